@@ -1,0 +1,233 @@
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { dataDirPaths, type DaemonInfo } from '../../shared/data-dir.js';
+import { WfxError } from '../../shared/errors.js';
+import { dataDirOf, globals, printJson, type CliContext } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+
+interface StartOptions {
+  readonly port: number;
+  readonly host: string;
+  readonly foreground?: boolean;
+  readonly retention?: number;
+  /** Internal: this process is the background daemon started by `daemon start`. */
+  readonly child?: boolean;
+}
+
+/** Message a background daemon sends its starter over IPC. */
+type ChildMessage = { ready: DaemonInfo } | { error: { code: string; message: string } };
+
+const STOP_TIMEOUT_MS = 30_000;
+
+/** `wfx daemon start|stop|status`. */
+export function registerDaemon(program: Command, ctx: CliContext): void {
+  const daemon = program.command('daemon').description('start, stop and inspect the local wfx daemon');
+
+  daemon
+    .command('start')
+    .description('start the daemon (in the background unless --foreground)')
+    .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 7878)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--foreground', 'run in this terminal, logging readable lines, until Ctrl-C')
+    .option('--retention <days>', 'keep finished executions this many days', parsePositive)
+    .addOption(new Option('--child').hideHelp())
+    .addHelpText('after', '\nExamples:\n  $ wfx daemon start\n  $ wfx daemon start --port 0 --json\n  $ wfx daemon start --foreground')
+    .action(async (opts: StartOptions, cmd: Command) => {
+      if (opts.child) return runChild(ctx, cmd, opts);
+      if (opts.foreground) return runForeground(ctx, cmd, opts);
+      return startInBackground(ctx, cmd, opts);
+    });
+
+  daemon
+    .command('stop')
+    .description('stop the daemon gracefully (finishes in-flight work, checkpoints)')
+    .action(async (_opts: unknown, cmd: Command) => stop(ctx, cmd));
+
+  daemon
+    .command('status')
+    .description('whether the daemon runs, where it listens, and its health (exit 5 when not running)')
+    .action(async (_opts: unknown, cmd: Command) => status(ctx, cmd));
+}
+
+function parsePort(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('must be a port number from 0 to 65535');
+  return n;
+}
+
+function parsePositive(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
+  return n;
+}
+
+function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foreground: boolean) {
+  return {
+    dataDir: dataDirOf(ctx, globals(cmd)),
+    host: opts.host,
+    port: opts.port,
+    foreground,
+    retentionMs: opts.retention === undefined ? undefined : opts.retention * 24 * 60 * 60 * 1000,
+  };
+}
+
+/** Runs the daemon until SIGINT/SIGTERM. */
+async function runForeground(ctx: CliContext, cmd: Command, opts: StartOptions): Promise<void> {
+  const { startDaemon } = await import('../../daemon/daemon.js');
+  const running = await startDaemon(daemonOptions(ctx, cmd, opts, true));
+  const onSignal = (): void => void running.stop();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  if (globals(cmd).json) printJson(ctx, running.info);
+  else {
+    ctx.stdout.write(
+      `wfx daemon listening on ${running.info.url}\n` +
+        `admin credential: ${dataDirPaths(running.info.dataDir).bootstrapKey}\n` +
+        'press Ctrl-C to stop\n',
+    );
+  }
+  try {
+    await running.stopped;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** The background daemon: reports readiness (or its start error) to the starter over IPC. */
+async function runChild(ctx: CliContext, cmd: Command, opts: StartOptions): Promise<void> {
+  const send = (msg: ChildMessage): void => {
+    if (process.send) process.send(msg);
+  };
+  const { startDaemon } = await import('../../daemon/daemon.js');
+  const running = await startDaemon(daemonOptions(ctx, cmd, opts, false)).catch((err: unknown) => {
+    const e = err instanceof WfxError ? err : new WfxError('DAEMON_START_FAILED', (err as Error).message);
+    send({ error: { code: e.code, message: e.message } });
+    throw err;
+  });
+  process.once('SIGINT', () => void running.stop());
+  process.once('SIGTERM', () => void running.stop());
+  send({ ready: running.info });
+  process.disconnect?.();
+  await running.stopped;
+}
+
+async function startInBackground(ctx: CliContext, cmd: Command, opts: StartOptions): Promise<void> {
+  const g = globals(cmd);
+  const dataDir = dataDirOf(ctx, g);
+  const { ensurePrivateDir } = await import('../../daemon/store/fs-util.js');
+  const paths = dataDirPaths(dataDir);
+  await ensurePrivateDir(paths.logs);
+  // Whatever the daemon prints outside its structured log (a crash) lands here.
+  const outFile = join(paths.logs, 'daemon.out');
+  const out = openSync(outFile, 'a', 0o600);
+  const args = [ctx.binPath, 'daemon', 'start', '--child', '--data-dir', dataDir, '--port', String(opts.port), '--host', opts.host];
+  if (opts.retention !== undefined) args.push('--retention', String(opts.retention));
+  const child = spawn(process.execPath, args, {
+    cwd: ctx.cwd,
+    env: ctx.env,
+    detached: true,
+    stdio: ['ignore', out, out, 'ipc'],
+  });
+  closeSync(out);
+
+  const outcome = await new Promise<ChildMessage | { exited: number | null }>((resolve) => {
+    child.once('message', (msg: ChildMessage) => resolve(msg));
+    child.once('exit', (code) => resolve({ exited: code }));
+    child.once('error', (err) => resolve({ error: { code: 'DAEMON_START_FAILED', message: err.message } }));
+  });
+  child.removeAllListeners();
+  if ('ready' in outcome) {
+    child.disconnect();
+    child.unref();
+    const info = outcome.ready;
+    if (g.json) printJson(ctx, info);
+    else {
+      ctx.stdout.write(
+        `wfx daemon started (pid ${info.pid})\n` +
+          `  listening on      ${info.url}\n` +
+          `  data directory    ${info.dataDir}\n` +
+          `  admin credential  ${paths.bootstrapKey}\n` +
+          `  log               ${paths.daemonLog}\n`,
+      );
+    }
+    return;
+  }
+  if ('error' in outcome) {
+    const code = outcome.error.code as ConstructorParameters<typeof WfxError>[0];
+    throw new WfxError(code, outcome.error.message);
+  }
+  throw new WfxError('DAEMON_START_FAILED', `the daemon exited with code ${outcome.exited} before it was ready; see ${outFile} and ${paths.daemonLog}`);
+}
+
+async function readDaemonInfo(dataDir: string): Promise<DaemonInfo | null> {
+  const text = await readFile(dataDirPaths(dataDir).daemonJson, 'utf8').catch(() => null);
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as DaemonInfo;
+  } catch {
+    return null;
+  }
+}
+
+async function stop(ctx: CliContext, cmd: Command): Promise<void> {
+  const g = globals(cmd);
+  const dataDir = dataDirOf(ctx, g);
+  const { lockOwnerPid } = await import('../../daemon/store/lock.js');
+  const pid = await lockOwnerPid(dataDir);
+  if (pid === null) {
+    // Nothing runs: tidy a daemon.json left by a daemon that was killed.
+    await unlink(dataDirPaths(dataDir).daemonJson).catch(() => undefined);
+    if (g.json) printJson(ctx, { stopped: false, running: false, dataDir });
+    else ctx.stdout.write(`no wfx daemon is running on ${dataDir}\n`);
+    return;
+  }
+  process.kill(pid, 'SIGTERM');
+  // Bounded wait for the process to finish its graceful stop.
+  for (const start = Date.now(); Date.now() - start < STOP_TIMEOUT_MS; ) {
+    if ((await lockOwnerPid(dataDir)) === null) {
+      if (g.json) printJson(ctx, { stopped: true, pid, dataDir });
+      else ctx.stdout.write(`wfx daemon stopped (pid ${pid})\n`);
+      return;
+    }
+    await delay(50);
+  }
+  throw new WfxError('DAEMON_START_FAILED', `the daemon (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s; see ${dataDirPaths(dataDir).daemonLog}`);
+}
+
+async function status(ctx: CliContext, cmd: Command): Promise<void> {
+  const g = globals(cmd);
+  const dataDir = dataDirOf(ctx, g);
+  const { lockOwnerPid } = await import('../../daemon/store/lock.js');
+  const pid = await lockOwnerPid(dataDir);
+  const info = pid === null ? null : await readDaemonInfo(dataDir);
+  if (pid === null || info === null || info.pid !== pid) {
+    if (g.json) printJson(ctx, { running: false, dataDir });
+    else ctx.stdout.write(`no wfx daemon is running on ${dataDir}\nstart one with: wfx daemon start\n`);
+    ctx.exitCode = EXIT.UNREACHABLE;
+    return;
+  }
+  let health: { status: string; version: string } | { status: 'unreachable'; error: string };
+  try {
+    const res = await fetch(`${info.url}/health`, { signal: AbortSignal.timeout(5000) });
+    health = (await res.json()) as { status: string; version: string };
+  } catch (err) {
+    health = { status: 'unreachable', error: (err as Error).message };
+  }
+  if (g.json) printJson(ctx, { running: true, ...info, health });
+  else {
+    ctx.stdout.write(
+      `wfx daemon running (pid ${info.pid})\n` +
+        `  url             ${info.url}\n` +
+        `  health          ${health.status}\n` +
+        `  version         ${info.version}\n` +
+        `  started         ${info.startedAt}\n` +
+        `  data directory  ${info.dataDir}\n`,
+    );
+  }
+  if (health.status !== 'ok') ctx.exitCode = EXIT.UNREACHABLE;
+}

@@ -1,0 +1,69 @@
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError } from 'commander';
+import { isWfxError } from '../shared/errors.js';
+import { VERSION } from '../shared/version.js';
+import { registerDaemon } from './commands/daemon.js';
+import type { CliContext } from './context.js';
+import { EXIT, exitCodeFor } from './exit-codes.js';
+
+/** Builds the `wfx` command tree. Wiring only: each command lives in its own module. */
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('wfx')
+    .description('wfx: run durable workflows locally. Talks to a wfx daemon over its HTTP API.')
+    .version(VERSION, '-V, --version')
+    .option('--url <url>', 'daemon URL (default: WFX_URL, the local daemon, http://127.0.0.1:7878)')
+    .option('--api-key <key>', 'API key (default: WFX_API_KEY, `wfx login`, the local bootstrap.key)')
+    .option('--data-dir <dir>', 'data directory (default: WFX_DATA_DIR, the nearest .wfx/)')
+    .option('--json', 'machine output on stdout, nothing else')
+    .option('--no-color', 'no colour (also NO_COLOR)')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => ctx.stdout.write(s),
+      writeErr: (s) => ctx.stderr.write(s),
+    });
+  registerDaemon(program, ctx);
+  for (const cmd of allCommands(program)) {
+    cmd.exitOverride();
+    cmd.configureOutput({ writeOut: (s) => ctx.stdout.write(s), writeErr: (s) => ctx.stderr.write(s) });
+  }
+  return program;
+}
+
+function allCommands(cmd: Command): Command[] {
+  return cmd.commands.flatMap((c) => [c, ...allCommands(c)]);
+}
+
+/**
+ * Runs `wfx` with `argv` (process.argv shape) and resolves to the exit code. Expected errors
+ * print `CODE: message` and a hint on stderr; anything else propagates to bin/wfx.js, which
+ * prints the stack and asks for a report.
+ */
+export async function main(argv: string[], overrides: Partial<CliContext> = {}): Promise<number> {
+  const ctx: CliContext = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    binPath: fileURLToPath(new URL('../../../bin/wfx.js', import.meta.url)),
+    exitCode: EXIT.OK,
+    ...overrides,
+  };
+  const program = buildProgram(ctx);
+  try {
+    await program.parseAsync(argv);
+    return ctx.exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.OK;
+      // commander has printed the usage problem already.
+      return EXIT.USAGE;
+    }
+    if (isWfxError(err)) {
+      ctx.stderr.write(`${err.code}: ${err.message}\n`);
+      if (err.hint) ctx.stderr.write(`hint: ${err.hint}\n`);
+      return exitCodeFor(err.code);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,39 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** A freshly made key: the full credential is shown once, only its hash is stored. */
+export interface NewKeySecret {
+  readonly keyId: string;
+  /** `apk_{keyId}_{secret}`: what the caller sends in X-API-Key. */
+  readonly apiKey: string;
+  readonly secretHash: string;
+}
+
+const API_KEY_RE = /^apk_([a-z0-9]{16})_([A-Za-z0-9_-]{43})$/;
+
+/** Makes a new key id and secret from the OS CSPRNG (16 hex chars of id, 256 bits of secret). */
+export function generateApiKey(): NewKeySecret {
+  const keyId = randomBytes(8).toString('hex');
+  const secret = randomBytes(32).toString('base64url');
+  return { keyId, apiKey: `apk_${keyId}_${secret}`, secretHash: hashSecret(secret) };
+}
+
+/** Splits an X-API-Key value into key id and secret; null when it is not of the form. */
+export function parseApiKey(value: string): { keyId: string; secret: string } | null {
+  const m = API_KEY_RE.exec(value);
+  return m ? { keyId: m[1]!, secret: m[2]! } : null;
+}
+
+/**
+ * SHA-256 of a secret, hex. A fast hash is right here: secrets are 256 random bits, so there is
+ * nothing to brute-force, and a slow password hash would be paid on every request.
+ */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** Compares a presented secret with a stored hash in constant time. */
+export function secretMatches(secret: string, secretHash: string): boolean {
+  const presented = createHash('sha256').update(secret).digest();
+  const stored = Buffer.from(secretHash, 'hex');
+  return stored.length === presented.length && timingSafeEqual(presented, stored);
+}

@@ -1,0 +1,188 @@
+import { readFile, unlink } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
+import { WfxError } from '../shared/errors.js';
+import { VERSION } from '../shared/version.js';
+import { generateApiKey } from './auth/api-keys.js';
+import { createDaemonLogger } from './logger.js';
+import { buildServer } from './server.js';
+import { applyRecord, type WfxRecord } from './state/records.js';
+import { initialState, type WfxState } from './state/state.js';
+import { ensurePrivateDir, writeFileAtomic } from './store/fs-util.js';
+import { History } from './store/history.js';
+import { acquireDataDirLock, type DataDirLock } from './store/lock.js';
+import { Store } from './store/store.js';
+
+export interface DaemonOptions {
+  readonly dataDir: string;
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+  /** Default 7878; 0 picks a free port. */
+  readonly port?: number;
+  /** Also log readable lines to stdout. */
+  readonly foreground?: boolean;
+  /** Finished executions and their logs older than this are pruned (default 7 days). */
+  readonly retentionMs?: number;
+  /** Checkpoint at least this often when anything changed (default 5 minutes). */
+  readonly checkpointIntervalMs?: number;
+  /** Checkpoint after this many journal entries (default 50,000). */
+  readonly checkpointEvery?: number;
+  readonly logLevel?: string;
+  /** Largest request body in bytes (default 1 MiB). */
+  readonly bodyLimit?: number;
+}
+
+/** A daemon that is serving. */
+export interface RunningDaemon {
+  readonly info: DaemonInfo;
+  readonly logger: Logger;
+  /** Stops gracefully: stop accepting, finish in-flight requests, checkpoint, release the lock. */
+  stop(): Promise<void>;
+  /** Settles when the daemon has stopped; rejects with the cause if its store failed. */
+  readonly stopped: Promise<void>;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const RETENTION_SWEEP_MS = 60 * 60 * 1000;
+
+/**
+ * Starts a daemon on `options.dataDir`: lock the directory, recover the store, create the
+ * bootstrap credential on first start, listen, write `daemon.json`. Throws WfxError
+ * DATA_DIR_LOCKED, JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, or the listen error.
+ */
+export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
+  const paths = dataDirPaths(options.dataDir);
+  try {
+    await ensurePrivateDir(options.dataDir);
+    await ensurePrivateDir(paths.logs);
+  } catch (err) {
+    throw new WfxError('DATA_DIR_INVALID', `cannot use ${options.dataDir} as a data directory: ${(err as Error).message}`);
+  }
+  const lock = await acquireDataDirLock(options.dataDir);
+  const logger = createDaemonLogger({ logFile: paths.daemonLog, foreground: options.foreground ?? false, level: options.logLevel });
+  const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
+  try {
+    const store = await Store.open<WfxState, WfxRecord>({
+      dir: options.dataDir,
+      initialState,
+      apply: applyRecord,
+      checkpointEvery: options.checkpointEvery,
+      logger,
+    });
+    cleanup.unshift(() => store.close({ checkpoint: false }));
+    const history = await History.open(paths.history);
+    cleanup.unshift(() => history.close());
+    await bootstrap(store, paths.bootstrapKey, logger);
+
+    const app = buildServer({ store, logger, bodyLimit: options.bodyLimit });
+    await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7878 });
+    cleanup.unshift(() => app.close());
+    const address = app.server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const info: DaemonInfo = {
+      pid: process.pid,
+      url: `http://${host}:${address.port}`,
+      startedAt: new Date().toISOString(),
+      version: VERSION,
+      dataDir: options.dataDir,
+    };
+    await writeFileAtomic(paths.daemonJson, `${JSON.stringify(info, null, 2)}\n`);
+    logger.info({ url: info.url, dataDir: options.dataDir, bootstrapKey: paths.bootstrapKey }, 'wfx daemon listening');
+    return serve({ options, info, logger, lock, store, history, app, daemonJson: paths.daemonJson });
+  } catch (err) {
+    for (const undo of cleanup) await undo().catch(() => undefined);
+    logger.error({ err }, 'wfx daemon failed to start');
+    logger.flush();
+    throw err;
+  }
+}
+
+function serve(parts: {
+  options: DaemonOptions;
+  info: DaemonInfo;
+  logger: Logger;
+  lock: DataDirLock;
+  store: Store<WfxState, WfxRecord>;
+  history: History;
+  app: ReturnType<typeof buildServer>;
+  daemonJson: string;
+}): RunningDaemon {
+  const { options, info, logger, lock, store, history, app, daemonJson } = parts;
+  const retentionMs = options.retentionMs ?? 7 * DAY_MS;
+  let stopping: Promise<void> | null = null;
+  let settle!: { resolve: () => void; reject: (err: unknown) => void };
+  const stopped = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+
+  const prune = async (): Promise<void> => {
+    const report = await history.prune(new Date(Date.now() - retentionMs));
+    if (report.buckets > 0) logger.info(report, 'history: pruned finished executions past retention');
+  };
+  const timers = [
+    setInterval(() => void store.checkpoint().catch(() => undefined), options.checkpointIntervalMs ?? 5 * 60_000),
+    setInterval(() => void prune().catch((err: unknown) => logger.warn({ err }, 'history: prune failed')), RETENTION_SWEEP_MS),
+  ];
+  for (const t of timers) t.unref();
+  void prune().catch((err: unknown) => logger.warn({ err }, 'history: prune failed'));
+
+  const shutdown = async (failure: WfxError | null): Promise<void> => {
+    for (const t of timers) clearInterval(t);
+    logger.info(failure ? 'stopping after a store failure' : 'stopping');
+    await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
+    await store.close({ checkpoint: failure === null }).catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));
+    await history.close().catch(() => undefined);
+    const current = await readFile(daemonJson, 'utf8').then((t) => JSON.parse(t) as DaemonInfo, () => null);
+    if (current?.pid === process.pid) await unlink(daemonJson).catch(() => undefined);
+    await lock.release();
+    logger.info('stopped');
+    logger.flush();
+  };
+
+  store.onFailure((err) => {
+    logger.fatal({ err }, 'store failed: the daemon stops (restart it to recover from disk)');
+    stopping ??= shutdown(err).then(() => settle.reject(err), settle.reject);
+  });
+
+  return {
+    info,
+    logger,
+    stopped,
+    stop: () => {
+      stopping ??= shutdown(null).then(settle.resolve, settle.reject);
+      return stopped.catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * On the first start of an empty data directory: creates organization `default` and an admin
+ * system key, written to `bootstrap.key` (0600). The key file is written before the records are
+ * committed, so a crash in between leaves an empty store, and the next start makes a new key.
+ * The key itself is never logged.
+ */
+async function bootstrap(store: Store<WfxState, WfxRecord>, keyFile: string, logger: Logger): Promise<void> {
+  if (Object.keys(store.state.organizations).length > 0) return;
+  const { keyId, apiKey, secretHash } = generateApiKey();
+  await writeFileAtomic(keyFile, `${apiKey}\n`);
+  const at = new Date().toISOString();
+  await store.commit(
+    { type: 'organization.created', name: 'default', at },
+    {
+      type: 'apiKey.created',
+      key: {
+        keyId,
+        name: 'bootstrap',
+        organization: null,
+        role: 'admin',
+        secretHash,
+        status: 'ACTIVE',
+        rateLimitPerMinute: null,
+        rateLimitPerHour: null,
+        expiresAt: null,
+        createdAt: at,
+        updatedAt: at,
+      },
+    },
+  );
+  logger.info({ keyId, file: keyFile }, 'first start: created organization "default" and a bootstrap admin key');
+}

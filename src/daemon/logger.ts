@@ -1,0 +1,34 @@
+import { closeSync, openSync } from 'node:fs';
+import { pino, type Logger } from 'pino';
+import pretty from 'pino-pretty';
+import { FILE_MODE } from './store/fs-util.js';
+
+/**
+ * The daemon's structured log: JSON lines to `logFile` (created 0600), and in the foreground
+ * also readable lines on stdout. Secrets are never passed to it; the redact list is a second
+ * line of defence for headers that carry them.
+ */
+export function createDaemonLogger(options: { logFile: string; foreground: boolean; level?: string; color?: boolean }): Logger {
+  closeSync(openSync(options.logFile, 'a', FILE_MODE)); // pino would create it world-readable
+  const streams: pino.StreamEntry[] = [
+    { stream: pino.destination({ dest: options.logFile, sync: false }) },
+  ];
+  if (options.foreground) {
+    streams.push({
+      stream: pretty({
+        colorize: options.color ?? (process.stdout.isTTY === true && !process.env.NO_COLOR),
+        translateTime: 'SYS:HH:MM:ss.l',
+        ignore: 'pid,hostname',
+        destination: 1,
+        sync: true,
+      }),
+    });
+  }
+  return pino(
+    {
+      level: options.level ?? 'info',
+      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'apiKey', 'secret'], censor: '[redacted]' },
+    },
+    pino.multistream(streams),
+  );
+}

@@ -1,0 +1,149 @@
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { FILE_MODE, fsyncDir } from './fs-util.js';
+
+/** Records waiting for the same write + fdatasync; they all settle together. */
+interface Batch {
+  chunks: string[];
+  readonly promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (err: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A batch nobody awaits must not become an unhandled rejection; the error is also kept in
+  // `failed` and given to every later caller.
+  promise.catch(() => undefined);
+  return { chunks: [], promise, resolve, reject };
+}
+
+/**
+ * An append-only file with group commit. `append()` queues data and returns a promise that
+ * resolves once the data is written and fdatasync'ed. While one write + fdatasync is in
+ * flight, everything appended meanwhile accumulates in the next batch and shares the next
+ * fdatasync, so throughput grows with concurrency instead of being one fsync per record.
+ *
+ * Appends made in the same tick always share a batch (the flush starts on a microtask).
+ *
+ * After any write or sync error the file is failed for good (after a failed fsync the kernel
+ * may have dropped the dirty pages, so nothing later could be trusted): the batch in flight
+ * and every later append reject with that error.
+ */
+export class AppendFile {
+  /** Bytes in the file, including appends not yet durable. */
+  size: number;
+  readonly path: string;
+  private fh: FileHandle | null = null;
+  private next: Batch | null = null;
+  private flushing: Promise<void> | null = null;
+  private failed: Error | null = null;
+  private closed = false;
+  private gate: Promise<unknown> | null;
+
+  /**
+   * An appender for `path`, which holds `size` bytes already (0 for a file not yet created).
+   * The file is opened (created with mode 0600, its directory fsynced so the name is durable
+   * too) on the first flush, so appends can be queued synchronously right away. `gate`, when
+   * given, holds back the first write until it settles: a journal's next segment must not
+   * become durable before the previous segment's last records are.
+   */
+  constructor(path: string, size = 0, gate: Promise<unknown> | null = null) {
+    this.path = path;
+    this.size = size;
+    this.gate = gate;
+  }
+
+  /** An appender for an existing or new file at `path`, its size read from disk. */
+  static async forFile(path: string): Promise<AppendFile> {
+    const size = await stat(path).then((st) => st.size, (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return 0;
+      throw err;
+    });
+    return new AppendFile(path, size);
+  }
+
+  /**
+   * Queues `data` (whole lines) and returns where it starts and a promise of durability.
+   * Throws at once when the file is closed or has failed.
+   */
+  append(data: string): { offset: number; durable: Promise<void> } {
+    if (this.failed) throw this.failed;
+    if (this.closed) throw new Error('append to a closed file');
+    const offset = this.size;
+    this.size += Buffer.byteLength(data);
+    const batch = (this.next ??= newBatch());
+    batch.chunks.push(data);
+    this.flushing ??= this.flushLoop();
+    return { offset, durable: batch.promise };
+  }
+
+  /** Resolves when everything appended so far is durable (rejects if it cannot be). */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.failed) throw this.failed;
+  }
+
+  /** Flushes and closes. Later appends throw. */
+  async close(): Promise<void> {
+    this.closed = true;
+    try {
+      await this.flush();
+    } finally {
+      await this.fh?.close();
+      this.fh = null;
+    }
+  }
+
+  private async flushLoop(): Promise<void> {
+    // Yield first so that every append of the current tick joins the first batch.
+    try {
+      await (this.gate ?? Promise.resolve());
+    } catch (err) {
+      this.failed = err instanceof Error ? err : new Error(String(err));
+    }
+    this.gate = null;
+    try {
+      while (this.next) {
+        const batch = this.next;
+        this.next = null;
+        if (this.failed) {
+          batch.reject(this.failed);
+          continue;
+        }
+        try {
+          const fh = (this.fh ??= await this.openForAppend());
+          const buf = Buffer.from(batch.chunks.length === 1 ? batch.chunks[0]! : batch.chunks.join(''));
+          let written = 0;
+          while (written < buf.length) {
+            const { bytesWritten } = await fh.write(buf, written, buf.length - written);
+            written += bytesWritten;
+          }
+          await fh.datasync();
+          batch.resolve();
+        } catch (err) {
+          this.failed = err instanceof Error ? err : new Error(String(err));
+          batch.reject(this.failed);
+        }
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  private async openForAppend(): Promise<FileHandle> {
+    const fh = await open(this.path, 'a', FILE_MODE);
+    try {
+      await fsyncDir(dirname(this.path));
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+    return fh;
+  }
+}

@@ -1,0 +1,88 @@
+import { crc32 } from 'node:zlib';
+
+/**
+ * One line of an append-only log (the journal and the history files):
+ *
+ *     <crc32 as 8 hex digits> SP <seq> SP <key> SP <json> LF
+ *
+ * The checksum covers everything after the first space up to (not including) the LF. `key` is
+ * a token without spaces ("-" when the log has no use for one); history files use the
+ * execution id so an index can be rebuilt without parsing the JSON. JSON.stringify never
+ * emits a raw LF, so a line is a record. Text rather than binary so that an operator can read
+ * a journal with `tail`.
+ */
+export interface Frame<T = unknown> {
+  readonly seq: number;
+  readonly key: string;
+  readonly value: T;
+}
+
+const LF = 0x0a;
+const SP = 0x20;
+const NO_KEY = '-';
+
+/** Encodes one record as a frame line (with its trailing LF). Pure. */
+export function encodeFrame(seq: number, value: unknown, key: string = NO_KEY): string {
+  const body = `${seq} ${key} ${JSON.stringify(value)}`;
+  return `${crc32(body).toString(16).padStart(8, '0')} ${body}\n`;
+}
+
+/** Result of decoding the frames of one buffer. */
+export interface DecodeResult<T> {
+  readonly frames: Array<Frame<T> & { readonly offset: number; readonly length: number }>;
+  /** Byte offset of the first bad or incomplete line, or null when the buffer ends cleanly. */
+  readonly badOffset: number | null;
+  /** True when a valid frame follows the first bad line: damage in the middle, not a torn tail. */
+  readonly validAfterBad: boolean;
+}
+
+/**
+ * Decodes every frame of `buf`, stopping at the first line that is incomplete (no LF) or whose
+ * checksum, header or JSON is wrong. When it stops early it looks further for any valid frame,
+ * which tells a torn tail (crash mid-append: safe to cut) from damage in the middle (refuse).
+ * Pure; never throws on bad input.
+ */
+export function decodeFrames<T = unknown>(buf: Buffer, options: { keysOnly?: boolean } = {}): DecodeResult<T> {
+  const frames: Array<Frame<T> & { offset: number; length: number }> = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    const lf = buf.indexOf(LF, pos);
+    const frame = lf < 0 ? null : parseLine<T>(buf, pos, lf, options.keysOnly === true);
+    if (frame === null) {
+      return { frames, badOffset: pos, validAfterBad: lf >= 0 && hasValidFrameAfter(buf, lf + 1) };
+    }
+    frames.push({ ...frame, offset: pos, length: lf + 1 - pos });
+    pos = lf + 1;
+  }
+  return { frames, badOffset: null, validAfterBad: false };
+}
+
+function hasValidFrameAfter(buf: Buffer, from: number): boolean {
+  let pos = from;
+  while (pos < buf.length) {
+    const lf = buf.indexOf(LF, pos);
+    if (lf < 0) return false;
+    if (parseLine(buf, pos, lf, false) !== null) return true;
+    pos = lf + 1;
+  }
+  return false;
+}
+
+function parseLine<T>(buf: Buffer, start: number, lf: number, keysOnly: boolean): Frame<T> | null {
+  if (lf - start < 15 || buf[start + 8] !== SP) return null;
+  const expected = Number.parseInt(buf.toString('latin1', start, start + 8), 16);
+  if (!Number.isFinite(expected) || crc32(buf.subarray(start + 9, lf)) !== expected) return null;
+  const seqEnd = buf.indexOf(SP, start + 9);
+  if (seqEnd < 0 || seqEnd >= lf) return null;
+  const keyEnd = buf.indexOf(SP, seqEnd + 1);
+  if (keyEnd < 0 || keyEnd >= lf) return null;
+  const seq = Number(buf.toString('latin1', start + 9, seqEnd));
+  if (!Number.isSafeInteger(seq)) return null;
+  const key = buf.toString('utf8', seqEnd + 1, keyEnd);
+  if (keysOnly) return { seq, key, value: undefined as T };
+  try {
+    return { seq, key, value: JSON.parse(buf.toString('utf8', keyEnd + 1, lf)) as T };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,192 @@
+import { open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AppendFile } from './append-file.js';
+import { decodeFrames, encodeFrame } from './frame.js';
+import { ensurePrivateDir, fsyncDir } from './fs-util.js';
+
+const BUCKET_RE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
+/** Buckets whose id index is kept in memory; older ones are re-read on demand. */
+const INDEX_CACHE_BUCKETS = 4;
+/** Buckets kept open for appending. */
+const OPEN_WRITERS = 4;
+
+type IndexEntry = { readonly offset: number; readonly length: number };
+
+/** What `prune` gave back. */
+export interface PruneReport {
+  readonly buckets: number;
+  readonly bytes: number;
+}
+
+/**
+ * Append-only history of finished executions, kept out of the live snapshot so that neither
+ * memory nor restart time grows with history.
+ *
+ * Documents are grouped in day buckets, `history/YYYY-MM-DD.jsonl`, one frame (frame.ts) per
+ * document with the document's id as the frame key. The caller picks the bucket from the id
+ * (execution ids are time-ordered, so the bucket is the day the execution started): a read by
+ * id opens exactly one file. A bucket's id index is built by scanning frame headers (no JSON
+ * parsing) and cached for a few buckets only.
+ *
+ * Retention deletes whole bucket files whose last write is older than the cut-off, which gives
+ * the disk space back at once; a document therefore lives at least the retention after it was
+ * written. Writing a document twice is harmless: the later copy wins.
+ */
+export class History {
+  /** Open appenders by bucket, least recently used first. */
+  private readonly writers = new Map<string, Promise<AppendFile>>();
+  /** Appenders being closed after eviction: a reopen waits for them. */
+  private readonly closing = new Map<string, Promise<void>>();
+  private readonly indexes = new Map<string, Map<string, IndexEntry>>();
+
+  private constructor(private readonly dir: string) {}
+
+  /** Opens (creating 0700) the history directory. */
+  static async open(dir: string): Promise<History> {
+    await ensurePrivateDir(dir);
+    return new History(dir);
+  }
+
+  /** Appends `doc` under `id` to `bucket` (YYYY-MM-DD); resolves once it is durable. */
+  async put(bucket: string, id: string, doc: unknown): Promise<void> {
+    assertBucket(bucket);
+    const writer = await this.writer(bucket);
+    const frame = encodeFrame(0, doc, id);
+    const { offset, durable } = writer.append(frame);
+    this.indexes.get(bucket)?.set(id, { offset, length: Buffer.byteLength(frame) });
+    await durable;
+  }
+
+  /** The latest document stored under `id` in `bucket`, or null. */
+  async get<T = unknown>(bucket: string, id: string): Promise<T | null> {
+    assertBucket(bucket);
+    const index = await this.index(bucket);
+    const at = index?.get(id);
+    if (!index || !at) return null;
+    const fh = await open(join(this.dir, `${bucket}.jsonl`), 'r');
+    try {
+      const buf = Buffer.alloc(at.length);
+      await fh.read(buf, 0, at.length, at.offset);
+      const frame = decodeFrames<T>(buf).frames[0];
+      return frame && frame.key === id ? frame.value : null;
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /** Deletes every bucket last written before `cutoff`. */
+  async prune(cutoff: Date): Promise<PruneReport> {
+    let buckets = 0;
+    let bytes = 0;
+    for (const name of await readdir(this.dir)) {
+      const m = BUCKET_RE.exec(name);
+      if (!m) continue;
+      const bucket = m[1]!;
+      const path = join(this.dir, name);
+      const st = await stat(path).catch(() => null);
+      if (!st || st.mtimeMs >= cutoff.getTime()) continue;
+      const writer = this.writers.get(bucket);
+      this.writers.delete(bucket);
+      await writer?.then((w) => w.close());
+      await this.closing.get(bucket);
+      this.indexes.delete(bucket);
+      await unlink(path);
+      buckets++;
+      bytes += st.size;
+    }
+    if (buckets > 0) await fsyncDir(this.dir);
+    return { buckets, bytes };
+  }
+
+  /** Flushes and closes every open bucket. */
+  async close(): Promise<void> {
+    const writers = [...this.writers.values()];
+    this.writers.clear();
+    await Promise.all([...writers.map(async (w) => (await w).close()), ...this.closing.values()]);
+  }
+
+  private writer(bucket: string): Promise<AppendFile> {
+    let writer = this.writers.get(bucket);
+    if (writer) {
+      // Most recently used last.
+      this.writers.delete(bucket);
+      this.writers.set(bucket, writer);
+      return writer;
+    }
+    const path = join(this.dir, `${bucket}.jsonl`);
+    const previous = this.closing.get(bucket) ?? Promise.resolve();
+    writer = previous.then(() => cutTornTail(path)).then(() => AppendFile.forFile(path));
+    this.writers.set(bucket, writer);
+    if (this.writers.size > OPEN_WRITERS) {
+      const [oldest, evicted] = this.writers.entries().next().value as [string, Promise<AppendFile>];
+      this.writers.delete(oldest);
+      const closed = evicted.then((w) => w.close()).catch(() => undefined);
+      this.closing.set(oldest, closed);
+      void closed.then(() => {
+        if (this.closing.get(oldest) === closed) this.closing.delete(oldest);
+      });
+    }
+    return writer;
+  }
+
+  private async index(bucket: string): Promise<Map<string, IndexEntry> | null> {
+    const cached = this.indexes.get(bucket);
+    if (cached) return cached;
+    await (await this.writers.get(bucket))?.flush();
+    let buf: Buffer;
+    try {
+      buf = await readFile(join(this.dir, `${bucket}.jsonl`));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    const index = new Map<string, IndexEntry>();
+    for (const f of scanFrames(buf)) index.set(f.key, { offset: f.offset, length: f.length });
+    this.indexes.set(bucket, index);
+    if (this.indexes.size > INDEX_CACHE_BUCKETS) this.indexes.delete(this.indexes.keys().next().value!);
+    return index;
+  }
+}
+
+/** Every readable frame header of a history file, skipping damaged lines rather than stopping. */
+function* scanFrames(buf: Buffer): Generator<{ key: string; offset: number; length: number }> {
+  let pos = 0;
+  while (pos < buf.length) {
+    const { frames, badOffset } = decodeFrames(buf.subarray(pos), { keysOnly: true });
+    for (const f of frames) yield { key: f.key, offset: pos + f.offset, length: f.length };
+    if (badOffset === null) return;
+    const lf = buf.indexOf(0x0a, pos + badOffset);
+    if (lf < 0) return;
+    pos = lf + 1;
+  }
+}
+
+/** Cuts an incomplete last line (a crash mid-append) so the next append starts a clean line. */
+async function cutTornTail(path: string): Promise<void> {
+  let fh;
+  try {
+    fh = await open(path, 'r+');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  try {
+    const { size } = await fh.stat();
+    if (size === 0) return;
+    const tailLen = Math.min(size, 1 << 20);
+    const tail = Buffer.alloc(tailLen);
+    await fh.read(tail, 0, tailLen, size - tailLen);
+    if (tail[tailLen - 1] === 0x0a) return;
+    const lastLf = tail.lastIndexOf(0x0a);
+    const keep = lastLf < 0 ? (tailLen === size ? 0 : size) : size - tailLen + lastLf + 1;
+    if (keep === size) return;
+    await fh.truncate(keep);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+function assertBucket(bucket: string): void {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(bucket)) throw new TypeError(`history bucket must be YYYY-MM-DD, got ${bucket}`);
+}

@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import { readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { WfxError } from '../../shared/errors.js';
+import { FILE_MODE } from './fs-util.js';
+
+/** Who holds a data directory: written to `<data-dir>/daemon.lock`. */
+interface LockOwner {
+  readonly pid: number;
+  /** Kernel start time of the process (Linux /proc), to tell a reused pid from the owner. */
+  readonly startTime: string | null;
+}
+
+/** A held data-directory lock. */
+export interface DataDirLock {
+  readonly path: string;
+  /** Removes the lock file if it is still ours. */
+  release(): Promise<void>;
+}
+
+/** Seconds after which a half-done steal (a crash while breaking a stale lock) is ignored. */
+const STEAL_STALE_MS = 10_000;
+
+/**
+ * Takes the exclusive lock of `dataDir`, so two daemons never share one store.
+ *
+ * The lock file is created with O_EXCL and holds the owner's pid and process start time. A
+ * lock whose owner is gone (kill -9, power cut; or the pid now belongs to another process, which
+ * the start time reveals) is stale and is broken; breaking goes through a second O_EXCL file so
+ * two starters cannot both break it and both win.
+ *
+ * Throws WfxError DATA_DIR_LOCKED naming the pid when a live process holds it.
+ */
+export async function acquireDataDirLock(dataDir: string): Promise<DataDirLock> {
+  const path = join(dataDir, 'daemon.lock');
+  const me: LockOwner = { pid: process.pid, startTime: processStartTime(process.pid) };
+  const content = JSON.stringify(me);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await writeFile(path, content, { flag: 'wx', mode: FILE_MODE });
+      return {
+        path,
+        release: async () => {
+          const now = await readFile(path, 'utf8').catch(() => null);
+          if (now === content) await unlink(path).catch(() => undefined);
+        },
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const existing = await readFile(path, 'utf8').catch(() => null);
+    if (existing === null) continue; // released meanwhile: try again
+    const owner = parseOwner(existing);
+    if (owner && isAlive(owner)) {
+      throw new WfxError('DATA_DIR_LOCKED', `the data directory ${dataDir} is in use by another wfx daemon (pid ${owner.pid})`, {
+        details: { pid: owner.pid, lock: path },
+      });
+    }
+    await breakStaleLock(path, existing);
+  }
+  throw new WfxError('DATA_DIR_LOCKED', `could not lock the data directory ${dataDir}: another process keeps taking it`);
+}
+
+async function breakStaleLock(path: string, staleContent: string): Promise<void> {
+  const steal = `${path}.steal`;
+  try {
+    await writeFile(steal, String(process.pid), { flag: 'wx', mode: FILE_MODE });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    // Another starter is breaking it; unless that one died half-way, let it win.
+    const st = await stat(steal).catch(() => null);
+    if (st && Date.now() - st.mtimeMs > STEAL_STALE_MS) await unlink(steal).catch(() => undefined);
+    return;
+  }
+  try {
+    const now = await readFile(path, 'utf8').catch(() => null);
+    if (now === staleContent) await unlink(path);
+  } finally {
+    await unlink(steal).catch(() => undefined);
+  }
+}
+
+function parseOwner(text: string): LockOwner | null {
+  try {
+    const v = JSON.parse(text) as Partial<LockOwner>;
+    if (typeof v.pid !== 'number' || !Number.isInteger(v.pid) || v.pid <= 0) return null;
+    return { pid: v.pid, startTime: typeof v.startTime === 'string' ? v.startTime : null };
+  } catch {
+    return null;
+  }
+}
+
+/** True when the lock's owner process still runs (the same process, not a reuse of its pid). */
+function isAlive(owner: LockOwner): boolean {
+  try {
+    process.kill(owner.pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    // EPERM: it exists but belongs to someone else; fall through to the start-time check.
+  }
+  if (owner.startTime === null) return true;
+  const now = processStartTime(owner.pid);
+  return now === null || now === owner.startTime;
+}
+
+/** Start time of `pid` in clock ticks since boot (field 22 of /proc/PID/stat), or null off Linux. */
+function processStartTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count from its end.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The pid of the live process holding `dataDir`'s lock, or null when none does (no lock, or a
+ * stale one). Used by `wfx daemon stop|status` so they never signal a process that merely
+ * reuses a dead daemon's pid.
+ */
+export async function lockOwnerPid(dataDir: string): Promise<number | null> {
+  const text = await readFile(join(dataDir, 'daemon.lock'), 'utf8').catch(() => null);
+  const owner = text === null ? null : parseOwner(text);
+  return owner && isAlive(owner) ? owner.pid : null;
+}

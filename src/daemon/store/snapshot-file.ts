@@ -1,0 +1,37 @@
+import { readFile } from 'node:fs/promises';
+import type { Adapter } from 'lowdb';
+import { WfxError } from '../../shared/errors.js';
+import { writeFileAtomic } from './fs-util.js';
+
+/**
+ * A lowdb adapter that replaces a JSON file atomically and durably: write a temporary file,
+ * fsync it, rename it over the old one, fsync the directory. After a power cut at any instant
+ * the file holds either the old or the new content, never neither (lowdb's own JSONFile, via
+ * steno, renames without any fsync).
+ *
+ * `write()` serializes synchronously, before its first await: the content is the data as it
+ * was at the call, even if the caller mutates it while the write is under way.
+ */
+export class DurableJsonFile<T> implements Adapter<T> {
+  constructor(private readonly path: string) {}
+
+  /** Reads the file; null when it does not exist. Throws WfxError SNAPSHOT_CORRUPT when it does not parse. */
+  async read(): Promise<T | null> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    try {
+      return JSON.parse(text) as T;
+    } catch (err) {
+      throw new WfxError('SNAPSHOT_CORRUPT', `${this.path} is not valid JSON`, { details: { file: this.path }, cause: err });
+    }
+  }
+
+  write(data: T): Promise<void> {
+    return writeFileAtomic(this.path, JSON.stringify(data));
+  }
+}

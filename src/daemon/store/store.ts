@@ -1,0 +1,218 @@
+import { join } from 'node:path';
+import { Low } from 'lowdb';
+import { WfxError } from '../../shared/errors.js';
+import { ensurePrivateDir } from './fs-util.js';
+import { Journal, type ReplayReport } from './journal.js';
+import { DurableJsonFile } from './snapshot-file.js';
+
+/** What the snapshot file holds: the live state as of journal entry `seq`. */
+interface SnapshotFile<S> {
+  readonly format: 1;
+  readonly seq: number;
+  readonly savedAt: string;
+  readonly state: S;
+}
+
+/** The store's own log lines (the daemon passes its pino logger). */
+export interface StoreLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface StoreOptions<S, R> {
+  /** Directory for `snapshot.json` and `journal/`; created 0700. */
+  readonly dir: string;
+  /** The state of an empty store. */
+  readonly initialState: () => S;
+  /**
+   * Applies one record to the state, in place. Must be deterministic and depend on nothing
+   * but its arguments: recovery replays the same records through it and must reach the same
+   * state. It should not throw for a record its writer validated; if it does, the store
+   * fails (see `commit`).
+   */
+  readonly apply: (state: S, record: R) => void;
+  /** Checkpoint after this many journal entries since the last snapshot (default 50,000). */
+  readonly checkpointEvery?: number;
+  readonly logger?: StoreLogger;
+}
+
+const silent: StoreLogger = { info() {}, warn() {}, error() {} };
+
+/**
+ * A durable state machine: the live state in memory, every change a record written to the
+ * write-ahead journal, periodic snapshots to keep recovery short.
+ *
+ * `commit(records)` applies the records to the in-memory state at once (so the next decision
+ * sees them, in journal order) and resolves only once they are fsynced. Nothing may leave the
+ * process (an HTTP answer, a side effect) before the commit it depends on has resolved. The
+ * records of one commit form one journal entry, so recovery applies all of them or none.
+ *
+ * The store is crash-only: if a record's apply throws or a disk write fails, the in-memory
+ * state can no longer be trusted to match the disk, so the store fails, every later commit
+ * throws STORE_FAILED, and `onFailure` tells the owner to exit; restart recovers from disk.
+ */
+export class Store<S, R> {
+  private readonly db: Low<SnapshotFile<S>>;
+  private journal: Journal<R[]>;
+  private snapshotSeq: number;
+  private checkpointing: Promise<void> | null = null;
+  private failure: WfxError | null = null;
+  private closed = false;
+  private readonly failureListeners: Array<(err: WfxError) => void> = [];
+  private readonly options: StoreOptions<S, R>;
+  private readonly logger: StoreLogger;
+
+  /** The live state. Read it; change it only through `commit`. */
+  readonly state: S;
+  /** What recovery found when the store was opened. */
+  readonly recovery: ReplayReport & { readonly snapshotSeq: number };
+
+  private constructor(
+    options: StoreOptions<S, R>,
+    db: Low<SnapshotFile<S>>,
+    journal: Journal<R[]>,
+    state: S,
+    recovery: ReplayReport & { snapshotSeq: number },
+  ) {
+    this.options = options;
+    this.logger = options.logger ?? silent;
+    this.db = db;
+    this.journal = journal;
+    this.state = state;
+    this.snapshotSeq = recovery.snapshotSeq;
+    this.recovery = recovery;
+  }
+
+  /**
+   * Opens the store in `options.dir`: loads the snapshot, replays the journal after it, cuts a
+   * torn tail (logged as WARN). Throws WfxError JOURNAL_CORRUPT or SNAPSHOT_CORRUPT when
+   * acknowledged data is damaged; it never starts with records silently dropped.
+   */
+  static async open<S, R>(options: StoreOptions<S, R>): Promise<Store<S, R>> {
+    await ensurePrivateDir(options.dir);
+    const db = new Low<SnapshotFile<S>>(new DurableJsonFile(join(options.dir, 'snapshot.json')), {
+      format: 1,
+      seq: 0,
+      savedAt: new Date(0).toISOString(),
+      state: options.initialState(),
+    });
+    await db.read();
+    const snapshot = db.data;
+    if (snapshot.format !== 1 || !Number.isSafeInteger(snapshot.seq) || snapshot.state === undefined) {
+      throw new WfxError('SNAPSHOT_CORRUPT', `${join(options.dir, 'snapshot.json')} is not a wfx snapshot`);
+    }
+    const state = snapshot.state;
+    const { journal, report } = await Journal.open<R[]>({
+      dir: join(options.dir, 'journal'),
+      afterSeq: snapshot.seq,
+      replay: (_seq, records) => {
+        for (const record of records) options.apply(state, record);
+      },
+    });
+    const logger = options.logger ?? silent;
+    if (report.truncated) {
+      logger.warn(report.truncated, 'journal: cut off a torn entry at the end (a crash during a write)');
+    }
+    logger.info({ snapshotSeq: snapshot.seq, replayed: report.replayed }, 'store: recovered');
+    return new Store(options, db, journal, state, { ...report, snapshotSeq: snapshot.seq });
+  }
+
+  /** Sequence number of the last journal entry. */
+  get lastSeq(): number {
+    return this.journal.lastSeq;
+  }
+
+  /**
+   * Applies `records` to the state now, and resolves once they are durable as one journal
+   * entry. Throws (synchronously in the returned promise) STORE_FAILED / STORE_CLOSED.
+   */
+  commit(...records: R[]): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(new WfxError('STORE_CLOSED', 'the store is closed'));
+    try {
+      for (const record of records) this.options.apply(this.state, record);
+    } catch (err) {
+      return Promise.reject(this.fail('a record could not be applied', err));
+    }
+    let durable: Promise<void>;
+    try {
+      durable = this.journal.append(records).durable;
+    } catch (err) {
+      return Promise.reject(this.fail('the journal cannot be written', err));
+    }
+    if (this.journal.lastSeq - this.snapshotSeq >= (this.options.checkpointEvery ?? 50_000) && !this.checkpointing) {
+      void this.checkpoint().catch(() => undefined);
+    }
+    return durable.catch((err: unknown) => {
+      throw this.fail('a journal write failed', err);
+    });
+  }
+
+  /** Resolves once everything committed so far is durable. */
+  async flush(): Promise<void> {
+    if (this.failure) throw this.failure;
+    await this.journal.flush().catch((err: unknown) => {
+      throw this.fail('a journal write failed', err);
+    });
+  }
+
+  /**
+   * Writes a snapshot of the current state and retires the journal segments it covers.
+   * The snapshot is serialized synchronously at the call, so it is exactly the state at
+   * `lastSeq`; entries appended meanwhile go to a new segment. One checkpoint at a time.
+   */
+  checkpoint(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.checkpointing) return this.checkpointing;
+    if (this.journal.lastSeq === this.snapshotSeq) return Promise.resolve();
+    const run = async (): Promise<void> => {
+      const seq = this.journal.lastSeq;
+      this.db.data = { format: 1, seq, savedAt: new Date().toISOString(), state: this.state };
+      const written = this.db.write(); // serializes now (DurableJsonFile)
+      const { closed } = this.journal.roll();
+      await Promise.all([written, closed]);
+      this.snapshotSeq = seq;
+      const retired = await this.journal.retire(seq);
+      this.logger.info({ seq, retiredSegments: retired }, 'store: checkpoint written');
+    };
+    this.checkpointing = run()
+      .catch((err: unknown) => {
+        throw this.fail('a checkpoint failed', err);
+      })
+      .finally(() => {
+        this.checkpointing = null;
+      });
+    return this.checkpointing;
+  }
+
+  /** Calls `listener` once if the store fails. */
+  onFailure(listener: (err: WfxError) => void): void {
+    this.failureListeners.push(listener);
+  }
+
+  /** The failure, once the store has failed. */
+  get failed(): WfxError | null {
+    return this.failure;
+  }
+
+  /** Flushes, checkpoints (so the next start replays nothing) and closes. */
+  async close(options: { checkpoint?: boolean } = {}): Promise<void> {
+    if (this.closed) return;
+    if (!this.failure) {
+      await this.checkpointing?.catch(() => undefined);
+      if (options.checkpoint !== false) await this.checkpoint();
+    }
+    this.closed = true;
+    await this.journal.close().catch(() => undefined);
+  }
+
+  private fail(what: string, cause: unknown): WfxError {
+    if (this.failure) return this.failure;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    this.failure = new WfxError('STORE_FAILED', `store failed: ${what}: ${message}`, { cause });
+    this.logger.error({ err: cause }, `store: ${what}; refusing further writes`);
+    for (const listener of this.failureListeners) listener(this.failure);
+    return this.failure;
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * The one catalogue of wfx error codes. Every error the daemon answers over HTTP, and every
+ * error the CLI prints, is a `WfxError` with a code from here. Codes are stable: scripts and
+ * tests match on them, never on message text. A test checks each code is documented in docs/.
+ */
+
+/** Definition of one error code: the HTTP status it maps to and a hint for people. */
+interface ErrorDef {
+  readonly status: number;
+  readonly hint?: string;
+}
+
+export const ERROR_CODES = {
+  // HTTP API (SPEC.md section 5)
+  VALIDATION_ERROR: { status: 400 },
+  UNAUTHORIZED: { status: 401, hint: 'Pass --api-key, set WFX_API_KEY, or run `wfx login`.' },
+  FORBIDDEN: { status: 403 },
+  NOT_FOUND: { status: 404 },
+  PROCESS_NOT_FOUND: { status: 404 },
+  VERSION_NOT_FOUND: { status: 404 },
+  INSTANCE_NOT_FOUND: { status: 404 },
+  NO_MATCHING_SUBSCRIPTION: { status: 404 },
+  NODE_NOT_WAITING: { status: 409 },
+  INSTANCE_NOT_RUNNING: { status: 409 },
+  PROCESS_NOT_PUBLISHED: { status: 409 },
+  PROCESS_ID_CONFLICT: { status: 409 },
+  PAYLOAD_TOO_LARGE: { status: 413 },
+  RATE_LIMIT_EXCEEDED: { status: 429 },
+  INTERNAL_ERROR: { status: 500 },
+  SERVICE_UNAVAILABLE: { status: 503, hint: 'The daemon is shutting down or its store failed; see its log.' },
+
+  // Data directory and store (they stop a daemon from starting; never sent over HTTP)
+  DATA_DIR_LOCKED: {
+    status: 500,
+    hint: 'Another wfx daemon uses this data directory. Stop it with `wfx daemon stop`, or pass another --data-dir.',
+  },
+  DATA_DIR_INVALID: { status: 500, hint: 'Check the path and its permissions.' },
+  JOURNAL_CORRUPT: {
+    status: 500,
+    hint: 'Acknowledged records are damaged; wfx will not start and drop them. Restore the data directory from a backup, or move the named file aside knowing what it held is lost.',
+  },
+  SNAPSHOT_CORRUPT: {
+    status: 500,
+    hint: 'The snapshot does not parse. Restore the data directory from a backup.',
+  },
+  STORE_FAILED: {
+    status: 503,
+    hint: 'A write to disk failed (disk full or I/O error). The daemon stops accepting writes; free space and restart it.',
+  },
+  STORE_CLOSED: { status: 503 },
+
+  // CLI
+  USAGE_ERROR: { status: 400, hint: 'See `wfx --help`.' },
+  DAEMON_UNREACHABLE: {
+    status: 503,
+    hint: 'Start one with `wfx daemon start`, or point --url / WFX_URL at a running daemon.',
+  },
+  DAEMON_NOT_RUNNING: { status: 503, hint: 'Start one with `wfx daemon start`.' },
+  DAEMON_START_FAILED: { status: 500, hint: 'Read the daemon log named above.' },
+} as const satisfies Record<string, ErrorDef>;
+
+/** Every stable error code. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * An expected failure with a stable code. `details` is safe to show to the caller (never
+ * secrets, never stacks); `cause` is for logs only.
+ */
+export class WfxError extends Error {
+  readonly code: ErrorCode;
+  readonly details?: unknown;
+
+  constructor(code: ErrorCode, message: string, options: { details?: unknown; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'WfxError';
+    this.code = code;
+    if (options.details !== undefined) this.details = options.details;
+  }
+
+  /** HTTP status this code maps to. */
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+
+  /** A hint for people on what to do next, if the catalogue has one. */
+  get hint(): string | undefined {
+    const def: ErrorDef = ERROR_CODES[this.code];
+    return def.hint;
+  }
+}
+
+/** True when `err` is a WfxError, optionally with the given code. */
+export function isWfxError(err: unknown, code?: ErrorCode): err is WfxError {
+  return err instanceof WfxError && (code === undefined || err.code === code);
+}
