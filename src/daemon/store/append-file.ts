@@ -38,6 +38,8 @@ function newBatch(): Batch {
 export class AppendFile {
   /** Bytes in the file, including appends not yet durable. */
   size: number;
+  /** fdatasync calls made so far (group commit makes this far smaller than the appends). */
+  syncs = 0;
   readonly path: string;
   private fh: FileHandle | null = null;
   private next: Batch | null = null;
@@ -125,6 +127,7 @@ export class AppendFile {
             written += bytesWritten;
           }
           await fh.datasync();
+          this.syncs++;
           batch.resolve();
         } catch (err) {
           this.failed = err instanceof Error ? err : new Error(String(err));

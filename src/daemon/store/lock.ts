@@ -90,29 +90,38 @@ function parseOwner(text: string): LockOwner | null {
   }
 }
 
-/** True when the lock's owner process still runs (the same process, not a reuse of its pid). */
+/**
+ * True when the lock's owner process still runs: it exists, is not a zombie (a killed process
+ * nobody reaped yet, common in containers without an init), and is the same process, not a
+ * reuse of its pid.
+ */
 function isAlive(owner: LockOwner): boolean {
   try {
     process.kill(owner.pid, 0);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    // EPERM: it exists but belongs to someone else; fall through to the start-time check.
+    // EPERM: it exists but belongs to someone else; fall through to the /proc checks.
   }
-  if (owner.startTime === null) return true;
-  const now = processStartTime(owner.pid);
-  return now === null || now === owner.startTime;
+  const proc = procStat(owner.pid);
+  if (proc === null) return true; // no /proc (not Linux): kill(0) is all we can know
+  if (proc.state === 'Z' || proc.state === 'X') return false;
+  return owner.startTime === null || proc.startTime === owner.startTime;
 }
 
-/** Start time of `pid` in clock ticks since boot (field 22 of /proc/PID/stat), or null off Linux. */
-function processStartTime(pid: number): string | null {
+/** State (field 3) and start time in clock ticks since boot (field 22) of /proc/PID/stat; null off Linux. */
+function procStat(pid: number): { state: string; startTime: string } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) is in parentheses and may hold spaces: count from its end.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19] ?? null;
+    return { state: fields[0] ?? '', startTime: fields[19] ?? '' };
   } catch {
     return null;
   }
+}
+
+function processStartTime(pid: number): string | null {
+  return procStat(pid)?.startTime ?? null;
 }
 
 /**

@@ -1,0 +1,124 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import t from 'tap';
+import { lockOwnerPid } from '../../src/daemon/store/lock.js';
+import { killIfAlive, wfx, WFX_BIN } from '../helpers/cli.js';
+
+interface Info {
+  pid: number;
+  url: string;
+  startedAt: string;
+  dataDir: string;
+}
+
+async function start(t: { teardown(fn: () => void): void }, dataDir: string): Promise<Info> {
+  const res = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+  if (res.code !== 0) throw new Error(`daemon start failed (${res.code}): ${res.stderr}`);
+  const info = JSON.parse(res.stdout) as Info;
+  t.teardown(() => killIfAlive(info.pid));
+  return info;
+}
+
+t.test('start, status, health, stop: the daemon lifecycle over real processes', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  const info = await start(t, dataDir);
+  t.match(info, { url: /^http:\/\/127\.0\.0\.1:\d+$/, dataDir, startedAt: String });
+
+  const health = await fetch(`${info.url}/health`);
+  t.equal(health.status, 200);
+  t.equal(((await health.json()) as { status: string }).status, 'ok');
+
+  const status = await wfx(['daemon', 'status', '--json', '--data-dir', dataDir]);
+  t.equal(status.code, 0);
+  t.match(JSON.parse(status.stdout), { running: true, pid: info.pid, url: info.url, health: { status: 'ok' } });
+  t.equal(status.stderr, '', '--json prints nothing but the JSON');
+
+  t.same(JSON.parse(await readFile(join(dataDir, 'daemon.json'), 'utf8')).url, info.url, 'daemon.json names the URL');
+
+  const second = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir]);
+  t.equal(second.code, 1, 'a second daemon on the same data dir is refused');
+  t.match(second.stderr, /^DATA_DIR_LOCKED: .*pid \d+/);
+  t.match(second.stderr, /hint: /);
+
+  const stop = await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+  t.equal(stop.code, 0);
+  t.match(stop.stdout, `wfx daemon stopped (pid ${info.pid})`);
+  const after = await wfx(['daemon', 'status', '--json', '--data-dir', dataDir]);
+  t.equal(after.code, 5, 'status exits 5 when no daemon runs');
+  t.same(JSON.parse(after.stdout), { running: false, dataDir });
+  t.notOk((await readdir(dataDir)).includes('daemon.json'), 'daemon.json removed on stop');
+  t.match(await readFile(join(dataDir, 'logs', 'daemon.log'), 'utf8'), /checkpoint written[\s\S]*"msg":"stopped"/, 'checkpointed on stop');
+
+  const idle = await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+  t.equal(idle.code, 0, 'stopping a stopped daemon is not an error');
+});
+
+t.test('first start creates a 0600 bootstrap key, never logged, in a 0700 data dir', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  const info = await start(t, dataDir);
+  t.equal((await stat(dataDir)).mode & 0o777, 0o700);
+  const keyFile = join(dataDir, 'bootstrap.key');
+  t.equal((await stat(keyFile)).mode & 0o777, 0o600);
+  const key = (await readFile(keyFile, 'utf8')).trim();
+  t.match(key, /^apk_[a-z0-9]{16}_[A-Za-z0-9_-]{43}$/);
+  await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+  for (const name of await readdir(join(dataDir, 'logs'))) {
+    const text = await readFile(join(dataDir, 'logs', name), 'utf8');
+    t.notMatch(text, key.split('_')[2]!, `the secret is not in logs/${name}`);
+  }
+  for (const name of ['daemon.lock', 'snapshot.json']) {
+    t.equal((await stat(join(dataDir, name)).catch(() => ({ mode: 0o600 }))).mode & 0o777, 0o600, `${name} is 0600`);
+  }
+  t.ok(info.pid > 0);
+});
+
+t.test('after kill -9 the stale lock does not block a restart, and state is kept', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  const first = await start(t, dataDir);
+  const key = await readFile(join(dataDir, 'bootstrap.key'), 'utf8');
+  process.kill(first.pid, 'SIGKILL');
+  // The daemon is not our child, so no exit event: wait (bounded) until the kernel says it is gone.
+  for (let i = 0; i < 500 && (await lockOwnerPid(dataDir)) !== null; i++) await new Promise((r) => setTimeout(r, 20));
+  t.equal(await lockOwnerPid(dataDir), null, 'the killed daemon is gone, its lock left behind');
+  t.ok((await readdir(dataDir)).includes('daemon.lock'), 'a stale lock file is there');
+  const second = await start(t, dataDir);
+  t.not(second.pid, first.pid);
+  t.equal(await readFile(join(dataDir, 'bootstrap.key'), 'utf8'), key, 'not bootstrapped twice: the store kept its state');
+  t.equal((await fetch(`${second.url}/health`)).status, 200);
+  t.equal((await wfx(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
+});
+
+t.test('foreground: readable output, Ctrl-C stops gracefully with exit 0', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  const child = spawn(process.execPath, [WFX_BIN, 'daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  t.teardown(() => killIfAlive(child.pid));
+  const exited = once(child, 'exit');
+  const lines: string[] = [];
+  for await (const line of createInterface({ input: child.stdout! })) {
+    lines.push(line);
+    if (line.startsWith('press Ctrl-C')) break;
+  }
+  const listening = lines.find((l) => l.startsWith('wfx daemon listening on '));
+  t.ok(listening, 'says where it listens');
+  t.ok(lines.some((l) => l === `admin credential: ${join(dataDir, 'bootstrap.key')}`), 'says where the credential is');
+  t.ok(lines.some((l) => /INFO.*first start/.test(l)), 'readable log lines on the terminal');
+  child.kill('SIGINT');
+  const [code] = await exited;
+  t.equal(code, 0);
+});
+
+t.test('usage errors exit 2', async (t) => {
+  const bad = await wfx(['daemon', 'start', '--port', '99999']);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /port number/);
+  t.equal((await wfx(['no-such-command'])).code, 2);
+  const help = await wfx(['daemon', '--help']);
+  t.equal(help.code, 0);
+  t.match(help.stdout, /start[\s\S]*stop[\s\S]*status/);
+});

@@ -1,0 +1,53 @@
+import t from 'tap';
+import { decodeFrames, encodeFrame } from '../../../src/daemon/store/frame.js';
+
+const lines = (...values: unknown[]) => Buffer.from(values.map((v, i) => encodeFrame(i + 1, v, `k${i}`)).join(''));
+
+t.test('frames round-trip with sequence, key and value', async (t) => {
+  const buf = lines({ a: 1 }, 'two', [3, { d: 'é\n' }]);
+  const { frames, badOffset } = decodeFrames(buf);
+  t.equal(badOffset, null);
+  t.same(
+    frames.map((f) => [f.seq, f.key, f.value]),
+    [
+      [1, 'k0', { a: 1 }],
+      [2, 'k1', 'two'],
+      [3, 'k2', [3, { d: 'é\n' }]],
+    ],
+  );
+  t.equal(frames[1]!.offset, frames[0]!.length, 'offsets are byte positions');
+});
+
+t.test('an incomplete last line is a torn tail', async (t) => {
+  const whole = lines({ a: 1 }, { b: 2 });
+  const torn = whole.subarray(0, whole.length - 5);
+  const { frames, badOffset, validAfterBad } = decodeFrames(torn);
+  t.equal(frames.length, 1);
+  t.equal(badOffset, frames[0]!.length);
+  t.equal(validAfterBad, false);
+});
+
+t.test('a flipped byte in the middle is damage, not a tail', async (t) => {
+  const buf = lines({ a: 1 }, { b: 2 }, { c: 3 });
+  const first = decodeFrames(buf).frames[0]!;
+  buf[first.length + 20]! ^= 0x01;
+  const { frames, badOffset, validAfterBad } = decodeFrames(buf);
+  t.equal(frames.length, 1);
+  t.equal(badOffset, first.length);
+  t.equal(validAfterBad, true, 'a valid frame follows the bad one');
+});
+
+t.test('a flipped byte in the last frame is a torn tail', async (t) => {
+  const buf = lines({ a: 1 }, { b: 2 });
+  buf[buf.length - 3]! ^= 0x01;
+  const { frames, validAfterBad } = decodeFrames(buf);
+  t.equal(frames.length, 1);
+  t.equal(validAfterBad, false);
+});
+
+t.test('garbage never throws', async (t) => {
+  for (const junk of ['', '\n', 'zzzzzzzz 1 - {}\n', '00000000 x - {}\n', 'not a frame at all\n', '12345678\n']) {
+    const r = decodeFrames(Buffer.from(junk));
+    t.equal(r.frames.length, 0, JSON.stringify(junk));
+  }
+});

@@ -1,0 +1,73 @@
+import { appendFile, readdir, stat, utimes } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { History } from '../../../src/daemon/store/history.js';
+
+t.test('documents are read back by id from their bucket', async (t) => {
+  const dir = t.testdir();
+  const h = await History.open(dir);
+  await Promise.all([h.put('2026-11-20', 'a', { v: 1 }), h.put('2026-11-20', 'b', { v: 2 }), h.put('2026-11-21', 'c', { v: 3 })]);
+  t.same(await h.get('2026-11-20', 'b'), { v: 2 });
+  t.same(await h.get('2026-11-21', 'c'), { v: 3 });
+  t.equal(await h.get('2026-11-21', 'a'), null, 'an id is only in its own bucket');
+  t.equal(await h.get('2026-01-01', 'a'), null, 'a bucket that does not exist');
+  await h.put('2026-11-20', 'a', { v: 10 });
+  t.same(await h.get('2026-11-20', 'a'), { v: 10 }, 'a later copy wins');
+  await h.close();
+  const reopened = await History.open(dir);
+  t.same(await reopened.get('2026-11-20', 'a'), { v: 10 }, 'the index is rebuilt from the file');
+  t.equal((await stat(join(dir, '2026-11-20.jsonl'))).mode & 0o777, 0o600);
+  await reopened.close();
+});
+
+t.test('a torn last line is cut before the next append, and damage is skipped on read', async (t) => {
+  const dir = t.testdir();
+  const h = await History.open(dir);
+  await h.put('2026-11-20', 'a', { v: 1 });
+  await h.close();
+  await appendFile(join(dir, '2026-11-20.jsonl'), '0badc0de 0 x {"v":'); // crash mid-append
+  const again = await History.open(dir);
+  await again.put('2026-11-20', 'b', { v: 2 });
+  t.same(await again.get('2026-11-20', 'a'), { v: 1 });
+  t.same(await again.get('2026-11-20', 'b'), { v: 2 });
+  await again.close();
+  await appendFile(join(dir, '2026-11-20.jsonl'), 'garbage line\n');
+  const third = await History.open(dir);
+  await third.put('2026-11-20', 'c', { v: 3 });
+  t.same(await third.get('2026-11-20', 'c'), { v: 3 }, 'a frame after a damaged line is still found');
+  await third.close();
+});
+
+t.test('prune deletes buckets written before the cut-off and gives the space back', async (t) => {
+  const dir = t.testdir();
+  const h = await History.open(dir);
+  await h.put('2026-11-01', 'old', { pad: 'x'.repeat(10_000) });
+  await h.put('2026-11-21', 'new', { v: 1 });
+  const old = join(dir, '2026-11-01.jsonl');
+  const tenDaysAgo = new Date(Date.now() - 10 * 86_400_000);
+  await utimes(old, tenDaysAgo, tenDaysAgo);
+  const report = await h.prune(new Date(Date.now() - 7 * 86_400_000));
+  t.equal(report.buckets, 1);
+  t.ok(report.bytes > 10_000);
+  t.same(await readdir(dir), ['2026-11-21.jsonl']);
+  t.equal(await h.get('2026-11-01', 'old'), null);
+  t.same(await h.get('2026-11-21', 'new'), { v: 1 });
+  await h.put('2026-11-01', 'late', { v: 2 });
+  t.same(await h.get('2026-11-01', 'late'), { v: 2 }, 'a pruned bucket can be written again');
+  await h.close();
+});
+
+t.test('many buckets: writers and indexes stay bounded and correct', async (t) => {
+  const dir = t.testdir();
+  const h = await History.open(dir);
+  const days = Array.from({ length: 12 }, (_, i) => `2026-10-${String(i + 1).padStart(2, '0')}`);
+  await Promise.all(days.flatMap((d) => [h.put(d, `${d}-a`, { d }), h.put(d, `${d}-b`, { d })]));
+  for (const d of days) t.same(await h.get(d, `${d}-b`), { d });
+  await h.close();
+});
+
+t.test('bad bucket names are refused', async (t) => {
+  const h = await History.open(t.testdir());
+  await t.rejects(h.put('../etc', 'x', {}), TypeError);
+  await t.rejects(h.get('2026-1-1', 'x'), TypeError);
+});

@@ -1,0 +1,127 @@
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { Store } from '../../../src/daemon/store/store.js';
+
+interface S {
+  n: number;
+  log: string[];
+}
+type R = { op: 'add'; by: number } | { op: 'note'; text: string } | { op: 'boom' };
+
+function open(dir: string, extra: { checkpointEvery?: number; warnings?: object[] } = {}) {
+  return Store.open<S, R>({
+    dir,
+    initialState: () => ({ n: 0, log: [] }),
+    apply: (s, r) => {
+      if (r.op === 'boom') throw new Error('bad record');
+      if (r.op === 'add') s.n += r.by;
+      else s.log.push(r.text);
+    },
+    checkpointEvery: extra.checkpointEvery,
+    logger: { info() {}, error() {}, warn: (obj) => extra.warnings?.push(obj) },
+  });
+}
+
+t.test('commits apply at once and survive reopen', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir);
+  const p = store.commit({ op: 'add', by: 2 }, { op: 'note', text: 'x' });
+  t.equal(store.state.n, 2, 'visible to the next decision before it is durable');
+  await p;
+  await store.commit({ op: 'add', by: 3 });
+  await store.close({ checkpoint: false });
+  const again = await open(dir);
+  t.same(again.state, { n: 5, log: ['x'] });
+  t.equal(again.recovery.replayed, 2, 'two journal entries: one per commit');
+  await again.close();
+});
+
+t.test('the records of one commit are one entry: all or none after a crash', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir);
+  await store.commit({ op: 'add', by: 1 });
+  await store.commit({ op: 'add', by: 10 }, { op: 'note', text: 'pair' });
+  await store.close({ checkpoint: false });
+  const seg = join(dir, 'journal', (await readdir(join(dir, 'journal')))[0]!);
+  const buf = await readFile(seg);
+  await writeFile(seg, buf.subarray(0, buf.length - 3)); // tear the two-record entry
+  const warnings: object[] = [];
+  const again = await open(dir, { warnings });
+  t.same(again.state, { n: 1, log: [] }, 'neither record of the torn entry was applied');
+  t.equal(warnings.length, 1, 'the cut is logged as a WARN');
+  await again.close();
+});
+
+t.test('checkpoint writes an atomic snapshot and retires the journal', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir);
+  for (let i = 0; i < 10; i++) await store.commit({ op: 'add', by: 1 });
+  await store.checkpoint();
+  const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
+  t.equal(snap.seq, 10);
+  t.same(snap.state, { n: 10, log: [] });
+  t.equal((await stat(join(dir, 'snapshot.json'))).mode & 0o777, 0o600);
+  t.same(await readdir(join(dir, 'journal')), [], 'the covered segment is gone (the next one is created on its first write)');
+  t.notOk((await readdir(dir)).some((f) => f.endsWith('.tmp')), 'no temporary file left');
+  await store.commit({ op: 'add', by: 5 });
+  await store.close({ checkpoint: false });
+  const again = await open(dir);
+  t.equal(again.state.n, 15);
+  t.equal(again.recovery.snapshotSeq, 10);
+  t.equal(again.recovery.replayed, 1, 'restart replays only what came after the snapshot');
+  await again.close();
+});
+
+t.test('the snapshot is the state at the checkpoint even while commits continue', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir);
+  await store.commit({ op: 'add', by: 1 });
+  const cp = store.checkpoint();
+  const later = store.commit({ op: 'add', by: 100 }); // mutates state while the snapshot is written
+  await Promise.all([cp, later]);
+  const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
+  t.same([snap.seq, snap.state.n], [1, 1]);
+  await store.close({ checkpoint: false });
+  t.equal((await open(dir)).state.n, 101);
+});
+
+t.test('automatic checkpoints keep restart work bounded', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir, { checkpointEvery: 100 });
+  for (let i = 0; i < 1000; i++) await store.commit({ op: 'add', by: 1 });
+  await store.close({ checkpoint: false });
+  const again = await open(dir);
+  t.equal(again.state.n, 1000);
+  t.ok(again.recovery.replayed <= 100, `replayed ${again.recovery.replayed} entries, not 1000`);
+  t.ok((await readdir(join(dir, 'journal'))).length <= 2, 'old segments were retired');
+  await again.close();
+});
+
+t.test('a record that cannot be applied fails the store for good', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir);
+  let told: unknown = null;
+  store.onFailure((err) => (told = err));
+  await store.commit({ op: 'add', by: 1 });
+  await t.rejects(store.commit({ op: 'boom' }), { code: 'STORE_FAILED' });
+  t.match(told, { code: 'STORE_FAILED' }, 'the owner is told');
+  await t.rejects(store.commit({ op: 'add', by: 1 }), { code: 'STORE_FAILED' }, 'no write after a failure');
+  await store.close();
+  t.equal((await open(dir)).state.n, 1, 'the failed record was never journaled');
+});
+
+t.test('a damaged snapshot refuses to open', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir);
+  await store.commit({ op: 'add', by: 1 });
+  await store.close();
+  await writeFile(join(dir, 'snapshot.json'), '{"format":1,"seq":1,"sta');
+  await t.rejects(open(dir), { code: 'SNAPSHOT_CORRUPT' });
+});
+
+t.test('commits after close are refused', async (t) => {
+  const store = await open(t.testdir());
+  await store.close();
+  await t.rejects(store.commit({ op: 'add', by: 1 }), { code: 'STORE_CLOSED' });
+});

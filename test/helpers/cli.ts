@@ -1,0 +1,36 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI entry point, as users run it. */
+export const WFX_BIN = fileURLToPath(new URL('../../../bin/wfx.js', import.meta.url));
+
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `wfx ...args` as a child process and collects its exit code and output. */
+export function wfx(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [WFX_BIN, ...args],
+      { cwd: options.cwd, env: { ...process.env, NO_COLOR: '1', ...options.env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** SIGKILLs `pid` if it still runs (test cleanup). */
+export function killIfAlive(pid: number | undefined): void {
+  if (!pid) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
