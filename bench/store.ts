@@ -1,0 +1,131 @@
+/**
+ * Store benchmark (`npm run bench:store`): durable commits per second with group commit, and
+ * the time to reopen a store with 100,000 records in its journal. Every commit is fsynced
+ * before it counts. Prints a table and writes it to docs/performance.md.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, stat, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Store } from '../src/daemon/store/store.js';
+import { machineLine, writeSection } from './report.js';
+
+interface S {
+  count: number;
+  last: Record<string, string>;
+}
+interface R {
+  readonly type: 'node.completed';
+  readonly instanceId: string;
+  readonly nodeId: string;
+  readonly at: string;
+  readonly variables: Record<string, unknown>;
+}
+
+const open = (dir: string) =>
+  Store.open<S, R>({
+    dir,
+    initialState: () => ({ count: 0, last: {} }),
+    apply: (s, r) => {
+      s.count++;
+      s.last[r.instanceId] = r.nodeId;
+    },
+    checkpointEvery: Number.MAX_SAFE_INTEGER,
+  });
+
+/** A record the size of an engine transition (about 200 bytes of JSON). */
+function record(i: number, instances: string[]): R {
+  return {
+    type: 'node.completed',
+    instanceId: instances[i % instances.length]!,
+    nodeId: `task_${i % 7}`,
+    at: new Date(1_790_000_000_000 + i).toISOString(),
+    variables: { orderId: i, approved: i % 2 === 0, customer: 'ACME Corp' },
+  };
+}
+
+export interface StoreBenchResult {
+  readonly writers: number;
+  readonly records: number;
+  readonly seconds: number;
+  readonly recordsPerSecond: number;
+  readonly fsyncs: number;
+  readonly reopenRecords: number;
+  readonly reopenMs: number;
+  readonly journalBytes: number;
+  /** Commits/s and mean commit latency with fewer writers: what one request sees. */
+  readonly smaller: ReadonlyArray<{ writers: number; recordsPerSecond: number; meanLatencyMs: number }>;
+}
+
+async function throughput(dir: string, writers: number, total: number) {
+  const store = await open(dir);
+  const instances = Array.from({ length: 1000 }, () => randomUUID());
+  let next = 0;
+  const start = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: writers }, async () => {
+      while (next < total) await store.commit(record(next++, instances));
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  // Reach into the journal's file for its fsync count (bench only).
+  const fsyncs = (store as unknown as { journal: { file: { syncs: number } } }).journal.file.syncs;
+  await store.close({ checkpoint: false });
+  return { seconds, fsyncs };
+}
+
+export async function runStoreBench(): Promise<StoreBenchResult> {
+  const root = await mkdtemp(join(tmpdir(), 'wfx-bench-store-'));
+  try {
+    const writers = 1000;
+    const records = 300_000;
+    await throughput(join(root, 'warmup'), writers, 20_000);
+    const { seconds, fsyncs } = await throughput(join(root, 'tp'), writers, records);
+
+    const reopenRecords = 100_000;
+    const dir = join(root, 'reopen');
+    await throughput(dir, writers, reopenRecords);
+    const seg = join(dir, 'journal', (await readdir(join(dir, 'journal')))[0]!);
+    const journalBytes = (await stat(seg)).size;
+    const t0 = process.hrtime.bigint();
+    const store = await open(dir);
+    const reopenMs = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (store.state.count !== reopenRecords) throw new Error(`reopen found ${store.state.count} records`);
+    await store.close({ checkpoint: false });
+
+    const smaller = [];
+    for (const [w, n] of [
+      [1, 2_000],
+      [64, 50_000],
+    ] as const) {
+      const r = await throughput(join(root, `w${w}`), w, n);
+      smaller.push({ writers: w, recordsPerSecond: n / r.seconds, meanLatencyMs: (r.seconds * 1000 * w) / n });
+    }
+    return { writers, records, seconds, recordsPerSecond: records / seconds, fsyncs, reopenRecords, reopenMs, journalBytes, smaller };
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+export function formatStoreBench(r: StoreBenchResult): string {
+  const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+  return [
+    '| figure | value | target |',
+    '|---|---|---|',
+    `| durable commits/s (${fmt(r.writers)} concurrent writers, ${fmt(r.records)} commits of one ~200-byte record, each fsynced before it counts) | **${fmt(r.recordsPerSecond)}** | ≥ 50,000 |`,
+    `| fdatasync calls for those commits (group commit) | ${fmt(r.fsyncs)} (${fmt(r.records / r.fsyncs)} commits per fsync) | |`,
+    ...r.smaller.map(
+      (x) => `| durable commits/s with ${x.writers} concurrent writer${x.writers === 1 ? '' : 's'} (mean commit latency) | ${fmt(x.recordsPerSecond)} (${x.meanLatencyMs.toFixed(2)} ms) | |`,
+    ),
+    `| reopen with ${fmt(r.reopenRecords)} records in the journal (${(r.journalBytes / 2 ** 20).toFixed(1)} MiB, no snapshot) | **${r.reopenMs.toFixed(0)} ms** | < 1,000 ms |`,
+  ].join('\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
+  const result = await runStoreBench();
+  const table = formatStoreBench(result);
+  console.log(table);
+  await writeSection('store', `${machineLine()}\n\n${table}`);
+  console.log('\nwritten to docs/performance.md');
+}
