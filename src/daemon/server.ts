@@ -1,12 +1,12 @@
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { ERROR_CODES, WfxError, type ErrorCode } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
 import type { WfxRecord } from './state/records.js';
 import type { WfxState } from './state/state.js';
-import type { Store } from './store/store.js';
+import type { DurableStore } from './store/store.js';
 
 export interface ServerOptions {
-  readonly store: Store<WfxState, WfxRecord>;
+  readonly store: DurableStore<WfxState, WfxRecord>;
   readonly logger?: FastifyBaseLogger;
   /** Largest accepted request body in bytes (default 1 MiB). */
   readonly bodyLimit?: number;
@@ -52,7 +52,8 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody }
 export function buildServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: options.logger,
-    disableRequestLogging: true,
+    // wfx logs requests itself (with the credential's key id, never its secret).
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     return503OnClosing: true,
   });

@@ -37,6 +37,22 @@ export interface StoreOptions<S, R> {
   readonly logger?: StoreLogger;
 }
 
+/**
+ * The narrow interface the engine and the API use: records in, queries out. The JSON store
+ * below implements it; a PostgreSQL backend would too (one transaction per commit), without
+ * the engine or the API changing. See docs/architecture.md.
+ */
+export interface DurableStore<S, R> {
+  /** The live state, to query. Changed only through `commit`. */
+  readonly state: S;
+  /** Applies the records at once and resolves once they are durable, all or none. */
+  commit(...records: R[]): Promise<void>;
+  /** Resolves once everything committed so far is durable. */
+  flush(): Promise<void>;
+  /** Set once the store has failed: it refuses writes, its owner must stop. */
+  readonly failed: WfxError | null;
+}
+
 const silent: StoreLogger = { info() {}, warn() {}, error() {} };
 
 /**
@@ -52,7 +68,7 @@ const silent: StoreLogger = { info() {}, warn() {}, error() {} };
  * state can no longer be trusted to match the disk, so the store fails, every later commit
  * throws STORE_FAILED, and `onFailure` tells the owner to exit; restart recovers from disk.
  */
-export class Store<S, R> {
+export class Store<S, R> implements DurableStore<S, R> {
   private readonly db: Low<SnapshotFile<S>>;
   private journal: Journal<R[]>;
   private snapshotSeq: number;

@@ -120,6 +120,20 @@ t.test('a damaged snapshot refuses to open', async (t) => {
   await t.rejects(open(dir), { code: 'SNAPSHOT_CORRUPT' });
 });
 
+t.test('a temporary snapshot left by a crash mid-checkpoint is ignored and replaced', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir);
+  await store.commit({ op: 'add', by: 7 });
+  await store.close();
+  await writeFile(join(dir, '.snapshot.json.tmp'), '{"format":1,"seq":99,"state":{"n":-1'); // torn, never renamed
+  const again = await open(dir);
+  t.equal(again.state.n, 7, 'the renamed snapshot is the truth');
+  await again.commit({ op: 'add', by: 1 });
+  await again.close();
+  t.equal((await open(dir)).state.n, 8);
+  t.notOk((await readdir(dir)).includes('.snapshot.json.tmp'), 'the next checkpoint replaced it');
+});
+
 t.test('commits after close are refused', async (t) => {
   const store = await open(t.testdir());
   await store.close();
