@@ -69,17 +69,24 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export class WfxError extends Error {
   readonly code: ErrorCode;
   readonly details?: unknown;
+  private readonly statusOverride?: number;
 
-  constructor(code: ErrorCode, message: string, options: { details?: unknown; cause?: unknown } = {}) {
+  /**
+   * `status` overrides the code's usual HTTP status where the contract gives one code two
+   * statuses (VALIDATION_ERROR: 400 for a malformed request, 422 for task data that does not
+   * fit the node).
+   */
+  constructor(code: ErrorCode, message: string, options: { details?: unknown; cause?: unknown; status?: number } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'WfxError';
     this.code = code;
     if (options.details !== undefined) this.details = options.details;
+    if (options.status !== undefined) this.statusOverride = options.status;
   }
 
-  /** HTTP status this code maps to. */
+  /** HTTP status of this error. */
   get status(): number {
-    return ERROR_CODES[this.code].status;
+    return this.statusOverride ?? ERROR_CODES[this.code].status;
   }
 
   /** A hint for people on what to do next, if the catalogue has one. */

@@ -1,19 +1,113 @@
-import type { ApiKey, ApiKeyStatus, WfxState } from './state.js';
+import type {
+  ApiKey,
+  ApiKeyStatus,
+  BufferedMessage,
+  Environment,
+  FlowVersion,
+  Instance,
+  InstanceError,
+  LogEntry,
+  NodeInstance,
+  StatusCd,
+  Wait,
+  WfxState,
+} from './state.js';
+import { STATUS } from './state.js';
 
 /**
  * Every change to the live state is one of these records, journaled before it is acknowledged
  * and replayed on recovery. A record says what happened, with every value it needs (times and
- * ids included), so applying it is deterministic.
+ * ids included), so applying it is deterministic. Log entries and the subscription index are
+ * derived here from node transitions, so they need no records of their own.
  */
 export type WfxRecord =
   | { readonly type: 'organization.created'; readonly name: string; readonly at: string }
   | { readonly type: 'apiKey.created'; readonly key: ApiKey }
-  | { readonly type: 'apiKey.statusChanged'; readonly keyId: string; readonly status: ApiKeyStatus; readonly at: string };
+  | { readonly type: 'apiKey.statusChanged'; readonly keyId: string; readonly status: ApiKeyStatus; readonly at: string }
+  | {
+      readonly type: 'flow.published';
+      readonly processId: string;
+      readonly organization: string;
+      readonly version: FlowVersion;
+    }
+  | { readonly type: 'flow.activated'; readonly processId: string; readonly environment: Environment; readonly version: string }
+  | { readonly type: 'env.set'; readonly organization: string; readonly environment: Environment; readonly name: string; readonly value: string | null }
+  | { readonly type: 'instance.started'; readonly instance: Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'> }
+  | {
+      readonly type: 'node.entered';
+      readonly instanceId: string;
+      readonly node: Pick<NodeInstance, 'id' | 'nodeId' | 'nodeName' | 'nodeType'>;
+      readonly at: string;
+    }
+  | { readonly type: 'node.waiting'; readonly instanceId: string; readonly nodeInstanceId: string; readonly wait: Wait; readonly at: string }
+  | {
+      readonly type: 'node.completed';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly at: string;
+      /** Variables the node set (merged into the instance's variables). */
+      readonly variables?: Record<string, unknown>;
+      /** Values the node recorded as the execution's output (outputNode). */
+      readonly output?: Record<string, unknown>;
+    }
+  | {
+      readonly type: 'node.left';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly statusCd: typeof STATUS.FAILED | typeof STATUS.CANCELLED | typeof STATUS.TIMED_OUT;
+      readonly at: string;
+      readonly reason: string;
+      readonly variables?: Record<string, unknown>;
+    }
+  | { readonly type: 'join.updated'; readonly instanceId: string; readonly nodeId: string; readonly arrivals: Record<string, number> }
+  | {
+      readonly type: 'instance.logged';
+      readonly instanceId: string;
+      readonly entry: LogEntry;
+    }
+  | {
+      readonly type: 'instance.finished';
+      readonly instanceId: string;
+      readonly stateCd: 1 | 2 | 3;
+      readonly at: string;
+      readonly error?: InstanceError;
+    }
+  | { readonly type: 'instance.archived'; readonly instanceId: string }
+  | { readonly type: 'message.buffered'; readonly message: BufferedMessage }
+  | { readonly type: 'message.removed'; readonly id: string }
+  | { readonly type: 'messageId.seen'; readonly key: string; readonly until: string }
+  | { readonly type: 'messageId.expired'; readonly key: string };
 
 /** One handler per record type: the compiler reports a record type without one. */
 type Handlers = {
   readonly [T in WfxRecord['type']]: (state: WfxState, record: Extract<WfxRecord, { type: T }>) => void;
 };
+
+const STATUS_WORD: Record<StatusCd, string> = {
+  0: 'started',
+  1: 'waiting',
+  2: 'completed',
+  3: 'failed',
+  4: 'cancelled',
+  5: 'timed out',
+};
+
+function log(inst: Instance, node: Pick<NodeInstance, 'nodeId' | 'nodeName' | 'nodeType'>, level: LogEntry['level'], message: string, at: string, withVariables = false): void {
+  const entry: LogEntry = { nodeId: node.nodeId, nodeName: node.nodeName, nodeType: node.nodeType, message, level, timestamp: at };
+  inst.logs.push(withVariables ? { ...entry, variables: structuredClone(inst.variables) } : entry);
+}
+
+const subKey = (instanceId: string, nodeInstanceId: string) => `${instanceId}|${nodeInstanceId}`;
+
+/** Drops the subscription of a node that stops waiting on an event. */
+function unsubscribe(state: WfxState, inst: Instance, node: NodeInstance): void {
+  if (node.wait?.kind !== 'event') return;
+  const ref = `${inst.organization}|${node.wait.messageRef}`;
+  const subs = state.subscriptions[ref];
+  if (!subs) return;
+  delete subs[subKey(inst.processInstanceId, node.id)];
+  if (Object.keys(subs).length === 0) delete state.subscriptions[ref];
+}
 
 const handlers: Handlers = {
   'organization.created': (state, r) => {
@@ -27,6 +121,120 @@ const handlers: Handlers = {
     if (!key) return;
     key.status = r.status;
     key.updatedAt = r.at;
+  },
+  'flow.published': (state, r) => {
+    const def = r.version.definition;
+    const flow = (state.flows[r.processId] ??= {
+      processId: r.processId,
+      organization: r.organization,
+      name: def.name,
+      public: def.public === true,
+      versions: {},
+      active: {},
+    });
+    flow.versions[r.version.version] = r.version;
+    flow.name = def.name;
+    flow.public = def.public === true;
+  },
+  'flow.activated': (state, r) => {
+    const flow = state.flows[r.processId];
+    if (flow) flow.active[r.environment] = r.version;
+  },
+  'env.set': (state, r) => {
+    const byEnv = (state.environments[r.organization] ??= {});
+    const vars = (byEnv[r.environment] ??= {});
+    if (r.value === null) delete vars[r.name];
+    else vars[r.name] = r.value;
+  },
+  'instance.started': (state, r) => {
+    const inst: Instance = { ...structuredClone(r.instance), nodes: {}, nodeCount: 0, joins: {}, logs: [] };
+    state.instances[inst.processInstanceId] = inst;
+    log(inst, { nodeId: '', nodeName: inst.processName, nodeType: 'process' }, 'INFO', `execution started (version ${inst.processVersion})`, inst.startTime, true);
+  },
+  'node.entered': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    if (!inst) return;
+    inst.nodes[r.node.id] = { ...r.node, statusCd: STATUS.ACTIVE, startTime: r.at, endTime: null, wait: null };
+    inst.nodeCount++;
+    log(inst, r.node, 'INFO', 'started', r.at);
+  },
+  'node.waiting': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    const node = inst?.nodes[r.nodeInstanceId];
+    if (!inst || !node) return;
+    node.statusCd = STATUS.WAITING;
+    node.wait = r.wait;
+    if (r.wait.kind === 'event') {
+      const ref = `${inst.organization}|${r.wait.messageRef}`;
+      (state.subscriptions[ref] ??= {})[subKey(inst.processInstanceId, node.id)] = {
+        instanceId: inst.processInstanceId,
+        nodeInstanceId: node.id,
+        nodeId: node.nodeId,
+        eventType: r.wait.eventType,
+        messageRef: r.wait.messageRef,
+        correlationKey: r.wait.correlationKey,
+        since: r.at,
+      };
+    }
+    const what = r.wait.kind === 'input' ? 'input' : r.wait.kind === 'event' ? `${r.wait.eventType} "${r.wait.messageRef}"` : `timer until ${r.wait.dueAt}`;
+    log(inst, node, 'INFO', `waiting for ${what}`, r.at);
+  },
+  'node.completed': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    const node = inst?.nodes[r.nodeInstanceId];
+    if (!inst || !node) return;
+    unsubscribe(state, inst, node);
+    node.statusCd = STATUS.COMPLETED;
+    node.endTime = r.at;
+    node.wait = null;
+    if (r.variables) Object.assign(inst.variables, structuredClone(r.variables));
+    if (r.output) inst.output = { ...(inst.output ?? {}), ...structuredClone(r.output) };
+    log(inst, node, 'INFO', 'completed', r.at, r.variables !== undefined);
+  },
+  'node.left': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    const node = inst?.nodes[r.nodeInstanceId];
+    if (!inst || !node) return;
+    unsubscribe(state, inst, node);
+    node.statusCd = r.statusCd;
+    node.endTime = r.at;
+    node.wait = null;
+    if (r.variables) Object.assign(inst.variables, structuredClone(r.variables));
+    log(inst, node, r.statusCd === STATUS.FAILED ? 'ERROR' : 'WARN', `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at);
+  },
+  'join.updated': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    if (!inst) return;
+    if (Object.keys(r.arrivals).length === 0) delete inst.joins[r.nodeId];
+    else inst.joins[r.nodeId] = { ...r.arrivals };
+  },
+  'instance.logged': (state, r) => {
+    state.instances[r.instanceId]?.logs.push(r.entry);
+  },
+  'instance.finished': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    if (!inst) return;
+    inst.stateCd = r.stateCd;
+    inst.endTime = r.at;
+    inst.joins = {};
+    if (r.error) inst.error = r.error;
+    const word = r.stateCd === 1 ? 'completed' : r.stateCd === 2 ? `failed: ${r.error?.code}: ${r.error?.message}` : 'cancelled';
+    log(inst, { nodeId: r.error?.nodeId ?? '', nodeName: inst.processName, nodeType: 'process' }, r.stateCd === 2 ? 'ERROR' : 'INFO', `execution ${word}`, r.at, true);
+  },
+  'instance.archived': (state, r) => {
+    delete state.instances[r.instanceId];
+  },
+  'message.buffered': (state, r) => {
+    state.messages[r.message.id] = r.message;
+  },
+  'message.removed': (state, r) => {
+    delete state.messages[r.id];
+  },
+  'messageId.seen': (state, r) => {
+    state.messageIds[r.key] = r.until;
+  },
+  'messageId.expired': (state, r) => {
+    delete state.messageIds[r.key];
   },
 };
 

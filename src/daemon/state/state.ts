@@ -9,6 +9,148 @@ export interface WfxState {
   organizations: Record<string, Organization>;
   /** API keys by keyId. */
   apiKeys: Record<string, ApiKey>;
+  /** Published flows by processId. */
+  flows: Record<string, Flow>;
+  /** Live executions (running, or finished and not yet moved to history) by id. */
+  instances: Record<string, Instance>;
+  /**
+   * Waiting catch events, by `organization|messageRef`, then by `instanceId|nodeInstanceId`.
+   * Derived by the reducer from node waits, so recovery restores it by replay alone.
+   */
+  subscriptions: Record<string, Record<string, Subscription>>;
+  /** Messages kept (ttlSeconds) until a subscription consumes them, by id, oldest first. */
+  messages: Record<string, BufferedMessage>;
+  /** `organization|messageId` -> expiry of the dedup window. */
+  messageIds: Record<string, string>;
+  /** `{env.NAME}` values by organization, then environment. */
+  environments: Record<string, Partial<Record<Environment, Record<string, string>>>>;
+}
+
+export const ENVIRONMENTS = ['DEVELOPMENT', 'PRODUCTION'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+/** A flow and its versions. Versions are immutable once published. */
+export interface Flow {
+  readonly processId: string;
+  /** The organization that first published this processId owns it. */
+  readonly organization: string;
+  name: string;
+  public: boolean;
+  versions: Record<string, FlowVersion>;
+  /** The version each environment runs. */
+  active: Partial<Record<Environment, string>>;
+}
+
+export interface FlowVersion {
+  readonly version: string;
+  /** The flow definition as published (validated). */
+  readonly definition: import('../../shared/flow/types.js').FlowDefinition;
+  /** SHA-256 of the canonical JSON of the definition: republishing it gives this version back. */
+  readonly hash: string;
+  readonly publishedAt: string;
+}
+
+/** Instance states (SPEC.md section 4). */
+export const STATE = { RUNNING: 0, COMPLETED: 1, FAILED: 2, CANCELLED: 3 } as const;
+export type StateCd = (typeof STATE)[keyof typeof STATE];
+/** Node instance states. */
+export const STATUS = { ACTIVE: 0, WAITING: 1, COMPLETED: 2, FAILED: 3, CANCELLED: 4, TIMED_OUT: 5 } as const;
+export type StatusCd = (typeof STATUS)[keyof typeof STATUS];
+
+export interface InstanceError {
+  readonly code: string;
+  readonly message: string;
+  readonly nodeId: string | null;
+}
+
+/** One execution of a flow version. */
+export interface Instance {
+  readonly processInstanceId: string;
+  readonly processId: string;
+  readonly processName: string;
+  readonly processVersion: string;
+  readonly organization: string;
+  readonly environment: Environment;
+  readonly correlationKey: string | null;
+  readonly parentInstanceId: string | null;
+  stateCd: StateCd;
+  readonly startTime: string;
+  endTime: string | null;
+  variables: Record<string, unknown>;
+  output: Record<string, unknown> | null;
+  error: InstanceError | null;
+  /** Node instances by id (`n1`, `n2`, ...), in creation order. */
+  nodes: Record<string, NodeInstance>;
+  /** Number of node instances created so far: the next id is `n${nodeCount + 1}`. */
+  nodeCount: number;
+  /** Tokens waiting at converging gateways: gateway node id -> incoming edge key -> count. */
+  joins: Record<string, Record<string, number>>;
+  /** Execution log, in order; an entry's SSE id is its index + 1. */
+  logs: LogEntry[];
+}
+
+export interface NodeInstance {
+  readonly id: string;
+  readonly nodeId: string;
+  readonly nodeName: string;
+  readonly nodeType: string;
+  statusCd: StatusCd;
+  readonly startTime: string;
+  endTime: string | null;
+  /** What a waiting node waits for (statusCd 1); null otherwise. */
+  wait: Wait | null;
+}
+
+/** What a waiting node waits for. `dueAt` arms a timer (input timeout, timer event). */
+export type Wait =
+  | {
+      readonly kind: 'input';
+      readonly inputType: import('../../shared/flow/types.js').InputType;
+      readonly formTitle: string | null;
+      readonly options: readonly unknown[] | null;
+      readonly fields: readonly import('../../shared/flow/types.js').FormField[] | null;
+      readonly assignee: string | null;
+      readonly dueAt: string | null;
+    }
+  | {
+      readonly kind: 'event';
+      readonly eventType: 'message' | 'signal';
+      readonly messageRef: string;
+      readonly correlationKey: string | null;
+      readonly dueAt: null;
+    }
+  | { readonly kind: 'timer'; readonly dueAt: string };
+
+export interface Subscription {
+  readonly instanceId: string;
+  readonly nodeInstanceId: string;
+  readonly nodeId: string;
+  readonly eventType: 'message' | 'signal';
+  readonly messageRef: string;
+  readonly correlationKey: string | null;
+  readonly since: string;
+}
+
+export interface BufferedMessage {
+  readonly id: string;
+  readonly organization: string;
+  readonly eventType: string;
+  readonly correlationKey: string | null;
+  readonly data: Record<string, unknown>;
+  readonly messageId: string | null;
+  readonly receivedAt: string;
+  readonly expiresAt: string;
+}
+
+/** One execution log entry (the seed's fields). */
+export interface LogEntry {
+  readonly nodeId: string;
+  readonly nodeName: string;
+  readonly nodeType: string;
+  readonly message: string;
+  readonly level: 'INFO' | 'WARN' | 'ERROR';
+  readonly timestamp: string;
+  readonly variables?: Record<string, unknown>;
 }
 
 export interface Organization {
@@ -46,5 +188,14 @@ export interface ApiKey {
 
 /** The state of an empty data directory. */
 export function initialState(): WfxState {
-  return { organizations: {}, apiKeys: {} };
+  return {
+    organizations: {},
+    apiKeys: {},
+    flows: {},
+    instances: {},
+    subscriptions: {},
+    messages: {},
+    messageIds: {},
+    environments: {},
+  };
 }

@@ -47,10 +47,24 @@ export interface DurableStore<S, R> {
   readonly state: S;
   /** Applies the records at once and resolves once they are durable, all or none. */
   commit(...records: R[]): Promise<void>;
+  /**
+   * Runs `fn` synchronously; each record it emits is applied at once (so `fn` sees its own
+   * changes) and all of them become one journal entry. See `Store.transact`.
+   */
+  transact<T>(fn: (emit: (record: R) => void) => T): Transaction<T, R>;
   /** Resolves once everything committed so far is durable. */
   flush(): Promise<void>;
   /** Set once the store has failed: it refuses writes, its owner must stop. */
   readonly failed: WfxError | null;
+}
+
+/** The outcome of `transact`. */
+export interface Transaction<T, R> {
+  readonly result: T;
+  /** What `fn` emitted, in order. */
+  readonly records: readonly R[];
+  /** Resolves once the records are durable (at once when there were none). */
+  readonly durable: Promise<void>;
 }
 
 const silent: StoreLogger = { info() {}, warn() {}, error() {} };
@@ -118,7 +132,8 @@ export class Store<S, R> implements DurableStore<S, R> {
     if (snapshot.format !== 1 || !Number.isSafeInteger(snapshot.seq) || snapshot.state === undefined) {
       throw new WfxError('SNAPSHOT_CORRUPT', `${join(options.dir, 'snapshot.json')} is not a wfx snapshot`);
     }
-    const state = snapshot.state;
+    // Collections added since the snapshot was written start empty (top-level merge).
+    const state = Object.assign(options.initialState() as object, snapshot.state) as S;
     const { journal, report } = await Journal.open<R[]>({
       dir: join(options.dir, 'journal'),
       afterSeq: snapshot.seq,
@@ -151,6 +166,11 @@ export class Store<S, R> implements DurableStore<S, R> {
     } catch (err) {
       return Promise.reject(this.fail('a record could not be applied', err));
     }
+    return this.append(records);
+  }
+
+  /** Journals records already applied to the state, as one entry. */
+  private append(records: R[]): Promise<void> {
     let durable: Promise<void>;
     try {
       durable = this.journal.append(records).durable;
@@ -163,6 +183,32 @@ export class Store<S, R> implements DurableStore<S, R> {
     return durable.catch((err: unknown) => {
       throw this.fail('a journal write failed', err);
     });
+  }
+
+  /**
+   * Runs `fn` synchronously with an `emit` that applies each record to the state at once, then
+   * journals everything emitted as one entry (all or none after a crash).
+   *
+   * If `fn` throws before emitting anything, the error is rethrown and nothing changed: decide
+   * and validate first, emit after. If it throws after emitting, the state is half changed,
+   * so the store fails (STORE_FAILED) and the error is rethrown.
+   */
+  transact<T>(fn: (emit: (record: R) => void) => T): Transaction<T, R> {
+    if (this.failure) throw this.failure;
+    if (this.closed) throw new WfxError('STORE_CLOSED', 'the store is closed');
+    const records: R[] = [];
+    let result: T;
+    try {
+      result = fn((record) => {
+        this.options.apply(this.state, record);
+        records.push(record);
+      });
+    } catch (err) {
+      if (records.length > 0) this.fail('a transaction threw after changing the state', err);
+      throw err;
+    }
+    if (records.length === 0) return { result, records, durable: Promise.resolve() };
+    return { result, records, durable: this.append(records) };
   }
 
   /** Resolves once everything committed so far is durable. */

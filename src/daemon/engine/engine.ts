@@ -1,0 +1,408 @@
+import { EventEmitter } from 'node:events';
+import { WfxError } from '../../shared/errors.js';
+import { FlowGraph } from '../../shared/flow/graph.js';
+import type { FlowDefinition } from '../../shared/flow/types.js';
+import type { WfxRecord } from '../state/records.js';
+import { STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import type { History } from '../store/history.js';
+import type { DurableStore } from '../store/store.js';
+import { bucketOf, uuidv7 } from './ids.js';
+import { validateTaskData } from './input-data.js';
+import { TimerQueue } from './timers.js';
+import { Transition, type EngineCore } from './transition.js';
+
+/** A lifecycle event (SPEC.md section 4), published once the transition is durable. */
+export interface LifecycleEvent {
+  readonly type:
+    | 'PROCESS_STARTED'
+    | 'PROCESS_COMPLETED'
+    | 'PROCESS_FAILED'
+    | 'PROCESS_CANCELLED'
+    | 'NODE_STARTED'
+    | 'NODE_WAITING'
+    | 'NODE_COMPLETED'
+    | 'NODE_FAILED'
+    | 'NODE_CANCELLED'
+    | 'NODE_TIMEDOUT';
+  readonly processInstanceId: string;
+  readonly processId: string;
+  readonly organization: string;
+  readonly timestamp: string;
+  readonly nodeId?: string;
+  readonly nodeInstanceId?: string;
+  readonly nodeType?: string;
+  readonly statusCd?: number;
+  readonly stateCd?: number;
+}
+
+/** A log entry as streamed: `id` is its 1-based position in the execution's log. */
+export interface StreamedLog {
+  readonly processInstanceId: string;
+  readonly id: number;
+  readonly entry: LogEntry;
+}
+
+/** Who asks: an organization, or null for a system credential (any organization). */
+export type Caller = { readonly organization: string | null };
+
+export interface StartRequest extends Caller {
+  readonly processId: string;
+  readonly environment?: Environment;
+  readonly versionNumber?: string;
+  readonly correlationKey?: string | null;
+  readonly data?: Record<string, unknown>;
+  readonly parentInstanceId?: string | null;
+}
+
+export interface EngineOptions {
+  readonly store: DurableStore<WfxState, WfxRecord>;
+  readonly history: History;
+  /** The clock (tests pass their own). */
+  readonly now?: () => Date;
+  readonly onError?: (err: unknown, what: string) => void;
+}
+
+const NODE_EVENT: Partial<Record<number, LifecycleEvent['type']>> = {
+  [STATUS.FAILED]: 'NODE_FAILED',
+  [STATUS.CANCELLED]: 'NODE_CANCELLED',
+  [STATUS.TIMED_OUT]: 'NODE_TIMEDOUT',
+};
+const PROCESS_EVENT = { 1: 'PROCESS_COMPLETED', 2: 'PROCESS_FAILED', 3: 'PROCESS_CANCELLED' } as const;
+
+/**
+ * The workflow engine: starts executions, resumes them with tasks, events and timers, cancels
+ * them. Every operation is one synchronous Transition inside one store transaction (so
+ * concurrent operations never interleave inside an execution); its answer, its lifecycle events
+ * and log lines, its timers and the archiving of finished executions all happen only once the
+ * transaction is durable.
+ *
+ * Emits `lifecycle` (LifecycleEvent), `log` (StreamedLog), and `archived` (execution id) once
+ * a finished execution has moved to history.
+ */
+export class Engine extends EventEmitter implements EngineCore {
+  readonly state: WfxState;
+  private readonly store: DurableStore<WfxState, WfxRecord>;
+  private readonly history: History;
+  private readonly now: () => Date;
+  private readonly graphs = new Map<string, { definition: FlowDefinition; graph: FlowGraph }>();
+  private readonly timers: TimerQueue;
+  private readonly onError: (err: unknown, what: string) => void;
+  /** Log entries already streamed, per live execution. */
+  private readonly streamed = new Map<string, number>();
+  private closed = false;
+
+  constructor(options: EngineOptions) {
+    super();
+    this.setMaxListeners(0);
+    this.store = options.store;
+    this.state = options.store.state;
+    this.history = options.history;
+    this.now = options.now ?? (() => new Date());
+    this.onError = options.onError ?? (() => undefined);
+    this.timers = new TimerQueue((key) => this.fireTimer(key), () => this.now().getTime());
+  }
+
+  // --- EngineCore ------------------------------------------------------------------------
+
+  flowOf(inst: Instance): { definition: FlowDefinition; graph: FlowGraph } {
+    const key = `${inst.processId}@${inst.processVersion}`;
+    let g = this.graphs.get(key);
+    if (!g) {
+      const definition = this.state.flows[inst.processId]!.versions[inst.processVersion]!.definition;
+      g = { definition, graph: new FlowGraph(definition.nodes) };
+      this.graphs.set(key, g);
+    }
+    return g;
+  }
+
+  envOf(inst: Instance): Readonly<Record<string, string>> {
+    return this.state.environments[inst.organization]?.[inst.environment] ?? {};
+  }
+
+  newInstanceId(now: Date): string {
+    return uuidv7(now);
+  }
+
+  // --- operations ------------------------------------------------------------------------
+
+  /**
+   * Starts an execution of the active (or the given) version and resolves once its first
+   * step is durable. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND, PROCESS_NOT_PUBLISHED.
+   */
+  async start(req: StartRequest): Promise<Instance> {
+    const flow = this.state.flows[req.processId];
+    if (!flow || (req.organization !== null && flow.organization !== req.organization)) {
+      throw new WfxError('PROCESS_NOT_FOUND', `no flow ${req.processId}`);
+    }
+    const environment = req.environment ?? 'PRODUCTION';
+    const version = req.versionNumber ?? flow.active[environment];
+    if (version === undefined) {
+      throw new WfxError('PROCESS_NOT_PUBLISHED', `flow ${req.processId} has no active version in ${environment}`);
+    }
+    const published = flow.versions[version];
+    if (!published) throw new WfxError('VERSION_NOT_FOUND', `flow ${req.processId} has no version ${version}`);
+    const inst = await this.step((t) =>
+      t.start({
+        processId: flow.processId,
+        processName: published.definition.name,
+        processVersion: version,
+        organization: flow.organization,
+        environment,
+        correlationKey: req.correlationKey ?? null,
+        parentInstanceId: req.parentInstanceId ?? null,
+        variables: structuredClone(req.data ?? {}),
+      }),
+    );
+    return inst;
+  }
+
+  /**
+   * Submits input to a waiting input node or user task. Throws INSTANCE_NOT_FOUND,
+   * INSTANCE_NOT_RUNNING, NODE_NOT_WAITING, VALIDATION_ERROR (422, the node keeps waiting).
+   */
+  async submitTask(req: Caller & { processInstanceId: string; nodeId: string; action: 'COMPLETE' | 'CANCEL'; data?: Record<string, unknown> }): Promise<void> {
+    const inst = await this.running(req, req.processInstanceId);
+    const ni = Object.values(inst.nodes).find((n) => n.nodeId === req.nodeId && n.statusCd === STATUS.WAITING && n.wait?.kind === 'input');
+    if (!ni || ni.wait?.kind !== 'input') throw new WfxError('NODE_NOT_WAITING', `node ${req.nodeId} of ${inst.processInstanceId} is not waiting for input`);
+    const data = req.data ?? {};
+    if (req.action === 'COMPLETE') validateTaskData(ni.wait, data);
+    await this.step((t) => t.resume(inst, ni, { kind: 'task', action: req.action, data }));
+  }
+
+  /**
+   * Delivers a message or signal (POST /process/event). Resolves with what it resumed, or
+   * `buffered` when nothing matched and it is kept for `ttlSeconds`. Throws
+   * NO_MATCHING_SUBSCRIPTION when nothing matched and there is no ttl.
+   */
+  async publishEvent(req: {
+    organization: string;
+    eventType: string;
+    correlationKey: string | null;
+    data?: Record<string, unknown>;
+    ttlSeconds?: number;
+    messageId?: string | null;
+  }): Promise<{ status: 'resumed' | 'buffered' | 'duplicate'; matched: Array<{ processInstanceId: string; nodeId: string }> }> {
+    const now = this.now();
+    const dedupKey = req.messageId ? `${req.organization}|${req.messageId}` : null;
+    const seenUntil = dedupKey ? this.state.messageIds[dedupKey] : undefined;
+    if (seenUntil !== undefined && seenUntil > now.toISOString()) return { status: 'duplicate', matched: [] };
+    const probe = new Transition(this, () => undefined, now);
+    const subs = probe.matches(req.organization, req.eventType, req.correlationKey);
+    const ttl = req.ttlSeconds ?? 0;
+    if (subs.length === 0 && ttl <= 0) {
+      throw new WfxError('NO_MATCHING_SUBSCRIPTION', `no execution waits for ${req.eventType} with correlation key ${req.correlationKey ?? '(none)'}`);
+    }
+    const data = req.data ?? {};
+    const matched = subs.map((s) => ({ processInstanceId: s.instanceId, nodeId: s.nodeId }));
+    await this.step(
+      (t, emit) => {
+        if (dedupKey && ttl > 0) emit({ type: 'messageId.seen', key: dedupKey, until: new Date(now.getTime() + ttl * 1000).toISOString() });
+        if (subs.length > 0) t.deliver(subs, data);
+        else {
+          emit({
+            type: 'message.buffered',
+            message: {
+              id: uuidv7(now),
+              organization: req.organization,
+              eventType: req.eventType,
+              correlationKey: req.correlationKey,
+              data,
+              messageId: req.messageId ?? null,
+              receivedAt: now.toISOString(),
+              expiresAt: new Date(now.getTime() + ttl * 1000).toISOString(),
+            },
+          });
+        }
+      },
+      now,
+    );
+    return { status: subs.length > 0 ? 'resumed' : 'buffered', matched };
+  }
+
+  /** Cancels a running execution. Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING. */
+  async cancel(req: Caller & { processInstanceId: string }): Promise<void> {
+    const inst = await this.running(req, req.processInstanceId);
+    await this.step((t) => t.cancel(inst, 'cancelled by request'));
+  }
+
+  /** A live or archived execution the caller may see, or null. */
+  async getInstance(caller: Caller, id: string): Promise<Instance | null> {
+    let inst: Instance | null = this.state.instances[id] ?? null;
+    if (!inst) {
+      const bucket = bucketOf(id);
+      inst = bucket ? await this.history.get<Instance>(bucket, id) : null;
+    }
+    if (!inst || (caller.organization !== null && inst.organization !== caller.organization)) return null;
+    return inst;
+  }
+
+  /**
+   * After a restart: arms the timers of waiting nodes (overdue ones fire at once), runs nodes
+   * that were active, archives executions that finished but were not archived yet, and drops
+   * kept messages and dedup entries that expired.
+   */
+  async recover(): Promise<void> {
+    const running: Instance[] = [];
+    for (const inst of Object.values(this.state.instances)) {
+      this.streamed.set(inst.processInstanceId, inst.logs.length);
+      if (inst.stateCd !== STATE.RUNNING) {
+        void this.archive(inst.processInstanceId);
+        continue;
+      }
+      for (const ni of Object.values(inst.nodes)) {
+        if (ni.statusCd === STATUS.WAITING && ni.wait?.dueAt) this.timers.set(`${inst.processInstanceId}|${ni.id}`, Date.parse(ni.wait.dueAt));
+      }
+      if (Object.values(inst.nodes).some((n) => n.statusCd === STATUS.ACTIVE)) running.push(inst);
+    }
+    for (const inst of running) await this.step((t) => t.continue(inst));
+    await this.sweepExpired();
+  }
+
+  /** Removes kept messages and dedup entries whose time is up. */
+  async sweepExpired(): Promise<void> {
+    const now = this.now().toISOString();
+    const expiredMessages = Object.values(this.state.messages).filter((m) => m.expiresAt <= now).map((m) => m.id);
+    const expiredIds = Object.entries(this.state.messageIds).filter(([, until]) => until <= now).map(([k]) => k);
+    if (expiredMessages.length === 0 && expiredIds.length === 0) return;
+    await this.store.commit(
+      ...expiredMessages.map((id) => ({ type: 'message.removed', id }) as const),
+      ...expiredIds.map((key) => ({ type: 'messageId.expired', key }) as const),
+    );
+  }
+
+  /** Stops timers; operations already under way finish. */
+  close(): void {
+    this.closed = true;
+    this.timers.close();
+  }
+
+  /** Re-reads the clock for due timers (after a clock jump; tests moving their clock). */
+  pokeTimers(): void {
+    this.timers.poke();
+  }
+
+  /** Number of armed timers (for status and tests). */
+  get timerCount(): number {
+    return this.timers.size;
+  }
+
+  // --- internals ---------------------------------------------------------------------------
+
+  /**
+   * The running execution `id` the caller may act on. Throws INSTANCE_NOT_RUNNING for a
+   * finished one (live or archived), INSTANCE_NOT_FOUND for one it may not see or that does not exist.
+   */
+  private async running(caller: Caller, id: string): Promise<Instance> {
+    const visible = (i: Instance | null | undefined): i is Instance => !!i && (caller.organization === null || i.organization === caller.organization);
+    const live = this.state.instances[id];
+    if (!visible(live)) {
+      if (await this.getInstance(caller, id)) throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
+      throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${id}`);
+    }
+    if (live.stateCd !== STATE.RUNNING) throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
+    return live;
+  }
+
+  /**
+   * Runs one Transition in one store transaction, waits until it is durable, then carries out
+   * what its records call for.
+   */
+  private async step<T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T, now = this.now()): Promise<T> {
+    if (this.closed) throw new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping');
+    let transition!: Transition;
+    const tx = this.store.transact((emit) => {
+      transition = new Transition(this, emit, now);
+      return fn(transition, emit);
+    });
+    const logsUpTo = new Map<string, number>();
+    for (const id of transition.touched) logsUpTo.set(id, this.state.instances[id]?.logs.length ?? 0);
+    await tx.durable;
+    this.afterDurable(tx.records, logsUpTo);
+    for (const id of transition.deferred) setImmediate(() => this.resumeDeferred(id));
+    return tx.result;
+  }
+
+  private afterDurable(records: readonly WfxRecord[], logsUpTo: ReadonlyMap<string, number>): void {
+    for (const r of records) {
+      const event = this.lifecycleOf(r);
+      if (event) this.emit('lifecycle', event);
+      if (r.type === 'node.waiting' && r.wait.dueAt) this.timers.set(`${r.instanceId}|${r.nodeInstanceId}`, Date.parse(r.wait.dueAt));
+      else if (r.type === 'node.completed' || r.type === 'node.left') this.timers.delete(`${r.instanceId}|${r.nodeInstanceId}`);
+    }
+    for (const [id, upTo] of logsUpTo) {
+      const inst = this.state.instances[id];
+      if (!inst) continue;
+      const from = this.streamed.get(id) ?? 0;
+      for (let i = from; i < upTo; i++) this.emit('log', { processInstanceId: id, id: i + 1, entry: inst.logs[i]! } satisfies StreamedLog);
+      this.streamed.set(id, Math.max(from, upTo));
+    }
+    for (const r of records) if (r.type === 'instance.finished') void this.archive(r.instanceId);
+  }
+
+  private lifecycleOf(r: WfxRecord): LifecycleEvent | null {
+    const base = (instanceId: string) => {
+      const inst = this.state.instances[instanceId];
+      return inst ? { processInstanceId: instanceId, processId: inst.processId, organization: inst.organization } : null;
+    };
+    switch (r.type) {
+      case 'instance.started':
+        return { type: 'PROCESS_STARTED', processInstanceId: r.instance.processInstanceId, processId: r.instance.processId, organization: r.instance.organization, timestamp: r.instance.startTime, stateCd: 0 };
+      case 'instance.finished': {
+        const b = base(r.instanceId);
+        return b && { type: PROCESS_EVENT[r.stateCd], ...b, timestamp: r.at, stateCd: r.stateCd };
+      }
+      case 'node.entered': {
+        const b = base(r.instanceId);
+        return b && { type: 'NODE_STARTED', ...b, timestamp: r.at, nodeId: r.node.nodeId, nodeInstanceId: r.node.id, nodeType: r.node.nodeType, statusCd: STATUS.ACTIVE };
+      }
+      case 'node.waiting':
+      case 'node.completed':
+      case 'node.left': {
+        const b = base(r.instanceId);
+        const ni = this.state.instances[r.instanceId]?.nodes[r.nodeInstanceId];
+        if (!b || !ni) return null;
+        const type = r.type === 'node.waiting' ? 'NODE_WAITING' : r.type === 'node.completed' ? 'NODE_COMPLETED' : NODE_EVENT[r.statusCd]!;
+        const statusCd = r.type === 'node.waiting' ? STATUS.WAITING : r.type === 'node.completed' ? STATUS.COMPLETED : r.statusCd;
+        return { type, ...b, timestamp: r.at, nodeId: ni.nodeId, nodeInstanceId: ni.id, nodeType: ni.nodeType, statusCd };
+      }
+      default:
+        return null;
+    }
+  }
+
+  private fireTimer(key: string): void {
+    const [instanceId, nodeInstanceId] = key.split('|') as [string, string];
+    const inst = this.state.instances[instanceId];
+    const ni = inst?.nodes[nodeInstanceId];
+    if (!inst || !ni || inst.stateCd !== STATE.RUNNING || ni.statusCd !== STATUS.WAITING || !ni.wait?.dueAt) return;
+    this.step((t) => t.resume(inst, ni, { kind: 'timer' })).catch((err: unknown) => this.onError(err, `timer of ${key}`));
+  }
+
+  private resumeDeferred(id: string): void {
+    const inst = this.state.instances[id];
+    if (!inst || this.closed) return;
+    this.step((t) => t.continue(inst)).catch((err: unknown) => this.onError(err, `continuing ${id}`));
+  }
+
+  /**
+   * Moves a finished execution to history: written and fsynced there first, then removed from
+   * the live state. A crash in between archives it again on recovery (the later copy wins).
+   */
+  private readonly archiving = new Set<string>();
+  private async archive(id: string): Promise<void> {
+    const inst = this.state.instances[id];
+    const bucket = bucketOf(id);
+    if (!inst || inst.stateCd === STATE.RUNNING || !bucket || this.archiving.has(id) || this.closed) return;
+    this.archiving.add(id);
+    try {
+      await this.history.put(bucket, id, inst);
+      await this.store.commit({ type: 'instance.archived', instanceId: id });
+      this.streamed.delete(id);
+      this.emit('archived', id);
+    } catch (err) {
+      this.onError(err, `archiving ${id}`);
+    } finally {
+      this.archiving.delete(id);
+    }
+  }
+}

@@ -1,0 +1,24 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then randomness. Execution ids
+ * are time-ordered, so the day an execution started, its history bucket, follows from its id.
+ */
+export function uuidv7(at: Date = new Date()): string {
+  const bytes = randomBytes(16);
+  const ms = BigInt(at.getTime());
+  for (let i = 0; i < 6; i++) bytes[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** The history bucket (UTC day, YYYY-MM-DD) of an execution id; null when it is not a UUIDv7. */
+export function bucketOf(id: string): string | null {
+  if (!UUID_RE.test(id)) return null;
+  const ms = Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+  return new Date(ms).toISOString().slice(0, 10);
+}

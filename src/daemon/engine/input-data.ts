@@ -1,0 +1,100 @@
+import { WfxError } from '../../shared/errors.js';
+import type { FormField, InputOption, InputType } from '../../shared/flow/types.js';
+
+/** What a waiting input node accepts (from its wait). */
+export interface InputSpec {
+  readonly inputType: InputType;
+  readonly options: readonly unknown[] | null;
+  readonly fields: readonly FormField[] | null;
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+
+function optionValue(o: unknown): unknown {
+  return typeof o === 'object' && o !== null ? (o as { value: unknown }).value : o;
+}
+
+/** True when `v` is an ISO 8601 date or date-time that names a real instant. */
+export function isIsoDate(v: unknown): v is string {
+  return typeof v === 'string' && ISO_DATE.test(v) && !Number.isNaN(Date.parse(v));
+}
+
+/**
+ * Checks the `data` of a COMPLETE against what the node asked for (SPEC.md: simple types
+ * submit `{inputValue}`, form submits the fields object). Pure. Throws WfxError
+ * VALIDATION_ERROR (HTTP 422) listing every problem in `details.problems`.
+ */
+export function validateTaskData(spec: InputSpec, data: Record<string, unknown>): void {
+  const problems: string[] = [];
+  const options = spec.options?.map(optionValue) ?? null;
+  if (spec.inputType === 'form') {
+    const fields = spec.fields ?? [];
+    for (const f of fields) {
+      const v = data[f.name];
+      if (v === undefined || v === null || v === '') {
+        if (f.required) problems.push(`${f.name}: required`);
+        continue;
+      }
+      const p = checkField(f, v);
+      if (p) problems.push(`${f.name}: ${p}`);
+    }
+    for (const key of Object.keys(data)) {
+      if (!fields.some((f) => f.name === key)) problems.push(`${key}: not a field of this form`);
+    }
+  } else {
+    const v = data.inputValue;
+    if (v === undefined) problems.push('inputValue: required');
+    else {
+      const p = checkSimple(spec.inputType, v, options);
+      if (p) problems.push(`inputValue: ${p}`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new WfxError('VALIDATION_ERROR', `the data does not fit the ${spec.inputType} input: ${problems.join('; ')}`, {
+      details: { problems },
+      status: 422,
+    });
+  }
+}
+
+function checkSimple(type: Exclude<InputType, 'form'>, v: unknown, options: unknown[] | null): string | null {
+  switch (type) {
+    case 'textbox':
+    case 'textarea':
+      return typeof v === 'string' ? null : 'must be a string';
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v) ? null : 'must be a number';
+    case 'date':
+      return isIsoDate(v) ? null : 'must be an ISO 8601 date (YYYY-MM-DD) or date-time';
+    case 'select':
+    case 'radio':
+      return options?.some((o) => o === v) ? null : `must be one of: ${(options ?? []).join(', ')}`;
+    case 'checkbox':
+      if (!Array.isArray(v)) return 'must be an array of options';
+      return v.every((x) => options?.some((o) => o === x)) ? null : `every item must be one of: ${(options ?? []).join(', ')}`;
+    case 'file':
+      if (typeof v === 'string' && v.length > 0) return null;
+      if (typeof v === 'object' && v !== null && !Array.isArray(v) && ['id', 'url', 'path', 'name'].some((k) => typeof (v as Record<string, unknown>)[k] === 'string')) {
+        return null;
+      }
+      return 'must be a file reference: a non-empty string, or an object with id, url, path or name';
+  }
+}
+
+function checkField(f: FormField, v: unknown): string | null {
+  const options = (f.options as InputOption[] | undefined)?.map(optionValue) ?? null;
+  switch (f.type) {
+    case 'text':
+      return typeof v === 'string' ? null : 'must be a string';
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v) ? null : 'must be a number';
+    case 'boolean':
+      return typeof v === 'boolean' ? null : 'must be true or false';
+    case 'date':
+      return isIsoDate(v) ? null : 'must be an ISO 8601 date';
+    case 'select':
+      return options?.some((o) => o === v) ? null : `must be one of: ${(options ?? []).join(', ')}`;
+    case 'array':
+      return Array.isArray(v) ? null : 'must be an array';
+  }
+}

@@ -1,0 +1,63 @@
+import type { NodeByType, NodeType } from '../../../shared/flow/types.js';
+import type { Instance, Wait } from '../../state/state.js';
+
+/** What a node's handler may read and compute with. Reads only: handlers never change state. */
+export interface NodeScope {
+  readonly instance: Readonly<Instance>;
+  /** The node's id in the flow. */
+  readonly nodeId: string;
+  readonly now: Date;
+  /** Resolves `{ref}` templates in a property (deeply); a missing reference logs a WARN. */
+  resolve(value: unknown): unknown;
+  /** Evaluates a `${...}` condition. Throws ExpressionError (the node fails with EXPRESSION_ERROR). */
+  condition(text: string): boolean;
+}
+
+/** A message or signal a node sends (intermediateThrowEvent). */
+export interface Delivery {
+  readonly eventType: string;
+  readonly correlationKey: string | null;
+  readonly data: Record<string, unknown>;
+}
+
+/**
+ * What happens after a node ran or resumed. Data, not actions: the engine carries it out
+ * (journals the transition, routes tokens, arms timers).
+ */
+export type Outcome =
+  /** Completes the node and moves on: to `to` (node ids), or by default along every `next`. */
+  | {
+      readonly kind: 'next';
+      readonly to?: readonly string[];
+      readonly variables?: Record<string, unknown>;
+      readonly output?: Record<string, unknown>;
+      readonly deliver?: Delivery;
+    }
+  /** Completes the node and ends its token (endEvent). */
+  | { readonly kind: 'end'; readonly terminate: boolean }
+  /** The node waits (statusCd 1). */
+  | { readonly kind: 'wait'; readonly wait: Wait }
+  /** The node fails; the engine applies the failure rule (errorFlow, else the execution fails). */
+  | { readonly kind: 'fail'; readonly code: string; readonly message: string }
+  /** The node is cancelled (statusCd 4): along `errorFlow` if it has one, else the execution is cancelled. */
+  | { readonly kind: 'cancel'; readonly reason: string; readonly variables?: Record<string, unknown> }
+  /** The node timed out (statusCd 5): along `timeoutFlow` if it has one, else the execution fails (TIMEOUT). */
+  | { readonly kind: 'timeout'; readonly reason: string };
+
+/** What resumes a waiting node. */
+export type ResumeInput =
+  | { readonly kind: 'task'; readonly action: 'COMPLETE' | 'CANCEL'; readonly data: Record<string, unknown> }
+  | { readonly kind: 'event'; readonly data: Record<string, unknown> }
+  | { readonly kind: 'timer' };
+
+/**
+ * One node type's behaviour. `run` is called when a token reaches the node, `resume` when
+ * something arrives for it while it waits. Both are pure: scope in, outcome out.
+ */
+export interface NodeHandler<N> {
+  run(node: N, scope: NodeScope): Outcome;
+  resume?(node: N, scope: NodeScope, input: ResumeInput): Outcome;
+}
+
+/** The registry's shape: a handler for every node type the flow format allows (compile error otherwise). */
+export type HandlerRegistry = { readonly [T in NodeType]: NodeHandler<NodeByType[T]> };

@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+import { WfxError } from '../../shared/errors.js';
+import type { FlowDefinition } from '../../shared/flow/types.js';
+import type { WfxRecord } from '../state/records.js';
+import type { Environment, WfxState } from '../state/state.js';
+import type { DurableStore } from '../store/store.js';
+
+/** What a publish did. */
+export interface PublishResult {
+  readonly processId: string;
+  readonly name: string;
+  readonly organization: string;
+  readonly version: string;
+  readonly environment: Environment;
+  /** False when an identical definition was published before: its version is given back. */
+  readonly created: boolean;
+}
+
+/** JSON with object keys sorted: the same definition always gives the same text. Pure. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Publishes a validated flow into `organization` and activates it in `environment`. The same
+ * definition again gives back its existing version; a changed one becomes the next version
+ * ("1", "2", ...). Resolves once durable. Throws PROCESS_ID_CONFLICT when another organization
+ * owns the processId.
+ */
+export async function publishFlow(
+  store: DurableStore<WfxState, WfxRecord>,
+  req: { definition: FlowDefinition; organization: string; environment: Environment; now?: Date },
+): Promise<PublishResult> {
+  const { definition, organization, environment } = req;
+  const at = (req.now ?? new Date()).toISOString();
+  const existing = store.state.flows[definition.processId];
+  if (existing && existing.organization !== organization) {
+    throw new WfxError('PROCESS_ID_CONFLICT', `processId ${definition.processId} belongs to another organization`);
+  }
+  const hash = createHash('sha256').update(canonicalJson(definition)).digest('hex');
+  const same = existing && Object.values(existing.versions).find((v) => v.hash === hash);
+  const version = same?.version ?? String(existing ? Math.max(0, ...Object.keys(existing.versions).map(Number)) + 1 : 1);
+  const records: WfxRecord[] = [];
+  if (!store.state.organizations[organization]) records.push({ type: 'organization.created', name: organization, at });
+  if (!same) {
+    records.push({
+      type: 'flow.published',
+      processId: definition.processId,
+      organization,
+      version: { version, definition: structuredClone(definition), hash, publishedAt: at },
+    });
+  }
+  if (existing?.active[environment] !== version) records.push({ type: 'flow.activated', processId: definition.processId, environment, version });
+  if (records.length > 0) await store.commit(...records);
+  return { processId: definition.processId, name: definition.name, organization, version, environment, created: !same };
+}
+
+/**
+ * Makes `version` the one `environment` runs (rollback, or promotion). Throws
+ * PROCESS_NOT_FOUND (also for another organization's flow) and VERSION_NOT_FOUND.
+ */
+export async function activateVersion(
+  store: DurableStore<WfxState, WfxRecord>,
+  req: { processId: string; organization: string | null; environment: Environment; version: string },
+): Promise<void> {
+  const flow = store.state.flows[req.processId];
+  if (!flow || (req.organization !== null && flow.organization !== req.organization)) {
+    throw new WfxError('PROCESS_NOT_FOUND', `no flow ${req.processId}`);
+  }
+  if (!flow.versions[req.version]) throw new WfxError('VERSION_NOT_FOUND', `flow ${req.processId} has no version ${req.version}`);
+  if (flow.active[req.environment] === req.version) return;
+  await store.commit({ type: 'flow.activated', processId: req.processId, environment: req.environment, version: req.version });
+}

@@ -1,0 +1,86 @@
+import type { FlowNode } from './types.js';
+
+/** How one node connects to another. */
+export type EdgeKind = 'next' | 'then' | 'else' | 'branch' | 'default' | 'errorFlow' | 'timeoutFlow';
+
+export interface Edge {
+  readonly from: string;
+  readonly to: string;
+  readonly kind: EdgeKind;
+  /** Property path in the node that names the target (`next.1`, `branches.0.next`). */
+  readonly path: readonly (string | number)[];
+}
+
+/** Every outgoing connection of a node, in declaration order. Pure. */
+export function edgesOf(id: string, node: FlowNode): Edge[] {
+  const edges: Edge[] = [];
+  const add = (to: unknown, kind: EdgeKind, path: (string | number)[]) => {
+    if (typeof to === 'string') edges.push({ from: id, to, kind, path });
+  };
+  const n = node as unknown as Record<string, unknown>;
+  if (Array.isArray(n.next)) n.next.forEach((to, i) => add(to, 'next', ['next', i]));
+  else add(n.next, 'next', ['next']);
+  add(n.then, 'then', ['then']);
+  add(n.else, 'else', ['else']);
+  if (Array.isArray(n.branches)) {
+    n.branches.forEach((b, i) => add((b as { next?: unknown } | null)?.next, 'branch', ['branches', i, 'next']));
+  }
+  add(n.default, 'default', ['default']);
+  add(n.errorFlow, 'errorFlow', ['errorFlow']);
+  add(n.timeoutFlow, 'timeoutFlow', ['timeoutFlow']);
+  return edges;
+}
+
+/**
+ * The connections of a flow's nodes, with incoming edges and reachability precomputed.
+ * Immutable once built; the engine keeps one per flow version.
+ */
+export class FlowGraph {
+  private readonly out = new Map<string, Edge[]>();
+  private readonly in = new Map<string, Edge[]>();
+  private readonly reach = new Map<string, Set<string>>();
+
+  constructor(readonly nodes: Readonly<Record<string, FlowNode>>) {
+    for (const id of Object.keys(nodes)) {
+      this.out.set(id, []);
+      this.in.set(id, []);
+    }
+    for (const [id, node] of Object.entries(nodes)) {
+      for (const edge of edgesOf(id, node)) {
+        this.out.get(id)!.push(edge);
+        this.in.get(edge.to)?.push(edge);
+      }
+    }
+  }
+
+  /** Outgoing edges of `id` (none for an unknown id). */
+  outgoing(id: string): readonly Edge[] {
+    return this.out.get(id) ?? [];
+  }
+
+  /** Incoming edges of `id`: how many tokens a parallel join waits for. */
+  incoming(id: string): readonly Edge[] {
+    return this.in.get(id) ?? [];
+  }
+
+  /** Ids reachable from `from` by following connections (not including `from` unless on a cycle). */
+  reachableFrom(from: string): ReadonlySet<string> {
+    let set = this.reach.get(from);
+    if (set) return set;
+    set = new Set<string>();
+    const stack = this.outgoing(from).map((e) => e.to);
+    while (stack.length > 0) {
+      const id = stack.pop()!;
+      if (set.has(id) || !this.out.has(id)) continue;
+      set.add(id);
+      for (const e of this.outgoing(id)) stack.push(e.to);
+    }
+    this.reach.set(from, set);
+    return set;
+  }
+
+  /** True when a token at `from` can still arrive at `to`. */
+  canReach(from: string, to: string): boolean {
+    return this.reachableFrom(from).has(to);
+  }
+}

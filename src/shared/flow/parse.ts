@@ -1,0 +1,56 @@
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+
+/** A position in a flow file (1-based). */
+export interface SourcePosition {
+  readonly line: number;
+  readonly column: number;
+}
+
+/** A parsed flow file: its value and where each part of it stands in the text. */
+export interface ParsedSource {
+  readonly value: unknown;
+  /** Syntax errors (bad YAML/JSON, duplicate keys), with positions. */
+  readonly syntaxErrors: ReadonlyArray<{ message: string; position: SourcePosition }>;
+  /**
+   * Where the value at `path` stands; for a path that does not exist, the nearest existing
+   * parent (a missing property is reported at the object that lacks it).
+   */
+  positionOf(path: readonly (string | number)[]): SourcePosition | undefined;
+}
+
+/**
+ * Parses a flow file's text, YAML or JSON (JSON is read as YAML 1.2, which accepts it), keeping
+ * source positions for messages. Pure; never throws: syntax problems are returned.
+ */
+export function parseFlowSource(text: string): ParsedSource {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true });
+  const pos = (offset: number): SourcePosition => {
+    const p = lineCounter.linePos(offset);
+    return { line: p.line, column: p.col };
+  };
+  const syntaxErrors = doc.errors.map((e) => ({ message: e.message.split('\n')[0]!, position: pos(e.pos[0]) }));
+  const value = syntaxErrors.length > 0 ? undefined : doc.toJS({ maxAliasCount: 100 });
+  return {
+    value,
+    syntaxErrors,
+    positionOf(path) {
+      let node: unknown = doc.contents;
+      let best: YamlNode | undefined = node as YamlNode | undefined;
+      for (const key of path) {
+        if (isMap(node)) {
+          const pair = node.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === key);
+          if (!pair) break;
+          // Point at the value, or at the key when the value is empty.
+          node = pair.value ?? pair.key;
+          best = (pair.value ?? pair.key) as YamlNode;
+        } else if (isSeq(node) && typeof key === 'number') {
+          node = node.items[key];
+          if (!node) break;
+          best = node as YamlNode;
+        } else break;
+      }
+      return best?.range ? pos(best.range[0]) : undefined;
+    },
+  };
+}

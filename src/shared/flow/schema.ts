@@ -1,0 +1,255 @@
+import { FIELD_TYPES, INPUT_TYPES, type NodeType } from './types.js';
+
+/**
+ * The JSON Schema of flow files (draft-07, which editors' YAML and JSON language servers
+ * support). `wfx flow schema` prints it; the validator checks flows against this same schema,
+ * so the two never disagree. One entry per node type the engine runs: a type the seed names
+ * but the engine cannot run yet is not in it (the validator says so by name).
+ */
+
+type Schema = Record<string, unknown>;
+
+const ID_PATTERN = '^[A-Za-z_][A-Za-z0-9_-]*$';
+const nodeRef: Schema = { type: 'string', pattern: ID_PATTERN, description: 'id of another node of this flow' };
+const next: Schema = {
+  description: 'the next node, or a list of nodes to run in parallel',
+  oneOf: [nodeRef, { type: 'array', items: nodeRef, minItems: 1 }],
+};
+const duration: Schema = {
+  type: 'string',
+  description: 'a duration: 500ms, 30s, 5m, 2h, 1d or ISO 8601 (PT30M)',
+  pattern: '^(\\d+(\\.\\d+)?(ms|s|m|h|d)|P.+)$',
+};
+const condition: Schema = {
+  type: 'string',
+  description: 'a JUEL condition, ${...}, over the variables',
+  pattern: '^\\s*\\$\\{[\\s\\S]*\\}\\s*$',
+};
+const option: Schema = {
+  oneOf: [
+    { type: 'string' },
+    { type: 'number' },
+    {
+      type: 'object',
+      required: ['value'],
+      additionalProperties: false,
+      properties: { value: { type: ['string', 'number'] }, label: { type: 'string' } },
+    },
+  ],
+};
+const field: Schema = {
+  type: 'object',
+  required: ['name', 'type'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+    type: { enum: [...FIELD_TYPES] },
+    required: { type: 'boolean' },
+    label: { type: 'string' },
+    options: { type: 'array', items: option },
+  },
+};
+const common: Schema = {
+  name: { type: 'string', description: 'display name (nodeName in logs); default: the node id' },
+  description: { type: 'string' },
+};
+const errorFlow: Schema = { ...nodeRef, description: 'taken when this node fails' };
+
+/** Properties of each node type, besides `type`. */
+const NODE_PROPERTIES: { readonly [T in NodeType]: { properties: Schema; required: readonly string[]; description: string } } = {
+  startEvent: { description: 'start of the flow', properties: { next }, required: ['next'] },
+  endEvent: {
+    description: 'ends its token; terminate: true cancels every other active node and completes the execution',
+    properties: { terminate: { type: 'boolean' } },
+    required: [],
+  },
+  task: { description: 'does nothing, passes on', properties: { next, errorFlow }, required: ['next'] },
+  setVariable: {
+    description: 'sets variables; a value that is exactly one {ref} keeps its type',
+    properties: { variables: { type: 'object' }, next, errorFlow },
+    required: ['variables', 'next'],
+  },
+  outputNode: {
+    description: "sets variables and records them as the execution's output",
+    properties: { outputs: { type: 'object' }, next, errorFlow },
+    required: ['outputs', 'next'],
+  },
+  ifElse: {
+    description: 'takes `then` when the JUEL condition is true, else `else`',
+    properties: { condition, then: nodeRef, else: nodeRef, errorFlow },
+    required: ['condition', 'then', 'else'],
+  },
+  exclusiveGateway: {
+    description: 'the first branch whose condition is true, else default; converging: passes each token',
+    properties: gatewayProperties(),
+    required: [],
+  },
+  inclusiveGateway: {
+    description: 'every branch whose condition is true (or default); converging: waits until no active token can still reach it',
+    properties: gatewayProperties(),
+    required: [],
+  },
+  parallelGateway: {
+    description: 'forks to every `next`; converging: waits for one token per incoming connection',
+    properties: { next },
+    required: ['next'],
+  },
+  inputNode: {
+    description: 'waits for input submitted with POST /process/task',
+    properties: {
+      formTitle: { type: 'string' },
+      inputType: { enum: [...INPUT_TYPES] },
+      options: { type: 'array', items: option, minItems: 1 },
+      fields: { type: 'array', items: field, minItems: 1 },
+      timeout: duration,
+      next,
+      errorFlow: { ...nodeRef, description: 'taken when the input is cancelled' },
+      timeoutFlow: { ...nodeRef, description: 'taken when the timeout passes with no input' },
+    },
+    required: ['inputType', 'next'],
+  },
+  userTask: {
+    description: 'a form for a person (an input node of type form)',
+    properties: {
+      formTitle: { type: 'string' },
+      assignee: { type: 'string' },
+      fields: { type: 'array', items: field, minItems: 1 },
+      timeout: duration,
+      next,
+      errorFlow: { ...nodeRef, description: 'taken when the task is cancelled' },
+      timeoutFlow: { ...nodeRef, description: 'taken when the timeout passes with no input' },
+    },
+    required: ['next'],
+  },
+  intermediateCatchEvent: {
+    description: 'waits for a message or signal (POST /process/event) or a timer',
+    properties: {
+      eventType: { enum: ['message', 'signal', 'timer'] },
+      messageRef: { type: 'string', minLength: 1 },
+      correlationKey: { type: 'string' },
+      duration,
+      until: { type: 'string', description: 'an ISO 8601 instant, or a {ref} to one' },
+      next,
+      errorFlow,
+    },
+    required: ['eventType', 'next'],
+  },
+  intermediateThrowEvent: {
+    description: 'delivers a message or signal to waiting catch events of the organization, then passes on',
+    properties: {
+      eventType: { enum: ['message', 'signal'] },
+      messageRef: { type: 'string', minLength: 1 },
+      correlationKey: { type: 'string' },
+      data: { type: 'object' },
+      next,
+      errorFlow,
+    },
+    required: ['eventType', 'messageRef', 'next'],
+  },
+};
+
+function gatewayProperties(): Schema {
+  return {
+    branches: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['condition', 'next'],
+        additionalProperties: false,
+        properties: { condition, next: nodeRef },
+      },
+    },
+    default: { ...nodeRef, description: 'taken when no branch condition is true' },
+    next: { ...nodeRef, description: 'for a purely converging gateway' },
+  };
+}
+
+/** Node types the engine runs, in the schema's order. */
+export const NODE_TYPES = Object.keys(NODE_PROPERTIES) as NodeType[];
+
+const TRIGGERS: Schema[] = [
+  {
+    type: 'object',
+    required: ['type', 'webhook'],
+    additionalProperties: false,
+    properties: { type: { const: 'webhook' }, webhook: { type: 'string' }, eventType: { type: 'string' } },
+  },
+  {
+    type: 'object',
+    required: ['type', 'cron'],
+    additionalProperties: false,
+    properties: {
+      type: { const: 'schedule' },
+      cron: { type: 'string' },
+      timezone: { type: 'string' },
+      missedRuns: { enum: ['skip', 'last', 'all'] },
+    },
+  },
+  {
+    type: 'object',
+    required: ['type', 'connection'],
+    additionalProperties: false,
+    properties: {
+      type: { const: 'email' },
+      connection: { type: 'string' },
+      filters: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { subjectContains: { type: 'string' }, senderMatches: { type: 'string' }, bodyContains: { type: 'string' } },
+      },
+    },
+  },
+];
+
+/** The JSON Schema of a flow file. Pure; a new object each call. */
+export function flowSchema(): Schema {
+  const definitions: Record<string, Schema> = {};
+  for (const type of NODE_TYPES) {
+    const spec = NODE_PROPERTIES[type];
+    definitions[type] = {
+      type: 'object',
+      description: spec.description,
+      required: ['type', ...spec.required],
+      additionalProperties: false,
+      properties: { type: { const: type }, ...common, ...spec.properties },
+    };
+  }
+  definitions.node = {
+    type: 'object',
+    required: ['type'],
+    properties: { type: { enum: NODE_TYPES, description: 'the node type' } },
+    allOf: NODE_TYPES.map((type) => ({
+      if: { properties: { type: { const: type } }, required: ['type'] },
+      then: { $ref: `#/definitions/${type}` },
+    })),
+  };
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    $id: 'https://wfx.dev/schemas/flow.json',
+    title: 'wfx flow',
+    type: 'object',
+    required: ['processId', 'name', 'nodes'],
+    additionalProperties: false,
+    properties: {
+      $schema: { type: 'string' },
+      processId: {
+        type: 'string',
+        description: 'UUID, stable across versions',
+        pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+      },
+      name: { type: 'string', minLength: 1, description: 'display name' },
+      description: { type: 'string' },
+      public: { type: 'boolean', description: 'listed by GET /process/list for callers without WORKFLOW_READ' },
+      triggers: { type: 'array', items: { oneOf: TRIGGERS } },
+      nodes: {
+        type: 'object',
+        description: 'node id -> node',
+        minProperties: 1,
+        propertyNames: { pattern: ID_PATTERN },
+        additionalProperties: { $ref: '#/definitions/node' },
+      },
+    },
+    definitions,
+  };
+}

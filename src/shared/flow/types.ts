@@ -1,0 +1,181 @@
+/**
+ * The flow format (SPEC.md section 2) as TypeScript types. A flow file is YAML or JSON of
+ * this shape; `schema.ts` publishes the same shape as JSON Schema.
+ */
+
+/** Every node type the service interface names. */
+export const SEED_NODE_TYPES = [
+  'startEvent',
+  'endEvent',
+  'serviceTask',
+  'userTask',
+  'task',
+  'scriptTask',
+  'exclusiveGateway',
+  'inclusiveGateway',
+  'parallelGateway',
+  'boundaryEvent',
+  'intermediateThrowEvent',
+  'intermediateCatchEvent',
+  'subProcess',
+  'loopNode',
+  'aiTask',
+  'voiceTask',
+  'ifElse',
+  'callProcess',
+  'inputNode',
+  'outputNode',
+  'domainTask',
+  'memoryAction',
+  'callAgent',
+  'setVariable',
+] as const;
+export type SeedNodeType = (typeof SEED_NODE_TYPES)[number];
+
+/** A node id, or several (a list on a non-gateway node forks parallel tokens). */
+export type Next = string | readonly string[];
+
+/** The seed's input types of an Input Node. */
+export const INPUT_TYPES = ['textbox', 'textarea', 'number', 'date', 'select', 'checkbox', 'radio', 'file', 'form'] as const;
+export type InputType = (typeof INPUT_TYPES)[number];
+
+/** Field types of a form. */
+export const FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'select', 'array'] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+
+/** An option of a select, radio or checkbox input: a plain value or a value with a label. */
+export type InputOption = string | number | { readonly value: string | number; readonly label?: string };
+
+export interface FormField {
+  readonly name: string;
+  readonly type: FieldType;
+  readonly required?: boolean;
+  readonly label?: string;
+  readonly options?: readonly InputOption[];
+}
+
+interface NodeBase {
+  /** Display name (nodeName in logs); default: the node id. */
+  readonly name?: string;
+  readonly description?: string;
+  /** Taken when the node fails (or, on an input node, is cancelled). */
+  readonly errorFlow?: string;
+}
+
+export interface StartEventNode extends NodeBase {
+  readonly type: 'startEvent';
+  readonly next: Next;
+}
+export interface EndEventNode extends NodeBase {
+  readonly type: 'endEvent';
+  readonly terminate?: boolean;
+}
+export interface TaskNode extends NodeBase {
+  readonly type: 'task';
+  readonly next: Next;
+}
+export interface SetVariableNode extends NodeBase {
+  readonly type: 'setVariable';
+  readonly variables: Readonly<Record<string, unknown>>;
+  readonly next: Next;
+}
+export interface OutputNode extends NodeBase {
+  readonly type: 'outputNode';
+  readonly outputs: Readonly<Record<string, unknown>>;
+  readonly next: Next;
+}
+export interface IfElseNode extends NodeBase {
+  readonly type: 'ifElse';
+  readonly condition: string;
+  readonly then: string;
+  readonly else: string;
+}
+export interface Branch {
+  readonly condition: string;
+  readonly next: string;
+}
+export interface GatewayNode extends NodeBase {
+  readonly type: 'exclusiveGateway' | 'inclusiveGateway';
+  readonly branches?: readonly Branch[];
+  readonly default?: string;
+  /** A purely converging gateway has no branches, only `next`. */
+  readonly next?: string;
+}
+export interface ParallelGatewayNode extends NodeBase {
+  readonly type: 'parallelGateway';
+  readonly next: Next;
+}
+export interface InputNodeDef extends NodeBase {
+  readonly type: 'inputNode';
+  readonly formTitle?: string;
+  readonly inputType: InputType;
+  readonly options?: readonly InputOption[];
+  readonly fields?: readonly FormField[];
+  readonly timeout?: string;
+  readonly next: Next;
+  readonly timeoutFlow?: string;
+}
+export interface UserTaskNode extends NodeBase {
+  readonly type: 'userTask';
+  readonly formTitle?: string;
+  readonly assignee?: string;
+  readonly fields?: readonly FormField[];
+  readonly timeout?: string;
+  readonly next: Next;
+  readonly timeoutFlow?: string;
+}
+export interface CatchEventNode extends NodeBase {
+  readonly type: 'intermediateCatchEvent';
+  readonly eventType: 'message' | 'signal' | 'timer';
+  readonly messageRef?: string;
+  readonly correlationKey?: string;
+  readonly duration?: string;
+  readonly until?: string;
+  readonly next: Next;
+}
+export interface ThrowEventNode extends NodeBase {
+  readonly type: 'intermediateThrowEvent';
+  readonly eventType: 'message' | 'signal';
+  readonly messageRef: string;
+  readonly correlationKey?: string;
+  readonly data?: Readonly<Record<string, unknown>>;
+  readonly next: Next;
+}
+
+/** Every node the engine runs, by type. */
+export interface NodeByType {
+  startEvent: StartEventNode;
+  endEvent: EndEventNode;
+  task: TaskNode;
+  setVariable: SetVariableNode;
+  outputNode: OutputNode;
+  ifElse: IfElseNode;
+  exclusiveGateway: GatewayNode & { readonly type: 'exclusiveGateway' };
+  inclusiveGateway: GatewayNode & { readonly type: 'inclusiveGateway' };
+  parallelGateway: ParallelGatewayNode;
+  inputNode: InputNodeDef;
+  userTask: UserTaskNode;
+  intermediateCatchEvent: CatchEventNode;
+  intermediateThrowEvent: ThrowEventNode;
+}
+export type NodeType = keyof NodeByType;
+export type FlowNode = NodeByType[NodeType];
+
+export type Trigger =
+  | { readonly type: 'webhook'; readonly webhook: string; readonly eventType?: string }
+  | { readonly type: 'schedule'; readonly cron: string; readonly timezone?: string; readonly missedRuns?: 'skip' | 'last' | 'all' }
+  | {
+      readonly type: 'email';
+      readonly connection: string;
+      readonly filters?: { readonly subjectContains?: string; readonly senderMatches?: string; readonly bodyContains?: string };
+    };
+
+/** A whole flow definition, as published. */
+export interface FlowDefinition {
+  readonly processId: string;
+  readonly name: string;
+  readonly description?: string;
+  readonly public?: boolean;
+  readonly triggers?: readonly Trigger[];
+  readonly nodes: Readonly<Record<string, FlowNode>>;
+}

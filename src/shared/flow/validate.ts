@@ -1,0 +1,270 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { DurationError, parseDuration } from '../duration.js';
+import { compileCondition, ExpressionError } from '../expr/juel.js';
+import { edgesOf, FlowGraph } from './graph.js';
+import { parseFlowSource, type SourcePosition } from './parse.js';
+import { flowSchema, NODE_TYPES } from './schema.js';
+import { SEED_NODE_TYPES, type FlowDefinition, type FlowNode } from './types.js';
+
+/** Stable codes of flow problems (tests and tools match on them). */
+export type FlowProblemCode =
+  | 'SYNTAX'
+  | 'SCHEMA'
+  | 'UNKNOWN_NODE_TYPE'
+  | 'NODE_TYPE_UNSUPPORTED'
+  | 'START_EVENT_COUNT'
+  | 'UNKNOWN_TARGET'
+  | 'DEAD_END'
+  | 'UNREACHABLE'
+  | 'BAD_CONDITION'
+  | 'BAD_DURATION'
+  | 'MISSING_PROPERTY'
+  | 'TRIGGER_UNSUPPORTED';
+
+/** One thing wrong with a flow, located as precisely as the file allows. */
+export interface FlowProblem {
+  readonly code: FlowProblemCode;
+  readonly message: string;
+  readonly nodeId?: string;
+  /** Dotted property path inside the node (or the flow, when there is no node). */
+  readonly property?: string;
+  readonly line?: number;
+  readonly column?: number;
+}
+
+export type FlowValidation =
+  | { readonly ok: true; readonly flow: FlowDefinition; readonly problems: readonly [] }
+  | { readonly ok: false; readonly problems: readonly FlowProblem[] };
+
+/** Trigger types the daemon can fire; others are refused rather than silently ignored. */
+const SUPPORTED_TRIGGERS: readonly string[] = [];
+
+let compiled: ValidateFunction | undefined;
+function schemaValidator(): ValidateFunction {
+  compiled ??= new Ajv({ allErrors: true, strict: false, allowUnionTypes: true }).compile(flowSchema());
+  return compiled;
+}
+
+/**
+ * Validates a flow file's text (YAML or JSON) and lists every problem at once, each with node
+ * id, property and line:column. Pure; never throws. A flow that validates runs: every node
+ * type has a handler, every connection names a node, every node is reachable and leads on.
+ */
+export function validateFlowSource(text: string): FlowValidation {
+  const parsed = parseFlowSource(text);
+  if (parsed.syntaxErrors.length > 0) {
+    return {
+      ok: false,
+      problems: parsed.syntaxErrors.map((e) => ({ code: 'SYNTAX', message: e.message, ...e.position })),
+    };
+  }
+  return validateFlowValue(parsed.value, parsed.positionOf);
+}
+
+/** Validates an already parsed flow (for instance the body of an API call). Pure. */
+export function validateFlowValue(
+  value: unknown,
+  positionOf: (path: readonly (string | number)[]) => SourcePosition | undefined = () => undefined,
+): FlowValidation {
+  const problems: FlowProblem[] = [];
+  const at = (code: FlowProblemCode, path: readonly (string | number)[], message: string, posPath = path) => {
+    const nodeId = path[0] === 'nodes' && path.length > 1 ? String(path[1]) : undefined;
+    const rest = nodeId === undefined ? path : path.slice(2);
+    const property = rest.length > 0 ? rest.join('.') : undefined;
+    problems.push({ code, message, ...(nodeId && { nodeId }), ...(property && { property }), ...positionOf(posPath) });
+  };
+
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    at('SCHEMA', [], 'a flow must be a mapping with processId, name and nodes');
+    return { ok: false, problems };
+  }
+  const flow = value as Record<string, unknown>;
+  const nodes = isRecord(flow.nodes) ? (flow.nodes as Record<string, FlowNode>) : {};
+
+  // Node types first: a node of a type the engine cannot run is reported by name, not by schema noise.
+  const badType = new Set<string>();
+  for (const [id, node] of Object.entries(nodes)) {
+    const type = isRecord(node) ? (node as { type?: unknown }).type : undefined;
+    if (typeof type !== 'string' || (NODE_TYPES as string[]).includes(type)) continue;
+    badType.add(id);
+    if ((SEED_NODE_TYPES as readonly string[]).includes(type)) {
+      at('NODE_TYPE_UNSUPPORTED', ['nodes', id, 'type'], `node type "${type}" has no engine handler in this version of wfx`);
+    } else {
+      at('UNKNOWN_NODE_TYPE', ['nodes', id, 'type'], `unknown node type "${type}"; one of: ${NODE_TYPES.join(', ')}`);
+    }
+  }
+
+  const validate = schemaValidator();
+  if (!validate(value)) {
+    for (const err of condenseErrors(validate.errors ?? [])) {
+      const path = pointerToPath(err.instancePath);
+      if (path[0] === 'nodes' && path.length > 1 && badType.has(String(path[1]))) continue;
+      const { code, message, extra } = describe(err);
+      at(code, [...path, ...extra], message, path.concat(code === 'SCHEMA' && extra.length ? extra : []));
+    }
+  }
+
+  checkGraph(nodes, badType, at);
+  checkNodes(nodes, badType, at);
+  if (Array.isArray(flow.triggers)) {
+    flow.triggers.forEach((trigger, i) => {
+      const type = isRecord(trigger) ? (trigger as { type?: unknown }).type : undefined;
+      if (typeof type === 'string' && !SUPPORTED_TRIGGERS.includes(type)) {
+        at('TRIGGER_UNSUPPORTED', ['triggers', i, 'type'], `triggers of type "${type}" cannot fire in this version of wfx yet`);
+      }
+    });
+  }
+
+  const unique = dedupe(problems);
+  if (unique.length > 0) return { ok: false, problems: unique };
+  return { ok: true, flow: value as unknown as FlowDefinition, problems: [] };
+}
+
+type At = (code: FlowProblemCode, path: readonly (string | number)[], message: string, posPath?: readonly (string | number)[]) => void;
+
+function checkGraph(nodes: Record<string, FlowNode>, badType: Set<string>, at: At): void {
+  const starts = Object.entries(nodes).filter(([, n]) => isRecord(n) && n.type === 'startEvent');
+  if (starts.length !== 1) {
+    const path = starts.length > 1 ? ['nodes', starts[1]![0]] : ['nodes'];
+    at('START_EVENT_COUNT', path, `a flow has exactly one startEvent; this one has ${starts.length}`);
+  }
+  for (const [id, node] of Object.entries(nodes)) {
+    if (!isRecord(node)) continue;
+    const edges = edgesOf(id, node);
+    for (const edge of edges) {
+      if (!(edge.to in nodes)) at('UNKNOWN_TARGET', ['nodes', id, ...edge.path], `connects to "${edge.to}", which is not a node of this flow`);
+    }
+    const leadsOn = edges.some((e) => e.kind !== 'errorFlow' && e.kind !== 'timeoutFlow');
+    if (!leadsOn && node.type !== 'endEvent' && !badType.has(id)) {
+      at('DEAD_END', ['nodes', id], `node "${id}" leads nowhere: only an endEvent may end a path`);
+    }
+  }
+  if (starts.length === 1) {
+    const graph = new FlowGraph(nodes);
+    const start = starts[0]![0];
+    const reached = graph.reachableFrom(start);
+    for (const id of Object.keys(nodes)) {
+      if (id !== start && !reached.has(id)) at('UNREACHABLE', ['nodes', id], `node "${id}" cannot be reached from the startEvent "${start}"`);
+    }
+  }
+}
+
+function checkNodes(nodes: Record<string, FlowNode>, badType: Set<string>, at: At): void {
+  for (const [id, node] of Object.entries(nodes)) {
+    if (!isRecord(node) || badType.has(id)) continue;
+    const n = node as unknown as Record<string, unknown>;
+    const conditions: Array<[unknown, (string | number)[]]> = [[n.condition, ['condition']]];
+    if (Array.isArray(n.branches)) n.branches.forEach((b, i) => conditions.push([isRecord(b) ? b.condition : undefined, ['branches', i, 'condition']]));
+    for (const [cond, path] of conditions) {
+      if (typeof cond !== 'string') continue;
+      try {
+        compileCondition(cond);
+      } catch (err) {
+        if (err instanceof ExpressionError) at('BAD_CONDITION', ['nodes', id, ...path], `condition does not parse: ${err.message}`);
+        else throw err;
+      }
+    }
+    for (const key of ['timeout', 'duration'] as const) {
+      if (typeof n[key] !== 'string') continue;
+      try {
+        parseDuration(n[key] as string);
+      } catch (err) {
+        if (err instanceof DurationError) at('BAD_DURATION', ['nodes', id, key], err.message);
+        else throw err;
+      }
+    }
+    if (node.type === 'inputNode') {
+      const needsOptions = ['select', 'radio', 'checkbox'].includes(node.inputType);
+      if (needsOptions && !Array.isArray(n.options)) at('MISSING_PROPERTY', ['nodes', id, 'options'], `inputType ${node.inputType} needs options`, ['nodes', id]);
+      if (node.inputType === 'form' && !Array.isArray(n.fields)) at('MISSING_PROPERTY', ['nodes', id, 'fields'], 'inputType form needs fields', ['nodes', id]);
+      if (node.inputType !== 'form' && n.fields !== undefined) at('SCHEMA', ['nodes', id, 'fields'], 'fields apply only to inputType form');
+    }
+    if ((node.type === 'inputNode' || node.type === 'userTask') && Array.isArray(n.fields)) {
+      const seen = new Set<string>();
+      (n.fields as unknown[]).forEach((f, i) => {
+        if (!isRecord(f)) return;
+        if (typeof f.name === 'string' && seen.has(f.name)) at('SCHEMA', ['nodes', id, 'fields', i, 'name'], `field "${f.name}" is defined twice`);
+        if (typeof f.name === 'string') seen.add(f.name);
+        if (f.type === 'select' && !Array.isArray(f.options)) at('MISSING_PROPERTY', ['nodes', id, 'fields', i, 'options'], 'a select field needs options', ['nodes', id, 'fields', i]);
+      });
+    }
+    if (node.type === 'intermediateCatchEvent') {
+      if (node.eventType !== 'timer' && typeof n.messageRef !== 'string') {
+        at('MISSING_PROPERTY', ['nodes', id, 'messageRef'], `a ${node.eventType} catch event needs messageRef`, ['nodes', id]);
+      }
+      if (node.eventType === 'timer' && (n.duration === undefined) === (n.until === undefined)) {
+        at('MISSING_PROPERTY', ['nodes', id, 'duration'], 'a timer catch event needs exactly one of duration and until', ['nodes', id]);
+      }
+    }
+  }
+}
+
+/** Drops the noise of `oneOf`/`if` alternatives: keep the failing `oneOf` itself. */
+function condenseErrors(errors: ErrorObject[]): ErrorObject[] {
+  const oneOfs = errors.filter((e) => e.keyword === 'oneOf').map((e) => e.schemaPath);
+  return errors.filter((e) => {
+    if (e.keyword === 'if') return false;
+    return !oneOfs.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(`${p}/`));
+  });
+}
+
+function describe(err: ErrorObject): { code: FlowProblemCode; message: string; extra: string[] } {
+  const p = err.params as Record<string, unknown>;
+  switch (err.keyword) {
+    case 'required':
+      return { code: 'MISSING_PROPERTY', message: `missing required property "${String(p.missingProperty)}"`, extra: [String(p.missingProperty)] };
+    case 'additionalProperties':
+      return { code: 'SCHEMA', message: `unknown property "${String(p.additionalProperty)}"`, extra: [String(p.additionalProperty)] };
+    case 'enum':
+      return { code: 'SCHEMA', message: `must be one of: ${(p.allowedValues as unknown[]).join(', ')}`, extra: [] };
+    case 'oneOf': {
+      const last = err.instancePath.split('/').at(-1);
+      const what = last === 'next' || /^\d+$/.test(last ?? '') ? 'a node id or a non-empty list of node ids' : 'one of the allowed forms';
+      return { code: 'SCHEMA', message: `must be ${what}`, extra: [] };
+    }
+    case 'pattern': {
+      const what = String(err.schemaPath).includes('propertyNames')
+        ? 'a node id: a letter or _ then letters, digits, _ or -'
+        : /condition/.test(err.instancePath)
+          ? 'a condition written ${...}'
+          : /timeout|duration/.test(err.instancePath)
+            ? 'a duration such as 30s, 5m, 2h or PT30M'
+            : /processId/.test(err.instancePath)
+              ? 'a UUID'
+              : `text matching ${String(p.pattern)}`;
+      return { code: 'SCHEMA', message: `must be ${what}`, extra: [] };
+    }
+    default:
+      return { code: 'SCHEMA', message: err.message ?? 'is not valid', extra: [] };
+  }
+}
+
+function pointerToPath(pointer: string): (string | number)[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+function dedupe(problems: FlowProblem[]): FlowProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = `${p.code}|${p.nodeId ?? ''}|${p.property ?? ''}|${p.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `file:line:column: node.property: message`, the form editors and terminals link. */
+export function formatProblem(file: string, p: FlowProblem): string {
+  const where = p.line === undefined ? file : `${file}:${p.line}:${p.column}`;
+  const what = [p.nodeId, p.property].filter(Boolean).join('.');
+  return `${where}: ${what ? `${what}: ` : ''}${p.message} [${p.code}]`;
+}

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { Engine, type LifecycleEvent, type StreamedLog } from '../../src/daemon/engine/engine.js';
+import { publishFlow } from '../../src/daemon/flows/publish.js';
+import { applyRecord, type WfxRecord } from '../../src/daemon/state/records.js';
+import { initialState, type Environment, type Instance, type WfxState } from '../../src/daemon/state/state.js';
+import { History } from '../../src/daemon/store/history.js';
+import { Store } from '../../src/daemon/store/store.js';
+import { validateFlowSource } from '../../src/shared/flow/validate.js';
+
+/** A clock tests move by hand. */
+export class TestClock {
+  constructor(public ms = Date.parse('2026-11-21T10:00:00.000Z')) {}
+  now = (): Date => new Date(this.ms);
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+export interface EngineHarness {
+  readonly dir: string;
+  readonly store: Store<WfxState, WfxRecord>;
+  readonly engine: Engine;
+  readonly clock: TestClock;
+  readonly events: LifecycleEvent[];
+  readonly logs: StreamedLog[];
+  /** Publishes a flow given as YAML (processId filled in when the text has `processId: AUTO`). */
+  publish(yaml: string, options?: { organization?: string; environment?: Environment }): Promise<string>;
+  /** Starts the active version and returns the execution as it is after its first step. */
+  start(processId: string, data?: Record<string, unknown>, extra?: { correlationKey?: string; organization?: string }): Promise<Instance>;
+  /** The live or archived execution. */
+  get(id: string): Promise<Instance>;
+  /** Resolves once the execution has moved to history. */
+  archived(id: string): Promise<void>;
+  /** Moves the clock and lets due timers fire. */
+  advance(ms: number): void;
+  /** Resolves with the first lifecycle event (past or future) that matches. */
+  waitFor(match: (e: LifecycleEvent) => boolean): Promise<LifecycleEvent>;
+  /** Closes and reopens store and engine on the same directory (a restart), keeping the clock. */
+  restart(): Promise<EngineHarness>;
+  close(): Promise<void>;
+}
+
+/** Opens store, history and engine in a fresh test directory, closed at teardown. */
+export async function engineHarness(t: Test, dir?: string, clock = new TestClock()): Promise<EngineHarness> {
+  if (dir === undefined) {
+    // Our own directory, not t.testdir(): tap removes that before teardowns run, and closing
+    // the store writes a final checkpoint into it. Teardowns run last-registered first, so this
+    // removal runs after every close below (restarted harnesses included).
+    const own = mkdtempSync(join(tmpdir(), 'wfx-engine-'));
+    t.teardown(() => rmSync(own, { recursive: true, force: true }));
+    dir = own;
+  }
+  const root = dir;
+  const store = await Store.open<WfxState, WfxRecord>({ dir, initialState, apply: applyRecord });
+  const history = await History.open(join(dir, 'history'));
+  const errors: unknown[] = [];
+  const engine = new Engine({ store, history, now: clock.now, onError: (err) => errors.push(err) });
+  const events: LifecycleEvent[] = [];
+  const logs: StreamedLog[] = [];
+  engine.on('lifecycle', (e: LifecycleEvent) => events.push(e));
+  engine.on('log', (l: StreamedLog) => logs.push(l));
+  const archived = new Set<string>();
+  engine.on('archived', (id: string) => archived.add(id));
+  await engine.recover();
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    engine.close();
+    await store.close();
+    await history.close();
+    if (errors.length > 0) t.fail(`engine reported errors: ${errors.map(String).join('; ')}`);
+  };
+  t.teardown(close);
+  const h: EngineHarness = {
+    dir: root,
+    store,
+    engine,
+    clock,
+    events,
+    logs,
+    async publish(yaml, options = {}) {
+      const text = yaml.replace('processId: AUTO', `processId: ${randomUUID()}`);
+      const v = validateFlowSource(text);
+      if (!v.ok) throw new Error(`test flow does not validate: ${JSON.stringify(v.problems)}`);
+      const r = await publishFlow(store, {
+        definition: v.flow,
+        organization: options.organization ?? 'default',
+        environment: options.environment ?? 'PRODUCTION',
+        now: clock.now(),
+      });
+      return r.processId;
+    },
+    async start(processId, data = {}, extra = {}) {
+      const inst = await engine.start({ processId, organization: extra.organization ?? 'default', data, correlationKey: extra.correlationKey ?? null });
+      return h.get(inst.processInstanceId);
+    },
+    async get(id) {
+      await settle();
+      const inst = await engine.getInstance({ organization: null }, id);
+      if (!inst) throw new Error(`no execution ${id}`);
+      return inst;
+    },
+    archived(id) {
+      if (archived.has(id)) return Promise.resolve();
+      return new Promise((resolve) => {
+        const on = (done: string) => {
+          if (done !== id) return;
+          engine.off('archived', on);
+          resolve();
+        };
+        engine.on('archived', on);
+      });
+    },
+    advance(ms) {
+      clock.advance(ms);
+      engine.pokeTimers();
+    },
+    waitFor(match) {
+      const seen = events.find(match);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve) => {
+        const on = (e: LifecycleEvent) => {
+          if (!match(e)) return;
+          engine.off('lifecycle', on);
+          resolve(e);
+        };
+        engine.on('lifecycle', on);
+      });
+    },
+    async restart() {
+      await close();
+      return engineHarness(t, root, clock);
+    },
+    close,
+  };
+  /** Lets deferred steps, timers due now and archiving run. */
+  async function settle(): Promise<void> {
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    await store.flush();
+  }
+  return h;
+}
+
+/** `nodeId:statusCd` of every node instance, in creation order. */
+export function trail(inst: Instance): string[] {
+  return Object.values(inst.nodes).map((n) => `${n.nodeId}:${n.statusCd}`);
+}
