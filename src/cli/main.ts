@@ -3,6 +3,8 @@ import { Command, CommanderError } from 'commander';
 import { isWfxError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
 import { registerDaemon } from './commands/daemon.js';
+import { registerExpr } from './commands/expr.js';
+import { registerFlow } from './commands/flow.js';
 import type { CliContext } from './context.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 
@@ -23,6 +25,8 @@ export function buildProgram(ctx: CliContext): Command {
       writeErr: (s) => ctx.stderr.write(s),
     });
   registerDaemon(program, ctx);
+  registerFlow(program, ctx);
+  registerExpr(program, ctx);
   for (const cmd of allCommands(program)) {
     cmd.exitOverride();
     cmd.configureOutput({ writeOut: (s) => ctx.stdout.write(s), writeErr: (s) => ctx.stderr.write(s) });

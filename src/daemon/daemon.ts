@@ -4,11 +4,14 @@ import type { Logger } from 'pino';
 import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
 import { WfxError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
+import { formatProblem } from '../shared/flow/validate.js';
 import { generateApiKey } from './auth/api-keys.js';
+import { Engine } from './engine/engine.js';
+import { publishFlowDir } from './flows/load-dir.js';
 import { createDaemonLogger } from './logger.js';
 import { buildServer } from './server.js';
 import { applyRecord, type WfxRecord } from './state/records.js';
-import { initialState, type WfxState } from './state/state.js';
+import { initialState, type Environment, type WfxState } from './state/state.js';
 import { ensurePrivateDir, writeFileAtomic } from './store/fs-util.js';
 import { History } from './store/history.js';
 import { acquireDataDirLock, type DataDirLock } from './store/lock.js';
@@ -31,12 +34,17 @@ export interface DaemonOptions {
   readonly logLevel?: string;
   /** Largest request body in bytes (default 1 MiB). */
   readonly bodyLimit?: number;
+  /** A directory of flow files to validate and publish (organization default) at start. */
+  readonly flowsDir?: string;
+  /** The environment `flowsDir` is published to (default PRODUCTION). */
+  readonly flowsEnvironment?: Environment;
 }
 
 /** A daemon that is serving. */
 export interface RunningDaemon {
   readonly info: DaemonInfo;
   readonly logger: Logger;
+  readonly engine: Engine;
   /** Stops gracefully: stop accepting, finish in-flight requests, checkpoint, release the lock. */
   stop(): Promise<void>;
   /** Settles when the daemon has stopped; rejects with the cause if its store failed. */
@@ -74,6 +82,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     const history = await History.open(paths.history);
     cleanup.unshift(() => history.close());
     await bootstrap(store, paths.bootstrapKey, logger);
+    const engine = new Engine({ store, history, onError: (err, what) => logger.error({ err }, `engine: ${what} failed`) });
+    cleanup.unshift(async () => engine.close());
+    await engine.recover();
+    if (options.flowsDir) await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);
 
     const app = buildServer({ store, logger, bodyLimit: options.bodyLimit });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7878 });
@@ -89,7 +101,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     };
     await writeFileAtomic(paths.daemonJson, `${JSON.stringify(info, null, 2)}\n`);
     logger.info({ url: info.url, dataDir: options.dataDir, bootstrapKey: paths.bootstrapKey }, 'wfx daemon listening');
-    return serve({ options, info, logger, lock, store, history, app, daemonJson: paths.daemonJson });
+    return serve({ options, info, logger, lock, store, history, engine, app, daemonJson: paths.daemonJson });
   } catch (err) {
     for (const undo of cleanup) await undo().catch(() => undefined);
     logger.error({ err }, 'wfx daemon failed to start');
@@ -105,10 +117,11 @@ function serve(parts: {
   lock: DataDirLock;
   store: Store<WfxState, WfxRecord>;
   history: History;
+  engine: Engine;
   app: ReturnType<typeof buildServer>;
   daemonJson: string;
 }): RunningDaemon {
-  const { options, info, logger, lock, store, history, app, daemonJson } = parts;
+  const { options, info, logger, lock, store, history, engine, app, daemonJson } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -121,6 +134,7 @@ function serve(parts: {
   const timers = [
     setInterval(() => void store.checkpoint().catch(() => undefined), options.checkpointIntervalMs ?? 5 * 60_000),
     setInterval(() => void prune().catch((err: unknown) => logger.warn({ err }, 'history: prune failed')), RETENTION_SWEEP_MS),
+    setInterval(() => void engine.sweepExpired().catch((err: unknown) => logger.warn({ err }, 'engine: sweeping expired messages failed')), 60_000),
   ];
   for (const t of timers) t.unref();
   void prune().catch((err: unknown) => logger.warn({ err }, 'history: prune failed'));
@@ -129,6 +143,7 @@ function serve(parts: {
     for (const t of timers) clearInterval(t);
     logger.info(failure ? 'stopping after a store failure' : 'stopping');
     await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
+    engine.close();
     await store.close({ checkpoint: failure === null }).catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));
     await history.close().catch(() => undefined);
     const current = await readFile(daemonJson, 'utf8').then((t) => JSON.parse(t) as DaemonInfo, () => null);
@@ -146,6 +161,7 @@ function serve(parts: {
   return {
     info,
     logger,
+    engine,
     stopped,
     stop: () => {
       stopping ??= shutdown(null).then(settle.resolve, settle.reject);
@@ -185,4 +201,20 @@ async function bootstrap(store: Store<WfxState, WfxRecord>, keyFile: string, log
     },
   );
   logger.info({ keyId, file: keyFile }, 'first start: created organization "default" and a bootstrap admin key');
+}
+
+/** Publishes the flow files of `dir`; a file that does not validate is logged with its problems, not fatal. */
+async function publishFlows(store: Store<WfxState, WfxRecord>, dir: string, environment: Environment, logger: Logger): Promise<void> {
+  const outcomes = await publishFlowDir(store, dir, { organization: 'default', environment }).catch((err: unknown) => {
+    logger.warn({ err, dir }, 'flows: cannot read the flows directory');
+    return [];
+  });
+  for (const o of outcomes) {
+    if (o.ok) {
+      logger.info({ file: o.file, processId: o.result.processId, version: o.result.version, environment }, `flows: published "${o.result.name}"`);
+    } else {
+      const lines = o.error ? [`${o.file}: ${o.error}`] : o.problems.map((p) => formatProblem(o.file, p));
+      logger.warn({ file: o.file, problems: lines }, `flows: not published, it does not validate:\n  ${lines.join('\n  ')}`);
+    }
+  }
 }

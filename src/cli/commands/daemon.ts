@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { readFile, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { dataDirPaths, type DaemonInfo } from '../../shared/data-dir.js';
@@ -14,6 +14,7 @@ interface StartOptions {
   readonly host: string;
   readonly foreground?: boolean;
   readonly retention?: number;
+  readonly flows?: string;
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
 }
@@ -34,8 +35,9 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--foreground', 'run in this terminal, logging readable lines, until Ctrl-C')
     .option('--retention <days>', 'keep finished executions this many days', parsePositive)
+    .option('--flows <dir>', 'validate and publish the flow files of this directory at start (organization default, PRODUCTION)')
     .addOption(new Option('--child').hideHelp())
-    .addHelpText('after', '\nExamples:\n  $ wfx daemon start\n  $ wfx daemon start --port 0 --json\n  $ wfx daemon start --foreground')
+    .addHelpText('after', '\nExamples:\n  $ wfx daemon start\n  $ wfx daemon start --port 0 --json\n  $ wfx daemon start --foreground --flows flows')
     .action(async (opts: StartOptions, cmd: Command) => {
       if (opts.child) return runChild(ctx, cmd, opts);
       if (opts.foreground) return runForeground(ctx, cmd, opts);
@@ -72,6 +74,7 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
     port: opts.port,
     foreground,
     retentionMs: opts.retention === undefined ? undefined : opts.retention * 24 * 60 * 60 * 1000,
+    flowsDir: opts.flows === undefined ? undefined : resolve(ctx.cwd, opts.flows),
   };
 }
 
@@ -127,6 +130,7 @@ async function startInBackground(ctx: CliContext, cmd: Command, opts: StartOptio
   const out = openSync(outFile, 'a', 0o600);
   const args = [ctx.binPath, 'daemon', 'start', '--child', '--data-dir', dataDir, '--port', String(opts.port), '--host', opts.host];
   if (opts.retention !== undefined) args.push('--retention', String(opts.retention));
+  if (opts.flows !== undefined) args.push('--flows', resolve(ctx.cwd, opts.flows));
   const child = spawn(process.execPath, args, {
     cwd: ctx.cwd,
     env: ctx.env,

@@ -98,6 +98,10 @@ export function validateFlowValue(
   if (!validate(value)) {
     for (const err of condenseErrors(validate.errors ?? [])) {
       const path = pointerToPath(err.instancePath);
+      if (err.propertyName !== undefined && path.length === 1 && path[0] === 'nodes') {
+        at('SCHEMA', ['nodes', err.propertyName], `node id "${err.propertyName}" must start with a letter or _ and go on with letters, digits, _ or -`);
+        continue;
+      }
       if (path[0] === 'nodes' && path.length > 1 && badType.has(String(path[1]))) continue;
       const { code, message, extra } = describe(err);
       at(code, [...path, ...extra], message, path.concat(code === 'SCHEMA' && extra.length ? extra : []));
@@ -203,7 +207,7 @@ function checkNodes(nodes: Record<string, FlowNode>, badType: Set<string>, at: A
 function condenseErrors(errors: ErrorObject[]): ErrorObject[] {
   const oneOfs = errors.filter((e) => e.keyword === 'oneOf').map((e) => e.schemaPath);
   return errors.filter((e) => {
-    if (e.keyword === 'if') return false;
+    if (e.keyword === 'if' || e.keyword === 'propertyNames') return false;
     return !oneOfs.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(`${p}/`));
   });
 }
@@ -248,14 +252,19 @@ function pointerToPath(pointer: string): (string | number)[] {
     .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
 }
 
+/**
+ * One problem per node property: the semantic checks run after the schema and say more (a bad
+ * duration's own message beats the schema's pattern), so a later problem replaces an earlier
+ * one on the same property. Then in file order.
+ */
 function dedupe(problems: FlowProblem[]): FlowProblem[] {
-  const seen = new Set<string>();
-  return problems.filter((p) => {
-    const key = `${p.code}|${p.nodeId ?? ''}|${p.property ?? ''}|${p.message}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
+  const byPlace = new Map<string, FlowProblem>();
+  problems.forEach((p, i) => {
+    const key = p.nodeId === undefined && p.property === undefined ? `#${i}` : `${p.nodeId ?? ''}|${p.property ?? ''}|${p.code === 'DEAD_END' || p.code === 'UNREACHABLE' ? p.code : ''}`;
+    byPlace.delete(key);
+    byPlace.set(key, p);
   });
+  return [...byPlace.values()].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.column ?? 0) - (b.column ?? 0));
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

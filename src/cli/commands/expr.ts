@@ -1,0 +1,57 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { WfxError } from '../../shared/errors.js';
+import { compileCondition, evaluateJuel, ExpressionError } from '../../shared/expr/juel.js';
+import { resolveTemplate } from '../../shared/expr/template.js';
+import { printJson, type CliContext } from '../context.js';
+
+/** Reads `--vars`: JSON text, or `@file`. Throws USAGE_ERROR. */
+export async function readJsonOption(ctx: CliContext, value: string, what: string): Promise<Record<string, unknown>> {
+  let text = value;
+  if (value.startsWith('@')) {
+    try {
+      text = await readFile(resolve(ctx.cwd, value.slice(1)), 'utf8');
+    } catch (err) {
+      throw new WfxError('USAGE_ERROR', `cannot read ${what} file ${value.slice(1)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new WfxError('USAGE_ERROR', `${what} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new WfxError('USAGE_ERROR', `${what} must be a JSON object`);
+  return parsed as Record<string, unknown>;
+}
+
+/** `wfx expr`: evaluates a `${...}` JUEL expression or a `{ref}` template locally, as the engine would. */
+export function registerExpr(program: Command, ctx: CliContext): void {
+  program
+    .command('expr')
+    .description('evaluate a ${...} condition or a {ref} template locally, as the engine does; prints JSON')
+    .argument('<expression>', "a JUEL expression written ${...}, or text with {ref} references")
+    .option('--vars <json>', 'variables as a JSON object, or @file', '{}')
+    .option('--env <json>', 'values for {env.NAME}, as a JSON object, or @file', '{}')
+    .addHelpText(
+      'after',
+      `\nExamples:\n  $ wfx expr '\${order.total < 1000 && approved}' --vars '{"order":{"total":250},"approved":true}'\n  true\n  $ wfx expr 'Approve order {order.id}?' --vars '{"order":{"id":42}}'\n  "Approve order 42?"`,
+    )
+    .action(async (expression: string, opts: { vars: string; env: string }) => {
+      const vars = await readJsonOption(ctx, opts.vars, '--vars');
+      const env = (await readJsonOption(ctx, opts.env, '--env')) as Record<string, string>;
+      if (/^\s*\$\{[\s\S]*\}\s*$/.test(expression)) {
+        try {
+          printJson(ctx, evaluateJuel(compileCondition(expression), { env, ...vars }) ?? null);
+        } catch (err) {
+          if (err instanceof ExpressionError) throw new WfxError('EXPRESSION_ERROR', err.message);
+          throw err;
+        }
+        return;
+      }
+      const { value, missing } = resolveTemplate(expression, { vars, env });
+      for (const ref of missing) ctx.stderr.write(`WARN: reference {${ref}} is missing; it resolved to an empty string\n`);
+      printJson(ctx, value ?? null);
+    });
+}

@@ -1,0 +1,96 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { Ajv } from 'ajv';
+import t from 'tap';
+import { flowSchema, NODE_TYPES } from '../../../src/shared/flow/schema.js';
+import { SEED_NODE_TYPES } from '../../../src/shared/flow/types.js';
+import { validateFlowSource, validateFlowValue, type FlowProblem } from '../../../src/shared/flow/validate.js';
+import { HANDLERS } from '../../../src/daemon/engine/nodes/index.js';
+
+const FLOWS_DIR = new URL('../../../../flows/', import.meta.url);
+
+const ok = (nodes: string) => `processId: 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11
+name: Test
+nodes:
+${nodes}`;
+
+function problems(text: string): FlowProblem[] {
+  const v = validateFlowSource(text);
+  return v.ok ? [] : [...v.problems];
+}
+
+t.test('the example flows validate, and together use every node type the engine runs', async (t) => {
+  const used = new Set<string>();
+  for (const name of await readdir(FLOWS_DIR)) {
+    const text = await readFile(new URL(name, FLOWS_DIR), 'utf8');
+    const v = validateFlowSource(text);
+    t.ok(v.ok, `${name} validates`);
+    if (v.ok) for (const node of Object.values(v.flow.nodes)) used.add(node.type);
+  }
+  t.same([...used].sort(), [...NODE_TYPES].sort());
+});
+
+t.test('every node type of the schema has a handler, and every seed type is in the schema or refused by name', async (t) => {
+  t.same(Object.keys(HANDLERS).sort(), [...NODE_TYPES].sort());
+  for (const type of SEED_NODE_TYPES) {
+    if ((NODE_TYPES as string[]).includes(type)) continue;
+    const p = problems(ok(`  start: { type: startEvent, next: x }\n  x: { type: ${type}, next: done }\n  done: { type: endEvent }`));
+    t.match(p, [{ code: 'NODE_TYPE_UNSUPPORTED', nodeId: 'x', property: 'type', line: 5 }], `${type} is refused by name`);
+  }
+});
+
+t.test('each kind of problem is reported with node, property and line:column', async (t) => {
+  const cases: Array<[string, string, Partial<Record<keyof FlowProblem, unknown>>]> = [
+    ['unknown type', '  start: { type: startEvent, next: x }\n  x: { type: teleport, next: done }\n  done: { type: endEvent }', { code: 'UNKNOWN_NODE_TYPE', nodeId: 'x', line: 5, column: 14 }],
+    ['missing property', '  start: { type: startEvent, next: x }\n  x: { type: ifElse, then: done }\n  done: { type: endEvent }', { code: 'MISSING_PROPERTY', nodeId: 'x', property: 'condition', line: 5 }],
+    ['wrong type', '  start: { type: startEvent, next: x }\n  x: { type: endEvent, terminate: "yes" }', { code: 'SCHEMA', nodeId: 'x', property: 'terminate', line: 5 }],
+    ['unknown target', '  start: { type: startEvent, next: ghost }', { code: 'UNKNOWN_TARGET', nodeId: 'start', property: 'next', line: 4, column: 36 }],
+    ['dead end', '  start: { type: startEvent, next: x }\n  x: { type: exclusiveGateway }', { code: 'DEAD_END', nodeId: 'x' }],
+    ['unreachable', '  start: { type: startEvent, next: done }\n  island: { type: task, next: done }\n  done: { type: endEvent }', { code: 'UNREACHABLE', nodeId: 'island', line: 5 }],
+    ['two starts', '  a: { type: startEvent, next: done }\n  b: { type: startEvent, next: done }\n  done: { type: endEvent }', { code: 'START_EVENT_COUNT' }],
+    ['bad condition', '  start: { type: startEvent, next: x }\n  x: { type: ifElse, condition: "${a &&}", then: done, else: done }\n  done: { type: endEvent }', { code: 'BAD_CONDITION', nodeId: 'x', property: 'condition' }],
+    ['condition without ${}', '  start: { type: startEvent, next: x }\n  x: { type: ifElse, condition: "a > 1", then: done, else: done }\n  done: { type: endEvent }', { code: 'SCHEMA', nodeId: 'x', property: 'condition' }],
+    ['bad inputType', '  start: { type: startEvent, next: x }\n  x: { type: inputNode, inputType: slider, next: done }\n  done: { type: endEvent }', { code: 'SCHEMA', nodeId: 'x', property: 'inputType' }],
+    ['select without options', '  start: { type: startEvent, next: x }\n  x: { type: inputNode, inputType: select, next: done }\n  done: { type: endEvent }', { code: 'MISSING_PROPERTY', nodeId: 'x', property: 'options' }],
+    ['bad duration', '  start: { type: startEvent, next: x }\n  x: { type: intermediateCatchEvent, eventType: timer, duration: 5x, next: done }\n  done: { type: endEvent }', { code: 'BAD_DURATION', nodeId: 'x', property: 'duration' }],
+    ['message without ref', '  start: { type: startEvent, next: x }\n  x: { type: intermediateCatchEvent, eventType: message, next: done }\n  done: { type: endEvent }', { code: 'MISSING_PROPERTY', nodeId: 'x', property: 'messageRef' }],
+    ['bad id', '  start: { type: startEvent, next: done }\n  "9lives": { type: endEvent }\n  done: { type: endEvent }', { code: 'SCHEMA', nodeId: '9lives', message: /node id "9lives" must start with a letter or _/, line: 5 }],
+  ];
+  for (const [name, nodes, expected] of cases) t.match(problems(ok(nodes)), [expected], name);
+});
+
+t.test('every problem is listed at once', async (t) => {
+  const p = problems(`processId: nope
+name: ""
+nodes:
+  start: { type: startEvent, next: ghost }
+  x: { type: task }
+`);
+  t.same(p.map((x) => x.code).sort(), ['DEAD_END', 'MISSING_PROPERTY', 'SCHEMA', 'SCHEMA', 'UNKNOWN_TARGET', 'UNREACHABLE'].sort());
+});
+
+t.test('syntax errors and duplicate ids are reported with positions', async (t) => {
+  t.match(problems('processId: x\nnodes: [\n'), [{ code: 'SYNTAX', line: Number }]);
+  t.match(problems(ok('  a: { type: startEvent, next: a2 }\n  a2: { type: endEvent }\n  a2: { type: endEvent }')), [{ code: 'SYNTAX', line: 6 }], 'ids collide');
+});
+
+t.test('JSON flow files validate like YAML, with positions', async (t) => {
+  const json = JSON.stringify({ processId: '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11', name: 'J', nodes: { start: { type: 'startEvent', next: 'ghost' } } }, null, 2);
+  t.match(problems(json), [{ code: 'UNKNOWN_TARGET', nodeId: 'start', line: 7, column: 15 }]);
+
+});
+
+t.test('triggers that cannot fire yet are refused rather than ignored', async (t) => {
+  const p = problems(`${ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }')}\ntriggers:\n  - { type: schedule, cron: "*/5 * * * *" }\n`);
+  t.match(p, [{ code: 'TRIGGER_UNSUPPORTED', property: 'triggers.0.type' }]);
+});
+
+t.test('a non-object is refused without throwing', async (t) => {
+  for (const v of [null, 1, 'x', []]) t.equal(validateFlowValue(v).ok, false);
+});
+
+t.test('the published schema is valid JSON Schema that editors can use', async (t) => {
+  const ajv = new Ajv({ strict: true, strictTypes: false, allowUnionTypes: true });
+  t.doesNotThrow(() => ajv.compile(flowSchema()));
+  const schema = flowSchema() as { definitions: Record<string, unknown> };
+  for (const type of NODE_TYPES) t.ok(schema.definitions[type], `${type} has a definition`);
+});
