@@ -83,7 +83,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     cleanup.unshift(() => history.close());
     await bootstrap(store, paths.bootstrapKey, logger);
     const engine = new Engine({ store, history, onError: (err, what) => logger.error({ err }, `engine: ${what} failed`) });
-    cleanup.unshift(async () => engine.close());
+    cleanup.unshift(() => engine.close());
     await engine.recover();
     if (options.flowsDir) await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);
 
@@ -143,7 +143,7 @@ function serve(parts: {
     for (const t of timers) clearInterval(t);
     logger.info(failure ? 'stopping after a store failure' : 'stopping');
     await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
-    engine.close();
+    await engine.close();
     await store.close({ checkpoint: failure === null }).catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));
     await history.close().catch(() => undefined);
     const current = await readFile(daemonJson, 'utf8').then((t) => JSON.parse(t) as DaemonInfo, () => null);

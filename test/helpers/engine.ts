@@ -70,7 +70,7 @@ export async function engineHarness(t: Test, dir?: string, clock = new TestClock
   const close = async () => {
     if (closed) return;
     closed = true;
-    engine.close();
+    await engine.close();
     await store.close();
     await history.close();
     if (errors.length > 0) t.fail(`engine reported errors: ${errors.map(String).join('; ')}`);

@@ -84,12 +84,15 @@ export class Engine extends EventEmitter implements EngineCore {
   private readonly store: DurableStore<WfxState, WfxRecord>;
   private readonly history: History;
   private readonly now: () => Date;
-  private readonly graphs = new Map<string, { definition: FlowDefinition; graph: FlowGraph }>();
+  /** Parsed flow versions: processId -> version -> definition and graph. */
+  private readonly graphs = new Map<string, Map<string, { definition: FlowDefinition; graph: FlowGraph }>>();
   private readonly timers: TimerQueue;
   private readonly onError: (err: unknown, what: string) => void;
   /** Log entries already streamed, per live execution. */
   private readonly streamed = new Map<string, number>();
   private closed = false;
+  /** Steps and archiving under way. */
+  private readonly inflight = new Set<Promise<unknown>>();
 
   constructor(options: EngineOptions) {
     super();
@@ -105,12 +108,13 @@ export class Engine extends EventEmitter implements EngineCore {
   // --- EngineCore ------------------------------------------------------------------------
 
   flowOf(inst: Instance): { definition: FlowDefinition; graph: FlowGraph } {
-    const key = `${inst.processId}@${inst.processVersion}`;
-    let g = this.graphs.get(key);
+    let versions = this.graphs.get(inst.processId);
+    if (!versions) this.graphs.set(inst.processId, (versions = new Map()));
+    let g = versions.get(inst.processVersion);
     if (!g) {
       const definition = this.state.flows[inst.processId]!.versions[inst.processVersion]!.definition;
       g = { definition, graph: new FlowGraph(definition.nodes) };
-      this.graphs.set(key, g);
+      versions.set(inst.processVersion, g);
     }
     return g;
   }
@@ -246,7 +250,7 @@ export class Engine extends EventEmitter implements EngineCore {
     for (const inst of Object.values(this.state.instances)) {
       this.streamed.set(inst.processInstanceId, inst.logs.length);
       if (inst.stateCd !== STATE.RUNNING) {
-        void this.archive(inst.processInstanceId);
+        void this.track(this.archive(inst.processInstanceId));
         continue;
       }
       for (const ni of Object.values(inst.nodes)) {
@@ -270,10 +274,24 @@ export class Engine extends EventEmitter implements EngineCore {
     );
   }
 
-  /** Stops timers; operations already under way finish. */
-  close(): void {
+  /**
+   * Stops timers and new operations, and resolves once the steps and archiving already under
+   * way have finished (graceful stop: the store is closed after this).
+   */
+  async close(): Promise<void> {
     this.closed = true;
     this.timers.close();
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+  }
+
+  /** Tracks `work` until it settles, so close() can wait for it. */
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inflight.add(work);
+    void work.then(
+      () => this.inflight.delete(work),
+      () => this.inflight.delete(work),
+    );
+    return work;
   }
 
   /** Re-reads the clock for due timers (after a clock jump; tests moving their clock). */
@@ -307,8 +325,12 @@ export class Engine extends EventEmitter implements EngineCore {
    * Runs one Transition in one store transaction, waits until it is durable, then carries out
    * what its records call for.
    */
-  private async step<T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T, now = this.now()): Promise<T> {
-    if (this.closed) throw new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping');
+  private step<T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T, now = this.now()): Promise<T> {
+    if (this.closed) return Promise.reject(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));
+    return this.track(this.runStep(fn, now));
+  }
+
+  private async runStep<T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T, now: Date): Promise<T> {
     let transition!: Transition;
     const tx = this.store.transact((emit) => {
       transition = new Transition(this, emit, now);
@@ -323,8 +345,9 @@ export class Engine extends EventEmitter implements EngineCore {
   }
 
   private afterDurable(records: readonly WfxRecord[], logsUpTo: ReadonlyMap<string, number>): void {
+    const publish = this.listenerCount('lifecycle') > 0;
     for (const r of records) {
-      const event = this.lifecycleOf(r);
+      const event = publish ? this.lifecycleOf(r) : null;
       if (event) this.emit('lifecycle', event);
       if (r.type === 'node.waiting' && r.wait.dueAt) this.timers.set(`${r.instanceId}|${r.nodeInstanceId}`, Date.parse(r.wait.dueAt));
       else if (r.type === 'node.completed' || r.type === 'node.left') this.timers.delete(`${r.instanceId}|${r.nodeInstanceId}`);
@@ -336,7 +359,7 @@ export class Engine extends EventEmitter implements EngineCore {
       for (let i = from; i < upTo; i++) this.emit('log', { processInstanceId: id, id: i + 1, entry: inst.logs[i]! } satisfies StreamedLog);
       this.streamed.set(id, Math.max(from, upTo));
     }
-    for (const r of records) if (r.type === 'instance.finished') void this.archive(r.instanceId);
+    for (const r of records) if (r.type === 'instance.finished') void this.track(this.archive(r.instanceId));
   }
 
   private lifecycleOf(r: WfxRecord): LifecycleEvent | null {
@@ -353,7 +376,8 @@ export class Engine extends EventEmitter implements EngineCore {
       }
       case 'node.entered': {
         const b = base(r.instanceId);
-        return b && { type: 'NODE_STARTED', ...b, timestamp: r.at, nodeId: r.node.nodeId, nodeInstanceId: r.node.id, nodeType: r.node.nodeType, statusCd: STATUS.ACTIVE };
+        const ni = this.state.instances[r.instanceId]?.nodes[r.nodeInstanceId];
+        return b && ni ? { type: 'NODE_STARTED', ...b, timestamp: r.at, nodeId: ni.nodeId, nodeInstanceId: ni.id, nodeType: ni.nodeType, statusCd: STATUS.ACTIVE } : null;
       }
       case 'node.waiting':
       case 'node.completed':

@@ -1,11 +1,21 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
+
+/** Random bytes drawn in bulk: one syscall per 409 ids instead of one per id. */
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
 
 /**
  * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then randomness. Execution ids
  * are time-ordered, so the day an execution started, its history bucket, follows from its id.
  */
 export function uuidv7(at: Date = new Date()): string {
-  const bytes = randomBytes(16);
+  if (poolAt + 10 > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const bytes = Buffer.allocUnsafe(16);
+  pool.copy(bytes, 6, poolAt, poolAt + 10);
+  poolAt += 10;
   const ms = BigInt(at.getTime());
   for (let i = 0; i < 6; i++) bytes[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
   bytes[6] = (bytes[6]! & 0x0f) | 0x70;

@@ -247,14 +247,8 @@ export class Transition {
       });
       return;
     }
-    const node = this.core.flowOf(inst).definition.nodes[nodeId]!;
     const id = `n${inst.nodeCount + 1}`;
-    this.emit({
-      type: 'node.entered',
-      instanceId: inst.processInstanceId,
-      node: { id, nodeId, nodeName: node.name ?? nodeId, nodeType: node.type },
-      at: this.at,
-    });
+    this.emit({ type: 'node.entered', instanceId: inst.processInstanceId, nodeInstanceId: id, nodeId, at: this.at });
     this.queue.push([inst.processInstanceId, id]);
   }
 

@@ -33,12 +33,8 @@ export type WfxRecord =
   | { readonly type: 'flow.activated'; readonly processId: string; readonly environment: Environment; readonly version: string }
   | { readonly type: 'env.set'; readonly organization: string; readonly environment: Environment; readonly name: string; readonly value: string | null }
   | { readonly type: 'instance.started'; readonly instance: Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'> }
-  | {
-      readonly type: 'node.entered';
-      readonly instanceId: string;
-      readonly node: Pick<NodeInstance, 'id' | 'nodeId' | 'nodeName' | 'nodeType'>;
-      readonly at: string;
-    }
+  /** A token reached a node: a node instance is created, Active. Name and type come from the flow version. */
+  | { readonly type: 'node.entered'; readonly instanceId: string; readonly nodeInstanceId: string; readonly nodeId: string; readonly at: string }
   | { readonly type: 'node.waiting'; readonly instanceId: string; readonly nodeInstanceId: string; readonly wait: Wait; readonly at: string }
   | {
       readonly type: 'node.completed';
@@ -92,9 +88,13 @@ const STATUS_WORD: Record<StatusCd, string> = {
   5: 'timed out',
 };
 
+/**
+ * Appends a log entry. The variables snapshot is a shallow copy: variables are only ever
+ * replaced at the top level, never changed in place, so nested values can be shared.
+ */
 function log(inst: Instance, node: Pick<NodeInstance, 'nodeId' | 'nodeName' | 'nodeType'>, level: LogEntry['level'], message: string, at: string, withVariables = false): void {
   const entry: LogEntry = { nodeId: node.nodeId, nodeName: node.nodeName, nodeType: node.nodeType, message, level, timestamp: at };
-  inst.logs.push(withVariables ? { ...entry, variables: structuredClone(inst.variables) } : entry);
+  inst.logs.push(withVariables ? { ...entry, variables: { ...inst.variables } } : entry);
 }
 
 const subKey = (instanceId: string, nodeInstanceId: string) => `${instanceId}|${nodeInstanceId}`;
@@ -147,16 +147,28 @@ const handlers: Handlers = {
     else vars[r.name] = r.value;
   },
   'instance.started': (state, r) => {
-    const inst: Instance = { ...structuredClone(r.instance), nodes: {}, nodeCount: 0, joins: {}, logs: [] };
+    // The record was serialized before it is applied (Store), so its objects can be kept.
+    const inst: Instance = { ...r.instance, variables: { ...r.instance.variables }, nodes: {}, nodeCount: 0, joins: {}, logs: [] };
     state.instances[inst.processInstanceId] = inst;
     log(inst, { nodeId: '', nodeName: inst.processName, nodeType: 'process' }, 'INFO', `execution started (version ${inst.processVersion})`, inst.startTime, true);
   },
   'node.entered': (state, r) => {
     const inst = state.instances[r.instanceId];
     if (!inst) return;
-    inst.nodes[r.node.id] = { ...r.node, statusCd: STATUS.ACTIVE, startTime: r.at, endTime: null, wait: null };
+    const def = state.flows[inst.processId]?.versions[inst.processVersion]?.definition.nodes[r.nodeId];
+    const node: NodeInstance = {
+      id: r.nodeInstanceId,
+      nodeId: r.nodeId,
+      nodeName: def?.name ?? r.nodeId,
+      nodeType: def?.type ?? 'unknown',
+      statusCd: STATUS.ACTIVE,
+      startTime: r.at,
+      endTime: null,
+      wait: null,
+    };
+    inst.nodes[r.nodeInstanceId] = node;
     inst.nodeCount++;
-    log(inst, r.node, 'INFO', 'started', r.at);
+    log(inst, node, 'INFO', 'started', r.at);
   },
   'node.waiting': (state, r) => {
     const inst = state.instances[r.instanceId];
@@ -187,8 +199,8 @@ const handlers: Handlers = {
     node.statusCd = STATUS.COMPLETED;
     node.endTime = r.at;
     node.wait = null;
-    if (r.variables) Object.assign(inst.variables, structuredClone(r.variables));
-    if (r.output) inst.output = { ...(inst.output ?? {}), ...structuredClone(r.output) };
+    if (r.variables) Object.assign(inst.variables, r.variables);
+    if (r.output) inst.output = { ...(inst.output ?? {}), ...r.output };
     log(inst, node, 'INFO', 'completed', r.at, r.variables !== undefined);
   },
   'node.left': (state, r) => {
@@ -199,7 +211,7 @@ const handlers: Handlers = {
     node.statusCd = r.statusCd;
     node.endTime = r.at;
     node.wait = null;
-    if (r.variables) Object.assign(inst.variables, structuredClone(r.variables));
+    if (r.variables) Object.assign(inst.variables, r.variables);
     log(inst, node, r.statusCd === STATUS.FAILED ? 'ERROR' : 'WARN', `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at);
   },
   'join.updated': (state, r) => {

@@ -23,7 +23,12 @@ const NO_KEY = '-';
 
 /** Encodes one record as a frame line (with its trailing LF). Pure. */
 export function encodeFrame(seq: number, value: unknown, key: string = NO_KEY): string {
-  const body = `${seq} ${key} ${JSON.stringify(value)}`;
+  return encodeFrameJson(seq, JSON.stringify(value), key);
+}
+
+/** Like encodeFrame, for a value already serialized to JSON text. Pure. */
+export function encodeFrameJson(seq: number, json: string, key: string = NO_KEY): string {
+  const body = `${seq} ${key} ${json}`;
   return `${crc32(body).toString(16).padStart(8, '0')} ${body}\n`;
 }
 

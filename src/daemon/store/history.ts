@@ -37,14 +37,25 @@ export class History {
   private readonly writers = new Map<string, Promise<AppendFile>>();
   /** Appenders being closed after eviction: a reopen waits for them. */
   private readonly closing = new Map<string, Promise<void>>();
+  /**
+   * Puts made while a bucket's index is being built from its file: the file read may have
+   * missed them, so they are merged into the index once it is built.
+   */
+  private readonly indexing = new Map<string, Map<string, IndexEntry>>();
   private readonly indexes = new Map<string, Map<string, IndexEntry>>();
 
-  private constructor(private readonly dir: string) {}
+  private constructor(
+    private readonly dir: string,
+    private readonly readWhole: (path: string) => Promise<Buffer>,
+  ) {}
 
-  /** Opens (creating 0700) the history directory. */
-  static async open(dir: string): Promise<History> {
+  /**
+   * Opens (creating 0700) the history directory. `readFile` reads a whole bucket file to build
+   * its index (a seam for tests that need to act between that read and the index).
+   */
+  static async open(dir: string, options: { readFile?: (path: string) => Promise<Buffer> } = {}): Promise<History> {
     await ensurePrivateDir(dir);
-    return new History(dir);
+    return new History(dir, options.readFile ?? ((path) => readFile(path)));
   }
 
   /** Appends `doc` under `id` to `bucket` (YYYY-MM-DD); resolves once it is durable. */
@@ -53,7 +64,9 @@ export class History {
     const writer = await this.writer(bucket);
     const frame = encodeFrame(0, doc, id);
     const { offset, durable } = writer.append(frame);
-    this.indexes.get(bucket)?.set(id, { offset, length: Buffer.byteLength(frame) });
+    const entry = { offset, length: Buffer.byteLength(frame) };
+    this.indexes.get(bucket)?.set(id, entry);
+    this.indexing.get(bucket)?.set(id, entry);
     await durable;
   }
 
@@ -132,16 +145,22 @@ export class History {
   private async index(bucket: string): Promise<Map<string, IndexEntry> | null> {
     const cached = this.indexes.get(bucket);
     if (cached) return cached;
-    await (await this.writers.get(bucket))?.flush();
+    const during = new Map<string, IndexEntry>();
+    this.indexing.set(bucket, during);
     let buf: Buffer;
     try {
-      buf = await readFile(join(this.dir, `${bucket}.jsonl`));
+      await (await this.writers.get(bucket))?.flush();
+      buf = await this.readWhole(join(this.dir, `${bucket}.jsonl`));
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw err;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && during.size === 0) return null;
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      buf = Buffer.alloc(0);
+    } finally {
+      if (this.indexing.get(bucket) === during) this.indexing.delete(bucket);
     }
-    const index = new Map<string, IndexEntry>();
+    const index = this.indexes.get(bucket) ?? new Map<string, IndexEntry>();
     for (const f of scanFrames(buf)) index.set(f.key, { offset: f.offset, length: f.length });
+    for (const [id, entry] of during) index.set(id, entry); // appended while the file was read
     this.indexes.set(bucket, index);
     if (this.indexes.size > INDEX_CACHE_BUCKETS) this.indexes.delete(this.indexes.keys().next().value!);
     return index;

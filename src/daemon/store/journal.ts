@@ -2,7 +2,7 @@ import { open, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
-import { decodeFrames, encodeFrame } from './frame.js';
+import { decodeFrames, encodeFrameJson } from './frame.js';
 import { ensurePrivateDir, fsyncDir } from './fs-util.js';
 
 const SEGMENT_RE = /^(\d{20})\.wal$/;
@@ -122,8 +122,13 @@ export class Journal<E> {
    * fsynced (group commit), and rejects if the disk write fails. Throws when failed or closed.
    */
   append(entry: E): { seq: number; durable: Promise<void> } {
+    return this.appendJson(JSON.stringify(entry));
+  }
+
+  /** Like `append`, for an entry already serialized to JSON text. */
+  appendJson(json: string): { seq: number; durable: Promise<void> } {
     const seq = this.seq + 1;
-    const { durable } = this.file.append(encodeFrame(seq, entry));
+    const { durable } = this.file.append(encodeFrameJson(seq, json));
     this.seq = seq;
     return { seq, durable };
   }

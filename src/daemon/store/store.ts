@@ -29,7 +29,8 @@ export interface StoreOptions<S, R> {
    * Applies one record to the state, in place. Must be deterministic and depend on nothing
    * but its arguments: recovery replays the same records through it and must reach the same
    * state. It should not throw for a record its writer validated; if it does, the store
-   * fails (see `commit`).
+   * fails (see `commit`). It may keep the record's objects in the state (the record is
+   * serialized before it is applied) but must never change the record itself.
    */
   readonly apply: (state: S, record: R) => void;
   /** Checkpoint after this many journal entries since the last snapshot (default 50,000). */
@@ -161,19 +162,28 @@ export class Store<S, R> implements DurableStore<S, R> {
   commit(...records: R[]): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new WfxError('STORE_CLOSED', 'the store is closed'));
+    const parts: string[] = [];
     try {
-      for (const record of records) this.options.apply(this.state, record);
+      for (const record of records) {
+        parts.push(JSON.stringify(record));
+        this.options.apply(this.state, record);
+      }
     } catch (err) {
       return Promise.reject(this.fail('a record could not be applied', err));
     }
-    return this.append(records);
+    return this.append(parts);
   }
 
-  /** Journals records already applied to the state, as one entry. */
-  private append(records: R[]): Promise<void> {
+  /**
+   * Journals records already applied to the state, as one entry. Each record was serialized
+   * before it was applied, so the journal holds exactly what was emitted even if applying it,
+   * or a later record, changes objects the record shares with the state: reducers may keep
+   * the record's objects instead of copying them.
+   */
+  private append(serialized: string[]): Promise<void> {
     let durable: Promise<void>;
     try {
-      durable = this.journal.append(records).durable;
+      durable = this.journal.appendJson(`[${serialized.join(',')}]`).durable;
     } catch (err) {
       return Promise.reject(this.fail('the journal cannot be written', err));
     }
@@ -197,9 +207,11 @@ export class Store<S, R> implements DurableStore<S, R> {
     if (this.failure) throw this.failure;
     if (this.closed) throw new WfxError('STORE_CLOSED', 'the store is closed');
     const records: R[] = [];
+    const serialized: string[] = [];
     let result: T;
     try {
       result = fn((record) => {
+        serialized.push(JSON.stringify(record));
         this.options.apply(this.state, record);
         records.push(record);
       });
@@ -208,7 +220,7 @@ export class Store<S, R> implements DurableStore<S, R> {
       throw err;
     }
     if (records.length === 0) return { result, records, durable: Promise.resolve() };
-    return { result, records, durable: this.append(records) };
+    return { result, records, durable: this.append(serialized) };
   }
 
   /** Resolves once everything committed so far is durable. */

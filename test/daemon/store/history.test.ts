@@ -1,4 +1,4 @@
-import { appendFile, readdir, stat, utimes } from 'node:fs/promises';
+import { appendFile, readdir, readFile, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { History } from '../../../src/daemon/store/history.js';
@@ -70,4 +70,28 @@ t.test('bad bucket names are refused', async (t) => {
   const h = await History.open(t.testdir());
   await t.rejects(h.put('../etc', 'x', {}), TypeError);
   await t.rejects(h.get('2026-1-1', 'x'), TypeError);
+});
+
+t.test('a put that lands while the bucket index is built from the file is not lost', async (t) => {
+  const dir = t.testdir();
+  const first = await History.open(dir);
+  await first.put('2026-11-21', 'old', { v: 1 });
+  await first.close();
+  let h!: History;
+  let putsDuringBuild: Promise<void[]> | null = null;
+  h = await History.open(dir, {
+    // Read the file, then let puts append before the index is built from what was read.
+    readFile: async (path) => {
+      const buf = await readFile(path);
+      putsDuringBuild ??= Promise.all(Array.from({ length: 20 }, (_, i) => h.put('2026-11-21', `new-${i}`, { i })));
+      await putsDuringBuild;
+      return buf;
+    },
+  });
+  t.same(await h.get('2026-11-21', 'old'), { v: 1 });
+  t.ok(putsDuringBuild, 'the puts ran during the build');
+  let missing = 0;
+  for (let i = 0; i < 20; i++) if ((await h.get('2026-11-21', `new-${i}`)) === null) missing++;
+  t.equal(missing, 0, 'every document put during the index build is readable');
+  await h.close();
 });

@@ -1,0 +1,118 @@
+/**
+ * Engine benchmark (part of `npm run bench`, no HTTP): executions per second of a 5-node flow
+ * with durability on (every step fsynced with group commit, every finished execution written to
+ * history and archived), and the journal entries and records written per execution.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { setFlagsFromString } from 'node:v8';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Engine } from '../src/daemon/engine/engine.js';
+import { publishFlow } from '../src/daemon/flows/publish.js';
+import { applyRecord, type WfxRecord } from '../src/daemon/state/records.js';
+import { initialState, type WfxState } from '../src/daemon/state/state.js';
+import { History } from '../src/daemon/store/history.js';
+import { Store } from '../src/daemon/store/store.js';
+import { validateFlowSource } from '../src/shared/flow/validate.js';
+import { machineLine, writeSection } from './report.js';
+
+const FLOW = `processId: 7f3e2d1c-0b9a-4876-9543-210fedcba987
+name: Five nodes
+nodes:
+  start: { type: startEvent, next: check }
+  check: { type: ifElse, condition: "\${amount > 100}", then: big, else: big }
+  big: { type: setVariable, variables: { label: "order {orderId}", total: "{amount}" }, next: work }
+  work: { type: task, next: done }
+  done: { type: endEvent }
+`;
+
+export interface EngineBenchResult {
+  readonly executions: number;
+  readonly concurrency: number;
+  readonly seconds: number;
+  readonly perSecond: number;
+  readonly entriesPerExecution: number;
+  readonly recordsPerExecution: number;
+  readonly rssMiB: number;
+}
+
+async function run(executions: number, concurrency: number): Promise<EngineBenchResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-engine-'));
+  try {
+    let records = 0;
+    const store = await Store.open<WfxState, WfxRecord>({
+      dir,
+      initialState,
+      apply: (s, r) => {
+        records++;
+        applyRecord(s, r);
+      },
+    });
+    const history = await History.open(join(dir, 'history'));
+    const engine = new Engine({ store, history });
+    const v = validateFlowSource(FLOW);
+    if (!v.ok) throw new Error('bench flow does not validate');
+    const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
+    let archived = 0;
+    const allArchived = new Promise<void>((resolve) =>
+      engine.on('archived', () => {
+        if (++archived === executions) resolve();
+      }),
+    );
+    const seq0 = store.lastSeq;
+    const records0 = records;
+    let next = 0;
+    const start = process.hrtime.bigint();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < executions) {
+          const i = next++;
+          await engine.start({ processId, organization: 'default', data: { orderId: i, amount: i % 200 } });
+        }
+      }),
+    );
+    await allArchived;
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    const result = {
+      executions,
+      concurrency,
+      seconds,
+      perSecond: executions / seconds,
+      entriesPerExecution: (store.lastSeq - seq0) / executions,
+      recordsPerExecution: (records - records0) / executions,
+      rssMiB: process.memoryUsage().rss / 2 ** 20,
+    };
+    await engine.close();
+    await store.close({ checkpoint: false });
+    await history.close();
+    return result;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runEngineBench(): Promise<EngineBenchResult> {
+  setFlagsFromString('--max-semi-space-size=64'); // as the daemon runs (src/cli/commands/daemon.ts)
+  await run(5_000, 500); // warm-up
+  return run(100_000, 1_000);
+}
+
+export function formatEngineBench(r: EngineBenchResult): string {
+  const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+  return [
+    '| figure | value | target |',
+    '|---|---|---|',
+    `| executions/s, 5-node flow, started and completed and archived, durable (${fmt(r.executions)} executions, ${fmt(r.concurrency)} concurrent starters) | **${fmt(r.perSecond)}** | ≥ 20,000 |`,
+    `| journal entries per execution (one fsync-able unit each; group commit shares the fsyncs) | ${r.entriesPerExecution.toFixed(2)} | |`,
+    `| records per execution | ${r.recordsPerExecution.toFixed(1)} | |`,
+    `| resident memory after the run | ${fmt(r.rssMiB)} MiB | |`,
+  ].join('\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
+  const table = formatEngineBench(await runEngineBench());
+  console.log(table);
+  await writeSection('engine', `${machineLine()}\n\n${table}`);
+  console.log('\nwritten to docs/performance.md');
+}
