@@ -35,6 +35,8 @@ export interface EngineBenchResult {
   readonly entriesPerExecution: number;
   readonly recordsPerExecution: number;
   readonly rssMiB: number;
+  /** CPU time (user + system, all threads) per execution, in microseconds. */
+  readonly cpuMicrosPerExecution: number;
 }
 
 async function run(executions: number, concurrency: number): Promise<EngineBenchResult> {
@@ -63,6 +65,7 @@ async function run(executions: number, concurrency: number): Promise<EngineBench
     const seq0 = store.lastSeq;
     const records0 = records;
     let next = 0;
+    const cpu0 = process.cpuUsage();
     const start = process.hrtime.bigint();
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
@@ -74,7 +77,9 @@ async function run(executions: number, concurrency: number): Promise<EngineBench
     );
     await allArchived;
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    const cpu = process.cpuUsage(cpu0);
     const result = {
+      cpuMicrosPerExecution: (cpu.user + cpu.system) / executions,
       executions,
       concurrency,
       seconds,
@@ -104,6 +109,7 @@ export function formatEngineBench(r: EngineBenchResult): string {
     '| figure | value | target |',
     '|---|---|---|',
     `| executions/s, 5-node flow, started and completed and archived, durable (${fmt(r.executions)} executions, ${fmt(r.concurrency)} concurrent starters) | **${fmt(r.perSecond)}** | ≥ 20,000 |`,
+    `| CPU time per execution (user + system) | ${r.cpuMicrosPerExecution.toFixed(0)} µs | |`,
     `| journal entries per execution (one fsync-able unit each; group commit shares the fsyncs) | ${r.entriesPerExecution.toFixed(2)} | |`,
     `| records per execution | ${r.recordsPerExecution.toFixed(1)} | |`,
     `| resident memory after the run | ${fmt(r.rssMiB)} MiB | |`,

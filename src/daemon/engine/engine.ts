@@ -3,7 +3,8 @@ import { WfxError } from '../../shared/errors.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import type { FlowDefinition } from '../../shared/flow/types.js';
 import type { WfxRecord } from '../state/records.js';
-import { STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import { applyRecord } from '../state/records.js';
+import { initialState, STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore } from '../store/store.js';
 import { bucketOf, uuidv7 } from './ids.js';
@@ -84,8 +85,8 @@ export class Engine extends EventEmitter implements EngineCore {
   private readonly store: DurableStore<WfxState, WfxRecord>;
   private readonly history: History;
   private readonly now: () => Date;
-  /** Parsed flow versions: processId -> version -> definition and graph. */
-  private readonly graphs = new Map<string, Map<string, { definition: FlowDefinition; graph: FlowGraph }>>();
+  /** Parsed flow versions: processId -> version -> definition, graph and start node. */
+  private readonly graphs = new Map<string, Map<string, { definition: FlowDefinition; graph: FlowGraph; startId: string }>>();
   private readonly timers: TimerQueue;
   private readonly onError: (err: unknown, what: string) => void;
   /** Log entries already streamed, per live execution. */
@@ -107,13 +108,14 @@ export class Engine extends EventEmitter implements EngineCore {
 
   // --- EngineCore ------------------------------------------------------------------------
 
-  flowOf(inst: Instance): { definition: FlowDefinition; graph: FlowGraph } {
+  flowOf(inst: Instance): { definition: FlowDefinition; graph: FlowGraph; startId: string } {
     let versions = this.graphs.get(inst.processId);
     if (!versions) this.graphs.set(inst.processId, (versions = new Map()));
     let g = versions.get(inst.processVersion);
     if (!g) {
       const definition = this.state.flows[inst.processId]!.versions[inst.processVersion]!.definition;
-      g = { definition, graph: new FlowGraph(definition.nodes) };
+      const startId = Object.keys(definition.nodes).find((n) => definition.nodes[n]!.type === 'startEvent')!;
+      g = { definition, graph: new FlowGraph(definition.nodes), startId };
       versions.set(inst.processVersion, g);
     }
     return g;
@@ -234,7 +236,8 @@ export class Engine extends EventEmitter implements EngineCore {
     let inst: Instance | null = this.state.instances[id] ?? null;
     if (!inst) {
       const bucket = bucketOf(id);
-      inst = bucket ? await this.history.get<Instance>(bucket, id) : null;
+      const doc = bucket ? await this.history.get<ArchivedDoc>(bucket, id) : null;
+      inst = doc === null ? null : this.fromArchive(id, doc);
     }
     if (!inst || (caller.organization !== null && inst.organization !== caller.organization)) return null;
     return inst;
@@ -339,16 +342,15 @@ export class Engine extends EventEmitter implements EngineCore {
     const logsUpTo = new Map<string, number>();
     for (const id of transition.touched) logsUpTo.set(id, this.state.instances[id]?.logs.length ?? 0);
     await tx.durable;
-    this.afterDurable(tx.records, logsUpTo);
+    this.afterDurable(tx.records, tx.serialized, logsUpTo);
     for (const id of transition.deferred) setImmediate(() => this.resumeDeferred(id));
     return tx.result;
   }
 
-  private afterDurable(records: readonly WfxRecord[], logsUpTo: ReadonlyMap<string, number>): void {
+  private afterDurable(records: readonly WfxRecord[], serialized: readonly string[], logsUpTo: ReadonlyMap<string, number>): void {
     const publish = this.listenerCount('lifecycle') > 0;
     for (const r of records) {
-      const event = publish ? this.lifecycleOf(r) : null;
-      if (event) this.emit('lifecycle', event);
+      if (publish) for (const event of this.lifecycleOf(r)) this.emit('lifecycle', event);
       if (r.type === 'node.waiting' && r.wait.dueAt) this.timers.set(`${r.instanceId}|${r.nodeInstanceId}`, Date.parse(r.wait.dueAt));
       else if (r.type === 'node.completed' || r.type === 'node.left') this.timers.delete(`${r.instanceId}|${r.nodeInstanceId}`);
     }
@@ -359,38 +361,42 @@ export class Engine extends EventEmitter implements EngineCore {
       for (let i = from; i < upTo; i++) this.emit('log', { processInstanceId: id, id: i + 1, entry: inst.logs[i]! } satisfies StreamedLog);
       this.streamed.set(id, Math.max(from, upTo));
     }
-    for (const r of records) if (r.type === 'instance.finished') void this.track(this.archive(r.instanceId));
+    for (const r of records) {
+      if (r.type === 'instance.finished') void this.track(this.archive(r.instanceId, ownRecordsJson(r.instanceId, records, serialized)));
+    }
   }
 
-  private lifecycleOf(r: WfxRecord): LifecycleEvent | null {
-    const base = (instanceId: string) => {
-      const inst = this.state.instances[instanceId];
-      return inst ? { processInstanceId: instanceId, processId: inst.processId, organization: inst.organization } : null;
-    };
+  /** The lifecycle events a record stands for (SPEC.md section 4). */
+  private lifecycleOf(r: WfxRecord): LifecycleEvent[] {
+    if (r.type === 'instance.started') {
+      const i = r.instance;
+      return [{ type: 'PROCESS_STARTED', processInstanceId: i.processInstanceId, processId: i.processId, organization: i.organization, timestamp: i.startTime, stateCd: 0 }];
+    }
+    if (!('instanceId' in r)) return [];
+    const inst = this.state.instances[r.instanceId];
+    if (!inst) return [];
+    const base = { processInstanceId: inst.processInstanceId, processId: inst.processId, organization: inst.organization };
+    if (r.type === 'instance.finished') return [{ type: PROCESS_EVENT[r.stateCd], ...base, timestamp: r.at, stateCd: r.stateCd }];
+    if (!('nodeInstanceId' in r)) return [];
+    const ni = inst.nodes[r.nodeInstanceId];
+    if (!ni) return [];
+    const node = { ...base, nodeId: ni.nodeId, nodeInstanceId: ni.id, nodeType: ni.nodeType };
     switch (r.type) {
-      case 'instance.started':
-        return { type: 'PROCESS_STARTED', processInstanceId: r.instance.processInstanceId, processId: r.instance.processId, organization: r.instance.organization, timestamp: r.instance.startTime, stateCd: 0 };
-      case 'instance.finished': {
-        const b = base(r.instanceId);
-        return b && { type: PROCESS_EVENT[r.stateCd], ...b, timestamp: r.at, stateCd: r.stateCd };
-      }
-      case 'node.entered': {
-        const b = base(r.instanceId);
-        const ni = this.state.instances[r.instanceId]?.nodes[r.nodeInstanceId];
-        return b && ni ? { type: 'NODE_STARTED', ...b, timestamp: r.at, nodeId: ni.nodeId, nodeInstanceId: ni.id, nodeType: ni.nodeType, statusCd: STATUS.ACTIVE } : null;
-      }
+      case 'node.entered':
+        return [{ type: 'NODE_STARTED', ...node, timestamp: r.at, statusCd: STATUS.ACTIVE }];
+      case 'node.ran':
+        return [
+          { type: 'NODE_STARTED', ...node, timestamp: r.at, statusCd: STATUS.ACTIVE },
+          { type: 'NODE_COMPLETED', ...node, timestamp: r.at, statusCd: STATUS.COMPLETED },
+        ];
       case 'node.waiting':
+        return [{ type: 'NODE_WAITING', ...node, timestamp: r.at, statusCd: STATUS.WAITING }];
       case 'node.completed':
-      case 'node.left': {
-        const b = base(r.instanceId);
-        const ni = this.state.instances[r.instanceId]?.nodes[r.nodeInstanceId];
-        if (!b || !ni) return null;
-        const type = r.type === 'node.waiting' ? 'NODE_WAITING' : r.type === 'node.completed' ? 'NODE_COMPLETED' : NODE_EVENT[r.statusCd]!;
-        const statusCd = r.type === 'node.waiting' ? STATUS.WAITING : r.type === 'node.completed' ? STATUS.COMPLETED : r.statusCd;
-        return { type, ...b, timestamp: r.at, nodeId: ni.nodeId, nodeInstanceId: ni.id, nodeType: ni.nodeType, statusCd };
-      }
+        return [{ type: 'NODE_COMPLETED', ...node, timestamp: r.at, statusCd: STATUS.COMPLETED }];
+      case 'node.left':
+        return [{ type: NODE_EVENT[r.statusCd]!, ...node, timestamp: r.at, statusCd: r.statusCd }];
       default:
-        return null;
+        return [];
     }
   }
 
@@ -408,18 +414,29 @@ export class Engine extends EventEmitter implements EngineCore {
     this.step((t) => t.continue(inst)).catch((err: unknown) => this.onError(err, `continuing ${id}`));
   }
 
+  /** An archived execution: its final state, or (started and finished in one step) the records of that step. */
+  private fromArchive(id: string, doc: ArchivedDoc): Instance | null {
+    if ('instance' in doc) return doc.instance;
+    // Replay through the same reducer, over the (immutable) flow versions of the live state.
+    const scratch: WfxState = { ...initialState(), flows: this.state.flows };
+    for (const r of doc.records) applyRecord(scratch, r);
+    return scratch.instances[id] ?? null;
+  }
+
   /**
    * Moves a finished execution to history: written and fsynced there first, then removed from
    * the live state. A crash in between archives it again on recovery (the later copy wins).
+   * `recordsJson`, when the execution started and finished in one step, is that step's records
+   * as journaled: written as they are instead of serializing the final state again.
    */
   private readonly archiving = new Set<string>();
-  private async archive(id: string): Promise<void> {
+  private async archive(id: string, recordsJson: string | null = null): Promise<void> {
     const inst = this.state.instances[id];
     const bucket = bucketOf(id);
     if (!inst || inst.stateCd === STATE.RUNNING || !bucket || this.archiving.has(id) || this.closed) return;
     this.archiving.add(id);
     try {
-      await this.history.put(bucket, id, inst);
+      await this.history.putJson(bucket, id, recordsJson === null ? JSON.stringify({ instance: inst }) : `{"records":[${recordsJson}]}`);
       await this.store.commit({ type: 'instance.archived', instanceId: id });
       this.streamed.delete(id);
       this.emit('archived', id);
@@ -429,4 +446,22 @@ export class Engine extends EventEmitter implements EngineCore {
       this.archiving.delete(id);
     }
   }
+}
+
+/** What history holds for an execution (see Engine.archive). */
+type ArchivedDoc = { readonly instance: Instance } | { readonly records: readonly WfxRecord[] };
+
+/**
+ * The journaled JSON of the records of execution `id` in one step, comma-separated, if the
+ * step both started and finished it (so they describe it whole); else null.
+ */
+function ownRecordsJson(id: string, records: readonly WfxRecord[], serialized: readonly string[]): string | null {
+  const first = records.find((r) => r.type === 'instance.started' && r.instance.processInstanceId === id);
+  if (!first) return null;
+  const parts: string[] = [];
+  records.forEach((r, i) => {
+    const owner = r.type === 'instance.started' ? r.instance.processInstanceId : 'instanceId' in r ? r.instanceId : null;
+    if (owner === id) parts.push(serialized[i]!);
+  });
+  return parts.join(',');
 }

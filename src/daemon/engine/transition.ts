@@ -10,7 +10,7 @@ import { HANDLERS } from './nodes/index.js';
 /** What a transition needs from the engine: the state, each instance's flow, env values, ids. */
 export interface EngineCore {
   readonly state: WfxState;
-  flowOf(inst: Instance): { readonly definition: FlowDefinition; readonly graph: FlowGraph };
+  flowOf(inst: Instance): { readonly definition: FlowDefinition; readonly graph: FlowGraph; readonly startId: string };
   envOf(inst: Instance): Readonly<Record<string, string>>;
   newInstanceId(now: Date): string;
 }
@@ -33,7 +33,14 @@ export class Transition {
   readonly touched = new Set<string>();
   /** Executions with runnable nodes left over (the run budget ran out). */
   readonly deferred = new Set<string>();
-  private readonly queue: Array<readonly [string, string]> = [];
+  /**
+   * Nodes to run: an existing Active node instance (`nodeInstanceId`), or a token that just
+   * reached `nodeId` and is not written yet: most nodes complete in the step that reaches
+   * them, and are then written as one `node.ran` record instead of entered + completed.
+   */
+  private readonly queue: Array<{ readonly instanceId: string; readonly nodeId: string; readonly nodeInstanceId: string | null }> = [];
+  /** Tokens queued but not written yet, per execution (they count toward MAX_NODE_INSTANCES). */
+  private readonly pending = new Map<string, number>();
   private runs = 0;
   private readonly at: string;
 
@@ -54,9 +61,7 @@ export class Transition {
     });
     const inst = this.core.state.instances[id]!;
     this.touched.add(id);
-    const nodes = this.core.flowOf(inst).definition.nodes;
-    const start = Object.keys(nodes).find((n) => nodes[n]!.type === 'startEvent')!;
-    this.createNode(inst, start);
+    this.createNode(inst, this.core.flowOf(inst).startId);
     this.drain();
     return inst;
   }
@@ -66,9 +71,11 @@ export class Transition {
     this.touched.add(inst.processInstanceId);
     const node = this.nodeDef(inst, ni);
     const handler = HANDLERS[node.type] as { resume?: (n: FlowNode, s: NodeScope, i: ResumeInput) => Outcome };
+    const warnings: WfxRecord[] = [];
     const outcome = handler.resume
-      ? this.guard(() => handler.resume!(node, this.scope(inst, ni.nodeId), input))
+      ? this.guard(() => handler.resume!(node, this.scope(inst, ni.nodeId, warnings), input))
       : ({ kind: 'fail', code: 'NOT_RESUMABLE', message: `${node.type} does not wait` } as const);
+    for (const w of warnings) this.emit(w);
     this.carryOut(inst, ni, outcome);
     this.drain();
   }
@@ -78,7 +85,7 @@ export class Transition {
     if (inst.stateCd !== STATE.RUNNING) return;
     this.touched.add(inst.processInstanceId);
     for (const ni of Object.values(inst.nodes)) {
-      if (ni.statusCd === STATUS.ACTIVE) this.queue.push([inst.processInstanceId, ni.id]);
+      if (ni.statusCd === STATUS.ACTIVE) this.queue.push({ instanceId: inst.processInstanceId, nodeId: ni.nodeId, nodeInstanceId: ni.id });
     }
     this.drain();
   }
@@ -113,14 +120,23 @@ export class Transition {
   private drain(): void {
     for (;;) {
       while (this.queue.length > 0) {
-        const [iid, nid] = this.queue.shift()!;
-        const inst = this.core.state.instances[iid];
-        const ni = inst?.nodes[nid];
-        if (!inst || !ni || inst.stateCd !== STATE.RUNNING || ni.statusCd !== STATUS.ACTIVE) continue;
+        const item = this.queue.shift()!;
+        const inst = this.core.state.instances[item.instanceId];
+        if (item.nodeInstanceId === null) this.pending.set(item.instanceId, (this.pending.get(item.instanceId) ?? 1) - 1);
+        if (!inst || inst.stateCd !== STATE.RUNNING) continue;
         if (this.runs >= RUNS_PER_TRANSACTION) {
-          this.deferred.add(iid);
+          // Out of budget: a token not written yet is written as an Active node, run by a later step.
+          if (item.nodeInstanceId === null) this.emitEntered(inst, item.nodeId);
+          this.deferred.add(item.instanceId);
           continue;
         }
+        if (item.nodeInstanceId === null) {
+          this.runs++;
+          this.runNew(inst, item.nodeId);
+          continue;
+        }
+        const ni = inst.nodes[item.nodeInstanceId];
+        if (!ni || ni.statusCd !== STATUS.ACTIVE) continue;
         this.runs++;
         this.run(inst, ni);
       }
@@ -133,10 +149,46 @@ export class Transition {
     }
   }
 
+  /** Runs an existing Active node instance (after a restart, or a deferred step). */
   private run(inst: Instance, ni: NodeInstance): void {
     const node = this.nodeDef(inst, ni);
     const handler = HANDLERS[node.type] as { run: (n: FlowNode, s: NodeScope) => Outcome };
-    this.carryOut(inst, ni, this.guard(() => handler.run(node, this.scope(inst, ni.nodeId))));
+    const warnings: WfxRecord[] = [];
+    const outcome = this.guard(() => handler.run(node, this.scope(inst, ni.nodeId, warnings)));
+    for (const w of warnings) this.emit(w);
+    this.carryOut(inst, ni, outcome);
+  }
+
+  /** Runs a token that just reached `nodeId`: written as node.ran when it completes at once. */
+  private runNew(inst: Instance, nodeId: string): void {
+    const node = this.core.flowOf(inst).definition.nodes[nodeId]!;
+    const handler = HANDLERS[node.type] as { run: (n: FlowNode, s: NodeScope) => Outcome };
+    const warnings: WfxRecord[] = [];
+    const outcome = this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings)));
+    if (outcome.kind === 'next' || outcome.kind === 'end') {
+      const id = `n${inst.nodeCount + 1}`;
+      this.emit({
+        type: 'node.ran',
+        instanceId: inst.processInstanceId,
+        nodeInstanceId: id,
+        nodeId,
+        at: this.at,
+        ...(outcome.kind === 'next' && outcome.variables && { variables: outcome.variables }),
+        ...(outcome.kind === 'next' && outcome.output && { output: outcome.output }),
+      });
+      for (const w of warnings) this.emit(w);
+      this.afterCompleted(inst, inst.nodes[id]!, outcome);
+      return;
+    }
+    const ni = this.emitEntered(inst, nodeId);
+    for (const w of warnings) this.emit(w);
+    this.carryOut(inst, ni, outcome);
+  }
+
+  private emitEntered(inst: Instance, nodeId: string): NodeInstance {
+    const id = `n${inst.nodeCount + 1}`;
+    this.emit({ type: 'node.entered', instanceId: inst.processInstanceId, nodeInstanceId: id, nodeId, at: this.at });
+    return inst.nodes[id]!;
   }
 
   /** A handler's exception becomes a node failure: an expression error, or a bug (INTERNAL_ERROR). */
@@ -153,20 +205,18 @@ export class Transition {
   private carryOut(inst: Instance, ni: NodeInstance, outcome: Outcome): void {
     const base = { instanceId: inst.processInstanceId, nodeInstanceId: ni.id, at: this.at };
     switch (outcome.kind) {
-      case 'next': {
+      case 'next':
         this.emit({
           type: 'node.completed',
           ...base,
           ...(outcome.variables && { variables: outcome.variables }),
           ...(outcome.output && { output: outcome.output }),
         });
-        if (outcome.deliver) this.throwEvent(inst, outcome.deliver);
-        this.route(inst, ni, outcome.to);
+        this.afterCompleted(inst, ni, outcome);
         return;
-      }
       case 'end':
         this.emit({ type: 'node.completed', ...base });
-        if (outcome.terminate) this.finish(inst, STATE.COMPLETED, `terminated by ${ni.nodeId}`);
+        this.afterCompleted(inst, ni, outcome);
         return;
       case 'wait': {
         this.emit({ type: 'node.waiting', ...base, wait: outcome.wait });
@@ -195,6 +245,16 @@ export class Transition {
         }
         return;
     }
+  }
+
+  /** After a node completed: deliver what it throws and move on, or end its token. */
+  private afterCompleted(inst: Instance, ni: NodeInstance, outcome: Extract<Outcome, { kind: 'next' | 'end' }>): void {
+    if (outcome.kind === 'end') {
+      if (outcome.terminate) this.finish(inst, STATE.COMPLETED, `terminated by ${ni.nodeId}`);
+      return;
+    }
+    if (outcome.deliver) this.throwEvent(inst, outcome.deliver);
+    this.route(inst, ni, outcome.to);
   }
 
   /** Moves the token along the edges to `to` (default: every `next`). */
@@ -238,8 +298,10 @@ export class Transition {
     this.createNode(inst, gatewayId);
   }
 
+  /** Queues a token that reached `nodeId`; it is written when it runs (see `queue`). */
   private createNode(inst: Instance, nodeId: string): void {
-    if (inst.nodeCount >= MAX_NODE_INSTANCES) {
+    const pending = this.pending.get(inst.processInstanceId) ?? 0;
+    if (inst.nodeCount + pending >= MAX_NODE_INSTANCES) {
       this.finish(inst, STATE.FAILED, 'step limit', {
         code: 'STEP_LIMIT_EXCEEDED',
         message: `the execution created ${MAX_NODE_INSTANCES} node instances; does the flow loop without waiting?`,
@@ -247,9 +309,8 @@ export class Transition {
       });
       return;
     }
-    const id = `n${inst.nodeCount + 1}`;
-    this.emit({ type: 'node.entered', instanceId: inst.processInstanceId, nodeInstanceId: id, nodeId, at: this.at });
-    this.queue.push([inst.processInstanceId, id]);
+    this.pending.set(inst.processInstanceId, pending + 1);
+    this.queue.push({ instanceId: inst.processInstanceId, nodeId, nodeInstanceId: null });
   }
 
   /**
@@ -315,7 +376,8 @@ export class Transition {
     return this.core.flowOf(inst).definition.nodes[ni.nodeId]!;
   }
 
-  private scope(inst: Instance, nodeId: string): NodeScope {
+  /** The scope a handler runs in; missing-reference WARN entries go to `warnings`, written after the node's own record. */
+  private scope(inst: Instance, nodeId: string, warnings: WfxRecord[]): NodeScope {
     const env = this.core.envOf(inst);
     const node = this.core.flowOf(inst).definition.nodes[nodeId]!;
     return {
@@ -325,7 +387,7 @@ export class Transition {
       resolve: (value) => {
         const r = resolveDeep(value, { vars: inst.variables, env });
         for (const ref of r.missing) {
-          this.emit({
+          warnings.push({
             type: 'instance.logged',
             instanceId: inst.processInstanceId,
             entry: {

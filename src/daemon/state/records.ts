@@ -35,6 +35,19 @@ export type WfxRecord =
   | { readonly type: 'instance.started'; readonly instance: Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'> }
   /** A token reached a node: a node instance is created, Active. Name and type come from the flow version. */
   | { readonly type: 'node.entered'; readonly instanceId: string; readonly nodeInstanceId: string; readonly nodeId: string; readonly at: string }
+  /**
+   * A node entered and completed within one step (most nodes): node.entered and node.completed
+   * in one record.
+   */
+  | {
+      readonly type: 'node.ran';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly nodeId: string;
+      readonly at: string;
+      readonly variables?: Record<string, unknown>;
+      readonly output?: Record<string, unknown>;
+    }
   | { readonly type: 'node.waiting'; readonly instanceId: string; readonly nodeInstanceId: string; readonly wait: Wait; readonly at: string }
   | {
       readonly type: 'node.completed';
@@ -109,6 +122,37 @@ function unsubscribe(state: WfxState, inst: Instance, node: NodeInstance): void 
   if (Object.keys(subs).length === 0) delete state.subscriptions[ref];
 }
 
+/** Creates the node instance a token entered (Active); name and type come from the flow version. */
+function enter(state: WfxState, r: { instanceId: string; nodeInstanceId: string; nodeId: string; at: string }): NodeInstance | null {
+  const inst = state.instances[r.instanceId];
+  if (!inst) return null;
+  const def = state.flows[inst.processId]?.versions[inst.processVersion]?.definition.nodes[r.nodeId];
+  const node: NodeInstance = {
+    id: r.nodeInstanceId,
+    nodeId: r.nodeId,
+    nodeName: def?.name ?? r.nodeId,
+    nodeType: def?.type ?? 'unknown',
+    statusCd: STATUS.ACTIVE,
+    startTime: r.at,
+    endTime: null,
+    wait: null,
+  };
+  inst.nodes[r.nodeInstanceId] = node;
+  inst.nodeCount++;
+  log(inst, node, 'INFO', 'started', r.at);
+  return node;
+}
+
+/** Completes a node instance: its variables and output merged into the execution's. */
+function complete(inst: Instance, node: NodeInstance, r: { at: string; variables?: Record<string, unknown>; output?: Record<string, unknown> }): void {
+  node.statusCd = STATUS.COMPLETED;
+  node.endTime = r.at;
+  node.wait = null;
+  if (r.variables) Object.assign(inst.variables, r.variables);
+  if (r.output) inst.output = { ...(inst.output ?? {}), ...r.output };
+  log(inst, node, 'INFO', 'completed', r.at, r.variables !== undefined);
+}
+
 const handlers: Handlers = {
   'organization.created': (state, r) => {
     state.organizations[r.name] ??= { name: r.name, createdAt: r.at };
@@ -152,25 +196,14 @@ const handlers: Handlers = {
     state.instances[inst.processInstanceId] = inst;
     log(inst, { nodeId: '', nodeName: inst.processName, nodeType: 'process' }, 'INFO', `execution started (version ${inst.processVersion})`, inst.startTime, true);
   },
-  'node.entered': (state, r) => {
+  'node.entered': (state, r) => enter(state, r),
+  'node.ran': (state, r) => {
     const inst = state.instances[r.instanceId];
-    if (!inst) return;
-    const def = state.flows[inst.processId]?.versions[inst.processVersion]?.definition.nodes[r.nodeId];
-    const node: NodeInstance = {
-      id: r.nodeInstanceId,
-      nodeId: r.nodeId,
-      nodeName: def?.name ?? r.nodeId,
-      nodeType: def?.type ?? 'unknown',
-      statusCd: STATUS.ACTIVE,
-      startTime: r.at,
-      endTime: null,
-      wait: null,
-    };
-    inst.nodes[r.nodeInstanceId] = node;
-    inst.nodeCount++;
-    log(inst, node, 'INFO', 'started', r.at);
+    const node = enter(state, r);
+    if (inst && node) complete(inst, node, r);
   },
   'node.waiting': (state, r) => {
+
     const inst = state.instances[r.instanceId];
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
@@ -196,12 +229,7 @@ const handlers: Handlers = {
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
-    node.statusCd = STATUS.COMPLETED;
-    node.endTime = r.at;
-    node.wait = null;
-    if (r.variables) Object.assign(inst.variables, r.variables);
-    if (r.output) inst.output = { ...(inst.output ?? {}), ...r.output };
-    log(inst, node, 'INFO', 'completed', r.at, r.variables !== undefined);
+    complete(inst, node, r);
   },
   'node.left': (state, r) => {
     const inst = state.instances[r.instanceId];

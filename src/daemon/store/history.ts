@@ -1,7 +1,7 @@
 import { open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppendFile } from './append-file.js';
-import { decodeFrames, encodeFrame } from './frame.js';
+import { decodeFrames, encodeFrameJson } from './frame.js';
 import { ensurePrivateDir, fsyncDir } from './fs-util.js';
 
 const BUCKET_RE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
@@ -59,10 +59,15 @@ export class History {
   }
 
   /** Appends `doc` under `id` to `bucket` (YYYY-MM-DD); resolves once it is durable. */
-  async put(bucket: string, id: string, doc: unknown): Promise<void> {
+  put(bucket: string, id: string, doc: unknown): Promise<void> {
+    return this.putJson(bucket, id, JSON.stringify(doc));
+  }
+
+  /** Like `put`, for a document already serialized to JSON text. */
+  async putJson(bucket: string, id: string, json: string): Promise<void> {
     assertBucket(bucket);
     const writer = await this.writer(bucket);
-    const frame = encodeFrame(0, doc, id);
+    const frame = encodeFrameJson(0, json, id);
     const { offset, durable } = writer.append(frame);
     const entry = { offset, length: Buffer.byteLength(frame) };
     this.indexes.get(bucket)?.set(id, entry);

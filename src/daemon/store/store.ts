@@ -64,6 +64,8 @@ export interface Transaction<T, R> {
   readonly result: T;
   /** What `fn` emitted, in order. */
   readonly records: readonly R[];
+  /** Each record as it was journaled (JSON), in the same order. */
+  readonly serialized: readonly string[];
   /** Resolves once the records are durable (at once when there were none). */
   readonly durable: Promise<void>;
 }
@@ -219,8 +221,8 @@ export class Store<S, R> implements DurableStore<S, R> {
       if (records.length > 0) this.fail('a transaction threw after changing the state', err);
       throw err;
     }
-    if (records.length === 0) return { result, records, durable: Promise.resolve() };
-    return { result, records, durable: this.append(serialized) };
+    if (records.length === 0) return { result, records, serialized, durable: Promise.resolve() };
+    return { result, records, serialized, durable: this.append(serialized) };
   }
 
   /** Resolves once everything committed so far is durable. */

@@ -200,3 +200,42 @@ nodes:
   t.equal(inst.stateCd, STATE.FAILED);
   t.match(inst.error, { code: 'STEP_LIMIT_EXCEEDED' });
 });
+
+t.test('an execution read back from history is what it was live, whichever way it was archived', async (t) => {
+  const h = await engineHarness(t);
+  const straight = await h.publish(`
+processId: AUTO
+name: Straight
+nodes:
+  start: { type: startEvent, next: set }
+  set: { type: setVariable, variables: { x: "{a}", y: "{missing}" }, next: out }
+  out: { type: outputNode, outputs: { r: "{x}" }, next: done }
+  done: { type: endEvent }
+`);
+  const waits = await h.publish(`
+processId: AUTO
+name: Waits
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: number, next: done }
+  done: { type: endEvent }
+`);
+  // Snapshot the live state the moment each finishes, before it is archived.
+  const live = new Map<string, string>();
+  h.engine.on('lifecycle', (e) => {
+    if (e.type === 'PROCESS_COMPLETED') live.set(e.processInstanceId, JSON.stringify(h.store.state.instances[e.processInstanceId]));
+  });
+  const one = await h.engine.start({ processId: straight, organization: 'default', data: { a: [1, { b: 2 }] } });
+  const two = await h.engine.start({ processId: waits, organization: 'default' });
+  await h.engine.submitTask({ organization: 'default', processInstanceId: two.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 5 } });
+  for (const inst of [one, two]) {
+    await h.archived(inst.processInstanceId);
+    t.notOk(h.store.state.instances[inst.processInstanceId], 'no longer live');
+    const archived = await h.engine.getInstance({ organization: null }, inst.processInstanceId);
+    t.same(JSON.parse(JSON.stringify(archived)), JSON.parse(live.get(inst.processInstanceId)!), `${inst.processName}: the same from history`);
+    t.equal(await h.engine.getInstance({ organization: 'other' }, inst.processInstanceId), null, 'invisible to another organization');
+  }
+  const raw = await (await import('../../../src/daemon/store/history.js')).History.open(`${h.dir}/history`);
+  t.ok('records' in ((await raw.get(new Date(h.clock.ms).toISOString().slice(0, 10), one.processInstanceId)) as object), 'a one-step execution is kept as its journaled records');
+  await raw.close();
+});
