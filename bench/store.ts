@@ -122,7 +122,7 @@ export function formatStoreBench(r: StoreBenchResult): string {
   ].join('\n');
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const result = await runStoreBench();
   const table = formatStoreBench(result);
   console.log(table);

@@ -16,8 +16,12 @@ export function uuidv7(at: Date = new Date()): string {
   const bytes = Buffer.allocUnsafe(16);
   pool.copy(bytes, 6, poolAt, poolAt + 10);
   poolAt += 10;
-  const ms = BigInt(at.getTime());
-  for (let i = 0; i < 6; i++) bytes[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
+  // 48-bit big-endian milliseconds; plain arithmetic (a Number holds 2^53 exactly), no BigInt.
+  let ms = at.getTime();
+  for (let i = 5; i >= 0; i--) {
+    bytes[i] = ms % 256;
+    ms = Math.floor(ms / 256);
+  }
   bytes[6] = (bytes[6]! & 0x0f) | 0x70;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   const hex = bytes.toString('hex');

@@ -1,0 +1,15 @@
+import t from 'tap';
+import { bucketOf, uuidv7 } from '../../../src/daemon/engine/ids.js';
+
+t.test('uuidv7: RFC 9562 layout, time-ordered, the bucket is the day it was made', async (t) => {
+  const at = new Date('2026-11-21T23:59:59.999Z');
+  const id = uuidv7(at);
+  t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  t.equal(Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16), at.getTime(), 'the first 48 bits are the milliseconds');
+  t.equal(bucketOf(id), '2026-11-21');
+  t.ok(uuidv7(new Date(at.getTime() + 1)) > id, 'later ids sort after');
+  const many = new Set(Array.from({ length: 5000 }, () => uuidv7(at)));
+  t.equal(many.size, 5000, 'unique within one millisecond');
+  t.equal(bucketOf('not-a-uuid'), null);
+  t.equal(bucketOf('0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11'), null, 'a v4 UUID has no time');
+});
