@@ -87,7 +87,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     await engine.recover();
     if (options.flowsDir) await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);
 
-    const app = buildServer({ store, logger, bodyLimit: options.bodyLimit });
+    const app = buildServer({ store, engine, logger, bodyLimit: options.bodyLimit });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7878 });
     cleanup.unshift(() => app.close());
     const address = app.server.address() as AddressInfo;

@@ -1,15 +1,32 @@
+import swagger from '@fastify/swagger';
+import { Ajv } from 'ajv';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { FastifySSEPlugin } from 'fastify-sse-v2';
 import { ERROR_CODES, WfxError, type ErrorCode } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
+import { installAuth, type BearerVerifier } from './api/auth.js';
+import { RateLimiter } from './api/rate-limit.js';
+import { adminRoutes } from './api/routes/admin.js';
+import { metaRoutes } from './api/routes/meta.js';
+import { processRoutes } from './api/routes/process.js';
+import { StreamHub } from './api/streams.js';
+import type { Engine } from './engine/engine.js';
 import type { WfxRecord } from './state/records.js';
 import type { WfxState } from './state/state.js';
 import type { DurableStore } from './store/store.js';
 
 export interface ServerOptions {
   readonly store: DurableStore<WfxState, WfxRecord>;
+  readonly engine: Engine;
   readonly logger?: FastifyBaseLogger;
   /** Largest accepted request body in bytes (default 1 MiB). */
   readonly bodyLimit?: number;
+  /** Verifies bearer tokens, when an OIDC issuer is configured. */
+  readonly bearer?: BearerVerifier;
+  /** Seconds between SSE heartbeats (default 15). */
+  readonly heartbeatSeconds?: number;
+  /** The clock (rate limits, key expiry); tests pass their own. */
+  readonly now?: () => Date;
 }
 
 /** Body of every error answer (SPEC.md section 5). */
@@ -27,6 +44,7 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'VALIDATION_ERROR',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'VALIDATION_ERROR',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'VALIDATION_ERROR',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'VALIDATION_ERROR',
   FST_ERR_VALIDATION: 'VALIDATION_ERROR',
 };
 
@@ -34,20 +52,36 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
 export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody } {
   const timestamp = new Date().toISOString();
   if (err instanceof WfxError) {
-    const body: ErrorBody = { error: err.code, message: err.message, timestamp };
-    return { status: err.status, body: err.details === undefined ? body : { ...body, details: err.details } };
+    let body: ErrorBody = { error: err.code, message: err.message, timestamp };
+    const details = err.details as { retryAfter?: number } | undefined;
+    if (err.code === 'RATE_LIMIT_EXCEEDED' && typeof details?.retryAfter === 'number') body = { ...body, retryAfter: details.retryAfter };
+    else if (err.details !== undefined) body = { ...body, details: err.details };
+    return { status: err.status, body };
   }
-  const fe = err as Partial<FastifyError>;
+  const fe = err as Partial<FastifyError> & { validation?: Array<{ instancePath?: string; message?: string }>; validationContext?: string };
   const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
-  if (mapped) return { status: ERROR_CODES[mapped].status, body: { error: mapped, message: fe.message ?? mapped, timestamp } };
+  if (mapped) {
+    const body: ErrorBody = { error: mapped, message: fe.message ?? mapped, timestamp };
+    const problems = fe.validation?.map((v) => `${fe.validationContext ?? 'body'}${v.instancePath ?? ''} ${v.message ?? ''}`.trim());
+    return { status: ERROR_CODES[mapped].status, body: problems ? { ...body, details: { problems } } : body };
+  }
   // Bad JSON from the JSON parser is a SyntaxError with statusCode 400.
   if (fe.statusCode === 400) return { status: 400, body: { error: 'VALIDATION_ERROR', message: fe.message ?? 'bad request', timestamp } };
   return { status: 500, body: { error: 'INTERNAL_ERROR', message: 'internal error', timestamp } };
 }
 
+/** Bodies are checked strictly (a mistyped field is an error, not coerced); query and path coerce. */
+function validatorCompilers() {
+  const strict = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false, allowUnionTypes: true });
+  const loose = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: true, strict: false, allowUnionTypes: true });
+  for (const ajv of [strict, loose]) ajv.addFormat('date-time', (v: string) => !Number.isNaN(Date.parse(v)) && /^\d{4}-\d{2}-\d{2}T/.test(v));
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? strict : loose).compile(schema);
+}
+
 /**
  * Builds the daemon's HTTP app. It does not listen: the daemon calls `listen`, tests call
- * `inject()`. Routes are added here as capabilities arrive.
+ * `inject()`. Every route declares its schemas (validation and /openapi.json) and, in
+ * `config.auth`, the permission it needs.
  */
 export function buildServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
@@ -57,6 +91,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     return503OnClosing: true,
   });
+  app.setValidatorCompiler(validatorCompilers());
 
   app.setErrorHandler((err, request, reply) => {
     const { status, body } = toErrorAnswer(err);
@@ -64,15 +99,39 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     void reply.status(status).send(body);
   });
   app.setNotFoundHandler((request, reply) => {
-    const err = new WfxError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`);
-    const { status, body } = toErrorAnswer(err);
+    const { status, body } = toErrorAnswer(new WfxError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`));
     void reply.status(status).send(body);
   });
 
-  app.get('/health', async () => {
-    if (options.store.failed) throw options.store.failed;
-    return { status: 'ok', version: VERSION };
+  app.addSchema({
+    $id: 'Error',
+    type: 'object',
+    properties: { error: { type: 'string' }, message: { type: 'string' }, timestamp: { type: 'string' }, details: {}, retryAfter: { type: 'integer' } },
   });
+  void app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'wfx', version: VERSION, description: 'The wfx workflow execution service. See docs/api.md.' },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        },
+      },
+      security: [{ apiKey: [] }, { bearer: [] }],
+    },
+  });
+  void app.register(FastifySSEPlugin);
 
+  const limiter = new RateLimiter(options.now ? () => options.now!().getTime() : Date.now);
+  const hub = new StreamHub(options.engine);
+  app.addHook('onClose', async () => hub.close());
+  installAuth(app, { state: options.store.state, limiter, bearer: options.bearer, now: options.now });
+
+  void app.register(async (routes) => {
+    metaRoutes(routes, { store: options.store as DurableStore<unknown, unknown>, hub, heartbeatSeconds: options.heartbeatSeconds });
+    processRoutes(routes, { engine: options.engine, hub, state: options.store.state, heartbeatSeconds: options.heartbeatSeconds });
+    adminRoutes(routes, { store: options.store, limiter, now: options.now });
+  });
   return app;
 }

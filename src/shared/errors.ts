@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   INSTANCE_NOT_RUNNING: { status: 409 },
   PROCESS_NOT_PUBLISHED: { status: 409 },
   PROCESS_ID_CONFLICT: { status: 409 },
+  KEY_REVOKED: { status: 409, hint: 'A revoked key stays revoked; create a new one with `wfx keys create`.' },
   FLOW_INVALID: { status: 400, hint: 'Each problem names file:line:column; `wfx flow schema` prints the format.' },
   EXPRESSION_ERROR: { status: 400 },
   PAYLOAD_TOO_LARGE: { status: 413 },

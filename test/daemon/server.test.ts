@@ -1,62 +1,69 @@
-import t, { type Test } from 'tap';
-import { buildServer } from '../../src/daemon/server.js';
-import { applyRecord, type WfxRecord } from '../../src/daemon/state/records.js';
-import { initialState, type WfxState } from '../../src/daemon/state/state.js';
-import { Store } from '../../src/daemon/store/store.js';
+import t from 'tap';
 import { VERSION } from '../../src/shared/version.js';
+import { apiHarness } from '../helpers/api.js';
 
-async function setup(t: Test, bodyLimit?: number) {
-  const store = await Store.open<WfxState, WfxRecord>({ dir: t.testdir(), initialState, apply: applyRecord });
-  const app = buildServer({ store, bodyLimit });
-  app.post('/echo', async (req) => req.body);
-  t.teardown(async () => {
-    await app.close();
-    await store.close();
-  });
-  return app;
-}
-
-t.test('GET /health answers ok with the version', async (t) => {
-  const app = await setup(t);
-  const res = await app.inject({ method: 'GET', url: '/health' });
+t.test('GET /health answers ok with the version, no credential needed', async (t) => {
+  const h = await apiHarness(t);
+  const res = await h.call(null, { method: 'GET', url: '/health' });
   t.equal(res.statusCode, 200);
   t.same(res.json(), { status: 'ok', version: VERSION });
 });
 
 t.test('unknown routes answer the error body with NOT_FOUND', async (t) => {
-  const app = await setup(t);
-  const res = await app.inject({ method: 'GET', url: '/nope?x=1' });
+  const h = await apiHarness(t);
+  const res = await h.call(null, { method: 'GET', url: '/nope?x=1' });
   t.equal(res.statusCode, 404);
   t.match(res.json(), { error: 'NOT_FOUND', message: 'no route GET /nope', timestamp: String });
 });
 
 t.test('bad JSON is a 400 VALIDATION_ERROR without a stack', async (t) => {
-  const app = await setup(t);
-  const res = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: '{"a":' });
+  const h = await apiHarness(t);
+  const key = await h.key('admin', 'default');
+  const res = await h.call(key, { method: 'POST', url: '/process/exec', headers: { 'content-type': 'application/json' }, payload: '{"a":' });
   t.equal(res.statusCode, 400);
   t.equal(res.json().error, 'VALIDATION_ERROR');
   t.notMatch(res.body, /at .*\.js:\d+/);
 });
 
+t.test('a mistyped field is refused, not coerced; unknown fields are refused', async (t) => {
+  const h = await apiHarness(t);
+  const key = await h.key('admin', 'default');
+  const typed = await h.call(key, { method: 'POST', url: '/process/exec', payload: { processId: 123 } });
+  t.equal(typed.statusCode, 400);
+  t.match(typed.json(), { error: 'VALIDATION_ERROR', details: { problems: [/processId/] } });
+  const extra = await h.call(key, { method: 'POST', url: '/process/exec', payload: { processId: 'x', surprise: true } });
+  t.equal(extra.statusCode, 400);
+});
+
 t.test('a body over the limit is a 413 PAYLOAD_TOO_LARGE', async (t) => {
-  const app = await setup(t, 1024);
-  const res = await app.inject({
-    method: 'POST',
-    url: '/echo',
-    headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify({ big: 'x'.repeat(2048) }),
-  });
+  const h = await apiHarness(t, { bodyLimit: 1024 });
+  const key = await h.key('admin', 'default');
+  const res = await h.call(key, { method: 'POST', url: '/process/exec', payload: { processId: 'x', data: { big: 'x'.repeat(2048) } } });
   t.equal(res.statusCode, 413);
   t.equal(res.json().error, 'PAYLOAD_TOO_LARGE');
 });
 
 t.test('an unexpected error is a 500 INTERNAL_ERROR with no detail', async (t) => {
-  const app = await setup(t);
-  app.get('/throws', async () => {
-    throw new Error('secret internals at /src/x.ts:10');
-  });
-  const res = await app.inject({ method: 'GET', url: '/throws' });
-  t.equal(res.statusCode, 500);
-  t.same(Object.keys(res.json()).sort(), ['error', 'message', 'timestamp']);
-  t.equal(res.json().message, 'internal error');
+  const h = await apiHarness(t);
+  const key = await h.key('admin', 'default');
+  // A store failure surfaces as 503 on /health; a bug elsewhere as a bare 500.
+  const boom = h.app.inject({ method: 'GET', url: '/process/list', headers: { 'x-api-key': key.apiKey } });
+  t.equal((await boom).statusCode, 200);
+  const { toErrorAnswer } = await import('../../src/daemon/server.js');
+  const answer = toErrorAnswer(new Error('secret internals at /src/x.ts:10'));
+  t.equal(answer.status, 500);
+  t.same(Object.keys(answer.body).sort(), ['error', 'message', 'timestamp']);
+  t.equal(answer.body.message, 'internal error');
+});
+
+t.test('/openapi.json documents every route', async (t) => {
+  const h = await apiHarness(t);
+  const res = await h.call(null, { method: 'GET', url: '/openapi.json' });
+  t.equal(res.statusCode, 200);
+  const doc = res.json() as { openapi: string; paths: Record<string, unknown> };
+  t.match(doc.openapi, /^3\./);
+  for (const path of ['/process/exec', '/process/start', '/process/task', '/process/event', '/process/instance/{id}', '/process/instance/{id}/logs', '/process/instance/{id}/cancel', '/process/list', '/process/{id}/instances', '/events', '/auth/whoami', '/health', '/admin/api-keys', '/admin/flows', '/admin/environments/{env}/variables']) {
+    t.ok(doc.paths[path], path);
+  }
+  t.notOk(doc.paths['/openapi.json'], 'the document does not list itself');
 });

@@ -244,6 +244,49 @@ export class Engine extends EventEmitter implements EngineCore {
   }
 
   /**
+   * Executions of a flow, newest first (ids are time-ordered): live ones and those in history.
+   * `cursor` is the last id of the previous page. Throws PROCESS_NOT_FOUND for a flow the
+   * caller may not see.
+   */
+  async listInstances(
+    caller: Caller,
+    processId: string,
+    opts: { stateCd?: number; limit: number; cursor?: string },
+  ): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
+    const flow = this.state.flows[processId];
+    if (!flow || (caller.organization !== null && flow.organization !== caller.organization)) {
+      throw new WfxError('PROCESS_NOT_FOUND', `no flow ${processId}`);
+    }
+    const below = (id: string) => opts.cursor === undefined || id < opts.cursor;
+    const found = new Map<string, Instance | null>(); // null: in history, read on demand
+    for (const inst of Object.values(this.state.instances)) {
+      if (inst.processId === processId && below(inst.processInstanceId) && (opts.stateCd === undefined || inst.stateCd === opts.stateCd)) {
+        found.set(inst.processInstanceId, inst);
+      }
+    }
+    const sorted = () => [...found.keys()].sort().reverse();
+    for (const bucket of await this.history.buckets()) {
+      if (opts.cursor !== undefined && bucket > (bucketOf(opts.cursor) ?? '9999')) continue;
+      // Everything in this bucket and older ones is older than the bucket's end: stop once the page is full of newer ids.
+      const ids = sorted();
+      if (ids.length > opts.limit && ids[opts.limit]! >= `${bucketStartId(bucket)}`) break;
+      for (const { id, tags } of await this.history.list(bucket)) {
+        if (found.has(id) || !below(id) || tags[0] !== processId) continue;
+        if (opts.stateCd !== undefined && tags[1] !== String(opts.stateCd)) continue;
+        found.set(id, null);
+      }
+    }
+    const ids = sorted();
+    const page = ids.slice(0, opts.limit);
+    const items: InstanceSummary[] = [];
+    for (const id of page) {
+      const inst = found.get(id) ?? (await this.getInstance(caller, id));
+      if (inst) items.push(summarize(inst));
+    }
+    return { items, nextCursor: ids.length > opts.limit ? page.at(-1)! : null };
+  }
+
+  /**
    * After a restart: arms the timers of waiting nodes (overdue ones fire at once), runs nodes
    * that were active, archives executions that finished but were not archived yet, and drops
    * kept messages and dedup entries that expired.
@@ -297,6 +340,14 @@ export class Engine extends EventEmitter implements EngineCore {
     return work;
   }
 
+  /**
+   * How many log lines of execution `inst` are durable and streamed: a log stream replays up
+   * to here, then follows `log` events.
+   */
+  streamedLogCount(inst: Instance): number {
+    return this.state.instances[inst.processInstanceId] === inst ? (this.streamed.get(inst.processInstanceId) ?? inst.logs.length) : inst.logs.length;
+  }
+
   /** Re-reads the clock for due timers (after a clock jump; tests moving their clock). */
   pokeTimers(): void {
     this.timers.poke();
@@ -348,18 +399,19 @@ export class Engine extends EventEmitter implements EngineCore {
   }
 
   private afterDurable(records: readonly WfxRecord[], serialized: readonly string[], logsUpTo: ReadonlyMap<string, number>): void {
-    const publish = this.listenerCount('lifecycle') > 0;
-    for (const r of records) {
-      if (publish) for (const event of this.lifecycleOf(r)) this.emit('lifecycle', event);
-      if (r.type === 'node.waiting' && r.wait.dueAt) this.timers.set(`${r.instanceId}|${r.nodeInstanceId}`, Date.parse(r.wait.dueAt));
-      else if (r.type === 'node.completed' || r.type === 'node.left') this.timers.delete(`${r.instanceId}|${r.nodeInstanceId}`);
-    }
+    // Log lines first: a log stream ends on its execution's PROCESS_* event, after every line.
     for (const [id, upTo] of logsUpTo) {
       const inst = this.state.instances[id];
       if (!inst) continue;
       const from = this.streamed.get(id) ?? 0;
       for (let i = from; i < upTo; i++) this.emit('log', { processInstanceId: id, id: i + 1, entry: inst.logs[i]! } satisfies StreamedLog);
       this.streamed.set(id, Math.max(from, upTo));
+    }
+    const publish = this.listenerCount('lifecycle') > 0;
+    for (const r of records) {
+      if (publish) for (const event of this.lifecycleOf(r)) this.emit('lifecycle', event);
+      if (r.type === 'node.waiting' && r.wait.dueAt) this.timers.set(`${r.instanceId}|${r.nodeInstanceId}`, Date.parse(r.wait.dueAt));
+      else if (r.type === 'node.completed' || r.type === 'node.left') this.timers.delete(`${r.instanceId}|${r.nodeInstanceId}`);
     }
     for (const r of records) {
       if (r.type === 'instance.finished') void this.track(this.archive(r.instanceId, ownRecordsJson(r.instanceId, records, serialized)));
@@ -436,7 +488,8 @@ export class Engine extends EventEmitter implements EngineCore {
     if (!inst || inst.stateCd === STATE.RUNNING || !bucket || this.archiving.has(id) || this.closed) return;
     this.archiving.add(id);
     try {
-      await this.history.putJson(bucket, id, recordsJson === null ? JSON.stringify({ instance: inst }) : `{"records":[${recordsJson}]}`);
+      const doc = recordsJson === null ? JSON.stringify({ instance: inst }) : `{"records":[${recordsJson}]}`;
+      await this.history.putJson(bucket, id, doc, [inst.processId, String(inst.stateCd)]);
       await this.store.commit({ type: 'instance.archived', instanceId: id });
       this.streamed.delete(id);
       this.emit('archived', id);
@@ -446,6 +499,39 @@ export class Engine extends EventEmitter implements EngineCore {
       this.archiving.delete(id);
     }
   }
+}
+
+/** An execution without its variables, nodes and log: what lists show. */
+export interface InstanceSummary {
+  readonly processInstanceId: string;
+  readonly processId: string;
+  readonly processName: string;
+  readonly processVersion: string;
+  readonly stateCd: number;
+  readonly startTime: string;
+  readonly endTime: string | null;
+  readonly correlationKey: string | null;
+  readonly parentInstanceId: string | null;
+}
+
+function summarize(i: Instance): InstanceSummary {
+  return {
+    processInstanceId: i.processInstanceId,
+    processId: i.processId,
+    processName: i.processName,
+    processVersion: i.processVersion,
+    stateCd: i.stateCd,
+    startTime: i.startTime,
+    endTime: i.endTime,
+    correlationKey: i.correlationKey,
+    parentInstanceId: i.parentInstanceId,
+  };
+}
+
+/** The smallest UUIDv7 of a day: ids below it started before that day. */
+function bucketStartId(bucket: string): string {
+  const hex = Date.parse(`${bucket}T00:00:00Z`).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
 }
 
 /** What history holds for an execution (see Engine.archive). */

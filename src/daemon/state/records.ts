@@ -25,6 +25,12 @@ export type WfxRecord =
   | { readonly type: 'apiKey.created'; readonly key: ApiKey }
   | { readonly type: 'apiKey.statusChanged'; readonly keyId: string; readonly status: ApiKeyStatus; readonly at: string }
   | {
+      readonly type: 'apiKey.updated';
+      readonly keyId: string;
+      readonly changes: Partial<Pick<ApiKey, 'name' | 'rateLimitPerMinute' | 'rateLimitPerHour' | 'expiresAt'>>;
+      readonly at: string;
+    }
+  | {
       readonly type: 'flow.published';
       readonly processId: string;
       readonly organization: string;
@@ -165,6 +171,11 @@ const handlers: Handlers = {
     if (!key) return;
     key.status = r.status;
     key.updatedAt = r.at;
+  },
+  'apiKey.updated': (state, r) => {
+    const key = state.apiKeys[r.keyId];
+    if (!key) return;
+    state.apiKeys[r.keyId] = { ...key, ...r.changes, updatedAt: r.at };
   },
   'flow.published': (state, r) => {
     const def = r.version.definition;

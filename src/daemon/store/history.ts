@@ -10,7 +10,8 @@ const INDEX_CACHE_BUCKETS = 4;
 /** Buckets kept open for appending. */
 const OPEN_WRITERS = 4;
 
-type IndexEntry = { readonly offset: number; readonly length: number };
+/** Where a document is, and the tags it was put with (listing reads tags, not documents). */
+type IndexEntry = { readonly offset: number; readonly length: number; readonly tags: readonly string[] };
 
 /** What `prune` gave back. */
 export interface PruneReport {
@@ -58,18 +59,22 @@ export class History {
     return new History(dir, options.readFile ?? ((path) => readFile(path)));
   }
 
-  /** Appends `doc` under `id` to `bucket` (YYYY-MM-DD); resolves once it is durable. */
-  put(bucket: string, id: string, doc: unknown): Promise<void> {
-    return this.putJson(bucket, id, JSON.stringify(doc));
+  /**
+   * Appends `doc` under `id` to `bucket` (YYYY-MM-DD); resolves once it is durable. `tags`
+   * (no spaces or `|`) are kept in the frame header, so `list` can filter without reading documents.
+   */
+  put(bucket: string, id: string, doc: unknown, tags: readonly string[] = []): Promise<void> {
+    return this.putJson(bucket, id, JSON.stringify(doc), tags);
   }
 
   /** Like `put`, for a document already serialized to JSON text. */
-  async putJson(bucket: string, id: string, json: string): Promise<void> {
+  async putJson(bucket: string, id: string, json: string, tags: readonly string[] = []): Promise<void> {
     assertBucket(bucket);
+    if (/[ |]/.test(id) || tags.some((tag) => /[ |]/.test(tag))) throw new TypeError('history ids and tags may not hold spaces or |');
     const writer = await this.writer(bucket);
-    const frame = encodeFrameJson(0, json, id);
+    const frame = encodeFrameJson(0, json, [id, ...tags].join('|'));
     const { offset, durable } = writer.append(frame);
-    const entry = { offset, length: Buffer.byteLength(frame) };
+    const entry = { offset, length: Buffer.byteLength(frame), tags };
     this.indexes.get(bucket)?.set(id, entry);
     this.indexing.get(bucket)?.set(id, entry);
     await durable;
@@ -86,10 +91,27 @@ export class History {
       const buf = Buffer.alloc(at.length);
       await fh.read(buf, 0, at.length, at.offset);
       const frame = decodeFrames<T>(buf).frames[0];
-      return frame && frame.key === id ? frame.value : null;
+      return frame && frame.key.split('|')[0] === id ? frame.value : null;
     } finally {
       await fh.close();
     }
+  }
+
+  /** Every id in `bucket` with its tags (the latest copy of each), newest id first. */
+  async list(bucket: string): Promise<Array<{ id: string; tags: readonly string[] }>> {
+    assertBucket(bucket);
+    const index = await this.index(bucket);
+    if (!index) return [];
+    return [...index.entries()].map(([id, e]) => ({ id, tags: e.tags })).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  }
+
+  /** The bucket names on disk, newest first. */
+  async buckets(): Promise<string[]> {
+    return (await readdir(this.dir))
+      .map((name) => BUCKET_RE.exec(name)?.[1])
+      .filter((b): b is string => b !== undefined)
+      .sort()
+      .reverse();
   }
 
   /** Deletes every bucket last written before `cutoff`. */
@@ -164,7 +186,10 @@ export class History {
       if (this.indexing.get(bucket) === during) this.indexing.delete(bucket);
     }
     const index = this.indexes.get(bucket) ?? new Map<string, IndexEntry>();
-    for (const f of scanFrames(buf)) index.set(f.key, { offset: f.offset, length: f.length });
+    for (const f of scanFrames(buf)) {
+      const [id, ...tags] = f.key.split('|');
+      index.set(id!, { offset: f.offset, length: f.length, tags });
+    }
     for (const [id, entry] of during) index.set(id, entry); // appended while the file was read
     this.indexes.set(bucket, index);
     if (this.indexes.size > INDEX_CACHE_BUCKETS) this.indexes.delete(this.indexes.keys().next().value!);

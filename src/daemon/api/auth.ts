@@ -1,0 +1,130 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { WfxError } from '../../shared/errors.js';
+import { parseApiKey, secretMatches } from '../auth/api-keys.js';
+import { ROLE_PERMISSIONS, type ApiKey, type Permission, type WfxState } from '../state/state.js';
+import type { Caller, RouteAuth } from './caller.js';
+import type { RateLimiter } from './rate-limit.js';
+
+/** Verifies a bearer token; resolves to the caller or throws WfxError UNAUTHORIZED. */
+export type BearerVerifier = (token: string) => Promise<Caller>;
+
+export interface AuthOptions {
+  readonly state: WfxState;
+  readonly limiter: RateLimiter;
+  /** Present when an OIDC issuer is configured. */
+  readonly bearer?: BearerVerifier;
+  readonly now?: () => Date;
+}
+
+/** A hash to compare against when the key id is unknown, so timing does not tell which ids exist. */
+const DUMMY_HASH = createHash('sha256').update('wfx-no-such-key').digest('hex');
+
+/** The caller an API key stands for. */
+export function callerOfKey(key: ApiKey): Caller {
+  return {
+    kind: 'apiKey',
+    keyId: key.keyId,
+    subject: null,
+    organization: key.organization,
+    system: key.organization === null,
+    permissions: new Set<Permission>(ROLE_PERMISSIONS[key.role]),
+  };
+}
+
+/**
+ * Checks an X-API-Key value: format, a key with that id, the secret (constant time), status,
+ * expiry. Throws WfxError UNAUTHORIZED saying which check failed (never the secret).
+ */
+export function authenticateApiKey(state: WfxState, value: string, now: Date): ApiKey {
+  const parsed = parseApiKey(value);
+  if (!parsed) throw new WfxError('UNAUTHORIZED', 'the X-API-Key header is not of the form apk_{keyId}_{secret}');
+  const key = state.apiKeys[parsed.keyId];
+  if (!key) {
+    secretMatches(parsed.secret, DUMMY_HASH); // same work as for a real key
+    throw new WfxError('UNAUTHORIZED', 'invalid API key');
+  }
+  if (!secretMatches(parsed.secret, key.secretHash)) throw new WfxError('UNAUTHORIZED', 'invalid API key');
+  if (key.status !== 'ACTIVE') throw new WfxError('UNAUTHORIZED', `the API key is ${key.status.toLowerCase()}`);
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime()) throw new WfxError('UNAUTHORIZED', 'the API key has expired');
+  return key;
+}
+
+/** Constant-time string comparison (for secrets that are not hashed, such as webhook tokens). */
+export function safeEqual(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a).digest();
+  const hb = createHash('sha256').update(b).digest();
+  return timingSafeEqual(ha, hb) && a.length === b.length;
+}
+
+/**
+ * Installs authentication, authorization and rate limiting. Each route says what it needs in
+ * `config.auth`; a route without it needs any valid credential. Order: credential (401), rate
+ * limit (429; every authenticated request counts), caller kind and permission (403).
+ * Every authenticated request is logged with its key id (or JWT subject) and outcome.
+ */
+export function installAuth(app: FastifyInstance, options: AuthOptions): void {
+  const now = options.now ?? (() => new Date());
+  app.decorateRequest('caller', null);
+
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.routeOptions.url === undefined) return; // no such route: the 404 handler answers
+    const auth: RouteAuth = request.routeOptions.config.auth ?? { permission: 'any' };
+    if (auth.permission === 'none') return;
+    const caller = await identify(request, options, now());
+    request.caller = caller;
+    if (caller.keyId !== null) {
+      const key = options.state.apiKeys[caller.keyId]!;
+      const decision = options.limiter.hit(caller.keyId, { perMinute: key.rateLimitPerMinute, perHour: key.rateLimitPerHour });
+      if (decision) {
+        void reply.header('RateLimit-Limit', decision.limit);
+        void reply.header('RateLimit-Remaining', decision.remaining);
+        void reply.header('RateLimit-Reset', decision.resetSeconds);
+        if (!decision.allowed) {
+          void reply.header('Retry-After', decision.retryAfterSeconds);
+          throw new WfxError('RATE_LIMIT_EXCEEDED', `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfterSeconds} s`, {
+            details: { retryAfter: decision.retryAfterSeconds },
+          });
+        }
+      }
+    }
+    if (auth.callerKind === 'organization' && caller.system) {
+      throw new WfxError('FORBIDDEN', 'a system key is not bound to an organization: use POST /process/start');
+    }
+    if (auth.callerKind === 'system' && !caller.system) {
+      throw new WfxError('FORBIDDEN', 'an organization-scoped credential uses POST /process/exec');
+    }
+    if (auth.permission !== 'any' && !caller.permissions.has(auth.permission)) {
+      throw new WfxError('FORBIDDEN', `this needs the ${auth.permission} permission`);
+    }
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const caller = request.caller;
+    if (!caller) return;
+    request.log.info(
+      {
+        keyId: caller.keyId ?? undefined,
+        subject: caller.subject ?? undefined,
+        organization: caller.organization,
+        method: request.method,
+        route: request.routeOptions.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
+  });
+}
+
+async function identify(request: FastifyRequest, options: AuthOptions, now: Date): Promise<Caller> {
+  const apiKey = request.headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey !== '') return callerOfKey(authenticateApiKey(options.state, apiKey, now));
+  if (Array.isArray(apiKey)) throw new WfxError('UNAUTHORIZED', 'send one X-API-Key header');
+  const authorization = request.headers.authorization;
+  if (typeof authorization === 'string' && /^bearer /i.test(authorization)) {
+    if (!options.bearer) throw new WfxError('UNAUTHORIZED', 'bearer tokens are not accepted: this daemon has no OIDC issuer configured');
+    return options.bearer(authorization.slice(7).trim());
+  }
+  throw new WfxError('UNAUTHORIZED', 'no credential: send X-API-Key: apk_{keyId}_{secret}, or Authorization: Bearer <token>');
+}

@@ -1,0 +1,32 @@
+import type { Permission } from '../state/state.js';
+
+/** Who made a request, once authenticated. */
+export interface Caller {
+  readonly kind: 'apiKey' | 'jwt';
+  /** The API key's id (never its secret); null for a JWT. */
+  readonly keyId: string | null;
+  /** The JWT's subject; null for an API key. */
+  readonly subject: string | null;
+  /** The caller's organization; null for a system key (not bound to one). */
+  readonly organization: string | null;
+  readonly system: boolean;
+  readonly permissions: ReadonlySet<Permission>;
+}
+
+/** What a route requires, in its `config`. */
+export interface RouteAuth {
+  /** 'none': no credential needed (health, openapi, webhooks); else the permission needed. */
+  readonly permission: Permission | 'none' | 'any';
+  /** Only org-scoped callers (`/process/exec`) or only system keys (`/process/start`). */
+  readonly callerKind?: 'organization' | 'system';
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the auth hook on authenticated routes. */
+    caller: Caller | null;
+  }
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+}

@@ -1,0 +1,106 @@
+/** The outcome of counting one request against a key's limits. */
+export interface RateDecision {
+  readonly allowed: boolean;
+  /** The tightest limit (the one with the fewest requests left), for the RateLimit-* headers. */
+  readonly limit: number;
+  readonly remaining: number;
+  /** Seconds until that window frees a slot. */
+  readonly resetSeconds: number;
+  /** When refused: seconds until a request would be allowed. */
+  readonly retryAfterSeconds: number;
+}
+
+/**
+ * Exact sliding windows: the times of the last `limit` allowed requests, in a ring. A request
+ * is allowed when fewer than `limit` allowed requests fall in the last `windowMs`, that is, when
+ * the ring is not full or its oldest entry has left the window. Memory is one number per unit of
+ * the limit; refused requests are not recorded, so a client that backs off recovers on time.
+ */
+class SlidingWindow {
+  private readonly times: Float64Array;
+  private count = 0;
+  private head = 0; // index of the oldest entry
+
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+  ) {
+    this.times = new Float64Array(limit);
+  }
+
+  /** How many allowed requests fall in the window ending at `now`. */
+  used(now: number): number {
+    while (this.count > 0 && this.times[this.head]! <= now - this.windowMs) {
+      this.head = (this.head + 1) % this.limit;
+      this.count--;
+    }
+    return this.count;
+  }
+
+  /** Seconds until the oldest request in the window leaves it (0 when empty). */
+  secondsUntilSlot(now: number): number {
+    if (this.count === 0) return 0;
+    return Math.max(1, Math.ceil((this.times[this.head]! + this.windowMs - now) / 1000));
+  }
+
+  record(now: number): void {
+    this.times[(this.head + this.count) % this.limit] = now;
+    this.count++;
+  }
+}
+
+/** Per-key limits: requests per minute and per hour; null means unlimited. */
+export interface KeyLimits {
+  readonly perMinute: number | null;
+  readonly perHour: number | null;
+}
+
+/**
+ * Rate limiting per API key with two sliding windows (minute and hour). In memory: a restart
+ * forgets the windows, which only ever errs toward allowing. Windows are rebuilt when a key's
+ * limits change.
+ */
+export class RateLimiter {
+  private readonly keys = new Map<string, { limits: string; windows: SlidingWindow[] }>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Counts a request of `keyId` if allowed. Returns null when the key has no limits. */
+  hit(keyId: string, limits: KeyLimits): RateDecision | null {
+    if (limits.perMinute === null && limits.perHour === null) {
+      this.keys.delete(keyId);
+      return null;
+    }
+    const signature = `${limits.perMinute}/${limits.perHour}`;
+    let entry = this.keys.get(keyId);
+    if (!entry || entry.limits !== signature) {
+      const windows: SlidingWindow[] = [];
+      if (limits.perMinute !== null) windows.push(new SlidingWindow(limits.perMinute, 60_000));
+      if (limits.perHour !== null) windows.push(new SlidingWindow(limits.perHour, 3_600_000));
+      entry = { limits: signature, windows };
+      this.keys.set(keyId, entry);
+    }
+    const now = this.now();
+    const refused = entry.windows.filter((w) => w.limit === 0 || w.used(now) >= w.limit);
+    if (refused.length > 0) {
+      const retry = Math.max(...refused.map((w) => (w.limit === 0 ? Math.ceil(w.windowMs / 1000) : w.secondsUntilSlot(now))));
+      const tight = refused[0]!;
+      return { allowed: false, limit: tight.limit, remaining: 0, resetSeconds: retry, retryAfterSeconds: retry };
+    }
+    for (const w of entry.windows) w.record(now);
+    let tight = entry.windows[0]!;
+    for (const w of entry.windows) if (w.limit - w.used(now) < tight.limit - tight.used(now)) tight = w;
+    return {
+      allowed: true,
+      limit: tight.limit,
+      remaining: tight.limit - tight.used(now),
+      resetSeconds: tight.secondsUntilSlot(now),
+      retryAfterSeconds: 0,
+    };
+  }
+
+  /** Forgets a key (revoked or deleted). */
+  forget(keyId: string): void {
+    this.keys.delete(keyId);
+  }
+}

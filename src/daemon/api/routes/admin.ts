@@ -1,0 +1,336 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type {} from '@fastify/swagger'; // schema.tags, schema.summary
+import { parseDuration } from '../../../shared/duration.js';
+import { WfxError } from '../../../shared/errors.js';
+import { validateFlowSource, validateFlowValue } from '../../../shared/flow/validate.js';
+import { generateApiKey } from '../../auth/api-keys.js';
+import { activateVersion, publishFlow } from '../../flows/publish.js';
+import type { WfxRecord } from '../../state/records.js';
+import { ENVIRONMENTS, ROLE_PERMISSIONS, type ApiKey, type Environment, type Role, type WfxState } from '../../state/state.js';
+import type { DurableStore } from '../../store/store.js';
+import type { Caller } from '../caller.js';
+import type { RateLimiter } from '../rate-limit.js';
+
+export interface AdminRouteDeps {
+  readonly store: DurableStore<WfxState, WfxRecord>;
+  readonly limiter: RateLimiter;
+  readonly now?: () => Date;
+}
+
+const ROLES = Object.keys(ROLE_PERMISSIONS) as Role[];
+const ORG_NAME = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$' } as const;
+const limit = { type: ['integer', 'null'], minimum: 0, maximum: 1_000_000 } as const;
+const keyParams = { type: 'object', required: ['keyId'], properties: { keyId: { type: 'string', maxLength: 100 } } } as const;
+const flowParams = { type: 'object', required: ['processId'], properties: { processId: { type: 'string', maxLength: 200 } } } as const;
+const envParams = {
+  type: 'object',
+  required: ['env'],
+  properties: { env: { type: 'string', enum: [...ENVIRONMENTS] }, name: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,199}$' } },
+} as const;
+const orgQuery = { type: 'object', additionalProperties: false, properties: { organization: ORG_NAME } } as const;
+
+/** A key as the API shows it: never the secret, never its hash. */
+function keyView(key: ApiKey) {
+  return {
+    keyId: key.keyId,
+    name: key.name,
+    role: key.role,
+    permissions: ROLE_PERMISSIONS[key.role],
+    organization: key.organization,
+    system: key.organization === null,
+    status: key.status,
+    rateLimitPerMinute: key.rateLimitPerMinute,
+    rateLimitPerHour: key.rateLimitPerHour,
+    expiresAt: key.expiresAt,
+    createdAt: key.createdAt,
+    updatedAt: key.updatedAt,
+  };
+}
+
+/** The organization an admin request acts in: its own, or (system callers) the one named (default `default`). */
+function targetOrganization(caller: Caller, named: string | undefined): string {
+  if (caller.system) return named ?? 'default';
+  if (named !== undefined && named !== caller.organization) throw new WfxError('FORBIDDEN', 'an organization admin acts in its own organization only');
+  return caller.organization!;
+}
+
+/** /admin/api-keys, /admin/flows, /admin/environments/{env}/variables. */
+export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
+  const { store } = deps;
+  const now = deps.now ?? (() => new Date());
+  const state = store.state;
+  const admin = { auth: { permission: 'ADMIN' as const } };
+
+  /** A key the caller may manage: system admins any, org admins their organization's (never system keys). */
+  const manageable = (caller: Caller, keyId: string): ApiKey => {
+    const key = state.apiKeys[keyId];
+    if (!key || (!caller.system && key.organization !== caller.organization)) throw new WfxError('NOT_FOUND', `no API key ${keyId}`);
+    return key;
+  };
+
+  app.post('/admin/api-keys', {
+    config: admin,
+    schema: {
+      tags: ['admin'],
+      summary: 'Create an API key; its secret is in this answer only',
+      body: {
+        type: 'object',
+        required: ['name'],
+        additionalProperties: false,
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 200 },
+          role: { type: 'string', enum: ROLES, default: 'operator' },
+          organization: ORG_NAME,
+          system: { type: 'boolean', default: false },
+          rateLimitPerMinute: limit,
+          rateLimitPerHour: limit,
+          expiresAt: { type: ['string', 'null'], format: 'date-time' },
+          expiresIn: { type: 'string', description: 'a duration from now, e.g. 30d' },
+        },
+      },
+    },
+    handler: async (
+      request: FastifyRequest<{
+        Body: { name: string; role: Role; organization?: string; system: boolean; rateLimitPerMinute?: number | null; rateLimitPerHour?: number | null; expiresAt?: string | null; expiresIn?: string };
+      }>,
+      reply,
+    ) => {
+      const caller = request.caller!;
+      const b = request.body;
+      if (b.system && !caller.system) throw new WfxError('FORBIDDEN', 'only a system admin creates system keys');
+      if (b.system && b.organization !== undefined) throw new WfxError('VALIDATION_ERROR', 'a system key has no organization');
+      const organization = b.system ? null : targetOrganization(caller, b.organization);
+      const at = now();
+      let expiresAt = b.expiresAt ?? null;
+      if (b.expiresIn !== undefined) {
+        try {
+          expiresAt = new Date(at.getTime() + parseDuration(b.expiresIn)).toISOString();
+        } catch (err) {
+          throw new WfxError('VALIDATION_ERROR', (err as Error).message);
+        }
+      }
+      const { keyId, apiKey, secretHash } = generateApiKey();
+      const key: ApiKey = {
+        keyId,
+        name: b.name,
+        organization,
+        role: b.role,
+        secretHash,
+        status: 'ACTIVE',
+        rateLimitPerMinute: b.rateLimitPerMinute ?? null,
+        rateLimitPerHour: b.rateLimitPerHour ?? null,
+        expiresAt,
+        createdAt: at.toISOString(),
+        updatedAt: at.toISOString(),
+      };
+      const records: WfxRecord[] = [];
+      if (organization !== null && !state.organizations[organization]) records.push({ type: 'organization.created', name: organization, at: at.toISOString() });
+      records.push({ type: 'apiKey.created', key });
+      await store.commit(...records);
+      return reply.status(201).send({ ...keyView(key), apiKey });
+    },
+  });
+
+  app.get('/admin/api-keys', {
+    config: admin,
+    schema: { tags: ['admin'], summary: 'API keys the caller manages', querystring: orgQuery },
+    handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
+      const caller = request.caller!;
+      const org = request.query.organization;
+      const items = Object.values(state.apiKeys)
+        .filter((k) => (caller.system ? org === undefined || k.organization === org : k.organization === caller.organization))
+        .sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1))
+        .map(keyView);
+      return { items };
+    },
+  });
+
+  app.get('/admin/api-keys/:keyId', {
+    config: admin,
+    schema: { tags: ['admin'], summary: 'One API key', params: keyParams },
+    handler: async (request: FastifyRequest<{ Params: { keyId: string } }>) => keyView(manageable(request.caller!, request.params.keyId)),
+  });
+
+  app.patch('/admin/api-keys/:keyId', {
+    config: admin,
+    schema: {
+      tags: ['admin'],
+      summary: 'Change a key\'s name, rate limits or expiry',
+      params: keyParams,
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        minProperties: 1,
+        properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, rateLimitPerMinute: limit, rateLimitPerHour: limit, expiresAt: { type: ['string', 'null'], format: 'date-time' } },
+      },
+    },
+    handler: async (request: FastifyRequest<{ Params: { keyId: string }; Body: Partial<Pick<ApiKey, 'name' | 'rateLimitPerMinute' | 'rateLimitPerHour' | 'expiresAt'>> }>) => {
+      const key = manageable(request.caller!, request.params.keyId);
+      if (key.status === 'REVOKED') throw new WfxError('KEY_REVOKED', `API key ${key.keyId} is revoked`);
+      await store.commit({ type: 'apiKey.updated', keyId: key.keyId, changes: request.body, at: now().toISOString() });
+      return keyView(state.apiKeys[key.keyId]!);
+    },
+  });
+
+  for (const [action, status] of [
+    ['suspend', 'SUSPENDED'],
+    ['activate', 'ACTIVE'],
+    ['revoke', 'REVOKED'],
+  ] as const) {
+    app.post(`/admin/api-keys/:keyId/${action}`, {
+      config: admin,
+      schema: { tags: ['admin'], summary: `${action[0]!.toUpperCase()}${action.slice(1)} an API key`, params: keyParams },
+      handler: async (request: FastifyRequest<{ Params: { keyId: string } }>) => {
+        const key = manageable(request.caller!, request.params.keyId);
+        if (key.status === 'REVOKED' && status !== 'REVOKED') throw new WfxError('KEY_REVOKED', `API key ${key.keyId} is revoked`);
+        if (key.status !== status) await store.commit({ type: 'apiKey.statusChanged', keyId: key.keyId, status, at: now().toISOString() });
+        if (status === 'REVOKED') deps.limiter.forget(key.keyId);
+        return keyView(state.apiKeys[key.keyId]!);
+      },
+    });
+  }
+
+  // --- flows --------------------------------------------------------------------------
+
+  const publish = { auth: { permission: 'WORKFLOW_PUBLISH' as const } };
+  const visibleFlow = (caller: Caller, processId: string) => {
+    const flow = state.flows[processId];
+    if (!flow || (caller.organization !== null && flow.organization !== caller.organization)) throw new WfxError('PROCESS_NOT_FOUND', `no flow ${processId}`);
+    return flow;
+  };
+
+  app.post('/admin/flows', {
+    config: publish,
+    schema: {
+      tags: ['flows'],
+      summary: 'Validate and publish a flow: the next version, or the existing one if identical; activates it in the environment',
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          source: { type: 'string', maxLength: 1_000_000, description: 'the flow file\'s text, YAML or JSON (problems get line:column)' },
+          definition: { type: 'object', description: 'the flow as JSON' },
+          environment: { type: 'string', enum: [...ENVIRONMENTS], default: 'PRODUCTION' },
+          organization: ORG_NAME,
+        },
+      },
+    },
+    handler: async (request: FastifyRequest<{ Body: { source?: string; definition?: object; environment: Environment; organization?: string } }>) => {
+      const b = request.body;
+      if ((b.source === undefined) === (b.definition === undefined)) throw new WfxError('VALIDATION_ERROR', 'send exactly one of source and definition');
+      const validation = b.source !== undefined ? validateFlowSource(b.source) : validateFlowValue(b.definition);
+      if (!validation.ok) {
+        throw new WfxError('FLOW_INVALID', `the flow has ${validation.problems.length} problem${validation.problems.length === 1 ? '' : 's'}`, {
+          details: { problems: validation.problems },
+        });
+      }
+      const organization = targetOrganization(request.caller!, b.organization);
+      return publishFlow(store, { definition: validation.flow, organization, environment: b.environment, now: now() });
+    },
+  });
+
+  app.get('/admin/flows', {
+    config: { auth: { permission: 'WORKFLOW_READ' as const } },
+    schema: { tags: ['flows'], summary: 'Flows with their versions and active versions' },
+    handler: async (request) => {
+      const caller = request.caller!;
+      const items = Object.values(state.flows)
+        .filter((f) => caller.organization === null || f.organization === caller.organization)
+        .map((f) => ({
+          processId: f.processId,
+          name: f.name,
+          organization: f.organization,
+          public: f.public,
+          active: f.active,
+          versions: Object.values(f.versions).map((v) => ({ version: v.version, publishedAt: v.publishedAt })),
+        }));
+      return { items };
+    },
+  });
+
+  app.get('/admin/flows/:processId', {
+    config: { auth: { permission: 'WORKFLOW_READ' as const } },
+    schema: {
+      tags: ['flows'],
+      summary: 'A flow: its versions, active versions, and one version\'s definition (default: the latest)',
+      params: flowParams,
+      querystring: { type: 'object', additionalProperties: false, properties: { version: { type: 'string', pattern: '^[0-9]+$' } } },
+    },
+    handler: async (request: FastifyRequest<{ Params: { processId: string }; Querystring: { version?: string } }>) => {
+      const flow = visibleFlow(request.caller!, request.params.processId);
+      const versions = Object.keys(flow.versions).sort((a, b) => Number(a) - Number(b));
+      const version = request.query.version ?? versions.at(-1)!;
+      const v = flow.versions[version];
+      if (!v) throw new WfxError('VERSION_NOT_FOUND', `flow ${flow.processId} has no version ${version}`);
+      return {
+        processId: flow.processId,
+        name: flow.name,
+        organization: flow.organization,
+        public: flow.public,
+        active: flow.active,
+        versions: versions.map((n) => ({ version: n, publishedAt: flow.versions[n]!.publishedAt })),
+        version: v.version,
+        definition: v.definition,
+      };
+    },
+  });
+
+  app.post('/admin/flows/:processId/activate', {
+    config: publish,
+    schema: {
+      tags: ['flows'],
+      summary: 'Make a version the one an environment runs (rollback)',
+      params: flowParams,
+      body: {
+        type: 'object',
+        required: ['version'],
+        additionalProperties: false,
+        properties: { version: { type: 'string', pattern: '^[0-9]+$' }, environment: { type: 'string', enum: [...ENVIRONMENTS], default: 'PRODUCTION' } },
+      },
+    },
+    handler: async (request: FastifyRequest<{ Params: { processId: string }; Body: { version: string; environment: Environment } }>) => {
+      await activateVersion(store, { processId: request.params.processId, organization: request.caller!.organization, ...request.body });
+      return { processId: request.params.processId, environment: request.body.environment, version: request.body.version };
+    },
+  });
+
+  // --- environment variables ----------------------------------------------------------
+
+  app.get('/admin/environments/:env/variables', {
+    config: admin,
+    schema: { tags: ['admin'], summary: 'The {env.NAME} values of an environment', params: envParams, querystring: orgQuery },
+    handler: async (request: FastifyRequest<{ Params: { env: Environment }; Querystring: { organization?: string } }>) => {
+      const organization = targetOrganization(request.caller!, request.query.organization);
+      return { organization, environment: request.params.env, variables: { ...(state.environments[organization]?.[request.params.env] ?? {}) } };
+    },
+  });
+
+  app.put('/admin/environments/:env/variables/:name', {
+    config: admin,
+    schema: {
+      tags: ['admin'],
+      summary: 'Set an {env.NAME} value',
+      params: envParams,
+      querystring: orgQuery,
+      body: { type: 'object', required: ['value'], additionalProperties: false, properties: { value: { type: 'string', maxLength: 100_000 } } },
+    },
+    handler: async (request: FastifyRequest<{ Params: { env: Environment; name: string }; Querystring: { organization?: string }; Body: { value: string } }>) => {
+      const organization = targetOrganization(request.caller!, request.query.organization);
+      await store.commit({ type: 'env.set', organization, environment: request.params.env, name: request.params.name, value: request.body.value });
+      return { organization, environment: request.params.env, name: request.params.name };
+    },
+  });
+
+  app.delete('/admin/environments/:env/variables/:name', {
+    config: admin,
+    schema: { tags: ['admin'], summary: 'Remove an {env.NAME} value', params: envParams, querystring: orgQuery },
+    handler: async (request: FastifyRequest<{ Params: { env: Environment; name: string }; Querystring: { organization?: string } }>) => {
+      const organization = targetOrganization(request.caller!, request.query.organization);
+      if (state.environments[organization]?.[request.params.env]?.[request.params.name] === undefined) {
+        throw new WfxError('NOT_FOUND', `no variable ${request.params.name} in ${request.params.env}`);
+      }
+      await store.commit({ type: 'env.set', organization, environment: request.params.env, name: request.params.name, value: null });
+      return { organization, environment: request.params.env, name: request.params.name, deleted: true };
+    },
+  });
+}

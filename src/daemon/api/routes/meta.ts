@@ -1,0 +1,65 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {} from 'fastify-sse-v2'; // reply.sse
+import type {} from '@fastify/swagger'; // schema.tags, app.swagger()
+import { VERSION } from '../../../shared/version.js';
+import type { LifecycleEvent } from '../../engine/engine.js';
+import type { DurableStore } from '../../store/store.js';
+import type { StreamHub } from '../streams.js';
+
+export interface MetaRouteDeps {
+  readonly store: DurableStore<unknown, unknown>;
+  readonly hub: StreamHub;
+  readonly heartbeatSeconds?: number;
+}
+
+/** GET /health, /auth/whoami, /events (SSE), /openapi.json. */
+export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
+  app.get('/health', {
+    config: { auth: { permission: 'none' } },
+    schema: { tags: ['meta'], summary: 'Liveness: 200 while the daemon can serve' },
+    handler: async () => {
+      if (deps.store.failed) throw deps.store.failed;
+      return { status: 'ok', version: VERSION };
+    },
+  });
+
+  app.get('/auth/whoami', {
+    config: { auth: { permission: 'any' } },
+    schema: { tags: ['meta'], summary: 'Who the credential is: organization, system or not, permissions' },
+    handler: async (request) => {
+      const c = request.caller!;
+      return {
+        ...(c.keyId !== null ? { keyId: c.keyId } : { subject: c.subject }),
+        organization: c.organization,
+        system: c.system,
+        permissions: [...c.permissions],
+      };
+    },
+  });
+
+  app.get('/events', {
+    config: { auth: { permission: 'WORKFLOW_READ' } },
+    schema: { tags: ['executions'], summary: 'Lifecycle events of the caller\'s organization, as Server-Sent Events' },
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const org = request.caller!.organization;
+      let n = 0;
+      const unsubscribe = deps.hub.watchEvents((e: LifecycleEvent) => {
+        if (org !== null && e.organization !== org) return;
+        reply.sse({ id: String(++n), event: e.type, data: JSON.stringify(e) });
+      });
+      const heartbeat = setInterval(() => reply.sse({ comment: 'heartbeat' }), (deps.heartbeatSeconds ?? 15) * 1000);
+      request.raw.on('close', () => {
+        clearInterval(heartbeat);
+        unsubscribe();
+      });
+      reply.sse({ comment: 'connected' });
+      return reply;
+    },
+  });
+
+  app.get('/openapi.json', {
+    config: { auth: { permission: 'none' } },
+    schema: { hide: true },
+    handler: async () => app.swagger(),
+  });
+}

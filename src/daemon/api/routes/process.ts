@@ -1,0 +1,306 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {} from 'fastify-sse-v2'; // reply.sse
+import type {} from '@fastify/swagger'; // schema.tags, schema.summary
+import { WfxError } from '../../../shared/errors.js';
+import type { Engine, StreamedLog } from '../../engine/engine.js';
+import { ENVIRONMENTS, STATE, type Environment, type Instance, type WfxState } from '../../state/state.js';
+import type { Caller } from '../caller.js';
+import type { StreamHub } from '../streams.js';
+
+export interface ProcessRouteDeps {
+  readonly engine: Engine;
+  readonly hub: StreamHub;
+  readonly state: WfxState;
+  /** Seconds between SSE heartbeat comments (default 15). */
+  readonly heartbeatSeconds?: number;
+}
+
+const error = { $ref: 'Error#' };
+const errors = { 400: error, 401: error, 403: error, 404: error, 409: error, 429: error };
+
+const startBody = {
+  type: 'object',
+  required: ['processId'],
+  additionalProperties: false,
+  properties: {
+    processId: { type: 'string', minLength: 1, maxLength: 200 },
+    correlationKey: { type: ['string', 'null'], maxLength: 1000 },
+    data: { type: 'object' },
+  },
+} as const;
+const startQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    environment: { type: 'string', enum: [...ENVIRONMENTS] },
+    versionNumber: { type: 'string', pattern: '^[0-9]+$' },
+  },
+} as const;
+const startReply = {
+  type: 'object',
+  properties: { processInstanceId: { type: 'string' }, processId: { type: 'string' }, status: { type: 'string' }, startTime: { type: 'string' } },
+} as const;
+const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } as const;
+
+type StartRequest = FastifyRequest<{ Body: { processId: string; correlationKey?: string | null; data?: Record<string, unknown> }; Querystring: { environment?: Environment; versionNumber?: string } }>;
+
+/** The execution resource (the seed's fields, plus output, parentInstanceId, error and nodes). */
+export function instanceResource(inst: Instance) {
+  return {
+    processInstanceId: inst.processInstanceId,
+    processId: inst.processId,
+    processName: inst.processName,
+    processVersion: inst.processVersion,
+    stateCd: inst.stateCd,
+    startTime: inst.startTime,
+    endTime: inst.endTime,
+    correlationKey: inst.correlationKey,
+    data: inst.error ? { ...inst.variables, error: inst.error } : inst.variables,
+    output: inst.output,
+    parentInstanceId: inst.parentInstanceId,
+    environment: inst.environment,
+    nodes: Object.values(inst.nodes).map((n) => ({
+      nodeInstanceId: n.id,
+      nodeId: n.nodeId,
+      nodeName: n.nodeName,
+      nodeType: n.nodeType,
+      statusCd: n.statusCd,
+      startTime: n.startTime,
+      endTime: n.endTime,
+      ...(n.wait && { wait: n.wait }),
+    })),
+  };
+}
+
+/** POST /process/exec|start|task|event, cancel, GET instance, logs (SSE), list, instances. */
+export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): void {
+  const { engine, hub } = deps;
+  const heartbeatMs = (deps.heartbeatSeconds ?? 15) * 1000;
+
+  const start = (caller: Caller, request: StartRequest) =>
+    engine
+      .start({
+        organization: caller.organization,
+        processId: request.body.processId,
+        environment: request.query.environment,
+        versionNumber: request.query.versionNumber,
+        correlationKey: request.body.correlationKey ?? null,
+        data: request.body.data ?? {},
+      })
+      .then((inst) => ({ processInstanceId: inst.processInstanceId, processId: inst.processId, status: 'started', startTime: inst.startTime }));
+
+  app.post('/process/exec', {
+    config: { auth: { permission: 'WORKFLOW_EXECUTE', callerKind: 'organization' } },
+    schema: { tags: ['executions'], summary: 'Start an execution in the caller\'s organization', body: startBody, querystring: startQuery, response: { 200: startReply, ...errors } },
+    handler: (request: StartRequest) => start(request.caller!, request),
+  });
+
+  app.post('/process/start', {
+    config: { auth: { permission: 'WORKFLOW_EXECUTE', callerKind: 'system' } },
+    schema: { tags: ['executions'], summary: 'Start an execution of any organization\'s flow (system keys)', body: startBody, querystring: startQuery, response: { 200: startReply, ...errors } },
+    handler: (request: StartRequest) => start(request.caller!, request),
+  });
+
+  app.post('/process/task', {
+    config: { auth: { permission: 'WORKFLOW_EXECUTE' } },
+    schema: {
+      tags: ['executions'],
+      summary: 'Answer a waiting input node or user task',
+      body: {
+        type: 'object',
+        required: ['processInstanceId', 'nodeId', 'action'],
+        additionalProperties: false,
+        properties: {
+          processInstanceId: { type: 'string', minLength: 1, maxLength: 200 },
+          nodeId: { type: 'string', minLength: 1, maxLength: 200 },
+          action: { type: 'string', enum: ['COMPLETE', 'CANCEL'] },
+          data: { type: 'object' },
+        },
+      },
+      response: { 200: { type: 'object', properties: { processInstanceId: { type: 'string' }, status: { type: 'string' } } }, 422: error, ...errors },
+    },
+    handler: async (request: FastifyRequest<{ Body: { processInstanceId: string; nodeId: string; action: 'COMPLETE' | 'CANCEL'; data?: Record<string, unknown> } }>) => {
+      await engine.submitTask({ organization: request.caller!.organization, ...request.body });
+      return { processInstanceId: request.body.processInstanceId, status: 'resumed' };
+    },
+  });
+
+  app.post('/process/event', {
+    config: { auth: { permission: 'WORKFLOW_EXECUTE' } },
+    schema: {
+      tags: ['executions'],
+      summary: 'Deliver a message or signal to waiting catch events',
+      body: {
+        type: 'object',
+        required: ['eventType'],
+        additionalProperties: false,
+        properties: {
+          eventType: { type: 'string', minLength: 1, maxLength: 500 },
+          correlationKey: { type: ['string', 'null'], maxLength: 1000 },
+          data: { type: 'object' },
+          ttlSeconds: { type: 'integer', minimum: 0, maximum: 31_536_000 },
+          messageId: { type: 'string', minLength: 1, maxLength: 500 },
+          organization: { type: 'string', minLength: 1, maxLength: 200, description: 'system keys only: the organization to deliver in (default: default)' },
+        },
+      },
+      response: {
+        200: {
+          type: 'object',
+          properties: {
+            status: { type: 'string', enum: ['resumed', 'buffered'] },
+            duplicate: { type: 'boolean' },
+            matched: { type: 'array', items: { type: 'object', properties: { processInstanceId: { type: 'string' }, nodeId: { type: 'string' } } } },
+          },
+        },
+        ...errors,
+      },
+    },
+    handler: async (
+      request: FastifyRequest<{ Body: { eventType: string; correlationKey?: string | null; data?: Record<string, unknown>; ttlSeconds?: number; messageId?: string; organization?: string } }>,
+    ) => {
+      const caller = request.caller!;
+      const b = request.body;
+      if (b.organization !== undefined && !caller.system && b.organization !== caller.organization) {
+        throw new WfxError('FORBIDDEN', 'an organization-scoped credential delivers in its own organization only');
+      }
+      const res = await engine.publishEvent({
+        organization: caller.organization ?? b.organization ?? 'default',
+        eventType: b.eventType,
+        correlationKey: b.correlationKey ?? null,
+        data: b.data,
+        ttlSeconds: b.ttlSeconds,
+        messageId: b.messageId ?? null,
+      });
+      return res.status === 'duplicate' ? { status: 'buffered', duplicate: true, matched: [] } : res;
+    },
+  });
+
+  app.post('/process/instance/:id/cancel', {
+    config: { auth: { permission: 'WORKFLOW_EXECUTE' } },
+    schema: {
+      tags: ['executions'],
+      summary: 'Cancel a running execution',
+      params: idParams,
+      response: { 200: { type: 'object', properties: { processInstanceId: { type: 'string' }, status: { type: 'string' } } }, ...errors },
+    },
+    handler: async (request: FastifyRequest<{ Params: { id: string } }>) => {
+      await engine.cancel({ organization: request.caller!.organization, processInstanceId: request.params.id });
+      return { processInstanceId: request.params.id, status: 'cancelled' };
+    },
+  });
+
+  app.get('/process/instance/:id', {
+    config: { auth: { permission: 'WORKFLOW_READ' } },
+    schema: { tags: ['executions'], summary: 'An execution: state, variables, output, nodes', params: idParams },
+    handler: async (request: FastifyRequest<{ Params: { id: string } }>) => instanceResource(await visible(engine, request.caller!, request.params.id)),
+  });
+
+  app.get('/process/instance/:id/logs', {
+    config: { auth: { permission: 'WORKFLOW_READ' } },
+    schema: {
+      tags: ['executions'],
+      summary: 'The execution log as Server-Sent Events: every entry so far, then live ones; `event: end` once finished',
+      params: idParams,
+      headers: { type: 'object', properties: { 'last-event-id': { type: 'string' } } },
+    },
+    handler: async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+      const inst = await visible(engine, request.caller!, request.params.id);
+      const header = request.headers['last-event-id'];
+      const after = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : 0;
+      let sent = after;
+      const send = (log: StreamedLog) => {
+        if (log.id <= sent) return;
+        sent = log.id;
+        reply.sse({ id: String(log.id), data: JSON.stringify(log.entry) });
+      };
+      // Subscribe before reading what exists, so nothing falls between the two.
+      const early: StreamedLog[] = [];
+      let replaying = true;
+      let ended = false;
+      const stop = () => {
+        if (ended) return;
+        ended = true;
+        clearInterval(heartbeat);
+        unsubscribe();
+      };
+      const finish = () => {
+        if (ended) return;
+        reply.sse({ event: 'end', data: JSON.stringify({ processInstanceId: inst.processInstanceId }) });
+        stop();
+        reply.sseContext.source.end();
+      };
+      const unsubscribe = hub.watchExecution(inst.processInstanceId, (log) => (replaying ? early.push(log) : send(log)), () => (replaying ? undefined : finish()));
+      const heartbeat = setInterval(() => reply.sse({ comment: 'heartbeat' }), heartbeatMs);
+      request.raw.on('close', stop);
+      const upTo = engine.streamedLogCount(inst);
+      for (let i = after; i < upTo; i++) send({ processInstanceId: inst.processInstanceId, id: i + 1, entry: inst.logs[i]! });
+      replaying = false;
+      for (const log of early) send(log);
+      const now = deps.state.instances[inst.processInstanceId] ?? inst;
+      if (now.stateCd !== STATE.RUNNING) finish();
+      else if (!deps.state.instances[inst.processInstanceId]) finish(); // archived meanwhile
+      return reply;
+    },
+  });
+
+  app.get('/process/list', {
+    config: { auth: { permission: 'any' } },
+    schema: {
+      tags: ['flows'],
+      summary: 'Flows the caller may see (public flows only without WORKFLOW_READ)',
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, cursor: { type: 'string', maxLength: 200 } },
+      },
+    },
+    handler: async (request: FastifyRequest<{ Querystring: { limit: number; cursor?: string } }>) => {
+      const caller = request.caller!;
+      const canRead = caller.permissions.has('WORKFLOW_READ');
+      const flows = Object.values(deps.state.flows)
+        .filter((f) => caller.organization === null || f.organization === caller.organization)
+        .filter((f) => canRead || f.public)
+        .filter((f) => request.query.cursor === undefined || f.processId > request.query.cursor)
+        .sort((a, b) => (a.processId < b.processId ? -1 : 1));
+      const page = flows.slice(0, request.query.limit);
+      return {
+        items: page.map((f) => ({
+          processId: f.processId,
+          name: f.name,
+          public: f.public,
+          organization: f.organization,
+          versions: Object.keys(f.versions).sort((a, b) => Number(a) - Number(b)),
+          activeVersions: { PRODUCTION: f.active.PRODUCTION ?? null, DEVELOPMENT: f.active.DEVELOPMENT ?? null },
+        })),
+        nextCursor: flows.length > page.length ? page.at(-1)!.processId : null,
+      };
+    },
+  });
+
+  app.get('/process/:id/instances', {
+    config: { auth: { permission: 'WORKFLOW_READ' } },
+    schema: {
+      tags: ['executions'],
+      summary: 'Executions of a flow, newest first',
+      params: idParams,
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          stateCd: { type: 'integer', minimum: 0, maximum: 3 },
+          limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
+          cursor: { type: 'string', maxLength: 200 },
+        },
+      },
+    },
+    handler: (request: FastifyRequest<{ Params: { id: string }; Querystring: { stateCd?: number; limit: number; cursor?: string } }>) =>
+      engine.listInstances(request.caller!, request.params.id, request.query),
+  });
+}
+
+/** The execution if the caller may see it; else INSTANCE_NOT_FOUND (another organization's is 404 too). */
+async function visible(engine: Engine, caller: Caller, id: string): Promise<Instance> {
+  const inst = await engine.getInstance(caller, id);
+  if (!inst) throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${id}`);
+  return inst;
+}

@@ -1,0 +1,59 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { Test } from 'tap';
+import { generateApiKey } from '../../src/daemon/auth/api-keys.js';
+import { buildServer } from '../../src/daemon/server.js';
+import type { ApiKey, Role } from '../../src/daemon/state/state.js';
+import { engineHarness, type EngineHarness, TestClock } from './engine.js';
+
+/** A key made for a test: its full credential and what it is. */
+export interface TestKey {
+  readonly apiKey: string;
+  readonly keyId: string;
+  readonly organization: string | null;
+  readonly role: Role;
+}
+
+export interface ApiHarness extends EngineHarness {
+  readonly app: FastifyInstance;
+  /** Makes a key directly in the store (organizations are created as needed). */
+  key(role: Role, organization: string | null, extra?: Partial<ApiKey>): Promise<TestKey>;
+  /** inject() with the key's X-API-Key header. */
+  call(key: TestKey | null, options: InjectOptions): Promise<LightMyRequestResponse>;
+}
+
+/** An engine harness plus the HTTP app on top of it (no port: inject()). */
+export async function apiHarness(t: Test, options: { bodyLimit?: number; heartbeatSeconds?: number; clock?: TestClock } = {}): Promise<ApiHarness> {
+  const h = await engineHarness(t, undefined, options.clock);
+  const app = buildServer({ store: h.store, engine: h.engine, bodyLimit: options.bodyLimit, heartbeatSeconds: options.heartbeatSeconds, now: h.clock.now });
+  await app.ready();
+  t.teardown(() => app.close());
+  return Object.assign(h, {
+    app,
+    async key(role: Role, organization: string | null, extra: Partial<ApiKey> = {}) {
+      const { keyId, apiKey, secretHash } = generateApiKey();
+      const at = h.clock.now().toISOString();
+      if (organization !== null && !h.store.state.organizations[organization]) await h.store.commit({ type: 'organization.created', name: organization, at });
+      await h.store.commit({
+        type: 'apiKey.created',
+        key: {
+          keyId,
+          name: `${role}@${organization ?? 'system'}`,
+          organization,
+          role,
+          secretHash,
+          status: 'ACTIVE',
+          rateLimitPerMinute: null,
+          rateLimitPerHour: null,
+          expiresAt: null,
+          createdAt: at,
+          updatedAt: at,
+          ...extra,
+        },
+      });
+      return { apiKey, keyId, organization, role };
+    },
+    call(key: TestKey | null, opts: InjectOptions) {
+      return app.inject({ ...opts, headers: { ...(key ? { 'x-api-key': key.apiKey } : {}), ...(opts.headers ?? {}) } });
+    },
+  });
+}
