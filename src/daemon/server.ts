@@ -15,6 +15,13 @@ import type { WfxRecord } from './state/records.js';
 import type { WfxState } from './state/state.js';
 import type { DurableStore } from './store/store.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The SSE fan-out (its subscriber count is a diagnostic). */
+    streams: StreamHub;
+  }
+}
+
 export interface ServerOptions {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly engine: Engine;
@@ -125,6 +132,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
 
   const limiter = new RateLimiter(options.now ? () => options.now!().getTime() : Date.now);
   const hub = new StreamHub(options.engine);
+  app.decorate('streams', hub);
   app.addHook('onClose', async () => hub.close());
   installAuth(app, { state: options.store.state, limiter, bearer: options.bearer, now: options.now });
 
