@@ -6,6 +6,7 @@ import { WfxError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
 import { formatProblem } from '../shared/flow/validate.js';
 import { generateApiKey } from './auth/api-keys.js';
+import { createOidcVerifier, type OidcOptions } from './auth/oidc.js';
 import { Engine } from './engine/engine.js';
 import { publishFlowDir } from './flows/load-dir.js';
 import { createDaemonLogger } from './logger.js';
@@ -38,6 +39,8 @@ export interface DaemonOptions {
   readonly flowsDir?: string;
   /** The environment `flowsDir` is published to (default PRODUCTION). */
   readonly flowsEnvironment?: Environment;
+  /** Accept bearer JWTs from this OIDC issuer (SPEC.md section 6). */
+  readonly oidc?: OidcOptions;
 }
 
 /** A daemon that is serving. */
@@ -87,7 +90,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     await engine.recover();
     if (options.flowsDir) await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);
 
-    const app = buildServer({ store, engine, logger, bodyLimit: options.bodyLimit });
+    const bearer = options.oidc ? createOidcVerifier(options.oidc) : undefined;
+    const app = buildServer({ store, engine, logger, bodyLimit: options.bodyLimit, bearer });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7878 });
     cleanup.unshift(() => app.close());
     const address = app.server.address() as AddressInfo;

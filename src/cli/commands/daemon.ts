@@ -15,6 +15,9 @@ interface StartOptions {
   readonly foreground?: boolean;
   readonly retention?: number;
   readonly flows?: string;
+  readonly oidcIssuer?: string;
+  readonly oidcAudience?: string;
+  readonly oidcOrgClaim?: string;
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
 }
@@ -36,6 +39,9 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .option('--foreground', 'run in this terminal, logging readable lines, until Ctrl-C')
     .option('--retention <days>', 'keep finished executions this many days', parsePositive)
     .option('--flows <dir>', 'validate and publish the flow files of this directory at start (organization default, PRODUCTION)')
+    .option('--oidc-issuer <url>', 'also accept bearer JWTs from this OIDC issuer (needs --oidc-audience)')
+    .option('--oidc-audience <aud>', 'the audience bearer tokens must carry')
+    .option('--oidc-org-claim <claim>', 'the token claim naming the organization', 'org_id')
     .addOption(new Option('--child').hideHelp())
     .addHelpText('after', '\nExamples:\n  $ wfx daemon start\n  $ wfx daemon start --port 0 --json\n  $ wfx daemon start --foreground --flows flows')
     .action(async (opts: StartOptions, cmd: Command) => {
@@ -68,7 +74,11 @@ function parsePositive(value: string): number {
 }
 
 function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foreground: boolean) {
+  if ((opts.oidcIssuer === undefined) !== (opts.oidcAudience === undefined)) {
+    throw new WfxError('USAGE_ERROR', '--oidc-issuer and --oidc-audience go together');
+  }
   return {
+    oidc: opts.oidcIssuer === undefined ? undefined : { issuer: opts.oidcIssuer, audience: opts.oidcAudience!, orgClaim: opts.oidcOrgClaim },
     dataDir: dataDirOf(ctx, globals(cmd)),
     host: opts.host,
     port: opts.port,
@@ -144,6 +154,9 @@ async function startInBackground(ctx: CliContext, cmd: Command, opts: StartOptio
   const args = [ctx.binPath, 'daemon', 'start', '--child', '--data-dir', dataDir, '--port', String(opts.port), '--host', opts.host];
   if (opts.retention !== undefined) args.push('--retention', String(opts.retention));
   if (opts.flows !== undefined) args.push('--flows', resolve(ctx.cwd, opts.flows));
+  if (opts.oidcIssuer !== undefined) args.push('--oidc-issuer', opts.oidcIssuer);
+  if (opts.oidcAudience !== undefined) args.push('--oidc-audience', opts.oidcAudience);
+  if (opts.oidcOrgClaim !== undefined) args.push('--oidc-org-claim', opts.oidcOrgClaim);
   const child = spawn(process.execPath, [...DAEMON_V8_FLAGS, ...args], {
     cwd: ctx.cwd,
     env: ctx.env,

@@ -1,0 +1,75 @@
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import t from 'tap';
+import { createOidcVerifier } from '../../../src/daemon/auth/oidc.js';
+import { buildServer } from '../../../src/daemon/server.js';
+import { engineHarness } from '../../helpers/engine.js';
+import { AUDIENCE, startIssuer } from '../../helpers/oidc-issuer.js';
+
+t.test('bearer JWTs from a real OIDC provider: accepted, mapped, and refused for every reason', async (t) => {
+  const idp = await startIssuer(t);
+  const h = await engineHarness(t);
+  let offsetMs = 0; // moves the verifier's clock
+  const app = buildServer({
+    store: h.store,
+    engine: h.engine,
+    bearer: createOidcVerifier({ issuer: idp.issuer, audience: AUDIENCE, jwksCooldownMs: 0, now: () => new Date(Date.now() + offsetMs) }),
+  });
+  t.teardown(() => app.close());
+  const whoami = (token: string) => app.inject({ method: 'GET', url: '/auth/whoami', headers: { authorization: `Bearer ${token}` } });
+
+  const operator = await idp.token('acme-operator');
+  const ok = await whoami(operator);
+  t.equal(ok.statusCode, 200);
+  t.match(ok.json(), { subject: 'acme-operator', organization: 'acme', system: false, permissions: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE'] }, 'roles claim -> permissions');
+  t.same((await whoami(await idp.token('acme-reader'))).json().permissions, ['WORKFLOW_READ'], 'permissions claim');
+
+  const pid = await h.publish(`processId: AUTO\nname: J\nnodes:\n  start: { type: startEvent, next: done }\n  done: { type: endEvent }\n`, { organization: 'acme' });
+  const exec = await app.inject({ method: 'POST', url: '/process/exec', headers: { authorization: `Bearer ${operator}` }, payload: { processId: pid } });
+  t.equal(exec.statusCode, 200, 'an org-scoped JWT starts with /process/exec');
+  const reader = await app.inject({ method: 'POST', url: '/process/exec', headers: { authorization: `Bearer ${await idp.token('acme-reader')}` }, payload: { processId: pid } });
+  t.equal(reader.statusCode, 403, 'without WORKFLOW_EXECUTE');
+
+  const refusals: Array<[string, Promise<string> | string, RegExp]> = [
+    ['wrong audience', idp.token('acme-operator', 'https://someone-else.test/api'), /aud/],
+    ['no organization claim', idp.token('no-org'), /org_id/],
+    ['garbage', 'not.a.jwt', /invalid bearer token/],
+  ];
+  const { privateKey } = await generateKeyPair('RS256');
+  const forged = await new SignJWT({ org_id: 'acme', roles: ['admin'] })
+    .setProtectedHeader({ alg: 'RS256', kid: 'key-1' })
+    .setIssuer(idp.issuer)
+    .setAudience(AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(privateKey);
+  refusals.push(['signed by another key', forged, /signature/]);
+  for (const [name, token, why] of refusals) {
+    const res = await whoami(await token);
+    t.equal(res.statusCode, 401, name);
+    t.match(res.json(), { error: 'UNAUTHORIZED', message: why }, name);
+  }
+
+  offsetMs = (300 + 30) * 1000; // 30 s past expiry: within the 60 s skew
+  t.equal((await whoami(operator)).statusCode, 200, 'expired less than 60 s ago: accepted (clock skew)');
+  offsetMs = (300 + 61) * 1000;
+  const expired = await whoami(operator);
+  t.equal(expired.statusCode, 401, 'expired more than 60 s ago');
+  t.match(expired.json().message, /expired/);
+  offsetMs = 0;
+
+  await idp.rotate();
+  const rotated = await idp.token('acme-operator');
+  t.not(JSON.parse(Buffer.from(rotated.split('.')[0]!, 'base64url').toString()).kid, 'key-1', 'the issuer signs with a new key');
+  t.equal((await whoami(rotated)).statusCode, 200, 'after key rotation, the new key is fetched and tokens verify');
+  t.equal((await whoami(operator)).statusCode, 401, 'tokens of the retired key no longer verify');
+  void exportJWK;
+});
+
+t.test('a daemon without an issuer refuses bearer tokens, saying so', async (t) => {
+  const h = await engineHarness(t);
+  const app = buildServer({ store: h.store, engine: h.engine });
+  t.teardown(() => app.close());
+  const res = await app.inject({ method: 'GET', url: '/auth/whoami', headers: { authorization: 'Bearer abc' } });
+  t.equal(res.statusCode, 401);
+  t.match(res.json().message, /no OIDC issuer/);
+});
