@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { FastifySSEPlugin } from 'fastify-sse-v2';
 import { ERROR_CODES, WfxError, type ErrorCode } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
@@ -97,6 +97,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     return503OnClosing: true,
+    // Errors the router raises before any route runs (a bad URL, an over-long path parameter):
+    // the same error body as everything else.
+    frameworkErrors: (err, _request, reply) => {
+      const body: ErrorBody = { error: 'VALIDATION_ERROR', message: err.message, timestamp: new Date().toISOString() };
+      void (reply as unknown as FastifyReply).status(400).send(body);
+    },
   });
   app.setValidatorCompiler(validatorCompilers());
 

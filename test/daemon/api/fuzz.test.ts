@@ -1,0 +1,106 @@
+import t from 'tap';
+import { apiHarness } from '../../helpers/api.js';
+
+/** A small deterministic PRNG (mulberry32), so a failure can be replayed from its seed. */
+function prng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const STRINGS = ['', ' ', 'a', '0', '-1', '1e309', 'NaN', 'null', 'true', '../../etc/passwd', '%00', '\u0000', '\ud800', '💥', '<script>', "'; DROP TABLE", '${7*7}', '{x}', 'COMPLETE', 'CANCEL', 'PRODUCTION', '__proto__', 'constructor'];
+const KEYS = ['processId', 'correlationKey', 'data', 'action', 'nodeId', 'processInstanceId', 'eventType', 'ttlSeconds', 'messageId', 'name', 'role', 'system', 'organization', 'source', 'definition', 'environment', 'version', 'value', 'rateLimitPerMinute', 'expiresAt', 'expiresIn', '__proto__', 'constructor', 'x'];
+
+function value(r: () => number, depth = 0): unknown {
+  const pick = Math.floor(r() * (depth > 2 ? 6 : 9));
+  switch (pick) {
+    case 0: return null;
+    case 1: return r() < 0.5;
+    case 2: return [0, -1, 1.5, 1e308, -0, 2 ** 53 + 1, 7][Math.floor(r() * 7)];
+    case 3: return STRINGS[Math.floor(r() * STRINGS.length)];
+    case 4: return 'x'.repeat(Math.floor(r() * 5000));
+    case 5: return String.fromCharCode(...Array.from({ length: 20 }, () => Math.floor(r() * 0xffff)));
+    case 6: return Array.from({ length: Math.floor(r() * 4) }, () => value(r, depth + 1));
+    default: {
+      // Own properties, so that "__proto__" and "constructor" really go over the wire as keys.
+      const o: Record<string, unknown> = {};
+      for (let i = Math.floor(r() * 5); i > 0; i--) {
+        Object.defineProperty(o, KEYS[Math.floor(r() * KEYS.length)]!, { value: value(r, depth + 1), enumerable: true, configurable: true, writable: true });
+      }
+      return o;
+    }
+  }
+}
+
+/** Any generated value as text. */
+const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/** encodeURIComponent for any string (lone surrogates cannot be encoded: replace them). */
+const enc = (s: string) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, '\ufffd'));
+
+t.test('thousands of malformed requests against every route: no 5xx, well-formed errors, healthy after', async (t) => {
+  const h = await apiHarness(t, { bodyLimit: 64 * 1024 });
+  const admin = await h.key('admin', 'default');
+  const system = await h.key('admin', null);
+  const pid = await h.publish(`processId: AUTO
+name: F
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: form, fields: [{ name: n, type: number }], next: done }
+  done: { type: endEvent }
+`);
+  const running = await h.engine.start({ processId: pid, organization: 'default' });
+  const doc = (await h.call(null, { method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
+  const routes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => ({ method: m.toUpperCase(), path })));
+  // Streams that never end on their own are fuzzed on their error paths only.
+  const r = prng(20261121);
+  const ids = [pid, running.processInstanceId, admin.keyId, 'nope', '', '%2e%2e', 'x'.repeat(300), '💥', 'PRODUCTION', 'DEVELOPMENT'];
+  let count = 0;
+  const bad: string[] = [];
+  for (let i = 0; i < 6000; i++) {
+    const route = routes[Math.floor(r() * routes.length)]!;
+    if (route.path === '/events') continue;
+    let url = route.path.replace(/\{(\w+)\}/g, () => enc(ids[Math.floor(r() * ids.length)]!));
+    if (route.path === '/process/instance/{id}/logs' && url.includes(running.processInstanceId)) url = '/process/instance/nope/logs';
+    if (r() < 0.3) url += `?${['limit', 'cursor', 'stateCd', 'environment', 'versionNumber', 'organization', 'version'][Math.floor(r() * 7)]}=${enc(text(value(r)))}`;
+    const headers: Record<string, string> = {};
+    const who = r();
+    if (who < 0.45) headers['x-api-key'] = admin.apiKey;
+    else if (who < 0.7) headers['x-api-key'] = system.apiKey;
+    else if (who < 0.8) headers['x-api-key'] = `apk_${'0'.repeat(16)}_${'A'.repeat(43)}`;
+    else if (who < 0.85) headers.authorization = `Bearer ${text(value(r))}`;
+    else if (who < 0.9) headers['x-api-key'] = text(value(r)).replace(/[^\x20-\x7e]/g, '');
+    if (r() < 0.1) headers['last-event-id'] = text(value(r)).replace(/[^\x20-\x7e]/g, '');
+    let payload: string | undefined;
+    if (route.method !== 'GET' && route.method !== 'DELETE') {
+      const shape = r();
+      payload = shape < 0.6 ? JSON.stringify(value(r)) : shape < 0.8 ? `{"processId": "${pid}", "data": ${JSON.stringify(value(r))}` : text(value(r));
+      headers['content-type'] = r() < 0.85 ? 'application/json' : ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', ''][Math.floor(r() * 5)]!;
+    }
+    const res = await h.app.inject({ method: route.method as 'GET', url, headers, payload });
+    count++;
+    if (res.statusCode >= 500) bad.push(`${route.method} ${url} -> ${res.statusCode} ${res.body.slice(0, 200)}`);
+    else if (res.statusCode >= 400) {
+      let body: { error?: unknown; timestamp?: unknown };
+      try {
+        body = res.json();
+      } catch {
+        bad.push(`${route.method} ${url} -> ${res.statusCode} with a body that is not JSON`);
+        continue;
+      }
+      if (typeof body.error !== 'string' || typeof body.timestamp !== 'string') bad.push(`${route.method} ${url} -> ${res.statusCode} without the error body`);
+      if (/\bat .*:\d+:\d+/.test(res.body)) bad.push(`${route.method} ${url} -> a stack trace on the wire`);
+    }
+  }
+  t.same(bad.slice(0, 10), [], `${count} malformed requests, none answered 5xx or without the error body`);
+  const health = await h.call(null, { method: 'GET', url: '/health' });
+  t.equal(health.statusCode, 200, 'healthy after');
+  t.equal(h.store.failed, null, 'the store never failed');
+  // (The fuzzer may have revoked `admin`: its key id is among the path values it tries.)
+  const checker = await h.key('viewer', 'default');
+  const still = await h.call(checker, { method: 'GET', url: `/process/instance/${running.processInstanceId}` });
+  t.equal(still.statusCode, 200, `and still serving what it had: ${still.body.slice(0, 200)}`);
+});
