@@ -1,47 +1,55 @@
-import type { Engine, LifecycleEvent, StreamedLog } from '../engine/engine.js';
+import type { Engine, LifecycleEvent, LogsAdvanced } from '../engine/engine.js';
 
-type LogListener = (log: StreamedLog) => void;
+type LogsListener = (advanced: LogsAdvanced) => void;
 type EndListener = () => void;
 
 /**
- * Fans the engine's log lines and lifecycle events out to SSE clients: one engine listener
- * each, and per-execution subscriber sets, so a line costs one lookup however many clients
- * watch other executions. Unsubscribing removes exactly what was added (clients that go away
- * leave nothing behind).
+ * Fans the engine's log progress and lifecycle events out to SSE clients, with per-execution
+ * subscriber sets, so a step costs one lookup however many clients watch other executions.
+ * It listens to lifecycle events only while a client of GET /events is connected (building them
+ * costs every step). Unsubscribing removes exactly what was added: clients that go away leave
+ * nothing behind.
  */
 export class StreamHub {
-  private readonly logs = new Map<string, Set<LogListener>>();
+  private readonly logs = new Map<string, Set<LogsListener>>();
   private readonly ends = new Map<string, Set<EndListener>>();
   private readonly events = new Set<(e: LifecycleEvent) => void>();
-  private readonly onLog = (log: StreamedLog) => {
-    for (const fn of this.logs.get(log.processInstanceId) ?? []) fn(log);
+  private readonly onLogs = (advanced: LogsAdvanced) => {
+    for (const fn of this.logs.get(advanced.processInstanceId) ?? []) fn(advanced);
+  };
+  private readonly onFinished = (id: string) => {
+    for (const fn of this.ends.get(id) ?? []) fn();
   };
   private readonly onLifecycle = (e: LifecycleEvent) => {
     for (const fn of this.events) fn(e);
-    if (e.type === 'PROCESS_COMPLETED' || e.type === 'PROCESS_FAILED' || e.type === 'PROCESS_CANCELLED') {
-      for (const fn of this.ends.get(e.processInstanceId) ?? []) fn();
-    }
   };
 
   constructor(private readonly engine: Engine) {
-    engine.on('log', this.onLog);
-    engine.on('lifecycle', this.onLifecycle);
+    engine.on('logs', this.onLogs);
+    engine.on('finished', this.onFinished);
   }
 
-  /** Calls `onLog` for each new line of execution `id`, and `onEnd` once it finishes. Returns the unsubscribe. */
-  watchExecution(id: string, onLog: LogListener, onEnd: EndListener): () => void {
-    add(this.logs, id, onLog);
+  /**
+   * Calls `onLogs` each time execution `id` has new durable log entries, and `onEnd` once it
+   * finishes (after its last entries). Returns the unsubscribe.
+   */
+  watchExecution(id: string, onLogs: LogsListener, onEnd: EndListener): () => void {
+    add(this.logs, id, onLogs);
     add(this.ends, id, onEnd);
     return () => {
-      remove(this.logs, id, onLog);
+      remove(this.logs, id, onLogs);
       remove(this.ends, id, onEnd);
     };
   }
 
   /** Calls `fn` for every lifecycle event. Returns the unsubscribe. */
   watchEvents(fn: (e: LifecycleEvent) => void): () => void {
+    if (this.events.size === 0) this.engine.on('lifecycle', this.onLifecycle);
     this.events.add(fn);
-    return () => this.events.delete(fn);
+    return () => {
+      if (!this.events.delete(fn)) return;
+      if (this.events.size === 0) this.engine.off('lifecycle', this.onLifecycle);
+    };
   }
 
   /** Subscribers now, for tests of leaks. */
@@ -53,7 +61,8 @@ export class StreamHub {
   }
 
   close(): void {
-    this.engine.off('log', this.onLog);
+    this.engine.off('logs', this.onLogs);
+    this.engine.off('finished', this.onFinished);
     this.engine.off('lifecycle', this.onLifecycle);
   }
 }

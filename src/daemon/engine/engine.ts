@@ -43,6 +43,13 @@ export interface StreamedLog {
   readonly entry: LogEntry;
 }
 
+/** An execution's log has `upTo` durable entries (`logs` is its log array, to read them from). */
+export interface LogsAdvanced {
+  readonly processInstanceId: string;
+  readonly upTo: number;
+  readonly logs: readonly LogEntry[];
+}
+
 /** Who asks: an organization, or null for a system credential (any organization). */
 export type Caller = { readonly organization: string | null };
 
@@ -77,8 +84,11 @@ const PROCESS_EVENT = { 1: 'PROCESS_COMPLETED', 2: 'PROCESS_FAILED', 3: 'PROCESS
  * and log lines, its timers and the archiving of finished executions all happen only once the
  * transaction is durable.
  *
- * Emits `lifecycle` (LifecycleEvent), `log` (StreamedLog), and `archived` (execution id) once
- * a finished execution has moved to history.
+ * Emits, once a step is durable: `logs` ({processInstanceId, upTo}: an execution's log now has
+ * `upTo` durable entries; one per execution per step), `log` (StreamedLog, each entry: only
+ * while someone listens), `lifecycle` (LifecycleEvent: only while someone listens), `finished`
+ * (execution id, after its last log entries), and `archived` (execution id) once a finished
+ * execution has moved to history. Building events nobody listens to would cost every step.
  */
 export class Engine extends EventEmitter implements EngineCore {
   readonly state: WfxState;
@@ -400,12 +410,15 @@ export class Engine extends EventEmitter implements EngineCore {
 
   private afterDurable(records: readonly WfxRecord[], serialized: readonly string[], logsUpTo: ReadonlyMap<string, number>): void {
     // Log lines first: a log stream ends on its execution's PROCESS_* event, after every line.
+    const perEntry = this.listenerCount('log') > 0;
     for (const [id, upTo] of logsUpTo) {
       const inst = this.state.instances[id];
       if (!inst) continue;
       const from = this.streamed.get(id) ?? 0;
-      for (let i = from; i < upTo; i++) this.emit('log', { processInstanceId: id, id: i + 1, entry: inst.logs[i]! } satisfies StreamedLog);
-      this.streamed.set(id, Math.max(from, upTo));
+      if (upTo <= from) continue;
+      this.streamed.set(id, upTo);
+      if (perEntry) for (let i = from; i < upTo; i++) this.emit('log', { processInstanceId: id, id: i + 1, entry: inst.logs[i]! } satisfies StreamedLog);
+      this.emit('logs', { processInstanceId: id, upTo, logs: inst.logs } satisfies LogsAdvanced);
     }
     const publish = this.listenerCount('lifecycle') > 0;
     for (const r of records) {
@@ -414,7 +427,9 @@ export class Engine extends EventEmitter implements EngineCore {
       else if (r.type === 'node.completed' || r.type === 'node.left') this.timers.delete(`${r.instanceId}|${r.nodeInstanceId}`);
     }
     for (const r of records) {
-      if (r.type === 'instance.finished') void this.track(this.archive(r.instanceId, ownRecordsJson(r.instanceId, records, serialized)));
+      if (r.type !== 'instance.finished') continue;
+      this.emit('finished', r.instanceId);
+      void this.track(this.archive(r.instanceId, ownRecordsJson(r.instanceId, records, serialized)));
     }
   }
 

@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { WfxError } from '../../../shared/errors.js';
-import type { Engine, StreamedLog } from '../../engine/engine.js';
-import { ENVIRONMENTS, STATE, type Environment, type Instance, type WfxState } from '../../state/state.js';
+import type { Engine } from '../../engine/engine.js';
+import { ENVIRONMENTS, STATE, type Environment, type Instance, type LogEntry, type WfxState } from '../../state/state.js';
 import type { Caller } from '../caller.js';
 import type { StreamHub } from '../streams.js';
 
@@ -207,15 +207,10 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
       const inst = await visible(engine, request.caller!, request.params.id);
       const header = request.headers['last-event-id'];
       const after = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : 0;
-      let sent = after;
-      const send = (log: StreamedLog) => {
-        if (log.id <= sent) return;
-        sent = log.id;
-        reply.sse({ id: String(log.id), data: JSON.stringify(log.entry) });
+      let sent = after; // entries 1..sent have been sent
+      const sendUpTo = (logs: readonly LogEntry[], upTo: number) => {
+        for (; sent < upTo; sent++) reply.sse({ id: String(sent + 1), data: JSON.stringify(logs[sent]) });
       };
-      // Subscribe before reading what exists, so nothing falls between the two.
-      const early: StreamedLog[] = [];
-      let replaying = true;
       let ended = false;
       const stop = () => {
         if (ended) return;
@@ -229,16 +224,13 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
         stop();
         reply.sseContext.source.end();
       };
-      const unsubscribe = hub.watchExecution(inst.processInstanceId, (log) => (replaying ? early.push(log) : send(log)), () => (replaying ? undefined : finish()));
+      // Subscribe before replaying: no await between the two, so nothing falls in between.
+      const unsubscribe = hub.watchExecution(inst.processInstanceId, (a) => sendUpTo(a.logs, a.upTo), finish);
       const heartbeat = setInterval(() => reply.sse({ comment: 'heartbeat' }), heartbeatMs);
       request.raw.on('close', stop);
-      const upTo = engine.streamedLogCount(inst);
-      for (let i = after; i < upTo; i++) send({ processInstanceId: inst.processInstanceId, id: i + 1, entry: inst.logs[i]! });
-      replaying = false;
-      for (const log of early) send(log);
-      const now = deps.state.instances[inst.processInstanceId] ?? inst;
-      if (now.stateCd !== STATE.RUNNING) finish();
-      else if (!deps.state.instances[inst.processInstanceId]) finish(); // archived meanwhile
+      sendUpTo(inst.logs, engine.streamedLogCount(inst)); // what is durable so far
+      const live = deps.state.instances[inst.processInstanceId];
+      if (!live || live.stateCd !== STATE.RUNNING) finish(); // finished (or archived) already
       return reply;
     },
   });
