@@ -9,6 +9,7 @@ import { generateApiKey } from './auth/api-keys.js';
 import { createOidcVerifier, type OidcOptions } from './auth/oidc.js';
 import { Engine } from './engine/engine.js';
 import { publishFlowDir } from './flows/load-dir.js';
+import { WebhookReceiver } from './triggers/webhooks.js';
 import { createDaemonLogger } from './logger.js';
 import { buildServer } from './server.js';
 import { applyRecord, type WfxRecord } from './state/records.js';
@@ -90,8 +91,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     await engine.recover();
     if (options.flowsDir) await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);
 
+    const webhooks = new WebhookReceiver({ store, engine, onError: (err, what) => logger.error({ err }, `webhooks: ${what} failed`) });
+    await webhooks.recover();
     const bearer = options.oidc ? createOidcVerifier(options.oidc) : undefined;
-    const app = buildServer({ store, engine, logger, bodyLimit: options.bodyLimit, bearer });
+    const app = buildServer({ store, engine, webhooks, logger, bodyLimit: options.bodyLimit, bearer });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7878 });
     cleanup.unshift(() => app.close());
     const address = app.server.address() as AddressInfo;

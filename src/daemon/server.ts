@@ -9,11 +9,13 @@ import { RateLimiter } from './api/rate-limit.js';
 import { adminRoutes } from './api/routes/admin.js';
 import { metaRoutes } from './api/routes/meta.js';
 import { processRoutes } from './api/routes/process.js';
+import { webhookRoutes } from './api/routes/webhooks.js';
 import { StreamHub } from './api/streams.js';
 import type { Engine } from './engine/engine.js';
 import type { WfxRecord } from './state/records.js';
 import type { WfxState } from './state/state.js';
 import type { DurableStore } from './store/store.js';
+import type { WebhookReceiver } from './triggers/webhooks.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -25,6 +27,8 @@ declare module 'fastify' {
 export interface ServerOptions {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly engine: Engine;
+  /** Webhook deliveries (POST /webhook/receive/{token}). */
+  readonly webhooks: WebhookReceiver;
   readonly logger?: FastifyBaseLogger;
   /** Largest accepted request body in bytes (default 1 MiB). */
   readonly bodyLimit?: number;
@@ -146,6 +150,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     metaRoutes(routes, { store: options.store as DurableStore<unknown, unknown>, hub, heartbeatSeconds: options.heartbeatSeconds });
     processRoutes(routes, { engine: options.engine, hub, state: options.store.state, heartbeatSeconds: options.heartbeatSeconds });
     adminRoutes(routes, { store: options.store, limiter, now: options.now });
+    webhookRoutes(routes, { store: options.store, receiver: options.webhooks, now: options.now });
   });
   return app;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import type { Test } from 'tap';
 import { generateApiKey } from '../../src/daemon/auth/api-keys.js';
 import { buildServer } from '../../src/daemon/server.js';
+import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
 import type { ApiKey, Role } from '../../src/daemon/state/state.js';
 import { engineHarness, type EngineHarness, TestClock } from './engine.js';
 
@@ -15,6 +16,7 @@ export interface TestKey {
 
 export interface ApiHarness extends EngineHarness {
   readonly app: FastifyInstance;
+  readonly webhooks: WebhookReceiver;
   /** Makes a key directly in the store (organizations are created as needed). */
   key(role: Role, organization: string | null, extra?: Partial<ApiKey>): Promise<TestKey>;
   /** inject() with the key's X-API-Key header. */
@@ -24,11 +26,13 @@ export interface ApiHarness extends EngineHarness {
 /** An engine harness plus the HTTP app on top of it (no port: inject()). */
 export async function apiHarness(t: Test, options: { bodyLimit?: number; heartbeatSeconds?: number; clock?: TestClock } = {}): Promise<ApiHarness> {
   const h = await engineHarness(t, undefined, options.clock);
-  const app = buildServer({ store: h.store, engine: h.engine, bodyLimit: options.bodyLimit, heartbeatSeconds: options.heartbeatSeconds, now: h.clock.now });
+  const webhooks = new WebhookReceiver({ store: h.store, engine: h.engine, now: h.clock.now });
+  const app = buildServer({ store: h.store, engine: h.engine, webhooks, bodyLimit: options.bodyLimit, heartbeatSeconds: options.heartbeatSeconds, now: h.clock.now });
   await app.ready();
   t.teardown(() => app.close());
   return Object.assign(h, {
     app,
+    webhooks,
     async key(role: Role, organization: string | null, extra: Partial<ApiKey> = {}) {
       const { keyId, apiKey, secretHash } = generateApiKey();
       const at = h.clock.now().toISOString();

@@ -146,6 +146,33 @@ export class Engine extends EventEmitter implements EngineCore {
    * step is durable. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND, PROCESS_NOT_PUBLISHED.
    */
   async start(req: StartRequest): Promise<Instance> {
+    const params = this.startParams(req);
+    return this.step((t) => t.start(params));
+  }
+
+  /**
+   * Starts several executions and emits `finalize`'s records in the same transaction (one
+   * journal entry): a trigger records what it started together with the starts, so a crash
+   * leaves either all of it or none. Requests that cannot start (no such flow or version) are
+   * skipped; `finalize` receives the executions that started.
+   */
+  async startBatch(reqs: readonly StartRequest[], finalize: (started: readonly Instance[]) => WfxRecord[]): Promise<Instance[]> {
+    const params = reqs.flatMap((req) => {
+      try {
+        return [this.startParams(req)];
+      } catch {
+        return [];
+      }
+    });
+    return this.step((t, emit) => {
+      const started = params.map((p) => t.start(p));
+      for (const record of finalize(started)) emit(record);
+      return started;
+    });
+  }
+
+  /** What a start runs: the flow version resolved. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND, PROCESS_NOT_PUBLISHED. */
+  private startParams(req: StartRequest): Parameters<Transition['start']>[0] {
     const flow = this.state.flows[req.processId];
     if (!flow || (req.organization !== null && flow.organization !== req.organization)) {
       throw new WfxError('PROCESS_NOT_FOUND', `no flow ${req.processId}`);
@@ -157,19 +184,16 @@ export class Engine extends EventEmitter implements EngineCore {
     }
     const published = flow.versions[version];
     if (!published) throw new WfxError('VERSION_NOT_FOUND', `flow ${req.processId} has no version ${version}`);
-    const inst = await this.step((t) =>
-      t.start({
-        processId: flow.processId,
-        processName: published.definition.name,
-        processVersion: version,
-        organization: flow.organization,
-        environment,
-        correlationKey: req.correlationKey ?? null,
-        parentInstanceId: req.parentInstanceId ?? null,
-        variables: structuredClone(req.data ?? {}),
-      }),
-    );
-    return inst;
+    return {
+      processId: flow.processId,
+      processName: published.definition.name,
+      processVersion: version,
+      organization: flow.organization,
+      environment,
+      correlationKey: req.correlationKey ?? null,
+      parentInstanceId: req.parentInstanceId ?? null,
+      variables: structuredClone(req.data ?? {}),
+    };
   }
 
   /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { WfxError } from '../../shared/errors.js';
 import type { FlowDefinition } from '../../shared/flow/types.js';
+import type { FlowProblem } from '../../shared/flow/validate.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
@@ -33,7 +34,7 @@ export function canonicalJson(value: unknown): string {
  * Publishes a validated flow into `organization` and activates it in `environment`. The same
  * definition again gives back its existing version; a changed one becomes the next version
  * ("1", "2", ...). Resolves once durable. Throws PROCESS_ID_CONFLICT when another organization
- * owns the processId.
+ * owns the processId, FLOW_INVALID when a webhook trigger names no registration of the organization.
  */
 export async function publishFlow(
   store: DurableStore<WfxState, WfxRecord>,
@@ -45,6 +46,13 @@ export async function publishFlow(
   if (existing && existing.organization !== organization) {
     throw new WfxError('PROCESS_ID_CONFLICT', `processId ${definition.processId} belongs to another organization`);
   }
+  // A trigger that names no registration would never fire: refuse it, like an unknown node.
+  const problems: FlowProblem[] = (definition.triggers ?? []).flatMap((t, i) =>
+    t.type === 'webhook' && !Object.values(store.state.webhooks).some((w) => w.organization === organization && w.name === t.webhook)
+      ? [{ code: 'UNKNOWN_WEBHOOK' as const, property: `triggers.${i}.webhook`, message: `no webhook registration named "${t.webhook}" in organization ${organization} (create it first: wfx webhooks create)` }]
+      : [],
+  );
+  if (problems.length > 0) throw new WfxError('FLOW_INVALID', problems.map((p) => p.message).join('; '), { details: { problems } });
   const hash = createHash('sha256').update(canonicalJson(definition)).digest('hex');
   const same = existing && Object.values(existing.versions).find((v) => v.hash === hash);
   const version = same?.version ?? String(existing ? Math.max(0, ...Object.keys(existing.versions).map(Number)) + 1 : 1);

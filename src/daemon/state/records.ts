@@ -12,7 +12,8 @@ import type {
   Wait,
   WfxState,
 } from './state.js';
-import { STATUS } from './state.js';
+import { createHash } from 'node:crypto';
+import { STATUS, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type PendingDelivery, type WebhookRegistration } from './state.js';
 
 /**
  * Every change to the live state is one of these records, journaled before it is acknowledged
@@ -91,7 +92,22 @@ export type WfxRecord =
   | { readonly type: 'message.buffered'; readonly message: BufferedMessage }
   | { readonly type: 'message.removed'; readonly id: string }
   | { readonly type: 'messageId.seen'; readonly key: string; readonly until: string }
-  | { readonly type: 'messageId.expired'; readonly key: string };
+  | { readonly type: 'messageId.expired'; readonly key: string }
+  /** A registration created or changed (endpoints, secrets): the whole registration. */
+  | { readonly type: 'webhook.saved'; readonly webhook: WebhookRegistration }
+  | { readonly type: 'webhook.deleted'; readonly webhookId: string }
+  | { readonly type: 'webhook.received'; readonly delivery: PendingDelivery }
+  | { readonly type: 'webhook.processed'; readonly webhookId: string; readonly record: DeliveryRecord };
+
+/** The key of the token index: a SHA-256, so looking a token up reveals nothing about it. */
+export function tokenKey(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+function unindex(state: WfxState, webhookId: string): void {
+  const w = state.webhooks[webhookId];
+  if (w) for (const e of w.endpoints) delete state.webhookTokens[tokenKey(e.token)];
+}
 
 /** One handler per record type: the compiler reports a record type without one. */
 type Handlers = {
@@ -286,6 +302,32 @@ const handlers: Handlers = {
   },
   'messageId.expired': (state, r) => {
     delete state.messageIds[r.key];
+  },
+  'webhook.saved': (state, r) => {
+    unindex(state, r.webhook.webhookId);
+    state.webhooks[r.webhook.webhookId] = r.webhook;
+    for (const e of r.webhook.endpoints) state.webhookTokens[tokenKey(e.token)] = { webhookId: r.webhook.webhookId, environment: e.environment };
+  },
+  'webhook.deleted': (state, r) => {
+    unindex(state, r.webhookId);
+    delete state.webhooks[r.webhookId];
+    delete state.webhookDeliveries[r.webhookId];
+    delete state.webhookEventIds[r.webhookId];
+  },
+  'webhook.received': (state, r) => {
+    state.pendingDeliveries[r.delivery.deliveryId] = r.delivery;
+  },
+  'webhook.processed': (state, r) => {
+    delete state.pendingDeliveries[r.record.deliveryId];
+    if (!state.webhooks[r.webhookId]) return; // deleted meanwhile
+    const log = (state.webhookDeliveries[r.webhookId] ??= []);
+    log.push(r.record);
+    if (log.length > WEBHOOK_LOG_SIZE) log.splice(0, log.length - WEBHOOK_LOG_SIZE);
+    if (r.record.eventId !== null && r.record.signatureOk) {
+      const ids = (state.webhookEventIds[r.webhookId] ??= []);
+      if (!ids.includes(r.record.eventId)) ids.push(r.record.eventId);
+      if (ids.length > WEBHOOK_EVENT_IDS) ids.splice(0, ids.length - WEBHOOK_EVENT_IDS);
+    }
   },
 };
 

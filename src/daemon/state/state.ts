@@ -24,6 +24,72 @@ export interface WfxState {
   messageIds: Record<string, string>;
   /** `{env.NAME}` values by organization, then environment. */
   environments: Record<string, Partial<Record<Environment, Record<string, string>>>>;
+  /** Webhook registrations by webhookId. */
+  webhooks: Record<string, WebhookRegistration>;
+  /** SHA-256 of an endpoint token -> its registration and environment (derived by the reducer). */
+  webhookTokens: Record<string, { readonly webhookId: string; readonly environment: EndpointEnvironment }>;
+  /** Deliveries received (journaled) and not processed yet: recovery processes them. */
+  pendingDeliveries: Record<string, PendingDelivery>;
+  /** The last deliveries of each registration, newest last (WEBHOOK_LOG_SIZE). */
+  webhookDeliveries: Record<string, DeliveryRecord[]>;
+  /** Provider event ids seen per registration, oldest first (WEBHOOK_EVENT_IDS kept): idempotency. */
+  webhookEventIds: Record<string, string[]>;
+}
+
+/** Deliveries kept in a registration's log. */
+export const WEBHOOK_LOG_SIZE = 100;
+/** Provider event ids remembered per registration for idempotency. */
+export const WEBHOOK_EVENT_IDS = 2000;
+
+export type EndpointEnvironment = 'ALL' | Environment;
+
+/** A signing secret; a rotated-out one keeps working until `expiresAt`. */
+export interface WebhookSecret {
+  readonly secret: string;
+  readonly expiresAt: string | null;
+}
+
+export interface WebhookEndpoint {
+  readonly environment: EndpointEnvironment;
+  readonly token: string;
+  readonly secrets: readonly WebhookSecret[];
+}
+
+export interface WebhookRegistration {
+  readonly webhookId: string;
+  readonly name: string;
+  readonly organization: string;
+  readonly provider: import('../../shared/webhooks/providers.js').Provider;
+  readonly environmentMode: 'SHARED' | 'PER_ENVIRONMENT';
+  readonly authType: 'HMAC' | 'NONE';
+  readonly custom: import('../../shared/webhooks/providers.js').CustomScheme | null;
+  endpoints: WebhookEndpoint[];
+  readonly createdAt: string;
+  updatedAt: string;
+}
+
+/** A delivery as received, journaled before it is acknowledged. */
+export interface PendingDelivery {
+  readonly deliveryId: string;
+  readonly webhookId: string;
+  readonly environment: EndpointEnvironment;
+  readonly receivedAt: string;
+  readonly headers: Record<string, string>;
+  /** The raw body, base64. */
+  readonly body: string;
+}
+
+/** What happened to one delivery: what a developer reads when a delivery "did nothing". */
+export interface DeliveryRecord {
+  readonly deliveryId: string;
+  readonly receivedAt: string;
+  readonly environment: EndpointEnvironment;
+  readonly eventType: string | null;
+  readonly eventId: string | null;
+  readonly signatureOk: boolean;
+  /** Why nothing started (bad signature, duplicate, no trigger matched), if so. */
+  readonly reason: string | null;
+  readonly startedInstanceIds: readonly string[];
 }
 
 export const ENVIRONMENTS = ['DEVELOPMENT', 'PRODUCTION'] as const;
@@ -197,5 +263,10 @@ export function initialState(): WfxState {
     messages: {},
     messageIds: {},
     environments: {},
+    webhooks: {},
+    webhookTokens: {},
+    pendingDeliveries: {},
+    webhookDeliveries: {},
+    webhookEventIds: {},
   };
 }

@@ -19,7 +19,8 @@ export type FlowProblemCode =
   | 'BAD_CONDITION'
   | 'BAD_DURATION'
   | 'MISSING_PROPERTY'
-  | 'TRIGGER_UNSUPPORTED';
+  | 'TRIGGER_UNSUPPORTED'
+  | 'UNKNOWN_WEBHOOK';
 
 /** One thing wrong with a flow, located as precisely as the file allows. */
 export interface FlowProblem {
@@ -37,7 +38,7 @@ export type FlowValidation =
   | { readonly ok: false; readonly problems: readonly FlowProblem[] };
 
 /** Trigger types the daemon can fire; others are refused rather than silently ignored. */
-const SUPPORTED_TRIGGERS: readonly string[] = [];
+const SUPPORTED_TRIGGERS: readonly string[] = ['webhook'];
 
 let compiled: ValidateFunction | undefined;
 function schemaValidator(): ValidateFunction {

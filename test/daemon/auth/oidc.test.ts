@@ -2,6 +2,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import t from 'tap';
 import { createOidcVerifier } from '../../../src/daemon/auth/oidc.js';
 import { buildServer } from '../../../src/daemon/server.js';
+import { WebhookReceiver } from '../../../src/daemon/triggers/webhooks.js';
 import { engineHarness } from '../../helpers/engine.js';
 import { AUDIENCE, startIssuer } from '../../helpers/oidc-issuer.js';
 
@@ -12,6 +13,7 @@ t.test('bearer JWTs from a real OIDC provider: accepted, mapped, and refused for
   const app = buildServer({
     store: h.store,
     engine: h.engine,
+    webhooks: new WebhookReceiver({ store: h.store, engine: h.engine }),
     bearer: createOidcVerifier({ issuer: idp.issuer, audience: AUDIENCE, jwksCooldownMs: 0, now: () => new Date(Date.now() + offsetMs) }),
   });
   t.teardown(() => app.close());
@@ -67,7 +69,7 @@ t.test('bearer JWTs from a real OIDC provider: accepted, mapped, and refused for
 
 t.test('a daemon without an issuer refuses bearer tokens, saying so', async (t) => {
   const h = await engineHarness(t);
-  const app = buildServer({ store: h.store, engine: h.engine });
+  const app = buildServer({ store: h.store, engine: h.engine, webhooks: new WebhookReceiver({ store: h.store, engine: h.engine }) });
   t.teardown(() => app.close());
   const res = await app.inject({ method: 'GET', url: '/auth/whoami', headers: { authorization: 'Bearer abc' } });
   t.equal(res.statusCode, 401);

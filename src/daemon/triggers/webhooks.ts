@@ -1,0 +1,156 @@
+import { EventEmitter } from 'node:events';
+import type { IncomingHttpHeaders } from 'node:http';
+import { eventFields, normalizePayload, verifyDelivery, type Scheme } from '../../shared/webhooks/providers.js';
+import type { Engine } from '../engine/engine.js';
+import { uuidv7 } from '../engine/ids.js';
+import { tokenKey, type WfxRecord } from '../state/records.js';
+import type { DeliveryRecord, Environment, PendingDelivery, WebhookRegistration, WfxState } from '../state/state.js';
+import type { DurableStore } from '../store/store.js';
+
+export interface WebhookReceiverOptions {
+  readonly store: DurableStore<WfxState, WfxRecord>;
+  readonly engine: Engine;
+  readonly now?: () => Date;
+  readonly onError?: (err: unknown, what: string) => void;
+}
+
+/** The scheme a registration verifies with. */
+export function schemeOf(w: WebhookRegistration): Scheme {
+  return { provider: w.provider, authType: w.authType, ...(w.custom && { custom: w.custom }) };
+}
+
+/** The secrets of an endpoint still valid at `at` (a rotated-out one until it expires). */
+export function liveSecrets(w: WebhookRegistration, environment: string, at: Date): string[] {
+  const endpoint = w.endpoints.find((e) => e.environment === environment);
+  return (endpoint?.secrets ?? []).filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > at.getTime()).map((s) => s.secret);
+}
+
+/**
+ * Webhook deliveries: journaled on receipt (before the 200), then processed: the signature
+ * verified over the raw bytes as the provider defines it, the payload normalized, duplicates
+ * (a provider event id seen before) dropped, and every flow whose active version in the
+ * endpoint's environment has a matching webhook trigger started with the webhook variables.
+ * What was started is journaled in the same entry as the starts; every delivery, started or
+ * not, is recorded in the registration's delivery log with the reason.
+ *
+ * Emits `processed` ({webhookId, record}) once a delivery's outcome is durable.
+ */
+export class WebhookReceiver extends EventEmitter {
+  private readonly store: DurableStore<WfxState, WfxRecord>;
+  private readonly engine: Engine;
+  private readonly now: () => Date;
+  private readonly onError: (err: unknown, what: string) => void;
+  private readonly processing = new Set<string>();
+
+  constructor(options: WebhookReceiverOptions) {
+    super();
+    this.store = options.store;
+    this.engine = options.engine;
+    this.now = options.now ?? (() => new Date());
+    this.onError = options.onError ?? (() => undefined);
+  }
+
+  /** The registration and environment of an endpoint token, or null. */
+  endpointOf(token: string): { webhook: WebhookRegistration; environment: PendingDelivery['environment'] } | null {
+    const ref = this.store.state.webhookTokens[tokenKey(token)];
+    const webhook = ref && this.store.state.webhooks[ref.webhookId];
+    return webhook ? { webhook, environment: ref.environment } : null;
+  }
+
+  /**
+   * Journals a delivery to the endpoint of `token` and schedules its processing. Resolves with
+   * the delivery id once it is durable, or null when no endpoint has that token.
+   */
+  async receive(token: string, headers: IncomingHttpHeaders, body: Buffer): Promise<string | null> {
+    const endpoint = this.endpointOf(token);
+    if (!endpoint) return null;
+    const at = this.now();
+    const flat: Record<string, string> = {};
+    for (const [k, v] of Object.entries(headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+    const delivery: PendingDelivery = {
+      deliveryId: uuidv7(at),
+      webhookId: endpoint.webhook.webhookId,
+      environment: endpoint.environment,
+      receivedAt: at.toISOString(),
+      headers: flat,
+      body: body.toString('base64'),
+    };
+    await this.store.commit({ type: 'webhook.received', delivery });
+    setImmediate(() => void this.process(delivery.deliveryId));
+    return delivery.deliveryId;
+  }
+
+  /** Processes every delivery received but not processed (after a restart). */
+  async recover(): Promise<void> {
+    for (const id of Object.keys(this.store.state.pendingDeliveries)) await this.process(id);
+  }
+
+  /** Processes one journaled delivery (once; a second call while it runs is a no-op). */
+  async process(deliveryId: string): Promise<void> {
+    const d = this.store.state.pendingDeliveries[deliveryId];
+    if (!d || this.processing.has(deliveryId)) return;
+    this.processing.add(deliveryId);
+    try {
+      await this.processDelivery(d);
+    } catch (err) {
+      this.onError(err, `processing webhook delivery ${deliveryId}`);
+    } finally {
+      this.processing.delete(deliveryId);
+    }
+  }
+
+  private async processDelivery(d: PendingDelivery): Promise<void> {
+    const state = this.store.state;
+    const w = state.webhooks[d.webhookId];
+    const base = { deliveryId: d.deliveryId, receivedAt: d.receivedAt, environment: d.environment };
+    const done = async (record: DeliveryRecord) => {
+      await this.store.commit({ type: 'webhook.processed', webhookId: d.webhookId, record });
+      this.emit('processed', { webhookId: d.webhookId, record });
+    };
+    if (!w) {
+      await done({ ...base, eventType: null, eventId: null, signatureOk: false, reason: 'the registration was deleted', startedInstanceIds: [] });
+      return;
+    }
+    const body = Buffer.from(d.body, 'base64');
+    // Judged at the instant of receipt: a delivery processed after a restart is not stale.
+    const receivedAt = new Date(d.receivedAt);
+    const verdict = verifyDelivery(schemeOf(w), liveSecrets(w, d.environment, receivedAt), d.headers, body, receivedAt);
+    const payload = normalizePayload(body, d.headers['content-type']);
+    const { eventType, eventId } = eventFields(schemeOf(w), d.headers, payload);
+    const fields = { ...base, eventType, eventId, signatureOk: verdict.ok };
+    if (!verdict.ok) return void (await done({ ...fields, reason: `signature refused: ${verdict.reason}`, startedInstanceIds: [] }));
+    if (eventId !== null && state.webhookEventIds[w.webhookId]?.includes(eventId)) {
+      return void (await done({ ...fields, reason: `duplicate: event ${eventId} was delivered before`, startedInstanceIds: [] }));
+    }
+    const environment: Environment = d.environment === 'ALL' ? 'PRODUCTION' : d.environment;
+    const variables = {
+      webhookPayload: payload,
+      webhookEventType: eventType,
+      webhookHeaders: d.headers,
+      webhookProvider: w.provider,
+      webhookEventId: eventId,
+      webhookTraceId: d.headers.traceparent ?? d.headers['x-request-id'] ?? d.deliveryId,
+      webhookRawBody: d.body,
+      webhookEventTimestamp: verdict.timestamp,
+    };
+    const targets = Object.values(state.flows).filter((flow) => {
+      if (flow.organization !== w.organization) return false;
+      const active = flow.active[environment];
+      const triggers = active === undefined ? [] : (flow.versions[active]?.definition.triggers ?? []);
+      return triggers.some((tr) => tr.type === 'webhook' && tr.webhook === w.name && (tr.eventType === undefined || tr.eventType === '' || tr.eventType === eventType));
+    });
+    const reason =
+      targets.length === 0
+        ? `no flow active in ${environment} has a webhook trigger for "${w.name}"${eventType ? ` that takes event ${eventType}` : ''}`
+        : null;
+    let record: DeliveryRecord | null = null;
+    await this.engine.startBatch(
+      targets.map((flow) => ({ organization: w.organization, processId: flow.processId, environment, data: variables })),
+      (started) => {
+        record = { ...fields, reason, startedInstanceIds: started.map((i) => i.processInstanceId) };
+        return [{ type: 'webhook.processed', webhookId: w.webhookId, record }];
+      },
+    );
+    this.emit('processed', { webhookId: w.webhookId, record });
+  }
+}
