@@ -9,6 +9,7 @@ import { RateLimiter } from './api/rate-limit.js';
 import { adminRoutes } from './api/routes/admin.js';
 import { metaRoutes } from './api/routes/meta.js';
 import { processRoutes } from './api/routes/process.js';
+import { emailConnectionRoutes } from './api/routes/email-connections.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
 import { StreamHub } from './api/streams.js';
 import type { Engine } from './engine/engine.js';
@@ -151,6 +152,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     processRoutes(routes, { engine: options.engine, hub, state: options.store.state, heartbeatSeconds: options.heartbeatSeconds });
     adminRoutes(routes, { store: options.store, limiter, now: options.now });
     webhookRoutes(routes, { store: options.store, receiver: options.webhooks, now: options.now });
+    emailConnectionRoutes(routes, { store: options.store, now: options.now });
   });
   return app;
 }

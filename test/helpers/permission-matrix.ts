@@ -67,6 +67,8 @@ export const MATRIX: MatrixRow[] = [
   { name: 'GET /admin/flows', request: async () => ({ method: 'GET', url: '/admin/flows' }), expect: row([200, 200, 200, 200, 200, 200, 200]) },
   { name: 'GET /admin/api-keys', request: async () => ({ method: 'GET', url: '/admin/api-keys' }), expect: row([403, 403, 403, 200, 200, 200, 403]) },
   { name: 'POST /admin/api-keys', request: async () => ({ method: 'POST', url: '/admin/api-keys', payload: { name: 'made', role: 'viewer' } }), expect: row([403, 403, 403, 201, 201, 201, 403]) },
+  { name: 'GET /admin/webhooks', request: async () => ({ method: 'GET', url: '/admin/webhooks' }), expect: row([403, 403, 403, 200, 200, 200, 403]) },
+  { name: 'GET /admin/email-connections', request: async () => ({ method: 'GET', url: '/admin/email-connections' }), expect: row([403, 403, 403, 200, 200, 200, 403]) },
   { name: 'GET /admin/environments/PRODUCTION/variables', request: async () => ({ method: 'GET', url: '/admin/environments/PRODUCTION/variables' }), expect: row([403, 403, 403, 200, 200, 200, 403]) },
 ];
 

@@ -13,7 +13,7 @@ import type {
   WfxState,
 } from './state.js';
 import { createHash } from 'node:crypto';
-import { STATUS, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type PendingDelivery, type WebhookRegistration } from './state.js';
+import { STATUS, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
 
 /**
  * Every change to the live state is one of these records, journaled before it is acknowledged
@@ -97,7 +97,9 @@ export type WfxRecord =
   | { readonly type: 'webhook.saved'; readonly webhook: WebhookRegistration }
   | { readonly type: 'webhook.deleted'; readonly webhookId: string }
   | { readonly type: 'webhook.received'; readonly delivery: PendingDelivery }
-  | { readonly type: 'webhook.processed'; readonly webhookId: string; readonly record: DeliveryRecord };
+  | { readonly type: 'webhook.processed'; readonly webhookId: string; readonly record: DeliveryRecord }
+  | { readonly type: 'emailConnection.saved'; readonly connection: EmailConnection }
+  | { readonly type: 'emailConnection.deleted'; readonly connectionId: string };
 
 /** The key of the token index: a SHA-256, so looking a token up reveals nothing about it. */
 export function tokenKey(token: string): string {
@@ -313,6 +315,12 @@ const handlers: Handlers = {
     delete state.webhooks[r.webhookId];
     delete state.webhookDeliveries[r.webhookId];
     delete state.webhookEventIds[r.webhookId];
+  },
+  'emailConnection.saved': (state, r) => {
+    state.emailConnections[r.connection.connectionId] = r.connection;
+  },
+  'emailConnection.deleted': (state, r) => {
+    delete state.emailConnections[r.connectionId];
   },
   'webhook.received': (state, r) => {
     state.pendingDeliveries[r.delivery.deliveryId] = r.delivery;

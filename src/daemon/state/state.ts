@@ -34,6 +34,23 @@ export interface WfxState {
   webhookDeliveries: Record<string, DeliveryRecord[]>;
   /** Provider event ids seen per registration, oldest first (WEBHOOK_EVENT_IDS kept): idempotency. */
   webhookEventIds: Record<string, string[]>;
+  /** IMAP connections (for email triggers) by connectionId. */
+  emailConnections: Record<string, EmailConnection>;
+}
+
+/** An IMAP mailbox the email trigger watches. The password is kept for the daemon's use, never returned. */
+export interface EmailConnection {
+  readonly connectionId: string;
+  readonly name: string;
+  readonly organization: string;
+  readonly host: string;
+  readonly port: number;
+  readonly security: 'TLS' | 'STARTTLS' | 'NONE';
+  readonly user: string;
+  readonly password: string;
+  readonly mailbox: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
 }
 
 /** Deliveries kept in a registration's log. */
@@ -268,5 +285,6 @@ export function initialState(): WfxState {
     pendingDeliveries: {},
     webhookDeliveries: {},
     webhookEventIds: {},
+    emailConnections: {},
   };
 }

@@ -182,3 +182,21 @@ t.test('Slack URL verification: the challenge comes back when signed', async (t)
   const res = await h.app.inject({ method: 'POST', url: `/webhook/receive/${reg.endpoints[0]!.token}`, payload: body, headers: { 'content-type': 'application/json', ...headers } });
   t.same(res.json(), { challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
 });
+
+t.test('email connections: created, listed and changed without ever showing the password', async (t) => {
+  const h = await apiHarness(t);
+  const admin = await h.key('admin', 'default');
+  const other = await h.key('admin', 'globex');
+  const created = await h.call(admin, { method: 'POST', url: '/admin/email-connections', payload: { name: 'support', host: 'imap.example.com', user: 'support@example.com', password: 'hunter2-long' } });
+  t.equal(created.statusCode, 201);
+  t.match(created.json(), { name: 'support', host: 'imap.example.com', port: 993, security: 'TLS', mailbox: 'INBOX', hasPassword: true });
+  const patched = await h.call(admin, { method: 'PATCH', url: '/admin/email-connections/support', payload: { security: 'STARTTLS', port: 143, password: 'new-password-2' } });
+  t.match(patched.json(), { security: 'STARTTLS', port: 143 });
+  for (const res of [created, patched, await h.call(admin, { method: 'GET', url: '/admin/email-connections' }), await h.call(admin, { method: 'GET', url: '/admin/email-connections/support' })]) {
+    t.notMatch(res.body, /hunter2|new-password/, 'no password in any answer');
+  }
+  t.equal((await h.call(other, { method: 'GET', url: '/admin/email-connections/support' })).statusCode, 404, 'another organization does not see it');
+  t.equal((await h.call(admin, { method: 'POST', url: '/admin/email-connections', payload: { name: 'support', host: 'h', user: 'u', password: 'pppppppp' } })).statusCode, 400, 'names are unique');
+  t.equal((await h.call(admin, { method: 'DELETE', url: '/admin/email-connections/support' })).json().deleted, true);
+  t.equal((await h.call(admin, { method: 'GET', url: '/admin/email-connections/support' })).statusCode, 404);
+});
