@@ -30,7 +30,7 @@ async function daemon(t: Test) {
     }
     return { status: res.status, body };
   };
-  return { info, bootstrap, call };
+  return { info, bootstrap, call, dataDir };
 }
 
 t.test('permission matrix against a started daemon over real HTTP, keys made through the admin API', async (t) => {
@@ -90,4 +90,12 @@ t.test('a run end to end over HTTP: start, wait, answer, completed, read from hi
   done = await d.call(key, { method: 'GET', url: `/process/instance/${id}` });
   t.equal(done.status, 200, 'still serving after the burst');
   t.equal((await d.call(null, { method: 'GET', url: '/health' })).status, 200);
+  // Every authenticated request is in the daemon log with its key id and outcome, never the secret.
+  t.equal((await wfx(['daemon', 'stop', '--data-dir', d.dataDir])).code, 0, 'stopped (which flushes the log)');
+  const log = await readFile(join(d.dataDir, 'logs', 'daemon.log'), 'utf8');
+  const keyId = key.slice('apk_'.length, 'apk_'.length + 16);
+  const lines = log.split('\n').filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l) as { keyId?: string; status: number; route: string });
+  t.ok(lines.some((l) => l.keyId === keyId && l.route === '/process/task' && l.status === 200), 'a request line with key id, route and status');
+  t.ok(lines.some((l) => l.keyId === keyId && l.status === 400), 'refused requests are logged too');
+  t.notMatch(log, key.slice('apk_'.length + 17), 'no secret in the log');
 });
