@@ -330,7 +330,7 @@ export class Engine extends EventEmitter implements EngineCore {
     for (const inst of Object.values(this.state.instances)) {
       this.streamed.set(inst.processInstanceId, inst.logs.length);
       if (inst.stateCd !== STATE.RUNNING) {
-        void this.track(this.archive(inst.processInstanceId));
+        this.queueArchive(inst.processInstanceId, null);
         continue;
       }
       for (const ni of Object.values(inst.nodes)) {
@@ -453,7 +453,7 @@ export class Engine extends EventEmitter implements EngineCore {
     for (const r of records) {
       if (r.type !== 'instance.finished') continue;
       this.emit('finished', r.instanceId);
-      void this.track(this.archive(r.instanceId, ownRecordsJson(r.instanceId, records, serialized)));
+      this.queueArchive(r.instanceId, ownRecordsJson(r.instanceId, records, serialized));
     }
   }
 
@@ -515,27 +515,53 @@ export class Engine extends EventEmitter implements EngineCore {
   }
 
   /**
-   * Moves a finished execution to history: written and fsynced there first, then removed from
-   * the live state. A crash in between archives it again on recovery (the later copy wins).
-   * `recordsJson`, when the execution started and finished in one step, is that step's records
-   * as journaled: written as they are instead of serializing the final state again.
+   * Moves finished executions to history: each written and fsynced there first, then all of
+   * them removed from the live state in one journal entry. Executions that finish in the same
+   * tick are archived together. A crash in between archives them again on recovery (the later
+   * copy wins). `recordsJson`, when an execution started and finished in one step, is that
+   * step's records as journaled: written as they are instead of serializing the final state again.
    */
-  private readonly archiving = new Set<string>();
-  private async archive(id: string, recordsJson: string | null = null): Promise<void> {
-    const inst = this.state.instances[id];
-    const bucket = bucketOf(id);
-    if (!inst || inst.stateCd === STATE.RUNNING || !bucket || this.archiving.has(id) || this.closed) return;
-    this.archiving.add(id);
+  private readonly archiveQueue = new Map<string, string | null>();
+  private archiveScheduled = false;
+
+  private queueArchive(id: string, recordsJson: string | null): void {
+    if (this.closed) return;
+    this.archiveQueue.set(id, recordsJson);
+    if (this.archiveScheduled) return;
+    this.archiveScheduled = true;
+    setImmediate(() => void this.track(this.archiveBatch()));
+  }
+
+  private async archiveBatch(): Promise<void> {
+    this.archiveScheduled = false;
+    const batch = [...this.archiveQueue];
+    this.archiveQueue.clear();
+    const written = await Promise.all(
+      batch.map(async ([id, recordsJson]) => {
+        const inst = this.state.instances[id];
+        const bucket = bucketOf(id);
+        if (!inst || inst.stateCd === STATE.RUNNING || !bucket) return null;
+        const doc = recordsJson === null ? JSON.stringify({ instance: inst }) : `{"records":[${recordsJson}]}`;
+        try {
+          await this.history.putJson(bucket, id, doc, [inst.processId, String(inst.stateCd)]);
+          return id;
+        } catch (err) {
+          this.onError(err, `archiving ${id}`);
+          return null;
+        }
+      }),
+    );
+    const ids = written.filter((id): id is string => id !== null && this.state.instances[id] !== undefined);
+    if (ids.length === 0) return;
     try {
-      const doc = recordsJson === null ? JSON.stringify({ instance: inst }) : `{"records":[${recordsJson}]}`;
-      await this.history.putJson(bucket, id, doc, [inst.processId, String(inst.stateCd)]);
-      await this.store.commit({ type: 'instance.archived', instanceId: id });
+      await this.store.commit(...ids.map((instanceId) => ({ type: 'instance.archived', instanceId }) as const));
+    } catch (err) {
+      this.onError(err, `archiving ${ids.length} executions`);
+      return;
+    }
+    for (const id of ids) {
       this.streamed.delete(id);
       this.emit('archived', id);
-    } catch (err) {
-      this.onError(err, `archiving ${id}`);
-    } finally {
-      this.archiving.delete(id);
     }
   }
 }
