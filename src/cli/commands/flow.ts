@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { clientFor } from '../api.js';
+import { table } from '../format.js';
 import { WfxError } from '../../shared/errors.js';
 import { flowSchema } from '../../shared/flow/schema.js';
 import { formatProblem, validateFlowSource, type FlowProblem } from '../../shared/flow/validate.js';
@@ -41,6 +43,85 @@ export function registerFlow(program: Command, ctx: CliContext): void {
         }
       }
       if (results.some((r) => !r.ok)) ctx.exitCode = EXIT.USAGE;
+    });
+
+  flow
+    .command('publish')
+    .description('validate and publish flow files: a changed file is the next version, an unchanged one keeps its version')
+    .argument('<files...>', 'flow files (YAML or JSON)')
+    .addOption(new Option('--env <environment>', 'the environment that runs it').choices(['DEVELOPMENT', 'PRODUCTION']).default('PRODUCTION'))
+    .option('--org <organization>', 'system keys: publish into this organization (default: default)')
+    .addHelpText('after', '\nExamples:\n  $ wfx flow publish flows/*.yaml\n  $ wfx flow publish order.yaml --env DEVELOPMENT --json')
+    .action(async (files: string[], opts: { env: string; org?: string }, cmd: Command) => {
+      const client = await clientFor(ctx, cmd);
+      const results: unknown[] = [];
+      let failed = 0;
+      for (const file of files) {
+        let source: string;
+        try {
+          source = await readFile(resolve(ctx.cwd, file), 'utf8');
+        } catch (err) {
+          throw new WfxError('USAGE_ERROR', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        }
+        try {
+          const r = await client.post<{ processId: string; name: string; version: string; created: boolean; environment: string }>('/admin/flows', {
+            source,
+            environment: opts.env,
+            ...(opts.org !== undefined && { organization: opts.org }),
+          });
+          results.push({ file, ok: true, ...r });
+          if (!globals(cmd).json) ctx.stdout.write(`${file}: ${r.name} version ${r.version}${r.created ? '' : ' (unchanged)'} active in ${r.environment} (${r.processId})\n`);
+        } catch (err) {
+          if (!(err instanceof WfxError) || err.code !== 'FLOW_INVALID') throw err;
+          failed++;
+          const problems = ((err.details as { problems?: FlowProblem[] } | undefined)?.problems ?? []) as FlowProblem[];
+          results.push({ file, ok: false, problems });
+          if (!globals(cmd).json) for (const p of problems) ctx.stderr.write(`${formatProblem(file, p)}\n`);
+        }
+      }
+      if (globals(cmd).json) printJson(ctx, results);
+      if (failed > 0) {
+        if (!globals(cmd).json) ctx.stderr.write(`FLOW_INVALID: ${failed} of ${files.length} file${files.length === 1 ? '' : 's'} not published\n`);
+        ctx.exitCode = EXIT.USAGE;
+      }
+    });
+
+  flow
+    .command('list')
+    .description('published flows with their versions and active versions')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).get<{ items: Array<{ processId: string; name: string; active: Record<string, string>; versions: Array<{ version: string }> }> }>('/admin/flows');
+      if (globals(cmd).json) return printJson(ctx, res.items);
+      ctx.stdout.write(
+        table(
+          ['PROCESS ID', 'NAME', 'VERSIONS', 'PRODUCTION', 'DEVELOPMENT'],
+          res.items.map((f) => [f.processId, f.name, String(f.versions.length), f.active.PRODUCTION ?? '-', f.active.DEVELOPMENT ?? '-']),
+        ),
+      );
+    });
+
+  flow
+    .command('show')
+    .description('a flow: its versions, and one version\'s definition (default: the latest)')
+    .argument('<processId>')
+    .option('--version <n>', 'this version')
+    .action(async (processId: string, opts: { version?: string }, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).get<Record<string, unknown>>(`/admin/flows/${encodeURIComponent(processId)}${opts.version ? `?version=${encodeURIComponent(opts.version)}` : ''}`);
+      if (globals(cmd).json) return printJson(ctx, res);
+      const { definition, ...rest } = res;
+      ctx.stdout.write(`${JSON.stringify(rest, null, 2)}\n\ndefinition of version ${String(res.version)}:\n${JSON.stringify(definition, null, 2)}\n`);
+    });
+
+  flow
+    .command('activate')
+    .description('make a version the one an environment runs (rollback)')
+    .argument('<processId>')
+    .argument('<version>')
+    .addOption(new Option('--env <environment>', 'the environment').choices(['DEVELOPMENT', 'PRODUCTION']).default('PRODUCTION'))
+    .action(async (processId: string, version: string, opts: { env: string }, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).post(`/admin/flows/${encodeURIComponent(processId)}/activate`, { version, environment: opts.env });
+      if (globals(cmd).json) printJson(ctx, res);
+      else ctx.stdout.write(`${processId}: version ${version} active in ${opts.env}\n`);
     });
 
   flow

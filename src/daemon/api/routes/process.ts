@@ -202,8 +202,13 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
       summary: 'The execution log as Server-Sent Events: every entry so far, then live ones; `event: end` once finished',
       params: idParams,
       headers: { type: 'object', properties: { 'last-event-id': { type: 'string' } } },
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { follow: { type: 'boolean', default: true, description: 'false: the entries so far, then the stream closes (no `end` unless finished)' } },
+      },
     },
-    handler: async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    handler: async (request: FastifyRequest<{ Params: { id: string }; Querystring: { follow: boolean } }>, reply: FastifyReply) => {
       const inst = await visible(engine, request.caller!, request.params.id);
       const header = request.headers['last-event-id'];
       const after = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : 0;
@@ -231,6 +236,10 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
       sendUpTo(inst.logs, engine.streamedLogCount(inst)); // what is durable so far
       const live = deps.state.instances[inst.processInstanceId];
       if (!live || live.stateCd !== STATE.RUNNING) finish(); // finished (or archived) already
+      else if (!request.query.follow) {
+        stop();
+        reply.sseContext.source.end();
+      }
       return reply;
     },
   });

@@ -1,0 +1,114 @@
+import { WfxError, type ErrorCode, ERROR_CODES } from '../shared/errors.js';
+
+/** Where the daemon is and who is asking. */
+export interface Connection {
+  readonly url: string;
+  readonly apiKey: string | null;
+  /** Which credential source won, for messages ("--api-key", "WFX_API_KEY", ...). */
+  readonly credentialSource: string;
+}
+
+/** A Server-Sent Event as received. */
+export interface SseEvent {
+  readonly id?: string;
+  readonly event?: string;
+  readonly data?: string;
+}
+
+/**
+ * The one typed client of the daemon's HTTP API, shared by the CLI and the TUI. Every failure is
+ * a WfxError: the daemon's own error code when it answered, DAEMON_UNREACHABLE when it did not,
+ * UNAUTHORIZED with a hint naming the credential that was tried.
+ */
+export class ApiClient {
+  constructor(readonly connection: Connection) {}
+
+  /** Sends a JSON request; resolves with the parsed answer of a 2xx. */
+  async request<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.fetch(path, {
+      method,
+      headers: { ...(body !== undefined && { 'content-type': 'application/json' }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text === '' ? null : JSON.parse(text);
+    } catch {
+      parsed = null;
+    }
+    if (res.ok) return parsed as T;
+    throw this.errorOf(res.status, parsed);
+  }
+
+  get<T = Record<string, unknown>>(path: string): Promise<T> {
+    return this.request<T>('GET', path);
+  }
+
+  post<T = Record<string, unknown>>(path: string, body: unknown = {}): Promise<T> {
+    return this.request<T>('POST', path, body);
+  }
+
+  /**
+   * Reads a Server-Sent Events stream; yields events until it ends. `lastEventId` resumes.
+   * Throws like `request` when the stream cannot be opened.
+   */
+  async *stream(path: string, lastEventId?: string, signal?: AbortSignal): AsyncGenerator<SseEvent> {
+    const res = await this.fetch(path, { headers: { accept: 'text/event-stream', ...(lastEventId !== undefined && { 'last-event-id': lastEventId }) }, signal });
+    if (!res.ok) {
+      const text = await res.text();
+      let parsed: unknown = null;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = null;
+      }
+      throw this.errorOf(res.status, parsed);
+    }
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buf = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf += decoder.decode(value, { stream: true });
+      let sep: number;
+      while ((sep = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, sep);
+        buf = buf.slice(sep + 2);
+        const ev: Record<string, string> = {};
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':') || line === '') continue;
+          const i = line.indexOf(':');
+          const field = i < 0 ? line : line.slice(0, i);
+          const value = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '');
+          ev[field] = ev[field] === undefined ? value : `${ev[field]}\n${value}`;
+        }
+        if (ev.data !== undefined || ev.event !== undefined) yield ev as SseEvent;
+      }
+    }
+  }
+
+  private async fetch(path: string, init: RequestInit): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.connection.apiKey) headers.set('x-api-key', this.connection.apiKey);
+    try {
+      return await fetch(`${this.connection.url}${path}`, { ...init, headers });
+    } catch (err) {
+      if ((err as Error).name === 'AbortError') throw err;
+      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+      throw new WfxError('DAEMON_UNREACHABLE', `cannot reach a wfx daemon at ${this.connection.url} (${cause})`);
+    }
+  }
+
+  private errorOf(status: number, body: unknown): WfxError {
+    const b = (body ?? {}) as { error?: string; message?: string; details?: unknown };
+    const code = (b.error && b.error in ERROR_CODES ? b.error : status === 401 ? 'UNAUTHORIZED' : status >= 500 ? 'INTERNAL_ERROR' : 'VALIDATION_ERROR') as ErrorCode;
+    const message = b.message ?? `HTTP ${status}`;
+    if (code === 'UNAUTHORIZED') {
+      const tried = this.connection.apiKey ? `the API key from ${this.connection.credentialSource}` : 'no credential (none was found)';
+      return new WfxError('UNAUTHORIZED', `${message} (tried ${tried})`, { details: b.details, status });
+    }
+    return new WfxError(code, message, { details: b.details, status });
+  }
+}

@@ -1,0 +1,98 @@
+import { Option, type Command } from 'commander';
+import { clientFor, STATE_NAMES, STATUS_NAMES } from '../api.js';
+import { globals, printJson, useColor, type CliContext } from '../context.js';
+import { formatLogLine, table, type LogEntry } from '../format.js';
+import { waitFor } from './run.js';
+
+interface Summary {
+  processInstanceId: string;
+  processId: string;
+  processName: string;
+  processVersion: string;
+  stateCd: number;
+  startTime: string;
+  endTime: string | null;
+  correlationKey: string | null;
+}
+
+/** `wfx instances list|get|cancel` and `wfx logs`. */
+export function registerInstances(program: Command, ctx: CliContext): void {
+  const instances = program.command('instances').description('list, inspect and cancel executions');
+
+  instances
+    .command('list')
+    .description('executions, newest first (of one flow, or of every flow)')
+    .argument('[processId]', 'only this flow')
+    .addOption(new Option('--state <state>', 'only executions in this state').choices([...STATE_NAMES]))
+    .option('--limit <n>', 'at most this many', (v) => Number(v), 50)
+    .addHelpText('after', '\nExamples:\n  $ wfx instances list\n  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json')
+    .action(async (processId: string | undefined, opts: { state?: (typeof STATE_NAMES)[number]; limit: number }, cmd: Command) => {
+      const client = await clientFor(ctx, cmd);
+      const flows = processId ? [processId] : (await client.get<{ items: Array<{ processId: string }> }>('/process/list?limit=1000')).items.map((f) => f.processId);
+      const query = new URLSearchParams({ limit: String(opts.limit), ...(opts.state && { stateCd: String(STATE_NAMES.indexOf(opts.state)) }) });
+      const items: Summary[] = [];
+      for (const id of flows) items.push(...(await client.get<{ items: Summary[] }>(`/process/${id}/instances?${query}`)).items);
+      items.sort((a, b) => (a.processInstanceId < b.processInstanceId ? 1 : -1));
+      const page = items.slice(0, opts.limit);
+      if (globals(cmd).json) return printJson(ctx, page);
+      ctx.stdout.write(
+        table(
+          ['ID', 'FLOW', 'VERSION', 'STATE', 'STARTED', 'CORRELATION KEY'],
+          page.map((i) => [i.processInstanceId, i.processName, i.processVersion, STATE_NAMES[i.stateCd] ?? String(i.stateCd), i.startTime, i.correlationKey ?? '']),
+        ),
+      );
+    });
+
+  instances
+    .command('get')
+    .description('one execution: state, variables, output, error, nodes')
+    .argument('<id>', 'the processInstanceId')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const client = await clientFor(ctx, cmd);
+      const inst = await client.get<Summary & { data: Record<string, unknown>; output: unknown; nodes: Array<{ nodeId: string; nodeName: string; nodeType: string; statusCd: number; wait?: { formTitle?: string | null; inputType?: string } }> }>(
+        `/process/instance/${encodeURIComponent(id)}`,
+      );
+      if (globals(cmd).json) return printJson(ctx, inst);
+      ctx.stdout.write(
+        `${inst.processInstanceId}  ${inst.processName} v${inst.processVersion}  ${STATE_NAMES[inst.stateCd]}\n` +
+          `started ${inst.startTime}${inst.endTime ? `, ended ${inst.endTime}` : ''}${inst.correlationKey ? `, correlation key ${inst.correlationKey}` : ''}\n\n` +
+          table(
+            ['NODE', 'TYPE', 'STATUS', 'WAITING FOR'],
+            inst.nodes.map((n) => [n.nodeId, n.nodeType, STATUS_NAMES[n.statusCd] ?? String(n.statusCd), n.wait ? `${n.wait.inputType ?? ''} ${n.wait.formTitle ?? ''}`.trim() : '']),
+          ) +
+          `\nvariables: ${JSON.stringify(inst.data, null, 2)}\n` +
+          (inst.output ? `output: ${JSON.stringify(inst.output, null, 2)}\n` : ''),
+      );
+    });
+
+  instances
+    .command('cancel')
+    .description('cancel a running execution')
+    .argument('<id>', 'the processInstanceId')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).post(`/process/instance/${encodeURIComponent(id)}/cancel`);
+      if (globals(cmd).json) printJson(ctx, res);
+      else ctx.stdout.write(`${id} cancelled\n`);
+    });
+
+  program
+    .command('logs')
+    .description('the log of an execution; --follow keeps printing until it finishes')
+    .argument('<id>', 'the processInstanceId')
+    .option('--follow', 'print new entries as they come, until the execution finishes')
+    .addHelpText('after', '\nExamples:\n  $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f\n  $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --follow --json')
+    .action(async (id: string, opts: { follow?: boolean }, cmd: Command) => {
+      const g = globals(cmd);
+      const client = await clientFor(ctx, cmd);
+      const color = useColor(ctx, g);
+      if (opts.follow) {
+        await waitFor(ctx, client, id, { follow: true, json: g.json === true, color });
+        return;
+      }
+      for await (const ev of client.stream(`/process/instance/${encodeURIComponent(id)}/logs?follow=false`)) {
+        if (ev.event !== undefined || ev.data === undefined) continue;
+        const entry = JSON.parse(ev.data) as LogEntry;
+        ctx.stdout.write(g.json ? `${JSON.stringify({ id: Number(ev.id), ...entry })}\n` : `${formatLogLine(entry, color)}\n`);
+      }
+    });
+}

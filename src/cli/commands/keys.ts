@@ -1,0 +1,80 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { WfxError } from '../../shared/errors.js';
+import { clientFor } from '../api.js';
+import { globals, printJson, type CliContext } from '../context.js';
+import { table } from '../format.js';
+
+interface Key {
+  keyId: string;
+  name: string;
+  role: string;
+  organization: string | null;
+  status: string;
+  rateLimitPerMinute: number | null;
+  rateLimitPerHour: number | null;
+  expiresAt: string | null;
+  apiKey?: string;
+}
+
+const count = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number');
+  return n;
+};
+
+/** `wfx keys create|list|suspend|activate|revoke`. */
+export function registerKeys(program: Command, ctx: CliContext): void {
+  const keys = program.command('keys').description('manage API keys (needs ADMIN)');
+  keys
+    .command('create')
+    .description('create an API key; its secret is printed once')
+    .requiredOption('--name <name>', 'what it is for')
+    .addOption(new Option('--role <role>', 'its permissions').choices(['viewer', 'operator', 'developer', 'admin']).default('operator'))
+    .option('--org <organization>', 'its organization (system admins: any; created if new)')
+    .option('--system', 'a system key, bound to no organization (system admins only)')
+    .option('--per-minute <n>', 'requests per minute (default unlimited)', count)
+    .option('--per-hour <n>', 'requests per hour (default unlimited)', count)
+    .option('--expires <duration>', 'expires after this long, e.g. 30d')
+    .addHelpText('after', '\nExamples:\n  $ wfx keys create --name ci --role developer --per-minute 600 --expires 90d\n  $ wfx keys create --name acme-admin --role admin --org acme')
+    .action(async (opts: { name: string; role: string; org?: string; system?: boolean; perMinute?: number; perHour?: number; expires?: string }, cmd: Command) => {
+      if (opts.system && opts.org) throw new WfxError('USAGE_ERROR', '--system and --org do not go together');
+      const key = await (await clientFor(ctx, cmd)).post<Key>('/admin/api-keys', {
+        name: opts.name,
+        role: opts.role,
+        ...(opts.org !== undefined && { organization: opts.org }),
+        ...(opts.system && { system: true }),
+        ...(opts.perMinute !== undefined && { rateLimitPerMinute: opts.perMinute }),
+        ...(opts.perHour !== undefined && { rateLimitPerHour: opts.perHour }),
+        ...(opts.expires !== undefined && { expiresIn: opts.expires }),
+      });
+      if (globals(cmd).json) return printJson(ctx, key);
+      ctx.stdout.write(`${key.apiKey}\n`);
+      ctx.stderr.write(`created key ${key.keyId} (${key.role}, ${key.organization ?? 'system'}); the secret above is shown this once\n`);
+    });
+
+  keys
+    .command('list')
+    .description('API keys (never their secrets)')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const { items } = await (await clientFor(ctx, cmd)).get<{ items: Key[] }>('/admin/api-keys');
+      if (globals(cmd).json) return printJson(ctx, items);
+      ctx.stdout.write(
+        table(
+          ['KEY ID', 'NAME', 'ROLE', 'ORGANIZATION', 'STATUS', 'LIMITS (min/h)', 'EXPIRES'],
+          items.map((k) => [k.keyId, k.name, k.role, k.organization ?? '(system)', k.status, `${k.rateLimitPerMinute ?? '-'}/${k.rateLimitPerHour ?? '-'}`, k.expiresAt ?? 'never']),
+        ),
+      );
+    });
+
+  for (const action of ['suspend', 'activate', 'revoke'] as const) {
+    keys
+      .command(action)
+      .description(action === 'revoke' ? 'revoke a key for good' : `${action} a key`)
+      .argument('<keyId>')
+      .action(async (keyId: string, _opts: unknown, cmd: Command) => {
+        const key = await (await clientFor(ctx, cmd)).post<Key>(`/admin/api-keys/${encodeURIComponent(keyId)}/${action}`);
+        if (globals(cmd).json) printJson(ctx, key);
+        else ctx.stdout.write(`${key.keyId} ${key.status}\n`);
+      });
+  }
+}

@@ -1,0 +1,156 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { WfxError } from '../../shared/errors.js';
+import { clientFor, collect, dataOf, isSystem, STATE_NAMES } from '../api.js';
+import type { ApiClient } from '../client.js';
+import { globals, printJson, useColor, type CliContext } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import { formatLogLine, type LogEntry } from '../format.js';
+
+interface RunOptions {
+  data?: string;
+  set?: string[];
+  env?: 'DEVELOPMENT' | 'PRODUCTION';
+  version?: string;
+  correlationKey?: string;
+  wait?: boolean;
+  follow?: boolean;
+  timeout?: number;
+}
+
+interface Instance {
+  processInstanceId: string;
+  processName: string;
+  processVersion: string;
+  stateCd: number;
+  data: Record<string, unknown> & { error?: { code: string; message: string; nodeId: string | null } };
+  output: Record<string, unknown> | null;
+}
+
+const positive = (v: string) => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number of seconds');
+  return n;
+};
+
+/** The exit code of a finished execution (SPEC.md section 8). */
+export function exitCodeOfState(stateCd: number): number {
+  return stateCd === 1 ? EXIT.OK : stateCd === 2 ? EXIT.FAILED : stateCd === 3 ? EXIT.CANCELLED : EXIT.OK;
+}
+
+/** `wfx run`: start an execution, optionally wait for it or follow its log. */
+export function registerRun(program: Command, ctx: CliContext): void {
+  program
+    .command('run')
+    .description('start an execution of a published flow, or of a flow file (published to DEVELOPMENT first)')
+    .argument('<flow>', 'a processId, or a flow file')
+    .option('--data <json>', 'input variables: a JSON object, or @file')
+    .option('--set <key=value>', 'one input variable (typed; dotted keys nest); repeatable', collect, [])
+    .addOption(new Option('--env <environment>', 'environment to run in (default PRODUCTION; DEVELOPMENT for a file)').choices(['DEVELOPMENT', 'PRODUCTION']))
+    .option('--version <n>', 'run this version instead of the active one')
+    .option('--correlation-key <key>', 'your reference; catch events correlate on it')
+    .option('--wait', 'wait until it finishes: exit 0 completed, 1 failed, 3 cancelled')
+    .option('--follow', 'print its log as it runs (implies --wait)')
+    .option('--timeout <seconds>', 'with --wait/--follow: exit 4 if not finished by then', positive)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ wfx run 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --set order.id=42 --set order.total=250
+  $ wfx run flows/order-approval.yaml --data @order.json --follow
+  $ wfx run 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --wait --timeout 60 --json`,
+    )
+    .action(async (flow: string, opts: RunOptions, cmd: Command) => {
+      const g = globals(cmd);
+      const client = await clientFor(ctx, cmd);
+      const data = await dataOf(ctx, opts);
+      let processId = flow;
+      let environment = opts.env;
+      const file = resolve(ctx.cwd, flow);
+      if (/\.(ya?ml|json)$/i.test(flow) || (existsSync(file) && !/^[0-9a-f-]{36}$/i.test(flow))) {
+        if (!existsSync(file)) throw new WfxError('USAGE_ERROR', `no flow file ${flow}`);
+        environment ??= 'DEVELOPMENT';
+        const published = await client.post<{ processId: string; version: string; created: boolean }>('/admin/flows', {
+          source: await readFile(file, 'utf8'),
+          environment,
+        });
+        processId = published.processId;
+        if (!g.json) ctx.stderr.write(`published ${flow} to ${environment} as version ${published.version}${published.created ? '' : ' (unchanged)'}\n`);
+      }
+      const query = new URLSearchParams({ ...(environment && { environment }), ...(opts.version && { versionNumber: opts.version }) });
+      const path = `${(await isSystem(client)) ? '/process/start' : '/process/exec'}${query.size ? `?${query}` : ''}`;
+      const started = await client.post<{ processInstanceId: string; startTime: string }>(path, {
+        processId,
+        data,
+        ...(opts.correlationKey !== undefined && { correlationKey: opts.correlationKey }),
+      });
+      const id = started.processInstanceId;
+      if (!opts.wait && !opts.follow) {
+        if (g.json) printJson(ctx, { ...started, processId });
+        else ctx.stdout.write(`${id}\n`);
+        return;
+      }
+      if (!g.json) ctx.stderr.write(`started ${id}\n`);
+      const finished = await waitFor(ctx, client, id, { follow: opts.follow === true, json: g.json === true, timeoutS: opts.timeout, color: useColor(ctx, g) });
+      if (!finished) {
+        if (g.json) printJson(ctx, { processInstanceId: id, timedOut: true });
+        ctx.stderr.write(`TIMEOUT: ${id} did not finish within ${opts.timeout} s; it goes on running (wfx instances get ${id})\n`);
+        ctx.exitCode = EXIT.TIMEOUT;
+        return;
+      }
+      if (g.json && !opts.follow) printJson(ctx, finished);
+      else if (!g.json) {
+        const state = STATE_NAMES[finished.stateCd] ?? String(finished.stateCd);
+        ctx.stdout.write(`${id} ${state}\n`);
+        if (finished.data.error) ctx.stderr.write(`${finished.data.error.code}: ${finished.data.error.message}${finished.data.error.nodeId ? ` (node ${finished.data.error.nodeId})` : ''}\n`);
+        if (finished.output) ctx.stdout.write(`output: ${JSON.stringify(finished.output)}\n`);
+      }
+      ctx.exitCode = exitCodeOfState(finished.stateCd);
+    });
+}
+
+/**
+ * Waits for execution `id` to finish by reading its log stream to `event: end` (reconnecting
+ * with Last-Event-ID if the connection drops); prints the entries when following. Resolves with
+ * the finished execution, or null when `timeoutS` passed first.
+ */
+export async function waitFor(
+  ctx: CliContext,
+  client: ApiClient,
+  id: string,
+  opts: { follow: boolean; json: boolean; timeoutS?: number; color: boolean },
+): Promise<Instance | null> {
+  const abort = new AbortController();
+  const timer = opts.timeoutS === undefined ? null : setTimeout(() => abort.abort(), opts.timeoutS * 1000);
+  const started = Date.now();
+  const status = !opts.follow && !opts.json && ctx.stderr.isTTY ? setInterval(() => ctx.stderr.write(`\r\u001b[2Krunning ${id} (${Math.round((Date.now() - started) / 1000)} s)`), 1000) : null;
+  let lastId: string | undefined;
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        for await (const ev of client.stream(`/process/instance/${id}/logs`, lastId, abort.signal)) {
+          if (ev.event === 'end') return await client.get<Instance>(`/process/instance/${id}`);
+          if (ev.id !== undefined) lastId = ev.id;
+          if (opts.follow && ev.data !== undefined) {
+            const entry = JSON.parse(ev.data) as LogEntry;
+            ctx.stdout.write(opts.json ? `${JSON.stringify({ id: Number(ev.id), ...entry })}\n` : `${formatLogLine(entry, opts.color)}\n`);
+          }
+        }
+        // The stream closed without `end` (daemon restarting): reconnect where we were.
+      } catch (err) {
+        if (abort.signal.aborted) return null;
+        if (!(err instanceof WfxError && err.code === 'DAEMON_UNREACHABLE') || attempt > 30) throw err;
+      }
+      if (abort.signal.aborted) return null;
+      await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** Math.min(attempt, 5))));
+    }
+  } finally {
+    if (timer) clearTimeout(timer);
+    if (status) {
+      clearInterval(status);
+      ctx.stderr.write('\r\u001b[2K');
+    }
+  }
+}

@@ -1,0 +1,90 @@
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
+import type { Connection } from './client.js';
+import type { CliContext, GlobalOptions } from './context.js';
+import { dataDirOf } from './context.js';
+
+export const DEFAULT_URL = 'http://127.0.0.1:7878';
+const KEYRING_SERVICE = 'wfx';
+
+/** Where `wfx login` keeps a key when no OS keyring answers: a 0600 file in the user's config dir. */
+export function credentialsFile(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
+  return join(base, 'wfx', 'credentials.json');
+}
+
+type Keyring = { get(url: string): string | null; set(url: string, key: string): void };
+
+/** The OS keyring (@napi-rs/keyring), or null when none answers (CI, servers, containers). */
+async function osKeyring(): Promise<Keyring | null> {
+  try {
+    const { Entry } = await import('@napi-rs/keyring');
+    const probe = new Entry(KEYRING_SERVICE, 'probe');
+    probe.getPassword(); // throws when there is no platform storage
+    return {
+      get: (url) => new Entry(KEYRING_SERVICE, url).getPassword() ?? null,
+      set: (url, key) => new Entry(KEYRING_SERVICE, url).setPassword(key),
+    };
+  } catch {
+    return null;
+  }
+}
+
+async function readFileStore(env: NodeJS.ProcessEnv): Promise<Record<string, string>> {
+  try {
+    return JSON.parse(await readFile(credentialsFile(env), 'utf8')) as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
+/** Stores `apiKey` for `url`: in the OS keyring, or in the 0600 file. Says where. */
+export async function storeCredential(env: NodeJS.ProcessEnv, url: string, apiKey: string): Promise<{ where: string }> {
+  const keyring = await osKeyring();
+  if (keyring) {
+    keyring.set(url, apiKey);
+    return { where: 'the OS keyring' };
+  }
+  const file = credentialsFile(env);
+  const all = await readFileStore(env);
+  all[url] = apiKey;
+  await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
+  await writeFile(file, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  return { where: `${file} (no OS keyring service answered)` };
+}
+
+async function storedCredential(env: NodeJS.ProcessEnv, url: string): Promise<{ key: string; where: string } | null> {
+  const keyring = await osKeyring();
+  if (keyring) {
+    const key = keyring.get(url);
+    if (key) return { key, where: 'the OS keyring (wfx login)' };
+  }
+  const key = (await readFileStore(env))[url];
+  return key ? { key, where: `${credentialsFile(env)} (wfx login)` } : null;
+}
+
+/**
+ * The daemon to talk to and the credential to use. URL: --url, WFX_URL, the local daemon's
+ * daemon.json, the default. Credential, first found wins: --api-key, WFX_API_KEY, the entry
+ * `wfx login` stored for that URL, the local data directory's bootstrap.key.
+ */
+export async function resolveConnection(ctx: CliContext, opts: GlobalOptions): Promise<Connection> {
+  const dataDir = dataDirOf(ctx, opts);
+  const paths = dataDirPaths(dataDir);
+  let url = opts.url ?? ctx.env.WFX_URL;
+  if (!url) {
+    const info = await readFile(paths.daemonJson, 'utf8').then((t) => JSON.parse(t) as DaemonInfo, () => null);
+    url = info?.url ?? DEFAULT_URL;
+  }
+  url = url.replace(/\/+$/, '');
+  if (opts.apiKey) return { url, apiKey: opts.apiKey, credentialSource: '--api-key' };
+  if (ctx.env.WFX_API_KEY) return { url, apiKey: ctx.env.WFX_API_KEY, credentialSource: 'WFX_API_KEY' };
+  const stored = await storedCredential(ctx.env, url);
+  if (stored) return { url, apiKey: stored.key, credentialSource: stored.where };
+  const bootstrap = await readFile(paths.bootstrapKey, 'utf8').then((t) => t.trim(), () => null);
+  if (bootstrap) return { url, apiKey: bootstrap, credentialSource: paths.bootstrapKey };
+  return { url, apiKey: null, credentialSource: 'nowhere' };
+}
