@@ -17,15 +17,21 @@ export function credentialsFile(env: NodeJS.ProcessEnv): string {
 
 type Keyring = { get(url: string): string | null; set(url: string, key: string): void };
 
-/** The OS keyring (@napi-rs/keyring), or null when none answers (CI, servers, containers). */
+/**
+ * The OS keyring (@napi-rs/keyring: Keychain, Credential Manager, or on Linux the Secret
+ * Service), or null when none answers (CI, servers, containers). On Linux the library would
+ * otherwise fall back to the kernel keyring, which forgets everything at reboot: a login that
+ * silently vanishes is worse than the 0600 file, so the Secret Service is required there.
+ */
 async function osKeyring(): Promise<Keyring | null> {
   try {
     const { Entry } = await import('@napi-rs/keyring');
-    const probe = new Entry(KEYRING_SERVICE, 'probe');
-    probe.getPassword(); // throws when there is no platform storage
+    const options = { linux: { store: 'secret-service' as const } };
+    const entry = (account: string) => new Entry(KEYRING_SERVICE, account, options);
+    entry('probe').getPassword(); // throws when there is no keyring service
     return {
-      get: (url) => new Entry(KEYRING_SERVICE, url).getPassword() ?? null,
-      set: (url, key) => new Entry(KEYRING_SERVICE, url).setPassword(key),
+      get: (url) => entry(url).getPassword() ?? null,
+      set: (url, key) => entry(url).setPassword(key),
     };
   } catch {
     return null;

@@ -1,0 +1,169 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import t, { type Test } from 'tap';
+import { killIfAlive, wfx, WFX_BIN } from '../helpers/cli.js';
+
+const WAITS = `processId: 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d
+name: Approve
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: form, fields: [{ name: ok, type: boolean, required: true }], next: decide }
+  decide: { type: ifElse, condition: "\${formData.ok}", then: done, else: boom }
+  boom: { type: ifElse, condition: "\${undefinedVariable > 1}", then: done, else: done }
+  done: { type: outputNode, outputs: { answer: "{formData.ok}" }, next: end }
+  end: { type: endEvent }
+`;
+const PID = '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
+
+/** A daemon on a fresh data dir, in `cwd`, with the flow published; commands run in `cwd`. */
+async function setup(t: Test) {
+  const cwd = t.testdir({ 'approve.yaml': WAITS });
+  const started = await wfx(['daemon', 'start', '--port', '0', '--json'], { cwd });
+  if (started.code !== 0) throw new Error(started.stderr);
+  const info = JSON.parse(started.stdout) as { pid: number; url: string };
+  t.teardown(async () => {
+    await wfx(['daemon', 'stop'], { cwd });
+    killIfAlive(info.pid);
+  });
+  const run = (args: string[], env: NodeJS.ProcessEnv = {}) => wfx(args, { cwd, env });
+  const published = await run(['flow', 'publish', 'approve.yaml']);
+  if (published.code !== 0) throw new Error(published.stderr);
+  return { cwd, info, run };
+}
+
+t.test('a run followed to the end while its input node is answered; exit codes 0, 1, 3, 4', async (t) => {
+  const { cwd, run } = await setup(t);
+  // wfx run --follow as a real child process; answer the input node when the log shows the wait.
+  const child = spawn(process.execPath, [WFX_BIN, 'run', PID, '--follow'], { cwd, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => killIfAlive(child.pid));
+  const exited = once(child, 'exit');
+  let id = '';
+  child.stderr!.on('data', (d: Buffer) => (id ||= /started (\S+)/.exec(d.toString())?.[1] ?? ''));
+  const lines: string[] = [];
+  for await (const line of createInterface({ input: child.stdout! })) {
+    lines.push(line);
+    if (line.includes('waiting for input')) {
+      const answered = await run(['task', 'complete', id, 'ask', '--set', 'ok=true']);
+      t.equal(answered.code, 0, 'task complete');
+    }
+  }
+  const [code] = await exited;
+  t.equal(code, 0, 'run --follow exits 0 when the execution completed');
+  t.ok(lines.some((l) => /INFO  Approve: execution started/.test(l)), 'log lines as they come');
+  t.ok(lines.some((l) => /ask.*waiting for input/.test(l)));
+  t.ok(lines.includes(`${id} completed`), 'then the final state');
+  t.equal(lines.at(-1), 'output: {"answer":true}', 'and the output');
+
+  const id2 = (await run(['run', PID])).stdout.trim();
+  await run(['task', 'complete', id2, 'ask', '--set', 'ok=false']);
+  const failed = await run(['instances', 'get', id2, '--json']);
+  t.equal(JSON.parse(failed.stdout).stateCd, 2, 'the else path fails on an unknown variable');
+
+  // Exit 1: --wait on an execution that fails.
+  const waiter = spawn(process.execPath, [WFX_BIN, 'run', PID, '--wait'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => killIfAlive(waiter.pid));
+  const waiterExit = once(waiter, 'exit');
+  let waiterErr = '';
+  for await (const chunk of waiter.stderr!) {
+    waiterErr += chunk;
+    const m = /started (\S+)/.exec(waiterErr);
+    if (m) {
+      await run(['task', 'complete', m[1]!, 'ask', '--set', 'ok=false']);
+      break;
+    }
+  }
+  t.equal((await waiterExit)[0], 1, 'exit 1: the execution failed');
+
+  // Exit 3: cancelled while waited for.
+  const canceller = spawn(process.execPath, [WFX_BIN, 'run', PID, '--wait'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => killIfAlive(canceller.pid));
+  const cancelExit = once(canceller, 'exit');
+  let cancelErr = '';
+  for await (const chunk of canceller.stderr!) {
+    cancelErr += chunk;
+    const m = /started (\S+)/.exec(cancelErr);
+    if (m) {
+      t.equal((await run(['instances', 'cancel', m[1]!])).code, 0);
+      break;
+    }
+  }
+  t.equal((await cancelExit)[0], 3, 'exit 3: cancelled');
+
+  const timeout = await run(['run', PID, '--wait', '--timeout', '0.5', '--json']);
+  t.equal(timeout.code, 4, 'exit 4: --timeout passed');
+  t.match(JSON.parse(timeout.stdout), { processInstanceId: String, timedOut: true }, 'the id is printed to pick the run up later');
+});
+
+t.test('exit codes 2 and 5, and --json that is only JSON, for every command', async (t) => {
+  const { run } = await setup(t);
+  t.equal((await run(['run', PID, '--set', 'novalue'])).code, 2, 'usage');
+  const invalid = await run(['task', 'complete', (await run(['run', PID])).stdout.trim(), 'ask', '--set', 'ok=maybe']);
+  t.equal(invalid.code, 2, 'task data that does not fit: 2');
+  t.match(invalid.stderr, /^VALIDATION_ERROR: /);
+  const unauth = await run(['flow', 'list', '--api-key', 'apk_0000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']);
+  t.equal(unauth.code, 5, 'authentication failed: 5');
+  t.match(unauth.stderr, /UNAUTHORIZED: .*tried the API key from --api-key[\s\S]*hint: /);
+  const unreachable = await run(['flow', 'list', '--url', 'http://127.0.0.1:9']);
+  t.equal(unreachable.code, 5, 'unreachable: 5');
+
+  const id = (await run(['run', PID, '--correlation-key', 'k1'])).stdout.trim();
+  const json: string[][] = [
+    ['flow', 'list'],
+    ['flow', 'show', PID],
+    ['instances', 'list'],
+    ['instances', 'list', PID, '--state', 'running'],
+    ['instances', 'get', id],
+    ['logs', id],
+    ['keys', 'list'],
+    ['keys', 'create', '--name', 'x', '--role', 'viewer'],
+    ['env', 'set', 'A', 'b'],
+    ['env', 'list'],
+    ['event', 'send', 'nothing', '--correlation-key', 'k', '--ttl', '60'],
+    ['run', PID],
+    ['task', 'complete', id, 'ask', '--set', 'ok=true'],
+    ['daemon', 'status'],
+    ['flow', 'validate', 'approve.yaml'],
+    ['expr', '${1 + 1}'],
+  ];
+  for (const args of json) {
+    const res = await run([...args, '--json']);
+    t.equal(res.code, 0, `${args.join(' ')} --json exits 0 (${res.stderr.trim()})`);
+    try {
+      const lines = res.stdout.trim().split('\n');
+      if (args[0] === 'logs') for (const l of lines) JSON.parse(l);
+      else JSON.parse(res.stdout);
+      t.pass(`${args.join(' ')} --json is JSON`);
+    } catch {
+      t.fail(`${args.join(' ')} --json printed: ${res.stdout.slice(0, 200)}`);
+    }
+  }
+});
+
+t.test('credentials: --api-key, then WFX_API_KEY, then wfx login, then bootstrap.key', async (t) => {
+  const { cwd, info, run } = await setup(t);
+  const bootstrap = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const viewer = (await run(['keys', 'create', '--name', 'v', '--role', 'viewer'])).stdout.trim();
+  const bad = 'apk_0000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+  const home = { XDG_CONFIG_HOME: join(cwd, 'config') };
+  // keys list needs ADMIN: the bootstrap key passes, the viewer is 403 (exit 1), a bad key 401 (exit 5).
+  t.equal((await run(['keys', 'list'], home)).code, 0, 'bootstrap.key when nothing else is given');
+  const login = await run(['login', '--api-key', viewer], home);
+  t.equal(login.code, 0);
+  t.match(login.stdout, /kept in .*credentials\.json \(no OS keyring service answered\)/, 'no keyring here: a file, and it says so');
+  t.equal((await run(['keys', 'list'], home)).code, 1, 'the login key wins over bootstrap.key');
+  t.equal((await run(['keys', 'list'], { ...home, WFX_API_KEY: bootstrap })).code, 0, 'WFX_API_KEY wins over the login key');
+  t.equal((await run(['keys', 'list', '--api-key', bad], { ...home, WFX_API_KEY: bootstrap })).code, 5, '--api-key wins over WFX_API_KEY');
+  const file = await readFile(join(cwd, 'config', 'wfx', 'credentials.json'), 'utf8');
+  t.same(Object.keys(JSON.parse(file)), [info.url], 'kept per daemon URL');
+  const { stat } = await import('node:fs/promises');
+  t.equal((await stat(join(cwd, 'config', 'wfx', 'credentials.json'))).mode & 0o777, 0o600);
+});
+
+t.test('wfx tui says it is not there yet, exit 2', async (t) => {
+  const res = await wfx(['tui']);
+  t.equal(res.code, 2);
+  t.match(res.stderr, /not in this version/);
+});
