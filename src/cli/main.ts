@@ -4,6 +4,7 @@ import { isWfxError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
 import { registerDaemon } from './commands/daemon.js';
 import { registerExpr } from './commands/expr.js';
+import { registerDev } from './commands/dev.js';
 import { registerEnv } from './commands/env.js';
 import { registerFlow } from './commands/flow.js';
 import { registerInstances } from './commands/instances.js';
@@ -33,6 +34,7 @@ export function buildProgram(ctx: CliContext): Command {
       writeErr: (s) => ctx.stderr.write(s),
     });
   registerDaemon(program, ctx);
+  registerDev(program, ctx);
   registerFlow(program, ctx);
   registerRun(program, ctx);
   registerInstances(program, ctx);

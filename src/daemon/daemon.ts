@@ -8,7 +8,7 @@ import { formatProblem } from '../shared/flow/validate.js';
 import { generateApiKey } from './auth/api-keys.js';
 import { createOidcVerifier, type OidcOptions } from './auth/oidc.js';
 import { Engine } from './engine/engine.js';
-import { publishFlowDir } from './flows/load-dir.js';
+import { publishFlowDir, publishFlowFile, type FileOutcome } from './flows/load-dir.js';
 import { WebhookReceiver } from './triggers/webhooks.js';
 import { createDaemonLogger } from './logger.js';
 import { buildServer } from './server.js';
@@ -49,6 +49,8 @@ export interface RunningDaemon {
   readonly info: DaemonInfo;
   readonly logger: Logger;
   readonly engine: Engine;
+  /** Validates and publishes one flow file into organization default (wfx dev); logs the outcome. */
+  publishFile(file: string, environment: Environment): Promise<FileOutcome>;
   /** Stops gracefully: stop accepting, finish in-flight requests, checkpoint, release the lock. */
   stop(): Promise<void>;
   /** Settles when the daemon has stopped; rejects with the cause if its store failed. */
@@ -169,6 +171,11 @@ function serve(parts: {
     info,
     logger,
     engine,
+    publishFile: async (file, environment) => {
+      const outcome = await publishFlowFile(store, file, { organization: 'default', environment });
+      logOutcome(logger, outcome, environment);
+      return outcome;
+    },
     stopped,
     stop: () => {
       stopping ??= shutdown(null).then(settle.resolve, settle.reject);
@@ -216,12 +223,15 @@ async function publishFlows(store: Store<WfxState, WfxRecord>, dir: string, envi
     logger.warn({ err, dir }, 'flows: cannot read the flows directory');
     return [];
   });
-  for (const o of outcomes) {
-    if (o.ok) {
-      logger.info({ file: o.file, processId: o.result.processId, version: o.result.version, environment }, `flows: published "${o.result.name}"`);
-    } else {
-      const lines = o.error ? [`${o.file}: ${o.error}`] : o.problems.map((p) => formatProblem(o.file, p));
-      logger.warn({ file: o.file, problems: lines }, `flows: not published, it does not validate:\n  ${lines.join('\n  ')}`);
-    }
+  for (const o of outcomes) logOutcome(logger, o, environment);
+}
+
+function logOutcome(logger: Logger, o: FileOutcome, environment: Environment): void {
+  if (o.ok) {
+    const what = o.result.created ? `version ${o.result.version}` : `version ${o.result.version}, unchanged`;
+    logger.info({ file: o.file, processId: o.result.processId, version: o.result.version, environment }, `flows: published "${o.result.name}" (${what}) to ${environment}`);
+  } else {
+    const lines = o.error ? [`${o.file}: ${o.error}`] : o.problems.map((p) => formatProblem(o.file, p));
+    logger.warn({ file: o.file, problems: lines }, `flows: not published, it does not validate:\n  ${lines.join('\n  ')}`);
   }
 }

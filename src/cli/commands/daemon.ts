@@ -95,7 +95,9 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
  */
 const DAEMON_V8_FLAGS = ['--max-semi-space-size=64'];
 
-async function loadDaemon() {
+/** Loads the daemon's code with the V8 flags it runs best with. */
+
+export async function loadDaemon() {
   const v8 = await import('node:v8');
   for (const flag of DAEMON_V8_FLAGS) v8.setFlagsFromString(flag);
   return import('../../daemon/daemon.js');

@@ -26,18 +26,28 @@ export async function publishFlowDir(
 ): Promise<FileOutcome[]> {
   const names = (await readdir(dir)).filter(isFlowFile).sort();
   const outcomes: FileOutcome[] = [];
-  for (const name of names) {
-    const file = join(dir, name);
-    const validation = validateFlowSource(await readFile(file, 'utf8'));
-    if (!validation.ok) {
-      outcomes.push({ file, ok: false, problems: validation.problems });
-      continue;
-    }
-    try {
-      outcomes.push({ file, ok: true, result: await publishFlow(store, { definition: validation.flow, ...target }) });
-    } catch (err) {
-      outcomes.push({ file, ok: false, problems: [], error: err instanceof Error ? err.message : String(err) });
-    }
-  }
+  for (const name of names) outcomes.push(await publishFlowFile(store, join(dir, name), target));
   return outcomes;
+}
+
+/** Validates and publishes one flow file; a problem is reported in the outcome, never thrown. */
+export async function publishFlowFile(
+  store: DurableStore<WfxState, WfxRecord>,
+  file: string,
+  target: { organization: string; environment: Environment },
+): Promise<FileOutcome> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    return { file, ok: false, problems: [], error: `cannot read it: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+  }
+  const validation = validateFlowSource(text);
+  if (!validation.ok) return { file, ok: false, problems: validation.problems };
+  try {
+    return { file, ok: true, result: await publishFlow(store, { definition: validation.flow, ...target }) };
+  } catch (err) {
+    const problems = (err as { details?: { problems?: FlowProblem[] } }).details?.problems;
+    return problems ? { file, ok: false, problems } : { file, ok: false, problems: [], error: err instanceof Error ? err.message : String(err) };
+  }
 }

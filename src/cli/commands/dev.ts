@@ -1,0 +1,54 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { isFlowFile } from '../../daemon/flows/load-dir.js';
+import { dataDirOf, globals, type CliContext } from '../context.js';
+import { loadDaemon } from './daemon.js';
+
+/**
+ * `wfx dev`: the daemon in the foreground with readable logs, publishing every flow file of the
+ * flows directory to DEVELOPMENT at start and again whenever one changes. A file that does not
+ * validate is reported with file:line:column; the daemon keeps running.
+ */
+export function registerDev(program: Command, ctx: CliContext): void {
+  program
+    .command('dev')
+    .description('run the daemon here and republish flows/ to DEVELOPMENT whenever a file changes')
+    .option('--flows <dir>', 'the flow files to watch', 'flows')
+    .option('--port <port>', 'port to listen on (0 picks a free one)', (v) => Number(v), 7878)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
+    .action(async (opts: { flows: string; port: number; host: string }, cmd: Command) => {
+      const { startDaemon } = await loadDaemon();
+      const flowsDir = resolve(ctx.cwd, opts.flows);
+      const running = await startDaemon({
+        dataDir: dataDirOf(ctx, globals(cmd)),
+        host: opts.host,
+        port: opts.port,
+        foreground: true,
+        flowsDir,
+        flowsEnvironment: 'DEVELOPMENT',
+      });
+      const { watch } = await import('chokidar');
+      const watcher = watch(flowsDir, {
+        ignoreInitial: true,
+        // A save can come as several writes: publish once the file has been still for a moment.
+        awaitWriteFinish: { stabilityThreshold: 150, pollInterval: 50 },
+      });
+      const publish = (file: string) => {
+        if (isFlowFile(file)) void running.publishFile(file, 'DEVELOPMENT');
+      };
+      watcher.on('add', publish).on('change', publish);
+      await new Promise<void>((resolve) => watcher.on('ready', () => resolve()));
+      ctx.stdout.write(`wfx dev: daemon on ${running.info.url}; watching ${flowsDir} (published to DEVELOPMENT on change); Ctrl-C to stop\n`);
+      const stop = () => void running.stop();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      try {
+        await running.stopped;
+      } finally {
+        await watcher.close();
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+      }
+    });
+}

@@ -1,0 +1,36 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import t from 'tap';
+import { killIfAlive, WFX_BIN } from '../helpers/cli.js';
+
+const flow = (name: string) => `processId: 2b3c4d5e-6f70-4a81-9b2c-3d4e5f607182
+name: ${name}
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+
+t.test('wfx dev publishes flows/ to DEVELOPMENT at start and again when a file changes', async (t) => {
+  const cwd = t.testdir({ flows: { 'hello.yaml': flow('Hello') } });
+  const child = spawn(process.execPath, [WFX_BIN, 'dev', '--port', '0'], { cwd, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => killIfAlive(child.pid));
+  const exited = once(child, 'exit');
+  const seen: string[] = [];
+  const steps = [
+    { until: /wfx dev: daemon on http:\/\/127\.0\.0\.1:\d+/, then: () => writeFile(join(cwd, 'flows', 'hello.yaml'), flow('Hello again')) },
+    { until: /published "Hello again" \(version 2\) to DEVELOPMENT/, then: () => writeFile(join(cwd, 'flows', 'broken.yaml'), flow('Broken').replace('next: done', 'next: nowhere')) },
+    { until: /broken\.yaml:4:36: start\.next: connects to "nowhere"/, then: async () => void child.kill('SIGINT') },
+  ];
+  let step = 0;
+  for await (const line of createInterface({ input: child.stdout! })) {
+    seen.push(line);
+    if (step < steps.length && steps[step]!.until.test(line)) await steps[step++]!.then();
+  }
+  const [code] = await exited;
+  t.equal(step, steps.length, 'every step was seen');
+  t.ok(seen.some((l) => /published "Hello" \(version 1\) to DEVELOPMENT/.test(l)), 'published at start');
+  t.equal(code, 0, 'Ctrl-C stops it gracefully');
+});
