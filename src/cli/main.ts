@@ -12,6 +12,7 @@ import { registerKeys } from './commands/keys.js';
 import { registerLogin } from './commands/login.js';
 import { registerRun } from './commands/run.js';
 import { registerTask } from './commands/task.js';
+import { registerWebhooks } from './commands/webhooks.js';
 import type { CliContext } from './context.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 
@@ -41,6 +42,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerTask(program, ctx);
   registerKeys(program, ctx);
   registerEnv(program, ctx);
+  registerWebhooks(program, ctx);
   registerExpr(program, ctx);
   registerLogin(program, ctx);
   for (const cmd of allCommands(program)) {

@@ -30,6 +30,12 @@ const COMMANDS = [
   ['env', 'set'],
   ['env', 'list'],
   ['expr'],
+  ['webhooks', 'create'],
+  ['webhooks', 'send'],
+  ['webhooks', 'verify'],
+  ['webhooks', 'deliveries'],
+  ['email-connections', 'create'],
+  ['dev'],
   ['login'],
   ['tui'],
 ];
@@ -43,7 +49,7 @@ t.test('help of every command', async (t) => {
 });
 
 t.test('every command with arguments shows an example', async (t) => {
-  for (const cmd of [['run'], ['logs'], ['task', 'complete'], ['event', 'send'], ['keys', 'create'], ['flow', 'publish'], ['flow', 'validate'], ['expr'], ['login'], ['daemon', 'start']]) {
+  for (const cmd of [['run'], ['logs'], ['webhooks', 'send'], ['webhooks', 'verify'], ['webhooks', 'create'], ['email-connections', 'create'], ['dev'], ['task', 'complete'], ['event', 'send'], ['keys', 'create'], ['flow', 'publish'], ['flow', 'validate'], ['expr'], ['login'], ['daemon', 'start']]) {
     t.match((await wfx([...cmd, '--help'])).stdout, /Examples?:/, `wfx ${cmd.join(' ')}`);
   }
 });

@@ -1,0 +1,231 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { WfxError } from '../../shared/errors.js';
+import { PROVIDERS, verifyDelivery, type Provider, type Scheme } from '../../shared/webhooks/providers.js';
+import { clientFor, collect } from '../api.js';
+import { globals, printJson, type CliContext } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import { table } from '../format.js';
+
+async function readInput(ctx: CliContext, file: string, what: string): Promise<Buffer> {
+  try {
+    return await readFile(resolve(ctx.cwd, file));
+  } catch (err) {
+    throw new WfxError('USAGE_ERROR', `cannot read ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+/** `wfx webhooks create|list|deliveries|rotate|delete|send|verify`. */
+export function registerWebhooks(program: Command, ctx: CliContext): void {
+  const webhooks = program.command('webhooks').description('webhook registrations: endpoints for GitHub, Stripe, Slack, Standard Webhooks and custom senders (needs ADMIN)');
+
+  webhooks
+    .command('create')
+    .description('register a webhook; prints its endpoint URLs and signing secrets (shown this once)')
+    .requiredOption('--name <name>', 'the name flows\' webhook triggers use')
+    .addOption(new Option('--provider <provider>', 'who sends').choices([...PROVIDERS]).makeOptionMandatory())
+    .option('--per-environment', 'separate DEVELOPMENT and PRODUCTION endpoints, each with its own token and secret')
+    .option('--secret <secret>', 'the signing secret the provider has (generated when absent)')
+    .option('--no-auth', 'no signature check (authType NONE): anyone with the URL can trigger')
+    .option('--signature-header <name>', 'CUSTOM: the header with the signature')
+    .addOption(new Option('--algorithm <alg>', 'CUSTOM: the HMAC hash').choices(['sha1', 'sha256', 'sha512']))
+    .addOption(new Option('--encoding <enc>', 'CUSTOM: how the signature is written').choices(['hex', 'base64']))
+    .option('--prefix <text>', 'CUSTOM: text before the signature, e.g. sha256=')
+    .option('--event-type-header <name>', 'CUSTOM: the header naming the event type')
+    .option('--event-type-path <path>', 'CUSTOM: the dotted path of the event type in the body')
+    .option('--event-id-header <name>', 'CUSTOM: the header with the event id (idempotency)')
+    .option('--event-id-path <path>', 'CUSTOM: the dotted path of the event id in the body')
+    .addHelpText('after', '\nExamples:\n  $ wfx webhooks create --name github --provider GITHUB --secret "$GITHUB_WEBHOOK_SECRET"\n  $ wfx webhooks create --name stripe --provider STRIPE --per-environment')
+    .action(async (opts: Record<string, string | boolean | undefined>, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).post<{ endpoints: Array<{ environment: string; url: string; secret: string | null }> }>('/admin/webhooks', {
+        name: opts.name,
+        provider: opts.provider,
+        environmentMode: opts.perEnvironment ? 'PER_ENVIRONMENT' : 'SHARED',
+        authType: opts.auth === false ? 'NONE' : 'HMAC',
+        ...(opts.secret !== undefined && { secret: opts.secret }),
+        ...(opts.signatureHeader !== undefined && { signatureHeader: opts.signatureHeader }),
+        ...(opts.algorithm !== undefined && { algorithm: opts.algorithm }),
+        ...(opts.encoding !== undefined && { encoding: opts.encoding }),
+        ...(opts.prefix !== undefined && { prefix: opts.prefix }),
+        ...(opts.eventTypeHeader !== undefined && { eventTypeHeader: opts.eventTypeHeader }),
+        ...(opts.eventTypePath !== undefined && { eventTypePath: opts.eventTypePath }),
+        ...(opts.eventIdHeader !== undefined && { eventIdHeader: opts.eventIdHeader }),
+        ...(opts.eventIdPath !== undefined && { eventIdPath: opts.eventIdPath }),
+      });
+      if (globals(cmd).json) return printJson(ctx, res);
+      for (const e of res.endpoints) ctx.stdout.write(`${e.environment}\n  url     ${e.url}\n  secret  ${e.secret ?? '(none: authType NONE)'}\n`);
+      ctx.stderr.write('the secrets are shown this once; paste them into the provider\'s webhook settings\n');
+    });
+
+  webhooks
+    .command('list')
+    .description('webhook registrations and their endpoint URLs (no secrets)')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const { items } = await (await clientFor(ctx, cmd)).get<{ items: Array<{ name: string; provider: string; environmentMode: string; endpoints: Array<{ environment: string; url: string }> }> }>('/admin/webhooks');
+      if (globals(cmd).json) return printJson(ctx, items);
+      ctx.stdout.write(table(['NAME', 'PROVIDER', 'ENVIRONMENT', 'URL'], items.flatMap((w) => w.endpoints.map((e) => [w.name, w.provider, e.environment, e.url]))));
+    });
+
+  webhooks
+    .command('deliveries')
+    .description('the last deliveries of a registration: signature verdict, event, what started, or why nothing did')
+    .argument('<name>')
+    .action(async (name: string, _opts: unknown, cmd: Command) => {
+      const { items } = await (await clientFor(ctx, cmd)).get<{
+        items: Array<{ receivedAt: string; environment: string; eventType?: string | null; signatureOk?: boolean; startedInstanceIds?: string[]; reason?: string | null; pending?: boolean }>;
+      }>(`/admin/webhooks/${encodeURIComponent(name)}/deliveries`);
+      if (globals(cmd).json) return printJson(ctx, items);
+      ctx.stdout.write(
+        table(
+          ['RECEIVED', 'ENV', 'EVENT', 'SIGNATURE', 'STARTED', 'WHY NOTHING STARTED'],
+          items.map((d) => [
+            d.receivedAt,
+            d.environment,
+            d.eventType ?? '-',
+            d.pending ? 'pending' : d.signatureOk ? 'ok' : 'refused',
+            (d.startedInstanceIds ?? []).join(' ') || '-',
+            d.reason ?? '',
+          ]),
+        ),
+      );
+    });
+
+  webhooks
+    .command('rotate')
+    .description('a new signing secret (shown once); the previous one keeps working for a while')
+    .argument('<name>')
+    .addOption(new Option('--env <environment>', 'only this endpoint').choices(['ALL', 'DEVELOPMENT', 'PRODUCTION']))
+    .option('--previous-valid-for <duration>', 'how long the previous secret still verifies', '24h')
+    .action(async (name: string, opts: { env?: string; previousValidFor: string }, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).post<{ rotated: Array<{ environment: string; secret: string }>; previousValidUntil: string | null }>(
+        `/admin/webhooks/${encodeURIComponent(name)}/rotate`,
+        { ...(opts.env && { environment: opts.env }), previousValidFor: opts.previousValidFor },
+      );
+      if (globals(cmd).json) return printJson(ctx, res);
+      for (const r of res.rotated) ctx.stdout.write(`${r.environment}  ${r.secret}\n`);
+      ctx.stderr.write(`the previous secret verifies until ${res.previousValidUntil ?? 'now'}\n`);
+    });
+
+  webhooks
+    .command('delete')
+    .description('delete a registration; its endpoints stop at once')
+    .argument('<name>')
+    .action(async (name: string, _opts: unknown, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).request('DELETE', `/admin/webhooks/${encodeURIComponent(name)}`);
+      if (globals(cmd).json) printJson(ctx, res);
+      else ctx.stdout.write(`${name} deleted\n`);
+    });
+
+  webhooks
+    .command('send')
+    .description('sign a payload exactly as the provider would and post it to the endpoint: test a webhook flow without a tunnel')
+    .argument('<name>')
+    .requiredOption('--payload <file>', 'the body to send (JSON, or a form body)')
+    .addOption(new Option('--env <environment>', 'which endpoint').choices(['ALL', 'DEVELOPMENT', 'PRODUCTION']))
+    .option('--event <type>', 'the event type, for providers that carry it in a header (GitHub, custom)')
+    .option('--content-type <type>', 'the body\'s content type', 'application/json')
+    .addHelpText('after', '\nExample:\n  $ wfx webhooks send github --payload pull_request.json --event pull_request')
+    .action(async (name: string, opts: { payload: string; env?: string; event?: string; contentType: string }, cmd: Command) => {
+      const client = await clientFor(ctx, cmd);
+      const body = await readInput(ctx, opts.payload, 'payload');
+      const signed = await client.post<{ url: string; environment: string; headers: Record<string, string> }>(`/admin/webhooks/${encodeURIComponent(name)}/sign`, {
+        body: body.toString('base64'),
+        ...(opts.env && { environment: opts.env }),
+        ...(opts.event && { eventType: opts.event }),
+      });
+      const res = await fetch(signed.url, { method: 'POST', headers: { 'content-type': opts.contentType, ...signed.headers }, body });
+      const answer = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+      if (!res.ok) throw new WfxError('VALIDATION_ERROR', `the endpoint answered ${res.status}: ${JSON.stringify(answer)}`);
+      if (globals(cmd).json) return printJson(ctx, { status: res.status, answer, url: signed.url, headers: signed.headers });
+      ctx.stdout.write(`delivered to ${signed.environment} endpoint: ${res.status} ${JSON.stringify(answer)}\nsee what it did: wfx webhooks deliveries ${name}\n`);
+    });
+
+  webhooks
+    .command('verify')
+    .description('check one captured delivery offline with the daemon\'s own verifier: exit 0 valid, 1 invalid (and why)')
+    .addOption(new Option('--provider <provider>', 'who sent it').choices([...PROVIDERS]).makeOptionMandatory())
+    .requiredOption('--secret <secret>', 'the signing secret')
+    .option('--header <header>', '"Name: value" of the delivery; repeatable', collect, [])
+    .requiredOption('--body <file>', 'the raw body as received')
+    .option('--at <unixSeconds>', 'judge timestamps at this instant (default now)')
+    .option('--signature-header <name>', 'CUSTOM: the signature header')
+    .addOption(new Option('--algorithm <alg>', 'CUSTOM: the HMAC hash').choices(['sha1', 'sha256', 'sha512']).default('sha256'))
+    .addOption(new Option('--encoding <enc>', 'CUSTOM: the signature encoding').choices(['hex', 'base64']).default('hex'))
+    .option('--prefix <text>', 'CUSTOM: text before the signature')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ wfx webhooks verify --provider STRIPE --secret whsec_... --header "Stripe-Signature: t=1700000000,v1=5257a8..." --body event.json --at 1700000000',
+    )
+    .action(async (opts: { provider: Provider; secret: string; header: string[]; body: string; at?: string; signatureHeader?: string; algorithm: 'sha1' | 'sha256' | 'sha512'; encoding: 'hex' | 'base64'; prefix?: string }, cmd: Command) => {
+      const headers: Record<string, string> = {};
+      for (const h of opts.header) {
+        const i = h.indexOf(':');
+        if (i <= 0) throw new WfxError('USAGE_ERROR', `--header takes "Name: value", got ${h}`);
+        headers[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
+      }
+      if (opts.at !== undefined && !/^\d+$/.test(opts.at)) throw new WfxError('USAGE_ERROR', '--at takes Unix seconds');
+      if (opts.provider === 'CUSTOM' && !opts.signatureHeader) throw new WfxError('USAGE_ERROR', 'a CUSTOM provider needs --signature-header');
+      const scheme: Scheme = {
+        provider: opts.provider,
+        authType: 'HMAC',
+        ...(opts.provider === 'CUSTOM' && { custom: { signatureHeader: opts.signatureHeader!.toLowerCase(), algorithm: opts.algorithm, encoding: opts.encoding, ...(opts.prefix && { prefix: opts.prefix }) } }),
+      };
+      const at = opts.at === undefined ? new Date() : new Date(Number(opts.at) * 1000);
+      const verdict = verifyDelivery(scheme, [opts.secret], headers, await readInput(ctx, opts.body, 'body'), at);
+      if (globals(cmd).json) printJson(ctx, verdict);
+      else ctx.stdout.write(verdict.ok ? 'valid\n' : `invalid: ${verdict.reason}\n`);
+      if (!verdict.ok) ctx.exitCode = EXIT.FAILED;
+    });
+
+  const email = program.command('email-connections').description('IMAP mailboxes for email triggers (needs ADMIN)');
+  email
+    .command('create')
+    .description('add an IMAP connection (the password is read from stdin with --password-stdin; never shown again)')
+    .requiredOption('--name <name>')
+    .requiredOption('--host <host>')
+    .option('--port <port>', 'default 993 with TLS, else 143', (v) => Number(v))
+    .requiredOption('--user <user>')
+    .option('--password-stdin', 'read the password from standard input')
+    .option('--tls', 'TLS from the start (default)')
+    .option('--starttls', 'upgrade with STARTTLS')
+    .option('--no-tls', 'no encryption (local test servers only)')
+    .option('--mailbox <mailbox>', 'the mailbox to watch', 'INBOX')
+    .addHelpText('after', '\nExample:\n  $ printf %s "$IMAP_PASSWORD" | wfx email-connections create --name support --host imap.example.com --user support@example.com --password-stdin')
+    .action(async (opts: { name: string; host: string; port?: number; user: string; passwordStdin?: boolean; tls?: boolean; starttls?: boolean; mailbox: string }, cmd: Command) => {
+      if (!opts.passwordStdin) throw new WfxError('USAGE_ERROR', 'pass the password on standard input with --password-stdin (never on the command line)');
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+      if (!password) throw new WfxError('USAGE_ERROR', 'no password on standard input');
+      const security = opts.starttls ? 'STARTTLS' : opts.tls === false ? 'NONE' : 'TLS';
+      const res = await (await clientFor(ctx, cmd)).post('/admin/email-connections', {
+        name: opts.name,
+        host: opts.host,
+        ...(opts.port !== undefined && { port: opts.port }),
+        user: opts.user,
+        password,
+        security,
+        mailbox: opts.mailbox,
+      });
+      if (globals(cmd).json) printJson(ctx, res);
+      else ctx.stdout.write(`email connection ${opts.name} added (${security})\n`);
+    });
+  email
+    .command('list')
+    .description('IMAP connections (no passwords)')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const { items } = await (await clientFor(ctx, cmd)).get<{ items: Array<{ name: string; host: string; port: number; security: string; user: string; mailbox: string }> }>('/admin/email-connections');
+      if (globals(cmd).json) return printJson(ctx, items);
+      ctx.stdout.write(table(['NAME', 'HOST', 'PORT', 'SECURITY', 'USER', 'MAILBOX'], items.map((c) => [c.name, c.host, String(c.port), c.security, c.user, c.mailbox])));
+    });
+  email
+    .command('delete')
+    .argument('<name>')
+    .description('remove an IMAP connection')
+    .action(async (name: string, _opts: unknown, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).request('DELETE', `/admin/email-connections/${encodeURIComponent(name)}`);
+      if (globals(cmd).json) printJson(ctx, res);
+      else ctx.stdout.write(`${name} deleted\n`);
+    });
+}
