@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { isWfxError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
+import { registerCron } from './commands/cron.js';
 import { registerDaemon } from './commands/daemon.js';
 import { registerExpr } from './commands/expr.js';
 import { registerDev } from './commands/dev.js';
@@ -44,6 +45,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerEnv(program, ctx);
   registerWebhooks(program, ctx);
   registerExpr(program, ctx);
+  registerCron(program, ctx);
   registerLogin(program, ctx);
   for (const cmd of allCommands(program)) {
     cmd.exitOverride();

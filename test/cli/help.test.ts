@@ -30,6 +30,7 @@ const COMMANDS = [
   ['env', 'set'],
   ['env', 'list'],
   ['expr'],
+  ['cron', 'next'],
   ['webhooks', 'create'],
   ['webhooks', 'send'],
   ['webhooks', 'verify'],
