@@ -144,6 +144,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const limiter = new RateLimiter(options.now ? () => options.now!().getTime() : Date.now);
   const hub = new StreamHub(options.engine);
   app.decorate('streams', hub);
+  // Streams never finish by themselves: end them before the server waits for in-flight requests.
+  app.addHook('preClose', async () => hub.endAll());
   app.addHook('onClose', async () => hub.close());
   installAuth(app, { state: options.store.state, limiter, bearer: options.bearer, now: options.now });
 

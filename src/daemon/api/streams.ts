@@ -14,6 +14,8 @@ export class StreamHub {
   private readonly logs = new Map<string, Set<LogsListener>>();
   private readonly ends = new Map<string, Set<EndListener>>();
   private readonly events = new Set<(e: LifecycleEvent) => void>();
+  /** How to end each open stream: a graceful stop ends them (clients reconnect), else it would wait forever. */
+  private readonly open = new Set<() => void>();
   private readonly onLogs = (advanced: LogsAdvanced) => {
     for (const fn of this.logs.get(advanced.processInstanceId) ?? []) fn(advanced);
   };
@@ -52,9 +54,21 @@ export class StreamHub {
     };
   }
 
+  /** Registers how to end an open stream. Returns the unregister. */
+  track(end: () => void): () => void {
+    this.open.add(end);
+    return () => this.open.delete(end);
+  }
+
+  /** Ends every open stream (graceful stop). */
+  endAll(): void {
+    for (const end of [...this.open]) end();
+    this.open.clear();
+  }
+
   /** Subscribers now, for tests of leaks. */
   get subscriberCount(): number {
-    let n = this.events.size;
+    let n = this.events.size + this.open.size;
     for (const set of this.logs.values()) n += set.size;
     for (const set of this.ends.values()) n += set.size;
     return n;

@@ -48,10 +48,16 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
         reply.sse({ id: String(++n), event: e.type, data: JSON.stringify(e) });
       });
       const heartbeat = setInterval(() => reply.sse({ comment: 'heartbeat' }), (deps.heartbeatSeconds ?? 15) * 1000);
-      request.raw.on('close', () => {
+      const stop = () => {
         clearInterval(heartbeat);
         unsubscribe();
+        untrack();
+      };
+      const untrack = deps.hub.track(() => {
+        stop();
+        reply.sseContext.source.end();
       });
+      request.raw.on('close', stop);
       reply.sse({ comment: 'connected' });
       return reply;
     },

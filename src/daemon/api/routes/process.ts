@@ -222,6 +222,7 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
         ended = true;
         clearInterval(heartbeat);
         unsubscribe();
+        untrack();
       };
       const finish = () => {
         if (ended) return;
@@ -232,6 +233,11 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
       // Subscribe before replaying: no await between the two, so nothing falls in between.
       const unsubscribe = hub.watchExecution(inst.processInstanceId, (a) => sendUpTo(a.logs, a.upTo), finish);
       const heartbeat = setInterval(() => reply.sse({ comment: 'heartbeat' }), heartbeatMs);
+      // A graceful stop ends the stream without `end`: the client reconnects with Last-Event-ID.
+      const untrack = hub.track(() => {
+        stop();
+        reply.sseContext.source.end();
+      });
       request.raw.on('close', stop);
       sendUpTo(inst.logs, engine.streamedLogCount(inst)); // what is durable so far
       const live = deps.state.instances[inst.processInstanceId];
