@@ -1,4 +1,5 @@
 import { WfxError, type ErrorCode, ERROR_CODES } from '../shared/errors.js';
+import { parseSse, type SseEvent } from '../shared/sse.js';
 
 /** Where the daemon is and who is asking. */
 export interface Connection {
@@ -8,12 +9,6 @@ export interface Connection {
   readonly credentialSource: string;
 }
 
-/** A Server-Sent Event as received. */
-export interface SseEvent {
-  readonly id?: string;
-  readonly event?: string;
-  readonly data?: string;
-}
 
 /**
  * The one typed client of the daemon's HTTP API, shared by the CLI and the TUI. Every failure is
@@ -65,28 +60,7 @@ export class ApiClient {
       }
       throw this.errorOf(res.status, parsed);
     }
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let buf = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buf += decoder.decode(value, { stream: true });
-      let sep: number;
-      while ((sep = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, sep);
-        buf = buf.slice(sep + 2);
-        const ev: Record<string, string> = {};
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':') || line === '') continue;
-          const i = line.indexOf(':');
-          const field = i < 0 ? line : line.slice(0, i);
-          const value = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '');
-          ev[field] = ev[field] === undefined ? value : `${ev[field]}\n${value}`;
-        }
-        if (ev.data !== undefined || ev.event !== undefined) yield ev as SseEvent;
-      }
-    }
+    for await (const ev of parseSse(res.body!)) if (ev.data !== undefined || ev.event !== undefined) yield ev;
   }
 
   private async fetch(path: string, init: RequestInit): Promise<Response> {

@@ -1,13 +1,7 @@
-/** One execution log entry, as the API streams it. */
-export interface LogEntry {
-  readonly nodeId: string;
-  readonly nodeName: string;
-  readonly nodeType: string;
-  readonly message: string;
-  readonly level: 'INFO' | 'WARN' | 'ERROR';
-  readonly timestamp: string;
-  readonly variables?: Record<string, unknown>;
-}
+import type { LogEntry } from '../daemon/state/state.js';
+
+/** One execution log entry, as the API streams it (the daemon's own type; a type-only import). */
+export type { LogEntry };
 
 const COLORS = { INFO: '\u001b[36m', WARN: '\u001b[33m', ERROR: '\u001b[31m' } as const;
 const DIM = '\u001b[2m';

@@ -5,7 +5,7 @@ import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
 import { WfxError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
 import { formatProblem } from '../shared/flow/validate.js';
-import { generateApiKey } from './auth/api-keys.js';
+import { newApiKey } from './auth/api-keys.js';
 import { createOidcVerifier, type OidcOptions } from './auth/oidc.js';
 import { Engine } from './engine/engine.js';
 import { publishFlowDir, publishFlowFile, type FileOutcome } from './flows/load-dir.js';
@@ -192,28 +192,10 @@ function serve(parts: {
  */
 async function bootstrap(store: Store<WfxState, WfxRecord>, keyFile: string, logger: Logger): Promise<void> {
   if (Object.keys(store.state.organizations).length > 0) return;
-  const { keyId, apiKey, secretHash } = generateApiKey();
+  const { key, apiKey } = newApiKey({ name: 'bootstrap', organization: null, role: 'admin', at: new Date() });
   await writeFileAtomic(keyFile, `${apiKey}\n`);
-  const at = new Date().toISOString();
-  await store.commit(
-    { type: 'organization.created', name: 'default', at },
-    {
-      type: 'apiKey.created',
-      key: {
-        keyId,
-        name: 'bootstrap',
-        organization: null,
-        role: 'admin',
-        secretHash,
-        status: 'ACTIVE',
-        rateLimitPerMinute: null,
-        rateLimitPerHour: null,
-        expiresAt: null,
-        createdAt: at,
-        updatedAt: at,
-      },
-    },
-  );
+  await store.commit({ type: 'organization.created', name: 'default', at: key.createdAt }, { type: 'apiKey.created', key });
+  const keyId = key.keyId;
   logger.info({ keyId, file: keyFile }, 'first start: created organization "default" and a bootstrap admin key');
 }
 

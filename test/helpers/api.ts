@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Test } from 'tap';
-import { generateApiKey } from '../../src/daemon/auth/api-keys.js';
+import { newApiKey } from '../../src/daemon/auth/api-keys.js';
 import { buildServer } from '../../src/daemon/server.js';
 import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
 import type { ApiKey, Role } from '../../src/daemon/state/state.js';
@@ -34,26 +34,12 @@ export async function apiHarness(t: Test, options: { bodyLimit?: number; heartbe
     app,
     webhooks,
     async key(role: Role, organization: string | null, extra: Partial<ApiKey> = {}) {
-      const { keyId, apiKey, secretHash } = generateApiKey();
       const at = h.clock.now().toISOString();
       if (organization !== null && !h.store.state.organizations[organization]) await h.store.commit({ type: 'organization.created', name: organization, at });
-      await h.store.commit({
-        type: 'apiKey.created',
-        key: {
-          keyId,
-          name: `${role}@${organization ?? 'system'}`,
-          organization,
-          role,
-          secretHash,
-          status: 'ACTIVE',
-          rateLimitPerMinute: null,
-          rateLimitPerHour: null,
-          expiresAt: null,
-          createdAt: at,
-          updatedAt: at,
-          ...extra,
-        },
-      });
+      const made = newApiKey({ name: `${role}@${organization ?? 'system'}`, organization, role, at: h.clock.now() });
+      await h.store.commit({ type: 'apiKey.created', key: { ...made.key, ...extra } });
+      const { apiKey } = made;
+      const keyId = made.key.keyId;
       return { apiKey, keyId, organization, role };
     },
     call(key: TestKey | null, opts: InjectOptions) {

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ApiKey, Role } from '../state/state.js';
 
 /** A freshly made key: the full credential is shown once, only its hash is stored. */
 export interface NewKeySecret {
@@ -36,4 +37,37 @@ export function secretMatches(secret: string, secretHash: string): boolean {
   const presented = createHash('sha256').update(secret).digest();
   const stored = Buffer.from(secretHash, 'hex');
   return stored.length === presented.length && timingSafeEqual(presented, stored);
+}
+
+/**
+ * A new ACTIVE key's record and its one-time credential. Pure but for the randomness of
+ * generateApiKey. Used by the bootstrap, the admin API and tests, so a key is always built alike.
+ */
+export function newApiKey(options: {
+  name: string;
+  organization: string | null;
+  role: Role;
+  at: Date;
+  rateLimitPerMinute?: number | null;
+  rateLimitPerHour?: number | null;
+  expiresAt?: string | null;
+}): { key: ApiKey; apiKey: string } {
+  const { keyId, apiKey, secretHash } = generateApiKey();
+  const at = options.at.toISOString();
+  return {
+    apiKey,
+    key: {
+      keyId,
+      name: options.name,
+      organization: options.organization,
+      role: options.role,
+      secretHash,
+      status: 'ACTIVE',
+      rateLimitPerMinute: options.rateLimitPerMinute ?? null,
+      rateLimitPerHour: options.rateLimitPerHour ?? null,
+      expiresAt: options.expiresAt ?? null,
+      createdAt: at,
+      updatedAt: at,
+    },
+  };
 }

@@ -3,7 +3,7 @@ import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
 import { validateFlowSource, validateFlowValue } from '../../../shared/flow/validate.js';
-import { generateApiKey } from '../../auth/api-keys.js';
+import { newApiKey } from '../../auth/api-keys.js';
 import { activateVersion, publishFlow } from '../../flows/publish.js';
 import type { WfxRecord } from '../../state/records.js';
 import { ENVIRONMENTS, ROLE_PERMISSIONS, type ApiKey, type Environment, type Role, type WfxState } from '../../state/state.js';
@@ -109,20 +109,15 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
           throw new WfxError('VALIDATION_ERROR', (err as Error).message);
         }
       }
-      const { keyId, apiKey, secretHash } = generateApiKey();
-      const key: ApiKey = {
-        keyId,
+      const { key, apiKey } = newApiKey({
         name: b.name,
         organization,
         role: b.role,
-        secretHash,
-        status: 'ACTIVE',
-        rateLimitPerMinute: b.rateLimitPerMinute ?? null,
-        rateLimitPerHour: b.rateLimitPerHour ?? null,
+        at,
+        rateLimitPerMinute: b.rateLimitPerMinute,
+        rateLimitPerHour: b.rateLimitPerHour,
         expiresAt,
-        createdAt: at.toISOString(),
-        updatedAt: at.toISOString(),
-      };
+      });
       const records: WfxRecord[] = [];
       if (organization !== null && !state.organizations[organization]) records.push({ type: 'organization.created', name: organization, at: at.toISOString() });
       records.push({ type: 'apiKey.created', key });
