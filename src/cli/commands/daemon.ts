@@ -53,11 +53,13 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
   daemon
     .command('stop')
     .description('stop the daemon gracefully (finishes in-flight work, checkpoints)')
+    .addHelpText('after', '\nExample:\n  $ wfx daemon stop')
     .action(async (_opts: unknown, cmd: Command) => stop(ctx, cmd));
 
   daemon
     .command('status')
     .description('whether the daemon runs, where it listens, and its health (exit 5 when not running)')
+    .addHelpText('after', '\nExample:\n  $ wfx daemon status --json')
     .action(async (_opts: unknown, cmd: Command) => status(ctx, cmd));
 }
 

@@ -25,6 +25,7 @@ export function registerEnv(program: Command, ctx: CliContext): void {
     .argument('<name>')
     .addOption(envOption())
     .description('remove a value')
+    .addHelpText('after', '\nExample:\n  $ wfx env unset API_URL --env DEVELOPMENT')
     .action(async (name: string, opts: { env: string }, cmd: Command) => {
       const res = await (await clientFor(ctx, cmd)).request('DELETE', `/admin/environments/${opts.env}/variables/${encodeURIComponent(name)}`);
       if (globals(cmd).json) printJson(ctx, res);
@@ -34,6 +35,7 @@ export function registerEnv(program: Command, ctx: CliContext): void {
     .command('list')
     .addOption(envOption())
     .description('the values of an environment')
+    .addHelpText('after', '\nExample:\n  $ wfx env list --env PRODUCTION')
     .action(async (opts: { env: string }, cmd: Command) => {
       const res = await (await clientFor(ctx, cmd)).get<{ variables: Record<string, string> }>(`/admin/environments/${opts.env}/variables`);
       if (globals(cmd).json) return printJson(ctx, res.variables);

@@ -89,6 +89,7 @@ export function registerFlow(program: Command, ctx: CliContext): void {
   flow
     .command('list')
     .description('published flows with their versions and active versions')
+    .addHelpText('after', '\nExample:\n  $ wfx flow list')
     .action(async (_opts: unknown, cmd: Command) => {
       const res = await (await clientFor(ctx, cmd)).get<{ items: Array<{ processId: string; name: string; active: Record<string, string>; versions: Array<{ version: string }> }> }>('/admin/flows');
       if (globals(cmd).json) return printJson(ctx, res.items);
@@ -103,6 +104,7 @@ export function registerFlow(program: Command, ctx: CliContext): void {
   flow
     .command('show')
     .description('a flow: its versions, and one version\'s definition (default: the latest)')
+    .addHelpText('after', '\nExample:\n  $ wfx flow show 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --version 1')
     .argument('<processId>')
     .option('--version <n>', 'this version')
     .action(async (processId: string, opts: { version?: string }, cmd: Command) => {
@@ -115,6 +117,7 @@ export function registerFlow(program: Command, ctx: CliContext): void {
   flow
     .command('activate')
     .description('make a version the one an environment runs (rollback)')
+    .addHelpText('after', '\nExample:\n  $ wfx flow activate 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 1 --env PRODUCTION')
     .argument('<processId>')
     .argument('<version>')
     .addOption(new Option('--env <environment>', 'the environment').choices(['DEVELOPMENT', 'PRODUCTION']).default('PRODUCTION'))

@@ -46,6 +46,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
   instances
     .command('get')
     .description('one execution: state, variables, output, error, nodes')
+    .addHelpText('after', '\nExample:\n  $ wfx instances get 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f')
     .argument('<id>', 'the processInstanceId')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
@@ -68,6 +69,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
   instances
     .command('cancel')
     .description('cancel a running execution')
+    .addHelpText('after', '\nExample:\n  $ wfx instances cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f')
     .argument('<id>', 'the processInstanceId')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const res = await (await clientFor(ctx, cmd)).post(`/process/instance/${encodeURIComponent(id)}/cancel`);

@@ -55,6 +55,7 @@ export function registerKeys(program: Command, ctx: CliContext): void {
   keys
     .command('list')
     .description('API keys (never their secrets)')
+    .addHelpText('after', '\nExample:\n  $ wfx keys list --json')
     .action(async (_opts: unknown, cmd: Command) => {
       const { items } = await (await clientFor(ctx, cmd)).get<{ items: Key[] }>('/admin/api-keys');
       if (globals(cmd).json) return printJson(ctx, items);
@@ -70,6 +71,7 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     keys
       .command(action)
       .description(action === 'revoke' ? 'revoke a key for good' : `${action} a key`)
+      .addHelpText('after', `\nExample:\n  $ wfx keys ${action} 4326020afd8d2dd9`)
       .argument('<keyId>')
       .action(async (keyId: string, _opts: unknown, cmd: Command) => {
         const key = await (await clientFor(ctx, cmd)).post<Key>(`/admin/api-keys/${encodeURIComponent(keyId)}/${action}`);

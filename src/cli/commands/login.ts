@@ -25,6 +25,7 @@ export function registerLogin(program: Command, ctx: CliContext): void {
   program
     .command('tui')
     .description('the operator console (not in this version yet)')
+    .addHelpText('after', '\nExample:\n  $ wfx tui')
     .action(() => {
       throw new WfxError('USAGE_ERROR', 'the TUI is not in this version of wfx yet; use `wfx instances`, `wfx logs --follow` and `wfx task`');
     });

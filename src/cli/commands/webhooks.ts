@@ -61,6 +61,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
   webhooks
     .command('list')
     .description('webhook registrations and their endpoint URLs (no secrets)')
+    .addHelpText('after', '\nExample:\n  $ wfx webhooks list')
     .action(async (_opts: unknown, cmd: Command) => {
       const { items } = await (await clientFor(ctx, cmd)).get<{ items: Array<{ name: string; provider: string; environmentMode: string; endpoints: Array<{ environment: string; url: string }> }> }>('/admin/webhooks');
       if (globals(cmd).json) return printJson(ctx, items);
@@ -70,6 +71,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
   webhooks
     .command('deliveries')
     .description('the last deliveries of a registration: signature verdict, event, what started, or why nothing did')
+    .addHelpText('after', '\nExample:\n  $ wfx webhooks deliveries github')
     .argument('<name>')
     .action(async (name: string, _opts: unknown, cmd: Command) => {
       const { items } = await (await clientFor(ctx, cmd)).get<{
@@ -94,6 +96,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
   webhooks
     .command('rotate')
     .description('a new signing secret (shown once); the previous one keeps working for a while')
+    .addHelpText('after', '\nExample:\n  $ wfx webhooks rotate stripe --previous-valid-for 1h')
     .argument('<name>')
     .addOption(new Option('--env <environment>', 'only this endpoint').choices(['ALL', 'DEVELOPMENT', 'PRODUCTION']))
     .option('--previous-valid-for <duration>', 'how long the previous secret still verifies', '24h')
@@ -110,6 +113,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
   webhooks
     .command('delete')
     .description('delete a registration; its endpoints stop at once')
+    .addHelpText('after', '\nExample:\n  $ wfx webhooks delete github')
     .argument('<name>')
     .action(async (name: string, _opts: unknown, cmd: Command) => {
       const res = await (await clientFor(ctx, cmd)).request('DELETE', `/admin/webhooks/${encodeURIComponent(name)}`);
@@ -214,6 +218,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
   email
     .command('list')
     .description('IMAP connections (no passwords)')
+    .addHelpText('after', '\nExample:\n  $ wfx email-connections list --json')
     .action(async (_opts: unknown, cmd: Command) => {
       const { items } = await (await clientFor(ctx, cmd)).get<{ items: Array<{ name: string; host: string; port: number; security: string; user: string; mailbox: string }> }>('/admin/email-connections');
       if (globals(cmd).json) return printJson(ctx, items);
@@ -223,6 +228,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .command('delete')
     .argument('<name>')
     .description('remove an IMAP connection')
+    .addHelpText('after', '\nExample:\n  $ wfx email-connections delete support')
     .action(async (name: string, _opts: unknown, cmd: Command) => {
       const res = await (await clientFor(ctx, cmd)).request('DELETE', `/admin/email-connections/${encodeURIComponent(name)}`);
       if (globals(cmd).json) printJson(ctx, res);
