@@ -75,22 +75,21 @@ async function storedCredential(env: NodeJS.ProcessEnv, url: string): Promise<{ 
 /**
  * The daemon to talk to and the credential to use. URL: --url, WFX_URL, the local daemon's
  * daemon.json, the default. Credential, first found wins: --api-key, WFX_API_KEY, the entry
- * `wfx login` stored for that URL, the local data directory's bootstrap.key.
+ * `wfx login` stored for that URL, the local data directory's bootstrap.key (only when the URL is
+ * that local daemon's own, so the admin key never goes to another host).
  */
 export async function resolveConnection(ctx: CliContext, opts: GlobalOptions): Promise<Connection> {
   const dataDir = dataDirOf(ctx, opts);
   const paths = dataDirPaths(dataDir);
-  let url = opts.url ?? ctx.env.WFX_URL;
-  if (!url) {
-    const info = await readFile(paths.daemonJson, 'utf8').then((t) => JSON.parse(t) as DaemonInfo, () => null);
-    url = info?.url ?? DEFAULT_URL;
-  }
-  url = url.replace(/\/+$/, '');
+  const local = await readFile(paths.daemonJson, 'utf8').then((t) => JSON.parse(t) as DaemonInfo, () => null);
+  const url = (opts.url ?? ctx.env.WFX_URL ?? local?.url ?? DEFAULT_URL).replace(/\/+$/, '');
   if (opts.apiKey) return { url, apiKey: opts.apiKey, credentialSource: '--api-key' };
   if (ctx.env.WFX_API_KEY) return { url, apiKey: ctx.env.WFX_API_KEY, credentialSource: 'WFX_API_KEY' };
   const stored = await storedCredential(ctx.env, url);
   if (stored) return { url, apiKey: stored.key, credentialSource: stored.where };
-  const bootstrap = await readFile(paths.bootstrapKey, 'utf8').then((t) => t.trim(), () => null);
+  // The local admin key goes only to the daemon that wrote it: never to another URL.
+  const isLocalDaemon = local !== null && local.url.replace(/\/+$/, '') === url;
+  const bootstrap = isLocalDaemon ? await readFile(paths.bootstrapKey, 'utf8').then((t) => t.trim(), () => null) : null;
   if (bootstrap) return { url, apiKey: bootstrap, credentialSource: paths.bootstrapKey };
   return { url, apiKey: null, credentialSource: 'nowhere' };
 }

@@ -167,3 +167,21 @@ t.test('wfx tui says it is not there yet, exit 2', async (t) => {
   t.equal(res.code, 2);
   t.match(res.stderr, /not in this version/);
 });
+
+t.test('the local bootstrap key is never sent to another URL', async (t) => {
+  const { cwd, run } = await setup(t);
+  // A listener that records the headers it gets, standing in for another host.
+  const { createServer } = await import('node:http');
+  const seen: Array<string | undefined> = [];
+  const other = createServer((req, res) => {
+    seen.push(req.headers['x-api-key'] as string | undefined);
+    res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"UNAUTHORIZED","message":"no","timestamp":"x"}');
+  });
+  await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => other.close(() => r())));
+  const url = `http://127.0.0.1:${(other.address() as { port: number }).port}`;
+  const res = await run(['flow', 'list', '--url', url], { XDG_CONFIG_HOME: join(cwd, 'no-login') });
+  t.equal(res.code, 5);
+  t.same(seen, [undefined], 'no X-API-Key went to the other host');
+  t.match(res.stderr, /tried no credential/);
+});

@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { WfxError } from '../../shared/errors.js';
+import { isOrganizationName } from '../../shared/names.js';
 import type { BearerVerifier } from '../api/auth.js';
 import type { Caller } from '../api/caller.js';
 import { ROLE_PERMISSIONS, type Permission, type Role } from '../state/state.js';
@@ -68,6 +69,7 @@ export function createOidcVerifier(options: OidcOptions): BearerVerifier {
     }
     const org = payload[orgClaim];
     if (typeof org !== 'string' || org === '') throw new WfxError('UNAUTHORIZED', `the bearer token has no ${orgClaim} claim naming an organization`);
+    if (!isOrganizationName(org)) throw new WfxError('UNAUTHORIZED', `the bearer token's ${orgClaim} claim is not a valid organization name`);
     return {
       kind: 'jwt',
       keyId: null,
@@ -86,7 +88,7 @@ function permissionsOf(payload: JWTPayload): Set<Permission> {
   for (const p of listed) if (typeof p === 'string' && PERMISSIONS.has(p)) out.add(p as Permission);
   const roles = Array.isArray(payload.roles) ? payload.roles : [];
   for (const role of roles) {
-    if (typeof role === 'string' && role in ROLE_PERMISSIONS) for (const p of ROLE_PERMISSIONS[role as Role]) out.add(p);
+    if (typeof role === 'string' && Object.hasOwn(ROLE_PERMISSIONS, role)) for (const p of ROLE_PERMISSIONS[role as Role]) out.add(p);
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { RESERVED_NAMES } from '../names.js';
 import { FIELD_TYPES, INPUT_TYPES, type NodeType } from './types.js';
 
 /**
@@ -246,7 +247,7 @@ export function flowSchema(): Schema {
         type: 'object',
         description: 'node id -> node',
         minProperties: 1,
-        propertyNames: { pattern: ID_PATTERN },
+        propertyNames: { pattern: ID_PATTERN, not: { enum: [...RESERVED_NAMES] } },
         additionalProperties: { $ref: '#/definitions/node' },
       },
     },

@@ -100,7 +100,7 @@ export function validateFlowValue(
     for (const err of condenseErrors(validate.errors ?? [])) {
       const path = pointerToPath(err.instancePath);
       if (err.propertyName !== undefined && path.length === 1 && path[0] === 'nodes') {
-        at('SCHEMA', ['nodes', err.propertyName], `node id "${err.propertyName}" must start with a letter or _ and go on with letters, digits, _ or -`);
+        at('SCHEMA', ['nodes', err.propertyName], `node id "${err.propertyName}" must start with a letter or _ and go on with letters, digits, _ or -, and not be a reserved name`);
         continue;
       }
       if (path[0] === 'nodes' && path.length > 1 && badType.has(String(path[1]))) continue;
@@ -137,7 +137,7 @@ function checkGraph(nodes: Record<string, FlowNode>, badType: Set<string>, at: A
     if (!isRecord(node)) continue;
     const edges = edgesOf(id, node);
     for (const edge of edges) {
-      if (!(edge.to in nodes)) at('UNKNOWN_TARGET', ['nodes', id, ...edge.path], `connects to "${edge.to}", which is not a node of this flow`);
+      if (!Object.hasOwn(nodes, edge.to)) at('UNKNOWN_TARGET', ['nodes', id, ...edge.path], `connects to "${edge.to}", which is not a node of this flow`);
     }
     const leadsOn = edges.some((e) => e.kind !== 'errorFlow' && e.kind !== 'timeoutFlow');
     if (!leadsOn && node.type !== 'endEvent' && !badType.has(id)) {

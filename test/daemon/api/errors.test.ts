@@ -126,3 +126,28 @@ t.test('key lifecycle over the admin API: create shows the secret once, suspend,
   t.equal(newOrg.statusCode, 201);
   t.ok(h.store.state.organizations.initech, 'naming a new organization creates it');
 });
+
+t.test('names that would reach Object.prototype are refused everywhere (no prototype pollution)', async (t) => {
+  const h = await apiHarness(t);
+  const sys = await h.key('admin', null);
+  for (const org of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+    const key = await h.call(sys, { method: 'POST', url: '/admin/api-keys', payload: { name: 'x', organization: org } });
+    t.equal(key.statusCode, 400, `organization ${org} for a key`);
+    const env = await h.call(sys, { method: 'PUT', url: `/admin/environments/PRODUCTION/variables/A?organization=${org}`, payload: { value: 'v' } });
+    t.equal(env.statusCode, 400, `organization ${org} for an env value`);
+  }
+  for (const name of ['constructor', '__proto__', 'valueOf']) {
+    const env = await h.call(sys, { method: 'PUT', url: `/admin/environments/PRODUCTION/variables/${name}`, payload: { value: 'v' } });
+    t.equal(env.statusCode, 400, `variable ${name}`);
+    const hook = await h.call(sys, { method: 'POST', url: '/admin/webhooks', payload: { name, provider: 'GITHUB' } });
+    t.equal(hook.statusCode, 400, `webhook ${name}`);
+  }
+  t.equal(({} as Record<string, unknown>).PRODUCTION, undefined, 'Object.prototype untouched');
+  const flow = await h.call(sys, {
+    method: 'POST',
+    url: '/admin/flows',
+    payload: { source: 'processId: 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11\nname: P\nnodes:\n  start: { type: startEvent, next: constructor }\n  constructor: { type: endEvent }\n' },
+  });
+  t.equal(flow.statusCode, 400, 'a node named constructor');
+  t.equal(flow.json().error, 'FLOW_INVALID');
+});

@@ -75,3 +75,21 @@ t.test('a daemon without an issuer refuses bearer tokens, saying so', async (t) 
   t.equal(res.statusCode, 401);
   t.match(res.json().message, /no OIDC issuer/);
 });
+
+t.test('an organization claim that is not a valid name is refused', async (t) => {
+  const { CLIENT_CLAIMS } = await import('../../helpers/oidc-issuer.js');
+  CLIENT_CLAIMS['evil-org'] = { org_id: '__proto__', roles: ['admin'] };
+  t.teardown(() => delete CLIENT_CLAIMS['evil-org']);
+  const idp = await startIssuer(t);
+  const h = await engineHarness(t);
+  const app = buildServer({
+    store: h.store,
+    engine: h.engine,
+    webhooks: new WebhookReceiver({ store: h.store, engine: h.engine }),
+    bearer: createOidcVerifier({ issuer: idp.issuer, audience: AUDIENCE, jwksCooldownMs: 0 }),
+  });
+  t.teardown(() => app.close());
+  const res = await app.inject({ method: 'GET', url: '/auth/whoami', headers: { authorization: `Bearer ${await idp.token('evil-org' as 'no-org')}` } });
+  t.equal(res.statusCode, 401);
+  t.match(res.json().message, /not a valid organization name/);
+});

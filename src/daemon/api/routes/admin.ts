@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
+import { RESERVED_NAMES } from '../../../shared/names.js';
 import { validateFlowSource, validateFlowValue } from '../../../shared/flow/validate.js';
 import { newApiKey } from '../../auth/api-keys.js';
 import { activateVersion, publishFlow } from '../../flows/publish.js';
@@ -18,14 +19,14 @@ export interface AdminRouteDeps {
 }
 
 const ROLES = Object.keys(ROLE_PERMISSIONS) as Role[];
-const ORG_NAME = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$' } as const;
+const ORG_NAME = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', not: { enum: RESERVED_NAMES } } as const;
 const limit = { type: ['integer', 'null'], minimum: 0, maximum: 1_000_000 } as const;
 const keyParams = { type: 'object', required: ['keyId'], properties: { keyId: { type: 'string', maxLength: 100 } } } as const;
 const flowParams = { type: 'object', required: ['processId'], properties: { processId: { type: 'string', maxLength: 200 } } } as const;
 const envParams = {
   type: 'object',
   required: ['env'],
-  properties: { env: { type: 'string', enum: [...ENVIRONMENTS] }, name: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,199}$' } },
+  properties: { env: { type: 'string', enum: [...ENVIRONMENTS] }, name: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,199}$', not: { enum: RESERVED_NAMES } } },
 } as const;
 const orgQuery = { type: 'object', additionalProperties: false, properties: { organization: ORG_NAME } } as const;
 

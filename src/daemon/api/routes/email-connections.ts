@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { WfxError } from '../../../shared/errors.js';
+import { RESERVED_NAMES } from '../../../shared/names.js';
 import { uuidv7 } from '../../engine/ids.js';
 import type { WfxRecord } from '../../state/records.js';
 import type { EmailConnection, WfxState } from '../../state/state.js';
@@ -12,9 +13,9 @@ export interface EmailConnectionRouteDeps {
   readonly now?: () => Date;
 }
 
-const NAME = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$' } as const;
+const NAME = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', not: { enum: RESERVED_NAMES } } as const;
 const nameParams = { type: 'object', required: ['name'], properties: { name: NAME } } as const;
-const orgQuery = { type: 'object', additionalProperties: false, properties: { organization: { type: 'string', maxLength: 100 } } } as const;
+const orgQuery = { type: 'object', additionalProperties: false, properties: { organization: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', not: { enum: RESERVED_NAMES } } } } as const;
 const fields = {
   host: { type: 'string', minLength: 1, maxLength: 255 },
   port: { type: 'integer', minimum: 1, maximum: 65535 },

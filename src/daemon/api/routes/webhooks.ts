@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
+import { RESERVED_NAMES } from '../../../shared/names.js';
 import { normalizePayload, PROVIDERS, signDelivery, verifyDelivery, type CustomScheme, type Provider } from '../../../shared/webhooks/providers.js';
 import { uuidv7 } from '../../engine/ids.js';
 import type { WfxRecord } from '../../state/records.js';
@@ -17,9 +18,9 @@ export interface WebhookRouteDeps {
   readonly now?: () => Date;
 }
 
-const NAME = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$' } as const;
+const NAME = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', not: { enum: RESERVED_NAMES } } as const;
 const nameParams = { type: 'object', required: ['name'], properties: { name: NAME } } as const;
-const orgQuery = { type: 'object', additionalProperties: false, properties: { organization: { type: 'string', maxLength: 100 } } } as const;
+const orgQuery = { type: 'object', additionalProperties: false, properties: { organization: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', not: { enum: RESERVED_NAMES } } } } as const;
 const ENDPOINT_ENVS = ['ALL', ...ENVIRONMENTS] as const;
 
 const newToken = () => randomBytes(32).toString('base64url');
