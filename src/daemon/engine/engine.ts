@@ -225,7 +225,10 @@ export class Engine extends EventEmitter implements EngineCore {
     const now = this.now();
     const dedupKey = req.messageId ? `${req.organization}|${req.messageId}` : null;
     const seenUntil = dedupKey ? this.state.messageIds[dedupKey] : undefined;
-    if (seenUntil !== undefined && seenUntil > now.toISOString()) return { status: 'duplicate', matched: [] };
+    if (seenUntil !== undefined && seenUntil > now.toISOString()) {
+      await this.store.flush(); // the first one may still be on its way to disk
+      return { status: 'duplicate', matched: [] };
+    }
     const probe = new Transition(this, () => undefined, now);
     const subs = probe.matches(req.organization, req.eventType, req.correlationKey);
     const ttl = req.ttlSeconds ?? 0;
@@ -301,9 +304,11 @@ export class Engine extends EventEmitter implements EngineCore {
     const sorted = () => [...found.keys()].sort().reverse();
     for (const bucket of await this.history.buckets()) {
       if (opts.cursor !== undefined && bucket > (bucketOf(opts.cursor) ?? '9999')) continue;
-      // Everything in this bucket and older ones is older than the bucket's end: stop once the page is full of newer ids.
+      // This bucket's ids lie between its day's start and the next day's start, older buckets'
+      // below: once the page (and one more, for the cursor) is full of ids at or above this
+      // bucket's end, nothing here or older can make it onto the page.
       const ids = sorted();
-      if (ids.length > opts.limit && ids[opts.limit]! >= `${bucketStartId(bucket)}`) break;
+      if (ids.length > opts.limit && ids[opts.limit]! >= bucketStartId(nextDay(bucket))) break;
       for (const { id, tags } of await this.history.list(bucket)) {
         if (found.has(id) || !below(id) || tags[0] !== processId) continue;
         if (opts.stateCd !== undefined && tags[1] !== String(opts.stateCd)) continue;
@@ -529,7 +534,8 @@ export class Engine extends EventEmitter implements EngineCore {
     this.archiveQueue.set(id, recordsJson);
     if (this.archiveScheduled) return;
     this.archiveScheduled = true;
-    setImmediate(() => void this.track(this.archiveBatch()));
+    // Tracked from now, not from when it runs: close() must wait for a batch already scheduled.
+    void this.track(new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.archiveBatch()));
   }
 
   private async archiveBatch(): Promise<void> {
@@ -591,6 +597,11 @@ function summarize(i: Instance): InstanceSummary {
     correlationKey: i.correlationKey,
     parentInstanceId: i.parentInstanceId,
   };
+}
+
+/** The day after `bucket` (YYYY-MM-DD). */
+function nextDay(bucket: string): string {
+  return new Date(Date.parse(`${bucket}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 }
 
 /** The smallest UUIDv7 of a day: ids below it started before that day. */

@@ -36,9 +36,21 @@ export class TimerQueue {
     if (dueAt < this.armedFor) this.arm();
   }
 
-  /** Forgets `key`. */
+  /**
+   * Forgets `key`. Its heap entry is skipped when it surfaces; once skipped entries outnumber
+   * live ones the heap is rebuilt, so answering timed waits early does not grow memory.
+   */
   delete(key: string): void {
-    this.due.delete(key);
+    if (!this.due.delete(key)) return;
+    if (this.heap.length > 2 * this.due.size + 64) {
+      // A sorted array is a valid min-heap.
+      this.heap = [...this.due].map(([k, due]) => ({ key: k, due })).sort((a, b) => a.due - b.due);
+    }
+  }
+
+  /** Entries in the heap, live or waiting to be skipped (for tests). */
+  get heapSize(): number {
+    return this.heap.length;
   }
 
   /** Re-reads the clock: after a clock jump (or a test moving its clock), due entries fire now. */

@@ -67,7 +67,9 @@ export async function publishFlow(
     });
   }
   if (existing?.active[environment] !== version) records.push({ type: 'flow.activated', processId: definition.processId, environment, version });
+  // An unchanged publish answers from state that may still be on its way to disk: wait for it.
   if (records.length > 0) await store.commit(...records);
+  else await store.flush();
   return { processId: definition.processId, name: definition.name, organization, version, environment, created: !same };
 }
 
@@ -84,6 +86,6 @@ export async function activateVersion(
     throw new WfxError('PROCESS_NOT_FOUND', `no flow ${req.processId}`);
   }
   if (!flow.versions[req.version]) throw new WfxError('VERSION_NOT_FOUND', `flow ${req.processId} has no version ${req.version}`);
-  if (flow.active[req.environment] === req.version) return;
+  if (flow.active[req.environment] === req.version) return store.flush();
   await store.commit({ type: 'flow.activated', processId: req.processId, environment: req.environment, version: req.version });
 }

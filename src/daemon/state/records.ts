@@ -331,9 +331,9 @@ const handlers: Handlers = {
     const log = (state.webhookDeliveries[r.webhookId] ??= []);
     log.push(r.record);
     if (log.length > WEBHOOK_LOG_SIZE) log.splice(0, log.length - WEBHOOK_LOG_SIZE);
-    if (r.record.eventId !== null && r.record.signatureOk) {
+    if (r.record.signatureOk) {
       const ids = (state.webhookEventIds[r.webhookId] ??= []);
-      if (!ids.includes(r.record.eventId)) ids.push(r.record.eventId);
+      for (const id of [r.record.eventId, r.record.bodyHash]) if (id && !ids.includes(id)) ids.push(id);
       if (ids.length > WEBHOOK_EVENT_IDS) ids.splice(0, ids.length - WEBHOOK_EVENT_IDS);
     }
   },

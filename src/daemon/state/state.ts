@@ -103,6 +103,12 @@ export interface DeliveryRecord {
   readonly environment: EndpointEnvironment;
   readonly eventType: string | null;
   readonly eventId: string | null;
+  /**
+   * For providers that sign the body alone with no timestamp (GitHub): a hash of the body,
+   * remembered like an event id, so a captured delivery replayed with a new (unsigned) delivery
+   * id is still a duplicate.
+   */
+  readonly bodyHash?: string;
   readonly signatureOk: boolean;
   /** Why nothing started (bad signature, duplicate, no trigger matched), if so. */
   readonly reason: string | null;

@@ -85,10 +85,19 @@ export class AppendFile {
     return { offset, durable: batch.promise };
   }
 
-  /** Resolves when everything appended so far is durable (rejects if it cannot be). */
+  /**
+   * Resolves when everything appended so far is durable (rejects if it cannot be), including
+   * what the gate holds back: a new segment's flush waits for the previous segment's close.
+   */
   async flush(): Promise<void> {
+    if (this.gate) await this.gate;
     while (this.flushing) await this.flushing;
     if (this.failed) throw this.failed;
+  }
+
+  /** True once a write or sync failed: the file takes no more appends. */
+  get broken(): boolean {
+    return this.failed !== null;
   }
 
   /** Flushes and closes. Later appends throw. */

@@ -71,7 +71,12 @@ export class History {
   async putJson(bucket: string, id: string, json: string, tags: readonly string[] = []): Promise<void> {
     assertBucket(bucket);
     if (/[ |]/.test(id) || tags.some((tag) => /[ |]/.test(tag))) throw new TypeError('history ids and tags may not hold spaces or |');
-    const writer = await this.writer(bucket);
+    let writer = await this.writer(bucket);
+    if (writer.broken) {
+      // A write failed (disk full, I/O error): start again on a fresh handle, after cutting any torn tail.
+      if (this.writers.get(bucket) !== undefined) this.writers.delete(bucket);
+      writer = await this.writer(bucket);
+    }
     const frame = encodeFrameJson(0, json, [id, ...tags].join('|'));
     const { offset, durable } = writer.append(frame);
     const entry = { offset, length: Buffer.byteLength(frame), tags };
@@ -114,7 +119,11 @@ export class History {
       .reverse();
   }
 
-  /** Deletes every bucket last written before `cutoff`. */
+  /**
+   * Deletes every bucket last written before `cutoff`. Writers to a bucket being pruned wait
+   * (an execution that started long ago may be archived into it right now); if it was written
+   * meanwhile it is kept.
+   */
   async prune(cutoff: Date): Promise<PruneReport> {
     let buckets = 0;
     let bytes = 0;
@@ -123,16 +132,27 @@ export class History {
       if (!m) continue;
       const bucket = m[1]!;
       const path = join(this.dir, name);
-      const st = await stat(path).catch(() => null);
-      if (!st || st.mtimeMs >= cutoff.getTime()) continue;
-      const writer = this.writers.get(bucket);
-      this.writers.delete(bucket);
-      await writer?.then((w) => w.close());
-      await this.closing.get(bucket);
-      this.indexes.delete(bucket);
-      await unlink(path);
-      buckets++;
-      bytes += st.size;
+      const before = await stat(path).catch(() => null);
+      if (!before || before.mtimeMs >= cutoff.getTime()) continue;
+      let release!: () => void;
+      const pruning = new Promise<void>((resolve) => (release = resolve));
+      const previous = this.closing.get(bucket);
+      this.closing.set(bucket, pruning);
+      try {
+        await previous;
+        const writer = this.writers.get(bucket);
+        this.writers.delete(bucket);
+        await writer?.then((w) => w.close()).catch(() => undefined);
+        const now = await stat(path).catch(() => null);
+        if (!now || now.mtimeMs >= cutoff.getTime() || now.size !== before.size) continue; // written meanwhile: keep it
+        this.indexes.delete(bucket);
+        await unlink(path);
+        buckets++;
+        bytes += now.size;
+      } finally {
+        if (this.closing.get(bucket) === pruning) this.closing.delete(bucket);
+        release();
+      }
     }
     if (buckets > 0) await fsyncDir(this.dir);
     return { buckets, bytes };

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { FILE_MODE } from './fs-util.js';
@@ -36,8 +36,7 @@ export async function acquireDataDirLock(dataDir: string): Promise<DataDirLock> 
   const me: LockOwner = { pid: process.pid, startTime: processStartTime(process.pid) };
   const content = JSON.stringify(me);
   for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      await writeFile(path, content, { flag: 'wx', mode: FILE_MODE });
+    if (await createWithContent(path, content)) {
       return {
         path,
         release: async () => {
@@ -45,8 +44,6 @@ export async function acquireDataDirLock(dataDir: string): Promise<DataDirLock> 
           if (now === content) await unlink(path).catch(() => undefined);
         },
       };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const existing = await readFile(path, 'utf8').catch(() => null);
     if (existing === null) continue; // released meanwhile: try again
@@ -59,6 +56,25 @@ export async function acquireDataDirLock(dataDir: string): Promise<DataDirLock> 
     await breakStaleLock(path, existing);
   }
   throw new WfxError('DATA_DIR_LOCKED', `could not lock the data directory ${dataDir}: another process keeps taking it`);
+}
+
+/**
+ * Creates `path` holding `content` in one step, or returns false if it exists: the content goes
+ * to a temporary file first, then link() puts it in place (which fails if `path` exists). A lock
+ * file is therefore never seen empty, which another starter would take for a stale lock.
+ */
+async function createWithContent(path: string, content: string): Promise<boolean> {
+  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  await writeFile(tmp, content, { mode: FILE_MODE });
+  try {
+    await link(tmp, path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
 }
 
 async function breakStaleLock(path: string, staleContent: string): Promise<void> {

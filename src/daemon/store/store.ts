@@ -218,10 +218,12 @@ export class Store<S, R> implements DurableStore<S, R> {
         records.push(record);
       });
     } catch (err) {
-      if (records.length > 0) this.fail('a transaction threw after changing the state', err);
+      // `serialized` grows before each apply: an apply that threw may have changed the state half-way.
+      if (serialized.length > 0) this.fail('a transaction threw after changing the state', err);
       throw err;
     }
-    if (records.length === 0) return { result, records, serialized, durable: Promise.resolve() };
+    // Nothing new, but the result may rest on records still being fsynced: wait for those.
+    if (records.length === 0) return { result, records, serialized, durable: this.flush() };
     return { result, records, serialized, durable: this.append(serialized) };
   }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { eventFields, normalizePayload, verifyDelivery, type Scheme } from '../../shared/webhooks/providers.js';
@@ -117,10 +118,15 @@ export class WebhookReceiver extends EventEmitter {
     const verdict = verifyDelivery(schemeOf(w), liveSecrets(w, d.environment, receivedAt), d.headers, body, receivedAt);
     const payload = normalizePayload(body, d.headers['content-type']);
     const { eventType, eventId } = eventFields(schemeOf(w), d.headers, payload);
-    const fields = { ...base, eventType, eventId, signatureOk: verdict.ok };
+    const bodyHash = w.provider === 'GITHUB' ? `sha256:${createHash('sha256').update(body).digest('hex')}` : undefined;
+    const fields = { ...base, eventType, eventId, signatureOk: verdict.ok, ...(bodyHash && { bodyHash }) };
     if (!verdict.ok) return void (await done({ ...fields, reason: `signature refused: ${verdict.reason}`, startedInstanceIds: [] }));
-    if (eventId !== null && state.webhookEventIds[w.webhookId]?.includes(eventId)) {
+    const seen = state.webhookEventIds[w.webhookId] ?? [];
+    if (eventId !== null && seen.includes(eventId)) {
       return void (await done({ ...fields, reason: `duplicate: event ${eventId} was delivered before`, startedInstanceIds: [] }));
+    }
+    if (bodyHash && seen.includes(bodyHash)) {
+      return void (await done({ ...fields, reason: 'duplicate: the same signed body was delivered before (a replay)', startedInstanceIds: [] }));
     }
     const environment: Environment = d.environment === 'ALL' ? 'PRODUCTION' : d.environment;
     const variables = {

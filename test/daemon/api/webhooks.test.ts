@@ -81,6 +81,10 @@ t.test('each provider: a signed delivery starts the flow with the webhook variab
 
     const replay = await deliver(h, ep.token, c.body, headers);
     t.match(replay, { signatureOk: true, startedInstanceIds: [], reason: /duplicate/ }, `${c.provider}: a replayed event id starts nothing`);
+    if (c.provider === 'GITHUB') {
+      const relabelled = await deliver(h, ep.token, c.body, { ...headers, 'X-GitHub-Delivery': 'a-fresh-id' });
+      t.match(relabelled, { startedInstanceIds: [], reason: /same signed body/ }, 'GITHUB: a replay under a new (unsigned) delivery id starts nothing');
+    }
 
     const tampered = await deliver(h, ep.token, `${c.body} `, signed(scheme, ep.secret!, c.body, now, { eventType: c.eventType, eventId: `${c.eventId}-t` }));
     t.match(tampered, { signatureOk: false, startedInstanceIds: [], reason: /signature refused/ }, `${c.provider}: a tampered body starts nothing`);
@@ -95,7 +99,7 @@ t.test('each provider: a signed delivery starts the flow with the webhook variab
   }
   const log = await h.call(admin, { method: 'GET', url: '/admin/webhooks/github/deliveries' });
   t.match(log.json().items[0], { signatureOk: false, reason: /missing/ }, 'the delivery log, newest first, says why');
-  t.equal(log.json().items.length, 4);
+  t.equal(log.json().items.length, 5);
 });
 
 t.test('event type filters, per-environment endpoints, form bodies, unknown tokens, rotation', async (t) => {
@@ -109,12 +113,13 @@ t.test('event type filters, per-environment endpoints, form bodies, unknown toke
   const prodFlow = await h.publish(flowFor('repo', 'push'));
   const devFlow = await h.publish(flowFor('repo'), { environment: 'DEVELOPMENT' });
   const [dev, prod] = reg.endpoints as [Registered['endpoints'][0], Registered['endpoints'][0]];
-  const body = '{"ref":"refs/heads/main"}';
-  const r1 = await deliver(h, prod.token, body, signed(gh, 'shared-secret-1', body, now, { eventType: 'issues', eventId: 'd1' }));
+  // Each GitHub event has its own body (a replayed body is a duplicate, whatever its delivery id).
+  const bodyOf = (id: string) => `{"ref":"refs/heads/main","delivery":"${id}"}`;
+  const r1 = await deliver(h, prod.token, bodyOf('d1'), signed(gh, 'shared-secret-1', bodyOf('d1'), now, { eventType: 'issues', eventId: 'd1' }));
   t.match(r1, { startedInstanceIds: [], reason: /event issues/ }, 'the PRODUCTION flow takes push events only');
-  const r2 = await deliver(h, prod.token, body, signed(gh, 'shared-secret-1', body, now, { eventType: 'push', eventId: 'd2' }));
+  const r2 = await deliver(h, prod.token, bodyOf('d2'), signed(gh, 'shared-secret-1', bodyOf('d2'), now, { eventType: 'push', eventId: 'd2' }));
   t.equal((await h.get(r2.startedInstanceIds[0]!)).processId, prodFlow, 'the PRODUCTION endpoint starts the PRODUCTION version');
-  const r3 = await deliver(h, dev.token, body, signed(gh, 'shared-secret-1', body, now, { eventType: 'issues', eventId: 'd3' }));
+  const r3 = await deliver(h, dev.token, bodyOf('d3'), signed(gh, 'shared-secret-1', bodyOf('d3'), now, { eventType: 'issues', eventId: 'd3' }));
   t.equal((await h.get(r3.startedInstanceIds[0]!)).processId, devFlow, 'the DEVELOPMENT endpoint starts the DEVELOPMENT version');
 
   const form = `payload=${encodeURIComponent(JSON.stringify({ zen: 'Keep it simple' }))}`;
@@ -127,11 +132,11 @@ t.test('event type filters, per-environment endpoints, form bodies, unknown toke
   const rotated = await h.call(admin, { method: 'POST', url: '/admin/webhooks/repo/rotate', payload: { environment: 'PRODUCTION', previousValidFor: '1h' } });
   const newSecret = rotated.json().rotated[0].secret as string;
   t.ok(newSecret.startsWith('whsec_'));
-  t.match(await deliver(h, prod.token, body, signed(gh, newSecret, body, now, { eventType: 'push', eventId: 'd5' })), { signatureOk: true }, 'the new secret works');
-  t.match(await deliver(h, prod.token, body, signed(gh, 'shared-secret-1', body, now, { eventType: 'push', eventId: 'd6' })), { signatureOk: true }, 'the previous one too, for an hour');
+  t.match(await deliver(h, prod.token, bodyOf('d5'), signed(gh, newSecret, bodyOf('d5'), now, { eventType: 'push', eventId: 'd5' })), { signatureOk: true }, 'the new secret works');
+  t.match(await deliver(h, prod.token, bodyOf('d6'), signed(gh, 'shared-secret-1', bodyOf('d6'), now, { eventType: 'push', eventId: 'd6' })), { signatureOk: true }, 'the previous one too, for an hour');
   h.advance(61 * 60_000);
   const later = h.clock.now();
-  t.match(await deliver(h, prod.token, body, signed(gh, 'shared-secret-1', body, later, { eventType: 'push', eventId: 'd7' })), { signatureOk: false }, 'then no more');
+  t.match(await deliver(h, prod.token, bodyOf('d7'), signed(gh, 'shared-secret-1', bodyOf('d7'), later, { eventType: 'push', eventId: 'd7' })), { signatureOk: false }, 'then no more');
   const listed = await h.call(admin, { method: 'GET', url: '/admin/webhooks' });
   t.notMatch(listed.body, /shared-secret-1|whsec_/, 'signing secrets never appear in lists');
 });

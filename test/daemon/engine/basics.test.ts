@@ -239,3 +239,34 @@ nodes:
   t.ok('records' in ((await raw.get(new Date(h.clock.ms).toISOString().slice(0, 10), one.processInstanceId)) as object), 'a one-step execution is kept as its journaled records');
   await raw.close();
 });
+
+t.test('listing executions: live and archived together, newest first, pages that skip nothing', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(`
+processId: AUTO
+name: Mixed
+nodes:
+  start: { type: startEvent, next: gate }
+  gate: { type: ifElse, condition: "\${wait}", then: ask, else: done }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`);
+  // Two long-running ones early in the day, then one that finishes (archived) later the same day.
+  const early1 = await h.engine.start({ processId: pid, organization: 'default', data: { wait: true } });
+  h.advance(3_600_000);
+  const early2 = await h.engine.start({ processId: pid, organization: 'default', data: { wait: true } });
+  h.advance(8 * 3_600_000);
+  const late = await h.engine.start({ processId: pid, organization: 'default', data: { wait: false } });
+  await h.archived(late.processInstanceId);
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 5; page++) {
+    const res = await h.engine.listInstances({ organization: 'default' }, pid, { limit: 1, ...(cursor && { cursor }) });
+    seen.push(...res.items.map((i) => i.processInstanceId));
+    if (!res.nextCursor) break;
+    cursor = res.nextCursor;
+  }
+  t.same(seen, [late.processInstanceId, early2.processInstanceId, early1.processInstanceId], 'one per page, newest first, the archived one included');
+  const completed = await h.engine.listInstances({ organization: 'default' }, pid, { limit: 10, stateCd: 1 });
+  t.same(completed.items.map((i) => i.processInstanceId), [late.processInstanceId]);
+});

@@ -169,3 +169,19 @@ t.test('transact: emitted records apply at once and become one entry', async (t)
   await store.close();
   t.same((await open(dir)).state, { n: 2, log: ['saw 2'] });
 });
+
+t.test('flush waits for a segment still closing after a checkpoint roll', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir);
+  const first = store.commit({ op: 'add', by: 1 });
+  const cp = store.checkpoint(); // rolls: the commit above is in the segment being closed
+  let flushed = false;
+  const f = store.flush().then(() => (flushed = true));
+  let committed = false;
+  void first.then(() => (committed = true));
+  await f;
+  t.ok(committed || flushed, 'flush resolved');
+  t.ok(committed, 'flush resolved only after the earlier commit was durable');
+  await cp;
+  await store.close();
+});

@@ -180,6 +180,7 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
         const key = manageable(request.caller!, request.params.keyId);
         if (key.status === 'REVOKED' && status !== 'REVOKED') throw new WfxError('KEY_REVOKED', `API key ${key.keyId} is revoked`);
         if (key.status !== status) await store.commit({ type: 'apiKey.statusChanged', keyId: key.keyId, status, at: now().toISOString() });
+        else await store.flush(); // already so: make sure that is on disk before saying it
         if (status === 'REVOKED') deps.limiter.forget(key.keyId);
         return keyView(state.apiKeys[key.keyId]!);
       },

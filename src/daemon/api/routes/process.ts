@@ -241,7 +241,10 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
       request.raw.on('close', stop);
       sendUpTo(inst.logs, engine.streamedLogCount(inst)); // what is durable so far
       const live = deps.state.instances[inst.processInstanceId];
-      if (!live || live.stateCd !== STATE.RUNNING) finish(); // finished (or archived) already
+      // Finished for good: archived, or its last step durable and every line sent. A final step
+      // still on its way to disk ends the stream through the hub's `finished`, after its lines.
+      const finishedAndDurable = !live || (live.stateCd !== STATE.RUNNING && engine.streamedLogCount(live) === live.logs.length);
+      if (finishedAndDurable) finish();
       else if (!request.query.follow) {
         stop();
         reply.sseContext.source.end();
