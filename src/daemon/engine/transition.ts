@@ -259,9 +259,12 @@ export class Transition {
 
   /** Moves the token along the edges to `to` (default: every `next`). */
   private route(inst: Instance, ni: NodeInstance, to: readonly string[] | undefined): void {
-    const edges = this.core.flowOf(inst).graph.outgoing(ni.nodeId).filter((e) => e.kind !== 'errorFlow' && e.kind !== 'timeoutFlow');
-    const selected = to === undefined ? edges.filter((e) => e.kind === 'next') : [...new Set(to)].map((t) => edges.find((e) => e.to === t)!);
-    for (const edge of selected) this.enter(inst, edge);
+    const { ways, next } = this.core.flowOf(inst).graph.routes(ni.nodeId);
+    if (to === undefined) {
+      for (const edge of next) this.enter(inst, edge);
+      return;
+    }
+    for (const target of to.length > 1 ? new Set(to) : to) this.enter(inst, ways.find((e) => e.to === target)!);
   }
 
   /** Follows the node's `errorFlow` or `timeoutFlow`, if it has one. */

@@ -39,6 +39,7 @@ export class FlowGraph {
   private readonly out = new Map<string, Edge[]>();
   private readonly in = new Map<string, Edge[]>();
   private readonly reach = new Map<string, Set<string>>();
+  private readonly flowEdges = new Map<string, { ways: readonly Edge[]; next: readonly Edge[] }>();
 
   constructor(readonly nodes: Readonly<Record<string, FlowNode>>) {
     for (const id of Object.keys(nodes)) {
@@ -56,6 +57,21 @@ export class FlowGraph {
   /** Outgoing edges of `id` (none for an unknown id). */
   outgoing(id: string): readonly Edge[] {
     return this.out.get(id) ?? [];
+  }
+
+  /**
+   * The ways a token leaves `id` on success (every edge but errorFlow and timeoutFlow), and of
+   * those the `next` ones (the default route). Computed once per node: the engine routes with
+   * them at every step.
+   */
+  routes(id: string): { readonly ways: readonly Edge[]; readonly next: readonly Edge[] } {
+    let r = this.flowEdges.get(id);
+    if (!r) {
+      const ways = this.outgoing(id).filter((e) => e.kind !== 'errorFlow' && e.kind !== 'timeoutFlow');
+      r = { ways, next: ways.filter((e) => e.kind === 'next') };
+      this.flowEdges.set(id, r);
+    }
+    return r;
   }
 
   /** Incoming edges of `id`: how many tokens a parallel join waits for. */
