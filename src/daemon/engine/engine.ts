@@ -3,11 +3,11 @@ import { WfxError } from '../../shared/errors.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import type { FlowDefinition } from '../../shared/flow/types.js';
 import type { WfxRecord } from '../state/records.js';
-import { applyRecord } from '../state/records.js';
-import { initialState, STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import { STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore } from '../store/store.js';
-import { bucketOf, uuidv7 } from './ids.js';
+import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
+import { uuidv7 } from './ids.js';
 import { validateTaskData } from './input-data.js';
 import { TimerQueue } from './timers.js';
 import { Transition, type EngineCore } from './transition.js';
@@ -104,6 +104,8 @@ export class Engine extends EventEmitter implements EngineCore {
   private closed = false;
   /** Steps and archiving under way. */
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Finished executions: to history, from history. */
+  private readonly archive: ExecutionArchive;
 
   constructor(options: EngineOptions) {
     super();
@@ -114,6 +116,18 @@ export class Engine extends EventEmitter implements EngineCore {
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
     this.timers = new TimerQueue((key) => this.fireTimer(key), () => this.now().getTime());
+    this.archive = new ExecutionArchive({
+      state: this.state,
+      store: this.store,
+      history: this.history,
+      track: (work) => this.track(work),
+      onError: (err, what) => this.onError(err, what),
+      onArchived: (id) => {
+        this.streamed.delete(id);
+        this.emit('archived', id);
+      },
+      closed: () => this.closed,
+    });
   }
 
   // --- EngineCore ------------------------------------------------------------------------
@@ -270,12 +284,7 @@ export class Engine extends EventEmitter implements EngineCore {
 
   /** A live or archived execution the caller may see, or null. */
   async getInstance(caller: Caller, id: string): Promise<Instance | null> {
-    let inst: Instance | null = this.state.instances[id] ?? null;
-    if (!inst) {
-      const bucket = bucketOf(id);
-      const doc = bucket ? await this.history.get<ArchivedDoc>(bucket, id) : null;
-      inst = doc === null ? null : this.fromArchive(id, doc);
-    }
+    const inst: Instance | null = this.state.instances[id] ?? (await this.archive.read(id));
     if (!inst || (caller.organization !== null && inst.organization !== caller.organization)) return null;
     return inst;
   }
@@ -285,44 +294,8 @@ export class Engine extends EventEmitter implements EngineCore {
    * `cursor` is the last id of the previous page. Throws PROCESS_NOT_FOUND for a flow the
    * caller may not see.
    */
-  async listInstances(
-    caller: Caller,
-    processId: string,
-    opts: { stateCd?: number; limit: number; cursor?: string },
-  ): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
-    const flow = this.state.flows[processId];
-    if (!flow || (caller.organization !== null && flow.organization !== caller.organization)) {
-      throw new WfxError('PROCESS_NOT_FOUND', `no flow ${processId}`);
-    }
-    const below = (id: string) => opts.cursor === undefined || id < opts.cursor;
-    const found = new Map<string, Instance | null>(); // null: in history, read on demand
-    for (const inst of Object.values(this.state.instances)) {
-      if (inst.processId === processId && below(inst.processInstanceId) && (opts.stateCd === undefined || inst.stateCd === opts.stateCd)) {
-        found.set(inst.processInstanceId, inst);
-      }
-    }
-    const sorted = () => [...found.keys()].sort().reverse();
-    for (const bucket of await this.history.buckets()) {
-      if (opts.cursor !== undefined && bucket > (bucketOf(opts.cursor) ?? '9999')) continue;
-      // This bucket's ids lie between its day's start and the next day's start, older buckets'
-      // below: once the page (and one more, for the cursor) is full of ids at or above this
-      // bucket's end, nothing here or older can make it onto the page.
-      const ids = sorted();
-      if (ids.length > opts.limit && ids[opts.limit]! >= bucketStartId(nextDay(bucket))) break;
-      for (const { id, tags } of await this.history.list(bucket)) {
-        if (found.has(id) || !below(id) || tags[0] !== processId) continue;
-        if (opts.stateCd !== undefined && tags[1] !== String(opts.stateCd)) continue;
-        found.set(id, null);
-      }
-    }
-    const ids = sorted();
-    const page = ids.slice(0, opts.limit);
-    const items: InstanceSummary[] = [];
-    for (const id of page) {
-      const inst = found.get(id) ?? (await this.getInstance(caller, id));
-      if (inst) items.push(summarize(inst));
-    }
-    return { items, nextCursor: ids.length > opts.limit ? page.at(-1)! : null };
+  listInstances(caller: Caller, processId: string, opts: { stateCd?: number; limit: number; cursor?: string }): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
+    return this.archive.list(caller, processId, opts, (id) => this.getInstance(caller, id));
   }
 
   /**
@@ -335,7 +308,7 @@ export class Engine extends EventEmitter implements EngineCore {
     for (const inst of Object.values(this.state.instances)) {
       this.streamed.set(inst.processInstanceId, inst.logs.length);
       if (inst.stateCd !== STATE.RUNNING) {
-        this.queueArchive(inst.processInstanceId, null);
+        this.archive.enqueue(inst.processInstanceId, null);
         continue;
       }
       for (const ni of Object.values(inst.nodes)) {
@@ -458,7 +431,7 @@ export class Engine extends EventEmitter implements EngineCore {
     for (const r of records) {
       if (r.type !== 'instance.finished') continue;
       this.emit('finished', r.instanceId);
-      this.queueArchive(r.instanceId, ownRecordsJson(r.instanceId, records, serialized));
+      this.archive.enqueue(r.instanceId, ownRecordsJson(r.instanceId, records, serialized));
     }
   }
 
@@ -510,120 +483,4 @@ export class Engine extends EventEmitter implements EngineCore {
     this.step((t) => t.continue(inst)).catch((err: unknown) => this.onError(err, `continuing ${id}`));
   }
 
-  /** An archived execution: its final state, or (started and finished in one step) the records of that step. */
-  private fromArchive(id: string, doc: ArchivedDoc): Instance | null {
-    if ('instance' in doc) return doc.instance;
-    // Replay through the same reducer, over the (immutable) flow versions of the live state.
-    const scratch: WfxState = { ...initialState(), flows: this.state.flows };
-    for (const r of doc.records) applyRecord(scratch, r);
-    return scratch.instances[id] ?? null;
-  }
-
-  /**
-   * Moves finished executions to history: each written and fsynced there first, then all of
-   * them removed from the live state in one journal entry. Executions that finish in the same
-   * tick are archived together. A crash in between archives them again on recovery (the later
-   * copy wins). `recordsJson`, when an execution started and finished in one step, is that
-   * step's records as journaled: written as they are instead of serializing the final state again.
-   */
-  private readonly archiveQueue = new Map<string, string | null>();
-  private archiveScheduled = false;
-
-  private queueArchive(id: string, recordsJson: string | null): void {
-    if (this.closed) return;
-    this.archiveQueue.set(id, recordsJson);
-    if (this.archiveScheduled) return;
-    this.archiveScheduled = true;
-    // Tracked from now, not from when it runs: close() must wait for a batch already scheduled.
-    void this.track(new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.archiveBatch()));
-  }
-
-  private async archiveBatch(): Promise<void> {
-    this.archiveScheduled = false;
-    const batch = [...this.archiveQueue];
-    this.archiveQueue.clear();
-    const written = await Promise.all(
-      batch.map(async ([id, recordsJson]) => {
-        const inst = this.state.instances[id];
-        const bucket = bucketOf(id);
-        if (!inst || inst.stateCd === STATE.RUNNING || !bucket) return null;
-        const doc = recordsJson === null ? JSON.stringify({ instance: inst }) : `{"records":[${recordsJson}]}`;
-        try {
-          await this.history.putJson(bucket, id, doc, [inst.processId, String(inst.stateCd)]);
-          return id;
-        } catch (err) {
-          this.onError(err, `archiving ${id}`);
-          return null;
-        }
-      }),
-    );
-    const ids = written.filter((id): id is string => id !== null && this.state.instances[id] !== undefined);
-    if (ids.length === 0) return;
-    try {
-      await this.store.commit(...ids.map((instanceId) => ({ type: 'instance.archived', instanceId }) as const));
-    } catch (err) {
-      this.onError(err, `archiving ${ids.length} executions`);
-      return;
-    }
-    for (const id of ids) {
-      this.streamed.delete(id);
-      this.emit('archived', id);
-    }
-  }
-}
-
-/** An execution without its variables, nodes and log: what lists show. */
-export interface InstanceSummary {
-  readonly processInstanceId: string;
-  readonly processId: string;
-  readonly processName: string;
-  readonly processVersion: string;
-  readonly stateCd: number;
-  readonly startTime: string;
-  readonly endTime: string | null;
-  readonly correlationKey: string | null;
-  readonly parentInstanceId: string | null;
-}
-
-function summarize(i: Instance): InstanceSummary {
-  return {
-    processInstanceId: i.processInstanceId,
-    processId: i.processId,
-    processName: i.processName,
-    processVersion: i.processVersion,
-    stateCd: i.stateCd,
-    startTime: i.startTime,
-    endTime: i.endTime,
-    correlationKey: i.correlationKey,
-    parentInstanceId: i.parentInstanceId,
-  };
-}
-
-/** The day after `bucket` (YYYY-MM-DD). */
-function nextDay(bucket: string): string {
-  return new Date(Date.parse(`${bucket}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-}
-
-/** The smallest UUIDv7 of a day: ids below it started before that day. */
-function bucketStartId(bucket: string): string {
-  const hex = Date.parse(`${bucket}T00:00:00Z`).toString(16).padStart(12, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
-}
-
-/** What history holds for an execution (see Engine.archive). */
-type ArchivedDoc = { readonly instance: Instance } | { readonly records: readonly WfxRecord[] };
-
-/**
- * The journaled JSON of the records of execution `id` in one step, comma-separated, if the
- * step both started and finished it (so they describe it whole); else null.
- */
-function ownRecordsJson(id: string, records: readonly WfxRecord[], serialized: readonly string[]): string | null {
-  const first = records.find((r) => r.type === 'instance.started' && r.instance.processInstanceId === id);
-  if (!first) return null;
-  const parts: string[] = [];
-  records.forEach((r, i) => {
-    const owner = r.type === 'instance.started' ? r.instance.processInstanceId : 'instanceId' in r ? r.instanceId : null;
-    if (owner === id) parts.push(serialized[i]!);
-  });
-  return parts.join(',');
 }

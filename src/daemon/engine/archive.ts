@@ -1,0 +1,196 @@
+import { WfxError } from '../../shared/errors.js';
+import { applyRecord, type WfxRecord } from '../state/records.js';
+import { initialState, STATE, type Instance, type WfxState } from '../state/state.js';
+import type { History } from '../store/history.js';
+import type { DurableStore } from '../store/store.js';
+import type { Caller } from './engine.js';
+import { bucketOf } from './ids.js';
+
+export interface ArchiveDeps {
+  readonly state: WfxState;
+  readonly store: DurableStore<WfxState, WfxRecord>;
+  readonly history: History;
+  /** Tracks work so the engine's close() waits for it. */
+  readonly track: <T>(work: Promise<T>) => Promise<T>;
+  readonly onError: (err: unknown, what: string) => void;
+  /** Called for each execution once it has left the live state for history. */
+  readonly onArchived: (id: string) => void;
+  readonly closed: () => boolean;
+}
+
+/**
+ * Finished executions in history: moving them there (in batches), reading them back, and
+ * listing a flow's executions across the live state and history.
+ */
+export class ExecutionArchive {
+  constructor(private readonly deps: ArchiveDeps) {}
+
+  /** An execution from history (by its id's day bucket), or null. */
+  async read(id: string): Promise<Instance | null> {
+    const bucket = bucketOf(id);
+    const doc = bucket ? await this.deps.history.get<ArchivedDoc>(bucket, id) : null;
+    return doc === null ? null : this.fromDoc(id, doc);
+  }
+
+  /**
+   * Executions of a flow, newest first (ids are time-ordered): live ones and those in history.
+   * `cursor` is the last id of the previous page. Throws PROCESS_NOT_FOUND for a flow the
+   * caller may not see.
+   */
+  async list(
+    caller: Caller,
+    processId: string,
+    opts: { stateCd?: number; limit: number; cursor?: string },
+    read: (id: string) => Promise<Instance | null>,
+  ): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
+    const flow = this.deps.state.flows[processId];
+    if (!flow || (caller.organization !== null && flow.organization !== caller.organization)) {
+      throw new WfxError('PROCESS_NOT_FOUND', `no flow ${processId}`);
+    }
+    const below = (id: string) => opts.cursor === undefined || id < opts.cursor;
+    const found = new Map<string, Instance | null>(); // null: in history, read on demand
+    for (const inst of Object.values(this.deps.state.instances)) {
+      if (inst.processId === processId && below(inst.processInstanceId) && (opts.stateCd === undefined || inst.stateCd === opts.stateCd)) {
+        found.set(inst.processInstanceId, inst);
+      }
+    }
+    const sorted = () => [...found.keys()].sort().reverse();
+    for (const bucket of await this.deps.history.buckets()) {
+      if (opts.cursor !== undefined && bucket > (bucketOf(opts.cursor) ?? '9999')) continue;
+      // This bucket's ids lie between its day's start and the next day's start, older buckets'
+      // below: once the page (and one more, for the cursor) is full of ids at or above this
+      // bucket's end, nothing here or older can make it onto the page.
+      const ids = sorted();
+      if (ids.length > opts.limit && ids[opts.limit]! >= bucketStartId(nextDay(bucket))) break;
+      for (const { id, tags } of await this.deps.history.list(bucket)) {
+        if (found.has(id) || !below(id) || tags[0] !== processId) continue;
+        if (opts.stateCd !== undefined && tags[1] !== String(opts.stateCd)) continue;
+        found.set(id, null);
+      }
+    }
+    const ids = sorted();
+    const page = ids.slice(0, opts.limit);
+    const items: InstanceSummary[] = [];
+    for (const id of page) {
+      const inst = found.get(id) ?? (await read(id));
+      if (inst) items.push(summarize(inst));
+    }
+    return { items, nextCursor: ids.length > opts.limit ? page.at(-1)! : null };
+  }
+
+  /** An archived execution: its final state, or (started and finished in one step) the records of that step. */
+  private fromDoc(id: string, doc: ArchivedDoc): Instance | null {
+    if ('instance' in doc) return doc.instance;
+    // Replay through the same reducer, over the (immutable) flow versions of the live state.
+    const scratch: WfxState = { ...initialState(), flows: this.deps.state.flows };
+    for (const r of doc.records) applyRecord(scratch, r);
+    return scratch.instances[id] ?? null;
+  }
+
+  /**
+   * Moves finished executions to history: each written and fsynced there first, then all of
+   * them removed from the live state in one journal entry. Executions that finish in the same
+   * tick are archived together. A crash in between archives them again on recovery (the later
+   * copy wins). `recordsJson`, when an execution started and finished in one step, is that
+   * step's records as journaled: written as they are instead of serializing the final state again.
+   */
+  private readonly pending = new Map<string, string | null>();
+  private scheduled = false;
+
+  /** Archives `id` with the next batch (this tick's finished executions). */
+  enqueue(id: string, recordsJson: string | null): void {
+    if (this.deps.closed()) return;
+    this.pending.set(id, recordsJson);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // Tracked from now, not from when it runs: close() must wait for a batch already scheduled.
+    void this.deps.track(new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.batch()));
+  }
+
+  private async batch(): Promise<void> {
+    this.scheduled = false;
+    const batch = [...this.pending];
+    this.pending.clear();
+    const written = await Promise.all(
+      batch.map(async ([id, recordsJson]) => {
+        const inst = this.deps.state.instances[id];
+        const bucket = bucketOf(id);
+        if (!inst || inst.stateCd === STATE.RUNNING || !bucket) return null;
+        const doc = recordsJson === null ? JSON.stringify({ instance: inst }) : `{"records":[${recordsJson}]}`;
+        try {
+          await this.deps.history.putJson(bucket, id, doc, [inst.processId, String(inst.stateCd)]);
+          return id;
+        } catch (err) {
+          this.deps.onError(err, `archiving ${id}`);
+          return null;
+        }
+      }),
+    );
+    const ids = written.filter((id): id is string => id !== null && this.deps.state.instances[id] !== undefined);
+    if (ids.length === 0) return;
+    try {
+      await this.deps.store.commit(...ids.map((instanceId) => ({ type: 'instance.archived', instanceId }) as const));
+    } catch (err) {
+      this.deps.onError(err, `archiving ${ids.length} executions`);
+      return;
+    }
+    for (const id of ids) this.deps.onArchived(id);
+  }
+}
+
+
+/** An execution without its variables, nodes and log: what lists show. */
+export interface InstanceSummary {
+  readonly processInstanceId: string;
+  readonly processId: string;
+  readonly processName: string;
+  readonly processVersion: string;
+  readonly stateCd: number;
+  readonly startTime: string;
+  readonly endTime: string | null;
+  readonly correlationKey: string | null;
+  readonly parentInstanceId: string | null;
+}
+
+function summarize(i: Instance): InstanceSummary {
+  return {
+    processInstanceId: i.processInstanceId,
+    processId: i.processId,
+    processName: i.processName,
+    processVersion: i.processVersion,
+    stateCd: i.stateCd,
+    startTime: i.startTime,
+    endTime: i.endTime,
+    correlationKey: i.correlationKey,
+    parentInstanceId: i.parentInstanceId,
+  };
+}
+
+/** The day after `bucket` (YYYY-MM-DD). */
+function nextDay(bucket: string): string {
+  return new Date(Date.parse(`${bucket}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+}
+
+/** The smallest UUIDv7 of a day: ids below it started before that day. */
+function bucketStartId(bucket: string): string {
+  const hex = Date.parse(`${bucket}T00:00:00Z`).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
+}
+
+/** What history holds for an execution (see Engine.archive). */
+type ArchivedDoc = { readonly instance: Instance } | { readonly records: readonly WfxRecord[] };
+
+/**
+ * The journaled JSON of the records of execution `id` in one step, comma-separated, if the
+ * step both started and finished it (so they describe it whole); else null.
+ */
+export function ownRecordsJson(id: string, records: readonly WfxRecord[], serialized: readonly string[]): string | null {
+  const first = records.find((r) => r.type === 'instance.started' && r.instance.processInstanceId === id);
+  if (!first) return null;
+  const parts: string[] = [];
+  records.forEach((r, i) => {
+    const owner = r.type === 'instance.started' ? r.instance.processInstanceId : 'instanceId' in r ? r.instanceId : null;
+    if (owner === id) parts.push(serialized[i]!);
+  });
+  return parts.join(',');
+}
