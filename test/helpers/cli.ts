@@ -10,8 +10,35 @@ export interface CliResult {
   readonly stderr: string;
 }
 
+/**
+ * Daemons this test process started (background daemons outlive their starter). If the test
+ * process ends without its teardowns (tap kills it on a timeout), they are killed here.
+ */
+const startedDaemons = new Set<number>();
+const killStarted = () => {
+  for (const pid of startedDaemons) killIfAlive(pid);
+};
+process.once('exit', killStarted);
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    killStarted();
+    process.exit(128 + (signal === 'SIGTERM' ? 15 : 2));
+  });
+}
+
 /** Runs `wfx ...args` as a child process and collects its exit code and output. */
 export function wfx(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  return run(args, options).then((res) => {
+    // Note a daemon started in the background, so it never outlives this process.
+    if (args[0] === 'daemon' && args[1] === 'start' && res.code === 0) {
+      const pid = /"pid": (\d+)/.exec(res.stdout)?.[1] ?? /\(pid (\d+)\)/.exec(res.stdout)?.[1];
+      if (pid) startedDaemons.add(Number(pid));
+    }
+    return res;
+  });
+}
+
+function run(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
