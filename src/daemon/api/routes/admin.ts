@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
-import { RESERVED_NAMES } from '../../../shared/names.js';
 import { validateFlowSource, validateFlowValue } from '../../../shared/flow/validate.js';
 import { newApiKey } from '../../auth/api-keys.js';
 import { activateVersion, publishFlow } from '../../flows/publish.js';
@@ -10,6 +9,8 @@ import type { WfxRecord } from '../../state/records.js';
 import { ENVIRONMENTS, ROLE_PERMISSIONS, type ApiKey, type Environment, type Role, type WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
+import { RESERVED_NAMES } from '../../../shared/names.js';
+import { actingOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
 import type { RateLimiter } from '../rate-limit.js';
 
 export interface AdminRouteDeps {
@@ -19,7 +20,6 @@ export interface AdminRouteDeps {
 }
 
 const ROLES = Object.keys(ROLE_PERMISSIONS) as Role[];
-const ORG_NAME = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', not: { enum: RESERVED_NAMES } } as const;
 const limit = { type: ['integer', 'null'], minimum: 0, maximum: 1_000_000 } as const;
 const keyParams = { type: 'object', required: ['keyId'], properties: { keyId: { type: 'string', maxLength: 100 } } } as const;
 const flowParams = { type: 'object', required: ['processId'], properties: { processId: { type: 'string', maxLength: 200 } } } as const;
@@ -28,7 +28,6 @@ const envParams = {
   required: ['env'],
   properties: { env: { type: 'string', enum: [...ENVIRONMENTS] }, name: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,199}$', not: { enum: RESERVED_NAMES } } },
 } as const;
-const orgQuery = { type: 'object', additionalProperties: false, properties: { organization: ORG_NAME } } as const;
 
 /** A key as the API shows it: never the secret, never its hash. */
 function keyView(key: ApiKey) {
@@ -46,13 +45,6 @@ function keyView(key: ApiKey) {
     createdAt: key.createdAt,
     updatedAt: key.updatedAt,
   };
-}
-
-/** The organization an admin request acts in: its own, or (system callers) the one named (default `default`). */
-function targetOrganization(caller: Caller, named: string | undefined): string {
-  if (caller.system) return named ?? 'default';
-  if (named !== undefined && named !== caller.organization) throw new WfxError('FORBIDDEN', 'an organization admin acts in its own organization only');
-  return caller.organization!;
 }
 
 /** /admin/api-keys, /admin/flows, /admin/environments/{env}/variables. */
@@ -81,7 +73,7 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
         properties: {
           name: { type: 'string', minLength: 1, maxLength: 200 },
           role: { type: 'string', enum: ROLES, default: 'operator' },
-          organization: ORG_NAME,
+          organization: NAME_SCHEMA,
           system: { type: 'boolean', default: false },
           rateLimitPerMinute: limit,
           rateLimitPerHour: limit,
@@ -100,7 +92,7 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
       const b = request.body;
       if (b.system && !caller.system) throw new WfxError('FORBIDDEN', 'only a system admin creates system keys');
       if (b.system && b.organization !== undefined) throw new WfxError('VALIDATION_ERROR', 'a system key has no organization');
-      const organization = b.system ? null : targetOrganization(caller, b.organization);
+      const organization = b.system ? null : actingOrganization(caller, b.organization);
       const at = now();
       let expiresAt = b.expiresAt ?? null;
       if (b.expiresIn !== undefined) {
@@ -129,7 +121,7 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
 
   app.get('/admin/api-keys', {
     config: admin,
-    schema: { tags: ['admin'], summary: 'API keys the caller manages', querystring: orgQuery },
+    schema: { tags: ['admin'], summary: 'API keys the caller manages', querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
       const caller = request.caller!;
       const org = request.query.organization;
@@ -208,7 +200,7 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
           source: { type: 'string', maxLength: 1_000_000, description: 'the flow file\'s text, YAML or JSON (problems get line:column)' },
           definition: { type: 'object', description: 'the flow as JSON' },
           environment: { type: 'string', enum: [...ENVIRONMENTS], default: 'PRODUCTION' },
-          organization: ORG_NAME,
+          organization: NAME_SCHEMA,
         },
       },
     },
@@ -221,7 +213,7 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
           details: { problems: validation.problems },
         });
       }
-      const organization = targetOrganization(request.caller!, b.organization);
+      const organization = actingOrganization(request.caller!, b.organization);
       return publishFlow(store, { definition: validation.flow, organization, environment: b.environment, now: now() });
     },
   });
@@ -295,9 +287,9 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
 
   app.get('/admin/environments/:env/variables', {
     config: admin,
-    schema: { tags: ['admin'], summary: 'The {env.NAME} values of an environment', params: envParams, querystring: orgQuery },
+    schema: { tags: ['admin'], summary: 'The {env.NAME} values of an environment', params: envParams, querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Params: { env: Environment }; Querystring: { organization?: string } }>) => {
-      const organization = targetOrganization(request.caller!, request.query.organization);
+      const organization = actingOrganization(request.caller!, request.query.organization);
       return { organization, environment: request.params.env, variables: { ...(state.environments[organization]?.[request.params.env] ?? {}) } };
     },
   });
@@ -308,11 +300,11 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
       tags: ['admin'],
       summary: 'Set an {env.NAME} value',
       params: envParams,
-      querystring: orgQuery,
+      querystring: ORG_QUERY,
       body: { type: 'object', required: ['value'], additionalProperties: false, properties: { value: { type: 'string', maxLength: 100_000 } } },
     },
     handler: async (request: FastifyRequest<{ Params: { env: Environment; name: string }; Querystring: { organization?: string }; Body: { value: string } }>) => {
-      const organization = targetOrganization(request.caller!, request.query.organization);
+      const organization = actingOrganization(request.caller!, request.query.organization);
       await store.commit({ type: 'env.set', organization, environment: request.params.env, name: request.params.name, value: request.body.value });
       return { organization, environment: request.params.env, name: request.params.name };
     },
@@ -320,9 +312,9 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
 
   app.delete('/admin/environments/:env/variables/:name', {
     config: admin,
-    schema: { tags: ['admin'], summary: 'Remove an {env.NAME} value', params: envParams, querystring: orgQuery },
+    schema: { tags: ['admin'], summary: 'Remove an {env.NAME} value', params: envParams, querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Params: { env: Environment; name: string }; Querystring: { organization?: string } }>) => {
-      const organization = targetOrganization(request.caller!, request.query.organization);
+      const organization = actingOrganization(request.caller!, request.query.organization);
       if (state.environments[organization]?.[request.params.env]?.[request.params.name] === undefined) {
         throw new WfxError('NOT_FOUND', `no variable ${request.params.name} in ${request.params.env}`);
       }

@@ -1,21 +1,19 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { WfxError } from '../../../shared/errors.js';
-import { RESERVED_NAMES } from '../../../shared/names.js';
 import { uuidv7 } from '../../engine/ids.js';
 import type { WfxRecord } from '../../state/records.js';
 import type { EmailConnection, WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
+import { actingOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
 
 export interface EmailConnectionRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly now?: () => Date;
 }
 
-const NAME = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', not: { enum: RESERVED_NAMES } } as const;
-const nameParams = { type: 'object', required: ['name'], properties: { name: NAME } } as const;
-const orgQuery = { type: 'object', additionalProperties: false, properties: { organization: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', not: { enum: RESERVED_NAMES } } } } as const;
+const nameParams = { type: 'object', required: ['name'], properties: { name: NAME_SCHEMA } } as const;
 const fields = {
   host: { type: 'string', minLength: 1, maxLength: 255 },
   port: { type: 'integer', minimum: 1, maximum: 65535 },
@@ -36,13 +34,8 @@ export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectio
   const { store } = deps;
   const now = deps.now ?? (() => new Date());
   const admin = { auth: { permission: 'ADMIN' as const } };
-  const orgOf = (caller: Caller, named: string | undefined) => {
-    if (caller.system) return named ?? 'default';
-    if (named !== undefined && named !== caller.organization) throw new WfxError('FORBIDDEN', 'an organization admin acts in its own organization only');
-    return caller.organization!;
-  };
   const find = (caller: Caller, name: string, named?: string) => {
-    const organization = orgOf(caller, named);
+    const organization = actingOrganization(caller, named);
     const c = Object.values(store.state.emailConnections).find((x) => x.organization === organization && x.name === name);
     if (!c) throw new WfxError('NOT_FOUND', `no email connection ${name}`);
     return c;
@@ -53,16 +46,16 @@ export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectio
     schema: {
       tags: ['email'],
       summary: 'Add an IMAP connection for email triggers (the password is never returned)',
-      querystring: orgQuery,
+      querystring: ORG_QUERY,
       body: {
         type: 'object',
         required: ['name', 'host', 'user', 'password'],
         additionalProperties: false,
-        properties: { name: NAME, ...fields, security: { ...fields.security, default: 'TLS' }, mailbox: { ...fields.mailbox, default: 'INBOX' } },
+        properties: { name: NAME_SCHEMA, ...fields, security: { ...fields.security, default: 'TLS' }, mailbox: { ...fields.mailbox, default: 'INBOX' } },
       },
     },
     handler: async (request: FastifyRequest<{ Querystring: { organization?: string }; Body: Omit<EmailConnection, 'connectionId' | 'organization' | 'createdAt' | 'updatedAt' | 'port'> & { port?: number } }>, reply) => {
-      const organization = orgOf(request.caller!, request.query.organization);
+      const organization = actingOrganization(request.caller!, request.query.organization);
       const b = request.body;
       if (Object.values(store.state.emailConnections).some((c) => c.organization === organization && c.name === b.name)) {
         throw new WfxError('VALIDATION_ERROR', `an email connection named ${b.name} exists already`);
@@ -88,7 +81,7 @@ export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectio
 
   app.get('/admin/email-connections', {
     config: admin,
-    schema: { tags: ['email'], summary: 'IMAP connections (no passwords)', querystring: orgQuery },
+    schema: { tags: ['email'], summary: 'IMAP connections (no passwords)', querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
       const caller = request.caller!;
       const items = Object.values(store.state.emailConnections)
@@ -100,7 +93,7 @@ export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectio
 
   app.get('/admin/email-connections/:name', {
     config: admin,
-    schema: { tags: ['email'], summary: 'One IMAP connection (no password)', params: nameParams, querystring: orgQuery },
+    schema: { tags: ['email'], summary: 'One IMAP connection (no password)', params: nameParams, querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string } }>) => view(find(request.caller!, request.params.name, request.query.organization)),
   });
 
@@ -110,7 +103,7 @@ export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectio
       tags: ['email'],
       summary: 'Change an IMAP connection (host, port, security, user, password, mailbox)',
       params: nameParams,
-      querystring: orgQuery,
+      querystring: ORG_QUERY,
       body: { type: 'object', additionalProperties: false, minProperties: 1, properties: fields },
     },
     handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string }; Body: Partial<EmailConnection> }>) => {
@@ -123,7 +116,7 @@ export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectio
 
   app.delete('/admin/email-connections/:name', {
     config: admin,
-    schema: { tags: ['email'], summary: 'Remove an IMAP connection', params: nameParams, querystring: orgQuery },
+    schema: { tags: ['email'], summary: 'Remove an IMAP connection', params: nameParams, querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string } }>) => {
       const c = find(request.caller!, request.params.name, request.query.organization);
       await store.commit({ type: 'emailConnection.deleted', connectionId: c.connectionId });

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
-import { RESERVED_NAMES } from '../../../shared/names.js';
 import { normalizePayload, PROVIDERS, signDelivery, verifyDelivery, type CustomScheme, type Provider } from '../../../shared/webhooks/providers.js';
 import { uuidv7 } from '../../engine/ids.js';
 import type { WfxRecord } from '../../state/records.js';
@@ -11,6 +10,7 @@ import { ENVIRONMENTS, type EndpointEnvironment, type WebhookEndpoint, type Webh
 import type { DurableStore } from '../../store/store.js';
 import { liveSecrets, schemeOf, type WebhookReceiver } from '../../triggers/webhooks.js';
 import type { Caller } from '../caller.js';
+import { actingOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
 
 export interface WebhookRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
@@ -18,9 +18,7 @@ export interface WebhookRouteDeps {
   readonly now?: () => Date;
 }
 
-const NAME = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', not: { enum: RESERVED_NAMES } } as const;
-const nameParams = { type: 'object', required: ['name'], properties: { name: NAME } } as const;
-const orgQuery = { type: 'object', additionalProperties: false, properties: { organization: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', not: { enum: RESERVED_NAMES } } } } as const;
+const nameParams = { type: 'object', required: ['name'], properties: { name: NAME_SCHEMA } } as const;
 const ENDPOINT_ENVS = ['ALL', ...ENVIRONMENTS] as const;
 
 const newToken = () => randomBytes(32).toString('base64url');
@@ -53,8 +51,7 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
   const admin = { auth: { permission: 'ADMIN' as const } };
 
   const find = (caller: Caller, name: string, org?: string): WebhookRegistration => {
-    const organization = caller.system ? (org ?? 'default') : caller.organization!;
-    if (!caller.system && org !== undefined && org !== organization) throw new WfxError('FORBIDDEN', 'an organization admin acts in its own organization only');
+    const organization = actingOrganization(caller, org);
     const w = Object.values(state.webhooks).find((x) => x.organization === organization && x.name === name);
     if (!w) throw new WfxError('NOT_FOUND', `no webhook registration ${name}`);
     return w;
@@ -95,13 +92,13 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
     schema: {
       tags: ['webhooks'],
       summary: 'Register a webhook; endpoint tokens and signing secrets are in this answer only',
-      querystring: orgQuery,
+      querystring: ORG_QUERY,
       body: {
         type: 'object',
         required: ['name', 'provider'],
         additionalProperties: false,
         properties: {
-          name: NAME,
+          name: NAME_SCHEMA,
           provider: { type: 'string', enum: [...PROVIDERS] },
           environmentMode: { type: 'string', enum: ['SHARED', 'PER_ENVIRONMENT'], default: 'SHARED' },
           authType: { type: 'string', enum: ['HMAC', 'NONE'], default: 'HMAC' },
@@ -120,10 +117,7 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
     handler: async (request: FastifyRequest<{ Querystring: { organization?: string }; Body: Record<string, string | undefined> & { name: string; provider: Provider } }>, reply) => {
       const caller = request.caller!;
       const b = request.body;
-      const organization = caller.system ? (request.query.organization ?? 'default') : caller.organization!;
-      if (!caller.system && request.query.organization !== undefined && request.query.organization !== organization) {
-        throw new WfxError('FORBIDDEN', 'an organization admin acts in its own organization only');
-      }
+      const organization = actingOrganization(caller, request.query.organization);
       if (Object.values(state.webhooks).some((w) => w.organization === organization && w.name === b.name)) {
         throw new WfxError('VALIDATION_ERROR', `a webhook registration named ${b.name} exists already`);
       }
@@ -172,7 +166,7 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
 
   app.get('/admin/webhooks', {
     config: admin,
-    schema: { tags: ['webhooks'], summary: 'Webhook registrations (no secrets)', querystring: orgQuery },
+    schema: { tags: ['webhooks'], summary: 'Webhook registrations (no secrets)', querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
       const caller = request.caller!;
       const items = Object.values(state.webhooks)
@@ -184,14 +178,14 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
 
   app.get('/admin/webhooks/:name', {
     config: admin,
-    schema: { tags: ['webhooks'], summary: 'One webhook registration (no secrets)', params: nameParams, querystring: orgQuery },
+    schema: { tags: ['webhooks'], summary: 'One webhook registration (no secrets)', params: nameParams, querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string } }>) =>
       view(find(request.caller!, request.params.name, request.query.organization), baseUrlOf(request)),
   });
 
   app.delete('/admin/webhooks/:name', {
     config: admin,
-    schema: { tags: ['webhooks'], summary: 'Delete a webhook registration (its endpoints stop at once)', params: nameParams, querystring: orgQuery },
+    schema: { tags: ['webhooks'], summary: 'Delete a webhook registration (its endpoints stop at once)', params: nameParams, querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string } }>) => {
       const w = find(request.caller!, request.params.name, request.query.organization);
       await store.commit({ type: 'webhook.deleted', webhookId: w.webhookId });
@@ -205,7 +199,7 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
       tags: ['webhooks'],
       summary: 'Rotate the signing secret: the new one is in this answer only; the previous one keeps working for previousValidFor',
       params: nameParams,
-      querystring: orgQuery,
+      querystring: ORG_QUERY,
       body: {
         type: 'object',
         additionalProperties: false,
@@ -242,7 +236,7 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
 
   app.get('/admin/webhooks/:name/deliveries', {
     config: admin,
-    schema: { tags: ['webhooks'], summary: 'The last deliveries, newest first: signature verdict, event, what started, or why nothing did', params: nameParams, querystring: orgQuery },
+    schema: { tags: ['webhooks'], summary: 'The last deliveries, newest first: signature verdict, event, what started, or why nothing did', params: nameParams, querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string } }>) => {
       const w = find(request.caller!, request.params.name, request.query.organization);
       const pending = Object.values(state.pendingDeliveries)
@@ -258,7 +252,7 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
       tags: ['webhooks'],
       summary: 'Sign a test payload as the provider would (wfx webhooks send); the secret never leaves the daemon',
       params: nameParams,
-      querystring: orgQuery,
+      querystring: ORG_QUERY,
       body: {
         type: 'object',
         required: ['body'],
