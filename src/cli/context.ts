@@ -1,4 +1,7 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { WfxError } from '../shared/errors.js';
 import { resolveDataDir } from '../shared/data-dir.js';
 
 /** Options every command accepts (SPEC.md section 8). */
@@ -40,4 +43,13 @@ export function printJson(ctx: CliContext, value: unknown): void {
 /** Whether to colour output on `stream`: only on a TTY, never with NO_COLOR or --no-color. */
 export function useColor(ctx: CliContext, opts: GlobalOptions, stream: { isTTY?: boolean } = ctx.stdout): boolean {
   return opts.color !== false && !ctx.env.NO_COLOR && stream.isTTY === true;
+}
+
+/** Reads a file the user named (relative to the working directory); USAGE_ERROR saying which and why. */
+export async function readUserFile(ctx: CliContext, file: string, what?: string): Promise<Buffer> {
+  try {
+    return await readFile(resolve(ctx.cwd, file));
+  } catch (err) {
+    throw new WfxError('USAGE_ERROR', `cannot read ${what ? `${what} ` : ''}${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
 }

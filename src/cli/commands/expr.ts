@@ -1,21 +1,12 @@
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { WfxError } from '../../shared/errors.js';
 import { compileCondition, evaluateJuel, ExpressionError } from '../../shared/expr/juel.js';
 import { resolveTemplate } from '../../shared/expr/template.js';
-import { printJson, type CliContext } from '../context.js';
+import { printJson, readUserFile, type CliContext } from '../context.js';
 
 /** Reads `--vars`: JSON text, or `@file`. Throws USAGE_ERROR. */
 export async function readJsonOption(ctx: CliContext, value: string, what: string): Promise<Record<string, unknown>> {
-  let text = value;
-  if (value.startsWith('@')) {
-    try {
-      text = await readFile(resolve(ctx.cwd, value.slice(1)), 'utf8');
-    } catch (err) {
-      throw new WfxError('USAGE_ERROR', `cannot read ${what} file ${value.slice(1)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-    }
-  }
+  const text = value.startsWith('@') ? (await readUserFile(ctx, value.slice(1), `${what} file`)).toString('utf8') : value;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -1,12 +1,10 @@
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { clientFor } from '../api.js';
 import { table } from '../format.js';
 import { WfxError } from '../../shared/errors.js';
 import { flowSchema } from '../../shared/flow/schema.js';
 import { formatProblem, validateFlowSource, type FlowProblem } from '../../shared/flow/validate.js';
-import { globals, printJson, type CliContext } from '../context.js';
+import { globals, printJson, readUserFile, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 
 /** `wfx flow validate|schema` (publish, list and show talk to a daemon: the CLI issue adds them). */
@@ -21,12 +19,7 @@ export function registerFlow(program: Command, ctx: CliContext): void {
     .action(async (files: string[], _opts: unknown, cmd: Command) => {
       const results: Array<{ file: string; ok: boolean; problems: readonly FlowProblem[] }> = [];
       for (const file of files) {
-        let text: string;
-        try {
-          text = await readFile(resolve(ctx.cwd, file), 'utf8');
-        } catch (err) {
-          throw new WfxError('USAGE_ERROR', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-        }
+        const text = (await readUserFile(ctx, file)).toString('utf8');
         const v = validateFlowSource(text);
         results.push({ file, ok: v.ok, problems: v.problems });
       }
@@ -57,12 +50,7 @@ export function registerFlow(program: Command, ctx: CliContext): void {
       const results: unknown[] = [];
       let failed = 0;
       for (const file of files) {
-        let source: string;
-        try {
-          source = await readFile(resolve(ctx.cwd, file), 'utf8');
-        } catch (err) {
-          throw new WfxError('USAGE_ERROR', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-        }
+        const source = (await readUserFile(ctx, file)).toString('utf8');
         try {
           const r = await client.post<{ processId: string; name: string; version: string; created: boolean; environment: string }>('/admin/flows', {
             source,

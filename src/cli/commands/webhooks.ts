@@ -1,20 +1,10 @@
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { WfxError } from '../../shared/errors.js';
 import { PROVIDERS, verifyDelivery, type Provider, type Scheme } from '../../shared/webhooks/providers.js';
 import { clientFor, collect } from '../api.js';
-import { globals, printJson, type CliContext } from '../context.js';
+import { globals, printJson, readUserFile, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { table } from '../format.js';
-
-async function readInput(ctx: CliContext, file: string, what: string): Promise<Buffer> {
-  try {
-    return await readFile(resolve(ctx.cwd, file));
-  } catch (err) {
-    throw new WfxError('USAGE_ERROR', `cannot read ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-}
 
 /** `wfx webhooks create|list|deliveries|rotate|delete|send|verify`. */
 export function registerWebhooks(program: Command, ctx: CliContext): void {
@@ -132,7 +122,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .addHelpText('after', '\nExample:\n  $ wfx webhooks send github --payload pull_request.json --event pull_request')
     .action(async (name: string, opts: { payload: string; env?: string; event?: string; contentType: string }, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
-      const body = await readInput(ctx, opts.payload, 'payload');
+      const body = await readUserFile(ctx, opts.payload, 'payload');
       const signed = await client.post<{ url: string; environment: string; headers: Record<string, string> }>(`/admin/webhooks/${encodeURIComponent(name)}/sign`, {
         body: body.toString('base64'),
         ...(opts.env && { environment: opts.env }),
@@ -176,7 +166,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         ...(opts.provider === 'CUSTOM' && { custom: { signatureHeader: opts.signatureHeader!.toLowerCase(), algorithm: opts.algorithm, encoding: opts.encoding, ...(opts.prefix && { prefix: opts.prefix }) } }),
       };
       const at = opts.at === undefined ? new Date() : new Date(Number(opts.at) * 1000);
-      const verdict = verifyDelivery(scheme, [opts.secret], headers, await readInput(ctx, opts.body, 'body'), at);
+      const verdict = verifyDelivery(scheme, [opts.secret], headers, await readUserFile(ctx, opts.body, 'body'), at);
       if (globals(cmd).json) printJson(ctx, verdict);
       else ctx.stdout.write(verdict.ok ? 'valid\n' : `invalid: ${verdict.reason}\n`);
       if (!verdict.ok) ctx.exitCode = EXIT.FAILED;
