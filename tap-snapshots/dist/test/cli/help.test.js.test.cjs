@@ -1,0 +1,772 @@
+/* IMPORTANT
+ * This snapshot file is auto-generated, but designed for humans.
+ * It should be checked into source control and tracked carefully.
+ * Re-generate by setting TAP_SNAPSHOT=1 and running tests.
+ * Make sure to inspect the output below.  Do not ignore changes!
+ */
+'use strict'
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx  --help 1`] = `
+Usage: wfx [options] [command]
+
+wfx: run durable workflows locally. Talks to a wfx daemon over its HTTP API.
+
+Options:
+  --url <url>                  daemon URL (default: WFX_URL, the local daemon,
+                               http://127.0.0.1:7878)
+  --api-key <key>              API key (default: WFX_API_KEY, \`wfx login\`, the
+                               local bootstrap.key)
+  --data-dir <dir>             data directory (default: WFX_DATA_DIR, the
+                               nearest .wfx/)
+  --json                       machine output on stdout, nothing else
+  --no-color                   no colour (also NO_COLOR)
+  -h, --help                   display help for command
+
+Commands:
+  daemon                       start, stop and inspect the local wfx daemon
+  dev [options]                run the daemon here and republish flows/ to
+                               DEVELOPMENT whenever a file changes
+  flow                         check and publish flow files
+  run [options] <flow>         start an execution of a published flow, or of a
+                               flow file (published to DEVELOPMENT first)
+  instances                    list, inspect and cancel executions
+  logs [options] <id>          the log of an execution; --follow keeps printing
+                               until it finishes
+  task                         answer an execution waiting at an input node or
+                               user task
+  event                        deliver messages and signals to waiting catch
+                               events
+  keys                         manage API keys (needs ADMIN)
+  env                          the {env.NAME} values flows read, per environment
+                               (needs ADMIN)
+  webhooks                     webhook registrations: endpoints for GitHub,
+                               Stripe, Slack, Standard Webhooks and custom
+                               senders (needs ADMIN)
+  email-connections            IMAP mailboxes for email triggers (needs ADMIN)
+  expr [options] <expression>  evaluate a \${...} condition or a {ref} template
+                               locally, as the engine does; prints JSON
+  cron                         check schedule expressions
+  login [options]              check an API key against the daemon and keep it
+                               for its URL (OS keyring, else a 0600 file)
+  tui                          the operator console (not in this version yet)
+  help [command]               display help for command
+
+  -V, --version      print the version of wfx (as the first argument)
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx cron next --help 1`] = `
+Usage: wfx cron next [options] <cron>
+
+the next fire times of a five-field cron expression, one ISO time a line (no
+daemon needed)
+
+Arguments:
+  cron          minute hour day-of-month month day-of-week
+
+Options:
+  --from <iso>  from this instant (default now)
+  --tz <zone>   IANA time zone the expression is read in (default: "UTC")
+  --count <n>   how many (default: 5)
+  -h, --help    display help for command
+
+Examples:
+  $ wfx cron next '*/15 9-17 * * 1-5' --tz Europe/Berlin
+  $ wfx cron next '30 2 * * *' --tz Europe/Berlin --from 2027-03-27T00:00:00Z --count 3   # skips the DST gap
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx daemon start --help 1`] = `
+Usage: wfx daemon start [options]
+
+start the daemon (in the background unless --foreground)
+
+Options:
+  --port <port>             port to listen on (0 picks a free one) (default:
+                            7878)
+  --host <host>             address to listen on (default: "127.0.0.1")
+  --foreground              run in this terminal, logging readable lines, until
+                            Ctrl-C
+  --retention <days>        keep finished executions this many days
+  --flows <dir>             validate and publish the flow files of this
+                            directory at start (organization default,
+                            PRODUCTION)
+  --oidc-issuer <url>       also accept bearer JWTs from this OIDC issuer (needs
+                            --oidc-audience)
+  --oidc-audience <aud>     the audience bearer tokens must carry
+  --oidc-org-claim <claim>  the token claim naming the organization (default:
+                            "org_id")
+  -h, --help                display help for command
+
+Examples:
+  $ wfx daemon start
+  $ wfx daemon start --port 0 --json
+  $ wfx daemon start --foreground --flows flows
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx daemon status --help 1`] = `
+Usage: wfx daemon status [options]
+
+whether the daemon runs, where it listens, and its health (exit 5 when not
+running)
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx daemon status --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx daemon stop --help 1`] = `
+Usage: wfx daemon stop [options]
+
+stop the daemon gracefully (finishes in-flight work, checkpoints)
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx daemon stop
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx dev --help 1`] = `
+Usage: wfx dev [options]
+
+run the daemon here and republish flows/ to DEVELOPMENT whenever a file changes
+
+Options:
+  --flows <dir>  the flow files to watch (default: "flows")
+  --port <port>  port to listen on (0 picks a free one) (default: 7878)
+  --host <host>  address to listen on (default: "127.0.0.1")
+  -h, --help     display help for command
+
+Examples:
+  $ wfx dev
+  $ wfx dev --flows ./workflows --port 0
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx email-connections create --help 1`] = `
+Usage: wfx email-connections create [options]
+
+add an IMAP connection (the password is read from stdin with --password-stdin;
+never shown again)
+
+Options:
+  --name <name>
+  --host <host>
+  --port <port>        default 993 with TLS, else 143
+  --user <user>
+  --password-stdin     read the password from standard input
+  --tls                TLS from the start (default)
+  --starttls           upgrade with STARTTLS
+  --no-tls             no encryption (local test servers only)
+  --mailbox <mailbox>  the mailbox to watch (default: "INBOX")
+  -h, --help           display help for command
+
+Example:
+  $ printf %s "$IMAP_PASSWORD" | wfx email-connections create --name support --host imap.example.com --user support@example.com --password-stdin
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx email-connections delete --help 1`] = `
+Usage: wfx email-connections delete [options] <name>
+
+remove an IMAP connection
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx email-connections delete support
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx email-connections list --help 1`] = `
+Usage: wfx email-connections list [options]
+
+IMAP connections (no passwords)
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx email-connections list --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx env list --help 1`] = `
+Usage: wfx env list [options]
+
+the values of an environment
+
+Options:
+  --env <environment>  the environment (choices: "DEVELOPMENT", "PRODUCTION",
+                       default: "PRODUCTION")
+  -h, --help           display help for command
+
+Example:
+  $ wfx env list --env PRODUCTION
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx env set --help 1`] = `
+Usage: wfx env set [options] <name> <value>
+
+set a value
+
+Options:
+  --env <environment>  the environment (choices: "DEVELOPMENT", "PRODUCTION",
+                       default: "PRODUCTION")
+  -h, --help           display help for command
+
+Example:
+  $ wfx env set API_URL https://api.example.com --env DEVELOPMENT
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx env unset --help 1`] = `
+Usage: wfx env unset [options] <name>
+
+remove a value
+
+Options:
+  --env <environment>  the environment (choices: "DEVELOPMENT", "PRODUCTION",
+                       default: "PRODUCTION")
+  -h, --help           display help for command
+
+Example:
+  $ wfx env unset API_URL --env DEVELOPMENT
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx event send --help 1`] = `
+Usage: wfx event send [options] <eventType>
+
+deliver a message or signal (resumes matching catch events; with --ttl kept
+until one waits)
+
+Arguments:
+  eventType                the messageRef the catch events wait for
+
+Options:
+  --correlation-key <key>  matches message subscriptions with this key (signals
+                           match any)
+  --data <json>            event data: a JSON object, or @file (each key becomes
+                           a variable) (default: "{}")
+  --set <key=value>        one data field; repeatable (default: [])
+  --ttl <seconds>          keep it this long if nothing waits yet
+  --message-id <id>        a repeat with the same id is a no-op while the first
+                           is kept
+  -h, --help               display help for command
+
+Example:
+  $ wfx event send payment-received --correlation-key order-42 --data '{"paid":99}' --ttl 3600
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx expr --help 1`] = `
+Usage: wfx expr [options] <expression>
+
+evaluate a \${...} condition or a {ref} template locally, as the engine does;
+prints JSON
+
+Arguments:
+  expression     a JUEL expression written \${...}, or text with {ref} references
+
+Options:
+  --vars <json>  variables as a JSON object, or @file (default: "{}")
+  --env <json>   values for {env.NAME}, as a JSON object, or @file (default:
+                 "{}")
+  -h, --help     display help for command
+
+Examples:
+  $ wfx expr '\${order.total < 1000 && approved}' --vars '{"order":{"total":250},"approved":true}'
+  true
+  $ wfx expr 'Approve order {order.id}?' --vars '{"order":{"id":42}}'
+  "Approve order 42?"
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow activate --help 1`] = `
+Usage: wfx flow activate [options] <processId> <version>
+
+make a version the one an environment runs (rollback)
+
+Options:
+  --env <environment>  the environment (choices: "DEVELOPMENT", "PRODUCTION",
+                       default: "PRODUCTION")
+  -h, --help           display help for command
+
+Example:
+  $ wfx flow activate 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 1 --env PRODUCTION
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow list --help 1`] = `
+Usage: wfx flow list [options]
+
+published flows with their versions and active versions
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx flow list
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow publish --help 1`] = `
+Usage: wfx flow publish [options] <files...>
+
+validate and publish flow files: a changed file is the next version, an
+unchanged one keeps its version
+
+Arguments:
+  files                 flow files (YAML or JSON)
+
+Options:
+  --env <environment>   the environment that runs it (choices: "DEVELOPMENT",
+                        "PRODUCTION", default: "PRODUCTION")
+  --org <organization>  system keys: publish into this organization (default:
+                        default)
+  -h, --help            display help for command
+
+Examples:
+  $ wfx flow publish flows/*.yaml
+  $ wfx flow publish order.yaml --env DEVELOPMENT --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow schema --help 1`] = `
+Usage: wfx flow schema [options]
+
+print the JSON Schema of flow files (point your editor at it)
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx flow schema > flow.schema.json
+  then, first line of a flow file:  # yaml-language-server: $schema=./flow.schema.json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow show --help 1`] = `
+Usage: wfx flow show [options] <processId>
+
+a flow: its versions, and one version's definition (default: the latest)
+
+Options:
+  --version <n>  this version
+  -h, --help     display help for command
+
+Example:
+  $ wfx flow show 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --version 1
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow validate --help 1`] = `
+Usage: wfx flow validate [options] <files...>
+
+check flow files with the daemon's own validator (no daemon needed); exit 2 if
+any has a problem
+
+Arguments:
+  files       flow files (YAML or JSON)
+
+Options:
+  -h, --help  display help for command
+
+Examples:
+  $ wfx flow validate flows/*.yaml
+  $ wfx flow validate order.yaml --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances cancel --help 1`] = `
+Usage: wfx instances cancel [options] <id>
+
+cancel a running execution
+
+Arguments:
+  id          the processInstanceId
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx instances cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances get --help 1`] = `
+Usage: wfx instances get [options] <id>
+
+one execution: state, variables, output, error, nodes
+
+Arguments:
+  id          the processInstanceId
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx instances get 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances list --help 1`] = `
+Usage: wfx instances list [options] [processId]
+
+executions, newest first (of one flow, or of every flow)
+
+Arguments:
+  processId        only this flow
+
+Options:
+  --state <state>  only executions in this state (choices: "running",
+                   "completed", "failed", "cancelled")
+  --limit <n>      at most this many (default: 50)
+  -h, --help       display help for command
+
+Examples:
+  $ wfx instances list
+  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx keys activate --help 1`] = `
+Usage: wfx keys activate [options] <keyId>
+
+activate a key
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx keys activate 4326020afd8d2dd9
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx keys create --help 1`] = `
+Usage: wfx keys create [options]
+
+create an API key; its secret is printed once
+
+Options:
+  --name <name>         what it is for
+  --role <role>         its permissions (choices: "viewer", "operator",
+                        "developer", "admin", default: "operator")
+  --org <organization>  its organization (system admins: any; created if new)
+  --system              a system key, bound to no organization (system admins
+                        only)
+  --per-minute <n>      requests per minute (default unlimited)
+  --per-hour <n>        requests per hour (default unlimited)
+  --expires <duration>  expires after this long, e.g. 30d
+  -h, --help            display help for command
+
+Examples:
+  $ wfx keys create --name ci --role developer --per-minute 600 --expires 90d
+  $ wfx keys create --name acme-admin --role admin --org acme
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx keys list --help 1`] = `
+Usage: wfx keys list [options]
+
+API keys (never their secrets)
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx keys list --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx keys revoke --help 1`] = `
+Usage: wfx keys revoke [options] <keyId>
+
+revoke a key for good
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx keys revoke 4326020afd8d2dd9
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx keys suspend --help 1`] = `
+Usage: wfx keys suspend [options] <keyId>
+
+suspend a key
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx keys suspend 4326020afd8d2dd9
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx login --help 1`] = `
+Usage: wfx login [options]
+
+check an API key against the daemon and keep it for its URL (OS keyring, else a
+0600 file)
+
+Options:
+  --api-key <key>  the key (or WFX_API_KEY)
+  -h, --help       display help for command
+
+Example:
+  $ wfx login --url https://wfx.example.com --api-key apk_...
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx logs --help 1`] = `
+Usage: wfx logs [options] <id>
+
+the log of an execution; --follow keeps printing until it finishes
+
+Arguments:
+  id          the processInstanceId
+
+Options:
+  --follow    print new entries as they come, until the execution finishes
+  -h, --help  display help for command
+
+Examples:
+  $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f
+  $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --follow --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx run --help 1`] = `
+Usage: wfx run [options] <flow>
+
+start an execution of a published flow, or of a flow file (published to
+DEVELOPMENT first)
+
+Arguments:
+  flow                     a processId, or a flow file
+
+Options:
+  --data <json>            input variables: a JSON object, or @file
+  --set <key=value>        one input variable (typed; dotted keys nest);
+                           repeatable (default: [])
+  --env <environment>      environment to run in (default PRODUCTION;
+                           DEVELOPMENT for a file) (choices: "DEVELOPMENT",
+                           "PRODUCTION")
+  --version <n>            run this version instead of the active one
+  --correlation-key <key>  your reference; catch events correlate on it
+  --wait                   wait until it finishes: exit 0 completed, 1 failed, 3
+                           cancelled
+  --follow                 print its log as it runs (implies --wait)
+  --timeout <seconds>      with --wait/--follow: exit 4 if not finished by then
+  -h, --help               display help for command
+
+Examples:
+  $ wfx run 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --set order.id=42 --set order.total=250
+  $ wfx run flows/order-approval.yaml --data @order.json --follow
+  $ wfx run 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --wait --timeout 60 --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx task cancel --help 1`] = `
+Usage: wfx task cancel [options] <id> <nodeId>
+
+cancel the task (its errorFlow, else the execution is cancelled)
+
+Arguments:
+  id                 the processInstanceId
+  nodeId             the waiting node
+
+Options:
+  --data <json>      the input: a JSON object, or @file (default: "{}")
+  --set <key=value>  one field (typed; dotted keys nest); repeatable (default:
+                     [])
+  -h, --help         display help for command
+
+Example:
+  $ wfx task cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f ask
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx task complete --help 1`] = `
+Usage: wfx task complete [options] <id> <nodeId>
+
+submit the input (COMPLETE); data that does not fit is refused, the node keeps
+waiting
+
+Arguments:
+  id                 the processInstanceId
+  nodeId             the waiting node
+
+Options:
+  --data <json>      the input: a JSON object, or @file (default: "{}")
+  --set <key=value>  one field (typed; dotted keys nest); repeatable (default:
+                     [])
+  -h, --help         display help for command
+
+Example:
+  $ wfx task complete 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f ask --data '{"approve":true}'
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx tui --help 1`] = `
+Usage: wfx tui [options]
+
+the operator console (not in this version yet)
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx tui
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks create --help 1`] = `
+Usage: wfx webhooks create [options]
+
+register a webhook; prints its endpoint URLs and signing secrets (shown this
+once)
+
+Options:
+  --name <name>               the name flows' webhook triggers use
+  --provider <provider>       who sends (choices: "GITHUB", "STRIPE", "SLACK",
+                              "STANDARD", "CUSTOM")
+  --per-environment           separate DEVELOPMENT and PRODUCTION endpoints,
+                              each with its own token and secret
+  --secret <secret>           the signing secret the provider has (generated
+                              when absent)
+  --no-auth                   no signature check (authType NONE): anyone with
+                              the URL can trigger
+  --signature-header <name>   CUSTOM: the header with the signature
+  --algorithm <alg>           CUSTOM: the HMAC hash (choices: "sha1", "sha256",
+                              "sha512")
+  --encoding <enc>            CUSTOM: how the signature is written (choices:
+                              "hex", "base64")
+  --prefix <text>             CUSTOM: text before the signature, e.g. sha256=
+  --event-type-header <name>  CUSTOM: the header naming the event type
+  --event-type-path <path>    CUSTOM: the dotted path of the event type in the
+                              body
+  --event-id-header <name>    CUSTOM: the header with the event id (idempotency)
+  --event-id-path <path>      CUSTOM: the dotted path of the event id in the
+                              body
+  -h, --help                  display help for command
+
+Examples:
+  $ wfx webhooks create --name github --provider GITHUB --secret "$GITHUB_WEBHOOK_SECRET"
+  $ wfx webhooks create --name stripe --provider STRIPE --per-environment
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks delete --help 1`] = `
+Usage: wfx webhooks delete [options] <name>
+
+delete a registration; its endpoints stop at once
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx webhooks delete github
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks deliveries --help 1`] = `
+Usage: wfx webhooks deliveries [options] <name>
+
+the last deliveries of a registration: signature verdict, event, what started,
+or why nothing did
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx webhooks deliveries github
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks list --help 1`] = `
+Usage: wfx webhooks list [options]
+
+webhook registrations and their endpoint URLs (no secrets)
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx webhooks list
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks rotate --help 1`] = `
+Usage: wfx webhooks rotate [options] <name>
+
+a new signing secret (shown once); the previous one keeps working for a while
+
+Options:
+  --env <environment>              only this endpoint (choices: "ALL",
+                                   "DEVELOPMENT", "PRODUCTION")
+  --previous-valid-for <duration>  how long the previous secret still verifies
+                                   (default: "24h")
+  -h, --help                       display help for command
+
+Example:
+  $ wfx webhooks rotate stripe --previous-valid-for 1h
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks send --help 1`] = `
+Usage: wfx webhooks send [options] <name>
+
+sign a payload exactly as the provider would and post it to the endpoint: test a
+webhook flow without a tunnel
+
+Options:
+  --payload <file>       the body to send (JSON, or a form body)
+  --env <environment>    which endpoint (choices: "ALL", "DEVELOPMENT",
+                         "PRODUCTION")
+  --event <type>         the event type, for providers that carry it in a header
+                         (GitHub, custom)
+  --content-type <type>  the body's content type (default: "application/json")
+  -h, --help             display help for command
+
+Example:
+  $ wfx webhooks send github --payload pull_request.json --event pull_request
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks verify --help 1`] = `
+Usage: wfx webhooks verify [options]
+
+check one captured delivery offline with the daemon's own verifier: exit 0
+valid, 1 invalid (and why)
+
+Options:
+  --provider <provider>      who sent it (choices: "GITHUB", "STRIPE", "SLACK",
+                             "STANDARD", "CUSTOM")
+  --secret <secret>          the signing secret
+  --header <header>          "Name: value" of the delivery; repeatable (default:
+                             [])
+  --body <file>              the raw body as received
+  --at <unixSeconds>         judge timestamps at this instant (default now)
+  --signature-header <name>  CUSTOM: the signature header
+  --algorithm <alg>          CUSTOM: the HMAC hash (choices: "sha1", "sha256",
+                             "sha512", default: "sha256")
+  --encoding <enc>           CUSTOM: the signature encoding (choices: "hex",
+                             "base64", default: "hex")
+  --prefix <text>            CUSTOM: text before the signature
+  -h, --help                 display help for command
+
+Example:
+  $ wfx webhooks verify --provider STRIPE --secret whsec_... --header "Stripe-Signature: t=1700000000,v1=5257a8..." --body event.json --at 1700000000
+
+`
