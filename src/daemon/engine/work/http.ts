@@ -1,0 +1,490 @@
+/**
+ * The HTTP call of a serviceTask: one request with Node's built-in fetch, a timeout per attempt,
+ * retries with exponential backoff (honouring Retry-After on 429/503), cancellation by an
+ * AbortSignal. It never throws: every outcome is a WorkResult with a stable code.
+ *
+ * Codes: HTTP_<status> (status not accepted), HTTP_TIMEOUT, HTTP_NETWORK, HTTP_BAD_REQUEST
+ * (invalid spec, no attempt made), HTTP_RESPONSE_TOO_LARGE, CANCELLED.
+ */
+import type { WorkResult } from './result.js';
+
+export interface HttpCall {
+  readonly method: string;
+  readonly url: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Appended to the URL's search params (arrays: repeated keys; objects: JSON; null/undefined: skipped). */
+  readonly query?: Readonly<Record<string, unknown>>;
+  /** A string is sent as is; anything else as JSON (content-type application/json unless given); absent/null: no body. */
+  readonly body?: unknown;
+  /** Per attempt, covering the reading of the response body too. */
+  readonly timeoutMs: number;
+  readonly retry: { readonly maxAttempts: number; readonly initialIntervalMs: number; readonly backoff: number; readonly maxIntervalMs?: number };
+  /** e.g. [200, 404, "2xx", "3xx"]; default ["2xx"]. When a 3xx is accepted, redirects are not followed. */
+  readonly acceptStatus?: readonly (number | string)[];
+}
+
+export interface HttpCallOptions {
+  /** Cancellation of the node: aborts the request and any backoff wait; the result code is CANCELLED. */
+  readonly signal?: AbortSignal;
+  /** Called before each retry wait (the engine writes it to the execution log). */
+  readonly onRetry?: (info: { attempt: number; reason: string; delayMs: number }) => void;
+}
+
+export interface HttpResponseValue {
+  readonly status: number;
+  /** Lower-case names; set-cookie is a string[] (as in node:http), every other value a string. */
+  readonly headers: Record<string, string | string[]>;
+  /** Parsed JSON when the content-type is JSON and it parses, else the text. */
+  readonly body: unknown;
+}
+
+export const DEFAULT_RETRY = { maxAttempts: 3, initialIntervalMs: 1000, backoff: 2, maxIntervalMs: 60000 } as const;
+
+/** Largest response body read on an accepted status. */
+export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+/** A Retry-After header is honoured up to this delay. */
+const MAX_RETRY_AFTER_MS = 10 * 60 * 1000;
+/** A computed backoff without maxIntervalMs is capped here too (and setTimeout needs < 2^31). */
+const MAX_DELAY_MS = 10 * 60 * 1000;
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Bytes of a non-accepted response read for the error excerpt. */
+const EXCERPT_READ_BYTES = 64 * 1024;
+const EXCERPT_CHARS = 200;
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+type Outcome =
+  | { readonly kind: 'ok'; readonly value: HttpResponseValue }
+  | { readonly kind: 'status'; readonly status: number; readonly statusText: string; readonly excerpt: string; readonly retryAfterMs?: number }
+  | { readonly kind: 'timeout' }
+  | { readonly kind: 'network'; readonly detail: string }
+  | { readonly kind: 'cancelled' }
+  | { readonly kind: 'fatal'; readonly code: string; readonly message: string };
+
+interface Prepared {
+  readonly method: string;
+  readonly url: string;
+  /** origin + path: what messages show (no credentials, no query). */
+  readonly shownUrl: string;
+  readonly headers: Headers;
+  readonly body: string | undefined;
+  readonly redirect: 'manual' | 'follow';
+  readonly timeoutMs: number;
+  readonly maxAttempts: number;
+  readonly initialIntervalMs: number;
+  readonly backoff: number;
+  readonly maxIntervalMs: number | undefined;
+  readonly accept: (status: number) => boolean;
+}
+
+class BadRequest extends Error {}
+
+export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): Promise<WorkResult> {
+  const logs: string[] = [];
+  try {
+    let prepared: Prepared;
+    try {
+      prepared = prepare(call);
+    } catch (err) {
+      return { ok: false, code: 'HTTP_BAD_REQUEST', message: `invalid HTTP call: ${errorMessage(err)}` };
+    }
+    const p = prepared;
+    const signal = options.signal;
+    const cancelled = (): WorkResult => ({
+      ok: false,
+      code: 'CANCELLED',
+      message: `${p.method} ${p.shownUrl} cancelled${reasonSuffix(signal)}`,
+      ...(logs.length > 0 && { logs }),
+    });
+
+    for (let attempt = 1; ; attempt++) {
+      if (signal?.aborted) return cancelled();
+      const outcome = await attemptOnce(p, signal);
+      if (outcome.kind === 'ok') return { ok: true, value: outcome.value, ...(logs.length > 0 && { logs }) };
+      if (outcome.kind === 'cancelled') return cancelled();
+      if (outcome.kind === 'fatal') {
+        logs.push(`attempt ${attempt}: ${outcome.message}`);
+        return { ok: false, code: outcome.code, message: outcome.message, logs };
+      }
+
+      const reason = describe(outcome, p);
+      const retryable = outcome.kind !== 'status' || outcome.status === 429 || outcome.status >= 500;
+      if (!retryable || attempt >= p.maxAttempts) {
+        logs.push(`attempt ${attempt}: ${reason}${retryable ? ', giving up' : ''}`);
+        return { ok: false, ...failure(outcome, p, attempt), logs };
+      }
+
+      let delayMs = Math.min(p.initialIntervalMs * p.backoff ** (attempt - 1), p.maxIntervalMs ?? MAX_DELAY_MS, MAX_DELAY_MS);
+      if (!Number.isFinite(delayMs) || delayMs < 0) delayMs = p.maxIntervalMs ?? MAX_DELAY_MS;
+      if (outcome.kind === 'status' && outcome.retryAfterMs !== undefined) delayMs = outcome.retryAfterMs;
+      delayMs = Math.round(delayMs);
+      logs.push(`attempt ${attempt}: ${reason}, retrying in ${formatMs(delayMs)}`);
+      try {
+        options.onRetry?.({ attempt, reason, delayMs });
+      } catch {
+        // a failing observer must not fail the call
+      }
+      if (!(await sleep(delayMs, signal))) return cancelled();
+    }
+  } catch (err) {
+    // Defensive: nothing above is expected to throw.
+    return { ok: false, code: 'HTTP_NETWORK', message: `unexpected error: ${errorMessage(err)}`, ...(logs.length > 0 && { logs }) };
+  }
+}
+
+function prepare(call: HttpCall): Prepared {
+  if (call === null || typeof call !== 'object') throw new BadRequest('the call is not an object');
+  const method = String(call.method ?? '').trim().toUpperCase();
+  if (!TOKEN.test(method)) throw new BadRequest(`invalid method ${JSON.stringify(call.method)}`);
+
+  let url: URL;
+  try {
+    url = new URL(String(call.url));
+  } catch {
+    throw new BadRequest(`invalid URL ${JSON.stringify(call.url)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new BadRequest(`unsupported URL scheme ${JSON.stringify(url.protocol.slice(0, -1))} (only http and https)`);
+  }
+
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(call.headers ?? {})) {
+    if (value === undefined || value === null) continue;
+    try {
+      headers.append(name, String(value));
+    } catch {
+      throw new BadRequest(`invalid header ${JSON.stringify(name)}`);
+    }
+  }
+  // fetch refuses URLs with credentials: turn them into basic auth unless authorization is given.
+  if (url.username !== '' || url.password !== '') {
+    if (!headers.has('authorization')) {
+      const user = decodeURIComponent(url.username);
+      const password = decodeURIComponent(url.password);
+      headers.set('authorization', `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`);
+    }
+    url.username = '';
+    url.password = '';
+  }
+
+  for (const [key, value] of Object.entries(call.query ?? {})) {
+    for (const item of Array.isArray(value) ? value : [value]) {
+      const text = queryValue(item);
+      if (text !== undefined) url.searchParams.append(key, text);
+    }
+  }
+
+  let body: string | undefined;
+  if (call.body !== undefined && call.body !== null) {
+    if (typeof call.body === 'string') body = call.body;
+    else {
+      try {
+        body = JSON.stringify(call.body);
+      } catch (err) {
+        throw new BadRequest(`the body cannot be sent as JSON: ${errorMessage(err)}`);
+      }
+      if (body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+    }
+  }
+  if (body !== undefined && (method === 'GET' || method === 'HEAD')) throw new BadRequest(`a ${method} request cannot have a body`);
+
+  const timeoutMs = Number(call.timeoutMs);
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new BadRequest(`invalid timeoutMs ${JSON.stringify(call.timeoutMs)}`);
+  const retry = call.retry ?? DEFAULT_RETRY;
+  const maxAttempts = Math.floor(Number(retry.maxAttempts));
+  const initialIntervalMs = Number(retry.initialIntervalMs);
+  const backoff = Number(retry.backoff);
+  const maxIntervalMs = retry.maxIntervalMs === undefined || retry.maxIntervalMs === null ? undefined : Number(retry.maxIntervalMs);
+  if (!Number.isFinite(maxAttempts) || maxAttempts < 1) throw new BadRequest(`invalid retry.maxAttempts ${JSON.stringify(retry.maxAttempts)}`);
+  if (!Number.isFinite(initialIntervalMs) || initialIntervalMs < 0) throw new BadRequest(`invalid retry.initialIntervalMs ${JSON.stringify(retry.initialIntervalMs)}`);
+  if (!Number.isFinite(backoff) || backoff <= 0) throw new BadRequest(`invalid retry.backoff ${JSON.stringify(retry.backoff)}`);
+  if (maxIntervalMs !== undefined && (!Number.isFinite(maxIntervalMs) || maxIntervalMs < 0)) {
+    throw new BadRequest(`invalid retry.maxIntervalMs ${JSON.stringify(retry.maxIntervalMs)}`);
+  }
+
+  const { accept, acceptsRedirect } = acceptance(call.acceptStatus ?? ['2xx']);
+
+  const shownUrl = `${url.origin}${url.pathname}`;
+  const href = url.href;
+  // Let fetch itself validate the rest (header values, method/body combinations) before any attempt.
+  try {
+    new Request(href, { method, headers, ...(body !== undefined && { body }) });
+  } catch (err) {
+    throw new BadRequest(errorMessage(err));
+  }
+  return {
+    method,
+    url: href,
+    shownUrl,
+    headers,
+    body,
+    redirect: acceptsRedirect ? 'manual' : 'follow',
+    timeoutMs: Math.min(timeoutMs, MAX_TIMER_MS),
+    maxAttempts,
+    initialIntervalMs,
+    backoff,
+    maxIntervalMs,
+    accept,
+  };
+}
+
+function queryValue(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.toISOString();
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    throw new BadRequest(`a query value cannot be encoded: ${errorMessage(err)}`);
+  }
+}
+
+function acceptance(patterns: readonly (number | string)[]): { accept: (status: number) => boolean; acceptsRedirect: boolean } {
+  if (!Array.isArray(patterns)) throw new BadRequest('acceptStatus is not a list');
+  const exact = new Set<number>();
+  const classes = new Set<number>();
+  for (const pattern of patterns) {
+    const text = String(pattern).trim().toLowerCase();
+    let m: RegExpExecArray | null;
+    if ((m = /^([1-5])xx$/.exec(text))) classes.add(Number(m[1]));
+    else if (/^[1-5]\d\d$/.test(text)) exact.add(Number(text));
+    else throw new BadRequest(`invalid acceptStatus entry ${JSON.stringify(pattern)}`);
+  }
+  return {
+    accept: (status) => exact.has(status) || classes.has(Math.floor(status / 100)),
+    acceptsRedirect: classes.has(3) || [...exact].some((s) => s >= 300 && s < 400),
+  };
+}
+
+async function attemptOnce(p: Prepared, signal: AbortSignal | undefined): Promise<Outcome> {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error('timeout'));
+  }, p.timeoutMs);
+  const onAbort = (): void => controller.abort(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const interrupted = (): Outcome | undefined => (signal?.aborted ? { kind: 'cancelled' } : timedOut ? { kind: 'timeout' } : undefined);
+  try {
+    let res: Response;
+    try {
+      res = await fetch(p.url, {
+        method: p.method,
+        headers: p.headers,
+        ...(p.body !== undefined && { body: p.body }),
+        redirect: p.redirect,
+        signal: controller.signal,
+      });
+    } catch (err) {
+      return interrupted() ?? { kind: 'network', detail: networkDetail(err) };
+    }
+
+    if (!p.accept(res.status)) {
+      let excerpt = '';
+      try {
+        const { bytes } = await readBody(res, EXCERPT_READ_BYTES, true);
+        excerpt = shorten(decode(bytes, res.headers.get('content-type')));
+      } catch {
+        // the excerpt is best effort; a cancellation still wins below
+      }
+      if (signal?.aborted) return { kind: 'cancelled' };
+      const retryAfterMs = res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
+      return { kind: 'status', status: res.status, statusText: res.statusText, excerpt, ...(retryAfterMs !== undefined && { retryAfterMs }) };
+    }
+
+    const declared = Number(res.headers.get('content-length') ?? NaN);
+    if (Number.isFinite(declared) && declared > MAX_RESPONSE_BYTES) {
+      void res.body?.cancel().catch(() => undefined);
+      return tooLarge(p, res.status);
+    }
+    let bytes: Uint8Array;
+    try {
+      const read = await readBody(res, MAX_RESPONSE_BYTES, false);
+      if (read.truncated) return tooLarge(p, res.status);
+      bytes = read.bytes;
+    } catch (err) {
+      return interrupted() ?? { kind: 'network', detail: networkDetail(err) };
+    }
+    const contentType = res.headers.get('content-type');
+    const text = decode(bytes, contentType);
+    let body: unknown = text;
+    if (isJson(contentType)) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    }
+    return { kind: 'ok', value: { status: res.status, headers: plainHeaders(res.headers), body } };
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+function tooLarge(p: Prepared, status: number): Outcome {
+  return {
+    kind: 'fatal',
+    code: 'HTTP_RESPONSE_TOO_LARGE',
+    message: `${p.method} ${p.shownUrl} answered ${status} with a body larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB`,
+  };
+}
+
+/**
+ * Reads at most `limit` bytes. Beyond it: `truncated` is set, the rest is cancelled. With
+ * `lenient`, the bytes read so far are returned rather than an error when the stream fails.
+ */
+async function readBody(res: Response, limit: number, lenient: boolean): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+  if (res.body === null) return { bytes: new Uint8Array(0), truncated: false };
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let truncated = false;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (size + value.byteLength > limit) {
+        chunks.push(value.subarray(0, limit - size));
+        size = limit;
+        truncated = true;
+        void reader.cancel().catch(() => undefined);
+        break;
+      }
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch (err) {
+    if (!lenient) throw err;
+  } finally {
+    reader.releaseLock();
+  }
+  return { bytes: Buffer.concat(chunks, size), truncated };
+}
+
+function decode(bytes: Uint8Array, contentType: string | null): string {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1];
+  try {
+    return new TextDecoder(charset ?? 'utf-8').decode(bytes);
+  } catch {
+    return new TextDecoder('utf-8').decode(bytes);
+  }
+}
+
+function isJson(contentType: string | null): boolean {
+  const media = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  return media === 'application/json' || media.endsWith('+json');
+}
+
+function plainHeaders(headers: Headers): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of headers) {
+    if (name !== 'set-cookie') out[name] = value;
+  }
+  const cookies = headers.getSetCookie();
+  if (cookies.length > 0) out['set-cookie'] = cookies;
+  return out;
+}
+
+/** Delta seconds or an HTTP date; undefined when absent or unreadable. Capped at 10 minutes. */
+function parseRetryAfter(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(text)) ms = Number(text) * 1000;
+  else {
+    const at = Date.parse(text);
+    if (Number.isNaN(at)) return undefined;
+    ms = at - Date.now();
+  }
+  return Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
+}
+
+function describe(outcome: Exclude<Outcome, { kind: 'ok' | 'cancelled' | 'fatal' }>, p: Prepared): string {
+  switch (outcome.kind) {
+    case 'status':
+      return `HTTP ${outcome.status}`;
+    case 'timeout':
+      return `timeout (no answer within ${formatMs(p.timeoutMs)})`;
+    case 'network':
+      return `network error (${outcome.detail})`;
+  }
+}
+
+function failure(
+  outcome: Exclude<Outcome, { kind: 'ok' | 'cancelled' | 'fatal' }>,
+  p: Prepared,
+  attempts: number,
+): { code: string; message: string } {
+  const after = attempts > 1 ? ` (after ${attempts} attempts)` : '';
+  switch (outcome.kind) {
+    case 'status': {
+      const text = outcome.statusText ? ` ${outcome.statusText}` : '';
+      const excerpt = outcome.excerpt ? `: ${outcome.excerpt}` : '';
+      return { code: `HTTP_${outcome.status}`, message: `${p.method} ${p.shownUrl} answered ${outcome.status}${text}${after}${excerpt}` };
+    }
+    case 'timeout':
+      return { code: 'HTTP_TIMEOUT', message: `${p.method} ${p.shownUrl}: no answer within ${formatMs(p.timeoutMs)}${after}` };
+    case 'network':
+      return { code: 'HTTP_NETWORK', message: `${p.method} ${p.shownUrl} failed: ${outcome.detail}${after}` };
+  }
+}
+
+/** The most telling code/message in an error's cause chain (fetch wraps them in "fetch failed"). */
+function networkDetail(err: unknown): string {
+  let deepest: unknown = err;
+  const seen = new Set<unknown>();
+  let current: unknown = err;
+  while (current !== null && typeof current === 'object' && !seen.has(current)) {
+    seen.add(current);
+    deepest = current;
+    const next: unknown =
+      (current as { cause?: unknown }).cause ??
+      (current instanceof AggregateError && current.errors.length > 0 ? current.errors[0] : undefined);
+    current = next;
+  }
+  const code = deepest !== null && typeof deepest === 'object' ? (deepest as { code?: unknown }).code : undefined;
+  const message = errorMessage(deepest);
+  if (typeof code === 'string' && code !== '') return message.includes(code) ? message : `${code} ${message}`;
+  return message;
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}
+
+function reasonSuffix(signal: AbortSignal | undefined): string {
+  const reason: unknown = signal?.reason;
+  if (reason === undefined) return '';
+  if (reason instanceof Error && reason.name === 'AbortError') return '';
+  const text = errorMessage(reason);
+  return text ? ` (${text})` : '';
+}
+
+function shorten(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS - 1)}…` : flat;
+}
+
+function formatMs(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  return `${Number((ms / 1000).toFixed(3))}s`;
+}
+
+/** Resolves true after `ms`, false as soon as the signal aborts; leaves no timer or listener behind. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, Math.min(ms, MAX_TIMER_MS));
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
