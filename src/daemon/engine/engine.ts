@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { WfxError } from '../../shared/errors.js';
+import { parseDuration } from '../../shared/duration.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
-import type { FlowDefinition } from '../../shared/flow/types.js';
+import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
@@ -10,7 +11,10 @@ import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archiv
 import { uuidv7 } from './ids.js';
 import { validateTaskData } from './input-data.js';
 import { TimerQueue } from './timers.js';
-import { Transition, type EngineCore } from './transition.js';
+import { Transition, type EngineCore, type LaunchParams, type WorkOrder } from './transition.js';
+import { callHttp, type HttpCall, type HttpCallOptions } from './work/http.js';
+import type { WorkResult } from './work/result.js';
+import { createScriptRunner, type ScriptRunner } from './work/script.js';
 
 /** A lifecycle event (SPEC.md section 4), published once the transition is durable. */
 export interface LifecycleEvent {
@@ -68,7 +72,13 @@ export interface EngineOptions {
   /** The clock (tests pass their own). */
   readonly now?: () => Date;
   readonly onError?: (err: unknown, what: string) => void;
+  /** How serviceTask calls are made (tests may count or slow them). Default: work/http.ts. */
+  readonly http?: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;
+  /** The scriptTask sandbox. Default: a pool of QuickJS workers, started on first use, closed with the engine. */
+  readonly scripts?: ScriptRunner;
 }
+
+type FlowScope = { definition: FlowDefinition; nodes: Readonly<Record<string, FlowNode>>; graph: FlowGraph; startId: string };
 
 const NODE_EVENT: Partial<Record<number, LifecycleEvent['type']>> = {
   [STATUS.FAILED]: 'NODE_FAILED',
@@ -95,8 +105,13 @@ export class Engine extends EventEmitter implements EngineCore {
   private readonly store: DurableStore<WfxState, WfxRecord>;
   private readonly history: History;
   private readonly now: () => Date;
-  /** Parsed flow versions: processId -> version -> definition, graph and start node. */
-  private readonly graphs = new Map<string, Map<string, { definition: FlowDefinition; graph: FlowGraph; startId: string }>>();
+  /** Parsed flow versions: processId -> version (and body scope, `version/loop/inner`) -> nodes, graph and start node. */
+  private readonly graphs = new Map<string, Map<string, FlowScope>>();
+  /** Work under way (HTTP calls, scripts), by `instanceId|nodeInstanceId`: aborted when its node stops. */
+  private readonly working = new Map<string, AbortController>();
+  private readonly http: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;
+  private scriptRunner: ScriptRunner | undefined;
+  private readonly ownsScripts: boolean;
   private readonly timers: TimerQueue;
   private readonly onError: (err: unknown, what: string) => void;
   /** Log entries already streamed, per live execution. */
@@ -115,6 +130,9 @@ export class Engine extends EventEmitter implements EngineCore {
     this.history = options.history;
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
+    this.http = options.http ?? callHttp;
+    this.scriptRunner = options.scripts;
+    this.ownsScripts = options.scripts === undefined;
     this.timers = new TimerQueue((key) => this.fireTimer(key), () => this.now().getTime());
     this.archive = new ExecutionArchive({
       state: this.state,
@@ -132,17 +150,23 @@ export class Engine extends EventEmitter implements EngineCore {
 
   // --- EngineCore ------------------------------------------------------------------------
 
-  flowOf(inst: Instance): { definition: FlowDefinition; graph: FlowGraph; startId: string } {
+  flowOf(inst: Instance): FlowScope {
     let versions = this.graphs.get(inst.processId);
     if (!versions) this.graphs.set(inst.processId, (versions = new Map()));
-    let g = versions.get(inst.processVersion);
+    const key = inst.scope ? `${inst.processVersion}/${inst.scope.join('/')}` : inst.processVersion;
+    let g = versions.get(key);
     if (!g) {
       const definition = this.state.flows[inst.processId]!.versions[inst.processVersion]!.definition;
-      const startId = Object.keys(definition.nodes).find((n) => definition.nodes[n]!.type === 'startEvent')!;
-      g = { definition, graph: new FlowGraph(definition.nodes), startId };
-      versions.set(inst.processVersion, g);
+      const nodes = nodesAt(definition, inst.scope)!;
+      const startId = Object.keys(nodes).find((n) => nodes[n]!.type === 'startEvent')!;
+      g = { definition, nodes, graph: new FlowGraph(nodes), startId };
+      versions.set(key, g);
     }
     return g;
+  }
+
+  isWorking(key: string): boolean {
+    return this.working.has(key);
   }
 
   envOf(inst: Instance): Readonly<Record<string, string>> {
@@ -186,7 +210,7 @@ export class Engine extends EventEmitter implements EngineCore {
   }
 
   /** What a start runs: the flow version resolved. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND, PROCESS_NOT_PUBLISHED. */
-  private startParams(req: StartRequest): Parameters<Transition['start']>[0] {
+  startParams(req: StartRequest): LaunchParams {
     const flow = this.state.flows[req.processId];
     if (!flow || (req.organization !== null && flow.organization !== req.organization)) {
       throw new WfxError('PROCESS_NOT_FOUND', `no flow ${req.processId}`);
@@ -313,6 +337,7 @@ export class Engine extends EventEmitter implements EngineCore {
       }
       for (const ni of Object.values(inst.nodes)) {
         if (ni.statusCd === STATUS.WAITING && ni.wait?.dueAt) this.timers.set(`${inst.processInstanceId}|${ni.id}`, Date.parse(ni.wait.dueAt));
+        if (ni.statusCd === STATUS.ACTIVE || ni.statusCd === STATUS.WAITING) this.armBoundaries(inst, ni.id);
       }
       if (Object.values(inst.nodes).some((n) => n.statusCd === STATUS.ACTIVE)) running.push(inst);
     }
@@ -339,7 +364,10 @@ export class Engine extends EventEmitter implements EngineCore {
   async close(): Promise<void> {
     this.closed = true;
     this.timers.close();
+    // Work under way is abandoned: its nodes are still Active, so a restart runs them again.
+    for (const controller of this.working.values()) controller.abort(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    if (this.ownsScripts) await this.scriptRunner?.close();
   }
 
   /** Tracks `work` until it settles, so close() can wait for it. */
@@ -406,6 +434,7 @@ export class Engine extends EventEmitter implements EngineCore {
     for (const id of transition.touched) logsUpTo.set(id, this.state.instances[id]?.logs.length ?? 0);
     await tx.durable;
     this.afterDurable(tx.records, tx.serialized, logsUpTo);
+    for (const order of transition.work) this.startWork(order);
     for (const id of transition.deferred) setImmediate(() => this.resumeDeferred(id));
     return tx.result;
   }
@@ -426,7 +455,16 @@ export class Engine extends EventEmitter implements EngineCore {
     for (const r of records) {
       if (publish) for (const event of this.lifecycleOf(r)) this.emit('lifecycle', event);
       if (r.type === 'node.waiting' && r.wait.dueAt) this.timers.set(`${r.instanceId}|${r.nodeInstanceId}`, Date.parse(r.wait.dueAt));
-      else if (r.type === 'node.completed' || r.type === 'node.left') this.timers.delete(`${r.instanceId}|${r.nodeInstanceId}`);
+      else if (r.type === 'node.completed' || r.type === 'node.left') {
+        const key = `${r.instanceId}|${r.nodeInstanceId}`;
+        this.timers.delete(key);
+        this.disarmBoundaries(r.instanceId, r.nodeInstanceId);
+        this.working.get(key)?.abort(new Error('the node stopped'));
+      } else if (r.type === 'boundary.fired') this.timers.delete(`${r.instanceId}|${r.nodeInstanceId}|${r.boundaryId}`);
+      if (r.type === 'node.entered' || (r.type === 'node.waiting' && this.state.instances[r.instanceId]?.nodes[r.nodeInstanceId]?.statusCd === STATUS.WAITING)) {
+        const inst = this.state.instances[r.instanceId];
+        if (inst) this.armBoundaries(inst, r.nodeInstanceId);
+      }
     }
     for (const r of records) {
       if (r.type !== 'instance.finished') continue;
@@ -470,11 +508,92 @@ export class Engine extends EventEmitter implements EngineCore {
   }
 
   private fireTimer(key: string): void {
-    const [instanceId, nodeInstanceId] = key.split('|') as [string, string];
+    const [instanceId, nodeInstanceId, boundaryId] = key.split('|') as [string, string, string | undefined];
     const inst = this.state.instances[instanceId];
     const ni = inst?.nodes[nodeInstanceId];
-    if (!inst || !ni || inst.stateCd !== STATE.RUNNING || ni.statusCd !== STATUS.WAITING || !ni.wait?.dueAt) return;
+    if (!inst || !ni || inst.stateCd !== STATE.RUNNING) return;
+    if (boundaryId !== undefined) {
+      this.step((t) => t.fireBoundary(inst, ni, boundaryId)).catch((err: unknown) => this.onError(err, `boundary timer ${key}`));
+      return;
+    }
+    if (ni.statusCd !== STATUS.WAITING || !ni.wait?.dueAt) return;
     this.step((t) => t.resume(inst, ni, { kind: 'timer' })).catch((err: unknown) => this.onError(err, `timer of ${key}`));
+  }
+
+  /**
+   * Arms the timer boundary events of a live node that have not fired: each is due its
+   * duration after the node started, so a restart arms them again at the same instant
+   * (overdue ones fire at once).
+   */
+  private armBoundaries(inst: Instance, nodeInstanceId: string): void {
+    const ni = inst.nodes[nodeInstanceId];
+    if (!ni || (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING)) return;
+    const { nodes, graph } = this.flowOf(inst);
+    for (const id of graph.boundaries(ni.nodeId)) {
+      const b = nodes[id] as BoundaryEventNode;
+      if (b.event !== 'timer' || b.duration === undefined || ni.fired?.includes(id)) continue;
+      this.timers.set(`${inst.processInstanceId}|${ni.id}|${id}`, Date.parse(ni.startTime) + parseDuration(b.duration));
+    }
+  }
+
+  private disarmBoundaries(instanceId: string, nodeInstanceId: string): void {
+    const inst = this.state.instances[instanceId];
+    const ni = inst?.nodes[nodeInstanceId];
+    if (!inst || !ni) return;
+    for (const id of this.flowOf(inst).graph.boundaries(ni.nodeId)) this.timers.delete(`${instanceId}|${nodeInstanceId}|${id}`);
+  }
+
+  /**
+   * Starts a node's work (once its step is durable) and resumes the node with the result in
+   * a new step. A node stopped meanwhile (cancelled, its execution ended) aborts the work and
+   * ignores its result. Work is not journaled while under way: after a crash the node is
+   * still Active and runs again (at least once, as with every peer's HTTP tasks).
+   */
+  private startWork(order: WorkOrder): void {
+    const key = `${order.instanceId}|${order.nodeInstanceId}`;
+    const live = () => {
+      const inst = this.state.instances[order.instanceId];
+      const ni = inst?.nodes[order.nodeInstanceId];
+      return inst && ni && inst.stateCd === STATE.RUNNING && ni.statusCd === STATUS.ACTIVE ? { inst, ni } : null;
+    };
+    if (this.closed || this.working.has(key) || !live()) return;
+    const controller = new AbortController();
+    this.working.set(key, controller);
+    const run = async (): Promise<WorkResult> => {
+      const { request } = order;
+      if (request.kind === 'http') {
+        return this.http(request.call, {
+          signal: controller.signal,
+          onRetry: (info) => this.logWork(order, `attempt ${info.attempt} failed (${info.reason}); retrying in ${info.delayMs}ms`),
+        });
+      }
+      this.scriptRunner ??= createScriptRunner();
+      return this.scriptRunner.run(request.run, controller.signal);
+    };
+    run()
+      .catch((err: unknown): WorkResult => ({ ok: false, code: 'INTERNAL_ERROR', message: err instanceof Error ? err.message : String(err) }))
+      .then((result) => {
+        this.working.delete(key);
+        const now = live();
+        if (!now || this.closed || controller.signal.aborted) return;
+        return this.step((t) => t.workDone(now.inst, now.ni, result));
+      })
+      .catch((err: unknown) => this.onError(err, `work of ${key}`));
+  }
+
+  /** A line in the execution log while work goes on (a retry), journaled like any other. */
+  private logWork(order: WorkOrder, message: string): void {
+    const inst = this.state.instances[order.instanceId];
+    const ni = inst?.nodes[order.nodeInstanceId];
+    if (!inst || !ni || this.closed) return;
+    this.step((t, emit) => {
+      t.touched.add(inst.processInstanceId); // so log streams see the line
+      emit({
+        type: 'instance.logged',
+        instanceId: inst.processInstanceId,
+        entry: { nodeId: ni.nodeId, nodeName: ni.nodeName, nodeType: ni.nodeType, level: 'WARN', message, timestamp: this.now().toISOString() },
+      });
+    }).catch((err: unknown) => this.onError(err, `log of ${order.instanceId}`));
   }
 
   private resumeDeferred(id: string): void {

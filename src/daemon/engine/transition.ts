@@ -1,19 +1,52 @@
 import { evaluateCondition, ExpressionError } from '../../shared/expr/juel.js';
 import { resolveDeep } from '../../shared/expr/template.js';
 import type { Edge, FlowGraph } from '../../shared/flow/graph.js';
-import type { FlowDefinition, FlowNode } from '../../shared/flow/types.js';
+import { WfxError } from '../../shared/errors.js';
+import type { BoundaryEventNode, FlowDefinition, FlowNode } from '../../shared/flow/types.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATE, STATUS, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type Subscription, type WfxState } from '../state/state.js';
-import type { Delivery, NodeScope, Outcome, ResumeInput } from './nodes/handler.js';
+import type { ChildStart, Delivery, NodeScope, Outcome, ResumeInput, WorkRequest } from './nodes/handler.js';
 import { HANDLERS } from './nodes/index.js';
+import type { WorkResult } from './work/result.js';
+
+/** The parameters of a new execution, as Transition.launch takes them. */
+export type LaunchParams = Omit<Instance, 'processInstanceId' | 'stateCd' | 'startTime' | 'endTime' | 'output' | 'error' | 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
 
 /** What a transition needs from the engine: the state, each instance's flow, env values, ids. */
 export interface EngineCore {
   readonly state: WfxState;
-  flowOf(inst: Instance): { readonly definition: FlowDefinition; readonly graph: FlowGraph; readonly startId: string };
+  /** The nodes an execution runs: its flow version's, or the body its `scope` names. */
+  flowOf(inst: Instance): { readonly definition: FlowDefinition; readonly nodes: Readonly<Record<string, FlowNode>>; readonly graph: FlowGraph; readonly startId: string };
   envOf(inst: Instance): Readonly<Record<string, string>>;
   newInstanceId(now: Date): string;
+  /**
+   * A start of a published flow resolved to its version. Throws PROCESS_NOT_FOUND,
+   * PROCESS_NOT_PUBLISHED, VERSION_NOT_FOUND.
+   */
+  startParams(req: { organization: string; processId: string; environment: Instance['environment']; versionNumber?: string; correlationKey: string | null; data: Record<string, unknown> }): LaunchParams;
+  /** True while the work of node instance `instanceId|nodeInstanceId` is under way (it must not be started again). */
+  isWorking(key: string): boolean;
 }
+
+/** A node fails with `code` (not an API error: documented with the node failure codes in docs/flows.md). */
+class NodeFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Work a step asks for: carried out once the step is durable. */
+export interface WorkOrder {
+  readonly instanceId: string;
+  readonly nodeInstanceId: string;
+  readonly request: WorkRequest;
+}
+
+/** How deep subProcess children may nest (a flow that starts itself as a subprocess fails instead of growing for ever). */
+export const MAX_CHILD_DEPTH = 32;
 
 /** Node runs per transaction before the rest is left for a later one (fairness between executions). */
 const RUNS_PER_TRANSACTION = 10_000;
@@ -33,6 +66,8 @@ export class Transition {
   readonly touched = new Set<string>();
   /** Executions with runnable nodes left over (the run budget ran out). */
   readonly deferred = new Set<string>();
+  /** Work (HTTP calls, scripts) to start once this step is durable. */
+  readonly work: WorkOrder[] = [];
   /**
    * Nodes to run: an existing Active node instance (`nodeInstanceId`), or a token that just
    * reached `nodeId` and is not written yet: most nodes complete in the step that reaches
@@ -53,30 +88,45 @@ export class Transition {
   }
 
   /** Starts an execution at its startEvent and runs it as far as it goes. */
-  start(params: Omit<Instance, 'processInstanceId' | 'stateCd' | 'startTime' | 'endTime' | 'output' | 'error' | 'nodes' | 'nodeCount' | 'joins' | 'logs'>): Instance {
-    const id = this.core.newInstanceId(this.now);
-    this.emit({
-      type: 'instance.started',
-      instance: { ...params, processInstanceId: id, stateCd: STATE.RUNNING, startTime: this.at, endTime: null, output: null, error: null },
-    });
-    const inst = this.core.state.instances[id]!;
-    this.touched.add(id);
-    this.createNode(inst, this.core.flowOf(inst).startId);
+  start(params: LaunchParams): Instance {
+    const inst = this.launch(params);
     this.drain();
     return inst;
   }
 
   /** Resumes a waiting node with `input` (a task, an event, its timer). The caller checked it waits. */
   resume(inst: Instance, ni: NodeInstance, input: ResumeInput): void {
+    this.wake(inst, ni, input);
+    this.drain();
+  }
+
+  /** A node's work is done: resumes it if it still waits for that (it may have been cancelled meanwhile). */
+  workDone(inst: Instance, ni: NodeInstance, result: WorkResult): void {
+    if (inst.stateCd !== STATE.RUNNING || ni.statusCd !== STATUS.ACTIVE) return;
+    for (const line of result.logs ?? []) {
+      this.emit({
+        type: 'instance.logged',
+        instanceId: inst.processInstanceId,
+        entry: { nodeId: ni.nodeId, nodeName: ni.nodeName, nodeType: ni.nodeType, level: result.ok ? 'INFO' : 'WARN', message: line, timestamp: this.at },
+      });
+    }
+    this.resume(inst, ni, { kind: 'work', result });
+  }
+
+  /**
+   * A timer boundary event of a live node fired: with cancelActivity (the default) the node,
+   * and any child under it, is cancelled; either way the boundary path runs.
+   */
+  fireBoundary(inst: Instance, ni: NodeInstance, boundaryId: string): void {
+    if (inst.stateCd !== STATE.RUNNING || (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING) || ni.fired?.includes(boundaryId)) return;
     this.touched.add(inst.processInstanceId);
-    const node = this.nodeDef(inst, ni);
-    const handler = HANDLERS[node.type] as { resume?: (n: FlowNode, s: NodeScope, i: ResumeInput) => Outcome };
-    const warnings: WfxRecord[] = [];
-    const outcome = handler.resume
-      ? this.guard(() => handler.resume!(node, this.scope(inst, ni.nodeId, warnings), input))
-      : ({ kind: 'fail', code: 'NOT_RESUMABLE', message: `${node.type} does not wait` } as const);
-    for (const w of warnings) this.emit(w);
-    this.carryOut(inst, ni, outcome);
+    const b = this.core.flowOf(inst).nodes[boundaryId] as BoundaryEventNode;
+    if (b.cancelActivity === false) {
+      this.emit({ type: 'boundary.fired', instanceId: inst.processInstanceId, nodeInstanceId: ni.id, boundaryId, at: this.at });
+    } else {
+      this.leave(inst, ni, STATUS.CANCELLED, `cancelled by boundary event ${boundaryId} (timer ${b.duration})`);
+    }
+    this.createNode(inst, boundaryId);
     this.drain();
   }
 
@@ -85,9 +135,37 @@ export class Transition {
     if (inst.stateCd !== STATE.RUNNING) return;
     this.touched.add(inst.processInstanceId);
     for (const ni of Object.values(inst.nodes)) {
-      if (ni.statusCd === STATUS.ACTIVE) this.queue.push({ instanceId: inst.processInstanceId, nodeId: ni.nodeId, nodeInstanceId: ni.id });
+      if (ni.statusCd === STATUS.ACTIVE && !this.core.isWorking(`${inst.processInstanceId}|${ni.id}`)) {
+        this.queue.push({ instanceId: inst.processInstanceId, nodeId: ni.nodeId, nodeInstanceId: ni.id });
+      }
     }
     this.drain();
+  }
+
+  /** Writes a new execution and queues its start node (run by the next drain). */
+  private launch(params: LaunchParams): Instance {
+    const id = this.core.newInstanceId(this.now);
+    this.emit({
+      type: 'instance.started',
+      instance: { ...params, processInstanceId: id, stateCd: STATE.RUNNING, startTime: this.at, endTime: null, output: null, error: null },
+    });
+    const inst = this.core.state.instances[id]!;
+    this.touched.add(id);
+    this.createNode(inst, this.core.flowOf(inst).startId);
+    return inst;
+  }
+
+  /** Resumes a waiting node without draining (the caller drains). */
+  private wake(inst: Instance, ni: NodeInstance, input: ResumeInput): void {
+    this.touched.add(inst.processInstanceId);
+    const node = this.nodeDef(inst, ni);
+    const handler = HANDLERS[node.type] as { resume?: (n: FlowNode, s: NodeScope, i: ResumeInput) => Outcome };
+    const warnings: WfxRecord[] = [];
+    const outcome = handler.resume
+      ? this.guard(() => handler.resume!(node, this.scope(inst, ni.nodeId, warnings, ni), input))
+      : ({ kind: 'fail', code: 'NOT_RESUMABLE', message: `${node.type} does not wait` } as const);
+    for (const w of warnings) this.emit(w);
+    this.carryOut(inst, ni, this.realize(inst, ni.nodeId, outcome));
   }
 
   /** Cancels a running execution: every active or waiting node is cancelled. */
@@ -108,10 +186,15 @@ export class Transition {
 
   /** Resumes every subscription in `subs` with the event's data. */
   deliver(subs: readonly Subscription[], data: Record<string, unknown>): void {
+    this.wakeAll(subs, data);
+    this.drain();
+  }
+
+  private wakeAll(subs: readonly Subscription[], data: Record<string, unknown>): void {
     for (const sub of subs) {
       const inst = this.core.state.instances[sub.instanceId];
       const ni = inst?.nodes[sub.nodeInstanceId];
-      if (inst && ni && inst.stateCd === STATE.RUNNING && ni.statusCd === STATUS.WAITING) this.resume(inst, ni, { kind: 'event', data });
+      if (inst && ni && inst.stateCd === STATE.RUNNING && ni.statusCd === STATUS.WAITING) this.wake(inst, ni, { kind: 'event', data });
     }
   }
 
@@ -145,7 +228,8 @@ export class Transition {
         const inst = this.core.state.instances[iid];
         if (inst && !this.deferred.has(iid) && this.settle(inst)) progressed = true;
       }
-      if (!progressed) return;
+      // A finished child may have resumed its parent, whose next nodes are queued now.
+      if (!progressed && this.queue.length === 0) return;
     }
   }
 
@@ -154,17 +238,17 @@ export class Transition {
     const node = this.nodeDef(inst, ni);
     const handler = HANDLERS[node.type] as { run: (n: FlowNode, s: NodeScope) => Outcome };
     const warnings: WfxRecord[] = [];
-    const outcome = this.guard(() => handler.run(node, this.scope(inst, ni.nodeId, warnings)));
+    const outcome = this.guard(() => handler.run(node, this.scope(inst, ni.nodeId, warnings, ni)));
     for (const w of warnings) this.emit(w);
-    this.carryOut(inst, ni, outcome);
+    this.carryOut(inst, ni, this.realize(inst, ni.nodeId, outcome));
   }
 
   /** Runs a token that just reached `nodeId`: written as node.ran when it completes at once. */
   private runNew(inst: Instance, nodeId: string): void {
-    const node = this.core.flowOf(inst).definition.nodes[nodeId]!;
+    const node = this.core.flowOf(inst).nodes[nodeId]!;
     const handler = HANDLERS[node.type] as { run: (n: FlowNode, s: NodeScope) => Outcome };
     const warnings: WfxRecord[] = [];
-    const outcome = this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings)));
+    const outcome = this.realize(inst, nodeId, this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings, null))));
     if (outcome.kind === 'next' || outcome.kind === 'end') {
       const id = `n${inst.nodeCount + 1}`;
       this.emit({
@@ -202,6 +286,61 @@ export class Transition {
     }
   }
 
+  /**
+   * A `call` outcome starts the other execution now and becomes the node's completion (or
+   * its failure when the flow cannot start); every other outcome is carried out as it is.
+   */
+  private realize(inst: Instance, nodeId: string, outcome: Outcome): Outcome {
+    if (outcome.kind !== 'call') return outcome;
+    try {
+      const called = this.launch(this.childParams(inst, nodeId, outcome.start, null));
+      return { kind: 'next', variables: { [outcome.variable]: called.processInstanceId } };
+    } catch (err) {
+      if (err instanceof WfxError || err instanceof NodeFailure) return { kind: 'fail', code: err.code, message: err.message };
+      throw err;
+    }
+  }
+
+  /** What a child (or called) execution of `inst` starts with. Throws WfxError when a named flow cannot start. */
+  private childParams(inst: Instance, nodeId: string, start: ChildStart, parent: NodeInstance | null): LaunchParams {
+    if (parent) {
+      let depth = 1;
+      for (let p = inst; p.parentInstanceId !== null && p.parentNodeInstanceId !== undefined; depth++) {
+        const up = this.core.state.instances[p.parentInstanceId];
+        if (!up) break;
+        p = up;
+      }
+      if (depth > MAX_CHILD_DEPTH) throw new NodeFailure('CHILD_DEPTH_EXCEEDED', `child executions nest more than ${MAX_CHILD_DEPTH} deep; does the flow start itself?`);
+    }
+    const link = parent ? { parentInstanceId: inst.processInstanceId, parentNodeInstanceId: parent.id } : { parentInstanceId: null };
+    const iteration = start.iteration === undefined ? {} : { iteration: start.iteration };
+    const correlationKey = start.correlationKey === undefined ? inst.correlationKey : start.correlationKey;
+    if (start.processId === undefined) {
+      // The node's own body: same flow and version, one level deeper.
+      return {
+        processId: inst.processId,
+        processName: inst.processName,
+        processVersion: inst.processVersion,
+        organization: inst.organization,
+        environment: inst.environment,
+        correlationKey,
+        ...link,
+        scope: [...(inst.scope ?? []), nodeId],
+        ...iteration,
+        variables: start.variables,
+      };
+    }
+    const params = this.core.startParams({
+      organization: inst.organization,
+      processId: start.processId,
+      environment: inst.environment,
+      ...(start.versionNumber !== undefined && { versionNumber: start.versionNumber }),
+      correlationKey,
+      data: start.variables,
+    });
+    return { ...params, ...link, ...iteration };
+  }
+
   private carryOut(inst: Instance, ni: NodeInstance, outcome: Outcome): void {
     const base = { instanceId: inst.processInstanceId, nodeInstanceId: ni.id, at: this.at };
     switch (outcome.kind) {
@@ -219,31 +358,89 @@ export class Transition {
         this.afterCompleted(inst, ni, outcome);
         return;
       case 'wait': {
-        this.emit({ type: 'node.waiting', ...base, wait: outcome.wait });
+        this.emit({ type: 'node.waiting', ...base, wait: outcome.wait, ...(outcome.variables && { variables: outcome.variables }) });
         const wait = outcome.wait;
         if (wait.kind === 'event') {
           const kept = this.keptMessage(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey);
           if (kept) {
             this.emit({ type: 'message.removed', id: kept.id });
-            this.resume(inst, ni, { kind: 'event', data: kept.data });
+            this.wake(inst, ni, { kind: 'event', data: kept.data });
           }
+        }
+        for (const start of outcome.start ?? []) {
+          if (ni.statusCd !== STATUS.WAITING || inst.stateCd !== STATE.RUNNING) return;
+          let params: LaunchParams;
+          try {
+            params = this.childParams(inst, ni.nodeId, start, ni);
+          } catch (err) {
+            if (!(err instanceof WfxError || err instanceof NodeFailure)) throw err;
+            this.failNode(inst, ni, err.code, err.message);
+            return;
+          }
+          this.launch(params);
         }
         return;
       }
+      case 'work':
+        this.work.push({ instanceId: inst.processInstanceId, nodeInstanceId: ni.id, request: outcome.work });
+        return;
+      case 'call':
+        this.carryOut(inst, ni, this.realize(inst, ni.nodeId, outcome));
+        return;
       case 'fail':
-        this.emit({ type: 'node.left', ...base, statusCd: STATUS.FAILED, reason: `${outcome.code}: ${outcome.message}` });
-        if (!this.follow(inst, ni, 'errorFlow')) this.finish(inst, STATE.FAILED, outcome.message, { code: outcome.code, message: outcome.message, nodeId: ni.nodeId });
+        this.failNode(inst, ni, outcome.code, outcome.message);
         return;
       case 'cancel':
-        this.emit({ type: 'node.left', ...base, statusCd: STATUS.CANCELLED, reason: outcome.reason, ...(outcome.variables && { variables: outcome.variables }) });
+        this.leave(inst, ni, STATUS.CANCELLED, outcome.reason, outcome.variables);
         if (!this.follow(inst, ni, 'errorFlow')) this.finish(inst, STATE.CANCELLED, outcome.reason);
         return;
       case 'timeout':
-        this.emit({ type: 'node.left', ...base, statusCd: STATUS.TIMED_OUT, reason: outcome.reason });
+        this.leave(inst, ni, STATUS.TIMED_OUT, outcome.reason);
         if (!this.follow(inst, ni, 'timeoutFlow')) {
           this.finish(inst, STATE.FAILED, outcome.reason, { code: 'TIMEOUT', message: outcome.reason, nodeId: ni.nodeId });
         }
         return;
+    }
+  }
+
+  /**
+   * The failure rule: the node fails; an error boundary event attached to it (matching the
+   * code) takes over, else its errorFlow, else the execution fails with the error. A path
+   * that takes over gets the error as the variable `error`.
+   */
+  private failNode(inst: Instance, ni: NodeInstance, code: string, message: string): void {
+    const error = { code, message, nodeId: ni.nodeId };
+    const { nodes, graph } = this.core.flowOf(inst);
+    const boundary = graph.boundaries(ni.nodeId).find((id) => {
+      const b = nodes[id] as BoundaryEventNode;
+      return b.event === 'error' && (b.errorCode === undefined || b.errorCode === code);
+    });
+    const handled = boundary !== undefined || graph.outgoing(ni.nodeId).some((e) => e.kind === 'errorFlow');
+    this.leave(inst, ni, STATUS.FAILED, `${code}: ${message}`, handled ? { error } : undefined);
+    if (boundary !== undefined) this.createNode(inst, boundary);
+    else if (!this.follow(inst, ni, 'errorFlow')) this.finish(inst, STATE.FAILED, message, error);
+  }
+
+  /**
+   * A node stops without completing (failed, cancelled, timed out): its child executions
+   * still running are cancelled with it, and work under way is abandoned (the engine aborts it).
+   */
+  private leave(inst: Instance, ni: NodeInstance, statusCd: 3 | 4 | 5, reason: string, variables?: Record<string, unknown>): void {
+    this.emit({
+      type: 'node.left',
+      instanceId: inst.processInstanceId,
+      nodeInstanceId: ni.id,
+      statusCd,
+      at: this.at,
+      reason,
+      ...(variables && { variables }),
+    });
+    for (const childId of ni.children ?? []) {
+      const child = this.core.state.instances[childId];
+      if (child && child.stateCd === STATE.RUNNING) {
+        this.touched.add(childId);
+        this.finish(child, STATE.CANCELLED, `its parent node ${ni.nodeId} of ${inst.processInstanceId} stopped`);
+      }
     }
   }
 
@@ -278,8 +475,8 @@ export class Transition {
   /** A token arrives at `edge.to`: a converging parallel or inclusive gateway joins first. */
   private enter(inst: Instance, edge: Edge): void {
     if (inst.stateCd !== STATE.RUNNING) return;
-    const { definition, graph } = this.core.flowOf(inst);
-    const type = definition.nodes[edge.to]!.type;
+    const { nodes, graph } = this.core.flowOf(inst);
+    const type = nodes[edge.to]!.type;
     if ((type === 'parallelGateway' || type === 'inclusiveGateway') && graph.incoming(edge.to).length > 1) {
       const arrivals = { ...(inst.joins[edge.to] ?? {}) };
       arrivals[edgeKey(edge)] = (arrivals[edgeKey(edge)] ?? 0) + 1;
@@ -322,10 +519,12 @@ export class Transition {
    */
   private settle(inst: Instance): boolean {
     if (inst.stateCd !== STATE.RUNNING) return false;
-    const { definition, graph } = this.core.flowOf(inst);
+    // Tokens queued and not written yet (a child started while settling its sibling) are live too.
+    if ((this.pending.get(inst.processInstanceId) ?? 0) > 0) return false;
+    const { nodes, graph } = this.core.flowOf(inst);
     const live = Object.values(inst.nodes).filter((n) => n.statusCd === STATUS.ACTIVE || n.statusCd === STATUS.WAITING);
     for (const [gatewayId, arrivals] of Object.entries(inst.joins)) {
-      if (definition.nodes[gatewayId]?.type !== 'inclusiveGateway' || Object.keys(arrivals).length === 0) continue;
+      if (nodes[gatewayId]?.type !== 'inclusiveGateway' || Object.keys(arrivals).length === 0) continue;
       const tokensAt = [...live.map((n) => n.nodeId), ...Object.keys(inst.joins).filter((g) => g !== gatewayId)];
       if (tokensAt.some((at) => at === gatewayId || graph.canReach(at, gatewayId))) continue;
       this.emit({ type: 'join.updated', instanceId: inst.processInstanceId, nodeId: gatewayId, arrivals: {} });
@@ -343,27 +542,27 @@ export class Transition {
     return false;
   }
 
-  /** Ends the execution: every other active or waiting node is cancelled. */
+  /**
+   * Ends the execution: every other active or waiting node is cancelled (their children
+   * too). A child execution then resumes the parent node waiting for it.
+   */
   private finish(inst: Instance, stateCd: 1 | 2 | 3, reason: string, error?: InstanceError): void {
     if (inst.stateCd !== STATE.RUNNING) return;
     for (const n of Object.values(inst.nodes)) {
       if (n.statusCd === STATUS.ACTIVE || n.statusCd === STATUS.WAITING) {
-        this.emit({
-          type: 'node.left',
-          instanceId: inst.processInstanceId,
-          nodeInstanceId: n.id,
-          statusCd: STATUS.CANCELLED,
-          at: this.at,
-          reason: stateCd === STATE.CANCELLED ? reason : `the execution ${stateCd === STATE.FAILED ? 'failed' : 'ended'}`,
-        });
+        this.leave(inst, n, STATUS.CANCELLED, stateCd === STATE.CANCELLED ? reason : `the execution ${stateCd === STATE.FAILED ? 'failed' : 'ended'}`);
       }
     }
     this.emit({ type: 'instance.finished', instanceId: inst.processInstanceId, stateCd, at: this.at, ...(error && { error }) });
+    if (inst.parentInstanceId === null || inst.parentNodeInstanceId === undefined) return;
+    const parent = this.core.state.instances[inst.parentInstanceId];
+    const pni = parent?.nodes[inst.parentNodeInstanceId];
+    if (parent && pni && parent.stateCd === STATE.RUNNING && pni.statusCd === STATUS.WAITING) this.wake(parent, pni, { kind: 'child', child: inst });
   }
 
   /** intermediateThrowEvent: resumes matching subscriptions of the organization now. */
   private throwEvent(inst: Instance, d: Delivery): void {
-    this.deliver(this.matches(inst.organization, d.eventType, d.correlationKey), d.data);
+    this.wakeAll(this.matches(inst.organization, d.eventType, d.correlationKey), d.data);
   }
 
   /** The oldest kept message a new subscription consumes, if any. */
@@ -376,17 +575,18 @@ export class Transition {
   }
 
   private nodeDef(inst: Instance, ni: NodeInstance): FlowNode {
-    return this.core.flowOf(inst).definition.nodes[ni.nodeId]!;
+    return this.core.flowOf(inst).nodes[ni.nodeId]!;
   }
 
   /** The scope a handler runs in; missing-reference WARN entries go to `warnings`, written after the node's own record. */
-  private scope(inst: Instance, nodeId: string, warnings: WfxRecord[]): NodeScope {
+  private scope(inst: Instance, nodeId: string, warnings: WfxRecord[], ni: NodeInstance | null): NodeScope {
     const env = this.core.envOf(inst);
-    const node = this.core.flowOf(inst).definition.nodes[nodeId]!;
+    const node = this.core.flowOf(inst).nodes[nodeId]!;
     return {
       instance: inst,
       nodeId,
       now: this.now,
+      wait: ni?.wait ?? null,
       resolve: (value) => {
         const r = resolveDeep(value, { vars: inst.variables, env });
         for (const ref of r.missing) {
@@ -405,7 +605,7 @@ export class Transition {
         }
         return r.value;
       },
-      condition: (text) => evaluateCondition(text, { env, ...inst.variables }),
+      condition: (text, variables = inst.variables) => evaluateCondition(text, { env, ...variables }),
     };
   }
 }

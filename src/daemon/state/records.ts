@@ -13,6 +13,7 @@ import type {
   WfxState,
 } from './state.js';
 import { createHash } from 'node:crypto';
+import { nodesAt } from '../../shared/flow/types.js';
 import { STATUS, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
 
 /**
@@ -55,7 +56,17 @@ export type WfxRecord =
       readonly variables?: Record<string, unknown>;
       readonly output?: Record<string, unknown>;
     }
-  | { readonly type: 'node.waiting'; readonly instanceId: string; readonly nodeInstanceId: string; readonly wait: Wait; readonly at: string }
+  /** A node waits (again: a loop writes its progress this way), with variables it set meanwhile. */
+  | {
+      readonly type: 'node.waiting';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly wait: Wait;
+      readonly at: string;
+      readonly variables?: Record<string, unknown>;
+    }
+  /** A non-interrupting boundary event of the node fired (it fires once). */
+  | { readonly type: 'boundary.fired'; readonly instanceId: string; readonly nodeInstanceId: string; readonly boundaryId: string; readonly at: string }
   | {
       readonly type: 'node.completed';
       readonly instanceId: string;
@@ -134,6 +145,24 @@ function log(inst: Instance, node: Pick<NodeInstance, 'nodeId' | 'nodeName' | 'n
   inst.logs.push(withVariables ? { ...entry, variables: { ...inst.variables } } : entry);
 }
 
+function waitingFor(wait: Wait): string {
+  switch (wait.kind) {
+    case 'input':
+      return 'waiting for input';
+    case 'event':
+      return `waiting for ${wait.eventType} "${wait.messageRef}"`;
+    case 'timer':
+      return `waiting for timer until ${wait.dueAt}`;
+    case 'child':
+      return 'waiting for its child execution';
+    case 'loop': {
+      const s = wait.state;
+      const total = s.items === null ? '' : ` of ${s.items.length}`;
+      return `iterations: ${s.done}${total} done, ${s.running} running`;
+    }
+  }
+}
+
 const subKey = (instanceId: string, nodeInstanceId: string) => `${instanceId}|${nodeInstanceId}`;
 
 /** Drops the subscription of a node that stops waiting on an event. */
@@ -150,7 +179,8 @@ function unsubscribe(state: WfxState, inst: Instance, node: NodeInstance): void 
 function enter(state: WfxState, r: { instanceId: string; nodeInstanceId: string; nodeId: string; at: string }): NodeInstance | null {
   const inst = state.instances[r.instanceId];
   if (!inst) return null;
-  const def = state.flows[inst.processId]?.versions[inst.processVersion]?.definition.nodes[r.nodeId];
+  const definition = state.flows[inst.processId]?.versions[inst.processVersion]?.definition;
+  const def = definition && (inst.scope ? nodesAt(definition, inst.scope)?.[r.nodeId] : definition.nodes[r.nodeId]);
   const node: NodeInstance = {
     id: r.nodeInstanceId,
     nodeId: r.nodeId,
@@ -223,6 +253,10 @@ const handlers: Handlers = {
     // The record was serialized before it is applied (Store), so its objects can be kept.
     const inst: Instance = { ...r.instance, variables: { ...r.instance.variables }, nodes: {}, nodeCount: 0, joins: {}, logs: [] };
     state.instances[inst.processInstanceId] = inst;
+    if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
+      const parent = state.instances[inst.parentInstanceId]?.nodes[inst.parentNodeInstanceId];
+      if (parent) (parent.children ??= []).push(inst.processInstanceId);
+    }
     log(inst, { nodeId: '', nodeName: inst.processName, nodeType: 'process' }, 'INFO', `execution started (version ${inst.processVersion})`, inst.startTime, true);
   },
   'node.entered': (state, r) => enter(state, r),
@@ -238,6 +272,7 @@ const handlers: Handlers = {
     if (!inst || !node) return;
     node.statusCd = STATUS.WAITING;
     node.wait = r.wait;
+    if (r.variables) Object.assign(inst.variables, r.variables);
     if (r.wait.kind === 'event') {
       const ref = `${inst.organization}|${r.wait.messageRef}`;
       (state.subscriptions[ref] ??= {})[subKey(inst.processInstanceId, node.id)] = {
@@ -250,8 +285,7 @@ const handlers: Handlers = {
         since: r.at,
       };
     }
-    const what = r.wait.kind === 'input' ? 'input' : r.wait.kind === 'event' ? `${r.wait.eventType} "${r.wait.messageRef}"` : `timer until ${r.wait.dueAt}`;
-    log(inst, node, 'INFO', `waiting for ${what}`, r.at);
+    log(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);
   },
   'node.completed': (state, r) => {
     const inst = state.instances[r.instanceId];
@@ -270,6 +304,13 @@ const handlers: Handlers = {
     node.wait = null;
     if (r.variables) Object.assign(inst.variables, r.variables);
     log(inst, node, r.statusCd === STATUS.FAILED ? 'ERROR' : 'WARN', `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at);
+  },
+  'boundary.fired': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    const node = inst?.nodes[r.nodeInstanceId];
+    if (!inst || !node) return;
+    (node.fired ??= []).push(r.boundaryId);
+    log(inst, node, 'INFO', `boundary event ${r.boundaryId} fired`, r.at);
   },
   'join.updated': (state, r) => {
     const inst = state.instances[r.instanceId];

@@ -162,6 +162,15 @@ export interface Instance {
   readonly environment: Environment;
   readonly correlationKey: string | null;
   readonly parentInstanceId: string | null;
+  /** The parent's node instance (subProcess, loopNode) that waits for this child; absent on a top-level execution. */
+  readonly parentNodeInstanceId?: string;
+  /**
+   * For a child running a body of its flow (an embedded subProcess, a loop iteration): the
+   * path of container node ids to that body (see nodesAt). Absent: the flow's own nodes.
+   */
+  readonly scope?: readonly string[];
+  /** A loop iteration's 0-based index. */
+  readonly iteration?: number;
   stateCd: StateCd;
   readonly startTime: string;
   endTime: string | null;
@@ -188,6 +197,10 @@ export interface NodeInstance {
   endTime: string | null;
   /** What a waiting node waits for (statusCd 1); null otherwise. */
   wait: Wait | null;
+  /** Child executions this node started (subProcess, loopNode), oldest first. */
+  children?: string[];
+  /** Non-interrupting boundary events of this node that fired already (each fires once). */
+  fired?: string[];
 }
 
 /** What a waiting node waits for. `dueAt` arms a timer (input timeout, timer event). */
@@ -208,7 +221,23 @@ export type Wait =
       readonly correlationKey: string | null;
       readonly dueAt: null;
     }
-  | { readonly kind: 'timer'; readonly dueAt: string };
+  | { readonly kind: 'timer'; readonly dueAt: string }
+  /** A subProcess waits for its child execution (in `children`). */
+  | { readonly kind: 'child'; readonly dueAt: null }
+  /** A loopNode runs its iterations as child executions. */
+  | { readonly kind: 'loop'; readonly dueAt: null; readonly state: LoopState };
+
+/** Where a loop is. Written with each change, so a restart resumes it where it was. */
+export interface LoopState {
+  /** The items of a collection loop (resolved when it started); null for a condition loop. */
+  readonly items: readonly unknown[] | null;
+  /** Iterations started, done, and running now. */
+  readonly started: number;
+  readonly done: number;
+  readonly running: number;
+  /** `collect`: one value per iteration, by index. */
+  readonly collected: readonly unknown[];
+}
 
 export interface Subscription {
   readonly instanceId: string;

@@ -1,7 +1,7 @@
 import type { FlowNode } from './types.js';
 
 /** How one node connects to another. */
-export type EdgeKind = 'next' | 'then' | 'else' | 'branch' | 'default' | 'errorFlow' | 'timeoutFlow';
+export type EdgeKind = 'next' | 'then' | 'else' | 'branch' | 'default' | 'errorFlow' | 'timeoutFlow' | 'boundary';
 
 export interface Edge {
   readonly from: string;
@@ -40,6 +40,7 @@ export class FlowGraph {
   private readonly in = new Map<string, Edge[]>();
   private readonly reach = new Map<string, Set<string>>();
   private readonly flowEdges = new Map<string, { ways: readonly Edge[]; next: readonly Edge[] }>();
+  private readonly attached = new Map<string, string[]>();
 
   constructor(readonly nodes: Readonly<Record<string, FlowNode>>) {
     for (const id of Object.keys(nodes)) {
@@ -52,6 +53,22 @@ export class FlowGraph {
         this.in.get(edge.to)?.push(edge);
       }
     }
+    // A boundary event is reached through the node it is attached to: an edge from that node
+    // (never routed along; it makes the event reachable, and counts for OR-joins).
+    for (const [id, node] of Object.entries(nodes)) {
+      if (node?.type !== 'boundaryEvent' || !this.out.has(node.attachedTo)) continue;
+      const edge: Edge = { from: node.attachedTo, to: id, kind: 'boundary', path: ['attachedTo'] };
+      this.out.get(node.attachedTo)!.push(edge);
+      this.in.get(id)!.push(edge);
+      const list = this.attached.get(node.attachedTo) ?? [];
+      list.push(id);
+      this.attached.set(node.attachedTo, list);
+    }
+  }
+
+  /** The boundary events attached to `id`, in declaration order. */
+  boundaries(id: string): readonly string[] {
+    return this.attached.get(id) ?? [];
   }
 
   /** Outgoing edges of `id` (none for an unknown id). */
@@ -67,7 +84,7 @@ export class FlowGraph {
   routes(id: string): { readonly ways: readonly Edge[]; readonly next: readonly Edge[] } {
     let r = this.flowEdges.get(id);
     if (!r) {
-      const ways = this.outgoing(id).filter((e) => e.kind !== 'errorFlow' && e.kind !== 'timeoutFlow');
+      const ways = this.outgoing(id).filter((e) => e.kind !== 'errorFlow' && e.kind !== 'timeoutFlow' && e.kind !== 'boundary');
       r = { ways, next: ways.filter((e) => e.kind === 'next') };
       this.flowEdges.set(id, r);
     }

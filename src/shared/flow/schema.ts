@@ -56,6 +56,8 @@ const common: Schema = {
 };
 const errorFlow: Schema = { ...nodeRef, description: 'taken when this node fails' };
 
+const nodesRef: Schema = { $ref: '#/definitions/nodes' };
+const resultVariable: Schema = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'the variable the result goes to' };
 /** Properties of each node type, besides `type`. */
 const NODE_PROPERTIES: { readonly [T in NodeType]: { properties: Schema; required: readonly string[]; description: string } } = {
   startEvent: { description: 'start of the flow', properties: { next }, required: ['next'] },
@@ -147,6 +149,104 @@ const NODE_PROPERTIES: { readonly [T in NodeType]: { properties: Schema; require
     },
     required: ['eventType', 'messageRef', 'next'],
   },
+  loopNode: {
+    description: 'runs its body (a nested flow) once per item of a collection, or while a condition holds',
+    properties: {
+      collection: { description: 'a {ref} to an array, or an array: one iteration per item' },
+      itemVariable: { ...resultVariable, description: 'the variable holding the item (default item)' },
+      indexVariable: { ...resultVariable, description: 'the variable holding the 0-based index (default index)' },
+      condition: { ...condition, description: 'a JUEL condition checked before each iteration: iterate while it holds' },
+      maxIterations: { type: 'integer', minimum: 1, description: 'more iterations fail the node with LOOP_LIMIT (default 1000)' },
+      parallel: { type: 'boolean', description: 'run iterations at once, each with its own copy of the variables (collection only)' },
+      concurrency: { type: 'integer', minimum: 1, description: 'at most this many iterations at once (parallel; default 10)' },
+      nodes: { ...nodesRef, description: 'the body: a nested flow with its own startEvent' },
+      collect: { ...resultVariable, description: 'gather this variable of each iteration into an array of the same name' },
+      next,
+      errorFlow,
+    },
+    required: ['nodes', 'next'],
+  },
+  subProcess: {
+    description: 'runs a nested flow (nodes) or a published flow (processId) as a child execution and waits for it',
+    properties: {
+      nodes: { ...nodesRef, description: 'an embedded flow with its own startEvent' },
+      processId: { type: 'string', minLength: 1, description: 'a published flow of the organization (instead of nodes)' },
+      versionNumber: { type: 'string', pattern: '^[0-9]+$', description: "default: the active version of the execution's environment" },
+      input: { type: 'object', description: "the child's variables, name -> value ({ref} resolved); default all of the parent's" },
+      output: { type: 'array', items: { type: 'string' }, description: "the child's variables merged back; default all" },
+      next,
+      errorFlow,
+    },
+    required: ['next'],
+  },
+  callProcess: {
+    description: 'starts another flow and passes on at once, setting {calledProcessInstanceId}',
+    properties: {
+      processId: { type: 'string', minLength: 1 },
+      versionNumber: { type: 'string', pattern: '^[0-9]+$' },
+      data: { type: 'object', description: 'the variables of the started execution ({ref} resolved)' },
+      correlationKey: { type: 'string' },
+      next,
+      errorFlow,
+    },
+    required: ['processId', 'next'],
+  },
+  boundaryEvent: {
+    description: 'a timer or error event attached to another node: fires while that node runs or waits',
+    properties: {
+      attachedTo: { ...nodeRef, description: 'the node it watches (same flow level)' },
+      event: { enum: ['timer', 'error'] },
+      duration: { ...duration, description: 'timer: fires this long after the attached node started' },
+      errorCode: { type: 'string', minLength: 1, description: 'error: only failures with this code (default any)' },
+      cancelActivity: { type: 'boolean', description: 'cancel the attached node when it fires (default true)' },
+      next,
+    },
+    required: ['attachedTo', 'event', 'next'],
+  },
+  serviceTask: {
+    description: 'an HTTP call; the result {status, headers, body} goes to resultVariable (default: the node id)',
+    properties: {
+      method: { type: 'string', pattern: '^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|get|head|post|put|patch|delete|options)$' },
+      url: { type: 'string', minLength: 1 },
+      headers: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+      query: { type: 'object' },
+      body: { description: 'sent as JSON, or as is when text' },
+      timeout: { ...duration, description: 'per attempt (default 30s)' },
+      retry: {
+        type: 'object',
+        additionalProperties: false,
+        description: 'retries on network errors, timeouts, 5xx and 429 (Retry-After honoured)',
+        properties: {
+          maxAttempts: { type: 'integer', minimum: 1, maximum: 100, description: 'attempts in all (default 3)' },
+          initialInterval: { ...duration, description: 'the first wait (default 1s)' },
+          backoff: { type: 'number', minimum: 1, description: 'each wait is this many times the last (default 2)' },
+          maxInterval: { ...duration, description: 'the longest wait (default 1m)' },
+        },
+      },
+      acceptStatus: {
+        type: 'array',
+        minItems: 1,
+        items: { oneOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'string', pattern: '^[1-5]xx$' }] },
+        description: 'accepted statuses, e.g. [200, "3xx"] (default ["2xx"])',
+      },
+      resultVariable,
+      next,
+      errorFlow,
+    },
+    required: ['url', 'next'],
+  },
+  scriptTask: {
+    description: 'JavaScript in a sandbox: reads vars; a returned object is merged into the variables',
+    properties: {
+      language: { enum: ['javascript'] },
+      script: { type: 'string', minLength: 1, description: 'a function body; `vars` holds the variables' },
+      timeout: { ...duration, description: 'default 5s' },
+      resultVariable: { ...resultVariable, description: 'put the returned value here instead of merging it' },
+      next,
+      errorFlow,
+    },
+    required: ['script', 'next'],
+  },
 };
 
 function gatewayProperties(): Schema {
@@ -225,6 +325,13 @@ export function flowSchema(): Schema {
       then: { $ref: `#/definitions/${type}` },
     })),
   };
+  definitions.nodes = {
+    type: 'object',
+    description: 'node id -> node',
+    minProperties: 1,
+    propertyNames: { pattern: ID_PATTERN, not: { enum: [...RESERVED_NAMES] } },
+    additionalProperties: { $ref: '#/definitions/node' },
+  };
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     $id: 'https://wfx.dev/schemas/flow.json',
@@ -243,13 +350,7 @@ export function flowSchema(): Schema {
       description: { type: 'string' },
       public: { type: 'boolean', description: 'listed by GET /process/list for callers without WORKFLOW_READ' },
       triggers: { type: 'array', items: { oneOf: TRIGGERS } },
-      nodes: {
-        type: 'object',
-        description: 'node id -> node',
-        minProperties: 1,
-        propertyNames: { pattern: ID_PATTERN, not: { enum: [...RESERVED_NAMES] } },
-        additionalProperties: { $ref: '#/definitions/node' },
-      },
+      nodes: nodesRef,
     },
     definitions,
   };

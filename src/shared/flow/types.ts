@@ -142,6 +142,76 @@ export interface ThrowEventNode extends NodeBase {
   readonly next: Next;
 }
 
+export interface LoopNode extends NodeBase {
+  readonly type: 'loopNode';
+  /** A `{ref}` to an array (or an array): one iteration per item. Exclusive with `condition`. */
+  readonly collection?: unknown;
+  readonly itemVariable?: string;
+  readonly indexVariable?: string;
+  /** `${...}`: iterate while it holds (checked before each iteration). */
+  readonly condition?: string;
+  readonly maxIterations?: number;
+  readonly parallel?: boolean;
+  readonly concurrency?: number;
+  /** The body: a nested flow with its own startEvent. */
+  readonly nodes: Readonly<Record<string, FlowNode>>;
+  readonly collect?: string;
+  readonly next: Next;
+}
+export interface BoundaryEventNode extends NodeBase {
+  readonly type: 'boundaryEvent';
+  readonly attachedTo: string;
+  readonly event: 'timer' | 'error';
+  readonly duration?: string;
+  readonly errorCode?: string;
+  readonly cancelActivity?: boolean;
+  readonly next: Next;
+}
+export interface SubProcessNode extends NodeBase {
+  readonly type: 'subProcess';
+  /** Embedded body (exclusive with processId). */
+  readonly nodes?: Readonly<Record<string, FlowNode>>;
+  readonly processId?: string;
+  readonly versionNumber?: string;
+  /** Variables of the child: name -> value (templates); default all of the parent's. */
+  readonly input?: Readonly<Record<string, unknown>>;
+  /** Variables of the child merged back; default all. */
+  readonly output?: readonly string[];
+  readonly next: Next;
+}
+export interface CallProcessNode extends NodeBase {
+  readonly type: 'callProcess';
+  readonly processId: string;
+  readonly versionNumber?: string;
+  readonly data?: Readonly<Record<string, unknown>>;
+  readonly correlationKey?: string;
+  readonly next: Next;
+}
+export interface ServiceTaskNode extends NodeBase {
+  readonly type: 'serviceTask';
+  readonly method?: string;
+  readonly url: string;
+  readonly headers?: Readonly<Record<string, unknown>>;
+  readonly query?: Readonly<Record<string, unknown>>;
+  readonly body?: unknown;
+  readonly timeout?: string;
+  readonly retry?: { readonly maxAttempts?: number; readonly initialInterval?: string; readonly backoff?: number; readonly maxInterval?: string };
+  readonly acceptStatus?: readonly (number | string)[];
+  readonly resultVariable?: string;
+  readonly next: Next;
+}
+export interface ScriptTaskNode extends NodeBase {
+  readonly type: 'scriptTask';
+  readonly language?: 'javascript';
+  readonly script: string;
+  readonly timeout?: string;
+  readonly resultVariable?: string;
+  readonly next: Next;
+}
+
+/** Node types whose `nodes:` is a nested flow (a loop's body, an embedded subprocess). */
+export const CONTAINER_TYPES = ['loopNode', 'subProcess'] as const;
+
 /** Every node the engine runs, by type. */
 export interface NodeByType {
   startEvent: StartEventNode;
@@ -157,6 +227,12 @@ export interface NodeByType {
   userTask: UserTaskNode;
   intermediateCatchEvent: CatchEventNode;
   intermediateThrowEvent: ThrowEventNode;
+  loopNode: LoopNode;
+  subProcess: SubProcessNode;
+  callProcess: CallProcessNode;
+  boundaryEvent: BoundaryEventNode;
+  serviceTask: ServiceTaskNode;
+  scriptTask: ScriptTaskNode;
 }
 export type NodeType = keyof NodeByType;
 export type FlowNode = NodeByType[NodeType];
@@ -178,4 +254,15 @@ export interface FlowDefinition {
   readonly public?: boolean;
   readonly triggers?: readonly Trigger[];
   readonly nodes: Readonly<Record<string, FlowNode>>;
+}
+
+/**
+ * The node map at `scope` inside a flow: [] is the flow's own nodes, ['each'] the body of
+ * container node `each`, ['each', 'inner'] a container inside that body. Undefined when the
+ * path names no container (a definition that changed shape cannot, versions are immutable).
+ */
+export function nodesAt(definition: Pick<FlowDefinition, 'nodes'>, scope: readonly string[] | undefined): Readonly<Record<string, FlowNode>> | undefined {
+  let nodes: Readonly<Record<string, FlowNode>> | undefined = definition.nodes;
+  for (const id of scope ?? []) nodes = (nodes?.[id] as { nodes?: Readonly<Record<string, FlowNode>> } | undefined)?.nodes;
+  return nodes;
 }

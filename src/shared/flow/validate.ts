@@ -4,7 +4,7 @@ import { compileCondition, ExpressionError } from '../expr/juel.js';
 import { edgesOf, FlowGraph } from './graph.js';
 import { parseFlowSource, type SourcePosition } from './parse.js';
 import { flowSchema, NODE_TYPES } from './schema.js';
-import { SEED_NODE_TYPES, type FlowDefinition, type FlowNode } from './types.js';
+import { CONTAINER_TYPES, SEED_NODE_TYPES, type FlowDefinition, type FlowNode } from './types.js';
 
 /** Stable codes of flow problems (tests and tools match on them). */
 export type FlowProblemCode =
@@ -83,34 +83,44 @@ export function validateFlowValue(
   const nodes = isRecord(flow.nodes) ? (flow.nodes as Record<string, FlowNode>) : {};
 
   // Node types first: a node of a type the engine cannot run is reported by name, not by schema noise.
+  const maps = nodeMaps(nodes, ['nodes']);
   const badType = new Set<string>();
-  for (const [id, node] of Object.entries(nodes)) {
-    const type = isRecord(node) ? (node as { type?: unknown }).type : undefined;
-    if (typeof type !== 'string' || (NODE_TYPES as string[]).includes(type)) continue;
-    badType.add(id);
-    if ((SEED_NODE_TYPES as readonly string[]).includes(type)) {
-      at('NODE_TYPE_UNSUPPORTED', ['nodes', id, 'type'], `node type "${type}" has no engine handler in this version of wfx`);
-    } else {
-      at('UNKNOWN_NODE_TYPE', ['nodes', id, 'type'], `unknown node type "${type}"; one of: ${NODE_TYPES.join(', ')}`);
+  for (const { path, nodes: map } of maps) {
+    for (const [id, node] of Object.entries(map)) {
+      const type = isRecord(node) ? (node as { type?: unknown }).type : undefined;
+      if (typeof type !== 'string' || (NODE_TYPES as string[]).includes(type)) continue;
+      badType.add([...path, id].join('/'));
+      if ((SEED_NODE_TYPES as readonly string[]).includes(type)) {
+        at('NODE_TYPE_UNSUPPORTED', [...path, id, 'type'], `node type "${type}" has no engine handler in this version of wfx`);
+      } else {
+        at('UNKNOWN_NODE_TYPE', [...path, id, 'type'], `unknown node type "${type}"; one of: ${NODE_TYPES.join(', ')}`);
+      }
     }
   }
+  const underBadType = (path: readonly (string | number)[]) => {
+    for (let i = 2; i <= path.length; i += 2) if (badType.has(path.slice(0, i).join('/'))) return true;
+    return false;
+  };
 
   const validate = schemaValidator();
   if (!validate(value)) {
     for (const err of condenseErrors(validate.errors ?? [])) {
       const path = pointerToPath(err.instancePath);
-      if (err.propertyName !== undefined && path.length === 1 && path[0] === 'nodes') {
-        at('SCHEMA', ['nodes', err.propertyName], `node id "${err.propertyName}" must start with a letter or _ and go on with letters, digits, _ or -, and not be a reserved name`);
+      if (err.propertyName !== undefined && path.at(-1) === 'nodes') {
+        at('SCHEMA', [...path, err.propertyName], `node id "${err.propertyName}" must start with a letter or _ and go on with letters, digits, _ or -, and not be a reserved name`);
         continue;
       }
-      if (path[0] === 'nodes' && path.length > 1 && badType.has(String(path[1]))) continue;
+      if (underBadType(path)) continue;
       const { code, message, extra } = describe(err);
       at(code, [...path, ...extra], message, path.concat(code === 'SCHEMA' && extra.length ? extra : []));
     }
   }
 
-  checkGraph(nodes, badType, at);
-  checkNodes(nodes, badType, at);
+  for (const { path, nodes: map } of maps) {
+    const bad = new Set(Object.keys(map).filter((id) => badType.has([...path, id].join('/'))));
+    checkGraph(map, path, bad, at);
+    checkNodes(map, path, bad, at);
+  }
   if (Array.isArray(flow.triggers)) {
     flow.triggers.forEach((trigger, i) => {
       const type = isRecord(trigger) ? (trigger as { type?: unknown }).type : undefined;
@@ -127,34 +137,53 @@ export function validateFlowValue(
 
 type At = (code: FlowProblemCode, path: readonly (string | number)[], message: string, posPath?: readonly (string | number)[]) => void;
 
-function checkGraph(nodes: Record<string, FlowNode>, badType: Set<string>, at: At): void {
+/** The flow's node map and the bodies of its containers (loopNode, embedded subProcess), with their paths. */
+function nodeMaps(nodes: Record<string, FlowNode>, path: (string | number)[]): Array<{ path: (string | number)[]; nodes: Record<string, FlowNode> }> {
+  const maps = [{ path, nodes }];
+  for (const [id, node] of Object.entries(nodes)) {
+    const inner = isRecord(node) && (CONTAINER_TYPES as readonly unknown[]).includes(node.type) ? (node as { nodes?: unknown }).nodes : undefined;
+    if (isRecord(inner)) maps.push(...nodeMaps(inner as Record<string, FlowNode>, [...path, id, 'nodes']));
+  }
+  return maps;
+}
+
+function checkGraph(nodes: Record<string, FlowNode>, prefix: (string | number)[], badType: Set<string>, at: At): void {
   const starts = Object.entries(nodes).filter(([, n]) => isRecord(n) && n.type === 'startEvent');
   if (starts.length !== 1) {
-    const path = starts.length > 1 ? ['nodes', starts[1]![0]] : ['nodes'];
-    at('START_EVENT_COUNT', path, `a flow has exactly one startEvent; this one has ${starts.length}`);
+    const path = starts.length > 1 ? [...prefix, starts[1]![0]] : prefix;
+    const where = prefix.length > 1 ? `the body of ${String(prefix.at(-2))}` : 'a flow';
+    at('START_EVENT_COUNT', path, `${where} has exactly one startEvent; this one has ${starts.length}`);
   }
   for (const [id, node] of Object.entries(nodes)) {
     if (!isRecord(node)) continue;
     const edges = edgesOf(id, node);
     for (const edge of edges) {
-      if (!Object.hasOwn(nodes, edge.to)) at('UNKNOWN_TARGET', ['nodes', id, ...edge.path], `connects to "${edge.to}", which is not a node of this flow`);
+      if (!Object.hasOwn(nodes, edge.to)) at('UNKNOWN_TARGET', [...prefix, id, ...edge.path], `connects to "${edge.to}", which is not a node of ${prefix.length > 1 ? 'this body' : 'this flow'}`);
+    }
+    if (node.type === 'boundaryEvent' && typeof node.attachedTo === 'string') {
+      const host = nodes[node.attachedTo];
+      if (!host) at('UNKNOWN_TARGET', [...prefix, id, 'attachedTo'], `is attached to "${node.attachedTo}", which is not a node of ${prefix.length > 1 ? 'this body' : 'this flow'}`);
+      else if (isRecord(host) && ['startEvent', 'endEvent', 'boundaryEvent'].includes(String(host.type))) {
+        at('SCHEMA', [...prefix, id, 'attachedTo'], `a boundary event cannot be attached to a ${String(host.type)}`);
+      }
     }
     const leadsOn = edges.some((e) => e.kind !== 'errorFlow' && e.kind !== 'timeoutFlow');
     if (!leadsOn && node.type !== 'endEvent' && !badType.has(id)) {
-      at('DEAD_END', ['nodes', id], `node "${id}" leads nowhere: only an endEvent may end a path`);
+      at('DEAD_END', [...prefix, id], `node "${id}" leads nowhere: only an endEvent may end a path`);
     }
   }
   if (starts.length === 1) {
     const graph = new FlowGraph(nodes);
     const start = starts[0]![0];
     const reached = graph.reachableFrom(start);
-    for (const id of Object.keys(nodes)) {
-      if (id !== start && !reached.has(id)) at('UNREACHABLE', ['nodes', id], `node "${id}" cannot be reached from the startEvent "${start}"`);
+    for (const [id, node] of Object.entries(nodes)) {
+      const detached = isRecord(node) && node.type === 'boundaryEvent' && !Object.hasOwn(nodes, String(node.attachedTo)); // reported above
+      if (id !== start && !reached.has(id) && !detached) at('UNREACHABLE', [...prefix, id], `node "${id}" cannot be reached from the startEvent "${start}"`);
     }
   }
 }
 
-function checkNodes(nodes: Record<string, FlowNode>, badType: Set<string>, at: At): void {
+function checkNodes(nodes: Record<string, FlowNode>, prefix: (string | number)[], badType: Set<string>, at: At): void {
   for (const [id, node] of Object.entries(nodes)) {
     if (!isRecord(node) || badType.has(id)) continue;
     const n = node as unknown as Record<string, unknown>;
@@ -165,7 +194,7 @@ function checkNodes(nodes: Record<string, FlowNode>, badType: Set<string>, at: A
       try {
         compileCondition(cond);
       } catch (err) {
-        if (err instanceof ExpressionError) at('BAD_CONDITION', ['nodes', id, ...path], `condition does not parse: ${err.message}`);
+        if (err instanceof ExpressionError) at('BAD_CONDITION', [...prefix, id, ...path], `condition does not parse: ${err.message}`);
         else throw err;
       }
     }
@@ -174,33 +203,74 @@ function checkNodes(nodes: Record<string, FlowNode>, badType: Set<string>, at: A
       try {
         parseDuration(n[key] as string);
       } catch (err) {
-        if (err instanceof DurationError) at('BAD_DURATION', ['nodes', id, key], err.message);
+        if (err instanceof DurationError) at('BAD_DURATION', [...prefix, id, key], err.message);
         else throw err;
       }
     }
     if (node.type === 'inputNode') {
       const needsOptions = ['select', 'radio', 'checkbox'].includes(node.inputType);
-      if (needsOptions && !Array.isArray(n.options)) at('MISSING_PROPERTY', ['nodes', id, 'options'], `inputType ${node.inputType} needs options`, ['nodes', id]);
-      if (node.inputType === 'form' && !Array.isArray(n.fields)) at('MISSING_PROPERTY', ['nodes', id, 'fields'], 'inputType form needs fields', ['nodes', id]);
-      if (node.inputType !== 'form' && n.fields !== undefined) at('SCHEMA', ['nodes', id, 'fields'], 'fields apply only to inputType form');
+      if (needsOptions && !Array.isArray(n.options)) at('MISSING_PROPERTY', [...prefix, id, 'options'], `inputType ${node.inputType} needs options`, [...prefix, id]);
+      if (node.inputType === 'form' && !Array.isArray(n.fields)) at('MISSING_PROPERTY', [...prefix, id, 'fields'], 'inputType form needs fields', [...prefix, id]);
+      if (node.inputType !== 'form' && n.fields !== undefined) at('SCHEMA', [...prefix, id, 'fields'], 'fields apply only to inputType form');
     }
     if ((node.type === 'inputNode' || node.type === 'userTask') && Array.isArray(n.fields)) {
       const seen = new Set<string>();
       (n.fields as unknown[]).forEach((f, i) => {
         if (!isRecord(f)) return;
-        if (typeof f.name === 'string' && seen.has(f.name)) at('SCHEMA', ['nodes', id, 'fields', i, 'name'], `field "${f.name}" is defined twice`);
+        if (typeof f.name === 'string' && seen.has(f.name)) at('SCHEMA', [...prefix, id, 'fields', i, 'name'], `field "${f.name}" is defined twice`);
         if (typeof f.name === 'string') seen.add(f.name);
-        if (f.type === 'select' && !Array.isArray(f.options)) at('MISSING_PROPERTY', ['nodes', id, 'fields', i, 'options'], 'a select field needs options', ['nodes', id, 'fields', i]);
+        if (f.type === 'select' && !Array.isArray(f.options)) at('MISSING_PROPERTY', [...prefix, id, 'fields', i, 'options'], 'a select field needs options', [...prefix, id, 'fields', i]);
       });
     }
+    checkComposite(node, [...prefix, id], at);
     if (node.type === 'intermediateCatchEvent') {
       if (node.eventType !== 'timer' && typeof n.messageRef !== 'string') {
-        at('MISSING_PROPERTY', ['nodes', id, 'messageRef'], `a ${node.eventType} catch event needs messageRef`, ['nodes', id]);
+        at('MISSING_PROPERTY', [...prefix, id, 'messageRef'], `a ${node.eventType} catch event needs messageRef`, [...prefix, id]);
       }
       if (node.eventType === 'timer' && (n.duration === undefined) === (n.until === undefined)) {
-        at('MISSING_PROPERTY', ['nodes', id, 'duration'], 'a timer catch event needs exactly one of duration and until', ['nodes', id]);
+        at('MISSING_PROPERTY', [...prefix, id, 'duration'], 'a timer catch event needs exactly one of duration and until', [...prefix, id]);
       }
     }
+  }
+}
+
+/** Rules of the composite and work nodes the schema cannot say. */
+function checkComposite(node: FlowNode, path: (string | number)[], at: At): void {
+  const n = node as unknown as Record<string, unknown>;
+  switch (node.type) {
+    case 'loopNode':
+      if ((n.collection === undefined) === (n.condition === undefined)) {
+        at('MISSING_PROPERTY', [...path, 'collection'], 'a loopNode needs exactly one of collection and condition', path);
+      }
+      if (n.parallel === true && n.collection === undefined) at('SCHEMA', [...path, 'parallel'], 'parallel applies to a collection loop only');
+      if (n.concurrency !== undefined && n.parallel !== true) at('SCHEMA', [...path, 'concurrency'], 'concurrency applies to a parallel loop only');
+      return;
+    case 'subProcess':
+      if ((n.nodes === undefined) === (n.processId === undefined)) {
+        at('MISSING_PROPERTY', [...path, 'nodes'], 'a subProcess needs exactly one of nodes (embedded) and processId', path);
+      }
+      if (n.versionNumber !== undefined && n.processId === undefined) at('SCHEMA', [...path, 'versionNumber'], 'versionNumber applies with processId only');
+      return;
+    case 'boundaryEvent':
+      if (node.event === 'timer' && n.duration === undefined) at('MISSING_PROPERTY', [...path, 'duration'], 'a timer boundary event needs duration', path);
+      if (node.event !== 'timer' && n.duration !== undefined) at('SCHEMA', [...path, 'duration'], 'duration applies to a timer boundary event only');
+      if (node.event !== 'error' && n.errorCode !== undefined) at('SCHEMA', [...path, 'errorCode'], 'errorCode applies to an error boundary event only');
+      return;
+    case 'serviceTask': {
+      const retry = n.retry as Record<string, unknown> | undefined;
+      for (const key of ['initialInterval', 'maxInterval']) {
+        if (typeof retry?.[key] !== 'string') continue;
+        try {
+          parseDuration(retry[key] as string);
+        } catch (err) {
+          if (err instanceof DurationError) at('BAD_DURATION', [...path, 'retry', key], err.message);
+          else throw err;
+        }
+      }
+      return;
+    }
+    default:
+      return;
   }
 }
 

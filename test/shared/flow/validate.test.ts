@@ -94,3 +94,73 @@ t.test('the published schema is valid JSON Schema that editors can use', async (
   const schema = flowSchema() as { definitions: Record<string, unknown> };
   for (const type of NODE_TYPES) t.ok(schema.definitions[type], `${type} has a definition`);
 });
+
+t.test('nested bodies (loopNode, embedded subProcess) are validated like flows, problems located inside them', async (t) => {
+  const body = (inner: string) =>
+    ok(`  start: { type: startEvent, next: each }
+  each:
+    type: loopNode
+    collection: "{items}"
+    nodes:
+${inner}
+    next: done
+  done: { type: endEvent }`);
+  t.same(problems(body('      s: { type: startEvent, next: e }\n      e: { type: endEvent }')), [], 'a valid body');
+  t.match(problems(body('      s: { type: startEvent, next: ghost }\n      e: { type: endEvent }')), [
+    { code: 'UNKNOWN_TARGET', nodeId: 'each', property: 'nodes.s.next', line: 9 },
+    { code: 'UNREACHABLE', nodeId: 'each', property: 'nodes.e', line: 10 },
+  ]);
+  t.match(problems(body('      e: { type: endEvent }')), [{ code: 'START_EVENT_COUNT', nodeId: 'each', property: 'nodes' }], 'a body needs its own start');
+  t.match(problems(body('      s: { type: startEvent, next: x }\n      x: { type: aiTask, next: e }\n      e: { type: endEvent }')), [
+    { code: 'NODE_TYPE_UNSUPPORTED', nodeId: 'each', property: 'nodes.x.type', line: 10 },
+  ]);
+  t.match(problems(body('      s: { type: startEvent, next: e }\n      e: { type: endEvent, terminate: 3 }')), [{ code: 'SCHEMA', nodeId: 'each', property: 'nodes.e.terminate' }]);
+});
+
+t.test('composite and work nodes: the rules the schema cannot say', async (t) => {
+  const cases: Array<[string, string, Partial<Record<keyof FlowProblem, unknown>>]> = [
+    [
+      'loop with both collection and condition',
+      '  start: { type: startEvent, next: l }\n  l: { type: loopNode, collection: "{x}", condition: "${true}", nodes: { s: { type: startEvent, next: e }, e: { type: endEvent } }, next: done }\n  done: { type: endEvent }',
+      { code: 'MISSING_PROPERTY', nodeId: 'l', property: 'collection' },
+    ],
+    [
+      'parallel condition loop',
+      '  start: { type: startEvent, next: l }\n  l: { type: loopNode, condition: "${true}", parallel: true, nodes: { s: { type: startEvent, next: e }, e: { type: endEvent } }, next: done }\n  done: { type: endEvent }',
+      { code: 'SCHEMA', nodeId: 'l', property: 'parallel' },
+    ],
+    [
+      'subProcess with neither nodes nor processId',
+      '  start: { type: startEvent, next: sp }\n  sp: { type: subProcess, next: done }\n  done: { type: endEvent }',
+      { code: 'MISSING_PROPERTY', nodeId: 'sp', property: 'nodes' },
+    ],
+    [
+      'boundary on an unknown node',
+      '  start: { type: startEvent, next: done }\n  b: { type: boundaryEvent, attachedTo: ghost, event: error, next: done }\n  done: { type: endEvent }',
+      { code: 'UNKNOWN_TARGET', nodeId: 'b', property: 'attachedTo', line: 5 },
+    ],
+    [
+      'timer boundary without duration',
+      '  start: { type: startEvent, next: w }\n  w: { type: task, next: done }\n  b: { type: boundaryEvent, attachedTo: w, event: timer, next: done }\n  done: { type: endEvent }',
+      { code: 'MISSING_PROPERTY', nodeId: 'b', property: 'duration' },
+    ],
+    [
+      'boundary on an endEvent',
+      '  start: { type: startEvent, next: done }\n  b: { type: boundaryEvent, attachedTo: done, event: error, next: done }\n  done: { type: endEvent }',
+      { code: 'SCHEMA', nodeId: 'b', property: 'attachedTo' },
+    ],
+    [
+      'serviceTask retry interval',
+      '  start: { type: startEvent, next: h }\n  h: { type: serviceTask, url: "http://x", retry: { initialInterval: soon }, next: done }\n  done: { type: endEvent }',
+      { code: 'BAD_DURATION', nodeId: 'h', property: 'retry.initialInterval' },
+    ],
+    [
+      'scriptTask without script',
+      '  start: { type: startEvent, next: s }\n  s: { type: scriptTask, next: done }\n  done: { type: endEvent }',
+      { code: 'MISSING_PROPERTY', nodeId: 's', property: 'script' },
+    ],
+  ];
+  for (const [name, nodes, want] of cases) t.match(problems(ok(nodes)), [want], name);
+  const reachable = problems(ok('  start: { type: startEvent, next: w }\n  w: { type: task, next: done }\n  b: { type: boundaryEvent, attachedTo: w, event: error, next: handle }\n  handle: { type: endEvent }\n  done: { type: endEvent }'));
+  t.same(reachable, [], 'a boundary event and its path are reached through the node it is attached to');
+});

@@ -44,7 +44,10 @@ const idParams = { type: 'object', required: ['id'], properties: { id: { type: '
 
 type StartRequest = FastifyRequest<{ Body: { processId: string; correlationKey?: string | null; data?: Record<string, unknown> }; Querystring: { environment?: Environment; versionNumber?: string } }>;
 
-/** The execution resource (the seed's fields, plus output, parentInstanceId, error and nodes). */
+/**
+ * The execution resource (the seed's fields, plus output, parentInstanceId, error and nodes;
+ * a node that started child executions lists them in childInstanceIds).
+ */
 export function instanceResource(inst: Instance) {
   return {
     processInstanceId: inst.processInstanceId,
@@ -58,6 +61,8 @@ export function instanceResource(inst: Instance) {
     data: inst.error ? { ...inst.variables, error: inst.error } : inst.variables,
     output: inst.output,
     parentInstanceId: inst.parentInstanceId,
+    ...(inst.parentNodeInstanceId !== undefined && { parentNodeInstanceId: inst.parentNodeInstanceId }),
+    ...(inst.iteration !== undefined && { iteration: inst.iteration }),
     environment: inst.environment,
     nodes: Object.values(inst.nodes).map((n) => ({
       nodeInstanceId: n.id,
@@ -68,6 +73,7 @@ export function instanceResource(inst: Instance) {
       startTime: n.startTime,
       endTime: n.endTime,
       ...(n.wait && { wait: n.wait }),
+      ...(n.children && { childInstanceIds: n.children }),
     })),
   };
 }

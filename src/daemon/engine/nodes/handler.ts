@@ -1,5 +1,8 @@
 import type { NodeByType, NodeType } from '../../../shared/flow/types.js';
 import type { Instance, Wait } from '../../state/state.js';
+import type { HttpCall } from '../work/http.js';
+import type { WorkResult } from '../work/result.js';
+import type { ScriptRun } from '../work/script.js';
 
 /** What a node's handler may read and compute with. Reads only: handlers never change state. */
 export interface NodeScope {
@@ -9,9 +12,28 @@ export interface NodeScope {
   readonly now: Date;
   /** Resolves `{ref}` templates in a property (deeply); a missing reference logs a WARN. */
   resolve(value: unknown): unknown;
-  /** Evaluates a `${...}` condition. Throws ExpressionError (the node fails with EXPRESSION_ERROR). */
-  condition(text: string): boolean;
+  /**
+   * Evaluates a `${...}` condition over the variables (or over `variables` when given).
+   * Throws ExpressionError (the node fails with EXPRESSION_ERROR).
+   */
+  condition(text: string, variables?: Readonly<Record<string, unknown>>): boolean;
+  /** What the node waits for now (on resume), else null. */
+  readonly wait: Wait | null;
 }
+
+/** A child execution a node starts (subProcess, loopNode) or an execution it calls (callProcess). */
+export interface ChildStart {
+  /** A published flow of the organization; absent: the node's own body (`nodes:`). */
+  readonly processId?: string;
+  readonly versionNumber?: string;
+  readonly variables: Record<string, unknown>;
+  readonly correlationKey?: string | null;
+  /** A loop iteration's index. */
+  readonly iteration?: number;
+}
+
+/** Work done outside the engine's step (it takes time): the node stays Active until its result. */
+export type WorkRequest = { readonly kind: 'http'; readonly call: HttpCall } | { readonly kind: 'script'; readonly run: ScriptRun };
 
 /** A message or signal a node sends (intermediateThrowEvent). */
 export interface Delivery {
@@ -35,9 +57,16 @@ export type Outcome =
     }
   /** Completes the node and ends its token (endEvent). */
   | { readonly kind: 'end'; readonly terminate: boolean }
-  /** The node waits (statusCd 1). */
-  | { readonly kind: 'wait'; readonly wait: Wait }
-  /** The node fails; the engine applies the failure rule (errorFlow, else the execution fails). */
+  /**
+   * The node waits (statusCd 1), or keeps waiting with a new `wait`; `variables` are set now;
+   * `start` are child executions started for it (in `children`; each resumes it when it ends).
+   */
+  | { readonly kind: 'wait'; readonly wait: Wait; readonly variables?: Record<string, unknown>; readonly start?: readonly ChildStart[] }
+  /** The node does `work` (an HTTP call, a script) and stays Active; the result resumes it. */
+  | { readonly kind: 'work'; readonly work: WorkRequest }
+  /** Starts another execution (not a child: nothing waits for it) and completes, setting `{variable}` to its id. */
+  | { readonly kind: 'call'; readonly start: ChildStart; readonly variable: string }
+  /** The node fails; the engine applies the failure rule (error boundary event, else errorFlow, else the execution fails). */
   | { readonly kind: 'fail'; readonly code: string; readonly message: string }
   /** The node is cancelled (statusCd 4): along `errorFlow` if it has one, else the execution is cancelled. */
   | { readonly kind: 'cancel'; readonly reason: string; readonly variables?: Record<string, unknown> }
@@ -48,7 +77,11 @@ export type Outcome =
 export type ResumeInput =
   | { readonly kind: 'task'; readonly action: 'COMPLETE' | 'CANCEL'; readonly data: Record<string, unknown> }
   | { readonly kind: 'event'; readonly data: Record<string, unknown> }
-  | { readonly kind: 'timer' };
+  | { readonly kind: 'timer' }
+  /** The node's work is done. */
+  | { readonly kind: 'work'; readonly result: WorkResult }
+  /** One of the node's child executions ended (completed, failed or cancelled). */
+  | { readonly kind: 'child'; readonly child: Readonly<Instance> };
 
 /**
  * One node type's behaviour. `run` is called when a token reaches the node, `resume` when

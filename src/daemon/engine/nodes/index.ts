@@ -3,6 +3,8 @@ import { exclusiveGateway, ifElse, inclusiveGateway, parallelGateway } from './g
 import type { HandlerRegistry } from './handler.js';
 import { intermediateCatchEvent, intermediateThrowEvent } from './events.js';
 import { inputNode, userTask } from './input.js';
+import { boundaryEvent, callProcess, loopNode, subProcess } from './composite.js';
+import { scriptTask, serviceTask } from './work.js';
 
 /** The handler of every node type the engine runs. A type missing here does not compile. */
 export const HANDLERS: HandlerRegistry = {
@@ -19,4 +21,10 @@ export const HANDLERS: HandlerRegistry = {
   userTask,
   intermediateCatchEvent,
   intermediateThrowEvent,
+  loopNode,
+  subProcess,
+  callProcess,
+  boundaryEvent,
+  serviceTask,
+  scriptTask,
 };

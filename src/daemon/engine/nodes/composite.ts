@@ -1,0 +1,139 @@
+import type { BoundaryEventNode, CallProcessNode, LoopNode, SubProcessNode } from '../../../shared/flow/types.js';
+import { STATE, type Instance, type LoopState } from '../../state/state.js';
+import type { ChildStart, NodeHandler, NodeScope, Outcome } from './handler.js';
+
+const DEFAULT_MAX_ITERATIONS = 1000;
+const DEFAULT_CONCURRENCY = 10;
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/** The failure a node takes on when its child execution did not complete. */
+function childFailure(child: Readonly<Instance>): Outcome {
+  if (child.stateCd === STATE.CANCELLED) {
+    return { kind: 'fail', code: 'CHILD_CANCELLED', message: `child execution ${child.processInstanceId} was cancelled` };
+  }
+  const e = child.error;
+  return {
+    kind: 'fail',
+    code: e?.code ?? 'CHILD_FAILED',
+    message: `child execution ${child.processInstanceId} failed${e ? ` at ${e.nodeId ?? '?'}: ${e.message}` : ''}`,
+  };
+}
+
+/**
+ * subProcess: starts a child execution of its body (`nodes:`) or of a published flow
+ * (`processId`) and waits; the child's variables (`output`, default all) come back when it
+ * completes; a child that fails or is cancelled fails the node.
+ */
+export const subProcess: NodeHandler<SubProcessNode> = {
+  run: (node, scope) => {
+    const variables = node.input === undefined ? { ...scope.instance.variables } : (scope.resolve(node.input) as Record<string, unknown>);
+    const start: ChildStart =
+      node.processId === undefined
+        ? { variables }
+        : { processId: text(scope.resolve(node.processId)), ...(node.versionNumber !== undefined && { versionNumber: node.versionNumber }), variables };
+    return { kind: 'wait', wait: { kind: 'child', dueAt: null }, start: [start] };
+  },
+  resume: (node, _scope, input) => {
+    if (input.kind !== 'child') return { kind: 'fail', code: 'NOT_RESUMABLE', message: `a subProcess resumed by ${input.kind}` };
+    const child = input.child;
+    if (child.stateCd !== STATE.COMPLETED) return childFailure(child);
+    if (node.output === undefined) return { kind: 'next', variables: { ...child.variables } };
+    const variables: Record<string, unknown> = {};
+    for (const name of node.output) if (Object.hasOwn(child.variables, name)) variables[name] = child.variables[name];
+    return { kind: 'next', variables };
+  },
+};
+
+/** callProcess: starts another execution and passes on at once, setting `{calledProcessInstanceId}`. */
+export const callProcess: NodeHandler<CallProcessNode> = {
+  run: (node, scope) => ({
+    kind: 'call',
+    variable: 'calledProcessInstanceId',
+    start: {
+      processId: text(scope.resolve(node.processId)),
+      ...(node.versionNumber !== undefined && { versionNumber: node.versionNumber }),
+      variables: (scope.resolve(node.data ?? {}) ?? {}) as Record<string, unknown>,
+      correlationKey: node.correlationKey === undefined ? scope.instance.correlationKey : text(scope.resolve(node.correlationKey)),
+    },
+  }),
+};
+
+/** boundaryEvent: the engine reaches it when it fires (timer, error); then it passes on. */
+export const boundaryEvent: NodeHandler<BoundaryEventNode> = { run: () => ({ kind: 'next' }) };
+
+/**
+ * loopNode: each iteration is a child execution of the body. A collection loop runs one per
+ * item (in order, or `parallel` up to `concurrency` at once, each with its own copy of the
+ * variables); a condition loop runs while its condition holds over the variables, which a
+ * sequential iteration hands on to the next. `collect` gathers one value per iteration.
+ */
+export const loopNode: NodeHandler<LoopNode> = {
+  run: (node, scope) => {
+    const max = node.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+    let items: unknown[] | null = null;
+    if (node.collection !== undefined) {
+      const resolved = scope.resolve(node.collection);
+      if (!Array.isArray(resolved)) {
+        return { kind: 'fail', code: 'LOOP_COLLECTION', message: `collection is not an array (it resolved to ${resolved === '' ? 'an empty string' : typeof resolved})` };
+      }
+      if (resolved.length > max) {
+        return { kind: 'fail', code: 'LOOP_LIMIT', message: `the collection has ${resolved.length} items; maxIterations is ${max}` };
+      }
+      items = resolved;
+    }
+    const state: LoopState = { items, started: 0, done: 0, running: 0, collected: [] };
+    return advance(node, scope, state, scope.instance.variables, undefined);
+  },
+  resume: (node, scope, input) => {
+    const wait = scope.wait;
+    if (input.kind !== 'child' || wait?.kind !== 'loop') return { kind: 'fail', code: 'NOT_RESUMABLE', message: `a loopNode resumed by ${input.kind}` };
+    const child = input.child;
+    if (child.stateCd !== STATE.COMPLETED) return childFailure(child);
+    const collected = [...wait.state.collected];
+    if (node.collect !== undefined) collected[child.iteration ?? wait.state.done] = child.variables[node.collect] ?? null;
+    const state: LoopState = { ...wait.state, done: wait.state.done + 1, running: wait.state.running - 1, collected };
+    // A sequential iteration hands its variables on (to the next iteration, the condition, and the flow).
+    const merged = node.parallel === true ? undefined : { ...child.variables };
+    return advance(node, scope, state, merged ? { ...scope.instance.variables, ...merged } : scope.instance.variables, merged);
+  },
+};
+
+/** Starts what may start now, or completes the loop when nothing is left. */
+function advance(
+  node: LoopNode,
+  scope: NodeScope,
+  state: LoopState,
+  variables: Readonly<Record<string, unknown>>,
+  handedOn: Record<string, unknown> | undefined,
+): Outcome {
+  const max = node.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+  const width = node.parallel === true ? (node.concurrency ?? DEFAULT_CONCURRENCY) : 1;
+  const itemVariable = node.itemVariable ?? 'item';
+  const indexVariable = node.indexVariable ?? 'index';
+  const start: ChildStart[] = [];
+  let { started, running } = state;
+  while (running < width) {
+    if (state.items !== null) {
+      if (started >= state.items.length) break;
+    } else {
+      if (!scope.condition(node.condition!, variables)) break;
+      if (started >= max) return { kind: 'fail', code: 'LOOP_LIMIT', message: `the condition still holds after maxIterations (${max}) iterations` };
+    }
+    const iterationVars = { ...variables, ...(state.items !== null && { [itemVariable]: state.items[started] }), [indexVariable]: started };
+    start.push({ variables: iterationVars, iteration: started });
+    started++;
+    running++;
+  }
+  if (running === 0) {
+    const out: Record<string, unknown> = { ...handedOn };
+    if (node.collect !== undefined) out[node.collect] = [...state.collected];
+    return { kind: 'next', ...(Object.keys(out).length > 0 && { variables: out }) };
+  }
+  return {
+    kind: 'wait',
+    wait: { kind: 'loop', dueAt: null, state: { ...state, started, running } },
+    ...(handedOn && { variables: handedOn }),
+    start,
+  };
+}

@@ -1,0 +1,70 @@
+import { parseDuration } from '../../../shared/duration.js';
+import type { ScriptTaskNode, ServiceTaskNode } from '../../../shared/flow/types.js';
+import { DEFAULT_RETRY } from '../work/http.js';
+import type { NodeHandler, Outcome, ResumeInput } from './handler.js';
+
+const SERVICE_TIMEOUT = '30s';
+const SCRIPT_TIMEOUT = '5s';
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
+function workResult(input: ResumeInput, onValue: (value: unknown) => Outcome): Outcome {
+  if (input.kind !== 'work') return { kind: 'fail', code: 'NOT_RESUMABLE', message: `resumed by ${input.kind}` };
+  const r = input.result;
+  return r.ok ? onValue(r.value) : { kind: 'fail', code: r.code, message: r.message };
+}
+
+/**
+ * serviceTask: an HTTP call with the node's properties resolved; the result `{status,
+ * headers, body}` goes to `resultVariable` (default: the node id). A status not accepted
+ * fails the node with HTTP_<status>, no answer in time with HTTP_TIMEOUT.
+ */
+export const serviceTask: NodeHandler<ServiceTaskNode> = {
+  run: (node, scope) => {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries((scope.resolve(node.headers ?? {}) ?? {}) as Record<string, unknown>)) headers[name] = text(value);
+    const retry = node.retry ?? {};
+    return {
+      kind: 'work',
+      work: {
+        kind: 'http',
+        call: {
+          method: (node.method ?? 'GET').toUpperCase(),
+          url: text(scope.resolve(node.url)),
+          headers,
+          query: (scope.resolve(node.query ?? {}) ?? {}) as Record<string, unknown>,
+          ...(node.body !== undefined && { body: scope.resolve(node.body) }),
+          timeoutMs: parseDuration(node.timeout ?? SERVICE_TIMEOUT),
+          retry: {
+            maxAttempts: retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts,
+            initialIntervalMs: retry.initialInterval === undefined ? DEFAULT_RETRY.initialIntervalMs : parseDuration(retry.initialInterval),
+            backoff: retry.backoff ?? DEFAULT_RETRY.backoff,
+            maxIntervalMs: retry.maxInterval === undefined ? DEFAULT_RETRY.maxIntervalMs : parseDuration(retry.maxInterval),
+          },
+          ...(node.acceptStatus !== undefined && { acceptStatus: node.acceptStatus }),
+        },
+      },
+    };
+  },
+  resume: (node, scope, input) => workResult(input, (value) => ({ kind: 'next', variables: { [node.resultVariable ?? scope.nodeId]: value } })),
+};
+
+/**
+ * scriptTask: JavaScript in the sandbox (work/script.ts) with `vars` in scope. A returned
+ * object is merged into the variables, or the returned value goes to `resultVariable`.
+ */
+export const scriptTask: NodeHandler<ScriptTaskNode> = {
+  run: (node, scope) => ({
+    kind: 'work',
+    work: { kind: 'script', run: { script: node.script, vars: scope.instance.variables, timeoutMs: parseDuration(node.timeout ?? SCRIPT_TIMEOUT) } },
+  }),
+  resume: (node, _scope, input) =>
+    workResult(input, (value) => {
+      if (node.resultVariable !== undefined) return { kind: 'next', variables: { [node.resultVariable]: value ?? null } };
+      if (value === null || value === undefined) return { kind: 'next' };
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        return { kind: 'fail', code: 'SCRIPT_RESULT', message: `the script returned ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}: return an object (merged into the variables) or set resultVariable` };
+      }
+      return { kind: 'next', variables: value as Record<string, unknown> };
+    }),
+};
