@@ -50,16 +50,18 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     .argument('<id>', 'the processInstanceId')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
-      const inst = await client.get<Summary & { data: Record<string, unknown>; output: unknown; nodes: Array<{ nodeId: string; nodeName: string; nodeType: string; statusCd: number; wait?: { formTitle?: string | null; inputType?: string } }> }>(
+      const inst = await client.get<Summary & { data: Record<string, unknown>; output: unknown; parentInstanceId: string | null; nodes: NodeView[] }>(
         `/process/instance/${encodeURIComponent(id)}`,
       );
       if (globals(cmd).json) return printJson(ctx, inst);
       ctx.stdout.write(
         `${inst.processInstanceId}  ${inst.processName} v${inst.processVersion}  ${STATE_NAMES[inst.stateCd]}\n` +
-          `started ${inst.startTime}${inst.endTime ? `, ended ${inst.endTime}` : ''}${inst.correlationKey ? `, correlation key ${inst.correlationKey}` : ''}\n\n` +
+          `started ${inst.startTime}${inst.endTime ? `, ended ${inst.endTime}` : ''}${inst.correlationKey ? `, correlation key ${inst.correlationKey}` : ''}\n` +
+          (inst.parentInstanceId ? `child of ${inst.parentInstanceId}\n` : '') +
+          '\n' +
           table(
             ['NODE', 'TYPE', 'STATUS', 'WAITING FOR'],
-            inst.nodes.map((n) => [n.nodeId, n.nodeType, STATUS_NAMES[n.statusCd] ?? String(n.statusCd), n.wait ? `${n.wait.inputType ?? ''} ${n.wait.formTitle ?? ''}`.trim() : '']),
+            inst.nodes.map((n) => [n.nodeId, n.nodeType, STATUS_NAMES[n.statusCd] ?? String(n.statusCd), n.statusCd === 1 ? waitingFor(n) : '']),
           ) +
           `\nvariables: ${JSON.stringify(inst.data, null, 2)}\n` +
           (inst.output ? `output: ${JSON.stringify(inst.output, null, 2)}\n` : ''),
@@ -97,4 +99,41 @@ export function registerInstances(program: Command, ctx: CliContext): void {
         ctx.stdout.write(g.json ? `${JSON.stringify({ id: Number(ev.id), ...entry })}\n` : `${formatLogLine(entry, color)}\n`);
       }
     });
+}
+
+interface NodeView {
+  nodeId: string;
+  nodeName: string;
+  nodeType: string;
+  statusCd: number;
+  childInstanceIds?: string[];
+  wait?: {
+    kind: string;
+    formTitle?: string | null;
+    inputType?: string;
+    eventType?: string;
+    messageRef?: string;
+    dueAt?: string | null;
+    state?: { items: unknown[] | null; done: number; running: number };
+  };
+}
+
+/** What a waiting node waits for, in a few words (the table's last column). */
+function waitingFor(n: NodeView): string {
+  const w = n.wait;
+  const child = n.childInstanceIds?.at(-1);
+  switch (w?.kind) {
+    case 'input':
+      return `${w.inputType ?? ''} ${w.formTitle ?? ''}`.trim();
+    case 'event':
+      return `${w.eventType ?? 'message'} ${w.messageRef ?? ''}`;
+    case 'timer':
+      return `timer until ${w.dueAt ?? '?'}`;
+    case 'child':
+      return `child ${child ?? '?'}`;
+    case 'loop':
+      return `iterations ${w.state?.done ?? 0}${w.state?.items ? `/${w.state.items.length}` : ''} done, ${w.state?.running ?? 0} running${child ? ` (latest ${child})` : ''}`;
+    default:
+      return '';
+  }
 }

@@ -562,10 +562,16 @@ export class Engine extends EventEmitter implements EngineCore {
     const run = async (): Promise<WorkResult> => {
       const { request } = order;
       if (request.kind === 'http') {
-        return this.http(request.call, {
+        let logged = 0;
+        const result = await this.http(request.call, {
           signal: controller.signal,
-          onRetry: (info) => this.logWork(order, `attempt ${info.attempt} failed (${info.reason}); retrying in ${info.delayMs}ms`),
+          onRetry: (info) => {
+            logged++;
+            this.logWork(order, `attempt ${info.attempt} failed (${info.reason}); retrying in ${info.delayMs}ms`);
+          },
         });
+        // Retries were logged as they happened; the result's log repeats them before its last line.
+        return { ...result, logs: (result.logs ?? []).slice(logged) };
       }
       this.scriptRunner ??= createScriptRunner();
       return this.scriptRunner.run(request.run, controller.signal);
