@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t, { type Test } from 'tap';
-import { killIfAlive, wfx, WFX_BIN } from '../helpers/cli.js';
+import { killIfAlive, startDaemon, wfx, WFX_BIN } from '../helpers/cli.js';
 
 const WAITS = `processId: 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d
 name: Approve
@@ -21,13 +21,7 @@ const PID = '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
 /** A daemon on a fresh data dir, in `cwd`, with the flow published; commands run in `cwd`. */
 async function setup(t: Test) {
   const cwd = t.testdir({ 'approve.yaml': WAITS });
-  const started = await wfx(['daemon', 'start', '--port', '0', '--json'], { cwd });
-  if (started.code !== 0) throw new Error(started.stderr);
-  const info = JSON.parse(started.stdout) as { pid: number; url: string };
-  t.teardown(async () => {
-    await wfx(['daemon', 'stop'], { cwd });
-    killIfAlive(info.pid);
-  });
+  const info = await startDaemon(t, { cwd });
   const run = (args: string[], env: NodeJS.ProcessEnv = {}) => wfx(args, { cwd, env });
   const published = await run(['flow', 'publish', 'approve.yaml']);
   if (published.code !== 0) throw new Error(published.stderr);

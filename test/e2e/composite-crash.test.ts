@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { killIfAlive, wfx } from '../helpers/cli.js';
+import { startDaemon, wfx } from '../helpers/cli.js';
 import { readSse } from '../helpers/sse.js';
 
 const FLOW = `processId: 6b2e4c1a-8d3f-4a5b-9c7e-1f2a3b4c5d6e
@@ -32,10 +32,7 @@ nodes:
 
 /** A daemon process on `dataDir`; kill() is kill -9. */
 async function daemon(t: Test, dataDir: string) {
-  const res = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
-  if (res.code !== 0) throw new Error(res.stderr);
-  const info = JSON.parse(res.stdout) as { pid: number; url: string };
-  t.teardown(() => killIfAlive(info.pid));
+  const info = await startDaemon(t, { dataDir });
   const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
   const call = async (method: string, path: string, body?: object) => {
     const r = await fetch(`${info.url}${path}`, {

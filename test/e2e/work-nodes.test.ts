@@ -2,18 +2,12 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { killIfAlive, wfx } from '../helpers/cli.js';
+import { startDaemon, wfx } from '../helpers/cli.js';
 
 /** A daemon on a fresh data dir, in `cwd`; commands run in `cwd` (they find the daemon there). */
 async function setup(t: Test, files: Record<string, string>) {
   const cwd = t.testdir(files);
-  const started = await wfx(['daemon', 'start', '--port', '0', '--json'], { cwd });
-  if (started.code !== 0) throw new Error(started.stderr);
-  const info = JSON.parse(started.stdout) as { pid: number; url: string };
-  t.teardown(async () => {
-    await wfx(['daemon', 'stop'], { cwd });
-    killIfAlive(info.pid);
-  });
+  const info = await startDaemon(t, { cwd });
   return { info, run: (args: string[]) => wfx(args, { cwd }) };
 }
 

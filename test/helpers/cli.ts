@@ -61,3 +61,22 @@ export function killIfAlive(pid: number | undefined): void {
     // already gone
   }
 }
+
+/**
+ * Starts a background daemon on port 0, in `cwd` (its default data dir there) or on `dataDir`;
+ * at teardown it is stopped, and killed if it still runs. Returns its pid and URL.
+ */
+export async function startDaemon(
+  t: { teardown(fn: () => unknown): void },
+  where: { readonly cwd?: string; readonly dataDir?: string },
+): Promise<{ pid: number; url: string }> {
+  const dir = where.dataDir ? ['--data-dir', where.dataDir] : [];
+  const res = await wfx(['daemon', 'start', '--port', '0', '--json', ...dir], { cwd: where.cwd });
+  if (res.code !== 0) throw new Error(`daemon start failed (${res.code}): ${res.stderr}`);
+  const info = JSON.parse(res.stdout) as { pid: number; url: string };
+  t.teardown(async () => {
+    await wfx(['daemon', 'stop', ...dir], { cwd: where.cwd });
+    killIfAlive(info.pid);
+  });
+  return info;
+}
