@@ -8,6 +8,7 @@ import { formatProblem } from '../shared/flow/validate.js';
 import { newApiKey } from './auth/api-keys.js';
 import { createOidcVerifier, type OidcOptions } from './auth/oidc.js';
 import { Engine } from './engine/engine.js';
+import { Scheduler } from './triggers/schedules.js';
 import { publishFlowDir, publishFlowFile, type FileOutcome } from './flows/load-dir.js';
 import { WebhookReceiver } from './triggers/webhooks.js';
 import { createDaemonLogger } from './logger.js';
@@ -95,8 +96,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
 
     const webhooks = new WebhookReceiver({ store, engine, onError: (err, what) => logger.error({ err }, `webhooks: ${what} failed`) });
     await webhooks.recover();
+    const scheduler = new Scheduler({ store, engine, onError: (err, what) => logger.error({ err }, `scheduler: ${what} failed`) });
+    cleanup.unshift(() => scheduler.close());
+    await scheduler.start();
     const bearer = options.oidc ? createOidcVerifier(options.oidc) : undefined;
-    const app = buildServer({ store, engine, webhooks, logger, bodyLimit: options.bodyLimit, bearer });
+    const app = buildServer({ store, engine, webhooks, logger, bodyLimit: options.bodyLimit, bearer, schedules: () => scheduler.health() });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7878 });
     cleanup.unshift(() => app.close());
     const address = app.server.address() as AddressInfo;
@@ -110,7 +114,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     };
     await writeFileAtomic(paths.daemonJson, `${JSON.stringify(info, null, 2)}\n`);
     logger.info({ url: info.url, dataDir: options.dataDir, bootstrapKey: paths.bootstrapKey }, 'wfx daemon listening');
-    return serve({ options, info, logger, lock, store, history, engine, app, daemonJson: paths.daemonJson });
+    return serve({ options, info, logger, lock, store, history, engine, scheduler, app, daemonJson: paths.daemonJson });
   } catch (err) {
     for (const undo of cleanup) await undo().catch(() => undefined);
     logger.error({ err }, 'wfx daemon failed to start');
@@ -127,10 +131,11 @@ function serve(parts: {
   store: Store<WfxState, WfxRecord>;
   history: History;
   engine: Engine;
+  scheduler: Scheduler;
   app: ReturnType<typeof buildServer>;
   daemonJson: string;
 }): RunningDaemon {
-  const { options, info, logger, lock, store, history, engine, app, daemonJson } = parts;
+  const { options, info, logger, lock, store, history, engine, scheduler, app, daemonJson } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -152,6 +157,7 @@ function serve(parts: {
     for (const t of timers) clearInterval(t);
     logger.info(failure ? 'stopping after a store failure' : 'stopping');
     await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
+    await scheduler.close();
     await engine.close();
     await store.close({ checkpoint: failure === null }).catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));
     await history.close().catch(() => undefined);

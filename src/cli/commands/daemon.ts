@@ -8,6 +8,32 @@ import { dataDirPaths, type DaemonInfo } from '../../shared/data-dir.js';
 import { WfxError } from '../../shared/errors.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { clientFor } from '../api.js';
+import { table } from '../format.js';
+
+interface TriggerRow {
+  type: string;
+  flowName: string;
+  version: string;
+  environment: string;
+  state: string;
+  cron?: string;
+  timezone?: string;
+  webhook?: string;
+  lastFire: string | null;
+  nextFire: string | null;
+  lastError: string | null;
+}
+
+/** GET /admin/triggers with the CLI's credential, or null when there is none that may read it. */
+async function triggerHealth(ctx: CliContext, cmd: Command): Promise<TriggerRow[] | null> {
+  try {
+    const client = await clientFor(ctx, cmd);
+    return (await client.get<{ items: TriggerRow[] }>('/admin/triggers')).items;
+  } catch {
+    return null;
+  }
+}
 
 interface StartOptions {
   readonly port: number;
@@ -252,7 +278,9 @@ async function status(ctx: CliContext, cmd: Command): Promise<void> {
   } catch (err) {
     health = { status: 'unreachable', error: (err as Error).message };
   }
-  if (g.json) printJson(ctx, { running: true, ...info, health });
+  // Trigger health needs a credential that may read flows; without one the section is left out.
+  const triggers = health.status === 'ok' ? await triggerHealth(ctx, cmd) : null;
+  if (g.json) printJson(ctx, { running: true, ...info, health, ...(triggers && { triggers }) });
   else {
     ctx.stdout.write(
       `wfx daemon running (pid ${info.pid})\n` +
@@ -262,6 +290,26 @@ async function status(ctx: CliContext, cmd: Command): Promise<void> {
         `  started         ${info.startedAt}\n` +
         `  data directory  ${info.dataDir}\n`,
     );
+    if (triggers) {
+      const failing = triggers.filter((tr) => tr.state !== 'active').length;
+      ctx.stdout.write(`  triggers        ${triggers.length}${failing ? ` (${failing} not active)` : ''}\n`);
+      if (triggers.length > 0) {
+        ctx.stdout.write(
+          `\n${table(
+            ['TRIGGER', 'FLOW', 'ENV', 'STATE', 'LAST FIRE', 'NEXT FIRE', 'LAST ERROR'],
+            triggers.map((tr) => [
+              tr.type === 'schedule' ? `schedule ${tr.cron}${tr.timezone && tr.timezone !== 'UTC' ? ` ${tr.timezone}` : ''}` : `webhook ${tr.webhook ?? ''}`,
+              `${tr.flowName} v${tr.version}`,
+              tr.environment,
+              tr.state,
+              tr.lastFire ?? '-',
+              tr.nextFire ?? '-',
+              tr.lastError ?? '',
+            ]),
+          )}`,
+        );
+      }
+    }
   }
   if (health.status !== 'ok') ctx.exitCode = EXIT.UNREACHABLE;
 }

@@ -109,6 +109,9 @@ export type WfxRecord =
   | { readonly type: 'webhook.deleted'; readonly webhookId: string }
   | { readonly type: 'webhook.received'; readonly delivery: PendingDelivery }
   | { readonly type: 'webhook.processed'; readonly webhookId: string; readonly record: DeliveryRecord }
+  /** A schedule trigger fired for the instant `at` (with the starts it made), or was armed from `at` (no fire before it). */
+  | { readonly type: 'schedule.fired'; readonly key: string; readonly at: string }
+  | { readonly type: 'schedule.armed'; readonly key: string; readonly at: string }
   | { readonly type: 'emailConnection.saved'; readonly connection: EmailConnection }
   | { readonly type: 'emailConnection.deleted'; readonly connectionId: string };
 
@@ -356,6 +359,12 @@ const handlers: Handlers = {
     delete state.webhooks[r.webhookId];
     delete state.webhookDeliveries[r.webhookId];
     delete state.webhookEventIds[r.webhookId];
+  },
+  'schedule.fired': (state, r) => {
+    state.scheduleFires[r.key] = { at: r.at, lastFire: r.at };
+  },
+  'schedule.armed': (state, r) => {
+    state.scheduleFires[r.key] = { at: r.at, lastFire: state.scheduleFires[r.key]?.lastFire ?? null };
   },
   'emailConnection.saved': (state, r) => {
     state.emailConnections[r.connection.connectionId] = r.connection;

@@ -36,6 +36,13 @@ export interface WfxState {
   webhookEventIds: Record<string, string[]>;
   /** IMAP connections (for email triggers) by connectionId. */
   emailConnections: Record<string, EmailConnection>;
+  /**
+   * Schedule triggers by key (`processId|environment|index|cron|timezone`): `at`, the instant
+   * up to which fire times are dealt with (fired, skipped, or before the schedule was armed),
+   * and the last instant it actually fired. Written with the executions a fire starts, so a
+   * restart neither repeats a fire nor loses one.
+   */
+  scheduleFires: Record<string, { readonly at: string; readonly lastFire: string | null }>;
 }
 
 /** An IMAP mailbox the email trigger watches. The password is kept for the daemon's use, never returned. */
@@ -321,5 +328,6 @@ export function initialState(): WfxState {
     webhookDeliveries: {},
     webhookEventIds: {},
     emailConnections: {},
+    scheduleFires: {},
   };
 }

@@ -93,6 +93,7 @@ export class Store<S, R> implements DurableStore<S, R> {
   private failure: WfxError | null = null;
   private closed = false;
   private readonly failureListeners: Array<(err: WfxError) => void> = [];
+  private readonly commitListeners: Array<(records: readonly R[]) => void> = [];
   private readonly options: StoreOptions<S, R>;
   private readonly logger: StoreLogger;
 
@@ -173,7 +174,22 @@ export class Store<S, R> implements DurableStore<S, R> {
     } catch (err) {
       return Promise.reject(this.fail('a record could not be applied', err));
     }
-    return this.append(parts);
+    const durable = this.append(parts);
+    if (this.commitListeners.length > 0) this.committed(records);
+    return durable;
+  }
+
+  /**
+   * Calls `listener` with the records of each commit or transaction, once they are applied
+   * (durability follows in journal order). For services that follow changes (the scheduler
+   * re-arms when a flow version is activated); it must not throw or commit synchronously.
+   */
+  onCommit(listener: (records: readonly R[]) => void): void {
+    this.commitListeners.push(listener);
+  }
+
+  private committed(records: readonly R[]): void {
+    for (const listener of this.commitListeners) listener(records);
   }
 
   /**
@@ -224,7 +240,9 @@ export class Store<S, R> implements DurableStore<S, R> {
     }
     // Nothing new, but the result may rest on records still being fsynced: wait for those.
     if (records.length === 0) return { result, records, serialized, durable: this.flush() };
-    return { result, records, serialized, durable: this.append(serialized) };
+    const durable = this.append(serialized);
+    if (this.commitListeners.length > 0) this.committed(records);
+    return { result, records, serialized, durable };
   }
 
   /** Resolves once everything committed so far is durable. */

@@ -349,7 +349,19 @@ export function flowSchema(): Schema {
       name: { type: 'string', minLength: 1, description: 'display name' },
       description: { type: 'string' },
       public: { type: 'boolean', description: 'listed by GET /process/list for callers without WORKFLOW_READ' },
-      triggers: { type: 'array', items: { oneOf: TRIGGERS } },
+      triggers: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['type'],
+          properties: { type: { enum: TRIGGERS.map((tr) => (tr.properties as { type: { const: string } }).type.const) } },
+          // By type, as for nodes: a mistake is reported on the property, not as "matches no form".
+          allOf: TRIGGERS.map((tr) => ({
+            if: { properties: { type: { const: (tr.properties as { type: { const: string } }).type.const } }, required: ['type'] },
+            then: tr,
+          })),
+        },
+      },
       nodes: nodesRef,
     },
     definitions,

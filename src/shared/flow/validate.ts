@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { DurationError, parseDuration } from '../duration.js';
+import { Schedule, ScheduleError } from '../schedule.js';
 import { compileCondition, ExpressionError } from '../expr/juel.js';
 import { edgesOf, FlowGraph } from './graph.js';
 import { parseFlowSource, type SourcePosition } from './parse.js';
@@ -20,6 +21,7 @@ export type FlowProblemCode =
   | 'BAD_DURATION'
   | 'MISSING_PROPERTY'
   | 'TRIGGER_UNSUPPORTED'
+  | 'BAD_SCHEDULE'
   | 'UNKNOWN_WEBHOOK';
 
 /** One thing wrong with a flow, located as precisely as the file allows. */
@@ -38,7 +40,7 @@ export type FlowValidation =
   | { readonly ok: false; readonly problems: readonly FlowProblem[] };
 
 /** Trigger types the daemon can fire; others are refused rather than silently ignored. */
-const SUPPORTED_TRIGGERS: readonly string[] = ['webhook'];
+const SUPPORTED_TRIGGERS: readonly string[] = ['webhook', 'schedule'];
 
 let compiled: ValidateFunction | undefined;
 function schemaValidator(): ValidateFunction {
@@ -126,6 +128,14 @@ export function validateFlowValue(
       const type = isRecord(trigger) ? (trigger as { type?: unknown }).type : undefined;
       if (typeof type === 'string' && !SUPPORTED_TRIGGERS.includes(type)) {
         at('TRIGGER_UNSUPPORTED', ['triggers', i, 'type'], `triggers of type "${type}" cannot fire in this version of wfx yet`);
+      }
+      if (type === 'schedule' && isRecord(trigger) && typeof trigger.cron === 'string') {
+        try {
+          new Schedule(trigger.cron, typeof trigger.timezone === 'string' ? trigger.timezone : 'UTC');
+        } catch (err) {
+          if (!(err instanceof ScheduleError)) throw err;
+          at('BAD_SCHEDULE', ['triggers', i, /zone/.test(err.message) && !/does not parse/.test(err.message) ? 'timezone' : 'cron'], err.message);
+        }
       }
     });
   }

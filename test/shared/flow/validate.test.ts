@@ -80,8 +80,17 @@ t.test('JSON flow files validate like YAML, with positions', async (t) => {
 });
 
 t.test('triggers that cannot fire yet are refused rather than ignored', async (t) => {
-  const p = problems(`${ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }')}\ntriggers:\n  - { type: schedule, cron: "*/5 * * * *" }\n`);
+  const p = problems(`${ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }')}\ntriggers:\n  - { type: email, connection: support }\n`);
   t.match(p, [{ code: 'TRIGGER_UNSUPPORTED', property: 'triggers.0.type' }]);
+});
+
+t.test('schedule triggers: the expression and zone are checked with the scheduler\'s own code', async (t) => {
+  const flow = (trigger: string) => problems(`${ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }')}\ntriggers:\n  - ${trigger}\n`);
+  t.same(flow('{ type: schedule, cron: "*/5 * * * *", timezone: Europe/Berlin, missedRuns: last }'), []);
+  t.match(flow('{ type: schedule, cron: "61 * * * *" }'), [{ code: 'BAD_SCHEDULE', property: 'triggers.0.cron' }]);
+  t.match(flow('{ type: schedule, cron: "* * * *" }'), [{ code: 'BAD_SCHEDULE', property: 'triggers.0.cron', message: /five fields/ }]);
+  t.match(flow('{ type: schedule, cron: "* * * * *", timezone: Atlantis/Capital }'), [{ code: 'BAD_SCHEDULE', property: 'triggers.0.timezone' }]);
+  t.match(flow('{ type: schedule, cron: "* * * * *", missedRuns: sometimes }'), [{ code: 'SCHEMA', property: 'triggers.0.missedRuns' }]);
 });
 
 t.test('a non-object is refused without throwing', async (t) => {

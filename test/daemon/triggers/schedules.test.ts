@@ -1,0 +1,119 @@
+import t, { type Test } from 'tap';
+import { Scheduler } from '../../../src/daemon/triggers/schedules.js';
+import { activateVersion } from '../../../src/daemon/flows/publish.js';
+import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
+
+const FLOW = (cron: string, extra = '') => `
+processId: AUTO
+name: Every five minutes
+triggers:
+  - { type: schedule, cron: "${cron}"${extra} }
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;
+
+/** A scheduler on the harness's store, engine and clock; closed at teardown. */
+async function scheduler(t: Test, h: EngineHarness): Promise<Scheduler> {
+  const s = new Scheduler({ store: h.store, engine: h.engine, now: h.clock.now, onError: (err) => t.fail(`the scheduler failed: ${String(err)}`) });
+  t.teardown(() => s.close());
+  await s.start();
+  return s;
+}
+
+/** The scheduledTime of every run of `pid`, in start order, once there are at least `n`. */
+async function runs(h: EngineHarness, pid: string, n: number): Promise<string[]> {
+  const count = () => h.events.filter((e) => e.type === 'PROCESS_STARTED' && e.processId === pid).length;
+  if (count() < n) await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid && count() >= n);
+  return Object.values(h.store.state.instances)
+    .filter((i) => i.processId === pid)
+    .map((i) => i.variables.scheduledTime as string)
+    .sort();
+}
+
+t.test('a schedule fires at each match of its expression, with {scheduledTime}; its health says when', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(FLOW('*/5 * * * *'));
+  const s = await scheduler(t, h);
+  t.match(s.health(), [{ type: 'schedule', processId: pid, environment: 'PRODUCTION', state: 'active', lastFire: null, nextFire: '2026-11-21T10:05:00.000Z' }]);
+  h.clock.advance(5 * 60_000);
+  s.pokeTimers();
+  t.same(await runs(h, pid, 1), ['2026-11-21T10:05:00.000Z']);
+  h.clock.advance(5 * 60_000);
+  s.pokeTimers();
+  t.same(await runs(h, pid, 2), ['2026-11-21T10:05:00.000Z', '2026-11-21T10:10:00.000Z']);
+  await s.idle();
+  t.match(s.health()[0], { lastFire: '2026-11-21T10:10:00.000Z', nextFire: '2026-11-21T10:15:00.000Z' });
+  t.equal(h.store.state.instances[Object.keys(h.store.state.instances)[0]!]!.variables.triggerType, 'schedule');
+});
+
+for (const [policy, want] of [
+  ['skip', []],
+  ['last', ['2026-11-21T11:00:00.000Z']],
+  ['all', Array.from({ length: 12 }, (_, i) => new Date(Date.parse('2026-11-21T10:05:00Z') + i * 300_000).toISOString())],
+] as const) {
+  t.test(`runs missed while the daemon was down: missedRuns ${policy}`, async (t) => {
+    let h = await engineHarness(t);
+    const pid = await h.publish(FLOW('*/5 * * * *', `, missedRuns: ${policy}`));
+    const first = await scheduler(t, h);
+    await first.close();
+    await h.close();
+    h.clock.advance(60 * 60_000 + 30_000); // down from 10:00 to 11:00:30: twelve fire times pass
+    h = await h.restart();
+    const s = await scheduler(t, h);
+    const got = want.length === 0 ? [] : await runs(h, pid, want.length);
+    t.same(got, want);
+    t.match(s.health()[0], { nextFire: '2026-11-21T11:05:00.000Z' });
+    t.equal(Object.values(h.store.state.instances).length, want.length, 'nothing more');
+  });
+}
+
+t.test('at most 100 missed runs are made up for', async (t) => {
+  let h = await engineHarness(t);
+  const pid = await h.publish(FLOW('* * * * *', ', missedRuns: all'));
+  await (await scheduler(t, h)).close();
+  await h.close();
+  h.clock.advance(24 * 60 * 60_000);
+  h = await h.restart();
+  await scheduler(t, h);
+  const got = await runs(h, pid, 100);
+  t.equal(got.length, 100);
+  t.equal(got.at(-1), '2026-11-22T10:00:00.000Z', 'the latest ones');
+});
+
+t.test('a restart right after a fire does not fire it again', async (t) => {
+  let h = await engineHarness(t);
+  const pid = await h.publish(FLOW('*/5 * * * *', ', missedRuns: all'));
+  const s = await scheduler(t, h);
+  h.clock.advance(5 * 60_000);
+  s.pokeTimers();
+  await runs(h, pid, 1);
+  await s.close();
+  h = await h.restart();
+  const again = await scheduler(t, h);
+  t.match(again.health()[0], { lastFire: '2026-11-21T10:05:00.000Z', nextFire: '2026-11-21T10:10:00.000Z' });
+  t.equal(Object.values(h.store.state.instances).filter((i) => i.processId === pid).length, 1, 'one run, not two');
+});
+
+t.test('activating a version re-arms its schedules; a version without them stops them', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(FLOW('0 9 * * *'));
+  const s = await scheduler(t, h);
+  t.match(s.health(), [{ cron: '0 9 * * *', version: '1', nextFire: '2026-11-22T09:00:00.000Z' }]);
+  await h.publish(FLOW('30 12 * * *', ', timezone: Europe/Berlin').replace(/processId: AUTO/, `processId: ${pid}`));
+  await s.synced();
+  t.match(s.health(), [{ cron: '30 12 * * *', timezone: 'Europe/Berlin', version: '2', nextFire: '2026-11-21T11:30:00.000Z' }], 'the new expression, in its zone');
+  await h.publish(FLOW('0 9 * * *').replace(/triggers:\n.*\n/, '').replace(/processId: AUTO/, `processId: ${pid}`));
+  await s.synced();
+  t.same(s.health(), [], 'no schedule once the active version has none');
+  await activateVersion(h.store, { processId: pid, organization: 'default', environment: 'PRODUCTION', version: '1' });
+  await s.synced();
+  t.match(s.health(), [{ version: '1' }], 'rolling back re-arms it');
+});
+
+t.test('schedules are checked at publish: five fields, a known zone', async (t) => {
+  const h = await engineHarness(t);
+  await t.rejects(h.publish(FLOW('*/5 * * *')), /BAD_SCHEDULE[\s\S]*five fields/);
+  await t.rejects(h.publish(FLOW('*/5 * * * *', ', timezone: Mars/Olympus')), /BAD_SCHEDULE[\s\S]*IANA/);
+});
