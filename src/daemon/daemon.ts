@@ -8,6 +8,7 @@ import { formatProblem } from '../shared/flow/validate.js';
 import { newApiKey } from './auth/api-keys.js';
 import { createOidcVerifier, type OidcOptions } from './auth/oidc.js';
 import { Engine } from './engine/engine.js';
+import { EmailTriggers } from './triggers/email.js';
 import { Scheduler } from './triggers/schedules.js';
 import { publishFlowDir, publishFlowFile, type FileOutcome } from './flows/load-dir.js';
 import { WebhookReceiver } from './triggers/webhooks.js';
@@ -99,8 +100,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     const scheduler = new Scheduler({ store, engine, onError: (err, what) => logger.error({ err }, `scheduler: ${what} failed`) });
     cleanup.unshift(() => scheduler.close());
     await scheduler.start();
+    const email = new EmailTriggers({ store, engine, onError: (err, what) => logger.warn({ err }, `email trigger: ${what} failed`) });
+    cleanup.unshift(() => email.close());
+    email.start();
     const bearer = options.oidc ? createOidcVerifier(options.oidc) : undefined;
-    const app = buildServer({ store, engine, webhooks, logger, bodyLimit: options.bodyLimit, bearer, schedules: () => scheduler.health() });
+    const app = buildServer({ store, engine, webhooks, logger, bodyLimit: options.bodyLimit, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()] });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7878 });
     cleanup.unshift(() => app.close());
     const address = app.server.address() as AddressInfo;
@@ -114,7 +118,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     };
     await writeFileAtomic(paths.daemonJson, `${JSON.stringify(info, null, 2)}\n`);
     logger.info({ url: info.url, dataDir: options.dataDir, bootstrapKey: paths.bootstrapKey }, 'wfx daemon listening');
-    return serve({ options, info, logger, lock, store, history, engine, scheduler, app, daemonJson: paths.daemonJson });
+    return serve({ options, info, logger, lock, store, history, engine, scheduler, email, app, daemonJson: paths.daemonJson });
   } catch (err) {
     for (const undo of cleanup) await undo().catch(() => undefined);
     logger.error({ err }, 'wfx daemon failed to start');
@@ -132,10 +136,11 @@ function serve(parts: {
   history: History;
   engine: Engine;
   scheduler: Scheduler;
+  email: EmailTriggers;
   app: ReturnType<typeof buildServer>;
   daemonJson: string;
 }): RunningDaemon {
-  const { options, info, logger, lock, store, history, engine, scheduler, app, daemonJson } = parts;
+  const { options, info, logger, lock, store, history, engine, scheduler, email, app, daemonJson } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -158,6 +163,7 @@ function serve(parts: {
     logger.info(failure ? 'stopping after a store failure' : 'stopping');
     await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
     await scheduler.close();
+    await email.close();
     await engine.close();
     await store.close({ checkpoint: failure === null }).catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));
     await history.close().catch(() => undefined);

@@ -12,7 +12,7 @@ import { processRoutes } from './api/routes/process.js';
 import { emailConnectionRoutes } from './api/routes/email-connections.js';
 import { triggerRoutes } from './api/routes/triggers.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
-import type { ScheduleHealth } from './triggers/schedules.js';
+import type { TriggerHealth } from './triggers/health.js';
 import { StreamHub } from './api/streams.js';
 import type { Engine } from './engine/engine.js';
 import type { WfxRecord } from './state/records.js';
@@ -41,8 +41,8 @@ export interface ServerOptions {
   readonly heartbeatSeconds?: number;
   /** The clock (rate limits, key expiry); tests pass their own. */
   readonly now?: () => Date;
-  /** The scheduler's health of its schedules (GET /admin/triggers); none without a scheduler. */
-  readonly schedules?: () => readonly ScheduleHealth[];
+  /** Health of the schedule and email triggers (GET /admin/triggers); none without those services. */
+  readonly triggerHealth?: () => readonly TriggerHealth[];
 }
 
 /** Body of every error answer (SPEC.md section 5). */
@@ -159,7 +159,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     adminRoutes(routes, { store: options.store, limiter, now: options.now });
     webhookRoutes(routes, { store: options.store, receiver: options.webhooks, now: options.now });
     emailConnectionRoutes(routes, { store: options.store, now: options.now });
-    triggerRoutes(routes, { state: options.store.state, schedules: options.schedules ?? (() => []) });
+    triggerRoutes(routes, { state: options.store.state, health: options.triggerHealth ?? (() => []) });
   });
   return app;
 }

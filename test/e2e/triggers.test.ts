@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import t from 'tap';
-import { startDaemon, wfx } from '../helpers/cli.js';
+import { startDaemon, wfx, WFX_BIN } from '../helpers/cli.js';
+import { HAVE_DOVECOT, mail, startImapServer } from '../helpers/imap-server.js';
 
 const SCHEDULED = `processId: 8a9b0c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d
 name: New year
@@ -49,4 +52,38 @@ t.test('wfx daemon status shows every trigger: a schedule with its next fire, a 
   const human = await run(['daemon', 'status']);
   t.match(human.stdout, /TRIGGER\s+FLOW\s+ENV\s+STATE\s+LAST FIRE\s+NEXT FIRE\s+LAST ERROR/);
   t.match(human.stdout, /schedule 0 0 1 1 \* Europe\/Berlin\s+New year v1\s+PRODUCTION\s+active/);
+});
+
+t.test('an email trigger over a real daemon and a real IMAP server: match, no match, duplicate', { skip: !HAVE_DOVECOT && !process.env.CI && 'dovecot is not installed (apt-get install dovecot-imapd)' }, async (t) => {
+  const imap = await startImapServer(t);
+  const cwd = t.testdir({
+    'support.yaml': `processId: 0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
+name: Support tickets
+triggers:
+  - { type: email, connection: support, filters: { subjectContains: ticket } }
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: outputNode, outputs: { subject: "{emailSubject}", from: "{emailSender}" }, next: end }
+  end: { type: endEvent }
+`,
+  });
+  await startDaemon(t, { cwd });
+  const run = (args: string[]) => wfx(args, { cwd });
+  const child = spawn(process.execPath, [WFX_BIN, 'email-connections', 'create', '--name', 'support', '--host', '127.0.0.1', '--port', String(imap.port), '--user', imap.user, '--password-stdin', '--no-tls'], { cwd, stdio: ['pipe', 'ignore', 'inherit'] });
+  child.stdin!.end(imap.password);
+  t.equal((await once(child, 'exit'))[0], 0, 'connection created');
+  t.equal((await run(['flow', 'publish', 'support.yaml'])).code, 0);
+
+  await imap.append(mail({ id: 'm1', subject: 'Weekly newsletter' }));
+  await imap.append(mail({ id: 'm2', subject: 'New ticket: printer on fire', from: 'dave@example.com' }));
+  await imap.append(mail({ id: 'm2', subject: 'New ticket: printer on fire', from: 'dave@example.com' }));
+  await imap.append(mail({ id: 'm3', subject: 'Another ticket' }));
+  const ran = async () => JSON.parse((await run(['instances', 'list', '0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f', '--json'])).stdout) as Array<{ processInstanceId: string }>;
+  let items = await ran();
+  for (let i = 0; i < 200 && items.length < 2; i++) items = await ran();
+  t.equal(items.length, 2, 'two tickets started the flow: not the newsletter, not the repeated Message-ID');
+  const outputs = await Promise.all(items.map(async (i) => JSON.parse((await run(['instances', 'get', i.processInstanceId, '--json'])).stdout).output as { subject: string }));
+  t.same(outputs.map((o) => o.subject).sort(), ['Another ticket', 'New ticket: printer on fire']);
+  const status = JSON.parse((await run(['daemon', 'status', '--json'])).stdout) as { triggers: Array<Record<string, unknown>> };
+  t.match(status.triggers, [{ type: 'email', connection: 'support', state: 'active', lastFire: String }]);
 });

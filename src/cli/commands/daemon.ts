@@ -20,6 +20,7 @@ interface TriggerRow {
   cron?: string;
   timezone?: string;
   webhook?: string;
+  connection?: string;
   lastFire: string | null;
   nextFire: string | null;
   lastError: string | null;
@@ -298,7 +299,11 @@ async function status(ctx: CliContext, cmd: Command): Promise<void> {
           `\n${table(
             ['TRIGGER', 'FLOW', 'ENV', 'STATE', 'LAST FIRE', 'NEXT FIRE', 'LAST ERROR'],
             triggers.map((tr) => [
-              tr.type === 'schedule' ? `schedule ${tr.cron}${tr.timezone && tr.timezone !== 'UTC' ? ` ${tr.timezone}` : ''}` : `webhook ${tr.webhook ?? ''}`,
+              tr.type === 'schedule'
+                ? `schedule ${tr.cron}${tr.timezone && tr.timezone !== 'UTC' ? ` ${tr.timezone}` : ''}`
+                : tr.type === 'email'
+                  ? `email ${tr.connection ?? ''}`
+                  : `webhook ${tr.webhook ?? ''}`,
               `${tr.flowName} v${tr.version}`,
               tr.environment,
               tr.state,

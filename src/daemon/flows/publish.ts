@@ -47,11 +47,15 @@ export async function publishFlow(
     throw new WfxError('PROCESS_ID_CONFLICT', `processId ${definition.processId} belongs to another organization`);
   }
   // A trigger that names no registration would never fire: refuse it, like an unknown node.
-  const problems: FlowProblem[] = (definition.triggers ?? []).flatMap((t, i) =>
-    t.type === 'webhook' && !Object.values(store.state.webhooks).some((w) => w.organization === organization && w.name === t.webhook)
-      ? [{ code: 'UNKNOWN_WEBHOOK' as const, property: `triggers.${i}.webhook`, message: `no webhook registration named "${t.webhook}" in organization ${organization} (create it first: wfx webhooks create)` }]
-      : [],
-  );
+  const problems: FlowProblem[] = (definition.triggers ?? []).flatMap((t, i): FlowProblem[] => {
+    if (t.type === 'webhook' && !Object.values(store.state.webhooks).some((w) => w.organization === organization && w.name === t.webhook)) {
+      return [{ code: 'UNKNOWN_WEBHOOK', property: `triggers.${i}.webhook`, message: `no webhook registration named "${t.webhook}" in organization ${organization} (create it first: wfx webhooks create)` }];
+    }
+    if (t.type === 'email' && !Object.values(store.state.emailConnections).some((c) => c.organization === organization && c.name === t.connection)) {
+      return [{ code: 'UNKNOWN_CONNECTION', property: `triggers.${i}.connection`, message: `no email connection named "${t.connection}" in organization ${organization} (create it first: wfx email-connections create)` }];
+    }
+    return [];
+  });
   if (problems.length > 0) throw new WfxError('FLOW_INVALID', problems.map((p) => p.message).join('; '), { details: { problems } });
   const hash = createHash('sha256').update(canonicalJson(definition)).digest('hex');
   const same = existing && Object.values(existing.versions).find((v) => v.hash === hash);

@@ -14,7 +14,7 @@ import type {
 } from './state.js';
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
-import { STATUS, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
+import { EMAIL_SEEN_IDS, STATUS, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
 
 /**
  * Every change to the live state is one of these records, journaled before it is acknowledged
@@ -112,6 +112,8 @@ export type WfxRecord =
   /** A schedule trigger fired for the instant `at` (with the starts it made), or was armed from `at` (no fire before it). */
   | { readonly type: 'schedule.fired'; readonly key: string; readonly at: string }
   | { readonly type: 'schedule.armed'; readonly key: string; readonly at: string }
+  /** An email was processed (the executions it started are in the same entry): never again for that Message-ID. */
+  | { readonly type: 'email.processed'; readonly connectionId: string; readonly messageId: string }
   | { readonly type: 'emailConnection.saved'; readonly connection: EmailConnection }
   | { readonly type: 'emailConnection.deleted'; readonly connectionId: string };
 
@@ -366,11 +368,17 @@ const handlers: Handlers = {
   'schedule.armed': (state, r) => {
     state.scheduleFires[r.key] = { at: r.at, lastFire: state.scheduleFires[r.key]?.lastFire ?? null };
   },
+  'email.processed': (state, r) => {
+    const ids = (state.emailSeen[r.connectionId] ??= []);
+    if (!ids.includes(r.messageId)) ids.push(r.messageId);
+    if (ids.length > EMAIL_SEEN_IDS) ids.splice(0, ids.length - EMAIL_SEEN_IDS);
+  },
   'emailConnection.saved': (state, r) => {
     state.emailConnections[r.connection.connectionId] = r.connection;
   },
   'emailConnection.deleted': (state, r) => {
     delete state.emailConnections[r.connectionId];
+    delete state.emailSeen[r.connectionId];
   },
   'webhook.received': (state, r) => {
     state.pendingDeliveries[r.delivery.deliveryId] = r.delivery;

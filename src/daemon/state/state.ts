@@ -43,7 +43,12 @@ export interface WfxState {
    * restart neither repeats a fire nor loses one.
    */
   scheduleFires: Record<string, { readonly at: string; readonly lastFire: string | null }>;
+  /** Message-IDs of emails already processed, per connection, oldest first (EMAIL_SEEN_IDS kept): once per Message-ID. */
+  emailSeen: Record<string, string[]>;
 }
+
+/** Message-IDs remembered per email connection. */
+export const EMAIL_SEEN_IDS = 5000;
 
 /** An IMAP mailbox the email trigger watches. The password is kept for the daemon's use, never returned. */
 export interface EmailConnection {
@@ -329,5 +334,6 @@ export function initialState(): WfxState {
     webhookEventIds: {},
     emailConnections: {},
     scheduleFires: {},
+    emailSeen: {},
   };
 }

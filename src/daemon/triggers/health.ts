@@ -1,4 +1,5 @@
 import { ENVIRONMENTS, type Environment, type WfxState } from '../state/state.js';
+import type { EmailHealth } from './email.js';
 import type { ScheduleHealth } from './schedules.js';
 
 /** What GET /admin/triggers and `wfx daemon status` show of a webhook trigger. */
@@ -18,7 +19,7 @@ export interface WebhookHealth {
   readonly lastError: string | null;
 }
 
-export type TriggerHealth = ScheduleHealth | WebhookHealth;
+export type TriggerHealth = ScheduleHealth | WebhookHealth | EmailHealth;
 
 /**
  * The webhook triggers of every active flow version, with what their registration's delivery

@@ -20,8 +20,9 @@ export type FlowProblemCode =
   | 'BAD_CONDITION'
   | 'BAD_DURATION'
   | 'MISSING_PROPERTY'
-  | 'TRIGGER_UNSUPPORTED'
   | 'BAD_SCHEDULE'
+  | 'UNKNOWN_CONNECTION'
+  | 'BAD_PATTERN'
   | 'UNKNOWN_WEBHOOK';
 
 /** One thing wrong with a flow, located as precisely as the file allows. */
@@ -39,8 +40,6 @@ export type FlowValidation =
   | { readonly ok: true; readonly flow: FlowDefinition; readonly problems: readonly [] }
   | { readonly ok: false; readonly problems: readonly FlowProblem[] };
 
-/** Trigger types the daemon can fire; others are refused rather than silently ignored. */
-const SUPPORTED_TRIGGERS: readonly string[] = ['webhook', 'schedule'];
 
 let compiled: ValidateFunction | undefined;
 function schemaValidator(): ValidateFunction {
@@ -126,8 +125,13 @@ export function validateFlowValue(
   if (Array.isArray(flow.triggers)) {
     flow.triggers.forEach((trigger, i) => {
       const type = isRecord(trigger) ? (trigger as { type?: unknown }).type : undefined;
-      if (typeof type === 'string' && !SUPPORTED_TRIGGERS.includes(type)) {
-        at('TRIGGER_UNSUPPORTED', ['triggers', i, 'type'], `triggers of type "${type}" cannot fire in this version of wfx yet`);
+      const sender = isRecord(trigger) && isRecord(trigger.filters) ? trigger.filters.senderMatches : undefined;
+      if (type === 'email' && typeof sender === 'string') {
+        try {
+          new RegExp(sender, 'i');
+        } catch (err) {
+          at('BAD_PATTERN', ['triggers', i, 'filters', 'senderMatches'], `not a regular expression: ${(err as Error).message}`);
+        }
       }
       if (type === 'schedule' && isRecord(trigger) && typeof trigger.cron === 'string') {
         try {

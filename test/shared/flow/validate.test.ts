@@ -79,9 +79,12 @@ t.test('JSON flow files validate like YAML, with positions', async (t) => {
 
 });
 
-t.test('triggers that cannot fire yet are refused rather than ignored', async (t) => {
-  const p = problems(`${ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }')}\ntriggers:\n  - { type: email, connection: support }\n`);
-  t.match(p, [{ code: 'TRIGGER_UNSUPPORTED', property: 'triggers.0.type' }]);
+t.test('an unknown trigger type is refused rather than ignored; email filters are checked', async (t) => {
+  const flow = (trigger: string) => problems(`${ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }')}\ntriggers:\n  - ${trigger}\n`);
+  t.match(flow('{ type: carrier-pigeon }'), [{ code: 'SCHEMA', property: 'triggers.0.type' }]);
+  t.same(flow('{ type: email, connection: support, filters: { subjectContains: Order, senderMatches: "@example\\\\.com$" } }'), []);
+  t.match(flow('{ type: email, connection: support, filters: { senderMatches: "([a-z" } }'), [{ code: 'BAD_PATTERN', property: 'triggers.0.filters.senderMatches' }]);
+  t.match(flow('{ type: email, connection: support, filters: { fromContains: x } }'), [{ code: 'SCHEMA', property: 'triggers.0.filters.fromContains' }]);
 });
 
 t.test('schedule triggers: the expression and zone are checked with the scheduler\'s own code', async (t) => {

@@ -1,0 +1,323 @@
+import { ImapFlow } from 'imapflow';
+import { simpleParser, type AddressObject } from 'mailparser';
+import type { Trigger } from '../../shared/flow/types.js';
+import type { Engine, StartRequest } from '../engine/engine.js';
+import type { WfxRecord } from '../state/records.js';
+import { ENVIRONMENTS, type EmailConnection, type Environment, type WfxState } from '../state/state.js';
+import type { Store } from '../store/store.js';
+
+type EmailTrigger = Extract<Trigger, { type: 'email' }>;
+
+/** One email trigger of an active flow version in one environment. */
+interface Target {
+  readonly processId: string;
+  readonly flowName: string;
+  readonly organization: string;
+  readonly environment: Environment;
+  readonly version: string;
+  readonly trigger: EmailTrigger;
+}
+
+/** What GET /admin/triggers and `wfx daemon status` show of an email trigger. */
+export interface EmailHealth {
+  readonly type: 'email';
+  readonly processId: string;
+  readonly flowName: string;
+  readonly organization: string;
+  readonly environment: Environment;
+  readonly version: string;
+  readonly connection: string;
+  /** active (connected, watching); failing (cannot connect: retrying, see lastError); disabled (no such connection). */
+  readonly state: 'active' | 'failing' | 'disabled';
+  readonly lastFire: string | null;
+  readonly nextFire: null;
+  readonly lastError: string | null;
+}
+
+export interface EmailTriggerOptions {
+  readonly store: Store<WfxState, WfxRecord>;
+  readonly engine: Engine;
+  readonly now?: () => Date;
+  readonly onError?: (err: unknown, what: string) => void;
+  /** Reconnect backoff: first wait and longest wait, in ms (default 1 s and 60 s). */
+  readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+  /** Polling interval, besides IDLE (default 60 s). */
+  readonly pollMs?: number;
+}
+
+/** A mailbox being watched for the triggers that name its connection. */
+interface Watch {
+  readonly connection: EmailConnection;
+  client: ImapFlow | null;
+  connected: boolean;
+  lastError: string | null;
+  attempt: number;
+  retry: NodeJS.Timeout | null;
+  poll: NodeJS.Timeout | null;
+  stopped: boolean;
+  busy: boolean;
+  again: boolean;
+  /** UIDs looked at that no trigger wanted (left unseen), for this UIDVALIDITY. */
+  skipped: Set<number>;
+  uidValidity: string;
+}
+
+/** Whether an email passes a trigger's filters (substrings case-insensitive, sender a regex). */
+export function passesFilters(filters: EmailTrigger['filters'], mail: { subject: string; sender: string; body: string }): boolean {
+  if (!filters) return true;
+  const has = (text: string, part: string | undefined) => part === undefined || text.toLowerCase().includes(part.toLowerCase());
+  if (!has(mail.subject, filters.subjectContains) || !has(mail.body, filters.bodyContains)) return false;
+  return filters.senderMatches === undefined || new RegExp(filters.senderMatches, 'i').test(mail.sender);
+}
+
+const addresses = (a: AddressObject | AddressObject[] | undefined): string[] =>
+  (Array.isArray(a) ? a : a ? [a] : []).flatMap((o) => o.value.map((v) => v.address ?? '')).filter(Boolean);
+
+/**
+ * Email triggers: one IMAP client per connection that an active flow's email trigger names.
+ * New (unseen) messages that pass a trigger's filters start its flow with the email
+ * variables; the starts and the message's Message-ID are one journal entry, then the message
+ * is marked seen, so each Message-ID starts its flows once even across a crash. IDLE where the
+ * server has it, and a poll besides; a lost connection is retried with backoff, for ever, and
+ * shows as failing in trigger health meanwhile.
+ */
+export class EmailTriggers {
+  private readonly store: Store<WfxState, WfxRecord>;
+  private readonly engine: Engine;
+  private readonly now: () => Date;
+  private readonly onError: (err: unknown, what: string) => void;
+  private readonly backoff: { readonly initialMs: number; readonly maxMs: number };
+  private readonly pollMs: number;
+  private readonly watches = new Map<string, Watch>();
+  private readonly lastFire = new Map<string, string>();
+  private syncQueued = false;
+  private closed = false;
+
+  constructor(options: EmailTriggerOptions) {
+    this.store = options.store;
+    this.engine = options.engine;
+    this.now = options.now ?? (() => new Date());
+    this.onError = options.onError ?? (() => undefined);
+    this.backoff = options.backoff ?? { initialMs: 1000, maxMs: 60_000 };
+    this.pollMs = options.pollMs ?? 60_000;
+  }
+
+  /** Watches every connection an active version's email trigger names, and follows changes. */
+  start(): void {
+    this.store.onCommit((records) => {
+      const relevant = records.some((r) => r.type === 'flow.activated' || r.type === 'flow.published' || r.type === 'emailConnection.saved' || r.type === 'emailConnection.deleted');
+      if (!relevant || this.syncQueued || this.closed) return;
+      this.syncQueued = true;
+      setImmediate(() => {
+        this.syncQueued = false;
+        this.sync();
+      });
+    });
+    this.sync();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.watches.values()].map((w) => this.stop(w)));
+    this.watches.clear();
+  }
+
+  /** Every email trigger's health. */
+  health(): EmailHealth[] {
+    return this.targets().map(({ target, connection }) => {
+      const base = {
+        type: 'email',
+        processId: target.processId,
+        flowName: target.flowName,
+        organization: target.organization,
+        environment: target.environment,
+        version: target.version,
+        connection: target.trigger.connection,
+        nextFire: null,
+        lastFire: this.lastFire.get(`${target.processId}|${target.environment}`) ?? null,
+      } as const;
+      if (!connection) return { ...base, state: 'disabled', lastError: `no email connection named "${target.trigger.connection}"` };
+      const w = this.watches.get(connection.connectionId);
+      if (w?.connected) return { ...base, state: 'active', lastError: null };
+      return { ...base, state: 'failing', lastError: w?.lastError ?? 'connecting' };
+    });
+  }
+
+  /** The email triggers of the active versions, with the connection each names (if it exists). */
+  private targets(): Array<{ target: Target; connection: EmailConnection | undefined }> {
+    const state = this.store.state;
+    const out: Array<{ target: Target; connection: EmailConnection | undefined }> = [];
+    for (const flow of Object.values(state.flows)) {
+      for (const environment of ENVIRONMENTS) {
+        const version = flow.active[environment];
+        const definition = version === undefined ? undefined : flow.versions[version]?.definition;
+        for (const trigger of definition?.triggers ?? []) {
+          if (trigger.type !== 'email') continue;
+          const connection = Object.values(state.emailConnections).find((c) => c.organization === flow.organization && c.name === trigger.connection);
+          out.push({ target: { processId: flow.processId, flowName: definition!.name, organization: flow.organization, environment, version: version!, trigger }, connection });
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Starts watching connections newly needed (or changed), stops those no longer needed. */
+  private sync(): void {
+    if (this.closed) return;
+    const needed = new Map<string, EmailConnection>();
+    for (const { connection } of this.targets()) if (connection) needed.set(connection.connectionId, connection);
+    for (const [id, w] of this.watches) {
+      const now = needed.get(id);
+      if (now && now === w.connection) {
+        w.skipped.clear(); // triggers or filters may have changed: look at unseen mail again
+        this.kick(w);
+        continue;
+      }
+      this.watches.delete(id);
+      void this.stop(w);
+    }
+    for (const [id, connection] of needed) {
+      if (this.watches.has(id)) continue;
+      const w: Watch = { connection, client: null, connected: false, lastError: null, attempt: 0, retry: null, poll: null, stopped: false, busy: false, again: false, skipped: new Set(), uidValidity: '' };
+      this.watches.set(id, w);
+      void this.connect(w);
+    }
+  }
+
+  private async connect(w: Watch): Promise<void> {
+    if (w.stopped) return;
+    const c = w.connection;
+    const client = new ImapFlow({
+      host: c.host,
+      port: c.port,
+      secure: c.security === 'TLS',
+      doSTARTTLS: c.security === 'STARTTLS' ? true : c.security === 'NONE' ? false : undefined,
+      auth: { user: c.user, pass: c.password },
+      logger: false,
+      emitLogs: false,
+    });
+    w.client = client;
+    client.on('error', (err: Error) => {
+      w.lastError = err.message;
+    });
+    client.on('close', () => {
+      w.connected = false;
+      if (w.client === client) w.client = null;
+      this.scheduleReconnect(w);
+    });
+    client.on('exists', () => this.kick(w));
+    try {
+      await client.connect();
+      const box = await client.mailboxOpen(c.mailbox);
+      const validity = String(box.uidValidity);
+      if (validity !== w.uidValidity) w.skipped.clear();
+      w.uidValidity = validity;
+      w.connected = true;
+      w.lastError = null;
+      w.attempt = 0;
+      if (w.poll) clearInterval(w.poll);
+      w.poll = setInterval(() => this.kick(w), this.pollMs);
+      w.poll.unref();
+      this.kick(w);
+    } catch (err) {
+      w.lastError = (err as { responseText?: string }).responseText ?? (err as Error).message;
+      w.connected = false;
+      client.close();
+      this.scheduleReconnect(w);
+    }
+  }
+
+  private scheduleReconnect(w: Watch): void {
+    if (w.stopped || this.closed || w.retry) return;
+    if (w.poll) clearInterval(w.poll);
+    w.poll = null;
+    const wait = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** w.attempt);
+    w.attempt++;
+    w.retry = setTimeout(() => {
+      w.retry = null;
+      void this.connect(w);
+    }, wait);
+    w.retry.unref();
+  }
+
+  private async stop(w: Watch): Promise<void> {
+    w.stopped = true;
+    if (w.retry) clearTimeout(w.retry);
+    if (w.poll) clearInterval(w.poll);
+    const client = w.client;
+    w.client = null;
+    w.connected = false;
+    if (client) await client.logout().catch(() => client.close());
+  }
+
+  /** Looks at the mailbox now (or again right after the look under way). */
+  private kick(w: Watch): void {
+    if (w.busy) {
+      w.again = true;
+      return;
+    }
+    w.busy = true;
+    void this.processUnseen(w)
+      .catch((err: unknown) => {
+        w.lastError = (err as Error).message;
+        this.onError(err, `email connection ${w.connection.name}`);
+      })
+      .finally(() => {
+        w.busy = false;
+        if (w.again && !w.stopped) {
+          w.again = false;
+          this.kick(w);
+        }
+      });
+  }
+
+  /** Processes each unseen message no trigger has skipped before. */
+  private async processUnseen(w: Watch): Promise<void> {
+    const client = w.client;
+    if (!client || !w.connected || w.stopped) return;
+    const uids = ((await client.search({ seen: false }, { uid: true })) || []).filter((uid) => !w.skipped.has(uid));
+    for (const uid of uids) {
+      if (w.stopped || client !== w.client) return;
+      const message = await client.fetchOne(String(uid), { source: true }, { uid: true });
+      if (!message || !message.source) continue;
+      await this.processMessage(w, client, uid, message.source);
+    }
+  }
+
+  private async processMessage(w: Watch, client: ImapFlow, uid: number, source: Buffer): Promise<void> {
+    const connection = w.connection;
+    const mail = await simpleParser(source);
+    const messageId = mail.messageId ?? `uid:${w.uidValidity}:${uid}`;
+    const seen = this.store.state.emailSeen[connection.connectionId]?.includes(messageId) ?? false;
+    if (!seen) {
+      const sender = addresses(mail.from)[0] ?? '';
+      const body = mail.text ?? '';
+      const subject = mail.subject ?? '';
+      const targets = this.targets().filter(({ target, connection: c }) => c?.connectionId === connection.connectionId && passesFilters(target.trigger.filters, { subject, sender, body }));
+      if (targets.length === 0) {
+        w.skipped.add(uid); // not for us: left unseen for whoever reads the mailbox
+        return;
+      }
+      const data = {
+        emailSubject: subject,
+        emailBody: body,
+        emailSender: sender,
+        emailRecipients: [...addresses(mail.to), ...addresses(mail.cc)],
+        emailMessageId: messageId,
+        emailDate: mail.date?.toISOString() ?? null,
+        triggerType: 'email',
+      };
+      const requests: StartRequest[] = targets.map(({ target }) => ({
+        organization: target.organization,
+        processId: target.processId,
+        environment: target.environment,
+        data: structuredClone(data),
+      }));
+      const started = await this.engine.startBatch(requests, () => [{ type: 'email.processed', connectionId: connection.connectionId, messageId }]);
+      const at = this.now().toISOString();
+      for (const inst of started) this.lastFire.set(`${inst.processId}|${inst.environment}`, at);
+    }
+    // After the starts are durable: a crash before this leaves it unseen, and the Message-ID says it was done.
+    await client.messageFlagsAdd(String(uid), ['\\Seen'], { uid: true });
+  }
+}

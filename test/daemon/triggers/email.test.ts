@@ -1,0 +1,94 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import t, { type Test } from 'tap';
+import { EmailTriggers, passesFilters } from '../../../src/daemon/triggers/email.js';
+import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
+import { HAVE_DOVECOT, mail, startImapServer, type ImapServer } from '../../helpers/imap-server.js';
+
+const FLOW = `
+processId: AUTO
+name: Orders by email
+triggers:
+  - { type: email, connection: orders, filters: { subjectContains: order, senderMatches: "@example\\\\.com$" } }
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;
+
+/** Waits for `cond`, looking again every 20 ms, at most 10 s (a server's state seen from outside). */
+async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await cond()) return;
+    await delay(20);
+  }
+  throw new Error(`timed out waiting until ${what}`);
+}
+
+async function setup(t: Test): Promise<{ h: EngineHarness; server: ImapServer; email: EmailTriggers; pid: string }> {
+  const server = await startImapServer(t);
+  const h = await engineHarness(t);
+  const at = h.clock.now().toISOString();
+  await h.store.commit({
+    type: 'emailConnection.saved',
+    connection: { connectionId: 'c1', name: 'orders', organization: 'default', host: '127.0.0.1', port: server.port, security: 'NONE', user: server.user, password: server.password, mailbox: 'INBOX', createdAt: at, updatedAt: at },
+  });
+  const pid = await h.publish(FLOW);
+  const email = new EmailTriggers({ store: h.store, engine: h.engine, backoff: { initialMs: 20, maxMs: 200 }, pollMs: 60_000 });
+  t.teardown(() => email.close());
+  email.start();
+  return { h, server, email, pid };
+}
+
+const runs = (h: EngineHarness, pid: string) => Object.values(h.store.state.instances).filter((i) => i.processId === pid);
+
+t.test('filters: subject and body contain (any case), sender matches a regex', async (t) => {
+  const m = { subject: 'New ORDER 42', sender: 'bob@example.com', body: 'two chairs' };
+  t.ok(passesFilters(undefined, m));
+  t.ok(passesFilters({ subjectContains: 'order', senderMatches: '@example\\.com$', bodyContains: 'CHAIRS' }, m));
+  t.notOk(passesFilters({ subjectContains: 'invoice' }, m));
+  t.notOk(passesFilters({ senderMatches: '^alice@' }, m));
+  t.notOk(passesFilters({ bodyContains: 'table' }, m));
+});
+
+t.test('a real IMAP server: a matching email starts the flow once with the email variables and is marked seen', { skip: !HAVE_DOVECOT && !process.env.CI && 'dovecot is not installed (apt-get install dovecot-imapd)' }, async (t) => {
+  const { h, server, email, pid } = await setup(t);
+  await until(() => email.health()[0]?.state === 'active', 'the trigger is connected');
+  await server.append(mail({ id: 'not-for-us', subject: 'Lunch?', from: 'carol@example.com' }));
+  await server.append(mail({ id: 'order-1', subject: 'Order 42', from: 'Alice <alice@example.com>', to: 'orders@example.com, sales@example.com', body: 'Two chairs, please.' }));
+  await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid);
+  const [run] = runs(h, pid);
+  t.match(run!.variables, {
+    emailSubject: 'Order 42',
+    emailBody: /Two chairs, please\./,
+    emailSender: 'alice@example.com',
+    emailRecipients: ['orders@example.com', 'sales@example.com'],
+    emailMessageId: '<order-1@example.com>',
+    triggerType: 'email',
+  });
+  // The same Message-ID again, then another order: when that one has started, the duplicate was looked at.
+  await server.append(mail({ id: 'order-1', subject: 'Order 42', body: 'Two chairs, please.' }));
+  await server.append(mail({ id: 'order-2', subject: 'order 43' }));
+  await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid && runs(h, pid).length >= 2);
+  await until(async () => (await server.flags()).filter((f) => f.includes('\\Seen')).length === 3, 'the three orders are marked seen');
+  t.equal(runs(h, pid).length, 2, 'a repeated Message-ID starts nothing');
+  t.same((await server.flags()).map((f) => f.includes('\\Seen')), [false, true, true, true], 'the email no trigger wanted stays unseen; the others are seen');
+  t.match(email.health(), [{ type: 'email', connection: 'orders', state: 'active', lastFire: String }]);
+});
+
+t.test('the IMAP server goes away: the trigger says failing, reconnects, and goes on', { skip: !HAVE_DOVECOT && !process.env.CI && 'dovecot is not installed (apt-get install dovecot-imapd)' }, async (t) => {
+  const { h, server, email, pid } = await setup(t);
+  await until(() => email.health()[0]?.state === 'active', 'the trigger is connected');
+  await server.stop();
+  await until(() => email.health()[0]?.state === 'failing', 'the trigger notices');
+  t.match(email.health()[0], { state: 'failing', lastError: String });
+  await server.start();
+  await until(() => email.health()[0]?.state === 'active', 'it reconnected');
+  await server.append(mail({ id: 'after-restart', subject: 'Order after the restart' }));
+  await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid);
+  t.equal(runs(h, pid)[0]!.variables.emailSubject, 'Order after the restart');
+});
+
+t.test('a trigger naming no connection is refused at publish', async (t) => {
+  const h = await engineHarness(t);
+  await t.rejects(h.publish(FLOW), /UNKNOWN_CONNECTION|no email connection named "orders"/);
+});

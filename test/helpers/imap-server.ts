@@ -1,0 +1,163 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { ImapFlow } from 'imapflow';
+import type { Test } from 'tap';
+
+/** Whether Dovecot is installed (.ci/run installs it; a developer may not have it). */
+export const HAVE_DOVECOT = spawnSync('dovecot', ['--version']).status === 0;
+
+export interface ImapServer {
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+  /** Delivers a message into INBOX with IMAP APPEND. */
+  append(raw: string): Promise<void>;
+  /** The flags of every message of INBOX, in UID order. */
+  flags(): Promise<string[][]>;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** A free TCP port on 127.0.0.1 (Dovecot cannot report one it picked itself). */
+async function freePort(): Promise<number> {
+  const s = createServer();
+  s.listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  const port = (s.address() as { port: number }).port;
+  s.close();
+  await once(s, 'close');
+  return port;
+}
+
+/**
+ * A real Dovecot IMAP server on 127.0.0.1 with one user, its own config, mail and run
+ * directories in a temp dir; stopped and removed at teardown. Runs as root as CI does, with mail
+ * owned by the `dovecot` user the Debian package creates.
+ */
+export async function startImapServer(t: Test): Promise<ImapServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'wfx-imap-'));
+  chmodSync(dir, 0o755); // Dovecot's auth and mail processes run as its own users: they must get in
+  const port = await freePort();
+  const user = 'wfx';
+  const password = 'imap-secret';
+  for (const d of ['run', 'state', 'mail']) mkdirSync(join(dir, d), { recursive: true });
+  const dovecotUser = spawnSync('id', ['-u', 'dovecot']).stdout.toString().trim();
+  const dovecotGroup = spawnSync('id', ['-g', 'dovecot']).stdout.toString().trim();
+  chownSync(join(dir, 'mail'), Number(dovecotUser), Number(dovecotGroup));
+  writeFileSync(join(dir, 'users'), `${user}:{PLAIN}${password}\n`, { mode: 0o644 });
+  writeFileSync(
+    join(dir, 'dovecot.conf'),
+    `base_dir = ${dir}/run
+state_dir = ${dir}/state
+instance_name = wfx-test-${port}
+log_path = ${dir}/dovecot.log
+protocols = imap
+first_valid_uid = 1
+listen = 127.0.0.1
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+mail_location = maildir:${dir}/mail/%u
+default_internal_user = dovecot
+default_login_user = dovenull
+passdb {
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%u ${dir}/users
+}
+userdb {
+  driver = static
+  args = uid=dovecot gid=dovecot home=${dir}/mail/%u
+}
+service imap-login {
+  chroot =
+  inet_listener imap {
+    address = 127.0.0.1
+    port = ${port}
+  }
+  inet_listener imaps {
+    port = 0
+  }
+}
+service anvil {
+  chroot =
+}
+`,
+  );
+  let child: ChildProcess | null = null;
+
+  const start = async () => {
+    rmSync(join(dir, 'run'), { recursive: true, force: true });
+    mkdirSync(join(dir, 'run'));
+    child = spawn('dovecot', ['-F', '-c', join(dir, 'dovecot.conf')], { stdio: 'ignore' });
+    // Ready when it accepts connections: bounded attempts.
+    for (let i = 0; i < 200; i++) {
+      const ok = await new Promise<boolean>((resolve) => {
+        const s = connect(port, '127.0.0.1', () => {
+          s.destroy();
+          resolve(true);
+        });
+        s.on('error', () => resolve(false));
+      });
+      if (ok) return;
+      await delay(25);
+    }
+    throw new Error(`dovecot did not start; see ${dir}/dovecot.log`);
+  };
+  const stop = async () => {
+    const c = child;
+    child = null;
+    if (!c || c.exitCode !== null) return;
+    const exited = once(c, 'exit');
+    c.kill('SIGTERM');
+    await exited;
+  };
+  const client = () => new ImapFlow({ host: '127.0.0.1', port, secure: false, doSTARTTLS: false, auth: { user, pass: password }, logger: false });
+
+  await start();
+  t.teardown(async () => {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    port,
+    user,
+    password,
+    start,
+    stop,
+    async append(raw) {
+      const c = client();
+      await c.connect();
+      await c.append('INBOX', raw);
+      await c.logout();
+    },
+    async flags() {
+      const c = client();
+      await c.connect();
+      await c.mailboxOpen('INBOX');
+      const out: string[][] = [];
+      for await (const m of c.fetch('1:*', { flags: true, uid: true })) out.push([...(m.flags ?? [])].sort());
+      await c.logout();
+      return out;
+    },
+  };
+}
+
+/** An RFC 5322 message. */
+export function mail(opts: { id: string; subject: string; from?: string; to?: string; body?: string }): string {
+  return [
+    `From: ${opts.from ?? 'Alice <alice@example.com>'}`,
+    `To: ${opts.to ?? 'orders@example.com'}`,
+    `Subject: ${opts.subject}`,
+    `Message-ID: <${opts.id}@example.com>`,
+    'Date: Sat, 21 Nov 2026 10:00:00 +0000',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    opts.body ?? 'Hello',
+    '',
+  ].join('\r\n');
+}
