@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: every benchmark in turn, each writing its figures to docs/performance.md.
- * The HTTP benchmarks (issue 8) join here.
  */
 import { formatEngineBench, runEngineBench } from './engine.js';
+import { formatHttpBench, runHttpBench } from './http.js';
 import { machineLine, writeSection } from './report.js';
 import { formatStoreBench, runStoreBench } from './store.js';
 
@@ -15,4 +15,8 @@ console.log('\n## Engine\n');
 const engine = formatEngineBench(await runEngineBench());
 console.log(engine);
 await writeSection('engine', `${machineLine()}\n\n${engine}`);
+console.log('\n## HTTP\n');
+const http = formatHttpBench(await runHttpBench());
+console.log(http);
+await writeSection('http', `${machineLine()}\n\n${http}`);
 console.log('\nwritten to docs/performance.md');

@@ -3,7 +3,7 @@ import { WfxError } from '../../shared/errors.js';
 import { parseDuration } from '../../shared/duration.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
-import type { WfxRecord } from '../state/records.js';
+import { rebuildSubscriptions, type WfxRecord } from '../state/records.js';
 import { STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore } from '../store/store.js';
@@ -328,6 +328,7 @@ export class Engine extends EventEmitter implements EngineCore {
    * kept messages and dedup entries that expired.
    */
   async recover(): Promise<void> {
+    rebuildSubscriptions(this.state);
     const running: Instance[] = [];
     for (const inst of Object.values(this.state.instances)) {
       this.streamed.set(inst.processInstanceId, inst.logs.length);

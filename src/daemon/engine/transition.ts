@@ -4,7 +4,7 @@ import type { Edge, FlowGraph } from '../../shared/flow/graph.js';
 import { WfxError } from '../../shared/errors.js';
 import type { BoundaryEventNode, FlowDefinition, FlowNode } from '../../shared/flow/types.js';
 import type { WfxRecord } from '../state/records.js';
-import { STATE, STATUS, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type Subscription, type WfxState } from '../state/state.js';
+import { STATE, STATUS, subscriptionBucket, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type Subscription, type WfxState } from '../state/state.js';
 import type { ChildStart, Delivery, NodeScope, Outcome, ResumeInput, WorkRequest } from './nodes/handler.js';
 import { HANDLERS } from './nodes/index.js';
 import type { WorkResult } from './work/result.js';
@@ -179,9 +179,10 @@ export class Transition {
    * message subscriptions with the same key, and signal subscriptions whatever their key. Pure read.
    */
   matches(organization: string, eventType: string, correlationKey: string | null): Subscription[] {
-    const subs = this.core.state.subscriptions[`${organization}|${eventType}`];
-    if (!subs) return [];
-    return Object.values(subs).filter((s) => s.eventType === 'signal' || s.correlationKey === correlationKey);
+    const subs = this.core.state.subscriptions;
+    const messages = subs[subscriptionBucket(organization, eventType, 'message', correlationKey)];
+    const signals = subs[subscriptionBucket(organization, eventType, 'signal', null)];
+    return [...(messages ? Object.values(messages) : []), ...(signals ? Object.values(signals) : [])];
   }
 
   /** Resumes every subscription in `subs` with the event's data. */

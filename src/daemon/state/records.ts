@@ -14,7 +14,7 @@ import type {
 } from './state.js';
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
-import { EMAIL_SEEN_IDS, STATUS, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
+import { EMAIL_SEEN_IDS, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
 
 /**
  * Every change to the live state is one of these records, journaled before it is acknowledged
@@ -173,11 +173,39 @@ const subKey = (instanceId: string, nodeInstanceId: string) => `${instanceId}|${
 /** Drops the subscription of a node that stops waiting on an event. */
 function unsubscribe(state: WfxState, inst: Instance, node: NodeInstance): void {
   if (node.wait?.kind !== 'event') return;
-  const ref = `${inst.organization}|${node.wait.messageRef}`;
-  const subs = state.subscriptions[ref];
+  const bucket = subscriptionBucket(inst.organization, node.wait.messageRef, node.wait.eventType, node.wait.correlationKey);
+  const subs = state.subscriptions[bucket];
   if (!subs) return;
   delete subs[subKey(inst.processInstanceId, node.id)];
-  if (Object.keys(subs).length === 0) delete state.subscriptions[ref];
+  for (const _ in subs) return; // not empty
+  delete state.subscriptions[bucket];
+}
+
+/** Writes the subscription of a node waiting on an event. */
+function subscribe(state: WfxState, inst: Instance, node: NodeInstance, wait: Extract<Wait, { kind: 'event' }>, since: string): void {
+  (state.subscriptions[subscriptionBucket(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey)] ??= {})[subKey(inst.processInstanceId, node.id)] = {
+    instanceId: inst.processInstanceId,
+    nodeInstanceId: node.id,
+    nodeId: node.nodeId,
+    eventType: wait.eventType,
+    messageRef: wait.messageRef,
+    correlationKey: wait.correlationKey,
+    since,
+  };
+}
+
+/**
+ * Rebuilds the subscription index from the waits of live nodes (at recovery: the index is
+ * derived, so a snapshot written by an older layout of it comes back right).
+ */
+export function rebuildSubscriptions(state: WfxState): void {
+  state.subscriptions = {};
+  for (const inst of Object.values(state.instances)) {
+    if (inst.stateCd !== STATE.RUNNING) continue;
+    for (const node of Object.values(inst.nodes)) {
+      if (node.statusCd === STATUS.WAITING && node.wait?.kind === 'event') subscribe(state, inst, node, node.wait, node.startTime);
+    }
+  }
 }
 
 /** Creates the node instance a token entered (Active); name and type come from the flow version. */
@@ -278,18 +306,7 @@ const handlers: Handlers = {
     node.statusCd = STATUS.WAITING;
     node.wait = r.wait;
     if (r.variables) Object.assign(inst.variables, r.variables);
-    if (r.wait.kind === 'event') {
-      const ref = `${inst.organization}|${r.wait.messageRef}`;
-      (state.subscriptions[ref] ??= {})[subKey(inst.processInstanceId, node.id)] = {
-        instanceId: inst.processInstanceId,
-        nodeInstanceId: node.id,
-        nodeId: node.nodeId,
-        eventType: r.wait.eventType,
-        messageRef: r.wait.messageRef,
-        correlationKey: r.wait.correlationKey,
-        since: r.at,
-      };
-    }
+    if (r.wait.kind === 'event') subscribe(state, inst, node, r.wait, r.at);
     log(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);
   },
   'node.completed': (state, r) => {

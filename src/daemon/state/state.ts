@@ -14,8 +14,10 @@ export interface WfxState {
   /** Live executions (running, or finished and not yet moved to history) by id. */
   instances: Record<string, Instance>;
   /**
-   * Waiting catch events, by `organization|messageRef`, then by `instanceId|nodeInstanceId`.
-   * Derived by the reducer from node waits, so recovery restores it by replay alone.
+   * Waiting catch events, by bucket (see subscriptionBucket: a message's bucket holds its
+   * correlation key, so delivering one is a lookup, not a scan), then by
+   * `instanceId|nodeInstanceId`. Derived by the reducer from node waits (and rebuilt from them
+   * at recovery: rebuildSubscriptions).
    */
   subscriptions: Record<string, Record<string, Subscription>>;
   /** Messages kept (ttlSeconds) until a subscription consumes them, by id, oldest first. */
@@ -249,6 +251,15 @@ export interface LoopState {
   readonly running: number;
   /** `collect`: one value per iteration, by index. */
   readonly collected: readonly unknown[];
+}
+
+/**
+ * The bucket of a subscription: message subscriptions by organization, ref and correlation
+ * key; signal subscriptions by organization and ref (a signal matches any key). An event
+ * resumes the subscriptions of both buckets for its key.
+ */
+export function subscriptionBucket(organization: string, messageRef: string, kind: 'message' | 'signal', correlationKey: string | null): string {
+  return kind === 'signal' ? `${organization}|${messageRef}|s` : `${organization}|${messageRef}|m|${correlationKey === null ? '\u0000' : correlationKey}`;
 }
 
 export interface Subscription {

@@ -1,0 +1,268 @@
+/**
+ * HTTP benchmarks (part of `npm run bench`): a real daemon process started with `wfx daemon
+ * start`, loaded with autocannon from this process, on the same machine. Every figure is also
+ * given as a ratio to the physical neighbour (bench/neighbour.ts: a bare Fastify route parsing
+ * the same body), measured in the same run, since absolute numbers on a shared machine move.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+import { Engine } from '../src/daemon/engine/engine.js';
+import { publishFlow } from '../src/daemon/flows/publish.js';
+import { applyRecord, type WfxRecord } from '../src/daemon/state/records.js';
+import { initialState, type WfxState } from '../src/daemon/state/state.js';
+import { History } from '../src/daemon/store/history.js';
+import { Store } from '../src/daemon/store/store.js';
+import { validateFlowSource } from '../src/shared/flow/validate.js';
+import { machineLine, writeSection } from './report.js';
+
+const run = promisify(execFile);
+const WFX = fileURLToPath(new URL('../../bin/wfx.js', import.meta.url));
+const NEIGHBOUR = fileURLToPath(new URL('./neighbour.js', import.meta.url));
+/** Seconds each load runs (BENCH_SECONDS overrides, e.g. 2 for a quick look). */
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+/** Waiting executions for the restart figure (BENCH_WAITING overrides). */
+const WAITING = Number(process.env.BENCH_WAITING ?? 100_000);
+
+const FIVE_NODES = `processId: 7f3e2d1c-0b9a-4876-9543-210fedcba987
+name: Five nodes
+nodes:
+  start: { type: startEvent, next: check }
+  check: { type: ifElse, condition: "\${amount > 100}", then: big, else: big }
+  big: { type: setVariable, variables: { label: "order {orderId}", total: "{amount}" }, next: work }
+  work: { type: task, next: done }
+  done: { type: endEvent }
+`;
+const WAITS = `processId: 1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d
+name: Waits for input or a message
+nodes:
+  start: { type: startEvent, next: route }
+  route: { type: ifElse, condition: "\${kind == 'task'}", then: ask, else: hear }
+  ask: { type: inputNode, inputType: textbox, next: after }
+  hear: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: after }
+  after: { type: setVariable, variables: { done: true }, next: end }
+  end: { type: endEvent }
+`;
+
+interface Load {
+  readonly perSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly total: number;
+  readonly failed: number;
+}
+
+/** A daemon process on `dataDir`: its URL, key and pid; `stop()` stops it. */
+async function startDaemon(dataDir: string): Promise<{ url: string; key: string; pid: number; startMs: number; stop: () => Promise<void> }> {
+  const t0 = process.hrtime.bigint();
+  const { stdout } = await run(process.execPath, [WFX, 'daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json'], { maxBuffer: 1 << 20 });
+  const startMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  const info = JSON.parse(stdout) as { url: string; pid: number };
+  // A data dir filled in-process has no bootstrap key (none is needed there).
+  const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8').catch(() => '')).trim();
+  return {
+    ...info,
+    key,
+    startMs,
+    stop: async () => {
+      await run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).catch(() => undefined);
+    },
+  };
+}
+
+/** The neighbour process and its URL. */
+async function startNeighbour(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--max-semi-space-size=64', NEIGHBOUR], { stdio: ['ignore', 'pipe', 'inherit'] });
+  for await (const line of createInterface({ input: child.stdout! })) {
+    if (line.startsWith('listening ')) return { url: `http://127.0.0.1:${line.slice('listening '.length)}`, child };
+  }
+  throw new Error('the neighbour did not start');
+}
+
+async function load(opts: autocannon.Options): Promise<Load> {
+  const r = await autocannon({ duration: SECONDS, ...opts });
+  return {
+    perSecond: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    total: r.requests.total,
+    failed: r.errors + r.timeouts + r.non2xx,
+  };
+}
+
+const post = (url: string, key: string | null, body: object, connections: number): autocannon.Options => ({
+  url,
+  method: 'POST',
+  connections,
+  headers: { 'content-type': 'application/json', ...(key && { 'x-api-key': key }) },
+  body: JSON.stringify(body),
+});
+
+async function api(url: string, key: string, path: string, body?: object): Promise<Record<string, unknown>> {
+  const res = await fetch(`${url}${path}`, {
+    method: body ? 'POST' : 'GET',
+    headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
+    body: body && JSON.stringify(body),
+  });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** Starts `n` executions of `processId` over HTTP (50 at a time); their ids. */
+async function startMany(url: string, key: string, processId: string, n: number, data: (i: number) => object): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 50 }, async () => {
+      while (next < n) {
+        const i = next++;
+        ids[i] = (await api(url, key, '/process/start', { processId, data: data(i), correlationKey: `k-${i}` })).processInstanceId as string;
+      }
+    }),
+  );
+  return ids;
+}
+
+/** Answers each of `ids` once, `connections` at a time; stops when every id had its request. */
+async function resumeLoad(base: autocannon.Options, ids: readonly string[], body: (id: string, i: number) => object): Promise<Load> {
+  let i = 0;
+  const r = await autocannon({
+    ...base,
+    amount: ids.length,
+    requests: [
+      {
+        setupRequest: (req: autocannon.Request) => {
+          const n = i++;
+          return { ...req, body: JSON.stringify(body(ids[n % ids.length]!, n % ids.length)) };
+        },
+      },
+    ],
+  });
+  return { perSecond: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, failed: r.errors + r.timeouts + r.non2xx };
+}
+
+/** Resident memory of a process, in bytes (Linux). */
+async function rss(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+/** Fills `dataDir` with `n` executions waiting at an input node, written by the engine in-process. */
+async function fillWaiting(dataDir: string, n: number): Promise<void> {
+  const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, initialState, apply: applyRecord });
+  const history = await History.open(join(dataDir, 'history'));
+  const engine = new Engine({ store, history });
+  const v = validateFlowSource(WAITS);
+  if (!v.ok) throw new Error('bench flow does not validate');
+  await store.commit({ type: 'organization.created', name: 'default', at: new Date().toISOString() });
+  const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 500 }, async () => {
+      while (next < n) {
+        const i = next++;
+        await engine.start({ processId, organization: 'default', data: { kind: 'task', i }, correlationKey: `k-${i}` });
+      }
+    }),
+  );
+  await engine.close();
+  await store.close();
+  await history.close();
+}
+
+export interface HttpBenchResult {
+  readonly neighbour: Load;
+  readonly starts: ReadonlyArray<{ connections: number; load: Load }>;
+  readonly completed: { perSecond: number; p99: number; checked: number; allCompleted: boolean };
+  readonly task: Load;
+  readonly event: Load;
+  readonly restart: { waiting: number; startMs: number; rssBytes: number; emptyRssBytes: number };
+}
+
+export async function runHttpBench(): Promise<HttpBenchResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-http-'));
+  const neighbourProc = await startNeighbour();
+  try {
+    const neighbour = await load(post(`${neighbourProc.url}/process/start`, null, { processId: '7f3e2d1c-0b9a-4876-9543-210fedcba987', data: { orderId: 1, amount: 150 } }, 50));
+    neighbourProc.child.kill('SIGTERM');
+
+    const d = await startDaemon(join(dir, 'load'));
+    const starts: Array<{ connections: number; load: Load }> = [];
+    let completed: HttpBenchResult['completed'];
+    let task: Load;
+    let event: Load;
+    try {
+      await api(d.url, d.key, '/admin/flows', { source: FIVE_NODES });
+      await api(d.url, d.key, '/admin/flows', { source: WAITS });
+      const body = { processId: '7f3e2d1c-0b9a-4876-9543-210fedcba987', data: { orderId: 1, amount: 150 } };
+      for (const connections of [1, 10, 50]) starts.push({ connections, load: await load(post(`${d.url}/process/start`, d.key, body, connections)) });
+      // The 5-node flow has no wait: its start call answers once the whole run is durable, so a
+      // start is a completion. Check that every execution of the run did complete.
+      const fifty = starts.find((s) => s.connections === 50)!.load;
+      const list = (await api(d.url, d.key, '/process/7f3e2d1c-0b9a-4876-9543-210fedcba987/instances?limit=200')) as { items: Array<{ stateCd: number }> };
+      completed = { perSecond: fifty.perSecond, p99: fifty.p99, checked: list.items.length, allCompleted: list.items.every((i) => i.stateCd === 1) };
+
+      // Resume: executions waiting at an input node (task) or a catch event (message); one call each.
+      const n = Math.max(2000, Math.round(starts[1]!.load.perSecond * SECONDS * 0.5));
+      const waitingTasks = await startMany(d.url, d.key, '1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d', n, () => ({ kind: 'task' }));
+      task = await resumeLoad(post(`${d.url}/process/task`, d.key, {}, 10), waitingTasks, (id) => ({ processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'ok' } }));
+      const waitingEvents = await startMany(d.url, d.key, '1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d', n, () => ({ kind: 'event' }));
+      // Their correlation keys are k-0..k-(n-1): message i resumes execution i.
+      event = await resumeLoad(post(`${d.url}/process/event`, d.key, {}, 10), waitingEvents, (_id, i) => ({ eventType: 'paid', correlationKey: `k-${i}`, data: { paid: true } }));
+    } finally {
+      await d.stop();
+    }
+
+    // Restart with many waiting executions: time `wfx daemon start` until the API answers.
+    const emptyDir = join(dir, 'empty');
+    const empty = await startDaemon(emptyDir);
+    const emptyRssBytes = await rss(empty.pid);
+    await empty.stop();
+    const full = join(dir, 'full');
+    await fillWaiting(full, WAITING);
+    const again = await startDaemon(full);
+    const rssBytes = await rss(again.pid);
+    await again.stop();
+    return { neighbour, starts, completed: completed!, task: task!, event: event!, restart: { waiting: WAITING, startMs: again.startMs, rssBytes, emptyRssBytes } };
+  } finally {
+    neighbourProc.child.kill('SIGTERM');
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const ms = (n: number) => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
+const pct = (a: number, b: number) => `${Math.round((a / b) * 100)} %`;
+
+export function formatHttpBench(r: HttpBenchResult): string {
+  const n = r.neighbour.perSecond;
+  const perWaiting = (r.restart.rssBytes - r.restart.emptyRssBytes) / r.restart.waiting;
+  const rows = [
+    `| neighbour: bare Fastify route parsing the same body, 50 connections | **${fmt(n)} req/s** (p50 ${ms(r.neighbour.p50)}, p99 ${ms(r.neighbour.p99)}) | 100 % | |`,
+    ...r.starts.map(
+      (s) =>
+        `| POST /process/start, 5-node flow, ${s.connections} connection${s.connections > 1 ? 's' : ''} | ${fmt(s.load.perSecond)}/s, p50 ${ms(s.load.p50)}, p99 ${ms(s.load.p99)}, ${s.load.failed} failed | ${pct(s.load.perSecond, n)} | ${s.connections === 50 ? 'p99 < 10 ms' : ''} |`,
+    ),
+    `| executions started and completed (durable), 50 connections | **${fmt(r.completed.perSecond)}/s**, p99 start to completion ${ms(r.completed.p99)}; ${r.completed.allCompleted ? 'every one checked completed' : 'NOT ALL COMPLETED'} | **${pct(r.completed.perSecond, n)}** | ≥ 35 % of the neighbour, no failed calls |`,
+    `| resume: POST /process/task to the next node's completion, 10 connections | ${fmt(r.task.perSecond)}/s, p50 ${ms(r.task.p50)}, **p99 ${ms(r.task.p99)}**, ${r.task.failed} failed | ${pct(r.task.perSecond, n)} | p99 < 5 ms |`,
+    `| resume: POST /process/event (message) to the next node's completion, 10 connections | ${fmt(r.event.perSecond)}/s, p50 ${ms(r.event.p50)}, **p99 ${ms(r.event.p99)}**, ${r.event.failed} failed | ${pct(r.event.perSecond, n)} | p99 < 5 ms |`,
+    `| restart: \`wfx daemon start\` on ${fmt(r.restart.waiting)} waiting executions until the API answers | **${ms(r.restart.startMs)}** | | < 2,000 ms |`,
+    `| memory per waiting execution (daemon RSS over an empty daemon's, ÷ ${fmt(r.restart.waiting)}) | **${(perWaiting / 1024).toFixed(2)} KiB** (RSS ${fmt(r.restart.rssBytes / 2 ** 20)} MiB vs ${fmt(r.restart.emptyRssBytes / 2 ** 20)} MiB) | | < 2 KiB |`,
+  ];
+  return ['| figure | value | of the neighbour | target |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  console.log(machineLine());
+  const text = formatHttpBench(await runHttpBench());
+  console.log(text);
+  await writeSection('http', `${machineLine()}\n\n${text}`);
+  console.log('\nwritten to docs/performance.md');
+}
+
