@@ -153,8 +153,8 @@ async function rss(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
 }
 
-/** Fills `dataDir` with `n` executions waiting at an input node, written by the engine in-process. */
-async function fillWaiting(dataDir: string, n: number): Promise<void> {
+/** Fills `dataDir` with `n` executions waiting at an input node, written by the engine in-process (exported for profiling restarts). */
+export async function fillWaiting(dataDir: string, n: number): Promise<void> {
   const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, initialState, apply: applyRecord });
   const history = await History.open(join(dataDir, 'history'));
   const engine = new Engine({ store, history });
