@@ -340,7 +340,9 @@ export class Engine extends EventEmitter implements EngineCore {
         if (ni.statusCd === STATUS.WAITING && ni.wait?.dueAt) this.timers.set(`${inst.processInstanceId}|${ni.id}`, Date.parse(ni.wait.dueAt));
         if (ni.statusCd === STATUS.ACTIVE || ni.statusCd === STATUS.WAITING) this.armBoundaries(inst, ni.id);
       }
-      if (Object.values(inst.nodes).some((n) => n.statusCd === STATUS.ACTIVE)) running.push(inst);
+      // Active nodes run again; an execution with nothing live is settled (finished, or its join fired).
+      const nodes = Object.values(inst.nodes);
+      if (nodes.some((n) => n.statusCd === STATUS.ACTIVE) || !nodes.some((n) => n.statusCd === STATUS.WAITING)) running.push(inst);
     }
     for (const inst of running) await this.step((t) => t.continue(inst));
     await this.sweepExpired();

@@ -77,13 +77,20 @@ export class Transition {
   /** Tokens queued but not written yet, per execution (they count toward MAX_NODE_INSTANCES). */
   private readonly pending = new Map<string, number>();
   private runs = 0;
+  /** Records emitted so far: a settle pass that emitted any may have woken a parent, so drain goes round again. */
+  private emitted = 0;
+  private readonly emit: (record: WfxRecord) => void;
   private readonly at: string;
 
   constructor(
     private readonly core: EngineCore,
-    private readonly emit: (record: WfxRecord) => void,
+    emit: (record: WfxRecord) => void,
     readonly now: Date,
   ) {
+    this.emit = (record) => {
+      this.emitted++;
+      emit(record);
+    };
     this.at = now.toISOString();
   }
 
@@ -225,12 +232,14 @@ export class Transition {
         this.run(inst, ni);
       }
       let progressed = false;
+      const before = this.emitted;
       for (const iid of this.touched) {
         const inst = this.core.state.instances[iid];
         if (inst && !this.deferred.has(iid) && this.settle(inst)) progressed = true;
       }
-      // A finished child may have resumed its parent, whose next nodes are queued now.
-      if (!progressed && this.queue.length === 0) return;
+      // Settling may have finished a child, which resumed its parent (queued its next nodes, or
+      // left it with nothing live): go round until a pass changes nothing.
+      if (!progressed && this.queue.length === 0 && this.emitted === before) return;
     }
   }
 
@@ -313,7 +322,15 @@ export class Transition {
       }
       if (depth > MAX_CHILD_DEPTH) throw new NodeFailure('CHILD_DEPTH_EXCEEDED', `child executions nest more than ${MAX_CHILD_DEPTH} deep; does the flow start itself?`);
     }
-    const link = parent ? { parentInstanceId: inst.processInstanceId, parentNodeInstanceId: parent.id } : { parentInstanceId: null };
+    // Executions started by callProcess carry how deep such calls chain (children inherit it).
+    const callDepth = parent ? inst.callDepth : (inst.callDepth ?? 0) + 1;
+    if (callDepth !== undefined && callDepth > MAX_CHILD_DEPTH) {
+      throw new NodeFailure('CHILD_DEPTH_EXCEEDED', `callProcess chains more than ${MAX_CHILD_DEPTH} executions deep; does the flow call itself?`);
+    }
+    const link = {
+      ...(parent ? { parentInstanceId: inst.processInstanceId, parentNodeInstanceId: parent.id } : { parentInstanceId: null }),
+      ...(callDepth !== undefined && { callDepth }),
+    };
     const iteration = start.iteration === undefined ? {} : { iteration: start.iteration };
     const correlationKey = start.correlationKey === undefined ? inst.correlationKey : start.correlationKey;
     if (start.processId === undefined) {

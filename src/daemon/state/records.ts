@@ -112,6 +112,8 @@ export type WfxRecord =
   /** A schedule trigger fired for the instant `at` (with the starts it made), or was armed from `at` (no fire before it). */
   | { readonly type: 'schedule.fired'; readonly key: string; readonly at: string }
   | { readonly type: 'schedule.armed'; readonly key: string; readonly at: string }
+  /** A schedule stopped (its version is no longer active): re-activated later, it fires from then on. */
+  | { readonly type: 'schedule.disarmed'; readonly key: string; readonly at: string }
   /** An email was processed (the executions it started are in the same entry): never again for that Message-ID. */
   | { readonly type: 'email.processed'; readonly connectionId: string; readonly messageId: string }
   | { readonly type: 'emailConnection.saved'; readonly connection: EmailConnection }
@@ -384,6 +386,9 @@ const handlers: Handlers = {
   },
   'schedule.armed': (state, r) => {
     state.scheduleFires[r.key] = { at: r.at, lastFire: state.scheduleFires[r.key]?.lastFire ?? null };
+  },
+  'schedule.disarmed': (state, r) => {
+    state.scheduleFires[r.key] = { at: r.at, lastFire: state.scheduleFires[r.key]?.lastFire ?? null, inactive: true };
   },
   'email.processed': (state, r) => {
     const ids = (state.emailSeen[r.connectionId] ??= []);

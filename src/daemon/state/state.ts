@@ -44,7 +44,7 @@ export interface WfxState {
    * and the last instant it actually fired. Written with the executions a fire starts, so a
    * restart neither repeats a fire nor loses one.
    */
-  scheduleFires: Record<string, { readonly at: string; readonly lastFire: string | null }>;
+  scheduleFires: Record<string, { readonly at: string; readonly lastFire: string | null; readonly inactive?: boolean }>;
   /** Message-IDs of emails already processed, per connection, oldest first (EMAIL_SEEN_IDS kept): once per Message-ID. */
   emailSeen: Record<string, string[]>;
 }
@@ -185,6 +185,8 @@ export interface Instance {
   readonly scope?: readonly string[];
   /** A loop iteration's 0-based index. */
   readonly iteration?: number;
+  /** How many callProcess starts led to this execution (bounded: a flow calling itself fails). */
+  readonly callDepth?: number;
   stateCd: StateCd;
   readonly startTime: string;
   endTime: string | null;

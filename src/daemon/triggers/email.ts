@@ -209,12 +209,16 @@ export class EmailTriggers {
     try {
       await client.connect();
       const box = await client.mailboxOpen(c.mailbox);
+      if (w.stopped || w.client !== client) {
+        // Stopped (or replaced) while connecting: this client is not wanted any more.
+        await client.logout().catch(() => client.close());
+        return;
+      }
       const validity = String(box.uidValidity);
       if (validity !== w.uidValidity) w.skipped.clear();
       w.uidValidity = validity;
       w.connected = true;
       w.lastError = null;
-      w.attempt = 0;
       if (w.poll) clearInterval(w.poll);
       w.poll = setInterval(() => this.kick(w), this.pollMs);
       w.poll.unref();
@@ -223,7 +227,7 @@ export class EmailTriggers {
       w.lastError = (err as { responseText?: string }).responseText ?? (err as Error).message;
       w.connected = false;
       client.close();
-      this.scheduleReconnect(w);
+      if (!w.stopped) this.scheduleReconnect(w);
     }
   }
 
@@ -276,6 +280,9 @@ export class EmailTriggers {
     const client = w.client;
     if (!client || !w.connected || w.stopped) return;
     const uids = ((await client.search({ seen: false }, { uid: true })) || []).filter((uid) => !w.skipped.has(uid));
+    // The connection works (not only opened): the backoff starts over. A server that accepts and
+    // drops at once keeps backing off instead of being retried every second.
+    w.attempt = 0;
     for (const uid of uids) {
       if (w.stopped || client !== w.client) return;
       const message = await client.fetchOne(String(uid), { source: true }, { uid: true });

@@ -92,16 +92,19 @@ export class Scheduler {
     this.store.onCommit((records) => {
       if (this.syncQueued || this.closed || !records.some((r) => r.type === 'flow.activated' || r.type === 'flow.published')) return;
       this.syncQueued = true;
+      // One sync at a time, each after the one before (a sync awaits commits while it arms).
+      const previous = this.syncing;
       this.syncing = new Promise<void>((resolve) =>
         setImmediate(() => {
           this.syncQueued = false;
-          const work = this.sync();
+          const work = previous.then(() => this.sync());
           this.track(work);
           void work.finally(resolve);
         }),
       );
     });
-    await this.sync();
+    this.syncing = this.sync();
+    await this.syncing;
   }
 
   /** Resolves once fires under way (and the arming after them) are done. */
@@ -179,6 +182,8 @@ export class Scheduler {
       this.entries.delete(key);
       this.errors.delete(key);
       this.timers.delete(key);
+      // Re-activated later, it fires from then on: the time it was inactive is not downtime.
+      await this.store.commit({ type: 'schedule.disarmed', key, at: this.now().toISOString() }).catch((err: unknown) => this.onError(err, `schedule ${key}`));
     }
     for (const [key, entry] of wanted) {
       const current = this.entries.get(key);
@@ -194,10 +199,11 @@ export class Scheduler {
   /** Deals with the runs missed since the schedule's last instant, then arms the next fire. */
   private async arm(entry: Entry): Promise<void> {
     const now = this.now();
-    const since = this.store.state.scheduleFires[entry.key]?.at;
+    const fires = this.store.state.scheduleFires[entry.key];
+    const since = fires?.inactive ? undefined : fires?.at;
     try {
       if (since === undefined) {
-        // A new schedule fires from now on, never for times before it existed.
+        // A new (or re-activated) schedule fires from now on, never for times before it was active.
         await this.store.commit({ type: 'schedule.armed', key: entry.key, at: now.toISOString() });
       } else {
         const missed = this.missed(entry.schedule, new Date(since), now);

@@ -415,3 +415,48 @@ async function waitDone(h: EngineHarness, id: string): Promise<Instance> {
   await h.waitFor(done);
   return h.get(id);
 }
+
+t.test('an inclusive join fed by a child that finishes at once fires (settling goes round until nothing changes)', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(`
+processId: AUTO
+name: OR-join after a loop
+nodes:
+  start: { type: startEvent, next: split }
+  split:
+    type: inclusiveGateway
+    branches:
+      - { condition: "\${true}", next: loop }
+      - { condition: "\${true}", next: join }
+  loop:
+    type: loopNode
+    collection: "{items}"
+    nodes:
+      s: { type: startEvent, next: e }
+      e: { type: endEvent }
+    next: join
+  join: { type: inclusiveGateway, next: done }
+  done: { type: endEvent }
+`);
+  const inst = await h.start(pid, { items: [1] });
+  t.equal(inst.stateCd, STATE.COMPLETED, 'not left hanging with nothing live');
+  t.same(trail(inst).slice(-2), ['join:2', 'done:2']);
+});
+
+t.test('a flow that calls itself with callProcess stops at 32 levels (CHILD_DEPTH_EXCEEDED)', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(`
+processId: AUTO
+name: Calls itself
+nodes:
+  start: { type: startEvent, next: again }
+  again: { type: callProcess, processId: SELF, data: { selfId: "{selfId}" }, next: done }
+  done: { type: endEvent }
+`.replace('SELF', '"{selfId}"'));
+  await h.start(pid, { selfId: pid });
+  const all = Object.values(h.store.state.instances).filter((i) => i.processId === pid);
+  const failed = all.filter((i) => i.stateCd === STATE.FAILED);
+  t.equal(failed.length, 1, 'exactly one link of the chain fails');
+  t.equal(failed[0]!.error?.code, 'CHILD_DEPTH_EXCEEDED');
+  t.ok(all.length <= 34, `the chain stopped (${all.length} executions)`);
+});

@@ -117,3 +117,18 @@ t.test('schedules are checked at publish: five fields, a known zone', async (t) 
   await t.rejects(h.publish(FLOW('*/5 * * *')), /BAD_SCHEDULE[\s\S]*five fields/);
   await t.rejects(h.publish(FLOW('*/5 * * * *', ', timezone: Mars/Olympus')), /BAD_SCHEDULE[\s\S]*IANA/);
 });
+
+t.test('a schedule re-activated after a while fires from then on: the time it was inactive is not made up for', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(FLOW('0 * * * *', ', missedRuns: all'));
+  const s = await scheduler(t, h);
+  await h.publish(FLOW('0 * * * *').replace(/triggers:\n.*\n/, '').replace(/processId: AUTO/, `processId: ${pid}`));
+  await s.synced();
+  t.same(s.health(), []);
+  h.clock.advance(10 * 3_600_000);
+  await activateVersion(h.store, { processId: pid, organization: 'default', environment: 'PRODUCTION', version: '1' });
+  await s.synced();
+  await s.idle();
+  t.equal(Object.values(h.store.state.instances).filter((i) => i.processId === pid).length, 0, 'no run for the ten inactive hours');
+  t.match(s.health(), [{ nextFire: '2026-11-21T21:00:00.000Z' }]);
+});

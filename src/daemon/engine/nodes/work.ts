@@ -54,9 +54,11 @@ export const serviceTask: NodeHandler<ServiceTaskNode> = {
  * object is merged into the variables, or the returned value goes to `resultVariable`.
  */
 export const scriptTask: NodeHandler<ScriptTaskNode> = {
+  // The variables as they are now (a copy: the script starts once the step is durable, and later
+  // steps may set others meanwhile; they are replaced only at the top level, so shallow is enough).
   run: (node, scope) => ({
     kind: 'work',
-    work: { kind: 'script', run: { script: node.script, vars: scope.instance.variables, timeoutMs: parseDuration(node.timeout ?? SCRIPT_TIMEOUT) } },
+    work: { kind: 'script', run: { script: node.script, vars: { ...scope.instance.variables }, timeoutMs: parseDuration(node.timeout ?? SCRIPT_TIMEOUT) } },
   }),
   resume: (node, _scope, input) =>
     workResult(input, (value) => {
