@@ -181,8 +181,9 @@ function bucketStartId(bucket: string): string {
 type ArchivedDoc = { readonly instance: Instance } | { readonly records: readonly WfxRecord[] };
 
 /**
- * The journaled JSON of the records of execution `id` in one step, comma-separated, if the
- * step both started and finished it (so they describe it whole); else null.
+ * The journaled JSON of the records of execution `id` in one step (and the starts of its
+ * children), comma-separated, if the step both started and finished it (so they describe it
+ * whole); else null.
  */
 export function ownRecordsJson(id: string, records: readonly WfxRecord[], serialized: readonly string[]): string | null {
   const first = records.find((r) => r.type === 'instance.started' && r.instance.processInstanceId === id);
@@ -190,7 +191,9 @@ export function ownRecordsJson(id: string, records: readonly WfxRecord[], serial
   const parts: string[] = [];
   records.forEach((r, i) => {
     const owner = r.type === 'instance.started' ? r.instance.processInstanceId : 'instanceId' in r ? r.instanceId : null;
-    if (owner === id) parts.push(serialized[i]!);
+    // A child's start is its parent's too: replaying it lists the child under the parent's node.
+    const childOf = r.type === 'instance.started' && r.instance.parentNodeInstanceId !== undefined ? r.instance.parentInstanceId : null;
+    if (owner === id || childOf === id) parts.push(serialized[i]!);
   });
   return parts.join(',');
 }

@@ -4,7 +4,7 @@ import { parseDuration } from '../../shared/duration.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { rebuildSubscriptions, type WfxRecord } from '../state/records.js';
-import { STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import { logEntry, STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
@@ -47,11 +47,11 @@ export interface StreamedLog {
   readonly entry: LogEntry;
 }
 
-/** An execution's log has `upTo` durable entries (`logs` is its log array, to read them from). */
+/** An execution's log has `upTo` durable entries (read them from `instance.logs` with logEntry). */
 export interface LogsAdvanced {
   readonly processInstanceId: string;
   readonly upTo: number;
-  readonly logs: readonly LogEntry[];
+  readonly instance: Instance;
 }
 
 /** Who asks: an organization, or null for a system credential (any organization). */
@@ -451,8 +451,8 @@ export class Engine extends EventEmitter implements EngineCore {
       const from = this.streamed.get(id) ?? 0;
       if (upTo <= from) continue;
       this.streamed.set(id, upTo);
-      if (perEntry) for (let i = from; i < upTo; i++) this.emit('log', { processInstanceId: id, id: i + 1, entry: inst.logs[i]! } satisfies StreamedLog);
-      this.emit('logs', { processInstanceId: id, upTo, logs: inst.logs } satisfies LogsAdvanced);
+      if (perEntry) for (let i = from; i < upTo; i++) this.emit('log', { processInstanceId: id, id: i + 1, entry: logEntry(inst, inst.logs[i]!) } satisfies StreamedLog);
+      this.emit('logs', { processInstanceId: id, upTo, instance: inst } satisfies LogsAdvanced);
     }
     const publish = this.listenerCount('lifecycle') > 0;
     for (const r of records) {

@@ -147,9 +147,8 @@ const STATUS_WORD: Record<StatusCd, string> = {
  * Appends a log entry. The variables snapshot is a shallow copy: variables are only ever
  * replaced at the top level, never changed in place, so nested values can be shared.
  */
-function log(inst: Instance, node: Pick<NodeInstance, 'nodeId' | 'nodeName' | 'nodeType'>, level: LogEntry['level'], message: string, at: string, withVariables = false): void {
-  const entry: LogEntry = { nodeId: node.nodeId, nodeName: node.nodeName, nodeType: node.nodeType, message, level, timestamp: at };
-  inst.logs.push(withVariables ? { ...entry, variables: { ...inst.variables } } : entry);
+function log(inst: Instance, node: Pick<NodeInstance, 'id'> | null, level: LogEntry['level'], message: string, at: string, withVariables = false): void {
+  inst.logs.push(withVariables ? [node?.id ?? '', level, message, at, { ...inst.variables }] : [node?.id ?? '', level, message, at]);
 }
 
 function waitingFor(wait: Wait): string {
@@ -292,7 +291,7 @@ const handlers: Handlers = {
       const parent = state.instances[inst.parentInstanceId]?.nodes[inst.parentNodeInstanceId];
       if (parent) (parent.children ??= []).push(inst.processInstanceId);
     }
-    log(inst, { nodeId: '', nodeName: inst.processName, nodeType: 'process' }, 'INFO', `execution started (version ${inst.processVersion})`, inst.startTime, true);
+    log(inst, null, 'INFO', `execution started (version ${inst.processVersion})`, inst.startTime, true);
   },
   'node.entered': (state, r) => enter(state, r),
   'node.ran': (state, r) => {
@@ -353,7 +352,8 @@ const handlers: Handlers = {
     inst.joins = {};
     if (r.error) inst.error = r.error;
     const word = r.stateCd === 1 ? 'completed' : r.stateCd === 2 ? `failed: ${r.error?.code}: ${r.error?.message}` : 'cancelled';
-    log(inst, { nodeId: r.error?.nodeId ?? '', nodeName: inst.processName, nodeType: 'process' }, r.stateCd === 2 ? 'ERROR' : 'INFO', `execution ${word}`, r.at, true);
+    // Kept whole: it names the failing node by its id.
+    inst.logs.push({ nodeId: r.error?.nodeId ?? '', nodeName: inst.processName, nodeType: 'process', message: `execution ${word}`, level: r.stateCd === 2 ? 'ERROR' : 'INFO', timestamp: r.at, variables: { ...inst.variables } });
   },
   'instance.archived': (state, r) => {
     delete state.instances[r.instanceId];

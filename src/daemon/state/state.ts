@@ -199,8 +199,8 @@ export interface Instance {
   nodeCount: number;
   /** Tokens waiting at converging gateways: gateway node id -> incoming edge key -> count. */
   joins: Record<string, Record<string, number>>;
-  /** Execution log, in order; an entry's SSE id is its index + 1. */
-  logs: LogEntry[];
+  /** Execution log, in order (compact: see LogLine; read it with logEntry); an entry's SSE id is its index + 1. */
+  logs: LogLine[];
 }
 
 export interface NodeInstance {
@@ -283,6 +283,28 @@ export interface BufferedMessage {
   readonly messageId: string | null;
   readonly receivedAt: string;
   readonly expiresAt: string;
+}
+
+/**
+ * An execution log line as kept: `[nodeInstanceId, level, message, timestamp, variables?]`, the
+ * node named by its node instance (`''`: the execution itself), so the node's id, name and type
+ * are not repeated in every line of the state, the snapshot and history. A line that names a
+ * node without an instance (a warning while resolving) is kept whole. Read with logEntry().
+ */
+export type LogLine = LogEntry | readonly [string, LogEntry['level'], string, string, Record<string, unknown>?];
+
+/** A log line with the seed's fields. */
+export function logEntry(inst: Pick<Instance, 'nodes' | 'processName'>, line: LogLine): LogEntry {
+  if (!Array.isArray(line)) return line as LogEntry;
+  const [at, level, message, timestamp, variables] = line as readonly [string, LogEntry['level'], string, string, Record<string, unknown>?];
+  const node = at === '' ? undefined : inst.nodes[at];
+  const who = node ? { nodeId: node.nodeId, nodeName: node.nodeName, nodeType: node.nodeType } : { nodeId: '', nodeName: inst.processName, nodeType: 'process' };
+  return variables === undefined ? { ...who, message, level, timestamp } : { ...who, message, level, timestamp, variables };
+}
+
+/** Every log line of an execution with the seed's fields. */
+export function logEntries(inst: Pick<Instance, 'nodes' | 'processName' | 'logs'>): LogEntry[] {
+  return inst.logs.map((line) => logEntry(inst, line));
 }
 
 /** One execution log entry (the seed's fields). */

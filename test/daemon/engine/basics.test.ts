@@ -1,5 +1,5 @@
 import t from 'tap';
-import { STATE, STATUS } from '../../../src/daemon/state/state.js';
+import { logEntries, STATE, STATUS } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail } from '../../helpers/engine.js';
 
 t.test('a linear flow runs to completion in one durable step, with events and logs', async (t) => {
@@ -28,8 +28,8 @@ nodes:
   t.equal(inst.variables.nothing, '', 'a missing reference resolves to an empty string');
   t.same(inst.output, { result: 12.5 });
   t.ok(inst.endTime);
-  t.match(inst.logs.find((l) => l.level === 'WARN'), { nodeId: 'set', message: /\{missing\.value\}/ }, 'the missing reference is logged as WARN');
-  t.match(inst.logs.find((l) => l.nodeId === 'work'), { nodeName: 'Do the work', nodeType: 'task', level: 'INFO' });
+  t.match(logEntries(inst).find((l) => l.level === 'WARN'), { nodeId: 'set', message: /\{missing\.value\}/ }, 'the missing reference is logged as WARN');
+  t.match(logEntries(inst).find((l) => l.nodeId === 'work'), { nodeName: 'Do the work', nodeType: 'task', level: 'INFO' });
   const types = h.events.filter((e) => e.processInstanceId === inst.processInstanceId).map((e) => e.type);
   t.same(types.slice(0, 3), ['PROCESS_STARTED', 'NODE_STARTED', 'NODE_COMPLETED']);
   t.equal(types.at(-1), 'PROCESS_COMPLETED');

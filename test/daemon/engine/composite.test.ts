@@ -460,3 +460,13 @@ nodes:
   t.equal(failed[0]!.error?.code, 'CHILD_DEPTH_EXCEEDED');
   t.ok(all.length <= 34, `the chain stopped (${all.length} executions)`);
 });
+
+t.test('a parent that started and finished in one step still names its children once it is in history', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(LOOP('    collection: "{items}"'));
+  const p = await h.start(pid, { items: ['a', 'b'] });
+  await h.archived(p.processInstanceId);
+  t.notOk(h.store.state.instances[p.processInstanceId], 'archived');
+  const read = await h.get(p.processInstanceId);
+  t.equal((await children(h, read, 'each')).length, 2, 'childInstanceIds survive archiving');
+});

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
+import { logEntries, STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
 
 /** A local HTTP server answering with `handler`; counts requests; closed at teardown. */
@@ -79,7 +79,7 @@ t.test('503 then 200: retried with backoff, each retry in the execution log', as
   t.equal(inst.stateCd, STATE.COMPLETED);
   t.equal(srv.seen.length, 2, 'two attempts');
   t.match(inst.variables.reply, { status: 200, body: 'ok' });
-  t.ok(inst.logs.some((l) => l.nodeId === 'call' && l.level === 'WARN' && /503/.test(l.message)), 'the retry is logged');
+  t.ok(logEntries(inst).some((l) => l.nodeId === 'call' && l.level === 'WARN' && /503/.test(l.message)), 'the retry is logged');
 });
 
 t.test('429 with Retry-After is honoured', async (t) => {
@@ -88,7 +88,7 @@ t.test('429 with Retry-After is honoured', async (t) => {
   const pid = await h.publish(SERVICE(srv.url));
   const inst = await ended(h, (await h.start(pid, { order: { id: 1, total: 1 } })).processInstanceId);
   t.equal(inst.stateCd, STATE.COMPLETED);
-  t.ok(inst.logs.some((l) => /429/.test(l.message) && /retrying in 1000ms/.test(l.message)), 'waited what Retry-After said, not the 10ms backoff');
+  t.ok(logEntries(inst).some((l) => /429/.test(l.message) && /retrying in 1000ms/.test(l.message)), 'waited what Retry-After said, not the 10ms backoff');
 });
 
 t.test('a service that hangs past the timeout fails the node with HTTP_TIMEOUT; an error boundary takes it', async (t) => {
@@ -151,7 +151,7 @@ ${extra}
   const good = await ended(h, (await h.start(await h.publish(flow('console.log("hi " + vars.n); return { twice: vars.n * 2 }')), { n: 21 })).processInstanceId);
   t.equal(good.stateCd, STATE.COMPLETED);
   t.equal(good.variables.twice, 42);
-  t.ok(good.logs.some((l) => l.nodeId === 'run' && l.message === 'hi 21'), 'console output is in the log');
+  t.ok(logEntries(good).some((l) => l.nodeId === 'run' && l.message === 'hi 21'), 'console output is in the log');
 
   const into = await ended(h, (await h.start(await h.publish(flow('return vars.n + 1', '    resultVariable: next1')), { n: 1 })).processInstanceId);
   t.equal(into.variables.next1, 2, 'resultVariable takes any value');

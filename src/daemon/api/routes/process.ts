@@ -3,7 +3,7 @@ import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { WfxError } from '../../../shared/errors.js';
 import type { Engine } from '../../engine/engine.js';
-import { ENVIRONMENTS, STATE, type Environment, type Instance, type LogEntry, type WfxState } from '../../state/state.js';
+import { ENVIRONMENTS, logEntry, STATE, type Environment, type Instance, type WfxState } from '../../state/state.js';
 import type { Caller } from '../caller.js';
 import type { StreamHub } from '../streams.js';
 
@@ -219,8 +219,8 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
       const header = request.headers['last-event-id'];
       const after = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : 0;
       let sent = after; // entries 1..sent have been sent
-      const sendUpTo = (logs: readonly LogEntry[], upTo: number) => {
-        for (; sent < upTo; sent++) reply.sse({ id: String(sent + 1), data: JSON.stringify(logs[sent]) });
+      const sendUpTo = (of: Instance, upTo: number) => {
+        for (; sent < upTo; sent++) reply.sse({ id: String(sent + 1), data: JSON.stringify(logEntry(of, of.logs[sent]!)) });
       };
       let ended = false;
       const stop = () => {
@@ -237,7 +237,7 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
         reply.sseContext.source.end();
       };
       // Subscribe before replaying: no await between the two, so nothing falls in between.
-      const unsubscribe = hub.watchExecution(inst.processInstanceId, (a) => sendUpTo(a.logs, a.upTo), finish);
+      const unsubscribe = hub.watchExecution(inst.processInstanceId, (a) => sendUpTo(a.instance, a.upTo), finish);
       const heartbeat = setInterval(() => reply.sse({ comment: 'heartbeat' }), heartbeatMs);
       // A graceful stop ends the stream without `end`: the client reconnects with Last-Event-ID.
       const untrack = hub.track(() => {
@@ -245,7 +245,7 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
         reply.sseContext.source.end();
       });
       request.raw.on('close', stop);
-      sendUpTo(inst.logs, engine.streamedLogCount(inst)); // what is durable so far
+      sendUpTo(inst, engine.streamedLogCount(inst)); // what is durable so far
       const live = deps.state.instances[inst.processInstanceId];
       // Finished for good: archived, or its last step durable and every line sent. A final step
       // still on its way to disk ends the stream through the hub's `finished`, after its lines.
