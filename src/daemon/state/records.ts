@@ -14,7 +14,7 @@ import type {
 } from './state.js';
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
-import { EMAIL_SEEN_IDS, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
+import { EMAIL_SEEN_IDS, isoMs, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
 
 /**
  * Every change to the live state is one of these records, journaled before it is acknowledged
@@ -148,7 +148,8 @@ const STATUS_WORD: Record<StatusCd, string> = {
  * replaced at the top level, never changed in place, so nested values can be shared.
  */
 function log(inst: Instance, node: Pick<NodeInstance, 'id'> | null, level: LogEntry['level'], message: string, at: string, withVariables = false): void {
-  inst.logs.push(withVariables ? [node?.id ?? '', level, message, at, { ...inst.variables }] : [node?.id ?? '', level, message, at]);
+  const ms = isoMs(at) - isoMs(inst.startTime);
+  inst.logs.push(withVariables ? [node?.id ?? '', level, message, ms, { ...inst.variables }] : [node?.id ?? '', level, message, ms]);
 }
 
 function waitingFor(wait: Wait): string {

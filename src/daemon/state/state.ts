@@ -286,24 +286,40 @@ export interface BufferedMessage {
 }
 
 /**
- * An execution log line as kept: `[nodeInstanceId, level, message, timestamp, variables?]`, the
- * node named by its node instance (`''`: the execution itself), so the node's id, name and type
- * are not repeated in every line of the state, the snapshot and history. A line that names a
- * node without an instance (a warning while resolving) is kept whole. Read with logEntry().
+ * An execution log line as kept: `[nodeInstanceId, level, message, ms, variables?]`, the node
+ * named by its node instance (`''`: the execution itself) and the time as milliseconds after
+ * the execution's start, so no line repeats the node's id, name and type or a timestamp string
+ * (memory per waiting execution, snapshot size). A line that names a node without an instance
+ * (a warning while resolving) is kept whole. Read with logEntry().
  */
-export type LogLine = LogEntry | readonly [string, LogEntry['level'], string, string, Record<string, unknown>?];
+export type LogLine = LogEntry | readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
+
+/** Milliseconds since the epoch of an ISO instant; the last two asked are remembered (a step asks for the same few again and again). */
+export function isoMs(iso: string): number {
+  if (iso === lastIso[0]) return lastMs[0]!;
+  if (iso === lastIso[1]) return lastMs[1]!;
+  const ms = Date.parse(iso);
+  lastIso[1] = lastIso[0]!;
+  lastMs[1] = lastMs[0]!;
+  lastIso[0] = iso;
+  lastMs[0] = ms;
+  return ms;
+}
+const lastIso: string[] = ['', ''];
+const lastMs: number[] = [0, 0];
 
 /** A log line with the seed's fields. */
-export function logEntry(inst: Pick<Instance, 'nodes' | 'processName'>, line: LogLine): LogEntry {
+export function logEntry(inst: Pick<Instance, 'nodes' | 'processName' | 'startTime'>, line: LogLine): LogEntry {
   if (!Array.isArray(line)) return line as LogEntry;
-  const [at, level, message, timestamp, variables] = line as readonly [string, LogEntry['level'], string, string, Record<string, unknown>?];
+  const [at, level, message, time, variables] = line as readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
   const node = at === '' ? undefined : inst.nodes[at];
   const who = node ? { nodeId: node.nodeId, nodeName: node.nodeName, nodeType: node.nodeType } : { nodeId: '', nodeName: inst.processName, nodeType: 'process' };
+  const timestamp = typeof time === 'string' ? time : new Date(isoMs(inst.startTime) + time).toISOString();
   return variables === undefined ? { ...who, message, level, timestamp } : { ...who, message, level, timestamp, variables };
 }
 
 /** Every log line of an execution with the seed's fields. */
-export function logEntries(inst: Pick<Instance, 'nodes' | 'processName' | 'logs'>): LogEntry[] {
+export function logEntries(inst: Pick<Instance, 'nodes' | 'processName' | 'startTime' | 'logs'>): LogEntry[] {
   return inst.logs.map((line) => logEntry(inst, line));
 }
 
