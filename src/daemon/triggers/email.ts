@@ -1,5 +1,5 @@
-import { ImapFlow } from 'imapflow';
-import { simpleParser, type AddressObject } from 'mailparser';
+import type { ImapFlow } from 'imapflow';
+import type { AddressObject } from 'mailparser';
 import type { Trigger } from '../../shared/flow/types.js';
 import type { Engine, StartRequest } from '../engine/engine.js';
 import type { WfxRecord } from '../state/records.js';
@@ -187,6 +187,9 @@ export class EmailTriggers {
   private async connect(w: Watch): Promise<void> {
     if (w.stopped) return;
     const c = w.connection;
+    // Loaded on first use: a daemon with no email trigger never pays for the IMAP and MIME modules.
+    const { ImapFlow } = await import('imapflow');
+    if (w.stopped) return;
     const client = new ImapFlow({
       host: c.host,
       port: c.port,
@@ -293,6 +296,7 @@ export class EmailTriggers {
 
   private async processMessage(w: Watch, client: ImapFlow, uid: number, source: Buffer): Promise<void> {
     const connection = w.connection;
+    const { simpleParser } = await import('mailparser');
     const mail = await simpleParser(source);
     const messageId = mail.messageId ?? `uid:${w.uidValidity}:${uid}`;
     const seen = this.store.state.emailSeen[connection.connectionId]?.includes(messageId) ?? false;
