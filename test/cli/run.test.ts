@@ -156,10 +156,10 @@ t.test('credentials: --api-key, then WFX_API_KEY, then wfx login, then bootstrap
   t.equal((await stat(join(cwd, 'config', 'wfx', 'credentials.json'))).mode & 0o777, 0o600);
 });
 
-t.test('wfx tui says it is not there yet, exit 2', async (t) => {
+t.test('wfx tui without a terminal says it needs one, exit 2', async (t) => {
   const res = await wfx(['tui']);
   t.equal(res.code, 2);
-  t.match(res.stderr, /not in this version/);
+  t.match(res.stderr, /USAGE_ERROR: wfx tui needs a terminal/);
 });
 
 t.test('the local bootstrap key is never sent to another URL', async (t) => {

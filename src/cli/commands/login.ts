@@ -24,9 +24,12 @@ export function registerLogin(program: Command, ctx: CliContext): void {
 
   program
     .command('tui')
-    .description('the operator console (not in this version yet)')
-    .addHelpText('after', '\nExample:\n  $ wfx tui')
-    .action(() => {
-      throw new WfxError('USAGE_ERROR', 'the TUI is not in this version of wfx yet; use `wfx instances`, `wfx logs --follow` and `wfx task`');
+    .description('the operator console: executions live, one execution with its log, cancel (keys: ? for help, q to quit)')
+    .addHelpText('after', '\nExample:\n  $ wfx tui --url http://127.0.0.1:7878')
+    .action(async (_opts: unknown, cmd: Command) => {
+      if (!process.stdout.isTTY || !process.stdin.isTTY) throw new WfxError('USAGE_ERROR', 'wfx tui needs a terminal (stdin and stdout a TTY)');
+      const connection = await resolveConnection(ctx, globals(cmd));
+      const { runTui } = await import('../../tui/run.js'); // React and Ink load only here
+      await runTui(new ApiClient(connection), connection.url);
     });
 }

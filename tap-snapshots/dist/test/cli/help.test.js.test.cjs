@@ -47,7 +47,9 @@ Commands:
   cron                         check schedule expressions
   login [options]              check an API key against the daemon and keep it
                                for its URL (OS keyring, else a 0600 file)
-  tui                          the operator console (not in this version yet)
+  tui                          the operator console: executions live, one
+                               execution with its log, cancel (keys: ? for help,
+                               q to quit)
   help [command]               display help for command
 
   -V, --version      print the version of wfx (as the first argument)
@@ -621,13 +623,14 @@ Example:
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx tui --help 1`] = `
 Usage: wfx tui [options]
 
-the operator console (not in this version yet)
+the operator console: executions live, one execution with its log, cancel (keys:
+? for help, q to quit)
 
 Options:
   -h, --help  display help for command
 
 Example:
-  $ wfx tui
+  $ wfx tui --url http://127.0.0.1:7878
 
 `
 

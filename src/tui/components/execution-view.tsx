@@ -1,0 +1,63 @@
+import { Box, Text } from 'ink';
+import { clock, duration, fit, STATE_VIEW, STATUS_WORDS } from '../format.js';
+import type { Execution, LogLine, NodeView } from '../types.js';
+
+function waitingFor(n: NodeView): string {
+  const w = n.wait;
+  if (!w || n.statusCd !== 1) return '';
+  if (w.kind === 'input') return `input ${w.inputType ?? ''}${w.formTitle ? `: ${w.formTitle}` : ''}`;
+  if (w.kind === 'event') return `message ${w.messageRef ?? ''}`;
+  if (w.kind === 'timer') return `timer until ${w.dueAt ?? '?'}`;
+  return w.kind;
+}
+
+const LEVEL_COLOR = { INFO: 'white', WARN: 'yellow', ERROR: 'red' } as const;
+
+/** One execution: header, node timeline (status in words), variables or error, log tail. */
+export function ExecutionView(props: { readonly execution: Execution; readonly logs: readonly LogLine[]; readonly now: Date; readonly logRows: number }) {
+  const { execution: e, logs, now, logRows } = props;
+  const v = STATE_VIEW[e.stateCd] ?? { word: String(e.stateCd), symbol: '?', color: 'white' };
+  const { error, ...variables } = e.data;
+  return (
+    <Box flexDirection="column">
+      <Text>
+        <Text bold>{e.processName}</Text> v{e.processVersion} · <Text color={v.color}>{`${v.symbol} ${v.word}`}</Text> · {duration(e.startTime, e.endTime, now)} ·{' '}
+        {e.processInstanceId}
+      </Text>
+      {e.correlationKey && <Text dimColor>correlation key {e.correlationKey}</Text>}
+      <Box marginTop={1} flexDirection="column">
+        <Text bold>{`${fit('NODE', 18)} ${fit('TYPE', 22)} ${fit('STATUS', 10)} WAITING FOR`}</Text>
+        {e.nodes.map((n) => (
+          <Text key={n.nodeInstanceId}>
+            {fit(n.nodeName, 18)} {fit(n.nodeType, 22)} {fit(STATUS_WORDS[n.statusCd] ?? String(n.statusCd), 10)} {waitingFor(n)}
+          </Text>
+        ))}
+      </Box>
+      <Box marginTop={1} flexDirection="column">
+        {error ? (
+          <Text color="red">
+            error {error.code} at {error.nodeId ?? '?'}: {error.message}
+          </Text>
+        ) : null}
+        <Text>
+          <Text bold>variables </Text>
+          {fit(JSON.stringify(variables), 200)}
+        </Text>
+        {e.output && (
+          <Text>
+            <Text bold>output </Text>
+            {JSON.stringify(e.output)}
+          </Text>
+        )}
+      </Box>
+      <Box marginTop={1} flexDirection="column">
+        <Text bold>log</Text>
+        {logs.slice(-logRows).map((l) => (
+          <Text key={l.id} color={LEVEL_COLOR[l.level]}>
+            {clock(l.timestamp)} {fit(l.level, 5)} {l.nodeName || 'execution'}: {l.message}
+          </Text>
+        ))}
+      </Box>
+    </Box>
+  );
+}

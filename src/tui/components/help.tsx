@@ -1,0 +1,25 @@
+import { Box, Text } from 'ink';
+
+const KEYS: ReadonlyArray<readonly [string, string]> = [
+  ['↑ ↓  k j', 'move'],
+  ['enter', 'open the execution'],
+  ['esc', 'back to the list'],
+  ['s', 'filter by state: all, running, failed, completed, cancelled'],
+  ['c', 'cancel the execution (asks first)'],
+  ['?', 'this help (any key closes it)'],
+  ['q', 'quit'],
+];
+
+/** The keys, all of them. */
+export function Help() {
+  return (
+    <Box flexDirection="column" borderStyle="round" paddingX={1}>
+      <Text bold>wfx tui · keys</Text>
+      {KEYS.map(([k, what]) => (
+        <Text key={k}>
+          <Text bold>{k.padEnd(10)}</Text> {what}
+        </Text>
+      ))}
+    </Box>
+  );
+}

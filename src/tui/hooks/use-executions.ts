@@ -1,0 +1,52 @@
+import { useEffect, useState } from 'react';
+import type { ApiClient } from '../../cli/client.js';
+import type { Connection, ExecutionSummary } from '../types.js';
+
+/** Newest first, across every flow the credential may read (50 per flow). */
+export async function loadExecutions(client: ApiClient): Promise<ExecutionSummary[]> {
+  const flows = (await client.get<{ items: Array<{ processId: string }> }>('/process/list?limit=1000')).items;
+  const lists = await Promise.all(flows.map((f) => client.get<{ items: ExecutionSummary[] }>(`/process/${encodeURIComponent(f.processId)}/instances?limit=50`)));
+  return lists.flatMap((l) => l.items).sort((a, b) => (a.processInstanceId < b.processInstanceId ? 1 : -1));
+}
+
+/**
+ * The executions, kept live: loaded, then reloaded when GET /events says an execution started or
+ * ended. When the daemon goes away it says so and reconnects (backoff up to 5 s).
+ */
+export function useExecutions(client: ApiClient): { items: readonly ExecutionSummary[]; connection: Connection } {
+  const [items, setItems] = useState<readonly ExecutionSummary[]>([]);
+  const [connection, setConnection] = useState<Connection>({ state: 'connecting' });
+  useEffect(() => {
+    const abort = new AbortController();
+    let pending: NodeJS.Timeout | null = null;
+    const reload = () => {
+      if (pending) return;
+      pending = setTimeout(() => {
+        pending = null;
+        loadExecutions(client).then((list) => !abort.signal.aborted && setItems(list), () => undefined);
+      }, 100);
+    };
+    void (async () => {
+      for (let attempt = 0; !abort.signal.aborted; attempt++) {
+        try {
+          setItems(await loadExecutions(client));
+          const events = client.stream('/events', undefined, abort.signal);
+          setConnection({ state: 'live' });
+          attempt = 0;
+          for await (const ev of events) if (ev.event !== undefined || ev.data) reload();
+          if (abort.signal.aborted) return;
+          throw new Error('the event stream ended');
+        } catch (err) {
+          if (abort.signal.aborted) return;
+          setConnection({ state: 'reconnecting', error: (err as Error).message });
+          await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)));
+        }
+      }
+    })();
+    return () => {
+      abort.abort();
+      if (pending) clearTimeout(pending);
+    };
+  }, [client]);
+  return { items, connection };
+}

@@ -1,0 +1,9 @@
+import { render } from 'ink';
+import type { ApiClient } from '../cli/client.js';
+import { App } from './app.js';
+
+/** Runs the TUI until the operator quits; resolves then. */
+export async function runTui(client: ApiClient, url: string): Promise<void> {
+  const app = render(<App client={client} url={url} rows={process.stdout.rows || 24} />);
+  await app.waitUntilExit();
+}

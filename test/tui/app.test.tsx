@@ -1,0 +1,63 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { render } from 'ink-testing-library';
+import t from 'tap';
+import { ApiClient } from '../../src/cli/client.js';
+import { App } from '../../src/tui/app.js';
+import { startDaemon, wfx } from '../helpers/cli.js';
+
+const FLOW = `processId: 2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b
+name: Needs an answer
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, formTitle: "Ship order {orderId}?", next: done }
+  done: { type: endEvent }
+`;
+
+/** Waits (at most 10 s) until the last frame matches. */
+async function frameMatching(lastFrame: () => string | undefined, re: RegExp): Promise<string> {
+  for (let i = 0; i < 500; i++) {
+    const f = lastFrame() ?? '';
+    if (re.test(f)) return f;
+    await delay(20);
+  }
+  throw new Error(`no frame matched ${re}; last:\n${lastFrame()}`);
+}
+
+t.test('the TUI against a real daemon: the list goes live, enter opens an execution, c then y cancels it', async (t) => {
+  const cwd = t.testdir({ 'flow.yaml': FLOW });
+  const info = await startDaemon(t, { cwd });
+  t.equal((await wfx(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
+  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const client = new ApiClient({ url: info.url, apiKey: key, credentialSource: 'test' });
+  const first = await client.post<{ processInstanceId: string }>('/process/start', { processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', data: { orderId: 42 } });
+
+  const ui = render(<App client={client} url={info.url} rows={24} />);
+  t.teardown(() => ui.unmount());
+  await frameMatching(ui.lastFrame, new RegExp(`● running\\s+Needs an answer v1 .*${first.processInstanceId}`));
+  t.match(ui.lastFrame(), /· live/);
+
+  // Started while the TUI watches: it appears without a key press (GET /events).
+  const second = await client.post<{ processInstanceId: string }>('/process/start', { processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', data: { orderId: 43 } });
+  await frameMatching(ui.lastFrame, new RegExp(second.processInstanceId));
+
+  ui.stdin.write('\r'); // the newest, selected first
+  const detail = await frameMatching(ui.lastFrame, /ask\s+inputNode\s+waiting\s+input textbox: Ship order 43\?[\s\S]*ask: waiting for input/);
+  t.match(detail, /variables \{"orderId":43\}/, 'its variables, and the log tail above');
+  ui.stdin.write('c');
+  await frameMatching(ui.lastFrame, /Cancel Needs an answer .*\? y \/ n/);
+  ui.stdin.write('y');
+  await frameMatching(ui.lastFrame, /◌ cancelled/);
+  t.equal((await client.get<{ stateCd: number }>(`/process/instance/${second.processInstanceId}`)).stateCd, 3, 'cancelled in the daemon');
+  t.equal((await client.get<{ stateCd: number }>(`/process/instance/${first.processInstanceId}`)).stateCd, 0, 'the other one untouched');
+
+  ui.stdin.write('\u001b'); // esc: back to the list, which has heard of the cancel
+  await frameMatching(ui.lastFrame, new RegExp(`◌ cancelled .*${second.processInstanceId}`));
+  ui.stdin.write('s'); // state filter: running
+  const running = await frameMatching(ui.lastFrame, /state: running/);
+  t.notMatch(running, /◌ cancelled/, 'the cancelled one is filtered out');
+  t.match(running, /● running/);
+  ui.stdin.write('?');
+  await frameMatching(ui.lastFrame, /wfx tui · keys/);
+});
