@@ -27,3 +27,8 @@ export function clock(iso: string): string {
 export function fit(text: string, width: number): string {
   return text.length <= width ? text.padEnd(width) : `${text.slice(0, Math.max(0, width - 1))}…`;
 }
+
+/** Cuts `text` to at most `width` characters, with … when cut (no padding). */
+export function cut(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+}

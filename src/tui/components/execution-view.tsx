@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { clock, duration, fit, STATE_VIEW, STATUS_WORDS } from '../format.js';
+import { clock, cut, duration, fit, STATE_VIEW, STATUS_WORDS } from '../format.js';
 import type { Execution, LogLine, NodeView } from '../types.js';
 
 function waitingFor(n: NodeView): string {
@@ -41,7 +41,7 @@ export function ExecutionView(props: { readonly execution: Execution; readonly l
         ) : null}
         <Text>
           <Text bold>variables </Text>
-          {fit(JSON.stringify(variables), 200)}
+          {cut(JSON.stringify(variables), 300)}
         </Text>
         {e.output && (
           <Text>
