@@ -17,7 +17,8 @@ import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { machineLine, writeSection } from './report.js';
 
-const FLOW = `processId: 7f3e2d1c-0b9a-4876-9543-210fedcba987
+/** The 5-node flow every execution benchmark runs (start, ifElse on JUEL, setVariable with templates, task, end). */
+export const FIVE_NODE_FLOW = `processId: 7f3e2d1c-0b9a-4876-9543-210fedcba987
 name: Five nodes
 nodes:
   start: { type: startEvent, next: check }
@@ -53,7 +54,7 @@ async function run(executions: number, concurrency: number): Promise<EngineBench
     });
     const history = await History.open(join(dir, 'history'));
     const engine = new Engine({ store, history });
-    const v = validateFlowSource(FLOW);
+    const v = validateFlowSource(FIVE_NODE_FLOW);
     if (!v.ok) throw new Error('bench flow does not validate');
     const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
     let archived = 0;

@@ -21,6 +21,7 @@ import { initialState, type WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
 import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
+import { FIVE_NODE_FLOW } from './engine.js';
 import { machineLine, writeSection } from './report.js';
 
 const run = promisify(execFile);
@@ -31,15 +32,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** Waiting executions for the restart figure (BENCH_WAITING overrides). */
 const WAITING = Number(process.env.BENCH_WAITING ?? 100_000);
 
-const FIVE_NODES = `processId: 7f3e2d1c-0b9a-4876-9543-210fedcba987
-name: Five nodes
-nodes:
-  start: { type: startEvent, next: check }
-  check: { type: ifElse, condition: "\${amount > 100}", then: big, else: big }
-  big: { type: setVariable, variables: { label: "order {orderId}", total: "{amount}" }, next: work }
-  work: { type: task, next: done }
-  done: { type: endEvent }
-`;
 const WAITS = `processId: 1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d
 name: Waits for input or a message
 nodes:
@@ -218,7 +210,7 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
     let task: Load;
     let event: Load;
     try {
-      await api(d.url, d.key, '/admin/flows', { source: FIVE_NODES });
+      await api(d.url, d.key, '/admin/flows', { source: FIVE_NODE_FLOW });
       await api(d.url, d.key, '/admin/flows', { source: WAITS });
       const body = { processId: '7f3e2d1c-0b9a-4876-9543-210fedcba987', data: { orderId: 1, amount: 150 } };
       for (const connections of [1, 10, 50]) starts.push({ connections, load: await load(post(`${d.url}/process/start`, d.key, body, connections)) });

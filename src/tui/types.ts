@@ -1,15 +1,9 @@
-/** What the TUI reads from the API (the shapes of docs/api.md). */
-export interface ExecutionSummary {
-  readonly processInstanceId: string;
-  readonly processId: string;
-  readonly processName: string;
-  readonly processVersion: string;
-  readonly stateCd: number;
-  readonly startTime: string;
-  readonly endTime: string | null;
-  readonly correlationKey: string | null;
-  readonly parentInstanceId: string | null;
-}
+import type { InstanceSummary } from '../daemon/engine/archive.js';
+
+/* What the TUI reads from the API (the shapes of docs/api.md). */
+
+/** An execution as GET /process/{id}/instances lists it (the daemon's own type: one shape). */
+export type ExecutionSummary = InstanceSummary;
 
 export interface NodeView {
   readonly nodeInstanceId: string;

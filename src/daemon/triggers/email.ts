@@ -3,7 +3,8 @@ import type { AddressObject } from 'mailparser';
 import type { Trigger } from '../../shared/flow/types.js';
 import type { Engine, StartRequest } from '../engine/engine.js';
 import type { WfxRecord } from '../state/records.js';
-import { ENVIRONMENTS, type EmailConnection, type Environment, type WfxState } from '../state/state.js';
+import type { EmailConnection, Environment, WfxState } from '../state/state.js';
+import { activeTriggers } from './active.js';
 import type { Store } from '../store/store.js';
 
 type EmailTrigger = Extract<Trigger, { type: 'email' }>;
@@ -146,19 +147,10 @@ export class EmailTriggers {
   /** The email triggers of the active versions, with the connection each names (if it exists). */
   private targets(): Array<{ target: Target; connection: EmailConnection | undefined }> {
     const state = this.store.state;
-    const out: Array<{ target: Target; connection: EmailConnection | undefined }> = [];
-    for (const flow of Object.values(state.flows)) {
-      for (const environment of ENVIRONMENTS) {
-        const version = flow.active[environment];
-        const definition = version === undefined ? undefined : flow.versions[version]?.definition;
-        for (const trigger of definition?.triggers ?? []) {
-          if (trigger.type !== 'email') continue;
-          const connection = Object.values(state.emailConnections).find((c) => c.organization === flow.organization && c.name === trigger.connection);
-          out.push({ target: { processId: flow.processId, flowName: definition!.name, organization: flow.organization, environment, version: version!, trigger }, connection });
-        }
-      }
-    }
-    return out;
+    return activeTriggers(state, 'email').map(({ flow, environment, version, definition, trigger }) => ({
+      target: { processId: flow.processId, flowName: definition.name, organization: flow.organization, environment, version, trigger },
+      connection: Object.values(state.emailConnections).find((c) => c.organization === flow.organization && c.name === trigger.connection),
+    }));
   }
 
   /** Starts watching connections newly needed (or changed), stops those no longer needed. */

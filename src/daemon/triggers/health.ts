@@ -1,4 +1,5 @@
-import { ENVIRONMENTS, type Environment, type WfxState } from '../state/state.js';
+import type { Environment, WfxState } from '../state/state.js';
+import { activeTriggers } from './active.js';
 import type { EmailHealth } from './email.js';
 import type { ScheduleHealth } from './schedules.js';
 
@@ -27,30 +28,23 @@ export type TriggerHealth = ScheduleHealth | WebhookHealth | EmailHealth;
  */
 export function webhookHealth(state: WfxState): WebhookHealth[] {
   const out: WebhookHealth[] = [];
-  for (const flow of Object.values(state.flows)) {
-    for (const environment of ENVIRONMENTS) {
-      const version = flow.active[environment];
-      const definition = version === undefined ? undefined : flow.versions[version]?.definition;
-      for (const trigger of definition?.triggers ?? []) {
-        if (trigger.type !== 'webhook') continue;
-        const registration = Object.values(state.webhooks).find((w) => w.organization === flow.organization && w.name === trigger.webhook);
-        const base = { type: 'webhook', processId: flow.processId, flowName: definition!.name, organization: flow.organization, environment, version: version!, webhook: trigger.webhook, nextFire: null } as const;
-        if (!registration) {
-          out.push({ ...base, state: 'disabled', lastFire: null, lastError: `no webhook registration named "${trigger.webhook}"` });
-          continue;
-        }
-        const log = (state.webhookDeliveries[registration.webhookId] ?? []).filter((d) => d.environment === 'ALL' || d.environment === environment);
-        const fired = [...log].reverse().find((d) => d.startedInstanceIds.length > 0 && (d.eventType === null || trigger.eventType === undefined || d.eventType === trigger.eventType));
-        const latest = log.at(-1);
-        const refused = latest && !latest.signatureOk && (!fired || latest.receivedAt > fired.receivedAt) ? latest : undefined;
-        out.push({
-          ...base,
-          state: refused ? 'failing' : 'active',
-          lastFire: fired?.receivedAt ?? null,
-          lastError: refused ? `${refused.receivedAt}: ${refused.reason ?? 'refused'}` : null,
-        });
-      }
+  for (const { flow, environment, version, definition, trigger } of activeTriggers(state, 'webhook')) {
+    const registration = Object.values(state.webhooks).find((w) => w.organization === flow.organization && w.name === trigger.webhook);
+    const base = { type: 'webhook', processId: flow.processId, flowName: definition.name, organization: flow.organization, environment, version, webhook: trigger.webhook, nextFire: null } as const;
+    if (!registration) {
+      out.push({ ...base, state: 'disabled', lastFire: null, lastError: `no webhook registration named "${trigger.webhook}"` });
+      continue;
     }
+    const log = (state.webhookDeliveries[registration.webhookId] ?? []).filter((d) => d.environment === 'ALL' || d.environment === environment);
+    const fired = [...log].reverse().find((d) => d.startedInstanceIds.length > 0 && (d.eventType === null || trigger.eventType === undefined || d.eventType === trigger.eventType));
+    const latest = log.at(-1);
+    const refused = latest && !latest.signatureOk && (!fired || latest.receivedAt > fired.receivedAt) ? latest : undefined;
+    out.push({
+      ...base,
+      state: refused ? 'failing' : 'active',
+      lastFire: fired?.receivedAt ?? null,
+      lastError: refused ? `${refused.receivedAt}: ${refused.reason ?? 'refused'}` : null,
+    });
   }
   return out;
 }

@@ -3,7 +3,8 @@ import { Schedule } from '../../shared/schedule.js';
 import type { Engine, StartRequest } from '../engine/engine.js';
 import { TimerQueue } from '../engine/timers.js';
 import type { WfxRecord } from '../state/records.js';
-import { ENVIRONMENTS, type Environment, type WfxState } from '../state/state.js';
+import type { Environment, WfxState } from '../state/state.js';
+import { activeTriggers } from './active.js';
 import type { Store } from '../store/store.js';
 
 /** Runs missed while the daemon was down that `missedRuns: all` makes up for, at most. */
@@ -156,26 +157,19 @@ export class Scheduler {
   private async sync(): Promise<void> {
     if (this.closed) return;
     const wanted = new Map<string, Entry>();
-    for (const flow of Object.values(this.store.state.flows)) {
-      for (const environment of ENVIRONMENTS) {
-        const version = flow.active[environment];
-        const definition = version === undefined ? undefined : flow.versions[version]?.definition;
-        (definition?.triggers ?? []).forEach((trigger, index) => {
-          if (trigger.type !== 'schedule') return;
-          const key = scheduleKey(flow.processId, environment, index, trigger);
-          wanted.set(key, {
-            key,
-            processId: flow.processId,
-            flowName: definition!.name,
-            organization: flow.organization,
-            environment,
-            version: version!,
-            trigger,
-            schedule: new Schedule(trigger.cron, trigger.timezone ?? 'UTC'), // validated at publish
-            next: null,
-          });
-        });
-      }
+    for (const { flow, environment, version, definition, trigger, index } of activeTriggers(this.store.state, 'schedule')) {
+      const key = scheduleKey(flow.processId, environment, index, trigger);
+      wanted.set(key, {
+        key,
+        processId: flow.processId,
+        flowName: definition.name,
+        organization: flow.organization,
+        environment,
+        version,
+        trigger,
+        schedule: new Schedule(trigger.cron, trigger.timezone ?? 'UTC'), // validated at publish
+        next: null,
+      });
     }
     for (const key of this.entries.keys()) {
       if (wanted.has(key)) continue;
