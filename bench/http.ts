@@ -51,9 +51,14 @@ interface Load {
   readonly failed: number;
 }
 
+/** Data dirs of the daemons this run started: every one is stopped at the end, whatever failed. */
+const startedDirs = new Set<string>();
+const stopDaemon = (dataDir: string) => run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).then(() => startedDirs.delete(dataDir), () => undefined);
+
 /** A daemon process on `dataDir`: its URL, key and pid; `stop()` stops it. */
 async function startDaemon(dataDir: string): Promise<{ url: string; key: string; pid: number; startMs: number; stop: () => Promise<void> }> {
   const t0 = process.hrtime.bigint();
+  startedDirs.add(dataDir);
   const { stdout } = await run(process.execPath, [WFX, 'daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json'], { maxBuffer: 1 << 20 });
   const startMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const info = JSON.parse(stdout) as { url: string; pid: number };
@@ -64,7 +69,7 @@ async function startDaemon(dataDir: string): Promise<{ url: string; key: string;
     key,
     startMs,
     stop: async () => {
-      await run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).catch(() => undefined);
+      await stopDaemon(dataDir);
     },
   };
 }
@@ -245,6 +250,7 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
     return { neighbour, starts, completed: completed!, task: task!, event: event!, restart: { waiting: WAITING, startMs: again.startMs, rssBytes, emptyRssBytes, heapBytesPerWaiting } };
   } finally {
     neighbourProc.child.kill('SIGTERM');
+    for (const d of [...startedDirs]) await stopDaemon(d);
     await rm(dir, { recursive: true, force: true });
   }
 }
