@@ -1,11 +1,9 @@
 import type { BoundaryEventNode, CallProcessNode, LoopNode, SubProcessNode } from '../../../shared/flow/types.js';
 import { STATE, type Instance, type LoopState } from '../../state/state.js';
-import type { ChildStart, NodeHandler, NodeScope, Outcome } from './handler.js';
+import { asText, type ChildStart, type NodeHandler, type NodeScope, type Outcome } from './handler.js';
 
 const DEFAULT_MAX_ITERATIONS = 1000;
 const DEFAULT_CONCURRENCY = 10;
-
-const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
 
 /** The failure a node takes on when its child execution did not complete. */
 function childFailure(child: Readonly<Instance>): Outcome {
@@ -31,7 +29,7 @@ export const subProcess: NodeHandler<SubProcessNode> = {
     const start: ChildStart =
       node.processId === undefined
         ? { variables }
-        : { processId: text(scope.resolve(node.processId)), ...(node.versionNumber !== undefined && { versionNumber: node.versionNumber }), variables };
+        : { processId: asText(scope.resolve(node.processId)), ...(node.versionNumber !== undefined && { versionNumber: node.versionNumber }), variables };
     return { kind: 'wait', wait: { kind: 'child', dueAt: null }, start: [start] };
   },
   resume: (node, _scope, input) => {
@@ -51,10 +49,10 @@ export const callProcess: NodeHandler<CallProcessNode> = {
     kind: 'call',
     variable: 'calledProcessInstanceId',
     start: {
-      processId: text(scope.resolve(node.processId)),
+      processId: asText(scope.resolve(node.processId)),
       ...(node.versionNumber !== undefined && { versionNumber: node.versionNumber }),
       variables: (scope.resolve(node.data ?? {}) ?? {}) as Record<string, unknown>,
-      correlationKey: node.correlationKey === undefined ? scope.instance.correlationKey : text(scope.resolve(node.correlationKey)),
+      correlationKey: node.correlationKey === undefined ? scope.instance.correlationKey : asText(scope.resolve(node.correlationKey)),
     },
   }),
 };

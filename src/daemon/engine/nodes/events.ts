@@ -1,11 +1,9 @@
 import { parseDuration } from '../../../shared/duration.js';
 import type { CatchEventNode, ThrowEventNode } from '../../../shared/flow/types.js';
-import type { NodeHandler, NodeScope } from './handler.js';
-
-const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+import { asText, type NodeHandler, type NodeScope } from './handler.js';
 
 function correlationKey(value: string | undefined, scope: NodeScope): string | null {
-  return value === undefined ? scope.instance.correlationKey : text(scope.resolve(value));
+  return value === undefined ? scope.instance.correlationKey : asText(scope.resolve(value));
 }
 
 /**
@@ -16,9 +14,9 @@ function correlationKey(value: string | undefined, scope: NodeScope): string | n
 export const intermediateCatchEvent: NodeHandler<CatchEventNode> = {
   run: (node, scope) => {
     if (node.eventType === 'timer') {
-      const due = node.duration !== undefined ? scope.now.getTime() + parseDuration(node.duration) : Date.parse(text(scope.resolve(node.until)));
+      const due = node.duration !== undefined ? scope.now.getTime() + parseDuration(node.duration) : Date.parse(asText(scope.resolve(node.until)));
       if (Number.isNaN(due)) {
-        return { kind: 'fail', code: 'INVALID_TIMER', message: `until does not resolve to an ISO 8601 instant: ${text(scope.resolve(node.until))}` };
+        return { kind: 'fail', code: 'INVALID_TIMER', message: `until does not resolve to an ISO 8601 instant: ${asText(scope.resolve(node.until))}` };
       }
       return { kind: 'wait', wait: { kind: 'timer', dueAt: new Date(due).toISOString() } };
     }
@@ -27,7 +25,7 @@ export const intermediateCatchEvent: NodeHandler<CatchEventNode> = {
       wait: {
         kind: 'event',
         eventType: node.eventType,
-        messageRef: text(scope.resolve(node.messageRef)),
+        messageRef: asText(scope.resolve(node.messageRef)),
         correlationKey: correlationKey(node.correlationKey, scope),
         dueAt: null,
       },
@@ -45,7 +43,7 @@ export const intermediateThrowEvent: NodeHandler<ThrowEventNode> = {
   run: (node, scope) => ({
     kind: 'next',
     deliver: {
-      eventType: text(scope.resolve(node.messageRef)),
+      eventType: asText(scope.resolve(node.messageRef)),
       correlationKey: correlationKey(node.correlationKey, scope),
       data: (scope.resolve(node.data ?? {}) ?? {}) as Record<string, unknown>,
     },

@@ -35,6 +35,9 @@ export interface ChildStart {
 /** Work done outside the engine's step (it takes time): the node stays Active until its result. */
 export type WorkRequest = { readonly kind: 'http'; readonly call: HttpCall } | { readonly kind: 'script'; readonly run: ScriptRun };
 
+/** A resolved property as text: strings as they are, anything else as JSON. */
+export const asText = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
 /** A message or signal a node sends (intermediateThrowEvent). */
 export interface Delivery {
   readonly eventType: string;

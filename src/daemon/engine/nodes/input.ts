@@ -1,8 +1,6 @@
 import { parseDuration } from '../../../shared/duration.js';
 import type { FormField, InputNodeDef, UserTaskNode } from '../../../shared/flow/types.js';
-import type { NodeHandler, NodeScope, Outcome, ResumeInput } from './handler.js';
-
-const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+import { asText, type NodeHandler, type NodeScope, type Outcome, type ResumeInput } from './handler.js';
 
 function dueAt(timeout: string | undefined, now: Date): string | null {
   return timeout === undefined ? null : new Date(now.getTime() + parseDuration(timeout)).toISOString();
@@ -34,7 +32,7 @@ export const inputNode: NodeHandler<InputNodeDef> = {
     wait: {
       kind: 'input',
       inputType: node.inputType,
-      formTitle: node.formTitle === undefined ? null : text(scope.resolve(node.formTitle)),
+      formTitle: node.formTitle === undefined ? null : asText(scope.resolve(node.formTitle)),
       options: node.options === undefined ? null : (scope.resolve(node.options) as unknown[]),
       fields: fields(node.fields, scope),
       assignee: null,
@@ -51,10 +49,10 @@ export const userTask: NodeHandler<UserTaskNode> = {
     wait: {
       kind: 'input',
       inputType: 'form',
-      formTitle: text(scope.resolve(node.formTitle ?? node.name ?? scope.nodeId)),
+      formTitle: asText(scope.resolve(node.formTitle ?? node.name ?? scope.nodeId)),
       options: null,
       fields: fields(node.fields, scope) ?? [],
-      assignee: node.assignee === undefined ? null : text(scope.resolve(node.assignee)),
+      assignee: node.assignee === undefined ? null : asText(scope.resolve(node.assignee)),
       dueAt: dueAt(node.timeout, scope.now),
     },
   }),

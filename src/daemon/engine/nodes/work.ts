@@ -1,12 +1,10 @@
 import { parseDuration } from '../../../shared/duration.js';
 import type { ScriptTaskNode, ServiceTaskNode } from '../../../shared/flow/types.js';
 import { DEFAULT_RETRY } from '../work/http.js';
-import type { NodeHandler, Outcome, ResumeInput } from './handler.js';
+import { asText, type NodeHandler, type Outcome, type ResumeInput } from './handler.js';
 
 const SERVICE_TIMEOUT = '30s';
 const SCRIPT_TIMEOUT = '5s';
-
-const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
 
 function workResult(input: ResumeInput, onValue: (value: unknown) => Outcome): Outcome {
   if (input.kind !== 'work') return { kind: 'fail', code: 'NOT_RESUMABLE', message: `resumed by ${input.kind}` };
@@ -22,7 +20,7 @@ function workResult(input: ResumeInput, onValue: (value: unknown) => Outcome): O
 export const serviceTask: NodeHandler<ServiceTaskNode> = {
   run: (node, scope) => {
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries((scope.resolve(node.headers ?? {}) ?? {}) as Record<string, unknown>)) headers[name] = text(value);
+    for (const [name, value] of Object.entries((scope.resolve(node.headers ?? {}) ?? {}) as Record<string, unknown>)) headers[name] = asText(value);
     const retry = node.retry ?? {};
     return {
       kind: 'work',
@@ -30,7 +28,7 @@ export const serviceTask: NodeHandler<ServiceTaskNode> = {
         kind: 'http',
         call: {
           method: (node.method ?? 'GET').toUpperCase(),
-          url: text(scope.resolve(node.url)),
+          url: asText(scope.resolve(node.url)),
           headers,
           query: (scope.resolve(node.query ?? {}) ?? {}) as Record<string, unknown>,
           ...(node.body !== undefined && { body: scope.resolve(node.body) }),
