@@ -12,6 +12,28 @@ export interface ActiveTrigger<T extends Trigger['type']> {
   readonly index: number;
 }
 
+/** Whose a trigger is: the flow, the environment and its active version (health shows these). */
+export interface TriggerSubject {
+  readonly processId: string;
+  readonly flowName: string;
+  readonly organization: string;
+  readonly environment: Environment;
+  readonly version: string;
+}
+
+/** The subject of an active trigger. */
+export function subjectOf(a: Pick<ActiveTrigger<Trigger['type']>, 'flow' | 'definition' | 'environment' | 'version'>): TriggerSubject {
+  return { processId: a.flow.processId, flowName: a.definition.name, organization: a.flow.organization, environment: a.environment, version: a.version };
+}
+
+/** What every trigger's health says, besides its own details. */
+export interface TriggerState {
+  readonly state: 'active' | 'failing' | 'disabled';
+  readonly lastFire: string | null;
+  readonly nextFire: string | null;
+  readonly lastError: string | null;
+}
+
 /** The triggers of type `type` of every environment's active flow version. */
 export function activeTriggers<T extends Trigger['type']>(state: WfxState, type: T): Array<ActiveTrigger<T>> {
   const out: Array<ActiveTrigger<T>> = [];

@@ -3,36 +3,24 @@ import type { AddressObject } from 'mailparser';
 import type { Trigger } from '../../shared/flow/types.js';
 import type { Engine, StartRequest } from '../engine/engine.js';
 import type { WfxRecord } from '../state/records.js';
-import type { EmailConnection, Environment, WfxState } from '../state/state.js';
-import { activeTriggers } from './active.js';
+import type { EmailConnection, WfxState } from '../state/state.js';
+import { activeTriggers, subjectOf, type TriggerState, type TriggerSubject } from './active.js';
 import type { Store } from '../store/store.js';
 
 type EmailTrigger = Extract<Trigger, { type: 'email' }>;
 
 /** One email trigger of an active flow version in one environment. */
-interface Target {
-  readonly processId: string;
-  readonly flowName: string;
-  readonly organization: string;
-  readonly environment: Environment;
-  readonly version: string;
+interface Target extends TriggerSubject {
   readonly trigger: EmailTrigger;
 }
 
 /** What GET /admin/triggers and `wfx daemon status` show of an email trigger. */
-export interface EmailHealth {
+export interface EmailHealth extends TriggerSubject, TriggerState {
   readonly type: 'email';
-  readonly processId: string;
-  readonly flowName: string;
-  readonly organization: string;
-  readonly environment: Environment;
-  readonly version: string;
   readonly connection: string;
   /** active (connected, watching); failing (cannot connect: retrying, see lastError); disabled (no such connection). */
   readonly state: 'active' | 'failing' | 'disabled';
-  readonly lastFire: string | null;
   readonly nextFire: null;
-  readonly lastError: string | null;
 }
 
 export interface EmailTriggerOptions {
@@ -126,14 +114,11 @@ export class EmailTriggers {
   /** Every email trigger's health. */
   health(): EmailHealth[] {
     return this.targets().map(({ target, connection }) => {
+      const { trigger, ...subject } = target;
       const base = {
         type: 'email',
-        processId: target.processId,
-        flowName: target.flowName,
-        organization: target.organization,
-        environment: target.environment,
-        version: target.version,
-        connection: target.trigger.connection,
+        ...subject,
+        connection: trigger.connection,
         nextFire: null,
         lastFire: this.lastFire.get(`${target.processId}|${target.environment}`) ?? null,
       } as const;
@@ -147,9 +132,9 @@ export class EmailTriggers {
   /** The email triggers of the active versions, with the connection each names (if it exists). */
   private targets(): Array<{ target: Target; connection: EmailConnection | undefined }> {
     const state = this.store.state;
-    return activeTriggers(state, 'email').map(({ flow, environment, version, definition, trigger }) => ({
-      target: { processId: flow.processId, flowName: definition.name, organization: flow.organization, environment, version, trigger },
-      connection: Object.values(state.emailConnections).find((c) => c.organization === flow.organization && c.name === trigger.connection),
+    return activeTriggers(state, 'email').map((a) => ({
+      target: { ...subjectOf(a), trigger: a.trigger },
+      connection: Object.values(state.emailConnections).find((c) => c.organization === a.flow.organization && c.name === a.trigger.connection),
     }));
   }
 

@@ -1,23 +1,15 @@
-import type { Environment, WfxState } from '../state/state.js';
-import { activeTriggers } from './active.js';
+import type { WfxState } from '../state/state.js';
+import { activeTriggers, subjectOf, type TriggerState, type TriggerSubject } from './active.js';
 import type { EmailHealth } from './email.js';
 import type { ScheduleHealth } from './schedules.js';
 
 /** What GET /admin/triggers and `wfx daemon status` show of a webhook trigger. */
-export interface WebhookHealth {
+export interface WebhookHealth extends TriggerSubject, TriggerState {
   readonly type: 'webhook';
-  readonly processId: string;
-  readonly flowName: string;
-  readonly organization: string;
-  readonly environment: Environment;
-  readonly version: string;
   readonly webhook: string;
-  /** active; failing (its last delivery was refused: bad signature, stale); disabled (no such registration). */
+  /** active; failing (its last delivery was refused: bad signature, stale); disabled (no such registration). lastFire: the last delivery that started this flow. */
   readonly state: 'active' | 'failing' | 'disabled';
-  /** The last delivery that started an execution of this flow. */
-  readonly lastFire: string | null;
   readonly nextFire: null;
-  readonly lastError: string | null;
 }
 
 export type TriggerHealth = ScheduleHealth | WebhookHealth | EmailHealth;
@@ -28,9 +20,10 @@ export type TriggerHealth = ScheduleHealth | WebhookHealth | EmailHealth;
  */
 export function webhookHealth(state: WfxState): WebhookHealth[] {
   const out: WebhookHealth[] = [];
-  for (const { flow, environment, version, definition, trigger } of activeTriggers(state, 'webhook')) {
+  for (const a of activeTriggers(state, 'webhook')) {
+    const { flow, environment, trigger } = a;
     const registration = Object.values(state.webhooks).find((w) => w.organization === flow.organization && w.name === trigger.webhook);
-    const base = { type: 'webhook', processId: flow.processId, flowName: definition.name, organization: flow.organization, environment, version, webhook: trigger.webhook, nextFire: null } as const;
+    const base = { type: 'webhook', ...subjectOf(a), webhook: trigger.webhook, nextFire: null } as const;
     if (!registration) {
       out.push({ ...base, state: 'disabled', lastFire: null, lastError: `no webhook registration named "${trigger.webhook}"` });
       continue;

@@ -4,7 +4,7 @@ import type { Engine, StartRequest } from '../engine/engine.js';
 import { TimerQueue } from '../engine/timers.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
-import { activeTriggers } from './active.js';
+import { activeTriggers, subjectOf, type TriggerState, type TriggerSubject } from './active.js';
 import type { Store } from '../store/store.js';
 
 /** Runs missed while the daemon was down that `missedRuns: all` makes up for, at most. */
@@ -15,13 +15,8 @@ const MAX_CATCH_UP_SCAN = 500_000;
 type ScheduleTrigger = Extract<Trigger, { type: 'schedule' }>;
 
 /** One schedule trigger of an active flow version in one environment. */
-interface Entry {
+interface Entry extends TriggerSubject {
   readonly key: string;
-  readonly processId: string;
-  readonly flowName: string;
-  readonly organization: string;
-  readonly environment: Environment;
-  readonly version: string;
   readonly trigger: ScheduleTrigger;
   readonly schedule: Schedule;
   /** The fire time the timer is armed for. */
@@ -29,21 +24,13 @@ interface Entry {
 }
 
 /** What `wfx daemon status` and GET /admin/triggers show of a schedule. */
-export interface ScheduleHealth {
+export interface ScheduleHealth extends TriggerSubject, TriggerState {
   readonly type: 'schedule';
   readonly key: string;
-  readonly processId: string;
-  readonly flowName: string;
-  readonly organization: string;
-  readonly environment: Environment;
-  readonly version: string;
   readonly cron: string;
   readonly timezone: string;
   readonly missedRuns: 'skip' | 'last' | 'all';
   readonly state: 'active' | 'failing';
-  readonly lastFire: string | null;
-  readonly nextFire: string | null;
-  readonly lastError: string | null;
 }
 
 export interface SchedulerOptions {
@@ -132,22 +119,18 @@ export class Scheduler {
 
   /** Every schedule's health, for status and the API. */
   health(): ScheduleHealth[] {
-    return [...this.entries.values()].map((e) => {
-      const error = this.errors.get(e.key) ?? null;
+    return [...this.entries.values()].map(({ key, trigger, schedule: _schedule, next, ...subject }) => {
+      const error = this.errors.get(key) ?? null;
       return {
         type: 'schedule',
-        key: e.key,
-        processId: e.processId,
-        flowName: e.flowName,
-        organization: e.organization,
-        environment: e.environment,
-        version: e.version,
-        cron: e.trigger.cron,
-        timezone: e.trigger.timezone ?? 'UTC',
-        missedRuns: e.trigger.missedRuns ?? 'skip',
+        key,
+        ...subject,
+        cron: trigger.cron,
+        timezone: trigger.timezone ?? 'UTC',
+        missedRuns: trigger.missedRuns ?? 'skip',
         state: error ? 'failing' : 'active',
-        lastFire: this.store.state.scheduleFires[e.key]?.lastFire ?? null,
-        nextFire: e.next?.toISOString() ?? null,
+        lastFire: this.store.state.scheduleFires[key]?.lastFire ?? null,
+        nextFire: next?.toISOString() ?? null,
         lastError: error,
       };
     });
@@ -157,15 +140,12 @@ export class Scheduler {
   private async sync(): Promise<void> {
     if (this.closed) return;
     const wanted = new Map<string, Entry>();
-    for (const { flow, environment, version, definition, trigger, index } of activeTriggers(this.store.state, 'schedule')) {
-      const key = scheduleKey(flow.processId, environment, index, trigger);
+    for (const a of activeTriggers(this.store.state, 'schedule')) {
+      const { trigger } = a;
+      const key = scheduleKey(a.flow.processId, a.environment, a.index, trigger);
       wanted.set(key, {
         key,
-        processId: flow.processId,
-        flowName: definition.name,
-        organization: flow.organization,
-        environment,
-        version,
+        ...subjectOf(a),
         trigger,
         schedule: new Schedule(trigger.cron, trigger.timezone ?? 'UTC'), // validated at publish
         next: null,
