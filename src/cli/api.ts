@@ -53,3 +53,45 @@ export const collect = (value: string, previous: string[] = []): string[] => [..
 
 export const STATE_NAMES = ['running', 'completed', 'failed', 'cancelled'] as const;
 export const STATUS_NAMES = ['active', 'waiting', 'completed', 'failed', 'cancelled', 'timed out'] as const;
+
+/** A node instance as GET /process/instance/{id} gives it (the CLI and the TUI read it). */
+export interface NodeView {
+  readonly nodeInstanceId: string;
+  readonly nodeId: string;
+  readonly nodeName: string;
+  readonly nodeType: string;
+  readonly statusCd: number;
+  readonly startTime: string;
+  readonly endTime: string | null;
+  readonly childInstanceIds?: readonly string[];
+  readonly wait?: {
+    readonly kind: string;
+    readonly formTitle?: string | null;
+    readonly inputType?: string;
+    readonly eventType?: string;
+    readonly messageRef?: string;
+    readonly dueAt?: string | null;
+    readonly state?: { readonly items: readonly unknown[] | null; readonly done: number; readonly running: number };
+  };
+}
+
+/** What a waiting node waits for, in a few words; '' for a node that does not wait. */
+export function waitingFor(n: NodeView): string {
+  const w = n.wait;
+  if (!w || n.statusCd !== 1) return '';
+  const child = n.childInstanceIds?.at(-1);
+  switch (w.kind) {
+    case 'input':
+      return `input ${w.inputType ?? ''}${w.formTitle ? `: ${w.formTitle}` : ''}`;
+    case 'event':
+      return `${w.eventType ?? 'message'} ${w.messageRef ?? ''}`;
+    case 'timer':
+      return `timer until ${w.dueAt ?? '?'}`;
+    case 'child':
+      return `child ${child ?? '?'}`;
+    case 'loop':
+      return `iterations ${w.state?.done ?? 0}${w.state?.items ? `/${w.state.items.length}` : ''} done, ${w.state?.running ?? 0} running${child ? ` (latest ${child})` : ''}`;
+    default:
+      return w.kind;
+  }
+}

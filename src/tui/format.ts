@@ -1,12 +1,20 @@
-/** How the TUI shows states: a word, a symbol (so it reads without colour) and a colour. */
-export const STATE_VIEW: Record<number, { word: string; symbol: string; color: string }> = {
-  0: { word: 'running', symbol: '●', color: 'cyan' },
-  1: { word: 'completed', symbol: '✔', color: 'green' },
-  2: { word: 'failed', symbol: '✖', color: 'red' },
-  3: { word: 'cancelled', symbol: '◌', color: 'yellow' },
-};
+import { STATE_NAMES, STATUS_NAMES } from '../cli/api.js';
 
-export const STATUS_WORDS: Record<number, string> = { 0: 'active', 1: 'waiting', 2: 'completed', 3: 'failed', 4: 'cancelled', 5: 'timed out' };
+const STATE_LOOK = [
+  { symbol: '●', color: 'cyan' },
+  { symbol: '✔', color: 'green' },
+  { symbol: '✖', color: 'red' },
+  { symbol: '◌', color: 'yellow' },
+] as const;
+
+/** How the TUI shows an execution state: the CLI's word, a symbol (so it reads without colour) and a colour. */
+export function stateView(stateCd: number): { word: string; symbol: string; color: string } {
+  const look = STATE_LOOK[stateCd];
+  return look ? { word: STATE_NAMES[stateCd]!, ...look } : { word: String(stateCd), symbol: '?', color: 'white' };
+}
+
+/** A node instance's status in words (the CLI's). */
+export const statusWord = (statusCd: number): string => STATUS_NAMES[statusCd] ?? String(statusCd);
 
 /** `1h 02m`, `3m 05s`, `12s` between two instants (to `now` while running). */
 export function duration(start: string, end: string | null, now: Date): string {

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { clientFor, STATE_NAMES, STATUS_NAMES } from '../api.js';
+import { clientFor, STATE_NAMES, STATUS_NAMES, waitingFor, type NodeView } from '../api.js';
 import { globals, printJson, useColor, type CliContext } from '../context.js';
 import { formatLogLine, table, type LogEntry } from '../format.js';
 import { waitFor } from './run.js';
@@ -61,7 +61,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
           '\n' +
           table(
             ['NODE', 'TYPE', 'STATUS', 'WAITING FOR'],
-            inst.nodes.map((n) => [n.nodeId, n.nodeType, STATUS_NAMES[n.statusCd] ?? String(n.statusCd), n.statusCd === 1 ? waitingFor(n) : '']),
+            inst.nodes.map((n) => [n.nodeId, n.nodeType, STATUS_NAMES[n.statusCd] ?? String(n.statusCd), waitingFor(n)]),
           ) +
           `\nvariables: ${JSON.stringify(inst.data, null, 2)}\n` +
           (inst.output ? `output: ${JSON.stringify(inst.output, null, 2)}\n` : ''),
@@ -101,39 +101,3 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     });
 }
 
-interface NodeView {
-  nodeId: string;
-  nodeName: string;
-  nodeType: string;
-  statusCd: number;
-  childInstanceIds?: string[];
-  wait?: {
-    kind: string;
-    formTitle?: string | null;
-    inputType?: string;
-    eventType?: string;
-    messageRef?: string;
-    dueAt?: string | null;
-    state?: { items: unknown[] | null; done: number; running: number };
-  };
-}
-
-/** What a waiting node waits for, in a few words (the table's last column). */
-function waitingFor(n: NodeView): string {
-  const w = n.wait;
-  const child = n.childInstanceIds?.at(-1);
-  switch (w?.kind) {
-    case 'input':
-      return `${w.inputType ?? ''} ${w.formTitle ?? ''}`.trim();
-    case 'event':
-      return `${w.eventType ?? 'message'} ${w.messageRef ?? ''}`;
-    case 'timer':
-      return `timer until ${w.dueAt ?? '?'}`;
-    case 'child':
-      return `child ${child ?? '?'}`;
-    case 'loop':
-      return `iterations ${w.state?.done ?? 0}${w.state?.items ? `/${w.state.items.length}` : ''} done, ${w.state?.running ?? 0} running${child ? ` (latest ${child})` : ''}`;
-    default:
-      return '';
-  }
-}

@@ -1,22 +1,14 @@
 import { Box, Text } from 'ink';
-import { clock, cut, duration, fit, STATE_VIEW, STATUS_WORDS } from '../format.js';
-import type { Execution, LogLine, NodeView } from '../types.js';
-
-function waitingFor(n: NodeView): string {
-  const w = n.wait;
-  if (!w || n.statusCd !== 1) return '';
-  if (w.kind === 'input') return `input ${w.inputType ?? ''}${w.formTitle ? `: ${w.formTitle}` : ''}`;
-  if (w.kind === 'event') return `message ${w.messageRef ?? ''}`;
-  if (w.kind === 'timer') return `timer until ${w.dueAt ?? '?'}`;
-  return w.kind;
-}
+import { clock, cut, duration, fit, stateView, statusWord } from '../format.js';
+import { waitingFor } from '../../cli/api.js';
+import type { Execution, LogLine } from '../types.js';
 
 const LEVEL_COLOR = { INFO: 'white', WARN: 'yellow', ERROR: 'red' } as const;
 
 /** One execution: header, node timeline (status in words), variables or error, log tail. */
 export function ExecutionView(props: { readonly execution: Execution; readonly logs: readonly LogLine[]; readonly now: Date; readonly logRows: number }) {
   const { execution: e, logs, now, logRows } = props;
-  const v = STATE_VIEW[e.stateCd] ?? { word: String(e.stateCd), symbol: '?', color: 'white' };
+  const v = stateView(e.stateCd);
   const { error, ...variables } = e.data;
   return (
     <Box flexDirection="column">
@@ -29,7 +21,7 @@ export function ExecutionView(props: { readonly execution: Execution; readonly l
         <Text bold>{`${fit('NODE', 18)} ${fit('TYPE', 22)} ${fit('STATUS', 10)} WAITING FOR`}</Text>
         {e.nodes.map((n) => (
           <Text key={n.nodeInstanceId}>
-            {fit(n.nodeName, 18)} {fit(n.nodeType, 22)} {fit(STATUS_WORDS[n.statusCd] ?? String(n.statusCd), 10)} {waitingFor(n)}
+            {fit(n.nodeName, 18)} {fit(n.nodeType, 22)} {fit(statusWord(n.statusCd), 10)} {waitingFor(n)}
           </Text>
         ))}
       </Box>

@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { duration, fit, STATE_VIEW, clock } from '../format.js';
+import { clock, duration, fit, stateView } from '../format.js';
 import type { ExecutionSummary } from '../types.js';
 
 /** The executions list: state (colour and symbol), flow, started, duration, id. */
@@ -12,7 +12,7 @@ export function ExecutionsTable(props: { readonly items: readonly ExecutionSumma
       <Text bold>{`  ${fit('STATE', 12)} ${fit('FLOW', 26)} ${fit('STARTED', 9)} ${fit('TIME', 8)} ID`}</Text>
       {items.length === 0 && <Text dimColor>  no executions</Text>}
       {visible.map((e, i) => {
-        const v = STATE_VIEW[e.stateCd] ?? { word: String(e.stateCd), symbol: '?', color: 'white' };
+        const v = stateView(e.stateCd);
         const at = first + i === selected;
         return (
           <Text key={e.processInstanceId} inverse={at}>
