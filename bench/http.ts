@@ -131,9 +131,9 @@ async function startMany(url: string, key: string, processId: string, n: number,
 /** Answers each of `ids` once, `connections` at a time; stops when every id had its request. */
 async function resumeLoad(base: autocannon.Options, ids: readonly string[], body: (id: string, i: number) => object): Promise<Load> {
   let i = 0;
-  const r = await autocannon({
+  return load({
     ...base,
-    amount: ids.length,
+    amount: ids.length, // overrides load's duration
     requests: [
       {
         setupRequest: (req: autocannon.Request) => {
@@ -143,7 +143,6 @@ async function resumeLoad(base: autocannon.Options, ids: readonly string[], body
       },
     ],
   });
-  return { perSecond: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, failed: r.errors + r.timeouts + r.non2xx };
 }
 
 /** Resident memory of a process, in bytes (Linux). */
