@@ -2,16 +2,11 @@ import { Box, Text, useApp, useInput } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import type { ApiClient } from '../cli/client.js';
 import { ConnectionLine } from './components/connection-line.js';
-import { ExecutionView } from './components/execution-view.js';
-import { ExecutionsTable } from './components/executions-table.js';
 import { Help } from './components/help.js';
-import { KeyBar } from './components/key-bar.js';
-import { useExecution } from './hooks/use-execution.js';
+import { ScreenTabs } from './components/screen-tabs.js';
 import { useExecutions } from './hooks/use-executions.js';
-import type { ExecutionSummary } from './types.js';
-
-const FILTERS = [null, 0, 2, 1, 3] as const;
-const FILTER_WORDS = ['all', 'running', 'failed', 'completed', 'cancelled'];
+import { ExecutionsScreen } from './screens/executions-screen.js';
+import { SCREENS, type ScreenName, type ScreenProps } from './screens/screen.js';
 
 /** The current time, ticking each second (durations of running executions). */
 function useNow(): Date {
@@ -23,74 +18,48 @@ function useNow(): Date {
   return now;
 }
 
-/** The executions screen: the live list, a state filter, open, cancel (confirmed). */
+/**
+ * The shell: the connection line on top, one screen below, and the keys every screen shares
+ * (1-4 switch screens, ? help, q quit) unless the screen is taking typed text.
+ */
 export function App({ client, url, rows = 24 }: { readonly client: ApiClient; readonly url: string; readonly rows?: number }) {
   const { exit } = useApp();
-  const { items, connection } = useExecutions(client);
-  const [selected, setSelected] = useState(0);
-  const [filter, setFilter] = useState(0);
-  const [open, setOpen] = useState<string | null>(null);
+  const { items, connection, changes } = useExecutions(client);
+  const [screen, setScreen] = useState<ScreenName>('executions');
   const [help, setHelp] = useState(false);
-  const [confirm, setConfirm] = useState<ExecutionSummary | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const capture = useRef(false);
   const now = useNow();
-  const shown = items.filter((e) => FILTERS[filter] === null || e.stateCd === FILTERS[filter]);
-  const current = open ? (items.find((e) => e.processInstanceId === open) ?? null) : (shown[Math.min(selected, shown.length - 1)] ?? null);
 
-  // Keys read the latest state through a ref: Ink re-attaches the handler after each paint, so a
-  // key typed right after a paint would otherwise see the state before it.
-  const latest = useRef({ help, confirm, open, current, shown });
-  latest.current = { help, confirm, open, current, shown };
-  useInput((input, key) => {
-    const { help, confirm, open, current, shown } = latest.current;
+  useInput((input) => {
     if (help) return setHelp(false);
-    if (confirm) {
-      if (input === 'y') {
-        client.post(`/process/instance/${encodeURIComponent(confirm.processInstanceId)}/cancel`).then(
-          () => setNotice(`cancelled ${confirm.processInstanceId}`),
-          (err: Error) => setNotice(`not cancelled: ${err.message}`),
-        );
-      }
-      return setConfirm(null);
-    }
+    if (capture.current) return;
     if (input === 'q') return exit();
     if (input === '?') return setHelp(true);
-    if (input === 'c' && current && current.stateCd === 0) return setConfirm(current);
-    if (open) {
-      if (key.escape || key.backspace || key.leftArrow) setOpen(null);
-      return;
-    }
-    if (key.upArrow || input === 'k') setSelected((s) => Math.max(0, s - 1));
-    if (key.downArrow || input === 'j') setSelected((s) => Math.min(Math.max(0, shown.length - 1), s + 1));
-    if (input === 's') {
-      setFilter((f) => (f + 1) % FILTERS.length);
-      setSelected(0);
-    }
-    if (key.return && current) setOpen(current.processInstanceId);
+    const n = Number(input);
+    if (Number.isInteger(n) && n >= 1 && n <= SCREENS.length) setScreen(SCREENS[n - 1]!);
   });
 
-  const keys: Array<readonly [string, string]> = open
-    ? [['esc', 'back'], ['c', 'cancel'], ['?', 'help'], ['q', 'quit']]
-    : [['↑↓', 'move'], ['enter', 'open'], ['s', `state: ${FILTER_WORDS[filter]}`], ['c', 'cancel'], ['?', 'help'], ['q', 'quit']];
+  const props: ScreenProps = {
+    client,
+    rows: rows - 1,
+    now,
+    active: !help,
+    changes,
+    // Every useInput handler sees the same key, in an order Ink does not promise: the change
+    // lands after this key's handlers have all run, so the shell and the screen agree on it.
+    setCapture: (c) => {
+      queueMicrotask(() => {
+        capture.current = c;
+      });
+    },
+  };
   return (
     <Box flexDirection="column">
-      <ConnectionLine url={url} connection={connection} />
-      {help ? (
-        <Help />
-      ) : open ? (
-        <Detail client={client} id={open} now={now} logRows={Math.max(3, rows - 16)} />
-      ) : (
-        <ExecutionsTable items={shown} selected={Math.min(selected, Math.max(0, shown.length - 1))} now={now} rows={Math.max(3, rows - 5)} />
-      )}
-      {confirm && <Text color="yellow">Cancel {confirm.processName} {confirm.processInstanceId}? y / n</Text>}
-      {notice && !confirm && <Text dimColor>{notice}</Text>}
-      <KeyBar keys={keys} />
+      <Box justifyContent="space-between">
+        <ConnectionLine url={url} connection={connection} />
+        <ScreenTabs screens={SCREENS} current={screen} />
+      </Box>
+      {help ? <Help /> : screen === 'executions' ? <ExecutionsScreen {...props} items={items} /> : <Text dimColor>{screen}: not built yet</Text>}
     </Box>
   );
-}
-
-function Detail({ client, id, now, logRows }: { readonly client: ApiClient; readonly id: string; readonly now: Date; readonly logRows: number }) {
-  const { execution, logs, error } = useExecution(client, id);
-  if (!execution) return <Text dimColor>{error ? `cannot read ${id}: ${error}` : `loading ${id}…`}</Text>;
-  return <ExecutionView execution={execution} logs={logs} now={now} logRows={logRows} />;
 }

@@ -6,6 +6,7 @@ const KEYS: ReadonlyArray<readonly [string, string]> = [
   ['esc', 'back to the list'],
   ['s', 'filter by state: all, running, failed, completed, cancelled'],
   ['c', 'cancel the execution (asks first)'],
+  ['1 2 3 4', 'screens: executions, waiting tasks, flows, trigger health'],
   ['?', 'this help (any key closes it)'],
   ['q', 'quit'],
 ];

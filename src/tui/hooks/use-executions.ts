@@ -11,10 +11,11 @@ export async function loadExecutions(client: ApiClient): Promise<ExecutionSummar
 
 /**
  * The executions, kept live: loaded, then reloaded when GET /events says an execution started or
- * ended. When the daemon goes away it says so and reconnects (backoff up to 5 s).
+ * ended (`changes` counts those, for screens that re-read on them). When the daemon goes away it says so and reconnects (backoff up to 5 s).
  */
-export function useExecutions(client: ApiClient): { items: readonly ExecutionSummary[]; connection: Connection } {
+export function useExecutions(client: ApiClient): { items: readonly ExecutionSummary[]; connection: Connection; changes: number } {
   const [items, setItems] = useState<readonly ExecutionSummary[]>([]);
+  const [changes, setChanges] = useState(0);
   const [connection, setConnection] = useState<Connection>({ state: 'connecting' });
   useEffect(() => {
     const abort = new AbortController();
@@ -23,6 +24,7 @@ export function useExecutions(client: ApiClient): { items: readonly ExecutionSum
       if (pending) return;
       pending = setTimeout(() => {
         pending = null;
+        setChanges((c) => c + 1);
         loadExecutions(client).then((list) => !abort.signal.aborted && setItems(list), () => undefined);
       }, 100);
     };
@@ -30,6 +32,7 @@ export function useExecutions(client: ApiClient): { items: readonly ExecutionSum
       for (let attempt = 0; !abort.signal.aborted; attempt++) {
         try {
           setItems(await loadExecutions(client));
+          setChanges((c) => c + 1); // reconnected: what other screens show may be stale too
           const events = client.stream('/events', undefined, abort.signal);
           setConnection({ state: 'live' });
           attempt = 0;
@@ -48,5 +51,5 @@ export function useExecutions(client: ApiClient): { items: readonly ExecutionSum
       if (pending) clearTimeout(pending);
     };
   }, [client]);
-  return { items, connection };
+  return { items, connection, changes };
 }
