@@ -4,7 +4,7 @@ import { FILE_MODE, fsyncDir } from './fs-util.js';
 
 /** Records waiting for the same write + fdatasync; they all settle together. */
 interface Batch {
-  chunks: string[];
+  chunks: Buffer[];
   readonly promise: Promise<void>;
   resolve: () => void;
   reject: (err: Error) => void;
@@ -74,11 +74,11 @@ export class AppendFile {
    * Queues `data` (whole lines) and returns where it starts and a promise of durability.
    * Throws at once when the file is closed or has failed.
    */
-  append(data: string): { offset: number; durable: Promise<void> } {
+  append(data: Buffer): { offset: number; durable: Promise<void> } {
     if (this.failed) throw this.failed;
     if (this.closed) throw new Error('append to a closed file');
     const offset = this.size;
-    this.size += Buffer.byteLength(data);
+    this.size += data.length;
     const batch = (this.next ??= newBatch());
     batch.chunks.push(data);
     this.flushing ??= this.flushLoop();
@@ -129,7 +129,7 @@ export class AppendFile {
         }
         try {
           const fh = (this.fh ??= await this.openForAppend());
-          const buf = Buffer.from(batch.chunks.length === 1 ? batch.chunks[0]! : batch.chunks.join(''));
+          const buf = batch.chunks.length === 1 ? batch.chunks[0]! : Buffer.concat(batch.chunks);
           let written = 0;
           while (written < buf.length) {
             const { bytesWritten } = await fh.write(buf, written, buf.length - written);

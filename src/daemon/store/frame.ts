@@ -28,8 +28,24 @@ export function encodeFrame(seq: number, value: unknown, key: string = NO_KEY): 
 
 /** Like encodeFrame, for a value already serialized to JSON text. Pure. */
 export function encodeFrameJson(seq: number, json: string, key: string = NO_KEY): string {
-  const body = `${seq} ${key} ${json}`;
-  return `${crc32(body).toString(16).padStart(8, '0')} ${body}\n`;
+  return frameBytes(seq, json, key).toString('utf8');
+}
+
+/**
+ * The frame line of `json` as bytes, ready to append: the JSON is encoded once, straight into
+ * the line, and the checksum is taken over those bytes (no intermediate strings). Pure.
+ */
+export function frameBytes(seq: number, json: string, key: string = NO_KEY): Buffer {
+  const head = `${seq} ${key} `; // ASCII: digits and a token without spaces
+  const jsonAt = 9 + head.length;
+  const end = jsonAt + Buffer.byteLength(json);
+  const buf = Buffer.allocUnsafe(end + 1);
+  buf.write(head, 9, 'latin1');
+  buf.write(json, jsonAt, 'utf8');
+  buf.write(crc32(buf.subarray(9, end)).toString(16).padStart(8, '0'), 0, 'latin1');
+  buf[8] = SP;
+  buf[end] = LF;
+  return buf;
 }
 
 /** Result of decoding the frames of one buffer. */

@@ -1,7 +1,7 @@
 import { open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppendFile } from './append-file.js';
-import { decodeFrames, encodeFrameJson } from './frame.js';
+import { decodeFrames, frameBytes } from './frame.js';
 import { ensurePrivateDir, fsyncDir } from './fs-util.js';
 
 const BUCKET_RE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
@@ -77,9 +77,9 @@ export class History {
       if (this.writers.get(bucket) !== undefined) this.writers.delete(bucket);
       writer = await this.writer(bucket);
     }
-    const frame = encodeFrameJson(0, json, [id, ...tags].join('|'));
+    const frame = frameBytes(0, json, tags.length === 0 ? id : `${id}|${tags.join('|')}`);
     const { offset, durable } = writer.append(frame);
-    const entry = { offset, length: Buffer.byteLength(frame), tags };
+    const entry = { offset, length: frame.length, tags };
     this.indexes.get(bucket)?.set(id, entry);
     this.indexing.get(bucket)?.set(id, entry);
     await durable;

@@ -2,7 +2,7 @@ import { open, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
-import { decodeFrames, encodeFrameJson } from './frame.js';
+import { decodeFrames, frameBytes } from './frame.js';
 import { ensurePrivateDir, fsyncDir } from './fs-util.js';
 
 const SEGMENT_RE = /^(\d{20})\.wal$/;
@@ -128,7 +128,7 @@ export class Journal<E> {
   /** Like `append`, for an entry already serialized to JSON text. */
   appendJson(json: string): { seq: number; durable: Promise<void> } {
     const seq = this.seq + 1;
-    const { durable } = this.file.append(encodeFrameJson(seq, json));
+    const { durable } = this.file.append(frameBytes(seq, json));
     this.seq = seq;
     return { seq, durable };
   }

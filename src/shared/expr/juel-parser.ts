@@ -11,6 +11,8 @@
  * and method calls, `instanceof`.
  */
 
+import { memoByText } from '../memo.js';
+
 /** Failure to parse or evaluate an expression. Match on `code`, never on the message. */
 export class ExpressionError extends Error {
   readonly code = 'EXPRESSION_ERROR' as const;
@@ -293,7 +295,9 @@ export function parseJuel(source: string): JuelNode {
  * it) or a bare expression. Positions in errors are offsets in `text`. Pure.
  * @throws ExpressionError when the text does not parse.
  */
-export function compileCondition(text: string): JuelNode {
+export const compileCondition: (text: string) => JuelNode = memoByText(compileConditionText);
+
+function compileConditionText(text: string): JuelNode {
   const trimmed = text.trim();
   if (!trimmed.startsWith('${')) return parseRange(text, 0, text.length);
   const start = text.length - text.trimStart().length;

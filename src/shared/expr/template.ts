@@ -18,6 +18,8 @@
  *   else is an ordinary character.
  */
 
+import { memoByText } from '../memo.js';
+
 /** What templates can reference: flow variables and environment values. */
 export interface TemplateContext {
   readonly vars: Readonly<Record<string, unknown>>;
@@ -25,7 +27,7 @@ export interface TemplateContext {
 }
 
 /** A template split into literal text and references. */
-type Piece = { readonly text: string } | { readonly ref: string };
+type Piece = { readonly text: string } | { readonly ref: string; readonly path: readonly string[] };
 
 const REF = /\{([A-Za-z_][A-Za-z0-9_]*(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+))*)\}/y;
 const INDEX = /^(?:0|[1-9][0-9]*)$/;
@@ -50,7 +52,10 @@ function juelEnd(text: string, start: number): number {
   return text.length;
 }
 
-function split(text: string): Piece[] {
+/** A template's pieces: parsed once per distinct text (memoized; the pieces are never changed). */
+const split = memoByText(splitText);
+
+function splitText(text: string): readonly Piece[] {
   const pieces: Piece[] = [];
   let literal = '';
   let from = 0; // start of the literal run not yet copied into `literal`
@@ -74,7 +79,7 @@ function split(text: string): Piece[] {
       const m = REF.exec(text);
       if (m) {
         flush(i);
-        pieces.push({ ref: m[1]! });
+        pieces.push({ ref: m[1]!, path: m[1]!.split('.') });
         i = from = REF.lastIndex;
       } else {
         i++;
@@ -90,18 +95,18 @@ function split(text: string): Piece[] {
 const MISSING = Symbol('missing');
 
 /** The value at `path`, or MISSING. Own properties only. */
-function lookup(path: string, ctx: TemplateContext): unknown {
-  const segments = path.split('.');
+function lookup(segments: readonly string[], ctx: TemplateContext): unknown {
   let root: Readonly<Record<string, unknown>> = ctx.vars;
+  let from = 0;
   if (segments[0] === 'env') {
     if (segments.length < 2) return MISSING;
     root = ctx.env;
-    segments.shift();
+    from = 1;
   }
-  const first = segments[0]!;
+  const first = segments[from]!;
   if (!Object.hasOwn(root, first)) return MISSING;
   let cur: unknown = root[first];
-  for (let k = 1; k < segments.length; k++) {
+  for (let k = from + 1; k < segments.length; k++) {
     const seg = segments[k]!;
     if (Array.isArray(cur)) {
       if (!INDEX.test(seg) || Number(seg) >= cur.length) return MISSING;
@@ -146,7 +151,7 @@ export function resolveTemplate(text: string, ctx: TemplateContext): { value: un
   const missing: string[] = [];
   const only = pieces.length === 1 ? pieces[0]! : undefined;
   if (only !== undefined && 'ref' in only) {
-    const value = lookup(only.ref, ctx);
+    const value = lookup(only.path, ctx);
     if (value !== MISSING) return { value: copy(value), missing };
     return { value: '', missing: [only.ref] };
   }
@@ -156,7 +161,7 @@ export function resolveTemplate(text: string, ctx: TemplateContext): { value: un
       out += piece.text;
       continue;
     }
-    const value = lookup(piece.ref, ctx);
+    const value = lookup(piece.path, ctx);
     if (value === MISSING) missing.push(piece.ref);
     else out += stringify(value);
   }

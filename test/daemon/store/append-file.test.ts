@@ -6,7 +6,7 @@ import { AppendFile } from '../../../src/daemon/store/append-file.js';
 t.test('appends in one tick share one write and one fdatasync', async (t) => {
   const path = join(t.testdir(), 'a.log');
   const file = new AppendFile(path);
-  const acks = Array.from({ length: 1000 }, (_, i) => file.append(`line ${i}\n`).durable);
+  const acks = Array.from({ length: 1000 }, (_, i) => file.append(Buffer.from(`line ${i}\n`)).durable);
   t.equal(file.syncs, 0, 'nothing is synced before the flush runs');
   await Promise.all(acks);
   t.equal(file.syncs, 1, 'one fdatasync for 1000 appends');
@@ -18,10 +18,10 @@ t.test('appends in one tick share one write and one fdatasync', async (t) => {
 
 t.test('an append resolves only after an fdatasync that covers it', async (t) => {
   const file = new AppendFile(join(t.testdir(), 'a.log'));
-  const first = file.append('one\n').durable;
+  const first = file.append(Buffer.from('one\n')).durable;
   let secondSettled = false;
   const second = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-    const p = file.append('two\n').durable;
+    const p = file.append(Buffer.from('two\n')).durable;
     void p.then(() => (secondSettled = true));
     return p;
   });
@@ -37,22 +37,22 @@ t.test('an append resolves only after an fdatasync that covers it', async (t) =>
 t.test('offsets and size account for every append', async (t) => {
   const path = join(t.testdir(), 'a.log');
   const file = new AppendFile(path);
-  const a = file.append('héllo\n');
-  const b = file.append('x\n');
+  const a = file.append(Buffer.from('héllo\n'));
+  const b = file.append(Buffer.from('x\n'));
   t.equal(a.offset, 0);
   t.equal(b.offset, Buffer.byteLength('héllo\n'));
   await file.close();
   t.equal((await stat(path)).size, file.size);
   t.equal((await stat(path)).mode & 0o777, 0o600, 'created 0600');
-  t.throws(() => file.append('late\n'), /closed/, 'append after close throws');
+  t.throws(() => file.append(Buffer.from('late\n')), /closed/, 'append after close throws');
 });
 
 t.test('a write error fails the batch and every later append', async (t) => {
   const dir = t.testdir();
   // A directory cannot be opened for appending: the first flush fails.
   const file = new AppendFile(dir);
-  await t.rejects(file.append('x\n').durable, { code: 'EISDIR' });
-  t.throws(() => file.append('y\n'), { code: 'EISDIR' }, 'failed for good');
+  await t.rejects(file.append(Buffer.from('x\n')).durable, { code: 'EISDIR' });
+  t.throws(() => file.append(Buffer.from('y\n')), { code: 'EISDIR' }, 'failed for good');
 });
 
 t.test('the gate holds the first write back until it settles', async (t) => {
@@ -60,7 +60,7 @@ t.test('the gate holds the first write back until it settles', async (t) => {
   let open!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
   const file = new AppendFile(path, 0, gate);
-  const ack = file.append('b\n').durable;
+  const ack = file.append(Buffer.from('b\n')).durable;
   await new Promise((resolve) => setImmediate(resolve));
   await t.rejects(stat(path), { code: 'ENOENT' }, 'nothing written while the gate is shut');
   open();
