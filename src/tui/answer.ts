@@ -159,12 +159,12 @@ export function valueOf(field: FieldDraft): unknown {
   }
 }
 
-/** The `data` of a COMPLETE: `{inputValue}` for a simple type, the fields (empty ones left out) for a form. Pure. */
+/** The `data` of a COMPLETE: `{inputValue}` for a simple type, the fields (empty ones, nothing chosen included, left out: the API calls those missing) for a form. Pure. */
 export function dataOf(input: TaskInput, draft: Draft): Record<string, unknown> {
   const data: Record<string, unknown> = {};
   for (const f of draft.fields) {
     const v = valueOf(f);
-    if (v === undefined || (input.inputType === 'form' && v === '')) continue;
+    if (v === undefined || (input.inputType === 'form' && (v === '' || (Array.isArray(v) && v.length === 0)))) continue;
     data[f.name] = v;
   }
   return data;

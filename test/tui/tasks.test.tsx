@@ -1,5 +1,11 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { render } from 'ink-testing-library';
 import t from 'tap';
+import { ApiClient } from '../../src/cli/client.js';
+import { App } from '../../src/tui/app.js';
+import { startDaemon, wfx } from '../helpers/cli.js';
 import { TasksTable } from '../../src/tui/components/tasks-table.js';
 import { clock } from '../../src/tui/format.js';
 import { frameMatching, KEY, openTask, renderTasks, task, until } from '../helpers/tui.js';
@@ -81,4 +87,55 @@ t.test('ctrl+x asks, n keeps the task, y sends CANCEL', async (t) => {
   ui.stdin.write('y');
   await frameMatching(ui.lastFrame, /cancelled Approve of Order approval \(01a1fe30-edc6-7617-bd1f-84feb7474dfd\)/);
   t.same(sent, [{ processInstanceId: '01a1fe30-edc6-7617-bd1f-84feb7474dfd', nodeId: 'ask', action: 'CANCEL' }]);
+});
+
+const FLOW = `processId: 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b
+name: Approve order
+nodes:
+  start: { type: startEvent, next: ask }
+  ask:
+    type: inputNode
+    name: Approve
+    formTitle: "Approve order {order.id}?"
+    inputType: form
+    fields:
+      - { name: approve, type: boolean, required: true }
+      - { name: comment, type: text }
+    next: done
+  done: { type: endEvent }
+`;
+
+t.test('the TUI against a real daemon: screen 2 lists the waiting task, its form is answered, the execution completes', async (t) => {
+  const cwd = t.testdir({ 'flow.yaml': FLOW });
+  const info = await startDaemon(t, { cwd });
+  t.equal((await wfx(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
+  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const client = new ApiClient({ url: info.url, apiKey: key, credentialSource: 'test' });
+  const run = await client.post<{ processInstanceId: string }>('/process/start', { processId: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b', data: { order: { id: 42 } } });
+
+  const ui = render(<App client={client} url={info.url} rows={24} />);
+  t.teardown(() => ui.unmount());
+  await frameMatching(ui.lastFrame, /· live/);
+  ui.stdin.write('2');
+  await frameMatching(ui.lastFrame, new RegExp(`› Approve order v1\\s+Approve\\s+form\\s+.*${run.processInstanceId.slice(0, 12)}`));
+  t.match(ui.lastFrame(), /input: Approve order 42\?/, 'the resolved title under the table');
+  ui.stdin.write(KEY.enter);
+  await frameMatching(ui.lastFrame, /Approve order 42\?\n\n› approve \*/);
+  // The form listens from its first effect on; choosing yes is idempotent, so press until it shows.
+  for (let i = 0; i < 100 && !/›\(•\) yes/.test(ui.lastFrame() ?? ''); i++) {
+    ui.stdin.write(' ');
+    await delay(20);
+  }
+  await frameMatching(ui.lastFrame, /›\(•\) yes/);
+  ui.stdin.write(KEY.tab);
+  ui.stdin.write('q2 ok'); // q and 2 are text here, not quit or screen 2
+  await frameMatching(ui.lastFrame, /› comment \[q2 ok▌\]/);
+  ui.stdin.write(KEY.ctrlS);
+  await frameMatching(ui.lastFrame, new RegExp(`completed Approve of Approve order \\(${run.processInstanceId}\\)`));
+  await frameMatching(ui.lastFrame, /no task waits for an answer/);
+  const done = await client.get<{ stateCd: number; data: Record<string, unknown> }>(`/process/instance/${run.processInstanceId}`);
+  t.equal(done.stateCd, 1, 'the execution completed');
+  t.same(done.data.formData, { approve: true, comment: 'q2 ok' });
+  ui.stdin.write('1'); // the shell has its keys back
+  await frameMatching(ui.lastFrame, new RegExp(`✔ completed\\s+Approve order v1 .*${run.processInstanceId}`));
 });

@@ -33,19 +33,22 @@ export function ChoiceField({ label, options, cursor, chosen, multiple, focused,
       {required ? ' *' : ''}
     </Text>
   );
-  const trouble = problem && <Text color="red">  ✖ {problem}</Text>;
+  // On a line of its own: beside the options a long problem would squeeze the row and wrap it.
+  const trouble = problem && <Text color="red">{`    ✖ ${problem}`}</Text>;
   const none = options.length === 0 && <Text dimColor> (no options)</Text>;
   if (inline) {
     return (
-      <Box>
-        {head}
-        <Text> </Text>
-        {options.map((c, i) => (
-          <Box key={i} marginRight={1}>
-            {option(c, i)}
-          </Box>
-        ))}
-        {none}
+      <Box flexDirection="column">
+        <Box>
+          {head}
+          <Text> </Text>
+          {options.map((c, i) => (
+            <Box key={i} marginRight={1}>
+              {option(c, i)}
+            </Box>
+          ))}
+          {none}
+        </Box>
         {trouble}
       </Box>
     );
@@ -55,8 +58,8 @@ export function ChoiceField({ label, options, cursor, chosen, multiple, focused,
       <Box>
         {head}
         {none}
-        {trouble}
       </Box>
+      {trouble}
       {options.map((c, i) => (
         <Box key={i} marginLeft={2}>
           {option(c, i)}

@@ -28,18 +28,18 @@ export function TextField({ label, value, focused, required, multiline, hint, pr
       {required ? ' *' : ''}
     </Text>
   );
-  const after = (
-    <>
-      {hint !== '' && <Text dimColor>  {hint}</Text>}
-      {problem && <Text color="red">  ✖ {problem}</Text>}
-    </>
-  );
+  const hinted = hint !== '' && <Text dimColor>{`  ${hint}`}</Text>;
+  // On a line of its own: beside the field a long problem would squeeze the row and wrap it.
+  const trouble = problem && <Text color="red">{`    ✖ ${problem}`}</Text>;
   if (!multiline) {
     return (
-      <Box>
-        {head}
-        <Text>{` [${value}${cursor}]`}</Text>
-        {after}
+      <Box flexDirection="column">
+        <Box>
+          {head}
+          <Text>{` [${value}${cursor}]`}</Text>
+          {hinted}
+        </Box>
+        {trouble}
       </Box>
     );
   }
@@ -49,9 +49,9 @@ export function TextField({ label, value, focused, required, multiline, hint, pr
     <Box flexDirection="column">
       <Box>
         {head}
-        <Text dimColor>  {lines.length} line{lines.length === 1 ? '' : 's'}</Text>
-        {after}
+        <Text dimColor>{`  ${lines.length} line${lines.length === 1 ? '' : 's'}`}</Text>
       </Box>
+      {trouble}
       <Box flexDirection="column" borderStyle="single" borderDimColor={!focused} paddingX={1}>
         {lines.length > shown.length && <Text dimColor>…</Text>}
         {shown.map((line, i) => (
