@@ -223,3 +223,59 @@ export function typeInto(field: FieldDraft, input: string, key: Key): FieldDraft
   const typed = input.replace(/\r\n?/g, '\n').replace(/\n/g, field.multiline ? '\n' : ' ').replace(/[\u0000-\u0009\u000b-\u001f\u007f]/g, '');
   return typed === '' ? field : { ...field, value: field.value + typed };
 }
+
+const NO_KEY: Key = {
+  upArrow: false,
+  downArrow: false,
+  leftArrow: false,
+  rightArrow: false,
+  pageDown: false,
+  pageUp: false,
+  return: false,
+  escape: false,
+  ctrl: false,
+  shift: false,
+  tab: false,
+  backspace: false,
+  delete: false,
+  meta: false,
+};
+
+/**
+ * The keys in one chunk of input. Ink 5 hands a chunk as one key, but a terminal delivers keys
+ * typed fast, sent by a script (tmux send-keys) or pasted in one read: " \t" is space then tab,
+ * not text. Enter, tab, backspace, space and ctrl+letter become keys of their own; runs of other
+ * characters stay one text input (a paste). A chunk with an escape sequence is left whole
+ * (Ink parsed it). Pure.
+ */
+export function keysOf(input: string, key: Key): Array<readonly [string, Key]> {
+  if (input.length <= 1 || input.includes('\u001b')) return [[input, key]];
+  const keys: Array<readonly [string, Key]> = [];
+  let text = '';
+  const flush = () => {
+    if (text !== '') keys.push([text, NO_KEY]);
+    text = '';
+  };
+  for (const ch of input) {
+    const code = ch.charCodeAt(0);
+    const own: readonly [string, Key] | null =
+      ch === '\r'
+        ? ['', { ...NO_KEY, return: true }]
+        : ch === '\t'
+          ? ['', { ...NO_KEY, tab: true }]
+          : ch === '\u007f' || ch === '\b'
+            ? ['', { ...NO_KEY, backspace: true }]
+            : ch === ' '
+              ? [' ', NO_KEY]
+              : code >= 1 && code <= 26 && ch !== '\n'
+                ? [String.fromCharCode(code + 96), { ...NO_KEY, ctrl: true }]
+                : null;
+    if (own === null) text += ch;
+    else {
+      flush();
+      keys.push(own);
+    }
+  }
+  flush();
+  return keys;
+}

@@ -205,3 +205,13 @@ t.test('a user task is a form; one with no fields completes with {}', async (t) 
   await frameMatching(ui.lastFrame, /completed/);
   t.same(sent, complete({}));
 });
+
+t.test('keys that arrive in one chunk (typed fast, tmux send-keys, a paste) each count', async (t) => {
+  const { ui, sent } = await openTask(FORM);
+  t.teardown(ui.unmount);
+  ui.stdin.write(' \t\t7\r'); // yes, next, next, 7, enter (moves on)
+  await frameMatching(ui.lastFrame, /approve \* +\(•\) yes[\s\S]*count \* \[7\][\s\S]*› due date \[▌\]/);
+  ui.stdin.write('\u0013');
+  await frameMatching(ui.lastFrame, /completed/);
+  t.same(sent, complete({ approve: true, count: 7 }));
+});

@@ -1,7 +1,7 @@
-import { useInput } from 'ink';
+import { useInput, type Key } from 'ink';
 import { useReducer, useRef } from 'react';
 import { WfxError } from '../../shared/errors.js';
-import { dataOf, draftFor, moveFocus, problemsOf, problemsOfError, typeInto, withFocused, type Draft } from '../answer.js';
+import { dataOf, draftFor, keysOf, moveFocus, problemsOf, problemsOfError, typeInto, withFocused, type Draft } from '../answer.js';
 import type { Task } from './use-tasks.js';
 
 /** POST /process/task (tests pass their own). Rejects with the API's error, a WfxError. */
@@ -50,7 +50,10 @@ export function useAnswer(task: Task, submit: SubmitTask, callbacks: { readonly 
     else send('COMPLETE', data);
   };
 
-  useInput((input, key) => {
+  useInput((chunk, chunkKey) => {
+    for (const [input, key] of keysOf(chunk, chunkKey)) onKey(input, key);
+  });
+  function onKey(input: string, key: Key): void {
     const { draft, confirming, sending } = state.current;
     if (sending) return;
     if (confirming) {
@@ -68,6 +71,6 @@ export function useAnswer(task: Task, submit: SubmitTask, callbacks: { readonly 
     }
     const next = withFocused(draft, (f) => typeInto(f, input, key));
     if (next !== draft && next.fields[draft.focus] !== focused) set({ draft: next, problems: [], failure: null });
-  });
+  }
   return state.current;
 }
