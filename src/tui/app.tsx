@@ -7,6 +7,7 @@ import { ScreenTabs } from './components/screen-tabs.js';
 import { useExecutions } from './hooks/use-executions.js';
 import { ExecutionsScreen } from './screens/executions-screen.js';
 import { SCREENS, type ScreenName, type ScreenProps } from './screens/screen.js';
+import { TasksScreen } from './screens/tasks-screen.js';
 
 /** The current time, ticking each second (durations of running executions). */
 function useNow(): Date {
@@ -59,7 +60,7 @@ export function App({ client, url, rows = 24 }: { readonly client: ApiClient; re
         <ConnectionLine url={url} connection={connection} />
         <ScreenTabs screens={SCREENS} current={screen} />
       </Box>
-      {help ? <Help /> : screen === 'executions' ? <ExecutionsScreen {...props} items={items} /> : <Text dimColor>{screen}: not built yet</Text>}
+      {help ? <Help /> : screen === 'executions' ? <ExecutionsScreen {...props} items={items} /> : screen === 'tasks' ? <TasksScreen {...props} /> : <Text dimColor>{screen}: not built yet</Text>}
     </Box>
   );
 }

@@ -21,6 +21,7 @@ const COMMANDS = [
   ['instances', 'get'],
   ['instances', 'cancel'],
   ['logs'],
+  ['task', 'list'],
   ['task', 'complete'],
   ['task', 'cancel'],
   ['event', 'send'],

@@ -62,7 +62,7 @@ t.test('/openapi.json documents every route', async (t) => {
   t.equal(res.statusCode, 200);
   const doc = res.json() as { openapi: string; paths: Record<string, unknown> };
   t.match(doc.openapi, /^3\./);
-  for (const path of ['/process/exec', '/process/start', '/process/task', '/process/event', '/process/instance/{id}', '/process/instance/{id}/logs', '/process/instance/{id}/cancel', '/process/list', '/process/{id}/instances', '/events', '/auth/whoami', '/health', '/admin/api-keys', '/admin/flows', '/admin/environments/{env}/variables', '/admin/webhooks', '/admin/webhooks/{name}/deliveries', '/admin/email-connections', '/webhook/receive/{token}']) {
+  for (const path of ['/process/exec', '/process/start', '/process/task', '/process/event', '/process/instance/{id}', '/process/instance/{id}/logs', '/process/instance/{id}/cancel', '/process/list', '/process/{id}/instances', '/process/tasks', '/events', '/auth/whoami', '/health', '/admin/api-keys', '/admin/flows', '/admin/environments/{env}/variables', '/admin/webhooks', '/admin/webhooks/{name}/deliveries', '/admin/email-connections', '/webhook/receive/{token}']) {
     t.ok(doc.paths[path], path);
   }
   t.notOk(doc.paths['/openapi.json'], 'the document does not list itself');

@@ -44,6 +44,8 @@ export const MATRIX: MatrixRow[] = [
   { name: 'GET /auth/whoami', request: async () => ({ method: 'GET', url: '/auth/whoami' }), expect: row([200, 200, 200, 200, 200, 200, 200]) },
   { name: 'GET /process/instance/{id}', request: async (c) => ({ method: 'GET', url: `/process/instance/${await c.waiting()}` }), expect: row([200, 200, 200, 200, 404, 200, 200]) },
   { name: 'GET /process/{id}/instances', request: async (c) => ({ method: 'GET', url: `/process/${c.processId}/instances` }), expect: row([200, 200, 200, 200, 404, 200, 200]) },
+  { name: 'GET /process/tasks', request: async () => ({ method: 'GET', url: '/process/tasks' }), expect: row([200, 200, 200, 200, 200, 200, 200]) },
+  { name: 'GET /process/tasks?organization=acme', request: async () => ({ method: 'GET', url: '/process/tasks?organization=acme' }), expect: row([200, 200, 200, 200, 403, 200, 200]) },
   { name: 'POST /process/exec', request: async (c) => ({ method: 'POST', url: '/process/exec', payload: { processId: c.processId } }), expect: row([403, 200, 200, 200, 404, 403, 403]) },
   { name: 'POST /process/start', request: async (c) => ({ method: 'POST', url: '/process/start', payload: { processId: c.processId } }), expect: row([403, 403, 403, 403, 403, 200, 403]) },
   {

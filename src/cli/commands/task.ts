@@ -1,10 +1,41 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { clientFor, collect, dataOf } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
+import { table } from '../format.js';
 
-/** `wfx task complete|cancel` and `wfx event send`. */
+/** A waiting task as GET /process/tasks lists it (the fields this command prints). */
+interface TaskRow {
+  readonly processInstanceId: string;
+  readonly processName: string;
+  readonly processVersion: string;
+  readonly nodeId: string;
+  readonly inputType: string;
+  readonly formTitle: string | null;
+  readonly waitingSince: string;
+}
+
+/** `wfx task list|complete|cancel` and `wfx event send`. */
 export function registerTask(program: Command, ctx: CliContext): void {
-  const task = program.command('task').description('answer an execution waiting at an input node or user task');
+  const task = program.command('task').description('list and answer executions waiting at an input node or user task');
+  task
+    .command('list')
+    .description('input nodes and user tasks waiting for an answer, oldest first')
+    .option('--flow <processId>', 'only this flow\'s')
+    .option('--limit <n>', 'at most this many', positiveInt, 100)
+    .addHelpText('after', '\nExamples:\n  $ wfx task list\n  $ wfx task list --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --json')
+    .action(async (opts: { flow?: string; limit: number }, cmd: Command) => {
+      const query = new URLSearchParams({ limit: String(opts.limit), ...(opts.flow !== undefined && { processId: opts.flow }) });
+      const res = await (await clientFor(ctx, cmd)).get<{ items: TaskRow[] }>(`/process/tasks?${query}`);
+      if (globals(cmd).json) return printJson(ctx, res.items);
+      if (res.items.length === 0) return void ctx.stdout.write('no task waits\n');
+      ctx.stdout.write(
+        table(
+          ['ID', 'NODE', 'INPUT', 'FLOW', 'WAITING SINCE', 'TITLE'],
+          res.items.map((i) => [i.processInstanceId, i.nodeId, i.inputType, `${i.processName} v${i.processVersion}`, i.waitingSince, i.formTitle ?? '']),
+        ),
+      );
+    });
+
   for (const action of ['complete', 'cancel'] as const) {
     task
       .command(action)
@@ -53,4 +84,10 @@ export function registerTask(program: Command, ctx: CliContext): void {
       if (res.status === 'resumed') for (const m of res.matched) ctx.stdout.write(`resumed ${m.processInstanceId} at ${m.nodeId}\n`);
       else ctx.stdout.write(`kept for ${opts.ttl} s: nothing waits for ${eventType} yet\n`);
     });
+}
+
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('must be a whole number from 1 to 1000');
+  return n;
 }

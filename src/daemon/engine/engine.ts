@@ -9,7 +9,7 @@ import type { History } from '../store/history.js';
 import type { DurableStore } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
 import { uuidv7 } from './ids.js';
-import { validateTaskData } from './input-data.js';
+import { validateTaskData } from '../../shared/input-data.js';
 import { TimerQueue } from './timers.js';
 import { Transition, type EngineCore, type LaunchParams, type WorkOrder } from './transition.js';
 import { callHttp, type HttpCall, type HttpCallOptions } from './work/http.js';

@@ -3,8 +3,10 @@ import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { WfxError } from '../../../shared/errors.js';
 import type { Engine } from '../../engine/engine.js';
+import { waitingTasks } from '../../engine/tasks.js';
 import { ENVIRONMENTS, logEntry, STATE, type Environment, type Instance, type WfxState } from '../../state/state.js';
 import type { Caller } from '../caller.js';
+import { NAME_SCHEMA } from '../organization.js';
 import type { StreamHub } from '../streams.js';
 
 export interface ProcessRouteDeps {
@@ -78,7 +80,31 @@ export function instanceResource(inst: Instance) {
   };
 }
 
-/** POST /process/exec|start|task|event, cancel, GET instance, logs (SSE), list, instances. */
+const nullable = (type: string) => ({ type: [type, 'null'] });
+const taskItem = {
+  type: 'object',
+  properties: {
+    processInstanceId: { type: 'string' },
+    processId: { type: 'string' },
+    processName: { type: 'string' },
+    processVersion: { type: 'string' },
+    organization: { type: 'string' },
+    correlationKey: nullable('string'),
+    nodeInstanceId: { type: 'string' },
+    nodeId: { type: 'string' },
+    nodeName: { type: 'string' },
+    nodeType: { type: 'string', enum: ['inputNode', 'userTask'] },
+    inputType: { type: 'string' },
+    formTitle: nullable('string'),
+    options: { type: ['array', 'null'], items: {} },
+    fields: { type: ['array', 'null'], items: { type: 'object', additionalProperties: true } },
+    assignee: nullable('string'),
+    dueAt: nullable('string'),
+    waitingSince: { type: 'string' },
+  },
+} as const;
+
+/** POST /process/exec|start|task|event, cancel, GET instance, logs (SSE), list, instances, tasks. */
 export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): void {
   const { engine, hub } = deps;
   const heartbeatMs = (deps.heartbeatSeconds ?? 15) * 1000;
@@ -290,6 +316,38 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
         })),
         nextCursor: flows.length > page.length ? page.at(-1)!.processId : null,
       };
+    },
+  });
+
+  app.get('/process/tasks', {
+    config: { auth: { permission: 'WORKFLOW_READ' } },
+    schema: {
+      tags: ['executions'],
+      summary: 'Input nodes and user tasks waiting for POST /process/task, oldest waiting first',
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          processId: { type: 'string', minLength: 1, maxLength: 200 },
+          organization: { ...NAME_SCHEMA, description: 'system keys only: this organization\'s tasks (default: every organization)' },
+          limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+          cursor: { type: 'string', maxLength: 300 },
+        },
+      },
+      response: { 200: { type: 'object', properties: { items: { type: 'array', items: taskItem }, nextCursor: nullable('string') } }, ...errors },
+    },
+    handler: async (request: FastifyRequest<{ Querystring: { processId?: string; organization?: string; limit: number; cursor?: string } }>) => {
+      const caller = request.caller!;
+      const q = request.query;
+      if (!caller.system && q.organization !== undefined && q.organization !== caller.organization) {
+        throw new WfxError('FORBIDDEN', 'an organization-scoped credential reads its own organization\'s tasks only');
+      }
+      const organization = caller.system ? (q.organization ?? null) : caller.organization;
+      if (q.processId !== undefined) {
+        const flow = deps.state.flows[q.processId];
+        if (!flow || (organization !== null && flow.organization !== organization)) throw new WfxError('PROCESS_NOT_FOUND', `no flow ${q.processId}`);
+      }
+      return waitingTasks(deps.state, { organization, processId: q.processId, limit: q.limit, cursor: q.cursor });
     },
   });
 

@@ -31,8 +31,8 @@ Commands:
   instances                    list, inspect and cancel executions
   logs [options] <id>          the log of an execution; --follow keeps printing
                                until it finishes
-  task                         answer an execution waiting at an input node or
-                               user task
+  task                         list and answer executions waiting at an input
+                               node or user task
   event                        deliver messages and signals to waiting catch
                                events
   keys                         manage API keys (needs ADMIN)
@@ -617,6 +617,22 @@ Options:
 
 Example:
   $ wfx task complete 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f ask --data '{"approve":true}'
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx task list --help 1`] = `
+Usage: wfx task list [options]
+
+input nodes and user tasks waiting for an answer, oldest first
+
+Options:
+  --flow <processId>  only this flow's
+  --limit <n>         at most this many (default: 100)
+  -h, --help          display help for command
+
+Examples:
+  $ wfx task list
+  $ wfx task list --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --json
 
 `
 

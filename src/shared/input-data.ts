@@ -1,5 +1,6 @@
-import { WfxError } from '../../shared/errors.js';
-import type { FormField, InputOption, InputType } from '../../shared/flow/types.js';
+/* What a COMPLETE of an input node must carry. Pure and daemon-free: the API validates with it, and the TUI checks a form with the same code before it sends. */
+import { WfxError } from './errors.js';
+import type { FormField, InputOption, InputType } from './flow/types.js';
 
 /** What a waiting input node accepts (from its wait). */
 export interface InputSpec {

@@ -1,0 +1,95 @@
+import { Box, Text, useInput, useStdout } from 'ink';
+import { useEffect, useRef, useState } from 'react';
+import { AnswerForm } from '../components/answer-form.js';
+import { KeyBar } from '../components/key-bar.js';
+import { TasksTable } from '../components/tasks-table.js';
+import { useAnswer, type SubmitTask } from '../hooks/use-answer.js';
+import { useTasks, type Task } from '../hooks/use-tasks.js';
+import { SHELL_KEYS, type ScreenProps } from './screen.js';
+
+const taskKey = (t: Task) => `${t.processInstanceId}|${t.nodeInstanceId}`;
+
+/**
+ * The waiting tasks screen: every input node and user task waiting in the organization, read
+ * again as executions change; enter opens one to answer it with a form for its input type.
+ * `submit` replaces POST /process/task (tests).
+ */
+export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask }) {
+  const { client, rows, now, active, changes, setCapture } = props;
+  const { items, error, reload } = useTasks(client, changes);
+  const [selected, setSelected] = useState(0);
+  const [open, setOpen] = useState<Task | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const { stdout } = useStdout();
+  const width = stdout.columns || 80;
+  const list = items ?? [];
+  const at = Math.min(selected, Math.max(0, list.length - 1));
+  const submit: SubmitTask = props.submit ?? ((body) => client.post('/process/task', body));
+
+  const latest = useRef({ open, current: list[at] ?? null, count: list.length });
+  latest.current = { open, current: list[at] ?? null, count: list.length };
+
+  const close = (what: string | null) => {
+    setOpen(null);
+    setNotice(what);
+    reload();
+  };
+  useInput(
+    (input, key) => {
+      const { open, current, count } = latest.current;
+      if (open) return; // the answer has the keys
+      if (key.upArrow || input === 'k') setSelected(Math.max(0, at - 1));
+      if (key.downArrow || input === 'j') setSelected(Math.min(Math.max(0, count - 1), at + 1));
+      if (key.return && current) {
+        setOpen(current);
+        setNotice(null);
+      }
+    },
+    { isActive: active },
+  );
+
+  if (open) return <Answering key={taskKey(open)} task={open} submit={submit} now={now} setCapture={setCapture} onDone={(what) => close(what)} onClose={() => close(null)} />;
+  return (
+    <Box flexDirection="column">
+      <TasksTable items={items} selected={at} now={now} rows={Math.max(3, rows - 5)} width={width} />
+      {error && <Text color="yellow">cannot read the tasks: {error}</Text>}
+      {notice && <Text dimColor>{notice}</Text>}
+      <KeyBar keys={[['↑↓', 'move'], ['enter', 'answer'], ...SHELL_KEYS]} />
+    </Box>
+  );
+}
+
+/** The answer view of one task: the form and the keys that fit the focused field. */
+function Answering(props: {
+  readonly task: Task;
+  readonly submit: SubmitTask;
+  readonly now: Date;
+  readonly setCapture: ScreenProps['setCapture'];
+  readonly onDone: (what: string) => void;
+  readonly onClose: () => void;
+}) {
+  const { task, submit, now, setCapture } = props;
+  const s = useAnswer(task, submit, { onDone: props.onDone, onClose: props.onClose });
+  // The form takes every key while it is open. This effect runs after useAnswer's key listener
+  // is attached, so once capture is on, typed keys reach the form (tests wait for it).
+  const capture = useRef(setCapture);
+  capture.current = setCapture;
+  useEffect(() => {
+    capture.current(true);
+    return () => capture.current(false);
+  }, []);
+  const focused = s.draft.fields[s.draft.focus];
+  const keys: Array<readonly [string, string]> = s.confirming ? [['y', 'cancel the task'], ['n', 'keep it']] : [];
+  if (!s.confirming) {
+    if (s.draft.fields.length > 1) keys.push(['tab', 'next']);
+    if (focused?.kind === 'choice') keys.push(['space', focused.multiple ? 'toggle' : 'choose']);
+    if (focused?.kind === 'text' && focused.multiline) keys.push(['enter', 'new line']);
+    keys.push([focused?.kind === 'text' && !focused.multiline && s.draft.fields.length === 1 ? 'enter' : 'ctrl+s', 'complete'], ['ctrl+x', 'cancel'], ['esc', 'back']);
+  }
+  return (
+    <Box flexDirection="column">
+      <AnswerForm task={task} draft={s.draft} problems={s.problems} confirming={s.confirming} sending={s.sending} failure={s.failure} now={now} />
+      <KeyBar keys={keys} />
+    </Box>
+  );
+}

@@ -1,0 +1,54 @@
+import t from 'tap';
+import { startDaemon, wfx } from '../helpers/cli.js';
+
+const ASK = `processId: 3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f
+name: Ask
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: number, formTitle: "How many for order {order}?", next: done }
+  done: { type: endEvent }
+`;
+const REVIEW = `processId: 4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a
+name: Review
+nodes:
+  start: { type: startEvent, next: review }
+  review: { type: userTask, name: Review it, fields: [{ name: ok, type: boolean }], next: done }
+  done: { type: endEvent }
+`;
+
+t.test('wfx task list: a table of the waiting tasks, --flow keeps one flow\'s, --json, then an answered one is gone', async (t) => {
+  const cwd = t.testdir({ 'ask.yaml': ASK, 'review.yaml': REVIEW });
+  await startDaemon(t, { cwd });
+  const run = (args: string[]) => wfx(args, { cwd });
+  t.equal((await run(['task', 'list'])).stdout, 'no task waits\n');
+  for (const f of ['ask.yaml', 'review.yaml']) t.equal((await run(['flow', 'publish', f])).code, 0);
+  const ask = (await run(['run', '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f', '--set', 'order=42'])).stdout.trim();
+  const review = (await run(['run', '4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a'])).stdout.trim();
+
+  const list = await run(['task', 'list']);
+  t.equal(list.code, 0, list.stderr);
+  const lines = list.stdout.trimEnd().split('\n');
+  t.match(lines[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+TITLE$/);
+  t.match(lines[1], new RegExp(`^${ask}\\s+ask\\s+number\\s+Ask v1\\s+\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\s+How many for order 42\\?$`));
+  t.match(lines[2], new RegExp(`^${review}\\s+review\\s+form\\s+Review v1\\s+\\S+\\s+Review it$`));
+  t.equal(lines.length, 3);
+
+  const one = await run(['task', 'list', '--flow', '4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a', '--json']);
+  t.equal(one.code, 0);
+  const items = JSON.parse(one.stdout) as Array<{ processInstanceId: string; nodeType: string; fields: unknown }>;
+  t.same(
+    items.map((i) => [i.processInstanceId, i.nodeType, i.fields]),
+    [[review, 'userTask', [{ name: 'ok', type: 'boolean' }]]],
+  );
+
+  t.equal((await run(['task', 'complete', ask, 'ask', '--set', 'inputValue=3'])).code, 0);
+  t.notMatch((await run(['task', 'list'])).stdout, ask, 'answered: no longer listed');
+
+  const unknown = await run(['task', 'list', '--flow', '00000000-0000-4000-8000-000000000000']);
+  t.equal(unknown.code, 1, 'an unknown flow: the command failed');
+  t.match(unknown.stderr, /^PROCESS_NOT_FOUND: no flow 00000000-0000-4000-8000-000000000000/);
+  const bad = await run(['task', 'list', '--limit', 'lots']);
+  t.equal(bad.code, 2, 'a bad --limit is a usage error');
+  t.match(bad.stderr, /--limit.*must be a whole number from 1 to 1000/);
+  t.notMatch(bad.stderr, /\n\s+at /, 'never a stack trace');
+});

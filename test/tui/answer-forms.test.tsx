@@ -1,0 +1,217 @@
+import t from 'tap';
+import { WfxError } from '../../src/shared/errors.js';
+import { frameMatching, KEY, openTask, task } from '../helpers/tui.js';
+
+/* Every input type answered through the tasks screen: keys sent, frames asserted, and the data
+   the screen submits (a fake submit records it). */
+
+const ID = '01a1fe30-edc6-7617-bd1f-84feb7474dfd';
+const complete = (data: Record<string, unknown>) => [{ processInstanceId: ID, nodeId: 'ask', action: 'COMPLETE', data }];
+const press = (ui: { stdin: { write(s: string): void } }, ...keys: string[]) => {
+  for (const k of keys) ui.stdin.write(k);
+};
+
+t.test('textbox: one line, backspace deletes, enter completes with {inputValue}', async (t) => {
+  const { ui, sent } = await openTask(task({ inputType: 'textbox', formTitle: 'Ship order 42 (39 EUR)?' }));
+  t.teardown(ui.unmount);
+  t.match(ui.lastFrame(), /Ship order 42 \(39 EUR\)\?\n\n› answer \[▌\]/, 'the resolved title, then the field with the cursor');
+  t.match(ui.lastFrame(), /enter\s+complete\s+ctrl\+x\s+cancel\s+esc\s+back/);
+  press(ui, 'Ship it?');
+  await frameMatching(ui.lastFrame, /\[Ship it\?▌\]/);
+  press(ui, KEY.backspace, '!');
+  await frameMatching(ui.lastFrame, /\[Ship it!▌\]/);
+  t.same(sent, []);
+  press(ui, KEY.enter);
+  await frameMatching(ui.lastFrame, /completed Approve of Order approval/);
+  t.same(sent, complete({ inputValue: 'Ship it!' }));
+});
+
+t.test('textarea: enter adds a line, ctrl+s completes with the lines joined by \\n', async (t) => {
+  const { ui, sent } = await openTask(task({ inputType: 'textarea', formTitle: 'Why?' }));
+  t.teardown(ui.unmount);
+  t.match(ui.lastFrame(), /enter\s+new line\s+ctrl\+s\s+complete/, 'the key bar says which key submits');
+  press(ui, 'first line', KEY.enter, 'second');
+  const frame = await frameMatching(ui.lastFrame, /second▌/);
+  t.match(frame, /answer\s+2 lines/);
+  t.match(frame, /│ first line\s+│\n│ second▌/);
+  t.same(sent, [], 'enter did not send');
+  press(ui, KEY.ctrlS);
+  await frameMatching(ui.lastFrame, /completed/);
+  t.same(sent, complete({ inputValue: 'first line\nsecond' }));
+});
+
+t.test('number: text that is not a number is refused in place with the API\'s words, nothing sent; a number is sent as a number', async (t) => {
+  const { ui, sent } = await openTask(task({ inputType: 'number', formTitle: 'How many?' }));
+  t.teardown(ui.unmount);
+  t.match(ui.lastFrame(), /number \* \[▌\]\s+a number/);
+  press(ui, KEY.enter);
+  await frameMatching(ui.lastFrame, /✖ required/);
+  press(ui, '4x');
+  await frameMatching(ui.lastFrame, /\[4x▌\]/);
+  t.notMatch(ui.lastFrame(), /✖/, 'an edit clears the problems');
+  press(ui, KEY.enter);
+  await frameMatching(ui.lastFrame, /\[4x▌\]\s+a number\n\s+✖ must be a number/);
+  t.same(sent, [], 'refused before sending');
+  press(ui, KEY.backspace, '2.5');
+  await frameMatching(ui.lastFrame, /\[42\.5▌\]/);
+  press(ui, KEY.ctrlS);
+  await frameMatching(ui.lastFrame, /completed/);
+  t.same(sent, complete({ inputValue: 42.5 }));
+});
+
+t.test('date: ISO only, checked as the API checks it', async (t) => {
+  const { ui, sent } = await openTask(task({ inputType: 'date', formTitle: 'Deliver when?' }));
+  t.teardown(ui.unmount);
+  t.match(ui.lastFrame(), /date \* \[▌\]\s+YYYY-MM-DD or an ISO date-time/);
+  press(ui, '2026-02-30x', KEY.enter);
+  await frameMatching(ui.lastFrame, /✖ must be an ISO 8601 date \(YYYY-MM-DD\) or date-time/);
+  t.same(sent, []);
+  press(ui, KEY.backspace, KEY.backspace, KEY.backspace, '12');
+  await frameMatching(ui.lastFrame, /\[2026-02-12▌\]/);
+  press(ui, KEY.enter);
+  await frameMatching(ui.lastFrame, /completed/);
+  t.same(sent, complete({ inputValue: '2026-02-12' }));
+});
+
+t.test('select: ↑↓ move, space chooses one; ctrl+s before choosing is refused', async (t) => {
+  const options = [{ value: 'S', label: 'small' }, { value: 'M', label: 'medium' }, 'L'];
+  const { ui, sent } = await openTask(task({ inputType: 'select', options, formTitle: 'Which size?' }));
+  t.teardown(ui.unmount);
+  const first = ui.lastFrame()!;
+  t.match(first, /› choose one \*\n\s+›\( \) small\n\s+ \( \) medium\n\s+ \( \) L/, 'one option a line, labels shown, the cursor on the first');
+  t.match(first, /space\s+choose\s+ctrl\+s\s+complete/);
+  press(ui, KEY.ctrlS);
+  await frameMatching(ui.lastFrame, /choose one \*\n\s+✖ required/);
+  press(ui, KEY.down, ' ');
+  await frameMatching(ui.lastFrame, /›\(•\) medium/);
+  press(ui, KEY.down, KEY.up, KEY.up);
+  await frameMatching(ui.lastFrame, /›\( \) small/);
+  t.match(ui.lastFrame(), / \(•\) medium/, 'moving does not change the choice');
+  press(ui, KEY.ctrlS);
+  await frameMatching(ui.lastFrame, /completed/);
+  t.same(sent, complete({ inputValue: 'M' }), 'the value is sent, not the label');
+});
+
+t.test('radio: j k move, enter chooses (a new choice replaces the old), ctrl+s completes', async (t) => {
+  const { ui, sent } = await openTask(task({ inputType: 'radio', options: ['approve', 'reject', 'escalate'], formTitle: 'Decision?' }));
+  t.teardown(ui.unmount);
+  press(ui, 'j', KEY.enter);
+  await frameMatching(ui.lastFrame, /›\(•\) reject/);
+  press(ui, 'j', KEY.enter);
+  const frame = await frameMatching(ui.lastFrame, /›\(•\) escalate/);
+  t.match(frame, / \( \) reject/, 'one choice only');
+  t.same(sent, [], 'enter chooses, it does not send');
+  press(ui, KEY.ctrlS);
+  await frameMatching(ui.lastFrame, /completed/);
+  t.same(sent, complete({ inputValue: 'escalate' }));
+});
+
+t.test('checkbox: space toggles several, sent as an array in option order', async (t) => {
+  const { ui, sent } = await openTask(task({ inputType: 'checkbox', options: [1, 2, 3], formTitle: 'Which lines?' }));
+  t.teardown(ui.unmount);
+  t.match(ui.lastFrame(), /choose any\n\s+›\[ \] 1\n\s+ \[ \] 2\n\s+ \[ \] 3/);
+  t.match(ui.lastFrame(), /space\s+toggle/);
+  press(ui, KEY.down, KEY.down, ' ', KEY.up, KEY.up, ' ', KEY.down, ' ', ' ');
+  const frame = await frameMatching(ui.lastFrame, /\[x\] 1\n\s+›\[ \] 2\n\s+ \[x\] 3/);
+  t.ok(frame, 'toggled on, on, on then off');
+  press(ui, KEY.ctrlS);
+  await frameMatching(ui.lastFrame, /completed/);
+  t.same(sent, complete({ inputValue: [1, 3] }));
+});
+
+t.test('file: a path typed in, sent as the reference {path, name} the API accepts', async (t) => {
+  const { ui, sent } = await openTask(task({ inputType: 'file', formTitle: 'Attach the invoice' }));
+  t.teardown(ui.unmount);
+  t.match(ui.lastFrame(), /file \* \[▌\]\s+a file path, sent as \{path, name\}/);
+  press(ui, KEY.enter);
+  await frameMatching(ui.lastFrame, /✖ required/);
+  press(ui, '/srv/in/invoice-42.pdf', KEY.enter);
+  await frameMatching(ui.lastFrame, /completed/);
+  t.same(sent, complete({ inputValue: { path: '/srv/in/invoice-42.pdf', name: 'invoice-42.pdf' } }));
+});
+
+const FORM = task({
+  inputType: 'form',
+  formTitle: 'Approve order 42 of 250 EUR?',
+  fields: [
+    { name: 'approve', type: 'boolean', required: true },
+    { name: 'size', type: 'select', options: ['S', 'M', 'L'] },
+    { name: 'count', type: 'number', required: true },
+    { name: 'due', type: 'date', label: 'due date' },
+    { name: 'note', type: 'text' },
+    { name: 'tags', type: 'array' },
+    { name: 'colours', type: 'array', options: ['red', 'blue'] },
+  ],
+});
+
+t.test('form: every field by its type, required marked, tab / shift+tab / enter move, problems at their fields, the fields object sent', async (t) => {
+  const { ui, sent } = await openTask(FORM);
+  t.teardown(ui.unmount);
+  const first = ui.lastFrame()!;
+  t.match(first, /› approve \* ›\( \) yes\s+\( \) no/, 'a boolean is a yes / no choice, on one line');
+  t.match(first, /  size  \( \) S\s+\( \) M\s+\( \) L/);
+  t.match(first, /  count \* \[\]\s+a number/);
+  t.match(first, /  due date \[\]\s+YYYY-MM-DD/, 'the label when there is one');
+  t.match(first, /  note \[\]/);
+  t.match(first, /  tags \[\]\s+values separated by commas/, 'an array without options is a list typed in');
+  t.match(first, /  colours  \[ \] red\s+\[ \] blue/, 'an array with options is a checkbox');
+  t.match(first, /\* required/);
+  t.match(first, /tab\s+next\s+space\s+choose\s+ctrl\+s\s+complete\s+ctrl\+x\s+cancel\s+esc\s+back/);
+  for (const line of first.split('\n')) t.ok(line.length <= 80, `fits 80 columns: ${line}`);
+
+  press(ui, KEY.ctrlS);
+  const refused = await frameMatching(ui.lastFrame, /approve \*.*\n\s+✖ required/);
+  t.match(refused, /count \* \[\]\s+a number\n\s+✖ required/, 'each problem at its field');
+  t.same(sent, []);
+
+  press(ui, ' '); // approve: yes
+  await frameMatching(ui.lastFrame, /›\(•\) yes/);
+  press(ui, KEY.tab, KEY.down, KEY.down, ' '); // size: L
+  await frameMatching(ui.lastFrame, /› size  .*›\(•\) L/);
+  press(ui, KEY.tab, '12', KEY.enter); // count; enter moves on
+  await frameMatching(ui.lastFrame, /› due date \[▌\]/);
+  press(ui, KEY.shiftTab);
+  await frameMatching(ui.lastFrame, /› count \* \[12▌\]/);
+  press(ui, KEY.tab, '2026-12-01', KEY.tab, 'rush', KEY.tab, 'a, b ,', KEY.tab, KEY.down, ' ');
+  await frameMatching(ui.lastFrame, /› colours  \[ \] red\s+›\[x\] blue/);
+  press(ui, KEY.tab);
+  await frameMatching(ui.lastFrame, /› approve/); // tab goes round
+  press(ui, KEY.ctrlS);
+  await frameMatching(ui.lastFrame, /completed/);
+  t.same(sent, complete({ approve: true, size: 'L', count: 12, due: '2026-12-01', note: 'rush', tags: ['a', 'b'], colours: ['blue'] }));
+});
+
+t.test('form: empty optional fields are left out; a 422 from the API shows at its field like the validator\'s', async (t) => {
+  const answers: Array<() => Promise<unknown>> = [
+    () => Promise.reject(new WfxError('VALIDATION_ERROR', 'the data does not fit the form input: count: must be below 10', { details: { problems: ['count: must be below 10'] } })),
+    () => Promise.reject(new WfxError('NODE_NOT_WAITING', `node ask of ${ID} is not waiting for input`)),
+  ];
+  const { ui, sent } = await openTask(FORM, { answer: () => answers.shift()!() });
+  t.teardown(ui.unmount);
+  press(ui, 'j', ' ', KEY.tab, KEY.tab, '12', KEY.ctrlS);
+  await frameMatching(ui.lastFrame, /count \* \[12▌\]\s+a number\n\s+✖ must be below 10/);
+  t.same(sent, complete({ approve: false, count: 12 }));
+  press(ui, KEY.ctrlS);
+  await frameMatching(ui.lastFrame, /✖ NODE_NOT_WAITING: node ask of .* is not waiting for input/);
+  t.match(ui.lastFrame(), /Approve order 42/, 'the form stays open');
+});
+
+t.test('a user task is a form; one with no fields completes with {}', async (t) => {
+  const { ui, sent } = await openTask(task({ nodeType: 'userTask', inputType: 'form', fields: [], formTitle: 'Sign off', assignee: 'ann' }));
+  t.teardown(ui.unmount);
+  t.match(ui.lastFrame(), /\(user task\)/);
+  t.match(ui.lastFrame(), /this form has no fields: complete sends \{\}/);
+  press(ui, KEY.ctrlS);
+  await frameMatching(ui.lastFrame, /completed/);
+  t.same(sent, complete({}));
+});
+
+t.test('keys that arrive in one chunk (typed fast, tmux send-keys, a paste) each count', async (t) => {
+  const { ui, sent } = await openTask(FORM);
+  t.teardown(ui.unmount);
+  ui.stdin.write(' \t\t7\r'); // yes, next, next, 7, enter (moves on)
+  await frameMatching(ui.lastFrame, /approve \* +\(•\) yes[\s\S]*count \* \[7\][\s\S]*› due date \[▌\]/);
+  ui.stdin.write('\u0013');
+  await frameMatching(ui.lastFrame, /completed/);
+  t.same(sent, complete({ approve: true, count: 7 }));
+});

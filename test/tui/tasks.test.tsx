@@ -1,0 +1,141 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { render } from 'ink-testing-library';
+import t from 'tap';
+import { ApiClient } from '../../src/cli/client.js';
+import { App } from '../../src/tui/app.js';
+import { startDaemon, wfx } from '../helpers/cli.js';
+import { TasksTable } from '../../src/tui/components/tasks-table.js';
+import { clock } from '../../src/tui/format.js';
+import { frameMatching, KEY, openTask, renderTasks, task, until } from '../helpers/tui.js';
+
+const NOW = new Date('2026-11-21T10:05:01.000Z');
+const second = task({
+  processInstanceId: '01a1fe31-0000-7000-8000-000000000002',
+  nodeInstanceId: 'n2',
+  nodeId: 'review',
+  nodeName: 'Review the contract',
+  nodeType: 'userTask',
+  inputType: 'form',
+  formTitle: 'Review contract 7',
+  assignee: 'ann',
+  fields: [{ name: 'ok', type: 'boolean' }],
+  waitingSince: '2026-11-21T10:04:51.000Z',
+});
+
+t.test('the tasks table: flow, node, input type, waiting since and for how long, the execution id; the selected one marked and its title below', async (t) => {
+  const { lastFrame, unmount } = render(<TasksTable items={[task(), second]} selected={1} now={NOW} rows={10} width={100} />);
+  t.teardown(unmount);
+  const frame = lastFrame()!;
+  t.match(frame, /FLOW\s+NODE\s+INPUT\s+WAITING SINCE\s+ID/);
+  t.match(frame, new RegExp(`  Order approval v3\\s+Approve\\s+textbox\\s+${clock('2026-11-21T10:04:11.000Z')} 50s\\s+01a1fe30-edc6-7617-bd1f-84feb7474dfd`));
+  t.match(frame, /› Order approval v3\s+Review the co…\s+form\s+\S+ 10s\s+01a1fe31/, 'the selected row is marked (so it reads without colour)');
+  t.match(frame, /user task: Review contract 7 · for ann/, 'the selected task\'s title');
+  for (const line of frame.split('\n')) t.ok(line.length <= 100, 'fits 100 columns');
+  const narrow = render(<TasksTable items={[task(), second]} selected={0} now={NOW} rows={10} width={80} />);
+  t.teardown(narrow.unmount);
+  for (const line of narrow.lastFrame()!.split('\n')) t.ok(line.length <= 80, `fits 80 columns: ${line}`);
+  t.match(narrow.lastFrame(), /01a1fe30-edc6-7…/, 'the id is cut to fit');
+});
+
+t.test('the tasks table says when nothing waits, and while it reads', async (t) => {
+  const empty = render(<TasksTable items={[]} selected={0} now={NOW} rows={5} width={80} />);
+  t.teardown(empty.unmount);
+  t.match(empty.lastFrame(), /no task waits for an answer/);
+  const loading = render(<TasksTable items={null} selected={0} now={NOW} rows={5} width={80} />);
+  t.teardown(loading.unmount);
+  t.match(loading.lastFrame(), /reading the waiting tasks/);
+});
+
+t.test('the tasks screen: ↓ j ↑ k move, enter opens the selected task, esc comes back without sending', async (t) => {
+  const { ui, sent, captures } = renderTasks([task(), second]);
+  t.teardown(ui.unmount);
+  await frameMatching(ui.lastFrame, /› Order approval v3\s+Approve/);
+  t.match(ui.lastFrame(), /↑↓\s+move\s+enter\s+answer\s+1-4\s+screens/);
+  ui.stdin.write(KEY.down);
+  await frameMatching(ui.lastFrame, /› Order approval v3\s+Review/);
+  ui.stdin.write('k');
+  await frameMatching(ui.lastFrame, /› Order approval v3\s+Approve/);
+  ui.stdin.write('j');
+  await frameMatching(ui.lastFrame, /› Order approval v3\s+Review/);
+  ui.stdin.write(KEY.enter);
+  const form = await frameMatching(ui.lastFrame, /Review contract 7/);
+  t.match(form, /Order approval v3 · Review the contract \(user task\) · waiting since/);
+  t.match(form, /execution 01a1fe31-0000-7000-8000-000000000002 · key order-42 · for ann/);
+  await until(() => captures.at(-1) === true, 'capture on');
+  ui.stdin.write('q'); // taken by the form (a choice field ignores it), never the shell
+  ui.stdin.write(KEY.esc);
+  await frameMatching(ui.lastFrame, /enter\s+answer/);
+  await until(() => captures.at(-1) === false, 'capture off');
+  t.same(captures, [true, false], 'the shell gets every key back');
+  t.same(sent, []);
+});
+
+t.test('ctrl+x asks, n keeps the task, y sends CANCEL', async (t) => {
+  const { ui, sent } = await openTask(task());
+  t.teardown(ui.unmount);
+  ui.stdin.write(KEY.ctrlX);
+  await frameMatching(ui.lastFrame, /Cancel this task \(Approve of Order approval\)\? y \/ n/);
+  t.match(ui.lastFrame(), /y\s+cancel the task\s+n\s+keep it/);
+  ui.stdin.write('n');
+  await frameMatching(ui.lastFrame, /enter\s+complete/);
+  t.notMatch(ui.lastFrame(), /Cancel this task/);
+  t.same(sent, [], 'n sends nothing');
+  ui.stdin.write(KEY.ctrlX);
+  await frameMatching(ui.lastFrame, /y \/ n/);
+  ui.stdin.write('y');
+  await frameMatching(ui.lastFrame, /cancelled Approve of Order approval \(01a1fe30-edc6-7617-bd1f-84feb7474dfd\)/);
+  t.same(sent, [{ processInstanceId: '01a1fe30-edc6-7617-bd1f-84feb7474dfd', nodeId: 'ask', action: 'CANCEL' }]);
+});
+
+const FLOW = `processId: 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b
+name: Approve order
+nodes:
+  start: { type: startEvent, next: ask }
+  ask:
+    type: inputNode
+    name: Approve
+    formTitle: "Approve order {order.id}?"
+    inputType: form
+    fields:
+      - { name: approve, type: boolean, required: true }
+      - { name: comment, type: text }
+    next: done
+  done: { type: endEvent }
+`;
+
+t.test('the TUI against a real daemon: screen 2 lists the waiting task, its form is answered, the execution completes', async (t) => {
+  const cwd = t.testdir({ 'flow.yaml': FLOW });
+  const info = await startDaemon(t, { cwd });
+  t.equal((await wfx(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
+  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const client = new ApiClient({ url: info.url, apiKey: key, credentialSource: 'test' });
+  const run = await client.post<{ processInstanceId: string }>('/process/start', { processId: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b', data: { order: { id: 42 } } });
+
+  const ui = render(<App client={client} url={info.url} rows={24} />);
+  t.teardown(() => ui.unmount());
+  await frameMatching(ui.lastFrame, /· live/);
+  ui.stdin.write('2');
+  await frameMatching(ui.lastFrame, new RegExp(`› Approve order v1\\s+Approve\\s+form\\s+.*${run.processInstanceId.slice(0, 12)}`));
+  t.match(ui.lastFrame(), /input: Approve order 42\?/, 'the resolved title under the table');
+  ui.stdin.write(KEY.enter);
+  await frameMatching(ui.lastFrame, /Approve order 42\?\n\n› approve \*/);
+  // The form listens from its first effect on; choosing yes is idempotent, so press until it shows.
+  for (let i = 0; i < 100 && !/›\(•\) yes/.test(ui.lastFrame() ?? ''); i++) {
+    ui.stdin.write(' ');
+    await delay(20);
+  }
+  await frameMatching(ui.lastFrame, /›\(•\) yes/);
+  ui.stdin.write(KEY.tab);
+  ui.stdin.write('q2 ok'); // q and 2 are text here, not quit or screen 2
+  await frameMatching(ui.lastFrame, /› comment \[q2 ok▌\]/);
+  ui.stdin.write(KEY.ctrlS);
+  await frameMatching(ui.lastFrame, new RegExp(`completed Approve of Approve order \\(${run.processInstanceId}\\)`));
+  await frameMatching(ui.lastFrame, /no task waits for an answer/);
+  const done = await client.get<{ stateCd: number; data: Record<string, unknown> }>(`/process/instance/${run.processInstanceId}`);
+  t.equal(done.stateCd, 1, 'the execution completed');
+  t.same(done.data.formData, { approve: true, comment: 'q2 ok' });
+  ui.stdin.write('1'); // the shell has its keys back
+  await frameMatching(ui.lastFrame, new RegExp(`✔ completed\\s+Approve order v1 .*${run.processInstanceId}`));
+});
