@@ -6,6 +6,7 @@ import { Help } from './components/help.js';
 import { ScreenTabs } from './components/screen-tabs.js';
 import { useExecutions } from './hooks/use-executions.js';
 import { ExecutionsScreen } from './screens/executions-screen.js';
+import { FlowsScreen } from './screens/flows-screen.js';
 import { SCREENS, type ScreenName, type ScreenProps } from './screens/screen.js';
 
 /** The current time, ticking each second (durations of running executions). */
@@ -59,7 +60,15 @@ export function App({ client, url, rows = 24 }: { readonly client: ApiClient; re
         <ConnectionLine url={url} connection={connection} />
         <ScreenTabs screens={SCREENS} current={screen} />
       </Box>
-      {help ? <Help /> : screen === 'executions' ? <ExecutionsScreen {...props} items={items} /> : <Text dimColor>{screen}: not built yet</Text>}
+      {help ? (
+        <Help />
+      ) : screen === 'executions' ? (
+        <ExecutionsScreen {...props} items={items} />
+      ) : screen === 'flows' ? (
+        <FlowsScreen {...props} />
+      ) : (
+        <Text dimColor>{screen}: not built yet</Text>
+      )}
     </Box>
   );
 }

@@ -2,10 +2,11 @@ import { Box, Text } from 'ink';
 
 const KEYS: ReadonlyArray<readonly [string, string]> = [
   ['↑ ↓  k j', 'move'],
-  ['enter', 'open the execution'],
+  ['enter', 'open the execution, or the flow (its versions)'],
   ['esc', 'back to the list'],
   ['s', 'filter by state: all, running, failed, completed, cancelled'],
   ['c', 'cancel the execution (asks first)'],
+  ['r', 'flows: start a run (data as JSON; tab environment, ↑↓ version)'],
   ['1 2 3 4', 'screens: executions, waiting tasks, flows, trigger health'],
   ['?', 'this help (any key closes it)'],
   ['q', 'quit'],
