@@ -8,6 +8,7 @@ import { useExecutions } from './hooks/use-executions.js';
 import { ExecutionsScreen } from './screens/executions-screen.js';
 import { FlowsScreen } from './screens/flows-screen.js';
 import { SCREENS, type ScreenName, type ScreenProps } from './screens/screen.js';
+import { TriggersScreen } from './screens/triggers-screen.js';
 
 /** The current time, ticking each second (durations of running executions). */
 function useNow(): Date {
@@ -66,6 +67,8 @@ export function App({ client, url, rows = 24 }: { readonly client: ApiClient; re
         <ExecutionsScreen {...props} items={items} />
       ) : screen === 'flows' ? (
         <FlowsScreen {...props} />
+      ) : screen === 'triggers' ? (
+        <TriggersScreen {...props} />
       ) : (
         <Text dimColor>{screen}: not built yet</Text>
       )}
