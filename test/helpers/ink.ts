@@ -44,7 +44,7 @@ export interface Rendered {
   readonly unmount: () => void;
 }
 
-/** Renders `tree` in a terminal `columns` wide (what ink-testing-library does at 100). */
+/** Renders `tree` in a terminal `columns` wide (what ink-testing-library does at 100), ready for keys. */
 export function renderAt(tree: ReactElement, columns: number): Rendered {
   const stdout = new Stdout(columns);
   const stdin = new Stdin();
@@ -56,6 +56,9 @@ export function renderAt(tree: ReactElement, columns: number): Rendered {
     exitOnCtrlC: false,
     patchConsole: false,
   });
+  // React runs the first paint's effects (useInput attaches its listener in one) at the latest
+  // before the next render: render again, so keys written right away are heard.
+  instance.rerender(tree);
   return { lastFrame: () => stdout.frames.at(-1) ?? '', stdin, unmount: () => instance.unmount() };
 }
 

@@ -6,6 +6,8 @@ const KEYS: ReadonlyArray<readonly [string, string]> = [
   ['esc', 'back to the list'],
   ['s', 'filter by state: all, running, failed, completed, cancelled'],
   ['c', 'cancel the execution (asks first)'],
+  ['f', 'executions: filter by flow (all, then each flow in the list)'],
+  ['/', 'executions: search by id or correlation key (esc clears)'],
   ['r', 'flows: start a run (data as JSON; tab environment, ↑↓ version)'],
   ['1 2 3 4', 'screens: executions, waiting tasks, flows, trigger health'],
   ['?', 'this help (any key closes it)'],
