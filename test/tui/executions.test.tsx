@@ -49,10 +49,12 @@ t.test('the table shows the correlation key when some execution has one, and fit
   t.same(widerThan(frame, 80), [], 'no line wider than 80');
   t.match(executionColumns(80, true), { id: 13, key: 12 });
 
-  const wide = renderAt(<ExecutionsTable items={ITEMS} selected={0} now={NOW} rows={10} width={100} />, 100);
+  const wide = renderAt(<ExecutionsTable items={ITEMS} selected={0} now={NOW} rows={10} width={120} />, 120);
   t.teardown(wide.unmount);
-  t.match(wide.lastFrame(), /order-42\s+01a1fe30-0000-7000-8000-000000000004/, 'at 100 columns the whole id as well');
-  t.same(widerThan(wide.lastFrame(), 100), []);
+  t.match(wide.lastFrame(), /Order approval v1\s+.*order-42\s+01a1fe30-0000-7000-8000-000000000004/, 'at 120 columns the whole id as well');
+  t.same(widerThan(wide.lastFrame(), 120), []);
+  t.match(executionColumns(100, true), { flow: 30, id: 13 }, 'at 100 the flow name comes before the whole id');
+  t.match(executionColumns(100, false), { flow: 30, id: 36 });
   t.match(executionColumns(140, true), { id: 36, key: 24 }, 'wider still: the key column grows');
 });
 

@@ -4,14 +4,14 @@ import type { ExecutionSummary } from '../types.js';
 
 /**
  * Column widths of the executions table for a terminal `width` (pure). The correlation key gets
- * a column when some execution has one; the id is whole when the flow column keeps 16
+ * a column when some execution has one; the id is whole when the flow column keeps 20
  * characters, else its last 12 (what tells uuidv7 ids apart). Lines stay under `width`.
  */
 export function executionColumns(width: number, hasKey: boolean): { flow: number; key: number; id: number } {
   const room = width - 1 - 33; // marker, state, started, time and their spaces are 33
   let key = hasKey ? 12 : 0;
   const keyCost = hasKey ? key + 1 : 0;
-  const id = room - keyCost - 36 >= 16 ? 36 : 13;
+  const id = room - keyCost - 36 >= 20 ? 36 : 13;
   let flow = room - keyCost - id;
   if (hasKey && flow > 30) {
     const extra = Math.min(flow - 30, 12);
