@@ -52,8 +52,8 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
 
   // Keys read the latest state through a ref: Ink re-attaches the handler after each paint, so a
   // key typed right after a paint would otherwise see the state before it.
-  const latest = useRef({ confirm, open, current, shown, items, flow, search, searching });
-  latest.current = { confirm, open, current, shown, items, flow, search, searching };
+  const latest = useRef({ confirm, open, current, shown, items, search, searching });
+  latest.current = { confirm, open, current, shown, items, search, searching };
   const typeSearch = (text: string, typing: boolean) => {
     latest.current = { ...latest.current, search: text, searching: typing };
     setSearch(text);
@@ -66,7 +66,7 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
   };
   useInput(
     (input, key) => {
-      const { confirm, open, current, shown, items, flow, search, searching } = latest.current;
+      const { confirm, open, current, shown, items, search, searching } = latest.current;
       if (searching) {
         if (key.escape) typeSearch('', false);
         else if (key.return) typeSearch(search, false);
@@ -95,7 +95,7 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
         setSelected(0);
       }
       if (input === 'f') {
-        setFlow(nextFlowFilter(flow, flowNames(items)));
+        setFlow((f) => nextFlowFilter(f, flowNames(items)));
         setSelected(0);
       }
       if (input === '/') {
