@@ -68,8 +68,10 @@ t.test('trigger health is re-read on its interval while shown, and no more once 
   const all = await frameMatching(ui.lastFrame, /4 triggers · ● 2 active · ✖ 1 failing · ○ 1 disabled/);
   t.same(widerThan(all, 80), []);
   ui.unmount();
+  // React runs an unmounted tree's effect cleanups a moment later (one more read may slip in
+  // before); after that, nothing to wait for but time: six intervals without a read.
+  await new Promise((r) => setTimeout(r, 60));
   const reads = client.calls.length;
-  // Nothing to wait for but time: six intervals without a read.
   await new Promise((r) => setTimeout(r, 180));
   t.equal(client.calls.length, reads, 'the interval was cleared on unmount');
 });
