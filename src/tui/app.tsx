@@ -1,4 +1,4 @@
-import { Box, Text, useApp, useInput } from 'ink';
+import { Box, useApp, useInput } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import type { ApiClient } from '../cli/client.js';
 import { ConnectionLine } from './components/connection-line.js';
@@ -6,8 +6,10 @@ import { Help } from './components/help.js';
 import { ScreenTabs } from './components/screen-tabs.js';
 import { useExecutions } from './hooks/use-executions.js';
 import { ExecutionsScreen } from './screens/executions-screen.js';
+import { FlowsScreen } from './screens/flows-screen.js';
 import { SCREENS, type ScreenName, type ScreenProps } from './screens/screen.js';
 import { TasksScreen } from './screens/tasks-screen.js';
+import { TriggersScreen } from './screens/triggers-screen.js';
 
 /** The current time, ticking each second (durations of running executions). */
 function useNow(): Date {
@@ -60,7 +62,17 @@ export function App({ client, url, rows = 24 }: { readonly client: ApiClient; re
         <ConnectionLine url={url} connection={connection} />
         <ScreenTabs screens={SCREENS} current={screen} />
       </Box>
-      {help ? <Help /> : screen === 'executions' ? <ExecutionsScreen {...props} items={items} /> : screen === 'tasks' ? <TasksScreen {...props} /> : <Text dimColor>{screen}: not built yet</Text>}
+      {help ? (
+        <Help />
+      ) : screen === 'executions' ? (
+        <ExecutionsScreen {...props} items={items} />
+      ) : screen === 'tasks' ? (
+        <TasksScreen {...props} />
+      ) : screen === 'flows' ? (
+        <FlowsScreen {...props} />
+      ) : (
+        <TriggersScreen {...props} />
+      )}
     </Box>
   );
 }

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { WfxError } from '../../shared/errors.js';
-import { clientFor, collect, dataOf, isSystem, STATE_NAMES } from '../api.js';
+import { clientFor, collect, dataOf, startExecution, STATE_NAMES } from '../api.js';
 import type { ApiClient } from '../client.js';
 import { globals, printJson, useColor, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -79,13 +79,7 @@ Examples:
         processId = published.processId;
         if (!g.json) ctx.stderr.write(`published ${flow} to ${environment} as version ${published.version}${published.created ? '' : ' (unchanged)'}\n`);
       }
-      const query = new URLSearchParams({ ...(environment && { environment }), ...(opts.version && { versionNumber: opts.version }) });
-      const path = `${(await isSystem(client)) ? '/process/start' : '/process/exec'}${query.size ? `?${query}` : ''}`;
-      const started = await client.post<{ processInstanceId: string; startTime: string }>(path, {
-        processId,
-        data,
-        ...(opts.correlationKey !== undefined && { correlationKey: opts.correlationKey }),
-      });
+      const started = await startExecution(client, { processId, data, environment, version: opts.version, correlationKey: opts.correlationKey });
       const id = started.processInstanceId;
       if (!opts.wait && !opts.follow) {
         if (g.json) printJson(ctx, { ...started, processId });

@@ -2,10 +2,13 @@ import { Box, Text } from 'ink';
 
 const KEYS: ReadonlyArray<readonly [string, string]> = [
   ['↑ ↓  k j', 'move'],
-  ['enter', 'open the execution'],
+  ['enter', 'open the execution or the flow (its versions); answer the task'],
   ['esc', 'back to the list'],
   ['s', 'filter by state: all, running, failed, completed, cancelled'],
   ['c', 'cancel the execution (asks first)'],
+  ['f', 'executions: filter by flow (all, then each flow in the list)'],
+  ['/', 'executions: search by id or correlation key (esc clears)'],
+  ['r', 'flows: start a run (data as JSON; tab environment, ↑↓ version)'],
   ['tab', 'tasks: next field (shift+tab: previous)'],
   ['space', 'tasks: choose an option (a checkbox toggles)'],
   ['ctrl+s', 'tasks: complete the answer (enter, in a one-line one)'],

@@ -1,9 +1,9 @@
 import { Box, Text } from 'ink';
 
-/** The keys of the current screen, at the bottom. */
+/** The keys of the current screen, at the bottom (on a second line when they do not fit one). */
 export function KeyBar({ keys }: { readonly keys: ReadonlyArray<readonly [string, string]> }) {
   return (
-    <Box>
+    <Box flexWrap="wrap">
       {keys.map(([key, label]) => (
         <Box key={key} marginRight={2}>
           <Text inverse> {key} </Text>

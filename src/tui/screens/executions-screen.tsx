@@ -1,9 +1,12 @@
-import { Box, Text, useInput } from 'ink';
+import { Box, Text, useInput, useStdout } from 'ink';
 import { useRef, useState } from 'react';
 import { ExecutionView } from '../components/execution-view.js';
 import { ExecutionsTable } from '../components/executions-table.js';
 import { KeyBar } from '../components/key-bar.js';
+import { InputLine } from '../components/input-line.js';
+import { cut } from '../format.js';
 import { useExecution } from '../hooks/use-execution.js';
+import { editText } from '../text-edit.js';
 import type { ExecutionSummary } from '../types.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 import type { ApiClient } from '../../cli/client.js';
@@ -11,28 +14,66 @@ import type { ApiClient } from '../../cli/client.js';
 const FILTERS = [null, 0, 2, 1, 3] as const;
 const FILTER_WORDS = ['all', 'running', 'failed', 'completed', 'cancelled'];
 
-/** The executions screen: the live list, a state filter, open one, cancel (confirmed). */
+/** The flow names of `items`, sorted: what the flow filter cycles through after "all". */
+export function flowNames(items: readonly ExecutionSummary[]): string[] {
+  return [...new Set(items.map((e) => e.processName))].sort((a, b) => a.localeCompare(b));
+}
+
+/** The next flow filter after `current` (null = all): all, then each flow of the list by name, then all again. */
+export function nextFlowFilter(current: string | null, names: readonly string[]): string | null {
+  const i = current === null ? -1 : names.indexOf(current);
+  return i + 1 < names.length ? names[i + 1]! : null;
+}
+
+/** Whether an execution's id or correlation key contains `search` (any case; '' matches all). */
+export function matchesSearch(e: ExecutionSummary, search: string): boolean {
+  const s = search.toLowerCase();
+  return e.processInstanceId.toLowerCase().includes(s) || (e.correlationKey ?? '').toLowerCase().includes(s);
+}
+
+/**
+ * The executions screen: the live list; filters by state (`s`), by flow (`f`) and a search by id
+ * or correlation key (`/`, applied as it is typed); open one; cancel (confirmed).
+ */
 export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly ExecutionSummary[] }) {
   const { client, rows, now, active, items, setCapture } = props;
+  const { stdout } = useStdout();
+  const width = Math.max(80, stdout.columns || 80);
   const [selected, setSelected] = useState(0);
   const [filter, setFilter] = useState(0);
+  const [flow, setFlow] = useState<string | null>(null);
+  const [search, setSearch] = useState('');
+  const [searching, setSearching] = useState(false);
   const [open, setOpen] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<ExecutionSummary | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const shown = items.filter((e) => FILTERS[filter] === null || e.stateCd === FILTERS[filter]);
+  const shown = items.filter((e) => (FILTERS[filter] === null || e.stateCd === FILTERS[filter]) && (flow === null || e.processName === flow) && matchesSearch(e, search));
   const current = open ? (items.find((e) => e.processInstanceId === open) ?? null) : (shown[Math.min(selected, shown.length - 1)] ?? null);
 
   // Keys read the latest state through a ref: Ink re-attaches the handler after each paint, so a
   // key typed right after a paint would otherwise see the state before it.
-  const latest = useRef({ confirm, open, current, shown });
-  latest.current = { confirm, open, current, shown };
+  const latest = useRef({ confirm, open, current, shown, items, search, searching });
+  latest.current = { confirm, open, current, shown, items, search, searching };
+  const typeSearch = (text: string, typing: boolean) => {
+    latest.current = { ...latest.current, search: text, searching: typing };
+    setSearch(text);
+    setSearching(typing);
+    setSelected(0);
+  };
   const ask = (e: ExecutionSummary | null) => {
     setConfirm(e);
     setCapture(e !== null);
   };
   useInput(
     (input, key) => {
-      const { confirm, open, current, shown } = latest.current;
+      const { confirm, open, current, shown, items, search, searching } = latest.current;
+      if (searching) {
+        if (key.escape) typeSearch('', false);
+        else if (key.return) typeSearch(search, false);
+        else typeSearch(editText(search, input, key), true);
+        if (key.escape || key.return) setCapture(false);
+        return;
+      }
       if (confirm) {
         if (input === 'y') {
           client.post(`/process/instance/${encodeURIComponent(confirm.processInstanceId)}/cancel`).then(
@@ -53,23 +94,50 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
         setFilter((f) => (f + 1) % FILTERS.length);
         setSelected(0);
       }
+      if (input === 'f') {
+        setFlow((f) => nextFlowFilter(f, flowNames(items)));
+        setSelected(0);
+      }
+      if (input === '/') {
+        typeSearch(search, true);
+        setCapture(true);
+      }
       if (key.return && current) setOpen(current.processInstanceId);
     },
     { isActive: active },
   );
 
-  const keys: Array<readonly [string, string]> = open
-    ? [['esc', 'back'], ['c', 'cancel'], ...SHELL_KEYS]
-    : [['↑↓', 'move'], ['enter', 'open'], ['s', `state: ${FILTER_WORDS[filter]}`], ['c', 'cancel'], ...SHELL_KEYS];
+  const keys: Array<readonly [string, string]> = searching
+    ? [['enter', 'keep the search'], ['esc', 'clear it'], ['ctrl-u', 'empty it']]
+    : open
+      ? [['esc', 'back'], ['c', 'cancel'], ...SHELL_KEYS]
+      : [
+          ['↑↓', 'move'],
+          ['enter', 'open'],
+          ['s', `state: ${FILTER_WORDS[filter]}`],
+          ['f', `flow: ${flow === null ? 'all' : cut(flow, 20)}`],
+          ['/', search ? `search: ${cut(search, 16)}` : 'search'],
+          ['c', 'cancel'],
+          ...SHELL_KEYS,
+        ];
+  const filtered = filter !== 0 || flow !== null || search !== '';
   return (
     <Box flexDirection="column">
       {open ? (
         <Detail client={client} id={open} now={now} logRows={Math.max(3, rows - 16)} />
       ) : (
-        <ExecutionsTable items={shown} selected={Math.min(selected, Math.max(0, shown.length - 1))} now={now} rows={Math.max(3, rows - 5)} />
+        <ExecutionsTable
+          items={shown}
+          selected={Math.min(selected, Math.max(0, shown.length - 1))}
+          now={now}
+          rows={Math.max(3, rows - 6)}
+          width={width}
+          empty={filtered && items.length > 0 ? `none of the ${items.length} executions match the filters` : 'no executions'}
+        />
       )}
       {confirm && <Text color="yellow">Cancel {confirm.processName} {confirm.processInstanceId}? y / n</Text>}
       {notice && !confirm && <Text dimColor>{notice}</Text>}
+      {searching && <InputLine label="search /" value={search} width={width} placeholder="part of an id or a correlation key" />}
       <KeyBar keys={keys} />
     </Box>
   );

@@ -1,0 +1,42 @@
+import { Box, Text } from 'ink';
+import { cut, fit } from '../format.js';
+import { latestVersion, type FlowSummary } from '../hooks/use-flows.js';
+
+/** Column widths of the flows table for a terminal `width` (pure): the full processId when the name keeps 20 columns, else its first 8 characters and …. */
+export function flowColumns(width: number, environments: readonly string[]): { name: number; id: number; env: number[] } {
+  const env = environments.map((e) => Math.max(e.length, 4));
+  const fixed = 2 + 7 + env.reduce((n, w) => n + w + 1, 0); // marker, LATEST, the environments
+  const id = width - fixed - 37 >= 20 ? 36 : 10;
+  return { name: Math.min(40, Math.max(12, width - fixed - id - 1 - 1)), id, env };
+}
+
+/** The flows: name, processId, latest version, the version active in each environment ('-' for none); the selected row marked. */
+export function FlowsTable(props: {
+  readonly flows: readonly FlowSummary[];
+  readonly environments: readonly string[];
+  readonly selected: number;
+  /** Rows for the flows (the header is extra). */
+  readonly rows: number;
+  /** Terminal columns: the layout fits them (80 and up). */
+  readonly width: number;
+}) {
+  const { flows, environments, selected, rows, width } = props;
+  const cols = flowColumns(width, environments);
+  const first = Math.max(0, Math.min(selected - Math.floor(rows / 2), flows.length - rows));
+  const envCells = (f: FlowSummary | null) => environments.map((e, i) => fit(f ? (f.active[e] ? `v${f.active[e]}` : '-') : e, cols.env[i]!)).join(' ');
+  const id = (processId: string) => (cols.id === 36 ? processId : `${processId.slice(0, 8)}…`);
+  return (
+    <Box flexDirection="column">
+      <Text bold>{`  ${fit('FLOW', cols.name)} ${fit('PROCESS ID', cols.id)} ${fit('LATEST', 6)} ${envCells(null)}`.trimEnd()}</Text>
+      {flows.length === 0 && <Text dimColor>  no flows: publish one with wfx flow publish FILE</Text>}
+      {flows.slice(first, first + rows).map((f, i) => {
+        const at = first + i === selected;
+        return (
+          <Text key={f.processId} inverse={at}>
+            {`${at ? '›' : ' '} ${fit(cut(f.name, cols.name), cols.name)} ${fit(id(f.processId), cols.id)} ${fit(`v${latestVersion(f)}`, 6)} ${envCells(f)}`.trimEnd()}
+          </Text>
+        );
+      })}
+    </Box>
+  );
+}

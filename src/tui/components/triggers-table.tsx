@@ -1,0 +1,85 @@
+import { Box, Text } from 'ink';
+import { cut, fit } from '../format.js';
+import type { TriggerHealth } from '../hooks/use-triggers.js';
+
+const STATE_LOOK = {
+  active: { symbol: '●', color: 'green' },
+  failing: { symbol: '✖', color: 'red' },
+  disabled: { symbol: '○', color: 'gray' },
+} as const;
+
+/** A trigger state as the TUI shows it: the word, a symbol (so it reads without colour) and a colour. */
+export function triggerStateView(state: string): { word: string; symbol: string; color: string } {
+  const look = STATE_LOOK[state as keyof typeof STATE_LOOK];
+  return look ? { word: state, ...look } : { word: state, symbol: '?', color: 'white' };
+}
+
+/** `3m ago`, `in 2h 05m`, `-` (pure): how far `iso` is from `now`, compact enough for a 10-column cell. */
+export function relativeTime(iso: string | null, now: Date): string {
+  if (!iso) return '-';
+  const ms = Date.parse(iso) - now.getTime();
+  const s = Math.floor(Math.abs(ms) / 1000);
+  const span =
+    s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m` : s < 86400 ? `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : `${Math.floor(s / 86400)}d`;
+  return ms >= 0 ? `in ${span}` : `${span} ago`;
+}
+
+/** What a trigger is, in a few words: a schedule's cron, zone and missed-runs policy; a webhook's registration; an email trigger's connection. */
+export function triggerDetail(t: TriggerHealth): string {
+  switch (t.type) {
+    case 'schedule':
+      return `cron ${t.cron} ${t.timezone} · missedRuns: ${t.missedRuns}${t.nextFire ? ` · next ${t.nextFire.slice(0, 16)}Z` : ''}`;
+    case 'webhook':
+      return `webhook ${t.webhook}`;
+    case 'email':
+      return `email connection ${t.connection}`;
+  }
+}
+
+/** Lines one trigger takes: its row, its detail, and its last error when it has one. */
+const linesOf = (t: TriggerHealth) => (t.lastError ? 3 : 2);
+
+/**
+ * Trigger health: one row per trigger (state in a word with a symbol and colour, type, flow and
+ * version, environment, last and next fire relative to `now`), under it the trigger's detail,
+ * and a failing or disabled trigger's last error. Fits 80 columns; the flow column grows wider.
+ */
+export function TriggersTable(props: {
+  readonly triggers: readonly TriggerHealth[];
+  readonly selected: number;
+  readonly now: Date;
+  /** Lines for the triggers (the header is extra). */
+  readonly rows: number;
+  readonly width: number;
+}) {
+  const { triggers, selected, now, rows, width } = props;
+  const flowW = Math.min(40, Math.max(16, width - 57));
+  let first = 0;
+  const span = (from: number, to: number) => triggers.slice(from, to + 1).reduce((n, t) => n + linesOf(t), 0);
+  while (first < selected && span(first, selected) > rows) first++;
+  const visible: TriggerHealth[] = [];
+  for (let i = first, used = 0; i < triggers.length && used + linesOf(triggers[i]!) <= rows; i++) {
+    visible.push(triggers[i]!);
+    used += linesOf(triggers[i]!);
+  }
+  return (
+    <Box flexDirection="column">
+      <Text bold>{`  ${fit('STATE', 10)} ${fit('TYPE', 8)} ${fit('FLOW', flowW)} ${fit('ENV', 11)} ${fit('LAST FIRE', 10)} NEXT FIRE`}</Text>
+      {triggers.length === 0 && <Text dimColor>  no triggers: no active flow version has a schedule, webhook or email trigger</Text>}
+      {visible.map((t, i) => {
+        const at = first + i === selected;
+        const v = triggerStateView(t.state);
+        return (
+          <Box key={`${first + i}`} flexDirection="column">
+            <Text inverse={at}>
+              {at ? '›' : ' '} <Text color={v.color}>{fit(`${v.symbol} ${v.word}`, 10)}</Text> {fit(t.type, 8)} {fit(cut(`${t.flowName} v${t.version}`, flowW), flowW)}{' '}
+              {fit(t.environment, 11)} {fit(relativeTime(t.lastFire, now), 10)} {relativeTime(t.nextFire, now)}
+            </Text>
+            <Text dimColor>{`    ${cut(triggerDetail(t), width - 5)}`}</Text>
+            {t.lastError && <Text color={v.color}>{`    ${cut(`${t.state === 'failing' ? 'last error' : 'why'}: ${t.lastError}`, width - 5)}`}</Text>}
+          </Box>
+        );
+      })}
+    </Box>
+  );
+}

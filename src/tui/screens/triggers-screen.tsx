@@ -1,0 +1,52 @@
+import { Box, Text, useInput, useStdout } from 'ink';
+import { useRef, useState } from 'react';
+import { KeyBar } from '../components/key-bar.js';
+import { TriggersTable } from '../components/triggers-table.js';
+import { useTriggers } from '../hooks/use-triggers.js';
+import { SHELL_KEYS, type ScreenProps } from './screen.js';
+
+/**
+ * The trigger-health screen: every trigger of the active flow versions with its state, last and
+ * next fire and its last error; re-read when executions change and every `refreshMs` (5 s).
+ */
+export function TriggersScreen(props: ScreenProps & { readonly refreshMs?: number }) {
+  const { client, rows, now, active, changes, refreshMs } = props;
+  const { stdout } = useStdout();
+  const width = Math.max(80, stdout.columns || 80);
+  const { data, error } = useTriggers(client, changes, refreshMs);
+  const triggers = data ?? [];
+  const [selected, setSelected] = useState(0);
+  const latest = useRef(triggers.length);
+  latest.current = triggers.length;
+  useInput(
+    (input, key) => {
+      const n = latest.current;
+      if (key.upArrow || input === 'k') setSelected((s) => Math.max(0, Math.min(s, n - 1) - 1));
+      if (key.downArrow || input === 'j') setSelected((s) => Math.min(Math.max(0, n - 1), s + 1));
+    },
+    { isActive: active },
+  );
+
+  const count = (state: string) => triggers.filter((t) => t.state === state).length;
+  return (
+    <Box flexDirection="column">
+      {error?.code === 'FORBIDDEN' ? (
+        <Text color="yellow">✖ FORBIDDEN: this credential lacks WORKFLOW_READ, which trigger health needs</Text>
+      ) : error ? (
+        <Text color="red">✖ cannot read trigger health: {error.text}</Text>
+      ) : null}
+      {data ? (
+        <>
+          <Text>
+            {triggers.length} trigger{triggers.length === 1 ? '' : 's'} · <Text color="green">● {count('active')} active</Text> · <Text color="red">✖ {count('failing')} failing</Text> ·{' '}
+            <Text color="gray">○ {count('disabled')} disabled</Text>
+          </Text>
+          <TriggersTable triggers={triggers} selected={Math.min(selected, Math.max(0, triggers.length - 1))} now={now} rows={Math.max(3, rows - 5)} width={width} />
+        </>
+      ) : (
+        !error && <Text dimColor>loading trigger health…</Text>
+      )}
+      <KeyBar keys={[['↑↓', 'move'], ...SHELL_KEYS]} />
+    </Box>
+  );
+}

@@ -1,0 +1,79 @@
+import { EventEmitter } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
+import { render as inkRender, type Instance } from 'ink';
+import type { ReactElement } from 'react';
+
+/** A terminal of `columns` for Ink: keeps every frame written (ink-testing-library's is always 100 wide). */
+class Stdout extends EventEmitter {
+  readonly frames: string[] = [];
+  constructor(readonly columns: number) {
+    super();
+  }
+  readonly rows = 24;
+  write = (frame: string) => {
+    this.frames.push(frame);
+    return true;
+  };
+}
+
+/** Keys typed into the TUI, one write at a time (as ink-testing-library's stdin). */
+class Stdin extends EventEmitter {
+  isTTY = true;
+  private data: string | null = null;
+  write = (data: string) => {
+    this.data = data;
+    this.emit('readable');
+    this.emit('data', data);
+  };
+  read = () => {
+    const d = this.data;
+    this.data = null;
+    return d;
+  };
+  setEncoding() {}
+  setRawMode() {}
+  resume() {}
+  pause() {}
+  ref() {}
+  unref() {}
+}
+
+export interface Rendered {
+  readonly lastFrame: () => string;
+  readonly stdin: { write(data: string): void };
+  readonly unmount: () => void;
+}
+
+/** Renders `tree` in a terminal `columns` wide (what ink-testing-library does at 100), ready for keys. */
+export function renderAt(tree: ReactElement, columns: number): Rendered {
+  const stdout = new Stdout(columns);
+  const stdin = new Stdin();
+  const instance: Instance = inkRender(tree, {
+    stdout: stdout as unknown as NodeJS.WriteStream,
+    stderr: new Stdout(columns) as unknown as NodeJS.WriteStream,
+    stdin: stdin as unknown as NodeJS.ReadStream,
+    debug: true,
+    exitOnCtrlC: false,
+    patchConsole: false,
+  });
+  // React runs the first paint's effects (useInput attaches its listener in one) at the latest
+  // before the next render: render again, so keys written right away are heard.
+  instance.rerender(tree);
+  return { lastFrame: () => stdout.frames.at(-1) ?? '', stdin, unmount: () => instance.unmount() };
+}
+
+/** Waits (at most 10 s, polling every 20 ms) until the last frame matches `re`; returns it. */
+export async function frameMatching(lastFrame: () => string | undefined, re: RegExp, timeoutMs = 10_000): Promise<string> {
+  for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
+    const f = lastFrame() ?? '';
+    if (re.test(f)) return f;
+    await delay(20);
+  }
+  throw new Error(`no frame matched ${re}; last: ${JSON.stringify(lastFrame())}`);
+}
+
+/** The lines of a frame wider than `columns` (colour codes are not counted). */
+export function widerThan(frame: string, columns: number): string[] {
+  // eslint-disable-next-line no-control-regex
+  return frame.split('\n').filter((l) => Array.from(l.replace(/\u001b\[[0-9;]*m/g, '')).length > columns);
+}

@@ -1,0 +1,176 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { ApiClient } from '../../src/cli/client.js';
+import { App } from '../../src/tui/app.js';
+import { executionColumns, ExecutionsTable } from '../../src/tui/components/executions-table.js';
+import { ExecutionsScreen, matchesSearch, nextFlowFilter } from '../../src/tui/screens/executions-screen.js';
+import type { ExecutionSummary } from '../../src/tui/types.js';
+import { startDaemon, wfx } from '../helpers/cli.js';
+import { frameMatching, renderAt, widerThan } from '../helpers/ink.js';
+import { stubClient } from '../helpers/stub-client.js';
+
+const NOW = new Date('2026-11-21T10:05:00.000Z');
+const ESC = '\u001b';
+const CTRL_U = '\u0015';
+const BACKSPACE = '\u007f';
+
+const summary = (n: number, processName: string, correlationKey: string | null, stateCd = 0): ExecutionSummary => ({
+  processInstanceId: `01a1fe30-0000-7000-8000-00000000000${n}`,
+  processId: processName === 'Invoice' ? 'pi' : 'po',
+  processName,
+  processVersion: '1',
+  stateCd,
+  startTime: '2026-11-21T10:00:00.000Z',
+  endTime: stateCd === 0 ? null : '2026-11-21T10:01:05.000Z',
+  correlationKey,
+  parentInstanceId: null,
+});
+const ITEMS = [summary(4, 'Order approval', 'order-42'), summary(3, 'Invoice', 'INV-2026-7'), summary(2, 'Order approval', 'order-43', 1), summary(1, 'Invoice', null, 2)];
+
+t.test('search and flow filter, pure: substring of id or correlation key in any case; flows cycle all, each, all', async (t) => {
+  t.ok(matchesSearch(ITEMS[0]!, 'ORDER-4'));
+  t.ok(matchesSearch(ITEMS[0]!, '0004'));
+  t.ok(matchesSearch(ITEMS[3]!, ''));
+  t.notOk(matchesSearch(ITEMS[3]!, 'order'), 'no correlation key: only the id is searched');
+  t.equal(nextFlowFilter(null, ['Invoice', 'Order approval']), 'Invoice');
+  t.equal(nextFlowFilter('Invoice', ['Invoice', 'Order approval']), 'Order approval');
+  t.equal(nextFlowFilter('Order approval', ['Invoice', 'Order approval']), null);
+  t.equal(nextFlowFilter('Gone', ['Invoice']), 'Invoice', 'a flow no longer listed moves on');
+});
+
+t.test('the table shows the correlation key when some execution has one, and fits 80 columns (the id cut to its tail)', async (t) => {
+  const narrow = renderAt(<ExecutionsTable items={ITEMS} selected={0} now={NOW} rows={10} width={80} />, 80);
+  t.teardown(narrow.unmount);
+  const frame = narrow.lastFrame();
+  t.match(frame, /STATE\s+FLOW\s+STARTED\s+TIME\s+KEY\s+ID/);
+  t.match(frame, /› ● running\s+Order approval v1\s+\d\d:\d\d:\d\d\s+5m 00s\s+order-42\s+…000000000004/);
+  t.match(frame, /  ✖ failed\s+Invoice v1 .* 1m 05s\s+…000000000001/, 'no key: the cell is empty');
+  t.same(widerThan(frame, 80), [], 'no line wider than 80');
+  t.match(executionColumns(80, true), { id: 13, key: 12 });
+
+  const wide = renderAt(<ExecutionsTable items={ITEMS} selected={0} now={NOW} rows={10} width={120} />, 120);
+  t.teardown(wide.unmount);
+  t.match(wide.lastFrame(), /Order approval v1\s+.*order-42\s+01a1fe30-0000-7000-8000-000000000004/, 'at 120 columns the whole id as well');
+  t.same(widerThan(wide.lastFrame(), 120), []);
+  t.match(executionColumns(100, true), { flow: 30, id: 13 }, 'at 100 the flow name comes before the whole id');
+  t.match(executionColumns(100, false), { flow: 30, id: 36 });
+  t.match(executionColumns(140, true), { id: 36, key: 24 }, 'wider still: the key column grows');
+});
+
+t.test('the executions screen: f cycles the flow filter, / searches as it is typed, enter keeps it, esc clears it', async (t) => {
+  const client = stubClient(() => ({}));
+  const capture: boolean[] = [];
+  const ui = renderAt(<ExecutionsScreen client={client} rows={23} now={NOW} active changes={0} setCapture={(c) => capture.push(c)} items={ITEMS} />, 80);
+  t.teardown(ui.unmount);
+  t.match(ui.lastFrame(), /f\s+flow: all\s+\/\s+search/);
+  ui.stdin.write('f');
+  let frame = await frameMatching(ui.lastFrame, /flow: Invoice/);
+  t.match(frame, /INV-2026-7/);
+  t.notMatch(frame, /Order approval v1/);
+  ui.stdin.write('f');
+  frame = await frameMatching(ui.lastFrame, /flow: Order approval/);
+  t.notMatch(frame, /Invoice v1/);
+  ui.stdin.write('f');
+  frame = await frameMatching(ui.lastFrame, /flow: all/);
+  t.match(frame, /Invoice v1[\s\S]*Order approval v1|Order approval v1[\s\S]*Invoice v1/);
+
+  ui.stdin.write('/');
+  await frameMatching(ui.lastFrame, /search \/ .*part of an id or a correlation key/);
+  t.same(capture, [true], 'typing takes every key');
+  ui.stdin.write('order-4');
+  frame = await frameMatching(ui.lastFrame, /search \/ order-4/);
+  t.match(frame, /order-42/);
+  t.match(frame, /order-43/);
+  t.notMatch(frame, /INV-2026-7/, 'filtered as it is typed');
+  ui.stdin.write('2');
+  frame = await frameMatching(ui.lastFrame, /search \/ order-42/);
+  t.notMatch(frame, /order-43/);
+  ui.stdin.write(BACKSPACE);
+  await frameMatching(ui.lastFrame, /search \/ order-4\n/);
+  ui.stdin.write('2q');
+  frame = await frameMatching(ui.lastFrame, /search \/ order-42q/);
+  t.match(frame, /none of the 4 executions match the filters/, 'q is text here');
+  ui.stdin.write(BACKSPACE);
+  ui.stdin.write('\r');
+  frame = await frameMatching(ui.lastFrame, /\/\s+search: order-42/);
+  t.notMatch(frame, /search \//, 'enter keeps the search and closes the field');
+  t.match(frame, /› ● running\s+Order approval v1 .*order-42/);
+  t.notMatch(frame, /order-43/);
+  t.same(capture, [true, false]);
+  t.same(widerThan(frame, 80), []);
+
+  ui.stdin.write('s'); // the filters combine: state running
+  frame = await frameMatching(ui.lastFrame, /state: running/);
+  t.match(frame, /order-42/);
+  ui.stdin.write('/');
+  await frameMatching(ui.lastFrame, /search \/ order-42/);
+  ui.stdin.write(CTRL_U);
+  await frameMatching(ui.lastFrame, /search \/ .*part of an id/);
+  ui.stdin.write('inv');
+  frame = await frameMatching(ui.lastFrame, /search \/ inv\n/);
+  t.match(frame, /● running\s+Invoice v1 .*INV-2026-7/, 'any case, and combined with the state filter');
+  t.notMatch(frame, /order-42|failed/);
+  ui.stdin.write(ESC);
+  frame = await frameMatching(ui.lastFrame, /\/\s+search(?!:)/);
+  t.match(frame, /order-42/, 'esc clears the search');
+  t.match(frame, /INV-2026-7/);
+  t.same(capture, [true, false, true, false]);
+});
+
+const flowFile = (processId: string, name: string) => `processId: ${processId}
+name: ${name}
+nodes:
+  start: { type: startEvent, next: wait }
+  wait: { type: inputNode, inputType: textbox, formTitle: "Go on?", next: done }
+  done: { type: endEvent }
+`;
+
+t.test('search and flow filter against a real daemon, at 80 columns', async (t) => {
+  const orders = '8e9f0a1b-2c3d-4e4f-9a5b-6c7d8e9f0a1b';
+  const invoices = '9f0a1b2c-3d4e-4f5a-8b6c-7d8e9f0a1b2c';
+  const cwd = t.testdir({ 'orders.yaml': flowFile(orders, 'Orders'), 'invoices.yaml': flowFile(invoices, 'Invoices') });
+  const info = await startDaemon(t, { cwd });
+  for (const f of ['orders.yaml', 'invoices.yaml']) t.equal((await wfx(['flow', 'publish', f], { cwd })).code, 0);
+  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const client = new ApiClient({ url: info.url, apiKey: key, credentialSource: 'test' });
+  const start = (processId: string, correlationKey: string) => client.post<{ processInstanceId: string }>('/process/start', { processId, correlationKey, data: {} });
+  const o1 = await start(orders, 'order-1001');
+  const o2 = await start(orders, 'order-1002');
+  const i1 = await start(invoices, 'inv-77');
+
+  const ui = renderAt(<App client={client} url={info.url} rows={24} />, 80);
+  t.teardown(ui.unmount);
+  let frame = await frameMatching(ui.lastFrame, /inv-77[\s\S]*order-1001|order-1001[\s\S]*inv-77/);
+  t.same(widerThan(frame, 80), [], 'the list with its key column fits 80 columns');
+
+  ui.stdin.write('/');
+  await frameMatching(ui.lastFrame, /search \//);
+  ui.stdin.write('1002');
+  frame = await frameMatching(ui.lastFrame, /search \/ 1002/);
+  t.match(frame, new RegExp(`order-1002\\s+…${o2.processInstanceId.slice(-12)}`));
+  t.notMatch(frame, /order-1001|inv-77/);
+  ui.stdin.write(CTRL_U);
+  ui.stdin.write(i1.processInstanceId.slice(-6)); // part of an id
+  frame = await frameMatching(ui.lastFrame, new RegExp(`search / ${i1.processInstanceId.slice(-6)}`));
+  t.match(frame, /Invoices v1 .*inv-77/);
+  t.notMatch(frame, /order-100/);
+  ui.stdin.write(ESC);
+  await frameMatching(ui.lastFrame, /order-1001/);
+
+  ui.stdin.write('f');
+  frame = await frameMatching(ui.lastFrame, /flow: Invoices/);
+  t.notMatch(frame, /order-100/);
+  ui.stdin.write('f');
+  frame = await frameMatching(ui.lastFrame, /flow: Orders/);
+  t.match(frame, /order-1001/);
+  t.notMatch(frame, /inv-77/);
+
+  // Still live under a filter: a new Orders execution appears, a new invoice does not.
+  const o3 = await start(orders, 'order-1003');
+  await start(invoices, 'inv-78');
+  frame = await frameMatching(ui.lastFrame, new RegExp(o3.processInstanceId.slice(-12)));
+  t.notMatch(frame, /inv-78/);
+  t.match(frame, new RegExp(o1.processInstanceId.slice(-12)));
+  t.same(widerThan(frame, 80), []);
+});

@@ -1,0 +1,184 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { ApiClient } from '../../src/cli/client.js';
+import { WfxError } from '../../src/shared/errors.js';
+import { App } from '../../src/tui/app.js';
+import { FlowView } from '../../src/tui/components/flow-view.js';
+import { FlowsTable } from '../../src/tui/components/flows-table.js';
+import type { FlowSummary } from '../../src/tui/hooks/use-flows.js';
+import { FlowsScreen } from '../../src/tui/screens/flows-screen.js';
+import { startDaemon, wfx } from '../helpers/cli.js';
+import { frameMatching, renderAt, widerThan } from '../helpers/ink.js';
+import { stubClient } from '../helpers/stub-client.js';
+
+const ORDER_ID = '3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c';
+const order = (label: string) => `processId: ${ORDER_ID}
+name: Order intake
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, formTitle: "${label} {orderId}?", next: done }
+  done: { type: endEvent }
+`;
+const DRAFT = `processId: 4a5b6c7d-8e9f-4a1b-9c2d-3e4f5a6b7c8d
+name: Draft refunds
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+
+const ESC = '\u001b';
+const TAB = '\t';
+const DOWN = '\u001b[B';
+const CTRL_U = '\u0015';
+
+const flow = (extra: Partial<FlowSummary> = {}): FlowSummary => ({
+  processId: '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11',
+  name: 'Order approval',
+  organization: 'default',
+  public: false,
+  active: { PRODUCTION: '2', DEVELOPMENT: '3' },
+  versions: [
+    { version: '1', publishedAt: '2026-11-19T08:00:00.000Z' },
+    { version: '2', publishedAt: '2026-11-20T09:00:00.000Z' },
+    { version: '3', publishedAt: '2026-11-21T10:04:10.000Z' },
+  ],
+  ...extra,
+});
+
+t.test('the flows table: latest version and the active one per environment, at 80 columns and wider', async (t) => {
+  const flows = [flow(), flow({ processId: '1c8d7b4f-3a1f-4b68-8b54-4e5f2a0d9c22', name: 'Wait for payment', active: { DEVELOPMENT: '1' }, versions: [{ version: '1', publishedAt: '2026-11-21T10:00:00.000Z' }] })];
+  const narrow = renderAt(<FlowsTable flows={flows} environments={['PRODUCTION', 'DEVELOPMENT']} selected={1} rows={10} width={80} />, 80);
+  t.teardown(narrow.unmount);
+  const frame = narrow.lastFrame();
+  t.match(frame, /FLOW\s+PROCESS ID\s+LATEST\s+PRODUCTION\s+DEVELOPMENT/);
+  t.match(frame, /  Order approval\s+0b7c6a3e…\s+v3\s+v2\s+v3/, 'at 80 columns the processId is cut to its first 8 characters');
+  t.match(frame, /› Wait for payment\s+1c8d7b4f…\s+v1\s+-\s+v1/, 'no active version is a dash; the selected row is marked');
+  t.same(widerThan(frame, 80), [], 'no line wider than 80');
+
+  const wide = renderAt(<FlowsTable flows={flows} environments={['PRODUCTION', 'DEVELOPMENT']} selected={0} rows={10} width={100} />, 100);
+  t.teardown(wide.unmount);
+  t.match(wide.lastFrame(), /› Order approval\s+0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11\s+v3\s+v2\s+v3/, 'wider: the whole processId');
+  t.same(widerThan(wide.lastFrame(), 100), []);
+
+  const none = renderAt(<FlowsTable flows={[]} environments={['PRODUCTION', 'DEVELOPMENT']} selected={0} rows={10} width={80} />, 80);
+  t.teardown(none.unmount);
+  t.match(none.lastFrame(), /no flows: publish one with wfx flow publish FILE/);
+});
+
+t.test('one flow: its versions newest first, when each was published, where each is active', async (t) => {
+  const view = renderAt(<FlowView flow={flow()} environments={['PRODUCTION', 'DEVELOPMENT']} rows={2} />, 80);
+  t.teardown(view.unmount);
+  const frame = view.lastFrame();
+  t.match(frame, /Order approval · 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11/);
+  t.match(frame, /organization default · not public · 3 versions/);
+  t.match(frame, /VERSION\s+PUBLISHED\s+ACTIVE IN/);
+  t.match(frame, /● v3\s+2026-11-2\d \d\d:\d\d:10\s+DEVELOPMENT\n/, 'newest first, active where it is (marked without colour too)');
+  t.match(frame, /● v2\s+.*PRODUCTION\n/);
+  t.match(frame, /… 1 older/, 'versions beyond the rows are counted');
+  t.notMatch(frame, /v1 /);
+  t.same(widerThan(frame, 80), []);
+});
+
+t.test('the run form checks the data is a JSON object before asking the daemon, and shows the API error as CODE: message', async (t) => {
+  const client = stubClient(({ method, path }) => {
+    if (path === '/admin/flows') return { items: [flow()] };
+    if (path === '/auth/whoami') return { system: false };
+    if (method === 'POST' && path.startsWith('/process/exec')) throw new WfxError('PROCESS_NOT_PUBLISHED', 'flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 has no active version in PRODUCTION');
+    throw new Error(`unexpected ${method} ${path}`);
+  });
+  let capture = false;
+  const ui = renderAt(<FlowsScreen client={client} rows={23} now={new Date()} active changes={0} setCapture={(c) => (capture = c)} />, 80);
+  t.teardown(ui.unmount);
+  await frameMatching(ui.lastFrame, /› Order approval/);
+  ui.stdin.write('r');
+  await frameMatching(ui.lastFrame, /start a run of Order approval[\s\S]*environment PRODUCTION \(active v2\)[\s\S]*data\s+\{\}/);
+  t.equal(capture, true, 'the form takes every key while open');
+  ui.stdin.write(CTRL_U);
+  ui.stdin.write('{orderId: 42');
+  ui.stdin.write('\r');
+  await frameMatching(ui.lastFrame, /✖ data is not valid JSON: /);
+  ui.stdin.write(CTRL_U);
+  ui.stdin.write('[1, 2]');
+  ui.stdin.write('\r');
+  await frameMatching(ui.lastFrame, /✖ data must be a JSON object, not an array/);
+  t.notOk(client.calls.some((c) => c.method === 'POST'), 'nothing was sent for data that is not an object');
+  ui.stdin.write(CTRL_U);
+  ui.stdin.write('{"orderId": 42}');
+  ui.stdin.write('\r');
+  const refused = await frameMatching(ui.lastFrame, /✖ PROCESS_NOT_PUBLISHED: flow 0b7c6a3e\S* has no\s+active\s+version\s+in\s+PRODUCTION/);
+  t.notMatch(refused, /at .*\.js:\d+/, 'no stack');
+  t.match(client.calls.find((c) => c.method === 'POST'), { path: '/process/exec?environment=PRODUCTION', body: { processId: '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11', data: { orderId: 42 } } }, 'an organization key starts through /process/exec');
+  ui.stdin.write(DOWN);
+  await frameMatching(ui.lastFrame, /version\s+v3/);
+  ui.stdin.write(ESC);
+  const closed = await frameMatching(ui.lastFrame, /› Order approval(?![\s\S]*start a run)/);
+  t.notMatch(closed, /start a run/, 'esc cancels the form');
+  t.equal(capture, false, 'and gives the keys back');
+  t.same(widerThan(closed, 80), []);
+});
+
+t.test('the flows screen against a real daemon: versions per environment, and a run started with typed data', async (t) => {
+  const cwd = t.testdir({ 'order-v1.yaml': order('Take order'), 'order-v2.yaml': order('Accept order'), 'draft.yaml': DRAFT });
+  const info = await startDaemon(t, { cwd });
+  t.equal((await wfx(['flow', 'publish', 'order-v1.yaml'], { cwd })).code, 0);
+  t.equal((await wfx(['flow', 'publish', 'order-v2.yaml', '--env', 'DEVELOPMENT'], { cwd })).code, 0);
+  t.equal((await wfx(['flow', 'publish', 'draft.yaml', '--env', 'DEVELOPMENT'], { cwd })).code, 0);
+  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const client = new ApiClient({ url: info.url, apiKey: key, credentialSource: 'test' });
+
+  const ui = renderAt(<App client={client} url={info.url} rows={24} />, 80);
+  t.teardown(ui.unmount);
+  await frameMatching(ui.lastFrame, /· live/);
+  ui.stdin.write('3');
+  const list = await frameMatching(ui.lastFrame, /Order intake/);
+  t.match(list, /› Draft refunds\s+4a5b6c7d…\s+v1\s+-\s+v1/, 'sorted by name; not active in PRODUCTION');
+  t.match(list, /  Order intake\s+3f4a5b6c…\s+v2\s+v1\s+v2/, 'v1 runs in PRODUCTION, v2 in DEVELOPMENT');
+  t.same(widerThan(list, 80), [], 'the whole screen fits 80 columns');
+
+  ui.stdin.write('j');
+  await frameMatching(ui.lastFrame, /› Order intake/);
+  ui.stdin.write('\r');
+  const versions = await frameMatching(ui.lastFrame, /Order intake · 3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c/);
+  t.match(versions, /● v2\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+DEVELOPMENT/);
+  t.match(versions, /● v1\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+PRODUCTION/);
+
+  // r from the open flow: typed data with q, ? and digits in it (the form has the keys, not the shell).
+  ui.stdin.write('r');
+  await frameMatching(ui.lastFrame, /start a run of Order intake/);
+  ui.stdin.write(CTRL_U);
+  ui.stdin.write('{"orderId": 7, "note": "q? 1-4"}');
+  ui.stdin.write(TAB);
+  await frameMatching(ui.lastFrame, /environment DEVELOPMENT \(active v2\)/);
+  t.match(ui.lastFrame(), /data\s+\{"orderId": 7, "note": "q\? 1-4"\}/);
+  ui.stdin.write('\r');
+  const started = await frameMatching(ui.lastFrame, /✔ started \S+ · Order intake · DEVELOPMENT/);
+  const id = /✔ started (\S+)/.exec(started)![1]!;
+  const instance = await client.get<{ processVersion: string; data: Record<string, unknown>; environment: string }>(`/process/instance/${id}`);
+  t.match(instance, { processVersion: '2', environment: 'DEVELOPMENT', data: { orderId: 7, note: 'q? 1-4' } }, 'the daemon has it, with the typed data');
+
+  // A version chosen explicitly, in PRODUCTION.
+  ui.stdin.write('r');
+  await frameMatching(ui.lastFrame, /start a run of Order intake[\s\S]*environment PRODUCTION/);
+  ui.stdin.write(DOWN); // active -> v2
+  await frameMatching(ui.lastFrame, /version\s+v2/);
+  ui.stdin.write('\r'); // data {} as it is
+  const second = await frameMatching(ui.lastFrame, /✔ started \S+ · Order intake · PRODUCTION v2/);
+  const id2 = /✔ started (\S+)/.exec(second)![1]!;
+  t.match(await client.get(`/process/instance/${id2}`), { processVersion: '2', environment: 'PRODUCTION' });
+
+  // The daemon's refusal, in words: Draft refunds has no PRODUCTION version.
+  ui.stdin.write(ESC);
+  await frameMatching(ui.lastFrame, /› Order intake/);
+  ui.stdin.write('k');
+  await frameMatching(ui.lastFrame, /› Draft refunds/);
+  ui.stdin.write('r');
+  await frameMatching(ui.lastFrame, /environment PRODUCTION \(no active version: pick one with ↑↓\)/);
+  ui.stdin.write('\r');
+  const refused = await frameMatching(ui.lastFrame, /✖ PROCESS_NOT_PUBLISHED: /);
+  t.same(widerThan(refused, 80), []);
+  ui.stdin.write(ESC);
+  await frameMatching(ui.lastFrame, /› Draft refunds(?![\s\S]*start a run)/);
+  ui.stdin.write('1');
+  await frameMatching(ui.lastFrame, new RegExp(`Order intake v2 .*${id2.slice(-12)}`));
+});
