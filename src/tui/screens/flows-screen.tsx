@@ -59,7 +59,7 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
     const flow = latest.current.flows.find((x) => x.processId === f.processId);
     let input: Record<string, unknown>;
     try {
-      input = parseJsonObject(f.data, 'data');
+      input = f.data.trim() === '' ? {} : parseJsonObject(f.data, 'data'); // nothing typed: no data
     } catch (err) {
       return setFormNow({ ...f, problem: (err as Error).message });
     }
@@ -97,7 +97,7 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
       }
       if (input === 'r' && current) {
         setNotice(null);
-        setFormNow({ processId: current.processId, env: 0, version: 'active', data: '{}', problem: null, busy: false });
+        setFormNow({ processId: current.processId, env: 0, version: 'active', data: '', problem: null, busy: false });
         return setCapture(true);
       }
       if (open) {
