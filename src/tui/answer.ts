@@ -224,7 +224,8 @@ export function typeInto(field: FieldDraft, input: string, key: Key): FieldDraft
   return typed === '' ? field : { ...field, value: field.value + typed };
 }
 
-const NO_KEY: Key = {
+/** A key with no flag set (what Ink reports for plain text). */
+export const NO_KEY: Key = {
   upArrow: false,
   downArrow: false,
   leftArrow: false,

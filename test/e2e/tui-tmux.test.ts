@@ -55,7 +55,7 @@ t.test('wfx tui in tmux: go to the tasks screen, answer the input node, the exec
   await keys('2');
   const list = await paneMatching(/› Ship order v1\s+Approve\s+textbox/);
   t.match(list, /input: Ship order 42 \(39 EUR\)\?/, 'the task, its title resolved');
-  t.match(list, /2 tasks/, 'the tabs mark screen 2');
+  t.match(list, /FLOW\s+NODE\s+INPUT\s+WAITING SINCE/, 'screen 2: the tasks table');
   await keys('Enter');
   const form = await paneMatching(/› answer \[▌\]/);
   t.match(form, /Ship order 42 \(39 EUR\)\?/);

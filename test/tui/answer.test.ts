@@ -1,24 +1,8 @@
 import t from 'tap';
 import type { Key } from 'ink';
-import { dataOf, draftFor, keysOf, problemsOf, typeInto, valueOf } from '../../src/tui/answer.js';
+import { dataOf, draftFor, keysOf, NO_KEY, problemsOf, typeInto, valueOf } from '../../src/tui/answer.js';
 
-const key = (k: Partial<Key> = {}): Key => ({
-  upArrow: false,
-  downArrow: false,
-  leftArrow: false,
-  rightArrow: false,
-  pageDown: false,
-  pageUp: false,
-  return: false,
-  escape: false,
-  ctrl: false,
-  shift: false,
-  tab: false,
-  backspace: false,
-  delete: false,
-  meta: false,
-  ...k,
-});
+const key = (k: Partial<Key> = {}): Key => ({ ...NO_KEY, ...k });
 
 t.test('keysOf splits a chunk of keys a terminal delivered at once, and keeps a paste whole', async (t) => {
   t.same(keysOf('a', key()), [['a', key()]], 'one key as Ink gave it');

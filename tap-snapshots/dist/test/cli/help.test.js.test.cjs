@@ -47,9 +47,9 @@ Commands:
   cron                         check schedule expressions
   login [options]              check an API key against the daemon and keep it
                                for its URL (OS keyring, else a 0600 file)
-  tui                          the operator console: executions live, one
-                               execution with its log, cancel (keys: ? for help,
-                               q to quit)
+  tui                          the operator console: executions live, waiting
+                               tasks answered with a form, flows and their runs,
+                               trigger health (keys: ? for help, q to quit)
   help [command]               display help for command
 
   -V, --version      print the version of wfx (as the first argument)
@@ -639,8 +639,8 @@ Examples:
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx tui --help 1`] = `
 Usage: wfx tui [options]
 
-the operator console: executions live, one execution with its log, cancel (keys:
-? for help, q to quit)
+the operator console: executions live, waiting tasks answered with a form, flows
+and their runs, trigger health (keys: ? for help, q to quit)
 
 Options:
   -h, --help  display help for command
