@@ -94,11 +94,11 @@ export class ExecutionArchive {
    * copy wins). `recordsJson`, when an execution started and finished in one step, is that
    * step's records as journaled: written as they are instead of serializing the final state again.
    */
-  private readonly pending = new Map<string, string | null>();
+  private readonly pending = new Map<string, readonly string[] | null>();
   private scheduled = false;
 
   /** Archives `id` with the next batch (this tick's finished executions). */
-  enqueue(id: string, recordsJson: string | null): void {
+  enqueue(id: string, recordsJson: readonly string[] | null): void {
     if (this.deps.closed()) return;
     this.pending.set(id, recordsJson);
     if (this.scheduled) return;
@@ -116,7 +116,7 @@ export class ExecutionArchive {
         const inst = this.deps.state.instances[id];
         const bucket = bucketOf(id);
         if (!inst || inst.stateCd === STATE.RUNNING || !bucket) return null;
-        const doc = recordsJson === null ? JSON.stringify({ instance: inst }) : `{"records":[${recordsJson}]}`;
+        const doc = recordsJson === null ? JSON.stringify({ instance: inst }) : { open: '{"records":[', parts: recordsJson, close: ']}' };
         try {
           await this.deps.history.putJson(bucket, id, doc, [inst.processId, String(inst.stateCd)]);
           return id;
@@ -182,10 +182,9 @@ type ArchivedDoc = { readonly instance: Instance } | { readonly records: readonl
 
 /**
  * The journaled JSON of the records of execution `id` in one step (and the starts of its
- * children), comma-separated, if the step both started and finished it (so they describe it
- * whole); else null.
+ * children), if the step both started and finished it (so they describe it whole); else null.
  */
-export function ownRecordsJson(id: string, records: readonly WfxRecord[], serialized: readonly string[]): string | null {
+export function ownRecordsJson(id: string, records: readonly WfxRecord[], serialized: readonly string[]): readonly string[] | null {
   const first = records.find((r) => r.type === 'instance.started' && r.instance.processInstanceId === id);
   if (!first) return null;
   const parts: string[] = [];
@@ -195,5 +194,6 @@ export function ownRecordsJson(id: string, records: readonly WfxRecord[], serial
     const childOf = r.type === 'instance.started' && r.instance.parentNodeInstanceId !== undefined ? r.instance.parentInstanceId : null;
     if (owner === id || childOf === id) parts.push(serialized[i]!);
   });
-  return parts.join(',');
+  // The usual case, a whole step that is this execution alone: the journal's own array.
+  return parts.length === serialized.length ? serialized : parts;
 }

@@ -87,6 +87,9 @@ const NODE_EVENT: Partial<Record<number, LifecycleEvent['type']>> = {
 };
 const PROCESS_EVENT = { 1: 'PROCESS_COMPLETED', 2: 'PROCESS_FAILED', 3: 'PROCESS_CANCELLED' } as const;
 
+/** The `{env.*}` of an organization and environment that has none set. */
+const NO_ENV: Readonly<Record<string, string>> = Object.freeze({});
+
 /**
  * The workflow engine: starts executions, resumes them with tasks, events and timers, cancels
  * them. Every operation is one synchronous Transition inside one store transaction (so
@@ -170,7 +173,7 @@ export class Engine extends EventEmitter implements EngineCore {
   }
 
   envOf(inst: Instance): Readonly<Record<string, string>> {
-    return this.state.environments[inst.organization]?.[inst.environment] ?? {};
+    return this.state.environments[inst.organization]?.[inst.environment] ?? NO_ENV;
   }
 
   newInstanceId(now: Date): string {

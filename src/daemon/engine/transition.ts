@@ -598,32 +598,45 @@ export class Transition {
 
   /** The scope a handler runs in; missing-reference WARN entries go to `warnings`, written after the node's own record. */
   private scope(inst: Instance, nodeId: string, warnings: WfxRecord[], ni: NodeInstance | null): NodeScope {
-    const env = this.core.envOf(inst);
-    const node = this.core.flowOf(inst).nodes[nodeId]!;
-    return {
-      instance: inst,
-      nodeId,
-      now: this.now,
-      wait: ni?.wait ?? null,
-      resolve: (value) => {
-        const r = resolveDeep(value, { vars: inst.variables, env });
-        for (const ref of r.missing) {
-          warnings.push({
-            type: 'instance.logged',
-            instanceId: inst.processInstanceId,
-            entry: {
-              nodeId,
-              nodeName: node.name ?? nodeId,
-              nodeType: node.type,
-              level: 'WARN',
-              message: `reference {${ref}} is missing; it resolved to an empty string`,
-              timestamp: this.at,
-            },
-          });
-        }
-        return r.value;
-      },
-      condition: (text, variables = inst.variables) => evaluateCondition(text, { env, ...variables }),
-    };
+    return new Scope(inst, nodeId, this.now, this.at, ni?.wait ?? null, this.core.envOf(inst), this.core.flowOf(inst).nodes[nodeId]!, warnings);
+  }
+
+}
+
+/** What a node handler sees of its execution: one object per run, its methods on the prototype. */
+class Scope implements NodeScope {
+  constructor(
+    readonly instance: Instance,
+    readonly nodeId: string,
+    readonly now: Date,
+    private readonly at: string,
+    readonly wait: NodeInstance['wait'],
+    private readonly env: Readonly<Record<string, string>>,
+    private readonly node: FlowNode,
+    /** WARN lines for missing references, written after the node's own record. */
+    private readonly warnings: WfxRecord[],
+  ) {}
+
+  resolve(value: unknown): unknown {
+    const r = resolveDeep(value, { vars: this.instance.variables, env: this.env });
+    for (const ref of r.missing) {
+      this.warnings.push({
+        type: 'instance.logged',
+        instanceId: this.instance.processInstanceId,
+        entry: {
+          nodeId: this.nodeId,
+          nodeName: this.node.name ?? this.nodeId,
+          nodeType: this.node.type,
+          level: 'WARN',
+          message: `reference {${ref}} is missing; it resolved to an empty string`,
+          timestamp: this.at,
+        },
+      });
+    }
+    return r.value;
+  }
+
+  condition(text: string, variables: Readonly<Record<string, unknown>> = this.instance.variables): boolean {
+    return evaluateCondition(text, { env: this.env, ...variables });
   }
 }

@@ -19,6 +19,7 @@ export interface Frame<T = unknown> {
 
 const LF = 0x0a;
 const SP = 0x20;
+const COMMA = 0x2c;
 const NO_KEY = '-';
 
 /** Encodes one record as a frame line (with its trailing LF). Pure. */
@@ -32,16 +33,40 @@ export function encodeFrameJson(seq: number, json: string, key: string = NO_KEY)
 }
 
 /**
+ * JSON text in pieces, written one after the other: `open`, the parts separated by commas,
+ * `close`. Callers that hold their records already serialized (a journal entry, an archived
+ * execution) pass them so, instead of joining them into one more string first.
+ */
+export interface JsonPieces {
+  readonly open: string;
+  readonly parts: readonly string[];
+  readonly close: string;
+}
+
+/**
  * The frame line of `json` as bytes, ready to append: the JSON is encoded once, straight into
  * the line, and the checksum is taken over those bytes (no intermediate strings). Pure.
  */
-export function frameBytes(seq: number, json: string, key: string = NO_KEY): Buffer {
+export function frameBytes(seq: number, json: string | JsonPieces, key: string = NO_KEY): Buffer {
   const head = `${seq} ${key} `; // ASCII: digits and a token without spaces
   const jsonAt = 9 + head.length;
-  const end = jsonAt + Buffer.byteLength(json);
+  let end = jsonAt;
+  if (typeof json === 'string') end += Buffer.byteLength(json);
+  else {
+    end += Buffer.byteLength(json.open) + Buffer.byteLength(json.close) + Math.max(0, json.parts.length - 1);
+    for (const part of json.parts) end += Buffer.byteLength(part);
+  }
   const buf = Buffer.allocUnsafe(end + 1);
   buf.write(head, 9, 'latin1');
-  buf.write(json, jsonAt, 'utf8');
+  if (typeof json === 'string') buf.write(json, jsonAt, 'utf8');
+  else {
+    let at = jsonAt + buf.write(json.open, jsonAt, 'utf8');
+    json.parts.forEach((part, i) => {
+      if (i > 0) buf[at++] = COMMA;
+      at += buf.write(part, at, 'utf8');
+    });
+    buf.write(json.close, at, 'utf8');
+  }
   buf.write(crc32(buf.subarray(9, end)).toString(16).padStart(8, '0'), 0, 'latin1');
   buf[8] = SP;
   buf[end] = LF;

@@ -2,7 +2,7 @@ import { open, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
-import { decodeFrames, frameBytes } from './frame.js';
+import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
 import { ensurePrivateDir, fsyncDir } from './fs-util.js';
 
 const SEGMENT_RE = /^(\d{20})\.wal$/;
@@ -125,8 +125,8 @@ export class Journal<E> {
     return this.appendJson(JSON.stringify(entry));
   }
 
-  /** Like `append`, for an entry already serialized to JSON text. */
-  appendJson(json: string): { seq: number; durable: Promise<void> } {
+  /** Like `append`, for an entry already serialized to JSON text (whole, or in pieces). */
+  appendJson(json: string | JsonPieces): { seq: number; durable: Promise<void> } {
     const seq = this.seq + 1;
     const { durable } = this.file.append(frameBytes(seq, json));
     this.seq = seq;

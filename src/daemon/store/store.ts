@@ -201,7 +201,7 @@ export class Store<S, R> implements DurableStore<S, R> {
   private append(serialized: string[]): Promise<void> {
     let durable: Promise<void>;
     try {
-      durable = this.journal.appendJson(`[${serialized.join(',')}]`).durable;
+      durable = this.journal.appendJson({ open: '[', parts: serialized, close: ']' }).durable;
     } catch (err) {
       return Promise.reject(this.fail('the journal cannot be written', err));
     }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { decodeFrames, encodeFrame } from '../../../src/daemon/store/frame.js';
+import { decodeFrames, encodeFrame, frameBytes } from '../../../src/daemon/store/frame.js';
 
 const lines = (...values: unknown[]) => Buffer.from(values.map((v, i) => encodeFrame(i + 1, v, `k${i}`)).join(''));
 
@@ -49,5 +49,21 @@ t.test('garbage never throws', async (t) => {
   for (const junk of ['', '\n', 'zzzzzzzz 1 - {}\n', '00000000 x - {}\n', 'not a frame at all\n', '12345678\n']) {
     const r = decodeFrames(Buffer.from(junk));
     t.equal(r.frames.length, 0, JSON.stringify(junk));
+  }
+});
+
+t.test('frameBytes writes JSON given in pieces exactly as the joined text, multi-byte characters included', async (t) => {
+  const cases = [
+    { open: '[', parts: ['{"a":1}', '{"b":"héllo ✓"}', '"\\u2028"'], close: ']' },
+    { open: '{"records":[', parts: ['{"x":"日本"}'], close: ']}' },
+    { open: '[', parts: [], close: ']' },
+  ];
+  for (const pieces of cases) {
+    const joined = `${pieces.open}${pieces.parts.join(',')}${pieces.close}`;
+    const bytes = frameBytes(7, pieces, 'key|tag');
+    t.same(bytes, frameBytes(7, joined, 'key|tag'), joined);
+    const decoded = decodeFrames(bytes);
+    t.equal(decoded.badOffset, null, 'the checksum holds');
+    t.same(decoded.frames[0], { seq: 7, key: 'key|tag', value: JSON.parse(joined), offset: 0, length: bytes.length });
   }
 });
