@@ -11,7 +11,10 @@ import { FILE_MODE } from './store/fs-util.js';
 export function createDaemonLogger(options: { logFile: string; foreground: boolean; level?: string; color?: boolean }): Logger {
   closeSync(openSync(options.logFile, 'a', FILE_MODE)); // pino would create it world-readable
   const streams: pino.StreamEntry[] = [
-    { stream: pino.destination({ dest: options.logFile, sync: false }) },
+    // Lines are written 4 KiB at a time, and at least every 250 ms (and on stop): one write
+    // per access-log line cost 6 % of the daemon's main thread under load. A crash that gives
+    // no chance to flush (SIGKILL) loses at most those 250 ms of log; never journaled state.
+    { stream: pino.destination({ dest: options.logFile, sync: false, minLength: 4096, periodicFlush: 250 }) },
   ];
   if (options.foreground) {
     const terminal = pretty({
