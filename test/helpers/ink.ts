@@ -42,6 +42,8 @@ export interface Rendered {
   readonly lastFrame: () => string;
   readonly stdin: { write(data: string): void };
   readonly unmount: () => void;
+  /** Whether the app has exited (useApp().exit(), e.g. the shell's q). */
+  readonly exited: () => boolean;
 }
 
 /** Renders `tree` in a terminal `columns` wide (what ink-testing-library does at 100), ready for keys. */
@@ -59,7 +61,12 @@ export function renderAt(tree: ReactElement, columns: number): Rendered {
   // React runs the first paint's effects (useInput attaches its listener in one) at the latest
   // before the next render: render again, so keys written right away are heard.
   instance.rerender(tree);
-  return { lastFrame: () => stdout.frames.at(-1) ?? '', stdin, unmount: () => instance.unmount() };
+  let exited = false;
+  void instance.waitUntilExit().then(
+    () => (exited = true),
+    () => (exited = true),
+  );
+  return { lastFrame: () => stdout.frames.at(-1) ?? '', stdin, unmount: () => instance.unmount(), exited: () => exited };
 }
 
 /** Waits (at most 10 s, polling every 20 ms) until the last frame matches `re`; returns it. */

@@ -103,8 +103,9 @@ export async function openTask(t: Task, options: Parameters<typeof renderTasks>[
   const r = renderTasks([t], options);
   await frameMatching(r.ui.lastFrame, /enter\s+answer/);
   r.ui.stdin.write(KEY.enter);
+  // frameMatching yields to React after the form shows: its key listener is attached then.
   await frameMatching(r.ui.lastFrame, new RegExp(escape(t.formTitle ?? t.nodeName)));
-  await until(() => r.captures.at(-1) === true, 'the form takes the keys');
+  if (r.captures.at(-1) !== true) throw new Error('enter did not give the form every key');
   return r;
 }
 

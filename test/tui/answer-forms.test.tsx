@@ -112,8 +112,8 @@ t.test('checkbox: space toggles several, sent as an array in option order', asyn
   t.match(ui.lastFrame(), /choose any\n\s+›\[ \] 1\n\s+ \[ \] 2\n\s+ \[ \] 3/);
   t.match(ui.lastFrame(), /space\s+toggle/);
   press(ui, KEY.down, KEY.down, ' ', KEY.up, KEY.up, ' ', KEY.down, ' ', ' ');
-  const frame = await frameMatching(ui.lastFrame, /\[x\] 1\n\s+›\[ \] 2\n\s+ \[x\] 3/);
-  t.ok(frame, 'toggled on, on, on then off');
+  await frameMatching(ui.lastFrame, /\[x\] 1\n\s+›\[ \] 2\n\s+ \[x\] 3/); // toggled on, on, on then off
+  t.same(sent, [], 'toggling sends nothing');
   press(ui, KEY.ctrlS);
   await frameMatching(ui.lastFrame, /completed/);
   t.same(sent, complete({ inputValue: [1, 3] }));
