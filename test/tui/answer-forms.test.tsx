@@ -215,3 +215,33 @@ t.test('keys that arrive in one chunk (typed fast, tmux send-keys, a paste) each
   await frameMatching(ui.lastFrame, /completed/);
   t.same(sent, complete({ approve: true, count: 7 }));
 });
+
+t.test('esc closes the form while an answer is being sent (a hung POST leaves no key dead); the late answer is ignored', async (t) => {
+  const pending: Array<{ resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
+  const { ui, sent, captures } = await openTask(task({ inputType: 'textbox', formTitle: 'Ship it?' }), {
+    answer: () => new Promise((resolve, reject) => pending.push({ resolve, reject })),
+  });
+  t.teardown(ui.unmount);
+  press(ui, 'yes', KEY.enter);
+  await frameMatching(ui.lastFrame, /sending…/);
+  t.equal(sent.length, 1);
+  press(ui, KEY.esc);
+  await frameMatching(ui.lastFrame, /enter\s+answer/);
+  t.same(captures, [true, false], 'the shell has its keys back');
+  pending[0]!.resolve({ status: 'resumed' });
+  await Promise.resolve();
+  press(ui, KEY.enter); // a new form of the same task: the old answer must not close it
+  await frameMatching(ui.lastFrame, /Ship it\?\n\n› answer \[▌\]/);
+  press(ui, 'x');
+  const frame = await frameMatching(ui.lastFrame, /\[x▌\]/);
+  t.notMatch(frame, /completed|sending/, 'the late answer changed nothing');
+  press(ui, KEY.enter);
+  await frameMatching(ui.lastFrame, /sending…/);
+  press(ui, KEY.esc);
+  await frameMatching(ui.lastFrame, /enter\s+answer/);
+  pending[1]!.reject(new WfxError('NODE_NOT_WAITING', 'late'));
+  await Promise.resolve();
+  press(ui, KEY.enter);
+  const reopened = await frameMatching(ui.lastFrame, /› answer \[▌\]/);
+  t.notMatch(reopened, /late|✖/, 'a late failure is not shown either');
+});
