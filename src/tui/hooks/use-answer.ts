@@ -1,6 +1,7 @@
 import { useInput, type Key } from 'ink';
 import { useEffect, useReducer, useRef } from 'react';
 import { WfxError } from '../../shared/errors.js';
+import { errorText } from '../error-text.js';
 import { dataOf, draftFor, keysOf, moveFocus, problemsOf, problemsOfError, typeInto, withFocused, type Draft } from '../answer.js';
 import type { Task } from './use-tasks.js';
 
@@ -55,7 +56,7 @@ export function useAnswer(task: Task, submit: SubmitTask, callbacks: { readonly 
       (err: unknown) => {
         if (!open.current) return;
         if (err instanceof WfxError && err.code === 'VALIDATION_ERROR') set({ sending: false, problems: problemsOfError(err) });
-        else set({ sending: false, failure: err instanceof WfxError ? `${err.code}: ${err.message}` : String(err) });
+        else set({ sending: false, failure: errorText(err) });
       },
     );
   };
