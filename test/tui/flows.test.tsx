@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setImmediate as yieldToReact } from 'node:timers/promises';
 import t from 'tap';
 import { ApiClient } from '../../src/cli/client.js';
 import { WfxError } from '../../src/shared/errors.js';
@@ -11,6 +12,7 @@ import { FlowsScreen } from '../../src/tui/screens/flows-screen.js';
 import { startDaemon, wfx } from '../helpers/cli.js';
 import { frameMatching, renderAt, widerThan } from '../helpers/ink.js';
 import { stubClient } from '../helpers/stub-client.js';
+import { until } from '../helpers/tui.js';
 
 const ORDER_ID = '3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c';
 const order = (label: string) => `processId: ${ORDER_ID}
@@ -78,6 +80,53 @@ t.test('one flow: its versions newest first, when each was published, where each
   t.match(frame, /… 1 older/, 'versions beyond the rows are counted');
   t.notMatch(frame, /v1 /);
   t.same(widerThan(frame, 80), []);
+});
+
+t.test('a start that answers after its form was closed with esc neither closes nor writes into the form open now', async (t) => {
+  const pending: Array<{ resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
+  const client = stubClient(({ method, path }) => {
+    if (path === '/admin/flows') return { items: [flow()] };
+    if (path === '/auth/whoami') return { system: false };
+    if (method === 'POST' && path.startsWith('/process/exec')) return new Promise((resolve, reject) => pending.push({ resolve, reject }));
+    throw new Error(`unexpected ${method} ${path}`);
+  });
+  const ui = renderAt(<FlowsScreen client={client} rows={23} now={new Date()} active changes={0} setCapture={() => undefined} />, 80);
+  t.teardown(ui.unmount);
+  const openForm = async () => {
+    ui.stdin.write('r');
+    await frameMatching(ui.lastFrame, /start a run of Order approval/);
+  };
+  const closeForm = async () => {
+    ui.stdin.write(ESC);
+    await frameMatching(ui.lastFrame, /› Order approval(?![\s\S]*start a run)/);
+  };
+  const send = async (data: string, n: number) => {
+    ui.stdin.write(data);
+    ui.stdin.write('\r');
+    await until(() => pending.length === n, `start ${data} is sent`);
+  };
+  await frameMatching(ui.lastFrame, /› Order approval/);
+  await openForm();
+  await send('{"n": 1}', 1);
+  await closeForm();
+  await openForm();
+  pending[0]!.resolve({ processInstanceId: 'late-1' });
+  await yieldToReact(); // the late success has run its course
+  ui.stdin.write('{"n": 2}');
+  let frame = await frameMatching(ui.lastFrame, /\{"n": 2\}/);
+  t.match(frame, /start a run of Order approval/, 'the late success did not close the new form');
+  t.notMatch(frame, /late-1/);
+
+  await send('', 2); // the second form's start hangs too: esc, a third form, its start sent
+  await closeForm();
+  await openForm();
+  await send('{"n": 3}', 3);
+  pending[1]!.reject(new WfxError('PROCESS_NOT_PUBLISHED', 'late failure'));
+  await yieldToReact(); // the rejection has run its course
+  t.notMatch(ui.lastFrame(), /late failure/, 'the late failure is not written into the busy third form');
+  pending[2]!.resolve({ processInstanceId: 'third-3' });
+  await frameMatching(ui.lastFrame, /✔ started third-3/);
+  t.same(client.calls.filter((c) => c.method === 'POST').map((c) => c.body), [1, 2, 3].map((n) => ({ processId: flow().processId, data: { n } })));
 });
 
 t.test('the run form checks the data is a JSON object before asking the daemon, and shows the API error as CODE: message', async (t) => {
