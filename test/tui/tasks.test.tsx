@@ -73,6 +73,23 @@ t.test('the tasks screen: ↓ j ↑ k move, enter opens the selected task, esc c
   t.same(sent, []);
 });
 
+t.test('keys faster than paints each move the selection', async (t) => {
+  const third = task({ processInstanceId: '01a1fe32-0000-7000-8000-000000000003', nodeInstanceId: 'n3', nodeName: 'Third step', formTitle: 'Third?' });
+  const { ui } = renderTasks([task(), second, third]);
+  t.teardown(ui.unmount);
+  await frameMatching(ui.lastFrame, /› Order approval v3\s+Approve/);
+  ui.stdin.write('j');
+  ui.stdin.write('j');
+  await frameMatching(ui.lastFrame, /› Order approval v3\s+Third step/);
+  ui.stdin.write('j'); // stays on the last
+  ui.stdin.write('k');
+  ui.stdin.write(KEY.up);
+  await frameMatching(ui.lastFrame, /› Order approval v3\s+Approve/);
+  ui.stdin.write(KEY.down);
+  ui.stdin.write(KEY.enter);
+  await frameMatching(ui.lastFrame, /Review contract 7/);
+});
+
 t.test('ctrl+x asks, n keeps the task, y sends CANCEL', async (t) => {
   const { ui, sent } = await openTask(task());
   t.teardown(ui.unmount);

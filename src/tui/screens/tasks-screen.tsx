@@ -44,8 +44,9 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask 
     (input, key) => {
       const { open, current, count } = latest.current;
       if (open) return; // the answer has the keys
-      if (key.upArrow || input === 'k') setSelected(Math.max(0, at - 1));
-      if (key.downArrow || input === 'j') setSelected(Math.min(Math.max(0, count - 1), at + 1));
+      // Functional updates with the count from the ref: keys faster than paints each move one.
+      if (key.upArrow || input === 'k') setSelected((s) => Math.max(0, Math.min(s, count - 1) - 1));
+      if (key.downArrow || input === 'j') setSelected((s) => Math.min(Math.max(0, count - 1), s + 1));
       if (key.return && current) {
         latest.current = { ...latest.current, open: current };
         setOpen(current);
