@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { render } from 'ink-testing-library';
 import t from 'tap';
 import { ApiClient } from '../../src/cli/client.js';
+import { WfxError } from '../../src/shared/errors.js';
 import { App } from '../../src/tui/app.js';
+import { TasksScreen } from '../../src/tui/screens/tasks-screen.js';
 import { startDaemon, wfx } from '../helpers/cli.js';
 import { TasksTable } from '../../src/tui/components/tasks-table.js';
 import { clock } from '../../src/tui/format.js';
@@ -88,6 +90,15 @@ t.test('keys faster than paints each move the selection', async (t) => {
   ui.stdin.write(KEY.down);
   ui.stdin.write(KEY.enter);
   await frameMatching(ui.lastFrame, /Review contract 7/);
+});
+
+t.test('a failed read of the tasks says CODE: message, as every screen does', async (t) => {
+  const client = stubClient(() => {
+    throw new WfxError('FORBIDDEN', 'this key may not list tasks');
+  });
+  const ui = renderAt(<TasksScreen client={client} rows={23} now={NOW} active changes={0} setCapture={() => undefined} />, 80);
+  t.teardown(ui.unmount);
+  await frameMatching(ui.lastFrame, /cannot read the tasks: FORBIDDEN: this key may not list tasks/);
 });
 
 t.test('ctrl+x asks, n keeps the task, y sends CANCEL', async (t) => {

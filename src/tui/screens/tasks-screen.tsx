@@ -16,7 +16,7 @@ const taskKey = (t: Task) => `${t.processInstanceId}|${t.nodeInstanceId}`;
  */
 export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask }) {
   const { client, rows, now, active, changes, setCapture } = props;
-  const { items, error, reload } = useTasks(client, changes);
+  const { data: items, error, reload } = useTasks(client, changes);
   const [selected, setSelected] = useState(0);
   const [open, setOpen] = useState<Task | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -61,7 +61,7 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask 
   return (
     <Box flexDirection="column">
       <TasksTable items={items} selected={at} now={now} rows={Math.max(3, rows - 5)} width={width} />
-      {error && <Text color="yellow">cannot read the tasks: {error}</Text>}
+      {error && <Text color="yellow">cannot read the tasks: {error.text}</Text>}
       {notice && <Text dimColor>{notice}</Text>}
       <KeyBar keys={[['↑↓', 'move'], ['enter', 'answer'], ...SHELL_KEYS]} />
     </Box>
