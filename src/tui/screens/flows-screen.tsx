@@ -1,11 +1,11 @@
 import { Box, Text, useInput, useStdout } from 'ink';
 import { useRef, useState } from 'react';
 import { startExecution } from '../../cli/api.js';
-import { parseJsonObject } from '../../cli/commands/expr.js';
 import { FlowView } from '../components/flow-view.js';
 import { FlowsTable } from '../components/flows-table.js';
 import { KeyBar } from '../components/key-bar.js';
 import { RunForm } from '../components/run-form.js';
+import { parseJsonObject } from '../../shared/json-object.js';
 import { errorText } from '../error-text.js';
 import { environmentsOf, useFlows, type FlowSummary } from '../hooks/use-flows.js';
 import { editText } from '../text-edit.js';
