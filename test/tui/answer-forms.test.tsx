@@ -1,6 +1,7 @@
 import t from 'tap';
 import { WfxError } from '../../src/shared/errors.js';
-import { frameMatching, KEY, openTask, task } from '../helpers/tui.js';
+import { frameMatching, KEY, widerThan } from '../helpers/ink.js';
+import { openTask, task } from '../helpers/tui.js';
 
 /* Every input type answered through the tasks screen: keys sent, frames asserted, and the data
    the screen submits (a fake submit records it). */
@@ -145,9 +146,9 @@ const FORM = task({
 });
 
 t.test('form: every field by its type, required marked, tab / shift+tab / enter move, problems at their fields, the fields object sent', async (t) => {
-  const { ui, sent } = await openTask(FORM);
+  const { ui, sent } = await openTask(FORM, { columns: 80 });
   t.teardown(ui.unmount);
-  const first = ui.lastFrame()!;
+  const first = ui.lastFrame();
   t.match(first, /› approve \* ›\( \) yes\s+\( \) no/, 'a boolean is a yes / no choice, on one line');
   t.match(first, /  size  \( \) S\s+\( \) M\s+\( \) L/);
   t.match(first, /  count \* \[\]\s+a number/);
@@ -157,11 +158,12 @@ t.test('form: every field by its type, required marked, tab / shift+tab / enter 
   t.match(first, /  colours  \[ \] red\s+\[ \] blue/, 'an array with options is a checkbox');
   t.match(first, /\* required/);
   t.match(first, /tab\s+next\s+space\s+choose\s+ctrl\+s\s+complete\s+ctrl\+x\s+cancel\s+esc\s+back/);
-  for (const line of first.split('\n')) t.ok(line.length <= 80, `fits 80 columns: ${line}`);
+  t.same(widerThan(first, 80), [], 'the form fits 80 columns');
 
   press(ui, KEY.ctrlS);
   const refused = await frameMatching(ui.lastFrame, /approve \*.*\n\s+✖ required/);
   t.match(refused, /count \* \[\]\s+a number\n\s+✖ required/, 'each problem at its field');
+  t.same(widerThan(refused, 80), [], 'with its problems too');
   t.same(sent, []);
 
   press(ui, ' '); // approve: yes

@@ -10,9 +10,8 @@ import { FlowsTable } from '../../src/tui/components/flows-table.js';
 import type { FlowSummary } from '../../src/tui/hooks/use-flows.js';
 import { FlowsScreen } from '../../src/tui/screens/flows-screen.js';
 import { startDaemon, wfx } from '../helpers/cli.js';
-import { frameMatching, renderAt, widerThan } from '../helpers/ink.js';
+import { frameMatching, KEY, renderAt, until, widerThan } from '../helpers/ink.js';
 import { stubClient } from '../helpers/stub-client.js';
-import { until } from '../helpers/tui.js';
 
 const ORDER_ID = '3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c';
 const order = (label: string) => `processId: ${ORDER_ID}
@@ -29,10 +28,6 @@ nodes:
   done: { type: endEvent }
 `;
 
-const ESC = '\u001b';
-const TAB = '\t';
-const DOWN = '\u001b[B';
-const CTRL_U = '\u0015';
 
 const flow = (extra: Partial<FlowSummary> = {}): FlowSummary => ({
   processId: '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11',
@@ -97,12 +92,12 @@ t.test('a start that answers after its form was closed with esc neither closes n
     await frameMatching(ui.lastFrame, /start a run of Order approval/);
   };
   const closeForm = async () => {
-    ui.stdin.write(ESC);
+    ui.stdin.write(KEY.esc);
     await frameMatching(ui.lastFrame, /› Order approval(?![\s\S]*start a run)/);
   };
   const send = async (data: string, n: number) => {
     ui.stdin.write(data);
-    ui.stdin.write('\r');
+    ui.stdin.write(KEY.enter);
     await until(() => pending.length === n, `start ${data} is sent`);
   };
   await frameMatching(ui.lastFrame, /› Order approval/);
@@ -143,24 +138,24 @@ t.test('the run form checks the data is a JSON object before asking the daemon, 
   ui.stdin.write('r');
   await frameMatching(ui.lastFrame, /start a run of Order approval[\s\S]*environment PRODUCTION \(active v2\)[\s\S]*data\s+a JSON object, e\.g\./); // empty: the placeholder
   t.equal(capture, true, 'the form takes every key while open');
-  ui.stdin.write(CTRL_U);
+  ui.stdin.write(KEY.ctrlU);
   ui.stdin.write('{orderId: 42');
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.enter);
   await frameMatching(ui.lastFrame, /✖ data is not valid JSON: /);
-  ui.stdin.write(CTRL_U);
+  ui.stdin.write(KEY.ctrlU);
   ui.stdin.write('[1, 2]');
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.enter);
   await frameMatching(ui.lastFrame, /✖ data must be a JSON object, not an array/);
   t.notOk(client.calls.some((c) => c.method === 'POST'), 'nothing was sent for data that is not an object');
-  ui.stdin.write(CTRL_U);
+  ui.stdin.write(KEY.ctrlU);
   ui.stdin.write('{"orderId": 42}');
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.enter);
   const refused = await frameMatching(ui.lastFrame, /✖ PROCESS_NOT_PUBLISHED: flow 0b7c6a3e\S* has no\s+active\s+version\s+in\s+PRODUCTION/);
   t.notMatch(refused, /at .*\.js:\d+/, 'no stack');
   t.match(client.calls.find((c) => c.method === 'POST'), { path: '/process/exec?environment=PRODUCTION', body: { processId: '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11', data: { orderId: 42 } } }, 'an organization key starts through /process/exec');
-  ui.stdin.write(DOWN);
+  ui.stdin.write(KEY.down);
   await frameMatching(ui.lastFrame, /version\s+v3/);
-  ui.stdin.write(ESC);
+  ui.stdin.write(KEY.esc);
   const closed = await frameMatching(ui.lastFrame, /› Order approval(?![\s\S]*start a run)/);
   t.notMatch(closed, /start a run/, 'esc cancels the form');
   t.equal(capture, false, 'and gives the keys back');
@@ -187,7 +182,7 @@ t.test('the flows screen against a real daemon: versions per environment, and a 
 
   ui.stdin.write('j');
   await frameMatching(ui.lastFrame, /› Order intake/);
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.enter);
   const versions = await frameMatching(ui.lastFrame, /Order intake · 3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c/);
   t.match(versions, /● v2\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+DEVELOPMENT/);
   t.match(versions, /● v1\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+PRODUCTION/);
@@ -195,12 +190,12 @@ t.test('the flows screen against a real daemon: versions per environment, and a 
   // r from the open flow: typed data with q, ? and digits in it (the form has the keys, not the shell).
   ui.stdin.write('r');
   await frameMatching(ui.lastFrame, /start a run of Order intake/);
-  ui.stdin.write(CTRL_U);
+  ui.stdin.write(KEY.ctrlU);
   ui.stdin.write('{"orderId": 7, "note": "q? 1-4"}');
-  ui.stdin.write(TAB);
+  ui.stdin.write(KEY.tab);
   await frameMatching(ui.lastFrame, /environment DEVELOPMENT \(active v2\)/);
   t.match(ui.lastFrame(), /data\s+\{"orderId": 7, "note": "q\? 1-4"\}/);
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.enter);
   const started = await frameMatching(ui.lastFrame, /✔ started \S+ · Order intake · DEVELOPMENT/);
   const id = /✔ started (\S+)/.exec(started)![1]!;
   const instance = await client.get<{ processVersion: string; data: Record<string, unknown>; environment: string }>(`/process/instance/${id}`);
@@ -209,24 +204,24 @@ t.test('the flows screen against a real daemon: versions per environment, and a 
   // A version chosen explicitly, in PRODUCTION.
   ui.stdin.write('r');
   await frameMatching(ui.lastFrame, /start a run of Order intake[\s\S]*environment PRODUCTION/);
-  ui.stdin.write(DOWN); // active -> v2
+  ui.stdin.write(KEY.down); // active -> v2
   await frameMatching(ui.lastFrame, /version\s+v2/);
-  ui.stdin.write('\r'); // nothing typed: no data
+  ui.stdin.write(KEY.enter); // nothing typed: no data
   const second = await frameMatching(ui.lastFrame, /✔ started \S+ · Order intake · PRODUCTION v2/);
   const id2 = /✔ started (\S+)/.exec(second)![1]!;
   t.match(await client.get(`/process/instance/${id2}`), { processVersion: '2', environment: 'PRODUCTION' });
 
   // The daemon's refusal, in words: Draft refunds has no PRODUCTION version.
-  ui.stdin.write(ESC);
+  ui.stdin.write(KEY.esc);
   await frameMatching(ui.lastFrame, /› Order intake/);
   ui.stdin.write('k');
   await frameMatching(ui.lastFrame, /› Draft refunds/);
   ui.stdin.write('r');
   await frameMatching(ui.lastFrame, /environment PRODUCTION \(no active version: pick one with ↑↓\)/);
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.enter);
   const refused = await frameMatching(ui.lastFrame, /✖ PROCESS_NOT_PUBLISHED: /);
   t.same(widerThan(refused, 80), []);
-  ui.stdin.write(ESC);
+  ui.stdin.write(KEY.esc);
   await frameMatching(ui.lastFrame, /› Draft refunds(?![\s\S]*start a run)/);
   ui.stdin.write('1');
   await frameMatching(ui.lastFrame, new RegExp(`Order intake v2 .*${id2.slice(-12)}`));

@@ -9,8 +9,8 @@ import { TasksScreen } from '../../src/tui/screens/tasks-screen.js';
 import { startDaemon, wfx } from '../helpers/cli.js';
 import { TasksTable } from '../../src/tui/components/tasks-table.js';
 import { clock } from '../../src/tui/format.js';
-import { frameMatching, KEY, openTask, renderTasks, task, until } from '../helpers/tui.js';
-import { renderAt } from '../helpers/ink.js';
+import { frameMatching, KEY, renderAt, until, widerThan } from '../helpers/ink.js';
+import { openTask, renderTasks, task } from '../helpers/tui.js';
 import { stubClient } from '../helpers/stub-client.js';
 
 const NOW = new Date('2026-11-21T10:05:01.000Z');
@@ -35,10 +35,10 @@ t.test('the tasks table: flow, node, input type, waiting since and for how long,
   t.match(frame, new RegExp(`  Order approval v3\\s+Approve\\s+textbox\\s+${clock('2026-11-21T10:04:11.000Z')} 50s\\s+01a1fe30-edc6-7617-bd1f-84feb7474dfd`));
   t.match(frame, /› Order approval v3\s+Review the co…\s+form\s+\S+ 10s\s+01a1fe31/, 'the selected row is marked (so it reads without colour)');
   t.match(frame, /user task: Review contract 7 · for ann/, 'the selected task\'s title');
-  for (const line of frame.split('\n')) t.ok(line.length <= 100, 'fits 100 columns');
-  const narrow = render(<TasksTable items={[task(), second]} selected={0} now={NOW} rows={10} width={80} />);
+  t.same(widerThan(frame, 100), [], 'fits 100 columns');
+  const narrow = renderAt(<TasksTable items={[task(), second]} selected={0} now={NOW} rows={10} width={80} />, 80);
   t.teardown(narrow.unmount);
-  for (const line of narrow.lastFrame()!.split('\n')) t.ok(line.length <= 80, `fits 80 columns: ${line}`);
+  t.same(widerThan(narrow.lastFrame(), 80), [], 'fits 80 columns');
   t.match(narrow.lastFrame(), /  …1f-84feb7474dfd\n/, 'the id is cut to fit, keeping its tail (uuidv7 heads are timestamps)');
 });
 
