@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { WfxError } from '../shared/errors.js';
 import { ApiClient } from './client.js';
-import { globals, type CliContext } from './context.js';
+import { parseJsonObject } from '../shared/json-object.js';
+import { globals, readUserFile, type CliContext } from './context.js';
 import { resolveConnection } from './credentials.js';
-import { readJsonOption } from './commands/expr.js';
 
 /** The API client for a command: URL and credential resolved from flags, env, login, data dir. */
 export async function clientFor(ctx: CliContext, cmd: Command): Promise<ApiClient> {
@@ -128,4 +128,10 @@ export function waitingFor(n: NodeView): string {
     default:
       return w.kind;
   }
+}
+
+/** Reads a JSON object option (`--data`, `--vars`): JSON text, or `@file`. Throws USAGE_ERROR. */
+export async function readJsonOption(ctx: CliContext, value: string, what: string): Promise<Record<string, unknown>> {
+  const text = value.startsWith('@') ? (await readUserFile(ctx, value.slice(1), `${what} file`)).toString('utf8') : value;
+  return parseJsonObject(text, what);
 }

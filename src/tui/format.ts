@@ -40,3 +40,45 @@ export function fit(text: string, width: number): string {
 export function cut(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
 }
+
+/**
+ * An id cut to `width` characters keeping its TAIL, with … in front: uuidv7 ids begin with their
+ * timestamp, so ids of executions started close together share their heads and differ at the end.
+ */
+export function shortId(id: string, width: number): string {
+  return id.length <= width ? id : `…${id.slice(-Math.max(1, width - 1))}`;
+}
+
+/** The first row shown of a list of `total` in `rows` rows, keeping `selected` in view (near the middle). */
+export function windowStart(selected: number, rows: number, total: number): number {
+  return Math.max(0, Math.min(selected - Math.floor(rows / 2), total - rows));
+}
+
+const TRIGGER_LOOK = {
+  active: { symbol: '●', color: 'green' },
+  failing: { symbol: '✖', color: 'red' },
+  disabled: { symbol: '○', color: 'gray' },
+} as const;
+
+/** A trigger state as the TUI shows it: the word, a symbol (so it reads without colour) and a colour. */
+export function triggerStateView(state: string): { word: string; symbol: string; color: string } {
+  const look = TRIGGER_LOOK[state as keyof typeof TRIGGER_LOOK];
+  return look ? { word: state, ...look } : { word: state, symbol: '?', color: 'white' };
+}
+
+/** `3m ago`, `in 2h 05m`, `-` (pure): how far `iso` is from `now`, compact enough for a 10-column cell. */
+export function relativeTime(iso: string | null, now: Date): string {
+  if (!iso) return '-';
+  const ms = Date.parse(iso) - now.getTime();
+  const s = Math.floor(Math.abs(ms) / 1000);
+  const span =
+    s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m` : s < 86400 ? `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : `${Math.floor(s / 86400)}d`;
+  return ms >= 0 ? `in ${span}` : `${span} ago`;
+}
+
+/** `YYYY-MM-DD HH:MM:SS` of an instant, in local time. */
+export function stamp(iso: string): string {
+  const d = new Date(iso);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}

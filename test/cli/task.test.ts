@@ -32,6 +32,16 @@ t.test('wfx task list: a table of the waiting tasks, --flow keeps one flow\'s, -
   t.match(lines[1], new RegExp(`^${ask}\\s+ask\\s+number\\s+Ask v1\\s+\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\s+How many for order 42\\?$`));
   t.match(lines[2], new RegExp(`^${review}\\s+review\\s+form\\s+Review v1\\s+\\S+\\s+Review it$`));
   t.equal(lines.length, 3);
+  t.equal(list.stderr, '', 'the whole list: nothing on stderr');
+
+  const cut = await run(['task', 'list', '--limit', '1']);
+  t.equal(cut.code, 0, cut.stderr);
+  t.equal(cut.stdout.trimEnd().split('\n').length, 2, 'one task under the header');
+  t.match(cut.stdout, ask, 'the oldest');
+  t.equal(cut.stderr, 'more tasks wait: raise --limit (at most 1000)\n', 'a cut page says so on stderr');
+  const cutJson = await run(['task', 'list', '--limit', '1', '--json']);
+  t.equal((JSON.parse(cutJson.stdout) as unknown[]).length, 1, 'stdout stays the JSON list');
+  t.match(cutJson.stderr, /more tasks wait/);
 
   const one = await run(['task', 'list', '--flow', '4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a', '--json']);
   t.equal(one.code, 0);

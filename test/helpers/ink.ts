@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { setTimeout as delay } from 'node:timers/promises';
+import { setImmediate as yieldToReact, setTimeout as delay } from 'node:timers/promises';
 import { render as inkRender, type Instance } from 'ink';
 import type { ReactElement } from 'react';
 
@@ -42,6 +42,8 @@ export interface Rendered {
   readonly lastFrame: () => string;
   readonly stdin: { write(data: string): void };
   readonly unmount: () => void;
+  /** Whether the app has exited (useApp().exit(), e.g. the shell's q). */
+  readonly exited: () => boolean;
 }
 
 /** Renders `tree` in a terminal `columns` wide (what ink-testing-library does at 100), ready for keys. */
@@ -59,17 +61,49 @@ export function renderAt(tree: ReactElement, columns: number): Rendered {
   // React runs the first paint's effects (useInput attaches its listener in one) at the latest
   // before the next render: render again, so keys written right away are heard.
   instance.rerender(tree);
-  return { lastFrame: () => stdout.frames.at(-1) ?? '', stdin, unmount: () => instance.unmount() };
+  let exited = false;
+  void instance.waitUntilExit().then(
+    () => (exited = true),
+    () => (exited = true),
+  );
+  return { lastFrame: () => stdout.frames.at(-1) ?? '', stdin, unmount: () => instance.unmount(), exited: () => exited };
 }
 
-/** Waits (at most 10 s, polling every 20 ms) until the last frame matches `re`; returns it. */
+/** Keys as a terminal sends them. */
+export const KEY = {
+  enter: '\r',
+  esc: '\u001b',
+  tab: '\t',
+  shiftTab: '\u001b[Z',
+  up: '\u001b[A',
+  down: '\u001b[B',
+  backspace: '\u007f',
+  ctrlS: '\u0013',
+  ctrlU: '\u0015',
+  ctrlX: '\u0018',
+} as const;
+
+/**
+ * Waits (at most 10 s, polling every 20 ms) until the last frame matches `re`, then lets React
+ * attach the handlers of what it just drew (Ink listens for keys from an effect), so the next
+ * key reaches them. Returns the frame.
+ */
 export async function frameMatching(lastFrame: () => string | undefined, re: RegExp, timeoutMs = 10_000): Promise<string> {
   for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
     const f = lastFrame() ?? '';
-    if (re.test(f)) return f;
+    if (re.test(f)) {
+      await yieldToReact();
+      return f;
+    }
     await delay(20);
   }
-  throw new Error(`no frame matched ${re}; last: ${JSON.stringify(lastFrame())}`);
+  throw new Error(`no frame matched ${re}; last:\n${lastFrame()}`);
+}
+
+/** Waits (at most 10 s, polling every 20 ms) until `ok()`. */
+export async function until(ok: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 500 && !ok(); i++) await delay(20);
+  if (!ok()) throw new Error(`timed out waiting until ${what}`);
 }
 
 /** The lines of a frame wider than `columns` (colour codes are not counted). */

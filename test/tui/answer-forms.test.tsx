@@ -1,6 +1,7 @@
 import t from 'tap';
 import { WfxError } from '../../src/shared/errors.js';
-import { frameMatching, KEY, openTask, task } from '../helpers/tui.js';
+import { frameMatching, KEY, widerThan } from '../helpers/ink.js';
+import { openTask, task } from '../helpers/tui.js';
 
 /* Every input type answered through the tasks screen: keys sent, frames asserted, and the data
    the screen submits (a fake submit records it). */
@@ -112,8 +113,8 @@ t.test('checkbox: space toggles several, sent as an array in option order', asyn
   t.match(ui.lastFrame(), /choose any\n\s+›\[ \] 1\n\s+ \[ \] 2\n\s+ \[ \] 3/);
   t.match(ui.lastFrame(), /space\s+toggle/);
   press(ui, KEY.down, KEY.down, ' ', KEY.up, KEY.up, ' ', KEY.down, ' ', ' ');
-  const frame = await frameMatching(ui.lastFrame, /\[x\] 1\n\s+›\[ \] 2\n\s+ \[x\] 3/);
-  t.ok(frame, 'toggled on, on, on then off');
+  await frameMatching(ui.lastFrame, /\[x\] 1\n\s+›\[ \] 2\n\s+ \[x\] 3/); // toggled on, on, on then off
+  t.same(sent, [], 'toggling sends nothing');
   press(ui, KEY.ctrlS);
   await frameMatching(ui.lastFrame, /completed/);
   t.same(sent, complete({ inputValue: [1, 3] }));
@@ -145,9 +146,9 @@ const FORM = task({
 });
 
 t.test('form: every field by its type, required marked, tab / shift+tab / enter move, problems at their fields, the fields object sent', async (t) => {
-  const { ui, sent } = await openTask(FORM);
+  const { ui, sent } = await openTask(FORM, { columns: 80 });
   t.teardown(ui.unmount);
-  const first = ui.lastFrame()!;
+  const first = ui.lastFrame();
   t.match(first, /› approve \* ›\( \) yes\s+\( \) no/, 'a boolean is a yes / no choice, on one line');
   t.match(first, /  size  \( \) S\s+\( \) M\s+\( \) L/);
   t.match(first, /  count \* \[\]\s+a number/);
@@ -157,11 +158,12 @@ t.test('form: every field by its type, required marked, tab / shift+tab / enter 
   t.match(first, /  colours  \[ \] red\s+\[ \] blue/, 'an array with options is a checkbox');
   t.match(first, /\* required/);
   t.match(first, /tab\s+next\s+space\s+choose\s+ctrl\+s\s+complete\s+ctrl\+x\s+cancel\s+esc\s+back/);
-  for (const line of first.split('\n')) t.ok(line.length <= 80, `fits 80 columns: ${line}`);
+  t.same(widerThan(first, 80), [], 'the form fits 80 columns');
 
   press(ui, KEY.ctrlS);
   const refused = await frameMatching(ui.lastFrame, /approve \*.*\n\s+✖ required/);
   t.match(refused, /count \* \[\]\s+a number\n\s+✖ required/, 'each problem at its field');
+  t.same(widerThan(refused, 80), [], 'with its problems too');
   t.same(sent, []);
 
   press(ui, ' '); // approve: yes
@@ -214,4 +216,34 @@ t.test('keys that arrive in one chunk (typed fast, tmux send-keys, a paste) each
   ui.stdin.write('\u0013');
   await frameMatching(ui.lastFrame, /completed/);
   t.same(sent, complete({ approve: true, count: 7 }));
+});
+
+t.test('esc closes the form while an answer is being sent (a hung POST leaves no key dead); the late answer is ignored', async (t) => {
+  const pending: Array<{ resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
+  const { ui, sent, captures } = await openTask(task({ inputType: 'textbox', formTitle: 'Ship it?' }), {
+    answer: () => new Promise((resolve, reject) => pending.push({ resolve, reject })),
+  });
+  t.teardown(ui.unmount);
+  press(ui, 'yes', KEY.enter);
+  await frameMatching(ui.lastFrame, /sending…/);
+  t.equal(sent.length, 1);
+  press(ui, KEY.esc);
+  await frameMatching(ui.lastFrame, /enter\s+answer/);
+  t.same(captures, [true, false], 'the shell has its keys back');
+  pending[0]!.resolve({ status: 'resumed' });
+  await Promise.resolve();
+  press(ui, KEY.enter); // a new form of the same task: the old answer must not close it
+  await frameMatching(ui.lastFrame, /Ship it\?\n\n› answer \[▌\]/);
+  press(ui, 'x');
+  const frame = await frameMatching(ui.lastFrame, /\[x▌\]/);
+  t.notMatch(frame, /completed|sending/, 'the late answer changed nothing');
+  press(ui, KEY.enter);
+  await frameMatching(ui.lastFrame, /sending…/);
+  press(ui, KEY.esc);
+  await frameMatching(ui.lastFrame, /enter\s+answer/);
+  pending[1]!.reject(new WfxError('NODE_NOT_WAITING', 'late'));
+  await Promise.resolve();
+  press(ui, KEY.enter);
+  const reopened = await frameMatching(ui.lastFrame, /› answer \[▌\]/);
+  t.notMatch(reopened, /late|✖/, 'a late failure is not shown either');
 });

@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { render } from 'ink-testing-library';
 import t from 'tap';
 import { ApiClient } from '../../src/cli/client.js';
 import { App } from '../../src/tui/app.js';
 import { startDaemon, wfx } from '../helpers/cli.js';
+import { frameMatching, KEY } from '../helpers/ink.js';
 
 const FLOW = `processId: 2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b
 name: Needs an answer
@@ -14,16 +14,6 @@ nodes:
   ask: { type: inputNode, inputType: textbox, formTitle: "Ship order {orderId}?", next: done }
   done: { type: endEvent }
 `;
-
-/** Waits (at most 10 s) until the last frame matches. */
-async function frameMatching(lastFrame: () => string | undefined, re: RegExp): Promise<string> {
-  for (let i = 0; i < 500; i++) {
-    const f = lastFrame() ?? '';
-    if (re.test(f)) return f;
-    await delay(20);
-  }
-  throw new Error(`no frame matched ${re}; last:\n${lastFrame()}`);
-}
 
 t.test('the TUI against a real daemon: the list goes live, enter opens an execution, c then y cancels it', async (t) => {
   const cwd = t.testdir({ 'flow.yaml': FLOW });
@@ -42,7 +32,7 @@ t.test('the TUI against a real daemon: the list goes live, enter opens an execut
   const second = await client.post<{ processInstanceId: string }>('/process/start', { processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', data: { orderId: 43 } });
   await frameMatching(ui.lastFrame, new RegExp(second.processInstanceId));
 
-  ui.stdin.write('\r'); // the newest, selected first
+  ui.stdin.write(KEY.enter); // the newest, selected first
   const detail = await frameMatching(ui.lastFrame, /ask\s+inputNode\s+waiting\s+input textbox: Ship order 43\?[\s\S]*ask: waiting for input/);
   t.match(detail, /variables \{"orderId":43\}/, 'its variables, and the log tail above');
   ui.stdin.write('c');
@@ -52,7 +42,7 @@ t.test('the TUI against a real daemon: the list goes live, enter opens an execut
   t.equal((await client.get<{ stateCd: number }>(`/process/instance/${second.processInstanceId}`)).stateCd, 3, 'cancelled in the daemon');
   t.equal((await client.get<{ stateCd: number }>(`/process/instance/${first.processInstanceId}`)).stateCd, 0, 'the other one untouched');
 
-  ui.stdin.write('\u001b'); // esc: back to the list, which has heard of the cancel
+  ui.stdin.write(KEY.esc); // esc: back to the list, which has heard of the cancel
   await frameMatching(ui.lastFrame, new RegExp(`◌ cancelled .*${second.processInstanceId}`));
   ui.stdin.write('s'); // state filter: running
   const running = await frameMatching(ui.lastFrame, /state: running/);

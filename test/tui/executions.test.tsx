@@ -7,13 +7,10 @@ import { executionColumns, ExecutionsTable } from '../../src/tui/components/exec
 import { ExecutionsScreen, matchesSearch, nextFlowFilter } from '../../src/tui/screens/executions-screen.js';
 import type { ExecutionSummary } from '../../src/tui/types.js';
 import { startDaemon, wfx } from '../helpers/cli.js';
-import { frameMatching, renderAt, widerThan } from '../helpers/ink.js';
+import { frameMatching, KEY, renderAt, widerThan } from '../helpers/ink.js';
 import { stubClient } from '../helpers/stub-client.js';
 
 const NOW = new Date('2026-11-21T10:05:00.000Z');
-const ESC = '\u001b';
-const CTRL_U = '\u0015';
-const BACKSPACE = '\u007f';
 
 const summary = (n: number, processName: string, correlationKey: string | null, stateCd = 0): ExecutionSummary => ({
   processInstanceId: `01a1fe30-0000-7000-8000-00000000000${n}`,
@@ -86,13 +83,13 @@ t.test('the executions screen: f cycles the flow filter, / searches as it is typ
   ui.stdin.write('2');
   frame = await frameMatching(ui.lastFrame, /search \/ order-42/);
   t.notMatch(frame, /order-43/);
-  ui.stdin.write(BACKSPACE);
+  ui.stdin.write(KEY.backspace);
   await frameMatching(ui.lastFrame, /search \/ order-4\n/);
   ui.stdin.write('2q');
   frame = await frameMatching(ui.lastFrame, /search \/ order-42q/);
   t.match(frame, /none of the 4 executions match the filters/, 'q is text here');
-  ui.stdin.write(BACKSPACE);
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.backspace);
+  ui.stdin.write(KEY.enter);
   frame = await frameMatching(ui.lastFrame, /\/\s+search: order-42/);
   t.notMatch(frame, /search \//, 'enter keeps the search and closes the field');
   t.match(frame, /› ● running\s+Order approval v1 .*order-42/);
@@ -105,13 +102,13 @@ t.test('the executions screen: f cycles the flow filter, / searches as it is typ
   t.match(frame, /order-42/);
   ui.stdin.write('/');
   await frameMatching(ui.lastFrame, /search \/ order-42/);
-  ui.stdin.write(CTRL_U);
+  ui.stdin.write(KEY.ctrlU);
   await frameMatching(ui.lastFrame, /search \/ .*part of an id/);
   ui.stdin.write('inv');
   frame = await frameMatching(ui.lastFrame, /search \/ inv\n/);
   t.match(frame, /● running\s+Invoice v1 .*INV-2026-7/, 'any case, and combined with the state filter');
   t.notMatch(frame, /order-42|failed/);
-  ui.stdin.write(ESC);
+  ui.stdin.write(KEY.esc);
   frame = await frameMatching(ui.lastFrame, /\/\s+search(?!:)/);
   t.match(frame, /order-42/, 'esc clears the search');
   t.match(frame, /INV-2026-7/);
@@ -150,12 +147,12 @@ t.test('search and flow filter against a real daemon, at 80 columns', async (t) 
   frame = await frameMatching(ui.lastFrame, /search \/ 1002/);
   t.match(frame, new RegExp(`order-1002\\s+…${o2.processInstanceId.slice(-12)}`));
   t.notMatch(frame, /order-1001|inv-77/);
-  ui.stdin.write(CTRL_U);
+  ui.stdin.write(KEY.ctrlU);
   ui.stdin.write(i1.processInstanceId.slice(-6)); // part of an id
   frame = await frameMatching(ui.lastFrame, new RegExp(`search / ${i1.processInstanceId.slice(-6)}`));
   t.match(frame, /Invoices v1 .*inv-77/);
   t.notMatch(frame, /order-100/);
-  ui.stdin.write(ESC);
+  ui.stdin.write(KEY.esc);
   await frameMatching(ui.lastFrame, /order-1001/);
 
   ui.stdin.write('f');

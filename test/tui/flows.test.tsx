@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setImmediate as yieldToReact } from 'node:timers/promises';
 import t from 'tap';
 import { ApiClient } from '../../src/cli/client.js';
 import { WfxError } from '../../src/shared/errors.js';
@@ -9,7 +10,7 @@ import { FlowsTable } from '../../src/tui/components/flows-table.js';
 import type { FlowSummary } from '../../src/tui/hooks/use-flows.js';
 import { FlowsScreen } from '../../src/tui/screens/flows-screen.js';
 import { startDaemon, wfx } from '../helpers/cli.js';
-import { frameMatching, renderAt, widerThan } from '../helpers/ink.js';
+import { frameMatching, KEY, renderAt, until, widerThan } from '../helpers/ink.js';
 import { stubClient } from '../helpers/stub-client.js';
 
 const ORDER_ID = '3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c';
@@ -27,10 +28,6 @@ nodes:
   done: { type: endEvent }
 `;
 
-const ESC = '\u001b';
-const TAB = '\t';
-const DOWN = '\u001b[B';
-const CTRL_U = '\u0015';
 
 const flow = (extra: Partial<FlowSummary> = {}): FlowSummary => ({
   processId: '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11',
@@ -80,6 +77,53 @@ t.test('one flow: its versions newest first, when each was published, where each
   t.same(widerThan(frame, 80), []);
 });
 
+t.test('a start that answers after its form was closed with esc neither closes nor writes into the form open now', async (t) => {
+  const pending: Array<{ resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
+  const client = stubClient(({ method, path }) => {
+    if (path === '/admin/flows') return { items: [flow()] };
+    if (path === '/auth/whoami') return { system: false };
+    if (method === 'POST' && path.startsWith('/process/exec')) return new Promise((resolve, reject) => pending.push({ resolve, reject }));
+    throw new Error(`unexpected ${method} ${path}`);
+  });
+  const ui = renderAt(<FlowsScreen client={client} rows={23} now={new Date()} active changes={0} setCapture={() => undefined} />, 80);
+  t.teardown(ui.unmount);
+  const openForm = async () => {
+    ui.stdin.write('r');
+    await frameMatching(ui.lastFrame, /start a run of Order approval/);
+  };
+  const closeForm = async () => {
+    ui.stdin.write(KEY.esc);
+    await frameMatching(ui.lastFrame, /› Order approval(?![\s\S]*start a run)/);
+  };
+  const send = async (data: string, n: number) => {
+    ui.stdin.write(data);
+    ui.stdin.write(KEY.enter);
+    await until(() => pending.length === n, `start ${data} is sent`);
+  };
+  await frameMatching(ui.lastFrame, /› Order approval/);
+  await openForm();
+  await send('{"n": 1}', 1);
+  await closeForm();
+  await openForm();
+  pending[0]!.resolve({ processInstanceId: 'late-1' });
+  await yieldToReact(); // the late success has run its course
+  ui.stdin.write('{"n": 2}');
+  let frame = await frameMatching(ui.lastFrame, /\{"n": 2\}/);
+  t.match(frame, /start a run of Order approval/, 'the late success did not close the new form');
+  t.notMatch(frame, /late-1/);
+
+  await send('', 2); // the second form's start hangs too: esc, a third form, its start sent
+  await closeForm();
+  await openForm();
+  await send('{"n": 3}', 3);
+  pending[1]!.reject(new WfxError('PROCESS_NOT_PUBLISHED', 'late failure'));
+  await yieldToReact(); // the rejection has run its course
+  t.notMatch(ui.lastFrame(), /late failure/, 'the late failure is not written into the busy third form');
+  pending[2]!.resolve({ processInstanceId: 'third-3' });
+  await frameMatching(ui.lastFrame, /✔ started third-3/);
+  t.same(client.calls.filter((c) => c.method === 'POST').map((c) => c.body), [1, 2, 3].map((n) => ({ processId: flow().processId, data: { n } })));
+});
+
 t.test('the run form checks the data is a JSON object before asking the daemon, and shows the API error as CODE: message', async (t) => {
   const client = stubClient(({ method, path }) => {
     if (path === '/admin/flows') return { items: [flow()] };
@@ -94,24 +138,24 @@ t.test('the run form checks the data is a JSON object before asking the daemon, 
   ui.stdin.write('r');
   await frameMatching(ui.lastFrame, /start a run of Order approval[\s\S]*environment PRODUCTION \(active v2\)[\s\S]*data\s+a JSON object, e\.g\./); // empty: the placeholder
   t.equal(capture, true, 'the form takes every key while open');
-  ui.stdin.write(CTRL_U);
+  ui.stdin.write(KEY.ctrlU);
   ui.stdin.write('{orderId: 42');
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.enter);
   await frameMatching(ui.lastFrame, /✖ data is not valid JSON: /);
-  ui.stdin.write(CTRL_U);
+  ui.stdin.write(KEY.ctrlU);
   ui.stdin.write('[1, 2]');
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.enter);
   await frameMatching(ui.lastFrame, /✖ data must be a JSON object, not an array/);
   t.notOk(client.calls.some((c) => c.method === 'POST'), 'nothing was sent for data that is not an object');
-  ui.stdin.write(CTRL_U);
+  ui.stdin.write(KEY.ctrlU);
   ui.stdin.write('{"orderId": 42}');
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.enter);
   const refused = await frameMatching(ui.lastFrame, /✖ PROCESS_NOT_PUBLISHED: flow 0b7c6a3e\S* has no\s+active\s+version\s+in\s+PRODUCTION/);
   t.notMatch(refused, /at .*\.js:\d+/, 'no stack');
   t.match(client.calls.find((c) => c.method === 'POST'), { path: '/process/exec?environment=PRODUCTION', body: { processId: '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11', data: { orderId: 42 } } }, 'an organization key starts through /process/exec');
-  ui.stdin.write(DOWN);
+  ui.stdin.write(KEY.down);
   await frameMatching(ui.lastFrame, /version\s+v3/);
-  ui.stdin.write(ESC);
+  ui.stdin.write(KEY.esc);
   const closed = await frameMatching(ui.lastFrame, /› Order approval(?![\s\S]*start a run)/);
   t.notMatch(closed, /start a run/, 'esc cancels the form');
   t.equal(capture, false, 'and gives the keys back');
@@ -138,7 +182,7 @@ t.test('the flows screen against a real daemon: versions per environment, and a 
 
   ui.stdin.write('j');
   await frameMatching(ui.lastFrame, /› Order intake/);
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.enter);
   const versions = await frameMatching(ui.lastFrame, /Order intake · 3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c/);
   t.match(versions, /● v2\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+DEVELOPMENT/);
   t.match(versions, /● v1\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+PRODUCTION/);
@@ -146,12 +190,12 @@ t.test('the flows screen against a real daemon: versions per environment, and a 
   // r from the open flow: typed data with q, ? and digits in it (the form has the keys, not the shell).
   ui.stdin.write('r');
   await frameMatching(ui.lastFrame, /start a run of Order intake/);
-  ui.stdin.write(CTRL_U);
+  ui.stdin.write(KEY.ctrlU);
   ui.stdin.write('{"orderId": 7, "note": "q? 1-4"}');
-  ui.stdin.write(TAB);
+  ui.stdin.write(KEY.tab);
   await frameMatching(ui.lastFrame, /environment DEVELOPMENT \(active v2\)/);
   t.match(ui.lastFrame(), /data\s+\{"orderId": 7, "note": "q\? 1-4"\}/);
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.enter);
   const started = await frameMatching(ui.lastFrame, /✔ started \S+ · Order intake · DEVELOPMENT/);
   const id = /✔ started (\S+)/.exec(started)![1]!;
   const instance = await client.get<{ processVersion: string; data: Record<string, unknown>; environment: string }>(`/process/instance/${id}`);
@@ -160,24 +204,24 @@ t.test('the flows screen against a real daemon: versions per environment, and a 
   // A version chosen explicitly, in PRODUCTION.
   ui.stdin.write('r');
   await frameMatching(ui.lastFrame, /start a run of Order intake[\s\S]*environment PRODUCTION/);
-  ui.stdin.write(DOWN); // active -> v2
+  ui.stdin.write(KEY.down); // active -> v2
   await frameMatching(ui.lastFrame, /version\s+v2/);
-  ui.stdin.write('\r'); // nothing typed: no data
+  ui.stdin.write(KEY.enter); // nothing typed: no data
   const second = await frameMatching(ui.lastFrame, /✔ started \S+ · Order intake · PRODUCTION v2/);
   const id2 = /✔ started (\S+)/.exec(second)![1]!;
   t.match(await client.get(`/process/instance/${id2}`), { processVersion: '2', environment: 'PRODUCTION' });
 
   // The daemon's refusal, in words: Draft refunds has no PRODUCTION version.
-  ui.stdin.write(ESC);
+  ui.stdin.write(KEY.esc);
   await frameMatching(ui.lastFrame, /› Order intake/);
   ui.stdin.write('k');
   await frameMatching(ui.lastFrame, /› Draft refunds/);
   ui.stdin.write('r');
   await frameMatching(ui.lastFrame, /environment PRODUCTION \(no active version: pick one with ↑↓\)/);
-  ui.stdin.write('\r');
+  ui.stdin.write(KEY.enter);
   const refused = await frameMatching(ui.lastFrame, /✖ PROCESS_NOT_PUBLISHED: /);
   t.same(widerThan(refused, 80), []);
-  ui.stdin.write(ESC);
+  ui.stdin.write(KEY.esc);
   await frameMatching(ui.lastFrame, /› Draft refunds(?![\s\S]*start a run)/);
   ui.stdin.write('1');
   await frameMatching(ui.lastFrame, new RegExp(`Order intake v2 .*${id2.slice(-12)}`));

@@ -1,14 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { render } from 'ink-testing-library';
 import t from 'tap';
 import { ApiClient } from '../../src/cli/client.js';
+import { WfxError } from '../../src/shared/errors.js';
 import { App } from '../../src/tui/app.js';
+import { TasksScreen } from '../../src/tui/screens/tasks-screen.js';
 import { startDaemon, wfx } from '../helpers/cli.js';
 import { TasksTable } from '../../src/tui/components/tasks-table.js';
 import { clock } from '../../src/tui/format.js';
-import { frameMatching, KEY, openTask, renderTasks, task, until } from '../helpers/tui.js';
+import { frameMatching, KEY, renderAt, until, widerThan } from '../helpers/ink.js';
+import { openTask, renderTasks, task } from '../helpers/tui.js';
+import { stubClient } from '../helpers/stub-client.js';
 
 const NOW = new Date('2026-11-21T10:05:01.000Z');
 const second = task({
@@ -32,11 +35,11 @@ t.test('the tasks table: flow, node, input type, waiting since and for how long,
   t.match(frame, new RegExp(`  Order approval v3\\s+Approve\\s+textbox\\s+${clock('2026-11-21T10:04:11.000Z')} 50s\\s+01a1fe30-edc6-7617-bd1f-84feb7474dfd`));
   t.match(frame, /› Order approval v3\s+Review the co…\s+form\s+\S+ 10s\s+01a1fe31/, 'the selected row is marked (so it reads without colour)');
   t.match(frame, /user task: Review contract 7 · for ann/, 'the selected task\'s title');
-  for (const line of frame.split('\n')) t.ok(line.length <= 100, 'fits 100 columns');
-  const narrow = render(<TasksTable items={[task(), second]} selected={0} now={NOW} rows={10} width={80} />);
+  t.same(widerThan(frame, 100), [], 'fits 100 columns');
+  const narrow = renderAt(<TasksTable items={[task(), second]} selected={0} now={NOW} rows={10} width={80} />, 80);
   t.teardown(narrow.unmount);
-  for (const line of narrow.lastFrame()!.split('\n')) t.ok(line.length <= 80, `fits 80 columns: ${line}`);
-  t.match(narrow.lastFrame(), /01a1fe30-edc6-7…/, 'the id is cut to fit');
+  t.same(widerThan(narrow.lastFrame(), 80), [], 'fits 80 columns');
+  t.match(narrow.lastFrame(), /  …1f-84feb7474dfd\n/, 'the id is cut to fit, keeping its tail (uuidv7 heads are timestamps)');
 });
 
 t.test('the tasks table says when nothing waits, and while it reads', async (t) => {
@@ -72,6 +75,32 @@ t.test('the tasks screen: ↓ j ↑ k move, enter opens the selected task, esc c
   t.same(sent, []);
 });
 
+t.test('keys faster than paints each move the selection', async (t) => {
+  const third = task({ processInstanceId: '01a1fe32-0000-7000-8000-000000000003', nodeInstanceId: 'n3', nodeName: 'Third step', formTitle: 'Third?' });
+  const { ui } = renderTasks([task(), second, third]);
+  t.teardown(ui.unmount);
+  await frameMatching(ui.lastFrame, /› Order approval v3\s+Approve/);
+  ui.stdin.write('j');
+  ui.stdin.write('j');
+  await frameMatching(ui.lastFrame, /› Order approval v3\s+Third step/);
+  ui.stdin.write('j'); // stays on the last
+  ui.stdin.write('k');
+  ui.stdin.write(KEY.up);
+  await frameMatching(ui.lastFrame, /› Order approval v3\s+Approve/);
+  ui.stdin.write(KEY.down);
+  ui.stdin.write(KEY.enter);
+  await frameMatching(ui.lastFrame, /Review contract 7/);
+});
+
+t.test('a failed read of the tasks says CODE: message, as every screen does', async (t) => {
+  const client = stubClient(() => {
+    throw new WfxError('FORBIDDEN', 'this key may not list tasks');
+  });
+  const ui = renderAt(<TasksScreen client={client} rows={23} now={NOW} active changes={0} setCapture={() => undefined} />, 80);
+  t.teardown(ui.unmount);
+  await frameMatching(ui.lastFrame, /cannot read the tasks: FORBIDDEN: this key may not list tasks/);
+});
+
 t.test('ctrl+x asks, n keeps the task, y sends CANCEL', async (t) => {
   const { ui, sent } = await openTask(task());
   t.teardown(ui.unmount);
@@ -87,6 +116,36 @@ t.test('ctrl+x asks, n keeps the task, y sends CANCEL', async (t) => {
   ui.stdin.write('y');
   await frameMatching(ui.lastFrame, /cancelled Approve of Order approval \(01a1fe30-edc6-7617-bd1f-84feb7474dfd\)/);
   t.same(sent, [{ processInstanceId: '01a1fe30-edc6-7617-bd1f-84feb7474dfd', nodeId: 'ask', action: 'CANCEL' }]);
+});
+
+t.test('the whole TUI: a lone q or 2 typed right after enter opens a form stays in the form (the shell neither quits nor switches)', async (t) => {
+  const client = stubClient(({ method, path }) => {
+    if (method === 'GET' && path.startsWith('/process/list')) return { items: [] };
+    if (method === 'GET' && path.startsWith('/process/tasks')) return { items: [task()], nextCursor: null };
+    throw new Error(`unexpected ${method} ${path}`);
+  });
+  const ui = renderAt(<App client={client} url="http://stub.invalid" rows={24} />, 100);
+  t.teardown(ui.unmount);
+  await frameMatching(ui.lastFrame, /executions/);
+  ui.stdin.write('2');
+  await frameMatching(ui.lastFrame, /› Order approval v3\s+Approve/);
+  // Each key its own read, as a terminal delivers them: only the microtasks between them run.
+  ui.stdin.write(KEY.enter);
+  await Promise.resolve();
+  ui.stdin.write('q');
+  await Promise.resolve();
+  ui.stdin.write('2');
+  await Promise.resolve();
+  ui.stdin.write('4');
+  await until(() => ui.exited() || /Ship order 42 \(39 EUR\)\?/.test(ui.lastFrame()), 'the form shows or the app exits');
+  t.notOk(ui.exited(), 'q did not quit');
+  await frameMatching(ui.lastFrame, /Ship order 42/); // and let the form's key listener attach
+  ui.stdin.write('ok');
+  await until(() => ui.exited() || /ok▌\]/.test(ui.lastFrame()), 'typed text shows or the app exits');
+  t.notOk(ui.exited(), 'still running');
+  const frame = ui.lastFrame();
+  t.match(frame, /Ship order 42 \(39 EUR\)\?\n\n› answer \[[q24]*ok▌\]/, 'the form is still shown and takes the text');
+  t.notMatch(frame, /TRIGGER|no triggers|loading flows/, 'no other screen');
 });
 
 const FLOW = `processId: 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b
@@ -121,11 +180,7 @@ t.test('the TUI against a real daemon: screen 2 lists the waiting task, its form
   t.match(ui.lastFrame(), /input: Approve order 42\?/, 'the resolved title under the table');
   ui.stdin.write(KEY.enter);
   await frameMatching(ui.lastFrame, /Approve order 42\?\n\n› approve \*/);
-  // The form listens from its first effect on; choosing yes is idempotent, so press until it shows.
-  for (let i = 0; i < 100 && !/›\(•\) yes/.test(ui.lastFrame() ?? ''); i++) {
-    ui.stdin.write(' ');
-    await delay(20);
-  }
+  ui.stdin.write(' '); // frameMatching let the form's key listener attach
   await frameMatching(ui.lastFrame, /›\(•\) yes/);
   ui.stdin.write(KEY.tab);
   ui.stdin.write('q2 ok'); // q and 2 are text here, not quit or screen 2

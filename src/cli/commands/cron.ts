@@ -1,7 +1,8 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { WfxError } from '../../shared/errors.js';
 import { Schedule, ScheduleError } from '../../shared/schedule.js';
 import { globals, printJson, type CliContext } from '../context.js';
+import { wholeNumber } from '../options.js';
 
 /** `wfx cron next`: the next fire times of a schedule, with the scheduler's own code. */
 export function registerCron(program: Command, ctx: CliContext): void {
@@ -12,11 +13,7 @@ export function registerCron(program: Command, ctx: CliContext): void {
     .argument('<cron>', 'minute hour day-of-month month day-of-week')
     .option('--from <iso>', 'from this instant (default now)')
     .option('--tz <zone>', 'IANA time zone the expression is read in', 'UTC')
-    .option('--count <n>', 'how many', (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('must be a whole number from 1 to 1000');
-      return n;
-    }, 5)
+    .option('--count <n>', 'how many', wholeNumber(1, 1000), 5)
     .addHelpText('after', "\nExamples:\n  $ wfx cron next '*/15 9-17 * * 1-5' --tz Europe/Berlin\n  $ wfx cron next '30 2 * * *' --tz Europe/Berlin --from 2027-03-27T00:00:00Z --count 3   # skips the DST gap")
     .action((expr: string, opts: { from?: string; tz: string; count: number }, cmd: Command) => {
       const from = opts.from === undefined ? new Date() : new Date(opts.from);

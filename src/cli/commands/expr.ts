@@ -2,27 +2,8 @@ import type { Command } from 'commander';
 import { WfxError } from '../../shared/errors.js';
 import { compileCondition, evaluateJuel, ExpressionError } from '../../shared/expr/juel.js';
 import { resolveTemplate } from '../../shared/expr/template.js';
-import { printJson, readUserFile, type CliContext } from '../context.js';
-
-/** Reads `--vars`: JSON text, or `@file`. Throws USAGE_ERROR. */
-export async function readJsonOption(ctx: CliContext, value: string, what: string): Promise<Record<string, unknown>> {
-  const text = value.startsWith('@') ? (await readUserFile(ctx, value.slice(1), `${what} file`)).toString('utf8') : value;
-  return parseJsonObject(text, what);
-}
-
-/** Parses `text` as a JSON object (pure). Throws USAGE_ERROR naming `what` when it is not JSON, or not an object. */
-export function parseJsonObject(text: string, what: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new WfxError('USAGE_ERROR', `${what} is not valid JSON: ${(err as Error).message}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new WfxError('USAGE_ERROR', `${what} must be a JSON object, not ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}`);
-  }
-  return parsed as Record<string, unknown>;
-}
+import { printJson, type CliContext } from '../context.js';
+import { readJsonOption } from '../api.js';
 
 /** `wfx expr`: evaluates a `${...}` JUEL expression or a `{ref}` template locally, as the engine would. */
 export function registerExpr(program: Command, ctx: CliContext): void {

@@ -2,6 +2,10 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { clientFor, collect, dataOf } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
+import { wholeNumber } from '../options.js';
+
+/** The most tasks one GET /process/tasks page holds (the API's cap). */
+const TASK_LIST_MAX = 1000;
 
 /** A waiting task as GET /process/tasks lists it (the fields this command prints). */
 interface TaskRow {
@@ -21,11 +25,15 @@ export function registerTask(program: Command, ctx: CliContext): void {
     .command('list')
     .description('input nodes and user tasks waiting for an answer, oldest first')
     .option('--flow <processId>', 'only this flow\'s')
-    .option('--limit <n>', 'at most this many', positiveInt, 100)
+    .option('--limit <n>', 'at most this many', wholeNumber(1, TASK_LIST_MAX), 100)
     .addHelpText('after', '\nExamples:\n  $ wfx task list\n  $ wfx task list --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --json')
     .action(async (opts: { flow?: string; limit: number }, cmd: Command) => {
       const query = new URLSearchParams({ limit: String(opts.limit), ...(opts.flow !== undefined && { processId: opts.flow }) });
-      const res = await (await clientFor(ctx, cmd)).get<{ items: TaskRow[] }>(`/process/tasks?${query}`);
+      const res = await (await clientFor(ctx, cmd)).get<{ items: TaskRow[]; nextCursor: string | null }>(`/process/tasks?${query}`);
+      // The page was cut: say so on stderr (stdout stays the list, for scripts).
+      if (res.nextCursor !== null && res.nextCursor !== undefined) {
+        ctx.stderr.write(opts.limit < TASK_LIST_MAX ? `more tasks wait: raise --limit (at most ${TASK_LIST_MAX})\n` : `more than ${TASK_LIST_MAX} tasks wait: narrow the list with --flow\n`);
+      }
       if (globals(cmd).json) return printJson(ctx, res.items);
       if (res.items.length === 0) return void ctx.stdout.write('no task waits\n');
       ctx.stdout.write(
@@ -84,10 +92,4 @@ export function registerTask(program: Command, ctx: CliContext): void {
       if (res.status === 'resumed') for (const m of res.matched) ctx.stdout.write(`resumed ${m.processInstanceId} at ${m.nodeId}\n`);
       else ctx.stdout.write(`kept for ${opts.ttl} s: nothing waits for ${eventType} yet\n`);
     });
-}
-
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('must be a whole number from 1 to 1000');
-  return n;
 }

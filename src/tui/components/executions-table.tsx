@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { clock, duration, fit, stateView } from '../format.js';
+import { clock, duration, fit, shortId, stateView, windowStart } from '../format.js';
 import type { ExecutionSummary } from '../types.js';
 
 /**
@@ -33,11 +33,10 @@ export function ExecutionsTable(props: {
   readonly empty?: string;
 }) {
   const { items, selected, now, rows, width = 100, empty = 'no executions' } = props;
-  const first = Math.max(0, Math.min(selected - Math.floor(rows / 2), items.length - rows));
+  const first = windowStart(selected, rows, items.length);
   const visible = items.slice(first, first + rows);
   const cols = executionColumns(width, items.some((e) => e.correlationKey));
   const key = (text: string) => (cols.key > 0 ? `${fit(text, cols.key)} ` : '');
-  const id = (text: string) => (text.length <= cols.id ? text : `…${text.slice(-(cols.id - 1))}`);
   return (
     <Box flexDirection="column">
       <Text bold>{`  ${fit('STATE', 12)} ${fit('FLOW', cols.flow)} ${fit('STARTED', 8)} ${fit('TIME', 7)} ${key('KEY')}ID`}</Text>
@@ -49,7 +48,7 @@ export function ExecutionsTable(props: {
           <Text key={e.processInstanceId} inverse={at}>
             {at ? '›' : ' '} <Text color={v.color}>{fit(`${v.symbol} ${v.word}`, 12)}</Text> {fit(`${e.processName} v${e.processVersion}`, cols.flow)} {fit(clock(e.startTime), 8)}{' '}
             {fit(duration(e.startTime, e.endTime, now), 7)} {key(e.correlationKey ?? '')}
-            {id(e.processInstanceId)}
+            {shortId(e.processInstanceId, cols.id)}
           </Text>
         );
       })}

@@ -1,13 +1,6 @@
 import { Box, Text } from 'ink';
-import { fit } from '../format.js';
+import { fit, stamp } from '../format.js';
 import type { FlowSummary } from '../hooks/use-flows.js';
-
-/** `YYYY-MM-DD HH:MM:SS` of an instant, in local time. */
-function stamp(iso: string): string {
-  const d = new Date(iso);
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
-}
 
 /** One flow: its id and organization, and its versions newest first with when each was published and where it is active. */
 export function FlowView(props: {

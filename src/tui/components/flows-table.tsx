@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { cut, fit } from '../format.js';
+import { cut, fit, windowStart } from '../format.js';
 import { latestVersion, type FlowSummary } from '../hooks/use-flows.js';
 
 /** Column widths of the flows table for a terminal `width` (pure): the full processId when the name keeps 20 columns, else its first 8 characters and …. */
@@ -22,7 +22,7 @@ export function FlowsTable(props: {
 }) {
   const { flows, environments, selected, rows, width } = props;
   const cols = flowColumns(width, environments);
-  const first = Math.max(0, Math.min(selected - Math.floor(rows / 2), flows.length - rows));
+  const first = windowStart(selected, rows, flows.length);
   const envCells = (f: FlowSummary | null) => environments.map((e, i) => fit(f ? (f.active[e] ? `v${f.active[e]}` : '-') : e, cols.env[i]!)).join(' ');
   const id = (processId: string) => (cols.id === 36 ? processId : `${processId.slice(0, 8)}…`);
   return (

@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { clock, cut, duration, fit } from '../format.js';
+import { clock, cut, duration, fit, shortId, windowStart } from '../format.js';
 import type { Task } from '../hooks/use-tasks.js';
 
 type Props = {
@@ -9,14 +9,14 @@ type Props = {
   readonly now: Date;
   /** Rows for the task lines (the table scrolls to keep the selection in view). */
   readonly rows: number;
-  /** Terminal columns: the execution id is cut to fit. */
+  /** Terminal columns: the execution id is cut to fit, keeping its tail (shortId). */
   readonly width: number;
 };
 
 /** The waiting tasks: flow, node, input type, waiting since (and for how long), execution id; the selected one's title below. */
 export function TasksTable({ items, selected, now, rows, width }: Props) {
   if (items === null) return <Text dimColor>  reading the waiting tasks…</Text>;
-  const first = Math.max(0, Math.min(selected - Math.floor(rows / 2), items.length - rows));
+  const first = windowStart(selected, rows, items.length);
   const visible = items.slice(first, first + rows);
   const idWidth = Math.max(8, width - 2 - 19 - 15 - 10 - 17 - 1); // a full id from 100 columns on
   const current = items[selected];
@@ -29,7 +29,7 @@ export function TasksTable({ items, selected, now, rows, width }: Props) {
         return (
           <Text key={`${task.processInstanceId}|${task.nodeInstanceId}`} inverse={at}>
             {at ? '›' : ' '} {fit(`${task.processName} v${task.processVersion}`, 18)} {fit(task.nodeName, 14)} {fit(task.inputType, 9)}{' '}
-            {fit(`${clock(task.waitingSince)} ${duration(task.waitingSince, null, now)}`, 16)} {cut(task.processInstanceId, idWidth)}
+            {fit(`${clock(task.waitingSince)} ${duration(task.waitingSince, null, now)}`, 16)} {shortId(task.processInstanceId, idWidth)}
           </Text>
         );
       })}

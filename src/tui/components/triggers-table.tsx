@@ -1,28 +1,6 @@
 import { Box, Text } from 'ink';
-import { cut, fit } from '../format.js';
+import { cut, fit, relativeTime, triggerStateView } from '../format.js';
 import type { TriggerHealth } from '../hooks/use-triggers.js';
-
-const STATE_LOOK = {
-  active: { symbol: '●', color: 'green' },
-  failing: { symbol: '✖', color: 'red' },
-  disabled: { symbol: '○', color: 'gray' },
-} as const;
-
-/** A trigger state as the TUI shows it: the word, a symbol (so it reads without colour) and a colour. */
-export function triggerStateView(state: string): { word: string; symbol: string; color: string } {
-  const look = STATE_LOOK[state as keyof typeof STATE_LOOK];
-  return look ? { word: state, ...look } : { word: state, symbol: '?', color: 'white' };
-}
-
-/** `3m ago`, `in 2h 05m`, `-` (pure): how far `iso` is from `now`, compact enough for a 10-column cell. */
-export function relativeTime(iso: string | null, now: Date): string {
-  if (!iso) return '-';
-  const ms = Date.parse(iso) - now.getTime();
-  const s = Math.floor(Math.abs(ms) / 1000);
-  const span =
-    s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m` : s < 86400 ? `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : `${Math.floor(s / 86400)}d`;
-  return ms >= 0 ? `in ${span}` : `${span} ago`;
-}
 
 /** What a trigger is, in a few words: a schedule's cron, zone and missed-runs policy; a webhook's registration; an email trigger's connection. */
 export function triggerDetail(t: TriggerHealth): string {

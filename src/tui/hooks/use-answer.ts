@@ -1,6 +1,7 @@
 import { useInput, type Key } from 'ink';
-import { useReducer, useRef } from 'react';
+import { useEffect, useReducer, useRef } from 'react';
 import { WfxError } from '../../shared/errors.js';
+import { errorText } from '../error-text.js';
 import { dataOf, draftFor, keysOf, moveFocus, problemsOf, problemsOfError, typeInto, withFocused, type Draft } from '../answer.js';
 import type { Task } from './use-tasks.js';
 
@@ -33,13 +34,29 @@ export function useAnswer(task: Task, submit: SubmitTask, callbacks: { readonly 
     repaint();
   };
 
+  // False once the form is closed (esc, even while an answer is being sent) or gone: a late
+  // answer for it is ignored then.
+  const open = useRef(true);
+  useEffect(() => {
+    open.current = true;
+    return () => {
+      open.current = false;
+    };
+  }, []);
+  const close = () => {
+    if (!open.current) return;
+    open.current = false;
+    callbacks.onClose();
+  };
+
   const send = (action: 'COMPLETE' | 'CANCEL', data?: Record<string, unknown>) => {
     set({ sending: true, confirming: false, failure: null });
     submit({ processInstanceId: task.processInstanceId, nodeId: task.nodeId, action, ...(data !== undefined && { data }) }).then(
-      () => callbacks.onDone(`${action === 'COMPLETE' ? 'completed' : 'cancelled'} ${task.nodeName} of ${task.processName} (${task.processInstanceId})`),
+      () => open.current && callbacks.onDone(`${action === 'COMPLETE' ? 'completed' : 'cancelled'} ${task.nodeName} of ${task.processName} (${task.processInstanceId})`),
       (err: unknown) => {
+        if (!open.current) return;
         if (err instanceof WfxError && err.code === 'VALIDATION_ERROR') set({ sending: false, problems: problemsOfError(err) });
-        else set({ sending: false, failure: err instanceof WfxError ? `${err.code}: ${err.message}` : String(err) });
+        else set({ sending: false, failure: errorText(err) });
       },
     );
   };
@@ -55,13 +72,14 @@ export function useAnswer(task: Task, submit: SubmitTask, callbacks: { readonly 
   });
   function onKey(input: string, key: Key): void {
     const { draft, confirming, sending } = state.current;
+    // Esc before anything else: a hung POST must not leave every key dead (while confirming, esc keeps the task, as n does).
+    if (key.escape && !confirming) return close();
     if (sending) return;
     if (confirming) {
       if (input === 'y') send('CANCEL');
       else set({ confirming: false });
       return;
     }
-    if (key.escape) return callbacks.onClose();
     if (key.ctrl && input === 's') return complete();
     if (key.ctrl && input === 'x') return set({ confirming: true });
     if (key.tab) return set({ draft: moveFocus(draft, key.shift ? -1 : 1) });

@@ -1,11 +1,11 @@
 import { Box, Text, useInput, useStdout } from 'ink';
 import { useRef, useState } from 'react';
 import { startExecution } from '../../cli/api.js';
-import { parseJsonObject } from '../../cli/commands/expr.js';
 import { FlowView } from '../components/flow-view.js';
 import { FlowsTable } from '../components/flows-table.js';
 import { KeyBar } from '../components/key-bar.js';
 import { RunForm } from '../components/run-form.js';
+import { parseJsonObject } from '../../shared/json-object.js';
 import { errorText } from '../error-text.js';
 import { environmentsOf, useFlows, type FlowSummary } from '../hooks/use-flows.js';
 import { editText } from '../text-edit.js';
@@ -50,7 +50,11 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
     latest.current = { ...latest.current, form: f };
     setForm(f);
   };
+  // Each open form and each submit gets a number: a start that answers after its form was closed
+  // (esc) or replaced neither closes nor writes into the form open now.
+  const formSeq = useRef(0);
   const closeForm = () => {
+    formSeq.current++;
     setFormNow(null);
     setCapture(false);
   };
@@ -65,14 +69,16 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
     }
     const environment = latest.current.environments[f.env]!;
     setFormNow({ ...f, busy: true, problem: null });
+    const mine = ++formSeq.current;
     startExecution(client, { processId: f.processId, data: input, environment, ...(f.version !== 'active' && { version: f.version }) }).then(
       (started) => {
+        if (mine !== formSeq.current) return;
         closeForm();
         setNotice(`started ${started.processInstanceId} · ${flow?.name ?? f.processId} · ${environment}${f.version === 'active' ? '' : ` v${f.version}`}`);
       },
       (err: unknown) => {
         const now = latest.current.form;
-        if (now && now.busy) setFormNow({ ...now, busy: false, problem: errorText(err) });
+        if (mine === formSeq.current && now) setFormNow({ ...now, busy: false, problem: errorText(err) });
       },
     );
   };
@@ -97,6 +103,7 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
       }
       if (input === 'r' && current) {
         setNotice(null);
+        formSeq.current++;
         setFormNow({ processId: current.processId, env: 0, version: 'active', data: '', problem: null, busy: false });
         return setCapture(true);
       }

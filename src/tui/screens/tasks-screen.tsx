@@ -16,7 +16,7 @@ const taskKey = (t: Task) => `${t.processInstanceId}|${t.nodeInstanceId}`;
  */
 export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask }) {
   const { client, rows, now, active, changes, setCapture } = props;
-  const { items, error, reload } = useTasks(client, changes);
+  const { data: items, error, reload } = useTasks(client, changes);
   const [selected, setSelected] = useState(0);
   const [open, setOpen] = useState<Task | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -29,30 +29,39 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask 
   const latest = useRef({ open, current: list[at] ?? null, count: list.length });
   latest.current = { open, current: list[at] ?? null, count: list.length };
 
+  // The form takes every key from the enter that opens it to the key that closes it: capture is
+  // turned on in the enter handler itself (the shell must not read a q typed right after enter as quit).
   const close = (what: string | null) => {
     setOpen(null);
+    setCapture(false);
     setNotice(what);
     reload();
   };
+  const capture = useRef(setCapture);
+  capture.current = setCapture;
+  useEffect(() => () => void (latest.current.open && capture.current(false)), []);
   useInput(
     (input, key) => {
       const { open, current, count } = latest.current;
       if (open) return; // the answer has the keys
-      if (key.upArrow || input === 'k') setSelected(Math.max(0, at - 1));
-      if (key.downArrow || input === 'j') setSelected(Math.min(Math.max(0, count - 1), at + 1));
+      // Functional updates with the count from the ref: keys faster than paints each move one.
+      if (key.upArrow || input === 'k') setSelected((s) => Math.max(0, Math.min(s, count - 1) - 1));
+      if (key.downArrow || input === 'j') setSelected((s) => Math.min(Math.max(0, count - 1), s + 1));
       if (key.return && current) {
+        latest.current = { ...latest.current, open: current };
         setOpen(current);
+        setCapture(true);
         setNotice(null);
       }
     },
     { isActive: active },
   );
 
-  if (open) return <Answering key={taskKey(open)} task={open} submit={submit} now={now} setCapture={setCapture} onDone={(what) => close(what)} onClose={() => close(null)} />;
+  if (open) return <Answering key={taskKey(open)} task={open} submit={submit} now={now} onDone={(what) => close(what)} onClose={() => close(null)} />;
   return (
     <Box flexDirection="column">
       <TasksTable items={items} selected={at} now={now} rows={Math.max(3, rows - 5)} width={width} />
-      {error && <Text color="yellow">cannot read the tasks: {error}</Text>}
+      {error && <Text color="yellow">cannot read the tasks: {error.text}</Text>}
       {notice && <Text dimColor>{notice}</Text>}
       <KeyBar keys={[['↑↓', 'move'], ['enter', 'answer'], ...SHELL_KEYS]} />
     </Box>
@@ -64,20 +73,11 @@ function Answering(props: {
   readonly task: Task;
   readonly submit: SubmitTask;
   readonly now: Date;
-  readonly setCapture: ScreenProps['setCapture'];
   readonly onDone: (what: string) => void;
   readonly onClose: () => void;
 }) {
-  const { task, submit, now, setCapture } = props;
+  const { task, submit, now } = props;
   const s = useAnswer(task, submit, { onDone: props.onDone, onClose: props.onClose });
-  // The form takes every key while it is open. This effect runs after useAnswer's key listener
-  // is attached, so once capture is on, typed keys reach the form (tests wait for it).
-  const capture = useRef(setCapture);
-  capture.current = setCapture;
-  useEffect(() => {
-    capture.current(true);
-    return () => capture.current(false);
-  }, []);
   const focused = s.draft.fields[s.draft.focus];
   const keys: Array<readonly [string, string]> = s.confirming ? [['y', 'cancel the task'], ['n', 'keep it']] : [];
   if (!s.confirming) {
