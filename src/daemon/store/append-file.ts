@@ -3,7 +3,7 @@ import { open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { FILE_MODE, fsyncDir } from './fs-util.js';
 
-/** Records waiting for the same write + fdatasync; they all settle together. */
+/** Frames waiting for the same durable write; they all settle together. */
 interface Batch {
   chunks: Buffer[];
   readonly promise: Promise<void>;

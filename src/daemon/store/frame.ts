@@ -48,8 +48,8 @@ export interface JsonPieces {
  * the line, and the checksum is taken over those bytes (no intermediate strings). Pure.
  */
 export function frameBytes(seq: number, json: string | JsonPieces, key: string = NO_KEY): Buffer {
-  const head = `${seq} ${key} `; // ASCII: digits and a token without spaces
-  const jsonAt = 9 + head.length;
+  const head = `${seq} ${key} `;
+  const jsonAt = 9 + Buffer.byteLength(head);
   let end = jsonAt;
   if (typeof json === 'string') end += Buffer.byteLength(json);
   else {
@@ -57,7 +57,7 @@ export function frameBytes(seq: number, json: string | JsonPieces, key: string =
     for (const part of json.parts) end += Buffer.byteLength(part);
   }
   const buf = Buffer.allocUnsafe(end + 1);
-  buf.write(head, 9, 'latin1');
+  buf.write(head, 9, 'utf8');
   if (typeof json === 'string') buf.write(json, jsonAt, 'utf8');
   else {
     let at = jsonAt + buf.write(json.open, jsonAt, 'utf8');
