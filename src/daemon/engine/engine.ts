@@ -339,13 +339,21 @@ export class Engine extends EventEmitter implements EngineCore {
         this.archive.enqueue(inst.processInstanceId, null);
         continue;
       }
-      for (const ni of Object.values(inst.nodes)) {
-        if (ni.statusCd === STATUS.WAITING && ni.wait?.dueAt) this.timers.set(`${inst.processInstanceId}|${ni.id}`, Date.parse(ni.wait.dueAt));
-        if (ni.statusCd === STATUS.ACTIVE || ni.statusCd === STATUS.WAITING) this.armBoundaries(inst, ni.id);
+      // One pass over the nodes, no arrays: this runs for every waiting execution at a restart.
+      let active = false;
+      let waiting = false;
+      for (const id in inst.nodes) {
+        const ni = inst.nodes[id]!;
+        if (ni.statusCd === STATUS.ACTIVE) active = true;
+        else if (ni.statusCd !== STATUS.WAITING) continue;
+        else {
+          waiting = true;
+          if (ni.wait?.dueAt) this.timers.set(`${inst.processInstanceId}|${ni.id}`, Date.parse(ni.wait.dueAt));
+        }
+        this.armBoundaries(inst, ni.id);
       }
       // Active nodes run again; an execution with nothing live is settled (finished, or its join fired).
-      const nodes = Object.values(inst.nodes);
-      if (nodes.some((n) => n.statusCd === STATUS.ACTIVE) || !nodes.some((n) => n.statusCd === STATUS.WAITING)) running.push(inst);
+      if (active || !waiting) running.push(inst);
     }
     for (const inst of running) await this.step((t) => t.continue(inst));
     await this.sweepExpired();

@@ -204,7 +204,9 @@ export function rebuildSubscriptions(state: WfxState): void {
   state.subscriptions = {};
   for (const inst of Object.values(state.instances)) {
     if (inst.stateCd !== STATE.RUNNING) continue;
-    for (const node of Object.values(inst.nodes)) {
+    // for...in, not Object.values: no array per execution (100k of them at a restart).
+    for (const id in inst.nodes) {
+      const node = inst.nodes[id]!;
       if (node.statusCd === STATUS.WAITING && node.wait?.kind === 'event') subscribe(state, inst, node, node.wait, node.startTime);
     }
   }
