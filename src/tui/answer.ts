@@ -246,11 +246,15 @@ export const NO_KEY: Key = {
  * The keys in one chunk of input. Ink 5 hands a chunk as one key, but a terminal delivers keys
  * typed fast, sent by a script (tmux send-keys) or pasted in one read: " \t" is space then tab,
  * not text. Enter, tab, backspace, space and ctrl+letter become keys of their own; runs of other
- * characters stay one text input (a paste). A chunk with an escape sequence is left whole
- * (Ink parsed it). Pure.
+ * characters stay one text input (a paste). A chunk with a line break inside it is a paste of
+ * lines, kept whole. A chunk with an escape sequence is left whole (Ink parsed it). Pure.
  */
 export function keysOf(input: string, key: Key): Array<readonly [string, Key]> {
   if (input.length <= 1 || input.includes('\u001b')) return [[input, key]];
+  // A line break with printable text after it is a paste of several lines, not keys: it must
+  // not submit half of it (a one-line field types the breaks as spaces). Text, then Enter or a
+  // ctrl key, is keys.
+  if (/[\r\n][^]*[^\u0000-\u001f\u007f]/.test(input)) return [[input, NO_KEY]];
   const keys: Array<readonly [string, Key]> = [];
   let text = '';
   const flush = () => {

@@ -20,6 +20,8 @@ t.test('keysOf splits a chunk of keys a terminal delivered at once, and keeps a 
   );
   t.same(keysOf('ab\u007f', key()), [['ab', key()], ['', key({ backspace: true })]]);
   t.same(keysOf('\u001b[B ', key()), [['\u001b[B ', key()]], 'escape sequences are left to Ink');
+  t.same(keysOf('line one\rline\ttwo', key()), [['line one\rline\ttwo', key()]], 'a paste of lines is text: it does not submit half of it');
+  t.same(keysOf('line one\r\n', key()), [['line', key()], [' ', key()], ['one', key()], ['', key({ return: true })], ['\n', key()]], 'text then a final enter are keys');
 });
 
 t.test('the data of each input type, and the API\'s validator naming what does not fit', async (t) => {
