@@ -70,13 +70,15 @@ t.test('a run end to end over HTTP: start, wait, answer, completed, read from hi
   t.match(started.body, { processInstanceId: String, processId: pid, status: 'started', startTime: String });
   const id = started.body.processInstanceId as string;
   const waiting = await d.call(key, { method: 'GET', url: `/process/instance/${id}` });
+  const listedWaiting = await d.call(key, { method: 'GET', url: `/process/${pid}/instances?stateCd=0` });
+  t.match(listedWaiting.body, { items: [{ processInstanceId: id, waitingNodeIds: ['ask'] }] }, 'the list says where a running execution waits');
   t.match(waiting.body, { stateCd: 0, correlationKey: 'order-1', data: { n: 1 }, nodes: [{ nodeId: 'start', statusCd: 2 }, { nodeId: 'ask', statusCd: 1, wait: { kind: 'input', inputType: 'textbox' } }] });
   const answered = await d.call(key, { method: 'POST', url: '/process/task', payload: { processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'yes' } } });
   t.same(answered.body, { processInstanceId: id, status: 'resumed' });
   let done = await d.call(key, { method: 'GET', url: `/process/instance/${id}` });
   t.match(done.body, { stateCd: 1, endTime: String, data: { inputValue: 'yes', inputNodeAction: 'COMPLETE' } });
   const listed = await d.call(key, { method: 'GET', url: `/process/${pid}/instances?stateCd=1` });
-  t.match(listed.body, { items: [{ processInstanceId: id, stateCd: 1 }], nextCursor: null });
+  t.match(listed.body, { items: [{ processInstanceId: id, stateCd: 1, waitingNodeIds: [] }], nextCursor: null });
   // A burst of malformed requests over real HTTP, then the daemon still answers.
   for (let i = 0; i < 300; i++) {
     const res = await fetch(`${d.info.url}/process/${i % 2 ? 'exec' : 'task'}`, {

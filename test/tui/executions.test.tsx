@@ -22,6 +22,7 @@ const summary = (n: number, processName: string, correlationKey: string | null, 
   endTime: stateCd === 0 ? null : '2026-11-21T10:01:05.000Z',
   correlationKey,
   parentInstanceId: null,
+  waitingNodeIds: [],
 });
 const ITEMS = [summary(4, 'Order approval', 'order-42'), summary(3, 'Invoice', 'INV-2026-7'), summary(2, 'Order approval', 'order-43', 1), summary(1, 'Invoice', null, 2)];
 
@@ -53,6 +54,25 @@ t.test('the table shows the correlation key when some execution has one, and fit
   t.match(executionColumns(100, true), { flow: 30, id: 13 }, 'at 100 the flow name comes before the whole id');
   t.match(executionColumns(100, false), { flow: 30, id: 36 });
   t.match(executionColumns(140, true), { id: 36, key: 24 }, 'wider still: the key column grows');
+});
+
+t.test('the executions table says where a running execution waits; at 80 columns with keys too, STARTED gives way', async (t) => {
+  const items = [{ ...ITEMS[0]!, waitingNodeIds: ['approve'] }, ...ITEMS.slice(1)];
+  const narrow = renderAt(<ExecutionsTable items={items} selected={0} now={NOW} rows={10} width={80} />, 80);
+  t.teardown(narrow.unmount);
+  const frame = narrow.lastFrame()!;
+  t.match(frame, /STATE\s+FLOW\s+TIME\s+WAITING\s+KEY\s+ID/);
+  t.notMatch(frame, /STARTED/);
+  t.match(frame, /› ● running\s+Order approval v1\s+5m 00s\s+approve\s+order-42\s+…000000000004/);
+  t.match(frame, /✖ failed\s+Invoice v1\s+1m 05s\s+…000000000001/, 'nothing waits: the cells are empty');
+  t.same(widerThan(frame, 80), [], 'no line wider than 80');
+  t.match(executionColumns(80, true, true), { started: 0, waiting: 10, key: 12, id: 13, flow: 18 });
+  t.match(executionColumns(100, true, true), { started: 8, waiting: 10, key: 12, id: 13, flow: 29 });
+  t.match(executionColumns(80, false, true), { started: 8, waiting: 10, key: 0 });
+  const wide = renderAt(<ExecutionsTable items={items} selected={0} now={NOW} rows={10} width={100} />, 100);
+  t.teardown(wide.unmount);
+  t.match(wide.lastFrame(), /STATE\s+FLOW\s+STARTED\s+TIME\s+WAITING\s+KEY\s+ID/);
+  t.same(widerThan(wide.lastFrame()!, 100), []);
 });
 
 t.test('the executions screen: f cycles the flow filter, / searches as it is typed, enter keeps it, esc clears it', async (t) => {

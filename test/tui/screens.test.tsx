@@ -18,6 +18,7 @@ const summary = (n: number, stateCd: number, extra: Partial<ExecutionSummary> = 
   endTime: stateCd === 0 ? null : '2026-11-21T10:01:05.000Z',
   correlationKey: null,
   parentInstanceId: null,
+  waitingNodeIds: [],
   ...extra,
 });
 

@@ -1,6 +1,6 @@
 import { WfxError } from '../../shared/errors.js';
 import { applyRecord, type WfxRecord } from '../state/records.js';
-import { initialState, STATE, type Instance, type WfxState } from '../state/state.js';
+import { initialState, STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore } from '../store/store.js';
 import type { Caller } from './engine.js';
@@ -150,9 +150,13 @@ export interface InstanceSummary {
   readonly endTime: string | null;
   readonly correlationKey: string | null;
   readonly parentInstanceId: string | null;
+  /** The nodes a running execution waits at (input, event, timer, child, loop); empty otherwise. */
+  readonly waitingNodeIds: readonly string[];
 }
 
 function summarize(i: Instance): InstanceSummary {
+  const waitingNodeIds: string[] = [];
+  if (i.stateCd === STATE.RUNNING) for (const id in i.nodes) if (i.nodes[id]!.statusCd === STATUS.WAITING) waitingNodeIds.push(i.nodes[id]!.nodeId);
   return {
     processInstanceId: i.processInstanceId,
     processId: i.processId,
@@ -163,6 +167,7 @@ function summarize(i: Instance): InstanceSummary {
     endTime: i.endTime,
     correlationKey: i.correlationKey,
     parentInstanceId: i.parentInstanceId,
+    waitingNodeIds,
   };
 }
 

@@ -2,26 +2,37 @@ import { Box, Text } from 'ink';
 import { clock, duration, fit, shortId, stateView, windowStart } from '../format.js';
 import type { ExecutionSummary } from '../types.js';
 
+/** Width of the WAITING column (the node ids an execution waits at). */
+const WAITING = 10;
+
 /**
- * Column widths of the executions table for a terminal `width` (pure). The correlation key gets
- * a column when some execution has one; the id is whole when the flow column keeps 20
- * characters, else its last 12 (what tells uuidv7 ids apart). Lines stay under `width`.
+ * Column widths of the executions table for a terminal `width` (pure). WAITING (where a running
+ * execution waits) gets a column when some execution waits, and the correlation key when some
+ * execution has one; when both would leave the flow under 16 characters, STARTED gives way (TIME
+ * still shows the age). The id is whole when the flow keeps 18 characters, else its last 12
+ * (what tells uuidv7 ids apart). Lines stay under `width`.
  */
-export function executionColumns(width: number, hasKey: boolean): { flow: number; key: number; id: number } {
-  const room = width - 1 - 33; // marker, state, started, time and their spaces are 33
+export function executionColumns(width: number, hasKey: boolean, hasWaiting = false): { flow: number; started: number; waiting: number; key: number; id: number } {
+  const waiting = hasWaiting ? WAITING : 0;
+  // marker, state, time and their spaces are 24; started 9 more; waiting and key their width + 1.
+  let room = width - 1 - 24 - (waiting > 0 ? waiting + 1 : 0);
   let key = hasKey ? 12 : 0;
-  const keyCost = hasKey ? key + 1 : 0;
-  const id = room - keyCost - 36 >= 20 ? 36 : 13;
+  let started = 8;
+  if (key > 0 && room - 9 - 13 - 13 < 16) started = 0;
+  room -= started > 0 ? started + 1 : 0;
+  if (key > 0 && room - 13 - 13 < 16) key = 0;
+  const keyCost = key > 0 ? key + 1 : 0;
+  const id = room - keyCost - 36 >= 18 ? 36 : 13;
   let flow = room - keyCost - id;
-  if (hasKey && flow > 30) {
+  if (key > 0 && flow > 30) {
     const extra = Math.min(flow - 30, 12);
     key += extra;
     flow -= extra;
   }
-  return { flow: Math.min(flow, 40), key, id };
+  return { flow: Math.min(flow, 40), started, waiting, key, id };
 }
 
-/** The executions list: state (colour and symbol), flow, started, duration, correlation key (when any has one and it fits), id. */
+/** The executions list: state (colour and symbol), flow, started, duration, where it waits, correlation key (when any has one and it fits), id. */
 export function ExecutionsTable(props: {
   readonly items: readonly ExecutionSummary[];
   readonly selected: number;
@@ -35,19 +46,22 @@ export function ExecutionsTable(props: {
   const { items, selected, now, rows, width = 100, empty = 'no executions' } = props;
   const first = windowStart(selected, rows, items.length);
   const visible = items.slice(first, first + rows);
-  const cols = executionColumns(width, items.some((e) => e.correlationKey));
+  const cols = executionColumns(width, items.some((e) => e.correlationKey), items.some((e) => e.waitingNodeIds.length > 0));
   const key = (text: string) => (cols.key > 0 ? `${fit(text, cols.key)} ` : '');
+  const waiting = (text: string) => (cols.waiting > 0 ? `${fit(text, cols.waiting)} ` : '');
+  const started = (text: string) => (cols.started > 0 ? `${fit(text, cols.started)} ` : '');
   return (
     <Box flexDirection="column">
-      <Text bold>{`  ${fit('STATE', 12)} ${fit('FLOW', cols.flow)} ${fit('STARTED', 8)} ${fit('TIME', 7)} ${key('KEY')}ID`}</Text>
+      <Text bold>{`  ${fit('STATE', 12)} ${fit('FLOW', cols.flow)} ${started('STARTED')}${fit('TIME', 7)} ${waiting('WAITING')}${key('KEY')}ID`}</Text>
       {items.length === 0 && <Text dimColor>  {empty}</Text>}
       {visible.map((e, i) => {
         const v = stateView(e.stateCd);
         const at = first + i === selected;
         return (
           <Text key={e.processInstanceId} inverse={at}>
-            {at ? '›' : ' '} <Text color={v.color}>{fit(`${v.symbol} ${v.word}`, 12)}</Text> {fit(`${e.processName} v${e.processVersion}`, cols.flow)} {fit(clock(e.startTime), 8)}{' '}
-            {fit(duration(e.startTime, e.endTime, now), 7)} {key(e.correlationKey ?? '')}
+            {at ? '›' : ' '} <Text color={v.color}>{fit(`${v.symbol} ${v.word}`, 12)}</Text> {fit(`${e.processName} v${e.processVersion}`, cols.flow)} {started(clock(e.startTime))}
+            {fit(duration(e.startTime, e.endTime, now), 7)} {waiting(e.waitingNodeIds.join(','))}
+            {key(e.correlationKey ?? '')}
             {shortId(e.processInstanceId, cols.id)}
           </Text>
         );
