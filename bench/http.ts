@@ -16,8 +16,8 @@ import { runInNewContext } from 'node:vm';
 import autocannon from 'autocannon';
 import { Engine } from '../src/daemon/engine/engine.js';
 import { publishFlow } from '../src/daemon/flows/publish.js';
-import { applyRecord, type WfxRecord } from '../src/daemon/state/records.js';
-import { initialState, type WfxState } from '../src/daemon/state/state.js';
+import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
+import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
 import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
@@ -157,7 +157,7 @@ async function rss(pid: number): Promise<number> {
 
 /** Fills `dataDir` with `n` executions waiting at an input node, written by the engine in-process (exported for profiling restarts). */
 export async function fillWaiting(dataDir: string, n: number): Promise<void> {
-  const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, initialState, apply: applyRecord });
+  const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE });
   const history = await History.open(join(dataDir, 'history'));
   const engine = new Engine({ store, history });
   const v = validateFlowSource(WAITS);
@@ -188,7 +188,7 @@ async function heapPerWaiting(dataDir: string, n: number): Promise<number> {
   const gc = runInNewContext('gc') as () => void;
   gc();
   const before = process.memoryUsage().heapUsed;
-  const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, initialState, apply: applyRecord });
+  const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE });
   gc();
   gc();
   const after = process.memoryUsage().heapUsed;

@@ -14,8 +14,8 @@ import { publishFlowDir, publishFlowFile, type FileOutcome } from './flows/load-
 import { WebhookReceiver } from './triggers/webhooks.js';
 import { createDaemonLogger } from './logger.js';
 import { buildServer } from './server.js';
-import { applyRecord, type WfxRecord } from './state/records.js';
-import { initialState, type Environment, type WfxState } from './state/state.js';
+import { WFX_STORE, type WfxRecord } from './state/records.js';
+import type { Environment, WfxState } from './state/state.js';
 import { ensurePrivateDir, writeFileAtomic } from './store/fs-util.js';
 import { History } from './store/history.js';
 import { acquireDataDirLock, type DataDirLock } from './store/lock.js';
@@ -81,8 +81,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   try {
     const store = await Store.open<WfxState, WfxRecord>({
       dir: options.dataDir,
-      initialState,
-      apply: applyRecord,
+      ...WFX_STORE,
       checkpointEvery: options.checkpointEvery,
       logger,
     });

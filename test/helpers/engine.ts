@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { Engine, type LifecycleEvent, type StreamedLog } from '../../src/daemon/engine/engine.js';
 import { publishFlow } from '../../src/daemon/flows/publish.js';
-import { applyRecord, type WfxRecord } from '../../src/daemon/state/records.js';
-import { initialState, type Environment, type Instance, type WfxState } from '../../src/daemon/state/state.js';
+import { WFX_STORE, type WfxRecord } from '../../src/daemon/state/records.js';
+import type { Environment, Instance, WfxState } from '../../src/daemon/state/state.js';
 import { History } from '../../src/daemon/store/history.js';
 import { Store } from '../../src/daemon/store/store.js';
 import { validateFlowSource } from '../../src/shared/flow/validate.js';
@@ -55,7 +55,7 @@ export async function engineHarness(t: Test, dir?: string, clock = new TestClock
     dir = own;
   }
   const root = dir;
-  const store = await Store.open<WfxState, WfxRecord>({ dir, initialState, apply: applyRecord });
+  const store = await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE });
   const history = await History.open(join(dir, 'history'));
   const errors: unknown[] = [];
   const engine = new Engine({ store, history, now: clock.now, onError: (err) => errors.push(err) });

@@ -498,6 +498,7 @@ export class Engine extends EventEmitter implements EngineCore {
     if (!inst) return [];
     const base = { processInstanceId: inst.processInstanceId, processId: inst.processId, organization: inst.organization };
     if (r.type === 'instance.finished') return [{ type: PROCESS_EVENT[r.stateCd], ...base, timestamp: r.at, stateCd: r.stateCd }];
+    if (r.type === 'nodes.ran') return r.nodes.flatMap((n) => this.lifecycleOf({ type: 'node.ran', instanceId: r.instanceId, at: r.at, ...n }));
     if (!('nodeInstanceId' in r)) return [];
     const ni = inst.nodes[r.nodeInstanceId];
     if (!ni) return [];

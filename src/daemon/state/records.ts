@@ -14,7 +14,7 @@ import type {
 } from './state.js';
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
-import { EMAIL_SEEN_IDS, isoMs, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
+import { EMAIL_SEEN_IDS, initialState, isoMs, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
 
 /**
  * Every change to the live state is one of these records, journaled before it is acknowledged
@@ -55,6 +55,17 @@ export type WfxRecord =
       readonly at: string;
       readonly variables?: Record<string, unknown>;
       readonly output?: Record<string, unknown>;
+    }
+  /**
+   * Several nodes of one execution, each as `node.ran`, in order and at one time: how the
+   * journal holds a run of them (coalesceNodeRuns), so a step through many nodes is one
+   * record, not one per node.
+   */
+  | {
+      readonly type: 'nodes.ran';
+      readonly instanceId: string;
+      readonly at: string;
+      readonly nodes: ReadonlyArray<NodeRun>;
     }
   /** A node waits (again: a loop writes its progress this way), with variables it set meanwhile. */
   | {
@@ -302,6 +313,9 @@ const handlers: Handlers = {
     const node = enter(state, r);
     if (inst && node) complete(inst, node, r);
   },
+  'nodes.ran': (state, r) => {
+    for (const n of r.nodes) handlers['node.ran'](state, { type: 'node.ran', instanceId: r.instanceId, at: r.at, ...n });
+  },
   'node.waiting': (state, r) => {
 
     const inst = state.instances[r.instanceId];
@@ -426,3 +440,33 @@ const handlers: Handlers = {
 export function applyRecord(state: WfxState, record: WfxRecord): void {
   (handlers[record.type] as (s: WfxState, r: WfxRecord) => void)(state, record);
 }
+
+/** One node of a `nodes.ran` record: a `node.ran` without what the run shares. */
+export interface NodeRun {
+  readonly nodeInstanceId: string;
+  readonly nodeId: string;
+  readonly variables?: Record<string, unknown>;
+  readonly output?: Record<string, unknown>;
+}
+
+/**
+ * The store's coalescing (StoreOptions.coalesce): consecutive `node.ran` records of one
+ * execution at one time are journaled as one `nodes.ran`. The reducer keeps none of their
+ * objects (it copies variables and output), so they may be serialized after they are applied.
+ */
+export const coalesceNodeRuns = {
+  candidate: (r: WfxRecord): boolean => r.type === 'node.ran',
+  merge: (last: WfxRecord, next: WfxRecord): WfxRecord | null => {
+    if (next.type !== 'node.ran' || (last.type !== 'node.ran' && last.type !== 'nodes.ran') || last.instanceId !== next.instanceId || last.at !== next.at) return null;
+    const { type: _type, instanceId: _id, at: _at, ...run } = next;
+    if (last.type === 'nodes.ran') {
+      (last.nodes as NodeRun[]).push(run); // the store's own record until serialized
+      return last;
+    }
+    const { type: _t, instanceId: _i, at: _a, ...first } = last;
+    return { type: 'nodes.ran', instanceId: last.instanceId, at: last.at, nodes: [first, run] };
+  },
+};
+
+/** How the daemon opens its store (Store.open's options but the directory): the state, its reducer, and the coalescing of node runs. */
+export const WFX_STORE = { initialState, apply: applyRecord, coalesce: coalesceNodeRuns } as const;

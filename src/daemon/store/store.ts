@@ -36,6 +36,15 @@ export interface StoreOptions<S, R> {
   /** Checkpoint after this many journal entries since the last snapshot (default 50,000). */
   readonly checkpointEvery?: number;
   readonly logger?: StoreLogger;
+  /**
+   * Journals a run of small records emitted one after the other in a transaction as one
+   * record. `candidate` records are applied at once, as every record is, but serialized only
+   * when the run ends, so `apply` must not keep their objects. `merge(last, next)` gives the
+   * record to journal instead of both (applying it must equal applying both, in order), or
+   * null to end the run; it may extend a record it returned before, which is the store's own
+   * until serialized.
+   */
+  readonly coalesce?: { readonly candidate: (record: R) => boolean; readonly merge: (last: R, next: R) => R | null };
 }
 
 /**
@@ -62,7 +71,7 @@ export interface DurableStore<S, R> {
 /** The outcome of `transact`. */
 export interface Transaction<T, R> {
   readonly result: T;
-  /** What `fn` emitted, in order. */
+  /** What `fn` emitted, in order, as journaled (a coalesced run of records as its one record). */
   readonly records: readonly R[];
   /** Each record as it was journaled (JSON), in the same order. */
   readonly serialized: readonly string[];
@@ -226,16 +235,37 @@ export class Store<S, R> implements DurableStore<S, R> {
     if (this.closed) throw new WfxError('STORE_CLOSED', 'the store is closed');
     const records: R[] = [];
     const serialized: string[] = [];
+    const coalesce = this.options.coalesce;
+    let run: R | null = null; // applied, serialized when the run of candidates ends
+    let applied = false;
+    const endRun = (): void => {
+      if (run === null) return;
+      serialized.push(JSON.stringify(run));
+      records.push(run);
+      run = null;
+    };
     let result: T;
     try {
       result = fn((record) => {
+        if (coalesce) {
+          const merged = run === null ? null : coalesce.merge(run, record);
+          if (merged === null) endRun();
+          if (merged !== null || coalesce.candidate(record)) {
+            applied = true;
+            this.options.apply(this.state, record);
+            run = merged ?? record;
+            return;
+          }
+        }
         serialized.push(JSON.stringify(record));
+        applied = true;
         this.options.apply(this.state, record);
         records.push(record);
       });
+      endRun();
     } catch (err) {
-      // `serialized` grows before each apply: an apply that threw may have changed the state half-way.
-      if (serialized.length > 0) this.fail('a transaction threw after changing the state', err);
+      // An apply that threw may have changed the state half-way.
+      if (applied) this.fail('a transaction threw after changing the state', err);
       throw err;
     }
     // Nothing new, but the result may rest on records still being fsynced: wait for those.
