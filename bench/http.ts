@@ -178,19 +178,23 @@ export async function fillWaiting(dataDir: string, n: number): Promise<void> {
   await history.close();
 }
 
+/** A full garbage collection of this process, now. */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
 /**
  * Heap that `n` waiting executions take once loaded (store opened from the data dir, after a
  * full GC), per execution: the live state's own size, without the garbage a daemon's RSS
  * still holds after parsing its snapshot.
  */
 async function heapPerWaiting(dataDir: string, n: number): Promise<number> {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  gc();
+  collectGarbage();
   const before = process.memoryUsage().heapUsed;
   const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE });
-  gc();
-  gc();
+  collectGarbage();
+  collectGarbage();
   const after = process.memoryUsage().heapUsed;
   await store.close({ checkpoint: false });
   return (after - before) / n;
@@ -246,6 +250,9 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
     await empty.stop();
     const full = join(dir, 'full');
     await fillWaiting(full, WAITING);
+    // Filling left this process with the 100k executions' garbage: collect it now, so V8's
+    // background sweeping here does not take a core from the daemon being timed.
+    collectGarbage();
     const again = await startDaemon(full);
     const rssBytes = await rss(again.pid);
     await again.stop();
