@@ -84,6 +84,7 @@ async function startNeighbour(): Promise<{ url: string; child: ChildProcess }> {
 }
 
 async function load(opts: autocannon.Options): Promise<Load> {
+  collectGarbage(); // what setting up this load left in the bench process is not the daemon's cost
   const t0 = process.hrtime.bigint();
   const r = await autocannon({ duration: SECONDS, ...opts });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
