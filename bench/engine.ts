@@ -101,7 +101,7 @@ async function run(executions: number, concurrency: number): Promise<EngineBench
 export async function runEngineBench(concurrency = 1_000): Promise<EngineBenchResult> {
   // The daemon runs with this flag (src/cli/commands/daemon.ts); `npm run bench` passes it on the
   // command line, where it takes full effect; this covers running the file directly.
-  setFlagsFromString('--max-semi-space-size=64');
+  setFlagsFromString('--max-semi-space-size=32');
   await run(5_000, 500); // warm-up
   return run(100_000, concurrency);
 }
