@@ -1,4 +1,4 @@
-import { Box, Text, useInput, useStdout } from 'ink';
+import { Box, Text, useInput } from 'ink';
 import { useRef, useState } from 'react';
 import { ExecutionView } from '../components/execution-view.js';
 import { ExecutionsTable } from '../components/executions-table.js';
@@ -6,6 +6,7 @@ import { KeyBar } from '../components/key-bar.js';
 import { InputLine } from '../components/input-line.js';
 import { cut } from '../format.js';
 import { useExecution } from '../hooks/use-execution.js';
+import { useWidth } from '../hooks/use-width.js';
 import { editText } from '../text-edit.js';
 import type { ExecutionSummary } from '../types.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
@@ -37,8 +38,7 @@ export function matchesSearch(e: ExecutionSummary, search: string): boolean {
  */
 export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly ExecutionSummary[] }) {
   const { client, rows, now, active, items, setCapture } = props;
-  const { stdout } = useStdout();
-  const width = Math.max(80, stdout.columns || 80);
+  const width = useWidth();
   const [selected, setSelected] = useState(0);
   const [filter, setFilter] = useState(0);
   const [flow, setFlow] = useState<string | null>(null);

@@ -1,4 +1,4 @@
-import { Box, Text, useInput, useStdout } from 'ink';
+import { Box, Text, useInput } from 'ink';
 import { useRef, useState } from 'react';
 import { startExecution } from '../../cli/api.js';
 import { FlowView } from '../components/flow-view.js';
@@ -8,6 +8,7 @@ import { RunForm } from '../components/run-form.js';
 import { parseJsonObject } from '../../shared/json-object.js';
 import { errorText } from '../error-text.js';
 import { environmentsOf, useFlows, type FlowSummary } from '../hooks/use-flows.js';
+import { useWidth } from '../hooks/use-width.js';
 import { editText } from '../text-edit.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 
@@ -30,8 +31,7 @@ interface Form {
  */
 export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }) {
   const { client, rows, active, changes, setCapture, refreshMs } = props;
-  const { stdout } = useStdout();
-  const width = Math.max(80, stdout.columns || 80);
+  const width = useWidth();
   const { data, error } = useFlows(client, changes, refreshMs);
   const flows = data ?? [];
   const environments = environmentsOf(flows);

@@ -1,10 +1,11 @@
-import { Box, Text, useInput, useStdout } from 'ink';
+import { Box, Text, useInput } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import { AnswerForm } from '../components/answer-form.js';
 import { KeyBar } from '../components/key-bar.js';
 import { TasksTable } from '../components/tasks-table.js';
 import { useAnswer, type SubmitTask } from '../hooks/use-answer.js';
 import { useTasks, type Task } from '../hooks/use-tasks.js';
+import { useWidth } from '../hooks/use-width.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 
 const taskKey = (t: Task) => `${t.processInstanceId}|${t.nodeInstanceId}`;
@@ -20,8 +21,7 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask 
   const [selected, setSelected] = useState(0);
   const [open, setOpen] = useState<Task | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const { stdout } = useStdout();
-  const width = stdout.columns || 80;
+  const width = useWidth();
   const list = items ?? [];
   const at = Math.min(selected, Math.max(0, list.length - 1));
   const submit: SubmitTask = props.submit ?? ((body) => client.post('/process/task', body));

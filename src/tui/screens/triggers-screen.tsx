@@ -1,8 +1,9 @@
-import { Box, Text, useInput, useStdout } from 'ink';
+import { Box, Text, useInput } from 'ink';
 import { useRef, useState } from 'react';
 import { KeyBar } from '../components/key-bar.js';
 import { TriggersTable } from '../components/triggers-table.js';
 import { useTriggers } from '../hooks/use-triggers.js';
+import { useWidth } from '../hooks/use-width.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 
 /**
@@ -11,8 +12,7 @@ import { SHELL_KEYS, type ScreenProps } from './screen.js';
  */
 export function TriggersScreen(props: ScreenProps & { readonly refreshMs?: number }) {
   const { client, rows, now, active, changes, refreshMs } = props;
-  const { stdout } = useStdout();
-  const width = Math.max(80, stdout.columns || 80);
+  const width = useWidth();
   const { data, error } = useTriggers(client, changes, refreshMs);
   const triggers = data ?? [];
   const [selected, setSelected] = useState(0);
