@@ -19,6 +19,10 @@ export function useExecutions(client: ApiClient): { items: readonly ExecutionSum
   const [connection, setConnection] = useState<Connection>({ state: 'connecting' });
   useEffect(() => {
     const abort = new AbortController();
+    // Events that come within this window share one re-read: this list's re-read (and the tasks
+    // screen's, which follows `changes`) walks the daemon's live executions, so a busy daemon
+    // must not be walked once per event for each TUI watching it.
+    const REREAD_MS = 500;
     let pending: NodeJS.Timeout | null = null;
     const reload = () => {
       if (pending) return;
@@ -26,7 +30,7 @@ export function useExecutions(client: ApiClient): { items: readonly ExecutionSum
         pending = null;
         setChanges((c) => c + 1);
         loadExecutions(client).then((list) => !abort.signal.aborted && setItems(list), () => undefined);
-      }, 100);
+      }, REREAD_MS);
     };
     void (async () => {
       for (let attempt = 0; !abort.signal.aborted; attempt++) {
