@@ -94,7 +94,9 @@ export class ExecutionArchive {
    * copy wins). `recordsJson`, when an execution started and finished in one step, is that
    * step's records as journaled: written as they are instead of serializing the final state again.
    */
-  private readonly pending = new Map<string, readonly string[] | null>();
+  // Replaced, never cleared: Map.clear() on a long-lived Map allocates its next table in the old
+  // generation, where the entries it then holds outlive the batch (see shared/work-count.ts).
+  private pending = new Map<string, readonly string[] | null>();
   private scheduled = false;
 
   /** Archives `id` with the next batch (this tick's finished executions). */
@@ -110,7 +112,7 @@ export class ExecutionArchive {
   private async batch(): Promise<void> {
     this.scheduled = false;
     const batch = [...this.pending];
-    this.pending.clear();
+    this.pending = new Map();
     const written = await Promise.all(
       batch.map(async ([id, recordsJson]) => {
         const inst = this.deps.state.instances[id];

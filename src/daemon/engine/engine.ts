@@ -15,6 +15,7 @@ import { Transition, type EngineCore, type LaunchParams, type WorkOrder } from '
 import { callHttp, type HttpCall, type HttpCallOptions } from './work/http.js';
 import type { WorkResult } from './work/result.js';
 import { createScriptRunner, type ScriptRunner } from './work/script.js';
+import { WorkCount } from '../../shared/work-count.js';
 
 /** A lifecycle event (SPEC.md section 4), published once the transition is durable. */
 export interface LifecycleEvent {
@@ -121,7 +122,7 @@ export class Engine extends EventEmitter implements EngineCore {
   private readonly streamed = new Map<string, number>();
   private closed = false;
   /** Steps and archiving under way. */
-  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly inflight = new WorkCount();
   /** Finished executions: to history, from history. */
   private readonly archive: ExecutionArchive;
 
@@ -380,18 +381,13 @@ export class Engine extends EventEmitter implements EngineCore {
     this.timers.close();
     // Work under way is abandoned: its nodes are still Active, so a restart runs them again.
     for (const controller of this.working.values()) controller.abort(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    await this.inflight.idle();
     if (this.ownsScripts) await this.scriptRunner?.close();
   }
 
   /** Tracks `work` until it settles, so close() can wait for it. */
   private track<T>(work: Promise<T>): Promise<T> {
-    this.inflight.add(work);
-    void work.then(
-      () => this.inflight.delete(work),
-      () => this.inflight.delete(work),
-    );
-    return work;
+    return this.inflight.track(work);
   }
 
   /**

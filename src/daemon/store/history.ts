@@ -36,6 +36,8 @@ export interface PruneReport {
 export class History {
   /** Open appenders by bucket, least recently used first. */
   private readonly writers = new Map<string, Promise<AppendFile>>();
+  /** The bucket last put to: the last of `writers` while it is open. */
+  private lastUsed: string | null = null;
   /** Appenders being closed after eviction: a reopen waits for them. */
   private readonly closing = new Map<string, Promise<void>>();
   /**
@@ -168,15 +170,20 @@ export class History {
   private writer(bucket: string): Promise<AppendFile> {
     let writer = this.writers.get(bucket);
     if (writer) {
-      // Most recently used last.
-      this.writers.delete(bucket);
-      this.writers.set(bucket, writer);
+      // Most recently used last. Nearly every put goes to today's bucket, already last: moving
+      // it anyway churned the Map's tables in the old generation (see shared/work-count.ts).
+      if (bucket !== this.lastUsed) {
+        this.writers.delete(bucket);
+        this.writers.set(bucket, writer);
+        this.lastUsed = bucket;
+      }
       return writer;
     }
     const path = join(this.dir, `${bucket}.jsonl`);
     const previous = this.closing.get(bucket) ?? Promise.resolve();
     writer = previous.then(() => cutTornTail(path)).then(() => AppendFile.forFile(path));
     this.writers.set(bucket, writer);
+    this.lastUsed = bucket;
     if (this.writers.size > OPEN_WRITERS) {
       const [oldest, evicted] = this.writers.entries().next().value as [string, Promise<AppendFile>];
       this.writers.delete(oldest);
