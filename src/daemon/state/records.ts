@@ -255,6 +255,8 @@ function complete(inst: Instance, node: NodeInstance, r: { at: string; variables
   log(inst, node, 'INFO', 'completed', r.at, r.variables !== undefined);
 }
 
+// A handler changes only the execution its record names in `instanceId` (a child's start: also
+// its parent): checkpoints copy an execution just before a record that changes it (executionsTouched).
 const handlers: Handlers = {
   'organization.created': (state, r) => {
     state.organizations[r.name] ??= { name: r.name, createdAt: r.at };
@@ -468,5 +470,21 @@ export const coalesceNodeRuns = {
   },
 };
 
-/** How the daemon opens its store (Store.open's options but the directory): the state, its reducer, and the coalescing of node runs. */
-export const WFX_STORE = { initialState, apply: applyRecord, coalesce: coalesceNodeRuns } as const;
+/**
+ * The executions a record changes (StoreOptions.snapshotCollection): a checkpoint copies each
+ * one before that record is applied. Every record that changes an execution names it in
+ * `instanceId`; a child's start also changes its parent's node (its `children`).
+ */
+export const executionsTouched = {
+  key: 'instances',
+  touched: (r: WfxRecord, visit: (instanceId: string) => void): void => {
+    if ('instanceId' in r) visit(r.instanceId);
+    else if (r.type === 'instance.started' && r.instance.parentInstanceId !== null && r.instance.parentNodeInstanceId !== undefined) visit(r.instance.parentInstanceId);
+  },
+} as const;
+
+/**
+ * How the daemon opens its store (Store.open's options but the directory): the state, its
+ * reducer, the coalescing of node runs, and snapshots copied a slice at a time.
+ */
+export const WFX_STORE = { initialState, apply: applyRecord, coalesce: coalesceNodeRuns, snapshotCollection: executionsTouched } as const;

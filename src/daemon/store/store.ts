@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
-import { ensurePrivateDir } from './fs-util.js';
+import { ensurePrivateDir, writeFileAtomic } from './fs-util.js';
 import { Journal, type ReplayReport } from './journal.js';
+import { SnapshotCopy } from './snapshot-copy.js';
 import { DurableJsonFile } from './snapshot-file.js';
 
 /** What the snapshot file holds: the live state as of journal entry `seq`. */
@@ -45,7 +46,23 @@ export interface StoreOptions<S, R> {
    * until serialized.
    */
   readonly coalesce?: { readonly candidate: (record: R) => boolean; readonly merge: (last: R, next: R) => R | null };
+  /**
+   * Writes snapshots a slice at a time while commits go on (SnapshotCopy), instead of in one
+   * JSON.stringify of the whole state that stalls every request for as long as it runs. `key`
+   * names the state's large collection (an object of entries). `touched(record, visit)` must
+   * visit the key of every entry of it that applying `record` changes or removes; missing one
+   * would put a later version of that entry in the snapshot. `sliceEntries` caps the entries
+   * copied per slice (tests use it to interleave commits; otherwise a slice runs about 2 ms).
+   */
+  readonly snapshotCollection?: {
+    readonly key: string;
+    readonly touched: (record: R, visit: (key: string) => void) => void;
+    readonly sliceEntries?: number;
+  };
 }
+
+/** How long one slice of a snapshot copy may run before the event loop gets a turn. */
+const SNAPSHOT_SLICE_MS = 2;
 
 /**
  * The narrow interface the engine and the API use: records in, queries out. The JSON store
@@ -99,6 +116,8 @@ export class Store<S, R> implements DurableStore<S, R> {
   private journal: Journal<R[]>;
   private snapshotSeq: number;
   private checkpointing: Promise<void> | null = null;
+  /** The snapshot being copied while a checkpoint runs (snapshotCollection only). */
+  private copying: SnapshotCopy | null = null;
   private failure: WfxError | null = null;
   private closed = false;
   private readonly failureListeners: Array<(err: WfxError) => void> = [];
@@ -162,6 +181,10 @@ export class Store<S, R> implements DurableStore<S, R> {
     return new Store(options, db, journal, state, { ...report, snapshotSeq: snapshot.seq });
   }
 
+  private get snapshotPath(): string {
+    return join(this.options.dir, 'snapshot.json');
+  }
+
   /** Sequence number of the last journal entry. */
   get lastSeq(): number {
     return this.journal.lastSeq;
@@ -178,7 +201,7 @@ export class Store<S, R> implements DurableStore<S, R> {
     try {
       for (const record of records) {
         parts.push(JSON.stringify(record));
-        this.options.apply(this.state, record);
+        this.applyOne(record);
       }
     } catch (err) {
       return Promise.reject(this.fail('a record could not be applied', err));
@@ -199,6 +222,12 @@ export class Store<S, R> implements DurableStore<S, R> {
 
   private committed(records: readonly R[]): void {
     for (const listener of this.commitListeners) listener(records);
+  }
+
+  /** Applies one record; while a snapshot is being copied, the entries it changes are copied first. */
+  private applyOne(record: R): void {
+    if (this.copying) this.options.snapshotCollection!.touched(record, this.copying.touch);
+    this.options.apply(this.state, record);
   }
 
   /**
@@ -252,14 +281,14 @@ export class Store<S, R> implements DurableStore<S, R> {
           if (merged === null) endRun();
           if (merged !== null || coalesce.candidate(record)) {
             applied = true;
-            this.options.apply(this.state, record);
+            this.applyOne(record);
             run = merged ?? record;
             return;
           }
         }
         serialized.push(JSON.stringify(record));
         applied = true;
-        this.options.apply(this.state, record);
+        this.applyOne(record);
         records.push(record);
       });
       endRun();
@@ -294,8 +323,25 @@ export class Store<S, R> implements DurableStore<S, R> {
     if (this.journal.lastSeq === this.snapshotSeq) return Promise.resolve();
     const run = async (): Promise<void> => {
       const seq = this.journal.lastSeq;
-      this.db.data = { format: 1, seq, savedAt: new Date().toISOString(), state: this.state };
-      const written = this.db.write(); // serializes now (DurableJsonFile)
+      const savedAt = new Date().toISOString();
+      const large = this.options.snapshotCollection;
+      let written: Promise<void>;
+      if (large) {
+        // The state as of now, copied a slice at a time (entries about to change copied first).
+        const copy = new SnapshotCopy({ format: 1, seq, savedAt }, this.state as object, large.key);
+        this.copying = copy;
+        written = (async () => {
+          try {
+            while (!copy.step(SNAPSHOT_SLICE_MS, large.sliceEntries)) await new Promise((resolve) => setImmediate(resolve));
+          } finally {
+            this.copying = null;
+          }
+          await writeFileAtomic(this.snapshotPath, copy.pieces());
+        })();
+      } else {
+        this.db.data = { format: 1, seq, savedAt, state: this.state };
+        written = this.db.write(); // serializes now (DurableJsonFile)
+      }
       const { closed } = this.journal.roll();
       await Promise.all([written, closed]);
       this.snapshotSeq = seq;

@@ -1,0 +1,126 @@
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { SnapshotCopy } from '../../../src/daemon/store/snapshot-copy.js';
+import { Store } from '../../../src/daemon/store/store.js';
+
+interface Item {
+  v: number;
+  list: number[];
+}
+interface S {
+  before: { count: number };
+  items: Record<string, Item>;
+  after: string[];
+}
+type R =
+  | { op: 'set'; k: string; v: number }
+  | { op: 'push'; k: string; x: number }
+  | { op: 'del'; k: string }
+  /** Changes two entries: `k` and its `parent` (as a child execution's start changes its parent). */
+  | { op: 'child'; k: string; parent: string }
+  | { op: 'note'; text: string };
+
+function open(dir: string, sliceEntries = 7) {
+  return Store.open<S, R>({
+    dir,
+    initialState: () => ({ before: { count: 0 }, items: {}, after: [] }),
+    apply: (s, r) => {
+      s.before.count++;
+      if (r.op === 'set') s.items[r.k] = { v: r.v, list: s.items[r.k]?.list ?? [] };
+      else if (r.op === 'push') s.items[r.k]?.list.push(r.x); // in place: only a copy made before it keeps the old list
+      else if (r.op === 'del') delete s.items[r.k];
+      else if (r.op === 'child') {
+        s.items[r.k] = { v: -1, list: [] };
+        s.items[r.parent]?.list.push(-1);
+      } else s.after.push(r.text);
+    },
+    snapshotCollection: {
+      key: 'items',
+      touched: (r, visit) => {
+        if (r.op === 'child') visit(r.parent);
+        else if ('k' in r) visit(r.k);
+      },
+      sliceEntries,
+    },
+    logger: { info() {}, warn() {}, error() {} },
+  });
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+t.test('a checkpoint copied a slice at a time is exactly the state when it began', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir);
+  for (let i = 0; i < 200; i++) await store.commit({ op: 'set', k: `k${i}`, v: i }, { op: 'push', k: `k${i}`, x: i });
+  await store.commit({ op: 'note', text: 'before' });
+  const expected = structuredClone(store.state);
+  const seq = store.lastSeq;
+
+  const cp = store.checkpoint();
+  let slices = 0;
+  let done = false;
+  void cp.then(() => (done = true));
+  // Between slices: change entries not copied yet (the last ones), copied already (the first),
+  // remove some, create new ones, a two-entry record, and the rest of the state.
+  const commits: Array<Promise<void>> = [];
+  for (let round = 0; !done && round < 200; round++) {
+    const i = 199 - round;
+    commits.push(
+      store.commit({ op: 'push', k: `k${i}`, x: 1000 + round }),
+      store.commit({ op: 'set', k: `k${round}`, v: -round }),
+      store.commit({ op: 'del', k: `k${(round * 7) % 200}` }),
+      store.commit({ op: 'set', k: `new${round}`, v: round }),
+      store.commit({ op: 'child', k: `child${round}`, parent: `k${(round * 13) % 200}` }),
+      store.commit({ op: 'note', text: `during ${round}` }),
+    );
+    slices++;
+    await tick();
+  }
+  await cp;
+  await Promise.all(commits);
+  t.ok(slices > 5, `commits landed between ${slices} slices of the copy`);
+
+  const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
+  t.equal(snap.format, 1);
+  t.equal(snap.seq, seq, 'the snapshot names the last entry it holds');
+  t.same(snap.state, expected, 'every entry as it was when the checkpoint began');
+  t.same(Object.keys(snap.state.items), Object.keys(expected.items), 'entries in their order');
+  t.same(Object.keys(snap.state), ['before', 'items', 'after'], 'the state keys in their order');
+
+  const live = structuredClone(store.state);
+  await store.close({ checkpoint: false });
+  const again = await open(dir);
+  t.same(again.state, live, 'snapshot + the journal after it = the live state');
+  t.equal(again.recovery.snapshotSeq, seq);
+  await again.close();
+  t.notOk((await readdir(dir)).some((f) => f.endsWith('.tmp')), 'no temporary file left');
+});
+
+t.test('a checkpoint at close, with nothing else going on, writes the whole state', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir, 1);
+  for (let i = 0; i < 50; i++) await store.commit({ op: 'set', k: `k${i}`, v: i });
+  const expected = structuredClone(store.state);
+  await store.close();
+  const again = await open(dir);
+  t.same(again.state, expected);
+  t.equal(again.recovery.replayed, 0, 'nothing to replay after a clean close');
+  await again.close();
+});
+
+t.test('SnapshotCopy writes what JSON.stringify would, for any state', async (t) => {
+  const state = { a: 1, big: { x: { n: 1 }, gone: undefined as unknown, y: [1, 2], 'quote"d': 'v' }, z: undefined as unknown, tail: 'end' };
+  const copy = new SnapshotCopy({ format: 1, seq: 3 }, state, 'big');
+  while (!copy.step(0, 1));
+  t.equal(copy.pieces().join(''), JSON.stringify({ format: 1, seq: 3, state }));
+
+  const empty = new SnapshotCopy({ format: 1 }, { big: {} }, 'big');
+  t.equal(empty.step(2), true, 'nothing to copy');
+  t.equal(empty.pieces().join(''), JSON.stringify({ format: 1, state: { big: {} } }));
+
+  t.throws(() => new SnapshotCopy({}, { big: [] }, 'big'), /not an object of entries/);
+  const unfinished = new SnapshotCopy({}, { big: { a: 1, b: 2 } }, 'big');
+  unfinished.step(0, 1);
+  t.throws(() => unfinished.pieces(), /not complete/, 'an unfinished copy cannot be written');
+});
