@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { mkdir, open, chmod, rename, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, chmod, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** Mode of every directory wfx creates in a data dir: owner only. */
@@ -32,38 +32,56 @@ export async function fsyncDir(dir: string): Promise<void> {
 }
 
 /**
- * Writes text given in pieces, about 1 MiB at a time: never one string (and one Buffer) as big
- * as the whole file, nor a write call per piece.
- */
-async function writePieces(fh: FileHandle, pieces: readonly string[]): Promise<void> {
-  let group: string[] = [];
-  let length = 0;
-  for (const piece of pieces) {
-    group.push(piece);
-    length += piece.length;
-    if (length < 1 << 20) continue;
-    await fh.writeFile(group.join('')); // at the current position, all of it
-    group = [];
-    length = 0;
-  }
-  if (group.length > 0) await fh.writeFile(group.join(''));
-}
-
-/**
- * Replaces `path` with `content` (text or bytes, or text in pieces) atomically and durably (mode 0600): write a temporary file,
+ * Replaces `path` with `content` atomically and durably (mode 0600): write a temporary file,
  * fsync it, rename it over `path`, fsync the directory. After a crash or power cut at any
  * instant the file holds either the old or the new content, never neither and never a mix.
  */
-export async function writeFileAtomic(path: string, content: string | Buffer | readonly string[]): Promise<void> {
-  const tmp = join(dirname(path), `.${basename(path)}.tmp`);
-  const fh = await open(tmp, 'w', FILE_MODE);
+export async function writeFileAtomic(path: string, content: string | Buffer): Promise<void> {
+  const file = await AtomicFileWriter.open(path);
   try {
-    if (typeof content === 'string' || Buffer.isBuffer(content)) await fh.writeFile(content);
-    else await writePieces(fh, content);
-    await fh.sync();
-  } finally {
-    await fh.close();
+    await file.write(content);
+  } catch (err) {
+    await file.abort();
+    throw err;
   }
-  await rename(tmp, path);
-  await fsyncDir(dirname(path));
+  await file.commit();
+}
+
+/**
+ * `writeFileAtomic` for content that comes in parts: each `write` appends to the temporary file
+ * (so the whole content is never in memory at once), `commit` makes it `path`, `abort` drops it.
+ */
+export class AtomicFileWriter {
+  private constructor(
+    private readonly path: string,
+    private readonly tmp: string,
+    private readonly fh: FileHandle,
+  ) {}
+
+  static async open(path: string): Promise<AtomicFileWriter> {
+    const tmp = join(dirname(path), `.${basename(path)}.tmp`);
+    return new AtomicFileWriter(path, tmp, await open(tmp, 'w', FILE_MODE));
+  }
+
+  /** Appends all of `content`. */
+  async write(content: string | Buffer): Promise<void> {
+    await this.fh.writeFile(content); // at the current position, all of it
+  }
+
+  /** fsyncs the content, renames it over `path`, fsyncs the directory. */
+  async commit(): Promise<void> {
+    try {
+      await this.fh.sync();
+    } finally {
+      await this.fh.close();
+    }
+    await rename(this.tmp, this.path);
+    await fsyncDir(dirname(this.path));
+  }
+
+  /** Closes and removes the temporary file; `path` keeps its old content. */
+  async abort(): Promise<void> {
+    await this.fh.close().catch(() => undefined);
+    await rm(this.tmp, { force: true });
+  }
 }

@@ -18,6 +18,11 @@ export class SnapshotCopy {
   /** Each entry's `"key":value` text, by position (undefined: not copied yet). */
   private readonly parts: Array<string | undefined>;
   private cursor = 0;
+  /** Entries before this position were given out by drain(). */
+  private drained = 0;
+  private anyEntry = false;
+  private headDrained = false;
+  private tailDrained = false;
   private readonly head: string;
   private readonly tail: string;
 
@@ -77,18 +82,29 @@ export class SnapshotCopy {
     return this.cursor >= this.keys.length;
   }
 
-  /** The snapshot's JSON text, in pieces to write in order (once `step` has returned true). */
-  pieces(): string[] {
-    if (this.cursor < this.keys.length) throw new Error('the snapshot copy is not complete');
-    const out = [this.head];
-    let first = true;
-    for (const part of this.parts) {
-      if (part === '') continue;
-      out.push(first ? part! : `,${part!}`);
-      first = false;
+  /**
+   * The snapshot's text copied since the last call, in order, to append to the file: the head
+   * first, then the entries up to where the copy has reached, and the tail once it is complete.
+   * What it returns is dropped from the copy, so a big state is never held twice.
+   */
+  drain(): string {
+    const out: string[] = [];
+    if (!this.headDrained) {
+      out.push(this.head);
+      this.headDrained = true;
     }
-    out.push(this.tail);
-    return out;
+    for (; this.drained < this.cursor; this.drained++) {
+      const part = this.parts[this.drained]!;
+      this.parts[this.drained] = undefined;
+      if (part === '') continue;
+      out.push(this.anyEntry ? `,${part}` : part);
+      this.anyEntry = true;
+    }
+    if (this.cursor >= this.keys.length && !this.tailDrained) {
+      out.push(this.tail);
+      this.tailDrained = true;
+    }
+    return out.join('');
   }
 
   private entryJson(k: string): string {

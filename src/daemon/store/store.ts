@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
-import { ensurePrivateDir, writeFileAtomic } from './fs-util.js';
+import { AtomicFileWriter, ensurePrivateDir } from './fs-util.js';
 import { Journal, type ReplayReport } from './journal.js';
 import { SnapshotCopy } from './snapshot-copy.js';
 import { DurableJsonFile } from './snapshot-file.js';
@@ -331,12 +331,25 @@ export class Store<S, R> implements DurableStore<S, R> {
         const copy = new SnapshotCopy({ format: 1, seq, savedAt }, this.state as object, large.key);
         this.copying = copy;
         written = (async () => {
+          let file: AtomicFileWriter | null = null;
           try {
-            while (!copy.step(SNAPSHOT_SLICE_MS, large.sliceEntries)) await new Promise((resolve) => setImmediate(resolve));
+            file = await AtomicFileWriter.open(this.snapshotPath);
+            // Each slice's text goes to the file before the next slice: the copy's strings die
+            // young instead of piling up (and being promoted) until the end.
+            for (;;) {
+              const done = copy.step(SNAPSHOT_SLICE_MS, large.sliceEntries);
+              if (done) this.copying = null;
+              await file.write(copy.drain());
+              if (done) break;
+              await new Promise((resolve) => setImmediate(resolve));
+            }
+            await file.commit();
+          } catch (err) {
+            await file?.abort();
+            throw err;
           } finally {
             this.copying = null;
           }
-          await writeFileAtomic(this.snapshotPath, copy.pieces());
         })();
       } else {
         this.db.data = { format: 1, seq, savedAt, state: this.state };
