@@ -37,7 +37,8 @@ export class SnapshotCopy {
     }
     this.collection = collection as Record<string, unknown>;
     this.keys = Object.keys(this.collection);
-    this.uncopied = new Map(this.keys.map((k, i) => [k, i]));
+    this.uncopied = new Map();
+    for (let i = 0; i < this.keys.length; i++) this.uncopied.set(this.keys[i]!, i);
     this.parts = new Array<string | undefined>(this.keys.length);
     // The rest of the state now, in its own key order, as JSON.stringify would lay it out.
     const before: string[] = [];

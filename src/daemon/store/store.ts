@@ -339,7 +339,8 @@ export class Store<S, R> implements DurableStore<S, R> {
             for (;;) {
               const done = copy.step(SNAPSHOT_SLICE_MS, large.sliceEntries);
               if (done) this.copying = null;
-              await file.write(copy.drain());
+              const text = copy.drain();
+              if (text !== '') await file.write(text);
               if (done) break;
               await new Promise((resolve) => setImmediate(resolve));
             }
