@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WfxError } from '../../shared/errors.js';
 import { parseApiKey, secretMatches } from '../auth/api-keys.js';
@@ -18,7 +18,16 @@ export interface AuthOptions {
 }
 
 /** A hash to compare against when the key id is unknown, so timing does not tell which ids exist. */
-const DUMMY_HASH = createHash('sha256').update('wfx-no-such-key').digest('hex');
+const DUMMY_HASH = hash('sha256', 'wfx-no-such-key', 'hex');
+
+/** Each role's permissions, one shared set per role (callers only ask `has`). */
+const ROLE_SETS = new Map<ApiKey['role'], ReadonlySet<Permission>>();
+
+function roleSet(role: ApiKey['role']): ReadonlySet<Permission> {
+  let set = ROLE_SETS.get(role);
+  if (!set) ROLE_SETS.set(role, (set = new Set<Permission>(ROLE_PERMISSIONS[role])));
+  return set;
+}
 
 /** The caller an API key stands for. */
 export function callerOfKey(key: ApiKey): Caller {
@@ -28,7 +37,7 @@ export function callerOfKey(key: ApiKey): Caller {
     subject: null,
     organization: key.organization,
     system: key.organization === null,
-    permissions: new Set<Permission>(ROLE_PERMISSIONS[key.role]),
+    permissions: roleSet(key.role),
   };
 }
 
@@ -52,8 +61,8 @@ export function authenticateApiKey(state: WfxState, value: string, now: Date): A
 
 /** Constant-time string comparison (for secrets that are not hashed, such as webhook tokens). */
 export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a).digest();
-  const hb = createHash('sha256').update(b).digest();
+  const ha = hash('sha256', a, 'buffer');
+  const hb = hash('sha256', b, 'buffer');
   return timingSafeEqual(ha, hb) && a.length === b.length;
 }
 
