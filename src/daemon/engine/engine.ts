@@ -3,7 +3,7 @@ import { WfxError } from '../../shared/errors.js';
 import { parseDuration } from '../../shared/duration.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
-import { rebuildSubscriptions, type WfxRecord } from '../state/records.js';
+import { indexEventWait, type WfxRecord } from '../state/records.js';
 import { logEntry, STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore } from '../store/store.js';
@@ -332,7 +332,8 @@ export class Engine extends EventEmitter implements EngineCore {
    * kept messages and dedup entries that expired.
    */
   async recover(): Promise<void> {
-    rebuildSubscriptions(this.state);
+    // The subscription index is derived: rebuilt in the same walk (one pass over 100k executions, not two).
+    this.state.subscriptions = {};
     const running: Instance[] = [];
     for (const inst of Object.values(this.state.instances)) {
       this.streamed.set(inst.processInstanceId, inst.logs.length);
@@ -350,6 +351,7 @@ export class Engine extends EventEmitter implements EngineCore {
         else {
           waiting = true;
           if (ni.wait?.dueAt) this.timers.set(`${inst.processInstanceId}|${ni.id}`, Date.parse(ni.wait.dueAt));
+          indexEventWait(this.state, inst, ni);
         }
         this.armBoundaries(inst, ni.id);
       }

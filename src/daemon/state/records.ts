@@ -14,7 +14,7 @@ import type {
 } from './state.js';
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
-import { EMAIL_SEEN_IDS, initialState, isoMs, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
+import { EMAIL_SEEN_IDS, initialState, isoMs, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
 
 /**
  * Every change to the live state is one of these records, journaled before it is acknowledged
@@ -208,19 +208,12 @@ function subscribe(state: WfxState, inst: Instance, node: NodeInstance, wait: Ex
 }
 
 /**
- * Rebuilds the subscription index from the waits of live nodes (at recovery: the index is
- * derived, so a snapshot written by an older layout of it comes back right).
+ * Adds node `node` of running execution `inst` to the subscription index if it waits on an
+ * event. The index is derived: recovery rebuilds it from the waits of live nodes (so a snapshot
+ * written by an older layout of it comes back right), in the engine's one walk over them.
  */
-export function rebuildSubscriptions(state: WfxState): void {
-  state.subscriptions = {};
-  for (const inst of Object.values(state.instances)) {
-    if (inst.stateCd !== STATE.RUNNING) continue;
-    // for...in, not Object.values: no array per execution (100k of them at a restart).
-    for (const id in inst.nodes) {
-      const node = inst.nodes[id]!;
-      if (node.statusCd === STATUS.WAITING && node.wait?.kind === 'event') subscribe(state, inst, node, node.wait, node.startTime);
-    }
-  }
+export function indexEventWait(state: WfxState, inst: Instance, node: NodeInstance): void {
+  if (node.statusCd === STATUS.WAITING && node.wait?.kind === 'event') subscribe(state, inst, node, node.wait, node.startTime);
 }
 
 /** Creates the node instance a token entered (Active); name and type come from the flow version. */

@@ -17,7 +17,7 @@ export interface WfxState {
    * Waiting catch events, by bucket (see subscriptionBucket: a message's bucket holds its
    * correlation key, so delivering one is a lookup, not a scan), then by
    * `instanceId|nodeInstanceId`. Derived by the reducer from node waits (and rebuilt from them
-   * at recovery: rebuildSubscriptions).
+   * at recovery: Engine.recover with indexEventWait).
    */
   subscriptions: Record<string, Record<string, Subscription>>;
   /** Messages kept (ttlSeconds) until a subscription consumes them, by id, oldest first. */

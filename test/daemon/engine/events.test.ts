@@ -1,3 +1,5 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
 import { STATE, type WfxState } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail } from '../../helpers/engine.js';
@@ -156,6 +158,25 @@ t.test('waits and subscriptions survive a restart', async (t) => {
   const res = await h2.engine.publishEvent({ organization: 'default', eventType: 'payment-received', correlationKey: 'k', data: { ok: true } });
   t.equal(res.status, 'resumed');
   t.equal((await h2.get(a.processInstanceId)).variables.ok, true);
+});
+
+t.test('the subscription index is rebuilt at recovery from the waiting nodes, not taken from the snapshot', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(CATCH('message'));
+  const a = await h.start(pid, {}, { correlationKey: 'k' });
+  const b = await h.start(pid, {}, { correlationKey: 'other' });
+  await h.close();
+  // A snapshot with a stale index (an older layout, or a bug): one subscription lost, one left over.
+  const path = join(h.dir, 'snapshot.json');
+  const snap = JSON.parse(await readFile(path, 'utf8')) as { state: WfxState };
+  snap.state.subscriptions = { 'default|gone|message|k': { 'no-such-execution|n': { ...Object.values(Object.values(snap.state.subscriptions)[0]!)[0]!, instanceId: 'no-such-execution' } } };
+  await writeFile(path, JSON.stringify(snap));
+  const h2 = await engineHarness(t, h.dir, h.clock);
+  t.equal(subscriptionCount(h2.store.state, 'default', 'payment-received'), 2, 'both waits indexed again');
+  t.equal(subscriptionCount(h2.store.state, 'default', 'gone'), 0, 'the stale entry is gone');
+  const res = await h2.engine.publishEvent({ organization: 'default', eventType: 'payment-received', correlationKey: 'k', data: { ok: true } });
+  t.same(res.matched.map((m) => m.processInstanceId), [a.processInstanceId], 'the message finds its execution by key');
+  t.equal((await h2.get(b.processInstanceId)).stateCd, STATE.RUNNING, 'the other key still waits');
 });
 
 t.test('cancel: every active and waiting node is cancelled; a finished execution cannot be cancelled', async (t) => {
