@@ -20,7 +20,7 @@ export interface AuthOptions {
 /** A hash to compare against when the key id is unknown, so timing does not tell which ids exist. */
 const DUMMY_HASH = hash('sha256', 'wfx-no-such-key', 'hex');
 
-/** Each role's permissions, one shared set per role (callers only ask `has`). */
+/** Each role's permissions, one set per role shared by every caller with it: never add to one. */
 const ROLE_SETS = new Map<ApiKey['role'], ReadonlySet<Permission>>();
 
 function roleSet(role: ApiKey['role']): ReadonlySet<Permission> {

@@ -472,7 +472,10 @@ export const executionsTouched = {
   key: 'instances',
   touched: (r: WfxRecord, visit: (instanceId: string) => void): void => {
     if ('instanceId' in r) visit(r.instanceId);
-    else if (r.type === 'instance.started' && r.instance.parentInstanceId !== null && r.instance.parentNodeInstanceId !== undefined) visit(r.instance.parentInstanceId);
+    else if (r.type === 'instance.started') {
+      visit(r.instance.processInstanceId); // new, so not in the copy: unless an id ever came back
+      if (r.instance.parentInstanceId !== null && r.instance.parentNodeInstanceId !== undefined) visit(r.instance.parentInstanceId);
+    }
   },
 } as const;
 

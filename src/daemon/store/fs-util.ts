@@ -40,11 +40,11 @@ export async function writeFileAtomic(path: string, content: string | Buffer): P
   const file = await AtomicFileWriter.open(path);
   try {
     await file.write(content);
+    await file.commit();
   } catch (err) {
     await file.abort();
     throw err;
   }
-  await file.commit();
 }
 
 /**
@@ -70,16 +70,13 @@ export class AtomicFileWriter {
 
   /** fsyncs the content, renames it over `path`, fsyncs the directory. */
   async commit(): Promise<void> {
-    try {
-      await this.fh.sync();
-    } finally {
-      await this.fh.close();
-    }
+    await this.fh.sync();
+    await this.fh.close();
     await rename(this.tmp, this.path);
     await fsyncDir(dirname(this.path));
   }
 
-  /** Closes and removes the temporary file; `path` keeps its old content. */
+  /** Closes (if still open) and removes the temporary file; `path` keeps its old content. */
   async abort(): Promise<void> {
     await this.fh.close().catch(() => undefined);
     await rm(this.tmp, { force: true });

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
-import { AtomicFileWriter, ensurePrivateDir } from './fs-util.js';
+import { AtomicFileWriter, ensurePrivateDir, writeFileAtomic } from './fs-util.js';
 import { Journal, type ReplayReport } from './journal.js';
 import { SnapshotCopy } from './snapshot-copy.js';
 import { DurableJsonFile } from './snapshot-file.js';
@@ -112,7 +112,6 @@ const silent: StoreLogger = { info() {}, warn() {}, error() {} };
  * throws STORE_FAILED, and `onFailure` tells the owner to exit; restart recovers from disk.
  */
 export class Store<S, R> implements DurableStore<S, R> {
-  private readonly db: Low<SnapshotFile<S>>;
   private journal: Journal<R[]>;
   private snapshotSeq: number;
   private checkpointing: Promise<void> | null = null;
@@ -132,14 +131,12 @@ export class Store<S, R> implements DurableStore<S, R> {
 
   private constructor(
     options: StoreOptions<S, R>,
-    db: Low<SnapshotFile<S>>,
     journal: Journal<R[]>,
     state: S,
     recovery: ReplayReport & { snapshotSeq: number },
   ) {
     this.options = options;
     this.logger = options.logger ?? silent;
-    this.db = db;
     this.journal = journal;
     this.state = state;
     this.snapshotSeq = recovery.snapshotSeq;
@@ -178,7 +175,9 @@ export class Store<S, R> implements DurableStore<S, R> {
       logger.warn(report.truncated, 'journal: cut off a torn entry at the end (a crash during a write)');
     }
     logger.info({ snapshotSeq: snapshot.seq, replayed: report.replayed }, 'store: recovered');
-    return new Store(options, db, journal, state, { ...report, snapshotSeq: snapshot.seq });
+    // `db` is dropped here: it holds the snapshot as loaded, and with it what recovery replaces
+    // (the subscription index), for the daemon's lifetime otherwise.
+    return new Store(options, journal, state, { ...report, snapshotSeq: snapshot.seq });
   }
 
   private get snapshotPath(): string {
@@ -337,6 +336,7 @@ export class Store<S, R> implements DurableStore<S, R> {
             // Each slice's text goes to the file before the next slice: the copy's strings die
             // young instead of piling up (and being promoted) until the end.
             for (;;) {
+              if (this.failure) throw this.failure; // no snapshot from a store that failed meanwhile
               const done = copy.step(SNAPSHOT_SLICE_MS, large.sliceEntries);
               if (done) this.copying = null;
               const text = copy.drain();
@@ -352,9 +352,10 @@ export class Store<S, R> implements DurableStore<S, R> {
             this.copying = null;
           }
         })();
+        written.catch(() => undefined); // awaited below, unless roll() throws first
       } else {
-        this.db.data = { format: 1, seq, savedAt, state: this.state };
-        written = this.db.write(); // serializes now (DurableJsonFile)
+        const snapshot: SnapshotFile<S> = { format: 1, seq, savedAt, state: this.state };
+        written = writeFileAtomic(this.snapshotPath, JSON.stringify(snapshot)); // serialized now
       }
       const { closed } = this.journal.roll();
       await Promise.all([written, closed]);
@@ -385,10 +386,8 @@ export class Store<S, R> implements DurableStore<S, R> {
   /** Flushes, checkpoints (so the next start replays nothing) and closes. */
   async close(options: { checkpoint?: boolean } = {}): Promise<void> {
     if (this.closed) return;
-    if (!this.failure) {
-      await this.checkpointing?.catch(() => undefined);
-      if (options.checkpoint !== false) await this.checkpoint();
-    }
+    await this.checkpointing?.catch(() => undefined); // a copy under way stops at its next slice if the store failed
+    if (!this.failure && options.checkpoint !== false) await this.checkpoint();
     this.closed = true;
     await this.journal.close().catch(() => undefined);
   }

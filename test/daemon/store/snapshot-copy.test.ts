@@ -19,13 +19,15 @@ type R =
   | { op: 'del'; k: string }
   /** Changes two entries: `k` and its `parent` (as a child execution's start changes its parent). */
   | { op: 'child'; k: string; parent: string }
-  | { op: 'note'; text: string };
+  | { op: 'note'; text: string }
+  | { op: 'boom' };
 
 function open(dir: string, sliceEntries = 7) {
   return Store.open<S, R>({
     dir,
     initialState: () => ({ before: { count: 0 }, items: {}, after: [] }),
     apply: (s, r) => {
+      if (r.op === 'boom') throw new Error('bad record');
       s.before.count++;
       if (r.op === 'set') s.items[r.k] = { v: r.v, list: s.items[r.k]?.list ?? [] };
       else if (r.op === 'push') s.items[r.k]?.list.push(r.x); // in place: only a copy made before it keeps the old list
@@ -106,6 +108,25 @@ t.test('a checkpoint at close, with nothing else going on, writes the whole stat
   const again = await open(dir);
   t.same(again.state, expected);
   t.equal(again.recovery.replayed, 0, 'nothing to replay after a clean close');
+  await again.close();
+});
+
+t.test('a store that fails while a snapshot is copied writes no snapshot and leaves no temporary file', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir, 1);
+  for (let i = 0; i < 50; i++) await store.commit({ op: 'set', k: `k${i}`, v: i });
+  await store.checkpoint();
+  const before = await readFile(join(dir, 'snapshot.json'), 'utf8');
+  await store.commit({ op: 'set', k: 'k0', v: -1 });
+  const checkpoint = store.checkpoint();
+  await tick(); // a slice or two copied
+  await t.rejects(store.commit({ op: 'boom' }), { code: 'STORE_FAILED' });
+  await t.rejects(checkpoint, { code: 'STORE_FAILED' }, 'the checkpoint under way gives up');
+  await store.close();
+  t.equal(await readFile(join(dir, 'snapshot.json'), 'utf8'), before, 'the last good snapshot stays');
+  t.notOk((await readdir(dir)).some((f) => f.endsWith('.tmp')), 'no temporary file left');
+  const again = await open(dir);
+  t.equal(again.state.items.k0?.v, -1, 'what was acknowledged before the failure replays');
   await again.close();
 });
 
