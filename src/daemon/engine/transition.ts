@@ -600,7 +600,6 @@ export class Transition {
   private scope(inst: Instance, nodeId: string, warnings: WfxRecord[], ni: NodeInstance | null): NodeScope {
     return new Scope(inst, nodeId, this.now, this.at, ni?.wait ?? null, this.core.envOf(inst), this.core.flowOf(inst).nodes[nodeId]!, warnings);
   }
-
 }
 
 /** What a node handler sees of its execution: one object per run, its methods on the prototype. */

@@ -24,12 +24,7 @@ const NO_KEY = '-';
 
 /** Encodes one record as a frame line (with its trailing LF). Pure. */
 export function encodeFrame(seq: number, value: unknown, key: string = NO_KEY): string {
-  return encodeFrameJson(seq, JSON.stringify(value), key);
-}
-
-/** Like encodeFrame, for a value already serialized to JSON text. Pure. */
-export function encodeFrameJson(seq: number, json: string, key: string = NO_KEY): string {
-  return frameBytes(seq, json, key).toString('utf8');
+  return frameBytes(seq, JSON.stringify(value), key).toString('utf8');
 }
 
 /**

@@ -6,6 +6,7 @@ import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
 import { activeTriggers, subjectOf, type TriggerState, type TriggerSubject } from './active.js';
 import type { Store } from '../store/store.js';
+import { WorkCount } from '../../shared/work-count.js';
 
 /** Runs missed while the daemon was down that `missedRuns: all` makes up for, at most. */
 export const MAX_MISSED_RUNS = 100;
@@ -61,7 +62,7 @@ export class Scheduler {
   private readonly timers: TimerQueue;
   private readonly entries = new Map<string, Entry>();
   private readonly errors = new Map<string, string>();
-  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly inflight = new WorkCount();
   private syncQueued = false;
   /** The latest sync under way or queued: what `synced()` waits for. */
   private syncing: Promise<void> = Promise.resolve();
@@ -97,7 +98,7 @@ export class Scheduler {
 
   /** Resolves once fires under way (and the arming after them) are done. */
   async idle(): Promise<void> {
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    await this.inflight.idle();
   }
 
   /** Resolves once the schedules follow the flows as committed so far (after a publish or an activation). */
@@ -265,7 +266,6 @@ export class Scheduler {
   }
 
   private track(work: Promise<unknown>): void {
-    this.inflight.add(work);
-    void work.finally(() => this.inflight.delete(work));
+    void this.inflight.track(work);
   }
 }
