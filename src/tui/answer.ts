@@ -6,15 +6,8 @@
 import { basename } from 'node:path';
 import type { Key } from 'ink';
 import { WfxError } from '../shared/errors.js';
-import type { FormField, InputType } from '../shared/flow/types.js';
-import { validateTaskData } from '../shared/input-data.js';
-
-/** What a task asks for (GET /process/tasks gives these with each task). */
-export interface TaskInput {
-  readonly inputType: InputType;
-  readonly options: readonly unknown[] | null;
-  readonly fields: readonly FormField[] | null;
-}
+import type { FormField } from '../shared/flow/types.js';
+import { validateTaskData, type InputSpec } from '../shared/input-data.js';
 
 /** One option of a choice: the value sent, the label shown. */
 export interface Choice {
@@ -112,7 +105,7 @@ function formField(f: FormField): FieldDraft {
 }
 
 /** The empty draft for what a task asks for. Pure. */
-export function draftFor(input: TaskInput): Draft {
+export function draftFor(input: InputSpec): Draft {
   const v = 'inputValue';
   const one = (field: FieldDraft): Draft => ({ fields: [field], focus: 0 });
   switch (input.inputType) {
@@ -160,7 +153,7 @@ export function valueOf(field: FieldDraft): unknown {
 }
 
 /** The `data` of a COMPLETE: `{inputValue}` for a simple type, the fields (empty ones, nothing chosen included, left out: the API calls those missing) for a form. Pure. */
-export function dataOf(input: TaskInput, draft: Draft): Record<string, unknown> {
+export function dataOf(input: InputSpec, draft: Draft): Record<string, unknown> {
   const data: Record<string, unknown> = {};
   for (const f of draft.fields) {
     const v = valueOf(f);
@@ -171,7 +164,7 @@ export function dataOf(input: TaskInput, draft: Draft): Record<string, unknown> 
 }
 
 /** What the API would refuse in `data`, checked with its own validator (`name: problem` each); none: []. Pure. */
-export function problemsOf(input: TaskInput, data: Record<string, unknown>): string[] {
+export function problemsOf(input: InputSpec, data: Record<string, unknown>): string[] {
   try {
     validateTaskData(input, data);
     return [];

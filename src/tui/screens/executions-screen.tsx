@@ -11,6 +11,7 @@ import { editText } from '../text-edit.js';
 import type { ExecutionSummary } from '../types.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 import type { ApiClient } from '../../cli/client.js';
+import { cursorAt, moveCursor } from '../cursor.js';
 
 const FILTERS = [null, 0, 2, 1, 3] as const;
 const FILTER_WORDS = ['all', 'running', 'failed', 'completed', 'cancelled'];
@@ -48,7 +49,7 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
   const [confirm, setConfirm] = useState<ExecutionSummary | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const shown = items.filter((e) => (FILTERS[filter] === null || e.stateCd === FILTERS[filter]) && (flow === null || e.processName === flow) && matchesSearch(e, search));
-  const current = open ? (items.find((e) => e.processInstanceId === open) ?? null) : (shown[Math.min(selected, shown.length - 1)] ?? null);
+  const current = open ? (items.find((e) => e.processInstanceId === open) ?? null) : (shown[cursorAt(selected, shown.length)] ?? null);
 
   // Keys read the latest state through a ref: Ink re-attaches the handler after each paint, so a
   // key typed right after a paint would otherwise see the state before it.
@@ -88,8 +89,7 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
         if (key.escape || key.backspace || key.leftArrow) setOpen(null);
         return;
       }
-      if (key.upArrow || input === 'k') setSelected((s) => Math.max(0, s - 1));
-      if (key.downArrow || input === 'j') setSelected((s) => Math.min(Math.max(0, shown.length - 1), s + 1));
+      setSelected((s) => moveCursor(s, shown.length, input, key));
       if (input === 's') {
         setFilter((f) => (f + 1) % FILTERS.length);
         setSelected(0);
@@ -128,7 +128,7 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
       ) : (
         <ExecutionsTable
           items={shown}
-          selected={Math.min(selected, Math.max(0, shown.length - 1))}
+          selected={cursorAt(selected, shown.length)}
           now={now}
           rows={Math.max(3, rows - 6)}
           width={width}

@@ -11,6 +11,7 @@ import { environmentsOf, useFlows, type FlowSummary } from '../hooks/use-flows.j
 import { useWidth } from '../hooks/use-width.js';
 import { editText } from '../text-edit.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
+import { cursorAt, moveCursor } from '../cursor.js';
 
 /** The run form while it is open. */
 interface Form {
@@ -39,7 +40,7 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
   const [open, setOpen] = useState<string | null>(null);
   const [form, setForm] = useState<Form | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const at = Math.min(selected, Math.max(0, flows.length - 1));
+  const at = cursorAt(selected, flows.length);
   const current: FlowSummary | null = (open ? flows.find((f) => f.processId === open) : flows[at]) ?? null;
   const formFlow = form ? (flows.find((f) => f.processId === form.processId) ?? null) : null;
 
@@ -111,8 +112,7 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
         if (key.escape || key.backspace || key.leftArrow) setOpen(null);
         return;
       }
-      if (key.upArrow || input === 'k') setSelected((s) => Math.max(0, Math.min(s, flows.length - 1) - 1));
-      if (key.downArrow || input === 'j') setSelected((s) => Math.min(Math.max(0, flows.length - 1), s + 1));
+      setSelected((s) => moveCursor(s, flows.length, input, key));
       if (key.return && current) setOpen(current.processId);
     },
     { isActive: active },

@@ -7,6 +7,7 @@ import { useAnswer, type SubmitTask } from '../hooks/use-answer.js';
 import { useTasks, type Task } from '../hooks/use-tasks.js';
 import { useWidth } from '../hooks/use-width.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
+import { cursorAt, moveCursor } from '../cursor.js';
 
 const taskKey = (t: Task) => `${t.processInstanceId}|${t.nodeInstanceId}`;
 
@@ -23,7 +24,7 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask 
   const [notice, setNotice] = useState<string | null>(null);
   const width = useWidth();
   const list = items ?? [];
-  const at = Math.min(selected, Math.max(0, list.length - 1));
+  const at = cursorAt(selected, list.length);
   const submit: SubmitTask = props.submit ?? ((body) => client.post('/process/task', body));
 
   const latest = useRef({ open, current: list[at] ?? null, count: list.length });
@@ -45,8 +46,7 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask 
       const { open, current, count } = latest.current;
       if (open) return; // the answer has the keys
       // Functional updates with the count from the ref: keys faster than paints each move one.
-      if (key.upArrow || input === 'k') setSelected((s) => Math.max(0, Math.min(s, count - 1) - 1));
-      if (key.downArrow || input === 'j') setSelected((s) => Math.min(Math.max(0, count - 1), s + 1));
+      setSelected((s) => moveCursor(s, count, input, key));
       if (key.return && current) {
         latest.current = { ...latest.current, open: current };
         setOpen(current);

@@ -5,6 +5,7 @@ import { TriggersTable } from '../components/triggers-table.js';
 import { useTriggers } from '../hooks/use-triggers.js';
 import { useWidth } from '../hooks/use-width.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
+import { cursorAt, moveCursor } from '../cursor.js';
 
 /**
  * The trigger-health screen: every trigger of the active flow versions with its state, last and
@@ -20,9 +21,7 @@ export function TriggersScreen(props: ScreenProps & { readonly refreshMs?: numbe
   latest.current = triggers.length;
   useInput(
     (input, key) => {
-      const n = latest.current;
-      if (key.upArrow || input === 'k') setSelected((s) => Math.max(0, Math.min(s, n - 1) - 1));
-      if (key.downArrow || input === 'j') setSelected((s) => Math.min(Math.max(0, n - 1), s + 1));
+      setSelected((s) => moveCursor(s, latest.current, input, key));
     },
     { isActive: active },
   );
@@ -41,7 +40,7 @@ export function TriggersScreen(props: ScreenProps & { readonly refreshMs?: numbe
             {triggers.length} trigger{triggers.length === 1 ? '' : 's'} · <Text color="green">● {count('active')} active</Text> · <Text color="red">✖ {count('failing')} failing</Text> ·{' '}
             <Text color="gray">○ {count('disabled')} disabled</Text>
           </Text>
-          <TriggersTable triggers={triggers} selected={Math.min(selected, Math.max(0, triggers.length - 1))} now={now} rows={Math.max(3, rows - 5)} width={width} />
+          <TriggersTable triggers={triggers} selected={cursorAt(selected, triggers.length)} now={now} rows={Math.max(3, rows - 5)} width={width} />
         </>
       ) : (
         !error && <Text dimColor>loading trigger health…</Text>
