@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ApiClient } from '../../src/cli/client.js';
 
 /** The built CLI entry point, as users run it. */
 export const WFX_BIN = fileURLToPath(new URL('../../../bin/wfx.js', import.meta.url));
@@ -79,4 +82,10 @@ export async function startDaemon(
     killIfAlive(info.pid);
   });
   return info;
+}
+
+/** An API client with the bootstrap admin key of the daemon started in `cwd` (its default data dir). */
+export async function adminClient(cwd: string, url: string): Promise<ApiClient> {
+  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  return new ApiClient({ url, apiKey: key, credentialSource: 'test' });
 }

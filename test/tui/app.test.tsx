@@ -1,10 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { render } from 'ink-testing-library';
 import t from 'tap';
-import { ApiClient } from '../../src/cli/client.js';
 import { App } from '../../src/tui/app.js';
-import { startDaemon, wfx } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
 import { frameMatching, KEY } from '../helpers/ink.js';
 
 const FLOW = `processId: 2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b
@@ -19,8 +16,7 @@ t.test('the TUI against a real daemon: the list goes live, enter opens an execut
   const cwd = t.testdir({ 'flow.yaml': FLOW });
   const info = await startDaemon(t, { cwd });
   t.equal((await wfx(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
-  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
-  const client = new ApiClient({ url: info.url, apiKey: key, credentialSource: 'test' });
+  const client = await adminClient(cwd, info.url);
   const first = await client.post<{ processInstanceId: string }>('/process/start', { processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', data: { orderId: 42 } });
 
   const ui = render(<App client={client} url={info.url} rows={24} />);

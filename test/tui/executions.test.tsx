@@ -1,12 +1,9 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import t from 'tap';
-import { ApiClient } from '../../src/cli/client.js';
 import { App } from '../../src/tui/app.js';
 import { executionColumns, ExecutionsTable } from '../../src/tui/components/executions-table.js';
 import { ExecutionsScreen, matchesSearch, nextFlowFilter } from '../../src/tui/screens/executions-screen.js';
 import type { ExecutionSummary } from '../../src/tui/types.js';
-import { startDaemon, wfx } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
 import { frameMatching, KEY, renderAt, widerThan } from '../helpers/ink.js';
 import { stubClient } from '../helpers/stub-client.js';
 
@@ -149,8 +146,7 @@ t.test('search and flow filter against a real daemon, at 80 columns', async (t) 
   const cwd = t.testdir({ 'orders.yaml': flowFile(orders, 'Orders'), 'invoices.yaml': flowFile(invoices, 'Invoices') });
   const info = await startDaemon(t, { cwd });
   for (const f of ['orders.yaml', 'invoices.yaml']) t.equal((await wfx(['flow', 'publish', f], { cwd })).code, 0);
-  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
-  const client = new ApiClient({ url: info.url, apiKey: key, credentialSource: 'test' });
+  const client = await adminClient(cwd, info.url);
   const start = (processId: string, correlationKey: string) => client.post<{ processInstanceId: string }>('/process/start', { processId, correlationKey, data: {} });
   const o1 = await start(orders, 'order-1001');
   const o2 = await start(orders, 'order-1002');

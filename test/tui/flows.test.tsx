@@ -1,15 +1,12 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { setImmediate as yieldToReact } from 'node:timers/promises';
 import t from 'tap';
-import { ApiClient } from '../../src/cli/client.js';
 import { WfxError } from '../../src/shared/errors.js';
 import { App } from '../../src/tui/app.js';
 import { FlowView } from '../../src/tui/components/flow-view.js';
 import { FlowsTable } from '../../src/tui/components/flows-table.js';
 import type { FlowSummary } from '../../src/tui/hooks/use-flows.js';
 import { FlowsScreen } from '../../src/tui/screens/flows-screen.js';
-import { startDaemon, wfx } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
 import { frameMatching, KEY, renderAt, until, widerThan } from '../helpers/ink.js';
 import { stubClient } from '../helpers/stub-client.js';
 
@@ -168,8 +165,7 @@ t.test('the flows screen against a real daemon: versions per environment, and a 
   t.equal((await wfx(['flow', 'publish', 'order-v1.yaml'], { cwd })).code, 0);
   t.equal((await wfx(['flow', 'publish', 'order-v2.yaml', '--env', 'DEVELOPMENT'], { cwd })).code, 0);
   t.equal((await wfx(['flow', 'publish', 'draft.yaml', '--env', 'DEVELOPMENT'], { cwd })).code, 0);
-  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
-  const client = new ApiClient({ url: info.url, apiKey: key, credentialSource: 'test' });
+  const client = await adminClient(cwd, info.url);
 
   const ui = renderAt(<App client={client} url={info.url} rows={24} />, 80);
   t.teardown(ui.unmount);

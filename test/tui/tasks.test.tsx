@@ -1,12 +1,9 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { render } from 'ink-testing-library';
 import t from 'tap';
-import { ApiClient } from '../../src/cli/client.js';
 import { WfxError } from '../../src/shared/errors.js';
 import { App } from '../../src/tui/app.js';
 import { TasksScreen } from '../../src/tui/screens/tasks-screen.js';
-import { startDaemon, wfx } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
 import { TasksTable } from '../../src/tui/components/tasks-table.js';
 import { clock } from '../../src/tui/format.js';
 import { frameMatching, KEY, renderAt, until, widerThan } from '../helpers/ink.js';
@@ -168,8 +165,7 @@ t.test('the TUI against a real daemon: screen 2 lists the waiting task, its form
   const cwd = t.testdir({ 'flow.yaml': FLOW });
   const info = await startDaemon(t, { cwd });
   t.equal((await wfx(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
-  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
-  const client = new ApiClient({ url: info.url, apiKey: key, credentialSource: 'test' });
+  const client = await adminClient(cwd, info.url);
   const run = await client.post<{ processInstanceId: string }>('/process/start', { processId: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b', data: { order: { id: 42 } } });
 
   const ui = render(<App client={client} url={info.url} rows={24} />);

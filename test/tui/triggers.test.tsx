@@ -1,14 +1,11 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import t from 'tap';
-import { ApiClient } from '../../src/cli/client.js';
 import { WfxError } from '../../src/shared/errors.js';
 import { App } from '../../src/tui/app.js';
 import { TriggersTable } from '../../src/tui/components/triggers-table.js';
 import { relativeTime } from '../../src/tui/format.js';
 import type { TriggerHealth } from '../../src/tui/hooks/use-triggers.js';
 import { TriggersScreen } from '../../src/tui/screens/triggers-screen.js';
-import { startDaemon, wfx } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
 import { frameMatching, renderAt, widerThan } from '../helpers/ink.js';
 import { stubClient } from '../helpers/stub-client.js';
 
@@ -121,8 +118,7 @@ t.test('the trigger-health screen against a real daemon: active, disabled, and f
   for (const name of ['repo', 'old']) t.equal((await run(['webhooks', 'create', '--name', name, '--provider', 'GITHUB'])).code, 0);
   for (const f of ['year-end.yaml', 'on-push.yaml', 'legacy.yaml']) t.equal((await run(['flow', 'publish', f])).code, 0, f);
   t.equal((await run(['webhooks', 'delete', 'old'])).code, 0);
-  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
-  const client = new ApiClient({ url: info.url, apiKey: key, credentialSource: 'test' });
+  const client = await adminClient(cwd, info.url);
 
   const ui = renderAt(<App client={client} url={info.url} rows={24} />, 80);
   t.teardown(ui.unmount);
