@@ -76,7 +76,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     throw new WfxError('DATA_DIR_INVALID', `cannot use ${options.dataDir} as a data directory: ${(err as Error).message}`);
   }
   const lock = await acquireDataDirLock(options.dataDir);
-  const { logger, flushSync: flushLog } = createDaemonLogger({ logFile: paths.daemonLog, foreground: options.foreground ?? false, level: options.logLevel });
+  const { logger, close: closeLog } = createDaemonLogger({ logFile: paths.daemonLog, foreground: options.foreground ?? false, level: options.logLevel });
   const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
   try {
     const store = await Store.open<WfxState, WfxRecord>({
@@ -117,11 +117,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     };
     await writeFileAtomic(paths.daemonJson, `${JSON.stringify(info, null, 2)}\n`);
     logger.info({ url: info.url, dataDir: options.dataDir, bootstrapKey: paths.bootstrapKey }, 'wfx daemon listening');
-    return serve({ options, info, logger, flushLog, lock, store, history, engine, scheduler, email, app, daemonJson: paths.daemonJson });
+    return serve({ options, info, logger, closeLog, lock, store, history, engine, scheduler, email, app, daemonJson: paths.daemonJson });
   } catch (err) {
     for (const undo of cleanup) await undo().catch(() => undefined);
     logger.error({ err }, 'wfx daemon failed to start');
-    flushLog();
+    closeLog();
     throw err;
   }
 }
@@ -130,7 +130,7 @@ function serve(parts: {
   options: DaemonOptions;
   info: DaemonInfo;
   logger: Logger;
-  flushLog: () => void;
+  closeLog: () => void;
   lock: DataDirLock;
   store: Store<WfxState, WfxRecord>;
   history: History;
@@ -140,7 +140,7 @@ function serve(parts: {
   app: ReturnType<typeof buildServer>;
   daemonJson: string;
 }): RunningDaemon {
-  const { options, info, logger, flushLog, lock, store, history, engine, scheduler, email, app, daemonJson } = parts;
+  const { options, info, logger, closeLog, lock, store, history, engine, scheduler, email, app, daemonJson } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -171,7 +171,7 @@ function serve(parts: {
     if (current?.pid === process.pid) await unlink(daemonJson).catch(() => undefined);
     await lock.release();
     logger.info('stopped');
-    flushLog();
+    closeLog();
   };
 
   store.onFailure((err) => {

@@ -1,19 +1,21 @@
-import { closeSync, openSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { FILE_MODE } from './store/fs-util.js';
+import { LogFile } from './log-file.js';
 
 /**
  * The daemon's structured log: JSON lines to `logFile` (created 0600), and in the foreground
  * also readable lines on stdout. Secrets are never passed to it; the redact list is a second
- * line of defence for headers that carry them. `flushSync` writes what the file stream holds.
+ * line of defence for headers that carry them. `flushSync` writes what the file holds;
+ * `close` also closes it (at stop).
  */
-export function createDaemonLogger(options: { logFile: string; foreground: boolean; level?: string; color?: boolean }): { logger: Logger; flushSync: () => void } {
-  closeSync(openSync(options.logFile, 'a', FILE_MODE)); // pino would create it world-readable
-  // Lines are written 4 KiB at a time, and at least every 250 ms (and by flushSync, on stop):
-  // one write per access-log line cost 6 % of the daemon's main thread under load. A crash that
-  // gives no chance to flush (SIGKILL) loses at most those 250 ms of log; never journaled state.
-  const file = pino.destination({ dest: options.logFile, sync: false, minLength: 4096, periodicFlush: 250 });
+export function createDaemonLogger(options: { logFile: string; foreground: boolean; level?: string; color?: boolean }): {
+  logger: Logger;
+  flushSync: () => void;
+  close: () => void;
+} {
+  // Lines are written in chunks (see LogFile): one write per access-log line cost 6 % of the
+  // daemon's main thread under load.
+  const file = new LogFile(options.logFile, { onError: (err) => process.stderr.write(`wfx: cannot write the daemon log ${options.logFile}: ${err.message}\n`) });
   const streams: pino.StreamEntry[] = [{ stream: file }];
   if (options.foreground) {
     const terminal = pretty({
@@ -32,15 +34,7 @@ export function createDaemonLogger(options: { logFile: string; foreground: boole
       level: options.level ?? 'info',
       redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'apiKey', 'secret'], censor: '[redacted]' },
     },
-    pino.multistream(streams),
+    streams.length === 1 ? file : pino.multistream(streams),
   );
-  // pino's logger.flush() does nothing through a multistream: write the file's buffer here.
-  const flushSync = (): void => {
-    try {
-      file.flushSync();
-    } catch {
-      // not open yet, or already closed: nothing buffered to lose
-    }
-  };
-  return { logger, flushSync };
+  return { logger, flushSync: () => file.flush(), close: () => file.close() };
 }

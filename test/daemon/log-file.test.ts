@@ -1,0 +1,71 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { LogFile } from '../../src/daemon/log-file.js';
+
+async function tempDir(t: Test): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'wfx-logfile-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+t.test('lines are held until a chunk fills, then written in order, whole, with multi-byte text intact', async (t) => {
+  const path = join(await tempDir(t), 'daemon.log');
+  const log = new LogFile(path, { chunkSize: 100, intervalMs: 60_000 });
+  t.teardown(() => log.close());
+  log.write('{"n":1,"msg":"é"}\n');
+  t.equal(await readFile(path, 'utf8'), '', 'a line below the chunk size waits in memory');
+  const lines = Array.from({ length: 20 }, (_, i) => `{"n":${i + 2},"msg":"ünïcødé ${'x'.repeat(i)}"}\n`);
+  for (const line of lines) log.write(line);
+  const written = await readFile(path, 'utf8');
+  t.ok(written.length > 0, 'a full chunk is written at once');
+  t.ok(written.endsWith('\n'), 'only whole lines are written');
+  log.flush();
+  t.equal(await readFile(path, 'utf8'), ['{"n":1,"msg":"é"}\n', ...lines].join(''), 'flush writes the rest, in order');
+});
+
+t.test('the file is created private and appended to, never truncated', async (t) => {
+  const path = join(await tempDir(t), 'daemon.log');
+  const first = new LogFile(path);
+  first.write('one\n');
+  first.close();
+  const second = new LogFile(path);
+  second.write('two\n');
+  second.close();
+  t.equal(await readFile(path, 'utf8'), 'one\ntwo\n');
+  t.equal((await stat(path)).mode & 0o777, 0o600);
+});
+
+t.test('close writes what is held; lines after close are refused, not thrown', async (t) => {
+  const path = join(await tempDir(t), 'daemon.log');
+  const log = new LogFile(path, { intervalMs: 60_000 });
+  t.equal(log.write('kept\n'), true);
+  log.close();
+  t.equal(log.write('late\n'), false, 'a line after close is refused');
+  log.close();
+  t.equal(await readFile(path, 'utf8'), 'kept\n');
+});
+
+t.test('a write that fails drops those lines, reports once, and never throws to the logger', async (t) => {
+  const path = '/dev/full';
+  const errors: Error[] = [];
+  const log = new LogFile(path, { chunkSize: 10, intervalMs: 60_000, onError: (err) => errors.push(err) });
+  t.teardown(() => log.close());
+  t.doesNotThrow(() => {
+    log.write('a line longer than ten\n');
+    log.write('another line longer than ten\n');
+  });
+  t.equal(errors.length, 1, 'reported once');
+  t.match(errors[0]?.message, /ENOSPC/);
+});
+
+t.test('the timer writes held lines without a flush call', async (t) => {
+  const path = join(await tempDir(t), 'daemon.log');
+  const log = new LogFile(path, { intervalMs: 5 });
+  t.teardown(() => log.close());
+  log.write('by the timer\n');
+  // Bounded wait for the interval to fire: polls the file, gives up after 2 s.
+  for (let i = 0; i < 400 && (await readFile(path, 'utf8')) === ''; i++) await new Promise((r) => setTimeout(r, 5));
+  t.equal(await readFile(path, 'utf8'), 'by the timer\n');
+});
