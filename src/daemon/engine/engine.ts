@@ -10,6 +10,7 @@ import type { DurableStore } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
 import { uuidv7 } from './ids.js';
 import { validateTaskData } from '../../shared/input-data.js';
+import { cloneData } from '../../shared/json-object.js';
 import { TimerQueue } from './timers.js';
 import { Transition, type EngineCore, type LaunchParams, type WorkOrder } from './transition.js';
 import { callHttp, type HttpCall, type HttpCallOptions } from './work/http.js';
@@ -234,7 +235,7 @@ export class Engine extends EventEmitter implements EngineCore {
       environment,
       correlationKey: req.correlationKey ?? null,
       parentInstanceId: req.parentInstanceId ?? null,
-      variables: structuredClone(req.data ?? {}),
+      variables: cloneData(req.data ?? {}),
     };
   }
 

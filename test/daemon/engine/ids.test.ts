@@ -13,3 +13,11 @@ t.test('uuidv7: RFC 9562 layout, time-ordered, the bucket is the day it was made
   t.equal(bucketOf('not-a-uuid'), null);
   t.equal(bucketOf('0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11'), null, 'a v4 UUID has no time');
 });
+
+t.test('bucketOf: ids either side of midnight, asked in any order, each get their own day', async (t) => {
+  const last = uuidv7(new Date('2026-11-21T23:59:59.999Z'));
+  const first = uuidv7(new Date('2026-11-22T00:00:00.000Z'));
+  const epoch = uuidv7(new Date(0));
+  const asked = [last, first, last, epoch, first, first, last];
+  t.same(asked.map(bucketOf), ['2026-11-21', '2026-11-22', '2026-11-21', '1970-01-01', '2026-11-22', '2026-11-22', '2026-11-21']);
+});

@@ -1,0 +1,35 @@
+import t from 'tap';
+import { cloneData, parseJsonObject } from '../../src/shared/json-object.js';
+import { WfxError } from '../../src/shared/errors.js';
+
+t.test('cloneData copies deeply: no change on either side reaches the other', async (t) => {
+  const data = { a: 1, s: 'x', n: null, b: true, list: [1, { deep: [2, 3] }], nested: { inner: { v: 'y' } } };
+  const copy = cloneData(data);
+  t.same(copy, data, 'equal');
+  t.not(copy, data);
+  t.not(copy.list, data.list);
+  t.not(copy.list[1], data.list[1]);
+  t.not(copy.nested.inner, data.nested.inner);
+  (data.nested.inner as { v: string }).v = 'changed';
+  (data.list[1] as { deep: number[] }).deep.push(4);
+  t.equal(copy.nested.inner.v, 'y', 'a change to the original does not reach the copy');
+  t.same((copy.list[1] as { deep: number[] }).deep, [2, 3]);
+});
+
+t.test('cloneData hands back primitives, and copies other objects as structuredClone does', async (t) => {
+  t.equal(cloneData(5), 5);
+  t.equal(cloneData('s'), 's');
+  t.equal(cloneData(null), null);
+  const when = new Date('2026-11-21T10:00:00Z');
+  const copy = cloneData({ when, bare: Object.assign(Object.create(null) as object, { k: 1 }) });
+  t.ok(copy.when instanceof Date, 'a Date stays a Date');
+  t.not(copy.when, when, 'and is a copy');
+  t.equal(copy.when.getTime(), when.getTime());
+  t.same({ ...copy.bare }, { k: 1 }, 'an object without a prototype is copied too');
+});
+
+t.test('parseJsonObject takes a JSON object and names what is wrong otherwise', async (t) => {
+  t.same(parseJsonObject('{"a":1}', '--data'), { a: 1 });
+  t.throws(() => parseJsonObject('[1]', '--data'), new WfxError('USAGE_ERROR', '--data must be a JSON object, not an array'));
+  t.throws(() => parseJsonObject('{', '--data'), { code: 'USAGE_ERROR' });
+});
