@@ -76,7 +76,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     throw new WfxError('DATA_DIR_INVALID', `cannot use ${options.dataDir} as a data directory: ${(err as Error).message}`);
   }
   const lock = await acquireDataDirLock(options.dataDir);
-  const { logger, close: closeLog } = createDaemonLogger({ logFile: paths.daemonLog, foreground: options.foreground ?? false, level: options.logLevel });
+  const { logger, accessLog, close: closeLog } = createDaemonLogger({ logFile: paths.daemonLog, foreground: options.foreground ?? false, level: options.logLevel });
   const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
   try {
     const store = await Store.open<WfxState, WfxRecord>({
@@ -103,7 +103,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     cleanup.unshift(() => email.close());
     email.start();
     const bearer = options.oidc ? createOidcVerifier(options.oidc) : undefined;
-    const app = buildServer({ store, engine, webhooks, logger, bodyLimit: options.bodyLimit, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()] });
+    const app = buildServer({ store, engine, webhooks, logger, accessLog, bodyLimit: options.bodyLimit, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()] });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7878 });
     cleanup.unshift(() => app.close());
     const address = app.server.address() as AddressInfo;

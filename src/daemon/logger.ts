@@ -1,5 +1,7 @@
+import { hostname } from 'node:os';
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import type { AccessLogEntry } from './api/auth.js';
 import { LogFile } from './log-file.js';
 
 /**
@@ -10,6 +12,8 @@ import { LogFile } from './log-file.js';
  */
 export function createDaemonLogger(options: { logFile: string; foreground: boolean; level?: string; color?: boolean }): {
   logger: Logger;
+  /** Writes an access-log line to the file (the terminal never shows them), as pino would have. */
+  accessLog: (entry: AccessLogEntry) => void;
   flushSync: () => void;
   close: () => void;
 } {
@@ -36,5 +40,29 @@ export function createDaemonLogger(options: { logFile: string; foreground: boole
     },
     streams.length === 1 ? file : pino.multistream(streams),
   );
-  return { logger, flushSync: () => file.flush(), close: () => file.close() };
+  // The access log, one line per authenticated request, skips pino: the same JSON line built
+  // in one JSON.stringify, where pino's child logger per request and its line building were
+  // 5 % of what the daemon allocated under load.
+  const pid = process.pid;
+  const host = hostname();
+  const accessLog = (e: AccessLogEntry): void => {
+    if (!logger.isLevelEnabled('info')) return;
+    const line = {
+      level: 30,
+      time: Date.now(),
+      pid,
+      hostname: host,
+      reqId: e.reqId,
+      keyId: e.keyId,
+      subject: e.subject,
+      organization: e.organization,
+      method: e.method,
+      route: e.route,
+      status: e.status,
+      ms: e.ms,
+      msg: 'request',
+    };
+    file.write(`${JSON.stringify(line)}\n`);
+  };
+  return { logger, accessLog, flushSync: () => file.flush(), close: () => file.close() };
 }

@@ -4,7 +4,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import { FastifySSEPlugin } from 'fastify-sse-v2';
 import { ERROR_CODES, WfxError, type ErrorCode } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
-import { installAuth, type BearerVerifier } from './api/auth.js';
+import { installAuth, type AccessLogEntry, type BearerVerifier } from './api/auth.js';
+import { lazyChildLogger } from './api/request-logger.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { adminRoutes } from './api/routes/admin.js';
 import { metaRoutes } from './api/routes/meta.js';
@@ -33,6 +34,8 @@ export interface ServerOptions {
   /** Webhook deliveries (POST /webhook/receive/{token}). */
   readonly webhooks: WebhookReceiver;
   readonly logger?: FastifyBaseLogger;
+  /** Writes the access log (see createDaemonLogger); without it, through `logger`. */
+  readonly accessLog?: (entry: AccessLogEntry) => void;
   /** Largest accepted request body in bytes (default 1 MiB). */
   readonly bodyLimit?: number;
   /** Verifies bearer tokens, when an OIDC issuer is configured. */
@@ -102,6 +105,8 @@ function validatorCompilers() {
 export function buildServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: options.logger,
+    // A request's child logger is made only if something logs through it (rarely: errors).
+    ...(options.logger && { childLoggerFactory: lazyChildLogger }),
     // wfx logs requests itself (with the credential's key id, never its secret).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
@@ -151,7 +156,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   // Streams never finish by themselves: end them before the server waits for in-flight requests.
   app.addHook('preClose', async () => hub.endAll());
   app.addHook('onClose', async () => hub.close());
-  installAuth(app, { state: options.store.state, limiter, bearer: options.bearer, now: options.now });
+  installAuth(app, { state: options.store.state, limiter, bearer: options.bearer, now: options.now, accessLog: options.accessLog });
 
   void app.register(async (routes) => {
     metaRoutes(routes, { store: options.store as DurableStore<unknown, unknown>, hub, heartbeatSeconds: options.heartbeatSeconds });

@@ -96,8 +96,11 @@ t.test('a run end to end over HTTP: start, wait, answer, completed, read from hi
   t.equal((await wfx(['daemon', 'stop', '--data-dir', d.dataDir])).code, 0, 'stopped (which flushes the log)');
   const log = await readFile(join(d.dataDir, 'logs', 'daemon.log'), 'utf8');
   const keyId = key.slice('apk_'.length, 'apk_'.length + 16);
-  const lines = log.split('\n').filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l) as { keyId?: string; status: number; route: string });
+  const lines = log.split('\n').filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l) as { keyId?: string; status: number; route: string; level: number; reqId: string; method: string; ms: number; time: number; pid: number });
   t.ok(lines.some((l) => l.keyId === keyId && l.route === '/process/task' && l.status === 200), 'a request line with key id, route and status');
+  const one = lines[0]!;
+  t.match(one, { level: 30, reqId: /^req-/, method: /^[A-Z]+$/, ms: Number, time: Number, pid: Number }, 'each line as pino writes them: level, time, pid, request id');
+  t.equal(new Set(lines.map((l) => l.reqId)).size, lines.length, 'every request has its own id');
   t.ok(lines.some((l) => l.keyId === keyId && l.status === 400), 'refused requests are logged too');
   t.notMatch(log, key.slice('apk_'.length + 17), 'no secret in the log');
 });

@@ -15,6 +15,20 @@ export interface AuthOptions {
   /** Present when an OIDC issuer is configured. */
   readonly bearer?: BearerVerifier;
   readonly now?: () => Date;
+  /** Writes the access log's line for a request; without it, the line goes through `request.log`. */
+  readonly accessLog?: (entry: AccessLogEntry) => void;
+}
+
+/** One authenticated request, as the access log records it (`"msg":"request"`). */
+export interface AccessLogEntry {
+  readonly reqId: string;
+  readonly keyId: string | undefined;
+  readonly subject: string | undefined;
+  readonly organization: string | null;
+  readonly method: string;
+  readonly route: string | undefined;
+  readonly status: number;
+  readonly ms: number;
 }
 
 /** A hash to compare against when the key id is unknown, so timing does not tell which ids exist. */
@@ -111,18 +125,18 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   app.addHook('onResponse', async (request, reply) => {
     const caller = request.caller;
     if (!caller) return;
-    request.log.info(
-      {
-        keyId: caller.keyId ?? undefined,
-        subject: caller.subject ?? undefined,
-        organization: caller.organization,
-        method: request.method,
-        route: request.routeOptions.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
+    const entry: AccessLogEntry = {
+      reqId: request.id,
+      keyId: caller.keyId ?? undefined,
+      subject: caller.subject ?? undefined,
+      organization: caller.organization,
+      method: request.method,
+      route: request.routeOptions.url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+    };
+    if (options.accessLog) options.accessLog(entry);
+    else request.log.info({ keyId: entry.keyId, subject: entry.subject, organization: entry.organization, method: entry.method, route: entry.route, status: entry.status, ms: entry.ms }, 'request');
   });
 }
 
