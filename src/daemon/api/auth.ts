@@ -31,6 +31,9 @@ export interface AccessLogEntry {
   readonly ms: number;
 }
 
+/** What a route without `config.auth` needs: any valid credential. */
+const ANY: RouteAuth = { permission: 'any' };
+
 /** A hash to compare against when the key id is unknown, so timing does not tell which ids exist. */
 const DUMMY_HASH = hash('sha256', 'wfx-no-such-key', 'hex');
 
@@ -90,41 +93,35 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   const now = options.now ?? (() => new Date());
   app.decorateRequest('caller', null);
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.routeOptions.url === undefined) return; // no such route: the 404 handler answers
-    const auth: RouteAuth = request.routeOptions.config.auth ?? { permission: 'any' };
-    if (auth.permission === 'none') return;
-    const caller = await identify(request, options, now());
-    request.caller = caller;
-    if (caller.keyId !== null) {
-      const key = options.state.apiKeys[caller.keyId]!;
-      const decision = options.limiter.hit(caller.keyId, { perMinute: key.rateLimitPerMinute, perHour: key.rateLimitPerHour });
-      if (decision) {
-        void reply.header('RateLimit-Limit', decision.limit);
-        void reply.header('RateLimit-Remaining', decision.remaining);
-        void reply.header('RateLimit-Reset', decision.resetSeconds);
-        if (!decision.allowed) {
-          void reply.header('Retry-After', decision.retryAfterSeconds);
-          throw new WfxError('RATE_LIMIT_EXCEEDED', `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfterSeconds} s`, {
-            details: { retryAfter: decision.retryAfterSeconds },
-          });
-        }
+  // A callback hook: an API key is checked synchronously (no promise per request); only a
+  // bearer token's verification waits.
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    if (request.is404) return done(); // no such route: the 404 handler answers
+    // Read once: Fastify builds `routeOptions` afresh on every access.
+    const auth: RouteAuth = request.routeOptions.config.auth ?? ANY;
+    if (auth.permission === 'none') return done();
+    let identified: Caller | Promise<Caller>;
+    try {
+      identified = identify(request, options, now());
+    } catch (err) {
+      return done(err as Error);
+    }
+    const admit = (caller: Caller): void => {
+      try {
+        authorize(request, reply, caller, auth, options);
+      } catch (err) {
+        return done(err as Error);
       }
-    }
-    if (auth.callerKind === 'organization' && caller.system) {
-      throw new WfxError('FORBIDDEN', 'a system key is not bound to an organization: use POST /process/start');
-    }
-    if (auth.callerKind === 'system' && !caller.system) {
-      throw new WfxError('FORBIDDEN', 'an organization-scoped credential uses POST /process/exec');
-    }
-    if (auth.permission !== 'any' && !caller.permissions.has(auth.permission)) {
-      throw new WfxError('FORBIDDEN', `this needs the ${auth.permission} permission`);
-    }
+      done();
+    };
+    if ('then' in identified) identified.then(admit, done);
+    else admit(identified);
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // With a callback, not async: nothing here waits, and a promise per request costs more.
+  app.addHook('onResponse', (request, reply, done) => {
     const caller = request.caller;
-    if (!caller) return;
+    if (!caller) return done();
     const entry: AccessLogEntry = {
       reqId: request.id,
       keyId: caller.keyId ?? undefined,
@@ -137,10 +134,44 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
     };
     if (options.accessLog) options.accessLog(entry);
     else request.log.info({ keyId: entry.keyId, subject: entry.subject, organization: entry.organization, method: entry.method, route: entry.route, status: entry.status, ms: entry.ms }, 'request');
+    done();
   });
 }
 
-async function identify(request: FastifyRequest, options: AuthOptions, now: Date): Promise<Caller> {
+/**
+ * Records `caller` on the request, counts it against its key's rate limit (429), and checks
+ * its kind and permission against what the route needs (403). Throws WfxError.
+ */
+function authorize(request: FastifyRequest, reply: FastifyReply, caller: Caller, auth: RouteAuth, options: AuthOptions): void {
+  request.caller = caller;
+  if (caller.keyId !== null) {
+    const key = options.state.apiKeys[caller.keyId]!;
+    const decision = options.limiter.hit(caller.keyId, { perMinute: key.rateLimitPerMinute, perHour: key.rateLimitPerHour });
+    if (decision) {
+      void reply.header('RateLimit-Limit', decision.limit);
+      void reply.header('RateLimit-Remaining', decision.remaining);
+      void reply.header('RateLimit-Reset', decision.resetSeconds);
+      if (!decision.allowed) {
+        void reply.header('Retry-After', decision.retryAfterSeconds);
+        throw new WfxError('RATE_LIMIT_EXCEEDED', `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfterSeconds} s`, {
+          details: { retryAfter: decision.retryAfterSeconds },
+        });
+      }
+    }
+  }
+  if (auth.callerKind === 'organization' && caller.system) {
+    throw new WfxError('FORBIDDEN', 'a system key is not bound to an organization: use POST /process/start');
+  }
+  if (auth.callerKind === 'system' && !caller.system) {
+    throw new WfxError('FORBIDDEN', 'an organization-scoped credential uses POST /process/exec');
+  }
+  if (auth.permission !== 'any' && auth.permission !== 'none' && !caller.permissions.has(auth.permission)) {
+    throw new WfxError('FORBIDDEN', `this needs the ${auth.permission} permission`);
+  }
+}
+
+/** The caller a request's credential stands for: at once for an API key, later for a bearer token. Throws WfxError UNAUTHORIZED. */
+function identify(request: FastifyRequest, options: AuthOptions, now: Date): Caller | Promise<Caller> {
   const apiKey = request.headers['x-api-key'];
   if (typeof apiKey === 'string' && apiKey !== '') return callerOfKey(authenticateApiKey(options.state, apiKey, now));
   if (Array.isArray(apiKey)) throw new WfxError('UNAUTHORIZED', 'send one X-API-Key header');
