@@ -24,6 +24,24 @@ function newBatch(): Batch {
   return { chunks: [], promise, resolve, reject };
 }
 
+/** Most buffers one writev takes (the usual IOV_MAX); a batch of more is joined first. */
+const MAX_IOV = 1024;
+
+/**
+ * Writes `chunks` one after the other at the end of the file: in one writev, so a batch of
+ * frames is not copied into one buffer first (a copy of every byte journaled, and a large
+ * buffer per batch for the GC); the rest, after a short write, as one buffer.
+ */
+export async function writeAll(fh: Pick<FileHandle, 'write' | 'writev'>, chunks: Buffer[]): Promise<void> {
+  let total = 0;
+  for (const chunk of chunks) total += chunk.length;
+  let written = 0;
+  if (chunks.length > 1 && chunks.length <= MAX_IOV) written = (await fh.writev(chunks)).bytesWritten;
+  if (written === total) return;
+  const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  while (written < total) written += (await fh.write(buf, written, total - written)).bytesWritten;
+}
+
 /**
  * Where the system has it, the file is opened with O_DSYNC: each write returns once its data
  * (and the file size) is on disk, as write + fdatasync would, in one system call instead of
@@ -138,12 +156,7 @@ export class AppendFile {
         }
         try {
           const fh = (this.fh ??= await this.openForAppend());
-          const buf = batch.chunks.length === 1 ? batch.chunks[0]! : Buffer.concat(batch.chunks);
-          let written = 0;
-          while (written < buf.length) {
-            const { bytesWritten } = await fh.write(buf, written, buf.length - written);
-            written += bytesWritten;
-          }
+          await writeAll(fh, batch.chunks);
           if (DSYNC === undefined) await fh.datasync();
           this.syncs++;
           batch.resolve();
