@@ -161,17 +161,23 @@ function serve(parts: {
   const shutdown = async (failure: WfxError | null): Promise<void> => {
     for (const t of timers) clearInterval(t);
     logger.info(failure ? 'stopping after a store failure' : 'stopping');
-    await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
-    await scheduler.close();
-    await email.close();
-    await engine.close();
-    await store.close({ checkpoint: failure === null }).catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));
-    await history.close().catch(() => undefined);
-    const current = await readFile(daemonJson, 'utf8').then((t) => JSON.parse(t) as DaemonInfo, () => null);
-    if (current?.pid === process.pid) await unlink(daemonJson).catch(() => undefined);
-    await lock.release();
-    logger.info('stopped');
-    closeLog();
+    try {
+      await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
+      await scheduler.close();
+      await email.close();
+      await engine.close();
+      await store.close({ checkpoint: failure === null }).catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));
+      await history.close().catch(() => undefined);
+      const current = await readFile(daemonJson, 'utf8').then((t) => JSON.parse(t) as DaemonInfo, () => null);
+      if (current?.pid === process.pid) await unlink(daemonJson).catch(() => undefined);
+      await lock.release();
+      logger.info('stopped');
+    } catch (err) {
+      logger.error({ err }, 'stopping failed');
+      throw err;
+    } finally {
+      closeLog(); // whatever failed, the lines that say so are written
+    }
   };
 
   store.onFailure((err) => {

@@ -13,8 +13,11 @@ import { FILE_MODE } from './store/fs-util.js';
  * because a write into the page cache (no O_DSYNC: this is a log, not the journal) costs less
  * than handing it to libuv's thread pool, and it keeps lines in order without a queue.
  *
+ * Lines still held when the process exits (an uncaught exception, a failed shutdown) are
+ * written by an 'exit' handler, so the lines that explain the exit are kept.
+ *
  * A failed write (a full disk) drops those lines and is reported to `onError` once; the log
- * must never stop the daemon.
+ * must never stop the daemon. A line cut short by the failure is ended before the next write.
  */
 export class LogFile {
   private fd: number | null;
@@ -22,7 +25,10 @@ export class LogFile {
   /** UTF-16 units gathered: close enough to bytes to decide when to write. */
   private pending = 0;
   private readonly timer: NodeJS.Timeout;
+  private readonly onExit = (): void => this.flush();
   private reported = false;
+  /** A write failed part way: the file ends inside a line. */
+  private torn = false;
 
   constructor(
     readonly path: string,
@@ -30,6 +36,7 @@ export class LogFile {
   ) {
     this.fd = openSync(path, 'a', FILE_MODE);
     this.timer = setInterval(() => this.flush(), options.intervalMs ?? 250).unref();
+    process.on('exit', this.onExit);
   }
 
   /** Queues one line (with its newline); pino calls this for every log line. */
@@ -44,14 +51,24 @@ export class LogFile {
   /** Writes every queued line now. */
   flush(): void {
     if (this.lines.length === 0 || this.fd === null) return;
-    const data = Buffer.from(this.lines.length === 1 ? this.lines[0]! : this.lines.join(''));
+    const text = this.lines.length === 1 ? this.lines[0]! : this.lines.join('');
+    const data = Buffer.from(this.torn ? `\n${text}` : text);
     this.lines = [];
     this.pending = 0;
+    let written = 0;
     try {
-      for (let written = 0; written < data.length; ) written += writeSync(this.fd, data, written);
+      while (written < data.length) written += writeSync(this.fd, data, written);
+      this.torn = false;
     } catch (err) {
-      if (!this.reported) this.options.onError?.(err as Error);
-      this.reported = true;
+      if (written > 0) this.torn = true;
+      if (!this.reported) {
+        this.reported = true;
+        try {
+          this.options.onError?.(err as Error);
+        } catch {
+          // reporting must not fail the daemon either
+        }
+      }
     }
   }
 
@@ -59,6 +76,7 @@ export class LogFile {
   close(): void {
     this.flush();
     clearInterval(this.timer);
+    process.off('exit', this.onExit);
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
   }

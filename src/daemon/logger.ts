@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
@@ -19,8 +20,12 @@ export function createDaemonLogger(options: { logFile: string; foreground: boole
 } {
   // Lines are written in chunks (see LogFile): one write per access-log line cost 6 % of the
   // daemon's main thread under load.
-  const file = new LogFile(options.logFile, { onError: (err) => process.stderr.write(`wfx: cannot write the daemon log ${options.logFile}: ${err.message}\n`) });
-  const streams: pino.StreamEntry[] = [{ stream: file }];
+  // The error goes to stderr (logs/daemon.out in the background) with a plain write: a stream
+  // would raise an uncaught 'error' if that file is on the same full disk.
+  const file = new LogFile(options.logFile, { onError: (err) => writeSync(2, `wfx: cannot write the daemon log ${options.logFile}: ${err.message}\n`) });
+  const level = options.level ?? 'info';
+  // Each stream takes the logger's level: a multistream entry without one stops at info.
+  const streams: pino.StreamEntry[] = [{ stream: file, level: level as pino.Level }];
   if (options.foreground) {
     const terminal = pretty({
       colorize: options.color ?? (process.stdout.isTTY === true && !process.env.NO_COLOR),
@@ -31,11 +36,11 @@ export function createDaemonLogger(options: { logFile: string; foreground: boole
     });
     // The access log (one line per request) stays in the file: on a terminal it would flood the
     // screen, and pretty-printing it cost 14 % of the CPU under load.
-    streams.push({ stream: { write: (line: string) => (line.includes('"msg":"request"') ? true : terminal.write(line)) } });
+    streams.push({ level: level as pino.Level, stream: { write: (line: string) => (line.includes('"msg":"request"') ? true : terminal.write(line)) } });
   }
   const logger = pino(
     {
-      level: options.level ?? 'info',
+      level,
       redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'apiKey', 'secret'], censor: '[redacted]' },
     },
     streams.length === 1 ? file : pino.multistream(streams),

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,6 +59,22 @@ t.test('a write that fails drops those lines, reports once, and never throws to 
   });
   t.equal(errors.length, 1, 'reported once');
   t.match(errors[0]?.message, /ENOSPC/);
+  const throwing = new LogFile(path, { chunkSize: 10, intervalMs: 60_000, onError: () => { throw new Error('stderr is full too'); } });
+  t.teardown(() => throwing.close());
+  t.doesNotThrow(() => throwing.write('a line longer than ten\n'), 'a report that fails does not throw either');
+});
+
+t.test('lines still held when the process dies of an uncaught exception are written on exit', async (t) => {
+  const path = join(await tempDir(t), 'daemon.log');
+  const module = new URL('../../src/daemon/log-file.js', import.meta.url).href;
+  const script = `import { LogFile } from ${JSON.stringify(module)};
+const log = new LogFile(${JSON.stringify(path)}, { intervalMs: 60_000 });
+log.write('before the crash\\n');
+throw new Error('boom');`;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  t.not(run.status, 0, 'the process died');
+  t.match(run.stderr, /boom/);
+  t.equal(await readFile(path, 'utf8'), 'before the crash\n');
 });
 
 t.test('the timer writes held lines without a flush call', async (t) => {

@@ -28,6 +28,15 @@ t.test('cloneData hands back primitives, and copies other objects as structuredC
   t.same({ ...copy.bare }, { k: 1 }, 'an object without a prototype is copied too');
 });
 
+t.test('cloneData keeps an own "__proto__" key as a key, as structuredClone does', async (t) => {
+  const data = JSON.parse('{"__proto__":{"polluted":true},"a":1}') as Record<string, unknown>;
+  const copy = cloneData(data);
+  t.equal(Object.getPrototypeOf(copy), Object.prototype, 'the prototype is not replaced');
+  t.same(Object.keys(copy), ['__proto__', 'a']);
+  t.equal(JSON.stringify(copy), '{"__proto__":{"polluted":true},"a":1}', 'the key is journaled as it came');
+  t.equal(({} as Record<string, unknown>).polluted, undefined);
+});
+
 t.test('parseJsonObject takes a JSON object and names what is wrong otherwise', async (t) => {
   t.same(parseJsonObject('{"a":1}', '--data'), { a: 1 });
   t.throws(() => parseJsonObject('[1]', '--data'), new WfxError('USAGE_ERROR', '--data must be a JSON object, not an array'));

@@ -114,7 +114,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
       }
       done();
     };
-    if ('then' in identified) identified.then(admit, done);
+    if ('then' in identified) identified.then(admit, (err: unknown) => done(err instanceof Error ? err : new WfxError('UNAUTHORIZED', 'the bearer token could not be verified')));
     else admit(identified);
   });
 

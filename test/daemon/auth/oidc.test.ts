@@ -93,3 +93,18 @@ t.test('an organization claim that is not a valid name is refused', async (t) =>
   t.equal(res.statusCode, 401);
   t.match(res.json().message, /not a valid organization name/);
 });
+
+t.test('a bearer verifier that rejects with something other than an Error still refuses the request', async (t) => {
+  const h = await engineHarness(t);
+  const app = buildServer({
+    store: h.store,
+    engine: h.engine,
+    webhooks: new WebhookReceiver({ store: h.store, engine: h.engine }),
+    // eslint-disable-next-line prefer-promise-reject-errors
+    bearer: () => Promise.reject(undefined),
+  });
+  t.teardown(() => app.close());
+  const res = await app.inject({ method: 'GET', url: '/auth/whoami', headers: { authorization: 'Bearer whatever' } });
+  t.equal(res.statusCode, 401, 'not let through with no caller');
+  t.match(res.json(), { error: 'UNAUTHORIZED', message: /could not be verified/ });
+});
