@@ -3,7 +3,7 @@ import { FILE_MODE } from './store/fs-util.js';
 
 /**
  * The daemon log's file: lines are gathered in memory and written with one synchronous write
- * per 64 KiB, and at least every 250 ms (and on `flush()`, at stop). A crash that gives no
+ * per 64 KiB, and at least every 250 ms (and on `close()`, at stop). A crash that gives no
  * chance to flush (SIGKILL) loses at most those 250 ms of log, never journaled state.
  *
  * Why not pino's own destination (sonic-boom): it appends each line to one growing string

@@ -8,19 +8,16 @@ import { LogFile } from './log-file.js';
 /**
  * The daemon's structured log: JSON lines to `logFile` (created 0600), and in the foreground
  * also readable lines on stdout. Secrets are never passed to it; the redact list is a second
- * line of defence for headers that carry them. `flushSync` writes what the file holds;
- * `close` also closes it (at stop).
+ * line of defence for headers that carry them. `close` writes what the file holds and closes
+ * it (at stop).
  */
 export function createDaemonLogger(options: { logFile: string; foreground: boolean; level?: string; color?: boolean }): {
   logger: Logger;
   /** Writes an access-log line to the file (the terminal never shows them), as pino would have. */
   accessLog: (entry: AccessLogEntry) => void;
-  flushSync: () => void;
   close: () => void;
 } {
-  // Lines are written in chunks (see LogFile): one write per access-log line cost 6 % of the
-  // daemon's main thread under load.
-  // The error goes to stderr (logs/daemon.out in the background) with a plain write: a stream
+  // Lines are written in chunks (see LogFile). The error goes to stderr (logs/daemon.out in the background) with a plain write: a stream
   // would raise an uncaught 'error' if that file is on the same full disk.
   const file = new LogFile(options.logFile, { onError: (err) => writeSync(2, `wfx: cannot write the daemon log ${options.logFile}: ${err.message}\n`) });
   const level = options.level ?? 'info';
@@ -69,5 +66,5 @@ export function createDaemonLogger(options: { logFile: string; foreground: boole
     };
     file.write(`${JSON.stringify(line)}\n`);
   };
-  return { logger, accessLog, flushSync: () => file.flush(), close: () => file.close() };
+  return { logger, accessLog, close: () => file.close() };
 }

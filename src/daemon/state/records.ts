@@ -16,15 +16,15 @@ import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
 import { EMAIL_SEEN_IDS, initialState, isoMs, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
 
+/** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
+export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
+
 /**
  * Every change to the live state is one of these records, journaled before it is acknowledged
  * and replayed on recovery. A record says what happened, with every value it needs (times and
  * ids included), so applying it is deterministic. Log entries and the subscription index are
  * derived here from node transitions, so they need no records of their own.
  */
-/** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
-export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
-
 export type WfxRecord =
   | { readonly type: 'organization.created'; readonly name: string; readonly at: string }
   | { readonly type: 'apiKey.created'; readonly key: ApiKey }
