@@ -46,11 +46,14 @@ export class Journal<E> {
   private seq: number;
   /** First sequence numbers of the segments on disk, oldest first (the last is `file`). */
   private readonly segments: number[];
+  /** Bytes of the segments read at open plus every frame appended since (see `bytes`). */
+  private byteCount: number;
 
-  private constructor(private readonly dir: string, file: AppendFile, seq: number, segments: number[]) {
+  private constructor(private readonly dir: string, file: AppendFile, seq: number, segments: number[], bytes: number) {
     this.file = file;
     this.seq = seq;
     this.segments = segments;
+    this.byteCount = bytes;
   }
 
   /**
@@ -71,9 +74,11 @@ export class Journal<E> {
     let replayed = 0;
     let truncated: ReplayReport['truncated'] = null;
     let lastSize = 0;
+    let bytes = 0;
     for (let i = 0; i < segments.length; i++) {
       const path = join(dir, segmentName(segments[i]!));
       const buf = await readFile(path);
+      bytes += buf.length;
       const decoded = decodeFrames<E>(buf);
       const isLast = i === segments.length - 1;
       if (decoded.badOffset !== null) {
@@ -109,12 +114,21 @@ export class Journal<E> {
     } else {
       file = new AppendFile(join(dir, segmentName(segments[segments.length - 1]!)), lastSize);
     }
-    return { journal: new Journal<E>(dir, file, seq, segments), report: { replayed, truncated } };
+    return { journal: new Journal<E>(dir, file, seq, segments, bytes), report: { replayed, truncated } };
   }
 
   /** Sequence number of the last entry appended (durable or not). */
   get lastSeq(): number {
     return this.seq;
+  }
+
+  /**
+   * A running count of journal bytes: the segments found at open (whole, though the snapshot
+   * may cover their first entries) plus every frame appended since. Differences between two
+   * readings are what was journaled in between.
+   */
+  get bytes(): number {
+    return this.byteCount;
   }
 
   /**
@@ -128,8 +142,10 @@ export class Journal<E> {
   /** Like `append`, for an entry already serialized to JSON text (whole, or in pieces). */
   appendJson(json: string | JsonPieces): { seq: number; durable: Promise<void> } {
     const seq = this.seq + 1;
-    const { durable } = this.file.append(frameBytes(seq, json));
+    const frame = frameBytes(seq, json);
+    const { durable } = this.file.append(frame);
     this.seq = seq;
+    this.byteCount += frame.length;
     return { seq, durable };
   }
 

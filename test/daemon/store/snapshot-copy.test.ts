@@ -2,7 +2,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { SnapshotCopy } from '../../../src/daemon/store/snapshot-copy.js';
-import { Store } from '../../../src/daemon/store/store.js';
+import { snapshotPauseMs, Store } from '../../../src/daemon/store/store.js';
 
 interface Item {
   v: number;
@@ -157,4 +157,31 @@ t.test('SnapshotCopy writes what JSON.stringify would, for any state', async (t)
   t.equal(empty.drain(), JSON.stringify({ format: 1, state: { big: {} } }));
 
   t.throws(() => new SnapshotCopy({}, { big: [] }, 'big'), /not an object of entries/);
+});
+
+t.test('under a stream of commits a copy keeps to a quarter of the event loop, and to all of it when idle', async (t) => {
+  t.equal(snapshotPauseMs(2, false), 0, 'no commits since the last slice: the next turn');
+  t.equal(snapshotPauseMs(2, true), 6, 'commits: three times the slice, waited on a timer');
+  t.equal(snapshotPauseMs(0.2, true), 0, 'under a timer\'s resolution: the next turn');
+
+  // Slices that run their full time while commits keep coming take the timer path: the copy is
+  // still the state as the checkpoint began.
+  const dir = t.testdir();
+  const store = await open(dir, Infinity);
+  const N = 20_000; // a copy of some ms: several slices
+  for (let i = 0; i < N; i += 100) await store.commit(...Array.from({ length: 100 }, (_, j) => ({ op: 'set' as const, k: `k${i + j}`, v: i + j })));
+  const expected = structuredClone(store.state);
+  const cp = store.checkpoint();
+  let done = false;
+  void cp.then(() => (done = true));
+  let during = 0;
+  for (let round = 0; !done && round < 100_000; round++) {
+    await store.commit({ op: 'push', k: `k${N - 1 - (round % N)}`, x: round }, { op: 'del', k: `k${round % N}` });
+    during++;
+  }
+  await cp;
+  t.ok(during > 0, `${during} commits acknowledged while the copy ran`);
+  const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
+  t.same(snap.state, expected, 'every entry as it was when the checkpoint began');
+  await store.close({ checkpoint: false });
 });

@@ -98,6 +98,30 @@ t.test('automatic checkpoints keep restart work bounded', async (t) => {
   await again.close();
 });
 
+t.test('an automatic checkpoint also waits until the journal since the last is as big as that snapshot', async (t) => {
+  const dir = t.testdir();
+  const big = 'x'.repeat(100_000);
+  const snapshotSeq = async () => (JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')) as { seq: number }).seq;
+  const store = await open(dir, { checkpointEvery: 10 });
+  await store.commit({ op: 'note', text: big });
+  await store.checkpoint(); // a snapshot of ~100 KB
+  // Each small commit journals ~60 bytes: 100 of them are far more than 10 entries but much
+  // less than the snapshot. (close waits for a checkpoint under way, and adds none here.)
+  for (let i = 0; i < 100; i++) await store.commit({ op: 'add', by: 1 });
+  await store.close({ checkpoint: false });
+  t.equal(await snapshotSeq(), 1, 'no checkpoint: 100 entries since, ~6 KB against a 100 KB snapshot');
+
+  // Reopened, the segments read count as journaled since the snapshot, whose size is the file's.
+  const again = await open(dir, { checkpointEvery: 10 });
+  await again.commit({ op: 'note', text: big }); // now the journal since is the bigger
+  await again.close({ checkpoint: false });
+  t.equal(await snapshotSeq(), 102, 'checkpointed at the commit that made the journal since outgrow the snapshot');
+  const last = await open(dir);
+  t.equal(last.state.n, 100);
+  t.equal(last.state.log.length, 2);
+  await last.close();
+});
+
 t.test('a record that cannot be applied fails the store for good', async (t) => {
   const dir = t.testdir();
   const store = await open(dir);
