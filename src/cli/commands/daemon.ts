@@ -121,16 +121,15 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
  * The young generation's size (32 MiB semi-spaces) trades throughput for tail latency: a
  * scavenge pauses every request in flight, and its pause grows with the young generation
  * (median 1.3 ms at 8 MiB, 4.3 at 32, 7.5 at 64 under load), while a smaller one costs the
- * engine executions/s (8 MiB: -12 %). See docs/performance.md. Set before the daemon allocates
- * anything; the background daemon also gets it on its command line.
+ * engine executions/s (8 MiB: -12 %). See docs/performance.md. V8 sizes its heap when the
+ * process starts (`v8.setFlagsFromString` later changes nothing), so only the background daemon,
+ * which gets it on its command line, has it; a foreground one (`wfx dev`, `--foreground`) runs
+ * with Node's default (16 MiB) unless NODE_OPTIONS sets it.
  */
 const DAEMON_V8_FLAGS = ['--max-semi-space-size=32'];
 
-/** Loads the daemon's code with the V8 flags it runs best with. */
-
+/** Loads the daemon's code, only for the commands that run one. */
 export async function loadDaemon() {
-  const v8 = await import('node:v8');
-  for (const flag of DAEMON_V8_FLAGS) v8.setFlagsFromString(flag);
   return import('../../daemon/daemon.js');
 }
 
