@@ -4,7 +4,7 @@
  * given as a ratio to the physical neighbour (bench/neighbour.ts: a bare Fastify route parsing
  * the same body), measured in the same run, since absolute numbers on a shared machine move.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import autocannon from 'autocannon';
 import { Engine } from '../src/daemon/engine/engine.js';
 import { publishFlow } from '../src/daemon/flows/publish.js';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
@@ -22,11 +21,13 @@ import { History } from '../src/daemon/store/history.js';
 import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { FIVE_NODE_FLOW } from './engine.js';
+import type { LoadOutcome, LoadPart, LoadSpec } from './load-worker.js';
 import { machineLine, writeSection } from './report.js';
 
 const run = promisify(execFile);
 const WFX = fileURLToPath(new URL('../../bin/wfx.js', import.meta.url));
 const NEIGHBOUR = fileURLToPath(new URL('./neighbour.js', import.meta.url));
+const LOAD_WORKER = fileURLToPath(new URL('./load-worker.js', import.meta.url));
 /** Seconds each load runs (BENCH_SECONDS overrides, e.g. 2 for a quick look). */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** Waiting executions for the restart figure (BENCH_WAITING overrides). */
@@ -85,30 +86,42 @@ async function startNeighbour(): Promise<{ url: string; child: ChildProcess }> {
   throw new Error('the neighbour did not start');
 }
 
-async function load(opts: autocannon.Options): Promise<Load> {
-  collectGarbage(); // what setting up this load left in the bench process is not the daemon's cost
-  const t0 = process.hrtime.bigint();
-  // Without a callback autocannon returns its event emitter made thenable (the types say a promise).
-  const instance = autocannon({ duration: SECONDS, ...opts }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
-  // Each response's latency as measured (a fraction of a millisecond included): autocannon's own
-  // percentiles come from a histogram of whole milliseconds, where 5.9 ms reads as 5.
-  const latencies: number[] = [];
-  instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-    if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
-  });
-  const r = await instance;
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const sorted = Float64Array.from(latencies).sort();
+/** Runs one load from a fresh client process (bench/load-worker.ts), and its warm-up before it. */
+async function runLoad(spec: LoadSpec): Promise<LoadOutcome> {
+  collectGarbage(); // what setting up this load left in the bench process, now rather than during it
+  const worker = fork(LOAD_WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    const outcome = new Promise<LoadOutcome>((resolve, reject) => {
+      worker.once('message', (m: LoadOutcome) => resolve(m));
+      worker.once('exit', (code) => reject(new Error(`the load worker exited with ${code}`)));
+    });
+    worker.send(spec);
+    return await outcome;
+  } finally {
+    worker.kill();
+  }
+}
+
+/** The figures of a load part: rate, percentiles, failures. */
+function figures(p: LoadPart): Load {
+  const sorted = Float64Array.from(p.latencies).sort();
   return {
     // Not autocannon's requests.average: that averages whole-second buckets, so a run of a fixed
     // amount (the resume loads) that takes 3.2 s counted as 4 s.
-    perSecond: r.requests.total / seconds,
+    perSecond: p.total / p.seconds,
     latencies: sorted,
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
-    total: r.requests.total,
-    failed: r.errors + r.timeouts + r.non2xx,
+    total: p.total,
+    failed: p.failed,
   };
+}
+
+/** A load of SECONDS, after one second of warm-up (the client's code compiled, the daemon's too). */
+async function load(spec: Omit<LoadSpec, 'seconds' | 'warmupSeconds'>): Promise<Load> {
+  const { warmup, measured } = await runLoad({ ...spec, seconds: SECONDS, warmupSeconds: 1 });
+  const figs = figures(measured);
+  return { ...figs, failed: figs.failed + (warmup?.failed ?? 0) };
 }
 
 /** The nearest-rank percentile `p` of ascending `sorted` (NaN when empty). */
@@ -117,9 +130,9 @@ export function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-const post = (url: string, key: string | null, body: object, connections: number): autocannon.Options => ({
+const post = (url: string, key: string | null, body: object, connections: number) => ({
   url,
-  method: 'POST',
+  method: 'POST' as const,
   connections,
   headers: { 'content-type': 'application/json', ...(key && { 'x-api-key': key }) },
   body: JSON.stringify(body),
@@ -164,20 +177,13 @@ interface ResumeLoad extends Load {
  * cold load the daemon serves a third of what it does after, which is a start-up cost and not
  * the latency a running daemon gives. Its figures are kept (`withWarmup`) and reported too.
  */
-async function resumeLoad(base: autocannon.Options, ids: readonly string[], body: (id: string, i: number) => object): Promise<ResumeLoad> {
+async function resumeLoad(base: ReturnType<typeof post>, ids: readonly string[], body: (id: string, i: number) => object): Promise<ResumeLoad> {
   const warm = Math.floor(ids.length / 3);
-  const part = async (from: number, to: number) => {
-    let i = from;
-    return load({
-      ...base,
-      amount: to - from, // overrides load's duration
-      requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: JSON.stringify(body(ids[i]!, i++)) }) }],
-    });
-  };
-  const warmup = await part(0, warm);
-  const measured = await part(warm, ids.length);
-  const all = Float64Array.from([...warmup.latencies, ...measured.latencies]).sort();
-  return { ...measured, failed: warmup.failed + measured.failed, warmup: warm, withWarmup: { p99: percentile(all, 99) } };
+  const bodies = ids.map((id, i) => JSON.stringify(body(id, i)));
+  const { warmup, measured } = await runLoad({ ...base, bodies, warmupCount: warm, seconds: 0, warmupSeconds: 0 });
+  const figs = figures(measured);
+  const all = Float64Array.from([...(warmup?.latencies ?? []), ...measured.latencies]).sort();
+  return { ...figs, failed: figs.failed + (warmup?.failed ?? 0), warmup: warm, withWarmup: { p99: percentile(all, 99) } };
 }
 
 /** Resident memory of a process, in bytes (Linux). */

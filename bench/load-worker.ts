@@ -1,0 +1,79 @@
+/**
+ * The HTTP load generator of bench/http.ts, in a process of its own: autocannon runs here with
+ * nothing else on the heap. In the bench process itself it shared its event loop and its GC with
+ * what the bench had built before (the store and engine benches' garbage, the ids of 60,000
+ * waiting executions), and each of its pauses counted in the latencies it measured.
+ *
+ * Protocol (IPC): the parent sends one LoadSpec; this process answers with one LoadOutcome and exits.
+ */
+import autocannon from 'autocannon';
+
+export interface LoadSpec {
+  readonly url: string;
+  readonly method: 'GET' | 'POST';
+  readonly connections: number;
+  readonly headers: Record<string, string>;
+  /** Seconds to run (after `warmupSeconds` more, not measured), unless `bodies` is given. */
+  readonly seconds: number;
+  readonly warmupSeconds: number;
+  /** One body for every request... */
+  readonly body?: string;
+  /** ...or one request per body, in order: the first `warmupCount` as a warm-up, then the rest. */
+  readonly bodies?: readonly string[];
+  readonly warmupCount?: number;
+}
+
+export interface LoadPart {
+  readonly total: number;
+  readonly seconds: number;
+  readonly failed: number;
+  /** Each 2xx response's latency in ms, in the order they came. */
+  readonly latencies: number[];
+}
+
+/** What the load measured, and its warm-up (the same client process, just before). */
+export interface LoadOutcome {
+  readonly warmup: LoadPart | null;
+  readonly measured: LoadPart;
+}
+
+async function part(spec: LoadSpec, run: { seconds: number } | { from: number; to: number }): Promise<LoadPart> {
+  const { bodies } = spec;
+  let opts: autocannon.Options = { url: spec.url, method: spec.method, connections: spec.connections, headers: spec.headers };
+  if ('from' in run) {
+    let next = run.from;
+    opts = { ...opts, amount: run.to - run.from, requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: bodies![next++]! }) }] };
+  } else opts = { ...opts, duration: run.seconds, body: spec.body };
+  const t0 = process.hrtime.bigint();
+  // Without a callback autocannon returns its event emitter made thenable (the types say a promise).
+  const instance = autocannon(opts) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
+  // Each response's latency as measured (a fraction of a millisecond included): autocannon's own
+  // percentiles come from a histogram of whole milliseconds, where 5.9 ms reads as 5.
+  const latencies: number[] = [];
+  instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+    if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+  });
+  const r = await instance;
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  return { total: r.requests.total, seconds, failed: r.errors + r.timeouts + r.non2xx, latencies };
+}
+
+async function run(spec: LoadSpec): Promise<LoadOutcome> {
+  if (spec.bodies) {
+    const warm = spec.warmupCount ?? 0;
+    const warmup = warm > 0 ? await part(spec, { from: 0, to: warm }) : null;
+    return { warmup, measured: await part(spec, { from: warm, to: spec.bodies.length }) };
+  }
+  const warmup = spec.warmupSeconds > 0 ? await part(spec, { seconds: spec.warmupSeconds }) : null;
+  return { warmup, measured: await part(spec, { seconds: spec.seconds }) };
+}
+
+process.once('message', (spec: LoadSpec) => {
+  run(spec).then(
+    (outcome) => process.send!(outcome, () => process.disconnect()),
+    (err: unknown) => {
+      process.stderr.write(`load worker: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+});
