@@ -8,20 +8,20 @@
  */
 import autocannon from 'autocannon';
 
-export interface LoadSpec {
+/** Where the requests go. */
+interface Target {
   readonly url: string;
   readonly method: 'GET' | 'POST';
   readonly connections: number;
   readonly headers: Record<string, string>;
-  /** Seconds to run (after `warmupSeconds` more, not measured), unless `bodies` is given. */
-  readonly seconds: number;
-  readonly warmupSeconds: number;
-  /** One body for every request... */
-  readonly body?: string;
-  /** ...or one request per body, in order: the first `warmupCount` as a warm-up, then the rest. */
-  readonly bodies?: readonly string[];
-  readonly warmupCount?: number;
 }
+
+/**
+ * A load: one body for every request for `seconds` (after `warmupSeconds` more, not measured),
+ * or one request per body, in order (the first `warmupCount` as a warm-up, then the rest).
+ */
+export type LoadSpec = Target &
+  ({ readonly body: string; readonly seconds: number; readonly warmupSeconds: number } | { readonly bodies: readonly string[]; readonly warmupCount: number });
 
 export interface LoadPart {
   readonly total: number;
@@ -38,12 +38,12 @@ export interface LoadOutcome {
 }
 
 async function part(spec: LoadSpec, run: { seconds: number } | { from: number; to: number }): Promise<LoadPart> {
-  const { bodies } = spec;
   let opts: autocannon.Options = { url: spec.url, method: spec.method, connections: spec.connections, headers: spec.headers };
-  if ('from' in run) {
+  if ('bodies' in spec && 'from' in run) {
+    const { bodies } = spec;
     let next = run.from;
-    opts = { ...opts, amount: run.to - run.from, requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: bodies![next++]! }) }] };
-  } else opts = { ...opts, duration: run.seconds, body: spec.body };
+    opts = { ...opts, amount: run.to - run.from, requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: bodies[next++]! }) }] };
+  } else if ('body' in spec && 'seconds' in run) opts = { ...opts, duration: run.seconds, body: spec.body };
   const t0 = process.hrtime.bigint();
   // Without a callback autocannon returns its event emitter made thenable (the types say a promise).
   const instance = autocannon(opts) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
@@ -59,8 +59,8 @@ async function part(spec: LoadSpec, run: { seconds: number } | { from: number; t
 }
 
 async function run(spec: LoadSpec): Promise<LoadOutcome> {
-  if (spec.bodies) {
-    const warm = spec.warmupCount ?? 0;
+  if ('bodies' in spec) {
+    const warm = spec.warmupCount;
     const warmup = warm > 0 ? await part(spec, { from: 0, to: warm }) : null;
     return { warmup, measured: await part(spec, { from: warm, to: spec.bodies.length }) };
   }
