@@ -1,4 +1,55 @@
 /**
+ * Where each entry of a snapshot file's large collection lies in that file: the bytes of its
+ * `"key":value` text. The store keeps one for its current snapshot and drops an entry's range
+ * as soon as a record changes or removes the entry, so what remains are the entries whose text
+ * in that file is still exactly what JSON.stringify would give now: the next checkpoint copies
+ * those bytes instead of serializing the entries again.
+ */
+export class EntryRanges {
+  private readonly index = new Map<string, number>();
+  // Two plain arrays of numbers, not an object per entry: with 100,000 waiting executions this
+  // is ~5 MB that lives between checkpoints.
+  private readonly offsets: number[] = [];
+  private readonly lengths: number[] = [];
+
+  set(key: string, offset: number, length: number): void {
+    this.index.set(key, this.offsets.length);
+    this.offsets.push(offset);
+    this.lengths.push(length);
+  }
+
+  /** Forgets `key`'s range: the entry changed, or is gone. */
+  readonly delete = (key: string): void => {
+    this.index.delete(key);
+  };
+
+  /** `key`'s range, or undefined when it has none. */
+  get(key: string): SourceRange | undefined {
+    const i = this.index.get(key);
+    return i === undefined ? undefined : { offset: this.offsets[i]!, length: this.lengths[i]!, key };
+  }
+
+  get size(): number {
+    return this.index.size;
+  }
+}
+
+/**
+ * Bytes to copy from the previous snapshot file: one or more whole entries, with the commas
+ * between them. `key` is the first entry's, to check the bytes are where they should be.
+ */
+export interface SourceRange {
+  readonly offset: number;
+  readonly length: number;
+  readonly key: string;
+}
+
+/** A piece of a snapshot, in order: bytes to write, or bytes to copy from the previous snapshot. */
+export type SnapshotPiece = Buffer | SourceRange;
+
+const COMMA = Buffer.from(',');
+
+/**
  * A snapshot of the state as it was at one instant, serialized a slice at a time while commits
  * go on, instead of in one JSON.stringify that blocks the event loop for as long as the state is
  * big (about 80 ms with 30,000 waiting executions, every checkpoint).
@@ -9,14 +60,24 @@
  * before (`touch`, copy on write), so each entry is copied as it was at the instant, and the
  * text is exactly what JSON.stringify would have given then. Entries created after the instant
  * are not in the snapshot: the journal after its seq holds them.
+ *
+ * Incremental: given the previous snapshot's `EntryRanges`, an entry unchanged since that
+ * snapshot is not serialized at all; its bytes are copied from that file (runs of neighbours in
+ * one range). A checkpoint then costs what changed since the last one, not the state's size: a
+ * daemon with 100,000 executions waiting for days serializes only the few that moved.
  */
 export class SnapshotCopy {
   private readonly collection: Record<string, unknown>;
   private readonly keys: string[];
   /** Position in `keys` of each entry not copied yet. */
   private readonly uncopied: Map<string, number>;
-  /** Each entry's `"key":value` text, by position (undefined: not copied yet). */
-  private readonly parts: Array<string | undefined>;
+  /** Each entry's `"key":value` text, or its range in the previous snapshot, by position (undefined: not copied yet). */
+  private readonly parts: Array<string | SourceRange | undefined>;
+  private readonly previous: EntryRanges | null;
+  /** Entries a record changed (or created, or removed) since the instant: their text here is out of date. */
+  private readonly changed = new Set<string>();
+  /** Where each entry lies in this snapshot, as drained. */
+  private readonly ranges = new EntryRanges();
   private cursor = 0;
   /** Entries before this position were given out by drain(). */
   private drained = 0;
@@ -25,21 +86,28 @@ export class SnapshotCopy {
   private tailDrained = false;
   private readonly head: string;
   private readonly tail: string;
+  /** Bytes drained so far: the offset in the new file of what drains next. */
+  private out = 0;
+  /** Bytes given out as ranges of the previous snapshot. */
+  private reused = 0;
 
   /**
    * A copy of `state`, to be written as `{...meta, state}`; `key` names its large collection.
-   * Throws when `state[key]` is not an object of entries.
+   * `previous`, when given, holds the entries of the previous snapshot file unchanged since
+   * (the copy takes it over: nobody may change it while the copy runs). Throws when `state[key]`
+   * is not an object of entries.
    */
-  constructor(meta: Record<string, unknown>, state: object, key: string) {
+  constructor(meta: Record<string, unknown>, state: object, key: string, previous: EntryRanges | null = null) {
     const collection = (state as Record<string, unknown>)[key];
     if (typeof collection !== 'object' || collection === null || Array.isArray(collection)) {
       throw new TypeError(`the snapshot's large collection "${key}" is not an object of entries`);
     }
     this.collection = collection as Record<string, unknown>;
+    this.previous = previous;
     this.keys = Object.keys(this.collection);
     this.uncopied = new Map();
     for (let i = 0; i < this.keys.length; i++) this.uncopied.set(this.keys[i]!, i);
-    this.parts = new Array<string | undefined>(this.keys.length);
+    this.parts = new Array<string | SourceRange | undefined>(this.keys.length);
     // The rest of the state now, in its own key order, as JSON.stringify would lay it out.
     const before: string[] = [];
     const after: string[] = [];
@@ -58,12 +126,16 @@ export class SnapshotCopy {
     this.tail = `}${after.map((p) => `,${p}`).join('')}}}`;
   }
 
-  /** Copies entry `k` now, if it is one still to copy: call it before a record changes or removes it. */
+  /**
+   * Call before a record changes, creates or removes entry `k`: copies it now if it is one still
+   * to copy, and notes that this snapshot's text of it will be out of date.
+   */
   readonly touch = (k: string): void => {
+    this.changed.add(k);
     const at = this.uncopied.get(k);
     if (at === undefined) return;
     this.uncopied.delete(k);
-    this.parts[at] = this.entryJson(k);
+    this.parts[at] = this.entryPart(k);
   };
 
   /**
@@ -77,38 +149,88 @@ export class SnapshotCopy {
       const at = this.cursor++;
       const k = this.keys[at]!;
       if (!this.uncopied.delete(k)) continue; // copied already, by touch()
-      this.parts[at] = this.entryJson(k);
+      this.parts[at] = this.entryPart(k);
       if (++n >= maxEntries || ((n & 63) === 0 && performance.now() >= until)) break;
     }
     return this.cursor >= this.keys.length;
   }
 
   /**
-   * The snapshot's text copied since the last call, in order, to append to the file: the head
-   * first, then the entries up to where the copy has reached, and the tail once it is complete.
-   * What it returns is dropped from the copy, so a big state is never held twice.
+   * The snapshot copied since the last call, in order, to append to the file: the head first,
+   * then the entries up to where the copy has reached, and the tail once it is complete. Ranges
+   * of neighbouring entries of the previous snapshot come as one. What it returns is dropped
+   * from the copy, so a big state is never held twice.
    */
-  drain(): string {
-    const out: string[] = [];
+  drain(): SnapshotPiece[] {
+    const out: SnapshotPiece[] = [];
     if (!this.headDrained) {
-      out.push(this.head);
+      this.emit(out, Buffer.from(this.head));
       this.headDrained = true;
     }
     for (; this.drained < this.cursor; this.drained++) {
       const part = this.parts[this.drained]!;
       this.parts[this.drained] = undefined;
       if (part === '') continue;
-      out.push(this.anyEntry ? `,${part}` : part);
+      const key = this.keys[this.drained]!;
+      const comma = this.anyEntry;
       this.anyEntry = true;
+      if (typeof part === 'string') {
+        const bytes = Buffer.from(comma ? `,${part}` : part);
+        this.ranges.set(key, this.out + (comma ? 1 : 0), bytes.length - (comma ? 1 : 0));
+        this.emit(out, bytes);
+        continue;
+      }
+      const last = out.at(-1);
+      if (comma && last !== undefined && !Buffer.isBuffer(last) && last.offset + last.length + 1 === part.offset) {
+        // The next entry of the previous file too: one range, commas included.
+        out[out.length - 1] = { offset: last.offset, length: part.offset + part.length - last.offset, key: last.key };
+        this.ranges.set(key, this.out + 1, part.length);
+        this.out += part.length + 1;
+        this.reused += part.length + 1;
+        continue;
+      }
+      if (comma) this.emit(out, COMMA);
+      this.ranges.set(key, this.out, part.length);
+      this.out += part.length;
+      this.reused += part.length;
+      out.push(part);
     }
     if (this.cursor >= this.keys.length && !this.tailDrained) {
-      out.push(this.tail);
+      this.emit(out, Buffer.from(this.tail));
       this.tailDrained = true;
     }
-    return out.join('');
+    return out;
   }
 
-  private entryJson(k: string): string {
+  /** Bytes drained so far: the snapshot's size, once it is complete. */
+  get bytes(): number {
+    return this.out;
+  }
+
+  /** Of `bytes`, those copied from the previous snapshot rather than serialized. */
+  get reusedBytes(): number {
+    return this.reused;
+  }
+
+  /**
+   * Once drained whole: where each entry lies in this snapshot, for those no record has touched
+   * since the instant. Call it with no record applied between the last `touch` it should see
+   * and handing the result to whoever keeps it up to date (the store, synchronously).
+   */
+  unchangedRanges(): EntryRanges {
+    if (!this.tailDrained) throw new Error('the snapshot is not drained whole yet');
+    for (const k of this.changed) this.ranges.delete(k);
+    return this.ranges;
+  }
+
+  private emit(out: SnapshotPiece[], bytes: Buffer): void {
+    out.push(bytes);
+    this.out += bytes.length;
+  }
+
+  private entryPart(k: string): string | SourceRange {
+    const range = this.previous?.get(k);
+    if (range !== undefined) return range;
     // An entry whose value JSON cannot hold (undefined, a function) is left out, as JSON.stringify does.
     const json = JSON.stringify(this.collection[k]) as string | undefined;
     return json === undefined ? '' : `${JSON.stringify(k)}:${json}`;

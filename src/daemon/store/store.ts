@@ -1,11 +1,11 @@
-import { stat } from 'node:fs/promises';
+import { open as openFile, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { Low } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
 import { AtomicFileWriter, ensurePrivateDir, writeFileAtomic } from './fs-util.js';
 import { Journal, type ReplayReport } from './journal.js';
-import { SnapshotCopy } from './snapshot-copy.js';
+import { SnapshotCopy, type EntryRanges, type SnapshotPiece, type SourceRange } from './snapshot-copy.js';
 import { DurableJsonFile } from './snapshot-file.js';
 
 /** What the snapshot file holds: the live state as of journal entry `seq`. */
@@ -144,8 +144,18 @@ export class Store<S, R> implements DurableStore<S, R> {
   /** `journal.bytes` when the last snapshot was taken (0 at open: every segment read counts). */
   private journalBytesAtSnapshot = 0;
   private checkpointing: Promise<void> | null = null;
-  /** The snapshot being copied while a checkpoint runs (snapshotCollection only). */
+  /**
+   * The snapshot being copied while a checkpoint runs (snapshotCollection only), until its
+   * unchanged entries are handed to `source`: it sees every record applied meanwhile.
+   */
   private copying: SnapshotCopy | null = null;
+  /**
+   * The last snapshot this process wrote (snapshotCollection only), open for reading, and where
+   * its entries that no record has changed since lie in it: the next checkpoint copies their
+   * bytes instead of serializing them. Null until the first checkpoint (a snapshot loaded at
+   * open has no ranges: the first checkpoint after a start serializes every entry).
+   */
+  private source: { readonly file: FileHandle; readonly ranges: EntryRanges } | null = null;
   private failure: WfxError | null = null;
   private closed = false;
   private readonly failureListeners: Array<(err: WfxError) => void> = [];
@@ -255,9 +265,13 @@ export class Store<S, R> implements DurableStore<S, R> {
     for (const listener of this.commitListeners) listener(records);
   }
 
-  /** Applies one record; while a snapshot is being copied, the entries it changes are copied first. */
+  /**
+   * Applies one record. While a snapshot is being copied, the entries it changes are copied
+   * first; otherwise they lose their range in the last snapshot (their text there is out of date).
+   */
   private applyOne(record: R): void {
     if (this.copying) this.options.snapshotCollection!.touched(record, this.copying.touch);
+    else if (this.source) this.options.snapshotCollection!.touched(record, this.source.ranges.delete);
     this.options.apply(this.state, record);
   }
 
@@ -368,9 +382,13 @@ export class Store<S, R> implements DurableStore<S, R> {
       const large = this.options.snapshotCollection;
       let written: Promise<void>;
       let size = 0;
+      let reused = 0;
       if (large) {
-        // The state as of now, copied a slice at a time (entries about to change copied first).
-        const copy = new SnapshotCopy({ format: 1, seq, savedAt }, this.state as object, large.key);
+        // The state as of now, copied a slice at a time (entries about to change copied first),
+        // the entries unchanged since the last snapshot as bytes of that file.
+        const previous = this.source;
+        this.source = null;
+        const copy = new SnapshotCopy({ format: 1, seq, savedAt }, this.state as object, large.key, previous?.ranges ?? null);
         this.copying = copy;
         written = (async () => {
           let file: AtomicFileWriter | null = null;
@@ -384,21 +402,25 @@ export class Store<S, R> implements DurableStore<S, R> {
               const started = performance.now();
               const done = copy.step(SNAPSHOT_SLICE_MS, large.sliceEntries);
               const took = performance.now() - started;
-              if (done) this.copying = null;
-              const text = copy.drain();
-              size += text.length;
-              if (text !== '') await file.write(text);
+              await writePieces(file, copy.drain(), previous?.file ?? null);
               if (done) break;
               const wait = snapshotPauseMs(took, this.journal.lastSeq !== seen);
               seen = this.journal.lastSeq;
               await (wait > 0 ? sleep(wait) : nextTurn());
             }
             await file.commit();
+            const reader = await openFile(this.snapshotPath, 'r');
+            // No await from here on: every record applied until now went through the copy's touch.
+            this.source = { file: reader, ranges: copy.unchangedRanges() };
+            this.copying = null;
+            size = copy.bytes;
+            reused = copy.reusedBytes;
           } catch (err) {
             await file?.abort();
             throw err;
           } finally {
             this.copying = null;
+            await previous?.file.close().catch(() => undefined);
           }
         })();
         written.catch(() => undefined); // awaited below, unless roll() throws first
@@ -414,7 +436,7 @@ export class Store<S, R> implements DurableStore<S, R> {
       this.snapshotBytes = size;
       this.journalBytesAtSnapshot = journalBytes;
       const retired = await this.journal.retire(seq);
-      this.logger.info({ seq, bytes: size, retiredSegments: retired }, 'store: checkpoint written');
+      this.logger.info({ seq, bytes: size, reusedBytes: reused, retiredSegments: retired }, 'store: checkpoint written');
     };
     this.checkpointing = run()
       .catch((err: unknown) => {
@@ -443,6 +465,8 @@ export class Store<S, R> implements DurableStore<S, R> {
     if (!this.failure && options.checkpoint !== false) await this.checkpoint();
     this.closed = true;
     await this.journal.close().catch(() => undefined);
+    await this.source?.file.close().catch(() => undefined);
+    this.source = null;
   }
 
   private fail(what: string, cause: unknown): WfxError {
@@ -452,5 +476,49 @@ export class Store<S, R> implements DurableStore<S, R> {
     this.logger.error({ err: cause }, `store: ${what}; refusing further writes`);
     for (const listener of this.failureListeners) listener(this.failure);
     return this.failure;
+  }
+}
+
+/** Writes a snapshot's pieces in order: bytes as they are (neighbours at once), ranges copied from `source`. */
+async function writePieces(to: AtomicFileWriter, pieces: readonly SnapshotPiece[], source: FileHandle | null): Promise<void> {
+  let bytes: Buffer[] = [];
+  const writeBytes = async (): Promise<void> => {
+    if (bytes.length === 0) return;
+    await to.write(bytes.length === 1 ? bytes[0]! : Buffer.concat(bytes));
+    bytes = [];
+  };
+  for (const piece of pieces) {
+    if (Buffer.isBuffer(piece)) {
+      bytes.push(piece);
+      continue;
+    }
+    await writeBytes();
+    if (!source) throw new Error('a snapshot range without the file it is in');
+    await copyRange(source, piece, to);
+  }
+  await writeBytes();
+}
+
+/** At most this much of a range is read before it is written. */
+const COPY_CHUNK = 1 << 20;
+
+/**
+ * Copies `range` of the previous snapshot to the new one. The bytes must start with the first
+ * entry's key: anything else means the ranges and the file disagree, and the checkpoint fails
+ * (so does the store: restart recovers from that snapshot and the journal) rather than writing
+ * a snapshot with entries out of place.
+ */
+async function copyRange(from: FileHandle, range: SourceRange, to: AtomicFileWriter): Promise<void> {
+  const buf = Buffer.allocUnsafe(Math.min(COPY_CHUNK, range.length));
+  for (let done = 0; done < range.length; ) {
+    const { bytesRead } = await from.read(buf, 0, Math.min(buf.length, range.length - done), range.offset + done);
+    const chunk = buf.subarray(0, bytesRead);
+    const head = done === 0 ? Buffer.from(`${JSON.stringify(range.key)}:`) : null;
+    if (head && !chunk.subarray(0, head.length).equals(head)) {
+      throw new WfxError('SNAPSHOT_CORRUPT', `the last snapshot does not hold entry ${range.key} at byte ${range.offset}`);
+    }
+    if (bytesRead === 0) throw new WfxError('SNAPSHOT_CORRUPT', `the last snapshot ends before byte ${range.offset + range.length}`);
+    await to.write(chunk);
+    done += bytesRead;
   }
 }

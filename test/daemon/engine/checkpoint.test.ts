@@ -6,7 +6,7 @@ import t from 'tap';
 import { Engine } from '../../../src/daemon/engine/engine.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
 import { executionsTouched, WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
-import type { WfxState } from '../../../src/daemon/state/state.js';
+import { STATE, STATUS, type WfxState } from '../../../src/daemon/state/state.js';
 import { History } from '../../../src/daemon/store/history.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { validateFlowSource } from '../../../src/shared/flow/validate.js';
@@ -72,5 +72,76 @@ t.test('a checkpoint taken while executions start, wait, resume, finish and move
   await history.close();
   const again = await Store.open<WfxState, WfxRecord>(options);
   t.same(asJson(again.state), live, 'the snapshot and the journal after it give the live state back');
+  await again.close({ checkpoint: false });
+});
+
+const WAITS = `processId: 2a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d
+name: Waits for input or a message
+nodes:
+  start: { type: startEvent, next: route }
+  route: { type: ifElse, condition: "\${kind == 'task'}", then: ask, else: hear }
+  ask: { type: inputNode, inputType: textbox, next: after }
+  hear: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: after }
+  after: { type: setVariable, variables: { done: true, note: "\${note}" }, next: end }
+  end: { type: endEvent }
+`;
+
+t.test('checkpoints one after the other copy unchanged executions as bytes, and each is the state when it began', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wfx-checkpoint-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const checkpoints: Array<{ bytes: number; reusedBytes: number }> = [];
+  const logger = { info: (o: object) => void ('reusedBytes' in o && checkpoints.push(o as never)), warn() {}, error() {} };
+  const options = { dir, ...WFX_STORE, snapshotCollection: { ...executionsTouched, sliceEntries: 3 }, logger };
+  const store = await Store.open<WfxState, WfxRecord>(options);
+  const history = await History.open(join(dir, 'history'));
+  const engine = new Engine({ store, history });
+  for (const source of [CHILD, PARENT, WAITS]) {
+    const v = validateFlowSource(source);
+    if (!v.ok) throw new Error(JSON.stringify(v.problems));
+    await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
+  }
+  const start = (processId: string, data: Record<string, unknown> = {}, correlationKey?: string) =>
+    engine.start({ processId, organization: 'default', data, ...(correlationKey !== undefined && { correlationKey }) });
+  const answer = (id: string, nodeId = 'ask') => engine.submitTask({ organization: null, processInstanceId: id, nodeId, action: 'COMPLETE', data: { inputValue: 'ok ü' } });
+  const waiting = (prefix: string) => Object.values(store.state.instances).filter((i) => i.processId.startsWith(prefix) && i.stateCd === STATE.RUNNING);
+  const waitsAt = (nodeId: string) => waiting('2a1b').filter((i) => Object.values(i.nodes).some((n) => n.nodeId === nodeId && n.statusCd === STATUS.WAITING));
+  let key = 0;
+  const more = () => [
+    ...Array.from({ length: 8 }, () => start('1a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d')),
+    ...Array.from({ length: 8 }, (_, i) => start('2a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d', { kind: i % 2 === 0 ? 'task' : 'event', note: `n°${key} 💡` }, `c-${key++}`)),
+  ];
+  await Promise.all(more());
+
+  for (let round = 0; round < 4; round++) {
+    await store.flush();
+    const before = asJson(store.state);
+    const seq = store.lastSeq;
+    const checkpoint = store.checkpoint();
+    // While the copy runs: answers (children finish, and so their parents), messages, new starts.
+    const tasks = waitsAt('ask');
+    const events = waitsAt('hear');
+    t.ok(tasks.length >= 2 && events.length >= 2 && waiting('0a1b').length >= 4, `round ${round}: executions waiting for input and messages`);
+    await Promise.all([
+      checkpoint,
+      ...waiting('0a1b').slice(0, 4).map((c) => answer(c.processInstanceId)),
+      ...tasks.slice(0, 2).map((i) => answer(i.processInstanceId)),
+      ...events.slice(0, 2).map((i) => engine.publishEvent({ organization: 'default', eventType: 'paid', correlationKey: i.correlationKey!, data: { paid: true } })),
+      ...more(),
+    ]);
+    const snapshot = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')) as { seq: number; state: unknown };
+    t.equal(snapshot.seq, seq, `round ${round}: the snapshot of entry ${seq}`);
+    t.same(snapshot.state, before, `round ${round}: every execution as it was when the checkpoint began`);
+  }
+  t.equal(checkpoints.length, 4);
+  t.equal(checkpoints[0]!.reusedBytes, 0, 'the first serializes every execution');
+  for (const c of checkpoints.slice(1)) t.ok(c.reusedBytes > 0, `later ones copy unchanged executions: ${c.reusedBytes} of ${c.bytes} bytes`);
+  t.ok(checkpoints[3]!.reusedBytes > checkpoints[1]!.reusedBytes, 'more of them as executions that keep waiting pile up');
+
+  await engine.close();
+  const live = asJson(store.state);
+  await store.close({ checkpoint: false });
+  await history.close();
+  const again = await Store.open<WfxState, WfxRecord>({ ...options, logger: undefined });
+  t.same(asJson(again.state), live, 'the last snapshot and the journal after it give the live state back');
   await again.close({ checkpoint: false });
 });

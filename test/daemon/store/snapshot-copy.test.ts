@@ -1,8 +1,8 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { open as openFile, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { SnapshotCopy } from '../../../src/daemon/store/snapshot-copy.js';
-import { snapshotPauseMs, Store } from '../../../src/daemon/store/store.js';
+import { SnapshotCopy, type SnapshotPiece } from '../../../src/daemon/store/snapshot-copy.js';
+import { snapshotPauseMs, Store, type StoreOptions } from '../../../src/daemon/store/store.js';
 
 interface Item {
   v: number;
@@ -23,7 +23,11 @@ type R =
   | { op: 'boom' };
 
 function open(dir: string, sliceEntries = 7) {
-  return Store.open<S, R>({
+  return Store.open<S, R>(optionsOf(dir, sliceEntries));
+}
+
+function optionsOf(dir: string, sliceEntries = 7): StoreOptions<S, R> {
+  return {
     dir,
     initialState: () => ({ before: { count: 0 }, items: {}, after: [] }),
     apply: (s, r) => {
@@ -46,10 +50,15 @@ function open(dir: string, sliceEntries = 7) {
       sliceEntries,
     },
     logger: { info() {}, warn() {}, error() {} },
-  });
+  };
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** The text of drained pieces; ranges read from `previous` (the previous snapshot's bytes). */
+function textOf(pieces: readonly SnapshotPiece[], previous: Buffer | null = null): string {
+  return Buffer.concat(pieces.map((p) => (Buffer.isBuffer(p) ? p : previous!.subarray(p.offset, p.offset + p.length)))).toString('utf8');
+}
 
 t.test('a checkpoint copied a slice at a time is exactly the state when it began', async (t) => {
   const dir = t.testdir();
@@ -137,24 +146,25 @@ t.test('SnapshotCopy writes what JSON.stringify would, for any state', async (t)
   let drains = 0;
   for (let done = false; !done; drains++) {
     done = copy.step(0, 1);
-    text += copy.drain();
+    text += textOf(copy.drain());
   }
   t.equal(text, JSON.stringify({ format: 1, seq: 3, state }), 'drained one entry at a time, the same text');
   t.ok(drains >= 4, `drained in ${drains} parts`);
-  t.equal(copy.drain(), '', 'nothing more once the tail is out');
+  t.same(copy.drain(), [], 'nothing more once the tail is out');
+  t.equal(copy.bytes, Buffer.byteLength(text), 'its size in bytes');
 
   // An entry touched before the copy reaches it is held until the text before it is out.
   const ordered = new SnapshotCopy({}, { big: { a: 1, b: 2, c: 3 } }, 'big');
   ordered.touch('c');
-  t.equal(ordered.drain(), '{"state":{"big":{', 'only the head: "a" and "b" come before "c"');
+  t.equal(textOf(ordered.drain()), '{"state":{"big":{', 'only the head: "a" and "b" come before "c"');
   t.equal(ordered.step(0, 1), false);
-  t.equal(ordered.drain(), '"a":1');
+  t.equal(textOf(ordered.drain()), '"a":1');
   while (!ordered.step(0, 1));
-  t.equal(ordered.drain(), ',"b":2,"c":3}}}');
+  t.equal(textOf(ordered.drain()), ',"b":2,"c":3}}}');
 
   const empty = new SnapshotCopy({ format: 1 }, { big: {} }, 'big');
   t.equal(empty.step(2), true, 'nothing to copy');
-  t.equal(empty.drain(), JSON.stringify({ format: 1, state: { big: {} } }));
+  t.equal(textOf(empty.drain()), JSON.stringify({ format: 1, state: { big: {} } }));
 
   t.throws(() => new SnapshotCopy({}, { big: [] }, 'big'), /not an object of entries/);
 });
@@ -184,4 +194,117 @@ t.test('under a stream of commits a copy keeps to a quarter of the event loop, a
   const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
   t.same(snap.state, expected, 'every entry as it was when the checkpoint began');
   await store.close({ checkpoint: false });
+});
+
+t.test('SnapshotCopy given the previous snapshot\'s ranges copies unchanged entries as bytes of it', async (t) => {
+  const items: Record<string, unknown> = {};
+  for (let i = 0; i < 20; i++) items[`k${i}`] = { v: i, text: i % 3 === 0 ? `é💡${i}` : `plain ${i}` }; // bytes are not characters
+  const state = { head: { n: 1 }, items, tail: ['t'] };
+
+  const first = new SnapshotCopy({ seq: 1 }, state, 'items');
+  while (!first.step(0, 3));
+  const firstBytes = Buffer.from(textOf(first.drain()));
+  t.equal(firstBytes.toString(), JSON.stringify({ seq: 1, state }));
+  t.equal(first.reusedBytes, 0, 'no previous snapshot: every entry serialized');
+  const ranges = first.unchangedRanges();
+  t.equal(ranges.size, 20);
+  t.equal(firstBytes.subarray(ranges.get('k3')!.offset, ranges.get('k3')!.offset + ranges.get('k3')!.length).toString(), `"k3":${JSON.stringify(items.k3)}`, 'a range is the entry\'s "key":value bytes');
+
+  // Changes since: k5 changed, k12 removed, k20 new; the store forgets their ranges.
+  items.k5 = { v: -5, text: 'ü changed' };
+  delete items.k12;
+  items.k20 = { v: 20, text: 'new' };
+  for (const k of ['k5', 'k12', 'k20']) ranges.delete(k);
+  state.head.n = 2;
+
+  const second = new SnapshotCopy({ seq: 2 }, state, 'items', ranges);
+  second.touch('k8'); // a record about to change k8, during the copy: its bytes are still right for this snapshot
+  while (!second.step(0, 4));
+  const pieces = second.drain(); // in one drain: ranges join across slices
+  const expected = JSON.stringify({ seq: 2, state });
+  items.k8 = { v: -8, text: 'after the instant' };
+  const secondBytes = Buffer.from(textOf(pieces, firstBytes));
+  t.equal(secondBytes.toString(), expected, 'the same text as JSON.stringify at the instant');
+  t.equal(second.bytes, secondBytes.length);
+  const runs = pieces.filter((p) => !Buffer.isBuffer(p));
+  t.equal(runs.length, 3, 'neighbours copied as one range: k0-k4, k6-k11, k13-k19');
+  t.ok(second.reusedBytes > secondBytes.length / 2, `${second.reusedBytes} of ${secondBytes.length} bytes copied, not serialized`);
+
+  // The ranges it hands on describe the new file, without what changed during the copy.
+  const next = second.unchangedRanges();
+  t.equal(next.get('k8'), undefined, 'touched during the copy: no range');
+  t.equal(next.size, 19, 'k0-k19 and k20, but for k12 (gone) and k8 (changed)');
+  for (const k of ['k0', 'k5', 'k13', 'k20']) {
+    const r = next.get(k)!;
+    t.equal(secondBytes.subarray(r.offset, r.offset + r.length).toString(), `"${k}":${JSON.stringify(items[k])}`, `${k} where it lies in the new file`);
+  }
+
+  // And a third copy from those: a chain of incremental snapshots stays exact.
+  const third = new SnapshotCopy({ seq: 3 }, state, 'items', next);
+  while (!third.step(0, 100));
+  t.equal(textOf(third.drain(), secondBytes), JSON.stringify({ seq: 3, state }));
+  t.throws(() => new SnapshotCopy({}, state, 'items').unchangedRanges(), /not drained whole/);
+});
+
+t.test('checkpoints after the first copy only what changed, and each snapshot is the state at its instant', async (t) => {
+  const dir = t.testdir();
+  const logged: Array<{ bytes: number; reusedBytes: number }> = [];
+  const store = await Store.open<S, R>({
+    ...optionsOf(dir),
+    logger: { info: (o) => void ('reusedBytes' in o && logged.push(o as never)), warn() {}, error() {} },
+  });
+  for (let i = 0; i < 300; i++) await store.commit({ op: 'set', k: `k${i}`, v: i }, { op: 'push', k: `k${i}`, x: i });
+  await store.checkpoint();
+  t.equal(logged[0]!.reusedBytes, 0, 'the first checkpoint serializes every entry');
+
+  // Between checkpoints: changes, removals, new entries, a record that changes two.
+  await store.commit({ op: 'push', k: 'k10', x: -1 }, { op: 'del', k: 'k20' }, { op: 'set', k: 'new1', v: 1 }, { op: 'child', k: 'c1', parent: 'k30' });
+  const expected = structuredClone(store.state);
+  const seq = store.lastSeq;
+  const cp = store.checkpoint();
+  let done = false;
+  void cp.then(() => (done = true));
+  const commits: Array<Promise<void>> = [];
+  for (let round = 0; !done && round < 300; round++) {
+    // During the copy: entries it has not reached, entries it has, and ones it copies as bytes.
+    commits.push(store.commit({ op: 'push', k: `k${299 - round}`, x: 1000 + round }, { op: 'set', k: `k${round}`, v: -round }, { op: 'del', k: `k${(round * 7) % 300}` }));
+    await tick();
+  }
+  await cp;
+  await Promise.all(commits);
+  const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
+  t.same(snap.state, expected, 'every entry as it was when the checkpoint began');
+  t.equal(snap.seq, seq);
+  t.ok(logged[1]!.reusedBytes > logged[1]!.bytes / 2, `copied ${logged[1]!.reusedBytes} of ${logged[1]!.bytes} bytes from the snapshot before`);
+  t.equal(logged[1]!.bytes, (await readFile(join(dir, 'snapshot.json'))).length, 'its size in bytes');
+
+  // A third, from the second's ranges, after what changed during the second's copy.
+  await store.commit({ op: 'set', k: 'k250', v: 250_250 });
+  const third = structuredClone(store.state);
+  await store.checkpoint();
+  t.same(JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')).state, third, 'the third snapshot too');
+  t.ok(logged[2]!.reusedBytes > 0);
+
+  const live = structuredClone(store.state);
+  await store.close({ checkpoint: false });
+  const again = await open(dir);
+  t.same(again.state, live, 'snapshot + the journal after it = the live state');
+  await again.close();
+});
+
+t.test('a snapshot whose bytes are not where its ranges say fails the checkpoint, not the data', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir, 1000);
+  for (let i = 0; i < 30; i++) await store.commit({ op: 'set', k: `k${i}`, v: i });
+  await store.checkpoint();
+  await store.commit({ op: 'set', k: 'k9', v: -9 }); // so a range starts at k10
+  // Damage the last snapshot where k10 begins (the store keeps that file open to copy from).
+  const path = join(dir, 'snapshot.json');
+  const at = (await readFile(path)).indexOf('"k10":');
+  const fh = await openFile(path, 'r+');
+  await fh.write('"x10"', at);
+  await fh.close();
+  await t.rejects(store.checkpoint(), { code: 'STORE_FAILED', message: /does not hold entry k10/ });
+  t.notOk((await readdir(dir)).some((f) => f.endsWith('.tmp')), 'no temporary file left');
+  await store.close();
 });
