@@ -1,14 +1,18 @@
 /**
- * Store benchmark (`npm run bench:store`): durable commits per second with group commit, and
- * the time to reopen a store with 100,000 records in its journal. Every commit is fsynced
- * before it counts. Prints a table and writes it to docs/performance.md.
+ * Store benchmark (`npm run bench:store`): durable commits per second with group commit, the
+ * time to reopen a store with 100,000 records in its journal, and what a checkpoint of 100,000
+ * waiting executions costs, the first after a start and the next (incremental). Every commit is
+ * fsynced before it counts. Prints a table and writes it to docs/performance.md.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, stat, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
+import type { WfxState } from '../src/daemon/state/state.js';
 import { Store } from '../src/daemon/store/store.js';
+import { fillWaiting } from './http.js';
 import { machineLine, writeSection } from './report.js';
 
 interface S {
@@ -56,6 +60,53 @@ export interface StoreBenchResult {
   readonly journalBytes: number;
   /** Commits/s and mean commit latency with fewer writers: what one request sees. */
   readonly smaller: ReadonlyArray<{ writers: number; recordsPerSecond: number; meanLatencyMs: number }>;
+  readonly checkpoints: CheckpointFigures;
+}
+
+/** Checkpoints of the daemon's state with many executions waiting (WFX_STORE, no load meanwhile). */
+interface CheckpointFigures {
+  readonly waiting: number;
+  readonly changed: number;
+  /** The first checkpoint after a start: every execution serialized. */
+  readonly first: Checkpoint;
+  /** The next one, `changed` executions changed since: the others copied as bytes of the first. */
+  readonly next: Checkpoint;
+}
+interface Checkpoint {
+  readonly ms: number;
+  /** CPU time of this process (the event loop's thread and the rest) while it ran. */
+  readonly cpuMs: number;
+  readonly bytes: number;
+  readonly reusedBytes: number;
+}
+
+async function checkpointFigures(dir: string, waiting: number, changed: number): Promise<CheckpointFigures> {
+  await fillWaiting(dir, waiting);
+  const logged: Array<{ bytes: number; reusedBytes: number }> = [];
+  const store = await Store.open<WfxState, WfxRecord>({
+    dir,
+    ...WFX_STORE,
+    checkpointEvery: Number.MAX_SAFE_INTEGER,
+    logger: { info: (o) => void ('reusedBytes' in o && logged.push(o as never)), warn() {}, error() {} },
+  });
+  const ids = Object.keys(store.state.instances);
+  let round = 0;
+  const measure = async (): Promise<Checkpoint> => {
+    // A log line on `changed` executions (a different set each round): something to checkpoint.
+    const touched = ids.slice(round * changed, ++round * changed);
+    const at = new Date().toISOString();
+    await store.commit(...touched.map((instanceId) => ({ type: 'instance.logged' as const, instanceId, entry: { nodeId: 'ask', nodeName: 'ask', nodeType: 'inputNode', message: 'reminder sent', level: 'INFO' as const, timestamp: at } })));
+    const cpu = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    await store.checkpoint();
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    const used = process.cpuUsage(cpu);
+    return { ms, cpuMs: (used.user + used.system) / 1000, ...logged.at(-1)! };
+  };
+  const first = await measure();
+  const next = await measure();
+  await store.close({ checkpoint: false });
+  return { waiting, changed, first, next };
 }
 
 async function throughput(dir: string, writers: number, total: number) {
@@ -102,13 +153,15 @@ export async function runStoreBench(): Promise<StoreBenchResult> {
       const r = await throughput(join(root, `w${w}`), w, n);
       smaller.push({ writers: w, recordsPerSecond: n / r.seconds, meanLatencyMs: (r.seconds * 1000 * w) / n });
     }
-    return { writers, records, seconds, recordsPerSecond: records / seconds, fsyncs, reopenRecords, reopenMs, journalBytes, smaller };
+    const checkpoints = await checkpointFigures(join(root, 'checkpoint'), 100_000, 1_000);
+    return { writers, records, seconds, recordsPerSecond: records / seconds, fsyncs, reopenRecords, reopenMs, journalBytes, smaller, checkpoints };
   } finally {
     await rm(root, { recursive: true, force: true });
   }
 }
 
 export function formatStoreBench(r: StoreBenchResult): string {
+  const c = r.checkpoints;
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
   return [
     '| figure | value | target |',
@@ -119,6 +172,8 @@ export function formatStoreBench(r: StoreBenchResult): string {
       (x) => `| durable commits/s with ${x.writers} concurrent writer${x.writers === 1 ? '' : 's'} (mean commit latency) | ${fmt(x.recordsPerSecond)} (${x.meanLatencyMs.toFixed(2)} ms) | |`,
     ),
     `| reopen with ${fmt(r.reopenRecords)} records in the journal (${(r.journalBytes / 2 ** 20).toFixed(1)} MiB, no snapshot) | **${r.reopenMs.toFixed(0)} ms** | < 1,000 ms |`,
+    `| checkpoint of ${fmt(c.waiting)} waiting executions (${(c.first.bytes / 2 ** 20).toFixed(0)} MiB), the first after a start: every execution serialized | ${fmt(c.first.ms)} ms (${fmt(c.first.cpuMs)} ms of CPU) | |`,
+    `| the next checkpoint, ${fmt(c.changed)} of them changed since: the others copied as bytes of the last snapshot (${((100 * c.next.reusedBytes) / c.next.bytes).toFixed(1)} % of the file) | **${fmt(c.next.ms)} ms** (${fmt(c.next.cpuMs)} ms of CPU) | |`,
   ].join('\n');
 }
 
