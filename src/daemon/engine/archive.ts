@@ -92,15 +92,16 @@ export class ExecutionArchive {
    * them removed from the live state in one journal entry. Executions that finish in the same
    * tick are archived together. A crash in between archives them again on recovery (the later
    * copy wins). `recordsJson`, when an execution started and finished in one step, is that
-   * step's records as journaled: written as they are instead of serializing the final state again.
+   * step's records as journaled: written as they are instead of serializing the final state
+   * again; as the journal entry's very bytes when that entry was this execution's alone.
    */
   // Replaced, never cleared: Map.clear() on a long-lived Map allocates its next table in the old
   // generation, where the entries it then holds outlive the batch (see shared/work-count.ts).
-  private pending = new Map<string, readonly string[] | null>();
+  private pending = new Map<string, readonly string[] | Buffer | null>();
   private scheduled = false;
 
   /** Archives `id` with the next batch (this tick's finished executions). */
-  enqueue(id: string, recordsJson: readonly string[] | null): void {
+  enqueue(id: string, recordsJson: readonly string[] | Buffer | null): void {
     if (this.deps.closed()) return;
     this.pending.set(id, recordsJson);
     if (this.scheduled) return;
@@ -118,7 +119,12 @@ export class ExecutionArchive {
         const inst = this.deps.state.instances[id];
         const bucket = bucketOf(id);
         if (!inst || inst.stateCd === STATE.RUNNING || !bucket) return null;
-        const doc = recordsJson === null ? JSON.stringify({ instance: inst }) : { open: '{"records":[', parts: recordsJson, close: ']}' };
+        const doc =
+          recordsJson === null
+            ? JSON.stringify({ instance: inst })
+            : Buffer.isBuffer(recordsJson)
+              ? { open: '{"records":', bytes: recordsJson, close: '}' } // the bytes of [record, ...]
+              : { open: '{"records":[', parts: recordsJson, close: ']}' };
         try {
           await this.deps.history.putJson(bucket, id, doc, [inst.processId, String(inst.stateCd)]);
           return id;

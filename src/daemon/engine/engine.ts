@@ -6,7 +6,7 @@ import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } f
 import { indexEventWait, type WfxRecord } from '../state/records.js';
 import { logEntry, STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
-import type { DurableStore } from '../store/store.js';
+import type { DurableStore, Transaction } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
 import { uuidv7 } from './ids.js';
 import { validateTaskData } from '../../shared/input-data.js';
@@ -446,13 +446,14 @@ export class Engine extends EventEmitter implements EngineCore {
     const logsUpTo = new Map<string, number>();
     for (const id of transition.touched) logsUpTo.set(id, this.state.instances[id]?.logs.length ?? 0);
     await tx.durable;
-    this.afterDurable(tx.records, tx.serialized, logsUpTo);
+    this.afterDurable(tx, logsUpTo);
     for (const order of transition.work) this.startWork(order);
     for (const id of transition.deferred) setImmediate(() => this.resumeDeferred(id));
     return tx.result;
   }
 
-  private afterDurable(records: readonly WfxRecord[], serialized: readonly string[], logsUpTo: ReadonlyMap<string, number>): void {
+  private afterDurable(tx: Pick<Transaction<unknown, WfxRecord>, 'records' | 'serialized' | 'journaled'>, logsUpTo: ReadonlyMap<string, number>): void {
+    const { records, serialized } = tx;
     // Log lines first: a log stream ends on its execution's PROCESS_* event, after every line.
     const perEntry = this.listenerCount('log') > 0;
     for (const [id, upTo] of logsUpTo) {
@@ -482,7 +483,9 @@ export class Engine extends EventEmitter implements EngineCore {
     for (const r of records) {
       if (r.type !== 'instance.finished') continue;
       this.emit('finished', r.instanceId);
-      this.archive.enqueue(r.instanceId, ownRecordsJson(r.instanceId, records, serialized));
+      const own = ownRecordsJson(r.instanceId, records, serialized);
+      // The whole entry is this execution's: history takes the journal's own bytes of it.
+      this.archive.enqueue(r.instanceId, own === serialized && tx.journaled !== null ? tx.journaled : own);
     }
   }
 

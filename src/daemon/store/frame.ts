@@ -21,6 +21,8 @@ const LF = 0x0a;
 const SP = 0x20;
 const COMMA = 0x2c;
 const NO_KEY = '-';
+/** ASCII codes of the hex digits, lower case, as `toString(16)` writes them. */
+const HEX = Buffer.from('0123456789abcdef');
 
 /** Encodes one record as a frame line (with its trailing LF). Pure. */
 export function encodeFrame(seq: number, value: unknown, key: string = NO_KEY): string {
@@ -39,14 +41,25 @@ export interface JsonPieces {
 }
 
 /**
+ * JSON text of which the middle is encoded already: `open`, then `bytes` (UTF-8), then `close`.
+ * History archives an execution as its journal entry's own bytes inside `{"records":...}`.
+ */
+export interface JsonAroundBytes {
+  readonly open: string;
+  readonly bytes: Buffer;
+  readonly close: string;
+}
+
+/**
  * The frame line of `json` as bytes, ready to append: the JSON is encoded once, straight into
  * the line, and the checksum is taken over those bytes (no intermediate strings). Pure.
  */
-export function frameBytes(seq: number, json: string | JsonPieces, key: string = NO_KEY): Buffer {
+export function frameBytes(seq: number, json: string | JsonPieces | JsonAroundBytes, key: string = NO_KEY): Buffer {
   const head = `${seq} ${key} `;
   const jsonAt = 9 + Buffer.byteLength(head);
   let end = jsonAt;
   if (typeof json === 'string') end += Buffer.byteLength(json);
+  else if ('bytes' in json) end += Buffer.byteLength(json.open) + json.bytes.length + Buffer.byteLength(json.close);
   else {
     end += Buffer.byteLength(json.open) + Buffer.byteLength(json.close) + Math.max(0, json.parts.length - 1);
     for (const part of json.parts) end += Buffer.byteLength(part);
@@ -54,7 +67,11 @@ export function frameBytes(seq: number, json: string | JsonPieces, key: string =
   const buf = Buffer.allocUnsafe(end + 1);
   buf.write(head, 9, 'utf8');
   if (typeof json === 'string') buf.write(json, jsonAt, 'utf8');
-  else {
+  else if ('bytes' in json) {
+    const at = jsonAt + buf.write(json.open, jsonAt, 'utf8');
+    buf.set(json.bytes, at);
+    buf.write(json.close, at + json.bytes.length, 'utf8');
+  } else {
     let at = jsonAt + buf.write(json.open, jsonAt, 'utf8');
     json.parts.forEach((part, i) => {
       if (i > 0) buf[at++] = COMMA;
@@ -62,10 +79,18 @@ export function frameBytes(seq: number, json: string | JsonPieces, key: string =
     });
     buf.write(json.close, at, 'utf8');
   }
-  buf.write(crc32(buf.subarray(9, end)).toString(16).padStart(8, '0'), 0, 'latin1');
+  // The checksum as 8 hex digits, written digit by digit (no string to make and encode).
+  const crc = crc32(buf.subarray(9, end));
+  for (let i = 0; i < 8; i++) buf[i] = HEX[(crc >>> (28 - 4 * i)) & 15]!;
   buf[8] = SP;
   buf[end] = LF;
   return buf;
+}
+
+/** The JSON of a frame line made by `frameBytes` (a view of its bytes, without the header and LF). */
+export function frameJson(frame: Buffer): Buffer {
+  const seqEnd = frame.indexOf(SP, 9);
+  return frame.subarray(frame.indexOf(SP, seqEnd + 1) + 1, frame.length - 1);
 }
 
 /** Result of decoding the frames of one buffer. */

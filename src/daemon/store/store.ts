@@ -117,6 +117,11 @@ export interface Transaction<T, R> {
   readonly records: readonly R[];
   /** Each record as it was journaled (JSON), in the same order. */
   readonly serialized: readonly string[];
+  /**
+   * The journal entry's JSON as written: the UTF-8 bytes of `[serialized...]` (null when there
+   * were no records). Not to be changed: history archives an execution as these very bytes.
+   */
+  readonly journaled: Buffer | null;
   /** Resolves once the records are durable (at once when there were none). */
   readonly durable: Promise<void>;
 }
@@ -247,7 +252,7 @@ export class Store<S, R> implements DurableStore<S, R> {
     } catch (err) {
       return Promise.reject(this.fail('a record could not be applied', err));
     }
-    const durable = this.append(parts);
+    const { durable } = this.append(parts);
     if (this.commitListeners.length > 0) this.committed(records);
     return durable;
   }
@@ -281,12 +286,12 @@ export class Store<S, R> implements DurableStore<S, R> {
    * or a later record, changes objects the record shares with the state: reducers may keep
    * the record's objects instead of copying them.
    */
-  private append(serialized: string[]): Promise<void> {
-    let durable: Promise<void>;
+  private append(serialized: string[]): { durable: Promise<void>; journaled: Buffer | null } {
+    let appended: { durable: Promise<void>; journaled: Buffer };
     try {
-      durable = this.journal.appendJson({ open: '[', parts: serialized, close: ']' }).durable;
+      appended = this.journal.appendJson({ open: '[', parts: serialized, close: ']' });
     } catch (err) {
-      return Promise.reject(this.fail('the journal cannot be written', err));
+      return { durable: Promise.reject(this.fail('the journal cannot be written', err)), journaled: null };
     }
     // A checkpoint costs about as much as the state is big. Waiting until the journal since the
     // last one is as big as that snapshot keeps the checkpoints' cost at most that of what was
@@ -300,9 +305,10 @@ export class Store<S, R> implements DurableStore<S, R> {
     ) {
       void this.checkpoint().catch(() => undefined);
     }
-    return durable.catch((err: unknown) => {
+    const durable = appended.durable.catch((err: unknown) => {
       throw this.fail('a journal write failed', err);
     });
+    return { durable, journaled: appended.journaled };
   }
 
   /**
@@ -352,10 +358,10 @@ export class Store<S, R> implements DurableStore<S, R> {
       throw err;
     }
     // Nothing new, but the result may rest on records still being fsynced: wait for those.
-    if (records.length === 0) return { result, records, serialized, durable: this.flush() };
-    const durable = this.append(serialized);
+    if (records.length === 0) return { result, records, serialized, journaled: null, durable: this.flush() };
+    const { durable, journaled } = this.append(serialized);
     if (this.commitListeners.length > 0) this.committed(records);
-    return { result, records, serialized, durable };
+    return { result, records, serialized, journaled, durable };
   }
 
   /** Resolves once everything committed so far is durable. */
