@@ -3,7 +3,7 @@ import { resolveDeep } from '../../shared/expr/template.js';
 import type { Edge, FlowGraph } from '../../shared/flow/graph.js';
 import { WfxError } from '../../shared/errors.js';
 import type { BoundaryEventNode, FlowDefinition, FlowNode } from '../../shared/flow/types.js';
-import { startedInstance, type WfxRecord } from '../state/records.js';
+import { nodeRan, startedInstance, type WfxRecord } from '../state/records.js';
 import { STATE, STATUS, subscriptionBucket, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type Subscription, type WfxState } from '../state/state.js';
 import type { ChildStart, Delivery, NodeScope, Outcome, ResumeInput, WorkRequest } from './nodes/handler.js';
 import { HANDLERS } from './nodes/index.js';
@@ -269,15 +269,8 @@ export class Transition {
     const outcome = this.realize(inst, nodeId, this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings, null))));
     if (outcome.kind === 'next' || outcome.kind === 'end') {
       const id = `n${inst.nodeCount + 1}`;
-      this.emit({
-        type: 'node.ran',
-        instanceId: inst.processInstanceId,
-        nodeInstanceId: id,
-        nodeId,
-        at: this.at,
-        ...(outcome.kind === 'next' && outcome.variables && { variables: outcome.variables }),
-        ...(outcome.kind === 'next' && outcome.output && { output: outcome.output }),
-      });
+      const next = outcome.kind === 'next' ? outcome : null;
+      this.emit(nodeRan(inst.processInstanceId, id, nodeId, this.at, next?.variables, next?.output));
       for (const w of warnings) this.emit(w);
       this.afterCompleted(inst, inst.nodes[id]!, outcome);
       return;

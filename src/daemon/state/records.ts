@@ -375,7 +375,7 @@ const handlers: Handlers = {
     if (inst && node) complete(inst, node, r);
   },
   'nodes.ran': (state, r) => {
-    for (const n of r.nodes) handlers['node.ran'](state, { type: 'node.ran', instanceId: r.instanceId, at: r.at, ...n });
+    for (const n of r.nodes) handlers['node.ran'](state, nodeRan(r.instanceId, n.nodeInstanceId, n.nodeId, r.at, n.variables, n.output));
   },
   'node.waiting': (state, r) => {
 
@@ -519,15 +519,37 @@ export const coalesceNodeRuns = {
   candidate: (r: WfxRecord): boolean => r.type === 'node.ran',
   merge: (last: WfxRecord, next: WfxRecord): WfxRecord | null => {
     if (next.type !== 'node.ran' || (last.type !== 'node.ran' && last.type !== 'nodes.ran') || last.instanceId !== next.instanceId || last.at !== next.at) return null;
-    const { type: _type, instanceId: _id, at: _at, ...run } = next;
+    const run = nodeRunOf(next);
     if (last.type === 'nodes.ran') {
       (last.nodes as NodeRun[]).push(run); // the store's own record until serialized
       return last;
     }
-    const { type: _t, instanceId: _i, at: _a, ...first } = last;
-    return { type: 'nodes.ran', instanceId: last.instanceId, at: last.at, nodes: [first, run] };
+    return { type: 'nodes.ran', instanceId: last.instanceId, at: last.at, nodes: [nodeRunOf(last), run] };
   },
 };
+
+type NodeRan = Extract<WfxRecord, { type: 'node.ran' }>;
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * A `node.ran` record, its optional fields set only when given. Written out rather than with
+ * conditional spreads (`...(x && { x })`): V8 copies a spread through a slow generic path, and
+ * this runs for most nodes of every execution.
+ */
+export function nodeRan(instanceId: string, nodeInstanceId: string, nodeId: string, at: string, variables?: Record<string, unknown>, output?: Record<string, unknown>): NodeRan {
+  const r: Mutable<NodeRan> = { type: 'node.ran', instanceId, nodeInstanceId, nodeId, at };
+  if (variables) r.variables = variables;
+  if (output) r.output = output;
+  return r;
+}
+
+/** A `node.ran` without what a run of them shares (rather than a rest destructuring, for the same reason). */
+function nodeRunOf(r: NodeRan): NodeRun {
+  const run: Mutable<NodeRun> = { nodeInstanceId: r.nodeInstanceId, nodeId: r.nodeId };
+  if (r.variables !== undefined) run.variables = r.variables;
+  if (r.output !== undefined) run.output = r.output;
+  return run;
+}
 
 /**
  * The executions a record changes (StoreOptions.snapshotCollection): a checkpoint copies each
