@@ -67,7 +67,8 @@ const COMMA = Buffer.from(',');
  * daemon with 100,000 executions waiting for days serializes only the few that moved.
  */
 export class SnapshotCopy {
-  private readonly collection: Record<string, unknown>;
+  /** The value of an entry of the large collection, by key. */
+  private readonly valueOf: (key: string) => unknown;
   private readonly keys: string[];
   /** Position in `keys` of each entry not copied yet. */
   private readonly uncopied: Map<string, number>;
@@ -92,8 +93,8 @@ export class SnapshotCopy {
   private reused = 0;
 
   /**
-   * A copy of `state`, to be written as `{...meta, state}`; `key` names its large collection.
-   * `previous`, when given, holds the entries of the previous snapshot file unchanged since
+   * A copy of `state`, to be written as `{...meta, state}`; `key` names its large collection:
+   * an object of entries, or a Map (written as an object of its entries). `previous`, when given, holds the entries of the previous snapshot file unchanged since
    * (the copy takes it over: nobody may change it while the copy runs). Throws when `state[key]`
    * is not an object of entries.
    */
@@ -102,9 +103,16 @@ export class SnapshotCopy {
     if (typeof collection !== 'object' || collection === null || Array.isArray(collection)) {
       throw new TypeError(`the snapshot's large collection "${key}" is not an object of entries`);
     }
-    this.collection = collection as Record<string, unknown>;
+    if (collection instanceof Map) {
+      const map = collection as Map<string, unknown>;
+      this.keys = [...map.keys()];
+      this.valueOf = (k) => map.get(k);
+    } else {
+      const entries = collection as Record<string, unknown>;
+      this.keys = Object.keys(entries);
+      this.valueOf = (k) => entries[k];
+    }
     this.previous = previous;
-    this.keys = Object.keys(this.collection);
     this.uncopied = new Map();
     for (let i = 0; i < this.keys.length; i++) this.uncopied.set(this.keys[i]!, i);
     this.parts = new Array<string | SourceRange | undefined>(this.keys.length);
@@ -232,7 +240,7 @@ export class SnapshotCopy {
     const range = this.previous?.get(k);
     if (range !== undefined) return range;
     // An entry whose value JSON cannot hold (undefined, a function) is left out, as JSON.stringify does.
-    const json = JSON.stringify(this.collection[k]) as string | undefined;
+    const json = JSON.stringify(this.valueOf(k)) as string | undefined;
     return json === undefined ? '' : `${JSON.stringify(k)}:${json}`;
   }
 }

@@ -29,6 +29,12 @@ export interface StoreOptions<S, R> {
   /** The state of an empty store. */
   readonly initialState: () => S;
   /**
+   * Makes the state as parsed from the snapshot (plain JSON) the live one, in place: for a
+   * state with collections JSON has no type for (a Map that serializes itself as an object).
+   * Runs before the journal after the snapshot is replayed.
+   */
+  readonly revive?: (state: S) => void;
+  /**
    * Applies one record to the state, in place. Must be deterministic and depend on nothing
    * but its arguments: recovery replays the same records through it and must reach the same
    * state. It should not throw for a record its writer validated; if it does, the store
@@ -210,6 +216,7 @@ export class Store<S, R> implements DurableStore<S, R> {
     }
     // Collections added since the snapshot was written start empty (top-level merge).
     const state = Object.assign(options.initialState() as object, snapshot.state) as S;
+    options.revive?.(state);
     const { journal, report } = await Journal.open<R[]>({
       dir: join(options.dir, 'journal'),
       afterSeq: snapshot.seq,

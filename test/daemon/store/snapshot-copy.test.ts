@@ -162,6 +162,17 @@ t.test('SnapshotCopy writes what JSON.stringify would, for any state', async (t)
   while (!ordered.step(0, 1));
   t.equal(textOf(ordered.drain()), ',"b":2,"c":3}}}');
 
+  // A Map as the large collection (the daemon's executions): written as an object of its entries.
+  class JsonMap extends Map<string, unknown> {
+    toJSON() {
+      return Object.fromEntries(this);
+    }
+  }
+  const mapped = { a: 1, big: new JsonMap([['x', { n: 1 }], ['gone', undefined], ['y', [1, 2]]]), tail: 'end' };
+  const fromMap = new SnapshotCopy({ seq: 4 }, mapped, 'big');
+  while (!fromMap.step(0, 1));
+  t.equal(textOf(fromMap.drain()), JSON.stringify({ seq: 4, state: mapped }), 'a Map, in its order, as JSON.stringify gives it through toJSON');
+
   const empty = new SnapshotCopy({ format: 1 }, { big: {} }, 'big');
   t.equal(empty.step(2), true, 'nothing to copy');
   t.equal(textOf(empty.drain()), JSON.stringify({ format: 1, state: { big: {} } }));
