@@ -4,7 +4,7 @@ import { parseDuration } from '../../shared/duration.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { indexEventWait, type WfxRecord } from '../state/records.js';
-import { logEntry, STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import { logEntry, STATE, STATUS, SubscriptionIndex, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore, Transaction } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
@@ -334,7 +334,7 @@ export class Engine extends EventEmitter implements EngineCore {
    */
   async recover(): Promise<void> {
     // The subscription index is derived: rebuilt in the same walk (one pass over 100k executions, not two).
-    this.state.subscriptions = {};
+    this.state.subscriptions = new SubscriptionIndex();
     const running: Instance[] = [];
     for (const inst of this.state.instances.values()) {
       this.streamed.set(inst.processInstanceId, inst.logs.length);

@@ -195,9 +195,9 @@ export class Transition {
    */
   matches(organization: string, eventType: string, correlationKey: string | null): Subscription[] {
     const subs = this.core.state.subscriptions;
-    const messages = subs[subscriptionBucket(organization, eventType, 'message', correlationKey)];
-    const signals = subs[subscriptionBucket(organization, eventType, 'signal', null)];
-    return [...(messages ? Object.values(messages) : []), ...(signals ? Object.values(signals) : [])];
+    const messages = subs.get(subscriptionBucket(organization, eventType, 'message', correlationKey));
+    const signals = subs.get(subscriptionBucket(organization, eventType, 'signal', null));
+    return [...(messages?.values() ?? []), ...(signals?.values() ?? [])];
   }
 
   /** Resumes every subscription in `subs` with the event's data. */

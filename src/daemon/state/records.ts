@@ -229,16 +229,18 @@ const subKey = (instanceId: string, nodeInstanceId: string) => `${instanceId}|${
 function unsubscribe(state: WfxState, inst: Instance, node: NodeInstance): void {
   if (node.wait?.kind !== 'event') return;
   const bucket = subscriptionBucket(inst.organization, node.wait.messageRef, node.wait.eventType, node.wait.correlationKey);
-  const subs = state.subscriptions[bucket];
+  const subs = state.subscriptions.get(bucket);
   if (!subs) return;
-  delete subs[subKey(inst.processInstanceId, node.id)];
-  for (const _ in subs) return; // not empty
-  delete state.subscriptions[bucket];
+  subs.delete(subKey(inst.processInstanceId, node.id));
+  if (subs.size === 0) state.subscriptions.delete(bucket);
 }
 
 /** Writes the subscription of a node waiting on an event. */
 function subscribe(state: WfxState, inst: Instance, node: NodeInstance, wait: Extract<Wait, { kind: 'event' }>, since: string): void {
-  (state.subscriptions[subscriptionBucket(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey)] ??= {})[subKey(inst.processInstanceId, node.id)] = {
+  const bucket = subscriptionBucket(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey);
+  let subs = state.subscriptions.get(bucket);
+  if (!subs) state.subscriptions.set(bucket, (subs = new Map()));
+  subs.set(subKey(inst.processInstanceId, node.id), {
     instanceId: inst.processInstanceId,
     nodeInstanceId: node.id,
     nodeId: node.nodeId,
@@ -246,7 +248,7 @@ function subscribe(state: WfxState, inst: Instance, node: NodeInstance, wait: Ex
     messageRef: wait.messageRef,
     correlationKey: wait.correlationKey,
     since,
-  };
+  });
 }
 
 /**
