@@ -89,7 +89,7 @@ async function checkpointFigures(dir: string, waiting: number, changed: number):
     checkpointEvery: Number.MAX_SAFE_INTEGER,
     logger: { info: (o) => void ('reusedBytes' in o && logged.push(o as never)), warn() {}, error() {} },
   });
-  const ids = [...store.state.instances.keys()];
+  const ids = Object.keys(store.state.instances);
   let round = 0;
   const measure = async (): Promise<Checkpoint> => {
     // A log line on `changed` executions (a different set each round): something to checkpoint.

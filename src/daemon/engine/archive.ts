@@ -49,7 +49,7 @@ export class ExecutionArchive {
     }
     const below = (id: string) => opts.cursor === undefined || id < opts.cursor;
     const found = new Map<string, Instance | null>(); // null: in history, read on demand
-    for (const inst of this.deps.state.instances.values()) {
+    for (const inst of Object.values(this.deps.state.instances)) {
       if (inst.processId === processId && below(inst.processInstanceId) && (opts.stateCd === undefined || inst.stateCd === opts.stateCd)) {
         found.set(inst.processInstanceId, inst);
       }
@@ -84,7 +84,7 @@ export class ExecutionArchive {
     // Replay through the same reducer, over the (immutable) flow versions of the live state.
     const scratch: WfxState = { ...initialState(), flows: this.deps.state.flows };
     for (const r of doc.records) applyRecord(scratch, r);
-    return scratch.instances.get(id) ?? null;
+    return scratch.instances[id] ?? null;
   }
 
   /**
@@ -116,7 +116,7 @@ export class ExecutionArchive {
     this.pending = new Map();
     const written = await Promise.all(
       batch.map(async ([id, recordsJson]) => {
-        const inst = this.deps.state.instances.get(id);
+        const inst = this.deps.state.instances[id];
         const bucket = bucketOf(id);
         if (!inst || inst.stateCd === STATE.RUNNING || !bucket) return null;
         const doc =
@@ -134,7 +134,7 @@ export class ExecutionArchive {
         }
       }),
     );
-    const ids = written.filter((id): id is string => id !== null && this.deps.state.instances.has(id));
+    const ids = written.filter((id): id is string => id !== null && this.deps.state.instances[id] !== undefined);
     if (ids.length === 0) return;
     try {
       await this.deps.store.commit(...ids.map((instanceId) => ({ type: 'instance.archived', instanceId }) as const));

@@ -4,7 +4,7 @@ import { parseDuration } from '../../shared/duration.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { indexEventWait, type WfxRecord } from '../state/records.js';
-import { logEntry, STATE, STATUS, SubscriptionIndex, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import { logEntry, STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore, Transaction } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
@@ -313,7 +313,7 @@ export class Engine extends EventEmitter implements EngineCore {
 
   /** A live or archived execution the caller may see, or null. */
   async getInstance(caller: Caller, id: string): Promise<Instance | null> {
-    const inst: Instance | null = this.state.instances.get(id) ?? (await this.archive.read(id));
+    const inst: Instance | null = this.state.instances[id] ?? (await this.archive.read(id));
     if (!inst || (caller.organization !== null && inst.organization !== caller.organization)) return null;
     return inst;
   }
@@ -334,9 +334,9 @@ export class Engine extends EventEmitter implements EngineCore {
    */
   async recover(): Promise<void> {
     // The subscription index is derived: rebuilt in the same walk (one pass over 100k executions, not two).
-    this.state.subscriptions = new SubscriptionIndex();
+    this.state.subscriptions = {};
     const running: Instance[] = [];
-    for (const inst of this.state.instances.values()) {
+    for (const inst of Object.values(this.state.instances)) {
       this.streamed.set(inst.processInstanceId, inst.logs.length);
       if (inst.stateCd !== STATE.RUNNING) {
         this.archive.enqueue(inst.processInstanceId, null);
@@ -398,7 +398,7 @@ export class Engine extends EventEmitter implements EngineCore {
    * to here, then follows `log` events.
    */
   streamedLogCount(inst: Instance): number {
-    return this.state.instances.get(inst.processInstanceId) === inst ? (this.streamed.get(inst.processInstanceId) ?? inst.logs.length) : inst.logs.length;
+    return this.state.instances[inst.processInstanceId] === inst ? (this.streamed.get(inst.processInstanceId) ?? inst.logs.length) : inst.logs.length;
   }
 
   /** Re-reads the clock for due timers (after a clock jump; tests moving their clock). */
@@ -419,7 +419,7 @@ export class Engine extends EventEmitter implements EngineCore {
    */
   private async running(caller: Caller, id: string): Promise<Instance> {
     const visible = (i: Instance | null | undefined): i is Instance => !!i && (caller.organization === null || i.organization === caller.organization);
-    const live = this.state.instances.get(id);
+    const live = this.state.instances[id];
     if (!visible(live)) {
       if (await this.getInstance(caller, id)) throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
       throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${id}`);
@@ -444,7 +444,7 @@ export class Engine extends EventEmitter implements EngineCore {
       return fn(transition, emit);
     });
     const logsUpTo = new Map<string, number>();
-    for (const id of transition.touched) logsUpTo.set(id, this.state.instances.get(id)?.logs.length ?? 0);
+    for (const id of transition.touched) logsUpTo.set(id, this.state.instances[id]?.logs.length ?? 0);
     await tx.durable;
     this.afterDurable(tx, logsUpTo);
     for (const order of transition.work) this.startWork(order);
@@ -457,7 +457,7 @@ export class Engine extends EventEmitter implements EngineCore {
     // Log lines first: a log stream ends on its execution's PROCESS_* event, after every line.
     const perEntry = this.listenerCount('log') > 0;
     for (const [id, upTo] of logsUpTo) {
-      const inst = this.state.instances.get(id);
+      const inst = this.state.instances[id];
       if (!inst) continue;
       const from = this.streamed.get(id) ?? 0;
       if (upTo <= from) continue;
@@ -475,8 +475,8 @@ export class Engine extends EventEmitter implements EngineCore {
         this.disarmBoundaries(r.instanceId, r.nodeInstanceId);
         this.working.get(key)?.abort(new Error('the node stopped'));
       } else if (r.type === 'boundary.fired') this.timers.delete(`${r.instanceId}|${r.nodeInstanceId}|${r.boundaryId}`);
-      if (r.type === 'node.entered' || (r.type === 'node.waiting' && this.state.instances.get(r.instanceId)?.nodes[r.nodeInstanceId]?.statusCd === STATUS.WAITING)) {
-        const inst = this.state.instances.get(r.instanceId);
+      if (r.type === 'node.entered' || (r.type === 'node.waiting' && this.state.instances[r.instanceId]?.nodes[r.nodeInstanceId]?.statusCd === STATUS.WAITING)) {
+        const inst = this.state.instances[r.instanceId];
         if (inst) this.armBoundaries(inst, r.nodeInstanceId);
       }
     }
@@ -496,7 +496,7 @@ export class Engine extends EventEmitter implements EngineCore {
       return [{ type: 'PROCESS_STARTED', processInstanceId: i.processInstanceId, processId: i.processId, organization: i.organization, timestamp: i.startTime, stateCd: 0 }];
     }
     if (!('instanceId' in r)) return [];
-    const inst = this.state.instances.get(r.instanceId);
+    const inst = this.state.instances[r.instanceId];
     if (!inst) return [];
     const base = { processInstanceId: inst.processInstanceId, processId: inst.processId, organization: inst.organization };
     if (r.type === 'instance.finished') return [{ type: PROCESS_EVENT[r.stateCd], ...base, timestamp: r.at, stateCd: r.stateCd }];
@@ -526,7 +526,7 @@ export class Engine extends EventEmitter implements EngineCore {
 
   private fireTimer(key: string): void {
     const [instanceId, nodeInstanceId, boundaryId] = key.split('|') as [string, string, string | undefined];
-    const inst = this.state.instances.get(instanceId);
+    const inst = this.state.instances[instanceId];
     const ni = inst?.nodes[nodeInstanceId];
     if (!inst || !ni || inst.stateCd !== STATE.RUNNING) return;
     if (boundaryId !== undefined) {
@@ -554,7 +554,7 @@ export class Engine extends EventEmitter implements EngineCore {
   }
 
   private disarmBoundaries(instanceId: string, nodeInstanceId: string): void {
-    const inst = this.state.instances.get(instanceId);
+    const inst = this.state.instances[instanceId];
     const ni = inst?.nodes[nodeInstanceId];
     if (!inst || !ni) return;
     for (const id of this.flowOf(inst).graph.boundaries(ni.nodeId)) this.timers.delete(`${instanceId}|${nodeInstanceId}|${id}`);
@@ -569,7 +569,7 @@ export class Engine extends EventEmitter implements EngineCore {
   private startWork(order: WorkOrder): void {
     const key = `${order.instanceId}|${order.nodeInstanceId}`;
     const live = () => {
-      const inst = this.state.instances.get(order.instanceId);
+      const inst = this.state.instances[order.instanceId];
       const ni = inst?.nodes[order.nodeInstanceId];
       return inst && ni && inst.stateCd === STATE.RUNNING && ni.statusCd === STATUS.ACTIVE ? { inst, ni } : null;
     };
@@ -606,7 +606,7 @@ export class Engine extends EventEmitter implements EngineCore {
 
   /** A line in the execution log while work goes on (a retry), journaled like any other. */
   private logWork(order: WorkOrder, message: string): void {
-    const inst = this.state.instances.get(order.instanceId);
+    const inst = this.state.instances[order.instanceId];
     const ni = inst?.nodes[order.nodeInstanceId];
     if (!inst || !ni || this.closed) return;
     this.step((t, emit) => {
@@ -620,7 +620,7 @@ export class Engine extends EventEmitter implements EngineCore {
   }
 
   private resumeDeferred(id: string): void {
-    const inst = this.state.instances.get(id);
+    const inst = this.state.instances[id];
     if (!inst || this.closed) return;
     this.step((t) => t.continue(inst)).catch((err: unknown) => this.onError(err, `continuing ${id}`));
   }

@@ -45,7 +45,7 @@ const sortKey = (t: WaitingTask) => `${t.waitingSince}|${t.processInstanceId}|${
  */
 export function waitingTasks(state: WfxState, filter: TaskFilter): { items: WaitingTask[]; nextCursor: string | null } {
   const found: WaitingTask[] = [];
-  for (const inst of state.instances.values()) {
+  for (const inst of Object.values(state.instances)) {
     if (inst.stateCd !== STATE.RUNNING) continue;
     if (filter.organization !== null && inst.organization !== filter.organization) continue;
     if (filter.processId !== undefined && inst.processId !== filter.processId) continue;

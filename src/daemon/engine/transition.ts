@@ -164,7 +164,7 @@ export class Transition {
       type: 'instance.started',
       instance: startedInstance(params, id, this.at),
     });
-    const inst = this.core.state.instances.get(id)!;
+    const inst = this.core.state.instances[id]!;
     this.touched.add(id);
     this.createNode(inst, this.core.flowOf(inst).startId);
     return inst;
@@ -195,9 +195,9 @@ export class Transition {
    */
   matches(organization: string, eventType: string, correlationKey: string | null): Subscription[] {
     const subs = this.core.state.subscriptions;
-    const messages = subs.get(subscriptionBucket(organization, eventType, 'message', correlationKey));
-    const signals = subs.get(subscriptionBucket(organization, eventType, 'signal', null));
-    return [...(messages?.values() ?? []), ...(signals?.values() ?? [])];
+    const messages = subs[subscriptionBucket(organization, eventType, 'message', correlationKey)];
+    const signals = subs[subscriptionBucket(organization, eventType, 'signal', null)];
+    return [...(messages ? Object.values(messages) : []), ...(signals ? Object.values(signals) : [])];
   }
 
   /** Resumes every subscription in `subs` with the event's data. */
@@ -208,7 +208,7 @@ export class Transition {
 
   private wakeAll(subs: readonly Subscription[], data: Record<string, unknown>): void {
     for (const sub of subs) {
-      const inst = this.core.state.instances.get(sub.instanceId);
+      const inst = this.core.state.instances[sub.instanceId];
       const ni = inst?.nodes[sub.nodeInstanceId];
       if (inst && ni && inst.stateCd === STATE.RUNNING && ni.statusCd === STATUS.WAITING) this.wake(inst, ni, { kind: 'event', data });
     }
@@ -220,7 +220,7 @@ export class Transition {
     for (;;) {
       while (this.queue.length > 0) {
         const item = this.queue.shift()!;
-        const inst = this.core.state.instances.get(item.instanceId);
+        const inst = this.core.state.instances[item.instanceId];
         if (item.nodeInstanceId === null) this.pending.set(item.instanceId, (this.pending.get(item.instanceId) ?? 1) - 1);
         if (!inst || inst.stateCd !== STATE.RUNNING) continue;
         if (this.runs >= RUNS_PER_TRANSACTION) {
@@ -242,7 +242,7 @@ export class Transition {
       let progressed = false;
       const before = this.emitted;
       for (const iid of this.touched) {
-        const inst = this.core.state.instances.get(iid);
+        const inst = this.core.state.instances[iid];
         if (inst && !this.deferred.has(iid) && this.settle(inst)) progressed = true;
       }
       // Settling may have finished a child, which resumed its parent (queued its next nodes, or
@@ -317,7 +317,7 @@ export class Transition {
     if (parent) {
       let depth = 1;
       for (let p = inst; p.parentInstanceId !== null && p.parentNodeInstanceId !== undefined; depth++) {
-        const up = this.core.state.instances.get(p.parentInstanceId);
+        const up = this.core.state.instances[p.parentInstanceId];
         if (!up) break;
         p = up;
       }
@@ -455,7 +455,7 @@ export class Transition {
       ...(variables && { variables }),
     });
     for (const childId of ni.children ?? []) {
-      const child = this.core.state.instances.get(childId);
+      const child = this.core.state.instances[childId];
       if (child && child.stateCd === STATE.RUNNING) {
         this.touched.add(childId);
         this.finish(child, STATE.CANCELLED, `its parent node ${ni.nodeId} of ${inst.processInstanceId} stopped`);
@@ -574,7 +574,7 @@ export class Transition {
     }
     this.emit({ type: 'instance.finished', instanceId: inst.processInstanceId, stateCd, at: this.at, ...(error && { error }) });
     if (inst.parentInstanceId === null || inst.parentNodeInstanceId === undefined) return;
-    const parent = this.core.state.instances.get(inst.parentInstanceId);
+    const parent = this.core.state.instances[inst.parentInstanceId];
     const pni = parent?.nodes[inst.parentNodeInstanceId];
     if (parent && pni && parent.stateCd === STATE.RUNNING && pni.statusCd === STATUS.WAITING) this.wake(parent, pni, { kind: 'child', child: inst });
   }

@@ -14,7 +14,7 @@ import type {
 } from './state.js';
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
-import { EMAIL_SEEN_IDS, initialState, isoMs, reviveState, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
+import { EMAIL_SEEN_IDS, DERIVED, initialState, isoMs, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
 
 /** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
 export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
@@ -229,18 +229,16 @@ const subKey = (instanceId: string, nodeInstanceId: string) => `${instanceId}|${
 function unsubscribe(state: WfxState, inst: Instance, node: NodeInstance): void {
   if (node.wait?.kind !== 'event') return;
   const bucket = subscriptionBucket(inst.organization, node.wait.messageRef, node.wait.eventType, node.wait.correlationKey);
-  const subs = state.subscriptions.get(bucket);
+  const subs = state.subscriptions[bucket];
   if (!subs) return;
-  subs.delete(subKey(inst.processInstanceId, node.id));
-  if (subs.size === 0) state.subscriptions.delete(bucket);
+  delete subs[subKey(inst.processInstanceId, node.id)];
+  for (const _ in subs) return; // not empty
+  delete state.subscriptions[bucket];
 }
 
 /** Writes the subscription of a node waiting on an event. */
 function subscribe(state: WfxState, inst: Instance, node: NodeInstance, wait: Extract<Wait, { kind: 'event' }>, since: string): void {
-  const bucket = subscriptionBucket(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey);
-  let subs = state.subscriptions.get(bucket);
-  if (!subs) state.subscriptions.set(bucket, (subs = new Map()));
-  subs.set(subKey(inst.processInstanceId, node.id), {
+  (state.subscriptions[subscriptionBucket(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey)] ??= {})[subKey(inst.processInstanceId, node.id)] = {
     instanceId: inst.processInstanceId,
     nodeInstanceId: node.id,
     nodeId: node.nodeId,
@@ -248,7 +246,7 @@ function subscribe(state: WfxState, inst: Instance, node: NodeInstance, wait: Ex
     messageRef: wait.messageRef,
     correlationKey: wait.correlationKey,
     since,
-  });
+  };
 }
 
 /**
@@ -262,7 +260,7 @@ export function indexEventWait(state: WfxState, inst: Instance, node: NodeInstan
 
 /** Creates the node instance a token entered (Active); name and type come from the flow version. */
 function enter(state: WfxState, r: { instanceId: string; nodeInstanceId: string; nodeId: string; at: string }): NodeInstance | null {
-  const inst = state.instances.get(r.instanceId);
+  const inst = state.instances[r.instanceId];
   if (!inst) return null;
   const definition = state.flows[inst.processId]?.versions[inst.processVersion]?.definition;
   const def = definition && (inst.scope ? nodesAt(definition, inst.scope)?.[r.nodeId] : definition.nodes[r.nodeId]);
@@ -363,16 +361,16 @@ const handlers: Handlers = {
       },
       s,
     );
-    state.instances.set(inst.processInstanceId, inst);
+    state.instances[inst.processInstanceId] = inst;
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
-      const parent = state.instances.get(inst.parentInstanceId)?.nodes[inst.parentNodeInstanceId];
+      const parent = state.instances[inst.parentInstanceId]?.nodes[inst.parentNodeInstanceId];
       if (parent) (parent.children ??= []).push(inst.processInstanceId);
     }
     log(inst, null, 'INFO', `execution started (version ${inst.processVersion})`, inst.startTime, true);
   },
   'node.entered': (state, r) => enter(state, r),
   'node.ran': (state, r) => {
-    const inst = state.instances.get(r.instanceId);
+    const inst = state.instances[r.instanceId];
     const node = enter(state, r);
     if (inst && node) complete(inst, node, r);
   },
@@ -381,7 +379,7 @@ const handlers: Handlers = {
   },
   'node.waiting': (state, r) => {
 
-    const inst = state.instances.get(r.instanceId);
+    const inst = state.instances[r.instanceId];
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     node.statusCd = STATUS.WAITING;
@@ -391,14 +389,14 @@ const handlers: Handlers = {
     log(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);
   },
   'node.completed': (state, r) => {
-    const inst = state.instances.get(r.instanceId);
+    const inst = state.instances[r.instanceId];
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
     complete(inst, node, r);
   },
   'node.left': (state, r) => {
-    const inst = state.instances.get(r.instanceId);
+    const inst = state.instances[r.instanceId];
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
@@ -409,23 +407,23 @@ const handlers: Handlers = {
     log(inst, node, r.statusCd === STATUS.FAILED ? 'ERROR' : 'WARN', `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at);
   },
   'boundary.fired': (state, r) => {
-    const inst = state.instances.get(r.instanceId);
+    const inst = state.instances[r.instanceId];
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     (node.fired ??= []).push(r.boundaryId);
     log(inst, node, 'INFO', `boundary event ${r.boundaryId} fired`, r.at);
   },
   'join.updated': (state, r) => {
-    const inst = state.instances.get(r.instanceId);
+    const inst = state.instances[r.instanceId];
     if (!inst) return;
     if (Object.keys(r.arrivals).length === 0) delete inst.joins[r.nodeId];
     else inst.joins[r.nodeId] = { ...r.arrivals };
   },
   'instance.logged': (state, r) => {
-    state.instances.get(r.instanceId)?.logs.push(r.entry);
+    state.instances[r.instanceId]?.logs.push(r.entry);
   },
   'instance.finished': (state, r) => {
-    const inst = state.instances.get(r.instanceId);
+    const inst = state.instances[r.instanceId];
     if (!inst) return;
     inst.stateCd = r.stateCd;
     inst.endTime = r.at;
@@ -436,7 +434,7 @@ const handlers: Handlers = {
     inst.logs.push({ nodeId: r.error?.nodeId ?? '', nodeName: inst.processName, nodeType: 'process', message: `execution ${word}`, level: r.stateCd === 2 ? 'ERROR' : 'INFO', timestamp: r.at, variables: { ...inst.variables } });
   },
   'instance.archived': (state, r) => {
-    state.instances.delete(r.instanceId);
+    delete state.instances[r.instanceId];
   },
   'message.buffered': (state, r) => {
     state.messages[r.message.id] = r.message;
@@ -573,4 +571,4 @@ export const executionsTouched = {
  * How the daemon opens its store (Store.open's options but the directory): the state, its
  * reducer, the coalescing of node runs, and snapshots copied a slice at a time.
  */
-export const WFX_STORE = { initialState, revive: reviveState, apply: applyRecord, coalesce: coalesceNodeRuns, snapshotCollection: executionsTouched } as const;
+export const WFX_STORE = { initialState, derived: DERIVED, apply: applyRecord, coalesce: coalesceNodeRuns, snapshotCollection: executionsTouched } as const;

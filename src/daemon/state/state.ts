@@ -1,7 +1,6 @@
 /**
- * The daemon's live state: what the snapshot holds and the journal's records change. JSON as it
- * is, but for the executions: a Map that serializes as an object of entries (`Executions`).
- * Finished executions do not live here (see store/history.ts).
+ * The daemon's live state: what the snapshot holds and the journal's records change. Plain
+ * JSON (it is serialized as is). Finished executions do not live here (see store/history.ts).
  * Later capabilities (flows, executions, triggers) add their collections here and their records
  * to records.ts.
  */
@@ -13,14 +12,14 @@ export interface WfxState {
   /** Published flows by processId. */
   flows: Record<string, Flow>;
   /** Live executions (running, or finished and not yet moved to history) by id. */
-  instances: Executions;
+  instances: Record<string, Instance>;
   /**
    * Waiting catch events, by bucket (see subscriptionBucket: a message's bucket holds its
    * correlation key, so delivering one is a lookup, not a scan), then by
    * `instanceId|nodeInstanceId`. Derived by the reducer from node waits (and rebuilt from them
-   * at recovery: Engine.recover with indexEventWait), so never written to a snapshot.
+   * at recovery: Engine.recover with indexEventWait), so never written to a snapshot (DERIVED).
    */
-  subscriptions: SubscriptionIndex;
+  subscriptions: Record<string, Record<string, Subscription>>;
   /** Messages kept (ttlSeconds) until a subscription consumes them, by id, oldest first. */
   messages: Record<string, BufferedMessage>;
   /** `organization|messageId` -> expiry of the dedup window. */
@@ -369,48 +368,12 @@ export interface ApiKey {
 }
 
 /**
- * The live executions by id: a Map rather than an object used as a dictionary. Every start adds
- * an id never seen before and every archive removes one: an object internalizes each new key
- * and rehashes its dictionary as they churn, about 1 µs a start (the costliest line of the
- * reducer in the engine's profile). Serialized as an object of entries (`toJSON`), so the
- * snapshot, and JSON of the state, are as they were.
+ * Top-level keys of the state derived from the rest (StoreOptions.derived): left out of
+ * snapshots and rebuilt after a start. The subscription index comes from the waiting nodes
+ * (Engine.recover with indexEventWait); with 70,000 executions waiting for a message it is
+ * ~10 MB of JSON, which a checkpoint made at once when its copy began.
  */
-export class Executions extends Map<string, Instance> {
-  toJSON(): Record<string, Instance> {
-    return Object.fromEntries(this);
-  }
-
-  /** The executions of a snapshot's JSON (an object of entries, in their order). */
-  static fromJson(entries: Executions | Record<string, Instance>): Executions {
-    if (entries instanceof Executions) return entries;
-    const executions = new Executions();
-    for (const id in entries) executions.set(id, entries[id]!);
-    return executions;
-  }
-}
-
-/**
- * The subscriptions of waiting catch events (WfxState.subscriptions): Maps, for the same reason
- * as `Executions` (a bucket holds a correlation key: a new one with nearly every message wait).
- * Derived from the waiting nodes, so it serializes as nothing: a checkpoint does not write it
- * (with 70,000 executions waiting for a message, 10 MB of JSON made at once when the copy
- * began), and recovery rebuilds it.
- */
-export class SubscriptionIndex extends Map<string, Map<string, Subscription>> {
-  toJSON(): undefined {
-    return undefined;
-  }
-}
-
-/**
- * Makes a state parsed from a snapshot's JSON the live one, in place (StoreOptions.revive). The
- * subscription index starts empty (a snapshot written before it was left out may hold one):
- * Engine.recover rebuilds it from the waiting nodes.
- */
-export function reviveState(state: WfxState): void {
-  state.instances = Executions.fromJson(state.instances);
-  state.subscriptions = new SubscriptionIndex();
-}
+export const DERIVED = ['subscriptions'] as const;
 
 /** The state of an empty data directory. */
 export function initialState(): WfxState {
@@ -418,8 +381,8 @@ export function initialState(): WfxState {
     organizations: {},
     apiKeys: {},
     flows: {},
-    instances: new Executions(),
-    subscriptions: new SubscriptionIndex(),
+    instances: {},
+    subscriptions: {},
     messages: {},
     messageIds: {},
     environments: {},

@@ -67,8 +67,7 @@ const COMMA = Buffer.from(',');
  * daemon with 100,000 executions waiting for days serializes only the few that moved.
  */
 export class SnapshotCopy {
-  /** The value of an entry of the large collection, by key. */
-  private readonly valueOf: (key: string) => unknown;
+  private readonly collection: Record<string, unknown>;
   private readonly keys: string[];
   /** Position in `keys` of each entry not copied yet. */
   private readonly uncopied: Map<string, number>;
@@ -93,26 +92,19 @@ export class SnapshotCopy {
   private reused = 0;
 
   /**
-   * A copy of `state`, to be written as `{...meta, state}`; `key` names its large collection:
-   * an object of entries, or a Map (written as an object of its entries). `previous`, when given, holds the entries of the previous snapshot file unchanged since
-   * (the copy takes it over: nobody may change it while the copy runs). Throws when `state[key]`
-   * is not an object of entries.
+   * A copy of `state`, to be written as `{...meta, state}`; `key` names its large collection.
+   * `previous`, when given, holds the entries of the previous snapshot file unchanged since
+   * (the copy takes it over: nobody may change it while the copy runs). The state's keys in
+   * `leaveOut` are not written. Throws when `state[key]` is not an object of entries.
    */
-  constructor(meta: Record<string, unknown>, state: object, key: string, previous: EntryRanges | null = null) {
+  constructor(meta: Record<string, unknown>, state: object, key: string, previous: EntryRanges | null = null, leaveOut: readonly string[] = []) {
     const collection = (state as Record<string, unknown>)[key];
     if (typeof collection !== 'object' || collection === null || Array.isArray(collection)) {
       throw new TypeError(`the snapshot's large collection "${key}" is not an object of entries`);
     }
-    if (collection instanceof Map) {
-      const map = collection as Map<string, unknown>;
-      this.keys = [...map.keys()];
-      this.valueOf = (k) => map.get(k);
-    } else {
-      const entries = collection as Record<string, unknown>;
-      this.keys = Object.keys(entries);
-      this.valueOf = (k) => entries[k];
-    }
+    this.collection = collection as Record<string, unknown>;
     this.previous = previous;
+    this.keys = Object.keys(this.collection);
     this.uncopied = new Map();
     for (let i = 0; i < this.keys.length; i++) this.uncopied.set(this.keys[i]!, i);
     this.parts = new Array<string | SourceRange | undefined>(this.keys.length);
@@ -125,6 +117,7 @@ export class SnapshotCopy {
         seen = true;
         continue;
       }
+      if (leaveOut.includes(k)) continue;
       const json = JSON.stringify(value);
       if (json !== undefined) (seen ? after : before).push(`${JSON.stringify(k)}:${json}`);
     }
@@ -240,7 +233,7 @@ export class SnapshotCopy {
     const range = this.previous?.get(k);
     if (range !== undefined) return range;
     // An entry whose value JSON cannot hold (undefined, a function) is left out, as JSON.stringify does.
-    const json = JSON.stringify(this.valueOf(k)) as string | undefined;
+    const json = JSON.stringify(this.collection[k]) as string | undefined;
     return json === undefined ? '' : `${JSON.stringify(k)}:${json}`;
   }
 }

@@ -29,11 +29,11 @@ export interface StoreOptions<S, R> {
   /** The state of an empty store. */
   readonly initialState: () => S;
   /**
-   * Makes the state as parsed from the snapshot (plain JSON) the live one, in place: for a
-   * state with collections JSON has no type for (a Map that serializes itself as an object).
-   * Runs before the journal after the snapshot is replayed.
+   * Top-level keys of the state derived from the rest, which the store's owner rebuilds after
+   * `open` (an index, say): snapshots leave them out, and after `open` they hold what
+   * `initialState` gives (before the journal is replayed), whatever an older snapshot held.
    */
-  readonly revive?: (state: S) => void;
+  readonly derived?: readonly string[];
   /**
    * Applies one record to the state, in place. Must be deterministic and depend on nothing
    * but its arguments: recovery replays the same records through it and must reach the same
@@ -215,8 +215,10 @@ export class Store<S, R> implements DurableStore<S, R> {
       throw new WfxError('SNAPSHOT_CORRUPT', `${join(options.dir, 'snapshot.json')} is not a wfx snapshot`);
     }
     // Collections added since the snapshot was written start empty (top-level merge).
-    const state = Object.assign(options.initialState() as object, snapshot.state) as S;
-    options.revive?.(state);
+    const initial = options.initialState() as Record<string, unknown>;
+    const loaded = Object.assign(options.initialState() as object, snapshot.state) as Record<string, unknown>;
+    for (const key of options.derived ?? []) loaded[key] = initial[key];
+    const state = loaded as S;
     const { journal, report } = await Journal.open<R[]>({
       dir: join(options.dir, 'journal'),
       afterSeq: snapshot.seq,
@@ -401,7 +403,7 @@ export class Store<S, R> implements DurableStore<S, R> {
         // the entries unchanged since the last snapshot as bytes of that file.
         const previous = this.source;
         this.source = null;
-        const copy = new SnapshotCopy({ format: 1, seq, savedAt }, this.state as object, large.key, previous?.ranges ?? null);
+        const copy = new SnapshotCopy({ format: 1, seq, savedAt }, this.state as object, large.key, previous?.ranges ?? null, this.options.derived);
         this.copying = copy;
         written = (async () => {
           let file: AtomicFileWriter | null = null;
@@ -438,7 +440,9 @@ export class Store<S, R> implements DurableStore<S, R> {
         })();
         written.catch(() => undefined); // awaited below, unless roll() throws first
       } else {
-        const snapshot: SnapshotFile<S> = { format: 1, seq, savedAt, state: this.state };
+        const state = { ...(this.state as object) } as Record<string, unknown>;
+        for (const key of this.options.derived ?? []) delete state[key];
+        const snapshot: SnapshotFile<S> = { format: 1, seq, savedAt, state: state as S };
         const text = JSON.stringify(snapshot); // serialized now
         size = text.length;
         written = writeFileAtomic(this.snapshotPath, text);

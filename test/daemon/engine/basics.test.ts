@@ -35,7 +35,7 @@ nodes:
   t.equal(types.at(-1), 'PROCESS_COMPLETED');
   t.equal(h.logs.filter((l) => l.processInstanceId === inst.processInstanceId).length, inst.logs.length, 'every log entry streamed');
   t.same(h.logs.map((l) => l.id).slice(0, 3), [1, 2, 3], 'log ids number the entries');
-  t.notOk(h.store.state.instances.get(inst.processInstanceId), 'archived out of the live state');
+  t.notOk(h.store.state.instances[inst.processInstanceId], 'archived out of the live state');
 });
 
 t.test('ifElse takes then or else by a JUEL condition', async (t) => {
@@ -223,14 +223,14 @@ nodes:
   // Snapshot the live state the moment each finishes, before it is archived.
   const live = new Map<string, string>();
   h.engine.on('lifecycle', (e) => {
-    if (e.type === 'PROCESS_COMPLETED') live.set(e.processInstanceId, JSON.stringify(h.store.state.instances.get(e.processInstanceId)));
+    if (e.type === 'PROCESS_COMPLETED') live.set(e.processInstanceId, JSON.stringify(h.store.state.instances[e.processInstanceId]));
   });
   const one = await h.engine.start({ processId: straight, organization: 'default', data: { a: [1, { b: 2 }] } });
   const two = await h.engine.start({ processId: waits, organization: 'default' });
   await h.engine.submitTask({ organization: 'default', processInstanceId: two.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 5 } });
   for (const inst of [one, two]) {
     await h.archived(inst.processInstanceId);
-    t.notOk(h.store.state.instances.get(inst.processInstanceId), 'no longer live');
+    t.notOk(h.store.state.instances[inst.processInstanceId], 'no longer live');
     const archived = await h.engine.getInstance({ organization: null }, inst.processInstanceId);
     t.same(JSON.parse(JSON.stringify(archived)), JSON.parse(live.get(inst.processInstanceId)!), `${inst.processName}: the same from history`);
     t.equal(await h.engine.getInstance({ organization: 'other' }, inst.processInstanceId), null, 'invisible to another organization');

@@ -8,7 +8,7 @@ async function children(h: EngineHarness, inst: Instance, nodeId: string): Promi
   return Promise.all((ni?.children ?? []).map((id) => h.get(id)));
 }
 
-const running = (h: EngineHarness) => [...h.store.state.instances.values()].filter((i) => i.stateCd === STATE.RUNNING);
+const running = (h: EngineHarness) => Object.values(h.store.state.instances).filter((i) => i.stateCd === STATE.RUNNING);
 
 t.test('an embedded subProcess runs as a child execution linked both ways, and its variables come back', async (t) => {
   const h = await engineHarness(t);
@@ -289,7 +289,7 @@ nodes:
   const after = await h.get(p.processInstanceId);
   t.same(trail(after), ['start:2', 'sub:4', 'late:2', 'expired:2']);
   t.equal((await h.get(c!.processInstanceId)).stateCd, STATE.CANCELLED, 'the child under it is cancelled');
-  t.equal(h.store.state.subscriptions.size, 0, "the child's subscription is gone");
+  t.same(h.store.state.subscriptions, {}, "the child's subscription is gone");
 });
 
 t.test('the failure rule: error boundary, else errorFlow, else the execution fails and every other node is cancelled', async (t) => {
@@ -454,7 +454,7 @@ nodes:
   done: { type: endEvent }
 `.replace('SELF', '"{selfId}"'));
   await h.start(pid, { selfId: pid });
-  const all = [...h.store.state.instances.values()].filter((i) => i.processId === pid);
+  const all = Object.values(h.store.state.instances).filter((i) => i.processId === pid);
   const failed = all.filter((i) => i.stateCd === STATE.FAILED);
   t.equal(failed.length, 1, 'exactly one link of the chain fails');
   t.equal(failed[0]!.error?.code, 'CHILD_DEPTH_EXCEEDED');
@@ -466,7 +466,7 @@ t.test('a parent that started and finished in one step still names its children 
   const pid = await h.publish(LOOP('    collection: "{items}"'));
   const p = await h.start(pid, { items: ['a', 'b'] });
   await h.archived(p.processInstanceId);
-  t.notOk(h.store.state.instances.get(p.processInstanceId), 'archived');
+  t.notOk(h.store.state.instances[p.processInstanceId], 'archived');
   const read = await h.get(p.processInstanceId);
   t.equal((await children(h, read, 'each')).length, 2, 'childInstanceIds survive archiving');
 });

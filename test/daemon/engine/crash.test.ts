@@ -50,9 +50,9 @@ t.test('kill -9 while executions start and run: every acknowledged start is ther
     for (const id of await runAndKill(['start', h.dir, flowFile], 'started', () => stop)) acked.add(id);
   }
   const after = await h.restart();
-  const all = [...after.store.state.instances.values()];
+  const all = Object.values(after.store.state.instances);
   for (const id of acked) {
-    const inst = after.store.state.instances.get(id);
+    const inst = after.store.state.instances[id];
     if (!inst) {
       t.fail(`acknowledged execution ${id} is missing`);
       return;

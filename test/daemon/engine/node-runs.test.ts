@@ -45,7 +45,7 @@ nodes:
   );
   const scratch = { ...initialState(), flows: h.store.state.flows };
   for (const r of step) applyRecord(scratch, r);
-  const replayed = scratch.instances.get(inst.processInstanceId)!;
+  const replayed = scratch.instances[inst.processInstanceId]!;
   t.same(replayed.variables, { x: 1, y: 1 });
   t.same(Object.values(replayed.nodes).map((n) => [n.nodeId, n.statusCd]), [['start', 2], ['a', 2], ['b', 2], ['done', 2]]);
   t.same(replayed.logs, inst.logs, 'the same log lines as the live execution had');

@@ -25,8 +25,8 @@ t.test("a child's own fields survive the record, its JSON and the reducer; a top
     const state = initialState();
     applyRecord(state, toRecord(child));
     applyRecord(state, toRecord(top));
-    t.match(state.instances.get('c1'), { parentInstanceId: 'parent', parentNodeInstanceId: 'n3', scope: ['loop', 'body'], iteration: 4, callDepth: 2, nodes: {}, nodeCount: 0, logs: [{}] }, how);
-    t.same(Object.keys(state.instances.get('t1')!).sort(), ['correlationKey', 'endTime', 'environment', 'error', 'joins', 'logs', 'nodeCount', 'nodes', 'organization', 'output', 'parentInstanceId', 'processId', 'processInstanceId', 'processName', 'processVersion', 'startTime', 'stateCd', 'variables'], `${how}: every field of a top-level execution, nothing more`);
-    t.not(state.instances.get('t1')!.variables, top.variables, `${how}: the state's variables are its own copy`);
+    t.match(state.instances.c1, { parentInstanceId: 'parent', parentNodeInstanceId: 'n3', scope: ['loop', 'body'], iteration: 4, callDepth: 2, nodes: {}, nodeCount: 0, logs: [{}] }, how);
+    t.same(Object.keys(state.instances.t1!).sort(), ['correlationKey', 'endTime', 'environment', 'error', 'joins', 'logs', 'nodeCount', 'nodes', 'organization', 'output', 'parentInstanceId', 'processId', 'processInstanceId', 'processName', 'processVersion', 'startTime', 'stateCd', 'variables'], `${how}: every field of a top-level execution, nothing more`);
+    t.not(state.instances.t1!.variables, top.variables, `${how}: the state's variables are its own copy`);
   }
 });

@@ -39,7 +39,7 @@ async function setup(t: Test): Promise<{ h: EngineHarness; server: ImapServer; e
   return { h, server, email, pid };
 }
 
-const runs = (h: EngineHarness, pid: string) => [...h.store.state.instances.values()].filter((i) => i.processId === pid);
+const runs = (h: EngineHarness, pid: string) => Object.values(h.store.state.instances).filter((i) => i.processId === pid);
 
 t.test('filters: subject and body contain (any case), sender matches a regex', async (t) => {
   const m = { subject: 'New ORDER 42', sender: 'bob@example.com', body: 'two chairs' };

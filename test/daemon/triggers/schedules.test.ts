@@ -26,7 +26,7 @@ async function scheduler(t: Test, h: EngineHarness): Promise<Scheduler> {
 async function runs(h: EngineHarness, pid: string, n: number): Promise<string[]> {
   const count = () => h.events.filter((e) => e.type === 'PROCESS_STARTED' && e.processId === pid).length;
   if (count() < n) await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid && count() >= n);
-  return [...h.store.state.instances.values()]
+  return Object.values(h.store.state.instances)
     .filter((i) => i.processId === pid)
     .map((i) => i.variables.scheduledTime as string)
     .sort();
@@ -45,7 +45,7 @@ t.test('a schedule fires at each match of its expression, with {scheduledTime}; 
   t.same(await runs(h, pid, 2), ['2026-11-21T10:05:00.000Z', '2026-11-21T10:10:00.000Z']);
   await s.idle();
   t.match(s.health()[0], { lastFire: '2026-11-21T10:10:00.000Z', nextFire: '2026-11-21T10:15:00.000Z' });
-  t.equal([...h.store.state.instances.values()][0]!.variables.triggerType, 'schedule');
+  t.equal(h.store.state.instances[Object.keys(h.store.state.instances)[0]!]!.variables.triggerType, 'schedule');
 });
 
 for (const [policy, want] of [
@@ -65,7 +65,7 @@ for (const [policy, want] of [
     const got = want.length === 0 ? [] : await runs(h, pid, want.length);
     t.same(got, want);
     t.match(s.health()[0], { nextFire: '2026-11-21T11:05:00.000Z' });
-    t.equal([...h.store.state.instances.values()].length, want.length, 'nothing more');
+    t.equal(Object.values(h.store.state.instances).length, want.length, 'nothing more');
   });
 }
 
@@ -93,7 +93,7 @@ t.test('a restart right after a fire does not fire it again', async (t) => {
   h = await h.restart();
   const again = await scheduler(t, h);
   t.match(again.health()[0], { lastFire: '2026-11-21T10:05:00.000Z', nextFire: '2026-11-21T10:10:00.000Z' });
-  t.equal([...h.store.state.instances.values()].filter((i) => i.processId === pid).length, 1, 'one run, not two');
+  t.equal(Object.values(h.store.state.instances).filter((i) => i.processId === pid).length, 1, 'one run, not two');
 });
 
 t.test('activating a version re-arms its schedules; a version without them stops them', async (t) => {
@@ -129,6 +129,6 @@ t.test('a schedule re-activated after a while fires from then on: the time it wa
   await activateVersion(h.store, { processId: pid, organization: 'default', environment: 'PRODUCTION', version: '1' });
   await s.synced();
   await s.idle();
-  t.equal([...h.store.state.instances.values()].filter((i) => i.processId === pid).length, 0, 'no run for the ten inactive hours');
+  t.equal(Object.values(h.store.state.instances).filter((i) => i.processId === pid).length, 0, 'no run for the ten inactive hours');
   t.match(s.health(), [{ nextFire: '2026-11-21T21:00:00.000Z' }]);
 });

@@ -272,7 +272,7 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
       });
       request.raw.on('close', stop);
       sendUpTo(inst, engine.streamedLogCount(inst)); // what is durable so far
-      const live = deps.state.instances.get(inst.processInstanceId);
+      const live = deps.state.instances[inst.processInstanceId];
       // Finished for good: archived, or its last step durable and every line sent. A final step
       // still on its way to disk ends the stream through the hub's `finished`, after its lines.
       const finishedAndDurable = !live || (live.stateCd !== STATE.RUNNING && engine.streamedLogCount(live) === live.logs.length);
