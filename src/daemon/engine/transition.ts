@@ -4,7 +4,7 @@ import type { Edge, FlowGraph } from '../../shared/flow/graph.js';
 import { WfxError } from '../../shared/errors.js';
 import type { BoundaryEventNode, FlowDefinition, FlowNode } from '../../shared/flow/types.js';
 import { nodeRan, startedInstance, type WfxRecord } from '../state/records.js';
-import { STATE, STATUS, subscriptionBucket, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type Subscription, type WfxState } from '../state/state.js';
+import { STATE, STATUS, subscriptionBucket, youngCopy, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type Subscription, type WfxState } from '../state/state.js';
 import type { ChildStart, Delivery, NodeScope, Outcome, ResumeInput, WorkRequest } from './nodes/handler.js';
 import { HANDLERS } from './nodes/index.js';
 import type { WorkResult } from './work/result.js';
@@ -171,7 +171,11 @@ export class Transition {
   }
 
   /** Resumes a waiting node without draining (the caller drains). */
-  private wake(inst: Instance, ni: NodeInstance, input: ResumeInput): void {
+  private wake(waiting: Instance, waitingNode: NodeInstance, input: ResumeInput): void {
+    // Resumed from rest, it is resumed in a copy (youngCopy: why). Not once this transition has
+    // touched it: its callers may still hold the objects they changed.
+    const inst = this.touched.has(waiting.processInstanceId) ? waiting : youngCopy(this.core.state, waiting);
+    const ni = inst.nodes[waitingNode.id]!;
     this.touched.add(inst.processInstanceId);
     const node = this.nodeDef(inst, ni);
     const handler = HANDLERS[node.type] as { resume?: (n: FlowNode, s: NodeScope, i: ResumeInput) => Outcome };

@@ -375,6 +375,33 @@ export interface ApiKey {
  */
 export const DERIVED = ['subscriptions'] as const;
 
+/**
+ * Puts a copy of execution `inst` in its place in `state` and returns it: the same data in new
+ * objects (the execution, its containers and node instances; what they hold is shared). The
+ * state's value does not change, only which objects hold it, so no record is needed.
+ *
+ * Why: an execution that waited a while lives in V8's old generation. Resuming it writes new
+ * objects (log lines, nodes, variables, times) into it, and every such old-to-new pointer is a
+ * root for the scavenger until the next full GC, even once the execution is finished and gone:
+ * what it points to survives and is promoted. Resumed in a copy, the old objects are left
+ * unchanged (dead, pointing at nothing new), and the copy dies young with all it gained.
+ */
+export function youngCopy(state: WfxState, inst: Instance): Instance {
+  const nodes: Record<string, NodeInstance> = {};
+  for (const id in inst.nodes) {
+    const node = { ...inst.nodes[id]! };
+    if (node.children) node.children = node.children.slice(); // a child's start adds to it
+    nodes[id] = node;
+  }
+  const copy = { ...inst };
+  copy.nodes = nodes;
+  copy.logs = inst.logs.slice();
+  copy.variables = { ...inst.variables };
+  copy.joins = { ...inst.joins };
+  state.instances[inst.processInstanceId] = copy;
+  return copy;
+}
+
 /** The state of an empty data directory. */
 export function initialState(): WfxState {
   return {
