@@ -1,6 +1,6 @@
 import { WfxError } from '../../shared/errors.js';
 import { applyRecord, type WfxRecord } from '../state/records.js';
-import { initialState, STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
+import { initialState, STATE, STATUS, type Instance, type WfxState, liveInstances } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore } from '../store/store.js';
 import type { Caller } from './engine.js';
@@ -49,7 +49,7 @@ export class ExecutionArchive {
     }
     const below = (id: string) => opts.cursor === undefined || id < opts.cursor;
     const found = new Map<string, Instance | null>(); // null: in history, read on demand
-    for (const inst of Object.values(this.deps.state.instances)) {
+    for (const inst of liveInstances(this.deps.state)) {
       if (inst.processId === processId && below(inst.processInstanceId) && (opts.stateCd === undefined || inst.stateCd === opts.stateCd)) {
         found.set(inst.processInstanceId, inst);
       }

@@ -4,7 +4,7 @@ import { parseDuration } from '../../shared/duration.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { indexEventWait, type WfxRecord } from '../state/records.js';
-import { logEntry, STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import { logEntry, STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState, liveInstances } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore, Transaction } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
@@ -336,7 +336,7 @@ export class Engine extends EventEmitter implements EngineCore {
     // The subscription index is derived: rebuilt in the same walk (one pass over 100k executions, not two).
     this.state.subscriptions = {};
     const running: Instance[] = [];
-    for (const inst of Object.values(this.state.instances)) {
+    for (const inst of liveInstances(this.state)) {
       this.streamed.set(inst.processInstanceId, inst.logs.length);
       if (inst.stateCd !== STATE.RUNNING) {
         this.archive.enqueue(inst.processInstanceId, null);

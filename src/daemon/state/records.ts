@@ -14,7 +14,7 @@ import type {
 } from './state.js';
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
-import { EMAIL_SEEN_IDS, DERIVED, initialState, isoMs, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
+import { archiveInstance, countInstance, EMAIL_SEEN_IDS, DERIVED, initialState, isoMs, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
 
 /** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
 export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
@@ -361,6 +361,7 @@ const handlers: Handlers = {
       },
       s,
     );
+    if (state.instances[inst.processInstanceId] === undefined) countInstance(state);
     state.instances[inst.processInstanceId] = inst;
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
       const parent = state.instances[inst.parentInstanceId]?.nodes[inst.parentNodeInstanceId];
@@ -433,9 +434,7 @@ const handlers: Handlers = {
     // Kept whole: it names the failing node by its id.
     inst.logs.push({ nodeId: r.error?.nodeId ?? '', nodeName: inst.processName, nodeType: 'process', message: `execution ${word}`, level: r.stateCd === 2 ? 'ERROR' : 'INFO', timestamp: r.at, variables: { ...inst.variables } });
   },
-  'instance.archived': (state, r) => {
-    delete state.instances[r.instanceId];
-  },
+  'instance.archived': (state, r) => archiveInstance(state, r.instanceId),
   'message.buffered': (state, r) => {
     state.messages[r.message.id] = r.message;
   },

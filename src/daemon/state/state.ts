@@ -11,8 +11,11 @@ export interface WfxState {
   apiKeys: Record<string, ApiKey>;
   /** Published flows by processId. */
   flows: Record<string, Flow>;
-  /** Live executions (running, or finished and not yet moved to history) by id. */
-  instances: Record<string, Instance>;
+  /**
+   * Live executions (running, or finished and not yet moved to history) by id. An archived one
+   * leaves `undefined` behind (a tombstone, see `archiveInstance`): skip those when listing.
+   */
+  instances: Record<string, Instance | undefined>;
   /**
    * Waiting catch events, by bucket (see subscriptionBucket: a message's bucket holds its
    * correlation key, so delivering one is a lookup, not a scan), then by
@@ -400,6 +403,54 @@ export function youngCopy(state: WfxState, inst: Instance): Instance {
   copy.joins = { ...inst.joins };
   state.instances[inst.processInstanceId] = copy;
   return copy;
+}
+
+/** Tombstones and live executions of each `instances` object (archiveInstance). */
+const instanceCounts = new WeakMap<object, { live: number; tombstones: number }>();
+
+/** Counts a new execution in `state.instances` (for archiveInstance). */
+export function countInstance(state: WfxState): void {
+  const counts = instanceCounts.get(state.instances);
+  if (counts) counts.live++;
+}
+
+/**
+ * Removes an archived execution from the live state: its key is left with `undefined` rather
+ * than deleted. Deleting keys from the large dictionary as a resume load drains it kept young
+ * executions alive for the scavenger in about half the runs (1.2 MB promoted per scavenge
+ * instead of 0.43, pauses 4.5-4.8 ms instead of 2.6; docs/performance.md). When the tombstones
+ * outnumber the live executions (and 10,000), the dictionary is rebuilt without them: the same
+ * value in a new object, so the snapshot, JSON and every lookup are as before.
+ */
+export function archiveInstance(state: WfxState, id: string): void {
+  const instances = state.instances;
+  if (instances[id] === undefined) return;
+  instances[id] = undefined;
+  let counts = instanceCounts.get(instances);
+  if (!counts) {
+    let live = 0;
+    for (const key in instances) if (instances[key] !== undefined) live++;
+    counts = { live, tombstones: Object.keys(instances).length - live };
+    instanceCounts.set(instances, counts);
+  } else {
+    counts.live--;
+    counts.tombstones++;
+  }
+  if (counts.tombstones < 10_000 || counts.tombstones < counts.live) return;
+  const rebuilt: Record<string, Instance | undefined> = {};
+  for (const key in instances) if (instances[key] !== undefined) rebuilt[key] = instances[key];
+  state.instances = rebuilt;
+  instanceCounts.set(rebuilt, { live: counts.live, tombstones: 0 });
+}
+
+/** The live executions of `state`, tombstones skipped. */
+export function liveInstances(state: WfxState): Instance[] {
+  const out: Instance[] = [];
+  for (const id in state.instances) {
+    const inst = state.instances[id];
+    if (inst !== undefined) out.push(inst);
+  }
+  return out;
 }
 
 /** The state of an empty data directory. */

@@ -6,7 +6,7 @@ import t from 'tap';
 import { Engine } from '../../../src/daemon/engine/engine.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
 import { executionsTouched, WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
-import { DERIVED, STATE, STATUS, type WfxState } from '../../../src/daemon/state/state.js';
+import { DERIVED, liveInstances, STATE, STATUS, type WfxState } from '../../../src/daemon/state/state.js';
 import { History } from '../../../src/daemon/store/history.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { validateFlowSource } from '../../../src/shared/flow/validate.js';
@@ -51,7 +51,7 @@ t.test('a checkpoint taken while executions start, wait, resume, finish and move
   await Promise.all(Array.from({ length: 20 }, () => start('1a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d')));
   await Promise.all(Array.from({ length: 10 }, () => start('0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d')));
   await store.flush();
-  const children = Object.values(store.state.instances).filter((i) => i.processId.startsWith('0a1b'));
+  const children = liveInstances(store.state).filter((i) => i.processId.startsWith('0a1b'));
   t.equal(children.length, 30, 'children waiting: 20 under a parent, 10 on their own');
 
   const before = asJson(store.state);
@@ -108,7 +108,7 @@ t.test('checkpoints one after the other copy unchanged executions as bytes, and 
   const start = (processId: string, data: Record<string, unknown> = {}, correlationKey?: string) =>
     engine.start({ processId, organization: 'default', data, ...(correlationKey !== undefined && { correlationKey }) });
   const answer = (id: string, nodeId = 'ask') => engine.submitTask({ organization: null, processInstanceId: id, nodeId, action: 'COMPLETE', data: { inputValue: 'ok ü' } });
-  const waiting = (prefix: string) => Object.values(store.state.instances).filter((i) => i.processId.startsWith(prefix) && i.stateCd === STATE.RUNNING);
+  const waiting = (prefix: string) => liveInstances(store.state).filter((i) => i.processId.startsWith(prefix) && i.stateCd === STATE.RUNNING);
   const waitsAt = (nodeId: string) => waiting('2a1b').filter((i) => Object.values(i.nodes).some((n) => n.nodeId === nodeId && n.statusCd === STATUS.WAITING));
   let key = 0;
   const more = () => [

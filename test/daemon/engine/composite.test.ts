@@ -1,5 +1,5 @@
 import t from 'tap';
-import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
+import { liveInstances, STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
 
 /** The live child executions of a node instance, read back. */
@@ -8,7 +8,7 @@ async function children(h: EngineHarness, inst: Instance, nodeId: string): Promi
   return Promise.all((ni?.children ?? []).map((id) => h.get(id)));
 }
 
-const running = (h: EngineHarness) => Object.values(h.store.state.instances).filter((i) => i.stateCd === STATE.RUNNING);
+const running = (h: EngineHarness) => liveInstances(h.store.state).filter((i) => i.stateCd === STATE.RUNNING);
 
 t.test('an embedded subProcess runs as a child execution linked both ways, and its variables come back', async (t) => {
   const h = await engineHarness(t);
@@ -454,7 +454,7 @@ nodes:
   done: { type: endEvent }
 `.replace('SELF', '"{selfId}"'));
   await h.start(pid, { selfId: pid });
-  const all = Object.values(h.store.state.instances).filter((i) => i.processId === pid);
+  const all = liveInstances(h.store.state).filter((i) => i.processId === pid);
   const failed = all.filter((i) => i.stateCd === STATE.FAILED);
   t.equal(failed.length, 1, 'exactly one link of the chain fails');
   t.equal(failed[0]!.error?.code, 'CHILD_DEPTH_EXCEEDED');

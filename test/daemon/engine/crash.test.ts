@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { STATE } from '../../../src/daemon/state/state.js';
+import { liveInstances, STATE } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail } from '../../helpers/engine.js';
 
 const WORKER = fileURLToPath(new URL('../../fixtures/engine-worker.js', import.meta.url));
@@ -50,7 +50,7 @@ t.test('kill -9 while executions start and run: every acknowledged start is ther
     for (const id of await runAndKill(['start', h.dir, flowFile], 'started', () => stop)) acked.add(id);
   }
   const after = await h.restart();
-  const all = Object.values(after.store.state.instances);
+  const all = liveInstances(after.store.state);
   for (const id of acked) {
     const inst = after.store.state.instances[id];
     if (!inst) {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { applyRecord, startedInstance } from '../../../src/daemon/state/records.js';
-import { initialState, youngCopy } from '../../../src/daemon/state/state.js';
+import { initialState, liveInstances, youngCopy } from '../../../src/daemon/state/state.js';
 
 t.test('youngCopy puts the same execution, in new objects, in its place', async (t) => {
   const state = initialState();
@@ -27,4 +27,29 @@ t.test('youngCopy puts the same execution, in new objects, in its place', async 
   t.equal(before.nodes.n1!.statusCd, 0, 'the replaced node instance is untouched');
   t.same(before.variables, { a: { deep: 1 } }, 'the replaced variables too');
   t.equal(before.logs.length + 1, copy.logs.length, 'the log line went to the copy');
+});
+
+t.test('an archived execution leaves a tombstone; the dictionary is rebuilt once they outnumber the live ones', async (t) => {
+  const state = initialState();
+  const at = '2026-11-21T10:00:00.000Z';
+  const start = (id: string) =>
+    applyRecord(state, { type: 'instance.started', instance: startedInstance({ processId: 'p', processName: 'P', processVersion: '1', organization: 'default', environment: 'PRODUCTION', correlationKey: null, parentInstanceId: null, variables: {} }, id, at) });
+  for (let i = 0; i < 3; i++) start(`keep${i}`);
+  for (let i = 0; i < 10_000; i++) start(`e${i}`);
+  const first = state.instances;
+  for (let i = 0; i < 9_999; i++) applyRecord(state, { type: 'instance.archived', instanceId: `e${i}` });
+  t.equal(state.instances, first, 'not rebuilt yet: 9,999 tombstones');
+  t.ok('e0' in state.instances && state.instances.e0 === undefined, 'an archived execution is a tombstone');
+  t.same(liveInstances(state).map((i) => i.processInstanceId), ['keep0', 'keep1', 'keep2', 'e9999'], 'listing skips tombstones, in order');
+  t.notOk(JSON.stringify(state).includes('"e0"'), 'JSON leaves them out');
+  applyRecord(state, { type: 'instance.archived', instanceId: 'e0' }); // archived again (recovery may): no double count
+  t.equal(state.instances, first);
+
+  applyRecord(state, { type: 'instance.archived', instanceId: 'e9999' });
+  t.not(state.instances, first, 'rebuilt at 10,000 tombstones, more than the live ones');
+  t.same(Object.keys(state.instances), ['keep0', 'keep1', 'keep2'], 'the live ones, in order, and nothing else');
+
+  start('later'); // counts go on in the new dictionary
+  applyRecord(state, { type: 'instance.archived', instanceId: 'later' });
+  t.ok('later' in state.instances, 'a tombstone again, far from the next rebuild');
 });

@@ -1,3 +1,4 @@
+import { liveInstances } from '../../../src/daemon/state/state.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { EmailTriggers, passesFilters } from '../../../src/daemon/triggers/email.js';
@@ -39,7 +40,7 @@ async function setup(t: Test): Promise<{ h: EngineHarness; server: ImapServer; e
   return { h, server, email, pid };
 }
 
-const runs = (h: EngineHarness, pid: string) => Object.values(h.store.state.instances).filter((i) => i.processId === pid);
+const runs = (h: EngineHarness, pid: string) => liveInstances(h.store.state).filter((i) => i.processId === pid);
 
 t.test('filters: subject and body contain (any case), sender matches a regex', async (t) => {
   const m = { subject: 'New ORDER 42', sender: 'bob@example.com', body: 'two chairs' };

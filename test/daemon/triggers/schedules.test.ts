@@ -1,3 +1,4 @@
+import { liveInstances } from '../../../src/daemon/state/state.js';
 import t, { type Test } from 'tap';
 import { Scheduler } from '../../../src/daemon/triggers/schedules.js';
 import { activateVersion } from '../../../src/daemon/flows/publish.js';
@@ -26,7 +27,7 @@ async function scheduler(t: Test, h: EngineHarness): Promise<Scheduler> {
 async function runs(h: EngineHarness, pid: string, n: number): Promise<string[]> {
   const count = () => h.events.filter((e) => e.type === 'PROCESS_STARTED' && e.processId === pid).length;
   if (count() < n) await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid && count() >= n);
-  return Object.values(h.store.state.instances)
+  return liveInstances(h.store.state)
     .filter((i) => i.processId === pid)
     .map((i) => i.variables.scheduledTime as string)
     .sort();
@@ -65,7 +66,7 @@ for (const [policy, want] of [
     const got = want.length === 0 ? [] : await runs(h, pid, want.length);
     t.same(got, want);
     t.match(s.health()[0], { nextFire: '2026-11-21T11:05:00.000Z' });
-    t.equal(Object.values(h.store.state.instances).length, want.length, 'nothing more');
+    t.equal(liveInstances(h.store.state).length, want.length, 'nothing more');
   });
 }
 
@@ -93,7 +94,7 @@ t.test('a restart right after a fire does not fire it again', async (t) => {
   h = await h.restart();
   const again = await scheduler(t, h);
   t.match(again.health()[0], { lastFire: '2026-11-21T10:05:00.000Z', nextFire: '2026-11-21T10:10:00.000Z' });
-  t.equal(Object.values(h.store.state.instances).filter((i) => i.processId === pid).length, 1, 'one run, not two');
+  t.equal(liveInstances(h.store.state).filter((i) => i.processId === pid).length, 1, 'one run, not two');
 });
 
 t.test('activating a version re-arms its schedules; a version without them stops them', async (t) => {
@@ -129,6 +130,6 @@ t.test('a schedule re-activated after a while fires from then on: the time it wa
   await activateVersion(h.store, { processId: pid, organization: 'default', environment: 'PRODUCTION', version: '1' });
   await s.synced();
   await s.idle();
-  t.equal(Object.values(h.store.state.instances).filter((i) => i.processId === pid).length, 0, 'no run for the ten inactive hours');
+  t.equal(liveInstances(h.store.state).filter((i) => i.processId === pid).length, 0, 'no run for the ten inactive hours');
   t.match(s.health(), [{ nextFire: '2026-11-21T21:00:00.000Z' }]);
 });
