@@ -1,6 +1,6 @@
 import { WfxError } from '../../shared/errors.js';
 import { applyRecord, type WfxRecord } from '../state/records.js';
-import { initialState, STATE, STATUS, type Instance, type WfxState, liveInstances } from '../state/state.js';
+import { initialState, liveInstances, STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore } from '../store/store.js';
 import type { Caller } from './engine.js';

@@ -4,7 +4,7 @@ import { parseDuration } from '../../shared/duration.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { indexEventWait, type WfxRecord } from '../state/records.js';
-import { logEntry, STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState, liveInstances } from '../state/state.js';
+import { liveInstances, logEntry, STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore, Transaction } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';

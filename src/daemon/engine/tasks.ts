@@ -1,5 +1,5 @@
 import type { FormField, InputType } from '../../shared/flow/types.js';
-import { STATE, STATUS, type Instance, type NodeInstance, type WfxState, liveInstances } from '../state/state.js';
+import { liveInstances, STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
 
 /** One input node or user task waiting for POST /process/task (GET /process/tasks). */
 export interface WaitingTask {

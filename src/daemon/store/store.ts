@@ -215,10 +215,12 @@ export class Store<S, R> implements DurableStore<S, R> {
       throw new WfxError('SNAPSHOT_CORRUPT', `${join(options.dir, 'snapshot.json')} is not a wfx snapshot`);
     }
     // Collections added since the snapshot was written start empty (top-level merge).
-    const initial = options.initialState() as Record<string, unknown>;
-    const loaded = Object.assign(options.initialState() as object, snapshot.state) as Record<string, unknown>;
-    for (const key of options.derived ?? []) loaded[key] = initial[key];
-    const state = loaded as S;
+    const state = Object.assign(options.initialState() as object, snapshot.state) as S;
+    if (options.derived?.length) {
+      // Derived keys as an empty store has them, whatever an older snapshot held.
+      const initial = options.initialState() as Record<string, unknown>;
+      for (const key of options.derived) (state as Record<string, unknown>)[key] = initial[key];
+    }
     const { journal, report } = await Journal.open<R[]>({
       dir: join(options.dir, 'journal'),
       afterSeq: snapshot.seq,
