@@ -88,20 +88,46 @@ export class ExecutionArchive {
   }
 
   /**
+   * For a step that starts an execution and finishes it (no waits, no children, no parent) and
+   * changes nothing else: the step's records are the execution whole, so they go to history
+   * alone, as its document, instead of to the journal first and history after (Divert, in the
+   * store). Once they are durable there, `settle` removes the execution from the live state
+   * unjournaled: recovery never needed it. This is the usual run of a flow without waits: one
+   * durable write instead of three (journal, history, the journal's instance.archived), and the
+   * execution leaves memory at once. Null for any other step.
+   */
+  readonly oneStep = (records: readonly WfxRecord[], serialized: readonly string[]): { durable: Promise<void>; settle: readonly WfxRecord[] } | null => {
+    const first = records[0]!;
+    if (first.type !== 'instance.started' || first.instance.parentInstanceId !== null) return null;
+    const id = first.instance.processInstanceId;
+    let stateCd: number | null = null;
+    for (let i = 1; i < records.length; i++) {
+      const r = records[i]!;
+      if (!OWN_EFFECT_ONLY.has(r.type) || (r as { instanceId?: string }).instanceId !== id) return null;
+      if (r.type === 'instance.finished') stateCd = r.stateCd;
+    }
+    const bucket = bucketOf(id);
+    if (stateCd === null || bucket === null || this.deps.closed()) return null;
+    return {
+      durable: this.deps.history.putJson(bucket, id, { open: '{"records":[', parts: serialized, close: ']}' }, [first.instance.processId, String(stateCd)]),
+      settle: [{ type: 'instance.archived', instanceId: id }],
+    };
+  };
+
+  /**
    * Moves finished executions to history: each written and fsynced there first, then all of
    * them removed from the live state in one journal entry. Executions that finish in the same
    * tick are archived together. A crash in between archives them again on recovery (the later
    * copy wins). `recordsJson`, when an execution started and finished in one step, is that
-   * step's records as journaled: written as they are instead of serializing the final state
-   * again; as the journal entry's very bytes when that entry was this execution's alone.
+   * step's records as journaled: written as they are instead of serializing the final state again.
    */
   // Replaced, never cleared: Map.clear() on a long-lived Map allocates its next table in the old
   // generation, where the entries it then holds outlive the batch (see shared/work-count.ts).
-  private pending = new Map<string, readonly string[] | Buffer | null>();
+  private pending = new Map<string, readonly string[] | null>();
   private scheduled = false;
 
   /** Archives `id` with the next batch (this tick's finished executions). */
-  enqueue(id: string, recordsJson: readonly string[] | Buffer | null): void {
+  enqueue(id: string, recordsJson: readonly string[] | null): void {
     if (this.deps.closed()) return;
     this.pending.set(id, recordsJson);
     if (this.scheduled) return;
@@ -119,12 +145,7 @@ export class ExecutionArchive {
         const inst = this.deps.state.instances[id];
         const bucket = bucketOf(id);
         if (!inst || inst.stateCd === STATE.RUNNING || !bucket) return null;
-        const doc =
-          recordsJson === null
-            ? JSON.stringify({ instance: inst })
-            : Buffer.isBuffer(recordsJson)
-              ? { open: '{"records":', bytes: recordsJson, close: '}' } // the bytes of [record, ...]
-              : { open: '{"records":[', parts: recordsJson, close: ']}' };
+        const doc = recordsJson === null ? JSON.stringify({ instance: inst }) : { open: '{"records":[', parts: recordsJson, close: ']}' };
         try {
           await this.deps.history.putJson(bucket, id, doc, [inst.processId, String(inst.stateCd)]);
           return id;
@@ -189,6 +210,23 @@ function bucketStartId(bucket: string): string {
   const hex = Date.parse(`${bucket}T00:00:00Z`).toString(16).padStart(12, '0');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
 }
+
+/**
+ * Record types whose apply changes the execution they name and nothing else (no subscription,
+ * timer, message, parent or child): a step made of these alone, which starts and finishes its
+ * execution, leaves the rest of the state as it found it (see oneStep).
+ */
+const OWN_EFFECT_ONLY: ReadonlySet<WfxRecord['type']> = new Set<WfxRecord['type']>([
+  'node.entered',
+  'node.ran',
+  'nodes.ran',
+  'node.completed',
+  'node.left',
+  'boundary.fired',
+  'join.updated',
+  'instance.logged',
+  'instance.finished',
+]);
 
 /** What history holds for an execution (see Engine.archive). */
 type ArchivedDoc = { readonly instance: Instance } | { readonly records: readonly WfxRecord[] };

@@ -442,7 +442,7 @@ export class Engine extends EventEmitter implements EngineCore {
     const tx = this.store.transact((emit) => {
       transition = new Transition(this, emit, now);
       return fn(transition, emit);
-    });
+    }, this.archive.oneStep);
     const logsUpTo = new Map<string, number>();
     for (const id of transition.touched) logsUpTo.set(id, this.state.instances[id]?.logs.length ?? 0);
     await tx.durable;
@@ -452,7 +452,7 @@ export class Engine extends EventEmitter implements EngineCore {
     return tx.result;
   }
 
-  private afterDurable(tx: Pick<Transaction<unknown, WfxRecord>, 'records' | 'serialized' | 'journaled'>, logsUpTo: ReadonlyMap<string, number>): void {
+  private afterDurable(tx: Pick<Transaction<unknown, WfxRecord>, 'records' | 'serialized' | 'settle'>, logsUpTo: ReadonlyMap<string, number>): void {
     const { records, serialized } = tx;
     // Log lines first: a log stream ends on its execution's PROCESS_* event, after every line.
     const perEntry = this.listenerCount('log') > 0;
@@ -483,9 +483,12 @@ export class Engine extends EventEmitter implements EngineCore {
     for (const r of records) {
       if (r.type !== 'instance.finished') continue;
       this.emit('finished', r.instanceId);
-      const own = ownRecordsJson(r.instanceId, records, serialized);
-      // The whole entry is this execution's: history takes the journal's own bytes of it.
-      this.archive.enqueue(r.instanceId, own === serialized && tx.journaled !== null ? tx.journaled : own);
+      if (tx.settle) {
+        // Already in history (ExecutionArchive.oneStep): it leaves the live state now.
+        tx.settle();
+        this.streamed.delete(r.instanceId);
+        this.emit('archived', r.instanceId);
+      } else this.archive.enqueue(r.instanceId, ownRecordsJson(r.instanceId, records, serialized));
     }
   }
 

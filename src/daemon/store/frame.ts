@@ -41,25 +41,14 @@ export interface JsonPieces {
 }
 
 /**
- * JSON text of which the middle is encoded already: `open`, then `bytes` (UTF-8), then `close`.
- * History archives an execution as its journal entry's own bytes inside `{"records":...}`.
- */
-export interface JsonAroundBytes {
-  readonly open: string;
-  readonly bytes: Buffer;
-  readonly close: string;
-}
-
-/**
  * The frame line of `json` as bytes, ready to append: the JSON is encoded once, straight into
  * the line, and the checksum is taken over those bytes (no intermediate strings). Pure.
  */
-export function frameBytes(seq: number, json: string | JsonPieces | JsonAroundBytes, key: string = NO_KEY): Buffer {
+export function frameBytes(seq: number, json: string | JsonPieces, key: string = NO_KEY): Buffer {
   const head = `${seq} ${key} `;
   const jsonAt = 9 + Buffer.byteLength(head);
   let end = jsonAt;
   if (typeof json === 'string') end += Buffer.byteLength(json);
-  else if ('bytes' in json) end += Buffer.byteLength(json.open) + json.bytes.length + Buffer.byteLength(json.close);
   else {
     end += Buffer.byteLength(json.open) + Buffer.byteLength(json.close) + Math.max(0, json.parts.length - 1);
     for (const part of json.parts) end += Buffer.byteLength(part);
@@ -67,11 +56,7 @@ export function frameBytes(seq: number, json: string | JsonPieces | JsonAroundBy
   const buf = Buffer.allocUnsafe(end + 1);
   buf.write(head, 9, 'utf8');
   if (typeof json === 'string') buf.write(json, jsonAt, 'utf8');
-  else if ('bytes' in json) {
-    const at = jsonAt + buf.write(json.open, jsonAt, 'utf8');
-    buf.set(json.bytes, at);
-    buf.write(json.close, at + json.bytes.length, 'utf8');
-  } else {
+  else {
     let at = jsonAt + buf.write(json.open, jsonAt, 'utf8');
     json.parts.forEach((part, i) => {
       if (i > 0) buf[at++] = COMMA;
@@ -85,12 +70,6 @@ export function frameBytes(seq: number, json: string | JsonPieces | JsonAroundBy
   buf[8] = SP;
   buf[end] = LF;
   return buf;
-}
-
-/** The JSON of a frame line made by `frameBytes` (a view of its bytes, without the header and LF). */
-export function frameJson(frame: Buffer): Buffer {
-  const seqEnd = frame.indexOf(SP, 9);
-  return frame.subarray(frame.indexOf(SP, seqEnd + 1) + 1, frame.length - 1);
 }
 
 /** Result of decoding the frames of one buffer. */

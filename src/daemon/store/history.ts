@@ -1,7 +1,7 @@
 import { open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppendFile } from './append-file.js';
-import { decodeFrames, frameBytes, type JsonAroundBytes, type JsonPieces } from './frame.js';
+import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
 import { ensurePrivateDir, fsyncDir } from './fs-util.js';
 
 const BUCKET_RE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
@@ -69,8 +69,8 @@ export class History {
     return this.putJson(bucket, id, JSON.stringify(doc), tags);
   }
 
-  /** Like `put`, for a document already serialized to JSON text (whole, in pieces, or around bytes). */
-  async putJson(bucket: string, id: string, json: string | JsonPieces | JsonAroundBytes, tags: readonly string[] = []): Promise<void> {
+  /** Like `put`, for a document already serialized to JSON text (whole, or in pieces). */
+  async putJson(bucket: string, id: string, json: string | JsonPieces, tags: readonly string[] = []): Promise<void> {
     assertBucket(bucket);
     if (/[ |]/.test(id) || tags.some((tag) => /[ |]/.test(tag))) throw new TypeError('history ids and tags may not hold spaces or |');
     let writer = await this.writer(bucket);

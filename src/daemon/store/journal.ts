@@ -2,7 +2,7 @@ import { open, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
-import { decodeFrames, frameBytes, frameJson, type JsonPieces } from './frame.js';
+import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
 import { ensurePrivateDir, fsyncDir } from './fs-util.js';
 
 const SEGMENT_RE = /^(\d{20})\.wal$/;
@@ -139,17 +139,14 @@ export class Journal<E> {
     return this.appendJson(JSON.stringify(entry));
   }
 
-  /**
-   * Like `append`, for an entry already serialized to JSON text (whole, or in pieces). Also
-   * returns the entry's JSON as journaled (UTF-8 bytes): not to be changed.
-   */
-  appendJson(json: string | JsonPieces): { seq: number; durable: Promise<void>; journaled: Buffer } {
+  /** Like `append`, for an entry already serialized to JSON text (whole, or in pieces). */
+  appendJson(json: string | JsonPieces): { seq: number; durable: Promise<void> } {
     const seq = this.seq + 1;
     const frame = frameBytes(seq, json);
     const { durable } = this.file.append(frame);
     this.seq = seq;
     this.byteCount += frame.length;
-    return { seq, durable, journaled: frameJson(frame) };
+    return { seq, durable };
   }
 
   /** Resolves once every entry appended so far is durable. */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { Low } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
+import { WorkCount } from '../../shared/work-count.js';
 import { AtomicFileWriter, ensurePrivateDir, writeFileAtomic } from './fs-util.js';
 import { Journal, type ReplayReport } from './journal.js';
 import { SnapshotCopy, type EntryRanges, type SnapshotPiece, type SourceRange } from './snapshot-copy.js';
@@ -107,14 +108,24 @@ export interface DurableStore<S, R> {
   commit(...records: R[]): Promise<void>;
   /**
    * Runs `fn` synchronously; each record it emits is applied at once (so `fn` sees its own
-   * changes) and all of them become one journal entry. See `Store.transact`.
+   * changes) and all of them become one journal entry, unless `divert` takes them. See `Store.transact`.
    */
-  transact<T>(fn: (emit: (record: R) => void) => T): Transaction<T, R>;
+  transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R>;
   /** Resolves once everything committed so far is durable. */
   flush(): Promise<void>;
   /** Set once the store has failed: it refuses writes, its owner must stop. */
   readonly failed: WfxError | null;
 }
+
+/**
+ * Takes a transaction's records out of the journal when their whole effect on the state is
+ * undone by `settle`, records of the caller's: recovery then needs neither, so they need not be
+ * journaled, and `durable` makes them durable elsewhere instead. The engine's use: an execution
+ * that starts and finishes in one step is written to history alone, and `settle` removes it
+ * from the live state (see ExecutionArchive.oneStep). Given the records as they would have been
+ * journaled (and their JSON); returns null to journal them as usual.
+ */
+export type Divert<R> = (records: readonly R[], serialized: readonly string[]) => { readonly durable: Promise<void>; readonly settle: readonly R[] } | null;
 
 /** The outcome of `transact`. */
 export interface Transaction<T, R> {
@@ -123,13 +134,13 @@ export interface Transaction<T, R> {
   readonly records: readonly R[];
   /** Each record as it was journaled (JSON), in the same order. */
   readonly serialized: readonly string[];
-  /**
-   * The journal entry's JSON as written: the UTF-8 bytes of `[serialized...]` (null when there
-   * were no records). Not to be changed: history archives an execution as these very bytes.
-   */
-  readonly journaled: Buffer | null;
   /** Resolves once the records are durable (at once when there were none). */
   readonly durable: Promise<void>;
+  /**
+   * For a transaction `divert` took: applies its settle records (once; not journaled). Call it
+   * once `durable` has resolved and nothing needs the records' effect any more. Null otherwise.
+   */
+  readonly settle: (() => void) | null;
 }
 
 const silent: StoreLogger = { info() {}, warn() {}, error() {} };
@@ -169,6 +180,8 @@ export class Store<S, R> implements DurableStore<S, R> {
   private source: { readonly file: FileHandle; readonly ranges: EntryRanges } | null = null;
   private failure: WfxError | null = null;
   private closed = false;
+  /** Writes of diverted transactions under way: `flush` waits for them too. */
+  private readonly diverted = new WorkCount();
   private readonly failureListeners: Array<(err: WfxError) => void> = [];
   private readonly commitListeners: Array<(records: readonly R[]) => void> = [];
   private readonly options: StoreOptions<S, R>;
@@ -263,7 +276,7 @@ export class Store<S, R> implements DurableStore<S, R> {
     } catch (err) {
       return Promise.reject(this.fail('a record could not be applied', err));
     }
-    const { durable } = this.append(parts);
+    const durable = this.append(parts);
     if (this.commitListeners.length > 0) this.committed(records);
     return durable;
   }
@@ -297,12 +310,12 @@ export class Store<S, R> implements DurableStore<S, R> {
    * or a later record, changes objects the record shares with the state: reducers may keep
    * the record's objects instead of copying them.
    */
-  private append(serialized: string[]): { durable: Promise<void>; journaled: Buffer | null } {
-    let appended: { durable: Promise<void>; journaled: Buffer };
+  private append(serialized: string[]): Promise<void> {
+    let appended: { durable: Promise<void> };
     try {
       appended = this.journal.appendJson({ open: '[', parts: serialized, close: ']' });
     } catch (err) {
-      return { durable: Promise.reject(this.fail('the journal cannot be written', err)), journaled: null };
+      return Promise.reject(this.fail('the journal cannot be written', err));
     }
     // A checkpoint costs about as much as the state is big. Waiting until the journal since the
     // last one is as big as that snapshot keeps the checkpoints' cost at most that of what was
@@ -316,10 +329,9 @@ export class Store<S, R> implements DurableStore<S, R> {
     ) {
       void this.checkpoint().catch(() => undefined);
     }
-    const durable = appended.durable.catch((err: unknown) => {
+    return appended.durable.catch((err: unknown) => {
       throw this.fail('a journal write failed', err);
     });
-    return { durable, journaled: appended.journaled };
   }
 
   /**
@@ -329,8 +341,11 @@ export class Store<S, R> implements DurableStore<S, R> {
    * If `fn` throws before emitting anything, the error is rethrown and nothing changed: decide
    * and validate first, emit after. If it throws after emitting, the state is half changed,
    * so the store fails (STORE_FAILED) and the error is rethrown.
+   *
+   * `divert`, when given, may take the records out of the journal (see Divert). A failure of
+   * the write it makes instead fails the store, as a journal write's would.
    */
-  transact<T>(fn: (emit: (record: R) => void) => T): Transaction<T, R> {
+  transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R> {
     if (this.failure) throw this.failure;
     if (this.closed) throw new WfxError('STORE_CLOSED', 'the store is closed');
     const records: R[] = [];
@@ -369,18 +384,32 @@ export class Store<S, R> implements DurableStore<S, R> {
       throw err;
     }
     // Nothing new, but the result may rest on records still being fsynced: wait for those.
-    if (records.length === 0) return { result, records, serialized, journaled: null, durable: this.flush() };
-    const { durable, journaled } = this.append(serialized);
+    if (records.length === 0) return { result, records, serialized, durable: this.flush(), settle: null };
+    const elsewhere = divert?.(records, serialized) ?? null;
     if (this.commitListeners.length > 0) this.committed(records);
-    return { result, records, serialized, journaled, durable };
+    if (elsewhere === null) return { result, records, serialized, durable: this.append(serialized), settle: null };
+    const durable = this.diverted.track(
+      elsewhere.durable.catch((err: unknown) => {
+        throw this.fail('the write of a transaction kept out of the journal failed', err);
+      }),
+    );
+    let settled = false;
+    const settle = (): void => {
+      if (settled || this.failure) return;
+      settled = true;
+      for (const record of elsewhere.settle) this.applyOne(record);
+    };
+    return { result, records, serialized, durable, settle };
   }
 
-  /** Resolves once everything committed so far is durable. */
+  /** Resolves once everything committed so far is durable (diverted transactions too). */
   async flush(): Promise<void> {
     if (this.failure) throw this.failure;
     await this.journal.flush().catch((err: unknown) => {
       throw this.fail('a journal write failed', err);
     });
+    await this.diverted.idle();
+    if (this.failure) throw this.failure;
   }
 
   /**
@@ -480,6 +509,7 @@ export class Store<S, R> implements DurableStore<S, R> {
   /** Flushes, checkpoints (so the next start replays nothing) and closes. */
   async close(options: { checkpoint?: boolean } = {}): Promise<void> {
     if (this.closed) return;
+    await this.diverted.idle(); // their settle records come after
     await this.checkpointing?.catch(() => undefined); // a copy under way stops at its next slice if the store failed
     if (!this.failure && options.checkpoint !== false) await this.checkpoint();
     this.closed = true;

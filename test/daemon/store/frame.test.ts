@@ -1,5 +1,5 @@
 import t from 'tap';
-import { decodeFrames, encodeFrame, frameBytes, frameJson } from '../../../src/daemon/store/frame.js';
+import { decodeFrames, encodeFrame, frameBytes } from '../../../src/daemon/store/frame.js';
 
 const lines = (...values: unknown[]) => Buffer.from(values.map((v, i) => encodeFrame(i + 1, v, `k${i}`)).join(''));
 
@@ -66,14 +66,4 @@ t.test('frameBytes writes JSON given in pieces exactly as the joined text, multi
     t.equal(decoded.badOffset, null, 'the checksum holds');
     t.same(decoded.frames[0], { seq: 7, key: 'key|tag', value: JSON.parse(joined), offset: 0, length: bytes.length });
   }
-});
-
-t.test('a frame\'s JSON bytes, framed again inside other text, give the same line as the text would', async (t) => {
-  const journal = frameBytes(12, { open: '[', parts: ['{"a":"héllo ✓"}', '{"b":[1,2]}'], close: ']' });
-  const json = frameJson(journal);
-  t.equal(json.toString(), '[{"a":"héllo ✓"},{"b":[1,2]}]', 'the JSON between the header and the LF');
-  const archived = frameBytes(0, { open: '{"records":', bytes: json, close: '}' }, 'id-1|tag');
-  t.same(archived, frameBytes(0, `{"records":${json.toString()}}`, 'id-1|tag'), 'as if the whole text were encoded');
-  t.same(decodeFrames(archived).frames[0]?.value, { records: [{ a: 'héllo ✓' }, { b: [1, 2] }] });
-  t.equal(frameJson(frameBytes(3, '{}')).toString(), '{}', 'a frame without a key too');
 });

@@ -194,6 +194,61 @@ t.test('transact: emitted records apply at once and become one entry', async (t)
   t.same((await open(dir)).state, { n: 2, log: ['saw 2'] });
 });
 
+t.test('divert: records kept out of the journal are durable elsewhere, and settle undoes their effect', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir);
+  await store.commit({ op: 'add', by: 1 });
+  let release!: () => void;
+  const written = new Promise<void>((resolve) => (release = resolve));
+  const offered: Array<{ records: readonly R[]; serialized: readonly string[] }> = [];
+  // Takes a transaction that only adds, and settles it by adding the opposite.
+  const divert = (records: readonly R[], serialized: readonly string[]) => {
+    offered.push({ records, serialized });
+    const by = records.reduce((sum, r) => sum + (r.op === 'add' ? r.by : Number.NaN), 0);
+    return Number.isNaN(by) ? null : { durable: written, settle: [{ op: 'add', by: -by } as const] };
+  };
+  const tx = store.transact((emit) => {
+    emit({ op: 'add', by: 5 });
+    emit({ op: 'add', by: 2 });
+  }, divert);
+  t.same(offered[0], { records: [{ op: 'add', by: 5 }, { op: 'add', by: 2 }], serialized: ['{"op":"add","by":5}', '{"op":"add","by":2}'] }, 'offered as they would be journaled');
+  t.equal(store.state.n, 8, 'applied at once, as any transaction');
+  t.equal(store.lastSeq, 1, 'not journaled');
+  let durable = false;
+  void tx.durable.then(() => (durable = true));
+  let flushed = false;
+  const flush = store.flush().then(() => (flushed = true));
+  await store.commit({ op: 'note', text: 'later' }); // a journal write after it completes meanwhile
+  t.notOk(durable || flushed, 'neither durable nor flushed before the write elsewhere is');
+  release();
+  await tx.durable;
+  await flush;
+  t.ok(tx.settle, 'a diverted transaction can be settled');
+  tx.settle!();
+  tx.settle!();
+  t.equal(store.state.n, 1, 'settled once: its effect undone');
+  const journaled = store.transact((emit) => emit({ op: 'note', text: 'kept' }), divert);
+  t.equal(journaled.settle, null, 'a transaction divert declined is journaled as usual');
+  await journaled.durable;
+  t.equal(store.lastSeq, 3);
+  await store.close();
+  const again = await open(dir);
+  t.same(again.state, { n: 1, log: ['later', 'kept'] }, 'recovery needs neither the diverted records nor their settle');
+  await again.close();
+});
+
+t.test('divert: a failed write elsewhere fails the store, as a journal write would', async (t) => {
+  const store = await open(t.testdir());
+  let told: unknown = null;
+  store.onFailure((err) => (told = err));
+  const tx = store.transact((emit) => emit({ op: 'add', by: 1 }), () => ({ durable: Promise.reject(new Error('disk full')), settle: [] }));
+  await t.rejects(tx.durable, { code: 'STORE_FAILED', message: /kept out of the journal failed: disk full/ });
+  t.match(told, { code: 'STORE_FAILED' }, 'the owner is told');
+  await t.rejects(store.flush(), { code: 'STORE_FAILED' });
+  await t.rejects(store.commit({ op: 'add', by: 1 }), { code: 'STORE_FAILED' }, 'no write after a failure');
+  await store.close();
+});
+
 t.test('flush waits for a segment still closing after a checkpoint roll', async (t) => {
   const dir = t.testdir();
   const store = await open(dir);
