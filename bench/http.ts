@@ -21,7 +21,7 @@ import { History } from '../src/daemon/store/history.js';
 import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { FIVE_NODE_FLOW } from './engine.js';
-import type { LoadOutcome, LoadPart, LoadSpec } from './load-worker.js';
+import type { InterleavedOutcome, InterleavedSpec, LoadOutcome, LoadPart, LoadSpec } from './load-worker.js';
 import { machineLine, writeSection } from './report.js';
 
 const run = promisify(execFile);
@@ -87,12 +87,14 @@ async function startNeighbour(): Promise<{ url: string; child: ChildProcess }> {
 }
 
 /** Runs one load from a fresh client process (bench/load-worker.ts), and its warm-up before it. */
-async function runLoad(spec: LoadSpec): Promise<LoadOutcome> {
+async function runLoad(spec: LoadSpec): Promise<LoadOutcome>;
+async function runLoad(spec: InterleavedSpec): Promise<InterleavedOutcome>;
+async function runLoad(spec: LoadSpec | InterleavedSpec): Promise<LoadOutcome | InterleavedOutcome> {
   collectGarbage(); // what setting up this load left in the bench process, now rather than during it
   const worker = fork(LOAD_WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
-    const outcome = new Promise<LoadOutcome>((resolve, reject) => {
-      worker.once('message', (m: LoadOutcome) => resolve(m));
+    const outcome = new Promise<LoadOutcome | InterleavedOutcome>((resolve, reject) => {
+      worker.once('message', (m: LoadOutcome | InterleavedOutcome) => resolve(m));
       worker.once('exit', (code) => reject(new Error(`the load worker exited with ${code}`)));
     });
     worker.send(spec);
@@ -119,9 +121,28 @@ function figures(p: LoadPart): Load {
 
 /** A load of SECONDS, after one second of warm-up (the client's code compiled, the daemon's too). */
 async function load(spec: ReturnType<typeof post>): Promise<Load> {
-  const { warmup, measured } = await runLoad({ ...spec, seconds: SECONDS, warmupSeconds: 1 });
+  return withWarmup(await runLoad({ ...spec, seconds: SECONDS, warmupSeconds: 1 }));
+}
+
+/** The figures of a load's measured part, its warm-up's failures counted too. */
+function withWarmup({ warmup, measured }: LoadOutcome): Load {
   const figs = figures(measured);
   return { ...figs, failed: figs.failed + (warmup?.failed ?? 0) };
+}
+
+/** Slices an interleaved load takes of each side. */
+const SLICES = 4;
+
+/**
+ * Two loads measured in turns, SECONDS of each in SLICES slices (after a second's warm-up of
+ * each), from one client process. On this shared host the load drifts within minutes: the
+ * neighbour measured 27,000-63,000 req/s on one evening, and 40,000 and 53,000 half a minute
+ * apart in one run. Measured before and after the daemon's loads instead, the ratio carried
+ * that drift; in turns, both sides see the same host.
+ */
+async function interleavedLoad(a: ReturnType<typeof post>, b: ReturnType<typeof post>): Promise<[Load, Load]> {
+  const [first, second] = await runLoad({ interleave: [a, b], slices: SLICES, sliceSeconds: SECONDS / SLICES, warmupSeconds: 1 });
+  return [withWarmup(first), withWarmup(second)];
 }
 
 /** The nearest-rank percentile `p` of ascending `sorted` (NaN when empty). */
@@ -239,8 +260,8 @@ async function heapPerWaiting(dataDir: string, n: number): Promise<number> {
 }
 
 export interface HttpBenchResult {
-  /** The neighbour just before the daemon's start loads, and just after them (it waits idle meanwhile). */
-  readonly neighbour: { readonly before: Load; readonly after: Load };
+  /** The neighbour, measured in turns with the daemon's start load at 50 connections (see interleavedLoad). */
+  readonly neighbour: Load;
   readonly starts: ReadonlyArray<{ connections: number; load: Load }>;
   readonly completed: { perSecond: number; p99: number; checked: number; allCompleted: boolean };
   readonly task: ResumeLoad;
@@ -252,12 +273,7 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
   const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-http-'));
   const neighbourProc = await startNeighbour();
   try {
-    // Measured on both sides of the daemon's start loads, and each ratio taken to the mean: on a
-    // shared host the load drifts within minutes (the neighbour measured 27,000-63,000 req/s on
-    // one evening), and a neighbour measured once, a minute before, put that drift in the ratio.
-    const neighbourLoad = () => load(post(`${neighbourProc.url}/process/start`, null, { processId: '7f3e2d1c-0b9a-4876-9543-210fedcba987', data: { orderId: 1, amount: 150 } }, 50));
-    const before = await neighbourLoad();
-    let after: Load;
+    let neighbour: Load;
 
     const d = await startDaemon(join(dir, 'load'));
     const starts: Array<{ connections: number; load: Load }> = [];
@@ -268,8 +284,11 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
       await api(d.url, d.key, '/admin/flows', { source: FIVE_NODE_FLOW });
       await api(d.url, d.key, '/admin/flows', { source: WAITS });
       const body = { processId: '7f3e2d1c-0b9a-4876-9543-210fedcba987', data: { orderId: 1, amount: 150 } };
-      for (const connections of [1, 10, 50]) starts.push({ connections, load: await load(post(`${d.url}/process/start`, d.key, body, connections)) });
-      after = await neighbourLoad();
+      for (const connections of [1, 10]) starts.push({ connections, load: await load(post(`${d.url}/process/start`, d.key, body, connections)) });
+      // At 50 connections, in turns with the neighbour: every ratio is to this neighbour figure.
+      const [neighbourLoad, fiftyLoad] = await interleavedLoad(post(`${neighbourProc.url}/process/start`, null, body, 50), post(`${d.url}/process/start`, d.key, body, 50));
+      neighbour = neighbourLoad;
+      starts.push({ connections: 50, load: fiftyLoad });
       neighbourProc.child.kill('SIGTERM');
       // The 5-node flow has no wait: its start call answers once the whole run is durable, so a
       // start is a completion. Check that every execution of the run did complete.
@@ -303,7 +322,7 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
     const rssBytes = await rss(again.pid);
     await again.stop();
     const heapBytesPerWaiting = await heapPerWaiting(full, WAITING);
-    return { neighbour: { before, after: after! }, starts, completed: completed!, task: task!, event: event!, restart: { waiting: WAITING, startMs: again.startMs, rssBytes, emptyRssBytes, heapBytesPerWaiting } };
+    return { neighbour: neighbour!, starts, completed: completed!, task: task!, event: event!, restart: { waiting: WAITING, startMs: again.startMs, rssBytes, emptyRssBytes, heapBytesPerWaiting } };
   } finally {
     neighbourProc.child.kill('SIGTERM');
     for (const d of [...startedDirs]) await stopDaemon(d);
@@ -316,11 +335,10 @@ const ms = (n: number) => `${n.toFixed(n < 10 ? 2 : 0)} ms`;
 const pct = (a: number, b: number) => `${Math.round((a / b) * 100)} %`;
 
 export function formatHttpBench(r: HttpBenchResult): string {
-  const { before, after } = r.neighbour;
-  const n = (before.perSecond + after.perSecond) / 2;
+  const n = r.neighbour.perSecond;
   const perWaiting = (r.restart.rssBytes - r.restart.emptyRssBytes) / r.restart.waiting;
   const rows = [
-    `| neighbour: bare Fastify route parsing the same body, 50 connections (mean of before and after the daemon's start loads) | **${fmt(n)} req/s** (before ${fmt(before.perSecond)}, p99 ${ms(before.p99)}; after ${fmt(after.perSecond)}, p99 ${ms(after.p99)}) | 100 % | |`,
+    `| neighbour: bare Fastify route parsing the same body, 50 connections (in turns with the daemon's start load at 50 connections: ${SLICES} slices of ${SECONDS / SLICES} s each) | **${fmt(n)} req/s**, p99 ${ms(r.neighbour.p99)} | 100 % | |`,
     ...r.starts.map(
       (s) =>
         `| POST /process/start, 5-node flow, ${s.connections} connection${s.connections > 1 ? 's' : ''} | ${fmt(s.load.perSecond)}/s, p50 ${ms(s.load.p50)}, p99 ${ms(s.load.p99)}, ${s.load.failed} failed | ${pct(s.load.perSecond, n)} | ${s.connections === 50 ? 'p99 < 10 ms' : ''} |`,

@@ -23,6 +23,17 @@ interface Target {
 export type LoadSpec = Target &
   ({ readonly body: string; readonly seconds: number; readonly warmupSeconds: number } | { readonly bodies: readonly string[]; readonly warmupCount: number });
 
+/**
+ * Two loads of one body each, measured in turns: a warm-up of each, then `slices` rounds of a
+ * slice of `sliceSeconds` of the first and one of the second. Both see the same host.
+ */
+export interface InterleavedSpec {
+  readonly interleave: readonly [Target & { readonly body: string }, Target & { readonly body: string }];
+  readonly slices: number;
+  readonly sliceSeconds: number;
+  readonly warmupSeconds: number;
+}
+
 export interface LoadPart {
   readonly total: number;
   readonly seconds: number;
@@ -36,6 +47,9 @@ export interface LoadOutcome {
   readonly warmup: LoadPart | null;
   readonly measured: LoadPart;
 }
+
+/** Each side of an interleaved load: its slices together, and its warm-up. */
+export type InterleavedOutcome = readonly [LoadOutcome, LoadOutcome];
 
 async function part(spec: LoadSpec, run: { seconds: number } | { from: number; to: number }): Promise<LoadPart> {
   let opts: autocannon.Options = { url: spec.url, method: spec.method, connections: spec.connections, headers: spec.headers };
@@ -68,8 +82,36 @@ async function run(spec: LoadSpec): Promise<LoadOutcome> {
   return { warmup, measured: await part(spec, { seconds: spec.seconds }) };
 }
 
-process.once('message', (spec: LoadSpec) => {
-  run(spec).then(
+/** The slices of each side added up: requests, seconds, failures and latencies. */
+function sum(parts: readonly LoadPart[]): LoadPart {
+  const latencies: number[] = [];
+  for (const p of parts) for (const l of p.latencies) latencies.push(l);
+  return {
+    total: parts.reduce((n, p) => n + p.total, 0),
+    seconds: parts.reduce((n, p) => n + p.seconds, 0),
+    failed: parts.reduce((n, p) => n + p.failed, 0),
+    latencies,
+  };
+}
+
+async function interleave(spec: InterleavedSpec): Promise<InterleavedOutcome> {
+  const [a, b] = spec.interleave;
+  const warmA = await part({ ...a, seconds: spec.warmupSeconds, warmupSeconds: 0 }, { seconds: spec.warmupSeconds });
+  const warmB = await part({ ...b, seconds: spec.warmupSeconds, warmupSeconds: 0 }, { seconds: spec.warmupSeconds });
+  const slicesA: LoadPart[] = [];
+  const slicesB: LoadPart[] = [];
+  for (let i = 0; i < spec.slices; i++) {
+    slicesA.push(await part({ ...a, seconds: spec.sliceSeconds, warmupSeconds: 0 }, { seconds: spec.sliceSeconds }));
+    slicesB.push(await part({ ...b, seconds: spec.sliceSeconds, warmupSeconds: 0 }, { seconds: spec.sliceSeconds }));
+  }
+  return [
+    { warmup: warmA, measured: sum(slicesA) },
+    { warmup: warmB, measured: sum(slicesB) },
+  ];
+}
+
+process.once('message', (spec: LoadSpec | InterleavedSpec) => {
+  ('interleave' in spec ? interleave(spec) : run(spec)).then(
     (outcome) => process.send!(outcome, () => process.disconnect()),
     (err: unknown) => {
       process.stderr.write(`load worker: ${err instanceof Error ? err.stack : String(err)}\n`);
