@@ -38,6 +38,8 @@ export class History {
   private readonly writers = new Map<string, Promise<AppendFile>>();
   /** The bucket last put to: the last of `writers` while it is open. */
   private lastUsed: string | null = null;
+  /** The appender of a bucket once it is open (the one most put to): puts to it append at once. */
+  private ready: { readonly bucket: string; readonly file: AppendFile } | null = null;
   /** Appenders being closed after eviction: a reopen waits for them. */
   private readonly closing = new Map<string, Promise<void>>();
   /**
@@ -70,21 +72,46 @@ export class History {
   }
 
   /** Like `put`, for a document already serialized to JSON text (whole, or in pieces). */
-  async putJson(bucket: string, id: string, json: string | JsonPieces, tags: readonly string[] = []): Promise<void> {
-    assertBucket(bucket);
-    if (/[ |]/.test(id) || tags.some((tag) => /[ |]/.test(tag))) throw new TypeError('history ids and tags may not hold spaces or |');
-    let writer = await this.writer(bucket);
+  putJson(bucket: string, id: string, json: string | JsonPieces, tags: readonly string[] = []): Promise<void> {
+    try {
+      assertBucket(bucket);
+      if (/[ |]/.test(id) || tags.some((tag) => /[ |]/.test(tag))) throw new TypeError('history ids and tags may not hold spaces or |');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // Nearly every put goes to today's bucket, open already: appended now, not after a turn of
+    // awaits (an async put was 1.1 KB of garbage and 1.4 % of the daemon's main thread).
+    const ready = this.ready;
+    if (ready !== null && ready.bucket === bucket && !ready.file.broken) return this.appendTo(ready.file, bucket, id, json, tags);
+    return this.putOpening(bucket, id, json, tags);
+  }
+
+  private async putOpening(bucket: string, id: string, json: string | JsonPieces, tags: readonly string[]): Promise<void> {
+    let opening = this.writer(bucket);
+    let writer = await opening;
     if (writer.broken) {
       // A write failed (disk full, I/O error): start again on a fresh handle, after cutting any torn tail.
-      if (this.writers.get(bucket) !== undefined) this.writers.delete(bucket);
-      writer = await this.writer(bucket);
+      if (this.writers.get(bucket) === opening) this.writers.delete(bucket);
+      opening = this.writer(bucket);
+      writer = await opening;
     }
+    if (this.writers.get(bucket) === opening) this.ready = { bucket, file: writer };
+    return this.appendTo(writer, bucket, id, json, tags);
+  }
+
+  /** Appends the document's frame; resolves once it is durable. */
+  private appendTo(writer: AppendFile, bucket: string, id: string, json: string | JsonPieces, tags: readonly string[]): Promise<void> {
     const frame = frameBytes(0, json, tags.length === 0 ? id : `${id}|${tags.join('|')}`);
-    const { offset, durable } = writer.append(frame);
-    const entry = { offset, length: frame.length, tags };
+    let appended: { offset: number; durable: Promise<void> };
+    try {
+      appended = writer.append(frame);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const entry = { offset: appended.offset, length: frame.length, tags };
     this.indexes.get(bucket)?.set(id, entry);
     this.indexing.get(bucket)?.set(id, entry);
-    await durable;
+    return appended.durable;
   }
 
   /** The latest document stored under `id` in `bucket`, or null. */
@@ -144,6 +171,7 @@ export class History {
         await previous;
         const writer = this.writers.get(bucket);
         this.writers.delete(bucket);
+        if (this.ready?.bucket === bucket) this.ready = null;
         await writer?.then((w) => w.close()).catch(() => undefined);
         const now = await stat(path).catch(() => null);
         if (!now || now.mtimeMs >= cutoff.getTime() || now.size !== before.size) continue; // written meanwhile: keep it
@@ -164,6 +192,7 @@ export class History {
   async close(): Promise<void> {
     const writers = [...this.writers.values()];
     this.writers.clear();
+    this.ready = null;
     await Promise.all([...writers.map(async (w) => (await w).close()), ...this.closing.values()]);
   }
 
@@ -187,6 +216,7 @@ export class History {
     if (this.writers.size > OPEN_WRITERS) {
       const [oldest, evicted] = this.writers.entries().next().value as [string, Promise<AppendFile>];
       this.writers.delete(oldest);
+      if (this.ready?.bucket === oldest) this.ready = null;
       const closed = evicted.then((w) => w.close()).catch(() => undefined);
       this.closing.set(oldest, closed);
       void closed.then(() => {
