@@ -1,4 +1,4 @@
-import { appendFile, readdir, readFile, stat, utimes } from 'node:fs/promises';
+import { appendFile, readdir, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { History } from '../../../src/daemon/store/history.js';
@@ -81,11 +81,11 @@ t.test('a put that lands while the bucket index is built from the file is not lo
   let putsDuringBuild: Promise<void[]> | null = null;
   h = await History.open(dir, {
     // Read the file, then let puts append before the index is built from what was read.
-    readFile: async (path) => {
-      const buf = await readFile(path);
+    readAt: async (fh, buf, position) => {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, position);
       putsDuringBuild ??= Promise.all(Array.from({ length: 20 }, (_, i) => h.put('2026-11-21', `new-${i}`, { i })));
       await putsDuringBuild;
-      return buf;
+      return bytesRead;
     },
   });
   t.same(await h.get('2026-11-21', 'old'), { v: 1 });
@@ -94,4 +94,22 @@ t.test('a put that lands while the bucket index is built from the file is not lo
   for (let i = 0; i < 20; i++) if ((await h.get('2026-11-21', `new-${i}`)) === null) missing++;
   t.equal(missing, 0, 'every document put during the index build is readable');
   await h.close();
+});
+
+t.test('the index follows the file: puts after a read, a later copy, and a bucket larger than one read chunk', async (t) => {
+  const dir = t.testdir();
+  const h = await History.open(dir);
+  await h.put('2026-11-22', 'a', { v: 1 });
+  t.same(await h.get('2026-11-22', 'a'), { v: 1 }, 'read once: the index is built and cached');
+  // Puts do not touch a cached index: the next read takes in what was appended since.
+  const big = 'x'.repeat(3 << 20); // three of these span the 8 MiB read chunk
+  await Promise.all([h.put('2026-11-22', 'b', { big }), h.put('2026-11-22', 'c', { big }), h.put('2026-11-22', 'd', { big }), h.put('2026-11-22', 'a', { v: 2 })]);
+  t.same((await h.list('2026-11-22')).map((e) => e.id), ['d', 'c', 'b', 'a'], 'every put since the last read is listed');
+  t.same(await h.get('2026-11-22', 'a'), { v: 2 }, 'the later copy wins');
+  t.equal(((await h.get('2026-11-22', 'd')) as { big: string }).big.length, big.length, 'a document read whole across chunks');
+  await h.close();
+  const again = await History.open(dir);
+  t.same(await again.get('2026-11-22', 'c'), { big }, 'rebuilt from the file in chunks after a restart');
+  t.same(await again.get('2026-11-22', 'a'), { v: 2 });
+  await again.close();
 });
