@@ -385,7 +385,13 @@ export class Store<S, R> implements DurableStore<S, R> {
     }
     // Nothing new, but the result may rest on records still being fsynced: wait for those.
     if (records.length === 0) return { result, records, serialized, durable: this.flush(), settle: null };
-    const elsewhere = divert?.(records, serialized) ?? null;
+    let elsewhere: ReturnType<Divert<R>> = null;
+    try {
+      elsewhere = divert?.(records, serialized) ?? null;
+    } catch (err) {
+      // The records are applied already: journaled as usual, the state and the disk still agree.
+      this.logger.error({ err }, 'store: a divert threw; the transaction is journaled instead');
+    }
     if (this.commitListeners.length > 0) this.committed(records);
     if (elsewhere === null) return { result, records, serialized, durable: this.append(serialized), settle: null };
     const durable = this.diverted.track(

@@ -231,9 +231,18 @@ t.test('divert: records kept out of the journal are durable elsewhere, and settl
   t.equal(journaled.settle, null, 'a transaction divert declined is journaled as usual');
   await journaled.durable;
   t.equal(store.lastSeq, 3);
+  const threw = store.transact(
+    (emit) => emit({ op: 'note', text: 'despite' }),
+    () => {
+      throw new Error('a bug in divert');
+    },
+  );
+  await threw.durable;
+  t.equal(store.lastSeq, 4, 'a divert that throws leaves the transaction to the journal');
+  t.equal(store.failed, null);
   await store.close();
   const again = await open(dir);
-  t.same(again.state, { n: 1, log: ['later', 'kept'] }, 'recovery needs neither the diverted records nor their settle');
+  t.same(again.state, { n: 1, log: ['later', 'kept', 'despite'] }, 'recovery needs neither the diverted records nor their settle');
   await again.close();
 });
 
