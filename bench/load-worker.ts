@@ -95,14 +95,15 @@ function sum(parts: readonly LoadPart[]): LoadPart {
 }
 
 async function interleave(spec: InterleavedSpec): Promise<InterleavedOutcome> {
+  const timed = (target: Target & { readonly body: string }, seconds: number) => part({ ...target, seconds, warmupSeconds: 0 }, { seconds });
   const [a, b] = spec.interleave;
-  const warmA = await part({ ...a, seconds: spec.warmupSeconds, warmupSeconds: 0 }, { seconds: spec.warmupSeconds });
-  const warmB = await part({ ...b, seconds: spec.warmupSeconds, warmupSeconds: 0 }, { seconds: spec.warmupSeconds });
+  const warmA = await timed(a, spec.warmupSeconds);
+  const warmB = await timed(b, spec.warmupSeconds);
   const slicesA: LoadPart[] = [];
   const slicesB: LoadPart[] = [];
   for (let i = 0; i < spec.slices; i++) {
-    slicesA.push(await part({ ...a, seconds: spec.sliceSeconds, warmupSeconds: 0 }, { seconds: spec.sliceSeconds }));
-    slicesB.push(await part({ ...b, seconds: spec.sliceSeconds, warmupSeconds: 0 }, { seconds: spec.sliceSeconds }));
+    slicesA.push(await timed(a, spec.sliceSeconds));
+    slicesB.push(await timed(b, spec.sliceSeconds));
   }
   return [
     { warmup: warmA, measured: sum(slicesA) },

@@ -91,7 +91,7 @@ export class History {
     // Nearly every put goes to today's bucket, open already: appended now, not after a turn of
     // awaits (an async put was 1.1 KB of garbage and 1.4 % of the daemon's main thread).
     const ready = this.ready;
-    if (ready !== null && ready.bucket === bucket && !ready.file.broken) return this.appendTo(ready.file, bucket, id, json, tags);
+    if (ready !== null && ready.bucket === bucket && !ready.file.broken) return this.appendTo(ready.file, id, json, tags);
     return this.putOpening(bucket, id, json, tags);
   }
 
@@ -105,7 +105,7 @@ export class History {
       writer = await opening;
     }
     if (this.writers.get(bucket) === opening) this.ready = { bucket, file: writer };
-    return this.appendTo(writer, bucket, id, json, tags);
+    return this.appendTo(writer, id, json, tags);
   }
 
   /**
@@ -115,7 +115,7 @@ export class History {
    * each new entry of that long-lived Map was promoted by the scavenger, which put a millisecond on
    * the resume loads' p99.
    */
-  private appendTo(writer: AppendFile, bucket: string, id: string, json: string | JsonPieces, tags: readonly string[]): Promise<void> {
+  private appendTo(writer: AppendFile, id: string, json: string | JsonPieces, tags: readonly string[]): Promise<void> {
     const frame = frameBytes(0, json, tags.length === 0 ? id : `${id}|${tags.join('|')}`);
     let appended: { offset: number; durable: Promise<void> };
     try {
