@@ -1,7 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WfxError } from '../../shared/errors.js';
-import { parseApiKey, secretMatches } from '../auth/api-keys.js';
+import { keyMatches, parseApiKey } from '../auth/api-keys.js';
 import { ROLE_PERMISSIONS, type ApiKey, type Permission, type WfxState } from '../state/state.js';
 import type { Caller, RouteAuth } from './caller.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -34,9 +34,6 @@ export interface AccessLogEntry {
 /** What a route without `config.auth` needs: any valid credential. */
 const ANY: RouteAuth = { permission: 'any' };
 
-/** A hash to compare against when the key id is unknown, so timing does not tell which ids exist. */
-const DUMMY_HASH = hash('sha256', 'wfx-no-such-key', 'hex');
-
 /** Each role's permissions, one set per role shared by every caller with it: never add to one. */
 const ROLE_SETS = new Map<ApiKey['role'], ReadonlySet<Permission>>();
 
@@ -46,8 +43,17 @@ function roleSet(role: ApiKey['role']): ReadonlySet<Permission> {
   return set;
 }
 
-/** The caller an API key stands for. */
+/** The caller of each key, made once per key object (a changed key is a new object in the state). */
+const KEY_CALLERS = new WeakMap<ApiKey, Caller>();
+
+/** The caller an API key stands for (the same object for every request made with it: never change one). */
 export function callerOfKey(key: ApiKey): Caller {
+  let caller = KEY_CALLERS.get(key);
+  if (caller === undefined) KEY_CALLERS.set(key, (caller = newCaller(key)));
+  return caller;
+}
+
+function newCaller(key: ApiKey): Caller {
   return {
     kind: 'apiKey',
     keyId: key.keyId,
@@ -66,11 +72,7 @@ export function authenticateApiKey(state: WfxState, value: string, now: Date): A
   const parsed = parseApiKey(value);
   if (!parsed) throw new WfxError('UNAUTHORIZED', 'the X-API-Key header is not of the form apk_{keyId}_{secret}');
   const key = state.apiKeys[parsed.keyId];
-  if (!key) {
-    secretMatches(parsed.secret, DUMMY_HASH); // same work as for a real key
-    throw new WfxError('UNAUTHORIZED', 'invalid API key');
-  }
-  if (!secretMatches(parsed.secret, key.secretHash)) throw new WfxError('UNAUTHORIZED', 'invalid API key');
+  if (!keyMatches(parsed.secret, key ?? null) || !key) throw new WfxError('UNAUTHORIZED', 'invalid API key');
   if (key.status !== 'ACTIVE') throw new WfxError('UNAUTHORIZED', `the API key is ${key.status.toLowerCase()}`);
   if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime()) throw new WfxError('UNAUTHORIZED', 'the API key has expired');
   return key;
@@ -93,13 +95,21 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   const now = options.now ?? (() => new Date());
   app.decorateRequest('caller', null);
 
+  // The hooks are the route's own, made when it is added, with its `auth` and URL in hand: read
+  // per request, Fastify's `request.routeOptions` is a new 13-field object each time (and asks the
+  // router about version constraints), twice a request here. Every route is added after this
+  // (buildServer installs auth first), in this context or one inside it, so every route gets them;
+  // a HEAD route Fastify adds for a GET gets its own.
+  app.addHook('onRoute', (route) => {
+    const auth: RouteAuth = route.config?.auth ?? ANY;
+    if (auth.permission === 'none') return;
+    route.onRequest = [authenticate(auth), ...hookList(route.onRequest)];
+    route.onResponse = [logAccess(route.url), ...hookList(route.onResponse)];
+  });
+
   // A callback hook: an API key is checked synchronously (no promise per request); only a
   // bearer token's verification waits.
-  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-    if (request.is404) return done(); // no such route: the 404 handler answers
-    // Read once: Fastify builds `routeOptions` afresh on every access.
-    const auth: RouteAuth = request.routeOptions.config.auth ?? ANY;
-    if (auth.permission === 'none') return done();
+  const authenticate = (auth: RouteAuth) => (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     let identified: Caller | Promise<Caller>;
     try {
       identified = identify(request, options, now());
@@ -116,10 +126,10 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
     };
     if ('then' in identified) identified.then(admit, (err: unknown) => done(err instanceof Error ? err : new WfxError('UNAUTHORIZED', 'the bearer token could not be verified')));
     else admit(identified);
-  });
+  };
 
   // With a callback, not async: nothing here waits, and a promise per request costs more.
-  app.addHook('onResponse', (request, reply, done) => {
+  const logAccess = (route: string) => (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const caller = request.caller;
     if (!caller) return done();
     const entry: AccessLogEntry = {
@@ -128,14 +138,19 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
       subject: caller.subject ?? undefined,
       organization: caller.organization,
       method: request.method,
-      route: request.routeOptions.url,
+      route,
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 100) / 100, // to 0.01 ms: a whole-ms figure hides the tail of fast routes
     };
     if (options.accessLog) options.accessLog(entry);
     else request.log.info({ keyId: entry.keyId, subject: entry.subject, organization: entry.organization, method: entry.method, route: entry.route, status: entry.status, ms: entry.ms }, 'request');
     done();
-  });
+  };
+}
+
+/** A route's hooks of one kind as a list (Fastify takes one function or several). */
+function hookList<T>(hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 }
 
 /**

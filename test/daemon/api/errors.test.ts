@@ -96,6 +96,18 @@ t.test('rate limits: sliding windows at their exact boundary, with headers', asy
   t.equal(free.headers['ratelimit-limit'], undefined, 'no RateLimit headers for an unlimited key');
 });
 
+t.test('a HEAD request to a GET route is authenticated like the GET, and counted once against the rate limit', async (t) => {
+  const h = await apiHarness(t);
+  const key = await h.key('viewer', 'default', { rateLimitPerMinute: 10 });
+  t.equal((await h.call(null, { method: 'HEAD', url: '/auth/whoami' })).statusCode, 401, 'no key');
+  t.equal((await h.app.inject({ method: 'HEAD', url: '/auth/whoami', headers: { 'x-api-key': `${key.apiKey.slice(0, -1)}${key.apiKey.endsWith('x') ? 'y' : 'x'}` } })).statusCode, 401, 'a wrong secret');
+  const head = await h.call(key, { method: 'HEAD', url: '/auth/whoami' });
+  t.equal(head.statusCode, 200);
+  t.equal(head.headers['ratelimit-remaining'], '9', 'one request counted');
+  const get = await h.call(key, { method: 'GET', url: '/auth/whoami' });
+  t.equal(get.headers['ratelimit-remaining'], '8');
+});
+
 t.test('key lifecycle over the admin API: create shows the secret once, suspend, activate, revoke', async (t) => {
   const h = await apiHarness(t);
   const admin = await h.key('admin', 'default');
