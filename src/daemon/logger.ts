@@ -42,29 +42,20 @@ export function createDaemonLogger(options: { logFile: string; foreground: boole
     },
     streams.length === 1 ? file : pino.multistream(streams),
   );
-  // The access log, one line per authenticated request, skips pino: the same JSON line built
-  // in one JSON.stringify, where pino's child logger per request and its line building were
-  // 5 % of what the daemon allocated under load.
-  const pid = process.pid;
-  const host = hostname();
+  // The access log, one line per authenticated request, skips pino: the same JSON line (fields
+  // in pino's order, undefined ones left out as JSON.stringify would) built from a constant head
+  // and each field's own JSON, where pino's child logger per request and its line building were
+  // 5 % of what the daemon allocated under load, and one JSON.stringify of the whole line cost
+  // twice what this does (0.70 against 0.30 µs).
+  const head = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())},"reqId":`;
   const accessLog = (e: AccessLogEntry): void => {
     if (!logger.isLevelEnabled('info')) return;
-    const line = {
-      level: 30,
-      time: Date.now(),
-      pid,
-      hostname: host,
-      reqId: e.reqId,
-      keyId: e.keyId,
-      subject: e.subject,
-      organization: e.organization,
-      method: e.method,
-      route: e.route,
-      status: e.status,
-      ms: e.ms,
-      msg: 'request',
-    };
-    file.write(`${JSON.stringify(line)}\n`);
+    let line = `{"level":30,"time":${Date.now()}${head}${JSON.stringify(e.reqId)}`;
+    if (e.keyId !== undefined) line += `,"keyId":${JSON.stringify(e.keyId)}`;
+    if (e.subject !== undefined) line += `,"subject":${JSON.stringify(e.subject)}`;
+    line += `,"organization":${JSON.stringify(e.organization)},"method":${JSON.stringify(e.method)}`;
+    if (e.route !== undefined) line += `,"route":${JSON.stringify(e.route)}`;
+    file.write(`${line},"status":${e.status},"ms":${JSON.stringify(e.ms)},"msg":"request"}\n`);
   };
   return { logger, accessLog, close: () => file.close() };
 }
