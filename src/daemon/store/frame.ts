@@ -40,36 +40,70 @@ export interface JsonPieces {
   readonly close: string;
 }
 
+/** Frames are written into slabs of this size, one after the other (see frameBytes). */
+const SLAB_SIZE = 256 << 10;
+/** A frame that might need more than this gets a buffer of its own. */
+const SLAB_MAX_FRAME = 32 << 10;
+let slab = Buffer.allocUnsafeSlow(0);
+let slabUsed = 0;
+
 /**
  * The frame line of `json` as bytes, ready to append: the JSON is encoded once, straight into
- * the line, and the checksum is taken over those bytes (no intermediate strings). Pure.
+ * the line, and the checksum is taken over those bytes (no intermediate strings). Pure, but for
+ * where the bytes live: a frame of at most SLAB_MAX_FRAME is a view of a shared slab, written
+ * without measuring its UTF-8 length first (room for 3 bytes a character is kept), and the slab
+ * is never written again once handed out. A buffer per frame measured every string twice and
+ * took a new 8 KiB pool (an ArrayBuffer for the GC) every few frames; a slab lives until the
+ * last of its frames is written.
  */
 export function frameBytes(seq: number, json: string | JsonPieces, key: string = NO_KEY): Buffer {
   const head = `${seq} ${key} `;
-  const jsonAt = 9 + Buffer.byteLength(head);
-  let end = jsonAt;
-  if (typeof json === 'string') end += Buffer.byteLength(json);
+  let chars = head.length;
+  if (typeof json === 'string') chars += json.length;
   else {
-    end += Buffer.byteLength(json.open) + Buffer.byteLength(json.close) + Math.max(0, json.parts.length - 1);
-    for (const part of json.parts) end += Buffer.byteLength(part);
+    chars += json.open.length + json.close.length + json.parts.length;
+    for (const part of json.parts) chars += part.length;
   }
-  const buf = Buffer.allocUnsafe(end + 1);
-  buf.write(head, 9, 'utf8');
-  if (typeof json === 'string') buf.write(json, jsonAt, 'utf8');
+  const most = 10 + 3 * chars; // a UTF-16 code unit is at most 3 bytes of UTF-8
+  if (most > SLAB_MAX_FRAME) return frameInto(Buffer.allocUnsafe(10 + utf8Length(head, json)), 0, head, json);
+  if (slabUsed + most > slab.length) {
+    slab = Buffer.allocUnsafeSlow(SLAB_SIZE);
+    slabUsed = 0;
+  }
+  const start = slabUsed;
+  const frame = frameInto(slab, start, head, json);
+  slabUsed = start + frame.length;
+  return frame;
+}
+
+/** The UTF-8 length of the frame's head and JSON, exactly (a large frame's buffer is made to measure). */
+function utf8Length(head: string, json: string | JsonPieces): number {
+  if (typeof json === 'string') return Buffer.byteLength(head) + Buffer.byteLength(json);
+  let n = Buffer.byteLength(head) + Buffer.byteLength(json.open) + Buffer.byteLength(json.close) + Math.max(0, json.parts.length - 1);
+  for (const part of json.parts) n += Buffer.byteLength(part);
+  return n;
+}
+
+/** Writes the frame at `start` of `buf` (which has room for it) and returns its view. */
+function frameInto(buf: Buffer, start: number, head: string, json: string | JsonPieces): Buffer {
+  let at = start + 9;
+  at += buf.write(head, at, 'utf8');
+  if (typeof json === 'string') at += buf.write(json, at, 'utf8');
   else {
-    let at = jsonAt + buf.write(json.open, jsonAt, 'utf8');
-    json.parts.forEach((part, i) => {
+    at += buf.write(json.open, at, 'utf8');
+    for (let i = 0; i < json.parts.length; i++) {
       if (i > 0) buf[at++] = COMMA;
-      at += buf.write(part, at, 'utf8');
-    });
-    buf.write(json.close, at, 'utf8');
+      at += buf.write(json.parts[i]!, at, 'utf8');
+    }
+    at += buf.write(json.close, at, 'utf8');
   }
-  // The checksum as 8 hex digits, written digit by digit (no string to make and encode).
-  const crc = crc32(buf.subarray(9, end));
-  for (let i = 0; i < 8; i++) buf[i] = HEX[(crc >>> (28 - 4 * i)) & 15]!;
-  buf[8] = SP;
-  buf[end] = LF;
-  return buf;
+  // The checksum, over everything after its space, as 8 hex digits written digit by digit (no
+  // string to make and encode).
+  const crc = crc32(buf.subarray(start + 9, at));
+  for (let i = 0; i < 8; i++) buf[start + i] = HEX[(crc >>> (28 - 4 * i)) & 15]!;
+  buf[start + 8] = SP;
+  buf[at++] = LF;
+  return buf.subarray(start, at);
 }
 
 /** Result of decoding the frames of one buffer. */

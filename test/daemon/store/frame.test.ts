@@ -67,3 +67,28 @@ t.test('frameBytes writes JSON given in pieces exactly as the joined text, multi
     t.same(decoded.frames[0], { seq: 7, key: 'key|tag', value: JSON.parse(joined), offset: 0, length: bytes.length });
   }
 });
+
+t.test('frames share slabs: each stays whole and unchanged while later ones are made, across slabs and sizes', async (t) => {
+  // Characters of every UTF-8 length, a lone surrogate (3 bytes, as U+FFFD), and frames from a
+  // few bytes to past the largest one a slab takes (32 KiB), so that slabs fill and turn over.
+  const texts = ['a', 'é', '✓', '😀', '\ud800', '日本語'];
+  const made: Array<{ bytes: Buffer; copy: Buffer; value: unknown; key: string }> = [];
+  for (let i = 0; i < 600; i++) {
+    const size = i % 50 === 0 ? 20_000 : (i * 37) % 700;
+    const value = { i, text: texts[i % texts.length]!.repeat(size) };
+    const key = `id${i}|${texts[i % texts.length]}`;
+    const bytes = i % 2 === 0 ? frameBytes(i, JSON.stringify(value), key) : frameBytes(i, { open: '[', parts: [JSON.stringify(value)], close: ']' }, key);
+    made.push({ bytes, copy: Buffer.from(bytes), value: i % 2 === 0 ? value : [value], key });
+  }
+  let whole = 0;
+  for (const [i, m] of made.entries()) {
+    if (!m.bytes.equals(m.copy)) t.fail(`frame ${i} changed after it was made`);
+    const decoded = decodeFrames(m.bytes);
+    if (decoded.badOffset !== null || decoded.frames.length !== 1) t.fail(`frame ${i} does not decode`);
+    else if (JSON.stringify(decoded.frames[0]!.value) === JSON.stringify(m.value) && decoded.frames[0]!.key === m.key.replace('\ud800', '\ufffd')) whole++;
+  }
+  t.equal(whole, made.length, 'every frame decodes to its value and key');
+  const joined = decodeFrames(Buffer.concat(made.map((m) => m.bytes)));
+  t.equal(joined.badOffset, null);
+  t.equal(joined.frames.length, made.length, 'and they read back one after the other as a file');
+});
