@@ -4,28 +4,40 @@ import { randomFillSync } from 'node:crypto';
 const pool = Buffer.alloc(4096);
 let poolAt = pool.length;
 
+/** ASCII hex digits, and where each of the 16 bytes' two digits go in the 36-character text. */
+const HEX = Buffer.from('0123456789abcdef');
+const AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+/** The id's text is written here, digit by digit, then read as one flat string. */
+const text = Buffer.from('00000000-0000-7000-8000-000000000000', 'latin1');
+
+function putByte(i: number, b: number): void {
+  text[AT[i]!] = HEX[b >> 4]!;
+  text[AT[i]! + 1] = HEX[b & 15]!;
+}
+
 /**
  * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then randomness. Execution ids
  * are time-ordered, so the day an execution started, its history bucket, follows from its id.
+ * The digits are written straight into the text and read as one string: a hex string cut into
+ * five slices and joined cost 2.5 times as much, and the joined (cons) string was flattened again
+ * when it became a key of the live executions.
  */
 export function uuidv7(at: Date = new Date()): string {
   if (poolAt + 10 > pool.length) {
     randomFillSync(pool);
     poolAt = 0;
   }
-  const bytes = Buffer.allocUnsafe(16);
-  pool.copy(bytes, 6, poolAt, poolAt + 10);
-  poolAt += 10;
   // 48-bit big-endian milliseconds; plain arithmetic (a Number holds 2^53 exactly), no BigInt.
   let ms = at.getTime();
   for (let i = 5; i >= 0; i--) {
-    bytes[i] = ms % 256;
+    putByte(i, ms % 256);
     ms = Math.floor(ms / 256);
   }
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  for (let i = 6; i < 16; i++) {
+    const b = pool[poolAt++]!;
+    putByte(i, i === 6 ? (b & 0x0f) | 0x70 : i === 8 ? (b & 0x3f) | 0x80 : b);
+  }
+  return text.toString('latin1', 0, 36);
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

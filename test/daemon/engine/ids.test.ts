@@ -10,6 +10,9 @@ t.test('uuidv7: RFC 9562 layout, time-ordered, the bucket is the day it was made
   t.ok(uuidv7(new Date(at.getTime() + 1)) > id, 'later ids sort after');
   const many = new Set(Array.from({ length: 5000 }, () => uuidv7(at)));
   t.equal(many.size, 5000, 'unique within one millisecond');
+  const re = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  t.equal([...many].filter((m) => re.test(m) && m.startsWith(id.slice(0, 13))).length, 5000, 'each with the version, the variant and the same time');
+  t.ok(new Set([...many].map((m) => m.slice(24))).size > 4990, 'the random tail varies');
   t.equal(bucketOf('not-a-uuid'), null);
   t.equal(bucketOf('0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11'), null, 'a v4 UUID has no time');
 });
