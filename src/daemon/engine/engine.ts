@@ -443,8 +443,9 @@ export class Engine extends EventEmitter implements EngineCore {
       transition = new Transition(this, emit, now);
       return fn(transition, emit);
     }, this.archive.oneStep);
-    const logsUpTo = new Map<string, number>();
-    for (const id of transition.touched) logsUpTo.set(id, this.state.instances[id]?.logs.length ?? 0);
+    // Pairs of execution id and log length, flat: nearly always one pair, where a Map cost more.
+    const logsUpTo: Array<string | number> = [];
+    for (const id of transition.touched) logsUpTo.push(id, this.state.instances[id]?.logs.length ?? 0);
     await tx.durable;
     this.afterDurable(tx, logsUpTo);
     for (const order of transition.work) this.startWork(order);
@@ -452,16 +453,19 @@ export class Engine extends EventEmitter implements EngineCore {
     return tx.result;
   }
 
-  private afterDurable(tx: Pick<Transaction<unknown, WfxRecord>, 'records' | 'serialized' | 'settle'>, logsUpTo: ReadonlyMap<string, number>): void {
+  private afterDurable(tx: Pick<Transaction<unknown, WfxRecord>, 'records' | 'serialized' | 'settle'>, logsUpTo: ReadonlyArray<string | number>): void {
     const { records, serialized } = tx;
     // Log lines first: a log stream ends on its execution's PROCESS_* event, after every line.
     const perEntry = this.listenerCount('log') > 0;
-    for (const [id, upTo] of logsUpTo) {
+    for (let p = 0; p < logsUpTo.length; p += 2) {
+      const id = logsUpTo[p] as string;
+      const upTo = logsUpTo[p + 1] as number;
       const inst = this.state.instances[id];
       if (!inst) continue;
       const from = this.streamed.get(id) ?? 0;
       if (upTo <= from) continue;
-      this.streamed.set(id, upTo);
+      // An execution that settles below leaves now: streamedLogCount then counts its whole log.
+      if (tx.settle === null) this.streamed.set(id, upTo);
       if (perEntry) for (let i = from; i < upTo; i++) this.emit('log', { processInstanceId: id, id: i + 1, entry: logEntry(inst, inst.logs[i]!) } satisfies StreamedLog);
       this.emit('logs', { processInstanceId: id, upTo, instance: inst } satisfies LogsAdvanced);
     }
