@@ -33,7 +33,7 @@ export function hashSecret(secret: string): string {
 }
 
 /** Compares a presented secret with a stored hash in constant time. */
-export function secretMatches(secret: string, secretHash: string): boolean {
+function secretMatches(secret: string, secretHash: string): boolean {
   const presented = hash('sha256', secret, 'buffer'); // one call: half the cost of createHash().update().digest()
   const stored = Buffer.from(secretHash, 'hex');
   return stored.length === presented.length && timingSafeEqual(presented, stored);
