@@ -28,18 +28,19 @@ function newBatch(): Batch {
 const MAX_IOV = 1024;
 
 /**
- * Writes `chunks` one after the other at the end of the file: in one writev, so a batch of
- * frames is not copied into one buffer first (a copy of every byte journaled, and a large
- * buffer per batch for the GC); the rest, after a short write, as one buffer.
+ * Writes `chunks` one after the other at `position` (at the end of the file when null, as
+ * O_APPEND puts it): in one writev, so a batch of frames is not copied into one buffer first (a
+ * copy of every byte journaled, and a large buffer per batch for the GC); the rest, after a
+ * short write, as one buffer.
  */
-export async function writeAll(fh: Pick<FileHandle, 'write' | 'writev'>, chunks: Buffer[]): Promise<void> {
+export async function writeAll(fh: Pick<FileHandle, 'write' | 'writev'>, chunks: Buffer[], position: number | null = null): Promise<void> {
   let total = 0;
   for (const chunk of chunks) total += chunk.length;
   let written = 0;
-  if (chunks.length > 1 && chunks.length <= MAX_IOV) written = (await fh.writev(chunks)).bytesWritten;
+  if (chunks.length > 1 && chunks.length <= MAX_IOV) written = (await fh.writev(chunks, position ?? undefined)).bytesWritten;
   if (written === total) return;
   const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
-  while (written < total) written += (await fh.write(buf, written, total - written)).bytesWritten;
+  while (written < total) written += (await fh.write(buf, written, total - written, position === null ? null : position + written)).bytesWritten;
 }
 
 /**
@@ -50,6 +51,29 @@ export async function writeAll(fh: Pick<FileHandle, 'write' | 'writev'>, chunks:
  */
 const DSYNC: number | undefined = constants.O_DSYNC;
 
+/** Zeros written ahead of the data at first, doubled at each extension up to PREALLOCATE_MAX. */
+const PREALLOCATE_MIN = 64 << 10;
+/** The most zeros written ahead of the data at once. */
+export const PREALLOCATE_MAX = 8 << 20;
+/** A shared buffer of zeros, written as many times as an extension needs (one writev). */
+let zeros: Buffer | null = null;
+
+/** Options of an AppendFile. */
+export interface AppendFileOptions {
+  /**
+   * Holds back the first write until it settles: a journal's next segment must not become
+   * durable before the previous segment's last records are.
+   */
+  readonly gate?: Promise<unknown> | null;
+  /**
+   * Write zeros ahead of the data (in the background, 64 KiB at first, doubling up to 8 MiB) and
+   * write the data over them, so that a durable write changes no file size or block map (see
+   * the class). Readers must then take the end of the data from `size` (after a crash: the end
+   * of the last line, as History's `cutTail` finds it), not from the file's size. Off by default.
+   */
+  readonly preallocate?: boolean;
+}
+
 /**
  * An append-only file with group commit. `append()` queues data and returns a promise that
  * resolves once the data is written and durable (O_DSYNC, or fdatasync). While one durable
@@ -58,12 +82,25 @@ const DSYNC: number | undefined = constants.O_DSYNC;
  *
  * Appends made in the same tick always share a batch (the flush starts on a microtask).
  *
+ * With `preallocate`, the file is kept ahead of the data with zeros, written in the background
+ * (durably: their sizes and blocks are on disk before any data goes over them), and each batch
+ * is written in place over them. A durable write that grows a file must also commit the new
+ * size and blocks (on ext4 a journal commit): here that doubled its system time (100 -> 48 µs
+ * for a 19 KB batch, 263 -> 133 µs of latency), and the zeros cost 0.3-0.4 µs per KB, once.
+ * This is what PostgreSQL does with WAL segments it zero-fills and RocksDB with recycled WAL
+ * files. On close the zeros are cut off; after a crash, whoever opens the file next cuts them
+ * (History's `cutTail`). A crash can tear only the batch in flight, which nobody was told is
+ * durable: its sectors may land in any order, so its frames may stand after a damaged line.
+ * The journal does not preallocate: its recovery takes a valid frame after a damaged one for
+ * corruption (JOURNAL_CORRUPT), which such a torn batch would look like.
+ *
  * After any write or sync error the file is failed for good (after a failed fsync the kernel
  * may have dropped the dirty pages, so nothing later could be trusted): the batch in flight
- * and every later append reject with that error.
+ * and every later append reject with that error. A failed extension is not a failed write:
+ * the data goes on being written past the zeros, growing the file as without preallocation.
  */
 export class AppendFile {
-  /** Bytes in the file, including appends not yet durable. */
+  /** Bytes in the file, including appends not yet durable (never the zeros written ahead). */
   size: number;
   /** Durable writes (or fdatasync calls) made so far (group commit makes this far smaller than the appends). */
   syncs = 0;
@@ -74,27 +111,40 @@ export class AppendFile {
   private failed: Error | null = null;
   private closed = false;
   private gate: Promise<unknown> | null;
+  /** Bytes of data written (where the next batch goes). */
+  private written: number;
+  /** With preallocate: the size of the next extension (0 once one failed: no more). */
+  private ahead: number;
+  /** The file's size as far as it is durable: data written and zeros after it. */
+  private zeroedTo: number;
+  /** The extension being written, if any: no data goes beyond `zeroedTo` until it is done. */
+  private extending: Promise<void> | null = null;
+  /** Preallocating: written at explicit positions, not with O_APPEND (which writes at the end, after the zeros). */
+  private readonly positional: boolean;
 
   /**
-   * An appender for `path`, which holds `size` bytes already (0 for a file not yet created).
-   * The file is opened (created with mode 0600, its directory fsynced so the name is durable
-   * too) on the first flush, so appends can be queued synchronously right away. `gate`, when
-   * given, holds back the first write until it settles: a journal's next segment must not
-   * become durable before the previous segment's last records are.
+   * An appender for `path`, which holds `size` bytes already (0 for a file not yet created),
+   * and nothing after them. The file is opened (created with mode 0600, its directory fsynced
+   * so the name is durable too) on the first flush, so appends can be queued synchronously
+   * right away.
    */
-  constructor(path: string, size = 0, gate: Promise<unknown> | null = null) {
+  constructor(path: string, size = 0, options: AppendFileOptions = {}) {
     this.path = path;
     this.size = size;
-    this.gate = gate;
+    this.written = size;
+    this.zeroedTo = size;
+    this.gate = options.gate ?? null;
+    this.positional = options.preallocate === true;
+    this.ahead = this.positional ? PREALLOCATE_MIN : 0;
   }
 
   /** An appender for an existing or new file at `path`, its size read from disk. */
-  static async forFile(path: string): Promise<AppendFile> {
+  static async forFile(path: string, options: AppendFileOptions = {}): Promise<AppendFile> {
     const size = await stat(path).then((st) => st.size, (err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') return 0;
       throw err;
     });
-    return new AppendFile(path, size);
+    return new AppendFile(path, size, options);
   }
 
   /**
@@ -127,12 +177,26 @@ export class AppendFile {
     return this.failed !== null;
   }
 
-  /** Flushes and closes. Later appends throw. */
+  /** Flushes and closes (cutting off the zeros written ahead). Later appends throw. */
   async close(): Promise<void> {
     this.closed = true;
     try {
       await this.flush();
     } finally {
+      await this.extending;
+      // Not synced: if this size is lost in a crash, the next opener cuts the zeros (History's cutTail).
+      // (After a failed extension some zeros may be there, past zeroedTo.) Cutting them writes
+      // no data: the file keeps the time of its last write (History's retention goes by it).
+      if (this.fh && this.positional && (this.zeroedTo > this.written || this.ahead === 0)) {
+        const fh = this.fh;
+        await fh
+          .stat()
+          .then(async ({ atime, mtime }) => {
+            await fh.truncate(this.written);
+            await fh.utimes(atime, mtime);
+          })
+          .catch(() => undefined);
+      }
       await this.fh?.close();
       this.fh = null;
     }
@@ -156,7 +220,7 @@ export class AppendFile {
         }
         try {
           const fh = (this.fh ??= await this.openForAppend());
-          await writeAll(fh, batch.chunks);
+          await this.write(fh, batch.chunks);
           if (DSYNC === undefined) await fh.datasync();
           this.syncs++;
           batch.resolve();
@@ -170,8 +234,48 @@ export class AppendFile {
     }
   }
 
+  /** Writes a batch after the data written so far: over zeros written ahead where there are some. */
+  private async write(fh: FileHandle, chunks: Buffer[]): Promise<void> {
+    const length = byteLength(chunks);
+    if (!this.positional) {
+      await writeAll(fh, chunks);
+      this.written += length;
+      return;
+    }
+    this.extendAhead(fh, length);
+    // Never into zeros still being written: wait for them (the first batch, or a burst).
+    if (this.written + length > this.zeroedTo && this.extending) await this.extending;
+    await writeAll(fh, chunks, this.written);
+    this.written += length;
+    if (this.written > this.zeroedTo) this.zeroedTo = this.written;
+  }
+
+  /**
+   * Starts writing the next zeros when, after a batch of `coming` bytes, fewer than half an
+   * extension would be left ahead of the data: usually while that batch is written below them.
+   */
+  private extendAhead(fh: FileHandle, coming: number): void {
+    if (this.ahead === 0 || this.extending !== null || this.closed || this.zeroedTo - (this.written + coming) >= this.ahead / 2) return;
+    const from = this.zeroedTo;
+    const length = this.ahead;
+    this.extending = writeZeros(fh, from, length).then(
+      () => {
+        this.zeroedTo = from + length;
+        this.ahead = Math.min(PREALLOCATE_MAX, length * 2);
+        this.extending = null;
+      },
+      () => {
+        // Out of space, say: the data goes on past the zeros (some of them may be on disk:
+        // zeros after the data, cut by the next opener).
+        this.ahead = 0;
+        this.extending = null;
+      },
+    );
+  }
+
   private async openForAppend(): Promise<FileHandle> {
-    const flags = DSYNC === undefined ? 'a' : constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | DSYNC;
+    const mode = this.positional ? constants.O_WRONLY | constants.O_CREAT : constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND;
+    const flags = DSYNC === undefined ? mode : mode | DSYNC;
     const fh = await open(this.path, flags, FILE_MODE);
     try {
       await fsyncDir(dirname(this.path));
@@ -181,4 +285,19 @@ export class AppendFile {
     }
     return fh;
   }
+}
+
+function byteLength(chunks: readonly Buffer[]): number {
+  let n = 0;
+  for (const chunk of chunks) n += chunk.length;
+  return n;
+}
+
+/** Writes `length` zeros at `position`, durably (O_DSYNC, or fdatasync). */
+async function writeZeros(fh: FileHandle, position: number, length: number): Promise<void> {
+  zeros ??= Buffer.alloc(PREALLOCATE_MIN);
+  const chunks: Buffer[] = [];
+  for (let left = length; left > 0; left -= zeros.length) chunks.push(left >= zeros.length ? zeros : zeros.subarray(0, left));
+  await writeAll(fh, chunks, position);
+  if (DSYNC === undefined) await fh.datasync();
 }

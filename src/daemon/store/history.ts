@@ -69,6 +69,9 @@ export class History {
    */
   static async open(dir: string, options: { readAt?: ReadAt } = {}): Promise<History> {
     await ensurePrivateDir(dir);
+    // A crash leaves the zeros written ahead of the data in the buckets being appended to:
+    // cut now, so that a bucket nobody appends to again reads to its last frame and no further.
+    for (const name of await readdir(dir)) if (BUCKET_RE.test(name)) await cutZeroTail(join(dir, name));
     return new History(dir, options.readAt ?? (async (fh, buf, position) => (await fh.read(buf, 0, buf.length, position)).bytesRead));
   }
 
@@ -175,6 +178,7 @@ export class History {
       const path = join(this.dir, name);
       const before = await stat(path).catch(() => null);
       if (!before || before.mtimeMs >= cutoff.getTime()) continue;
+      // Checked again once its appender is closed (closing cuts the zeros written ahead, and keeps the time of the last write).
       let release!: () => void;
       const pruning = new Promise<void>((resolve) => (release = resolve));
       const previous = this.closing.get(bucket);
@@ -186,7 +190,7 @@ export class History {
         if (this.ready?.bucket === bucket) this.ready = null;
         await writer?.then((w) => w.close()).catch(() => undefined);
         const now = await stat(path).catch(() => null);
-        if (!now || now.mtimeMs >= cutoff.getTime() || now.size !== before.size) continue; // written meanwhile: keep it
+        if (!now || now.mtimeMs >= cutoff.getTime()) continue; // written meanwhile: keep it
         this.indexes.delete(bucket);
         await unlink(path);
         buckets++;
@@ -222,7 +226,7 @@ export class History {
     }
     const path = join(this.dir, `${bucket}.jsonl`);
     const previous = this.closing.get(bucket) ?? Promise.resolve();
-    writer = previous.then(() => cutTornTail(path)).then(() => AppendFile.forFile(path));
+    writer = previous.then(() => cutTail(path)).then(() => AppendFile.forFile(path, { preallocate: true }));
     this.writers.set(bucket, writer);
     this.lastUsed = bucket;
     if (this.writers.size > OPEN_WRITERS) {
@@ -261,7 +265,8 @@ export class History {
   private async updateIndex(bucket: string): Promise<Map<string, IndexEntry> | null> {
     // What was put so far is read from the file: wait for it to be there (a failed append was
     // never acknowledged, and does not keep what is on disk from being read).
-    await this.writers.get(bucket)?.then((w) => w.flush()).catch(() => undefined);
+    const writer = await this.writers.get(bucket)?.catch(() => undefined);
+    await writer?.flush().catch(() => undefined);
     let fh: FileHandle;
     try {
       fh = await open(join(this.dir, `${bucket}.jsonl`), 'r');
@@ -271,7 +276,8 @@ export class History {
       return null;
     }
     try {
-      const { size } = await fh.stat();
+      // An appender's file goes on past its data with the zeros it writes ahead: read to the data's end.
+      const size = writer && !writer.broken ? Math.min((await fh.stat()).size, writer.size) : (await fh.stat()).size;
       let index = this.indexes.get(bucket);
       // Shorter than what was indexed: its torn tail was cut, or it was pruned and written anew.
       if (!index || size < index.covered) index = { entries: new Map(), covered: 0 };
@@ -320,8 +326,16 @@ function* scanFrames(buf: Buffer): Generator<{ key: string; offset: number; leng
   }
 }
 
-/** Cuts an incomplete last line (a crash mid-append) so the next append starts a clean line. */
-async function cutTornTail(path: string): Promise<void> {
+/** Bytes read at a time when looking for the end of a file's data. */
+const TAIL_READ = 1 << 20;
+
+/**
+ * Cuts what follows the last whole line of a bucket file: the zeros its appender wrote ahead
+ * (left by a crash; AppendFile's `preallocate`) and an incomplete last line (a crash
+ * mid-append), so the next append starts a clean line right after the data. A zero byte is
+ * never part of a frame (JSON escapes it), so trailing zeros are never data.
+ */
+async function cutTail(path: string): Promise<void> {
   let fh;
   try {
     fh = await open(path, 'r+');
@@ -330,20 +344,57 @@ async function cutTornTail(path: string): Promise<void> {
     throw err;
   }
   try {
-    const { size } = await fh.stat();
-    if (size === 0) return;
-    const tailLen = Math.min(size, 1 << 20);
-    const tail = Buffer.alloc(tailLen);
-    await fh.read(tail, 0, tailLen, size - tailLen);
-    if (tail[tailLen - 1] === 0x0a) return;
-    const lastLf = tail.lastIndexOf(0x0a);
-    const keep = lastLf < 0 ? (tailLen === size ? 0 : size) : size - tailLen + lastLf + 1;
+    const { size, atime, mtime } = await fh.stat();
+    const keep = await dataEnd(fh, size);
     if (keep === size) return;
     await fh.truncate(keep);
+    // Cutting writes no data: the file keeps the time of its last write, which retention goes by.
+    await fh.utimes(atime, mtime);
     await fh.sync();
   } finally {
     await fh.close();
   }
+}
+
+/** The end of the last whole line of the file's first `size` bytes (0 when there is none). */
+async function dataEnd(fh: FileHandle, size: number): Promise<number> {
+  const buf = Buffer.allocUnsafe(Math.min(size, TAIL_READ));
+  let end = size;
+  let sawData = false;
+  while (end > 0) {
+    const from = Math.max(0, end - buf.length);
+    const n = end - from;
+    await fh.read(buf, 0, n, from);
+    let i = n - 1;
+    if (!sawData) {
+      while (i >= 0 && buf[i] === 0) i--; // zeros written ahead
+      if (i < 0) {
+        end = from;
+        continue;
+      }
+      sawData = true;
+    }
+    const lf = buf.lastIndexOf(0x0a, i);
+    if (lf >= 0) return from + lf + 1;
+    end = from;
+  }
+  return 0;
+}
+
+/** Cuts the zeros a crash left after the data of a bucket file nobody appends to now (its last byte is 0). */
+async function cutZeroTail(path: string): Promise<void> {
+  const fh = await open(path, 'r');
+  let last: number | undefined;
+  try {
+    const { size } = await fh.stat();
+    if (size === 0) return;
+    const byte = Buffer.alloc(1);
+    await fh.read(byte, 0, 1, size - 1);
+    last = byte[0];
+  } finally {
+    await fh.close();
+  }
+  if (last === 0) await cutTail(path);
 }
 
 function assertBucket(bucket: string): void {

@@ -162,7 +162,7 @@ export class Journal<E> {
     const old = this.file;
     const closed = old.close();
     const first = this.seq + 1;
-    this.file = new AppendFile(join(this.dir, segmentName(first)), 0, closed);
+    this.file = new AppendFile(join(this.dir, segmentName(first)), 0, { gate: closed });
     this.segments.push(first);
     return { lastSeq: this.seq, closed };
   }

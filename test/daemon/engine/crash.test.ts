@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -113,7 +113,15 @@ t.test('kill -9 while executions run start to finish: every acknowledged one is 
   const acked: string[] = [];
   for (const stop of [41, 600]) acked.push(...(await runAndKill(['start', h.dir, flowFile], 'started', () => stop)));
   t.ok(acked.length >= 41 + 600, 'the kills came after many acknowledged executions');
+  const buckets = join(h.dir, 'history');
+  const zerosAhead = async () => {
+    let zeros = 0;
+    for (const name of await readdir(buckets)) for (const byte of await readFile(join(buckets, name))) if (byte === 0) zeros++;
+    return zeros;
+  };
+  t.ok((await zerosAhead()) > 0, 'the kills left the zeros the history writer keeps ahead of its data');
   const after = await h.restart();
+  t.equal(await zerosAhead(), 0, 'opening history cut them');
   const whole = ['start:2', 'fork:2', 'a:2', 'b:2', 'join:2', 'done:2'].join();
   for (const id of acked) {
     const inst = await after.get(id).catch(() => null);

@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { AppendFile, writeAll } from '../../../src/daemon/store/append-file.js';
@@ -59,7 +59,7 @@ t.test('the gate holds the first write back until it settles', async (t) => {
   const path = join(t.testdir(), 'b.log');
   let open!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
-  const file = new AppendFile(path, 0, gate);
+  const file = new AppendFile(path, 0, { gate });
   const ack = file.append(Buffer.from('b\n')).durable;
   await new Promise((resolve) => setImmediate(resolve));
   await t.rejects(stat(path), { code: 'ENOENT' }, 'nothing written while the gate is shut');
@@ -103,4 +103,59 @@ t.test('a batch is written whole and in order, across short writes', async (t) =
   const joined = shortWriter(1 << 20);
   await writeAll(joined.fh, many);
   t.equal(joined.got(), many.map(String).join(''), 'more buffers than one writev takes: joined, still whole');
+});
+
+t.test('preallocate: data goes over zeros written ahead; close cuts them and keeps the time of the last write', async (t) => {
+  const path = join(t.testdir(), 'p.log');
+  const file = new AppendFile(path, 0, { preallocate: true });
+  await file.append(Buffer.from('first\n')).durable;
+  let st = await stat(path);
+  t.ok(st.size > file.size, `zeros written ahead (${st.size} bytes on disk for ${file.size} of data)`);
+  const onDisk = await readFile(path);
+  t.equal(onDisk.subarray(0, file.size).toString(), 'first\n');
+  t.ok(onDisk.subarray(file.size).every((b) => b === 0), 'only zeros after the data');
+  const lastWrite = new Date('2026-01-02T03:04:05Z');
+  await utimes(path, lastWrite, lastWrite);
+  await file.close();
+  st = await stat(path);
+  t.equal(st.size, file.size, 'closing cut the zeros');
+  t.equal(st.mtime.getTime(), lastWrite.getTime(), 'cutting them is not a write: the time of the last write is kept');
+  t.equal(await readFile(path, 'utf8'), 'first\n');
+});
+
+t.test('preallocate: many batches, some larger than the zeros ahead, land whole and in order', async (t) => {
+  const path = join(t.testdir(), 'q.log');
+  const file = new AppendFile(path, 0, { preallocate: true });
+  const lines: string[] = [];
+  for (let round = 0; round < 40; round++) {
+    const batch: Array<Promise<void>> = [];
+    // Rounds of small lines, and now and then one far larger than the first extension (64 KiB).
+    const count = round % 10 === 9 ? 1 : 50;
+    for (let i = 0; i < count; i++) {
+      const line = `${round}.${i} ${'é'.repeat(count === 1 ? 100_000 : (round * 7 + i) % 300)}\n`;
+      lines.push(line);
+      batch.push(file.append(Buffer.from(line)).durable);
+    }
+    await Promise.all(batch);
+    const onDisk = await readFile(path);
+    if (!onDisk.subarray(0, file.size).equals(Buffer.from(lines.join('')))) return t.fail(`round ${round}: the data on disk differs`);
+    if (!onDisk.subarray(file.size).every((b) => b === 0)) return t.fail(`round ${round}: something but zeros after the data`);
+  }
+  const size = (await stat(path)).size;
+  t.ok(size > file.size, 'zeros ahead of the data while it is open');
+  await file.close();
+  t.equal(await readFile(path, 'utf8'), lines.join(''), 'every line whole, in order, and nothing after them');
+});
+
+t.test('preallocate: an existing file is written after its data, at explicit positions', async (t) => {
+  const path = join(t.testdir(), 'r.log');
+  const plain = new AppendFile(path);
+  await plain.append(Buffer.from('old\n')).durable;
+  await plain.close();
+  const file = await AppendFile.forFile(path, { preallocate: true });
+  const { offset, durable } = file.append(Buffer.from('new\n'));
+  t.equal(offset, 4);
+  await durable;
+  await file.close();
+  t.equal(await readFile(path, 'utf8'), 'old\nnew\n');
 });

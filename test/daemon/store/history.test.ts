@@ -1,7 +1,8 @@
-import { appendFile, readdir, stat, utimes } from 'node:fs/promises';
+import { appendFile, readdir, readFile, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { History } from '../../../src/daemon/store/history.js';
+import { frameBytes } from '../../../src/daemon/store/frame.js';
 
 t.test('documents are read back by id from their bucket', async (t) => {
   const dir = t.testdir();
@@ -111,5 +112,65 @@ t.test('the index follows the file: puts after a read, a later copy, and a bucke
   const again = await History.open(dir);
   t.same(await again.get('2026-11-22', 'c'), { big }, 'rebuilt from the file in chunks after a restart');
   t.same(await again.get('2026-11-22', 'a'), { v: 2 });
+  await again.close();
+});
+
+t.test('an open bucket is written over zeros ahead, and read to the end of its data only', async (t) => {
+  const dir = t.testdir();
+  const h = await History.open(dir);
+  const path = join(dir, '2026-11-22.jsonl');
+  await Promise.all(Array.from({ length: 30 }, (_, i) => h.put('2026-11-22', `e${i}`, { i })));
+  const data = (await readFile(path)).subarray(0, (await readFile(path)).lastIndexOf(0x0a) + 1);
+  t.ok((await stat(path)).size > data.length, 'zeros on disk after the data while the bucket is open');
+  t.equal((await h.list('2026-11-22')).length, 30, 'the index holds the data and nothing of the zeros');
+  await h.put('2026-11-22', 'e30', { i: 30 });
+  t.same(await h.get('2026-11-22', 'e30'), { i: 30 }, 'a put after the index was built is found');
+  await h.close();
+  const closed = await readFile(path);
+  t.equal(closed[closed.length - 1], 0x0a, 'closed: the file ends with its last frame');
+  t.notOk(closed.includes(0), 'and holds no zeros');
+});
+
+t.test('after a crash: the zeros written ahead (and a torn line before them) are cut when history opens', async (t) => {
+  const dir = t.testdir();
+  const h = await History.open(dir);
+  await h.put('2026-11-20', 'a', { v: 1 });
+  await h.put('2026-11-21', 'b', { v: 2 });
+  await h.close();
+  const yesterday = join(dir, '2026-11-20.jsonl');
+  const today = join(dir, '2026-11-21.jsonl');
+  const cleanSize = (await stat(yesterday)).size;
+  // As a crash leaves them: zeros ahead (more than one read of the tail), and a batch torn mid-line.
+  await appendFile(yesterday, Buffer.alloc((1 << 20) + 4096));
+  await appendFile(today, Buffer.concat([Buffer.from('0badc0de 0 c {"v":'), Buffer.alloc(70_000)]));
+  const lastWrite = new Date('2026-11-20T12:00:00Z');
+  await utimes(yesterday, lastWrite, lastWrite);
+  const again = await History.open(dir);
+  t.equal((await stat(yesterday)).size, cleanSize, 'a bucket nobody appends to is cut at open');
+  t.equal((await stat(yesterday)).mtime.getTime(), lastWrite.getTime(), 'cutting keeps the time of its last write (retention goes by it)');
+  t.same(await again.get('2026-11-20', 'a'), { v: 1 });
+  await again.put('2026-11-21', 'c', { v: 3 });
+  t.same(await again.get('2026-11-21', 'b'), { v: 2 });
+  t.same(await again.get('2026-11-21', 'c'), { v: 3 }, 'the torn line and the zeros were cut: the next put follows the data');
+  await again.close();
+  const text = await readFile(today, 'utf8');
+  t.equal(text.split('\n').length, 3, 'two frames, no damaged line between them');
+});
+
+t.test('after a crash: frames of a torn batch after a run of zeros are kept and read', async (t) => {
+  const dir = t.testdir();
+  const h = await History.open(dir);
+  await h.put('2026-11-21', 'a', { v: 1 });
+  await h.close();
+  const path = join(dir, '2026-11-21.jsonl');
+  // A batch whose first sector never reached the disk while the next ones did (the end of a
+  // frame, then a whole one), then the zeros ahead. Nobody was told it was durable.
+  await appendFile(path, Buffer.concat([Buffer.alloc(512), Buffer.from('"x"}\n'), frameBytes(0, JSON.stringify({ v: 2 }), 'b'), Buffer.alloc(8192)]));
+  const again = await History.open(dir);
+  t.same(await again.get('2026-11-21', 'a'), { v: 1 });
+  t.same(await again.get('2026-11-21', 'b'), { v: 2 }, 'the whole frame after the damaged line is found');
+  await again.put('2026-11-21', 'c', { v: 3 });
+  t.same(await again.get('2026-11-21', 'c'), { v: 3 });
+  t.same((await again.list('2026-11-21')).map((e) => e.id), ['c', 'b', 'a']);
   await again.close();
 });
