@@ -71,7 +71,8 @@ export class History {
     await ensurePrivateDir(dir);
     // A crash leaves the zeros written ahead of the data in the buckets being appended to:
     // cut now, so that a bucket nobody appends to again reads to its last frame and no further.
-    for (const name of await readdir(dir)) if (BUCKET_RE.test(name)) await cutZeroTail(join(dir, name));
+    // A bucket that cannot be read is skipped here (its zeros, if any, are only read past).
+    for (const name of await readdir(dir)) if (BUCKET_RE.test(name)) await cutZeroTail(join(dir, name)).catch(() => undefined);
     return new History(dir, options.readAt ?? (async (fh, buf, position) => (await fh.read(buf, 0, buf.length, position)).bytesRead));
   }
 
@@ -102,8 +103,13 @@ export class History {
     let opening = this.writer(bucket);
     let writer = await opening;
     if (writer.broken) {
-      // A write failed (disk full, I/O error): start again on a fresh handle, after cutting any torn tail.
-      if (this.writers.get(bucket) === opening) this.writers.delete(bucket);
+      // A write failed (disk full, I/O error): start again on a fresh handle, once the broken one
+      // is closed (zeros it is still writing ahead must not land on the new one's data) and the
+      // torn tail is cut.
+      if (this.writers.get(bucket) === opening) {
+        this.writers.delete(bucket);
+        this.retire(bucket, opening);
+      }
       opening = this.writer(bucket);
       writer = await opening;
     }
@@ -226,20 +232,35 @@ export class History {
     }
     const path = join(this.dir, `${bucket}.jsonl`);
     const previous = this.closing.get(bucket) ?? Promise.resolve();
-    writer = previous.then(() => cutTail(path)).then(() => AppendFile.forFile(path, { preallocate: true }));
-    this.writers.set(bucket, writer);
+    const opening = previous.then(() => cutTail(path)).then(() => AppendFile.forFile(path, { preallocate: true }));
+    // One that cannot open (the tail could not be cut) is not kept: the next put tries again.
+    opening.catch(() => {
+      if (this.writers.get(bucket) === opening) this.writers.delete(bucket);
+    });
+    this.writers.set(bucket, opening);
     this.lastUsed = bucket;
     if (this.writers.size > OPEN_WRITERS) {
       const [oldest, evicted] = this.writers.entries().next().value as [string, Promise<AppendFile>];
       this.writers.delete(oldest);
-      if (this.ready?.bucket === oldest) this.ready = null;
-      const closed = evicted.then((w) => w.close()).catch(() => undefined);
-      this.closing.set(oldest, closed);
-      void closed.then(() => {
-        if (this.closing.get(oldest) === closed) this.closing.delete(oldest);
-      });
+      this.retire(oldest, evicted);
     }
-    return writer;
+    return opening;
+  }
+
+  /**
+   * Closes the appender of `bucket` that has left `writers` (evicted, or broken): reopening the
+   * bucket, reading it and pruning it wait for that (its last writes, and its zeros cut).
+   */
+  private retire(bucket: string, writer: Promise<AppendFile>): void {
+    if (this.ready?.bucket === bucket) this.ready = null;
+    const closed = Promise.resolve(this.closing.get(bucket))
+      .then(() => writer)
+      .then((w) => w.close())
+      .catch(() => undefined);
+    this.closing.set(bucket, closed);
+    void closed.then(() => {
+      if (this.closing.get(bucket) === closed) this.closing.delete(bucket);
+    });
   }
 
   /**
@@ -265,7 +286,12 @@ export class History {
   private async updateIndex(bucket: string): Promise<Map<string, IndexEntry> | null> {
     // What was put so far is read from the file: wait for it to be there (a failed append was
     // never acknowledged, and does not keep what is on disk from being read).
+    // An appender being closed (evicted, broken) first finishes its writes and cuts its zeros.
+    await this.closing.get(bucket);
     const writer = await this.writers.get(bucket)?.catch(() => undefined);
+    // Only what is written is read: the appender's data as it stands now, once flushed. What is
+    // appended meanwhile may be half written over the zeros ahead; the next read takes it in.
+    const end = writer && !writer.broken ? writer.size : Infinity;
     await writer?.flush().catch(() => undefined);
     let fh: FileHandle;
     try {
@@ -276,8 +302,8 @@ export class History {
       return null;
     }
     try {
-      // An appender's file goes on past its data with the zeros it writes ahead: read to the data's end.
-      const size = writer && !writer.broken ? Math.min((await fh.stat()).size, writer.size) : (await fh.stat()).size;
+      // An appender's file goes on past its data with the zeros it writes ahead.
+      const size = Math.min((await fh.stat()).size, end);
       let index = this.indexes.get(bucket);
       // Shorter than what was indexed: its torn tail was cut, or it was pruned and written anew.
       if (!index || size < index.covered) index = { entries: new Map(), covered: 0 };
@@ -363,9 +389,14 @@ async function dataEnd(fh: FileHandle, size: number): Promise<number> {
   let sawData = false;
   while (end > 0) {
     const from = Math.max(0, end - buf.length);
-    const n = end - from;
-    await fh.read(buf, 0, n, from);
-    let i = n - 1;
+    const { bytesRead } = await fh.read(buf, 0, end - from, from);
+    if (bytesRead < end - from) {
+      // The file got shorter meanwhile: look again from its new end.
+      end = from + bytesRead;
+      sawData = false;
+      continue;
+    }
+    let i = bytesRead - 1;
     if (!sawData) {
       while (i >= 0 && buf[i] === 0) i--; // zeros written ahead
       if (i < 0) {

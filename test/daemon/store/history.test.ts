@@ -1,4 +1,4 @@
-import { appendFile, readdir, readFile, stat, utimes } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rmdir, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { History } from '../../../src/daemon/store/history.js';
@@ -115,7 +115,7 @@ t.test('the index follows the file: puts after a read, a later copy, and a bucke
   await again.close();
 });
 
-t.test('an open bucket is written over zeros ahead, and read to the end of its data only', async (t) => {
+t.test('an open bucket is written over zeros ahead; reads find its documents, and closing leaves no zeros', async (t) => {
   const dir = t.testdir();
   const h = await History.open(dir);
   const path = join(dir, '2026-11-22.jsonl');
@@ -173,4 +173,16 @@ t.test('after a crash: frames of a torn batch after a run of zeros are kept and 
   t.same(await again.get('2026-11-21', 'c'), { v: 3 });
   t.same((await again.list('2026-11-21')).map((e) => e.id), ['c', 'b', 'a']);
   await again.close();
+});
+
+t.test('a bucket that cannot be opened fails its put, and the next put tries again', async (t) => {
+  const dir = t.testdir();
+  const h = await History.open(dir);
+  const path = join(dir, '2026-11-22.jsonl');
+  await mkdir(path); // in the way: the bucket file cannot be opened
+  await t.rejects(h.put('2026-11-22', 'a', { v: 1 }), { code: 'EISDIR' });
+  await rmdir(path);
+  await h.put('2026-11-22', 'b', { v: 2 });
+  t.same(await h.get('2026-11-22', 'b'), { v: 2 }, 'not stuck on the failed opening');
+  await h.close();
 });
