@@ -57,7 +57,7 @@ const PREALLOCATE_MIN = 64 << 10;
  * The most zeros written ahead of the data at once. Each data write's cache flush waits for the
  * zeros already sent to the disk too: 8 MiB at a time put 1-2 ms on the start load's p99.
  */
-export const PREALLOCATE_MAX = 1 << 20;
+const PREALLOCATE_MAX = 1 << 20;
 /** A shared buffer of zeros, written as many times as an extension needs (one writev). */
 let zeros: Buffer | null = null;
 
@@ -187,9 +187,9 @@ export class AppendFile {
       await this.flush();
     } finally {
       await this.extending;
-      // Not synced: if this size is lost in a crash, the next opener cuts the zeros (History's cutTail).
-      // (After a failed extension some zeros may be there, past zeroedTo.) Cutting them writes
-      // no data: the file keeps the time of its last write (History's retention goes by it).
+      // The zeros ahead are cut (after a failed extension some may be there, past zeroedTo).
+      // Not synced: if the cut is lost in a crash, the next opener cuts them (History's cutTail).
+      // Cutting writes no data: the file keeps the time of its last write (retention goes by it).
       if (this.fh && this.positional && (this.zeroedTo > this.written || this.ahead === 0)) {
         const fh = this.fh;
         await fh

@@ -184,7 +184,8 @@ export class History {
       const path = join(this.dir, name);
       const before = await stat(path).catch(() => null);
       if (!before || before.mtimeMs >= cutoff.getTime()) continue;
-      // Checked again once its appender is closed (closing cuts the zeros written ahead, and keeps the time of the last write).
+      // Checked again once its appender is closed (which cuts the zeros written ahead and keeps
+      // the time of the last write).
       let release!: () => void;
       const pruning = new Promise<void>((resolve) => (release = resolve));
       const previous = this.closing.get(bucket);
