@@ -126,13 +126,11 @@ export class History {
    */
   private appendTo(writer: AppendFile, id: string, json: string | JsonPieces, tags: readonly string[]): Promise<void> {
     const frame = frameBytes(0, json, tags.length === 0 ? id : `${id}|${tags.join('|')}`);
-    let appended: { offset: number; durable: Promise<void> };
     try {
-      appended = writer.append(frame);
+      return writer.append(frame).durable;
     } catch (err) {
       return Promise.reject(err);
     }
-    return appended.durable;
   }
 
   /** The latest document stored under `id` in `bucket`, or null. */
@@ -285,13 +283,13 @@ export class History {
   }
 
   private async updateIndex(bucket: string): Promise<Map<string, IndexEntry> | null> {
-    // What was put so far is read from the file: wait for it to be there (a failed append was
-    // never acknowledged, and does not keep what is on disk from being read).
-    // An appender being closed (evicted, broken) first finishes its writes and cuts its zeros.
+    // What was put so far is read from the file, once it is there: an appender being closed
+    // (evicted, broken) first finishes its writes and cuts its zeros; the open one is flushed (a
+    // failed append was never acknowledged, and does not keep what is on disk from being read).
+    // Only the open one's data as it stands now is read: what is appended meanwhile may be half
+    // written over the zeros ahead; the next read takes it in.
     await this.closing.get(bucket);
     const writer = await this.writers.get(bucket)?.catch(() => undefined);
-    // Only what is written is read: the appender's data as it stands now, once flushed. What is
-    // appended meanwhile may be half written over the zeros ahead; the next read takes it in.
     const end = writer && !writer.broken ? writer.size : Infinity;
     await writer?.flush().catch(() => undefined);
     let fh: FileHandle;
