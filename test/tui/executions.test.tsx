@@ -159,13 +159,15 @@ t.test('search and flow filter against a real daemon, at 80 columns', async (t) 
 
   ui.stdin.write('/');
   await frameMatching(ui.lastFrame, /search \//);
-  ui.stdin.write('1002');
-  frame = await frameMatching(ui.lastFrame, /search \/ 1002/);
+  // 'r-1002', not '1002': a random hex id can contain '1002' (it did, once, on CI), never an 'r'.
+  ui.stdin.write('r-1002');
+  frame = await frameMatching(ui.lastFrame, /search \/ r-1002/);
   t.match(frame, new RegExp(`order-1002\\s+…${o2.processInstanceId.slice(-12)}`));
   t.notMatch(frame, /order-1001|inv-77/);
   ui.stdin.write(KEY.ctrlU);
-  ui.stdin.write(i1.processInstanceId.slice(-6)); // part of an id
-  frame = await frameMatching(ui.lastFrame, new RegExp(`search / ${i1.processInstanceId.slice(-6)}`));
+  const idPart = i1.processInstanceId.slice(-10); // part of an id; 10 hex digits another random id shares by chance ~never
+  ui.stdin.write(idPart);
+  frame = await frameMatching(ui.lastFrame, new RegExp(`search / ${idPart}`));
   t.match(frame, /Invoices v1 .*inv-77/);
   t.notMatch(frame, /order-100/);
   ui.stdin.write(KEY.esc);
