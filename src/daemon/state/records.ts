@@ -14,7 +14,7 @@ import type {
 } from './state.js';
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
-import { archiveInstance, countInstance, EMAIL_SEEN_IDS, DERIVED, initialState, isoMs, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
+import { archiveInstance, countInstance, EMAIL_SEEN_IDS, DERIVED, initialState, isoMs, packedLogLine, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration } from './state.js';
 
 /** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
 export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
@@ -163,7 +163,7 @@ const STATUS_WORD: Record<StatusCd, string> = {
  */
 function log(inst: Instance, node: Pick<NodeInstance, 'id'> | null, level: LogEntry['level'], message: string, at: string, withVariables = false): void {
   const ms = isoMs(at) - isoMs(inst.startTime);
-  inst.logs.push(withVariables ? [node?.id ?? '', level, message, ms, { ...inst.variables }] : [node?.id ?? '', level, message, ms]);
+  inst.logs.push(withVariables ? [node?.id ?? '', level, message, ms, { ...inst.variables }] : packedLogLine(node?.id ?? '', level, ms, message));
 }
 
 function waitingFor(wait: Wait): string {

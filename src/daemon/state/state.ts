@@ -289,13 +289,22 @@ export interface BufferedMessage {
 }
 
 /**
- * An execution log line as kept: `[nodeInstanceId, level, message, ms, variables?]`, the node
- * named by its node instance (`''`: the execution itself) and the time as milliseconds after
- * the execution's start, so no line repeats the node's id, name and type or a timestamp string
- * (memory per waiting execution, snapshot size). A line that names a node without an instance
- * (a warning while resolving) is kept whole. Read with logEntry().
+ * An execution log line as kept. Most lines are one string, `"<node instance> <level> <ms> <message>"`
+ * (`"n3 INFO 0 waiting for input"`): the node named by its node instance (empty: the execution
+ * itself; a node instance id never holds a space) and the time as milliseconds after the
+ * execution's start, so no line repeats the node's id, name and type or a timestamp string. One
+ * string takes half the memory of a four-element array and parses faster from the snapshot:
+ * most of what a waiting execution holds is its log (docs/performance.md). A line with a copy of the
+ * variables is `[nodeInstanceId, level, message, ms, variables]`; a line that names a node
+ * without an instance (a warning while resolving) is kept whole. Arrays whose time is an ISO
+ * string, and arrays without variables, are older forms still read. Read with logEntry().
  */
-export type LogLine = LogEntry | readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
+export type LogLine = LogEntry | string | readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
+
+/** The packed form of a log line without variables (see LogLine). */
+export function packedLogLine(nodeInstanceId: string, level: LogEntry['level'], ms: number, message: string): string {
+  return `${nodeInstanceId} ${level} ${ms} ${message}`;
+}
 
 /** Milliseconds since the epoch of an ISO instant; the last two asked are remembered (a step asks for the same few again and again). */
 export function isoMs(iso: string): number {
@@ -313,8 +322,26 @@ const lastMs: number[] = [0, 0];
 
 /** A log line with the seed's fields. */
 export function logEntry(inst: Pick<Instance, 'nodes' | 'processName' | 'startTime'>, line: LogLine): LogEntry {
+  if (typeof line === 'string') {
+    const a = line.indexOf(' ');
+    const b = line.indexOf(' ', a + 1);
+    const c = line.indexOf(' ', b + 1);
+    return entryOf(inst, line.slice(0, a), line.slice(a + 1, b) as LogEntry['level'], line.slice(c + 1), Number(line.slice(b + 1, c)), undefined);
+  }
   if (!Array.isArray(line)) return line as LogEntry;
   const [at, level, message, time, variables] = line as readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
+  return entryOf(inst, at, level, message, time, variables);
+}
+
+/** The seed's fields of a log line's parts: the node looked up by its instance, the time made an ISO instant. */
+function entryOf(
+  inst: Pick<Instance, 'nodes' | 'processName' | 'startTime'>,
+  at: string,
+  level: LogEntry['level'],
+  message: string,
+  time: number | string,
+  variables: Record<string, unknown> | undefined,
+): LogEntry {
   const node = at === '' ? undefined : inst.nodes[at];
   const who = node ? { nodeId: node.nodeId, nodeName: node.nodeName, nodeType: node.nodeType } : { nodeId: '', nodeName: inst.processName, nodeType: 'process' };
   const timestamp = typeof time === 'string' ? time : new Date(isoMs(inst.startTime) + time).toISOString();
