@@ -289,13 +289,13 @@ export interface BufferedMessage {
 }
 
 /**
- * An execution log line as kept. Most lines are one string, `"<node instance> <level> <ms> <message>"`
- * (`"n3 INFO 0 waiting for input"`): the node named by its node instance (empty: the execution
- * itself; a node instance id never holds a space) and the time as milliseconds after the
- * execution's start, so no line repeats the node's id, name and type or a timestamp string. One
- * string takes half the memory of a four-element array and parses faster from the snapshot:
- * most of what a waiting execution holds is its log (docs/performance.md). A line with a copy of the
- * variables is `[nodeInstanceId, level, message, ms, variables]`; a line that names a node
+ * An execution log line as kept. Most lines are one string, `"<node instance> <level> <ms>
+ * <message>"` (`"n3 INFO 0 waiting for input"`): the node named by its node instance (empty: the
+ * execution itself; a node instance id never holds a space) and the time as milliseconds after
+ * the execution's start, so no line repeats the node's id, name and type or a timestamp string.
+ * One string takes half the memory of a four-element array and parses faster from the snapshot:
+ * a waiting execution's log was 40 % of its memory (docs/performance.md). A line with a copy of
+ * the variables is `[nodeInstanceId, level, message, ms, variables]`; a line that names a node
  * without an instance (a warning while resolving) is kept whole. Arrays whose time is an ISO
  * string, and arrays without variables, are older forms still read. Read with logEntry().
  */
