@@ -34,8 +34,7 @@ const MAX_IOV = 1024;
  * short write, as one buffer.
  */
 export async function writeAll(fh: Pick<FileHandle, 'write' | 'writev'>, chunks: Buffer[], position: number | null = null): Promise<void> {
-  let total = 0;
-  for (const chunk of chunks) total += chunk.length;
+  const total = byteLength(chunks);
   let written = 0;
   if (chunks.length > 1 && chunks.length <= MAX_IOV) written = (await fh.writev(chunks, position ?? undefined)).bytesWritten;
   if (written === total) return;
