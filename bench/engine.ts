@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Engine } from '../src/daemon/engine/engine.js';
+import { tuneGarbageCollector } from '../src/daemon/gc-tuning.js';
 import { publishFlow } from '../src/daemon/flows/publish.js';
 import { applyRecord, WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
@@ -102,6 +103,7 @@ export async function runEngineBench(concurrency = 1_000): Promise<EngineBenchRe
   // The daemon runs with this flag (src/cli/commands/daemon.ts); `npm run bench` passes it on the
   // command line, where it takes full effect; this covers running the file directly.
   setFlagsFromString('--max-semi-space-size=32');
+  tuneGarbageCollector(); // as the daemon does
   await run(5_000, 500); // warm-up
   return run(100_000, concurrency);
 }

@@ -13,6 +13,7 @@ import { Scheduler } from './triggers/schedules.js';
 import { publishFlowDir, publishFlowFile, type FileOutcome } from './flows/load-dir.js';
 import { WebhookReceiver } from './triggers/webhooks.js';
 import { createDaemonLogger } from './logger.js';
+import { tuneGarbageCollector } from './gc-tuning.js';
 import { buildServer } from './server.js';
 import { WFX_STORE, type WfxRecord } from './state/records.js';
 import type { Environment, WfxState } from './state/state.js';
@@ -68,6 +69,7 @@ const RETENTION_SWEEP_MS = 60 * 60 * 1000;
  * DATA_DIR_LOCKED, JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, or the listen error.
  */
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
+  tuneGarbageCollector();
   const paths = dataDirPaths(options.dataDir);
   try {
     await ensurePrivateDir(options.dataDir);
