@@ -306,7 +306,7 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
       task = await resumeLoad(post(`${d.url}/process/task`, d.key, {}, 10), waitingTasks, (id) => ({ processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'ok' } }));
       const waitingEvents = await startMany(d.url, d.key, '1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d', n, () => ({ kind: 'event' }));
       // Starts again, now with those executions waiting: what a daemon in use serves (its heap
-      // holds them; see src/daemon/gc-tuning.ts).
+      // holds them; see src/daemon/gc-tuning.ts and newBucket in src/daemon/state/records.ts).
       startsWhileWaiting = { waiting: n, load: await load(post(`${d.url}/process/start`, d.key, body, 10)) };
       // Their correlation keys are k-0..k-(n-1): message i resumes execution i.
       event = await resumeLoad(post(`${d.url}/process/event`, d.key, {}, 10), waitingEvents, (_id, i) => ({ eventType: 'paid', correlationKey: `k-${i}`, data: { paid: true } }));
