@@ -4,7 +4,7 @@ import { parseDuration } from '../../shared/duration.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { indexEventWait, type WfxRecord } from '../state/records.js';
-import { liveInstances, logEntry, STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import { liveInstances, logEntry, STATE, STATUS, subscriptionsFor, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore, Transaction } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
@@ -272,8 +272,7 @@ export class Engine extends EventEmitter implements EngineCore {
       await this.store.flush(); // the first one may still be on its way to disk
       return { status: 'duplicate', matched: [] };
     }
-    const probe = new Transition(this, () => undefined, now);
-    const subs = probe.matches(req.organization, req.eventType, req.correlationKey);
+    const subs = subscriptionsFor(this.state, req.organization, req.eventType, req.correlationKey);
     const ttl = req.ttlSeconds ?? 0;
     if (subs.length === 0 && ttl <= 0) {
       throw new WfxError('NO_MATCHING_SUBSCRIPTION', `no execution waits for ${req.eventType} with correlation key ${req.correlationKey ?? '(none)'}`);

@@ -4,7 +4,7 @@ import type { Edge, FlowGraph } from '../../shared/flow/graph.js';
 import { WfxError } from '../../shared/errors.js';
 import type { BoundaryEventNode, FlowDefinition, FlowNode } from '../../shared/flow/types.js';
 import { nodeRan, startedInstance, type WfxRecord } from '../state/records.js';
-import { STATE, STATUS, subscriptionBucket, youngCopy, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type Subscription, type WfxState } from '../state/state.js';
+import { STATE, STATUS, subscriptionsFor, youngCopy, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type Subscription, type WfxState } from '../state/state.js';
 import type { ChildStart, Delivery, NodeScope, Outcome, ResumeInput, WorkRequest } from './nodes/handler.js';
 import { HANDLERS } from './nodes/index.js';
 import type { WorkResult } from './work/result.js';
@@ -191,17 +191,6 @@ export class Transition {
   cancel(inst: Instance, reason: string): void {
     this.touched.add(inst.processInstanceId);
     this.finish(inst, STATE.CANCELLED, reason);
-  }
-
-  /**
-   * The subscriptions an event of `eventType` with `correlationKey` resumes in `organization`:
-   * message subscriptions with the same key, and signal subscriptions whatever their key. Pure read.
-   */
-  matches(organization: string, eventType: string, correlationKey: string | null): Subscription[] {
-    const subs = this.core.state.subscriptions;
-    const messages = subs[subscriptionBucket(organization, eventType, 'message', correlationKey)];
-    const signals = subs[subscriptionBucket(organization, eventType, 'signal', null)];
-    return [...(messages ? Object.values(messages) : []), ...(signals ? Object.values(signals) : [])];
   }
 
   /** Resumes every subscription in `subs` with the event's data. */
@@ -585,7 +574,7 @@ export class Transition {
 
   /** intermediateThrowEvent: resumes matching subscriptions of the organization now. */
   private throwEvent(inst: Instance, d: Delivery): void {
-    this.wakeAll(this.matches(inst.organization, d.eventType, d.correlationKey), d.data);
+    this.wakeAll(subscriptionsFor(this.core.state, inst.organization, d.eventType, d.correlationKey), d.data);
   }
 
   /** The oldest kept message a new subscription consumes, if any. */

@@ -267,6 +267,17 @@ export function subscriptionBucket(organization: string, messageRef: string, kin
   return kind === 'signal' ? `${organization}|${messageRef}|s` : `${organization}|${messageRef}|m|${correlationKey === null ? '\u0000' : correlationKey}`;
 }
 
+/**
+ * The subscriptions an event of `eventType` with `correlationKey` resumes in `organization`:
+ * message subscriptions with the same key, and signal subscriptions whatever their key. Pure read.
+ */
+export function subscriptionsFor(state: WfxState, organization: string, eventType: string, correlationKey: string | null): Subscription[] {
+  const messages = state.subscriptions[subscriptionBucket(organization, eventType, 'message', correlationKey)];
+  const signals = state.subscriptions[subscriptionBucket(organization, eventType, 'signal', null)];
+  if (!signals) return messages ? Object.values(messages) : [];
+  return messages ? [...Object.values(messages), ...Object.values(signals)] : Object.values(signals);
+}
+
 export interface Subscription {
   readonly instanceId: string;
   readonly nodeInstanceId: string;
