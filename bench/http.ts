@@ -214,8 +214,12 @@ async function rss(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
 }
 
-/** Fills `dataDir` with `n` executions waiting at an input node, written by the engine in-process (exported for profiling restarts). */
-export async function fillWaiting(dataDir: string, n: number): Promise<void> {
+/**
+ * Fills `dataDir` with `n` executions waiting at an input node (`task`) or for a message, each
+ * under a correlation key of its own (`event`), written by the engine in-process (exported for
+ * profiling restarts).
+ */
+export async function fillWaiting(dataDir: string, n: number, kind: 'task' | 'event' = 'task'): Promise<void> {
   const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE });
   const history = await History.open(join(dataDir, 'history'));
   const engine = new Engine({ store, history });
@@ -228,7 +232,7 @@ export async function fillWaiting(dataDir: string, n: number): Promise<void> {
     Array.from({ length: 500 }, async () => {
       while (next < n) {
         const i = next++;
-        await engine.start({ processId, organization: 'default', data: { kind: 'task', i }, correlationKey: `k-${i}` });
+        await engine.start({ processId, organization: 'default', data: { kind, i }, correlationKey: `k-${i}` });
       }
     }),
   );
@@ -244,18 +248,24 @@ function collectGarbage(): void {
 }
 
 /**
- * Heap that `n` waiting executions take once loaded (store opened from the data dir, after a
- * full GC), per execution: the live state's own size, without the garbage a daemon's RSS
- * still holds after parsing its snapshot.
+ * Heap that `n` waiting executions take once loaded as a daemon loads them (store opened from
+ * the data dir, then the engine's recovery, which rebuilds the subscription index), after a full
+ * GC, per execution: the live state's own size, without the garbage a daemon's RSS still holds
+ * after parsing its snapshot.
  */
 async function heapPerWaiting(dataDir: string, n: number): Promise<number> {
   collectGarbage();
   const before = process.memoryUsage().heapUsed;
   const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE });
+  const history = await History.open(join(dataDir, 'history'));
+  const engine = new Engine({ store, history });
+  await engine.recover();
   collectGarbage();
   collectGarbage();
   const after = process.memoryUsage().heapUsed;
+  await engine.close();
   await store.close({ checkpoint: false });
+  await history.close();
   return (after - before) / n;
 }
 
@@ -268,7 +278,16 @@ export interface HttpBenchResult {
   readonly completed: { perSecond: number; p99: number; checked: number; allCompleted: boolean };
   readonly task: ResumeLoad;
   readonly event: ResumeLoad;
-  readonly restart: { waiting: number; startMs: number; rssBytes: number; emptyRssBytes: number; heapBytesPerWaiting: number };
+  readonly restart: {
+    waiting: number;
+    startMs: number;
+    rssBytes: number;
+    emptyRssBytes: number;
+    /** Executions waiting at an input node (the restart's data dir). */
+    heapBytesPerWaiting: number;
+    /** Executions waiting for a message, each under its own correlation key: their subscriptions too. */
+    heapBytesPerMessageWait: number;
+  };
 }
 
 export async function runHttpBench(): Promise<HttpBenchResult> {
@@ -328,7 +347,18 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
     const rssBytes = await rss(again.pid);
     await again.stop();
     const heapBytesPerWaiting = await heapPerWaiting(full, WAITING);
-    return { neighbour: neighbour!, starts, startsWhileWaiting: startsWhileWaiting!, completed: completed!, task: task!, event: event!, restart: { waiting: WAITING, startMs: again.startMs, rssBytes, emptyRssBytes, heapBytesPerWaiting } };
+    const messages = join(dir, 'messages');
+    await fillWaiting(messages, WAITING, 'event');
+    const heapBytesPerMessageWait = await heapPerWaiting(messages, WAITING);
+    return {
+      neighbour: neighbour!,
+      starts,
+      startsWhileWaiting: startsWhileWaiting!,
+      completed: completed!,
+      task: task!,
+      event: event!,
+      restart: { waiting: WAITING, startMs: again.startMs, rssBytes, emptyRssBytes, heapBytesPerWaiting, heapBytesPerMessageWait },
+    };
   } finally {
     neighbourProc.child.kill('SIGTERM');
     for (const d of [...startedDirs]) await stopDaemon(d);
@@ -357,7 +387,8 @@ export function formatHttpBench(r: HttpBenchResult): string {
       return `| resume: ${what} to the next node's completion, 10 connections, after a warm-up of ${fmt(l.warmup)} | ${fmt(l.perSecond)}/s, p50 ${ms(l.p50)}, **p99 ${ms(l.p99)}** (${ms(l.withWarmup.p99)} counting the warm-up), ${l.failed} failed (warm-up included) | ${pct(l.perSecond, n)} | p99 < 5 ms |`;
     }),
     `| restart: \`wfx daemon start\` on ${fmt(r.restart.waiting)} waiting executions until the API answers | **${ms(r.restart.startMs)}** | | < 2,000 ms |`,
-    `| memory per waiting execution: its live state on the heap after a full GC (the state loaded from that data dir) | **${(r.restart.heapBytesPerWaiting / 1024).toFixed(2)} KiB** | | < 2 KiB |`,
+    `| memory per waiting execution: its live state on the heap after a full GC (the state loaded from that data dir and recovered, as a daemon starts) | **${(r.restart.heapBytesPerWaiting / 1024).toFixed(2)} KiB** | | < 2 KiB |`,
+    `| the same for ${fmt(r.restart.waiting)} executions waiting for a message, each under its own correlation key (its subscription included) | **${(r.restart.heapBytesPerMessageWait / 1024).toFixed(2)} KiB** | | < 2 KiB |`,
     `| the same in the daemon's RSS right after its start (RSS over an empty daemon's, ÷ ${fmt(r.restart.waiting)}; includes the snapshot's parse garbage not yet collected) | ${(perWaiting / 1024).toFixed(2)} KiB (RSS ${fmt(r.restart.rssBytes / 2 ** 20)} MiB vs ${fmt(r.restart.emptyRssBytes / 2 ** 20)} MiB) | | |`,
   ];
   return ['| figure | value | of the neighbour | target |', '|---|---|---|---|', ...rows].join('\n');

@@ -229,35 +229,38 @@ const subKey = (instanceId: string, nodeInstanceId: string) => `${instanceId}|${
 function unsubscribe(state: WfxState, inst: Instance, node: NodeInstance): void {
   if (node.wait?.kind !== 'event') return;
   const bucket = subscriptionBucket(inst.organization, node.wait.messageRef, node.wait.eventType, node.wait.correlationKey);
-  const subs = state.subscriptions[bucket];
-  if (!subs) return;
-  delete subs[subKey(inst.processInstanceId, node.id)];
-  for (const _ in subs) return; // not empty
-  delete state.subscriptions[bucket];
+  const held = state.subscriptions[bucket];
+  if (held === undefined) return;
+  if (!(held instanceof Map)) {
+    if (held.instanceId === inst.processInstanceId && held.nodeInstanceId === node.id) delete state.subscriptions[bucket];
+    return;
+  }
+  held.delete(subKey(inst.processInstanceId, node.id));
+  // Back to the compact form once one is left.
+  if (held.size === 1) state.subscriptions[bucket] = held.values().next().value!;
+  else if (held.size === 0) delete state.subscriptions[bucket];
 }
 
 /**
- * A bucket of subscriptions, made a dictionary from the start (a null-prototype object is one in
- * V8). A `{}` given its one key, `instanceId|nodeInstanceId`, took a hidden class of its own from
- * the empty object's (a transition per bucket, up to V8's limit): with 60,000 executions waiting
- * for a message, each under its own correlation key, a start load beside them promoted 1.3 MB per
- * scavenge instead of 0.25 and paused 3.9 ms instead of 1.5 (docs/performance.md).
+ * Writes the subscription of a node waiting on an event: the bucket itself while it is the only
+ * one there, a Map of them once another comes (SubscriptionBucket). Every subscription is built
+ * by the one object literal below, so all share a hidden class (a `{}` given a key of its own
+ * per bucket took a class each, which cost every scavenge: docs/performance.md).
  */
-function newBucket(): Record<string, Subscription> {
-  return Object.create(null) as Record<string, Subscription>;
-}
-
-/** Writes the subscription of a node waiting on an event. */
-function subscribe(state: WfxState, inst: Instance, node: NodeInstance, wait: Extract<Wait, { kind: 'event' }>, since: string): void {
-  (state.subscriptions[subscriptionBucket(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey)] ??= newBucket())[subKey(inst.processInstanceId, node.id)] = {
-    instanceId: inst.processInstanceId,
-    nodeInstanceId: node.id,
-    nodeId: node.nodeId,
-    eventType: wait.eventType,
-    messageRef: wait.messageRef,
-    correlationKey: wait.correlationKey,
-    since,
-  };
+function subscribe(state: WfxState, inst: Instance, node: NodeInstance, wait: Extract<Wait, { kind: 'event' }>): void {
+  const bucket = subscriptionBucket(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey);
+  const sub: Subscription = { instanceId: inst.processInstanceId, nodeInstanceId: node.id, nodeId: node.nodeId };
+  const held = state.subscriptions[bucket];
+  if (held === undefined || (!(held instanceof Map) && held.instanceId === sub.instanceId && held.nodeInstanceId === sub.nodeInstanceId)) {
+    state.subscriptions[bucket] = sub;
+  } else if (held instanceof Map) {
+    held.set(subKey(sub.instanceId, sub.nodeInstanceId), sub);
+  } else {
+    state.subscriptions[bucket] = new Map([
+      [subKey(held.instanceId, held.nodeInstanceId), held],
+      [subKey(sub.instanceId, sub.nodeInstanceId), sub],
+    ]);
+  }
 }
 
 /**
@@ -266,7 +269,7 @@ function subscribe(state: WfxState, inst: Instance, node: NodeInstance, wait: Ex
  * written by an older layout of it comes back right), in the engine's one walk over them.
  */
 export function indexEventWait(state: WfxState, inst: Instance, node: NodeInstance): void {
-  if (node.statusCd === STATUS.WAITING && node.wait?.kind === 'event') subscribe(state, inst, node, node.wait, node.startTime);
+  if (node.statusCd === STATUS.WAITING && node.wait?.kind === 'event') subscribe(state, inst, node, node.wait);
 }
 
 /** Creates the node instance a token entered (Active); name and type come from the flow version. */
@@ -397,7 +400,7 @@ const handlers: Handlers = {
     node.statusCd = STATUS.WAITING;
     node.wait = r.wait;
     if (r.variables) Object.assign(inst.variables, r.variables);
-    if (r.wait.kind === 'event') subscribe(state, inst, node, r.wait, r.at);
+    if (r.wait.kind === 'event') subscribe(state, inst, node, r.wait);
     log(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);
   },
   'node.completed': (state, r) => {

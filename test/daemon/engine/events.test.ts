@@ -1,14 +1,14 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { STATE, type WfxState } from '../../../src/daemon/state/state.js';
+import { bucketMembers, STATE, type WfxState } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail } from '../../helpers/engine.js';
 
 /** Subscriptions of `ref` in `organization`, whatever their bucket. */
 const subscriptionCount = (state: WfxState, organization: string, ref: string) =>
   Object.entries(state.subscriptions)
     .filter(([bucket]) => bucket.startsWith(`${organization}|${ref}|`))
-    .reduce((n, [, subs]) => n + Object.keys(subs).length, 0);
+    .reduce((n, [, bucket]) => n + bucketMembers(bucket).length, 0);
 
 const CATCH = (eventType: string, extra = '') => `
 processId: AUTO
@@ -43,6 +43,29 @@ t.test('a message resumes every waiting subscription with the same key, and its 
     { code: 'NO_MATCHING_SUBSCRIPTION' },
     'another organization never reaches these subscriptions',
   );
+});
+
+t.test('a bucket holds its one subscription as itself, several by node; any of them leaves without touching the others', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(CATCH('message'));
+  const bucket = (key: string) => h.store.state.subscriptions[`default|payment-received|m|${key}`];
+  const solo = await h.start(pid, {}, { correlationKey: 'solo' });
+  t.notOk(bucket('solo') instanceof Map, 'one waiting node: the bucket is its subscription');
+  t.same(bucket('solo'), { instanceId: solo.processInstanceId, nodeInstanceId: 'n2', nodeId: 'wait' });
+
+  const [a, b, c] = [await h.start(pid, {}, { correlationKey: 'k' }), await h.start(pid, {}, { correlationKey: 'k' }), await h.start(pid, {}, { correlationKey: 'k' })];
+  t.ok(bucket('k') instanceof Map, 'a second waiting node makes it a map');
+  await h.engine.cancel({ organization: 'default', processInstanceId: b.processInstanceId });
+  t.equal(bucketMembers(bucket('k')).length, 2, 'the cancelled one left the middle of the bucket');
+  await h.engine.cancel({ organization: 'default', processInstanceId: a.processInstanceId });
+  t.same(bucket('k'), { instanceId: c.processInstanceId, nodeInstanceId: 'n2', nodeId: 'wait' }, 'one left: the compact form again');
+  const res = await h.engine.publishEvent({ organization: 'default', eventType: 'payment-received', correlationKey: 'k', data: {} });
+  t.same(res.matched, [{ processInstanceId: c.processInstanceId, nodeId: 'wait' }], 'the message resumes the one still waiting');
+  t.equal(bucket('k'), undefined, 'an empty bucket is gone');
+  t.equal((await h.get(b.processInstanceId)).stateCd, STATE.CANCELLED, 'the cancelled ones stay cancelled');
+
+  const h2 = await h.restart();
+  t.same(h2.store.state.subscriptions['default|payment-received|m|solo'], { instanceId: solo.processInstanceId, nodeInstanceId: 'n2', nodeId: 'wait' }, 'rebuilt the same at recovery');
 });
 
 t.test('a signal resumes every subscription of its ref whatever the key', async (t) => {
