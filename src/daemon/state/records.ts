@@ -232,7 +232,7 @@ function unsubscribe(state: WfxState, inst: Instance, node: NodeInstance): void 
   const held = state.subscriptions[bucket];
   if (held === undefined) return;
   if (!(held instanceof Map)) {
-    if (held.instanceId === inst.processInstanceId && held.nodeInstanceId === node.id) delete state.subscriptions[bucket];
+    if (isNode(held, inst.processInstanceId, node.id)) delete state.subscriptions[bucket];
     return;
   }
   held.delete(subKey(inst.processInstanceId, node.id));
@@ -251,17 +251,18 @@ function subscribe(state: WfxState, inst: Instance, node: NodeInstance, wait: Ex
   const bucket = subscriptionBucket(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey);
   const sub: Subscription = { instanceId: inst.processInstanceId, nodeInstanceId: node.id, nodeId: node.nodeId };
   const held = state.subscriptions[bucket];
-  if (held === undefined || (!(held instanceof Map) && held.instanceId === sub.instanceId && held.nodeInstanceId === sub.nodeInstanceId)) {
-    state.subscriptions[bucket] = sub;
-  } else if (held instanceof Map) {
-    held.set(subKey(sub.instanceId, sub.nodeInstanceId), sub);
-  } else {
+  if (held instanceof Map) held.set(subKey(sub.instanceId, sub.nodeInstanceId), sub);
+  else if (held === undefined || isNode(held, sub.instanceId, sub.nodeInstanceId)) state.subscriptions[bucket] = sub;
+  else {
     state.subscriptions[bucket] = new Map([
       [subKey(held.instanceId, held.nodeInstanceId), held],
       [subKey(sub.instanceId, sub.nodeInstanceId), sub],
     ]);
   }
 }
+
+/** Whether `sub` is the subscription of node `nodeInstanceId` of execution `instanceId`. */
+const isNode = (sub: Subscription, instanceId: string, nodeInstanceId: string): boolean => sub.instanceId === instanceId && sub.nodeInstanceId === nodeInstanceId;
 
 /**
  * Adds node `node` of running execution `inst` to the subscription index if it waits on an
