@@ -91,10 +91,10 @@ export interface AppendFileOptions {
  * for a 19 KB batch, 263 -> 133 µs of latency), and the zeros cost 0.3-0.4 µs per KB, once.
  * This is what PostgreSQL does with WAL segments it zero-fills and RocksDB with recycled WAL
  * files. On close the zeros are cut off; after a crash, whoever opens the file next cuts them
- * (History's `cutTail`). A crash can tear only the batch in flight, which nobody was told is
- * durable: its sectors may land in any order, so its frames may stand after a damaged line.
- * The journal does not preallocate: its recovery takes a valid frame after a damaged one for
- * corruption (JOURNAL_CORRUPT), which such a torn batch would look like.
+ * (History's `cutTail`, `Journal.open`). A crash can tear only the batch in flight, which
+ * nobody was told is durable: its sectors may land in any order, so its frames may stand after
+ * a damaged line. The journal tells such a torn batch from damage by the write each of its
+ * frames names (see Journal).
  *
  * After any write or sync error the file is failed for good (after a failed fsync the kernel
  * may have dropped the dirty pages, so nothing later could be trusted): the batch in flight
@@ -174,6 +174,15 @@ export class AppendFile {
     if (this.failed) throw this.failed;
   }
 
+  /**
+   * True while appended data waits for the next durable write: an append now joins it. False
+   * when the next append starts a write of its own (nothing waits, or only a write in flight).
+   * Everything one write carries is appended while this is true, from its first append on.
+   */
+  get queued(): boolean {
+    return this.next !== null;
+  }
+
   /** True once a write or sync failed: the file takes no more appends. */
   get broken(): boolean {
     return this.failed !== null;
@@ -187,7 +196,8 @@ export class AppendFile {
     } finally {
       await this.extending;
       // The zeros ahead are cut (after a failed extension some may be there, past zeroedTo).
-      // Not synced: if the cut is lost in a crash, the next opener cuts them (History's cutTail).
+      // Not synced: if the cut is lost in a crash, the next opener cuts them (History's
+      // cutTail, Journal.open).
       // Cutting writes no data: the file keeps the time of its last write (retention goes by it).
       if (this.fh && this.positional && (this.zeroedTo > this.written || this.ahead === 0)) {
         const fh = this.fh;

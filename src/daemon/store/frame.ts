@@ -7,7 +7,8 @@ import { crc32 } from 'node:zlib';
  *
  * The checksum covers everything after the first space up to (not including) the LF. `key` is
  * a token without spaces ("-" when the log has no use for one); history files use the
- * execution id so an index can be rebuilt without parsing the JSON. JSON.stringify never
+ * execution id so an index can be rebuilt without parsing the JSON, the journal the sequence
+ * number of the first frame of the durable write the frame went out in. JSON.stringify never
  * emits a raw LF, so a line is a record. Text rather than binary so that an operator can read
  * a journal with `tail`.
  */
@@ -134,6 +135,48 @@ export function decodeFrames<T = unknown>(buf: Buffer, options: { keysOnly?: boo
     pos = lf + 1;
   }
   return { frames, badOffset: null, validAfterBad: false };
+}
+
+/** What follows the first bad line of a log (see inspectTail). */
+export interface TailAfterBad {
+  /** Every byte from the bad line on is zero: zeros written ahead of the data, and nothing else. */
+  readonly zeros: boolean;
+  /** Keys of the valid frames after the bad line, each once, in order (no more than two are collected). */
+  readonly keys: readonly string[];
+  /**
+   * A bad line that ends in an LF and holds no zero byte comes before a valid frame. A write torn
+   * over zeros written ahead damages a line only where its sectors never landed, which read as
+   * zeros (a frame never holds a zero byte), so this is damage of another kind.
+   */
+  readonly garbled: boolean;
+}
+
+/**
+ * Looks at `buf` from `from` (the first bad line, as decodeFrames found it) to its end: for a
+ * log written over zeros, which tells a write torn by a crash from damage (see Journal.open).
+ * Pure; never throws.
+ */
+export function inspectTail(buf: Buffer, from: number): TailAfterBad {
+  let pos = from;
+  while (pos < buf.length && buf[pos] === 0) pos++;
+  if (pos === buf.length) return { zeros: true, keys: [], garbled: false };
+  const keys: string[] = [];
+  let badWithoutZeros = false;
+  let garbled = false;
+  pos = from;
+  while (pos < buf.length && keys.length < 2) {
+    const lf = buf.indexOf(LF, pos);
+    if (lf < 0) break;
+    const frame = parseLine(buf, pos, lf, true);
+    if (frame === null) {
+      if (!buf.subarray(pos, lf).includes(0)) badWithoutZeros = true;
+    } else {
+      if (badWithoutZeros) garbled = true;
+      if (!keys.includes(frame.key)) keys.push(frame.key);
+    }
+    pos = lf + 1;
+  }
+  return { zeros: false, keys, garbled };
 }
 
 function hasValidFrameAfter(buf: Buffer, from: number): boolean {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { decodeFrames, encodeFrame, frameBytes } from '../../../src/daemon/store/frame.js';
+import { decodeFrames, encodeFrame, frameBytes, inspectTail } from '../../../src/daemon/store/frame.js';
 
 const lines = (...values: unknown[]) => Buffer.from(values.map((v, i) => encodeFrame(i + 1, v, `k${i}`)).join(''));
 
@@ -43,6 +43,21 @@ t.test('a flipped byte in the last frame is a torn tail', async (t) => {
   const { frames, validAfterBad } = decodeFrames(buf);
   t.equal(frames.length, 1);
   t.equal(validAfterBad, false);
+});
+
+t.test('inspectTail tells zeros, a line damaged by zeros and one damaged otherwise apart', async (t) => {
+  const buf = Buffer.concat([lines({ a: 1 }, { b: 2 }, { c: 3 }), Buffer.alloc(100)]);
+  const [first, second] = decodeFrames(buf).frames;
+  const dataEnd = buf.length - 100;
+  t.same(inspectTail(buf, dataEnd), { zeros: true, keys: [], garbled: false }, 'zeros alone');
+  const zeroed = Buffer.from(buf).fill(0, first!.length + 12, first!.length + 16);
+  t.same(inspectTail(zeroed, first!.length), { zeros: false, keys: ['k2'], garbled: false }, 'bytes that never landed: zeros');
+  const flipped = Buffer.from(buf);
+  flipped[first!.length + 12]! ^= 0x01;
+  t.same(inspectTail(flipped, first!.length), { zeros: false, keys: ['k2'], garbled: true }, 'a flipped bit before a valid frame');
+  const lastFlipped = Buffer.from(buf);
+  lastFlipped[first!.length + second!.length + 12]! ^= 0x01;
+  t.same(inspectTail(lastFlipped, first!.length + second!.length), { zeros: false, keys: [], garbled: false }, 'nothing valid after it');
 });
 
 t.test('garbage never throws', async (t) => {

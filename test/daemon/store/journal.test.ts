@@ -1,7 +1,7 @@
-import { appendFile, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { encodeFrame } from '../../../src/daemon/store/frame.js';
+import { decodeFrames, encodeFrame } from '../../../src/daemon/store/frame.js';
 import { Journal, segmentName } from '../../../src/daemon/store/journal.js';
 
 async function openCollect(dir: string, afterSeq = 0) {
@@ -53,6 +53,8 @@ t.test('a torn last entry is cut off and appends continue cleanly', async (t) =>
 
 t.test('damage before the end refuses to open, naming file and offset', async (t) => {
   const dir = t.testdir();
+  // The four go out in one write: a flipped bit is no sector that never landed over zeros, so
+  // the frames of that write after it do not make it a torn write.
   await writeEntries(dir, 4);
   const seg = join(dir, segmentName(1));
   const buf = await readFile(seg);
@@ -119,4 +121,130 @@ t.test('the journal directory is 0700 and segments 0600', async (t) => {
   await writeEntries(dir, 1);
   t.equal((await stat(dir)).mode & 0o777, 0o700);
   t.equal((await stat(join(dir, segmentName(1)))).mode & 0o777, 0o600);
+});
+
+/** Frames as the journal writes them: `writes` lists each durable write's entries (their values). */
+function segmentOf(firstSeq: number, writes: unknown[][]): { bytes: Buffer; offsets: number[] } {
+  const lines: string[] = [];
+  let seq = firstSeq;
+  for (const write of writes) {
+    const key = String(seq);
+    for (const value of write) lines.push(encodeFrame(seq++, value, key));
+  }
+  const offsets: number[] = [];
+  let at = 0;
+  for (const line of lines) {
+    offsets.push(at);
+    at += Buffer.byteLength(line);
+  }
+  return { bytes: Buffer.from(lines.join('')), offsets };
+}
+
+t.test("each frame names the durable write it went out in, by that write's first entry", async (t) => {
+  const dir = t.testdir();
+  const { journal } = await openCollect(dir);
+  await Promise.all(['a', 'b', 'c'].map((v) => journal.append(v).durable));
+  await journal.append('d').durable;
+  // Appended once the write of 'e' has been taken (its flush starts on a microtask): they share
+  // the next one.
+  const inFlight = journal.append('e').durable;
+  await new Promise((resolve) => setImmediate(resolve));
+  const next = [journal.append('f').durable, journal.append('g').durable];
+  await Promise.all([inFlight, ...next]);
+  await journal.close();
+  const { frames } = decodeFrames(await readFile(join(dir, segmentName(1))));
+  t.same(
+    frames.map((f) => [f.seq, f.key]),
+    [[1, '1'], [2, '1'], [3, '1'], [4, '4'], [5, '5'], [6, '6'], [7, '6']],
+  );
+});
+
+t.test('while open, a segment ends in zeros written ahead; after a crash they are cut quietly', async (t) => {
+  const dir = t.testdir();
+  const copy = t.testdir();
+  const { journal } = await openCollect(dir);
+  for (let i = 0; i < 3; i++) await journal.append({ i }).durable;
+  const seg = join(dir, segmentName(1));
+  const onDisk = await readFile(seg);
+  const { frames, badOffset } = decodeFrames(onDisk);
+  t.equal(frames.length, 3);
+  t.ok(badOffset !== null && onDisk.length > badOffset && onDisk.subarray(badOffset).every((b) => b === 0), 'zeros after the data');
+  // A crash now leaves the file as it is: a copy of it is what the next start finds.
+  await copyFile(seg, join(copy, segmentName(1)));
+  await journal.close();
+  const again = await openCollect(copy);
+  t.same(again.seen.map(([seq]) => seq), [1, 2, 3]);
+  t.equal(again.report.truncated, null, 'zeros alone are not a torn write');
+  t.equal((await stat(join(copy, segmentName(1)))).size, badOffset, 'cut at the end of the data');
+  await again.journal.append('after').durable;
+  await again.journal.close();
+  t.same((await openCollect(copy)).seen.at(-1), [4, 'after']);
+});
+
+t.test('a write torn over zeros: its frames after the damage are cut with it, and appends go on from there', async (t) => {
+  const dir = t.testdir();
+  const seg = join(dir, segmentName(1));
+  const { bytes, offsets } = segmentOf(1, [['a', 'b', 'c'], ['d', 'e', 'f', 'g']]);
+  // The last write's sectors landed out of order: frame 5 lost some bytes (zeros), 6 and 7 came.
+  const torn = Buffer.concat([bytes, Buffer.alloc(4096)]);
+  torn.fill(0, offsets[4]! + 12, offsets[4]! + 20);
+  await writeFile(seg, torn, { mode: 0o600 });
+  const { seen, report, journal } = await openCollect(dir);
+  t.same(seen.map(([, v]) => v), ['a', 'b', 'c', 'd'], 'the frames before the damage are replayed');
+  t.same(report.truncated, { file: seg, offset: offsets[4], bytes: torn.length - offsets[4]! });
+  t.equal((await stat(seg)).size, offsets[4]);
+  t.equal(journal.append('after').seq, 5);
+  await journal.close();
+  t.same((await openCollect(dir)).seen.map(([, v]) => v), ['a', 'b', 'c', 'd', 'after']);
+});
+
+t.test("a torn write may be the last good frame's own, or the first of its segment", async (t) => {
+  const within = t.testdir();
+  const a = segmentOf(1, [['a'], ['b', 'c', 'd']]);
+  const tornWithin = Buffer.concat([a.bytes, Buffer.alloc(512)]).fill(0, a.offsets[2]! + 3, a.offsets[2]! + 9);
+  await writeFile(join(within, segmentName(1)), tornWithin, { mode: 0o600 });
+  const one = await openCollect(within);
+  t.same(one.seen.map(([, v]) => v), ['a', 'b'], 'frame 3 damaged, 4 of the same write as 2: cut');
+  t.equal(one.report.truncated?.offset, a.offsets[2]);
+
+  const first = t.testdir();
+  const b = segmentOf(7, [['x', 'y']]);
+  const tornFirst = Buffer.from(b.bytes).fill(0, 2, 6);
+  await writeFile(join(first, segmentName(7)), tornFirst, { mode: 0o600 });
+  const two = await openCollect(first, 6);
+  t.same(two.seen, [], "the segment's only write, torn at its first frame");
+  t.equal(two.report.truncated?.offset, 0);
+});
+
+t.test('after damage, a frame of another write is corruption, zeros or not', async (t) => {
+  const dir = t.testdir();
+  const seg = join(dir, segmentName(1));
+  const { bytes, offsets } = segmentOf(1, [['a', 'b'], ['c'], ['d']]);
+  // Frame 2 holds zeros (as a sector that never landed would), but writes 3 and 4 came after its
+  // write was acknowledged: acknowledged data was lost.
+  const damaged = Buffer.from(bytes).fill(0, offsets[1]! + 12, offsets[1]! + 16);
+  await writeFile(seg, damaged, { mode: 0o600 });
+  await t.rejects(openCollect(dir), { code: 'JOURNAL_CORRUPT', details: { file: seg, offset: offsets[1] } });
+  t.same(await readFile(seg), damaged, 'nothing was cut');
+});
+
+t.test('frames written before the journal named their writes never pass for a torn write', async (t) => {
+  const dir = t.testdir();
+  const seg = join(dir, segmentName(1));
+  const frames = ['a', 'b', 'c'].map((v, i) => encodeFrame(i + 1, v));
+  const damaged = Buffer.from(frames.join('')).fill(0, frames[0]!.length + 12, frames[0]!.length + 16);
+  await writeFile(seg, damaged, { mode: 0o600 });
+  await t.rejects(openCollect(dir), { code: 'JOURNAL_CORRUPT', details: { offset: frames[0]!.length } });
+});
+
+t.test('zeros left after the data of an older segment (a crash before its cut was on disk) are cut quietly', async (t) => {
+  const dir = t.testdir();
+  const older = segmentOf(1, [['a', 'b']]);
+  await writeFile(join(dir, segmentName(1)), Buffer.concat([older.bytes, Buffer.alloc(8192)]), { mode: 0o600 });
+  await writeFile(join(dir, segmentName(3)), segmentOf(3, [['c']]).bytes, { mode: 0o600 });
+  const { seen, report, journal } = await openCollect(dir);
+  await journal.close();
+  t.same(seen.map(([, v]) => v), ['a', 'b', 'c']);
+  t.equal(report.truncated, null);
+  t.equal((await stat(join(dir, segmentName(1)))).size, older.bytes.length);
 });
