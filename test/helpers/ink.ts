@@ -20,7 +20,10 @@ class Stdout extends EventEmitter {
 class Stdin extends EventEmitter {
   isTTY = true;
   private data: string | null = null;
+  /** Called before each key is written (see renderAt). */
+  beforeKey: () => void = () => undefined;
   write = (data: string) => {
+    this.beforeKey();
     this.data = data;
     this.emit('readable');
     this.emit('data', data);
@@ -58,9 +61,12 @@ export function renderAt(tree: ReactElement, columns: number): Rendered {
     exitOnCtrlC: false,
     patchConsole: false,
   });
-  // React runs the first paint's effects (useInput attaches its listener in one) at the latest
-  // before the next render: render again, so keys written right away are heard.
+  // React runs a paint's effects (useInput attaches its listener in one) at the latest before
+  // the next render, and a busy machine may not have run them by the time a test sees the frame
+  // and types: render again before every key (Ink renders in React's legacy mode, synchronously),
+  // so each key is heard by the screen it was typed at.
   instance.rerender(tree);
+  stdin.beforeKey = () => instance.rerender(tree);
   let exited = false;
   void instance.waitUntilExit().then(
     () => (exited = true),

@@ -168,7 +168,8 @@ t.test('the TUI against a real daemon: screen 2 lists the waiting task, its form
   const client = await adminClient(cwd, info.url);
   const run = await client.post<{ processInstanceId: string }>('/process/start', { processId: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b', data: { order: { id: 42 } } });
 
-  const ui = render(<App client={client} url={info.url} rows={24} />);
+  const app = <App client={client} url={info.url} rows={24} />;
+  const ui = render(app);
   t.teardown(() => ui.unmount());
   await frameMatching(ui.lastFrame, /· live/);
   ui.stdin.write('2');
@@ -176,7 +177,11 @@ t.test('the TUI against a real daemon: screen 2 lists the waiting task, its form
   t.match(ui.lastFrame(), /input: Approve order 42\?/, 'the resolved title under the table');
   ui.stdin.write(KEY.enter);
   await frameMatching(ui.lastFrame, /Approve order 42\?\n\n› approve \*/);
-  ui.stdin.write(' '); // frameMatching let the form's key listener attach
+  // The form's key listener is attached in an effect, which a busy machine may not have run yet
+  // after frameMatching's yield (the space was lost once): a render runs React's pending
+  // effects first (Ink renders in React's legacy mode, synchronously).
+  ui.rerender(app);
+  ui.stdin.write(' ');
   await frameMatching(ui.lastFrame, /›\(•\) yes/);
   ui.stdin.write(KEY.tab);
   ui.stdin.write('q2 ok'); // q and 2 are text here, not quit or screen 2
