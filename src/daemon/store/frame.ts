@@ -114,6 +114,8 @@ export interface DecodeResult<T> {
   readonly badOffset: number | null;
   /** True when a valid frame follows the first bad line: damage in the middle, not a torn tail. */
   readonly validAfterBad: boolean;
+  /** What follows the first bad line (see inspectTail); null when the buffer ends cleanly. */
+  readonly tail: TailAfterBad | null;
 }
 
 /**
@@ -129,12 +131,13 @@ export function decodeFrames<T = unknown>(buf: Buffer, options: { keysOnly?: boo
     const lf = buf.indexOf(LF, pos);
     const frame = lf < 0 ? null : parseLine<T>(buf, pos, lf, options.keysOnly === true);
     if (frame === null) {
-      return { frames, badOffset: pos, validAfterBad: lf >= 0 && hasValidFrameAfter(buf, lf + 1) };
+      const tail = inspectTail(buf, pos);
+      return { frames, badOffset: pos, validAfterBad: tail.keys.length > 0, tail };
     }
     frames.push({ ...frame, offset: pos, length: lf + 1 - pos });
     pos = lf + 1;
   }
-  return { frames, badOffset: null, validAfterBad: false };
+  return { frames, badOffset: null, validAfterBad: false, tail: null };
 }
 
 /** What follows the first bad line of a log (see inspectTail). */
@@ -152,9 +155,9 @@ export interface TailAfterBad {
 }
 
 /**
- * Looks at `buf` from `from` (the first bad line, as decodeFrames found it) to its end: for a
- * log written over zeros, which tells a write torn by a crash from damage (see Journal.open).
- * Pure; never throws.
+ * Looks at `buf` from `from` (the first bad line, as decodeFrames found it) to its end: whether
+ * any valid frame follows it, and, for a log written over zeros, what tells a write torn by a
+ * crash from damage (see Journal.open). Pure; never throws.
  */
 export function inspectTail(buf: Buffer, from: number): TailAfterBad {
   let pos = from;
@@ -177,17 +180,6 @@ export function inspectTail(buf: Buffer, from: number): TailAfterBad {
     pos = lf + 1;
   }
   return { zeros: false, keys, garbled };
-}
-
-function hasValidFrameAfter(buf: Buffer, from: number): boolean {
-  let pos = from;
-  while (pos < buf.length) {
-    const lf = buf.indexOf(LF, pos);
-    if (lf < 0) return false;
-    if (parseLine(buf, pos, lf, false) !== null) return true;
-    pos = lf + 1;
-  }
-  return false;
 }
 
 function parseLine<T>(buf: Buffer, start: number, lf: number, keysOnly: boolean): Frame<T> | null {

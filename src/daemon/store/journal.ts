@@ -2,7 +2,7 @@ import { open, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
-import { decodeFrames, frameBytes, inspectTail, type Frame, type JsonPieces, type TailAfterBad } from './frame.js';
+import { decodeFrames, frameBytes, type Frame, type JsonPieces, type TailAfterBad } from './frame.js';
 import { ensurePrivateDir, fsyncDir } from './fs-util.js';
 
 const SEGMENT_RE = /^(\d{20})\.wal$/;
@@ -97,8 +97,8 @@ export class Journal<E> {
       const buf = await readFile(path);
       const decoded = decodeFrames<E>(buf);
       const isLast = i === segments.length - 1;
-      if (decoded.badOffset !== null) {
-        const tail = inspectTail(buf, decoded.badOffset);
+      const tail = decoded.tail;
+      if (decoded.badOffset !== null && tail !== null) {
         if (!tail.zeros && !(isLast && isTornWrite(tail, decoded.frames.at(-1) ?? null, segments[i]!))) {
           throw new WfxError('JOURNAL_CORRUPT', `journal entry damaged in ${path} at byte ${decoded.badOffset}`, {
             details: { file: path, offset: decoded.badOffset },
