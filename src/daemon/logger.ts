@@ -1,7 +1,8 @@
 import { writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import { pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import type { AccessLogEntry } from './api/auth.js';
 import { LogFile } from './log-file.js';
 
@@ -24,6 +25,9 @@ export function createDaemonLogger(options: { logFile: string; foreground: boole
   // Each stream takes the logger's level: a multistream entry without one stops at info.
   const streams: pino.StreamEntry[] = [{ stream: file, level: level as pino.Level }];
   if (options.foreground) {
+    // Loaded only here: a background daemon prints nothing to a terminal, and loading the
+    // module took ~25 ms of every daemon start.
+    const pretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
     const terminal = pretty({
       colorize: options.color ?? (process.stdout.isTTY === true && !process.env.NO_COLOR),
       translateTime: 'SYS:HH:MM:ss.l',

@@ -1,5 +1,5 @@
 import swagger from '@fastify/swagger';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { FastifySSEPlugin } from 'fastify-sse-v2';
 import { ERROR_CODES, WfxError, type ErrorCode } from '../shared/errors.js';
@@ -25,6 +25,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The SSE fan-out (its subscriber count is a diagnostic). */
     streams: StreamHub;
+    /** Compiles every route validator not compiled yet (the daemon does it once it listens); rejects with a schema's compile error. */
+    compileValidators: () => Promise<void>;
   }
 }
 
@@ -89,12 +91,55 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody }
   return { status: 500, body: { error: 'INTERNAL_ERROR', message: 'internal error', timestamp } };
 }
 
-/** Bodies are checked strictly (a mistyped field is an error, not coerced); query and path coerce. */
-function validatorCompilers() {
+/** What Fastify passes a validator with `schemaEnv` besides the data (Ajv's DataValidationCxt). */
+type ValidationContext = Parameters<ValidateFunction>[1];
+
+/** A route's validator as Fastify calls it: Ajv's signature, and its errors after a call that failed. */
+interface RouteValidator {
+  (data: unknown, context?: ValidationContext): boolean;
+  errors: ValidateFunction['errors'];
+  /** Set so that Fastify passes the request as the root's parent, as it does for Ajv's own functions (useDefaults may then replace a missing body). */
+  readonly schemaEnv: true;
+}
+
+/**
+ * The routes' validators. Bodies are checked strictly (a mistyped field is an error, not
+ * coerced); query and path coerce. Each is compiled when its route first needs it or, after the
+ * server listens, by `compileAll` a turn of the event loop at a time, not while the daemon
+ * starts: compiling them (and Ajv's meta-schema) took ~100 ms of every start
+ * (docs/performance.md).
+ */
+export function validatorCompilers() {
   const strict = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false, allowUnionTypes: true });
   const loose = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: true, strict: false, allowUnionTypes: true });
   for (const ajv of [strict, loose]) ajv.addFormat('date-time', (v: string) => !Number.isNaN(Date.parse(v)) && /^\d{4}-\d{2}-\d{2}T/.test(v));
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? strict : loose).compile(schema);
+  /** Compiles of the validators not compiled yet, oldest first. */
+  let cold: Array<() => ValidateFunction> = [];
+  const compile = ({ schema, httpPart }: { schema: object; httpPart?: string }): RouteValidator => {
+    const ajv = httpPart === 'body' ? strict : loose;
+    let compiled: ValidateFunction | undefined;
+    const real = (): ValidateFunction => (compiled ??= ajv.compile(schema));
+    cold.push(real);
+    const validate = (data: unknown, context?: ValidationContext): boolean => {
+      const fn = real();
+      const ok = fn(data, context);
+      validate.errors = fn.errors;
+      return ok;
+    };
+    validate.errors = null as ValidateFunction['errors'];
+    validate.schemaEnv = true as const;
+    return validate;
+  };
+  /** Compiles every validator not compiled yet, one per turn of the event loop; resolves when done. Throws a schema's compile error. */
+  const compileAll = async (): Promise<void> => {
+    const todo = cold;
+    cold = [];
+    for (const real of todo) {
+      await new Promise((resolve) => setImmediate(resolve));
+      real();
+    }
+  };
+  return { compile, compileAll };
 }
 
 /**
@@ -118,7 +163,14 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       void (reply as unknown as FastifyReply).status(400).send(body);
     },
   });
-  app.setValidatorCompiler(validatorCompilers());
+  const validators = validatorCompilers();
+  app.setValidatorCompiler(validators.compile);
+  // Validators not compiled by a request yet are compiled once the server listens, in the
+  // background, so that the first request of a route does not wait for it.
+  app.decorate('compileValidators', validators.compileAll);
+  app.addHook('onListen', async () => {
+    validators.compileAll().catch((err: unknown) => app.log.error({ err }, 'a route schema does not compile'));
+  });
 
   app.setErrorHandler((err, request, reply) => {
     const { status, body } = toErrorAnswer(err);

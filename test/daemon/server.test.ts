@@ -67,3 +67,37 @@ t.test('/openapi.json documents every route', async (t) => {
   }
   t.notOk(doc.paths['/openapi.json'], 'the document does not list itself');
 });
+
+t.test('route validators compile on first use or in compileValidators, with the same answers', async (t) => {
+  const { validatorCompilers } = await import('../../src/daemon/server.js');
+  const v = validatorCompilers();
+  const broken = v.compile({ schema: { type: 'no-such-type' }, httpPart: 'body' });
+  // Nothing is compiled while routes are registered: a broken schema shows on first use.
+  t.throws(() => broken({}), /no-such-type|type/);
+  const body = v.compile({ schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false }, httpPart: 'body' });
+  t.equal(body({ n: 1 }), true);
+  t.equal(body.errors, null);
+  t.equal(body({ n: '1' }), false, 'bodies are not coerced');
+  t.match(body.errors, [{ instancePath: '/n', keyword: 'type' }]);
+  const query = v.compile({ schema: { type: 'object', properties: { limit: { type: 'integer', default: 50 } } }, httpPart: 'querystring' });
+  const q: Record<string, unknown> = { limit: '7' };
+  t.equal(query(q), true);
+  t.same(q, { limit: 7 }, 'query strings are coerced');
+  // Fastify passes the request as the root's parent when schemaEnv is set, as for Ajv's own
+  // functions: that is how a coerced root value reaches the request.
+  t.equal(query.schemaEnv, true);
+  const tags = v.compile({ schema: { type: 'array', items: { type: 'string' } }, httpPart: 'querystring' });
+  const request: Record<string, unknown> = { tags: 'a' };
+  t.equal(tags(request.tags, { instancePath: '', parentData: request, parentDataProperty: 'tags', rootData: request, dynamicAnchors: {} }), true);
+  t.same(request, { tags: ['a'] });
+  await t.rejects(v.compileAll(), /no-such-type|type/, 'compileAll reports a schema that does not compile');
+});
+
+t.test('every route schema of the daemon compiles', async (t) => {
+  const h = await apiHarness(t);
+  await t.resolves(h.app.compileValidators());
+  // And the routes answer as before once compiled ahead of their first request.
+  const key = await h.key('admin', 'default');
+  const typed = await h.call(key, { method: 'POST', url: '/process/exec', payload: { processId: 123 } });
+  t.match(typed.json(), { error: 'VALIDATION_ERROR', details: { problems: [/processId/] } });
+});
