@@ -4,7 +4,7 @@ import { parseDuration } from '../../shared/duration.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { indexEventWait, type WfxRecord } from '../state/records.js';
-import { liveInstances, logEntry, STATE, STATUS, subscriptionsFor, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import { logEntry, shareParsedStrings, STATE, STATUS, subscriptionsFor, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore, Transaction } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
@@ -335,7 +335,12 @@ export class Engine extends EventEmitter implements EngineCore {
     // The subscription index is derived: rebuilt in the same walk (one pass over 100k executions, not two).
     this.state.subscriptions = {};
     const running: Instance[] = [];
-    for (const inst of liveInstances(this.state)) {
+    let prev: Instance | null = null;
+    for (const id in this.state.instances) {
+      const inst = this.state.instances[id];
+      if (inst === undefined) continue;
+      shareParsedStrings(inst, id, prev);
+      prev = inst;
       this.streamed.set(inst.processInstanceId, inst.logs.length);
       if (inst.stateCd !== STATE.RUNNING) {
         this.archive.enqueue(inst.processInstanceId, null);
