@@ -98,7 +98,7 @@ type ValidationContext = Parameters<ValidateFunction>[1];
 interface RouteValidator {
   (data: unknown, context?: ValidationContext): boolean;
   errors: ValidateFunction['errors'];
-  /** Set so that Fastify passes the request as the root's parent, as it does for Ajv's own functions (useDefaults may then replace a missing body). */
+  /** Set so that Fastify passes the request as the root's parent, as it does for Ajv's own functions: Ajv puts a coerced root value there. */
   readonly schemaEnv: true;
 }
 
@@ -130,7 +130,7 @@ export function validatorCompilers() {
     validate.schemaEnv = true as const;
     return validate;
   };
-  /** Compiles every validator not compiled yet, one per turn of the event loop; resolves when done. Throws a schema's compile error. */
+  /** Compiles every validator not compiled yet, one per turn of the event loop; rejects with the first schema that does not compile. */
   const compileAll = async (): Promise<void> => {
     const todo = cold;
     cold = [];

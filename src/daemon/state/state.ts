@@ -507,7 +507,7 @@ type Writable<T> = { -readonly [K in keyof T]: T[K] };
  * a step share one ISO string, as they do in a running daemon), and its flow's id, name and
  * version and each log line that is one string with the same of `prev`, the execution recovered
  * just before it (executions of a flow log alike). Equal strings only, so nothing a reader sees
- * changes. It takes 100,000 executions waiting for input from 1,758 to 1,150 bytes of heap each
+ * changes. It takes 100,000 executions waiting for input from 1,766 to 1,159 bytes of heap each
  * (docs/performance.md): less for every scavenge and mark to walk while the daemon runs.
  */
 export function shareParsedStrings(inst: Instance, id: string, prev: Instance | null): void {
