@@ -14,7 +14,7 @@ import type {
 } from './state.js';
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
-import { archiveInstance, countInstance, EMAIL_SEEN_IDS, DERIVED, initialState, isoMs, packedLogLine, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type Subscription, type WebhookRegistration } from './state.js';
+import { archiveInstance, countInstance, EMAIL_SEEN_IDS, DERIVED, initialState, isoMs, packedLogLine, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type Subscription, type WebhookRegistration, type Writable } from './state.js';
 
 /** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
 export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
@@ -183,8 +183,6 @@ function waitingFor(wait: Wait): string {
     }
   }
 }
-
-type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * The record of a new execution, its fields listed one by one. `{ ...params, processInstanceId,
@@ -543,7 +541,6 @@ export const coalesceNodeRuns = {
 };
 
 type NodeRan = Extract<WfxRecord, { type: 'node.ran' }>;
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * A `node.ran` record, its optional fields set only when given. Written out rather than with
@@ -551,7 +548,7 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * this runs for most nodes of every execution.
  */
 export function nodeRan(instanceId: string, nodeInstanceId: string, nodeId: string, at: string, variables?: Record<string, unknown>, output?: Record<string, unknown>): NodeRan {
-  const r: Mutable<NodeRan> = { type: 'node.ran', instanceId, nodeInstanceId, nodeId, at };
+  const r: Writable<NodeRan> = { type: 'node.ran', instanceId, nodeInstanceId, nodeId, at };
   if (variables) r.variables = variables;
   if (output) r.output = output;
   return r;
@@ -559,7 +556,7 @@ export function nodeRan(instanceId: string, nodeInstanceId: string, nodeId: stri
 
 /** A `node.ran` without what a run of them shares (rather than a rest destructuring, for the same reason). */
 function nodeRunOf(r: NodeRan): NodeRun {
-  const run: Mutable<NodeRun> = { nodeInstanceId: r.nodeInstanceId, nodeId: r.nodeId };
+  const run: Writable<NodeRun> = { nodeInstanceId: r.nodeInstanceId, nodeId: r.nodeId };
   if (r.variables !== undefined) run.variables = r.variables;
   if (r.output !== undefined) run.output = r.output;
   return run;

@@ -497,8 +497,8 @@ export function archiveInstance(state: WfxState, id: string): void {
   instanceCounts.set(rebuilt, { live: counts.live, tombstones: 0 });
 }
 
-/** `Instance` and `NodeInstance` with the fields shareParsedStrings sets writable. */
-type Writable<T> = { -readonly [K in keyof T]: T[K] };
+/** `T` with its readonly fields writable: for code that builds or shares a state object's fields in place. */
+export type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * Makes an execution just parsed from the snapshot or the journal share its strings, where
