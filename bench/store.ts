@@ -71,6 +71,8 @@ interface CheckpointFigures {
   readonly first: Checkpoint;
   /** The next one, `changed` executions changed since: the others copied as bytes of the first. */
   readonly next: Checkpoint;
+  /** One more like `next`, with 4 writers committing all along: what a request sees meanwhile. */
+  readonly underLoad: Checkpoint & { readonly commits: number; readonly p99Ms: number; readonly maxMs: number; readonly loopBlockMs: number };
 }
 interface Checkpoint {
   readonly ms: number;
@@ -105,8 +107,34 @@ async function checkpointFigures(dir: string, waiting: number, changed: number):
   };
   const first = await measure();
   const next = await measure();
+  // Commits while the checkpoint runs: their latencies, and the longest the event loop was held.
+  const latencies: number[] = [];
+  let loading = true;
+  let seen = 0;
+  const writers = Array.from({ length: 4 }, async () => {
+    while (loading) {
+      const t0 = performance.now();
+      await store.commit({ type: 'messageId.seen', key: `bench-${seen++}`, until: '2099-01-01T00:00:00.000Z' });
+      latencies.push(performance.now() - t0);
+    }
+  });
+  let loopBlockMs = 0;
+  let tick = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    loopBlockMs = Math.max(loopBlockMs, now - tick);
+    tick = now;
+  }, 1);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  latencies.length = 0;
+  const loaded = await measure();
+  loading = false;
+  await Promise.all(writers);
+  clearInterval(ticker);
+  latencies.sort((a, b) => a - b);
+  const underLoad = { ...loaded, commits: latencies.length, p99Ms: latencies[Math.floor(latencies.length * 0.99)]!, maxMs: latencies.at(-1)!, loopBlockMs };
   await store.close({ checkpoint: false });
-  return { waiting, changed, first, next };
+  return { waiting, changed, first, next, underLoad };
 }
 
 async function throughput(dir: string, writers: number, total: number) {
@@ -174,6 +202,7 @@ export function formatStoreBench(r: StoreBenchResult): string {
     `| reopen with ${fmt(r.reopenRecords)} records in the journal (${(r.journalBytes / 2 ** 20).toFixed(1)} MiB, no snapshot) | **${r.reopenMs.toFixed(0)} ms** | < 1,000 ms |`,
     `| checkpoint of ${fmt(c.waiting)} waiting executions (${(c.first.bytes / 2 ** 20).toFixed(0)} MiB), the first after a start: every execution serialized | ${fmt(c.first.ms)} ms (${fmt(c.first.cpuMs)} ms of CPU) | |`,
     `| the next checkpoint, ${fmt(c.changed)} of them changed since: the others copied as bytes of the last snapshot (${((100 * c.next.reusedBytes) / c.next.bytes).toFixed(1)} % of the file) | **${fmt(c.next.ms)} ms** (${fmt(c.next.cpuMs)} ms of CPU) | |`,
+    `| the same again with 4 writers committing all along: ${fmt(c.underLoad.commits)} commits meanwhile, their latency; the longest the event loop was held | ${fmt(c.underLoad.ms)} ms; commits p99 ${c.underLoad.p99Ms.toFixed(2)} ms, max ${c.underLoad.maxMs.toFixed(1)} ms; loop held ${c.underLoad.loopBlockMs.toFixed(0)} ms | |`,
   ].join('\n');
 }
 
