@@ -169,6 +169,29 @@ t.test('SnapshotCopy writes what JSON.stringify would, for any state', async (t)
   t.throws(() => new SnapshotCopy({}, { big: [] }, 'big'), /not an object of entries/);
 });
 
+t.test('SnapshotCopy: each entry as it was at the instant, whatever touches it and in what order', async (t) => {
+  const big: Record<string, { v: number } | undefined> = { a: { v: 1 }, b: { v: 2 }, gone: undefined, c: { v: 3 }, d: { v: 4 } };
+  const copy = new SnapshotCopy({}, { big }, 'big');
+  const apply = (k: string, change: () => void) => {
+    copy.touch(k); // before the change, as the store does
+    change();
+  };
+  t.equal(copy.step(0, 1), false);
+  t.equal(textOf(copy.drain()), '{"state":{"big":{"a":{"v":1}', 'the head and "a"');
+  apply('a', () => (big.a = { v: 10 })); // reached already
+  apply('c', () => (big.c = { v: 30 })); // not reached yet: copied now
+  apply('c', () => (big.c = { v: 300 })); // a second touch keeps the first copy
+  apply('d', () => delete big.d); // removed, then created again under the same key
+  apply('d', () => (big.d = { v: 40 }));
+  apply('gone', () => (big.gone = { v: 5 })); // an entry whose value JSON leaves out
+  apply('e', () => (big.e = { v: 6 })); // created after the instant...
+  apply('e', () => (big.e = { v: 60 })); // ...and changed: in no snapshot of that instant
+  while (!copy.step(0, 1));
+  t.equal(textOf(copy.drain()), ',"b":{"v":2},"c":{"v":3},"d":{"v":4}}}}', 'b as it is, c and d as they were, gone and e left out');
+  const ranges = copy.unchangedRanges();
+  t.same(['a', 'b', 'c', 'd', 'e'].filter((k) => ranges.get(k) !== undefined), ['b'], 'only the untouched entry keeps its range');
+});
+
 t.test('under a stream of commits a copy keeps to a quarter of the event loop, and to all of it when idle', async (t) => {
   t.equal(snapshotPauseMs(2, false), 0, 'no commits since the last slice: the next turn');
   t.equal(snapshotPauseMs(2, true), 6, 'commits: three times the slice, waited on a timer');
