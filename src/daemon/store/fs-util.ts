@@ -53,7 +53,7 @@ export async function writeFileAtomic(path: string, content: string | Buffer): P
  * an fsync under way on the same disk, for as long as that fsync takes to write out what is
  * dirty: a snapshot of 100,000 executions (125 MB) fsynced once stalled every journal write, and
  * with it every request in flight, for 220 ms here; synced a mebibyte at a time, each stall is
- * 2-3 ms (docs/performance.md, the table of changes).
+ * 2-5 ms (docs/performance.md, the table of changes).
  */
 export const SYNC_EVERY_BYTES = 1 << 20;
 
