@@ -29,6 +29,18 @@ nodes:
   done: { type: endEvent }
 `;
 
+/** The flow of the resume figures: waits for input or a message (by `kind`), then two more nodes. */
+export const WAITS = `processId: 1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d
+name: Waits for input or a message
+nodes:
+  start: { type: startEvent, next: route }
+  route: { type: ifElse, condition: "\${kind == 'task'}", then: ask, else: hear }
+  ask: { type: inputNode, inputType: textbox, next: after }
+  hear: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: after }
+  after: { type: setVariable, variables: { done: true }, next: end }
+  end: { type: endEvent }
+`;
+
 export interface EngineBenchResult {
   readonly executions: number;
   readonly concurrency: number;
@@ -39,9 +51,19 @@ export interface EngineBenchResult {
   readonly rssMiB: number;
   /** CPU time (user + system, all threads) per execution, in microseconds. */
   readonly cpuMicrosPerExecution: number;
+  /** Task answers to executions waiting for input, the engine alone (no HTTP). */
+  readonly answers: AnswerBenchResult;
 }
 
-async function run(executions: number, concurrency: number): Promise<EngineBenchResult> {
+export interface AnswerBenchResult {
+  readonly waiting: number;
+  readonly concurrency: number;
+  readonly perSecond: number;
+  /** CPU time (user + system, all threads) per answer, in microseconds. */
+  readonly cpuMicrosPerAnswer: number;
+}
+
+async function run(executions: number, concurrency: number): Promise<Omit<EngineBenchResult, 'answers'>> {
   const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-engine-'));
   try {
     let records = 0;
@@ -99,13 +121,71 @@ async function run(executions: number, concurrency: number): Promise<EngineBench
   }
 }
 
+/**
+ * `waiting` executions of WAITS wait for input, then each gets its task answer, `concurrency` at
+ * a time, each answer resolving once its step is durable; measured until the last of them is
+ * archived. The engine's part of the HTTP resume figure (bench/http.ts), without HTTP's cost or
+ * its noise: what a change to the engine's resume path buys shows here first.
+ */
+async function answerRun(waiting: number, concurrency: number): Promise<AnswerBenchResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-answers-'));
+  try {
+    const store = await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE });
+    const history = await History.open(join(dir, 'history'));
+    const engine = new Engine({ store, history });
+    const v = validateFlowSource(WAITS);
+    if (!v.ok) throw new Error('bench flow does not validate');
+    const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
+    const ids: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        while (next < waiting) {
+          const i = next++;
+          ids[i] = (await engine.start({ processId, organization: 'default', data: { kind: 'task' } })).processInstanceId;
+        }
+      }),
+    );
+    let archived = 0;
+    const allArchived = new Promise<void>((resolve) =>
+      engine.on('archived', () => {
+        if (++archived === waiting) resolve();
+      }),
+    );
+    next = 0;
+    const cpu0 = process.cpuUsage();
+    const start = process.hrtime.bigint();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < waiting) {
+          const i = next++;
+          // Parsed per answer, as a request body is.
+          const data = JSON.parse('{"inputValue":"ok"}') as Record<string, unknown>;
+          await engine.submitTask({ organization: 'default', processInstanceId: ids[i]!, nodeId: 'ask', action: 'COMPLETE', data });
+        }
+      }),
+    );
+    await allArchived;
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    const cpu = process.cpuUsage(cpu0);
+    await engine.close();
+    await store.close({ checkpoint: false });
+    await history.close();
+    return { waiting, concurrency, perSecond: waiting / seconds, cpuMicrosPerAnswer: (cpu.user + cpu.system) / waiting };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export async function runEngineBench(concurrency = 1_000): Promise<EngineBenchResult> {
   // The daemon runs with this flag (src/cli/commands/daemon.ts); `npm run bench` passes it on the
   // command line, where it takes full effect; this covers running the file directly.
   setFlagsFromString('--max-semi-space-size=32');
   tuneGarbageCollector(); // as the daemon does
   await run(5_000, 500); // warm-up
-  return run(100_000, concurrency);
+  const executions = await run(100_000, concurrency);
+  await answerRun(3_000, 10); // warm-up
+  return { ...executions, answers: await answerRun(20_000, 10) };
 }
 
 export function formatEngineBench(r: EngineBenchResult): string {
@@ -118,6 +198,7 @@ export function formatEngineBench(r: EngineBenchResult): string {
     `| journal entries per execution (one fsync-able unit each; group commit shares the fsyncs) | ${r.entriesPerExecution.toFixed(2)} | |`,
     `| records per execution (applied; the journal holds a run of nodes as one) | ${r.recordsPerExecution.toFixed(1)} | |`,
     `| resident memory after the run | ${fmt(r.rssMiB)} MiB | |`,
+    `| task answers, the engine alone (${fmt(r.answers.waiting)} executions waiting for input, answered ${r.answers.concurrency} at a time, each once the one before it on its caller is durable, until all are archived) | ${fmt(r.answers.perSecond)}/s, CPU ${r.answers.cpuMicrosPerAnswer.toFixed(0)} µs per answer | |`,
   ].join('\n');
 }
 

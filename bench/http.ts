@@ -20,7 +20,7 @@ import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
 import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
-import { FIVE_NODE_FLOW } from './engine.js';
+import { FIVE_NODE_FLOW, WAITS } from './engine.js';
 import type { InterleavedOutcome, InterleavedSpec, LoadOutcome, LoadPart, LoadSpec } from './load-worker.js';
 import { machineLine, writeSection } from './report.js';
 
@@ -33,16 +33,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** Waiting executions for the restart figure (BENCH_WAITING overrides). */
 const WAITING = Number(process.env.BENCH_WAITING ?? 100_000);
 
-const WAITS = `processId: 1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d
-name: Waits for input or a message
-nodes:
-  start: { type: startEvent, next: route }
-  route: { type: ifElse, condition: "\${kind == 'task'}", then: ask, else: hear }
-  ask: { type: inputNode, inputType: textbox, next: after }
-  hear: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: after }
-  after: { type: setVariable, variables: { done: true }, next: end }
-  end: { type: endEvent }
-`;
 
 interface Load {
   readonly perSecond: number;
