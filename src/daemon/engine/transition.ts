@@ -2,6 +2,7 @@ import { evaluateCondition, ExpressionError } from '../../shared/expr/juel.js';
 import { resolveDeep } from '../../shared/expr/template.js';
 import type { Edge, FlowGraph } from '../../shared/flow/graph.js';
 import { WfxError } from '../../shared/errors.js';
+import { extensibleCopy } from '../../shared/json-object.js';
 import type { BoundaryEventNode, FlowDefinition, FlowNode } from '../../shared/flow/types.js';
 import { nodeRan, startedInstance, type WfxRecord } from '../state/records.js';
 import { STATE, STATUS, subscriptionsFor, youngCopy, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type Subscription, type WfxState } from '../state/state.js';
@@ -350,7 +351,7 @@ export class Transition {
       correlationKey,
       data: start.variables,
     });
-    return { ...params, ...link, ...iteration };
+    return extensibleCopy(params, link, iteration);
   }
 
   private carryOut(inst: Instance, ni: NodeInstance, outcome: Outcome): void {
@@ -490,7 +491,7 @@ export class Transition {
     const { nodes, graph } = this.core.flowOf(inst);
     const type = nodes[edge.to]!.type;
     if ((type === 'parallelGateway' || type === 'inclusiveGateway') && graph.incoming(edge.to).length > 1) {
-      const arrivals = { ...(inst.joins[edge.to] ?? {}) };
+      const arrivals = extensibleCopy(inst.joins[edge.to] ?? {});
       arrivals[edgeKey(edge)] = (arrivals[edgeKey(edge)] ?? 0) + 1;
       this.emit({ type: 'join.updated', instanceId: inst.processInstanceId, nodeId: edge.to, arrivals });
       if (type === 'parallelGateway') this.fireParallel(inst, edge.to);

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { WfxError } from '../../../shared/errors.js';
+import { extensibleCopy } from '../../../shared/json-object.js';
 import type { Engine } from '../../engine/engine.js';
 import { waitingTasks } from '../../engine/tasks.js';
 import { ENVIRONMENTS, logEntry, STATE, type Environment, type Instance, type WfxState } from '../../state/state.js';
@@ -60,7 +61,7 @@ export function instanceResource(inst: Instance) {
     startTime: inst.startTime,
     endTime: inst.endTime,
     correlationKey: inst.correlationKey,
-    data: inst.error ? { ...inst.variables, error: inst.error } : inst.variables,
+    data: inst.error ? extensibleCopy(inst.variables, { error: inst.error }) : inst.variables,
     output: inst.output,
     parentInstanceId: inst.parentInstanceId,
     ...(inst.parentNodeInstanceId !== undefined && { parentNodeInstanceId: inst.parentNodeInstanceId }),

@@ -1,4 +1,5 @@
 import type { BoundaryEventNode, CallProcessNode, LoopNode, SubProcessNode } from '../../../shared/flow/types.js';
+import { extensibleCopy } from '../../../shared/json-object.js';
 import { STATE, type Instance, type LoopState } from '../../state/state.js';
 import { asText, type ChildStart, type NodeHandler, type NodeScope, type Outcome } from './handler.js';
 
@@ -25,7 +26,7 @@ function childFailure(child: Readonly<Instance>): Outcome {
  */
 export const subProcess: NodeHandler<SubProcessNode> = {
   run: (node, scope) => {
-    const variables = node.input === undefined ? { ...scope.instance.variables } : (scope.resolve(node.input) as Record<string, unknown>);
+    const variables = node.input === undefined ? extensibleCopy(scope.instance.variables) : (scope.resolve(node.input) as Record<string, unknown>);
     const start: ChildStart =
       node.processId === undefined
         ? { variables }
@@ -93,7 +94,7 @@ export const loopNode: NodeHandler<LoopNode> = {
     const state: LoopState = { ...wait.state, done: wait.state.done + 1, running: wait.state.running - 1, collected };
     // A sequential iteration hands its variables on (to the next iteration, the condition, and the flow).
     const merged = node.parallel === true ? undefined : { ...child.variables };
-    return advance(node, scope, state, merged ? { ...scope.instance.variables, ...merged } : scope.instance.variables, merged);
+    return advance(node, scope, state, merged ? extensibleCopy(scope.instance.variables, merged) : scope.instance.variables, merged);
   },
 };
 
@@ -118,13 +119,13 @@ function advance(
       if (!scope.condition(node.condition!, variables)) break;
       if (started >= max) return { kind: 'fail', code: 'LOOP_LIMIT', message: `the condition still holds after maxIterations (${max}) iterations` };
     }
-    const iterationVars = { ...variables, ...(state.items !== null && { [itemVariable]: state.items[started] }), [indexVariable]: started };
+    const iterationVars = extensibleCopy(variables, state.items !== null ? { [itemVariable]: state.items[started] } : {}, { [indexVariable]: started });
     start.push({ variables: iterationVars, iteration: started });
     started++;
     running++;
   }
   if (running === 0) {
-    const out: Record<string, unknown> = { ...handedOn };
+    const out: Record<string, unknown> = extensibleCopy(handedOn ?? {});
     if (node.collect !== undefined) out[node.collect] = [...state.collected];
     return { kind: 'next', ...(Object.keys(out).length > 0 && { variables: out }) };
   }

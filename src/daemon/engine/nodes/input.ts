@@ -1,4 +1,5 @@
 import { parseDuration } from '../../../shared/duration.js';
+import { extensibleCopy } from '../../../shared/json-object.js';
 import type { FormField, InputNodeDef, UserTaskNode } from '../../../shared/flow/types.js';
 import { asText, type NodeHandler, type NodeScope, type Outcome, type ResumeInput } from './handler.js';
 
@@ -15,10 +16,10 @@ function resume(form: boolean, timeout: string | undefined, input: ResumeInput):
   if (input.kind === 'timer') return { kind: 'timeout', reason: `no input within ${timeout}` };
   if (input.kind !== 'task') return { kind: 'fail', code: 'UNEXPECTED_EVENT', message: 'an input node resumed by an event' };
   if (input.action === 'CANCEL') {
-    return { kind: 'cancel', reason: 'the task was cancelled', variables: { ...input.data, inputNodeAction: 'CANCEL' } };
+    return { kind: 'cancel', reason: 'the task was cancelled', variables: extensibleCopy(input.data, { inputNodeAction: 'CANCEL' }) };
   }
   const value = form ? { formData: input.data } : { inputValue: input.data.inputValue };
-  return { kind: 'next', variables: { ...input.data, ...value, inputNodeAction: 'COMPLETE' } };
+  return { kind: 'next', variables: extensibleCopy(input.data, value, { inputNodeAction: 'COMPLETE' }) };
 }
 
 function fields(list: readonly FormField[] | undefined, scope: NodeScope): FormField[] | null {
