@@ -16,6 +16,7 @@ import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
 import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
+import { inCallers } from './callers.js';
 import { machineLine, writeSection } from './report.js';
 
 /** The 5-node flow every execution benchmark runs (start, ifElse on JUEL, setVariable with templates, task, end). */
@@ -88,17 +89,9 @@ async function run(executions: number, concurrency: number): Promise<Omit<Engine
     );
     const seq0 = store.lastSeq;
     const records0 = records;
-    let next = 0;
     const cpu0 = process.cpuUsage();
     const start = process.hrtime.bigint();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < executions) {
-          const i = next++;
-          await engine.start({ processId, organization: 'default', data: { orderId: i, amount: i % 200 } });
-        }
-      }),
-    );
+    await inCallers(executions, concurrency, (i) => engine.start({ processId, organization: 'default', data: { orderId: i, amount: i % 200 } }));
     await allArchived;
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     const cpu = process.cpuUsage(cpu0);
@@ -137,34 +130,22 @@ async function answerRun(waiting: number, concurrency: number): Promise<AnswerBe
     if (!v.ok) throw new Error('bench flow does not validate');
     const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
     const ids: string[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 50 }, async () => {
-        while (next < waiting) {
-          const i = next++;
-          ids[i] = (await engine.start({ processId, organization: 'default', data: { kind: 'task' } })).processInstanceId;
-        }
-      }),
-    );
+    await inCallers(waiting, 50, async (i) => {
+      ids[i] = (await engine.start({ processId, organization: 'default', data: { kind: 'task' } })).processInstanceId;
+    });
     let archived = 0;
     const allArchived = new Promise<void>((resolve) =>
       engine.on('archived', () => {
         if (++archived === waiting) resolve();
       }),
     );
-    next = 0;
     const cpu0 = process.cpuUsage();
     const start = process.hrtime.bigint();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < waiting) {
-          const i = next++;
-          // Parsed per answer, as a request body is.
-          const data = JSON.parse('{"inputValue":"ok"}') as Record<string, unknown>;
-          await engine.submitTask({ organization: 'default', processInstanceId: ids[i]!, nodeId: 'ask', action: 'COMPLETE', data });
-        }
-      }),
-    );
+    await inCallers(waiting, concurrency, (i) => {
+      // Parsed per answer, as a request body is.
+      const data = JSON.parse('{"inputValue":"ok"}') as Record<string, unknown>;
+      return engine.submitTask({ organization: 'default', processInstanceId: ids[i]!, nodeId: 'ask', action: 'COMPLETE', data });
+    });
     await allArchived;
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     const cpu = process.cpuUsage(cpu0);

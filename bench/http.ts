@@ -20,6 +20,7 @@ import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
 import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
+import { inCallers } from './callers.js';
 import { FIVE_NODE_FLOW, WAITS } from './engine.js';
 import type { InterleavedOutcome, InterleavedSpec, LoadOutcome, LoadPart, LoadSpec } from './load-worker.js';
 import { machineLine, writeSection } from './report.js';
@@ -163,15 +164,9 @@ async function api(url: string, key: string, path: string, body?: object): Promi
 /** Starts `n` executions of `processId` over HTTP (50 at a time); their ids. */
 async function startMany(url: string, key: string, processId: string, n: number, data: (i: number) => object): Promise<string[]> {
   const ids: string[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 50 }, async () => {
-      while (next < n) {
-        const i = next++;
-        ids[i] = (await api(url, key, '/process/start', { processId, data: data(i), correlationKey: `k-${i}` })).processInstanceId as string;
-      }
-    }),
-  );
+  await inCallers(n, 50, async (i) => {
+    ids[i] = (await api(url, key, '/process/start', { processId, data: data(i), correlationKey: `k-${i}` })).processInstanceId as string;
+  });
   return ids;
 }
 
@@ -217,15 +212,7 @@ export async function fillWaiting(dataDir: string, n: number, kind: 'task' | 'ev
   if (!v.ok) throw new Error('bench flow does not validate');
   await store.commit({ type: 'organization.created', name: 'default', at: new Date().toISOString() });
   const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 500 }, async () => {
-      while (next < n) {
-        const i = next++;
-        await engine.start({ processId, organization: 'default', data: { kind, i }, correlationKey: `k-${i}` });
-      }
-    }),
-  );
+  await inCallers(n, 500, (i) => engine.start({ processId, organization: 'default', data: { kind, i }, correlationKey: `k-${i}` }));
   await engine.close();
   await store.close();
   await history.close();

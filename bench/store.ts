@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { Store } from '../src/daemon/store/store.js';
+import { inCallers } from './callers.js';
 import { fillWaiting } from './http.js';
 import { machineLine, writeSection } from './report.js';
 
@@ -142,13 +143,8 @@ async function checkpointFigures(dir: string, waiting: number, changed: number):
 async function throughput(dir: string, writers: number, total: number) {
   const store = await open(dir);
   const instances = Array.from({ length: 1000 }, () => randomUUID());
-  let next = 0;
   const start = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: writers }, async () => {
-      while (next < total) await store.commit(record(next++, instances));
-    }),
-  );
+  await inCallers(total, writers, (i) => store.commit(record(i, instances)));
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   // Reach into the journal's file for its fsync count (bench only).
   const fsyncs = (store as unknown as { journal: { file: { syncs: number } } }).journal.file.syncs;
