@@ -46,12 +46,17 @@ export function cloneData<T>(value: T): T {
  */
 export function extensibleCopy<T extends object>(source: T, ...more: readonly object[]): T {
   const out = {};
-  copyOwn(out, source);
-  for (const extra of more) copyOwn(out, extra);
+  assignOwn(out, source);
+  for (const extra of more) assignOwn(out, extra);
   return out as T;
 }
 
-function copyOwn(target: object, source: object): void {
+/**
+ * Object.assign for data: `source`'s own keys defined on `target`, an own `__proto__` key
+ * included as a key. Object.assign would assign it, which sets `target`'s prototype: the data
+ * would then hold, as inherited properties, what JSON (the journal, a snapshot) leaves out.
+ */
+export function assignOwn(target: object, source: object): void {
   if (!Object.hasOwn(source, '__proto__')) {
     Object.assign(target, source);
     return;

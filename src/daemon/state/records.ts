@@ -14,7 +14,7 @@ import type {
 } from './state.js';
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
-import { extensibleCopy } from '../../shared/json-object.js';
+import { assignOwn, extensibleCopy } from '../../shared/json-object.js';
 import { archiveInstance, countInstance, EMAIL_SEEN_IDS, DERIVED, initialState, isoMs, packedLogLine, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type Subscription, type WebhookRegistration, type Writable } from './state.js';
 
 /** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
@@ -299,7 +299,7 @@ function complete(inst: Instance, node: NodeInstance, r: { at: string; variables
   node.statusCd = STATUS.COMPLETED;
   node.endTime = r.at;
   node.wait = null;
-  if (r.variables) Object.assign(inst.variables, r.variables);
+  if (r.variables) assignOwn(inst.variables, r.variables);
   if (r.output) inst.output = extensibleCopy(inst.output ?? {}, r.output);
   log(inst, node, 'INFO', 'completed', r.at, r.variables !== undefined);
 }
@@ -400,7 +400,7 @@ const handlers: Handlers = {
     if (!inst || !node) return;
     node.statusCd = STATUS.WAITING;
     node.wait = r.wait;
-    if (r.variables) Object.assign(inst.variables, r.variables);
+    if (r.variables) assignOwn(inst.variables, r.variables);
     if (r.wait.kind === 'event') subscribe(state, inst, node, r.wait);
     log(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);
   },
@@ -419,7 +419,7 @@ const handlers: Handlers = {
     node.statusCd = r.statusCd;
     node.endTime = r.at;
     node.wait = null;
-    if (r.variables) Object.assign(inst.variables, r.variables);
+    if (r.variables) assignOwn(inst.variables, r.variables);
     log(inst, node, r.statusCd === STATUS.FAILED ? 'ERROR' : 'WARN', `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at);
   },
   'boundary.fired': (state, r) => {
