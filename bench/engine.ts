@@ -115,6 +115,31 @@ async function run(executions: number, concurrency: number): Promise<Omit<Engine
 }
 
 /**
+ * An engine on `dataDir` (in-process) with `n` executions of WAITS waiting at its input node
+ * (`task`) or for a message, each under a correlation key of its own (`event`), and their ids;
+ * `close()` closes it (the store with a checkpoint).
+ */
+export async function openWaiting(dataDir: string, n: number, kind: 'task' | 'event') {
+  const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE });
+  const history = await History.open(join(dataDir, 'history'));
+  const engine = new Engine({ store, history });
+  const v = validateFlowSource(WAITS);
+  if (!v.ok) throw new Error('bench flow does not validate');
+  await store.commit({ type: 'organization.created', name: 'default', at: new Date().toISOString() });
+  const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
+  const ids: string[] = [];
+  await inCallers(n, 500, async (i) => {
+    ids[i] = (await engine.start({ processId, organization: 'default', data: { kind, i }, correlationKey: `k-${i}` })).processInstanceId;
+  });
+  const close = async (): Promise<void> => {
+    await engine.close();
+    await store.close();
+    await history.close();
+  };
+  return { engine, ids, close };
+}
+
+/**
  * `waiting` executions of WAITS wait for input, then each gets its task answer, `concurrency` at
  * a time, each answer resolving once its step is durable; measured until the last of them is
  * archived. The engine's part of the HTTP resume figure (bench/http.ts), without HTTP's cost or
@@ -123,16 +148,7 @@ async function run(executions: number, concurrency: number): Promise<Omit<Engine
 async function answerRun(waiting: number, concurrency: number): Promise<AnswerBenchResult> {
   const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-answers-'));
   try {
-    const store = await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE });
-    const history = await History.open(join(dir, 'history'));
-    const engine = new Engine({ store, history });
-    const v = validateFlowSource(WAITS);
-    if (!v.ok) throw new Error('bench flow does not validate');
-    const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
-    const ids: string[] = [];
-    await inCallers(waiting, 50, async (i) => {
-      ids[i] = (await engine.start({ processId, organization: 'default', data: { kind: 'task' } })).processInstanceId;
-    });
+    const { engine, ids, close } = await openWaiting(dir, waiting, 'task');
     let archived = 0;
     const allArchived = new Promise<void>((resolve) =>
       engine.on('archived', () => {
@@ -149,9 +165,7 @@ async function answerRun(waiting: number, concurrency: number): Promise<AnswerBe
     await allArchived;
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     const cpu = process.cpuUsage(cpu0);
-    await engine.close();
-    await store.close({ checkpoint: false });
-    await history.close();
+    await close();
     return { waiting, concurrency, perSecond: waiting / seconds, cpuMicrosPerAnswer: (cpu.user + cpu.system) / waiting };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -14,14 +14,12 @@ import { promisify } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Engine } from '../src/daemon/engine/engine.js';
-import { publishFlow } from '../src/daemon/flows/publish.js';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
 import { Store } from '../src/daemon/store/store.js';
-import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { inCallers } from './callers.js';
-import { FIVE_NODE_FLOW, WAITS } from './engine.js';
+import { FIVE_NODE_FLOW, openWaiting, WAITS } from './engine.js';
 import type { InterleavedOutcome, InterleavedSpec, LoadOutcome, LoadPart, LoadSpec } from './load-worker.js';
 import { machineLine, writeSection } from './report.js';
 
@@ -205,17 +203,7 @@ async function rss(pid: number): Promise<number> {
  * profiling restarts).
  */
 export async function fillWaiting(dataDir: string, n: number, kind: 'task' | 'event' = 'task'): Promise<void> {
-  const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE });
-  const history = await History.open(join(dataDir, 'history'));
-  const engine = new Engine({ store, history });
-  const v = validateFlowSource(WAITS);
-  if (!v.ok) throw new Error('bench flow does not validate');
-  await store.commit({ type: 'organization.created', name: 'default', at: new Date().toISOString() });
-  const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
-  await inCallers(n, 500, (i) => engine.start({ processId, organization: 'default', data: { kind, i }, correlationKey: `k-${i}` }));
-  await engine.close();
-  await store.close();
-  await history.close();
+  await (await openWaiting(dataDir, n, kind)).close();
 }
 
 /** A full garbage collection of this process, now. */
