@@ -17,9 +17,10 @@ import { tuneGarbageCollector } from './gc-tuning.js';
 import { buildServer } from './server.js';
 import { WFX_STORE, type WfxRecord } from './state/records.js';
 import type { Environment, WfxState } from './state/state.js';
-import { ensurePrivateDir, writeFileAtomic } from './store/fs-util.js';
+import { writeFileAtomic } from './store/fs-util.js';
 import { History } from './store/history.js';
-import { acquireDataDirLock, type DataDirLock } from './store/lock.js';
+import type { DataDirLock } from './store/lock.js';
+import { prepareDataDir, type PreparedDataDir } from './prepare.js';
 import { Store } from './store/store.js';
 
 export interface DaemonOptions {
@@ -65,24 +66,25 @@ const RETENTION_SWEEP_MS = 60 * 60 * 1000;
 
 /**
  * Starts a daemon on `options.dataDir`: lock the directory, recover the store, create the
- * bootstrap credential on first start, listen, write `daemon.json`. Throws WfxError
- * DATA_DIR_LOCKED, JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, or the listen error.
+ * bootstrap credential on first start, listen, write `daemon.json`. `prepared`: the directory
+ * locked already, its snapshot being read (`prepareDataDir`, before this module loaded); this
+ * daemon then owns its lock. Throws WfxError DATA_DIR_INVALID, DATA_DIR_LOCKED,
+ * JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, or the listen error.
  */
-export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
+export async function startDaemon(options: DaemonOptions, prepared?: PreparedDataDir): Promise<RunningDaemon> {
   tuneGarbageCollector();
   const paths = dataDirPaths(options.dataDir);
-  try {
-    await ensurePrivateDir(options.dataDir);
-    await ensurePrivateDir(paths.logs);
-  } catch (err) {
-    throw new WfxError('DATA_DIR_INVALID', `cannot use ${options.dataDir} as a data directory: ${(err as Error).message}`);
+  if (prepared && prepared.dataDir !== options.dataDir) {
+    await prepared.lock.release();
+    throw new Error(`the data directory prepared (${prepared.dataDir}) is not the daemon's (${options.dataDir})`);
   }
-  const lock = await acquireDataDirLock(options.dataDir);
+  const { lock, snapshotBytes } = prepared ?? (await prepareDataDir(options.dataDir));
   const { logger, accessLog, close: closeLog } = createDaemonLogger({ logFile: paths.daemonLog, foreground: options.foreground ?? false, level: options.logLevel });
   const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
   try {
     const store = await Store.open<WfxState, WfxRecord>({
       dir: options.dataDir,
+      snapshotBytes,
       ...WFX_STORE,
       checkpointEvery: options.checkpointEvery,
       logger,

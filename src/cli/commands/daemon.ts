@@ -4,6 +4,7 @@ import { readFile, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { DaemonOptions } from '../../daemon/daemon.js';
 import { dataDirPaths, type DaemonInfo } from '../../shared/data-dir.js';
 import { WfxError } from '../../shared/errors.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';
@@ -129,14 +130,24 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
 const DAEMON_V8_FLAGS = ['--max-semi-space-size=32'];
 
 /** Loads the daemon's code, only for the commands that run one. */
-export async function loadDaemon() {
+async function loadDaemon() {
   return import('../../daemon/daemon.js');
+}
+
+/**
+ * Starts a daemon: its data directory locked and its snapshot's read started first, so that
+ * the read goes on while the daemon's code loads (src/daemon/prepare.ts).
+ */
+export async function launchDaemon(options: DaemonOptions) {
+  const { prepareDataDir } = await import('../../daemon/prepare.js');
+  const prepared = await prepareDataDir(options.dataDir);
+  const { startDaemon } = await loadDaemon();
+  return startDaemon(options, prepared);
 }
 
 /** Runs the daemon until SIGINT/SIGTERM. */
 async function runForeground(ctx: CliContext, cmd: Command, opts: StartOptions): Promise<void> {
-  const { startDaemon } = await loadDaemon();
-  const running = await startDaemon(daemonOptions(ctx, cmd, opts, true));
+  const running = await launchDaemon(daemonOptions(ctx, cmd, opts, true));
   const onSignal = (): void => void running.stop();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -161,8 +172,7 @@ async function runChild(ctx: CliContext, cmd: Command, opts: StartOptions): Prom
   const send = (msg: ChildMessage): void => {
     if (process.send) process.send(msg);
   };
-  const { startDaemon } = await loadDaemon();
-  const running = await startDaemon(daemonOptions(ctx, cmd, opts, false)).catch((err: unknown) => {
+  const running = await launchDaemon(daemonOptions(ctx, cmd, opts, false)).catch((err: unknown) => {
     const e = err instanceof WfxError ? err : new WfxError('DAEMON_START_FAILED', (err as Error).message);
     send({ error: { code: e.code, message: e.message } });
     throw err;

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { isFlowFile } from '../../daemon/flows/load-dir.js';
 import { dataDirOf, globals, type CliContext } from '../context.js';
-import { loadDaemon } from './daemon.js';
+import { launchDaemon } from './daemon.js';
 
 /**
  * `wfx dev`: the daemon in the foreground with readable logs, publishing every flow file of the
@@ -18,9 +18,8 @@ export function registerDev(program: Command, ctx: CliContext): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
     .action(async (opts: { flows: string; port: number; host: string }, cmd: Command) => {
-      const { startDaemon } = await loadDaemon();
       const flowsDir = resolve(ctx.cwd, opts.flows);
-      const running = await startDaemon({
+      const running = await launchDaemon({
         dataDir: dataDirOf(ctx, globals(cmd)),
         host: opts.host,
         port: opts.port,

@@ -13,17 +13,18 @@ import { writeFileAtomic } from './fs-util.js';
  * was at the call, even if the caller mutates it while the write is under way.
  */
 export class DurableJsonFile<T> implements Adapter<T> {
-  constructor(private readonly path: string) {}
+  /** `preread`: the file's bytes, read already (`readFileBytes`), for the first `read()`. */
+  constructor(
+    private readonly path: string,
+    private preread: Promise<Buffer | null> | null = null,
+  ) {}
 
   /** Reads the file; null when it does not exist. Throws WfxError SNAPSHOT_CORRUPT when it does not parse. */
   async read(): Promise<T | null> {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(this.path);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw err;
-    }
+    const pending = this.preread;
+    this.preread = null;
+    const bytes = await (pending ?? readFileBytes(this.path));
+    if (bytes === null) return null;
     // Decoded in one go: readFile with an encoding (Node 20) decodes a large file 512 KiB at a
     // time and joins the pieces, which JSON.parse then copies into one string. With 100,000
     // executions waiting (126 MB) that cost a daemon's start ~130 ms (docs/performance.md).
@@ -38,4 +39,18 @@ export class DurableJsonFile<T> implements Adapter<T> {
   write(data: T): Promise<void> {
     return writeFileAtomic(this.path, JSON.stringify(data));
   }
+}
+
+/**
+ * Starts reading the file at `path`: its bytes, or null when it does not exist. A read nobody
+ * awaits (its reader failed before it got there) is not an unhandled rejection; whoever awaits
+ * it gets the error.
+ */
+export function readFileBytes(path: string): Promise<Buffer | null> {
+  const bytes = readFile(path).catch((err: unknown) => {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  });
+  bytes.catch(() => undefined);
+  return bytes;
 }

@@ -27,6 +27,12 @@ export interface StoreLogger {
 export interface StoreOptions<S, R> {
   /** Directory for `snapshot.json` and `journal/`; created 0700. */
   readonly dir: string;
+  /**
+   * `snapshot.json`'s bytes (null: no such file), read already by whoever holds the directory's
+   * lock (`readFileBytes`): a daemon starts the read before its code loads, which the read
+   * then overlaps (src/daemon/prepare.ts). Read here when not given.
+   */
+  readonly snapshotBytes?: Promise<Buffer | null>;
   /** The state of an empty store. */
   readonly initialState: () => S;
   /**
@@ -215,7 +221,7 @@ export class Store<S, R> implements DurableStore<S, R> {
    */
   static async open<S, R>(options: StoreOptions<S, R>): Promise<Store<S, R>> {
     await ensurePrivateDir(options.dir);
-    const db = new Low<SnapshotFile<S>>(new DurableJsonFile(join(options.dir, 'snapshot.json')), {
+    const db = new Low<SnapshotFile<S>>(new DurableJsonFile(join(options.dir, 'snapshot.json'), options.snapshotBytes ?? null), {
       format: 1,
       seq: 0,
       savedAt: new Date(0).toISOString(),

@@ -1,6 +1,7 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { readFileBytes } from '../../../src/daemon/store/snapshot-file.js';
 import { Store } from '../../../src/daemon/store/store.js';
 
 interface S {
@@ -9,9 +10,10 @@ interface S {
 }
 type R = { op: 'add'; by: number } | { op: 'note'; text: string } | { op: 'boom' };
 
-function open(dir: string, extra: { checkpointEvery?: number; warnings?: object[] } = {}) {
+function open(dir: string, extra: { checkpointEvery?: number; warnings?: object[]; snapshotBytes?: Promise<Buffer | null> } = {}) {
   return Store.open<S, R>({
     dir,
+    snapshotBytes: extra.snapshotBytes,
     initialState: () => ({ n: 0, log: [] }),
     apply: (s, r) => {
       if (r.op === 'boom') throw new Error('bad record');
@@ -317,4 +319,20 @@ t.test('coalesce: a run of candidate records is journaled as one record, applied
   const again = await mopen();
   t.same(again.state, { n: 16, log: ['between@6'] }, 'replaying the coalesced journal reaches the same state');
   await again.close();
+});
+
+t.test('given the bytes of its snapshot read already (a daemon starting), the store parses those instead of reading the file', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir);
+  await store.commit({ op: 'add', by: 7 });
+  await store.close(); // checkpointed: the snapshot holds n = 7
+  const bytes = await readFile(join(dir, 'snapshot.json'));
+  await writeFile(join(dir, 'snapshot.json'), '{"not":"read"}');
+  const again = await open(dir, { snapshotBytes: Promise.resolve(bytes) });
+  t.same(again.state, { n: 7, log: [] });
+  await again.close({ checkpoint: false });
+  await t.rejects(open(dir, { snapshotBytes: Promise.resolve(Buffer.from('{"torn')) }), { code: 'SNAPSHOT_CORRUPT' });
+  // A read that fails (here: a directory) fails the open, with the read's error.
+  await t.rejects(open(dir, { snapshotBytes: readFileBytes(dir) }), { code: 'EISDIR' });
+  t.equal(await readFileBytes(join(dir, 'none.json')), null, 'no such file: no snapshot');
 });
