@@ -6,12 +6,11 @@
  * (docs/performance.md, Restart). Only after the lock: another daemon stopping may still be
  * writing its last snapshot until it lets the lock go.
  */
-import { join } from 'node:path';
 import { dataDirPaths } from '../shared/data-dir.js';
 import { WfxError } from '../shared/errors.js';
 import { ensurePrivateDir } from './store/fs-util.js';
 import { acquireDataDirLock, type DataDirLock } from './store/lock.js';
-import { readFileBytes } from './store/snapshot-file.js';
+import { readFileBytes, snapshotPathIn } from './store/snapshot-file.js';
 
 /** A data directory this process holds, its snapshot being read. */
 export interface PreparedDataDir {
@@ -33,5 +32,5 @@ export async function prepareDataDir(dataDir: string): Promise<PreparedDataDir> 
     throw new WfxError('DATA_DIR_INVALID', `cannot use ${dataDir} as a data directory: ${(err as Error).message}`);
   }
   const lock = await acquireDataDirLock(dataDir);
-  return { dataDir, lock, snapshotBytes: readFileBytes(join(dataDir, 'snapshot.json')) };
+  return { dataDir, lock, snapshotBytes: readFileBytes(snapshotPathIn(dataDir)) };
 }

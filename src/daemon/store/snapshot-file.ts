@@ -1,7 +1,13 @@
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Adapter } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
 import { writeFileAtomic } from './fs-util.js';
+
+/** Where a store in `dir` keeps its snapshot. */
+export function snapshotPathIn(dir: string): string {
+  return join(dir, 'snapshot.json');
+}
 
 /**
  * A lowdb adapter that replaces a JSON file atomically and durably: write a temporary file,

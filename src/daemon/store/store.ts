@@ -7,7 +7,7 @@ import { WorkCount } from '../../shared/work-count.js';
 import { AtomicFileWriter, ensurePrivateDir, writeFileAtomic } from './fs-util.js';
 import { Journal, type ReplayReport } from './journal.js';
 import { SnapshotCopy, type EntryRanges, type SnapshotPiece, type SourceRange } from './snapshot-copy.js';
-import { DurableJsonFile } from './snapshot-file.js';
+import { DurableJsonFile, snapshotPathIn } from './snapshot-file.js';
 
 /** What the snapshot file holds: the live state as of journal entry `seq`. */
 interface SnapshotFile<S> {
@@ -221,7 +221,7 @@ export class Store<S, R> implements DurableStore<S, R> {
    */
   static async open<S, R>(options: StoreOptions<S, R>): Promise<Store<S, R>> {
     await ensurePrivateDir(options.dir);
-    const db = new Low<SnapshotFile<S>>(new DurableJsonFile(join(options.dir, 'snapshot.json'), options.snapshotBytes ?? null), {
+    const db = new Low<SnapshotFile<S>>(new DurableJsonFile(snapshotPathIn(options.dir), options.snapshotBytes ?? null), {
       format: 1,
       seq: 0,
       savedAt: new Date(0).toISOString(),
@@ -229,9 +229,9 @@ export class Store<S, R> implements DurableStore<S, R> {
     });
     await db.read();
     const snapshot = db.data;
-    const snapshotBytes = await stat(join(options.dir, 'snapshot.json')).then((st) => st.size, () => 0);
+    const snapshotBytes = await stat(snapshotPathIn(options.dir)).then((st) => st.size, () => 0);
     if (snapshot.format !== 1 || !Number.isSafeInteger(snapshot.seq) || snapshot.state === undefined) {
-      throw new WfxError('SNAPSHOT_CORRUPT', `${join(options.dir, 'snapshot.json')} is not a wfx snapshot`);
+      throw new WfxError('SNAPSHOT_CORRUPT', `${snapshotPathIn(options.dir)} is not a wfx snapshot`);
     }
     // Collections added since the snapshot was written start empty (top-level merge).
     const state = Object.assign(options.initialState() as object, snapshot.state) as S;
@@ -258,7 +258,7 @@ export class Store<S, R> implements DurableStore<S, R> {
   }
 
   private get snapshotPath(): string {
-    return join(this.options.dir, 'snapshot.json');
+    return snapshotPathIn(this.options.dir);
   }
 
   /** Sequence number of the last journal entry. */
