@@ -49,6 +49,9 @@ export type SnapshotPiece = Buffer | SourceRange;
 
 const COMMA = Buffer.from(',');
 
+/** Entry lengths serialized per slice of the layout. */
+const LAYOUT_SLICE = 16_384;
+
 /**
  * A snapshot of the state as it was at one instant, serialized a slice at a time while commits
  * go on, instead of in one JSON.stringify that blocks the event loop for as long as the state is
@@ -65,6 +68,11 @@ const COMMA = Buffer.from(',');
  * snapshot is not serialized at all; its bytes are copied from that file (runs of neighbours in
  * one range). A checkpoint then costs what changed since the last one, not the state's size: a
  * daemon with 100,000 executions waiting for days serializes only the few that moved.
+ *
+ * The file ends with its layout, after the state: `"layout":{"collection":key,"at":offset,
+ * "lengths":[...]}`, where the collection's first entry begins and the byte length of each
+ * entry's `"key":value`, in order, one comma apart. The store that loads the file finds where
+ * each entry lies from it (SnapshotIndex), so the first checkpoint after a start copies bytes too.
  */
 export class SnapshotCopy {
   private readonly collection: Record<string, unknown>;
@@ -76,9 +84,17 @@ export class SnapshotCopy {
    */
   private readonly reached = new Set<string>();
   /** Entries copied by touch() before the copy reached them: their text at the instant. */
-  private readonly early = new Map<string, string | SourceRange>();
-  /** Each entry's `"key":value` text, or its range in the previous snapshot, by position (undefined: not copied yet). */
-  private readonly parts: Array<string | SourceRange | undefined>;
+  private readonly early = new Map<string, Buffer | SourceRange | null>();
+  /**
+   * Each entry's `"key":value` bytes, or its range in the previous snapshot, by position
+   * (null: an entry JSON leaves out; undefined: not copied yet).
+   */
+  private readonly parts: Array<Buffer | SourceRange | null | undefined>;
+  /** The byte length of each entry written, in order, as copied: the snapshot's layout. */
+  private readonly lengths: number[] = [];
+  /** The layout's text, serialized a slice at a time once every entry is copied. */
+  private readonly layoutText: string[] = [];
+  private layoutCursor = 0;
   private readonly previous: EntryRanges | null;
   /** Entries a record changed (or created, or removed) since the instant: their text here is out of date. */
   private readonly changed = new Set<string>();
@@ -91,6 +107,7 @@ export class SnapshotCopy {
   private headDrained = false;
   private tailDrained = false;
   private readonly head: string;
+  /** What ends the file, after the layout's lengths. */
   private readonly tail: string;
   /** Bytes drained so far: the offset in the new file of what drains next. */
   private out = 0;
@@ -98,7 +115,7 @@ export class SnapshotCopy {
   private reused = 0;
 
   /**
-   * A copy of `state`, to be written as `{...meta, state}`; `key` names its large collection.
+   * A copy of `state`, to be written as `{...meta, state, layout}`; `key` names its large collection.
    * `previous`, when given, holds the entries of the previous snapshot file unchanged since
    * (the copy takes it over: nobody may change it while the copy runs). The state's keys in
    * `leaveOut` are not written. Throws when `state[key]` is not an object of entries.
@@ -111,7 +128,7 @@ export class SnapshotCopy {
     this.collection = collection as Record<string, unknown>;
     this.previous = previous;
     this.keys = Object.keys(this.collection);
-    this.parts = new Array<string | SourceRange | undefined>(this.keys.length);
+    this.parts = new Array<Buffer | SourceRange | null | undefined>(this.keys.length);
     // The rest of the state now, in its own key order, as JSON.stringify would lay it out.
     const before: string[] = [];
     const after: string[] = [];
@@ -128,7 +145,9 @@ export class SnapshotCopy {
     const metaJson = JSON.stringify(meta);
     const open = `${metaJson.slice(0, -1)}${metaJson.length > 2 ? ',' : ''}"state":{`;
     this.head = `${open}${before.map((p) => `${p},`).join('')}${JSON.stringify(key)}:{`;
-    this.tail = `}${after.map((p) => `,${p}`).join('')}}}`;
+    const layoutHead = `,"layout":{"collection":${JSON.stringify(key)},"at":${Buffer.byteLength(this.head)},"lengths":[`;
+    this.layoutText.push(`}${after.map((p) => `,${p}`).join('')}}${layoutHead}`);
+    this.tail = ']}}';
   }
 
   /**
@@ -145,8 +164,8 @@ export class SnapshotCopy {
   };
 
   /**
-   * Copies entries in order until `maxEntries` are copied or `budgetMs` has passed; true once
-   * every entry is copied.
+   * Copies entries in order until `maxEntries` are copied or `budgetMs` has passed, then (in
+   * later steps) serializes the layout; true once all of it is copied.
    */
   step(budgetMs: number, maxEntries = Infinity): boolean {
     const until = performance.now() + budgetMs;
@@ -156,21 +175,33 @@ export class SnapshotCopy {
       const k = this.keys[at]!;
       this.reached.add(k);
       const early = this.early.get(k);
+      let part: Buffer | SourceRange | null;
       if (early !== undefined) {
         // Copied already, by touch().
         this.early.delete(k);
-        this.parts[at] = early;
-        continue;
+        part = early;
+      } else {
+        part = this.entryPart(k);
+        n++;
       }
-      this.parts[at] = this.entryPart(k);
-      if (++n >= maxEntries || ((n & 63) === 0 && performance.now() >= until)) break;
+      this.parts[at] = part;
+      if (part !== null) this.lengths.push(part.length);
+      if (n >= maxEntries || ((n & 63) === 0 && n > 0 && performance.now() >= until)) return false;
     }
-    return this.cursor >= this.keys.length;
+    // The layout: a few hundred kB of numbers with 100,000 entries, so in slices too.
+    while (this.layoutCursor < this.lengths.length) {
+      const end = Math.min(this.layoutCursor + LAYOUT_SLICE, this.lengths.length);
+      const numbers = this.lengths.slice(this.layoutCursor, end).join(',');
+      this.layoutText.push(this.layoutCursor === 0 ? numbers : `,${numbers}`);
+      this.layoutCursor = end;
+      if (performance.now() >= until) return false;
+    }
+    return true;
   }
 
   /**
    * The snapshot copied since the last call, in order, to append to the file: the head first,
-   * then the entries up to where the copy has reached, and the tail once it is complete. Ranges
+   * then the entries up to where the copy has reached, and the rest once it is complete. Ranges
    * of neighbouring entries of the previous snapshot come as one. What it returns is dropped
    * from the copy, so a big state is never held twice.
    */
@@ -183,14 +214,14 @@ export class SnapshotCopy {
     for (; this.drained < this.cursor; this.drained++) {
       const part = this.parts[this.drained]!;
       this.parts[this.drained] = undefined;
-      if (part === '') continue;
+      if (part === null) continue;
       const key = this.keys[this.drained]!;
       const comma = this.anyEntry;
       this.anyEntry = true;
-      if (typeof part === 'string') {
-        const bytes = Buffer.from(comma ? `,${part}` : part);
-        this.ranges.set(key, this.out + (comma ? 1 : 0), bytes.length - (comma ? 1 : 0));
-        this.emit(out, bytes);
+      if (Buffer.isBuffer(part)) {
+        if (comma) this.emit(out, COMMA);
+        this.ranges.set(key, this.out, part.length);
+        this.emit(out, part);
         continue;
       }
       const last = out.at(-1);
@@ -208,9 +239,14 @@ export class SnapshotCopy {
       this.reused += part.length;
       out.push(part);
     }
-    if (this.cursor >= this.keys.length && !this.tailDrained) {
-      this.emit(out, Buffer.from(this.tail));
-      this.tailDrained = true;
+    if (this.drained >= this.keys.length && !this.tailDrained) {
+      // What follows the entries: the rest of the state, then the layout as serialized so far.
+      for (const text of this.layoutText) this.emit(out, Buffer.from(text));
+      this.layoutText.length = 0;
+      if (this.layoutCursor >= this.lengths.length) {
+        this.emit(out, Buffer.from(this.tail));
+        this.tailDrained = true;
+      }
     }
     return out;
   }
@@ -241,11 +277,11 @@ export class SnapshotCopy {
     this.out += bytes.length;
   }
 
-  private entryPart(k: string): string | SourceRange {
+  private entryPart(k: string): Buffer | SourceRange | null {
     const range = this.previous?.get(k);
     if (range !== undefined) return range;
     // An entry whose value JSON cannot hold (undefined, a function) is left out, as JSON.stringify does.
     const json = JSON.stringify(this.collection[k]) as string | undefined;
-    return json === undefined ? '' : `${JSON.stringify(k)}:${json}`;
+    return json === undefined ? null : Buffer.from(`${JSON.stringify(k)}:${json}`);
   }
 }

@@ -1,6 +1,6 @@
 import { open as openFile, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { SnapshotCopy, type SnapshotPiece } from '../../../src/daemon/store/snapshot-copy.js';
 import { snapshotPauseMs, Store, type StoreOptions } from '../../../src/daemon/store/store.js';
 
@@ -54,6 +54,32 @@ function optionsOf(dir: string, sliceEntries = 7): StoreOptions<S, R> {
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Checks a snapshot's layout against its bytes: each entry's `"key":value` where the layout
+ * says, in order, one comma apart, and the collection closing after the last. Gives the text
+ * without the layout, which must be what JSON.stringify({...meta, state}) gives.
+ */
+function withoutLayout(t: Test, snapshot: Buffer | string, key: string): string {
+  const bytes = Buffer.from(snapshot);
+  const text = bytes.toString('utf8');
+  const { layout, state } = JSON.parse(text) as { layout: { collection: string; at: number; lengths: number[] }; state: Record<string, Record<string, unknown>> };
+  t.equal(layout.collection, key, 'the layout names its collection');
+  const entries = Object.entries(state[key]!);
+  t.equal(layout.lengths.length, entries.length, 'a length for each entry');
+  let at = layout.at;
+  const misplaced: string[] = [];
+  if (bytes[at - 1] !== 0x7b) misplaced.push('the first entry does not follow "{"');
+  entries.forEach(([k, v], i) => {
+    const length = layout.lengths[i]!;
+    if (bytes.subarray(at, at + length).toString() !== `${JSON.stringify(k)}:${JSON.stringify(v)}`) misplaced.push(k);
+    if (i > 0 && bytes[at - 1] !== 0x2c) misplaced.push(`no comma before ${k}`);
+    at += length + 1;
+  });
+  if (bytes[entries.length > 0 ? at - 1 : at] !== 0x7d) misplaced.push('the collection does not close after the last entry');
+  t.same(misplaced, [], 'every entry where the layout says');
+  return `${text.slice(0, text.lastIndexOf(',"layout":'))}}`;
+}
 
 /** The text of drained pieces; ranges read from `previous` (the previous snapshot's bytes). */
 function textOf(pieces: readonly SnapshotPiece[], previous: Buffer | null = null): string {
@@ -148,7 +174,8 @@ t.test('SnapshotCopy writes what JSON.stringify would, for any state', async (t)
     done = copy.step(0, 1);
     text += textOf(copy.drain());
   }
-  t.equal(text, JSON.stringify({ format: 1, seq: 3, state }), 'drained one entry at a time, the same text');
+  t.equal(withoutLayout(t, text, 'big'), JSON.stringify({ format: 1, seq: 3, state }), 'drained one entry at a time, the same text');
+  t.equal(JSON.parse(text).layout.lengths.length, 3, 'the layout has the three entries JSON holds');
   t.ok(drains >= 4, `drained in ${drains} parts`);
   t.same(copy.drain(), [], 'nothing more once the tail is out');
   t.equal(copy.bytes, Buffer.byteLength(text), 'its size in bytes');
@@ -160,11 +187,11 @@ t.test('SnapshotCopy writes what JSON.stringify would, for any state', async (t)
   t.equal(ordered.step(0, 1), false);
   t.equal(textOf(ordered.drain()), '"a":1');
   while (!ordered.step(0, 1));
-  t.equal(textOf(ordered.drain()), ',"b":2,"c":3}}}');
+  t.match(textOf(ordered.drain()), /^,"b":2,"c":3\}\},"layout":\{"collection":"big","at":17,"lengths":\[5,5,5\]\}\}$/, 'then the rest and the layout');
 
   const empty = new SnapshotCopy({ format: 1 }, { big: {} }, 'big');
   t.equal(empty.step(2), true, 'nothing to copy');
-  t.equal(textOf(empty.drain()), JSON.stringify({ format: 1, state: { big: {} } }));
+  t.equal(withoutLayout(t, textOf(empty.drain()), 'big'), JSON.stringify({ format: 1, state: { big: {} } }));
 
   t.throws(() => new SnapshotCopy({}, { big: [] }, 'big'), /not an object of entries/);
 });
@@ -177,7 +204,8 @@ t.test('SnapshotCopy: each entry as it was at the instant, whatever touches it a
     change();
   };
   t.equal(copy.step(0, 1), false);
-  t.equal(textOf(copy.drain()), '{"state":{"big":{"a":{"v":1}', 'the head and "a"');
+  const head = textOf(copy.drain());
+  t.equal(head, '{"state":{"big":{"a":{"v":1}', 'the head and "a"');
   apply('a', () => (big.a = { v: 10 })); // reached already
   apply('c', () => (big.c = { v: 30 })); // not reached yet: copied now
   apply('c', () => (big.c = { v: 300 })); // a second touch keeps the first copy
@@ -187,7 +215,7 @@ t.test('SnapshotCopy: each entry as it was at the instant, whatever touches it a
   apply('e', () => (big.e = { v: 6 })); // created after the instant...
   apply('e', () => (big.e = { v: 60 })); // ...and changed: in no snapshot of that instant
   while (!copy.step(0, 1));
-  t.equal(textOf(copy.drain()), ',"b":{"v":2},"c":{"v":3},"d":{"v":4}}}}', 'b as it is, c and d as they were, gone and e left out');
+  t.equal(withoutLayout(t, head + textOf(copy.drain()), 'big'), '{"state":{"big":{"a":{"v":1},"b":{"v":2},"c":{"v":3},"d":{"v":4}}}}', 'b as it is, c and d as they were, gone and e left out');
   const ranges = copy.unchangedRanges();
   t.same(['a', 'b', 'c', 'd', 'e'].filter((k) => ranges.get(k) !== undefined), ['b'], 'only the untouched entry keeps its range');
 });
@@ -227,7 +255,7 @@ t.test('SnapshotCopy given the previous snapshot\'s ranges copies unchanged entr
   const first = new SnapshotCopy({ seq: 1 }, state, 'items');
   while (!first.step(0, 3));
   const firstBytes = Buffer.from(textOf(first.drain()));
-  t.equal(firstBytes.toString(), JSON.stringify({ seq: 1, state }));
+  t.equal(withoutLayout(t, firstBytes, 'items'), JSON.stringify({ seq: 1, state }));
   t.equal(first.reusedBytes, 0, 'no previous snapshot: every entry serialized');
   const ranges = first.unchangedRanges();
   t.equal(ranges.size, 20);
@@ -247,7 +275,7 @@ t.test('SnapshotCopy given the previous snapshot\'s ranges copies unchanged entr
   const expected = JSON.stringify({ seq: 2, state });
   items.k8 = { v: -8, text: 'after the instant' };
   const secondBytes = Buffer.from(textOf(pieces, firstBytes));
-  t.equal(secondBytes.toString(), expected, 'the same text as JSON.stringify at the instant');
+  t.equal(withoutLayout(t, secondBytes, 'items'), expected, 'the same text as JSON.stringify at the instant');
   t.equal(second.bytes, secondBytes.length);
   const runs = pieces.filter((p) => !Buffer.isBuffer(p));
   t.equal(runs.length, 3, 'neighbours copied as one range: k0-k4, k6-k11, k13-k19');
@@ -265,7 +293,7 @@ t.test('SnapshotCopy given the previous snapshot\'s ranges copies unchanged entr
   // And a third copy from those: a chain of incremental snapshots stays exact.
   const third = new SnapshotCopy({ seq: 3 }, state, 'items', next);
   while (!third.step(0, 100));
-  t.equal(textOf(third.drain(), secondBytes), JSON.stringify({ seq: 3, state }));
+  t.equal(withoutLayout(t, textOf(third.drain(), secondBytes), 'items'), JSON.stringify({ seq: 3, state }));
   t.throws(() => new SnapshotCopy({}, state, 'items').unchangedRanges(), /not drained whole/);
 });
 
@@ -313,6 +341,137 @@ t.test('checkpoints after the first copy only what changed, and each snapshot is
   const again = await open(dir);
   t.same(again.state, live, 'snapshot + the journal after it = the live state');
   await again.close();
+});
+
+type Line = { msg: string; level: string } & Record<string, unknown>;
+
+/** A store on `dir` whose info and warn lines go to `lines` (what each says, and its fields). */
+function openLogged(dir: string, lines: Line[], sliceEntries = 7) {
+  return Store.open<S, R>({
+    ...optionsOf(dir, sliceEntries),
+    logger: { info: (o, msg) => void lines.push({ ...o, msg, level: 'info' }), warn: (o, msg) => void lines.push({ ...o, msg, level: 'warn' }), error() {} },
+  });
+}
+
+/** The last checkpoint's log line. */
+function lastCheckpoint(lines: readonly Line[]): { bytes: number; reusedBytes: number } {
+  return lines.filter((l) => 'reusedBytes' in l).at(-1) as unknown as { bytes: number; reusedBytes: number };
+}
+
+/** Keys JSON writes with escapes, and in more bytes than characters. */
+const ODD_KEYS = ['quote"d', 'back\\slash', 'tab\t', 'é💡'];
+
+t.test('after a restart the first checkpoint copies the entries unchanged since the snapshot it loaded', async (t) => {
+  const dir = t.testdir();
+  const first = await open(dir);
+  for (let i = 0; i < 300; i++) await first.commit({ op: 'set', k: `k${i}`, v: i }, { op: 'push', k: `k${i}`, x: i });
+  for (const k of ODD_KEYS) await first.commit({ op: 'set', k, v: 1 });
+  await first.checkpoint();
+  // After the snapshot, in the journal only: changes, a removal, new entries, a record that changes two.
+  await first.commit({ op: 'push', k: 'k10', x: -1 }, { op: 'del', k: 'k20' }, { op: 'set', k: 'new1', v: 1 }, { op: 'child', k: 'c1', parent: 'k30' });
+  await first.close({ checkpoint: false }); // as after a crash: the journal replays at open
+
+  const lines: Line[] = [];
+  const store = await openLogged(dir, lines);
+  t.equal(store.recovery.replayed, 1);
+  await store.indexed();
+  const indexed = lines.find((l) => l.msg.startsWith('store: indexed'));
+  t.equal(indexed?.entries, 304 - 3, 'every entry of the file but those the journal changed (k10, k20, k30)');
+
+  // A checkpoint with commits going on meanwhile, as in the daemon.
+  await store.commit({ op: 'set', k: 'k40', v: -40 });
+  const expected = structuredClone(store.state);
+  const cp = store.checkpoint();
+  let done = false;
+  void cp.then(() => (done = true));
+  const commits: Array<Promise<void>> = [];
+  for (let round = 0; !done && round < 300; round++) {
+    commits.push(store.commit({ op: 'push', k: `k${299 - round}`, x: 1000 + round }, { op: 'set', k: `k${round}`, v: -round }, { op: 'del', k: `k${(round * 7) % 300}` }));
+    await tick();
+  }
+  await cp;
+  await Promise.all(commits);
+  const written = lastCheckpoint(lines);
+  t.ok(written.reusedBytes > written.bytes / 2, `copied ${written.reusedBytes} of ${written.bytes} bytes from the snapshot loaded at open`);
+  const bytes = await readFile(join(dir, 'snapshot.json'));
+  t.equal(withoutLayout(t, bytes, 'items'), JSON.stringify(JSON.parse(bytes.toString()), (k, v: unknown) => (k === 'layout' ? undefined : v)), 'its layout is right for the next start');
+  t.same(JSON.parse(bytes.toString()).state, expected, 'every entry as it was when the checkpoint began');
+
+  const live = structuredClone(store.state);
+  await store.close({ checkpoint: false });
+  const again = await open(dir);
+  t.same(again.state, live, 'snapshot + the journal after it = the live state');
+  await again.close();
+});
+
+t.test('commits made while the loaded snapshot is indexed keep their entries from being copied from it', async (t) => {
+  const dir = t.testdir();
+  const first = await open(dir);
+  for (let i = 0; i < 200; i++) await first.commit({ op: 'set', k: `k${i}`, v: i });
+  await first.close(); // a clean stop: nothing to replay
+
+  const lines: Line[] = [];
+  const store = await openLogged(dir, lines, 1); // one entry per slice
+  let indexed = false;
+  void store.indexed().then(() => (indexed = true));
+  let rounds = 0;
+  const commits: Array<Promise<void>> = [];
+  for (; !indexed && rounds < 400; rounds++) {
+    // Entries it has indexed already and entries still ahead of it; removals; one made again.
+    // (About an entry a round: k0-k99 once indexed, k150-k199 before; k100-k149 left alone.)
+    commits.push(store.commit({ op: 'push', k: `k${Math.floor(rounds / 2) % 100}`, x: -rounds }, { op: 'push', k: `k${199 - (Math.floor(rounds / 4) % 50)}`, x: -rounds }));
+    if (rounds % 10 === 0) commits.push(store.commit({ op: 'del', k: `k${(rounds * 3) % 100}` }, { op: 'set', k: `k${(rounds * 3) % 100}`, v: -1 }));
+    await tick();
+  }
+  await store.indexed();
+  await Promise.all(commits);
+  t.ok(rounds > 5, `commits between ${rounds} slices of the indexing`);
+  const expected = structuredClone(store.state);
+  await store.checkpoint();
+  const written = lastCheckpoint(lines);
+  t.ok(written.reusedBytes > 0, 'the entries nobody changed are copied');
+  t.same(JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')).state, expected, 'the others as they are now');
+  await store.close();
+});
+
+t.test('a layout that does not match its snapshot is not used: the first checkpoint serializes every entry', async (t) => {
+  type Damage = (snapshot: { layout?: { at: number; lengths: unknown[] } }) => void;
+  const make = async (damage: Damage) => {
+    const dir = t.testdir();
+    const first = await open(dir);
+    for (let i = 0; i < 50; i++) await first.commit({ op: 'set', k: `k${i}`, v: i });
+    await first.close();
+    const path = join(dir, 'snapshot.json');
+    const snapshot = JSON.parse(await readFile(path, 'utf8'));
+    damage(snapshot);
+    await writeFile(path, JSON.stringify(snapshot)); // the same bytes as written, but the damage
+    const lines: Line[] = [];
+    const store = await openLogged(dir, lines);
+    await store.indexed();
+    await store.commit({ op: 'set', k: 'k0', v: -1 });
+    const expected = structuredClone(store.state);
+    await store.checkpoint();
+    const written = lastCheckpoint(lines);
+    t.same(JSON.parse(await readFile(path, 'utf8')).state, expected, 'the snapshot is the state');
+    t.equal(store.failed, null, 'the store goes on');
+    await store.close();
+    return { reused: written.reusedBytes, warned: lines.filter((l) => l.level === 'warn') };
+  };
+  const cases: Array<[string, Damage, RegExp]> = [
+    ['a length one byte long', (s) => void (s.layout!.lengths[7] = (s.layout!.lengths[7] as number) + 1), /no "\{" or "," before entry 8/],
+    ['the first entry one byte early', (s) => void (s.layout!.at -= 1), /entry 0 does not begin with its key|no "\{" or ","/],
+    ['an entry missing', (s) => void s.layout!.lengths.pop(), /does not close/],
+    ['an entry too many', (s) => void s.layout!.lengths.push(12), /past the end|no "\{" or ","/],
+    ['a length that is not one', (s) => void (s.layout!.lengths[3] = 'x'), /not a length/],
+  ];
+  for (const [what, damage, reason] of cases) {
+    const { reused, warned } = await make(damage);
+    t.equal(reused, 0, `${what}: nothing copied`);
+    t.match(warned, [{ mismatch: reason }], `${what}: a warning says why`);
+  }
+  // A snapshot from before layouts: nothing copied, nothing to warn of.
+  const older = await make((s) => void delete s.layout);
+  t.same(older, { reused: 0, warned: [] }, 'no layout: every entry serialized, no warning');
 });
 
 t.test('a snapshot whose bytes are not where its ranges say fails the checkpoint, not the data', async (t) => {
