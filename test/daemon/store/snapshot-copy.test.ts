@@ -297,6 +297,23 @@ t.test('SnapshotCopy given the previous snapshot\'s ranges copies unchanged entr
   t.throws(() => new SnapshotCopy({}, state, 'items').unchangedRanges(), /not drained whole/);
 });
 
+/**
+ * A checkpoint of a store whose entries are k0-k299, with commits between its slices: to
+ * entries it has not reached, entries it has, and ones it copies as bytes. Resolves once both are done.
+ */
+async function checkpointWhileCommitting(store: Store<S, R>): Promise<void> {
+  const cp = store.checkpoint();
+  let done = false;
+  void cp.then(() => (done = true));
+  const commits: Array<Promise<void>> = [];
+  for (let round = 0; !done && round < 300; round++) {
+    commits.push(store.commit({ op: 'push', k: `k${299 - round}`, x: 1000 + round }, { op: 'set', k: `k${round}`, v: -round }, { op: 'del', k: `k${(round * 7) % 300}` }));
+    await tick();
+  }
+  await cp;
+  await Promise.all(commits);
+}
+
 t.test('checkpoints after the first copy only what changed, and each snapshot is the state at its instant', async (t) => {
   const dir = t.testdir();
   const logged: Array<{ bytes: number; reusedBytes: number }> = [];
@@ -312,17 +329,7 @@ t.test('checkpoints after the first copy only what changed, and each snapshot is
   await store.commit({ op: 'push', k: 'k10', x: -1 }, { op: 'del', k: 'k20' }, { op: 'set', k: 'new1', v: 1 }, { op: 'child', k: 'c1', parent: 'k30' });
   const expected = structuredClone(store.state);
   const seq = store.lastSeq;
-  const cp = store.checkpoint();
-  let done = false;
-  void cp.then(() => (done = true));
-  const commits: Array<Promise<void>> = [];
-  for (let round = 0; !done && round < 300; round++) {
-    // During the copy: entries it has not reached, entries it has, and ones it copies as bytes.
-    commits.push(store.commit({ op: 'push', k: `k${299 - round}`, x: 1000 + round }, { op: 'set', k: `k${round}`, v: -round }, { op: 'del', k: `k${(round * 7) % 300}` }));
-    await tick();
-  }
-  await cp;
-  await Promise.all(commits);
+  await checkpointWhileCommitting(store);
   const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
   t.same(snap.state, expected, 'every entry as it was when the checkpoint began');
   t.equal(snap.seq, seq);
@@ -381,16 +388,7 @@ t.test('after a restart the first checkpoint copies the entries unchanged since 
   // A checkpoint with commits going on meanwhile, as in the daemon.
   await store.commit({ op: 'set', k: 'k40', v: -40 });
   const expected = structuredClone(store.state);
-  const cp = store.checkpoint();
-  let done = false;
-  void cp.then(() => (done = true));
-  const commits: Array<Promise<void>> = [];
-  for (let round = 0; !done && round < 300; round++) {
-    commits.push(store.commit({ op: 'push', k: `k${299 - round}`, x: 1000 + round }, { op: 'set', k: `k${round}`, v: -round }, { op: 'del', k: `k${(round * 7) % 300}` }));
-    await tick();
-  }
-  await cp;
-  await Promise.all(commits);
+  await checkpointWhileCommitting(store);
   const written = lastCheckpoint(lines);
   t.ok(written.reusedBytes > written.bytes / 2, `copied ${written.reusedBytes} of ${written.bytes} bytes from the snapshot loaded at open`);
   const bytes = await readFile(join(dir, 'snapshot.json'));
