@@ -503,8 +503,9 @@ export class Store<S, R> implements DurableStore<S, R> {
 
   /**
    * Writes a snapshot of the current state and retires the journal segments it covers.
-   * The snapshot is serialized synchronously at the call, so it is exactly the state at
-   * `lastSeq`; entries appended meanwhile go to a new segment. One checkpoint at a time.
+   * The snapshot is the state at `lastSeq` as of the call (copied a slice at a time from then
+   * on, see SnapshotCopy), or, while the snapshot loaded at open is still being indexed, as of
+   * when that ends; entries appended after go to a new segment. One checkpoint at a time.
    */
   checkpoint(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
