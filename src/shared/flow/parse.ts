@@ -1,4 +1,13 @@
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+
+/**
+ * The yaml package, loaded on the first parse: a daemon parses flow text only when a flow is
+ * published as source, and loading it was 20-25 ms of every start (a CommonJS package, so the
+ * require shares the one instance an import would give).
+ */
+let yamlModule: typeof Yaml | null = null;
+const yaml = (): typeof Yaml => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
 
 /** A position in a flow file (1-based). */
 export interface SourcePosition {
@@ -23,6 +32,7 @@ export interface ParsedSource {
  * source positions for messages. Pure; never throws: syntax problems are returned.
  */
 export function parseFlowSource(text: string): ParsedSource {
+  const { isMap, isScalar, isSeq, LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true });
   const pos = (offset: number): SourcePosition => {
@@ -36,18 +46,18 @@ export function parseFlowSource(text: string): ParsedSource {
     syntaxErrors,
     positionOf(path) {
       let node: unknown = doc.contents;
-      let best: YamlNode | undefined = node as YamlNode | undefined;
+      let best: Yaml.Node | undefined = node as Yaml.Node | undefined;
       for (const key of path) {
         if (isMap(node)) {
           const pair = node.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === key);
           if (!pair) break;
           // Point at the value, or at the key when the value is empty.
           node = pair.value ?? pair.key;
-          best = (pair.value ?? pair.key) as YamlNode;
+          best = (pair.value ?? pair.key) as Yaml.Node;
         } else if (isSeq(node) && typeof key === 'number') {
           node = node.items[key];
           if (!node) break;
-          best = node as YamlNode;
+          best = node as Yaml.Node;
         } else break;
       }
       return best?.range ? pos(best.range[0]) : undefined;
