@@ -106,7 +106,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const email = new EmailTriggers({ store, engine, onError: (err, what) => logger.warn({ err }, `email trigger: ${what} failed`) });
     cleanup.unshift(() => email.close());
     email.start();
-    // jose (some 50 modules) loads only for a daemon that accepts OIDC tokens: it was 40-80 ms of every start.
+    // jose (46 ES modules) loads only for a daemon that accepts OIDC tokens: with it, every start
+    // imported this module ~40 ms longer (docs/performance.md, the table of changes).
     const bearer = options.oidc ? (await import('./auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
     const app = buildServer({ store, engine, webhooks, logger, accessLog, bodyLimit: options.bodyLimit, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()] });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7878 });
