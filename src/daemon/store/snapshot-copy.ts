@@ -23,6 +23,10 @@ export class EntryRanges {
     this.index.delete(key);
   };
 
+  has(key: string): boolean {
+    return this.index.has(key);
+  }
+
   /** `key`'s range, or undefined when it has none. */
   get(key: string): SourceRange | undefined {
     const i = this.index.get(key);

@@ -295,7 +295,7 @@ export class Store<S, R> implements DurableStore<S, R> {
     this.loading = loading;
     const started = performance.now();
     loading.done = (async () => {
-      let failed: { mismatch: string } | { err: unknown } | null = null;
+      let failed: { err: unknown } | null = null;
       try {
         let seen = this.journal.lastSeq;
         let wait = 0;
@@ -319,8 +319,8 @@ export class Store<S, R> implements DurableStore<S, R> {
         this.logger.info({ entries: outcome.ranges.size, ms: Math.round(performance.now() - started) }, 'store: indexed the snapshot loaded at open, for the next checkpoint to copy from');
         return;
       }
-      if (outcome) failed = outcome;
-      if (failed) this.logger.warn(failed, 'store: the snapshot loaded at open does not match its layout; the next checkpoint serializes every entry');
+      if (outcome) this.logger.warn(outcome, 'store: the snapshot loaded at open does not match its layout; the next checkpoint serializes every entry');
+      else if (failed) this.logger.warn(failed, 'store: the snapshot loaded at open could not be read again to index it; the next checkpoint serializes every entry');
       await file.close().catch(() => undefined);
     })();
   }

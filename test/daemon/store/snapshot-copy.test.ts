@@ -472,6 +472,40 @@ t.test('a layout that does not match its snapshot is not used: the first checkpo
   t.same(older, { reused: 0, warned: [] }, 'no layout: every entry serialized, no warning');
 });
 
+t.test('a key whose bytes are not what JSON.stringify writes is serialized again, and a key twice is a mismatch', async (t) => {
+  const edited = async (edit: (bytes: Buffer) => void) => {
+    const dir = t.testdir();
+    const first = await open(dir);
+    for (let i = 0; i < 20; i++) await first.commit({ op: 'set', k: `k${i}`, v: i });
+    await first.commit({ op: 'set', k: 'kAAA', v: 99 });
+    await first.close();
+    const path = join(dir, 'snapshot.json');
+    const bytes = await readFile(path);
+    edit(bytes); // in place: the same length, so the layout still fits
+    await writeFile(path, bytes);
+    const lines: Line[] = [];
+    const store = await openLogged(dir, lines);
+    await store.indexed();
+    // k19 changed: the copy's run of unchanged entries after it starts at the edited key, where
+    // the copy checks the key's bytes.
+    await store.commit({ op: 'set', k: 'k19', v: -1 });
+    const expected = structuredClone(store.state);
+    await store.checkpoint();
+    t.equal(store.failed, null, 'the store goes on');
+    t.same(JSON.parse(await readFile(path, 'utf8')).state, expected, 'the snapshot is the state');
+    await store.close();
+    return { lines, reused: lastCheckpoint(lines).reusedBytes };
+  };
+  // A key with bytes that are not UTF-8: it was parsed as U+FFFD, which JSON writes as other bytes.
+  const invalid = await edited((bytes) => bytes.write('\xF0\x90\x80', bytes.indexOf('"kAAA":') + 2, 'latin1'));
+  t.ok(invalid.reused > 0, 'the other entries are copied');
+  t.same(invalid.lines.filter((l) => l.level === 'warn'), [], 'nothing to warn of: that entry is serialized again');
+  // The same key twice in the file (JSON.parse keeps the last).
+  const twice = await edited((bytes) => bytes.write('"k4":', bytes.indexOf('"k5":'), 'latin1'));
+  t.equal(twice.reused, 0, 'a key twice: nothing copied');
+  t.match(twice.lines.filter((l) => l.level === 'warn'), [{ mismatch: /key is an earlier entry's/ }]);
+});
+
 t.test('a snapshot whose bytes are not where its ranges say fails the checkpoint, not the data', async (t) => {
   const dir = t.testdir();
   const store = await open(dir, 1000);
