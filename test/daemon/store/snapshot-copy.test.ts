@@ -7,6 +7,7 @@ import { snapshotPauseMs, Store, type StoreOptions } from '../../../src/daemon/s
 interface Item {
   v: number;
   list: number[];
+  text?: string;
 }
 interface S {
   before: { count: number };
@@ -20,6 +21,8 @@ type R =
   /** Changes two entries: `k` and its `parent` (as a child execution's start changes its parent). */
   | { op: 'child'; k: string; parent: string }
   | { op: 'note'; text: string }
+  /** Sets `k` to an entry of `text`, for entries of a given size. */
+  | { op: 'fill'; k: string; text: string }
   | { op: 'boom' };
 
 function open(dir: string, sliceEntries = 7) {
@@ -36,6 +39,7 @@ function optionsOf(dir: string, sliceEntries = 7): StoreOptions<S, R> {
       if (r.op === 'set') s.items[r.k] = { v: r.v, list: s.items[r.k]?.list ?? [] };
       else if (r.op === 'push') s.items[r.k]?.list.push(r.x); // in place: only a copy made before it keeps the old list
       else if (r.op === 'del') delete s.items[r.k];
+      else if (r.op === 'fill') s.items[r.k] = { v: 0, list: [], text: r.text };
       else if (r.op === 'child') {
         s.items[r.k] = { v: -1, list: [] };
         s.items[r.parent]?.list.push(-1);
@@ -470,6 +474,32 @@ t.test('a layout that does not match its snapshot is not used: the first checkpo
   // A snapshot from before layouts: nothing copied, nothing to warn of.
   const older = await make((s) => void delete s.layout);
   t.same(older, { reused: 0, warned: [] }, 'no layout: every entry serialized, no warning');
+});
+
+t.test('the index reads a big snapshot a MiB at a time: entries across its reads, and one bigger than a read', async (t) => {
+  const dir = t.testdir();
+  const first = await open(dir, 1000);
+  // ~3 MiB of entries of ~1 KiB, keys of different lengths (some fall across the 1 MiB reads),
+  // then one of 1.5 MiB, then more.
+  const fill = (i: number) => ({ op: 'fill' as const, k: `k${i}-${'x'.repeat(i % 40)}`, text: `${i} ${'t'.repeat(900 + (i % 250))}` });
+  for (let i = 0; i < 3000; i += 100) await first.commit(...Array.from({ length: 100 }, (_, j) => fill(i + j)));
+  await first.commit({ op: 'fill', k: 'big', text: 'b'.repeat(1.5 * 2 ** 20) });
+  await first.commit(...Array.from({ length: 100 }, (_, j) => fill(3000 + j)));
+  await first.close();
+  const size = (await readFile(join(dir, 'snapshot.json'))).length;
+  t.ok(size > 4 * 2 ** 20, `a snapshot of ${(size / 2 ** 20).toFixed(1)} MiB`);
+
+  const lines: Line[] = [];
+  const store = await openLogged(dir, lines, 1000);
+  await store.indexed();
+  t.equal(lines.find((l) => l.msg.startsWith('store: indexed'))?.entries, 3101, 'every entry found');
+  t.same(lines.filter((l) => l.level === 'warn'), []);
+  await store.commit({ op: 'fill', k: `k1500-${'x'.repeat(20)}`, text: 'changed' });
+  const expected = structuredClone(store.state);
+  await store.checkpoint();
+  t.ok(lastCheckpoint(lines).reusedBytes > size * 0.9, 'nearly all of it copied');
+  t.same(JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')).state, expected, 'the snapshot is the state');
+  await store.close();
 });
 
 t.test('a key whose bytes are not what JSON.stringify writes is serialized again, and a key twice is a mismatch', async (t) => {
