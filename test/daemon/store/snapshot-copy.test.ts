@@ -436,28 +436,42 @@ t.test('commits made while the loaded snapshot is indexed keep their entries fro
   await store.close();
 });
 
+/**
+ * A store of k0-k19 and kAAA, closed, its snapshot's bytes edited, then opened again, indexed, k19
+ * changed and checkpointed: checks the snapshot is the state and the store goes on. Gives the
+ * store's info and warn lines, and the bytes that checkpoint copied.
+ */
+async function restartEdited(t: Test, edit: (bytes: Buffer) => Buffer): Promise<{ lines: Line[]; reused: number }> {
+  const dir = t.testdir();
+  const first = await open(dir);
+  for (let i = 0; i < 20; i++) await first.commit({ op: 'set', k: `k${i}`, v: i });
+  await first.commit({ op: 'set', k: 'kAAA', v: 99 });
+  await first.close();
+  const path = join(dir, 'snapshot.json');
+  await writeFile(path, edit(await readFile(path)));
+  const lines: Line[] = [];
+  const store = await openLogged(dir, lines);
+  await store.indexed();
+  // k19 changed: the copy's run of unchanged entries after it starts at kAAA, where the copy
+  // checks the key's bytes.
+  await store.commit({ op: 'set', k: 'k19', v: -1 });
+  const expected = structuredClone(store.state);
+  await store.checkpoint();
+  t.equal(store.failed, null, 'the store goes on');
+  t.same(JSON.parse(await readFile(path, 'utf8')).state, expected, 'the snapshot is the state');
+  await store.close();
+  return { lines, reused: lastCheckpoint(lines).reusedBytes };
+}
+
 t.test('a layout that does not match its snapshot is not used: the first checkpoint serializes every entry', async (t) => {
   type Damage = (snapshot: { layout?: { at: number; lengths: unknown[] } }) => void;
   const make = async (damage: Damage) => {
-    const dir = t.testdir();
-    const first = await open(dir);
-    for (let i = 0; i < 50; i++) await first.commit({ op: 'set', k: `k${i}`, v: i });
-    await first.close();
-    const path = join(dir, 'snapshot.json');
-    const snapshot = JSON.parse(await readFile(path, 'utf8'));
-    damage(snapshot);
-    await writeFile(path, JSON.stringify(snapshot)); // the same bytes as written, but the damage
-    const lines: Line[] = [];
-    const store = await openLogged(dir, lines);
-    await store.indexed();
-    await store.commit({ op: 'set', k: 'k0', v: -1 });
-    const expected = structuredClone(store.state);
-    await store.checkpoint();
-    const written = lastCheckpoint(lines);
-    t.same(JSON.parse(await readFile(path, 'utf8')).state, expected, 'the snapshot is the state');
-    t.equal(store.failed, null, 'the store goes on');
-    await store.close();
-    return { reused: written.reusedBytes, warned: lines.filter((l) => l.level === 'warn') };
+    const { lines, reused } = await restartEdited(t, (bytes) => {
+      const snapshot = JSON.parse(bytes.toString('utf8'));
+      damage(snapshot);
+      return Buffer.from(JSON.stringify(snapshot)); // the same bytes as written, but the damage
+    });
+    return { reused, warned: lines.filter((l) => l.level === 'warn') };
   };
   const cases: Array<[string, Damage, RegExp]> = [
     ['a length one byte long', (s) => void (s.layout!.lengths[7] = (s.layout!.lengths[7] as number) + 1), /no "\{" or "," before entry 8/],
@@ -503,29 +517,12 @@ t.test('the index reads a big snapshot a MiB at a time: entries across its reads
 });
 
 t.test('a key whose bytes are not what JSON.stringify writes is serialized again, and a key twice is a mismatch', async (t) => {
-  const edited = async (edit: (bytes: Buffer) => void) => {
-    const dir = t.testdir();
-    const first = await open(dir);
-    for (let i = 0; i < 20; i++) await first.commit({ op: 'set', k: `k${i}`, v: i });
-    await first.commit({ op: 'set', k: 'kAAA', v: 99 });
-    await first.close();
-    const path = join(dir, 'snapshot.json');
-    const bytes = await readFile(path);
-    edit(bytes); // in place: the same length, so the layout still fits
-    await writeFile(path, bytes);
-    const lines: Line[] = [];
-    const store = await openLogged(dir, lines);
-    await store.indexed();
-    // k19 changed: the copy's run of unchanged entries after it starts at the edited key, where
-    // the copy checks the key's bytes.
-    await store.commit({ op: 'set', k: 'k19', v: -1 });
-    const expected = structuredClone(store.state);
-    await store.checkpoint();
-    t.equal(store.failed, null, 'the store goes on');
-    t.same(JSON.parse(await readFile(path, 'utf8')).state, expected, 'the snapshot is the state');
-    await store.close();
-    return { lines, reused: lastCheckpoint(lines).reusedBytes };
-  };
+  // Edited in place: the same length, so the layout still fits.
+  const edited = (edit: (bytes: Buffer) => void) =>
+    restartEdited(t, (bytes) => {
+      edit(bytes);
+      return bytes;
+    });
   // A key with bytes that are not UTF-8: it was parsed as U+FFFD, which JSON writes as other bytes.
   const invalid = await edited((bytes) => bytes.write('\xF0\x90\x80', bytes.indexOf('"kAAA":') + 2, 'latin1'));
   t.ok(invalid.reused > 0, 'the other entries are copied');
