@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, write as fsWrite, writev as fsWritev } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { FILE_MODE, fsyncDir } from './fs-util.js';
@@ -27,19 +27,40 @@ function newBatch(): Batch {
 /** Most buffers one writev takes (the usual IOV_MAX); a batch of more is joined first. */
 const MAX_IOV = 1024;
 
+/** The two writes writeAll makes, at a position or, with null, where the file's offset is; each resolves with the bytes written. */
+export interface ChunkWriter {
+  writev(chunks: Buffer[], position: number | null): Promise<number>;
+  write(buf: Buffer, offset: number, length: number, position: number | null): Promise<number>;
+}
+
+/**
+ * The writes of an open descriptor through fs's callback API. Each costs the event loop about
+ * 8 µs less than the same write through a FileHandle's promises (a script, 5,000 durable 1 KB
+ * writes each, alternating: 24 against 32 µs of the main thread per write), and a daemon makes
+ * one or two per batch of answers. The descriptor stays its FileHandle's, which closes it.
+ */
+export function fdWriter(fd: number): ChunkWriter {
+  return {
+    writev: (chunks, position) =>
+      new Promise((resolve, reject) => fsWritev(fd, chunks, position, (err, n) => (err ? reject(err) : resolve(n)))),
+    write: (buf, offset, length, position) =>
+      new Promise((resolve, reject) => fsWrite(fd, buf, offset, length, position, (err, n) => (err ? reject(err) : resolve(n)))),
+  };
+}
+
 /**
  * Writes `chunks` one after the other at `position` (at the end of the file when null, as
  * O_APPEND puts it): in one writev, so a batch of frames is not copied into one buffer first (a
  * copy of every byte journaled, and a large buffer per batch for the GC); the rest, after a
  * short write, as one buffer.
  */
-export async function writeAll(fh: Pick<FileHandle, 'write' | 'writev'>, chunks: Buffer[], position: number | null = null): Promise<void> {
+export async function writeAll(out: ChunkWriter, chunks: Buffer[], position: number | null = null): Promise<void> {
   const total = byteLength(chunks);
   let written = 0;
-  if (chunks.length > 1 && chunks.length <= MAX_IOV) written = (await fh.writev(chunks, position ?? undefined)).bytesWritten;
+  if (chunks.length > 1 && chunks.length <= MAX_IOV) written = await out.writev(chunks, position);
   if (written === total) return;
   const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
-  while (written < total) written += (await fh.write(buf, written, total - written, position === null ? null : position + written)).bytesWritten;
+  while (written < total) written += await out.write(buf, written, total - written, position === null ? null : position + written);
 }
 
 /**
@@ -108,6 +129,8 @@ export class AppendFile {
   syncs = 0;
   readonly path: string;
   private fh: FileHandle | null = null;
+  /** The writes of `fh`'s descriptor (fdWriter), made when it opens. */
+  private out: ChunkWriter | null = null;
   private next: Batch | null = null;
   private flushing: Promise<void> | null = null;
   private failed: Error | null = null;
@@ -211,6 +234,7 @@ export class AppendFile {
       }
       await this.fh?.close();
       this.fh = null;
+      this.out = null;
     }
   }
 
@@ -232,7 +256,8 @@ export class AppendFile {
         }
         try {
           const fh = (this.fh ??= await this.openForAppend());
-          await this.write(fh, batch.chunks);
+          const out = (this.out ??= fdWriter(fh.fd));
+          await this.write(fh, out, batch.chunks);
           if (DSYNC === undefined) await fh.datasync();
           this.syncs++;
           batch.resolve();
@@ -247,17 +272,17 @@ export class AppendFile {
   }
 
   /** Writes a batch after the data written so far: over zeros written ahead where there are some. */
-  private async write(fh: FileHandle, chunks: Buffer[]): Promise<void> {
+  private async write(fh: FileHandle, out: ChunkWriter, chunks: Buffer[]): Promise<void> {
     const length = byteLength(chunks);
     if (!this.positional) {
-      await writeAll(fh, chunks);
+      await writeAll(out, chunks);
       this.written += length;
       return;
     }
-    this.extendAhead(fh, length);
+    this.extendAhead(fh, out, length);
     // Never into zeros still being written: wait for them (the first batch, or a burst).
     if (this.written + length > this.zeroedTo && this.extending) await this.extending;
-    await writeAll(fh, chunks, this.written);
+    await writeAll(out, chunks, this.written);
     this.written += length;
     if (this.written > this.zeroedTo) this.zeroedTo = this.written;
   }
@@ -266,11 +291,11 @@ export class AppendFile {
    * Starts writing the next zeros when, after a batch of `coming` bytes, fewer than half an
    * extension would be left ahead of the data: usually while that batch is written below them.
    */
-  private extendAhead(fh: FileHandle, coming: number): void {
+  private extendAhead(fh: FileHandle, out: ChunkWriter, coming: number): void {
     if (this.ahead === 0 || this.extending !== null || this.closed || this.zeroedTo - (this.written + coming) >= this.ahead / 2) return;
     const from = this.zeroedTo;
     const length = this.ahead;
-    this.extending = writeZeros(fh, from, length).then(
+    this.extending = writeZeros(fh, out, from, length).then(
       () => {
         this.zeroedTo = from + length;
         this.ahead = Math.min(PREALLOCATE_MAX, length * 2);
@@ -306,10 +331,10 @@ function byteLength(chunks: readonly Buffer[]): number {
 }
 
 /** Writes `length` zeros at `position`, durably (O_DSYNC, or fdatasync). */
-async function writeZeros(fh: FileHandle, position: number, length: number): Promise<void> {
+async function writeZeros(fh: FileHandle, out: ChunkWriter, position: number, length: number): Promise<void> {
   zeros ??= Buffer.alloc(PREALLOCATE_MIN);
   const chunks: Buffer[] = [];
   for (let left = length; left > 0; left -= zeros.length) chunks.push(left >= zeros.length ? zeros : zeros.subarray(0, left));
-  await writeAll(fh, chunks, position);
+  await writeAll(out, chunks, position);
   if (DSYNC === undefined) await fh.datasync();
 }

@@ -1,7 +1,7 @@
 import { readFile, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { AppendFile, writeAll } from '../../../src/daemon/store/append-file.js';
+import { AppendFile, writeAll, type ChunkWriter } from '../../../src/daemon/store/append-file.js';
 
 t.test('appends in one tick share one write and one fdatasync', async (t) => {
   const path = join(t.testdir(), 'a.log');
@@ -69,7 +69,7 @@ t.test('the gate holds the first write back until it settles', async (t) => {
   await file.close();
 });
 
-/** A file handle that takes at most `step` bytes per call, as a short write would: what it got, in order. */
+/** A writer that takes at most `step` bytes per call, as a short write would: what it got, in order. */
 function shortWriter(step: number) {
   const got: Buffer[] = [];
   let calls = 0;
@@ -82,26 +82,26 @@ function shortWriter(step: number) {
   return {
     got: () => Buffer.concat(got).toString(),
     calls: () => calls,
-    fh: {
-      writev: async (chunks: readonly NodeJS.ArrayBufferView[]) => ({ bytesWritten: take(Buffer.concat(chunks as Buffer[])), buffers: chunks }),
-      write: async (buf: Buffer, offset = 0, length = buf.length - offset) => ({ bytesWritten: take(buf.subarray(offset, offset + length)), buffer: buf }),
-    } as unknown as Parameters<typeof writeAll>[0],
+    out: {
+      writev: async (chunks: Buffer[]) => take(Buffer.concat(chunks)),
+      write: async (buf: Buffer, offset: number, length: number) => take(buf.subarray(offset, offset + length)),
+    } satisfies ChunkWriter,
   };
 }
 
 t.test('a batch is written whole and in order, across short writes', async (t) => {
   const chunks = ['alpha\n', 'beta\n', 'gamma\n', 'delta\n'].map((s) => Buffer.from(s));
   const whole = shortWriter(1000);
-  await writeAll(whole.fh, chunks);
+  await writeAll(whole.out, chunks);
   t.equal(whole.got(), 'alpha\nbeta\ngamma\ndelta\n');
   t.equal(whole.calls(), 1, 'one writev for the batch');
   const short = shortWriter(7);
-  await writeAll(short.fh, chunks);
+  await writeAll(short.out, chunks);
   t.equal(short.got(), 'alpha\nbeta\ngamma\ndelta\n', 'the rest after a short writev, nothing lost or repeated');
   t.ok(short.calls() > 1);
   const many = Array.from({ length: 1500 }, (_, i) => Buffer.from(`${i}\n`));
   const joined = shortWriter(1 << 20);
-  await writeAll(joined.fh, many);
+  await writeAll(joined.out, many);
   t.equal(joined.got(), many.map(String).join(''), 'more buffers than one writev takes: joined, still whole');
 });
 
