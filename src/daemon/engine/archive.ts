@@ -116,15 +116,20 @@ export class ExecutionArchive {
 
   /**
    * Moves finished executions to history: each written and fsynced there first, then all of
-   * them removed from the live state in one journal entry. Executions that finish in the same
-   * tick are archived together. A crash in between archives them again on recovery (the later
-   * copy wins). `recordsJson`, when an execution started and finished in one step, is that
-   * step's records as journaled: written as they are instead of serializing the final state again.
+   * them removed from the live state in one journal entry. One batch at a time, as the journal
+   * commits: executions that finish while a batch is being written wait for it and go together
+   * in the next, so under load each history write and journal entry carries more of them; with
+   * nothing under way a batch starts on the next turn of the event loop. A crash in between
+   * archives them again on recovery (the later copy wins). `recordsJson`, when an execution
+   * started and finished in one step, is that step's records as journaled: written as they are
+   * instead of serializing the final state again.
    */
   // Replaced, never cleared: Map.clear() on a long-lived Map allocates its next table in the old
   // generation, where the entries it then holds outlive the batch (see shared/work-count.ts).
   private pending = new Map<string, readonly string[] | null>();
   private scheduled = false;
+  /** The last batch scheduled, until it is written and journaled: the next one starts after it. */
+  private running: Promise<void> = Promise.resolve();
 
   /** Archives `id` with the next batch (this tick's finished executions). */
   enqueue(id: string, recordsJson: readonly string[] | null): void {
@@ -133,7 +138,9 @@ export class ExecutionArchive {
     if (this.scheduled) return;
     this.scheduled = true;
     // Tracked from now, not from when it runs: close() must wait for a batch already scheduled.
-    void this.deps.track(new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.batch()));
+    const next = this.running.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(() => this.batch());
+    this.running = next.catch(() => undefined);
+    void this.deps.track(next);
   }
 
   private async batch(): Promise<void> {

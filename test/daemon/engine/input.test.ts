@@ -1,5 +1,6 @@
 import t from 'tap';
 import { STATE, STATUS } from '../../../src/daemon/state/state.js';
+import { History } from '../../../src/daemon/store/history.js';
 import { engineHarness, trail } from '../../helpers/engine.js';
 
 const ORG = { organization: 'default' } as const;
@@ -174,4 +175,50 @@ t.test('a timeout takes timeoutFlow (node TimedOut), or fails the execution with
   const bDone = await h2.get(b.processInstanceId);
   t.equal(bDone.stateCd, STATE.FAILED, 'overdue at restart: fires at once');
   t.match(bDone.error, { code: 'TIMEOUT', nodeId: 'ask' });
+});
+
+t.test('archiving runs one batch at a time: executions that finish while one is written go together in the next', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(inputFlow('inputType: textbox'));
+  const [first, ...rest] = await Promise.all([1, 2, 3].map((id) => h.start(pid, { order: { id } })));
+  const archivedEntries: string[][] = [];
+  h.store.onCommit((records) => {
+    const ids = records.filter((r) => r.type === 'instance.archived').map((r) => (r as { instanceId: string }).instanceId);
+    if (ids.length > 0) archivedEntries.push(ids);
+  });
+  // The first history write waits for the gate; the writes after it must start once it is done.
+  const putJson = History.prototype.putJson;
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let calls = 0;
+  let firstDone = false;
+  let startedBeforeFirstDone = 0;
+  const firstPut = new Promise<void>((resolve) => {
+    History.prototype.putJson = async function (this: History, ...args: Parameters<History['putJson']>) {
+      if (++calls === 1) {
+        resolve();
+        await gate;
+        await putJson.apply(this, args);
+        firstDone = true;
+        return;
+      }
+      if (!firstDone) startedBeforeFirstDone++;
+      return putJson.apply(this, args);
+    };
+  });
+  t.teardown(() => {
+    History.prototype.putJson = putJson;
+  });
+  const answer = (id: string) => h.engine.submitTask({ ...ORG, processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'ok' } });
+  await answer(first!.processInstanceId);
+  await firstPut;
+  for (const inst of rest) await answer(inst.processInstanceId);
+  // Turns of the event loop go by: the two finished executions wait for the batch under way.
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  t.equal(calls, 1, 'no second batch while the first is written');
+  open();
+  for (const inst of [first!, ...rest]) await h.archived(inst.processInstanceId);
+  t.equal(startedBeforeFirstDone, 0, 'the next batch wrote only once the first was written');
+  t.same(archivedEntries, [[first!.processInstanceId], rest.map((i) => i.processInstanceId)], 'the two that finished meanwhile left the live state in one journal entry');
+  for (const inst of [first!, ...rest]) t.equal((await h.get(inst.processInstanceId)).stateCd, STATE.COMPLETED);
 });
