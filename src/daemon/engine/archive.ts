@@ -131,7 +131,7 @@ export class ExecutionArchive {
   /** The last batch scheduled, until it is written and journaled: the next one starts after it. */
   private running: Promise<void> = Promise.resolve();
 
-  /** Archives `id` with the next batch (this tick's finished executions). */
+  /** Archives `id` with the next batch (what finishes until it starts). */
   enqueue(id: string, recordsJson: readonly string[] | null): void {
     if (this.deps.closed()) return;
     this.pending.set(id, recordsJson);
