@@ -297,15 +297,14 @@ export class Store<S, R> implements DurableStore<S, R> {
     loading.done = (async () => {
       let failed: { err: unknown } | null = null;
       try {
-        let seen = this.journal.lastSeq;
-        let wait = 0;
+        const pause = this.slicePacer();
+        let took = 0;
         for (;;) {
-          await (wait > 0 ? sleep(wait) : nextTurn());
+          await pause(took);
           if (loading.stop || this.failure || this.closed) break;
           const sliceStarted = performance.now();
           if (await index.step(SNAPSHOT_SLICE_MS, large.sliceEntries)) break;
-          wait = snapshotPauseMs(performance.now() - sliceStarted, this.journal.lastSeq !== seen);
-          seen = this.journal.lastSeq;
+          took = performance.now() - sliceStarted;
         }
       } catch (err) {
         failed = { err };
@@ -323,6 +322,20 @@ export class Store<S, R> implements DurableStore<S, R> {
       else if (failed) this.logger.warn(failed, 'store: the snapshot loaded at open could not be read again to index it; the next checkpoint serializes every entry');
       await file.close().catch(() => undefined);
     })();
+  }
+
+  /**
+   * The wait between the slices of work done in the background (a snapshot copy, indexing the
+   * snapshot loaded at open): after a slice that ran `tookMs`, the next turn of the event loop,
+   * or longer while commits keep coming (snapshotPauseMs).
+   */
+  private slicePacer(): (tookMs: number) => Promise<void> {
+    let seen = this.journal.lastSeq;
+    return (tookMs) => {
+      const wait = snapshotPauseMs(tookMs, this.journal.lastSeq !== seen);
+      seen = this.journal.lastSeq;
+      return wait > 0 ? sleep(wait) : nextTurn();
+    };
   }
 
   /**
@@ -538,7 +551,7 @@ export class Store<S, R> implements DurableStore<S, R> {
             file = await AtomicFileWriter.open(this.snapshotPath);
             // Each slice's text goes to the file before the next slice: the copy's strings die
             // young instead of piling up (and being promoted) until the end.
-            let seen = this.journal.lastSeq;
+            const pause = this.slicePacer();
             for (;;) {
               if (this.failure) throw this.failure; // no snapshot from a store that failed meanwhile
               const started = performance.now();
@@ -546,9 +559,7 @@ export class Store<S, R> implements DurableStore<S, R> {
               const took = performance.now() - started;
               await writePieces(file, copy.drain(), previous?.file ?? null);
               if (done) break;
-              const wait = snapshotPauseMs(took, this.journal.lastSeq !== seen);
-              seen = this.journal.lastSeq;
-              await (wait > 0 ? sleep(wait) : nextTurn());
+              await pause(took);
             }
             await file.commit();
             const reader = await openFile(this.snapshotPath, 'r');
