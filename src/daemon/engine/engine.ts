@@ -4,7 +4,7 @@ import { parseDuration } from '../../shared/duration.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { indexEventWait, type WfxRecord } from '../state/records.js';
-import { logEntry, shareParsedStrings, STATE, STATUS, subscriptionsFor, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import { instanceIds, logEntry, shareParsedStrings, STATE, STATUS, subscriptionsFor, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore, Transaction } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
@@ -336,7 +336,7 @@ export class Engine extends EventEmitter implements EngineCore {
     this.state.subscriptions = {};
     const running: Instance[] = [];
     let prev: Instance | null = null;
-    for (const id in this.state.instances) {
+    for (const id of instanceIds(this.state)) {
       const inst = this.state.instances[id];
       if (inst === undefined) continue;
       shareParsedStrings(inst, id, prev);

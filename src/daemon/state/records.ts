@@ -15,7 +15,7 @@ import type {
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
 import { assignOwn, extensibleCopy } from '../../shared/json-object.js';
-import { archiveInstance, countInstance, EMAIL_SEEN_IDS, DERIVED, initialState, isoMs, packedLogLine, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type Subscription, type WebhookRegistration, type Writable } from './state.js';
+import { archiveInstance, EMAIL_SEEN_IDS, DERIVED, initialState, instanceKeys, isoMs, packedLogLine, putInstance, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type Subscription, type WebhookRegistration, type Writable } from './state.js';
 
 /** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
 export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
@@ -376,8 +376,7 @@ const handlers: Handlers = {
       },
       s,
     );
-    if (state.instances[inst.processInstanceId] === undefined) countInstance(state);
-    state.instances[inst.processInstanceId] = inst;
+    putInstance(state, inst);
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
       const parent = state.instances[inst.parentInstanceId]?.nodes[inst.parentNodeInstanceId];
       if (parent) (parent.children ??= []).push(inst.processInstanceId);
@@ -571,6 +570,7 @@ function nodeRunOf(r: NodeRan): NodeRun {
  */
 export const executionsTouched = {
   key: 'instances',
+  keys: instanceKeys,
   touched: (r: WfxRecord, visit: (instanceId: string) => void): void => {
     if ('instanceId' in r) visit(r.instanceId);
     else if (r.type === 'instance.started') {

@@ -461,17 +461,94 @@ export function youngCopy(state: WfxState, inst: Instance): Instance {
   copy.logs = inst.logs.slice();
   copy.variables = extensibleCopy(inst.variables); // the step adds to them
   copy.joins = extensibleCopy(inst.joins);
-  state.instances[inst.processInstanceId] = copy;
+  putInstance(state, copy);
   return copy;
 }
 
-/** Tombstones and live executions of each `instances` object (archiveInstance). */
-const instanceCounts = new WeakMap<object, { live: number; tombstones: number }>();
+/**
+ * What is kept beside each `instances` dictionary: its keys in their order (live executions and
+ * tombstones, as Object.keys lists them), how many of each, and the rebuild without tombstones
+ * under way. A checkpoint's copy and the rebuild walk `ids` instead of enumerating the
+ * dictionary: with 100,000 keys Object.keys held the event loop 37 ms here and for-in 47-62 ms
+ * (docs/performance.md). An array, not a Set: keys are only ever added (a tombstone keeps its
+ * key), and an array costs a third of the memory and no hashing.
+ */
+interface InstanceIndex {
+  readonly ids: string[];
+  live: number;
+  tombstones: number;
+  rebuild: Rebuild | null;
+}
 
-/** Counts a new execution in `state.instances` (for archiveInstance). */
-export function countInstance(state: WfxState): void {
-  const counts = instanceCounts.get(state.instances);
-  if (counts) counts.live++;
+/** The dictionary without its tombstones, built a few keys at a time (see archiveInstance). */
+interface Rebuild {
+  readonly into: Record<string, Instance | undefined>;
+  /** Its keys in order; its counts are taken when it replaces the dictionary. */
+  readonly ids: string[];
+  /** Where it is in the keys of the dictionary being rebuilt (which it reads up to their end, those added meanwhile included). */
+  next: number;
+}
+
+const indexes = new WeakMap<object, InstanceIndex>();
+
+/**
+ * Keys visited by the rebuild per archived execution. With a quarter of a microsecond or so per
+ * key it adds a few microseconds to an archive, where the whole rebuild at once held the event
+ * loop 57-100 ms with 100,000 keys (docs/performance.md).
+ */
+const REBUILD_KEYS_PER_ARCHIVE = 32;
+
+/** The index of `instances`: listed once when it was made elsewhere (a snapshot parsed, a literal). */
+function indexOf(instances: Record<string, Instance | undefined>): InstanceIndex {
+  let index = indexes.get(instances);
+  if (index === undefined) {
+    const ids = Object.keys(instances);
+    let live = 0;
+    for (const id of ids) if (instances[id] !== undefined) live++;
+    index = { ids, live, tombstones: ids.length - live, rebuild: null };
+    indexes.set(instances, index);
+  }
+  return index;
+}
+
+/**
+ * The keys of `instances` in their order, tombstones included: what Object.keys would give,
+ * without enumerating the dictionary (SnapshotCopy takes them so). Every change to the
+ * dictionary goes through putInstance and archiveInstance, which keep this list.
+ */
+export function instanceKeys(instances: Record<string, unknown>): string[] {
+  return indexOf(instances as Record<string, Instance | undefined>).ids.slice();
+}
+
+/** Ids of `state`'s executions in their order, tombstones included (read `state.instances[id]`); never changed in place by the caller. */
+export function instanceIds(state: WfxState): readonly string[] {
+  return indexOf(state.instances).ids;
+}
+
+/** Puts execution `inst` in `state` under its id: a new one, or in place of the one there. */
+export function putInstance(state: WfxState, inst: Instance): void {
+  const instances = state.instances;
+  const id = inst.processInstanceId;
+  const index = indexOf(instances);
+  const was = instances[id];
+  // A tombstone's key (an archived id back: never, but kept exact), or a new one.
+  const known = was !== undefined || Object.hasOwn(instances, id);
+  if (was === undefined) {
+    if (known) index.tombstones--;
+    else index.ids.push(id);
+    index.live++;
+  }
+  instances[id] = inst;
+  const rebuild = index.rebuild;
+  // Where the rebuild has copied it already, or passed it as a tombstone, it takes the change
+  // too; a key it has not reached yet it copies as it finds it.
+  if (rebuild !== null && known) {
+    const copied = Object.hasOwn(rebuild.into, id);
+    if (copied || was === undefined) {
+      rebuild.into[id] = inst;
+      if (!copied) rebuild.ids.push(id);
+    }
+  }
 }
 
 /**
@@ -480,27 +557,46 @@ export function countInstance(state: WfxState): void {
  * executions alive for the scavenger in about half the runs (1.2 MB promoted per scavenge
  * instead of 0.43, pauses 4.5-4.8 ms instead of 2.6; docs/performance.md). When the tombstones
  * outnumber the live executions (and 10,000), the dictionary is rebuilt without them: the same
- * value in a new object, so the snapshot, JSON and every lookup are as before.
+ * value in a new object, so the snapshot, JSON and every lookup are as before. The rebuild
+ * visits a few keys per archived execution, never all at once, and the new object replaces the
+ * dictionary once it has them all.
  */
 export function archiveInstance(state: WfxState, id: string): void {
   const instances = state.instances;
   if (instances[id] === undefined) return;
   instances[id] = undefined;
-  let counts = instanceCounts.get(instances);
-  if (!counts) {
-    let live = 0;
-    for (const key in instances) if (instances[key] !== undefined) live++;
-    counts = { live, tombstones: Object.keys(instances).length - live };
-    instanceCounts.set(instances, counts);
-  } else {
-    counts.live--;
-    counts.tombstones++;
+  const index = indexOf(instances);
+  index.live--;
+  index.tombstones++;
+  if (index.rebuild === null) {
+    if (index.tombstones < 10_000 || index.tombstones < index.live) return;
+    index.rebuild = { into: {}, ids: [], next: 0 };
+  } else if (Object.hasOwn(index.rebuild.into, id)) {
+    index.rebuild.into[id] = undefined; // copied already: a tombstone there too
   }
-  if (counts.tombstones < 10_000 || counts.tombstones < counts.live) return;
-  const rebuilt: Record<string, Instance | undefined> = {};
-  for (const key in instances) if (instances[key] !== undefined) rebuilt[key] = instances[key];
-  state.instances = rebuilt;
-  instanceCounts.set(rebuilt, { live: counts.live, tombstones: 0 });
+  rebuildStep(state, index);
+}
+
+/** Copies the next live executions into the rebuild; once it has them all, it replaces the dictionary. */
+function rebuildStep(state: WfxState, index: InstanceIndex): void {
+  const rebuild = index.rebuild!;
+  const instances = state.instances;
+  const ids = index.ids;
+  const end = Math.min(ids.length, rebuild.next + REBUILD_KEYS_PER_ARCHIVE);
+  for (; rebuild.next < end; rebuild.next++) {
+    const id = ids[rebuild.next]!;
+    const inst = instances[id];
+    // Not copied before (a revived tombstone is, when it comes back): each key once, in order.
+    if (inst !== undefined && !Object.hasOwn(rebuild.into, id)) {
+      rebuild.into[id] = inst;
+      rebuild.ids.push(id);
+    }
+  }
+  if (rebuild.next < ids.length) return;
+  index.rebuild = null;
+  state.instances = rebuild.into;
+  // It holds each live execution, and a tombstone for each archived since it copied it.
+  indexes.set(rebuild.into, { ids: rebuild.ids, live: index.live, tombstones: rebuild.ids.length - index.live, rebuild: null });
 }
 
 /** `T` with its readonly fields writable: for code that builds or shares a state object's fields in place. */
@@ -545,7 +641,7 @@ export function shareParsedStrings(inst: Instance, id: string, prev: Instance | 
 /** The live executions of `state`, tombstones skipped. */
 export function liveInstances(state: WfxState): Instance[] {
   const out: Instance[] = [];
-  for (const id in state.instances) {
+  for (const id of instanceIds(state)) {
     const inst = state.instances[id];
     if (inst !== undefined) out.push(inst);
   }

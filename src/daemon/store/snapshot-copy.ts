@@ -122,16 +122,25 @@ export class SnapshotCopy {
    * A copy of `state`, to be written as `{...meta, state, layout}`; `key` names its large collection.
    * `previous`, when given, holds the entries of the previous snapshot file unchanged since
    * (the copy takes it over: nobody may change it while the copy runs). The state's keys in
-   * `leaveOut` are not written. Throws when `state[key]` is not an object of entries.
+   * `leaveOut` are not written. `keys`, when given, lists the collection's keys exactly as
+   * Object.keys would, without enumerating it (see StoreOptions.snapshotCollection). Throws when
+   * `state[key]` is not an object of entries.
    */
-  constructor(meta: Record<string, unknown>, state: object, key: string, previous: EntryRanges | null = null, leaveOut: readonly string[] = []) {
+  constructor(
+    meta: Record<string, unknown>,
+    state: object,
+    key: string,
+    previous: EntryRanges | null = null,
+    leaveOut: readonly string[] = [],
+    keys: (collection: Record<string, unknown>) => string[] = Object.keys,
+  ) {
     const collection = (state as Record<string, unknown>)[key];
     if (typeof collection !== 'object' || collection === null || Array.isArray(collection)) {
       throw new TypeError(`the snapshot's large collection "${key}" is not an object of entries`);
     }
     this.collection = collection as Record<string, unknown>;
     this.previous = previous;
-    this.keys = Object.keys(this.collection);
+    this.keys = keys(this.collection);
     this.parts = new Array<Buffer | SourceRange | null | undefined>(this.keys.length);
     // The rest of the state now, in its own key order, as JSON.stringify would lay it out.
     const before: string[] = [];

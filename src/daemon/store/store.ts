@@ -74,10 +74,14 @@ export interface StoreOptions<S, R> {
    * visit the key of every entry of it that applying `record` changes or removes; missing one
    * would put a later version of that entry in the snapshot. `sliceEntries` caps the entries
    * copied per slice (tests use it to interleave commits; otherwise a slice runs about 2 ms).
+   * `keys(collection)`, when given, lists the collection's keys as Object.keys would (the same
+   * keys, in the same order) from a list its owner keeps: a copy starts with them, and
+   * enumerating a dictionary of 100,000 keys held the event loop 37 ms.
    */
   readonly snapshotCollection?: {
     readonly key: string;
     readonly touched: (record: R, visit: (key: string) => void) => void;
+    readonly keys?: (collection: Record<string, unknown>) => string[];
     readonly sliceEntries?: number;
   };
 }
@@ -543,7 +547,7 @@ export class Store<S, R> implements DurableStore<S, R> {
         // the entries unchanged since the last snapshot as bytes of that file.
         const previous = this.source;
         this.source = null;
-        const copy = new SnapshotCopy({ format: 1, seq, savedAt }, this.state as object, large.key, previous?.ranges ?? null, this.options.derived);
+        const copy = new SnapshotCopy({ format: 1, seq, savedAt }, this.state as object, large.key, previous?.ranges ?? null, this.options.derived, large.keys);
         this.copying = copy;
         written = (async () => {
           let file: AtomicFileWriter | null = null;

@@ -46,8 +46,19 @@ t.test('an archived execution leaves a tombstone; the dictionary is rebuilt once
   t.equal(state.instances, first);
 
   applyRecord(state, { type: 'instance.archived', instanceId: 'e9999' });
-  t.not(state.instances, first, 'rebuilt at 10,000 tombstones, more than the live ones');
-  t.same(Object.keys(state.instances), ['keep0', 'keep1', 'keep2'], 'the live ones, in order, and nothing else');
+  // The rebuild starts at 10,000 tombstones, more than the live ones, and visits a few keys per
+  // archived execution (instance-index.test.ts): the archives that follow finish it.
+  for (let i = 0; state.instances === first && i < 1_000; i++) {
+    start(`more${i}`);
+    applyRecord(state, { type: 'instance.archived', instanceId: `more${i}` });
+  }
+  t.not(state.instances, first, 'rebuilt');
+  t.same(
+    Object.keys(state.instances).filter((k) => state.instances[k] !== undefined),
+    ['keep0', 'keep1', 'keep2'],
+    'the live ones, in order',
+  );
+  t.notOk('e0' in state.instances, 'without the tombstones it started with');
 
   start('later'); // counts go on in the new dictionary
   applyRecord(state, { type: 'instance.archived', instanceId: 'later' });
