@@ -1,8 +1,8 @@
-import { open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
-import { ensurePrivateDir, fsyncDir } from './fs-util.js';
+import { ensurePrivateDir, Freeings, fsyncDir, removeGradually } from './fs-util.js';
 
 const BUCKET_RE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** Buckets whose id index is kept in memory; older ones are re-read on demand. */
@@ -53,6 +53,8 @@ export class History {
   private ready: { readonly bucket: string; readonly file: AppendFile } | null = null;
   /** Appenders being closed after eviction: a reopen waits for them. */
   private readonly closing = new Map<string, Promise<void>>();
+  /** Buckets pruned, their blocks being freed a chunk at a time (removeGradually). */
+  private readonly freeings = new Freeings();
   /** Id indexes of the buckets read last, least recently used first. */
   private readonly indexes = new Map<string, BucketIndex>();
   /** A bucket's index being brought up to date: one at a time per bucket. */
@@ -197,7 +199,7 @@ export class History {
         const now = await stat(path).catch(() => null);
         if (!now || now.mtimeMs >= cutoff.getTime()) continue; // written meanwhile: keep it
         this.indexes.delete(bucket);
-        await unlink(path);
+        this.freeings.add(await removeGradually(path));
         buckets++;
         bytes += now.size;
       } finally {
@@ -215,6 +217,7 @@ export class History {
     this.writers.clear();
     this.ready = null;
     await Promise.all([...writers.map(async (w) => (await w).close()), ...this.closing.values()]);
+    await this.freeings.finish();
   }
 
   private writer(bucket: string): Promise<AppendFile> {

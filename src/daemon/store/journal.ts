@@ -1,9 +1,9 @@
-import { open, readdir, readFile, unlink } from 'node:fs/promises';
+import { open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type Frame, type JsonPieces, type TailAfterBad } from './frame.js';
-import { ensurePrivateDir, fsyncDir } from './fs-util.js';
+import { ensurePrivateDir, Freeings, fsyncDir, removeGradually } from './fs-util.js';
 
 const SEGMENT_RE = /^(\d{20})\.wal$/;
 
@@ -64,6 +64,8 @@ export class Journal<E> {
   private byteCount: number;
   /** The key of the frames of the write being gathered: its first frame's sequence number. */
   private writeKey = '';
+  /** Retired segments, their blocks being freed a chunk at a time (a segment is as large as a snapshot). */
+  private readonly freeings = new Freeings();
 
   private constructor(private readonly dir: string, file: AppendFile, seq: number, segments: number[], bytes: number) {
     this.file = file;
@@ -188,15 +190,14 @@ export class Journal<E> {
 
   /**
    * Deletes the segments whose entries are all at or below `throughSeq` (a snapshot covers
-   * them), never the segment being written. Returns how many were deleted.
+   * them), never the segment being written; their blocks are freed gradually after (see
+   * removeGradually). Returns how many were deleted.
    */
   async retire(throughSeq: number): Promise<number> {
     let removed = 0;
     while (this.segments.length > 1 && this.segments[1]! - 1 <= throughSeq) {
       const first = this.segments.shift()!;
-      await unlink(join(this.dir, segmentName(first))).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'ENOENT') throw err;
-      });
+      this.freeings.add(await removeGradually(join(this.dir, segmentName(first))));
       removed++;
     }
     if (removed > 0) await fsyncDir(this.dir);
@@ -208,9 +209,18 @@ export class Journal<E> {
     return this.segments.length;
   }
 
-  /** Flushes and closes the current segment. */
-  close(): Promise<void> {
-    return this.file.close();
+  /** Resolves once the segments retired so far are freed. */
+  freed(): Promise<void> {
+    return this.freeings.settled();
+  }
+
+  /** Flushes and closes the current segment (and frees what is left of retired ones at once). */
+  async close(): Promise<void> {
+    try {
+      await this.file.close();
+    } finally {
+      await this.freeings.finish();
+    }
   }
 }
 

@@ -4,7 +4,7 @@ import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promi
 import { Low } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
 import { WorkCount } from '../../shared/work-count.js';
-import { AtomicFileWriter, ensurePrivateDir, writeFileAtomic } from './fs-util.js';
+import { AtomicFileWriter, ensurePrivateDir, freeGradually, Freeings, writeFileAtomic } from './fs-util.js';
 import { Journal, type ReplayReport } from './journal.js';
 import { SnapshotCopy, type EntryRanges, type SnapshotPiece, type SourceRange } from './snapshot-copy.js';
 import { DurableJsonFile, snapshotPathIn } from './snapshot-file.js';
@@ -191,6 +191,8 @@ export class Store<S, R> implements DurableStore<S, R> {
    * before snapshots had layouts never does, and the first checkpoint serializes every entry.
    */
   private source: { readonly file: FileHandle; readonly ranges: EntryRanges } | null = null;
+  /** Snapshots replaced by a checkpoint, their blocks being freed a chunk at a time (freeGradually). */
+  private readonly freeings = new Freeings();
   /**
    * The snapshot loaded at open while its layout is checked against its bytes (SnapshotIndex),
    * a slice at a time after the open. `changed` collects the entries changed since the file was
@@ -551,6 +553,7 @@ export class Store<S, R> implements DurableStore<S, R> {
         this.copying = copy;
         written = (async () => {
           let file: AtomicFileWriter | null = null;
+          let replaced: FileHandle | null = null;
           try {
             file = await AtomicFileWriter.open(this.snapshotPath);
             // Each slice's text goes to the file before the next slice: the copy's strings die
@@ -565,7 +568,8 @@ export class Store<S, R> implements DurableStore<S, R> {
               if (done) break;
               await pause(took);
             }
-            await file.commit();
+            // The snapshot it replaces is freed gradually, once the copy's reader of it is closed.
+            replaced = await file.commitKeepingReplaced();
             const reader = await openFile(this.snapshotPath, 'r');
             // No await from here on: every record applied until now went through the copy's touch.
             this.source = { file: reader, ranges: copy.unchangedRanges() };
@@ -578,6 +582,7 @@ export class Store<S, R> implements DurableStore<S, R> {
           } finally {
             this.copying = null;
             await previous?.file.close().catch(() => undefined);
+            if (replaced) this.freeings.add(freeGradually(replaced));
           }
         })();
         written.catch(() => undefined); // awaited below, unless roll() throws first
@@ -631,6 +636,12 @@ export class Store<S, R> implements DurableStore<S, R> {
     await this.journal.close().catch(() => undefined);
     await this.source?.file.close().catch(() => undefined);
     this.source = null;
+    await this.freeings.finish();
+  }
+
+  /** Resolves once the files replaced or retired so far (snapshots, journal segments) are freed. */
+  async freed(): Promise<void> {
+    await Promise.all([this.freeings.settled(), this.journal.freed()]);
   }
 
   private fail(what: string, cause: unknown): WfxError {

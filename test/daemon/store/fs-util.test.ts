@@ -1,7 +1,7 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { AtomicFileWriter, SYNC_EVERY_BYTES, writeFileAtomic } from '../../../src/daemon/store/fs-util.js';
+import { AtomicFileWriter, freeGradually, removeGradually, SYNC_EVERY_BYTES, writeFileAtomic } from '../../../src/daemon/store/fs-util.js';
 
 t.test('a file written in parts is synced a mebibyte at a time, and its content is whole', async (t) => {
   const dir = t.testdir({ 'snap.json': 'old' });
@@ -52,4 +52,55 @@ t.test('writeFileAtomic replaces a file whole, large content included', async (t
   await writeFileAtomic(join(dir, 'f.json'), content);
   t.equal(await readFile(join(dir, 'f.json'), 'utf8'), content);
   t.same(await readdir(dir), ['f.json']);
+});
+
+const MiB = 1 << 20;
+
+t.test('a large file is freed a chunk at a time from its end, then closed', async (t) => {
+  const dir = t.testdir({});
+  const path = join(dir, 'old.wal');
+  await writeFile(path, Buffer.alloc(5 * MiB + 100, 'x'));
+  const watcher = await open(path, 'r'); // the same file, to see its size once its name is gone
+  t.teardown(() => watcher.close());
+  const freeing = await removeGradually(path, { chunkBytes: MiB, pauseMs: 1 });
+  t.ok(freeing, 'a file was removed');
+  t.same(await readdir(dir), [], 'its name is gone at once');
+  await freeing!.done;
+  // 5 MiB + 100 -> 4 MiB + 100 -> ... -> 100 bytes left for the close to free.
+  t.equal((await watcher.stat()).size, 100, 'truncated a chunk at a time (a plain unlink leaves it whole)');
+  t.equal(await removeGradually(path), null, 'nothing to remove: null');
+});
+
+t.test('finish() frees the rest of a file at once', async (t) => {
+  const dir = t.testdir({});
+  const path = join(dir, 'snapshot.old');
+  await writeFile(path, Buffer.alloc(3 * MiB, 'x'));
+  const watcher = await open(path, 'r');
+  t.teardown(() => watcher.close());
+  const fh = await open(path, 'r+');
+  const freeing = freeGradually(fh, { chunkBytes: MiB, pauseMs: 3_600_000 }); // an hour between chunks
+  // Wait (a bounded number of turns, no timer) for the first chunk, then finish.
+  for (let i = 0; i < 10_000 && (await watcher.stat()).size === 3 * MiB; i++) await new Promise((resolve) => setImmediate(resolve));
+  t.equal((await watcher.stat()).size, 2 * MiB, 'the first chunk is freed');
+  freeing.finish();
+  await freeing.done; // does not wait out the hour
+  t.equal((await watcher.stat()).size, 2 * MiB, 'no more chunks: the close frees the rest');
+  await t.rejects(fh.stat(), 'its handle is closed');
+});
+
+t.test('commitKeepingReplaced hands back the content it replaced, still readable', async (t) => {
+  const dir = t.testdir({ 'snapshot.json': 'old content' });
+  const path = join(dir, 'snapshot.json');
+  const file = await AtomicFileWriter.open(path);
+  await file.write('new content');
+  const replaced = await file.commitKeepingReplaced();
+  t.ok(replaced);
+  t.equal(await readFile(path, 'utf8'), 'new content');
+  t.equal((await replaced!.readFile()).toString(), 'old content', 'the old content, held open past the rename');
+  await replaced!.close();
+  t.same((await readdir(dir)).sort(), ['snapshot.json'], 'no other file left');
+
+  const fresh = await AtomicFileWriter.open(join(dir, 'new.json'));
+  await fresh.write('{}');
+  t.equal(await fresh.commitKeepingReplaced(), null, 'nothing replaced: null');
 });
