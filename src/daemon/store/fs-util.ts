@@ -103,10 +103,7 @@ export class AtomicFileWriter {
 
   /** fsyncs the content, renames it over `path`, fsyncs the directory. */
   async commit(): Promise<void> {
-    await this.fh.sync();
-    await this.fh.close();
-    await rename(this.tmp, this.path);
-    await fsyncDir(dirname(this.path));
+    await this.replace(false);
   }
 
   /**
@@ -114,10 +111,14 @@ export class AtomicFileWriter {
    * open and returned, for the caller to free with `freeGradually` once nothing reads it any
    * more (null when `path` did not exist, or could not be opened: then the rename frees it).
    */
-  async commitKeepingReplaced(): Promise<FileHandle | null> {
+  commitKeepingReplaced(): Promise<FileHandle | null> {
+    return this.replace(true);
+  }
+
+  private async replace(keep: boolean): Promise<FileHandle | null> {
     await this.fh.sync();
     await this.fh.close();
-    const replaced = await open(this.path, 'r+').catch(() => null);
+    const replaced = keep ? await open(this.path, 'r+').catch(() => null) : null;
     try {
       await rename(this.tmp, this.path);
       await fsyncDir(dirname(this.path));
@@ -172,6 +173,7 @@ export function freeGradually(fh: FileHandle, options: { chunkBytes?: number; pa
       while (!finished && size > chunk) {
         size -= chunk;
         await fh.truncate(size);
+        if (finished) break;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, pauseMs);
           wake = () => {

@@ -354,6 +354,35 @@ t.test('checkpoints after the first copy only what changed, and each snapshot is
   await again.close();
 });
 
+t.test('the snapshot a checkpoint replaces and the segments it retires are freed a chunk at a time', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir, 1_000);
+  const text = 'x'.repeat(1_000);
+  for (let i = 0; i < 3_000; i += 100) await store.commit(...Array.from({ length: 100 }, (_, j) => ({ op: 'fill' as const, k: `k${i + j}`, text })));
+  await store.checkpoint(); // the first snapshot, ~3 MB, and the segment of those commits retired
+  await store.freed();
+  // Handles on the files the next checkpoint replaces and retires: their sizes once freed.
+  const snapshot = await openFile(join(dir, 'snapshot.json'), 'r');
+  t.teardown(() => snapshot.close());
+  for (let i = 0; i < 1_500; i += 100) await store.commit(...Array.from({ length: 100 }, (_, j) => ({ op: 'fill' as const, k: `n${i + j}`, text: text + j })));
+  await store.commit({ op: 'fill', k: 'k1', text: 'changed' });
+  const [segment] = (await readdir(join(dir, 'journal'))).filter((n) => n.endsWith('.wal'));
+  const retired = await openFile(join(dir, 'journal', segment!), 'r');
+  t.teardown(() => retired.close());
+  const sizes = { snapshot: (await snapshot.stat()).size, segment: (await retired.stat()).size };
+  t.ok(sizes.snapshot > 2 << 20 && sizes.segment > 1 << 20, `a snapshot of ${sizes.snapshot} bytes, a segment of ${sizes.segment}`);
+  await store.checkpoint();
+  await store.freed();
+  t.ok((await snapshot.stat()).size <= 1 << 20, 'the replaced snapshot was truncated a MiB at a time (an unlink or rename leaves it whole)');
+  t.ok((await retired.stat()).size <= 1 << 20, 'the retired segment too');
+  t.notOk((await readdir(join(dir, 'journal'))).includes(segment!), 'its name gone');
+  const state = structuredClone(store.state);
+  await store.close({ checkpoint: false });
+  const again = await open(dir);
+  t.same(again.state, state, 'the new snapshot and journal hold the state');
+  await again.close();
+});
+
 type Line = { msg: string; level: string } & Record<string, unknown>;
 
 /** A store on `dir` whose info and warn lines go to `lines` (what each says, and its fields). */
