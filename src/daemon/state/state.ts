@@ -16,6 +16,8 @@ export interface WfxState {
   /**
    * Live executions (running, or finished and not yet moved to history) by id. An archived one
    * leaves `undefined` behind (a tombstone, see `archiveInstance`): skip those when listing.
+   * Changed only through `putInstance` and `archiveInstance`, which keep its list of keys
+   * (`instanceIds`): a key assigned any other way would be missing from snapshots.
    */
   instances: Record<string, Instance | undefined>;
   /**
