@@ -301,6 +301,15 @@ t.test('SnapshotCopy given the previous snapshot\'s ranges copies unchanged entr
   t.throws(() => new SnapshotCopy({}, state, 'items').unchangedRanges(), /not drained whole/);
 });
 
+/** Closes `store` without a checkpoint and checks that `dir` opens again to the same state. */
+async function reopensTheSame(t: Test, store: Store<S, R>, dir: string, message: string): Promise<void> {
+  const live = structuredClone(store.state);
+  await store.close({ checkpoint: false });
+  const again = await open(dir);
+  t.same(again.state, live, message);
+  await again.close();
+}
+
 /**
  * A checkpoint of a store whose entries are k0-k299, with commits between its slices: to
  * entries it has not reached, entries it has, and ones it copies as bytes. Resolves once both are done.
@@ -347,11 +356,7 @@ t.test('checkpoints after the first copy only what changed, and each snapshot is
   t.same(JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')).state, third, 'the third snapshot too');
   t.ok(logged[2]!.reusedBytes > 0);
 
-  const live = structuredClone(store.state);
-  await store.close({ checkpoint: false });
-  const again = await open(dir);
-  t.same(again.state, live, 'snapshot + the journal after it = the live state');
-  await again.close();
+  await reopensTheSame(t, store, dir, 'snapshot + the journal after it = the live state');
 });
 
 t.test('the snapshot a checkpoint replaces and the segments it retires are freed a chunk at a time', async (t) => {
@@ -376,11 +381,7 @@ t.test('the snapshot a checkpoint replaces and the segments it retires are freed
   t.ok((await snapshot.stat()).size <= 1 << 20, 'the replaced snapshot was truncated a MiB at a time (an unlink or rename leaves it whole)');
   t.ok((await retired.stat()).size <= 1 << 20, 'the retired segment too');
   t.notOk((await readdir(join(dir, 'journal'))).includes(segment!), 'its name gone');
-  const state = structuredClone(store.state);
-  await store.close({ checkpoint: false });
-  const again = await open(dir);
-  t.same(again.state, state, 'the new snapshot and journal hold the state');
-  await again.close();
+  await reopensTheSame(t, store, dir, 'the new snapshot and journal hold the state');
 });
 
 type Line = { msg: string; level: string } & Record<string, unknown>;
@@ -428,11 +429,7 @@ t.test('after a restart the first checkpoint copies the entries unchanged since 
   t.equal(withoutLayout(t, bytes, 'items'), JSON.stringify(JSON.parse(bytes.toString()), (k, v: unknown) => (k === 'layout' ? undefined : v)), 'its layout is right for the next start');
   t.same(JSON.parse(bytes.toString()).state, expected, 'every entry as it was when the checkpoint began');
 
-  const live = structuredClone(store.state);
-  await store.close({ checkpoint: false });
-  const again = await open(dir);
-  t.same(again.state, live, 'snapshot + the journal after it = the live state');
-  await again.close();
+  await reopensTheSame(t, store, dir, 'snapshot + the journal after it = the live state');
 });
 
 t.test('commits made while the loaded snapshot is indexed keep their entries from being copied from it', async (t) => {
