@@ -108,7 +108,7 @@ export class AtomicFileWriter {
 
   /**
    * `commit`, for a large file: the content it replaces is not freed by the rename but kept
-   * open and returned, for the caller to free with `freeGradually` once nothing reads it any
+   * open and returned, for the caller to free (Freeings) once nothing reads it any
    * more (null when `path` did not exist, or could not be opened: then the rename frees it).
    */
   commitKeepingReplaced(): Promise<FileHandle | null> {
@@ -123,7 +123,7 @@ export class AtomicFileWriter {
       await rename(this.tmp, this.path);
       await fsyncDir(dirname(this.path));
     } catch (err) {
-      await replaced?.close();
+      await replaced?.close().catch(() => undefined);
       throw err;
     }
     return replaced;
@@ -148,6 +148,12 @@ export class AtomicFileWriter {
 export const FREE_CHUNK_BYTES = 1 << 20;
 export const FREE_PAUSE_MS = 10;
 
+/** How fast a file is freed: `chunkBytes` every `pauseMs`. */
+export interface FreeingPace {
+  readonly chunkBytes?: number;
+  readonly pauseMs?: number;
+}
+
 /** A file whose blocks are being freed a chunk at a time (freeGradually). */
 export interface Freeing {
   /** Settles once the file is freed and closed (never rejects). */
@@ -157,19 +163,22 @@ export interface Freeing {
 }
 
 /**
- * Frees the blocks of the open file `fh`, whose name is gone (unlinked, or renamed over), a
- * chunk at a time from its end, then closes it: the last close frees whatever is left. The
- * caller must hold the only way to the file, and nothing may read it any more. Should a crash
- * come first, the file system frees the rest of it (an orphan inode) when it next mounts.
+ * Frees the blocks of the open file `fh`, whose name is gone (unlinked, or renamed over, and
+ * that made durable: a crash must not find the file cut short under its old name), a chunk at
+ * a time from its end, then closes it: the last close frees whatever is left. Nothing of ours
+ * may read it any more. A file with another name still (a hard link: a backup made with
+ * `cp -al`, say) is only closed, never cut: its blocks are that name's. Should a crash come
+ * first, the file system frees the rest of it (an orphan inode) when it next mounts.
  */
-export function freeGradually(fh: FileHandle, options: { chunkBytes?: number; pauseMs?: number } = {}): Freeing {
-  const chunk = options.chunkBytes ?? FREE_CHUNK_BYTES;
-  const pauseMs = options.pauseMs ?? FREE_PAUSE_MS;
+export function freeGradually(fh: FileHandle, pace: FreeingPace = {}): Freeing {
+  const chunk = pace.chunkBytes ?? FREE_CHUNK_BYTES;
+  const pauseMs = pace.pauseMs ?? FREE_PAUSE_MS;
   let finished = false;
   let wake: (() => void) | null = null;
   const done = (async () => {
     try {
-      let size = (await fh.stat()).size;
+      const st = await fh.stat();
+      let size = st.nlink === 0 ? st.size : 0;
       while (!finished && size > chunk) {
         size -= chunk;
         await fh.truncate(size);
@@ -199,10 +208,11 @@ export function freeGradually(fh: FileHandle, options: { chunkBytes?: number; pa
 }
 
 /**
- * Removes `path` (a file in a directory the caller fsyncs after) and frees its blocks
- * gradually (freeGradually). Null when there was nothing to remove; throws what unlink throws.
+ * Unlinks `path` and returns the file, still open, for Freeings to free once the caller has
+ * fsynced the directory (so the name is gone for good before any block is). Null when there was
+ * nothing to remove; throws what unlink throws.
  */
-export async function removeGradually(path: string, options: { chunkBytes?: number; pauseMs?: number } = {}): Promise<Freeing | null> {
+export async function unlinkKeepingOpen(path: string): Promise<FileHandle | null> {
   const fh = await open(path, 'r+').catch(() => null);
   try {
     await unlink(path);
@@ -211,28 +221,63 @@ export async function removeGradually(path: string, options: { chunkBytes?: numb
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
-  return fh ? freeGradually(fh, options) : null;
+  return fh;
 }
 
-/** Files being freed gradually, for their owner to finish when it closes. */
-export class Freeings {
-  private readonly pending = new Set<Freeing>();
+/**
+ * Most files waiting their turn in one Freeings, each an open descriptor: beyond it (a first
+ * prune of hundreds of day files after a long stop, say) a file is closed at once, its blocks
+ * freed in one go, rather than risk the process's limit of descriptors.
+ */
+export const FREEINGS_MAX_WAITING = 16;
 
-  add(freeing: Freeing | null): void {
-    if (!freeing) return;
-    this.pending.add(freeing);
-    void freeing.done.then(() => this.pending.delete(freeing));
+/**
+ * Files whose names are gone, freed gradually (freeGradually) one after the other: a prune of
+ * many large files frees them at the pace of one. Their owner finishes them when it closes; a
+ * file given after that, or beyond FREEINGS_MAX_WAITING waiting, is closed at once.
+ */
+export class Freeings {
+  private readonly queue: FileHandle[] = [];
+  private current: Freeing | null = null;
+  private finished = false;
+  private idle: Promise<void> = Promise.resolve();
+  private resolveIdle: (() => void) | null = null;
+
+  constructor(private readonly pace: FreeingPace = {}) {}
+
+  /** Frees `fh` after the files given before it. */
+  add(fh: FileHandle | null): void {
+    if (!fh) return;
+    if (this.finished || this.queue.length >= FREEINGS_MAX_WAITING) {
+      void fh.close().catch(() => undefined);
+      return;
+    }
+    this.queue.push(fh);
+    if (this.current) return;
+    this.idle = new Promise((resolve) => (this.resolveIdle = resolve));
+    void this.run();
+  }
+
+  private async run(): Promise<void> {
+    for (let fh = this.queue.shift(); fh; fh = this.queue.shift()) {
+      // After finish(): whatever is left is closed, freed at once.
+      this.current = freeGradually(fh, this.finished ? { chunkBytes: Number.MAX_SAFE_INTEGER } : this.pace);
+      await this.current.done;
+    }
+    this.current = null;
+    this.resolveIdle?.();
+    this.resolveIdle = null;
   }
 
   /** Resolves once every file given so far is freed (as it goes, a chunk at a time). */
-  async settled(): Promise<void> {
-    await Promise.all([...this.pending].map((f) => f.done));
+  settled(): Promise<void> {
+    return this.idle;
   }
 
   /** Frees what is left of them all at once, and resolves once they are closed. */
   async finish(): Promise<void> {
-    const all = [...this.pending];
-    for (const f of all) f.finish();
-    await Promise.all(all.map((f) => f.done));
+    this.finished = true;
+    this.current?.finish();
+    await this.idle;
   }
 }

@@ -2,7 +2,7 @@ import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
-import { ensurePrivateDir, Freeings, fsyncDir, removeGradually } from './fs-util.js';
+import { ensurePrivateDir, Freeings, fsyncDir, unlinkKeepingOpen } from './fs-util.js';
 
 const BUCKET_RE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** Buckets whose id index is kept in memory; older ones are re-read on demand. */
@@ -53,7 +53,7 @@ export class History {
   private ready: { readonly bucket: string; readonly file: AppendFile } | null = null;
   /** Appenders being closed after eviction: a reopen waits for them. */
   private readonly closing = new Map<string, Promise<void>>();
-  /** Buckets pruned, their blocks being freed a chunk at a time (removeGradually). */
+  /** Buckets pruned, their blocks being freed a chunk at a time, one after the other (Freeings). */
   private readonly freeings = new Freeings();
   /** Id indexes of the buckets read last, least recently used first. */
   private readonly indexes = new Map<string, BucketIndex>();
@@ -172,11 +172,28 @@ export class History {
   /**
    * Deletes every bucket last written before `cutoff`. Writers to a bucket being pruned wait
    * (an execution that started long ago may be archived into it right now); if it was written
-   * meanwhile it is kept.
+   * meanwhile it is kept. Their blocks are freed gradually once the directory is fsynced.
    */
   async prune(cutoff: Date): Promise<PruneReport> {
     let buckets = 0;
     let bytes = 0;
+    const unlinked: FileHandle[] = [];
+    try {
+      await this.pruneInto(cutoff, unlinked, (size) => {
+        buckets++;
+        bytes += size;
+      });
+      if (buckets > 0) await fsyncDir(this.dir);
+    } catch (err) {
+      await Promise.all(unlinked.map((fh) => fh.close().catch(() => undefined)));
+      throw err;
+    }
+    for (const fh of unlinked) this.freeings.add(fh);
+    return { buckets, bytes };
+  }
+
+  /** Unlinks the buckets prune() deletes, keeping each open in `unlinked`; `removed` counts each. */
+  private async pruneInto(cutoff: Date, unlinked: FileHandle[], removed: (size: number) => void): Promise<void> {
     for (const name of await readdir(this.dir)) {
       const m = BUCKET_RE.exec(name);
       if (!m) continue;
@@ -199,19 +216,22 @@ export class History {
         const now = await stat(path).catch(() => null);
         if (!now || now.mtimeMs >= cutoff.getTime()) continue; // written meanwhile: keep it
         this.indexes.delete(bucket);
-        this.freeings.add(await removeGradually(path));
-        buckets++;
-        bytes += now.size;
+        const fh = await unlinkKeepingOpen(path);
+        if (fh) unlinked.push(fh);
+        removed(now.size);
       } finally {
         if (this.closing.get(bucket) === pruning) this.closing.delete(bucket);
         release();
       }
     }
-    if (buckets > 0) await fsyncDir(this.dir);
-    return { buckets, bytes };
   }
 
-  /** Flushes and closes every open bucket. */
+  /** Resolves once the buckets pruned so far are freed. */
+  freed(): Promise<void> {
+    return this.freeings.settled();
+  }
+
+  /** Flushes and closes every open bucket (and frees what is left of pruned ones at once). */
   async close(): Promise<void> {
     const writers = [...this.writers.values()];
     this.writers.clear();

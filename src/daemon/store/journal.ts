@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type Frame, type JsonPieces, type TailAfterBad } from './frame.js';
-import { ensurePrivateDir, Freeings, fsyncDir, removeGradually } from './fs-util.js';
+import type { FileHandle } from 'node:fs/promises';
+import { ensurePrivateDir, Freeings, fsyncDir, unlinkKeepingOpen } from './fs-util.js';
 
 const SEGMENT_RE = /^(\d{20})\.wal$/;
 
@@ -190,17 +191,26 @@ export class Journal<E> {
 
   /**
    * Deletes the segments whose entries are all at or below `throughSeq` (a snapshot covers
-   * them), never the segment being written; their blocks are freed gradually after (see
-   * removeGradually). Returns how many were deleted.
+   * them), never the segment being written; their blocks are freed gradually once the
+   * directory is fsynced (Freeings): a segment cut short under its name would be damage to the
+   * next open. Returns how many were deleted.
    */
   async retire(throughSeq: number): Promise<number> {
+    const unlinked: FileHandle[] = [];
     let removed = 0;
-    while (this.segments.length > 1 && this.segments[1]! - 1 <= throughSeq) {
-      const first = this.segments.shift()!;
-      this.freeings.add(await removeGradually(join(this.dir, segmentName(first))));
-      removed++;
+    try {
+      while (this.segments.length > 1 && this.segments[1]! - 1 <= throughSeq) {
+        const first = this.segments.shift()!;
+        const fh = await unlinkKeepingOpen(join(this.dir, segmentName(first)));
+        if (fh) unlinked.push(fh);
+        removed++;
+      }
+      if (removed > 0) await fsyncDir(this.dir);
+    } catch (err) {
+      await Promise.all(unlinked.map((fh) => fh.close().catch(() => undefined)));
+      throw err;
     }
-    if (removed > 0) await fsyncDir(this.dir);
+    for (const fh of unlinked) this.freeings.add(fh);
     return removed;
   }
 

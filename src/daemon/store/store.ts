@@ -4,7 +4,7 @@ import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promi
 import { Low } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
 import { WorkCount } from '../../shared/work-count.js';
-import { AtomicFileWriter, ensurePrivateDir, freeGradually, Freeings, writeFileAtomic } from './fs-util.js';
+import { AtomicFileWriter, ensurePrivateDir, Freeings, writeFileAtomic } from './fs-util.js';
 import { Journal, type ReplayReport } from './journal.js';
 import { SnapshotCopy, type EntryRanges, type SnapshotPiece, type SourceRange } from './snapshot-copy.js';
 import { DurableJsonFile, snapshotPathIn } from './snapshot-file.js';
@@ -191,7 +191,7 @@ export class Store<S, R> implements DurableStore<S, R> {
    * before snapshots had layouts never does, and the first checkpoint serializes every entry.
    */
   private source: { readonly file: FileHandle; readonly ranges: EntryRanges } | null = null;
-  /** Snapshots replaced by a checkpoint, their blocks being freed a chunk at a time (freeGradually). */
+  /** Snapshots replaced by a checkpoint, their blocks being freed a chunk at a time (Freeings). */
   private readonly freeings = new Freeings();
   /**
    * The snapshot loaded at open while its layout is checked against its bytes (SnapshotIndex),
@@ -582,7 +582,7 @@ export class Store<S, R> implements DurableStore<S, R> {
           } finally {
             this.copying = null;
             await previous?.file.close().catch(() => undefined);
-            if (replaced) this.freeings.add(freeGradually(replaced));
+            this.freeings.add(replaced);
           }
         })();
         written.catch(() => undefined); // awaited below, unless roll() throws first

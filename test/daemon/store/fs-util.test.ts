@@ -1,7 +1,7 @@
-import { open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { link, open, readdir, readFile, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { AtomicFileWriter, freeGradually, removeGradually, SYNC_EVERY_BYTES, writeFileAtomic } from '../../../src/daemon/store/fs-util.js';
+import { AtomicFileWriter, freeGradually, Freeings, FREEINGS_MAX_WAITING, SYNC_EVERY_BYTES, unlinkKeepingOpen, writeFileAtomic } from '../../../src/daemon/store/fs-util.js';
 
 t.test('a file written in parts is synced a mebibyte at a time, and its content is whole', async (t) => {
   const dir = t.testdir({ 'snap.json': 'old' });
@@ -56,19 +56,91 @@ t.test('writeFileAtomic replaces a file whole, large content included', async (t
 
 const MiB = 1 << 20;
 
-t.test('a large file is freed a chunk at a time from its end, then closed', async (t) => {
+/** Turns of the event loop (bounded, no timer) until `ready()`. */
+async function turnsUntil(ready: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 10_000 && !(await ready()); i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+t.test('a large file is unlinked at once, then freed a chunk at a time from its end, then closed', async (t) => {
   const dir = t.testdir({});
   const path = join(dir, 'old.wal');
   await writeFile(path, Buffer.alloc(5 * MiB + 100, 'x'));
   const watcher = await open(path, 'r'); // the same file, to see its size once its name is gone
   t.teardown(() => watcher.close());
-  const freeing = await removeGradually(path, { chunkBytes: MiB, pauseMs: 1 });
-  t.ok(freeing, 'a file was removed');
+  const fh = await unlinkKeepingOpen(path);
+  t.ok(fh, 'a file was removed');
   t.same(await readdir(dir), [], 'its name is gone at once');
-  await freeing!.done;
+  t.equal((await watcher.stat()).size, 5 * MiB + 100, 'nothing freed before the caller hands it over (after fsyncing the directory)');
+  const freeings = new Freeings({ chunkBytes: MiB, pauseMs: 1 });
+  freeings.add(fh);
+  await freeings.settled();
   // 5 MiB + 100 -> 4 MiB + 100 -> ... -> 100 bytes left for the close to free.
   t.equal((await watcher.stat()).size, 100, 'truncated a chunk at a time (a plain unlink leaves it whole)');
-  t.equal(await removeGradually(path), null, 'nothing to remove: null');
+  await t.rejects(fh!.stat(), 'its handle is closed');
+  t.equal(await unlinkKeepingOpen(path), null, 'nothing to remove: null');
+});
+
+t.test('a file with another name (a hard link) is closed, never cut', async (t) => {
+  const dir = t.testdir({});
+  const path = join(dir, 'snapshot.json');
+  const backup = join(dir, 'backup.json');
+  await writeFile(path, Buffer.alloc(3 * MiB, 'x'));
+  await link(path, backup); // as `cp -al` makes a backup
+  const fh = await unlinkKeepingOpen(path);
+  const freeings = new Freeings({ chunkBytes: MiB, pauseMs: 1 });
+  freeings.add(fh);
+  await freeings.settled();
+  t.equal((await stat(backup)).size, 3 * MiB, "the other name's file is whole");
+  await t.rejects(fh!.stat(), 'its handle is closed');
+});
+
+t.test('files are freed one after the other; finish() frees the rest at once; later ones are closed at once', async (t) => {
+  const dir = t.testdir({});
+  const watchers: FileHandle[] = [];
+  const handles: FileHandle[] = [];
+  for (const name of ['a', 'b', 'c']) {
+    const path = join(dir, name);
+    await writeFile(path, Buffer.alloc(3 * MiB, 'x'));
+    watchers.push(await open(path, 'r'));
+    handles.push((await unlinkKeepingOpen(path))!);
+  }
+  t.teardown(() => Promise.all(watchers.map((w) => w.close())));
+  const sizes = () => Promise.all(watchers.map(async (w) => (await w.stat()).size));
+  const freeings = new Freeings({ chunkBytes: MiB, pauseMs: 3_600_000 }); // an hour between chunks
+  for (const fh of handles) freeings.add(fh);
+  await turnsUntil(async () => (await sizes())[0]! < 3 * MiB);
+  // Give the others as many turns again: they wait for the first.
+  for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+  t.same(await sizes(), [2 * MiB, 3 * MiB, 3 * MiB], 'one file is being freed, the others wait their turn');
+  await freeings.finish(); // does not wait out the hours
+  t.same(await sizes(), [2 * MiB, 3 * MiB, 3 * MiB], 'no more chunks: the closes free the rest');
+  for (const fh of handles) await t.rejects(fh.stat(), 'every handle is closed');
+
+  const path = join(dir, 'd');
+  await writeFile(path, Buffer.alloc(2 * MiB, 'x'));
+  const late = (await unlinkKeepingOpen(path))!;
+  freeings.add(late); // the owner has closed
+  await freeings.settled();
+  await turnsUntil(async () => late.stat().then(() => false, () => true));
+  await t.rejects(late.stat(), 'a file given after finish() is closed at once');
+});
+
+t.test('beyond the files waiting their turn, another is closed at once (descriptors stay bounded)', async (t) => {
+  const dir = t.testdir({});
+  const handles: FileHandle[] = [];
+  for (let i = 0; i < FREEINGS_MAX_WAITING + 2; i++) {
+    const path = join(dir, `f${i}`);
+    await writeFile(path, Buffer.alloc(2 * MiB, 'x'));
+    handles.push((await unlinkKeepingOpen(path))!);
+  }
+  const freeings = new Freeings({ chunkBytes: MiB, pauseMs: 3_600_000 });
+  for (const fh of handles) freeings.add(fh); // one being freed, FREEINGS_MAX_WAITING waiting, one more
+  const last = handles.at(-1)!;
+  await turnsUntil(async () => last.stat().then(() => false, () => true));
+  await t.rejects(last.stat(), 'the one over the limit is closed at once');
+  await t.resolves(handles.at(-2)!.stat(), 'the last one waiting is still open');
+  await freeings.finish();
+  for (const fh of handles) await t.rejects(fh.stat(), 'finish() closed the others');
 });
 
 t.test('finish() frees the rest of a file at once', async (t) => {
@@ -77,10 +149,10 @@ t.test('finish() frees the rest of a file at once', async (t) => {
   await writeFile(path, Buffer.alloc(3 * MiB, 'x'));
   const watcher = await open(path, 'r');
   t.teardown(() => watcher.close());
-  const fh = await open(path, 'r+');
+  const fh = (await unlinkKeepingOpen(path))!;
   const freeing = freeGradually(fh, { chunkBytes: MiB, pauseMs: 3_600_000 }); // an hour between chunks
-  // Wait (a bounded number of turns, no timer) for the first chunk, then finish.
-  for (let i = 0; i < 10_000 && (await watcher.stat()).size === 3 * MiB; i++) await new Promise((resolve) => setImmediate(resolve));
+  // Wait for the first chunk, then finish.
+  await turnsUntil(async () => (await watcher.stat()).size < 3 * MiB);
   t.equal((await watcher.stat()).size, 2 * MiB, 'the first chunk is freed');
   freeing.finish();
   await freeing.done; // does not wait out the hour

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readdir, readFile, rmdir, stat, utimes } from 'node:fs/promises';
+import { appendFile, mkdir, open, readdir, readFile, rmdir, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { History } from '../../../src/daemon/store/history.js';
@@ -56,6 +56,28 @@ t.test('prune deletes buckets written before the cut-off and gives the space bac
   await h.put('2026-11-01', 'late', { v: 2 });
   t.same(await h.get('2026-11-01', 'late'), { v: 2 }, 'a pruned bucket can be written again');
   await h.close();
+});
+
+t.test('large pruned buckets are freed a mebibyte at a time, one after the other, after their names are gone', async (t) => {
+  const dir = t.testdir();
+  const h = await History.open(dir);
+  const pad = 'x'.repeat(100_000);
+  for (let i = 0; i < 30; i++) await h.put('2026-11-01', `a${i}`, { pad });
+  for (let i = 0; i < 30; i++) await h.put('2026-11-02', `b${i}`, { pad });
+  await h.close();
+  const tenDaysAgo = new Date(Date.now() - 10 * 86_400_000);
+  const paths = ['2026-11-01.jsonl', '2026-11-02.jsonl'].map((name) => join(dir, name));
+  // The same files, to see their sizes once their names are gone.
+  const watchers = await Promise.all(paths.map((p) => open(p, 'r')));
+  t.teardown(() => Promise.all(watchers.map((w) => w.close())));
+  for (const p of paths) await utimes(p, tenDaysAgo, tenDaysAgo);
+  const again = await History.open(dir);
+  const report = await again.prune(new Date(Date.now() - 7 * 86_400_000));
+  t.equal(report.buckets, 2);
+  t.same(await readdir(dir), [], 'both names are gone when prune returns');
+  await again.freed();
+  for (const w of watchers) t.ok((await w.stat()).size <= 1 << 20, 'each file was cut down to its last mebibyte, then closed');
+  await again.close();
 });
 
 t.test('many buckets: writers and indexes stay bounded and correct', async (t) => {
