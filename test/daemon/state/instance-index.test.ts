@@ -129,3 +129,27 @@ t.test('a snapshot copy lists the executions from the kept ids, during a rebuild
   const file = JSON.parse(Buffer.concat(pieces).toString()) as { state: { instances: unknown } };
   t.same({ instances: file.state.instances }, expected, 'the snapshot holds the executions as they were at its instant');
 });
+
+t.test('an archived id started again (ids are new in practice) keeps the list exact, during a rebuild too', async (t) => {
+  const state = initialState();
+  for (const id of ['a', 'b', 'c']) applyRecord(state, started(id));
+  applyRecord(state, { type: 'instance.archived', instanceId: 'b' });
+  applyRecord(state, started('b'));
+  t.same(instanceIds(state), ['a', 'b', 'c'], 'the key keeps its place');
+  t.same(instanceIds(state), Object.keys(state.instances));
+  t.same([...liveInstances(state)].map((i) => i.processInstanceId), ['a', 'b', 'c']);
+
+  // A rebuild under way: one id it has passed as a tombstone, one it has not reached yet.
+  const big = initialState();
+  for (let i = 0; i < 20_000; i++) applyRecord(big, started(`e${i}`));
+  for (let i = 0; i <= 10_000; i++) applyRecord(big, { type: 'instance.archived', instanceId: `e${i}` });
+  const before = big.instances;
+  applyRecord(big, started('e0'));
+  applyRecord(big, started('e9000'));
+  for (let i = 10_001; i < 20_000 && big.instances === before; i++) applyRecord(big, { type: 'instance.archived', instanceId: `e${i}` });
+  t.not(big.instances, before, 'the rebuild ran to its end');
+  t.same(instanceIds(big), Object.keys(big.instances), 'the list is the new dictionary\'s keys');
+  const live = Object.keys(big.instances).filter((id) => big.instances[id] !== undefined);
+  t.ok(live.includes('e0') && live.includes('e9000'), 'both revived executions are live in it');
+  t.same([...liveInstances(big)].map((i) => i.processInstanceId), live);
+});
