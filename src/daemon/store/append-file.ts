@@ -119,8 +119,13 @@ export interface AppendFileOptions {
  *
  * After any write or sync error the file is failed for good (after a failed fsync the kernel
  * may have dropped the dirty pages, so nothing later could be trusted): the batch in flight
- * and every later append reject with that error. A failed extension is not a failed write:
- * the data goes on being written past the zeros, growing the file as without preallocation.
+ * and every later append reject with that error. The zeros go out through a descriptor of
+ * their own: Linux reports a page's failed writeback once per open file description, to
+ * whichever sync on it checks first, so a zeros write sharing the data's descriptor could take
+ * the error of a data batch written beside it, and that batch would then be told it is
+ * durable. An extension that fails for want of space (ENOSPC, EDQUOT, EFBIG) is not a failed
+ * write: the data goes on past the zeros, growing the file as without preallocation; any other
+ * error on it fails the file, as a data write's would.
  */
 export class AppendFile {
   /** Bytes in the file, including appends not yet durable (never the zeros written ahead). */
@@ -131,10 +136,12 @@ export class AppendFile {
   private fh: FileHandle | null = null;
   /** The writes of `fh`'s descriptor (fdWriter), made when it opens. */
   private out: ChunkWriter | null = null;
+  /** With preallocate: the same file opened again, for the zeros written ahead (see the class). */
+  private zerosFh: FileHandle | null = null;
   private next: Batch | null = null;
   private flushing: Promise<void> | null = null;
   private failed: Error | null = null;
-  private closed = false;
+  private closing = false;
   private gate: Promise<unknown> | null;
   /** Bytes of data written (where the next batch goes). */
   private written: number;
@@ -178,7 +185,7 @@ export class AppendFile {
    */
   append(data: Buffer): { offset: number; durable: Promise<void> } {
     if (this.failed) throw this.failed;
-    if (this.closed) throw new Error('append to a closed file');
+    if (this.closing) throw new Error('append to a closed file');
     const offset = this.size;
     this.size += data.length;
     const batch = (this.next ??= newBatch());
@@ -206,14 +213,24 @@ export class AppendFile {
     return this.next !== null;
   }
 
+  /** True once close() was called: the file takes no more appends. */
+  get closed(): boolean {
+    return this.closing;
+  }
+
   /** True once a write or sync failed: the file takes no more appends. */
   get broken(): boolean {
     return this.failed !== null;
   }
 
+  /** Bytes of data written to the file by writes that succeeded (what a reader may take once they are flushed; the end of the data after a failure). */
+  get writtenSize(): number {
+    return this.written;
+  }
+
   /** Flushes and closes (cutting off the zeros written ahead). Later appends throw. */
   async close(): Promise<void> {
-    this.closed = true;
+    this.closing = true;
     try {
       await this.flush();
     } finally {
@@ -232,6 +249,8 @@ export class AppendFile {
           })
           .catch(() => undefined);
       }
+      await this.zerosFh?.close().catch(() => undefined);
+      this.zerosFh = null;
       await this.fh?.close();
       this.fh = null;
       this.out = null;
@@ -257,7 +276,7 @@ export class AppendFile {
         try {
           const fh = (this.fh ??= await this.openForAppend());
           const out = (this.out ??= fdWriter(fh.fd));
-          await this.write(fh, out, batch.chunks);
+          await this.write(out, batch.chunks);
           if (DSYNC === undefined) await fh.datasync();
           this.syncs++;
           batch.resolve();
@@ -272,14 +291,14 @@ export class AppendFile {
   }
 
   /** Writes a batch after the data written so far: over zeros written ahead where there are some. */
-  private async write(fh: FileHandle, out: ChunkWriter, chunks: Buffer[]): Promise<void> {
+  private async write(out: ChunkWriter, chunks: Buffer[]): Promise<void> {
     const length = byteLength(chunks);
     if (!this.positional) {
       await writeAll(out, chunks);
       this.written += length;
       return;
     }
-    this.extendAhead(fh, out, length);
+    this.extendAhead(length);
     // Never into zeros still being written: wait for them (the first batch, or a burst).
     if (this.written + length > this.zeroedTo && this.extending) await this.extending;
     await writeAll(out, chunks, this.written);
@@ -291,23 +310,33 @@ export class AppendFile {
    * Starts writing the next zeros when, after a batch of `coming` bytes, fewer than half an
    * extension would be left ahead of the data: usually while that batch is written below them.
    */
-  private extendAhead(fh: FileHandle, out: ChunkWriter, coming: number): void {
-    if (this.ahead === 0 || this.extending !== null || this.closed || this.zeroedTo - (this.written + coming) >= this.ahead / 2) return;
+  private extendAhead(coming: number): void {
+    if (this.ahead === 0 || this.extending !== null || this.closing || this.zeroedTo - (this.written + coming) >= this.ahead / 2) return;
     const from = this.zeroedTo;
     const length = this.ahead;
-    this.extending = writeZeros(fh, out, from, length).then(
-      () => {
-        this.zeroedTo = from + length;
-        this.ahead = Math.min(PREALLOCATE_MAX, length * 2);
-        this.extending = null;
-      },
-      () => {
-        // Out of space, say: the data goes on past the zeros (some of them may be on disk:
-        // zeros after the data, cut by the next opener).
-        this.ahead = 0;
-        this.extending = null;
-      },
-    );
+    this.extending = this.zerosWriter()
+      .then(({ fh, out }) => writeZeros(fh, out, from, length))
+      .then(
+        () => {
+          this.zeroedTo = from + length;
+          this.ahead = Math.min(PREALLOCATE_MAX, length * 2);
+          this.extending = null;
+        },
+        (err: NodeJS.ErrnoException) => {
+          // Out of space: the data goes on past the zeros (some of them may be on disk: zeros
+          // after the data, cut by the next opener). Anything else: the file may have lost a
+          // page, maybe one of the data's (see the class).
+          if (!SPACE_ERRORS.has(err.code ?? '')) this.failed ??= err instanceof Error ? err : new Error(String(err));
+          this.ahead = 0;
+          this.extending = null;
+        },
+      );
+  }
+
+  /** The descriptor the zeros are written through, opened on the first extension. */
+  private async zerosWriter(): Promise<{ fh: FileHandle; out: ChunkWriter }> {
+    const fh = (this.zerosFh ??= await open(this.path, DSYNC === undefined ? constants.O_WRONLY : constants.O_WRONLY | DSYNC));
+    return { fh, out: fdWriter(fh.fd) };
   }
 
   private async openForAppend(): Promise<FileHandle> {
@@ -329,6 +358,9 @@ function byteLength(chunks: readonly Buffer[]): number {
   for (const chunk of chunks) n += chunk.length;
   return n;
 }
+
+/** Errors of an extension that mean only that the file cannot grow: the data goes on without zeros ahead. */
+const SPACE_ERRORS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
 
 /** Writes `length` zeros at `position`, durably (O_DSYNC, or fdatasync). */
 async function writeZeros(fh: FileHandle, out: ChunkWriter, position: number, length: number): Promise<void> {

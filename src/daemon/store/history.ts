@@ -104,6 +104,12 @@ export class History {
   private async putOpening(bucket: string, id: string, json: string | JsonPieces, tags: readonly string[]): Promise<void> {
     let opening = this.writer(bucket);
     let writer = await opening;
+    // Closed meanwhile by a prune of its bucket (an execution archived into a day the prune
+    // found old): put to the bucket's next appender, which opens once the prune is done.
+    if (writer.closed && !writer.broken && this.writers.get(bucket) !== opening) {
+      opening = this.writer(bucket);
+      writer = await opening;
+    }
     if (writer.broken) {
       // A write failed (disk full, I/O error): start again on a fresh handle, once the broken one
       // is closed (zeros it is still writing ahead must not land on the new one's data) and the
@@ -111,6 +117,9 @@ export class History {
       if (this.writers.get(bucket) === opening) {
         this.writers.delete(bucket);
         this.retire(bucket, opening);
+        // Read again from the start once it is closed: its close cuts the failed write's bytes,
+        // where the next appender's frames then go.
+        this.indexes.delete(bucket);
       }
       opening = this.writer(bucket);
       writer = await opening;
@@ -206,13 +215,17 @@ export class History {
       let release!: () => void;
       const pruning = new Promise<void>((resolve) => (release = resolve));
       const previous = this.closing.get(bucket);
+      // Its appender is taken now: one opened from here on waits for this prune (writer()), so
+      // awaiting it here would wait for ourselves.
+      const writer = this.writers.get(bucket);
+      this.writers.delete(bucket);
+      if (this.ready?.bucket === bucket) this.ready = null;
       this.closing.set(bucket, pruning);
       try {
         await previous;
-        const writer = this.writers.get(bucket);
-        this.writers.delete(bucket);
-        if (this.ready?.bucket === bucket) this.ready = null;
         await writer?.then((w) => w.close()).catch(() => undefined);
+        // A put came meanwhile (its appender opens once this prune is done): keep the bucket.
+        if (this.writers.has(bucket)) continue;
         const now = await stat(path).catch(() => null);
         if (!now || now.mtimeMs >= cutoff.getTime()) continue; // written meanwhile: keep it
         this.indexes.delete(bucket);
@@ -313,7 +326,9 @@ export class History {
     // written over the zeros ahead; the next read takes it in.
     await this.closing.get(bucket);
     const writer = await this.writers.get(bucket)?.catch(() => undefined);
-    const end = writer && !writer.broken ? writer.size : Infinity;
+    // A broken appender's file may hold the failed write's bytes after its data (in the page
+    // cache): never durable, and cut when it is closed.
+    const end = writer ? (writer.broken ? writer.writtenSize : writer.size) : Infinity;
     await writer?.flush().catch(() => undefined);
     let fh: FileHandle;
     try {

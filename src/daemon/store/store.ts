@@ -568,6 +568,8 @@ export class Store<S, R> implements DurableStore<S, R> {
               if (done) break;
               await pause(took);
             }
+            // No snapshot from a store that failed meanwhile (its journal, say).
+            if (this.failure) throw this.failure;
             // The snapshot it replaces is freed gradually, once the copy's reader of it is closed.
             replaced = await file.commitKeepingReplaced();
             const reader = await openFile(this.snapshotPath, 'r');
@@ -595,7 +597,11 @@ export class Store<S, R> implements DurableStore<S, R> {
         written = writeFileAtomic(this.snapshotPath, text);
       }
       const { closed } = this.journal.roll();
-      await Promise.all([written, closed]);
+      // Both settled before anything throws: a snapshot still being written when the old
+      // segment's close fails must not go on (and rename itself into place) after close().
+      const [wrote, rolled] = await Promise.allSettled([written, closed]);
+      if (wrote.status === 'rejected') throw wrote.reason;
+      if (rolled.status === 'rejected') throw rolled.reason;
       this.snapshotSeq = seq;
       this.snapshotBytes = size;
       this.journalBytesAtSnapshot = journalBytes;

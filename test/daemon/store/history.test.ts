@@ -80,6 +80,32 @@ t.test('large pruned buckets are freed a mebibyte at a time, one after the other
   await again.close();
 });
 
+t.test('a put to a bucket being pruned waits for the prune, and neither waits for the other for ever', async (t) => {
+  const dir = t.testdir();
+  const h = await History.open(dir);
+  const old = '2026-01-01';
+  await h.put(old, 'a', { v: 1 }); // its appender stays open
+  const tenDaysAgo = new Date(Date.now() - 10 * 86_400_000);
+  await utimes(join(dir, `${old}.jsonl`), tenDaysAgo, tenDaysAgo);
+  // Four more buckets: the fifth appender evicts the old bucket's, whose close is then under way.
+  const puts = ['2026-02-01', '2026-02-02', '2026-02-03', '2026-02-04'].map((b) => h.put(b, 'x', { b }));
+  const closing = (h as unknown as { closing: Map<string, Promise<void>> }).closing;
+  const evicted = closing.get(old);
+  t.ok(evicted, "the old bucket's appender is being closed");
+  const pruned = h.prune(new Date(Date.now() - 7 * 86_400_000));
+  // Once the prune has taken the bucket (it waits for that close), an old execution is archived into it.
+  for (let i = 0; i < 10_000 && closing.get(old) === evicted; i++) await new Promise((resolve) => setImmediate(resolve));
+  t.not(closing.get(old), evicted, 'the prune has taken the bucket');
+  const late = h.put(old, 'late', { v: 2 });
+  await Promise.all(puts);
+  const report = await pruned;
+  await late;
+  t.equal(report.buckets, 0, 'a bucket put to meanwhile is kept');
+  t.same(await h.get(old, 'a'), { v: 1 });
+  t.same(await h.get(old, 'late'), { v: 2 }, 'the late put is there');
+  await h.close();
+});
+
 t.test('many buckets: writers and indexes stay bounded and correct', async (t) => {
   const dir = t.testdir();
   const h = await History.open(dir);
