@@ -462,6 +462,52 @@ t.test('commits made while the loaded snapshot is indexed keep their entries fro
   await store.close();
 });
 
+t.test('a checkpoint asked for while the loaded snapshot is indexed is the state when the indexing ends', async (t) => {
+  const dir = t.testdir();
+  const first = await open(dir);
+  for (let i = 0; i < 200; i++) await first.commit({ op: 'set', k: `k${i}`, v: i });
+  await first.close();
+
+  const lines: Line[] = [];
+  const store = await openLogged(dir, lines, 1); // one entry per slice
+  let indexed = false;
+  void store.indexed().then(() => (indexed = true));
+  const commits: Array<Promise<void>> = [store.commit({ op: 'push', k: 'k0', x: -1 })];
+  const checkpoint = store.checkpoint(); // while it indexes
+  let rounds = 0;
+  // Commits land in turns of the event loop; the checkpoint takes the state in the microtasks
+  // right after the indexing ends, before the next turn: so it has every commit of this loop.
+  for (; !indexed && rounds < 400; rounds++) {
+    commits.push(store.commit({ op: 'push', k: `k${(rounds * 13) % 100}`, x: rounds }, { op: 'set', k: `n${rounds}`, v: rounds })); // k100-k199 left alone
+    await tick();
+  }
+  t.ok(rounds > 5, `commits between ${rounds} slices of the indexing`);
+  const expected = structuredClone(store.state);
+  await checkpoint;
+  await Promise.all(commits);
+  t.same(JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')).state, expected, 'the snapshot is the state as the indexing ended');
+  t.ok(lastCheckpoint(lines).reusedBytes > 0, 'the entries nobody changed are copied from the loaded snapshot');
+  await reopensTheSame(t, store, dir, 'and the directory opens to the live state');
+});
+
+t.test('a store closed while its loaded snapshot is indexed closes cleanly and opens to the same state', async (t) => {
+  const dir = t.testdir();
+  const first = await open(dir);
+  for (let i = 0; i < 200; i++) await first.commit({ op: 'set', k: `k${i}`, v: i });
+  await first.close();
+  const store = await open(dir, 1);
+  let indexed = false;
+  void store.indexed().then(() => (indexed = true));
+  const pending = store.commit({ op: 'push', k: 'k5', x: 1 });
+  t.notOk(indexed, 'still indexing');
+  const live = structuredClone(store.state);
+  await store.close();
+  await pending;
+  const again = await open(dir);
+  t.same(again.state, live);
+  await again.close();
+});
+
 /**
  * A store of k0-k19 and kAAA, closed, its snapshot's bytes edited, then opened again, indexed, k19
  * changed and checkpointed: checks the snapshot is the state and the store goes on. Gives the
