@@ -134,13 +134,37 @@ export class ExecutionArchive {
   /** Archives `id` with the next batch (what finishes until it starts). */
   enqueue(id: string, recordsJson: readonly string[] | null): void {
     if (this.deps.closed()) return;
+    this.retries.delete(id);
     this.pending.set(id, recordsJson);
+    this.schedule();
+  }
+
+  /** Starts a batch after the one under way, unless one is scheduled already. */
+  private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     // Tracked from now, not from when it runs: close() must wait for a batch already scheduled.
     const next = this.running.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(() => this.batch());
     this.running = next.catch(() => undefined);
     void this.deps.track(next);
+  }
+
+  /**
+   * Executions whose history write failed, by the times they have failed: each is tried again
+   * after 1 s, then 2, 4, ... up to a minute, rather than kept in memory until a restart
+   * archives it (a failed history write breaks only its appender: the next put opens another).
+   */
+  private readonly retries = new Map<string, number>();
+
+  private retryLater(id: string, recordsJson: readonly string[] | null): void {
+    const failures = (this.retries.get(id) ?? 0) + 1;
+    this.retries.set(id, failures);
+    const timer = setTimeout(() => {
+      if (this.retries.get(id) !== failures || this.deps.closed()) return;
+      this.pending.set(id, recordsJson);
+      this.schedule();
+    }, Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (failures - 1)));
+    timer.unref(); // a stop does not wait for it: the restart archives it
   }
 
   private async batch(): Promise<void> {
@@ -155,9 +179,11 @@ export class ExecutionArchive {
         const doc = recordsJson === null ? JSON.stringify({ instance: inst }) : { open: '{"records":[', parts: recordsJson, close: ']}' };
         try {
           await this.deps.history.putJson(bucket, id, doc, [inst.processId, String(inst.stateCd)]);
+          this.retries.delete(id);
           return id;
         } catch (err) {
           this.deps.onError(err, `archiving ${id}`);
+          this.retryLater(id, recordsJson);
           return null;
         }
       }),
@@ -174,6 +200,10 @@ export class ExecutionArchive {
   }
 }
 
+
+/** The first wait before a failed history write is tried again, and the longest. */
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
 
 /** An execution without its variables, nodes and log: what lists show. */
 export interface InstanceSummary {

@@ -244,12 +244,17 @@ export class Engine extends EventEmitter implements EngineCore {
    * INSTANCE_NOT_RUNNING, NODE_NOT_WAITING, VALIDATION_ERROR (422, the node keeps waiting).
    */
   async submitTask(req: Caller & { processInstanceId: string; nodeId: string; action: 'COMPLETE' | 'CANCEL'; data?: Record<string, unknown> }): Promise<void> {
-    const inst = await this.running(req, req.processInstanceId);
-    const ni = Object.values(inst.nodes).find((n) => n.nodeId === req.nodeId && n.statusCd === STATUS.WAITING && n.wait?.kind === 'input');
-    if (!ni || ni.wait?.kind !== 'input') throw new WfxError('NODE_NOT_WAITING', `node ${req.nodeId} of ${inst.processInstanceId} is not waiting for input`);
+    const id = (await this.running(req, req.processInstanceId)).processInstanceId;
     const data = req.data ?? {};
-    if (req.action === 'COMPLETE') validateTaskData(ni.wait, data);
-    await this.step((t) => t.resume(inst, ni, { kind: 'task', action: req.action, data }));
+    await this.step((t) => {
+      // Checked in the step, on the execution as it is now: another call may have resumed or
+      // ended it since running() (and a resume replaces its object: youngCopy).
+      const inst = this.runningNow(id);
+      const ni = Object.values(inst.nodes).find((n) => n.nodeId === req.nodeId && n.statusCd === STATUS.WAITING && n.wait?.kind === 'input');
+      if (!ni || ni.wait?.kind !== 'input') throw new WfxError('NODE_NOT_WAITING', `node ${req.nodeId} of ${id} is not waiting for input`);
+      if (req.action === 'COMPLETE') validateTaskData(ni.wait, data);
+      t.resume(inst, ni, { kind: 'task', action: req.action, data });
+    });
   }
 
   /**
@@ -306,8 +311,8 @@ export class Engine extends EventEmitter implements EngineCore {
 
   /** Cancels a running execution. Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING. */
   async cancel(req: Caller & { processInstanceId: string }): Promise<void> {
-    const inst = await this.running(req, req.processInstanceId);
-    await this.step((t) => t.cancel(inst, 'cancelled by request'));
+    const id = (await this.running(req, req.processInstanceId)).processInstanceId;
+    await this.step((t) => t.cancel(this.runningNow(id), 'cancelled by request'));
   }
 
   /** A live or archived execution the caller may see, or null. */
@@ -433,8 +438,20 @@ export class Engine extends EventEmitter implements EngineCore {
   }
 
   /**
+   * Live execution `id` as it is now, still running (in a step, after running() checked who may
+   * see it): throws INSTANCE_NOT_RUNNING once it has finished, or left the live state.
+   */
+  private runningNow(id: string): Instance {
+    const inst = this.state.instances[id];
+    if (!inst || inst.stateCd !== STATE.RUNNING) throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
+    return inst;
+  }
+
+  /**
    * Runs one Transition in one store transaction, waits until it is durable, then carries out
-   * what its records call for.
+   * what its records call for. `fn` runs synchronously in the step: whatever it reads of the
+   * live state it must read there, not hold from before an await (a resume replaces an
+   * execution's object, youngCopy).
    */
   private step<T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T, now = this.now()): Promise<T> {
     if (this.closed) return Promise.reject(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));

@@ -173,9 +173,11 @@ export class Transition {
 
   /** Resumes a waiting node without draining (the caller drains). */
   private wake(waiting: Instance, waitingNode: NodeInstance, input: ResumeInput): void {
-    // Resumed from rest, it is resumed in a copy (youngCopy: why). Not once this transition has
-    // touched it: its callers may still hold the objects they changed.
-    const inst = this.touched.has(waiting.processInstanceId) ? waiting : youngCopy(this.core.state, waiting);
+    // The live object (a caller's may be one a resume has replaced since), resumed from rest in
+    // a copy (youngCopy: why). Not once this transition has touched it: its callers may still
+    // hold the objects they changed.
+    const live = this.core.state.instances[waiting.processInstanceId] ?? waiting;
+    const inst = this.touched.has(live.processInstanceId) ? live : youngCopy(this.core.state, live);
     const ni = inst.nodes[waitingNode.id]!;
     this.touched.add(inst.processInstanceId);
     const node = this.nodeDef(inst, ni);

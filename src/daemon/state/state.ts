@@ -456,6 +456,7 @@ export function youngCopy(state: WfxState, inst: Instance): Instance {
   for (const id in inst.nodes) {
     const node = { ...inst.nodes[id]! };
     if (node.children) node.children = node.children.slice(); // a child's start adds to it
+    if (node.fired) node.fired = node.fired.slice(); // boundary.fired adds to it
     nodes[id] = node;
   }
   const copy = { ...inst };

@@ -56,6 +56,36 @@ t.test('task submission errors: unknown execution, another organization, node no
   await t.rejects(h.engine.submitTask({ ...ORG, ...base, nodeId: 'nope' }), { code: 'NODE_NOT_WAITING' });
 });
 
+t.test('two answers to one input node in the same tick: the first resumes it, the second finds it not waiting', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(inputFlow('inputType: textbox', '  wait2: { type: inputNode, inputType: textbox, next: done }').replace('next: done\n  wait2', 'next: wait2\n  wait2'));
+  const inst = await h.start(pid, { order: { id: 7 } });
+  const answer = (inputValue: string) => h.engine.submitTask({ ...ORG, processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue } });
+  const [first, second] = await Promise.allSettled([answer('one'), answer('two')]);
+  t.equal(first.status, 'fulfilled');
+  t.match(second, { status: 'rejected', reason: { code: 'NODE_NOT_WAITING' } });
+  const live = await h.get(inst.processInstanceId);
+  t.equal(live.variables.inputValue, 'one', 'the first answer is the one taken');
+  t.equal(Object.values(live.nodes).filter((n) => n.nodeId === 'wait2').length, 1, 'the next node was reached once');
+});
+
+t.test('an answer and a cancel in the same tick: the cancel ends the execution as the answer left it', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(inputFlow('inputType: textbox', '  wait2: { type: inputNode, inputType: textbox, next: done }').replace('next: done\n  wait2', 'next: wait2\n  wait2'));
+  const inst = await h.start(pid, { order: { id: 8 } });
+  const [answered, cancelled] = await Promise.allSettled([
+    h.engine.submitTask({ ...ORG, processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'x' } }),
+    h.engine.cancel({ ...ORG, processInstanceId: inst.processInstanceId }),
+  ]);
+  t.equal(answered.status, 'fulfilled');
+  t.equal(cancelled.status, 'fulfilled');
+  const done = await h.get(inst.processInstanceId);
+  t.equal(done.stateCd, STATE.CANCELLED);
+  const byNode = Object.fromEntries(Object.values(done.nodes).map((n) => [n.nodeId, n.statusCd]));
+  t.equal(byNode.ask, STATUS.COMPLETED, 'the answered node stays completed');
+  t.equal(byNode.wait2, STATUS.CANCELLED, 'the node the answer reached is cancelled, not left waiting');
+});
+
 const CASES: Array<{ props: string; good: unknown[]; bad: unknown[] }> = [
   { props: 'inputType: textbox', good: ['text', ''], bad: [1, null, ['a']] },
   { props: 'inputType: textarea', good: ['line 1\nline 2'], bad: [true] },
