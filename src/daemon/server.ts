@@ -211,8 +211,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   installAuth(app, { state: options.store.state, limiter, bearer: options.bearer, now: options.now, accessLog: options.accessLog });
 
   void app.register(async (routes) => {
-    metaRoutes(routes, { store: options.store as DurableStore<unknown, unknown>, hub, heartbeatSeconds: options.heartbeatSeconds });
-    processRoutes(routes, { engine: options.engine, hub, state: options.store.state, heartbeatSeconds: options.heartbeatSeconds });
+    metaRoutes(routes, { store: options.store as DurableStore<unknown, unknown>, state: options.store.state, hub, heartbeatSeconds: options.heartbeatSeconds, now: options.now });
+    processRoutes(routes, { engine: options.engine, hub, state: options.store.state, heartbeatSeconds: options.heartbeatSeconds, now: options.now });
     adminRoutes(routes, { store: options.store, limiter, now: options.now });
     webhookRoutes(routes, { store: options.store, receiver: options.webhooks, now: options.now });
     emailConnectionRoutes(routes, { store: options.store, now: options.now });

@@ -64,3 +64,12 @@ export function assignOwn(target: object, source: object): void {
     Object.defineProperty(target, key, { value: (source as Record<string, unknown>)[key], enumerable: true, writable: true, configurable: true });
   }
 }
+
+/**
+ * `dict[key]` when `dict` holds `key` itself, else undefined: for a key that comes from a
+ * request, which must never reach what a plain object inherits (`constructor`, `__proto__`,
+ * `toString`) as if it were an entry.
+ */
+export function ownEntry<T>(dict: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(dict, key) ? dict[key] : undefined;
+}

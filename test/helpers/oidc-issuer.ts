@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type JWTPayload } from 'jose';
 import Provider from 'oidc-provider';
 import type { Test } from 'tap';
 
@@ -17,6 +17,11 @@ export interface TestIssuer {
   token(clientId: keyof typeof CLIENT_CLAIMS, resource?: string): Promise<string>;
   /** Replaces the issuer's signing key (key rotation): new tokens carry a new key id. */
   rotate(): Promise<void>;
+  /**
+   * A JWT with exactly `claims` (issuer and audience added), signed with the issuer's current
+   * key: for tokens a provider would not issue (no expiry, say).
+   */
+  sign(claims: JWTPayload): Promise<string>;
 }
 
 export const AUDIENCE = 'https://wfx.test/api';
@@ -34,7 +39,9 @@ export async function startIssuer(t: Test): Promise<TestIssuer> {
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let generation = 0;
+  let key: JWK | null = null;
   const configure = async () => {
+    key = await signingKey(`key-${++generation}`);
     const provider = new Provider(issuer, {
       clients: Object.keys(CLIENT_CLAIMS).map((client_id) => ({
         client_id,
@@ -52,7 +59,7 @@ export async function startIssuer(t: Test): Promise<TestIssuer> {
         },
       },
       extraTokenClaims: (_ctx: unknown, token: { clientId?: string }) => CLIENT_CLAIMS[token.clientId ?? ''] ?? {},
-      jwks: { keys: [await signingKey(`key-${++generation}`)] },
+      jwks: { keys: [key] },
     });
     handler = provider.callback();
   };
@@ -73,5 +80,13 @@ export async function startIssuer(t: Test): Promise<TestIssuer> {
       return body.access_token;
     },
     rotate: configure,
+    async sign(claims) {
+      const jwk = key!;
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: jwk.kid! })
+        .setIssuer(issuer)
+        .setAudience(AUDIENCE)
+        .sign(await importJWK(jwk, 'RS256'));
+    },
   };
 }

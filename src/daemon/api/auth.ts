@@ -78,6 +78,20 @@ export function authenticateApiKey(state: WfxState, value: string, now: Date): A
   return key;
 }
 
+/**
+ * Why `caller`'s credential, accepted when its request began, no longer is (its API key
+ * suspended, revoked or expired since, or its JWT expired), or null while it still holds. For
+ * what outlives its request's check: an event stream asks before each event and heartbeat.
+ */
+export function credentialLapsed(state: WfxState, caller: Caller, now: Date): WfxError | null {
+  if (caller.kind === 'jwt') return caller.expiresAtMs !== undefined && caller.expiresAtMs <= now.getTime() ? new WfxError('UNAUTHORIZED', 'the bearer token has expired') : null;
+  const key = caller.keyId === null ? undefined : state.apiKeys[caller.keyId];
+  if (!key || !Object.hasOwn(state.apiKeys, key.keyId)) return new WfxError('UNAUTHORIZED', 'invalid API key');
+  if (key.status !== 'ACTIVE') return new WfxError('UNAUTHORIZED', `the API key is ${key.status.toLowerCase()}`);
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime()) return new WfxError('UNAUTHORIZED', 'the API key has expired');
+  return null;
+}
+
 /** Constant-time string comparison (for secrets that are not hashed, such as webhook tokens). */
 export function safeEqual(a: string, b: string): boolean {
   const ha = hash('sha256', a, 'buffer');

@@ -11,6 +11,8 @@ export interface Caller {
   readonly organization: string | null;
   readonly system: boolean;
   readonly permissions: ReadonlySet<Permission>;
+  /** A JWT's expiry, in ms since the epoch (its `exp`, with the clock skew allowed); absent for an API key, whose status and expiry live in the state. */
+  readonly expiresAtMs?: number;
 }
 
 /** What a route requires, in its `config`. */

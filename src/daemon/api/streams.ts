@@ -1,4 +1,9 @@
+import type { FastifyReply } from 'fastify';
+import type {} from 'fastify-sse-v2'; // reply.sse
 import type { Engine, LifecycleEvent, LogsAdvanced } from '../engine/engine.js';
+import type { WfxState } from '../state/state.js';
+import { credentialLapsed } from './auth.js';
+import type { Caller } from './caller.js';
 
 type LogsListener = (advanced: LogsAdvanced) => void;
 type EndListener = () => void;
@@ -92,4 +97,22 @@ function remove<T>(map: Map<string, Set<T>>, key: string, value: T): void {
   if (!set) return;
   set.delete(value);
   if (set.size === 0) map.delete(key);
+}
+
+/**
+ * For an event stream, which outlives the check of its request's credential: a function that,
+ * once `caller`'s API key is suspended, revoked or expired (or its JWT expired), sends an
+ * `error` event (`{ error: 'UNAUTHORIZED', message }`), calls `stop` and ends the stream, and
+ * returns true. The stream asks it before each event and heartbeat, so nothing is sent on a
+ * credential that would be refused now (SPEC: such keys are 401).
+ */
+export function lapsedCredential(state: WfxState, caller: Caller, now: () => Date, reply: FastifyReply, stop: () => void): () => boolean {
+  return () => {
+    const lapsed = credentialLapsed(state, caller, now());
+    if (lapsed === null) return false;
+    stop();
+    reply.sse({ event: 'error', data: JSON.stringify({ error: lapsed.code, message: lapsed.message }) });
+    reply.sseContext.source.end();
+    return true;
+  };
 }

@@ -63,6 +63,8 @@ export function createOidcVerifier(options: OidcOptions): BearerVerifier {
         audience: options.audience,
         clockTolerance: SKEW_SECONDS,
         currentDate: options.now?.(),
+        // jose checks `exp` only when a token has one: a token that never expires is refused.
+        requiredClaims: ['exp'],
       }));
     } catch (err) {
       throw new WfxError('UNAUTHORIZED', `invalid bearer token: ${describe(err)}`);
@@ -77,6 +79,7 @@ export function createOidcVerifier(options: OidcOptions): BearerVerifier {
       organization: org,
       system: false,
       permissions: permissionsOf(payload),
+      expiresAtMs: (payload.exp! + SKEW_SECONDS) * 1000,
     };
   };
 }

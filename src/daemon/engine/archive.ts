@@ -1,4 +1,5 @@
 import { WfxError } from '../../shared/errors.js';
+import { ownEntry } from '../../shared/json-object.js';
 import { applyRecord, type WfxRecord } from '../state/records.js';
 import { initialState, liveInstances, STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
@@ -43,7 +44,7 @@ export class ExecutionArchive {
     opts: { stateCd?: number; limit: number; cursor?: string },
     read: (id: string) => Promise<Instance | null>,
   ): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
-    const flow = this.deps.state.flows[processId];
+    const flow = ownEntry(this.deps.state.flows, processId);
     if (!flow || (caller.organization !== null && flow.organization !== caller.organization)) {
       throw new WfxError('PROCESS_NOT_FOUND', `no flow ${processId}`);
     }

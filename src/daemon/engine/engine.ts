@@ -10,7 +10,7 @@ import type { DurableStore, Transaction } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
 import { uuidv7 } from './ids.js';
 import { validateTaskData } from '../../shared/input-data.js';
-import { cloneData } from '../../shared/json-object.js';
+import { cloneData, ownEntry } from '../../shared/json-object.js';
 import { TimerQueue } from './timers.js';
 import { Transition, type EngineCore, type LaunchParams, type WorkOrder } from './transition.js';
 import { callHttp, type HttpCall, type HttpCallOptions } from './work/http.js';
@@ -216,7 +216,7 @@ export class Engine extends EventEmitter implements EngineCore {
 
   /** What a start runs: the flow version resolved. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND, PROCESS_NOT_PUBLISHED. */
   startParams(req: StartRequest): LaunchParams {
-    const flow = this.state.flows[req.processId];
+    const flow = ownEntry(this.state.flows, req.processId);
     if (!flow || (req.organization !== null && flow.organization !== req.organization)) {
       throw new WfxError('PROCESS_NOT_FOUND', `no flow ${req.processId}`);
     }
@@ -317,7 +317,7 @@ export class Engine extends EventEmitter implements EngineCore {
 
   /** A live or archived execution the caller may see, or null. */
   async getInstance(caller: Caller, id: string): Promise<Instance | null> {
-    const inst: Instance | null = this.state.instances[id] ?? (await this.archive.read(id));
+    const inst: Instance | null = ownEntry(this.state.instances, id) ?? (await this.archive.read(id));
     if (!inst || (caller.organization !== null && inst.organization !== caller.organization)) return null;
     return inst;
   }
@@ -428,7 +428,7 @@ export class Engine extends EventEmitter implements EngineCore {
    */
   private async running(caller: Caller, id: string): Promise<Instance> {
     const visible = (i: Instance | null | undefined): i is Instance => !!i && (caller.organization === null || i.organization === caller.organization);
-    const live = this.state.instances[id];
+    const live = ownEntry(this.state.instances, id);
     if (!visible(live)) {
       if (await this.getInstance(caller, id)) throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
       throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${id}`);

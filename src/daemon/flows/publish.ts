@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { WfxError } from '../../shared/errors.js';
+import { ownEntry } from '../../shared/json-object.js';
 import type { FlowDefinition } from '../../shared/flow/types.js';
 import type { FlowProblem } from '../../shared/flow/validate.js';
 import type { WfxRecord } from '../state/records.js';
@@ -85,7 +86,7 @@ export async function activateVersion(
   store: DurableStore<WfxState, WfxRecord>,
   req: { processId: string; organization: string | null; environment: Environment; version: string },
 ): Promise<void> {
-  const flow = store.state.flows[req.processId];
+  const flow = ownEntry(store.state.flows, req.processId);
   if (!flow || (req.organization !== null && flow.organization !== req.organization)) {
     throw new WfxError('PROCESS_NOT_FOUND', `no flow ${req.processId}`);
   }

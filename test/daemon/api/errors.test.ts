@@ -163,3 +163,24 @@ t.test('names that would reach Object.prototype are refused everywhere (no proto
   t.equal(flow.statusCode, 400, 'a node named constructor');
   t.equal(flow.json().error, 'FLOW_INVALID');
 });
+
+t.test('ids that are names a plain object inherits are unknown ids like any other, even to a system key', async (t) => {
+  const h = await apiHarness(t);
+  const system = await h.key('admin', null);
+  for (const id of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+    const cases: Array<[object, number, string]> = [
+      [{ method: 'GET', url: `/process/instance/${id}` }, 404, 'INSTANCE_NOT_FOUND'],
+      [{ method: 'POST', url: `/process/instance/${id}/cancel` }, 404, 'INSTANCE_NOT_FOUND'],
+      [{ method: 'GET', url: `/admin/api-keys/${id}` }, 404, 'NOT_FOUND'],
+      [{ method: 'PATCH', url: `/admin/api-keys/${id}`, payload: { name: 'x' } }, 404, 'NOT_FOUND'],
+      [{ method: 'GET', url: `/admin/flows/${id}` }, 404, 'PROCESS_NOT_FOUND'],
+      [{ method: 'POST', url: '/process/start', payload: { processId: id } }, 404, 'PROCESS_NOT_FOUND'],
+    ];
+    for (const [request, status, code] of cases) {
+      const res = await h.call(system, request as never);
+      t.equal(res.statusCode, status, `${JSON.stringify(request)}: ${res.body}`);
+      t.equal(res.json().error, code);
+    }
+  }
+  t.same(Object.keys(h.store.state.apiKeys), [system.keyId], 'no key was made or changed');
+});

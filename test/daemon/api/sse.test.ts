@@ -124,3 +124,53 @@ t.test('GET /events streams the lifecycle events of the caller\'s organization o
   t.match(seen[0], { type: 'PROCESS_STARTED', processId: acmeFlow });
   t.ok(seen.some((e) => (e as unknown as { processInstanceId: string }).processInstanceId === mine.processInstanceId));
 });
+
+t.test('a stream whose API key is revoked, suspended or expires sends nothing more: an error event, then it ends', async (t) => {
+  const h = await apiHarness(t);
+  const base = await listening(t, h);
+  const flow = await h.publish(FLOW, { organization: 'acme' });
+  const revoke = (keyId: string, status: 'REVOKED' | 'SUSPENDED') => h.store.commit({ type: 'apiKey.statusChanged', keyId, status, at: h.clock.now().toISOString() });
+
+  // GET /events: the key revoked, then an execution starts.
+  const watcher = await h.key('viewer', 'acme');
+  const events = readSse(await fetch(`${base}/events`, { headers: { 'x-api-key': watcher.apiKey } }));
+  await events.next(); // connected
+  await revoke(watcher.keyId, 'REVOKED');
+  await h.engine.start({ processId: flow, organization: 'acme' });
+  const after: SseEvent[] = [];
+  for await (const ev of events) if (ev.comment === undefined) after.push(ev);
+  t.equal(after.length, 1, 'one event, then the stream ended');
+  t.match(after[0], { event: 'error' });
+  t.match(JSON.parse(after[0]!.data!), { error: 'UNAUTHORIZED', message: /revoked/ });
+
+  // A log stream: the key suspended while the execution waits, then the task answered.
+  const reader = await h.key('viewer', 'acme');
+  const inst = await h.engine.start({ processId: flow, organization: 'acme' });
+  const logs = readSse(await fetch(`${base}/process/instance/${inst.processInstanceId}/logs`, { headers: { 'x-api-key': reader.apiKey } }));
+  const seen: SseEvent[] = [];
+  // Read by hand: leaving a for-await loop would close the stream.
+  for (let next = await logs.next(); !next.done; next = await logs.next()) {
+    if (next.value.comment !== undefined) continue;
+    seen.push(next.value);
+    if (next.value.data && JSON.parse(next.value.data).message === 'waiting for input') break;
+  }
+  const before = seen.length;
+  await revoke(reader.keyId, 'SUSPENDED');
+  await h.engine.submitTask({ organization: 'acme', processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'x' } });
+  for await (const ev of logs) if (ev.comment === undefined) seen.push(ev);
+  t.equal(seen.length, before + 1, 'no entry after the suspension');
+  t.match(seen.at(-1), { event: 'error' });
+  t.match(JSON.parse(seen.at(-1)!.data!), { error: 'UNAUTHORIZED', message: /suspended/ });
+
+  // An expiry reached while a stream is idle: its next heartbeat ends it.
+  const expiring = await h.key('viewer', 'acme', { expiresAt: new Date(h.clock.now().getTime() + 60_000).toISOString() });
+  const idle = readSse(await fetch(`${base}/events`, { headers: { 'x-api-key': expiring.apiKey } }));
+  await idle.next(); // connected
+  h.clock.advance(120_000);
+  await h.engine.start({ processId: flow, organization: 'acme' });
+  const last: SseEvent[] = [];
+  for await (const ev of idle) if (ev.comment === undefined) last.push(ev);
+  t.match(last, [{ event: 'error' }]);
+  t.match(JSON.parse(last[0]!.data!), { message: /expired/ });
+  t.equal(h.app.streams.subscriberCount, 0, 'the ended streams left no listener');
+});

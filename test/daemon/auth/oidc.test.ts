@@ -45,6 +45,9 @@ t.test('bearer JWTs from a real OIDC provider: accepted, mapped, and refused for
     .setExpirationTime('5m')
     .sign(privateKey);
   refusals.push(['signed by another key', forged, /signature/]);
+  const now = Math.floor(Date.now() / 1000);
+  refusals.push(['signed by the issuer, but with no expiry', idp.sign({ org_id: 'acme', roles: ['admin'], iat: now }), /exp/]);
+  t.equal((await whoami(await idp.sign({ org_id: 'acme', roles: ['admin'], iat: now, exp: now + 300 }))).statusCode, 200, 'the same token with an expiry is accepted');
   for (const [name, token, why] of refusals) {
     const res = await whoami(await token);
     t.equal(res.statusCode, 401, name);

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
+import { ownEntry } from '../../../shared/json-object.js';
 import { validateFlowSource, validateFlowValue } from '../../../shared/flow/validate.js';
 import { newApiKey } from '../../auth/api-keys.js';
 import { activateVersion, publishFlow } from '../../flows/publish.js';
@@ -56,7 +57,7 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
 
   /** A key the caller may manage: system admins any, org admins their organization's (never system keys). */
   const manageable = (caller: Caller, keyId: string): ApiKey => {
-    const key = state.apiKeys[keyId];
+    const key = ownEntry(state.apiKeys, keyId);
     if (!key || (!caller.system && key.organization !== caller.organization)) throw new WfxError('NOT_FOUND', `no API key ${keyId}`);
     return key;
   };
@@ -183,7 +184,7 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
 
   const publish = { auth: { permission: 'WORKFLOW_PUBLISH' as const } };
   const visibleFlow = (caller: Caller, processId: string) => {
-    const flow = state.flows[processId];
+    const flow = ownEntry(state.flows, processId);
     if (!flow || (caller.organization !== null && flow.organization !== caller.organization)) throw new WfxError('PROCESS_NOT_FOUND', `no flow ${processId}`);
     return flow;
   };

@@ -3,13 +3,16 @@ import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, app.swagger()
 import { VERSION } from '../../../shared/version.js';
 import type { LifecycleEvent } from '../../engine/engine.js';
+import type { WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
-import type { StreamHub } from '../streams.js';
+import { lapsedCredential, type StreamHub } from '../streams.js';
 
 export interface MetaRouteDeps {
   readonly store: DurableStore<unknown, unknown>;
+  readonly state: WfxState;
   readonly hub: StreamHub;
   readonly heartbeatSeconds?: number;
+  readonly now?: () => Date;
 }
 
 /** GET /health, /auth/whoami, /events (SSE), /openapi.json. */
@@ -45,9 +48,9 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
       let n = 0;
       const unsubscribe = deps.hub.watchEvents((e: LifecycleEvent) => {
         if (org !== null && e.organization !== org) return;
-        reply.sse({ id: String(++n), event: e.type, data: JSON.stringify(e) });
+        if (!lapsed()) reply.sse({ id: String(++n), event: e.type, data: JSON.stringify(e) });
       });
-      const heartbeat = setInterval(() => reply.sse({ comment: 'heartbeat' }), (deps.heartbeatSeconds ?? 15) * 1000);
+      const heartbeat = setInterval(() => lapsed() || reply.sse({ comment: 'heartbeat' }), (deps.heartbeatSeconds ?? 15) * 1000);
       const stop = () => {
         clearInterval(heartbeat);
         unsubscribe();
@@ -57,6 +60,7 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
         stop();
         reply.sseContext.source.end();
       });
+      const lapsed = lapsedCredential(deps.state, request.caller!, deps.now ?? (() => new Date()), reply, stop);
       request.raw.on('close', stop);
       reply.sse({ comment: 'connected' });
       return reply;

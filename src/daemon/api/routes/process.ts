@@ -2,13 +2,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { WfxError } from '../../../shared/errors.js';
-import { extensibleCopy } from '../../../shared/json-object.js';
+import { extensibleCopy, ownEntry } from '../../../shared/json-object.js';
 import type { Engine } from '../../engine/engine.js';
 import { waitingTasks } from '../../engine/tasks.js';
 import { ENVIRONMENTS, logEntry, STATE, type Environment, type Instance, type WfxState } from '../../state/state.js';
 import type { Caller } from '../caller.js';
 import { NAME_SCHEMA } from '../organization.js';
-import type { StreamHub } from '../streams.js';
+import { lapsedCredential, type StreamHub } from '../streams.js';
 
 export interface ProcessRouteDeps {
   readonly engine: Engine;
@@ -16,6 +16,7 @@ export interface ProcessRouteDeps {
   readonly state: WfxState;
   /** Seconds between SSE heartbeat comments (default 15). */
   readonly heartbeatSeconds?: number;
+  readonly now?: () => Date;
 }
 
 const error = { $ref: 'Error#' };
@@ -247,6 +248,7 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
       const after = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : 0;
       let sent = after; // entries 1..sent have been sent
       const sendUpTo = (of: Instance, upTo: number) => {
+        if (sent < upTo && lapsed()) return;
         for (; sent < upTo; sent++) reply.sse({ id: String(sent + 1), data: JSON.stringify(logEntry(of, of.logs[sent]!)) });
       };
       let ended = false;
@@ -258,14 +260,15 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
         untrack();
       };
       const finish = () => {
-        if (ended) return;
+        if (ended || lapsed()) return;
         reply.sse({ event: 'end', data: JSON.stringify({ processInstanceId: inst.processInstanceId }) });
         stop();
         reply.sseContext.source.end();
       };
       // Subscribe before replaying: no await between the two, so nothing falls in between.
       const unsubscribe = hub.watchExecution(inst.processInstanceId, (a) => sendUpTo(a.instance, a.upTo), finish);
-      const heartbeat = setInterval(() => reply.sse({ comment: 'heartbeat' }), heartbeatMs);
+      const heartbeat = setInterval(() => lapsed() || reply.sse({ comment: 'heartbeat' }), heartbeatMs);
+      const lapsed = lapsedCredential(deps.state, request.caller!, deps.now ?? (() => new Date()), reply, stop);
       // A graceful stop ends the stream without `end`: the client reconnects with Last-Event-ID.
       const untrack = hub.track(() => {
         stop();
@@ -345,7 +348,7 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
       }
       const organization = caller.system ? (q.organization ?? null) : caller.organization;
       if (q.processId !== undefined) {
-        const flow = deps.state.flows[q.processId];
+        const flow = ownEntry(deps.state.flows, q.processId);
         if (!flow || (organization !== null && flow.organization !== organization)) throw new WfxError('PROCESS_NOT_FOUND', `no flow ${q.processId}`);
       }
       return waitingTasks(deps.state, { organization, processId: q.processId, limit: q.limit, cursor: q.cursor });
