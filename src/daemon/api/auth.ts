@@ -73,9 +73,16 @@ export function authenticateApiKey(state: WfxState, value: string, now: Date): A
   if (!parsed) throw new WfxError('UNAUTHORIZED', 'the X-API-Key header is not of the form apk_{keyId}_{secret}');
   const key = state.apiKeys[parsed.keyId];
   if (!keyMatches(parsed.secret, key ?? null) || !key) throw new WfxError('UNAUTHORIZED', 'invalid API key');
-  if (key.status !== 'ACTIVE') throw new WfxError('UNAUTHORIZED', `the API key is ${key.status.toLowerCase()}`);
-  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime()) throw new WfxError('UNAUTHORIZED', 'the API key has expired');
+  const lapsed = keyLapsed(key, now);
+  if (lapsed !== null) throw lapsed;
   return key;
+}
+
+/** Why `key` is refused now (suspended, revoked, expired), or null while it is good. */
+function keyLapsed(key: ApiKey, now: Date): WfxError | null {
+  if (key.status !== 'ACTIVE') return new WfxError('UNAUTHORIZED', `the API key is ${key.status.toLowerCase()}`);
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime()) return new WfxError('UNAUTHORIZED', 'the API key has expired');
+  return null;
 }
 
 /**
@@ -86,10 +93,7 @@ export function authenticateApiKey(state: WfxState, value: string, now: Date): A
 export function credentialLapsed(state: WfxState, caller: Caller, now: Date): WfxError | null {
   if (caller.kind === 'jwt') return caller.expiresAtMs !== undefined && caller.expiresAtMs <= now.getTime() ? new WfxError('UNAUTHORIZED', 'the bearer token has expired') : null;
   const key = caller.keyId === null ? undefined : state.apiKeys[caller.keyId];
-  if (!key || !Object.hasOwn(state.apiKeys, key.keyId)) return new WfxError('UNAUTHORIZED', 'invalid API key');
-  if (key.status !== 'ACTIVE') return new WfxError('UNAUTHORIZED', `the API key is ${key.status.toLowerCase()}`);
-  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime()) return new WfxError('UNAUTHORIZED', 'the API key has expired');
-  return null;
+  return key ? keyLapsed(key, now) : new WfxError('UNAUTHORIZED', 'invalid API key');
 }
 
 /** Constant-time string comparison (for secrets that are not hashed, such as webhook tokens). */
