@@ -208,9 +208,8 @@ export function freeGradually(fh: FileHandle, pace: FreeingPace = {}): Freeing {
 }
 
 /**
- * Unlinks `path` and returns the file, still open, for Freeings to free once the caller has
- * fsynced the directory (so the name is gone for good before any block is). Null when there was
- * nothing to remove; throws what unlink throws.
+ * Unlinks `path` and returns the file, still open, to be freed once the directory is fsynced
+ * (Freeings.unlinkIn does both). Null when there was nothing to remove; throws what unlink throws.
  */
 export async function unlinkKeepingOpen(path: string): Promise<FileHandle | null> {
   const fh = await open(path, 'r+').catch(() => null);
@@ -244,6 +243,31 @@ export class Freeings {
   private resolveIdle: (() => void) | null = null;
 
   constructor(private readonly pace: FreeingPace = {}) {}
+
+  /**
+   * Runs `work`, which removes files of `dir` through the `unlink` it is given; once it is done
+   * and the directory fsynced (so each name is gone for good before any block is: a journal
+   * segment cut short under its name would read as damage), frees them. Should `work` or the
+   * fsync throw, the files are only closed. Resolves with what `work` gives.
+   */
+  async unlinkIn<T>(dir: string, work: (unlink: (path: string) => Promise<void>) => Promise<T>): Promise<T> {
+    const unlinked: FileHandle[] = [];
+    let removals = 0;
+    let result: T;
+    try {
+      result = await work(async (path) => {
+        const fh = await unlinkKeepingOpen(path);
+        removals++;
+        if (fh) unlinked.push(fh);
+      });
+      if (removals > 0) await fsyncDir(dir);
+    } catch (err) {
+      await Promise.all(unlinked.map((fh) => fh.close().catch(() => undefined)));
+      throw err;
+    }
+    for (const fh of unlinked) this.add(fh);
+    return result;
+  }
 
   /** Frees `fh` after the files given before it. */
   add(fh: FileHandle | null): void {

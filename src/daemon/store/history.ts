@@ -2,7 +2,7 @@ import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
-import { ensurePrivateDir, Freeings, fsyncDir, unlinkKeepingOpen } from './fs-util.js';
+import { ensurePrivateDir, Freeings } from './fs-util.js';
 
 const BUCKET_RE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** Buckets whose id index is kept in memory; older ones are re-read on demand. */
@@ -184,25 +184,13 @@ export class History {
    * meanwhile it is kept. Their blocks are freed gradually once the directory is fsynced.
    */
   async prune(cutoff: Date): Promise<PruneReport> {
-    let buckets = 0;
-    let bytes = 0;
-    const unlinked: FileHandle[] = [];
-    try {
-      await this.pruneInto(cutoff, unlinked, (size) => {
-        buckets++;
-        bytes += size;
-      });
-      if (buckets > 0) await fsyncDir(this.dir);
-    } catch (err) {
-      await Promise.all(unlinked.map((fh) => fh.close().catch(() => undefined)));
-      throw err;
-    }
-    for (const fh of unlinked) this.freeings.add(fh);
-    return { buckets, bytes };
+    return this.freeings.unlinkIn(this.dir, (unlink) => this.pruneWith(cutoff, unlink));
   }
 
-  /** Unlinks the buckets prune() deletes, keeping each open in `unlinked`; `removed` counts each. */
-  private async pruneInto(cutoff: Date, unlinked: FileHandle[], removed: (size: number) => void): Promise<void> {
+  /** prune(), its files removed through `unlink`. */
+  private async pruneWith(cutoff: Date, unlink: (path: string) => Promise<void>): Promise<PruneReport> {
+    let buckets = 0;
+    let bytes = 0;
     for (const name of await readdir(this.dir)) {
       const m = BUCKET_RE.exec(name);
       if (!m) continue;
@@ -229,14 +217,15 @@ export class History {
         const now = await stat(path).catch(() => null);
         if (!now || now.mtimeMs >= cutoff.getTime()) continue; // written meanwhile: keep it
         this.indexes.delete(bucket);
-        const fh = await unlinkKeepingOpen(path);
-        if (fh) unlinked.push(fh);
-        removed(now.size);
+        await unlink(path);
+        buckets++;
+        bytes += now.size;
       } finally {
         if (this.closing.get(bucket) === pruning) this.closing.delete(bucket);
         release();
       }
     }
+    return { buckets, bytes };
   }
 
   /** Resolves once the buckets pruned so far are freed. */

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type Frame, type JsonPieces, type TailAfterBad } from './frame.js';
-import type { FileHandle } from 'node:fs/promises';
-import { ensurePrivateDir, Freeings, fsyncDir, unlinkKeepingOpen } from './fs-util.js';
+import { ensurePrivateDir, Freeings } from './fs-util.js';
 
 const SEGMENT_RE = /^(\d{20})\.wal$/;
 
@@ -195,23 +194,15 @@ export class Journal<E> {
    * directory is fsynced (Freeings): a segment cut short under its name would be damage to the
    * next open. Returns how many were deleted.
    */
-  async retire(throughSeq: number): Promise<number> {
-    const unlinked: FileHandle[] = [];
-    let removed = 0;
-    try {
+  retire(throughSeq: number): Promise<number> {
+    return this.freeings.unlinkIn(this.dir, async (unlink) => {
+      let removed = 0;
       while (this.segments.length > 1 && this.segments[1]! - 1 <= throughSeq) {
-        const first = this.segments.shift()!;
-        const fh = await unlinkKeepingOpen(join(this.dir, segmentName(first)));
-        if (fh) unlinked.push(fh);
+        await unlink(join(this.dir, segmentName(this.segments.shift()!)));
         removed++;
       }
-      if (removed > 0) await fsyncDir(this.dir);
-    } catch (err) {
-      await Promise.all(unlinked.map((fh) => fh.close().catch(() => undefined)));
-      throw err;
-    }
-    for (const fh of unlinked) this.freeings.add(fh);
-    return removed;
+      return removed;
+    });
   }
 
   /** Number of segment files, the one being written included. */
