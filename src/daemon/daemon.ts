@@ -123,6 +123,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     };
     await writeFileAtomic(paths.daemonJson, `${JSON.stringify(info, null, 2)}\n`);
     logger.info({ url: info.url, dataDir: options.dataDir, bootstrapKey: paths.bootstrapKey }, 'wfx daemon listening');
+    // Up: the route validators not compiled yet are compiled now, a turn of the event loop at a time.
+    app.compileValidators().catch((err: unknown) => logger.error({ err }, 'a route schema does not compile'));
     return serve({ options, info, logger, closeLog, lock, store, history, engine, scheduler, email, app, daemonJson: paths.daemonJson });
   } catch (err) {
     for (const undo of cleanup) await undo().catch(() => undefined);

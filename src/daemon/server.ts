@@ -25,7 +25,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The SSE fan-out (its subscriber count is a diagnostic). */
     streams: StreamHub;
-    /** Compiles every route validator not compiled yet (the daemon does it once it listens); rejects with a schema's compile error. */
+    /** Compiles every route validator not compiled yet (the daemon does it once it is up); rejects with a schema's compile error. */
     compileValidators: () => Promise<void>;
   }
 }
@@ -104,10 +104,11 @@ interface RouteValidator {
 
 /**
  * The routes' validators. Bodies are checked strictly (a mistyped field is an error, not
- * coerced); query and path coerce. Each is compiled when its route first needs it or, after the
- * server listens, by `compileAll` a turn of the event loop at a time, not while the daemon
- * starts: compiling them (and Ajv's meta-schema) took ~100 ms of every start
- * (docs/performance.md).
+ * coerced); query and path coerce. Each is compiled when its route first needs it or, once the
+ * daemon is up, by `compileAll` a turn of the event loop at a time, not while the daemon
+ * starts: compiling them (and Ajv's meta-schema) took ~100 ms of every start, and begun as soon
+ * as the server listened, they still put ~60 ms between it and the daemon saying it is up (a
+ * compile between each of the steps that write daemon.json; docs/performance.md).
  */
 export function validatorCompilers() {
   const strict = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false, allowUnionTypes: true });
@@ -165,12 +166,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
   const validators = validatorCompilers();
   app.setValidatorCompiler(validators.compile);
-  // Validators not compiled by a request yet are compiled once the server listens, in the
-  // background, so that the first request of a route does not wait for it.
+  // Validators not compiled by a request yet are compiled in the background once the daemon is
+  // up (daemon.ts), so that the first request of a route does not wait for it.
   app.decorate('compileValidators', validators.compileAll);
-  app.addHook('onListen', async () => {
-    validators.compileAll().catch((err: unknown) => app.log.error({ err }, 'a route schema does not compile'));
-  });
 
   app.setErrorHandler((err, request, reply) => {
     const { status, body } = toErrorAnswer(err);

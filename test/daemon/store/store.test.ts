@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -335,4 +336,16 @@ t.test('given the bytes of its snapshot read already (a daemon starting), the st
   // A read that fails (here: a directory) fails the open, with the read's error.
   await t.rejects(open(dir, { snapshotBytes: readFileBytes(dir) }), { code: 'EISDIR' });
   t.equal(await readFileBytes(join(dir, 'none.json')), null, 'no such file: no snapshot');
+});
+
+t.test('a snapshot is read whole, in as many pieces as it takes', async (t) => {
+  const dir = t.testdir();
+  const content = randomBytes((1 << 20) + 3);
+  await writeFile(join(dir, 'snapshot.json'), content);
+  for (const piece of [1 << 16, (1 << 16) + 1, 1 << 26]) {
+    const bytes = await readFileBytes(join(dir, 'snapshot.json'), piece);
+    t.ok(bytes?.equals(content), `pieces of ${piece} bytes`);
+  }
+  await writeFile(join(dir, 'empty.json'), '');
+  t.equal((await readFileBytes(join(dir, 'empty.json')))?.length, 0, 'an empty file is zero bytes, not null');
 });
