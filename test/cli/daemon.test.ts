@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { appendFile, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
+import { daemonV8Flags } from '../../src/cli/commands/daemon.js';
 import { lockOwnerPid } from '../../src/daemon/store/lock.js';
 import { killIfAlive, wfx, WFX_BIN } from '../helpers/cli.js';
 
@@ -87,6 +88,27 @@ t.test('after kill -9 the stale lock does not block a restart, and state is kept
   const second = await start(t, dataDir);
   t.not(second.pid, first.pid);
   t.equal(await readFile(join(dataDir, 'bootstrap.key'), 'utf8'), key, 'not bootstrapped twice: the store kept its state');
+  t.equal((await fetch(`${second.url}/health`)).status, 200);
+  t.equal((await wfx(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
+});
+
+t.test('a background daemon gets its V8 flags: the old generation sized for its snapshot when that is large', async (t) => {
+  const young = '--max-semi-space-size=32';
+  t.same(daemonV8Flags(0), [young], 'no snapshot');
+  t.same(daemonV8Flags(32 * 2 ** 20 - 1), [young], 'under 32 MiB: V8 sizes the old generation itself');
+  t.same(daemonV8Flags(131_767_975), [young, '--initial-old-space-size=377'], '100,000 waiting: 3 times the snapshot, in MiB');
+
+  // A real daemon: its snapshot grown past 32 MiB with JSON's whitespace, which it parses as before.
+  const dataDir = join(t.testdir(), 'data');
+  const cmdline = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+  const first = await start(t, dataDir);
+  if (process.platform === 'linux') t.ok((await cmdline(first.pid)).includes(young) && !(await cmdline(first.pid)).some((a) => a.startsWith('--initial-old-space-size')), 'a first start: the young generation set, not the old');
+  t.equal((await wfx(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
+  const snapshot = join(dataDir, 'snapshot.json');
+  await appendFile(snapshot, ' '.repeat(32 * 2 ** 20));
+  const size = (await stat(snapshot)).size;
+  const second = await start(t, dataDir);
+  if (process.platform === 'linux') t.ok((await cmdline(second.pid)).includes(`--initial-old-space-size=${Math.ceil((3 * size) / 2 ** 20)}`), 'a restart on the large snapshot: the old generation set');
   t.equal((await fetch(`${second.url}/health`)).status, 200);
   t.equal((await wfx(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
 });
