@@ -299,7 +299,7 @@ async function stop(ctx: CliContext, cmd: Command): Promise<void> {
 /** What GET /health reports of damage found in history (HistoryDamageReport on the wire). */
 interface HistoryDamage {
   readonly damagedRecords: number;
-  readonly findings: ReadonlyArray<{ file: string; offset: number; code: string; instanceId?: string }>;
+  readonly findings: ReadonlyArray<{ file: string; offset: number; code: string }>;
 }
 
 async function status(ctx: CliContext, cmd: Command): Promise<void> {
@@ -336,7 +336,7 @@ async function status(ctx: CliContext, cmd: Command): Promise<void> {
     const damage = 'history' in health ? health.history : undefined;
     if (damage && damage.findings.length > 0) {
       ctx.stdout.write(`  history         ${damage.damagedRecords} damaged record${damage.damagedRecords === 1 ? '' : 's'} (restore from a backup: docs/operations.md)\n`);
-      for (const f of damage.findings) ctx.stdout.write(`    ${f.code} ${f.file} at byte ${f.offset}${f.instanceId ? ` (${f.instanceId})` : ''}\n`);
+      for (const f of damage.findings) ctx.stdout.write(`    ${f.code} ${f.file} at byte ${f.offset}\n`);
     }
     if (triggers) {
       const failing = triggers.filter((tr) => tr.state !== 'active').length;

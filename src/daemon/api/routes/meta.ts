@@ -25,8 +25,11 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
     schema: { tags: ['meta'], summary: 'Liveness: 200 while the daemon can serve' },
     handler: async () => {
       if (deps.store.failed) throw deps.store.failed;
+      if (!deps.historyDamage) return { status: 'ok', version: VERSION };
       // Damage to finished executions does not stop serving; it is reported here for operators.
-      return deps.historyDamage ? { status: 'ok', version: VERSION, history: deps.historyDamage() } : { status: 'ok', version: VERSION };
+      // Without a credential, where only: which executions are damaged is in the daemon log.
+      const { damagedRecords, findings } = deps.historyDamage();
+      return { status: 'ok', version: VERSION, history: { damagedRecords, findings: findings.map(({ file, offset, code, message }) => ({ file, offset, code, message })) } };
     },
   });
 
