@@ -90,7 +90,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       logger,
     });
     cleanup.unshift(() => store.close({ checkpoint: false }));
-    const history = await History.open(paths.history);
+    const history = await History.open(paths.history, { logger });
     cleanup.unshift(() => history.close());
     await bootstrap(store, paths.bootstrapKey, logger);
     const engine = new Engine({ store, history, onError: (err, what) => logger.error({ err }, `engine: ${what} failed`) });
@@ -109,7 +109,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // jose (46 ES modules) loads only for a daemon that accepts OIDC tokens: with it, every start
     // imported this module ~40 ms longer (docs/performance.md, the table of changes).
     const bearer = options.oidc ? (await import('./auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
-    const app = buildServer({ store, engine, webhooks, logger, accessLog, bodyLimit: options.bodyLimit, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()] });
+    const app = buildServer({ store, engine, webhooks, logger, accessLog, bodyLimit: options.bodyLimit, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()], historyDamage: () => history.damage() });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7878 });
     cleanup.unshift(() => app.close());
     const address = app.server.address() as AddressInfo;

@@ -14,6 +14,7 @@ import { emailConnectionRoutes } from './api/routes/email-connections.js';
 import { triggerRoutes } from './api/routes/triggers.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
 import type { TriggerHealth } from './triggers/health.js';
+import type { HistoryDamageReport } from './store/history.js';
 import { StreamHub } from './api/streams.js';
 import type { Engine } from './engine/engine.js';
 import type { WfxRecord } from './state/records.js';
@@ -48,6 +49,8 @@ export interface ServerOptions {
   readonly now?: () => Date;
   /** Health of the schedule and email triggers (GET /admin/triggers); none without those services. */
   readonly triggerHealth?: () => readonly TriggerHealth[];
+  /** Damage found in history (GET /health's `history`); left out without it. */
+  readonly historyDamage?: () => HistoryDamageReport;
 }
 
 /** Body of every error answer (SPEC.md section 5). */
@@ -209,7 +212,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   installAuth(app, { state: options.store.state, limiter, bearer: options.bearer, now: options.now, accessLog: options.accessLog });
 
   void app.register(async (routes) => {
-    metaRoutes(routes, { store: options.store as DurableStore<unknown, unknown>, state: options.store.state, hub, heartbeatSeconds: options.heartbeatSeconds, now: options.now });
+    metaRoutes(routes, { store: options.store as DurableStore<unknown, unknown>, state: options.store.state, hub, heartbeatSeconds: options.heartbeatSeconds, now: options.now, historyDamage: options.historyDamage });
     processRoutes(routes, { engine: options.engine, hub, state: options.store.state, heartbeatSeconds: options.heartbeatSeconds, now: options.now });
     adminRoutes(routes, { store: options.store, limiter, now: options.now });
     webhookRoutes(routes, { store: options.store, receiver: options.webhooks, now: options.now });

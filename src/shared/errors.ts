@@ -51,6 +51,10 @@ export const ERROR_CODES = {
     hint: 'A write to disk failed (disk full or I/O error). The daemon stops accepting writes; free space and restart it.',
   },
   STORE_CLOSED: { status: 503 },
+  HISTORY_DAMAGED: {
+    status: 500,
+    hint: 'The execution finished, but its history record is damaged on disk (see `wfx daemon status`). Restore the named history file from a backup.',
+  },
 
   // CLI
   USAGE_ERROR: { status: 400, hint: 'See `wfx --help`.' },

@@ -296,6 +296,12 @@ async function stop(ctx: CliContext, cmd: Command): Promise<void> {
   throw new WfxError('DAEMON_START_FAILED', `the daemon (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s; see ${dataDirPaths(dataDir).daemonLog}`);
 }
 
+/** What GET /health reports of damage found in history (HistoryDamageReport on the wire). */
+interface HistoryDamage {
+  readonly damagedRecords: number;
+  readonly findings: ReadonlyArray<{ file: string; offset: number; code: string }>;
+}
+
 async function status(ctx: CliContext, cmd: Command): Promise<void> {
   const g = globals(cmd);
   const dataDir = dataDirOf(ctx, g);
@@ -308,10 +314,10 @@ async function status(ctx: CliContext, cmd: Command): Promise<void> {
     ctx.exitCode = EXIT.UNREACHABLE;
     return;
   }
-  let health: { status: string; version: string } | { status: 'unreachable'; error: string };
+  let health: { status: string; version: string; history?: HistoryDamage } | { status: 'unreachable'; error: string };
   try {
     const res = await fetch(`${info.url}/health`, { signal: AbortSignal.timeout(5000) });
-    health = (await res.json()) as { status: string; version: string };
+    health = (await res.json()) as { status: string; version: string; history?: HistoryDamage };
   } catch (err) {
     health = { status: 'unreachable', error: (err as Error).message };
   }
@@ -327,6 +333,11 @@ async function status(ctx: CliContext, cmd: Command): Promise<void> {
         `  started         ${info.startedAt}\n` +
         `  data directory  ${info.dataDir}\n`,
     );
+    const damage = 'history' in health ? health.history : undefined;
+    if (damage && damage.findings.length > 0) {
+      ctx.stdout.write(`  history         ${damage.damagedRecords} damaged record${damage.damagedRecords === 1 ? '' : 's'} (restore from a backup: docs/operations.md)\n`);
+      for (const f of damage.findings) ctx.stdout.write(`    ${f.code} ${f.file} at byte ${f.offset}\n`);
+    }
     if (triggers) {
       const failing = triggers.filter((tr) => tr.state !== 'active').length;
       ctx.stdout.write(`  triggers        ${triggers.length}${failing ? ` (${failing} not active)` : ''}\n`);

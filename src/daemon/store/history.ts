@@ -1,10 +1,10 @@
-import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import { open, readdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
-import { ensurePrivateDir, Freeings } from './fs-util.js';
-
-const BUCKET_RE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
+import { ensurePrivateDir, FILE_MODE, fsyncDir, Freeings } from './fs-util.js';
+import { BUCKET_RE, damagedLine, idOfHeader, openMarkerPath, scanFrames, truncatedAt, type HistoryFinding } from './history-check.js';
 /** Buckets whose id index is kept in memory; older ones are re-read on demand. */
 const INDEX_CACHE_BUCKETS = 4;
 /** A bucket file is indexed this much at a time, so that a large one does not hold the event loop. */
@@ -12,8 +12,14 @@ const INDEX_CHUNK = 8 << 20;
 /** Buckets kept open for appending. */
 const OPEN_WRITERS = 4;
 
-/** Where a document is, and the tags it was put with (listing reads tags, not documents). */
-type IndexEntry = { readonly offset: number; readonly length: number; readonly tags: readonly string[] };
+/** Damage findings kept for the report (the count goes on past them). */
+const FINDINGS_KEPT = 100;
+
+/**
+ * Where a document is, and the tags it was put with (listing reads tags, not documents).
+ * `damaged`: the only copy of the id is a line that fails its check (its header still names it).
+ */
+type IndexEntry = { readonly offset: number; readonly length: number; readonly tags: readonly string[]; readonly damaged?: true };
 
 /** A bucket's id index, built from its file up to `covered` bytes (whole lines). */
 interface BucketIndex {
@@ -23,6 +29,20 @@ interface BucketIndex {
 
 /** Reads from `position` into `buf`; returns the bytes read (a seam for tests). */
 type ReadAt = (fh: FileHandle, buf: Buffer, position: number) => Promise<number>;
+
+/** History's log lines (the daemon passes its pino logger). */
+export interface HistoryLogger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Damage found in history since it was opened (GET /health's `history`, `wfx daemon status`). */
+export interface HistoryDamageReport {
+  /** Records found damaged or cut short (HISTORY_FRAME_DAMAGED, HISTORY_TRUNCATED). */
+  readonly damagedRecords: number;
+  /** Where, the first ones found (at most 100), torn writes of a crash included. */
+  readonly findings: readonly HistoryFinding[];
+}
 
 /** What `prune` gave back. */
 export interface PruneReport {
@@ -59,23 +79,98 @@ export class History {
   private readonly indexes = new Map<string, BucketIndex>();
   /** A bucket's index being brought up to date: one at a time per bucket. */
   private readonly indexing = new Map<string, Promise<Map<string, IndexEntry> | null>>();
+  /** Damage reported so far, by file then offset: a bucket indexed again reports it once. */
+  private readonly reported = new Map<string, Set<number>>();
+  private readonly findings: HistoryFinding[] = [];
+  private damagedRecords = 0;
 
   private constructor(
     private readonly dir: string,
     private readonly readAt: ReadAt,
+    private readonly logger: HistoryLogger,
   ) {}
 
   /**
    * Opens (creating 0700) the history directory. `readAt` reads part of a bucket file to index
-   * it (a seam for tests that need to act between those reads).
+   * it (a seam for tests that need to act between those reads). Each bucket's tail is checked:
+   * a crash's torn last write is cut (logged as a WARN), a bucket cut short is reported (an
+   * ERROR, and in `damage()`), and its damaged last line kept.
    */
-  static async open(dir: string, options: { readAt?: ReadAt } = {}): Promise<History> {
+  static async open(dir: string, options: { readAt?: ReadAt; logger?: HistoryLogger } = {}): Promise<History> {
     await ensurePrivateDir(dir);
-    // A crash leaves the zeros written ahead of the data in the buckets being appended to:
-    // cut now, so that a bucket nobody appends to again reads to its last frame and no further.
+    const history = new History(
+      dir,
+      options.readAt ?? (async (fh, buf, position) => (await fh.read(buf, 0, buf.length, position)).bytesRead),
+      options.logger ?? silent,
+    );
     // A bucket that cannot be read is skipped here (its zeros, if any, are only read past).
-    for (const name of await readdir(dir)) if (BUCKET_RE.test(name)) await cutZeroTail(join(dir, name)).catch(() => undefined);
-    return new History(dir, options.readAt ?? (async (fh, buf, position) => (await fh.read(buf, 0, buf.length, position)).bytesRead));
+    for (const name of await readdir(dir)) {
+      const bucket = BUCKET_RE.exec(name)?.[1];
+      if (bucket !== undefined) await history.recoverTail(bucket).catch(() => undefined);
+    }
+    return history;
+  }
+
+  /**
+   * After a crash, cuts the zeros written ahead of a bucket's data and, in a bucket whose
+   * appender was open (its marker is there) or that ends in zeros, the incomplete last line of
+   * the write in flight: never acknowledged, so cut with a WARN. An incomplete last line in a
+   * bucket closed cleanly is damage: reported, and ended with an LF so that appends start a line
+   * of their own and the damaged bytes stay for the operator to see.
+   */
+  private async recoverTail(bucket: string): Promise<void> {
+    const name = `${bucket}.jsonl`;
+    const path = join(this.dir, name);
+    const marker = openMarkerPath(this.dir, bucket);
+    const wasOpen = await stat(marker).then(
+      () => true,
+      () => false,
+    );
+    const fh = await open(path, 'r+');
+    try {
+      const { size, atime, mtime } = await fh.stat();
+      const last = Buffer.alloc(1);
+      if (size > 0) await fh.read(last, 0, 1, size - 1);
+      if (size > 0 && last[0] !== 0x0a) {
+        const keep = await dataEnd(fh, size);
+        const head = Buffer.alloc(Math.min(160, size - keep));
+        await fh.read(head, 0, head.length, keep);
+        if (last[0] === 0 || wasOpen) {
+          const torn = head.length > 0 && head[0] !== 0;
+          await fh.truncate(keep);
+          // Cutting writes no data: the file keeps the time of its last write, which retention goes by.
+          await fh.utimes(atime, mtime);
+          await fh.sync();
+          if (torn) this.logger.warn({ file: path, offset: keep, bytes: size - keep, instanceId: idOfHeader(head) }, 'history: cut off a torn write at the end (a crash during a write)');
+        } else {
+          this.report(truncatedAt(name, head, keep));
+          await fh.write('\n', size);
+          await fh.utimes(atime, mtime);
+          await fh.sync();
+        }
+      }
+    } finally {
+      await fh.close();
+    }
+    if (wasOpen) await unlink(marker).catch(() => undefined);
+  }
+
+  /** Logs a damage finding once per file and offset, counts it and keeps it for `damage()`. */
+  private report(finding: HistoryFinding): void {
+    let offsets = this.reported.get(finding.file);
+    if (!offsets) this.reported.set(finding.file, (offsets = new Set()));
+    if (offsets.has(finding.offset)) return;
+    offsets.add(finding.offset);
+    if (finding.code !== 'HISTORY_TORN_WRITE') this.damagedRecords++;
+    if (this.findings.length < FINDINGS_KEPT) this.findings.push(finding);
+    const fields = { file: join(this.dir, finding.file), offset: finding.offset, code: finding.code, instanceId: finding.instanceId };
+    if (finding.code === 'HISTORY_TORN_WRITE') this.logger.warn(fields, `history: ${finding.message}`);
+    else this.logger.error(fields, `history: ${finding.message}; restore the file from a backup`);
+  }
+
+  /** Damage found since history was opened: at open, and in the buckets read since (verifyHistory checks them all). */
+  damage(): HistoryDamageReport {
+    return { damagedRecords: this.damagedRecords, findings: [...this.findings] };
   }
 
   /**
@@ -144,12 +239,20 @@ export class History {
     }
   }
 
-  /** The latest document stored under `id` in `bucket`, or null. */
+  /**
+   * The latest document stored under `id` in `bucket`, or null. Throws WfxError HISTORY_DAMAGED
+   * when the only record of `id` is damaged.
+   */
   async get<T = unknown>(bucket: string, id: string): Promise<T | null> {
     assertBucket(bucket);
     const index = await this.index(bucket);
     const at = index?.get(id);
     if (!index || !at) return null;
+    if (at.damaged) {
+      throw new WfxError('HISTORY_DAMAGED', `the history record of ${id} is damaged (${bucket}.jsonl at byte ${at.offset})`, {
+        details: { file: `${bucket}.jsonl`, offset: at.offset },
+      });
+    }
     const fh = await open(join(this.dir, `${bucket}.jsonl`), 'r');
     try {
       const buf = Buffer.alloc(at.length);
@@ -166,7 +269,10 @@ export class History {
     assertBucket(bucket);
     const index = await this.index(bucket);
     if (!index) return [];
-    return [...index.entries()].map(([id, e]) => ({ id, tags: e.tags })).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    const listed: Array<{ id: string; tags: readonly string[] }> = [];
+    // A damaged record's tags cannot be trusted; it is reported, not listed.
+    for (const [id, e] of index) if (!e.damaged) listed.push({ id, tags: e.tags });
+    return listed.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   }
 
   /** The bucket names on disk, newest first. */
@@ -211,7 +317,7 @@ export class History {
       this.closing.set(bucket, pruning);
       try {
         await previous;
-        await writer?.then((w) => w.close()).catch(() => undefined);
+        if (writer) await this.closeWriter(bucket, writer);
         // A put came meanwhile (its appender opens once this prune is done): keep the bucket.
         if (this.writers.has(bucket)) continue;
         const now = await stat(path).catch(() => null);
@@ -235,10 +341,10 @@ export class History {
 
   /** Flushes and closes every open bucket (and frees what is left of pruned ones at once). */
   async close(): Promise<void> {
-    const writers = [...this.writers.values()];
+    const writers = [...this.writers];
     this.writers.clear();
     this.ready = null;
-    await Promise.all([...writers.map(async (w) => (await w).close()), ...this.closing.values()]);
+    await Promise.all([...[...writers].map(([bucket, w]) => this.closeWriter(bucket, w, true)), ...this.closing.values()]);
     await this.freeings.finish();
   }
 
@@ -256,7 +362,10 @@ export class History {
     }
     const path = join(this.dir, `${bucket}.jsonl`);
     const previous = this.closing.get(bucket) ?? Promise.resolve();
-    const opening = previous.then(() => cutTail(path)).then(() => AppendFile.forFile(path, { preallocate: true }));
+    const opening = previous
+      .then(() => cutTail(path))
+      .then(() => this.markOpen(bucket))
+      .then(() => AppendFile.forFile(path, { preallocate: true }));
     // One that cannot open (the tail could not be cut) is not kept: the next put tries again.
     opening.catch(() => {
       if (this.writers.get(bucket) === opening) this.writers.delete(bucket);
@@ -277,14 +386,34 @@ export class History {
    */
   private retire(bucket: string, writer: Promise<AppendFile>): void {
     if (this.ready?.bucket === bucket) this.ready = null;
-    const closed = Promise.resolve(this.closing.get(bucket))
-      .then(() => writer)
-      .then((w) => w.close())
-      .catch(() => undefined);
+    const closed = Promise.resolve(this.closing.get(bucket)).then(() => this.closeWriter(bucket, writer));
     this.closing.set(bucket, closed);
     void closed.then(() => {
       if (this.closing.get(bucket) === closed) this.closing.delete(bucket);
     });
+  }
+
+  /**
+   * Marks `bucket` as having an appender open, durably, before its first write: after a crash,
+   * an incomplete last line of a marked bucket is a torn write, of any other one damage.
+   */
+  private async markOpen(bucket: string): Promise<void> {
+    await writeFile(openMarkerPath(this.dir, bucket), '', { mode: FILE_MODE });
+    await fsyncDir(this.dir);
+  }
+
+  /**
+   * Closes an appender and, once its writes are done, removes its bucket's open marker (a
+   * marker left by a crash here only makes the next open treat the bucket as torn, which it
+   * is not). Never rejects unless `rethrow`.
+   */
+  private async closeWriter(bucket: string, writer: Promise<AppendFile>, rethrow = false): Promise<void> {
+    try {
+      await (await writer).close();
+      await unlink(openMarkerPath(this.dir, bucket)).catch(() => undefined);
+    } catch (err) {
+      if (rethrow) throw err;
+    }
   }
 
   /**
@@ -333,7 +462,7 @@ export class History {
       let index = this.indexes.get(bucket);
       // Shorter than what was indexed: its torn tail was cut, or it was pruned and written anew.
       if (!index || size < index.covered) index = { entries: new Map(), covered: 0 };
-      if (size > index.covered) await this.indexRange(fh, index, size);
+      if (size > index.covered) await this.indexRange(fh, index, size, `${bucket}.jsonl`);
       this.indexes.delete(bucket);
       this.indexes.set(bucket, index);
       if (this.indexes.size > INDEX_CACHE_BUCKETS) this.indexes.delete(this.indexes.keys().next().value!);
@@ -343,8 +472,11 @@ export class History {
     }
   }
 
-  /** Indexes the whole lines of `fh` from `index.covered` to `size`, a chunk at a time. */
-  private async indexRange(fh: FileHandle, index: BucketIndex, size: number): Promise<void> {
+  /**
+   * Indexes the whole lines of `fh` from `index.covered` to `size`, a chunk at a time. A damaged
+   * line is reported; an id its header still names is indexed as damaged unless a good copy is.
+   */
+  private async indexRange(fh: FileHandle, index: BucketIndex, size: number, file: string): Promise<void> {
     let carry: Buffer | null = null; // the incomplete last line of the chunk before
     let position = index.covered;
     while (position < size) {
@@ -355,26 +487,19 @@ export class History {
       const buf: Buffer = carry ? Buffer.concat([carry, chunk.subarray(0, read)]) : chunk.subarray(0, read);
       const start = position - buf.length; // file offset of buf[0]
       const end = buf.lastIndexOf(0x0a) + 1; // whole lines only
-      for (const f of scanFrames(buf.subarray(0, end))) {
+      const onBad = (at: number, lf: number): void => {
+        const finding = damagedLine(file, buf, at, lf, start + at);
+        this.report(finding);
+        const id = finding.instanceId;
+        if (id !== undefined && !index.entries.has(id)) index.entries.set(id, { offset: start + at, length: lf + 1 - at, tags: [], damaged: true });
+      };
+      for (const f of scanFrames(buf.subarray(0, end), onBad)) {
         const [id, ...tags] = f.key.split('|');
         index.entries.set(id!, { offset: start + f.offset, length: f.length, tags });
       }
       index.covered = start + end;
       carry = end < buf.length ? Buffer.from(buf.subarray(end)) : null;
     }
-  }
-}
-
-/** Every readable frame header of a history file, skipping damaged lines rather than stopping. */
-function* scanFrames(buf: Buffer): Generator<{ key: string; offset: number; length: number }> {
-  let pos = 0;
-  while (pos < buf.length) {
-    const { frames, badOffset } = decodeFrames(buf.subarray(pos), { keysOnly: true });
-    for (const f of frames) yield { key: f.key, offset: pos + f.offset, length: f.length };
-    if (badOffset === null) return;
-    const lf = buf.indexOf(0x0a, pos + badOffset);
-    if (lf < 0) return;
-    pos = lf + 1;
   }
 }
 
@@ -438,21 +563,7 @@ async function dataEnd(fh: FileHandle, size: number): Promise<number> {
   return 0;
 }
 
-/** Cuts the zeros a crash left after the data of a bucket file nobody appends to now (its last byte is 0). */
-async function cutZeroTail(path: string): Promise<void> {
-  const fh = await open(path, 'r');
-  let last: number | undefined;
-  try {
-    const { size } = await fh.stat();
-    if (size === 0) return;
-    const byte = Buffer.alloc(1);
-    await fh.read(byte, 0, 1, size - 1);
-    last = byte[0];
-  } finally {
-    await fh.close();
-  }
-  if (last === 0) await cutTail(path);
-}
+const silent: HistoryLogger = { warn: () => undefined, error: () => undefined };
 
 function assertBucket(bucket: string): void {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(bucket)) throw new TypeError(`history bucket must be YYYY-MM-DD, got ${bucket}`);

@@ -1,7 +1,7 @@
-import { appendFile, mkdir, open, readdir, readFile, rmdir, stat, utimes } from 'node:fs/promises';
+import { appendFile, mkdir, open, readdir, readFile, rmdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { History } from '../../../src/daemon/store/history.js';
+import { History, type HistoryLogger } from '../../../src/daemon/store/history.js';
 import { frameBytes } from '../../../src/daemon/store/frame.js';
 
 t.test('documents are read back by id from their bucket', async (t) => {
@@ -50,7 +50,7 @@ t.test('prune deletes buckets written before the cut-off and gives the space bac
   const report = await h.prune(new Date(Date.now() - 7 * 86_400_000));
   t.equal(report.buckets, 1);
   t.ok(report.bytes > 10_000);
-  t.same(await readdir(dir), ['2026-11-21.jsonl']);
+  t.same(await readdir(dir), ['2026-11-21.jsonl', '2026-11-21.open'], 'the pruned bucket and its open marker are gone');
   t.equal(await h.get('2026-11-01', 'old'), null);
   t.same(await h.get('2026-11-21', 'new'), { v: 1 });
   await h.put('2026-11-01', 'late', { v: 2 });
@@ -235,4 +235,99 @@ t.test('a bucket that cannot be opened fails its put, and the next put tries aga
   await h.put('2026-11-22', 'b', { v: 2 });
   t.same(await h.get('2026-11-22', 'b'), { v: 2 }, 'not stuck on the failed opening');
   await h.close();
+});
+
+/** A logger that keeps what history logs, by level. */
+function captureLog(): { lines: Array<{ level: 'warn' | 'error'; obj: Record<string, unknown>; msg: string }>; logger: HistoryLogger } {
+  const lines: Array<{ level: 'warn' | 'error'; obj: Record<string, unknown>; msg: string }> = [];
+  return {
+    lines,
+    logger: {
+      warn: (obj, msg) => lines.push({ level: 'warn', obj: obj as Record<string, unknown>, msg }),
+      error: (obj, msg) => lines.push({ level: 'error', obj: obj as Record<string, unknown>, msg }),
+    },
+  };
+}
+
+/** Writes three documents a, b, c to one bucket and closes it; returns the file and where b's frame starts. */
+async function threeDocs(dir: string): Promise<{ path: string; bAt: number; cAt: number }> {
+  const h = await History.open(dir);
+  for (const id of ['a', 'b', 'c']) await h.put('2026-11-21', id, { id, pad: 'abcdefghij'.repeat(10) });
+  await h.close();
+  const path = join(dir, '2026-11-21.jsonl');
+  const text = await readFile(path, 'utf8');
+  const bAt = text.indexOf('\n') + 1;
+  return { path, bAt, cAt: text.indexOf('\n', bAt) + 1 };
+}
+
+/** Overwrites 4 bytes in the middle of the frame at `at` (never its LF): what a bad sector or a stray write does. */
+async function flipFourBytes(path: string, at: number): Promise<void> {
+  const fh = await open(path, 'r+');
+  try {
+    await fh.write(Buffer.from('ZZZZ'), 0, 4, at + 60);
+  } finally {
+    await fh.close();
+  }
+}
+
+t.test('4 bytes changed in one record: its read says HISTORY_DAMAGED, the others are read, the damage is logged and reported', async (t) => {
+  const dir = t.testdir();
+  const { path, bAt } = await threeDocs(dir);
+  await flipFourBytes(path, bAt);
+  const { lines, logger } = captureLog();
+  const h = await History.open(dir, { logger });
+  t.teardown(() => h.close());
+  t.match(await h.get('2026-11-21', 'a'), { id: 'a' });
+  t.match(await h.get('2026-11-21', 'c'), { id: 'c' }, 'the record after the damaged one is kept and read');
+  await t.rejects(h.get('2026-11-21', 'b'), { code: 'HISTORY_DAMAGED', details: { file: '2026-11-21.jsonl', offset: bAt } });
+  t.same((await h.list('2026-11-21')).map((e) => e.id), ['c', 'a'], 'listing leaves the damaged record out');
+  t.match(h.damage(), { damagedRecords: 1, findings: [{ file: '2026-11-21.jsonl', offset: bAt, code: 'HISTORY_FRAME_DAMAGED', instanceId: 'b' }] });
+  const errors = lines.filter((l) => l.level === 'error');
+  t.equal(errors.length, 1, 'one ERROR line, however often the bucket is read');
+  t.match(errors[0]!.obj, { file: path, offset: bAt, code: 'HISTORY_FRAME_DAMAGED', instanceId: 'b' });
+  await h.put('2026-11-21', 'b', { id: 'b', again: true });
+  t.match(await h.get('2026-11-21', 'b'), { again: true }, 'a good copy written later wins over the damaged one');
+});
+
+t.test('a bucket cut in half is reported at open with its file and offset; the first half is read and appends go on', async (t) => {
+  const dir = t.testdir();
+  const h0 = await History.open(dir);
+  for (let i = 0; i < 20; i++) await h0.put('2026-11-21', `e${i}`, { i });
+  await h0.close();
+  const path = join(dir, '2026-11-21.jsonl');
+  const whole = await readFile(path);
+  const half = Math.floor(whole.length / 2);
+  await writeFile(path, whole.subarray(0, half));
+  const cutAt = whole.lastIndexOf(0x0a, half - 1) + 1; // the record the cut went through
+  const kept = whole.subarray(0, cutAt).toString('utf8').split('\n').length - 1;
+  const { lines, logger } = captureLog();
+  const h = await History.open(dir, { logger });
+  t.teardown(() => h.close());
+  t.match(h.damage(), { damagedRecords: 1, findings: [{ file: '2026-11-21.jsonl', offset: cutAt, code: 'HISTORY_TRUNCATED' }] });
+  t.match(lines, [{ level: 'error', obj: { file: path, offset: cutAt, code: 'HISTORY_TRUNCATED' } }]);
+  for (let i = 0; i < kept; i++) t.same(await h.get('2026-11-21', `e${i}`), { i }, `e${i} of the first half is read`);
+  await h.put('2026-11-21', 'late', { v: 1 });
+  t.same(await h.get('2026-11-21', 'late'), { v: 1 }, 'an append after the damage starts a line of its own');
+  t.ok((await readFile(path)).subarray(cutAt, half).equals(whole.subarray(cutAt, half)), 'the damaged bytes are kept, not cut');
+  t.equal(h.damage().findings.length, 1, 'the kept line is not reported twice');
+});
+
+t.test('after a crash: the torn last line of a bucket that was being appended to is cut with a WARN, not reported as damage', async (t) => {
+  const dir = t.testdir();
+  const h0 = await History.open(dir);
+  await h0.put('2026-11-21', 'a', { v: 1 });
+  const path = join(dir, '2026-11-21.jsonl');
+  const marker = join(dir, '2026-11-21.open');
+  await stat(marker); // the appender is open: a crash now may tear its last write
+  const data = (await readFile(path)).subarray(0, (await readFile(path)).lastIndexOf(0x0a) + 1);
+  // As a crash leaves it: the batch in flight written in part, growing the file (no zeros ahead).
+  await writeFile(path, Buffer.concat([data, Buffer.from('0badc0de 0 b {"v":')]));
+  const { lines, logger } = captureLog();
+  const h = await History.open(dir, { logger });
+  t.teardown(() => Promise.all([h.close(), h0.close().catch(() => undefined)]));
+  t.same(h.damage(), { damagedRecords: 0, findings: [] });
+  t.match(lines, [{ level: 'warn', obj: { file: path, offset: data.length, instanceId: 'b' } }], 'one WARN naming the file and offset');
+  t.equal((await stat(path)).size, data.length, 'the torn write is cut');
+  await t.rejects(stat(marker), { code: 'ENOENT' }, 'the marker goes once the tail is recovered');
+  t.same(await h.get('2026-11-21', 'a'), { v: 1 });
 });

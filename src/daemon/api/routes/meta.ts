@@ -5,6 +5,7 @@ import { VERSION } from '../../../shared/version.js';
 import type { LifecycleEvent } from '../../engine/engine.js';
 import type { WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
+import type { HistoryDamageReport } from '../../store/history.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
 
 export interface MetaRouteDeps {
@@ -13,6 +14,8 @@ export interface MetaRouteDeps {
   readonly hub: StreamHub;
   readonly heartbeatSeconds?: number;
   readonly now?: () => Date;
+  /** Damage found in history, shown by /health (`wfx daemon status`). */
+  readonly historyDamage?: () => HistoryDamageReport;
 }
 
 /** GET /health, /auth/whoami, /events (SSE), /openapi.json. */
@@ -22,7 +25,11 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
     schema: { tags: ['meta'], summary: 'Liveness: 200 while the daemon can serve' },
     handler: async () => {
       if (deps.store.failed) throw deps.store.failed;
-      return { status: 'ok', version: VERSION };
+      if (!deps.historyDamage) return { status: 'ok', version: VERSION };
+      // Damage to finished executions does not stop serving; it is reported here for operators.
+      // Without a credential, where only: which executions are damaged is in the daemon log.
+      const { damagedRecords, findings } = deps.historyDamage();
+      return { status: 'ok', version: VERSION, history: { damagedRecords, findings: findings.map(({ file, offset, code, message }) => ({ file, offset, code, message })) } };
     },
   });
 
