@@ -11,7 +11,7 @@ import { ENVIRONMENTS, ROLE_PERMISSIONS, type ApiKey, type Environment, type Rol
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
 import { RESERVED_NAMES } from '../../../shared/names.js';
-import { actingOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
+import { actingOrganization, listedOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
 import type { RateLimiter } from '../rate-limit.js';
 
 export interface AdminRouteDeps {
@@ -125,9 +125,9 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
     schema: { tags: ['admin'], summary: 'API keys the caller manages', querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
       const caller = request.caller!;
-      const org = request.query.organization;
+      const org = listedOrganization(caller, request.query.organization);
       const items = Object.values(state.apiKeys)
-        .filter((k) => (caller.system ? org === undefined || k.organization === org : k.organization === caller.organization))
+        .filter((k) => org === null || k.organization === org)
         .sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1))
         .map(keyView);
       return { items };
@@ -221,11 +221,11 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
 
   app.get('/admin/flows', {
     config: { auth: { permission: 'WORKFLOW_READ' as const } },
-    schema: { tags: ['flows'], summary: 'Flows with their versions and active versions' },
-    handler: async (request) => {
-      const caller = request.caller!;
+    schema: { tags: ['flows'], summary: 'Flows with their versions and active versions', querystring: ORG_QUERY },
+    handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
+      const org = listedOrganization(request.caller!, request.query.organization);
       const items = Object.values(state.flows)
-        .filter((f) => caller.organization === null || f.organization === caller.organization)
+        .filter((f) => org === null || f.organization === org)
         .map((f) => ({
           processId: f.processId,
           name: f.name,
