@@ -103,6 +103,7 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
           throw new WfxError('VALIDATION_ERROR', (err as Error).message);
         }
       }
+      refusePastExpiry(expiresAt, at);
       const { key, apiKey } = newApiKey({
         name: b.name,
         organization,
@@ -156,7 +157,9 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
     handler: async (request: FastifyRequest<{ Params: { keyId: string }; Body: Partial<Pick<ApiKey, 'name' | 'rateLimitPerMinute' | 'rateLimitPerHour' | 'expiresAt'>> }>) => {
       const key = manageable(request.caller!, request.params.keyId);
       if (key.status === 'REVOKED') throw new WfxError('KEY_REVOKED', `API key ${key.keyId} is revoked`);
-      await store.commit({ type: 'apiKey.updated', keyId: key.keyId, changes: request.body, at: now().toISOString() });
+      const at = now();
+      refusePastExpiry(request.body.expiresAt ?? null, at);
+      await store.commit({ type: 'apiKey.updated', keyId: key.keyId, changes: request.body, at: at.toISOString() });
       return keyView(state.apiKeys[key.keyId]!);
     },
   });
@@ -323,4 +326,11 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
       return { organization, environment: request.params.env, name: request.params.name, deleted: true };
     },
   });
+}
+
+/** A key made to expire at or before `at` would be dead on arrival: refused as VALIDATION_ERROR (null: never expires). */
+function refusePastExpiry(expiresAt: string | null, at: Date): void {
+  if (expiresAt !== null && Date.parse(expiresAt) <= at.getTime()) {
+    throw new WfxError('VALIDATION_ERROR', `expiresAt ${expiresAt} is not in the future`, { details: { problems: ['body/expiresAt must be in the future'] } });
+  }
 }
