@@ -60,6 +60,10 @@ export const ERROR_CODES = {
   },
   DAEMON_NOT_RUNNING: { status: 503, hint: 'Start one with `wfx daemon start`.' },
   DAEMON_START_FAILED: { status: 500, hint: 'Read the daemon log named above.' },
+
+  // Listening at start (never sent over HTTP)
+  PORT_IN_USE: { status: 500, hint: 'Stop what holds the port (named above when known), or pass another --port (0 picks a free one).' },
+  LISTEN_FAILED: { status: 500, hint: 'Pass a --host that is an address of this machine (127.0.0.1 by default), and a --port from 1024 up unless privileged.' },
 } as const satisfies Record<string, ErrorDef>;
 
 /** Every stable error code. */
