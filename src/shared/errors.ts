@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   FLOW_INVALID: { status: 400, hint: 'Each problem names file:line:column; `wfx flow schema` prints the format.' },
   EXPRESSION_ERROR: { status: 400 },
   PAYLOAD_TOO_LARGE: { status: 413 },
+  REQUEST_HEADERS_TOO_LARGE: { status: 431 },
+  REQUEST_TIMEOUT: { status: 408 },
   RATE_LIMIT_EXCEEDED: { status: 429 },
   INTERNAL_ERROR: { status: 500 },
   SERVICE_UNAVAILABLE: { status: 503, hint: 'The daemon is shutting down or its store failed; see its log.' },
