@@ -191,7 +191,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     // wfx logs requests itself (with the credential's key id, never its secret).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    return503OnClosing: true,
+    // Fastify's own 503 while closing has a body of its own shape: wfx refuses in its own (below).
+    return503OnClosing: false,
     // Errors the router raises before any route runs (a bad URL, an over-long path parameter):
     // the same error body as everything else.
     // Errors of Node's HTTP parser (a malformed request line, a header without a colon, headers
@@ -242,6 +243,17 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const limiter = new RateLimiter(options.now ? () => options.now!().getTime() : Date.now);
   const hub = new StreamHub(options.engine);
   app.decorate('streams', hub);
+  // While the server closes, a request still arriving on an open connection is refused with
+  // SERVICE_UNAVAILABLE; a request already past this check finishes.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    void reply.status(503).header('connection', 'close').send(toErrorAnswer(new WfxError('SERVICE_UNAVAILABLE', 'the daemon is stopping')).body);
+  });
   // Streams never finish by themselves: end them before the server waits for in-flight requests.
   app.addHook('preClose', async () => hub.endAll());
   app.addHook('onClose', async () => hub.close());
