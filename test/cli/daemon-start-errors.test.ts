@@ -69,6 +69,18 @@ t.test('a port another listener holds: PORT_IN_USE naming the address and the ho
   }
 });
 
+t.test('wfx dev: a taken port is PORT_IN_USE, a --port that is no port a usage error', async (t) => {
+  const port = await holdPort(t);
+  const cwd = t.testdir({ flows: {} });
+  const res = await wfx(['dev', '--port', String(port)], { cwd });
+  refusedWith(t, res, 'PORT_IN_USE', 'wfx dev');
+  for (const bad of ['abc', '70000']) {
+    const usage = await wfx(['dev', '--port', bad], { cwd });
+    t.equal(usage.code, 2, `--port ${bad}: exit 2`);
+    t.notMatch(usage.stderr, /INTERNAL_ERROR|This is a bug/, `--port ${bad}: not a bug`);
+  }
+});
+
 t.test('a port another wfx daemon holds: PORT_IN_USE says which daemon', async (t) => {
   const root = t.testdir({});
   const first = join(root, 'first');

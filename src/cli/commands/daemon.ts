@@ -91,7 +91,8 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .action(async (_opts: unknown, cmd: Command) => status(ctx, cmd));
 }
 
-function parsePort(value: string): number {
+/** commander's parser of a `--port` value: 0 to 65535, else a usage error (exit 2). */
+export function parsePort(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('must be a port number from 0 to 65535');
   return n;
