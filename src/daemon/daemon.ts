@@ -2,7 +2,7 @@ import { readFile, unlink } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
-import { WfxError } from '../shared/errors.js';
+import { isWfxError, WfxError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
 import { formatProblem } from '../shared/flow/validate.js';
 import { newApiKey } from './auth/api-keys.js';
@@ -21,6 +21,7 @@ import { writeFileAtomic } from './store/fs-util.js';
 import { History } from './store/history.js';
 import type { DataDirLock } from './store/lock.js';
 import { prepareDataDir, type PreparedDataDir } from './prepare.js';
+import { dataDirError, listenError } from './start-errors.js';
 import { Store } from './store/store.js';
 
 export interface DaemonOptions {
@@ -68,8 +69,9 @@ const RETENTION_SWEEP_MS = 60 * 60 * 1000;
  * Starts a daemon on `options.dataDir`: lock the directory, recover the store, create the
  * bootstrap credential on first start, listen, write `daemon.json`. `prepared`: the directory
  * locked already, its snapshot being read (`prepareDataDir`, before this module loaded); this
- * daemon then owns its lock. Throws WfxError DATA_DIR_INVALID, DATA_DIR_LOCKED,
- * JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, or the listen error.
+ * daemon then owns its lock. Throws WfxError DATA_DIR_INVALID (also for a data directory that
+ * cannot be written), DATA_DIR_LOCKED, JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, PORT_IN_USE or
+ * LISTEN_FAILED.
  */
 export async function startDaemon(options: DaemonOptions, prepared?: PreparedDataDir): Promise<RunningDaemon> {
   tuneGarbageCollector();
@@ -110,13 +112,16 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // imported this module ~40 ms longer (docs/performance.md, the table of changes).
     const bearer = options.oidc ? (await import('./auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
     const app = buildServer({ store, engine, webhooks, logger, accessLog, bodyLimit: options.bodyLimit, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()], historyDamage: () => history.damage() });
-    await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 7878 });
+    const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
+    await app.listen({ host, port }).catch(async (err: unknown) => {
+      throw await listenError(err, host, port);
+    });
     cleanup.unshift(() => app.close());
     const address = app.server.address() as AddressInfo;
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const info: DaemonInfo = {
       pid: process.pid,
-      url: `http://${host}:${address.port}`,
+      url: `http://${urlHost}:${address.port}`,
       startedAt: new Date().toISOString(),
       version: VERSION,
       dataDir: options.dataDir,
@@ -128,9 +133,12 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     return serve({ options, info, logger, closeLog, lock, store, history, engine, scheduler, email, app, daemonJson: paths.daemonJson });
   } catch (err) {
     for (const undo of cleanup) await undo().catch(() => undefined);
-    logger.error({ err }, 'wfx daemon failed to start');
+    const failure = dataDirError(err, options.dataDir);
+    // A foreseeable failure is logged by its code and message: a stack would read as a bug.
+    if (isWfxError(failure)) logger.error({ code: failure.code, details: failure.details }, `wfx daemon failed to start: ${failure.code}: ${failure.message}`);
+    else logger.error({ err }, 'wfx daemon failed to start');
     closeLog();
-    throw err;
+    throw failure;
   }
 }
 

@@ -8,6 +8,7 @@
  */
 import { dataDirPaths } from '../shared/data-dir.js';
 import { WfxError } from '../shared/errors.js';
+import { dataDirError } from './start-errors.js';
 import { ensurePrivateDir } from './store/fs-util.js';
 import { acquireDataDirLock, type DataDirLock } from './store/lock.js';
 import { readFileBytes, snapshotPathIn } from './store/snapshot-file.js';
@@ -31,6 +32,9 @@ export async function prepareDataDir(dataDir: string): Promise<PreparedDataDir> 
   } catch (err) {
     throw new WfxError('DATA_DIR_INVALID', `cannot use ${dataDir} as a data directory: ${(err as Error).message}`);
   }
-  const lock = await acquireDataDirLock(dataDir);
+  // A directory that exists but cannot be written (read-only, full) fails here, at the lock.
+  const lock = await acquireDataDirLock(dataDir).catch((err: unknown) => {
+    throw dataDirError(err, dataDir);
+  });
   return { dataDir, lock, snapshotBytes: readFileBytes(snapshotPathIn(dataDir)) };
 }

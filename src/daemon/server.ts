@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
 import { Ajv, type ValidateFunction } from 'ajv';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
@@ -89,9 +91,42 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody }
     const problems = fe.validation?.map((v) => `${fe.validationContext ?? 'body'}${v.instancePath ?? ''} ${v.message ?? ''}`.trim());
     return { status: ERROR_CODES[mapped].status, body: problems ? { ...body, details: { problems } } : body };
   }
-  // Bad JSON from the JSON parser is a SyntaxError with statusCode 400.
-  if (fe.statusCode === 400) return { status: 400, body: { error: 'VALIDATION_ERROR', message: fe.message ?? 'bad request', timestamp } };
+  // Bad JSON from the JSON parser is a SyntaxError with statusCode 400; any other client error
+  // Fastify raises without a code of ours (an unsupported media type, a body that breaks off) is
+  // the caller's too: a 400, never a 500.
+  if (fe.statusCode === 413) return { status: 413, body: { error: 'PAYLOAD_TOO_LARGE', message: fe.message ?? 'payload too large', timestamp } };
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return { status: 400, body: { error: 'VALIDATION_ERROR', message: fe.message ?? 'bad request', timestamp } };
+  }
   return { status: 500, body: { error: 'INTERNAL_ERROR', message: 'internal error', timestamp } };
+}
+
+/** Node's HTTP parser errors (`clientError`) that have an answer other than 400. */
+const CLIENT_ERRORS: Record<string, { status: number; code: ErrorCode; message: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, code: 'REQUEST_HEADERS_TOO_LARGE', message: 'the request headers are over the size limit' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'REQUEST_TIMEOUT', message: 'the request did not arrive in time' },
+  ERR_HTTP_HEADERS_TIMEOUT: { status: 408, code: 'REQUEST_TIMEOUT', message: 'the request headers did not arrive in time' },
+};
+
+/**
+ * Answers a request Node's HTTP parser refused (Fastify's `clientErrorHandler`) with the error
+ * body, then closes the connection: after a parse error the stream is out of step. Nothing is
+ * written on a socket that is reset or no longer writable.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const known = err.code ? CLIENT_ERRORS[err.code] : undefined;
+  const status = known?.status ?? 400;
+  const body: ErrorBody = {
+    error: known?.code ?? 'VALIDATION_ERROR',
+    message: known?.message ?? `malformed HTTP request (${err.code ?? 'unparsable'})`,
+    timestamp: new Date().toISOString(),
+  };
+  const text = JSON.stringify(body);
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+  }
+  socket.destroy();
 }
 
 /** What Fastify passes a validator with `schemaEnv` besides the data (Ajv's DataValidationCxt). */
@@ -159,9 +194,14 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     // wfx logs requests itself (with the credential's key id, never its secret).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    return503OnClosing: true,
+    // Fastify's own 503 while closing has a body of its own shape: wfx refuses in its own (below).
+    return503OnClosing: false,
     // Errors the router raises before any route runs (a bad URL, an over-long path parameter):
     // the same error body as everything else.
+    // Errors of Node's HTTP parser (a malformed request line, a header without a colon, headers
+    // over the limit, a bad Content-Length, a request too slow to arrive): no request exists to
+    // answer through, so the answer is written on the socket, in the same error body.
+    clientErrorHandler: answerClientError,
     frameworkErrors: (err, _request, reply) => {
       const body: ErrorBody = { error: 'VALIDATION_ERROR', message: err.message, timestamp: new Date().toISOString() };
       void (reply as unknown as FastifyReply).status(400).send(body);
@@ -206,6 +246,17 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const limiter = new RateLimiter(options.now ? () => options.now!().getTime() : Date.now);
   const hub = new StreamHub(options.engine);
   app.decorate('streams', hub);
+  // While the server closes, a request still arriving on an open connection is refused with
+  // SERVICE_UNAVAILABLE; a request already past this check finishes.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    void reply.status(503).header('connection', 'close').send(toErrorAnswer(new WfxError('SERVICE_UNAVAILABLE', 'the daemon is stopping')).body);
+  });
   // Streams never finish by themselves: end them before the server waits for in-flight requests.
   app.addHook('preClose', async () => hub.endAll());
   app.addHook('onClose', async () => hub.close());

@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   FLOW_INVALID: { status: 400, hint: 'Each problem names file:line:column; `wfx flow schema` prints the format.' },
   EXPRESSION_ERROR: { status: 400 },
   PAYLOAD_TOO_LARGE: { status: 413 },
+  REQUEST_HEADERS_TOO_LARGE: { status: 431 },
+  REQUEST_TIMEOUT: { status: 408 },
   RATE_LIMIT_EXCEEDED: { status: 429 },
   INTERNAL_ERROR: { status: 500 },
   SERVICE_UNAVAILABLE: { status: 503, hint: 'The daemon is shutting down or its store failed; see its log.' },
@@ -64,6 +66,10 @@ export const ERROR_CODES = {
   },
   DAEMON_NOT_RUNNING: { status: 503, hint: 'Start one with `wfx daemon start`.' },
   DAEMON_START_FAILED: { status: 500, hint: 'Read the daemon log named above.' },
+
+  // Listening at start (never sent over HTTP)
+  PORT_IN_USE: { status: 500, hint: 'Stop what holds the port (named above when known), or pass another --port (0 picks a free one).' },
+  LISTEN_FAILED: { status: 500, hint: 'Pass a --host that is an address of this machine (127.0.0.1 by default), and a --port from 1024 up unless privileged.' },
 } as const satisfies Record<string, ErrorDef>;
 
 /** Every stable error code. */

@@ -32,6 +32,9 @@ t.test('the rest of the commands, against a real daemon', async (t) => {
   t.equal(after.stateCd, 1, 'CANCEL took the errorFlow to an end');
   t.ok(after.nodes.some((n) => n.nodeId === 'gone' && n.statusCd === 2));
 
+  const expired = await run('keys', 'create', '--name', 'dead', '--expires', '0s');
+  t.equal(expired.code, 2, 'a key that would expire at once is refused as a validation error');
+  t.match(expired.stderr, /^VALIDATION_ERROR: /);
   const key = JSON.parse((await run('keys', 'create', '--name', 'tmp', '--role', 'viewer', '--json')).stdout) as { keyId: string; apiKey: string };
   const as = (...args: string[]) => wfx([...args, '--api-key', key.apiKey], { cwd });
   t.equal((await as('flow', 'list')).code, 0);

@@ -91,7 +91,8 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .action(async (_opts: unknown, cmd: Command) => status(ctx, cmd));
 }
 
-function parsePort(value: string): number {
+/** commander's parser of a `--port` value: 0 to 65535, else a usage error (exit 2). */
+export function parsePort(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('must be a port number from 0 to 65535');
   return n;
@@ -212,12 +213,18 @@ async function startInBackground(ctx: CliContext, cmd: Command, opts: StartOptio
   const dataDir = dataDirOf(ctx, g);
   const { ensurePrivateDir } = await import('../../daemon/store/fs-util.js');
   const { snapshotPathIn } = await import('../../daemon/store/snapshot-file.js');
+  const { dataDirError } = await import('../../daemon/start-errors.js');
   const paths = dataDirPaths(dataDir);
-  await ensurePrivateDir(paths.logs);
   const snapshotBytes = await stat(snapshotPathIn(dataDir)).then((st) => st.size, () => 0);
   // Whatever the daemon prints outside its structured log (a crash) lands here.
   const outFile = join(paths.logs, 'daemon.out');
-  const out = openSync(outFile, 'a', 0o600);
+  let out: number;
+  try {
+    await ensurePrivateDir(paths.logs);
+    out = openSync(outFile, 'a', 0o600);
+  } catch (err) {
+    throw dataDirError(err, dataDir);
+  }
   const args = [ctx.binPath, 'daemon', 'start', '--child', '--data-dir', dataDir, '--port', String(opts.port), '--host', opts.host];
   if (opts.retention !== undefined) args.push('--retention', String(opts.retention));
   if (opts.flows !== undefined) args.push('--flows', resolve(ctx.cwd, opts.flows));

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { isFlowFile } from '../../daemon/flows/load-dir.js';
 import { dataDirOf, globals, type CliContext } from '../context.js';
-import { launchDaemon } from './daemon.js';
+import { launchDaemon, parsePort } from './daemon.js';
 
 /**
  * `wfx dev`: the daemon in the foreground with readable logs, publishing every flow file of the
@@ -14,7 +14,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
     .command('dev')
     .description('run the daemon here and republish flows/ to DEVELOPMENT whenever a file changes')
     .option('--flows <dir>', 'the flow files to watch', 'flows')
-    .option('--port <port>', 'port to listen on (0 picks a free one)', (v) => Number(v), 7878)
+    .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 7878)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
     .action(async (opts: { flows: string; port: number; host: string }, cmd: Command) => {

@@ -184,3 +184,24 @@ t.test('ids that are names a plain object inherits are unknown ids like any othe
   }
   t.same(Object.keys(h.store.state.apiKeys), [system.keyId], 'no key was made or changed');
 });
+
+t.test('a key cannot be made to expire now or in the past, at creation or by an update', async (t) => {
+  const h = await apiHarness(t);
+  const admin = await h.key('admin', 'default');
+  const past = new Date(h.clock.ms - 1000).toISOString();
+  const bodies = [{ name: 'a', expiresAt: past }, { name: 'b', expiresAt: new Date(h.clock.ms).toISOString() }, { name: 'c', expiresIn: '0s' }];
+  for (const payload of bodies) {
+    const res = await h.call(admin, { method: 'POST', url: '/admin/api-keys', payload });
+    t.equal(res.statusCode, 400, JSON.stringify(payload));
+    t.equal(res.json().error, 'VALIDATION_ERROR');
+  }
+  t.equal((await h.call(admin, { method: 'GET', url: '/admin/api-keys' })).json().items.length, 1, 'no key was made');
+  const future = await h.call(admin, { method: 'POST', url: '/admin/api-keys', payload: { name: 'd', expiresAt: new Date(h.clock.ms + 60_000).toISOString() } });
+  t.equal(future.statusCode, 201, 'a future expiry is fine');
+  const keyId = future.json().keyId as string;
+  const update = await h.call(admin, { method: 'PATCH', url: `/admin/api-keys/${keyId}`, payload: { expiresAt: past } });
+  t.equal(update.statusCode, 400);
+  t.equal(update.json().error, 'VALIDATION_ERROR');
+  t.equal((await h.call(admin, { method: 'GET', url: `/admin/api-keys/${keyId}` })).json().expiresAt, new Date(h.clock.ms + 60_000).toISOString(), 'unchanged');
+  t.equal((await h.call(admin, { method: 'PATCH', url: `/admin/api-keys/${keyId}`, payload: { expiresAt: null } })).statusCode, 200, 'never expiring is fine');
+});

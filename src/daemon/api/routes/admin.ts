@@ -11,7 +11,7 @@ import { ENVIRONMENTS, ROLE_PERMISSIONS, type ApiKey, type Environment, type Rol
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
 import { RESERVED_NAMES } from '../../../shared/names.js';
-import { actingOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
+import { actingOrganization, listedOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
 import type { RateLimiter } from '../rate-limit.js';
 
 export interface AdminRouteDeps {
@@ -103,6 +103,7 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
           throw new WfxError('VALIDATION_ERROR', (err as Error).message);
         }
       }
+      refusePastExpiry(expiresAt, at);
       const { key, apiKey } = newApiKey({
         name: b.name,
         organization,
@@ -125,9 +126,9 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
     schema: { tags: ['admin'], summary: 'API keys the caller manages', querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
       const caller = request.caller!;
-      const org = request.query.organization;
+      const org = listedOrganization(caller, request.query.organization);
       const items = Object.values(state.apiKeys)
-        .filter((k) => (caller.system ? org === undefined || k.organization === org : k.organization === caller.organization))
+        .filter((k) => org === null || k.organization === org)
         .sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1))
         .map(keyView);
       return { items };
@@ -156,7 +157,9 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
     handler: async (request: FastifyRequest<{ Params: { keyId: string }; Body: Partial<Pick<ApiKey, 'name' | 'rateLimitPerMinute' | 'rateLimitPerHour' | 'expiresAt'>> }>) => {
       const key = manageable(request.caller!, request.params.keyId);
       if (key.status === 'REVOKED') throw new WfxError('KEY_REVOKED', `API key ${key.keyId} is revoked`);
-      await store.commit({ type: 'apiKey.updated', keyId: key.keyId, changes: request.body, at: now().toISOString() });
+      const at = now();
+      refusePastExpiry(request.body.expiresAt ?? null, at);
+      await store.commit({ type: 'apiKey.updated', keyId: key.keyId, changes: request.body, at: at.toISOString() });
       return keyView(state.apiKeys[key.keyId]!);
     },
   });
@@ -221,11 +224,11 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
 
   app.get('/admin/flows', {
     config: { auth: { permission: 'WORKFLOW_READ' as const } },
-    schema: { tags: ['flows'], summary: 'Flows with their versions and active versions' },
-    handler: async (request) => {
-      const caller = request.caller!;
+    schema: { tags: ['flows'], summary: 'Flows with their versions and active versions', querystring: ORG_QUERY },
+    handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
+      const org = listedOrganization(request.caller!, request.query.organization);
       const items = Object.values(state.flows)
-        .filter((f) => caller.organization === null || f.organization === caller.organization)
+        .filter((f) => org === null || f.organization === org)
         .map((f) => ({
           processId: f.processId,
           name: f.name,
@@ -323,4 +326,11 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
       return { organization, environment: request.params.env, name: request.params.name, deleted: true };
     },
   });
+}
+
+/** A key made to expire at or before `at` would be dead on arrival: refused as VALIDATION_ERROR (null: never expires). */
+function refusePastExpiry(expiresAt: string | null, at: Date): void {
+  if (expiresAt !== null && Date.parse(expiresAt) <= at.getTime()) {
+    throw new WfxError('VALIDATION_ERROR', `expiresAt ${expiresAt} is not in the future`, { details: { problems: ['body/expiresAt must be in the future'] } });
+  }
 }

@@ -6,7 +6,7 @@ import type { WfxRecord } from '../../state/records.js';
 import type { EmailConnection, WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
-import { actingOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
+import { actingOrganization, listedOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
 
 export interface EmailConnectionRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
@@ -83,9 +83,9 @@ export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectio
     config: admin,
     schema: { tags: ['email'], summary: 'IMAP connections (no passwords)', querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
-      const caller = request.caller!;
+      const org = listedOrganization(request.caller!, request.query.organization);
       const items = Object.values(store.state.emailConnections)
-        .filter((c) => (caller.system ? request.query.organization === undefined || c.organization === request.query.organization : c.organization === caller.organization))
+        .filter((c) => org === null || c.organization === org)
         .map(view);
       return { items };
     },

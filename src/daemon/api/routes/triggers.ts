@@ -1,6 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WfxState } from '../../state/state.js';
 import { webhookHealth, type TriggerHealth } from '../../triggers/health.js';
+import { listedOrganization, ORG_QUERY } from '../organization.js';
 
 export interface TriggerRouteDeps {
   readonly state: WfxState;
@@ -12,12 +13,10 @@ export interface TriggerRouteDeps {
 export function triggerRoutes(app: FastifyInstance, deps: TriggerRouteDeps): void {
   app.get('/admin/triggers', {
     config: { auth: { permission: 'WORKFLOW_READ' as const } },
-    schema: { tags: ['flows'], summary: "Trigger health: every active flow version's triggers, their state, last and next fire, last error" },
-    handler: async (request) => {
-      const caller = request.caller!;
-      const items: TriggerHealth[] = [...deps.health(), ...webhookHealth(deps.state)].filter(
-        (h) => caller.organization === null || h.organization === caller.organization,
-      );
+    schema: { tags: ['flows'], summary: "Trigger health: every active flow version's triggers, their state, last and next fire, last error", querystring: ORG_QUERY },
+    handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
+      const org = listedOrganization(request.caller!, request.query.organization);
+      const items: TriggerHealth[] = [...deps.health(), ...webhookHealth(deps.state)].filter((h) => org === null || h.organization === org);
       items.sort((a, b) => a.flowName.localeCompare(b.flowName) || a.environment.localeCompare(b.environment) || a.type.localeCompare(b.type));
       return { items };
     },

@@ -10,7 +10,7 @@ import { ENVIRONMENTS, type EndpointEnvironment, type WebhookEndpoint, type Webh
 import type { DurableStore } from '../../store/store.js';
 import { liveSecrets, schemeOf, type WebhookReceiver } from '../../triggers/webhooks.js';
 import type { Caller } from '../caller.js';
-import { actingOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
+import { actingOrganization, listedOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
 
 export interface WebhookRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
@@ -168,9 +168,9 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
     config: admin,
     schema: { tags: ['webhooks'], summary: 'Webhook registrations (no secrets)', querystring: ORG_QUERY },
     handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
-      const caller = request.caller!;
+      const org = listedOrganization(request.caller!, request.query.organization);
       const items = Object.values(state.webhooks)
-        .filter((w) => (caller.system ? request.query.organization === undefined || w.organization === request.query.organization : w.organization === caller.organization))
+        .filter((w) => org === null || w.organization === org)
         .map((w) => view(w, baseUrlOf(request)));
       return { items };
     },
