@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
-import { startDaemon, wfx } from '../helpers/cli.js';
+import { killIfAlive, startDaemon, wfx } from '../helpers/cli.js';
 
 // One real daemon over real HTTP for every case: untrusted JSON nested too deep never stops it
 // and never leaves an execution stuck (issue #34, items 1, 2 and 9).
@@ -134,4 +134,24 @@ t.test('a loop nesting a variable in itself fails its node with DATA_TOO_DEEP; t
   t.equal(await healthy(), 200);
   const again = await call(operator, 'POST', '/process/exec', JSON.stringify({ processId: 'a1a1a1a1-0000-4000-8000-000000000001' }));
   t.equal(again.status, 200, 'and starts the next execution');
+});
+
+t.test('--max-json-depth sets the limit; a value that is not a whole number from 1 is a usage error', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  const bad = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--max-json-depth', '0']);
+  t.equal(bad.code, 2, 'exit 2 (usage)');
+  const started = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json', '--max-json-depth', '3']);
+  t.equal(started.code, 0, started.stderr);
+  const small = JSON.parse(started.stdout) as { pid: number; url: string };
+  t.teardown(async () => {
+    await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+    killIfAlive(small.pid);
+  });
+  const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
+  const post = async (body: string) => {
+    const res = await fetch(`${small.url}/admin/api-keys`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  t.match(await post('{"name":"k","role":"viewer","organization":"default","x":[[[1]]]}'), { status: 400, body: { error: 'VALIDATION_ERROR', details: { path: 'body.x[0][0]', maxDepth: 3 } } }, '4 deep: refused');
+  t.match(await post('{"name":"k","role":"viewer","organization":"default","x":[[1]]}'), { status: 400, body: { error: 'VALIDATION_ERROR', details: { problems: Array } } }, '3 deep: on to the schema, which refuses the unknown field');
 });
