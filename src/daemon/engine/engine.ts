@@ -122,6 +122,7 @@ export class Engine extends EventEmitter implements EngineCore {
   private readonly ownsScripts: boolean;
   private readonly timers: TimerQueue;
   private readonly onError: (err: unknown, what: string) => void;
+  /** How deep start data, work results and the variables a node sets may nest (EngineOptions.maxJsonDepth). */
   readonly maxJsonDepth: number;
   /** Log entries already streamed, per live execution. */
   private readonly streamed = new Map<string, number>();
