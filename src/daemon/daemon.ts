@@ -41,6 +41,11 @@ export interface DaemonOptions {
   readonly logLevel?: string;
   /** Largest request body in bytes (default 1 MiB). */
   readonly bodyLimit?: number;
+  /**
+   * How deep untrusted JSON may nest objects and arrays (default 64): request bodies, webhook
+   * payloads, work results and the variables a node sets. See src/shared/json-shape.ts.
+   */
+  readonly maxJsonDepth?: number;
   /** A directory of flow files to validate and publish (organization default) at start. */
   readonly flowsDir?: string;
   /** The environment `flowsDir` is published to (default PRODUCTION). */
@@ -95,12 +100,18 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const history = await History.open(paths.history, { logger });
     cleanup.unshift(() => history.close());
     await bootstrap(store, paths.bootstrapKey, logger);
-    const engine = new Engine({ store, history, onError: (err, what) => logger.error({ err }, `engine: ${what} failed`) });
+    const engine = new Engine({ store, history, maxJsonDepth: options.maxJsonDepth, onError: (err, what) => logger.error({ err }, `engine: ${what} failed`) });
     cleanup.unshift(() => engine.close());
     await engine.recover();
     if (options.flowsDir) await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);
 
-    const webhooks = new WebhookReceiver({ store, engine, onError: (err, what) => logger.error({ err }, `webhooks: ${what} failed`) });
+    const webhooks = new WebhookReceiver({
+      store,
+      engine,
+      maxJsonDepth: options.maxJsonDepth,
+      onError: (err, what) => logger.error({ err }, `webhooks: ${what} failed`),
+      onRefused: (what) => logger.warn(`webhooks: ${what}`),
+    });
     await webhooks.recover();
     const scheduler = new Scheduler({ store, engine, onError: (err, what) => logger.error({ err }, `scheduler: ${what} failed`) });
     cleanup.unshift(() => scheduler.close());
@@ -111,7 +122,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // jose (46 ES modules) loads only for a daemon that accepts OIDC tokens: with it, every start
     // imported this module ~40 ms longer (docs/performance.md, the table of changes).
     const bearer = options.oidc ? (await import('./auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
-    const app = buildServer({ store, engine, webhooks, logger, accessLog, bodyLimit: options.bodyLimit, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()], historyDamage: () => history.damage() });
+    const app = buildServer({ store, engine, webhooks, logger, accessLog, bodyLimit: options.bodyLimit, maxJsonDepth: options.maxJsonDepth, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()], historyDamage: () => history.damage() });
     const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
     await app.listen({ host, port }).catch(async (err: unknown) => {
       throw await listenError(err, host, port);

@@ -5,6 +5,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { FastifySSEPlugin } from 'fastify-sse-v2';
 import { ERROR_CODES, WfxError, type ErrorCode } from '../shared/errors.js';
+import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, formatJsonPath, jsonDepthExcess } from '../shared/json-shape.js';
 import { VERSION } from '../shared/version.js';
 import { installAuth, type AccessLogEntry, type BearerVerifier } from './api/auth.js';
 import { lazyChildLogger } from './api/request-logger.js';
@@ -43,6 +44,8 @@ export interface ServerOptions {
   readonly accessLog?: (entry: AccessLogEntry) => void;
   /** Largest accepted request body in bytes (default 1 MiB). */
   readonly bodyLimit?: number;
+  /** How deep a JSON request body may nest objects and arrays (default DEFAULT_MAX_JSON_DEPTH); deeper is 400 VALIDATION_ERROR. */
+  readonly maxJsonDepth?: number;
   /** Verifies bearer tokens, when an OIDC issuer is configured. */
   readonly bearer?: BearerVerifier;
   /** Seconds between SSE heartbeats (default 15). */
@@ -261,6 +264,16 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.addHook('preClose', async () => hub.endAll());
   app.addHook('onClose', async () => hub.close());
   installAuth(app, { state: options.store.state, limiter, bearer: options.bearer, now: options.now, accessLog: options.accessLog });
+  // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
+  // thousands deep overflows whatever recurses over it later (the journal's JSON.stringify).
+  // Raw bodies (webhook deliveries, a Buffer) are checked where they are parsed.
+  const maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
+  app.addHook('preValidation', (request, _reply, done) => {
+    const body = request.body;
+    const excess = typeof body === 'object' && body !== null && !Buffer.isBuffer(body) ? jsonDepthExcess(body, maxJsonDepth) : null;
+    if (excess === null) return done();
+    done(new WfxError('VALIDATION_ERROR', `the request body is ${describeDepthExcess(excess, 'body')}`, { details: { path: formatJsonPath(excess.path, 'body'), maxDepth: excess.maxDepth } }));
+  });
 
   void app.register(async (routes) => {
     metaRoutes(routes, { store: options.store as DurableStore<unknown, unknown>, state: options.store.state, hub, heartbeatSeconds: options.heartbeatSeconds, now: options.now, historyDamage: options.historyDamage });

@@ -46,6 +46,7 @@ interface StartOptions {
   readonly oidcIssuer?: string;
   readonly oidcAudience?: string;
   readonly oidcOrgClaim?: string;
+  readonly maxJsonDepth?: number;
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
 }
@@ -70,6 +71,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .option('--oidc-issuer <url>', 'also accept bearer JWTs from this OIDC issuer (needs --oidc-audience)')
     .option('--oidc-audience <aud>', 'the audience bearer tokens must carry')
     .option('--oidc-org-claim <claim>', 'the token claim naming the organization', 'org_id')
+    .option('--max-json-depth <n>', 'how deep untrusted JSON (request bodies, payloads, work results) may nest (default 64)', parseDepth)
     .addOption(new Option('--child').hideHelp())
     .addHelpText('after', '\nExamples:\n  $ wfx daemon start\n  $ wfx daemon start --port 0 --json\n  $ wfx daemon start --foreground --flows flows')
     .action(async (opts: StartOptions, cmd: Command) => {
@@ -104,6 +106,13 @@ function parsePositive(value: string): number {
   return n;
 }
 
+/** A --max-json-depth value: a whole number from 1 to 10,000 (deeper would overflow what recurses over the data). */
+export function parseDepth(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > 10_000) throw new InvalidArgumentError('must be a whole number from 1 to 10000');
+  return n;
+}
+
 function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foreground: boolean) {
   if ((opts.oidcIssuer === undefined) !== (opts.oidcAudience === undefined)) {
     throw new WfxError('USAGE_ERROR', '--oidc-issuer and --oidc-audience go together');
@@ -116,6 +125,7 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
     foreground,
     retentionMs: opts.retention === undefined ? undefined : opts.retention * 24 * 60 * 60 * 1000,
     flowsDir: opts.flows === undefined ? undefined : resolve(ctx.cwd, opts.flows),
+    maxJsonDepth: opts.maxJsonDepth,
   };
 }
 
@@ -231,6 +241,7 @@ async function startInBackground(ctx: CliContext, cmd: Command, opts: StartOptio
   if (opts.oidcIssuer !== undefined) args.push('--oidc-issuer', opts.oidcIssuer);
   if (opts.oidcAudience !== undefined) args.push('--oidc-audience', opts.oidcAudience);
   if (opts.oidcOrgClaim !== undefined) args.push('--oidc-org-claim', opts.oidcOrgClaim);
+  if (opts.maxJsonDepth !== undefined) args.push('--max-json-depth', String(opts.maxJsonDepth));
   const child = spawn(process.execPath, [...daemonV8Flags(snapshotBytes), ...args], {
     cwd: ctx.cwd,
     env: ctx.env,

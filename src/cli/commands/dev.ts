@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { isFlowFile } from '../../daemon/flows/load-dir.js';
 import { dataDirOf, globals, type CliContext } from '../context.js';
-import { launchDaemon, parsePort } from './daemon.js';
+import { launchDaemon, parseDepth, parsePort } from './daemon.js';
 
 /**
  * `wfx dev`: the daemon in the foreground with readable logs, publishing every flow file of the
@@ -16,8 +16,9 @@ export function registerDev(program: Command, ctx: CliContext): void {
     .option('--flows <dir>', 'the flow files to watch', 'flows')
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 7878)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--max-json-depth <n>', 'how deep untrusted JSON may nest (default 64)', parseDepth)
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
-    .action(async (opts: { flows: string; port: number; host: string }, cmd: Command) => {
+    .action(async (opts: { flows: string; port: number; host: string; maxJsonDepth?: number }, cmd: Command) => {
       const flowsDir = resolve(ctx.cwd, opts.flows);
       const running = await launchDaemon({
         dataDir: dataDirOf(ctx, globals(cmd)),
@@ -26,6 +27,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
         foreground: true,
         flowsDir,
         flowsEnvironment: 'DEVELOPMENT',
+        maxJsonDepth: opts.maxJsonDepth,
       });
       const { watch } = await import('chokidar');
       const watcher = watch(flowsDir, {

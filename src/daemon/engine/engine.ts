@@ -11,6 +11,7 @@ import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archiv
 import { uuidv7 } from './ids.js';
 import { validateTaskData } from '../../shared/input-data.js';
 import { cloneData, ownEntry } from '../../shared/json-object.js';
+import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, formatJsonPath, jsonDepthExcess } from '../../shared/json-shape.js';
 import { TimerQueue } from './timers.js';
 import { Transition, type EngineCore, type LaunchParams, type WorkOrder } from './transition.js';
 import { callHttp, type HttpCall, type HttpCallOptions } from './work/http.js';
@@ -78,6 +79,8 @@ export interface EngineOptions {
   readonly http?: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;
   /** The scriptTask sandbox. Default: a pool of QuickJS workers, started on first use, closed with the engine. */
   readonly scripts?: ScriptRunner;
+  /** How deep start data, work results and the variables a node sets may nest (default DEFAULT_MAX_JSON_DEPTH; see json-shape.ts). */
+  readonly maxJsonDepth?: number;
 }
 
 type FlowScope = { definition: FlowDefinition; nodes: Readonly<Record<string, FlowNode>>; graph: FlowGraph; startId: string };
@@ -119,6 +122,8 @@ export class Engine extends EventEmitter implements EngineCore {
   private readonly ownsScripts: boolean;
   private readonly timers: TimerQueue;
   private readonly onError: (err: unknown, what: string) => void;
+  /** How deep start data, work results and the variables a node sets may nest (EngineOptions.maxJsonDepth). */
+  readonly maxJsonDepth: number;
   /** Log entries already streamed, per live execution. */
   private readonly streamed = new Map<string, number>();
   private closed = false;
@@ -138,6 +143,7 @@ export class Engine extends EventEmitter implements EngineCore {
     this.http = options.http ?? callHttp;
     this.scriptRunner = options.scripts;
     this.ownsScripts = options.scripts === undefined;
+    this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
     this.timers = new TimerQueue((key) => this.fireTimer(key), () => this.now().getTime());
     this.archive = new ExecutionArchive({
       state: this.state,
@@ -196,25 +202,34 @@ export class Engine extends EventEmitter implements EngineCore {
   /**
    * Starts several executions and emits `finalize`'s records in the same transaction (one
    * journal entry): a trigger records what it started together with the starts, so a crash
-   * leaves either all of it or none. Requests that cannot start (no such flow or version) are
-   * skipped; `finalize` receives the executions that started.
+   * leaves either all of it or none. Requests that cannot start (no such flow or version, data
+   * too deep) are skipped; `finalize` receives the executions that started and why each skipped
+   * one could not (its error, in the order of `reqs`), so that the trigger can record it.
    */
-  async startBatch(reqs: readonly StartRequest[], finalize: (started: readonly Instance[]) => WfxRecord[]): Promise<Instance[]> {
+  async startBatch(
+    reqs: readonly StartRequest[],
+    finalize: (started: readonly Instance[], refused: ReadonlyArray<{ readonly req: StartRequest; readonly error: WfxError }>) => WfxRecord[],
+  ): Promise<Instance[]> {
+    const refused: Array<{ req: StartRequest; error: WfxError }> = [];
     const params = reqs.flatMap((req) => {
       try {
         return [this.startParams(req)];
-      } catch {
+      } catch (err) {
+        refused.push({ req, error: err instanceof WfxError ? err : new WfxError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err), { cause: err }) });
         return [];
       }
     });
     return this.step((t, emit) => {
       const started = params.map((p) => t.start(p));
-      for (const record of finalize(started)) emit(record);
+      for (const record of finalize(started, refused)) emit(record);
       return started;
     });
   }
 
-  /** What a start runs: the flow version resolved. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND, PROCESS_NOT_PUBLISHED. */
+  /**
+   * What a start runs: the flow version resolved. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND,
+   * PROCESS_NOT_PUBLISHED, VALIDATION_ERROR (data nested deeper than maxJsonDepth).
+   */
   startParams(req: StartRequest): LaunchParams {
     const flow = ownEntry(this.state.flows, req.processId);
     if (!flow || (req.organization !== null && flow.organization !== req.organization)) {
@@ -227,6 +242,11 @@ export class Engine extends EventEmitter implements EngineCore {
     }
     const published = flow.versions[version];
     if (!published) throw new WfxError('VERSION_NOT_FOUND', `flow ${req.processId} has no version ${version}`);
+    // Before the copy (it recurses): triggers and callProcess start here without a request body.
+    const excess = req.data === undefined ? null : jsonDepthExcess(req.data, this.maxJsonDepth);
+    if (excess !== null) {
+      throw new WfxError('VALIDATION_ERROR', `the start data is ${describeDepthExcess(excess, 'data')}`, { details: { path: formatJsonPath(excess.path, 'data'), maxDepth: excess.maxDepth } });
+    }
     return {
       processId: flow.processId,
       processName: published.definition.name,
@@ -619,18 +639,42 @@ export class Engine extends EventEmitter implements EngineCore {
         // Retries were logged as they happened; the result's log repeats them before its last line.
         return { ...result, logs: (result.logs ?? []).slice(logged) };
       }
-      this.scriptRunner ??= createScriptRunner();
+      this.scriptRunner ??= createScriptRunner({ maxJsonDepth: this.maxJsonDepth });
       return this.scriptRunner.run(request.run, controller.signal);
     };
     run()
       .catch((err: unknown): WorkResult => ({ ok: false, code: 'INTERNAL_ERROR', message: err instanceof Error ? err.message : String(err) }))
+      .then((result) => this.checkedResult(order.request.kind, result))
       .then((result) => {
         this.working.delete(key);
         const now = live();
         if (!now || this.closed || controller.signal.aborted) return;
-        return this.step((t) => t.workDone(now.inst, now.ni, result));
+        return this.step((t) => t.workDone(now.inst, now.ni, result)).catch((err: unknown) => {
+          // Handling the result threw before anything changed (transact: nothing is applied on
+          // a throw before the first record): the node fails visibly instead of staying Active,
+          // and a restart does not run the work again.
+          this.onError(err, `the result of ${key}`);
+          const again = live();
+          if (!again || this.closed) return;
+          const message = `handling the work's result failed: ${err instanceof Error ? err.message : String(err)}`;
+          return this.step((t) => t.failWork(again.inst, again.ni, 'INTERNAL_ERROR', message));
+        });
       })
       .catch((err: unknown) => this.onError(err, `work of ${key}`));
+  }
+
+  /**
+   * A work result nested deeper than maxJsonDepth becomes the node's failure
+   * (HTTP_RESPONSE_INVALID, SCRIPT_RESULT_INVALID): it would overflow what recurses over the
+   * variables later (the journal's JSON.stringify).
+   */
+  private checkedResult(kind: WorkOrder['request']['kind'], result: WorkResult): WorkResult {
+    if (!result.ok) return result;
+    const excess = jsonDepthExcess(result.value, this.maxJsonDepth);
+    if (excess === null) return result;
+    const what = kind === 'http' ? 'the response' : "the script's result";
+    const code = kind === 'http' ? 'HTTP_RESPONSE_INVALID' : 'SCRIPT_RESULT_INVALID';
+    return { ok: false, code, message: `${what} is ${describeDepthExcess(excess)}`, ...(result.logs && { logs: result.logs }) };
   }
 
   /** A line in the execution log while work goes on (a retry), journaled like any other. */

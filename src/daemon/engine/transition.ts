@@ -3,6 +3,7 @@ import { resolveDeep } from '../../shared/expr/template.js';
 import type { Edge, FlowGraph } from '../../shared/flow/graph.js';
 import { WfxError } from '../../shared/errors.js';
 import { extensibleCopy } from '../../shared/json-object.js';
+import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
 import type { BoundaryEventNode, FlowDefinition, FlowNode } from '../../shared/flow/types.js';
 import { nodeRan, startedInstance, type WfxRecord } from '../state/records.js';
 import { STATE, STATUS, subscriptionsFor, youngCopy, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type Subscription, type WfxState } from '../state/state.js';
@@ -27,6 +28,8 @@ export interface EngineCore {
   startParams(req: { organization: string; processId: string; environment: Instance['environment']; versionNumber?: string; correlationKey: string | null; data: Record<string, unknown> }): LaunchParams;
   /** True while the work of node instance `instanceId|nodeInstanceId` is under way (it must not be started again). */
   isWorking(key: string): boolean;
+  /** How deep the variables, output and data a node sets may nest (json-shape.ts); deeper fails the node with DATA_TOO_DEEP. */
+  readonly maxJsonDepth: number;
 }
 
 /** A node fails with `code` (not an API error: documented with the node failure codes in docs/flows.md). */
@@ -129,6 +132,14 @@ export class Transition {
     this.resume(inst, ni, { kind: 'work', result });
   }
 
+  /** A node's work cannot be handled (its result made the step throw): the node fails with `code`, if it is still Active. */
+  failWork(inst: Instance, ni: NodeInstance, code: string, message: string): void {
+    if (inst.stateCd !== STATE.RUNNING || ni.statusCd !== STATUS.ACTIVE) return;
+    this.touched.add(inst.processInstanceId);
+    this.failNode(inst, ni, code, message);
+    this.drain();
+  }
+
   /**
    * A timer boundary event of a live node fired: with cancelActivity (the default) the node,
    * and any child under it, is cancelled; either way the boundary path runs.
@@ -184,7 +195,7 @@ export class Transition {
     const handler = HANDLERS[node.type] as { resume?: (n: FlowNode, s: NodeScope, i: ResumeInput) => Outcome };
     const warnings: WfxRecord[] = [];
     const outcome = handler.resume
-      ? this.guard(() => handler.resume!(node, this.scope(inst, ni.nodeId, warnings, ni), input))
+      ? this.checked(this.guard(() => handler.resume!(node, this.scope(inst, ni.nodeId, warnings, ni), input)))
       : ({ kind: 'fail', code: 'NOT_RESUMABLE', message: `${node.type} does not wait` } as const);
     for (const w of warnings) this.emit(w);
     this.carryOut(inst, ni, this.realize(inst, ni.nodeId, outcome));
@@ -252,7 +263,7 @@ export class Transition {
     const node = this.nodeDef(inst, ni);
     const handler = HANDLERS[node.type] as { run: (n: FlowNode, s: NodeScope) => Outcome };
     const warnings: WfxRecord[] = [];
-    const outcome = this.guard(() => handler.run(node, this.scope(inst, ni.nodeId, warnings, ni)));
+    const outcome = this.checked(this.guard(() => handler.run(node, this.scope(inst, ni.nodeId, warnings, ni))));
     for (const w of warnings) this.emit(w);
     this.carryOut(inst, ni, this.realize(inst, ni.nodeId, outcome));
   }
@@ -262,7 +273,7 @@ export class Transition {
     const node = this.core.flowOf(inst).nodes[nodeId]!;
     const handler = HANDLERS[node.type] as { run: (n: FlowNode, s: NodeScope) => Outcome };
     const warnings: WfxRecord[] = [];
-    const outcome = this.realize(inst, nodeId, this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings, null))));
+    const outcome = this.realize(inst, nodeId, this.checked(this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings, null)))));
     if (outcome.kind === 'next' || outcome.kind === 'end') {
       const id = `n${inst.nodeCount + 1}`;
       const next = outcome.kind === 'next' ? outcome : null;
@@ -290,6 +301,42 @@ export class Transition {
       if (err instanceof ExpressionError) return { kind: 'fail', code: 'EXPRESSION_ERROR', message: err.message };
       const code = typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : 'INTERNAL_ERROR';
       return { kind: 'fail', code, message: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  /**
+   * The outcome, or a DATA_TOO_DEEP failure when what it would write (variables, output, data it
+   * delivers or starts a child with) nests deeper than maxJsonDepth: checked before any record
+   * of it is emitted, so nothing recursive over the state (the journal's JSON.stringify) can
+   * overflow after a record is applied. Variables grow deeper inside a flow (a setVariable that
+   * nests a reference to itself, in a loop).
+   */
+  private checked(outcome: Outcome): Outcome {
+    const max = this.core.maxJsonDepth;
+    const fail = (value: unknown, what: string): Outcome | null => {
+      const excess = jsonDepthExcess(value, max);
+      return excess === null ? null : { kind: 'fail', code: 'DATA_TOO_DEEP', message: `${what} ${describeDepthExcess(excess)}` };
+    };
+    switch (outcome.kind) {
+      case 'next':
+        return (
+          (outcome.variables && fail(outcome.variables, 'the variables the node sets are')) ??
+          (outcome.output && fail(outcome.output, 'the output the node sets is')) ??
+          (outcome.deliver && fail(outcome.deliver.data, 'the data the node sends is')) ??
+          outcome
+        );
+      case 'wait':
+        return (
+          (outcome.variables && fail(outcome.variables, 'the variables the node sets are')) ??
+          outcome.start?.reduce<Outcome | null>((found, child) => found ?? fail(child.variables, 'the variables of the execution the node starts are'), null) ??
+          outcome
+        );
+      case 'call':
+        return fail(outcome.start.variables, 'the data of the execution the node starts is') ?? outcome;
+      case 'cancel':
+        return (outcome.variables && fail(outcome.variables, 'the variables the node sets are')) ?? outcome;
+      default:
+        return outcome;
     }
   }
 

@@ -301,7 +301,13 @@ export class EmailTriggers {
         environment: target.environment,
         data: structuredClone(data),
       }));
-      const started = await this.engine.startBatch(requests, () => [{ type: 'email.processed', connectionId: connection.connectionId, messageId }]);
+      let refusals: ReadonlyArray<{ readonly req: StartRequest; readonly error: Error }> = [];
+      const started = await this.engine.startBatch(requests, (_started, refused) => {
+        refusals = refused;
+        return [{ type: 'email.processed', connectionId: connection.connectionId, messageId }];
+      });
+      // A start the engine refused (its data, its flow gone) is said, never dropped unseen.
+      for (const r of refusals) this.onError(r.error, `starting ${r.req.processId} for mail ${messageId}`);
       const at = this.now().toISOString();
       for (const inst of started) this.lastFire.set(`${inst.processId}|${inst.environment}`, at);
     }

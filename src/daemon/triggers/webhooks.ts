@@ -4,6 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { eventFields, normalizePayload, verifyDelivery, type Scheme } from '../../shared/webhooks/providers.js';
 import type { Engine } from '../engine/engine.js';
 import { uuidv7 } from '../engine/ids.js';
+import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
 import { tokenKey, type WfxRecord } from '../state/records.js';
 import type { DeliveryRecord, Environment, PendingDelivery, WebhookRegistration, WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
@@ -13,6 +14,10 @@ export interface WebhookReceiverOptions {
   readonly engine: Engine;
   readonly now?: () => Date;
   readonly onError?: (err: unknown, what: string) => void;
+  /** How deep a payload may nest objects and arrays (default DEFAULT_MAX_JSON_DEPTH); a deeper one starts nothing. */
+  readonly maxJsonDepth?: number;
+  /** Told why a verified delivery started nothing it should have (a payload too deep, a start refused): the daemon logs it as a WARN. */
+  readonly onRefused?: (message: string) => void;
 }
 
 /** The scheme a registration verifies with. */
@@ -42,6 +47,8 @@ export class WebhookReceiver extends EventEmitter {
   private readonly now: () => Date;
   private readonly onError: (err: unknown, what: string) => void;
   private readonly processing = new Set<string>();
+  private readonly maxJsonDepth: number;
+  private readonly onRefused: (message: string) => void;
 
   constructor(options: WebhookReceiverOptions) {
     super();
@@ -49,6 +56,8 @@ export class WebhookReceiver extends EventEmitter {
     this.engine = options.engine;
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
+    this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
+    this.onRefused = options.onRefused ?? (() => undefined);
   }
 
   /** The registration and environment of an endpoint token, or null. */
@@ -128,6 +137,12 @@ export class WebhookReceiver extends EventEmitter {
     if (bodyHash && seen.includes(bodyHash)) {
       return void (await done({ ...fields, reason: 'duplicate: the same signed body was delivered before (a replay)', startedInstanceIds: [] }));
     }
+    const excess = jsonDepthExcess(payload, this.maxJsonDepth);
+    if (excess !== null) {
+      const why = `payload refused: ${describeDepthExcess(excess, 'payload')}`;
+      this.onRefused(`delivery ${d.deliveryId} to ${w.name} started nothing: ${why}`);
+      return void (await done({ ...fields, reason: why, startedInstanceIds: [] }));
+    }
     const environment: Environment = d.environment === 'ALL' ? 'PRODUCTION' : d.environment;
     const variables = {
       webhookPayload: payload,
@@ -150,13 +165,17 @@ export class WebhookReceiver extends EventEmitter {
         ? `no flow active in ${environment} has a webhook trigger for "${w.name}"${eventType ? ` that takes event ${eventType}` : ''}`
         : null;
     let record: DeliveryRecord | null = null;
+    let refusedWhy: string | null = null;
     await this.engine.startBatch(
       targets.map((flow) => ({ organization: w.organization, processId: flow.processId, environment, data: variables })),
-      (started) => {
-        record = { ...fields, reason, startedInstanceIds: started.map((i) => i.processInstanceId) };
+      (started, refused) => {
+        // A start the engine refused is recorded with the delivery, never dropped unseen.
+        refusedWhy = refused.length === 0 ? null : refused.map((r) => `${r.req.processId} not started: ${r.error.code}: ${r.error.message}`).join('; ');
+        record = { ...fields, reason: refusedWhy ?? reason, startedInstanceIds: started.map((i) => i.processInstanceId) };
         return [{ type: 'webhook.processed', webhookId: w.webhookId, record }];
       },
     );
+    if (refusedWhy !== null) this.onRefused(`delivery ${d.deliveryId} to ${w.name}: ${refusedWhy as string}`);
     this.emit('processed', { webhookId: w.webhookId, record });
   }
 }

@@ -32,7 +32,7 @@ export interface ParsedSource {
  * source positions for messages. Pure; never throws: syntax problems are returned.
  */
 export function parseFlowSource(text: string): ParsedSource {
-  const { isMap, isScalar, isSeq, LineCounter, parseDocument } = yaml();
+  const { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit } = yaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true });
   const pos = (offset: number): SourcePosition => {
@@ -40,7 +40,24 @@ export function parseFlowSource(text: string): ParsedSource {
     return { line: p.line, column: p.col };
   };
   const syntaxErrors = doc.errors.map((e) => ({ message: e.message.split('\n')[0]!, position: pos(e.pos[0]) }));
-  const value = syntaxErrors.length > 0 ? undefined : doc.toJS({ maxAliasCount: 100 });
+  let value: unknown;
+  if (syntaxErrors.length === 0) {
+    try {
+      // maxAliasCount stops an alias bomb (aliases of aliases) before it expands: toJS throws.
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch (err) {
+      // Named at the first alias, where the expansion begins (else at the top of the file).
+      let at = 0;
+      visit(doc, {
+        Alias(_key, node) {
+          if (isAlias(node) && node.range) at = node.range[0];
+          return visit.BREAK;
+        },
+      });
+      const why = err instanceof ReferenceError ? 'the aliases expand to too much data (more than 100 alias uses)' : `the document cannot be read: ${err instanceof Error ? err.message : String(err)}`;
+      syntaxErrors.push({ message: why, position: pos(at) });
+    }
+  }
   return {
     value,
     syntaxErrors,

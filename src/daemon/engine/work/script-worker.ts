@@ -26,6 +26,7 @@ import {
   type QuickJSWASMModule,
 } from 'quickjs-emscripten-core';
 import * as variantModule from '@jitl/quickjs-wasmfile-release-sync';
+import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../../shared/json-shape.js';
 import type { WorkResult } from './result.js';
 
 // The package's types describe its CommonJS build (a default that is the whole module); in ESM
@@ -54,6 +55,8 @@ export interface ScriptRequest {
   readonly varsJson: string;
   readonly timeoutMs: number;
   readonly memoryBytes: number;
+  /** How deep the result may nest (default DEFAULT_MAX_JSON_DEPTH); deeper fails with SCRIPT_RESULT_INVALID. */
+  readonly maxJsonDepth?: number;
 }
 
 export interface ScriptResponse {
@@ -196,8 +199,14 @@ function fromAnswer(out: string, state: RunState): WorkResult {
   const kind = out.charAt(0);
   const body = out.slice(1);
   switch (kind) {
-    case 'R':
-      return { ok: true, value: JSON.parse(body) as unknown };
+    case 'R': {
+      const value = JSON.parse(body) as unknown;
+      // Checked here: posting a value nested thousands deep to the daemon's thread overflows the
+      // structured clone, and the run would end as a silent worker (SCRIPT_TIMEOUT).
+      const excess = jsonDepthExcess(value, state.req.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH);
+      if (excess !== null) return { ok: false, code: 'SCRIPT_RESULT_INVALID', message: `the script's result is ${describeDepthExcess(excess)}` };
+      return { ok: true, value };
+    }
     case 'N':
     case 'E': {
       const text = truncate(nameMessage(body), MAX_MESSAGE_CHARS);
@@ -358,7 +367,13 @@ if (parentPort) {
   port.on('message', (req: ScriptRequest) => {
     void runScript(sandbox, req).then(({ result, recycle }) => {
       const response: ScriptResponse = recycle ? { id: req.id, result, recycle } : { id: req.id, result };
-      port.postMessage(response);
+      try {
+        port.postMessage(response);
+      } catch (err) {
+        // A result the structured clone refuses: answer anyway, or the run ends as a silent worker.
+        const message = `the script's result cannot be passed on: ${err instanceof Error ? err.message : String(err)}`;
+        port.postMessage({ id: req.id, result: { ok: false, code: 'SCRIPT_RESULT_INVALID', message } } satisfies ScriptResponse);
+      }
     });
   });
 }

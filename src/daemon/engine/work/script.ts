@@ -59,7 +59,11 @@ function failure(code: string, message: string): WorkResult {
   return { ok: false, code, message };
 }
 
-export function createScriptRunner(options?: { readonly size?: number; readonly memoryBytes?: number }): ScriptRunner {
+/**
+ * A pool of `size` sandbox workers (default DEFAULT_SCRIPT_POOL_SIZE); `memoryBytes` is a run's
+ * default memory cap, `maxJsonDepth` how deep a result may nest (SCRIPT_RESULT_INVALID beyond).
+ */
+export function createScriptRunner(options?: { readonly size?: number; readonly memoryBytes?: number; readonly maxJsonDepth?: number }): ScriptRunner {
   const size = Math.max(1, Math.floor(options?.size ?? DEFAULT_SCRIPT_POOL_SIZE));
   const defaultMemory = options?.memoryBytes ?? DEFAULT_SCRIPT_MEMORY_BYTES;
   const slots: Slot[] = [];
@@ -179,7 +183,7 @@ export function createScriptRunner(options?: { readonly size?: number; readonly 
       const memory = run.memoryBytes ?? defaultMemory;
       // QuickJS reads a negative limit as "none": only positive, finite limits are taken.
       const memoryBytes = Number.isFinite(memory) && memory > 0 ? Math.floor(memory) : DEFAULT_SCRIPT_MEMORY_BYTES;
-      const req: ScriptRequest = { id: nextId++, script: String(run.script), varsJson, timeoutMs, memoryBytes };
+      const req: ScriptRequest = { id: nextId++, script: String(run.script), varsJson, timeoutMs, memoryBytes, ...(options?.maxJsonDepth !== undefined && { maxJsonDepth: options.maxJsonDepth }) };
       return new Promise<WorkResult>((resolve) => {
         const job: Job = { req, resolve, signal, onAbort: undefined, slot: undefined, timer: undefined, done: false };
         if (signal) {

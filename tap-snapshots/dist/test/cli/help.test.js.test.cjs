@@ -97,6 +97,8 @@ Options:
   --oidc-audience <aud>     the audience bearer tokens must carry
   --oidc-org-claim <claim>  the token claim naming the organization (default:
                             "org_id")
+  --max-json-depth <n>      how deep untrusted JSON (request bodies, payloads,
+                            work results) may nest (default 64)
   -h, --help                display help for command
 
 Examples:
@@ -139,10 +141,11 @@ Usage: wfx dev [options]
 run the daemon here and republish flows/ to DEVELOPMENT whenever a file changes
 
 Options:
-  --flows <dir>  the flow files to watch (default: "flows")
-  --port <port>  port to listen on (0 picks a free one) (default: 7878)
-  --host <host>  address to listen on (default: "127.0.0.1")
-  -h, --help     display help for command
+  --flows <dir>         the flow files to watch (default: "flows")
+  --port <port>         port to listen on (0 picks a free one) (default: 7878)
+  --host <host>         address to listen on (default: "127.0.0.1")
+  --max-json-depth <n>  how deep untrusted JSON may nest (default 64)
+  -h, --help            display help for command
 
 Examples:
   $ wfx dev
