@@ -8,6 +8,7 @@ import { formatProblem } from '../shared/flow/validate.js';
 import { newApiKey } from './auth/api-keys.js';
 import type { OidcOptions } from './auth/oidc.js';
 import { Engine } from './engine/engine.js';
+import { NetworkPolicy } from './engine/work/network-policy.js';
 import { EmailTriggers } from './triggers/email.js';
 import { Scheduler } from './triggers/schedules.js';
 import { publishFlowDir, publishFlowFile, type FileOutcome } from './flows/load-dir.js';
@@ -52,6 +53,12 @@ export interface DaemonOptions {
   readonly flowsEnvironment?: Environment;
   /** Accept bearer JWTs from this OIDC issuer (SPEC.md section 6). */
   readonly oidc?: OidcOptions;
+  /** A webhook delivery's event id (and body hash) makes a later one a duplicate this long (default 72 hours). */
+  readonly webhookReplayWindowMs?: number;
+  /** CIDRs serviceTask calls may never connect to (work/network-policy.ts); wins over `httpAllow`. */
+  readonly httpDeny?: readonly string[];
+  /** CIDRs serviceTask calls may connect to though a built-in rule refuses them (own listener, link-local). */
+  readonly httpAllow?: readonly string[];
 }
 
 /** A daemon that is serving. */
@@ -100,7 +107,10 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const history = await History.open(paths.history, { logger });
     cleanup.unshift(() => history.close());
     await bootstrap(store, paths.bootstrapKey, logger);
-    const engine = new Engine({ store, history, maxJsonDepth: options.maxJsonDepth, onError: (err, what) => logger.error({ err }, `engine: ${what} failed`) });
+    // Connections wait for the listener's address: calls resumed below must not reach it.
+    const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
+    cleanup.unshift(() => network.close());
+    const engine = new Engine({ store, history, network, maxJsonDepth: options.maxJsonDepth, onError: (err, what) => logger.error({ err }, `engine: ${what} failed`) });
     cleanup.unshift(() => engine.close());
     await engine.recover();
     if (options.flowsDir) await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);
@@ -109,8 +119,10 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       store,
       engine,
       maxJsonDepth: options.maxJsonDepth,
+      replayWindowMs: options.webhookReplayWindowMs,
       onError: (err, what) => logger.error({ err }, `webhooks: ${what} failed`),
       onRefused: (what) => logger.warn(`webhooks: ${what}`),
+      onWarn: (message) => logger.warn(message),
     });
     await webhooks.recover();
     const scheduler = new Scheduler({ store, engine, onError: (err, what) => logger.error({ err }, `scheduler: ${what} failed`) });
@@ -129,6 +141,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     });
     cleanup.unshift(() => app.close());
     const address = app.server.address() as AddressInfo;
+    network.listening(address.address, address.port);
     const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const info: DaemonInfo = {
       pid: process.pid,
@@ -141,7 +154,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     logger.info({ url: info.url, dataDir: options.dataDir, bootstrapKey: paths.bootstrapKey }, 'wfx daemon listening');
     // Up: the route validators not compiled yet are compiled now, a turn of the event loop at a time.
     app.compileValidators().catch((err: unknown) => logger.error({ err }, 'a route schema does not compile'));
-    return serve({ options, info, logger, closeLog, lock, store, history, engine, scheduler, email, app, daemonJson: paths.daemonJson });
+    return serve({ options, info, logger, closeLog, lock, store, history, engine, network, scheduler, email, app, daemonJson: paths.daemonJson });
   } catch (err) {
     for (const undo of cleanup) await undo().catch(() => undefined);
     const failure = dataDirError(err, options.dataDir);
@@ -162,12 +175,13 @@ function serve(parts: {
   store: Store<WfxState, WfxRecord>;
   history: History;
   engine: Engine;
+  network: NetworkPolicy;
   scheduler: Scheduler;
   email: EmailTriggers;
   app: ReturnType<typeof buildServer>;
   daemonJson: string;
 }): RunningDaemon {
-  const { options, info, logger, closeLog, lock, store, history, engine, scheduler, email, app, daemonJson } = parts;
+  const { options, info, logger, closeLog, lock, store, history, engine, network, scheduler, email, app, daemonJson } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -193,6 +207,7 @@ function serve(parts: {
       await scheduler.close();
       await email.close();
       await engine.close();
+      await network.close();
       await store.close({ checkpoint: failure === null }).catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));
       await history.close().catch(() => undefined);
       const current = await readFile(daemonJson, 'utf8').then((t) => JSON.parse(t) as DaemonInfo, () => null);

@@ -71,10 +71,10 @@ export function killIfAlive(pid: number | undefined): void {
  */
 export async function startDaemon(
   t: { teardown(fn: () => unknown): void },
-  where: { readonly cwd?: string; readonly dataDir?: string },
+  where: { readonly cwd?: string; readonly dataDir?: string; readonly args?: readonly string[] },
 ): Promise<{ pid: number; url: string }> {
   const dir = where.dataDir ? ['--data-dir', where.dataDir] : [];
-  const res = await wfx(['daemon', 'start', '--port', '0', '--json', ...dir], { cwd: where.cwd });
+  const res = await wfx(['daemon', 'start', '--port', '0', '--json', ...dir, ...(where.args ?? [])], { cwd: where.cwd });
   if (res.code !== 0) throw new Error(`daemon start failed (${res.code}): ${res.stderr}`);
   const info = JSON.parse(res.stdout) as { pid: number; url: string };
   t.teardown(async () => {

@@ -7,6 +7,8 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { DaemonOptions } from '../../daemon/daemon.js';
 import { dataDirPaths, type DaemonInfo } from '../../shared/data-dir.js';
 import { WfxError } from '../../shared/errors.js';
+import { parseDuration } from '../../shared/duration.js';
+import { parseCidrList } from '../../daemon/engine/work/cidr.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { clientFor } from '../api.js';
@@ -47,6 +49,9 @@ interface StartOptions {
   readonly oidcAudience?: string;
   readonly oidcOrgClaim?: string;
   readonly maxJsonDepth?: number;
+  readonly webhookReplayWindow?: number;
+  readonly httpDeny?: string;
+  readonly httpAllow?: string;
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
 }
@@ -72,6 +77,9 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .option('--oidc-audience <aud>', 'the audience bearer tokens must carry')
     .option('--oidc-org-claim <claim>', 'the token claim naming the organization', 'org_id')
     .option('--max-json-depth <n>', 'how deep untrusted JSON (request bodies, payloads, work results) may nest (default 64)', parseDepth)
+    .option('--webhook-replay-window <duration>', 'how long a webhook delivery id makes a replay a duplicate (default 72h)', parseReplayWindow)
+    .option('--http-deny <cidrs>', 'CIDRs serviceTask may never connect to, comma-separated (default $WFX_HTTP_DENY)', parseDeny)
+    .option('--http-allow <cidrs>', 'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)', parseAllow)
     .addOption(new Option('--child').hideHelp())
     .addHelpText('after', '\nExamples:\n  $ wfx daemon start\n  $ wfx daemon start --port 0 --json\n  $ wfx daemon start --foreground --flows flows')
     .action(async (opts: StartOptions, cmd: Command) => {
@@ -113,6 +121,41 @@ export function parseDepth(value: string): number {
   return n;
 }
 
+/** `--webhook-replay-window`: a duration (72h, 3d, PT72H) in milliseconds. */
+export function parseReplayWindow(value: string): number {
+  try {
+    const ms = parseDuration(value);
+    if (ms > 0) return ms;
+  } catch {
+    // reported below
+  }
+  throw new InvalidArgumentError('must be a positive duration, e.g. 72h or 3d');
+}
+
+/** `--http-deny`/`--http-allow`: a comma-separated list of CIDRs, checked, kept as given. */
+function parseCidrs(value: string, what: string): string {
+  try {
+    parseCidrList(value, what);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  return value;
+}
+const parseDeny = (value: string): string => parseCidrs(value, '--http-deny');
+const parseAllow = (value: string): string => parseCidrs(value, '--http-allow');
+
+/**
+ * The network policy and replay window options of `daemon start` and `dev`: a flag, else its
+ * environment variable (WFX_HTTP_DENY, WFX_HTTP_ALLOW). Throws USAGE_ERROR on a malformed CIDR.
+ */
+export function safetyOptions(ctx: CliContext, opts: { webhookReplayWindow?: number; httpDeny?: string; httpAllow?: string }): Pick<DaemonOptions, 'webhookReplayWindowMs' | 'httpDeny' | 'httpAllow'> {
+  return {
+    webhookReplayWindowMs: opts.webhookReplayWindow,
+    httpDeny: parseCidrList(opts.httpDeny ?? ctx.env.WFX_HTTP_DENY, opts.httpDeny === undefined ? 'WFX_HTTP_DENY' : '--http-deny'),
+    httpAllow: parseCidrList(opts.httpAllow ?? ctx.env.WFX_HTTP_ALLOW, opts.httpAllow === undefined ? 'WFX_HTTP_ALLOW' : '--http-allow'),
+  };
+}
+
 function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foreground: boolean) {
   if ((opts.oidcIssuer === undefined) !== (opts.oidcAudience === undefined)) {
     throw new WfxError('USAGE_ERROR', '--oidc-issuer and --oidc-audience go together');
@@ -126,6 +169,7 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
     retentionMs: opts.retention === undefined ? undefined : opts.retention * 24 * 60 * 60 * 1000,
     flowsDir: opts.flows === undefined ? undefined : resolve(ctx.cwd, opts.flows),
     maxJsonDepth: opts.maxJsonDepth,
+    ...safetyOptions(ctx, opts),
   };
 }
 
@@ -242,6 +286,9 @@ async function startInBackground(ctx: CliContext, cmd: Command, opts: StartOptio
   if (opts.oidcAudience !== undefined) args.push('--oidc-audience', opts.oidcAudience);
   if (opts.oidcOrgClaim !== undefined) args.push('--oidc-org-claim', opts.oidcOrgClaim);
   if (opts.maxJsonDepth !== undefined) args.push('--max-json-depth', String(opts.maxJsonDepth));
+  if (opts.webhookReplayWindow !== undefined) args.push('--webhook-replay-window', `${opts.webhookReplayWindow}ms`);
+  if (opts.httpDeny !== undefined) args.push('--http-deny', opts.httpDeny);
+  if (opts.httpAllow !== undefined) args.push('--http-allow', opts.httpAllow);
   const child = spawn(process.execPath, [...daemonV8Flags(snapshotBytes), ...args], {
     cwd: ctx.cwd,
     env: ctx.env,

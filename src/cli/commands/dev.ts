@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { isFlowFile } from '../../daemon/flows/load-dir.js';
 import { dataDirOf, globals, type CliContext } from '../context.js';
-import { launchDaemon, parseDepth, parsePort } from './daemon.js';
+import { launchDaemon, parseDepth, parsePort, parseReplayWindow, safetyOptions } from './daemon.js';
 
 /**
  * `wfx dev`: the daemon in the foreground with readable logs, publishing every flow file of the
@@ -17,8 +17,11 @@ export function registerDev(program: Command, ctx: CliContext): void {
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 7878)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--max-json-depth <n>', 'how deep untrusted JSON may nest (default 64)', parseDepth)
+    .option('--webhook-replay-window <duration>', 'how long a webhook delivery id makes a replay a duplicate (default 72h)', parseReplayWindow)
+    .option('--http-deny <cidrs>', 'CIDRs serviceTask may never connect to, comma-separated (default $WFX_HTTP_DENY)')
+    .option('--http-allow <cidrs>', 'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)')
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
-    .action(async (opts: { flows: string; port: number; host: string; maxJsonDepth?: number }, cmd: Command) => {
+    .action(async (opts: { flows: string; port: number; host: string; webhookReplayWindow?: number; httpDeny?: string; httpAllow?: string; maxJsonDepth?: number }, cmd: Command) => {
       const flowsDir = resolve(ctx.cwd, opts.flows);
       const running = await launchDaemon({
         dataDir: dataDirOf(ctx, globals(cmd)),
@@ -28,6 +31,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
         flowsDir,
         flowsEnvironment: 'DEVELOPMENT',
         maxJsonDepth: opts.maxJsonDepth,
+        ...safetyOptions(ctx, opts),
       });
       const { watch } = await import('chokidar');
       const watcher = watch(flowsDir, {

@@ -15,6 +15,7 @@ import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, formatJsonPath, jsonDepthE
 import { TimerQueue } from './timers.js';
 import { Transition, type EngineCore, type LaunchParams, type WorkOrder } from './transition.js';
 import { callHttp, type HttpCall, type HttpCallOptions } from './work/http.js';
+import type { NetworkPolicy } from './work/network-policy.js';
 import type { WorkResult } from './work/result.js';
 import { createScriptRunner, type ScriptRunner } from './work/script.js';
 import { WorkCount } from '../../shared/work-count.js';
@@ -77,6 +78,8 @@ export interface EngineOptions {
   readonly onError?: (err: unknown, what: string) => void;
   /** How serviceTask calls are made (tests may count or slow them). Default: work/http.ts. */
   readonly http?: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;
+  /** Where serviceTask calls may connect (passed to `http`). Default: the built-in rules (work/network-policy.ts). */
+  readonly network?: NetworkPolicy;
   /** The scriptTask sandbox. Default: a pool of QuickJS workers, started on first use, closed with the engine. */
   readonly scripts?: ScriptRunner;
   /** How deep start data, work results and the variables a node sets may nest (default DEFAULT_MAX_JSON_DEPTH; see json-shape.ts). */
@@ -118,6 +121,7 @@ export class Engine extends EventEmitter implements EngineCore {
   /** Work under way (HTTP calls, scripts), by `instanceId|nodeInstanceId`: aborted when its node stops. */
   private readonly working = new Map<string, AbortController>();
   private readonly http: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;
+  private readonly network: NetworkPolicy | undefined;
   private scriptRunner: ScriptRunner | undefined;
   private readonly ownsScripts: boolean;
   private readonly timers: TimerQueue;
@@ -141,6 +145,7 @@ export class Engine extends EventEmitter implements EngineCore {
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
     this.http = options.http ?? callHttp;
+    this.network = options.network;
     this.scriptRunner = options.scripts;
     this.ownsScripts = options.scripts === undefined;
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
@@ -631,6 +636,7 @@ export class Engine extends EventEmitter implements EngineCore {
         let logged = 0;
         const result = await this.http(request.call, {
           signal: controller.signal,
+          ...(this.network && { network: this.network }),
           onRetry: (info) => {
             logged++;
             this.logWork(order, `attempt ${info.attempt} failed (${info.reason}); retrying in ${info.delayMs}ms`);

@@ -15,7 +15,8 @@ import type {
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
 import { assignOwn, extensibleCopy } from '../../shared/json-object.js';
-import { archiveInstance, EMAIL_SEEN_IDS, DERIVED, initialState, instanceKeys, isoMs, packedLogLine, putInstance, STATE, STATUS, subscriptionBucket, WEBHOOK_EVENT_IDS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type Subscription, type WebhookRegistration, type Writable } from './state.js';
+import { rememberIds } from './seen-ids.js';
+import { archiveInstance, EMAIL_SEEN_IDS, DERIVED, initialState, instanceKeys, isoMs, packedLogLine, putInstance, STATE, STATUS, subscriptionBucket, DEFAULT_REPLAY_WINDOW_MS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type Subscription, type WebhookRegistration, type Writable } from './state.js';
 
 /** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
 export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
@@ -123,7 +124,11 @@ export type WfxRecord =
   | { readonly type: 'webhook.saved'; readonly webhook: WebhookRegistration }
   | { readonly type: 'webhook.deleted'; readonly webhookId: string }
   | { readonly type: 'webhook.received'; readonly delivery: PendingDelivery }
-  | { readonly type: 'webhook.processed'; readonly webhookId: string; readonly record: DeliveryRecord }
+  /**
+   * A delivery's outcome. A signed one's event id and body hash are remembered until `until`
+   * (its replay window; absent in records of earlier versions: the default window from receipt).
+   */
+  | { readonly type: 'webhook.processed'; readonly webhookId: string; readonly record: DeliveryRecord; readonly until?: string }
   /** A schedule trigger fired for the instant `at` (with the starts it made), or was armed from `at` (no fire before it). */
   | { readonly type: 'schedule.fired'; readonly key: string; readonly at: string }
   | { readonly type: 'schedule.armed'; readonly key: string; readonly at: string }
@@ -503,9 +508,9 @@ const handlers: Handlers = {
     log.push(r.record);
     if (log.length > WEBHOOK_LOG_SIZE) log.splice(0, log.length - WEBHOOK_LOG_SIZE);
     if (r.record.signatureOk) {
-      const ids = (state.webhookEventIds[r.webhookId] ??= []);
-      for (const id of [r.record.eventId, r.record.bodyHash]) if (id && !ids.includes(id)) ids.push(id);
-      if (ids.length > WEBHOOK_EVENT_IDS) ids.splice(0, ids.length - WEBHOOK_EVENT_IDS);
+      const at = r.record.receivedAt;
+      const until = r.until ?? new Date(Date.parse(at) + DEFAULT_REPLAY_WINDOW_MS).toISOString();
+      rememberIds(state.webhookEventIds, r.webhookId, [r.record.eventId, r.record.bodyHash], at, until);
     }
   },
 };

@@ -41,8 +41,12 @@ export interface WfxState {
   pendingDeliveries: Record<string, PendingDelivery>;
   /** The last deliveries of each registration, newest last (WEBHOOK_LOG_SIZE). */
   webhookDeliveries: Record<string, DeliveryRecord[]>;
-  /** Provider event ids seen per registration, oldest first (WEBHOOK_EVENT_IDS kept): idempotency. */
-  webhookEventIds: Record<string, string[]>;
+  /**
+   * Provider event ids and body hashes seen per registration, each remembered until its replay
+   * window ends (SeenIds): idempotency. A snapshot of an earlier version holds a plain list of
+   * ids here; the reducer converts it at the registration's next delivery (`seenIdsOf`).
+   */
+  webhookEventIds: Record<string, SeenIds | string[]>;
   /** IMAP connections (for email triggers) by connectionId. */
   emailConnections: Record<string, EmailConnection>;
   /**
@@ -76,8 +80,28 @@ export interface EmailConnection {
 
 /** Deliveries kept in a registration's log. */
 export const WEBHOOK_LOG_SIZE = 100;
-/** Provider event ids remembered per registration for idempotency. */
-export const WEBHOOK_EVENT_IDS = 2000;
+/** A delivery's ids are remembered this long by default: longer than any provider retries (GitHub, Stripe: 3 days). */
+export const DEFAULT_REPLAY_WINDOW_MS = 72 * 60 * 60 * 1000;
+/**
+ * Ids remembered per registration at most, whatever the window: a flood of deliveries cannot
+ * grow memory without bound; past it the oldest are forgotten first (the receiver warns).
+ */
+export const WEBHOOK_SEEN_IDS_MAX = 200_000;
+
+/**
+ * The ids (event ids, body hashes) a registration's deliveries carried, each with the instant
+ * until which it is remembered. `until` is the lookup (O(1)); `order` lists the same entries in
+ * the order remembered, oldest first, from `head` on, so expiry and the cap drop from the front
+ * without scanning. An entry of `order` whose time differs from `until[id]` is stale (the id
+ * was remembered again later) and drops nothing.
+ */
+export interface SeenIds {
+  /** id -> ISO instant until which a delivery carrying it is a duplicate. */
+  readonly until: Record<string, string>;
+  /** [id, until] in the order remembered; entries before `head` are gone. */
+  order: Array<[string, string]>;
+  head: number;
+}
 
 export type EndpointEnvironment = 'ALL' | Environment;
 

@@ -6,7 +6,8 @@ import type { Engine } from '../engine/engine.js';
 import { uuidv7 } from '../engine/ids.js';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
 import { tokenKey, type WfxRecord } from '../state/records.js';
-import type { DeliveryRecord, Environment, PendingDelivery, WebhookRegistration, WfxState } from '../state/state.js';
+import { isSeen, seenCount } from '../state/seen-ids.js';
+import { DEFAULT_REPLAY_WINDOW_MS, WEBHOOK_SEEN_IDS_MAX, type DeliveryRecord, type Environment, type PendingDelivery, type WebhookRegistration, type WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
 
 export interface WebhookReceiverOptions {
@@ -18,6 +19,10 @@ export interface WebhookReceiverOptions {
   readonly maxJsonDepth?: number;
   /** Told why a verified delivery started nothing it should have (a payload too deep, a start refused): the daemon logs it as a WARN. */
   readonly onRefused?: (message: string) => void;
+  /** How long a delivery's event id (and body hash) makes a later one a duplicate; default DEFAULT_REPLAY_WINDOW_MS. */
+  readonly replayWindowMs?: number;
+  /** Told when a registration remembers WEBHOOK_SEEN_IDS_MAX ids, so the oldest are forgotten before their window ends. */
+  readonly onWarn?: (message: string) => void;
 }
 
 /** The scheme a registration verifies with. */
@@ -49,6 +54,10 @@ export class WebhookReceiver extends EventEmitter {
   private readonly processing = new Set<string>();
   private readonly maxJsonDepth: number;
   private readonly onRefused: (message: string) => void;
+  private readonly replayWindowMs: number;
+  private readonly onWarn: (message: string) => void;
+  /** Registrations warned about at the cap (warned again once they fall below it). */
+  private readonly atCap = new Set<string>();
 
   constructor(options: WebhookReceiverOptions) {
     super();
@@ -58,6 +67,8 @@ export class WebhookReceiver extends EventEmitter {
     this.onError = options.onError ?? (() => undefined);
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
     this.onRefused = options.onRefused ?? (() => undefined);
+    this.replayWindowMs = options.replayWindowMs ?? DEFAULT_REPLAY_WINDOW_MS;
+    this.onWarn = options.onWarn ?? (() => undefined);
   }
 
   /** The registration and environment of an endpoint token, or null. */
@@ -113,8 +124,10 @@ export class WebhookReceiver extends EventEmitter {
     const state = this.store.state;
     const w = state.webhooks[d.webhookId];
     const base = { deliveryId: d.deliveryId, receivedAt: d.receivedAt, environment: d.environment };
+    // Remembered from receipt, like the signature's verdict: a restart does not move the window.
+    const until = new Date(Date.parse(d.receivedAt) + this.replayWindowMs).toISOString();
     const done = async (record: DeliveryRecord) => {
-      await this.store.commit({ type: 'webhook.processed', webhookId: d.webhookId, record });
+      await this.store.commit({ type: 'webhook.processed', webhookId: d.webhookId, record, until });
       this.emit('processed', { webhookId: d.webhookId, record });
     };
     if (!w) {
@@ -130,11 +143,12 @@ export class WebhookReceiver extends EventEmitter {
     const bodyHash = w.provider === 'GITHUB' ? `sha256:${createHash('sha256').update(body).digest('hex')}` : undefined;
     const fields = { ...base, eventType, eventId, signatureOk: verdict.ok, ...(bodyHash && { bodyHash }) };
     if (!verdict.ok) return void (await done({ ...fields, reason: `signature refused: ${verdict.reason}`, startedInstanceIds: [] }));
-    const seen = state.webhookEventIds[w.webhookId] ?? [];
-    if (eventId !== null && seen.includes(eventId)) {
+    const seen = state.webhookEventIds[w.webhookId];
+    this.warnAtCap(w, seenCount(seen));
+    if (eventId !== null && isSeen(seen, eventId, d.receivedAt)) {
       return void (await done({ ...fields, reason: `duplicate: event ${eventId} was delivered before`, startedInstanceIds: [] }));
     }
-    if (bodyHash && seen.includes(bodyHash)) {
+    if (bodyHash && isSeen(seen, bodyHash, d.receivedAt)) {
       return void (await done({ ...fields, reason: 'duplicate: the same signed body was delivered before (a replay)', startedInstanceIds: [] }));
     }
     const excess = jsonDepthExcess(payload, this.maxJsonDepth);
@@ -172,10 +186,17 @@ export class WebhookReceiver extends EventEmitter {
         // A start the engine refused is recorded with the delivery, never dropped unseen.
         refusedWhy = refused.length === 0 ? null : refused.map((r) => `${r.req.processId} not started: ${r.error.code}: ${r.error.message}`).join('; ');
         record = { ...fields, reason: refusedWhy ?? reason, startedInstanceIds: started.map((i) => i.processInstanceId) };
-        return [{ type: 'webhook.processed', webhookId: w.webhookId, record }];
+        return [{ type: 'webhook.processed', webhookId: w.webhookId, record, until }];
       },
     );
     if (refusedWhy !== null) this.onRefused(`delivery ${d.deliveryId} to ${w.name}: ${refusedWhy as string}`);
     this.emit('processed', { webhookId: w.webhookId, record });
+  }
+
+  private warnAtCap(w: WebhookRegistration, count: number): void {
+    if (count < WEBHOOK_SEEN_IDS_MAX) return void this.atCap.delete(w.webhookId);
+    if (this.atCap.has(w.webhookId)) return;
+    this.atCap.add(w.webhookId);
+    this.onWarn(`webhook "${w.name}" remembers ${WEBHOOK_SEEN_IDS_MAX} delivery ids: the oldest are forgotten before their replay window ends`);
   }
 }

@@ -3,9 +3,13 @@
  * retries with exponential backoff (honouring Retry-After on 429/503), cancellation by an
  * AbortSignal. It never throws: every outcome is a WorkResult with a stable code.
  *
+ * Every connection, redirects included, goes through a NetworkPolicy (network-policy.ts).
+ *
  * Codes: HTTP_<status> (status not accepted), HTTP_TIMEOUT, HTTP_NETWORK, HTTP_BAD_REQUEST
- * (invalid spec, no attempt made), HTTP_RESPONSE_TOO_LARGE, CANCELLED.
+ * (invalid spec, no attempt made), HTTP_RESPONSE_TOO_LARGE, HTTP_FORBIDDEN_ADDRESS (the policy
+ * refused an address; not retried), CANCELLED.
  */
+import { FORBIDDEN_ADDRESS, ForbiddenAddressError, NetworkPolicy } from './network-policy.js';
 import type { WorkResult } from './result.js';
 
 export interface HttpCall {
@@ -28,7 +32,11 @@ export interface HttpCallOptions {
   readonly signal?: AbortSignal;
   /** Called before each retry wait (the engine writes it to the execution log). */
   readonly onRetry?: (info: { attempt: number; reason: string; delayMs: number }) => void;
+  /** Where the call may connect; default the built-in rules alone (no --http-deny/--http-allow, no own listener). */
+  readonly network?: NetworkPolicy;
 }
+
+let builtInPolicy: NetworkPolicy | null = null;
 
 export interface HttpResponseValue {
   readonly status: number;
@@ -89,6 +97,7 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): P
     }
     const p = prepared;
     const signal = options.signal;
+    const dispatcher = (options.network ?? (builtInPolicy ??= new NetworkPolicy())).dispatcher();
     const cancelled = (): WorkResult => ({
       ok: false,
       code: 'CANCELLED',
@@ -98,7 +107,7 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): P
 
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) return cancelled();
-      const outcome = await attemptOnce(p, signal);
+      const outcome = await attemptOnce(p, signal, dispatcher);
       if (outcome.kind === 'ok') return { ok: true, value: outcome.value, ...(logs.length > 0 && { logs }) };
       if (outcome.kind === 'cancelled') return cancelled();
       if (outcome.kind === 'fatal') {
@@ -256,7 +265,7 @@ function acceptance(patterns: readonly (number | string)[]): { accept: (status: 
   };
 }
 
-async function attemptOnce(p: Prepared, signal: AbortSignal | undefined): Promise<Outcome> {
+async function attemptOnce(p: Prepared, signal: AbortSignal | undefined, dispatcher: object): Promise<Outcome> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -275,8 +284,11 @@ async function attemptOnce(p: Prepared, signal: AbortSignal | undefined): Promis
         ...(p.body !== undefined && { body: p.body }),
         redirect: p.redirect,
         signal: controller.signal,
-      });
+        dispatcher,
+      } as RequestInit);
     } catch (err) {
+      const forbidden = forbiddenIn(err);
+      if (forbidden) return { kind: 'fatal', code: FORBIDDEN_ADDRESS, message: `${p.method} ${p.shownUrl} refused by the network policy: ${forbidden.message}` };
       return interrupted() ?? { kind: 'network', detail: networkDetail(err) };
     }
 
@@ -429,6 +441,14 @@ function failure(
     case 'network':
       return { code: 'HTTP_NETWORK', message: `${p.method} ${p.shownUrl} failed: ${outcome.detail}${after}` };
   }
+}
+
+/** The policy's refusal in an error's cause chain (fetch wraps it in "fetch failed"), if any. */
+function forbiddenIn(err: unknown): ForbiddenAddressError | undefined {
+  for (let current = err, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    if (current instanceof ForbiddenAddressError) return current;
+  }
+  return undefined;
 }
 
 /** The most telling code/message in an error's cause chain (fetch wraps them in "fetch failed"). */

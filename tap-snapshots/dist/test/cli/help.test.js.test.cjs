@@ -83,23 +83,32 @@ Usage: wfx daemon start [options]
 start the daemon (in the background unless --foreground)
 
 Options:
-  --port <port>             port to listen on (0 picks a free one) (default:
-                            7878)
-  --host <host>             address to listen on (default: "127.0.0.1")
-  --foreground              run in this terminal, logging readable lines, until
-                            Ctrl-C
-  --retention <days>        keep finished executions this many days
-  --flows <dir>             validate and publish the flow files of this
-                            directory at start (organization default,
-                            PRODUCTION)
-  --oidc-issuer <url>       also accept bearer JWTs from this OIDC issuer (needs
-                            --oidc-audience)
-  --oidc-audience <aud>     the audience bearer tokens must carry
-  --oidc-org-claim <claim>  the token claim naming the organization (default:
-                            "org_id")
-  --max-json-depth <n>      how deep untrusted JSON (request bodies, payloads,
-                            work results) may nest (default 64)
-  -h, --help                display help for command
+  --port <port>                       port to listen on (0 picks a free one)
+                                      (default: 7878)
+  --host <host>                       address to listen on (default:
+                                      "127.0.0.1")
+  --foreground                        run in this terminal, logging readable
+                                      lines, until Ctrl-C
+  --retention <days>                  keep finished executions this many days
+  --flows <dir>                       validate and publish the flow files of
+                                      this directory at start (organization
+                                      default, PRODUCTION)
+  --oidc-issuer <url>                 also accept bearer JWTs from this OIDC
+                                      issuer (needs --oidc-audience)
+  --oidc-audience <aud>               the audience bearer tokens must carry
+  --oidc-org-claim <claim>            the token claim naming the organization
+                                      (default: "org_id")
+  --max-json-depth <n>                how deep untrusted JSON (request bodies,
+                                      payloads, work results) may nest (default
+                                      64)
+  --webhook-replay-window <duration>  how long a webhook delivery id makes a
+                                      replay a duplicate (default 72h)
+  --http-deny <cidrs>                 CIDRs serviceTask may never connect to,
+                                      comma-separated (default $WFX_HTTP_DENY)
+  --http-allow <cidrs>                CIDRs serviceTask may connect to though
+                                      refused by default: own port, link-local
+                                      (default $WFX_HTTP_ALLOW)
+  -h, --help                          display help for command
 
 Examples:
   $ wfx daemon start
@@ -141,11 +150,21 @@ Usage: wfx dev [options]
 run the daemon here and republish flows/ to DEVELOPMENT whenever a file changes
 
 Options:
-  --flows <dir>         the flow files to watch (default: "flows")
-  --port <port>         port to listen on (0 picks a free one) (default: 7878)
-  --host <host>         address to listen on (default: "127.0.0.1")
-  --max-json-depth <n>  how deep untrusted JSON may nest (default 64)
-  -h, --help            display help for command
+  --flows <dir>                       the flow files to watch (default: "flows")
+  --port <port>                       port to listen on (0 picks a free one)
+                                      (default: 7878)
+  --host <host>                       address to listen on (default:
+                                      "127.0.0.1")
+  --max-json-depth <n>                how deep untrusted JSON may nest (default
+                                      64)
+  --webhook-replay-window <duration>  how long a webhook delivery id makes a
+                                      replay a duplicate (default 72h)
+  --http-deny <cidrs>                 CIDRs serviceTask may never connect to,
+                                      comma-separated (default $WFX_HTTP_DENY)
+  --http-allow <cidrs>                CIDRs serviceTask may connect to though
+                                      refused by default: own port, link-local
+                                      (default $WFX_HTTP_ALLOW)
+  -h, --help                          display help for command
 
 Examples:
   $ wfx dev
