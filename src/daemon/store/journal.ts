@@ -2,6 +2,7 @@ import { open, readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
+import { crashPoint } from './crash-point.js';
 import { decodeFrames, frameBytes, type Frame, type JsonPieces, type TailAfterBad } from './frame.js';
 import { ensurePrivateDir, FILE_MODE, Freeings, fsyncDir } from './fs-util.js';
 
@@ -170,7 +171,14 @@ export class Journal<E> {
     const path = join(this.dir, segmentName(first));
     const listed = this.onSegment;
     const live = [...this.segments];
-    const gate = listed ? closed.then(() => createEmpty(path)).then(() => listed(live)) : closed;
+    const gate = listed
+      ? closed
+          .then(() => createEmpty(path))
+          .then(() => {
+            crashPoint('roll:created');
+            return listed(live);
+          })
+      : closed;
     gate.catch(() => undefined); // the new segment's writes (and the checkpoint) get it
     this.file = new AppendFile(path, 0, { gate, preallocate: true });
     return { lastSeq: this.seq, closed: listed ? Promise.all([closed, gate]).then(() => undefined) : closed };

@@ -7,6 +7,7 @@ import { WorkCount } from '../../shared/work-count.js';
 import { AtomicFileWriter, ensurePrivateDir, Freeings } from './fs-util.js';
 import { Journal, type ReplayReport } from './journal.js';
 import { SnapshotCopy, type EntryRanges, type SnapshotPiece, type SourceRange } from './snapshot-copy.js';
+import { crashPoint } from './crash-point.js';
 import { checkSnapshot, Manifest, readManifest, type SnapshotMark } from './manifest.js';
 import { DurableJsonFile, readFileBytes, snapshotPathIn } from './snapshot-file.js';
 import { layoutOf, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
@@ -288,6 +289,7 @@ export class Store<S, R> implements DurableStore<S, R> {
     // The directory now says what it holds: initialized (a new one), upgraded (one from before
     // manifests), or a checkpoint's pending snapshot found in place.
     if (listed === null) logger.info({ snapshot: bytes !== null, segments: journal.segmentCount }, 'store: wrote the data directory\'s manifest');
+    crashPoint('recovery:replayed'); // a torn tail cut already, the manifest not yet written
     await journal.ensureCurrentSegment();
     manifest.content = { ...manifest.content, segments: [...journal.segmentList] };
     await manifest.save();
@@ -594,6 +596,7 @@ export class Store<S, R> implements DurableStore<S, R> {
             // The snapshot it replaces is freed gradually, once the copy's reader of it is closed.
             const writer = file;
             replaced = await file.commitKeepingReplaced(() => this.markPending(seq, writer));
+            crashPoint('checkpoint:renamed');
             const reader = await openFile(this.snapshotPath, 'r');
             // No await from here on: every record applied until now went through the copy's touch.
             this.source = { file: reader, ranges: copy.unchangedRanges() };
@@ -622,6 +625,7 @@ export class Store<S, R> implements DurableStore<S, R> {
           try {
             await file.write(text);
             await file.commit(() => this.markPending(seq, file));
+            crashPoint('checkpoint:renamed');
             mark = { seq, bytes: file.bytes, crc32: file.crc32 };
           } catch (err) {
             await file.abort();
@@ -645,6 +649,7 @@ export class Store<S, R> implements DurableStore<S, R> {
       while (from < live.length - 1 && live[from + 1]! - 1 <= seq) from++;
       this.manifest.content = { format: 1, snapshot: mark, pending: null, segments: live.slice(from) };
       await this.manifest.save();
+      crashPoint('checkpoint:named');
       const retired = await this.journal.retire(seq);
       this.logger.info({ seq, bytes: size, reusedBytes: reused, retiredSegments: retired }, 'store: checkpoint written');
     };
@@ -662,9 +667,11 @@ export class Store<S, R> implements DurableStore<S, R> {
    * Records a snapshot written and synced but not yet renamed into place (its `beforeRename`):
    * whichever of the two snapshots a crash leaves, the manifest vouches for it.
    */
-  private markPending(seq: number, file: AtomicFileWriter): Promise<void> {
+  private async markPending(seq: number, file: AtomicFileWriter): Promise<void> {
+    crashPoint('checkpoint:synced');
     this.manifest.content = { ...this.manifest.content, pending: { seq, bytes: file.bytes, crc32: file.crc32 } };
-    return this.manifest.save();
+    await this.manifest.save();
+    crashPoint('checkpoint:pending');
   }
 
   /** Calls `listener` once if the store fails. */

@@ -112,7 +112,7 @@ t.test('a duplicated journal line is reported as a duplicate of its entry', asyn
 t.test('a directory written before manifests opens, and gets one', async (t) => {
   const dir = t.testdir();
   await killedWithJournal(dir);
-  await rm(join(dir, 'store.manifest'));
+  await rm(join(dir, 'store.manifest'), { force: true });
   const store = await open(dir);
   t.equal(store.state.n, 26);
   t.match(await readManifest(dir), { format: 1, snapshot: { seq: 3 }, pending: null }, 'upgraded');
@@ -128,7 +128,7 @@ t.test('a directory from before manifests that lost its snapshot is refused: its
   const store = await open(dir);
   await store.commit({ op: 'add', by: 5 });
   await store.close();
-  await rm(join(dir, 'store.manifest'));
+  await rm(join(dir, 'store.manifest'), { force: true });
   await rm(join(dir, 'snapshot.json'));
   await t.rejects(open(dir), { code: 'JOURNAL_CORRUPT' });
 });
