@@ -69,7 +69,7 @@ const RETENTION_SWEEP_MS = 60 * 60 * 1000;
  * bootstrap credential on first start, listen, write `daemon.json`. `prepared`: the directory
  * locked already, its snapshot being read (`prepareDataDir`, before this module loaded); this
  * daemon then owns its lock. Throws WfxError DATA_DIR_INVALID, DATA_DIR_LOCKED,
- * JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, or the listen error.
+ * JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, DATA_DIR_DAMAGED, or the listen error.
  */
 export async function startDaemon(options: DaemonOptions, prepared?: PreparedDataDir): Promise<RunningDaemon> {
   tuneGarbageCollector();

@@ -237,8 +237,10 @@ export class Store<S, R> implements DurableStore<S, R> {
 
   /**
    * Opens the store in `options.dir`: loads the snapshot, replays the journal after it, cuts a
-   * torn tail (logged as WARN). Throws WfxError JOURNAL_CORRUPT or SNAPSHOT_CORRUPT when
-   * acknowledged data is damaged; it never starts with records silently dropped.
+   * torn tail (logged as WARN), and writes the directory's manifest (manifest.ts). Throws WfxError
+   * JOURNAL_CORRUPT or SNAPSHOT_CORRUPT when acknowledged data is damaged, DATA_DIR_DAMAGED when
+   * the manifest is damaged or the snapshot it names is gone; it never starts with records
+   * silently dropped, nor empty over a directory that had a snapshot.
    */
   static async open<S, R>(options: StoreOptions<S, R>): Promise<Store<S, R>> {
     await ensurePrivateDir(options.dir);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { rm, writeFile } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -83,4 +83,15 @@ t.test('SIGKILL during recovery (after the journal is replayed and its torn tail
   const acked = [...first.acked, ...second.acked];
   const missing = acked.filter((id) => after.store.state.instances[id]?.stateCd !== STATE.RUNNING);
   t.same(missing, [], `all ${acked.length} acknowledged starts are there`);
+});
+
+t.test('a segment deleted after a SIGKILL is refused at the restart, naming it', async (t) => {
+  const h = await engineHarness(t);
+  await h.close();
+  const { acked, stopped } = await killAt(['start', h.dir, await flowFile(t, h)], 'checkpoint:named');
+  t.ok(stopped);
+  const journal = join(h.dir, 'journal');
+  const last = join(journal, (await readdir(journal)).sort().at(-1)!);
+  await rm(last);
+  await t.rejects(h.restart(), { code: 'JOURNAL_CORRUPT', details: { file: last } }, `not a silent start without the starts after the snapshot (${acked.length} acknowledged)`);
 });
