@@ -29,7 +29,7 @@ async function killedWithJournal(dir: string): Promise<string> {
   for (let i = 0; i < 23; i++) await store.commit({ op: 'add', by: 1 });
   await store.close({ checkpoint: false });
   const names = await readdir(join(dir, 'journal'));
-  t.equal(names.length, 1, 'one live segment');
+  if (names.length !== 1) throw new Error(`one live segment expected, found ${names.join(', ')}`);
   return join(dir, 'journal', names[0]!);
 }
 
