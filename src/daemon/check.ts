@@ -3,9 +3,10 @@
  * found with its file and byte offset. The CLI imports this module alone (lazily): it loads the
  * store's readers, not the daemon.
  */
-import { stat } from 'node:fs/promises';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isWfxError, WfxError } from '../shared/errors.js';
+import { decodeFrames } from './store/frame.js';
 import { scanJournal } from './store/journal.js';
 import { lockOwnerPid } from './store/lock.js';
 import { checkSnapshot, readManifest, type ManifestContent } from './store/manifest.js';
@@ -99,4 +100,40 @@ export async function checkDataDir(dataDir: string, checkers: readonly Checker[]
   const findings: Finding[] = [];
   for (const checker of checkers) findings.push(...(await checker(dataDir)));
   return findings;
+}
+
+/** What `cutDamagedTail` cut: the file, from where, how many bytes, and the last entry kept. */
+export interface Loss {
+  readonly file: string;
+  readonly offset: number;
+  readonly bytes: number;
+  /** The last whole entry before the cut (entries after it in that segment are gone); null when none. */
+  readonly lastKeptSeq: number | null;
+}
+
+/**
+ * `wfx daemon check --accept-loss`: when the only damage is a JOURNAL_CORRUPT finding in the last
+ * journal segment, cuts that segment at the finding's offset (truncated and fsynced) and returns
+ * what was cut; returns null, changing nothing, for any other set of findings (a missing file,
+ * a damaged snapshot or manifest, damage in an older segment: those need a backup). The
+ * directory must be stopped (DATA_DIR_LOCKED otherwise).
+ */
+export async function cutDamagedTail(dataDir: string, findings: readonly Finding[]): Promise<Loss | null> {
+  if (findings.length !== 1 || findings[0]!.code !== 'JOURNAL_CORRUPT' || findings[0]!.offset === undefined) return null;
+  const { file, offset } = findings[0]! as Finding & { offset: number };
+  const journalDir = join(dataDir, 'journal');
+  const last = (await readdir(journalDir)).filter((n) => n.endsWith('.wal')).sort().at(-1);
+  if (last === undefined || join(journalDir, last) !== file) return null;
+  const pid = await lockOwnerPid(dataDir);
+  if (pid !== null) throw new WfxError('DATA_DIR_LOCKED', `a wfx daemon (pid ${pid}) holds ${dataDir}`, { details: { pid } });
+  const bytes = await readFile(file);
+  const kept = decodeFrames(bytes.subarray(0, offset), { keysOnly: true }).frames.at(-1);
+  const fh = await open(file, 'r+');
+  try {
+    await fh.truncate(offset);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  return { file, offset, bytes: bytes.length - offset, lastKeptSeq: kept?.seq ?? null };
 }

@@ -1,7 +1,7 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { checkDataDir } from '../../../src/daemon/check.js';
+import { checkDataDir, cutDamagedTail } from '../../../src/daemon/check.js';
 import { encodeManifest, readManifest } from '../../../src/daemon/store/manifest.js';
 import { Store } from '../../../src/daemon/store/store.js';
 
@@ -176,4 +176,25 @@ t.test('a checkpoint that crashed after its snapshot took the name, before the m
   const third = await open(dir);
   t.equal(third.state.n, 7);
   await third.close();
+});
+
+t.test('accepting the loss cuts a damaged tail of the last segment, saying from where; nothing else is cut', async (t) => {
+  const dir = t.testdir();
+  const segment = await killedWithJournal(dir);
+  const bytes = await readFile(segment);
+  const lastLine = bytes.lastIndexOf(0x0a, bytes.length - 2) + 1;
+  bytes[bytes.length - 3]! ^= 0x01;
+  await writeFile(segment, bytes);
+  const snapshot = join(dir, 'snapshot.json');
+  const goodSnapshot = await readFile(snapshot);
+  await writeFile(snapshot, Buffer.concat([goodSnapshot, Buffer.from(' ')]));
+  t.equal(await cutDamagedTail(dir, await checkDataDir(dir)), null, 'not with a damaged snapshot besides');
+  t.equal((await readFile(segment)).length, bytes.length, 'nothing cut');
+  await writeFile(snapshot, goodSnapshot);
+  const loss = await cutDamagedTail(dir, await checkDataDir(dir));
+  t.same(loss, { file: segment, offset: lastLine, bytes: bytes.length - lastLine, lastKeptSeq: 25 });
+  t.same(await checkDataDir(dir), [], 'clean after the cut');
+  const store = await open(dir);
+  t.equal(store.state.n, 25, 'every entry up to the cut');
+  await store.close();
 });

@@ -84,7 +84,9 @@ check a stopped data directory without changing it: every damaged or missing
 file, with offsets (exit 1 when any)
 
 Options:
-  -h, --help  display help for command
+  --accept-loss  when the only damage is in the last journal segment, cut it
+                 there (saying what is lost), then check again
+  -h, --help     display help for command
 
 Examples:
   $ wfx daemon check
