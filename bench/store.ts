@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
@@ -92,6 +92,8 @@ async function dropLayout(path: string): Promise<void> {
   const at = bytes.lastIndexOf(',"layout":');
   if (at < 0) throw new Error(`${path} has no layout`);
   await writeFile(path, Buffer.concat([bytes.subarray(0, at), Buffer.from('}')]));
+  // A snapshot from before layouts is also from before manifests: the edited file opens unchecked.
+  await rm(join(dirname(path), 'store.manifest'), { force: true });
 }
 
 async function checkpointFigures(dir: string, waiting: number, changed: number): Promise<CheckpointFigures> {

@@ -82,8 +82,8 @@ const RETENTION_SWEEP_MS = 60 * 60 * 1000;
  * bootstrap credential on first start, listen, write `daemon.json`. `prepared`: the directory
  * locked already, its snapshot being read (`prepareDataDir`, before this module loaded); this
  * daemon then owns its lock. Throws WfxError DATA_DIR_INVALID (also for a data directory that
- * cannot be written), DATA_DIR_LOCKED, JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, PORT_IN_USE or
- * LISTEN_FAILED.
+ * cannot be written), DATA_DIR_LOCKED, JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, DATA_DIR_DAMAGED,
+ * PORT_IN_USE or LISTEN_FAILED.
  */
 export async function startDaemon(options: DaemonOptions, prepared?: PreparedDataDir): Promise<RunningDaemon> {
   tuneGarbageCollector();

@@ -46,7 +46,11 @@ export const ERROR_CODES = {
   },
   SNAPSHOT_CORRUPT: {
     status: 500,
-    hint: 'The snapshot does not parse. Restore the data directory from a backup.',
+    hint: 'The snapshot does not parse or does not match its checksum. Restore the data directory from a backup.',
+  },
+  DATA_DIR_DAMAGED: {
+    status: 500,
+    hint: 'A file the data directory should hold is missing or its manifest is damaged; `wfx daemon check` lists every problem. Restore the data directory from a backup.',
   },
   STORE_FAILED: {
     status: 503,

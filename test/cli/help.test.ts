@@ -10,6 +10,7 @@ const COMMANDS = [
   ['daemon', 'start'],
   ['daemon', 'stop'],
   ['daemon', 'status'],
+  ['daemon', 'check'],
   ['flow', 'validate'],
   ['flow', 'publish'],
   ['flow', 'list'],

@@ -61,7 +61,7 @@ type ChildMessage = { ready: DaemonInfo } | { error: { code: string; message: st
 
 const STOP_TIMEOUT_MS = 30_000;
 
-/** `wfx daemon start|stop|status`. */
+/** `wfx daemon start|stop|status|check`. */
 export function registerDaemon(program: Command, ctx: CliContext): void {
   const daemon = program.command('daemon').description('start, stop and inspect the local wfx daemon');
 
@@ -99,6 +99,37 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .description('whether the daemon runs, where it listens, and its health (exit 5 when not running)')
     .addHelpText('after', '\nExample:\n  $ wfx daemon status --json')
     .action(async (_opts: unknown, cmd: Command) => status(ctx, cmd));
+
+  daemon
+    .command('check')
+    .description('check a stopped data directory without changing it: every damaged or missing file, with offsets (exit 1 when any)')
+    .option('--accept-loss', 'when the only damage is in the last journal segment, cut it there (saying what is lost), then check again')
+    .addHelpText('after', '\nExamples:\n  $ wfx daemon check\n  $ wfx daemon check --data-dir /srv/wfx --json')
+    .action(async (opts: { acceptLoss?: boolean }, cmd: Command) => check(ctx, cmd, opts.acceptLoss === true));
+}
+
+/**
+ * `wfx daemon check`: the findings of checkDataDir, one a line (or JSON); exit 1 when there are
+ * any. With `acceptLoss`, a damaged tail of the last segment is cut first (cutDamagedTail).
+ */
+async function check(ctx: CliContext, cmd: Command, acceptLoss: boolean): Promise<void> {
+  const g = globals(cmd);
+  const dataDir = dataDirOf(ctx, g);
+  const { checkDataDir, cutDamagedTail } = await import('../../daemon/check.js');
+  let findings = await checkDataDir(dataDir);
+  const cut = acceptLoss && findings.length > 0 ? await cutDamagedTail(dataDir, findings) : null;
+  if (cut) {
+    const kept = cut.lastKeptSeq === null ? 'none of its entries kept' : `entries after ${cut.lastKeptSeq} lost`;
+    ctx.stderr.write(`cut ${cut.file} at byte ${cut.offset}: ${cut.bytes} bytes, ${kept}\n`);
+    findings = await checkDataDir(dataDir);
+  }
+  if (g.json) printJson(ctx, { dataDir, ok: findings.length === 0, findings, ...(cut && { cut }) });
+  else if (findings.length === 0) ctx.stdout.write(`${dataDir}: no problems found\n`);
+  else {
+    for (const f of findings) ctx.stdout.write(`${f.code}: ${f.file}${f.offset === undefined ? '' : ` at byte ${f.offset}`}: ${f.message}\n`);
+    ctx.stdout.write(`${findings.length} problem${findings.length === 1 ? '' : 's'} found in ${dataDir}; see docs/operations.md, Checking a data directory\n`);
+  }
+  if (findings.length > 0) ctx.exitCode = EXIT.FAILED;
 }
 
 /** commander's parser of a `--port` value: 0 to 65535, else a usage error (exit 2). */

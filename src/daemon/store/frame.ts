@@ -152,6 +152,11 @@ export interface TailAfterBad {
    * zeros (a frame never holds a zero byte), so this is damage of another kind.
    */
   readonly garbled: boolean;
+  /**
+   * The bad line itself ends in its LF and holds no zero byte: it was written whole and changed
+   * since (a flipped bit, an edit), since a write torn over zeros leaves zeros where it failed.
+   */
+  readonly whole: boolean;
 }
 
 /**
@@ -162,7 +167,9 @@ export interface TailAfterBad {
 export function inspectTail(buf: Buffer, from: number): TailAfterBad {
   let pos = from;
   while (pos < buf.length && buf[pos] === 0) pos++;
-  if (pos === buf.length) return { zeros: true, keys: [], garbled: false };
+  if (pos === buf.length) return { zeros: true, keys: [], garbled: false, whole: false };
+  const firstLf = buf.indexOf(LF, from);
+  const whole = firstLf >= 0 && !buf.subarray(from, firstLf).includes(0);
   const keys: string[] = [];
   let badWithoutZeros = false;
   let garbled = false;
@@ -179,7 +186,7 @@ export function inspectTail(buf: Buffer, from: number): TailAfterBad {
     }
     pos = lf + 1;
   }
-  return { zeros: false, keys, garbled };
+  return { zeros: false, keys, garbled, whole };
 }
 
 function parseLine<T>(buf: Buffer, start: number, lf: number, keysOnly: boolean): Frame<T> | null {

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { mkdir, open, chmod, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { crc32 } from 'node:zlib';
 
 /** Mode of every directory wfx creates in a data dir: owner only. */
 export const DIR_MODE = 0o700;
@@ -67,6 +68,12 @@ export class AtomicFileWriter {
   private unsynced = 0;
   /** fdatasync calls made while writing (commit's fsync not counted). */
   syncs = 0;
+  /**
+   * CRC-32 and count of the bytes written so far: a snapshot's checksum is taken as it is
+   * written, not by reading 100 MB back (the store's manifest keeps it).
+   */
+  crc32 = 0;
+  bytes = 0;
 
   private constructor(
     private readonly path: string,
@@ -82,6 +89,8 @@ export class AtomicFileWriter {
   /** Appends all of `content`, syncing each mebibyte as it is reached. */
   async write(content: string | Buffer): Promise<void> {
     const length = typeof content === 'string' ? Buffer.byteLength(content) : content.length;
+    this.crc32 = crc32(content, this.crc32);
+    this.bytes += length;
     if (this.unsynced + length < SYNC_EVERY_BYTES) {
       await this.fh.writeFile(content); // at the current position, all of it
       this.unsynced += length;
@@ -101,9 +110,12 @@ export class AtomicFileWriter {
     }
   }
 
-  /** fsyncs the content, renames it over `path`, fsyncs the directory. */
-  async commit(): Promise<void> {
-    await this.replace(false);
+  /**
+   * fsyncs the content, renames it over `path`, fsyncs the directory. `beforeRename` runs once
+   * the content is durable and before it takes `path` (a store records it in its manifest then).
+   */
+  async commit(beforeRename?: () => Promise<void>): Promise<void> {
+    await this.replace(false, beforeRename);
   }
 
   /**
@@ -111,13 +123,14 @@ export class AtomicFileWriter {
    * open and returned, for the caller to free (Freeings) once nothing reads it any
    * more (null when `path` did not exist, or could not be opened: then the rename frees it).
    */
-  commitKeepingReplaced(): Promise<FileHandle | null> {
-    return this.replace(true);
+  commitKeepingReplaced(beforeRename?: () => Promise<void>): Promise<FileHandle | null> {
+    return this.replace(true, beforeRename);
   }
 
-  private async replace(keep: boolean): Promise<FileHandle | null> {
+  private async replace(keep: boolean, beforeRename?: () => Promise<void>): Promise<FileHandle | null> {
     await this.fh.sync();
     await this.fh.close();
+    await beforeRename?.();
     const replaced = keep ? await open(this.path, 'r+').catch(() => null) : null;
     try {
       await rename(this.tmp, this.path);

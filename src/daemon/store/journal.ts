@@ -1,9 +1,10 @@
 import { open, readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
+import { crashPoint } from './crash-point.js';
 import { decodeFrames, frameBytes, type Frame, type JsonPieces, type TailAfterBad } from './frame.js';
-import { ensurePrivateDir, Freeings } from './fs-util.js';
+import { ensurePrivateDir, FILE_MODE, Freeings, fsyncDir } from './fs-util.js';
 
 const SEGMENT_RE = /^(\d{20})\.wal$/;
 
@@ -27,6 +28,17 @@ export interface JournalOpenOptions<E> {
   readonly afterSeq: number;
   /** Called for each entry after the snapshot, in order. */
   readonly replay: (seq: number, entry: E) => void;
+  /**
+   * The segments the store's manifest lists (null: no manifest). One that may hold entries
+   * after `afterSeq` and is not on disk is lost data: JOURNAL_CORRUPT naming it.
+   */
+  readonly listed?: readonly number[] | null;
+  /**
+   * Called once a new segment's file exists (empty, its name durable) and before anything is
+   * written to it, with the segments then live: the store lists it in its manifest. A rejection
+   * fails the segment's writes.
+   */
+  readonly onSegment?: (segments: readonly number[]) => Promise<void>;
 }
 
 /**
@@ -66,6 +78,8 @@ export class Journal<E> {
   private writeKey = '';
   /** Retired segments, their blocks being freed a chunk at a time (a segment is as large as a snapshot). */
   private readonly freeings = new Freeings();
+  /** JournalOpenOptions.onSegment. */
+  private onSegment: ((segments: readonly number[]) => Promise<void>) | null = null;
 
   private constructor(private readonly dir: string, file: AppendFile, seq: number, segments: number[], bytes: number) {
     this.file = file;
@@ -81,60 +95,28 @@ export class Journal<E> {
    * Throws WfxError JOURNAL_CORRUPT when acknowledged entries are damaged or missing.
    */
   static async open<E>(options: JournalOpenOptions<E>): Promise<{ journal: Journal<E>; report: ReplayReport }> {
-    const { dir, afterSeq } = options;
-    await ensurePrivateDir(dir);
-    const segments = (await readdir(dir))
-      .map((name) => SEGMENT_RE.exec(name))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => Number(m[1]))
-      .sort((a, b) => a - b);
-
-    let expected = afterSeq + 1;
-    let replayed = 0;
-    let truncated: ReplayReport['truncated'] = null;
-    let lastSize = 0;
-    let bytes = 0;
-    for (let i = 0; i < segments.length; i++) {
-      const path = join(dir, segmentName(segments[i]!));
-      const buf = await readFile(path);
-      const decoded = decodeFrames<E>(buf);
-      const isLast = i === segments.length - 1;
-      const tail = decoded.tail;
-      if (decoded.badOffset !== null && tail !== null) {
-        if (!tail.zeros && !(isLast && isTornWrite(tail, decoded.frames.at(-1) ?? null, segments[i]!))) {
-          throw new WfxError('JOURNAL_CORRUPT', `journal entry damaged in ${path} at byte ${decoded.badOffset}`, {
-            details: { file: path, offset: decoded.badOffset },
-          });
-        }
-        if (!tail.zeros) truncated = { file: path, offset: decoded.badOffset, bytes: buf.length - decoded.badOffset };
-        await truncateFile(path, decoded.badOffset);
-      }
-      bytes += decoded.badOffset ?? buf.length;
-      for (const frame of decoded.frames) {
-        if (frame.seq <= afterSeq) continue;
-        if (frame.seq !== expected) {
-          throw new WfxError(
-            'JOURNAL_CORRUPT',
-            `journal entry ${expected} is missing: found ${frame.seq} in ${path} at byte ${frame.offset}`,
-            { details: { file: path, offset: frame.offset, expectedSeq: expected, foundSeq: frame.seq } },
-          );
-        }
-        options.replay(frame.seq, frame.value);
-        expected++;
-        replayed++;
-      }
-      lastSize = decoded.badOffset ?? buf.length;
-    }
-
-    const seq = expected - 1;
+    await ensurePrivateDir(options.dir);
+    const scan = await scanJournal(options);
+    for (const cut of scan.cuts) await truncateFile(cut.file, cut.offset);
+    const { dir, segments, lastSeq: seq } = scan;
     let file: AppendFile;
     if (segments.length === 0) {
       segments.push(seq + 1);
       file = new AppendFile(join(dir, segmentName(seq + 1)), 0, { preallocate: true });
     } else {
-      file = new AppendFile(join(dir, segmentName(segments[segments.length - 1]!)), lastSize, { preallocate: true });
+      file = new AppendFile(join(dir, segmentName(segments[segments.length - 1]!)), scan.lastSize, { preallocate: true });
     }
-    return { journal: new Journal<E>(dir, file, seq, segments, bytes), report: { replayed, truncated } };
+    const journal = new Journal<E>(dir, file, seq, segments, scan.bytes);
+    journal.onSegment = options.onSegment ?? null;
+    return { journal, report: { replayed: scan.replayed, truncated: scan.truncated } };
+  }
+
+  /**
+   * Creates the segment being written if no write has yet (its name made durable), so that a
+   * manifest may list it: a listed segment is then never missing for want of a first write.
+   */
+  async ensureCurrentSegment(): Promise<void> {
+    if (this.file.size === 0) await createEmpty(this.file.path);
   }
 
   /** Sequence number of the last entry appended (durable or not). */
@@ -183,9 +165,23 @@ export class Journal<E> {
     const old = this.file;
     const closed = old.close();
     const first = this.seq + 1;
-    this.file = new AppendFile(join(this.dir, segmentName(first)), 0, { gate: closed, preallocate: true });
     this.segments.push(first);
-    return { lastSeq: this.seq, closed };
+    // The new segment is created and listed (manifest) before its first write: a listed segment
+    // is then never legitimately missing, and none of its entries is acknowledged unlisted.
+    const path = join(this.dir, segmentName(first));
+    const listed = this.onSegment;
+    const live = [...this.segments];
+    const gate = listed
+      ? closed
+          .then(() => createEmpty(path))
+          .then(() => {
+            crashPoint('roll:created');
+            return listed(live);
+          })
+      : closed;
+    gate.catch(() => undefined); // the new segment's writes (and the checkpoint) get it
+    this.file = new AppendFile(path, 0, { gate, preallocate: true });
+    return { lastSeq: this.seq, closed: listed ? Promise.all([closed, gate]).then(() => undefined) : closed };
   }
 
   /**
@@ -203,6 +199,11 @@ export class Journal<E> {
       }
       return removed;
     });
+  }
+
+  /** First sequence numbers of the segments on disk, oldest first, the one being written last. */
+  get segmentList(): readonly number[] {
+    return this.segments;
   }
 
   /** Number of segment files, the one being written included. */
@@ -230,15 +231,127 @@ export class Journal<E> {
  * the segment's entries start at `firstSeq`) is what a crash during one durable write leaves:
  * nothing valid after the bad line, or frames of one write only, the one `last` went out in
  * (the write went on past the damage) or the one after it, with nothing but zeros for damage
- * before them. Frames without a write's key (`-`: written before the journal kept one) never
+ * before them, and the bad line itself not whole (see TailAfterBad.whole). Frames without a write's key (`-`: written before the journal kept one) never
  * pass as torn after a bad line.
  */
 function isTornWrite(tail: TailAfterBad, last: Frame | null, firstSeq: number): boolean {
+  if (tail.whole) return false;
   if (tail.keys.length === 0) return true;
   if (tail.keys.length > 1 || tail.garbled) return false;
   const key = tail.keys[0]!;
   if (key === '-') return false;
   return last === null ? key === String(firstSeq) : key === last.key || key === String(last.seq + 1);
+}
+
+/** What a read of a journal directory found (scanJournal). */
+export interface JournalScan {
+  readonly dir: string;
+  /** First sequence numbers of the segments on disk, oldest first. */
+  readonly segments: number[];
+  /** The last whole entry's sequence number (`afterSeq` when there is none after it). */
+  readonly lastSeq: number;
+  readonly replayed: number;
+  /** Bytes of the segments up to where they end (cuts excluded). */
+  readonly bytes: number;
+  /** Size of the last segment up to where it ends. */
+  readonly lastSize: number;
+  readonly truncated: ReplayReport['truncated'];
+  /** Where each segment must be cut (a torn write, zeros written ahead), for Journal.open to do. */
+  readonly cuts: ReadonlyArray<{ readonly file: string; readonly offset: number }>;
+}
+
+/**
+ * Reads every segment in `options.dir` without changing anything, replays the entries after
+ * `afterSeq`, and says where a torn tail and zeros written ahead end the data. Throws WfxError
+ * JOURNAL_CORRUPT (details: file, offset) at the first damaged, missing or duplicated entry, or
+ * a segment the manifest lists that is gone. Used by Journal.open and by `wfx daemon check`.
+ */
+export async function scanJournal<E>(options: JournalOpenOptions<E>): Promise<JournalScan> {
+  const { dir, afterSeq } = options;
+  const segments = (await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  }))
+    .map((name) => SEGMENT_RE.exec(name))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]))
+    .sort((a, b) => a - b);
+  const listed = options.listed ?? [];
+  for (let i = 0; i < listed.length; i++) {
+    const first = listed[i]!;
+    // A listed segment whose entries the snapshot covers may be gone: a checkpoint retired it.
+    const mayHoldLive = i === listed.length - 1 || listed[i + 1]! - 1 > afterSeq;
+    if (mayHoldLive && !segments.includes(first)) {
+      const file = join(dir, segmentName(first));
+      throw new WfxError('JOURNAL_CORRUPT', `journal segment ${file} is missing (the store's manifest lists it)`, {
+        details: { file, offset: 0 },
+      });
+    }
+  }
+  if (segments.length > 0 && segments[0]! > afterSeq + 1) {
+    // Even an empty segment says what came before it: entries the snapshot should cover are gone.
+    const file = join(dir, segmentName(segments[0]!));
+    throw new WfxError('JOURNAL_CORRUPT', `journal entries ${afterSeq + 1} to ${segments[0]! - 1} are missing: the journal starts at ${file}`, {
+      details: { file, offset: 0, expectedSeq: afterSeq + 1 },
+    });
+  }
+
+  let expected = afterSeq + 1;
+  let replayed = 0;
+  let truncated: ReplayReport['truncated'] = null;
+  const cuts: Array<{ file: string; offset: number }> = [];
+  let lastSize = 0;
+  let bytes = 0;
+  for (let i = 0; i < segments.length; i++) {
+    const path = join(dir, segmentName(segments[i]!));
+    const buf = await readFile(path);
+    const decoded = decodeFrames<E>(buf);
+    const isLast = i === segments.length - 1;
+    const tail = decoded.tail;
+    if (decoded.badOffset !== null && tail !== null) {
+      if (!tail.zeros && !(isLast && isTornWrite(tail, decoded.frames.at(-1) ?? null, segments[i]!))) {
+        throw new WfxError('JOURNAL_CORRUPT', `journal entry damaged in ${path} at byte ${decoded.badOffset}`, {
+          details: { file: path, offset: decoded.badOffset },
+        });
+      }
+      if (!tail.zeros) truncated = { file: path, offset: decoded.badOffset, bytes: buf.length - decoded.badOffset };
+      cuts.push({ file: path, offset: decoded.badOffset });
+    }
+    bytes += decoded.badOffset ?? buf.length;
+    let previous: (typeof decoded.frames)[number] | null = null;
+    for (const frame of decoded.frames) {
+      if (previous !== null && frame.seq <= previous.seq) {
+        // A line written twice (a copy gone wrong, an edit): said as such, not as a gap after it.
+        throw new WfxError(
+          'JOURNAL_CORRUPT',
+          `journal entry ${frame.seq} in ${path} at byte ${frame.offset} is a duplicate of entry ${frame.seq}` +
+            (frame.seq === previous.seq ? ` at byte ${previous.offset}` : ' before it'),
+          { details: { file: path, offset: frame.offset, duplicateOfSeq: frame.seq } },
+        );
+      }
+      previous = frame;
+      if (frame.seq <= afterSeq) continue;
+      if (frame.seq !== expected) {
+        throw new WfxError(
+          'JOURNAL_CORRUPT',
+          `journal entry ${expected} is missing: found ${frame.seq} in ${path} at byte ${frame.offset}`,
+          { details: { file: path, offset: frame.offset, expectedSeq: expected, foundSeq: frame.seq } },
+        );
+      }
+      options.replay(frame.seq, frame.value);
+      expected++;
+      replayed++;
+    }
+    lastSize = decoded.badOffset ?? buf.length;
+  }
+  return { dir, segments, lastSeq: expected - 1, replayed, bytes, lastSize, truncated, cuts };
+}
+
+/** Creates `path` empty if it does not exist, and makes its name durable. */
+async function createEmpty(path: string): Promise<void> {
+  const fh = await open(path, 'a', FILE_MODE);
+  await fh.close();
+  await fsyncDir(dirname(path));
 }
 
 async function truncateFile(path: string, length: number): Promise<void> {

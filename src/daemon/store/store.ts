@@ -1,13 +1,15 @@
-import { open as openFile, stat, type FileHandle } from 'node:fs/promises';
+import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { Low } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
 import { WorkCount } from '../../shared/work-count.js';
-import { AtomicFileWriter, ensurePrivateDir, Freeings, writeFileAtomic } from './fs-util.js';
+import { AtomicFileWriter, ensurePrivateDir, Freeings } from './fs-util.js';
 import { Journal, type ReplayReport } from './journal.js';
 import { SnapshotCopy, type EntryRanges, type SnapshotPiece, type SourceRange } from './snapshot-copy.js';
-import { DurableJsonFile, snapshotPathIn } from './snapshot-file.js';
+import { crashPoint } from './crash-point.js';
+import { checkSnapshot, Manifest, readManifest, type SnapshotMark } from './manifest.js';
+import { DurableJsonFile, readFileBytes, snapshotPathIn } from './snapshot-file.js';
 import { layoutOf, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
 
 /** What the snapshot file holds: the live state as of journal entry `seq`. */
@@ -207,6 +209,8 @@ export class Store<S, R> implements DurableStore<S, R> {
   private readonly commitListeners: Array<(records: readonly R[]) => void> = [];
   private readonly options: StoreOptions<S, R>;
   private readonly logger: StoreLogger;
+  /** What the directory should hold (manifest.ts): updated before each step of a checkpoint that changes it. */
+  private readonly manifest: Manifest;
 
   /** The live state. Read it; change it only through `commit`. */
   readonly state: S;
@@ -219,7 +223,9 @@ export class Store<S, R> implements DurableStore<S, R> {
     state: S,
     recovery: ReplayReport & { snapshotSeq: number },
     snapshotBytes: number,
+    manifest: Manifest,
   ) {
+    this.manifest = manifest;
     this.snapshotBytes = snapshotBytes;
     this.options = options;
     this.logger = options.logger ?? silent;
@@ -231,12 +237,17 @@ export class Store<S, R> implements DurableStore<S, R> {
 
   /**
    * Opens the store in `options.dir`: loads the snapshot, replays the journal after it, cuts a
-   * torn tail (logged as WARN). Throws WfxError JOURNAL_CORRUPT or SNAPSHOT_CORRUPT when
-   * acknowledged data is damaged; it never starts with records silently dropped.
+   * torn tail (logged as WARN), and writes the directory's manifest (manifest.ts). Throws WfxError
+   * JOURNAL_CORRUPT or SNAPSHOT_CORRUPT when acknowledged data is damaged, DATA_DIR_DAMAGED when
+   * the manifest is damaged or the snapshot it names is gone; it never starts with records
+   * silently dropped, nor empty over a directory that had a snapshot.
    */
   static async open<S, R>(options: StoreOptions<S, R>): Promise<Store<S, R>> {
     await ensurePrivateDir(options.dir);
-    const db = new Low<SnapshotFile<S>>(new DurableJsonFile(snapshotPathIn(options.dir), options.snapshotBytes ?? null), {
+    const listed = await readManifest(options.dir);
+    const bytes = await (options.snapshotBytes ?? readFileBytes(snapshotPathIn(options.dir)));
+    const mark = checkSnapshot(options.dir, listed?.snapshot ?? null, listed?.pending ?? null, listed !== null, bytes);
+    const db = new Low<SnapshotFile<S>>(new DurableJsonFile(snapshotPathIn(options.dir), Promise.resolve(bytes)), {
       format: 1,
       seq: 0,
       savedAt: new Date(0).toISOString(),
@@ -244,7 +255,7 @@ export class Store<S, R> implements DurableStore<S, R> {
     });
     await db.read();
     const snapshot = db.data;
-    const snapshotBytes = await stat(snapshotPathIn(options.dir)).then((st) => st.size, () => 0);
+    const snapshotBytes = bytes?.length ?? 0;
     if (snapshot.format !== 1 || !Number.isSafeInteger(snapshot.seq) || snapshot.state === undefined) {
       throw new WfxError('SNAPSHOT_CORRUPT', `${snapshotPathIn(options.dir)} is not a wfx snapshot`);
     }
@@ -260,9 +271,15 @@ export class Store<S, R> implements DurableStore<S, R> {
       const initial = options.initialState() as Record<string, unknown>;
       for (const key of options.derived) (state as Record<string, unknown>)[key] = initial[key];
     }
+    const manifest = new Manifest(options.dir, { format: 1, snapshot: mark && { ...mark, seq: snapshot.seq }, pending: null, segments: [] });
     const { journal, report } = await Journal.open<R[]>({
       dir: join(options.dir, 'journal'),
       afterSeq: snapshot.seq,
+      listed: listed?.segments ?? null,
+      onSegment: (segments) => {
+        manifest.content = { ...manifest.content, segments: [...segments] };
+        return manifest.save();
+      },
       replay: (_seq, records) => {
         for (const record of records) {
           if (layout) large!.touched(record, change);
@@ -271,13 +288,20 @@ export class Store<S, R> implements DurableStore<S, R> {
       },
     });
     const logger = options.logger ?? silent;
+    // The directory now says what it holds: initialized (a new one), upgraded (one from before
+    // manifests), or a checkpoint's pending snapshot found in place.
+    if (listed === null) logger.info({ snapshot: bytes !== null, segments: journal.segmentCount }, 'store: wrote the data directory\'s manifest');
+    crashPoint('recovery:replayed'); // a torn tail cut already, the manifest not yet written
+    await journal.ensureCurrentSegment();
+    manifest.content = { ...manifest.content, segments: [...journal.segmentList] };
+    await manifest.save();
     if (report.truncated) {
       logger.warn(report.truncated, 'journal: cut off a torn entry at the end (a crash during a write)');
     }
     logger.info({ snapshotSeq: snapshot.seq, replayed: report.replayed }, 'store: recovered');
     // `db` is dropped here: it holds the snapshot as loaded, and with it what recovery replaces
     // (the subscription index), for the daemon's lifetime otherwise.
-    const store = new Store(options, journal, state, { ...report, snapshotSeq: snapshot.seq }, snapshotBytes);
+    const store = new Store(options, journal, state, { ...report, snapshotSeq: snapshot.seq }, snapshotBytes, manifest);
     if (layout) {
       const file = await openFile(snapshotPathIn(options.dir), 'r').catch((err: unknown) => {
         logger.warn({ err }, 'store: the snapshot cannot be read again to index it; the next checkpoint serializes every entry');
@@ -542,6 +566,7 @@ export class Store<S, R> implements DurableStore<S, R> {
       const savedAt = new Date().toISOString();
       const large = this.options.snapshotCollection;
       let written: Promise<void>;
+      let mark: SnapshotMark | null = null;
       let size = 0;
       let reused = 0;
       if (large) {
@@ -571,13 +596,16 @@ export class Store<S, R> implements DurableStore<S, R> {
             // No snapshot from a store that failed meanwhile (its journal, say).
             if (this.failure) throw this.failure;
             // The snapshot it replaces is freed gradually, once the copy's reader of it is closed.
-            replaced = await file.commitKeepingReplaced();
+            const writer = file;
+            replaced = await file.commitKeepingReplaced(() => this.markPending(seq, writer));
+            crashPoint('checkpoint:renamed');
             const reader = await openFile(this.snapshotPath, 'r');
             // No await from here on: every record applied until now went through the copy's touch.
             this.source = { file: reader, ranges: copy.unchangedRanges() };
             this.copying = null;
             size = copy.bytes;
             reused = copy.reusedBytes;
+            mark = { seq, bytes: writer.bytes, crc32: writer.crc32 };
           } catch (err) {
             await file?.abort();
             throw err;
@@ -594,7 +622,18 @@ export class Store<S, R> implements DurableStore<S, R> {
         const snapshot: SnapshotFile<S> = { format: 1, seq, savedAt, state: state as S };
         const text = JSON.stringify(snapshot); // serialized now
         size = text.length;
-        written = writeFileAtomic(this.snapshotPath, text);
+        written = (async () => {
+          const file = await AtomicFileWriter.open(this.snapshotPath);
+          try {
+            await file.write(text);
+            await file.commit(() => this.markPending(seq, file));
+            crashPoint('checkpoint:renamed');
+            mark = { seq, bytes: file.bytes, crc32: file.crc32 };
+          } catch (err) {
+            await file.abort();
+            throw err;
+          }
+        })();
       }
       const { closed } = this.journal.roll();
       // Both settled before anything throws: a snapshot still being written when the old
@@ -605,6 +644,14 @@ export class Store<S, R> implements DurableStore<S, R> {
       this.snapshotSeq = seq;
       this.snapshotBytes = size;
       this.journalBytesAtSnapshot = journalBytes;
+      // The manifest names the new snapshot and drops the segments it covers before they are
+      // deleted: a crash between the two leaves them unlisted, which the next open ignores.
+      const live = this.journal.segmentList;
+      let from = 0;
+      while (from < live.length - 1 && live[from + 1]! - 1 <= seq) from++;
+      this.manifest.content = { format: 1, snapshot: mark, pending: null, segments: live.slice(from) };
+      await this.manifest.save();
+      crashPoint('checkpoint:named');
       const retired = await this.journal.retire(seq);
       this.logger.info({ seq, bytes: size, reusedBytes: reused, retiredSegments: retired }, 'store: checkpoint written');
     };
@@ -616,6 +663,17 @@ export class Store<S, R> implements DurableStore<S, R> {
         this.checkpointing = null;
       });
     return this.checkpointing;
+  }
+
+  /**
+   * Records a snapshot written and synced but not yet renamed into place (its `beforeRename`):
+   * whichever of the two snapshots a crash leaves, the manifest vouches for it.
+   */
+  private async markPending(seq: number, file: AtomicFileWriter): Promise<void> {
+    crashPoint('checkpoint:synced');
+    this.manifest.content = { ...this.manifest.content, pending: { seq, bytes: file.bytes, crc32: file.crc32 } };
+    await this.manifest.save();
+    crashPoint('checkpoint:pending');
   }
 
   /** Calls `listener` once if the store fails. */

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { bucketMembers, STATE, type WfxState } from '../../../src/daemon/state/state.js';
@@ -197,6 +197,7 @@ t.test('the subscription index is rebuilt at recovery from the waiting nodes, ne
     'default|gone|m|k': { 'no-such-execution|n2': { instanceId: 'no-such-execution', nodeInstanceId: 'n2', nodeId: 'wait', eventType: 'message', messageRef: 'gone', correlationKey: 'k', since: '2026-01-01T00:00:00.000Z' } },
   };
   await writeFile(path, JSON.stringify(snap));
+  await rm(join(h.dir, 'store.manifest')); // such a snapshot came from before manifests too
   const h2 = await engineHarness(t, h.dir, h.clock);
   t.equal(subscriptionCount(h2.store.state, 'default', 'payment-received'), 2, 'both waits indexed again');
   t.equal(subscriptionCount(h2.store.state, 'default', 'gone'), 0, 'the stale entry is gone');

@@ -49,15 +49,15 @@ t.test('inspectTail tells zeros, a line damaged by zeros and one damaged otherwi
   const buf = Buffer.concat([lines({ a: 1 }, { b: 2 }, { c: 3 }), Buffer.alloc(100)]);
   const [first, second] = decodeFrames(buf).frames;
   const dataEnd = buf.length - 100;
-  t.same(inspectTail(buf, dataEnd), { zeros: true, keys: [], garbled: false }, 'zeros alone');
+  t.same(inspectTail(buf, dataEnd), { zeros: true, keys: [], garbled: false, whole: false }, 'zeros alone');
   const zeroed = Buffer.from(buf).fill(0, first!.length + 12, first!.length + 16);
-  t.same(inspectTail(zeroed, first!.length), { zeros: false, keys: ['k2'], garbled: false }, 'bytes that never landed: zeros');
+  t.same(inspectTail(zeroed, first!.length), { zeros: false, keys: ['k2'], garbled: false, whole: false }, 'bytes that never landed: zeros');
   const flipped = Buffer.from(buf);
   flipped[first!.length + 12]! ^= 0x01;
-  t.same(inspectTail(flipped, first!.length), { zeros: false, keys: ['k2'], garbled: true }, 'a flipped bit before a valid frame');
+  t.same(inspectTail(flipped, first!.length), { zeros: false, keys: ['k2'], garbled: true, whole: true }, 'a flipped bit before a valid frame');
   const lastFlipped = Buffer.from(buf);
   lastFlipped[first!.length + second!.length + 12]! ^= 0x01;
-  t.same(inspectTail(lastFlipped, first!.length + second!.length), { zeros: false, keys: [], garbled: false }, 'nothing valid after it');
+  t.same(inspectTail(lastFlipped, first!.length + second!.length), { zeros: false, keys: [], garbled: false, whole: true }, 'nothing valid after it: a whole line, changed since it was written');
 });
 
 t.test('garbage never throws', async (t) => {

@@ -77,6 +77,23 @@ Examples:
 
 `
 
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx daemon check --help 1`] = `
+Usage: wfx daemon check [options]
+
+check a stopped data directory without changing it: every damaged or missing
+file, with offsets (exit 1 when any)
+
+Options:
+  --accept-loss  when the only damage is in the last journal segment, cut it
+                 there (saying what is lost), then check again
+  -h, --help     display help for command
+
+Examples:
+  $ wfx daemon check
+  $ wfx daemon check --data-dir /srv/wfx --json
+
+`
+
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx daemon start --help 1`] = `
 Usage: wfx daemon start [options]
 

@@ -1,0 +1,23 @@
+import { writeSync } from 'node:fs';
+
+/**
+ * The one point a crash test asks a store to stop at (`WFX_TEST_CRASH_POINT`), read once: a
+ * check costs a comparison. Unset outside tests.
+ */
+const STOP_AT = process.env.WFX_TEST_CRASH_POINT;
+
+/** How long a process stopped at its crash point waits to be killed before going on. */
+const STOP_MS = 60_000;
+
+/**
+ * For crash tests: when `name` is the point named by `WFX_TEST_CRASH_POINT`, prints
+ * `crash-point <name>` on stdout and blocks the whole process (no timer, no I/O completes)
+ * until the test's SIGKILL, so the kill lands exactly there rather than at a random moment.
+ * Does nothing otherwise. Names: checkpoint:synced, checkpoint:pending, checkpoint:renamed,
+ * checkpoint:named, roll:created, recovery:replayed.
+ */
+export function crashPoint(name: string): void {
+  if (STOP_AT !== name) return;
+  writeSync(1, `crash-point ${name}\n`);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, STOP_MS);
+}

@@ -1,0 +1,68 @@
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { killIfAlive, wfx } from '../helpers/cli.js';
+
+async function startStop(t: { teardown(fn: () => void): void }, dataDir: string): Promise<void> {
+  const res = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+  if (res.code !== 0) throw new Error(`daemon start failed (${res.code}): ${res.stderr}`);
+  const { pid } = JSON.parse(res.stdout) as { pid: number };
+  t.teardown(() => killIfAlive(pid));
+  const stop = await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+  if (stop.code !== 0) throw new Error(`daemon stop failed (${stop.code}): ${stop.stderr}`);
+}
+
+t.test('a start over a data directory that lost its snapshot is refused, bootstrap.key untouched', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  await startStop(t, dataDir);
+  const key = await readFile(join(dataDir, 'bootstrap.key'), 'utf8');
+  await rm(join(dataDir, 'snapshot.json'));
+  const res = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+  if (res.code === 0) t.teardown(() => killIfAlive((JSON.parse(res.stdout) as { pid: number }).pid));
+  t.equal(res.code, 1, 'refused');
+  t.match(res.stderr, /DATA_DIR_DAMAGED/);
+  t.match(res.stderr, /snapshot\.json/, 'the file is named');
+  t.equal(await readFile(join(dataDir, 'bootstrap.key'), 'utf8'), key, 'bootstrap.key untouched');
+  t.notOk((await readdir(dataDir)).includes('snapshot.json'), 'no empty snapshot written in its place');
+});
+
+t.test('wfx daemon check: exit 0 on a clean directory, 1 with every finding named on a damaged one', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  await startStop(t, dataDir);
+  const clean = await wfx(['daemon', 'check', '--data-dir', dataDir, '--json']);
+  t.equal(clean.code, 0, clean.stderr);
+  t.same(JSON.parse(clean.stdout), { dataDir, ok: true, findings: [] });
+  const human = await wfx(['daemon', 'check', '--data-dir', dataDir]);
+  t.equal(human.code, 0);
+
+  const snapshot = join(dataDir, 'snapshot.json');
+  await writeFile(snapshot, (await readFile(snapshot, 'utf8')).replace('"format":1', '"format":1 '));
+  const segment = join(dataDir, 'journal', (await readdir(join(dataDir, 'journal')))[0]!);
+  await writeFile(segment, `00000000 5 5 {}\n`);
+  const before = await readFile(segment);
+  const damaged = await wfx(['daemon', 'check', '--data-dir', dataDir, '--json']);
+  t.equal(damaged.code, 1);
+  const report = JSON.parse(damaged.stdout) as { ok: boolean; findings: Array<{ code: string; file: string; offset?: number }> };
+  t.equal(report.ok, false);
+  t.match(report.findings, [
+    { code: 'SNAPSHOT_CORRUPT', file: snapshot },
+    { code: 'JOURNAL_CORRUPT', file: segment, offset: 0 },
+  ]);
+  t.same(await readFile(segment), before, 'check changed nothing');
+  const text = await wfx(['daemon', 'check', '--data-dir', dataDir]);
+  t.equal(text.code, 1);
+  t.match(text.stdout, /^SNAPSHOT_CORRUPT: .*snapshot\.json/m);
+  t.match(text.stdout, /^JOURNAL_CORRUPT: .*\.wal at byte 0/m);
+});
+
+t.test('wfx daemon check refuses a directory a live daemon holds', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  const res = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+  t.equal(res.code, 0, res.stderr);
+  const { pid } = JSON.parse(res.stdout) as { pid: number };
+  t.teardown(() => killIfAlive(pid));
+  const check = await wfx(['daemon', 'check', '--data-dir', dataDir]);
+  t.equal(check.code, 1);
+  t.match(check.stderr, /^DATA_DIR_LOCKED: /);
+  await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+});
