@@ -60,7 +60,15 @@ const BODIES: ReadonlyArray<(r: () => number, pid: string) => string> = [
   () => '',
   (r) => `${JSON.stringify(value(r))}${JSON.stringify(value(r))}`, // two documents
   (r) => JSON.stringify(value(r)).replace(/"/g, "'"),
+  (r, pid) => `{"processId": "${pid}", "data": {"more": ${deep(r)}}}`, // nested past the depth limit
+  (r) => deep(r),
 ];
+
+/** JSON text of arrays or objects nested 60 to 5,060 deep (the default limit is 64), built as text: stringify would recurse. */
+function deep(r: () => number): string {
+  const n = 60 + Math.floor(r() * 5000);
+  return r() < 0.5 ? `${'['.repeat(n)}1${']'.repeat(n)}` : `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+}
 
 /** Content types, odd ones included. */
 const CONTENT_TYPES = ['application/json', 'application/json', 'application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/json; charset=utf-16', '', 'application/JSON', 'application/json, text/plain', '*/*', 'application/json; charset'];
@@ -133,7 +141,8 @@ nodes:
       }
       if (typeof body.error !== 'string' || typeof body.timestamp !== 'string') bad.push(`${route.method} ${url} -> ${res.statusCode} without the error body`);
       else if (!(body.error in ERROR_CODES)) bad.push(`${route.method} ${url} -> ${res.statusCode} with ${body.error}, not a catalogue code`);
-      if (/\bat .*:\d+:\d+/.test(res.body)) bad.push(`${route.method} ${url} -> a stack trace on the wire`);
+      // A stack frame names a source file and line ("at fn (file.js:1:2)"); a message's "at body.a" and a timestamp's 04:53:54 do not.
+      if (/\bat [^"]*\.[cm]?[jt]s:\d+:\d+/.test(res.body)) bad.push(`${route.method} ${url} -> a stack trace on the wire: ${res.body.slice(0, 300)}`);
     }
   }
   t.same(bad.slice(0, 10), [], `${count} malformed requests, none answered 5xx or without the error body`);
