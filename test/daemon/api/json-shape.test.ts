@@ -1,19 +1,6 @@
 import t from 'tap';
 import { apiHarness } from '../../helpers/api.js';
-
-/** A "billion laughs" flow file: each level aliases the one before nine times. */
-const ALIAS_BOMB = `processId: 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11
-name: Laughs
-a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-nodes:
-  start: { type: startEvent, next: done }
-  done: { type: endEvent }
-`;
+import { ALIAS_BOMB } from '../../fixtures/alias-bomb.js';
 
 const deep = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 

@@ -1,21 +1,9 @@
 import t from 'tap';
 import { parseFlowSource } from '../../../src/shared/flow/parse.js';
 import { validateFlowSource } from '../../../src/shared/flow/validate.js';
+import { ALIAS_BOMB } from '../../fixtures/alias-bomb.js';
 
 /** A "billion laughs": each level aliases the one before nine times (9^7 strings if expanded). */
-const ALIAS_BOMB = `processId: 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11
-name: Laughs
-a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-g: [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-nodes:
-  start: { type: startEvent, next: done }
-  done: { type: endEvent }
-`;
 
 t.test('a YAML alias bomb is a syntax problem at the first alias, never expanded, never thrown', async (t) => {
   const parsed = parseFlowSource(ALIAS_BOMB);
