@@ -9,7 +9,7 @@ const FLOW = `processId: ${PID}
 name: Call out
 nodes:
   start: { type: startEvent, next: call }
-  call: { type: serviceTask, url: "{env.TARGET}", retry: { maxAttempts: 2, initialInterval: 10ms }, resultVariable: reply, next: done }
+  call: { type: serviceTask, url: "{target}", retry: { maxAttempts: 2, initialInterval: 10ms }, resultVariable: reply, next: done }
   done: { type: endEvent }
 `;
 
@@ -26,15 +26,14 @@ async function localServer(t: Test): Promise<string> {
   return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
 }
 
-/** A daemon (with `args`) and a flow calling `{env.TARGET}`; `call(url)` runs it and resolves with the execution. */
+/** A daemon (with `args`) and a flow calling `{target}`; `call(url)` runs it (one CLI process) and resolves with the execution. */
 async function daemonWith(t: Test, args: string[] = []) {
   const cwd = t.testdir({ 'call.yaml': FLOW });
   const info = await startDaemon(t, { cwd, args });
   const run = (a: string[]) => wfx(a, { cwd });
   t.equal((await run(['flow', 'publish', 'call.yaml'])).code, 0);
   const call = async (url: string) => {
-    t.equal((await run(['env', 'set', 'TARGET', url])).code, 0);
-    const res = await run(['run', PID, '--wait', '--json']);
+    const res = await run(['run', PID, '--data', JSON.stringify({ target: url }), '--wait', '--json']);
     return JSON.parse(res.stdout) as { stateCd: number; data: { reply?: { status: number }; error?: { code: string; message: string } } };
   };
   return { port: Number(new URL(info.url).port), call };
