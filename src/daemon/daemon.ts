@@ -1,4 +1,4 @@
-import { readFile, unlink } from 'node:fs/promises';
+import { readdir, readFile, unlink } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
@@ -20,6 +20,7 @@ import { WFX_STORE, type WfxRecord } from './state/records.js';
 import type { Environment, WfxState } from './state/state.js';
 import { writeFileAtomic } from './store/fs-util.js';
 import { History } from './store/history.js';
+import { BUCKET_RE } from './store/history-check.js';
 import type { DataDirLock } from './store/lock.js';
 import { prepareDataDir, type PreparedDataDir } from './prepare.js';
 import { dataDirError, listenError } from './start-errors.js';
@@ -106,7 +107,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     cleanup.unshift(() => store.close({ checkpoint: false }));
     const history = await History.open(paths.history, { logger });
     cleanup.unshift(() => history.close());
-    await bootstrap(store, paths.bootstrapKey, logger);
+    await bootstrap(store, paths, logger);
     // Connections wait for the listener's address: calls resumed below must not reach it.
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
     cleanup.unshift(() => network.close());
@@ -248,10 +249,19 @@ function serve(parts: {
  * On the first start of an empty data directory: creates organization `default` and an admin
  * system key, written to `bootstrap.key` (0600). The key file is written before the records are
  * committed, so a crash in between leaves an empty store, and the next start makes a new key.
- * The key itself is never logged.
+ * The key itself is never logged. An empty store beside history files is not a first start but a
+ * directory that lost its state (snapshot, manifest and journal all gone): that start is refused
+ * with DATA_DIR_DAMAGED rather than begun anew over the history and the key.
  */
-async function bootstrap(store: Store<WfxState, WfxRecord>, keyFile: string, logger: Logger): Promise<void> {
+async function bootstrap(store: Store<WfxState, WfxRecord>, paths: { bootstrapKey: string; history: string }, logger: Logger): Promise<void> {
   if (Object.keys(store.state.organizations).length > 0) return;
+  const keyFile = paths.bootstrapKey;
+  const buckets = (await readdir(paths.history).catch(() => [] as string[])).filter((name) => BUCKET_RE.test(name));
+  if (buckets.length > 0) {
+    throw new WfxError('DATA_DIR_DAMAGED', `the data directory has no state (no snapshot, manifest or journal) but ${buckets.length} history file(s) in ${paths.history}: its state was lost, not created`, {
+      details: { file: paths.history },
+    });
+  }
   const { key, apiKey } = newApiKey({ name: 'bootstrap', organization: null, role: 'admin', at: new Date() });
   await writeFileAtomic(keyFile, `${apiKey}\n`);
   await store.commit({ type: 'organization.created', name: 'default', at: key.createdAt }, { type: 'apiKey.created', key });

@@ -1,6 +1,7 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { History } from '../../src/daemon/store/history.js';
 import { killIfAlive, wfx } from '../helpers/cli.js';
 
 async function startStop(t: { teardown(fn: () => void): void }, dataDir: string): Promise<void> {
@@ -24,6 +25,24 @@ t.test('a start over a data directory that lost its snapshot is refused, bootstr
   t.match(res.stderr, /snapshot\.json/, 'the file is named');
   t.equal(await readFile(join(dataDir, 'bootstrap.key'), 'utf8'), key, 'bootstrap.key untouched');
   t.notOk((await readdir(dataDir)).includes('snapshot.json'), 'no empty snapshot written in its place');
+});
+
+t.test('a start over history whose snapshot, manifest and journal are all gone is refused, bootstrap.key untouched', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  await startStop(t, dataDir);
+  const history = await History.open(join(dataDir, 'history'));
+  await history.put('2026-11-20', 'finished-execution', { stateCd: 1 });
+  await history.close();
+  const key = await readFile(join(dataDir, 'bootstrap.key'), 'utf8');
+  await rm(join(dataDir, 'snapshot.json'));
+  await rm(join(dataDir, 'store.manifest'));
+  await rm(join(dataDir, 'journal'), { recursive: true });
+  const res = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+  if (res.code === 0) t.teardown(() => killIfAlive((JSON.parse(res.stdout) as { pid: number }).pid));
+  t.equal(res.code, 1, 'refused');
+  t.match(res.stderr, /DATA_DIR_DAMAGED/);
+  t.match(res.stderr, /history/, 'the history directory is named');
+  t.equal(await readFile(join(dataDir, 'bootstrap.key'), 'utf8'), key, 'bootstrap.key untouched');
 });
 
 t.test('wfx daemon check: exit 0 on a clean directory, 1 with every finding named on a damaged one', async (t) => {
