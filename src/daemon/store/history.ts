@@ -340,9 +340,9 @@ export class History {
   }
 
   /**
-   * The buckets being appended to, each with how many of its bytes are durable now (AppendFile's
-   * durableSize): a copy holds those bytes of them, and of every other bucket its whole lines
-   * (History puts whole lines only, closed buckets are never written again but by a new appender).
+   * The buckets with an appender open, each with how many of its bytes are durable now
+   * (AppendFile's durableSize): what a copy taken while puts go on may hold of them. Other
+   * buckets are not being written: their whole lines are all there is.
    */
   async durableEnds(): Promise<Map<string, number>> {
     const writers = [...this.writers];
