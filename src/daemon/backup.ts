@@ -3,7 +3,7 @@
  * directory, taken while it goes on serving. See docs/operations.md "Backups".
  */
 import { copyFile, link, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isWfxError, WfxError } from '../shared/errors.js';
 import { BUCKET_RE } from './store/history-check.js';
 import type { History } from './store/history.js';
@@ -51,7 +51,7 @@ export async function backupDataDir(source: BackupSource, target: string): Promi
   if (!isAbsolute(target)) throw new WfxError('VALIDATION_ERROR', `the backup directory must be an absolute path: ${target}`, { details: { directory: target } });
   target = resolve(target);
   const inside = relative(resolve(source.dataDir), target);
-  if (inside === '' || (!inside.startsWith('..') && !isAbsolute(inside))) {
+  if (inside === '' || (inside !== '..' && !inside.startsWith(`..${sep}`) && !isAbsolute(inside))) {
     throw new WfxError('BACKUP_TARGET_INVALID', `the backup directory ${target} is inside the data directory`, { details: { directory: target } });
   }
   // Refused before the checkpoint; checked again, and created, under the hold (one at a time).

@@ -115,6 +115,8 @@ t.test('wfx daemon backup: a one-line summary; refused targets leave everything 
   t.equal(inside.code, 1);
   t.match(inside.stderr, /^BACKUP_TARGET_INVALID: /, 'never into the data directory');
   t.notOk((await readdir(join(cwd, '.wfx'))).includes('copy'));
+  const dotted = await run(['daemon', 'backup', '.wfx/..copy']);
+  t.match(dotted.stderr, /^BACKUP_TARGET_INVALID: /, 'a name that starts with two dots is inside too');
 });
 
 t.test('POST /admin/backup: a system admin only, an absolute directory only', async (t) => {
