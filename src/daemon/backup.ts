@@ -3,7 +3,7 @@
  * directory, taken while it goes on serving. See docs/operations.md "Backups".
  */
 import { copyFile, link, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isWfxError, WfxError } from '../shared/errors.js';
 import { BUCKET_RE } from './store/history-check.js';
 import type { History } from './store/history.js';
@@ -99,6 +99,7 @@ export async function backupDataDir(source: BackupSource, target: string): Promi
     await fsyncDir(journalDir);
     await fsyncDir(historyDir);
     await fsyncDir(target);
+    if (created === 'dir') await fsyncDir(dirname(target)); // the copy's own name
     return { directory: target, snapshotSeq, lastSeq: scan.lastSeq, files: out.files, bytes: out.bytes };
   } catch (err) {
     release();
