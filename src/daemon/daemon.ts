@@ -21,6 +21,7 @@ import type { Environment, WfxState } from './state/state.js';
 import { writeFileAtomic } from './store/fs-util.js';
 import { History } from './store/history.js';
 import { BUCKET_RE } from './store/history-check.js';
+import { backupDataDir } from './backup.js';
 import type { DataDirLock } from './store/lock.js';
 import { prepareDataDir, type PreparedDataDir } from './prepare.js';
 import { dataDirError, listenError } from './start-errors.js';
@@ -135,7 +136,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // jose (46 ES modules) loads only for a daemon that accepts OIDC tokens: with it, every start
     // imported this module ~40 ms longer (docs/performance.md, the table of changes).
     const bearer = options.oidc ? (await import('./auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
-    const app = buildServer({ store, engine, webhooks, logger, accessLog, bodyLimit: options.bodyLimit, maxJsonDepth: options.maxJsonDepth, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()], historyDamage: () => history.damage() });
+    const app = buildServer({ store, engine, webhooks, logger, accessLog, bodyLimit: options.bodyLimit, maxJsonDepth: options.maxJsonDepth, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()], historyDamage: () => history.damage(), backup: (directory) => backupDataDir({ dataDir: options.dataDir, store, history }, directory) });
     const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
     await app.listen({ host, port }).catch(async (err: unknown) => {
       throw await listenError(err, host, port);

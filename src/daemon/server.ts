@@ -15,6 +15,8 @@ import { metaRoutes } from './api/routes/meta.js';
 import { processRoutes } from './api/routes/process.js';
 import { emailConnectionRoutes } from './api/routes/email-connections.js';
 import { triggerRoutes } from './api/routes/triggers.js';
+import { backupRoutes } from './api/routes/backup.js';
+import type { BackupReport } from './backup.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
 import type { TriggerHealth } from './triggers/health.js';
 import type { HistoryDamageReport } from './store/history.js';
@@ -56,6 +58,8 @@ export interface ServerOptions {
   readonly triggerHealth?: () => readonly TriggerHealth[];
   /** Damage found in history (GET /health's `history`); left out without it. */
   readonly historyDamage?: () => HistoryDamageReport;
+  /** Takes a backup of the data directory (POST /admin/backup); the route is absent without it. */
+  readonly backup?: (directory: string) => Promise<BackupReport>;
 }
 
 /** Body of every error answer (SPEC.md section 5). */
@@ -282,6 +286,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     webhookRoutes(routes, { store: options.store, receiver: options.webhooks, now: options.now });
     emailConnectionRoutes(routes, { store: options.store, now: options.now });
     triggerRoutes(routes, { state: options.store.state, health: options.triggerHealth ?? (() => []) });
+    if (options.backup) backupRoutes(routes, { backup: options.backup });
   });
   return app;
 }

@@ -62,6 +62,14 @@ export const ERROR_CODES = {
     hint: 'The execution finished, but its history record is damaged on disk (see `wfx daemon status`). Restore the named history file from a backup.',
   },
 
+  // Backups (POST /admin/backup, `wfx daemon backup`)
+  BACKUP_TARGET_NOT_EMPTY: { status: 409, hint: 'Name a directory that does not exist yet, or an empty one.' },
+  BACKUP_TARGET_INVALID: {
+    status: 400,
+    hint: "Name an absolute path on the daemon's host, outside its data directory, where the daemon may create a directory.",
+  },
+  BACKUP_FAILED: { status: 500, hint: 'A read or write failed during the copy (disk full, say); nothing partial is left. See the daemon log.' },
+
   // CLI
   USAGE_ERROR: { status: 400, hint: 'See `wfx --help`.' },
   DAEMON_UNREACHABLE: {

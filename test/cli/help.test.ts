@@ -11,6 +11,7 @@ const COMMANDS = [
   ['daemon', 'stop'],
   ['daemon', 'status'],
   ['daemon', 'check'],
+  ['daemon', 'backup'],
   ['flow', 'validate'],
   ['flow', 'publish'],
   ['flow', 'list'],

@@ -61,7 +61,7 @@ type ChildMessage = { ready: DaemonInfo } | { error: { code: string; message: st
 
 const STOP_TIMEOUT_MS = 30_000;
 
-/** `wfx daemon start|stop|status|check`. */
+/** `wfx daemon start|stop|status|check|backup`. */
 export function registerDaemon(program: Command, ctx: CliContext): void {
   const daemon = program.command('daemon').description('start, stop and inspect the local wfx daemon');
 
@@ -106,6 +106,13 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .option('--accept-loss', 'when the only damage is in the last journal segment, cut it there (saying what is lost), then check again')
     .addHelpText('after', '\nExamples:\n  $ wfx daemon check\n  $ wfx daemon check --data-dir /srv/wfx --json')
     .action(async (opts: { acceptLoss?: boolean }, cmd: Command) => check(ctx, cmd, opts.acceptLoss === true));
+
+  daemon
+    .command('backup')
+    .argument('<dir>', "where the copy goes: a directory that does not exist yet, or an empty one, on the daemon's host")
+    .description('copy the running daemon\'s data directory, consistently, while it serves (needs a system admin key)')
+    .addHelpText('after', '\nExamples:\n  $ wfx daemon backup /backups/wfx-2026-01-31\n  $ wfx daemon backup ./wfx-copy --json')
+    .action(async (dir: string, _opts: unknown, cmd: Command) => backup(ctx, cmd, dir));
 }
 
 /**
@@ -130,6 +137,26 @@ async function check(ctx: CliContext, cmd: Command, acceptLoss: boolean): Promis
     ctx.stdout.write(`${findings.length} problem${findings.length === 1 ? '' : 's'} found in ${dataDir}; see docs/operations.md, Checking a data directory\n`);
   }
   if (findings.length > 0) ctx.exitCode = EXIT.FAILED;
+}
+
+/** What POST /admin/backup answers (BackupReport on the wire). */
+interface BackupAnswer {
+  readonly directory: string;
+  readonly snapshotSeq: number;
+  readonly lastSeq: number;
+  readonly files: number;
+  readonly bytes: number;
+}
+
+/**
+ * `wfx daemon backup DIR`: asks the daemon (over the API, as every command) to copy its data
+ * directory into DIR, resolved against the CLI's working directory: the daemon writes it.
+ */
+async function backup(ctx: CliContext, cmd: Command, dir: string): Promise<void> {
+  const directory = resolve(ctx.cwd, dir);
+  const res = await (await clientFor(ctx, cmd)).request<BackupAnswer>('POST', '/admin/backup', { directory });
+  if (globals(cmd).json) printJson(ctx, res);
+  else ctx.stdout.write(`backed up to ${res.directory}: journal entries up to ${res.lastSeq} (snapshot at ${res.snapshotSeq}), ${res.files} files, ${res.bytes} bytes\n`);
 }
 
 /** commander's parser of a `--port` value: 0 to 65535, else a usage error (exit 2). */

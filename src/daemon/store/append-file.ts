@@ -145,6 +145,8 @@ export class AppendFile {
   private gate: Promise<unknown> | null;
   /** Bytes of data written (where the next batch goes). */
   private written: number;
+  /** Bytes of data known durable: the end of the last batch synced (a backup copies up to here). */
+  private durableTo: number;
   /** With preallocate: the size of the next extension (0 once one failed: no more). */
   private ahead: number;
   /** The file's size as far as it is durable: data written and zeros after it. */
@@ -164,6 +166,7 @@ export class AppendFile {
     this.path = path;
     this.size = size;
     this.written = size;
+    this.durableTo = size;
     this.zeroedTo = size;
     this.gate = options.gate ?? null;
     this.positional = options.preallocate === true;
@@ -228,6 +231,14 @@ export class AppendFile {
     return this.written;
   }
 
+  /**
+   * Bytes at the start of the file that are durable now: whole batches, never a write in flight
+   * nor the zeros written ahead. What a copy of the file taken now while appends go on may hold.
+   */
+  get durableSize(): number {
+    return this.durableTo;
+  }
+
   /** Flushes and closes (cutting off the zeros written ahead). Later appends throw. */
   async close(): Promise<void> {
     this.closing = true;
@@ -279,6 +290,7 @@ export class AppendFile {
           await this.write(out, batch.chunks);
           if (DSYNC === undefined) await fh.datasync();
           this.syncs++;
+          this.durableTo = this.written;
           batch.resolve();
         } catch (err) {
           this.failed = err instanceof Error ? err : new Error(String(err));

@@ -339,6 +339,22 @@ export class History {
     return this.freeings.settled();
   }
 
+  /**
+   * The buckets with an appender open, each with how many of its bytes are durable now
+   * (AppendFile's durableSize): what a copy taken while puts go on may hold of them. Other
+   * buckets are not being written: their whole lines are all there is.
+   */
+  async durableEnds(): Promise<Map<string, number>> {
+    const writers = [...this.writers];
+    const files = await Promise.allSettled(writers.map(([, opening]) => opening));
+    const ends = new Map<string, number>();
+    // Read after every appender is open: all of one instant.
+    files.forEach((file, i) => {
+      if (file.status === 'fulfilled') ends.set(writers[i]![0], file.value.durableSize);
+    });
+    return ends;
+  }
+
   /** Flushes and closes every open bucket (and frees what is left of pruned ones at once). */
   async close(): Promise<void> {
     const writers = [...this.writers];

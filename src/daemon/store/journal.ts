@@ -206,6 +206,11 @@ export class Journal<E> {
     return this.segments;
   }
 
+  /** Bytes of the segment being written that are durable now (AppendFile.durableSize). */
+  get durableBytes(): number {
+    return this.file.durableSize;
+  }
+
   /** Number of segment files, the one being written included. */
   get segmentCount(): number {
     return this.segments.length;

@@ -5,7 +5,7 @@ import { Low } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
 import { WorkCount } from '../../shared/work-count.js';
 import { AtomicFileWriter, ensurePrivateDir, Freeings } from './fs-util.js';
-import { Journal, type ReplayReport } from './journal.js';
+import { Journal, segmentName, type ReplayReport } from './journal.js';
 import { SnapshotCopy, type EntryRanges, type SnapshotPiece, type SourceRange } from './snapshot-copy.js';
 import { crashPoint } from './crash-point.js';
 import { checkSnapshot, Manifest, readManifest, type SnapshotMark } from './manifest.js';
@@ -158,6 +158,21 @@ export interface Transaction<T, R> {
   readonly settle: (() => void) | null;
 }
 
+/** What a store's directory holds as of one instant, kept as it is until `release` (Store.hold). */
+export interface StoreHold {
+  /** The snapshot in place (null: the store has none yet): its seq, size and CRC-32. */
+  readonly snapshot: SnapshotMark | null;
+  /** Where that snapshot is. */
+  readonly snapshotPath: string;
+  /**
+   * The journal segments that may hold entries after the snapshot, oldest first: the first
+   * sequence number, the path, and how many of its bytes are durable (null: all, a closed one).
+   */
+  readonly segments: ReadonlyArray<{ readonly first: number; readonly path: string; readonly bytes: number | null }>;
+  /** Lets checkpoints run again; call it once, when the copy of the files above is done. */
+  readonly release: () => void;
+}
+
 const silent: StoreLogger = { info() {}, warn() {}, error() {} };
 
 /**
@@ -181,6 +196,11 @@ export class Store<S, R> implements DurableStore<S, R> {
   /** `journal.bytes` when the last snapshot was taken (0 at open: every segment read counts). */
   private journalBytesAtSnapshot = 0;
   private checkpointing: Promise<void> | null = null;
+  /**
+   * Set while a hold (`hold`) keeps the snapshot and the journal segments as they are: no
+   * checkpoint starts until it settles. Resolves when the hold is released.
+   */
+  private held: Promise<void> | null = null;
   /**
    * The snapshot being copied while a checkpoint runs (snapshotCollection only), until its
    * unchanged entries are handed to `source`: it sees every record applied meanwhile.
@@ -450,6 +470,7 @@ export class Store<S, R> implements DurableStore<S, R> {
     // and each copied 80 MB. Recovery replays at most about a snapshot's size of journal.
     if (
       !this.checkpointing &&
+      !this.held &&
       this.journal.lastSeq - this.snapshotSeq >= (this.options.checkpointEvery ?? 50_000) &&
       this.journal.bytes - this.journalBytesAtSnapshot >= this.snapshotBytes
     ) {
@@ -551,6 +572,49 @@ export class Store<S, R> implements DurableStore<S, R> {
    * when that ends; entries appended after go to a new segment. One checkpoint at a time.
    */
   checkpoint(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    // It would replace the snapshot and retire segments a hold's owner is copying: after it.
+    if (this.held) return this.held.then(() => this.checkpoint());
+    return this.checkpointNow();
+  }
+
+  /**
+   * Takes a checkpoint (or joins the one under way), then keeps every other from starting, and
+   * so the snapshot in place and the journal segments after it, until `release` is called: a
+   * consistent copy of the store taken while commits go on (`wfx daemon backup`). Holds are
+   * taken one at a time. Throws STORE_FAILED / STORE_CLOSED.
+   */
+  async hold(): Promise<StoreHold> {
+    while (this.held) await this.held;
+    if (this.failure) throw this.failure;
+    if (this.closed) throw new WfxError('STORE_CLOSED', 'the store is closed');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    this.held = held;
+    const done = (): void => {
+      if (this.held === held) this.held = null;
+      release();
+    };
+    try {
+      await this.checkpointNow();
+    } catch (err) {
+      done();
+      throw err;
+    }
+    // No await from here on: the segments and the durable end of the last are of one instant.
+    const snapshotSeq = this.snapshotSeq;
+    const live = this.journal.segmentList;
+    const segments: Array<StoreHold['segments'][number]> = [];
+    for (let i = 0; i < live.length; i++) {
+      const last = i === live.length - 1;
+      // The same rule as the manifest's: a segment whose entries the snapshot covers is not needed.
+      if (!last && live[i + 1]! - 1 <= snapshotSeq) continue;
+      segments.push({ first: live[i]!, path: join(this.options.dir, 'journal', segmentName(live[i]!)), bytes: last ? this.journal.durableBytes : null });
+    }
+    return { snapshot: this.manifest.content.snapshot, snapshotPath: this.snapshotPath, segments, release: done };
+  }
+
+  private checkpointNow(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.checkpointing) return this.checkpointing;
     if (this.journal.lastSeq === this.snapshotSeq) return Promise.resolve();

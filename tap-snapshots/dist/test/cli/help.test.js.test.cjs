@@ -77,6 +77,25 @@ Examples:
 
 `
 
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx daemon backup --help 1`] = `
+Usage: wfx daemon backup [options] <dir>
+
+copy the running daemon's data directory, consistently, while it serves (needs a
+system admin key)
+
+Arguments:
+  dir         where the copy goes: a directory that does not exist yet, or an
+              empty one, on the daemon's host
+
+Options:
+  -h, --help  display help for command
+
+Examples:
+  $ wfx daemon backup /backups/wfx-2026-01-31
+  $ wfx daemon backup ./wfx-copy --json
+
+`
+
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx daemon check --help 1`] = `
 Usage: wfx daemon check [options]
 

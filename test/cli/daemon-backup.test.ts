@@ -1,0 +1,144 @@
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { ApiClient } from '../../src/cli/client.js';
+import { checkDataDir } from '../../src/daemon/check.js';
+import { isWfxError } from '../../src/shared/errors.js';
+import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
+
+const ASK = `processId: 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b
+name: Ask
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: number, formTitle: "How many?", next: done }
+  done: { type: endEvent }
+`;
+const QUICK = `processId: 6f7a8b9c-0d1e-4f2a-9b3c-4d5e6f7a8b9c
+name: Quick
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+const ASK_ID = '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b';
+const QUICK_ID = '6f7a8b9c-0d1e-4f2a-9b3c-4d5e6f7a8b9c';
+
+/** The error code a request fails with (null: it succeeded). */
+async function codeOf(p: Promise<unknown>): Promise<string | null> {
+  try {
+    await p;
+    return null;
+  } catch (err) {
+    if (isWfxError(err)) return err.code;
+    throw err;
+  }
+}
+
+t.test('wfx daemon backup while starts go on: the copy holds every acknowledged start and checks clean', async (t) => {
+  const cwd = t.testdir({ 'ask.yaml': ASK, 'quick.yaml': QUICK });
+  const { url } = await startDaemon(t, { cwd });
+  const admin = await adminClient(cwd, url);
+  for (const source of [ASK, QUICK]) await admin.post('/admin/flows', { source });
+  const start = async (processId: string): Promise<string> => (await admin.post<{ processInstanceId: string }>('/process/start', { processId })).processInstanceId;
+
+  const waiting: string[] = [];
+  for (let i = 0; i < 6; i++) waiting.push(await start(ASK_ID));
+  const finished: string[] = [];
+  for (let i = 0; i < 4; i++) finished.push(await start(QUICK_ID));
+  const answered = waiting.splice(0, 3);
+  for (const id of answered) await admin.post('/process/task', { processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 7 } });
+
+  // Starts go on during the backup: a bounded loop, stopped once the backup has answered.
+  let backupDone = false;
+  const during: string[] = [];
+  let reached!: () => void;
+  const someStarted = new Promise<void>((resolve) => (reached = resolve));
+  const loop = (async () => {
+    for (let i = 0; i < 2000 && !backupDone; i++) {
+      during.push(await start(i % 2 === 0 ? ASK_ID : QUICK_ID));
+      if (during.length === 20) reached();
+    }
+    reached();
+  })();
+  await someStarted;
+  // Every start acknowledged before the request is sent must be in the copy.
+  const acknowledged = [...during];
+  const res = await wfx(['daemon', 'backup', 'copy', '--json'], { cwd });
+  backupDone = true;
+  await loop;
+  t.equal(res.code, 0, res.stderr);
+  t.ok(during.length > acknowledged.length, 'starts went on while the backup ran');
+  const report = JSON.parse(res.stdout) as { directory: string; snapshotSeq: number; lastSeq: number; files: number; bytes: number };
+  const copy = join(cwd, 'copy');
+  t.match(report, { directory: copy, snapshotSeq: Number, lastSeq: Number, files: Number, bytes: Number });
+  t.ok(report.lastSeq >= report.snapshotSeq && report.snapshotSeq > 0, 'a snapshot, then the journal after it');
+  t.ok(report.files >= 4, 'snapshot, manifest, a segment, a history file at least');
+
+  t.same(await checkDataDir(copy), [], 'wfx daemon check finds nothing on the copy');
+  t.equal((await stat(copy)).mode & 0o777, 0o700, 'the copy is private');
+  t.equal((await stat(join(copy, 'store.manifest'))).mode & 0o777, 0o600);
+  for (const name of await readdir(join(copy, 'history'))) t.equal((await stat(join(copy, 'history', name))).mode & 0o777, 0o600, name);
+  const names = await readdir(copy);
+  for (const left of ['bootstrap.key', 'daemon.json', 'daemon.lock', 'logs']) t.notOk(names.includes(left), `${left} is not copied`);
+
+  // A daemon on the copy starts (no bootstrap.key needed: its organizations exist) and the
+  // original's admin key works there.
+  const second = await startDaemon(t, { dataDir: copy });
+  const restored = new ApiClient({ url: second.url, apiKey: admin.connection.apiKey, credentialSource: 'test' });
+  const instance = (id: string) => restored.get<{ stateCd: number }>(`/process/instance/${id}`);
+  for (const id of waiting) t.equal((await instance(id)).stateCd, 0, `waiting ${id}`);
+  for (const id of [...answered, ...finished]) t.equal((await instance(id)).stateCd, 1, `finished ${id}`);
+  for (const id of acknowledged) t.ok([0, 1].includes((await instance(id)).stateCd), `started during the loop ${id}`);
+  t.notOk((await readdir(copy)).includes('bootstrap.key'), 'a daemon on the copy makes no new bootstrap key');
+});
+
+t.test('wfx daemon backup: a one-line summary; refused targets leave everything as it was', async (t) => {
+  const cwd = t.testdir({ full: { 'keep.txt': 'mine' }, 'a-file': 'x', empty: {} });
+  await startDaemon(t, { cwd });
+  const run = (args: string[]) => wfx(args, { cwd });
+
+  const human = await run(['daemon', 'backup', 'empty']);
+  t.equal(human.code, 0, human.stderr);
+  t.match(human.stdout, /^backed up to .*empty: journal entries up to \d+ \(snapshot at \d+\), \d+ files, \d+ bytes\n$/);
+  t.same(await checkDataDir(join(cwd, 'empty')), [], 'an empty directory given is filled');
+
+  for (const target of ['full', 'a-file', 'empty']) {
+    const refused = await run(['daemon', 'backup', target, '--json']);
+    t.equal(refused.code, 1, target);
+    t.match(refused.stderr, /^BACKUP_TARGET_NOT_EMPTY: /, target);
+    t.equal(refused.stdout, '', 'nothing on stdout');
+  }
+  t.same(await readdir(join(cwd, 'full')), ['keep.txt'], 'nothing written');
+  t.equal(await readFile(join(cwd, 'full', 'keep.txt'), 'utf8'), 'mine');
+  t.equal(await readFile(join(cwd, 'a-file'), 'utf8'), 'x');
+
+  const inside = await run(['daemon', 'backup', '.wfx/copy']);
+  t.equal(inside.code, 1);
+  t.match(inside.stderr, /^BACKUP_TARGET_INVALID: /, 'never into the data directory');
+  t.notOk((await readdir(join(cwd, '.wfx'))).includes('copy'));
+  const dotted = await run(['daemon', 'backup', '.wfx/..copy']);
+  t.match(dotted.stderr, /^BACKUP_TARGET_INVALID: /, 'a name that starts with two dots is inside too');
+});
+
+t.test('POST /admin/backup: a system admin only, an absolute directory only', async (t) => {
+  const cwd = t.testdir({});
+  const { url } = await startDaemon(t, { cwd });
+  const admin = await adminClient(cwd, url);
+  const as = (apiKey: string) => new ApiClient({ url, apiKey, credentialSource: 'test' });
+  const keyFor = async (body: object) => (await admin.post<{ apiKey: string }>('/admin/api-keys', { name: 'k', ...body })).apiKey;
+  const target = join(cwd, 'copy');
+
+  const orgAdmin = as(await keyFor({ role: 'admin', organization: 'acme' }));
+  t.equal(await codeOf(orgAdmin.post('/admin/backup', { directory: target })), 'FORBIDDEN', 'an organization admin');
+  const viewer = as(await keyFor({ role: 'viewer', system: true }));
+  t.equal(await codeOf(viewer.post('/admin/backup', { directory: target })), 'FORBIDDEN', 'a system viewer');
+  const orgRun = await wfx(['daemon', 'backup', target, '--api-key', orgAdmin.connection.apiKey!], { cwd });
+  t.equal(orgRun.code, 1);
+  t.match(orgRun.stderr, /^FORBIDDEN: /);
+  t.notOk((await readdir(cwd)).includes('copy'), 'nothing written');
+
+  t.equal(await codeOf(admin.post('/admin/backup', { directory: 'relative/copy' })), 'VALIDATION_ERROR');
+  t.equal(await codeOf(admin.post('/admin/backup', {})), 'VALIDATION_ERROR');
+  await writeFile(join(cwd, 'parent-file'), 'x');
+  t.equal(await codeOf(admin.post('/admin/backup', { directory: join(cwd, 'parent-file', 'copy') })), 'BACKUP_TARGET_INVALID', 'its parent is a file');
+  t.match(await admin.post('/admin/backup', { directory: target }), { directory: target, lastSeq: Number });
+});
