@@ -1,4 +1,4 @@
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { backupDataDir } from '../../src/daemon/backup.js';
@@ -54,3 +54,27 @@ t.test('a read that fails during the copy: BACKUP_FAILED, the target removed, ch
   await src.store.checkpoint(); // would wait for ever if the hold had not been released
   t.pass('the hold was released');
 });
+
+/** /dev/shm when it is another file system than the test directories' (a tmpfs, as on most Linux hosts). */
+const secondFs = await stat('/dev/shm')
+  .then(async (shm) => (shm.dev !== (await stat(process.cwd())).dev ? '/dev/shm' : null))
+  .catch(() => null);
+
+t.test(
+  'on another file system the snapshot is copied, not linked, and the copy is sound',
+  { skip: secondFs === null ? 'no second file system here: /dev/shm is missing or on the same device as the test directory' : false },
+  async (t) => {
+    const root = t.testdir();
+    const elsewhere = await mkdtemp(join(secondFs!, 'wfx-backup-'));
+    t.teardown(() => rm(elsewhere, { recursive: true, force: true }));
+    const src = await source(t, join(root, 'data'));
+    for (let i = 0; i < 3; i++) await src.store.commit({ by: i });
+    const report = await backupDataDir(src, join(elsewhere, 'copy'));
+    t.match(report, { snapshotSeq: 3, lastSeq: 3 });
+    const copy = await stat(join(elsewhere, 'copy', 'snapshot.json'));
+    const live = await stat(join(root, 'data', 'snapshot.json'));
+    t.not(copy.dev, live.dev, 'the copy lies on the other file system');
+    t.equal(copy.size, live.size, 'the whole snapshot copied');
+    t.same(await checkDataDir(join(elsewhere, 'copy')), []);
+  },
+);
