@@ -70,7 +70,7 @@ export class AtomicFileWriter {
   syncs = 0;
   /**
    * CRC-32 and count of the bytes written so far: a snapshot's checksum is taken as it is
-   * written, not by reading 100 MB back (the store's manifest keeps it).
+   * written, not by reading a large file back (the store's manifest keeps it).
    */
   crc32 = 0;
   bytes = 0;
