@@ -253,8 +253,8 @@ const LARGE_SNAPSHOT = 32 << 20;
  * Parsing a snapshot makes about 2.9 times its size in heap (its text, then the objects), all
  * of it live until the parse ends. V8's default first limit is far lower: it starts marking the
  * heap partway through the parse, and every object the parse makes from then on is promoted into
- * a heap being marked. With 100,000 executions waiting (131 MB) the parse took ~1.0 s, and ~0.85 s
- * with the size set; the restart a median of 1.77 s, and 1.66 (docs/performance.md, Restart).
+ * a heap being marked. With the size set no full GC runs during the parse, which makes the
+ * restart faster and steadier (measured in docs/performance.md, Restart).
  *
  * The size is also a floor for the limits V8 sets after each full GC, so such a daemon's heap may
  * grow to it before its old generation is collected: at most 3 times its snapshot, where V8
