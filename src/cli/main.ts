@@ -10,7 +10,7 @@ type Register = (program: Command, ctx: CliContext) => void;
 /**
  * The command modules, in the order of `wfx --help`, loaded when used. `wfx daemon ...` loads
  * the daemon module alone: a daemon start runs the CLI twice (the command, then the daemon
- * process it spawns), and the other modules cost about 50 ms of each.
+ * process it spawns), and loading the others would slow both (docs/decisions/019-restart-path.md).
  */
 const DAEMON: () => Promise<Register> = async () => (await import('./commands/daemon.js')).registerDaemon;
 const ALL: ReadonlyArray<() => Promise<Register>> = [
