@@ -1,6 +1,5 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Adapter } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
 import { writeFileAtomic } from './fs-util.js';
 
@@ -10,15 +9,14 @@ export function snapshotPathIn(dir: string): string {
 }
 
 /**
- * A lowdb adapter that replaces a JSON file atomically and durably: write a temporary file,
+ * A JSON file read in one piece and replaced atomically and durably: write a temporary file,
  * fsync it, rename it over the old one, fsync the directory. After a power cut at any instant
- * the file holds either the old or the new content, never neither (lowdb's own JSONFile, via
- * steno, renames without any fsync).
+ * the file holds either the old or the new content, never neither.
  *
  * `write()` serializes synchronously, before its first await: the content is the data as it
  * was at the call, even if the caller mutates it while the write is under way.
  */
-export class DurableJsonFile<T> implements Adapter<T> {
+export class DurableJsonFile<T> {
   /** `preread`: the file's bytes, read already (`readFileBytes`), for the first `read()`. */
   constructor(
     private readonly path: string,

@@ -1,7 +1,6 @@
 import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import { Low } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
 import { WorkCount } from '../../shared/work-count.js';
 import { AtomicFileWriter, ensurePrivateDir, Freeings } from './fs-util.js';
@@ -270,14 +269,13 @@ export class Store<S, R> implements DurableStore<S, R> {
     const listed = await readManifest(options.dir);
     const bytes = await (options.snapshotBytes ?? readFileBytes(snapshotPathIn(options.dir)));
     const mark = checkSnapshot(options.dir, listed?.snapshot ?? null, listed?.pending ?? null, listed !== null, bytes);
-    const db = new Low<SnapshotFile<S>>(new DurableJsonFile(snapshotPathIn(options.dir), Promise.resolve(bytes)), {
+    // No snapshot yet (or one that holds a falsy JSON value): the empty store.
+    const snapshot = (await new DurableJsonFile<SnapshotFile<S>>(snapshotPathIn(options.dir), Promise.resolve(bytes)).read()) || {
       format: 1,
       seq: 0,
       savedAt: new Date(0).toISOString(),
       state: options.initialState(),
-    });
-    await db.read();
-    const snapshot = db.data;
+    };
     const snapshotBytes = bytes?.length ?? 0;
     if (snapshot.format !== 1 || !Number.isSafeInteger(snapshot.seq) || snapshot.state === undefined) {
       throw new WfxError('SNAPSHOT_CORRUPT', `${snapshotPathIn(options.dir)} is not a wfx snapshot`);
