@@ -18,8 +18,8 @@ t.test('every node failure code is documented in the failure codes table of docs
   for (const code of rows) t.ok(code === 'HTTP_<status>' || Object.hasOwn(NODE_FAILURE_CODES, code), `the row ${code} is a catalogue code`);
 });
 
-t.test('a code shared with the API error catalogue means the same there', async (t) => {
-  // EXPRESSION_ERROR, PROCESS_NOT_FOUND, INTERNAL_ERROR...: a node passes these on from a thrown WfxError.
+t.test('the API error codes a node keeps from a thrown WfxError are exactly these', async (t) => {
+  // Any other WfxError a node meets (VALIDATION_ERROR, say) is a bug there: INTERNAL_ERROR.
   const shared = Object.keys(NODE_FAILURE_CODES).filter((code) => Object.hasOwn(ERROR_CODES, code));
   t.same(shared.sort(), ['EXPRESSION_ERROR', 'INTERNAL_ERROR', 'PROCESS_NOT_FOUND', 'PROCESS_NOT_PUBLISHED', 'VERSION_NOT_FOUND']);
 });
