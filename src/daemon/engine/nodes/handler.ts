@@ -1,7 +1,7 @@
 import type { NodeFailureCode, PassedOnFailureCode } from '../../../shared/flow/failure-codes.js';
 import type { NodeByType, NodeType } from '../../../shared/flow/types.js';
 import type { Instance, Wait } from '../../state/state.js';
-import type { HttpCall } from '../work/http.js';
+import type { HttpCall } from '../work/http-request.js';
 import type { WorkResult } from '../work/result.js';
 import type { ScriptRun } from '../work/script.js';
 

@@ -1,6 +1,6 @@
 import { parseDuration } from '../../../shared/duration.js';
 import type { ScriptTaskNode, ServiceTaskNode } from '../../../shared/flow/types.js';
-import { DEFAULT_RETRY } from '../work/http.js';
+import { DEFAULT_RETRY } from '../work/http-request.js';
 import { asText, type NodeHandler, type Outcome, type ResumeInput } from './handler.js';
 
 const SERVICE_TIMEOUT = '30s';

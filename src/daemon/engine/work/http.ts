@@ -10,23 +10,11 @@
  * refused an address; not retried), CANCELLED.
  */
 import type { NodeFailureCode } from '../../../shared/flow/failure-codes.js';
+import { errorMessage, MAX_TIMER_MS, prepare, type HttpCall, type Prepared } from './http-request.js';
 import { FORBIDDEN_ADDRESS, ForbiddenAddressError, NetworkPolicy } from './network-policy.js';
 import type { WorkResult } from './result.js';
 
-export interface HttpCall {
-  readonly method: string;
-  readonly url: string;
-  readonly headers?: Readonly<Record<string, string>>;
-  /** Appended to the URL's search params (arrays: repeated keys; objects: JSON; null/undefined: skipped). */
-  readonly query?: Readonly<Record<string, unknown>>;
-  /** A string is sent as is; anything else as JSON (content-type application/json unless given); absent/null: no body. */
-  readonly body?: unknown;
-  /** Per attempt, covering the reading of the response body too. */
-  readonly timeoutMs: number;
-  readonly retry: { readonly maxAttempts: number; readonly initialIntervalMs: number; readonly backoff: number; readonly maxIntervalMs?: number };
-  /** e.g. [200, 404, "2xx", "3xx"]; default ["2xx"]. When a 3xx is accepted, redirects are not followed. */
-  readonly acceptStatus?: readonly (number | string)[];
-}
+export type { HttpCall } from './http-request.js';
 
 export interface HttpCallOptions {
   /** Cancellation of the node: aborts the request and any backoff wait; the result code is CANCELLED. */
@@ -47,19 +35,15 @@ export interface HttpResponseValue {
   readonly body: unknown;
 }
 
-export const DEFAULT_RETRY = { maxAttempts: 3, initialIntervalMs: 1000, backoff: 2, maxIntervalMs: 60000 } as const;
-
 /** Largest response body read on an accepted status. */
 export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 /** A Retry-After header is honoured up to this delay. */
 const MAX_RETRY_AFTER_MS = 10 * 60 * 1000;
 /** A computed backoff without maxIntervalMs is capped here too (and setTimeout needs < 2^31). */
 const MAX_DELAY_MS = 10 * 60 * 1000;
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Bytes of a non-accepted response read for the error excerpt. */
 const EXCERPT_READ_BYTES = 64 * 1024;
 const EXCERPT_CHARS = 200;
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 type Outcome =
   | { readonly kind: 'ok'; readonly value: HttpResponseValue }
@@ -69,24 +53,7 @@ type Outcome =
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'fatal'; readonly code: NodeFailureCode; readonly message: string };
 
-interface Prepared {
-  readonly method: string;
-  readonly url: string;
-  /** origin + path: what messages show (no credentials, no query). */
-  readonly shownUrl: string;
-  readonly headers: Headers;
-  readonly body: string | undefined;
-  readonly redirect: 'manual' | 'follow';
-  readonly timeoutMs: number;
-  readonly maxAttempts: number;
-  readonly initialIntervalMs: number;
-  readonly backoff: number;
-  readonly maxIntervalMs: number | undefined;
-  readonly accept: (status: number) => boolean;
-}
-
-class BadRequest extends Error {}
-
+/** Makes the call, retrying as its policy says. Never throws: every outcome is a WorkResult. */
 export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): Promise<WorkResult> {
   const logs: string[] = [];
   try {
@@ -139,131 +106,6 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): P
     // Defensive: nothing above is expected to throw.
     return { ok: false, code: 'HTTP_NETWORK', message: `unexpected error: ${errorMessage(err)}`, ...(logs.length > 0 && { logs }) };
   }
-}
-
-function prepare(call: HttpCall): Prepared {
-  if (call === null || typeof call !== 'object') throw new BadRequest('the call is not an object');
-  const method = String(call.method ?? '').trim().toUpperCase();
-  if (!TOKEN.test(method)) throw new BadRequest(`invalid method ${JSON.stringify(call.method)}`);
-
-  let url: URL;
-  try {
-    url = new URL(String(call.url));
-  } catch {
-    throw new BadRequest(`invalid URL ${JSON.stringify(call.url)}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new BadRequest(`unsupported URL scheme ${JSON.stringify(url.protocol.slice(0, -1))} (only http and https)`);
-  }
-
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(call.headers ?? {})) {
-    if (value === undefined || value === null) continue;
-    try {
-      headers.append(name, String(value));
-    } catch {
-      throw new BadRequest(`invalid header ${JSON.stringify(name)}`);
-    }
-  }
-  // fetch refuses URLs with credentials: turn them into basic auth unless authorization is given.
-  if (url.username !== '' || url.password !== '') {
-    if (!headers.has('authorization')) {
-      const user = decodeURIComponent(url.username);
-      const password = decodeURIComponent(url.password);
-      headers.set('authorization', `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`);
-    }
-    url.username = '';
-    url.password = '';
-  }
-
-  for (const [key, value] of Object.entries(call.query ?? {})) {
-    for (const item of Array.isArray(value) ? value : [value]) {
-      const text = queryValue(item);
-      if (text !== undefined) url.searchParams.append(key, text);
-    }
-  }
-
-  let body: string | undefined;
-  if (call.body !== undefined && call.body !== null) {
-    if (typeof call.body === 'string') body = call.body;
-    else {
-      try {
-        body = JSON.stringify(call.body);
-      } catch (err) {
-        throw new BadRequest(`the body cannot be sent as JSON: ${errorMessage(err)}`);
-      }
-      if (body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
-    }
-  }
-  if (body !== undefined && (method === 'GET' || method === 'HEAD')) throw new BadRequest(`a ${method} request cannot have a body`);
-
-  const timeoutMs = Number(call.timeoutMs);
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new BadRequest(`invalid timeoutMs ${JSON.stringify(call.timeoutMs)}`);
-  const retry = call.retry ?? DEFAULT_RETRY;
-  const maxAttempts = Math.floor(Number(retry.maxAttempts));
-  const initialIntervalMs = Number(retry.initialIntervalMs);
-  const backoff = Number(retry.backoff);
-  const maxIntervalMs = retry.maxIntervalMs === undefined || retry.maxIntervalMs === null ? undefined : Number(retry.maxIntervalMs);
-  if (!Number.isFinite(maxAttempts) || maxAttempts < 1) throw new BadRequest(`invalid retry.maxAttempts ${JSON.stringify(retry.maxAttempts)}`);
-  if (!Number.isFinite(initialIntervalMs) || initialIntervalMs < 0) throw new BadRequest(`invalid retry.initialIntervalMs ${JSON.stringify(retry.initialIntervalMs)}`);
-  if (!Number.isFinite(backoff) || backoff <= 0) throw new BadRequest(`invalid retry.backoff ${JSON.stringify(retry.backoff)}`);
-  if (maxIntervalMs !== undefined && (!Number.isFinite(maxIntervalMs) || maxIntervalMs < 0)) {
-    throw new BadRequest(`invalid retry.maxIntervalMs ${JSON.stringify(retry.maxIntervalMs)}`);
-  }
-
-  const { accept, acceptsRedirect } = acceptance(call.acceptStatus ?? ['2xx']);
-
-  const shownUrl = `${url.origin}${url.pathname}`;
-  const href = url.href;
-  // Let fetch itself validate the rest (header values, method/body combinations) before any attempt.
-  try {
-    new Request(href, { method, headers, ...(body !== undefined && { body }) });
-  } catch (err) {
-    throw new BadRequest(errorMessage(err));
-  }
-  return {
-    method,
-    url: href,
-    shownUrl,
-    headers,
-    body,
-    redirect: acceptsRedirect ? 'manual' : 'follow',
-    timeoutMs: Math.min(timeoutMs, MAX_TIMER_MS),
-    maxAttempts,
-    initialIntervalMs,
-    backoff,
-    maxIntervalMs,
-    accept,
-  };
-}
-
-function queryValue(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.toISOString();
-  try {
-    return JSON.stringify(value);
-  } catch (err) {
-    throw new BadRequest(`a query value cannot be encoded: ${errorMessage(err)}`);
-  }
-}
-
-function acceptance(patterns: readonly (number | string)[]): { accept: (status: number) => boolean; acceptsRedirect: boolean } {
-  if (!Array.isArray(patterns)) throw new BadRequest('acceptStatus is not a list');
-  const exact = new Set<number>();
-  const classes = new Set<number>();
-  for (const pattern of patterns) {
-    const text = String(pattern).trim().toLowerCase();
-    let m: RegExpExecArray | null;
-    if ((m = /^([1-5])xx$/.exec(text))) classes.add(Number(m[1]));
-    else if (/^[1-5]\d\d$/.test(text)) exact.add(Number(text));
-    else throw new BadRequest(`invalid acceptStatus entry ${JSON.stringify(pattern)}`);
-  }
-  return {
-    accept: (status) => exact.has(status) || classes.has(Math.floor(status / 100)),
-    acceptsRedirect: classes.has(3) || [...exact].some((s) => s >= 300 && s < 400),
-  };
 }
 
 async function attemptOnce(p: Prepared, signal: AbortSignal | undefined, dispatcher: object): Promise<Outcome> {
@@ -469,11 +311,6 @@ function networkDetail(err: unknown): string {
   const message = errorMessage(deepest);
   if (typeof code === 'string' && code !== '') return message.includes(code) ? message : `${code} ${message}`;
   return message;
-}
-
-function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message || err.name;
-  return String(err);
 }
 
 function reasonSuffix(signal: AbortSignal | undefined): string {
