@@ -1,3 +1,8 @@
+/**
+ * Long file: the History class's appends, reads, id indexes and retention share its open
+ * appenders and cached indexes, and each must respect the others' use of a bucket file. The
+ * frame format and the damage scan live beside it (frame.ts, history-check.ts).
+ */
 import { open, readdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';

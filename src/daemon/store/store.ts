@@ -1,3 +1,9 @@
+/**
+ * Long file: the Store class is one state machine (commit, checkpoint, hold, failure, close) over
+ * private fields all of its parts share: the journal, the snapshot's ranges, the copy under way.
+ * What needs none of them lives beside it: durable-store.ts (the interface), snapshot-write.ts,
+ * snapshot-copy.ts, snapshot-index.ts, journal.ts, manifest.ts.
+ */
 import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
@@ -5,11 +11,15 @@ import { WfxError } from '../../shared/errors.js';
 import { WorkCount } from '../../shared/work-count.js';
 import { AtomicFileWriter, ensurePrivateDir, Freeings } from './fs-util.js';
 import { Journal, segmentName, type ReplayReport } from './journal.js';
-import { SnapshotCopy, type EntryRanges, type SnapshotPiece, type SourceRange } from './snapshot-copy.js';
+import { SnapshotCopy, type EntryRanges } from './snapshot-copy.js';
 import { crashPoint } from './crash-point.js';
 import { checkSnapshot, Manifest, readManifest, type SnapshotMark } from './manifest.js';
 import { DurableJsonFile, readFileBytes, snapshotPathIn } from './snapshot-file.js';
 import { layoutOf, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
+import type { Divert, DurableStore, StoreLogger, Transaction } from './durable-store.js';
+import { SNAPSHOT_SLICE_MS, snapshotPauseMs, writePieces } from './snapshot-write.js';
+
+export type { Divert, DurableStore, StoreLogger, Transaction } from './durable-store.js';
 
 /** What the snapshot file holds: the live state as of journal entry `seq`. */
 interface SnapshotFile<S> {
@@ -19,13 +29,6 @@ interface SnapshotFile<S> {
   readonly state: S;
   /** Where the large collection's entries lie in the file (snapshotCollection only; SnapshotCopy). */
   readonly layout?: unknown;
-}
-
-/** The store's own log lines (the daemon passes its pino logger). */
-export interface StoreLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
 }
 
 export interface StoreOptions<S, R> {
@@ -89,76 +92,6 @@ export interface StoreOptions<S, R> {
   };
 }
 
-/** How long one slice of a snapshot copy may run before the event loop gets a turn. */
-const SNAPSHOT_SLICE_MS = 1;
-
-/**
- * While commits keep coming, a snapshot copy takes at most this share of the event loop: after
- * each slice it waits, on a timer, three times as long as the slice ran. With a slice on every
- * turn of the loop instead, every step a request waits for (its body, its durable write, its
- * reply) came after a slice, and a checkpoint slowed every request in flight
- * (docs/decisions/006-checkpoints-in-slices.md). With no commits the copy runs flat out (an idle
- * daemon, or one stopping).
- */
-const SNAPSHOT_SHARE_UNDER_LOAD = 0.25;
-
-/**
- * How long a snapshot copy waits after a slice that ran `tookMs`: nothing when no commit came
- * since the slice before (the next turn of the event loop is enough), else long enough that the
- * copy keeps to its share. Under a millisecond (a timer's resolution) it takes the next turn
- * instead.
- */
-export function snapshotPauseMs(tookMs: number, committedMeanwhile: boolean): number {
-  const wait = committedMeanwhile ? tookMs * (1 / SNAPSHOT_SHARE_UNDER_LOAD - 1) : 0;
-  return wait >= 1 ? wait : 0;
-}
-
-/**
- * The narrow interface the engine and the API use: records in, queries out. The JSON store
- * below implements it; a PostgreSQL backend would too (one transaction per commit), without
- * the engine or the API changing. See docs/architecture.md.
- */
-export interface DurableStore<S, R> {
-  /** The live state, to query. Changed only through `commit`. */
-  readonly state: S;
-  /** Applies the records at once and resolves once they are durable, all or none. */
-  commit(...records: R[]): Promise<void>;
-  /**
-   * Runs `fn` synchronously; each record it emits is applied at once (so `fn` sees its own
-   * changes) and all of them become one journal entry, unless `divert` takes them. See `Store.transact`.
-   */
-  transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R>;
-  /** Resolves once everything committed so far is durable. */
-  flush(): Promise<void>;
-  /** Set once the store has failed: it refuses writes, its owner must stop. */
-  readonly failed: WfxError | null;
-}
-
-/**
- * Takes a transaction's records out of the journal when their whole effect on the state is
- * undone by `settle`, records of the caller's: recovery then needs neither, so they need not be
- * journaled, and `durable` makes them durable elsewhere instead. The engine's use: an execution
- * that starts and finishes in one step is written to history alone, and `settle` removes it
- * from the live state (see ExecutionArchive.oneStep). Given the records as they would have been
- * journaled (and their JSON); returns null to journal them as usual.
- */
-export type Divert<R> = (records: readonly R[], serialized: readonly string[]) => { readonly durable: Promise<void>; readonly settle: readonly R[] } | null;
-
-/** The outcome of `transact`. */
-export interface Transaction<T, R> {
-  readonly result: T;
-  /** What `fn` emitted, in order, as journaled (a coalesced run of records as its one record). */
-  readonly records: readonly R[];
-  /** Each record as it was journaled (JSON), in the same order. */
-  readonly serialized: readonly string[];
-  /** Resolves once the records are durable (at once when there were none). */
-  readonly durable: Promise<void>;
-  /**
-   * For a transaction `divert` took: applies its settle records (once; not journaled). Call it
-   * once `durable` has resolved and nothing needs the records' effect any more. Null otherwise.
-   */
-  readonly settle: (() => void) | null;
-}
 
 /** What a store's directory holds as of one instant, kept as it is until `release` (Store.hold). */
 export interface StoreHold {
@@ -780,49 +713,5 @@ export class Store<S, R> implements DurableStore<S, R> {
     this.logger.error({ err: cause }, `store: ${what}; refusing further writes`);
     for (const listener of this.failureListeners) listener(this.failure);
     return this.failure;
-  }
-}
-
-/** Writes a snapshot's pieces in order: bytes as they are (neighbours at once), ranges copied from `source`. */
-async function writePieces(to: AtomicFileWriter, pieces: readonly SnapshotPiece[], source: FileHandle | null): Promise<void> {
-  let bytes: Buffer[] = [];
-  const writeBytes = async (): Promise<void> => {
-    if (bytes.length === 0) return;
-    await to.write(bytes.length === 1 ? bytes[0]! : Buffer.concat(bytes));
-    bytes = [];
-  };
-  for (const piece of pieces) {
-    if (Buffer.isBuffer(piece)) {
-      bytes.push(piece);
-      continue;
-    }
-    await writeBytes();
-    if (!source) throw new Error('a snapshot range without the file it is in');
-    await copyRange(source, piece, to);
-  }
-  await writeBytes();
-}
-
-/** At most this much of a range is read before it is written. */
-const COPY_CHUNK = 1 << 20;
-
-/**
- * Copies `range` of the previous snapshot to the new one. The bytes must start with the first
- * entry's key: anything else means the ranges and the file disagree, and the checkpoint fails
- * (so does the store: restart recovers from that snapshot and the journal) rather than writing
- * a snapshot with entries out of place.
- */
-async function copyRange(from: FileHandle, range: SourceRange, to: AtomicFileWriter): Promise<void> {
-  const buf = Buffer.allocUnsafe(Math.min(COPY_CHUNK, range.length));
-  for (let done = 0; done < range.length; ) {
-    const { bytesRead } = await from.read(buf, 0, Math.min(buf.length, range.length - done), range.offset + done);
-    const chunk = buf.subarray(0, bytesRead);
-    const head = done === 0 ? Buffer.from(`${JSON.stringify(range.key)}:`) : null;
-    if (head && !chunk.subarray(0, head.length).equals(head)) {
-      throw new WfxError('SNAPSHOT_CORRUPT', `the last snapshot does not hold entry ${range.key} at byte ${range.offset}`);
-    }
-    if (bytesRead === 0) throw new WfxError('SNAPSHOT_CORRUPT', `the last snapshot ends before byte ${range.offset + range.length}`);
-    await to.write(chunk);
-    done += bytesRead;
   }
 }

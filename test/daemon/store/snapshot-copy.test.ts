@@ -2,7 +2,8 @@ import { open as openFile, readFile, readdir, rm, writeFile } from 'node:fs/prom
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { SnapshotCopy, type SnapshotPiece } from '../../../src/daemon/store/snapshot-copy.js';
-import { snapshotPauseMs, Store, type StoreOptions } from '../../../src/daemon/store/store.js';
+import { Store, type StoreOptions } from '../../../src/daemon/store/store.js';
+import { snapshotPauseMs } from '../../../src/daemon/store/snapshot-write.js';
 
 interface Item {
   v: number;

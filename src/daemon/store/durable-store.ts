@@ -1,0 +1,59 @@
+/**
+ * What the engine, the API and the triggers ask of a store: records in, the live state out,
+ * durability promised per commit. The JSON store (store.ts) implements it.
+ */
+import type { WfxError } from '../../shared/errors.js';
+
+/** The store's own log lines (the daemon passes its pino logger). */
+export interface StoreLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/**
+ * The narrow interface the engine and the API use: records in, queries out. The JSON store
+ * (store.ts) implements it; a PostgreSQL backend would too (one transaction per commit), without
+ * the engine or the API changing. See docs/architecture.md.
+ */
+export interface DurableStore<S, R> {
+  /** The live state, to query. Changed only through `commit`. */
+  readonly state: S;
+  /** Applies the records at once and resolves once they are durable, all or none. */
+  commit(...records: R[]): Promise<void>;
+  /**
+   * Runs `fn` synchronously; each record it emits is applied at once (so `fn` sees its own
+   * changes) and all of them become one journal entry, unless `divert` takes them. See `Store.transact`.
+   */
+  transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R>;
+  /** Resolves once everything committed so far is durable. */
+  flush(): Promise<void>;
+  /** Set once the store has failed: it refuses writes, its owner must stop. */
+  readonly failed: WfxError | null;
+}
+
+/**
+ * Takes a transaction's records out of the journal when their whole effect on the state is
+ * undone by `settle`, records of the caller's: recovery then needs neither, so they need not be
+ * journaled, and `durable` makes them durable elsewhere instead. The engine's use: an execution
+ * that starts and finishes in one step is written to history alone, and `settle` removes it
+ * from the live state (see ExecutionArchive.oneStep). Given the records as they would have been
+ * journaled (and their JSON); returns null to journal them as usual.
+ */
+export type Divert<R> = (records: readonly R[], serialized: readonly string[]) => { readonly durable: Promise<void>; readonly settle: readonly R[] } | null;
+
+/** The outcome of `transact`. */
+export interface Transaction<T, R> {
+  readonly result: T;
+  /** What `fn` emitted, in order, as journaled (a coalesced run of records as its one record). */
+  readonly records: readonly R[];
+  /** Each record as it was journaled (JSON), in the same order. */
+  readonly serialized: readonly string[];
+  /** Resolves once the records are durable (at once when there were none). */
+  readonly durable: Promise<void>;
+  /**
+   * For a transaction `divert` took: applies its settle records (once; not journaled). Call it
+   * once `durable` has resolved and nothing needs the records' effect any more. Null otherwise.
+   */
+  readonly settle: (() => void) | null;
+}
