@@ -4,7 +4,11 @@ import { parseDuration } from '../../shared/duration.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type BoundaryEventNode, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { indexEventWait, type WfxRecord } from '../state/records.js';
-import { instanceIds, logEntry, shareParsedStrings, STATE, STATUS, subscriptionsFor, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import { shareParsedStrings } from '../state/gc.js';
+import { InstanceTable } from '../state/instance-table.js';
+import { logEntry } from '../state/log-line.js';
+import { STATE, STATUS, type Environment, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import { subscriptionsFor } from '../state/subscriptions.js';
 import type { History } from '../store/history.js';
 import type { DurableStore, Transaction } from '../store/store.js';
 import { ExecutionArchive, ownRecordsJson, type InstanceSummary } from './archive.js';
@@ -366,7 +370,7 @@ export class Engine extends EventEmitter implements EngineCore {
     this.state.subscriptions = {};
     const running: Instance[] = [];
     let prev: Instance | null = null;
-    for (const id of instanceIds(this.state)) {
+    for (const id of InstanceTable.of(this.state).ids()) {
       const inst = this.state.instances[id];
       if (inst === undefined) continue;
       shareParsedStrings(inst, id, prev);
