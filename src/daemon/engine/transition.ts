@@ -10,7 +10,7 @@ import { youngCopy } from '../state/gc.js';
 import { STATE, STATUS, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type WfxState } from '../state/state.js';
 import { subscriptionsFor, type Subscription } from '../state/subscriptions.js';
 import type { ChildStart, Delivery, NodeScope, Outcome, ResumeInput, WorkRequest } from './nodes/handler.js';
-import { HANDLERS } from './nodes/index.js';
+import { handlerOf } from './nodes/index.js';
 import type { WorkResult } from './work/result.js';
 
 /** The parameters of a new execution, as Transition.launch takes them. */
@@ -194,7 +194,7 @@ export class Transition {
     const ni = inst.nodes[waitingNode.id]!;
     this.touched.add(inst.processInstanceId);
     const node = this.nodeDef(inst, ni);
-    const handler = HANDLERS[node.type] as { resume?: (n: FlowNode, s: NodeScope, i: ResumeInput) => Outcome };
+    const handler = handlerOf(node.type);
     const warnings: WfxRecord[] = [];
     const outcome = handler.resume
       ? this.checked(this.guard(() => handler.resume!(node, this.scope(inst, ni.nodeId, warnings, ni), input)))
@@ -263,7 +263,7 @@ export class Transition {
   /** Runs an existing Active node instance (after a restart, or a deferred step). */
   private run(inst: Instance, ni: NodeInstance): void {
     const node = this.nodeDef(inst, ni);
-    const handler = HANDLERS[node.type] as { run: (n: FlowNode, s: NodeScope) => Outcome };
+    const handler = handlerOf(node.type);
     const warnings: WfxRecord[] = [];
     const outcome = this.checked(this.guard(() => handler.run(node, this.scope(inst, ni.nodeId, warnings, ni))));
     for (const w of warnings) this.emit(w);
@@ -273,7 +273,7 @@ export class Transition {
   /** Runs a token that just reached `nodeId`: written as node.ran when it completes at once. */
   private runNew(inst: Instance, nodeId: string): void {
     const node = this.core.flowOf(inst).nodes[nodeId]!;
-    const handler = HANDLERS[node.type] as { run: (n: FlowNode, s: NodeScope) => Outcome };
+    const handler = handlerOf(node.type);
     const warnings: WfxRecord[] = [];
     const outcome = this.realize(inst, nodeId, this.checked(this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings, null)))));
     if (outcome.kind === 'next' || outcome.kind === 'end') {
