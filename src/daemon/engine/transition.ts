@@ -10,6 +10,7 @@ import { youngCopy } from '../state/gc.js';
 import { STATE, STATUS, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type WfxState } from '../state/state.js';
 import { subscriptionsFor, type Subscription } from '../state/subscriptions.js';
 import type { ChildStart, Delivery, NodeScope, Outcome, ResumeInput, WorkRequest } from './nodes/handler.js';
+import { nodeKey, type NodeKey } from './keys.js';
 import { handlerOf } from './nodes/index.js';
 import type { WorkResult } from './work/result.js';
 
@@ -28,8 +29,8 @@ export interface EngineCore {
    * PROCESS_NOT_PUBLISHED, VERSION_NOT_FOUND.
    */
   startParams(req: { organization: string; processId: string; environment: Instance['environment']; versionNumber?: string; correlationKey: string | null; data: Record<string, unknown> }): LaunchParams;
-  /** True while the work of node instance `instanceId|nodeInstanceId` is under way (it must not be started again). */
-  isWorking(key: string): boolean;
+  /** True while the work of node instance `key` (keys.ts) is under way (it must not be started again). */
+  isWorking(key: NodeKey): boolean;
   /** How deep the variables, output and data a node sets may nest (json-shape.ts); deeper fails the node with DATA_TOO_DEEP. */
   readonly maxJsonDepth: number;
 }
@@ -164,7 +165,7 @@ export class Transition {
     if (inst.stateCd !== STATE.RUNNING) return;
     this.touched.add(inst.processInstanceId);
     for (const ni of Object.values(inst.nodes)) {
-      if (ni.statusCd === STATUS.ACTIVE && !this.core.isWorking(`${inst.processInstanceId}|${ni.id}`)) {
+      if (ni.statusCd === STATUS.ACTIVE && !this.core.isWorking(nodeKey(inst.processInstanceId, ni.id))) {
         this.queue.push({ instanceId: inst.processInstanceId, nodeId: ni.nodeId, nodeInstanceId: ni.id });
       }
     }
