@@ -1,7 +1,8 @@
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
 import { applyRecord, type WfxRecord } from '../state/records.js';
-import { initialState, liveInstances, STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
+import { InstanceTable } from '../state/instance-table.js';
+import { initialState, STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import type { History } from '../store/history.js';
 import type { DurableStore } from '../store/store.js';
 import type { Caller } from './engine.js';
@@ -50,7 +51,7 @@ export class ExecutionArchive {
     }
     const below = (id: string) => opts.cursor === undefined || id < opts.cursor;
     const found = new Map<string, Instance | null>(); // null: in history, read on demand
-    for (const inst of liveInstances(this.deps.state)) {
+    for (const inst of InstanceTable.of(this.deps.state).live()) {
       if (inst.processId === processId && below(inst.processInstanceId) && (opts.stateCd === undefined || inst.stateCd === opts.stateCd)) {
         found.set(inst.processInstanceId, inst);
       }

@@ -1,5 +1,6 @@
 import type { FormField, InputType } from '../../shared/flow/types.js';
-import { liveInstances, STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
+import { InstanceTable } from '../state/instance-table.js';
+import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
 
 /** One input node or user task waiting for POST /process/task (GET /process/tasks). */
 export interface WaitingTask {
@@ -45,7 +46,7 @@ const sortKey = (t: WaitingTask) => `${t.waitingSince}|${t.processInstanceId}|${
  */
 export function waitingTasks(state: WfxState, filter: TaskFilter): { items: WaitingTask[]; nextCursor: string | null } {
   const found: WaitingTask[] = [];
-  for (const inst of liveInstances(state)) {
+  for (const inst of InstanceTable.of(state).live()) {
     if (inst.stateCd !== STATE.RUNNING) continue;
     if (filter.organization !== null && inst.organization !== filter.organization) continue;
     if (filter.processId !== undefined && inst.processId !== filter.processId) continue;

@@ -1,8 +1,8 @@
 /** Node's setTimeout fires at once for delays over this (2^31-1); longer waits re-arm. */
 const MAX_DELAY = 2 ** 31 - 1;
 
-interface Entry {
-  readonly key: string;
+interface Entry<K extends string> {
+  readonly key: K;
   readonly due: number;
 }
 
@@ -10,16 +10,17 @@ interface Entry {
  * Due times for waiting nodes, in one min-heap with a single setTimeout for the earliest.
  * `set` replaces a key's due time, `delete` forgets it (lazily: the heap entry is skipped when
  * it surfaces). An overdue entry fires on the next tick. The callback runs once per due key.
+ * `K` narrows the keys a queue takes (the engine's are TimerKey, keys.ts).
  */
-export class TimerQueue {
-  private heap: Entry[] = [];
-  private readonly due = new Map<string, number>();
+export class TimerQueue<K extends string = string> {
+  private heap: Entry<K>[] = [];
+  private readonly due = new Map<K, number>();
   private timer: NodeJS.Timeout | null = null;
   private armedFor = Infinity;
   private closed = false;
 
   constructor(
-    private readonly fire: (key: string) => void,
+    private readonly fire: (key: K) => void,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -29,7 +30,7 @@ export class TimerQueue {
   }
 
   /** Fires `key` at `dueAt` (ms since the epoch), replacing any earlier due time of it. */
-  set(key: string, dueAt: number): void {
+  set(key: K, dueAt: number): void {
     if (this.closed) return;
     this.due.set(key, dueAt);
     this.push({ key, due: dueAt });
@@ -40,7 +41,7 @@ export class TimerQueue {
    * Forgets `key`. Its heap entry is skipped when it surfaces; once skipped entries outnumber
    * live ones the heap is rebuilt, so answering timed waits early does not grow memory.
    */
-  delete(key: string): void {
+  delete(key: K): void {
     if (!this.due.delete(key)) return;
     if (this.heap.length > 2 * this.due.size + 64) {
       // A sorted array is a valid min-heap.
@@ -82,7 +83,7 @@ export class TimerQueue {
     this.timer = null;
     this.armedFor = Infinity;
     const now = this.now();
-    const fired: string[] = [];
+    const fired: K[] = [];
     while (this.heap.length > 0 && this.heap[0]!.due <= now) {
       const e = this.pop();
       if (this.due.get(e.key) !== e.due) continue; // replaced or deleted
@@ -93,7 +94,7 @@ export class TimerQueue {
     this.arm();
   }
 
-  private push(e: Entry): void {
+  private push(e: Entry<K>): void {
     const h = this.heap;
     h.push(e);
     let i = h.length - 1;
@@ -106,7 +107,7 @@ export class TimerQueue {
     h[i] = e;
   }
 
-  private pop(): Entry {
+  private pop(): Entry<K> {
     const h = this.heap;
     const top = h[0]!;
     const last = h.pop()!;

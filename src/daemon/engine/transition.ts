@@ -7,9 +7,12 @@ import { extensibleCopy } from '../../shared/json-object.js';
 import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
 import type { BoundaryEventNode, FlowDefinition, FlowNode } from '../../shared/flow/types.js';
 import { nodeRan, startedInstance, type WfxRecord } from '../state/records.js';
-import { STATE, STATUS, subscriptionsFor, youngCopy, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type Subscription, type WfxState } from '../state/state.js';
+import { youngCopy } from '../state/gc.js';
+import { STATE, STATUS, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type WfxState } from '../state/state.js';
+import { subscriptionsFor, type Subscription } from '../state/subscriptions.js';
 import type { ChildStart, Delivery, NodeScope, Outcome, ResumeInput, WorkRequest } from './nodes/handler.js';
-import { HANDLERS } from './nodes/index.js';
+import { nodeKey, type NodeKey } from './keys.js';
+import { handlerOf } from './nodes/index.js';
 import type { WorkResult } from './work/result.js';
 
 /** The parameters of a new execution, as Transition.launch takes them. */
@@ -27,8 +30,8 @@ export interface EngineCore {
    * PROCESS_NOT_PUBLISHED, VERSION_NOT_FOUND.
    */
   startParams(req: { organization: string; processId: string; environment: Instance['environment']; versionNumber?: string; correlationKey: string | null; data: Record<string, unknown> }): LaunchParams;
-  /** True while the work of node instance `instanceId|nodeInstanceId` is under way (it must not be started again). */
-  isWorking(key: string): boolean;
+  /** True while the work of node instance `key` (keys.ts) is under way (it must not be started again). */
+  isWorking(key: NodeKey): boolean;
   /** How deep the variables, output and data a node sets may nest (json-shape.ts); deeper fails the node with DATA_TOO_DEEP. */
   readonly maxJsonDepth: number;
 }
@@ -163,7 +166,7 @@ export class Transition {
     if (inst.stateCd !== STATE.RUNNING) return;
     this.touched.add(inst.processInstanceId);
     for (const ni of Object.values(inst.nodes)) {
-      if (ni.statusCd === STATUS.ACTIVE && !this.core.isWorking(`${inst.processInstanceId}|${ni.id}`)) {
+      if (ni.statusCd === STATUS.ACTIVE && !this.core.isWorking(nodeKey(inst.processInstanceId, ni.id))) {
         this.queue.push({ instanceId: inst.processInstanceId, nodeId: ni.nodeId, nodeInstanceId: ni.id });
       }
     }
@@ -193,7 +196,7 @@ export class Transition {
     const ni = inst.nodes[waitingNode.id]!;
     this.touched.add(inst.processInstanceId);
     const node = this.nodeDef(inst, ni);
-    const handler = HANDLERS[node.type] as { resume?: (n: FlowNode, s: NodeScope, i: ResumeInput) => Outcome };
+    const handler = handlerOf(node.type);
     const warnings: WfxRecord[] = [];
     const outcome = handler.resume
       ? this.checked(this.guard(() => handler.resume!(node, this.scope(inst, ni.nodeId, warnings, ni), input)))
@@ -262,7 +265,7 @@ export class Transition {
   /** Runs an existing Active node instance (after a restart, or a deferred step). */
   private run(inst: Instance, ni: NodeInstance): void {
     const node = this.nodeDef(inst, ni);
-    const handler = HANDLERS[node.type] as { run: (n: FlowNode, s: NodeScope) => Outcome };
+    const handler = handlerOf(node.type);
     const warnings: WfxRecord[] = [];
     const outcome = this.checked(this.guard(() => handler.run(node, this.scope(inst, ni.nodeId, warnings, ni))));
     for (const w of warnings) this.emit(w);
@@ -272,7 +275,7 @@ export class Transition {
   /** Runs a token that just reached `nodeId`: written as node.ran when it completes at once. */
   private runNew(inst: Instance, nodeId: string): void {
     const node = this.core.flowOf(inst).nodes[nodeId]!;
-    const handler = HANDLERS[node.type] as { run: (n: FlowNode, s: NodeScope) => Outcome };
+    const handler = handlerOf(node.type);
     const warnings: WfxRecord[] = [];
     const outcome = this.realize(inst, nodeId, this.checked(this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings, null)))));
     if (outcome.kind === 'next' || outcome.kind === 'end') {

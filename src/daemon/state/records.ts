@@ -16,7 +16,10 @@ import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
 import { assignOwn, extensibleCopy } from '../../shared/json-object.js';
 import { rememberIds } from './seen-ids.js';
-import { archiveInstance, EMAIL_SEEN_IDS, DERIVED, initialState, instanceKeys, isoMs, packedLogLine, putInstance, STATE, STATUS, subscriptionBucket, DEFAULT_REPLAY_WINDOW_MS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type Subscription, type WebhookRegistration, type Writable } from './state.js';
+import { EMAIL_SEEN_IDS, DERIVED, initialState, STATE, STATUS, DEFAULT_REPLAY_WINDOW_MS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration, type Writable } from './state.js';
+import { InstanceTable } from './instance-table.js';
+import { isoMs, packedLogLine } from './log-line.js';
+import { subscriptionBucket, type Subscription } from './subscriptions.js';
 
 /** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
 export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
@@ -382,7 +385,7 @@ const handlers: Handlers = {
       },
       s,
     );
-    putInstance(state, inst);
+    InstanceTable.of(state).put(inst);
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
       const parent = state.instances[inst.parentInstanceId]?.nodes[inst.parentNodeInstanceId];
       if (parent) (parent.children ??= []).push(inst.processInstanceId);
@@ -454,7 +457,7 @@ const handlers: Handlers = {
     // Kept whole: it names the failing node by its id.
     inst.logs.push({ nodeId: r.error?.nodeId ?? '', nodeName: inst.processName, nodeType: 'process', message: `execution ${word}`, level: r.stateCd === 2 ? 'ERROR' : 'INFO', timestamp: r.at, variables: { ...inst.variables } });
   },
-  'instance.archived': (state, r) => archiveInstance(state, r.instanceId),
+  'instance.archived': (state, r) => InstanceTable.of(state).archive(r.instanceId),
   'message.buffered': (state, r) => {
     state.messages[r.message.id] = r.message;
   },
@@ -572,11 +575,12 @@ function nodeRunOf(r: NodeRan): NodeRun {
 /**
  * The executions a record changes (StoreOptions.snapshotCollection): a checkpoint copies each
  * one before that record is applied. Every record that changes an execution names it in
- * `instanceId`; a child's start also changes its parent's node (its `children`).
+ * `instanceId`; a child's start also changes its parent's node (its `children`). Their keys
+ * come from the state's InstanceTable rather than from enumerating the dictionary.
  */
 export const executionsTouched = {
   key: 'instances',
-  keys: instanceKeys,
+  keys: (_instances: Record<string, unknown>, state: object): string[] => InstanceTable.of(state as WfxState).keys(),
   touched: (r: WfxRecord, visit: (instanceId: string) => void): void => {
     if ('instanceId' in r) visit(r.instanceId);
     else if (r.type === 'instance.started') {

@@ -1,4 +1,5 @@
-import { extensibleCopy } from '../../shared/json-object.js';
+import type { InstanceTable } from './instance-table.js';
+import type { SubscriptionBucket } from './subscriptions.js';
 
 /**
  * The daemon's live state: what the snapshot holds and the journal's records change. Plain
@@ -15,11 +16,16 @@ export interface WfxState {
   flows: Record<string, Flow>;
   /**
    * Live executions (running, or finished and not yet moved to history) by id. An archived one
-   * leaves `undefined` behind (a tombstone, see `archiveInstance`): skip those when listing.
-   * Changed only through `putInstance` and `archiveInstance`, which keep its list of keys
-   * (`instanceIds`): a key assigned any other way would be missing from snapshots.
+   * leaves `undefined` behind (a tombstone, see InstanceTable): skip those when listing.
+   * Changed only through `InstanceTable.of(state)` (`put`, `archive`), which keeps its list of
+   * keys: a key assigned any other way would be missing from snapshots.
    */
   instances: Record<string, Instance | undefined>;
+  /**
+   * The table that indexes `instances` (instance-table.ts), made on first use by
+   * `InstanceTable.of(state)`. Derived, so never written to a snapshot (DERIVED) nor to JSON.
+   */
+  instanceTable?: InstanceTable<Instance> | undefined;
   /**
    * Waiting catch events, by bucket (see subscriptionBucket: a message's bucket holds its
    * correlation key, so delivering one is a lookup, not a scan). Derived by the reducer from
@@ -286,52 +292,7 @@ export interface LoopState {
   readonly collected: readonly unknown[];
 }
 
-/**
- * The bucket of a subscription: message subscriptions by organization, ref and correlation
- * key; signal subscriptions by organization and ref (a signal matches any key). An event
- * resumes the subscriptions of both buckets for its key.
- */
-export function subscriptionBucket(organization: string, messageRef: string, kind: 'message' | 'signal', correlationKey: string | null): string {
-  return kind === 'signal' ? `${organization}|${messageRef}|s` : `${organization}|${messageRef}|m|${correlationKey === null ? '\u0000' : correlationKey}`;
-}
-
-/**
- * The subscriptions an event of `eventType` with `correlationKey` resumes in `organization`:
- * message subscriptions with the same key, and signal subscriptions whatever their key. Pure read.
- */
-export function subscriptionsFor(state: WfxState, organization: string, eventType: string, correlationKey: string | null): Subscription[] {
-  const messages = state.subscriptions[subscriptionBucket(organization, eventType, 'message', correlationKey)];
-  const signals = state.subscriptions[subscriptionBucket(organization, eventType, 'signal', null)];
-  if (signals === undefined) return bucketMembers(messages);
-  return messages === undefined ? bucketMembers(signals) : [...bucketMembers(messages), ...bucketMembers(signals)];
-}
-
-/** The subscriptions of a bucket, in the order they were made. */
-export function bucketMembers(bucket: SubscriptionBucket | undefined): Subscription[] {
-  if (bucket === undefined) return [];
-  return bucket instanceof Map ? [...bucket.values()] : [bucket];
-}
-
-/**
- * A node waiting on an event, as the subscription index holds it. The event type, ref and
- * correlation key are its bucket's, the rest of the wait is the node's (`wait`).
- */
-export interface Subscription {
-  readonly instanceId: string;
-  readonly nodeInstanceId: string;
-  readonly nodeId: string;
-}
-
-/**
- * A bucket of the subscription index: its one subscription (the usual case: a message under a
- * correlation key of its own), or, once a second node waits in it, all of them by
- * `instanceId|nodeInstanceId`. One subscription as the bucket itself takes ~50 bytes where a
- * dictionary of one, its key string and a seven-field subscription took ~260 (the bucket's own
- * key and entry come on top either way): an execution waiting for a message held 2,030 bytes of
- * heap against 1,677 for one waiting for input, now 1,815 (docs/performance.md).
- */
-export type SubscriptionBucket = Subscription | Map<string, Subscription>;
-
+/** A message kept (ttlSeconds) until a subscription consumes it. */
 export interface BufferedMessage {
   readonly id: string;
   readonly organization: string;
@@ -342,75 +303,19 @@ export interface BufferedMessage {
   readonly receivedAt: string;
   readonly expiresAt: string;
 }
-
 /**
  * An execution log line as kept. Most lines are one string, `"<node instance> <level> <ms>
  * <message>"` (`"n3 INFO 0 waiting for input"`): the node named by its node instance (empty: the
  * execution itself; a node instance id never holds a space) and the time as milliseconds after
  * the execution's start, so no line repeats the node's id, name and type or a timestamp string.
- * One string takes half the memory of a four-element array and parses faster from the snapshot:
- * a waiting execution's log was 40 % of its memory (docs/performance.md). A line with a copy of
- * the variables is `[nodeInstanceId, level, message, ms, variables]`; a line that names a node
- * without an instance (a warning while resolving) is kept whole. Arrays whose time is an ISO
- * string, and arrays without variables, are older forms still read. Read with logEntry().
+ * One string takes less memory than an array and parses faster from the snapshot, and a waiting
+ * execution's log is much of its memory (docs/decisions/). A line with a copy of the variables
+ * is `[nodeInstanceId, level, message, ms, variables]`; a line that names a node without an
+ * instance (a warning while resolving) is kept whole. Arrays whose time is an ISO string, and
+ * arrays without variables, are older forms still read. Written and read by log-line.ts.
  */
 export type LogLine = LogEntry | string | readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
 
-/** The packed form of a log line without variables (see LogLine). */
-export function packedLogLine(nodeInstanceId: string, level: LogEntry['level'], ms: number, message: string): string {
-  return `${nodeInstanceId} ${level} ${ms} ${message}`;
-}
-
-/** Milliseconds since the epoch of an ISO instant; the last two asked are remembered (a step asks for the same few again and again). */
-export function isoMs(iso: string): number {
-  if (iso === lastIso[0]) return lastMs[0]!;
-  if (iso === lastIso[1]) return lastMs[1]!;
-  const ms = Date.parse(iso);
-  lastIso[1] = lastIso[0]!;
-  lastMs[1] = lastMs[0]!;
-  lastIso[0] = iso;
-  lastMs[0] = ms;
-  return ms;
-}
-const lastIso: string[] = ['', ''];
-const lastMs: number[] = [0, 0];
-
-/** A log line with the seed's fields. */
-export function logEntry(inst: Pick<Instance, 'nodes' | 'processName' | 'startTime'>, line: LogLine): LogEntry {
-  if (typeof line === 'string') {
-    const a = line.indexOf(' ');
-    const b = line.indexOf(' ', a + 1);
-    const c = line.indexOf(' ', b + 1);
-    return entryOf(inst, line.slice(0, a), line.slice(a + 1, b) as LogEntry['level'], line.slice(c + 1), Number(line.slice(b + 1, c)), undefined);
-  }
-  if (!Array.isArray(line)) return line as LogEntry;
-  const [at, level, message, time, variables] = line as readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
-  return entryOf(inst, at, level, message, time, variables);
-}
-
-/** The seed's fields of a log line's parts: the node looked up by its instance, the time made an ISO instant. */
-function entryOf(
-  inst: Pick<Instance, 'nodes' | 'processName' | 'startTime'>,
-  at: string,
-  level: LogEntry['level'],
-  message: string,
-  time: number | string,
-  variables: Record<string, unknown> | undefined,
-): LogEntry {
-  const node = at === '' ? undefined : inst.nodes[at];
-  const timestamp = typeof time === 'string' ? time : new Date(isoMs(inst.startTime) + time).toISOString();
-  // Literals without a spread: one that starts with a spread takes ~1 µs per field after it
-  // (see extensibleCopy), and a log can be thousands of lines.
-  const nodeId = node ? node.nodeId : '';
-  const nodeName = node ? node.nodeName : inst.processName;
-  const nodeType = node ? node.nodeType : 'process';
-  return variables === undefined ? { nodeId, nodeName, nodeType, message, level, timestamp } : { nodeId, nodeName, nodeType, message, level, timestamp, variables };
-}
-
-/** Every log line of an execution with the seed's fields. */
-export function logEntries(inst: Pick<Instance, 'nodes' | 'processName' | 'startTime' | 'logs'>): LogEntry[] {
-  return inst.logs.map((line) => logEntry(inst, line));
-}
 
 /** One execution log entry (the seed's fields). */
 export interface LogEntry {
@@ -459,221 +364,15 @@ export interface ApiKey {
 /**
  * Top-level keys of the state derived from the rest (StoreOptions.derived): left out of
  * snapshots and rebuilt after a start. The subscription index comes from the waiting nodes
- * (Engine.recover with indexEventWait); with 70,000 executions waiting for a message it is
- * 18.5 MB of JSON, which a checkpoint made at once when its copy began (~100 ms of the event loop).
+ * (Engine.recover with indexEventWait): large, and a checkpoint would copy it at once when its
+ * copy began. The instance table indexes `instances` again on first use (InstanceTable.of).
  */
-export const DERIVED = ['subscriptions'] as const;
+export const DERIVED = ['subscriptions', 'instanceTable'] as const;
 
-/**
- * Puts a copy of execution `inst` in its place in `state` and returns it: the same data in new
- * objects (the execution, its containers and node instances; what they hold is shared). The
- * state's value does not change, only which objects hold it, so no record is needed.
- *
- * Why: an execution that waited a while lives in V8's old generation. Resuming it writes new
- * objects (log lines, nodes, variables, times) into it, and every such old-to-new pointer is a
- * root for the scavenger until the next full GC, even once the execution is finished and gone:
- * what it points to survives and is promoted. Resumed in a copy, the old objects are left
- * unchanged (dead, pointing at nothing new), and the copy dies young with all it gained.
- */
-export function youngCopy(state: WfxState, inst: Instance): Instance {
-  const nodes: Record<string, NodeInstance> = {};
-  for (const id in inst.nodes) {
-    const node = { ...inst.nodes[id]! };
-    if (node.children) node.children = node.children.slice(); // a child's start adds to it
-    if (node.fired) node.fired = node.fired.slice(); // boundary.fired adds to it
-    nodes[id] = node;
-  }
-  const copy = { ...inst };
-  copy.nodes = nodes;
-  copy.logs = inst.logs.slice();
-  copy.variables = extensibleCopy(inst.variables); // the step adds to them
-  copy.joins = extensibleCopy(inst.joins);
-  putInstance(state, copy);
-  return copy;
-}
-
-/**
- * What is kept beside each `instances` dictionary: its keys in their order (live executions and
- * tombstones, as Object.keys lists them), how many of each, and the rebuild without tombstones
- * under way. A checkpoint's copy and the rebuild walk `ids` instead of enumerating the
- * dictionary: with 100,000 keys Object.keys held the event loop 37 ms here and for-in 47-62 ms
- * (docs/performance.md). An array, not a Set: keys are only ever added (a tombstone keeps its
- * key), and an array costs a third of the memory and no hashing.
- */
-interface InstanceIndex {
-  readonly ids: string[];
-  live: number;
-  tombstones: number;
-  rebuild: Rebuild | null;
-}
-
-/** The dictionary without its tombstones, built a few keys at a time (see archiveInstance). */
-interface Rebuild {
-  readonly into: Record<string, Instance | undefined>;
-  /** Its keys in order; its counts are taken when it replaces the dictionary. */
-  readonly ids: string[];
-  /** Where it is in the keys of the dictionary being rebuilt (which it reads up to their end, those added meanwhile included). */
-  next: number;
-}
-
-const indexes = new WeakMap<object, InstanceIndex>();
-
-/**
- * Keys visited by the rebuild per archived execution. With a quarter of a microsecond or so per
- * key it adds a few microseconds to an archive, where the whole rebuild at once held the event
- * loop 57-100 ms with 100,000 keys (docs/performance.md).
- */
-const REBUILD_KEYS_PER_ARCHIVE = 32;
-
-/** The index of `instances`: listed once when it was made elsewhere (a snapshot parsed, a literal). */
-function indexOf(instances: Record<string, Instance | undefined>): InstanceIndex {
-  let index = indexes.get(instances);
-  if (index === undefined) {
-    const ids = Object.keys(instances);
-    let live = 0;
-    for (const id of ids) if (instances[id] !== undefined) live++;
-    index = { ids, live, tombstones: ids.length - live, rebuild: null };
-    indexes.set(instances, index);
-  }
-  return index;
-}
-
-/**
- * The keys of `instances` in their order, tombstones included: what Object.keys would give,
- * without enumerating the dictionary (SnapshotCopy takes them so). Every change to the
- * dictionary goes through putInstance and archiveInstance, which keep this list.
- */
-export function instanceKeys(instances: Record<string, unknown>): string[] {
-  return indexOf(instances as Record<string, Instance | undefined>).ids.slice();
-}
-
-/** Ids of `state`'s executions in their order, tombstones included (read `state.instances[id]`); never changed in place by the caller. */
-export function instanceIds(state: WfxState): readonly string[] {
-  return indexOf(state.instances).ids;
-}
-
-/** Puts execution `inst` in `state` under its id: a new one, or in place of the one there. */
-export function putInstance(state: WfxState, inst: Instance): void {
-  const instances = state.instances;
-  const id = inst.processInstanceId;
-  const index = indexOf(instances);
-  const was = instances[id];
-  // A tombstone's key (an archived id back: never, but kept exact), or a new one.
-  const known = was !== undefined || Object.hasOwn(instances, id);
-  if (was === undefined) {
-    if (known) index.tombstones--;
-    else index.ids.push(id);
-    index.live++;
-  }
-  instances[id] = inst;
-  const rebuild = index.rebuild;
-  // Where the rebuild has copied it already, or passed it as a tombstone, it takes the change
-  // too; a key it has not reached yet it copies as it finds it.
-  if (rebuild !== null && known) {
-    const copied = Object.hasOwn(rebuild.into, id);
-    if (copied || was === undefined) {
-      rebuild.into[id] = inst;
-      if (!copied) rebuild.ids.push(id);
-    }
-  }
-}
-
-/**
- * Removes an archived execution from the live state: its key is left with `undefined` rather
- * than deleted. Deleting keys from the large dictionary as a resume load drains it kept young
- * executions alive for the scavenger in about half the runs (1.2 MB promoted per scavenge
- * instead of 0.43, pauses 4.5-4.8 ms instead of 2.6; docs/performance.md). When the tombstones
- * outnumber the live executions (and 10,000), the dictionary is rebuilt without them: the same
- * value in a new object, so the snapshot, JSON and every lookup are as before. The rebuild
- * visits a few keys per archived execution, never all at once, and the new object replaces the
- * dictionary once it has them all.
- */
-export function archiveInstance(state: WfxState, id: string): void {
-  const instances = state.instances;
-  if (instances[id] === undefined) return;
-  instances[id] = undefined;
-  const index = indexOf(instances);
-  index.live--;
-  index.tombstones++;
-  if (index.rebuild === null) {
-    if (index.tombstones < 10_000 || index.tombstones < index.live) return;
-    index.rebuild = { into: {}, ids: [], next: 0 };
-  } else if (Object.hasOwn(index.rebuild.into, id)) {
-    index.rebuild.into[id] = undefined; // copied already: a tombstone there too
-  }
-  rebuildStep(state, index);
-}
-
-/** Copies the next live executions into the rebuild; once it has them all, it replaces the dictionary. */
-function rebuildStep(state: WfxState, index: InstanceIndex): void {
-  const rebuild = index.rebuild!;
-  const instances = state.instances;
-  const ids = index.ids;
-  const end = Math.min(ids.length, rebuild.next + REBUILD_KEYS_PER_ARCHIVE);
-  for (; rebuild.next < end; rebuild.next++) {
-    const id = ids[rebuild.next]!;
-    const inst = instances[id];
-    // Not copied before (a revived tombstone is, when it comes back): each key once, in order.
-    if (inst !== undefined && !Object.hasOwn(rebuild.into, id)) {
-      rebuild.into[id] = inst;
-      rebuild.ids.push(id);
-    }
-  }
-  if (rebuild.next < ids.length) return;
-  index.rebuild = null;
-  state.instances = rebuild.into;
-  // It holds each live execution, and a tombstone for each archived since it copied it.
-  indexes.set(rebuild.into, { ids: rebuild.ids, live: index.live, tombstones: rebuild.ids.length - index.live, rebuild: null });
-}
 
 /** `T` with its readonly fields writable: for code that builds or shares a state object's fields in place. */
 export type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
-/**
- * Makes an execution just parsed from the snapshot or the journal share its strings, where
- * JSON.parse gave each its own copy (V8 shares only strings of up to 10 characters): its id
- * with its key in `instances` (`id`), each node's times with the time before them (the nodes of
- * a step share one ISO string, as they do in a running daemon), and its flow's id, name and
- * version and each log line that is one string with the same of `prev`, the execution recovered
- * just before it (executions of a flow log alike). Equal strings only, so nothing a reader sees
- * changes. It takes 100,000 executions waiting for input from 1,766 to 1,159 bytes of heap each
- * (docs/performance.md): less for every scavenge and mark to walk while the daemon runs.
- */
-export function shareParsedStrings(inst: Instance, id: string, prev: Instance | null): void {
-  const own = inst as Writable<Instance>;
-  if (own.processInstanceId === id) own.processInstanceId = id;
-  if (prev !== null) {
-    if (own.processId === prev.processId) own.processId = prev.processId;
-    if (own.processName === prev.processName) own.processName = prev.processName;
-    if (own.processVersion === prev.processVersion) own.processVersion = prev.processVersion;
-    const logs = own.logs;
-    const before = prev.logs;
-    const n = Math.min(logs.length, before.length);
-    for (let i = 0; i < n; i++) {
-      const line = logs[i];
-      if (typeof line === 'string' && line === before[i]) logs[i] = before[i]!;
-    }
-  }
-  let time = own.startTime;
-  for (const key in own.nodes) {
-    const node = own.nodes[key] as Writable<NodeInstance>;
-    if (node.startTime === time) node.startTime = time;
-    else time = node.startTime;
-    if (node.endTime === null) continue;
-    if (node.endTime === time) node.endTime = time;
-    else time = node.endTime;
-  }
-}
-
-/** The live executions of `state`, tombstones skipped. */
-export function liveInstances(state: WfxState): Instance[] {
-  const out: Instance[] = [];
-  for (const id of instanceIds(state)) {
-    const inst = state.instances[id];
-    if (inst !== undefined) out.push(inst);
-  }
-  return out;
-}
 
 /** The state of an empty data directory. */
 export function initialState(): WfxState {
@@ -682,6 +381,7 @@ export function initialState(): WfxState {
     apiKeys: {},
     flows: {},
     instances: {},
+    instanceTable: undefined,
     subscriptions: {},
     messages: {},
     messageIds: {},

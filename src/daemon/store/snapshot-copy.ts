@@ -122,8 +122,8 @@ export class SnapshotCopy {
    * A copy of `state`, to be written as `{...meta, state, layout}`; `key` names its large collection.
    * `previous`, when given, holds the entries of the previous snapshot file unchanged since
    * (the copy takes it over: nobody may change it while the copy runs). The state's keys in
-   * `leaveOut` are not written. `keys`, when given, lists the collection's keys exactly as
-   * Object.keys would, without enumerating it (see StoreOptions.snapshotCollection). Throws when
+   * `leaveOut` are not written. `keys(collection, state)`, when given, lists the collection's keys
+   * exactly as Object.keys would, without enumerating it (see StoreOptions.snapshotCollection). Throws when
    * `state[key]` is not an object of entries.
    */
   constructor(
@@ -132,7 +132,7 @@ export class SnapshotCopy {
     key: string,
     previous: EntryRanges | null = null,
     leaveOut: readonly string[] = [],
-    keys: (collection: Record<string, unknown>) => string[] = Object.keys,
+    keys: (collection: Record<string, unknown>, state: object) => string[] = Object.keys,
   ) {
     const collection = (state as Record<string, unknown>)[key];
     if (typeof collection !== 'object' || collection === null || Array.isArray(collection)) {
@@ -140,7 +140,7 @@ export class SnapshotCopy {
     }
     this.collection = collection as Record<string, unknown>;
     this.previous = previous;
-    this.keys = keys(this.collection);
+    this.keys = keys(this.collection, state);
     this.parts = new Array<Buffer | SourceRange | null | undefined>(this.keys.length);
     // The rest of the state now, in its own key order, as JSON.stringify would lay it out.
     const before: string[] = [];

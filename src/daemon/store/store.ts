@@ -87,7 +87,7 @@ export interface StoreOptions<S, R> {
   readonly snapshotCollection?: {
     readonly key: string;
     readonly touched: (record: R, visit: (key: string) => void) => void;
-    readonly keys?: (collection: Record<string, unknown>) => string[];
+    readonly keys?: (collection: Record<string, unknown>, state: object) => string[];
     readonly sliceEntries?: number;
   };
 }

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { logEntries, STATE, STATUS } from '../../../src/daemon/state/state.js';
+import { logEntries } from '../../../src/daemon/state/log-line.js';
+import { STATE, STATUS } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail } from '../../helpers/engine.js';
 
 t.test('a linear flow runs to completion in one durable step, with events and logs', async (t) => {

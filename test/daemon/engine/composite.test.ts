@@ -1,5 +1,6 @@
 import t from 'tap';
-import { liveInstances, STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
+import { liveInstances } from '../../helpers/state.js';
+import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
 
 /** The live child executions of a node instance, read back. */

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { liveInstances, STATE } from '../../../src/daemon/state/state.js';
+import { liveInstances } from '../../helpers/state.js';
+import { STATE } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail } from '../../helpers/engine.js';
 
 const WORKER = fileURLToPath(new URL('../../fixtures/engine-worker.js', import.meta.url));

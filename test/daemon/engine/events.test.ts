@@ -1,7 +1,8 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { bucketMembers, STATE, type WfxState } from '../../../src/daemon/state/state.js';
+import { bucketMembers } from '../../../src/daemon/state/subscriptions.js';
+import { STATE, type WfxState } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail } from '../../helpers/engine.js';
 
 /** Subscriptions of `ref` in `organization`, whatever their bucket. */

@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { logEntries, STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
+import { logEntries } from '../../../src/daemon/state/log-line.js';
+import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
 
 /** A local HTTP server answering with `handler`; counts requests; closed at teardown. */

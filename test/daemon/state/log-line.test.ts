@@ -1,5 +1,6 @@
 import t from 'tap';
-import { logEntries, logEntry, packedLogLine, type Instance, type LogLine } from '../../../src/daemon/state/state.js';
+import { logEntries, logEntry, packedLogLine } from '../../../src/daemon/state/log-line.js';
+import type { Instance, LogLine } from '../../../src/daemon/state/state.js';
 import { engineHarness } from '../../helpers/engine.js';
 
 const START = '2026-11-22T10:00:00.000Z';

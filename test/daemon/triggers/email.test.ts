@@ -1,4 +1,4 @@
-import { liveInstances } from '../../../src/daemon/state/state.js';
+import { liveInstances } from '../../helpers/state.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { EmailTriggers, passesFilters } from '../../../src/daemon/triggers/email.js';

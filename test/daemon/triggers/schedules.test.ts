@@ -1,4 +1,4 @@
-import { liveInstances } from '../../../src/daemon/state/state.js';
+import { liveInstances } from '../../helpers/state.js';
 import t, { type Test } from 'tap';
 import { Scheduler } from '../../../src/daemon/triggers/schedules.js';
 import { activateVersion } from '../../../src/daemon/flows/publish.js';

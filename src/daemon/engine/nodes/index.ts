@@ -1,6 +1,7 @@
 import { endEvent, outputNode, setVariable, startEvent, task } from './flow-nodes.js';
 import { exclusiveGateway, ifElse, inclusiveGateway, parallelGateway } from './gateways.js';
-import type { HandlerRegistry } from './handler.js';
+import type { HandlerRegistry, NodeHandler } from './handler.js';
+import type { NodeByType, NodeType } from '../../../shared/flow/types.js';
 import { intermediateCatchEvent, intermediateThrowEvent } from './events.js';
 import { inputNode, userTask } from './input.js';
 import { boundaryEvent, callProcess, loopNode, subProcess } from './composite.js';
@@ -28,3 +29,11 @@ export const HANDLERS: HandlerRegistry = {
   serviceTask,
   scriptTask,
 };
+
+/**
+ * The handler of node type `type`, typed by it: HANDLERS is a mapped type over the node types,
+ * so the lookup needs no cast. Given a FlowNode's `type`, it takes that FlowNode. Pure.
+ */
+export function handlerOf<T extends NodeType>(type: T): NodeHandler<NodeByType[T]> {
+  return HANDLERS[type];
+}

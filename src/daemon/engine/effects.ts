@@ -1,0 +1,211 @@
+/**
+ * What a durable step's records call for, carried out: the one place that turns applied
+ * records and a Transition's requests into effects (log lines and lifecycle events published,
+ * timers armed and disarmed, work started and aborted, finished executions archived, deferred
+ * executions continued). Transitions decide and emit records; they never do any of this.
+ */
+import { parseDuration } from '../../shared/duration.js';
+import type { BoundaryEventNode } from '../../shared/flow/types.js';
+import { logEntry } from '../state/log-line.js';
+import type { WfxRecord } from '../state/records.js';
+import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
+import type { Transaction } from '../store/store.js';
+import { ownRecordsJson, type ExecutionArchive } from './archive.js';
+import type { EngineEmitter, LogsAdvanced, StreamedLog } from './engine-events.js';
+import { boundaryKey, nodeKey, timerTarget, type TimerKey } from './keys.js';
+import { lifecycleOf } from './lifecycle.js';
+import { TimerQueue } from './timers.js';
+import type { EngineCore, Transition } from './transition.js';
+import type { StepRunner, WorkRunner } from './work-runner.js';
+
+/** What Effects needs from the engine. */
+export interface EffectsOptions {
+  readonly core: Pick<EngineCore, 'state' | 'flowOf'>;
+  /** Where events are published (the Engine). */
+  readonly emitter: EngineEmitter;
+  readonly work: WorkRunner;
+  readonly archive: ExecutionArchive;
+  readonly now: () => Date;
+  readonly onError: (err: unknown, what: string) => void;
+  /** True once the engine stops: deferred executions are not continued. */
+  readonly closed: () => boolean;
+  readonly step: StepRunner;
+}
+
+/** The part of a store transaction the effects read: its records, their JSON, and the settling of a finished execution. */
+export type DurableStep = Pick<Transaction<unknown, WfxRecord>, 'records' | 'serialized' | 'settle'>;
+
+/**
+ * Carries out the effects of durable steps, and keeps what they need between steps: armed
+ * timers (by TimerKey) and how much of each live execution's log has been streamed.
+ */
+export class Effects {
+  private readonly state: WfxState;
+  private readonly core: Pick<EngineCore, 'state' | 'flowOf'>;
+  private readonly emitter: EngineEmitter;
+  private readonly work: WorkRunner;
+  private readonly archive: ExecutionArchive;
+  private readonly options: EffectsOptions;
+  private readonly timers: TimerQueue<TimerKey>;
+  /** Log entries already streamed, per live execution. */
+  private readonly streamed = new Map<string, number>();
+
+  constructor(options: EffectsOptions) {
+    this.options = options;
+    this.core = options.core;
+    this.state = options.core.state;
+    this.emitter = options.emitter;
+    this.work = options.work;
+    this.archive = options.archive;
+    this.timers = new TimerQueue<TimerKey>((key) => this.fireTimer(key), () => options.now().getTime());
+  }
+
+  /**
+   * Before a step waits to be durable: the log length of each execution it touched, as pairs
+   * of id and length, flat (nearly always one pair, where a Map cost more).
+   */
+  logMarks(touched: ReadonlySet<string>): Array<string | number> {
+    const logsUpTo: Array<string | number> = [];
+    for (const id of touched) logsUpTo.push(id, this.state.instances[id]?.logs.length ?? 0);
+    return logsUpTo;
+  }
+
+  /**
+   * Carries out what a durable step calls for, in order: log lines streamed (a log stream ends
+   * on its execution's PROCESS_* event, after every line), lifecycle events, timers and work
+   * per record, finished executions archived, then the work the step asked for and its
+   * deferred executions continued.
+   */
+  afterDurable(tx: DurableStep, logsUpTo: ReadonlyArray<string | number>, transition: Pick<Transition, 'work' | 'deferred'>): void {
+    const { records, serialized } = tx;
+    const emitter = this.emitter;
+    const perEntry = emitter.listenerCount('log') > 0;
+    for (let p = 0; p < logsUpTo.length; p += 2) {
+      const id = logsUpTo[p] as string;
+      const upTo = logsUpTo[p + 1] as number;
+      const inst = this.state.instances[id];
+      if (!inst) continue;
+      const from = this.streamed.get(id) ?? 0;
+      if (upTo <= from) continue;
+      // An execution that settles below leaves now: streamedLogCount then counts its whole log.
+      if (tx.settle === null) this.streamed.set(id, upTo);
+      if (perEntry) for (let i = from; i < upTo; i++) emitter.emit('log', { processInstanceId: id, id: i + 1, entry: logEntry(inst, inst.logs[i]!) } satisfies StreamedLog);
+      emitter.emit('logs', { processInstanceId: id, upTo, instance: inst } satisfies LogsAdvanced);
+    }
+    const publish = emitter.listenerCount('lifecycle') > 0;
+    for (const r of records) {
+      if (publish) for (const event of lifecycleOf(this.state, r)) emitter.emit('lifecycle', event);
+      if (r.type === 'node.waiting' && r.wait.dueAt) this.timers.set(nodeKey(r.instanceId, r.nodeInstanceId), Date.parse(r.wait.dueAt));
+      else if (r.type === 'node.completed' || r.type === 'node.left') {
+        const key = nodeKey(r.instanceId, r.nodeInstanceId);
+        this.timers.delete(key);
+        this.disarmBoundaries(r.instanceId, r.nodeInstanceId);
+        this.work.stop(key);
+      } else if (r.type === 'boundary.fired') this.timers.delete(boundaryKey(r.instanceId, r.nodeInstanceId, r.boundaryId));
+      if (r.type === 'node.entered' || (r.type === 'node.waiting' && this.state.instances[r.instanceId]?.nodes[r.nodeInstanceId]?.statusCd === STATUS.WAITING)) {
+        const inst = this.state.instances[r.instanceId];
+        if (inst) this.armBoundaries(inst, r.nodeInstanceId);
+      }
+    }
+    for (const r of records) {
+      if (r.type !== 'instance.finished') continue;
+      emitter.emit('finished', r.instanceId);
+      if (tx.settle) {
+        // Already in history (ExecutionArchive.oneStep): it leaves the live state now.
+        tx.settle();
+        this.archived(r.instanceId);
+      } else this.archive.enqueue(r.instanceId, ownRecordsJson(r.instanceId, records, serialized));
+    }
+    for (const order of transition.work) this.work.start(order);
+    for (const id of transition.deferred) setImmediate(() => this.continueDeferred(id));
+  }
+
+  /** A finished execution has left the live state (moved to history): its log is no longer followed. */
+  archived(id: string): void {
+    this.streamed.delete(id);
+    this.emitter.emit('archived', id);
+  }
+
+  /**
+   * A live execution as recovered after a restart: its whole log counts as streamed, and a
+   * finished one is queued for archiving. False for a finished one (nothing else to re-arm).
+   */
+  recovered(inst: Instance): boolean {
+    this.streamed.set(inst.processInstanceId, inst.logs.length);
+    if (inst.stateCd === STATE.RUNNING) return true;
+    this.archive.enqueue(inst.processInstanceId, null);
+    return false;
+  }
+
+  /** Re-arms the timer of a recovered waiting node (a due one fires at once). */
+  recoveredWait(inst: Instance, ni: NodeInstance): void {
+    if (ni.wait?.dueAt) this.timers.set(nodeKey(inst.processInstanceId, ni.id), Date.parse(ni.wait.dueAt));
+  }
+
+  /**
+   * Arms the timer boundary events of a live node that have not fired: each is due its
+   * duration after the node started, so a restart arms them again at the same instant
+   * (overdue ones fire at once).
+   */
+  armBoundaries(inst: Instance, nodeInstanceId: string): void {
+    const ni = inst.nodes[nodeInstanceId];
+    if (!ni || (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING)) return;
+    const { nodes, graph } = this.core.flowOf(inst);
+    for (const id of graph.boundaries(ni.nodeId)) {
+      const b = nodes[id] as BoundaryEventNode;
+      if (b.event !== 'timer' || b.duration === undefined || ni.fired?.includes(id)) continue;
+      this.timers.set(boundaryKey(inst.processInstanceId, ni.id, id), Date.parse(ni.startTime) + parseDuration(b.duration));
+    }
+  }
+
+  /**
+   * How many log lines of execution `inst` are durable and streamed: a log stream replays up
+   * to here, then follows `log` events.
+   */
+  streamedLogCount(inst: Instance): number {
+    return this.state.instances[inst.processInstanceId] === inst ? (this.streamed.get(inst.processInstanceId) ?? inst.logs.length) : inst.logs.length;
+  }
+
+  /** Re-reads the clock for due timers (after a clock jump; tests moving their clock). */
+  pokeTimers(): void {
+    this.timers.poke();
+  }
+
+  /** Number of armed timers. */
+  get timerCount(): number {
+    return this.timers.size;
+  }
+
+  /** Stops firing timers (the engine stops). */
+  close(): void {
+    this.timers.close();
+  }
+
+  private disarmBoundaries(instanceId: string, nodeInstanceId: string): void {
+    const inst = this.state.instances[instanceId];
+    const ni = inst?.nodes[nodeInstanceId];
+    if (!inst || !ni) return;
+    for (const id of this.core.flowOf(inst).graph.boundaries(ni.nodeId)) this.timers.delete(boundaryKey(instanceId, nodeInstanceId, id));
+  }
+
+  /** A timer is due: its boundary event fires, or its waiting node resumes (if they still can). */
+  private fireTimer(key: TimerKey): void {
+    const { instanceId, nodeInstanceId, boundaryId } = timerTarget(key);
+    const inst = this.state.instances[instanceId];
+    const ni = inst?.nodes[nodeInstanceId];
+    if (!inst || !ni || inst.stateCd !== STATE.RUNNING) return;
+    if (boundaryId !== undefined) {
+      this.options.step((t) => t.fireBoundary(inst, ni, boundaryId)).catch((err: unknown) => this.options.onError(err, `boundary timer ${key}`));
+      return;
+    }
+    if (ni.statusCd !== STATUS.WAITING || !ni.wait?.dueAt) return;
+    this.options.step((t) => t.resume(inst, ni, { kind: 'timer' })).catch((err: unknown) => this.options.onError(err, `timer of ${key}`));
+  }
+
+  /** Continues an execution whose step ran out of its run budget. */
+  private continueDeferred(id: string): void {
+    const inst = this.state.instances[id];
+    if (!inst || this.options.closed()) return;
+    this.options.step((t) => t.continue(inst)).catch((err: unknown) => this.options.onError(err, `continuing ${id}`));
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * What the engine emits once a step is durable, as a typed event map: `engine.on(name, ...)`
+ * with a name not here, or a listener of another shape, does not compile.
+ */
+import type { EventEmitter } from 'node:events';
+import type { Instance, LogEntry } from '../state/state.js';
+import type { LifecycleEvent } from './lifecycle.js';
+
+/** A log entry as streamed: `id` is its 1-based position in the execution's log. */
+export interface StreamedLog {
+  readonly processInstanceId: string;
+  readonly id: number;
+  readonly entry: LogEntry;
+}
+
+/** An execution's log has `upTo` durable entries (read them from `instance.logs` with logEntry). */
+export interface LogsAdvanced {
+  readonly processInstanceId: string;
+  readonly upTo: number;
+  readonly instance: Instance;
+}
+
+/**
+ * The engine's events and their arguments. `log` and `lifecycle` are built only while someone
+ * listens (building events nobody listens to would cost every step).
+ */
+export interface EngineEvents {
+  /** An execution's log now has `upTo` durable entries: one per execution per step. */
+  logs: [LogsAdvanced];
+  /** Each durable log entry (only while someone listens). */
+  log: [StreamedLog];
+  /** Each lifecycle event (only while someone listens). */
+  lifecycle: [LifecycleEvent];
+  /** An execution finished (its id), after its last log entries. */
+  finished: [string];
+  /** A finished execution (its id) has moved to history and left the live state. */
+  archived: [string];
+}
+
+/** The emitting side of the engine, as the effects that publish need it. */
+export type EngineEmitter = EventEmitter<EngineEvents>;

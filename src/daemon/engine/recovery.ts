@@ -1,0 +1,46 @@
+/**
+ * The engine's start after a restart: the live state as the store recovered it (snapshot and
+ * journal) made whole again before any new step.
+ */
+import { shareParsedStrings } from '../state/gc.js';
+import { InstanceTable } from '../state/instance-table.js';
+import { indexEventWait } from '../state/records.js';
+import { STATUS, type Instance, type WfxState } from '../state/state.js';
+import type { Effects } from './effects.js';
+
+/**
+ * In one walk over the live executions: shares their parsed strings (gc.ts), rebuilds the
+ * derived subscription index, queues finished executions for archiving, and re-arms the timers
+ * and timer boundary events of waiting and active nodes (overdue ones fire at once). Returns
+ * the running executions to continue: those with active nodes (run again), and those with
+ * nothing live (settled: finished, or their join fired).
+ */
+export function recoverLiveState(state: WfxState, effects: Effects): Instance[] {
+  // The subscription index is derived: rebuilt in the same walk (one pass over the executions, not two).
+  state.subscriptions = {};
+  const running: Instance[] = [];
+  let prev: Instance | null = null;
+  for (const id of InstanceTable.of(state).ids()) {
+    const inst = state.instances[id];
+    if (inst === undefined) continue;
+    shareParsedStrings(inst, id, prev);
+    prev = inst;
+    if (!effects.recovered(inst)) continue;
+    // One pass over the nodes, no arrays: this runs for every waiting execution at a restart.
+    let active = false;
+    let waiting = false;
+    for (const id in inst.nodes) {
+      const ni = inst.nodes[id]!;
+      if (ni.statusCd === STATUS.ACTIVE) active = true;
+      else if (ni.statusCd !== STATUS.WAITING) continue;
+      else {
+        waiting = true;
+        effects.recoveredWait(inst, ni);
+        indexEventWait(state, inst, ni);
+      }
+      effects.armBoundaries(inst, ni.id);
+    }
+    if (active || !waiting) running.push(inst);
+  }
+  return running;
+}

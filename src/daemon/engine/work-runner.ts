@@ -1,0 +1,159 @@
+/**
+ * The work nodes ask for (serviceTask HTTP calls, scriptTask scripts), carried out outside any
+ * step: started once the step that asked is durable, their result handed back in a new step.
+ */
+import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
+import type { WfxRecord } from '../state/records.js';
+import { STATE, STATUS, type WfxState } from '../state/state.js';
+import { nodeKey, type NodeKey } from './keys.js';
+import type { Transition, WorkOrder } from './transition.js';
+import type { HttpCall, HttpCallOptions } from './work/http.js';
+import type { NetworkPolicy } from './work/network-policy.js';
+import type { WorkResult } from './work/result.js';
+import { createScriptRunner, type ScriptRunner } from './work/script.js';
+
+/**
+ * Runs `fn` as one engine step (Engine.step): one Transition in one store transaction, resolved
+ * once durable and its effects carried out. Rejects with SERVICE_UNAVAILABLE once the engine stops.
+ */
+export type StepRunner = <T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T) => Promise<T>;
+
+/** What a WorkRunner needs from the engine. */
+export interface WorkRunnerOptions {
+  readonly state: WfxState;
+  /** How serviceTask calls are made (EngineOptions.http). */
+  readonly http: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;
+  /** Where serviceTask calls may connect (passed to `http`); undefined: its built-in rules. */
+  readonly network: NetworkPolicy | undefined;
+  /** The scriptTask sandbox; undefined: a pool of QuickJS workers, made on first use and closed by close(). */
+  readonly scripts: ScriptRunner | undefined;
+  readonly maxJsonDepth: number;
+  readonly now: () => Date;
+  readonly onError: (err: unknown, what: string) => void;
+  /** True once the engine stops: no work starts, no result is handed back. */
+  readonly closed: () => boolean;
+  readonly step: StepRunner;
+}
+
+/**
+ * Work under way, by node instance. Work is not journaled while under way: after a crash the
+ * node is still Active and runs again (at least once, as with every peer's HTTP tasks). A node
+ * stopped meanwhile (cancelled, its execution ended) aborts its work and ignores the result.
+ */
+export class WorkRunner {
+  /** Work under way (HTTP calls, scripts), by node instance: aborted when its node stops. */
+  private readonly working = new Map<NodeKey, AbortController>();
+  private scriptRunner: ScriptRunner | undefined;
+  private readonly ownsScripts: boolean;
+
+  constructor(private readonly options: WorkRunnerOptions) {
+    this.scriptRunner = options.scripts;
+    this.ownsScripts = options.scripts === undefined;
+  }
+
+  /** True while the work of node instance `key` is under way (it must not be started again). */
+  isWorking(key: NodeKey): boolean {
+    return this.working.has(key);
+  }
+
+  /**
+   * Starts a node's work (its step is durable) and resumes the node with the result in a new
+   * step. Does nothing once closed, while the node's work is already under way, or when the
+   * node is no longer Active in a running execution.
+   */
+  start(order: WorkOrder): void {
+    const { state, onError, step } = this.options;
+    const key = nodeKey(order.instanceId, order.nodeInstanceId);
+    const live = () => {
+      const inst = state.instances[order.instanceId];
+      const ni = inst?.nodes[order.nodeInstanceId];
+      return inst && ni && inst.stateCd === STATE.RUNNING && ni.statusCd === STATUS.ACTIVE ? { inst, ni } : null;
+    };
+    if (this.options.closed() || this.working.has(key) || !live()) return;
+    const controller = new AbortController();
+    this.working.set(key, controller);
+    const run = async (): Promise<WorkResult> => {
+      const { request } = order;
+      if (request.kind === 'http') {
+        let logged = 0;
+        const result = await this.options.http(request.call, {
+          signal: controller.signal,
+          ...(this.options.network && { network: this.options.network }),
+          onRetry: (info) => {
+            logged++;
+            this.logWork(order, `attempt ${info.attempt} failed (${info.reason}); retrying in ${info.delayMs}ms`);
+          },
+        });
+        // Retries were logged as they happened; the result's log repeats them before its last line.
+        return { ...result, logs: (result.logs ?? []).slice(logged) };
+      }
+      this.scriptRunner ??= createScriptRunner({ maxJsonDepth: this.options.maxJsonDepth });
+      return this.scriptRunner.run(request.run, controller.signal);
+    };
+    run()
+      .catch((err: unknown): WorkResult => ({ ok: false, code: 'INTERNAL_ERROR', message: err instanceof Error ? err.message : String(err) }))
+      .then((result) => this.checkedResult(order.request.kind, result))
+      .then((result) => {
+        this.working.delete(key);
+        const now = live();
+        if (!now || this.options.closed() || controller.signal.aborted) return;
+        return step((t) => t.workDone(now.inst, now.ni, result)).catch((err: unknown) => {
+          // Handling the result threw before anything changed (transact: nothing is applied on
+          // a throw before the first record): the node fails visibly instead of staying Active,
+          // and a restart does not run the work again.
+          onError(err, `the result of ${key}`);
+          const again = live();
+          if (!again || this.options.closed()) return;
+          const message = `handling the work's result failed: ${err instanceof Error ? err.message : String(err)}`;
+          return step((t) => t.failWork(again.inst, again.ni, 'INTERNAL_ERROR', message));
+        });
+      })
+      .catch((err: unknown) => onError(err, `work of ${key}`));
+  }
+
+  /** The node of `key` stopped (completed, left): its work under way, if any, is aborted. */
+  stop(key: NodeKey): void {
+    this.working.get(key)?.abort(new Error('the node stopped'));
+  }
+
+  /** Aborts all work under way with `reason` (the engine stops: the nodes stay Active, so a restart runs them again). */
+  abortAll(reason: unknown): void {
+    for (const controller of this.working.values()) controller.abort(reason);
+  }
+
+  /** Closes the script sandbox if this runner made it. */
+  async close(): Promise<void> {
+    if (this.ownsScripts) await this.scriptRunner?.close();
+  }
+
+  /**
+   * A work result nested deeper than maxJsonDepth becomes the node's failure
+   * (HTTP_RESPONSE_INVALID, SCRIPT_RESULT_INVALID): it would overflow what recurses over the
+   * variables later (the journal's JSON.stringify).
+   */
+  private checkedResult(kind: WorkOrder['request']['kind'], result: WorkResult): WorkResult {
+    if (!result.ok) return result;
+    const excess = jsonDepthExcess(result.value, this.options.maxJsonDepth);
+    if (excess === null) return result;
+    const what = kind === 'http' ? 'the response' : "the script's result";
+    const code = kind === 'http' ? 'HTTP_RESPONSE_INVALID' : 'SCRIPT_RESULT_INVALID';
+    return { ok: false, code, message: `${what} is ${describeDepthExcess(excess)}`, ...(result.logs && { logs: result.logs }) };
+  }
+
+  /** A line in the execution log while work goes on (a retry), journaled like any other. */
+  private logWork(order: WorkOrder, message: string): void {
+    const inst = this.options.state.instances[order.instanceId];
+    const ni = inst?.nodes[order.nodeInstanceId];
+    if (!inst || !ni || this.options.closed()) return;
+    this.options
+      .step((t, emit) => {
+        t.touched.add(inst.processInstanceId); // so log streams see the line
+        emit({
+          type: 'instance.logged',
+          instanceId: inst.processInstanceId,
+          entry: { nodeId: ni.nodeId, nodeName: ni.nodeName, nodeType: ni.nodeType, level: 'WARN', message, timestamp: this.options.now().toISOString() },
+        });
+      })
+      .catch((err: unknown) => this.options.onError(err, `log of ${order.instanceId}`));
+  }
+}

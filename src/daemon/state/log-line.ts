@@ -1,0 +1,61 @@
+/**
+ * The execution log's line format (LogLine in state.ts): the packed form the reducer writes,
+ * and the seed's fields (LogEntry) read back from any form a snapshot or journal may hold.
+ */
+import type { Instance, LogEntry, LogLine } from './state.js';
+
+/** The packed form of a log line without variables (see LogLine). */
+export function packedLogLine(nodeInstanceId: string, level: LogEntry['level'], ms: number, message: string): string {
+  return `${nodeInstanceId} ${level} ${ms} ${message}`;
+}
+
+/** Milliseconds since the epoch of an ISO instant; the last two asked are remembered (a step asks for the same few again and again). */
+export function isoMs(iso: string): number {
+  if (iso === lastIso[0]) return lastMs[0]!;
+  if (iso === lastIso[1]) return lastMs[1]!;
+  const ms = Date.parse(iso);
+  lastIso[1] = lastIso[0]!;
+  lastMs[1] = lastMs[0]!;
+  lastIso[0] = iso;
+  lastMs[0] = ms;
+  return ms;
+}
+const lastIso: string[] = ['', ''];
+const lastMs: number[] = [0, 0];
+
+/** A log line with the seed's fields. */
+export function logEntry(inst: Pick<Instance, 'nodes' | 'processName' | 'startTime'>, line: LogLine): LogEntry {
+  if (typeof line === 'string') {
+    const a = line.indexOf(' ');
+    const b = line.indexOf(' ', a + 1);
+    const c = line.indexOf(' ', b + 1);
+    return entryOf(inst, line.slice(0, a), line.slice(a + 1, b) as LogEntry['level'], line.slice(c + 1), Number(line.slice(b + 1, c)), undefined);
+  }
+  if (!Array.isArray(line)) return line as LogEntry;
+  const [at, level, message, time, variables] = line as readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
+  return entryOf(inst, at, level, message, time, variables);
+}
+
+/** The seed's fields of a log line's parts: the node looked up by its instance, the time made an ISO instant. */
+function entryOf(
+  inst: Pick<Instance, 'nodes' | 'processName' | 'startTime'>,
+  at: string,
+  level: LogEntry['level'],
+  message: string,
+  time: number | string,
+  variables: Record<string, unknown> | undefined,
+): LogEntry {
+  const node = at === '' ? undefined : inst.nodes[at];
+  const timestamp = typeof time === 'string' ? time : new Date(isoMs(inst.startTime) + time).toISOString();
+  // Literals without a spread: one that starts with a spread is slow for every field after it
+  // (see extensibleCopy), and a log can be thousands of lines.
+  const nodeId = node ? node.nodeId : '';
+  const nodeName = node ? node.nodeName : inst.processName;
+  const nodeType = node ? node.nodeType : 'process';
+  return variables === undefined ? { nodeId, nodeName, nodeType, message, level, timestamp } : { nodeId, nodeName, nodeType, message, level, timestamp, variables };
+}
+
+/** Every log line of an execution with the seed's fields. */
+export function logEntries(inst: Pick<Instance, 'nodes' | 'processName' | 'startTime' | 'logs'>): LogEntry[] {
+  return inst.logs.map((line) => logEntry(inst, line));
+}
