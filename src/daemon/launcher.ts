@@ -29,7 +29,7 @@ export const STOP_TIMEOUT_MS = 30_000;
 /**
  * The young generation's size (32 MiB semi-spaces) trades throughput for tail latency: a
  * scavenge pauses every request in flight, and its pause grows with the young generation,
- * while a smaller one costs the engine executions/s (figures in docs/performance.md). V8 sizes
+ * while a smaller one costs the engine executions/s (docs/decisions/004-young-generation-32-mib.md). V8 sizes
  * its heap when the process starts (`v8.setFlagsFromString` later changes nothing), so only the
  * background daemon, which gets it on its command line, has it; a foreground one (`wfx dev`,
  * `--foreground`) runs with Node's default unless NODE_OPTIONS sets it.
@@ -48,7 +48,7 @@ const LARGE_SNAPSHOT = 32 << 20;
  * of it live until the parse ends. V8's default first limit is far lower: it starts marking the
  * heap partway through the parse, and every object the parse makes from then on is promoted into
  * a heap being marked. With the size set no full GC runs during the parse, which makes the
- * restart faster and steadier (measured in docs/performance.md, Restart).
+ * restart faster and steadier (docs/decisions/022-old-generation-sized-for-snapshot.md).
  *
  * The size is also a floor for the limits V8 sets after each full GC, so such a daemon's heap may
  * grow to it before its old generation is collected: at most 3 times its snapshot, where V8

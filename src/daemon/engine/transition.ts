@@ -1,3 +1,9 @@
+/**
+ * Long file: one engine step is one state machine. Launching, running nodes, carrying out their
+ * outcomes, boundary events, joins and child executions share the step's in-flight state and its
+ * invariant (nothing throws once a record is applied), so they are read together. What a node
+ * decides lives in nodes/, what a durable step causes in effects.ts.
+ */
 import { evaluateCondition, ExpressionError } from '../../shared/expr/juel.js';
 import { resolveDeep } from '../../shared/expr/template.js';
 import { failureOfThrown, type NodeFailureCode, type PassedOnFailureCode } from '../../shared/flow/failure-codes.js';

@@ -1,3 +1,8 @@
+/**
+ * Long file: the record types and the one reducer that applies them. A record's type and its
+ * case are read together, and the reducer's invariants (deterministic; a record changes only
+ * what it names) are checked in one place, since recovery replays every record through it.
+ */
 import type {
   ApiKey,
   ApiKeyStatus,

@@ -10,7 +10,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** The retry policy of a serviceTask that names none. */
 export const DEFAULT_RETRY = { maxAttempts: 3, initialIntervalMs: 1000, backoff: 2, maxIntervalMs: 60000 } as const;
 
-/** setTimeout takes delays below 2^31 ms. */
+/** The longest delay setTimeout takes. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A serviceTask's HTTP call, its expressions already evaluated. */
