@@ -62,6 +62,8 @@ listen = 127.0.0.1
 ssl = no
 disable_plaintext_auth = no
 auth_mechanisms = plain login
+# IDLE looks at the mailbox this often besides inotify (default 30 s): new mail shows at once.
+mailbox_idle_check_interval = 1 secs
 mail_location = maildir:${dir}/mail/%u
 default_internal_user = dovecot
 default_login_user = dovenull
