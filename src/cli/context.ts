@@ -15,6 +15,8 @@ export interface GlobalOptions {
 
 /** What a command needs from the outside world; tests and the wiring pass it in. */
 export interface CliContext {
+  /** Standard input (a password with --password-stdin; a TTY check for the TUI). */
+  readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;

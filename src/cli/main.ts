@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import { isWfxError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
 import type { CliContext } from './context.js';
@@ -62,17 +62,43 @@ export async function buildProgram(ctx: CliContext, argv: readonly string[] = []
     .option('--no-color', 'no colour (also NO_COLOR)')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({
-      writeOut: (s) => ctx.stdout.write(s),
-      writeErr: (s) => ctx.stderr.write(s),
-    });
+    .configureOutput(outputOf(ctx));
   const registers = await Promise.all(commandOf(argv) === 'daemon' ? [DAEMON()] : ALL.map((load) => load()));
   for (const register of registers) register(program, ctx);
+  const output = outputOf(ctx);
   for (const cmd of allCommands(program)) {
     cmd.exitOverride();
-    cmd.configureOutput({ writeOut: (s) => ctx.stdout.write(s), writeErr: (s) => ctx.stderr.write(s) });
+    cmd.configureOutput(output);
   }
   return program;
+}
+
+type Stream = CliContext['stdout'] & { columns?: number; hasColors?: () => boolean };
+
+/**
+ * Commander's output, all of it from the context: its own defaults read process.stdout's width
+ * and colours and process.env, which are not the command's when `main()` runs in a test.
+ */
+function outputOf(ctx: CliContext): OutputConfiguration {
+  const forced = colorForcedBy(ctx.env);
+  // Commander takes undefined as "80 columns", though its typings ask for a number.
+  const width = (s: Stream) => (s.isTTY ? s.columns : undefined) as number;
+  const colors = (s: Stream) => forced ?? (s.isTTY === true && s.hasColors?.() === true);
+  return {
+    writeOut: (s) => ctx.stdout.write(s),
+    writeErr: (s) => ctx.stderr.write(s),
+    getOutHelpWidth: () => width(ctx.stdout),
+    getErrHelpWidth: () => width(ctx.stderr),
+    getOutHasColors: () => colors(ctx.stdout),
+    getErrHasColors: () => colors(ctx.stderr),
+  };
+}
+
+/** Commander's reading of NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE: on, off, or the stream decides. */
+function colorForcedBy(env: NodeJS.ProcessEnv): boolean | undefined {
+  if (env.NO_COLOR || env.FORCE_COLOR === '0' || env.FORCE_COLOR === 'false') return false;
+  if (env.FORCE_COLOR || env.CLICOLOR_FORCE !== undefined) return true;
+  return undefined;
 }
 
 function allCommands(cmd: Command): Command[] {
@@ -86,6 +112,7 @@ function allCommands(cmd: Command): Command[] {
  */
 export async function main(argv: string[], overrides: Partial<CliContext> = {}): Promise<number> {
   const ctx: CliContext = {
+    stdin: process.stdin,
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,

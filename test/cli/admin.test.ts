@@ -1,5 +1,5 @@
 import t from 'tap';
-import { killIfAlive, wfx } from '../helpers/cli.js';
+import { startDaemon, wfxIn } from '../helpers/cli.js';
 
 const FLOW = (name: string) => `processId: 4d5e6f70-8192-4aa3-8c4d-5e6f708192a3
 name: ${name}
@@ -13,13 +13,8 @@ const PID = '4d5e6f70-8192-4aa3-8c4d-5e6f708192a3';
 
 t.test('the rest of the commands, against a real daemon', async (t) => {
   const cwd = t.testdir({ 'v1.yaml': FLOW('One'), 'v2.yaml': FLOW('Two') });
-  const started = await wfx(['daemon', 'start', '--port', '0', '--json'], { cwd });
-  const info = JSON.parse(started.stdout) as { pid: number };
-  t.teardown(async () => {
-    await wfx(['daemon', 'stop'], { cwd });
-    killIfAlive(info.pid);
-  });
-  const run = (...args: string[]) => wfx(args, { cwd });
+  await startDaemon(t, { cwd });
+  const run = (...args: string[]) => wfxIn(args, { cwd });
 
   t.equal((await run('flow', 'publish', 'v1.yaml')).code, 0);
   t.match((await run('flow', 'publish', 'v2.yaml')).stdout, /Two version 2 active in PRODUCTION/);
@@ -36,7 +31,7 @@ t.test('the rest of the commands, against a real daemon', async (t) => {
   t.equal(expired.code, 2, 'a key that would expire at once is refused as a validation error');
   t.match(expired.stderr, /^VALIDATION_ERROR: /);
   const key = JSON.parse((await run('keys', 'create', '--name', 'tmp', '--role', 'viewer', '--json')).stdout) as { keyId: string; apiKey: string };
-  const as = (...args: string[]) => wfx([...args, '--api-key', key.apiKey], { cwd });
+  const as = (...args: string[]) => wfxIn([...args, '--api-key', key.apiKey], { cwd });
   t.equal((await as('flow', 'list')).code, 0);
   t.match((await run('keys', 'suspend', key.keyId)).stdout, /SUSPENDED/);
   t.equal((await as('flow', 'list')).code, 5, 'a suspended key is refused');

@@ -4,7 +4,7 @@ import t from 'tap';
 import { ApiClient } from '../../src/cli/client.js';
 import { checkDataDir } from '../../src/daemon/check.js';
 import { isWfxError } from '../../src/shared/errors.js';
-import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 
 const ASK = `processId: 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b
 name: Ask
@@ -62,7 +62,7 @@ t.test('wfx daemon backup while starts go on: the copy holds every acknowledged 
   await someStarted;
   // Every start acknowledged before the request is sent must be in the copy.
   const acknowledged = [...during];
-  const res = await wfx(['daemon', 'backup', 'copy', '--json'], { cwd });
+  const res = await wfxIn(['daemon', 'backup', 'copy', '--json'], { cwd });
   backupDone = true;
   await loop;
   t.equal(res.code, 0, res.stderr);
@@ -94,7 +94,7 @@ t.test('wfx daemon backup while starts go on: the copy holds every acknowledged 
 t.test('wfx daemon backup: a one-line summary; refused targets leave everything as it was', async (t) => {
   const cwd = t.testdir({ full: { 'keep.txt': 'mine' }, 'a-file': 'x', empty: {} });
   await startDaemon(t, { cwd });
-  const run = (args: string[]) => wfx(args, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
 
   const human = await run(['daemon', 'backup', 'empty']);
   t.equal(human.code, 0, human.stderr);
@@ -131,7 +131,7 @@ t.test('POST /admin/backup: a system admin only, an absolute directory only', as
   t.equal(await codeOf(orgAdmin.post('/admin/backup', { directory: target })), 'FORBIDDEN', 'an organization admin');
   const viewer = as(await keyFor({ role: 'viewer', system: true }));
   t.equal(await codeOf(viewer.post('/admin/backup', { directory: target })), 'FORBIDDEN', 'a system viewer');
-  const orgRun = await wfx(['daemon', 'backup', target, '--api-key', orgAdmin.connection.apiKey!], { cwd });
+  const orgRun = await wfxIn(['daemon', 'backup', target, '--api-key', orgAdmin.connection.apiKey!], { cwd });
   t.equal(orgRun.code, 1);
   t.match(orgRun.stderr, /^FORBIDDEN: /);
   t.notOk((await readdir(cwd)).includes('copy'), 'nothing written');

@@ -2,14 +2,14 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { History } from '../../src/daemon/store/history.js';
-import { killIfAlive, wfx } from '../helpers/cli.js';
+import { killIfAlive, wfxIn } from '../helpers/cli.js';
 
 async function startStop(t: { teardown(fn: () => void): void }, dataDir: string): Promise<void> {
-  const res = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+  const res = await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
   if (res.code !== 0) throw new Error(`daemon start failed (${res.code}): ${res.stderr}`);
   const { pid } = JSON.parse(res.stdout) as { pid: number };
   t.teardown(() => killIfAlive(pid));
-  const stop = await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+  const stop = await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
   if (stop.code !== 0) throw new Error(`daemon stop failed (${stop.code}): ${stop.stderr}`);
 }
 
@@ -18,7 +18,7 @@ t.test('a start over a data directory that lost its snapshot is refused, bootstr
   await startStop(t, dataDir);
   const key = await readFile(join(dataDir, 'bootstrap.key'), 'utf8');
   await rm(join(dataDir, 'snapshot.json'));
-  const res = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+  const res = await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
   if (res.code === 0) t.teardown(() => killIfAlive((JSON.parse(res.stdout) as { pid: number }).pid));
   t.equal(res.code, 1, 'refused');
   t.match(res.stderr, /DATA_DIR_DAMAGED/);
@@ -37,7 +37,7 @@ t.test('a start over history whose snapshot, manifest and journal are all gone i
   await rm(join(dataDir, 'snapshot.json'));
   await rm(join(dataDir, 'store.manifest'));
   await rm(join(dataDir, 'journal'), { recursive: true });
-  const res = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+  const res = await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
   if (res.code === 0) t.teardown(() => killIfAlive((JSON.parse(res.stdout) as { pid: number }).pid));
   t.equal(res.code, 1, 'refused');
   t.match(res.stderr, /DATA_DIR_DAMAGED/);
@@ -48,10 +48,10 @@ t.test('a start over history whose snapshot, manifest and journal are all gone i
 t.test('wfx daemon check: exit 0 on a clean directory, 1 with every finding named on a damaged one', async (t) => {
   const dataDir = join(t.testdir(), 'data');
   await startStop(t, dataDir);
-  const clean = await wfx(['daemon', 'check', '--data-dir', dataDir, '--json']);
+  const clean = await wfxIn(['daemon', 'check', '--data-dir', dataDir, '--json']);
   t.equal(clean.code, 0, clean.stderr);
   t.same(JSON.parse(clean.stdout), { dataDir, ok: true, findings: [] });
-  const human = await wfx(['daemon', 'check', '--data-dir', dataDir]);
+  const human = await wfxIn(['daemon', 'check', '--data-dir', dataDir]);
   t.equal(human.code, 0);
 
   const snapshot = join(dataDir, 'snapshot.json');
@@ -59,7 +59,7 @@ t.test('wfx daemon check: exit 0 on a clean directory, 1 with every finding name
   const segment = join(dataDir, 'journal', (await readdir(join(dataDir, 'journal')))[0]!);
   await writeFile(segment, `00000000 5 5 {}\n`);
   const before = await readFile(segment);
-  const damaged = await wfx(['daemon', 'check', '--data-dir', dataDir, '--json']);
+  const damaged = await wfxIn(['daemon', 'check', '--data-dir', dataDir, '--json']);
   t.equal(damaged.code, 1);
   const report = JSON.parse(damaged.stdout) as { ok: boolean; findings: Array<{ code: string; file: string; offset?: number }> };
   t.equal(report.ok, false);
@@ -68,7 +68,7 @@ t.test('wfx daemon check: exit 0 on a clean directory, 1 with every finding name
     { code: 'JOURNAL_CORRUPT', file: segment, offset: 0 },
   ]);
   t.same(await readFile(segment), before, 'check changed nothing');
-  const text = await wfx(['daemon', 'check', '--data-dir', dataDir]);
+  const text = await wfxIn(['daemon', 'check', '--data-dir', dataDir]);
   t.equal(text.code, 1);
   t.match(text.stdout, /^SNAPSHOT_CORRUPT: .*snapshot\.json/m);
   t.match(text.stdout, /^JOURNAL_CORRUPT: .*\.wal at byte 0/m);
@@ -76,12 +76,12 @@ t.test('wfx daemon check: exit 0 on a clean directory, 1 with every finding name
 
 t.test('wfx daemon check refuses a directory a live daemon holds', async (t) => {
   const dataDir = join(t.testdir(), 'data');
-  const res = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+  const res = await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
   t.equal(res.code, 0, res.stderr);
   const { pid } = JSON.parse(res.stdout) as { pid: number };
   t.teardown(() => killIfAlive(pid));
-  const check = await wfx(['daemon', 'check', '--data-dir', dataDir]);
+  const check = await wfxIn(['daemon', 'check', '--data-dir', dataDir]);
   t.equal(check.code, 1);
   t.match(check.stderr, /^DATA_DIR_LOCKED: /);
-  await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+  await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
 });

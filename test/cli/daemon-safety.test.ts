@@ -1,7 +1,7 @@
 import t from 'tap';
 import { parseReplayWindow, safetyOptions } from '../../src/cli/daemon-options.js';
 import type { CliContext } from '../../src/cli/context.js';
-import { wfx } from '../helpers/cli.js';
+import { wfxIn } from '../helpers/cli.js';
 
 const ctx = (env: NodeJS.ProcessEnv) => ({ env }) as CliContext;
 
@@ -20,6 +20,6 @@ t.test('--http-deny/--http-allow: a flag, else WFX_HTTP_DENY/WFX_HTTP_ALLOW; a m
 
 t.test('wfx daemon start refuses a malformed --http-deny or --webhook-replay-window before starting', async (t) => {
   const cwd = t.testdir({});
-  t.equal((await wfx(['daemon', 'start', '--port', '0', '--http-deny', 'nope'], { cwd })).code, 2);
-  t.equal((await wfx(['daemon', 'start', '--port', '0', '--webhook-replay-window', '0s'], { cwd })).code, 2);
+  t.equal((await wfxIn(['daemon', 'start', '--port', '0', '--http-deny', 'nope'], { cwd })).code, 2);
+  t.equal((await wfxIn(['daemon', 'start', '--port', '0', '--webhook-replay-window', '0s'], { cwd })).code, 2);
 });

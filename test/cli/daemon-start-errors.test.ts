@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { startDaemon, wfx, WFX_BIN, type CliResult } from '../helpers/cli.js';
+import { startDaemon, wfx, wfxIn, WFX_BIN, type CliResult } from '../helpers/cli.js';
 
 /** A foreseeable start failure: its code first on stderr, a hint, exit 1, and nothing that reads as a bug. */
 function refusedWith(t: Test, res: CliResult, code: string, what: string): void {
@@ -38,7 +38,7 @@ t.test('a data directory under a regular file: DATA_DIR_INVALID, foreground and 
   const root = t.testdir({ file: 'not a directory' });
   const dataDir = join(root, 'file', 'data');
   refusedWith(t, await wfx(['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir]), 'DATA_DIR_INVALID', 'foreground');
-  refusedWith(t, await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir]), 'DATA_DIR_INVALID', 'background');
+  refusedWith(t, await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir]), 'DATA_DIR_INVALID', 'background');
 });
 
 t.test('a read-only data directory: DATA_DIR_INVALID, foreground and background', async (t) => {
@@ -61,8 +61,8 @@ t.test('a read-only data directory: DATA_DIR_INVALID, foreground and background'
 t.test('a port another listener holds: PORT_IN_USE naming the address and the holder, foreground and background', async (t) => {
   const port = await holdPort(t);
   const dataDir = join(t.testdir({}), 'data');
-  for (const [what, extra] of [['foreground', ['--foreground']], ['background', []]] as const) {
-    const res = await wfx(['daemon', 'start', ...extra, '--port', String(port), '--data-dir', dataDir]);
+  for (const [what, extra, runner] of [['foreground', ['--foreground'], wfx], ['background', [], wfxIn]] as const) {
+    const res = await runner(['daemon', 'start', ...extra, '--port', String(port), '--data-dir', dataDir]);
     refusedWith(t, res, 'PORT_IN_USE', what);
     t.match(res.stderr, `127.0.0.1:${port}`, `${what}: names the address`);
     if (process.platform === 'linux') t.match(res.stderr, `pid ${process.pid}`, `${what}: names the process that holds it`);
@@ -75,7 +75,7 @@ t.test('wfx dev: a taken port is PORT_IN_USE, a --port that is no port a usage e
   const res = await wfx(['dev', '--port', String(port)], { cwd });
   refusedWith(t, res, 'PORT_IN_USE', 'wfx dev');
   for (const bad of ['abc', '70000']) {
-    const usage = await wfx(['dev', '--port', bad], { cwd });
+    const usage = await wfxIn(['dev', '--port', bad], { cwd });
     t.equal(usage.code, 2, `--port ${bad}: exit 2`);
     t.notMatch(usage.stderr, /INTERNAL_ERROR|This is a bug/, `--port ${bad}: not a bug`);
   }
@@ -86,10 +86,10 @@ t.test('a port another wfx daemon holds: PORT_IN_USE says which daemon', async (
   const first = join(root, 'first');
   const running = await startDaemon(t, { dataDir: first });
   const port = new URL(running.url).port;
-  const res = await wfx(['daemon', 'start', '--port', port, '--data-dir', join(root, 'second')]);
+  const res = await wfxIn(['daemon', 'start', '--port', port, '--data-dir', join(root, 'second')]);
   refusedWith(t, res, 'PORT_IN_USE', 'background');
   if (process.platform === 'linux') t.match(res.stderr, `wfx daemon (pid ${running.pid}) of data directory ${first}`);
-  t.equal((await wfx(['daemon', 'status', '--data-dir', first])).code, 0, 'the first daemon still runs');
+  t.equal((await wfxIn(['daemon', 'status', '--data-dir', first])).code, 0, 'the first daemon still runs');
 });
 
 t.test('a --host that is not an address of this machine: LISTEN_FAILED (refused by bind, nothing is sent)', async (t) => {

@@ -6,7 +6,8 @@ import { createInterface } from 'node:readline';
 import t from 'tap';
 import { lockOwnerPid } from '../../src/daemon/store/lock.js';
 import { encodeManifest, markOf, readManifest } from '../../src/daemon/store/manifest.js';
-import { killIfAlive, wfx, WFX_BIN } from '../helpers/cli.js';
+import { killIfAlive, wfx, wfxIn, WFX_BIN } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 
 interface Info {
   pid: number;
@@ -15,8 +16,9 @@ interface Info {
   dataDir: string;
 }
 
-async function start(t: { teardown(fn: () => void): void }, dataDir: string): Promise<Info> {
-  const res = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+/** Starts a background daemon on `dataDir`: by a real `wfx` process when `real`, else in-process. */
+async function start(t: { teardown(fn: () => void): void }, dataDir: string, real = false): Promise<Info> {
+  const res = await (real ? wfx : wfxIn)(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
   if (res.code !== 0) throw new Error(`daemon start failed (${res.code}): ${res.stderr}`);
   const info = JSON.parse(res.stdout) as Info;
   t.teardown(() => killIfAlive(info.pid));
@@ -25,7 +27,7 @@ async function start(t: { teardown(fn: () => void): void }, dataDir: string): Pr
 
 t.test('start, status, health, stop: the daemon lifecycle over real processes', async (t) => {
   const dataDir = join(t.testdir(), 'data');
-  const info = await start(t, dataDir);
+  const info = await start(t, dataDir, true);
   t.match(info, { url: /^http:\/\/127\.0\.0\.1:\d+$/, dataDir, startedAt: String });
 
   const health = await fetch(`${info.url}/health`);
@@ -65,7 +67,7 @@ t.test('first start creates a 0600 bootstrap key, never logged, in a 0700 data d
   t.equal((await stat(keyFile)).mode & 0o777, 0o600);
   const key = (await readFile(keyFile, 'utf8')).trim();
   t.match(key, /^apk_[a-z0-9]{16}_[A-Za-z0-9_-]{43}$/);
-  await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+  await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
   for (const name of await readdir(join(dataDir, 'logs'))) {
     const text = await readFile(join(dataDir, 'logs', name), 'utf8');
     t.notMatch(text, key.slice('apk_'.length + 16 + 1), `the secret is not in logs/${name}`);
@@ -81,15 +83,15 @@ t.test('after kill -9 the stale lock does not block a restart, and state is kept
   const first = await start(t, dataDir);
   const key = await readFile(join(dataDir, 'bootstrap.key'), 'utf8');
   process.kill(first.pid, 'SIGKILL');
-  // The daemon is not our child, so no exit event: wait (bounded) until the kernel says it is gone.
-  for (let i = 0; i < 500 && (await lockOwnerPid(dataDir)) !== null; i++) await new Promise((r) => setTimeout(r, 20));
+  // The daemon is not our child, so no exit event: look until the kernel says it is gone.
+  await eventually('the killed daemon is gone', async () => (await lockOwnerPid(dataDir)) === null);
   t.equal(await lockOwnerPid(dataDir), null, 'the killed daemon is gone, its lock left behind');
   t.ok((await readdir(dataDir)).includes('daemon.lock'), 'a stale lock file is there');
   const second = await start(t, dataDir);
   t.not(second.pid, first.pid);
   t.equal(await readFile(join(dataDir, 'bootstrap.key'), 'utf8'), key, 'not bootstrapped twice: the store kept its state');
   t.equal((await fetch(`${second.url}/health`)).status, 200);
-  t.equal((await wfx(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
+  t.equal((await wfxIn(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
 });
 
 t.test('a background daemon gets its V8 flags: the old generation sized for its snapshot when that is large', async (t) => {
@@ -99,7 +101,7 @@ t.test('a background daemon gets its V8 flags: the old generation sized for its 
   const cmdline = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
   const first = await start(t, dataDir);
   if (process.platform === 'linux') t.ok((await cmdline(first.pid)).includes(young) && !(await cmdline(first.pid)).some((a) => a.startsWith('--initial-old-space-size')), 'a first start: the young generation set, not the old');
-  t.equal((await wfx(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
+  t.equal((await wfxIn(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
   const snapshot = join(dataDir, 'snapshot.json');
   await appendFile(snapshot, ' '.repeat(32 * 2 ** 20));
   const size = (await stat(snapshot)).size;
@@ -109,7 +111,7 @@ t.test('a background daemon gets its V8 flags: the old generation sized for its 
   const second = await start(t, dataDir);
   if (process.platform === 'linux') t.ok((await cmdline(second.pid)).includes(`--initial-old-space-size=${Math.ceil((3 * size) / 2 ** 20)}`), 'a restart on the large snapshot: the old generation set');
   t.equal((await fetch(`${second.url}/health`)).status, 200);
-  t.equal((await wfx(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
+  t.equal((await wfxIn(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
 });
 
 t.test('foreground: readable output, Ctrl-C stops gracefully with exit 0', async (t) => {
@@ -135,11 +137,11 @@ t.test('foreground: readable output, Ctrl-C stops gracefully with exit 0', async
 });
 
 t.test('usage errors exit 2', async (t) => {
-  const bad = await wfx(['daemon', 'start', '--port', '99999']);
+  const bad = await wfxIn(['daemon', 'start', '--port', '99999']);
   t.equal(bad.code, 2);
   t.match(bad.stderr, /port number/);
-  t.equal((await wfx(['no-such-command'])).code, 2);
-  const help = await wfx(['daemon', '--help']);
+  t.equal((await wfxIn(['no-such-command'])).code, 2);
+  const help = await wfxIn(['daemon', '--help']);
   t.equal(help.code, 0);
   t.match(help.stdout, /start[\s\S]*stop[\s\S]*status/);
 });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { wfx } from '../helpers/cli.js';
+import { wfxIn } from '../helpers/cli.js';
 
 /**
  * Snapshots of `wfx --help` and of every command's help: a change to the CLI's interface shows
@@ -54,7 +54,7 @@ const COMMANDS = [
 
 t.test('help of every command', async (t) => {
   for (const cmd of COMMANDS) {
-    const res = await wfx([...cmd, '--help']);
+    const res = await wfxIn([...cmd, '--help']);
     t.equal(res.code, 0, `wfx ${cmd.join(' ')} --help exits 0`);
     t.matchSnapshot(res.stdout, `wfx ${cmd.join(' ')} --help`);
   }
@@ -62,6 +62,6 @@ t.test('help of every command', async (t) => {
 
 t.test('every command\'s help shows an example', async (t) => {
   for (const cmd of COMMANDS.filter((c) => c.length > 0)) {
-    t.match((await wfx([...cmd, '--help'])).stdout, /Examples?:\n  \$ .*wfx /, `wfx ${cmd.join(' ')}`);
+    t.match((await wfxIn([...cmd, '--help'])).stdout, /Examples?:\n  \$ .*wfx /, `wfx ${cmd.join(' ')}`);
   }
 });

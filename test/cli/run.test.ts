@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t, { type Test } from 'tap';
-import { killIfAlive, startDaemon, wfx, WFX_BIN } from '../helpers/cli.js';
+import { killIfAlive, startDaemon, wfx, wfxIn, WFX_BIN } from '../helpers/cli.js';
 
 const WAITS = `processId: 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d
 name: Approve
@@ -18,11 +18,11 @@ nodes:
 `;
 const PID = '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
 
-/** A daemon on a fresh data dir, in `cwd`, with the flow published; commands run in `cwd`. */
+/** A daemon on a fresh data dir, in `cwd`, with the flow published; commands run in `cwd`, in-process. */
 async function setup(t: Test) {
   const cwd = t.testdir({ 'approve.yaml': WAITS });
   const info = await startDaemon(t, { cwd });
-  const run = (args: string[], env: NodeJS.ProcessEnv = {}) => wfx(args, { cwd, env });
+  const run = (args: string[], env: NodeJS.ProcessEnv = {}) => wfxIn(args, { cwd, env });
   const published = await run(['flow', 'publish', 'approve.yaml']);
   if (published.code !== 0) throw new Error(published.stderr);
   return { cwd, info, run };
@@ -144,7 +144,9 @@ t.test('credentials: --api-key, then WFX_API_KEY, then wfx login, then bootstrap
   const home = { XDG_CONFIG_HOME: join(cwd, 'config') };
   // keys list needs ADMIN: the bootstrap key passes, the viewer is 403 (exit 1), a bad key 401 (exit 5).
   t.equal((await run(['keys', 'list'], home)).code, 0, 'bootstrap.key when nothing else is given');
-  const login = await run(['login', '--api-key', viewer], home);
+  // A real process: the OS keyring library reads the process's own environment, and the
+  // helper gives a child no D-Bus session, so `wfx login` never writes to the user's keyring.
+  const login = await wfx(['login', '--api-key', viewer], { cwd, env: home });
   t.equal(login.code, 0);
   t.match(login.stdout, /kept in .*credentials\.json \(no OS keyring service answered\)/, 'no keyring here: a file, and it says so');
   t.equal((await run(['keys', 'list'], home)).code, 1, 'the login key wins over bootstrap.key');
@@ -157,7 +159,7 @@ t.test('credentials: --api-key, then WFX_API_KEY, then wfx login, then bootstrap
 });
 
 t.test('wfx tui without a terminal says it needs one, exit 2', async (t) => {
-  const res = await wfx(['tui']);
+  const res = await wfxIn(['tui']);
   t.equal(res.code, 2);
   t.match(res.stderr, /USAGE_ERROR: wfx tui needs a terminal/);
 });

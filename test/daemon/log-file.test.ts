@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { LogFile } from '../../src/daemon/log-file.js';
+import { eventually } from '../helpers/eventually.js';
 
 async function tempDir(t: Test): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'wfx-logfile-'));
@@ -82,7 +83,7 @@ t.test('the timer writes held lines without a flush call', async (t) => {
   const log = new LogFile(path, { intervalMs: 5 });
   t.teardown(() => log.close());
   log.write('by the timer\n');
-  // Bounded wait for the interval to fire: polls the file, gives up after 2 s.
-  for (let i = 0; i < 400 && (await readFile(path, 'utf8')) === ''; i++) await new Promise((r) => setTimeout(r, 5));
+  // The interval fires on its own: look at the file until it holds the line.
+  await eventually('the timer wrote the line', async () => (await readFile(path, 'utf8')) !== '');
   t.equal(await readFile(path, 'utf8'), 'by the timer\n');
 });

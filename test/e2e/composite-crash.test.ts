@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { startDaemon, wfx } from '../helpers/cli.js';
+import { startDaemon, wfxIn } from '../helpers/cli.js';
 import { readSse } from '../helpers/sse.js';
 
 const FLOW = `processId: 6b2e4c1a-8d3f-4a5b-9c7e-1f2a3b4c5d6e
@@ -86,5 +86,5 @@ t.test('kill -9 in the middle of a loop, and while a child runs under an armed b
     'the boundary cancelled the subprocess node and took its path',
   );
   t.equal((await d.call('GET', `/process/instance/${child}`)).body.stateCd, 3, 'the child under it was cancelled');
-  await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+  await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
 });

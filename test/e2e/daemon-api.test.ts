@@ -1,17 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { killIfAlive, wfx } from '../helpers/cli.js';
+import { killIfAlive, wfxIn } from '../helpers/cli.js';
 import { ACTORS, MATRIX_FLOW, runMatrix, type Actor } from '../helpers/permission-matrix.js';
 
 /** A started daemon process (real HTTP), its URL and bootstrap (system admin) key. */
 async function daemon(t: Test) {
   const dataDir = join(t.testdir(), 'data');
-  const res = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+  const res = await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
   if (res.code !== 0) throw new Error(res.stderr);
   const info = JSON.parse(res.stdout) as { pid: number; url: string };
   t.teardown(async () => {
-    await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+    await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
     killIfAlive(info.pid);
   });
   const bootstrap = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
@@ -93,7 +93,7 @@ t.test('a run end to end over HTTP: start, wait, answer, completed, read from hi
   t.equal(done.status, 200, 'still serving after the burst');
   t.equal((await d.call(null, { method: 'GET', url: '/health' })).status, 200);
   // Every authenticated request is in the daemon log with its key id and outcome, never the secret.
-  t.equal((await wfx(['daemon', 'stop', '--data-dir', d.dataDir])).code, 0, 'stopped (which flushes the log)');
+  t.equal((await wfxIn(['daemon', 'stop', '--data-dir', d.dataDir])).code, 0, 'stopped (which flushes the log)');
   const log = await readFile(join(d.dataDir, 'logs', 'daemon.log'), 'utf8');
   const keyId = key.slice('apk_'.length, 'apk_'.length + 16);
   const lines = log.split('\n').filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l) as { keyId?: string; status: number; route: string; level: number; reqId: string; method: string; ms: number; time: number; pid: number });

@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
-import { killIfAlive, startDaemon, wfx } from '../helpers/cli.js';
+import { killIfAlive, startDaemon, wfxIn } from '../helpers/cli.js';
 
 // One real daemon over real HTTP for every case: untrusted JSON nested too deep never stops it
 // and never leaves an execution stuck (issue #34, items 1, 2 and 9).
@@ -48,7 +48,7 @@ nodes:
 
 const cwd = t.testdir(FLOWS);
 const info = await startDaemon(t, { cwd });
-const run = (args: string[]) => wfx(args, { cwd });
+const run = (args: string[]) => wfxIn(args, { cwd });
 const bootstrap = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
 
 /** A request to the daemon with a raw JSON body; the answer's status and parsed body. */
@@ -138,13 +138,13 @@ t.test('a loop nesting a variable in itself fails its node with DATA_TOO_DEEP; t
 
 t.test('--max-json-depth sets the limit; a value that is not a whole number from 1 is a usage error', async (t) => {
   const dataDir = join(t.testdir(), 'data');
-  const bad = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--max-json-depth', '0']);
+  const bad = await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--max-json-depth', '0']);
   t.equal(bad.code, 2, 'exit 2 (usage)');
-  const started = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json', '--max-json-depth', '3']);
+  const started = await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json', '--max-json-depth', '3']);
   t.equal(started.code, 0, started.stderr);
   const small = JSON.parse(started.stdout) as { pid: number; url: string };
   t.teardown(async () => {
-    await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+    await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
     killIfAlive(small.pid);
   });
   const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { startDaemon, wfx } from '../helpers/cli.js';
+import { startDaemon, wfxIn } from '../helpers/cli.js';
 
 const PID = '88888888-8888-4888-8888-888888888888';
 const FLOW = `processId: ${PID}
@@ -30,7 +30,7 @@ async function localServer(t: Test): Promise<string> {
 async function daemonWith(t: Test, args: string[] = []) {
   const cwd = t.testdir({ 'call.yaml': FLOW });
   const info = await startDaemon(t, { cwd, args });
-  const run = (a: string[]) => wfx(a, { cwd });
+  const run = (a: string[]) => wfxIn(a, { cwd });
   t.equal((await run(['flow', 'publish', 'call.yaml'])).code, 0);
   const call = async (url: string) => {
     const res = await run(['run', PID, '--data', JSON.stringify({ target: url }), '--wait', '--json']);

@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import t from 'tap';
-import { startDaemon, wfx, WFX_BIN } from '../helpers/cli.js';
+import { startDaemon, wfxIn } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 import { HAVE_DOVECOT, mail, startImapServer } from '../helpers/imap-server.js';
 
 const SCHEDULED = `processId: 8a9b0c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d
@@ -24,7 +23,7 @@ nodes:
 t.test('wfx daemon status shows every trigger: a schedule with its next fire, a webhook failing on a bad signature', async (t) => {
   const cwd = t.testdir({ 'new-year.yaml': SCHEDULED, 'on-push.yaml': HOOKED, 'push.json': '{"ref":"main"}' });
   const info = await startDaemon(t, { cwd });
-  const run = (args: string[]) => wfx(args, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
   t.equal((await run(['webhooks', 'create', '--name', 'repo', '--provider', 'GITHUB'])).code, 0);
   for (const f of ['new-year.yaml', 'on-push.yaml']) t.equal((await run(['flow', 'publish', f])).code, 0, f);
 
@@ -44,10 +43,10 @@ t.test('wfx daemon status shows every trigger: a schedule with its next fire, a 
     body: '{"ref":"main"}',
   });
   t.equal(res.status, 200, 'the sender learns nothing');
-  let hook: Record<string, unknown> | undefined;
-  for (let i = 0; i < 100 && hook?.state !== 'failing'; i++) {
-    hook = (JSON.parse((await run(['daemon', 'status', '--json'])).stdout).triggers as Array<Record<string, unknown>>).find((h) => h.type === 'webhook');
-  }
+  const hook = await eventually('the webhook trigger says failing', async () => {
+    const seen = (JSON.parse((await run(['daemon', 'status', '--json'])).stdout).triggers as Array<Record<string, unknown>>).find((h) => h.type === 'webhook');
+    return seen?.state === 'failing' && seen;
+  });
   t.match(hook, { state: 'failing', lastError: /signature/ }, 'the refusal shows in trigger health');
   const human = await run(['daemon', 'status']);
   t.match(human.stdout, /TRIGGER\s+FLOW\s+ENV\s+STATE\s+LAST FIRE\s+NEXT FIRE\s+LAST ERROR/);
@@ -68,10 +67,9 @@ nodes:
 `,
   });
   await startDaemon(t, { cwd });
-  const run = (args: string[]) => wfx(args, { cwd });
-  const child = spawn(process.execPath, [WFX_BIN, 'email-connections', 'create', '--name', 'support', '--host', '127.0.0.1', '--port', String(imap.port), '--user', imap.user, '--password-stdin', '--no-tls'], { cwd, stdio: ['pipe', 'ignore', 'inherit'] });
-  child.stdin!.end(imap.password);
-  t.equal((await once(child, 'exit'))[0], 0, 'connection created');
+  const run = (args: string[]) => wfxIn(args, { cwd });
+  const created = await wfxIn(['email-connections', 'create', '--name', 'support', '--host', '127.0.0.1', '--port', String(imap.port), '--user', imap.user, '--password-stdin', '--no-tls'], { cwd, stdin: imap.password });
+  t.equal(created.code, 0, `connection created ${created.stderr}`);
   t.equal((await run(['flow', 'publish', 'support.yaml'])).code, 0);
 
   await imap.append(mail({ id: 'm1', subject: 'Weekly newsletter' }));
@@ -79,8 +77,11 @@ nodes:
   await imap.append(mail({ id: 'm2', subject: 'New ticket: printer on fire', from: 'dave@example.com' }));
   await imap.append(mail({ id: 'm3', subject: 'Another ticket' }));
   const ran = async () => JSON.parse((await run(['instances', 'list', '0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f', '--json'])).stdout) as Array<{ processInstanceId: string }>;
-  let items = await ran();
-  for (let i = 0; i < 200 && items.length < 2; i++) items = await ran();
+  // IDLE tells the trigger of new mail (the test server looks at its mailbox every second).
+  const items = await eventually('two executions started', async () => {
+    const seen = await ran();
+    return seen.length >= 2 && seen;
+  });
   t.equal(items.length, 2, 'two tickets started the flow: not the newsletter, not the repeated Message-ID');
   const outputs = await Promise.all(items.map(async (i) => JSON.parse((await run(['instances', 'get', i.processInstanceId, '--json'])).stdout).output as { subject: string }));
   t.same(outputs.map((o) => o.subject).sort(), ['Another ticket', 'New ticket: printer on fire']);

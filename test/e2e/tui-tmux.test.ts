@@ -1,11 +1,11 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { ApiClient } from '../../src/cli/client.js';
-import { startDaemon, wfx, WFX_BIN } from '../helpers/cli.js';
+import { startDaemon, wfxIn, WFX_BIN } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 
 /*
  * The TUI once for real: the built CLI in a tmux terminal (100x30) against a real daemon; keys
@@ -26,7 +26,7 @@ nodes:
 t.test('wfx tui in tmux: go to the tasks screen, answer the input node, the execution completes', { skip: !HAVE_TMUX && !process.env.CI && 'tmux is not installed (apt-get install tmux)' }, async (t) => {
   const cwd = t.testdir({ 'flow.yaml': FLOW });
   const info = await startDaemon(t, { cwd });
-  t.equal((await wfx(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
+  t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
   const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
   const client = new ApiClient({ url: info.url, apiKey: key, credentialSource: 'test' });
   const started = await client.post<{ processInstanceId: string }>('/process/start', { processId: '6f7a8b9c-0d1e-4f2a-9b3c-4d5e6f7a8b9c', data: { order: { id: 42, total: 39 } } });
@@ -38,15 +38,16 @@ t.test('wfx tui in tmux: go to the tasks screen, answer the input node, the exec
   const command = `env WFX_API_KEY='${key}' NO_COLOR=1 '${process.execPath}' '${WFX_BIN}' tui --url '${info.url}'`;
   await tmux('new-session', '-d', '-s', 'wfx', '-x', '100', '-y', '30', command);
   const screen = async () => (await tmux('capture-pane', '-p', '-t', 'wfx')).stdout;
-  /** Polls the pane (at most 15 s) until it matches. */
+  /** Looks at the pane until it matches; the error of a timeout shows the pane. */
   const paneMatching = async (re: RegExp): Promise<string> => {
     let last = '';
-    for (let i = 0; i < 300; i++) {
+    const matched = await eventually(`the pane matches ${re}`, async () => {
       last = await screen().catch((err: Error) => `capture-pane failed: ${err.message}`);
-      if (re.test(last)) return last;
-      await delay(50);
-    }
-    throw new Error(`the pane never matched ${re}; it shows:\n${last}`);
+      return re.test(last) && { pane: last };
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}; it shows:\n${last}`);
+    });
+    return matched.pane;
   };
   const keys = (...k: string[]) => tmux('send-keys', '-t', 'wfx', ...k);
 
@@ -70,6 +71,6 @@ t.test('wfx tui in tmux: go to the tasks screen, answer the input node, the exec
   t.equal(done.stateCd, 1, 'the execution completed');
   t.equal(done.data.inputValue, 'yes, ship it (q)', 'with the answer as its variable');
   await keys('q');
-  for (let i = 0; i < 100 && (await tmux('has-session', '-t', 'wfx').then(() => true, () => false)); i++) await delay(50);
-  t.notOk(await tmux('has-session', '-t', 'wfx').then(() => true, () => false), 'q quits the TUI (and its tmux session ends)');
+  const ended = await eventually('the tmux session ends', async () => !(await tmux('has-session', '-t', 'wfx').then(() => true, () => false)));
+  t.ok(ended, 'q quits the TUI (and its tmux session ends)');
 });

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { signDelivery, type Scheme } from '../../src/shared/webhooks/providers.js';
-import { startDaemon, wfx } from '../helpers/cli.js';
+import { startDaemon, wfxIn } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 
 const CASES = [
   { provider: 'GITHUB', flags: [], body: '{"action":"opened","number":1}', eventType: 'pull_request', timestamped: false },
@@ -31,7 +32,7 @@ nodes:
   }
   const cwd = t.testdir(files);
   const info = await startDaemon(t, { cwd });
-  const run = (args: string[]) => wfx(args, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
 
   for (const c of CASES) {
     const name = c.provider.toLowerCase();
@@ -60,11 +61,10 @@ nodes:
     if (c.provider === 'GITHUB') sent.push(await send(other, sign(other, new Date(), `${name}-4`, 'issues'))); // filtered out
     t.ok(sent.every((s) => s === 200), `${c.provider}: every delivery answered 200, whatever happened`);
 
-    let log: Array<{ signatureOk: boolean; reason: string | null; startedInstanceIds: string[]; pending?: boolean }> = [];
-    for (let i = 0; i < 100; i++) {
-      log = JSON.parse((await run(['webhooks', 'deliveries', name, '--json'])).stdout);
-      if (log.length === sent.length && log.every((d) => !d.pending)) break;
-    }
+    const log = await eventually(`${c.provider}: every delivery is processed`, async () => {
+      const seen = JSON.parse((await run(['webhooks', 'deliveries', name, '--json'])).stdout) as Array<{ signatureOk: boolean; reason: string | null; startedInstanceIds: string[]; pending?: boolean }>;
+      return seen.length === sent.length && seen.every((d) => !d.pending) && seen;
+    });
     const reasons = log.map((d) => d.reason ?? 'started');
     t.equal(log.filter((d) => d.startedInstanceIds.length > 0).length, 1, `${c.provider}: exactly one delivery started the flow`);
     t.ok(reasons.some((r) => /duplicate/.test(r)), `${c.provider}: the replay is a duplicate`);

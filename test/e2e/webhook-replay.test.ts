@@ -1,6 +1,7 @@
 import t from 'tap';
 import { signDelivery } from '../../src/shared/webhooks/providers.js';
-import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 
 const SECRET = 'secret-of-repo';
 const FLOW = `processId: 00000000-0000-4000-8000-00000000c007
@@ -22,10 +23,10 @@ interface Delivery {
 t.test('GitHub: a delivery replayed byte for byte after 1,001 others, and after a restart, starts nothing', async (t) => {
   const cwd = t.testdir({ 'push.yaml': FLOW });
   let info = await startDaemon(t, { cwd });
-  const created = await wfx(['webhooks', 'create', '--name', 'repo', '--provider', 'GITHUB', '--secret', SECRET, '--json'], { cwd });
+  const created = await wfxIn(['webhooks', 'create', '--name', 'repo', '--provider', 'GITHUB', '--secret', SECRET, '--json'], { cwd });
   t.equal(created.code, 0, created.stderr);
   const path = new URL((JSON.parse(created.stdout) as { endpoints: Array<{ url: string }> }).endpoints[0]!.url, info.url).pathname;
-  t.equal((await wfx(['flow', 'publish', 'push.yaml'], { cwd })).code, 0);
+  t.equal((await wfxIn(['flow', 'publish', 'push.yaml'], { cwd })).code, 0);
 
   const signed = (body: string, eventId: string, eventType: string) => ({ body, headers: signDelivery({ provider: 'GITHUB', authType: 'HMAC' }, SECRET, Buffer.from(body), new Date(), { eventId, eventType }) });
   const send = async (d: { body: string; headers: Record<string, string> }) => {
@@ -36,11 +37,10 @@ t.test('GitHub: a delivery replayed byte for byte after 1,001 others, and after 
   /** The newest delivery once it is processed and carries `eventId` (deliveries are processed in order). */
   const processed = async (eventId: string): Promise<Delivery> => {
     const client = await adminClient(cwd, info.url);
-    for (let i = 0; i < 2000; i++) {
+    return eventually(`delivery ${eventId} is processed`, async () => {
       const { items } = await client.get<{ items: Delivery[] }>('/admin/webhooks/repo/deliveries');
-      if (items.length > 0 && !items.some((d) => d.pending) && items[0]!.eventId === eventId) return items[0]!;
-    }
-    throw new Error(`delivery ${eventId} was not processed`);
+      return items.length > 0 && !items.some((d) => d.pending) && items[0]!.eventId === eventId && items[0]!;
+    });
   };
 
   const d0 = signed('{"ref":"refs/heads/main","after":"c0ffee"}', 'delivery-0', 'push');
@@ -53,7 +53,7 @@ t.test('GitHub: a delivery replayed byte for byte after 1,001 others, and after 
   await send(d0);
   t.match(await processed('delivery-0'), { startedInstanceIds: [], reason: /duplicate/ }, 'replayed after 1,001 deliveries: a duplicate');
 
-  t.equal((await wfx(['daemon', 'stop'], { cwd })).code, 0);
+  t.equal((await wfxIn(['daemon', 'stop'], { cwd })).code, 0);
   info = await startDaemon(t, { cwd });
   await send(d0);
   t.match(await processed('delivery-0'), { startedInstanceIds: [], reason: /duplicate/ }, 'replayed after a restart: a duplicate');

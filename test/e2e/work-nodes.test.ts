@@ -2,13 +2,13 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { startDaemon, wfx } from '../helpers/cli.js';
+import { startDaemon, wfxIn } from '../helpers/cli.js';
 
 /** A daemon on a fresh data dir, in `cwd`; commands run in `cwd` (they find the daemon there). */
 async function setup(t: Test, files: Record<string, string>) {
   const cwd = t.testdir(files);
   const info = await startDaemon(t, { cwd });
-  return { info, run: (args: string[]) => wfx(args, { cwd }) };
+  return { info, run: (args: string[]) => wfxIn(args, { cwd }) };
 }
 
 /** A flow running `body`; a short timeout (300ms) unless a script must run into another limit first. */

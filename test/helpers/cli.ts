@@ -1,8 +1,12 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ApiClient } from '../../src/cli/client.js';
+import { main } from '../../src/cli/main.js';
 
 /** The built CLI entry point, as users run it. */
 export const WFX_BIN = fileURLToPath(new URL('../../../bin/wfx.js', import.meta.url));
@@ -11,6 +15,35 @@ export interface CliResult {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;
+}
+
+/** How a test runs one `wfx` command: its directory, variables over this process's, its stdin. */
+export interface CliOptions {
+  readonly cwd?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Standard input of the command (default: empty). */
+  readonly stdin?: string;
+}
+
+/**
+ * A config directory of this test process's own (XDG_CONFIG_HOME), so no command reads or writes
+ * the user's `wfx login` credentials; removed at exit. A test may pass its own.
+ */
+let configHome: string | null = null;
+function testConfigHome(): string {
+  configHome ??= mkdtempSync(join(tmpdir(), 'wfx-config-'));
+  return configHome;
+}
+process.once('exit', () => {
+  if (configHome) rmSync(configHome, { recursive: true, force: true });
+});
+
+/**
+ * The environment of a command: this process's, no colour, a config dir of the test's own and
+ * no D-Bus session (a real process then finds no OS keyring and never touches the user's).
+ */
+function commandEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
+  return { ...process.env, NO_COLOR: '1', XDG_CONFIG_HOME: testConfigHome(), DBUS_SESSION_BUS_ADDRESS: 'disabled:', ...env };
 }
 
 /**
@@ -29,29 +62,62 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-/** Runs `wfx ...args` as a child process and collects its exit code and output. */
-export function wfx(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
-  return run(args, options).then((res) => {
-    // Note a daemon started in the background, so it never outlives this process.
-    if (args[0] === 'daemon' && args[1] === 'start' && res.code === 0) {
-      const pid = /"pid": (\d+)/.exec(res.stdout)?.[1] ?? /\(pid (\d+)\)/.exec(res.stdout)?.[1];
-      if (pid) startedDaemons.add(Number(pid));
-    }
-    return res;
-  });
+/**
+ * Runs `wfx ...args` as a child process, as users run it, and collects its exit code and output.
+ * For what only a real process shows (bin/wfx.js's exit codes, signals, a foreground daemon);
+ * everything else runs in-process with `wfxIn`.
+ */
+export function wfx(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return run(args, options).then((res) => noteStarted(args, res));
 }
 
-function run(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [WFX_BIN, ...args],
-      { cwd: options.cwd, env: { ...process.env, NO_COLOR: '1', ...options.env }, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
+/**
+ * Runs `wfx ...args` in this process through `main()`, with its own context (stdout and stderr
+ * captured, `env` over this process's, `cwd`, `stdin`), and resolves to what the child process
+ * would give: the exit code, and for an unexpected error the stack and exit 70 as bin/wfx.js
+ * prints them. Never changes process.env, process.exitCode or the working directory.
+ */
+export async function wfxIn(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const sink = (append: (s: string) => void) =>
+    new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        append(chunk.toString());
+        done();
       },
-    );
+    });
+  const stdin = Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]);
+  const code = await main(['node', WFX_BIN, ...args], {
+    stdin,
+    stdout: sink((s) => (stdout += s)),
+    stderr: sink((s) => (stderr += s)),
+    env: commandEnv(options.env),
+    cwd: options.cwd ?? process.cwd(),
+    binPath: WFX_BIN,
+  }).catch((err: unknown) => {
+    stderr += `INTERNAL_ERROR: ${err instanceof Error && err.stack ? err.stack : String(err)}\nThis is a bug in wfx; please report it.\n`;
+    return 70;
+  });
+  return noteStarted(args, { code, stdout, stderr });
+}
+
+/** Notes a daemon started in the background, so it never outlives this process. */
+function noteStarted(args: readonly string[], res: CliResult): CliResult {
+  if (args[0] === 'daemon' && args[1] === 'start' && res.code === 0) {
+    const pid = /"pid": (\d+)/.exec(res.stdout)?.[1] ?? /\(pid (\d+)\)/.exec(res.stdout)?.[1];
+    if (pid) startedDaemons.add(Number(pid));
+  }
+  return res;
+}
+
+function run(args: string[], options: CliOptions): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [WFX_BIN, ...args], { cwd: options.cwd, env: commandEnv(options.env), timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin?.end(options.stdin ?? '');
   });
 }
 
@@ -74,11 +140,11 @@ export async function startDaemon(
   where: { readonly cwd?: string; readonly dataDir?: string; readonly args?: readonly string[] },
 ): Promise<{ pid: number; url: string }> {
   const dir = where.dataDir ? ['--data-dir', where.dataDir] : [];
-  const res = await wfx(['daemon', 'start', '--port', '0', '--json', ...dir, ...(where.args ?? [])], { cwd: where.cwd });
+  const res = await wfxIn(['daemon', 'start', '--port', '0', '--json', ...dir, ...(where.args ?? [])], { cwd: where.cwd });
   if (res.code !== 0) throw new Error(`daemon start failed (${res.code}): ${res.stderr}`);
   const info = JSON.parse(res.stdout) as { pid: number; url: string };
   t.teardown(async () => {
-    await wfx(['daemon', 'stop', ...dir], { cwd: where.cwd });
+    await wfxIn(['daemon', 'stop', ...dir], { cwd: where.cwd });
     killIfAlive(info.pid);
   });
   return info;

@@ -4,9 +4,9 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } f
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { ImapFlow } from 'imapflow';
 import type { Test } from 'tap';
+import { eventually } from './eventually.js';
 
 /** Whether Dovecot is installed (.ci/run installs it; a developer may not have it). */
 export const HAVE_DOVECOT = spawnSync('dovecot', ['--version']).status === 0;
@@ -62,6 +62,8 @@ listen = 127.0.0.1
 ssl = no
 disable_plaintext_auth = no
 auth_mechanisms = plain login
+# IDLE looks at the mailbox this often besides inotify (default 30 s): new mail shows at once.
+mailbox_idle_check_interval = 1 secs
 mail_location = maildir:${dir}/mail/%u
 default_internal_user = dovecot
 default_login_user = dovenull
@@ -94,19 +96,16 @@ service anvil {
     rmSync(join(dir, 'run'), { recursive: true, force: true });
     mkdirSync(join(dir, 'run'));
     child = spawn('dovecot', ['-F', '-c', join(dir, 'dovecot.conf')], { stdio: 'ignore' });
-    // Ready when it accepts connections: bounded attempts.
-    for (let i = 0; i < 200; i++) {
-      const ok = await new Promise<boolean>((resolve) => {
+    // Ready when it accepts connections.
+    const accepts = () =>
+      new Promise<boolean>((resolve) => {
         const s = connect(port, '127.0.0.1', () => {
           s.destroy();
           resolve(true);
         });
         s.on('error', () => resolve(false));
       });
-      if (ok) return;
-      await delay(25);
-    }
-    throw new Error(`dovecot did not start; see ${dir}/dovecot.log`);
+    await eventually(`dovecot accepts connections (see ${dir}/dovecot.log)`, accepts);
   };
   const stop = async () => {
     const c = child;

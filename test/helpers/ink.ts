@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
-import { setImmediate as yieldToReact, setTimeout as delay } from 'node:timers/promises';
+import { setImmediate as yieldToReact } from 'node:timers/promises';
 import { render as inkRender, type Instance } from 'ink';
 import type { ReactElement } from 'react';
+import { eventually } from './eventually.js';
 
 /** A terminal of `columns` for Ink: keeps every frame written (ink-testing-library's is always 100 wide). */
 class Stdout extends EventEmitter {
@@ -90,26 +91,24 @@ export const KEY = {
 } as const;
 
 /**
- * Waits (at most 10 s, polling every 20 ms) until the last frame matches `re`, then lets React
- * attach the handlers of what it just drew (Ink listens for keys from an effect), so the next
- * key reaches them. Returns the frame.
+ * Waits (at most `timeoutMs`) until the last frame matches `re`, then lets React attach the
+ * handlers of what it just drew (Ink listens for keys from an effect), so the next key reaches
+ * them. Returns the frame; the error of a timeout shows the last frame.
  */
 export async function frameMatching(lastFrame: () => string | undefined, re: RegExp, timeoutMs = 10_000): Promise<string> {
-  for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
-    const f = lastFrame() ?? '';
-    if (re.test(f)) {
-      await yieldToReact();
-      return f;
-    }
-    await delay(20);
-  }
-  throw new Error(`no frame matched ${re}; last:\n${lastFrame()}`);
+  const matched = await eventually(`a frame matches ${re}`, () => {
+    const frame = lastFrame() ?? '';
+    return re.test(frame) && { frame };
+  }, { withinMs: timeoutMs }).catch((err: Error) => {
+    throw new Error(`${err.message}; last:\n${lastFrame()}`);
+  });
+  await yieldToReact();
+  return matched.frame;
 }
 
-/** Waits (at most 10 s, polling every 20 ms) until `ok()`. */
+/** Waits (at most 10 s) until `ok()`. */
 export async function until(ok: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500 && !ok(); i++) await delay(20);
-  if (!ok()) throw new Error(`timed out waiting until ${what}`);
+  await eventually(what, ok, { withinMs: 10_000 });
 }
 
 /** The lines of a frame wider than `columns` (colour codes are not counted). */

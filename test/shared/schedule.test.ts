@@ -1,6 +1,6 @@
 import t from 'tap';
 import { Schedule } from '../../src/shared/schedule.js';
-import { wfx } from '../helpers/cli.js';
+import { wfxIn } from '../helpers/cli.js';
 
 const iso = (d: Date[]) => d.map((x) => x.toISOString());
 
@@ -22,11 +22,11 @@ t.test('DST: a skipped local time does not fire; a repeated one fires once', asy
 });
 
 t.test('wfx cron next: one ISO time a line, same code as the scheduler', async (t) => {
-  const res = await wfx(['cron', 'next', '30 2 * * *', '--tz', 'Europe/Berlin', '--from', '2027-03-27T00:00:00Z', '--count', '3']);
+  const res = await wfxIn(['cron', 'next', '30 2 * * *', '--tz', 'Europe/Berlin', '--from', '2027-03-27T00:00:00Z', '--count', '3']);
   t.equal(res.code, 0);
   t.equal(res.stdout, '2027-03-27T01:30:00.000Z\n2027-03-29T00:30:00.000Z\n2027-03-30T00:30:00.000Z\n');
-  const bad = await wfx(['cron', 'next', '* * *']);
+  const bad = await wfxIn(['cron', 'next', '* * *']);
   t.equal(bad.code, 2);
   t.match(bad.stderr, /^USAGE_ERROR: a schedule has five fields/);
-  t.same(JSON.parse((await wfx(['cron', 'next', '0 0 1 1 *', '--from', '2026-01-01T00:00:00Z', '--count', '1', '--json'])).stdout), ['2027-01-01T00:00:00.000Z']);
+  t.same(JSON.parse((await wfxIn(['cron', 'next', '0 0 1 1 *', '--from', '2026-01-01T00:00:00Z', '--count', '1', '--json'])).stdout), ['2027-01-01T00:00:00.000Z']);
 });

@@ -1,7 +1,7 @@
 import { render } from 'ink-testing-library';
 import t from 'tap';
 import { App } from '../../src/tui/app.js';
-import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { frameMatching, KEY } from '../helpers/ink.js';
 
 const FLOW = `processId: 2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b
@@ -15,7 +15,7 @@ nodes:
 t.test('the TUI against a real daemon: the list goes live, enter opens an execution, c then y cancels it', async (t) => {
   const cwd = t.testdir({ 'flow.yaml': FLOW });
   const info = await startDaemon(t, { cwd });
-  t.equal((await wfx(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
+  t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
   const client = await adminClient(cwd, info.url);
   const first = await client.post<{ processInstanceId: string }>('/process/start', { processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', data: { orderId: 42 } });
 

@@ -3,7 +3,7 @@ import { App } from '../../src/tui/app.js';
 import { executionColumns, ExecutionsTable } from '../../src/tui/components/executions-table.js';
 import { ExecutionsScreen, matchesSearch, nextFlowFilter } from '../../src/tui/screens/executions-screen.js';
 import type { ExecutionSummary } from '../../src/tui/types.js';
-import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { frameMatching, KEY, renderAt, widerThan } from '../helpers/ink.js';
 import { stubClient } from '../helpers/stub-client.js';
 
@@ -145,7 +145,7 @@ t.test('search and flow filter against a real daemon, at 80 columns', async (t) 
   const invoices = '9f0a1b2c-3d4e-4f5a-8b6c-7d8e9f0a1b2c';
   const cwd = t.testdir({ 'orders.yaml': flowFile(orders, 'Orders'), 'invoices.yaml': flowFile(invoices, 'Invoices') });
   const info = await startDaemon(t, { cwd });
-  for (const f of ['orders.yaml', 'invoices.yaml']) t.equal((await wfx(['flow', 'publish', f], { cwd })).code, 0);
+  for (const f of ['orders.yaml', 'invoices.yaml']) t.equal((await wfxIn(['flow', 'publish', f], { cwd })).code, 0);
   const client = await adminClient(cwd, info.url);
   const start = (processId: string, correlationKey: string) => client.post<{ processInstanceId: string }>('/process/start', { processId, correlationKey, data: {} });
   const o1 = await start(orders, 'order-1001');

@@ -6,7 +6,7 @@ import { FlowView } from '../../src/tui/components/flow-view.js';
 import { FlowsTable } from '../../src/tui/components/flows-table.js';
 import type { FlowSummary } from '../../src/tui/hooks/use-flows.js';
 import { FlowsScreen } from '../../src/tui/screens/flows-screen.js';
-import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { frameMatching, KEY, renderAt, until, widerThan } from '../helpers/ink.js';
 import { stubClient } from '../helpers/stub-client.js';
 
@@ -162,9 +162,9 @@ t.test('the run form checks the data is a JSON object before asking the daemon, 
 t.test('the flows screen against a real daemon: versions per environment, and a run started with typed data', async (t) => {
   const cwd = t.testdir({ 'order-v1.yaml': order('Take order'), 'order-v2.yaml': order('Accept order'), 'draft.yaml': DRAFT });
   const info = await startDaemon(t, { cwd });
-  t.equal((await wfx(['flow', 'publish', 'order-v1.yaml'], { cwd })).code, 0);
-  t.equal((await wfx(['flow', 'publish', 'order-v2.yaml', '--env', 'DEVELOPMENT'], { cwd })).code, 0);
-  t.equal((await wfx(['flow', 'publish', 'draft.yaml', '--env', 'DEVELOPMENT'], { cwd })).code, 0);
+  t.equal((await wfxIn(['flow', 'publish', 'order-v1.yaml'], { cwd })).code, 0);
+  t.equal((await wfxIn(['flow', 'publish', 'order-v2.yaml', '--env', 'DEVELOPMENT'], { cwd })).code, 0);
+  t.equal((await wfxIn(['flow', 'publish', 'draft.yaml', '--env', 'DEVELOPMENT'], { cwd })).code, 0);
   const client = await adminClient(cwd, info.url);
 
   const ui = renderAt(<App client={client} url={info.url} rows={24} />, 80);

@@ -3,7 +3,7 @@ import t from 'tap';
 import { WfxError } from '../../src/shared/errors.js';
 import { App } from '../../src/tui/app.js';
 import { TasksScreen } from '../../src/tui/screens/tasks-screen.js';
-import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { TasksTable } from '../../src/tui/components/tasks-table.js';
 import { clock } from '../../src/tui/format.js';
 import { frameMatching, KEY, renderAt, until, widerThan } from '../helpers/ink.js';
@@ -164,7 +164,7 @@ nodes:
 t.test('the TUI against a real daemon: screen 2 lists the waiting task, its form is answered, the execution completes', async (t) => {
   const cwd = t.testdir({ 'flow.yaml': FLOW });
   const info = await startDaemon(t, { cwd });
-  t.equal((await wfx(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
+  t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
   const client = await adminClient(cwd, info.url);
   const run = await client.post<{ processInstanceId: string }>('/process/start', { processId: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b', data: { order: { id: 42 } } });
 

@@ -5,7 +5,7 @@ import { TriggersTable } from '../../src/tui/components/triggers-table.js';
 import { relativeTime } from '../../src/tui/format.js';
 import type { TriggerHealth } from '../../src/tui/hooks/use-triggers.js';
 import { TriggersScreen } from '../../src/tui/screens/triggers-screen.js';
-import { adminClient, startDaemon, wfx } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { frameMatching, renderAt, widerThan } from '../helpers/ink.js';
 import { stubClient } from '../helpers/stub-client.js';
 
@@ -114,7 +114,7 @@ t.test('the trigger-health screen against a real daemon: active, disabled, and f
     'legacy.yaml': hooked('7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a', 'Legacy hook', 'old'),
   });
   const info = await startDaemon(t, { cwd });
-  const run = (args: string[]) => wfx(args, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
   for (const name of ['repo', 'old']) t.equal((await run(['webhooks', 'create', '--name', name, '--provider', 'GITHUB'])).code, 0);
   for (const f of ['year-end.yaml', 'on-push.yaml', 'legacy.yaml']) t.equal((await run(['flow', 'publish', f])).code, 0, f);
   t.equal((await run(['webhooks', 'delete', 'old'])).code, 0);

@@ -23,7 +23,7 @@ export function registerEmailConnections(program: Command, ctx: CliContext): voi
     .action(async (opts: { name: string; host: string; port?: number; user: string; passwordStdin?: boolean; tls?: boolean; starttls?: boolean; mailbox: string }, cmd: Command) => {
       if (!opts.passwordStdin) throw new WfxError('USAGE_ERROR', 'pass the password on standard input with --password-stdin (never on the command line)');
       const chunks: Buffer[] = [];
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      for await (const chunk of ctx.stdin) chunks.push(chunk as Buffer);
       const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
       if (!password) throw new WfxError('USAGE_ERROR', 'no password on standard input');
       const security = opts.starttls ? 'STARTTLS' : opts.tls === false ? 'NONE' : 'TLS';

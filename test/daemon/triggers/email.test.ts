@@ -1,8 +1,8 @@
 import { liveInstances } from '../../helpers/state.js';
-import { setTimeout as delay } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { EmailTriggers, passesFilters } from '../../../src/daemon/triggers/email.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
+import { eventually } from '../../helpers/eventually.js';
 import { HAVE_DOVECOT, mail, startImapServer, type ImapServer } from '../../helpers/imap-server.js';
 
 const FLOW = `
@@ -15,15 +15,6 @@ nodes:
   ask: { type: inputNode, inputType: textbox, next: done }
   done: { type: endEvent }
 `;
-
-/** Waits for `cond`, looking again every 20 ms, at most 10 s (a server's state seen from outside). */
-async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (await cond()) return;
-    await delay(20);
-  }
-  throw new Error(`timed out waiting until ${what}`);
-}
 
 async function setup(t: Test): Promise<{ h: EngineHarness; server: ImapServer; email: EmailTriggers; pid: string }> {
   const server = await startImapServer(t);
@@ -53,7 +44,7 @@ t.test('filters: subject and body contain (any case), sender matches a regex', a
 
 t.test('a real IMAP server: a matching email starts the flow once with the email variables and is marked seen', { skip: !HAVE_DOVECOT && !process.env.CI && 'dovecot is not installed (apt-get install dovecot-imapd)' }, async (t) => {
   const { h, server, email, pid } = await setup(t);
-  await until(() => email.health()[0]?.state === 'active', 'the trigger is connected');
+  await eventually('the trigger is connected', () => email.health()[0]?.state === 'active');
   await server.append(mail({ id: 'not-for-us', subject: 'Lunch?', from: 'carol@example.com' }));
   await server.append(mail({ id: 'order-1', subject: 'Order 42', from: 'Alice <alice@example.com>', to: 'orders@example.com, sales@example.com', body: 'Two chairs, please.' }));
   await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid);
@@ -70,7 +61,7 @@ t.test('a real IMAP server: a matching email starts the flow once with the email
   await server.append(mail({ id: 'order-1', subject: 'Order 42', body: 'Two chairs, please.' }));
   await server.append(mail({ id: 'order-2', subject: 'order 43' }));
   await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid && runs(h, pid).length >= 2);
-  await until(async () => (await server.flags()).filter((f) => f.includes('\\Seen')).length === 3, 'the three orders are marked seen');
+  await eventually('the three orders are marked seen', async () => (await server.flags()).filter((f) => f.includes('\\Seen')).length === 3);
   t.equal(runs(h, pid).length, 2, 'a repeated Message-ID starts nothing');
   t.same((await server.flags()).map((f) => f.includes('\\Seen')), [false, true, true, true], 'the email no trigger wanted stays unseen; the others are seen');
   t.match(email.health(), [{ type: 'email', connection: 'orders', state: 'active', lastFire: String }]);
@@ -78,12 +69,12 @@ t.test('a real IMAP server: a matching email starts the flow once with the email
 
 t.test('the IMAP server goes away: the trigger says failing, reconnects, and goes on', { skip: !HAVE_DOVECOT && !process.env.CI && 'dovecot is not installed (apt-get install dovecot-imapd)' }, async (t) => {
   const { h, server, email, pid } = await setup(t);
-  await until(() => email.health()[0]?.state === 'active', 'the trigger is connected');
+  await eventually('the trigger is connected', () => email.health()[0]?.state === 'active');
   await server.stop();
-  await until(() => email.health()[0]?.state === 'failing', 'the trigger notices');
+  await eventually('the trigger notices', () => email.health()[0]?.state === 'failing');
   t.match(email.health()[0], { state: 'failing', lastError: String });
   await server.start();
-  await until(() => email.health()[0]?.state === 'active', 'it reconnected');
+  await eventually('it reconnected', () => email.health()[0]?.state === 'active');
   await server.append(mail({ id: 'after-restart', subject: 'Order after the restart' }));
   await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid);
   t.equal(runs(h, pid)[0]!.variables.emailSubject, 'Order after the restart');

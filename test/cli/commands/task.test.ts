@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startDaemon, wfx } from '../helpers/cli.js';
+import { startDaemon, wfxIn } from '../../helpers/cli.js';
 
 const ASK = `processId: 3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f
 name: Ask
@@ -19,7 +19,7 @@ nodes:
 t.test('wfx task list: a table of the waiting tasks, --flow keeps one flow\'s, --json, then an answered one is gone', async (t) => {
   const cwd = t.testdir({ 'ask.yaml': ASK, 'review.yaml': REVIEW });
   await startDaemon(t, { cwd });
-  const run = (args: string[]) => wfx(args, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
   t.equal((await run(['task', 'list'])).stdout, 'no task waits\n');
   for (const f of ['ask.yaml', 'review.yaml']) t.equal((await run(['flow', 'publish', f])).code, 0);
   const ask = (await run(['run', '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f', '--set', 'order=42'])).stdout.trim();
