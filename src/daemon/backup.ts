@@ -2,7 +2,7 @@
  * `wfx daemon backup` (POST /admin/backup): a consistent copy of a running daemon's data
  * directory, taken while it goes on serving. See docs/operations.md "Backups".
  */
-import { copyFile, link, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isWfxError, WfxError } from '../shared/errors.js';
 import { BUCKET_RE } from './store/history-check.js';

@@ -370,7 +370,7 @@ export class History {
   }
 
   private writer(bucket: string): Promise<AppendFile> {
-    let writer = this.writers.get(bucket);
+    const writer = this.writers.get(bucket);
     if (writer) {
       // Most recently used last. Nearly every put goes to today's bucket, already last: moving
       // it anyway churned the Map's tables in the old generation (see shared/work-count.ts).
