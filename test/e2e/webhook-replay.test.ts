@@ -37,7 +37,7 @@ t.test('GitHub: a delivery replayed byte for byte after 1,001 others, and after 
   const processed = async (eventId: string): Promise<Delivery> => {
     const client = await adminClient(cwd, info.url);
     for (let i = 0; i < 2000; i++) {
-      const { items } = await client.get<{ items: Delivery[] }>('/admin/webhooks/repo/deliveries');
+      const items = (await client.webhooks.deliveries('repo')).items as readonly Delivery[];
       if (items.length > 0 && !items.some((d) => d.pending) && items[0]!.eventId === eventId) return items[0]!;
     }
     throw new Error(`delivery ${eventId} was not processed`);

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApiClient } from '../../src/cli/client.js';
+import { WfxClient } from '../../src/client/client.js';
 
 /** The built CLI entry point, as users run it. */
 export const WFX_BIN = fileURLToPath(new URL('../../../bin/wfx.js', import.meta.url));
@@ -85,7 +85,7 @@ export async function startDaemon(
 }
 
 /** An API client with the bootstrap admin key of the daemon started in `cwd` (its default data dir). */
-export async function adminClient(cwd: string, url: string): Promise<ApiClient> {
+export async function adminClient(cwd: string, url: string): Promise<WfxClient> {
   const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
-  return new ApiClient({ url, apiKey: key, credentialSource: 'test' });
+  return new WfxClient({ url, apiKey: key, credentialSource: 'test' });
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { ApiClient } from '../client.js';
+import { WfxClient } from '../../client/client.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { resolveConnection, storeCredential } from '../credentials.js';
 import { WfxError } from '../../shared/errors.js';
@@ -33,6 +34,6 @@ export function registerLogin(program: Command, ctx: CliContext): void {
       // TTY check above says a person is watching, so it must draw every frame. Set before Ink loads.
       process.env.CI = 'false';
       const { runTui } = await import('../../tui/run.js'); // React and Ink load only here
-      await runTui(new ApiClient(connection), connection.url);
+      await runTui(new WfxClient(connection), connection.url);
     });
 }

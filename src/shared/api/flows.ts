@@ -48,7 +48,7 @@ export const FlowSummary = Answer({
   organization: Type.String(),
   public: Type.Boolean(),
   /** Environment -> its active version (`{PRODUCTION: "2"}`); an environment without one is absent. */
-  active: Type.Unsafe<Partial<Record<Environment, string>>>({ type: 'object' }),
+  active: Type.Unsafe<Readonly<Record<string, string>>>({ type: 'object' }),
   versions: Type.Array(VersionInfo),
 });
 export type FlowSummary = Static<typeof FlowSummary>;

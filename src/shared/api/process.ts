@@ -169,7 +169,8 @@ export interface InstanceView {
   readonly processId: string;
   readonly processName: string;
   readonly processVersion: string;
-  readonly stateCd: StateCd;
+  /** STATE. */
+  readonly stateCd: number;
   readonly startTime: string;
   readonly endTime: string | null;
   readonly correlationKey: string | null;
