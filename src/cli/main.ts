@@ -10,7 +10,7 @@ type Register = (program: Command, ctx: CliContext) => void;
 /**
  * The command modules, in the order of `wfx --help`, loaded when used. `wfx daemon ...` loads
  * the daemon module alone: a daemon start runs the CLI twice (the command, then the daemon
- * process it spawns), and the other modules cost about 50 ms of each.
+ * process it spawns), and loading the others would slow both (docs/decisions/019-restart-path.md).
  */
 const DAEMON: () => Promise<Register> = async () => (await import('./commands/daemon.js')).registerDaemon;
 const ALL: ReadonlyArray<() => Promise<Register>> = [
@@ -19,13 +19,17 @@ const ALL: ReadonlyArray<() => Promise<Register>> = [
   async () => (await import('./commands/flow.js')).registerFlow,
   async () => (await import('./commands/run.js')).registerRun,
   async () => (await import('./commands/instances.js')).registerInstances,
+  async () => (await import('./commands/logs.js')).registerLogs,
   async () => (await import('./commands/task.js')).registerTask,
+  async () => (await import('./commands/event.js')).registerEvent,
   async () => (await import('./commands/keys.js')).registerKeys,
   async () => (await import('./commands/env.js')).registerEnv,
   async () => (await import('./commands/webhooks.js')).registerWebhooks,
+  async () => (await import('./commands/email-connections.js')).registerEmailConnections,
   async () => (await import('./commands/expr.js')).registerExpr,
   async () => (await import('./commands/cron.js')).registerCron,
   async () => (await import('./commands/login.js')).registerLogin,
+  async () => (await import('./commands/tui.js')).registerTui,
 ];
 
 /** The global options that take a value as the next argument. */

@@ -133,8 +133,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const email = new EmailTriggers({ store, engine, onError: (err, what) => logger.warn({ err }, `email trigger: ${what} failed`) });
     cleanup.unshift(() => email.close());
     email.start();
-    // jose (46 ES modules) loads only for a daemon that accepts OIDC tokens: with it, every start
-    // imported this module ~40 ms longer (docs/performance.md, the table of changes).
+    // jose (dozens of ES modules) loads only for a daemon that accepts OIDC tokens: loaded always,
+    // it slowed every start (docs/decisions/019-restart-path.md).
     const bearer = options.oidc ? (await import('./auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
     const app = buildServer({ store, engine, webhooks, logger, accessLog, bodyLimit: options.bodyLimit, maxJsonDepth: options.maxJsonDepth, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()], historyDamage: () => history.damage(), backup: (directory) => backupDataDir({ dataDir: options.dataDir, store, history }, directory) });
     const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];

@@ -3,13 +3,15 @@ import { FILE_MODE } from './store/fs-util.js';
 
 /**
  * The daemon log's file: lines are gathered in memory and written with one synchronous write
- * per 64 KiB, and at least every 250 ms (and on `close()`, at stop). A crash that gives no
- * chance to flush (SIGKILL) loses at most those 250 ms of log, never journaled state.
+ * per `chunkSize` (64 KiB), and at least every `intervalMs` (a quarter of a second; and on
+ * `close()`, at stop). A crash that gives no chance to flush (SIGKILL) loses at most that
+ * interval of log, never journaled state.
  *
  * Why not pino's own destination (sonic-boom): it appends each line to one growing string
  * and measures that string's UTF-8 length on every write, which flattens it: each access-log
- * line copied ~2 KB and counted its bytes again, 6 % of everything the daemon allocated under
- * load. Here a line is stored as it comes and joined once per write. The write is synchronous
+ * line copied the string and counted its bytes again
+ * (docs/decisions/009-http-per-request-costs.md).
+ * Here a line is stored as it comes and joined once per write. The write is synchronous
  * because a write into the page cache (no O_DSYNC: this is a log, not the journal) costs less
  * than handing it to libuv's thread pool, and it keeps lines in order without a queue.
  *

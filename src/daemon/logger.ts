@@ -26,7 +26,7 @@ export function createDaemonLogger(options: { logFile: string; foreground: boole
   const streams: pino.StreamEntry[] = [{ stream: file, level: level as pino.Level }];
   if (options.foreground) {
     // Loaded only here: a background daemon prints nothing to a terminal, and loading the
-    // module took ~25 ms of every daemon start.
+    // module slowed every daemon start (docs/decisions/019-restart-path.md).
     const pretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
     const terminal = pretty({
       colorize: options.color ?? (process.stdout.isTTY === true && !process.env.NO_COLOR),
@@ -36,7 +36,8 @@ export function createDaemonLogger(options: { logFile: string; foreground: boole
       sync: true,
     });
     // The access log (one line per request) stays in the file: on a terminal it would flood the
-    // screen, and pretty-printing it cost 14 % of the CPU under load.
+    // screen, and pretty-printing it was dear under load
+    // (docs/decisions/009-http-per-request-costs.md).
     streams.push({ level: level as pino.Level, stream: { write: (line: string) => (line.includes('"msg":"request"') ? true : terminal.write(line)) } });
   }
   const logger = pino(
@@ -48,9 +49,9 @@ export function createDaemonLogger(options: { logFile: string; foreground: boole
   );
   // The access log, one line per authenticated request, skips pino: the same JSON line (fields
   // in pino's order, undefined ones left out as JSON.stringify would) built from a constant head
-  // and each field's own JSON, where pino's child logger per request and its line building were
-  // 5 % of what the daemon allocated under load, and one JSON.stringify of the whole line cost
-  // twice what this does (0.70 against 0.30 µs).
+  // and each field's own JSON: cheaper than pino's child logger per request and its line
+  // building, and than one JSON.stringify of the whole line
+  // (docs/decisions/009-http-per-request-costs.md).
   const head = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())},"reqId":`;
   const accessLog = (e: AccessLogEntry): void => {
     if (!logger.isLevelEnabled('info')) return;

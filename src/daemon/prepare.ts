@@ -1,10 +1,9 @@
 /**
  * What a daemon does with its data directory before the rest of its code loads: create it,
  * take its lock, and start reading its snapshot. Kept apart from daemon.ts (which loads
- * Fastify, Ajv, pino and the engine: 0.3 s here) so that the snapshot's read, 126 MB with
- * 100,000 executions waiting, goes on while that code loads instead of after it
- * (docs/performance.md, Restart). Only after the lock: another daemon stopping may still be
- * writing its last snapshot until it lets the lock go.
+ * Fastify, Ajv, pino and the engine) so that the read of a large snapshot goes on while that
+ * code loads instead of after it (docs/decisions/019-restart-path.md). Only after the lock:
+ * another daemon stopping may still be writing its last snapshot until it lets the lock go.
  */
 import { dataDirPaths } from '../shared/data-dir.js';
 import { WfxError } from '../shared/errors.js';

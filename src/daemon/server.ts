@@ -146,9 +146,9 @@ interface RouteValidator {
  * The routes' validators. Bodies are checked strictly (a mistyped field is an error, not
  * coerced); query and path coerce. Each is compiled when its route first needs it or, once the
  * daemon is up, by `compileAll` a turn of the event loop at a time, not while the daemon
- * starts: compiling them (and Ajv's meta-schema) took ~100 ms of every start, and begun as soon
- * as the server listened, they still put ~60 ms between it and the daemon saying it is up (a
- * compile between each of the steps that write daemon.json; docs/performance.md).
+ * starts: compiling them (and Ajv's meta-schema) slowed every start, and begun as soon as the
+ * server listened, they still delayed the daemon saying it is up (a compile between each of the
+ * steps that write daemon.json; docs/decisions/019-restart-path.md).
  */
 export function validatorCompilers() {
   const strict = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false, allowUnionTypes: true });

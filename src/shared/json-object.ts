@@ -39,8 +39,8 @@ export function cloneData<T>(value: T): T {
  * `{ ...source, ...more[0], ... }`, for an object that will gain properties it lacks (an
  * execution's variables, which nodes add to): the same keys, in the same order, with the same
  * values. Not a spread: on Node 20's V8 an object made by a spread, or by a literal that starts
- * with one (`{ ...a, b }`), takes about 1 µs to gain each property it lacked, over ten times what
- * that takes otherwise (docs/performance.md, the engine's table of changes). The copy is made by
+ * with one (`{ ...a, b }`), is over ten times slower to gain each property it lacked
+ * (docs/decisions/011-no-object-spread-for-growing-objects.md). The copy is made by
  * `assignOwn` (below), as fast as Object.assign and safe for data.
  */
 export function extensibleCopy<T extends object>(source: T, ...more: readonly object[]): T {

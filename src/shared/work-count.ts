@@ -5,9 +5,8 @@
  * the load keeps its hash tables in V8's old generation, and each rehash leaves the old table
  * behind with its entries still in it. Until the next full collection the scavenger treats
  * those stale entries as live, so every promise they held, and everything its continuation
- * referenced (a whole execution), was copied and promoted instead of dying young. Counting
- * instead cut the engine's promoted bytes by about a third and its scavenge pauses alike
- * (docs/performance.md).
+ * referenced (a whole execution), was copied and promoted instead of dying young
+ * (docs/decisions/005-no-long-lived-growing-collections.md).
  */
 export class WorkCount {
   private count = 0;

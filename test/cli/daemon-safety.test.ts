@@ -1,5 +1,5 @@
 import t from 'tap';
-import { parseReplayWindow, safetyOptions } from '../../src/cli/commands/daemon.js';
+import { parseReplayWindow, safetyOptions } from '../../src/cli/daemon-options.js';
 import type { CliContext } from '../../src/cli/context.js';
 import { wfx } from '../helpers/cli.js';
 

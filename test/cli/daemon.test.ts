@@ -4,7 +4,6 @@ import { appendFile, readdir, readFile, stat, writeFile } from 'node:fs/promises
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
-import { daemonV8Flags } from '../../src/cli/commands/daemon.js';
 import { lockOwnerPid } from '../../src/daemon/store/lock.js';
 import { encodeManifest, markOf, readManifest } from '../../src/daemon/store/manifest.js';
 import { killIfAlive, wfx, WFX_BIN } from '../helpers/cli.js';
@@ -95,11 +94,7 @@ t.test('after kill -9 the stale lock does not block a restart, and state is kept
 
 t.test('a background daemon gets its V8 flags: the old generation sized for its snapshot when that is large', async (t) => {
   const young = '--max-semi-space-size=32';
-  t.same(daemonV8Flags(0), [young], 'no snapshot');
-  t.same(daemonV8Flags(32 * 2 ** 20 - 1), [young], 'under 32 MiB: V8 sizes the old generation itself');
-  t.same(daemonV8Flags(131_767_975), [young, '--initial-old-space-size=377'], '100,000 waiting: 3 times the snapshot, in MiB');
-
-  // A real daemon: its snapshot grown past 32 MiB with JSON's whitespace, which it parses as before.
+  // A real daemon (the flags themselves: test/daemon/launcher.test.ts): its snapshot grown past 32 MiB with JSON's whitespace, which it parses as before.
   const dataDir = join(t.testdir(), 'data');
   const cmdline = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
   const first = await start(t, dataDir);

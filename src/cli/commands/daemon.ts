@@ -1,15 +1,10 @@
-import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import { readFile, stat, unlink } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
-import { InvalidArgumentError, Option, type Command } from 'commander';
-import type { DaemonOptions } from '../../daemon/daemon.js';
-import { dataDirPaths, type DaemonInfo } from '../../shared/data-dir.js';
+import { resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { checkDataDir, launchDaemon, runAsBackgroundChild, runningDaemon, startInBackground, stopDaemon, type DaemonOptions } from '../../daemon/launcher.js';
+import { dataDirPaths } from '../../shared/data-dir.js';
 import { WfxError } from '../../shared/errors.js';
-import { parseDuration } from '../../shared/duration.js';
-import { parseCidrList } from '../../daemon/engine/work/cidr.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';
+import { parseAllow, parseDeny, parseDepth, parsePort, parsePositive, parseReplayWindow, safetyOptions } from '../daemon-options.js';
 import { EXIT } from '../exit-codes.js';
 import { clientFor } from '../api.js';
 import { table } from '../format.js';
@@ -56,11 +51,6 @@ interface StartOptions {
   readonly child?: boolean;
 }
 
-/** Message a background daemon sends its starter over IPC. */
-type ChildMessage = { ready: DaemonInfo } | { error: { code: string; message: string } };
-
-const STOP_TIMEOUT_MS = 30_000;
-
 /** `wfx daemon start|stop|status|check|backup`. */
 export function registerDaemon(program: Command, ctx: CliContext): void {
   const daemon = program.command('daemon').description('start, stop and inspect the local wfx daemon');
@@ -83,9 +73,9 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .addOption(new Option('--child').hideHelp())
     .addHelpText('after', '\nExamples:\n  $ wfx daemon start\n  $ wfx daemon start --port 0 --json\n  $ wfx daemon start --foreground --flows flows')
     .action(async (opts: StartOptions, cmd: Command) => {
-      if (opts.child) return runChild(ctx, cmd, opts);
+      if (opts.child) return runAsBackgroundChild(daemonOptions(ctx, cmd, opts, false));
       if (opts.foreground) return runForeground(ctx, cmd, opts);
-      return startInBackground(ctx, cmd, opts);
+      return startBackground(ctx, cmd, opts);
     });
 
   daemon
@@ -122,14 +112,10 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
 async function check(ctx: CliContext, cmd: Command, acceptLoss: boolean): Promise<void> {
   const g = globals(cmd);
   const dataDir = dataDirOf(ctx, g);
-  const { checkDataDir, cutDamagedTail } = await import('../../daemon/check.js');
-  let findings = await checkDataDir(dataDir);
-  const cut = acceptLoss && findings.length > 0 ? await cutDamagedTail(dataDir, findings) : null;
-  if (cut) {
-    const kept = cut.lastKeptSeq === null ? 'none of its entries kept' : `entries after ${cut.lastKeptSeq} lost`;
-    ctx.stderr.write(`cut ${cut.file} at byte ${cut.offset}: ${cut.bytes} bytes, ${kept}\n`);
-    findings = await checkDataDir(dataDir);
-  }
+  const { findings, cut } = await checkDataDir(dataDir, acceptLoss, (loss) => {
+    const kept = loss.lastKeptSeq === null ? 'none of its entries kept' : `entries after ${loss.lastKeptSeq} lost`;
+    ctx.stderr.write(`cut ${loss.file} at byte ${loss.offset}: ${loss.bytes} bytes, ${kept}\n`);
+  });
   if (g.json) printJson(ctx, { dataDir, ok: findings.length === 0, findings, ...(cut && { cut }) });
   else if (findings.length === 0) ctx.stdout.write(`${dataDir}: no problems found\n`);
   else {
@@ -159,62 +145,8 @@ async function backup(ctx: CliContext, cmd: Command, dir: string): Promise<void>
   else ctx.stdout.write(`backed up to ${res.directory}: journal entries up to ${res.lastSeq} (snapshot at ${res.snapshotSeq}), ${res.files} files, ${res.bytes} bytes\n`);
 }
 
-/** commander's parser of a `--port` value: 0 to 65535, else a usage error (exit 2). */
-export function parsePort(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('must be a port number from 0 to 65535');
-  return n;
-}
-
-function parsePositive(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
-  return n;
-}
-
-/** A --max-json-depth value: a whole number from 1 to 10,000 (deeper would overflow what recurses over the data). */
-export function parseDepth(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > 10_000) throw new InvalidArgumentError('must be a whole number from 1 to 10000');
-  return n;
-}
-
-/** `--webhook-replay-window`: a duration (72h, 3d, PT72H) in milliseconds. */
-export function parseReplayWindow(value: string): number {
-  try {
-    const ms = parseDuration(value);
-    if (ms > 0) return ms;
-  } catch {
-    // reported below
-  }
-  throw new InvalidArgumentError('must be a positive duration, e.g. 72h or 3d');
-}
-
-/** `--http-deny`/`--http-allow`: a comma-separated list of CIDRs, checked, kept as given. */
-function parseCidrs(value: string, what: string): string {
-  try {
-    parseCidrList(value, what);
-  } catch (err) {
-    throw new InvalidArgumentError((err as Error).message);
-  }
-  return value;
-}
-const parseDeny = (value: string): string => parseCidrs(value, '--http-deny');
-const parseAllow = (value: string): string => parseCidrs(value, '--http-allow');
-
-/**
- * The network policy and replay window options of `daemon start` and `dev`: a flag, else its
- * environment variable (WFX_HTTP_DENY, WFX_HTTP_ALLOW). Throws USAGE_ERROR on a malformed CIDR.
- */
-export function safetyOptions(ctx: CliContext, opts: { webhookReplayWindow?: number; httpDeny?: string; httpAllow?: string }): Pick<DaemonOptions, 'webhookReplayWindowMs' | 'httpDeny' | 'httpAllow'> {
-  return {
-    webhookReplayWindowMs: opts.webhookReplayWindow,
-    httpDeny: parseCidrList(opts.httpDeny ?? ctx.env.WFX_HTTP_DENY, opts.httpDeny === undefined ? 'WFX_HTTP_DENY' : '--http-deny'),
-    httpAllow: parseCidrList(opts.httpAllow ?? ctx.env.WFX_HTTP_ALLOW, opts.httpAllow === undefined ? 'WFX_HTTP_ALLOW' : '--http-allow'),
-  };
-}
-
-function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foreground: boolean) {
+/** The DaemonOptions of `daemon start`'s options. */
+function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foreground: boolean): DaemonOptions {
   if ((opts.oidcIssuer === undefined) !== (opts.oidcAudience === undefined)) {
     throw new WfxError('USAGE_ERROR', '--oidc-issuer and --oidc-audience go together');
   }
@@ -229,56 +161,6 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
     maxJsonDepth: opts.maxJsonDepth,
     ...safetyOptions(ctx, opts),
   };
-}
-
-/**
- * The young generation's size (32 MiB semi-spaces) trades throughput for tail latency: a
- * scavenge pauses every request in flight, and its pause grows with the young generation
- * (median 1.3 ms at 8 MiB, 4.3 at 32, 7.5 at 64 under load), while a smaller one costs the
- * engine executions/s (8 MiB: -12 %). See docs/performance.md. V8 sizes its heap when the
- * process starts (`v8.setFlagsFromString` later changes nothing), so only the background daemon,
- * which gets it on its command line, has it; a foreground one (`wfx dev`, `--foreground`) runs
- * with Node's default (16 MiB) unless NODE_OPTIONS sets it.
- */
-const DAEMON_V8_FLAGS = ['--max-semi-space-size=32'];
-
-/** A snapshot at least this large gets the old generation sized for its parse (`daemonV8Flags`): ~25,000 executions waiting. */
-const LARGE_SNAPSHOT = 32 << 20;
-
-/**
- * The V8 flags of a background daemon whose data directory's snapshot is `snapshotBytes` long
- * (0: none). Besides the young generation's size (DAEMON_V8_FLAGS), a large snapshot sets the old
- * generation's initial size (`--initial-old-space-size`) to 3 times the snapshot's.
- *
- * Parsing a snapshot makes about 2.9 times its size in heap (its text, then the objects), all
- * of it live until the parse ends. V8's default first limit is far lower: it starts marking the
- * heap partway through the parse, and every object the parse makes from then on is promoted into
- * a heap being marked. With the size set no full GC runs during the parse, which makes the
- * restart faster and steadier (measured in docs/performance.md, Restart).
- *
- * The size is also a floor for the limits V8 sets after each full GC, so such a daemon's heap may
- * grow to it before its old generation is collected: at most 3 times its snapshot, where V8
- * alone, under load, let the old generation reach ~4 times what was live.
- */
-export function daemonV8Flags(snapshotBytes: number): string[] {
-  if (snapshotBytes < LARGE_SNAPSHOT) return [...DAEMON_V8_FLAGS];
-  return [...DAEMON_V8_FLAGS, `--initial-old-space-size=${Math.ceil((3 * snapshotBytes) / 2 ** 20)}`];
-}
-
-/** Loads the daemon's code, only for the commands that run one. */
-async function loadDaemon() {
-  return import('../../daemon/daemon.js');
-}
-
-/**
- * Starts a daemon: its data directory locked and its snapshot's read started first, so that
- * the read goes on while the daemon's code loads (src/daemon/prepare.ts).
- */
-export async function launchDaemon(options: DaemonOptions) {
-  const { prepareDataDir } = await import('../../daemon/prepare.js');
-  const prepared = await prepareDataDir(options.dataDir);
-  const { startDaemon } = await loadDaemon();
-  return startDaemon(options, prepared);
 }
 
 /** Runs the daemon until SIGINT/SIGTERM. */
@@ -303,40 +185,14 @@ async function runForeground(ctx: CliContext, cmd: Command, opts: StartOptions):
   }
 }
 
-/** The background daemon: reports readiness (or its start error) to the starter over IPC. */
-async function runChild(ctx: CliContext, cmd: Command, opts: StartOptions): Promise<void> {
-  const send = (msg: ChildMessage): void => {
-    if (process.send) process.send(msg);
-  };
-  const running = await launchDaemon(daemonOptions(ctx, cmd, opts, false)).catch((err: unknown) => {
-    const e = err instanceof WfxError ? err : new WfxError('DAEMON_START_FAILED', (err as Error).message);
-    send({ error: { code: e.code, message: e.message } });
-    throw err;
-  });
-  process.once('SIGINT', () => void running.stop());
-  process.once('SIGTERM', () => void running.stop());
-  send({ ready: running.info });
-  process.disconnect?.();
-  await running.stopped;
-}
-
-async function startInBackground(ctx: CliContext, cmd: Command, opts: StartOptions): Promise<void> {
+/**
+ * `wfx daemon start`: the daemon spawned in the background with this command's options (and
+ * `--child`), its address printed once it serves.
+ */
+async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions): Promise<void> {
   const g = globals(cmd);
   const dataDir = dataDirOf(ctx, g);
-  const { ensurePrivateDir } = await import('../../daemon/store/fs-util.js');
-  const { snapshotPathIn } = await import('../../daemon/store/snapshot-file.js');
-  const { dataDirError } = await import('../../daemon/start-errors.js');
   const paths = dataDirPaths(dataDir);
-  const snapshotBytes = await stat(snapshotPathIn(dataDir)).then((st) => st.size, () => 0);
-  // Whatever the daemon prints outside its structured log (a crash) lands here.
-  const outFile = join(paths.logs, 'daemon.out');
-  let out: number;
-  try {
-    await ensurePrivateDir(paths.logs);
-    out = openSync(outFile, 'a', 0o600);
-  } catch (err) {
-    throw dataDirError(err, dataDir);
-  }
   const args = [ctx.binPath, 'daemon', 'start', '--child', '--data-dir', dataDir, '--port', String(opts.port), '--host', opts.host];
   if (opts.retention !== undefined) args.push('--retention', String(opts.retention));
   if (opts.flows !== undefined) args.push('--flows', resolve(ctx.cwd, opts.flows));
@@ -347,76 +203,30 @@ async function startInBackground(ctx: CliContext, cmd: Command, opts: StartOptio
   if (opts.webhookReplayWindow !== undefined) args.push('--webhook-replay-window', `${opts.webhookReplayWindow}ms`);
   if (opts.httpDeny !== undefined) args.push('--http-deny', opts.httpDeny);
   if (opts.httpAllow !== undefined) args.push('--http-allow', opts.httpAllow);
-  const child = spawn(process.execPath, [...daemonV8Flags(snapshotBytes), ...args], {
-    cwd: ctx.cwd,
-    env: ctx.env,
-    detached: true,
-    stdio: ['ignore', out, out, 'ipc'],
-  });
-  closeSync(out);
-
-  const outcome = await new Promise<ChildMessage | { exited: number | null }>((resolve) => {
-    child.once('message', (msg: ChildMessage) => resolve(msg));
-    child.once('exit', (code) => resolve({ exited: code }));
-    child.once('error', (err) => resolve({ error: { code: 'DAEMON_START_FAILED', message: err.message } }));
-  });
-  child.removeAllListeners();
-  if ('ready' in outcome) {
-    child.disconnect();
-    child.unref();
-    const info = outcome.ready;
-    if (g.json) printJson(ctx, info);
-    else {
-      ctx.stdout.write(
-        `wfx daemon started (pid ${info.pid})\n` +
-          `  listening on      ${info.url}\n` +
-          `  data directory    ${info.dataDir}\n` +
-          `  admin credential  ${paths.bootstrapKey}\n` +
-          `  log               ${paths.daemonLog}\n`,
-      );
-    }
-    return;
-  }
-  if ('error' in outcome) {
-    const code = outcome.error.code as ConstructorParameters<typeof WfxError>[0];
-    throw new WfxError(code, outcome.error.message);
-  }
-  throw new WfxError('DAEMON_START_FAILED', `the daemon exited with code ${outcome.exited} before it was ready; see ${outFile} and ${paths.daemonLog}`);
-}
-
-async function readDaemonInfo(dataDir: string): Promise<DaemonInfo | null> {
-  const text = await readFile(dataDirPaths(dataDir).daemonJson, 'utf8').catch(() => null);
-  if (text === null) return null;
-  try {
-    return JSON.parse(text) as DaemonInfo;
-  } catch {
-    return null;
+  const info = await startInBackground({ dataDir, args, cwd: ctx.cwd, env: ctx.env });
+  if (g.json) printJson(ctx, info);
+  else {
+    ctx.stdout.write(
+      `wfx daemon started (pid ${info.pid})\n` +
+        `  listening on      ${info.url}\n` +
+        `  data directory    ${info.dataDir}\n` +
+        `  admin credential  ${paths.bootstrapKey}\n` +
+        `  log               ${paths.daemonLog}\n`,
+    );
   }
 }
 
 async function stop(ctx: CliContext, cmd: Command): Promise<void> {
   const g = globals(cmd);
   const dataDir = dataDirOf(ctx, g);
-  const { lockOwnerPid } = await import('../../daemon/store/lock.js');
-  const pid = await lockOwnerPid(dataDir);
-  if (pid === null) {
-    // Nothing runs: tidy a daemon.json left by a daemon that was killed.
-    await unlink(dataDirPaths(dataDir).daemonJson).catch(() => undefined);
+  const res = await stopDaemon(dataDir);
+  if (!res.stopped) {
     if (g.json) printJson(ctx, { stopped: false, running: false, dataDir });
     else ctx.stdout.write(`no wfx daemon is running on ${dataDir}\n`);
     return;
   }
-  process.kill(pid, 'SIGTERM');
-  // Bounded wait for the process to finish its graceful stop.
-  for (const start = Date.now(); Date.now() - start < STOP_TIMEOUT_MS; ) {
-    if ((await lockOwnerPid(dataDir)) === null) {
-      if (g.json) printJson(ctx, { stopped: true, pid, dataDir });
-      else ctx.stdout.write(`wfx daemon stopped (pid ${pid})\n`);
-      return;
-    }
-    await delay(50);
-  }
-  throw new WfxError('DAEMON_START_FAILED', `the daemon (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s; see ${dataDirPaths(dataDir).daemonLog}`);
+  if (g.json) printJson(ctx, { stopped: true, pid: res.pid, dataDir });
+  else ctx.stdout.write(`wfx daemon stopped (pid ${res.pid})\n`);
 }
 
 /** What GET /health reports of damage found in history (HistoryDamageReport on the wire). */
@@ -428,10 +238,8 @@ interface HistoryDamage {
 async function status(ctx: CliContext, cmd: Command): Promise<void> {
   const g = globals(cmd);
   const dataDir = dataDirOf(ctx, g);
-  const { lockOwnerPid } = await import('../../daemon/store/lock.js');
-  const pid = await lockOwnerPid(dataDir);
-  const info = pid === null ? null : await readDaemonInfo(dataDir);
-  if (pid === null || info === null || info.pid !== pid) {
+  const info = await runningDaemon(dataDir);
+  if (info === null) {
     if (g.json) printJson(ctx, { running: false, dataDir });
     else ctx.stdout.write(`no wfx daemon is running on ${dataDir}\nstart one with: wfx daemon start\n`);
     ctx.exitCode = EXIT.UNREACHABLE;

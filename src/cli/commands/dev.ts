@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { isFlowFile } from '../../daemon/flows/load-dir.js';
+import { launchDaemon } from '../../daemon/launcher.js';
+import { isFlowFile } from '../../shared/flow/files.js';
 import { dataDirOf, globals, type CliContext } from '../context.js';
-import { launchDaemon, parseDepth, parsePort, parseReplayWindow, safetyOptions } from './daemon.js';
+import { parseDepth, parsePort, parseReplayWindow, safetyOptions } from '../daemon-options.js';
 
 /**
  * `wfx dev`: the daemon in the foreground with readable logs, publishing every flow file of the

@@ -1,8 +1,7 @@
 import { Option, type Command } from 'commander';
 import { clientFor, STATE_NAMES, STATUS_NAMES, waitingFor, type NodeView } from '../api.js';
-import { globals, printJson, useColor, type CliContext } from '../context.js';
-import { formatLogLine, table, type LogEntry } from '../format.js';
-import { waitFor } from './run.js';
+import { globals, printJson, type CliContext } from '../context.js';
+import { table } from '../format.js';
 
 interface Summary {
   processInstanceId: string;
@@ -15,7 +14,7 @@ interface Summary {
   correlationKey: string | null;
 }
 
-/** `wfx instances list|get|cancel` and `wfx logs`. */
+/** `wfx instances list|get|cancel`. */
 export function registerInstances(program: Command, ctx: CliContext): void {
   const instances = program.command('instances').description('list, inspect and cancel executions');
 
@@ -78,26 +77,4 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       if (globals(cmd).json) printJson(ctx, res);
       else ctx.stdout.write(`${id} cancelled\n`);
     });
-
-  program
-    .command('logs')
-    .description('the log of an execution; --follow keeps printing until it finishes')
-    .argument('<id>', 'the processInstanceId')
-    .option('--follow', 'print new entries as they come, until the execution finishes')
-    .addHelpText('after', '\nExamples:\n  $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f\n  $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --follow --json')
-    .action(async (id: string, opts: { follow?: boolean }, cmd: Command) => {
-      const g = globals(cmd);
-      const client = await clientFor(ctx, cmd);
-      const color = useColor(ctx, g);
-      if (opts.follow) {
-        await waitFor(ctx, client, id, { follow: true, json: g.json === true, color });
-        return;
-      }
-      for await (const ev of client.stream(`/process/instance/${encodeURIComponent(id)}/logs?follow=false`)) {
-        if (ev.event !== undefined || ev.data === undefined) continue;
-        const entry = JSON.parse(ev.data) as LogEntry;
-        ctx.stdout.write(g.json ? `${JSON.stringify({ id: Number(ev.id), ...entry })}\n` : `${formatLogLine(entry, color)}\n`);
-      }
-    });
 }
-

@@ -158,7 +158,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
       method: request.method,
       route,
       status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime * 100) / 100, // to 0.01 ms: a whole-ms figure hides the tail of fast routes
+      ms: Math.round(reply.elapsedTime * 100) / 100, // hundredths of a millisecond: whole ones hide the tail of fast routes
     };
     if (options.accessLog) options.accessLog(entry);
     else request.log.info({ keyId: entry.keyId, subject: entry.subject, organization: entry.organization, method: entry.method, route: entry.route, status: entry.status, ms: entry.ms }, 'request');

@@ -7,7 +7,8 @@ type ChildOptions = Parameters<FastifyBaseLogger['child']>[1];
  * A request's logger (`request.log`) that makes its pino child, bound to the request id, only
  * when something is logged through it. Fastify makes one child per request; nearly all requests
  * log nothing through it (the access log is written apart, see createDaemonLogger), and the
- * child and its bindings cost ~1 % of what the daemon allocated under load.
+ * child and its bindings were garbage on every request
+ * (docs/decisions/009-http-per-request-costs.md).
  */
 class LazyChildLogger implements FastifyBaseLogger {
   private made: FastifyBaseLogger | null = null;

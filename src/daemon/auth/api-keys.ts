@@ -50,11 +50,11 @@ const NO_SECRET = Buffer.alloc(43);
 /**
  * Whether `secret` is the secret of `key` (null: no such key). Once a secret has matched, a key's
  * next requests compare against it byte for byte, in constant time, instead of hashing again: the
- * same answer (only that secret has that SHA-256), at a fifth of the cost (0.12 against 0.65 µs),
- * on every request. An unknown key id gets the same compare, so it costs what a key in use does;
- * only the first check of a key after a start hashes (ids are 64 random bits: timing that tells
- * such a key apart does not help to find one). The daemon holds each presented secret in memory
- * while it checks it anyway.
+ * same answer (only that secret has that SHA-256), far cheaper than a hash, on every request
+ * (docs/decisions/009-http-per-request-costs.md). An unknown key id gets the same compare, so
+ * it costs what a key in use does; only the first check of a key after a start hashes (ids are
+ * 64 random bits: timing that tells such a key apart does not help to find one). The daemon
+ * holds each presented secret in memory while it checks it anyway.
  */
 export function keyMatches(secret: string, key: Pick<ApiKey, 'secretHash'> | null): boolean {
   const presented = Buffer.from(secret, 'latin1');

@@ -1,4 +1,4 @@
-/** Node's setTimeout fires at once for delays over 2^31-1 ms; longer waits re-arm. */
+/** Node's setTimeout fires at once for delays over this (2^31-1); longer waits re-arm. */
 const MAX_DELAY = 2 ** 31 - 1;
 
 interface Entry {

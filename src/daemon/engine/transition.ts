@@ -1,5 +1,6 @@
 import { evaluateCondition, ExpressionError } from '../../shared/expr/juel.js';
 import { resolveDeep } from '../../shared/expr/template.js';
+import { failureOfThrown, type NodeFailureCode, type PassedOnFailureCode } from '../../shared/flow/failure-codes.js';
 import type { Edge, FlowGraph } from '../../shared/flow/graph.js';
 import { WfxError } from '../../shared/errors.js';
 import { extensibleCopy } from '../../shared/json-object.js';
@@ -35,7 +36,7 @@ export interface EngineCore {
 /** A node fails with `code` (not an API error: documented with the node failure codes in docs/flows.md). */
 class NodeFailure extends Error {
   constructor(
-    readonly code: string,
+    readonly code: NodeFailureCode,
     message: string,
   ) {
     super(message);
@@ -133,7 +134,7 @@ export class Transition {
   }
 
   /** A node's work cannot be handled (its result made the step throw): the node fails with `code`, if it is still Active. */
-  failWork(inst: Instance, ni: NodeInstance, code: string, message: string): void {
+  failWork(inst: Instance, ni: NodeInstance, code: NodeFailureCode, message: string): void {
     if (inst.stateCd !== STATE.RUNNING || ni.statusCd !== STATUS.ACTIVE) return;
     this.touched.add(inst.processInstanceId);
     this.failNode(inst, ni, code, message);
@@ -196,7 +197,7 @@ export class Transition {
     const warnings: WfxRecord[] = [];
     const outcome = handler.resume
       ? this.checked(this.guard(() => handler.resume!(node, this.scope(inst, ni.nodeId, warnings, ni), input)))
-      : ({ kind: 'fail', code: 'NOT_RESUMABLE', message: `${node.type} does not wait` } as const);
+      : ({ kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: ${node.type} does not wait` } as const);
     for (const w of warnings) this.emit(w);
     this.carryOut(inst, ni, this.realize(inst, ni.nodeId, outcome));
   }
@@ -293,14 +294,16 @@ export class Transition {
     return inst.nodes[id]!;
   }
 
-  /** A handler's exception becomes a node failure: an expression error, or a bug (INTERNAL_ERROR). */
+  /**
+   * A handler's exception becomes a node failure: an expression error, a node failure code
+   * thrown on purpose, or a bug (INTERNAL_ERROR: an ENOENT or a TypeError never reaches a flow).
+   */
   private guard(fn: () => Outcome): Outcome {
     try {
       return fn();
     } catch (err) {
       if (err instanceof ExpressionError) return { kind: 'fail', code: 'EXPRESSION_ERROR', message: err.message };
-      const code = typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : 'INTERNAL_ERROR';
-      return { kind: 'fail', code, message: err instanceof Error ? err.message : String(err) };
+      return { kind: 'fail', ...failureOfThrown(err) };
     }
   }
 
@@ -350,7 +353,7 @@ export class Transition {
       const called = this.launch(this.childParams(inst, nodeId, outcome.start, null));
       return { kind: 'next', variables: { [outcome.variable]: called.processInstanceId } };
     } catch (err) {
-      if (err instanceof WfxError || err instanceof NodeFailure) return { kind: 'fail', code: err.code, message: err.message };
+      if (err instanceof WfxError || err instanceof NodeFailure) return { kind: 'fail', ...failureOfThrown(err) };
       throw err;
     }
   }
@@ -436,7 +439,8 @@ export class Transition {
             params = this.childParams(inst, ni.nodeId, start, ni);
           } catch (err) {
             if (!(err instanceof WfxError || err instanceof NodeFailure)) throw err;
-            this.failNode(inst, ni, err.code, err.message);
+            const failure = failureOfThrown(err);
+            this.failNode(inst, ni, failure.code, failure.message);
             return;
           }
           this.launch(params);
@@ -459,7 +463,7 @@ export class Transition {
       case 'timeout':
         this.leave(inst, ni, STATUS.TIMED_OUT, outcome.reason);
         if (!this.follow(inst, ni, 'timeoutFlow')) {
-          this.finish(inst, STATE.FAILED, outcome.reason, { code: 'TIMEOUT', message: outcome.reason, nodeId: ni.nodeId });
+          this.finish(inst, STATE.FAILED, outcome.reason, { code: 'TIMEOUT' satisfies NodeFailureCode, message: outcome.reason, nodeId: ni.nodeId });
         }
         return;
     }
@@ -470,7 +474,7 @@ export class Transition {
    * code) takes over, else its errorFlow, else the execution fails with the error. A path
    * that takes over gets the error as the variable `error`.
    */
-  private failNode(inst: Instance, ni: NodeInstance, code: string, message: string): void {
+  private failNode(inst: Instance, ni: NodeInstance, code: NodeFailureCode | PassedOnFailureCode, message: string): void {
     const error = { code, message, nodeId: ni.nodeId };
     const { nodes, graph } = this.core.flowOf(inst);
     const boundary = graph.boundaries(ni.nodeId).find((id) => {
@@ -565,7 +569,7 @@ export class Transition {
     const pending = this.pending.get(inst.processInstanceId) ?? 0;
     if (inst.nodeCount + pending >= MAX_NODE_INSTANCES) {
       this.finish(inst, STATE.FAILED, 'step limit', {
-        code: 'STEP_LIMIT_EXCEEDED',
+        code: 'STEP_LIMIT_EXCEEDED' satisfies NodeFailureCode,
         message: `the execution created ${MAX_NODE_INSTANCES} node instances; does the flow loop without waiting?`,
         nodeId,
       });
@@ -597,7 +601,7 @@ export class Transition {
     const stuck = Object.keys(inst.joins)[0];
     if (stuck !== undefined) {
       const message = `gateway ${stuck} waits for tokens that can no longer arrive`;
-      this.finish(inst, STATE.FAILED, message, { code: 'JOIN_DEADLOCK', message, nodeId: stuck });
+      this.finish(inst, STATE.FAILED, message, { code: 'JOIN_DEADLOCK' satisfies NodeFailureCode, message, nodeId: stuck });
     } else {
       this.finish(inst, STATE.COMPLETED, 'every token reached an end');
     }

@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isFlowFile } from '../../shared/flow/files.js';
 import { validateFlowSource, type FlowProblem } from '../../shared/flow/validate.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
@@ -10,9 +11,6 @@ import { publishFlow, type PublishResult } from './publish.js';
 export type FileOutcome =
   | { readonly file: string; readonly ok: true; readonly result: PublishResult }
   | { readonly file: string; readonly ok: false; readonly problems: readonly FlowProblem[]; readonly error?: string };
-
-/** True for the file names a flow directory holds. */
-export const isFlowFile = (name: string): boolean => /\.(ya?ml|json)$/i.test(name);
 
 /**
  * Validates and publishes every flow file (*.yaml, *.yml, *.json) of `dir` into `organization`

@@ -191,9 +191,9 @@ function waitingFor(wait: Wait): string {
 }
 
 /**
- * The record of a new execution, its fields listed one by one. `{ ...params, processInstanceId,
- * ... }` took ~5 µs in V8 (an object spread followed by keys the source lacks; 6 % of the
- * daemon's main thread at 50 connections), this literal ~50 ns.
+ * The record of a new execution, its fields listed one by one: `{ ...params, processInstanceId,
+ * ... }` (an object spread followed by keys the source lacks) is V8's slow path, far slower than
+ * this literal (docs/decisions/011-no-object-spread-for-growing-objects.md).
  */
 export function startedInstance(p: Omit<InstanceStart, 'processInstanceId' | 'stateCd' | 'startTime' | 'endTime' | 'output' | 'error'>, id: string, at: string): InstanceStart {
   return withChildFields(
@@ -249,7 +249,8 @@ function unsubscribe(state: WfxState, inst: Instance, node: NodeInstance): void 
  * Writes the subscription of a node waiting on an event: the bucket itself while it is the only
  * one there, a Map of them once another comes (SubscriptionBucket). Every subscription is built
  * by the one object literal below, so all share a hidden class (a `{}` given a key of its own
- * per bucket took a class each, which cost every scavenge: docs/performance.md).
+ * per bucket took a class each, which cost every scavenge:
+ * docs/decisions/007-subscription-index-shape.md).
  */
 function subscribe(state: WfxState, inst: Instance, node: NodeInstance, wait: Extract<Wait, { kind: 'event' }>): void {
   const bucket = subscriptionBucket(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey);

@@ -34,10 +34,10 @@ export interface ChunkWriter {
 }
 
 /**
- * The writes of an open descriptor through fs's callback API. Each costs the event loop about
- * 8 µs less than the same write through a FileHandle's promises (a script, 5,000 durable 1 KB
- * writes each, alternating: 24 against 32 µs of the main thread per write), and a daemon makes
- * one or two per batch of answers. The descriptor stays its FileHandle's, which closes it.
+ * The writes of an open descriptor through fs's callback API. Each costs the event loop less
+ * than the same write through a FileHandle's promises, and a daemon makes one or two per batch
+ * of answers (docs/decisions/001-group-commit-and-durable-appends.md). The descriptor stays
+ * its FileHandle's, which closes it.
  */
 export function fdWriter(fd: number): ChunkWriter {
   return {
@@ -75,7 +75,8 @@ const DSYNC: number | undefined = constants.O_DSYNC;
 const PREALLOCATE_MIN = 64 << 10;
 /**
  * The most zeros written ahead of the data at once. Each data write's cache flush waits for the
- * zeros already sent to the disk too: 8 MiB at a time put 1-2 ms on the start load's p99.
+ * zeros already sent to the disk too: larger extensions showed in the start load's p99
+ * (docs/decisions/014-preallocated-log-files.md).
  */
 const PREALLOCATE_MAX = 1 << 20;
 /** A shared buffer of zeros, written as many times as an extension needs (one writev). */
@@ -108,8 +109,8 @@ export interface AppendFileOptions {
  * With `preallocate`, the file is kept ahead of the data with zeros, written in the background
  * (durably: their sizes and blocks are on disk before any data goes over them), and each batch
  * is written in place over them. A durable write that grows a file must also commit the new
- * size and blocks (on ext4 a journal commit): here that doubled its system time (100 -> 48 µs
- * for a 19 KB batch, 263 -> 133 µs of latency), and the zeros cost 0.3-0.4 µs per KB, once.
+ * size and blocks (on ext4 a journal commit), about twice the system time of a write in place;
+ * the zeros cost far less, once (docs/decisions/014-preallocated-log-files.md).
  * This is what PostgreSQL does with WAL segments it zero-fills and RocksDB with recycled WAL
  * files. On close the zeros are cut off; after a crash, whoever opens the file next cuts them
  * (History's `cutTail`, `Journal.open`). A crash can tear only the batch in flight, which

@@ -52,9 +52,9 @@ export async function writeFileAtomic(path: string, content: string | Buffer): P
  * At most this much of a file being written is left for its final fsync: every time as much is
  * written, it is synced. Any durable write of another file (the journal's, history's) waits for
  * an fsync under way on the same disk, for as long as that fsync takes to write out what is
- * dirty: a snapshot of 100,000 executions (125 MB) fsynced once stalled every journal write, and
- * with it every request in flight, for 220 ms here; synced a mebibyte at a time, each stall is
- * 2-5 ms (docs/performance.md, the table of changes).
+ * dirty: a large snapshot fsynced once stalled every journal write, and with it every request
+ * in flight; synced a mebibyte at a time, each stall is short
+ * (docs/decisions/020-snapshot-sync-and-gradual-freeing.md).
  */
 export const SYNC_EVERY_BYTES = 1 << 20;
 
@@ -151,11 +151,10 @@ export class AtomicFileWriter {
 
 /**
  * Freeing a large file's blocks at once holds up every durable write on the same file system
- * while it happens: here (ext4 mounted with `discard`) unlinking a 128 MB file stalled the
- * O_DSYNC writes of another file 70-72 ms, and a checkpoint's end (the old snapshot freed)
- * held a commit 52-71 ms. Freed 1 MiB at a time, 10 ms apart (100 MB/s: 1.3 s for 128 MB),
- * the longest such write took 1.9-3.3 ms, p99 1.0-1.1 ms; 4 MiB per 20 ms took half the time,
- * at 3.9-5.9 ms and p99 1.1-2.9 ms (docs/performance.md). RocksDB's DeleteScheduler deletes
+ * while it happens (ext4 mounted with `discard`): unlinking a snapshot-sized file stalled the
+ * O_DSYNC writes of another file, and a checkpoint's end (the old snapshot freed) held a
+ * commit. Freed a chunk at a time, a short pause apart, each such write waits briefly
+ * (docs/decisions/020-snapshot-sync-and-gradual-freeing.md). RocksDB's DeleteScheduler deletes
  * files by truncating them in chunks for the same reason.
  */
 export const FREE_CHUNK_BYTES = 1 << 20;

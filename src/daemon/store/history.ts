@@ -190,7 +190,7 @@ export class History {
       return Promise.reject(err);
     }
     // Nearly every put goes to today's bucket, open already: appended now, not after a turn of
-    // awaits (an async put was 1.1 KB of garbage and 1.4 % of the daemon's main thread).
+    // awaits (an async put's garbage showed under load: docs/decisions/017-straight-to-history.md).
     const ready = this.ready;
     if (ready !== null && ready.bucket === bucket && !ready.file.broken) return this.appendTo(ready.file, id, json, tags);
     return this.putOpening(bucket, id, json, tags);
@@ -226,9 +226,9 @@ export class History {
   /**
    * Appends the document's frame; resolves once it is durable. The bucket's index is not kept up
    * here but read from the file when next needed: kept up by every put, a cached index of today's
-   * bucket grew under load by an entry per execution (1.1 s to build and ~50 MB for 240,000), and
-   * each new entry of that long-lived Map was promoted by the scavenger, which put a millisecond on
-   * the resume loads' p99.
+   * bucket grew under load by an entry per execution, and each new entry of that long-lived Map
+   * was promoted by the scavenger, which showed in the resume loads' p99
+   * (docs/decisions/005-no-long-lived-growing-collections.md).
    */
   private appendTo(writer: AppendFile, id: string, json: string | JsonPieces, tags: readonly string[]): Promise<void> {
     const frame = frameBytes(0, json, tags.length === 0 ? id : `${id}|${tags.join('|')}`);

@@ -48,7 +48,7 @@ export interface JournalOpenOptions<E> {
  *
  * Segments are written over zeros written ahead (AppendFile's `preallocate`): a durable write
  * that grows a file also commits its size (an ext4 journal commit), one over zeros only its
- * data, which took a quarter to a third off a commit's latency here (docs/performance.md).
+ * data, which shortens a commit's latency (docs/decisions/014-preallocated-log-files.md).
  * Each frame's key is the sequence number of the first frame of the durable write it went out
  * in (one AppendFile batch), so recovery can tell which write a frame belongs to.
  *

@@ -7,8 +7,8 @@
  */
 export class EntryRanges {
   private readonly index = new Map<string, number>();
-  // Two plain arrays of numbers, not an object per entry: with 100,000 waiting executions this
-  // is ~5 MB that lives between checkpoints.
+  // Two plain arrays of numbers, not an object per entry: they live between checkpoints, one
+  // pair of numbers per waiting execution.
   private readonly offsets: number[] = [];
   private readonly lengths: number[] = [];
 
@@ -59,7 +59,7 @@ const LAYOUT_SLICE = 16_384;
 /**
  * A snapshot of the state as it was at one instant, serialized a slice at a time while commits
  * go on, instead of in one JSON.stringify that blocks the event loop for as long as the state is
- * big (about 80 ms with 30,000 waiting executions, every checkpoint).
+ * big, at every checkpoint (docs/decisions/006-checkpoints-in-slices.md).
  *
  * Everything but one large collection (an object of entries: the executions) is serialized at
  * once, when the copy is made. The collection's entries are serialized later, in slices, in
@@ -83,8 +83,8 @@ export class SnapshotCopy {
   private readonly keys: string[];
   /**
    * The entries the copy has reached, in `keys` order: built a slice at a time. An index of
-   * every key made at the instant (a Map of key to position) held the event loop 20-60 ms with
-   * 100,000 executions, on top of listing them.
+   * every key made at the instant (a Map of key to position) held the event loop, on top of
+   * listing them (docs/decisions/013-incremental-checkpoints.md).
    */
   private readonly reached = new Set<string>();
   /** Entries copied by touch() before the copy reached them: their text at the instant. */

@@ -1,6 +1,5 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Adapter } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
 import { writeFileAtomic } from './fs-util.js';
 
@@ -10,15 +9,14 @@ export function snapshotPathIn(dir: string): string {
 }
 
 /**
- * A lowdb adapter that replaces a JSON file atomically and durably: write a temporary file,
+ * A JSON file read in one piece and replaced atomically and durably: write a temporary file,
  * fsync it, rename it over the old one, fsync the directory. After a power cut at any instant
- * the file holds either the old or the new content, never neither (lowdb's own JSONFile, via
- * steno, renames without any fsync).
+ * the file holds either the old or the new content, never neither.
  *
  * `write()` serializes synchronously, before its first await: the content is the data as it
  * was at the call, even if the caller mutates it while the write is under way.
  */
-export class DurableJsonFile<T> implements Adapter<T> {
+export class DurableJsonFile<T> {
   /** `preread`: the file's bytes, read already (`readFileBytes`), for the first `read()`. */
   constructor(
     private readonly path: string,
@@ -32,8 +30,8 @@ export class DurableJsonFile<T> implements Adapter<T> {
     const bytes = await (pending ?? readFileBytes(this.path));
     if (bytes === null) return null;
     // Decoded in one go: readFile with an encoding (Node 20) decodes a large file 512 KiB at a
-    // time and joins the pieces, which JSON.parse then copies into one string. With 100,000
-    // executions waiting (126 MB) that cost a daemon's start ~130 ms (docs/performance.md).
+    // time and joins the pieces, which JSON.parse then copies into one string: a large snapshot
+    // slowed a daemon's start (docs/decisions/019-restart-path.md).
     const text = bytes.toString('utf8');
     try {
       return JSON.parse(text) as T;
@@ -50,9 +48,9 @@ export class DurableJsonFile<T> implements Adapter<T> {
 /**
  * The most one read call of `readFileBytes` asks for. Node 20's `readFile` reads 512 KiB per
  * call, each a round trip through the event loop: while a daemon's code loads, the main thread
- * is busy and the chain of reads stalls between pieces. With 100,000 executions waiting (131
- * MB, 256 calls) the read ended ~100 ms after the code had loaded; in pieces of this size the
- * thread pool reads it while the code loads (docs/performance.md).
+ * is busy and the chain of reads stalls between pieces, so a large snapshot's read ended well
+ * after the code had loaded; in pieces of this size the thread pool reads it while the code
+ * loads (docs/decisions/019-restart-path.md).
  */
 const READ_PIECE = 64 << 20;
 

@@ -45,11 +45,11 @@ export type IndexOutcome = { readonly ranges: EntryRanges } | { readonly mismatc
  * checkpoint then serializes every entry, as it did before layouts. A key whose bytes are not
  * the ones JSON.stringify writes for it gets no range (its entry is serialized). What the
  * checks do not prove is that each range holds one whole entry: lengths edited by hand to merge
- * two neighbours would pass. Only a scan of all the JSON could (0.3-0.7 s with 100,000 waiting
- * executions here); the layout is written by the same atomic write as the state, and trusted
- * that far, as the state itself is. Checking the keys means
+ * two neighbours would pass. Only a scan of all the JSON could, at a cost the layout exists to
+ * avoid (docs/decisions/013-incremental-checkpoints.md); the layout is written by the same
+ * atomic write as the state, and trusted that far, as the state itself is. Checking the keys means
  * reading the file again, a chunk at a time: the parse at open dropped its bytes, and holding
- * them (129 MB with 100,000 waiting executions) for this would cost more than reading them.
+ * them (the whole snapshot) for this would cost more than reading them.
  *
  * It runs a slice at a time, like a snapshot copy: `step` until it returns true, then `outcome`.
  * What it finds describes the file as loaded: the caller drops the ranges of entries changed

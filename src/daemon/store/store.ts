@@ -1,7 +1,6 @@
 import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import { Low } from 'lowdb';
 import { WfxError } from '../../shared/errors.js';
 import { WorkCount } from '../../shared/work-count.js';
 import { AtomicFileWriter, ensurePrivateDir, Freeings } from './fs-util.js';
@@ -75,10 +74,12 @@ export interface StoreOptions<S, R> {
    * names the state's large collection (an object of entries). `touched(record, visit)` must
    * visit the key of every entry of it that applying `record` changes or removes; missing one
    * would put a later version of that entry in the snapshot. `sliceEntries` caps the entries
-   * copied per slice (tests use it to interleave commits; otherwise a slice runs about 2 ms).
+   * copied per slice (tests use it to interleave commits; otherwise a slice runs for
+   * SNAPSHOT_SLICE_MS).
    * `keys(collection)`, when given, lists the collection's keys as Object.keys would (the same
    * keys, in the same order) from a list its owner keeps: a copy starts with them, and
-   * enumerating a dictionary of 100,000 keys held the event loop 37 ms.
+   * enumerating a large dictionary's keys held the event loop
+   * (docs/decisions/012-resume-young-copy-and-tombstones.md).
    */
   readonly snapshotCollection?: {
     readonly key: string;
@@ -95,8 +96,8 @@ const SNAPSHOT_SLICE_MS = 1;
  * While commits keep coming, a snapshot copy takes at most this share of the event loop: after
  * each slice it waits, on a timer, three times as long as the slice ran. With a slice on every
  * turn of the loop instead, every step a request waits for (its body, its durable write, its
- * reply) came after a slice: a checkpoint of 40,000 waiting executions ran the resume load at a
- * fifth of its rate, 4 ms a request, for 200 ms. With no commits the copy runs flat out (an idle
+ * reply) came after a slice, and a checkpoint slowed every request in flight
+ * (docs/decisions/006-checkpoints-in-slices.md). With no commits the copy runs flat out (an idle
  * daemon, or one stopping).
  */
 const SNAPSHOT_SHARE_UNDER_LOAD = 0.25;
@@ -104,7 +105,8 @@ const SNAPSHOT_SHARE_UNDER_LOAD = 0.25;
 /**
  * How long a snapshot copy waits after a slice that ran `tookMs`: nothing when no commit came
  * since the slice before (the next turn of the event loop is enough), else long enough that the
- * copy keeps to its share. Under 1 ms (a timer's resolution) it takes the next turn instead.
+ * copy keeps to its share. Under a millisecond (a timer's resolution) it takes the next turn
+ * instead.
  */
 export function snapshotPauseMs(tookMs: number, committedMeanwhile: boolean): number {
   const wait = committedMeanwhile ? tookMs * (1 / SNAPSHOT_SHARE_UNDER_LOAD - 1) : 0;
@@ -267,14 +269,13 @@ export class Store<S, R> implements DurableStore<S, R> {
     const listed = await readManifest(options.dir);
     const bytes = await (options.snapshotBytes ?? readFileBytes(snapshotPathIn(options.dir)));
     const mark = checkSnapshot(options.dir, listed?.snapshot ?? null, listed?.pending ?? null, listed !== null, bytes);
-    const db = new Low<SnapshotFile<S>>(new DurableJsonFile(snapshotPathIn(options.dir), Promise.resolve(bytes)), {
+    // No snapshot yet (or one that holds a falsy JSON value): the empty store.
+    const snapshot = (await new DurableJsonFile<SnapshotFile<S>>(snapshotPathIn(options.dir), Promise.resolve(bytes)).read()) || {
       format: 1,
       seq: 0,
       savedAt: new Date(0).toISOString(),
       state: options.initialState(),
-    });
-    await db.read();
-    const snapshot = db.data;
+    };
     const snapshotBytes = bytes?.length ?? 0;
     if (snapshot.format !== 1 || !Number.isSafeInteger(snapshot.seq) || snapshot.state === undefined) {
       throw new WfxError('SNAPSHOT_CORRUPT', `${snapshotPathIn(options.dir)} is not a wfx snapshot`);
@@ -335,8 +336,8 @@ export class Store<S, R> implements DurableStore<S, R> {
   /**
    * Indexes the snapshot loaded at open (its layout checked against its bytes), a slice at a
    * time from the next turn on, as a snapshot copy runs: then the first checkpoint copies the
-   * entries unchanged since as bytes of it, as every later checkpoint does. With 100,000
-   * waiting executions that checkpoint serialized 129 MB, about a second of CPU (docs/performance.md).
+   * entries unchanged since as bytes of it, as every later checkpoint does, instead of
+   * serializing every entry again (docs/decisions/013-incremental-checkpoints.md).
    */
   private indexLoaded(file: FileHandle, size: number, layout: SnapshotLayout, changed: Set<string>, change: (key: string) => void): void {
     const large = this.options.snapshotCollection!;
@@ -465,9 +466,9 @@ export class Store<S, R> implements DurableStore<S, R> {
     }
     // A checkpoint costs about as much as the state is big. Waiting until the journal since the
     // last one is as big as that snapshot keeps the checkpoints' cost at most that of what was
-    // journaled (Redis rewrites its append-only file at 100 % growth for the same reason): with
-    // 70,000 executions waiting, a checkpoint every 50,000 entries came every 20,000 resumes,
-    // and each copied 80 MB. Recovery replays at most about a snapshot's size of journal.
+    // journaled (Redis rewrites its append-only file at 100 % growth for the same reason; see
+    // docs/decisions/006-checkpoints-in-slices.md). Recovery replays at most about a snapshot's
+    // size of journal.
     if (
       !this.checkpointing &&
       !this.held &&

@@ -3,8 +3,8 @@ import type * as Yaml from 'yaml';
 
 /**
  * The yaml package, loaded on the first parse: a daemon parses flow text only when a flow is
- * published as source, and loading it was 20-25 ms of every start (a CommonJS package, so the
- * require shares the one instance an import would give).
+ * published as source, and loading it slowed every start (docs/decisions/019-restart-path.md;
+ * a CommonJS package, so the require shares the one instance an import would give).
  */
 let yamlModule: typeof Yaml | null = null;
 const yaml = (): typeof Yaml => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml);

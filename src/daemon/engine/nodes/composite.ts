@@ -1,4 +1,5 @@
 import type { BoundaryEventNode, CallProcessNode, LoopNode, SubProcessNode } from '../../../shared/flow/types.js';
+import { passOn } from '../../../shared/flow/failure-codes.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
 import { STATE, type Instance, type LoopState } from '../../state/state.js';
 import { asText, type ChildStart, type NodeHandler, type NodeScope, type Outcome } from './handler.js';
@@ -12,10 +13,11 @@ function childFailure(child: Readonly<Instance>): Outcome {
     return { kind: 'fail', code: 'CHILD_CANCELLED', message: `child execution ${child.processInstanceId} was cancelled` };
   }
   const e = child.error;
+  // A failed execution always records its error; one without is a bug.
   return {
     kind: 'fail',
-    code: e?.code ?? 'CHILD_FAILED',
-    message: `child execution ${child.processInstanceId} failed${e ? ` at ${e.nodeId ?? '?'}: ${e.message}` : ''}`,
+    code: e ? passOn(e.code) : 'INTERNAL_ERROR',
+    message: `child execution ${child.processInstanceId} failed${e ? ` at ${e.nodeId ?? '?'}: ${e.message}` : ' without an error (CHILD_FAILED)'}`,
   };
 }
 
@@ -34,7 +36,7 @@ export const subProcess: NodeHandler<SubProcessNode> = {
     return { kind: 'wait', wait: { kind: 'child', dueAt: null }, start: [start] };
   },
   resume: (node, _scope, input) => {
-    if (input.kind !== 'child') return { kind: 'fail', code: 'NOT_RESUMABLE', message: `a subProcess resumed by ${input.kind}` };
+    if (input.kind !== 'child') return { kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: a subProcess resumed by ${input.kind}` };
     const child = input.child;
     if (child.stateCd !== STATE.COMPLETED) return childFailure(child);
     if (node.output === undefined) return { kind: 'next', variables: { ...child.variables } };
@@ -86,7 +88,7 @@ export const loopNode: NodeHandler<LoopNode> = {
   },
   resume: (node, scope, input) => {
     const wait = scope.wait;
-    if (input.kind !== 'child' || wait?.kind !== 'loop') return { kind: 'fail', code: 'NOT_RESUMABLE', message: `a loopNode resumed by ${input.kind}` };
+    if (input.kind !== 'child' || wait?.kind !== 'loop') return { kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: a loopNode resumed by ${input.kind}` };
     const child = input.child;
     if (child.stateCd !== STATE.COMPLETED) return childFailure(child);
     const collected = [...wait.state.collected];

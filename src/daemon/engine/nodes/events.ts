@@ -34,7 +34,7 @@ export const intermediateCatchEvent: NodeHandler<CatchEventNode> = {
   resume: (_node, _scope, input) => {
     if (input.kind === 'event') return { kind: 'next', variables: input.data };
     if (input.kind === 'timer') return { kind: 'next' };
-    return { kind: 'fail', code: 'UNEXPECTED_TASK', message: 'a catch event cannot take a task submission' };
+    return { kind: 'fail', code: 'INTERNAL_ERROR', message: `UNEXPECTED_TASK: a catch event resumed by ${input.kind}` };
   },
 };
 

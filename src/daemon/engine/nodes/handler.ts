@@ -1,3 +1,4 @@
+import type { NodeFailureCode, PassedOnFailureCode } from '../../../shared/flow/failure-codes.js';
 import type { NodeByType, NodeType } from '../../../shared/flow/types.js';
 import type { Instance, Wait } from '../../state/state.js';
 import type { HttpCall } from '../work/http.js';
@@ -69,8 +70,12 @@ export type Outcome =
   | { readonly kind: 'work'; readonly work: WorkRequest }
   /** Starts another execution (not a child: nothing waits for it) and completes, setting `{variable}` to its id. */
   | { readonly kind: 'call'; readonly start: ChildStart; readonly variable: string }
-  /** The node fails; the engine applies the failure rule (error boundary event, else errorFlow, else the execution fails). */
-  | { readonly kind: 'fail'; readonly code: string; readonly message: string }
+  /**
+   * The node fails; the engine applies the failure rule (error boundary event, else errorFlow,
+   * else the execution fails). `code` is from the catalogue (failure-codes.ts), or a failed
+   * child's code passed on.
+   */
+  | { readonly kind: 'fail'; readonly code: NodeFailureCode | PassedOnFailureCode; readonly message: string }
   /** The node is cancelled (statusCd 4): along `errorFlow` if it has one, else the execution is cancelled. */
   | { readonly kind: 'cancel'; readonly reason: string; readonly variables?: Record<string, unknown> }
   /** The node timed out (statusCd 5): along `timeoutFlow` if it has one, else the execution fails (TIMEOUT). */

@@ -7,9 +7,11 @@ const SERVICE_TIMEOUT = '30s';
 const SCRIPT_TIMEOUT = '5s';
 
 function workResult(input: ResumeInput, onValue: (value: unknown) => Outcome): Outcome {
-  if (input.kind !== 'work') return { kind: 'fail', code: 'NOT_RESUMABLE', message: `resumed by ${input.kind}` };
+  if (input.kind !== 'work') return { kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: resumed by ${input.kind}` };
   const r = input.result;
-  return r.ok ? onValue(r.value) : { kind: 'fail', code: r.code, message: r.message };
+  if (r.ok) return onValue(r.value);
+  // The engine drops the result of cancelled work; one reaching a node is a bug.
+  return r.code === 'CANCELLED' ? { kind: 'fail', code: 'INTERNAL_ERROR', message: `CANCELLED: ${r.message}` } : { kind: 'fail', code: r.code, message: r.message };
 }
 
 /**

@@ -9,6 +9,7 @@
  * (invalid spec, no attempt made), HTTP_RESPONSE_TOO_LARGE, HTTP_FORBIDDEN_ADDRESS (the policy
  * refused an address; not retried), CANCELLED.
  */
+import type { NodeFailureCode } from '../../../shared/flow/failure-codes.js';
 import { FORBIDDEN_ADDRESS, ForbiddenAddressError, NetworkPolicy } from './network-policy.js';
 import type { WorkResult } from './result.js';
 
@@ -66,7 +67,7 @@ type Outcome =
   | { readonly kind: 'timeout' }
   | { readonly kind: 'network'; readonly detail: string }
   | { readonly kind: 'cancelled' }
-  | { readonly kind: 'fatal'; readonly code: string; readonly message: string };
+  | { readonly kind: 'fatal'; readonly code: NodeFailureCode; readonly message: string };
 
 interface Prepared {
   readonly method: string;
@@ -428,7 +429,7 @@ function failure(
   outcome: Exclude<Outcome, { kind: 'ok' | 'cancelled' | 'fatal' }>,
   p: Prepared,
   attempts: number,
-): { code: string; message: string } {
+): { code: NodeFailureCode; message: string } {
   const after = attempts > 1 ? ` (after ${attempts} attempts)` : '';
   switch (outcome.kind) {
     case 'status': {

@@ -18,10 +18,11 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from '
 import { BlockList, connect as netConnect, isIP, type Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { connect as tlsConnect } from 'node:tls';
+import type { NodeFailureCode } from '../../../shared/flow/failure-codes.js';
 import { parseCidr, type Rule } from './cidr.js';
 
 /** The node failure code of a call the policy refused (never retried). */
-export const FORBIDDEN_ADDRESS = 'HTTP_FORBIDDEN_ADDRESS';
+export const FORBIDDEN_ADDRESS = 'HTTP_FORBIDDEN_ADDRESS' satisfies NodeFailureCode;
 
 /** The built-in refusals of rule 4. */
 const LINK_LOCAL = ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254/128'] as const;

@@ -14,7 +14,7 @@
  * and are terminated by close().
  */
 import { Worker } from 'node:worker_threads';
-import type { WorkResult } from './result.js';
+import type { WorkFailureCode, WorkResult } from './result.js';
 import type { ScriptRequest, ScriptResponse } from './script-worker.js';
 
 export interface ScriptRun {
@@ -55,7 +55,7 @@ interface Slot {
   lastError: Error | undefined;
 }
 
-function failure(code: string, message: string): WorkResult {
+function failure(code: WorkFailureCode, message: string): WorkResult {
   return { ok: false, code, message };
 }
 

@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// The layering of src/, checked: which folder may import which, and no import cycles.
+// Run by `npm run lint`; exits 1 listing every violation.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SRC = join(ROOT, 'src');
+
+/** The one module of src/daemon that the CLI and the TUI may import: the daemon launcher. */
+const DAEMON_ENTRY = 'daemon/launcher.ts';
+
+/** For each layer (the first folder under src/), the layers it may import. */
+const MAY_IMPORT = {
+  shared: ['shared'],
+  client: ['client', 'shared'],
+  daemon: ['daemon', 'shared'],
+  tui: ['tui', 'client', 'shared'],
+  cli: ['cli', 'client', 'shared', 'tui'],
+};
+
+function sourceFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(path);
+    return /\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/**
+ * The relative imports of a source file: `{ spec, typeOnly, dynamic }`. Comments are blanked
+ * first so an example in a doc comment is not read as an import.
+ */
+function importsOf(text) {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' ')).replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+  const found = [];
+  const stat = /^\s*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*['"]([^'"]+)['"]/gm;
+  for (const m of code.matchAll(stat)) {
+    // `import { type A, type B } from` is erased like `import type`.
+    const names = m[3] ?? '';
+    const braces = /^\{([^}]*)\}$/.exec(names.trim());
+    const allTypes = braces !== null && braces[1].split(',').filter((s) => s.trim()).every((s) => /^\s*type\s/.test(s));
+    found.push({ spec: m[4], typeOnly: Boolean(m[2]) || allTypes, dynamic: false });
+  }
+  for (const m of code.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) found.push({ spec: m[1], typeOnly: false, dynamic: false });
+  for (const m of code.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) found.push({ spec: m[1], typeOnly: false, dynamic: true });
+  return found.filter((i) => i.spec.startsWith('.'));
+}
+
+/** The source file an import specifier names (`./x.js` is `./x.ts` or `./x.tsx`). */
+function resolveSpec(from, spec, known) {
+  const base = resolve(dirname(from), spec);
+  for (const candidate of [base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.tsx'), base]) if (known.has(candidate)) return candidate;
+  return null;
+}
+
+const files = sourceFiles(SRC);
+const known = new Set(files);
+const layerOf = (file) => relative(SRC, file).split('/')[0];
+const problems = [];
+/** Static value imports, the edges that decide module evaluation order. */
+const graph = new Map(files.map((f) => [f, []]));
+
+for (const file of files) {
+  const from = relative(SRC, file);
+  for (const imp of importsOf(readFileSync(file, 'utf8'))) {
+    const target = resolveSpec(file, imp.spec, known);
+    if (!target) {
+      problems.push(`${from}: imports ${imp.spec}, which is not a source file`);
+      continue;
+    }
+    const to = relative(SRC, target);
+    const fromLayer = layerOf(file);
+    const toLayer = layerOf(target);
+    const allowed = (MAY_IMPORT[fromLayer] ?? []).includes(toLayer) || ((fromLayer === 'cli' || fromLayer === 'tui') && to === DAEMON_ENTRY);
+    if (!allowed) problems.push(`${from}: imports ${to} (src/${fromLayer} may import ${MAY_IMPORT[fromLayer]?.map((l) => `src/${l}`).join(', ') ?? 'nothing of src'}${fromLayer === 'cli' || fromLayer === 'tui' ? ` and src/${DAEMON_ENTRY}` : ''})`);
+    if (!imp.typeOnly && !imp.dynamic) graph.get(file).push(target);
+  }
+}
+
+// Cycles: a depth-first search that reports each cycle once, by its members in order.
+const state = new Map();
+const stack = [];
+const seenCycles = new Set();
+function visit(file) {
+  state.set(file, 'open');
+  stack.push(file);
+  for (const next of graph.get(file)) {
+    if (state.get(next) === 'open') {
+      const cycle = stack.slice(stack.indexOf(next)).map((f) => relative(SRC, f));
+      const key = [...cycle].sort().join(' ');
+      if (!seenCycles.has(key)) {
+        seenCycles.add(key);
+        problems.push(`import cycle: ${[...cycle, cycle[0]].join(' -> ')}`);
+      }
+    } else if (!state.has(next)) visit(next);
+  }
+  stack.pop();
+  state.set(file, 'done');
+}
+for (const file of files) if (!state.has(file)) visit(file);
+
+if (problems.length > 0) {
+  for (const p of problems) console.error(p);
+  console.error(`\n${problems.length} import problem(s) in src/ (see scripts/check-imports.mjs for the rules)`);
+  process.exit(1);
+}
+console.log(`imports: ${files.length} files, layering kept, no cycles`);

@@ -1,0 +1,29 @@
+import type { Command } from 'commander';
+import { clientFor } from '../api.js';
+import { globals, useColor, type CliContext } from '../context.js';
+import { formatLogLine, type LogEntry } from '../format.js';
+import { waitFor } from './run.js';
+
+/** `wfx logs`: an execution's log, or with --follow its entries as they come until it ends. */
+export function registerLogs(program: Command, ctx: CliContext): void {
+  program
+    .command('logs')
+    .description('the log of an execution; --follow keeps printing until it finishes')
+    .argument('<id>', 'the processInstanceId')
+    .option('--follow', 'print new entries as they come, until the execution finishes')
+    .addHelpText('after', '\nExamples:\n  $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f\n  $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --follow --json')
+    .action(async (id: string, opts: { follow?: boolean }, cmd: Command) => {
+      const g = globals(cmd);
+      const client = await clientFor(ctx, cmd);
+      const color = useColor(ctx, g);
+      if (opts.follow) {
+        await waitFor(ctx, client, id, { follow: true, json: g.json === true, color });
+        return;
+      }
+      for await (const ev of client.stream(`/process/instance/${encodeURIComponent(id)}/logs?follow=false`)) {
+        if (ev.event !== undefined || ev.data === undefined) continue;
+        const entry = JSON.parse(ev.data) as LogEntry;
+        ctx.stdout.write(g.json ? `${JSON.stringify({ id: Number(ev.id), ...entry })}\n` : `${formatLogLine(entry, color)}\n`);
+      }
+    });
+}

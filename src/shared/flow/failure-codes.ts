@@ -1,0 +1,84 @@
+/**
+ * The one catalogue of node failure codes: the `code` of a failed node, of the variable
+ * `error` a path that takes a failure gets, and of a failed execution's `data.error`. Flow
+ * authors match on them (an error boundary event's `errorCode`), so they are part of the flow
+ * format and stable. A test checks each code is documented in docs/flows.md.
+ */
+
+export const NODE_FAILURE_CODES = {
+  // Any node
+  EXPRESSION_ERROR: 'a `${...}` condition or expression does not evaluate',
+  DATA_TOO_DEEP: 'the variables, output or data the node would set nest deeper than the JSON depth limit',
+  INTERNAL_ERROR: 'a bug, or a work result the engine could not handle; the message names the cause',
+
+  // Gateways, timers, composite nodes
+  NO_BRANCH_MATCHED: 'no branch condition of a gateway or ifElse is true and it has no default',
+  INVALID_TIMER: "a timer's `until` does not resolve to an ISO 8601 instant",
+  LOOP_LIMIT: 'a loopNode would run more than `maxIterations` iterations',
+  LOOP_COLLECTION: "a loopNode's `collection` does not resolve to an array",
+  CHILD_CANCELLED: 'the child execution of a subProcess or loopNode was cancelled',
+  CHILD_DEPTH_EXCEEDED: 'subprocesses nest, or callProcess starts chain, more than 32 deep',
+  PROCESS_NOT_FOUND: 'the flow a subProcess or callProcess names does not exist',
+  PROCESS_NOT_PUBLISHED: 'the flow a subProcess or callProcess names has no active version in the environment',
+  VERSION_NOT_FOUND: 'the flow a subProcess or callProcess names has no such version',
+
+  // serviceTask (and HTTP_<status>, below)
+  HTTP_TIMEOUT: 'no answer within the timeout, after every attempt',
+  HTTP_NETWORK: 'the connection failed, after every attempt',
+  HTTP_BAD_REQUEST: 'the call cannot be made (a URL that is not http(s), an invalid header); not attempted',
+  HTTP_RESPONSE_TOO_LARGE: 'the response body is larger than the daemon accepts',
+  HTTP_RESPONSE_INVALID: 'the JSON response nests deeper than the JSON depth limit',
+  HTTP_FORBIDDEN_ADDRESS: 'the network policy refused a connection of the call',
+
+  // scriptTask
+  SCRIPT_ERROR: 'the script threw or does not parse',
+  SCRIPT_TIMEOUT: 'the script ran longer than its timeout',
+  SCRIPT_MEMORY: 'the script allocated more than its memory limit',
+  SCRIPT_RESULT: 'the return value is not JSON, or not an object without `resultVariable`',
+  SCRIPT_RESULT_INVALID: 'the return value nests deeper than the JSON depth limit',
+  SCRIPT_CRASHED: 'the sandbox failed',
+
+  // The execution's own failures (its `data.error`; a subProcess node passes a child's on)
+  TIMEOUT: 'a node timed out with no `timeoutFlow`',
+  JOIN_DEADLOCK: 'a converging gateway waits for tokens that can no longer arrive',
+  STEP_LIMIT_EXCEEDED: 'the execution created 100,000 node instances: a loop of nodes that never waits',
+} as const satisfies Record<string, string>;
+
+/**
+ * A serviceTask answer whose status is not accepted (after its retries): `HTTP_404`,
+ * `HTTP_503`. Documented as `HTTP_<status>`.
+ */
+export type HttpStatusFailureCode = `HTTP_${number}`;
+
+/** Every code a node can fail with: a catalogue code or an HTTP status code. */
+export type NodeFailureCode = keyof typeof NODE_FAILURE_CODES | HttpStatusFailureCode;
+
+declare const passedOn: unique symbol;
+/**
+ * A code recorded elsewhere and passed on unchanged (a failed child execution's code, which a
+ * subProcess or loopNode fails with): checked where it was made, not here.
+ */
+export type PassedOnFailureCode = string & { readonly [passedOn]: true };
+
+/** `code` as a code passed on unchanged (see PassedOnFailureCode). */
+export const passOn = (code: string): PassedOnFailureCode => code as PassedOnFailureCode;
+
+const HTTP_STATUS_CODE = /^HTTP_[1-9][0-9]{2}$/;
+
+/** True when `code` is a node failure code: a catalogue code or `HTTP_<status>`. Pure. */
+export function isNodeFailureCode(code: string): code is NodeFailureCode {
+  return Object.hasOwn(NODE_FAILURE_CODES, code) || HTTP_STATUS_CODE.test(code);
+}
+
+/**
+ * A thrown value as a node failure: a `code` from the catalogue is kept (an expected failure
+ * thrown on purpose); anything else (ENOENT, INVALID_DURATION, a TypeError) is a bug and
+ * becomes INTERNAL_ERROR, its own code (if any) kept before its message for the operator.
+ * Pure; never throws.
+ */
+export function failureOfThrown(err: unknown): { readonly code: NodeFailureCode; readonly message: string } {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+  if (typeof code !== 'string') return { code: 'INTERNAL_ERROR', message };
+  return isNodeFailureCode(code) ? { code, message } : { code: 'INTERNAL_ERROR', message: `${code}: ${message}` };
+}
