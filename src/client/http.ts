@@ -21,7 +21,10 @@ export function path(strings: TemplateStringsArray, ...values: ReadonlyArray<str
 }
 
 /** `path` plus its querystring: the entries whose value is not undefined (none: no `?`). Pure. */
-export function withQuery(base: string, query: Readonly<Record<string, string | number | boolean | undefined>> = {}): string {
+export function withQuery(
+  base: string,
+  query: Readonly<Record<string, string | number | boolean | undefined>> = {},
+): string {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
   return params.size ? `${base}?${params}` : base;
@@ -69,7 +72,10 @@ export class ApiClient {
    * Throws like `request` when the stream cannot be opened.
    */
   async *stream(path: string, lastEventId?: string, signal?: AbortSignal): AsyncGenerator<SseEvent> {
-    const res = await this.fetch(path, { headers: { accept: 'text/event-stream', ...(lastEventId !== undefined && { 'last-event-id': lastEventId }) }, signal });
+    const res = await this.fetch(path, {
+      headers: { accept: 'text/event-stream', ...(lastEventId !== undefined && { 'last-event-id': lastEventId }) },
+      signal,
+    });
     if (!res.ok) {
       const text = await res.text();
       let parsed: unknown = null;
@@ -97,10 +103,20 @@ export class ApiClient {
 
   private errorOf(status: number, body: unknown): WfxError {
     const b = (body ?? {}) as { error?: string; message?: string; details?: unknown };
-    const code = (b.error && b.error in ERROR_CODES ? b.error : status === 401 ? 'UNAUTHORIZED' : status >= 500 ? 'INTERNAL_ERROR' : 'VALIDATION_ERROR') as ErrorCode;
+    const code = (
+      b.error && b.error in ERROR_CODES
+        ? b.error
+        : status === 401
+          ? 'UNAUTHORIZED'
+          : status >= 500
+            ? 'INTERNAL_ERROR'
+            : 'VALIDATION_ERROR'
+    ) as ErrorCode;
     const message = b.message ?? `HTTP ${status}`;
     if (code === 'UNAUTHORIZED') {
-      const tried = this.connection.apiKey ? `the API key from ${this.connection.credentialSource}` : 'no credential (none was found)';
+      const tried = this.connection.apiKey
+        ? `the API key from ${this.connection.credentialSource}`
+        : 'no credential (none was found)';
       return new WfxError('UNAUTHORIZED', `${message} (tried ${tried})`, { details: b.details, status });
     }
     return new WfxError(code, message, { details: b.details, status });

@@ -5,7 +5,7 @@ import type { Trigger } from '../../shared/flow/types.js';
 import type { Engine, StartRequest } from '../engine/engine.js';
 import type { WfxRecord } from '../state/records.js';
 import type { EmailConnection, WfxState } from '../state/state.js';
-import { activeTriggers, subjectOf, type TriggerState, type TriggerSubject } from './active.js';
+import { activeTriggers, subjectOf, type TriggerSubject } from './active.js';
 import type { Store } from '../store/store.js';
 
 type EmailTrigger = Extract<Trigger, { type: 'email' }>;

@@ -11,7 +11,10 @@ export const EnvParams = Type.Object({
 export type EnvParams = Static<typeof EnvParams>;
 
 /** Body of PUT /admin/environments/{env}/variables/{name}. */
-export const SetVariableBody = Type.Object({ value: Type.String({ maxLength: 100_000 }) }, { additionalProperties: false });
+export const SetVariableBody = Type.Object(
+  { value: Type.String({ maxLength: 100_000 }) },
+  { additionalProperties: false },
+);
 export type SetVariableBody = Static<typeof SetVariableBody>;
 
 /** GET /admin/environments/{env}/variables: the {env.NAME} values. */
@@ -30,7 +33,10 @@ export interface VariableChanged {
 }
 
 /** Body of POST /admin/backup: a new directory on the daemon's host (absolute). */
-export const BackupBody = Type.Object({ directory: Type.String({ minLength: 1, maxLength: 4096, pattern: '^/' }) }, { additionalProperties: false });
+export const BackupBody = Type.Object(
+  { directory: Type.String({ minLength: 1, maxLength: 4096, pattern: '^/' }) },
+  { additionalProperties: false },
+);
 export type BackupBody = Static<typeof BackupBody>;
 
 /** What POST /admin/backup answers: what the copy holds. */

@@ -17,12 +17,18 @@ export const ENVIRONMENTS = ['DEVELOPMENT', 'PRODUCTION'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
 
 /** A string of one of `values`: `{type: 'string', enum}`; static type the union of them. */
-export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}): TUnsafe<T[number]> {
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: Record<string, unknown> = {},
+): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
 
 /** `{type: [type, 'null'], ...options}`: a value of `type`, or null. Pure. */
-export function Nullable<T>(type: 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array', options: Record<string, unknown> = {}): TUnsafe<T | null> {
+export function Nullable<T>(
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array',
+  options: Record<string, unknown> = {},
+): TUnsafe<T | null> {
   return Type.Unsafe<T | null>({ type: [type, 'null'], ...options });
 }
 
@@ -34,7 +40,10 @@ export const NullableString = (options: Record<string, unknown> = {}) => Nullabl
  * always sends it (every property not marked Optional is present). The reply schemas of the
  * API never listed `required`; fast-json-stringify would refuse an answer missing one.
  */
-export function Answer<P extends TProperties>(properties: P, options: Record<string, unknown> = {}): TUnsafe<Static<TObject<P>>> {
+export function Answer<P extends TProperties>(
+  properties: P,
+  options: Record<string, unknown> = {},
+): TUnsafe<Static<TObject<P>>> {
   return Type.Unsafe<Static<TObject<P>>>({ type: 'object', properties, ...options });
 }
 
@@ -63,7 +72,13 @@ export type IdParams = Static<typeof IdParams>;
 export const ErrorAnswer = Type.Unsafe<ErrorBody>({
   $id: 'Error',
   type: 'object',
-  properties: { error: { type: 'string' }, message: { type: 'string' }, timestamp: { type: 'string' }, details: {}, retryAfter: { type: 'integer' } },
+  properties: {
+    error: { type: 'string' },
+    message: { type: 'string' },
+    timestamp: { type: 'string' },
+    details: {},
+    retryAfter: { type: 'integer' },
+  },
 });
 
 /** Body of every error answer (SPEC.md section 5). */
@@ -79,7 +94,14 @@ export interface ErrorBody {
 export const ErrorRef = Type.Unsafe<ErrorBody>({ $ref: 'Error#' });
 
 /** The error answers a route with a reply schema documents. */
-export const ERROR_REPLIES = { 400: ErrorRef, 401: ErrorRef, 403: ErrorRef, 404: ErrorRef, 409: ErrorRef, 429: ErrorRef } as const;
+export const ERROR_REPLIES = {
+  400: ErrorRef,
+  401: ErrorRef,
+  403: ErrorRef,
+  404: ErrorRef,
+  409: ErrorRef,
+  429: ErrorRef,
+} as const;
 
 /**
  * A request part as a handler sees it: the validator (Ajv's `useDefaults`) has filled the

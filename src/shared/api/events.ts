@@ -10,7 +10,13 @@ export const EventBody = Type.Object(
     data: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object' })),
     ttlSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 31_536_000 })),
     messageId: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
-    organization: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'system keys only: the organization to deliver in (default: default)' })),
+    organization: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'system keys only: the organization to deliver in (default: default)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -4,12 +4,17 @@
  */
 import { Type, type Static } from './schema.js';
 import type { FlowDefinition } from '../flow/types.js';
-import { Answer, ENVIRONMENTS, Items, Name, NullableString, Page, StringEnum, type Environment } from './common.js';
+import { Answer, ENVIRONMENTS, Items, Name, NullableString, Page, StringEnum } from './common.js';
 
 /** Body of POST /admin/flows: exactly one of `source` and `definition`. */
 export const PublishBody = Type.Object(
   {
-    source: Type.Optional(Type.String({ maxLength: 1_000_000, description: 'the flow file\'s text, YAML or JSON (problems get line:column)' })),
+    source: Type.Optional(
+      Type.String({
+        maxLength: 1_000_000,
+        description: "the flow file's text, YAML or JSON (problems get line:column)",
+      }),
+    ),
     definition: Type.Optional(Type.Unsafe<object>({ type: 'object', description: 'the flow as JSON' })),
     environment: Type.Optional(StringEnum(ENVIRONMENTS, { default: 'PRODUCTION' })),
     organization: Type.Optional(Name),
@@ -35,7 +40,10 @@ export const FlowParams = Type.Object({ processId: Type.String({ maxLength: 200 
 export type FlowParams = Static<typeof FlowParams>;
 
 /** Querystring of GET /admin/flows/{processId}: which version's definition (default: the latest). */
-export const FlowQuery = Type.Object({ version: Type.Optional(Type.String({ pattern: '^[0-9]+$' })) }, { additionalProperties: false });
+export const FlowQuery = Type.Object(
+  { version: Type.Optional(Type.String({ pattern: '^[0-9]+$' })) },
+  { additionalProperties: false },
+);
 export type FlowQuery = Static<typeof FlowQuery>;
 
 /** A published version: its number and when. */
@@ -62,18 +70,28 @@ export type FlowDetail = FlowSummary & { readonly version: string; readonly defi
 
 /** Body of POST /admin/flows/{processId}/activate. */
 export const ActivateBody = Type.Object(
-  { version: Type.String({ pattern: '^[0-9]+$' }), environment: Type.Optional(StringEnum(ENVIRONMENTS, { default: 'PRODUCTION' })) },
+  {
+    version: Type.String({ pattern: '^[0-9]+$' }),
+    environment: Type.Optional(StringEnum(ENVIRONMENTS, { default: 'PRODUCTION' })),
+  },
   { additionalProperties: false },
 );
 export type ActivateBody = Static<typeof ActivateBody>;
 
 /** What POST /admin/flows/{processId}/activate answers. */
-export const Activated = Answer({ processId: Type.String(), environment: StringEnum(ENVIRONMENTS), version: Type.String() });
+export const Activated = Answer({
+  processId: Type.String(),
+  environment: StringEnum(ENVIRONMENTS),
+  version: Type.String(),
+});
 export type Activated = Static<typeof Activated>;
 
 /** Querystring of GET /process/list. */
 export const FlowPageQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })), cursor: Type.Optional(Type.String({ maxLength: 200 })) },
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
   { additionalProperties: false },
 );
 export type FlowPageQuery = Static<typeof FlowPageQuery>;

@@ -7,7 +7,12 @@ export interface Health {
   readonly version: string;
   readonly history?: {
     readonly damagedRecords: number;
-    readonly findings: ReadonlyArray<{ readonly file: string; readonly offset: number; readonly code: string; readonly message: string }>;
+    readonly findings: ReadonlyArray<{
+      readonly file: string;
+      readonly offset: number;
+      readonly code: string;
+      readonly message: string;
+    }>;
   };
 }
 

@@ -41,7 +41,12 @@ export const StartQuery = Type.Object(
 export type StartQuery = Static<typeof StartQuery>;
 
 /** What POST /process/exec and /process/start answer (a reply schema). */
-export const Started = Answer({ processInstanceId: Type.String(), processId: Type.String(), status: Type.String(), startTime: Type.String() });
+export const Started = Answer({
+  processInstanceId: Type.String(),
+  processId: Type.String(),
+  status: Type.String(),
+  startTime: Type.String(),
+});
 export type Started = Static<typeof Started>;
 
 /** What POST /process/instance/{id}/cancel answers (a reply schema). */
@@ -52,7 +57,14 @@ export { IdParams };
 
 /** Querystring of GET /process/instance/{id}/logs. */
 export const LogsQuery = Type.Object(
-  { follow: Type.Optional(Type.Boolean({ default: true, description: 'false: the entries so far, then the stream closes (no `end` unless finished)' })) },
+  {
+    follow: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description: 'false: the entries so far, then the stream closes (no `end` unless finished)',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export type LogsQuery = Static<typeof LogsQuery>;
@@ -188,4 +200,3 @@ export interface InstanceView {
 export interface LogEnd {
   readonly processInstanceId: string;
 }
-

@@ -5,7 +5,19 @@
  * types only: loading it costs the daemon's and the CLI's start more than Fastify does
  * (docs/decisions/001-wire-schemas-without-typebox-runtime.md).
  */
-import type { Static, TArray, TBoolean, TInteger, TObject, TOptional, TProperties, TSchema, TString, TUnknown, TUnsafe } from 'typebox';
+import type {
+  Static,
+  TArray,
+  TBoolean,
+  TInteger,
+  TObject,
+  TOptional,
+  TProperties,
+  TSchema,
+  TString,
+  TUnknown,
+  TUnsafe,
+} from 'typebox';
 
 export type { Static, TSchema, TUnsafe };
 
@@ -22,11 +34,19 @@ export const Type = {
    */
   Object<P extends TProperties>(properties: P, options: Options = {}): TObject<P> {
     const required = Object.keys(properties).filter((k) => !(OPTIONAL in properties[k]!));
-    return { type: 'object', ...(required.length > 0 && { required }), ...options, properties } as unknown as TObject<P>;
+    return {
+      type: 'object',
+      ...(required.length > 0 && { required }),
+      ...options,
+      properties,
+    } as unknown as TObject<P>;
   },
   /** A property the object may lack: the same schema, marked. */
   Optional<T extends TSchema>(schema: T): TOptional<T> {
-    return Object.defineProperty({ ...schema }, OPTIONAL, { value: true, enumerable: false }) as unknown as TOptional<T>;
+    return Object.defineProperty({ ...schema }, OPTIONAL, {
+      value: true,
+      enumerable: false,
+    }) as unknown as TOptional<T>;
   },
   String(options: Options = {}): TString {
     return { type: 'string', ...options } as unknown as TString;

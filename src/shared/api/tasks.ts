@@ -23,7 +23,12 @@ export type TaskAnswered = Static<typeof TaskAnswered>;
 export const TaskListQuery = Type.Object(
   {
     processId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    organization: Type.Optional(Type.Unsafe<string>({ ...Name, description: 'system keys only: this organization\'s tasks (default: every organization)' })),
+    organization: Type.Optional(
+      Type.Unsafe<string>({
+        ...Name,
+        description: "system keys only: this organization's tasks (default: every organization)",
+      }),
+    ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
     cursor: Type.Optional(Type.String({ maxLength: 300 })),
   },

@@ -21,7 +21,9 @@ export const RegisterWebhookBody = Type.Object(
     provider: StringEnum(PROVIDERS),
     environmentMode: Type.Optional(StringEnum(['SHARED', 'PER_ENVIRONMENT'], { default: 'SHARED' })),
     authType: Type.Optional(StringEnum(['HMAC', 'NONE'], { default: 'HMAC' })),
-    secret: Type.Optional(Type.String({ minLength: 8, maxLength: 500, description: 'the signing secret; generated when absent' })),
+    secret: Type.Optional(
+      Type.String({ minLength: 8, maxLength: 500, description: 'the signing secret; generated when absent' }),
+    ),
     signatureHeader: Type.Optional(Type.String({ maxLength: 100 })),
     algorithm: Type.Optional(StringEnum(['sha1', 'sha256', 'sha512'])),
     encoding: Type.Optional(StringEnum(['hex', 'base64'])),
@@ -40,7 +42,9 @@ export const RotateBody = Type.Object(
   {
     environment: Type.Optional(StringEnum(ENDPOINT_ENVIRONMENTS)),
     secret: Type.Optional(Type.String({ minLength: 8, maxLength: 500 })),
-    previousValidFor: Type.Optional(Type.String({ default: '24h', description: 'a duration; 0s ends the previous secret now' })),
+    previousValidFor: Type.Optional(
+      Type.String({ default: '24h', description: 'a duration; 0s ends the previous secret now' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -67,14 +71,23 @@ export interface WebhookView {
   readonly authType: 'HMAC' | 'NONE';
   readonly custom?: CustomScheme;
   /** `secrets`: how many signing secrets the endpoint accepts now. */
-  readonly endpoints: ReadonlyArray<{ readonly environment: EndpointEnvironment; readonly url: string; readonly secrets: number }>;
+  readonly endpoints: ReadonlyArray<{
+    readonly environment: EndpointEnvironment;
+    readonly url: string;
+    readonly secrets: number;
+  }>;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
 
 /** What POST /admin/webhooks answers (201): each endpoint's token, URL and, this once, secret. */
 export type RegisteredWebhook = Omit<WebhookView, 'endpoints'> & {
-  readonly endpoints: ReadonlyArray<{ readonly environment: EndpointEnvironment; readonly token: string; readonly url: string; readonly secret: string | null }>;
+  readonly endpoints: ReadonlyArray<{
+    readonly environment: EndpointEnvironment;
+    readonly token: string;
+    readonly url: string;
+    readonly secret: string | null;
+  }>;
 };
 
 /** GET /admin/webhooks. */
@@ -97,7 +110,12 @@ export interface Signed {
 
 /** A delivery in GET /admin/webhooks/{name}/deliveries: one still pending, or one processed. */
 export type DeliveryView =
-  | { readonly deliveryId: string; readonly receivedAt: string; readonly environment: EndpointEnvironment; readonly pending: true }
+  | {
+      readonly deliveryId: string;
+      readonly receivedAt: string;
+      readonly environment: EndpointEnvironment;
+      readonly pending: true;
+    }
   | {
       readonly deliveryId: string;
       readonly receivedAt: string;
