@@ -8,7 +8,6 @@ import type {
   CreatedKey,
   Deleted,
   DeliveryList,
-  EndpointEnvironment,
   Environment,
   EventBody,
   EventDelivered,
@@ -273,4 +272,3 @@ export class WfxClient {
   };
 }
 
-export type { EndpointEnvironment };

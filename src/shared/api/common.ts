@@ -14,6 +14,7 @@ export type { Static };
 
 /** The environments a flow version runs in, in the order the API validates and documents them. */
 export const ENVIRONMENTS = ['DEVELOPMENT', 'PRODUCTION'] as const;
+/** An environment name (one of ENVIRONMENTS). */
 export type Environment = (typeof ENVIRONMENTS)[number];
 
 /** A string of one of `values`: `{type: 'string', enum}`; static type the union of them. */

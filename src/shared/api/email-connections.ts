@@ -2,6 +2,7 @@
 import { Type, type Static } from './schema.js';
 import { Name, StringEnum } from './common.js';
 
+/** How a connection talks to its IMAP server: TLS from the start, STARTTLS, or plain (local test servers). */
 export const EMAIL_SECURITY = ['TLS', 'STARTTLS', 'NONE'] as const;
 
 /** The fields of a connection a caller sets. */

@@ -9,11 +9,15 @@ export const ROLE_PERMISSIONS = {
   developer: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE', 'WORKFLOW_PUBLISH'],
   admin: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE', 'WORKFLOW_PUBLISH', 'ADMIN'],
 } as const;
+/** A role name. */
 export type Role = keyof typeof ROLE_PERMISSIONS;
+/** A permission a role carries. */
 export type Permission = (typeof ROLE_PERMISSIONS)[Role][number];
 /** The role names, weakest first. */
 export const ROLES = Object.keys(ROLE_PERMISSIONS) as Role[];
+/** What a key may be: in use, suspended (may be activated again), revoked (for good). */
 export const KEY_STATUSES = ['ACTIVE', 'SUSPENDED', 'REVOKED'] as const;
+/** A key's status (one of KEY_STATUSES). */
 export type ApiKeyStatus = (typeof KEY_STATUSES)[number];
 
 /** A rate limit per window: a count, or null for none. */

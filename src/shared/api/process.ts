@@ -10,13 +10,16 @@ import { Answer, ENVIRONMENTS, IdParams, NullableString, Page, StringEnum, type 
 
 /** Execution states, `stateCd` (SPEC.md section 4). */
 export const STATE = { RUNNING: 0, COMPLETED: 1, FAILED: 2, CANCELLED: 3 } as const;
+/** An execution's `stateCd` (a value of STATE). */
 export type StateCd = (typeof STATE)[keyof typeof STATE];
 /** Node instance states, `statusCd`. */
 export const STATUS = { ACTIVE: 0, WAITING: 1, COMPLETED: 2, FAILED: 3, CANCELLED: 4, TIMED_OUT: 5 } as const;
+/** A node instance's `statusCd` (a value of STATUS). */
 export type StatusCd = (typeof STATUS)[keyof typeof STATUS];
 
 /** What a waiting node waits for (`kind`), in the order the engine introduced them. */
 export const WAIT_KINDS = ['input', 'event', 'timer', 'child', 'loop'] as const;
+/** A wait's `kind` (one of WAIT_KINDS). */
 export type WaitKind = (typeof WAIT_KINDS)[number];
 
 /** Body of POST /process/exec and /process/start. */

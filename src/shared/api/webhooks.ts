@@ -5,6 +5,7 @@ import { ENVIRONMENTS, Items, Name, StringEnum, type Environment } from './commo
 
 /** The environment of a webhook endpoint: ALL for a SHARED registration's one endpoint. */
 export const ENDPOINT_ENVIRONMENTS = ['ALL', ...ENVIRONMENTS] as const;
+/** An endpoint's environment (one of ENDPOINT_ENVIRONMENTS). */
 export type EndpointEnvironment = 'ALL' | Environment;
 
 /** Path parameters of /admin/webhooks/{name}. */
