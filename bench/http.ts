@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { WfxClient } from '../src/client/client.js';
 import { Engine } from '../src/daemon/engine/engine.js';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
@@ -153,22 +154,15 @@ const post = (url: string, key: string | null, body: object, connections: number
   body: JSON.stringify(body),
 });
 
-async function api(url: string, key: string, path: string, body?: object): Promise<Record<string, unknown>> {
-  const res = await fetch(`${url}${path}`, {
-    method: body ? 'POST' : 'GET',
-    headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
-    body: body && JSON.stringify(body),
-  });
-  const json = (await res.json()) as Record<string, unknown>;
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
+/** The typed client for the bench's setup calls (the measured load is autocannon's own raw requests). */
+const clientOf = (url: string, key: string) => new WfxClient({ url, apiKey: key, credentialSource: 'bench' });
 
 /** Starts `n` executions of `processId` over HTTP (50 at a time); their ids. */
 async function startMany(url: string, key: string, processId: string, n: number, data: (i: number) => object): Promise<string[]> {
   const ids: string[] = [];
+  const client = clientOf(url, key);
   await inCallers(n, 50, async (i) => {
-    ids[i] = (await api(url, key, '/process/start', { processId, data: data(i), correlationKey: `k-${i}` })).processInstanceId as string;
+    ids[i] = (await client.process.startAny({ processId, data: data(i) as Record<string, unknown>, correlationKey: `k-${i}` })).processInstanceId;
   });
   return ids;
 }
@@ -283,8 +277,9 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
     const durable: Partial<Record<'task' | 'event', ResumeLoad>> = {};
     const bare: Partial<Record<'task' | 'event', ResumeLoad>> = {};
     try {
-      await api(d.url, d.key, '/admin/flows', { source: FIVE_NODE_FLOW });
-      await api(d.url, d.key, '/admin/flows', { source: WAITS });
+      const client = clientOf(d.url, d.key);
+      await client.flows.publish({ source: FIVE_NODE_FLOW });
+      await client.flows.publish({ source: WAITS });
       const body = { processId: '7f3e2d1c-0b9a-4876-9543-210fedcba987', data: { orderId: 1, amount: 150 } };
       for (const connections of [1, 10]) starts.push({ connections, load: await load(post(`${d.url}/process/start`, d.key, body, connections)) });
       // At 50 connections, in turns with the neighbour: every ratio is to this neighbour figure.
@@ -294,7 +289,7 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
       // The 5-node flow has no wait: its start call answers once the whole run is durable, so a
       // start is a completion. Check that every execution of the run did complete.
       const fifty = starts.find((s) => s.connections === 50)!.load;
-      const list = (await api(d.url, d.key, '/process/7f3e2d1c-0b9a-4876-9543-210fedcba987/instances?limit=200')) as { items: Array<{ stateCd: number }> };
+      const list = await client.instances.list('7f3e2d1c-0b9a-4876-9543-210fedcba987', { limit: 200 });
       completed = { perSecond: fifty.perSecond, p99: fifty.p99, checked: list.items.length, allCompleted: list.items.every((i) => i.stateCd === 1) };
 
       // Resume: executions waiting at an input node (task) or a catch event (message); one call

@@ -2,7 +2,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
-import type { Connection } from './client.js';
+import type { Connection } from '../client/http.js';
 import type { CliContext, GlobalOptions } from './context.js';
 import { dataDirOf } from './context.js';
 

@@ -1,6 +1,6 @@
-import type { LogEntry } from '../daemon/state/state.js';
+import type { LogEntry } from '../shared/api/index.js';
 
-/** One execution log entry, as the API streams it (the daemon's own type; a type-only import). */
+/** One execution log entry, as the API streams it (the wire's type). */
 export type { LogEntry };
 
 const COLORS = { INFO: '\u001b[36m', WARN: '\u001b[33m', ERROR: '\u001b[31m' } as const;

@@ -12,20 +12,10 @@ import { encodeManifest, manifestPathIn } from './store/manifest.js';
 import { DIR_MODE, FILE_MODE, fsyncDir, SYNC_EVERY_BYTES, writeFileAtomic } from './store/fs-util.js';
 import { snapshotPathIn } from './store/snapshot-file.js';
 import type { Store, StoreHold } from './store/store.js';
+import type { BackupReport } from '../shared/api/index.js';
 
-/** What a backup holds (the answer of POST /admin/backup). */
-export interface BackupReport {
-  /** The copy's directory (absolute). */
-  readonly directory: string;
-  /** The journal entry the copy's snapshot covers. */
-  readonly snapshotSeq: number;
-  /** The last journal entry in the copy: everything acknowledged up to it is there. */
-  readonly lastSeq: number;
-  /** Files written. */
-  readonly files: number;
-  /** Bytes in them. */
-  readonly bytes: number;
-}
+/** What a backup holds (the answer of POST /admin/backup: the wire's type, shared/api). */
+export type { BackupReport };
 
 /** What a backup reads from: the running daemon's store and history, and its data directory. */
 export interface BackupSource {

@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import { Ajv, type ValidateFunction } from 'ajv';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { FastifySSEPlugin } from 'fastify-sse-v2';
+import { ErrorAnswer, type ErrorBody } from '../shared/api/index.js';
 import { ERROR_CODES, WfxError, type ErrorCode } from '../shared/errors.js';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, formatJsonPath, jsonDepthExcess } from '../shared/json-shape.js';
 import { VERSION } from '../shared/version.js';
@@ -62,14 +63,8 @@ export interface ServerOptions {
   readonly backup?: (directory: string) => Promise<BackupReport>;
 }
 
-/** Body of every error answer (SPEC.md section 5). */
-export interface ErrorBody {
-  readonly error: ErrorCode;
-  readonly message: string;
-  readonly timestamp: string;
-  readonly details?: unknown;
-  readonly retryAfter?: number;
-}
+/** Body of every error answer (SPEC.md section 5; the wire's type, shared/api). */
+export type { ErrorBody };
 
 /** Fastify's own error codes that are the caller's fault, mapped to ours. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -230,11 +225,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     void reply.status(status).send(body);
   });
 
-  app.addSchema({
-    $id: 'Error',
-    type: 'object',
-    properties: { error: { type: 'string' }, message: { type: 'string' }, timestamp: { type: 'string' }, details: {}, retryAfter: { type: 'integer' } },
-  });
+  app.addSchema(ErrorAnswer);
   void app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

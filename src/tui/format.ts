@@ -1,4 +1,4 @@
-import { STATE_NAMES, STATUS_NAMES } from '../cli/api.js';
+import { STATE_NAMES, STATUS_NAMES } from '../client/describe.js';
 
 const STATE_LOOK = [
   { symbol: '●', color: 'cyan' },

@@ -1,26 +1,17 @@
-/* What the TUI reads from the API (the shapes of docs/api.md). */
-import type { NodeView } from '../cli/api.js';
-import type { InstanceSummary } from '../daemon/engine/archive.js';
+/* What the TUI reads from the API: the wire's types (shared/api). */
+import type { InstanceSummary, InstanceView, LogEntry, NodeView } from '../shared/api/index.js';
 
 export type { NodeView };
 
-/** An execution as GET /process/{id}/instances lists it (the daemon's own type: one shape). */
+/** An execution as GET /process/{id}/instances lists it. */
 export type ExecutionSummary = InstanceSummary;
 
+/** An execution as GET /process/instance/{id} gives it. */
+export type Execution = InstanceView;
 
-export interface Execution extends ExecutionSummary {
-  readonly data: Record<string, unknown> & { error?: { code: string; message: string; nodeId: string | null } };
-  readonly output: Record<string, unknown> | null;
-  readonly nodes: readonly NodeView[];
-}
-
-export interface LogLine {
+/** A log entry as the TUI keeps it: the entry and its SSE id. */
+export interface LogLine extends Pick<LogEntry, 'nodeId' | 'nodeName' | 'level' | 'message' | 'timestamp'> {
   readonly id: number;
-  readonly nodeId: string;
-  readonly nodeName: string;
-  readonly level: 'INFO' | 'WARN' | 'ERROR';
-  readonly message: string;
-  readonly timestamp: string;
 }
 
 /** Whether the daemon answers: the TUI says so when it does not, and reconnects. */

@@ -1,7 +1,8 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { ApiClient } from '../../src/cli/client.js';
+import { WfxClient } from '../../src/client/client.js';
+import type { CreateKeyBody } from '../../src/shared/api/index.js';
 import { checkDataDir } from '../../src/daemon/check.js';
 import { isWfxError } from '../../src/shared/errors.js';
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
@@ -37,15 +38,15 @@ t.test('wfx daemon backup while starts go on: the copy holds every acknowledged 
   const cwd = t.testdir({ 'ask.yaml': ASK, 'quick.yaml': QUICK });
   const { url } = await startDaemon(t, { cwd });
   const admin = await adminClient(cwd, url);
-  for (const source of [ASK, QUICK]) await admin.post('/admin/flows', { source });
-  const start = async (processId: string): Promise<string> => (await admin.post<{ processInstanceId: string }>('/process/start', { processId })).processInstanceId;
+  for (const source of [ASK, QUICK]) await admin.flows.publish({ source });
+  const start = async (processId: string): Promise<string> => (await admin.process.startAny({ processId })).processInstanceId;
 
   const waiting: string[] = [];
   for (let i = 0; i < 6; i++) waiting.push(await start(ASK_ID));
   const finished: string[] = [];
   for (let i = 0; i < 4; i++) finished.push(await start(QUICK_ID));
   const answered = waiting.splice(0, 3);
-  for (const id of answered) await admin.post('/process/task', { processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 7 } });
+  for (const id of answered) await admin.tasks.answer({ processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 7 } });
 
   // Starts go on during the backup: a bounded loop, stopped once the backup has answered.
   let backupDone = false;
@@ -83,8 +84,8 @@ t.test('wfx daemon backup while starts go on: the copy holds every acknowledged 
   // A daemon on the copy starts (no bootstrap.key needed: its organizations exist) and the
   // original's admin key works there.
   const second = await startDaemon(t, { dataDir: copy });
-  const restored = new ApiClient({ url: second.url, apiKey: admin.connection.apiKey, credentialSource: 'test' });
-  const instance = (id: string) => restored.get<{ stateCd: number }>(`/process/instance/${id}`);
+  const restored = new WfxClient({ url: second.url, apiKey: admin.connection.apiKey, credentialSource: 'test' });
+  const instance = (id: string) => restored.instances.get(id);
   for (const id of waiting) t.equal((await instance(id)).stateCd, 0, `waiting ${id}`);
   for (const id of [...answered, ...finished]) t.equal((await instance(id)).stateCd, 1, `finished ${id}`);
   for (const id of acknowledged) t.ok([0, 1].includes((await instance(id)).stateCd), `started during the loop ${id}`);
@@ -123,22 +124,22 @@ t.test('POST /admin/backup: a system admin only, an absolute directory only', as
   const cwd = t.testdir({});
   const { url } = await startDaemon(t, { cwd });
   const admin = await adminClient(cwd, url);
-  const as = (apiKey: string) => new ApiClient({ url, apiKey, credentialSource: 'test' });
-  const keyFor = async (body: object) => (await admin.post<{ apiKey: string }>('/admin/api-keys', { name: 'k', ...body })).apiKey;
+  const as = (apiKey: string) => new WfxClient({ url, apiKey, credentialSource: 'test' });
+  const keyFor = async (body: Omit<CreateKeyBody, 'name'>) => (await admin.keys.create({ name: 'k', ...body })).apiKey;
   const target = join(cwd, 'copy');
 
   const orgAdmin = as(await keyFor({ role: 'admin', organization: 'acme' }));
-  t.equal(await codeOf(orgAdmin.post('/admin/backup', { directory: target })), 'FORBIDDEN', 'an organization admin');
+  t.equal(await codeOf(orgAdmin.admin.backup(target)), 'FORBIDDEN', 'an organization admin');
   const viewer = as(await keyFor({ role: 'viewer', system: true }));
-  t.equal(await codeOf(viewer.post('/admin/backup', { directory: target })), 'FORBIDDEN', 'a system viewer');
+  t.equal(await codeOf(viewer.admin.backup(target)), 'FORBIDDEN', 'a system viewer');
   const orgRun = await wfxIn(['daemon', 'backup', target, '--api-key', orgAdmin.connection.apiKey!], { cwd });
   t.equal(orgRun.code, 1);
   t.match(orgRun.stderr, /^FORBIDDEN: /);
   t.notOk((await readdir(cwd)).includes('copy'), 'nothing written');
 
-  t.equal(await codeOf(admin.post('/admin/backup', { directory: 'relative/copy' })), 'VALIDATION_ERROR');
-  t.equal(await codeOf(admin.post('/admin/backup', {})), 'VALIDATION_ERROR');
+  t.equal(await codeOf(admin.admin.backup('relative/copy')), 'VALIDATION_ERROR');
+  t.equal(await codeOf(admin.http.post('/admin/backup', {})), 'VALIDATION_ERROR');
   await writeFile(join(cwd, 'parent-file'), 'x');
-  t.equal(await codeOf(admin.post('/admin/backup', { directory: join(cwd, 'parent-file', 'copy') })), 'BACKUP_TARGET_INVALID', 'its parent is a file');
-  t.match(await admin.post('/admin/backup', { directory: target }), { directory: target, lastSeq: Number });
+  t.equal(await codeOf(admin.admin.backup(join(cwd, 'parent-file', 'copy'))), 'BACKUP_TARGET_INVALID', 'its parent is a file');
+  t.match(await admin.admin.backup(target), { directory: target, lastSeq: Number });
 });

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { ApiClient } from '../../src/cli/client.js';
+import { WfxClient } from '../../src/client/client.js';
 import { startDaemon, wfxIn, WFX_BIN } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -28,8 +28,8 @@ t.test('wfx tui in tmux: go to the tasks screen, answer the input node, the exec
   const info = await startDaemon(t, { cwd });
   t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
   const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
-  const client = new ApiClient({ url: info.url, apiKey: key, credentialSource: 'test' });
-  const started = await client.post<{ processInstanceId: string }>('/process/start', { processId: '6f7a8b9c-0d1e-4f2a-9b3c-4d5e6f7a8b9c', data: { order: { id: 42, total: 39 } } });
+  const client = new WfxClient({ url: info.url, apiKey: key, credentialSource: 'test' });
+  const started = await client.process.startAny({ processId: '6f7a8b9c-0d1e-4f2a-9b3c-4d5e6f7a8b9c', data: { order: { id: 42, total: 39 } } });
 
   const socket = `wfx-tui-${process.pid}-${Date.now()}`;
   const tmux = (...args: string[]) => run('tmux', ['-L', socket, '-f', '/dev/null', ...args]);
@@ -67,7 +67,7 @@ t.test('wfx tui in tmux: go to the tasks screen, answer the input node, the exec
   await paneMatching(new RegExp(`completed Approve of Ship order \\(${started.processInstanceId}\\)`));
   await paneMatching(/no task waits for an answer/);
 
-  const done = await client.get<{ stateCd: number; data: Record<string, unknown> }>(`/process/instance/${started.processInstanceId}`);
+  const done = await client.instances.get(started.processInstanceId);
   t.equal(done.stateCd, 1, 'the execution completed');
   t.equal(done.data.inputValue, 'yes, ship it (q)', 'with the answer as its variable');
   await keys('q');

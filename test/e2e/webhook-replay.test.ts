@@ -38,7 +38,7 @@ t.test('GitHub: a delivery replayed byte for byte after 1,001 others, and after 
   const processed = async (eventId: string): Promise<Delivery> => {
     const client = await adminClient(cwd, info.url);
     return eventually(`delivery ${eventId} is processed`, async () => {
-      const { items } = await client.get<{ items: Delivery[] }>('/admin/webhooks/repo/deliveries');
+      const items = (await client.webhooks.deliveries('repo')).items as readonly Delivery[];
       return items.length > 0 && !items.some((d) => d.pending) && items[0]!.eventId === eventId && items[0]!;
     });
   };

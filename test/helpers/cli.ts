@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { ApiClient } from '../../src/cli/client.js';
+import { WfxClient } from '../../src/client/client.js';
 import { main } from '../../src/cli/main.js';
 
 /** The built CLI entry point, as users run it. */
@@ -151,7 +151,7 @@ export async function startDaemon(
 }
 
 /** An API client with the bootstrap admin key of the daemon started in `cwd` (its default data dir). */
-export async function adminClient(cwd: string, url: string): Promise<ApiClient> {
+export async function adminClient(cwd: string, url: string): Promise<WfxClient> {
   const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
-  return new ApiClient({ url, apiKey: key, credentialSource: 'test' });
+  return new WfxClient({ url, apiKey: key, credentialSource: 'test' });
 }

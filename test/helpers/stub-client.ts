@@ -1,4 +1,5 @@
-import { ApiClient } from '../../src/cli/client.js';
+import { WfxClient } from '../../src/client/client.js';
+import { ApiClient } from '../../src/client/http.js';
 
 /** A request the stub was asked. */
 export interface StubCall {
@@ -8,13 +9,12 @@ export interface StubCall {
 }
 
 /**
- * An ApiClient that never touches the network: `answer` gives each request's answer (or throws
+ * A WfxClient that never touches the network: `answer` gives each request's answer (or throws
  * the error the API would, e.g. a WfxError). Streams end at once. Every call is recorded.
  */
-export function stubClient(answer: (call: StubCall) => unknown): ApiClient & { readonly calls: StubCall[] } {
+export function stubClient(answer: (call: StubCall) => unknown): WfxClient & { readonly calls: StubCall[] } {
   const calls: StubCall[] = [];
   class Stub extends ApiClient {
-    readonly calls = calls;
     override async request<T>(method: string, path: string, body?: unknown): Promise<T> {
       const call = { method, path, body };
       calls.push(call);
@@ -25,5 +25,5 @@ export function stubClient(answer: (call: StubCall) => unknown): ApiClient & { r
       return;
     }
   }
-  return new Stub({ url: 'http://stub.invalid', apiKey: null, credentialSource: 'test' });
+  return Object.assign(new WfxClient(new Stub({ url: 'http://stub.invalid', apiKey: null, credentialSource: 'test' })), { calls });
 }

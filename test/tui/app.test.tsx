@@ -17,7 +17,7 @@ t.test('the TUI against a real daemon: the list goes live, enter opens an execut
   const info = await startDaemon(t, { cwd });
   t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
   const client = await adminClient(cwd, info.url);
-  const first = await client.post<{ processInstanceId: string }>('/process/start', { processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', data: { orderId: 42 } });
+  const first = await client.process.startAny({ processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', data: { orderId: 42 } });
 
   const ui = render(<App client={client} url={info.url} rows={24} />);
   t.teardown(() => ui.unmount());
@@ -25,7 +25,7 @@ t.test('the TUI against a real daemon: the list goes live, enter opens an execut
   t.match(ui.lastFrame(), /· live/);
 
   // Started while the TUI watches: it appears without a key press (GET /events).
-  const second = await client.post<{ processInstanceId: string }>('/process/start', { processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', data: { orderId: 43 } });
+  const second = await client.process.startAny({ processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', data: { orderId: 43 } });
   await frameMatching(ui.lastFrame, new RegExp(second.processInstanceId));
 
   ui.stdin.write(KEY.enter); // the newest, selected first
@@ -35,8 +35,8 @@ t.test('the TUI against a real daemon: the list goes live, enter opens an execut
   await frameMatching(ui.lastFrame, /Cancel Needs an answer .*\? y \/ n/);
   ui.stdin.write('y');
   await frameMatching(ui.lastFrame, /◌ cancelled/);
-  t.equal((await client.get<{ stateCd: number }>(`/process/instance/${second.processInstanceId}`)).stateCd, 3, 'cancelled in the daemon');
-  t.equal((await client.get<{ stateCd: number }>(`/process/instance/${first.processInstanceId}`)).stateCd, 0, 'the other one untouched');
+  t.equal((await client.instances.get(second.processInstanceId)).stateCd, 3, 'cancelled in the daemon');
+  t.equal((await client.instances.get(first.processInstanceId)).stateCd, 0, 'the other one untouched');
 
   ui.stdin.write(KEY.esc); // esc: back to the list, which has heard of the cancel
   await frameMatching(ui.lastFrame, new RegExp(`◌ cancelled .*${second.processInstanceId}`));

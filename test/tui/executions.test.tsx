@@ -147,7 +147,7 @@ t.test('search and flow filter against a real daemon, at 80 columns', async (t) 
   const info = await startDaemon(t, { cwd });
   for (const f of ['orders.yaml', 'invoices.yaml']) t.equal((await wfxIn(['flow', 'publish', f], { cwd })).code, 0);
   const client = await adminClient(cwd, info.url);
-  const start = (processId: string, correlationKey: string) => client.post<{ processInstanceId: string }>('/process/start', { processId, correlationKey, data: {} });
+  const start = (processId: string, correlationKey: string) => client.process.startAny({ processId, correlationKey, data: {} });
   const o1 = await start(orders, 'order-1001');
   const o2 = await start(orders, 'order-1002');
   const i1 = await start(invoices, 'inv-77');

@@ -194,7 +194,7 @@ t.test('the flows screen against a real daemon: versions per environment, and a 
   ui.stdin.write(KEY.enter);
   const started = await frameMatching(ui.lastFrame, /✔ started \S+ · Order intake · DEVELOPMENT/);
   const id = /✔ started (\S+)/.exec(started)![1]!;
-  const instance = await client.get<{ processVersion: string; data: Record<string, unknown>; environment: string }>(`/process/instance/${id}`);
+  const instance = await client.instances.get(id);
   t.match(instance, { processVersion: '2', environment: 'DEVELOPMENT', data: { orderId: 7, note: 'q? 1-4' } }, 'the daemon has it, with the typed data');
 
   // A version chosen explicitly, in PRODUCTION.
@@ -205,7 +205,7 @@ t.test('the flows screen against a real daemon: versions per environment, and a 
   ui.stdin.write(KEY.enter); // nothing typed: no data
   const second = await frameMatching(ui.lastFrame, /✔ started \S+ · Order intake · PRODUCTION v2/);
   const id2 = /✔ started (\S+)/.exec(second)![1]!;
-  t.match(await client.get(`/process/instance/${id2}`), { processVersion: '2', environment: 'PRODUCTION' });
+  t.match(await client.instances.get(id2), { processVersion: '2', environment: 'PRODUCTION' });
 
   // The daemon's refusal, in words: Draft refunds has no PRODUCTION version.
   ui.stdin.write(KEY.esc);

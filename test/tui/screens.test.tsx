@@ -50,11 +50,12 @@ t.test('one execution: nodes with their status in words, what a waiting node wai
   const execution: Execution = {
     ...summary(1, 2),
     correlationKey: 'order-42',
+    environment: 'PRODUCTION',
     data: { order: { id: 42 }, error: { code: 'HTTP_503', message: 'POST /orders answered 503', nodeId: 'notify' } },
     output: null,
     nodes: [
       { nodeInstanceId: 'n1', nodeId: 'start', nodeName: 'start', nodeType: 'startEvent', statusCd: 2, startTime: NOW.toISOString(), endTime: NOW.toISOString() },
-      { nodeInstanceId: 'n2', nodeId: 'ask', nodeName: 'Ask', nodeType: 'inputNode', statusCd: 1, startTime: NOW.toISOString(), endTime: null, wait: { kind: 'input', inputType: 'form', formTitle: 'Approve order 42?' } },
+      { nodeInstanceId: 'n2', nodeId: 'ask', nodeName: 'Ask', nodeType: 'inputNode', statusCd: 1, startTime: NOW.toISOString(), endTime: null, wait: { kind: 'input', inputType: 'form', formTitle: 'Approve order 42?', options: null, fields: null, assignee: null, dueAt: null } },
       { nodeInstanceId: 'n3', nodeId: 'notify', nodeName: 'notify', nodeType: 'serviceTask', statusCd: 3, startTime: NOW.toISOString(), endTime: NOW.toISOString() },
     ],
   };

@@ -166,7 +166,7 @@ t.test('the TUI against a real daemon: screen 2 lists the waiting task, its form
   const info = await startDaemon(t, { cwd });
   t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
   const client = await adminClient(cwd, info.url);
-  const run = await client.post<{ processInstanceId: string }>('/process/start', { processId: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b', data: { order: { id: 42 } } });
+  const run = await client.process.startAny({ processId: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b', data: { order: { id: 42 } } });
 
   const app = <App client={client} url={info.url} rows={24} />;
   const ui = render(app);
@@ -189,7 +189,7 @@ t.test('the TUI against a real daemon: screen 2 lists the waiting task, its form
   ui.stdin.write(KEY.ctrlS);
   await frameMatching(ui.lastFrame, new RegExp(`completed Approve of Approve order \\(${run.processInstanceId}\\)`));
   await frameMatching(ui.lastFrame, /no task waits for an answer/);
-  const done = await client.get<{ stateCd: number; data: Record<string, unknown> }>(`/process/instance/${run.processInstanceId}`);
+  const done = await client.instances.get(run.processInstanceId);
   t.equal(done.stateCd, 1, 'the execution completed');
   t.same(done.data.formData, { approve: true, comment: 'q2 ok' });
   ui.stdin.write('1'); // the shell has its keys back

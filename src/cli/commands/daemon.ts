@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { checkDataDir, launchDaemon, runAsBackgroundChild, runningDaemon, startInBackground, stopDaemon, type DaemonOptions } from '../../daemon/launcher.js';
+import type { Health, TriggerHealth } from '../../shared/api/index.js';
 import { dataDirPaths } from '../../shared/data-dir.js';
 import { WfxError } from '../../shared/errors.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';
@@ -9,26 +10,11 @@ import { EXIT } from '../exit-codes.js';
 import { clientFor } from '../api.js';
 import { table } from '../format.js';
 
-interface TriggerRow {
-  type: string;
-  flowName: string;
-  version: string;
-  environment: string;
-  state: string;
-  cron?: string;
-  timezone?: string;
-  webhook?: string;
-  connection?: string;
-  lastFire: string | null;
-  nextFire: string | null;
-  lastError: string | null;
-}
-
 /** GET /admin/triggers with the CLI's credential, or null when there is none that may read it. */
-async function triggerHealth(ctx: CliContext, cmd: Command): Promise<TriggerRow[] | null> {
+async function triggerHealth(ctx: CliContext, cmd: Command): Promise<readonly TriggerHealth[] | null> {
   try {
     const client = await clientFor(ctx, cmd);
-    return (await client.get<{ items: TriggerRow[] }>('/admin/triggers')).items;
+    return (await client.triggers.list()).items;
   } catch {
     return null;
   }
@@ -125,22 +111,13 @@ async function check(ctx: CliContext, cmd: Command, acceptLoss: boolean): Promis
   if (findings.length > 0) ctx.exitCode = EXIT.FAILED;
 }
 
-/** What POST /admin/backup answers (BackupReport on the wire). */
-interface BackupAnswer {
-  readonly directory: string;
-  readonly snapshotSeq: number;
-  readonly lastSeq: number;
-  readonly files: number;
-  readonly bytes: number;
-}
-
 /**
  * `wfx daemon backup DIR`: asks the daemon (over the API, as every command) to copy its data
  * directory into DIR, resolved against the CLI's working directory: the daemon writes it.
  */
 async function backup(ctx: CliContext, cmd: Command, dir: string): Promise<void> {
   const directory = resolve(ctx.cwd, dir);
-  const res = await (await clientFor(ctx, cmd)).request<BackupAnswer>('POST', '/admin/backup', { directory });
+  const res = await (await clientFor(ctx, cmd)).admin.backup(directory);
   if (globals(cmd).json) printJson(ctx, res);
   else ctx.stdout.write(`backed up to ${res.directory}: journal entries up to ${res.lastSeq} (snapshot at ${res.snapshotSeq}), ${res.files} files, ${res.bytes} bytes\n`);
 }
@@ -229,12 +206,6 @@ async function stop(ctx: CliContext, cmd: Command): Promise<void> {
   else ctx.stdout.write(`wfx daemon stopped (pid ${res.pid})\n`);
 }
 
-/** What GET /health reports of damage found in history (HistoryDamageReport on the wire). */
-interface HistoryDamage {
-  readonly damagedRecords: number;
-  readonly findings: ReadonlyArray<{ file: string; offset: number; code: string }>;
-}
-
 async function status(ctx: CliContext, cmd: Command): Promise<void> {
   const g = globals(cmd);
   const dataDir = dataDirOf(ctx, g);
@@ -245,10 +216,11 @@ async function status(ctx: CliContext, cmd: Command): Promise<void> {
     ctx.exitCode = EXIT.UNREACHABLE;
     return;
   }
-  let health: { status: string; version: string; history?: HistoryDamage } | { status: 'unreachable'; error: string };
+  let health: Health | { status: 'unreachable'; error: string };
   try {
+    // Without a credential and with a deadline of its own; whatever it answers is shown (not the client's errors).
     const res = await fetch(`${info.url}/health`, { signal: AbortSignal.timeout(5000) });
-    health = (await res.json()) as { status: string; version: string; history?: HistoryDamage };
+    health = (await res.json()) as Health;
   } catch (err) {
     health = { status: 'unreachable', error: (err as Error).message };
   }

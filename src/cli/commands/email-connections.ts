@@ -27,7 +27,7 @@ export function registerEmailConnections(program: Command, ctx: CliContext): voi
       const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
       if (!password) throw new WfxError('USAGE_ERROR', 'no password on standard input');
       const security = opts.starttls ? 'STARTTLS' : opts.tls === false ? 'NONE' : 'TLS';
-      const res = await (await clientFor(ctx, cmd)).post('/admin/email-connections', {
+      const res = await (await clientFor(ctx, cmd)).emailConnections.create({
         name: opts.name,
         host: opts.host,
         ...(opts.port !== undefined && { port: opts.port }),
@@ -44,7 +44,7 @@ export function registerEmailConnections(program: Command, ctx: CliContext): voi
     .description('IMAP connections (no passwords)')
     .addHelpText('after', '\nExample:\n  $ wfx email-connections list --json')
     .action(async (_opts: unknown, cmd: Command) => {
-      const { items } = await (await clientFor(ctx, cmd)).get<{ items: Array<{ name: string; host: string; port: number; security: string; user: string; mailbox: string }> }>('/admin/email-connections');
+      const { items } = await (await clientFor(ctx, cmd)).emailConnections.list();
       if (globals(cmd).json) return printJson(ctx, items);
       ctx.stdout.write(table(['NAME', 'HOST', 'PORT', 'SECURITY', 'USER', 'MAILBOX'], items.map((c) => [c.name, c.host, String(c.port), c.security, c.user, c.mailbox])));
     });
@@ -54,7 +54,7 @@ export function registerEmailConnections(program: Command, ctx: CliContext): voi
     .description('remove an IMAP connection')
     .addHelpText('after', '\nExample:\n  $ wfx email-connections delete support')
     .action(async (name: string, _opts: unknown, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).request('DELETE', `/admin/email-connections/${encodeURIComponent(name)}`);
+      const res = await (await clientFor(ctx, cmd)).emailConnections.delete(name);
       if (globals(cmd).json) printJson(ctx, res);
       else ctx.stdout.write(`${name} deleted\n`);
     });

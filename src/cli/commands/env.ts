@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import type { Environment } from '../../shared/api/index.js';
 import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
@@ -15,8 +16,8 @@ export function registerEnv(program: Command, ctx: CliContext): void {
     .addOption(envOption())
     .description('set a value')
     .addHelpText('after', '\nExample:\n  $ wfx env set API_URL https://api.example.com --env DEVELOPMENT')
-    .action(async (name: string, value: string, opts: { env: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).request('PUT', `/admin/environments/${opts.env}/variables/${encodeURIComponent(name)}`, { value });
+    .action(async (name: string, value: string, opts: { env: Environment }, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).environments.set(opts.env, name, value);
       if (globals(cmd).json) printJson(ctx, res);
       else ctx.stdout.write(`${name} set in ${opts.env}\n`);
     });
@@ -26,8 +27,8 @@ export function registerEnv(program: Command, ctx: CliContext): void {
     .addOption(envOption())
     .description('remove a value')
     .addHelpText('after', '\nExample:\n  $ wfx env unset API_URL --env DEVELOPMENT')
-    .action(async (name: string, opts: { env: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).request('DELETE', `/admin/environments/${opts.env}/variables/${encodeURIComponent(name)}`);
+    .action(async (name: string, opts: { env: Environment }, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).environments.unset(opts.env, name);
       if (globals(cmd).json) printJson(ctx, res);
       else ctx.stdout.write(`${name} removed from ${opts.env}\n`);
     });
@@ -36,8 +37,8 @@ export function registerEnv(program: Command, ctx: CliContext): void {
     .addOption(envOption())
     .description('the values of an environment')
     .addHelpText('after', '\nExample:\n  $ wfx env list --env PRODUCTION')
-    .action(async (opts: { env: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).get<{ variables: Record<string, string> }>(`/admin/environments/${opts.env}/variables`);
+    .action(async (opts: { env: Environment }, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).environments.variables(opts.env);
       if (globals(cmd).json) return printJson(ctx, res.variables);
       ctx.stdout.write(table(['NAME', 'VALUE'], Object.entries(res.variables).map(([k, v]) => [k, v])));
     });

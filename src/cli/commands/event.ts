@@ -20,7 +20,7 @@ export function registerEvent(program: Command, ctx: CliContext): void {
     .option('--message-id <id>', 'a repeat with the same id is a no-op while the first is kept')
     .addHelpText('after', `\nExample:\n  $ wfx event send payment-received --correlation-key order-42 --data '{"paid":99}' --ttl 3600`)
     .action(async (eventType: string, opts: { correlationKey: string; data: string; set: string[]; ttl?: number; messageId?: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).post<{ status: string; matched: Array<{ processInstanceId: string; nodeId: string }> }>('/process/event', {
+      const res = await (await clientFor(ctx, cmd)).events.send({
         eventType,
         correlationKey: opts.correlationKey,
         data: await dataOf(ctx, opts),

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import type { Environment } from '../../shared/api/index.js';
 import { clientFor } from '../api.js';
 import { table } from '../format.js';
 import { WfxError } from '../../shared/errors.js';
@@ -45,14 +46,14 @@ export function registerFlow(program: Command, ctx: CliContext): void {
     .addOption(new Option('--env <environment>', 'the environment that runs it').choices(['DEVELOPMENT', 'PRODUCTION']).default('PRODUCTION'))
     .option('--org <organization>', 'system keys: publish into this organization (default: default)')
     .addHelpText('after', '\nExamples:\n  $ wfx flow publish flows/*.yaml\n  $ wfx flow publish order.yaml --env DEVELOPMENT --json')
-    .action(async (files: string[], opts: { env: string; org?: string }, cmd: Command) => {
+    .action(async (files: string[], opts: { env: Environment; org?: string }, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
       const results: unknown[] = [];
       let failed = 0;
       for (const file of files) {
         const source = (await readUserFile(ctx, file)).toString('utf8');
         try {
-          const r = await client.post<{ processId: string; name: string; version: string; created: boolean; environment: string }>('/admin/flows', {
+          const r = await client.flows.publish({
             source,
             environment: opts.env,
             ...(opts.org !== undefined && { organization: opts.org }),
@@ -79,7 +80,7 @@ export function registerFlow(program: Command, ctx: CliContext): void {
     .description('published flows with their versions and active versions')
     .addHelpText('after', '\nExample:\n  $ wfx flow list')
     .action(async (_opts: unknown, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).get<{ items: Array<{ processId: string; name: string; active: Record<string, string>; versions: Array<{ version: string }> }> }>('/admin/flows');
+      const res = await (await clientFor(ctx, cmd)).flows.list();
       if (globals(cmd).json) return printJson(ctx, res.items);
       ctx.stdout.write(
         table(
@@ -96,7 +97,7 @@ export function registerFlow(program: Command, ctx: CliContext): void {
     .argument('<processId>')
     .option('--version <n>', 'this version')
     .action(async (processId: string, opts: { version?: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).get<Record<string, unknown>>(`/admin/flows/${encodeURIComponent(processId)}${opts.version ? `?version=${encodeURIComponent(opts.version)}` : ''}`);
+      const res = await (await clientFor(ctx, cmd)).flows.get(processId, opts.version || undefined);
       if (globals(cmd).json) return printJson(ctx, res);
       const { definition, ...rest } = res;
       ctx.stdout.write(`${JSON.stringify(rest, null, 2)}\n\ndefinition of version ${String(res.version)}:\n${JSON.stringify(definition, null, 2)}\n`);
@@ -109,8 +110,8 @@ export function registerFlow(program: Command, ctx: CliContext): void {
     .argument('<processId>')
     .argument('<version>')
     .addOption(new Option('--env <environment>', 'the environment').choices(['DEVELOPMENT', 'PRODUCTION']).default('PRODUCTION'))
-    .action(async (processId: string, version: string, opts: { env: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).post(`/admin/flows/${encodeURIComponent(processId)}/activate`, { version, environment: opts.env });
+    .action(async (processId: string, version: string, opts: { env: Environment }, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).flows.activate(processId, { version, environment: opts.env });
       if (globals(cmd).json) printJson(ctx, res);
       else ctx.stdout.write(`${processId}: version ${version} active in ${opts.env}\n`);
     });

@@ -1,18 +1,9 @@
 import { Option, type Command } from 'commander';
-import { clientFor, STATE_NAMES, STATUS_NAMES, waitingFor, type NodeView } from '../api.js';
+import { STATE_NAMES, STATUS_NAMES, waitingFor } from '../../client/describe.js';
+import type { InstanceSummary } from '../../shared/api/index.js';
+import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
-
-interface Summary {
-  processInstanceId: string;
-  processId: string;
-  processName: string;
-  processVersion: string;
-  stateCd: number;
-  startTime: string;
-  endTime: string | null;
-  correlationKey: string | null;
-}
 
 /** `wfx instances list|get|cancel`. */
 export function registerInstances(program: Command, ctx: CliContext): void {
@@ -27,10 +18,10 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     .addHelpText('after', '\nExamples:\n  $ wfx instances list\n  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json')
     .action(async (processId: string | undefined, opts: { state?: (typeof STATE_NAMES)[number]; limit: number }, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
-      const flows = processId ? [processId] : (await client.get<{ items: Array<{ processId: string }> }>('/process/list?limit=1000')).items.map((f) => f.processId);
-      const query = new URLSearchParams({ limit: String(opts.limit), ...(opts.state && { stateCd: String(STATE_NAMES.indexOf(opts.state)) }) });
-      const items: Summary[] = [];
-      for (const id of flows) items.push(...(await client.get<{ items: Summary[] }>(`/process/${id}/instances?${query}`)).items);
+      const flows = processId ? [processId] : (await client.flows.startable({ limit: 1000 })).items.map((f) => f.processId);
+      const query = { limit: opts.limit, ...(opts.state && { stateCd: STATE_NAMES.indexOf(opts.state) }) };
+      const items: InstanceSummary[] = [];
+      for (const id of flows) items.push(...(await client.instances.list(id, query)).items);
       items.sort((a, b) => (a.processInstanceId < b.processInstanceId ? 1 : -1));
       const page = items.slice(0, opts.limit);
       if (globals(cmd).json) return printJson(ctx, page);
@@ -49,9 +40,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     .argument('<id>', 'the processInstanceId')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
-      const inst = await client.get<Summary & { data: Record<string, unknown>; output: unknown; parentInstanceId: string | null; nodes: NodeView[] }>(
-        `/process/instance/${encodeURIComponent(id)}`,
-      );
+      const inst = await client.instances.get(id);
       if (globals(cmd).json) return printJson(ctx, inst);
       ctx.stdout.write(
         `${inst.processInstanceId}  ${inst.processName} v${inst.processVersion}  ${STATE_NAMES[inst.stateCd]}\n` +
@@ -73,7 +62,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     .addHelpText('after', '\nExample:\n  $ wfx instances cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f')
     .argument('<id>', 'the processInstanceId')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).post(`/process/instance/${encodeURIComponent(id)}/cancel`);
+      const res = await (await clientFor(ctx, cmd)).instances.cancel(id);
       if (globals(cmd).json) printJson(ctx, res);
       else ctx.stdout.write(`${id} cancelled\n`);
     });

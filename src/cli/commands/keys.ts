@@ -1,20 +1,9 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { Role } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
-
-interface Key {
-  keyId: string;
-  name: string;
-  role: string;
-  organization: string | null;
-  status: string;
-  rateLimitPerMinute: number | null;
-  rateLimitPerHour: number | null;
-  expiresAt: string | null;
-  apiKey?: string;
-}
 
 const count = (v: string) => {
   const n = Number(v);
@@ -38,9 +27,9 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     .addHelpText('after', '\nExamples:\n  $ wfx keys create --name ci --role developer --per-minute 600 --expires 90d\n  $ wfx keys create --name acme-admin --role admin --org acme')
     .action(async (opts: { name: string; role: string; org?: string; system?: boolean; perMinute?: number; perHour?: number; expires?: string }, cmd: Command) => {
       if (opts.system && opts.org) throw new WfxError('USAGE_ERROR', '--system and --org do not go together');
-      const key = await (await clientFor(ctx, cmd)).post<Key>('/admin/api-keys', {
+      const key = await (await clientFor(ctx, cmd)).keys.create({
         name: opts.name,
-        role: opts.role,
+        role: opts.role as Role, // commander checked the choice
         ...(opts.org !== undefined && { organization: opts.org }),
         ...(opts.system && { system: true }),
         ...(opts.perMinute !== undefined && { rateLimitPerMinute: opts.perMinute }),
@@ -57,7 +46,7 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     .description('API keys (never their secrets)')
     .addHelpText('after', '\nExample:\n  $ wfx keys list --json')
     .action(async (_opts: unknown, cmd: Command) => {
-      const { items } = await (await clientFor(ctx, cmd)).get<{ items: Key[] }>('/admin/api-keys');
+      const { items } = await (await clientFor(ctx, cmd)).keys.list();
       if (globals(cmd).json) return printJson(ctx, items);
       ctx.stdout.write(
         table(
@@ -74,7 +63,7 @@ export function registerKeys(program: Command, ctx: CliContext): void {
       .addHelpText('after', `\nExample:\n  $ wfx keys ${action} 4326020afd8d2dd9`)
       .argument('<keyId>')
       .action(async (keyId: string, _opts: unknown, cmd: Command) => {
-        const key = await (await clientFor(ctx, cmd)).post<Key>(`/admin/api-keys/${encodeURIComponent(keyId)}/${action}`);
+        const key = await (await clientFor(ctx, cmd)).keys.setStatus(keyId, action);
         if (globals(cmd).json) printJson(ctx, key);
         else ctx.stdout.write(`${key.keyId} ${key.status}\n`);
       });

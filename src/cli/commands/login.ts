@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ApiClient } from '../client.js';
+import { WfxClient } from '../../client/client.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { resolveConnection, storeCredential } from '../credentials.js';
 import { WfxError } from '../../shared/errors.js';
@@ -16,7 +16,7 @@ export function registerLogin(program: Command, ctx: CliContext): void {
       const key = opts.apiKey ?? g.apiKey ?? ctx.env.WFX_API_KEY;
       if (!key) throw new WfxError('USAGE_ERROR', 'pass --api-key (or set WFX_API_KEY)');
       const { url } = await resolveConnection(ctx, { ...g, apiKey: key });
-      const me = await new ApiClient({ url, apiKey: key, credentialSource: '--api-key' }).get<{ keyId?: string; organization: string | null }>('/auth/whoami');
+      const me = await new WfxClient({ url, apiKey: key, credentialSource: '--api-key' }).auth.whoami();
       const { where } = await storeCredential(ctx.env, url, key);
       if (g.json) printJson(ctx, { url, keyId: me.keyId, organization: me.organization, storedIn: where });
       else ctx.stdout.write(`logged in to ${url} as key ${me.keyId} (${me.organization ?? 'system'}); kept in ${where}\n`);

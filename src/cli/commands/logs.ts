@@ -20,7 +20,7 @@ export function registerLogs(program: Command, ctx: CliContext): void {
         await waitFor(ctx, client, id, { follow: true, json: g.json === true, color });
         return;
       }
-      for await (const ev of client.stream(`/process/instance/${encodeURIComponent(id)}/logs?follow=false`)) {
+      for await (const ev of client.instances.streamLogs(id, { follow: false })) {
         if (ev.event !== undefined || ev.data === undefined) continue;
         const entry = JSON.parse(ev.data) as LogEntry;
         ctx.stdout.write(g.json ? `${JSON.stringify({ id: Number(ev.id), ...entry })}\n` : `${formatLogLine(entry, color)}\n`);

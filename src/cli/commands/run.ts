@@ -3,8 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { WfxError } from '../../shared/errors.js';
-import { clientFor, collect, dataOf, startExecution, STATE_NAMES } from '../api.js';
-import type { ApiClient } from '../client.js';
+import type { WfxClient } from '../../client/client.js';
+import { STATE_NAMES } from '../../client/describe.js';
+import type { InstanceView } from '../../shared/api/index.js';
+import { clientFor, collect, dataOf } from '../api.js';
 import { globals, printJson, useColor, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { formatLogLine, type LogEntry } from '../format.js';
@@ -18,15 +20,6 @@ interface RunOptions {
   wait?: boolean;
   follow?: boolean;
   timeout?: number;
-}
-
-interface Instance {
-  processInstanceId: string;
-  processName: string;
-  processVersion: string;
-  stateCd: number;
-  data: Record<string, unknown> & { error?: { code: string; message: string; nodeId: string | null } };
-  output: Record<string, unknown> | null;
 }
 
 const positive = (v: string) => {
@@ -72,14 +65,11 @@ Examples:
       if (/\.(ya?ml|json)$/i.test(flow) || (existsSync(file) && !/^[0-9a-f-]{36}$/i.test(flow))) {
         if (!existsSync(file)) throw new WfxError('USAGE_ERROR', `no flow file ${flow}`);
         environment ??= 'DEVELOPMENT';
-        const published = await client.post<{ processId: string; version: string; created: boolean }>('/admin/flows', {
-          source: await readFile(file, 'utf8'),
-          environment,
-        });
+        const published = await client.flows.publish({ source: await readFile(file, 'utf8'), environment });
         processId = published.processId;
         if (!g.json) ctx.stderr.write(`published ${flow} to ${environment} as version ${published.version}${published.created ? '' : ' (unchanged)'}\n`);
       }
-      const started = await startExecution(client, { processId, data, environment, version: opts.version, correlationKey: opts.correlationKey });
+      const started = await client.process.start({ processId, data, environment, version: opts.version, correlationKey: opts.correlationKey });
       const id = started.processInstanceId;
       if (!opts.wait && !opts.follow) {
         if (g.json) printJson(ctx, { ...started, processId });
@@ -112,10 +102,10 @@ Examples:
  */
 export async function waitFor(
   ctx: CliContext,
-  client: ApiClient,
+  client: WfxClient,
   id: string,
   opts: { follow: boolean; json: boolean; timeoutS?: number; color: boolean },
-): Promise<Instance | null> {
+): Promise<InstanceView | null> {
   const abort = new AbortController();
   const timer = opts.timeoutS === undefined ? null : setTimeout(() => abort.abort(), opts.timeoutS * 1000);
   const started = Date.now();
@@ -124,8 +114,8 @@ export async function waitFor(
   try {
     for (let attempt = 0; ; attempt++) {
       try {
-        for await (const ev of client.stream(`/process/instance/${id}/logs`, lastId, abort.signal)) {
-          if (ev.event === 'end') return await client.get<Instance>(`/process/instance/${id}`);
+        for await (const ev of client.instances.streamLogs(id, { lastEventId: lastId, signal: abort.signal })) {
+          if (ev.event === 'end') return await client.instances.get(id);
           if (ev.id !== undefined) lastId = ev.id;
           if (opts.follow && ev.data !== undefined) {
             const entry = JSON.parse(ev.data) as LogEntry;

@@ -7,17 +7,6 @@ import { wholeNumber } from '../options.js';
 /** The most tasks one GET /process/tasks page holds (the API's cap). */
 const TASK_LIST_MAX = 1000;
 
-/** A waiting task as GET /process/tasks lists it (the fields this command prints). */
-interface TaskRow {
-  readonly processInstanceId: string;
-  readonly processName: string;
-  readonly processVersion: string;
-  readonly nodeId: string;
-  readonly inputType: string;
-  readonly formTitle: string | null;
-  readonly waitingSince: string;
-}
-
 /** `wfx task list|complete|cancel`. */
 export function registerTask(program: Command, ctx: CliContext): void {
   const task = program.command('task').description('list and answer executions waiting at an input node or user task');
@@ -28,8 +17,7 @@ export function registerTask(program: Command, ctx: CliContext): void {
     .option('--limit <n>', 'at most this many', wholeNumber(1, TASK_LIST_MAX), 100)
     .addHelpText('after', '\nExamples:\n  $ wfx task list\n  $ wfx task list --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --json')
     .action(async (opts: { flow?: string; limit: number }, cmd: Command) => {
-      const query = new URLSearchParams({ limit: String(opts.limit), ...(opts.flow !== undefined && { processId: opts.flow }) });
-      const res = await (await clientFor(ctx, cmd)).get<{ items: TaskRow[]; nextCursor: string | null }>(`/process/tasks?${query}`);
+      const res = await (await clientFor(ctx, cmd)).tasks.list({ limit: opts.limit, processId: opts.flow });
       // The page was cut: say so on stderr (stdout stays the list, for scripts).
       if (res.nextCursor !== null && res.nextCursor !== undefined) {
         ctx.stderr.write(opts.limit < TASK_LIST_MAX ? `more tasks wait: raise --limit (at most ${TASK_LIST_MAX})\n` : `more than ${TASK_LIST_MAX} tasks wait: narrow the list with --flow\n`);
@@ -54,10 +42,10 @@ export function registerTask(program: Command, ctx: CliContext): void {
       .option('--set <key=value>', 'one field (typed; dotted keys nest); repeatable', collect, [])
       .addHelpText('after', `\nExample:\n  $ wfx task ${action} 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f ask${action === 'complete' ? ` --data '{"approve":true}'` : ''}`)
       .action(async (id: string, nodeId: string, opts: { data: string; set: string[] }, cmd: Command) => {
-        const res = await (await clientFor(ctx, cmd)).post('/process/task', {
+        const res = await (await clientFor(ctx, cmd)).tasks.answer({
           processInstanceId: id,
           nodeId,
-          action: action.toUpperCase(),
+          action: action === 'complete' ? 'COMPLETE' : 'CANCEL',
           data: await dataOf(ctx, opts),
         });
         if (globals(cmd).json) printJson(ctx, res);

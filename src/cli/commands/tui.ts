@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ApiClient } from '../client.js';
+import { WfxClient } from '../../client/client.js';
 import { globals, type CliContext } from '../context.js';
 import { resolveConnection } from '../credentials.js';
 import { WfxError } from '../../shared/errors.js';
@@ -17,6 +17,6 @@ export function registerTui(program: Command, ctx: CliContext): void {
       // TTY check above says a person is watching, so it must draw every frame. Set before Ink loads.
       process.env.CI = 'false';
       const { runTui } = await import('../../tui/run.js'); // React and Ink load only here
-      await runTui(new ApiClient(connection), connection.url);
+      await runTui(new WfxClient(connection), connection.url);
     });
 }

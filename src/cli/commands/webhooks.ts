@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import type { EndpointEnvironment, RegisterWebhookBody } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { PROVIDERS, verifyDelivery, type Provider, type Scheme } from '../../shared/webhooks/providers.js';
 import { clientFor, collect } from '../api.js';
@@ -28,7 +29,8 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--event-id-path <path>', 'CUSTOM: the dotted path of the event id in the body')
     .addHelpText('after', '\nExamples:\n  $ wfx webhooks create --name github --provider GITHUB --secret "$GITHUB_WEBHOOK_SECRET"\n  $ wfx webhooks create --name stripe --provider STRIPE --per-environment')
     .action(async (opts: Record<string, string | boolean | undefined>, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).post<{ endpoints: Array<{ environment: string; url: string; secret: string | null }> }>('/admin/webhooks', {
+      // The options go as given: the daemon validates them (commander checked the choices).
+      const res = await (await clientFor(ctx, cmd)).webhooks.register({
         name: opts.name,
         provider: opts.provider,
         environmentMode: opts.perEnvironment ? 'PER_ENVIRONMENT' : 'SHARED',
@@ -42,7 +44,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         ...(opts.eventTypePath !== undefined && { eventTypePath: opts.eventTypePath }),
         ...(opts.eventIdHeader !== undefined && { eventIdHeader: opts.eventIdHeader }),
         ...(opts.eventIdPath !== undefined && { eventIdPath: opts.eventIdPath }),
-      });
+      } as RegisterWebhookBody);
       if (globals(cmd).json) return printJson(ctx, res);
       for (const e of res.endpoints) ctx.stdout.write(`${e.environment}\n  url     ${e.url}\n  secret  ${e.secret ?? '(none: authType NONE)'}\n`);
       ctx.stderr.write('the secrets are shown this once; paste them into the provider\'s webhook settings\n');
@@ -53,7 +55,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .description('webhook registrations and their endpoint URLs (no secrets)')
     .addHelpText('after', '\nExample:\n  $ wfx webhooks list')
     .action(async (_opts: unknown, cmd: Command) => {
-      const { items } = await (await clientFor(ctx, cmd)).get<{ items: Array<{ name: string; provider: string; environmentMode: string; endpoints: Array<{ environment: string; url: string }> }> }>('/admin/webhooks');
+      const { items } = await (await clientFor(ctx, cmd)).webhooks.list();
       if (globals(cmd).json) return printJson(ctx, items);
       ctx.stdout.write(table(['NAME', 'PROVIDER', 'ENVIRONMENT', 'URL'], items.flatMap((w) => w.endpoints.map((e) => [w.name, w.provider, e.environment, e.url]))));
     });
@@ -64,21 +66,16 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .addHelpText('after', '\nExample:\n  $ wfx webhooks deliveries github')
     .argument('<name>')
     .action(async (name: string, _opts: unknown, cmd: Command) => {
-      const { items } = await (await clientFor(ctx, cmd)).get<{
-        items: Array<{ receivedAt: string; environment: string; eventType?: string | null; signatureOk?: boolean; startedInstanceIds?: string[]; reason?: string | null; pending?: boolean }>;
-      }>(`/admin/webhooks/${encodeURIComponent(name)}/deliveries`);
+      const { items } = await (await clientFor(ctx, cmd)).webhooks.deliveries(name);
       if (globals(cmd).json) return printJson(ctx, items);
       ctx.stdout.write(
         table(
           ['RECEIVED', 'ENV', 'EVENT', 'SIGNATURE', 'STARTED', 'WHY NOTHING STARTED'],
-          items.map((d) => [
-            d.receivedAt,
-            d.environment,
-            d.eventType ?? '-',
-            d.pending ? 'pending' : d.signatureOk ? 'ok' : 'refused',
-            (d.startedInstanceIds ?? []).join(' ') || '-',
-            d.reason ?? '',
-          ]),
+          items.map((d) =>
+            'pending' in d
+              ? [d.receivedAt, d.environment, '-', 'pending', '-', '']
+              : [d.receivedAt, d.environment, d.eventType ?? '-', d.signatureOk ? 'ok' : 'refused', d.startedInstanceIds.join(' ') || '-', d.reason ?? ''],
+          ),
         ),
       );
     });
@@ -90,11 +87,8 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .argument('<name>')
     .addOption(new Option('--env <environment>', 'only this endpoint').choices(['ALL', 'DEVELOPMENT', 'PRODUCTION']))
     .option('--previous-valid-for <duration>', 'how long the previous secret still verifies', '24h')
-    .action(async (name: string, opts: { env?: string; previousValidFor: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).post<{ rotated: Array<{ environment: string; secret: string }>; previousValidUntil: string | null }>(
-        `/admin/webhooks/${encodeURIComponent(name)}/rotate`,
-        { ...(opts.env && { environment: opts.env }), previousValidFor: opts.previousValidFor },
-      );
+    .action(async (name: string, opts: { env?: EndpointEnvironment; previousValidFor: string }, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).webhooks.rotate(name, { ...(opts.env && { environment: opts.env }), previousValidFor: opts.previousValidFor });
       if (globals(cmd).json) return printJson(ctx, res);
       for (const r of res.rotated) ctx.stdout.write(`${r.environment}  ${r.secret}\n`);
       ctx.stderr.write(`the previous secret verifies until ${res.previousValidUntil ?? 'now'}\n`);
@@ -106,7 +100,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .addHelpText('after', '\nExample:\n  $ wfx webhooks delete github')
     .argument('<name>')
     .action(async (name: string, _opts: unknown, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).request('DELETE', `/admin/webhooks/${encodeURIComponent(name)}`);
+      const res = await (await clientFor(ctx, cmd)).webhooks.delete(name);
       if (globals(cmd).json) printJson(ctx, res);
       else ctx.stdout.write(`${name} deleted\n`);
     });
@@ -120,10 +114,10 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--event <type>', 'the event type, for providers that carry it in a header (GitHub, custom)')
     .option('--content-type <type>', 'the body\'s content type', 'application/json')
     .addHelpText('after', '\nExample:\n  $ wfx webhooks send github --payload pull_request.json --event pull_request')
-    .action(async (name: string, opts: { payload: string; env?: string; event?: string; contentType: string }, cmd: Command) => {
+    .action(async (name: string, opts: { payload: string; env?: EndpointEnvironment; event?: string; contentType: string }, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
       const body = await readUserFile(ctx, opts.payload, 'payload');
-      const signed = await client.post<{ url: string; environment: string; headers: Record<string, string> }>(`/admin/webhooks/${encodeURIComponent(name)}/sign`, {
+      const signed = await client.webhooks.sign(name, {
         body: body.toString('base64'),
         ...(opts.env && { environment: opts.env }),
         ...(opts.event && { eventType: opts.event }),

@@ -1,12 +1,5 @@
 import { WfxError } from '../../shared/errors.js';
-import { RESERVED_NAMES } from '../../shared/names.js';
 import type { Caller } from './caller.js';
-
-/** JSON Schema of a user-given name (organization, webhook, connection): never a reserved word. */
-export const NAME_SCHEMA = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', not: { enum: RESERVED_NAMES } } as const;
-
-/** Querystring of admin routes: `?organization=` (system callers name the organization they act in). */
-export const ORG_QUERY = { type: 'object', additionalProperties: false, properties: { organization: NAME_SCHEMA } } as const;
 
 /**
  * The organization an admin request acts in: a system caller's named one (default `default`),

@@ -1,5 +1,6 @@
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
+import type { InstanceSummary } from '../../shared/api/index.js';
 import { applyRecord, type WfxRecord } from '../state/records.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { initialState, STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
@@ -207,20 +208,8 @@ export class ExecutionArchive {
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 
-/** An execution without its variables, nodes and log: what lists show. */
-export interface InstanceSummary {
-  readonly processInstanceId: string;
-  readonly processId: string;
-  readonly processName: string;
-  readonly processVersion: string;
-  readonly stateCd: number;
-  readonly startTime: string;
-  readonly endTime: string | null;
-  readonly correlationKey: string | null;
-  readonly parentInstanceId: string | null;
-  /** The nodes a running execution waits at (input, event, timer, child, loop); empty otherwise. */
-  readonly waitingNodeIds: readonly string[];
-}
+/** An execution without its variables, nodes and log: what lists show (the wire's type, shared/api). */
+export type { InstanceSummary };
 
 function summarize(i: Instance): InstanceSummary {
   const waitingNodeIds: string[] = [];

@@ -1,29 +1,9 @@
-import type { FormField, InputType } from '../../shared/flow/types.js';
+import type { WaitingTask } from '../../shared/api/index.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
 
-/** One input node or user task waiting for POST /process/task (GET /process/tasks). */
-export interface WaitingTask {
-  readonly processInstanceId: string;
-  readonly processId: string;
-  readonly processName: string;
-  readonly processVersion: string;
-  readonly organization: string;
-  readonly correlationKey: string | null;
-  readonly nodeInstanceId: string;
-  readonly nodeId: string;
-  readonly nodeName: string;
-  readonly nodeType: string;
-  readonly inputType: InputType;
-  /** Resolved when the node was reached (the wait holds it so). */
-  readonly formTitle: string | null;
-  readonly options: readonly unknown[] | null;
-  readonly fields: readonly FormField[] | null;
-  readonly assignee: string | null;
-  /** When its timeout fires, if it has one. */
-  readonly dueAt: string | null;
-  readonly waitingSince: string;
-}
+/** One input node or user task waiting for POST /process/task: the wire's type (shared/api). */
+export type { WaitingTask };
 
 export interface TaskFilter {
   /** Only this organization's; null: every organization (system callers). */

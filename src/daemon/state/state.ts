@@ -1,5 +1,11 @@
 import type { InstanceTable } from './instance-table.js';
 import type { SubscriptionBucket } from './subscriptions.js';
+import { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
+import type { ApiKeyStatus, EndpointEnvironment, Environment, InstanceError, LogEntry, LoopState, Permission, Role, StateCd, StatusCd, Wait } from '../../shared/api/index.js';
+
+// The wire's constants and types, defined in shared/api; re-exported for the daemon's modules.
+export { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS };
+export type { ApiKeyStatus, EndpointEnvironment, Environment, InstanceError, LogEntry, LoopState, Permission, Role, StateCd, StatusCd, Wait };
 
 /**
  * The daemon's live state: what the snapshot holds and the journal's records change. Plain
@@ -109,8 +115,6 @@ export interface SeenIds {
   head: number;
 }
 
-export type EndpointEnvironment = 'ALL' | Environment;
-
 /** A signing secret; a rotated-out one keeps working until `expiresAt`. */
 export interface WebhookSecret {
   readonly secret: string;
@@ -166,9 +170,6 @@ export interface DeliveryRecord {
   readonly startedInstanceIds: readonly string[];
 }
 
-export const ENVIRONMENTS = ['DEVELOPMENT', 'PRODUCTION'] as const;
-export type Environment = (typeof ENVIRONMENTS)[number];
-
 /** A flow and its versions. Versions are immutable once published. */
 export interface Flow {
   readonly processId: string;
@@ -188,19 +189,6 @@ export interface FlowVersion {
   /** SHA-256 of the canonical JSON of the definition: republishing it gives this version back. */
   readonly hash: string;
   readonly publishedAt: string;
-}
-
-/** Instance states (SPEC.md section 4). */
-export const STATE = { RUNNING: 0, COMPLETED: 1, FAILED: 2, CANCELLED: 3 } as const;
-export type StateCd = (typeof STATE)[keyof typeof STATE];
-/** Node instance states. */
-export const STATUS = { ACTIVE: 0, WAITING: 1, COMPLETED: 2, FAILED: 3, CANCELLED: 4, TIMED_OUT: 5 } as const;
-export type StatusCd = (typeof STATUS)[keyof typeof STATUS];
-
-export interface InstanceError {
-  readonly code: string;
-  readonly message: string;
-  readonly nodeId: string | null;
 }
 
 /** One execution of a flow version. */
@@ -256,42 +244,6 @@ export interface NodeInstance {
   fired?: string[];
 }
 
-/** What a waiting node waits for. `dueAt` arms a timer (input timeout, timer event). */
-export type Wait =
-  | {
-      readonly kind: 'input';
-      readonly inputType: import('../../shared/flow/types.js').InputType;
-      readonly formTitle: string | null;
-      readonly options: readonly unknown[] | null;
-      readonly fields: readonly import('../../shared/flow/types.js').FormField[] | null;
-      readonly assignee: string | null;
-      readonly dueAt: string | null;
-    }
-  | {
-      readonly kind: 'event';
-      readonly eventType: 'message' | 'signal';
-      readonly messageRef: string;
-      readonly correlationKey: string | null;
-      readonly dueAt: null;
-    }
-  | { readonly kind: 'timer'; readonly dueAt: string }
-  /** A subProcess waits for its child execution (in `children`). */
-  | { readonly kind: 'child'; readonly dueAt: null }
-  /** A loopNode runs its iterations as child executions. */
-  | { readonly kind: 'loop'; readonly dueAt: null; readonly state: LoopState };
-
-/** Where a loop is. Written with each change, so a restart resumes it where it was. */
-export interface LoopState {
-  /** The items of a collection loop (resolved when it started); null for a condition loop. */
-  readonly items: readonly unknown[] | null;
-  /** Iterations started, done, and running now. */
-  readonly started: number;
-  readonly done: number;
-  readonly running: number;
-  /** `collect`: one value per iteration, by index. */
-  readonly collected: readonly unknown[];
-}
-
 /** A message kept (ttlSeconds) until a subscription consumes it. */
 export interface BufferedMessage {
   readonly id: string;
@@ -316,34 +268,10 @@ export interface BufferedMessage {
  */
 export type LogLine = LogEntry | string | readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
 
-
-/** One execution log entry (the seed's fields). */
-export interface LogEntry {
-  readonly nodeId: string;
-  readonly nodeName: string;
-  readonly nodeType: string;
-  readonly message: string;
-  readonly level: 'INFO' | 'WARN' | 'ERROR';
-  readonly timestamp: string;
-  readonly variables?: Record<string, unknown>;
-}
-
 export interface Organization {
   readonly name: string;
   readonly createdAt: string;
 }
-
-/** Roles and the permissions they carry (SPEC.md section 6). */
-export const ROLE_PERMISSIONS = {
-  viewer: ['WORKFLOW_READ'],
-  operator: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE'],
-  developer: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE', 'WORKFLOW_PUBLISH'],
-  admin: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE', 'WORKFLOW_PUBLISH', 'ADMIN'],
-} as const;
-
-export type Role = keyof typeof ROLE_PERMISSIONS;
-export type Permission = (typeof ROLE_PERMISSIONS)[Role][number];
-export type ApiKeyStatus = 'ACTIVE' | 'SUSPENDED' | 'REVOKED';
 
 /** An API key as stored: the secret only as a SHA-256 hash (hex). */
 export interface ApiKey {
@@ -369,10 +297,8 @@ export interface ApiKey {
  */
 export const DERIVED = ['subscriptions', 'instanceTable'] as const;
 
-
 /** `T` with its readonly fields writable: for code that builds or shares a state object's fields in place. */
 export type Writable<T> = { -readonly [K in keyof T]: T[K] };
-
 
 /** The state of an empty data directory. */
 export function initialState(): WfxState {

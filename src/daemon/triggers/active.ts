@@ -1,4 +1,5 @@
 import type { FlowDefinition, Trigger } from '../../shared/flow/types.js';
+import type { TriggerState, TriggerSubject } from '../../shared/api/index.js';
 import { ENVIRONMENTS, type Environment, type Flow, type WfxState } from '../state/state.js';
 
 /** One trigger of the version active in one environment: what every trigger service fires. */
@@ -12,27 +13,16 @@ export interface ActiveTrigger<T extends Trigger['type']> {
   readonly index: number;
 }
 
-/** Whose a trigger is: the flow, the environment and its active version (health shows these). */
-export interface TriggerSubject {
-  readonly processId: string;
-  readonly flowName: string;
-  readonly organization: string;
-  readonly environment: Environment;
-  readonly version: string;
-}
+/** The flow version a trigger belongs to (the wire's type, shared/api). */
+export type { TriggerSubject };
 
 /** The subject of an active trigger. */
 export function subjectOf(a: Pick<ActiveTrigger<Trigger['type']>, 'flow' | 'definition' | 'environment' | 'version'>): TriggerSubject {
   return { processId: a.flow.processId, flowName: a.definition.name, organization: a.flow.organization, environment: a.environment, version: a.version };
 }
 
-/** What every trigger's health says, besides its own details. */
-export interface TriggerState {
-  readonly state: 'active' | 'failing' | 'disabled';
-  readonly lastFire: string | null;
-  readonly nextFire: string | null;
-  readonly lastError: string | null;
-}
+/** What every trigger's health says, besides its own details (the wire's type, shared/api). */
+export type { TriggerState };
 
 /** The triggers of type `type` of every environment's active flow version. */
 export function activeTriggers<T extends Trigger['type']>(state: WfxState, type: T): Array<ActiveTrigger<T>> {

@@ -1,10 +1,11 @@
+import type { EmailHealth } from '../../shared/api/index.js';
 import type { ImapFlow } from 'imapflow';
 import type { AddressObject } from 'mailparser';
 import type { Trigger } from '../../shared/flow/types.js';
 import type { Engine, StartRequest } from '../engine/engine.js';
 import type { WfxRecord } from '../state/records.js';
 import type { EmailConnection, WfxState } from '../state/state.js';
-import { activeTriggers, subjectOf, type TriggerState, type TriggerSubject } from './active.js';
+import { activeTriggers, subjectOf, type TriggerSubject } from './active.js';
 import type { Store } from '../store/store.js';
 
 type EmailTrigger = Extract<Trigger, { type: 'email' }>;
@@ -14,14 +15,8 @@ interface Target extends TriggerSubject {
   readonly trigger: EmailTrigger;
 }
 
-/** What GET /admin/triggers and `wfx daemon status` show of an email trigger. */
-export interface EmailHealth extends TriggerSubject, TriggerState {
-  readonly type: 'email';
-  readonly connection: string;
-  /** active (connected, watching); failing (cannot connect: retrying, see lastError); disabled (no such connection). */
-  readonly state: 'active' | 'failing' | 'disabled';
-  readonly nextFire: null;
-}
+/** What GET /admin/triggers shows of this trigger (the wire's type, shared/api). */
+export type { EmailHealth };
 
 export interface EmailTriggerOptions {
   readonly store: Store<WfxState, WfxRecord>;

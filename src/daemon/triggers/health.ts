@@ -1,18 +1,9 @@
 import type { WfxState } from '../state/state.js';
-import { activeTriggers, subjectOf, type TriggerState, type TriggerSubject } from './active.js';
-import type { EmailHealth } from './email.js';
-import type { ScheduleHealth } from './schedules.js';
+import { activeTriggers, subjectOf } from './active.js';
+import type { TriggerHealth, WebhookHealth } from '../../shared/api/index.js';
 
-/** What GET /admin/triggers and `wfx daemon status` show of a webhook trigger. */
-export interface WebhookHealth extends TriggerSubject, TriggerState {
-  readonly type: 'webhook';
-  readonly webhook: string;
-  /** active; failing (its last delivery was refused: bad signature, stale); disabled (no such registration). lastFire: the last delivery that started this flow. */
-  readonly state: 'active' | 'failing' | 'disabled';
-  readonly nextFire: null;
-}
-
-export type TriggerHealth = ScheduleHealth | WebhookHealth | EmailHealth;
+/** What GET /admin/triggers shows of this trigger (the wire's type, shared/api). */
+export type { TriggerHealth, WebhookHealth };
 
 /**
  * The webhook triggers of every active flow version, with what their registration's delivery

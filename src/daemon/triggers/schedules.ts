@@ -1,10 +1,11 @@
+import type { ScheduleHealth } from '../../shared/api/index.js';
 import type { Trigger } from '../../shared/flow/types.js';
 import { Schedule } from '../../shared/schedule.js';
 import type { Engine, StartRequest } from '../engine/engine.js';
 import { TimerQueue } from '../engine/timers.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
-import { activeTriggers, subjectOf, type TriggerState, type TriggerSubject } from './active.js';
+import { activeTriggers, subjectOf, type TriggerSubject } from './active.js';
 import type { Store } from '../store/store.js';
 import { WorkCount } from '../../shared/work-count.js';
 
@@ -24,15 +25,8 @@ interface Entry extends TriggerSubject {
   next: Date | null;
 }
 
-/** What `wfx daemon status` and GET /admin/triggers show of a schedule. */
-export interface ScheduleHealth extends TriggerSubject, TriggerState {
-  readonly type: 'schedule';
-  readonly key: string;
-  readonly cron: string;
-  readonly timezone: string;
-  readonly missedRuns: 'skip' | 'last' | 'all';
-  readonly state: 'active' | 'failing';
-}
+/** What GET /admin/triggers shows of this trigger (the wire's type, shared/api). */
+export type { ScheduleHealth };
 
 export interface SchedulerOptions {
   readonly store: Store<WfxState, WfxRecord>;

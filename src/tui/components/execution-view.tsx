@@ -1,6 +1,6 @@
 import { Box, Text } from 'ink';
 import { clock, cut, duration, fit, stateView, statusWord } from '../format.js';
-import { waitingFor } from '../../cli/api.js';
+import { waitingFor } from '../../client/describe.js';
 import type { Execution, LogLine } from '../types.js';
 
 const LEVEL_COLOR = { INFO: 'white', WARN: 'yellow', ERROR: 'red' } as const;

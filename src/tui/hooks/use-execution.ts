@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'react';
-import type { ApiClient } from '../../cli/client.js';
+import type { WfxClient } from '../../client/client.js';
 import type { Execution, LogLine } from '../types.js';
 
 /** One execution and its log, live: the log over SSE (resuming with Last-Event-ID), the execution re-read as lines come. */
-export function useExecution(client: ApiClient, id: string): { execution: Execution | null; logs: readonly LogLine[]; error: string | null } {
+export function useExecution(client: WfxClient, id: string): { execution: Execution | null; logs: readonly LogLine[]; error: string | null } {
   const [execution, setExecution] = useState<Execution | null>(null);
   const [logs, setLogs] = useState<readonly LogLine[]>([]);
   const [error, setError] = useState<string | null>(null);
@@ -11,12 +11,12 @@ export function useExecution(client: ApiClient, id: string): { execution: Execut
     const abort = new AbortController();
     const lines: LogLine[] = [];
     let last: string | undefined;
-    const read = () => client.get<Execution>(`/process/instance/${encodeURIComponent(id)}`).then((e) => !abort.signal.aborted && setExecution(e));
+    const read = () => client.instances.get(id).then((e) => !abort.signal.aborted && setExecution(e));
     void (async () => {
       for (let attempt = 0; !abort.signal.aborted; attempt++) {
         try {
           await read();
-          for await (const ev of client.stream(`/process/instance/${encodeURIComponent(id)}/logs`, last, abort.signal)) {
+          for await (const ev of client.instances.streamLogs(id, { lastEventId: last, signal: abort.signal })) {
             if (ev.event === 'end') {
               await read();
               return;

@@ -1,11 +1,11 @@
 import { useEffect, useState } from 'react';
-import type { ApiClient } from '../../cli/client.js';
+import type { WfxClient } from '../../client/client.js';
 import type { Connection, ExecutionSummary } from '../types.js';
 
 /** Newest first, across every flow the credential may read (50 per flow). */
-export async function loadExecutions(client: ApiClient): Promise<ExecutionSummary[]> {
-  const flows = (await client.get<{ items: Array<{ processId: string }> }>('/process/list?limit=1000')).items;
-  const lists = await Promise.all(flows.map((f) => client.get<{ items: ExecutionSummary[] }>(`/process/${encodeURIComponent(f.processId)}/instances?limit=50`)));
+export async function loadExecutions(client: WfxClient): Promise<ExecutionSummary[]> {
+  const flows = (await client.flows.startable({ limit: 1000 })).items;
+  const lists = await Promise.all(flows.map((f) => client.instances.list(f.processId, { limit: 50 })));
   return lists.flatMap((l) => l.items).sort((a, b) => (a.processInstanceId < b.processInstanceId ? 1 : -1));
 }
 
@@ -13,7 +13,7 @@ export async function loadExecutions(client: ApiClient): Promise<ExecutionSummar
  * The executions, kept live: loaded, then reloaded when GET /events says an execution started or
  * ended (`changes` counts those, for screens that re-read on them). When the daemon goes away it says so and reconnects (backoff up to 5 s).
  */
-export function useExecutions(client: ApiClient): { items: readonly ExecutionSummary[]; connection: Connection; changes: number } {
+export function useExecutions(client: WfxClient): { items: readonly ExecutionSummary[]; connection: Connection; changes: number } {
   const [items, setItems] = useState<readonly ExecutionSummary[]>([]);
   const [changes, setChanges] = useState(0);
   const [connection, setConnection] = useState<Connection>({ state: 'connecting' });
@@ -37,7 +37,7 @@ export function useExecutions(client: ApiClient): { items: readonly ExecutionSum
         try {
           setItems(await loadExecutions(client));
           setChanges((c) => c + 1); // reconnected: what other screens show may be stale too
-          const events = client.stream('/events', undefined, abort.signal);
+          const events = client.events.stream(abort.signal);
           setConnection({ state: 'live' });
           attempt = 0;
           for await (const ev of events) if (ev.event !== undefined || ev.data) reload();

@@ -1,23 +1,16 @@
-import type { ApiClient } from '../../cli/client.js';
+import type { WfxClient } from '../../client/client.js';
+import { ENVIRONMENTS, type FlowSummary } from '../../shared/api/index.js';
 import { usePolled, type Polled } from './use-polled.js';
 
-/** A flow as GET /admin/flows lists it. */
-export interface FlowSummary {
-  readonly processId: string;
-  readonly name: string;
-  readonly organization: string;
-  readonly public: boolean;
-  /** Environment -> its active version (`{PRODUCTION: "2", DEVELOPMENT: "3"}`); an environment without one is absent. */
-  readonly active: Readonly<Record<string, string>>;
-  readonly versions: ReadonlyArray<{ readonly version: string; readonly publishedAt: string }>;
-}
+/** A flow as GET /admin/flows lists it (the wire's type). */
+export type { FlowSummary };
 
-/** The environments every daemon has, in the order the TUI shows them; others the API names follow. */
-export const ENVIRONMENTS = ['PRODUCTION', 'DEVELOPMENT'] as const;
+/** The environments every daemon has, in the order the TUI shows them (production first); others the API names follow. */
+export const SHOWN_ENVIRONMENTS: readonly string[] = ENVIRONMENTS.toReversed();
 
 /** The environments to show for `flows`: the standard two, then any other one the API names. */
 export function environmentsOf(flows: readonly FlowSummary[]): string[] {
-  const out: string[] = [...ENVIRONMENTS];
+  const out: string[] = [...SHOWN_ENVIRONMENTS];
   for (const f of flows) for (const env of Object.keys(f.active)) if (!out.includes(env)) out.push(env);
   return out;
 }
@@ -28,12 +21,12 @@ export function latestVersion(flow: FlowSummary): string {
 }
 
 /** GET /admin/flows, sorted by name. */
-export async function loadFlows(client: ApiClient): Promise<FlowSummary[]> {
-  const { items } = await client.get<{ items: FlowSummary[] }>('/admin/flows');
+export async function loadFlows(client: WfxClient): Promise<FlowSummary[]> {
+  const { items } = await client.flows.list();
   return [...items].sort((a, b) => a.name.localeCompare(b.name) || a.processId.localeCompare(b.processId));
 }
 
 /** The flows the credential may read, re-read when executions change and every `intervalMs` (publishes send no event). */
-export function useFlows(client: ApiClient, changes: number, intervalMs = 5000): Polled<FlowSummary[]> {
+export function useFlows(client: WfxClient, changes: number, intervalMs = 5000): Polled<FlowSummary[]> {
   return usePolled(() => loadFlows(client), changes, intervalMs);
 }

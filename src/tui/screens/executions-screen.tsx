@@ -10,7 +10,7 @@ import { useWidth } from '../hooks/use-width.js';
 import { editText } from '../text-edit.js';
 import type { ExecutionSummary } from '../types.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
-import type { ApiClient } from '../../cli/client.js';
+import type { WfxClient } from '../../client/client.js';
 import { cursorAt, moveCursor } from '../cursor.js';
 
 const FILTERS = [null, 0, 2, 1, 3] as const;
@@ -77,7 +77,7 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
       }
       if (confirm) {
         if (input === 'y') {
-          client.post(`/process/instance/${encodeURIComponent(confirm.processInstanceId)}/cancel`).then(
+          client.instances.cancel(confirm.processInstanceId).then(
             () => setNotice(`cancelled ${confirm.processInstanceId}`),
             (err: Error) => setNotice(`not cancelled: ${err.message}`),
           );
@@ -143,7 +143,7 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
   );
 }
 
-function Detail({ client, id, now, logRows }: { readonly client: ApiClient; readonly id: string; readonly now: Date; readonly logRows: number }) {
+function Detail({ client, id, now, logRows }: { readonly client: WfxClient; readonly id: string; readonly now: Date; readonly logRows: number }) {
   const { execution, logs, error } = useExecution(client, id);
   if (!execution) return <Text dimColor>{error ? `cannot read ${id}: ${error}` : `loading ${id}…`}</Text>;
   return <ExecutionView execution={execution} logs={logs} now={now} logRows={logRows} />;

@@ -1,6 +1,5 @@
 import { Box, Text, useInput } from 'ink';
 import { useRef, useState } from 'react';
-import { startExecution } from '../../cli/api.js';
 import { FlowView } from '../components/flow-view.js';
 import { FlowsTable } from '../components/flows-table.js';
 import { KeyBar } from '../components/key-bar.js';
@@ -28,7 +27,7 @@ interface Form {
 /**
  * The flows screen: the flows the credential may read with their latest and active versions;
  * enter opens one (its versions); `r` starts a run of the selected flow with data typed in
- * (checked here first: a JSON object), through the CLI's own startExecution.
+ * (checked here first: a JSON object), through the client's process.start.
  */
 export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }) {
   const { client, rows, active, changes, setCapture, refreshMs } = props;
@@ -71,7 +70,7 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
     const environment = latest.current.environments[f.env]!;
     setFormNow({ ...f, busy: true, problem: null });
     const mine = ++formSeq.current;
-    startExecution(client, { processId: f.processId, data: input, environment, ...(f.version !== 'active' && { version: f.version }) }).then(
+    client.process.start({ processId: f.processId, data: input, environment, ...(f.version !== 'active' && { version: f.version }) }).then(
       (started) => {
         if (mine !== formSeq.current) return;
         closeForm();

@@ -1,4 +1,4 @@
-import type { ApiClient } from '../../cli/client.js';
+import type { WfxClient } from '../../client/client.js';
 
 /** The screens, in the order of their number keys (1, 2, ...). */
 export const SCREENS = ['executions', 'tasks', 'flows', 'triggers'] as const;
@@ -6,7 +6,7 @@ export type ScreenName = (typeof SCREENS)[number];
 
 /** What the shell gives every screen. */
 export interface ScreenProps {
-  readonly client: ApiClient;
+  readonly client: WfxClient;
   /** Terminal rows for the whole TUI (the screen gets this minus the top line and the key bar). */
   readonly rows: number;
   readonly now: Date;

@@ -25,7 +25,7 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask 
   const width = useWidth();
   const list = items ?? [];
   const at = cursorAt(selected, list.length);
-  const submit: SubmitTask = props.submit ?? ((body) => client.post('/process/task', body));
+  const submit: SubmitTask = props.submit ?? ((body) => client.tasks.answer(body));
 
   const latest = useRef({ open, current: list[at] ?? null, count: list.length });
   latest.current = { open, current: list[at] ?? null, count: list.length };

@@ -1,5 +1,28 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
+import {
+  ActivateBody,
+  CreateKeyBody,
+  EnvParams,
+  FlowParams,
+  FlowQuery,
+  KeyParams,
+  OrganizationQuery,
+  PublishBody,
+  SetVariableBody,
+  UpdateKeyBody,
+  type Activated,
+  type CreatedKey,
+  type FlowDetail,
+  type FlowList,
+  type KeyList,
+  type KeyView,
+  type Published,
+  type VariableChanged,
+  type Variables,
+  type WithDefaults,
+} from '../../../shared/api/index.js';
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
 import { ownEntry } from '../../../shared/json-object.js';
@@ -7,11 +30,10 @@ import { validateFlowSource, validateFlowValue } from '../../../shared/flow/vali
 import { newApiKey } from '../../auth/api-keys.js';
 import { activateVersion, publishFlow } from '../../flows/publish.js';
 import type { WfxRecord } from '../../state/records.js';
-import { ENVIRONMENTS, ROLE_PERMISSIONS, type ApiKey, type Environment, type Role, type WfxState } from '../../state/state.js';
+import { ROLE_PERMISSIONS, type ApiKey, type WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
-import { RESERVED_NAMES } from '../../../shared/names.js';
-import { actingOrganization, listedOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
+import { actingOrganization, listedOrganization } from '../organization.js';
 import type { RateLimiter } from '../rate-limit.js';
 
 export interface AdminRouteDeps {
@@ -20,18 +42,8 @@ export interface AdminRouteDeps {
   readonly now?: () => Date;
 }
 
-const ROLES = Object.keys(ROLE_PERMISSIONS) as Role[];
-const limit = { type: ['integer', 'null'], minimum: 0, maximum: 1_000_000 } as const;
-const keyParams = { type: 'object', required: ['keyId'], properties: { keyId: { type: 'string', maxLength: 100 } } } as const;
-const flowParams = { type: 'object', required: ['processId'], properties: { processId: { type: 'string', maxLength: 200 } } } as const;
-const envParams = {
-  type: 'object',
-  required: ['env'],
-  properties: { env: { type: 'string', enum: [...ENVIRONMENTS] }, name: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,199}$', not: { enum: RESERVED_NAMES } } },
-} as const;
-
 /** A key as the API shows it: never the secret, never its hash. */
-function keyView(key: ApiKey) {
+function keyView(key: ApiKey): KeyView {
   return {
     keyId: key.keyId,
     name: key.name,
@@ -49,7 +61,8 @@ function keyView(key: ApiKey) {
 }
 
 /** /admin/api-keys, /admin/flows, /admin/environments/{env}/variables. */
-export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
+export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { store } = deps;
   const now = deps.now ?? (() => new Date());
   const state = store.state;
@@ -67,30 +80,11 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
     schema: {
       tags: ['admin'],
       summary: 'Create an API key; its secret is in this answer only',
-      body: {
-        type: 'object',
-        required: ['name'],
-        additionalProperties: false,
-        properties: {
-          name: { type: 'string', minLength: 1, maxLength: 200 },
-          role: { type: 'string', enum: ROLES, default: 'operator' },
-          organization: NAME_SCHEMA,
-          system: { type: 'boolean', default: false },
-          rateLimitPerMinute: limit,
-          rateLimitPerHour: limit,
-          expiresAt: { type: ['string', 'null'], format: 'date-time' },
-          expiresIn: { type: 'string', description: 'a duration from now, e.g. 30d' },
-        },
-      },
+      body: CreateKeyBody,
     },
-    handler: async (
-      request: FastifyRequest<{
-        Body: { name: string; role: Role; organization?: string; system: boolean; rateLimitPerMinute?: number | null; rateLimitPerHour?: number | null; expiresAt?: string | null; expiresIn?: string };
-      }>,
-      reply,
-    ) => {
+    handler: async (request, reply) => {
       const caller = request.caller!;
-      const b = request.body;
+      const b = request.body as WithDefaults<CreateKeyBody, 'role' | 'system'>;
       if (b.system && !caller.system) throw new WfxError('FORBIDDEN', 'only a system admin creates system keys');
       if (b.system && b.organization !== undefined) throw new WfxError('VALIDATION_ERROR', 'a system key has no organization');
       const organization = b.system ? null : actingOrganization(caller, b.organization);
@@ -117,14 +111,15 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
       if (organization !== null && !state.organizations[organization]) records.push({ type: 'organization.created', name: organization, at: at.toISOString() });
       records.push({ type: 'apiKey.created', key });
       await store.commit(...records);
-      return reply.status(201).send({ ...keyView(key), apiKey });
+      const created: CreatedKey = { ...keyView(key), apiKey };
+      return reply.status(201).send(created);
     },
   });
 
   app.get('/admin/api-keys', {
     config: admin,
-    schema: { tags: ['admin'], summary: 'API keys the caller manages', querystring: ORG_QUERY },
-    handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
+    schema: { tags: ['admin'], summary: 'API keys the caller manages', querystring: OrganizationQuery },
+    handler: async (request): Promise<KeyList> => {
       const caller = request.caller!;
       const org = listedOrganization(caller, request.query.organization);
       const items = Object.values(state.apiKeys)
@@ -137,8 +132,8 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
 
   app.get('/admin/api-keys/:keyId', {
     config: admin,
-    schema: { tags: ['admin'], summary: 'One API key', params: keyParams },
-    handler: async (request: FastifyRequest<{ Params: { keyId: string } }>) => keyView(manageable(request.caller!, request.params.keyId)),
+    schema: { tags: ['admin'], summary: 'One API key', params: KeyParams },
+    handler: async (request) => keyView(manageable(request.caller!, request.params.keyId)),
   });
 
   app.patch('/admin/api-keys/:keyId', {
@@ -146,15 +141,10 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
     schema: {
       tags: ['admin'],
       summary: 'Change a key\'s name, rate limits or expiry',
-      params: keyParams,
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        minProperties: 1,
-        properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, rateLimitPerMinute: limit, rateLimitPerHour: limit, expiresAt: { type: ['string', 'null'], format: 'date-time' } },
-      },
+      params: KeyParams,
+      body: UpdateKeyBody,
     },
-    handler: async (request: FastifyRequest<{ Params: { keyId: string }; Body: Partial<Pick<ApiKey, 'name' | 'rateLimitPerMinute' | 'rateLimitPerHour' | 'expiresAt'>> }>) => {
+    handler: async (request) => {
       const key = manageable(request.caller!, request.params.keyId);
       if (key.status === 'REVOKED') throw new WfxError('KEY_REVOKED', `API key ${key.keyId} is revoked`);
       const at = now();
@@ -171,8 +161,8 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
   ] as const) {
     app.post(`/admin/api-keys/:keyId/${action}`, {
       config: admin,
-      schema: { tags: ['admin'], summary: `${action[0]!.toUpperCase()}${action.slice(1)} an API key`, params: keyParams },
-      handler: async (request: FastifyRequest<{ Params: { keyId: string } }>) => {
+      schema: { tags: ['admin'], summary: `${action[0]!.toUpperCase()}${action.slice(1)} an API key`, params: KeyParams },
+      handler: async (request) => {
         const key = manageable(request.caller!, request.params.keyId);
         if (key.status === 'REVOKED' && status !== 'REVOKED') throw new WfxError('KEY_REVOKED', `API key ${key.keyId} is revoked`);
         if (key.status !== status) await store.commit({ type: 'apiKey.statusChanged', keyId: key.keyId, status, at: now().toISOString() });
@@ -197,19 +187,10 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
     schema: {
       tags: ['flows'],
       summary: 'Validate and publish a flow: the next version, or the existing one if identical; activates it in the environment',
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          source: { type: 'string', maxLength: 1_000_000, description: 'the flow file\'s text, YAML or JSON (problems get line:column)' },
-          definition: { type: 'object', description: 'the flow as JSON' },
-          environment: { type: 'string', enum: [...ENVIRONMENTS], default: 'PRODUCTION' },
-          organization: NAME_SCHEMA,
-        },
-      },
+      body: PublishBody,
     },
-    handler: async (request: FastifyRequest<{ Body: { source?: string; definition?: object; environment: Environment; organization?: string } }>) => {
-      const b = request.body;
+    handler: async (request): Promise<Published> => {
+      const b = request.body as WithDefaults<PublishBody, 'environment'>;
       if ((b.source === undefined) === (b.definition === undefined)) throw new WfxError('VALIDATION_ERROR', 'send exactly one of source and definition');
       const validation = b.source !== undefined ? validateFlowSource(b.source) : validateFlowValue(b.definition);
       if (!validation.ok) {
@@ -224,8 +205,8 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
 
   app.get('/admin/flows', {
     config: { auth: { permission: 'WORKFLOW_READ' as const } },
-    schema: { tags: ['flows'], summary: 'Flows with their versions and active versions', querystring: ORG_QUERY },
-    handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
+    schema: { tags: ['flows'], summary: 'Flows with their versions and active versions', querystring: OrganizationQuery },
+    handler: async (request): Promise<FlowList> => {
       const org = listedOrganization(request.caller!, request.query.organization);
       const items = Object.values(state.flows)
         .filter((f) => org === null || f.organization === org)
@@ -246,10 +227,10 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
     schema: {
       tags: ['flows'],
       summary: 'A flow: its versions, active versions, and one version\'s definition (default: the latest)',
-      params: flowParams,
-      querystring: { type: 'object', additionalProperties: false, properties: { version: { type: 'string', pattern: '^[0-9]+$' } } },
+      params: FlowParams,
+      querystring: FlowQuery,
     },
-    handler: async (request: FastifyRequest<{ Params: { processId: string }; Querystring: { version?: string } }>) => {
+    handler: async (request): Promise<FlowDetail> => {
       const flow = visibleFlow(request.caller!, request.params.processId);
       const versions = Object.keys(flow.versions).sort((a, b) => Number(a) - Number(b));
       const version = request.query.version ?? versions.at(-1)!;
@@ -273,17 +254,13 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
     schema: {
       tags: ['flows'],
       summary: 'Make a version the one an environment runs (rollback)',
-      params: flowParams,
-      body: {
-        type: 'object',
-        required: ['version'],
-        additionalProperties: false,
-        properties: { version: { type: 'string', pattern: '^[0-9]+$' }, environment: { type: 'string', enum: [...ENVIRONMENTS], default: 'PRODUCTION' } },
-      },
+      params: FlowParams,
+      body: ActivateBody,
     },
-    handler: async (request: FastifyRequest<{ Params: { processId: string }; Body: { version: string; environment: Environment } }>) => {
-      await activateVersion(store, { processId: request.params.processId, organization: request.caller!.organization, ...request.body });
-      return { processId: request.params.processId, environment: request.body.environment, version: request.body.version };
+    handler: async (request): Promise<Activated> => {
+      const body = request.body as WithDefaults<ActivateBody, 'environment'>;
+      await activateVersion(store, { processId: request.params.processId, organization: request.caller!.organization, ...body });
+      return { processId: request.params.processId, environment: body.environment, version: body.version };
     },
   });
 
@@ -291,8 +268,8 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
 
   app.get('/admin/environments/:env/variables', {
     config: admin,
-    schema: { tags: ['admin'], summary: 'The {env.NAME} values of an environment', params: envParams, querystring: ORG_QUERY },
-    handler: async (request: FastifyRequest<{ Params: { env: Environment }; Querystring: { organization?: string } }>) => {
+    schema: { tags: ['admin'], summary: 'The {env.NAME} values of an environment', params: EnvParams, querystring: OrganizationQuery },
+    handler: async (request): Promise<Variables> => {
       const organization = actingOrganization(request.caller!, request.query.organization);
       return { organization, environment: request.params.env, variables: { ...(state.environments[organization]?.[request.params.env] ?? {}) } };
     },
@@ -303,27 +280,29 @@ export function adminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
     schema: {
       tags: ['admin'],
       summary: 'Set an {env.NAME} value',
-      params: envParams,
-      querystring: ORG_QUERY,
-      body: { type: 'object', required: ['value'], additionalProperties: false, properties: { value: { type: 'string', maxLength: 100_000 } } },
+      params: EnvParams,
+      querystring: OrganizationQuery,
+      body: SetVariableBody,
     },
-    handler: async (request: FastifyRequest<{ Params: { env: Environment; name: string }; Querystring: { organization?: string }; Body: { value: string } }>) => {
+    handler: async (request): Promise<VariableChanged> => {
+      const name = request.params.name!; // the route's path has it
       const organization = actingOrganization(request.caller!, request.query.organization);
-      await store.commit({ type: 'env.set', organization, environment: request.params.env, name: request.params.name, value: request.body.value });
-      return { organization, environment: request.params.env, name: request.params.name };
+      await store.commit({ type: 'env.set', organization, environment: request.params.env, name, value: request.body.value });
+      return { organization, environment: request.params.env, name };
     },
   });
 
   app.delete('/admin/environments/:env/variables/:name', {
     config: admin,
-    schema: { tags: ['admin'], summary: 'Remove an {env.NAME} value', params: envParams, querystring: ORG_QUERY },
-    handler: async (request: FastifyRequest<{ Params: { env: Environment; name: string }; Querystring: { organization?: string } }>) => {
+    schema: { tags: ['admin'], summary: 'Remove an {env.NAME} value', params: EnvParams, querystring: OrganizationQuery },
+    handler: async (request): Promise<VariableChanged> => {
+      const name = request.params.name!; // the route's path has it
       const organization = actingOrganization(request.caller!, request.query.organization);
-      if (state.environments[organization]?.[request.params.env]?.[request.params.name] === undefined) {
-        throw new WfxError('NOT_FOUND', `no variable ${request.params.name} in ${request.params.env}`);
+      if (state.environments[organization]?.[request.params.env]?.[name] === undefined) {
+        throw new WfxError('NOT_FOUND', `no variable ${name} in ${request.params.env}`);
       }
-      await store.commit({ type: 'env.set', organization, environment: request.params.env, name: request.params.name, value: null });
-      return { organization, environment: request.params.env, name: request.params.name, deleted: true };
+      await store.commit({ type: 'env.set', organization, environment: request.params.env, name, value: null });
+      return { organization, environment: request.params.env, name, deleted: true };
     },
   });
 }

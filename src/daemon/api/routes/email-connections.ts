@@ -1,36 +1,37 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
+import {
+  ConnectionParams,
+  CreateConnectionBody,
+  OrganizationQuery,
+  UpdateConnectionBody,
+  type ConnectionView,
+  type Deleted,
+  type WithDefaults,
+} from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 import { uuidv7 } from '../../engine/ids.js';
 import type { WfxRecord } from '../../state/records.js';
 import type { EmailConnection, WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
-import { actingOrganization, listedOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
+import { actingOrganization, listedOrganization } from '../organization.js';
 
 export interface EmailConnectionRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly now?: () => Date;
 }
 
-const nameParams = { type: 'object', required: ['name'], properties: { name: NAME_SCHEMA } } as const;
-const fields = {
-  host: { type: 'string', minLength: 1, maxLength: 255 },
-  port: { type: 'integer', minimum: 1, maximum: 65535 },
-  security: { type: 'string', enum: ['TLS', 'STARTTLS', 'NONE'] },
-  user: { type: 'string', minLength: 1, maxLength: 500 },
-  password: { type: 'string', minLength: 1, maxLength: 2000 },
-  mailbox: { type: 'string', minLength: 1, maxLength: 500 },
-} as const;
-
 /** A connection as the API shows it: never the password. */
-function view(c: EmailConnection) {
+function view(c: EmailConnection): ConnectionView {
   const { password: _password, ...rest } = c;
   return { ...rest, hasPassword: true };
 }
 
 /** /admin/email-connections: the IMAP mailboxes email triggers watch (permission ADMIN). */
-export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectionRouteDeps): void {
+export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConnectionRouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { store } = deps;
   const now = deps.now ?? (() => new Date());
   const admin = { auth: { permission: 'ADMIN' as const } };
@@ -46,17 +47,12 @@ export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectio
     schema: {
       tags: ['email'],
       summary: 'Add an IMAP connection for email triggers (the password is never returned)',
-      querystring: ORG_QUERY,
-      body: {
-        type: 'object',
-        required: ['name', 'host', 'user', 'password'],
-        additionalProperties: false,
-        properties: { name: NAME_SCHEMA, ...fields, security: { ...fields.security, default: 'TLS' }, mailbox: { ...fields.mailbox, default: 'INBOX' } },
-      },
+      querystring: OrganizationQuery,
+      body: CreateConnectionBody,
     },
-    handler: async (request: FastifyRequest<{ Querystring: { organization?: string }; Body: Omit<EmailConnection, 'connectionId' | 'organization' | 'createdAt' | 'updatedAt' | 'port'> & { port?: number } }>, reply) => {
+    handler: async (request, reply) => {
       const organization = actingOrganization(request.caller!, request.query.organization);
-      const b = request.body;
+      const b = request.body as WithDefaults<CreateConnectionBody, 'security' | 'mailbox'>;
       if (Object.values(store.state.emailConnections).some((c) => c.organization === organization && c.name === b.name)) {
         throw new WfxError('VALIDATION_ERROR', `an email connection named ${b.name} exists already`);
       }
@@ -81,8 +77,8 @@ export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectio
 
   app.get('/admin/email-connections', {
     config: admin,
-    schema: { tags: ['email'], summary: 'IMAP connections (no passwords)', querystring: ORG_QUERY },
-    handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
+    schema: { tags: ['email'], summary: 'IMAP connections (no passwords)', querystring: OrganizationQuery },
+    handler: async (request): Promise<{ items: ConnectionView[] }> => {
       const org = listedOrganization(request.caller!, request.query.organization);
       const items = Object.values(store.state.emailConnections)
         .filter((c) => org === null || c.organization === org)
@@ -93,8 +89,8 @@ export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectio
 
   app.get('/admin/email-connections/:name', {
     config: admin,
-    schema: { tags: ['email'], summary: 'One IMAP connection (no password)', params: nameParams, querystring: ORG_QUERY },
-    handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string } }>) => view(find(request.caller!, request.params.name, request.query.organization)),
+    schema: { tags: ['email'], summary: 'One IMAP connection (no password)', params: ConnectionParams, querystring: OrganizationQuery },
+    handler: async (request) => view(find(request.caller!, request.params.name, request.query.organization)),
   });
 
   app.patch('/admin/email-connections/:name', {
@@ -102,11 +98,11 @@ export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectio
     schema: {
       tags: ['email'],
       summary: 'Change an IMAP connection (host, port, security, user, password, mailbox)',
-      params: nameParams,
-      querystring: ORG_QUERY,
-      body: { type: 'object', additionalProperties: false, minProperties: 1, properties: fields },
+      params: ConnectionParams,
+      querystring: OrganizationQuery,
+      body: UpdateConnectionBody,
     },
-    handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string }; Body: Partial<EmailConnection> }>) => {
+    handler: async (request) => {
       const c = find(request.caller!, request.params.name, request.query.organization);
       const connection = { ...c, ...request.body, updatedAt: now().toISOString() };
       await store.commit({ type: 'emailConnection.saved', connection });
@@ -116,8 +112,8 @@ export function emailConnectionRoutes(app: FastifyInstance, deps: EmailConnectio
 
   app.delete('/admin/email-connections/:name', {
     config: admin,
-    schema: { tags: ['email'], summary: 'Remove an IMAP connection', params: nameParams, querystring: ORG_QUERY },
-    handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string } }>) => {
+    schema: { tags: ['email'], summary: 'Remove an IMAP connection', params: ConnectionParams, querystring: OrganizationQuery },
+    handler: async (request): Promise<Deleted> => {
       const c = find(request.caller!, request.params.name, request.query.organization);
       await store.commit({ type: 'emailConnection.deleted', connectionId: c.connectionId });
       return { name: c.name, deleted: true };

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, app.swagger()
+import type { Health, WhoAmI } from '../../../shared/api/index.js';
 import { VERSION } from '../../../shared/version.js';
 import type { LifecycleEvent } from '../../engine/engine.js';
 import type { WfxState } from '../../state/state.js';
@@ -23,7 +24,7 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
   app.get('/health', {
     config: { auth: { permission: 'none' } },
     schema: { tags: ['meta'], summary: 'Liveness: 200 while the daemon can serve' },
-    handler: async () => {
+    handler: async (): Promise<Health> => {
       if (deps.store.failed) throw deps.store.failed;
       if (!deps.historyDamage) return { status: 'ok', version: VERSION };
       // Damage to finished executions does not stop serving; it is reported here for operators.
@@ -36,7 +37,7 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
   app.get('/auth/whoami', {
     config: { auth: { permission: 'any' } },
     schema: { tags: ['meta'], summary: 'Who the credential is: organization, system or not, permissions' },
-    handler: async (request) => {
+    handler: async (request): Promise<WhoAmI> => {
       const c = request.caller!;
       return {
         ...(c.keyId !== null ? { keyId: c.keyId } : { subject: c.subject }),

@@ -1,14 +1,35 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
+import {
+  Cancelled,
+  ERROR_REPLIES,
+  ErrorRef,
+  EventBody,
+  EventDelivered,
+  FlowPageQuery,
+  IdParams,
+  InstanceListQuery,
+  LogsHeaders,
+  LogsQuery,
+  StartBody,
+  Started,
+  StartQuery,
+  TaskAnswerBody,
+  TaskAnswered,
+  TaskListQuery,
+  TaskPage,
+  type InstanceView,
+  type WithDefaults,
+} from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 import { extensibleCopy, ownEntry } from '../../../shared/json-object.js';
 import type { Engine } from '../../engine/engine.js';
 import { waitingTasks } from '../../engine/tasks.js';
 import { logEntry } from '../../state/log-line.js';
-import { ENVIRONMENTS, STATE, type Environment, type Instance, type WfxState } from '../../state/state.js';
+import { STATE, type Instance, type WfxState } from '../../state/state.js';
 import type { Caller } from '../caller.js';
-import { NAME_SCHEMA } from '../organization.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
 
 export interface ProcessRouteDeps {
@@ -20,40 +41,11 @@ export interface ProcessRouteDeps {
   readonly now?: () => Date;
 }
 
-const error = { $ref: 'Error#' };
-const errors = { 400: error, 401: error, 403: error, 404: error, 409: error, 429: error };
-
-const startBody = {
-  type: 'object',
-  required: ['processId'],
-  additionalProperties: false,
-  properties: {
-    processId: { type: 'string', minLength: 1, maxLength: 200 },
-    correlationKey: { type: ['string', 'null'], maxLength: 1000 },
-    data: { type: 'object' },
-  },
-} as const;
-const startQuery = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    environment: { type: 'string', enum: [...ENVIRONMENTS] },
-    versionNumber: { type: 'string', pattern: '^[0-9]+$' },
-  },
-} as const;
-const startReply = {
-  type: 'object',
-  properties: { processInstanceId: { type: 'string' }, processId: { type: 'string' }, status: { type: 'string' }, startTime: { type: 'string' } },
-} as const;
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } as const;
-
-type StartRequest = FastifyRequest<{ Body: { processId: string; correlationKey?: string | null; data?: Record<string, unknown> }; Querystring: { environment?: Environment; versionNumber?: string } }>;
-
 /**
  * The execution resource (the seed's fields, plus output, parentInstanceId, error and nodes;
  * a node that started child executions lists them in childInstanceIds).
  */
-export function instanceResource(inst: Instance) {
+export function instanceResource(inst: Instance): InstanceView {
   return {
     processInstanceId: inst.processInstanceId,
     processId: inst.processId,
@@ -83,57 +75,34 @@ export function instanceResource(inst: Instance) {
   };
 }
 
-const nullable = (type: string) => ({ type: [type, 'null'] });
-const taskItem = {
-  type: 'object',
-  properties: {
-    processInstanceId: { type: 'string' },
-    processId: { type: 'string' },
-    processName: { type: 'string' },
-    processVersion: { type: 'string' },
-    organization: { type: 'string' },
-    correlationKey: nullable('string'),
-    nodeInstanceId: { type: 'string' },
-    nodeId: { type: 'string' },
-    nodeName: { type: 'string' },
-    nodeType: { type: 'string', enum: ['inputNode', 'userTask'] },
-    inputType: { type: 'string' },
-    formTitle: nullable('string'),
-    options: { type: ['array', 'null'], items: {} },
-    fields: { type: ['array', 'null'], items: { type: 'object', additionalProperties: true } },
-    assignee: nullable('string'),
-    dueAt: nullable('string'),
-    waitingSince: { type: 'string' },
-  },
-} as const;
-
 /** POST /process/exec|start|task|event, cancel, GET instance, logs (SSE), list, instances, tasks. */
-export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): void {
+export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { engine, hub } = deps;
   const heartbeatMs = (deps.heartbeatSeconds ?? 15) * 1000;
 
-  const start = (caller: Caller, request: StartRequest) =>
+  const start = (caller: Caller, body: StartBody, query: StartQuery) =>
     engine
       .start({
         organization: caller.organization,
-        processId: request.body.processId,
-        environment: request.query.environment,
-        versionNumber: request.query.versionNumber,
-        correlationKey: request.body.correlationKey ?? null,
-        data: request.body.data ?? {},
+        processId: body.processId,
+        environment: query.environment,
+        versionNumber: query.versionNumber,
+        correlationKey: body.correlationKey ?? null,
+        data: body.data ?? {},
       })
       .then((inst) => ({ processInstanceId: inst.processInstanceId, processId: inst.processId, status: 'started', startTime: inst.startTime }));
 
   app.post('/process/exec', {
     config: { auth: { permission: 'WORKFLOW_EXECUTE', callerKind: 'organization' } },
-    schema: { tags: ['executions'], summary: 'Start an execution in the caller\'s organization', body: startBody, querystring: startQuery, response: { 200: startReply, ...errors } },
-    handler: (request: StartRequest) => start(request.caller!, request),
+    schema: { tags: ['executions'], summary: 'Start an execution in the caller\'s organization', body: StartBody, querystring: StartQuery, response: { 200: Started, ...ERROR_REPLIES } },
+    handler: (request) => start(request.caller!, request.body, request.query),
   });
 
   app.post('/process/start', {
     config: { auth: { permission: 'WORKFLOW_EXECUTE', callerKind: 'system' } },
-    schema: { tags: ['executions'], summary: 'Start an execution of any organization\'s flow (system keys)', body: startBody, querystring: startQuery, response: { 200: startReply, ...errors } },
-    handler: (request: StartRequest) => start(request.caller!, request),
+    schema: { tags: ['executions'], summary: 'Start an execution of any organization\'s flow (system keys)', body: StartBody, querystring: StartQuery, response: { 200: Started, ...ERROR_REPLIES } },
+    handler: (request) => start(request.caller!, request.body, request.query),
   });
 
   app.post('/process/task', {
@@ -141,20 +110,10 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
     schema: {
       tags: ['executions'],
       summary: 'Answer a waiting input node or user task',
-      body: {
-        type: 'object',
-        required: ['processInstanceId', 'nodeId', 'action'],
-        additionalProperties: false,
-        properties: {
-          processInstanceId: { type: 'string', minLength: 1, maxLength: 200 },
-          nodeId: { type: 'string', minLength: 1, maxLength: 200 },
-          action: { type: 'string', enum: ['COMPLETE', 'CANCEL'] },
-          data: { type: 'object' },
-        },
-      },
-      response: { 200: { type: 'object', properties: { processInstanceId: { type: 'string' }, status: { type: 'string' } } }, 422: error, ...errors },
+      body: TaskAnswerBody,
+      response: { 200: TaskAnswered, 422: ErrorRef, ...ERROR_REPLIES },
     },
-    handler: async (request: FastifyRequest<{ Body: { processInstanceId: string; nodeId: string; action: 'COMPLETE' | 'CANCEL'; data?: Record<string, unknown> } }>) => {
+    handler: async (request) => {
       await engine.submitTask({ organization: request.caller!.organization, ...request.body });
       return { processInstanceId: request.body.processInstanceId, status: 'resumed' };
     },
@@ -165,34 +124,10 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
     schema: {
       tags: ['executions'],
       summary: 'Deliver a message or signal to waiting catch events',
-      body: {
-        type: 'object',
-        required: ['eventType'],
-        additionalProperties: false,
-        properties: {
-          eventType: { type: 'string', minLength: 1, maxLength: 500 },
-          correlationKey: { type: ['string', 'null'], maxLength: 1000 },
-          data: { type: 'object' },
-          ttlSeconds: { type: 'integer', minimum: 0, maximum: 31_536_000 },
-          messageId: { type: 'string', minLength: 1, maxLength: 500 },
-          organization: { type: 'string', minLength: 1, maxLength: 200, description: 'system keys only: the organization to deliver in (default: default)' },
-        },
-      },
-      response: {
-        200: {
-          type: 'object',
-          properties: {
-            status: { type: 'string', enum: ['resumed', 'buffered'] },
-            duplicate: { type: 'boolean' },
-            matched: { type: 'array', items: { type: 'object', properties: { processInstanceId: { type: 'string' }, nodeId: { type: 'string' } } } },
-          },
-        },
-        ...errors,
-      },
+      body: EventBody,
+      response: { 200: EventDelivered, ...ERROR_REPLIES },
     },
-    handler: async (
-      request: FastifyRequest<{ Body: { eventType: string; correlationKey?: string | null; data?: Record<string, unknown>; ttlSeconds?: number; messageId?: string; organization?: string } }>,
-    ) => {
+    handler: async (request) => {
       const caller = request.caller!;
       const b = request.body;
       if (b.organization !== undefined && !caller.system && b.organization !== caller.organization) {
@@ -206,7 +141,7 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
         ttlSeconds: b.ttlSeconds,
         messageId: b.messageId ?? null,
       });
-      return res.status === 'duplicate' ? { status: 'buffered', duplicate: true, matched: [] } : res;
+      return res.status === 'duplicate' ? { status: 'buffered' as const, duplicate: true, matched: [] } : (res as EventDelivered);
     },
   });
 
@@ -215,10 +150,10 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
     schema: {
       tags: ['executions'],
       summary: 'Cancel a running execution',
-      params: idParams,
-      response: { 200: { type: 'object', properties: { processInstanceId: { type: 'string' }, status: { type: 'string' } } }, ...errors },
+      params: IdParams,
+      response: { 200: Cancelled, ...ERROR_REPLIES },
     },
-    handler: async (request: FastifyRequest<{ Params: { id: string } }>) => {
+    handler: async (request) => {
       await engine.cancel({ organization: request.caller!.organization, processInstanceId: request.params.id });
       return { processInstanceId: request.params.id, status: 'cancelled' };
     },
@@ -226,8 +161,8 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
 
   app.get('/process/instance/:id', {
     config: { auth: { permission: 'WORKFLOW_READ' } },
-    schema: { tags: ['executions'], summary: 'An execution: state, variables, output, nodes', params: idParams },
-    handler: async (request: FastifyRequest<{ Params: { id: string } }>) => instanceResource(await visible(engine, request.caller!, request.params.id)),
+    schema: { tags: ['executions'], summary: 'An execution: state, variables, output, nodes', params: IdParams },
+    handler: async (request) => instanceResource(await visible(engine, request.caller!, request.params.id)),
   });
 
   app.get('/process/instance/:id/logs', {
@@ -235,15 +170,11 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
     schema: {
       tags: ['executions'],
       summary: 'The execution log as Server-Sent Events: every entry so far, then live ones; `event: end` once finished',
-      params: idParams,
-      headers: { type: 'object', properties: { 'last-event-id': { type: 'string' } } },
-      querystring: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { follow: { type: 'boolean', default: true, description: 'false: the entries so far, then the stream closes (no `end` unless finished)' } },
-      },
+      params: IdParams,
+      headers: LogsHeaders,
+      querystring: LogsQuery,
     },
-    handler: async (request: FastifyRequest<{ Params: { id: string }; Querystring: { follow: boolean } }>, reply: FastifyReply) => {
+    handler: async (request, reply) => {
       const inst = await visible(engine, request.caller!, request.params.id);
       const header = request.headers['last-event-id'];
       const after = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : 0;
@@ -295,13 +226,9 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
     schema: {
       tags: ['flows'],
       summary: 'Flows the caller may see (public flows only without WORKFLOW_READ)',
-      querystring: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, cursor: { type: 'string', maxLength: 200 } },
-      },
+      querystring: FlowPageQuery,
     },
-    handler: async (request: FastifyRequest<{ Querystring: { limit: number; cursor?: string } }>) => {
+    handler: async (request) => {
       const caller = request.caller!;
       const canRead = caller.permissions.has('WORKFLOW_READ');
       const flows = Object.values(deps.state.flows)
@@ -329,21 +256,12 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
     schema: {
       tags: ['executions'],
       summary: 'Input nodes and user tasks waiting for POST /process/task, oldest waiting first',
-      querystring: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          processId: { type: 'string', minLength: 1, maxLength: 200 },
-          organization: { ...NAME_SCHEMA, description: 'system keys only: this organization\'s tasks (default: every organization)' },
-          limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
-          cursor: { type: 'string', maxLength: 300 },
-        },
-      },
-      response: { 200: { type: 'object', properties: { items: { type: 'array', items: taskItem }, nextCursor: nullable('string') } }, ...errors },
+      querystring: TaskListQuery,
+      response: { 200: TaskPage, ...ERROR_REPLIES },
     },
-    handler: async (request: FastifyRequest<{ Querystring: { processId?: string; organization?: string; limit: number; cursor?: string } }>) => {
+    handler: async (request) => {
       const caller = request.caller!;
-      const q = request.query;
+      const q = request.query as WithDefaults<TaskListQuery, 'limit'>;
       if (!caller.system && q.organization !== undefined && q.organization !== caller.organization) {
         throw new WfxError('FORBIDDEN', 'an organization-scoped credential reads its own organization\'s tasks only');
       }
@@ -361,19 +279,10 @@ export function processRoutes(app: FastifyInstance, deps: ProcessRouteDeps): voi
     schema: {
       tags: ['executions'],
       summary: 'Executions of a flow, newest first',
-      params: idParams,
-      querystring: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          stateCd: { type: 'integer', minimum: 0, maximum: 3 },
-          limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
-          cursor: { type: 'string', maxLength: 200 },
-        },
-      },
+      params: IdParams,
+      querystring: InstanceListQuery,
     },
-    handler: (request: FastifyRequest<{ Params: { id: string }; Querystring: { stateCd?: number; limit: number; cursor?: string } }>) =>
-      engine.listInstances(request.caller!, request.params.id, request.query),
+    handler: (request) => engine.listInstances(request.caller!, request.params.id, request.query as WithDefaults<InstanceListQuery, 'limit'>),
   });
 }
 

@@ -1,7 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { OrganizationQuery, type TriggerHealth, type TriggerList } from '../../../shared/api/index.js';
 import type { WfxState } from '../../state/state.js';
-import { webhookHealth, type TriggerHealth } from '../../triggers/health.js';
-import { listedOrganization, ORG_QUERY } from '../organization.js';
+import { webhookHealth } from '../../triggers/health.js';
+import { listedOrganization } from '../organization.js';
 
 export interface TriggerRouteDeps {
   readonly state: WfxState;
@@ -10,11 +12,12 @@ export interface TriggerRouteDeps {
 }
 
 /** GET /admin/triggers: every trigger's state, last fire, next fire and last error. */
-export function triggerRoutes(app: FastifyInstance, deps: TriggerRouteDeps): void {
+export function triggerRoutes(fastify: FastifyInstance, deps: TriggerRouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/admin/triggers', {
     config: { auth: { permission: 'WORKFLOW_READ' as const } },
-    schema: { tags: ['flows'], summary: "Trigger health: every active flow version's triggers, their state, last and next fire, last error", querystring: ORG_QUERY },
-    handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
+    schema: { tags: ['flows'], summary: "Trigger health: every active flow version's triggers, their state, last and next fire, last error", querystring: OrganizationQuery },
+    handler: async (request): Promise<TriggerList> => {
       const org = listedOrganization(request.caller!, request.query.organization);
       const items: TriggerHealth[] = [...deps.health(), ...webhookHealth(deps.state)].filter((h) => org === null || h.organization === org);
       items.sort((a, b) => a.flowName.localeCompare(b.flowName) || a.environment.localeCompare(b.environment) || a.type.localeCompare(b.type));

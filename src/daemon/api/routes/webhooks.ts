@@ -1,16 +1,34 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
+import {
+  OrganizationQuery,
+  ReceiveParams,
+  RegisterWebhookBody,
+  RotateBody,
+  SignBody,
+  WebhookParams,
+  type Deleted,
+  type DeliveryList,
+  type EndpointEnvironment,
+  type RegisteredWebhook,
+  type Rotated,
+  type Signed,
+  type WebhookList,
+  type WebhookView,
+  type WithDefaults,
+} from '../../../shared/api/index.js';
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
-import { normalizePayload, PROVIDERS, signDelivery, verifyDelivery, type CustomScheme, type Provider } from '../../../shared/webhooks/providers.js';
+import { normalizePayload, signDelivery, verifyDelivery, type CustomScheme, type Provider } from '../../../shared/webhooks/providers.js';
 import { uuidv7 } from '../../engine/ids.js';
 import type { WfxRecord } from '../../state/records.js';
-import { ENVIRONMENTS, type EndpointEnvironment, type WebhookEndpoint, type WebhookRegistration, type WfxState } from '../../state/state.js';
+import type { WebhookEndpoint, WebhookRegistration, WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import { liveSecrets, schemeOf, type WebhookReceiver } from '../../triggers/webhooks.js';
 import type { Caller } from '../caller.js';
-import { actingOrganization, listedOrganization, NAME_SCHEMA, ORG_QUERY } from '../organization.js';
+import { actingOrganization, listedOrganization } from '../organization.js';
 
 export interface WebhookRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
@@ -18,15 +36,12 @@ export interface WebhookRouteDeps {
   readonly now?: () => Date;
 }
 
-const nameParams = { type: 'object', required: ['name'], properties: { name: NAME_SCHEMA } } as const;
-const ENDPOINT_ENVS = ['ALL', ...ENVIRONMENTS] as const;
-
 const newToken = () => randomBytes(32).toString('base64url');
 /** A generated signing secret, in the form the provider's own tools expect. */
 const newSecret = (provider: Provider) => (provider === 'STANDARD' ? `whsec_${randomBytes(24).toString('base64')}` : `whsec_${randomBytes(24).toString('base64url')}`);
 
 /** A registration as the API shows it: endpoints with their URLs, never a signing secret. */
-function view(w: WebhookRegistration, baseUrl: string) {
+function view(w: WebhookRegistration, baseUrl: string): WebhookView {
   return {
     webhookId: w.webhookId,
     name: w.name,
@@ -44,7 +59,8 @@ function view(w: WebhookRegistration, baseUrl: string) {
 const baseUrlOf = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
 /** POST /webhook/receive/{token}, and /admin/webhooks. */
-export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): void {
+export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { store, receiver } = deps;
   const now = deps.now ?? (() => new Date());
   const state = store.state;
@@ -58,7 +74,8 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
   };
 
   // The receive endpoint sees the raw bytes: signatures are computed over them exactly.
-  void app.register(async (raw) => {
+  void app.register(async (plain) => {
+    const raw = plain.withTypeProvider<TypeBoxTypeProvider>();
     raw.removeAllContentTypeParsers();
     raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     raw.post('/webhook/receive/:token', {
@@ -66,9 +83,9 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
       schema: {
         tags: ['webhooks'],
         summary: 'Receive a provider\'s delivery: 200 {received: true} once it is journaled; verified and processed after',
-        params: { type: 'object', required: ['token'], properties: { token: { type: 'string', maxLength: 200 } } },
+        params: ReceiveParams,
       },
-      handler: async (request: FastifyRequest<{ Params: { token: string } }>) => {
+      handler: async (request) => {
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const endpoint = receiver.endpointOf(request.params.token);
         if (!endpoint) throw new WfxError('NOT_FOUND', 'no webhook endpoint has this token');
@@ -92,31 +109,12 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
     schema: {
       tags: ['webhooks'],
       summary: 'Register a webhook; endpoint tokens and signing secrets are in this answer only',
-      querystring: ORG_QUERY,
-      body: {
-        type: 'object',
-        required: ['name', 'provider'],
-        additionalProperties: false,
-        properties: {
-          name: NAME_SCHEMA,
-          provider: { type: 'string', enum: [...PROVIDERS] },
-          environmentMode: { type: 'string', enum: ['SHARED', 'PER_ENVIRONMENT'], default: 'SHARED' },
-          authType: { type: 'string', enum: ['HMAC', 'NONE'], default: 'HMAC' },
-          secret: { type: 'string', minLength: 8, maxLength: 500, description: 'the signing secret; generated when absent' },
-          signatureHeader: { type: 'string', maxLength: 100 },
-          algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'] },
-          encoding: { type: 'string', enum: ['hex', 'base64'] },
-          prefix: { type: 'string', maxLength: 50 },
-          eventTypeHeader: { type: 'string', maxLength: 100 },
-          eventTypePath: { type: 'string', maxLength: 200 },
-          eventIdHeader: { type: 'string', maxLength: 100 },
-          eventIdPath: { type: 'string', maxLength: 200 },
-        },
-      },
+      querystring: OrganizationQuery,
+      body: RegisterWebhookBody,
     },
-    handler: async (request: FastifyRequest<{ Querystring: { organization?: string }; Body: Record<string, string | undefined> & { name: string; provider: Provider } }>, reply) => {
+    handler: async (request, reply) => {
       const caller = request.caller!;
-      const b = request.body;
+      const b = request.body as WithDefaults<RegisterWebhookBody, 'environmentMode' | 'authType'>;
       const organization = actingOrganization(caller, request.query.organization);
       if (Object.values(state.webhooks).some((w) => w.organization === organization && w.name === b.name)) {
         throw new WfxError('VALIDATION_ERROR', `a webhook registration named ${b.name} exists already`);
@@ -157,17 +155,18 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
       };
       await store.commit({ type: 'webhook.saved', webhook });
       const base = baseUrlOf(request);
-      return reply.status(201).send({
+      const registered: RegisteredWebhook = {
         ...view(webhook, base),
         endpoints: endpoints.map((e) => ({ environment: e.environment, token: e.token, url: `${base}/webhook/receive/${e.token}`, secret: e.secrets[0]?.secret ?? null })),
-      });
+      };
+      return reply.status(201).send(registered);
     },
   });
 
   app.get('/admin/webhooks', {
     config: admin,
-    schema: { tags: ['webhooks'], summary: 'Webhook registrations (no secrets)', querystring: ORG_QUERY },
-    handler: async (request: FastifyRequest<{ Querystring: { organization?: string } }>) => {
+    schema: { tags: ['webhooks'], summary: 'Webhook registrations (no secrets)', querystring: OrganizationQuery },
+    handler: async (request): Promise<WebhookList> => {
       const org = listedOrganization(request.caller!, request.query.organization);
       const items = Object.values(state.webhooks)
         .filter((w) => org === null || w.organization === org)
@@ -178,15 +177,15 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
 
   app.get('/admin/webhooks/:name', {
     config: admin,
-    schema: { tags: ['webhooks'], summary: 'One webhook registration (no secrets)', params: nameParams, querystring: ORG_QUERY },
-    handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string } }>) =>
+    schema: { tags: ['webhooks'], summary: 'One webhook registration (no secrets)', params: WebhookParams, querystring: OrganizationQuery },
+    handler: async (request) =>
       view(find(request.caller!, request.params.name, request.query.organization), baseUrlOf(request)),
   });
 
   app.delete('/admin/webhooks/:name', {
     config: admin,
-    schema: { tags: ['webhooks'], summary: 'Delete a webhook registration (its endpoints stop at once)', params: nameParams, querystring: ORG_QUERY },
-    handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string } }>) => {
+    schema: { tags: ['webhooks'], summary: 'Delete a webhook registration (its endpoints stop at once)', params: WebhookParams, querystring: OrganizationQuery },
+    handler: async (request): Promise<Deleted> => {
       const w = find(request.caller!, request.params.name, request.query.organization);
       await store.commit({ type: 'webhook.deleted', webhookId: w.webhookId });
       return { name: w.name, deleted: true };
@@ -198,24 +197,17 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
     schema: {
       tags: ['webhooks'],
       summary: 'Rotate the signing secret: the new one is in this answer only; the previous one keeps working for previousValidFor',
-      params: nameParams,
-      querystring: ORG_QUERY,
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          environment: { type: 'string', enum: [...ENDPOINT_ENVS] },
-          secret: { type: 'string', minLength: 8, maxLength: 500 },
-          previousValidFor: { type: 'string', default: '24h', description: 'a duration; 0s ends the previous secret now' },
-        },
-      },
+      params: WebhookParams,
+      querystring: OrganizationQuery,
+      body: RotateBody,
     },
-    handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string }; Body: { environment?: EndpointEnvironment; secret?: string; previousValidFor: string } }>) => {
+    handler: async (request): Promise<Rotated> => {
+      const body = request.body as WithDefaults<RotateBody, 'previousValidFor'>;
       const w = find(request.caller!, request.params.name, request.query.organization);
       if (w.authType === 'NONE') throw new WfxError('VALIDATION_ERROR', 'a registration with authType NONE has no secret');
       let keepMs: number;
       try {
-        keepMs = parseDuration(request.body.previousValidFor);
+        keepMs = parseDuration(body.previousValidFor);
       } catch (err) {
         throw new WfxError('VALIDATION_ERROR', (err as Error).message);
       }
@@ -223,8 +215,8 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
       const until = new Date(at.getTime() + keepMs).toISOString();
       const rotated: Array<{ environment: EndpointEnvironment; secret: string }> = [];
       const endpoints = w.endpoints.map((e) => {
-        if (request.body.environment !== undefined && e.environment !== request.body.environment) return e;
-        const secret = request.body.secret ?? newSecret(w.provider);
+        if (body.environment !== undefined && e.environment !== body.environment) return e;
+        const secret = body.secret ?? newSecret(w.provider);
         rotated.push({ environment: e.environment, secret });
         const previous = e.secrets.filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > at.getTime()).map((s) => ({ secret: s.secret, expiresAt: keepMs === 0 ? at.toISOString() : until }));
         return { ...e, secrets: [{ secret, expiresAt: null }, ...previous.filter((s) => Date.parse(s.expiresAt) > at.getTime())] };
@@ -236,12 +228,12 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
 
   app.get('/admin/webhooks/:name/deliveries', {
     config: admin,
-    schema: { tags: ['webhooks'], summary: 'The last deliveries, newest first: signature verdict, event, what started, or why nothing did', params: nameParams, querystring: ORG_QUERY },
-    handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string } }>) => {
+    schema: { tags: ['webhooks'], summary: 'The last deliveries, newest first: signature verdict, event, what started, or why nothing did', params: WebhookParams, querystring: OrganizationQuery },
+    handler: async (request): Promise<DeliveryList> => {
       const w = find(request.caller!, request.params.name, request.query.organization);
       const pending = Object.values(state.pendingDeliveries)
         .filter((d) => d.webhookId === w.webhookId)
-        .map((d) => ({ deliveryId: d.deliveryId, receivedAt: d.receivedAt, environment: d.environment, pending: true }));
+        .map((d) => ({ deliveryId: d.deliveryId, receivedAt: d.receivedAt, environment: d.environment, pending: true as const }));
       return { name: w.name, items: [...pending, ...[...(state.webhookDeliveries[w.webhookId] ?? [])].reverse()] };
     },
   });
@@ -251,20 +243,11 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
     schema: {
       tags: ['webhooks'],
       summary: 'Sign a test payload as the provider would (wfx webhooks send); the secret never leaves the daemon',
-      params: nameParams,
-      querystring: ORG_QUERY,
-      body: {
-        type: 'object',
-        required: ['body'],
-        additionalProperties: false,
-        properties: {
-          body: { type: 'string', maxLength: 2_000_000, description: 'the payload, base64' },
-          environment: { type: 'string', enum: [...ENDPOINT_ENVS] },
-          eventType: { type: 'string', maxLength: 200 },
-        },
-      },
+      params: WebhookParams,
+      querystring: OrganizationQuery,
+      body: SignBody,
     },
-    handler: async (request: FastifyRequest<{ Params: { name: string }; Querystring: { organization?: string }; Body: { body: string; environment?: EndpointEnvironment; eventType?: string } }>) => {
+    handler: async (request): Promise<Signed> => {
       const w = find(request.caller!, request.params.name, request.query.organization);
       const environment = request.body.environment ?? (w.environmentMode === 'SHARED' ? 'ALL' : 'DEVELOPMENT');
       const endpoint = w.endpoints.find((e) => e.environment === environment);

@@ -9,11 +9,32 @@ export interface Connection {
   readonly credentialSource: string;
 }
 
+/**
+ * A request path with each `${value}` put in as one path segment (`encodeURIComponent`): an id
+ * holding `/`, `?` or `#` reaches the daemon as itself. Every path with a parameter is made
+ * here. Pure.
+ */
+export function path(strings: TemplateStringsArray, ...values: ReadonlyArray<string | number>): string {
+  let out = strings[0]!;
+  for (let i = 0; i < values.length; i++) out += encodeURIComponent(String(values[i])) + strings[i + 1]!;
+  return out;
+}
+
+/** `path` plus its querystring: the entries whose value is not undefined (none: no `?`). Pure. */
+export function withQuery(
+  base: string,
+  query: Readonly<Record<string, string | number | boolean | undefined>> = {},
+): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  return params.size ? `${base}?${params}` : base;
+}
 
 /**
- * The one typed client of the daemon's HTTP API, shared by the CLI and the TUI. Every failure is
- * a WfxError: the daemon's own error code when it answered, DAEMON_UNREACHABLE when it did not,
- * UNAUTHORIZED with a hint naming the credential that was tried.
+ * The transport of the daemon's HTTP API (WfxClient in client.ts builds its typed methods on
+ * it). Every failure is a WfxError: the daemon's own error code when it answered,
+ * DAEMON_UNREACHABLE when it did not, UNAUTHORIZED with a hint naming the credential that was
+ * tried.
  */
 export class ApiClient {
   constructor(readonly connection: Connection) {}
@@ -36,10 +57,12 @@ export class ApiClient {
     throw this.errorOf(res.status, parsed);
   }
 
+  /** GET `path`; throws like `request`. */
   get<T = Record<string, unknown>>(path: string): Promise<T> {
     return this.request<T>('GET', path);
   }
 
+  /** POST `body` (default `{}`) to `path`; throws like `request`. */
   post<T = Record<string, unknown>>(path: string, body: unknown = {}): Promise<T> {
     return this.request<T>('POST', path, body);
   }
@@ -49,7 +72,10 @@ export class ApiClient {
    * Throws like `request` when the stream cannot be opened.
    */
   async *stream(path: string, lastEventId?: string, signal?: AbortSignal): AsyncGenerator<SseEvent> {
-    const res = await this.fetch(path, { headers: { accept: 'text/event-stream', ...(lastEventId !== undefined && { 'last-event-id': lastEventId }) }, signal });
+    const res = await this.fetch(path, {
+      headers: { accept: 'text/event-stream', ...(lastEventId !== undefined && { 'last-event-id': lastEventId }) },
+      signal,
+    });
     if (!res.ok) {
       const text = await res.text();
       let parsed: unknown = null;
@@ -77,10 +103,20 @@ export class ApiClient {
 
   private errorOf(status: number, body: unknown): WfxError {
     const b = (body ?? {}) as { error?: string; message?: string; details?: unknown };
-    const code = (b.error && b.error in ERROR_CODES ? b.error : status === 401 ? 'UNAUTHORIZED' : status >= 500 ? 'INTERNAL_ERROR' : 'VALIDATION_ERROR') as ErrorCode;
+    const code = (
+      b.error && b.error in ERROR_CODES
+        ? b.error
+        : status === 401
+          ? 'UNAUTHORIZED'
+          : status >= 500
+            ? 'INTERNAL_ERROR'
+            : 'VALIDATION_ERROR'
+    ) as ErrorCode;
     const message = b.message ?? `HTTP ${status}`;
     if (code === 'UNAUTHORIZED') {
-      const tried = this.connection.apiKey ? `the API key from ${this.connection.credentialSource}` : 'no credential (none was found)';
+      const tried = this.connection.apiKey
+        ? `the API key from ${this.connection.credentialSource}`
+        : 'no credential (none was found)';
       return new WfxError('UNAUTHORIZED', `${message} (tried ${tried})`, { details: b.details, status });
     }
     return new WfxError(code, message, { details: b.details, status });

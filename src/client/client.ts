@@ -1,0 +1,274 @@
+import type {
+  Activated,
+  ActivateBody,
+  BackupReport,
+  ConnectionView,
+  CreateConnectionBody,
+  CreateKeyBody,
+  CreatedKey,
+  Deleted,
+  DeliveryList,
+  Environment,
+  EventBody,
+  EventDelivered,
+  FlowDetail,
+  FlowList,
+  FlowPage,
+  FlowPageQuery,
+  Health,
+  InstanceListQuery,
+  InstancePage,
+  InstanceView,
+  KeyList,
+  KeyView,
+  LogEntry,
+  PublishBody,
+  Published,
+  RegisteredWebhook,
+  RegisterWebhookBody,
+  RotateBody,
+  Rotated,
+  SignBody,
+  Signed,
+  StartBody,
+  Started,
+  StartQuery,
+  TaskAnswerBody,
+  TaskAnswered,
+  TaskListQuery,
+  TaskPage,
+  TriggerList,
+  UpdateConnectionBody,
+  UpdateKeyBody,
+  VariableChanged,
+  Variables,
+  WebhookList,
+  WebhookView,
+  WhoAmI,
+} from '../shared/api/index.js';
+import type { SseEvent } from '../shared/sse.js';
+import { ApiClient, path, withQuery, type Connection } from './http.js';
+
+/** What starting an execution takes: the flow, its input variables, and optionally where and which version. */
+export interface StartRequest {
+  readonly processId: string;
+  readonly data: Record<string, unknown>;
+  /** The environment to run in (the daemon's default: PRODUCTION). */
+  readonly environment?: string;
+  /** Run this version instead of the environment's active one. */
+  readonly version?: string;
+  readonly correlationKey?: string;
+}
+
+/** How to read an execution's log stream. */
+export interface LogStreamOptions {
+  /** Resume after this entry (its SSE id). */
+  readonly lastEventId?: string;
+  /** false: the entries so far, then the stream ends (the daemon's default: true, live ones too). */
+  readonly follow?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+/** `?organization=` of admin requests (system callers name the organization they act in). */
+type Org = { readonly organization?: string };
+
+/**
+ * The typed client of the daemon's HTTP API: one method per route, its request and answer types
+ * from shared/api. Every method throws a WfxError: the daemon's error code when it answered (the
+ * codes docs/api.md lists per route), DAEMON_UNREACHABLE when it did not, UNAUTHORIZED (a hint
+ * names the credential tried). Only the codes particular to a method are named on it.
+ */
+export class WfxClient {
+  /** The transport: for requests no method covers (and tests that send their own). */
+  readonly http: ApiClient;
+
+  constructor(connection: Connection | ApiClient) {
+    this.http = connection instanceof ApiClient ? connection : new ApiClient(connection);
+  }
+
+  /** Where the daemon is and who is asking. */
+  get connection(): Connection {
+    return this.http.connection;
+  }
+
+  /** GET /health: the daemon serves (and its version). Throws the store's failure (STORE_FAILED) once its store failed. */
+  health(): Promise<Health> {
+    return this.http.get<Health>('/health');
+  }
+
+  readonly auth = {
+    /** GET /auth/whoami: the credential's organization, system or not, permissions. */
+    whoami: (): Promise<WhoAmI> => this.http.get<WhoAmI>('/auth/whoami'),
+  };
+
+  readonly process = {
+    /**
+     * Starts an execution the way this credential must: system keys through POST /process/start,
+     * organization keys through POST /process/exec (asked of GET /auth/whoami). Throws
+     * PROCESS_NOT_FOUND, PROCESS_NOT_PUBLISHED, VERSION_NOT_FOUND, FORBIDDEN, VALIDATION_ERROR.
+     */
+    start: async (req: StartRequest): Promise<Started> => {
+      const { system } = await this.auth.whoami();
+      const query = {
+        ...(req.environment && { environment: req.environment }),
+        ...(req.version && { versionNumber: req.version }),
+      } as StartQuery;
+      const body: StartBody = {
+        processId: req.processId,
+        data: req.data,
+        ...(req.correlationKey !== undefined && { correlationKey: req.correlationKey }),
+      };
+      return system ? this.process.startAny(body, query) : this.process.exec(body, query);
+    },
+    /** POST /process/exec: in the caller's organization (organization keys). Throws as `start`. */
+    exec: (body: StartBody, query: StartQuery = {}): Promise<Started> =>
+      this.http.post<Started>(withQuery('/process/exec', query), body),
+    /** POST /process/start: any organization's flow (system keys; others get FORBIDDEN). Throws as `start`. */
+    startAny: (body: StartBody, query: StartQuery = {}): Promise<Started> =>
+      this.http.post<Started>(withQuery('/process/start', query), body),
+  };
+
+  readonly instances = {
+    /** GET /process/instance/{id}. Throws INSTANCE_NOT_FOUND (another organization's too). */
+    get: (id: string): Promise<InstanceView> => this.http.get<InstanceView>(path`/process/instance/${id}`),
+    /** GET /process/{processId}/instances: a page, newest first. Throws PROCESS_NOT_FOUND. */
+    list: (processId: string, query: InstanceListQuery = {}): Promise<InstancePage> =>
+      this.http.get<InstancePage>(withQuery(path`/process/${processId}/instances`, query)),
+    /** POST /process/instance/{id}/cancel. Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING. */
+    cancel: (id: string): Promise<{ processInstanceId: string; status: string }> =>
+      this.http.post(path`/process/instance/${id}/cancel`),
+    /**
+     * GET /process/instance/{id}/logs as Server-Sent Events: each entry (`data`: a LogEntry,
+     * `id`: its number), then `event: end` once the execution finished. Throws
+     * INSTANCE_NOT_FOUND when the stream cannot be opened.
+     */
+    streamLogs: (id: string, options: LogStreamOptions = {}): AsyncGenerator<SseEvent> =>
+      this.http.stream(
+        withQuery(path`/process/instance/${id}/logs`, { follow: options.follow === false ? false : undefined }),
+        options.lastEventId,
+        options.signal,
+      ),
+    /** The log entries so far (the stream with follow=false). Throws as `streamLogs`. */
+    logs: async (id: string): Promise<LogEntry[]> => {
+      const entries: LogEntry[] = [];
+      for await (const ev of this.instances.streamLogs(id, { follow: false }))
+        if (ev.event !== 'end' && ev.data !== undefined) entries.push(JSON.parse(ev.data) as LogEntry);
+      return entries;
+    },
+  };
+
+  readonly tasks = {
+    /** GET /process/tasks: waiting input nodes and user tasks, oldest first. Throws PROCESS_NOT_FOUND, FORBIDDEN. */
+    list: (query: TaskListQuery = {}): Promise<TaskPage> => this.http.get<TaskPage>(withQuery('/process/tasks', query)),
+    /** POST /process/task: completes or cancels a waiting node. Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING, NODE_NOT_WAITING, VALIDATION_ERROR (an answer that does not fit). */
+    answer: (body: TaskAnswerBody): Promise<TaskAnswered> => this.http.post<TaskAnswered>('/process/task', body),
+  };
+
+  readonly events = {
+    /** POST /process/event: delivers a message or signal (buffered when nothing waits and ttlSeconds is given). Throws NO_MATCHING_SUBSCRIPTION, FORBIDDEN, VALIDATION_ERROR. */
+    send: (body: EventBody): Promise<EventDelivered> => this.http.post<EventDelivered>('/process/event', body),
+    /** GET /events: lifecycle events as Server-Sent Events (`event`: its type, `data`: the event). */
+    stream: (signal?: AbortSignal): AsyncGenerator<SseEvent> => this.http.stream('/events', undefined, signal),
+  };
+
+  readonly flows = {
+    /** POST /admin/flows: validates and publishes. Throws FLOW_INVALID (details.problems), PROCESS_ID_CONFLICT, FORBIDDEN. */
+    publish: (body: PublishBody): Promise<Published> => this.http.post<Published>('/admin/flows', body),
+    /** GET /admin/flows. Throws FORBIDDEN. */
+    list: (query: Org = {}): Promise<FlowList> => this.http.get<FlowList>(withQuery('/admin/flows', query)),
+    /** GET /admin/flows/{processId}: one version's definition (default: the latest). Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND. */
+    get: (processId: string, version?: string): Promise<FlowDetail> =>
+      this.http.get<FlowDetail>(withQuery(path`/admin/flows/${processId}`, { version })),
+    /** POST /admin/flows/{processId}/activate. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND. */
+    activate: (processId: string, body: ActivateBody): Promise<Activated> =>
+      this.http.post<Activated>(path`/admin/flows/${processId}/activate`, body),
+    /** GET /process/list: the flows the caller may start (public ones only without WORKFLOW_READ). */
+    startable: (query: FlowPageQuery = {}): Promise<FlowPage> =>
+      this.http.get<FlowPage>(withQuery('/process/list', query)),
+  };
+
+  readonly keys = {
+    /** POST /admin/api-keys: the answer holds the secret, this once. Throws FORBIDDEN, VALIDATION_ERROR. */
+    create: (body: CreateKeyBody): Promise<CreatedKey> => this.http.post<CreatedKey>('/admin/api-keys', body),
+    /** GET /admin/api-keys. Throws FORBIDDEN. */
+    list: (query: Org = {}): Promise<KeyList> => this.http.get<KeyList>(withQuery('/admin/api-keys', query)),
+    /** GET /admin/api-keys/{keyId}. Throws NOT_FOUND. */
+    get: (keyId: string): Promise<KeyView> => this.http.get<KeyView>(path`/admin/api-keys/${keyId}`),
+    /** PATCH /admin/api-keys/{keyId}. Throws NOT_FOUND, KEY_REVOKED. */
+    update: (keyId: string, body: UpdateKeyBody): Promise<KeyView> =>
+      this.http.request<KeyView>('PATCH', path`/admin/api-keys/${keyId}`, body),
+    /** POST /admin/api-keys/{keyId}/{suspend|activate|revoke}. Throws NOT_FOUND, KEY_REVOKED. */
+    setStatus: (keyId: string, action: 'suspend' | 'activate' | 'revoke'): Promise<KeyView> =>
+      this.http.post<KeyView>(`${path`/admin/api-keys/${keyId}`}/${action}`),
+  };
+
+  readonly webhooks = {
+    /** POST /admin/webhooks: the answer holds the endpoints' tokens and secrets, this once. Throws VALIDATION_ERROR. */
+    register: (body: RegisterWebhookBody, query: Org = {}): Promise<RegisteredWebhook> =>
+      this.http.post<RegisteredWebhook>(withQuery('/admin/webhooks', query), body),
+    /** GET /admin/webhooks. */
+    list: (query: Org = {}): Promise<WebhookList> => this.http.get<WebhookList>(withQuery('/admin/webhooks', query)),
+    /** GET /admin/webhooks/{name}. Throws NOT_FOUND. */
+    get: (name: string, query: Org = {}): Promise<WebhookView> =>
+      this.http.get<WebhookView>(withQuery(path`/admin/webhooks/${name}`, query)),
+    /** DELETE /admin/webhooks/{name}. Throws NOT_FOUND. */
+    delete: (name: string, query: Org = {}): Promise<Deleted> =>
+      this.http.request<Deleted>('DELETE', withQuery(path`/admin/webhooks/${name}`, query)),
+    /** POST /admin/webhooks/{name}/rotate: the new secrets, this once. Throws NOT_FOUND, VALIDATION_ERROR. */
+    rotate: (name: string, body: RotateBody, query: Org = {}): Promise<Rotated> =>
+      this.http.post<Rotated>(withQuery(path`/admin/webhooks/${name}/rotate`, query), body),
+    /** POST /admin/webhooks/{name}/sign: headers that sign a test payload. Throws NOT_FOUND, VALIDATION_ERROR. */
+    sign: (name: string, body: SignBody, query: Org = {}): Promise<Signed> =>
+      this.http.post<Signed>(withQuery(path`/admin/webhooks/${name}/sign`, query), body),
+    /** GET /admin/webhooks/{name}/deliveries: newest first. Throws NOT_FOUND. */
+    deliveries: (name: string, query: Org = {}): Promise<DeliveryList> =>
+      this.http.get<DeliveryList>(withQuery(path`/admin/webhooks/${name}/deliveries`, query)),
+  };
+
+  readonly emailConnections = {
+    /** POST /admin/email-connections. Throws VALIDATION_ERROR (a name in use). */
+    create: (body: CreateConnectionBody, query: Org = {}): Promise<ConnectionView> =>
+      this.http.post<ConnectionView>(withQuery('/admin/email-connections', query), body),
+    /** GET /admin/email-connections. */
+    list: (query: Org = {}): Promise<{ items: ConnectionView[] }> =>
+      this.http.get<{ items: ConnectionView[] }>(withQuery('/admin/email-connections', query)),
+    /** GET /admin/email-connections/{name}. Throws NOT_FOUND. */
+    get: (name: string, query: Org = {}): Promise<ConnectionView> =>
+      this.http.get<ConnectionView>(withQuery(path`/admin/email-connections/${name}`, query)),
+    /** PATCH /admin/email-connections/{name}. Throws NOT_FOUND. */
+    update: (name: string, body: UpdateConnectionBody, query: Org = {}): Promise<ConnectionView> =>
+      this.http.request<ConnectionView>('PATCH', withQuery(path`/admin/email-connections/${name}`, query), body),
+    /** DELETE /admin/email-connections/{name}. Throws NOT_FOUND. */
+    delete: (name: string, query: Org = {}): Promise<Deleted> =>
+      this.http.request<Deleted>('DELETE', withQuery(path`/admin/email-connections/${name}`, query)),
+  };
+
+  readonly environments = {
+    /** GET /admin/environments/{env}/variables. Throws FORBIDDEN. */
+    variables: (env: Environment, query: Org = {}): Promise<Variables> =>
+      this.http.get<Variables>(withQuery(path`/admin/environments/${env}/variables`, query)),
+    /** PUT /admin/environments/{env}/variables/{name}. Throws VALIDATION_ERROR. */
+    set: (env: Environment, name: string, value: string, query: Org = {}): Promise<VariableChanged> =>
+      this.http.request<VariableChanged>('PUT', withQuery(path`/admin/environments/${env}/variables/${name}`, query), {
+        value,
+      }),
+    /** DELETE /admin/environments/{env}/variables/{name}. Throws NOT_FOUND. */
+    unset: (env: Environment, name: string, query: Org = {}): Promise<VariableChanged> =>
+      this.http.request<VariableChanged>(
+        'DELETE',
+        withQuery(path`/admin/environments/${env}/variables/${name}`, query),
+      ),
+  };
+
+  readonly triggers = {
+    /** GET /admin/triggers: every active flow version's triggers and their health. */
+    list: (query: Org = {}): Promise<TriggerList> => this.http.get<TriggerList>(withQuery('/admin/triggers', query)),
+  };
+
+  readonly admin = {
+    /** POST /admin/backup: a consistent copy of the data directory on the daemon's host. Throws FORBIDDEN, VALIDATION_ERROR, BACKUP_TARGET_INVALID, BACKUP_TARGET_NOT_EMPTY, BACKUP_FAILED. */
+    backup: (directory: string): Promise<BackupReport> =>
+      this.http.request<BackupReport>('POST', '/admin/backup', { directory }),
+  };
+}
+

@@ -1,0 +1,112 @@
+/*
+ * Flows: publish, list, read and activate (/admin/flows), and the flows a caller may start
+ * (GET /process/list). Answers here are types only (no reply schema: see process.ts).
+ */
+import { Type, type Static } from './schema.js';
+import type { FlowDefinition } from '../flow/types.js';
+import { Answer, ENVIRONMENTS, Items, Name, NullableString, Page, StringEnum } from './common.js';
+
+/** Body of POST /admin/flows: exactly one of `source` and `definition`. */
+export const PublishBody = Type.Object(
+  {
+    source: Type.Optional(
+      Type.String({
+        maxLength: 1_000_000,
+        description: "the flow file's text, YAML or JSON (problems get line:column)",
+      }),
+    ),
+    definition: Type.Optional(Type.Unsafe<object>({ type: 'object', description: 'the flow as JSON' })),
+    environment: Type.Optional(StringEnum(ENVIRONMENTS, { default: 'PRODUCTION' })),
+    organization: Type.Optional(Name),
+  },
+  { additionalProperties: false },
+);
+export type PublishBody = Static<typeof PublishBody>;
+
+/** What POST /admin/flows answers: what the publish did. */
+export const Published = Answer({
+  processId: Type.String(),
+  name: Type.String(),
+  organization: Type.String(),
+  version: Type.String(),
+  environment: StringEnum(ENVIRONMENTS),
+  /** False when an identical definition was published before: its version is given back. */
+  created: Type.Boolean(),
+});
+export type Published = Static<typeof Published>;
+
+/** Path parameters of /admin/flows/{processId}. */
+export const FlowParams = Type.Object({ processId: Type.String({ maxLength: 200 }) });
+export type FlowParams = Static<typeof FlowParams>;
+
+/** Querystring of GET /admin/flows/{processId}: which version's definition (default: the latest). */
+export const FlowQuery = Type.Object(
+  { version: Type.Optional(Type.String({ pattern: '^[0-9]+$' })) },
+  { additionalProperties: false },
+);
+export type FlowQuery = Static<typeof FlowQuery>;
+
+/** A published version: its number and when. */
+export const VersionInfo = Answer({ version: Type.String(), publishedAt: Type.String() });
+
+/** A flow as GET /admin/flows lists it. */
+export const FlowSummary = Answer({
+  processId: Type.String(),
+  name: Type.String(),
+  organization: Type.String(),
+  public: Type.Boolean(),
+  /** Environment -> its active version (`{PRODUCTION: "2"}`); an environment without one is absent. */
+  active: Type.Unsafe<Readonly<Record<string, string>>>({ type: 'object' }),
+  versions: Type.Array(VersionInfo),
+});
+export type FlowSummary = Static<typeof FlowSummary>;
+
+/** GET /admin/flows. */
+export const FlowList = Items(FlowSummary);
+export type FlowList = Static<typeof FlowList>;
+
+/** GET /admin/flows/{processId}: the flow, and one version's definition. */
+export type FlowDetail = FlowSummary & { readonly version: string; readonly definition: FlowDefinition };
+
+/** Body of POST /admin/flows/{processId}/activate. */
+export const ActivateBody = Type.Object(
+  {
+    version: Type.String({ pattern: '^[0-9]+$' }),
+    environment: Type.Optional(StringEnum(ENVIRONMENTS, { default: 'PRODUCTION' })),
+  },
+  { additionalProperties: false },
+);
+export type ActivateBody = Static<typeof ActivateBody>;
+
+/** What POST /admin/flows/{processId}/activate answers. */
+export const Activated = Answer({
+  processId: Type.String(),
+  environment: StringEnum(ENVIRONMENTS),
+  version: Type.String(),
+});
+export type Activated = Static<typeof Activated>;
+
+/** Querystring of GET /process/list. */
+export const FlowPageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type FlowPageQuery = Static<typeof FlowPageQuery>;
+
+/** A flow as GET /process/list gives it (public flows only without WORKFLOW_READ). */
+export const StartableFlow = Answer({
+  processId: Type.String(),
+  name: Type.String(),
+  public: Type.Boolean(),
+  organization: Type.String(),
+  versions: Type.Array(Type.String()),
+  activeVersions: Answer({ PRODUCTION: NullableString(), DEVELOPMENT: NullableString() }),
+});
+export type StartableFlow = Static<typeof StartableFlow>;
+
+/** GET /process/list. */
+export const FlowPage = Page(StartableFlow);
+export type FlowPage = Static<typeof FlowPage>;

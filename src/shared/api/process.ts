@@ -1,0 +1,205 @@
+/*
+ * Executions: start (POST /process/exec, /process/start), cancel, one execution, its log (SSE)
+ * and a flow's executions. Answers without a reply schema are types only: a reply schema makes
+ * Fastify serialize with fast-json-stringify, which drops properties the schema does not name
+ * (an execution's `data`, a node's `wait`), so those answers stay serialized by JSON.stringify.
+ */
+import { Type, type Static } from './schema.js';
+import type { FormField, InputType } from '../flow/types.js';
+import { Answer, ENVIRONMENTS, IdParams, NullableString, Page, StringEnum, type Environment } from './common.js';
+
+/** Execution states, `stateCd` (SPEC.md section 4). */
+export const STATE = { RUNNING: 0, COMPLETED: 1, FAILED: 2, CANCELLED: 3 } as const;
+/** An execution's `stateCd` (a value of STATE). */
+export type StateCd = (typeof STATE)[keyof typeof STATE];
+/** Node instance states, `statusCd`. */
+export const STATUS = { ACTIVE: 0, WAITING: 1, COMPLETED: 2, FAILED: 3, CANCELLED: 4, TIMED_OUT: 5 } as const;
+/** A node instance's `statusCd` (a value of STATUS). */
+export type StatusCd = (typeof STATUS)[keyof typeof STATUS];
+
+/** What a waiting node waits for (`kind`), in the order the engine introduced them. */
+export const WAIT_KINDS = ['input', 'event', 'timer', 'child', 'loop'] as const;
+/** A wait's `kind` (one of WAIT_KINDS). */
+export type WaitKind = (typeof WAIT_KINDS)[number];
+
+/** Body of POST /process/exec and /process/start. */
+export const StartBody = Type.Object(
+  {
+    processId: Type.String({ minLength: 1, maxLength: 200 }),
+    correlationKey: Type.Optional(NullableString({ maxLength: 1000 })),
+    data: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object' })),
+  },
+  { additionalProperties: false },
+);
+export type StartBody = Static<typeof StartBody>;
+
+/** Querystring of POST /process/exec and /process/start: where and which version. */
+export const StartQuery = Type.Object(
+  {
+    environment: Type.Optional(StringEnum(ENVIRONMENTS)),
+    versionNumber: Type.Optional(Type.String({ pattern: '^[0-9]+$' })),
+  },
+  { additionalProperties: false },
+);
+export type StartQuery = Static<typeof StartQuery>;
+
+/** What POST /process/exec and /process/start answer (a reply schema). */
+export const Started = Answer({
+  processInstanceId: Type.String(),
+  processId: Type.String(),
+  status: Type.String(),
+  startTime: Type.String(),
+});
+export type Started = Static<typeof Started>;
+
+/** What POST /process/instance/{id}/cancel answers (a reply schema). */
+export const Cancelled = Answer({ processInstanceId: Type.String(), status: Type.String() });
+export type Cancelled = Static<typeof Cancelled>;
+
+export { IdParams };
+
+/** Querystring of GET /process/instance/{id}/logs. */
+export const LogsQuery = Type.Object(
+  {
+    follow: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description: 'false: the entries so far, then the stream closes (no `end` unless finished)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type LogsQuery = Static<typeof LogsQuery>;
+
+/** Headers GET /process/instance/{id}/logs reads: `Last-Event-ID` resumes after that entry. */
+export const LogsHeaders = Type.Object({ 'last-event-id': Type.Optional(Type.String()) });
+
+/** Querystring of GET /process/{id}/instances. */
+export const InstanceListQuery = Type.Object(
+  {
+    stateCd: Type.Optional(Type.Integer({ minimum: 0, maximum: 3 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type InstanceListQuery = Static<typeof InstanceListQuery>;
+
+/** One execution log entry (the seed's fields): an SSE `data` of GET /process/instance/{id}/logs. */
+export interface LogEntry {
+  readonly nodeId: string;
+  readonly nodeName: string;
+  readonly nodeType: string;
+  readonly message: string;
+  readonly level: 'INFO' | 'WARN' | 'ERROR';
+  readonly timestamp: string;
+  readonly variables?: Record<string, unknown>;
+}
+
+/** An execution without its variables, nodes and log: what GET /process/{id}/instances lists (a type only). */
+export const InstanceSummary = Answer({
+  processInstanceId: Type.String(),
+  processId: Type.String(),
+  processName: Type.String(),
+  processVersion: Type.String(),
+  stateCd: Type.Integer(),
+  startTime: Type.String(),
+  endTime: NullableString(),
+  correlationKey: NullableString(),
+  parentInstanceId: NullableString(),
+  /** The nodes a running execution waits at (input, event, timer, child, loop); empty otherwise. */
+  waitingNodeIds: Type.Unsafe<readonly string[]>({ type: 'array', items: { type: 'string' } }),
+});
+export type InstanceSummary = Static<typeof InstanceSummary>;
+
+/** GET /process/{id}/instances: a page, newest first (a type only). */
+export const InstancePage = Page(InstanceSummary);
+export type InstancePage = Static<typeof InstancePage>;
+
+/** Where a loop is (a loop node's wait). */
+export interface LoopState {
+  /** The items of a collection loop (resolved when it started); null for a condition loop. */
+  readonly items: readonly unknown[] | null;
+  /** Iterations started, done, and running now. */
+  readonly started: number;
+  readonly done: number;
+  readonly running: number;
+  /** `collect`: one value per iteration, by index. */
+  readonly collected: readonly unknown[];
+}
+
+/** What a waiting node waits for. `dueAt` arms a timer (input timeout, timer event). */
+export type Wait =
+  | {
+      readonly kind: 'input';
+      readonly inputType: InputType;
+      readonly formTitle: string | null;
+      readonly options: readonly unknown[] | null;
+      readonly fields: readonly FormField[] | null;
+      readonly assignee: string | null;
+      readonly dueAt: string | null;
+    }
+  | {
+      readonly kind: 'event';
+      readonly eventType: 'message' | 'signal';
+      readonly messageRef: string;
+      readonly correlationKey: string | null;
+      readonly dueAt: null;
+    }
+  | { readonly kind: 'timer'; readonly dueAt: string }
+  /** A subProcess waits for its child execution (in `children`). */
+  | { readonly kind: 'child'; readonly dueAt: null }
+  /** A loopNode runs its iterations as child executions. */
+  | { readonly kind: 'loop'; readonly dueAt: null; readonly state: LoopState };
+
+/** A node instance as GET /process/instance/{id} gives it. */
+export interface NodeView {
+  readonly nodeInstanceId: string;
+  readonly nodeId: string;
+  readonly nodeName: string;
+  readonly nodeType: string;
+  readonly statusCd: StatusCd;
+  readonly startTime: string;
+  readonly endTime: string | null;
+  /** What it waits for, while it waits (statusCd 1). */
+  readonly wait?: Wait;
+  /** Child executions this node started (subProcess, loopNode), oldest first. */
+  readonly childInstanceIds?: readonly string[];
+}
+
+/** The error of a failed execution, in its `data.error`. */
+export interface InstanceError {
+  readonly code: string;
+  readonly message: string;
+  readonly nodeId: string | null;
+}
+
+/**
+ * GET /process/instance/{id}: the seed's fields, plus output, parentInstanceId, error (in
+ * `data.error`) and nodes (a type only: see the top of this file).
+ */
+export interface InstanceView {
+  readonly processInstanceId: string;
+  readonly processId: string;
+  readonly processName: string;
+  readonly processVersion: string;
+  /** STATE. */
+  readonly stateCd: number;
+  readonly startTime: string;
+  readonly endTime: string | null;
+  readonly correlationKey: string | null;
+  readonly data: Record<string, unknown> & { error?: InstanceError };
+  readonly output: Record<string, unknown> | null;
+  readonly parentInstanceId: string | null;
+  readonly parentNodeInstanceId?: string;
+  /** A loop iteration's 0-based index. */
+  readonly iteration?: number;
+  readonly environment: Environment;
+  readonly nodes: readonly NodeView[];
+}
+
+/** The `data` of the SSE event `end` of GET /process/instance/{id}/logs. */
+export interface LogEnd {
+  readonly processInstanceId: string;
+}

@@ -1,0 +1,65 @@
+/* Waiting input nodes and user tasks: GET /process/tasks lists them, POST /process/task answers one. */
+import { Type, type Static } from './schema.js';
+import type { FormField, InputType } from '../flow/types.js';
+import { Answer, Name, Nullable, NullableString, Page, StringEnum } from './common.js';
+
+/** Body of POST /process/task: complete (with the answer in `data`) or cancel a waiting node. */
+export const TaskAnswerBody = Type.Object(
+  {
+    processInstanceId: Type.String({ minLength: 1, maxLength: 200 }),
+    nodeId: Type.String({ minLength: 1, maxLength: 200 }),
+    action: StringEnum(['COMPLETE', 'CANCEL']),
+    data: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object' })),
+  },
+  { additionalProperties: false },
+);
+export type TaskAnswerBody = Static<typeof TaskAnswerBody>;
+
+/** What POST /process/task answers (a reply schema). */
+export const TaskAnswered = Answer({ processInstanceId: Type.String(), status: Type.String() });
+export type TaskAnswered = Static<typeof TaskAnswered>;
+
+/** Querystring of GET /process/tasks. */
+export const TaskListQuery = Type.Object(
+  {
+    processId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    organization: Type.Optional(
+      Type.Unsafe<string>({
+        ...Name,
+        description: "system keys only: this organization's tasks (default: every organization)",
+      }),
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    cursor: Type.Optional(Type.String({ maxLength: 300 })),
+  },
+  { additionalProperties: false },
+);
+export type TaskListQuery = Static<typeof TaskListQuery>;
+
+/** One input node or user task waiting for POST /process/task (an item of GET /process/tasks). */
+export const WaitingTask = Answer({
+  processInstanceId: Type.String(),
+  processId: Type.String(),
+  processName: Type.String(),
+  processVersion: Type.String(),
+  organization: Type.String(),
+  correlationKey: NullableString(),
+  nodeInstanceId: Type.String(),
+  nodeId: Type.String(),
+  nodeName: Type.String(),
+  nodeType: Type.Unsafe<string>({ type: 'string', enum: ['inputNode', 'userTask'] }),
+  inputType: Type.Unsafe<InputType>({ type: 'string' }),
+  /** Resolved when the node was reached (the wait holds it so). */
+  formTitle: NullableString(),
+  options: Nullable<readonly unknown[]>('array', { items: {} }),
+  fields: Nullable<readonly FormField[]>('array', { items: { type: 'object', additionalProperties: true } }),
+  assignee: NullableString(),
+  /** When its timeout fires, if it has one. */
+  dueAt: NullableString(),
+  waitingSince: Type.String(),
+});
+export type WaitingTask = Static<typeof WaitingTask>;
+
+/** GET /process/tasks: oldest waiting first (a reply schema). */
+export const TaskPage = Page(WaitingTask);
+export type TaskPage = Static<typeof TaskPage>;

@@ -1,0 +1,55 @@
+/* Trigger health: GET /admin/triggers (and `wfx daemon status`). Answers are types only. */
+import type { Environment } from './common.js';
+
+/** The flow version a trigger belongs to. */
+export interface TriggerSubject {
+  readonly processId: string;
+  readonly flowName: string;
+  readonly organization: string;
+  readonly environment: Environment;
+  readonly version: string;
+}
+
+/** What every trigger's health says, besides its own details. */
+export interface TriggerState {
+  readonly state: 'active' | 'failing' | 'disabled';
+  readonly lastFire: string | null;
+  readonly nextFire: string | null;
+  readonly lastError: string | null;
+}
+
+/** A schedule trigger's health. */
+export interface ScheduleHealth extends TriggerSubject, TriggerState {
+  readonly type: 'schedule';
+  readonly key: string;
+  readonly cron: string;
+  readonly timezone: string;
+  readonly missedRuns: 'skip' | 'last' | 'all';
+  readonly state: 'active' | 'failing';
+}
+
+/** A webhook trigger's health. */
+export interface WebhookHealth extends TriggerSubject, TriggerState {
+  readonly type: 'webhook';
+  readonly webhook: string;
+  /** active; failing (its last delivery was refused: bad signature, stale); disabled (no such registration). lastFire: the last delivery that started this flow. */
+  readonly state: 'active' | 'failing' | 'disabled';
+  readonly nextFire: null;
+}
+
+/** An email trigger's health. */
+export interface EmailHealth extends TriggerSubject, TriggerState {
+  readonly type: 'email';
+  readonly connection: string;
+  /** active (connected, watching); failing (cannot connect: retrying, see lastError); disabled (no such connection). */
+  readonly state: 'active' | 'failing' | 'disabled';
+  readonly nextFire: null;
+}
+
+/** One trigger's health, as GET /admin/triggers lists it. */
+export type TriggerHealth = ScheduleHealth | WebhookHealth | EmailHealth;
+
+/** GET /admin/triggers: sorted by flow name, environment, type. */
+export interface TriggerList {
+  readonly items: readonly TriggerHealth[];
+}
