@@ -10,6 +10,6 @@ export function editText(value: string, input: string, key: Key): string {
   if (key.backspace || key.delete) return Array.from(value).slice(0, -1).join('');
   if (key.ctrl && input === 'u') return '';
   if (key.ctrl || key.meta || key.escape || key.return || key.tab || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow || key.pageUp || key.pageDown) return value;
-  // eslint-disable-next-line no-control-regex
+   
   return value + input.replace(/[\u0000-\u001f\u007f]/g, '');
 }

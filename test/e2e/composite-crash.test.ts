@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startDaemon, wfxIn } from '../helpers/cli.js';
 import { readSse } from '../helpers/sse.js';
+import type { NodeView } from '../../src/shared/api/index.js';
 
 const FLOW = `processId: 6b2e4c1a-8d3f-4a5b-9c7e-1f2a3b4c5d6e
 name: Loop, child and deadline
@@ -40,7 +41,7 @@ async function daemon(t: Test, dataDir: string) {
       headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
       body: body && JSON.stringify(body),
     });
-    return { status: r.status, body: (await r.json()) as Record<string, any> };
+    return { status: r.status, body: (await r.json()) as Record<string, unknown> };
   };
   return { info, key, call, kill: () => process.kill(info.pid, 'SIGKILL') };
 }
@@ -56,8 +57,8 @@ t.test('kill -9 in the middle of a loop, and while a child runs under an armed b
   /** The one running child of node `nodeId` of the execution. */
   const childOf = async (nodeId: string) => {
     const inst = (await d.call('GET', `/process/instance/${id}`)).body;
-    const node = (inst.nodes as any[]).find((n) => n.nodeId === nodeId && n.statusCd === 1);
-    return (node.childInstanceIds as string[]).at(-1)!;
+    const node = (inst.nodes as NodeView[]).find((n) => n.nodeId === nodeId && n.statusCd === 1);
+    return node!.childInstanceIds!.at(-1)!;
   };
   const answer = async (nodeId: string, value: string) => {
     const child = await childOf(nodeId);
@@ -70,7 +71,7 @@ t.test('kill -9 in the middle of a loop, and while a child runs under an armed b
   d = await daemon(t, dataDir);
   await answer('each', 'second');
   const afterLoop = (await d.call('GET', `/process/instance/${id}`)).body;
-  t.same(afterLoop.data.answer, ['first', 'second'], 'the loop finished with both answers, across the kill');
+  t.same((afterLoop.data as Record<string, unknown>).answer, ['first', 'second'], 'the loop finished with both answers, across the kill');
   const child = await childOf('sub');
   d.kill(); // the subprocess child waits, and its 3s deadline is armed
   d = await daemon(t, dataDir);
@@ -81,7 +82,7 @@ t.test('kill -9 in the middle of a loop, and while a child runs under an armed b
   const final = (await d.call('GET', `/process/instance/${id}`)).body;
   t.equal(final.stateCd, 1, 'completed');
   t.same(
-    (final.nodes as any[]).map((n) => `${n.nodeId}:${n.statusCd}`),
+    (final.nodes as NodeView[]).map((n) => `${n.nodeId}:${n.statusCd}`),
     ['start:2', 'each:2', 'sub:4', 'deadline:2', 'late:2'],
     'the boundary cancelled the subprocess node and took its path',
   );

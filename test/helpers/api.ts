@@ -4,7 +4,7 @@ import { newApiKey } from '../../src/daemon/auth/api-keys.js';
 import { buildServer } from '../../src/daemon/server.js';
 import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
 import type { ApiKey, Role } from '../../src/daemon/state/state.js';
-import { engineHarness, type EngineHarness, TestClock } from './engine.js';
+import { engineHarness, type EngineHarness, type TestClock } from './engine.js';
 
 /** A key made for a test: its full credential and what it is. */
 export interface TestKey {

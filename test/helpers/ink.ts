@@ -113,6 +113,6 @@ export async function until(ok: () => boolean, what: string): Promise<void> {
 
 /** The lines of a frame wider than `columns` (colour codes are not counted). */
 export function widerThan(frame: string, columns: number): string[] {
-  // eslint-disable-next-line no-control-regex
+   
   return frame.split('\n').filter((l) => Array.from(l.replace(/\u001b\[[0-9;]*m/g, '')).length > columns);
 }

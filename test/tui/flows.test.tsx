@@ -105,7 +105,7 @@ t.test('a start that answers after its form was closed with esc neither closes n
   pending[0]!.resolve({ processInstanceId: 'late-1' });
   await yieldToReact(); // the late success has run its course
   ui.stdin.write('{"n": 2}');
-  let frame = await frameMatching(ui.lastFrame, /\{"n": 2\}/);
+  const frame = await frameMatching(ui.lastFrame, /\{"n": 2\}/);
   t.match(frame, /start a run of Order approval/, 'the late success did not close the new form');
   t.notMatch(frame, /late-1/);
 

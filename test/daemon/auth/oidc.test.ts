@@ -103,7 +103,7 @@ t.test('a bearer verifier that rejects with something other than an Error still 
     store: h.store,
     engine: h.engine,
     webhooks: new WebhookReceiver({ store: h.store, engine: h.engine }),
-    // eslint-disable-next-line prefer-promise-reject-errors
+     
     bearer: () => Promise.reject(undefined),
   });
   t.teardown(() => app.close());
