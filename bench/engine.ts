@@ -80,7 +80,11 @@ async function run(executions: number, concurrency: number): Promise<Omit<Engine
     const engine = new Engine({ store, history });
     const v = validateFlowSource(FIVE_NODE_FLOW);
     if (!v.ok) throw new Error('bench flow does not validate');
-    const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
+    const { processId } = await publishFlow(store, {
+      definition: v.flow,
+      organization: 'default',
+      environment: 'PRODUCTION',
+    });
     let archived = 0;
     const allArchived = new Promise<void>((resolve) =>
       engine.on('archived', () => {
@@ -91,7 +95,9 @@ async function run(executions: number, concurrency: number): Promise<Omit<Engine
     const records0 = records;
     const cpu0 = process.cpuUsage();
     const start = process.hrtime.bigint();
-    await inCallers(executions, concurrency, (i) => engine.start({ processId, organization: 'default', data: { orderId: i, amount: i % 200 } }));
+    await inCallers(executions, concurrency, (i) =>
+      engine.start({ processId, organization: 'default', data: { orderId: i, amount: i % 200 } }),
+    );
     await allArchived;
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     const cpu = process.cpuUsage(cpu0);
@@ -126,10 +132,16 @@ export async function openWaiting(dataDir: string, n: number, kind: 'task' | 'ev
   const v = validateFlowSource(WAITS);
   if (!v.ok) throw new Error('bench flow does not validate');
   await store.commit({ type: 'organization.created', name: 'default', at: new Date().toISOString() });
-  const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
+  const { processId } = await publishFlow(store, {
+    definition: v.flow,
+    organization: 'default',
+    environment: 'PRODUCTION',
+  });
   const ids: string[] = [];
   await inCallers(n, 500, async (i) => {
-    ids[i] = (await engine.start({ processId, organization: 'default', data: { kind, i }, correlationKey: `k-${i}` })).processInstanceId;
+    ids[i] = (
+      await engine.start({ processId, organization: 'default', data: { kind, i }, correlationKey: `k-${i}` })
+    ).processInstanceId;
   });
   const close = async (): Promise<void> => {
     await engine.close();
@@ -160,13 +172,24 @@ async function answerRun(waiting: number, concurrency: number): Promise<AnswerBe
     await inCallers(waiting, concurrency, (i) => {
       // Parsed per answer, as a request body is.
       const data = JSON.parse('{"inputValue":"ok"}') as Record<string, unknown>;
-      return engine.submitTask({ organization: 'default', processInstanceId: ids[i]!, nodeId: 'ask', action: 'COMPLETE', data });
+      return engine.submitTask({
+        organization: 'default',
+        processInstanceId: ids[i]!,
+        nodeId: 'ask',
+        action: 'COMPLETE',
+        data,
+      });
     });
     await allArchived;
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     const cpu = process.cpuUsage(cpu0);
     await close();
-    return { waiting, concurrency, perSecond: waiting / seconds, cpuMicrosPerAnswer: (cpu.user + cpu.system) / waiting };
+    return {
+      waiting,
+      concurrency,
+      perSecond: waiting / seconds,
+      cpuMicrosPerAnswer: (cpu.user + cpu.system) / waiting,
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

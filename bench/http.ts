@@ -37,7 +37,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** Waiting executions for the restart figure (BENCH_WAITING overrides). */
 const WAITING = Number(process.env.BENCH_WAITING ?? 100_000);
 
-
 interface Load {
   readonly perSecond: number;
   /** Every 2xx response's latency in ms, ascending. */
@@ -50,13 +49,23 @@ interface Load {
 
 /** Data dirs of the daemons this run started: every one is stopped at the end, whatever failed. */
 const startedDirs = new Set<string>();
-const stopDaemon = (dataDir: string) => run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).then(() => startedDirs.delete(dataDir), () => undefined);
+const stopDaemon = (dataDir: string) =>
+  run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).then(
+    () => startedDirs.delete(dataDir),
+    () => undefined,
+  );
 
 /** A daemon process on `dataDir`: its URL, key and pid; `stop()` stops it. */
-async function startDaemon(dataDir: string): Promise<{ url: string; key: string; pid: number; startMs: number; stop: () => Promise<void> }> {
+async function startDaemon(
+  dataDir: string,
+): Promise<{ url: string; key: string; pid: number; startMs: number; stop: () => Promise<void> }> {
   const t0 = process.hrtime.bigint();
   startedDirs.add(dataDir);
-  const { stdout } = await run(process.execPath, [WFX, 'daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json'], { maxBuffer: 1 << 20 });
+  const { stdout } = await run(
+    process.execPath,
+    [WFX, 'daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json'],
+    { maxBuffer: 1 << 20 },
+  );
   const startMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const info = JSON.parse(stdout) as { url: string; pid: number };
   // A data dir filled in-process has no bootstrap key (none is needed there).
@@ -74,7 +83,9 @@ async function startDaemon(dataDir: string): Promise<{ url: string; key: string;
 /** The neighbour process and its URL; `dir` holds the durable neighbour's file. */
 async function startNeighbour(dir: string): Promise<{ url: string; child: ChildProcess }> {
   await mkdir(dir, { recursive: true });
-  const child = spawn(process.execPath, ['--max-semi-space-size=64', NEIGHBOUR, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--max-semi-space-size=64', NEIGHBOUR, dir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   for await (const line of createInterface({ input: child.stdout! })) {
     if (line.startsWith('listening ')) return { url: `http://127.0.0.1:${line.slice('listening '.length)}`, child };
   }
@@ -136,7 +147,12 @@ const SLICES = 4;
  * that drift; in turns, both sides see the same host.
  */
 async function interleavedLoad(a: ReturnType<typeof post>, b: ReturnType<typeof post>): Promise<[Load, Load]> {
-  const [first, second] = await runLoad({ interleave: [a, b], slices: SLICES, sliceSeconds: SECONDS / SLICES, warmupSeconds: 1 });
+  const [first, second] = await runLoad({
+    interleave: [a, b],
+    slices: SLICES,
+    sliceSeconds: SECONDS / SLICES,
+    warmupSeconds: 1,
+  });
   return [withWarmup(first), withWarmup(second)];
 }
 
@@ -158,11 +174,19 @@ const post = (url: string, key: string | null, body: object, connections: number
 const clientOf = (url: string, key: string) => new WfxClient({ url, apiKey: key, credentialSource: 'bench' });
 
 /** Starts `n` executions of `processId` over HTTP (50 at a time); their ids. */
-async function startMany(url: string, key: string, processId: string, n: number, data: (i: number) => object): Promise<string[]> {
+async function startMany(
+  url: string,
+  key: string,
+  processId: string,
+  n: number,
+  data: (i: number) => object,
+): Promise<string[]> {
   const ids: string[] = [];
   const client = clientOf(url, key);
   await inCallers(n, 50, async (i) => {
-    ids[i] = (await client.process.startAny({ processId, data: data(i) as Record<string, unknown>, correlationKey: `k-${i}` })).processInstanceId;
+    ids[i] = (
+      await client.process.startAny({ processId, data: data(i) as Record<string, unknown>, correlationKey: `k-${i}` })
+    ).processInstanceId;
   });
   return ids;
 }
@@ -180,14 +204,23 @@ interface ResumeLoad extends Load {
  * cold load the daemon serves a third of what it does after, which is a start-up cost and not
  * the latency a running daemon gives. Its figures are kept (`withWarmup`) and reported too.
  */
-async function resumeLoad(base: ReturnType<typeof post>, ids: readonly string[], body: (id: string, i: number) => object): Promise<ResumeLoad> {
+async function resumeLoad(
+  base: ReturnType<typeof post>,
+  ids: readonly string[],
+  body: (id: string, i: number) => object,
+): Promise<ResumeLoad> {
   const warm = Math.floor(ids.length / 3);
   const bodies = ids.map((id, i) => JSON.stringify(body(id, i)));
   const { body: _one, ...target } = base; // a body per request here
   const { warmup, measured } = await runLoad({ ...target, bodies, warmupCount: warm });
   const figs = figures(measured);
   const all = Float64Array.from([...(warmup?.latencies ?? []), ...measured.latencies]).sort();
-  return { ...figs, failed: figs.failed + (warmup?.failed ?? 0), warmup: warm, withWarmup: { p99: percentile(all, 99) } };
+  return {
+    ...figs,
+    failed: figs.failed + (warmup?.failed ?? 0),
+    warmup: warm,
+    withWarmup: { p99: percentile(all, 99) },
+  };
 }
 
 /** Resident memory of a process, in bytes (Linux). */
@@ -281,33 +314,55 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
       await client.flows.publish({ source: FIVE_NODE_FLOW });
       await client.flows.publish({ source: WAITS });
       const body = { processId: '7f3e2d1c-0b9a-4876-9543-210fedcba987', data: { orderId: 1, amount: 150 } };
-      for (const connections of [1, 10]) starts.push({ connections, load: await load(post(`${d.url}/process/start`, d.key, body, connections)) });
+      for (const connections of [1, 10])
+        starts.push({ connections, load: await load(post(`${d.url}/process/start`, d.key, body, connections)) });
       // At 50 connections, in turns with the neighbour: every ratio is to this neighbour figure.
-      const [neighbourLoad, fiftyLoad] = await interleavedLoad(post(`${neighbourProc.url}/process/start`, null, body, 50), post(`${d.url}/process/start`, d.key, body, 50));
+      const [neighbourLoad, fiftyLoad] = await interleavedLoad(
+        post(`${neighbourProc.url}/process/start`, null, body, 50),
+        post(`${d.url}/process/start`, d.key, body, 50),
+      );
       neighbour = neighbourLoad;
       starts.push({ connections: 50, load: fiftyLoad });
       // The 5-node flow has no wait: its start call answers once the whole run is durable, so a
       // start is a completion. Check that every execution of the run did complete.
       const fifty = starts.find((s) => s.connections === 50)!.load;
       const list = await client.instances.list('7f3e2d1c-0b9a-4876-9543-210fedcba987', { limit: 200 });
-      completed = { perSecond: fifty.perSecond, p99: fifty.p99, checked: list.items.length, allCompleted: list.items.every((i) => i.stateCd === 1) };
+      completed = {
+        perSecond: fifty.perSecond,
+        p99: fifty.p99,
+        checked: list.items.length,
+        allCompleted: list.items.every((i) => i.stateCd === 1),
+      };
 
       // Resume: executions waiting at an input node (task) or a catch event (message); one call
       // each, the first third of them as a warm-up.
       const n = Math.max(3000, Math.round(starts[1]!.load.perSecond * SECONDS * 0.75));
-      const waitingTasks = await startMany(d.url, d.key, '1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d', n, () => ({ kind: 'task' }));
-      const taskBody = (id: string) => ({ processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'ok' } });
+      const waitingTasks = await startMany(d.url, d.key, '1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d', n, () => ({
+        kind: 'task',
+      }));
+      const taskBody = (id: string) => ({
+        processInstanceId: id,
+        nodeId: 'ask',
+        action: 'COMPLETE',
+        data: { inputValue: 'ok' },
+      });
       // Each resume load comes just after the bare and the durable neighbour served the same
       // requests: the floors of its latency on this host now.
       bare.task = await resumeLoad(post(`${neighbourProc.url}/process/start`, null, {}, 10), waitingTasks, taskBody);
       durable.task = await resumeLoad(post(`${neighbourProc.url}/durable`, null, {}, 10), waitingTasks, taskBody);
       task = await resumeLoad(post(`${d.url}/process/task`, d.key, {}, 10), waitingTasks, taskBody);
-      const waitingEvents = await startMany(d.url, d.key, '1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d', n, () => ({ kind: 'event' }));
+      const waitingEvents = await startMany(d.url, d.key, '1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d', n, () => ({
+        kind: 'event',
+      }));
       // Starts again, now with those executions waiting: what a daemon in use serves (its heap
       // holds them; see src/daemon/gc-tuning.ts and newBucket in src/daemon/state/records.ts).
       startsWhileWaiting = { waiting: n, load: await load(post(`${d.url}/process/start`, d.key, body, 10)) };
       // Their correlation keys are k-0..k-(n-1): message i resumes execution i.
-      const eventBody = (_id: string, i: number) => ({ eventType: 'paid', correlationKey: `k-${i}`, data: { paid: true } });
+      const eventBody = (_id: string, i: number) => ({
+        eventType: 'paid',
+        correlationKey: `k-${i}`,
+        data: { paid: true },
+      });
       bare.event = await resumeLoad(post(`${neighbourProc.url}/process/start`, null, {}, 10), waitingEvents, eventBody);
       durable.event = await resumeLoad(post(`${neighbourProc.url}/durable`, null, {}, 10), waitingEvents, eventBody);
       event = await resumeLoad(post(`${d.url}/process/event`, d.key, {}, 10), waitingEvents, eventBody);
@@ -341,7 +396,14 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
       event: event!,
       durable: { task: durable.task!, event: durable.event! },
       bare: { task: bare.task!, event: bare.event! },
-      restart: { waiting: WAITING, startMs: again.startMs, rssBytes, emptyRssBytes, heapBytesPerWaiting, heapBytesPerMessageWait },
+      restart: {
+        waiting: WAITING,
+        startMs: again.startMs,
+        rssBytes,
+        emptyRssBytes,
+        heapBytesPerWaiting,
+        heapBytesPerMessageWait,
+      },
     };
   } finally {
     neighbourProc.child.kill('SIGTERM');
@@ -391,4 +453,3 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   await writeSection('http', `${machineLine()}\n\n${text}`);
   console.log('\nwritten to docs/performance.md');
 }
-

@@ -21,7 +21,10 @@ interface Target {
  * or one request per body, in order (the first `warmupCount` as a warm-up, then the rest).
  */
 export type LoadSpec = Target &
-  ({ readonly body: string; readonly seconds: number; readonly warmupSeconds: number } | { readonly bodies: readonly string[]; readonly warmupCount: number });
+  (
+    | { readonly body: string; readonly seconds: number; readonly warmupSeconds: number }
+    | { readonly bodies: readonly string[]; readonly warmupCount: number }
+  );
 
 /**
  * Two loads of one body each, measured in turns: a warm-up of each, then `slices` rounds of a
@@ -52,11 +55,20 @@ export interface LoadOutcome {
 export type InterleavedOutcome = readonly [LoadOutcome, LoadOutcome];
 
 async function part(spec: LoadSpec, run: { seconds: number } | { from: number; to: number }): Promise<LoadPart> {
-  let opts: autocannon.Options = { url: spec.url, method: spec.method, connections: spec.connections, headers: spec.headers };
+  let opts: autocannon.Options = {
+    url: spec.url,
+    method: spec.method,
+    connections: spec.connections,
+    headers: spec.headers,
+  };
   if ('bodies' in spec && 'from' in run) {
     const { bodies } = spec;
     let next = run.from;
-    opts = { ...opts, amount: run.to - run.from, requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: bodies[next++]! }) }] };
+    opts = {
+      ...opts,
+      amount: run.to - run.from,
+      requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: bodies[next++]! }) }],
+    };
   } else if ('body' in spec && 'seconds' in run) opts = { ...opts, duration: run.seconds, body: spec.body };
   const t0 = process.hrtime.bigint();
   // Without a callback autocannon returns its event emitter made thenable (the types say a promise).
@@ -99,7 +111,8 @@ function sum(parts: readonly LoadPart[]): LoadPart {
 }
 
 async function interleave(spec: InterleavedSpec): Promise<InterleavedOutcome> {
-  const timed = (target: Target & { readonly body: string }, seconds: number) => part({ ...target, seconds, warmupSeconds: 0 }, { seconds });
+  const timed = (target: Target & { readonly body: string }, seconds: number) =>
+    part({ ...target, seconds, warmupSeconds: 0 }, { seconds });
   const [a, b] = spec.interleave;
   const warmA = await timed(a, spec.warmupSeconds);
   const warmB = await timed(b, spec.warmupSeconds);

@@ -33,4 +33,11 @@ if (file) {
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address() as { port: number };
 console.log(`listening ${address.port}`);
-process.on('SIGTERM', () => void app.close().then(() => file?.close()).then(() => process.exit(0)));
+process.on(
+  'SIGTERM',
+  () =>
+    void app
+      .close()
+      .then(() => file?.close())
+      .then(() => process.exit(0)),
+);

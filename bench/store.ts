@@ -76,7 +76,12 @@ interface CheckpointFigures {
   /** The first checkpoint after that start, `changed` executions changed: the others copied as bytes of the snapshot loaded. */
   readonly first: Checkpoint;
   /** One more like `first`, with 4 writers committing all along: what a request sees meanwhile. */
-  readonly underLoad: Checkpoint & { readonly commits: number; readonly p99Ms: number; readonly maxMs: number; readonly loopBlockMs: number };
+  readonly underLoad: Checkpoint & {
+    readonly commits: number;
+    readonly p99Ms: number;
+    readonly maxMs: number;
+    readonly loopBlockMs: number;
+  };
 }
 interface Checkpoint {
   readonly ms: number;
@@ -114,7 +119,20 @@ async function checkpointFigures(dir: string, waiting: number, changed: number):
     // A log line on `changed` executions (a different set each round): something to checkpoint.
     const touched = ids.slice(round * changed, ++round * changed);
     const at = new Date().toISOString();
-    await store.commit(...touched.map((instanceId) => ({ type: 'instance.logged' as const, instanceId, entry: { nodeId: 'ask', nodeName: 'ask', nodeType: 'inputNode', message: 'reminder sent', level: 'INFO' as const, timestamp: at } })));
+    await store.commit(
+      ...touched.map((instanceId) => ({
+        type: 'instance.logged' as const,
+        instanceId,
+        entry: {
+          nodeId: 'ask',
+          nodeName: 'ask',
+          nodeType: 'inputNode',
+          message: 'reminder sent',
+          level: 'INFO' as const,
+          timestamp: at,
+        },
+      })),
+    );
     const cpu = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     await store.checkpoint();
@@ -130,7 +148,10 @@ async function checkpointFigures(dir: string, waiting: number, changed: number):
   const indexStarted = process.hrtime.bigint();
   await store.indexed();
   const indexUsed = process.cpuUsage(indexCpu);
-  const index = { ms: Number(process.hrtime.bigint() - indexStarted) / 1e6, cpuMs: (indexUsed.user + indexUsed.system) / 1000 };
+  const index = {
+    ms: Number(process.hrtime.bigint() - indexStarted) / 1e6,
+    cpuMs: (indexUsed.user + indexUsed.system) / 1000,
+  };
   const first = await measure();
   // Commits while the checkpoint runs: their latencies, and the longest the event loop was held.
   const latencies: number[] = [];
@@ -159,7 +180,13 @@ async function checkpointFigures(dir: string, waiting: number, changed: number):
   await Promise.all(writers);
   clearInterval(ticker);
   latencies.sort((a, b) => a - b);
-  const underLoad = { ...loaded, commits: latencies.length, p99Ms: latencies[Math.floor(latencies.length * 0.99)]!, maxMs: latencies.at(-1)!, loopBlockMs };
+  const underLoad = {
+    ...loaded,
+    commits: latencies.length,
+    p99Ms: latencies[Math.floor(latencies.length * 0.99)]!,
+    maxMs: latencies.at(-1)!,
+    loopBlockMs,
+  };
   await store.close({ checkpoint: false });
   return { waiting, changed, whole, index, first, underLoad };
 }
@@ -204,7 +231,18 @@ export async function runStoreBench(): Promise<StoreBenchResult> {
       smaller.push({ writers: w, recordsPerSecond: n / r.seconds, meanLatencyMs: (r.seconds * 1000 * w) / n });
     }
     const checkpoints = await checkpointFigures(join(root, 'checkpoint'), 100_000, 1_000);
-    return { writers, records, seconds, recordsPerSecond: records / seconds, fsyncs, reopenRecords, reopenMs, journalBytes, smaller, checkpoints };
+    return {
+      writers,
+      records,
+      seconds,
+      recordsPerSecond: records / seconds,
+      fsyncs,
+      reopenRecords,
+      reopenMs,
+      journalBytes,
+      smaller,
+      checkpoints,
+    };
   } finally {
     await rm(root, { recursive: true, force: true });
   }
@@ -219,7 +257,8 @@ export function formatStoreBench(r: StoreBenchResult): string {
     `| durable commits/s (${fmt(r.writers)} concurrent writers, ${fmt(r.records)} commits of one ~200-byte record, each fsynced before it counts) | **${fmt(r.recordsPerSecond)}** | ≥ 50,000 |`,
     `| fdatasync calls for those commits (group commit) | ${fmt(r.fsyncs)} (${fmt(r.records / r.fsyncs)} commits per fsync) | |`,
     ...r.smaller.map(
-      (x) => `| durable commits/s with ${x.writers} concurrent writer${x.writers === 1 ? '' : 's'} (mean commit latency) | ${fmt(x.recordsPerSecond)} (${x.meanLatencyMs.toFixed(2)} ms) | |`,
+      (x) =>
+        `| durable commits/s with ${x.writers} concurrent writer${x.writers === 1 ? '' : 's'} (mean commit latency) | ${fmt(x.recordsPerSecond)} (${x.meanLatencyMs.toFixed(2)} ms) | |`,
     ),
     `| reopen with ${fmt(r.reopenRecords)} records in the journal (${(r.journalBytes / 2 ** 20).toFixed(1)} MiB, no snapshot) | **${r.reopenMs.toFixed(0)} ms** | < 1,000 ms |`,
     `| checkpoint of ${fmt(c.waiting)} waiting executions (${(c.whole.bytes / 2 ** 20).toFixed(0)} MiB), ${fmt(c.changed)} changed, after a start on a snapshot without a layout (as written before layouts): every execution serialized | ${fmt(c.whole.ms)} ms (${fmt(c.whole.cpuMs)} ms of CPU) | |`,

@@ -3,9 +3,13 @@
 import { main } from '../dist/src/cli/main.js';
 
 main(process.argv).then(
-  (code) => { process.exitCode = code; },
+  (code) => {
+    process.exitCode = code;
+  },
   (err) => {
-    process.stderr.write(`INTERNAL_ERROR: ${err && err.stack ? err.stack : err}\nThis is a bug in wfx; please report it.\n`);
+    process.stderr.write(
+      `INTERNAL_ERROR: ${err && err.stack ? err.stack : err}\nThis is a bug in wfx; please report it.\n`,
+    );
     process.exitCode = 70;
   },
 );

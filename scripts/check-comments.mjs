@@ -55,26 +55,53 @@ function commentsByLine(text) {
       continue;
     }
     if (mode === 'code') {
-      if (c === '/' && next === '/') { mode = 'line'; start = i + 2; i += 2; continue; }
-      if (c === '/' && next === '*') { mode = 'block'; start = i + 2; i += 2; continue; }
+      if (c === '/' && next === '/') {
+        mode = 'line';
+        start = i + 2;
+        i += 2;
+        continue;
+      }
+      if (c === '/' && next === '*') {
+        mode = 'block';
+        start = i + 2;
+        i += 2;
+        continue;
+      }
       if (c === "'" || c === '"' || c === '`') mode = c;
       else if (c === '/' && (last === '' || '(,=:[!&|?{};+-*%<>~^'.includes(last))) mode = 'regex';
       if (!/\s/.test(c)) last = c;
       i++;
     } else if (mode === 'regex') {
-      if (c === '\\') { i += 2; continue; }
+      if (c === '\\') {
+        i += 2;
+        continue;
+      }
       if (c === '[') inClass = true;
       else if (c === ']') inClass = false;
-      else if (c === '/' && !inClass) { mode = 'code'; last = 'x'; }
+      else if (c === '/' && !inClass) {
+        mode = 'code';
+        last = 'x';
+      }
       i++;
     } else if (mode === 'block') {
-      if (c === '*' && next === '/') { add(line, text.slice(start, i)); mode = 'code'; i += 2; continue; }
+      if (c === '*' && next === '/') {
+        add(line, text.slice(start, i));
+        mode = 'code';
+        i += 2;
+        continue;
+      }
       i++;
     } else if (mode === 'line') {
       i++;
     } else {
-      if (c === '\\') { i += 2; continue; }
-      if (c === mode) { mode = 'code'; last = c; }
+      if (c === '\\') {
+        i += 2;
+        continue;
+      }
+      if (c === mode) {
+        mode = 'code';
+        last = c;
+      }
       i++;
     }
   }

@@ -33,25 +33,35 @@ function sourceFiles(dir) {
  * first so an example in a doc comment is not read as an import.
  */
 function importsOf(text) {
-  const code = text.replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' ')).replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+  const code = text
+    .replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' '))
+    .replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
   const found = [];
   const stat = /^\s*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*['"]([^'"]+)['"]/gm;
   for (const m of code.matchAll(stat)) {
     // `import { type A, type B } from` is erased like `import type`.
     const names = m[3] ?? '';
     const braces = /^\{([^}]*)\}$/.exec(names.trim());
-    const allTypes = braces !== null && braces[1].split(',').filter((s) => s.trim()).every((s) => /^\s*type\s/.test(s));
+    const allTypes =
+      braces !== null &&
+      braces[1]
+        .split(',')
+        .filter((s) => s.trim())
+        .every((s) => /^\s*type\s/.test(s));
     found.push({ spec: m[4], typeOnly: Boolean(m[2]) || allTypes, dynamic: false });
   }
-  for (const m of code.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) found.push({ spec: m[1], typeOnly: false, dynamic: false });
-  for (const m of code.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) found.push({ spec: m[1], typeOnly: false, dynamic: true });
+  for (const m of code.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm))
+    found.push({ spec: m[1], typeOnly: false, dynamic: false });
+  for (const m of code.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g))
+    found.push({ spec: m[1], typeOnly: false, dynamic: true });
   return found.filter((i) => i.spec.startsWith('.'));
 }
 
 /** The source file an import specifier names (`./x.js` is `./x.ts` or `./x.tsx`). */
 function resolveSpec(from, spec, known) {
   const base = resolve(dirname(from), spec);
-  for (const candidate of [base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.tsx'), base]) if (known.has(candidate)) return candidate;
+  for (const candidate of [base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.tsx'), base])
+    if (known.has(candidate)) return candidate;
   return null;
 }
 
@@ -73,8 +83,13 @@ for (const file of files) {
     const to = relative(SRC, target);
     const fromLayer = layerOf(file);
     const toLayer = layerOf(target);
-    const allowed = (MAY_IMPORT[fromLayer] ?? []).includes(toLayer) || ((fromLayer === 'cli' || fromLayer === 'tui') && to === DAEMON_ENTRY);
-    if (!allowed) problems.push(`${from}: imports ${to} (src/${fromLayer} may import ${MAY_IMPORT[fromLayer]?.map((l) => `src/${l}`).join(', ') ?? 'nothing of src'}${fromLayer === 'cli' || fromLayer === 'tui' ? ` and src/${DAEMON_ENTRY}` : ''})`);
+    const allowed =
+      (MAY_IMPORT[fromLayer] ?? []).includes(toLayer) ||
+      ((fromLayer === 'cli' || fromLayer === 'tui') && to === DAEMON_ENTRY);
+    if (!allowed)
+      problems.push(
+        `${from}: imports ${to} (src/${fromLayer} may import ${MAY_IMPORT[fromLayer]?.map((l) => `src/${l}`).join(', ') ?? 'nothing of src'}${fromLayer === 'cli' || fromLayer === 'tui' ? ` and src/${DAEMON_ENTRY}` : ''})`,
+      );
     if (!imp.typeOnly && !imp.dynamic) graph.get(file).push(target);
   }
 }

@@ -25,11 +25,15 @@ export function applySets(data: Record<string, unknown>, sets: readonly string[]
     const eq = set.indexOf('=');
     if (eq <= 0) throw new WfxError('USAGE_ERROR', `--set takes key=value, got ${set}`);
     const path = set.slice(0, eq).split('.');
-    if (path.some((p) => p === '' || p === '__proto__' || p === 'constructor' || p === 'prototype')) throw new WfxError('USAGE_ERROR', `--set key ${set.slice(0, eq)} is not valid`);
+    if (path.some((p) => p === '' || p === '__proto__' || p === 'constructor' || p === 'prototype'))
+      throw new WfxError('USAGE_ERROR', `--set key ${set.slice(0, eq)} is not valid`);
     let cur = data;
     for (const p of path.slice(0, -1)) {
       const next = cur[p];
-      cur = (cur[p] = typeof next === 'object' && next !== null && !Array.isArray(next) ? next : {}) as Record<string, unknown>;
+      cur = (cur[p] = typeof next === 'object' && next !== null && !Array.isArray(next) ? next : {}) as Record<
+        string,
+        unknown
+      >;
     }
     cur[path.at(-1)!] = typedValue(set.slice(eq + 1));
   }
@@ -37,7 +41,10 @@ export function applySets(data: Record<string, unknown>, sets: readonly string[]
 }
 
 /** `--data` (JSON or @file) and `--set`s, merged. */
-export async function dataOf(ctx: CliContext, opts: { data?: string; set?: string[] }): Promise<Record<string, unknown>> {
+export async function dataOf(
+  ctx: CliContext,
+  opts: { data?: string; set?: string[] },
+): Promise<Record<string, unknown>> {
   const data = opts.data === undefined ? {} : await readJsonOption(ctx, opts.data, '--data');
   return applySets(data, opts.set ?? []);
 }
@@ -47,6 +54,8 @@ export const collect = (value: string, previous: string[] = []): string[] => [..
 
 /** Reads a JSON object option (`--data`, `--vars`): JSON text, or `@file`. Throws USAGE_ERROR. */
 export async function readJsonOption(ctx: CliContext, value: string, what: string): Promise<Record<string, unknown>> {
-  const text = value.startsWith('@') ? (await readUserFile(ctx, value.slice(1), `${what} file`)).toString('utf8') : value;
+  const text = value.startsWith('@')
+    ? (await readUserFile(ctx, value.slice(1), `${what} file`)).toString('utf8')
+    : value;
   return parseJsonObject(text, what);
 }

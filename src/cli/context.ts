@@ -52,6 +52,9 @@ export async function readUserFile(ctx: CliContext, file: string, what?: string)
   try {
     return await readFile(resolve(ctx.cwd, file));
   } catch (err) {
-    throw new WfxError('USAGE_ERROR', `cannot read ${what ? `${what} ` : ''}${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new WfxError(
+      'USAGE_ERROR',
+      `cannot read ${what ? `${what} ` : ''}${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
 }

@@ -81,7 +81,10 @@ async function storedCredential(env: NodeJS.ProcessEnv, url: string): Promise<{ 
 export async function resolveConnection(ctx: CliContext, opts: GlobalOptions): Promise<Connection> {
   const dataDir = dataDirOf(ctx, opts);
   const paths = dataDirPaths(dataDir);
-  const local = await readFile(paths.daemonJson, 'utf8').then((t) => JSON.parse(t) as DaemonInfo, () => null);
+  const local = await readFile(paths.daemonJson, 'utf8').then(
+    (t) => JSON.parse(t) as DaemonInfo,
+    () => null,
+  );
   const url = (opts.url ?? ctx.env.WFX_URL ?? local?.url ?? DEFAULT_URL).replace(/\/+$/, '');
   if (opts.apiKey) return { url, apiKey: opts.apiKey, credentialSource: '--api-key' };
   if (ctx.env.WFX_API_KEY) return { url, apiKey: ctx.env.WFX_API_KEY, credentialSource: 'WFX_API_KEY' };
@@ -89,7 +92,12 @@ export async function resolveConnection(ctx: CliContext, opts: GlobalOptions): P
   if (stored) return { url, apiKey: stored.key, credentialSource: stored.where };
   // The local admin key goes only to the daemon that wrote it: never to another URL.
   const isLocalDaemon = local !== null && local.url.replace(/\/+$/, '') === url;
-  const bootstrap = isLocalDaemon ? await readFile(paths.bootstrapKey, 'utf8').then((t) => t.trim(), () => null) : null;
+  const bootstrap = isLocalDaemon
+    ? await readFile(paths.bootstrapKey, 'utf8').then(
+        (t) => t.trim(),
+        () => null,
+      )
+    : null;
   if (bootstrap) return { url, apiKey: bootstrap, credentialSource: paths.bootstrapKey };
   return { url, apiKey: null, credentialSource: 'nowhere' };
 }

@@ -22,7 +22,8 @@ export function parsePositive(value: string): number {
 /** A --max-json-depth value: a whole number from 1 to 10,000 (deeper would overflow what recurses over the data). */
 export function parseDepth(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > 10_000) throw new InvalidArgumentError('must be a whole number from 1 to 10000');
+  if (!/^\d+$/.test(value) || n < 1 || n > 10_000)
+    throw new InvalidArgumentError('must be a whole number from 1 to 10000');
   return n;
 }
 
@@ -55,10 +56,19 @@ export const parseAllow = (value: string): string => parseCidrs(value, '--http-a
  * The network policy and replay window options of `daemon start` and `dev`: a flag, else its
  * environment variable (WFX_HTTP_DENY, WFX_HTTP_ALLOW). Throws USAGE_ERROR on a malformed CIDR.
  */
-export function safetyOptions(ctx: CliContext, opts: { webhookReplayWindow?: number; httpDeny?: string; httpAllow?: string }): Pick<DaemonOptions, 'webhookReplayWindowMs' | 'httpDeny' | 'httpAllow'> {
+export function safetyOptions(
+  ctx: CliContext,
+  opts: { webhookReplayWindow?: number; httpDeny?: string; httpAllow?: string },
+): Pick<DaemonOptions, 'webhookReplayWindowMs' | 'httpDeny' | 'httpAllow'> {
   return {
     webhookReplayWindowMs: opts.webhookReplayWindow,
-    httpDeny: parseCidrList(opts.httpDeny ?? ctx.env.WFX_HTTP_DENY, opts.httpDeny === undefined ? 'WFX_HTTP_DENY' : '--http-deny'),
-    httpAllow: parseCidrList(opts.httpAllow ?? ctx.env.WFX_HTTP_ALLOW, opts.httpAllow === undefined ? 'WFX_HTTP_ALLOW' : '--http-allow'),
+    httpDeny: parseCidrList(
+      opts.httpDeny ?? ctx.env.WFX_HTTP_DENY,
+      opts.httpDeny === undefined ? 'WFX_HTTP_DENY' : '--http-deny',
+    ),
+    httpAllow: parseCidrList(
+      opts.httpAllow ?? ctx.env.WFX_HTTP_ALLOW,
+      opts.httpAllow === undefined ? 'WFX_HTTP_ALLOW' : '--http-allow',
+    ),
   };
 }

@@ -7,7 +7,8 @@ import { InvalidArgumentError } from 'commander';
 export function wholeNumber(min: number, max: number): (value: string) => number {
   return (value) => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
     return n;
   };
 }

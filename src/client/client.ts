@@ -271,4 +271,3 @@ export class WfxClient {
       this.http.request<BackupReport>('POST', '/admin/backup', { directory }),
   };
 }
-

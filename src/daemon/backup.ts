@@ -38,11 +38,16 @@ const COPY_CHUNK = 1 << 20;
  * BACKUP_FAILED (nothing partial left), STORE_FAILED / STORE_CLOSED.
  */
 export async function backupDataDir(source: BackupSource, target: string): Promise<BackupReport> {
-  if (!isAbsolute(target)) throw new WfxError('VALIDATION_ERROR', `the backup directory must be an absolute path: ${target}`, { details: { directory: target } });
+  if (!isAbsolute(target))
+    throw new WfxError('VALIDATION_ERROR', `the backup directory must be an absolute path: ${target}`, {
+      details: { directory: target },
+    });
   target = resolve(target);
   const inside = relative(resolve(source.dataDir), target);
   if (inside === '' || (inside !== '..' && !inside.startsWith(`..${sep}`) && !isAbsolute(inside))) {
-    throw new WfxError('BACKUP_TARGET_INVALID', `the backup directory ${target} is inside the data directory`, { details: { directory: target } });
+    throw new WfxError('BACKUP_TARGET_INVALID', `the backup directory ${target} is inside the data directory`, {
+      details: { directory: target },
+    });
   }
   // Refused before the checkpoint; checked again, and created, under the hold (one at a time).
   await checkTarget(target);
@@ -62,14 +67,24 @@ export async function backupDataDir(source: BackupSource, target: string): Promi
     await mkdir(journalDir, { mode: DIR_MODE });
     for (const segment of hold.segments) {
       // A closed segment whole but for zeros its close may not have cut yet (frames are lines).
-      await copyPrefix(segment.path, join(journalDir, segmentName(segment.first)), segment.bytes, out, { wholeLines: segment.bytes === null });
+      await copyPrefix(segment.path, join(journalDir, segmentName(segment.first)), segment.bytes, out, {
+        wholeLines: segment.bytes === null,
+      });
     }
     release(); // the snapshot and the journal are copied: checkpoints may replace and retire them
     const segments = hold.segments.map((s) => s.first);
-    await writeFileAtomic(manifestPathIn(target), encodeManifest({ format: 1, snapshot: hold.snapshot, pending: null, segments }));
+    await writeFileAtomic(
+      manifestPathIn(target),
+      encodeManifest({ format: 1, snapshot: hold.snapshot, pending: null, segments }),
+    );
     out.files++;
     // What the copy holds, read back as a start would (it also proves every frame whole).
-    const scan = await scanJournal({ dir: journalDir, afterSeq: snapshotSeq, listed: segments, replay: () => undefined });
+    const scan = await scanJournal({
+      dir: journalDir,
+      afterSeq: snapshotSeq,
+      listed: segments,
+      replay: () => undefined,
+    });
     // History after the journal: an execution archived since is in it (a duplicate of one still
     // live in the copy's state is harmless); one archived before was written there before the
     // record that removed it from the state.
@@ -84,7 +99,9 @@ export async function backupDataDir(source: BackupSource, target: string): Promi
     for (const name of names.sort()) {
       const bucket = BUCKET_RE.exec(name)?.[1];
       if (bucket === undefined) continue; // `.open` markers, temporary files
-      await copyPrefix(join(liveHistory, name), join(historyDir, name), ends.get(bucket) ?? null, out, { wholeLines: true });
+      await copyPrefix(join(liveHistory, name), join(historyDir, name), ends.get(bucket) ?? null, out, {
+        wholeLines: true,
+      });
     }
     await fsyncDir(journalDir);
     await fsyncDir(historyDir);
@@ -95,11 +112,15 @@ export async function backupDataDir(source: BackupSource, target: string): Promi
     release();
     if (created === 'dir') await rm(target, { recursive: true, force: true }).catch(() => undefined);
     else if (created === 'contents') {
-      for (const name of await readdir(target).catch(() => [])) await rm(join(target, name), { recursive: true, force: true }).catch(() => undefined);
+      for (const name of await readdir(target).catch(() => []))
+        await rm(join(target, name), { recursive: true, force: true }).catch(() => undefined);
     }
     if (isWfxError(err) && err.code !== 'JOURNAL_CORRUPT' && err.code !== 'SNAPSHOT_CORRUPT') throw err;
     const message = err instanceof Error ? err.message : String(err);
-    throw new WfxError('BACKUP_FAILED', `the backup to ${target} failed: ${message}`, { details: { directory: target }, cause: err });
+    throw new WfxError('BACKUP_FAILED', `the backup to ${target} failed: ${message}`, {
+      details: { directory: target },
+      cause: err,
+    });
   }
 }
 
@@ -116,7 +137,9 @@ async function checkTarget(target: string): Promise<'missing' | 'empty'> {
     throw invalidTarget(target, err);
   });
   if (st === null) return 'missing';
-  const notEmpty = new WfxError('BACKUP_TARGET_NOT_EMPTY', `${target} exists and is not an empty directory`, { details: { directory: target } });
+  const notEmpty = new WfxError('BACKUP_TARGET_NOT_EMPTY', `${target} exists and is not an empty directory`, {
+    details: { directory: target },
+  });
   if (!st.isDirectory()) throw notEmpty;
   const entries = await readdir(target).catch((err: NodeJS.ErrnoException) => {
     throw invalidTarget(target, err);
@@ -131,16 +154,21 @@ async function createTarget(target: string): Promise<'dir' | 'contents'> {
   try {
     await mkdir(target, { mode: DIR_MODE });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new WfxError('BACKUP_TARGET_NOT_EMPTY', `${target} exists`, { details: { directory: target } });
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new WfxError('BACKUP_TARGET_NOT_EMPTY', `${target} exists`, { details: { directory: target } });
     throw invalidTarget(target, err as NodeJS.ErrnoException);
   }
   return 'dir';
 }
 
 function invalidTarget(target: string, err: NodeJS.ErrnoException): WfxError {
-  return new WfxError('BACKUP_TARGET_INVALID', `the backup directory ${target} cannot be created: ${err.code ?? err.message}`, {
-    details: { directory: target, reason: err.code },
-  });
+  return new WfxError(
+    'BACKUP_TARGET_INVALID',
+    `the backup directory ${target} cannot be created: ${err.code ?? err.message}`,
+    {
+      details: { directory: target, reason: err.code },
+    },
+  );
 }
 
 /**
@@ -165,7 +193,13 @@ async function linkOrCopy(from: string, to: string, bytes: number, out: Output):
  * writes on the same disk). `wholeLines`: cut after the last LF (no line half-written by an
  * appender, no zeros written ahead).
  */
-async function copyPrefix(from: string, to: string, length: number | null, out: Output, options: { wholeLines?: boolean } = {}): Promise<void> {
+async function copyPrefix(
+  from: string,
+  to: string,
+  length: number | null,
+  out: Output,
+  options: { wholeLines?: boolean } = {},
+): Promise<void> {
   const src = await open(from, 'r');
   let dst: FileHandle | null = null;
   try {

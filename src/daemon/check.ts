@@ -63,12 +63,21 @@ export const checkStore: Checker = async (dataDir) => {
   if (bytes !== null) {
     try {
       const snapshot = JSON.parse(bytes.toString('utf8')) as { format?: unknown; seq?: unknown; state?: unknown };
-      if (snapshot.format !== 1 || typeof snapshot.seq !== 'number' || !Number.isSafeInteger(snapshot.seq) || snapshot.state === undefined) {
+      if (
+        snapshot.format !== 1 ||
+        typeof snapshot.seq !== 'number' ||
+        !Number.isSafeInteger(snapshot.seq) ||
+        snapshot.state === undefined
+      ) {
         throw new Error('not a wfx snapshot');
       }
       afterSeq = snapshot.seq;
     } catch (err) {
-      findings.push({ file: snapshotPath, code: 'SNAPSHOT_CORRUPT', message: `${snapshotPath} is not a wfx snapshot: ${(err as Error).message}` });
+      findings.push({
+        file: snapshotPath,
+        code: 'SNAPSHOT_CORRUPT',
+        message: `${snapshotPath} is not a wfx snapshot: ${(err as Error).message}`,
+      });
     }
   }
   const journalDir = join(dataDir, 'journal');
@@ -104,7 +113,9 @@ export const CHECKERS: readonly Checker[] = [checkStore, checkHistory];
 export async function checkDataDir(dataDir: string, checkers: readonly Checker[] = CHECKERS): Promise<Finding[]> {
   const pid = await lockOwnerPid(dataDir);
   if (pid !== null) {
-    throw new WfxError('DATA_DIR_LOCKED', `a wfx daemon (pid ${pid}) holds ${dataDir}; stop it before checking`, { details: { pid } });
+    throw new WfxError('DATA_DIR_LOCKED', `a wfx daemon (pid ${pid}) holds ${dataDir}; stop it before checking`, {
+      details: { pid },
+    });
   }
   const st = await stat(dataDir).catch(() => null);
   if (!st?.isDirectory()) throw new WfxError('DATA_DIR_INVALID', `${dataDir} is not a data directory`);
@@ -130,13 +141,18 @@ export interface Loss {
  * directory must be stopped (DATA_DIR_LOCKED otherwise).
  */
 export async function cutDamagedTail(dataDir: string, findings: readonly Finding[]): Promise<Loss | null> {
-  if (findings.length !== 1 || findings[0]!.code !== 'JOURNAL_CORRUPT' || findings[0]!.offset === undefined) return null;
+  if (findings.length !== 1 || findings[0]!.code !== 'JOURNAL_CORRUPT' || findings[0]!.offset === undefined)
+    return null;
   const { file, offset } = findings[0]! as Finding & { offset: number };
   const journalDir = join(dataDir, 'journal');
-  const last = (await readdir(journalDir)).filter((n) => n.endsWith('.wal')).sort().at(-1);
+  const last = (await readdir(journalDir))
+    .filter((n) => n.endsWith('.wal'))
+    .sort()
+    .at(-1);
   if (last === undefined || join(journalDir, last) !== file) return null;
   const pid = await lockOwnerPid(dataDir);
-  if (pid !== null) throw new WfxError('DATA_DIR_LOCKED', `a wfx daemon (pid ${pid}) holds ${dataDir}`, { details: { pid } });
+  if (pid !== null)
+    throw new WfxError('DATA_DIR_LOCKED', `a wfx daemon (pid ${pid}) holds ${dataDir}`, { details: { pid } });
   const bytes = await readFile(file);
   const kept = decodeFrames(bytes.subarray(0, offset), { keysOnly: true }).frames.at(-1);
   const fh = await open(file, 'r+');

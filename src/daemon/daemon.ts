@@ -95,7 +95,15 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     throw new Error(`the data directory prepared (${prepared.dataDir}) is not the daemon's (${options.dataDir})`);
   }
   const { lock, snapshotBytes } = prepared ?? (await prepareDataDir(options.dataDir));
-  const { logger, accessLog, close: closeLog } = createDaemonLogger({ logFile: paths.daemonLog, foreground: options.foreground ?? false, level: options.logLevel });
+  const {
+    logger,
+    accessLog,
+    close: closeLog,
+  } = createDaemonLogger({
+    logFile: paths.daemonLog,
+    foreground: options.foreground ?? false,
+    level: options.logLevel,
+  });
   const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
   try {
     const store = await Store.open<WfxState, WfxRecord>({
@@ -112,7 +120,13 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // Connections wait for the listener's address: calls resumed below must not reach it.
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
     cleanup.unshift(() => network.close());
-    const engine = new Engine({ store, history, network, maxJsonDepth: options.maxJsonDepth, onError: (err, what) => logger.error({ err }, `engine: ${what} failed`) });
+    const engine = new Engine({
+      store,
+      history,
+      network,
+      maxJsonDepth: options.maxJsonDepth,
+      onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
+    });
     cleanup.unshift(() => engine.close());
     await engine.recover();
     if (options.flowsDir) await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);
@@ -127,16 +141,36 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       onWarn: (message) => logger.warn(message),
     });
     await webhooks.recover();
-    const scheduler = new Scheduler({ store, engine, onError: (err, what) => logger.error({ err }, `scheduler: ${what} failed`) });
+    const scheduler = new Scheduler({
+      store,
+      engine,
+      onError: (err, what) => logger.error({ err }, `scheduler: ${what} failed`),
+    });
     cleanup.unshift(() => scheduler.close());
     await scheduler.start();
-    const email = new EmailTriggers({ store, engine, onError: (err, what) => logger.warn({ err }, `email trigger: ${what} failed`) });
+    const email = new EmailTriggers({
+      store,
+      engine,
+      onError: (err, what) => logger.warn({ err }, `email trigger: ${what} failed`),
+    });
     cleanup.unshift(() => email.close());
     email.start();
     // jose (dozens of ES modules) loads only for a daemon that accepts OIDC tokens: loaded always,
     // it slowed every start (docs/decisions/019-restart-path.md).
     const bearer = options.oidc ? (await import('./auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
-    const app = buildServer({ store, engine, webhooks, logger, accessLog, bodyLimit: options.bodyLimit, maxJsonDepth: options.maxJsonDepth, bearer, triggerHealth: () => [...scheduler.health(), ...email.health()], historyDamage: () => history.damage(), backup: (directory) => backupDataDir({ dataDir: options.dataDir, store, history }, directory) });
+    const app = buildServer({
+      store,
+      engine,
+      webhooks,
+      logger,
+      accessLog,
+      bodyLimit: options.bodyLimit,
+      maxJsonDepth: options.maxJsonDepth,
+      bearer,
+      triggerHealth: () => [...scheduler.health(), ...email.health()],
+      historyDamage: () => history.damage(),
+      backup: (directory) => backupDataDir({ dataDir: options.dataDir, store, history }, directory),
+    });
     const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
     await app.listen({ host, port }).catch(async (err: unknown) => {
       throw await listenError(err, host, port);
@@ -156,12 +190,30 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     logger.info({ url: info.url, dataDir: options.dataDir, bootstrapKey: paths.bootstrapKey }, 'wfx daemon listening');
     // Up: the route validators not compiled yet are compiled now, a turn of the event loop at a time.
     app.compileValidators().catch((err: unknown) => logger.error({ err }, 'a route schema does not compile'));
-    return serve({ options, info, logger, closeLog, lock, store, history, engine, network, scheduler, email, app, daemonJson: paths.daemonJson });
+    return serve({
+      options,
+      info,
+      logger,
+      closeLog,
+      lock,
+      store,
+      history,
+      engine,
+      network,
+      scheduler,
+      email,
+      app,
+      daemonJson: paths.daemonJson,
+    });
   } catch (err) {
     for (const undo of cleanup) await undo().catch(() => undefined);
     const failure = dataDirError(err, options.dataDir);
     // A foreseeable failure is logged by its code and message: a stack would read as a bug.
-    if (isWfxError(failure)) logger.error({ code: failure.code, details: failure.details }, `wfx daemon failed to start: ${failure.code}: ${failure.message}`);
+    if (isWfxError(failure))
+      logger.error(
+        { code: failure.code, details: failure.details },
+        `wfx daemon failed to start: ${failure.code}: ${failure.message}`,
+      );
     else logger.error({ err }, 'wfx daemon failed to start');
     closeLog();
     throw failure;
@@ -183,7 +235,8 @@ function serve(parts: {
   app: ReturnType<typeof buildServer>;
   daemonJson: string;
 }): RunningDaemon {
-  const { options, info, logger, closeLog, lock, store, history, engine, network, scheduler, email, app, daemonJson } = parts;
+  const { options, info, logger, closeLog, lock, store, history, engine, network, scheduler, email, app, daemonJson } =
+    parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -195,8 +248,17 @@ function serve(parts: {
   };
   const timers = [
     setInterval(() => void store.checkpoint().catch(() => undefined), options.checkpointIntervalMs ?? 5 * 60_000),
-    setInterval(() => void prune().catch((err: unknown) => logger.warn({ err }, 'history: prune failed')), RETENTION_SWEEP_MS),
-    setInterval(() => void engine.sweepExpired().catch((err: unknown) => logger.warn({ err }, 'engine: sweeping expired messages failed')), 60_000),
+    setInterval(
+      () => void prune().catch((err: unknown) => logger.warn({ err }, 'history: prune failed')),
+      RETENTION_SWEEP_MS,
+    ),
+    setInterval(
+      () =>
+        void engine
+          .sweepExpired()
+          .catch((err: unknown) => logger.warn({ err }, 'engine: sweeping expired messages failed')),
+      60_000,
+    ),
   ];
   for (const t of timers) t.unref();
   void prune().catch((err: unknown) => logger.warn({ err }, 'history: prune failed'));
@@ -210,9 +272,14 @@ function serve(parts: {
       await email.close();
       await engine.close();
       await network.close();
-      await store.close({ checkpoint: failure === null }).catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));
+      await store
+        .close({ checkpoint: failure === null })
+        .catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));
       await history.close().catch(() => undefined);
-      const current = await readFile(daemonJson, 'utf8').then((t) => JSON.parse(t) as DaemonInfo, () => null);
+      const current = await readFile(daemonJson, 'utf8').then(
+        (t) => JSON.parse(t) as DaemonInfo,
+        () => null,
+      );
       if (current?.pid === process.pid) await unlink(daemonJson).catch(() => undefined);
       await lock.release();
       logger.info('stopped');
@@ -254,24 +321,40 @@ function serve(parts: {
  * directory that lost its state (snapshot, manifest and journal all gone): that start is refused
  * with DATA_DIR_DAMAGED rather than begun anew over the history and the key.
  */
-async function bootstrap(store: Store<WfxState, WfxRecord>, paths: { bootstrapKey: string; history: string }, logger: Logger): Promise<void> {
+async function bootstrap(
+  store: Store<WfxState, WfxRecord>,
+  paths: { bootstrapKey: string; history: string },
+  logger: Logger,
+): Promise<void> {
   if (Object.keys(store.state.organizations).length > 0) return;
   const keyFile = paths.bootstrapKey;
   const buckets = (await readdir(paths.history).catch(() => [] as string[])).filter((name) => BUCKET_RE.test(name));
   if (buckets.length > 0) {
-    throw new WfxError('DATA_DIR_DAMAGED', `the data directory has no state (no snapshot, manifest or journal) but ${buckets.length} history file(s) in ${paths.history}: its state was lost, not created`, {
-      details: { file: paths.history },
-    });
+    throw new WfxError(
+      'DATA_DIR_DAMAGED',
+      `the data directory has no state (no snapshot, manifest or journal) but ${buckets.length} history file(s) in ${paths.history}: its state was lost, not created`,
+      {
+        details: { file: paths.history },
+      },
+    );
   }
   const { key, apiKey } = newApiKey({ name: 'bootstrap', organization: null, role: 'admin', at: new Date() });
   await writeFileAtomic(keyFile, `${apiKey}\n`);
-  await store.commit({ type: 'organization.created', name: 'default', at: key.createdAt }, { type: 'apiKey.created', key });
+  await store.commit(
+    { type: 'organization.created', name: 'default', at: key.createdAt },
+    { type: 'apiKey.created', key },
+  );
   const keyId = key.keyId;
   logger.info({ keyId, file: keyFile }, 'first start: created organization "default" and a bootstrap admin key');
 }
 
 /** Publishes the flow files of `dir`; a file that does not validate is logged with its problems, not fatal. */
-async function publishFlows(store: Store<WfxState, WfxRecord>, dir: string, environment: Environment, logger: Logger): Promise<void> {
+async function publishFlows(
+  store: Store<WfxState, WfxRecord>,
+  dir: string,
+  environment: Environment,
+  logger: Logger,
+): Promise<void> {
   const outcomes = await publishFlowDir(store, dir, { organization: 'default', environment }).catch((err: unknown) => {
     logger.warn({ err, dir }, 'flows: cannot read the flows directory');
     return [];
@@ -282,9 +365,15 @@ async function publishFlows(store: Store<WfxState, WfxRecord>, dir: string, envi
 function logOutcome(logger: Logger, o: FileOutcome, environment: Environment): void {
   if (o.ok) {
     const what = o.result.created ? `version ${o.result.version}` : `version ${o.result.version}, unchanged`;
-    logger.info({ file: o.file, processId: o.result.processId, version: o.result.version, environment }, `flows: published "${o.result.name}" (${what}) to ${environment}`);
+    logger.info(
+      { file: o.file, processId: o.result.processId, version: o.result.version, environment },
+      `flows: published "${o.result.name}" (${what}) to ${environment}`,
+    );
   } else {
     const lines = o.error ? [`${o.file}: ${o.error}`] : o.problems.map((p) => formatProblem(o.file, p));
-    logger.warn({ file: o.file, problems: lines }, `flows: not published, it does not validate:\n  ${lines.join('\n  ')}`);
+    logger.warn(
+      { file: o.file, problems: lines },
+      `flows: not published, it does not validate:\n  ${lines.join('\n  ')}`,
+    );
   }
 }

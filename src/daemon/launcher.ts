@@ -111,7 +111,10 @@ export async function startInBackground(start: BackgroundStart): Promise<DaemonI
   const { snapshotPathIn } = await import('./store/snapshot-file.js');
   const { dataDirError } = await import('./start-errors.js');
   const paths = dataDirPaths(dataDir);
-  const snapshotBytes = await stat(snapshotPathIn(dataDir)).then((st) => st.size, () => 0);
+  const snapshotBytes = await stat(snapshotPathIn(dataDir)).then(
+    (st) => st.size,
+    () => 0,
+  );
   // Whatever the daemon prints outside its structured log (a crash) lands here.
   const outFile = join(paths.logs, 'daemon.out');
   let out: number;
@@ -144,7 +147,10 @@ export async function startInBackground(start: BackgroundStart): Promise<DaemonI
     const code = outcome.error.code as ConstructorParameters<typeof WfxError>[0];
     throw new WfxError(code, outcome.error.message);
   }
-  throw new WfxError('DAEMON_START_FAILED', `the daemon exited with code ${outcome.exited} before it was ready; see ${outFile} and ${paths.daemonLog}`);
+  throw new WfxError(
+    'DAEMON_START_FAILED',
+    `the daemon exited with code ${outcome.exited} before it was ready; see ${outFile} and ${paths.daemonLog}`,
+  );
 }
 
 async function readDaemonInfo(dataDir: string): Promise<DaemonInfo | null> {
@@ -178,11 +184,14 @@ export async function stopDaemon(dataDir: string): Promise<{ stopped: false } | 
     return { stopped: false };
   }
   process.kill(pid, 'SIGTERM');
-  for (const start = Date.now(); Date.now() - start < STOP_TIMEOUT_MS; ) {
+  for (const start = Date.now(); Date.now() - start < STOP_TIMEOUT_MS;) {
     if ((await lockOwnerPid(dataDir)) === null) return { stopped: true, pid };
     await delay(50);
   }
-  throw new WfxError('DAEMON_START_FAILED', `the daemon (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s; see ${dataDirPaths(dataDir).daemonLog}`);
+  throw new WfxError(
+    'DAEMON_START_FAILED',
+    `the daemon (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s; see ${dataDirPaths(dataDir).daemonLog}`,
+  );
 }
 
 /**
@@ -190,7 +199,11 @@ export async function stopDaemon(dataDir: string): Promise<{ stopped: false } | 
  * a damaged tail of the last journal segment is cut first (`cut`, reported through `onCut`
  * before the second check), then the directory is checked again.
  */
-export async function checkDataDir(dataDir: string, acceptLoss: boolean, onCut: (cut: Loss) => void): Promise<{ findings: Finding[]; cut: Loss | null }> {
+export async function checkDataDir(
+  dataDir: string,
+  acceptLoss: boolean,
+  onCut: (cut: Loss) => void,
+): Promise<{ findings: Finding[]; cut: Loss | null }> {
   const { checkDataDir: check, cutDamagedTail } = await import('./check.js');
   let findings = await check(dataDir);
   const cut = acceptLoss && findings.length > 0 ? await cutDamagedTail(dataDir, findings) : null;

@@ -12,7 +12,12 @@ import { LogFile } from './log-file.js';
  * line of defence for headers that carry them. `close` writes what the file holds and closes
  * it (at stop).
  */
-export function createDaemonLogger(options: { logFile: string; foreground: boolean; level?: string; color?: boolean }): {
+export function createDaemonLogger(options: {
+  logFile: string;
+  foreground: boolean;
+  level?: string;
+  color?: boolean;
+}): {
   logger: Logger;
   /** Writes an access-log line to the file (the terminal never shows them), as pino would have. */
   accessLog: (entry: AccessLogEntry) => void;
@@ -20,7 +25,9 @@ export function createDaemonLogger(options: { logFile: string; foreground: boole
 } {
   // Lines are written in chunks (see LogFile). The error goes to stderr (logs/daemon.out in the background) with a plain write: a stream
   // would raise an uncaught 'error' if that file is on the same full disk.
-  const file = new LogFile(options.logFile, { onError: (err) => writeSync(2, `wfx: cannot write the daemon log ${options.logFile}: ${err.message}\n`) });
+  const file = new LogFile(options.logFile, {
+    onError: (err) => writeSync(2, `wfx: cannot write the daemon log ${options.logFile}: ${err.message}\n`),
+  });
   const level = options.level ?? 'info';
   // Each stream takes the logger's level: a multistream entry without one stops at info.
   const streams: pino.StreamEntry[] = [{ stream: file, level: level as pino.Level }];
@@ -38,12 +45,18 @@ export function createDaemonLogger(options: { logFile: string; foreground: boole
     // The access log (one line per request) stays in the file: on a terminal it would flood the
     // screen, and pretty-printing it was dear under load
     // (docs/decisions/009-http-per-request-costs.md).
-    streams.push({ level: level as pino.Level, stream: { write: (line: string) => (line.includes('"msg":"request"') ? true : terminal.write(line)) } });
+    streams.push({
+      level: level as pino.Level,
+      stream: { write: (line: string) => (line.includes('"msg":"request"') ? true : terminal.write(line)) },
+    });
   }
   const logger = pino(
     {
       level,
-      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'apiKey', 'secret'], censor: '[redacted]' },
+      redact: {
+        paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'apiKey', 'secret'],
+        censor: '[redacted]',
+      },
     },
     streams.length === 1 ? file : pino.multistream(streams),
   );

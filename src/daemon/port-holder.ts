@@ -38,7 +38,9 @@ async function listeningInodes(port: number): Promise<Set<string>> {
 
 /** The pid that has one of `inodes` open, or null. */
 async function ownerOf(inodes: Set<string>): Promise<number | null> {
-  const pids = (await readdir('/proc').catch(() => [] as string[])).filter((d) => /^\d+$/.test(d)).slice(0, MAX_PROCESSES);
+  const pids = (await readdir('/proc').catch(() => [] as string[]))
+    .filter((d) => /^\d+$/.test(d))
+    .slice(0, MAX_PROCESSES);
   for (const pid of pids) {
     const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
     for (const fd of fds) {

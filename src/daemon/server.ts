@@ -2,7 +2,13 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
 import { Ajv, type ValidateFunction } from 'ajv';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+} from 'fastify';
 import { FastifySSEPlugin } from 'fastify-sse-v2';
 import { ErrorAnswer, type ErrorBody } from '../shared/api/index.js';
 import { ERROR_CODES, WfxError, type ErrorCode } from '../shared/errors.js';
@@ -82,21 +88,28 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody }
   if (err instanceof WfxError) {
     let body: ErrorBody = { error: err.code, message: err.message, timestamp };
     const details = err.details as { retryAfter?: number } | undefined;
-    if (err.code === 'RATE_LIMIT_EXCEEDED' && typeof details?.retryAfter === 'number') body = { ...body, retryAfter: details.retryAfter };
+    if (err.code === 'RATE_LIMIT_EXCEEDED' && typeof details?.retryAfter === 'number')
+      body = { ...body, retryAfter: details.retryAfter };
     else if (err.details !== undefined) body = { ...body, details: err.details };
     return { status: err.status, body };
   }
-  const fe = err as Partial<FastifyError> & { validation?: Array<{ instancePath?: string; message?: string }>; validationContext?: string };
+  const fe = err as Partial<FastifyError> & {
+    validation?: Array<{ instancePath?: string; message?: string }>;
+    validationContext?: string;
+  };
   const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
   if (mapped) {
     const body: ErrorBody = { error: mapped, message: fe.message ?? mapped, timestamp };
-    const problems = fe.validation?.map((v) => `${fe.validationContext ?? 'body'}${v.instancePath ?? ''} ${v.message ?? ''}`.trim());
+    const problems = fe.validation?.map((v) =>
+      `${fe.validationContext ?? 'body'}${v.instancePath ?? ''} ${v.message ?? ''}`.trim(),
+    );
     return { status: ERROR_CODES[mapped].status, body: problems ? { ...body, details: { problems } } : body };
   }
   // Bad JSON from the JSON parser is a SyntaxError with statusCode 400; any other client error
   // Fastify raises without a code of ours (an unsupported media type, a body that breaks off) is
   // the caller's too: a 400, never a 500.
-  if (fe.statusCode === 413) return { status: 413, body: { error: 'PAYLOAD_TOO_LARGE', message: fe.message ?? 'payload too large', timestamp } };
+  if (fe.statusCode === 413)
+    return { status: 413, body: { error: 'PAYLOAD_TOO_LARGE', message: fe.message ?? 'payload too large', timestamp } };
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return { status: 400, body: { error: 'VALIDATION_ERROR', message: fe.message ?? 'bad request', timestamp } };
   }
@@ -105,9 +118,17 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody }
 
 /** Node's HTTP parser errors (`clientError`) that have an answer other than 400. */
 const CLIENT_ERRORS: Record<string, { status: number; code: ErrorCode; message: string }> = {
-  HPE_HEADER_OVERFLOW: { status: 431, code: 'REQUEST_HEADERS_TOO_LARGE', message: 'the request headers are over the size limit' },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: 'REQUEST_HEADERS_TOO_LARGE',
+    message: 'the request headers are over the size limit',
+  },
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'REQUEST_TIMEOUT', message: 'the request did not arrive in time' },
-  ERR_HTTP_HEADERS_TIMEOUT: { status: 408, code: 'REQUEST_TIMEOUT', message: 'the request headers did not arrive in time' },
+  ERR_HTTP_HEADERS_TIMEOUT: {
+    status: 408,
+    code: 'REQUEST_TIMEOUT',
+    message: 'the request headers did not arrive in time',
+  },
 };
 
 /**
@@ -126,7 +147,9 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
   };
   const text = JSON.stringify(body);
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
   }
   socket.destroy();
 }
@@ -151,9 +174,24 @@ interface RouteValidator {
  * steps that write daemon.json; docs/decisions/019-restart-path.md).
  */
 export function validatorCompilers() {
-  const strict = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false, allowUnionTypes: true });
-  const loose = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: true, strict: false, allowUnionTypes: true });
-  for (const ajv of [strict, loose]) ajv.addFormat('date-time', (v: string) => !Number.isNaN(Date.parse(v)) && /^\d{4}-\d{2}-\d{2}T/.test(v));
+  const strict = new Ajv({
+    coerceTypes: false,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: true,
+    strict: false,
+    allowUnionTypes: true,
+  });
+  const loose = new Ajv({
+    coerceTypes: 'array',
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: true,
+    strict: false,
+    allowUnionTypes: true,
+  });
+  for (const ajv of [strict, loose])
+    ajv.addFormat('date-time', (v: string) => !Number.isNaN(Date.parse(v)) && /^\d{4}-\d{2}-\d{2}T/.test(v));
   /** Compiles of the validators not compiled yet, oldest first. */
   let cold: Array<() => ValidateFunction> = [];
   const compile = ({ schema, httpPart }: { schema: object; httpPart?: string }): RouteValidator => {
@@ -221,7 +259,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     void reply.status(status).send(body);
   });
   app.setNotFoundHandler((request, reply) => {
-    const { status, body } = toErrorAnswer(new WfxError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`));
+    const { status, body } = toErrorAnswer(
+      new WfxError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`),
+    );
     void reply.status(status).send(body);
   });
 
@@ -253,26 +293,53 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
   app.addHook('onRequest', (_request, reply, done) => {
     if (!closing) return done();
-    void reply.status(503).header('connection', 'close').send(toErrorAnswer(new WfxError('SERVICE_UNAVAILABLE', 'the daemon is stopping')).body);
+    void reply
+      .status(503)
+      .header('connection', 'close')
+      .send(toErrorAnswer(new WfxError('SERVICE_UNAVAILABLE', 'the daemon is stopping')).body);
   });
   // Streams never finish by themselves: end them before the server waits for in-flight requests.
   app.addHook('preClose', async () => hub.endAll());
   app.addHook('onClose', async () => hub.close());
-  installAuth(app, { state: options.store.state, limiter, bearer: options.bearer, now: options.now, accessLog: options.accessLog });
+  installAuth(app, {
+    state: options.store.state,
+    limiter,
+    bearer: options.bearer,
+    now: options.now,
+    accessLog: options.accessLog,
+  });
   // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
   // thousands deep overflows whatever recurses over it later (the journal's JSON.stringify).
   // Raw bodies (webhook deliveries, a Buffer) are checked where they are parsed.
   const maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
   app.addHook('preValidation', (request, _reply, done) => {
     const body = request.body;
-    const excess = typeof body === 'object' && body !== null && !Buffer.isBuffer(body) ? jsonDepthExcess(body, maxJsonDepth) : null;
+    const excess =
+      typeof body === 'object' && body !== null && !Buffer.isBuffer(body) ? jsonDepthExcess(body, maxJsonDepth) : null;
     if (excess === null) return done();
-    done(new WfxError('VALIDATION_ERROR', `the request body is ${describeDepthExcess(excess, 'body')}`, { details: { path: formatJsonPath(excess.path, 'body'), maxDepth: excess.maxDepth } }));
+    done(
+      new WfxError('VALIDATION_ERROR', `the request body is ${describeDepthExcess(excess, 'body')}`, {
+        details: { path: formatJsonPath(excess.path, 'body'), maxDepth: excess.maxDepth },
+      }),
+    );
   });
 
   void app.register(async (routes) => {
-    metaRoutes(routes, { store: options.store as DurableStore<unknown, unknown>, state: options.store.state, hub, heartbeatSeconds: options.heartbeatSeconds, now: options.now, historyDamage: options.historyDamage });
-    processRoutes(routes, { engine: options.engine, hub, state: options.store.state, heartbeatSeconds: options.heartbeatSeconds, now: options.now });
+    metaRoutes(routes, {
+      store: options.store as DurableStore<unknown, unknown>,
+      state: options.store.state,
+      hub,
+      heartbeatSeconds: options.heartbeatSeconds,
+      now: options.now,
+      historyDamage: options.historyDamage,
+    });
+    processRoutes(routes, {
+      engine: options.engine,
+      hub,
+      state: options.store.state,
+      heartbeatSeconds: options.heartbeatSeconds,
+      now: options.now,
+    });
     adminRoutes(routes, { store: options.store, limiter, now: options.now });
     webhookRoutes(routes, { store: options.store, receiver: options.webhooks, now: options.now });
     emailConnectionRoutes(routes, { store: options.store, now: options.now });

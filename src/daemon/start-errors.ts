@@ -7,7 +7,19 @@ import { WfxError } from '../shared/errors.js';
 import { portHolder } from './port-holder.js';
 
 /** fs error codes that mean the data directory (or the disk under it) cannot be used as one. */
-const DATA_DIR_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENAMETOOLONG', 'EEXIST', 'EIO']);
+const DATA_DIR_CODES = new Set([
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'ENOSPC',
+  'EDQUOT',
+  'ENOTDIR',
+  'EISDIR',
+  'ELOOP',
+  'ENAMETOOLONG',
+  'EEXIST',
+  'EIO',
+]);
 
 /**
  * `err` as DATA_DIR_INVALID when it is an fs error of the data directory `dataDir` (read-only,
@@ -17,7 +29,9 @@ export function dataDirError(err: unknown, dataDir: string): unknown {
   if (err instanceof WfxError) return err;
   const code = (err as NodeJS.ErrnoException | null)?.code;
   if (typeof code !== 'string' || !DATA_DIR_CODES.has(code)) return err;
-  return new WfxError('DATA_DIR_INVALID', `cannot use ${dataDir} as a data directory: ${(err as Error).message}`, { details: { dataDir, errno: code } });
+  return new WfxError('DATA_DIR_INVALID', `cannot use ${dataDir} as a data directory: ${(err as Error).message}`, {
+    details: { dataDir, errno: code },
+  });
 }
 
 /**
@@ -36,11 +50,16 @@ export async function listenError(err: unknown, host: string, port: number): Pro
         ? `: pid ${holder.pid} listens there (${holder.command})`
         : '';
     return new WfxError('PORT_IN_USE', `cannot listen on ${address}, the port is in use${by}`, {
-      details: { host, port, ...(holder && { pid: holder.pid }), ...(holder?.daemon && { dataDir: holder.daemon.dataDir }) },
+      details: {
+        host,
+        port,
+        ...(holder && { pid: holder.pid }),
+        ...(holder?.daemon && { dataDir: holder.daemon.dataDir }),
+      },
     });
   }
   const why: Record<string, string> = {
-    EADDRNOTAVAIL: 'the address is not one of this machine\'s',
+    EADDRNOTAVAIL: "the address is not one of this machine's",
     EACCES: 'not permitted (a port below 1024 needs privileges)',
     EPERM: 'not permitted',
     ENOTFOUND: 'the host name does not resolve',
@@ -48,7 +67,9 @@ export async function listenError(err: unknown, host: string, port: number): Pro
     EAFNOSUPPORT: 'the address family is not supported',
   };
   if (typeof code === 'string' && why[code]) {
-    return new WfxError('LISTEN_FAILED', `cannot listen on ${address}: ${why[code]}`, { details: { host, port, errno: code } });
+    return new WfxError('LISTEN_FAILED', `cannot listen on ${address}: ${why[code]}`, {
+      details: { host, port, errno: code },
+    });
   }
   return err;
 }

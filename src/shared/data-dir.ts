@@ -8,7 +8,11 @@ export const DATA_DIR_NAME = '.wfx';
  * The data directory to use: `--data-dir`, then `WFX_DATA_DIR`, then the nearest `.wfx/` in
  * `cwd` or a parent, then `<cwd>/.wfx` (which a daemon start creates). Always absolute.
  */
-export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+export function resolveDataDir(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd(),
+): string {
   if (flag) return resolve(cwd, flag);
   if (env.WFX_DATA_DIR) return resolve(cwd, env.WFX_DATA_DIR);
   for (let dir = resolve(cwd); ; dir = dirname(dir)) {

@@ -68,7 +68,10 @@ export const ERROR_CODES = {
     status: 400,
     hint: "Name an absolute path on the daemon's host, outside its data directory, where the daemon may create a directory.",
   },
-  BACKUP_FAILED: { status: 500, hint: 'A read or write failed during the copy (disk full, say); nothing partial is left. See the daemon log.' },
+  BACKUP_FAILED: {
+    status: 500,
+    hint: 'A read or write failed during the copy (disk full, say); nothing partial is left. See the daemon log.',
+  },
 
   // CLI
   USAGE_ERROR: { status: 400, hint: 'See `wfx --help`.' },
@@ -80,8 +83,14 @@ export const ERROR_CODES = {
   DAEMON_START_FAILED: { status: 500, hint: 'Read the daemon log named above.' },
 
   // Listening at start (never sent over HTTP)
-  PORT_IN_USE: { status: 500, hint: 'Stop what holds the port (named above when known), or pass another --port (0 picks a free one).' },
-  LISTEN_FAILED: { status: 500, hint: 'Pass a --host that is an address of this machine (127.0.0.1 by default), and a --port from 1024 up unless privileged.' },
+  PORT_IN_USE: {
+    status: 500,
+    hint: 'Stop what holds the port (named above when known), or pass another --port (0 picks a free one).',
+  },
+  LISTEN_FAILED: {
+    status: 500,
+    hint: 'Pass a --host that is an address of this machine (127.0.0.1 by default), and a --port from 1024 up unless privileged.',
+  },
 } as const satisfies Record<string, ErrorDef>;
 
 /** Every stable error code. */

@@ -51,10 +51,14 @@ export function validateTaskData(spec: InputSpec, data: Record<string, unknown>)
     }
   }
   if (problems.length > 0) {
-    throw new WfxError('VALIDATION_ERROR', `the data does not fit the ${spec.inputType} input: ${problems.join('; ')}`, {
-      details: { problems },
-      status: 422,
-    });
+    throw new WfxError(
+      'VALIDATION_ERROR',
+      `the data does not fit the ${spec.inputType} input: ${problems.join('; ')}`,
+      {
+        details: { problems },
+        status: 422,
+      },
+    );
   }
 }
 
@@ -72,10 +76,17 @@ function checkSimple(type: Exclude<InputType, 'form'>, v: unknown, options: unkn
       return options?.some((o) => o === v) ? null : `must be one of: ${(options ?? []).join(', ')}`;
     case 'checkbox':
       if (!Array.isArray(v)) return 'must be an array of options';
-      return v.every((x) => options?.some((o) => o === x)) ? null : `every item must be one of: ${(options ?? []).join(', ')}`;
+      return v.every((x) => options?.some((o) => o === x))
+        ? null
+        : `every item must be one of: ${(options ?? []).join(', ')}`;
     case 'file':
       if (typeof v === 'string' && v.length > 0) return null;
-      if (typeof v === 'object' && v !== null && !Array.isArray(v) && ['id', 'url', 'path', 'name'].some((k) => typeof (v as Record<string, unknown>)[k] === 'string')) {
+      if (
+        typeof v === 'object' &&
+        v !== null &&
+        !Array.isArray(v) &&
+        ['id', 'url', 'path', 'name'].some((k) => typeof (v as Record<string, unknown>)[k] === 'string')
+      ) {
         return null;
       }
       return 'must be a file reference: a non-empty string, or an object with id, url, path or name';

@@ -9,7 +9,10 @@ export function parseJsonObject(text: string, what: string): Record<string, unkn
     throw new WfxError('USAGE_ERROR', `${what} is not valid JSON: ${(err as Error).message}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new WfxError('USAGE_ERROR', `${what} must be a JSON object, not ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}`);
+    throw new WfxError(
+      'USAGE_ERROR',
+      `${what} must be a JSON object, not ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}`,
+    );
   }
   return parsed as Record<string, unknown>;
 }
@@ -29,7 +32,8 @@ export function cloneData<T>(value: T): T {
   for (const key of Object.keys(value)) {
     const copy = cloneData((value as Record<string, unknown>)[key]);
     // An own "__proto__" key stays a key (an assignment would set the copy's prototype).
-    if (key === '__proto__') Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
     else out[key] = copy;
   }
   return out as T;
@@ -61,7 +65,12 @@ export function assignOwn(target: object, source: object): void {
     return;
   }
   for (const key of Object.keys(source)) {
-    Object.defineProperty(target, key, { value: (source as Record<string, unknown>)[key], enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(target, key, {
+      value: (source as Record<string, unknown>)[key],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
 }
 

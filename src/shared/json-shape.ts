@@ -25,7 +25,9 @@ export interface DepthExcess {
 export function jsonDepthExcess(value: unknown, maxDepth: number): DepthExcess | null {
   if (typeof value !== 'object' || value === null) return null;
   // Containers to visit with their depth; parents are kept only to rebuild the path of an excess.
-  const stack: Array<{ value: object; depth: number; parent: Frame | null; key: string | number | null }> = [{ value, depth: 1, parent: null, key: null }];
+  const stack: Array<{ value: object; depth: number; parent: Frame | null; key: string | number | null }> = [
+    { value, depth: 1, parent: null, key: null },
+  ];
   type Frame = (typeof stack)[number];
   while (stack.length > 0) {
     const frame = stack.pop()!;
@@ -34,13 +36,15 @@ export function jsonDepthExcess(value: unknown, maxDepth: number): DepthExcess |
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const child: unknown = v[i];
-        if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: frame.depth + 1, parent: frame, key: i });
+        if (typeof child === 'object' && child !== null)
+          stack.push({ value: child, depth: frame.depth + 1, parent: frame, key: i });
       }
     } else {
       for (const key in v) {
         if (!Object.hasOwn(v, key)) continue;
         const child: unknown = (v as Record<string, unknown>)[key];
-        if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: frame.depth + 1, parent: frame, key });
+        if (typeof child === 'object' && child !== null)
+          stack.push({ value: child, depth: frame.depth + 1, parent: frame, key });
       }
     }
   }
@@ -50,7 +54,8 @@ export function jsonDepthExcess(value: unknown, maxDepth: number): DepthExcess |
 /** The keys from the root to `frame`. */
 function pathOf(frame: { parent: unknown; key: string | number | null }): (string | number)[] {
   const path: (string | number)[] = [];
-  for (let f: typeof frame | null = frame; f !== null && f.key !== null; f = f.parent as typeof frame | null) path.push(f.key);
+  for (let f: typeof frame | null = frame; f !== null && f.key !== null; f = f.parent as typeof frame | null)
+    path.push(f.key);
   return path.reverse();
 }
 

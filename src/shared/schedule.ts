@@ -24,8 +24,12 @@ export class Schedule {
     readonly timezone = 'UTC',
   ) {
     const fields = expression.trim().split(/\s+/);
-    if (fields.length !== 5) throw new ScheduleError(`a schedule has five fields (minute hour day-of-month month day-of-week), "${expression}" has ${fields.length}`);
-    if (!IANAZone.isValidZone(timezone)) throw new ScheduleError(`"${timezone}" is not an IANA time zone (e.g. Europe/Berlin, UTC)`);
+    if (fields.length !== 5)
+      throw new ScheduleError(
+        `a schedule has five fields (minute hour day-of-month month day-of-week), "${expression}" has ${fields.length}`,
+      );
+    if (!IANAZone.isValidZone(timezone))
+      throw new ScheduleError(`"${timezone}" is not an IANA time zone (e.g. Europe/Berlin, UTC)`);
     try {
       this.time = new CronTime(expression, timezone);
     } catch (err) {

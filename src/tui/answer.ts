@@ -73,7 +73,15 @@ function choices(options: readonly unknown[] | null | undefined): Choice[] {
   });
 }
 
-const text = (name: string, label: string, required: boolean, read: TextKind, multiline = false): TextDraft => ({ kind: 'text', name, label, required, read, multiline, value: '' });
+const text = (name: string, label: string, required: boolean, read: TextKind, multiline = false): TextDraft => ({
+  kind: 'text',
+  name,
+  label,
+  required,
+  read,
+  multiline,
+  value: '',
+});
 const choice = (name: string, label: string, required: boolean, options: Choice[], multiple: boolean): ChoiceDraft => ({
   kind: 'choice',
   name,
@@ -96,11 +104,22 @@ function formField(f: FormField): FieldDraft {
     case 'date':
       return text(f.name, label, required, 'date');
     case 'boolean':
-      return choice(f.name, label, required, [{ value: true, label: 'yes' }, { value: false, label: 'no' }], false);
+      return choice(
+        f.name,
+        label,
+        required,
+        [
+          { value: true, label: 'yes' },
+          { value: false, label: 'no' },
+        ],
+        false,
+      );
     case 'select':
       return choice(f.name, label, required, choices(f.options), false);
     case 'array':
-      return f.options && f.options.length > 0 ? choice(f.name, label, required, choices(f.options), true) : text(f.name, label, required, 'list');
+      return f.options && f.options.length > 0
+        ? choice(f.name, label, required, choices(f.options), true)
+        : text(f.name, label, required, 'list');
   }
 }
 
@@ -148,7 +167,12 @@ export function valueOf(field: FieldDraft): unknown {
     case 'file':
       return t === '' ? undefined : { path: t, name: basename(t) };
     case 'list':
-      return t === '' ? undefined : t.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      return t === ''
+        ? undefined
+        : t
+            .split(',')
+            .map((s) => s.trim())
+            .filter((s) => s !== '');
   }
 }
 
@@ -205,15 +229,24 @@ export function typeInto(field: FieldDraft, input: string, key: Key): FieldDraft
     if ((input === ' ' || key.return) && field.options.length > 0) {
       if (!field.multiple) return { ...field, chosen: [field.cursor] };
       const on = field.chosen.includes(field.cursor);
-      return { ...field, chosen: on ? field.chosen.filter((i) => i !== field.cursor) : [...field.chosen, field.cursor].sort((a, b) => a - b) };
+      return {
+        ...field,
+        chosen: on
+          ? field.chosen.filter((i) => i !== field.cursor)
+          : [...field.chosen, field.cursor].sort((a, b) => a - b),
+      };
     }
     return field;
   }
   if (key.backspace || key.delete) return { ...field, value: [...field.value].slice(0, -1).join('') };
   if (key.return) return field.multiline ? { ...field, value: `${field.value}\n` } : field;
-  if (key.ctrl || key.meta || key.escape || key.tab || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow) return field;
+  if (key.ctrl || key.meta || key.escape || key.tab || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow)
+    return field;
   // A paste may carry line breaks: kept in a multi-line field, spaces in a one-line one; other control characters dropped.
-  const typed = input.replace(/\r\n?/g, '\n').replace(/\n/g, field.multiline ? '\n' : ' ').replace(/[\u0000-\u0009\u000b-\u001f\u007f]/g, '');
+  const typed = input
+    .replace(/\r\n?/g, '\n')
+    .replace(/\n/g, field.multiline ? '\n' : ' ')
+    .replace(/[\u0000-\u0009\u000b-\u001f\u007f]/g, '');
   return typed === '' ? field : { ...field, value: field.value + typed };
 }
 

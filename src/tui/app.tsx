@@ -25,7 +25,15 @@ function useNow(): Date {
  * The shell: the connection line on top, one screen below, and the keys every screen shares
  * (1-4 switch screens, ? help, q quit) unless the screen is taking typed text.
  */
-export function App({ client, url, rows = 24 }: { readonly client: WfxClient; readonly url: string; readonly rows?: number }) {
+export function App({
+  client,
+  url,
+  rows = 24,
+}: {
+  readonly client: WfxClient;
+  readonly url: string;
+  readonly rows?: number;
+}) {
   const { exit } = useApp();
   const { items, connection, changes } = useExecutions(client);
   const [screen, setScreen] = useState<ScreenName>('executions');

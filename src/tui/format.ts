@@ -72,7 +72,13 @@ export function relativeTime(iso: string | null, now: Date): string {
   const ms = Date.parse(iso) - now.getTime();
   const s = Math.floor(Math.abs(ms) / 1000);
   const span =
-    s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m` : s < 86400 ? `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : `${Math.floor(s / 86400)}d`;
+    s < 60
+      ? `${s}s`
+      : s < 3600
+        ? `${Math.floor(s / 60)}m`
+        : s < 86400
+          ? `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
+          : `${Math.floor(s / 86400)}d`;
   return ms >= 0 ? `in ${span}` : `${span} ago`;
 }
 

@@ -9,7 +9,20 @@ import type { Key } from 'ink';
 export function editText(value: string, input: string, key: Key): string {
   if (key.backspace || key.delete) return Array.from(value).slice(0, -1).join('');
   if (key.ctrl && input === 'u') return '';
-  if (key.ctrl || key.meta || key.escape || key.return || key.tab || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow || key.pageUp || key.pageDown) return value;
-   
+  if (
+    key.ctrl ||
+    key.meta ||
+    key.escape ||
+    key.return ||
+    key.tab ||
+    key.upArrow ||
+    key.downArrow ||
+    key.leftArrow ||
+    key.rightArrow ||
+    key.pageUp ||
+    key.pageDown
+  )
+    return value;
+
   return value + input.replace(/[\u0000-\u001f\u007f]/g, '');
 }

@@ -15,4 +15,5 @@ export interface LogLine extends Pick<LogEntry, 'nodeId' | 'nodeName' | 'level' 
 }
 
 /** Whether the daemon answers: the TUI says so when it does not, and reconnects. */
-export type Connection = { readonly state: 'connecting' | 'live' } | { readonly state: 'reconnecting'; readonly error: string };
+export type Connection =
+  { readonly state: 'connecting' | 'live' } | { readonly state: 'reconnecting'; readonly error: string };

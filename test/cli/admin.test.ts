@@ -23,14 +23,20 @@ t.test('the rest of the commands, against a real daemon', async (t) => {
 
   const id = (await run('run', PID)).stdout.trim();
   t.equal((await run('task', 'cancel', id, 'ask')).code, 0);
-  const after = JSON.parse((await run('instances', 'get', id, '--json')).stdout) as { stateCd: number; nodes: Array<{ nodeId: string; statusCd: number }> };
+  const after = JSON.parse((await run('instances', 'get', id, '--json')).stdout) as {
+    stateCd: number;
+    nodes: Array<{ nodeId: string; statusCd: number }>;
+  };
   t.equal(after.stateCd, 1, 'CANCEL took the errorFlow to an end');
   t.ok(after.nodes.some((n) => n.nodeId === 'gone' && n.statusCd === 2));
 
   const expired = await run('keys', 'create', '--name', 'dead', '--expires', '0s');
   t.equal(expired.code, 2, 'a key that would expire at once is refused as a validation error');
   t.match(expired.stderr, /^VALIDATION_ERROR: /);
-  const key = JSON.parse((await run('keys', 'create', '--name', 'tmp', '--role', 'viewer', '--json')).stdout) as { keyId: string; apiKey: string };
+  const key = JSON.parse((await run('keys', 'create', '--name', 'tmp', '--role', 'viewer', '--json')).stdout) as {
+    keyId: string;
+    apiKey: string;
+  };
   const as = (...args: string[]) => wfxIn([...args, '--api-key', key.apiKey], { cwd });
   t.equal((await as('flow', 'list')).code, 0);
   t.match((await run('keys', 'suspend', key.keyId)).stdout, /SUSPENDED/);
@@ -49,7 +55,9 @@ t.test('the rest of the commands, against a real daemon', async (t) => {
   t.equal((await run('env', 'unset', 'TOKEN', '--env', 'DEVELOPMENT')).code, 1, 'unsetting what is not there');
 
   t.equal((await run('webhooks', 'create', '--name', 'hook', '--provider', 'STRIPE')).code, 0);
-  const rotated = JSON.parse((await run('webhooks', 'rotate', 'hook', '--json')).stdout) as { rotated: Array<{ secret: string }> };
+  const rotated = JSON.parse((await run('webhooks', 'rotate', 'hook', '--json')).stdout) as {
+    rotated: Array<{ secret: string }>;
+  };
   t.match(rotated.rotated[0]!.secret, /^whsec_/);
   t.equal((await run('webhooks', 'delete', 'hook')).code, 0);
   t.same(JSON.parse((await run('webhooks', 'list', '--json')).stdout), []);

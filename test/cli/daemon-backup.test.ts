@@ -39,14 +39,16 @@ t.test('wfx daemon backup while starts go on: the copy holds every acknowledged 
   const { url } = await startDaemon(t, { cwd });
   const admin = await adminClient(cwd, url);
   for (const source of [ASK, QUICK]) await admin.flows.publish({ source });
-  const start = async (processId: string): Promise<string> => (await admin.process.startAny({ processId })).processInstanceId;
+  const start = async (processId: string): Promise<string> =>
+    (await admin.process.startAny({ processId })).processInstanceId;
 
   const waiting: string[] = [];
   for (let i = 0; i < 6; i++) waiting.push(await start(ASK_ID));
   const finished: string[] = [];
   for (let i = 0; i < 4; i++) finished.push(await start(QUICK_ID));
   const answered = waiting.splice(0, 3);
-  for (const id of answered) await admin.tasks.answer({ processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 7 } });
+  for (const id of answered)
+    await admin.tasks.answer({ processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 7 } });
 
   // Starts go on during the backup: a bounded loop, stopped once the backup has answered.
   let backupDone = false;
@@ -68,7 +70,13 @@ t.test('wfx daemon backup while starts go on: the copy holds every acknowledged 
   await loop;
   t.equal(res.code, 0, res.stderr);
   t.ok(during.length > acknowledged.length, 'starts went on while the backup ran');
-  const report = JSON.parse(res.stdout) as { directory: string; snapshotSeq: number; lastSeq: number; files: number; bytes: number };
+  const report = JSON.parse(res.stdout) as {
+    directory: string;
+    snapshotSeq: number;
+    lastSeq: number;
+    files: number;
+    bytes: number;
+  };
   const copy = join(cwd, 'copy');
   t.match(report, { directory: copy, snapshotSeq: Number, lastSeq: Number, files: Number, bytes: Number });
   t.ok(report.lastSeq >= report.snapshotSeq && report.snapshotSeq > 0, 'a snapshot, then the journal after it');
@@ -77,9 +85,11 @@ t.test('wfx daemon backup while starts go on: the copy holds every acknowledged 
   t.same(await checkDataDir(copy), [], 'wfx daemon check finds nothing on the copy');
   t.equal((await stat(copy)).mode & 0o777, 0o700, 'the copy is private');
   t.equal((await stat(join(copy, 'store.manifest'))).mode & 0o777, 0o600);
-  for (const name of await readdir(join(copy, 'history'))) t.equal((await stat(join(copy, 'history', name))).mode & 0o777, 0o600, name);
+  for (const name of await readdir(join(copy, 'history')))
+    t.equal((await stat(join(copy, 'history', name))).mode & 0o777, 0o600, name);
   const names = await readdir(copy);
-  for (const left of ['bootstrap.key', 'daemon.json', 'daemon.lock', 'logs']) t.notOk(names.includes(left), `${left} is not copied`);
+  for (const left of ['bootstrap.key', 'daemon.json', 'daemon.lock', 'logs'])
+    t.notOk(names.includes(left), `${left} is not copied`);
 
   // A daemon on the copy starts (no bootstrap.key needed: its organizations exist) and the
   // original's admin key works there.
@@ -99,7 +109,10 @@ t.test('wfx daemon backup: a one-line summary; refused targets leave everything 
 
   const human = await run(['daemon', 'backup', 'empty']);
   t.equal(human.code, 0, human.stderr);
-  t.match(human.stdout, /^backed up to .*empty: journal entries up to \d+ \(snapshot at \d+\), \d+ files, \d+ bytes\n$/);
+  t.match(
+    human.stdout,
+    /^backed up to .*empty: journal entries up to \d+ \(snapshot at \d+\), \d+ files, \d+ bytes\n$/,
+  );
   t.same(await checkDataDir(join(cwd, 'empty')), [], 'an empty directory given is filled');
 
   for (const target of ['full', 'a-file', 'empty']) {
@@ -140,6 +153,10 @@ t.test('POST /admin/backup: a system admin only, an absolute directory only', as
   t.equal(await codeOf(admin.admin.backup('relative/copy')), 'VALIDATION_ERROR');
   t.equal(await codeOf(admin.http.post('/admin/backup', {})), 'VALIDATION_ERROR');
   await writeFile(join(cwd, 'parent-file'), 'x');
-  t.equal(await codeOf(admin.admin.backup(join(cwd, 'parent-file', 'copy'))), 'BACKUP_TARGET_INVALID', 'its parent is a file');
+  t.equal(
+    await codeOf(admin.admin.backup(join(cwd, 'parent-file', 'copy'))),
+    'BACKUP_TARGET_INVALID',
+    'its parent is a file',
+  );
   t.match(await admin.admin.backup(target), { directory: target, lastSeq: Number });
 });

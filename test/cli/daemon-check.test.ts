@@ -27,23 +27,26 @@ t.test('a start over a data directory that lost its snapshot is refused, bootstr
   t.notOk((await readdir(dataDir)).includes('snapshot.json'), 'no empty snapshot written in its place');
 });
 
-t.test('a start over history whose snapshot, manifest and journal are all gone is refused, bootstrap.key untouched', async (t) => {
-  const dataDir = join(t.testdir(), 'data');
-  await startStop(t, dataDir);
-  const history = await History.open(join(dataDir, 'history'));
-  await history.put('2026-11-20', 'finished-execution', { stateCd: 1 });
-  await history.close();
-  const key = await readFile(join(dataDir, 'bootstrap.key'), 'utf8');
-  await rm(join(dataDir, 'snapshot.json'));
-  await rm(join(dataDir, 'store.manifest'));
-  await rm(join(dataDir, 'journal'), { recursive: true });
-  const res = await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
-  if (res.code === 0) t.teardown(() => killIfAlive((JSON.parse(res.stdout) as { pid: number }).pid));
-  t.equal(res.code, 1, 'refused');
-  t.match(res.stderr, /DATA_DIR_DAMAGED/);
-  t.match(res.stderr, /history/, 'the history directory is named');
-  t.equal(await readFile(join(dataDir, 'bootstrap.key'), 'utf8'), key, 'bootstrap.key untouched');
-});
+t.test(
+  'a start over history whose snapshot, manifest and journal are all gone is refused, bootstrap.key untouched',
+  async (t) => {
+    const dataDir = join(t.testdir(), 'data');
+    await startStop(t, dataDir);
+    const history = await History.open(join(dataDir, 'history'));
+    await history.put('2026-11-20', 'finished-execution', { stateCd: 1 });
+    await history.close();
+    const key = await readFile(join(dataDir, 'bootstrap.key'), 'utf8');
+    await rm(join(dataDir, 'snapshot.json'));
+    await rm(join(dataDir, 'store.manifest'));
+    await rm(join(dataDir, 'journal'), { recursive: true });
+    const res = await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+    if (res.code === 0) t.teardown(() => killIfAlive((JSON.parse(res.stdout) as { pid: number }).pid));
+    t.equal(res.code, 1, 'refused');
+    t.match(res.stderr, /DATA_DIR_DAMAGED/);
+    t.match(res.stderr, /history/, 'the history directory is named');
+    t.equal(await readFile(join(dataDir, 'bootstrap.key'), 'utf8'), key, 'bootstrap.key untouched');
+  },
+);
 
 t.test('wfx daemon check: exit 0 on a clean directory, 1 with every finding named on a damaged one', async (t) => {
   const dataDir = join(t.testdir(), 'data');
@@ -61,7 +64,10 @@ t.test('wfx daemon check: exit 0 on a clean directory, 1 with every finding name
   const before = await readFile(segment);
   const damaged = await wfxIn(['daemon', 'check', '--data-dir', dataDir, '--json']);
   t.equal(damaged.code, 1);
-  const report = JSON.parse(damaged.stdout) as { ok: boolean; findings: Array<{ code: string; file: string; offset?: number }> };
+  const report = JSON.parse(damaged.stdout) as {
+    ok: boolean;
+    findings: Array<{ code: string; file: string; offset?: number }>;
+  };
   t.equal(report.ok, false);
   t.match(report.findings, [
     { code: 'SNAPSHOT_CORRUPT', file: snapshot },

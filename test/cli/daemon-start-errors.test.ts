@@ -37,8 +37,18 @@ function wfxReadOnly(dir: string, args: string[]): CliResult {
 t.test('a data directory under a regular file: DATA_DIR_INVALID, foreground and background', async (t) => {
   const root = t.testdir({ file: 'not a directory' });
   const dataDir = join(root, 'file', 'data');
-  refusedWith(t, await wfx(['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir]), 'DATA_DIR_INVALID', 'foreground');
-  refusedWith(t, await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir]), 'DATA_DIR_INVALID', 'background');
+  refusedWith(
+    t,
+    await wfx(['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir]),
+    'DATA_DIR_INVALID',
+    'foreground',
+  );
+  refusedWith(
+    t,
+    await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir]),
+    'DATA_DIR_INVALID',
+    'background',
+  );
 });
 
 t.test('a read-only data directory: DATA_DIR_INVALID, foreground and background', async (t) => {
@@ -54,20 +64,37 @@ t.test('a read-only data directory: DATA_DIR_INVALID, foreground and background'
   mkdirSync(join(dataDir, 'logs'));
   chmodSync(dataDir, 0o700);
   chmodSync(join(dataDir, 'logs'), 0o700);
-  refusedWith(t, wfxReadOnly(dataDir, ['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir]), 'DATA_DIR_INVALID', 'foreground');
-  refusedWith(t, wfxReadOnly(dataDir, ['daemon', 'start', '--port', '0', '--data-dir', dataDir]), 'DATA_DIR_INVALID', 'background');
+  refusedWith(
+    t,
+    wfxReadOnly(dataDir, ['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir]),
+    'DATA_DIR_INVALID',
+    'foreground',
+  );
+  refusedWith(
+    t,
+    wfxReadOnly(dataDir, ['daemon', 'start', '--port', '0', '--data-dir', dataDir]),
+    'DATA_DIR_INVALID',
+    'background',
+  );
 });
 
-t.test('a port another listener holds: PORT_IN_USE naming the address and the holder, foreground and background', async (t) => {
-  const port = await holdPort(t);
-  const dataDir = join(t.testdir({}), 'data');
-  for (const [what, extra, runner] of [['foreground', ['--foreground'], wfx], ['background', [], wfxIn]] as const) {
-    const res = await runner(['daemon', 'start', ...extra, '--port', String(port), '--data-dir', dataDir]);
-    refusedWith(t, res, 'PORT_IN_USE', what);
-    t.match(res.stderr, `127.0.0.1:${port}`, `${what}: names the address`);
-    if (process.platform === 'linux') t.match(res.stderr, `pid ${process.pid}`, `${what}: names the process that holds it`);
-  }
-});
+t.test(
+  'a port another listener holds: PORT_IN_USE naming the address and the holder, foreground and background',
+  async (t) => {
+    const port = await holdPort(t);
+    const dataDir = join(t.testdir({}), 'data');
+    for (const [what, extra, runner] of [
+      ['foreground', ['--foreground'], wfx],
+      ['background', [], wfxIn],
+    ] as const) {
+      const res = await runner(['daemon', 'start', ...extra, '--port', String(port), '--data-dir', dataDir]);
+      refusedWith(t, res, 'PORT_IN_USE', what);
+      t.match(res.stderr, `127.0.0.1:${port}`, `${what}: names the address`);
+      if (process.platform === 'linux')
+        t.match(res.stderr, `pid ${process.pid}`, `${what}: names the process that holds it`);
+    }
+  },
+);
 
 t.test('wfx dev: a taken port is PORT_IN_USE, a --port that is no port a usage error', async (t) => {
   const port = await holdPort(t);
@@ -92,9 +119,16 @@ t.test('a port another wfx daemon holds: PORT_IN_USE says which daemon', async (
   t.equal((await wfxIn(['daemon', 'status', '--data-dir', first])).code, 0, 'the first daemon still runs');
 });
 
-t.test('a --host that is not an address of this machine: LISTEN_FAILED (refused by bind, nothing is sent)', async (t) => {
-  const dataDir = join(t.testdir({}), 'data');
-  // 192.0.2.1 is TEST-NET-1: never a local address; listening on it fails in bind().
-  refusedWith(t, await wfx(['daemon', 'start', '--foreground', '--port', '0', '--host', '192.0.2.1', '--data-dir', dataDir]), 'LISTEN_FAILED', 'foreground');
-});
-
+t.test(
+  'a --host that is not an address of this machine: LISTEN_FAILED (refused by bind, nothing is sent)',
+  async (t) => {
+    const dataDir = join(t.testdir({}), 'data');
+    // 192.0.2.1 is TEST-NET-1: never a local address; listening on it fails in bind().
+    refusedWith(
+      t,
+      await wfx(['daemon', 'start', '--foreground', '--port', '0', '--host', '192.0.2.1', '--data-dir', dataDir]),
+      'LISTEN_FAILED',
+      'foreground',
+    );
+  },
+);

@@ -53,7 +53,11 @@ t.test('start, status, health, stop: the daemon lifecycle over real processes', 
   t.equal(after.code, 5, 'status exits 5 when no daemon runs');
   t.same(JSON.parse(after.stdout), { running: false, dataDir });
   t.notOk((await readdir(dataDir)).includes('daemon.json'), 'daemon.json removed on stop');
-  t.match(await readFile(join(dataDir, 'logs', 'daemon.log'), 'utf8'), /checkpoint written[\s\S]*"msg":"stopped"/, 'checkpointed on stop');
+  t.match(
+    await readFile(join(dataDir, 'logs', 'daemon.log'), 'utf8'),
+    /checkpoint written[\s\S]*"msg":"stopped"/,
+    'checkpointed on stop',
+  );
 
   const idle = await wfx(['daemon', 'stop', '--data-dir', dataDir]);
   t.equal(idle.code, 0, 'stopping a stopped daemon is not an error');
@@ -89,37 +93,60 @@ t.test('after kill -9 the stale lock does not block a restart, and state is kept
   t.ok((await readdir(dataDir)).includes('daemon.lock'), 'a stale lock file is there');
   const second = await start(t, dataDir);
   t.not(second.pid, first.pid);
-  t.equal(await readFile(join(dataDir, 'bootstrap.key'), 'utf8'), key, 'not bootstrapped twice: the store kept its state');
+  t.equal(
+    await readFile(join(dataDir, 'bootstrap.key'), 'utf8'),
+    key,
+    'not bootstrapped twice: the store kept its state',
+  );
   t.equal((await fetch(`${second.url}/health`)).status, 200);
   t.equal((await wfxIn(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
 });
 
-t.test('a background daemon gets its V8 flags: the old generation sized for its snapshot when that is large', async (t) => {
-  const young = '--max-semi-space-size=32';
-  // A real daemon (the flags themselves: test/daemon/launcher.test.ts): its snapshot grown past 32 MiB with JSON's whitespace, which it parses as before.
-  const dataDir = join(t.testdir(), 'data');
-  const cmdline = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
-  const first = await start(t, dataDir);
-  if (process.platform === 'linux') t.ok((await cmdline(first.pid)).includes(young) && !(await cmdline(first.pid)).some((a) => a.startsWith('--initial-old-space-size')), 'a first start: the young generation set, not the old');
-  t.equal((await wfxIn(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
-  const snapshot = join(dataDir, 'snapshot.json');
-  await appendFile(snapshot, ' '.repeat(32 * 2 ** 20));
-  const size = (await stat(snapshot)).size;
-  // The manifest vouches for the padded snapshot, as it would for one the daemon wrote that large.
-  const manifest = (await readManifest(dataDir))!;
-  await writeFile(join(dataDir, 'store.manifest'), encodeManifest({ ...manifest, snapshot: markOf(manifest.snapshot!.seq, await readFile(snapshot)) }));
-  const second = await start(t, dataDir);
-  if (process.platform === 'linux') t.ok((await cmdline(second.pid)).includes(`--initial-old-space-size=${Math.ceil((3 * size) / 2 ** 20)}`), 'a restart on the large snapshot: the old generation set');
-  t.equal((await fetch(`${second.url}/health`)).status, 200);
-  t.equal((await wfxIn(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
-});
+t.test(
+  'a background daemon gets its V8 flags: the old generation sized for its snapshot when that is large',
+  async (t) => {
+    const young = '--max-semi-space-size=32';
+    // A real daemon (the flags themselves: test/daemon/launcher.test.ts): its snapshot grown past 32 MiB with JSON's whitespace, which it parses as before.
+    const dataDir = join(t.testdir(), 'data');
+    const cmdline = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+    const first = await start(t, dataDir);
+    if (process.platform === 'linux')
+      t.ok(
+        (await cmdline(first.pid)).includes(young) &&
+          !(await cmdline(first.pid)).some((a) => a.startsWith('--initial-old-space-size')),
+        'a first start: the young generation set, not the old',
+      );
+    t.equal((await wfxIn(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
+    const snapshot = join(dataDir, 'snapshot.json');
+    await appendFile(snapshot, ' '.repeat(32 * 2 ** 20));
+    const size = (await stat(snapshot)).size;
+    // The manifest vouches for the padded snapshot, as it would for one the daemon wrote that large.
+    const manifest = (await readManifest(dataDir))!;
+    await writeFile(
+      join(dataDir, 'store.manifest'),
+      encodeManifest({ ...manifest, snapshot: markOf(manifest.snapshot!.seq, await readFile(snapshot)) }),
+    );
+    const second = await start(t, dataDir);
+    if (process.platform === 'linux')
+      t.ok(
+        (await cmdline(second.pid)).includes(`--initial-old-space-size=${Math.ceil((3 * size) / 2 ** 20)}`),
+        'a restart on the large snapshot: the old generation set',
+      );
+    t.equal((await fetch(`${second.url}/health`)).status, 200);
+    t.equal((await wfxIn(['daemon', 'stop', '--data-dir', dataDir])).code, 0);
+  },
+);
 
 t.test('foreground: readable output, Ctrl-C stops gracefully with exit 0', async (t) => {
   const dataDir = join(t.testdir(), 'data');
-  const child = spawn(process.execPath, [WFX_BIN, 'daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
-  });
+  const child = spawn(
+    process.execPath,
+    [WFX_BIN, 'daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    },
+  );
   t.teardown(() => killIfAlive(child.pid));
   const exited = once(child, 'exit');
   const lines: string[] = [];
@@ -129,8 +156,14 @@ t.test('foreground: readable output, Ctrl-C stops gracefully with exit 0', async
   }
   const listening = lines.find((l) => l.startsWith('wfx daemon listening on '));
   t.ok(listening, 'says where it listens');
-  t.ok(lines.some((l) => l === `admin credential: ${join(dataDir, 'bootstrap.key')}`), 'says where the credential is');
-  t.ok(lines.some((l) => /INFO.*first start/.test(l)), 'readable log lines on the terminal');
+  t.ok(
+    lines.some((l) => l === `admin credential: ${join(dataDir, 'bootstrap.key')}`),
+    'says where the credential is',
+  );
+  t.ok(
+    lines.some((l) => /INFO.*first start/.test(l)),
+    'readable log lines on the terminal',
+  );
   child.kill('SIGINT');
   const [code] = await exited;
   t.equal(code, 0);

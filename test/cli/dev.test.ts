@@ -15,13 +15,23 @@ nodes:
 
 t.test('wfx dev publishes flows/ to DEVELOPMENT at start and again when a file changes', async (t) => {
   const cwd = t.testdir({ flows: { 'hello.yaml': flow('Hello') } });
-  const child = spawn(process.execPath, [WFX_BIN, 'dev', '--port', '0'], { cwd, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [WFX_BIN, 'dev', '--port', '0'], {
+    cwd,
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   t.teardown(() => killIfAlive(child.pid));
   const exited = once(child, 'exit');
   const seen: string[] = [];
   const steps = [
-    { until: /wfx dev: daemon on http:\/\/127\.0\.0\.1:\d+/, then: () => writeFile(join(cwd, 'flows', 'hello.yaml'), flow('Hello again')) },
-    { until: /published "Hello again" \(version 2\) to DEVELOPMENT/, then: () => writeFile(join(cwd, 'flows', 'broken.yaml'), flow('Broken').replace('next: done', 'next: nowhere')) },
+    {
+      until: /wfx dev: daemon on http:\/\/127\.0\.0\.1:\d+/,
+      then: () => writeFile(join(cwd, 'flows', 'hello.yaml'), flow('Hello again')),
+    },
+    {
+      until: /published "Hello again" \(version 2\) to DEVELOPMENT/,
+      then: () => writeFile(join(cwd, 'flows', 'broken.yaml'), flow('Broken').replace('next: done', 'next: nowhere')),
+    },
     { until: /broken\.yaml:4:36: start\.next: connects to "nowhere"/, then: async () => void child.kill('SIGINT') },
   ];
   let step = 0;
@@ -31,6 +41,9 @@ t.test('wfx dev publishes flows/ to DEVELOPMENT at start and again when a file c
   }
   const [code] = await exited;
   t.equal(step, steps.length, 'every step was seen');
-  t.ok(seen.some((l) => /published "Hello" \(version 1\) to DEVELOPMENT/.test(l)), 'published at start');
+  t.ok(
+    seen.some((l) => /published "Hello" \(version 1\) to DEVELOPMENT/.test(l)),
+    'published at start',
+  );
   t.equal(code, 0, 'Ctrl-C stops it gracefully');
 });

@@ -4,14 +4,17 @@ import { EXIT, exitCodeFor } from '../../src/cli/exit-codes.js';
 import { wfx, wfxIn } from '../helpers/cli.js';
 
 t.test('exitCodeFor: usage and validation 2, unreachable and unauthenticated 5, anything else 1', async (t) => {
-  for (const code of ['USAGE_ERROR', 'VALIDATION_ERROR', 'FLOW_INVALID', 'EXPRESSION_ERROR'] as const) t.equal(exitCodeFor(code), EXIT.USAGE, code);
-  for (const code of ['UNAUTHORIZED', 'DAEMON_UNREACHABLE', 'DAEMON_NOT_RUNNING'] as const) t.equal(exitCodeFor(code), EXIT.UNREACHABLE, code);
-  for (const code of ['FORBIDDEN', 'PROCESS_NOT_FOUND', 'INTERNAL_ERROR'] as const) t.equal(exitCodeFor(code), EXIT.FAILED, code);
+  for (const code of ['USAGE_ERROR', 'VALIDATION_ERROR', 'FLOW_INVALID', 'EXPRESSION_ERROR'] as const)
+    t.equal(exitCodeFor(code), EXIT.USAGE, code);
+  for (const code of ['UNAUTHORIZED', 'DAEMON_UNREACHABLE', 'DAEMON_NOT_RUNNING'] as const)
+    t.equal(exitCodeFor(code), EXIT.UNREACHABLE, code);
+  for (const code of ['FORBIDDEN', 'PROCESS_NOT_FOUND', 'INTERNAL_ERROR'] as const)
+    t.equal(exitCodeFor(code), EXIT.FAILED, code);
 });
 
 // The rest run bin/wfx.js as a real process: the exit code is what the shell sees.
 
-t.test('bin/wfx.js: 0 on success, 2 on a usage error, the code\'s exit for a WfxError', async (t) => {
+t.test("bin/wfx.js: 0 on success, 2 on a usage error, the code's exit for a WfxError", async (t) => {
   const ok = await wfx(['expr', '${1 + 1}']);
   t.equal(ok.code, 0);
   t.equal(ok.stdout, '2\n');
@@ -37,5 +40,9 @@ t.test('bin/wfx.js: an unexpected error prints the stack, asks for a report and 
   t.equal(res.code, 70);
   t.match(res.stderr, /^INTERNAL_ERROR: TypeError: [\s\S]*\n\s+at [\s\S]*This is a bug in wfx; please report it\.\n$/);
   const inProcess = await wfxIn(['flow', 'list', '--url', url, '--api-key', 'apk_test']);
-  t.same([inProcess.code, inProcess.stderr.split('\n')[0]], [70, res.stderr.split('\n')[0]], 'wfxIn answers as the real process does');
+  t.same(
+    [inProcess.code, inProcess.stderr.split('\n')[0]],
+    [70, res.stderr.split('\n')[0]],
+    'wfxIn answers as the real process does',
+  );
 });

@@ -34,7 +34,11 @@ t.test('wfx run --follow rides through a daemon restart, resuming with Last-Even
   await start();
   t.teardown(() => wfx(['daemon', 'stop'], { cwd }));
   t.equal((await wfx(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
-  const child = spawn(process.execPath, [WFX_BIN, 'run', '5e6f7081-92a3-4bb4-8d5e-6f708192a3b4', '--follow', '--json'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [WFX_BIN, 'run', '5e6f7081-92a3-4bb4-8d5e-6f708192a3b4', '--follow', '--json'],
+    { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   t.teardown(() => killIfAlive(child.pid));
   const exited = once(child, 'exit');
   const entries: Array<{ id: number; message: string }> = [];
@@ -46,13 +50,18 @@ t.test('wfx run --follow rides through a daemon restart, resuming with Last-Even
       restarted = true;
       t.equal((await wfx(['daemon', 'stop'], { cwd })).code, 0, 'the daemon goes away mid-follow');
       await start();
-      const id = JSON.parse((await wfx(['instances', 'list', '--json'], { cwd })).stdout)[0].processInstanceId as string;
+      const id = JSON.parse((await wfx(['instances', 'list', '--json'], { cwd })).stdout)[0]
+        .processInstanceId as string;
       t.equal((await wfx(['task', 'complete', id, 'ask', '--set', 'inputValue=ok'], { cwd })).code, 0);
     }
   }
   const [code] = await exited;
   t.equal(code, 0, 'and the run is followed to its end');
   const ids = entries.filter((e) => typeof e.id === 'number' && e.message !== undefined).map((e) => e.id);
-  t.same(ids, ids.map((_, i) => i + 1), 'every entry exactly once, in order, across the reconnect');
+  t.same(
+    ids,
+    ids.map((_, i) => i + 1),
+    'every entry exactly once, in order, across the reconnect',
+  );
   t.ok(entries.some((e) => e.message === 'execution completed'));
 });

@@ -60,7 +60,7 @@ t.test('help of every command', async (t) => {
   }
 });
 
-t.test('every command\'s help shows an example', async (t) => {
+t.test("every command's help shows an example", async (t) => {
   for (const cmd of COMMANDS.filter((c) => c.length > 0)) {
     t.match((await wfxIn([...cmd, '--help'])).stdout, /Examples?:\n  \$ .*wfx /, `wfx ${cmd.join(' ')}`);
   }

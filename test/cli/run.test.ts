@@ -31,7 +31,11 @@ async function setup(t: Test) {
 t.test('a run followed to the end while its input node is answered; exit codes 0, 1, 3, 4', async (t) => {
   const { cwd, run } = await setup(t);
   // wfx run --follow as a real child process; answer the input node when the log shows the wait.
-  const child = spawn(process.execPath, [WFX_BIN, 'run', PID, '--follow'], { cwd, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [WFX_BIN, 'run', PID, '--follow'], {
+    cwd,
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   t.teardown(() => killIfAlive(child.pid));
   const exited = once(child, 'exit');
   let id = '';
@@ -46,7 +50,10 @@ t.test('a run followed to the end while its input node is answered; exit codes 0
   }
   const [code] = await exited;
   t.equal(code, 0, 'run --follow exits 0 when the execution completed');
-  t.ok(lines.some((l) => /INFO  Approve: execution started/.test(l)), 'log lines as they come');
+  t.ok(
+    lines.some((l) => /INFO  Approve: execution started/.test(l)),
+    'log lines as they come',
+  );
   t.ok(lines.some((l) => /ask.*waiting for input/.test(l)));
   t.ok(lines.includes(`${id} completed`), 'then the final state');
   t.equal(lines.at(-1), 'output: {"answer":true}', 'and the output');
@@ -72,7 +79,10 @@ t.test('a run followed to the end while its input node is answered; exit codes 0
   t.equal((await waiterExit)[0], 1, 'exit 1: the execution failed');
 
   // Exit 3: cancelled while waited for.
-  const canceller = spawn(process.execPath, [WFX_BIN, 'run', PID, '--wait'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const canceller = spawn(process.execPath, [WFX_BIN, 'run', PID, '--wait'], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   t.teardown(() => killIfAlive(canceller.pid));
   const cancelExit = once(canceller, 'exit');
   let cancelErr = '';
@@ -88,7 +98,11 @@ t.test('a run followed to the end while its input node is answered; exit codes 0
 
   const timeout = await run(['run', PID, '--wait', '--timeout', '0.5', '--json']);
   t.equal(timeout.code, 4, 'exit 4: --timeout passed');
-  t.match(JSON.parse(timeout.stdout), { processInstanceId: String, timedOut: true }, 'the id is printed to pick the run up later');
+  t.match(
+    JSON.parse(timeout.stdout),
+    { processInstanceId: String, timedOut: true },
+    'the id is printed to pick the run up later',
+  );
 });
 
 t.test('exit codes 2 and 5, and --json that is only JSON, for every command', async (t) => {
@@ -97,7 +111,12 @@ t.test('exit codes 2 and 5, and --json that is only JSON, for every command', as
   const invalid = await run(['task', 'complete', (await run(['run', PID])).stdout.trim(), 'ask', '--set', 'ok=maybe']);
   t.equal(invalid.code, 2, 'task data that does not fit: 2');
   t.match(invalid.stderr, /^VALIDATION_ERROR: /);
-  const unauth = await run(['flow', 'list', '--api-key', 'apk_0000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']);
+  const unauth = await run([
+    'flow',
+    'list',
+    '--api-key',
+    'apk_0000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+  ]);
   t.equal(unauth.code, 5, 'authentication failed: 5');
   t.match(unauth.stderr, /UNAUTHORIZED: .*tried the API key from --api-key[\s\S]*hint: /);
   const unreachable = await run(['flow', 'list', '--url', 'http://127.0.0.1:9']);
@@ -148,10 +167,22 @@ t.test('credentials: --api-key, then WFX_API_KEY, then wfx login, then bootstrap
   // helper gives a child no D-Bus session, so `wfx login` never writes to the user's keyring.
   const login = await wfx(['login', '--api-key', viewer], { cwd, env: home });
   t.equal(login.code, 0);
-  t.match(login.stdout, /kept in .*credentials\.json \(no OS keyring service answered\)/, 'no keyring here: a file, and it says so');
+  t.match(
+    login.stdout,
+    /kept in .*credentials\.json \(no OS keyring service answered\)/,
+    'no keyring here: a file, and it says so',
+  );
   t.equal((await run(['keys', 'list'], home)).code, 1, 'the login key wins over bootstrap.key');
-  t.equal((await run(['keys', 'list'], { ...home, WFX_API_KEY: bootstrap })).code, 0, 'WFX_API_KEY wins over the login key');
-  t.equal((await run(['keys', 'list', '--api-key', bad], { ...home, WFX_API_KEY: bootstrap })).code, 5, '--api-key wins over WFX_API_KEY');
+  t.equal(
+    (await run(['keys', 'list'], { ...home, WFX_API_KEY: bootstrap })).code,
+    0,
+    'WFX_API_KEY wins over the login key',
+  );
+  t.equal(
+    (await run(['keys', 'list', '--api-key', bad], { ...home, WFX_API_KEY: bootstrap })).code,
+    5,
+    '--api-key wins over WFX_API_KEY',
+  );
   const file = await readFile(join(cwd, 'config', 'wfx', 'credentials.json'), 'utf8');
   t.same(Object.keys(JSON.parse(file)), [info.url], 'kept per daemon URL');
   const { stat } = await import('node:fs/promises');
@@ -171,7 +202,9 @@ t.test('the local bootstrap key is never sent to another URL', async (t) => {
   const seen: Array<string | undefined> = [];
   const other = createServer((req, res) => {
     seen.push(req.headers['x-api-key'] as string | undefined);
-    res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"UNAUTHORIZED","message":"no","timestamp":"x"}');
+    res
+      .writeHead(401, { 'content-type': 'application/json' })
+      .end('{"error":"UNAUTHORIZED","message":"no","timestamp":"x"}');
   });
   await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => other.close(() => r())));

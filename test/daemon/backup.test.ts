@@ -11,7 +11,11 @@ type S = { n: number };
 type R = { by: number };
 
 async function source(t: { teardown(fn: () => unknown): void }, dataDir: string) {
-  const store = await Store.open<S, R>({ dir: dataDir, initialState: () => ({ n: 0 }), apply: (s, r) => void (s.n += r.by) });
+  const store = await Store.open<S, R>({
+    dir: dataDir,
+    initialState: () => ({ n: 0 }),
+    apply: (s, r) => void (s.n += r.by),
+  });
   const history = await History.open(join(dataDir, 'history'));
   t.teardown(async () => {
     await history.close();
@@ -27,7 +31,11 @@ t.test('the snapshot is hard-linked on the same file system; history is copied u
   await src.history.put('2026-01-02', 'exec-1', { done: true });
   const report = await backupDataDir(src, join(root, 'copy'));
   t.match(report, { directory: join(root, 'copy'), snapshotSeq: 5, lastSeq: 5 });
-  t.equal((await stat(join(root, 'copy', 'snapshot.json'))).ino, (await stat(join(root, 'data', 'snapshot.json'))).ino, 'one file, two names');
+  t.equal(
+    (await stat(join(root, 'copy', 'snapshot.json'))).ino,
+    (await stat(join(root, 'data', 'snapshot.json'))).ino,
+    'one file, two names',
+  );
   t.same(await checkDataDir(join(root, 'copy')), []);
   const copied = await History.open(join(root, 'copy', 'history'));
   t.same(await copied.get('2026-01-02', 'exec-1'), { done: true });
@@ -62,7 +70,12 @@ const secondFs = await stat('/dev/shm')
 
 t.test(
   'on another file system the snapshot is copied, not linked, and the copy is sound',
-  { skip: secondFs === null ? 'no second file system here: /dev/shm is missing or on the same device as the test directory' : false },
+  {
+    skip:
+      secondFs === null
+        ? 'no second file system here: /dev/shm is missing or on the same device as the test directory'
+        : false,
+  },
   async (t) => {
     const root = t.testdir();
     const elsewhere = await mkdtemp(join(secondFs!, 'wfx-backup-'));

@@ -7,7 +7,10 @@ import { History } from '../../src/daemon/store/history.js';
 /** A data directory whose only content is history: two records in one day file, closed cleanly. */
 async function withHistory(dataDir: string): Promise<string> {
   const h = await History.open(join(dataDir, 'history'));
-  await Promise.all([h.put('2026-11-20', 'a0', { text: 'x'.repeat(100) }), h.put('2026-11-20', 'a1', { text: 'y'.repeat(100) })]);
+  await Promise.all([
+    h.put('2026-11-20', 'a0', { text: 'x'.repeat(100) }),
+    h.put('2026-11-20', 'a1', { text: 'y'.repeat(100) }),
+  ]);
   await h.close();
   return join(dataDir, 'history', '2026-11-20.jsonl');
 }

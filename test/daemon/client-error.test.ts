@@ -4,14 +4,24 @@ import { ERROR_CODES } from '../../src/shared/errors.js';
 import { answerClientError } from '../../src/daemon/server.js';
 
 /** What answerClientError writes on a socket for a parser error of `code`, and whether it closed it. */
-function answer(code: string | undefined): { status: number; body: Record<string, unknown>; destroyed: boolean; text: string } {
+function answer(code: string | undefined): {
+  status: number;
+  body: Record<string, unknown>;
+  destroyed: boolean;
+  text: string;
+} {
   const socket = new PassThrough();
   let text = '';
   socket.on('data', (c: Buffer) => (text += c.toString('utf8')));
   answerClientError(Object.assign(new Error('parse error'), code === undefined ? {} : { code }), socket);
   socket.read();
   const at = text.indexOf('\r\n\r\n');
-  return { status: Number(text.slice(9, 12)), body: at < 0 ? {} : (JSON.parse(text.slice(at + 4)) as Record<string, unknown>), destroyed: socket.destroyed, text };
+  return {
+    status: Number(text.slice(9, 12)),
+    body: at < 0 ? {} : (JSON.parse(text.slice(at + 4)) as Record<string, unknown>),
+    destroyed: socket.destroyed,
+    text,
+  };
 }
 
 t.test('each parser error is answered in the error body, then the connection is closed', async (t) => {

@@ -60,7 +60,13 @@ t.test('a write that fails drops those lines, reports once, and never throws to 
   });
   t.equal(errors.length, 1, 'reported once');
   t.match(errors[0]?.message, /ENOSPC/);
-  const throwing = new LogFile(path, { chunkSize: 10, intervalMs: 60_000, onError: () => { throw new Error('stderr is full too'); } });
+  const throwing = new LogFile(path, {
+    chunkSize: 10,
+    intervalMs: 60_000,
+    onError: () => {
+      throw new Error('stderr is full too');
+    },
+  });
   t.teardown(() => throwing.close());
   t.doesNotThrow(() => throwing.write('a line longer than ten\n'), 'a report that fails does not throw either');
 });

@@ -19,7 +19,12 @@ t.test('unknown routes answer the error body with NOT_FOUND', async (t) => {
 t.test('bad JSON is a 400 VALIDATION_ERROR without a stack', async (t) => {
   const h = await apiHarness(t);
   const key = await h.key('admin', 'default');
-  const res = await h.call(key, { method: 'POST', url: '/process/exec', headers: { 'content-type': 'application/json' }, payload: '{"a":' });
+  const res = await h.call(key, {
+    method: 'POST',
+    url: '/process/exec',
+    headers: { 'content-type': 'application/json' },
+    payload: '{"a":',
+  });
   t.equal(res.statusCode, 400);
   t.equal(res.json().error, 'VALIDATION_ERROR');
   t.notMatch(res.body, /at .*\.js:\d+/);
@@ -31,14 +36,22 @@ t.test('a mistyped field is refused, not coerced; unknown fields are refused', a
   const typed = await h.call(key, { method: 'POST', url: '/process/exec', payload: { processId: 123 } });
   t.equal(typed.statusCode, 400);
   t.match(typed.json(), { error: 'VALIDATION_ERROR', details: { problems: [/processId/] } });
-  const extra = await h.call(key, { method: 'POST', url: '/process/exec', payload: { processId: 'x', surprise: true } });
+  const extra = await h.call(key, {
+    method: 'POST',
+    url: '/process/exec',
+    payload: { processId: 'x', surprise: true },
+  });
   t.equal(extra.statusCode, 400);
 });
 
 t.test('a body over the limit is a 413 PAYLOAD_TOO_LARGE', async (t) => {
   const h = await apiHarness(t, { bodyLimit: 1024 });
   const key = await h.key('admin', 'default');
-  const res = await h.call(key, { method: 'POST', url: '/process/exec', payload: { processId: 'x', data: { big: 'x'.repeat(2048) } } });
+  const res = await h.call(key, {
+    method: 'POST',
+    url: '/process/exec',
+    payload: { processId: 'x', data: { big: 'x'.repeat(2048) } },
+  });
   t.equal(res.statusCode, 413);
   t.equal(res.json().error, 'PAYLOAD_TOO_LARGE');
 });
@@ -62,7 +75,28 @@ t.test('/openapi.json documents every route', async (t) => {
   t.equal(res.statusCode, 200);
   const doc = res.json() as { openapi: string; paths: Record<string, unknown> };
   t.match(doc.openapi, /^3\./);
-  for (const path of ['/process/exec', '/process/start', '/process/task', '/process/event', '/process/instance/{id}', '/process/instance/{id}/logs', '/process/instance/{id}/cancel', '/process/list', '/process/{id}/instances', '/process/tasks', '/events', '/auth/whoami', '/health', '/admin/api-keys', '/admin/flows', '/admin/environments/{env}/variables', '/admin/webhooks', '/admin/webhooks/{name}/deliveries', '/admin/email-connections', '/webhook/receive/{token}']) {
+  for (const path of [
+    '/process/exec',
+    '/process/start',
+    '/process/task',
+    '/process/event',
+    '/process/instance/{id}',
+    '/process/instance/{id}/logs',
+    '/process/instance/{id}/cancel',
+    '/process/list',
+    '/process/{id}/instances',
+    '/process/tasks',
+    '/events',
+    '/auth/whoami',
+    '/health',
+    '/admin/api-keys',
+    '/admin/flows',
+    '/admin/environments/{env}/variables',
+    '/admin/webhooks',
+    '/admin/webhooks/{name}/deliveries',
+    '/admin/email-connections',
+    '/webhook/receive/{token}',
+  ]) {
     t.ok(doc.paths[path], path);
   }
   t.notOk(doc.paths['/openapi.json'], 'the document does not list itself');
@@ -74,12 +108,18 @@ t.test('route validators compile on first use or in compileValidators, with the 
   const broken = v.compile({ schema: { type: 'no-such-type' }, httpPart: 'body' });
   // Nothing is compiled while routes are registered: a broken schema shows on first use.
   t.throws(() => broken({}), /no-such-type|type/);
-  const body = v.compile({ schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false }, httpPart: 'body' });
+  const body = v.compile({
+    schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false },
+    httpPart: 'body',
+  });
   t.equal(body({ n: 1 }), true);
   t.equal(body.errors, null);
   t.equal(body({ n: '1' }), false, 'bodies are not coerced');
   t.match(body.errors, [{ instancePath: '/n', keyword: 'type' }]);
-  const query = v.compile({ schema: { type: 'object', properties: { limit: { type: 'integer', default: 50 } } }, httpPart: 'querystring' });
+  const query = v.compile({
+    schema: { type: 'object', properties: { limit: { type: 'integer', default: 50 } } },
+    httpPart: 'querystring',
+  });
   const q: Record<string, unknown> = { limit: '7' };
   t.equal(query(q), true);
   t.same(q, { limit: 7 }, 'query strings are coerced');
@@ -88,7 +128,16 @@ t.test('route validators compile on first use or in compileValidators, with the 
   t.equal(query.schemaEnv, true);
   const tags = v.compile({ schema: { type: 'array', items: { type: 'string' } }, httpPart: 'querystring' });
   const request: Record<string, unknown> = { tags: 'a' };
-  t.equal(tags(request.tags, { instancePath: '', parentData: request, parentDataProperty: 'tags', rootData: request, dynamicAnchors: {} }), true);
+  t.equal(
+    tags(request.tags, {
+      instancePath: '',
+      parentData: request,
+      parentDataProperty: 'tags',
+      rootData: request,
+      dynamicAnchors: {},
+    }),
+    true,
+  );
   t.same(request, { tags: ['a'] });
   await t.rejects(v.compileAll(), /no-such-type|type/, 'compileAll reports a schema that does not compile');
 });

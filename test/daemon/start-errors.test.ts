@@ -14,21 +14,32 @@ t.test('fs errors of the data directory are DATA_DIR_INVALID; anything else is l
   }
   const bug = new TypeError('x is undefined');
   t.equal(dataDirError(bug, '/d'), bug, 'a bug stays a bug');
-  t.equal(dataDirError(errno('ENOENT'), '/d') instanceof WfxError, false, 'ENOENT is no environment problem of the directory');
+  t.equal(
+    dataDirError(errno('ENOENT'), '/d') instanceof WfxError,
+    false,
+    'ENOENT is no environment problem of the directory',
+  );
   const locked = new WfxError('DATA_DIR_LOCKED', 'held');
   t.equal(dataDirError(locked, '/d'), locked, 'a WfxError passes through');
 });
 
-t.test('listen errors: EACCES, EADDRNOTAVAIL and an unresolvable host are LISTEN_FAILED (decided in-process, nothing is sent)', async (t) => {
-  for (const code of ['EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAFNOSUPPORT']) {
-    const err = await listenError(errno(code), '10.0.0.1', 80);
-    t.ok(isWfxError(err, 'LISTEN_FAILED'), code);
-    t.match((err as WfxError).message, '10.0.0.1:80');
-  }
-  t.match(((await listenError(errno('EACCES'), '::1', 80)) as WfxError).message, '[::1]:80', 'an IPv6 address in brackets');
-  const other = new Error('boom');
-  t.equal(await listenError(other, '127.0.0.1', 1), other);
-});
+t.test(
+  'listen errors: EACCES, EADDRNOTAVAIL and an unresolvable host are LISTEN_FAILED (decided in-process, nothing is sent)',
+  async (t) => {
+    for (const code of ['EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAFNOSUPPORT']) {
+      const err = await listenError(errno(code), '10.0.0.1', 80);
+      t.ok(isWfxError(err, 'LISTEN_FAILED'), code);
+      t.match((err as WfxError).message, '10.0.0.1:80');
+    }
+    t.match(
+      ((await listenError(errno('EACCES'), '::1', 80)) as WfxError).message,
+      '[::1]:80',
+      'an IPv6 address in brackets',
+    );
+    const other = new Error('boom');
+    t.equal(await listenError(other, '127.0.0.1', 1), other);
+  },
+);
 
 t.test('EADDRINUSE is PORT_IN_USE, naming this process when it holds the port (Linux)', async (t) => {
   const server = createServer();
@@ -42,5 +53,5 @@ t.test('EADDRINUSE is PORT_IN_USE, naming this process when it holds the port (L
     t.match(await portHolder(port), { pid: process.pid, command: String });
     t.match(err.details, { port, pid: process.pid });
   }
-  t.equal(await portHolder(0), null, 'port 0 is nobody\'s');
+  t.equal(await portHolder(0), null, "port 0 is nobody's");
 });

@@ -34,28 +34,56 @@ async function daemonWith(t: Test, args: string[] = []) {
   t.equal((await run(['flow', 'publish', 'call.yaml'])).code, 0);
   const call = async (url: string) => {
     const res = await run(['run', PID, '--data', JSON.stringify({ target: url }), '--wait', '--json']);
-    return JSON.parse(res.stdout) as { stateCd: number; data: { reply?: { status: number }; error?: { code: string; message: string } } };
+    return JSON.parse(res.stdout) as {
+      stateCd: number;
+      data: { reply?: { status: number }; error?: { code: string; message: string } };
+    };
   };
   return { port: Number(new URL(info.url).port), call };
 }
 
-t.test('by default: the daemon own port at any address, and a redirect to it, are refused; other local servers are not', async (t) => {
-  const local = await localServer(t);
-  const { port, call } = await daemonWith(t);
-  for (const url of [`http://127.0.0.1:${port}/health`, `http://2130706433:${port}/health`, `http://0.0.0.0:${port}/health`, `http://localhost:${port}/health`, `http://[::ffff:127.0.0.1]:${port}/health`]) {
-    const inst = await call(url);
-    t.match(inst, { stateCd: 2, data: { error: { code: 'HTTP_FORBIDDEN_ADDRESS' } } }, `${url}: refused`);
-    t.match(inst.data.error?.message, String(port), 'the message names the address');
-  }
-  const redirected = await call(`${local}/redirect?to=${encodeURIComponent(`http://127.0.0.1:${port}/health`)}`);
-  t.match(redirected, { stateCd: 2, data: { error: { code: 'HTTP_FORBIDDEN_ADDRESS' } } }, 'a redirect to the own port: refused');
-  t.match(await call(`${local}/anything`), { stateCd: 1, data: { reply: { status: 200 } } }, 'another loopback server: allowed');
-});
+t.test(
+  'by default: the daemon own port at any address, and a redirect to it, are refused; other local servers are not',
+  async (t) => {
+    const local = await localServer(t);
+    const { port, call } = await daemonWith(t);
+    for (const url of [
+      `http://127.0.0.1:${port}/health`,
+      `http://2130706433:${port}/health`,
+      `http://0.0.0.0:${port}/health`,
+      `http://localhost:${port}/health`,
+      `http://[::ffff:127.0.0.1]:${port}/health`,
+    ]) {
+      const inst = await call(url);
+      t.match(inst, { stateCd: 2, data: { error: { code: 'HTTP_FORBIDDEN_ADDRESS' } } }, `${url}: refused`);
+      t.match(inst.data.error?.message, String(port), 'the message names the address');
+    }
+    const redirected = await call(`${local}/redirect?to=${encodeURIComponent(`http://127.0.0.1:${port}/health`)}`);
+    t.match(
+      redirected,
+      { stateCd: 2, data: { error: { code: 'HTTP_FORBIDDEN_ADDRESS' } } },
+      'a redirect to the own port: refused',
+    );
+    t.match(
+      await call(`${local}/anything`),
+      { stateCd: 1, data: { reply: { status: 200 } } },
+      'another loopback server: allowed',
+    );
+  },
+);
 
 t.test('--http-deny refuses a network; --http-allow re-allows what a built-in rule refuses', async (t) => {
   const local = await localServer(t);
   const denied = await daemonWith(t, ['--http-deny', '127.0.0.0/8']);
-  t.match(await denied.call(`${local}/anything`), { stateCd: 2, data: { error: { code: 'HTTP_FORBIDDEN_ADDRESS' } } }, '--http-deny 127.0.0.0/8: a loopback server is refused');
+  t.match(
+    await denied.call(`${local}/anything`),
+    { stateCd: 2, data: { error: { code: 'HTTP_FORBIDDEN_ADDRESS' } } },
+    '--http-deny 127.0.0.0/8: a loopback server is refused',
+  );
   const allowed = await daemonWith(t, ['--http-allow', '127.0.0.1/32']);
-  t.match(await allowed.call(`http://127.0.0.1:${allowed.port}/health`), { stateCd: 1, data: { reply: { status: 200 } } }, '--http-allow 127.0.0.1/32: the own port is allowed');
+  t.match(
+    await allowed.call(`http://127.0.0.1:${allowed.port}/health`),
+    { stateCd: 1, data: { reply: { status: 200 } } },
+    '--http-allow 127.0.0.1/32: the own port is allowed',
+  );
 });

@@ -24,10 +24,20 @@ export interface ApiHarness extends EngineHarness {
 }
 
 /** An engine harness plus the HTTP app on top of it (no port: inject()). */
-export async function apiHarness(t: Test, options: { bodyLimit?: number; heartbeatSeconds?: number; clock?: TestClock } = {}): Promise<ApiHarness> {
+export async function apiHarness(
+  t: Test,
+  options: { bodyLimit?: number; heartbeatSeconds?: number; clock?: TestClock } = {},
+): Promise<ApiHarness> {
   const h = await engineHarness(t, undefined, options.clock);
   const webhooks = new WebhookReceiver({ store: h.store, engine: h.engine, now: h.clock.now });
-  const app = buildServer({ store: h.store, engine: h.engine, webhooks, bodyLimit: options.bodyLimit, heartbeatSeconds: options.heartbeatSeconds, now: h.clock.now });
+  const app = buildServer({
+    store: h.store,
+    engine: h.engine,
+    webhooks,
+    bodyLimit: options.bodyLimit,
+    heartbeatSeconds: options.heartbeatSeconds,
+    now: h.clock.now,
+  });
   await app.ready();
   t.teardown(() => app.close());
   return Object.assign(h, {
@@ -35,7 +45,8 @@ export async function apiHarness(t: Test, options: { bodyLimit?: number; heartbe
     webhooks,
     async key(role: Role, organization: string | null, extra: Partial<ApiKey> = {}) {
       const at = h.clock.now().toISOString();
-      if (organization !== null && !h.store.state.organizations[organization]) await h.store.commit({ type: 'organization.created', name: organization, at });
+      if (organization !== null && !h.store.state.organizations[organization])
+        await h.store.commit({ type: 'organization.created', name: organization, at });
       const made = newApiKey({ name: `${role}@${organization ?? 'system'}`, organization, role, at: h.clock.now() });
       await h.store.commit({ type: 'apiKey.created', key: { ...made.key, ...extra } });
       const { apiKey } = made;

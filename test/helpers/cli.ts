@@ -43,7 +43,13 @@ process.once('exit', () => {
  * no D-Bus session (a real process then finds no OS keyring and never touches the user's).
  */
 function commandEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
-  return { ...process.env, NO_COLOR: '1', XDG_CONFIG_HOME: testConfigHome(), DBUS_SESSION_BUS_ADDRESS: 'disabled:', ...env };
+  return {
+    ...process.env,
+    NO_COLOR: '1',
+    XDG_CONFIG_HOME: testConfigHome(),
+    DBUS_SESSION_BUS_ADDRESS: 'disabled:',
+    ...env,
+  };
 }
 
 /**
@@ -113,10 +119,15 @@ function noteStarted(args: readonly string[], res: CliResult): CliResult {
 
 function run(args: string[], options: CliOptions): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [WFX_BIN, ...args], { cwd: options.cwd, env: commandEnv(options.env), timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [WFX_BIN, ...args],
+      { cwd: options.cwd, env: commandEnv(options.env), timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
     child.stdin?.end(options.stdin ?? '');
   });
 }
@@ -140,7 +151,9 @@ export async function startDaemon(
   where: { readonly cwd?: string; readonly dataDir?: string; readonly args?: readonly string[] },
 ): Promise<{ pid: number; url: string }> {
   const dir = where.dataDir ? ['--data-dir', where.dataDir] : [];
-  const res = await wfxIn(['daemon', 'start', '--port', '0', '--json', ...dir, ...(where.args ?? [])], { cwd: where.cwd });
+  const res = await wfxIn(['daemon', 'start', '--port', '0', '--json', ...dir, ...(where.args ?? [])], {
+    cwd: where.cwd,
+  });
   if (res.code !== 0) throw new Error(`daemon start failed (${res.code}): ${res.stderr}`);
   const info = JSON.parse(res.stdout) as { pid: number; url: string };
   t.teardown(async () => {

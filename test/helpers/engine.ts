@@ -30,7 +30,11 @@ export interface EngineHarness {
   /** Publishes a flow given as YAML (processId filled in when the text has `processId: AUTO`). */
   publish(yaml: string, options?: { organization?: string; environment?: Environment }): Promise<string>;
   /** Starts the active version and returns the execution as it is after its first step. */
-  start(processId: string, data?: Record<string, unknown>, extra?: { correlationKey?: string; organization?: string }): Promise<Instance>;
+  start(
+    processId: string,
+    data?: Record<string, unknown>,
+    extra?: { correlationKey?: string; organization?: string },
+  ): Promise<Instance>;
   /** The live or archived execution. */
   get(id: string): Promise<Instance>;
   /** Resolves once the execution has moved to history. */
@@ -96,7 +100,12 @@ export async function engineHarness(t: Test, dir?: string, clock = new TestClock
       return r.processId;
     },
     async start(processId, data = {}, extra = {}) {
-      const inst = await engine.start({ processId, organization: extra.organization ?? 'default', data, correlationKey: extra.correlationKey ?? null });
+      const inst = await engine.start({
+        processId,
+        organization: extra.organization ?? 'default',
+        data,
+        correlationKey: extra.correlationKey ?? null,
+      });
       return h.get(inst.processInstanceId);
     },
     async get(id) {

@@ -21,7 +21,11 @@ export type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
  * by `attempts` and `withinMs`: past either it rejects with an error naming `what` and the last
  * thing the probe threw. Never use it where an event says when (an SSE entry, a process exit).
  */
-export async function eventually<T>(what: string, probe: () => T | Promise<T>, options: EventuallyOptions = {}): Promise<Truthy<T>> {
+export async function eventually<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  options: EventuallyOptions = {},
+): Promise<Truthy<T>> {
   const attempts = options.attempts ?? 2000;
   const deadline = Date.now() + (options.withinMs ?? 30_000);
   const maxPause = options.maxPauseMs ?? 100;
@@ -36,7 +40,8 @@ export async function eventually<T>(what: string, probe: () => T | Promise<T>, o
       lastError = err;
     }
     if (attempt >= attempts || Date.now() >= deadline) {
-      const last = lastError === null ? '' : `; last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
+      const last =
+        lastError === null ? '' : `; last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
       throw new Error(`eventually: gave up waiting until ${what} after ${attempt} attempts${last}`);
     }
     await delay(pause);

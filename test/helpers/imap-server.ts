@@ -115,7 +115,15 @@ service anvil {
     c.kill('SIGTERM');
     await exited;
   };
-  const client = () => new ImapFlow({ host: '127.0.0.1', port, secure: false, doSTARTTLS: false, auth: { user, pass: password }, logger: false });
+  const client = () =>
+    new ImapFlow({
+      host: '127.0.0.1',
+      port,
+      secure: false,
+      doSTARTTLS: false,
+      auth: { user, pass: password },
+      logger: false,
+    });
 
   await start();
   t.teardown(async () => {

@@ -73,7 +73,12 @@ export function renderAt(tree: ReactElement, columns: number): Rendered {
     () => (exited = true),
     () => (exited = true),
   );
-  return { lastFrame: () => stdout.frames.at(-1) ?? '', stdin, unmount: () => instance.unmount(), exited: () => exited };
+  return {
+    lastFrame: () => stdout.frames.at(-1) ?? '',
+    stdin,
+    unmount: () => instance.unmount(),
+    exited: () => exited,
+  };
 }
 
 /** Keys as a terminal sends them. */
@@ -95,11 +100,19 @@ export const KEY = {
  * handlers of what it just drew (Ink listens for keys from an effect), so the next key reaches
  * them. Returns the frame; the error of a timeout shows the last frame.
  */
-export async function frameMatching(lastFrame: () => string | undefined, re: RegExp, timeoutMs = 10_000): Promise<string> {
-  const matched = await eventually(`a frame matches ${re}`, () => {
-    const frame = lastFrame() ?? '';
-    return re.test(frame) && { frame };
-  }, { withinMs: timeoutMs }).catch((err: Error) => {
+export async function frameMatching(
+  lastFrame: () => string | undefined,
+  re: RegExp,
+  timeoutMs = 10_000,
+): Promise<string> {
+  const matched = await eventually(
+    `a frame matches ${re}`,
+    () => {
+      const frame = lastFrame() ?? '';
+      return re.test(frame) && { frame };
+    },
+    { withinMs: timeoutMs },
+  ).catch((err: Error) => {
     throw new Error(`${err.message}; last:\n${lastFrame()}`);
   });
   await yieldToReact();
@@ -113,6 +126,5 @@ export async function until(ok: () => boolean, what: string): Promise<void> {
 
 /** The lines of a frame wider than `columns` (colour codes are not counted). */
 export function widerThan(frame: string, columns: number): string[] {
-   
   return frame.split('\n').filter((l) => Array.from(l.replace(/\u001b\[[0-9;]*m/g, '')).length > columns);
 }

@@ -55,7 +55,12 @@ export async function startIssuer(t: Test): Promise<TestIssuer> {
         resourceIndicators: {
           enabled: true,
           defaultResource: () => AUDIENCE,
-          getResourceServerInfo: (_ctx: unknown, resource: string) => ({ scope: 'api', audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: 300 }),
+          getResourceServerInfo: (_ctx: unknown, resource: string) => ({
+            scope: 'api',
+            audience: resource,
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: 300,
+          }),
         },
       },
       extraTokenClaims: (_ctx: unknown, token: { clientId?: string }) => CLIENT_CLAIMS[token.clientId ?? ''] ?? {},

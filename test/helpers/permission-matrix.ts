@@ -5,7 +5,15 @@
  */
 
 export type Actor = 'viewer' | 'operator' | 'developer' | 'admin' | 'otherAdmin' | 'systemAdmin' | 'systemViewer';
-export const ACTORS: Actor[] = ['viewer', 'operator', 'developer', 'admin', 'otherAdmin', 'systemAdmin', 'systemViewer'];
+export const ACTORS: Actor[] = [
+  'viewer',
+  'operator',
+  'developer',
+  'admin',
+  'otherAdmin',
+  'systemAdmin',
+  'systemViewer',
+];
 
 /** What a row needs: the flow under test (owned by organization acme) and fresh waiting executions. */
 export interface MatrixContext {
@@ -36,42 +44,119 @@ nodes:
   done: { type: endEvent }
 `;
 
-const row = (expect: number[]): Record<Actor, number> => Object.fromEntries(ACTORS.map((a, i) => [a, expect[i]!])) as Record<Actor, number>;
+const row = (expect: number[]): Record<Actor, number> =>
+  Object.fromEntries(ACTORS.map((a, i) => [a, expect[i]!])) as Record<Actor, number>;
 
 //                                                   viewer op   dev  admin other sysAdm sysView
 export const MATRIX: MatrixRow[] = [
-  { name: 'GET /process/list', request: async () => ({ method: 'GET', url: '/process/list' }), expect: row([200, 200, 200, 200, 200, 200, 200]) },
-  { name: 'GET /auth/whoami', request: async () => ({ method: 'GET', url: '/auth/whoami' }), expect: row([200, 200, 200, 200, 200, 200, 200]) },
-  { name: 'GET /process/instance/{id}', request: async (c) => ({ method: 'GET', url: `/process/instance/${await c.waiting()}` }), expect: row([200, 200, 200, 200, 404, 200, 200]) },
-  { name: 'GET /process/{id}/instances', request: async (c) => ({ method: 'GET', url: `/process/${c.processId}/instances` }), expect: row([200, 200, 200, 200, 404, 200, 200]) },
-  { name: 'GET /process/tasks', request: async () => ({ method: 'GET', url: '/process/tasks' }), expect: row([200, 200, 200, 200, 200, 200, 200]) },
-  { name: 'GET /process/tasks?organization=acme', request: async () => ({ method: 'GET', url: '/process/tasks?organization=acme' }), expect: row([200, 200, 200, 200, 403, 200, 200]) },
-  { name: 'POST /process/exec', request: async (c) => ({ method: 'POST', url: '/process/exec', payload: { processId: c.processId } }), expect: row([403, 200, 200, 200, 404, 403, 403]) },
-  { name: 'POST /process/start', request: async (c) => ({ method: 'POST', url: '/process/start', payload: { processId: c.processId } }), expect: row([403, 403, 403, 403, 403, 200, 403]) },
+  {
+    name: 'GET /process/list',
+    request: async () => ({ method: 'GET', url: '/process/list' }),
+    expect: row([200, 200, 200, 200, 200, 200, 200]),
+  },
+  {
+    name: 'GET /auth/whoami',
+    request: async () => ({ method: 'GET', url: '/auth/whoami' }),
+    expect: row([200, 200, 200, 200, 200, 200, 200]),
+  },
+  {
+    name: 'GET /process/instance/{id}',
+    request: async (c) => ({ method: 'GET', url: `/process/instance/${await c.waiting()}` }),
+    expect: row([200, 200, 200, 200, 404, 200, 200]),
+  },
+  {
+    name: 'GET /process/{id}/instances',
+    request: async (c) => ({ method: 'GET', url: `/process/${c.processId}/instances` }),
+    expect: row([200, 200, 200, 200, 404, 200, 200]),
+  },
+  {
+    name: 'GET /process/tasks',
+    request: async () => ({ method: 'GET', url: '/process/tasks' }),
+    expect: row([200, 200, 200, 200, 200, 200, 200]),
+  },
+  {
+    name: 'GET /process/tasks?organization=acme',
+    request: async () => ({ method: 'GET', url: '/process/tasks?organization=acme' }),
+    expect: row([200, 200, 200, 200, 403, 200, 200]),
+  },
+  {
+    name: 'POST /process/exec',
+    request: async (c) => ({ method: 'POST', url: '/process/exec', payload: { processId: c.processId } }),
+    expect: row([403, 200, 200, 200, 404, 403, 403]),
+  },
+  {
+    name: 'POST /process/start',
+    request: async (c) => ({ method: 'POST', url: '/process/start', payload: { processId: c.processId } }),
+    expect: row([403, 403, 403, 403, 403, 200, 403]),
+  },
   {
     name: 'POST /process/task',
-    request: async (c) => ({ method: 'POST', url: '/process/task', payload: { processInstanceId: await c.waiting(), nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'x' } } }),
+    request: async (c) => ({
+      method: 'POST',
+      url: '/process/task',
+      payload: { processInstanceId: await c.waiting(), nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'x' } },
+    }),
     expect: row([403, 200, 200, 200, 404, 200, 403]),
   },
-  { name: 'POST /process/instance/{id}/cancel', request: async (c) => ({ method: 'POST', url: `/process/instance/${await c.waiting()}/cancel` }), expect: row([403, 200, 200, 200, 404, 200, 403]) },
+  {
+    name: 'POST /process/instance/{id}/cancel',
+    request: async (c) => ({ method: 'POST', url: `/process/instance/${await c.waiting()}/cancel` }),
+    expect: row([403, 200, 200, 200, 404, 200, 403]),
+  },
   {
     name: 'POST /process/event',
-    request: async () => ({ method: 'POST', url: '/process/event', payload: { eventType: 'e', correlationKey: 'k', ttlSeconds: 60 } }),
+    request: async () => ({
+      method: 'POST',
+      url: '/process/event',
+      payload: { eventType: 'e', correlationKey: 'k', ttlSeconds: 60 },
+    }),
     expect: row([403, 200, 200, 200, 200, 200, 403]),
   },
   // A system key publishes into `default` unless it names an organization: acme's processId conflicts.
-  { name: 'POST /admin/flows (republish)', request: async (c) => ({ method: 'POST', url: '/admin/flows', payload: { definition: c.definition } }), expect: row([403, 403, 200, 200, 409, 409, 403]) },
+  {
+    name: 'POST /admin/flows (republish)',
+    request: async (c) => ({ method: 'POST', url: '/admin/flows', payload: { definition: c.definition } }),
+    expect: row([403, 403, 200, 200, 409, 409, 403]),
+  },
   {
     name: 'POST /admin/flows (republish, naming the organization)',
-    request: async (c) => ({ method: 'POST', url: '/admin/flows', payload: { organization: 'acme', definition: c.definition } }),
+    request: async (c) => ({
+      method: 'POST',
+      url: '/admin/flows',
+      payload: { organization: 'acme', definition: c.definition },
+    }),
     expect: row([403, 403, 200, 200, 403, 200, 403]),
   },
-  { name: 'GET /admin/flows', request: async () => ({ method: 'GET', url: '/admin/flows' }), expect: row([200, 200, 200, 200, 200, 200, 200]) },
-  { name: 'GET /admin/api-keys', request: async () => ({ method: 'GET', url: '/admin/api-keys' }), expect: row([403, 403, 403, 200, 200, 200, 403]) },
-  { name: 'POST /admin/api-keys', request: async () => ({ method: 'POST', url: '/admin/api-keys', payload: { name: 'made', role: 'viewer' } }), expect: row([403, 403, 403, 201, 201, 201, 403]) },
-  { name: 'GET /admin/webhooks', request: async () => ({ method: 'GET', url: '/admin/webhooks' }), expect: row([403, 403, 403, 200, 200, 200, 403]) },
-  { name: 'GET /admin/email-connections', request: async () => ({ method: 'GET', url: '/admin/email-connections' }), expect: row([403, 403, 403, 200, 200, 200, 403]) },
-  { name: 'GET /admin/environments/PRODUCTION/variables', request: async () => ({ method: 'GET', url: '/admin/environments/PRODUCTION/variables' }), expect: row([403, 403, 403, 200, 200, 200, 403]) },
+  {
+    name: 'GET /admin/flows',
+    request: async () => ({ method: 'GET', url: '/admin/flows' }),
+    expect: row([200, 200, 200, 200, 200, 200, 200]),
+  },
+  {
+    name: 'GET /admin/api-keys',
+    request: async () => ({ method: 'GET', url: '/admin/api-keys' }),
+    expect: row([403, 403, 403, 200, 200, 200, 403]),
+  },
+  {
+    name: 'POST /admin/api-keys',
+    request: async () => ({ method: 'POST', url: '/admin/api-keys', payload: { name: 'made', role: 'viewer' } }),
+    expect: row([403, 403, 403, 201, 201, 201, 403]),
+  },
+  {
+    name: 'GET /admin/webhooks',
+    request: async () => ({ method: 'GET', url: '/admin/webhooks' }),
+    expect: row([403, 403, 403, 200, 200, 200, 403]),
+  },
+  {
+    name: 'GET /admin/email-connections',
+    request: async () => ({ method: 'GET', url: '/admin/email-connections' }),
+    expect: row([403, 403, 403, 200, 200, 200, 403]),
+  },
+  {
+    name: 'GET /admin/environments/PRODUCTION/variables',
+    request: async () => ({ method: 'GET', url: '/admin/environments/PRODUCTION/variables' }),
+    expect: row([403, 403, 403, 200, 200, 200, 403]),
+  },
 ];
 
 /** Error codes a refused cell may answer with. */
@@ -90,11 +175,16 @@ export async function runMatrix(
   for (const r of MATRIX) {
     for (const actor of ACTORS) {
       const res = await call(actor, await r.request(ctx));
-      if (res.status !== r.expect[actor]) failures.push(`${r.name} as ${actor}: ${res.status} ${JSON.stringify(res.body).slice(0, 120)} (expected ${r.expect[actor]})`);
-      else if (res.status >= 400 && !REFUSAL_CODES.includes(res.body.error ?? '')) failures.push(`${r.name} as ${actor}: unexpected code ${res.body.error}`);
+      if (res.status !== r.expect[actor])
+        failures.push(
+          `${r.name} as ${actor}: ${res.status} ${JSON.stringify(res.body).slice(0, 120)} (expected ${r.expect[actor]})`,
+        );
+      else if (res.status >= 400 && !REFUSAL_CODES.includes(res.body.error ?? ''))
+        failures.push(`${r.name} as ${actor}: unexpected code ${res.body.error}`);
     }
     const anonymous = await call(null, await r.request(ctx));
-    if (anonymous.status !== 401 || anonymous.body.error !== 'UNAUTHORIZED') failures.push(`${r.name} without credential: ${anonymous.status}`);
+    if (anonymous.status !== 401 || anonymous.body.error !== 'UNAUTHORIZED')
+      failures.push(`${r.name} without credential: ${anonymous.status}`);
   }
   return failures;
 }

@@ -25,5 +25,8 @@ export function stubClient(answer: (call: StubCall) => unknown): WfxClient & { r
       return;
     }
   }
-  return Object.assign(new WfxClient(new Stub({ url: 'http://stub.invalid', apiKey: null, credentialSource: 'test' })), { calls });
+  return Object.assign(
+    new WfxClient(new Stub({ url: 'http://stub.invalid', apiKey: null, credentialSource: 'test' })),
+    { calls },
+  );
 }

@@ -42,7 +42,10 @@ export type Sent = Parameters<SubmitTask>[0];
  * The tasks screen over `tasks`, with a submit that records what it is given and answers with
  * `answer` (default: accepted), in a terminal `columns` wide (default 100). Returns the render, what was sent and the capture calls.
  */
-export function renderTasks(tasks: readonly Task[], options: { answer?: (body: Sent) => Promise<unknown>; now?: Date; columns?: number } = {}) {
+export function renderTasks(
+  tasks: readonly Task[],
+  options: { answer?: (body: Sent) => Promise<unknown>; now?: Date; columns?: number } = {},
+) {
   const sent: Sent[] = [];
   const captures: boolean[] = [];
   const submit: SubmitTask = (body) => {

@@ -12,12 +12,29 @@ t.test('resolveDataDir: the flag, then WFX_DATA_DIR, each relative to cwd', asyn
 
 t.test('resolveDataDir: else the nearest .wfx directory upward, else <cwd>/.wfx', async (t) => {
   const root = t.testdir({ project: { '.wfx': {}, deep: { down: {} } }, 'file-named': { '.wfx': 'not a directory' } });
-  t.equal(resolveDataDir(undefined, {}, join(root, 'project', 'deep', 'down')), join(root, 'project', '.wfx'), 'found like git finds .git');
-  t.equal(resolveDataDir(undefined, {}, join(root, 'file-named')), join(root, 'file-named', '.wfx'), 'a file named .wfx is not one');
+  t.equal(
+    resolveDataDir(undefined, {}, join(root, 'project', 'deep', 'down')),
+    join(root, 'project', '.wfx'),
+    'found like git finds .git',
+  );
+  t.equal(
+    resolveDataDir(undefined, {}, join(root, 'file-named')),
+    join(root, 'file-named', '.wfx'),
+    'a file named .wfx is not one',
+  );
   mkdirSync(join(root, 'fresh'));
-  t.equal(resolveDataDir(undefined, {}, join(root, 'fresh')), join(root, 'fresh', '.wfx'), 'none: where a daemon start creates it');
+  t.equal(
+    resolveDataDir(undefined, {}, join(root, 'fresh')),
+    join(root, 'fresh', '.wfx'),
+    'none: where a daemon start creates it',
+  );
 });
 
 t.test('dataDirPaths names the files of a data directory', async (t) => {
-  t.match(dataDirPaths('/d'), { daemonJson: '/d/daemon.json', bootstrapKey: '/d/bootstrap.key', lock: '/d/daemon.lock', daemonLog: '/d/logs/daemon.log' });
+  t.match(dataDirPaths('/d'), {
+    daemonJson: '/d/daemon.json',
+    bootstrapKey: '/d/bootstrap.key',
+    lock: '/d/daemon.lock',
+    daemonLog: '/d/logs/daemon.log',
+  });
 });

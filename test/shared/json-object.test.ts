@@ -39,31 +39,48 @@ t.test('cloneData keeps an own "__proto__" key as a key, as structuredClone does
 
 t.test('parseJsonObject takes a JSON object and names what is wrong otherwise', async (t) => {
   t.same(parseJsonObject('{"a":1}', '--data'), { a: 1 });
-  t.throws(() => parseJsonObject('[1]', '--data'), new WfxError('USAGE_ERROR', '--data must be a JSON object, not an array'));
+  t.throws(
+    () => parseJsonObject('[1]', '--data'),
+    new WfxError('USAGE_ERROR', '--data must be a JSON object, not an array'),
+  );
   t.throws(() => parseJsonObject('{', '--data'), { code: 'USAGE_ERROR' });
 });
 
-t.test('extensibleCopy gives what the spread of its arguments gives: keys, order, values, later ones winning', async (t) => {
-  const vars = { kind: 'task', amount: 3, nested: { a: 1 } };
-  const copy = extensibleCopy(vars);
-  t.not(copy, vars, 'a new object');
-  t.equal(copy.nested, vars.nested, 'shallow: what it holds is shared');
-  t.same(Object.entries(copy), Object.entries({ ...vars }));
-  (copy as Record<string, unknown>).added = true;
-  t.notOk('added' in vars, 'adding to the copy leaves the source alone');
+t.test(
+  'extensibleCopy gives what the spread of its arguments gives: keys, order, values, later ones winning',
+  async (t) => {
+    const vars = { kind: 'task', amount: 3, nested: { a: 1 } };
+    const copy = extensibleCopy(vars);
+    t.not(copy, vars, 'a new object');
+    t.equal(copy.nested, vars.nested, 'shallow: what it holds is shared');
+    t.same(Object.entries(copy), Object.entries({ ...vars }));
+    (copy as Record<string, unknown>).added = true;
+    t.notOk('added' in vars, 'adding to the copy leaves the source alone');
 
-  const merged = extensibleCopy(vars, { amount: 4, inputValue: 'ok' }, { inputNodeAction: 'COMPLETE' });
-  t.same(Object.entries(merged), Object.entries({ ...vars, ...{ amount: 4, inputValue: 'ok' }, inputNodeAction: 'COMPLETE' }), 'an overridden key keeps its place, new keys follow in order');
-  t.same(Object.keys(extensibleCopy({})), []);
-});
+    const merged = extensibleCopy(vars, { amount: 4, inputValue: 'ok' }, { inputNodeAction: 'COMPLETE' });
+    t.same(
+      Object.entries(merged),
+      Object.entries({ ...vars, ...{ amount: 4, inputValue: 'ok' }, inputNodeAction: 'COMPLETE' }),
+      'an overridden key keeps its place, new keys follow in order',
+    );
+    t.same(Object.keys(extensibleCopy({})), []);
+  },
+);
 
-t.test('extensibleCopy keeps an own "__proto__" key a key, as a spread does, and never sets the prototype', async (t) => {
-  const source = JSON.parse('{"a":1,"__proto__":{"polluted":true},"b":2}') as Record<string, unknown>;
-  for (const copy of [extensibleCopy(source), extensibleCopy({}, source), extensibleCopy({ z: 0 }, source)]) {
-    t.equal(Object.getPrototypeOf(copy), Object.prototype, 'the prototype is untouched');
-    t.notOk('polluted' in copy, 'nothing inherited from the data');
-    t.ok(Object.hasOwn(copy, '__proto__'), 'the key is an own property');
-    t.same(Object.keys(copy).filter((k) => k !== 'z'), ['a', '__proto__', 'b'], 'in its place');
-  }
-  t.notOk('polluted' in {}, 'Object.prototype is untouched');
-});
+t.test(
+  'extensibleCopy keeps an own "__proto__" key a key, as a spread does, and never sets the prototype',
+  async (t) => {
+    const source = JSON.parse('{"a":1,"__proto__":{"polluted":true},"b":2}') as Record<string, unknown>;
+    for (const copy of [extensibleCopy(source), extensibleCopy({}, source), extensibleCopy({ z: 0 }, source)]) {
+      t.equal(Object.getPrototypeOf(copy), Object.prototype, 'the prototype is untouched');
+      t.notOk('polluted' in copy, 'nothing inherited from the data');
+      t.ok(Object.hasOwn(copy, '__proto__'), 'the key is an own property');
+      t.same(
+        Object.keys(copy).filter((k) => k !== 'z'),
+        ['a', '__proto__', 'b'],
+        'in its place',
+      );
+    }
+    t.notOk('polluted' in {}, 'Object.prototype is untouched');
+  },
+);

@@ -1,5 +1,10 @@
 import t from 'tap';
-import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, formatJsonPath, jsonDepthExcess } from '../../src/shared/json-shape.js';
+import {
+  DEFAULT_MAX_JSON_DEPTH,
+  describeDepthExcess,
+  formatJsonPath,
+  jsonDepthExcess,
+} from '../../src/shared/json-shape.js';
 
 /** JSON text of `{"a":{"a":...1}}`, `depth` objects deep, built as text (JSON.stringify itself would recurse). */
 const deepText = (depth: number, open = '{"a":', close = '}') => `${open.repeat(depth)}1${close.repeat(depth)}`;
@@ -24,7 +29,10 @@ t.test('exactly at the limit passes, one over fails and names the path', async (
 });
 
 t.test('input 100,000 levels deep does not throw, objects and arrays alike', async (t) => {
-  for (const [open, close] of [['{"a":', '}'], ['[', ']']] as const) {
+  for (const [open, close] of [
+    ['{"a":', '}'],
+    ['[', ']'],
+  ] as const) {
     const value: unknown = JSON.parse(deepText(100_000, open, close));
     const excess = jsonDepthExcess(value, 64);
     t.equal(excess?.path.length, 64);

@@ -7,7 +7,9 @@ import { openTask, task } from '../helpers/tui.js';
    the screen submits (a fake submit records it). */
 
 const ID = '01a1fe30-edc6-7617-bd1f-84feb7474dfd';
-const complete = (data: Record<string, unknown>) => [{ processInstanceId: ID, nodeId: 'ask', action: 'COMPLETE', data }];
+const complete = (data: Record<string, unknown>) => [
+  { processInstanceId: ID, nodeId: 'ask', action: 'COMPLETE', data },
+];
 const press = (ui: { stdin: { write(s: string): void } }, ...keys: string[]) => {
   for (const k of keys) ui.stdin.write(k);
 };
@@ -15,7 +17,11 @@ const press = (ui: { stdin: { write(s: string): void } }, ...keys: string[]) => 
 t.test('textbox: one line, backspace deletes, enter completes with {inputValue}', async (t) => {
   const { ui, sent } = await openTask(task({ inputType: 'textbox', formTitle: 'Ship order 42 (39 EUR)?' }));
   t.teardown(ui.unmount);
-  t.match(ui.lastFrame(), /Ship order 42 \(39 EUR\)\?\n\n› answer \[▌\]/, 'the resolved title, then the field with the cursor');
+  t.match(
+    ui.lastFrame(),
+    /Ship order 42 \(39 EUR\)\?\n\n› answer \[▌\]/,
+    'the resolved title, then the field with the cursor',
+  );
   t.match(ui.lastFrame(), /enter\s+complete\s+ctrl\+x\s+cancel\s+esc\s+back/);
   press(ui, 'Ship it?');
   await frameMatching(ui.lastFrame, /\[Ship it\?▌\]/);
@@ -41,24 +47,27 @@ t.test('textarea: enter adds a line, ctrl+s completes with the lines joined by \
   t.same(sent, complete({ inputValue: 'first line\nsecond' }));
 });
 
-t.test('number: text that is not a number is refused in place with the API\'s words, nothing sent; a number is sent as a number', async (t) => {
-  const { ui, sent } = await openTask(task({ inputType: 'number', formTitle: 'How many?' }));
-  t.teardown(ui.unmount);
-  t.match(ui.lastFrame(), /number \* \[▌\]\s+a number/);
-  press(ui, KEY.enter);
-  await frameMatching(ui.lastFrame, /✖ required/);
-  press(ui, '4x');
-  await frameMatching(ui.lastFrame, /\[4x▌\]/);
-  t.notMatch(ui.lastFrame(), /✖/, 'an edit clears the problems');
-  press(ui, KEY.enter);
-  await frameMatching(ui.lastFrame, /\[4x▌\]\s+a number\n\s+✖ must be a number/);
-  t.same(sent, [], 'refused before sending');
-  press(ui, KEY.backspace, '2.5');
-  await frameMatching(ui.lastFrame, /\[42\.5▌\]/);
-  press(ui, KEY.ctrlS);
-  await frameMatching(ui.lastFrame, /completed/);
-  t.same(sent, complete({ inputValue: 42.5 }));
-});
+t.test(
+  "number: text that is not a number is refused in place with the API's words, nothing sent; a number is sent as a number",
+  async (t) => {
+    const { ui, sent } = await openTask(task({ inputType: 'number', formTitle: 'How many?' }));
+    t.teardown(ui.unmount);
+    t.match(ui.lastFrame(), /number \* \[▌\]\s+a number/);
+    press(ui, KEY.enter);
+    await frameMatching(ui.lastFrame, /✖ required/);
+    press(ui, '4x');
+    await frameMatching(ui.lastFrame, /\[4x▌\]/);
+    t.notMatch(ui.lastFrame(), /✖/, 'an edit clears the problems');
+    press(ui, KEY.enter);
+    await frameMatching(ui.lastFrame, /\[4x▌\]\s+a number\n\s+✖ must be a number/);
+    t.same(sent, [], 'refused before sending');
+    press(ui, KEY.backspace, '2.5');
+    await frameMatching(ui.lastFrame, /\[42\.5▌\]/);
+    press(ui, KEY.ctrlS);
+    await frameMatching(ui.lastFrame, /completed/);
+    t.same(sent, complete({ inputValue: 42.5 }));
+  },
+);
 
 t.test('date: ISO only, checked as the API checks it', async (t) => {
   const { ui, sent } = await openTask(task({ inputType: 'date', formTitle: 'Deliver when?' }));
@@ -79,7 +88,11 @@ t.test('select: ↑↓ move, space chooses one; ctrl+s before choosing is refuse
   const { ui, sent } = await openTask(task({ inputType: 'select', options, formTitle: 'Which size?' }));
   t.teardown(ui.unmount);
   const first = ui.lastFrame()!;
-  t.match(first, /› choose one \*\n\s+›\( \) small\n\s+ \( \) medium\n\s+ \( \) L/, 'one option a line, labels shown, the cursor on the first');
+  t.match(
+    first,
+    /› choose one \*\n\s+›\( \) small\n\s+ \( \) medium\n\s+ \( \) L/,
+    'one option a line, labels shown, the cursor on the first',
+  );
   t.match(first, /space\s+choose\s+ctrl\+s\s+complete/);
   press(ui, KEY.ctrlS);
   await frameMatching(ui.lastFrame, /choose one \*\n\s+✖ required/);
@@ -94,7 +107,9 @@ t.test('select: ↑↓ move, space chooses one; ctrl+s before choosing is refuse
 });
 
 t.test('radio: j k move, enter chooses (a new choice replaces the old), ctrl+s completes', async (t) => {
-  const { ui, sent } = await openTask(task({ inputType: 'radio', options: ['approve', 'reject', 'escalate'], formTitle: 'Decision?' }));
+  const { ui, sent } = await openTask(
+    task({ inputType: 'radio', options: ['approve', 'reject', 'escalate'], formTitle: 'Decision?' }),
+  );
   t.teardown(ui.unmount);
   press(ui, 'j', KEY.enter);
   await frameMatching(ui.lastFrame, /›\(•\) reject/);
@@ -145,61 +160,85 @@ const FORM = task({
   ],
 });
 
-t.test('form: every field by its type, required marked, tab / shift+tab / enter move, problems at their fields, the fields object sent', async (t) => {
-  const { ui, sent } = await openTask(FORM, { columns: 80 });
-  t.teardown(ui.unmount);
-  const first = ui.lastFrame();
-  t.match(first, /› approve \* ›\( \) yes\s+\( \) no/, 'a boolean is a yes / no choice, on one line');
-  t.match(first, /  size  \( \) S\s+\( \) M\s+\( \) L/);
-  t.match(first, /  count \* \[\]\s+a number/);
-  t.match(first, /  due date \[\]\s+YYYY-MM-DD/, 'the label when there is one');
-  t.match(first, /  note \[\]/);
-  t.match(first, /  tags \[\]\s+values separated by commas/, 'an array without options is a list typed in');
-  t.match(first, /  colours  \[ \] red\s+\[ \] blue/, 'an array with options is a checkbox');
-  t.match(first, /\* required/);
-  t.match(first, /tab\s+next\s+space\s+choose\s+ctrl\+s\s+complete\s+ctrl\+x\s+cancel\s+esc\s+back/);
-  t.same(widerThan(first, 80), [], 'the form fits 80 columns');
+t.test(
+  'form: every field by its type, required marked, tab / shift+tab / enter move, problems at their fields, the fields object sent',
+  async (t) => {
+    const { ui, sent } = await openTask(FORM, { columns: 80 });
+    t.teardown(ui.unmount);
+    const first = ui.lastFrame();
+    t.match(first, /› approve \* ›\( \) yes\s+\( \) no/, 'a boolean is a yes / no choice, on one line');
+    t.match(first, /  size  \( \) S\s+\( \) M\s+\( \) L/);
+    t.match(first, /  count \* \[\]\s+a number/);
+    t.match(first, /  due date \[\]\s+YYYY-MM-DD/, 'the label when there is one');
+    t.match(first, /  note \[\]/);
+    t.match(first, /  tags \[\]\s+values separated by commas/, 'an array without options is a list typed in');
+    t.match(first, /  colours  \[ \] red\s+\[ \] blue/, 'an array with options is a checkbox');
+    t.match(first, /\* required/);
+    t.match(first, /tab\s+next\s+space\s+choose\s+ctrl\+s\s+complete\s+ctrl\+x\s+cancel\s+esc\s+back/);
+    t.same(widerThan(first, 80), [], 'the form fits 80 columns');
 
-  press(ui, KEY.ctrlS);
-  const refused = await frameMatching(ui.lastFrame, /approve \*.*\n\s+✖ required/);
-  t.match(refused, /count \* \[\]\s+a number\n\s+✖ required/, 'each problem at its field');
-  t.same(widerThan(refused, 80), [], 'with its problems too');
-  t.same(sent, []);
+    press(ui, KEY.ctrlS);
+    const refused = await frameMatching(ui.lastFrame, /approve \*.*\n\s+✖ required/);
+    t.match(refused, /count \* \[\]\s+a number\n\s+✖ required/, 'each problem at its field');
+    t.same(widerThan(refused, 80), [], 'with its problems too');
+    t.same(sent, []);
 
-  press(ui, ' '); // approve: yes
-  await frameMatching(ui.lastFrame, /›\(•\) yes/);
-  press(ui, KEY.tab, KEY.down, KEY.down, ' '); // size: L
-  await frameMatching(ui.lastFrame, /› size  .*›\(•\) L/);
-  press(ui, KEY.tab, '12', KEY.enter); // count; enter moves on
-  await frameMatching(ui.lastFrame, /› due date \[▌\]/);
-  press(ui, KEY.shiftTab);
-  await frameMatching(ui.lastFrame, /› count \* \[12▌\]/);
-  press(ui, KEY.tab, '2026-12-01', KEY.tab, 'rush', KEY.tab, 'a, b ,', KEY.tab, KEY.down, ' ');
-  await frameMatching(ui.lastFrame, /› colours  \[ \] red\s+›\[x\] blue/);
-  press(ui, KEY.tab);
-  await frameMatching(ui.lastFrame, /› approve/); // tab goes round
-  press(ui, KEY.ctrlS);
-  await frameMatching(ui.lastFrame, /completed/);
-  t.same(sent, complete({ approve: true, size: 'L', count: 12, due: '2026-12-01', note: 'rush', tags: ['a', 'b'], colours: ['blue'] }));
-});
+    press(ui, ' '); // approve: yes
+    await frameMatching(ui.lastFrame, /›\(•\) yes/);
+    press(ui, KEY.tab, KEY.down, KEY.down, ' '); // size: L
+    await frameMatching(ui.lastFrame, /› size  .*›\(•\) L/);
+    press(ui, KEY.tab, '12', KEY.enter); // count; enter moves on
+    await frameMatching(ui.lastFrame, /› due date \[▌\]/);
+    press(ui, KEY.shiftTab);
+    await frameMatching(ui.lastFrame, /› count \* \[12▌\]/);
+    press(ui, KEY.tab, '2026-12-01', KEY.tab, 'rush', KEY.tab, 'a, b ,', KEY.tab, KEY.down, ' ');
+    await frameMatching(ui.lastFrame, /› colours  \[ \] red\s+›\[x\] blue/);
+    press(ui, KEY.tab);
+    await frameMatching(ui.lastFrame, /› approve/); // tab goes round
+    press(ui, KEY.ctrlS);
+    await frameMatching(ui.lastFrame, /completed/);
+    t.same(
+      sent,
+      complete({
+        approve: true,
+        size: 'L',
+        count: 12,
+        due: '2026-12-01',
+        note: 'rush',
+        tags: ['a', 'b'],
+        colours: ['blue'],
+      }),
+    );
+  },
+);
 
-t.test('form: empty optional fields are left out; a 422 from the API shows at its field like the validator\'s', async (t) => {
-  const answers: Array<() => Promise<unknown>> = [
-    () => Promise.reject(new WfxError('VALIDATION_ERROR', 'the data does not fit the form input: count: must be below 10', { details: { problems: ['count: must be below 10'] } })),
-    () => Promise.reject(new WfxError('NODE_NOT_WAITING', `node ask of ${ID} is not waiting for input`)),
-  ];
-  const { ui, sent } = await openTask(FORM, { answer: () => answers.shift()!() });
-  t.teardown(ui.unmount);
-  press(ui, 'j', ' ', KEY.tab, KEY.tab, '12', KEY.ctrlS);
-  await frameMatching(ui.lastFrame, /count \* \[12▌\]\s+a number\n\s+✖ must be below 10/);
-  t.same(sent, complete({ approve: false, count: 12 }));
-  press(ui, KEY.ctrlS);
-  await frameMatching(ui.lastFrame, /✖ NODE_NOT_WAITING: node ask of .* is not waiting for input/);
-  t.match(ui.lastFrame(), /Approve order 42/, 'the form stays open');
-});
+t.test(
+  "form: empty optional fields are left out; a 422 from the API shows at its field like the validator's",
+  async (t) => {
+    const answers: Array<() => Promise<unknown>> = [
+      () =>
+        Promise.reject(
+          new WfxError('VALIDATION_ERROR', 'the data does not fit the form input: count: must be below 10', {
+            details: { problems: ['count: must be below 10'] },
+          }),
+        ),
+      () => Promise.reject(new WfxError('NODE_NOT_WAITING', `node ask of ${ID} is not waiting for input`)),
+    ];
+    const { ui, sent } = await openTask(FORM, { answer: () => answers.shift()!() });
+    t.teardown(ui.unmount);
+    press(ui, 'j', ' ', KEY.tab, KEY.tab, '12', KEY.ctrlS);
+    await frameMatching(ui.lastFrame, /count \* \[12▌\]\s+a number\n\s+✖ must be below 10/);
+    t.same(sent, complete({ approve: false, count: 12 }));
+    press(ui, KEY.ctrlS);
+    await frameMatching(ui.lastFrame, /✖ NODE_NOT_WAITING: node ask of .* is not waiting for input/);
+    t.match(ui.lastFrame(), /Approve order 42/, 'the form stays open');
+  },
+);
 
 t.test('a user task is a form; one with no fields completes with {}', async (t) => {
-  const { ui, sent } = await openTask(task({ nodeType: 'userTask', inputType: 'form', fields: [], formTitle: 'Sign off', assignee: 'ann' }));
+  const { ui, sent } = await openTask(
+    task({ nodeType: 'userTask', inputType: 'form', fields: [], formTitle: 'Sign off', assignee: 'ann' }),
+  );
   t.teardown(ui.unmount);
   t.match(ui.lastFrame(), /\(user task\)/);
   t.match(ui.lastFrame(), /this form has no fields: complete sends \{\}/);
@@ -218,32 +257,35 @@ t.test('keys that arrive in one chunk (typed fast, tmux send-keys, a paste) each
   t.same(sent, complete({ approve: true, count: 7 }));
 });
 
-t.test('esc closes the form while an answer is being sent (a hung POST leaves no key dead); the late answer is ignored', async (t) => {
-  const pending: Array<{ resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
-  const { ui, sent, captures } = await openTask(task({ inputType: 'textbox', formTitle: 'Ship it?' }), {
-    answer: () => new Promise((resolve, reject) => pending.push({ resolve, reject })),
-  });
-  t.teardown(ui.unmount);
-  press(ui, 'yes', KEY.enter);
-  await frameMatching(ui.lastFrame, /sending…/);
-  t.equal(sent.length, 1);
-  press(ui, KEY.esc);
-  await frameMatching(ui.lastFrame, /enter\s+answer/);
-  t.same(captures, [true, false], 'the shell has its keys back');
-  pending[0]!.resolve({ status: 'resumed' });
-  await Promise.resolve();
-  press(ui, KEY.enter); // a new form of the same task: the old answer must not close it
-  await frameMatching(ui.lastFrame, /Ship it\?\n\n› answer \[▌\]/);
-  press(ui, 'x');
-  const frame = await frameMatching(ui.lastFrame, /\[x▌\]/);
-  t.notMatch(frame, /completed|sending/, 'the late answer changed nothing');
-  press(ui, KEY.enter);
-  await frameMatching(ui.lastFrame, /sending…/);
-  press(ui, KEY.esc);
-  await frameMatching(ui.lastFrame, /enter\s+answer/);
-  pending[1]!.reject(new WfxError('NODE_NOT_WAITING', 'late'));
-  await Promise.resolve();
-  press(ui, KEY.enter);
-  const reopened = await frameMatching(ui.lastFrame, /› answer \[▌\]/);
-  t.notMatch(reopened, /late|✖/, 'a late failure is not shown either');
-});
+t.test(
+  'esc closes the form while an answer is being sent (a hung POST leaves no key dead); the late answer is ignored',
+  async (t) => {
+    const pending: Array<{ resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
+    const { ui, sent, captures } = await openTask(task({ inputType: 'textbox', formTitle: 'Ship it?' }), {
+      answer: () => new Promise((resolve, reject) => pending.push({ resolve, reject })),
+    });
+    t.teardown(ui.unmount);
+    press(ui, 'yes', KEY.enter);
+    await frameMatching(ui.lastFrame, /sending…/);
+    t.equal(sent.length, 1);
+    press(ui, KEY.esc);
+    await frameMatching(ui.lastFrame, /enter\s+answer/);
+    t.same(captures, [true, false], 'the shell has its keys back');
+    pending[0]!.resolve({ status: 'resumed' });
+    await Promise.resolve();
+    press(ui, KEY.enter); // a new form of the same task: the old answer must not close it
+    await frameMatching(ui.lastFrame, /Ship it\?\n\n› answer \[▌\]/);
+    press(ui, 'x');
+    const frame = await frameMatching(ui.lastFrame, /\[x▌\]/);
+    t.notMatch(frame, /completed|sending/, 'the late answer changed nothing');
+    press(ui, KEY.enter);
+    await frameMatching(ui.lastFrame, /sending…/);
+    press(ui, KEY.esc);
+    await frameMatching(ui.lastFrame, /enter\s+answer/);
+    pending[1]!.reject(new WfxError('NODE_NOT_WAITING', 'late'));
+    await Promise.resolve();
+    press(ui, KEY.enter);
+    const reopened = await frameMatching(ui.lastFrame, /› answer \[▌\]/);
+    t.notMatch(reopened, /late|✖/, 'a late failure is not shown either');
+  },
+);

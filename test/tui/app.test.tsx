@@ -12,38 +12,50 @@ nodes:
   done: { type: endEvent }
 `;
 
-t.test('the TUI against a real daemon: the list goes live, enter opens an execution, c then y cancels it', async (t) => {
-  const cwd = t.testdir({ 'flow.yaml': FLOW });
-  const info = await startDaemon(t, { cwd });
-  t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
-  const client = await adminClient(cwd, info.url);
-  const first = await client.process.startAny({ processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', data: { orderId: 42 } });
+t.test(
+  'the TUI against a real daemon: the list goes live, enter opens an execution, c then y cancels it',
+  async (t) => {
+    const cwd = t.testdir({ 'flow.yaml': FLOW });
+    const info = await startDaemon(t, { cwd });
+    t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
+    const client = await adminClient(cwd, info.url);
+    const first = await client.process.startAny({
+      processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b',
+      data: { orderId: 42 },
+    });
 
-  const ui = render(<App client={client} url={info.url} rows={24} />);
-  t.teardown(() => ui.unmount());
-  await frameMatching(ui.lastFrame, new RegExp(`● running\\s+Needs an answer v1 .*${first.processInstanceId}`));
-  t.match(ui.lastFrame(), /· live/);
+    const ui = render(<App client={client} url={info.url} rows={24} />);
+    t.teardown(() => ui.unmount());
+    await frameMatching(ui.lastFrame, new RegExp(`● running\\s+Needs an answer v1 .*${first.processInstanceId}`));
+    t.match(ui.lastFrame(), /· live/);
 
-  // Started while the TUI watches: it appears without a key press (GET /events).
-  const second = await client.process.startAny({ processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', data: { orderId: 43 } });
-  await frameMatching(ui.lastFrame, new RegExp(second.processInstanceId));
+    // Started while the TUI watches: it appears without a key press (GET /events).
+    const second = await client.process.startAny({
+      processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b',
+      data: { orderId: 43 },
+    });
+    await frameMatching(ui.lastFrame, new RegExp(second.processInstanceId));
 
-  ui.stdin.write(KEY.enter); // the newest, selected first
-  const detail = await frameMatching(ui.lastFrame, /ask\s+inputNode\s+waiting\s+input textbox: Ship order 43\?[\s\S]*ask: waiting for input/);
-  t.match(detail, /variables \{"orderId":43\}/, 'its variables, and the log tail above');
-  ui.stdin.write('c');
-  await frameMatching(ui.lastFrame, /Cancel Needs an answer .*\? y \/ n/);
-  ui.stdin.write('y');
-  await frameMatching(ui.lastFrame, /◌ cancelled/);
-  t.equal((await client.instances.get(second.processInstanceId)).stateCd, 3, 'cancelled in the daemon');
-  t.equal((await client.instances.get(first.processInstanceId)).stateCd, 0, 'the other one untouched');
+    ui.stdin.write(KEY.enter); // the newest, selected first
+    const detail = await frameMatching(
+      ui.lastFrame,
+      /ask\s+inputNode\s+waiting\s+input textbox: Ship order 43\?[\s\S]*ask: waiting for input/,
+    );
+    t.match(detail, /variables \{"orderId":43\}/, 'its variables, and the log tail above');
+    ui.stdin.write('c');
+    await frameMatching(ui.lastFrame, /Cancel Needs an answer .*\? y \/ n/);
+    ui.stdin.write('y');
+    await frameMatching(ui.lastFrame, /◌ cancelled/);
+    t.equal((await client.instances.get(second.processInstanceId)).stateCd, 3, 'cancelled in the daemon');
+    t.equal((await client.instances.get(first.processInstanceId)).stateCd, 0, 'the other one untouched');
 
-  ui.stdin.write(KEY.esc); // esc: back to the list, which has heard of the cancel
-  await frameMatching(ui.lastFrame, new RegExp(`◌ cancelled .*${second.processInstanceId}`));
-  ui.stdin.write('s'); // state filter: running
-  const running = await frameMatching(ui.lastFrame, /state: running/);
-  t.notMatch(running, /◌ cancelled/, 'the cancelled one is filtered out');
-  t.match(running, /● running/);
-  ui.stdin.write('?');
-  await frameMatching(ui.lastFrame, /wfx tui · keys/);
-});
+    ui.stdin.write(KEY.esc); // esc: back to the list, which has heard of the cancel
+    await frameMatching(ui.lastFrame, new RegExp(`◌ cancelled .*${second.processInstanceId}`));
+    ui.stdin.write('s'); // state filter: running
+    const running = await frameMatching(ui.lastFrame, /state: running/);
+    t.notMatch(running, /◌ cancelled/, 'the cancelled one is filtered out');
+    t.match(running, /● running/);
+    ui.stdin.write('?');
+    await frameMatching(ui.lastFrame, /wfx tui · keys/);
+  },
+);

@@ -21,116 +21,148 @@ const summary = (n: number, processName: string, correlationKey: string | null, 
   parentInstanceId: null,
   waitingNodeIds: [],
 });
-const ITEMS = [summary(4, 'Order approval', 'order-42'), summary(3, 'Invoice', 'INV-2026-7'), summary(2, 'Order approval', 'order-43', 1), summary(1, 'Invoice', null, 2)];
+const ITEMS = [
+  summary(4, 'Order approval', 'order-42'),
+  summary(3, 'Invoice', 'INV-2026-7'),
+  summary(2, 'Order approval', 'order-43', 1),
+  summary(1, 'Invoice', null, 2),
+];
 
-t.test('search and flow filter, pure: substring of id or correlation key in any case; flows cycle all, each, all', async (t) => {
-  t.ok(matchesSearch(ITEMS[0]!, 'ORDER-4'));
-  t.ok(matchesSearch(ITEMS[0]!, '0004'));
-  t.ok(matchesSearch(ITEMS[3]!, ''));
-  t.notOk(matchesSearch(ITEMS[3]!, 'order'), 'no correlation key: only the id is searched');
-  t.equal(nextFlowFilter(null, ['Invoice', 'Order approval']), 'Invoice');
-  t.equal(nextFlowFilter('Invoice', ['Invoice', 'Order approval']), 'Order approval');
-  t.equal(nextFlowFilter('Order approval', ['Invoice', 'Order approval']), null);
-  t.equal(nextFlowFilter('Gone', ['Invoice']), 'Invoice', 'a flow no longer listed moves on');
-});
+t.test(
+  'search and flow filter, pure: substring of id or correlation key in any case; flows cycle all, each, all',
+  async (t) => {
+    t.ok(matchesSearch(ITEMS[0]!, 'ORDER-4'));
+    t.ok(matchesSearch(ITEMS[0]!, '0004'));
+    t.ok(matchesSearch(ITEMS[3]!, ''));
+    t.notOk(matchesSearch(ITEMS[3]!, 'order'), 'no correlation key: only the id is searched');
+    t.equal(nextFlowFilter(null, ['Invoice', 'Order approval']), 'Invoice');
+    t.equal(nextFlowFilter('Invoice', ['Invoice', 'Order approval']), 'Order approval');
+    t.equal(nextFlowFilter('Order approval', ['Invoice', 'Order approval']), null);
+    t.equal(nextFlowFilter('Gone', ['Invoice']), 'Invoice', 'a flow no longer listed moves on');
+  },
+);
 
-t.test('the table shows the correlation key when some execution has one, and fits 80 columns (the id cut to its tail)', async (t) => {
-  const narrow = renderAt(<ExecutionsTable items={ITEMS} selected={0} now={NOW} rows={10} width={80} />, 80);
-  t.teardown(narrow.unmount);
-  const frame = narrow.lastFrame();
-  t.match(frame, /STATE\s+FLOW\s+STARTED\s+TIME\s+KEY\s+ID/);
-  t.match(frame, /› ● running\s+Order approval v1\s+\d\d:\d\d:\d\d\s+5m 00s\s+order-42\s+…000000000004/);
-  t.match(frame, /  ✖ failed\s+Invoice v1 .* 1m 05s\s+…000000000001/, 'no key: the cell is empty');
-  t.same(widerThan(frame, 80), [], 'no line wider than 80');
-  t.match(executionColumns(80, true), { id: 13, key: 12 });
+t.test(
+  'the table shows the correlation key when some execution has one, and fits 80 columns (the id cut to its tail)',
+  async (t) => {
+    const narrow = renderAt(<ExecutionsTable items={ITEMS} selected={0} now={NOW} rows={10} width={80} />, 80);
+    t.teardown(narrow.unmount);
+    const frame = narrow.lastFrame();
+    t.match(frame, /STATE\s+FLOW\s+STARTED\s+TIME\s+KEY\s+ID/);
+    t.match(frame, /› ● running\s+Order approval v1\s+\d\d:\d\d:\d\d\s+5m 00s\s+order-42\s+…000000000004/);
+    t.match(frame, /  ✖ failed\s+Invoice v1 .* 1m 05s\s+…000000000001/, 'no key: the cell is empty');
+    t.same(widerThan(frame, 80), [], 'no line wider than 80');
+    t.match(executionColumns(80, true), { id: 13, key: 12 });
 
-  const wide = renderAt(<ExecutionsTable items={ITEMS} selected={0} now={NOW} rows={10} width={120} />, 120);
-  t.teardown(wide.unmount);
-  t.match(wide.lastFrame(), /Order approval v1\s+.*order-42\s+01a1fe30-0000-7000-8000-000000000004/, 'at 120 columns the whole id as well');
-  t.same(widerThan(wide.lastFrame(), 120), []);
-  t.match(executionColumns(100, true), { flow: 30, id: 13 }, 'at 100 the flow name comes before the whole id');
-  t.match(executionColumns(100, false), { flow: 30, id: 36 });
-  t.match(executionColumns(140, true), { id: 36, key: 24 }, 'wider still: the key column grows');
-});
+    const wide = renderAt(<ExecutionsTable items={ITEMS} selected={0} now={NOW} rows={10} width={120} />, 120);
+    t.teardown(wide.unmount);
+    t.match(
+      wide.lastFrame(),
+      /Order approval v1\s+.*order-42\s+01a1fe30-0000-7000-8000-000000000004/,
+      'at 120 columns the whole id as well',
+    );
+    t.same(widerThan(wide.lastFrame(), 120), []);
+    t.match(executionColumns(100, true), { flow: 30, id: 13 }, 'at 100 the flow name comes before the whole id');
+    t.match(executionColumns(100, false), { flow: 30, id: 36 });
+    t.match(executionColumns(140, true), { id: 36, key: 24 }, 'wider still: the key column grows');
+  },
+);
 
-t.test('the executions table says where a running execution waits; at 80 columns with keys too, STARTED gives way', async (t) => {
-  const items = [{ ...ITEMS[0]!, waitingNodeIds: ['approve'] }, ...ITEMS.slice(1)];
-  const narrow = renderAt(<ExecutionsTable items={items} selected={0} now={NOW} rows={10} width={80} />, 80);
-  t.teardown(narrow.unmount);
-  const frame = narrow.lastFrame()!;
-  t.match(frame, /STATE\s+FLOW\s+TIME\s+WAITING\s+KEY\s+ID/);
-  t.notMatch(frame, /STARTED/);
-  t.match(frame, /› ● running\s+Order approval v1\s+5m 00s\s+approve\s+order-42\s+…000000000004/);
-  t.match(frame, /✖ failed\s+Invoice v1\s+1m 05s\s+…000000000001/, 'nothing waits: the cells are empty');
-  t.same(widerThan(frame, 80), [], 'no line wider than 80');
-  t.match(executionColumns(80, true, true), { started: 0, waiting: 10, key: 12, id: 13, flow: 18 });
-  t.match(executionColumns(100, true, true), { started: 8, waiting: 10, key: 12, id: 13, flow: 29 });
-  t.match(executionColumns(80, false, true), { started: 8, waiting: 10, key: 0 });
-  const wide = renderAt(<ExecutionsTable items={items} selected={0} now={NOW} rows={10} width={100} />, 100);
-  t.teardown(wide.unmount);
-  t.match(wide.lastFrame(), /STATE\s+FLOW\s+STARTED\s+TIME\s+WAITING\s+KEY\s+ID/);
-  t.same(widerThan(wide.lastFrame()!, 100), []);
-});
+t.test(
+  'the executions table says where a running execution waits; at 80 columns with keys too, STARTED gives way',
+  async (t) => {
+    const items = [{ ...ITEMS[0]!, waitingNodeIds: ['approve'] }, ...ITEMS.slice(1)];
+    const narrow = renderAt(<ExecutionsTable items={items} selected={0} now={NOW} rows={10} width={80} />, 80);
+    t.teardown(narrow.unmount);
+    const frame = narrow.lastFrame()!;
+    t.match(frame, /STATE\s+FLOW\s+TIME\s+WAITING\s+KEY\s+ID/);
+    t.notMatch(frame, /STARTED/);
+    t.match(frame, /› ● running\s+Order approval v1\s+5m 00s\s+approve\s+order-42\s+…000000000004/);
+    t.match(frame, /✖ failed\s+Invoice v1\s+1m 05s\s+…000000000001/, 'nothing waits: the cells are empty');
+    t.same(widerThan(frame, 80), [], 'no line wider than 80');
+    t.match(executionColumns(80, true, true), { started: 0, waiting: 10, key: 12, id: 13, flow: 18 });
+    t.match(executionColumns(100, true, true), { started: 8, waiting: 10, key: 12, id: 13, flow: 29 });
+    t.match(executionColumns(80, false, true), { started: 8, waiting: 10, key: 0 });
+    const wide = renderAt(<ExecutionsTable items={items} selected={0} now={NOW} rows={10} width={100} />, 100);
+    t.teardown(wide.unmount);
+    t.match(wide.lastFrame(), /STATE\s+FLOW\s+STARTED\s+TIME\s+WAITING\s+KEY\s+ID/);
+    t.same(widerThan(wide.lastFrame()!, 100), []);
+  },
+);
 
-t.test('the executions screen: f cycles the flow filter, / searches as it is typed, enter keeps it, esc clears it', async (t) => {
-  const client = stubClient(() => ({}));
-  const capture: boolean[] = [];
-  const ui = renderAt(<ExecutionsScreen client={client} rows={23} now={NOW} active changes={0} setCapture={(c) => capture.push(c)} items={ITEMS} />, 80);
-  t.teardown(ui.unmount);
-  t.match(ui.lastFrame(), /f\s+flow: all\s+\/\s+search/);
-  ui.stdin.write('f');
-  let frame = await frameMatching(ui.lastFrame, /flow: Invoice/);
-  t.match(frame, /INV-2026-7/);
-  t.notMatch(frame, /Order approval v1/);
-  ui.stdin.write('f');
-  frame = await frameMatching(ui.lastFrame, /flow: Order approval/);
-  t.notMatch(frame, /Invoice v1/);
-  ui.stdin.write('f');
-  frame = await frameMatching(ui.lastFrame, /flow: all/);
-  t.match(frame, /Invoice v1[\s\S]*Order approval v1|Order approval v1[\s\S]*Invoice v1/);
+t.test(
+  'the executions screen: f cycles the flow filter, / searches as it is typed, enter keeps it, esc clears it',
+  async (t) => {
+    const client = stubClient(() => ({}));
+    const capture: boolean[] = [];
+    const ui = renderAt(
+      <ExecutionsScreen
+        client={client}
+        rows={23}
+        now={NOW}
+        active
+        changes={0}
+        setCapture={(c) => capture.push(c)}
+        items={ITEMS}
+      />,
+      80,
+    );
+    t.teardown(ui.unmount);
+    t.match(ui.lastFrame(), /f\s+flow: all\s+\/\s+search/);
+    ui.stdin.write('f');
+    let frame = await frameMatching(ui.lastFrame, /flow: Invoice/);
+    t.match(frame, /INV-2026-7/);
+    t.notMatch(frame, /Order approval v1/);
+    ui.stdin.write('f');
+    frame = await frameMatching(ui.lastFrame, /flow: Order approval/);
+    t.notMatch(frame, /Invoice v1/);
+    ui.stdin.write('f');
+    frame = await frameMatching(ui.lastFrame, /flow: all/);
+    t.match(frame, /Invoice v1[\s\S]*Order approval v1|Order approval v1[\s\S]*Invoice v1/);
 
-  ui.stdin.write('/');
-  await frameMatching(ui.lastFrame, /search \/ .*part of an id or a correlation key/);
-  t.same(capture, [true], 'typing takes every key');
-  ui.stdin.write('order-4');
-  frame = await frameMatching(ui.lastFrame, /search \/ order-4/);
-  t.match(frame, /order-42/);
-  t.match(frame, /order-43/);
-  t.notMatch(frame, /INV-2026-7/, 'filtered as it is typed');
-  ui.stdin.write('2');
-  frame = await frameMatching(ui.lastFrame, /search \/ order-42/);
-  t.notMatch(frame, /order-43/);
-  ui.stdin.write(KEY.backspace);
-  await frameMatching(ui.lastFrame, /search \/ order-4\n/);
-  ui.stdin.write('2q');
-  frame = await frameMatching(ui.lastFrame, /search \/ order-42q/);
-  t.match(frame, /none of the 4 executions match the filters/, 'q is text here');
-  ui.stdin.write(KEY.backspace);
-  ui.stdin.write(KEY.enter);
-  frame = await frameMatching(ui.lastFrame, /\/\s+search: order-42/);
-  t.notMatch(frame, /search \//, 'enter keeps the search and closes the field');
-  t.match(frame, /› ● running\s+Order approval v1 .*order-42/);
-  t.notMatch(frame, /order-43/);
-  t.same(capture, [true, false]);
-  t.same(widerThan(frame, 80), []);
+    ui.stdin.write('/');
+    await frameMatching(ui.lastFrame, /search \/ .*part of an id or a correlation key/);
+    t.same(capture, [true], 'typing takes every key');
+    ui.stdin.write('order-4');
+    frame = await frameMatching(ui.lastFrame, /search \/ order-4/);
+    t.match(frame, /order-42/);
+    t.match(frame, /order-43/);
+    t.notMatch(frame, /INV-2026-7/, 'filtered as it is typed');
+    ui.stdin.write('2');
+    frame = await frameMatching(ui.lastFrame, /search \/ order-42/);
+    t.notMatch(frame, /order-43/);
+    ui.stdin.write(KEY.backspace);
+    await frameMatching(ui.lastFrame, /search \/ order-4\n/);
+    ui.stdin.write('2q');
+    frame = await frameMatching(ui.lastFrame, /search \/ order-42q/);
+    t.match(frame, /none of the 4 executions match the filters/, 'q is text here');
+    ui.stdin.write(KEY.backspace);
+    ui.stdin.write(KEY.enter);
+    frame = await frameMatching(ui.lastFrame, /\/\s+search: order-42/);
+    t.notMatch(frame, /search \//, 'enter keeps the search and closes the field');
+    t.match(frame, /› ● running\s+Order approval v1 .*order-42/);
+    t.notMatch(frame, /order-43/);
+    t.same(capture, [true, false]);
+    t.same(widerThan(frame, 80), []);
 
-  ui.stdin.write('s'); // the filters combine: state running
-  frame = await frameMatching(ui.lastFrame, /state: running/);
-  t.match(frame, /order-42/);
-  ui.stdin.write('/');
-  await frameMatching(ui.lastFrame, /search \/ order-42/);
-  ui.stdin.write(KEY.ctrlU);
-  await frameMatching(ui.lastFrame, /search \/ .*part of an id/);
-  ui.stdin.write('inv');
-  frame = await frameMatching(ui.lastFrame, /search \/ inv\n/);
-  t.match(frame, /● running\s+Invoice v1 .*INV-2026-7/, 'any case, and combined with the state filter');
-  t.notMatch(frame, /order-42|failed/);
-  ui.stdin.write(KEY.esc);
-  frame = await frameMatching(ui.lastFrame, /\/\s+search(?!:)/);
-  t.match(frame, /order-42/, 'esc clears the search');
-  t.match(frame, /INV-2026-7/);
-  t.same(capture, [true, false, true, false]);
-});
+    ui.stdin.write('s'); // the filters combine: state running
+    frame = await frameMatching(ui.lastFrame, /state: running/);
+    t.match(frame, /order-42/);
+    ui.stdin.write('/');
+    await frameMatching(ui.lastFrame, /search \/ order-42/);
+    ui.stdin.write(KEY.ctrlU);
+    await frameMatching(ui.lastFrame, /search \/ .*part of an id/);
+    ui.stdin.write('inv');
+    frame = await frameMatching(ui.lastFrame, /search \/ inv\n/);
+    t.match(frame, /● running\s+Invoice v1 .*INV-2026-7/, 'any case, and combined with the state filter');
+    t.notMatch(frame, /order-42|failed/);
+    ui.stdin.write(KEY.esc);
+    frame = await frameMatching(ui.lastFrame, /\/\s+search(?!:)/);
+    t.match(frame, /order-42/, 'esc clears the search');
+    t.match(frame, /INV-2026-7/);
+    t.same(capture, [true, false, true, false]);
+  },
+);
 
 const flowFile = (processId: string, name: string) => `processId: ${processId}
 name: ${name}
@@ -147,7 +179,8 @@ t.test('search and flow filter against a real daemon, at 80 columns', async (t) 
   const info = await startDaemon(t, { cwd });
   for (const f of ['orders.yaml', 'invoices.yaml']) t.equal((await wfxIn(['flow', 'publish', f], { cwd })).code, 0);
   const client = await adminClient(cwd, info.url);
-  const start = (processId: string, correlationKey: string) => client.process.startAny({ processId, correlationKey, data: {} });
+  const start = (processId: string, correlationKey: string) =>
+    client.process.startAny({ processId, correlationKey, data: {} });
   const o1 = await start(orders, 'order-1001');
   const o2 = await start(orders, 'order-1002');
   const i1 = await start(invoices, 'inv-77');

@@ -22,21 +22,34 @@ const summary = (n: number, stateCd: number, extra: Partial<ExecutionSummary> = 
   ...extra,
 });
 
-t.test('the executions table: state in words with a symbol, flow and version, duration, the selected row marked', async (t) => {
-  const items = [summary(1, 0), summary(2, 1), summary(3, 2), summary(4, 3)];
-  const { lastFrame, unmount } = render(<ExecutionsTable items={items} selected={1} now={NOW} rows={10} />);
-  const frame = lastFrame()!;
-  t.teardown(unmount);
-  t.match(frame, /STATE\s+FLOW\s+STARTED\s+TIME\s+ID/);
-  t.match(frame, /● running\s+Order approval v2 .* 5m 00s\s+01a1fe30-0000-7000-8000-000000000001/, 'a running one counts to now');
-  t.match(frame, /› ✔ completed\s+Order approval v2 .* 1m 05s/, 'the selected row is marked, and reads without colour');
-  t.match(frame, /✖ failed/);
-  t.match(frame, /◌ cancelled/);
-  for (const line of frame.split('\n')) t.ok(line.length <= 120, 'fits a wide terminal line');
-});
+t.test(
+  'the executions table: state in words with a symbol, flow and version, duration, the selected row marked',
+  async (t) => {
+    const items = [summary(1, 0), summary(2, 1), summary(3, 2), summary(4, 3)];
+    const { lastFrame, unmount } = render(<ExecutionsTable items={items} selected={1} now={NOW} rows={10} />);
+    const frame = lastFrame()!;
+    t.teardown(unmount);
+    t.match(frame, /STATE\s+FLOW\s+STARTED\s+TIME\s+ID/);
+    t.match(
+      frame,
+      /● running\s+Order approval v2 .* 5m 00s\s+01a1fe30-0000-7000-8000-000000000001/,
+      'a running one counts to now',
+    );
+    t.match(
+      frame,
+      /› ✔ completed\s+Order approval v2 .* 1m 05s/,
+      'the selected row is marked, and reads without colour',
+    );
+    t.match(frame, /✖ failed/);
+    t.match(frame, /◌ cancelled/);
+    for (const line of frame.split('\n')) t.ok(line.length <= 120, 'fits a wide terminal line');
+  },
+);
 
 t.test('the executions table scrolls to keep the selection in view, and says when there is nothing', async (t) => {
-  const items = Array.from({ length: 30 }, (_, i) => summary(i, 1, { processInstanceId: `id-${String(i).padStart(2, '0')}` }));
+  const items = Array.from({ length: 30 }, (_, i) =>
+    summary(i, 1, { processInstanceId: `id-${String(i).padStart(2, '0')}` }),
+  );
   const { lastFrame, unmount } = render(<ExecutionsTable items={items} selected={25} now={NOW} rows={5} />);
   t.teardown(unmount);
   t.match(lastFrame(), /› .*id-25/);
@@ -46,42 +59,94 @@ t.test('the executions table scrolls to keep the selection in view, and says whe
   t.match(empty.lastFrame(), /no executions/);
 });
 
-t.test('one execution: nodes with their status in words, what a waiting node waits for, variables, the error, the log tail', async (t) => {
-  const execution: Execution = {
-    ...summary(1, 2),
-    correlationKey: 'order-42',
-    environment: 'PRODUCTION',
-    data: { order: { id: 42 }, error: { code: 'HTTP_503', message: 'POST /orders answered 503', nodeId: 'notify' } },
-    output: null,
-    nodes: [
-      { nodeInstanceId: 'n1', nodeId: 'start', nodeName: 'start', nodeType: 'startEvent', statusCd: 2, startTime: NOW.toISOString(), endTime: NOW.toISOString() },
-      { nodeInstanceId: 'n2', nodeId: 'ask', nodeName: 'Ask', nodeType: 'inputNode', statusCd: 1, startTime: NOW.toISOString(), endTime: null, wait: { kind: 'input', inputType: 'form', formTitle: 'Approve order 42?', options: null, fields: null, assignee: null, dueAt: null } },
-      { nodeInstanceId: 'n3', nodeId: 'notify', nodeName: 'notify', nodeType: 'serviceTask', statusCd: 3, startTime: NOW.toISOString(), endTime: NOW.toISOString() },
-    ],
-  };
-  const logs = Array.from({ length: 8 }, (_, i) => ({ id: i + 1, nodeId: 'notify', nodeName: 'notify', level: i === 7 ? ('ERROR' as const) : ('INFO' as const), message: `line ${i + 1}`, timestamp: NOW.toISOString() }));
-  const { lastFrame, unmount } = render(<ExecutionView execution={execution} logs={logs} now={NOW} logRows={3} />);
-  t.teardown(unmount);
-  const frame = lastFrame()!;
-  t.match(frame, /Order approval v2 · ✖ failed/);
-  t.match(frame, /correlation key order-42/);
-  t.match(frame, /Ask\s+inputNode\s+waiting\s+input form: Approve order 42\?/);
-  t.match(frame, /notify\s+serviceTask\s+failed/);
-  t.match(frame, /error HTTP_503 at notify: POST \/orders answered 503/);
-  t.match(frame, /variables \{"order":\{"id":42\}\}/, 'the error is not repeated among the variables');
-  t.match(frame, /line 8/);
-  t.notMatch(frame, /line 5/, 'only the tail of the log');
-});
+t.test(
+  'one execution: nodes with their status in words, what a waiting node waits for, variables, the error, the log tail',
+  async (t) => {
+    const execution: Execution = {
+      ...summary(1, 2),
+      correlationKey: 'order-42',
+      environment: 'PRODUCTION',
+      data: { order: { id: 42 }, error: { code: 'HTTP_503', message: 'POST /orders answered 503', nodeId: 'notify' } },
+      output: null,
+      nodes: [
+        {
+          nodeInstanceId: 'n1',
+          nodeId: 'start',
+          nodeName: 'start',
+          nodeType: 'startEvent',
+          statusCd: 2,
+          startTime: NOW.toISOString(),
+          endTime: NOW.toISOString(),
+        },
+        {
+          nodeInstanceId: 'n2',
+          nodeId: 'ask',
+          nodeName: 'Ask',
+          nodeType: 'inputNode',
+          statusCd: 1,
+          startTime: NOW.toISOString(),
+          endTime: null,
+          wait: {
+            kind: 'input',
+            inputType: 'form',
+            formTitle: 'Approve order 42?',
+            options: null,
+            fields: null,
+            assignee: null,
+            dueAt: null,
+          },
+        },
+        {
+          nodeInstanceId: 'n3',
+          nodeId: 'notify',
+          nodeName: 'notify',
+          nodeType: 'serviceTask',
+          statusCd: 3,
+          startTime: NOW.toISOString(),
+          endTime: NOW.toISOString(),
+        },
+      ],
+    };
+    const logs = Array.from({ length: 8 }, (_, i) => ({
+      id: i + 1,
+      nodeId: 'notify',
+      nodeName: 'notify',
+      level: i === 7 ? ('ERROR' as const) : ('INFO' as const),
+      message: `line ${i + 1}`,
+      timestamp: NOW.toISOString(),
+    }));
+    const { lastFrame, unmount } = render(<ExecutionView execution={execution} logs={logs} now={NOW} logRows={3} />);
+    t.teardown(unmount);
+    const frame = lastFrame()!;
+    t.match(frame, /Order approval v2 · ✖ failed/);
+    t.match(frame, /correlation key order-42/);
+    t.match(frame, /Ask\s+inputNode\s+waiting\s+input form: Approve order 42\?/);
+    t.match(frame, /notify\s+serviceTask\s+failed/);
+    t.match(frame, /error HTTP_503 at notify: POST \/orders answered 503/);
+    t.match(frame, /variables \{"order":\{"id":42\}\}/, 'the error is not repeated among the variables');
+    t.match(frame, /line 8/);
+    t.notMatch(frame, /line 5/, 'only the tail of the log');
+  },
+);
 
 t.test('the key bar, the help, and the connection line (which says when the daemon is away)', async (t) => {
-  const bar = render(<KeyBar keys={[['q', 'quit'], ['?', 'help']]} />);
+  const bar = render(
+    <KeyBar
+      keys={[
+        ['q', 'quit'],
+        ['?', 'help'],
+      ]}
+    />,
+  );
   t.teardown(bar.unmount);
   t.match(bar.lastFrame(), /q\s+quit\s+\?\s+help/);
   const help = render(<Help />);
   t.teardown(help.unmount);
   t.match(help.lastFrame(), /enter\s+open the execution/);
   t.match(help.lastFrame(), /c\s+cancel the execution \(asks first\)/);
-  const away = render(<ConnectionLine url="http://127.0.0.1:7878" connection={{ state: 'reconnecting', error: 'connection refused' }} />);
+  const away = render(
+    <ConnectionLine url="http://127.0.0.1:7878" connection={{ state: 'reconnecting', error: 'connection refused' }} />,
+  );
   t.teardown(away.unmount);
   t.match(away.lastFrame(), /daemon unreachable \(connection refused\) · reconnecting/);
   const live = render(<ConnectionLine url="http://127.0.0.1:7878" connection={{ state: 'live' }} />);

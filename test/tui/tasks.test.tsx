@@ -24,20 +24,38 @@ const second = task({
   waitingSince: '2026-11-21T10:04:51.000Z',
 });
 
-t.test('the tasks table: flow, node, input type, waiting since and for how long, the execution id; the selected one marked and its title below', async (t) => {
-  const { lastFrame, unmount } = render(<TasksTable items={[task(), second]} selected={1} now={NOW} rows={10} width={100} />);
-  t.teardown(unmount);
-  const frame = lastFrame()!;
-  t.match(frame, /FLOW\s+NODE\s+INPUT\s+WAITING SINCE\s+ID/);
-  t.match(frame, new RegExp(`  Order approval v3\\s+Approve\\s+textbox\\s+${clock('2026-11-21T10:04:11.000Z')} 50s\\s+01a1fe30-edc6-7617-bd1f-84feb7474dfd`));
-  t.match(frame, /› Order approval v3\s+Review the co…\s+form\s+\S+ 10s\s+01a1fe31/, 'the selected row is marked (so it reads without colour)');
-  t.match(frame, /user task: Review contract 7 · for ann/, 'the selected task\'s title');
-  t.same(widerThan(frame, 100), [], 'fits 100 columns');
-  const narrow = renderAt(<TasksTable items={[task(), second]} selected={0} now={NOW} rows={10} width={80} />, 80);
-  t.teardown(narrow.unmount);
-  t.same(widerThan(narrow.lastFrame(), 80), [], 'fits 80 columns');
-  t.match(narrow.lastFrame(), /  …1f-84feb7474dfd\n/, 'the id is cut to fit, keeping its tail (uuidv7 heads are timestamps)');
-});
+t.test(
+  'the tasks table: flow, node, input type, waiting since and for how long, the execution id; the selected one marked and its title below',
+  async (t) => {
+    const { lastFrame, unmount } = render(
+      <TasksTable items={[task(), second]} selected={1} now={NOW} rows={10} width={100} />,
+    );
+    t.teardown(unmount);
+    const frame = lastFrame()!;
+    t.match(frame, /FLOW\s+NODE\s+INPUT\s+WAITING SINCE\s+ID/);
+    t.match(
+      frame,
+      new RegExp(
+        `  Order approval v3\\s+Approve\\s+textbox\\s+${clock('2026-11-21T10:04:11.000Z')} 50s\\s+01a1fe30-edc6-7617-bd1f-84feb7474dfd`,
+      ),
+    );
+    t.match(
+      frame,
+      /› Order approval v3\s+Review the co…\s+form\s+\S+ 10s\s+01a1fe31/,
+      'the selected row is marked (so it reads without colour)',
+    );
+    t.match(frame, /user task: Review contract 7 · for ann/, "the selected task's title");
+    t.same(widerThan(frame, 100), [], 'fits 100 columns');
+    const narrow = renderAt(<TasksTable items={[task(), second]} selected={0} now={NOW} rows={10} width={80} />, 80);
+    t.teardown(narrow.unmount);
+    t.same(widerThan(narrow.lastFrame(), 80), [], 'fits 80 columns');
+    t.match(
+      narrow.lastFrame(),
+      /  …1f-84feb7474dfd\n/,
+      'the id is cut to fit, keeping its tail (uuidv7 heads are timestamps)',
+    );
+  },
+);
 
 t.test('the tasks table says when nothing waits, and while it reads', async (t) => {
   const empty = render(<TasksTable items={[]} selected={0} now={NOW} rows={5} width={80} />);
@@ -73,7 +91,12 @@ t.test('the tasks screen: ↓ j ↑ k move, enter opens the selected task, esc c
 });
 
 t.test('keys faster than paints each move the selection', async (t) => {
-  const third = task({ processInstanceId: '01a1fe32-0000-7000-8000-000000000003', nodeInstanceId: 'n3', nodeName: 'Third step', formTitle: 'Third?' });
+  const third = task({
+    processInstanceId: '01a1fe32-0000-7000-8000-000000000003',
+    nodeInstanceId: 'n3',
+    nodeName: 'Third step',
+    formTitle: 'Third?',
+  });
   const { ui } = renderTasks([task(), second, third]);
   t.teardown(ui.unmount);
   await frameMatching(ui.lastFrame, /› Order approval v3\s+Approve/);
@@ -93,7 +116,10 @@ t.test('a failed read of the tasks says CODE: message, as every screen does', as
   const client = stubClient(() => {
     throw new WfxError('FORBIDDEN', 'this key may not list tasks');
   });
-  const ui = renderAt(<TasksScreen client={client} rows={23} now={NOW} active changes={0} setCapture={() => undefined} />, 80);
+  const ui = renderAt(
+    <TasksScreen client={client} rows={23} now={NOW} active changes={0} setCapture={() => undefined} />,
+    80,
+  );
   t.teardown(ui.unmount);
   await frameMatching(ui.lastFrame, /cannot read the tasks: FORBIDDEN: this key may not list tasks/);
 });
@@ -115,35 +141,45 @@ t.test('ctrl+x asks, n keeps the task, y sends CANCEL', async (t) => {
   t.same(sent, [{ processInstanceId: '01a1fe30-edc6-7617-bd1f-84feb7474dfd', nodeId: 'ask', action: 'CANCEL' }]);
 });
 
-t.test('the whole TUI: a lone q or 2 typed right after enter opens a form stays in the form (the shell neither quits nor switches)', async (t) => {
-  const client = stubClient(({ method, path }) => {
-    if (method === 'GET' && path.startsWith('/process/list')) return { items: [] };
-    if (method === 'GET' && path.startsWith('/process/tasks')) return { items: [task()], nextCursor: null };
-    throw new Error(`unexpected ${method} ${path}`);
-  });
-  const ui = renderAt(<App client={client} url="http://stub.invalid" rows={24} />, 100);
-  t.teardown(ui.unmount);
-  await frameMatching(ui.lastFrame, /executions/);
-  ui.stdin.write('2');
-  await frameMatching(ui.lastFrame, /› Order approval v3\s+Approve/);
-  // Each key its own read, as a terminal delivers them: only the microtasks between them run.
-  ui.stdin.write(KEY.enter);
-  await Promise.resolve();
-  ui.stdin.write('q');
-  await Promise.resolve();
-  ui.stdin.write('2');
-  await Promise.resolve();
-  ui.stdin.write('4');
-  await until(() => ui.exited() || /Ship order 42 \(39 EUR\)\?/.test(ui.lastFrame()), 'the form shows or the app exits');
-  t.notOk(ui.exited(), 'q did not quit');
-  await frameMatching(ui.lastFrame, /Ship order 42/); // and let the form's key listener attach
-  ui.stdin.write('ok');
-  await until(() => ui.exited() || /ok▌\]/.test(ui.lastFrame()), 'typed text shows or the app exits');
-  t.notOk(ui.exited(), 'still running');
-  const frame = ui.lastFrame();
-  t.match(frame, /Ship order 42 \(39 EUR\)\?\n\n› answer \[[q24]*ok▌\]/, 'the form is still shown and takes the text');
-  t.notMatch(frame, /TRIGGER|no triggers|loading flows/, 'no other screen');
-});
+t.test(
+  'the whole TUI: a lone q or 2 typed right after enter opens a form stays in the form (the shell neither quits nor switches)',
+  async (t) => {
+    const client = stubClient(({ method, path }) => {
+      if (method === 'GET' && path.startsWith('/process/list')) return { items: [] };
+      if (method === 'GET' && path.startsWith('/process/tasks')) return { items: [task()], nextCursor: null };
+      throw new Error(`unexpected ${method} ${path}`);
+    });
+    const ui = renderAt(<App client={client} url="http://stub.invalid" rows={24} />, 100);
+    t.teardown(ui.unmount);
+    await frameMatching(ui.lastFrame, /executions/);
+    ui.stdin.write('2');
+    await frameMatching(ui.lastFrame, /› Order approval v3\s+Approve/);
+    // Each key its own read, as a terminal delivers them: only the microtasks between them run.
+    ui.stdin.write(KEY.enter);
+    await Promise.resolve();
+    ui.stdin.write('q');
+    await Promise.resolve();
+    ui.stdin.write('2');
+    await Promise.resolve();
+    ui.stdin.write('4');
+    await until(
+      () => ui.exited() || /Ship order 42 \(39 EUR\)\?/.test(ui.lastFrame()),
+      'the form shows or the app exits',
+    );
+    t.notOk(ui.exited(), 'q did not quit');
+    await frameMatching(ui.lastFrame, /Ship order 42/); // and let the form's key listener attach
+    ui.stdin.write('ok');
+    await until(() => ui.exited() || /ok▌\]/.test(ui.lastFrame()), 'typed text shows or the app exits');
+    t.notOk(ui.exited(), 'still running');
+    const frame = ui.lastFrame();
+    t.match(
+      frame,
+      /Ship order 42 \(39 EUR\)\?\n\n› answer \[[q24]*ok▌\]/,
+      'the form is still shown and takes the text',
+    );
+    t.notMatch(frame, /TRIGGER|no triggers|loading flows/, 'no other screen');
+  },
+);
 
 const FLOW = `processId: 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b
 name: Approve order
@@ -161,37 +197,46 @@ nodes:
   done: { type: endEvent }
 `;
 
-t.test('the TUI against a real daemon: screen 2 lists the waiting task, its form is answered, the execution completes', async (t) => {
-  const cwd = t.testdir({ 'flow.yaml': FLOW });
-  const info = await startDaemon(t, { cwd });
-  t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
-  const client = await adminClient(cwd, info.url);
-  const run = await client.process.startAny({ processId: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b', data: { order: { id: 42 } } });
+t.test(
+  'the TUI against a real daemon: screen 2 lists the waiting task, its form is answered, the execution completes',
+  async (t) => {
+    const cwd = t.testdir({ 'flow.yaml': FLOW });
+    const info = await startDaemon(t, { cwd });
+    t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
+    const client = await adminClient(cwd, info.url);
+    const run = await client.process.startAny({
+      processId: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b',
+      data: { order: { id: 42 } },
+    });
 
-  const app = <App client={client} url={info.url} rows={24} />;
-  const ui = render(app);
-  t.teardown(() => ui.unmount());
-  await frameMatching(ui.lastFrame, /· live/);
-  ui.stdin.write('2');
-  await frameMatching(ui.lastFrame, new RegExp(`› Approve order v1\\s+Approve\\s+form\\s+.*${run.processInstanceId.slice(0, 12)}`));
-  t.match(ui.lastFrame(), /input: Approve order 42\?/, 'the resolved title under the table');
-  ui.stdin.write(KEY.enter);
-  await frameMatching(ui.lastFrame, /Approve order 42\?\n\n› approve \*/);
-  // The form's key listener is attached in an effect, which a busy machine may not have run yet
-  // after frameMatching's yield (the space was lost once): a render runs React's pending
-  // effects first (Ink renders in React's legacy mode, synchronously).
-  ui.rerender(app);
-  ui.stdin.write(' ');
-  await frameMatching(ui.lastFrame, /›\(•\) yes/);
-  ui.stdin.write(KEY.tab);
-  ui.stdin.write('q2 ok'); // q and 2 are text here, not quit or screen 2
-  await frameMatching(ui.lastFrame, /› comment \[q2 ok▌\]/);
-  ui.stdin.write(KEY.ctrlS);
-  await frameMatching(ui.lastFrame, new RegExp(`completed Approve of Approve order \\(${run.processInstanceId}\\)`));
-  await frameMatching(ui.lastFrame, /no task waits for an answer/);
-  const done = await client.instances.get(run.processInstanceId);
-  t.equal(done.stateCd, 1, 'the execution completed');
-  t.same(done.data.formData, { approve: true, comment: 'q2 ok' });
-  ui.stdin.write('1'); // the shell has its keys back
-  await frameMatching(ui.lastFrame, new RegExp(`✔ completed\\s+Approve order v1 .*${run.processInstanceId}`));
-});
+    const app = <App client={client} url={info.url} rows={24} />;
+    const ui = render(app);
+    t.teardown(() => ui.unmount());
+    await frameMatching(ui.lastFrame, /· live/);
+    ui.stdin.write('2');
+    await frameMatching(
+      ui.lastFrame,
+      new RegExp(`› Approve order v1\\s+Approve\\s+form\\s+.*${run.processInstanceId.slice(0, 12)}`),
+    );
+    t.match(ui.lastFrame(), /input: Approve order 42\?/, 'the resolved title under the table');
+    ui.stdin.write(KEY.enter);
+    await frameMatching(ui.lastFrame, /Approve order 42\?\n\n› approve \*/);
+    // The form's key listener is attached in an effect, which a busy machine may not have run yet
+    // after frameMatching's yield (the space was lost once): a render runs React's pending
+    // effects first (Ink renders in React's legacy mode, synchronously).
+    ui.rerender(app);
+    ui.stdin.write(' ');
+    await frameMatching(ui.lastFrame, /›\(•\) yes/);
+    ui.stdin.write(KEY.tab);
+    ui.stdin.write('q2 ok'); // q and 2 are text here, not quit or screen 2
+    await frameMatching(ui.lastFrame, /› comment \[q2 ok▌\]/);
+    ui.stdin.write(KEY.ctrlS);
+    await frameMatching(ui.lastFrame, new RegExp(`completed Approve of Approve order \\(${run.processInstanceId}\\)`));
+    await frameMatching(ui.lastFrame, /no task waits for an answer/);
+    const done = await client.instances.get(run.processInstanceId);
+    t.equal(done.stateCd, 1, 'the execution completed');
+    t.same(done.data.formData, { approve: true, comment: 'q2 ok' });
+    ui.stdin.write('1'); // the shell has its keys back
+    await frameMatching(ui.lastFrame, new RegExp(`✔ completed\\s+Approve order v1 .*${run.processInstanceId}`));
+  },
+);

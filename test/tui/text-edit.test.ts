@@ -16,7 +16,18 @@ t.test('editText: backspace removes one character (not one UTF-16 unit), ctrl-u 
 });
 
 t.test('editText: keys that are not editing leave the value as it is', async (t) => {
-  for (const k of ['return', 'tab', 'escape', 'upArrow', 'downArrow', 'leftArrow', 'rightArrow', 'pageUp', 'pageDown', 'meta'] as const) {
+  for (const k of [
+    'return',
+    'tab',
+    'escape',
+    'upArrow',
+    'downArrow',
+    'leftArrow',
+    'rightArrow',
+    'pageUp',
+    'pageDown',
+    'meta',
+  ] as const) {
     t.equal(editText('abc', 'q', key({ [k]: true })), 'abc', k);
   }
   t.equal(editText('abc', 's', key({ ctrl: true })), 'abc', 'another ctrl key');

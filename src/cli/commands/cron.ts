@@ -14,10 +14,14 @@ export function registerCron(program: Command, ctx: CliContext): void {
     .option('--from <iso>', 'from this instant (default now)')
     .option('--tz <zone>', 'IANA time zone the expression is read in', 'UTC')
     .option('--count <n>', 'how many', wholeNumber(1, 1000), 5)
-    .addHelpText('after', "\nExamples:\n  $ wfx cron next '*/15 9-17 * * 1-5' --tz Europe/Berlin\n  $ wfx cron next '30 2 * * *' --tz Europe/Berlin --from 2027-03-27T00:00:00Z --count 3   # skips the DST gap")
+    .addHelpText(
+      'after',
+      "\nExamples:\n  $ wfx cron next '*/15 9-17 * * 1-5' --tz Europe/Berlin\n  $ wfx cron next '30 2 * * *' --tz Europe/Berlin --from 2027-03-27T00:00:00Z --count 3   # skips the DST gap",
+    )
     .action((expr: string, opts: { from?: string; tz: string; count: number }, cmd: Command) => {
       const from = opts.from === undefined ? new Date() : new Date(opts.from);
-      if (Number.isNaN(from.getTime())) throw new WfxError('USAGE_ERROR', `--from ${opts.from} is not an ISO 8601 instant`);
+      if (Number.isNaN(from.getTime()))
+        throw new WfxError('USAGE_ERROR', `--from ${opts.from} is not an ISO 8601 instant`);
       let times: Date[];
       try {
         times = new Schedule(expr, opts.tz).nextTimes(from, opts.count);
@@ -25,7 +29,11 @@ export function registerCron(program: Command, ctx: CliContext): void {
         if (err instanceof ScheduleError) throw new WfxError('USAGE_ERROR', err.message);
         throw err;
       }
-      if (globals(cmd).json) printJson(ctx, times.map((t) => t.toISOString()));
+      if (globals(cmd).json)
+        printJson(
+          ctx,
+          times.map((t) => t.toISOString()),
+        );
       else ctx.stdout.write(times.map((t) => `${t.toISOString()}\n`).join(''));
     });
 }

@@ -1,11 +1,27 @@
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { checkDataDir, launchDaemon, runAsBackgroundChild, runningDaemon, startInBackground, stopDaemon, type DaemonOptions } from '../../daemon/launcher.js';
+import {
+  checkDataDir,
+  launchDaemon,
+  runAsBackgroundChild,
+  runningDaemon,
+  startInBackground,
+  stopDaemon,
+  type DaemonOptions,
+} from '../../daemon/launcher.js';
 import type { Health, TriggerHealth } from '../../shared/api/index.js';
 import { dataDirPaths } from '../../shared/data-dir.js';
 import { WfxError } from '../../shared/errors.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';
-import { parseAllow, parseDeny, parseDepth, parsePort, parsePositive, parseReplayWindow, safetyOptions } from '../daemon-options.js';
+import {
+  parseAllow,
+  parseDeny,
+  parseDepth,
+  parsePort,
+  parsePositive,
+  parseReplayWindow,
+  safetyOptions,
+} from '../daemon-options.js';
 import { EXIT } from '../exit-codes.js';
 import { clientFor } from '../api.js';
 import { table } from '../format.js';
@@ -48,16 +64,38 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--foreground', 'run in this terminal, logging readable lines, until Ctrl-C')
     .option('--retention <days>', 'keep finished executions this many days', parsePositive)
-    .option('--flows <dir>', 'validate and publish the flow files of this directory at start (organization default, PRODUCTION)')
+    .option(
+      '--flows <dir>',
+      'validate and publish the flow files of this directory at start (organization default, PRODUCTION)',
+    )
     .option('--oidc-issuer <url>', 'also accept bearer JWTs from this OIDC issuer (needs --oidc-audience)')
     .option('--oidc-audience <aud>', 'the audience bearer tokens must carry')
     .option('--oidc-org-claim <claim>', 'the token claim naming the organization', 'org_id')
-    .option('--max-json-depth <n>', 'how deep untrusted JSON (request bodies, payloads, work results) may nest (default 64)', parseDepth)
-    .option('--webhook-replay-window <duration>', 'how long a webhook delivery id makes a replay a duplicate (default 72h)', parseReplayWindow)
-    .option('--http-deny <cidrs>', 'CIDRs serviceTask may never connect to, comma-separated (default $WFX_HTTP_DENY)', parseDeny)
-    .option('--http-allow <cidrs>', 'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)', parseAllow)
+    .option(
+      '--max-json-depth <n>',
+      'how deep untrusted JSON (request bodies, payloads, work results) may nest (default 64)',
+      parseDepth,
+    )
+    .option(
+      '--webhook-replay-window <duration>',
+      'how long a webhook delivery id makes a replay a duplicate (default 72h)',
+      parseReplayWindow,
+    )
+    .option(
+      '--http-deny <cidrs>',
+      'CIDRs serviceTask may never connect to, comma-separated (default $WFX_HTTP_DENY)',
+      parseDeny,
+    )
+    .option(
+      '--http-allow <cidrs>',
+      'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)',
+      parseAllow,
+    )
     .addOption(new Option('--child').hideHelp())
-    .addHelpText('after', '\nExamples:\n  $ wfx daemon start\n  $ wfx daemon start --port 0 --json\n  $ wfx daemon start --foreground --flows flows')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ wfx daemon start\n  $ wfx daemon start --port 0 --json\n  $ wfx daemon start --foreground --flows flows',
+    )
     .action(async (opts: StartOptions, cmd: Command) => {
       if (opts.child) return runAsBackgroundChild(daemonOptions(ctx, cmd, opts, false));
       if (opts.foreground) return runForeground(ctx, cmd, opts);
@@ -78,16 +116,27 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
 
   daemon
     .command('check')
-    .description('check a stopped data directory without changing it: every damaged or missing file, with offsets (exit 1 when any)')
-    .option('--accept-loss', 'when the only damage is in the last journal segment, cut it there (saying what is lost), then check again')
+    .description(
+      'check a stopped data directory without changing it: every damaged or missing file, with offsets (exit 1 when any)',
+    )
+    .option(
+      '--accept-loss',
+      'when the only damage is in the last journal segment, cut it there (saying what is lost), then check again',
+    )
     .addHelpText('after', '\nExamples:\n  $ wfx daemon check\n  $ wfx daemon check --data-dir /srv/wfx --json')
     .action(async (opts: { acceptLoss?: boolean }, cmd: Command) => check(ctx, cmd, opts.acceptLoss === true));
 
   daemon
     .command('backup')
-    .argument('<dir>', "where the copy goes: a directory that does not exist yet, or an empty one, on the daemon's host")
-    .description('copy the running daemon\'s data directory, consistently, while it serves (needs a system admin key)')
-    .addHelpText('after', '\nExamples:\n  $ wfx daemon backup /backups/wfx-2026-01-31\n  $ wfx daemon backup ./wfx-copy --json')
+    .argument(
+      '<dir>',
+      "where the copy goes: a directory that does not exist yet, or an empty one, on the daemon's host",
+    )
+    .description("copy the running daemon's data directory, consistently, while it serves (needs a system admin key)")
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ wfx daemon backup /backups/wfx-2026-01-31\n  $ wfx daemon backup ./wfx-copy --json',
+    )
     .action(async (dir: string, _opts: unknown, cmd: Command) => backup(ctx, cmd, dir));
 }
 
@@ -105,8 +154,11 @@ async function check(ctx: CliContext, cmd: Command, acceptLoss: boolean): Promis
   if (g.json) printJson(ctx, { dataDir, ok: findings.length === 0, findings, ...(cut && { cut }) });
   else if (findings.length === 0) ctx.stdout.write(`${dataDir}: no problems found\n`);
   else {
-    for (const f of findings) ctx.stdout.write(`${f.code}: ${f.file}${f.offset === undefined ? '' : ` at byte ${f.offset}`}: ${f.message}\n`);
-    ctx.stdout.write(`${findings.length} problem${findings.length === 1 ? '' : 's'} found in ${dataDir}; see docs/operations.md, Checking a data directory\n`);
+    for (const f of findings)
+      ctx.stdout.write(`${f.code}: ${f.file}${f.offset === undefined ? '' : ` at byte ${f.offset}`}: ${f.message}\n`);
+    ctx.stdout.write(
+      `${findings.length} problem${findings.length === 1 ? '' : 's'} found in ${dataDir}; see docs/operations.md, Checking a data directory\n`,
+    );
   }
   if (findings.length > 0) ctx.exitCode = EXIT.FAILED;
 }
@@ -119,7 +171,10 @@ async function backup(ctx: CliContext, cmd: Command, dir: string): Promise<void>
   const directory = resolve(ctx.cwd, dir);
   const res = await (await clientFor(ctx, cmd)).admin.backup(directory);
   if (globals(cmd).json) printJson(ctx, res);
-  else ctx.stdout.write(`backed up to ${res.directory}: journal entries up to ${res.lastSeq} (snapshot at ${res.snapshotSeq}), ${res.files} files, ${res.bytes} bytes\n`);
+  else
+    ctx.stdout.write(
+      `backed up to ${res.directory}: journal entries up to ${res.lastSeq} (snapshot at ${res.snapshotSeq}), ${res.files} files, ${res.bytes} bytes\n`,
+    );
 }
 
 /** The DaemonOptions of `daemon start`'s options. */
@@ -128,7 +183,10 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
     throw new WfxError('USAGE_ERROR', '--oidc-issuer and --oidc-audience go together');
   }
   return {
-    oidc: opts.oidcIssuer === undefined ? undefined : { issuer: opts.oidcIssuer, audience: opts.oidcAudience!, orgClaim: opts.oidcOrgClaim },
+    oidc:
+      opts.oidcIssuer === undefined
+        ? undefined
+        : { issuer: opts.oidcIssuer, audience: opts.oidcAudience!, orgClaim: opts.oidcOrgClaim },
     dataDir: dataDirOf(ctx, globals(cmd)),
     host: opts.host,
     port: opts.port,
@@ -170,7 +228,18 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   const g = globals(cmd);
   const dataDir = dataDirOf(ctx, g);
   const paths = dataDirPaths(dataDir);
-  const args = [ctx.binPath, 'daemon', 'start', '--child', '--data-dir', dataDir, '--port', String(opts.port), '--host', opts.host];
+  const args = [
+    ctx.binPath,
+    'daemon',
+    'start',
+    '--child',
+    '--data-dir',
+    dataDir,
+    '--port',
+    String(opts.port),
+    '--host',
+    opts.host,
+  ];
   if (opts.retention !== undefined) args.push('--retention', String(opts.retention));
   if (opts.flows !== undefined) args.push('--flows', resolve(ctx.cwd, opts.flows));
   if (opts.oidcIssuer !== undefined) args.push('--oidc-issuer', opts.oidcIssuer);
@@ -238,7 +307,9 @@ async function status(ctx: CliContext, cmd: Command): Promise<void> {
     );
     const damage = 'history' in health ? health.history : undefined;
     if (damage && damage.findings.length > 0) {
-      ctx.stdout.write(`  history         ${damage.damagedRecords} damaged record${damage.damagedRecords === 1 ? '' : 's'} (restore from a backup: docs/operations.md)\n`);
+      ctx.stdout.write(
+        `  history         ${damage.damagedRecords} damaged record${damage.damagedRecords === 1 ? '' : 's'} (restore from a backup: docs/operations.md)\n`,
+      );
       for (const f of damage.findings) ctx.stdout.write(`    ${f.code} ${f.file} at byte ${f.offset}\n`);
     }
     if (triggers) {

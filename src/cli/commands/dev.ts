@@ -18,43 +18,65 @@ export function registerDev(program: Command, ctx: CliContext): void {
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 7878)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--max-json-depth <n>', 'how deep untrusted JSON may nest (default 64)', parseDepth)
-    .option('--webhook-replay-window <duration>', 'how long a webhook delivery id makes a replay a duplicate (default 72h)', parseReplayWindow)
+    .option(
+      '--webhook-replay-window <duration>',
+      'how long a webhook delivery id makes a replay a duplicate (default 72h)',
+      parseReplayWindow,
+    )
     .option('--http-deny <cidrs>', 'CIDRs serviceTask may never connect to, comma-separated (default $WFX_HTTP_DENY)')
-    .option('--http-allow <cidrs>', 'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)')
+    .option(
+      '--http-allow <cidrs>',
+      'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)',
+    )
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
-    .action(async (opts: { flows: string; port: number; host: string; webhookReplayWindow?: number; httpDeny?: string; httpAllow?: string; maxJsonDepth?: number }, cmd: Command) => {
-      const flowsDir = resolve(ctx.cwd, opts.flows);
-      const running = await launchDaemon({
-        dataDir: dataDirOf(ctx, globals(cmd)),
-        host: opts.host,
-        port: opts.port,
-        foreground: true,
-        flowsDir,
-        flowsEnvironment: 'DEVELOPMENT',
-        maxJsonDepth: opts.maxJsonDepth,
-        ...safetyOptions(ctx, opts),
-      });
-      const { watch } = await import('chokidar');
-      const watcher = watch(flowsDir, {
-        ignoreInitial: true,
-        // A save can come as several writes: publish once the file has been still for a moment.
-        awaitWriteFinish: { stabilityThreshold: 150, pollInterval: 50 },
-      });
-      const publish = (file: string) => {
-        if (isFlowFile(file)) void running.publishFile(file, 'DEVELOPMENT');
-      };
-      watcher.on('add', publish).on('change', publish);
-      await new Promise<void>((resolve) => watcher.on('ready', () => resolve()));
-      ctx.stdout.write(`wfx dev: daemon on ${running.info.url}; watching ${flowsDir} (published to DEVELOPMENT on change); Ctrl-C to stop\n`);
-      const stop = () => void running.stop();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-      try {
-        await running.stopped;
-      } finally {
-        await watcher.close();
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-      }
-    });
+    .action(
+      async (
+        opts: {
+          flows: string;
+          port: number;
+          host: string;
+          webhookReplayWindow?: number;
+          httpDeny?: string;
+          httpAllow?: string;
+          maxJsonDepth?: number;
+        },
+        cmd: Command,
+      ) => {
+        const flowsDir = resolve(ctx.cwd, opts.flows);
+        const running = await launchDaemon({
+          dataDir: dataDirOf(ctx, globals(cmd)),
+          host: opts.host,
+          port: opts.port,
+          foreground: true,
+          flowsDir,
+          flowsEnvironment: 'DEVELOPMENT',
+          maxJsonDepth: opts.maxJsonDepth,
+          ...safetyOptions(ctx, opts),
+        });
+        const { watch } = await import('chokidar');
+        const watcher = watch(flowsDir, {
+          ignoreInitial: true,
+          // A save can come as several writes: publish once the file has been still for a moment.
+          awaitWriteFinish: { stabilityThreshold: 150, pollInterval: 50 },
+        });
+        const publish = (file: string) => {
+          if (isFlowFile(file)) void running.publishFile(file, 'DEVELOPMENT');
+        };
+        watcher.on('add', publish).on('change', publish);
+        await new Promise<void>((resolve) => watcher.on('ready', () => resolve()));
+        ctx.stdout.write(
+          `wfx dev: daemon on ${running.info.url}; watching ${flowsDir} (published to DEVELOPMENT on change); Ctrl-C to stop\n`,
+        );
+        const stop = () => void running.stop();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        try {
+          await running.stopped;
+        } finally {
+          await watcher.close();
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+        }
+      },
+    );
 }

@@ -19,26 +19,51 @@ export function registerEmailConnections(program: Command, ctx: CliContext): voi
     .option('--starttls', 'upgrade with STARTTLS')
     .option('--no-tls', 'no encryption (local test servers only)')
     .option('--mailbox <mailbox>', 'the mailbox to watch', 'INBOX')
-    .addHelpText('after', '\nExample:\n  $ printf %s "$IMAP_PASSWORD" | wfx email-connections create --name support --host imap.example.com --user support@example.com --password-stdin')
-    .action(async (opts: { name: string; host: string; port?: number; user: string; passwordStdin?: boolean; tls?: boolean; starttls?: boolean; mailbox: string }, cmd: Command) => {
-      if (!opts.passwordStdin) throw new WfxError('USAGE_ERROR', 'pass the password on standard input with --password-stdin (never on the command line)');
-      const chunks: Buffer[] = [];
-      for await (const chunk of ctx.stdin) chunks.push(chunk as Buffer);
-      const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
-      if (!password) throw new WfxError('USAGE_ERROR', 'no password on standard input');
-      const security = opts.starttls ? 'STARTTLS' : opts.tls === false ? 'NONE' : 'TLS';
-      const res = await (await clientFor(ctx, cmd)).emailConnections.create({
-        name: opts.name,
-        host: opts.host,
-        ...(opts.port !== undefined && { port: opts.port }),
-        user: opts.user,
-        password,
-        security,
-        mailbox: opts.mailbox,
-      });
-      if (globals(cmd).json) printJson(ctx, res);
-      else ctx.stdout.write(`email connection ${opts.name} added (${security})\n`);
-    });
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ printf %s "$IMAP_PASSWORD" | wfx email-connections create --name support --host imap.example.com --user support@example.com --password-stdin',
+    )
+    .action(
+      async (
+        opts: {
+          name: string;
+          host: string;
+          port?: number;
+          user: string;
+          passwordStdin?: boolean;
+          tls?: boolean;
+          starttls?: boolean;
+          mailbox: string;
+        },
+        cmd: Command,
+      ) => {
+        if (!opts.passwordStdin)
+          throw new WfxError(
+            'USAGE_ERROR',
+            'pass the password on standard input with --password-stdin (never on the command line)',
+          );
+        const chunks: Buffer[] = [];
+        for await (const chunk of ctx.stdin) chunks.push(chunk as Buffer);
+        const password = Buffer.concat(chunks)
+          .toString('utf8')
+          .replace(/\r?\n$/, '');
+        if (!password) throw new WfxError('USAGE_ERROR', 'no password on standard input');
+        const security = opts.starttls ? 'STARTTLS' : opts.tls === false ? 'NONE' : 'TLS';
+        const res = await (
+          await clientFor(ctx, cmd)
+        ).emailConnections.create({
+          name: opts.name,
+          host: opts.host,
+          ...(opts.port !== undefined && { port: opts.port }),
+          user: opts.user,
+          password,
+          security,
+          mailbox: opts.mailbox,
+        });
+        if (globals(cmd).json) printJson(ctx, res);
+        else ctx.stdout.write(`email connection ${opts.name} added (${security})\n`);
+      },
+    );
   email
     .command('list')
     .description('IMAP connections (no passwords)')
@@ -46,7 +71,12 @@ export function registerEmailConnections(program: Command, ctx: CliContext): voi
     .action(async (_opts: unknown, cmd: Command) => {
       const { items } = await (await clientFor(ctx, cmd)).emailConnections.list();
       if (globals(cmd).json) return printJson(ctx, items);
-      ctx.stdout.write(table(['NAME', 'HOST', 'PORT', 'SECURITY', 'USER', 'MAILBOX'], items.map((c) => [c.name, c.host, String(c.port), c.security, c.user, c.mailbox])));
+      ctx.stdout.write(
+        table(
+          ['NAME', 'HOST', 'PORT', 'SECURITY', 'USER', 'MAILBOX'],
+          items.map((c) => [c.name, c.host, String(c.port), c.security, c.user, c.mailbox]),
+        ),
+      );
     });
   email
     .command('delete')

@@ -4,7 +4,8 @@ import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
 
-const envOption = () => new Option('--env <environment>', 'the environment').choices(['DEVELOPMENT', 'PRODUCTION']).default('PRODUCTION');
+const envOption = () =>
+  new Option('--env <environment>', 'the environment').choices(['DEVELOPMENT', 'PRODUCTION']).default('PRODUCTION');
 
 /** `wfx env set|unset|list`: the {env.NAME} values flows read. */
 export function registerEnv(program: Command, ctx: CliContext): void {
@@ -40,6 +41,11 @@ export function registerEnv(program: Command, ctx: CliContext): void {
     .action(async (opts: { env: Environment }, cmd: Command) => {
       const res = await (await clientFor(ctx, cmd)).environments.variables(opts.env);
       if (globals(cmd).json) return printJson(ctx, res.variables);
-      ctx.stdout.write(table(['NAME', 'VALUE'], Object.entries(res.variables).map(([k, v]) => [k, v])));
+      ctx.stdout.write(
+        table(
+          ['NAME', 'VALUE'],
+          Object.entries(res.variables).map(([k, v]) => [k, v]),
+        ),
+      );
     });
 }

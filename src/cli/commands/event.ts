@@ -18,17 +18,29 @@ export function registerEvent(program: Command, ctx: CliContext): void {
       return n;
     })
     .option('--message-id <id>', 'a repeat with the same id is a no-op while the first is kept')
-    .addHelpText('after', `\nExample:\n  $ wfx event send payment-received --correlation-key order-42 --data '{"paid":99}' --ttl 3600`)
-    .action(async (eventType: string, opts: { correlationKey: string; data: string; set: string[]; ttl?: number; messageId?: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).events.send({
-        eventType,
-        correlationKey: opts.correlationKey,
-        data: await dataOf(ctx, opts),
-        ...(opts.ttl !== undefined && { ttlSeconds: opts.ttl }),
-        ...(opts.messageId !== undefined && { messageId: opts.messageId }),
-      });
-      if (globals(cmd).json) return printJson(ctx, res);
-      if (res.status === 'resumed') for (const m of res.matched) ctx.stdout.write(`resumed ${m.processInstanceId} at ${m.nodeId}\n`);
-      else ctx.stdout.write(`kept for ${opts.ttl} s: nothing waits for ${eventType} yet\n`);
-    });
+    .addHelpText(
+      'after',
+      `\nExample:\n  $ wfx event send payment-received --correlation-key order-42 --data '{"paid":99}' --ttl 3600`,
+    )
+    .action(
+      async (
+        eventType: string,
+        opts: { correlationKey: string; data: string; set: string[]; ttl?: number; messageId?: string },
+        cmd: Command,
+      ) => {
+        const res = await (
+          await clientFor(ctx, cmd)
+        ).events.send({
+          eventType,
+          correlationKey: opts.correlationKey,
+          data: await dataOf(ctx, opts),
+          ...(opts.ttl !== undefined && { ttlSeconds: opts.ttl }),
+          ...(opts.messageId !== undefined && { messageId: opts.messageId }),
+        });
+        if (globals(cmd).json) return printJson(ctx, res);
+        if (res.status === 'resumed')
+          for (const m of res.matched) ctx.stdout.write(`resumed ${m.processInstanceId} at ${m.nodeId}\n`);
+        else ctx.stdout.write(`kept for ${opts.ttl} s: nothing waits for ${eventType} yet\n`);
+      },
+    );
 }

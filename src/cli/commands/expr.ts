@@ -10,7 +10,7 @@ export function registerExpr(program: Command, ctx: CliContext): void {
   program
     .command('expr')
     .description('evaluate a ${...} condition or a {ref} template locally, as the engine does; prints JSON')
-    .argument('<expression>', "a JUEL expression written ${...}, or text with {ref} references")
+    .argument('<expression>', 'a JUEL expression written ${...}, or text with {ref} references')
     .option('--vars <json>', 'variables as a JSON object, or @file', '{}')
     .option('--env <json>', 'values for {env.NAME}, as a JSON object, or @file', '{}')
     .addHelpText(
@@ -30,7 +30,8 @@ export function registerExpr(program: Command, ctx: CliContext): void {
         return;
       }
       const { value, missing } = resolveTemplate(expression, { vars, env });
-      for (const ref of missing) ctx.stderr.write(`WARN: reference {${ref}} is missing; it resolved to an empty string\n`);
+      for (const ref of missing)
+        ctx.stderr.write(`WARN: reference {${ref}} is missing; it resolved to an empty string\n`);
       printJson(ctx, value ?? null);
     });
 }

@@ -14,7 +14,7 @@ export function registerFlow(program: Command, ctx: CliContext): void {
 
   flow
     .command('validate')
-    .description('check flow files with the daemon\'s own validator (no daemon needed); exit 2 if any has a problem')
+    .description("check flow files with the daemon's own validator (no daemon needed); exit 2 if any has a problem")
     .argument('<files...>', 'flow files (YAML or JSON)')
     .addHelpText('after', '\nExamples:\n  $ wfx flow validate flows/*.yaml\n  $ wfx flow validate order.yaml --json')
     .action(async (files: string[], _opts: unknown, cmd: Command) => {
@@ -33,7 +33,9 @@ export function registerFlow(program: Command, ctx: CliContext): void {
         const bad = results.filter((r) => !r.ok);
         if (bad.length > 0) {
           const count = bad.reduce((n, r) => n + r.problems.length, 0);
-          ctx.stderr.write(`FLOW_INVALID: ${count} problem${count === 1 ? '' : 's'} in ${bad.length} of ${results.length} file${results.length === 1 ? '' : 's'}\n`);
+          ctx.stderr.write(
+            `FLOW_INVALID: ${count} problem${count === 1 ? '' : 's'} in ${bad.length} of ${results.length} file${results.length === 1 ? '' : 's'}\n`,
+          );
         }
       }
       if (results.some((r) => !r.ok)) ctx.exitCode = EXIT.USAGE;
@@ -41,11 +43,20 @@ export function registerFlow(program: Command, ctx: CliContext): void {
 
   flow
     .command('publish')
-    .description('validate and publish flow files: a changed file is the next version, an unchanged one keeps its version')
+    .description(
+      'validate and publish flow files: a changed file is the next version, an unchanged one keeps its version',
+    )
     .argument('<files...>', 'flow files (YAML or JSON)')
-    .addOption(new Option('--env <environment>', 'the environment that runs it').choices(['DEVELOPMENT', 'PRODUCTION']).default('PRODUCTION'))
+    .addOption(
+      new Option('--env <environment>', 'the environment that runs it')
+        .choices(['DEVELOPMENT', 'PRODUCTION'])
+        .default('PRODUCTION'),
+    )
     .option('--org <organization>', 'system keys: publish into this organization (default: default)')
-    .addHelpText('after', '\nExamples:\n  $ wfx flow publish flows/*.yaml\n  $ wfx flow publish order.yaml --env DEVELOPMENT --json')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ wfx flow publish flows/*.yaml\n  $ wfx flow publish order.yaml --env DEVELOPMENT --json',
+    )
     .action(async (files: string[], opts: { env: Environment; org?: string }, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
       const results: unknown[] = [];
@@ -59,7 +70,10 @@ export function registerFlow(program: Command, ctx: CliContext): void {
             ...(opts.org !== undefined && { organization: opts.org }),
           });
           results.push({ file, ok: true, ...r });
-          if (!globals(cmd).json) ctx.stdout.write(`${file}: ${r.name} version ${r.version}${r.created ? '' : ' (unchanged)'} active in ${r.environment} (${r.processId})\n`);
+          if (!globals(cmd).json)
+            ctx.stdout.write(
+              `${file}: ${r.name} version ${r.version}${r.created ? '' : ' (unchanged)'} active in ${r.environment} (${r.processId})\n`,
+            );
         } catch (err) {
           if (!(err instanceof WfxError) || err.code !== 'FLOW_INVALID') throw err;
           failed++;
@@ -70,7 +84,10 @@ export function registerFlow(program: Command, ctx: CliContext): void {
       }
       if (globals(cmd).json) printJson(ctx, results);
       if (failed > 0) {
-        if (!globals(cmd).json) ctx.stderr.write(`FLOW_INVALID: ${failed} of ${files.length} file${files.length === 1 ? '' : 's'} not published\n`);
+        if (!globals(cmd).json)
+          ctx.stderr.write(
+            `FLOW_INVALID: ${failed} of ${files.length} file${files.length === 1 ? '' : 's'} not published\n`,
+          );
         ctx.exitCode = EXIT.USAGE;
       }
     });
@@ -85,14 +102,20 @@ export function registerFlow(program: Command, ctx: CliContext): void {
       ctx.stdout.write(
         table(
           ['PROCESS ID', 'NAME', 'VERSIONS', 'PRODUCTION', 'DEVELOPMENT'],
-          res.items.map((f) => [f.processId, f.name, String(f.versions.length), f.active.PRODUCTION ?? '-', f.active.DEVELOPMENT ?? '-']),
+          res.items.map((f) => [
+            f.processId,
+            f.name,
+            String(f.versions.length),
+            f.active.PRODUCTION ?? '-',
+            f.active.DEVELOPMENT ?? '-',
+          ]),
         ),
       );
     });
 
   flow
     .command('show')
-    .description('a flow: its versions, and one version\'s definition (default: the latest)')
+    .description("a flow: its versions, and one version's definition (default: the latest)")
     .addHelpText('after', '\nExample:\n  $ wfx flow show 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --version 1')
     .argument('<processId>')
     .option('--version <n>', 'this version')
@@ -100,7 +123,9 @@ export function registerFlow(program: Command, ctx: CliContext): void {
       const res = await (await clientFor(ctx, cmd)).flows.get(processId, opts.version || undefined);
       if (globals(cmd).json) return printJson(ctx, res);
       const { definition, ...rest } = res;
-      ctx.stdout.write(`${JSON.stringify(rest, null, 2)}\n\ndefinition of version ${String(res.version)}:\n${JSON.stringify(definition, null, 2)}\n`);
+      ctx.stdout.write(
+        `${JSON.stringify(rest, null, 2)}\n\ndefinition of version ${String(res.version)}:\n${JSON.stringify(definition, null, 2)}\n`,
+      );
     });
 
   flow
@@ -109,7 +134,9 @@ export function registerFlow(program: Command, ctx: CliContext): void {
     .addHelpText('after', '\nExample:\n  $ wfx flow activate 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 1 --env PRODUCTION')
     .argument('<processId>')
     .argument('<version>')
-    .addOption(new Option('--env <environment>', 'the environment').choices(['DEVELOPMENT', 'PRODUCTION']).default('PRODUCTION'))
+    .addOption(
+      new Option('--env <environment>', 'the environment').choices(['DEVELOPMENT', 'PRODUCTION']).default('PRODUCTION'),
+    )
     .action(async (processId: string, version: string, opts: { env: Environment }, cmd: Command) => {
       const res = await (await clientFor(ctx, cmd)).flows.activate(processId, { version, environment: opts.env });
       if (globals(cmd).json) printJson(ctx, res);
@@ -119,6 +146,9 @@ export function registerFlow(program: Command, ctx: CliContext): void {
   flow
     .command('schema')
     .description('print the JSON Schema of flow files (point your editor at it)')
-    .addHelpText('after', '\nExample:\n  $ wfx flow schema > flow.schema.json\n  then, first line of a flow file:  # yaml-language-server: $schema=./flow.schema.json')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ wfx flow schema > flow.schema.json\n  then, first line of a flow file:  # yaml-language-server: $schema=./flow.schema.json',
+    )
     .action(() => printJson(ctx, flowSchema()));
 }

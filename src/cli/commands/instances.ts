@@ -15,23 +15,41 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     .argument('[processId]', 'only this flow')
     .addOption(new Option('--state <state>', 'only executions in this state').choices([...STATE_NAMES]))
     .option('--limit <n>', 'at most this many', (v) => Number(v), 50)
-    .addHelpText('after', '\nExamples:\n  $ wfx instances list\n  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json')
-    .action(async (processId: string | undefined, opts: { state?: (typeof STATE_NAMES)[number]; limit: number }, cmd: Command) => {
-      const client = await clientFor(ctx, cmd);
-      const flows = processId ? [processId] : (await client.flows.startable({ limit: 1000 })).items.map((f) => f.processId);
-      const query = { limit: opts.limit, ...(opts.state && { stateCd: STATE_NAMES.indexOf(opts.state) }) };
-      const items: InstanceSummary[] = [];
-      for (const id of flows) items.push(...(await client.instances.list(id, query)).items);
-      items.sort((a, b) => (a.processInstanceId < b.processInstanceId ? 1 : -1));
-      const page = items.slice(0, opts.limit);
-      if (globals(cmd).json) return printJson(ctx, page);
-      ctx.stdout.write(
-        table(
-          ['ID', 'FLOW', 'VERSION', 'STATE', 'STARTED', 'CORRELATION KEY'],
-          page.map((i) => [i.processInstanceId, i.processName, i.processVersion, STATE_NAMES[i.stateCd] ?? String(i.stateCd), i.startTime, i.correlationKey ?? '']),
-        ),
-      );
-    });
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ wfx instances list\n  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json',
+    )
+    .action(
+      async (
+        processId: string | undefined,
+        opts: { state?: (typeof STATE_NAMES)[number]; limit: number },
+        cmd: Command,
+      ) => {
+        const client = await clientFor(ctx, cmd);
+        const flows = processId
+          ? [processId]
+          : (await client.flows.startable({ limit: 1000 })).items.map((f) => f.processId);
+        const query = { limit: opts.limit, ...(opts.state && { stateCd: STATE_NAMES.indexOf(opts.state) }) };
+        const items: InstanceSummary[] = [];
+        for (const id of flows) items.push(...(await client.instances.list(id, query)).items);
+        items.sort((a, b) => (a.processInstanceId < b.processInstanceId ? 1 : -1));
+        const page = items.slice(0, opts.limit);
+        if (globals(cmd).json) return printJson(ctx, page);
+        ctx.stdout.write(
+          table(
+            ['ID', 'FLOW', 'VERSION', 'STATE', 'STARTED', 'CORRELATION KEY'],
+            page.map((i) => [
+              i.processInstanceId,
+              i.processName,
+              i.processVersion,
+              STATE_NAMES[i.stateCd] ?? String(i.stateCd),
+              i.startTime,
+              i.correlationKey ?? '',
+            ]),
+          ),
+        );
+      },
+    );
 
   instances
     .command('get')
@@ -49,7 +67,12 @@ export function registerInstances(program: Command, ctx: CliContext): void {
           '\n' +
           table(
             ['NODE', 'TYPE', 'STATUS', 'WAITING FOR'],
-            inst.nodes.map((n) => [n.nodeId, n.nodeType, STATUS_NAMES[n.statusCd] ?? String(n.statusCd), waitingFor(n)]),
+            inst.nodes.map((n) => [
+              n.nodeId,
+              n.nodeType,
+              STATUS_NAMES[n.statusCd] ?? String(n.statusCd),
+              waitingFor(n),
+            ]),
           ) +
           `\nvariables: ${JSON.stringify(inst.data, null, 2)}\n` +
           (inst.output ? `output: ${JSON.stringify(inst.output, null, 2)}\n` : ''),

@@ -18,28 +18,52 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     .command('create')
     .description('create an API key; its secret is printed once')
     .requiredOption('--name <name>', 'what it is for')
-    .addOption(new Option('--role <role>', 'its permissions').choices(['viewer', 'operator', 'developer', 'admin']).default('operator'))
+    .addOption(
+      new Option('--role <role>', 'its permissions')
+        .choices(['viewer', 'operator', 'developer', 'admin'])
+        .default('operator'),
+    )
     .option('--org <organization>', 'its organization (system admins: any; created if new)')
     .option('--system', 'a system key, bound to no organization (system admins only)')
     .option('--per-minute <n>', 'requests per minute (default unlimited)', count)
     .option('--per-hour <n>', 'requests per hour (default unlimited)', count)
     .option('--expires <duration>', 'expires after this long, e.g. 30d')
-    .addHelpText('after', '\nExamples:\n  $ wfx keys create --name ci --role developer --per-minute 600 --expires 90d\n  $ wfx keys create --name acme-admin --role admin --org acme')
-    .action(async (opts: { name: string; role: string; org?: string; system?: boolean; perMinute?: number; perHour?: number; expires?: string }, cmd: Command) => {
-      if (opts.system && opts.org) throw new WfxError('USAGE_ERROR', '--system and --org do not go together');
-      const key = await (await clientFor(ctx, cmd)).keys.create({
-        name: opts.name,
-        role: opts.role as Role, // commander checked the choice
-        ...(opts.org !== undefined && { organization: opts.org }),
-        ...(opts.system && { system: true }),
-        ...(opts.perMinute !== undefined && { rateLimitPerMinute: opts.perMinute }),
-        ...(opts.perHour !== undefined && { rateLimitPerHour: opts.perHour }),
-        ...(opts.expires !== undefined && { expiresIn: opts.expires }),
-      });
-      if (globals(cmd).json) return printJson(ctx, key);
-      ctx.stdout.write(`${key.apiKey}\n`);
-      ctx.stderr.write(`created key ${key.keyId} (${key.role}, ${key.organization ?? 'system'}); the secret above is shown this once\n`);
-    });
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ wfx keys create --name ci --role developer --per-minute 600 --expires 90d\n  $ wfx keys create --name acme-admin --role admin --org acme',
+    )
+    .action(
+      async (
+        opts: {
+          name: string;
+          role: string;
+          org?: string;
+          system?: boolean;
+          perMinute?: number;
+          perHour?: number;
+          expires?: string;
+        },
+        cmd: Command,
+      ) => {
+        if (opts.system && opts.org) throw new WfxError('USAGE_ERROR', '--system and --org do not go together');
+        const key = await (
+          await clientFor(ctx, cmd)
+        ).keys.create({
+          name: opts.name,
+          role: opts.role as Role, // commander checked the choice
+          ...(opts.org !== undefined && { organization: opts.org }),
+          ...(opts.system && { system: true }),
+          ...(opts.perMinute !== undefined && { rateLimitPerMinute: opts.perMinute }),
+          ...(opts.perHour !== undefined && { rateLimitPerHour: opts.perHour }),
+          ...(opts.expires !== undefined && { expiresIn: opts.expires }),
+        });
+        if (globals(cmd).json) return printJson(ctx, key);
+        ctx.stdout.write(`${key.apiKey}\n`);
+        ctx.stderr.write(
+          `created key ${key.keyId} (${key.role}, ${key.organization ?? 'system'}); the secret above is shown this once\n`,
+        );
+      },
+    );
 
   keys
     .command('list')
@@ -51,7 +75,15 @@ export function registerKeys(program: Command, ctx: CliContext): void {
       ctx.stdout.write(
         table(
           ['KEY ID', 'NAME', 'ROLE', 'ORGANIZATION', 'STATUS', 'LIMITS (min/h)', 'EXPIRES'],
-          items.map((k) => [k.keyId, k.name, k.role, k.organization ?? '(system)', k.status, `${k.rateLimitPerMinute ?? '-'}/${k.rateLimitPerHour ?? '-'}`, k.expiresAt ?? 'never']),
+          items.map((k) => [
+            k.keyId,
+            k.name,
+            k.role,
+            k.organization ?? '(system)',
+            k.status,
+            `${k.rateLimitPerMinute ?? '-'}/${k.rateLimitPerHour ?? '-'}`,
+            k.expiresAt ?? 'never',
+          ]),
         ),
       );
     });

@@ -19,7 +19,7 @@ export function registerLogin(program: Command, ctx: CliContext): void {
       const me = await new WfxClient({ url, apiKey: key, credentialSource: '--api-key' }).auth.whoami();
       const { where } = await storeCredential(ctx.env, url, key);
       if (g.json) printJson(ctx, { url, keyId: me.keyId, organization: me.organization, storedIn: where });
-      else ctx.stdout.write(`logged in to ${url} as key ${me.keyId} (${me.organization ?? 'system'}); kept in ${where}\n`);
+      else
+        ctx.stdout.write(`logged in to ${url} as key ${me.keyId} (${me.organization ?? 'system'}); kept in ${where}\n`);
     });
-
 }

@@ -11,7 +11,10 @@ export function registerLogs(program: Command, ctx: CliContext): void {
     .description('the log of an execution; --follow keeps printing until it finishes')
     .argument('<id>', 'the processInstanceId')
     .option('--follow', 'print new entries as they come, until the execution finishes')
-    .addHelpText('after', '\nExamples:\n  $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f\n  $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --follow --json')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f\n  $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --follow --json',
+    )
     .action(async (id: string, opts: { follow?: boolean }, cmd: Command) => {
       const g = globals(cmd);
       const client = await clientFor(ctx, cmd);
@@ -23,7 +26,9 @@ export function registerLogs(program: Command, ctx: CliContext): void {
       for await (const ev of client.instances.streamLogs(id, { follow: false })) {
         if (ev.event !== undefined || ev.data === undefined) continue;
         const entry = JSON.parse(ev.data) as LogEntry;
-        ctx.stdout.write(g.json ? `${JSON.stringify({ id: Number(ev.id), ...entry })}\n` : `${formatLogLine(entry, color)}\n`);
+        ctx.stdout.write(
+          g.json ? `${JSON.stringify({ id: Number(ev.id), ...entry })}\n` : `${formatLogLine(entry, color)}\n`,
+        );
       }
     });
 }

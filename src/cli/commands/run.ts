@@ -41,7 +41,12 @@ export function registerRun(program: Command, ctx: CliContext): void {
     .argument('<flow>', 'a processId, or a flow file')
     .option('--data <json>', 'input variables: a JSON object, or @file')
     .option('--set <key=value>', 'one input variable (typed; dotted keys nest); repeatable', collect, [])
-    .addOption(new Option('--env <environment>', 'environment to run in (default PRODUCTION; DEVELOPMENT for a file)').choices(['DEVELOPMENT', 'PRODUCTION']))
+    .addOption(
+      new Option('--env <environment>', 'environment to run in (default PRODUCTION; DEVELOPMENT for a file)').choices([
+        'DEVELOPMENT',
+        'PRODUCTION',
+      ]),
+    )
     .option('--version <n>', 'run this version instead of the active one')
     .option('--correlation-key <key>', 'your reference; catch events correlate on it')
     .option('--wait', 'wait until it finishes: exit 0 completed, 1 failed, 3 cancelled')
@@ -67,9 +72,18 @@ Examples:
         environment ??= 'DEVELOPMENT';
         const published = await client.flows.publish({ source: await readFile(file, 'utf8'), environment });
         processId = published.processId;
-        if (!g.json) ctx.stderr.write(`published ${flow} to ${environment} as version ${published.version}${published.created ? '' : ' (unchanged)'}\n`);
+        if (!g.json)
+          ctx.stderr.write(
+            `published ${flow} to ${environment} as version ${published.version}${published.created ? '' : ' (unchanged)'}\n`,
+          );
       }
-      const started = await client.process.start({ processId, data, environment, version: opts.version, correlationKey: opts.correlationKey });
+      const started = await client.process.start({
+        processId,
+        data,
+        environment,
+        version: opts.version,
+        correlationKey: opts.correlationKey,
+      });
       const id = started.processInstanceId;
       if (!opts.wait && !opts.follow) {
         if (g.json) printJson(ctx, { ...started, processId });
@@ -77,10 +91,17 @@ Examples:
         return;
       }
       if (!g.json) ctx.stderr.write(`started ${id}\n`);
-      const finished = await waitFor(ctx, client, id, { follow: opts.follow === true, json: g.json === true, timeoutS: opts.timeout, color: useColor(ctx, g) });
+      const finished = await waitFor(ctx, client, id, {
+        follow: opts.follow === true,
+        json: g.json === true,
+        timeoutS: opts.timeout,
+        color: useColor(ctx, g),
+      });
       if (!finished) {
         if (g.json) printJson(ctx, { processInstanceId: id, timedOut: true });
-        ctx.stderr.write(`TIMEOUT: ${id} did not finish within ${opts.timeout} s; it goes on running (wfx instances get ${id})\n`);
+        ctx.stderr.write(
+          `TIMEOUT: ${id} did not finish within ${opts.timeout} s; it goes on running (wfx instances get ${id})\n`,
+        );
         ctx.exitCode = EXIT.TIMEOUT;
         return;
       }
@@ -88,7 +109,10 @@ Examples:
       else if (!g.json) {
         const state = STATE_NAMES[finished.stateCd] ?? String(finished.stateCd);
         ctx.stdout.write(`${id} ${state}\n`);
-        if (finished.data.error) ctx.stderr.write(`${finished.data.error.code}: ${finished.data.error.message}${finished.data.error.nodeId ? ` (node ${finished.data.error.nodeId})` : ''}\n`);
+        if (finished.data.error)
+          ctx.stderr.write(
+            `${finished.data.error.code}: ${finished.data.error.message}${finished.data.error.nodeId ? ` (node ${finished.data.error.nodeId})` : ''}\n`,
+          );
         if (finished.output) ctx.stdout.write(`output: ${JSON.stringify(finished.output)}\n`);
       }
       ctx.exitCode = exitCodeOfState(finished.stateCd);
@@ -109,7 +133,13 @@ export async function waitFor(
   const abort = new AbortController();
   const timer = opts.timeoutS === undefined ? null : setTimeout(() => abort.abort(), opts.timeoutS * 1000);
   const started = Date.now();
-  const status = !opts.follow && !opts.json && ctx.stderr.isTTY ? setInterval(() => ctx.stderr.write(`\r\u001b[2Krunning ${id} (${Math.round((Date.now() - started) / 1000)} s)`), 1000) : null;
+  const status =
+    !opts.follow && !opts.json && ctx.stderr.isTTY
+      ? setInterval(
+          () => ctx.stderr.write(`\r\u001b[2Krunning ${id} (${Math.round((Date.now() - started) / 1000)} s)`),
+          1000,
+        )
+      : null;
   let lastId: string | undefined;
   try {
     for (let attempt = 0; ; attempt++) {
@@ -119,7 +149,11 @@ export async function waitFor(
           if (ev.id !== undefined) lastId = ev.id;
           if (opts.follow && ev.data !== undefined) {
             const entry = JSON.parse(ev.data) as LogEntry;
-            ctx.stdout.write(opts.json ? `${JSON.stringify({ id: Number(ev.id), ...entry })}\n` : `${formatLogLine(entry, opts.color)}\n`);
+            ctx.stdout.write(
+              opts.json
+                ? `${JSON.stringify({ id: Number(ev.id), ...entry })}\n`
+                : `${formatLogLine(entry, opts.color)}\n`,
+            );
           }
         }
         // The stream closed without `end` (daemon restarting): reconnect where we were.

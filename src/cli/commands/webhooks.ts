@@ -9,12 +9,16 @@ import { table } from '../format.js';
 
 /** `wfx webhooks create|list|deliveries|rotate|delete|send|verify`. */
 export function registerWebhooks(program: Command, ctx: CliContext): void {
-  const webhooks = program.command('webhooks').description('webhook registrations: endpoints for GitHub, Stripe, Slack, Standard Webhooks and custom senders (needs ADMIN)');
+  const webhooks = program
+    .command('webhooks')
+    .description(
+      'webhook registrations: endpoints for GitHub, Stripe, Slack, Standard Webhooks and custom senders (needs ADMIN)',
+    );
 
   webhooks
     .command('create')
     .description('register a webhook; prints its endpoint URLs and signing secrets (shown this once)')
-    .requiredOption('--name <name>', 'the name flows\' webhook triggers use')
+    .requiredOption('--name <name>', "the name flows' webhook triggers use")
     .addOption(new Option('--provider <provider>', 'who sends').choices([...PROVIDERS]).makeOptionMandatory())
     .option('--per-environment', 'separate DEVELOPMENT and PRODUCTION endpoints, each with its own token and secret')
     .option('--secret <secret>', 'the signing secret the provider has (generated when absent)')
@@ -27,10 +31,15 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--event-type-path <path>', 'CUSTOM: the dotted path of the event type in the body')
     .option('--event-id-header <name>', 'CUSTOM: the header with the event id (idempotency)')
     .option('--event-id-path <path>', 'CUSTOM: the dotted path of the event id in the body')
-    .addHelpText('after', '\nExamples:\n  $ wfx webhooks create --name github --provider GITHUB --secret "$GITHUB_WEBHOOK_SECRET"\n  $ wfx webhooks create --name stripe --provider STRIPE --per-environment')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ wfx webhooks create --name github --provider GITHUB --secret "$GITHUB_WEBHOOK_SECRET"\n  $ wfx webhooks create --name stripe --provider STRIPE --per-environment',
+    )
     .action(async (opts: Record<string, string | boolean | undefined>, cmd: Command) => {
       // The options go as given: the daemon validates them (commander checked the choices).
-      const res = await (await clientFor(ctx, cmd)).webhooks.register({
+      const res = await (
+        await clientFor(ctx, cmd)
+      ).webhooks.register({
         name: opts.name,
         provider: opts.provider,
         environmentMode: opts.perEnvironment ? 'PER_ENVIRONMENT' : 'SHARED',
@@ -46,8 +55,9 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         ...(opts.eventIdPath !== undefined && { eventIdPath: opts.eventIdPath }),
       } as RegisterWebhookBody);
       if (globals(cmd).json) return printJson(ctx, res);
-      for (const e of res.endpoints) ctx.stdout.write(`${e.environment}\n  url     ${e.url}\n  secret  ${e.secret ?? '(none: authType NONE)'}\n`);
-      ctx.stderr.write('the secrets are shown this once; paste them into the provider\'s webhook settings\n');
+      for (const e of res.endpoints)
+        ctx.stdout.write(`${e.environment}\n  url     ${e.url}\n  secret  ${e.secret ?? '(none: authType NONE)'}\n`);
+      ctx.stderr.write("the secrets are shown this once; paste them into the provider's webhook settings\n");
     });
 
   webhooks
@@ -57,7 +67,12 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .action(async (_opts: unknown, cmd: Command) => {
       const { items } = await (await clientFor(ctx, cmd)).webhooks.list();
       if (globals(cmd).json) return printJson(ctx, items);
-      ctx.stdout.write(table(['NAME', 'PROVIDER', 'ENVIRONMENT', 'URL'], items.flatMap((w) => w.endpoints.map((e) => [w.name, w.provider, e.environment, e.url]))));
+      ctx.stdout.write(
+        table(
+          ['NAME', 'PROVIDER', 'ENVIRONMENT', 'URL'],
+          items.flatMap((w) => w.endpoints.map((e) => [w.name, w.provider, e.environment, e.url])),
+        ),
+      );
     });
 
   webhooks
@@ -74,7 +89,14 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
           items.map((d) =>
             'pending' in d
               ? [d.receivedAt, d.environment, '-', 'pending', '-', '']
-              : [d.receivedAt, d.environment, d.eventType ?? '-', d.signatureOk ? 'ok' : 'refused', d.startedInstanceIds.join(' ') || '-', d.reason ?? ''],
+              : [
+                  d.receivedAt,
+                  d.environment,
+                  d.eventType ?? '-',
+                  d.signatureOk ? 'ok' : 'refused',
+                  d.startedInstanceIds.join(' ') || '-',
+                  d.reason ?? '',
+                ],
           ),
         ),
       );
@@ -88,7 +110,9 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .addOption(new Option('--env <environment>', 'only this endpoint').choices(['ALL', 'DEVELOPMENT', 'PRODUCTION']))
     .option('--previous-valid-for <duration>', 'how long the previous secret still verifies', '24h')
     .action(async (name: string, opts: { env?: EndpointEnvironment; previousValidFor: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).webhooks.rotate(name, { ...(opts.env && { environment: opts.env }), previousValidFor: opts.previousValidFor });
+      const res = await (
+        await clientFor(ctx, cmd)
+      ).webhooks.rotate(name, { ...(opts.env && { environment: opts.env }), previousValidFor: opts.previousValidFor });
       if (globals(cmd).json) return printJson(ctx, res);
       for (const r of res.rotated) ctx.stdout.write(`${r.environment}  ${r.secret}\n`);
       ctx.stderr.write(`the previous secret verifies until ${res.previousValidUntil ?? 'now'}\n`);
@@ -107,62 +131,108 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
 
   webhooks
     .command('send')
-    .description('sign a payload exactly as the provider would and post it to the endpoint: test a webhook flow without a tunnel')
+    .description(
+      'sign a payload exactly as the provider would and post it to the endpoint: test a webhook flow without a tunnel',
+    )
     .argument('<name>')
     .requiredOption('--payload <file>', 'the body to send (JSON, or a form body)')
     .addOption(new Option('--env <environment>', 'which endpoint').choices(['ALL', 'DEVELOPMENT', 'PRODUCTION']))
     .option('--event <type>', 'the event type, for providers that carry it in a header (GitHub, custom)')
-    .option('--content-type <type>', 'the body\'s content type', 'application/json')
+    .option('--content-type <type>', "the body's content type", 'application/json')
     .addHelpText('after', '\nExample:\n  $ wfx webhooks send github --payload pull_request.json --event pull_request')
-    .action(async (name: string, opts: { payload: string; env?: EndpointEnvironment; event?: string; contentType: string }, cmd: Command) => {
-      const client = await clientFor(ctx, cmd);
-      const body = await readUserFile(ctx, opts.payload, 'payload');
-      const signed = await client.webhooks.sign(name, {
-        body: body.toString('base64'),
-        ...(opts.env && { environment: opts.env }),
-        ...(opts.event && { eventType: opts.event }),
-      });
-      const res = await fetch(signed.url, { method: 'POST', headers: { 'content-type': opts.contentType, ...signed.headers }, body });
-      const answer = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-      if (!res.ok) throw new WfxError('VALIDATION_ERROR', `the endpoint answered ${res.status}: ${JSON.stringify(answer)}`);
-      if (globals(cmd).json) return printJson(ctx, { status: res.status, answer, url: signed.url, headers: signed.headers });
-      ctx.stdout.write(`delivered to ${signed.environment} endpoint: ${res.status} ${JSON.stringify(answer)}\nsee what it did: wfx webhooks deliveries ${name}\n`);
-    });
+    .action(
+      async (
+        name: string,
+        opts: { payload: string; env?: EndpointEnvironment; event?: string; contentType: string },
+        cmd: Command,
+      ) => {
+        const client = await clientFor(ctx, cmd);
+        const body = await readUserFile(ctx, opts.payload, 'payload');
+        const signed = await client.webhooks.sign(name, {
+          body: body.toString('base64'),
+          ...(opts.env && { environment: opts.env }),
+          ...(opts.event && { eventType: opts.event }),
+        });
+        const res = await fetch(signed.url, {
+          method: 'POST',
+          headers: { 'content-type': opts.contentType, ...signed.headers },
+          body,
+        });
+        const answer = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+        if (!res.ok)
+          throw new WfxError('VALIDATION_ERROR', `the endpoint answered ${res.status}: ${JSON.stringify(answer)}`);
+        if (globals(cmd).json)
+          return printJson(ctx, { status: res.status, answer, url: signed.url, headers: signed.headers });
+        ctx.stdout.write(
+          `delivered to ${signed.environment} endpoint: ${res.status} ${JSON.stringify(answer)}\nsee what it did: wfx webhooks deliveries ${name}\n`,
+        );
+      },
+    );
 
   webhooks
     .command('verify')
-    .description('check one captured delivery offline with the daemon\'s own verifier: exit 0 valid, 1 invalid (and why)')
+    .description(
+      "check one captured delivery offline with the daemon's own verifier: exit 0 valid, 1 invalid (and why)",
+    )
     .addOption(new Option('--provider <provider>', 'who sent it').choices([...PROVIDERS]).makeOptionMandatory())
     .requiredOption('--secret <secret>', 'the signing secret')
     .option('--header <header>', '"Name: value" of the delivery; repeatable', collect, [])
     .requiredOption('--body <file>', 'the raw body as received')
     .option('--at <unixSeconds>', 'judge timestamps at this instant (default now)')
     .option('--signature-header <name>', 'CUSTOM: the signature header')
-    .addOption(new Option('--algorithm <alg>', 'CUSTOM: the HMAC hash').choices(['sha1', 'sha256', 'sha512']).default('sha256'))
-    .addOption(new Option('--encoding <enc>', 'CUSTOM: the signature encoding').choices(['hex', 'base64']).default('hex'))
+    .addOption(
+      new Option('--algorithm <alg>', 'CUSTOM: the HMAC hash').choices(['sha1', 'sha256', 'sha512']).default('sha256'),
+    )
+    .addOption(
+      new Option('--encoding <enc>', 'CUSTOM: the signature encoding').choices(['hex', 'base64']).default('hex'),
+    )
     .option('--prefix <text>', 'CUSTOM: text before the signature')
     .addHelpText(
       'after',
       '\nExample:\n  $ wfx webhooks verify --provider STRIPE --secret whsec_... --header "Stripe-Signature: t=1700000000,v1=5257a8..." --body event.json --at 1700000000',
     )
-    .action(async (opts: { provider: Provider; secret: string; header: string[]; body: string; at?: string; signatureHeader?: string; algorithm: 'sha1' | 'sha256' | 'sha512'; encoding: 'hex' | 'base64'; prefix?: string }, cmd: Command) => {
-      const headers: Record<string, string> = {};
-      for (const h of opts.header) {
-        const i = h.indexOf(':');
-        if (i <= 0) throw new WfxError('USAGE_ERROR', `--header takes "Name: value", got ${h}`);
-        headers[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
-      }
-      if (opts.at !== undefined && !/^\d+$/.test(opts.at)) throw new WfxError('USAGE_ERROR', '--at takes Unix seconds');
-      if (opts.provider === 'CUSTOM' && !opts.signatureHeader) throw new WfxError('USAGE_ERROR', 'a CUSTOM provider needs --signature-header');
-      const scheme: Scheme = {
-        provider: opts.provider,
-        authType: 'HMAC',
-        ...(opts.provider === 'CUSTOM' && { custom: { signatureHeader: opts.signatureHeader!.toLowerCase(), algorithm: opts.algorithm, encoding: opts.encoding, ...(opts.prefix && { prefix: opts.prefix }) } }),
-      };
-      const at = opts.at === undefined ? new Date() : new Date(Number(opts.at) * 1000);
-      const verdict = verifyDelivery(scheme, [opts.secret], headers, await readUserFile(ctx, opts.body, 'body'), at);
-      if (globals(cmd).json) printJson(ctx, verdict);
-      else ctx.stdout.write(verdict.ok ? 'valid\n' : `invalid: ${verdict.reason}\n`);
-      if (!verdict.ok) ctx.exitCode = EXIT.FAILED;
-    });
+    .action(
+      async (
+        opts: {
+          provider: Provider;
+          secret: string;
+          header: string[];
+          body: string;
+          at?: string;
+          signatureHeader?: string;
+          algorithm: 'sha1' | 'sha256' | 'sha512';
+          encoding: 'hex' | 'base64';
+          prefix?: string;
+        },
+        cmd: Command,
+      ) => {
+        const headers: Record<string, string> = {};
+        for (const h of opts.header) {
+          const i = h.indexOf(':');
+          if (i <= 0) throw new WfxError('USAGE_ERROR', `--header takes "Name: value", got ${h}`);
+          headers[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
+        }
+        if (opts.at !== undefined && !/^\d+$/.test(opts.at))
+          throw new WfxError('USAGE_ERROR', '--at takes Unix seconds');
+        if (opts.provider === 'CUSTOM' && !opts.signatureHeader)
+          throw new WfxError('USAGE_ERROR', 'a CUSTOM provider needs --signature-header');
+        const scheme: Scheme = {
+          provider: opts.provider,
+          authType: 'HMAC',
+          ...(opts.provider === 'CUSTOM' && {
+            custom: {
+              signatureHeader: opts.signatureHeader!.toLowerCase(),
+              algorithm: opts.algorithm,
+              encoding: opts.encoding,
+              ...(opts.prefix && { prefix: opts.prefix }),
+            },
+          }),
+        };
+        const at = opts.at === undefined ? new Date() : new Date(Number(opts.at) * 1000);
+        const verdict = verifyDelivery(scheme, [opts.secret], headers, await readUserFile(ctx, opts.body, 'body'), at);
+        if (globals(cmd).json) printJson(ctx, verdict);
+        else ctx.stdout.write(verdict.ok ? 'valid\n' : `invalid: ${verdict.reason}\n`);
+        if (!verdict.ok) ctx.exitCode = EXIT.FAILED;
+      },
+    );
 }

@@ -81,7 +81,8 @@ export function authenticateApiKey(state: WfxState, value: string, now: Date): A
 /** Why `key` is refused now (suspended, revoked, expired), or null while it is good. */
 function keyLapsed(key: ApiKey, now: Date): WfxError | null {
   if (key.status !== 'ACTIVE') return new WfxError('UNAUTHORIZED', `the API key is ${key.status.toLowerCase()}`);
-  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime()) return new WfxError('UNAUTHORIZED', 'the API key has expired');
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime())
+    return new WfxError('UNAUTHORIZED', 'the API key has expired');
   return null;
 }
 
@@ -91,7 +92,10 @@ function keyLapsed(key: ApiKey, now: Date): WfxError | null {
  * what outlives its request's check: an event stream asks before each event and heartbeat.
  */
 export function credentialLapsed(state: WfxState, caller: Caller, now: Date): WfxError | null {
-  if (caller.kind === 'jwt') return caller.expiresAtMs !== undefined && caller.expiresAtMs <= now.getTime() ? new WfxError('UNAUTHORIZED', 'the bearer token has expired') : null;
+  if (caller.kind === 'jwt')
+    return caller.expiresAtMs !== undefined && caller.expiresAtMs <= now.getTime()
+      ? new WfxError('UNAUTHORIZED', 'the bearer token has expired')
+      : null;
   const key = caller.keyId === null ? undefined : state.apiKeys[caller.keyId];
   return key ? keyLapsed(key, now) : new WfxError('UNAUTHORIZED', 'invalid API key');
 }
@@ -127,24 +131,28 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
 
   // A callback hook: an API key is checked synchronously (no promise per request); only a
   // bearer token's verification waits.
-  const authenticate = (auth: RouteAuth) => (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-    let identified: Caller | Promise<Caller>;
-    try {
-      identified = identify(request, options, now());
-    } catch (err) {
-      return done(err as Error);
-    }
-    const admit = (caller: Caller): void => {
+  const authenticate =
+    (auth: RouteAuth) => (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      let identified: Caller | Promise<Caller>;
       try {
-        authorize(request, reply, caller, auth, options);
+        identified = identify(request, options, now());
       } catch (err) {
         return done(err as Error);
       }
-      done();
+      const admit = (caller: Caller): void => {
+        try {
+          authorize(request, reply, caller, auth, options);
+        } catch (err) {
+          return done(err as Error);
+        }
+        done();
+      };
+      if ('then' in identified)
+        identified.then(admit, (err: unknown) =>
+          done(err instanceof Error ? err : new WfxError('UNAUTHORIZED', 'the bearer token could not be verified')),
+        );
+      else admit(identified);
     };
-    if ('then' in identified) identified.then(admit, (err: unknown) => done(err instanceof Error ? err : new WfxError('UNAUTHORIZED', 'the bearer token could not be verified')));
-    else admit(identified);
-  };
 
   // With a callback, not async: nothing here waits, and a promise per request costs more.
   const logAccess = (route: string) => (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
@@ -161,7 +169,19 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
       ms: Math.round(reply.elapsedTime * 100) / 100, // hundredths of a millisecond: whole ones hide the tail of fast routes
     };
     if (options.accessLog) options.accessLog(entry);
-    else request.log.info({ keyId: entry.keyId, subject: entry.subject, organization: entry.organization, method: entry.method, route: entry.route, status: entry.status, ms: entry.ms }, 'request');
+    else
+      request.log.info(
+        {
+          keyId: entry.keyId,
+          subject: entry.subject,
+          organization: entry.organization,
+          method: entry.method,
+          route: entry.route,
+          status: entry.status,
+          ms: entry.ms,
+        },
+        'request',
+      );
     done();
   };
 }
@@ -175,20 +195,33 @@ function hookList<T>(hooks: T | T[] | undefined): T[] {
  * Records `caller` on the request, counts it against its key's rate limit (429), and checks
  * its kind and permission against what the route needs (403). Throws WfxError.
  */
-function authorize(request: FastifyRequest, reply: FastifyReply, caller: Caller, auth: RouteAuth, options: AuthOptions): void {
+function authorize(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  caller: Caller,
+  auth: RouteAuth,
+  options: AuthOptions,
+): void {
   request.caller = caller;
   if (caller.keyId !== null) {
     const key = options.state.apiKeys[caller.keyId]!;
-    const decision = options.limiter.hit(caller.keyId, { perMinute: key.rateLimitPerMinute, perHour: key.rateLimitPerHour });
+    const decision = options.limiter.hit(caller.keyId, {
+      perMinute: key.rateLimitPerMinute,
+      perHour: key.rateLimitPerHour,
+    });
     if (decision) {
       void reply.header('RateLimit-Limit', decision.limit);
       void reply.header('RateLimit-Remaining', decision.remaining);
       void reply.header('RateLimit-Reset', decision.resetSeconds);
       if (!decision.allowed) {
         void reply.header('Retry-After', decision.retryAfterSeconds);
-        throw new WfxError('RATE_LIMIT_EXCEEDED', `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfterSeconds} s`, {
-          details: { retryAfter: decision.retryAfterSeconds },
-        });
+        throw new WfxError(
+          'RATE_LIMIT_EXCEEDED',
+          `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfterSeconds} s`,
+          {
+            details: { retryAfter: decision.retryAfterSeconds },
+          },
+        );
       }
     }
   }
@@ -210,8 +243,12 @@ function identify(request: FastifyRequest, options: AuthOptions, now: Date): Cal
   if (Array.isArray(apiKey)) throw new WfxError('UNAUTHORIZED', 'send one X-API-Key header');
   const authorization = request.headers.authorization;
   if (typeof authorization === 'string' && /^bearer /i.test(authorization)) {
-    if (!options.bearer) throw new WfxError('UNAUTHORIZED', 'bearer tokens are not accepted: this daemon has no OIDC issuer configured');
+    if (!options.bearer)
+      throw new WfxError('UNAUTHORIZED', 'bearer tokens are not accepted: this daemon has no OIDC issuer configured');
     return options.bearer(authorization.slice(7).trim());
   }
-  throw new WfxError('UNAUTHORIZED', 'no credential: send X-API-Key: apk_{keyId}_{secret}, or Authorization: Bearer <token>');
+  throw new WfxError(
+    'UNAUTHORIZED',
+    'no credential: send X-API-Key: apk_{keyId}_{secret}, or Authorization: Bearer <token>',
+  );
 }

@@ -7,7 +7,8 @@ import type { Caller } from './caller.js';
  */
 export function actingOrganization(caller: Caller, named: string | undefined): string {
   if (caller.system) return named ?? 'default';
-  if (named !== undefined && named !== caller.organization) throw new WfxError('FORBIDDEN', 'an organization admin acts in its own organization only');
+  if (named !== undefined && named !== caller.organization)
+    throw new WfxError('FORBIDDEN', 'an organization admin acts in its own organization only');
   return caller.organization!;
 }
 

@@ -83,7 +83,9 @@ export class RateLimiter {
     const now = this.now();
     const refused = entry.windows.filter((w) => w.limit === 0 || w.used(now) >= w.limit);
     if (refused.length > 0) {
-      const retry = Math.max(...refused.map((w) => (w.limit === 0 ? Math.ceil(w.windowMs / 1000) : w.secondsUntilSlot(now))));
+      const retry = Math.max(
+        ...refused.map((w) => (w.limit === 0 ? Math.ceil(w.windowMs / 1000) : w.secondsUntilSlot(now))),
+      );
       const tight = refused[0]!;
       return { allowed: false, limit: tight.limit, remaining: 0, resetSeconds: retry, retryAfterSeconds: retry };
     }

@@ -54,6 +54,10 @@ for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent
 }
 
 /** Fastify's `childLoggerFactory`: request loggers made on first use. */
-export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildOptions): FastifyBaseLogger {
+export function lazyChildLogger(
+  logger: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildOptions,
+): FastifyBaseLogger {
   return new LazyChildLogger(logger, bindings, options);
 }

@@ -106,7 +106,13 @@ function remove<T>(map: Map<string, Set<T>>, key: string, value: T): void {
  * returns true. The stream asks it before each event and heartbeat, so nothing is sent on a
  * credential that would be refused now (SPEC: such keys are 401).
  */
-export function lapsedCredential(state: WfxState, caller: Caller, now: () => Date, reply: FastifyReply, stop: () => void): () => boolean {
+export function lapsedCredential(
+  state: WfxState,
+  caller: Caller,
+  now: () => Date,
+  reply: FastifyReply,
+  stop: () => void,
+): () => boolean {
   return () => {
     const lapsed = credentialLapsed(state, caller, now());
     if (lapsed === null) return false;

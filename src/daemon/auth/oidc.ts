@@ -46,8 +46,12 @@ export function createOidcVerifier(options: OidcOptions): BearerVerifier {
       } catch (err) {
         throw new WfxError('UNAUTHORIZED', `cannot read the OIDC discovery document ${url}: ${(err as Error).message}`);
       }
-      if (typeof doc.jwks_uri !== 'string') throw new WfxError('UNAUTHORIZED', `the OIDC discovery document ${url} has no jwks_uri`);
-      jwks = createRemoteJWKSet(new URL(doc.jwks_uri), { cooldownDuration: options.jwksCooldownMs ?? 30_000, timeoutDuration: 5000 });
+      if (typeof doc.jwks_uri !== 'string')
+        throw new WfxError('UNAUTHORIZED', `the OIDC discovery document ${url} has no jwks_uri`);
+      jwks = createRemoteJWKSet(new URL(doc.jwks_uri), {
+        cooldownDuration: options.jwksCooldownMs ?? 30_000,
+        timeoutDuration: 5000,
+      });
       return jwks;
     })().finally(() => {
       discovering = null;
@@ -70,8 +74,10 @@ export function createOidcVerifier(options: OidcOptions): BearerVerifier {
       throw new WfxError('UNAUTHORIZED', `invalid bearer token: ${describe(err)}`);
     }
     const org = payload[orgClaim];
-    if (typeof org !== 'string' || org === '') throw new WfxError('UNAUTHORIZED', `the bearer token has no ${orgClaim} claim naming an organization`);
-    if (!isOrganizationName(org)) throw new WfxError('UNAUTHORIZED', `the bearer token's ${orgClaim} claim is not a valid organization name`);
+    if (typeof org !== 'string' || org === '')
+      throw new WfxError('UNAUTHORIZED', `the bearer token has no ${orgClaim} claim naming an organization`);
+    if (!isOrganizationName(org))
+      throw new WfxError('UNAUTHORIZED', `the bearer token's ${orgClaim} claim is not a valid organization name`);
     return {
       kind: 'jwt',
       keyId: null,
@@ -91,7 +97,8 @@ function permissionsOf(payload: JWTPayload): Set<Permission> {
   for (const p of listed) if (typeof p === 'string' && PERMISSIONS.has(p)) out.add(p as Permission);
   const roles = Array.isArray(payload.roles) ? payload.roles : [];
   for (const role of roles) {
-    if (typeof role === 'string' && Object.hasOwn(ROLE_PERMISSIONS, role)) for (const p of ROLE_PERMISSIONS[role as Role]) out.add(p);
+    if (typeof role === 'string' && Object.hasOwn(ROLE_PERMISSIONS, role))
+      for (const p of ROLE_PERMISSIONS[role as Role]) out.add(p);
   }
   return out;
 }
@@ -99,7 +106,8 @@ function permissionsOf(payload: JWTPayload): Set<Permission> {
 function describe(err: unknown): string {
   if (err instanceof WfxError) return err.message;
   if (err instanceof joseErrors.JWTExpired) return 'it has expired';
-  if (err instanceof joseErrors.JWTClaimValidationFailed) return `its ${err.claim} claim is not accepted (${err.reason})`;
+  if (err instanceof joseErrors.JWTClaimValidationFailed)
+    return `its ${err.claim} claim is not accepted (${err.reason})`;
   if (err instanceof joseErrors.JWKSNoMatchingKey) return 'it is signed by a key the issuer does not publish';
   if (err instanceof joseErrors.JWSSignatureVerificationFailed) return 'its signature does not verify';
   if (err instanceof joseErrors.JOSEError) return err.message;

@@ -53,7 +53,11 @@ export class ExecutionArchive {
     const below = (id: string) => opts.cursor === undefined || id < opts.cursor;
     const found = new Map<string, Instance | null>(); // null: in history, read on demand
     for (const inst of InstanceTable.of(this.deps.state).live()) {
-      if (inst.processId === processId && below(inst.processInstanceId) && (opts.stateCd === undefined || inst.stateCd === opts.stateCd)) {
+      if (
+        inst.processId === processId &&
+        below(inst.processInstanceId) &&
+        (opts.stateCd === undefined || inst.stateCd === opts.stateCd)
+      ) {
         found.set(inst.processInstanceId, inst);
       }
     }
@@ -99,7 +103,10 @@ export class ExecutionArchive {
    * durable write instead of three (journal, history, the journal's instance.archived), and the
    * execution leaves memory at once. Null for any other step.
    */
-  readonly oneStep = (records: readonly WfxRecord[], serialized: readonly string[]): { durable: Promise<void>; settle: readonly WfxRecord[] } | null => {
+  readonly oneStep = (
+    records: readonly WfxRecord[],
+    serialized: readonly string[],
+  ): { durable: Promise<void>; settle: readonly WfxRecord[] } | null => {
     const first = records[0]!;
     if (first.type !== 'instance.started' || first.instance.parentInstanceId !== null) return null;
     const id = first.instance.processInstanceId;
@@ -112,7 +119,10 @@ export class ExecutionArchive {
     const bucket = bucketOf(id);
     if (stateCd === null || bucket === null || this.deps.closed()) return null;
     return {
-      durable: this.deps.history.putJson(bucket, id, { open: '{"records":[', parts: serialized, close: ']}' }, [first.instance.processId, String(stateCd)]),
+      durable: this.deps.history.putJson(bucket, id, { open: '{"records":[', parts: serialized, close: ']}' }, [
+        first.instance.processId,
+        String(stateCd),
+      ]),
       settle: [{ type: 'instance.archived', instanceId: id }],
     };
   };
@@ -147,7 +157,9 @@ export class ExecutionArchive {
     if (this.scheduled) return;
     this.scheduled = true;
     // Tracked from now, not from when it runs: close() must wait for a batch already scheduled.
-    const next = this.running.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(() => this.batch());
+    const next = this.running
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => this.batch());
     this.running = next.catch(() => undefined);
     void this.deps.track(next);
   }
@@ -162,11 +174,14 @@ export class ExecutionArchive {
   private retryLater(id: string, recordsJson: readonly string[] | null): void {
     const failures = (this.retries.get(id) ?? 0) + 1;
     this.retries.set(id, failures);
-    const timer = setTimeout(() => {
-      if (this.retries.get(id) !== failures || this.deps.closed()) return;
-      this.pending.set(id, recordsJson);
-      this.schedule();
-    }, Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (failures - 1)));
+    const timer = setTimeout(
+      () => {
+        if (this.retries.get(id) !== failures || this.deps.closed()) return;
+        this.pending.set(id, recordsJson);
+        this.schedule();
+      },
+      Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (failures - 1)),
+    );
     timer.unref(); // a stop does not wait for it: the restart archives it
   }
 
@@ -179,7 +194,10 @@ export class ExecutionArchive {
         const inst = this.deps.state.instances[id];
         const bucket = bucketOf(id);
         if (!inst || inst.stateCd === STATE.RUNNING || !bucket) return null;
-        const doc = recordsJson === null ? JSON.stringify({ instance: inst }) : { open: '{"records":[', parts: recordsJson, close: ']}' };
+        const doc =
+          recordsJson === null
+            ? JSON.stringify({ instance: inst })
+            : { open: '{"records":[', parts: recordsJson, close: ']}' };
         try {
           await this.deps.history.putJson(bucket, id, doc, [inst.processId, String(inst.stateCd)]);
           this.retries.delete(id);
@@ -203,7 +221,6 @@ export class ExecutionArchive {
   }
 }
 
-
 /** The first wait before a failed history write is tried again, and the longest. */
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
@@ -213,7 +230,8 @@ export type { InstanceSummary };
 
 function summarize(i: Instance): InstanceSummary {
   const waitingNodeIds: string[] = [];
-  if (i.stateCd === STATE.RUNNING) for (const id in i.nodes) if (i.nodes[id]!.statusCd === STATUS.WAITING) waitingNodeIds.push(i.nodes[id]!.nodeId);
+  if (i.stateCd === STATE.RUNNING)
+    for (const id in i.nodes) if (i.nodes[id]!.statusCd === STATUS.WAITING) waitingNodeIds.push(i.nodes[id]!.nodeId);
   return {
     processInstanceId: i.processInstanceId,
     processId: i.processId,
@@ -263,14 +281,22 @@ type ArchivedDoc = { readonly instance: Instance } | { readonly records: readonl
  * The journaled JSON of the records of execution `id` in one step (and the starts of its
  * children), if the step both started and finished it (so they describe it whole); else null.
  */
-export function ownRecordsJson(id: string, records: readonly WfxRecord[], serialized: readonly string[]): readonly string[] | null {
+export function ownRecordsJson(
+  id: string,
+  records: readonly WfxRecord[],
+  serialized: readonly string[],
+): readonly string[] | null {
   const first = records.find((r) => r.type === 'instance.started' && r.instance.processInstanceId === id);
   if (!first) return null;
   const parts: string[] = [];
   records.forEach((r, i) => {
-    const owner = r.type === 'instance.started' ? r.instance.processInstanceId : 'instanceId' in r ? r.instanceId : null;
+    const owner =
+      r.type === 'instance.started' ? r.instance.processInstanceId : 'instanceId' in r ? r.instanceId : null;
     // A child's start is its parent's too: replaying it lists the child under the parent's node.
-    const childOf = r.type === 'instance.started' && r.instance.parentNodeInstanceId !== undefined ? r.instance.parentInstanceId : null;
+    const childOf =
+      r.type === 'instance.started' && r.instance.parentNodeInstanceId !== undefined
+        ? r.instance.parentInstanceId
+        : null;
     if (owner === id || childOf === id) parts.push(serialized[i]!);
   });
   // The usual case, a whole step that is this execution alone: the journal's own array.

@@ -57,7 +57,10 @@ export class Effects {
     this.emitter = options.emitter;
     this.work = options.work;
     this.archive = options.archive;
-    this.timers = new TimerQueue<TimerKey>((key) => this.fireTimer(key), () => options.now().getTime());
+    this.timers = new TimerQueue<TimerKey>(
+      (key) => this.fireTimer(key),
+      () => options.now().getTime(),
+    );
   }
 
   /**
@@ -76,7 +79,11 @@ export class Effects {
    * per record, finished executions archived, then the work the step asked for and its
    * deferred executions continued.
    */
-  afterDurable(tx: DurableStep, logsUpTo: ReadonlyArray<string | number>, transition: Pick<Transition, 'work' | 'deferred'>): void {
+  afterDurable(
+    tx: DurableStep,
+    logsUpTo: ReadonlyArray<string | number>,
+    transition: Pick<Transition, 'work' | 'deferred'>,
+  ): void {
     const { records, serialized } = tx;
     const emitter = this.emitter;
     const perEntry = emitter.listenerCount('log') > 0;
@@ -89,20 +96,32 @@ export class Effects {
       if (upTo <= from) continue;
       // An execution that settles below leaves now: streamedLogCount then counts its whole log.
       if (tx.settle === null) this.streamed.set(id, upTo);
-      if (perEntry) for (let i = from; i < upTo; i++) emitter.emit('log', { processInstanceId: id, id: i + 1, entry: logEntry(inst, inst.logs[i]!) } satisfies StreamedLog);
+      if (perEntry)
+        for (let i = from; i < upTo; i++)
+          emitter.emit('log', {
+            processInstanceId: id,
+            id: i + 1,
+            entry: logEntry(inst, inst.logs[i]!),
+          } satisfies StreamedLog);
       emitter.emit('logs', { processInstanceId: id, upTo, instance: inst } satisfies LogsAdvanced);
     }
     const publish = emitter.listenerCount('lifecycle') > 0;
     for (const r of records) {
       if (publish) for (const event of lifecycleOf(this.state, r)) emitter.emit('lifecycle', event);
-      if (r.type === 'node.waiting' && r.wait.dueAt) this.timers.set(nodeKey(r.instanceId, r.nodeInstanceId), Date.parse(r.wait.dueAt));
+      if (r.type === 'node.waiting' && r.wait.dueAt)
+        this.timers.set(nodeKey(r.instanceId, r.nodeInstanceId), Date.parse(r.wait.dueAt));
       else if (r.type === 'node.completed' || r.type === 'node.left') {
         const key = nodeKey(r.instanceId, r.nodeInstanceId);
         this.timers.delete(key);
         this.disarmBoundaries(r.instanceId, r.nodeInstanceId);
         this.work.stop(key);
-      } else if (r.type === 'boundary.fired') this.timers.delete(boundaryKey(r.instanceId, r.nodeInstanceId, r.boundaryId));
-      if (r.type === 'node.entered' || (r.type === 'node.waiting' && this.state.instances[r.instanceId]?.nodes[r.nodeInstanceId]?.statusCd === STATUS.WAITING)) {
+      } else if (r.type === 'boundary.fired')
+        this.timers.delete(boundaryKey(r.instanceId, r.nodeInstanceId, r.boundaryId));
+      if (
+        r.type === 'node.entered' ||
+        (r.type === 'node.waiting' &&
+          this.state.instances[r.instanceId]?.nodes[r.nodeInstanceId]?.statusCd === STATUS.WAITING)
+      ) {
         const inst = this.state.instances[r.instanceId];
         if (inst) this.armBoundaries(inst, r.nodeInstanceId);
       }
@@ -154,7 +173,10 @@ export class Effects {
     for (const id of graph.boundaries(ni.nodeId)) {
       const b = nodes[id] as BoundaryEventNode;
       if (b.event !== 'timer' || b.duration === undefined || ni.fired?.includes(id)) continue;
-      this.timers.set(boundaryKey(inst.processInstanceId, ni.id, id), Date.parse(ni.startTime) + parseDuration(b.duration));
+      this.timers.set(
+        boundaryKey(inst.processInstanceId, ni.id, id),
+        Date.parse(ni.startTime) + parseDuration(b.duration),
+      );
     }
   }
 
@@ -163,7 +185,9 @@ export class Effects {
    * to here, then follows `log` events.
    */
   streamedLogCount(inst: Instance): number {
-    return this.state.instances[inst.processInstanceId] === inst ? (this.streamed.get(inst.processInstanceId) ?? inst.logs.length) : inst.logs.length;
+    return this.state.instances[inst.processInstanceId] === inst
+      ? (this.streamed.get(inst.processInstanceId) ?? inst.logs.length)
+      : inst.logs.length;
   }
 
   /** Re-reads the clock for due timers (after a clock jump; tests moving their clock). */
@@ -185,7 +209,8 @@ export class Effects {
     const inst = this.state.instances[instanceId];
     const ni = inst?.nodes[nodeInstanceId];
     if (!inst || !ni) return;
-    for (const id of this.core.flowOf(inst).graph.boundaries(ni.nodeId)) this.timers.delete(boundaryKey(instanceId, nodeInstanceId, id));
+    for (const id of this.core.flowOf(inst).graph.boundaries(ni.nodeId))
+      this.timers.delete(boundaryKey(instanceId, nodeInstanceId, id));
   }
 
   /** A timer is due: its boundary event fires, or its waiting node resumes (if they still can). */
@@ -195,11 +220,15 @@ export class Effects {
     const ni = inst?.nodes[nodeInstanceId];
     if (!inst || !ni || inst.stateCd !== STATE.RUNNING) return;
     if (boundaryId !== undefined) {
-      this.options.step((t) => t.fireBoundary(inst, ni, boundaryId)).catch((err: unknown) => this.options.onError(err, `boundary timer ${key}`));
+      this.options
+        .step((t) => t.fireBoundary(inst, ni, boundaryId))
+        .catch((err: unknown) => this.options.onError(err, `boundary timer ${key}`));
       return;
     }
     if (ni.statusCd !== STATUS.WAITING || !ni.wait?.dueAt) return;
-    this.options.step((t) => t.resume(inst, ni, { kind: 'timer' })).catch((err: unknown) => this.options.onError(err, `timer of ${key}`));
+    this.options
+      .step((t) => t.resume(inst, ni, { kind: 'timer' }))
+      .catch((err: unknown) => this.options.onError(err, `timer of ${key}`));
   }
 
   /** Continues an execution whose step ran out of its run budget. */

@@ -1,10 +1,20 @@
+/**
+ * Long file: the Engine's operations (start, answer, event, cancel, timers) and their wiring;
+ * each operation is short, and reads, effects, work and recovery live beside it (queries.ts,
+ * effects.ts, work-runner.ts, recovery.ts).
+ */
 import { EventEmitter } from 'node:events';
 import { WfxError } from '../../shared/errors.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { validateTaskData } from '../../shared/input-data.js';
 import { cloneData, ownEntry } from '../../shared/json-object.js';
-import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, formatJsonPath, jsonDepthExcess } from '../../shared/json-shape.js';
+import {
+  DEFAULT_MAX_JSON_DEPTH,
+  describeDepthExcess,
+  formatJsonPath,
+  jsonDepthExcess,
+} from '../../shared/json-shape.js';
 import { WorkCount } from '../../shared/work-count.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATUS, type Environment, type Instance, type WfxState } from '../state/state.js';
@@ -56,7 +66,12 @@ export interface EngineOptions {
   readonly maxJsonDepth?: number;
 }
 
-type FlowScope = { definition: FlowDefinition; nodes: Readonly<Record<string, FlowNode>>; graph: FlowGraph; startId: string };
+type FlowScope = {
+  definition: FlowDefinition;
+  nodes: Readonly<Record<string, FlowNode>>;
+  graph: FlowGraph;
+  startId: string;
+};
 
 /** The `{env.*}` of an organization and environment that has none set. */
 const NO_ENV: Readonly<Record<string, string>> = Object.freeze({});
@@ -121,7 +136,16 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
       onArchived: (id) => this.effects.archived(id),
       closed,
     });
-    this.effects = new Effects({ core: this, emitter: this, work: this.work, archive: this.archive, now: this.now, onError: (err, what) => this.onError(err, what), closed, step });
+    this.effects = new Effects({
+      core: this,
+      emitter: this,
+      work: this.work,
+      archive: this.archive,
+      now: this.now,
+      onError: (err, what) => this.onError(err, what),
+      closed,
+      step,
+    });
   }
 
   // --- EngineCore ------------------------------------------------------------------------
@@ -173,14 +197,23 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
    */
   async startBatch(
     reqs: readonly StartRequest[],
-    finalize: (started: readonly Instance[], refused: ReadonlyArray<{ readonly req: StartRequest; readonly error: WfxError }>) => WfxRecord[],
+    finalize: (
+      started: readonly Instance[],
+      refused: ReadonlyArray<{ readonly req: StartRequest; readonly error: WfxError }>,
+    ) => WfxRecord[],
   ): Promise<Instance[]> {
     const refused: Array<{ req: StartRequest; error: WfxError }> = [];
     const params = reqs.flatMap((req) => {
       try {
         return [this.startParams(req)];
       } catch (err) {
-        refused.push({ req, error: err instanceof WfxError ? err : new WfxError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err), { cause: err }) });
+        refused.push({
+          req,
+          error:
+            err instanceof WfxError
+              ? err
+              : new WfxError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err), { cause: err }),
+        });
         return [];
       }
     });
@@ -210,7 +243,9 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     // Before the copy (it recurses): triggers and callProcess start here without a request body.
     const excess = req.data === undefined ? null : jsonDepthExcess(req.data, this.maxJsonDepth);
     if (excess !== null) {
-      throw new WfxError('VALIDATION_ERROR', `the start data is ${describeDepthExcess(excess, 'data')}`, { details: { path: formatJsonPath(excess.path, 'data'), maxDepth: excess.maxDepth } });
+      throw new WfxError('VALIDATION_ERROR', `the start data is ${describeDepthExcess(excess, 'data')}`, {
+        details: { path: formatJsonPath(excess.path, 'data'), maxDepth: excess.maxDepth },
+      });
     }
     return {
       processId: flow.processId,
@@ -228,15 +263,25 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
    * Submits input to a waiting input node or user task. Throws INSTANCE_NOT_FOUND,
    * INSTANCE_NOT_RUNNING, NODE_NOT_WAITING, VALIDATION_ERROR (422, the node keeps waiting).
    */
-  async submitTask(req: Caller & { processInstanceId: string; nodeId: string; action: 'COMPLETE' | 'CANCEL'; data?: Record<string, unknown> }): Promise<void> {
+  async submitTask(
+    req: Caller & {
+      processInstanceId: string;
+      nodeId: string;
+      action: 'COMPLETE' | 'CANCEL';
+      data?: Record<string, unknown>;
+    },
+  ): Promise<void> {
     const id = (await runningInstance(this.state, this.archive, req, req.processInstanceId)).processInstanceId;
     const data = req.data ?? {};
     await this.step((t) => {
       // Checked in the step, on the execution as it is now: another call may have resumed or
       // ended it since runningInstance() (and a resume replaces its object: youngCopy).
       const inst = runningNow(this.state, id);
-      const ni = Object.values(inst.nodes).find((n) => n.nodeId === req.nodeId && n.statusCd === STATUS.WAITING && n.wait?.kind === 'input');
-      if (!ni || ni.wait?.kind !== 'input') throw new WfxError('NODE_NOT_WAITING', `node ${req.nodeId} of ${id} is not waiting for input`);
+      const ni = Object.values(inst.nodes).find(
+        (n) => n.nodeId === req.nodeId && n.statusCd === STATUS.WAITING && n.wait?.kind === 'input',
+      );
+      if (!ni || ni.wait?.kind !== 'input')
+        throw new WfxError('NODE_NOT_WAITING', `node ${req.nodeId} of ${id} is not waiting for input`);
       if (req.action === 'COMPLETE') validateTaskData(ni.wait, data);
       t.resume(inst, ni, { kind: 'task', action: req.action, data });
     });
@@ -254,7 +299,10 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     data?: Record<string, unknown>;
     ttlSeconds?: number;
     messageId?: string | null;
-  }): Promise<{ status: 'resumed' | 'buffered' | 'duplicate'; matched: Array<{ processInstanceId: string; nodeId: string }> }> {
+  }): Promise<{
+    status: 'resumed' | 'buffered' | 'duplicate';
+    matched: Array<{ processInstanceId: string; nodeId: string }>;
+  }> {
     const now = this.now();
     const dedupKey = req.messageId ? `${req.organization}|${req.messageId}` : null;
     const seenUntil = dedupKey ? this.state.messageIds[dedupKey] : undefined;
@@ -265,32 +313,33 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     const subs = subscriptionsFor(this.state, req.organization, req.eventType, req.correlationKey);
     const ttl = req.ttlSeconds ?? 0;
     if (subs.length === 0 && ttl <= 0) {
-      throw new WfxError('NO_MATCHING_SUBSCRIPTION', `no execution waits for ${req.eventType} with correlation key ${req.correlationKey ?? '(none)'}`);
+      throw new WfxError(
+        'NO_MATCHING_SUBSCRIPTION',
+        `no execution waits for ${req.eventType} with correlation key ${req.correlationKey ?? '(none)'}`,
+      );
     }
     const data = req.data ?? {};
     const matched = subs.map((s) => ({ processInstanceId: s.instanceId, nodeId: s.nodeId }));
-    await this.step(
-      (t, emit) => {
-        if (dedupKey && ttl > 0) emit({ type: 'messageId.seen', key: dedupKey, until: new Date(now.getTime() + ttl * 1000).toISOString() });
-        if (subs.length > 0) t.deliver(subs, data);
-        else {
-          emit({
-            type: 'message.buffered',
-            message: {
-              id: uuidv7(now),
-              organization: req.organization,
-              eventType: req.eventType,
-              correlationKey: req.correlationKey,
-              data,
-              messageId: req.messageId ?? null,
-              receivedAt: now.toISOString(),
-              expiresAt: new Date(now.getTime() + ttl * 1000).toISOString(),
-            },
-          });
-        }
-      },
-      now,
-    );
+    await this.step((t, emit) => {
+      if (dedupKey && ttl > 0)
+        emit({ type: 'messageId.seen', key: dedupKey, until: new Date(now.getTime() + ttl * 1000).toISOString() });
+      if (subs.length > 0) t.deliver(subs, data);
+      else {
+        emit({
+          type: 'message.buffered',
+          message: {
+            id: uuidv7(now),
+            organization: req.organization,
+            eventType: req.eventType,
+            correlationKey: req.correlationKey,
+            data,
+            messageId: req.messageId ?? null,
+            receivedAt: now.toISOString(),
+            expiresAt: new Date(now.getTime() + ttl * 1000).toISOString(),
+          },
+        });
+      }
+    }, now);
     return { status: subs.length > 0 ? 'resumed' : 'buffered', matched };
   }
 
@@ -310,7 +359,11 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
    * `cursor` is the last id of the previous page. Throws PROCESS_NOT_FOUND for a flow the
    * caller may not see.
    */
-  listInstances(caller: Caller, processId: string, opts: { stateCd?: number; limit: number; cursor?: string }): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
+  listInstances(
+    caller: Caller,
+    processId: string,
+    opts: { stateCd?: number; limit: number; cursor?: string },
+  ): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
     return listInstances(this.state, this.archive, caller, processId, opts);
   }
 
@@ -328,8 +381,12 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   /** Removes kept messages and dedup entries whose time is up. */
   async sweepExpired(): Promise<void> {
     const now = this.now().toISOString();
-    const expiredMessages = Object.values(this.state.messages).filter((m) => m.expiresAt <= now).map((m) => m.id);
-    const expiredIds = Object.entries(this.state.messageIds).filter(([, until]) => until <= now).map(([k]) => k);
+    const expiredMessages = Object.values(this.state.messages)
+      .filter((m) => m.expiresAt <= now)
+      .map((m) => m.id);
+    const expiredIds = Object.entries(this.state.messageIds)
+      .filter(([, until]) => until <= now)
+      .map(([k]) => k);
     if (expiredMessages.length === 0 && expiredIds.length === 0) return;
     await this.store.commit(
       ...expiredMessages.map((id) => ({ type: 'message.removed', id }) as const),

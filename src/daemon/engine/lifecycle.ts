@@ -44,19 +44,41 @@ const PROCESS_EVENT = { 1: 'PROCESS_COMPLETED', 2: 'PROCESS_FAILED', 3: 'PROCESS
 export function lifecycleOf(state: WfxState, r: WfxRecord): LifecycleEvent[] {
   if (r.type === 'instance.started') {
     const i = r.instance;
-    return [{ type: 'PROCESS_STARTED', processInstanceId: i.processInstanceId, processId: i.processId, organization: i.organization, timestamp: i.startTime, stateCd: 0 }];
+    return [
+      {
+        type: 'PROCESS_STARTED',
+        processInstanceId: i.processInstanceId,
+        processId: i.processId,
+        organization: i.organization,
+        timestamp: i.startTime,
+        stateCd: 0,
+      },
+    ];
   }
   if (!('instanceId' in r)) return [];
   const inst = state.instances[r.instanceId];
   if (!inst) return [];
-  const base = { processInstanceId: inst.processInstanceId, processId: inst.processId, organization: inst.organization };
-  if (r.type === 'instance.finished') return [{ type: PROCESS_EVENT[r.stateCd], ...base, timestamp: r.at, stateCd: r.stateCd }];
-  if (r.type === 'nodes.ran') return r.nodes.flatMap((n) => lifecycleOf(state, { type: 'node.ran', instanceId: r.instanceId, at: r.at, ...n }));
+  const base = {
+    processInstanceId: inst.processInstanceId,
+    processId: inst.processId,
+    organization: inst.organization,
+  };
+  if (r.type === 'instance.finished')
+    return [{ type: PROCESS_EVENT[r.stateCd], ...base, timestamp: r.at, stateCd: r.stateCd }];
+  if (r.type === 'nodes.ran')
+    return r.nodes.flatMap((n) => lifecycleOf(state, { type: 'node.ran', instanceId: r.instanceId, at: r.at, ...n }));
   if (!('nodeInstanceId' in r)) return [];
   const ni = inst.nodes[r.nodeInstanceId];
   if (!ni) return [];
   // A literal, not `{ ...base, nodeId, ... }`: one that starts with a spread is slow (extensibleCopy).
-  const node = { processInstanceId: base.processInstanceId, processId: base.processId, organization: base.organization, nodeId: ni.nodeId, nodeInstanceId: ni.id, nodeType: ni.nodeType };
+  const node = {
+    processInstanceId: base.processInstanceId,
+    processId: base.processId,
+    organization: base.organization,
+    nodeId: ni.nodeId,
+    nodeInstanceId: ni.id,
+    nodeType: ni.nodeType,
+  };
   switch (r.type) {
     case 'node.entered':
       return [{ type: 'NODE_STARTED', ...node, timestamp: r.at, statusCd: STATUS.ACTIVE }];

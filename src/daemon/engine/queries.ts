@@ -11,7 +11,12 @@ import type { ExecutionArchive, InstanceSummary } from './archive.js';
 export type Caller = { readonly organization: string | null };
 
 /** A live or archived execution the caller may see, or null. */
-export async function findInstance(state: WfxState, archive: ExecutionArchive, caller: Caller, id: string): Promise<Instance | null> {
+export async function findInstance(
+  state: WfxState,
+  archive: ExecutionArchive,
+  caller: Caller,
+  id: string,
+): Promise<Instance | null> {
   const inst: Instance | null = ownEntry(state.instances, id) ?? (await archive.read(id));
   if (!inst || (caller.organization !== null && inst.organization !== caller.organization)) return null;
   return inst;
@@ -36,11 +41,18 @@ export function listInstances(
  * The running execution `id` the caller may act on. Throws INSTANCE_NOT_RUNNING for a
  * finished one (live or archived), INSTANCE_NOT_FOUND for one it may not see or that does not exist.
  */
-export async function runningInstance(state: WfxState, archive: ExecutionArchive, caller: Caller, id: string): Promise<Instance> {
-  const visible = (i: Instance | null | undefined): i is Instance => !!i && (caller.organization === null || i.organization === caller.organization);
+export async function runningInstance(
+  state: WfxState,
+  archive: ExecutionArchive,
+  caller: Caller,
+  id: string,
+): Promise<Instance> {
+  const visible = (i: Instance | null | undefined): i is Instance =>
+    !!i && (caller.organization === null || i.organization === caller.organization);
   const live = ownEntry(state.instances, id);
   if (!visible(live)) {
-    if (await findInstance(state, archive, caller, id)) throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
+    if (await findInstance(state, archive, caller, id))
+      throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
     throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${id}`);
   }
   if (live.stateCd !== STATE.RUNNING) throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
@@ -53,6 +65,7 @@ export async function runningInstance(state: WfxState, archive: ExecutionArchive
  */
 export function runningNow(state: WfxState, id: string): Instance {
   const inst = state.instances[id];
-  if (!inst || inst.stateCd !== STATE.RUNNING) throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
+  if (!inst || inst.stateCd !== STATE.RUNNING)
+    throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
   return inst;
 }

@@ -14,7 +14,15 @@ import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js
 import type { BoundaryEventNode, FlowDefinition, FlowNode } from '../../shared/flow/types.js';
 import { nodeRan, startedInstance, type WfxRecord } from '../state/records.js';
 import { youngCopy } from '../state/gc.js';
-import { STATE, STATUS, type BufferedMessage, type Instance, type InstanceError, type NodeInstance, type WfxState } from '../state/state.js';
+import {
+  STATE,
+  STATUS,
+  type BufferedMessage,
+  type Instance,
+  type InstanceError,
+  type NodeInstance,
+  type WfxState,
+} from '../state/state.js';
 import { subscriptionsFor, type Subscription } from '../state/subscriptions.js';
 import type { ChildStart, Delivery, NodeScope, Outcome, ResumeInput, WorkRequest } from './nodes/handler.js';
 import { nodeKey, type NodeKey } from './keys.js';
@@ -22,20 +30,44 @@ import { handlerOf } from './nodes/index.js';
 import type { WorkResult } from './work/result.js';
 
 /** The parameters of a new execution, as Transition.launch takes them. */
-export type LaunchParams = Omit<Instance, 'processInstanceId' | 'stateCd' | 'startTime' | 'endTime' | 'output' | 'error' | 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
+export type LaunchParams = Omit<
+  Instance,
+  | 'processInstanceId'
+  | 'stateCd'
+  | 'startTime'
+  | 'endTime'
+  | 'output'
+  | 'error'
+  | 'nodes'
+  | 'nodeCount'
+  | 'joins'
+  | 'logs'
+>;
 
 /** What a transition needs from the engine: the state, each instance's flow, env values, ids. */
 export interface EngineCore {
   readonly state: WfxState;
   /** The nodes an execution runs: its flow version's, or the body its `scope` names. */
-  flowOf(inst: Instance): { readonly definition: FlowDefinition; readonly nodes: Readonly<Record<string, FlowNode>>; readonly graph: FlowGraph; readonly startId: string };
+  flowOf(inst: Instance): {
+    readonly definition: FlowDefinition;
+    readonly nodes: Readonly<Record<string, FlowNode>>;
+    readonly graph: FlowGraph;
+    readonly startId: string;
+  };
   envOf(inst: Instance): Readonly<Record<string, string>>;
   newInstanceId(now: Date): string;
   /**
    * A start of a published flow resolved to its version. Throws PROCESS_NOT_FOUND,
    * PROCESS_NOT_PUBLISHED, VERSION_NOT_FOUND.
    */
-  startParams(req: { organization: string; processId: string; environment: Instance['environment']; versionNumber?: string; correlationKey: string | null; data: Record<string, unknown> }): LaunchParams;
+  startParams(req: {
+    organization: string;
+    processId: string;
+    environment: Instance['environment'];
+    versionNumber?: string;
+    correlationKey: string | null;
+    data: Record<string, unknown>;
+  }): LaunchParams;
   /** True while the work of node instance `key` (keys.ts) is under way (it must not be started again). */
   isWorking(key: NodeKey): boolean;
   /** How deep the variables, output and data a node sets may nest (json-shape.ts); deeper fails the node with DATA_TOO_DEEP. */
@@ -95,7 +127,11 @@ export class Transition {
    * reached `nodeId` and is not written yet: most nodes complete in the step that reaches
    * them, and are then written as one `node.ran` record instead of entered + completed.
    */
-  private readonly queue: Array<{ readonly instanceId: string; readonly nodeId: string; readonly nodeInstanceId: string | null }> = [];
+  private readonly queue: Array<{
+    readonly instanceId: string;
+    readonly nodeId: string;
+    readonly nodeInstanceId: string | null;
+  }> = [];
   /** Tokens queued but not written yet, per execution (they count toward MAX_NODE_INSTANCES). */
   private readonly pending = new Map<string, number>();
   private runs = 0;
@@ -136,7 +172,14 @@ export class Transition {
       this.emit({
         type: 'instance.logged',
         instanceId: inst.processInstanceId,
-        entry: { nodeId: ni.nodeId, nodeName: ni.nodeName, nodeType: ni.nodeType, level: result.ok ? 'INFO' : 'WARN', message: line, timestamp: this.at },
+        entry: {
+          nodeId: ni.nodeId,
+          nodeName: ni.nodeName,
+          nodeType: ni.nodeType,
+          level: result.ok ? 'INFO' : 'WARN',
+          message: line,
+          timestamp: this.at,
+        },
       });
     }
     this.resume(inst, ni, { kind: 'work', result });
@@ -155,11 +198,22 @@ export class Transition {
    * and any child under it, is cancelled; either way the boundary path runs.
    */
   fireBoundary(inst: Instance, ni: NodeInstance, boundaryId: string): void {
-    if (inst.stateCd !== STATE.RUNNING || (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING) || ni.fired?.includes(boundaryId)) return;
+    if (
+      inst.stateCd !== STATE.RUNNING ||
+      (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING) ||
+      ni.fired?.includes(boundaryId)
+    )
+      return;
     this.touched.add(inst.processInstanceId);
     const b = this.core.flowOf(inst).nodes[boundaryId] as BoundaryEventNode;
     if (b.cancelActivity === false) {
-      this.emit({ type: 'boundary.fired', instanceId: inst.processInstanceId, nodeInstanceId: ni.id, boundaryId, at: this.at });
+      this.emit({
+        type: 'boundary.fired',
+        instanceId: inst.processInstanceId,
+        nodeInstanceId: ni.id,
+        boundaryId,
+        at: this.at,
+      });
     } else {
       this.leave(inst, ni, STATUS.CANCELLED, `cancelled by boundary event ${boundaryId} (timer ${b.duration})`);
     }
@@ -227,7 +281,8 @@ export class Transition {
     for (const sub of subs) {
       const inst = this.core.state.instances[sub.instanceId];
       const ni = inst?.nodes[sub.nodeInstanceId];
-      if (inst && ni && inst.stateCd === STATE.RUNNING && ni.statusCd === STATUS.WAITING) this.wake(inst, ni, { kind: 'event', data });
+      if (inst && ni && inst.stateCd === STATE.RUNNING && ni.statusCd === STATUS.WAITING)
+        this.wake(inst, ni, { kind: 'event', data });
     }
   }
 
@@ -238,7 +293,8 @@ export class Transition {
       while (this.queue.length > 0) {
         const item = this.queue.shift()!;
         const inst = this.core.state.instances[item.instanceId];
-        if (item.nodeInstanceId === null) this.pending.set(item.instanceId, (this.pending.get(item.instanceId) ?? 1) - 1);
+        if (item.nodeInstanceId === null)
+          this.pending.set(item.instanceId, (this.pending.get(item.instanceId) ?? 1) - 1);
         if (!inst || inst.stateCd !== STATE.RUNNING) continue;
         if (this.runs >= RUNS_PER_TRANSACTION) {
           // Out of budget: a token not written yet is written as an Active node, run by a later step.
@@ -283,7 +339,11 @@ export class Transition {
     const node = this.core.flowOf(inst).nodes[nodeId]!;
     const handler = handlerOf(node.type);
     const warnings: WfxRecord[] = [];
-    const outcome = this.realize(inst, nodeId, this.checked(this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings, null)))));
+    const outcome = this.realize(
+      inst,
+      nodeId,
+      this.checked(this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings, null)))),
+    );
     if (outcome.kind === 'next' || outcome.kind === 'end') {
       const id = `n${inst.nodeCount + 1}`;
       const next = outcome.kind === 'next' ? outcome : null;
@@ -327,7 +387,9 @@ export class Transition {
     const max = this.core.maxJsonDepth;
     const fail = (value: unknown, what: string): Outcome | null => {
       const excess = jsonDepthExcess(value, max);
-      return excess === null ? null : { kind: 'fail', code: 'DATA_TOO_DEEP', message: `${what} ${describeDepthExcess(excess)}` };
+      return excess === null
+        ? null
+        : { kind: 'fail', code: 'DATA_TOO_DEEP', message: `${what} ${describeDepthExcess(excess)}` };
     };
     switch (outcome.kind) {
       case 'next':
@@ -340,7 +402,10 @@ export class Transition {
       case 'wait':
         return (
           (outcome.variables && fail(outcome.variables, 'the variables the node sets are')) ??
-          outcome.start?.reduce<Outcome | null>((found, child) => found ?? fail(child.variables, 'the variables of the execution the node starts are'), null) ??
+          outcome.start?.reduce<Outcome | null>(
+            (found, child) => found ?? fail(child.variables, 'the variables of the execution the node starts are'),
+            null,
+          ) ??
           outcome
         );
       case 'call':
@@ -376,15 +441,24 @@ export class Transition {
         if (!up) break;
         p = up;
       }
-      if (depth > MAX_CHILD_DEPTH) throw new NodeFailure('CHILD_DEPTH_EXCEEDED', `child executions nest more than ${MAX_CHILD_DEPTH} deep; does the flow start itself?`);
+      if (depth > MAX_CHILD_DEPTH)
+        throw new NodeFailure(
+          'CHILD_DEPTH_EXCEEDED',
+          `child executions nest more than ${MAX_CHILD_DEPTH} deep; does the flow start itself?`,
+        );
     }
     // Executions started by callProcess carry how deep such calls chain (children inherit it).
     const callDepth = parent ? inst.callDepth : (inst.callDepth ?? 0) + 1;
     if (callDepth !== undefined && callDepth > MAX_CHILD_DEPTH) {
-      throw new NodeFailure('CHILD_DEPTH_EXCEEDED', `callProcess chains more than ${MAX_CHILD_DEPTH} executions deep; does the flow call itself?`);
+      throw new NodeFailure(
+        'CHILD_DEPTH_EXCEEDED',
+        `callProcess chains more than ${MAX_CHILD_DEPTH} executions deep; does the flow call itself?`,
+      );
     }
     const link = {
-      ...(parent ? { parentInstanceId: inst.processInstanceId, parentNodeInstanceId: parent.id } : { parentInstanceId: null }),
+      ...(parent
+        ? { parentInstanceId: inst.processInstanceId, parentNodeInstanceId: parent.id }
+        : { parentInstanceId: null }),
       ...(callDepth !== undefined && { callDepth }),
     };
     const iteration = start.iteration === undefined ? {} : { iteration: start.iteration };
@@ -432,7 +506,12 @@ export class Transition {
         this.afterCompleted(inst, ni, outcome);
         return;
       case 'wait': {
-        this.emit({ type: 'node.waiting', ...base, wait: outcome.wait, ...(outcome.variables && { variables: outcome.variables }) });
+        this.emit({
+          type: 'node.waiting',
+          ...base,
+          wait: outcome.wait,
+          ...(outcome.variables && { variables: outcome.variables }),
+        });
         const wait = outcome.wait;
         if (wait.kind === 'event') {
           const kept = this.keptMessage(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey);
@@ -472,7 +551,11 @@ export class Transition {
       case 'timeout':
         this.leave(inst, ni, STATUS.TIMED_OUT, outcome.reason);
         if (!this.follow(inst, ni, 'timeoutFlow')) {
-          this.finish(inst, STATE.FAILED, outcome.reason, { code: 'TIMEOUT' satisfies NodeFailureCode, message: outcome.reason, nodeId: ni.nodeId });
+          this.finish(inst, STATE.FAILED, outcome.reason, {
+            code: 'TIMEOUT' satisfies NodeFailureCode,
+            message: outcome.reason,
+            nodeId: ni.nodeId,
+          });
         }
         return;
     }
@@ -483,7 +566,12 @@ export class Transition {
    * code) takes over, else its errorFlow, else the execution fails with the error. A path
    * that takes over gets the error as the variable `error`.
    */
-  private failNode(inst: Instance, ni: NodeInstance, code: NodeFailureCode | PassedOnFailureCode, message: string): void {
+  private failNode(
+    inst: Instance,
+    ni: NodeInstance,
+    code: NodeFailureCode | PassedOnFailureCode,
+    message: string,
+  ): void {
     const error = { code, message, nodeId: ni.nodeId };
     const { nodes, graph } = this.core.flowOf(inst);
     const boundary = graph.boundaries(ni.nodeId).find((id) => {
@@ -500,7 +588,13 @@ export class Transition {
    * A node stops without completing (failed, cancelled, timed out): its child executions
    * still running are cancelled with it, and work under way is abandoned (the engine aborts it).
    */
-  private leave(inst: Instance, ni: NodeInstance, statusCd: 3 | 4 | 5, reason: string, variables?: Record<string, unknown>): void {
+  private leave(
+    inst: Instance,
+    ni: NodeInstance,
+    statusCd: 3 | 4 | 5,
+    reason: string,
+    variables?: Record<string, unknown>,
+  ): void {
     this.emit({
       type: 'node.left',
       instanceId: inst.processInstanceId,
@@ -536,12 +630,19 @@ export class Transition {
       for (const edge of next) this.enter(inst, edge);
       return;
     }
-    for (const target of to.length > 1 ? new Set(to) : to) this.enter(inst, ways.find((e) => e.to === target)!);
+    for (const target of to.length > 1 ? new Set(to) : to)
+      this.enter(
+        inst,
+        ways.find((e) => e.to === target)!,
+      );
   }
 
   /** Follows the node's `errorFlow` or `timeoutFlow`, if it has one. */
   private follow(inst: Instance, ni: NodeInstance, kind: 'errorFlow' | 'timeoutFlow'): boolean {
-    const edge = this.core.flowOf(inst).graph.outgoing(ni.nodeId).find((e) => e.kind === kind);
+    const edge = this.core
+      .flowOf(inst)
+      .graph.outgoing(ni.nodeId)
+      .find((e) => e.kind === kind);
     if (!edge) return false;
     this.enter(inst, edge);
     return true;
@@ -610,7 +711,11 @@ export class Transition {
     const stuck = Object.keys(inst.joins)[0];
     if (stuck !== undefined) {
       const message = `gateway ${stuck} waits for tokens that can no longer arrive`;
-      this.finish(inst, STATE.FAILED, message, { code: 'JOIN_DEADLOCK' satisfies NodeFailureCode, message, nodeId: stuck });
+      this.finish(inst, STATE.FAILED, message, {
+        code: 'JOIN_DEADLOCK' satisfies NodeFailureCode,
+        message,
+        nodeId: stuck,
+      });
     } else {
       this.finish(inst, STATE.COMPLETED, 'every token reached an end');
     }
@@ -625,14 +730,26 @@ export class Transition {
     if (inst.stateCd !== STATE.RUNNING) return;
     for (const n of Object.values(inst.nodes)) {
       if (n.statusCd === STATUS.ACTIVE || n.statusCd === STATUS.WAITING) {
-        this.leave(inst, n, STATUS.CANCELLED, stateCd === STATE.CANCELLED ? reason : `the execution ${stateCd === STATE.FAILED ? 'failed' : 'ended'}`);
+        this.leave(
+          inst,
+          n,
+          STATUS.CANCELLED,
+          stateCd === STATE.CANCELLED ? reason : `the execution ${stateCd === STATE.FAILED ? 'failed' : 'ended'}`,
+        );
       }
     }
-    this.emit({ type: 'instance.finished', instanceId: inst.processInstanceId, stateCd, at: this.at, ...(error && { error }) });
+    this.emit({
+      type: 'instance.finished',
+      instanceId: inst.processInstanceId,
+      stateCd,
+      at: this.at,
+      ...(error && { error }),
+    });
     if (inst.parentInstanceId === null || inst.parentNodeInstanceId === undefined) return;
     const parent = this.core.state.instances[inst.parentInstanceId];
     const pni = parent?.nodes[inst.parentNodeInstanceId];
-    if (parent && pni && parent.stateCd === STATE.RUNNING && pni.statusCd === STATUS.WAITING) this.wake(parent, pni, { kind: 'child', child: inst });
+    if (parent && pni && parent.stateCd === STATE.RUNNING && pni.statusCd === STATUS.WAITING)
+      this.wake(parent, pni, { kind: 'child', child: inst });
   }
 
   /** intermediateThrowEvent: resumes matching subscriptions of the organization now. */
@@ -641,7 +758,12 @@ export class Transition {
   }
 
   /** The oldest kept message a new subscription consumes, if any. */
-  private keptMessage(organization: string, eventType: string, kind: 'message' | 'signal', key: string | null): BufferedMessage | undefined {
+  private keptMessage(
+    organization: string,
+    eventType: string,
+    kind: 'message' | 'signal',
+    key: string | null,
+  ): BufferedMessage | undefined {
     for (const m of Object.values(this.core.state.messages)) {
       if (m.organization !== organization || m.eventType !== eventType || m.expiresAt <= this.at) continue;
       if (kind === 'signal' || m.correlationKey === key) return m;
@@ -655,7 +777,16 @@ export class Transition {
 
   /** The scope a handler runs in; missing-reference WARN entries go to `warnings`, written after the node's own record. */
   private scope(inst: Instance, nodeId: string, warnings: WfxRecord[], ni: NodeInstance | null): NodeScope {
-    return new Scope(inst, nodeId, this.now, this.at, ni?.wait ?? null, this.core.envOf(inst), this.core.flowOf(inst).nodes[nodeId]!, warnings);
+    return new Scope(
+      inst,
+      nodeId,
+      this.now,
+      this.at,
+      ni?.wait ?? null,
+      this.core.envOf(inst),
+      this.core.flowOf(inst).nodes[nodeId]!,
+      warnings,
+    );
   }
 }
 

@@ -91,7 +91,11 @@ export class WorkRunner {
       return this.scriptRunner.run(request.run, controller.signal);
     };
     run()
-      .catch((err: unknown): WorkResult => ({ ok: false, code: 'INTERNAL_ERROR', message: err instanceof Error ? err.message : String(err) }))
+      .catch((err: unknown): WorkResult => ({
+        ok: false,
+        code: 'INTERNAL_ERROR',
+        message: err instanceof Error ? err.message : String(err),
+      }))
       .then((result) => this.checkedResult(order.request.kind, result))
       .then((result) => {
         this.working.delete(key);
@@ -137,7 +141,12 @@ export class WorkRunner {
     if (excess === null) return result;
     const what = kind === 'http' ? 'the response' : "the script's result";
     const code = kind === 'http' ? 'HTTP_RESPONSE_INVALID' : 'SCRIPT_RESULT_INVALID';
-    return { ok: false, code, message: `${what} is ${describeDepthExcess(excess)}`, ...(result.logs && { logs: result.logs }) };
+    return {
+      ok: false,
+      code,
+      message: `${what} is ${describeDepthExcess(excess)}`,
+      ...(result.logs && { logs: result.logs }),
+    };
   }
 
   /** A line in the execution log while work goes on (a retry), journaled like any other. */
@@ -151,7 +160,14 @@ export class WorkRunner {
         emit({
           type: 'instance.logged',
           instanceId: inst.processInstanceId,
-          entry: { nodeId: ni.nodeId, nodeName: ni.nodeName, nodeType: ni.nodeType, level: 'WARN', message, timestamp: this.options.now().toISOString() },
+          entry: {
+            nodeId: ni.nodeId,
+            nodeName: ni.nodeName,
+            nodeType: ni.nodeType,
+            level: 'WARN',
+            message,
+            timestamp: this.options.now().toISOString(),
+          },
         });
       })
       .catch((err: unknown) => this.options.onError(err, `log of ${order.instanceId}`));

@@ -29,10 +29,23 @@ export function logEntry(inst: Pick<Instance, 'nodes' | 'processName' | 'startTi
     const a = line.indexOf(' ');
     const b = line.indexOf(' ', a + 1);
     const c = line.indexOf(' ', b + 1);
-    return entryOf(inst, line.slice(0, a), line.slice(a + 1, b) as LogEntry['level'], line.slice(c + 1), Number(line.slice(b + 1, c)), undefined);
+    return entryOf(
+      inst,
+      line.slice(0, a),
+      line.slice(a + 1, b) as LogEntry['level'],
+      line.slice(c + 1),
+      Number(line.slice(b + 1, c)),
+      undefined,
+    );
   }
   if (!Array.isArray(line)) return line as LogEntry;
-  const [at, level, message, time, variables] = line as readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
+  const [at, level, message, time, variables] = line as readonly [
+    string,
+    LogEntry['level'],
+    string,
+    number | string,
+    Record<string, unknown>?,
+  ];
   return entryOf(inst, at, level, message, time, variables);
 }
 
@@ -52,7 +65,9 @@ function entryOf(
   const nodeId = node ? node.nodeId : '';
   const nodeName = node ? node.nodeName : inst.processName;
   const nodeType = node ? node.nodeType : 'process';
-  return variables === undefined ? { nodeId, nodeName, nodeType, message, level, timestamp } : { nodeId, nodeName, nodeType, message, level, timestamp, variables };
+  return variables === undefined
+    ? { nodeId, nodeName, nodeType, message, level, timestamp }
+    : { nodeId, nodeName, nodeType, message, level, timestamp, variables };
 }
 
 /** Every log line of an execution with the seed's fields. */

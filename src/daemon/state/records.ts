@@ -21,7 +21,20 @@ import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
 import { assignOwn, extensibleCopy } from '../../shared/json-object.js';
 import { rememberIds } from './seen-ids.js';
-import { EMAIL_SEEN_IDS, DERIVED, initialState, STATE, STATUS, DEFAULT_REPLAY_WINDOW_MS, WEBHOOK_LOG_SIZE, type DeliveryRecord, type EmailConnection, type PendingDelivery, type WebhookRegistration, type Writable } from './state.js';
+import {
+  EMAIL_SEEN_IDS,
+  DERIVED,
+  initialState,
+  STATE,
+  STATUS,
+  DEFAULT_REPLAY_WINDOW_MS,
+  WEBHOOK_LOG_SIZE,
+  type DeliveryRecord,
+  type EmailConnection,
+  type PendingDelivery,
+  type WebhookRegistration,
+  type Writable,
+} from './state.js';
 import { InstanceTable } from './instance-table.js';
 import { isoMs, packedLogLine } from './log-line.js';
 import { subscriptionBucket, type Subscription } from './subscriptions.js';
@@ -38,7 +51,12 @@ export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'lo
 export type WfxRecord =
   | { readonly type: 'organization.created'; readonly name: string; readonly at: string }
   | { readonly type: 'apiKey.created'; readonly key: ApiKey }
-  | { readonly type: 'apiKey.statusChanged'; readonly keyId: string; readonly status: ApiKeyStatus; readonly at: string }
+  | {
+      readonly type: 'apiKey.statusChanged';
+      readonly keyId: string;
+      readonly status: ApiKeyStatus;
+      readonly at: string;
+    }
   | {
       readonly type: 'apiKey.updated';
       readonly keyId: string;
@@ -51,11 +69,28 @@ export type WfxRecord =
       readonly organization: string;
       readonly version: FlowVersion;
     }
-  | { readonly type: 'flow.activated'; readonly processId: string; readonly environment: Environment; readonly version: string }
-  | { readonly type: 'env.set'; readonly organization: string; readonly environment: Environment; readonly name: string; readonly value: string | null }
+  | {
+      readonly type: 'flow.activated';
+      readonly processId: string;
+      readonly environment: Environment;
+      readonly version: string;
+    }
+  | {
+      readonly type: 'env.set';
+      readonly organization: string;
+      readonly environment: Environment;
+      readonly name: string;
+      readonly value: string | null;
+    }
   | { readonly type: 'instance.started'; readonly instance: InstanceStart }
   /** A token reached a node: a node instance is created, Active. Name and type come from the flow version. */
-  | { readonly type: 'node.entered'; readonly instanceId: string; readonly nodeInstanceId: string; readonly nodeId: string; readonly at: string }
+  | {
+      readonly type: 'node.entered';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly nodeId: string;
+      readonly at: string;
+    }
   /**
    * A node entered and completed within one step (most nodes): node.entered and node.completed
    * in one record.
@@ -90,7 +125,13 @@ export type WfxRecord =
       readonly variables?: Record<string, unknown>;
     }
   /** A non-interrupting boundary event of the node fired (it fires once). */
-  | { readonly type: 'boundary.fired'; readonly instanceId: string; readonly nodeInstanceId: string; readonly boundaryId: string; readonly at: string }
+  | {
+      readonly type: 'boundary.fired';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly boundaryId: string;
+      readonly at: string;
+    }
   | {
       readonly type: 'node.completed';
       readonly instanceId: string;
@@ -110,7 +151,12 @@ export type WfxRecord =
       readonly reason: string;
       readonly variables?: Record<string, unknown>;
     }
-  | { readonly type: 'join.updated'; readonly instanceId: string; readonly nodeId: string; readonly arrivals: Record<string, number> }
+  | {
+      readonly type: 'join.updated';
+      readonly instanceId: string;
+      readonly nodeId: string;
+      readonly arrivals: Record<string, number>;
+    }
   | {
       readonly type: 'instance.logged';
       readonly instanceId: string;
@@ -136,7 +182,12 @@ export type WfxRecord =
    * A delivery's outcome. A signed one's event id and body hash are remembered until `until`
    * (its replay window; absent in records of earlier versions: the default window from receipt).
    */
-  | { readonly type: 'webhook.processed'; readonly webhookId: string; readonly record: DeliveryRecord; readonly until?: string }
+  | {
+      readonly type: 'webhook.processed';
+      readonly webhookId: string;
+      readonly record: DeliveryRecord;
+      readonly until?: string;
+    }
   /** A schedule trigger fired for the instant `at` (with the starts it made), or was armed from `at` (no fire before it). */
   | { readonly type: 'schedule.fired'; readonly key: string; readonly at: string }
   | { readonly type: 'schedule.armed'; readonly key: string; readonly at: string }
@@ -175,9 +226,20 @@ const STATUS_WORD: Record<StatusCd, string> = {
  * Appends a log entry. The variables snapshot is a shallow copy: variables are only ever
  * replaced at the top level, never changed in place, so nested values can be shared.
  */
-function log(inst: Instance, node: Pick<NodeInstance, 'id'> | null, level: LogEntry['level'], message: string, at: string, withVariables = false): void {
+function log(
+  inst: Instance,
+  node: Pick<NodeInstance, 'id'> | null,
+  level: LogEntry['level'],
+  message: string,
+  at: string,
+  withVariables = false,
+): void {
   const ms = isoMs(at) - isoMs(inst.startTime);
-  inst.logs.push(withVariables ? [node?.id ?? '', level, message, ms, { ...inst.variables }] : packedLogLine(node?.id ?? '', level, ms, message));
+  inst.logs.push(
+    withVariables
+      ? [node?.id ?? '', level, message, ms, { ...inst.variables }]
+      : packedLogLine(node?.id ?? '', level, ms, message),
+  );
 }
 
 function waitingFor(wait: Wait): string {
@@ -203,7 +265,11 @@ function waitingFor(wait: Wait): string {
  * ... }` (an object spread followed by keys the source lacks) is V8's slow path, far slower than
  * this literal (docs/decisions/011-no-object-spread-for-growing-objects.md).
  */
-export function startedInstance(p: Omit<InstanceStart, 'processInstanceId' | 'stateCd' | 'startTime' | 'endTime' | 'output' | 'error'>, id: string, at: string): InstanceStart {
+export function startedInstance(
+  p: Omit<InstanceStart, 'processInstanceId' | 'stateCd' | 'startTime' | 'endTime' | 'output' | 'error'>,
+  id: string,
+  at: string,
+): InstanceStart {
   return withChildFields(
     {
       processId: p.processId,
@@ -226,7 +292,10 @@ export function startedInstance(p: Omit<InstanceStart, 'processInstanceId' | 'st
 }
 
 /** Copies the fields only a child execution has, where `from` has them (absent, not undefined, otherwise). */
-function withChildFields<T extends InstanceStart>(to: T, from: Pick<InstanceStart, 'parentNodeInstanceId' | 'scope' | 'iteration' | 'callDepth'>): T {
+function withChildFields<T extends InstanceStart>(
+  to: T,
+  from: Pick<InstanceStart, 'parentNodeInstanceId' | 'scope' | 'iteration' | 'callDepth'>,
+): T {
   const w = to as Writable<T>;
   if (from.parentNodeInstanceId !== undefined) w.parentNodeInstanceId = from.parentNodeInstanceId;
   if (from.scope !== undefined) w.scope = from.scope;
@@ -240,7 +309,12 @@ const subKey = (instanceId: string, nodeInstanceId: string) => `${instanceId}|${
 /** Drops the subscription of a node that stops waiting on an event. */
 function unsubscribe(state: WfxState, inst: Instance, node: NodeInstance): void {
   if (node.wait?.kind !== 'event') return;
-  const bucket = subscriptionBucket(inst.organization, node.wait.messageRef, node.wait.eventType, node.wait.correlationKey);
+  const bucket = subscriptionBucket(
+    inst.organization,
+    node.wait.messageRef,
+    node.wait.eventType,
+    node.wait.correlationKey,
+  );
   const held = state.subscriptions[bucket];
   if (held === undefined) return;
   if (!(held instanceof Map)) {
@@ -275,7 +349,8 @@ function subscribe(state: WfxState, inst: Instance, node: NodeInstance, wait: Ex
 }
 
 /** Whether `sub` is the subscription of node `nodeInstanceId` of execution `instanceId`. */
-const isNode = (sub: Subscription, instanceId: string, nodeInstanceId: string): boolean => sub.instanceId === instanceId && sub.nodeInstanceId === nodeInstanceId;
+const isNode = (sub: Subscription, instanceId: string, nodeInstanceId: string): boolean =>
+  sub.instanceId === instanceId && sub.nodeInstanceId === nodeInstanceId;
 
 /**
  * Adds node `node` of running execution `inst` to the subscription index if it waits on an
@@ -287,7 +362,10 @@ export function indexEventWait(state: WfxState, inst: Instance, node: NodeInstan
 }
 
 /** Creates the node instance a token entered (Active); name and type come from the flow version. */
-function enter(state: WfxState, r: { instanceId: string; nodeInstanceId: string; nodeId: string; at: string }): NodeInstance | null {
+function enter(
+  state: WfxState,
+  r: { instanceId: string; nodeInstanceId: string; nodeId: string; at: string },
+): NodeInstance | null {
   const inst = state.instances[r.instanceId];
   if (!inst) return null;
   const definition = state.flows[inst.processId]?.versions[inst.processVersion]?.definition;
@@ -309,7 +387,11 @@ function enter(state: WfxState, r: { instanceId: string; nodeInstanceId: string;
 }
 
 /** Completes a node instance: its variables and output merged into the execution's. */
-function complete(inst: Instance, node: NodeInstance, r: { at: string; variables?: Record<string, unknown>; output?: Record<string, unknown> }): void {
+function complete(
+  inst: Instance,
+  node: NodeInstance,
+  r: { at: string; variables?: Record<string, unknown>; output?: Record<string, unknown> },
+): void {
   node.statusCd = STATUS.COMPLETED;
   node.endTime = r.at;
   node.wait = null;
@@ -404,10 +486,10 @@ const handlers: Handlers = {
     if (inst && node) complete(inst, node, r);
   },
   'nodes.ran': (state, r) => {
-    for (const n of r.nodes) handlers['node.ran'](state, nodeRan(r.instanceId, n.nodeInstanceId, n.nodeId, r.at, n.variables, n.output));
+    for (const n of r.nodes)
+      handlers['node.ran'](state, nodeRan(r.instanceId, n.nodeInstanceId, n.nodeId, r.at, n.variables, n.output));
   },
   'node.waiting': (state, r) => {
-
     const inst = state.instances[r.instanceId];
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
@@ -458,9 +540,18 @@ const handlers: Handlers = {
     inst.endTime = r.at;
     inst.joins = {};
     if (r.error) inst.error = r.error;
-    const word = r.stateCd === 1 ? 'completed' : r.stateCd === 2 ? `failed: ${r.error?.code}: ${r.error?.message}` : 'cancelled';
+    const word =
+      r.stateCd === 1 ? 'completed' : r.stateCd === 2 ? `failed: ${r.error?.code}: ${r.error?.message}` : 'cancelled';
     // Kept whole: it names the failing node by its id.
-    inst.logs.push({ nodeId: r.error?.nodeId ?? '', nodeName: inst.processName, nodeType: 'process', message: `execution ${word}`, level: r.stateCd === 2 ? 'ERROR' : 'INFO', timestamp: r.at, variables: { ...inst.variables } });
+    inst.logs.push({
+      nodeId: r.error?.nodeId ?? '',
+      nodeName: inst.processName,
+      nodeType: 'process',
+      message: `execution ${word}`,
+      level: r.stateCd === 2 ? 'ERROR' : 'INFO',
+      timestamp: r.at,
+      variables: { ...inst.variables },
+    });
   },
   'instance.archived': (state, r) => InstanceTable.of(state).archive(r.instanceId),
   'message.buffered': (state, r) => {
@@ -478,7 +569,8 @@ const handlers: Handlers = {
   'webhook.saved': (state, r) => {
     unindex(state, r.webhook.webhookId);
     state.webhooks[r.webhook.webhookId] = r.webhook;
-    for (const e of r.webhook.endpoints) state.webhookTokens[tokenKey(e.token)] = { webhookId: r.webhook.webhookId, environment: e.environment };
+    for (const e of r.webhook.endpoints)
+      state.webhookTokens[tokenKey(e.token)] = { webhookId: r.webhook.webhookId, environment: e.environment };
   },
   'webhook.deleted': (state, r) => {
     unindex(state, r.webhookId);
@@ -545,7 +637,13 @@ export interface NodeRun {
 export const coalesceNodeRuns = {
   candidate: (r: WfxRecord): boolean => r.type === 'node.ran',
   merge: (last: WfxRecord, next: WfxRecord): WfxRecord | null => {
-    if (next.type !== 'node.ran' || (last.type !== 'node.ran' && last.type !== 'nodes.ran') || last.instanceId !== next.instanceId || last.at !== next.at) return null;
+    if (
+      next.type !== 'node.ran' ||
+      (last.type !== 'node.ran' && last.type !== 'nodes.ran') ||
+      last.instanceId !== next.instanceId ||
+      last.at !== next.at
+    )
+      return null;
     const run = nodeRunOf(next);
     if (last.type === 'nodes.ran') {
       (last.nodes as NodeRun[]).push(run); // the store's own record until serialized
@@ -562,7 +660,14 @@ type NodeRan = Extract<WfxRecord, { type: 'node.ran' }>;
  * conditional spreads (`...(x && { x })`): V8 copies a spread through a slow generic path, and
  * this runs for most nodes of every execution.
  */
-export function nodeRan(instanceId: string, nodeInstanceId: string, nodeId: string, at: string, variables?: Record<string, unknown>, output?: Record<string, unknown>): NodeRan {
+export function nodeRan(
+  instanceId: string,
+  nodeInstanceId: string,
+  nodeId: string,
+  at: string,
+  variables?: Record<string, unknown>,
+  output?: Record<string, unknown>,
+): NodeRan {
   const r: Writable<NodeRan> = { type: 'node.ran', instanceId, nodeInstanceId, nodeId, at };
   if (variables) r.variables = variables;
   if (output) r.output = output;
@@ -590,7 +695,8 @@ export const executionsTouched = {
     if ('instanceId' in r) visit(r.instanceId);
     else if (r.type === 'instance.started') {
       visit(r.instance.processInstanceId); // new, so not in the copy: unless an id ever came back
-      if (r.instance.parentInstanceId !== null && r.instance.parentNodeInstanceId !== undefined) visit(r.instance.parentInstanceId);
+      if (r.instance.parentInstanceId !== null && r.instance.parentNodeInstanceId !== undefined)
+        visit(r.instance.parentInstanceId);
     }
   },
 } as const;
@@ -599,4 +705,10 @@ export const executionsTouched = {
  * How the daemon opens its store (Store.open's options but the directory): the state, its
  * reducer, the coalescing of node runs, and snapshots copied a slice at a time.
  */
-export const WFX_STORE = { initialState, derived: DERIVED, apply: applyRecord, coalesce: coalesceNodeRuns, snapshotCollection: executionsTouched } as const;
+export const WFX_STORE = {
+  initialState,
+  derived: DERIVED,
+  apply: applyRecord,
+  coalesce: coalesceNodeRuns,
+  snapshotCollection: executionsTouched,
+} as const;

@@ -37,7 +37,13 @@ export function seenCount(seen: SeenIds | readonly string[] | undefined): number
  * extend its window). A list from an earlier version's snapshot becomes SeenIds, its ids
  * remembered for the default window from `at` (when they were seen is unknown). Deterministic.
  */
-export function rememberIds(byWebhook: Record<string, SeenIds | string[]>, webhookId: string, ids: ReadonlyArray<string | null | undefined>, at: string, until: string): void {
+export function rememberIds(
+  byWebhook: Record<string, SeenIds | string[]>,
+  webhookId: string,
+  ids: ReadonlyArray<string | null | undefined>,
+  at: string,
+  until: string,
+): void {
   let seen = byWebhook[webhookId];
   if (seen === undefined || Array.isArray(seen)) {
     const legacy = seen ?? [];
@@ -63,7 +69,8 @@ export function rememberIds(byWebhook: Record<string, SeenIds | string[]>, webho
 
 function add(seen: SeenIds, id: string, until: string): void {
   // An id "__proto__" is a key like any other (an assignment would not make it one).
-  if (id === '__proto__') Object.defineProperty(seen.until, id, { value: until, enumerable: true, writable: true, configurable: true });
+  if (id === '__proto__')
+    Object.defineProperty(seen.until, id, { value: until, enumerable: true, writable: true, configurable: true });
   else (seen.until as Record<string, string>)[id] = until;
   seen.order.push([id, until]);
 }

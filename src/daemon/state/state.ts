@@ -1,11 +1,35 @@
 import type { InstanceTable } from './instance-table.js';
 import type { SubscriptionBucket } from './subscriptions.js';
 import { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
-import type { ApiKeyStatus, EndpointEnvironment, Environment, InstanceError, LogEntry, LoopState, Permission, Role, StateCd, StatusCd, Wait } from '../../shared/api/index.js';
+import type {
+  ApiKeyStatus,
+  EndpointEnvironment,
+  Environment,
+  InstanceError,
+  LogEntry,
+  LoopState,
+  Permission,
+  Role,
+  StateCd,
+  StatusCd,
+  Wait,
+} from '../../shared/api/index.js';
 
 // The wire's constants and types, defined in shared/api; re-exported for the daemon's modules.
 export { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS };
-export type { ApiKeyStatus, EndpointEnvironment, Environment, InstanceError, LogEntry, LoopState, Permission, Role, StateCd, StatusCd, Wait };
+export type {
+  ApiKeyStatus,
+  EndpointEnvironment,
+  Environment,
+  InstanceError,
+  LogEntry,
+  LoopState,
+  Permission,
+  Role,
+  StateCd,
+  StatusCd,
+  Wait,
+};
 
 /**
  * The daemon's live state: what the snapshot holds and the journal's records change. Plain
@@ -266,7 +290,8 @@ export interface BufferedMessage {
  * instance (a warning while resolving) is kept whole. Arrays whose time is an ISO string, and
  * arrays without variables, are older forms still read. Written and read by log-line.ts.
  */
-export type LogLine = LogEntry | string | readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
+export type LogLine =
+  LogEntry | string | readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
 
 export interface Organization {
   readonly name: string;

@@ -27,15 +27,27 @@ export type SubscriptionBucket = Subscription | Map<string, Subscription>;
  * key; signal subscriptions by organization and ref (a signal matches any key). An event
  * resumes the subscriptions of both buckets for its key.
  */
-export function subscriptionBucket(organization: string, messageRef: string, kind: 'message' | 'signal', correlationKey: string | null): string {
-  return kind === 'signal' ? `${organization}|${messageRef}|s` : `${organization}|${messageRef}|m|${correlationKey === null ? '\u0000' : correlationKey}`;
+export function subscriptionBucket(
+  organization: string,
+  messageRef: string,
+  kind: 'message' | 'signal',
+  correlationKey: string | null,
+): string {
+  return kind === 'signal'
+    ? `${organization}|${messageRef}|s`
+    : `${organization}|${messageRef}|m|${correlationKey === null ? '\u0000' : correlationKey}`;
 }
 
 /**
  * The subscriptions an event of `eventType` with `correlationKey` resumes in `organization`:
  * message subscriptions with the same key, and signal subscriptions whatever their key. Pure read.
  */
-export function subscriptionsFor(state: { readonly subscriptions: Readonly<Record<string, SubscriptionBucket>> }, organization: string, eventType: string, correlationKey: string | null): Subscription[] {
+export function subscriptionsFor(
+  state: { readonly subscriptions: Readonly<Record<string, SubscriptionBucket>> },
+  organization: string,
+  eventType: string,
+  correlationKey: string | null,
+): Subscription[] {
   const messages = state.subscriptions[subscriptionBucket(organization, eventType, 'message', correlationKey)];
   const signals = state.subscriptions[subscriptionBucket(organization, eventType, 'signal', null)];
   if (signals === undefined) return bucketMembers(messages);

@@ -44,7 +44,9 @@ export function fdWriter(fd: number): ChunkWriter {
     writev: (chunks, position) =>
       new Promise((resolve, reject) => fsWritev(fd, chunks, position, (err, n) => (err ? reject(err) : resolve(n)))),
     write: (buf, offset, length, position) =>
-      new Promise((resolve, reject) => fsWrite(fd, buf, offset, length, position, (err, n) => (err ? reject(err) : resolve(n)))),
+      new Promise((resolve, reject) =>
+        fsWrite(fd, buf, offset, length, position, (err, n) => (err ? reject(err) : resolve(n))),
+      ),
   };
 }
 
@@ -60,7 +62,8 @@ export async function writeAll(out: ChunkWriter, chunks: Buffer[], position: num
   if (chunks.length > 1 && chunks.length <= MAX_IOV) written = await out.writev(chunks, position);
   if (written === total) return;
   const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
-  while (written < total) written += await out.write(buf, written, total - written, position === null ? null : position + written);
+  while (written < total)
+    written += await out.write(buf, written, total - written, position === null ? null : position + written);
 }
 
 /**
@@ -176,10 +179,13 @@ export class AppendFile {
 
   /** An appender for an existing or new file at `path`, its size read from disk. */
   static async forFile(path: string, options: AppendFileOptions = {}): Promise<AppendFile> {
-    const size = await stat(path).then((st) => st.size, (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return 0;
-      throw err;
-    });
+    const size = await stat(path).then(
+      (st) => st.size,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return 0;
+        throw err;
+      },
+    );
     return new AppendFile(path, size, options);
   }
 
@@ -324,7 +330,13 @@ export class AppendFile {
    * extension would be left ahead of the data: usually while that batch is written below them.
    */
   private extendAhead(coming: number): void {
-    if (this.ahead === 0 || this.extending !== null || this.closing || this.zeroedTo - (this.written + coming) >= this.ahead / 2) return;
+    if (
+      this.ahead === 0 ||
+      this.extending !== null ||
+      this.closing ||
+      this.zeroedTo - (this.written + coming) >= this.ahead / 2
+    )
+      return;
     const from = this.zeroedTo;
     const length = this.ahead;
     this.extending = this.zerosWriter()
@@ -348,12 +360,17 @@ export class AppendFile {
 
   /** The descriptor the zeros are written through, opened on the first extension. */
   private async zerosWriter(): Promise<{ fh: FileHandle; out: ChunkWriter }> {
-    const fh = (this.zerosFh ??= await open(this.path, DSYNC === undefined ? constants.O_WRONLY : constants.O_WRONLY | DSYNC));
+    const fh = (this.zerosFh ??= await open(
+      this.path,
+      DSYNC === undefined ? constants.O_WRONLY : constants.O_WRONLY | DSYNC,
+    ));
     return { fh, out: fdWriter(fh.fd) };
   }
 
   private async openForAppend(): Promise<FileHandle> {
-    const mode = this.positional ? constants.O_WRONLY | constants.O_CREAT : constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND;
+    const mode = this.positional
+      ? constants.O_WRONLY | constants.O_CREAT
+      : constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND;
     const flags = DSYNC === undefined ? mode : mode | DSYNC;
     const fh = await open(this.path, flags, FILE_MODE);
     try {
@@ -379,7 +396,8 @@ const SPACE_ERRORS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EFBIG'])
 async function writeZeros(fh: FileHandle, out: ChunkWriter, position: number, length: number): Promise<void> {
   zeros ??= Buffer.alloc(PREALLOCATE_MIN);
   const chunks: Buffer[] = [];
-  for (let left = length; left > 0; left -= zeros.length) chunks.push(left >= zeros.length ? zeros : zeros.subarray(0, left));
+  for (let left = length; left > 0; left -= zeros.length)
+    chunks.push(left >= zeros.length ? zeros : zeros.subarray(0, left));
   await writeAll(out, chunks, position);
   if (DSYNC === undefined) await fh.datasync();
 }

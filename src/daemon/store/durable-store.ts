@@ -40,7 +40,10 @@ export interface DurableStore<S, R> {
  * from the live state (see ExecutionArchive.oneStep). Given the records as they would have been
  * journaled (and their JSON); returns null to journal them as usual.
  */
-export type Divert<R> = (records: readonly R[], serialized: readonly string[]) => { readonly durable: Promise<void>; readonly settle: readonly R[] } | null;
+export type Divert<R> = (
+  records: readonly R[],
+  serialized: readonly string[],
+) => { readonly durable: Promise<void>; readonly settle: readonly R[] } | null;
 
 /** The outcome of `transact`. */
 export interface Transaction<T, R> {

@@ -80,7 +80,11 @@ export function frameBytes(seq: number, json: string | JsonPieces, key: string =
 /** The UTF-8 length of the frame's head and JSON, exactly (a large frame's buffer is made to measure). */
 function utf8Length(head: string, json: string | JsonPieces): number {
   if (typeof json === 'string') return Buffer.byteLength(head) + Buffer.byteLength(json);
-  let n = Buffer.byteLength(head) + Buffer.byteLength(json.open) + Buffer.byteLength(json.close) + Math.max(0, json.parts.length - 1);
+  let n =
+    Buffer.byteLength(head) +
+    Buffer.byteLength(json.open) +
+    Buffer.byteLength(json.close) +
+    Math.max(0, json.parts.length - 1);
   for (const part of json.parts) n += Buffer.byteLength(part);
   return n;
 }

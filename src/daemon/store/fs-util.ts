@@ -97,7 +97,7 @@ export class AtomicFileWriter {
       return;
     }
     const bytes = typeof content === 'string' ? Buffer.from(content) : content;
-    for (let at = 0; at < bytes.length; ) {
+    for (let at = 0; at < bytes.length;) {
       const end = Math.min(bytes.length, at + SYNC_EVERY_BYTES - this.unsynced);
       await this.fh.writeFile(bytes.subarray(at, end));
       this.unsynced += end - at;

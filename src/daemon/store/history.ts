@@ -9,7 +9,15 @@ import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
 import { ensurePrivateDir, FILE_MODE, fsyncDir, Freeings } from './fs-util.js';
-import { BUCKET_RE, damagedLine, idOfHeader, openMarkerPath, scanFrames, truncatedAt, type HistoryFinding } from './history-check.js';
+import {
+  BUCKET_RE,
+  damagedLine,
+  idOfHeader,
+  openMarkerPath,
+  scanFrames,
+  truncatedAt,
+  type HistoryFinding,
+} from './history-check.js';
 /** Buckets whose id index is kept in memory; older ones are re-read on demand. */
 const INDEX_CACHE_BUCKETS = 4;
 /** A bucket file is indexed this much at a time, so that a large one does not hold the event loop. */
@@ -24,7 +32,12 @@ const FINDINGS_KEPT = 100;
  * Where a document is, and the tags it was put with (listing reads tags, not documents).
  * `damaged`: the only copy of the id is a line that fails its check (its header still names it).
  */
-type IndexEntry = { readonly offset: number; readonly length: number; readonly tags: readonly string[]; readonly damaged?: true };
+type IndexEntry = {
+  readonly offset: number;
+  readonly length: number;
+  readonly tags: readonly string[];
+  readonly damaged?: true;
+};
 
 /** A bucket's id index, built from its file up to `covered` bytes (whole lines). */
 interface BucketIndex {
@@ -146,7 +159,11 @@ export class History {
           // Cutting writes no data: the file keeps the time of its last write, which retention goes by.
           await fh.utimes(atime, mtime);
           await fh.sync();
-          if (torn) this.logger.warn({ file: path, offset: keep, bytes: size - keep, instanceId: idOfHeader(head) }, 'history: cut off a torn write at the end (a crash during a write)');
+          if (torn)
+            this.logger.warn(
+              { file: path, offset: keep, bytes: size - keep, instanceId: idOfHeader(head) },
+              'history: cut off a torn write at the end (a crash during a write)',
+            );
         } else {
           this.report(truncatedAt(name, head, keep));
           await fh.write('\n', size);
@@ -168,7 +185,12 @@ export class History {
     offsets.add(finding.offset);
     if (finding.code !== 'HISTORY_TORN_WRITE') this.damagedRecords++;
     if (this.findings.length < FINDINGS_KEPT) this.findings.push(finding);
-    const fields = { file: join(this.dir, finding.file), offset: finding.offset, code: finding.code, instanceId: finding.instanceId };
+    const fields = {
+      file: join(this.dir, finding.file),
+      offset: finding.offset,
+      code: finding.code,
+      instanceId: finding.instanceId,
+    };
     if (finding.code === 'HISTORY_TORN_WRITE') this.logger.warn(fields, `history: ${finding.message}`);
     else this.logger.error(fields, `history: ${finding.message}; restore the file from a backup`);
   }
@@ -190,18 +212,25 @@ export class History {
   putJson(bucket: string, id: string, json: string | JsonPieces, tags: readonly string[] = []): Promise<void> {
     try {
       assertBucket(bucket);
-      if (/[ |]/.test(id) || tags.some((tag) => /[ |]/.test(tag))) throw new TypeError('history ids and tags may not hold spaces or |');
+      if (/[ |]/.test(id) || tags.some((tag) => /[ |]/.test(tag)))
+        throw new TypeError('history ids and tags may not hold spaces or |');
     } catch (err) {
       return Promise.reject(err);
     }
     // Nearly every put goes to today's bucket, open already: appended now, not after a turn of
     // awaits (an async put's garbage showed under load: docs/decisions/017-straight-to-history.md).
     const ready = this.ready;
-    if (ready !== null && ready.bucket === bucket && !ready.file.broken) return this.appendTo(ready.file, id, json, tags);
+    if (ready !== null && ready.bucket === bucket && !ready.file.broken)
+      return this.appendTo(ready.file, id, json, tags);
     return this.putOpening(bucket, id, json, tags);
   }
 
-  private async putOpening(bucket: string, id: string, json: string | JsonPieces, tags: readonly string[]): Promise<void> {
+  private async putOpening(
+    bucket: string,
+    id: string,
+    json: string | JsonPieces,
+    tags: readonly string[],
+  ): Promise<void> {
     let opening = this.writer(bucket);
     let writer = await opening;
     // Closed meanwhile by a prune of its bucket (an execution archived into a day the prune
@@ -254,9 +283,13 @@ export class History {
     const at = index?.get(id);
     if (!index || !at) return null;
     if (at.damaged) {
-      throw new WfxError('HISTORY_DAMAGED', `the history record of ${id} is damaged (${bucket}.jsonl at byte ${at.offset})`, {
-        details: { file: `${bucket}.jsonl`, offset: at.offset },
-      });
+      throw new WfxError(
+        'HISTORY_DAMAGED',
+        `the history record of ${id} is damaged (${bucket}.jsonl at byte ${at.offset})`,
+        {
+          details: { file: `${bucket}.jsonl`, offset: at.offset },
+        },
+      );
     }
     const fh = await open(join(this.dir, `${bucket}.jsonl`), 'r');
     try {
@@ -365,7 +398,10 @@ export class History {
     const writers = [...this.writers];
     this.writers.clear();
     this.ready = null;
-    await Promise.all([...[...writers].map(([bucket, w]) => this.closeWriter(bucket, w, true)), ...this.closing.values()]);
+    await Promise.all([
+      ...[...writers].map(([bucket, w]) => this.closeWriter(bucket, w, true)),
+      ...this.closing.values(),
+    ]);
     await this.freeings.finish();
   }
 
@@ -512,7 +548,8 @@ export class History {
         const finding = damagedLine(file, buf, at, lf, start + at);
         this.report(finding);
         const id = finding.instanceId;
-        if (id !== undefined && !index.entries.has(id)) index.entries.set(id, { offset: start + at, length: lf + 1 - at, tags: [], damaged: true });
+        if (id !== undefined && !index.entries.has(id))
+          index.entries.set(id, { offset: start + at, length: lf + 1 - at, tags: [], damaged: true });
       };
       for (const f of scanFrames(buf.subarray(0, end), onBad)) {
         const [id, ...tags] = f.key.split('|');

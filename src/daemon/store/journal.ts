@@ -81,7 +81,13 @@ export class Journal<E> {
   /** JournalOpenOptions.onSegment. */
   private onSegment: ((segments: readonly number[]) => Promise<void>) | null = null;
 
-  private constructor(private readonly dir: string, file: AppendFile, seq: number, segments: number[], bytes: number) {
+  private constructor(
+    private readonly dir: string,
+    file: AppendFile,
+    seq: number,
+    segments: number[],
+    bytes: number,
+  ) {
     this.file = file;
     this.seq = seq;
     this.segments = segments;
@@ -104,7 +110,9 @@ export class Journal<E> {
       segments.push(seq + 1);
       file = new AppendFile(join(dir, segmentName(seq + 1)), 0, { preallocate: true });
     } else {
-      file = new AppendFile(join(dir, segmentName(segments[segments.length - 1]!)), scan.lastSize, { preallocate: true });
+      file = new AppendFile(join(dir, segmentName(segments[segments.length - 1]!)), scan.lastSize, {
+        preallocate: true,
+      });
     }
     const journal = new Journal<E>(dir, file, seq, segments, scan.bytes);
     journal.onSegment = options.onSegment ?? null;
@@ -273,10 +281,12 @@ export interface JournalScan {
  */
 export async function scanJournal<E>(options: JournalOpenOptions<E>): Promise<JournalScan> {
   const { dir, afterSeq } = options;
-  const segments = (await readdir(dir).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return [];
-    throw err;
-  }))
+  const segments = (
+    await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return [];
+      throw err;
+    })
+  )
     .map((name) => SEGMENT_RE.exec(name))
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => Number(m[1]))
@@ -296,9 +306,13 @@ export async function scanJournal<E>(options: JournalOpenOptions<E>): Promise<Jo
   if (segments.length > 0 && segments[0]! > afterSeq + 1) {
     // Even an empty segment says what came before it: entries the snapshot should cover are gone.
     const file = join(dir, segmentName(segments[0]!));
-    throw new WfxError('JOURNAL_CORRUPT', `journal entries ${afterSeq + 1} to ${segments[0]! - 1} are missing: the journal starts at ${file}`, {
-      details: { file, offset: 0, expectedSeq: afterSeq + 1 },
-    });
+    throw new WfxError(
+      'JOURNAL_CORRUPT',
+      `journal entries ${afterSeq + 1} to ${segments[0]! - 1} are missing: the journal starts at ${file}`,
+      {
+        details: { file, offset: 0, expectedSeq: afterSeq + 1 },
+      },
+    );
   }
 
   let expected = afterSeq + 1;

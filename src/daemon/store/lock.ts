@@ -49,13 +49,20 @@ export async function acquireDataDirLock(dataDir: string): Promise<DataDirLock> 
     if (existing === null) continue; // released meanwhile: try again
     const owner = parseOwner(existing);
     if (owner && isAlive(owner)) {
-      throw new WfxError('DATA_DIR_LOCKED', `the data directory ${dataDir} is in use by another wfx daemon (pid ${owner.pid})`, {
-        details: { pid: owner.pid, lock: path },
-      });
+      throw new WfxError(
+        'DATA_DIR_LOCKED',
+        `the data directory ${dataDir} is in use by another wfx daemon (pid ${owner.pid})`,
+        {
+          details: { pid: owner.pid, lock: path },
+        },
+      );
     }
     await breakStaleLock(path, existing);
   }
-  throw new WfxError('DATA_DIR_LOCKED', `could not lock the data directory ${dataDir}: another process keeps taking it`);
+  throw new WfxError(
+    'DATA_DIR_LOCKED',
+    `could not lock the data directory ${dataDir}: another process keeps taking it`,
+  );
 }
 
 /**

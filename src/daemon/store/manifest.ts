@@ -64,7 +64,8 @@ export async function readManifest(dir: string): Promise<ManifestContent | null>
     throw err;
   });
   if (text === null) return null;
-  const damaged = (why: string): WfxError => new WfxError('DATA_DIR_DAMAGED', `${path} is damaged: ${why}`, { details: { file: path } });
+  const damaged = (why: string): WfxError =>
+    new WfxError('DATA_DIR_DAMAGED', `${path} is damaged: ${why}`, { details: { file: path } });
   const match = /^([0-9a-f]{8}) (.*)\n$/s.exec(text);
   if (!match) throw damaged('not a manifest line');
   if (crc32(match[2]!) !== Number.parseInt(match[1]!, 16)) throw damaged('its checksum does not match');
@@ -119,13 +120,23 @@ export function markOf(seq: number, bytes: Buffer): SnapshotMark {
  * when an initialized directory has lost a snapshot it had, SNAPSHOT_CORRUPT when the bytes are
  * not a snapshot the manifest knows.
  */
-export function checkSnapshot(dir: string, listed: SnapshotMark | null, pending: SnapshotMark | null, initialized: boolean, bytes: Buffer | null): SnapshotMark | null {
+export function checkSnapshot(
+  dir: string,
+  listed: SnapshotMark | null,
+  pending: SnapshotMark | null,
+  initialized: boolean,
+  bytes: Buffer | null,
+): SnapshotMark | null {
   const path = snapshotPathIn(dir);
   if (bytes === null) {
     if (listed !== null) {
-      throw new WfxError('DATA_DIR_DAMAGED', `${path} is missing: the store's manifest says the data directory has one (seq ${listed.seq})`, {
-        details: { file: path },
-      });
+      throw new WfxError(
+        'DATA_DIR_DAMAGED',
+        `${path} is missing: the store's manifest says the data directory has one (seq ${listed.seq})`,
+        {
+          details: { file: path },
+        },
+      );
     }
     return null;
   }

@@ -36,7 +36,10 @@ export class DurableJsonFile<T> {
     try {
       return JSON.parse(text) as T;
     } catch (err) {
-      throw new WfxError('SNAPSHOT_CORRUPT', `${this.path} is not valid JSON`, { details: { file: this.path }, cause: err });
+      throw new WfxError('SNAPSHOT_CORRUPT', `${this.path} is not valid JSON`, {
+        details: { file: this.path },
+        cause: err,
+      });
     }
   }
 

@@ -86,15 +86,18 @@ export class SnapshotIndex {
     const { lengths } = this.layout;
     for (let n = 1; this.next < lengths.length; n++) {
       const length = lengths[this.next];
-      if (!Number.isSafeInteger(length) || (length as number) < 4) return this.fail(`entry ${this.next}'s length is not a length`);
+      if (!Number.isSafeInteger(length) || (length as number) < 4)
+        return this.fail(`entry ${this.next}'s length is not a length`);
       const at = this.pos;
       if (at + (length as number) >= this.size) return this.fail(`entry ${this.next} runs past the end of the file`);
       if (!(await this.load(at - 1, Math.min(at + KEY_WINDOW, this.size)))) return this.fail('the file ends early');
-      if (this.byte(at - 1) !== (this.next === 0 ? 0x7b : 0x2c)) return this.fail(`no "{" or "," before entry ${this.next}, at byte ${at}`);
+      if (this.byte(at - 1) !== (this.next === 0 ? 0x7b : 0x2c))
+        return this.fail(`no "{" or "," before entry ${this.next}, at byte ${at}`);
       if (this.byte(at) !== QUOTE) return this.fail(`entry ${this.next} does not begin with its key, at byte ${at}`);
       const key = this.keyAt(at);
       if (key === false) return this.fail(`entry ${this.next}'s key is not followed by a colon, at byte ${at}`);
-      if (key !== null && this.ranges.has(key)) return this.fail(`entry ${this.next}'s key is an earlier entry's, at byte ${at}`);
+      if (key !== null && this.ranges.has(key))
+        return this.fail(`entry ${this.next}'s key is an earlier entry's, at byte ${at}`);
       if (key !== null && Object.hasOwn(this.collection(), key)) this.ranges.set(key, at, length as number);
       this.pos = at + (length as number) + 1;
       this.next++;

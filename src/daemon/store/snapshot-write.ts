@@ -33,7 +33,11 @@ export function snapshotPauseMs(tookMs: number, committedMeanwhile: boolean): nu
 }
 
 /** Writes a snapshot's pieces in order: bytes as they are (neighbours at once), ranges copied from `source`. */
-export async function writePieces(to: AtomicFileWriter, pieces: readonly SnapshotPiece[], source: FileHandle | null): Promise<void> {
+export async function writePieces(
+  to: AtomicFileWriter,
+  pieces: readonly SnapshotPiece[],
+  source: FileHandle | null,
+): Promise<void> {
   let bytes: Buffer[] = [];
   const writeBytes = async (): Promise<void> => {
     if (bytes.length === 0) return;
@@ -63,14 +67,18 @@ const COPY_CHUNK = 1 << 20;
  */
 async function copyRange(from: FileHandle, range: SourceRange, to: AtomicFileWriter): Promise<void> {
   const buf = Buffer.allocUnsafe(Math.min(COPY_CHUNK, range.length));
-  for (let done = 0; done < range.length; ) {
+  for (let done = 0; done < range.length;) {
     const { bytesRead } = await from.read(buf, 0, Math.min(buf.length, range.length - done), range.offset + done);
     const chunk = buf.subarray(0, bytesRead);
     const head = done === 0 ? Buffer.from(`${JSON.stringify(range.key)}:`) : null;
     if (head && !chunk.subarray(0, head.length).equals(head)) {
-      throw new WfxError('SNAPSHOT_CORRUPT', `the last snapshot does not hold entry ${range.key} at byte ${range.offset}`);
+      throw new WfxError(
+        'SNAPSHOT_CORRUPT',
+        `the last snapshot does not hold entry ${range.key} at byte ${range.offset}`,
+      );
     }
-    if (bytesRead === 0) throw new WfxError('SNAPSHOT_CORRUPT', `the last snapshot ends before byte ${range.offset + range.length}`);
+    if (bytesRead === 0)
+      throw new WfxError('SNAPSHOT_CORRUPT', `the last snapshot ends before byte ${range.offset + range.length}`);
     await to.write(chunk);
     done += bytesRead;
   }

@@ -92,7 +92,6 @@ export interface StoreOptions<S, R> {
   };
 }
 
-
 /** What a store's directory holds as of one instant, kept as it is until `release` (Store.hold). */
 export interface StoreHold {
   /** The snapshot in place (null: the store has none yet): its seq, size and CRC-32. */
@@ -155,7 +154,12 @@ export class Store<S, R> implements DurableStore<S, R> {
    * a slice at a time after the open. `changed` collects the entries changed since the file was
    * written (the journal replayed at open, commits since), whose ranges are dropped at the end.
    */
-  private loading: { readonly changed: Set<string>; readonly change: (key: string) => void; stop: boolean; done: Promise<void> } | null = null;
+  private loading: {
+    readonly changed: Set<string>;
+    readonly change: (key: string) => void;
+    stop: boolean;
+    done: Promise<void>;
+  } | null = null;
   private failure: WfxError | null = null;
   private closed = false;
   /** Writes of diverted transactions under way: `flush` waits for them too. */
@@ -203,7 +207,10 @@ export class Store<S, R> implements DurableStore<S, R> {
     const bytes = await (options.snapshotBytes ?? readFileBytes(snapshotPathIn(options.dir)));
     const mark = checkSnapshot(options.dir, listed?.snapshot ?? null, listed?.pending ?? null, listed !== null, bytes);
     // No snapshot yet (or one that holds a falsy JSON value): the empty store.
-    const snapshot = (await new DurableJsonFile<SnapshotFile<S>>(snapshotPathIn(options.dir), Promise.resolve(bytes)).read()) || {
+    const snapshot = (await new DurableJsonFile<SnapshotFile<S>>(
+      snapshotPathIn(options.dir),
+      Promise.resolve(bytes),
+    ).read()) || {
       format: 1,
       seq: 0,
       savedAt: new Date(0).toISOString(),
@@ -225,7 +232,12 @@ export class Store<S, R> implements DurableStore<S, R> {
       const initial = options.initialState() as Record<string, unknown>;
       for (const key of options.derived) (state as Record<string, unknown>)[key] = initial[key];
     }
-    const manifest = new Manifest(options.dir, { format: 1, snapshot: mark && { ...mark, seq: snapshot.seq }, pending: null, segments: [] });
+    const manifest = new Manifest(options.dir, {
+      format: 1,
+      snapshot: mark && { ...mark, seq: snapshot.seq },
+      pending: null,
+      segments: [],
+    });
     const { journal, report } = await Journal.open<R[]>({
       dir: join(options.dir, 'journal'),
       afterSeq: snapshot.seq,
@@ -244,7 +256,11 @@ export class Store<S, R> implements DurableStore<S, R> {
     const logger = options.logger ?? silent;
     // The directory now says what it holds: initialized (a new one), upgraded (one from before
     // manifests), or a checkpoint's pending snapshot found in place.
-    if (listed === null) logger.info({ snapshot: bytes !== null, segments: journal.segmentCount }, 'store: wrote the data directory\'s manifest');
+    if (listed === null)
+      logger.info(
+        { snapshot: bytes !== null, segments: journal.segmentCount },
+        "store: wrote the data directory's manifest",
+      );
     crashPoint('recovery:replayed'); // a torn tail cut already, the manifest not yet written
     await journal.ensureCurrentSegment();
     manifest.content = { ...manifest.content, segments: [...journal.segmentList] };
@@ -258,7 +274,10 @@ export class Store<S, R> implements DurableStore<S, R> {
     const store = new Store(options, journal, state, { ...report, snapshotSeq: snapshot.seq }, snapshotBytes, manifest);
     if (layout) {
       const file = await openFile(snapshotPathIn(options.dir), 'r').catch((err: unknown) => {
-        logger.warn({ err }, 'store: the snapshot cannot be read again to index it; the next checkpoint serializes every entry');
+        logger.warn(
+          { err },
+          'store: the snapshot cannot be read again to index it; the next checkpoint serializes every entry',
+        );
         return null;
       });
       if (file) store.indexLoaded(file, snapshotBytes, layout, changed, change);
@@ -272,9 +291,20 @@ export class Store<S, R> implements DurableStore<S, R> {
    * entries unchanged since as bytes of it, as every later checkpoint does, instead of
    * serializing every entry again (docs/decisions/013-incremental-checkpoints.md).
    */
-  private indexLoaded(file: FileHandle, size: number, layout: SnapshotLayout, changed: Set<string>, change: (key: string) => void): void {
+  private indexLoaded(
+    file: FileHandle,
+    size: number,
+    layout: SnapshotLayout,
+    changed: Set<string>,
+    change: (key: string) => void,
+  ): void {
     const large = this.options.snapshotCollection!;
-    const index = new SnapshotIndex(file, size, layout, () => (this.state as Record<string, unknown>)[large.key] as Record<string, unknown>);
+    const index = new SnapshotIndex(
+      file,
+      size,
+      layout,
+      () => (this.state as Record<string, unknown>)[large.key] as Record<string, unknown>,
+    );
     const loading = { changed, change, stop: false, done: Promise.resolve() };
     this.loading = loading;
     const started = performance.now();
@@ -299,11 +329,22 @@ export class Store<S, R> implements DurableStore<S, R> {
       if (outcome && 'ranges' in outcome) {
         for (const key of changed) outcome.ranges.delete(key);
         this.source = { file, ranges: outcome.ranges };
-        this.logger.info({ entries: outcome.ranges.size, ms: Math.round(performance.now() - started) }, 'store: indexed the snapshot loaded at open, for the next checkpoint to copy from');
+        this.logger.info(
+          { entries: outcome.ranges.size, ms: Math.round(performance.now() - started) },
+          'store: indexed the snapshot loaded at open, for the next checkpoint to copy from',
+        );
         return;
       }
-      if (outcome) this.logger.warn(outcome, 'store: the snapshot loaded at open does not match its layout; the next checkpoint serializes every entry');
-      else if (failed) this.logger.warn(failed, 'store: the snapshot loaded at open could not be read again to index it; the next checkpoint serializes every entry');
+      if (outcome)
+        this.logger.warn(
+          outcome,
+          'store: the snapshot loaded at open does not match its layout; the next checkpoint serializes every entry',
+        );
+      else if (failed)
+        this.logger.warn(
+          failed,
+          'store: the snapshot loaded at open could not be read again to index it; the next checkpoint serializes every entry',
+        );
       await file.close().catch(() => undefined);
     })();
   }
@@ -543,7 +584,11 @@ export class Store<S, R> implements DurableStore<S, R> {
       const last = i === live.length - 1;
       // The same rule as the manifest's: a segment whose entries the snapshot covers is not needed.
       if (!last && live[i + 1]! - 1 <= snapshotSeq) continue;
-      segments.push({ first: live[i]!, path: join(this.options.dir, 'journal', segmentName(live[i]!)), bytes: last ? this.journal.durableBytes : null });
+      segments.push({
+        first: live[i]!,
+        path: join(this.options.dir, 'journal', segmentName(live[i]!)),
+        bytes: last ? this.journal.durableBytes : null,
+      });
     }
     return { snapshot: this.manifest.content.snapshot, snapshotPath: this.snapshotPath, segments, release: done };
   }
@@ -572,7 +617,14 @@ export class Store<S, R> implements DurableStore<S, R> {
         // the entries unchanged since the last snapshot as bytes of that file.
         const previous = this.source;
         this.source = null;
-        const copy = new SnapshotCopy({ format: 1, seq, savedAt }, this.state as object, large.key, previous?.ranges ?? null, this.options.derived, large.keys);
+        const copy = new SnapshotCopy(
+          { format: 1, seq, savedAt },
+          this.state as object,
+          large.key,
+          previous?.ranges ?? null,
+          this.options.derived,
+          large.keys,
+        );
         this.copying = copy;
         written = (async () => {
           let file: AtomicFileWriter | null = null;
@@ -651,7 +703,10 @@ export class Store<S, R> implements DurableStore<S, R> {
       await this.manifest.save();
       crashPoint('checkpoint:named');
       const retired = await this.journal.retire(seq);
-      this.logger.info({ seq, bytes: size, reusedBytes: reused, retiredSegments: retired }, 'store: checkpoint written');
+      this.logger.info(
+        { seq, bytes: size, reusedBytes: reused, retiredSegments: retired },
+        'store: checkpoint written',
+      );
     };
     this.checkpointing = run()
       .catch((err: unknown) => {

@@ -17,8 +17,16 @@ export interface ActiveTrigger<T extends Trigger['type']> {
 export type { TriggerSubject };
 
 /** The subject of an active trigger. */
-export function subjectOf(a: Pick<ActiveTrigger<Trigger['type']>, 'flow' | 'definition' | 'environment' | 'version'>): TriggerSubject {
-  return { processId: a.flow.processId, flowName: a.definition.name, organization: a.flow.organization, environment: a.environment, version: a.version };
+export function subjectOf(
+  a: Pick<ActiveTrigger<Trigger['type']>, 'flow' | 'definition' | 'environment' | 'version'>,
+): TriggerSubject {
+  return {
+    processId: a.flow.processId,
+    flowName: a.definition.name,
+    organization: a.flow.organization,
+    environment: a.environment,
+    version: a.version,
+  };
 }
 
 /** What every trigger's health says, besides its own details (the wire's type, shared/api). */
@@ -33,7 +41,15 @@ export function activeTriggers<T extends Trigger['type']>(state: WfxState, type:
       const definition = version === undefined ? undefined : flow.versions[version]?.definition;
       if (!definition) continue;
       (definition.triggers ?? []).forEach((trigger, index) => {
-        if (trigger.type === type) out.push({ flow, environment, version: version!, definition, trigger: trigger as Extract<Trigger, { type: T }>, index });
+        if (trigger.type === type)
+          out.push({
+            flow,
+            environment,
+            version: version!,
+            definition,
+            trigger: trigger as Extract<Trigger, { type: T }>,
+            index,
+          });
       });
     }
   }

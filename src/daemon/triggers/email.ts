@@ -47,9 +47,13 @@ interface Watch {
 }
 
 /** Whether an email passes a trigger's filters (substrings case-insensitive, sender a regex). */
-export function passesFilters(filters: EmailTrigger['filters'], mail: { subject: string; sender: string; body: string }): boolean {
+export function passesFilters(
+  filters: EmailTrigger['filters'],
+  mail: { subject: string; sender: string; body: string },
+): boolean {
   if (!filters) return true;
-  const has = (text: string, part: string | undefined) => part === undefined || text.toLowerCase().includes(part.toLowerCase());
+  const has = (text: string, part: string | undefined) =>
+    part === undefined || text.toLowerCase().includes(part.toLowerCase());
   if (!has(mail.subject, filters.subjectContains) || !has(mail.body, filters.bodyContains)) return false;
   return filters.senderMatches === undefined || new RegExp(filters.senderMatches, 'i').test(mail.sender);
 }
@@ -89,7 +93,13 @@ export class EmailTriggers {
   /** Watches every connection an active version's email trigger names, and follows changes. */
   start(): void {
     this.store.onCommit((records) => {
-      const relevant = records.some((r) => r.type === 'flow.activated' || r.type === 'flow.published' || r.type === 'emailConnection.saved' || r.type === 'emailConnection.deleted');
+      const relevant = records.some(
+        (r) =>
+          r.type === 'flow.activated' ||
+          r.type === 'flow.published' ||
+          r.type === 'emailConnection.saved' ||
+          r.type === 'emailConnection.deleted',
+      );
       if (!relevant || this.syncQueued || this.closed) return;
       this.syncQueued = true;
       setImmediate(() => {
@@ -117,7 +127,8 @@ export class EmailTriggers {
         nextFire: null,
         lastFire: this.lastFire.get(`${target.processId}|${target.environment}`) ?? null,
       } as const;
-      if (!connection) return { ...base, state: 'disabled', lastError: `no email connection named "${target.trigger.connection}"` };
+      if (!connection)
+        return { ...base, state: 'disabled', lastError: `no email connection named "${target.trigger.connection}"` };
       const w = this.watches.get(connection.connectionId);
       if (w?.connected) return { ...base, state: 'active', lastError: null };
       return { ...base, state: 'failing', lastError: w?.lastError ?? 'connecting' };
@@ -129,7 +140,9 @@ export class EmailTriggers {
     const state = this.store.state;
     return activeTriggers(state, 'email').map((a) => ({
       target: { ...subjectOf(a), trigger: a.trigger },
-      connection: Object.values(state.emailConnections).find((c) => c.organization === a.flow.organization && c.name === a.trigger.connection),
+      connection: Object.values(state.emailConnections).find(
+        (c) => c.organization === a.flow.organization && c.name === a.trigger.connection,
+      ),
     }));
   }
 
@@ -150,7 +163,20 @@ export class EmailTriggers {
     }
     for (const [id, connection] of needed) {
       if (this.watches.has(id)) continue;
-      const w: Watch = { connection, client: null, connected: false, lastError: null, attempt: 0, retry: null, poll: null, stopped: false, busy: false, again: false, skipped: new Set(), uidValidity: '' };
+      const w: Watch = {
+        connection,
+        client: null,
+        connected: false,
+        lastError: null,
+        attempt: 0,
+        retry: null,
+        poll: null,
+        stopped: false,
+        busy: false,
+        again: false,
+        skipped: new Set(),
+        uidValidity: '',
+      };
       this.watches.set(id, w);
       void this.connect(w);
     }
@@ -276,7 +302,11 @@ export class EmailTriggers {
       const sender = addresses(mail.from)[0] ?? '';
       const body = mail.text ?? '';
       const subject = mail.subject ?? '';
-      const targets = this.targets().filter(({ target, connection: c }) => c?.connectionId === connection.connectionId && passesFilters(target.trigger.filters, { subject, sender, body }));
+      const targets = this.targets().filter(
+        ({ target, connection: c }) =>
+          c?.connectionId === connection.connectionId &&
+          passesFilters(target.trigger.filters, { subject, sender, body }),
+      );
       if (targets.length === 0) {
         w.skipped.add(uid); // not for us: left unseen for whoever reads the mailbox
         return;

@@ -13,16 +13,32 @@ export function webhookHealth(state: WfxState): WebhookHealth[] {
   const out: WebhookHealth[] = [];
   for (const a of activeTriggers(state, 'webhook')) {
     const { flow, environment, trigger } = a;
-    const registration = Object.values(state.webhooks).find((w) => w.organization === flow.organization && w.name === trigger.webhook);
+    const registration = Object.values(state.webhooks).find(
+      (w) => w.organization === flow.organization && w.name === trigger.webhook,
+    );
     const base = { type: 'webhook', ...subjectOf(a), webhook: trigger.webhook, nextFire: null } as const;
     if (!registration) {
-      out.push({ ...base, state: 'disabled', lastFire: null, lastError: `no webhook registration named "${trigger.webhook}"` });
+      out.push({
+        ...base,
+        state: 'disabled',
+        lastFire: null,
+        lastError: `no webhook registration named "${trigger.webhook}"`,
+      });
       continue;
     }
-    const log = (state.webhookDeliveries[registration.webhookId] ?? []).filter((d) => d.environment === 'ALL' || d.environment === environment);
-    const fired = [...log].reverse().find((d) => d.startedInstanceIds.length > 0 && (d.eventType === null || trigger.eventType === undefined || d.eventType === trigger.eventType));
+    const log = (state.webhookDeliveries[registration.webhookId] ?? []).filter(
+      (d) => d.environment === 'ALL' || d.environment === environment,
+    );
+    const fired = [...log]
+      .reverse()
+      .find(
+        (d) =>
+          d.startedInstanceIds.length > 0 &&
+          (d.eventType === null || trigger.eventType === undefined || d.eventType === trigger.eventType),
+      );
     const latest = log.at(-1);
-    const refused = latest && !latest.signatureOk && (!fired || latest.receivedAt > fired.receivedAt) ? latest : undefined;
+    const refused =
+      latest && !latest.signatureOk && (!fired || latest.receivedAt > fired.receivedAt) ? latest : undefined;
     out.push({
       ...base,
       state: refused ? 'failing' : 'active',

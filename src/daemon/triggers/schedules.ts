@@ -67,13 +67,21 @@ export class Scheduler {
     this.engine = options.engine;
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
-    this.timers = new TimerQueue((key) => this.track(this.fireDue(key)), () => this.now().getTime());
+    this.timers = new TimerQueue(
+      (key) => this.track(this.fireDue(key)),
+      () => this.now().getTime(),
+    );
   }
 
   /** Arms every schedule of the active versions (making up for missed runs) and follows activations. */
   async start(): Promise<void> {
     this.store.onCommit((records) => {
-      if (this.syncQueued || this.closed || !records.some((r) => r.type === 'flow.activated' || r.type === 'flow.published')) return;
+      if (
+        this.syncQueued ||
+        this.closed ||
+        !records.some((r) => r.type === 'flow.activated' || r.type === 'flow.published')
+      )
+        return;
       this.syncQueued = true;
       // One sync at a time, each after the one before (a sync awaits commits while it arms).
       const previous = this.syncing;
@@ -152,7 +160,9 @@ export class Scheduler {
       this.errors.delete(key);
       this.timers.delete(key);
       // Re-activated later, it fires from then on: the time it was inactive is not downtime.
-      await this.store.commit({ type: 'schedule.disarmed', key, at: this.now().toISOString() }).catch((err: unknown) => this.onError(err, `schedule ${key}`));
+      await this.store
+        .commit({ type: 'schedule.disarmed', key, at: this.now().toISOString() })
+        .catch((err: unknown) => this.onError(err, `schedule ${key}`));
     }
     for (const [key, entry] of wanted) {
       const current = this.entries.get(key);
@@ -178,7 +188,8 @@ export class Scheduler {
         const missed = this.missed(entry.schedule, new Date(since), now);
         const policy = entry.trigger.missedRuns ?? 'skip';
         if (missed.length > 0) {
-          if (policy === 'skip') await this.store.commit({ type: 'schedule.armed', key: entry.key, at: now.toISOString() });
+          if (policy === 'skip')
+            await this.store.commit({ type: 'schedule.armed', key: entry.key, at: now.toISOString() });
           else await this.fire(entry, policy === 'last' ? missed.slice(-1) : missed.slice(-MAX_MISSED_RUNS), now);
         }
       }
@@ -245,9 +256,14 @@ export class Scheduler {
       environment: entry.environment,
       data: { scheduledTime: at.toISOString(), triggerType: 'schedule' },
     }));
-    const started = await this.engine.startBatch(requests, () => [{ type: 'schedule.fired', key: entry.key, at: last }]);
+    const started = await this.engine.startBatch(requests, () => [
+      { type: 'schedule.fired', key: entry.key, at: last },
+    ]);
     if (started.length < requests.length) {
-      this.errors.set(entry.key, `${requests.length - started.length} of ${requests.length} runs could not start at ${now.toISOString()}`);
+      this.errors.set(
+        entry.key,
+        `${requests.length - started.length} of ${requests.length} runs could not start at ${now.toISOString()}`,
+      );
     } else {
       this.errors.delete(entry.key);
     }

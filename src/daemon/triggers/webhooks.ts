@@ -7,7 +7,15 @@ import { uuidv7 } from '../engine/ids.js';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
 import { tokenKey, type WfxRecord } from '../state/records.js';
 import { isSeen, seenCount } from '../state/seen-ids.js';
-import { DEFAULT_REPLAY_WINDOW_MS, WEBHOOK_SEEN_IDS_MAX, type DeliveryRecord, type Environment, type PendingDelivery, type WebhookRegistration, type WfxState } from '../state/state.js';
+import {
+  DEFAULT_REPLAY_WINDOW_MS,
+  WEBHOOK_SEEN_IDS_MAX,
+  type DeliveryRecord,
+  type Environment,
+  type PendingDelivery,
+  type WebhookRegistration,
+  type WfxState,
+} from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
 
 export interface WebhookReceiverOptions {
@@ -33,7 +41,9 @@ export function schemeOf(w: WebhookRegistration): Scheme {
 /** The secrets of an endpoint still valid at `at` (a rotated-out one until it expires). */
 export function liveSecrets(w: WebhookRegistration, environment: string, at: Date): string[] {
   const endpoint = w.endpoints.find((e) => e.environment === environment);
-  return (endpoint?.secrets ?? []).filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > at.getTime()).map((s) => s.secret);
+  return (endpoint?.secrets ?? [])
+    .filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > at.getTime())
+    .map((s) => s.secret);
 }
 
 /**
@@ -131,7 +141,14 @@ export class WebhookReceiver extends EventEmitter {
       this.emit('processed', { webhookId: d.webhookId, record });
     };
     if (!w) {
-      await done({ ...base, eventType: null, eventId: null, signatureOk: false, reason: 'the registration was deleted', startedInstanceIds: [] });
+      await done({
+        ...base,
+        eventType: null,
+        eventId: null,
+        signatureOk: false,
+        reason: 'the registration was deleted',
+        startedInstanceIds: [],
+      });
       return;
     }
     const body = Buffer.from(d.body, 'base64');
@@ -142,14 +159,23 @@ export class WebhookReceiver extends EventEmitter {
     const { eventType, eventId } = eventFields(schemeOf(w), d.headers, payload);
     const bodyHash = w.provider === 'GITHUB' ? `sha256:${createHash('sha256').update(body).digest('hex')}` : undefined;
     const fields = { ...base, eventType, eventId, signatureOk: verdict.ok, ...(bodyHash && { bodyHash }) };
-    if (!verdict.ok) return void (await done({ ...fields, reason: `signature refused: ${verdict.reason}`, startedInstanceIds: [] }));
+    if (!verdict.ok)
+      return void (await done({ ...fields, reason: `signature refused: ${verdict.reason}`, startedInstanceIds: [] }));
     const seen = state.webhookEventIds[w.webhookId];
     this.warnAtCap(w, seenCount(seen));
     if (eventId !== null && isSeen(seen, eventId, d.receivedAt)) {
-      return void (await done({ ...fields, reason: `duplicate: event ${eventId} was delivered before`, startedInstanceIds: [] }));
+      return void (await done({
+        ...fields,
+        reason: `duplicate: event ${eventId} was delivered before`,
+        startedInstanceIds: [],
+      }));
     }
     if (bodyHash && isSeen(seen, bodyHash, d.receivedAt)) {
-      return void (await done({ ...fields, reason: 'duplicate: the same signed body was delivered before (a replay)', startedInstanceIds: [] }));
+      return void (await done({
+        ...fields,
+        reason: 'duplicate: the same signed body was delivered before (a replay)',
+        startedInstanceIds: [],
+      }));
     }
     const excess = jsonDepthExcess(payload, this.maxJsonDepth);
     if (excess !== null) {
@@ -172,7 +198,12 @@ export class WebhookReceiver extends EventEmitter {
       if (flow.organization !== w.organization) return false;
       const active = flow.active[environment];
       const triggers = active === undefined ? [] : (flow.versions[active]?.definition.triggers ?? []);
-      return triggers.some((tr) => tr.type === 'webhook' && tr.webhook === w.name && (tr.eventType === undefined || tr.eventType === '' || tr.eventType === eventType));
+      return triggers.some(
+        (tr) =>
+          tr.type === 'webhook' &&
+          tr.webhook === w.name &&
+          (tr.eventType === undefined || tr.eventType === '' || tr.eventType === eventType),
+      );
     });
     const reason =
       targets.length === 0
@@ -181,11 +212,23 @@ export class WebhookReceiver extends EventEmitter {
     let record: DeliveryRecord | null = null;
     let refusedWhy: string | null = null;
     await this.engine.startBatch(
-      targets.map((flow) => ({ organization: w.organization, processId: flow.processId, environment, data: variables })),
+      targets.map((flow) => ({
+        organization: w.organization,
+        processId: flow.processId,
+        environment,
+        data: variables,
+      })),
       (started, refused) => {
         // A start the engine refused is recorded with the delivery, never dropped unseen.
-        refusedWhy = refused.length === 0 ? null : refused.map((r) => `${r.req.processId} not started: ${r.error.code}: ${r.error.message}`).join('; ');
-        record = { ...fields, reason: refusedWhy ?? reason, startedInstanceIds: started.map((i) => i.processInstanceId) };
+        refusedWhy =
+          refused.length === 0
+            ? null
+            : refused.map((r) => `${r.req.processId} not started: ${r.error.code}: ${r.error.message}`).join('; ');
+        record = {
+          ...fields,
+          reason: refusedWhy ?? reason,
+          startedInstanceIds: started.map((i) => i.processInstanceId),
+        };
         return [{ type: 'webhook.processed', webhookId: w.webhookId, record, until }];
       },
     );
@@ -197,6 +240,8 @@ export class WebhookReceiver extends EventEmitter {
     if (count < WEBHOOK_SEEN_IDS_MAX) return void this.atCap.delete(w.webhookId);
     if (this.atCap.has(w.webhookId)) return;
     this.atCap.add(w.webhookId);
-    this.onWarn(`webhook "${w.name}" remembers ${WEBHOOK_SEEN_IDS_MAX} delivery ids: the oldest are forgotten before their replay window ends`);
+    this.onWarn(
+      `webhook "${w.name}" remembers ${WEBHOOK_SEEN_IDS_MAX} delivery ids: the oldest are forgotten before their replay window ends`,
+    );
   }
 }

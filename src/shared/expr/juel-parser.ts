@@ -65,8 +65,18 @@ interface Token {
 }
 
 const WORD_OPS = new Map<string, string>([
-  ['and', '&&'], ['or', '||'], ['not', '!'], ['eq', '=='], ['ne', '!='], ['lt', '<'], ['gt', '>'],
-  ['le', '<='], ['ge', '>='], ['div', '/'], ['mod', '%'], ['empty', 'empty'],
+  ['and', '&&'],
+  ['or', '||'],
+  ['not', '!'],
+  ['eq', '=='],
+  ['ne', '!='],
+  ['lt', '<'],
+  ['gt', '>'],
+  ['le', '<='],
+  ['ge', '>='],
+  ['div', '/'],
+  ['mod', '%'],
+  ['empty', 'empty'],
 ]);
 const TWO_CHAR_OPS = new Set(['>=', '<=', '==', '!=', '&&', '||']);
 const ONE_CHAR_OPS = new Set(['+', '-', '*', '/', '%', '<', '>', '!', '(', ')', '[', ']', '.', '?', ':']);
@@ -86,11 +96,11 @@ function scan(src: string, start: number, end: number): Token[] {
       i++;
     } else if (isDigit(c) || (c === '.' && isDigit(at(i + 1)))) {
       while (isDigit(at(i))) i++;
-      if (at(i) === '.') for (i++; isDigit(at(i)); ) i++;
+      if (at(i) === '.') for (i++; isDigit(at(i));) i++;
       if (at(i) === 'e' || at(i) === 'E') {
         let k = i + 1;
         if (at(k) === '+' || at(k) === '-') k++;
-        if (isDigit(at(k))) for (i = k; isDigit(at(i)); ) i++;
+        if (isDigit(at(k))) for (i = k; isDigit(at(i));) i++;
       }
       out.push({ t: 'lit', v: Number(src.slice(pos, i)), pos });
     } else if (isIdStart(c)) {
@@ -104,7 +114,7 @@ function scan(src: string, start: number, end: number): Token[] {
       else out.push({ t: 'id', v: word, pos });
     } else if (c === "'" || c === '"') {
       const parts: string[] = [];
-      for (i++; ; ) {
+      for (i++; ;) {
         if (i >= end) throw new ExpressionError('unterminated string literal', pos);
         const ch = at(i);
         if (ch === c) break;
@@ -141,7 +151,14 @@ function scan(src: string, start: number, end: number): Token[] {
 // Parser
 
 /** Binary precedence levels, loosest first. */
-const LEVELS: readonly (readonly string[])[] = [['||'], ['&&'], ['==', '!='], ['<', '>', '<=', '>='], ['+', '-'], ['*', '/', '%']];
+const LEVELS: readonly (readonly string[])[] = [
+  ['||'],
+  ['&&'],
+  ['==', '!='],
+  ['<', '>', '<=', '>='],
+  ['+', '-'],
+  ['*', '/', '%'],
+];
 
 class Parser {
   private i = 0;
@@ -232,7 +249,12 @@ class Parser {
         const name = this.peek();
         if (name.t !== 'id') this.fail('a property name after .');
         this.i++;
-        node = { kind: 'member', object: node, property: { kind: 'literal', value: name.v as string, pos: name.pos }, pos };
+        node = {
+          kind: 'member',
+          object: node,
+          property: { kind: 'literal', value: name.v as string, pos: name.pos },
+          pos,
+        };
       } else if (this.isOp('[')) {
         this.i++;
         this.enter(pos);

@@ -148,7 +148,11 @@ function property(base: unknown, key: unknown, pos: number): unknown {
     let index: number;
     if (typeof key === 'number' && Number.isFinite(key)) index = Math.trunc(key);
     else if (typeof key === 'string' && /^[+-]?\d+$/.test(key)) index = Number(key);
-    else throw new ExpressionError(`cannot use ${typeName(key)} ${coerceToString(key).slice(0, 40)} as an array index`, pos);
+    else
+      throw new ExpressionError(
+        `cannot use ${typeName(key)} ${coerceToString(key).slice(0, 40)} as an array index`,
+        pos,
+      );
     return index >= 0 && index < base.length ? (base[index] ?? null) : null;
   }
   if (typeof base === 'object' && base !== null) {
@@ -198,7 +202,8 @@ function evaluate(root: JuelNode, vars: Vars): unknown {
       const { op, pos } = s;
       if (op === '&&' || op === '||') {
         const lhs = toBoolean(value, pos);
-        value = op === '&&' ? lhs && toBoolean(evaluate(s.right, vars), pos) : lhs || toBoolean(evaluate(s.right, vars), pos);
+        value =
+          op === '&&' ? lhs && toBoolean(evaluate(s.right, vars), pos) : lhs || toBoolean(evaluate(s.right, vars), pos);
         continue;
       }
       const right = evaluate(s.right, vars);

@@ -84,7 +84,9 @@ export class FlowGraph {
   routes(id: string): { readonly ways: readonly Edge[]; readonly next: readonly Edge[] } {
     let r = this.flowEdges.get(id);
     if (!r) {
-      const ways = this.outgoing(id).filter((e) => e.kind !== 'errorFlow' && e.kind !== 'timeoutFlow' && e.kind !== 'boundary');
+      const ways = this.outgoing(id).filter(
+        (e) => e.kind !== 'errorFlow' && e.kind !== 'timeoutFlow' && e.kind !== 'boundary',
+      );
       r = { ways, next: ways.filter((e) => e.kind === 'next') };
       this.flowEdges.set(id, r);
     }

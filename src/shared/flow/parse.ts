@@ -54,7 +54,10 @@ export function parseFlowSource(text: string): ParsedSource {
           return visit.BREAK;
         },
       });
-      const why = err instanceof ReferenceError ? 'the aliases expand to too much data (more than 100 alias uses)' : `the document cannot be read: ${err instanceof Error ? err.message : String(err)}`;
+      const why =
+        err instanceof ReferenceError
+          ? 'the aliases expand to too much data (more than 100 alias uses)'
+          : `the document cannot be read: ${err instanceof Error ? err.message : String(err)}`;
       syntaxErrors.push({ message: why, position: pos(at) });
     }
   }

@@ -1,3 +1,7 @@
+/**
+ * Long file: the flow format's JSON Schema is one document, one entry per node type; editors and
+ * the validator read it whole.
+ */
 import { RESERVED_NAMES } from '../names.js';
 import { FIELD_TYPES, INPUT_TYPES, type NodeType } from './types.js';
 
@@ -57,9 +61,15 @@ const common: Schema = {
 const errorFlow: Schema = { ...nodeRef, description: 'taken when this node fails' };
 
 const nodesRef: Schema = { $ref: '#/definitions/nodes' };
-const resultVariable: Schema = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'the variable the result goes to' };
+const resultVariable: Schema = {
+  type: 'string',
+  pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+  description: 'the variable the result goes to',
+};
 /** Properties of each node type, besides `type`. */
-const NODE_PROPERTIES: { readonly [T in NodeType]: { properties: Schema; required: readonly string[]; description: string } } = {
+const NODE_PROPERTIES: {
+  readonly [T in NodeType]: { properties: Schema; required: readonly string[]; description: string };
+} = {
   startEvent: { description: 'start of the flow', properties: { next }, required: ['next'] },
   endEvent: {
     description: 'ends its token; terminate: true cancels every other active node and completes the execution',
@@ -88,7 +98,8 @@ const NODE_PROPERTIES: { readonly [T in NodeType]: { properties: Schema; require
     required: [],
   },
   inclusiveGateway: {
-    description: 'every branch whose condition is true (or default); converging: waits until no active token can still reach it',
+    description:
+      'every branch whose condition is true (or default); converging: waits until no active token can still reach it',
     properties: gatewayProperties(),
     required: [],
   },
@@ -155,12 +166,29 @@ const NODE_PROPERTIES: { readonly [T in NodeType]: { properties: Schema; require
       collection: { description: 'a {ref} to an array, or an array: one iteration per item' },
       itemVariable: { ...resultVariable, description: 'the variable holding the item (default item)' },
       indexVariable: { ...resultVariable, description: 'the variable holding the 0-based index (default index)' },
-      condition: { ...condition, description: 'a JUEL condition checked before each iteration: iterate while it holds' },
-      maxIterations: { type: 'integer', minimum: 1, description: 'more iterations fail the node with LOOP_LIMIT (default 1000)' },
-      parallel: { type: 'boolean', description: 'run iterations at once, each with its own copy of the variables (collection only)' },
-      concurrency: { type: 'integer', minimum: 1, description: 'at most this many iterations at once (parallel; default 10)' },
+      condition: {
+        ...condition,
+        description: 'a JUEL condition checked before each iteration: iterate while it holds',
+      },
+      maxIterations: {
+        type: 'integer',
+        minimum: 1,
+        description: 'more iterations fail the node with LOOP_LIMIT (default 1000)',
+      },
+      parallel: {
+        type: 'boolean',
+        description: 'run iterations at once, each with its own copy of the variables (collection only)',
+      },
+      concurrency: {
+        type: 'integer',
+        minimum: 1,
+        description: 'at most this many iterations at once (parallel; default 10)',
+      },
       nodes: { ...nodesRef, description: 'the body: a nested flow with its own startEvent' },
-      collect: { ...resultVariable, description: 'gather this variable of each iteration into an array of the same name' },
+      collect: {
+        ...resultVariable,
+        description: 'gather this variable of each iteration into an array of the same name',
+      },
       next,
       errorFlow,
     },
@@ -170,10 +198,25 @@ const NODE_PROPERTIES: { readonly [T in NodeType]: { properties: Schema; require
     description: 'runs a nested flow (nodes) or a published flow (processId) as a child execution and waits for it',
     properties: {
       nodes: { ...nodesRef, description: 'an embedded flow with its own startEvent' },
-      processId: { type: 'string', minLength: 1, description: 'a published flow of the organization (instead of nodes)' },
-      versionNumber: { type: 'string', pattern: '^[0-9]+$', description: "default: the active version of the execution's environment" },
-      input: { type: 'object', description: "the child's variables, name -> value ({ref} resolved); default all of the parent's" },
-      output: { type: 'array', items: { type: 'string' }, description: "the child's variables merged back; default all" },
+      processId: {
+        type: 'string',
+        minLength: 1,
+        description: 'a published flow of the organization (instead of nodes)',
+      },
+      versionNumber: {
+        type: 'string',
+        pattern: '^[0-9]+$',
+        description: "default: the active version of the execution's environment",
+      },
+      input: {
+        type: 'object',
+        description: "the child's variables, name -> value ({ref} resolved); default all of the parent's",
+      },
+      output: {
+        type: 'array',
+        items: { type: 'string' },
+        description: "the child's variables merged back; default all",
+      },
       next,
       errorFlow,
     },
@@ -206,7 +249,10 @@ const NODE_PROPERTIES: { readonly [T in NodeType]: { properties: Schema; require
   serviceTask: {
     description: 'an HTTP call; the result {status, headers, body} goes to resultVariable (default: the node id)',
     properties: {
-      method: { type: 'string', pattern: '^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|get|head|post|put|patch|delete|options)$' },
+      method: {
+        type: 'string',
+        pattern: '^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|get|head|post|put|patch|delete|options)$',
+      },
       url: { type: 'string', minLength: 1 },
       headers: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
       query: { type: 'object' },
@@ -226,7 +272,12 @@ const NODE_PROPERTIES: { readonly [T in NodeType]: { properties: Schema; require
       acceptStatus: {
         type: 'array',
         minItems: 1,
-        items: { oneOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'string', pattern: '^[1-5]xx$' }] },
+        items: {
+          oneOf: [
+            { type: 'integer', minimum: 100, maximum: 599 },
+            { type: 'string', pattern: '^[1-5]xx$' },
+          ],
+        },
         description: 'accepted statuses, e.g. [200, "3xx"] (default ["2xx"])',
       },
       resultVariable,
@@ -297,7 +348,11 @@ const TRIGGERS: Schema[] = [
       filters: {
         type: 'object',
         additionalProperties: false,
-        properties: { subjectContains: { type: 'string' }, senderMatches: { type: 'string' }, bodyContains: { type: 'string' } },
+        properties: {
+          subjectContains: { type: 'string' },
+          senderMatches: { type: 'string' },
+          bodyContains: { type: 'string' },
+        },
       },
     },
   },
@@ -354,10 +409,15 @@ export function flowSchema(): Schema {
         items: {
           type: 'object',
           required: ['type'],
-          properties: { type: { enum: TRIGGERS.map((tr) => (tr.properties as { type: { const: string } }).type.const) } },
+          properties: {
+            type: { enum: TRIGGERS.map((tr) => (tr.properties as { type: { const: string } }).type.const) },
+          },
           // By type, as for nodes: a mistake is reported on the property, not as "matches no form".
           allOf: TRIGGERS.map((tr) => ({
-            if: { properties: { type: { const: (tr.properties as { type: { const: string } }).type.const } }, required: ['type'] },
+            if: {
+              properties: { type: { const: (tr.properties as { type: { const: string } }).type.const } },
+              required: ['type'],
+            },
             then: tr,
           })),
         },

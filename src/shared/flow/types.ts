@@ -36,7 +36,17 @@ export type SeedNodeType = (typeof SEED_NODE_TYPES)[number];
 export type Next = string | readonly string[];
 
 /** The seed's input types of an Input Node. */
-export const INPUT_TYPES = ['textbox', 'textarea', 'number', 'date', 'select', 'checkbox', 'radio', 'file', 'form'] as const;
+export const INPUT_TYPES = [
+  'textbox',
+  'textarea',
+  'number',
+  'date',
+  'select',
+  'checkbox',
+  'radio',
+  'file',
+  'form',
+] as const;
 export type InputType = (typeof INPUT_TYPES)[number];
 
 /** Field types of a form. */
@@ -195,7 +205,12 @@ export interface ServiceTaskNode extends NodeBase {
   readonly query?: Readonly<Record<string, unknown>>;
   readonly body?: unknown;
   readonly timeout?: string;
-  readonly retry?: { readonly maxAttempts?: number; readonly initialInterval?: string; readonly backoff?: number; readonly maxInterval?: string };
+  readonly retry?: {
+    readonly maxAttempts?: number;
+    readonly initialInterval?: string;
+    readonly backoff?: number;
+    readonly maxInterval?: string;
+  };
   readonly acceptStatus?: readonly (number | string)[];
   readonly resultVariable?: string;
   readonly next: Next;
@@ -239,11 +254,20 @@ export type FlowNode = NodeByType[NodeType];
 
 export type Trigger =
   | { readonly type: 'webhook'; readonly webhook: string; readonly eventType?: string }
-  | { readonly type: 'schedule'; readonly cron: string; readonly timezone?: string; readonly missedRuns?: 'skip' | 'last' | 'all' }
+  | {
+      readonly type: 'schedule';
+      readonly cron: string;
+      readonly timezone?: string;
+      readonly missedRuns?: 'skip' | 'last' | 'all';
+    }
   | {
       readonly type: 'email';
       readonly connection: string;
-      readonly filters?: { readonly subjectContains?: string; readonly senderMatches?: string; readonly bodyContains?: string };
+      readonly filters?: {
+        readonly subjectContains?: string;
+        readonly senderMatches?: string;
+        readonly bodyContains?: string;
+      };
     };
 
 /** A whole flow definition, as published. */
@@ -261,8 +285,12 @@ export interface FlowDefinition {
  * container node `each`, ['each', 'inner'] a container inside that body. Undefined when the
  * path names no container (a definition that changed shape cannot, versions are immutable).
  */
-export function nodesAt(definition: Pick<FlowDefinition, 'nodes'>, scope: readonly string[] | undefined): Readonly<Record<string, FlowNode>> | undefined {
+export function nodesAt(
+  definition: Pick<FlowDefinition, 'nodes'>,
+  scope: readonly string[] | undefined,
+): Readonly<Record<string, FlowNode>> | undefined {
   let nodes: Readonly<Record<string, FlowNode>> | undefined = definition.nodes;
-  for (const id of scope ?? []) nodes = (nodes?.[id] as { nodes?: Readonly<Record<string, FlowNode>> } | undefined)?.nodes;
+  for (const id of scope ?? [])
+    nodes = (nodes?.[id] as { nodes?: Readonly<Record<string, FlowNode>> } | undefined)?.nodes;
   return nodes;
 }

@@ -1,3 +1,8 @@
+/**
+ * Long file: the flow validator, one pass per concern (schema, graph, expressions, durations,
+ * node-specific rules) that all report into one list of problems with positions; the rules of
+ * one node type are easier to check when they sit together.
+ */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { DurationError, parseDuration } from '../duration.js';
 import { Schedule, ScheduleError } from '../schedule.js';
@@ -39,7 +44,6 @@ export interface FlowProblem {
 export type FlowValidation =
   | { readonly ok: true; readonly flow: FlowDefinition; readonly problems: readonly [] }
   | { readonly ok: false; readonly problems: readonly FlowProblem[] };
-
 
 let compiled: ValidateFunction | undefined;
 function schemaValidator(): ValidateFunction {
@@ -92,7 +96,11 @@ export function validateFlowValue(
       if (typeof type !== 'string' || (NODE_TYPES as string[]).includes(type)) continue;
       badType.add([...path, id].join('/'));
       if ((SEED_NODE_TYPES as readonly string[]).includes(type)) {
-        at('NODE_TYPE_UNSUPPORTED', [...path, id, 'type'], `node type "${type}" has no engine handler in this version of wfx`);
+        at(
+          'NODE_TYPE_UNSUPPORTED',
+          [...path, id, 'type'],
+          `node type "${type}" has no engine handler in this version of wfx`,
+        );
       } else {
         at('UNKNOWN_NODE_TYPE', [...path, id, 'type'], `unknown node type "${type}"; one of: ${NODE_TYPES.join(', ')}`);
       }
@@ -108,7 +116,11 @@ export function validateFlowValue(
     for (const err of condenseErrors(validate.errors ?? [])) {
       const path = pointerToPath(err.instancePath);
       if (err.propertyName !== undefined && path.at(-1) === 'nodes') {
-        at('SCHEMA', [...path, err.propertyName], `node id "${err.propertyName}" must start with a letter or _ and go on with letters, digits, _ or -, and not be a reserved name`);
+        at(
+          'SCHEMA',
+          [...path, err.propertyName],
+          `node id "${err.propertyName}" must start with a letter or _ and go on with letters, digits, _ or -, and not be a reserved name`,
+        );
         continue;
       }
       if (underBadType(path)) continue;
@@ -130,7 +142,11 @@ export function validateFlowValue(
         try {
           new RegExp(sender, 'i');
         } catch (err) {
-          at('BAD_PATTERN', ['triggers', i, 'filters', 'senderMatches'], `not a regular expression: ${(err as Error).message}`);
+          at(
+            'BAD_PATTERN',
+            ['triggers', i, 'filters', 'senderMatches'],
+            `not a regular expression: ${(err as Error).message}`,
+          );
         }
       }
       if (type === 'schedule' && isRecord(trigger) && typeof trigger.cron === 'string') {
@@ -138,7 +154,11 @@ export function validateFlowValue(
           new Schedule(trigger.cron, typeof trigger.timezone === 'string' ? trigger.timezone : 'UTC');
         } catch (err) {
           if (!(err instanceof ScheduleError)) throw err;
-          at('BAD_SCHEDULE', ['triggers', i, /zone/.test(err.message) && !/does not parse/.test(err.message) ? 'timezone' : 'cron'], err.message);
+          at(
+            'BAD_SCHEDULE',
+            ['triggers', i, /zone/.test(err.message) && !/does not parse/.test(err.message) ? 'timezone' : 'cron'],
+            err.message,
+          );
         }
       }
     });
@@ -149,13 +169,24 @@ export function validateFlowValue(
   return { ok: true, flow: value as unknown as FlowDefinition, problems: [] };
 }
 
-type At = (code: FlowProblemCode, path: readonly (string | number)[], message: string, posPath?: readonly (string | number)[]) => void;
+type At = (
+  code: FlowProblemCode,
+  path: readonly (string | number)[],
+  message: string,
+  posPath?: readonly (string | number)[],
+) => void;
 
 /** The flow's node map and the bodies of its containers (loopNode, embedded subProcess), with their paths. */
-function nodeMaps(nodes: Record<string, FlowNode>, path: (string | number)[]): Array<{ path: (string | number)[]; nodes: Record<string, FlowNode> }> {
+function nodeMaps(
+  nodes: Record<string, FlowNode>,
+  path: (string | number)[],
+): Array<{ path: (string | number)[]; nodes: Record<string, FlowNode> }> {
   const maps = [{ path, nodes }];
   for (const [id, node] of Object.entries(nodes)) {
-    const inner = isRecord(node) && (CONTAINER_TYPES as readonly unknown[]).includes(node.type) ? (node as { nodes?: unknown }).nodes : undefined;
+    const inner =
+      isRecord(node) && (CONTAINER_TYPES as readonly unknown[]).includes(node.type)
+        ? (node as { nodes?: unknown }).nodes
+        : undefined;
     if (isRecord(inner)) maps.push(...nodeMaps(inner as Record<string, FlowNode>, [...path, id, 'nodes']));
   }
   return maps;
@@ -172,11 +203,21 @@ function checkGraph(nodes: Record<string, FlowNode>, prefix: (string | number)[]
     if (!isRecord(node)) continue;
     const edges = edgesOf(id, node);
     for (const edge of edges) {
-      if (!Object.hasOwn(nodes, edge.to)) at('UNKNOWN_TARGET', [...prefix, id, ...edge.path], `connects to "${edge.to}", which is not a node of ${prefix.length > 1 ? 'this body' : 'this flow'}`);
+      if (!Object.hasOwn(nodes, edge.to))
+        at(
+          'UNKNOWN_TARGET',
+          [...prefix, id, ...edge.path],
+          `connects to "${edge.to}", which is not a node of ${prefix.length > 1 ? 'this body' : 'this flow'}`,
+        );
     }
     if (node.type === 'boundaryEvent' && typeof node.attachedTo === 'string') {
       const host = nodes[node.attachedTo];
-      if (!host) at('UNKNOWN_TARGET', [...prefix, id, 'attachedTo'], `is attached to "${node.attachedTo}", which is not a node of ${prefix.length > 1 ? 'this body' : 'this flow'}`);
+      if (!host)
+        at(
+          'UNKNOWN_TARGET',
+          [...prefix, id, 'attachedTo'],
+          `is attached to "${node.attachedTo}", which is not a node of ${prefix.length > 1 ? 'this body' : 'this flow'}`,
+        );
       else if (isRecord(host) && ['startEvent', 'endEvent', 'boundaryEvent'].includes(String(host.type))) {
         at('SCHEMA', [...prefix, id, 'attachedTo'], `a boundary event cannot be attached to a ${String(host.type)}`);
       }
@@ -191,8 +232,10 @@ function checkGraph(nodes: Record<string, FlowNode>, prefix: (string | number)[]
     const start = starts[0]![0];
     const reached = graph.reachableFrom(start);
     for (const [id, node] of Object.entries(nodes)) {
-      const detached = isRecord(node) && node.type === 'boundaryEvent' && !Object.hasOwn(nodes, String(node.attachedTo)); // reported above
-      if (id !== start && !reached.has(id) && !detached) at('UNREACHABLE', [...prefix, id], `node "${id}" cannot be reached from the startEvent "${start}"`);
+      const detached =
+        isRecord(node) && node.type === 'boundaryEvent' && !Object.hasOwn(nodes, String(node.attachedTo)); // reported above
+      if (id !== start && !reached.has(id) && !detached)
+        at('UNREACHABLE', [...prefix, id], `node "${id}" cannot be reached from the startEvent "${start}"`);
     }
   }
 }
@@ -202,13 +245,17 @@ function checkNodes(nodes: Record<string, FlowNode>, prefix: (string | number)[]
     if (!isRecord(node) || badType.has(id)) continue;
     const n = node as unknown as Record<string, unknown>;
     const conditions: Array<[unknown, (string | number)[]]> = [[n.condition, ['condition']]];
-    if (Array.isArray(n.branches)) n.branches.forEach((b, i) => conditions.push([isRecord(b) ? b.condition : undefined, ['branches', i, 'condition']]));
+    if (Array.isArray(n.branches))
+      n.branches.forEach((b, i) =>
+        conditions.push([isRecord(b) ? b.condition : undefined, ['branches', i, 'condition']]),
+      );
     for (const [cond, path] of conditions) {
       if (typeof cond !== 'string') continue;
       try {
         compileCondition(cond);
       } catch (err) {
-        if (err instanceof ExpressionError) at('BAD_CONDITION', [...prefix, id, ...path], `condition does not parse: ${err.message}`);
+        if (err instanceof ExpressionError)
+          at('BAD_CONDITION', [...prefix, id, ...path], `condition does not parse: ${err.message}`);
         else throw err;
       }
     }
@@ -223,26 +270,47 @@ function checkNodes(nodes: Record<string, FlowNode>, prefix: (string | number)[]
     }
     if (node.type === 'inputNode') {
       const needsOptions = ['select', 'radio', 'checkbox'].includes(node.inputType);
-      if (needsOptions && !Array.isArray(n.options)) at('MISSING_PROPERTY', [...prefix, id, 'options'], `inputType ${node.inputType} needs options`, [...prefix, id]);
-      if (node.inputType === 'form' && !Array.isArray(n.fields)) at('MISSING_PROPERTY', [...prefix, id, 'fields'], 'inputType form needs fields', [...prefix, id]);
-      if (node.inputType !== 'form' && n.fields !== undefined) at('SCHEMA', [...prefix, id, 'fields'], 'fields apply only to inputType form');
+      if (needsOptions && !Array.isArray(n.options))
+        at('MISSING_PROPERTY', [...prefix, id, 'options'], `inputType ${node.inputType} needs options`, [
+          ...prefix,
+          id,
+        ]);
+      if (node.inputType === 'form' && !Array.isArray(n.fields))
+        at('MISSING_PROPERTY', [...prefix, id, 'fields'], 'inputType form needs fields', [...prefix, id]);
+      if (node.inputType !== 'form' && n.fields !== undefined)
+        at('SCHEMA', [...prefix, id, 'fields'], 'fields apply only to inputType form');
     }
     if ((node.type === 'inputNode' || node.type === 'userTask') && Array.isArray(n.fields)) {
       const seen = new Set<string>();
       (n.fields as unknown[]).forEach((f, i) => {
         if (!isRecord(f)) return;
-        if (typeof f.name === 'string' && seen.has(f.name)) at('SCHEMA', [...prefix, id, 'fields', i, 'name'], `field "${f.name}" is defined twice`);
+        if (typeof f.name === 'string' && seen.has(f.name))
+          at('SCHEMA', [...prefix, id, 'fields', i, 'name'], `field "${f.name}" is defined twice`);
         if (typeof f.name === 'string') seen.add(f.name);
-        if (f.type === 'select' && !Array.isArray(f.options)) at('MISSING_PROPERTY', [...prefix, id, 'fields', i, 'options'], 'a select field needs options', [...prefix, id, 'fields', i]);
+        if (f.type === 'select' && !Array.isArray(f.options))
+          at('MISSING_PROPERTY', [...prefix, id, 'fields', i, 'options'], 'a select field needs options', [
+            ...prefix,
+            id,
+            'fields',
+            i,
+          ]);
       });
     }
     checkComposite(node, [...prefix, id], at);
     if (node.type === 'intermediateCatchEvent') {
       if (node.eventType !== 'timer' && typeof n.messageRef !== 'string') {
-        at('MISSING_PROPERTY', [...prefix, id, 'messageRef'], `a ${node.eventType} catch event needs messageRef`, [...prefix, id]);
+        at('MISSING_PROPERTY', [...prefix, id, 'messageRef'], `a ${node.eventType} catch event needs messageRef`, [
+          ...prefix,
+          id,
+        ]);
       }
       if (node.eventType === 'timer' && (n.duration === undefined) === (n.until === undefined)) {
-        at('MISSING_PROPERTY', [...prefix, id, 'duration'], 'a timer catch event needs exactly one of duration and until', [...prefix, id]);
+        at(
+          'MISSING_PROPERTY',
+          [...prefix, id, 'duration'],
+          'a timer catch event needs exactly one of duration and until',
+          [...prefix, id],
+        );
       }
     }
   }
@@ -254,21 +322,37 @@ function checkComposite(node: FlowNode, path: (string | number)[], at: At): void
   switch (node.type) {
     case 'loopNode':
       if ((n.collection === undefined) === (n.condition === undefined)) {
-        at('MISSING_PROPERTY', [...path, 'collection'], 'a loopNode needs exactly one of collection and condition', path);
+        at(
+          'MISSING_PROPERTY',
+          [...path, 'collection'],
+          'a loopNode needs exactly one of collection and condition',
+          path,
+        );
       }
-      if (n.parallel === true && n.collection === undefined) at('SCHEMA', [...path, 'parallel'], 'parallel applies to a collection loop only');
-      if (n.concurrency !== undefined && n.parallel !== true) at('SCHEMA', [...path, 'concurrency'], 'concurrency applies to a parallel loop only');
+      if (n.parallel === true && n.collection === undefined)
+        at('SCHEMA', [...path, 'parallel'], 'parallel applies to a collection loop only');
+      if (n.concurrency !== undefined && n.parallel !== true)
+        at('SCHEMA', [...path, 'concurrency'], 'concurrency applies to a parallel loop only');
       return;
     case 'subProcess':
       if ((n.nodes === undefined) === (n.processId === undefined)) {
-        at('MISSING_PROPERTY', [...path, 'nodes'], 'a subProcess needs exactly one of nodes (embedded) and processId', path);
+        at(
+          'MISSING_PROPERTY',
+          [...path, 'nodes'],
+          'a subProcess needs exactly one of nodes (embedded) and processId',
+          path,
+        );
       }
-      if (n.versionNumber !== undefined && n.processId === undefined) at('SCHEMA', [...path, 'versionNumber'], 'versionNumber applies with processId only');
+      if (n.versionNumber !== undefined && n.processId === undefined)
+        at('SCHEMA', [...path, 'versionNumber'], 'versionNumber applies with processId only');
       return;
     case 'boundaryEvent':
-      if (node.event === 'timer' && n.duration === undefined) at('MISSING_PROPERTY', [...path, 'duration'], 'a timer boundary event needs duration', path);
-      if (node.event !== 'timer' && n.duration !== undefined) at('SCHEMA', [...path, 'duration'], 'duration applies to a timer boundary event only');
-      if (node.event !== 'error' && n.errorCode !== undefined) at('SCHEMA', [...path, 'errorCode'], 'errorCode applies to an error boundary event only');
+      if (node.event === 'timer' && n.duration === undefined)
+        at('MISSING_PROPERTY', [...path, 'duration'], 'a timer boundary event needs duration', path);
+      if (node.event !== 'timer' && n.duration !== undefined)
+        at('SCHEMA', [...path, 'duration'], 'duration applies to a timer boundary event only');
+      if (node.event !== 'error' && n.errorCode !== undefined)
+        at('SCHEMA', [...path, 'errorCode'], 'errorCode applies to an error boundary event only');
       return;
     case 'serviceTask': {
       const retry = n.retry as Record<string, unknown> | undefined;
@@ -301,14 +385,25 @@ function describe(err: ErrorObject): { code: FlowProblemCode; message: string; e
   const p = err.params as Record<string, unknown>;
   switch (err.keyword) {
     case 'required':
-      return { code: 'MISSING_PROPERTY', message: `missing required property "${String(p.missingProperty)}"`, extra: [String(p.missingProperty)] };
+      return {
+        code: 'MISSING_PROPERTY',
+        message: `missing required property "${String(p.missingProperty)}"`,
+        extra: [String(p.missingProperty)],
+      };
     case 'additionalProperties':
-      return { code: 'SCHEMA', message: `unknown property "${String(p.additionalProperty)}"`, extra: [String(p.additionalProperty)] };
+      return {
+        code: 'SCHEMA',
+        message: `unknown property "${String(p.additionalProperty)}"`,
+        extra: [String(p.additionalProperty)],
+      };
     case 'enum':
       return { code: 'SCHEMA', message: `must be one of: ${(p.allowedValues as unknown[]).join(', ')}`, extra: [] };
     case 'oneOf': {
       const last = err.instancePath.split('/').at(-1);
-      const what = last === 'next' || /^\d+$/.test(last ?? '') ? 'a node id or a non-empty list of node ids' : 'one of the allowed forms';
+      const what =
+        last === 'next' || /^\d+$/.test(last ?? '')
+          ? 'a node id or a non-empty list of node ids'
+          : 'one of the allowed forms';
       return { code: 'SCHEMA', message: `must be ${what}`, extra: [] };
     }
     case 'pattern': {
@@ -345,11 +440,16 @@ function pointerToPath(pointer: string): (string | number)[] {
 function dedupe(problems: FlowProblem[]): FlowProblem[] {
   const byPlace = new Map<string, FlowProblem>();
   problems.forEach((p, i) => {
-    const key = p.nodeId === undefined && p.property === undefined ? `#${i}` : `${p.nodeId ?? ''}|${p.property ?? ''}|${p.code === 'DEAD_END' || p.code === 'UNREACHABLE' ? p.code : ''}`;
+    const key =
+      p.nodeId === undefined && p.property === undefined
+        ? `#${i}`
+        : `${p.nodeId ?? ''}|${p.property ?? ''}|${p.code === 'DEAD_END' || p.code === 'UNREACHABLE' ? p.code : ''}`;
     byPlace.delete(key);
     byPlace.set(key, p);
   });
-  return [...byPlace.values()].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.column ?? 0) - (b.column ?? 0));
+  return [...byPlace.values()].sort(
+    (a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.column ?? 0) - (b.column ?? 0),
+  );
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

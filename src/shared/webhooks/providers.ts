@@ -46,8 +46,7 @@ export interface Scheme {
 export type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
 export type Verdict =
-  | { readonly ok: true; readonly timestamp: string | null }
-  | { readonly ok: false; readonly reason: string };
+  { readonly ok: true; readonly timestamp: string | null } | { readonly ok: false; readonly reason: string };
 
 /** Five minutes: the tolerance of every timestamped scheme. */
 export const TOLERANCE_SECONDS = 300;
@@ -74,18 +73,26 @@ function checkTimestamp(ts: string | undefined, now: Date, what: string): string
   if (ts === undefined) return `the ${what} header is missing`;
   if (!/^\d+$/.test(ts)) return `the ${what} header is not a Unix timestamp`;
   const skew = Math.abs(now.getTime() / 1000 - Number(ts));
-  if (skew > TOLERANCE_SECONDS) return `the timestamp is ${Math.round(skew)} s away from now, more than the ${TOLERANCE_SECONDS} s tolerance (a replay, or a clock off)`;
+  if (skew > TOLERANCE_SECONDS)
+    return `the timestamp is ${Math.round(skew)} s away from now, more than the ${TOLERANCE_SECONDS} s tolerance (a replay, or a clock off)`;
   return null;
 }
 
-const concat = (...parts: Array<string | Buffer>) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+const concat = (...parts: Array<string | Buffer>) =>
+  Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
 
 /**
  * Checks one delivery's signature against `secrets` (any one may match) at instant `now`.
  * Never throws; the reason says what is wrong (which header is missing, timestamp out of
  * tolerance, no signature matches).
  */
-export function verifyDelivery(scheme: Scheme, secrets: readonly string[], headers: Headers, body: Buffer, now: Date): Verdict {
+export function verifyDelivery(
+  scheme: Scheme,
+  secrets: readonly string[],
+  headers: Headers,
+  body: Buffer,
+  now: Date,
+): Verdict {
   if (scheme.authType === 'NONE') return { ok: true, timestamp: null };
   if (secrets.length === 0) return { ok: false, reason: 'the registration has no secret' };
   const noMatch: Verdict = { ok: false, reason: 'no signature matches the secret' };
@@ -95,7 +102,9 @@ export function verifyDelivery(scheme: Scheme, secrets: readonly string[], heade
       if (sig === undefined) return { ok: false, reason: 'the X-Hub-Signature-256 header is missing' };
       if (!sig.startsWith('sha256=')) return { ok: false, reason: 'X-Hub-Signature-256 does not start with sha256=' };
       const presented = Buffer.from(sig.slice(7), 'hex');
-      return secrets.some((s) => macEquals(hmac('sha256', s, body), presented)) ? { ok: true, timestamp: null } : noMatch;
+      return secrets.some((s) => macEquals(hmac('sha256', s, body), presented))
+        ? { ok: true, timestamp: null }
+        : noMatch;
     }
     case 'STRIPE': {
       const sig = header(headers, 'stripe-signature');
@@ -119,7 +128,9 @@ export function verifyDelivery(scheme: Scheme, secrets: readonly string[], heade
       if (!sig.startsWith('v0=')) return { ok: false, reason: 'X-Slack-Signature does not start with v0=' };
       const presented = Buffer.from(sig.slice(3), 'hex');
       const signed = concat(`v0:${ts}:`, body);
-      return secrets.some((s) => macEquals(hmac('sha256', s, signed), presented)) ? { ok: true, timestamp: new Date(Number(ts) * 1000).toISOString() } : noMatch;
+      return secrets.some((s) => macEquals(hmac('sha256', s, signed), presented))
+        ? { ok: true, timestamp: new Date(Number(ts) * 1000).toISOString() }
+        : noMatch;
     }
     case 'STANDARD': {
       const id = header(headers, 'webhook-id');
@@ -146,7 +157,9 @@ export function verifyDelivery(scheme: Scheme, secrets: readonly string[], heade
       const prefix = c.prefix ?? '';
       if (!sig.startsWith(prefix)) return { ok: false, reason: `${c.signatureHeader} does not start with ${prefix}` };
       const presented = Buffer.from(sig.slice(prefix.length), c.encoding);
-      return secrets.some((s) => macEquals(hmac(c.algorithm, s, body), presented)) ? { ok: true, timestamp: null } : noMatch;
+      return secrets.some((s) => macEquals(hmac(c.algorithm, s, body), presented))
+        ? { ok: true, timestamp: null }
+        : noMatch;
     }
   }
 }
@@ -175,7 +188,10 @@ export function signDelivery(
     case 'STRIPE':
       return { 'Stripe-Signature': `t=${ts},v1=${hmac('sha256', secret, concat(`${ts}.`, body)).toString('hex')}` };
     case 'SLACK':
-      return { 'X-Slack-Request-Timestamp': ts, 'X-Slack-Signature': `v0=${hmac('sha256', secret, concat(`v0:${ts}:`, body)).toString('hex')}` };
+      return {
+        'X-Slack-Request-Timestamp': ts,
+        'X-Slack-Signature': `v0=${hmac('sha256', secret, concat(`v0:${ts}:`, body)).toString('hex')}`,
+      };
     case 'STANDARD':
       return {
         'webhook-id': id,
@@ -184,7 +200,9 @@ export function signDelivery(
       };
     case 'CUSTOM': {
       const c = scheme.custom!;
-      const h: Record<string, string> = { [c.signatureHeader]: `${c.prefix ?? ''}${hmac(c.algorithm, secret, body).toString(c.encoding)}` };
+      const h: Record<string, string> = {
+        [c.signatureHeader]: `${c.prefix ?? ''}${hmac(c.algorithm, secret, body).toString(c.encoding)}`,
+      };
       if (c.eventTypeHeader && extra.eventType) h[c.eventTypeHeader] = extra.eventType;
       if (c.eventIdHeader) h[c.eventIdHeader] = id;
       return h;
@@ -206,7 +224,11 @@ export function atPath(value: unknown, path: string): unknown {
  * The event type and the provider's event id of a delivery (for the trigger's filter and for
  * idempotency), from headers or the normalized payload as the provider puts them.
  */
-export function eventFields(scheme: Scheme, headers: Headers, payload: unknown): { eventType: string | null; eventId: string | null } {
+export function eventFields(
+  scheme: Scheme,
+  headers: Headers,
+  payload: unknown,
+): { eventType: string | null; eventId: string | null } {
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
   switch (scheme.provider) {
     case 'GITHUB':
@@ -215,7 +237,8 @@ export function eventFields(scheme: Scheme, headers: Headers, payload: unknown):
       return { eventType: str(atPath(payload, 'type')), eventId: str(atPath(payload, 'id')) };
     case 'SLACK':
       return {
-        eventType: str(atPath(payload, 'event.type')) ?? str(atPath(payload, 'type')) ?? str(atPath(payload, 'command')),
+        eventType:
+          str(atPath(payload, 'event.type')) ?? str(atPath(payload, 'type')) ?? str(atPath(payload, 'command')),
         eventId: str(atPath(payload, 'event_id')) ?? str(atPath(payload, 'trigger_id')),
       };
     case 'STANDARD':
@@ -223,8 +246,16 @@ export function eventFields(scheme: Scheme, headers: Headers, payload: unknown):
     case 'CUSTOM': {
       const c = scheme.custom;
       return {
-        eventType: c?.eventTypeHeader ? str(header(headers, c.eventTypeHeader)) : c?.eventTypePath ? str(atPath(payload, c.eventTypePath)) : null,
-        eventId: c?.eventIdHeader ? str(header(headers, c.eventIdHeader)) : c?.eventIdPath ? str(atPath(payload, c.eventIdPath)) : null,
+        eventType: c?.eventTypeHeader
+          ? str(header(headers, c.eventTypeHeader))
+          : c?.eventTypePath
+            ? str(atPath(payload, c.eventTypePath))
+            : null,
+        eventId: c?.eventIdHeader
+          ? str(header(headers, c.eventIdHeader))
+          : c?.eventIdPath
+            ? str(atPath(payload, c.eventIdPath))
+            : null,
       };
     }
   }

@@ -30,7 +30,8 @@ export function AnswerForm({ task, draft, problems, confirming, sending, failure
   return (
     <Box flexDirection="column">
       <Text>
-        <Text bold>{task.processName}</Text> v{task.processVersion} · {task.nodeName} ({task.nodeType === 'userTask' ? 'user task' : `input ${task.inputType}`}) · waiting since{' '}
+        <Text bold>{task.processName}</Text> v{task.processVersion} · {task.nodeName} (
+        {task.nodeType === 'userTask' ? 'user task' : `input ${task.inputType}`}) · waiting since{' '}
         {clock(task.waitingSince)} ({duration(task.waitingSince, null, now)})
       </Text>
       <Text dimColor>
@@ -41,7 +42,7 @@ export function AnswerForm({ task, draft, problems, confirming, sending, failure
       <Box marginY={1}>
         <Text bold>{task.formTitle ?? task.nodeName}</Text>
       </Box>
-      {draft.fields.length === 0 && <Text dimColor>  this form has no fields: complete sends {'{}'}</Text>}
+      {draft.fields.length === 0 && <Text dimColor> this form has no fields: complete sends {'{}'}</Text>}
       {draft.fields.map((f, i) =>
         f.kind === 'text' ? (
           <TextField
@@ -69,7 +70,7 @@ export function AnswerForm({ task, draft, problems, confirming, sending, failure
           />
         ),
       )}
-      {form && draft.fields.some((f) => f.required) && <Text dimColor>  * required</Text>}
+      {form && draft.fields.some((f) => f.required) && <Text dimColor> * required</Text>}
       {loose.map((p) => (
         <Text key={p} color="red">
           ✖ {p}
@@ -77,7 +78,11 @@ export function AnswerForm({ task, draft, problems, confirming, sending, failure
       ))}
       {failure && <Text color="red">✖ {failure}</Text>}
       {sending && <Text dimColor>sending…</Text>}
-      {confirming && <Text color="yellow">Cancel this task ({task.nodeName} of {task.processName})? y / n</Text>}
+      {confirming && (
+        <Text color="yellow">
+          Cancel this task ({task.nodeName} of {task.processName})? y / n
+        </Text>
+      )}
     </Box>
   );
 }

@@ -6,15 +6,20 @@ import type { Execution, LogLine } from '../types.js';
 const LEVEL_COLOR = { INFO: 'white', WARN: 'yellow', ERROR: 'red' } as const;
 
 /** One execution: header, node timeline (status in words), variables or error, log tail. */
-export function ExecutionView(props: { readonly execution: Execution; readonly logs: readonly LogLine[]; readonly now: Date; readonly logRows: number }) {
+export function ExecutionView(props: {
+  readonly execution: Execution;
+  readonly logs: readonly LogLine[];
+  readonly now: Date;
+  readonly logRows: number;
+}) {
   const { execution: e, logs, now, logRows } = props;
   const v = stateView(e.stateCd);
   const { error, ...variables } = e.data;
   return (
     <Box flexDirection="column">
       <Text>
-        <Text bold>{e.processName}</Text> v{e.processVersion} · <Text color={v.color}>{`${v.symbol} ${v.word}`}</Text> · {duration(e.startTime, e.endTime, now)} ·{' '}
-        {e.processInstanceId}
+        <Text bold>{e.processName}</Text> v{e.processVersion} · <Text color={v.color}>{`${v.symbol} ${v.word}`}</Text> ·{' '}
+        {duration(e.startTime, e.endTime, now)} · {e.processInstanceId}
       </Text>
       {e.correlationKey && <Text dimColor>correlation key {e.correlationKey}</Text>}
       <Box marginTop={1} flexDirection="column">

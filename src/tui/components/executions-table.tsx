@@ -12,7 +12,11 @@ const WAITING = 10;
  * still shows the age). The id is whole when the flow keeps 18 characters, else its last 12
  * (what tells uuidv7 ids apart). Lines stay under `width`.
  */
-export function executionColumns(width: number, hasKey: boolean, hasWaiting = false): { flow: number; started: number; waiting: number; key: number; id: number } {
+export function executionColumns(
+  width: number,
+  hasKey: boolean,
+  hasWaiting = false,
+): { flow: number; started: number; waiting: number; key: number; id: number } {
   const waiting = hasWaiting ? WAITING : 0;
   // marker, state, time and their spaces are 24; started 9 more; waiting and key their width + 1.
   let room = width - 1 - 24 - (waiting > 0 ? waiting + 1 : 0);
@@ -46,20 +50,27 @@ export function ExecutionsTable(props: {
   const { items, selected, now, rows, width = 100, empty = 'no executions' } = props;
   const first = windowStart(selected, rows, items.length);
   const visible = items.slice(first, first + rows);
-  const cols = executionColumns(width, items.some((e) => e.correlationKey), items.some((e) => e.waitingNodeIds.length > 0));
+  const cols = executionColumns(
+    width,
+    items.some((e) => e.correlationKey),
+    items.some((e) => e.waitingNodeIds.length > 0),
+  );
   const key = (text: string) => (cols.key > 0 ? `${fit(text, cols.key)} ` : '');
   const waiting = (text: string) => (cols.waiting > 0 ? `${fit(text, cols.waiting)} ` : '');
   const started = (text: string) => (cols.started > 0 ? `${fit(text, cols.started)} ` : '');
   return (
     <Box flexDirection="column">
-      <Text bold>{`  ${fit('STATE', 12)} ${fit('FLOW', cols.flow)} ${started('STARTED')}${fit('TIME', 7)} ${waiting('WAITING')}${key('KEY')}ID`}</Text>
-      {items.length === 0 && <Text dimColor>  {empty}</Text>}
+      <Text
+        bold
+      >{`  ${fit('STATE', 12)} ${fit('FLOW', cols.flow)} ${started('STARTED')}${fit('TIME', 7)} ${waiting('WAITING')}${key('KEY')}ID`}</Text>
+      {items.length === 0 && <Text dimColor> {empty}</Text>}
       {visible.map((e, i) => {
         const v = stateView(e.stateCd);
         const at = first + i === selected;
         return (
           <Text key={e.processInstanceId} inverse={at}>
-            {at ? '›' : ' '} <Text color={v.color}>{fit(`${v.symbol} ${v.word}`, 12)}</Text> {fit(`${e.processName} v${e.processVersion}`, cols.flow)} {started(clock(e.startTime))}
+            {at ? '›' : ' '} <Text color={v.color}>{fit(`${v.symbol} ${v.word}`, 12)}</Text>{' '}
+            {fit(`${e.processName} v${e.processVersion}`, cols.flow)} {started(clock(e.startTime))}
             {fit(duration(e.startTime, e.endTime, now), 7)} {waiting(e.waitingNodeIds.join(','))}
             {key(e.correlationKey ?? '')}
             {shortId(e.processInstanceId, cols.id)}

@@ -19,7 +19,8 @@ export function FlowView(props: {
         <Text bold>{flow.name}</Text> · {flow.processId}
       </Text>
       <Text dimColor>
-        organization {flow.organization} · {flow.public ? 'public' : 'not public'} · {versions.length} version{versions.length === 1 ? '' : 's'}
+        organization {flow.organization} · {flow.public ? 'public' : 'not public'} · {versions.length} version
+        {versions.length === 1 ? '' : 's'}
       </Text>
       <Box marginTop={1} flexDirection="column">
         <Text bold>{`  ${fit('VERSION', 8)} ${fit('PUBLISHED', 20)} ACTIVE IN`}</Text>
@@ -28,11 +29,12 @@ export function FlowView(props: {
           return (
             <Text key={v.version}>
               {envs.length > 0 ? <Text color="green">● </Text> : '  '}
-              {fit(`v${v.version}`, 8)} {fit(stamp(v.publishedAt), 20)} {envs.length > 0 ? envs.join(', ') : <Text dimColor>-</Text>}
+              {fit(`v${v.version}`, 8)} {fit(stamp(v.publishedAt), 20)}{' '}
+              {envs.length > 0 ? envs.join(', ') : <Text dimColor>-</Text>}
             </Text>
           );
         })}
-        {versions.length > shown.length && <Text dimColor>  … {versions.length - shown.length} older</Text>}
+        {versions.length > shown.length && <Text dimColor> … {versions.length - shown.length} older</Text>}
       </Box>
     </Box>
   );

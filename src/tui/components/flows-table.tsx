@@ -3,7 +3,10 @@ import { cut, fit, windowStart } from '../format.js';
 import { latestVersion, type FlowSummary } from '../hooks/use-flows.js';
 
 /** Column widths of the flows table for a terminal `width` (pure): the full processId when the name keeps 20 columns, else its first 8 characters and …. */
-export function flowColumns(width: number, environments: readonly string[]): { name: number; id: number; env: number[] } {
+export function flowColumns(
+  width: number,
+  environments: readonly string[],
+): { name: number; id: number; env: number[] } {
   const env = environments.map((e) => Math.max(e.length, 4));
   const fixed = 2 + 7 + env.reduce((n, w) => n + w + 1, 0); // marker, LATEST, the environments
   const id = width - fixed - 37 >= 20 ? 36 : 10;
@@ -23,12 +26,15 @@ export function FlowsTable(props: {
   const { flows, environments, selected, rows, width } = props;
   const cols = flowColumns(width, environments);
   const first = windowStart(selected, rows, flows.length);
-  const envCells = (f: FlowSummary | null) => environments.map((e, i) => fit(f ? (f.active[e] ? `v${f.active[e]}` : '-') : e, cols.env[i]!)).join(' ');
+  const envCells = (f: FlowSummary | null) =>
+    environments.map((e, i) => fit(f ? (f.active[e] ? `v${f.active[e]}` : '-') : e, cols.env[i]!)).join(' ');
   const id = (processId: string) => (cols.id === 36 ? processId : `${processId.slice(0, 8)}…`);
   return (
     <Box flexDirection="column">
-      <Text bold>{`  ${fit('FLOW', cols.name)} ${fit('PROCESS ID', cols.id)} ${fit('LATEST', 6)} ${envCells(null)}`.trimEnd()}</Text>
-      {flows.length === 0 && <Text dimColor>  no flows: publish one with wfx flow publish FILE</Text>}
+      <Text bold>
+        {`  ${fit('FLOW', cols.name)} ${fit('PROCESS ID', cols.id)} ${fit('LATEST', 6)} ${envCells(null)}`.trimEnd()}
+      </Text>
+      {flows.length === 0 && <Text dimColor> no flows: publish one with wfx flow publish FILE</Text>}
       {flows.slice(first, first + rows).map((f, i) => {
         const at = first + i === selected;
         return (

@@ -23,10 +23,15 @@ export function RunForm(props: {
       <Text bold>start a run of {flowName}</Text>
       <Text>
         <Text bold>environment</Text> {environment}{' '}
-        {activeVersion ? <Text dimColor>(active v{activeVersion})</Text> : <Text color="yellow">(no active version: pick one with ↑↓)</Text>}
+        {activeVersion ? (
+          <Text dimColor>(active v{activeVersion})</Text>
+        ) : (
+          <Text color="yellow">(no active version: pick one with ↑↓)</Text>
+        )}
       </Text>
       <Text>
-        <Text bold>version    </Text> {version === 'active' ? `the active one${activeVersion ? ` (v${activeVersion})` : ''}` : `v${version}`}
+        <Text bold>version </Text>{' '}
+        {version === 'active' ? `the active one${activeVersion ? ` (v${activeVersion})` : ''}` : `v${version}`}
       </Text>
       <InputLine label="data       " value={data} width={width} placeholder='a JSON object, e.g. {"orderId": 42}' />
       {busy && <Text dimColor>starting…</Text>}

@@ -15,7 +15,7 @@ type Props = {
 
 /** The waiting tasks: flow, node, input type, waiting since (and for how long), execution id; the selected one's title below. */
 export function TasksTable({ items, selected, now, rows, width }: Props) {
-  if (items === null) return <Text dimColor>  reading the waiting tasks…</Text>;
+  if (items === null) return <Text dimColor> reading the waiting tasks…</Text>;
   const first = windowStart(selected, rows, items.length);
   const visible = items.slice(first, first + rows);
   const idWidth = Math.max(8, width - 2 - 19 - 15 - 10 - 17 - 1); // a full id from 100 columns on
@@ -23,20 +23,24 @@ export function TasksTable({ items, selected, now, rows, width }: Props) {
   return (
     <Box flexDirection="column">
       <Text bold>{`  ${fit('FLOW', 18)} ${fit('NODE', 14)} ${fit('INPUT', 9)} ${fit('WAITING SINCE', 16)} ID`}</Text>
-      {items.length === 0 && <Text dimColor>  no task waits for an answer</Text>}
+      {items.length === 0 && <Text dimColor> no task waits for an answer</Text>}
       {visible.map((task, i) => {
         const at = first + i === selected;
         return (
           <Text key={`${task.processInstanceId}|${task.nodeInstanceId}`} inverse={at}>
-            {at ? '›' : ' '} {fit(`${task.processName} v${task.processVersion}`, 18)} {fit(task.nodeName, 14)} {fit(task.inputType, 9)}{' '}
-            {fit(`${clock(task.waitingSince)} ${duration(task.waitingSince, null, now)}`, 16)} {shortId(task.processInstanceId, idWidth)}
+            {at ? '›' : ' '} {fit(`${task.processName} v${task.processVersion}`, 18)} {fit(task.nodeName, 14)}{' '}
+            {fit(task.inputType, 9)} {fit(`${clock(task.waitingSince)} ${duration(task.waitingSince, null, now)}`, 16)}{' '}
+            {shortId(task.processInstanceId, idWidth)}
           </Text>
         );
       })}
       {current && (
         <Text dimColor>
           {'  '}
-          {cut(`${current.nodeType === 'userTask' ? 'user task' : 'input'}: ${current.formTitle ?? current.nodeName}${current.assignee ? ` · for ${current.assignee}` : ''}`, Math.max(10, width - 2))}
+          {cut(
+            `${current.nodeType === 'userTask' ? 'user task' : 'input'}: ${current.formTitle ?? current.nodeName}${current.assignee ? ` · for ${current.assignee}` : ''}`,
+            Math.max(10, width - 2),
+          )}
         </Text>
       )}
     </Box>

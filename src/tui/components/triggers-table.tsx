@@ -42,19 +42,28 @@ export function TriggersTable(props: {
   }
   return (
     <Box flexDirection="column">
-      <Text bold>{`  ${fit('STATE', 10)} ${fit('TYPE', 8)} ${fit('FLOW', flowW)} ${fit('ENV', 11)} ${fit('LAST FIRE', 10)} NEXT FIRE`}</Text>
-      {triggers.length === 0 && <Text dimColor>  no triggers: no active flow version has a schedule, webhook or email trigger</Text>}
+      <Text
+        bold
+      >{`  ${fit('STATE', 10)} ${fit('TYPE', 8)} ${fit('FLOW', flowW)} ${fit('ENV', 11)} ${fit('LAST FIRE', 10)} NEXT FIRE`}</Text>
+      {triggers.length === 0 && (
+        <Text dimColor> no triggers: no active flow version has a schedule, webhook or email trigger</Text>
+      )}
       {visible.map((t, i) => {
         const at = first + i === selected;
         const v = triggerStateView(t.state);
         return (
           <Box key={`${first + i}`} flexDirection="column">
             <Text inverse={at}>
-              {at ? '›' : ' '} <Text color={v.color}>{fit(`${v.symbol} ${v.word}`, 10)}</Text> {fit(t.type, 8)} {fit(cut(`${t.flowName} v${t.version}`, flowW), flowW)}{' '}
-              {fit(t.environment, 11)} {fit(relativeTime(t.lastFire, now), 10)} {relativeTime(t.nextFire, now)}
+              {at ? '›' : ' '} <Text color={v.color}>{fit(`${v.symbol} ${v.word}`, 10)}</Text> {fit(t.type, 8)}{' '}
+              {fit(cut(`${t.flowName} v${t.version}`, flowW), flowW)} {fit(t.environment, 11)}{' '}
+              {fit(relativeTime(t.lastFire, now), 10)} {relativeTime(t.nextFire, now)}
             </Text>
             <Text dimColor>{`    ${cut(triggerDetail(t), width - 5)}`}</Text>
-            {t.lastError && <Text color={v.color}>{`    ${cut(`${t.state === 'failing' ? 'last error' : 'why'}: ${t.lastError}`, width - 5)}`}</Text>}
+            {t.lastError && (
+              <Text
+                color={v.color}
+              >{`    ${cut(`${t.state === 'failing' ? 'last error' : 'why'}: ${t.lastError}`, width - 5)}`}</Text>
+            )}
           </Box>
         );
       })}

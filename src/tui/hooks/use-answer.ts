@@ -2,11 +2,26 @@ import { useInput, type Key } from 'ink';
 import { useEffect, useReducer, useRef } from 'react';
 import { WfxError } from '../../shared/errors.js';
 import { errorText } from '../error-text.js';
-import { dataOf, draftFor, keysOf, moveFocus, problemsOf, problemsOfError, typeInto, withFocused, type Draft } from '../answer.js';
+import {
+  dataOf,
+  draftFor,
+  keysOf,
+  moveFocus,
+  problemsOf,
+  problemsOfError,
+  typeInto,
+  withFocused,
+  type Draft,
+} from '../answer.js';
 import type { Task } from './use-tasks.js';
 
 /** POST /process/task (tests pass their own). Rejects with the API's error, a WfxError. */
-export type SubmitTask = (body: { processInstanceId: string; nodeId: string; action: 'COMPLETE' | 'CANCEL'; data?: Record<string, unknown> }) => Promise<unknown>;
+export type SubmitTask = (body: {
+  processInstanceId: string;
+  nodeId: string;
+  action: 'COMPLETE' | 'CANCEL';
+  data?: Record<string, unknown>;
+}) => Promise<unknown>;
 
 /** Where answering a task is. */
 export interface AnswerState {
@@ -25,9 +40,19 @@ export interface AnswerState {
  * validator first and not sent when it would be refused; a refusal of the API (422) shows the
  * same way. `onDone` gets a line saying what happened.
  */
-export function useAnswer(task: Task, submit: SubmitTask, callbacks: { readonly onDone: (what: string) => void; readonly onClose: () => void }): AnswerState {
+export function useAnswer(
+  task: Task,
+  submit: SubmitTask,
+  callbacks: { readonly onDone: (what: string) => void; readonly onClose: () => void },
+): AnswerState {
   // Kept in a ref so keys that come faster than paints each see the previous key's change.
-  const state = useRef<AnswerState>({ draft: draftFor(task), problems: [], confirming: false, sending: false, failure: null });
+  const state = useRef<AnswerState>({
+    draft: draftFor(task),
+    problems: [],
+    confirming: false,
+    sending: false,
+    failure: null,
+  });
   const [, repaint] = useReducer((n: number) => n + 1, 0);
   const set = (change: Partial<AnswerState>) => {
     state.current = { ...state.current, ...change };
@@ -51,11 +76,21 @@ export function useAnswer(task: Task, submit: SubmitTask, callbacks: { readonly 
 
   const send = (action: 'COMPLETE' | 'CANCEL', data?: Record<string, unknown>) => {
     set({ sending: true, confirming: false, failure: null });
-    submit({ processInstanceId: task.processInstanceId, nodeId: task.nodeId, action, ...(data !== undefined && { data }) }).then(
-      () => open.current && callbacks.onDone(`${action === 'COMPLETE' ? 'completed' : 'cancelled'} ${task.nodeName} of ${task.processName} (${task.processInstanceId})`),
+    submit({
+      processInstanceId: task.processInstanceId,
+      nodeId: task.nodeId,
+      action,
+      ...(data !== undefined && { data }),
+    }).then(
+      () =>
+        open.current &&
+        callbacks.onDone(
+          `${action === 'COMPLETE' ? 'completed' : 'cancelled'} ${task.nodeName} of ${task.processName} (${task.processInstanceId})`,
+        ),
       (err: unknown) => {
         if (!open.current) return;
-        if (err instanceof WfxError && err.code === 'VALIDATION_ERROR') set({ sending: false, problems: problemsOfError(err) });
+        if (err instanceof WfxError && err.code === 'VALIDATION_ERROR')
+          set({ sending: false, problems: problemsOfError(err) });
         else set({ sending: false, failure: errorText(err) });
       },
     );
@@ -85,7 +120,9 @@ export function useAnswer(task: Task, submit: SubmitTask, callbacks: { readonly 
     if (key.tab) return set({ draft: moveFocus(draft, key.shift ? -1 : 1) });
     const focused = draft.fields[draft.focus];
     if (key.return && (!focused || (focused.kind === 'text' && !focused.multiline))) {
-      return task.inputType === 'form' && draft.focus < draft.fields.length - 1 ? set({ draft: moveFocus(draft, 1) }) : complete();
+      return task.inputType === 'form' && draft.focus < draft.fields.length - 1
+        ? set({ draft: moveFocus(draft, 1) })
+        : complete();
     }
     const next = withFocused(draft, (f) => typeInto(f, input, key));
     if (next !== draft && next.fields[draft.focus] !== focused) set({ draft: next, problems: [], failure: null });

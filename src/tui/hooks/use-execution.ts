@@ -3,7 +3,10 @@ import type { WfxClient } from '../../client/client.js';
 import type { Execution, LogLine } from '../types.js';
 
 /** One execution and its log, live: the log over SSE (resuming with Last-Event-ID), the execution re-read as lines come. */
-export function useExecution(client: WfxClient, id: string): { execution: Execution | null; logs: readonly LogLine[]; error: string | null } {
+export function useExecution(
+  client: WfxClient,
+  id: string,
+): { execution: Execution | null; logs: readonly LogLine[]; error: string | null } {
   const [execution, setExecution] = useState<Execution | null>(null);
   const [logs, setLogs] = useState<readonly LogLine[]>([]);
   const [error, setError] = useState<string | null>(null);

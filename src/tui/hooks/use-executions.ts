@@ -13,7 +13,11 @@ export async function loadExecutions(client: WfxClient): Promise<ExecutionSummar
  * The executions, kept live: loaded, then reloaded when GET /events says an execution started or
  * ended (`changes` counts those, for screens that re-read on them). When the daemon goes away it says so and reconnects (backoff up to 5 s).
  */
-export function useExecutions(client: WfxClient): { items: readonly ExecutionSummary[]; connection: Connection; changes: number } {
+export function useExecutions(client: WfxClient): {
+  items: readonly ExecutionSummary[];
+  connection: Connection;
+  changes: number;
+} {
   const [items, setItems] = useState<readonly ExecutionSummary[]>([]);
   const [changes, setChanges] = useState(0);
   const [connection, setConnection] = useState<Connection>({ state: 'connecting' });
@@ -29,7 +33,10 @@ export function useExecutions(client: WfxClient): { items: readonly ExecutionSum
       pending = setTimeout(() => {
         pending = null;
         setChanges((c) => c + 1);
-        loadExecutions(client).then((list) => !abort.signal.aborted && setItems(list), () => undefined);
+        loadExecutions(client).then(
+          (list) => !abort.signal.aborted && setItems(list),
+          () => undefined,
+        );
       }, REREAD_MS);
     };
     void (async () => {

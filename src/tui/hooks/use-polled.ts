@@ -26,7 +26,10 @@ export function usePolled<T>(load: () => Promise<T>, changes: number, intervalMs
     const mine = ++seq.current;
     loadRef.current().then(
       (data) => mounted.current && mine === seq.current && setState({ data, error: null }),
-      (err: unknown) => mounted.current && mine === seq.current && setState((s) => ({ data: s.data, error: { code: errorCode(err), text: errorText(err) } })),
+      (err: unknown) =>
+        mounted.current &&
+        mine === seq.current &&
+        setState((s) => ({ data: s.data, error: { code: errorCode(err), text: errorText(err) } })),
     );
   });
   useEffect(() => {

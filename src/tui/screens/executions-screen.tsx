@@ -48,8 +48,15 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
   const [open, setOpen] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<ExecutionSummary | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const shown = items.filter((e) => (FILTERS[filter] === null || e.stateCd === FILTERS[filter]) && (flow === null || e.processName === flow) && matchesSearch(e, search));
-  const current = open ? (items.find((e) => e.processInstanceId === open) ?? null) : (shown[cursorAt(selected, shown.length)] ?? null);
+  const shown = items.filter(
+    (e) =>
+      (FILTERS[filter] === null || e.stateCd === FILTERS[filter]) &&
+      (flow === null || e.processName === flow) &&
+      matchesSearch(e, search),
+  );
+  const current = open
+    ? (items.find((e) => e.processInstanceId === open) ?? null)
+    : (shown[cursorAt(selected, shown.length)] ?? null);
 
   // Keys read the latest state through a ref: Ink re-attaches the handler after each paint, so a
   // key typed right after a paint would otherwise see the state before it.
@@ -108,7 +115,11 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
   );
 
   const keys: Array<readonly [string, string]> = searching
-    ? [['enter', 'keep the search'], ['esc', 'clear it'], ['ctrl-u', 'empty it']]
+    ? [
+        ['enter', 'keep the search'],
+        ['esc', 'clear it'],
+        ['ctrl-u', 'empty it'],
+      ]
     : open
       ? [['esc', 'back'], ['c', 'cancel'], ...SHELL_KEYS]
       : [
@@ -132,18 +143,36 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
           now={now}
           rows={Math.max(3, rows - 6)}
           width={width}
-          empty={filtered && items.length > 0 ? `none of the ${items.length} executions match the filters` : 'no executions'}
+          empty={
+            filtered && items.length > 0 ? `none of the ${items.length} executions match the filters` : 'no executions'
+          }
         />
       )}
-      {confirm && <Text color="yellow">Cancel {confirm.processName} {confirm.processInstanceId}? y / n</Text>}
+      {confirm && (
+        <Text color="yellow">
+          Cancel {confirm.processName} {confirm.processInstanceId}? y / n
+        </Text>
+      )}
       {notice && !confirm && <Text dimColor>{notice}</Text>}
-      {searching && <InputLine label="search /" value={search} width={width} placeholder="part of an id or a correlation key" />}
+      {searching && (
+        <InputLine label="search /" value={search} width={width} placeholder="part of an id or a correlation key" />
+      )}
       <KeyBar keys={keys} />
     </Box>
   );
 }
 
-function Detail({ client, id, now, logRows }: { readonly client: WfxClient; readonly id: string; readonly now: Date; readonly logRows: number }) {
+function Detail({
+  client,
+  id,
+  now,
+  logRows,
+}: {
+  readonly client: WfxClient;
+  readonly id: string;
+  readonly now: Date;
+  readonly logRows: number;
+}) {
   const { execution, logs, error } = useExecution(client, id);
   if (!execution) return <Text dimColor>{error ? `cannot read ${id}: ${error}` : `loading ${id}…`}</Text>;
   return <ExecutionView execution={execution} logs={logs} now={now} logRows={logRows} />;

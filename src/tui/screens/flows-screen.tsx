@@ -70,17 +70,26 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
     const environment = latest.current.environments[f.env]!;
     setFormNow({ ...f, busy: true, problem: null });
     const mine = ++formSeq.current;
-    client.process.start({ processId: f.processId, data: input, environment, ...(f.version !== 'active' && { version: f.version }) }).then(
-      (started) => {
-        if (mine !== formSeq.current) return;
-        closeForm();
-        setNotice(`started ${started.processInstanceId} · ${flow?.name ?? f.processId} · ${environment}${f.version === 'active' ? '' : ` v${f.version}`}`);
-      },
-      (err: unknown) => {
-        const now = latest.current.form;
-        if (mine === formSeq.current && now) setFormNow({ ...now, busy: false, problem: errorText(err) });
-      },
-    );
+    client.process
+      .start({
+        processId: f.processId,
+        data: input,
+        environment,
+        ...(f.version !== 'active' && { version: f.version }),
+      })
+      .then(
+        (started) => {
+          if (mine !== formSeq.current) return;
+          closeForm();
+          setNotice(
+            `started ${started.processInstanceId} · ${flow?.name ?? f.processId} · ${environment}${f.version === 'active' ? '' : ` v${f.version}`}`,
+          );
+        },
+        (err: unknown) => {
+          const now = latest.current.form;
+          if (mine === formSeq.current && now) setFormNow({ ...now, busy: false, problem: errorText(err) });
+        },
+      );
   };
 
   useInput(
@@ -93,9 +102,15 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
         const flow = flows.find((f) => f.processId === form.processId);
         if (key.tab) return setFormNow({ ...form, env: (form.env + 1) % environments.length });
         if (key.upArrow || key.downArrow) {
-          const choices = ['active', ...[...(flow?.versions ?? [])].map((v) => v.version).sort((a, b) => Number(b) - Number(a))];
+          const choices = [
+            'active',
+            ...[...(flow?.versions ?? [])].map((v) => v.version).sort((a, b) => Number(b) - Number(a)),
+          ];
           const i = choices.indexOf(form.version);
-          return setFormNow({ ...form, version: choices[(i + (key.downArrow ? 1 : choices.length - 1)) % choices.length]! });
+          return setFormNow({
+            ...form,
+            version: choices[(i + (key.downArrow ? 1 : choices.length - 1)) % choices.length]!,
+          });
         }
         const data = editText(form.data, input, key);
         if (data !== form.data) setFormNow({ ...form, data, problem: null });
@@ -118,7 +133,13 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
   );
 
   const keys: Array<readonly [string, string]> = form
-    ? [['enter', 'start'], ['tab', 'environment'], ['↑↓', 'version'], ['ctrl-u', 'clear'], ['esc', 'cancel']]
+    ? [
+        ['enter', 'start'],
+        ['tab', 'environment'],
+        ['↑↓', 'version'],
+        ['ctrl-u', 'clear'],
+        ['esc', 'cancel'],
+      ]
     : open
       ? [['esc', 'back'], ['r', 'run'], ...SHELL_KEYS]
       : [['↑↓', 'move'], ['enter', 'versions'], ['r', 'run'], ...SHELL_KEYS];
@@ -133,7 +154,13 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
       ) : open ? (
         <Text dimColor>flow {open} is no longer there</Text>
       ) : (
-        <FlowsTable flows={flows} environments={environments} selected={at} rows={Math.max(3, rows - 4 - formRows)} width={width} />
+        <FlowsTable
+          flows={flows}
+          environments={environments}
+          selected={at}
+          rows={Math.max(3, rows - 4 - formRows)}
+          width={width}
+        />
       )}
       {form && (
         <RunForm

@@ -57,7 +57,17 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask 
     { isActive: active },
   );
 
-  if (open) return <Answering key={taskKey(open)} task={open} submit={submit} now={now} onDone={(what) => close(what)} onClose={() => close(null)} />;
+  if (open)
+    return (
+      <Answering
+        key={taskKey(open)}
+        task={open}
+        submit={submit}
+        now={now}
+        onDone={(what) => close(what)}
+        onClose={() => close(null)}
+      />
+    );
   return (
     <Box flexDirection="column">
       <TasksTable items={items} selected={at} now={now} rows={Math.max(3, rows - 5)} width={width} />
@@ -79,16 +89,33 @@ function Answering(props: {
   const { task, submit, now } = props;
   const s = useAnswer(task, submit, { onDone: props.onDone, onClose: props.onClose });
   const focused = s.draft.fields[s.draft.focus];
-  const keys: Array<readonly [string, string]> = s.confirming ? [['y', 'cancel the task'], ['n', 'keep it']] : [];
+  const keys: Array<readonly [string, string]> = s.confirming
+    ? [
+        ['y', 'cancel the task'],
+        ['n', 'keep it'],
+      ]
+    : [];
   if (!s.confirming) {
     if (s.draft.fields.length > 1) keys.push(['tab', 'next']);
     if (focused?.kind === 'choice') keys.push(['space', focused.multiple ? 'toggle' : 'choose']);
     if (focused?.kind === 'text' && focused.multiline) keys.push(['enter', 'new line']);
-    keys.push([focused?.kind === 'text' && !focused.multiline && s.draft.fields.length === 1 ? 'enter' : 'ctrl+s', 'complete'], ['ctrl+x', 'cancel'], ['esc', 'back']);
+    keys.push(
+      [focused?.kind === 'text' && !focused.multiline && s.draft.fields.length === 1 ? 'enter' : 'ctrl+s', 'complete'],
+      ['ctrl+x', 'cancel'],
+      ['esc', 'back'],
+    );
   }
   return (
     <Box flexDirection="column">
-      <AnswerForm task={task} draft={s.draft} problems={s.problems} confirming={s.confirming} sending={s.sending} failure={s.failure} now={now} />
+      <AnswerForm
+        task={task}
+        draft={s.draft}
+        problems={s.problems}
+        confirming={s.confirming}
+        sending={s.sending}
+        failure={s.failure}
+        now={now}
+      />
       <KeyBar keys={keys} />
     </Box>
   );

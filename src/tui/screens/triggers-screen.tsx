@@ -37,10 +37,18 @@ export function TriggersScreen(props: ScreenProps & { readonly refreshMs?: numbe
       {data ? (
         <>
           <Text>
-            {triggers.length} trigger{triggers.length === 1 ? '' : 's'} · <Text color="green">● {count('active')} active</Text> · <Text color="red">✖ {count('failing')} failing</Text> ·{' '}
+            {triggers.length} trigger{triggers.length === 1 ? '' : 's'} ·{' '}
+            <Text color="green">● {count('active')} active</Text> ·{' '}
+            <Text color="red">✖ {count('failing')} failing</Text> ·{' '}
             <Text color="gray">○ {count('disabled')} disabled</Text>
           </Text>
-          <TriggersTable triggers={triggers} selected={cursorAt(selected, triggers.length)} now={now} rows={Math.max(3, rows - 5)} width={width} />
+          <TriggersTable
+            triggers={triggers}
+            selected={cursorAt(selected, triggers.length)}
+            now={now}
+            rows={Math.max(3, rows - 5)}
+            width={width}
+          />
         </>
       ) : (
         !error && <Text dimColor>loading trigger health…</Text>

@@ -10,7 +10,11 @@ t.test('wfx expr evaluates conditions and templates like the engine', async (t) 
   const tpl = await wfxIn(['expr', 'Approve order {order.id}? {nope}', '--vars', vars]);
   t.equal(tpl.stdout, '"Approve order 42? "\n');
   t.match(tpl.stderr, /WARN: reference \{nope\} is missing/);
-  t.equal((await wfxIn(['expr', '{order}', '--vars', vars])).stdout, `${JSON.stringify({ id: 42, total: 250 }, null, 2)}\n`, 'a lone reference keeps its type');
+  t.equal(
+    (await wfxIn(['expr', '{order}', '--vars', vars])).stdout,
+    `${JSON.stringify({ id: 42, total: 250 }, null, 2)}\n`,
+    'a lone reference keeps its type',
+  );
   t.equal((await wfxIn(['expr', '{env.URL}/x', '--env', '{"URL":"http://h"}'])).stdout, '"http://h/x"\n');
   const bad = await wfxIn(['expr', '${1 +}']);
   t.equal(bad.code, 2);

@@ -20,7 +20,9 @@ t.test('wfx flow validate: exit 0 when valid, 2 with file:line:column problems',
   t.match(bad.stderr, /FLOW_INVALID: 2 problems in 1 of 2 files/);
   const json = await wfxIn(['flow', 'validate', 'bad.yaml', '--json'], { cwd: dir });
   t.equal(json.code, 2);
-  t.match(JSON.parse(json.stdout), [{ file: 'bad.yaml', ok: false, problems: [{ code: 'UNKNOWN_TARGET', nodeId: 'start', line: 4 }] }]);
+  t.match(JSON.parse(json.stdout), [
+    { file: 'bad.yaml', ok: false, problems: [{ code: 'UNKNOWN_TARGET', nodeId: 'start', line: 4 }] },
+  ]);
   t.equal(json.stderr, '', '--json prints nothing else');
   const missing = await wfxIn(['flow', 'validate', 'nope.yaml'], { cwd: dir });
   t.equal(missing.code, 2);

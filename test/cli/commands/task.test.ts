@@ -16,49 +16,55 @@ nodes:
   done: { type: endEvent }
 `;
 
-t.test('wfx task list: a table of the waiting tasks, --flow keeps one flow\'s, --json, then an answered one is gone', async (t) => {
-  const cwd = t.testdir({ 'ask.yaml': ASK, 'review.yaml': REVIEW });
-  await startDaemon(t, { cwd });
-  const run = (args: string[]) => wfxIn(args, { cwd });
-  t.equal((await run(['task', 'list'])).stdout, 'no task waits\n');
-  for (const f of ['ask.yaml', 'review.yaml']) t.equal((await run(['flow', 'publish', f])).code, 0);
-  const ask = (await run(['run', '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f', '--set', 'order=42'])).stdout.trim();
-  const review = (await run(['run', '4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a'])).stdout.trim();
+t.test(
+  "wfx task list: a table of the waiting tasks, --flow keeps one flow's, --json, then an answered one is gone",
+  async (t) => {
+    const cwd = t.testdir({ 'ask.yaml': ASK, 'review.yaml': REVIEW });
+    await startDaemon(t, { cwd });
+    const run = (args: string[]) => wfxIn(args, { cwd });
+    t.equal((await run(['task', 'list'])).stdout, 'no task waits\n');
+    for (const f of ['ask.yaml', 'review.yaml']) t.equal((await run(['flow', 'publish', f])).code, 0);
+    const ask = (await run(['run', '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f', '--set', 'order=42'])).stdout.trim();
+    const review = (await run(['run', '4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a'])).stdout.trim();
 
-  const list = await run(['task', 'list']);
-  t.equal(list.code, 0, list.stderr);
-  const lines = list.stdout.trimEnd().split('\n');
-  t.match(lines[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+TITLE$/);
-  t.match(lines[1], new RegExp(`^${ask}\\s+ask\\s+number\\s+Ask v1\\s+\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\s+How many for order 42\\?$`));
-  t.match(lines[2], new RegExp(`^${review}\\s+review\\s+form\\s+Review v1\\s+\\S+\\s+Review it$`));
-  t.equal(lines.length, 3);
-  t.equal(list.stderr, '', 'the whole list: nothing on stderr');
+    const list = await run(['task', 'list']);
+    t.equal(list.code, 0, list.stderr);
+    const lines = list.stdout.trimEnd().split('\n');
+    t.match(lines[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+TITLE$/);
+    t.match(
+      lines[1],
+      new RegExp(`^${ask}\\s+ask\\s+number\\s+Ask v1\\s+\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\s+How many for order 42\\?$`),
+    );
+    t.match(lines[2], new RegExp(`^${review}\\s+review\\s+form\\s+Review v1\\s+\\S+\\s+Review it$`));
+    t.equal(lines.length, 3);
+    t.equal(list.stderr, '', 'the whole list: nothing on stderr');
 
-  const cut = await run(['task', 'list', '--limit', '1']);
-  t.equal(cut.code, 0, cut.stderr);
-  t.equal(cut.stdout.trimEnd().split('\n').length, 2, 'one task under the header');
-  t.match(cut.stdout, ask, 'the oldest');
-  t.equal(cut.stderr, 'more tasks wait: raise --limit (at most 1000)\n', 'a cut page says so on stderr');
-  const cutJson = await run(['task', 'list', '--limit', '1', '--json']);
-  t.equal((JSON.parse(cutJson.stdout) as unknown[]).length, 1, 'stdout stays the JSON list');
-  t.match(cutJson.stderr, /more tasks wait/);
+    const cut = await run(['task', 'list', '--limit', '1']);
+    t.equal(cut.code, 0, cut.stderr);
+    t.equal(cut.stdout.trimEnd().split('\n').length, 2, 'one task under the header');
+    t.match(cut.stdout, ask, 'the oldest');
+    t.equal(cut.stderr, 'more tasks wait: raise --limit (at most 1000)\n', 'a cut page says so on stderr');
+    const cutJson = await run(['task', 'list', '--limit', '1', '--json']);
+    t.equal((JSON.parse(cutJson.stdout) as unknown[]).length, 1, 'stdout stays the JSON list');
+    t.match(cutJson.stderr, /more tasks wait/);
 
-  const one = await run(['task', 'list', '--flow', '4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a', '--json']);
-  t.equal(one.code, 0);
-  const items = JSON.parse(one.stdout) as Array<{ processInstanceId: string; nodeType: string; fields: unknown }>;
-  t.same(
-    items.map((i) => [i.processInstanceId, i.nodeType, i.fields]),
-    [[review, 'userTask', [{ name: 'ok', type: 'boolean' }]]],
-  );
+    const one = await run(['task', 'list', '--flow', '4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a', '--json']);
+    t.equal(one.code, 0);
+    const items = JSON.parse(one.stdout) as Array<{ processInstanceId: string; nodeType: string; fields: unknown }>;
+    t.same(
+      items.map((i) => [i.processInstanceId, i.nodeType, i.fields]),
+      [[review, 'userTask', [{ name: 'ok', type: 'boolean' }]]],
+    );
 
-  t.equal((await run(['task', 'complete', ask, 'ask', '--set', 'inputValue=3'])).code, 0);
-  t.notMatch((await run(['task', 'list'])).stdout, ask, 'answered: no longer listed');
+    t.equal((await run(['task', 'complete', ask, 'ask', '--set', 'inputValue=3'])).code, 0);
+    t.notMatch((await run(['task', 'list'])).stdout, ask, 'answered: no longer listed');
 
-  const unknown = await run(['task', 'list', '--flow', '00000000-0000-4000-8000-000000000000']);
-  t.equal(unknown.code, 1, 'an unknown flow: the command failed');
-  t.match(unknown.stderr, /^PROCESS_NOT_FOUND: no flow 00000000-0000-4000-8000-000000000000/);
-  const bad = await run(['task', 'list', '--limit', 'lots']);
-  t.equal(bad.code, 2, 'a bad --limit is a usage error');
-  t.match(bad.stderr, /--limit.*must be a whole number from 1 to 1000/);
-  t.notMatch(bad.stderr, /\n\s+at /, 'never a stack trace');
-});
+    const unknown = await run(['task', 'list', '--flow', '00000000-0000-4000-8000-000000000000']);
+    t.equal(unknown.code, 1, 'an unknown flow: the command failed');
+    t.match(unknown.stderr, /^PROCESS_NOT_FOUND: no flow 00000000-0000-4000-8000-000000000000/);
+    const bad = await run(['task', 'list', '--limit', 'lots']);
+    t.equal(bad.code, 2, 'a bad --limit is a usage error');
+    t.match(bad.stderr, /--limit.*must be a whole number from 1 to 1000/);
+    t.notMatch(bad.stderr, /\n\s+at /, 'never a stack trace');
+  },
+);

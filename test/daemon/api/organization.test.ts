@@ -13,46 +13,114 @@ interface OrgRoute {
 const q = (org: string) => `organization=${encodeURIComponent(org)}`;
 
 const ROUTES: OrgRoute[] = [
-  { method: 'POST', path: '/admin/api-keys', url: () => '/admin/api-keys', body: (org) => ({ name: 'k', organization: org }) },
+  {
+    method: 'POST',
+    path: '/admin/api-keys',
+    url: () => '/admin/api-keys',
+    body: (org) => ({ name: 'k', organization: org }),
+  },
   { method: 'GET', path: '/admin/api-keys', url: (org) => `/admin/api-keys?${q(org)}` },
-  { method: 'POST', path: '/admin/flows', url: () => '/admin/flows', body: (org) => ({ source: 'processId: 0c1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6\nname: F\nnodes:\n  s: { type: startEvent, next: e }\n  e: { type: endEvent }\n', organization: org }) },
+  {
+    method: 'POST',
+    path: '/admin/flows',
+    url: () => '/admin/flows',
+    body: (org) => ({
+      source:
+        'processId: 0c1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6\nname: F\nnodes:\n  s: { type: startEvent, next: e }\n  e: { type: endEvent }\n',
+      organization: org,
+    }),
+  },
   { method: 'GET', path: '/admin/flows', url: (org) => `/admin/flows?${q(org)}` },
   { method: 'GET', path: '/admin/triggers', url: (org) => `/admin/triggers?${q(org)}` },
-  { method: 'GET', path: '/admin/environments/{env}/variables', url: (org) => `/admin/environments/PRODUCTION/variables?${q(org)}` },
-  { method: 'PUT', path: '/admin/environments/{env}/variables/{name}', url: (org) => `/admin/environments/PRODUCTION/variables/V?${q(org)}`, body: () => ({ value: 'x' }) },
-  { method: 'DELETE', path: '/admin/environments/{env}/variables/{name}', url: (org) => `/admin/environments/PRODUCTION/variables/V?${q(org)}` },
-  { method: 'POST', path: '/admin/email-connections', url: (org) => `/admin/email-connections?${q(org)}`, body: () => ({ name: 'c', host: '127.0.0.1', user: 'u', password: 'p' }) },
+  {
+    method: 'GET',
+    path: '/admin/environments/{env}/variables',
+    url: (org) => `/admin/environments/PRODUCTION/variables?${q(org)}`,
+  },
+  {
+    method: 'PUT',
+    path: '/admin/environments/{env}/variables/{name}',
+    url: (org) => `/admin/environments/PRODUCTION/variables/V?${q(org)}`,
+    body: () => ({ value: 'x' }),
+  },
+  {
+    method: 'DELETE',
+    path: '/admin/environments/{env}/variables/{name}',
+    url: (org) => `/admin/environments/PRODUCTION/variables/V?${q(org)}`,
+  },
+  {
+    method: 'POST',
+    path: '/admin/email-connections',
+    url: (org) => `/admin/email-connections?${q(org)}`,
+    body: () => ({ name: 'c', host: '127.0.0.1', user: 'u', password: 'p' }),
+  },
   { method: 'GET', path: '/admin/email-connections', url: (org) => `/admin/email-connections?${q(org)}` },
   { method: 'GET', path: '/admin/email-connections/{name}', url: (org) => `/admin/email-connections/c?${q(org)}` },
-  { method: 'PATCH', path: '/admin/email-connections/{name}', url: (org) => `/admin/email-connections/c?${q(org)}`, body: () => ({ user: 'v' }) },
+  {
+    method: 'PATCH',
+    path: '/admin/email-connections/{name}',
+    url: (org) => `/admin/email-connections/c?${q(org)}`,
+    body: () => ({ user: 'v' }),
+  },
   { method: 'DELETE', path: '/admin/email-connections/{name}', url: (org) => `/admin/email-connections/c?${q(org)}` },
-  { method: 'POST', path: '/admin/webhooks', url: (org) => `/admin/webhooks?${q(org)}`, body: () => ({ name: 'w', provider: 'GITHUB' }) },
+  {
+    method: 'POST',
+    path: '/admin/webhooks',
+    url: (org) => `/admin/webhooks?${q(org)}`,
+    body: () => ({ name: 'w', provider: 'GITHUB' }),
+  },
   { method: 'GET', path: '/admin/webhooks', url: (org) => `/admin/webhooks?${q(org)}` },
   { method: 'GET', path: '/admin/webhooks/{name}', url: (org) => `/admin/webhooks/w?${q(org)}` },
   { method: 'DELETE', path: '/admin/webhooks/{name}', url: (org) => `/admin/webhooks/w?${q(org)}` },
-  { method: 'POST', path: '/admin/webhooks/{name}/rotate', url: (org) => `/admin/webhooks/w/rotate?${q(org)}`, body: () => ({}) },
+  {
+    method: 'POST',
+    path: '/admin/webhooks/{name}/rotate',
+    url: (org) => `/admin/webhooks/w/rotate?${q(org)}`,
+    body: () => ({}),
+  },
   { method: 'GET', path: '/admin/webhooks/{name}/deliveries', url: (org) => `/admin/webhooks/w/deliveries?${q(org)}` },
-  { method: 'POST', path: '/admin/webhooks/{name}/sign', url: (org) => `/admin/webhooks/w/sign?${q(org)}`, body: () => ({ body: '{}' }) },
+  {
+    method: 'POST',
+    path: '/admin/webhooks/{name}/sign',
+    url: (org) => `/admin/webhooks/w/sign?${q(org)}`,
+    body: () => ({ body: '{}' }),
+  },
   { method: 'GET', path: '/process/tasks', url: (org) => `/process/tasks?${q(org)}` },
-  { method: 'POST', path: '/process/event', url: () => '/process/event', body: (org) => ({ eventType: 'message', correlationKey: 'k', organization: org }) },
+  {
+    method: 'POST',
+    path: '/process/event',
+    url: () => '/process/event',
+    body: (org) => ({ eventType: 'message', correlationKey: 'k', organization: org }),
+  },
 ];
 
-t.test('an organization admin naming another organization is refused with 403 FORBIDDEN on every route that takes one', async (t) => {
-  const h = await apiHarness(t);
-  const admin = await h.key('admin', 'acme');
-  await h.key('admin', 'other');
-  for (const route of ROUTES) {
-    const res = await h.call(admin, { method: route.method, url: route.url('other'), ...(route.body && { payload: route.body('other') }) });
-    t.equal(res.statusCode, 403, `${route.method} ${route.path}: ${res.body.slice(0, 160)}`);
-    t.equal(res.json().error, 'FORBIDDEN', `${route.method} ${route.path}`);
-  }
-});
+t.test(
+  'an organization admin naming another organization is refused with 403 FORBIDDEN on every route that takes one',
+  async (t) => {
+    const h = await apiHarness(t);
+    const admin = await h.key('admin', 'acme');
+    await h.key('admin', 'other');
+    for (const route of ROUTES) {
+      const res = await h.call(admin, {
+        method: route.method,
+        url: route.url('other'),
+        ...(route.body && { payload: route.body('other') }),
+      });
+      t.equal(res.statusCode, 403, `${route.method} ${route.path}: ${res.body.slice(0, 160)}`);
+      t.equal(res.json().error, 'FORBIDDEN', `${route.method} ${route.path}`);
+    }
+  },
+);
 
 t.test('naming its own organization is not refused', async (t) => {
   const h = await apiHarness(t);
   const admin = await h.key('admin', 'acme');
   for (const route of ROUTES) {
-    const res = await h.call(admin, { method: route.method, url: route.url('acme'), ...(route.body && { payload: route.body('acme') }) });
+    const res = await h.call(admin, {
+      method: route.method,
+      url: route.url('acme'),
+      ...(route.body && { payload: route.body('acme') }),
+    });
     t.not(res.statusCode, 403, `${route.method} ${route.path}: ${res.body.slice(0, 160)}`);
     t.ok(res.statusCode < 500, `${route.method} ${route.path}: ${res.statusCode}`);
   }
@@ -65,7 +133,10 @@ t.test('a system admin lists one named organization', async (t) => {
   await h.key('viewer', 'other');
   const res = await h.call(system, { method: 'GET', url: '/admin/api-keys?organization=other' });
   t.equal(res.statusCode, 200);
-  t.same((res.json() as { items: Array<{ organization: string }> }).items.map((k) => k.organization), ['other']);
+  t.same(
+    (res.json() as { items: Array<{ organization: string }> }).items.map((k) => k.organization),
+    ['other'],
+  );
 });
 
 t.test('the table covers every route whose querystring takes an organization', async (t) => {
@@ -79,5 +150,9 @@ t.test('the table covers every route whose querystring takes an organization', a
       .map(([method]) => `${method.toUpperCase()} ${path}`),
   );
   const covered = new Set(ROUTES.map((r) => `${r.method} ${r.path}`));
-  t.same(taking.filter((r) => !covered.has(r)), [], 'no route left out of the table');
+  t.same(
+    taking.filter((r) => !covered.has(r)),
+    [],
+    'no route left out of the table',
+  );
 });

@@ -6,7 +6,8 @@ import { MATRIX_FLOW, runMatrix, type Actor } from '../../helpers/permission-mat
 t.test('permission matrix (in-process): each role x each endpoint x own org / other org / system key', async (t) => {
   const h = await apiHarness(t);
   const keys = {} as Record<Actor, TestKey>;
-  for (const role of ['viewer', 'operator', 'developer', 'admin'] as Role[]) keys[role as Actor] = await h.key(role, 'acme');
+  for (const role of ['viewer', 'operator', 'developer', 'admin'] as Role[])
+    keys[role as Actor] = await h.key(role, 'acme');
   keys.otherAdmin = await h.key('admin', 'globex');
   keys.systemAdmin = await h.key('admin', null);
   keys.systemViewer = await h.key('viewer', null);
@@ -25,13 +26,18 @@ t.test('permission matrix (in-process): each role x each endpoint x own org / ot
   t.same(failures, [], 'every cell as expected');
 });
 
-t.test('another organization\'s flows and executions are 404, never 403; lists leave them out', async (t) => {
+t.test("another organization's flows and executions are 404, never 403; lists leave them out", async (t) => {
   const h = await apiHarness(t);
   const acme = await h.key('admin', 'acme');
   const globex = await h.key('admin', 'globex');
   const pid = await h.publish(MATRIX_FLOW, { organization: 'acme' });
   const inst = await h.engine.start({ processId: pid, organization: 'acme' });
-  for (const url of [`/process/instance/${inst.processInstanceId}`, `/process/instance/${inst.processInstanceId}/logs`, `/process/${pid}/instances`, `/admin/flows/${pid}`]) {
+  for (const url of [
+    `/process/instance/${inst.processInstanceId}`,
+    `/process/instance/${inst.processInstanceId}/logs`,
+    `/process/${pid}/instances`,
+    `/admin/flows/${pid}`,
+  ]) {
     const res = await h.call(globex, { method: 'GET', url });
     t.equal(res.statusCode, 404, url);
   }

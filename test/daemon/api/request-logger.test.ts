@@ -9,7 +9,8 @@ function capture(): { logger: FastifyBaseLogger; lines: Array<Record<string, unk
   const lines: Array<Record<string, unknown>> = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -47,7 +48,11 @@ t.test('a request logger makes its child only when something is logged, with the
 
 t.test('in Fastify: requests that log nothing make no child; a request that logs has its request id', async (t) => {
   const { logger, lines, children } = capture();
-  const app = Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: true }), childLoggerFactory: lazyChildLogger });
+  const app = Fastify({
+    loggerInstance: logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
+  });
   t.teardown(() => app.close());
   app.get('/quiet', async () => ({ ok: true }));
   app.get('/loud', async (request) => {

@@ -24,7 +24,9 @@ t.test('logs: every entry so far, then live ones, then event: end and the stream
   const key = await h.key('operator', 'default');
   const pid = await h.publish(FLOW);
   const inst = await h.engine.start({ processId: pid, organization: 'default' });
-  const res = await fetch(`${base}/process/instance/${inst.processInstanceId}/logs`, { headers: { 'x-api-key': key.apiKey } });
+  const res = await fetch(`${base}/process/instance/${inst.processInstanceId}/logs`, {
+    headers: { 'x-api-key': key.apiKey },
+  });
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /text\/event-stream/);
   const events: SseEvent[] = [];
@@ -33,12 +35,30 @@ t.test('logs: every entry so far, then live ones, then event: end and the stream
     events.push(ev);
     if (ev.data && JSON.parse(ev.data).message === 'waiting for input') {
       // Answer once the stream has shown the wait: the rest must arrive live.
-      await h.call(key, { method: 'POST', url: '/process/task', payload: { processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'ok' } } });
+      await h.call(key, {
+        method: 'POST',
+        url: '/process/task',
+        payload: {
+          processInstanceId: inst.processInstanceId,
+          nodeId: 'ask',
+          action: 'COMPLETE',
+          data: { inputValue: 'ok' },
+        },
+      });
     }
   }
   const logs = events.filter((e) => e.data !== undefined && e.event === undefined);
-  t.same(logs.map((e) => Number(e.id)), logs.map((_, i) => i + 1), 'ids number the entries from 1');
-  t.match(JSON.parse(logs[0]!.data!), { nodeType: 'process', message: /execution started/, level: 'INFO', timestamp: String });
+  t.same(
+    logs.map((e) => Number(e.id)),
+    logs.map((_, i) => i + 1),
+    'ids number the entries from 1',
+  );
+  t.match(JSON.parse(logs[0]!.data!), {
+    nodeType: 'process',
+    message: /execution started/,
+    level: 'INFO',
+    timestamp: String,
+  });
   t.match(JSON.parse(logs.at(-1)!.data!), { message: 'execution completed', variables: { done: true } });
   t.match(events.at(-1), { event: 'end' }, 'the last event is end');
   t.equal(h.app.streams.subscriberCount, 0, 'the finished stream left no listener');
@@ -50,10 +70,18 @@ t.test('Last-Event-ID resumes after the last entry seen; a finished execution re
   const key = await h.key('viewer', 'default');
   const pid = await h.publish(FLOW);
   const inst = await h.engine.start({ processId: pid, organization: 'default' });
-  await h.engine.submitTask({ organization: 'default', processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'x' } });
+  await h.engine.submitTask({
+    organization: 'default',
+    processInstanceId: inst.processInstanceId,
+    nodeId: 'ask',
+    action: 'COMPLETE',
+    data: { inputValue: 'x' },
+  });
   await h.archived(inst.processInstanceId);
   const read = async (headers: Record<string, string>) => {
-    const res = await fetch(`${base}/process/instance/${inst.processInstanceId}/logs`, { headers: { 'x-api-key': key.apiKey, ...headers } });
+    const res = await fetch(`${base}/process/instance/${inst.processInstanceId}/logs`, {
+      headers: { 'x-api-key': key.apiKey, ...headers },
+    });
     const out: SseEvent[] = [];
     for await (const ev of readSse(res)) if (ev.comment === undefined) out.push(ev);
     return out;
@@ -62,7 +90,10 @@ t.test('Last-Event-ID resumes after the last entry seen; a finished execution re
   const total = all.filter((e) => e.data !== undefined && e.event === undefined).length;
   t.ok(total >= 8, `${total} entries replayed from history`);
   const resumed = await read({ 'last-event-id': '5' });
-  t.same(resumed.filter((e) => e.data !== undefined && e.event === undefined).map((e) => Number(e.id)), Array.from({ length: total - 5 }, (_, i) => i + 6));
+  t.same(
+    resumed.filter((e) => e.data !== undefined && e.event === undefined).map((e) => Number(e.id)),
+    Array.from({ length: total - 5 }, (_, i) => i + 6),
+  );
   t.equal(resumed.at(-1)!.event, 'end');
 });
 
@@ -72,7 +103,10 @@ t.test('heartbeat comments keep an idle stream alive', async (t) => {
   const key = await h.key('viewer', 'default');
   const inst = await h.engine.start({ processId: await h.publish(FLOW), organization: 'default' });
   const ac = new AbortController();
-  const res = await fetch(`${base}/process/instance/${inst.processInstanceId}/logs`, { headers: { 'x-api-key': key.apiKey }, signal: ac.signal });
+  const res = await fetch(`${base}/process/instance/${inst.processInstanceId}/logs`, {
+    headers: { 'x-api-key': key.apiKey },
+    signal: ac.signal,
+  });
   let beats = 0;
   for await (const ev of readSse(res)) {
     if (ev.comment === 'heartbeat' && ++beats === 2) break;
@@ -102,7 +136,7 @@ t.test('many clients connecting and dropping leave no listener behind', async (t
   t.equal(h.app.streams.subscriberCount, 0, '50 clients came and went');
 });
 
-t.test('GET /events streams the lifecycle events of the caller\'s organization only', async (t) => {
+t.test("GET /events streams the lifecycle events of the caller's organization only", async (t) => {
   const h = await apiHarness(t);
   const base = await listening(t, h);
   const acme = await h.key('viewer', 'acme');
@@ -121,57 +155,76 @@ t.test('GET /events streams the lifecycle events of the caller\'s organization o
     if (ev.event === 'NODE_WAITING') break;
   }
   ac.abort();
-  t.ok(seen.every((e) => e.organization === 'acme'), 'nothing of globex');
+  t.ok(
+    seen.every((e) => e.organization === 'acme'),
+    'nothing of globex',
+  );
   t.match(seen[0], { type: 'PROCESS_STARTED', processId: acmeFlow });
   t.ok(seen.some((e) => (e as unknown as { processInstanceId: string }).processInstanceId === mine.processInstanceId));
 });
 
-t.test('a stream whose API key is revoked, suspended or expires sends nothing more: an error event, then it ends', async (t) => {
-  const h = await apiHarness(t);
-  const base = await listening(t, h);
-  const flow = await h.publish(FLOW, { organization: 'acme' });
-  const revoke = (keyId: string, status: 'REVOKED' | 'SUSPENDED') => h.store.commit({ type: 'apiKey.statusChanged', keyId, status, at: h.clock.now().toISOString() });
+t.test(
+  'a stream whose API key is revoked, suspended or expires sends nothing more: an error event, then it ends',
+  async (t) => {
+    const h = await apiHarness(t);
+    const base = await listening(t, h);
+    const flow = await h.publish(FLOW, { organization: 'acme' });
+    const revoke = (keyId: string, status: 'REVOKED' | 'SUSPENDED') =>
+      h.store.commit({ type: 'apiKey.statusChanged', keyId, status, at: h.clock.now().toISOString() });
 
-  // GET /events: the key revoked, then an execution starts.
-  const watcher = await h.key('viewer', 'acme');
-  const events = readSse(await fetch(`${base}/events`, { headers: { 'x-api-key': watcher.apiKey } }));
-  await events.next(); // connected
-  await revoke(watcher.keyId, 'REVOKED');
-  await h.engine.start({ processId: flow, organization: 'acme' });
-  const after: SseEvent[] = [];
-  for await (const ev of events) if (ev.comment === undefined) after.push(ev);
-  t.equal(after.length, 1, 'one event, then the stream ended');
-  t.match(after[0], { event: 'error' });
-  t.match(JSON.parse(after[0]!.data!), { error: 'UNAUTHORIZED', message: /revoked/ });
+    // GET /events: the key revoked, then an execution starts.
+    const watcher = await h.key('viewer', 'acme');
+    const events = readSse(await fetch(`${base}/events`, { headers: { 'x-api-key': watcher.apiKey } }));
+    await events.next(); // connected
+    await revoke(watcher.keyId, 'REVOKED');
+    await h.engine.start({ processId: flow, organization: 'acme' });
+    const after: SseEvent[] = [];
+    for await (const ev of events) if (ev.comment === undefined) after.push(ev);
+    t.equal(after.length, 1, 'one event, then the stream ended');
+    t.match(after[0], { event: 'error' });
+    t.match(JSON.parse(after[0]!.data!), { error: 'UNAUTHORIZED', message: /revoked/ });
 
-  // A log stream: the key suspended while the execution waits, then the task answered.
-  const reader = await h.key('viewer', 'acme');
-  const inst = await h.engine.start({ processId: flow, organization: 'acme' });
-  const logs = readSse(await fetch(`${base}/process/instance/${inst.processInstanceId}/logs`, { headers: { 'x-api-key': reader.apiKey } }));
-  const seen: SseEvent[] = [];
-  // Read by hand: leaving a for-await loop would close the stream.
-  for (let next = await logs.next(); !next.done; next = await logs.next()) {
-    if (next.value.comment !== undefined) continue;
-    seen.push(next.value);
-    if (next.value.data && JSON.parse(next.value.data).message === 'waiting for input') break;
-  }
-  const before = seen.length;
-  await revoke(reader.keyId, 'SUSPENDED');
-  await h.engine.submitTask({ organization: 'acme', processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'x' } });
-  for await (const ev of logs) if (ev.comment === undefined) seen.push(ev);
-  t.equal(seen.length, before + 1, 'no entry after the suspension');
-  t.match(seen.at(-1), { event: 'error' });
-  t.match(JSON.parse(seen.at(-1)!.data!), { error: 'UNAUTHORIZED', message: /suspended/ });
+    // A log stream: the key suspended while the execution waits, then the task answered.
+    const reader = await h.key('viewer', 'acme');
+    const inst = await h.engine.start({ processId: flow, organization: 'acme' });
+    const logs = readSse(
+      await fetch(`${base}/process/instance/${inst.processInstanceId}/logs`, {
+        headers: { 'x-api-key': reader.apiKey },
+      }),
+    );
+    const seen: SseEvent[] = [];
+    // Read by hand: leaving a for-await loop would close the stream.
+    for (let next = await logs.next(); !next.done; next = await logs.next()) {
+      if (next.value.comment !== undefined) continue;
+      seen.push(next.value);
+      if (next.value.data && JSON.parse(next.value.data).message === 'waiting for input') break;
+    }
+    const before = seen.length;
+    await revoke(reader.keyId, 'SUSPENDED');
+    await h.engine.submitTask({
+      organization: 'acme',
+      processInstanceId: inst.processInstanceId,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'x' },
+    });
+    for await (const ev of logs) if (ev.comment === undefined) seen.push(ev);
+    t.equal(seen.length, before + 1, 'no entry after the suspension');
+    t.match(seen.at(-1), { event: 'error' });
+    t.match(JSON.parse(seen.at(-1)!.data!), { error: 'UNAUTHORIZED', message: /suspended/ });
 
-  // An expiry reached while a stream is idle: its next heartbeat ends it.
-  const expiring = await h.key('viewer', 'acme', { expiresAt: new Date(h.clock.now().getTime() + 60_000).toISOString() });
-  const idle = readSse(await fetch(`${base}/events`, { headers: { 'x-api-key': expiring.apiKey } }));
-  await idle.next(); // connected
-  h.clock.advance(120_000);
-  await h.engine.start({ processId: flow, organization: 'acme' });
-  const last: SseEvent[] = [];
-  for await (const ev of idle) if (ev.comment === undefined) last.push(ev);
-  t.match(last, [{ event: 'error' }]);
-  t.match(JSON.parse(last[0]!.data!), { message: /expired/ });
-  t.equal(h.app.streams.subscriberCount, 0, 'the ended streams left no listener');
-});
+    // An expiry reached while a stream is idle: its next heartbeat ends it.
+    const expiring = await h.key('viewer', 'acme', {
+      expiresAt: new Date(h.clock.now().getTime() + 60_000).toISOString(),
+    });
+    const idle = readSse(await fetch(`${base}/events`, { headers: { 'x-api-key': expiring.apiKey } }));
+    await idle.next(); // connected
+    h.clock.advance(120_000);
+    await h.engine.start({ processId: flow, organization: 'acme' });
+    const last: SseEvent[] = [];
+    for await (const ev of idle) if (ev.comment === undefined) last.push(ev);
+    t.match(last, [{ event: 'error' }]);
+    t.match(JSON.parse(last[0]!.data!), { message: /expired/ });
+    t.equal(h.app.streams.subscriberCount, 0, 'the ended streams left no listener');
+  },
+);

@@ -39,63 +39,78 @@ interface Page {
   nextCursor: string | null;
 }
 
-t.test('GET /process/tasks lists every waiting input node and user task with its resolved form, oldest first', async (t) => {
-  const h = await apiHarness(t);
-  const viewer = await h.key('viewer', 'acme');
-  const form = await h.publish(FORM_FLOW, { organization: 'acme' });
-  const review = await h.publish(REVIEW_FLOW, { organization: 'acme' });
-  const sleep = await h.publish(TIMER_FLOW, { organization: 'acme' });
-  const a = await h.start(form, { order: { id: 42 } }, { organization: 'acme', correlationKey: 'order-42' });
-  h.clock.advance(1000);
-  const b = await h.start(review, { what: 'the contract', who: 'ann' }, { organization: 'acme' });
-  await h.start(sleep, {}, { organization: 'acme' });
+t.test(
+  'GET /process/tasks lists every waiting input node and user task with its resolved form, oldest first',
+  async (t) => {
+    const h = await apiHarness(t);
+    const viewer = await h.key('viewer', 'acme');
+    const form = await h.publish(FORM_FLOW, { organization: 'acme' });
+    const review = await h.publish(REVIEW_FLOW, { organization: 'acme' });
+    const sleep = await h.publish(TIMER_FLOW, { organization: 'acme' });
+    const a = await h.start(form, { order: { id: 42 } }, { organization: 'acme', correlationKey: 'order-42' });
+    h.clock.advance(1000);
+    const b = await h.start(review, { what: 'the contract', who: 'ann' }, { organization: 'acme' });
+    await h.start(sleep, {}, { organization: 'acme' });
 
-  const res = await h.call(viewer, { method: 'GET', url: '/process/tasks' });
-  t.equal(res.statusCode, 200);
-  const page = res.json() as Page;
-  t.equal(page.nextCursor, null);
-  t.same(
-    page.items.map((i) => [i.processInstanceId, i.nodeId]),
-    [
-      [a.processInstanceId, 'ask'],
-      [b.processInstanceId, 'review'],
-    ],
-    'the timer wait is not a task; oldest waiting first',
-  );
-  t.same(page.items[0], {
-    processInstanceId: a.processInstanceId,
-    processId: form,
-    processName: 'Approve',
-    processVersion: '1',
-    organization: 'acme',
-    correlationKey: 'order-42',
-    nodeInstanceId: 'n2',
-    nodeId: 'ask',
-    nodeName: 'Ask for approval',
-    nodeType: 'inputNode',
-    inputType: 'form',
-    formTitle: 'Approve order 42?',
-    options: null,
-    fields: [
-      { name: 'approve', type: 'boolean', required: true },
-      { name: 'size', type: 'select', options: ['S', 'M', 'L'] },
-    ],
-    assignee: null,
-    dueAt: new Date(Date.parse(a.startTime) + 30 * 60_000).toISOString(),
-    waitingSince: a.startTime,
-  });
-  t.match(page.items[1], { nodeType: 'userTask', inputType: 'form', formTitle: 'Review the contract', assignee: 'ann', fields: [{ name: 'ok', type: 'boolean' }] });
+    const res = await h.call(viewer, { method: 'GET', url: '/process/tasks' });
+    t.equal(res.statusCode, 200);
+    const page = res.json() as Page;
+    t.equal(page.nextCursor, null);
+    t.same(
+      page.items.map((i) => [i.processInstanceId, i.nodeId]),
+      [
+        [a.processInstanceId, 'ask'],
+        [b.processInstanceId, 'review'],
+      ],
+      'the timer wait is not a task; oldest waiting first',
+    );
+    t.same(page.items[0], {
+      processInstanceId: a.processInstanceId,
+      processId: form,
+      processName: 'Approve',
+      processVersion: '1',
+      organization: 'acme',
+      correlationKey: 'order-42',
+      nodeInstanceId: 'n2',
+      nodeId: 'ask',
+      nodeName: 'Ask for approval',
+      nodeType: 'inputNode',
+      inputType: 'form',
+      formTitle: 'Approve order 42?',
+      options: null,
+      fields: [
+        { name: 'approve', type: 'boolean', required: true },
+        { name: 'size', type: 'select', options: ['S', 'M', 'L'] },
+      ],
+      assignee: null,
+      dueAt: new Date(Date.parse(a.startTime) + 30 * 60_000).toISOString(),
+      waitingSince: a.startTime,
+    });
+    t.match(page.items[1], {
+      nodeType: 'userTask',
+      inputType: 'form',
+      formTitle: 'Review the contract',
+      assignee: 'ann',
+      fields: [{ name: 'ok', type: 'boolean' }],
+    });
 
-  // Answered: gone from the list.
-  const done = await h.call(viewer, { method: 'GET', url: `/process/tasks?processId=${review}` });
-  t.equal((done.json() as Page).items.length, 1, '?processId= keeps one flow\'s tasks');
-  await h.engine.submitTask({ organization: 'acme', processInstanceId: a.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { approve: true } });
-  const after = (await h.call(viewer, { method: 'GET', url: '/process/tasks' })).json() as Page;
-  t.same(
-    after.items.map((i) => i.processInstanceId),
-    [b.processInstanceId],
-  );
-});
+    // Answered: gone from the list.
+    const done = await h.call(viewer, { method: 'GET', url: `/process/tasks?processId=${review}` });
+    t.equal((done.json() as Page).items.length, 1, "?processId= keeps one flow's tasks");
+    await h.engine.submitTask({
+      organization: 'acme',
+      processInstanceId: a.processInstanceId,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { approve: true },
+    });
+    const after = (await h.call(viewer, { method: 'GET', url: '/process/tasks' })).json() as Page;
+    t.same(
+      after.items.map((i) => i.processInstanceId),
+      [b.processInstanceId],
+    );
+  },
+);
 
 t.test('GET /process/tasks pages with limit and cursor', async (t) => {
   const h = await apiHarness(t);
@@ -124,7 +139,7 @@ t.test('GET /process/tasks pages with limit and cursor', async (t) => {
   t.equal(bad.json().error, 'VALIDATION_ERROR');
 });
 
-t.test('GET /process/tasks is scoped to the caller\'s organization; system keys see all or name one', async (t) => {
+t.test("GET /process/tasks is scoped to the caller's organization; system keys see all or name one", async (t) => {
   const h = await apiHarness(t);
   const acme = await h.key('viewer', 'acme');
   const globex = await h.key('admin', 'globex');
@@ -138,17 +153,33 @@ t.test('GET /process/tasks is scoped to the caller\'s organization; system keys 
     return { status: res.statusCode, body: res.json() as Page & { error?: string } };
   };
 
-  t.same((await list(acme)).body.items.map((i) => i.processInstanceId), [a.processInstanceId], 'acme sees its own only');
-  t.same((await list(globex)).body.items.map((i) => i.processInstanceId), [g.processInstanceId], 'globex sees its own only');
-  t.same((await list(system)).body.items.map((i) => i.processInstanceId).sort(), [a.processInstanceId, g.processInstanceId].sort(), 'a system key sees every organization');
-  t.same((await list(system, '?organization=globex')).body.items.map((i) => i.processInstanceId), [g.processInstanceId], 'or names one');
+  t.same(
+    (await list(acme)).body.items.map((i) => i.processInstanceId),
+    [a.processInstanceId],
+    'acme sees its own only',
+  );
+  t.same(
+    (await list(globex)).body.items.map((i) => i.processInstanceId),
+    [g.processInstanceId],
+    'globex sees its own only',
+  );
+  t.same(
+    (await list(system)).body.items.map((i) => i.processInstanceId).sort(),
+    [a.processInstanceId, g.processInstanceId].sort(),
+    'a system key sees every organization',
+  );
+  t.same(
+    (await list(system, '?organization=globex')).body.items.map((i) => i.processInstanceId),
+    [g.processInstanceId],
+    'or names one',
+  );
   t.same((await list(acme, '?organization=acme')).body.items.length, 1, 'an organization key may name its own');
 
   const other = await list(acme, '?organization=globex');
   t.equal(other.status, 403, 'but not another');
   t.equal(other.body.error, 'FORBIDDEN');
   const foreignFlow = await list(acme, `?processId=${globexFlow}`);
-  t.equal(foreignFlow.status, 404, 'another organization\'s flow is 404, like /process/{id}/instances');
+  t.equal(foreignFlow.status, 404, "another organization's flow is 404, like /process/{id}/instances");
   t.equal(foreignFlow.body.error, 'PROCESS_NOT_FOUND');
   t.equal((await list(acme, '?processId=00000000-0000-4000-8000-000000000000')).body.error, 'PROCESS_NOT_FOUND');
 

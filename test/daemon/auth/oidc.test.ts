@@ -14,21 +14,49 @@ t.test('bearer JWTs from a real OIDC provider: accepted, mapped, and refused for
     store: h.store,
     engine: h.engine,
     webhooks: new WebhookReceiver({ store: h.store, engine: h.engine }),
-    bearer: createOidcVerifier({ issuer: idp.issuer, audience: AUDIENCE, jwksCooldownMs: 0, now: () => new Date(Date.now() + offsetMs) }),
+    bearer: createOidcVerifier({
+      issuer: idp.issuer,
+      audience: AUDIENCE,
+      jwksCooldownMs: 0,
+      now: () => new Date(Date.now() + offsetMs),
+    }),
   });
   t.teardown(() => app.close());
-  const whoami = (token: string) => app.inject({ method: 'GET', url: '/auth/whoami', headers: { authorization: `Bearer ${token}` } });
+  const whoami = (token: string) =>
+    app.inject({ method: 'GET', url: '/auth/whoami', headers: { authorization: `Bearer ${token}` } });
 
   const operator = await idp.token('acme-operator');
   const ok = await whoami(operator);
   t.equal(ok.statusCode, 200);
-  t.match(ok.json(), { subject: 'acme-operator', organization: 'acme', system: false, permissions: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE'] }, 'roles claim -> permissions');
+  t.match(
+    ok.json(),
+    {
+      subject: 'acme-operator',
+      organization: 'acme',
+      system: false,
+      permissions: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE'],
+    },
+    'roles claim -> permissions',
+  );
   t.same((await whoami(await idp.token('acme-reader'))).json().permissions, ['WORKFLOW_READ'], 'permissions claim');
 
-  const pid = await h.publish(`processId: AUTO\nname: J\nnodes:\n  start: { type: startEvent, next: done }\n  done: { type: endEvent }\n`, { organization: 'acme' });
-  const exec = await app.inject({ method: 'POST', url: '/process/exec', headers: { authorization: `Bearer ${operator}` }, payload: { processId: pid } });
+  const pid = await h.publish(
+    `processId: AUTO\nname: J\nnodes:\n  start: { type: startEvent, next: done }\n  done: { type: endEvent }\n`,
+    { organization: 'acme' },
+  );
+  const exec = await app.inject({
+    method: 'POST',
+    url: '/process/exec',
+    headers: { authorization: `Bearer ${operator}` },
+    payload: { processId: pid },
+  });
   t.equal(exec.statusCode, 200, 'an org-scoped JWT starts with /process/exec');
-  const reader = await app.inject({ method: 'POST', url: '/process/exec', headers: { authorization: `Bearer ${await idp.token('acme-reader')}` }, payload: { processId: pid } });
+  const reader = await app.inject({
+    method: 'POST',
+    url: '/process/exec',
+    headers: { authorization: `Bearer ${await idp.token('acme-reader')}` },
+    payload: { processId: pid },
+  });
   t.equal(reader.statusCode, 403, 'without WORKFLOW_EXECUTE');
 
   const refusals: Array<[string, Promise<string> | string, RegExp]> = [
@@ -46,8 +74,16 @@ t.test('bearer JWTs from a real OIDC provider: accepted, mapped, and refused for
     .sign(privateKey);
   refusals.push(['signed by another key', forged, /signature/]);
   const now = Math.floor(Date.now() / 1000);
-  refusals.push(['signed by the issuer, but with no expiry', idp.sign({ org_id: 'acme', roles: ['admin'], iat: now }), /exp/]);
-  t.equal((await whoami(await idp.sign({ org_id: 'acme', roles: ['admin'], iat: now, exp: now + 300 }))).statusCode, 200, 'the same token with an expiry is accepted');
+  refusals.push([
+    'signed by the issuer, but with no expiry',
+    idp.sign({ org_id: 'acme', roles: ['admin'], iat: now }),
+    /exp/,
+  ]);
+  t.equal(
+    (await whoami(await idp.sign({ org_id: 'acme', roles: ['admin'], iat: now, exp: now + 300 }))).statusCode,
+    200,
+    'the same token with an expiry is accepted',
+  );
   for (const [name, token, why] of refusals) {
     const res = await whoami(await token);
     t.equal(res.statusCode, 401, name);
@@ -64,7 +100,11 @@ t.test('bearer JWTs from a real OIDC provider: accepted, mapped, and refused for
 
   await idp.rotate();
   const rotated = await idp.token('acme-operator');
-  t.not(JSON.parse(Buffer.from(rotated.split('.')[0]!, 'base64url').toString()).kid, 'key-1', 'the issuer signs with a new key');
+  t.not(
+    JSON.parse(Buffer.from(rotated.split('.')[0]!, 'base64url').toString()).kid,
+    'key-1',
+    'the issuer signs with a new key',
+  );
   t.equal((await whoami(rotated)).statusCode, 200, 'after key rotation, the new key is fetched and tokens verify');
   t.equal((await whoami(operator)).statusCode, 401, 'tokens of the retired key no longer verify');
   void exportJWK;
@@ -72,7 +112,11 @@ t.test('bearer JWTs from a real OIDC provider: accepted, mapped, and refused for
 
 t.test('a daemon without an issuer refuses bearer tokens, saying so', async (t) => {
   const h = await engineHarness(t);
-  const app = buildServer({ store: h.store, engine: h.engine, webhooks: new WebhookReceiver({ store: h.store, engine: h.engine }) });
+  const app = buildServer({
+    store: h.store,
+    engine: h.engine,
+    webhooks: new WebhookReceiver({ store: h.store, engine: h.engine }),
+  });
   t.teardown(() => app.close());
   const res = await app.inject({ method: 'GET', url: '/auth/whoami', headers: { authorization: 'Bearer abc' } });
   t.equal(res.statusCode, 401);
@@ -92,7 +136,11 @@ t.test('an organization claim that is not a valid name is refused', async (t) =>
     bearer: createOidcVerifier({ issuer: idp.issuer, audience: AUDIENCE, jwksCooldownMs: 0 }),
   });
   t.teardown(() => app.close());
-  const res = await app.inject({ method: 'GET', url: '/auth/whoami', headers: { authorization: `Bearer ${await idp.token('evil-org' as 'no-org')}` } });
+  const res = await app.inject({
+    method: 'GET',
+    url: '/auth/whoami',
+    headers: { authorization: `Bearer ${await idp.token('evil-org' as 'no-org')}` },
+  });
   t.equal(res.statusCode, 401);
   t.match(res.json().message, /not a valid organization name/);
 });
@@ -103,7 +151,7 @@ t.test('a bearer verifier that rejects with something other than an Error still 
     store: h.store,
     engine: h.engine,
     webhooks: new WebhookReceiver({ store: h.store, engine: h.engine }),
-     
+
     bearer: () => Promise.reject(undefined),
   });
   t.teardown(() => app.close());

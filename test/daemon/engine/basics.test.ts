@@ -21,8 +21,16 @@ nodes:
   const seqBefore = h.store.lastSeq;
   const inst = await h.start(pid, { order: { id: 7, amount: 12.5 }, customer: 'ACME' });
   await h.archived(inst.processInstanceId);
-  t.equal(h.store.lastSeq - seqBefore, 0, 'nothing journaled: a run that starts and finishes in one step is written to history alone');
-  t.same(await h.engine.getInstance({ organization: null }, inst.processInstanceId), inst, 'read back from history as it was live');
+  t.equal(
+    h.store.lastSeq - seqBefore,
+    0,
+    'nothing journaled: a run that starts and finishes in one step is written to history alone',
+  );
+  t.same(
+    await h.engine.getInstance({ organization: null }, inst.processInstanceId),
+    inst,
+    'read back from history as it was live',
+  );
   t.equal(inst.stateCd, STATE.COMPLETED);
   t.same(trail(inst), ['start:2', 'work:2', 'set:2', 'out:2', 'done:2']);
   t.equal(inst.variables.total, 12.5, 'a lone {ref} keeps its type');
@@ -30,12 +38,23 @@ nodes:
   t.equal(inst.variables.nothing, '', 'a missing reference resolves to an empty string');
   t.same(inst.output, { result: 12.5 });
   t.ok(inst.endTime);
-  t.match(logEntries(inst).find((l) => l.level === 'WARN'), { nodeId: 'set', message: /\{missing\.value\}/ }, 'the missing reference is logged as WARN');
-  t.match(logEntries(inst).find((l) => l.nodeId === 'work'), { nodeName: 'Do the work', nodeType: 'task', level: 'INFO' });
+  t.match(
+    logEntries(inst).find((l) => l.level === 'WARN'),
+    { nodeId: 'set', message: /\{missing\.value\}/ },
+    'the missing reference is logged as WARN',
+  );
+  t.match(
+    logEntries(inst).find((l) => l.nodeId === 'work'),
+    { nodeName: 'Do the work', nodeType: 'task', level: 'INFO' },
+  );
   const types = h.events.filter((e) => e.processInstanceId === inst.processInstanceId).map((e) => e.type);
   t.same(types.slice(0, 3), ['PROCESS_STARTED', 'NODE_STARTED', 'NODE_COMPLETED']);
   t.equal(types.at(-1), 'PROCESS_COMPLETED');
-  t.equal(h.logs.filter((l) => l.processInstanceId === inst.processInstanceId).length, inst.logs.length, 'every log entry streamed');
+  t.equal(
+    h.logs.filter((l) => l.processInstanceId === inst.processInstanceId).length,
+    inst.logs.length,
+    'every log entry streamed',
+  );
   t.same(h.logs.map((l) => l.id).slice(0, 3), [1, 2, 3], 'log ids number the entries');
   t.notOk(h.store.state.instances[inst.processInstanceId], 'archived out of the live state');
 });
@@ -103,9 +122,22 @@ nodes:
 `);
   const inst = await h.start(pid);
   t.equal(inst.stateCd, STATE.RUNNING, 'b still waits, so the join has not fired');
-  t.notOk(trail(inst).some((s) => s.startsWith('join')), 'no join node instance yet');
-  t.same(Object.values(inst.joins.join ?? {}).reduce((a, b) => a + b, 0), 2, 'two tokens wait at the join');
-  await h.engine.submitTask({ organization: 'default', processInstanceId: inst.processInstanceId, nodeId: 'b', action: 'COMPLETE', data: { inputValue: 'x' } });
+  t.notOk(
+    trail(inst).some((s) => s.startsWith('join')),
+    'no join node instance yet',
+  );
+  t.same(
+    Object.values(inst.joins.join ?? {}).reduce((a, b) => a + b, 0),
+    2,
+    'two tokens wait at the join',
+  );
+  await h.engine.submitTask({
+    organization: 'default',
+    processInstanceId: inst.processInstanceId,
+    nodeId: 'b',
+    action: 'COMPLETE',
+    data: { inputValue: 'x' },
+  });
   const done = await h.get(inst.processInstanceId);
   t.equal(done.stateCd, STATE.COMPLETED);
   t.equal(trail(done).filter((s) => s.startsWith('join')).length, 1, 'the join fired once');
@@ -158,12 +190,22 @@ nodes:
     if (y) {
       t.equal(inst.stateCd, STATE.RUNNING, `x=${x} y=${y} z=${z}: the join waits for the branch still running`);
       t.notOk(trail(inst).includes('join:2'));
-      await h.engine.submitTask({ organization: 'default', processInstanceId: inst.processInstanceId, nodeId: 'b', action: 'COMPLETE', data: { inputValue: 1 } });
+      await h.engine.submitTask({
+        organization: 'default',
+        processInstanceId: inst.processInstanceId,
+        nodeId: 'b',
+        action: 'COMPLETE',
+        data: { inputValue: 1 },
+      });
       inst = await h.get(inst.processInstanceId);
     }
     t.equal(inst.stateCd, STATE.COMPLETED, `x=${x} y=${y} z=${z}: completed`);
     const ran = ['a', 'b', 'c', 'd'].filter((n) => trail(inst).includes(`${n}:2`));
-    t.same(ran, mask === 0 ? ['d'] : ['a', 'b', 'c'].filter((_, i) => mask & (1 << i)), `x=${x} y=${y} z=${z}: the true branches ran`);
+    t.same(
+      ran,
+      mask === 0 ? ['d'] : ['a', 'b', 'c'].filter((_, i) => mask & (1 << i)),
+      `x=${x} y=${y} z=${z}: the true branches ran`,
+    );
     t.equal(trail(inst).filter((s) => s === 'join:2').length, 1, `x=${x} y=${y} z=${z}: the join fired exactly once`);
     t.equal(trail(inst).filter((s) => s === 'after:2').length, 1);
   }
@@ -225,20 +267,38 @@ nodes:
   // Snapshot the live state the moment each finishes, before it is archived.
   const live = new Map<string, string>();
   h.engine.on('lifecycle', (e) => {
-    if (e.type === 'PROCESS_COMPLETED') live.set(e.processInstanceId, JSON.stringify(h.store.state.instances[e.processInstanceId]));
+    if (e.type === 'PROCESS_COMPLETED')
+      live.set(e.processInstanceId, JSON.stringify(h.store.state.instances[e.processInstanceId]));
   });
   const one = await h.engine.start({ processId: straight, organization: 'default', data: { a: [1, { b: 2 }] } });
   const two = await h.engine.start({ processId: waits, organization: 'default' });
-  await h.engine.submitTask({ organization: 'default', processInstanceId: two.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 5 } });
+  await h.engine.submitTask({
+    organization: 'default',
+    processInstanceId: two.processInstanceId,
+    nodeId: 'ask',
+    action: 'COMPLETE',
+    data: { inputValue: 5 },
+  });
   for (const inst of [one, two]) {
     await h.archived(inst.processInstanceId);
     t.notOk(h.store.state.instances[inst.processInstanceId], 'no longer live');
     const archived = await h.engine.getInstance({ organization: null }, inst.processInstanceId);
-    t.same(JSON.parse(JSON.stringify(archived)), JSON.parse(live.get(inst.processInstanceId)!), `${inst.processName}: the same from history`);
-    t.equal(await h.engine.getInstance({ organization: 'other' }, inst.processInstanceId), null, 'invisible to another organization');
+    t.same(
+      JSON.parse(JSON.stringify(archived)),
+      JSON.parse(live.get(inst.processInstanceId)!),
+      `${inst.processName}: the same from history`,
+    );
+    t.equal(
+      await h.engine.getInstance({ organization: 'other' }, inst.processInstanceId),
+      null,
+      'invisible to another organization',
+    );
   }
   const raw = await (await import('../../../src/daemon/store/history.js')).History.open(`${h.dir}/history`);
-  t.ok('records' in ((await raw.get(new Date(h.clock.ms).toISOString().slice(0, 10), one.processInstanceId)) as object), 'a one-step execution is kept as its journaled records');
+  t.ok(
+    'records' in ((await raw.get(new Date(h.clock.ms).toISOString().slice(0, 10), one.processInstanceId)) as object),
+    'a one-step execution is kept as its journaled records',
+  );
   await raw.close();
 });
 
@@ -268,7 +328,14 @@ nodes:
     if (!res.nextCursor) break;
     cursor = res.nextCursor;
   }
-  t.same(seen, [late.processInstanceId, early2.processInstanceId, early1.processInstanceId], 'one per page, newest first, the archived one included');
+  t.same(
+    seen,
+    [late.processInstanceId, early2.processInstanceId, early1.processInstanceId],
+    'one per page, newest first, the archived one included',
+  );
   const completed = await h.engine.listInstances({ organization: 'default' }, pid, { limit: 10, stateCd: 1 });
-  t.same(completed.items.map((i) => i.processInstanceId), [late.processInstanceId]);
+  t.same(
+    completed.items.map((i) => i.processInstanceId),
+    [late.processInstanceId],
+  );
 });

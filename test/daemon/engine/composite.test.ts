@@ -43,9 +43,11 @@ nodes:
   t.same(trail(child!), ['s:2', 'calc:2', 'e:2']);
 });
 
-t.test('a subProcess by processId waits for the child; its failure fails the node, an error boundary takes it by code', async (t) => {
-  const h = await engineHarness(t);
-  const child = await h.publish(`
+t.test(
+  'a subProcess by processId waits for the child; its failure fails the node, an error boundary takes it by code',
+  async (t) => {
+    const h = await engineHarness(t);
+    const child = await h.publish(`
 processId: AUTO
 name: Child
 nodes:
@@ -56,7 +58,7 @@ nodes:
     branches: [{ condition: "\${inputValue == 'ok'}", next: end }]
   end: { type: endEvent }
 `);
-  const parentFlow = (boundaryCode: string) => `
+    const parentFlow = (boundaryCode: string) => `
 processId: AUTO
 name: Parent
 nodes:
@@ -66,38 +68,59 @@ nodes:
   handled: { type: endEvent }
   done: { type: endEvent }
 `;
-  const pid = await h.publish(parentFlow('NO_BRANCH_MATCHED'));
-  const p1 = await h.start(pid);
-  t.equal(p1.stateCd, STATE.RUNNING);
-  const sub = Object.values(p1.nodes).find((n) => n.nodeId === 'sub')!;
-  t.equal(sub.statusCd, STATUS.WAITING, 'the subProcess node waits');
-  const [c1] = await children(h, p1, 'sub');
-  t.equal(c1!.processId, child);
-  await h.engine.submitTask({ organization: null, processInstanceId: c1!.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'ok' } });
-  t.equal((await h.get(p1.processInstanceId)).stateCd, STATE.COMPLETED, 'the child completed, so did the parent');
+    const pid = await h.publish(parentFlow('NO_BRANCH_MATCHED'));
+    const p1 = await h.start(pid);
+    t.equal(p1.stateCd, STATE.RUNNING);
+    const sub = Object.values(p1.nodes).find((n) => n.nodeId === 'sub')!;
+    t.equal(sub.statusCd, STATUS.WAITING, 'the subProcess node waits');
+    const [c1] = await children(h, p1, 'sub');
+    t.equal(c1!.processId, child);
+    await h.engine.submitTask({
+      organization: null,
+      processInstanceId: c1!.processInstanceId,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'ok' },
+    });
+    t.equal((await h.get(p1.processInstanceId)).stateCd, STATE.COMPLETED, 'the child completed, so did the parent');
 
-  const p2 = await h.start(pid);
-  const [c2] = await children(h, p2, 'sub');
-  await h.engine.submitTask({ organization: null, processInstanceId: c2!.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'no' } });
-  const after = await h.get(p2.processInstanceId);
-  t.equal((await h.get(c2!.processInstanceId)).stateCd, STATE.FAILED);
-  t.equal(after.stateCd, STATE.COMPLETED, 'the error boundary took the failure');
-  t.same(trail(after), ['start:2', 'sub:3', 'caught:2', 'handled:2']);
-  t.equal((after.variables.error as { code: string }).code, 'NO_BRANCH_MATCHED', 'the path gets the error');
+    const p2 = await h.start(pid);
+    const [c2] = await children(h, p2, 'sub');
+    await h.engine.submitTask({
+      organization: null,
+      processInstanceId: c2!.processInstanceId,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'no' },
+    });
+    const after = await h.get(p2.processInstanceId);
+    t.equal((await h.get(c2!.processInstanceId)).stateCd, STATE.FAILED);
+    t.equal(after.stateCd, STATE.COMPLETED, 'the error boundary took the failure');
+    t.same(trail(after), ['start:2', 'sub:3', 'caught:2', 'handled:2']);
+    t.equal((after.variables.error as { code: string }).code, 'NO_BRANCH_MATCHED', 'the path gets the error');
 
-  const other = await h.publish(parentFlow('SOMETHING_ELSE'));
-  const p3 = await h.start(other);
-  const [c3] = await children(h, p3, 'sub');
-  await h.engine.submitTask({ organization: null, processInstanceId: c3!.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'no' } });
-  const failed = await h.get(p3.processInstanceId);
-  t.equal(failed.stateCd, STATE.FAILED, 'a boundary for another code does not take it');
-  t.equal(failed.error?.code, 'NO_BRANCH_MATCHED');
-  t.equal(failed.error?.nodeId, 'sub');
-});
+    const other = await h.publish(parentFlow('SOMETHING_ELSE'));
+    const p3 = await h.start(other);
+    const [c3] = await children(h, p3, 'sub');
+    await h.engine.submitTask({
+      organization: null,
+      processInstanceId: c3!.processInstanceId,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'no' },
+    });
+    const failed = await h.get(p3.processInstanceId);
+    t.equal(failed.stateCd, STATE.FAILED, 'a boundary for another code does not take it');
+    t.equal(failed.error?.code, 'NO_BRANCH_MATCHED');
+    t.equal(failed.error?.nodeId, 'sub');
+  },
+);
 
-t.test('cancelling the parent cancels the child; cancelling the child fails the parent node (CHILD_CANCELLED)', async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(`
+t.test(
+  'cancelling the parent cancels the child; cancelling the child fails the parent node (CHILD_CANCELLED)',
+  async (t) => {
+    const h = await engineHarness(t);
+    const pid = await h.publish(`
 processId: AUTO
 name: Parent
 nodes:
@@ -111,32 +134,36 @@ nodes:
     next: done
   done: { type: endEvent }
 `);
-  const p1 = await h.start(pid);
-  const [c1] = await children(h, p1, 'sub');
-  await h.engine.cancel({ organization: null, processInstanceId: p1.processInstanceId });
-  t.equal((await h.get(p1.processInstanceId)).stateCd, STATE.CANCELLED);
-  const c1After = await h.get(c1!.processInstanceId);
-  t.equal(c1After.stateCd, STATE.CANCELLED, 'the child is cancelled with its parent');
-  t.same(trail(c1After), ['s:2', 'ask:4']);
+    const p1 = await h.start(pid);
+    const [c1] = await children(h, p1, 'sub');
+    await h.engine.cancel({ organization: null, processInstanceId: p1.processInstanceId });
+    t.equal((await h.get(p1.processInstanceId)).stateCd, STATE.CANCELLED);
+    const c1After = await h.get(c1!.processInstanceId);
+    t.equal(c1After.stateCd, STATE.CANCELLED, 'the child is cancelled with its parent');
+    t.same(trail(c1After), ['s:2', 'ask:4']);
 
-  const p2 = await h.start(pid);
-  const [c2] = await children(h, p2, 'sub');
-  await h.engine.cancel({ organization: null, processInstanceId: c2!.processInstanceId });
-  const p2After = await h.get(p2.processInstanceId);
-  t.equal(p2After.stateCd, STATE.FAILED);
-  t.equal(p2After.error?.code, 'CHILD_CANCELLED');
-  t.equal(running(h).length, 0, 'nothing left running');
-});
+    const p2 = await h.start(pid);
+    const [c2] = await children(h, p2, 'sub');
+    await h.engine.cancel({ organization: null, processInstanceId: c2!.processInstanceId });
+    const p2After = await h.get(p2.processInstanceId);
+    t.equal(p2After.stateCd, STATE.FAILED);
+    t.equal(p2After.error?.code, 'CHILD_CANCELLED');
+    t.equal(running(h).length, 0, 'nothing left running');
+  },
+);
 
 t.test('a subProcess naming a flow that does not exist or is not published fails the node with its code', async (t) => {
   const h = await engineHarness(t);
-  const draft = await h.publish(`
+  const draft = await h.publish(
+    `
 processId: AUTO
 name: Only in development
 nodes:
   s: { type: startEvent, next: e }
   e: { type: endEvent }
-`, { environment: 'DEVELOPMENT' });
+`,
+    { environment: 'DEVELOPMENT' },
+  );
   for (const [target, code] of [
     ['00000000-0000-4000-8000-000000000000', 'PROCESS_NOT_FOUND'],
     [draft, 'PROCESS_NOT_PUBLISHED'],
@@ -222,7 +249,10 @@ t.test('an interrupting timer boundary event cancels the node it watches and tak
   await h.waitFor((e) => e.type === 'PROCESS_COMPLETED' && e.processInstanceId === inst.processInstanceId);
   const after = await h.get(inst.processInstanceId);
   t.same(trail(after), ['start:2', 'ask:4', 'remind:2', 'note:2', 'noted:2']);
-  t.ok(h.events.some((e) => e.type === 'NODE_CANCELLED' && e.nodeId === 'ask'), 'NODE_CANCELLED published');
+  t.ok(
+    h.events.some((e) => e.type === 'NODE_CANCELLED' && e.nodeId === 'ask'),
+    'NODE_CANCELLED published',
+  );
   t.equal(h.engine.timerCount, 0);
 });
 
@@ -231,14 +261,30 @@ t.test('a non-interrupting timer boundary event fires once beside the node, whic
   const pid = await h.publish(TIMER_BOUNDARY(false));
   const inst = await h.start(pid);
   h.advance(3_600_000);
-  await h.waitFor((e) => e.type === 'NODE_COMPLETED' && e.nodeId === 'noted' && e.processInstanceId === inst.processInstanceId);
+  await h.waitFor(
+    (e) => e.type === 'NODE_COMPLETED' && e.nodeId === 'noted' && e.processInstanceId === inst.processInstanceId,
+  );
   const mid = await h.get(inst.processInstanceId);
   t.equal(mid.stateCd, STATE.RUNNING);
-  t.same(trail(mid), ['start:2', 'ask:1', 'remind:2', 'note:2', 'noted:2'], 'the boundary path ran; the node still waits');
+  t.same(
+    trail(mid),
+    ['start:2', 'ask:1', 'remind:2', 'note:2', 'noted:2'],
+    'the boundary path ran; the node still waits',
+  );
   t.equal(mid.variables.reminded, true);
   h.advance(10 * 3_600_000);
-  t.equal(Object.values((await h.get(inst.processInstanceId)).nodes).filter((n) => n.nodeId === 'remind').length, 1, 'it fired once');
-  await h.engine.submitTask({ organization: null, processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'x' } });
+  t.equal(
+    Object.values((await h.get(inst.processInstanceId)).nodes).filter((n) => n.nodeId === 'remind').length,
+    1,
+    'it fired once',
+  );
+  await h.engine.submitTask({
+    organization: null,
+    processInstanceId: inst.processInstanceId,
+    nodeId: 'ask',
+    action: 'COMPLETE',
+    data: { inputValue: 'x' },
+  });
   t.equal((await h.get(inst.processInstanceId)).stateCd, STATE.COMPLETED);
   t.equal(h.engine.timerCount, 0);
 });
@@ -293,9 +339,11 @@ nodes:
   t.same(h.store.state.subscriptions, {}, "the child's subscription is gone");
 });
 
-t.test('the failure rule: error boundary, else errorFlow, else the execution fails and every other node is cancelled', async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(`
+t.test(
+  'the failure rule: error boundary, else errorFlow, else the execution fails and every other node is cancelled',
+  async (t) => {
+    const h = await engineHarness(t);
+    const pid = await h.publish(`
 processId: AUTO
 name: Fork and fail
 nodes:
@@ -305,16 +353,24 @@ nodes:
   join: { type: parallelGateway, next: end }
   end: { type: endEvent }
 `);
-  const p = await h.start(pid);
-  t.equal(p.stateCd, STATE.FAILED);
-  t.same(p.error, { code: 'EXPRESSION_ERROR', message: p.error?.message, nodeId: 'boom' });
-  t.equal(Object.values(p.nodes).find((n) => n.nodeId === 'wait')?.statusCd, STATUS.CANCELLED, 'the other branch is cancelled');
-});
+    const p = await h.start(pid);
+    t.equal(p.stateCd, STATE.FAILED);
+    t.same(p.error, { code: 'EXPRESSION_ERROR', message: p.error?.message, nodeId: 'boom' });
+    t.equal(
+      Object.values(p.nodes).find((n) => n.nodeId === 'wait')?.statusCd,
+      STATUS.CANCELLED,
+      'the other branch is cancelled',
+    );
+  },
+);
 
-const LOOP = (props: string, body = `
+const LOOP = (
+  props: string,
+  body = `
       s: { type: startEvent, next: calc }
       calc: { type: setVariable, variables: { square: "{item}", seen: "{index}" }, next: e }
-      e: { type: endEvent }`) => `
+      e: { type: endEvent }`,
+) => `
 processId: AUTO
 name: Loop
 nodes:
@@ -335,8 +391,14 @@ t.test('a collection loop runs its body once per item, in order, and collects on
   t.same(p.variables.square, [3, 1, 2], 'collected in item order');
   t.equal(p.variables.seen, 2, 'a sequential iteration hands its variables on');
   const iterations = await children(h, p, 'each');
-  t.same(iterations.map((c) => c.iteration), [0, 1, 2]);
-  t.same(iterations.map((c) => c.variables.item), [3, 1, 2]);
+  t.same(
+    iterations.map((c) => c.iteration),
+    [0, 1, 2],
+  );
+  t.same(
+    iterations.map((c) => c.variables.item),
+    [3, 1, 2],
+  );
 
   const empty = await h.start(pid, { items: [] });
   t.equal(empty.stateCd, STATE.COMPLETED);
@@ -348,57 +410,95 @@ t.test('a collection loop runs its body once per item, in order, and collects on
   t.equal((await h.start(tooMany, { items: [1, 2, 3] })).error?.code, 'LOOP_LIMIT');
 });
 
-t.test('a condition loop runs while its condition holds, and maxIterations stops an endless one (LOOP_LIMIT)', async (t) => {
-  const h = await engineHarness(t);
-  const body = `
+t.test(
+  'a condition loop runs while its condition holds, and maxIterations stops an endless one (LOOP_LIMIT)',
+  async (t) => {
+    const h = await engineHarness(t);
+    const body = `
       s: { type: startEvent, next: inc }
       inc: { type: scriptTask, script: "return { n: vars.n + 1 }", next: e }
       e: { type: endEvent }`;
-  const setBody = `
+    const setBody = `
       s: { type: startEvent, next: e }
       e: { type: endEvent }`;
-  const counting = await h.publish(LOOP('    condition: "${n < 5}"\n    collect: n', body));
-  const p = await h.start(counting, { n: 0 });
-  const done = await waitDone(h, p.processInstanceId);
-  t.equal(done.stateCd, STATE.COMPLETED, JSON.stringify(done.error));
-  t.same(done.variables.n, [1, 2, 3, 4, 5], "the condition saw each iteration's n; collect gathered them under the same name");
+    const counting = await h.publish(LOOP('    condition: "${n < 5}"\n    collect: n', body));
+    const p = await h.start(counting, { n: 0 });
+    const done = await waitDone(h, p.processInstanceId);
+    t.equal(done.stateCd, STATE.COMPLETED, JSON.stringify(done.error));
+    t.same(
+      done.variables.n,
+      [1, 2, 3, 4, 5],
+      "the condition saw each iteration's n; collect gathered them under the same name",
+    );
 
-  const endless = await h.publish(LOOP('    condition: "${true}"\n    maxIterations: 3', setBody));
-  const e = await h.start(endless);
-  t.equal(e.stateCd, STATE.FAILED);
-  t.equal(e.error?.code, 'LOOP_LIMIT');
-  t.equal((await children(h, e, 'each')).length, 3, 'exactly maxIterations ran');
-});
+    const endless = await h.publish(LOOP('    condition: "${true}"\n    maxIterations: 3', setBody));
+    const e = await h.start(endless);
+    t.equal(e.stateCd, STATE.FAILED);
+    t.equal(e.error?.code, 'LOOP_LIMIT');
+    t.equal((await children(h, e, 'each')).length, 3, 'exactly maxIterations ran');
+  },
+);
 
-t.test('a parallel loop runs at most `concurrency` iterations at once, each with its own copy of the variables', async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(LOOP('    collection: "{items}"\n    parallel: true\n    concurrency: 2\n    collect: got', `
+t.test(
+  'a parallel loop runs at most `concurrency` iterations at once, each with its own copy of the variables',
+  async (t) => {
+    const h = await engineHarness(t);
+    const pid = await h.publish(
+      LOOP(
+        '    collection: "{items}"\n    parallel: true\n    concurrency: 2\n    collect: got',
+        `
       s: { type: startEvent, next: wait }
       wait: { type: intermediateCatchEvent, eventType: message, messageRef: go, correlationKey: "{item}", next: e }
-      e: { type: endEvent }`));
-  const p = await h.start(pid, { items: ['a', 'b', 'c', 'd'] });
-  const live = () => running(h).filter((i) => i.parentInstanceId === p.processInstanceId);
-  t.equal(live().length, 2, 'two at once');
-  await h.engine.publishEvent({ organization: 'default', eventType: 'go', correlationKey: 'b', data: { got: 'B' } });
-  t.same(live().map((i) => i.variables.item).sort(), ['a', 'c'], 'the next item started when one finished');
-  for (const k of ['c', 'a', 'd']) await h.engine.publishEvent({ organization: 'default', eventType: 'go', correlationKey: k, data: { got: k.toUpperCase() } });
-  const after = await h.get(p.processInstanceId);
-  t.equal(after.stateCd, STATE.COMPLETED);
-  t.same(after.variables.got, ['A', 'B', 'C', 'D'], 'collected by index, whatever the finishing order');
-  t.notOk('item' in after.variables, 'parallel iterations do not write back');
-});
+      e: { type: endEvent }`,
+      ),
+    );
+    const p = await h.start(pid, { items: ['a', 'b', 'c', 'd'] });
+    const live = () => running(h).filter((i) => i.parentInstanceId === p.processInstanceId);
+    t.equal(live().length, 2, 'two at once');
+    await h.engine.publishEvent({ organization: 'default', eventType: 'go', correlationKey: 'b', data: { got: 'B' } });
+    t.same(
+      live()
+        .map((i) => i.variables.item)
+        .sort(),
+      ['a', 'c'],
+      'the next item started when one finished',
+    );
+    for (const k of ['c', 'a', 'd'])
+      await h.engine.publishEvent({
+        organization: 'default',
+        eventType: 'go',
+        correlationKey: k,
+        data: { got: k.toUpperCase() },
+      });
+    const after = await h.get(p.processInstanceId);
+    t.equal(after.stateCd, STATE.COMPLETED);
+    t.same(after.variables.got, ['A', 'B', 'C', 'D'], 'collected by index, whatever the finishing order');
+    t.notOk('item' in after.variables, 'parallel iterations do not write back');
+  },
+);
 
 t.test('a loop resumes where it was after a restart', async (t) => {
   let h = await engineHarness(t);
-  const pid = await h.publish(LOOP('    collection: "{items}"\n    collect: answer', `
+  const pid = await h.publish(
+    LOOP(
+      '    collection: "{items}"\n    collect: answer',
+      `
       s: { type: startEvent, next: ask }
       ask: { type: inputNode, inputType: textbox, next: keep }
       keep: { type: setVariable, variables: { answer: "{inputValue}" }, next: e }
-      e: { type: endEvent }`));
+      e: { type: endEvent }`,
+    ),
+  );
   const p = await h.start(pid, { items: [1, 2, 3] });
   const answer = async (value: string) => {
     const child = running(h).find((i) => i.parentInstanceId === p.processInstanceId)!;
-    await h.engine.submitTask({ organization: null, processInstanceId: child.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: value } });
+    await h.engine.submitTask({
+      organization: null,
+      processInstanceId: child.processInstanceId,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: value },
+    });
   };
   await answer('one');
   h = await h.restart();
@@ -412,14 +512,17 @@ t.test('a loop resumes where it was after a restart', async (t) => {
 
 /** Waits (bounded) until the execution is no longer running: for work done outside the step (scripts, HTTP). */
 async function waitDone(h: EngineHarness, id: string): Promise<Instance> {
-  const done = (e: { type: string; processInstanceId: string }) => e.processInstanceId === id && e.type.startsWith('PROCESS_') && e.type !== 'PROCESS_STARTED';
+  const done = (e: { type: string; processInstanceId: string }) =>
+    e.processInstanceId === id && e.type.startsWith('PROCESS_') && e.type !== 'PROCESS_STARTED';
   await h.waitFor(done);
   return h.get(id);
 }
 
-t.test('an inclusive join fed by a child that finishes at once fires (settling goes round until nothing changes)', async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(`
+t.test(
+  'an inclusive join fed by a child that finishes at once fires (settling goes round until nothing changes)',
+  async (t) => {
+    const h = await engineHarness(t);
+    const pid = await h.publish(`
 processId: AUTO
 name: OR-join after a loop
 nodes:
@@ -439,21 +542,24 @@ nodes:
   join: { type: inclusiveGateway, next: done }
   done: { type: endEvent }
 `);
-  const inst = await h.start(pid, { items: [1] });
-  t.equal(inst.stateCd, STATE.COMPLETED, 'not left hanging with nothing live');
-  t.same(trail(inst).slice(-2), ['join:2', 'done:2']);
-});
+    const inst = await h.start(pid, { items: [1] });
+    t.equal(inst.stateCd, STATE.COMPLETED, 'not left hanging with nothing live');
+    t.same(trail(inst).slice(-2), ['join:2', 'done:2']);
+  },
+);
 
 t.test('a flow that calls itself with callProcess stops at 32 levels (CHILD_DEPTH_EXCEEDED)', async (t) => {
   const h = await engineHarness(t);
-  const pid = await h.publish(`
+  const pid = await h.publish(
+    `
 processId: AUTO
 name: Calls itself
 nodes:
   start: { type: startEvent, next: again }
   again: { type: callProcess, processId: SELF, data: { selfId: "{selfId}" }, next: done }
   done: { type: endEvent }
-`.replace('SELF', '"{selfId}"'));
+`.replace('SELF', '"{selfId}"'),
+  );
   await h.start(pid, { selfId: pid });
   const all = liveInstances(h.store.state).filter((i) => i.processId === pid);
   const failed = all.filter((i) => i.stateCd === STATE.FAILED);

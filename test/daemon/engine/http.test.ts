@@ -37,17 +37,22 @@ t.test('DEFAULT_RETRY', async (t) => {
 t.test('GET with query and headers; the JSON response is parsed', async (t) => {
   const srv = await serve(t, (req, res) => {
     const u = new URL(req.url!, 'http://x');
-    json(res, 200, {
-      method: req.method,
-      path: u.pathname,
-      a: u.searchParams.getAll('a'),
-      q: u.searchParams.get('q'),
-      n: u.searchParams.get('n'),
-      o: u.searchParams.get('o'),
-      skipped: u.searchParams.has('skipped'),
-      keep: u.searchParams.get('keep'),
-      token: req.headers['x-token'],
-    }, { 'X-Custom': 'Yes' });
+    json(
+      res,
+      200,
+      {
+        method: req.method,
+        path: u.pathname,
+        a: u.searchParams.getAll('a'),
+        q: u.searchParams.get('q'),
+        n: u.searchParams.get('n'),
+        o: u.searchParams.get('o'),
+        skipped: u.searchParams.has('skipped'),
+        keep: u.searchParams.get('keep'),
+        token: req.headers['x-token'],
+      },
+      { 'X-Custom': 'Yes' },
+    );
   });
   const r = await callHttp({
     method: 'get',
@@ -83,7 +88,13 @@ t.test('POST with a JSON body is echoed; +json is parsed too', async (t) => {
     res.writeHead(201, { 'content-type': 'application/problem+json' });
     res.end(JSON.stringify({ got: JSON.parse(body), type: req.headers['content-type'] }));
   });
-  const r = await callHttp({ method: 'POST', url: `${srv.url}/echo`, body: { x: 1, list: [true, null] }, timeoutMs: 5000, retry: fast });
+  const r = await callHttp({
+    method: 'POST',
+    url: `${srv.url}/echo`,
+    body: { x: 1, list: [true, null] },
+    timeoutMs: 5000,
+    retry: fast,
+  });
   t.ok(r.ok, JSON.stringify(r));
   if (!r.ok) return;
   const v = r.value as { status: number; body: unknown };
@@ -182,7 +193,12 @@ t.test('the backoff grows exponentially and is capped by maxIntervalMs', async (
   });
   const delays: number[] = [];
   const r = await callHttp(
-    { method: 'GET', url: srv.url, timeoutMs: 5000, retry: { maxAttempts: 5, initialIntervalMs: 5, backoff: 3, maxIntervalMs: 50 } },
+    {
+      method: 'GET',
+      url: srv.url,
+      timeoutMs: 5000,
+      retry: { maxAttempts: 5, initialIntervalMs: 5, backoff: 3, maxIntervalMs: 50 },
+    },
     { onRetry: (info) => delays.push(info.delayMs) },
   );
   t.notOk(r.ok);
@@ -193,7 +209,12 @@ t.test('no answer within the timeout: HTTP_TIMEOUT', async (t) => {
   const srv = await serve(t, () => {
     /* never answers */
   });
-  const r = await callHttp({ method: 'GET', url: srv.url, timeoutMs: 100, retry: { maxAttempts: 1, initialIntervalMs: 10, backoff: 2 } });
+  const r = await callHttp({
+    method: 'GET',
+    url: srv.url,
+    timeoutMs: 100,
+    retry: { maxAttempts: 1, initialIntervalMs: 10, backoff: 2 },
+  });
   t.notOk(r.ok);
   if (r.ok) return;
   t.equal(r.code, 'HTTP_TIMEOUT');
@@ -240,15 +261,32 @@ t.test('500 every time: HTTP_500 after exactly maxAttempts requests', async (t) 
   t.equal(r.code, 'HTTP_500');
   t.match(r.message, /boom/);
   t.equal(srv.requests(), 3);
-  t.same(r.logs, ['attempt 1: HTTP 500, retrying in 10ms', 'attempt 2: HTTP 500, retrying in 20ms', 'attempt 3: HTTP 500, giving up']);
+  t.same(r.logs, [
+    'attempt 1: HTTP 500, retrying in 10ms',
+    'attempt 2: HTTP 500, retrying in 20ms',
+    'attempt 3: HTTP 500, giving up',
+  ]);
 });
 
 t.test('acceptStatus [404] makes a 404 ok (and a 200 not)', async (t) => {
   const srv = await serve(t, (req, res) => json(res, req.url === '/missing' ? 404 : 200, { url: req.url }));
-  const r = await callHttp({ method: 'GET', url: `${srv.url}/missing`, timeoutMs: 5000, retry: fast, acceptStatus: [404] });
+  const r = await callHttp({
+    method: 'GET',
+    url: `${srv.url}/missing`,
+    timeoutMs: 5000,
+    retry: fast,
+    acceptStatus: [404],
+  });
   t.ok(r.ok);
-  if (r.ok) t.same(r.value, { status: 404, headers: (r.value as { headers: unknown }).headers, body: { url: '/missing' } });
-  const r2 = await callHttp({ method: 'GET', url: `${srv.url}/here`, timeoutMs: 5000, retry: fast, acceptStatus: [404] });
+  if (r.ok)
+    t.same(r.value, { status: 404, headers: (r.value as { headers: unknown }).headers, body: { url: '/missing' } });
+  const r2 = await callHttp({
+    method: 'GET',
+    url: `${srv.url}/here`,
+    timeoutMs: 5000,
+    retry: fast,
+    acceptStatus: [404],
+  });
   t.notOk(r2.ok);
   if (!r2.ok) t.equal(r2.code, 'HTTP_200');
 });
@@ -263,7 +301,13 @@ t.test('an accepted 3xx is returned instead of followed', async (t) => {
   const followed = await callHttp({ method: 'GET', url: `${srv.url}/old`, timeoutMs: 5000, retry: fast });
   t.ok(followed.ok);
   if (followed.ok) t.same((followed.value as { body: unknown }).body, { url: '/new' });
-  const kept = await callHttp({ method: 'GET', url: `${srv.url}/old`, timeoutMs: 5000, retry: fast, acceptStatus: ['2xx', '3xx'] });
+  const kept = await callHttp({
+    method: 'GET',
+    url: `${srv.url}/old`,
+    timeoutMs: 5000,
+    retry: fast,
+    acceptStatus: ['2xx', '3xx'],
+  });
   t.ok(kept.ok);
   if (kept.ok) {
     const v = kept.value as { status: number; headers: Record<string, string> };
@@ -279,7 +323,12 @@ t.test('connection refused: HTTP_NETWORK after maxAttempts', async (t) => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   const retries: number[] = [];
   const r = await callHttp(
-    { method: 'GET', url: `http://127.0.0.1:${port}/x`, timeoutMs: 5000, retry: { maxAttempts: 3, initialIntervalMs: 1, backoff: 1 } },
+    {
+      method: 'GET',
+      url: `http://127.0.0.1:${port}/x`,
+      timeoutMs: 5000,
+      retry: { maxAttempts: 3, initialIntervalMs: 1, backoff: 1 },
+    },
     { onRetry: (info) => retries.push(info.attempt) },
   );
   t.notOk(r.ok);
@@ -292,7 +341,12 @@ t.test('connection refused: HTTP_NETWORK after maxAttempts', async (t) => {
 
 t.test('a connection reset is a network error', async (t) => {
   const srv = await serve(t, (req) => req.socket.destroy());
-  const r = await callHttp({ method: 'GET', url: srv.url, timeoutMs: 5000, retry: { maxAttempts: 2, initialIntervalMs: 1, backoff: 1 } });
+  const r = await callHttp({
+    method: 'GET',
+    url: srv.url,
+    timeoutMs: 5000,
+    retry: { maxAttempts: 2, initialIntervalMs: 1, backoff: 1 },
+  });
   t.notOk(r.ok);
   if (!r.ok) t.equal(r.code, 'HTTP_NETWORK');
   t.equal(srv.requests(), 2);
@@ -376,7 +430,10 @@ t.test('abort during a hanging request: CANCELLED promptly', async (t) => {
 
 t.test('an already aborted signal: CANCELLED without a request', async (t) => {
   const srv = await serve(t, (_req, res) => json(res, 200, {}));
-  const r = await callHttp({ method: 'GET', url: srv.url, timeoutMs: 5000, retry: fast }, { signal: AbortSignal.abort() });
+  const r = await callHttp(
+    { method: 'GET', url: srv.url, timeoutMs: 5000, retry: fast },
+    { signal: AbortSignal.abort() },
+  );
   t.notOk(r.ok);
   if (!r.ok) t.equal(r.code, 'CANCELLED');
   t.equal(srv.requests(), 0);
@@ -387,7 +444,12 @@ t.test('a body that stops half way: HTTP_TIMEOUT (the timeout covers the body)',
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write('{"partial":');
   });
-  const r = await callHttp({ method: 'GET', url: srv.url, timeoutMs: 100, retry: { maxAttempts: 1, initialIntervalMs: 10, backoff: 2 } });
+  const r = await callHttp({
+    method: 'GET',
+    url: srv.url,
+    timeoutMs: 100,
+    retry: { maxAttempts: 1, initialIntervalMs: 10, backoff: 2 },
+  });
   t.notOk(r.ok);
   if (!r.ok) t.equal(r.code, 'HTTP_TIMEOUT');
 });

@@ -25,56 +25,104 @@ ${extra}
 `;
 }
 
-t.test('an input node waits with its resolved form title, and COMPLETE moves on with the data as variables', async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(inputFlow('inputType: textbox'));
-  const inst = await h.start(pid, { order: { id: 42 } });
-  t.equal(inst.stateCd, STATE.RUNNING);
-  const ask = Object.values(inst.nodes).find((n) => n.nodeId === 'ask')!;
-  t.equal(ask.statusCd, STATUS.WAITING);
-  t.match(ask.wait, { kind: 'input', inputType: 'textbox', formTitle: 'Approve order 42?' });
-  t.ok(h.events.some((e) => e.type === 'NODE_WAITING' && e.nodeId === 'ask'));
-  await h.engine.submitTask({ ...ORG, processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'yes', note: 'ok' } });
-  const done = await h.get(inst.processInstanceId);
-  t.equal(done.stateCd, STATE.COMPLETED);
-  t.match(done.variables, { inputValue: 'yes', note: 'ok', inputNodeAction: 'COMPLETE' });
-  await t.rejects(
-    h.engine.submitTask({ ...ORG, processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'x' } }),
-    { code: 'INSTANCE_NOT_RUNNING' },
-    'a finished (archived) execution is not running',
-  );
-});
+t.test(
+  'an input node waits with its resolved form title, and COMPLETE moves on with the data as variables',
+  async (t) => {
+    const h = await engineHarness(t);
+    const pid = await h.publish(inputFlow('inputType: textbox'));
+    const inst = await h.start(pid, { order: { id: 42 } });
+    t.equal(inst.stateCd, STATE.RUNNING);
+    const ask = Object.values(inst.nodes).find((n) => n.nodeId === 'ask')!;
+    t.equal(ask.statusCd, STATUS.WAITING);
+    t.match(ask.wait, { kind: 'input', inputType: 'textbox', formTitle: 'Approve order 42?' });
+    t.ok(h.events.some((e) => e.type === 'NODE_WAITING' && e.nodeId === 'ask'));
+    await h.engine.submitTask({
+      ...ORG,
+      processInstanceId: inst.processInstanceId,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'yes', note: 'ok' },
+    });
+    const done = await h.get(inst.processInstanceId);
+    t.equal(done.stateCd, STATE.COMPLETED);
+    t.match(done.variables, { inputValue: 'yes', note: 'ok', inputNodeAction: 'COMPLETE' });
+    await t.rejects(
+      h.engine.submitTask({
+        ...ORG,
+        processInstanceId: inst.processInstanceId,
+        nodeId: 'ask',
+        action: 'COMPLETE',
+        data: { inputValue: 'x' },
+      }),
+      { code: 'INSTANCE_NOT_RUNNING' },
+      'a finished (archived) execution is not running',
+    );
+  },
+);
 
 t.test('task submission errors: unknown execution, another organization, node not waiting', async (t) => {
   const h = await engineHarness(t);
   const pid = await h.publish(inputFlow('inputType: textbox'));
   const inst = await h.start(pid, { order: { id: 1 } });
   const base = { processInstanceId: inst.processInstanceId, action: 'COMPLETE' as const, data: { inputValue: 'a' } };
-  await t.rejects(h.engine.submitTask({ ...ORG, ...base, nodeId: 'ask', processInstanceId: '0192f0c0-0000-7000-8000-000000000000' }), { code: 'INSTANCE_NOT_FOUND' });
-  await t.rejects(h.engine.submitTask({ organization: 'other', ...base, nodeId: 'ask' }), { code: 'INSTANCE_NOT_FOUND' }, 'another organization sees nothing');
+  await t.rejects(
+    h.engine.submitTask({ ...ORG, ...base, nodeId: 'ask', processInstanceId: '0192f0c0-0000-7000-8000-000000000000' }),
+    { code: 'INSTANCE_NOT_FOUND' },
+  );
+  await t.rejects(
+    h.engine.submitTask({ organization: 'other', ...base, nodeId: 'ask' }),
+    { code: 'INSTANCE_NOT_FOUND' },
+    'another organization sees nothing',
+  );
   await t.rejects(h.engine.submitTask({ ...ORG, ...base, nodeId: 'start' }), { code: 'NODE_NOT_WAITING' });
   await t.rejects(h.engine.submitTask({ ...ORG, ...base, nodeId: 'nope' }), { code: 'NODE_NOT_WAITING' });
 });
 
-t.test('two answers to one input node in the same tick: the first resumes it, the second finds it not waiting', async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(inputFlow('inputType: textbox', '  wait2: { type: inputNode, inputType: textbox, next: done }').replace('next: done\n  wait2', 'next: wait2\n  wait2'));
-  const inst = await h.start(pid, { order: { id: 7 } });
-  const answer = (inputValue: string) => h.engine.submitTask({ ...ORG, processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue } });
-  const [first, second] = await Promise.allSettled([answer('one'), answer('two')]);
-  t.equal(first.status, 'fulfilled');
-  t.match(second, { status: 'rejected', reason: { code: 'NODE_NOT_WAITING' } });
-  const live = await h.get(inst.processInstanceId);
-  t.equal(live.variables.inputValue, 'one', 'the first answer is the one taken');
-  t.equal(Object.values(live.nodes).filter((n) => n.nodeId === 'wait2').length, 1, 'the next node was reached once');
-});
+t.test(
+  'two answers to one input node in the same tick: the first resumes it, the second finds it not waiting',
+  async (t) => {
+    const h = await engineHarness(t);
+    const pid = await h.publish(
+      inputFlow('inputType: textbox', '  wait2: { type: inputNode, inputType: textbox, next: done }').replace(
+        'next: done\n  wait2',
+        'next: wait2\n  wait2',
+      ),
+    );
+    const inst = await h.start(pid, { order: { id: 7 } });
+    const answer = (inputValue: string) =>
+      h.engine.submitTask({
+        ...ORG,
+        processInstanceId: inst.processInstanceId,
+        nodeId: 'ask',
+        action: 'COMPLETE',
+        data: { inputValue },
+      });
+    const [first, second] = await Promise.allSettled([answer('one'), answer('two')]);
+    t.equal(first.status, 'fulfilled');
+    t.match(second, { status: 'rejected', reason: { code: 'NODE_NOT_WAITING' } });
+    const live = await h.get(inst.processInstanceId);
+    t.equal(live.variables.inputValue, 'one', 'the first answer is the one taken');
+    t.equal(Object.values(live.nodes).filter((n) => n.nodeId === 'wait2').length, 1, 'the next node was reached once');
+  },
+);
 
 t.test('an answer and a cancel in the same tick: the cancel ends the execution as the answer left it', async (t) => {
   const h = await engineHarness(t);
-  const pid = await h.publish(inputFlow('inputType: textbox', '  wait2: { type: inputNode, inputType: textbox, next: done }').replace('next: done\n  wait2', 'next: wait2\n  wait2'));
+  const pid = await h.publish(
+    inputFlow('inputType: textbox', '  wait2: { type: inputNode, inputType: textbox, next: done }').replace(
+      'next: done\n  wait2',
+      'next: wait2\n  wait2',
+    ),
+  );
   const inst = await h.start(pid, { order: { id: 8 } });
   const [answered, cancelled] = await Promise.allSettled([
-    h.engine.submitTask({ ...ORG, processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'x' } }),
+    h.engine.submitTask({
+      ...ORG,
+      processInstanceId: inst.processInstanceId,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'x' },
+    }),
     h.engine.cancel({ ...ORG, processInstanceId: inst.processInstanceId }),
   ]);
   t.equal(answered.status, 'fulfilled');
@@ -90,35 +138,58 @@ const CASES: Array<{ props: string; good: unknown[]; bad: unknown[] }> = [
   { props: 'inputType: textbox', good: ['text', ''], bad: [1, null, ['a']] },
   { props: 'inputType: textarea', good: ['line 1\nline 2'], bad: [true] },
   { props: 'inputType: number', good: [0, -2.5], bad: ['3', null] },
-  { props: 'inputType: date', good: ['2026-11-21', '2026-11-21T10:00:00Z'], bad: ['21/11/2026', '2026-13-45', 20261121] },
-  { props: 'inputType: select\noptions: [red, green, { value: blue, label: Blue }]', good: ['red', 'blue'], bad: ['purple', ['red']] },
+  {
+    props: 'inputType: date',
+    good: ['2026-11-21', '2026-11-21T10:00:00Z'],
+    bad: ['21/11/2026', '2026-13-45', 20261121],
+  },
+  {
+    props: 'inputType: select\noptions: [red, green, { value: blue, label: Blue }]',
+    good: ['red', 'blue'],
+    bad: ['purple', ['red']],
+  },
   { props: 'inputType: radio\noptions: [a, b]', good: ['a'], bad: ['c'] },
   { props: 'inputType: checkbox\noptions: [a, b, c]', good: [['a', 'c'], []], bad: ['a', ['a', 'x']] },
   { props: 'inputType: file', good: ['files/report.pdf', { id: 'f1', name: 'r.pdf' }], bad: ['', 7, {}] },
 ];
 
-t.test('task data of every input type is accepted or refused (422 VALIDATION_ERROR, the node keeps waiting)', async (t) => {
-  const h = await engineHarness(t);
-  for (const c of CASES) {
-    const pid = await h.publish(inputFlow(c.props));
-    for (const value of c.bad) {
-      const inst = await h.start(pid, { order: { id: 1 } });
-      await t.rejects(
-        h.engine.submitTask({ ...ORG, processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: value } }),
-        { code: 'VALIDATION_ERROR', status: 422 },
-        `${c.props.split('\n')[0]} refuses ${JSON.stringify(value)}`,
-      );
-      t.equal((await h.get(inst.processInstanceId)).stateCd, STATE.RUNNING, 'still waiting');
+t.test(
+  'task data of every input type is accepted or refused (422 VALIDATION_ERROR, the node keeps waiting)',
+  async (t) => {
+    const h = await engineHarness(t);
+    for (const c of CASES) {
+      const pid = await h.publish(inputFlow(c.props));
+      for (const value of c.bad) {
+        const inst = await h.start(pid, { order: { id: 1 } });
+        await t.rejects(
+          h.engine.submitTask({
+            ...ORG,
+            processInstanceId: inst.processInstanceId,
+            nodeId: 'ask',
+            action: 'COMPLETE',
+            data: { inputValue: value },
+          }),
+          { code: 'VALIDATION_ERROR', status: 422 },
+          `${c.props.split('\n')[0]} refuses ${JSON.stringify(value)}`,
+        );
+        t.equal((await h.get(inst.processInstanceId)).stateCd, STATE.RUNNING, 'still waiting');
+      }
+      for (const value of c.good) {
+        const inst = await h.start(pid, { order: { id: 1 } });
+        await h.engine.submitTask({
+          ...ORG,
+          processInstanceId: inst.processInstanceId,
+          nodeId: 'ask',
+          action: 'COMPLETE',
+          data: { inputValue: value },
+        });
+        const done = await h.get(inst.processInstanceId);
+        t.equal(done.stateCd, STATE.COMPLETED, `${c.props.split('\n')[0]} accepts ${JSON.stringify(value)}`);
+        t.same(done.variables.inputValue, value);
+      }
     }
-    for (const value of c.good) {
-      const inst = await h.start(pid, { order: { id: 1 } });
-      await h.engine.submitTask({ ...ORG, processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: value } });
-      const done = await h.get(inst.processInstanceId);
-      t.equal(done.stateCd, STATE.COMPLETED, `${c.props.split('\n')[0]} accepts ${JSON.stringify(value)}`);
-      t.same(done.variables.inputValue, value);
-    }
-  }
-});
+  },
+);
 
 t.test('a form: fields validated, formData and each field become variables', async (t) => {
   const h = await engineHarness(t);
@@ -134,13 +205,33 @@ fields:
   );
   const submit = async (data: Record<string, unknown>) => {
     const inst = await h.start(pid, { order: { id: 1 } });
-    await h.engine.submitTask({ ...ORG, processInstanceId: inst.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data });
+    await h.engine.submitTask({
+      ...ORG,
+      processInstanceId: inst.processInstanceId,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data,
+    });
     return h.get(inst.processInstanceId);
   };
   const done = await submit({ approve: true, amount: 3, when: '2026-12-01', size: 'M', tags: ['x'], comment: 'fine' });
-  t.same(done.variables.formData, { approve: true, amount: 3, when: '2026-12-01', size: 'M', tags: ['x'], comment: 'fine' });
+  t.same(done.variables.formData, {
+    approve: true,
+    amount: 3,
+    when: '2026-12-01',
+    size: 'M',
+    tags: ['x'],
+    comment: 'fine',
+  });
   t.equal(done.variables.approve, true, 'each key is a variable too');
-  for (const bad of [{}, { approve: 'yes' }, { approve: true, amount: 'x' }, { approve: true, size: 'XL' }, { approve: true, tags: 'x' }, { approve: true, extra: 1 }]) {
+  for (const bad of [
+    {},
+    { approve: 'yes' },
+    { approve: true, amount: 'x' },
+    { approve: true, size: 'XL' },
+    { approve: true, tags: 'x' },
+    { approve: true, extra: 1 },
+  ]) {
     await t.rejects(submit(bad), { code: 'VALIDATION_ERROR' }, `refuses ${JSON.stringify(bad)}`);
   }
 });
@@ -161,14 +252,27 @@ nodes:
   done: { type: endEvent }
 `);
   const inst = await h.start(pid, { reviewer: 'ana@example.com' });
-  t.match(Object.values(inst.nodes).at(-1)!.wait, { kind: 'input', inputType: 'form', assignee: 'ana@example.com', formTitle: 'Review the order' });
-  await h.engine.submitTask({ ...ORG, processInstanceId: inst.processInstanceId, nodeId: 'review', action: 'COMPLETE', data: { ok: true } });
+  t.match(Object.values(inst.nodes).at(-1)!.wait, {
+    kind: 'input',
+    inputType: 'form',
+    assignee: 'ana@example.com',
+    formTitle: 'Review the order',
+  });
+  await h.engine.submitTask({
+    ...ORG,
+    processInstanceId: inst.processInstanceId,
+    nodeId: 'review',
+    action: 'COMPLETE',
+    data: { ok: true },
+  });
   t.same((await h.get(inst.processInstanceId)).variables.formData, { ok: true });
 });
 
 t.test('CANCEL takes errorFlow when there is one, else cancels the execution', async (t) => {
   const h = await engineHarness(t);
-  const withFlow = await h.publish(inputFlow('inputType: textbox\nerrorFlow: cancelled', '  cancelled: { type: endEvent }'));
+  const withFlow = await h.publish(
+    inputFlow('inputType: textbox\nerrorFlow: cancelled', '  cancelled: { type: endEvent }'),
+  );
   const a = await h.start(withFlow, { order: { id: 1 } });
   await h.engine.submitTask({ ...ORG, processInstanceId: a.processInstanceId, nodeId: 'ask', action: 'CANCEL' });
   const aDone = await h.get(a.processInstanceId);
@@ -187,7 +291,9 @@ t.test('CANCEL takes errorFlow when there is one, else cancels the execution', a
 
 t.test('a timeout takes timeoutFlow (node TimedOut), or fails the execution with TIMEOUT', async (t) => {
   const h = await engineHarness(t);
-  const withFlow = await h.publish(inputFlow('inputType: textbox\ntimeout: 30m\ntimeoutFlow: expired', '  expired: { type: endEvent }'));
+  const withFlow = await h.publish(
+    inputFlow('inputType: textbox\ntimeout: 30m\ntimeoutFlow: expired', '  expired: { type: endEvent }'),
+  );
   const without = await h.publish(inputFlow('inputType: textbox\ntimeout: PT1H'));
   const a = await h.start(withFlow, { order: { id: 1 } });
   const b = await h.start(without, { order: { id: 1 } });
@@ -207,48 +313,64 @@ t.test('a timeout takes timeoutFlow (node TimedOut), or fails the execution with
   t.match(bDone.error, { code: 'TIMEOUT', nodeId: 'ask' });
 });
 
-t.test('archiving runs one batch at a time: executions that finish while one is written go together in the next', async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(inputFlow('inputType: textbox'));
-  const [first, ...rest] = await Promise.all([1, 2, 3].map((id) => h.start(pid, { order: { id } })));
-  const archivedEntries: string[][] = [];
-  h.store.onCommit((records) => {
-    const ids = records.filter((r) => r.type === 'instance.archived').map((r) => (r as { instanceId: string }).instanceId);
-    if (ids.length > 0) archivedEntries.push(ids);
-  });
-  // The first history write waits for the gate; the writes after it must start once it is done.
-  const putJson = History.prototype.putJson;
-  let open!: () => void;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  let calls = 0;
-  let firstDone = false;
-  let startedBeforeFirstDone = 0;
-  const firstPut = new Promise<void>((resolve) => {
-    History.prototype.putJson = async function (this: History, ...args: Parameters<History['putJson']>) {
-      if (++calls === 1) {
-        resolve();
-        await gate;
-        await putJson.apply(this, args);
-        firstDone = true;
-        return;
-      }
-      if (!firstDone) startedBeforeFirstDone++;
-      return putJson.apply(this, args);
-    };
-  });
-  t.teardown(() => {
-    History.prototype.putJson = putJson;
-  });
-  const answer = (id: string) => h.engine.submitTask({ ...ORG, processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'ok' } });
-  await answer(first!.processInstanceId);
-  await firstPut;
-  for (const inst of rest) await answer(inst.processInstanceId);
-  // Turns of the event loop go by: the two finished executions wait for the batch under way.
-  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-  t.equal(calls, 1, 'no second batch while the first is written');
-  open();
-  for (const inst of [first!, ...rest]) await h.archived(inst.processInstanceId);
-  t.equal(startedBeforeFirstDone, 0, 'the next batch wrote only once the first was written');
-  t.same(archivedEntries, [[first!.processInstanceId], rest.map((i) => i.processInstanceId)], 'the two that finished meanwhile left the live state in one journal entry');
-  for (const inst of [first!, ...rest]) t.equal((await h.get(inst.processInstanceId)).stateCd, STATE.COMPLETED);
-});
+t.test(
+  'archiving runs one batch at a time: executions that finish while one is written go together in the next',
+  async (t) => {
+    const h = await engineHarness(t);
+    const pid = await h.publish(inputFlow('inputType: textbox'));
+    const [first, ...rest] = await Promise.all([1, 2, 3].map((id) => h.start(pid, { order: { id } })));
+    const archivedEntries: string[][] = [];
+    h.store.onCommit((records) => {
+      const ids = records
+        .filter((r) => r.type === 'instance.archived')
+        .map((r) => (r as { instanceId: string }).instanceId);
+      if (ids.length > 0) archivedEntries.push(ids);
+    });
+    // The first history write waits for the gate; the writes after it must start once it is done.
+    const putJson = History.prototype.putJson;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let calls = 0;
+    let firstDone = false;
+    let startedBeforeFirstDone = 0;
+    const firstPut = new Promise<void>((resolve) => {
+      History.prototype.putJson = async function (this: History, ...args: Parameters<History['putJson']>) {
+        if (++calls === 1) {
+          resolve();
+          await gate;
+          await putJson.apply(this, args);
+          firstDone = true;
+          return;
+        }
+        if (!firstDone) startedBeforeFirstDone++;
+        return putJson.apply(this, args);
+      };
+    });
+    t.teardown(() => {
+      History.prototype.putJson = putJson;
+    });
+    const answer = (id: string) =>
+      h.engine.submitTask({
+        ...ORG,
+        processInstanceId: id,
+        nodeId: 'ask',
+        action: 'COMPLETE',
+        data: { inputValue: 'ok' },
+      });
+    await answer(first!.processInstanceId);
+    await firstPut;
+    for (const inst of rest) await answer(inst.processInstanceId);
+    // Turns of the event loop go by: the two finished executions wait for the batch under way.
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    t.equal(calls, 1, 'no second batch while the first is written');
+    open();
+    for (const inst of [first!, ...rest]) await h.archived(inst.processInstanceId);
+    t.equal(startedBeforeFirstDone, 0, 'the next batch wrote only once the first was written');
+    t.same(
+      archivedEntries,
+      [[first!.processInstanceId], rest.map((i) => i.processInstanceId)],
+      'the two that finished meanwhile left the live state in one journal entry',
+    );
+    for (const inst of [first!, ...rest]) t.equal((await h.get(inst.processInstanceId)).stateCd, STATE.COMPLETED);
+  },
+);

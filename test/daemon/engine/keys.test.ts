@@ -3,8 +3,16 @@ import { boundaryKey, nodeKey, timerTarget } from '../../../src/daemon/engine/ke
 
 t.test('a node key and a boundary key read back as the parts they were made of', async (t) => {
   const id = '019a4f2e-7c1d-7a00-8000-0123456789ab';
-  t.same(timerTarget(nodeKey(id, 'n12')), { instanceId: id, nodeInstanceId: 'n12', boundaryId: undefined }, "a node's own timer");
-  t.same(timerTarget(boundaryKey(id, 'n3', 'late_reminder-2')), { instanceId: id, nodeInstanceId: 'n3', boundaryId: 'late_reminder-2' }, 'a boundary timer');
+  t.same(
+    timerTarget(nodeKey(id, 'n12')),
+    { instanceId: id, nodeInstanceId: 'n12', boundaryId: undefined },
+    "a node's own timer",
+  );
+  t.same(
+    timerTarget(boundaryKey(id, 'n3', 'late_reminder-2')),
+    { instanceId: id, nodeInstanceId: 'n3', boundaryId: 'late_reminder-2' },
+    'a boundary timer',
+  );
   for (const [instanceId, nodeInstanceId, boundaryId] of [
     ['a', 'n1', 'b'],
     ['x-y', 'n100000', '_'],
@@ -12,7 +20,11 @@ t.test('a node key and a boundary key read back as the parts they were made of',
   ] as const) {
     const target = timerTarget(boundaryKey(instanceId, nodeInstanceId, boundaryId));
     t.same(target, { instanceId, nodeInstanceId, boundaryId }, `${instanceId} ${nodeInstanceId} ${boundaryId}`);
-    t.same(timerTarget(nodeKey(target.instanceId, target.nodeInstanceId)), { instanceId, nodeInstanceId, boundaryId: undefined });
+    t.same(timerTarget(nodeKey(target.instanceId, target.nodeInstanceId)), {
+      instanceId,
+      nodeInstanceId,
+      boundaryId: undefined,
+    });
   }
 });
 

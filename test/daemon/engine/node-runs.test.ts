@@ -7,14 +7,29 @@ import { decodeFrames } from '../../../src/daemon/store/frame.js';
 import { engineHarness } from '../../helpers/engine.js';
 
 const at = '2026-11-21T10:00:00.000Z';
-const ran = (instanceId: string, n: number, extra: object = {}, when = at): WfxRecord => ({ type: 'node.ran', instanceId, nodeInstanceId: `n${n}`, nodeId: `s${n}`, at: when, ...extra });
+const ran = (instanceId: string, n: number, extra: object = {}, when = at): WfxRecord => ({
+  type: 'node.ran',
+  instanceId,
+  nodeInstanceId: `n${n}`,
+  nodeId: `s${n}`,
+  at: when,
+  ...extra,
+});
 
 t.test('coalesceNodeRuns merges node.ran records of one execution at one time, and nothing else', async (t) => {
   const { candidate, merge } = coalesceNodeRuns;
   t.ok(candidate(ran('a', 1)));
   t.notOk(candidate({ type: 'instance.finished', instanceId: 'a', stateCd: 1, at } as WfxRecord));
   const two = merge(ran('a', 1), ran('a', 2, { variables: { x: 1 } }));
-  t.same(two, { type: 'nodes.ran', instanceId: 'a', at, nodes: [{ nodeInstanceId: 'n1', nodeId: 's1' }, { nodeInstanceId: 'n2', nodeId: 's2', variables: { x: 1 } }] });
+  t.same(two, {
+    type: 'nodes.ran',
+    instanceId: 'a',
+    at,
+    nodes: [
+      { nodeInstanceId: 'n1', nodeId: 's1' },
+      { nodeInstanceId: 'n2', nodeId: 's2', variables: { x: 1 } },
+    ],
+  });
   const three = merge(two!, ran('a', 3));
   t.equal(three, two, 'a run grows in place');
   t.equal((three as Extract<WfxRecord, { type: 'nodes.ran' }>).nodes.length, 3);
@@ -37,7 +52,9 @@ nodes:
   t.equal(inst.stateCd, 1);
   // Started and finished in one step: its records went to history alone (ExecutionArchive.oneStep).
   const history = join(h.dir, 'history');
-  const frames = (await Promise.all((await readdir(history)).map((f) => readFile(join(history, f))))).flatMap((b) => decodeFrames<{ records: WfxRecord[] }>(b).frames);
+  const frames = (await Promise.all((await readdir(history)).map((f) => readFile(join(history, f))))).flatMap(
+    (b) => decodeFrames<{ records: WfxRecord[] }>(b).frames,
+  );
   const doc = frames.find((f) => f.key.startsWith(`${inst.processInstanceId}|`));
   t.equal(doc?.key, `${inst.processInstanceId}|${pid}|1`, 'its history document, tagged with flow and state');
   const step = doc!.value.records;
@@ -50,7 +67,15 @@ nodes:
   for (const r of step) applyRecord(scratch, r);
   const replayed = scratch.instances[inst.processInstanceId]!;
   t.same(replayed.variables, { x: 1, y: 1 });
-  t.same(Object.values(replayed.nodes).map((n) => [n.nodeId, n.statusCd]), [['start', 2], ['a', 2], ['b', 2], ['done', 2]]);
+  t.same(
+    Object.values(replayed.nodes).map((n) => [n.nodeId, n.statusCd]),
+    [
+      ['start', 2],
+      ['a', 2],
+      ['b', 2],
+      ['done', 2],
+    ],
+  );
   t.same(replayed.logs, inst.logs, 'the same log lines as the live execution had');
   t.same(replayed.nodes, inst.nodes, 'the same node instances');
 });

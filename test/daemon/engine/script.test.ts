@@ -9,7 +9,11 @@ function runner(t: Test, options?: { size?: number; memoryBytes?: number }): Scr
   return r;
 }
 
-const job = (script: string, vars: Record<string, unknown> = {}, timeoutMs = 5_000): ScriptRun => ({ script, vars, timeoutMs });
+const job = (script: string, vars: Record<string, unknown> = {}, timeoutMs = 5_000): ScriptRun => ({
+  script,
+  vars,
+  timeoutMs,
+});
 
 function failed(r: WorkResult): { code: string; message: string } {
   if (r.ok) throw new Error(`expected a failure, got ${JSON.stringify(r)}`);
@@ -18,7 +22,12 @@ function failed(r: WorkResult): { code: string; message: string } {
 
 t.test('returns a value computed from vars; undefined comes back as null', async (t) => {
   const r = runner(t);
-  const res = await r.run(job('return { total: vars.items.reduce((s, i) => s + i.price, 0), name: vars.name.toUpperCase() }', { items: [{ price: 2 }, { price: 3 }], name: 'ada' }));
+  const res = await r.run(
+    job('return { total: vars.items.reduce((s, i) => s + i.price, 0), name: vars.name.toUpperCase() }', {
+      items: [{ price: 2 }, { price: 3 }],
+      name: 'ada',
+    }),
+  );
   t.same(res, { ok: true, value: { total: 5, name: 'ADA' } });
   t.same(await r.run(job('vars.x = 1')), { ok: true, value: null });
   t.same(await r.run(job('return [1, "a", null, true]')), { ok: true, value: [1, 'a', null, true] });
@@ -26,7 +35,9 @@ t.test('returns a value computed from vars; undefined comes back as null', async
 
 t.test('console lines come back in logs, bounded in number and length', async (t) => {
   const r = runner(t);
-  const res = await r.run(job('console.log("hello", 1, {a: [1]}); console.info("i"); console.warn("w"); console.error("e"); return 1'));
+  const res = await r.run(
+    job('console.log("hello", 1, {a: [1]}); console.info("i"); console.warn("w"); console.error("e"); return 1'),
+  );
   t.same(res, { ok: true, value: 1, logs: ['hello 1 {"a":[1]}', '[info] i', '[warn] w', '[error] e'] });
 
   const many = await r.run(job('for (let i = 0; i < 500; i++) console.log(String(i).padEnd(5000, "x")); return 2'));
@@ -49,7 +60,11 @@ t.test('a syntax error is SCRIPT_ERROR', async (t) => {
 
 t.test('a thrown error is SCRIPT_ERROR with its name and message', async (t) => {
   const r = runner(t);
-  t.same(failed(await r.run(job('throw new TypeError("bad input")'))), { ok: false, code: 'SCRIPT_ERROR', message: 'TypeError: bad input' });
+  t.same(failed(await r.run(job('throw new TypeError("bad input")'))), {
+    ok: false,
+    code: 'SCRIPT_ERROR',
+    message: 'TypeError: bad input',
+  });
   const s = failed(await r.run(job('throw "plain"')));
   t.equal(s.code, 'SCRIPT_ERROR');
   t.match(s.message, /plain/);
@@ -61,7 +76,10 @@ t.test('an endless loop is SCRIPT_TIMEOUT and the pool still works afterwards', 
   // A loop that catches everything cannot catch the interrupt.
   t.same(failed(await r.run(job('for (;;) { try { while (true) {} } catch (e) {} }', {}, 200))).code, 'SCRIPT_TIMEOUT');
   // Nor can an endless chain of promise callbacks escape it.
-  t.same(failed(await r.run(job('function loop() { return Promise.resolve().then(loop) } loop(); return 1', {}, 200))).code, 'SCRIPT_TIMEOUT');
+  t.same(
+    failed(await r.run(job('function loop() { return Promise.resolve().then(loop) } loop(); return 1', {}, 200))).code,
+    'SCRIPT_TIMEOUT',
+  );
   t.same(await r.run(job('return vars.n + 1', { n: 1 })), { ok: true, value: 2 });
 });
 
@@ -86,7 +104,15 @@ t.test('huge allocations are SCRIPT_MEMORY and the pool still works afterwards',
     t.equal(f.code, 'SCRIPT_MEMORY', script);
   }
   // A smaller limit per run.
-  t.equal(failed(await r.run({ ...job('let a = []; while (true) a.push(new Uint8Array(1 << 20))', {}, 60_000), memoryBytes: 8 * 1024 * 1024 })).code, 'SCRIPT_MEMORY');
+  t.equal(
+    failed(
+      await r.run({
+        ...job('let a = []; while (true) a.push(new Uint8Array(1 << 20))', {}, 60_000),
+        memoryBytes: 8 * 1024 * 1024,
+      }),
+    ).code,
+    'SCRIPT_MEMORY',
+  );
   t.same(await r.run(job('return new Array(1000).fill(1).length')), { ok: true, value: 1000 });
 });
 
@@ -99,7 +125,7 @@ t.test('no process, require, import or host escape: each fails cleanly with SCRI
     ["return import('node:child_process').then((m) => m.execSync('id'))", /could not load module/],
     ["await import('fs')", /SyntaxError/],
     ["globalThis.constructor.constructor('return process')()", /ReferenceError: 'process' is not defined/],
-    ["return (function () { return this })().process.pid", /TypeError/],
+    ['return (function () { return this })().process.pid', /TypeError/],
     ['return Deno.readTextFileSync("/etc/passwd")', /ReferenceError/],
     ['return fetch("http://localhost/")', /ReferenceError: 'fetch' is not defined/],
     ['return std.loadFile("/etc/passwd")', /ReferenceError: 'std' is not defined/],
@@ -111,25 +137,48 @@ t.test('no process, require, import or host escape: each fails cleanly with SCRI
     t.match(f.message, message, script);
   }
   // The global object holds nothing of the host.
-  const host = ['process', 'require', 'module', 'exports', 'Buffer', 'setTimeout', 'setInterval', 'fetch', 'std', 'os', 'scriptArgs', 'print'];
-  const globals = await r.run(job('return Object.getOwnPropertyNames(globalThis).filter((k) => vars.host.includes(k))', { host }));
+  const host = [
+    'process',
+    'require',
+    'module',
+    'exports',
+    'Buffer',
+    'setTimeout',
+    'setInterval',
+    'fetch',
+    'std',
+    'os',
+    'scriptArgs',
+    'print',
+  ];
+  const globals = await r.run(
+    job('return Object.getOwnPropertyNames(globalThis).filter((k) => vars.host.includes(k))', { host }),
+  );
   t.same(globals, { ok: true, value: [] });
 });
 
 t.test('prototype pollution and globals do not leak into the next run', async (t) => {
   const r = runner(t, { size: 1 }); // one worker: both runs share it
-  const first = await r.run(job(`
+  const first = await r.run(
+    job(`
     Object.prototype.polluted = 'yes';
     Array.prototype.map = () => 'hijacked';
     JSON.stringify = () => '"hijacked"';
     globalThis.leak = 1;
     console.log = () => {};
-    return { done: true }`));
+    return { done: true }`),
+  );
   t.same(first, { ok: true, value: { done: true } });
-  const second = await r.run(job(`
+  const second = await r.run(
+    job(`
     console.log('seen');
-    return { polluted: ({}).polluted ?? null, map: [1, 2].map((x) => x * 2), leak: typeof leak, json: JSON.stringify({ a: 1 }) }`));
-  t.same(second, { ok: true, value: { polluted: null, map: [2, 4], leak: 'undefined', json: '{"a":1}' }, logs: ['seen'] });
+    return { polluted: ({}).polluted ?? null, map: [1, 2].map((x) => x * 2), leak: typeof leak, json: JSON.stringify({ a: 1 }) }`),
+  );
+  t.same(second, {
+    ok: true,
+    value: { polluted: null, map: [2, 4], leak: 'undefined', json: '{"a":1}' },
+    logs: ['seen'],
+  });
 });
 
 t.test('deep recursion fails cleanly', async (t) => {
@@ -139,21 +188,40 @@ t.test('deep recursion fails cleanly', async (t) => {
   t.match(f.message, /stack overflow/);
   const nested = failed(await r.run(job('JSON.parse("[".repeat(200000) + "]".repeat(200000))')));
   t.equal(nested.code, 'SCRIPT_ERROR');
-  t.same(await r.run(job('function f(n) { return n === 0 ? 0 : 1 + f(n - 1) } return f(500)')), { ok: true, value: 500 });
+  t.same(await r.run(job('function f(n) { return n === 0 ? 0 : 1 + f(n - 1) } return f(500)')), {
+    ok: true,
+    value: 500,
+  });
 });
 
 t.test('a return value that is not JSON is SCRIPT_RESULT', async (t) => {
   const r = runner(t);
-  for (const script of ['return { n: 10n }', 'const a = {}; a.self = a; return a', 'return () => 1', 'return Symbol("s")']) {
+  for (const script of [
+    'return { n: 10n }',
+    'const a = {}; a.self = a; return a',
+    'return () => 1',
+    'return Symbol("s")',
+  ]) {
     t.equal(failed(await r.run(job(script))).code, 'SCRIPT_RESULT', script);
   }
 });
 
 t.test('a returned promise is awaited; promise callbacks run', async (t) => {
   const r = runner(t);
-  t.same(await r.run(job('return (async () => ({ v: await Promise.resolve(vars.v) }))()', { v: 3 })), { ok: true, value: { v: 3 } });
-  t.same(await r.run(job('Promise.resolve(1).then((v) => console.log("then", v)); return 0')), { ok: true, value: 0, logs: ['then 1'] });
-  t.same(failed(await r.run(job('return Promise.reject(new RangeError("no"))'))), { ok: false, code: 'SCRIPT_ERROR', message: 'RangeError: no' });
+  t.same(await r.run(job('return (async () => ({ v: await Promise.resolve(vars.v) }))()', { v: 3 })), {
+    ok: true,
+    value: { v: 3 },
+  });
+  t.same(await r.run(job('Promise.resolve(1).then((v) => console.log("then", v)); return 0')), {
+    ok: true,
+    value: 0,
+    logs: ['then 1'],
+  });
+  t.same(failed(await r.run(job('return Promise.reject(new RangeError("no"))'))), {
+    ok: false,
+    code: 'SCRIPT_ERROR',
+    message: 'RangeError: no',
+  });
   t.equal(failed(await r.run(job('return new Promise(() => {})'))).code, 'SCRIPT_RESULT');
 });
 
@@ -183,7 +251,9 @@ t.test('an aborted signal cancels a queued or running job', async (t) => {
 t.test('jobs beyond the pool size queue and all complete', async (t) => {
   const r = runner(t, { size: 2 });
   const results = await Promise.all(
-    Array.from({ length: 9 }, (_, i) => r.run(job('let s = 0; for (let k = 0; k < 10000; k++) s += k; return { i: vars.i, s }', { i }))),
+    Array.from({ length: 9 }, (_, i) =>
+      r.run(job('let s = 0; for (let k = 0; k < 10000; k++) s += k; return { i: vars.i, s }', { i })),
+    ),
   );
   t.same(
     results,
@@ -206,7 +276,10 @@ t.test('close() cancels what is pending and later runs', async (t) => {
 /** Runs an ES module in a fresh node process; resolves with its exit code, signal and output. */
 function node(source: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', source], { stdio: ['ignore', 'pipe', 'inherit'], timeout: 30_000 });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', source], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      timeout: 30_000,
+    });
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.on('error', reject);
@@ -224,7 +297,10 @@ t.test('idle workers never keep a process alive; close() ends a running one', as
     console.log(JSON.stringify(res));
     // no close(): the process must still exit on its own`);
   t.same({ code: idle.code, signal: idle.signal }, { code: 0, signal: null });
-  t.same(JSON.parse(idle.out), [{ ok: true, value: 1 }, { ok: true, value: 2 }]);
+  t.same(JSON.parse(idle.out), [
+    { ok: true, value: 1 },
+    { ok: true, value: 2 },
+  ]);
 
   const busy = await node(`
     import { createScriptRunner } from ${JSON.stringify(moduleUrl)};

@@ -6,10 +6,13 @@ t.test('timers fire in due order, once; replaced and deleted ones do not fire', 
   const fired: string[] = [];
   let done!: () => void;
   const all = new Promise<void>((r) => (done = r));
-  const q = new TimerQueue((key) => {
-    fired.push(key);
-    if (fired.length === 3) done();
-  }, () => now);
+  const q = new TimerQueue(
+    (key) => {
+      fired.push(key);
+      if (fired.length === 3) done();
+    },
+    () => now,
+  );
   q.set('c', 3_000);
   q.set('a', 1_500);
   q.set('b', 2_000);
@@ -25,7 +28,10 @@ t.test('timers fire in due order, once; replaced and deleted ones do not fire', 
 });
 
 t.test('deleting many timers long before they are due does not keep their heap entries', async (t) => {
-  const q = new TimerQueue(() => undefined, () => 0);
+  const q = new TimerQueue(
+    () => undefined,
+    () => 0,
+  );
   for (let i = 0; i < 10_000; i++) q.set(`k${i}`, 1_000_000 + i);
   for (let i = 0; i < 9_990; i++) q.delete(`k${i}`);
   t.equal(q.size, 10);

@@ -38,16 +38,32 @@ async function run(t: Test, errorCode: string | undefined, err: unknown) {
   return { h, inst };
 }
 
-t.test('a handler throwing an ENOENT-coded error fails its node with INTERNAL_ERROR, the code kept in the message', async (t) => {
-  const { h, inst } = await run(t, undefined, Object.assign(new Error('no such file or directory'), { code: 'ENOENT' }));
-  t.equal(inst.stateCd, STATE.FAILED);
-  t.equal(nap(inst).statusCd, STATUS.FAILED);
-  t.same(inst.error, { code: 'INTERNAL_ERROR', message: 'ENOENT: no such file or directory', nodeId: 'nap' });
-  t.ok(h.events.some((e) => e.type === 'NODE_FAILED' && e.nodeId === 'nap' && e.processInstanceId === inst.processInstanceId), 'NODE_FAILED');
-});
+t.test(
+  'a handler throwing an ENOENT-coded error fails its node with INTERNAL_ERROR, the code kept in the message',
+  async (t) => {
+    const { h, inst } = await run(
+      t,
+      undefined,
+      Object.assign(new Error('no such file or directory'), { code: 'ENOENT' }),
+    );
+    t.equal(inst.stateCd, STATE.FAILED);
+    t.equal(nap(inst).statusCd, STATUS.FAILED);
+    t.same(inst.error, { code: 'INTERNAL_ERROR', message: 'ENOENT: no such file or directory', nodeId: 'nap' });
+    t.ok(
+      h.events.some(
+        (e) => e.type === 'NODE_FAILED' && e.nodeId === 'nap' && e.processInstanceId === inst.processInstanceId,
+      ),
+      'NODE_FAILED',
+    );
+  },
+);
 
 t.test('an error boundary event catching INTERNAL_ERROR takes an ENOENT thrown by a handler', async (t) => {
-  const { inst } = await run(t, 'INTERNAL_ERROR', Object.assign(new Error('no such file or directory'), { code: 'ENOENT' }));
+  const { inst } = await run(
+    t,
+    'INTERNAL_ERROR',
+    Object.assign(new Error('no such file or directory'), { code: 'ENOENT' }),
+  );
   t.equal(inst.stateCd, STATE.COMPLETED, 'the boundary path completed the execution');
   t.equal(nap(inst).statusCd, STATUS.FAILED);
   t.match(inst.variables.error, { code: 'INTERNAL_ERROR', nodeId: 'nap' });

@@ -6,9 +6,42 @@ import { initialState, type Instance, type WfxState } from '../../../src/daemon/
 t.test('youngCopy puts the same execution, in new objects, in its place', async (t) => {
   const state = initialState();
   const at = '2026-11-21T10:00:00.000Z';
-  applyRecord(state, { type: 'instance.started', instance: startedInstance({ processId: 'p', processName: 'P', processVersion: '1', organization: 'default', environment: 'PRODUCTION', correlationKey: null, parentInstanceId: null, variables: { a: { deep: 1 } } }, 'e1', at) });
+  applyRecord(state, {
+    type: 'instance.started',
+    instance: startedInstance(
+      {
+        processId: 'p',
+        processName: 'P',
+        processVersion: '1',
+        organization: 'default',
+        environment: 'PRODUCTION',
+        correlationKey: null,
+        parentInstanceId: null,
+        variables: { a: { deep: 1 } },
+      },
+      'e1',
+      at,
+    ),
+  });
   applyRecord(state, { type: 'node.entered', instanceId: 'e1', nodeInstanceId: 'n1', nodeId: 'sub', at });
-  applyRecord(state, { type: 'instance.started', instance: startedInstance({ processId: 'p', processName: 'P', processVersion: '1', organization: 'default', environment: 'PRODUCTION', correlationKey: null, parentInstanceId: 'e1', parentNodeInstanceId: 'n1', variables: {} }, 'c1', at) });
+  applyRecord(state, {
+    type: 'instance.started',
+    instance: startedInstance(
+      {
+        processId: 'p',
+        processName: 'P',
+        processVersion: '1',
+        organization: 'default',
+        environment: 'PRODUCTION',
+        correlationKey: null,
+        parentInstanceId: 'e1',
+        parentNodeInstanceId: 'n1',
+        variables: {},
+      },
+      'c1',
+      at,
+    ),
+  });
   const before = state.instances.e1!;
   const json = JSON.stringify(state);
 
@@ -30,18 +63,31 @@ t.test('youngCopy puts the same execution, in new objects, in its place', async 
   t.equal(before.logs.length + 1, copy.logs.length, 'the log line went to the copy');
 });
 
-
 /** Executions of two flows whose names, versions, times and logs agree in places and differ in others. */
 function stateWithExecutions(): WfxState {
   const state = initialState();
   const start = (id: string, processId: string, processName: string, processVersion: string, at: string) =>
     applyRecord(state, {
       type: 'instance.started',
-      instance: startedInstance({ processId, processName, processVersion, organization: 'default', environment: 'PRODUCTION', correlationKey: null, parentInstanceId: null, variables: {} }, id, at),
+      instance: startedInstance(
+        {
+          processId,
+          processName,
+          processVersion,
+          organization: 'default',
+          environment: 'PRODUCTION',
+          correlationKey: null,
+          parentInstanceId: null,
+          variables: {},
+        },
+        id,
+        at,
+      ),
     });
   const node = (id: string, n: string, nodeId: string, at: string, completedAt: string | null) => {
     applyRecord(state, { type: 'node.entered', instanceId: id, nodeInstanceId: n, nodeId, at });
-    if (completedAt !== null) applyRecord(state, { type: 'node.completed', instanceId: id, nodeInstanceId: n, at: completedAt });
+    if (completedAt !== null)
+      applyRecord(state, { type: 'node.completed', instanceId: id, nodeInstanceId: n, at: completedAt });
   };
   const t0 = '2026-11-22T10:00:00.000Z';
   const t1 = '2026-11-22T10:00:01.500Z';
@@ -53,37 +99,51 @@ function stateWithExecutions(): WfxState {
   node('e2', 'n2', 'ask', t1, null);
   start('e3', 'flow-b', 'Another flow', '2', t1);
   node('e3', 'n1', 'begin', t1, t1);
-  applyRecord(state, { type: 'instance.logged', instanceId: 'e3', entry: { nodeId: 'begin', nodeName: 'begin', nodeType: 'startEvent', level: 'WARN', message: 'a line of its own', timestamp: t1 } });
+  applyRecord(state, {
+    type: 'instance.logged',
+    instanceId: 'e3',
+    entry: {
+      nodeId: 'begin',
+      nodeName: 'begin',
+      nodeType: 'startEvent',
+      level: 'WARN',
+      message: 'a line of its own',
+      timestamp: t1,
+    },
+  });
   start('e4', 'flow-a', 'Approve an order', '2', t0);
   return state;
 }
 
-t.test('shareParsedStrings changes no value of a parsed state, whatever agrees or differs between executions', async (t) => {
-  // As a daemon loads it: parsed from JSON, every string its own copy.
-  const json = JSON.stringify(stateWithExecutions());
-  const state = JSON.parse(json) as WfxState;
-  let prev: Instance | null = null;
-  for (const id in state.instances) {
-    const inst = state.instances[id]!;
-    shareParsedStrings(inst, id, prev);
-    prev = inst;
-  }
-  t.equal(JSON.stringify(state), json, 'the same state, value for value, keys in their order');
-  t.same(
-    Object.values(state.instances).map((i) => [i!.processId, i!.processName, i!.processVersion]),
-    [
-      ['flow-a', 'Approve an order', '1'],
-      ['flow-a', 'Approve an order', '1'],
-      ['flow-b', 'Another flow', '2'],
-      ['flow-a', 'Approve an order', '2'],
-    ],
-  );
-  t.same(
-    Object.values(state.instances.e2!.nodes).map((n) => [n.startTime, n.endTime]),
-    [
-      ['2026-11-22T10:00:00.000Z', '2026-11-22T10:00:01.500Z'],
-      ['2026-11-22T10:00:01.500Z', null],
-    ],
-  );
-  for (const id in state.instances) t.equal(state.instances[id]!.processInstanceId, id);
-});
+t.test(
+  'shareParsedStrings changes no value of a parsed state, whatever agrees or differs between executions',
+  async (t) => {
+    // As a daemon loads it: parsed from JSON, every string its own copy.
+    const json = JSON.stringify(stateWithExecutions());
+    const state = JSON.parse(json) as WfxState;
+    let prev: Instance | null = null;
+    for (const id in state.instances) {
+      const inst = state.instances[id]!;
+      shareParsedStrings(inst, id, prev);
+      prev = inst;
+    }
+    t.equal(JSON.stringify(state), json, 'the same state, value for value, keys in their order');
+    t.same(
+      Object.values(state.instances).map((i) => [i!.processId, i!.processName, i!.processVersion]),
+      [
+        ['flow-a', 'Approve an order', '1'],
+        ['flow-a', 'Approve an order', '1'],
+        ['flow-b', 'Another flow', '2'],
+        ['flow-a', 'Approve an order', '2'],
+      ],
+    );
+    t.same(
+      Object.values(state.instances.e2!.nodes).map((n) => [n.startTime, n.endTime]),
+      [
+        ['2026-11-22T10:00:00.000Z', '2026-11-22T10:00:01.500Z'],
+        ['2026-11-22T10:00:01.500Z', null],
+      ],
+    );
+    for (const id in state.instances) t.equal(state.instances[id]!.processInstanceId, id);
+  },
+);

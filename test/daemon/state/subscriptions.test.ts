@@ -1,13 +1,27 @@
 import t from 'tap';
-import { bucketMembers, subscriptionBucket, subscriptionsFor, type Subscription, type SubscriptionBucket } from '../../../src/daemon/state/subscriptions.js';
+import {
+  bucketMembers,
+  subscriptionBucket,
+  subscriptionsFor,
+  type Subscription,
+  type SubscriptionBucket,
+} from '../../../src/daemon/state/subscriptions.js';
 
 const sub = (instanceId: string): Subscription => ({ instanceId, nodeInstanceId: 'n2', nodeId: 'wait' });
 
 t.test('a message waits in the bucket of its key, a signal in one bucket whatever the key', async (t) => {
   t.not(subscriptionBucket('acme', 'paid', 'message', 'k1'), subscriptionBucket('acme', 'paid', 'message', 'k2'));
-  t.not(subscriptionBucket('acme', 'paid', 'message', null), subscriptionBucket('acme', 'paid', 'message', ''), 'no key is not the empty key');
+  t.not(
+    subscriptionBucket('acme', 'paid', 'message', null),
+    subscriptionBucket('acme', 'paid', 'message', ''),
+    'no key is not the empty key',
+  );
   t.equal(subscriptionBucket('acme', 'paid', 'signal', 'k1'), subscriptionBucket('acme', 'paid', 'signal', null));
-  t.not(subscriptionBucket('acme', 'paid', 'signal', null), subscriptionBucket('other', 'paid', 'signal', null), 'organizations apart');
+  t.not(
+    subscriptionBucket('acme', 'paid', 'signal', null),
+    subscriptionBucket('other', 'paid', 'signal', null),
+    'organizations apart',
+  );
 });
 
 t.test('an event resumes the messages of its key, then the signals, each bucket in order', async (t) => {

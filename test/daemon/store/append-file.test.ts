@@ -105,23 +105,29 @@ t.test('a batch is written whole and in order, across short writes', async (t) =
   t.equal(joined.got(), many.map(String).join(''), 'more buffers than one writev takes: joined, still whole');
 });
 
-t.test('preallocate: data goes over zeros written ahead; close cuts them and keeps the time of the last write', async (t) => {
-  const path = join(t.testdir(), 'p.log');
-  const file = new AppendFile(path, 0, { preallocate: true });
-  await file.append(Buffer.from('first\n')).durable;
-  let st = await stat(path);
-  t.ok(st.size > file.size, `zeros written ahead (${st.size} bytes on disk for ${file.size} of data)`);
-  const onDisk = await readFile(path);
-  t.equal(onDisk.subarray(0, file.size).toString(), 'first\n');
-  t.ok(onDisk.subarray(file.size).every((b) => b === 0), 'only zeros after the data');
-  const lastWrite = new Date('2026-01-02T03:04:05Z');
-  await utimes(path, lastWrite, lastWrite);
-  await file.close();
-  st = await stat(path);
-  t.equal(st.size, file.size, 'closing cut the zeros');
-  t.equal(st.mtime.getTime(), lastWrite.getTime(), 'cutting them is not a write: the time of the last write is kept');
-  t.equal(await readFile(path, 'utf8'), 'first\n');
-});
+t.test(
+  'preallocate: data goes over zeros written ahead; close cuts them and keeps the time of the last write',
+  async (t) => {
+    const path = join(t.testdir(), 'p.log');
+    const file = new AppendFile(path, 0, { preallocate: true });
+    await file.append(Buffer.from('first\n')).durable;
+    let st = await stat(path);
+    t.ok(st.size > file.size, `zeros written ahead (${st.size} bytes on disk for ${file.size} of data)`);
+    const onDisk = await readFile(path);
+    t.equal(onDisk.subarray(0, file.size).toString(), 'first\n');
+    t.ok(
+      onDisk.subarray(file.size).every((b) => b === 0),
+      'only zeros after the data',
+    );
+    const lastWrite = new Date('2026-01-02T03:04:05Z');
+    await utimes(path, lastWrite, lastWrite);
+    await file.close();
+    st = await stat(path);
+    t.equal(st.size, file.size, 'closing cut the zeros');
+    t.equal(st.mtime.getTime(), lastWrite.getTime(), 'cutting them is not a write: the time of the last write is kept');
+    t.equal(await readFile(path, 'utf8'), 'first\n');
+  },
+);
 
 t.test('preallocate: many batches, some larger than the zeros ahead, land whole and in order', async (t) => {
   const path = join(t.testdir(), 'q.log');
@@ -138,8 +144,10 @@ t.test('preallocate: many batches, some larger than the zeros ahead, land whole 
     }
     await Promise.all(batch);
     const onDisk = await readFile(path);
-    if (!onDisk.subarray(0, file.size).equals(Buffer.from(lines.join('')))) return t.fail(`round ${round}: the data on disk differs`);
-    if (!onDisk.subarray(file.size).every((b) => b === 0)) return t.fail(`round ${round}: something but zeros after the data`);
+    if (!onDisk.subarray(0, file.size).equals(Buffer.from(lines.join(''))))
+      return t.fail(`round ${round}: the data on disk differs`);
+    if (!onDisk.subarray(file.size).every((b) => b === 0))
+      return t.fail(`round ${round}: something but zeros after the data`);
   }
   const size = (await stat(path)).size;
   t.ok(size > file.size, 'zeros ahead of the data while it is open');

@@ -51,7 +51,13 @@ async function flowFile(t: Test, h: EngineHarness): Promise<string> {
   return file;
 }
 
-for (const point of ['checkpoint:synced', 'checkpoint:pending', 'checkpoint:renamed', 'checkpoint:named', 'roll:created']) {
+for (const point of [
+  'checkpoint:synced',
+  'checkpoint:pending',
+  'checkpoint:renamed',
+  'checkpoint:named',
+  'roll:created',
+]) {
   t.test(`SIGKILL at ${point}: every acknowledged start is there after the restart`, async (t) => {
     const h = await engineHarness(t);
     await h.close();
@@ -68,22 +74,25 @@ for (const point of ['checkpoint:synced', 'checkpoint:pending', 'checkpoint:rena
   });
 }
 
-t.test('SIGKILL during recovery (after the journal is replayed and its torn tail cut), then again at a checkpoint: nothing lost', async (t) => {
-  const h = await engineHarness(t);
-  await h.close();
-  const file = await flowFile(t, h);
-  const first = await killAt(['start', h.dir, file], 'checkpoint:pending');
-  t.ok(first.stopped);
-  const recovering = await killAt(['start', h.dir, file], 'recovery:replayed');
-  t.ok(recovering.stopped, 'the worker stopped inside its recovery');
-  t.same(recovering.acked, [], 'nothing started before recovery ended');
-  const second = await killAt(['start', h.dir, file], 'checkpoint:named');
-  t.ok(second.stopped);
-  const after = await h.restart();
-  const acked = [...first.acked, ...second.acked];
-  const missing = acked.filter((id) => after.store.state.instances[id]?.stateCd !== STATE.RUNNING);
-  t.same(missing, [], `all ${acked.length} acknowledged starts are there`);
-});
+t.test(
+  'SIGKILL during recovery (after the journal is replayed and its torn tail cut), then again at a checkpoint: nothing lost',
+  async (t) => {
+    const h = await engineHarness(t);
+    await h.close();
+    const file = await flowFile(t, h);
+    const first = await killAt(['start', h.dir, file], 'checkpoint:pending');
+    t.ok(first.stopped);
+    const recovering = await killAt(['start', h.dir, file], 'recovery:replayed');
+    t.ok(recovering.stopped, 'the worker stopped inside its recovery');
+    t.same(recovering.acked, [], 'nothing started before recovery ended');
+    const second = await killAt(['start', h.dir, file], 'checkpoint:named');
+    t.ok(second.stopped);
+    const after = await h.restart();
+    const acked = [...first.acked, ...second.acked];
+    const missing = acked.filter((id) => after.store.state.instances[id]?.stateCd !== STATE.RUNNING);
+    t.same(missing, [], `all ${acked.length} acknowledged starts are there`);
+  },
+);
 
 t.test('a segment deleted after a SIGKILL is refused at the restart, naming it', async (t) => {
   const h = await engineHarness(t);
@@ -93,5 +102,9 @@ t.test('a segment deleted after a SIGKILL is refused at the restart, naming it',
   const journal = join(h.dir, 'journal');
   const last = join(journal, (await readdir(journal)).sort().at(-1)!);
   await rm(last);
-  await t.rejects(h.restart(), { code: 'JOURNAL_CORRUPT', details: { file: last } }, `not a silent start without the starts after the snapshot (${acked.length} acknowledged)`);
+  await t.rejects(
+    h.restart(),
+    { code: 'JOURNAL_CORRUPT', details: { file: last } },
+    `not a silent start without the starts after the snapshot (${acked.length} acknowledged)`,
+  );
 });

@@ -13,7 +13,11 @@ const ROUNDS = 30;
 const WRITERS = 16;
 
 /** Runs the writer until it has acknowledged `acksBeforeKill` commits, then SIGKILLs it. */
-async function stormAndKill(dir: string, acksBeforeKill: number, checkpointEvery: number): Promise<Map<number, number>> {
+async function stormAndKill(
+  dir: string,
+  acksBeforeKill: number,
+  checkpointEvery: number,
+): Promise<Map<number, number>> {
   const child = spawn(process.execPath, [WRITER, dir, String(WRITERS), String(checkpointEvery)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });

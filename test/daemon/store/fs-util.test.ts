@@ -1,7 +1,15 @@
 import { link, open, readdir, readFile, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { AtomicFileWriter, freeGradually, Freeings, FREEINGS_MAX_WAITING, SYNC_EVERY_BYTES, unlinkKeepingOpen, writeFileAtomic } from '../../../src/daemon/store/fs-util.js';
+import {
+  AtomicFileWriter,
+  freeGradually,
+  Freeings,
+  FREEINGS_MAX_WAITING,
+  SYNC_EVERY_BYTES,
+  unlinkKeepingOpen,
+  writeFileAtomic,
+} from '../../../src/daemon/store/fs-util.js';
 
 t.test('a file written in parts is synced a mebibyte at a time, and its content is whole', async (t) => {
   const dir = t.testdir({ 'snap.json': 'old' });
@@ -21,7 +29,11 @@ t.test('a file written in parts is synced a mebibyte at a time, and its content 
   t.equal(await readFile(path, 'utf8'), 'old', 'the file keeps its old content until commit');
   await file.commit();
   const text = await readFile(path, 'utf8');
-  t.equal(text, parts.map((p) => (typeof p === 'string' ? p : p.toString())).join(''), 'every part, in order, nothing twice');
+  t.equal(
+    text,
+    parts.map((p) => (typeof p === 'string' ? p : p.toString())).join(''),
+    'every part, in order, nothing twice',
+  );
   t.equal((await stat(path)).mode & 0o777, 0o600);
   t.same(await readdir(dir), ['snap.json'], 'no temporary file left');
 });
@@ -70,7 +82,11 @@ t.test('a large file is unlinked at once, then freed a chunk at a time from its 
   const fh = await unlinkKeepingOpen(path);
   t.ok(fh, 'a file was removed');
   t.same(await readdir(dir), [], 'its name is gone at once');
-  t.equal((await watcher.stat()).size, 5 * MiB + 100, 'nothing freed before the caller hands it over (after fsyncing the directory)');
+  t.equal(
+    (await watcher.stat()).size,
+    5 * MiB + 100,
+    'nothing freed before the caller hands it over (after fsyncing the directory)',
+  );
   const freeings = new Freeings({ chunkBytes: MiB, pauseMs: 1 });
   freeings.add(fh);
   await freeings.settled();
@@ -94,36 +110,44 @@ t.test('a file with another name (a hard link) is closed, never cut', async (t) 
   await t.rejects(fh!.stat(), 'its handle is closed');
 });
 
-t.test('files are freed one after the other; finish() frees the rest at once; later ones are closed at once', async (t) => {
-  const dir = t.testdir({});
-  const watchers: FileHandle[] = [];
-  const handles: FileHandle[] = [];
-  for (const name of ['a', 'b', 'c']) {
-    const path = join(dir, name);
-    await writeFile(path, Buffer.alloc(3 * MiB, 'x'));
-    watchers.push(await open(path, 'r'));
-    handles.push((await unlinkKeepingOpen(path))!);
-  }
-  t.teardown(() => Promise.all(watchers.map((w) => w.close())));
-  const sizes = () => Promise.all(watchers.map(async (w) => (await w.stat()).size));
-  const freeings = new Freeings({ chunkBytes: MiB, pauseMs: 3_600_000 }); // an hour between chunks
-  for (const fh of handles) freeings.add(fh);
-  await turnsUntil(async () => (await sizes())[0]! < 3 * MiB);
-  // Give the others as many turns again: they wait for the first.
-  for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
-  t.same(await sizes(), [2 * MiB, 3 * MiB, 3 * MiB], 'one file is being freed, the others wait their turn');
-  await freeings.finish(); // does not wait out the hours
-  t.same(await sizes(), [2 * MiB, 3 * MiB, 3 * MiB], 'no more chunks: the closes free the rest');
-  for (const fh of handles) await t.rejects(fh.stat(), 'every handle is closed');
+t.test(
+  'files are freed one after the other; finish() frees the rest at once; later ones are closed at once',
+  async (t) => {
+    const dir = t.testdir({});
+    const watchers: FileHandle[] = [];
+    const handles: FileHandle[] = [];
+    for (const name of ['a', 'b', 'c']) {
+      const path = join(dir, name);
+      await writeFile(path, Buffer.alloc(3 * MiB, 'x'));
+      watchers.push(await open(path, 'r'));
+      handles.push((await unlinkKeepingOpen(path))!);
+    }
+    t.teardown(() => Promise.all(watchers.map((w) => w.close())));
+    const sizes = () => Promise.all(watchers.map(async (w) => (await w.stat()).size));
+    const freeings = new Freeings({ chunkBytes: MiB, pauseMs: 3_600_000 }); // an hour between chunks
+    for (const fh of handles) freeings.add(fh);
+    await turnsUntil(async () => (await sizes())[0]! < 3 * MiB);
+    // Give the others as many turns again: they wait for the first.
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    t.same(await sizes(), [2 * MiB, 3 * MiB, 3 * MiB], 'one file is being freed, the others wait their turn');
+    await freeings.finish(); // does not wait out the hours
+    t.same(await sizes(), [2 * MiB, 3 * MiB, 3 * MiB], 'no more chunks: the closes free the rest');
+    for (const fh of handles) await t.rejects(fh.stat(), 'every handle is closed');
 
-  const path = join(dir, 'd');
-  await writeFile(path, Buffer.alloc(2 * MiB, 'x'));
-  const late = (await unlinkKeepingOpen(path))!;
-  freeings.add(late); // the owner has closed
-  await freeings.settled();
-  await turnsUntil(async () => late.stat().then(() => false, () => true));
-  await t.rejects(late.stat(), 'a file given after finish() is closed at once');
-});
+    const path = join(dir, 'd');
+    await writeFile(path, Buffer.alloc(2 * MiB, 'x'));
+    const late = (await unlinkKeepingOpen(path))!;
+    freeings.add(late); // the owner has closed
+    await freeings.settled();
+    await turnsUntil(async () =>
+      late.stat().then(
+        () => false,
+        () => true,
+      ),
+    );
+    await t.rejects(late.stat(), 'a file given after finish() is closed at once');
+  },
+);
 
 t.test('beyond the files waiting their turn, another is closed at once (descriptors stay bounded)', async (t) => {
   const dir = t.testdir({});
@@ -136,7 +160,12 @@ t.test('beyond the files waiting their turn, another is closed at once (descript
   const freeings = new Freeings({ chunkBytes: MiB, pauseMs: 3_600_000 });
   for (const fh of handles) freeings.add(fh); // one being freed, FREEINGS_MAX_WAITING waiting, one more
   const last = handles.at(-1)!;
-  await turnsUntil(async () => last.stat().then(() => false, () => true));
+  await turnsUntil(async () =>
+    last.stat().then(
+      () => false,
+      () => true,
+    ),
+  );
   await t.rejects(last.stat(), 'the one over the limit is closed at once');
   await t.resolves(handles.at(-2)!.stat(), 'the last one waiting is still open');
   await freeings.finish();

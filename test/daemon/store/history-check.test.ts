@@ -7,7 +7,8 @@ import { verifyHistory } from '../../../src/daemon/store/history-check.js';
 /** A history directory with two buckets of `n` documents each, closed cleanly. */
 async function cleanHistory(dir: string, n = 10): Promise<void> {
   const h = await History.open(dir);
-  for (let i = 0; i < n; i++) await Promise.all([h.put('2026-11-20', `a${i}`, { i }), h.put('2026-11-21', `b${i}`, { i })]);
+  for (let i = 0; i < n; i++)
+    await Promise.all([h.put('2026-11-20', `a${i}`, { i }), h.put('2026-11-21', `b${i}`, { i })]);
   await h.close();
 }
 
@@ -45,12 +46,20 @@ t.test('a record with 4 bytes changed and a bucket cut in half are found, read-o
   t.same(await contents(dir, ['2026-11-20.jsonl', '2026-11-21.jsonl']), before, 'nothing was changed');
 });
 
-t.test('what a crash leaves: zeros after the data are no finding, a torn last line is HISTORY_TORN_WRITE', async (t) => {
-  const dir = t.testdir();
-  await cleanHistory(dir, 2);
-  await appendFile(join(dir, '2026-11-20.jsonl'), Buffer.alloc(4096));
-  const size = (await readFile(join(dir, '2026-11-21.jsonl'))).length;
-  await appendFile(join(dir, '2026-11-21.jsonl'), Buffer.concat([Buffer.from('0badc0de 0 b9 {"i":'), Buffer.alloc(4096)]));
-  t.match(await verifyHistory(dir), [{ file: '2026-11-21.jsonl', offset: size, code: 'HISTORY_TORN_WRITE', instanceId: 'b9' }]);
-  t.equal(await verifyHistory(dir).then((f) => f.length), 1, 'and again: it cut nothing');
-});
+t.test(
+  'what a crash leaves: zeros after the data are no finding, a torn last line is HISTORY_TORN_WRITE',
+  async (t) => {
+    const dir = t.testdir();
+    await cleanHistory(dir, 2);
+    await appendFile(join(dir, '2026-11-20.jsonl'), Buffer.alloc(4096));
+    const size = (await readFile(join(dir, '2026-11-21.jsonl'))).length;
+    await appendFile(
+      join(dir, '2026-11-21.jsonl'),
+      Buffer.concat([Buffer.from('0badc0de 0 b9 {"i":'), Buffer.alloc(4096)]),
+    );
+    t.match(await verifyHistory(dir), [
+      { file: '2026-11-21.jsonl', offset: size, code: 'HISTORY_TORN_WRITE', instanceId: 'b9' },
+    ]);
+    t.equal(await verifyHistory(dir).then((f) => f.length), 1, 'and again: it cut nothing');
+  },
+);

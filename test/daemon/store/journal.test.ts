@@ -20,7 +20,10 @@ t.test('entries replay in order after reopen', async (t) => {
   const dir = t.testdir();
   await writeEntries(dir, 5);
   const { seen, report, journal } = await openCollect(dir);
-  t.same(seen, [1, 2, 3, 4, 5].map((seq) => [seq, { i: seq - 1 }]));
+  t.same(
+    seen,
+    [1, 2, 3, 4, 5].map((seq) => [seq, { i: seq - 1 }]),
+  );
   t.equal(report.replayed, 5);
   t.equal(journal.lastSeq, 5);
   t.equal(journal.append({ i: 5 }).seq, 6, 'numbering continues');
@@ -31,7 +34,10 @@ t.test('entries covered by the snapshot are skipped', async (t) => {
   const dir = t.testdir();
   await writeEntries(dir, 5);
   const { seen } = await openCollect(dir, 3);
-  t.same(seen.map(([s]) => s), [4, 5]);
+  t.same(
+    seen.map(([s]) => s),
+    [4, 5],
+  );
 });
 
 t.test('a torn last entry is cut off and appends continue cleanly', async (t) => {
@@ -67,7 +73,9 @@ t.test('damage before the end refuses to open, naming file and offset', async (t
 
 t.test('a missing entry (gap in sequence numbers) refuses to open', async (t) => {
   const dir = t.testdir();
-  await writeFile(join(dir, segmentName(1)), encodeFrame(1, 'a') + encodeFrame(2, 'b') + encodeFrame(4, 'd'), { mode: 0o600 });
+  await writeFile(join(dir, segmentName(1)), encodeFrame(1, 'a') + encodeFrame(2, 'b') + encodeFrame(4, 'd'), {
+    mode: 0o600,
+  });
   await t.rejects(openCollect(dir), { code: 'JOURNAL_CORRUPT', details: { expectedSeq: 3, foundSeq: 4 } });
 });
 
@@ -155,7 +163,15 @@ t.test("each frame names the durable write it went out in, by that write's first
   const { frames } = decodeFrames(await readFile(join(dir, segmentName(1))));
   t.same(
     frames.map((f) => [f.seq, f.key]),
-    [[1, '1'], [2, '1'], [3, '1'], [4, '4'], [5, '5'], [6, '6'], [7, '6']],
+    [
+      [1, '1'],
+      [2, '1'],
+      [3, '1'],
+      [4, '4'],
+      [5, '5'],
+      [6, '6'],
+      [7, '6'],
+    ],
   );
 });
 
@@ -168,12 +184,18 @@ t.test('while open, a segment ends in zeros written ahead; after a crash they ar
   const onDisk = await readFile(seg);
   const { frames, badOffset } = decodeFrames(onDisk);
   t.equal(frames.length, 3);
-  t.ok(badOffset !== null && onDisk.length > badOffset && onDisk.subarray(badOffset).every((b) => b === 0), 'zeros after the data');
+  t.ok(
+    badOffset !== null && onDisk.length > badOffset && onDisk.subarray(badOffset).every((b) => b === 0),
+    'zeros after the data',
+  );
   // A crash now leaves the file as it is: a copy of it is what the next start finds.
   await copyFile(seg, join(copy, segmentName(1)));
   await journal.close();
   const again = await openCollect(copy);
-  t.same(again.seen.map(([seq]) => seq), [1, 2, 3]);
+  t.same(
+    again.seen.map(([seq]) => seq),
+    [1, 2, 3],
+  );
   t.equal(again.report.truncated, null, 'zeros alone are not a torn write');
   t.equal((await stat(join(copy, segmentName(1)))).size, badOffset, 'cut at the end of the data');
   await again.journal.append('after').durable;
@@ -181,22 +203,35 @@ t.test('while open, a segment ends in zeros written ahead; after a crash they ar
   t.same((await openCollect(copy)).seen.at(-1), [4, 'after']);
 });
 
-t.test('a write torn over zeros: its frames after the damage are cut with it, and appends go on from there', async (t) => {
-  const dir = t.testdir();
-  const seg = join(dir, segmentName(1));
-  const { bytes, offsets } = segmentOf(1, [['a', 'b', 'c'], ['d', 'e', 'f', 'g']]);
-  // The last write's sectors landed out of order: frame 5 lost some bytes (zeros), 6 and 7 came.
-  const torn = Buffer.concat([bytes, Buffer.alloc(4096)]);
-  torn.fill(0, offsets[4]! + 12, offsets[4]! + 20);
-  await writeFile(seg, torn, { mode: 0o600 });
-  const { seen, report, journal } = await openCollect(dir);
-  t.same(seen.map(([, v]) => v), ['a', 'b', 'c', 'd'], 'the frames before the damage are replayed');
-  t.same(report.truncated, { file: seg, offset: offsets[4], bytes: torn.length - offsets[4]! });
-  t.equal((await stat(seg)).size, offsets[4]);
-  t.equal(journal.append('after').seq, 5);
-  await journal.close();
-  t.same((await openCollect(dir)).seen.map(([, v]) => v), ['a', 'b', 'c', 'd', 'after']);
-});
+t.test(
+  'a write torn over zeros: its frames after the damage are cut with it, and appends go on from there',
+  async (t) => {
+    const dir = t.testdir();
+    const seg = join(dir, segmentName(1));
+    const { bytes, offsets } = segmentOf(1, [
+      ['a', 'b', 'c'],
+      ['d', 'e', 'f', 'g'],
+    ]);
+    // The last write's sectors landed out of order: frame 5 lost some bytes (zeros), 6 and 7 came.
+    const torn = Buffer.concat([bytes, Buffer.alloc(4096)]);
+    torn.fill(0, offsets[4]! + 12, offsets[4]! + 20);
+    await writeFile(seg, torn, { mode: 0o600 });
+    const { seen, report, journal } = await openCollect(dir);
+    t.same(
+      seen.map(([, v]) => v),
+      ['a', 'b', 'c', 'd'],
+      'the frames before the damage are replayed',
+    );
+    t.same(report.truncated, { file: seg, offset: offsets[4], bytes: torn.length - offsets[4]! });
+    t.equal((await stat(seg)).size, offsets[4]);
+    t.equal(journal.append('after').seq, 5);
+    await journal.close();
+    t.same(
+      (await openCollect(dir)).seen.map(([, v]) => v),
+      ['a', 'b', 'c', 'd', 'after'],
+    );
+  },
+);
 
 t.test("a torn write may be the last good frame's own, or the first of its segment", async (t) => {
   const within = t.testdir();
@@ -204,7 +239,11 @@ t.test("a torn write may be the last good frame's own, or the first of its segme
   const tornWithin = Buffer.concat([a.bytes, Buffer.alloc(512)]).fill(0, a.offsets[2]! + 3, a.offsets[2]! + 9);
   await writeFile(join(within, segmentName(1)), tornWithin, { mode: 0o600 });
   const one = await openCollect(within);
-  t.same(one.seen.map(([, v]) => v), ['a', 'b'], 'frame 3 damaged, 4 of the same write as 2: cut');
+  t.same(
+    one.seen.map(([, v]) => v),
+    ['a', 'b'],
+    'frame 3 damaged, 4 of the same write as 2: cut',
+  );
   t.equal(one.report.truncated?.offset, a.offsets[2]);
 
   const first = t.testdir();
@@ -237,14 +276,20 @@ t.test('frames written before the journal named their writes never pass for a to
   await t.rejects(openCollect(dir), { code: 'JOURNAL_CORRUPT', details: { offset: frames[0]!.length } });
 });
 
-t.test('zeros left after the data of an older segment (a crash before its cut was on disk) are cut quietly', async (t) => {
-  const dir = t.testdir();
-  const older = segmentOf(1, [['a', 'b']]);
-  await writeFile(join(dir, segmentName(1)), Buffer.concat([older.bytes, Buffer.alloc(8192)]), { mode: 0o600 });
-  await writeFile(join(dir, segmentName(3)), segmentOf(3, [['c']]).bytes, { mode: 0o600 });
-  const { seen, report, journal } = await openCollect(dir);
-  await journal.close();
-  t.same(seen.map(([, v]) => v), ['a', 'b', 'c']);
-  t.equal(report.truncated, null);
-  t.equal((await stat(join(dir, segmentName(1)))).size, older.bytes.length);
-});
+t.test(
+  'zeros left after the data of an older segment (a crash before its cut was on disk) are cut quietly',
+  async (t) => {
+    const dir = t.testdir();
+    const older = segmentOf(1, [['a', 'b']]);
+    await writeFile(join(dir, segmentName(1)), Buffer.concat([older.bytes, Buffer.alloc(8192)]), { mode: 0o600 });
+    await writeFile(join(dir, segmentName(3)), segmentOf(3, [['c']]).bytes, { mode: 0o600 });
+    const { seen, report, journal } = await openCollect(dir);
+    await journal.close();
+    t.same(
+      seen.map(([, v]) => v),
+      ['a', 'b', 'c'],
+    );
+    t.equal(report.truncated, null);
+    t.equal((await stat(join(dir, segmentName(1)))).size, older.bytes.length);
+  },
+);

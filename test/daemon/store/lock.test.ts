@@ -22,7 +22,12 @@ t.test('a lock left by a SIGKILLed process is stale and is taken over', async (t
   // A child that takes the lock, says so, and waits to be killed.
   const child = spawn(
     process.execPath,
-    ['--input-type=module', '-e', `const { acquireDataDirLock } = await import(${JSON.stringify(new URL('../../../src/daemon/store/lock.js', import.meta.url).href)}); await acquireDataDirLock(process.argv[1]); console.log('locked'); setInterval(() => {}, 1000);`, dir],
+    [
+      '--input-type=module',
+      '-e',
+      `const { acquireDataDirLock } = await import(${JSON.stringify(new URL('../../../src/daemon/store/lock.js', import.meta.url).href)}); await acquireDataDirLock(process.argv[1]); console.log('locked'); setInterval(() => {}, 1000);`,
+      dir,
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   await once(child.stdout!, 'data');

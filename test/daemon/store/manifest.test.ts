@@ -33,19 +33,22 @@ async function killedWithJournal(dir: string): Promise<string> {
   return join(dir, 'journal', names[0]!);
 }
 
-t.test('a snapshot deleted after a clean stop is refused, naming it; nothing is written over the old data', async (t) => {
-  const dir = t.testdir();
-  const store = await open(dir);
-  await store.commit({ op: 'add', by: 5 });
-  await store.close();
-  const snapshot = join(dir, 'snapshot.json');
-  await rm(snapshot);
-  const before = await readdir(dir);
-  await t.rejects(open(dir), { code: 'DATA_DIR_DAMAGED', details: { file: snapshot } });
-  t.same(await readdir(dir), before, 'no new snapshot, no manifest rewritten away');
-  await t.rejects(open(dir), { code: 'DATA_DIR_DAMAGED' }, 'refused again: the refusal changed nothing');
-  t.match(await checkDataDir(dir), [{ code: 'DATA_DIR_DAMAGED', file: snapshot }], 'check names it');
-});
+t.test(
+  'a snapshot deleted after a clean stop is refused, naming it; nothing is written over the old data',
+  async (t) => {
+    const dir = t.testdir();
+    const store = await open(dir);
+    await store.commit({ op: 'add', by: 5 });
+    await store.close();
+    const snapshot = join(dir, 'snapshot.json');
+    await rm(snapshot);
+    const before = await readdir(dir);
+    await t.rejects(open(dir), { code: 'DATA_DIR_DAMAGED', details: { file: snapshot } });
+    t.same(await readdir(dir), before, 'no new snapshot, no manifest rewritten away');
+    await t.rejects(open(dir), { code: 'DATA_DIR_DAMAGED' }, 'refused again: the refusal changed nothing');
+    t.match(await checkDataDir(dir), [{ code: 'DATA_DIR_DAMAGED', file: snapshot }], 'check names it');
+  },
+);
 
 t.test('a journal segment deleted after a kill is refused, naming it', async (t) => {
   const dir = t.testdir();
@@ -68,19 +71,22 @@ t.test('a snapshot edited into other valid JSON is SNAPSHOT_CORRUPT', async (t) 
   t.match(await checkDataDir(dir), [{ code: 'SNAPSHOT_CORRUPT', file: snapshot }]);
 });
 
-t.test('a flipped bit in the last journal record, its line whole, is corruption with its offset, not a torn tail', async (t) => {
-  const dir = t.testdir();
-  const segment = await killedWithJournal(dir);
-  const bytes = await readFile(segment);
-  const lastLine = bytes.lastIndexOf(0x0a, bytes.length - 2) + 1;
-  bytes[bytes.length - 3]! ^= 0x01; // inside the JSON of the last frame; its LF stays
-  await writeFile(segment, Buffer.concat([bytes, Buffer.alloc(4096)])); // zeros written ahead after it
-  const warnings: object[] = [];
-  await t.rejects(open(dir, warnings), { code: 'JOURNAL_CORRUPT', details: { file: segment, offset: lastLine } });
-  t.same(warnings, [], 'nothing cut');
-  t.equal((await readFile(segment)).length, bytes.length + 4096, 'the segment is left as it was');
-  t.match(await checkDataDir(dir), [{ code: 'JOURNAL_CORRUPT', file: segment, offset: lastLine }]);
-});
+t.test(
+  'a flipped bit in the last journal record, its line whole, is corruption with its offset, not a torn tail',
+  async (t) => {
+    const dir = t.testdir();
+    const segment = await killedWithJournal(dir);
+    const bytes = await readFile(segment);
+    const lastLine = bytes.lastIndexOf(0x0a, bytes.length - 2) + 1;
+    bytes[bytes.length - 3]! ^= 0x01; // inside the JSON of the last frame; its LF stays
+    await writeFile(segment, Buffer.concat([bytes, Buffer.alloc(4096)])); // zeros written ahead after it
+    const warnings: object[] = [];
+    await t.rejects(open(dir, warnings), { code: 'JOURNAL_CORRUPT', details: { file: segment, offset: lastLine } });
+    t.same(warnings, [], 'nothing cut');
+    t.equal((await readFile(segment)).length, bytes.length + 4096, 'the segment is left as it was');
+    t.match(await checkDataDir(dir), [{ code: 'JOURNAL_CORRUPT', file: segment, offset: lastLine }]);
+  },
+);
 
 t.test('a torn last write (its line cut short, zeros after) is still cut with a warning', async (t) => {
   const dir = t.testdir();
@@ -105,7 +111,10 @@ t.test('a duplicated journal line is reported as a duplicate of its entry', asyn
   await writeFile(segment, lines.join('\n'));
   const second = Buffer.byteLength(lines.slice(0, 5).join('\n')) + 1;
   const seq = Number(lines[4]!.split(' ')[1]);
-  await t.rejects(open(dir), { code: 'JOURNAL_CORRUPT', details: { file: segment, offset: second, duplicateOfSeq: seq } });
+  await t.rejects(open(dir), {
+    code: 'JOURNAL_CORRUPT',
+    details: { file: segment, offset: second, duplicateOfSeq: seq },
+  });
   t.match(await checkDataDir(dir), [{ code: 'JOURNAL_CORRUPT', file: segment, offset: second }]);
 });
 
@@ -123,25 +132,31 @@ t.test('a directory written before manifests opens, and gets one', async (t) => 
   await again.close();
 });
 
-t.test('a directory from before manifests that lost its snapshot is refused: its journal starts after entry 1', async (t) => {
-  const dir = t.testdir();
-  const store = await open(dir);
-  await store.commit({ op: 'add', by: 5 });
-  await store.close();
-  await rm(join(dir, 'store.manifest'), { force: true });
-  await rm(join(dir, 'snapshot.json'));
-  await t.rejects(open(dir), { code: 'JOURNAL_CORRUPT' });
-});
+t.test(
+  'a directory from before manifests that lost its snapshot is refused: its journal starts after entry 1',
+  async (t) => {
+    const dir = t.testdir();
+    const store = await open(dir);
+    await store.commit({ op: 'add', by: 5 });
+    await store.close();
+    await rm(join(dir, 'store.manifest'), { force: true });
+    await rm(join(dir, 'snapshot.json'));
+    await t.rejects(open(dir), { code: 'JOURNAL_CORRUPT' });
+  },
+);
 
-t.test('a new directory is initialized: a manifest with no snapshot, its first segment listed and on disk', async (t) => {
-  const dir = t.testdir();
-  const store = await open(dir);
-  const manifest = await readManifest(dir);
-  t.same(manifest, { format: 1, snapshot: null, pending: null, segments: [1] });
-  t.same(await readdir(join(dir, 'journal')), ['00000000000000000001.wal']);
-  await store.close();
-  t.same(await checkDataDir(dir), [], 'a clean directory has no findings');
-});
+t.test(
+  'a new directory is initialized: a manifest with no snapshot, its first segment listed and on disk',
+  async (t) => {
+    const dir = t.testdir();
+    const store = await open(dir);
+    const manifest = await readManifest(dir);
+    t.same(manifest, { format: 1, snapshot: null, pending: null, segments: [1] });
+    t.same(await readdir(join(dir, 'journal')), ['00000000000000000001.wal']);
+    await store.close();
+    t.same(await checkDataDir(dir), [], 'a clean directory has no findings');
+  },
+);
 
 t.test('a damaged manifest is refused, naming it', async (t) => {
   const dir = t.testdir();
@@ -166,35 +181,44 @@ t.test('a checkpoint that crashed after its snapshot took the name, before the m
   const current = (await readManifest(dir))!;
   await store.close({ checkpoint: false });
   // The manifest as the crash left it: the old snapshot named, the new one pending, both segments listed.
-  await writeFile(join(dir, 'store.manifest'), encodeManifest({ ...old, pending: current.snapshot, segments: [...old.segments, ...current.segments] }));
+  await writeFile(
+    join(dir, 'store.manifest'),
+    encodeManifest({ ...old, pending: current.snapshot, segments: [...old.segments, ...current.segments] }),
+  );
   const again = await open(dir);
   t.equal(again.state.n, 7);
   t.same((await readManifest(dir))!.snapshot, current.snapshot, 'the manifest names the snapshot in place');
   await again.close();
   // Before the rename: the old snapshot in place, the new one pending; the old one still checks.
-  await writeFile(join(dir, 'store.manifest'), encodeManifest({ ...current, pending: { seq: 99, bytes: 1, crc32: 1 } }));
+  await writeFile(
+    join(dir, 'store.manifest'),
+    encodeManifest({ ...current, pending: { seq: 99, bytes: 1, crc32: 1 } }),
+  );
   const third = await open(dir);
   t.equal(third.state.n, 7);
   await third.close();
 });
 
-t.test('accepting the loss cuts a damaged tail of the last segment, saying from where; nothing else is cut', async (t) => {
-  const dir = t.testdir();
-  const segment = await killedWithJournal(dir);
-  const bytes = await readFile(segment);
-  const lastLine = bytes.lastIndexOf(0x0a, bytes.length - 2) + 1;
-  bytes[bytes.length - 3]! ^= 0x01;
-  await writeFile(segment, bytes);
-  const snapshot = join(dir, 'snapshot.json');
-  const goodSnapshot = await readFile(snapshot);
-  await writeFile(snapshot, Buffer.concat([goodSnapshot, Buffer.from(' ')]));
-  t.equal(await cutDamagedTail(dir, await checkDataDir(dir)), null, 'not with a damaged snapshot besides');
-  t.equal((await readFile(segment)).length, bytes.length, 'nothing cut');
-  await writeFile(snapshot, goodSnapshot);
-  const loss = await cutDamagedTail(dir, await checkDataDir(dir));
-  t.same(loss, { file: segment, offset: lastLine, bytes: bytes.length - lastLine, lastKeptSeq: 25 });
-  t.same(await checkDataDir(dir), [], 'clean after the cut');
-  const store = await open(dir);
-  t.equal(store.state.n, 25, 'every entry up to the cut');
-  await store.close();
-});
+t.test(
+  'accepting the loss cuts a damaged tail of the last segment, saying from where; nothing else is cut',
+  async (t) => {
+    const dir = t.testdir();
+    const segment = await killedWithJournal(dir);
+    const bytes = await readFile(segment);
+    const lastLine = bytes.lastIndexOf(0x0a, bytes.length - 2) + 1;
+    bytes[bytes.length - 3]! ^= 0x01;
+    await writeFile(segment, bytes);
+    const snapshot = join(dir, 'snapshot.json');
+    const goodSnapshot = await readFile(snapshot);
+    await writeFile(snapshot, Buffer.concat([goodSnapshot, Buffer.from(' ')]));
+    t.equal(await cutDamagedTail(dir, await checkDataDir(dir)), null, 'not with a damaged snapshot besides');
+    t.equal((await readFile(segment)).length, bytes.length, 'nothing cut');
+    await writeFile(snapshot, goodSnapshot);
+    const loss = await cutDamagedTail(dir, await checkDataDir(dir));
+    t.same(loss, { file: segment, offset: lastLine, bytes: bytes.length - lastLine, lastKeptSeq: 25 });
+    t.same(await checkDataDir(dir), [], 'clean after the cut');
+    const store = await open(dir);
+    t.equal(store.state.n, 25, 'every entry up to the cut');
+    await store.close();
+  },
+);

@@ -38,7 +38,8 @@ function optionsOf(dir: string, sliceEntries = 7): StoreOptions<S, R> {
       if (r.op === 'boom') throw new Error('bad record');
       s.before.count++;
       if (r.op === 'set') s.items[r.k] = { v: r.v, list: s.items[r.k]?.list ?? [] };
-      else if (r.op === 'push') s.items[r.k]?.list.push(r.x); // in place: only a copy made before it keeps the old list
+      else if (r.op === 'push')
+        s.items[r.k]?.list.push(r.x); // in place: only a copy made before it keeps the old list
       else if (r.op === 'del') delete s.items[r.k];
       else if (r.op === 'fill') s.items[r.k] = { v: 0, list: [], text: r.text };
       else if (r.op === 'child') {
@@ -68,7 +69,10 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 function withoutLayout(t: Test, snapshot: Buffer | string, key: string): string {
   const bytes = Buffer.from(snapshot);
   const text = bytes.toString('utf8');
-  const { layout, state } = JSON.parse(text) as { layout: { collection: string; at: number; lengths: number[] }; state: Record<string, Record<string, unknown>> };
+  const { layout, state } = JSON.parse(text) as {
+    layout: { collection: string; at: number; lengths: number[] };
+    state: Record<string, Record<string, unknown>>;
+  };
   t.equal(layout.collection, key, 'the layout names its collection');
   const entries = Object.entries(state[key]!);
   t.equal(layout.lengths.length, entries.length, 'a length for each entry');
@@ -81,14 +85,17 @@ function withoutLayout(t: Test, snapshot: Buffer | string, key: string): string 
     if (i > 0 && bytes[at - 1] !== 0x2c) misplaced.push(`no comma before ${k}`);
     at += length + 1;
   });
-  if (bytes[entries.length > 0 ? at - 1 : at] !== 0x7d) misplaced.push('the collection does not close after the last entry');
+  if (bytes[entries.length > 0 ? at - 1 : at] !== 0x7d)
+    misplaced.push('the collection does not close after the last entry');
   t.same(misplaced, [], 'every entry where the layout says');
   return `${text.slice(0, text.lastIndexOf(',"layout":'))}}`;
 }
 
 /** The text of drained pieces; ranges read from `previous` (the previous snapshot's bytes). */
 function textOf(pieces: readonly SnapshotPiece[], previous: Buffer | null = null): string {
-  return Buffer.concat(pieces.map((p) => (Buffer.isBuffer(p) ? p : previous!.subarray(p.offset, p.offset + p.length)))).toString('utf8');
+  return Buffer.concat(
+    pieces.map((p) => (Buffer.isBuffer(p) ? p : previous!.subarray(p.offset, p.offset + p.length))),
+  ).toString('utf8');
 }
 
 t.test('a checkpoint copied a slice at a time is exactly the state when it began', async (t) => {
@@ -136,7 +143,10 @@ t.test('a checkpoint copied a slice at a time is exactly the state when it began
   t.same(again.state, live, 'snapshot + the journal after it = the live state');
   t.equal(again.recovery.snapshotSeq, seq);
   await again.close();
-  t.notOk((await readdir(dir)).some((f) => f.endsWith('.tmp')), 'no temporary file left');
+  t.notOk(
+    (await readdir(dir)).some((f) => f.endsWith('.tmp')),
+    'no temporary file left',
+  );
 });
 
 t.test('a checkpoint at close, with nothing else going on, writes the whole state', async (t) => {
@@ -164,14 +174,22 @@ t.test('a store that fails while a snapshot is copied writes no snapshot and lea
   await t.rejects(checkpoint, { code: 'STORE_FAILED' }, 'the checkpoint under way gives up');
   await store.close();
   t.equal(await readFile(join(dir, 'snapshot.json'), 'utf8'), before, 'the last good snapshot stays');
-  t.notOk((await readdir(dir)).some((f) => f.endsWith('.tmp')), 'no temporary file left');
+  t.notOk(
+    (await readdir(dir)).some((f) => f.endsWith('.tmp')),
+    'no temporary file left',
+  );
   const again = await open(dir);
   t.equal(again.state.items.k0?.v, -1, 'what was acknowledged before the failure replays');
   await again.close();
 });
 
 t.test('SnapshotCopy writes what JSON.stringify would, for any state', async (t) => {
-  const state = { a: 1, big: { x: { n: 1 }, gone: undefined as unknown, y: [1, 2], 'quote"d': 'v' }, z: undefined as unknown, tail: 'end' };
+  const state = {
+    a: 1,
+    big: { x: { n: 1 }, gone: undefined as unknown, y: [1, 2], 'quote"d': 'v' },
+    z: undefined as unknown,
+    tail: 'end',
+  };
   const copy = new SnapshotCopy({ format: 1, seq: 3 }, state, 'big');
   let text = '';
   let drains = 0;
@@ -179,7 +197,11 @@ t.test('SnapshotCopy writes what JSON.stringify would, for any state', async (t)
     done = copy.step(0, 1);
     text += textOf(copy.drain());
   }
-  t.equal(withoutLayout(t, text, 'big'), JSON.stringify({ format: 1, seq: 3, state }), 'drained one entry at a time, the same text');
+  t.equal(
+    withoutLayout(t, text, 'big'),
+    JSON.stringify({ format: 1, seq: 3, state }),
+    'drained one entry at a time, the same text',
+  );
   t.equal(JSON.parse(text).layout.lengths.length, 3, 'the layout has the three entries JSON holds');
   t.ok(drains >= 4, `drained in ${drains} parts`);
   t.same(copy.drain(), [], 'nothing more once the tail is out');
@@ -192,7 +214,11 @@ t.test('SnapshotCopy writes what JSON.stringify would, for any state', async (t)
   t.equal(ordered.step(0, 1), false);
   t.equal(textOf(ordered.drain()), '"a":1');
   while (!ordered.step(0, 1));
-  t.match(textOf(ordered.drain()), /^,"b":2,"c":3\}\},"layout":\{"collection":"big","at":17,"lengths":\[5,5,5\]\}\}$/, 'then the rest and the layout');
+  t.match(
+    textOf(ordered.drain()),
+    /^,"b":2,"c":3\}\},"layout":\{"collection":"big","at":17,"lengths":\[5,5,5\]\}\}$/,
+    'then the rest and the layout',
+  );
 
   const empty = new SnapshotCopy({ format: 1 }, { big: {} }, 'big');
   t.equal(empty.step(2), true, 'nothing to copy');
@@ -202,7 +228,13 @@ t.test('SnapshotCopy writes what JSON.stringify would, for any state', async (t)
 });
 
 t.test('SnapshotCopy: each entry as it was at the instant, whatever touches it and in what order', async (t) => {
-  const big: Record<string, { v: number } | undefined> = { a: { v: 1 }, b: { v: 2 }, gone: undefined, c: { v: 3 }, d: { v: 4 } };
+  const big: Record<string, { v: number } | undefined> = {
+    a: { v: 1 },
+    b: { v: 2 },
+    gone: undefined,
+    c: { v: 3 },
+    d: { v: 4 },
+  };
   const copy = new SnapshotCopy({}, { big }, 'big');
   const apply = (k: string, change: () => void) => {
     copy.touch(k); // before the change, as the store does
@@ -220,39 +252,51 @@ t.test('SnapshotCopy: each entry as it was at the instant, whatever touches it a
   apply('e', () => (big.e = { v: 6 })); // created after the instant...
   apply('e', () => (big.e = { v: 60 })); // ...and changed: in no snapshot of that instant
   while (!copy.step(0, 1));
-  t.equal(withoutLayout(t, head + textOf(copy.drain()), 'big'), '{"state":{"big":{"a":{"v":1},"b":{"v":2},"c":{"v":3},"d":{"v":4}}}}', 'b as it is, c and d as they were, gone and e left out');
+  t.equal(
+    withoutLayout(t, head + textOf(copy.drain()), 'big'),
+    '{"state":{"big":{"a":{"v":1},"b":{"v":2},"c":{"v":3},"d":{"v":4}}}}',
+    'b as it is, c and d as they were, gone and e left out',
+  );
   const ranges = copy.unchangedRanges();
-  t.same(['a', 'b', 'c', 'd', 'e'].filter((k) => ranges.get(k) !== undefined), ['b'], 'only the untouched entry keeps its range');
+  t.same(
+    ['a', 'b', 'c', 'd', 'e'].filter((k) => ranges.get(k) !== undefined),
+    ['b'],
+    'only the untouched entry keeps its range',
+  );
 });
 
-t.test('under a stream of commits a copy keeps to a quarter of the event loop, and to all of it when idle', async (t) => {
-  t.equal(snapshotPauseMs(2, false), 0, 'no commits since the last slice: the next turn');
-  t.equal(snapshotPauseMs(2, true), 6, 'commits: three times the slice, waited on a timer');
-  t.equal(snapshotPauseMs(0.2, true), 0, 'under a timer\'s resolution: the next turn');
+t.test(
+  'under a stream of commits a copy keeps to a quarter of the event loop, and to all of it when idle',
+  async (t) => {
+    t.equal(snapshotPauseMs(2, false), 0, 'no commits since the last slice: the next turn');
+    t.equal(snapshotPauseMs(2, true), 6, 'commits: three times the slice, waited on a timer');
+    t.equal(snapshotPauseMs(0.2, true), 0, "under a timer's resolution: the next turn");
 
-  // Slices that run their full time while commits keep coming take the timer path: the copy is
-  // still the state as the checkpoint began.
-  const dir = t.testdir();
-  const store = await open(dir, Infinity);
-  const N = 20_000; // a copy of some ms: several slices
-  for (let i = 0; i < N; i += 100) await store.commit(...Array.from({ length: 100 }, (_, j) => ({ op: 'set' as const, k: `k${i + j}`, v: i + j })));
-  const expected = structuredClone(store.state);
-  const cp = store.checkpoint();
-  let done = false;
-  void cp.then(() => (done = true));
-  let during = 0;
-  for (let round = 0; !done && round < 100_000; round++) {
-    await store.commit({ op: 'push', k: `k${N - 1 - (round % N)}`, x: round }, { op: 'del', k: `k${round % N}` });
-    during++;
-  }
-  await cp;
-  t.ok(during > 0, `${during} commits acknowledged while the copy ran`);
-  const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
-  t.same(snap.state, expected, 'every entry as it was when the checkpoint began');
-  await store.close({ checkpoint: false });
-});
+    // Slices that run their full time while commits keep coming take the timer path: the copy is
+    // still the state as the checkpoint began.
+    const dir = t.testdir();
+    const store = await open(dir, Infinity);
+    const N = 20_000; // a copy of some ms: several slices
+    for (let i = 0; i < N; i += 100)
+      await store.commit(...Array.from({ length: 100 }, (_, j) => ({ op: 'set' as const, k: `k${i + j}`, v: i + j })));
+    const expected = structuredClone(store.state);
+    const cp = store.checkpoint();
+    let done = false;
+    void cp.then(() => (done = true));
+    let during = 0;
+    for (let round = 0; !done && round < 100_000; round++) {
+      await store.commit({ op: 'push', k: `k${N - 1 - (round % N)}`, x: round }, { op: 'del', k: `k${round % N}` });
+      during++;
+    }
+    await cp;
+    t.ok(during > 0, `${during} commits acknowledged while the copy ran`);
+    const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
+    t.same(snap.state, expected, 'every entry as it was when the checkpoint began');
+    await store.close({ checkpoint: false });
+  },
+);
 
-t.test('SnapshotCopy given the previous snapshot\'s ranges copies unchanged entries as bytes of it', async (t) => {
+t.test("SnapshotCopy given the previous snapshot's ranges copies unchanged entries as bytes of it", async (t) => {
   const items: Record<string, unknown> = {};
   for (let i = 0; i < 20; i++) items[`k${i}`] = { v: i, text: i % 3 === 0 ? `é💡${i}` : `plain ${i}` }; // bytes are not characters
   const state = { head: { n: 1 }, items, tail: ['t'] };
@@ -264,7 +308,11 @@ t.test('SnapshotCopy given the previous snapshot\'s ranges copies unchanged entr
   t.equal(first.reusedBytes, 0, 'no previous snapshot: every entry serialized');
   const ranges = first.unchangedRanges();
   t.equal(ranges.size, 20);
-  t.equal(firstBytes.subarray(ranges.get('k3')!.offset, ranges.get('k3')!.offset + ranges.get('k3')!.length).toString(), `"k3":${JSON.stringify(items.k3)}`, 'a range is the entry\'s "key":value bytes');
+  t.equal(
+    firstBytes.subarray(ranges.get('k3')!.offset, ranges.get('k3')!.offset + ranges.get('k3')!.length).toString(),
+    `"k3":${JSON.stringify(items.k3)}`,
+    'a range is the entry\'s "key":value bytes',
+  );
 
   // Changes since: k5 changed, k12 removed, k20 new; the store forgets their ranges.
   items.k5 = { v: -5, text: 'ü changed' };
@@ -284,7 +332,10 @@ t.test('SnapshotCopy given the previous snapshot\'s ranges copies unchanged entr
   t.equal(second.bytes, secondBytes.length);
   const runs = pieces.filter((p) => !Buffer.isBuffer(p));
   t.equal(runs.length, 3, 'neighbours copied as one range: k0-k4, k6-k11, k13-k19');
-  t.ok(second.reusedBytes > secondBytes.length / 2, `${second.reusedBytes} of ${secondBytes.length} bytes copied, not serialized`);
+  t.ok(
+    second.reusedBytes > secondBytes.length / 2,
+    `${second.reusedBytes} of ${secondBytes.length} bytes copied, not serialized`,
+  );
 
   // The ranges it hands on describe the new file, without what changed during the copy.
   const next = second.unchangedRanges();
@@ -292,7 +343,11 @@ t.test('SnapshotCopy given the previous snapshot\'s ranges copies unchanged entr
   t.equal(next.size, 19, 'k0-k19 and k20, but for k12 (gone) and k8 (changed)');
   for (const k of ['k0', 'k5', 'k13', 'k20']) {
     const r = next.get(k)!;
-    t.equal(secondBytes.subarray(r.offset, r.offset + r.length).toString(), `"${k}":${JSON.stringify(items[k])}`, `${k} where it lies in the new file`);
+    t.equal(
+      secondBytes.subarray(r.offset, r.offset + r.length).toString(),
+      `"${k}":${JSON.stringify(items[k])}`,
+      `${k} where it lies in the new file`,
+    );
   }
 
   // And a third copy from those: a chain of incremental snapshots stays exact.
@@ -321,65 +376,92 @@ async function checkpointWhileCommitting(store: Store<S, R>): Promise<void> {
   void cp.then(() => (done = true));
   const commits: Array<Promise<void>> = [];
   for (let round = 0; !done && round < 300; round++) {
-    commits.push(store.commit({ op: 'push', k: `k${299 - round}`, x: 1000 + round }, { op: 'set', k: `k${round}`, v: -round }, { op: 'del', k: `k${(round * 7) % 300}` }));
+    commits.push(
+      store.commit(
+        { op: 'push', k: `k${299 - round}`, x: 1000 + round },
+        { op: 'set', k: `k${round}`, v: -round },
+        { op: 'del', k: `k${(round * 7) % 300}` },
+      ),
+    );
     await tick();
   }
   await cp;
   await Promise.all(commits);
 }
 
-t.test('checkpoints after the first copy only what changed, and each snapshot is the state at its instant', async (t) => {
-  const dir = t.testdir();
-  const logged: Array<{ bytes: number; reusedBytes: number }> = [];
-  const store = await Store.open<S, R>({
-    ...optionsOf(dir),
-    logger: { info: (o) => void ('reusedBytes' in o && logged.push(o as never)), warn() {}, error() {} },
-  });
-  for (let i = 0; i < 300; i++) await store.commit({ op: 'set', k: `k${i}`, v: i }, { op: 'push', k: `k${i}`, x: i });
-  await store.checkpoint();
-  t.equal(logged[0]!.reusedBytes, 0, 'the first checkpoint serializes every entry');
+t.test(
+  'checkpoints after the first copy only what changed, and each snapshot is the state at its instant',
+  async (t) => {
+    const dir = t.testdir();
+    const logged: Array<{ bytes: number; reusedBytes: number }> = [];
+    const store = await Store.open<S, R>({
+      ...optionsOf(dir),
+      logger: { info: (o) => void ('reusedBytes' in o && logged.push(o as never)), warn() {}, error() {} },
+    });
+    for (let i = 0; i < 300; i++) await store.commit({ op: 'set', k: `k${i}`, v: i }, { op: 'push', k: `k${i}`, x: i });
+    await store.checkpoint();
+    t.equal(logged[0]!.reusedBytes, 0, 'the first checkpoint serializes every entry');
 
-  // Between checkpoints: changes, removals, new entries, a record that changes two.
-  await store.commit({ op: 'push', k: 'k10', x: -1 }, { op: 'del', k: 'k20' }, { op: 'set', k: 'new1', v: 1 }, { op: 'child', k: 'c1', parent: 'k30' });
-  const expected = structuredClone(store.state);
-  const seq = store.lastSeq;
-  await checkpointWhileCommitting(store);
-  const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
-  t.same(snap.state, expected, 'every entry as it was when the checkpoint began');
-  t.equal(snap.seq, seq);
-  t.ok(logged[1]!.reusedBytes > logged[1]!.bytes / 2, `copied ${logged[1]!.reusedBytes} of ${logged[1]!.bytes} bytes from the snapshot before`);
-  t.equal(logged[1]!.bytes, (await readFile(join(dir, 'snapshot.json'))).length, 'its size in bytes');
+    // Between checkpoints: changes, removals, new entries, a record that changes two.
+    await store.commit(
+      { op: 'push', k: 'k10', x: -1 },
+      { op: 'del', k: 'k20' },
+      { op: 'set', k: 'new1', v: 1 },
+      { op: 'child', k: 'c1', parent: 'k30' },
+    );
+    const expected = structuredClone(store.state);
+    const seq = store.lastSeq;
+    await checkpointWhileCommitting(store);
+    const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
+    t.same(snap.state, expected, 'every entry as it was when the checkpoint began');
+    t.equal(snap.seq, seq);
+    t.ok(
+      logged[1]!.reusedBytes > logged[1]!.bytes / 2,
+      `copied ${logged[1]!.reusedBytes} of ${logged[1]!.bytes} bytes from the snapshot before`,
+    );
+    t.equal(logged[1]!.bytes, (await readFile(join(dir, 'snapshot.json'))).length, 'its size in bytes');
 
-  // A third, from the second's ranges, after what changed during the second's copy.
-  await store.commit({ op: 'set', k: 'k250', v: 250_250 });
-  const third = structuredClone(store.state);
-  await store.checkpoint();
-  t.same(JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')).state, third, 'the third snapshot too');
-  t.ok(logged[2]!.reusedBytes > 0);
+    // A third, from the second's ranges, after what changed during the second's copy.
+    await store.commit({ op: 'set', k: 'k250', v: 250_250 });
+    const third = structuredClone(store.state);
+    await store.checkpoint();
+    t.same(JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')).state, third, 'the third snapshot too');
+    t.ok(logged[2]!.reusedBytes > 0);
 
-  await reopensTheSame(t, store, dir, 'snapshot + the journal after it = the live state');
-});
+    await reopensTheSame(t, store, dir, 'snapshot + the journal after it = the live state');
+  },
+);
 
 t.test('the snapshot a checkpoint replaces and the segments it retires are freed a chunk at a time', async (t) => {
   const dir = t.testdir();
   const store = await open(dir, 1_000);
   const text = 'x'.repeat(1_000);
-  for (let i = 0; i < 3_000; i += 100) await store.commit(...Array.from({ length: 100 }, (_, j) => ({ op: 'fill' as const, k: `k${i + j}`, text })));
+  for (let i = 0; i < 3_000; i += 100)
+    await store.commit(...Array.from({ length: 100 }, (_, j) => ({ op: 'fill' as const, k: `k${i + j}`, text })));
   await store.checkpoint(); // the first snapshot, ~3 MB, and the segment of those commits retired
   await store.freed();
   // Handles on the files the next checkpoint replaces and retires: their sizes once freed.
   const snapshot = await openFile(join(dir, 'snapshot.json'), 'r');
   t.teardown(() => snapshot.close());
-  for (let i = 0; i < 1_500; i += 100) await store.commit(...Array.from({ length: 100 }, (_, j) => ({ op: 'fill' as const, k: `n${i + j}`, text: text + j })));
+  for (let i = 0; i < 1_500; i += 100)
+    await store.commit(
+      ...Array.from({ length: 100 }, (_, j) => ({ op: 'fill' as const, k: `n${i + j}`, text: text + j })),
+    );
   await store.commit({ op: 'fill', k: 'k1', text: 'changed' });
   const [segment] = (await readdir(join(dir, 'journal'))).filter((n) => n.endsWith('.wal'));
   const retired = await openFile(join(dir, 'journal', segment!), 'r');
   t.teardown(() => retired.close());
   const sizes = { snapshot: (await snapshot.stat()).size, segment: (await retired.stat()).size };
-  t.ok(sizes.snapshot > 2 << 20 && sizes.segment > 1 << 20, `a snapshot of ${sizes.snapshot} bytes, a segment of ${sizes.segment}`);
+  t.ok(
+    sizes.snapshot > 2 << 20 && sizes.segment > 1 << 20,
+    `a snapshot of ${sizes.snapshot} bytes, a segment of ${sizes.segment}`,
+  );
   await store.checkpoint();
   await store.freed();
-  t.ok((await snapshot.stat()).size <= 1 << 20, 'the replaced snapshot was truncated a MiB at a time (an unlink or rename leaves it whole)');
+  t.ok(
+    (await snapshot.stat()).size <= 1 << 20,
+    'the replaced snapshot was truncated a MiB at a time (an unlink or rename leaves it whole)',
+  );
   t.ok((await retired.stat()).size <= 1 << 20, 'the retired segment too');
   t.notOk((await readdir(join(dir, 'journal'))).includes(segment!), 'its name gone');
   await reopensTheSame(t, store, dir, 'the new snapshot and journal hold the state');
@@ -391,7 +473,11 @@ type Line = { msg: string; level: string } & Record<string, unknown>;
 function openLogged(dir: string, lines: Line[], sliceEntries = 7) {
   return Store.open<S, R>({
     ...optionsOf(dir, sliceEntries),
-    logger: { info: (o, msg) => void lines.push({ ...o, msg, level: 'info' }), warn: (o, msg) => void lines.push({ ...o, msg, level: 'warn' }), error() {} },
+    logger: {
+      info: (o, msg) => void lines.push({ ...o, msg, level: 'info' }),
+      warn: (o, msg) => void lines.push({ ...o, msg, level: 'warn' }),
+      error() {},
+    },
   });
 }
 
@@ -410,7 +496,12 @@ t.test('after a restart the first checkpoint copies the entries unchanged since 
   for (const k of ODD_KEYS) await first.commit({ op: 'set', k, v: 1 });
   await first.checkpoint();
   // After the snapshot, in the journal only: changes, a removal, new entries, a record that changes two.
-  await first.commit({ op: 'push', k: 'k10', x: -1 }, { op: 'del', k: 'k20' }, { op: 'set', k: 'new1', v: 1 }, { op: 'child', k: 'c1', parent: 'k30' });
+  await first.commit(
+    { op: 'push', k: 'k10', x: -1 },
+    { op: 'del', k: 'k20' },
+    { op: 'set', k: 'new1', v: 1 },
+    { op: 'child', k: 'c1', parent: 'k30' },
+  );
   await first.close({ checkpoint: false }); // as after a crash: the journal replays at open
 
   const lines: Line[] = [];
@@ -425,9 +516,16 @@ t.test('after a restart the first checkpoint copies the entries unchanged since 
   const expected = structuredClone(store.state);
   await checkpointWhileCommitting(store);
   const written = lastCheckpoint(lines);
-  t.ok(written.reusedBytes > written.bytes / 2, `copied ${written.reusedBytes} of ${written.bytes} bytes from the snapshot loaded at open`);
+  t.ok(
+    written.reusedBytes > written.bytes / 2,
+    `copied ${written.reusedBytes} of ${written.bytes} bytes from the snapshot loaded at open`,
+  );
   const bytes = await readFile(join(dir, 'snapshot.json'));
-  t.equal(withoutLayout(t, bytes, 'items'), JSON.stringify(JSON.parse(bytes.toString()), (k, v: unknown) => (k === 'layout' ? undefined : v)), 'its layout is right for the next start');
+  t.equal(
+    withoutLayout(t, bytes, 'items'),
+    JSON.stringify(JSON.parse(bytes.toString()), (k, v: unknown) => (k === 'layout' ? undefined : v)),
+    'its layout is right for the next start',
+  );
   t.same(JSON.parse(bytes.toString()).state, expected, 'every entry as it was when the checkpoint began');
 
   await reopensTheSame(t, store, dir, 'snapshot + the journal after it = the live state');
@@ -448,8 +546,16 @@ t.test('commits made while the loaded snapshot is indexed keep their entries fro
   for (; !indexed && rounds < 400; rounds++) {
     // Entries it has indexed already and entries still ahead of it; removals; one made again.
     // (About an entry a round: k0-k99 once indexed, k150-k199 before; k100-k149 left alone.)
-    commits.push(store.commit({ op: 'push', k: `k${Math.floor(rounds / 2) % 100}`, x: -rounds }, { op: 'push', k: `k${199 - (Math.floor(rounds / 4) % 50)}`, x: -rounds }));
-    if (rounds % 10 === 0) commits.push(store.commit({ op: 'del', k: `k${(rounds * 3) % 100}` }, { op: 'set', k: `k${(rounds * 3) % 100}`, v: -1 }));
+    commits.push(
+      store.commit(
+        { op: 'push', k: `k${Math.floor(rounds / 2) % 100}`, x: -rounds },
+        { op: 'push', k: `k${199 - (Math.floor(rounds / 4) % 50)}`, x: -rounds },
+      ),
+    );
+    if (rounds % 10 === 0)
+      commits.push(
+        store.commit({ op: 'del', k: `k${(rounds * 3) % 100}` }, { op: 'set', k: `k${(rounds * 3) % 100}`, v: -1 }),
+      );
     await tick();
   }
   await store.indexed();
@@ -479,14 +585,20 @@ t.test('a checkpoint asked for while the loaded snapshot is indexed is the state
   // Commits land in turns of the event loop; the checkpoint takes the state in the microtasks
   // right after the indexing ends, before the next turn: so it has every commit of this loop.
   for (; !indexed && rounds < 400; rounds++) {
-    commits.push(store.commit({ op: 'push', k: `k${(rounds * 13) % 100}`, x: rounds }, { op: 'set', k: `n${rounds}`, v: rounds })); // k100-k199 left alone
+    commits.push(
+      store.commit({ op: 'push', k: `k${(rounds * 13) % 100}`, x: rounds }, { op: 'set', k: `n${rounds}`, v: rounds }),
+    ); // k100-k199 left alone
     await tick();
   }
   t.ok(rounds > 5, `commits between ${rounds} slices of the indexing`);
   const expected = structuredClone(store.state);
   await checkpoint;
   await Promise.all(commits);
-  t.same(JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')).state, expected, 'the snapshot is the state as the indexing ended');
+  t.same(
+    JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')).state,
+    expected,
+    'the snapshot is the state as the indexing ended',
+  );
   t.ok(lastCheckpoint(lines).reusedBytes > 0, 'the entries nobody changed are copied from the loaded snapshot');
   await reopensTheSame(t, store, dir, 'and the directory opens to the live state');
 });
@@ -539,75 +651,106 @@ async function restartEdited(t: Test, edit: (bytes: Buffer) => Buffer): Promise<
   return { lines, reused: lastCheckpoint(lines).reusedBytes };
 }
 
-t.test('a layout that does not match its snapshot is not used: the first checkpoint serializes every entry', async (t) => {
-  type Damage = (snapshot: { layout?: { at: number; lengths: unknown[] } }) => void;
-  const make = async (damage: Damage) => {
-    const { lines, reused } = await restartEdited(t, (bytes) => {
-      const snapshot = JSON.parse(bytes.toString('utf8'));
-      damage(snapshot);
-      return Buffer.from(JSON.stringify(snapshot)); // the same bytes as written, but the damage
+t.test(
+  'a layout that does not match its snapshot is not used: the first checkpoint serializes every entry',
+  async (t) => {
+    type Damage = (snapshot: { layout?: { at: number; lengths: unknown[] } }) => void;
+    const make = async (damage: Damage) => {
+      const { lines, reused } = await restartEdited(t, (bytes) => {
+        const snapshot = JSON.parse(bytes.toString('utf8'));
+        damage(snapshot);
+        return Buffer.from(JSON.stringify(snapshot)); // the same bytes as written, but the damage
+      });
+      return { reused, warned: lines.filter((l) => l.level === 'warn') };
+    };
+    const cases: Array<[string, Damage, RegExp]> = [
+      [
+        'a length one byte long',
+        (s) => void (s.layout!.lengths[7] = (s.layout!.lengths[7] as number) + 1),
+        /no "\{" or "," before entry 8/,
+      ],
+      [
+        'the first entry one byte early',
+        (s) => void (s.layout!.at -= 1),
+        /entry 0 does not begin with its key|no "\{" or ","/,
+      ],
+      ['an entry missing', (s) => void s.layout!.lengths.pop(), /does not close/],
+      ['an entry too many', (s) => void s.layout!.lengths.push(12), /past the end|no "\{" or ","/],
+      ['a length that is not one', (s) => void (s.layout!.lengths[3] = 'x'), /not a length/],
+    ];
+    for (const [what, damage, reason] of cases) {
+      const { reused, warned } = await make(damage);
+      t.equal(reused, 0, `${what}: nothing copied`);
+      t.match(warned, [{ mismatch: reason }], `${what}: a warning says why`);
+    }
+    // A snapshot from before layouts: nothing copied, nothing to warn of.
+    const older = await make((s) => void delete s.layout);
+    t.same(older, { reused: 0, warned: [] }, 'no layout: every entry serialized, no warning');
+  },
+);
+
+t.test(
+  'the index reads a big snapshot a MiB at a time: entries across its reads, and one bigger than a read',
+  async (t) => {
+    const dir = t.testdir();
+    const first = await open(dir, 1000);
+    // ~3 MiB of entries of ~1 KiB, keys of different lengths (some fall across the 1 MiB reads),
+    // then one of 1.5 MiB, then more.
+    const fill = (i: number) => ({
+      op: 'fill' as const,
+      k: `k${i}-${'x'.repeat(i % 40)}`,
+      text: `${i} ${'t'.repeat(900 + (i % 250))}`,
     });
-    return { reused, warned: lines.filter((l) => l.level === 'warn') };
-  };
-  const cases: Array<[string, Damage, RegExp]> = [
-    ['a length one byte long', (s) => void (s.layout!.lengths[7] = (s.layout!.lengths[7] as number) + 1), /no "\{" or "," before entry 8/],
-    ['the first entry one byte early', (s) => void (s.layout!.at -= 1), /entry 0 does not begin with its key|no "\{" or ","/],
-    ['an entry missing', (s) => void s.layout!.lengths.pop(), /does not close/],
-    ['an entry too many', (s) => void s.layout!.lengths.push(12), /past the end|no "\{" or ","/],
-    ['a length that is not one', (s) => void (s.layout!.lengths[3] = 'x'), /not a length/],
-  ];
-  for (const [what, damage, reason] of cases) {
-    const { reused, warned } = await make(damage);
-    t.equal(reused, 0, `${what}: nothing copied`);
-    t.match(warned, [{ mismatch: reason }], `${what}: a warning says why`);
-  }
-  // A snapshot from before layouts: nothing copied, nothing to warn of.
-  const older = await make((s) => void delete s.layout);
-  t.same(older, { reused: 0, warned: [] }, 'no layout: every entry serialized, no warning');
-});
+    for (let i = 0; i < 3000; i += 100) await first.commit(...Array.from({ length: 100 }, (_, j) => fill(i + j)));
+    await first.commit({ op: 'fill', k: 'big', text: 'b'.repeat(1.5 * 2 ** 20) });
+    await first.commit(...Array.from({ length: 100 }, (_, j) => fill(3000 + j)));
+    await first.close();
+    const size = (await readFile(join(dir, 'snapshot.json'))).length;
+    t.ok(size > 4 * 2 ** 20, `a snapshot of ${(size / 2 ** 20).toFixed(1)} MiB`);
 
-t.test('the index reads a big snapshot a MiB at a time: entries across its reads, and one bigger than a read', async (t) => {
-  const dir = t.testdir();
-  const first = await open(dir, 1000);
-  // ~3 MiB of entries of ~1 KiB, keys of different lengths (some fall across the 1 MiB reads),
-  // then one of 1.5 MiB, then more.
-  const fill = (i: number) => ({ op: 'fill' as const, k: `k${i}-${'x'.repeat(i % 40)}`, text: `${i} ${'t'.repeat(900 + (i % 250))}` });
-  for (let i = 0; i < 3000; i += 100) await first.commit(...Array.from({ length: 100 }, (_, j) => fill(i + j)));
-  await first.commit({ op: 'fill', k: 'big', text: 'b'.repeat(1.5 * 2 ** 20) });
-  await first.commit(...Array.from({ length: 100 }, (_, j) => fill(3000 + j)));
-  await first.close();
-  const size = (await readFile(join(dir, 'snapshot.json'))).length;
-  t.ok(size > 4 * 2 ** 20, `a snapshot of ${(size / 2 ** 20).toFixed(1)} MiB`);
+    const lines: Line[] = [];
+    const store = await openLogged(dir, lines, 1000);
+    await store.indexed();
+    t.equal(lines.find((l) => l.msg.startsWith('store: indexed'))?.entries, 3101, 'every entry found');
+    t.same(
+      lines.filter((l) => l.level === 'warn'),
+      [],
+    );
+    await store.commit({ op: 'fill', k: `k1500-${'x'.repeat(20)}`, text: 'changed' });
+    const expected = structuredClone(store.state);
+    await store.checkpoint();
+    t.ok(lastCheckpoint(lines).reusedBytes > size * 0.9, 'nearly all of it copied');
+    t.same(JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')).state, expected, 'the snapshot is the state');
+    await store.close();
+  },
+);
 
-  const lines: Line[] = [];
-  const store = await openLogged(dir, lines, 1000);
-  await store.indexed();
-  t.equal(lines.find((l) => l.msg.startsWith('store: indexed'))?.entries, 3101, 'every entry found');
-  t.same(lines.filter((l) => l.level === 'warn'), []);
-  await store.commit({ op: 'fill', k: `k1500-${'x'.repeat(20)}`, text: 'changed' });
-  const expected = structuredClone(store.state);
-  await store.checkpoint();
-  t.ok(lastCheckpoint(lines).reusedBytes > size * 0.9, 'nearly all of it copied');
-  t.same(JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')).state, expected, 'the snapshot is the state');
-  await store.close();
-});
-
-t.test('a key whose bytes are not what JSON.stringify writes is serialized again, and a key twice is a mismatch', async (t) => {
-  // Edited in place: the same length, so the layout still fits.
-  const edited = (edit: (bytes: Buffer) => void) =>
-    restartEdited(t, (bytes) => {
-      edit(bytes);
-      return bytes;
-    });
-  // A key with bytes that are not UTF-8: it was parsed as U+FFFD, which JSON writes as other bytes.
-  const invalid = await edited((bytes) => bytes.write('\xF0\x90\x80', bytes.indexOf('"kAAA":') + 2, 'latin1'));
-  t.ok(invalid.reused > 0, 'the other entries are copied');
-  t.same(invalid.lines.filter((l) => l.level === 'warn'), [], 'nothing to warn of: that entry is serialized again');
-  // The same key twice in the file (JSON.parse keeps the last).
-  const twice = await edited((bytes) => bytes.write('"k4":', bytes.indexOf('"k5":'), 'latin1'));
-  t.equal(twice.reused, 0, 'a key twice: nothing copied');
-  t.match(twice.lines.filter((l) => l.level === 'warn'), [{ mismatch: /key is an earlier entry's/ }]);
-});
+t.test(
+  'a key whose bytes are not what JSON.stringify writes is serialized again, and a key twice is a mismatch',
+  async (t) => {
+    // Edited in place: the same length, so the layout still fits.
+    const edited = (edit: (bytes: Buffer) => void) =>
+      restartEdited(t, (bytes) => {
+        edit(bytes);
+        return bytes;
+      });
+    // A key with bytes that are not UTF-8: it was parsed as U+FFFD, which JSON writes as other bytes.
+    const invalid = await edited((bytes) => bytes.write('\xF0\x90\x80', bytes.indexOf('"kAAA":') + 2, 'latin1'));
+    t.ok(invalid.reused > 0, 'the other entries are copied');
+    t.same(
+      invalid.lines.filter((l) => l.level === 'warn'),
+      [],
+      'nothing to warn of: that entry is serialized again',
+    );
+    // The same key twice in the file (JSON.parse keeps the last).
+    const twice = await edited((bytes) => bytes.write('"k4":', bytes.indexOf('"k5":'), 'latin1'));
+    t.equal(twice.reused, 0, 'a key twice: nothing copied');
+    t.match(
+      twice.lines.filter((l) => l.level === 'warn'),
+      [{ mismatch: /key is an earlier entry's/ }],
+    );
+  },
+);
 
 t.test('a snapshot whose bytes are not where its ranges say fails the checkpoint, not the data', async (t) => {
   const dir = t.testdir();
@@ -622,37 +765,43 @@ t.test('a snapshot whose bytes are not where its ranges say fails the checkpoint
   await fh.write('"x10"', at);
   await fh.close();
   await t.rejects(store.checkpoint(), { code: 'STORE_FAILED', message: /does not hold entry k10/ });
-  t.notOk((await readdir(dir)).some((f) => f.endsWith('.tmp')), 'no temporary file left');
+  t.notOk(
+    (await readdir(dir)).some((f) => f.endsWith('.tmp')),
+    'no temporary file left',
+  );
   await store.close();
 });
 
-t.test('keys of the state that are derived are left out of snapshots and start as initialState gives them', async (t) => {
-  const dir = t.testdir();
-  const options = { ...optionsOf(dir), derived: ['before'] };
-  const store = await Store.open<S, R>(options);
-  for (let i = 0; i < 20; i++) await store.commit({ op: 'set', k: `k${i}`, v: i });
-  await store.checkpoint(); // sliced (snapshotCollection)
-  const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
-  t.same(Object.keys(snap.state), ['items', 'after'], 'no "before" in the snapshot');
-  await store.commit({ op: 'set', k: 'k0', v: -1 });
-  await store.close({ checkpoint: false });
+t.test(
+  'keys of the state that are derived are left out of snapshots and start as initialState gives them',
+  async (t) => {
+    const dir = t.testdir();
+    const options = { ...optionsOf(dir), derived: ['before'] };
+    const store = await Store.open<S, R>(options);
+    for (let i = 0; i < 20; i++) await store.commit({ op: 'set', k: `k${i}`, v: i });
+    await store.checkpoint(); // sliced (snapshotCollection)
+    const snap = JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
+    t.same(Object.keys(snap.state), ['items', 'after'], 'no "before" in the snapshot');
+    await store.commit({ op: 'set', k: 'k0', v: -1 });
+    await store.close({ checkpoint: false });
 
-  // An older snapshot that held it: what it held is not taken; the journal after it still applies.
-  snap.state.before = { count: 1000 };
-  await writeFile(join(dir, 'snapshot.json'), JSON.stringify(snap));
-  await rm(join(dir, 'store.manifest')); // written by a version before manifests (and before `derived`)
-  const again = await Store.open<S, R>(options);
-  t.same(again.state.before, { count: 1 }, "initialState's, then the one record after the snapshot");
-  t.equal(again.state.items.k0?.v, -1);
-  await again.close({ checkpoint: false });
+    // An older snapshot that held it: what it held is not taken; the journal after it still applies.
+    snap.state.before = { count: 1000 };
+    await writeFile(join(dir, 'snapshot.json'), JSON.stringify(snap));
+    await rm(join(dir, 'store.manifest')); // written by a version before manifests (and before `derived`)
+    const again = await Store.open<S, R>(options);
+    t.same(again.state.before, { count: 1 }, "initialState's, then the one record after the snapshot");
+    t.equal(again.state.items.k0?.v, -1);
+    await again.close({ checkpoint: false });
 
-  // The same with a snapshot written at once (no snapshotCollection).
-  const plainDir = t.testdir();
-  const { snapshotCollection: _sliced, ...plain } = { ...optionsOf(plainDir), derived: ['before'] };
-  const whole = await Store.open<S, R>(plain);
-  await whole.commit({ op: 'set', k: 'a', v: 1 });
-  await whole.checkpoint();
-  t.same(Object.keys(JSON.parse(await readFile(join(plainDir, 'snapshot.json'), 'utf8')).state), ['items', 'after']);
-  t.same(whole.state.before, { count: 1 }, 'the live state keeps it');
-  await whole.close({ checkpoint: false });
-});
+    // The same with a snapshot written at once (no snapshotCollection).
+    const plainDir = t.testdir();
+    const { snapshotCollection: _sliced, ...plain } = { ...optionsOf(plainDir), derived: ['before'] };
+    const whole = await Store.open<S, R>(plain);
+    await whole.commit({ op: 'set', k: 'a', v: 1 });
+    await whole.checkpoint();
+    t.same(Object.keys(JSON.parse(await readFile(join(plainDir, 'snapshot.json'), 'utf8')).state), ['items', 'after']);
+    t.same(whole.state.before, { count: 1 }, 'the live state keeps it');
+    await whole.close({ checkpoint: false });
+  },
+);

@@ -9,7 +9,12 @@ type S = { n: number };
 type R = { by: number };
 
 function open(dir: string, checkpointEvery?: number) {
-  return Store.open<S, R>({ dir, initialState: () => ({ n: 0 }), apply: (s, r) => void (s.n += r.by), checkpointEvery });
+  return Store.open<S, R>({
+    dir,
+    initialState: () => ({ n: 0 }),
+    apply: (s, r) => void (s.n += r.by),
+    checkpointEvery,
+  });
 }
 
 t.test('a hold checkpoints, then keeps every other checkpoint off until released while commits go on', async (t) => {
@@ -46,7 +51,7 @@ t.test('a hold checkpoints, then keeps every other checkpoint off until released
   again.release();
 });
 
-t.test("AppendFile.durableSize: whole synced batches, never a write in flight", async (t) => {
+t.test('AppendFile.durableSize: whole synced batches, never a write in flight', async (t) => {
   const file = new AppendFile(join(t.testdir(), 'f'), 0, { preallocate: true });
   t.teardown(() => file.close());
   const first = file.append(Buffer.from('one\n'));

@@ -11,7 +11,10 @@ interface S {
 }
 type R = { op: 'add'; by: number } | { op: 'note'; text: string } | { op: 'boom' };
 
-function open(dir: string, extra: { checkpointEvery?: number; warnings?: object[]; snapshotBytes?: Promise<Buffer | null> } = {}) {
+function open(
+  dir: string,
+  extra: { checkpointEvery?: number; warnings?: object[]; snapshotBytes?: Promise<Buffer | null> } = {},
+) {
   return Store.open<S, R>({
     dir,
     snapshotBytes: extra.snapshotBytes,
@@ -65,8 +68,15 @@ t.test('checkpoint writes an atomic snapshot and retires the journal', async (t)
   t.equal(snap.seq, 10);
   t.same(snap.state, { n: 10, log: [] });
   t.equal((await stat(join(dir, 'snapshot.json'))).mode & 0o777, 0o600);
-  t.same(await readdir(join(dir, 'journal')), ['00000000000000000011.wal'], 'the covered segment is gone; the next one exists, empty, listed in the manifest');
-  t.notOk((await readdir(dir)).some((f) => f.endsWith('.tmp')), 'no temporary file left');
+  t.same(
+    await readdir(join(dir, 'journal')),
+    ['00000000000000000011.wal'],
+    'the covered segment is gone; the next one exists, empty, listed in the manifest',
+  );
+  t.notOk(
+    (await readdir(dir)).some((f) => f.endsWith('.tmp')),
+    'no temporary file left',
+  );
   await store.commit({ op: 'add', by: 5 });
   await store.close({ checkpoint: false });
   const again = await open(dir);
@@ -104,7 +114,8 @@ t.test('automatic checkpoints keep restart work bounded', async (t) => {
 t.test('an automatic checkpoint also waits until the journal since the last is as big as that snapshot', async (t) => {
   const dir = t.testdir();
   const big = 'x'.repeat(100_000);
-  const snapshotSeq = async () => (JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')) as { seq: number }).seq;
+  const snapshotSeq = async () =>
+    (JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8')) as { seq: number }).seq;
   const store = await open(dir, { checkpointEvery: 10 });
   await store.commit({ op: 'note', text: big });
   await store.checkpoint(); // a snapshot of ~100 KB
@@ -184,14 +195,22 @@ t.test('transact: emitted records apply at once and become one entry', async (t)
   t.equal(empty.records.length, 0);
   await empty.durable;
   t.equal(store.lastSeq, 1, 'an empty transaction writes nothing');
-  t.throws(() => store.transact(() => {
-    throw new Error('refused before any change');
-  }), /refused/);
+  t.throws(
+    () =>
+      store.transact(() => {
+        throw new Error('refused before any change');
+      }),
+    /refused/,
+  );
   t.equal(store.failed, null, 'a throw before emitting leaves the store healthy');
-  t.throws(() => store.transact((emit) => {
-    emit({ op: 'add', by: 1 });
-    throw new Error('half done');
-  }), /half done/);
+  t.throws(
+    () =>
+      store.transact((emit) => {
+        emit({ op: 'add', by: 1 });
+        throw new Error('half done');
+      }),
+    /half done/,
+  );
   t.match(store.failed, { code: 'STORE_FAILED' }, 'a throw after emitting fails the store');
   await store.close();
   t.same((await open(dir)).state, { n: 2, log: ['saw 2'] });
@@ -214,7 +233,17 @@ t.test('divert: records kept out of the journal are durable elsewhere, and settl
     emit({ op: 'add', by: 5 });
     emit({ op: 'add', by: 2 });
   }, divert);
-  t.same(offered[0], { records: [{ op: 'add', by: 5 }, { op: 'add', by: 2 }], serialized: ['{"op":"add","by":5}', '{"op":"add","by":2}'] }, 'offered as they would be journaled');
+  t.same(
+    offered[0],
+    {
+      records: [
+        { op: 'add', by: 5 },
+        { op: 'add', by: 2 },
+      ],
+      serialized: ['{"op":"add","by":5}', '{"op":"add","by":2}'],
+    },
+    'offered as they would be journaled',
+  );
   t.equal(store.state.n, 8, 'applied at once, as any transaction');
   t.equal(store.lastSeq, 1, 'not journaled');
   let durable = false;
@@ -245,7 +274,11 @@ t.test('divert: records kept out of the journal are durable elsewhere, and settl
   t.equal(store.failed, null);
   await store.close();
   const again = await open(dir);
-  t.same(again.state, { n: 1, log: ['later', 'kept', 'despite'] }, 'recovery needs neither the diverted records nor their settle');
+  t.same(
+    again.state,
+    { n: 1, log: ['later', 'kept', 'despite'] },
+    'recovery needs neither the diverted records nor their settle',
+  );
   await again.close();
 });
 
@@ -253,7 +286,10 @@ t.test('divert: a failed write elsewhere fails the store, as a journal write wou
   const store = await open(t.testdir());
   let told: unknown = null;
   store.onFailure((err) => (told = err));
-  const tx = store.transact((emit) => emit({ op: 'add', by: 1 }), () => ({ durable: Promise.reject(new Error('disk full')), settle: [] }));
+  const tx = store.transact(
+    (emit) => emit({ op: 'add', by: 1 }),
+    () => ({ durable: Promise.reject(new Error('disk full')), settle: [] }),
+  );
   await t.rejects(tx.durable, { code: 'STORE_FAILED', message: /kept out of the journal failed: disk full/ });
   t.match(told, { code: 'STORE_FAILED' }, 'the owner is told');
   await t.rejects(store.flush(), { code: 'STORE_FAILED' });
@@ -313,7 +349,15 @@ t.test('coalesce: a run of candidate records is journaled as one record, applied
     emit({ op: 'add', by: 10 });
   });
   t.same(seen, [1, 3], 'each record is applied when it is emitted');
-  t.same(tx.records, [{ op: 'adds', by: [1, 2, 3] }, { op: 'note', text: 'between' }, { op: 'add', by: 10 }], 'the run before the note is one record; a run of one stays as it was');
+  t.same(
+    tx.records,
+    [
+      { op: 'adds', by: [1, 2, 3] },
+      { op: 'note', text: 'between' },
+      { op: 'add', by: 10 },
+    ],
+    'the run before the note is one record; a run of one stays as it was',
+  );
   await tx.durable;
   t.same(store.state, { n: 16, log: ['between@6'] });
   await store.close({ checkpoint: false });
@@ -322,21 +366,24 @@ t.test('coalesce: a run of candidate records is journaled as one record, applied
   await again.close();
 });
 
-t.test('given the bytes of its snapshot read already (a daemon starting), the store parses those instead of reading the file', async (t) => {
-  const dir = t.testdir();
-  const store = await open(dir);
-  await store.commit({ op: 'add', by: 7 });
-  await store.close(); // checkpointed: the snapshot holds n = 7
-  const bytes = await readFile(join(dir, 'snapshot.json'));
-  await writeFile(join(dir, 'snapshot.json'), '{"not":"read"}');
-  const again = await open(dir, { snapshotBytes: Promise.resolve(bytes) });
-  t.same(again.state, { n: 7, log: [] });
-  await again.close({ checkpoint: false });
-  await t.rejects(open(dir, { snapshotBytes: Promise.resolve(Buffer.from('{"torn')) }), { code: 'SNAPSHOT_CORRUPT' });
-  // A read that fails (here: a directory) fails the open, with the read's error.
-  await t.rejects(open(dir, { snapshotBytes: readFileBytes(dir) }), { code: 'EISDIR' });
-  t.equal(await readFileBytes(join(dir, 'none.json')), null, 'no such file: no snapshot');
-});
+t.test(
+  'given the bytes of its snapshot read already (a daemon starting), the store parses those instead of reading the file',
+  async (t) => {
+    const dir = t.testdir();
+    const store = await open(dir);
+    await store.commit({ op: 'add', by: 7 });
+    await store.close(); // checkpointed: the snapshot holds n = 7
+    const bytes = await readFile(join(dir, 'snapshot.json'));
+    await writeFile(join(dir, 'snapshot.json'), '{"not":"read"}');
+    const again = await open(dir, { snapshotBytes: Promise.resolve(bytes) });
+    t.same(again.state, { n: 7, log: [] });
+    await again.close({ checkpoint: false });
+    await t.rejects(open(dir, { snapshotBytes: Promise.resolve(Buffer.from('{"torn')) }), { code: 'SNAPSHOT_CORRUPT' });
+    // A read that fails (here: a directory) fails the open, with the read's error.
+    await t.rejects(open(dir, { snapshotBytes: readFileBytes(dir) }), { code: 'EISDIR' });
+    t.equal(await readFileBytes(join(dir, 'none.json')), null, 'no such file: no snapshot');
+  },
+);
 
 t.test('a snapshot is read whole, in as many pieces as it takes', async (t) => {
   const dir = t.testdir();

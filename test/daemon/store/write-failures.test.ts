@@ -33,8 +33,14 @@ const wrapped = (fd: number, buffers: readonly NodeJS.ArrayBufferView[], ...rest
   );
 };
 const realWrite = fs.write;
-const wrappedWrite = (fd: number, buffer: Buffer, offset: number, length: number, position: number | null, cb: WritevCallback): void =>
-  wrapped(fd, [buffer.subarray(offset, offset + length)], position, cb);
+const wrappedWrite = (
+  fd: number,
+  buffer: Buffer,
+  offset: number,
+  length: number,
+  position: number | null,
+  cb: WritevCallback,
+): void => wrapped(fd, [buffer.subarray(offset, offset + length)], position, cb);
 fs.writev = wrapped as typeof fs.writev;
 fs.write = wrappedWrite as unknown as typeof fs.write;
 syncBuiltinESMExports();
@@ -55,7 +61,11 @@ t.test('the zeros written ahead go out through a descriptor of their own', async
   for (let i = 0; i < 40; i++) await file.append(line).durable; // past half of the first 64 KiB: an extension
   await file.close();
   t.ok(zeroFds.size > 0 && dataFds.size > 0, 'both kinds of write were made');
-  t.same([...zeroFds].filter((fd) => dataFds.has(fd)), [], 'no descriptor wrote both: a writeback error of the data is reported to the data');
+  t.same(
+    [...zeroFds].filter((fd) => dataFds.has(fd)),
+    [],
+    'no descriptor wrote both: a writeback error of the data is reported to the data',
+  );
 });
 
 t.test('an I/O error on the zeros written ahead fails the file for good', async (t) => {
@@ -103,52 +113,89 @@ t.test('after a failed history write, what was acknowledged is read back, and wh
   const day = '2026-11-22';
   await h.put(day, 'X', { v: 1 });
   failNext = true;
-  const failed = await Promise.allSettled([h.put(day, 'A', { pad: 'a'.repeat(500) }), h.put(day, 'Y', { v: 'failed' })]);
+  const failed = await Promise.allSettled([
+    h.put(day, 'A', { pad: 'a'.repeat(500) }),
+    h.put(day, 'Y', { v: 'failed' }),
+  ]);
   t.same(
     failed.map((r) => r.status),
     ['rejected', 'rejected'],
     'the write of A and Y failed',
   );
-  t.same((await h.list(day)).map((e) => e.id), ['X'], 'a list while the appender is broken shows only what is durable');
+  t.same(
+    (await h.list(day)).map((e) => e.id),
+    ['X'],
+    'a list while the appender is broken shows only what is durable',
+  );
   await h.put(day, 'Y', { v: 'retried' });
   await h.put(day, 'Z', { pad: 'z'.repeat(600) });
   t.same(await h.get(day, 'Y'), { v: 'retried' }, 'the acknowledged copy of Y');
   t.same(await h.get(day, 'Z'), { pad: 'z'.repeat(600) }, 'Z, acknowledged after the failure');
   t.equal(await h.get(day, 'A'), null, 'A, never durable, is not there');
-  t.same((await h.list(day)).map((e) => e.id), ['Z', 'Y', 'X']);
+  t.same(
+    (await h.list(day)).map((e) => e.id),
+    ['Z', 'Y', 'X'],
+  );
   await h.close();
 });
 
-t.test('a checkpoint whose old journal segment fails to close has finished writing its snapshot when close() returns', async (t) => {
-  failWith = () => null;
-  const dir = t.testdir();
-  const store = await Store.open({ dir, ...WFX_STORE, snapshotCollection: executionsTouched, logger: { info() {}, warn() {}, error() {} } });
-  for (let i = 0; i < 100; i++) {
-    const id = `e${i}`;
-    const instance = startedInstance({ processId: 'p', processName: 'P', processVersion: '1', organization: 'default', environment: 'PRODUCTION', correlationKey: null, parentInstanceId: null, variables: { id } }, id, '2026-11-21T10:00:00.000Z');
-    void store.commit({ type: 'instance.started', instance });
-  }
-  await store.flush();
-  // The old segment's close fails (an fsync's EIO, say), and the snapshot's rename comes later.
-  const roll = Journal.prototype.roll;
-  const commit = AtomicFileWriter.prototype.commitKeepingReplaced;
-  t.teardown(() => {
-    Journal.prototype.roll = roll;
-    AtomicFileWriter.prototype.commitKeepingReplaced = commit;
-  });
-  Journal.prototype.roll = function (this: Journal<unknown>) {
-    const rolled = roll.call(this);
-    return { ...rolled, closed: rolled.closed.then(() => Promise.reject(Object.assign(new Error('EIO: injected'), { code: 'EIO' }))) };
-  };
-  let renamed = false;
-  AtomicFileWriter.prototype.commitKeepingReplaced = async function (this: AtomicFileWriter) {
-    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve)); // after the close's rejection
-    const replaced = await commit.call(this);
-    renamed = true;
-    return replaced;
-  };
-  await t.rejects(store.checkpoint(), { code: 'STORE_FAILED' });
-  await store.close();
-  t.ok(renamed, 'the snapshot was in place before close() returned (not renamed behind a later owner of the directory)');
-  t.equal((store as unknown as { source: unknown }).source, null, 'no reader of it left open on the closed store');
-});
+t.test(
+  'a checkpoint whose old journal segment fails to close has finished writing its snapshot when close() returns',
+  async (t) => {
+    failWith = () => null;
+    const dir = t.testdir();
+    const store = await Store.open({
+      dir,
+      ...WFX_STORE,
+      snapshotCollection: executionsTouched,
+      logger: { info() {}, warn() {}, error() {} },
+    });
+    for (let i = 0; i < 100; i++) {
+      const id = `e${i}`;
+      const instance = startedInstance(
+        {
+          processId: 'p',
+          processName: 'P',
+          processVersion: '1',
+          organization: 'default',
+          environment: 'PRODUCTION',
+          correlationKey: null,
+          parentInstanceId: null,
+          variables: { id },
+        },
+        id,
+        '2026-11-21T10:00:00.000Z',
+      );
+      void store.commit({ type: 'instance.started', instance });
+    }
+    await store.flush();
+    // The old segment's close fails (an fsync's EIO, say), and the snapshot's rename comes later.
+    const roll = Journal.prototype.roll;
+    const commit = AtomicFileWriter.prototype.commitKeepingReplaced;
+    t.teardown(() => {
+      Journal.prototype.roll = roll;
+      AtomicFileWriter.prototype.commitKeepingReplaced = commit;
+    });
+    Journal.prototype.roll = function (this: Journal<unknown>) {
+      const rolled = roll.call(this);
+      return {
+        ...rolled,
+        closed: rolled.closed.then(() => Promise.reject(Object.assign(new Error('EIO: injected'), { code: 'EIO' }))),
+      };
+    };
+    let renamed = false;
+    AtomicFileWriter.prototype.commitKeepingReplaced = async function (this: AtomicFileWriter) {
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve)); // after the close's rejection
+      const replaced = await commit.call(this);
+      renamed = true;
+      return replaced;
+    };
+    await t.rejects(store.checkpoint(), { code: 'STORE_FAILED' });
+    await store.close();
+    t.ok(
+      renamed,
+      'the snapshot was in place before close() returned (not renamed behind a later owner of the directory)',
+    );
+    t.equal((store as unknown as { source: unknown }).source, null, 'no reader of it left open on the closed store');
+  },
+);

@@ -22,10 +22,27 @@ async function setup(t: Test): Promise<{ h: EngineHarness; server: ImapServer; e
   const at = h.clock.now().toISOString();
   await h.store.commit({
     type: 'emailConnection.saved',
-    connection: { connectionId: 'c1', name: 'orders', organization: 'default', host: '127.0.0.1', port: server.port, security: 'NONE', user: server.user, password: server.password, mailbox: 'INBOX', createdAt: at, updatedAt: at },
+    connection: {
+      connectionId: 'c1',
+      name: 'orders',
+      organization: 'default',
+      host: '127.0.0.1',
+      port: server.port,
+      security: 'NONE',
+      user: server.user,
+      password: server.password,
+      mailbox: 'INBOX',
+      createdAt: at,
+      updatedAt: at,
+    },
   });
   const pid = await h.publish(FLOW);
-  const email = new EmailTriggers({ store: h.store, engine: h.engine, backoff: { initialMs: 20, maxMs: 200 }, pollMs: 60_000 });
+  const email = new EmailTriggers({
+    store: h.store,
+    engine: h.engine,
+    backoff: { initialMs: 20, maxMs: 200 },
+    pollMs: 60_000,
+  });
   t.teardown(() => email.close());
   email.start();
   return { h, server, email, pid };
@@ -42,43 +59,66 @@ t.test('filters: subject and body contain (any case), sender matches a regex', a
   t.notOk(passesFilters({ bodyContains: 'table' }, m));
 });
 
-t.test('a real IMAP server: a matching email starts the flow once with the email variables and is marked seen', { skip: !HAVE_DOVECOT && !process.env.CI && 'dovecot is not installed (apt-get install dovecot-imapd)' }, async (t) => {
-  const { h, server, email, pid } = await setup(t);
-  await eventually('the trigger is connected', () => email.health()[0]?.state === 'active');
-  await server.append(mail({ id: 'not-for-us', subject: 'Lunch?', from: 'carol@example.com' }));
-  await server.append(mail({ id: 'order-1', subject: 'Order 42', from: 'Alice <alice@example.com>', to: 'orders@example.com, sales@example.com', body: 'Two chairs, please.' }));
-  await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid);
-  const [run] = runs(h, pid);
-  t.match(run!.variables, {
-    emailSubject: 'Order 42',
-    emailBody: /Two chairs, please\./,
-    emailSender: 'alice@example.com',
-    emailRecipients: ['orders@example.com', 'sales@example.com'],
-    emailMessageId: '<order-1@example.com>',
-    triggerType: 'email',
-  });
-  // The same Message-ID again, then another order: when that one has started, the duplicate was looked at.
-  await server.append(mail({ id: 'order-1', subject: 'Order 42', body: 'Two chairs, please.' }));
-  await server.append(mail({ id: 'order-2', subject: 'order 43' }));
-  await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid && runs(h, pid).length >= 2);
-  await eventually('the three orders are marked seen', async () => (await server.flags()).filter((f) => f.includes('\\Seen')).length === 3);
-  t.equal(runs(h, pid).length, 2, 'a repeated Message-ID starts nothing');
-  t.same((await server.flags()).map((f) => f.includes('\\Seen')), [false, true, true, true], 'the email no trigger wanted stays unseen; the others are seen');
-  t.match(email.health(), [{ type: 'email', connection: 'orders', state: 'active', lastFire: String }]);
-});
+t.test(
+  'a real IMAP server: a matching email starts the flow once with the email variables and is marked seen',
+  { skip: !HAVE_DOVECOT && !process.env.CI && 'dovecot is not installed (apt-get install dovecot-imapd)' },
+  async (t) => {
+    const { h, server, email, pid } = await setup(t);
+    await eventually('the trigger is connected', () => email.health()[0]?.state === 'active');
+    await server.append(mail({ id: 'not-for-us', subject: 'Lunch?', from: 'carol@example.com' }));
+    await server.append(
+      mail({
+        id: 'order-1',
+        subject: 'Order 42',
+        from: 'Alice <alice@example.com>',
+        to: 'orders@example.com, sales@example.com',
+        body: 'Two chairs, please.',
+      }),
+    );
+    await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid);
+    const [run] = runs(h, pid);
+    t.match(run!.variables, {
+      emailSubject: 'Order 42',
+      emailBody: /Two chairs, please\./,
+      emailSender: 'alice@example.com',
+      emailRecipients: ['orders@example.com', 'sales@example.com'],
+      emailMessageId: '<order-1@example.com>',
+      triggerType: 'email',
+    });
+    // The same Message-ID again, then another order: when that one has started, the duplicate was looked at.
+    await server.append(mail({ id: 'order-1', subject: 'Order 42', body: 'Two chairs, please.' }));
+    await server.append(mail({ id: 'order-2', subject: 'order 43' }));
+    await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid && runs(h, pid).length >= 2);
+    await eventually(
+      'the three orders are marked seen',
+      async () => (await server.flags()).filter((f) => f.includes('\\Seen')).length === 3,
+    );
+    t.equal(runs(h, pid).length, 2, 'a repeated Message-ID starts nothing');
+    t.same(
+      (await server.flags()).map((f) => f.includes('\\Seen')),
+      [false, true, true, true],
+      'the email no trigger wanted stays unseen; the others are seen',
+    );
+    t.match(email.health(), [{ type: 'email', connection: 'orders', state: 'active', lastFire: String }]);
+  },
+);
 
-t.test('the IMAP server goes away: the trigger says failing, reconnects, and goes on', { skip: !HAVE_DOVECOT && !process.env.CI && 'dovecot is not installed (apt-get install dovecot-imapd)' }, async (t) => {
-  const { h, server, email, pid } = await setup(t);
-  await eventually('the trigger is connected', () => email.health()[0]?.state === 'active');
-  await server.stop();
-  await eventually('the trigger notices', () => email.health()[0]?.state === 'failing');
-  t.match(email.health()[0], { state: 'failing', lastError: String });
-  await server.start();
-  await eventually('it reconnected', () => email.health()[0]?.state === 'active');
-  await server.append(mail({ id: 'after-restart', subject: 'Order after the restart' }));
-  await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid);
-  t.equal(runs(h, pid)[0]!.variables.emailSubject, 'Order after the restart');
-});
+t.test(
+  'the IMAP server goes away: the trigger says failing, reconnects, and goes on',
+  { skip: !HAVE_DOVECOT && !process.env.CI && 'dovecot is not installed (apt-get install dovecot-imapd)' },
+  async (t) => {
+    const { h, server, email, pid } = await setup(t);
+    await eventually('the trigger is connected', () => email.health()[0]?.state === 'active');
+    await server.stop();
+    await eventually('the trigger notices', () => email.health()[0]?.state === 'failing');
+    t.match(email.health()[0], { state: 'failing', lastError: String });
+    await server.start();
+    await eventually('it reconnected', () => email.health()[0]?.state === 'active');
+    await server.append(mail({ id: 'after-restart', subject: 'Order after the restart' }));
+    await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid);
+    t.equal(runs(h, pid)[0]!.variables.emailSubject, 'Order after the restart');
+  },
+);
 
 t.test('a trigger naming no connection is refused at publish', async (t) => {
   const h = await engineHarness(t);

@@ -17,7 +17,12 @@ nodes:
 
 /** A scheduler on the harness's store, engine and clock; closed at teardown. */
 async function scheduler(t: Test, h: EngineHarness): Promise<Scheduler> {
-  const s = new Scheduler({ store: h.store, engine: h.engine, now: h.clock.now, onError: (err) => t.fail(`the scheduler failed: ${String(err)}`) });
+  const s = new Scheduler({
+    store: h.store,
+    engine: h.engine,
+    now: h.clock.now,
+    onError: (err) => t.fail(`the scheduler failed: ${String(err)}`),
+  });
   t.teardown(() => s.close());
   await s.start();
   return s;
@@ -37,7 +42,16 @@ t.test('a schedule fires at each match of its expression, with {scheduledTime}; 
   const h = await engineHarness(t);
   const pid = await h.publish(FLOW('*/5 * * * *'));
   const s = await scheduler(t, h);
-  t.match(s.health(), [{ type: 'schedule', processId: pid, environment: 'PRODUCTION', state: 'active', lastFire: null, nextFire: '2026-11-21T10:05:00.000Z' }]);
+  t.match(s.health(), [
+    {
+      type: 'schedule',
+      processId: pid,
+      environment: 'PRODUCTION',
+      state: 'active',
+      lastFire: null,
+      nextFire: '2026-11-21T10:05:00.000Z',
+    },
+  ]);
   h.clock.advance(5 * 60_000);
   s.pokeTimers();
   t.same(await runs(h, pid, 1), ['2026-11-21T10:05:00.000Z']);
@@ -52,7 +66,10 @@ t.test('a schedule fires at each match of its expression, with {scheduledTime}; 
 for (const [policy, want] of [
   ['skip', []],
   ['last', ['2026-11-21T11:00:00.000Z']],
-  ['all', Array.from({ length: 12 }, (_, i) => new Date(Date.parse('2026-11-21T10:05:00Z') + i * 300_000).toISOString())],
+  [
+    'all',
+    Array.from({ length: 12 }, (_, i) => new Date(Date.parse('2026-11-21T10:05:00Z') + i * 300_000).toISOString()),
+  ],
 ] as const) {
   t.test(`runs missed while the daemon was down: missedRuns ${policy}`, async (t) => {
     let h = await engineHarness(t);
@@ -104,8 +121,16 @@ t.test('activating a version re-arms its schedules; a version without them stops
   t.match(s.health(), [{ cron: '0 9 * * *', version: '1', nextFire: '2026-11-22T09:00:00.000Z' }]);
   await h.publish(FLOW('30 12 * * *', ', timezone: Europe/Berlin').replace(/processId: AUTO/, `processId: ${pid}`));
   await s.synced();
-  t.match(s.health(), [{ cron: '30 12 * * *', timezone: 'Europe/Berlin', version: '2', nextFire: '2026-11-21T11:30:00.000Z' }], 'the new expression, in its zone');
-  await h.publish(FLOW('0 9 * * *').replace(/triggers:\n.*\n/, '').replace(/processId: AUTO/, `processId: ${pid}`));
+  t.match(
+    s.health(),
+    [{ cron: '30 12 * * *', timezone: 'Europe/Berlin', version: '2', nextFire: '2026-11-21T11:30:00.000Z' }],
+    'the new expression, in its zone',
+  );
+  await h.publish(
+    FLOW('0 9 * * *')
+      .replace(/triggers:\n.*\n/, '')
+      .replace(/processId: AUTO/, `processId: ${pid}`),
+  );
   await s.synced();
   t.same(s.health(), [], 'no schedule once the active version has none');
   await activateVersion(h.store, { processId: pid, organization: 'default', environment: 'PRODUCTION', version: '1' });
@@ -119,17 +144,33 @@ t.test('schedules are checked at publish: five fields, a known zone', async (t) 
   await t.rejects(h.publish(FLOW('*/5 * * * *', ', timezone: Mars/Olympus')), /BAD_SCHEDULE[\s\S]*IANA/);
 });
 
-t.test('a schedule re-activated after a while fires from then on: the time it was inactive is not made up for', async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(FLOW('0 * * * *', ', missedRuns: all'));
-  const s = await scheduler(t, h);
-  await h.publish(FLOW('0 * * * *').replace(/triggers:\n.*\n/, '').replace(/processId: AUTO/, `processId: ${pid}`));
-  await s.synced();
-  t.same(s.health(), []);
-  h.clock.advance(10 * 3_600_000);
-  await activateVersion(h.store, { processId: pid, organization: 'default', environment: 'PRODUCTION', version: '1' });
-  await s.synced();
-  await s.idle();
-  t.equal(liveInstances(h.store.state).filter((i) => i.processId === pid).length, 0, 'no run for the ten inactive hours');
-  t.match(s.health(), [{ nextFire: '2026-11-21T21:00:00.000Z' }]);
-});
+t.test(
+  'a schedule re-activated after a while fires from then on: the time it was inactive is not made up for',
+  async (t) => {
+    const h = await engineHarness(t);
+    const pid = await h.publish(FLOW('0 * * * *', ', missedRuns: all'));
+    const s = await scheduler(t, h);
+    await h.publish(
+      FLOW('0 * * * *')
+        .replace(/triggers:\n.*\n/, '')
+        .replace(/processId: AUTO/, `processId: ${pid}`),
+    );
+    await s.synced();
+    t.same(s.health(), []);
+    h.clock.advance(10 * 3_600_000);
+    await activateVersion(h.store, {
+      processId: pid,
+      organization: 'default',
+      environment: 'PRODUCTION',
+      version: '1',
+    });
+    await s.synced();
+    await s.idle();
+    t.equal(
+      liveInstances(h.store.state).filter((i) => i.processId === pid).length,
+      0,
+      'no run for the ten inactive hours',
+    );
+    t.match(s.health(), [{ nextFire: '2026-11-21T21:00:00.000Z' }]);
+  },
+);

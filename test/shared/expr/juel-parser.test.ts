@@ -23,7 +23,7 @@ t.test('literals', async (t) => {
     ['"say \\"hi\\""', 'say "hi"'],
     ["'back\\\\slash'", 'back\\slash'],
     ['"mixed \\\' ok"', "mixed ' ok"],
-    ["'a \"quoted\" word'", 'a "quoted" word'],
+    ['\'a "quoted" word\'', 'a "quoted" word'],
     ["'${not} {an} expression'", '${not} {an} expression'],
   ] as const) {
     t.strictSame(ev(source), expected, source);

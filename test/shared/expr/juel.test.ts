@@ -70,7 +70,7 @@ t.test('identifiers and property access', async (t) => {
       ['items.length', ERR],
       ['two.x', ERR],
       ['yes.x', ERR],
-      ["s.length", ERR],
+      ['s.length', ERR],
       ['two[0]', ERR],
     ],
     { ...vars, $x: 'dollar', _y1: 'underscore' },
@@ -213,7 +213,7 @@ t.test('relational: < > <= >= lt gt le ge', async (t) => {
     ],
     vars,
   );
-  t.strictSame(ev("a < b", { a: '\uffff', b: '\u{1F600}' }), false, 'UTF-16 code unit order, as Java compareTo');
+  t.strictSame(ev('a < b', { a: '\uffff', b: '\u{1F600}' }), false, 'UTF-16 code unit order, as Java compareTo');
 });
 
 t.test('equality: == != eq ne', async (t) => {
@@ -257,7 +257,7 @@ t.test('equality: == != eq ne', async (t) => {
       ['obj.b == copy', true],
       ['blank == empty2', true],
       ['obj == items', false],
-      ["obj.b == '{\"c\":\"deep\"}'", true],
+      ['obj.b == \'{"c":"deep"}\'', true],
       ['0 / 0 == 0 / 0', false],
       ['0 / 0 != 0 / 0', true],
     ],
@@ -346,10 +346,10 @@ t.test('conditional and parentheses', async (t) => {
       ['true ? 1 : missing', 1],
       ['false ? missing : 2', 2],
       ["two > 1 ? 'big' : 'small'", 'big'],
-      ["false ? 1 : true ? 2 : 3", 2],
-      ["false ? 1 : false ? 2 : 3", 3],
-      ["true ? false ? 1 : 2 : 3", 2],
-      ["(true ? 1 : 2) + 10", 11],
+      ['false ? 1 : true ? 2 : 3', 2],
+      ['false ? 1 : false ? 2 : 3', 3],
+      ['true ? false ? 1 : 2 : 3', 2],
+      ['(true ? 1 : 2) + 10', 11],
       ['true ? 1 : 2 + 10', 1],
       ['(1 + 2) * 3', 9],
       ['((((((((((1))))))))))', 1],

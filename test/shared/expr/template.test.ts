@@ -1,5 +1,10 @@
 import t from 'tap';
-import { findReferences, resolveDeep, resolveTemplate, type TemplateContext } from '../../../src/shared/expr/template.js';
+import {
+  findReferences,
+  resolveDeep,
+  resolveTemplate,
+  type TemplateContext,
+} from '../../../src/shared/expr/template.js';
 
 const order = { id: 42, total: 99.5, paid: false, lines: [{ sku: 'A-1' }, { sku: 'B-2' }], note: null };
 const ctx: TemplateContext = {
@@ -55,7 +60,7 @@ t.test('rule 2: ${...} is left exactly as written', async (t) => {
   t.equal(resolve('${a}{name}${b}'), '${a}World${b}');
   t.equal(resolve('$ {name}'), '$ World', 'a $ not directly before { is plain text');
   t.equal(resolve('$$ {name} $'), '$$ World $');
-  t.equal(resolve('${a} then {name} then ${x == \'}\'} then {count}'), "${a} then World then ${x == '}'} then 3");
+  t.equal(resolve("${a} then {name} then ${x == '}'} then {count}"), "${a} then World then ${x == '}'} then 3");
 });
 
 t.test('rule 3: a whole-string reference keeps its type', async (t) => {
@@ -95,19 +100,46 @@ t.test('rule 5: missing references resolve to "" and are reported', async (t) =>
   t.strictSame(resolveTemplate('{order.id.x}', ctx), { value: '', missing: ['order.id.x'] }, 'into a number');
   t.strictSame(resolveTemplate('{name.length}', ctx), { value: '', missing: ['name.length'] }, 'into a string');
   t.strictSame(resolveTemplate('{nothing.x}', ctx), { value: '', missing: ['nothing.x'] }, 'into null');
-  t.strictSame(resolveTemplate('{customer.address.zip.code}', ctx), { value: '', missing: ['customer.address.zip.code'] });
+  t.strictSame(resolveTemplate('{customer.address.zip.code}', ctx), {
+    value: '',
+    missing: ['customer.address.zip.code'],
+  });
   t.strictSame(resolveTemplate('{items.3}', ctx), { value: '', missing: ['items.3'] }, 'past the end');
   t.strictSame(resolveTemplate('{items.01}', ctx), { value: '', missing: ['items.01'] }, 'not a canonical index');
   t.strictSame(resolveTemplate('{items.length}', ctx), { value: '', missing: ['items.length'] });
   t.strictSame(resolveTemplate('{order.0}', ctx), { value: '', missing: ['order.0'] });
   t.strictSame(resolveTemplate('{env.NOPE}', ctx), { value: '', missing: ['env.NOPE'] });
-  t.strictSame(resolveTemplate('{env}', ctx), { value: '', missing: ['env'] }, 'the environment as a whole is not a value');
+  t.strictSame(
+    resolveTemplate('{env}', ctx),
+    { value: '', missing: ['env'] },
+    'the environment as a whole is not a value',
+  );
   t.strictSame(resolveTemplate('{env.API_URL.x}', ctx), { value: '', missing: ['env.API_URL.x'] });
-  t.strictSame(resolveTemplate('{a} {b} {a} {name}', ctx), { value: '   World', missing: ['a', 'b', 'a'] }, 'once per occurrence');
+  t.strictSame(
+    resolveTemplate('{a} {b} {a} {name}', ctx),
+    { value: '   World', missing: ['a', 'b', 'a'] },
+    'once per occurrence',
+  );
 });
 
 t.test('rule 6: braces without a valid reference stay literal; \\{ escapes', async (t) => {
-  const same = ['{"a":1}', '{ name }', '{name }', '{1abc}', '{}', '{a.}', '{.a}', '{a..b}', '{a-b}', '{a.1b}', '{', '}', '{{', 'a { b } c', '{é}'];
+  const same = [
+    '{"a":1}',
+    '{ name }',
+    '{name }',
+    '{1abc}',
+    '{}',
+    '{a.}',
+    '{.a}',
+    '{a..b}',
+    '{a-b}',
+    '{a.1b}',
+    '{',
+    '}',
+    '{{',
+    'a { b } c',
+    '{é}',
+  ];
   for (const text of same) t.strictSame(resolveTemplate(text, ctx), { value: text, missing: [] }, text);
   t.equal(resolve('{"id": 1, "name": "x"}'), '{"id": 1, "name": "x"}', 'JSON-looking text untouched');
   t.equal(resolve('[{"a":1},{"b":[2]}]'), '[{"a":1},{"b":[2]}]');
@@ -122,13 +154,28 @@ t.test('rule 6: braces without a valid reference stay literal; \\{ escapes', asy
 });
 
 t.test('rule 7: only own properties are followed', async (t) => {
-  for (const path of ['order.__proto__', 'order.constructor', 'order.constructor.name', 'order.toString',
-    'order.hasOwnProperty', 'items.constructor', 'items.map', 'constructor', 'toString', '__proto__',
-    'env.constructor', 'name.constructor']) {
+  for (const path of [
+    'order.__proto__',
+    'order.constructor',
+    'order.constructor.name',
+    'order.toString',
+    'order.hasOwnProperty',
+    'items.constructor',
+    'items.map',
+    'constructor',
+    'toString',
+    '__proto__',
+    'env.constructor',
+    'name.constructor',
+  ]) {
     t.strictSame(resolveTemplate(`{${path}}`, ctx), { value: '', missing: [path] }, path);
   }
   const parsed = JSON.parse('{"__proto__": {"x": 1}}') as unknown;
-  t.strictSame(resolveTemplate('{p.__proto__.x}', { vars: { p: parsed }, env: {} }).value, 1, 'an own __proto__ key is data');
+  t.strictSame(
+    resolveTemplate('{p.__proto__.x}', { vars: { p: parsed }, env: {} }).value,
+    1,
+    'an own __proto__ key is data',
+  );
 });
 
 t.test('resolveDeep walks arrays and objects without mutating them', async (t) => {

@@ -29,31 +29,96 @@ t.test('the example flows validate, and together use every node type the engine 
   t.same([...used].sort(), [...NODE_TYPES].sort());
 });
 
-t.test('every node type of the schema has a handler, and every seed type is in the schema or refused by name', async (t) => {
-  t.same(Object.keys(HANDLERS).sort(), [...NODE_TYPES].sort());
-  for (const type of SEED_NODE_TYPES) {
-    if ((NODE_TYPES as string[]).includes(type)) continue;
-    const p = problems(ok(`  start: { type: startEvent, next: x }\n  x: { type: ${type}, next: done }\n  done: { type: endEvent }`));
-    t.match(p, [{ code: 'NODE_TYPE_UNSUPPORTED', nodeId: 'x', property: 'type', line: 5 }], `${type} is refused by name`);
-  }
-});
+t.test(
+  'every node type of the schema has a handler, and every seed type is in the schema or refused by name',
+  async (t) => {
+    t.same(Object.keys(HANDLERS).sort(), [...NODE_TYPES].sort());
+    for (const type of SEED_NODE_TYPES) {
+      if ((NODE_TYPES as string[]).includes(type)) continue;
+      const p = problems(
+        ok(`  start: { type: startEvent, next: x }\n  x: { type: ${type}, next: done }\n  done: { type: endEvent }`),
+      );
+      t.match(
+        p,
+        [{ code: 'NODE_TYPE_UNSUPPORTED', nodeId: 'x', property: 'type', line: 5 }],
+        `${type} is refused by name`,
+      );
+    }
+  },
+);
 
 t.test('each kind of problem is reported with node, property and line:column', async (t) => {
   const cases: Array<[string, string, Partial<Record<keyof FlowProblem, unknown>>]> = [
-    ['unknown type', '  start: { type: startEvent, next: x }\n  x: { type: teleport, next: done }\n  done: { type: endEvent }', { code: 'UNKNOWN_NODE_TYPE', nodeId: 'x', line: 5, column: 14 }],
-    ['missing property', '  start: { type: startEvent, next: x }\n  x: { type: ifElse, then: done }\n  done: { type: endEvent }', { code: 'MISSING_PROPERTY', nodeId: 'x', property: 'condition', line: 5 }],
-    ['wrong type', '  start: { type: startEvent, next: x }\n  x: { type: endEvent, terminate: "yes" }', { code: 'SCHEMA', nodeId: 'x', property: 'terminate', line: 5 }],
-    ['unknown target', '  start: { type: startEvent, next: ghost }', { code: 'UNKNOWN_TARGET', nodeId: 'start', property: 'next', line: 4, column: 36 }],
-    ['dead end', '  start: { type: startEvent, next: x }\n  x: { type: exclusiveGateway }', { code: 'DEAD_END', nodeId: 'x' }],
-    ['unreachable', '  start: { type: startEvent, next: done }\n  island: { type: task, next: done }\n  done: { type: endEvent }', { code: 'UNREACHABLE', nodeId: 'island', line: 5 }],
-    ['two starts', '  a: { type: startEvent, next: done }\n  b: { type: startEvent, next: done }\n  done: { type: endEvent }', { code: 'START_EVENT_COUNT' }],
-    ['bad condition', '  start: { type: startEvent, next: x }\n  x: { type: ifElse, condition: "${a &&}", then: done, else: done }\n  done: { type: endEvent }', { code: 'BAD_CONDITION', nodeId: 'x', property: 'condition' }],
-    ['condition without ${}', '  start: { type: startEvent, next: x }\n  x: { type: ifElse, condition: "a > 1", then: done, else: done }\n  done: { type: endEvent }', { code: 'SCHEMA', nodeId: 'x', property: 'condition' }],
-    ['bad inputType', '  start: { type: startEvent, next: x }\n  x: { type: inputNode, inputType: slider, next: done }\n  done: { type: endEvent }', { code: 'SCHEMA', nodeId: 'x', property: 'inputType' }],
-    ['select without options', '  start: { type: startEvent, next: x }\n  x: { type: inputNode, inputType: select, next: done }\n  done: { type: endEvent }', { code: 'MISSING_PROPERTY', nodeId: 'x', property: 'options' }],
-    ['bad duration', '  start: { type: startEvent, next: x }\n  x: { type: intermediateCatchEvent, eventType: timer, duration: 5x, next: done }\n  done: { type: endEvent }', { code: 'BAD_DURATION', nodeId: 'x', property: 'duration' }],
-    ['message without ref', '  start: { type: startEvent, next: x }\n  x: { type: intermediateCatchEvent, eventType: message, next: done }\n  done: { type: endEvent }', { code: 'MISSING_PROPERTY', nodeId: 'x', property: 'messageRef' }],
-    ['bad id', '  start: { type: startEvent, next: done }\n  "9lives": { type: endEvent }\n  done: { type: endEvent }', { code: 'SCHEMA', nodeId: '9lives', message: /node id "9lives" must start with a letter or _/, line: 5 }],
+    [
+      'unknown type',
+      '  start: { type: startEvent, next: x }\n  x: { type: teleport, next: done }\n  done: { type: endEvent }',
+      { code: 'UNKNOWN_NODE_TYPE', nodeId: 'x', line: 5, column: 14 },
+    ],
+    [
+      'missing property',
+      '  start: { type: startEvent, next: x }\n  x: { type: ifElse, then: done }\n  done: { type: endEvent }',
+      { code: 'MISSING_PROPERTY', nodeId: 'x', property: 'condition', line: 5 },
+    ],
+    [
+      'wrong type',
+      '  start: { type: startEvent, next: x }\n  x: { type: endEvent, terminate: "yes" }',
+      { code: 'SCHEMA', nodeId: 'x', property: 'terminate', line: 5 },
+    ],
+    [
+      'unknown target',
+      '  start: { type: startEvent, next: ghost }',
+      { code: 'UNKNOWN_TARGET', nodeId: 'start', property: 'next', line: 4, column: 36 },
+    ],
+    [
+      'dead end',
+      '  start: { type: startEvent, next: x }\n  x: { type: exclusiveGateway }',
+      { code: 'DEAD_END', nodeId: 'x' },
+    ],
+    [
+      'unreachable',
+      '  start: { type: startEvent, next: done }\n  island: { type: task, next: done }\n  done: { type: endEvent }',
+      { code: 'UNREACHABLE', nodeId: 'island', line: 5 },
+    ],
+    [
+      'two starts',
+      '  a: { type: startEvent, next: done }\n  b: { type: startEvent, next: done }\n  done: { type: endEvent }',
+      { code: 'START_EVENT_COUNT' },
+    ],
+    [
+      'bad condition',
+      '  start: { type: startEvent, next: x }\n  x: { type: ifElse, condition: "${a &&}", then: done, else: done }\n  done: { type: endEvent }',
+      { code: 'BAD_CONDITION', nodeId: 'x', property: 'condition' },
+    ],
+    [
+      'condition without ${}',
+      '  start: { type: startEvent, next: x }\n  x: { type: ifElse, condition: "a > 1", then: done, else: done }\n  done: { type: endEvent }',
+      { code: 'SCHEMA', nodeId: 'x', property: 'condition' },
+    ],
+    [
+      'bad inputType',
+      '  start: { type: startEvent, next: x }\n  x: { type: inputNode, inputType: slider, next: done }\n  done: { type: endEvent }',
+      { code: 'SCHEMA', nodeId: 'x', property: 'inputType' },
+    ],
+    [
+      'select without options',
+      '  start: { type: startEvent, next: x }\n  x: { type: inputNode, inputType: select, next: done }\n  done: { type: endEvent }',
+      { code: 'MISSING_PROPERTY', nodeId: 'x', property: 'options' },
+    ],
+    [
+      'bad duration',
+      '  start: { type: startEvent, next: x }\n  x: { type: intermediateCatchEvent, eventType: timer, duration: 5x, next: done }\n  done: { type: endEvent }',
+      { code: 'BAD_DURATION', nodeId: 'x', property: 'duration' },
+    ],
+    [
+      'message without ref',
+      '  start: { type: startEvent, next: x }\n  x: { type: intermediateCatchEvent, eventType: message, next: done }\n  done: { type: endEvent }',
+      { code: 'MISSING_PROPERTY', nodeId: 'x', property: 'messageRef' },
+    ],
+    [
+      'bad id',
+      '  start: { type: startEvent, next: done }\n  "9lives": { type: endEvent }\n  done: { type: endEvent }',
+      { code: 'SCHEMA', nodeId: '9lives', message: /node id "9lives" must start with a letter or _/, line: 5 },
+    ],
   ];
   for (const [name, nodes, expected] of cases) t.match(problems(ok(nodes)), [expected], name);
 });
@@ -65,35 +130,70 @@ nodes:
   start: { type: startEvent, next: ghost }
   x: { type: task }
 `);
-  t.same(p.map((x) => x.code).sort(), ['DEAD_END', 'MISSING_PROPERTY', 'SCHEMA', 'SCHEMA', 'UNKNOWN_TARGET', 'UNREACHABLE'].sort());
+  t.same(
+    p.map((x) => x.code).sort(),
+    ['DEAD_END', 'MISSING_PROPERTY', 'SCHEMA', 'SCHEMA', 'UNKNOWN_TARGET', 'UNREACHABLE'].sort(),
+  );
 });
 
 t.test('syntax errors and duplicate ids are reported with positions', async (t) => {
   t.match(problems('processId: x\nnodes: [\n'), [{ code: 'SYNTAX', line: Number }]);
-  t.match(problems(ok('  a: { type: startEvent, next: a2 }\n  a2: { type: endEvent }\n  a2: { type: endEvent }')), [{ code: 'SYNTAX', line: 6 }], 'ids collide');
+  t.match(
+    problems(ok('  a: { type: startEvent, next: a2 }\n  a2: { type: endEvent }\n  a2: { type: endEvent }')),
+    [{ code: 'SYNTAX', line: 6 }],
+    'ids collide',
+  );
 });
 
 t.test('JSON flow files validate like YAML, with positions', async (t) => {
-  const json = JSON.stringify({ processId: '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11', name: 'J', nodes: { start: { type: 'startEvent', next: 'ghost' } } }, null, 2);
+  const json = JSON.stringify(
+    {
+      processId: '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11',
+      name: 'J',
+      nodes: { start: { type: 'startEvent', next: 'ghost' } },
+    },
+    null,
+    2,
+  );
   t.match(problems(json), [{ code: 'UNKNOWN_TARGET', nodeId: 'start', line: 7, column: 15 }]);
-
 });
 
 t.test('an unknown trigger type is refused rather than ignored; email filters are checked', async (t) => {
-  const flow = (trigger: string) => problems(`${ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }')}\ntriggers:\n  - ${trigger}\n`);
+  const flow = (trigger: string) =>
+    problems(
+      `${ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }')}\ntriggers:\n  - ${trigger}\n`,
+    );
   t.match(flow('{ type: carrier-pigeon }'), [{ code: 'SCHEMA', property: 'triggers.0.type' }]);
-  t.same(flow('{ type: email, connection: support, filters: { subjectContains: Order, senderMatches: "@example\\\\.com$" } }'), []);
-  t.match(flow('{ type: email, connection: support, filters: { senderMatches: "([a-z" } }'), [{ code: 'BAD_PATTERN', property: 'triggers.0.filters.senderMatches' }]);
-  t.match(flow('{ type: email, connection: support, filters: { fromContains: x } }'), [{ code: 'SCHEMA', property: 'triggers.0.filters.fromContains' }]);
+  t.same(
+    flow(
+      '{ type: email, connection: support, filters: { subjectContains: Order, senderMatches: "@example\\\\.com$" } }',
+    ),
+    [],
+  );
+  t.match(flow('{ type: email, connection: support, filters: { senderMatches: "([a-z" } }'), [
+    { code: 'BAD_PATTERN', property: 'triggers.0.filters.senderMatches' },
+  ]);
+  t.match(flow('{ type: email, connection: support, filters: { fromContains: x } }'), [
+    { code: 'SCHEMA', property: 'triggers.0.filters.fromContains' },
+  ]);
 });
 
-t.test('schedule triggers: the expression and zone are checked with the scheduler\'s own code', async (t) => {
-  const flow = (trigger: string) => problems(`${ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }')}\ntriggers:\n  - ${trigger}\n`);
+t.test("schedule triggers: the expression and zone are checked with the scheduler's own code", async (t) => {
+  const flow = (trigger: string) =>
+    problems(
+      `${ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }')}\ntriggers:\n  - ${trigger}\n`,
+    );
   t.same(flow('{ type: schedule, cron: "*/5 * * * *", timezone: Europe/Berlin, missedRuns: last }'), []);
   t.match(flow('{ type: schedule, cron: "61 * * * *" }'), [{ code: 'BAD_SCHEDULE', property: 'triggers.0.cron' }]);
-  t.match(flow('{ type: schedule, cron: "* * * *" }'), [{ code: 'BAD_SCHEDULE', property: 'triggers.0.cron', message: /five fields/ }]);
-  t.match(flow('{ type: schedule, cron: "* * * * *", timezone: Atlantis/Capital }'), [{ code: 'BAD_SCHEDULE', property: 'triggers.0.timezone' }]);
-  t.match(flow('{ type: schedule, cron: "* * * * *", missedRuns: sometimes }'), [{ code: 'SCHEMA', property: 'triggers.0.missedRuns' }]);
+  t.match(flow('{ type: schedule, cron: "* * * *" }'), [
+    { code: 'BAD_SCHEDULE', property: 'triggers.0.cron', message: /five fields/ },
+  ]);
+  t.match(flow('{ type: schedule, cron: "* * * * *", timezone: Atlantis/Capital }'), [
+    { code: 'BAD_SCHEDULE', property: 'triggers.0.timezone' },
+  ]);
+  t.match(flow('{ type: schedule, cron: "* * * * *", missedRuns: sometimes }'), [
+    { code: 'SCHEMA', property: 'triggers.0.missedRuns' },
+  ]);
 });
 
 t.test('a non-object is refused without throwing', async (t) => {
@@ -107,9 +207,11 @@ t.test('the published schema is valid JSON Schema that editors can use', async (
   for (const type of NODE_TYPES) t.ok(schema.definitions[type], `${type} has a definition`);
 });
 
-t.test('nested bodies (loopNode, embedded subProcess) are validated like flows, problems located inside them', async (t) => {
-  const body = (inner: string) =>
-    ok(`  start: { type: startEvent, next: each }
+t.test(
+  'nested bodies (loopNode, embedded subProcess) are validated like flows, problems located inside them',
+  async (t) => {
+    const body = (inner: string) =>
+      ok(`  start: { type: startEvent, next: each }
   each:
     type: loopNode
     collection: "{items}"
@@ -117,17 +219,27 @@ t.test('nested bodies (loopNode, embedded subProcess) are validated like flows, 
 ${inner}
     next: done
   done: { type: endEvent }`);
-  t.same(problems(body('      s: { type: startEvent, next: e }\n      e: { type: endEvent }')), [], 'a valid body');
-  t.match(problems(body('      s: { type: startEvent, next: ghost }\n      e: { type: endEvent }')), [
-    { code: 'UNKNOWN_TARGET', nodeId: 'each', property: 'nodes.s.next', line: 9 },
-    { code: 'UNREACHABLE', nodeId: 'each', property: 'nodes.e', line: 10 },
-  ]);
-  t.match(problems(body('      e: { type: endEvent }')), [{ code: 'START_EVENT_COUNT', nodeId: 'each', property: 'nodes' }], 'a body needs its own start');
-  t.match(problems(body('      s: { type: startEvent, next: x }\n      x: { type: aiTask, next: e }\n      e: { type: endEvent }')), [
-    { code: 'NODE_TYPE_UNSUPPORTED', nodeId: 'each', property: 'nodes.x.type', line: 10 },
-  ]);
-  t.match(problems(body('      s: { type: startEvent, next: e }\n      e: { type: endEvent, terminate: 3 }')), [{ code: 'SCHEMA', nodeId: 'each', property: 'nodes.e.terminate' }]);
-});
+    t.same(problems(body('      s: { type: startEvent, next: e }\n      e: { type: endEvent }')), [], 'a valid body');
+    t.match(problems(body('      s: { type: startEvent, next: ghost }\n      e: { type: endEvent }')), [
+      { code: 'UNKNOWN_TARGET', nodeId: 'each', property: 'nodes.s.next', line: 9 },
+      { code: 'UNREACHABLE', nodeId: 'each', property: 'nodes.e', line: 10 },
+    ]);
+    t.match(
+      problems(body('      e: { type: endEvent }')),
+      [{ code: 'START_EVENT_COUNT', nodeId: 'each', property: 'nodes' }],
+      'a body needs its own start',
+    );
+    t.match(
+      problems(
+        body('      s: { type: startEvent, next: x }\n      x: { type: aiTask, next: e }\n      e: { type: endEvent }'),
+      ),
+      [{ code: 'NODE_TYPE_UNSUPPORTED', nodeId: 'each', property: 'nodes.x.type', line: 10 }],
+    );
+    t.match(problems(body('      s: { type: startEvent, next: e }\n      e: { type: endEvent, terminate: 3 }')), [
+      { code: 'SCHEMA', nodeId: 'each', property: 'nodes.e.terminate' },
+    ]);
+  },
+);
 
 t.test('composite and work nodes: the rules the schema cannot say', async (t) => {
   const cases: Array<[string, string, Partial<Record<keyof FlowProblem, unknown>>]> = [
@@ -173,6 +285,10 @@ t.test('composite and work nodes: the rules the schema cannot say', async (t) =>
     ],
   ];
   for (const [name, nodes, want] of cases) t.match(problems(ok(nodes)), [want], name);
-  const reachable = problems(ok('  start: { type: startEvent, next: w }\n  w: { type: task, next: done }\n  b: { type: boundaryEvent, attachedTo: w, event: error, next: handle }\n  handle: { type: endEvent }\n  done: { type: endEvent }'));
+  const reachable = problems(
+    ok(
+      '  start: { type: startEvent, next: w }\n  w: { type: task, next: done }\n  b: { type: boundaryEvent, attachedTo: w, event: error, next: handle }\n  handle: { type: endEvent }\n  done: { type: endEvent }',
+    ),
+  );
   t.same(reachable, [], 'a boundary event and its path are reached through the node it is attached to');
 });

@@ -1,6 +1,12 @@
 import { createHmac } from 'node:crypto';
 import t from 'tap';
-import { eventFields, normalizePayload, signDelivery, verifyDelivery, type Scheme } from '../../../src/shared/webhooks/providers.js';
+import {
+  eventFields,
+  normalizePayload,
+  signDelivery,
+  verifyDelivery,
+  type Scheme,
+} from '../../../src/shared/webhooks/providers.js';
 
 const AT = new Date('2026-11-21T10:00:00Z');
 const TS = String(AT.getTime() / 1000);
@@ -9,23 +15,59 @@ t.test('GitHub: the documented example signature verifies', async (t) => {
   // docs.github.com, "Validating webhook deliveries": secret and payload, and the expected header.
   const gh: Scheme = { provider: 'GITHUB', authType: 'HMAC' };
   const headers = { 'x-hub-signature-256': 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17' };
-  t.same(verifyDelivery(gh, ["It's a Secret to Everybody"], headers, Buffer.from('Hello, World!'), AT), { ok: true, timestamp: null });
-  t.match(verifyDelivery(gh, ['another secret'], headers, Buffer.from('Hello, World!'), AT), { ok: false, reason: /no signature matches/ });
-  t.match(verifyDelivery(gh, ["It's a Secret to Everybody"], headers, Buffer.from('Hello, World?'), AT), { ok: false }, 'a tampered body');
-  t.match(verifyDelivery(gh, ['s'], {}, Buffer.from('x'), AT), { ok: false, reason: /X-Hub-Signature-256 header is missing/ });
-  t.same(verifyDelivery(gh, ['old', "It's a Secret to Everybody"], headers, Buffer.from('Hello, World!'), AT).ok, true, 'any of several secrets (rotation)');
+  t.same(verifyDelivery(gh, ["It's a Secret to Everybody"], headers, Buffer.from('Hello, World!'), AT), {
+    ok: true,
+    timestamp: null,
+  });
+  t.match(verifyDelivery(gh, ['another secret'], headers, Buffer.from('Hello, World!'), AT), {
+    ok: false,
+    reason: /no signature matches/,
+  });
+  t.match(
+    verifyDelivery(gh, ["It's a Secret to Everybody"], headers, Buffer.from('Hello, World?'), AT),
+    { ok: false },
+    'a tampered body',
+  );
+  t.match(verifyDelivery(gh, ['s'], {}, Buffer.from('x'), AT), {
+    ok: false,
+    reason: /X-Hub-Signature-256 header is missing/,
+  });
+  t.same(
+    verifyDelivery(gh, ['old', "It's a Secret to Everybody"], headers, Buffer.from('Hello, World!'), AT).ok,
+    true,
+    'any of several secrets (rotation)',
+  );
 });
 
 t.test('Standard Webhooks: the reference test vector verifies, and the tolerance holds', async (t) => {
   // The standard-webhooks reference libraries' test vector.
   const sw: Scheme = { provider: 'STANDARD', authType: 'HMAC' };
   const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-  const headers = { 'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek', 'webhook-timestamp': '1614265330', 'webhook-signature': 'v1,bogus v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=' };
+  const headers = {
+    'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+    'webhook-timestamp': '1614265330',
+    'webhook-signature': 'v1,bogus v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+  };
   const body = Buffer.from('{"test": 2432232314}');
-  t.same(verifyDelivery(sw, [secret], headers, body, new Date(1614265330_000)), { ok: true, timestamp: '2021-02-25T15:02:10.000Z' }, 'one of several signatures matches');
-  t.match(verifyDelivery(sw, [secret], headers, body, new Date((1614265330 + 301) * 1000)), { ok: false, reason: /301 s away from now/ }, 'stale: more than 5 minutes');
-  t.equal(verifyDelivery(sw, [secret], headers, body, new Date((1614265330 - 299) * 1000)).ok, true, 'within 5 minutes before');
-  t.match(verifyDelivery(sw, [secret], { ...headers, 'webhook-id': undefined }, body, AT), { ok: false, reason: /webhook-id header is missing/ });
+  t.same(
+    verifyDelivery(sw, [secret], headers, body, new Date(1614265330_000)),
+    { ok: true, timestamp: '2021-02-25T15:02:10.000Z' },
+    'one of several signatures matches',
+  );
+  t.match(
+    verifyDelivery(sw, [secret], headers, body, new Date((1614265330 + 301) * 1000)),
+    { ok: false, reason: /301 s away from now/ },
+    'stale: more than 5 minutes',
+  );
+  t.equal(
+    verifyDelivery(sw, [secret], headers, body, new Date((1614265330 - 299) * 1000)).ok,
+    true,
+    'within 5 minutes before',
+  );
+  t.match(verifyDelivery(sw, [secret], { ...headers, 'webhook-id': undefined }, body, AT), {
+    ok: false,
+    reason: /webhook-id header is missing/,
+  });
 });
 
 t.test('Stripe: t=,v1= over "t.body", several v1, tolerance', async (t) => {
@@ -35,7 +77,10 @@ t.test('Stripe: t=,v1= over "t.body", several v1, tolerance', async (t) => {
   const v1 = createHmac('sha256', secret).update(`${TS}.${body.toString()}`).digest('hex');
   t.same(verifyDelivery(st, [secret], { 'stripe-signature': `t=${TS},v1=deadbeef,v1=${v1}` }, body, AT).ok, true);
   t.same(signDelivery(st, secret, body, AT), { 'Stripe-Signature': `t=${TS},v1=${v1}` }, 'sign and verify agree');
-  t.match(verifyDelivery(st, [secret], { 'stripe-signature': `t=${Number(TS) - 600},v1=${v1}` }, body, AT), { ok: false, reason: /tolerance/ });
+  t.match(verifyDelivery(st, [secret], { 'stripe-signature': `t=${Number(TS) - 600},v1=${v1}` }, body, AT), {
+    ok: false,
+    reason: /tolerance/,
+  });
   t.match(verifyDelivery(st, [secret], { 'stripe-signature': `t=${TS}` }, body, AT), { ok: false, reason: /no v1/ });
   t.same(eventFields(st, {}, JSON.parse(body.toString())), { eventType: 'payment_intent.succeeded', eventId: 'evt_1' });
 });
@@ -43,15 +88,23 @@ t.test('Stripe: t=,v1= over "t.body", several v1, tolerance', async (t) => {
 t.test('Slack: v0 over "v0:ts:body", form bodies, event fields', async (t) => {
   const sl: Scheme = { provider: 'SLACK', authType: 'HMAC' };
   const secret = '8f742231b10e8888abcd99yyyzzz85a5';
-  const body = Buffer.from('token=xyz&team_id=T1&command=%2Fdeploy&text=prod&trigger_id=13345224609.738474920.8088930838d88f008e0');
+  const body = Buffer.from(
+    'token=xyz&team_id=T1&command=%2Fdeploy&text=prod&trigger_id=13345224609.738474920.8088930838d88f008e0',
+  );
   const headers = signDelivery(sl, secret, body, AT);
   t.equal(headers['X-Slack-Request-Timestamp'], TS);
   const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
   t.same(verifyDelivery(sl, [secret], lower, body, AT).ok, true);
   const payload = normalizePayload(body, 'application/x-www-form-urlencoded');
   t.match(payload, { command: '/deploy', text: 'prod' });
-  t.same(eventFields(sl, lower, payload), { eventType: '/deploy', eventId: '13345224609.738474920.8088930838d88f008e0' });
-  t.same(eventFields(sl, {}, { type: 'event_callback', event_id: 'Ev1', event: { type: 'app_mention' } }), { eventType: 'app_mention', eventId: 'Ev1' });
+  t.same(eventFields(sl, lower, payload), {
+    eventType: '/deploy',
+    eventId: '13345224609.738474920.8088930838d88f008e0',
+  });
+  t.same(eventFields(sl, {}, { type: 'event_callback', event_id: 'Ev1', event: { type: 'app_mention' } }), {
+    eventType: 'app_mention',
+    eventId: 'Ev1',
+  });
 });
 
 t.test('GitHub form deliveries (payload=<json>) are normalized to the JSON', async (t) => {
@@ -61,17 +114,27 @@ t.test('GitHub form deliveries (payload=<json>) are normalized to the JSON', asy
   t.same(normalizePayload(Buffer.from('not json'), 'text/plain'), 'not json');
 });
 
-t.test('CUSTOM: the registration\'s header, algorithm, encoding, prefix and event fields', async (t) => {
+t.test("CUSTOM: the registration's header, algorithm, encoding, prefix and event fields", async (t) => {
   const custom: Scheme = {
     provider: 'CUSTOM',
     authType: 'HMAC',
-    custom: { signatureHeader: 'x-acme-signature', algorithm: 'sha512', encoding: 'base64', prefix: 'sig=', eventTypePath: 'meta.kind', eventIdHeader: 'x-acme-id' },
+    custom: {
+      signatureHeader: 'x-acme-signature',
+      algorithm: 'sha512',
+      encoding: 'base64',
+      prefix: 'sig=',
+      eventTypePath: 'meta.kind',
+      eventIdHeader: 'x-acme-id',
+    },
   };
   const body = Buffer.from('{"meta":{"kind":"order.paid"}}');
   const sig = createHmac('sha512', 'k3y-k3y-k3y').update(body).digest('base64');
   const headers = { 'x-acme-signature': `sig=${sig}`, 'x-acme-id': 'a-1' };
   t.same(verifyDelivery(custom, ['k3y-k3y-k3y'], headers, body, AT).ok, true);
-  t.match(verifyDelivery(custom, ['k3y-k3y-k3y'], { 'x-acme-signature': sig }, body, AT), { ok: false, reason: /does not start with sig=/ });
+  t.match(verifyDelivery(custom, ['k3y-k3y-k3y'], { 'x-acme-signature': sig }, body, AT), {
+    ok: false,
+    reason: /does not start with sig=/,
+  });
   t.same(eventFields(custom, headers, JSON.parse(body.toString())), { eventType: 'order.paid', eventId: 'a-1' });
   t.same(verifyDelivery({ provider: 'CUSTOM', authType: 'NONE' }, [], {}, body, AT).ok, true, 'authType NONE');
 });

@@ -71,7 +71,8 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
   /** A key the caller may manage: system admins any, org admins their organization's (never system keys). */
   const manageable = (caller: Caller, keyId: string): ApiKey => {
     const key = ownEntry(state.apiKeys, keyId);
-    if (!key || (!caller.system && key.organization !== caller.organization)) throw new WfxError('NOT_FOUND', `no API key ${keyId}`);
+    if (!key || (!caller.system && key.organization !== caller.organization))
+      throw new WfxError('NOT_FOUND', `no API key ${keyId}`);
     return key;
   };
 
@@ -86,7 +87,8 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
       const caller = request.caller!;
       const b = request.body as WithDefaults<CreateKeyBody, 'role' | 'system'>;
       if (b.system && !caller.system) throw new WfxError('FORBIDDEN', 'only a system admin creates system keys');
-      if (b.system && b.organization !== undefined) throw new WfxError('VALIDATION_ERROR', 'a system key has no organization');
+      if (b.system && b.organization !== undefined)
+        throw new WfxError('VALIDATION_ERROR', 'a system key has no organization');
       const organization = b.system ? null : actingOrganization(caller, b.organization);
       const at = now();
       let expiresAt = b.expiresAt ?? null;
@@ -108,7 +110,8 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
         expiresAt,
       });
       const records: WfxRecord[] = [];
-      if (organization !== null && !state.organizations[organization]) records.push({ type: 'organization.created', name: organization, at: at.toISOString() });
+      if (organization !== null && !state.organizations[organization])
+        records.push({ type: 'organization.created', name: organization, at: at.toISOString() });
       records.push({ type: 'apiKey.created', key });
       await store.commit(...records);
       const created: CreatedKey = { ...keyView(key), apiKey };
@@ -140,7 +143,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
     config: admin,
     schema: {
       tags: ['admin'],
-      summary: 'Change a key\'s name, rate limits or expiry',
+      summary: "Change a key's name, rate limits or expiry",
       params: KeyParams,
       body: UpdateKeyBody,
     },
@@ -161,11 +164,17 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
   ] as const) {
     app.post(`/admin/api-keys/:keyId/${action}`, {
       config: admin,
-      schema: { tags: ['admin'], summary: `${action[0]!.toUpperCase()}${action.slice(1)} an API key`, params: KeyParams },
+      schema: {
+        tags: ['admin'],
+        summary: `${action[0]!.toUpperCase()}${action.slice(1)} an API key`,
+        params: KeyParams,
+      },
       handler: async (request) => {
         const key = manageable(request.caller!, request.params.keyId);
-        if (key.status === 'REVOKED' && status !== 'REVOKED') throw new WfxError('KEY_REVOKED', `API key ${key.keyId} is revoked`);
-        if (key.status !== status) await store.commit({ type: 'apiKey.statusChanged', keyId: key.keyId, status, at: now().toISOString() });
+        if (key.status === 'REVOKED' && status !== 'REVOKED')
+          throw new WfxError('KEY_REVOKED', `API key ${key.keyId} is revoked`);
+        if (key.status !== status)
+          await store.commit({ type: 'apiKey.statusChanged', keyId: key.keyId, status, at: now().toISOString() });
         else await store.flush(); // already so: make sure that is on disk before saying it
         if (status === 'REVOKED') deps.limiter.forget(key.keyId);
         return keyView(state.apiKeys[key.keyId]!);
@@ -178,7 +187,8 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
   const publish = { auth: { permission: 'WORKFLOW_PUBLISH' as const } };
   const visibleFlow = (caller: Caller, processId: string) => {
     const flow = ownEntry(state.flows, processId);
-    if (!flow || (caller.organization !== null && flow.organization !== caller.organization)) throw new WfxError('PROCESS_NOT_FOUND', `no flow ${processId}`);
+    if (!flow || (caller.organization !== null && flow.organization !== caller.organization))
+      throw new WfxError('PROCESS_NOT_FOUND', `no flow ${processId}`);
     return flow;
   };
 
@@ -186,17 +196,23 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
     config: publish,
     schema: {
       tags: ['flows'],
-      summary: 'Validate and publish a flow: the next version, or the existing one if identical; activates it in the environment',
+      summary:
+        'Validate and publish a flow: the next version, or the existing one if identical; activates it in the environment',
       body: PublishBody,
     },
     handler: async (request): Promise<Published> => {
       const b = request.body as WithDefaults<PublishBody, 'environment'>;
-      if ((b.source === undefined) === (b.definition === undefined)) throw new WfxError('VALIDATION_ERROR', 'send exactly one of source and definition');
+      if ((b.source === undefined) === (b.definition === undefined))
+        throw new WfxError('VALIDATION_ERROR', 'send exactly one of source and definition');
       const validation = b.source !== undefined ? validateFlowSource(b.source) : validateFlowValue(b.definition);
       if (!validation.ok) {
-        throw new WfxError('FLOW_INVALID', `the flow has ${validation.problems.length} problem${validation.problems.length === 1 ? '' : 's'}`, {
-          details: { problems: validation.problems },
-        });
+        throw new WfxError(
+          'FLOW_INVALID',
+          `the flow has ${validation.problems.length} problem${validation.problems.length === 1 ? '' : 's'}`,
+          {
+            details: { problems: validation.problems },
+          },
+        );
       }
       const organization = actingOrganization(request.caller!, b.organization);
       return publishFlow(store, { definition: validation.flow, organization, environment: b.environment, now: now() });
@@ -205,7 +221,11 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
 
   app.get('/admin/flows', {
     config: { auth: { permission: 'WORKFLOW_READ' as const } },
-    schema: { tags: ['flows'], summary: 'Flows with their versions and active versions', querystring: OrganizationQuery },
+    schema: {
+      tags: ['flows'],
+      summary: 'Flows with their versions and active versions',
+      querystring: OrganizationQuery,
+    },
     handler: async (request): Promise<FlowList> => {
       const org = listedOrganization(request.caller!, request.query.organization);
       const items = Object.values(state.flows)
@@ -226,7 +246,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
     config: { auth: { permission: 'WORKFLOW_READ' as const } },
     schema: {
       tags: ['flows'],
-      summary: 'A flow: its versions, active versions, and one version\'s definition (default: the latest)',
+      summary: "A flow: its versions, active versions, and one version's definition (default: the latest)",
       params: FlowParams,
       querystring: FlowQuery,
     },
@@ -259,7 +279,11 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
     },
     handler: async (request): Promise<Activated> => {
       const body = request.body as WithDefaults<ActivateBody, 'environment'>;
-      await activateVersion(store, { processId: request.params.processId, organization: request.caller!.organization, ...body });
+      await activateVersion(store, {
+        processId: request.params.processId,
+        organization: request.caller!.organization,
+        ...body,
+      });
       return { processId: request.params.processId, environment: body.environment, version: body.version };
     },
   });
@@ -268,10 +292,19 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
 
   app.get('/admin/environments/:env/variables', {
     config: admin,
-    schema: { tags: ['admin'], summary: 'The {env.NAME} values of an environment', params: EnvParams, querystring: OrganizationQuery },
+    schema: {
+      tags: ['admin'],
+      summary: 'The {env.NAME} values of an environment',
+      params: EnvParams,
+      querystring: OrganizationQuery,
+    },
     handler: async (request): Promise<Variables> => {
       const organization = actingOrganization(request.caller!, request.query.organization);
-      return { organization, environment: request.params.env, variables: { ...(state.environments[organization]?.[request.params.env] ?? {}) } };
+      return {
+        organization,
+        environment: request.params.env,
+        variables: { ...(state.environments[organization]?.[request.params.env] ?? {}) },
+      };
     },
   });
 
@@ -287,14 +320,25 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
     handler: async (request): Promise<VariableChanged> => {
       const name = request.params.name!; // the route's path has it
       const organization = actingOrganization(request.caller!, request.query.organization);
-      await store.commit({ type: 'env.set', organization, environment: request.params.env, name, value: request.body.value });
+      await store.commit({
+        type: 'env.set',
+        organization,
+        environment: request.params.env,
+        name,
+        value: request.body.value,
+      });
       return { organization, environment: request.params.env, name };
     },
   });
 
   app.delete('/admin/environments/:env/variables/:name', {
     config: admin,
-    schema: { tags: ['admin'], summary: 'Remove an {env.NAME} value', params: EnvParams, querystring: OrganizationQuery },
+    schema: {
+      tags: ['admin'],
+      summary: 'Remove an {env.NAME} value',
+      params: EnvParams,
+      querystring: OrganizationQuery,
+    },
     handler: async (request): Promise<VariableChanged> => {
       const name = request.params.name!; // the route's path has it
       const organization = actingOrganization(request.caller!, request.query.organization);
@@ -310,6 +354,8 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
 /** A key made to expire at or before `at` would be dead on arrival: refused as VALIDATION_ERROR (null: never expires). */
 function refusePastExpiry(expiresAt: string | null, at: Date): void {
   if (expiresAt !== null && Date.parse(expiresAt) <= at.getTime()) {
-    throw new WfxError('VALIDATION_ERROR', `expiresAt ${expiresAt} is not in the future`, { details: { problems: ['body/expiresAt must be in the future'] } });
+    throw new WfxError('VALIDATION_ERROR', `expiresAt ${expiresAt} is not in the future`, {
+      details: { problems: ['body/expiresAt must be in the future'] },
+    });
   }
 }

@@ -23,7 +23,8 @@ export function backupRoutes(fastify: FastifyInstance, deps: BackupRouteDeps): v
       body: BackupBody,
     },
     handler: async (request) => {
-      if (!request.caller!.system) throw new WfxError('FORBIDDEN', "only a system admin backs up the daemon's data directory");
+      if (!request.caller!.system)
+        throw new WfxError('FORBIDDEN', "only a system admin backs up the daemon's data directory");
       return deps.backup(request.body.directory);
     },
   });

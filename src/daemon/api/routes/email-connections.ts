@@ -37,7 +37,9 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
   const admin = { auth: { permission: 'ADMIN' as const } };
   const find = (caller: Caller, name: string, named?: string) => {
     const organization = actingOrganization(caller, named);
-    const c = Object.values(store.state.emailConnections).find((x) => x.organization === organization && x.name === name);
+    const c = Object.values(store.state.emailConnections).find(
+      (x) => x.organization === organization && x.name === name,
+    );
     if (!c) throw new WfxError('NOT_FOUND', `no email connection ${name}`);
     return c;
   };
@@ -53,7 +55,9 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
     handler: async (request, reply) => {
       const organization = actingOrganization(request.caller!, request.query.organization);
       const b = request.body as WithDefaults<CreateConnectionBody, 'security' | 'mailbox'>;
-      if (Object.values(store.state.emailConnections).some((c) => c.organization === organization && c.name === b.name)) {
+      if (
+        Object.values(store.state.emailConnections).some((c) => c.organization === organization && c.name === b.name)
+      ) {
         throw new WfxError('VALIDATION_ERROR', `an email connection named ${b.name} exists already`);
       }
       const at = now().toISOString();
@@ -89,7 +93,12 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
 
   app.get('/admin/email-connections/:name', {
     config: admin,
-    schema: { tags: ['email'], summary: 'One IMAP connection (no password)', params: ConnectionParams, querystring: OrganizationQuery },
+    schema: {
+      tags: ['email'],
+      summary: 'One IMAP connection (no password)',
+      params: ConnectionParams,
+      querystring: OrganizationQuery,
+    },
     handler: async (request) => view(find(request.caller!, request.params.name, request.query.organization)),
   });
 
@@ -112,7 +121,12 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
 
   app.delete('/admin/email-connections/:name', {
     config: admin,
-    schema: { tags: ['email'], summary: 'Remove an IMAP connection', params: ConnectionParams, querystring: OrganizationQuery },
+    schema: {
+      tags: ['email'],
+      summary: 'Remove an IMAP connection',
+      params: ConnectionParams,
+      querystring: OrganizationQuery,
+    },
     handler: async (request): Promise<Deleted> => {
       const c = find(request.caller!, request.params.name, request.query.organization);
       await store.commit({ type: 'emailConnection.deleted', connectionId: c.connectionId });

@@ -30,7 +30,14 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
       // Damage to finished executions does not stop serving; it is reported here for operators.
       // Without a credential, where only: which executions are damaged is in the daemon log.
       const { damagedRecords, findings } = deps.historyDamage();
-      return { status: 'ok', version: VERSION, history: { damagedRecords, findings: findings.map(({ file, offset, code, message }) => ({ file, offset, code, message })) } };
+      return {
+        status: 'ok',
+        version: VERSION,
+        history: {
+          damagedRecords,
+          findings: findings.map(({ file, offset, code, message }) => ({ file, offset, code, message })),
+        },
+      };
     },
   });
 
@@ -50,7 +57,7 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
 
   app.get('/events', {
     config: { auth: { permission: 'WORKFLOW_READ' } },
-    schema: { tags: ['executions'], summary: 'Lifecycle events of the caller\'s organization, as Server-Sent Events' },
+    schema: { tags: ['executions'], summary: "Lifecycle events of the caller's organization, as Server-Sent Events" },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const org = request.caller!.organization;
       let n = 0;
@@ -58,7 +65,10 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
         if (org !== null && e.organization !== org) return;
         if (!lapsed()) reply.sse({ id: String(++n), event: e.type, data: JSON.stringify(e) });
       });
-      const heartbeat = setInterval(() => lapsed() || reply.sse({ comment: 'heartbeat' }), (deps.heartbeatSeconds ?? 15) * 1000);
+      const heartbeat = setInterval(
+        () => lapsed() || reply.sse({ comment: 'heartbeat' }),
+        (deps.heartbeatSeconds ?? 15) * 1000,
+      );
       const stop = () => {
         clearInterval(heartbeat);
         unsubscribe();

@@ -91,17 +91,34 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
         correlationKey: body.correlationKey ?? null,
         data: body.data ?? {},
       })
-      .then((inst) => ({ processInstanceId: inst.processInstanceId, processId: inst.processId, status: 'started', startTime: inst.startTime }));
+      .then((inst) => ({
+        processInstanceId: inst.processInstanceId,
+        processId: inst.processId,
+        status: 'started',
+        startTime: inst.startTime,
+      }));
 
   app.post('/process/exec', {
     config: { auth: { permission: 'WORKFLOW_EXECUTE', callerKind: 'organization' } },
-    schema: { tags: ['executions'], summary: 'Start an execution in the caller\'s organization', body: StartBody, querystring: StartQuery, response: { 200: Started, ...ERROR_REPLIES } },
+    schema: {
+      tags: ['executions'],
+      summary: "Start an execution in the caller's organization",
+      body: StartBody,
+      querystring: StartQuery,
+      response: { 200: Started, ...ERROR_REPLIES },
+    },
     handler: (request) => start(request.caller!, request.body, request.query),
   });
 
   app.post('/process/start', {
     config: { auth: { permission: 'WORKFLOW_EXECUTE', callerKind: 'system' } },
-    schema: { tags: ['executions'], summary: 'Start an execution of any organization\'s flow (system keys)', body: StartBody, querystring: StartQuery, response: { 200: Started, ...ERROR_REPLIES } },
+    schema: {
+      tags: ['executions'],
+      summary: "Start an execution of any organization's flow (system keys)",
+      body: StartBody,
+      querystring: StartQuery,
+      response: { 200: Started, ...ERROR_REPLIES },
+    },
     handler: (request) => start(request.caller!, request.body, request.query),
   });
 
@@ -141,7 +158,9 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
         ttlSeconds: b.ttlSeconds,
         messageId: b.messageId ?? null,
       });
-      return res.status === 'duplicate' ? { status: 'buffered' as const, duplicate: true, matched: [] } : (res as EventDelivered);
+      return res.status === 'duplicate'
+        ? { status: 'buffered' as const, duplicate: true, matched: [] }
+        : (res as EventDelivered);
     },
   });
 
@@ -169,7 +188,8 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
     config: { auth: { permission: 'WORKFLOW_READ' } },
     schema: {
       tags: ['executions'],
-      summary: 'The execution log as Server-Sent Events: every entry so far, then live ones; `event: end` once finished',
+      summary:
+        'The execution log as Server-Sent Events: every entry so far, then live ones; `event: end` once finished',
       params: IdParams,
       headers: LogsHeaders,
       querystring: LogsQuery,
@@ -181,7 +201,8 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       let sent = after; // entries 1..sent have been sent
       const sendUpTo = (of: Instance, upTo: number) => {
         if (sent < upTo && lapsed()) return;
-        for (; sent < upTo; sent++) reply.sse({ id: String(sent + 1), data: JSON.stringify(logEntry(of, of.logs[sent]!)) });
+        for (; sent < upTo; sent++)
+          reply.sse({ id: String(sent + 1), data: JSON.stringify(logEntry(of, of.logs[sent]!)) });
       };
       let ended = false;
       const stop = () => {
@@ -211,7 +232,8 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       const live = deps.state.instances[inst.processInstanceId];
       // Finished for good: archived, or its last step durable and every line sent. A final step
       // still on its way to disk ends the stream through the hub's `finished`, after its lines.
-      const finishedAndDurable = !live || (live.stateCd !== STATE.RUNNING && engine.streamedLogCount(live) === live.logs.length);
+      const finishedAndDurable =
+        !live || (live.stateCd !== STATE.RUNNING && engine.streamedLogCount(live) === live.logs.length);
       if (finishedAndDurable) finish();
       else if (!request.query.follow) {
         stop();
@@ -263,12 +285,13 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       const caller = request.caller!;
       const q = request.query as WithDefaults<TaskListQuery, 'limit'>;
       if (!caller.system && q.organization !== undefined && q.organization !== caller.organization) {
-        throw new WfxError('FORBIDDEN', 'an organization-scoped credential reads its own organization\'s tasks only');
+        throw new WfxError('FORBIDDEN', "an organization-scoped credential reads its own organization's tasks only");
       }
       const organization = caller.system ? (q.organization ?? null) : caller.organization;
       if (q.processId !== undefined) {
         const flow = ownEntry(deps.state.flows, q.processId);
-        if (!flow || (organization !== null && flow.organization !== organization)) throw new WfxError('PROCESS_NOT_FOUND', `no flow ${q.processId}`);
+        if (!flow || (organization !== null && flow.organization !== organization))
+          throw new WfxError('PROCESS_NOT_FOUND', `no flow ${q.processId}`);
       }
       return waitingTasks(deps.state, { organization, processId: q.processId, limit: q.limit, cursor: q.cursor });
     },
@@ -282,7 +305,12 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       params: IdParams,
       querystring: InstanceListQuery,
     },
-    handler: (request) => engine.listInstances(request.caller!, request.params.id, request.query as WithDefaults<InstanceListQuery, 'limit'>),
+    handler: (request) =>
+      engine.listInstances(
+        request.caller!,
+        request.params.id,
+        request.query as WithDefaults<InstanceListQuery, 'limit'>,
+      ),
   });
 }
 

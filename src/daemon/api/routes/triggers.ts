@@ -16,11 +16,22 @@ export function triggerRoutes(fastify: FastifyInstance, deps: TriggerRouteDeps):
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/admin/triggers', {
     config: { auth: { permission: 'WORKFLOW_READ' as const } },
-    schema: { tags: ['flows'], summary: "Trigger health: every active flow version's triggers, their state, last and next fire, last error", querystring: OrganizationQuery },
+    schema: {
+      tags: ['flows'],
+      summary: "Trigger health: every active flow version's triggers, their state, last and next fire, last error",
+      querystring: OrganizationQuery,
+    },
     handler: async (request): Promise<TriggerList> => {
       const org = listedOrganization(request.caller!, request.query.organization);
-      const items: TriggerHealth[] = [...deps.health(), ...webhookHealth(deps.state)].filter((h) => org === null || h.organization === org);
-      items.sort((a, b) => a.flowName.localeCompare(b.flowName) || a.environment.localeCompare(b.environment) || a.type.localeCompare(b.type));
+      const items: TriggerHealth[] = [...deps.health(), ...webhookHealth(deps.state)].filter(
+        (h) => org === null || h.organization === org,
+      );
+      items.sort(
+        (a, b) =>
+          a.flowName.localeCompare(b.flowName) ||
+          a.environment.localeCompare(b.environment) ||
+          a.type.localeCompare(b.type),
+      );
       return { items };
     },
   });

@@ -21,7 +21,13 @@ import {
 } from '../../../shared/api/index.js';
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
-import { normalizePayload, signDelivery, verifyDelivery, type CustomScheme, type Provider } from '../../../shared/webhooks/providers.js';
+import {
+  normalizePayload,
+  signDelivery,
+  verifyDelivery,
+  type CustomScheme,
+  type Provider,
+} from '../../../shared/webhooks/providers.js';
 import { uuidv7 } from '../../engine/ids.js';
 import type { WfxRecord } from '../../state/records.js';
 import type { WebhookEndpoint, WebhookRegistration, WfxState } from '../../state/state.js';
@@ -38,7 +44,10 @@ export interface WebhookRouteDeps {
 
 const newToken = () => randomBytes(32).toString('base64url');
 /** A generated signing secret, in the form the provider's own tools expect. */
-const newSecret = (provider: Provider) => (provider === 'STANDARD' ? `whsec_${randomBytes(24).toString('base64')}` : `whsec_${randomBytes(24).toString('base64url')}`);
+const newSecret = (provider: Provider) =>
+  provider === 'STANDARD'
+    ? `whsec_${randomBytes(24).toString('base64')}`
+    : `whsec_${randomBytes(24).toString('base64url')}`;
 
 /** A registration as the API shows it: endpoints with their URLs, never a signing secret. */
 function view(w: WebhookRegistration, baseUrl: string): WebhookView {
@@ -50,7 +59,11 @@ function view(w: WebhookRegistration, baseUrl: string): WebhookView {
     environmentMode: w.environmentMode,
     authType: w.authType,
     ...(w.custom && { custom: w.custom }),
-    endpoints: w.endpoints.map((e) => ({ environment: e.environment, url: `${baseUrl}/webhook/receive/${e.token}`, secrets: e.secrets.length })),
+    endpoints: w.endpoints.map((e) => ({
+      environment: e.environment,
+      url: `${baseUrl}/webhook/receive/${e.token}`,
+      secrets: e.secrets.length,
+    })),
     createdAt: w.createdAt,
     updatedAt: w.updatedAt,
   };
@@ -82,7 +95,8 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
       config: { auth: { permission: 'none' } },
       schema: {
         tags: ['webhooks'],
-        summary: 'Receive a provider\'s delivery: 200 {received: true} once it is journaled; verified and processed after',
+        summary:
+          "Receive a provider's delivery: 200 {received: true} once it is journaled; verified and processed after",
         params: ReceiveParams,
       },
       handler: async (request) => {
@@ -91,10 +105,19 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
         if (!endpoint) throw new WfxError('NOT_FOUND', 'no webhook endpoint has this token');
         // Slack checks an Events API URL by asking for its challenge back, signed like any delivery.
         if (endpoint.webhook.provider === 'SLACK') {
-          const payload = normalizePayload(body, request.headers['content-type']) as { type?: unknown; challenge?: unknown };
+          const payload = normalizePayload(body, request.headers['content-type']) as {
+            type?: unknown;
+            challenge?: unknown;
+          };
           if (payload && payload.type === 'url_verification' && typeof payload.challenge === 'string') {
             const at = now();
-            const verdict = verifyDelivery(schemeOf(endpoint.webhook), liveSecrets(endpoint.webhook, endpoint.environment, at), request.headers, body, at);
+            const verdict = verifyDelivery(
+              schemeOf(endpoint.webhook),
+              liveSecrets(endpoint.webhook, endpoint.environment, at),
+              request.headers,
+              body,
+              at,
+            );
             if (verdict.ok) return { challenge: payload.challenge };
           }
         }
@@ -121,7 +144,8 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
       }
       let custom: CustomScheme | null = null;
       if (b.provider === 'CUSTOM') {
-        if (b.authType !== 'NONE' && !b.signatureHeader) throw new WfxError('VALIDATION_ERROR', 'a CUSTOM provider needs signatureHeader (or authType NONE)');
+        if (b.authType !== 'NONE' && !b.signatureHeader)
+          throw new WfxError('VALIDATION_ERROR', 'a CUSTOM provider needs signatureHeader (or authType NONE)');
         custom = {
           signatureHeader: (b.signatureHeader ?? 'x-signature').toLowerCase(),
           algorithm: (b.algorithm ?? 'sha256') as CustomScheme['algorithm'],
@@ -134,7 +158,8 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
         };
       }
       const at = now().toISOString();
-      const envs: EndpointEnvironment[] = b.environmentMode === 'PER_ENVIRONMENT' ? ['DEVELOPMENT', 'PRODUCTION'] : ['ALL'];
+      const envs: EndpointEnvironment[] =
+        b.environmentMode === 'PER_ENVIRONMENT' ? ['DEVELOPMENT', 'PRODUCTION'] : ['ALL'];
       // A given secret is used for every endpoint; generated ones differ per endpoint.
       const endpoints: WebhookEndpoint[] = envs.map((environment) => ({
         environment,
@@ -157,7 +182,12 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
       const base = baseUrlOf(request);
       const registered: RegisteredWebhook = {
         ...view(webhook, base),
-        endpoints: endpoints.map((e) => ({ environment: e.environment, token: e.token, url: `${base}/webhook/receive/${e.token}`, secret: e.secrets[0]?.secret ?? null })),
+        endpoints: endpoints.map((e) => ({
+          environment: e.environment,
+          token: e.token,
+          url: `${base}/webhook/receive/${e.token}`,
+          secret: e.secrets[0]?.secret ?? null,
+        })),
       };
       return reply.status(201).send(registered);
     },
@@ -177,14 +207,24 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
 
   app.get('/admin/webhooks/:name', {
     config: admin,
-    schema: { tags: ['webhooks'], summary: 'One webhook registration (no secrets)', params: WebhookParams, querystring: OrganizationQuery },
+    schema: {
+      tags: ['webhooks'],
+      summary: 'One webhook registration (no secrets)',
+      params: WebhookParams,
+      querystring: OrganizationQuery,
+    },
     handler: async (request) =>
       view(find(request.caller!, request.params.name, request.query.organization), baseUrlOf(request)),
   });
 
   app.delete('/admin/webhooks/:name', {
     config: admin,
-    schema: { tags: ['webhooks'], summary: 'Delete a webhook registration (its endpoints stop at once)', params: WebhookParams, querystring: OrganizationQuery },
+    schema: {
+      tags: ['webhooks'],
+      summary: 'Delete a webhook registration (its endpoints stop at once)',
+      params: WebhookParams,
+      querystring: OrganizationQuery,
+    },
     handler: async (request): Promise<Deleted> => {
       const w = find(request.caller!, request.params.name, request.query.organization);
       await store.commit({ type: 'webhook.deleted', webhookId: w.webhookId });
@@ -196,7 +236,8 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
     config: admin,
     schema: {
       tags: ['webhooks'],
-      summary: 'Rotate the signing secret: the new one is in this answer only; the previous one keeps working for previousValidFor',
+      summary:
+        'Rotate the signing secret: the new one is in this answer only; the previous one keeps working for previousValidFor',
       params: WebhookParams,
       querystring: OrganizationQuery,
       body: RotateBody,
@@ -204,7 +245,8 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
     handler: async (request): Promise<Rotated> => {
       const body = request.body as WithDefaults<RotateBody, 'previousValidFor'>;
       const w = find(request.caller!, request.params.name, request.query.organization);
-      if (w.authType === 'NONE') throw new WfxError('VALIDATION_ERROR', 'a registration with authType NONE has no secret');
+      if (w.authType === 'NONE')
+        throw new WfxError('VALIDATION_ERROR', 'a registration with authType NONE has no secret');
       let keepMs: number;
       try {
         keepMs = parseDuration(body.previousValidFor);
@@ -218,8 +260,13 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
         if (body.environment !== undefined && e.environment !== body.environment) return e;
         const secret = body.secret ?? newSecret(w.provider);
         rotated.push({ environment: e.environment, secret });
-        const previous = e.secrets.filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > at.getTime()).map((s) => ({ secret: s.secret, expiresAt: keepMs === 0 ? at.toISOString() : until }));
-        return { ...e, secrets: [{ secret, expiresAt: null }, ...previous.filter((s) => Date.parse(s.expiresAt) > at.getTime())] };
+        const previous = e.secrets
+          .filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > at.getTime())
+          .map((s) => ({ secret: s.secret, expiresAt: keepMs === 0 ? at.toISOString() : until }));
+        return {
+          ...e,
+          secrets: [{ secret, expiresAt: null }, ...previous.filter((s) => Date.parse(s.expiresAt) > at.getTime())],
+        };
       });
       await store.commit({ type: 'webhook.saved', webhook: { ...w, endpoints, updatedAt: at.toISOString() } });
       return { name: w.name, rotated, previousValidUntil: keepMs === 0 ? null : until };
@@ -228,12 +275,22 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
 
   app.get('/admin/webhooks/:name/deliveries', {
     config: admin,
-    schema: { tags: ['webhooks'], summary: 'The last deliveries, newest first: signature verdict, event, what started, or why nothing did', params: WebhookParams, querystring: OrganizationQuery },
+    schema: {
+      tags: ['webhooks'],
+      summary: 'The last deliveries, newest first: signature verdict, event, what started, or why nothing did',
+      params: WebhookParams,
+      querystring: OrganizationQuery,
+    },
     handler: async (request): Promise<DeliveryList> => {
       const w = find(request.caller!, request.params.name, request.query.organization);
       const pending = Object.values(state.pendingDeliveries)
         .filter((d) => d.webhookId === w.webhookId)
-        .map((d) => ({ deliveryId: d.deliveryId, receivedAt: d.receivedAt, environment: d.environment, pending: true as const }));
+        .map((d) => ({
+          deliveryId: d.deliveryId,
+          receivedAt: d.receivedAt,
+          environment: d.environment,
+          pending: true as const,
+        }));
       return { name: w.name, items: [...pending, ...[...(state.webhookDeliveries[w.webhookId] ?? [])].reverse()] };
     },
   });
@@ -251,11 +308,21 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
       const w = find(request.caller!, request.params.name, request.query.organization);
       const environment = request.body.environment ?? (w.environmentMode === 'SHARED' ? 'ALL' : 'DEVELOPMENT');
       const endpoint = w.endpoints.find((e) => e.environment === environment);
-      if (!endpoint) throw new WfxError('VALIDATION_ERROR', `${w.name} has no ${environment} endpoint (its endpoints: ${w.endpoints.map((e) => e.environment).join(', ')})`);
+      if (!endpoint)
+        throw new WfxError(
+          'VALIDATION_ERROR',
+          `${w.name} has no ${environment} endpoint (its endpoints: ${w.endpoints.map((e) => e.environment).join(', ')})`,
+        );
       const at = now();
-      const headers = signDelivery(schemeOf(w), liveSecrets(w, environment, at)[0] ?? '', Buffer.from(request.body.body, 'base64'), at, {
-        ...(request.body.eventType !== undefined && { eventType: request.body.eventType }),
-      });
+      const headers = signDelivery(
+        schemeOf(w),
+        liveSecrets(w, environment, at)[0] ?? '',
+        Buffer.from(request.body.body, 'base64'),
+        at,
+        {
+          ...(request.body.eventType !== undefined && { eventType: request.body.eventType }),
+        },
+      );
       return { url: `${baseUrlOf(request)}/webhook/receive/${endpoint.token}`, environment, headers };
     },
   });

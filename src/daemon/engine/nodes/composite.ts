@@ -10,7 +10,11 @@ const DEFAULT_CONCURRENCY = 10;
 /** The failure a node takes on when its child execution did not complete. */
 function childFailure(child: Readonly<Instance>): Outcome {
   if (child.stateCd === STATE.CANCELLED) {
-    return { kind: 'fail', code: 'CHILD_CANCELLED', message: `child execution ${child.processInstanceId} was cancelled` };
+    return {
+      kind: 'fail',
+      code: 'CHILD_CANCELLED',
+      message: `child execution ${child.processInstanceId} was cancelled`,
+    };
   }
   const e = child.error;
   // A failed execution always records its error; one without is a bug.
@@ -28,15 +32,23 @@ function childFailure(child: Readonly<Instance>): Outcome {
  */
 export const subProcess: NodeHandler<SubProcessNode> = {
   run: (node, scope) => {
-    const variables = node.input === undefined ? extensibleCopy(scope.instance.variables) : (scope.resolve(node.input) as Record<string, unknown>);
+    const variables =
+      node.input === undefined
+        ? extensibleCopy(scope.instance.variables)
+        : (scope.resolve(node.input) as Record<string, unknown>);
     const start: ChildStart =
       node.processId === undefined
         ? { variables }
-        : { processId: asText(scope.resolve(node.processId)), ...(node.versionNumber !== undefined && { versionNumber: node.versionNumber }), variables };
+        : {
+            processId: asText(scope.resolve(node.processId)),
+            ...(node.versionNumber !== undefined && { versionNumber: node.versionNumber }),
+            variables,
+          };
     return { kind: 'wait', wait: { kind: 'child', dueAt: null }, start: [start] };
   },
   resume: (node, _scope, input) => {
-    if (input.kind !== 'child') return { kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: a subProcess resumed by ${input.kind}` };
+    if (input.kind !== 'child')
+      return { kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: a subProcess resumed by ${input.kind}` };
     const child = input.child;
     if (child.stateCd !== STATE.COMPLETED) return childFailure(child);
     if (node.output === undefined) return { kind: 'next', variables: { ...child.variables } };
@@ -55,7 +67,8 @@ export const callProcess: NodeHandler<CallProcessNode> = {
       processId: asText(scope.resolve(node.processId)),
       ...(node.versionNumber !== undefined && { versionNumber: node.versionNumber }),
       variables: (scope.resolve(node.data ?? {}) ?? {}) as Record<string, unknown>,
-      correlationKey: node.correlationKey === undefined ? scope.instance.correlationKey : asText(scope.resolve(node.correlationKey)),
+      correlationKey:
+        node.correlationKey === undefined ? scope.instance.correlationKey : asText(scope.resolve(node.correlationKey)),
     },
   }),
 };
@@ -76,10 +89,18 @@ export const loopNode: NodeHandler<LoopNode> = {
     if (node.collection !== undefined) {
       const resolved = scope.resolve(node.collection);
       if (!Array.isArray(resolved)) {
-        return { kind: 'fail', code: 'LOOP_COLLECTION', message: `collection is not an array (it resolved to ${resolved === '' ? 'an empty string' : typeof resolved})` };
+        return {
+          kind: 'fail',
+          code: 'LOOP_COLLECTION',
+          message: `collection is not an array (it resolved to ${resolved === '' ? 'an empty string' : typeof resolved})`,
+        };
       }
       if (resolved.length > max) {
-        return { kind: 'fail', code: 'LOOP_LIMIT', message: `the collection has ${resolved.length} items; maxIterations is ${max}` };
+        return {
+          kind: 'fail',
+          code: 'LOOP_LIMIT',
+          message: `the collection has ${resolved.length} items; maxIterations is ${max}`,
+        };
       }
       items = resolved;
     }
@@ -88,15 +109,23 @@ export const loopNode: NodeHandler<LoopNode> = {
   },
   resume: (node, scope, input) => {
     const wait = scope.wait;
-    if (input.kind !== 'child' || wait?.kind !== 'loop') return { kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: a loopNode resumed by ${input.kind}` };
+    if (input.kind !== 'child' || wait?.kind !== 'loop')
+      return { kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: a loopNode resumed by ${input.kind}` };
     const child = input.child;
     if (child.stateCd !== STATE.COMPLETED) return childFailure(child);
     const collected = [...wait.state.collected];
-    if (node.collect !== undefined) collected[child.iteration ?? wait.state.done] = child.variables[node.collect] ?? null;
+    if (node.collect !== undefined)
+      collected[child.iteration ?? wait.state.done] = child.variables[node.collect] ?? null;
     const state: LoopState = { ...wait.state, done: wait.state.done + 1, running: wait.state.running - 1, collected };
     // A sequential iteration hands its variables on (to the next iteration, the condition, and the flow).
     const merged = node.parallel === true ? undefined : { ...child.variables };
-    return advance(node, scope, state, merged ? extensibleCopy(scope.instance.variables, merged) : scope.instance.variables, merged);
+    return advance(
+      node,
+      scope,
+      state,
+      merged ? extensibleCopy(scope.instance.variables, merged) : scope.instance.variables,
+      merged,
+    );
   },
 };
 
@@ -119,9 +148,18 @@ function advance(
       if (started >= state.items.length) break;
     } else {
       if (!scope.condition(node.condition!, variables)) break;
-      if (started >= max) return { kind: 'fail', code: 'LOOP_LIMIT', message: `the condition still holds after maxIterations (${max}) iterations` };
+      if (started >= max)
+        return {
+          kind: 'fail',
+          code: 'LOOP_LIMIT',
+          message: `the condition still holds after maxIterations (${max}) iterations`,
+        };
     }
-    const iterationVars = extensibleCopy(variables, state.items !== null ? { [itemVariable]: state.items[started] } : {}, { [indexVariable]: started });
+    const iterationVars = extensibleCopy(
+      variables,
+      state.items !== null ? { [itemVariable]: state.items[started] } : {},
+      { [indexVariable]: started },
+    );
     start.push({ variables: iterationVars, iteration: started });
     started++;
     running++;

@@ -14,9 +14,16 @@ function correlationKey(value: string | undefined, scope: NodeScope): string | n
 export const intermediateCatchEvent: NodeHandler<CatchEventNode> = {
   run: (node, scope) => {
     if (node.eventType === 'timer') {
-      const due = node.duration !== undefined ? scope.now.getTime() + parseDuration(node.duration) : Date.parse(asText(scope.resolve(node.until)));
+      const due =
+        node.duration !== undefined
+          ? scope.now.getTime() + parseDuration(node.duration)
+          : Date.parse(asText(scope.resolve(node.until)));
       if (Number.isNaN(due)) {
-        return { kind: 'fail', code: 'INVALID_TIMER', message: `until does not resolve to an ISO 8601 instant: ${asText(scope.resolve(node.until))}` };
+        return {
+          kind: 'fail',
+          code: 'INVALID_TIMER',
+          message: `until does not resolve to an ISO 8601 instant: ${asText(scope.resolve(node.until))}`,
+        };
       }
       return { kind: 'wait', wait: { kind: 'timer', dueAt: new Date(due).toISOString() } };
     }

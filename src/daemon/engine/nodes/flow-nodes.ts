@@ -1,11 +1,19 @@
-import type { EndEventNode, OutputNode, SetVariableNode, StartEventNode, TaskNode } from '../../../shared/flow/types.js';
+import type {
+  EndEventNode,
+  OutputNode,
+  SetVariableNode,
+  StartEventNode,
+  TaskNode,
+} from '../../../shared/flow/types.js';
 import type { NodeHandler } from './handler.js';
 
 /** startEvent: where a token begins. */
 export const startEvent: NodeHandler<StartEventNode> = { run: () => ({ kind: 'next' }) };
 
 /** endEvent: ends its token; `terminate` ends the whole execution. */
-export const endEvent: NodeHandler<EndEventNode> = { run: (node) => ({ kind: 'end', terminate: node.terminate === true }) };
+export const endEvent: NodeHandler<EndEventNode> = {
+  run: (node) => ({ kind: 'end', terminate: node.terminate === true }),
+};
 
 /** task: does nothing, passes on. */
 export const task: NodeHandler<TaskNode> = { run: () => ({ kind: 'next' }) };

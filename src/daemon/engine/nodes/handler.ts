@@ -34,7 +34,8 @@ export interface ChildStart {
 }
 
 /** Work done outside the engine's step (it takes time): the node stays Active until its result. */
-export type WorkRequest = { readonly kind: 'http'; readonly call: HttpCall } | { readonly kind: 'script'; readonly run: ScriptRun };
+export type WorkRequest =
+  { readonly kind: 'http'; readonly call: HttpCall } | { readonly kind: 'script'; readonly run: ScriptRun };
 
 /** A resolved property as text: strings as they are, anything else as JSON. */
 export const asText = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
@@ -65,7 +66,12 @@ export type Outcome =
    * The node waits (statusCd 1), or keeps waiting with a new `wait`; `variables` are set now;
    * `start` are child executions started for it (in `children`; each resumes it when it ends).
    */
-  | { readonly kind: 'wait'; readonly wait: Wait; readonly variables?: Record<string, unknown>; readonly start?: readonly ChildStart[] }
+  | {
+      readonly kind: 'wait';
+      readonly wait: Wait;
+      readonly variables?: Record<string, unknown>;
+      readonly start?: readonly ChildStart[];
+    }
   /** The node does `work` (an HTTP call, a script) and stays Active; the result resumes it. */
   | { readonly kind: 'work'; readonly work: WorkRequest }
   /** Starts another execution (not a child: nothing waits for it) and completes, setting `{variable}` to its id. */

@@ -14,9 +14,18 @@ function dueAt(timeout: string | undefined, now: Date): string | null {
  */
 function resume(form: boolean, timeout: string | undefined, input: ResumeInput): Outcome {
   if (input.kind === 'timer') return { kind: 'timeout', reason: `no input within ${timeout}` };
-  if (input.kind !== 'task') return { kind: 'fail', code: 'INTERNAL_ERROR', message: `UNEXPECTED_EVENT: an input node resumed by ${input.kind}` };
+  if (input.kind !== 'task')
+    return {
+      kind: 'fail',
+      code: 'INTERNAL_ERROR',
+      message: `UNEXPECTED_EVENT: an input node resumed by ${input.kind}`,
+    };
   if (input.action === 'CANCEL') {
-    return { kind: 'cancel', reason: 'the task was cancelled', variables: extensibleCopy(input.data, { inputNodeAction: 'CANCEL' }) };
+    return {
+      kind: 'cancel',
+      reason: 'the task was cancelled',
+      variables: extensibleCopy(input.data, { inputNodeAction: 'CANCEL' }),
+    };
   }
   const value = form ? { formData: input.data } : { inputValue: input.data.inputValue };
   return { kind: 'next', variables: extensibleCopy(input.data, value, { inputNodeAction: 'COMPLETE' }) };

@@ -7,11 +7,14 @@ const SERVICE_TIMEOUT = '30s';
 const SCRIPT_TIMEOUT = '5s';
 
 function workResult(input: ResumeInput, onValue: (value: unknown) => Outcome): Outcome {
-  if (input.kind !== 'work') return { kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: resumed by ${input.kind}` };
+  if (input.kind !== 'work')
+    return { kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: resumed by ${input.kind}` };
   const r = input.result;
   if (r.ok) return onValue(r.value);
   // The engine drops the result of cancelled work; one reaching a node is a bug.
-  return r.code === 'CANCELLED' ? { kind: 'fail', code: 'INTERNAL_ERROR', message: `CANCELLED: ${r.message}` } : { kind: 'fail', code: r.code, message: r.message };
+  return r.code === 'CANCELLED'
+    ? { kind: 'fail', code: 'INTERNAL_ERROR', message: `CANCELLED: ${r.message}` }
+    : { kind: 'fail', code: r.code, message: r.message };
 }
 
 /**
@@ -22,7 +25,8 @@ function workResult(input: ResumeInput, onValue: (value: unknown) => Outcome): O
 export const serviceTask: NodeHandler<ServiceTaskNode> = {
   run: (node, scope) => {
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries((scope.resolve(node.headers ?? {}) ?? {}) as Record<string, unknown>)) headers[name] = asText(value);
+    for (const [name, value] of Object.entries((scope.resolve(node.headers ?? {}) ?? {}) as Record<string, unknown>))
+      headers[name] = asText(value);
     const retry = node.retry ?? {};
     return {
       kind: 'work',
@@ -37,16 +41,21 @@ export const serviceTask: NodeHandler<ServiceTaskNode> = {
           timeoutMs: parseDuration(node.timeout ?? SERVICE_TIMEOUT),
           retry: {
             maxAttempts: retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts,
-            initialIntervalMs: retry.initialInterval === undefined ? DEFAULT_RETRY.initialIntervalMs : parseDuration(retry.initialInterval),
+            initialIntervalMs:
+              retry.initialInterval === undefined
+                ? DEFAULT_RETRY.initialIntervalMs
+                : parseDuration(retry.initialInterval),
             backoff: retry.backoff ?? DEFAULT_RETRY.backoff,
-            maxIntervalMs: retry.maxInterval === undefined ? DEFAULT_RETRY.maxIntervalMs : parseDuration(retry.maxInterval),
+            maxIntervalMs:
+              retry.maxInterval === undefined ? DEFAULT_RETRY.maxIntervalMs : parseDuration(retry.maxInterval),
           },
           ...(node.acceptStatus !== undefined && { acceptStatus: node.acceptStatus }),
         },
       },
     };
   },
-  resume: (node, scope, input) => workResult(input, (value) => ({ kind: 'next', variables: { [node.resultVariable ?? scope.nodeId]: value } })),
+  resume: (node, scope, input) =>
+    workResult(input, (value) => ({ kind: 'next', variables: { [node.resultVariable ?? scope.nodeId]: value } })),
 };
 
 /**
@@ -58,14 +67,26 @@ export const scriptTask: NodeHandler<ScriptTaskNode> = {
   // steps may set others meanwhile; they are replaced only at the top level, so shallow is enough).
   run: (node, scope) => ({
     kind: 'work',
-    work: { kind: 'script', run: { script: node.script, vars: { ...scope.instance.variables }, timeoutMs: parseDuration(node.timeout ?? SCRIPT_TIMEOUT) } },
+    work: {
+      kind: 'script',
+      run: {
+        script: node.script,
+        vars: { ...scope.instance.variables },
+        timeoutMs: parseDuration(node.timeout ?? SCRIPT_TIMEOUT),
+      },
+    },
   }),
   resume: (node, _scope, input) =>
     workResult(input, (value) => {
-      if (node.resultVariable !== undefined) return { kind: 'next', variables: { [node.resultVariable]: value ?? null } };
+      if (node.resultVariable !== undefined)
+        return { kind: 'next', variables: { [node.resultVariable]: value ?? null } };
       if (value === null || value === undefined) return { kind: 'next' };
       if (typeof value !== 'object' || Array.isArray(value)) {
-        return { kind: 'fail', code: 'SCRIPT_RESULT', message: `the script returned ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}: return an object (merged into the variables) or set resultVariable` };
+        return {
+          kind: 'fail',
+          code: 'SCRIPT_RESULT',
+          message: `the script returned ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}: return an object (merged into the variables) or set resultVariable`,
+        };
       }
       return { kind: 'next', variables: value as Record<string, unknown> };
     }),

@@ -21,9 +21,13 @@ export function parseCidr(text: string, what = 'a network rule'): Rule {
   const address = slash === -1 ? trimmed : trimmed.slice(0, slash);
   const family = isIP(address);
   const bits = family === 4 ? 32 : 128;
-  const prefix = slash === -1 ? bits : /^\d{1,3}$/.test(trimmed.slice(slash + 1)) ? Number(trimmed.slice(slash + 1)) : NaN;
+  const prefix =
+    slash === -1 ? bits : /^\d{1,3}$/.test(trimmed.slice(slash + 1)) ? Number(trimmed.slice(slash + 1)) : NaN;
   if (family === 0 || !(prefix >= 0 && prefix <= bits)) {
-    throw new WfxError('USAGE_ERROR', `${what}: ${JSON.stringify(text)} is not an address or CIDR (e.g. 10.0.0.0/8, fd00::/8)`);
+    throw new WfxError(
+      'USAGE_ERROR',
+      `${what}: ${JSON.stringify(text)} is not an address or CIDR (e.g. 10.0.0.0/8, fd00::/8)`,
+    );
   }
   const list = new BlockList();
   list.addSubnet(address, prefix, family === 4 ? 'ipv4' : 'ipv6');
@@ -33,8 +37,10 @@ export function parseCidr(text: string, what = 'a network rule'): Rule {
 /** A comma-separated list of CIDRs (a flag's or an environment variable's value), each checked by parseCidr. */
 export function parseCidrList(text: string | undefined, what: string): string[] {
   if (text === undefined) return [];
-  const items = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const items = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const item of items) parseCidr(item, what);
   return items;
 }
-

@@ -24,7 +24,12 @@ export interface HttpCall {
   readonly body?: unknown;
   /** Per attempt, covering the reading of the response body too. */
   readonly timeoutMs: number;
-  readonly retry: { readonly maxAttempts: number; readonly initialIntervalMs: number; readonly backoff: number; readonly maxIntervalMs?: number };
+  readonly retry: {
+    readonly maxAttempts: number;
+    readonly initialIntervalMs: number;
+    readonly backoff: number;
+    readonly maxIntervalMs?: number;
+  };
   /** e.g. [200, 404, "2xx", "3xx"]; default ["2xx"]. When a 3xx is accepted, redirects are not followed. */
   readonly acceptStatus?: readonly (number | string)[];
 }
@@ -52,7 +57,9 @@ export class BadRequest extends Error {}
 /** Checks `call` and builds what each attempt sends. Throws BadRequest. */
 export function prepare(call: HttpCall): Prepared {
   if (call === null || typeof call !== 'object') throw new BadRequest('the call is not an object');
-  const method = String(call.method ?? '').trim().toUpperCase();
+  const method = String(call.method ?? '')
+    .trim()
+    .toUpperCase();
   if (!TOKEN.test(method)) throw new BadRequest(`invalid method ${JSON.stringify(call.method)}`);
 
   let url: URL;
@@ -104,18 +111,24 @@ export function prepare(call: HttpCall): Prepared {
       if (body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
     }
   }
-  if (body !== undefined && (method === 'GET' || method === 'HEAD')) throw new BadRequest(`a ${method} request cannot have a body`);
+  if (body !== undefined && (method === 'GET' || method === 'HEAD'))
+    throw new BadRequest(`a ${method} request cannot have a body`);
 
   const timeoutMs = Number(call.timeoutMs);
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new BadRequest(`invalid timeoutMs ${JSON.stringify(call.timeoutMs)}`);
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+    throw new BadRequest(`invalid timeoutMs ${JSON.stringify(call.timeoutMs)}`);
   const retry = call.retry ?? DEFAULT_RETRY;
   const maxAttempts = Math.floor(Number(retry.maxAttempts));
   const initialIntervalMs = Number(retry.initialIntervalMs);
   const backoff = Number(retry.backoff);
-  const maxIntervalMs = retry.maxIntervalMs === undefined || retry.maxIntervalMs === null ? undefined : Number(retry.maxIntervalMs);
-  if (!Number.isFinite(maxAttempts) || maxAttempts < 1) throw new BadRequest(`invalid retry.maxAttempts ${JSON.stringify(retry.maxAttempts)}`);
-  if (!Number.isFinite(initialIntervalMs) || initialIntervalMs < 0) throw new BadRequest(`invalid retry.initialIntervalMs ${JSON.stringify(retry.initialIntervalMs)}`);
-  if (!Number.isFinite(backoff) || backoff <= 0) throw new BadRequest(`invalid retry.backoff ${JSON.stringify(retry.backoff)}`);
+  const maxIntervalMs =
+    retry.maxIntervalMs === undefined || retry.maxIntervalMs === null ? undefined : Number(retry.maxIntervalMs);
+  if (!Number.isFinite(maxAttempts) || maxAttempts < 1)
+    throw new BadRequest(`invalid retry.maxAttempts ${JSON.stringify(retry.maxAttempts)}`);
+  if (!Number.isFinite(initialIntervalMs) || initialIntervalMs < 0)
+    throw new BadRequest(`invalid retry.initialIntervalMs ${JSON.stringify(retry.initialIntervalMs)}`);
+  if (!Number.isFinite(backoff) || backoff <= 0)
+    throw new BadRequest(`invalid retry.backoff ${JSON.stringify(retry.backoff)}`);
   if (maxIntervalMs !== undefined && (!Number.isFinite(maxIntervalMs) || maxIntervalMs < 0)) {
     throw new BadRequest(`invalid retry.maxIntervalMs ${JSON.stringify(retry.maxIntervalMs)}`);
   }
@@ -158,7 +171,10 @@ function queryValue(value: unknown): string | undefined {
   }
 }
 
-function acceptance(patterns: readonly (number | string)[]): { accept: (status: number) => boolean; acceptsRedirect: boolean } {
+function acceptance(patterns: readonly (number | string)[]): {
+  accept: (status: number) => boolean;
+  acceptsRedirect: boolean;
+} {
   if (!Array.isArray(patterns)) throw new BadRequest('acceptStatus is not a list');
   const exact = new Set<number>();
   const classes = new Set<number>();

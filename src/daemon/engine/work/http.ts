@@ -47,7 +47,13 @@ const EXCERPT_CHARS = 200;
 
 type Outcome =
   | { readonly kind: 'ok'; readonly value: HttpResponseValue }
-  | { readonly kind: 'status'; readonly status: number; readonly statusText: string; readonly excerpt: string; readonly retryAfterMs?: number }
+  | {
+      readonly kind: 'status';
+      readonly status: number;
+      readonly statusText: string;
+      readonly excerpt: string;
+      readonly retryAfterMs?: number;
+    }
   | { readonly kind: 'timeout' }
   | { readonly kind: 'network'; readonly detail: string }
   | { readonly kind: 'cancelled' }
@@ -90,7 +96,11 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): P
         return { ok: false, ...failure(outcome, p, attempt), logs };
       }
 
-      let delayMs = Math.min(p.initialIntervalMs * p.backoff ** (attempt - 1), p.maxIntervalMs ?? MAX_DELAY_MS, MAX_DELAY_MS);
+      let delayMs = Math.min(
+        p.initialIntervalMs * p.backoff ** (attempt - 1),
+        p.maxIntervalMs ?? MAX_DELAY_MS,
+        MAX_DELAY_MS,
+      );
       if (!Number.isFinite(delayMs) || delayMs < 0) delayMs = p.maxIntervalMs ?? MAX_DELAY_MS;
       if (outcome.kind === 'status' && outcome.retryAfterMs !== undefined) delayMs = outcome.retryAfterMs;
       delayMs = Math.round(delayMs);
@@ -104,7 +114,12 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): P
     }
   } catch (err) {
     // Defensive: nothing above is expected to throw.
-    return { ok: false, code: 'HTTP_NETWORK', message: `unexpected error: ${errorMessage(err)}`, ...(logs.length > 0 && { logs }) };
+    return {
+      ok: false,
+      code: 'HTTP_NETWORK',
+      message: `unexpected error: ${errorMessage(err)}`,
+      ...(logs.length > 0 && { logs }),
+    };
   }
 }
 
@@ -117,7 +132,8 @@ async function attemptOnce(p: Prepared, signal: AbortSignal | undefined, dispatc
   }, p.timeoutMs);
   const onAbort = (): void => controller.abort(signal?.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
-  const interrupted = (): Outcome | undefined => (signal?.aborted ? { kind: 'cancelled' } : timedOut ? { kind: 'timeout' } : undefined);
+  const interrupted = (): Outcome | undefined =>
+    signal?.aborted ? { kind: 'cancelled' } : timedOut ? { kind: 'timeout' } : undefined;
   try {
     let res: Response;
     try {
@@ -131,7 +147,12 @@ async function attemptOnce(p: Prepared, signal: AbortSignal | undefined, dispatc
       } as RequestInit);
     } catch (err) {
       const forbidden = forbiddenIn(err);
-      if (forbidden) return { kind: 'fatal', code: FORBIDDEN_ADDRESS, message: `${p.method} ${p.shownUrl} refused by the network policy: ${forbidden.message}` };
+      if (forbidden)
+        return {
+          kind: 'fatal',
+          code: FORBIDDEN_ADDRESS,
+          message: `${p.method} ${p.shownUrl} refused by the network policy: ${forbidden.message}`,
+        };
       return interrupted() ?? { kind: 'network', detail: networkDetail(err) };
     }
 
@@ -144,8 +165,15 @@ async function attemptOnce(p: Prepared, signal: AbortSignal | undefined, dispatc
         // the excerpt is best effort; a cancellation still wins below
       }
       if (signal?.aborted) return { kind: 'cancelled' };
-      const retryAfterMs = res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
-      return { kind: 'status', status: res.status, statusText: res.statusText, excerpt, ...(retryAfterMs !== undefined && { retryAfterMs }) };
+      const retryAfterMs =
+        res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
+      return {
+        kind: 'status',
+        status: res.status,
+        statusText: res.statusText,
+        excerpt,
+        ...(retryAfterMs !== undefined && { retryAfterMs }),
+      };
     }
 
     const declared = Number(res.headers.get('content-length') ?? NaN);
@@ -190,7 +218,11 @@ function tooLarge(p: Prepared, status: number): Outcome {
  * Reads at most `limit` bytes. Beyond it: `truncated` is set, the rest is cancelled. With
  * `lenient`, the bytes read so far are returned rather than an error when the stream fails.
  */
-async function readBody(res: Response, limit: number, lenient: boolean): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+async function readBody(
+  res: Response,
+  limit: number,
+  lenient: boolean,
+): Promise<{ bytes: Uint8Array; truncated: boolean }> {
   if (res.body === null) return { bytes: new Uint8Array(0), truncated: false };
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -277,10 +309,16 @@ function failure(
     case 'status': {
       const text = outcome.statusText ? ` ${outcome.statusText}` : '';
       const excerpt = outcome.excerpt ? `: ${outcome.excerpt}` : '';
-      return { code: `HTTP_${outcome.status}`, message: `${p.method} ${p.shownUrl} answered ${outcome.status}${text}${after}${excerpt}` };
+      return {
+        code: `HTTP_${outcome.status}`,
+        message: `${p.method} ${p.shownUrl} answered ${outcome.status}${text}${after}${excerpt}`,
+      };
     }
     case 'timeout':
-      return { code: 'HTTP_TIMEOUT', message: `${p.method} ${p.shownUrl}: no answer within ${formatMs(p.timeoutMs)}${after}` };
+      return {
+        code: 'HTTP_TIMEOUT',
+        message: `${p.method} ${p.shownUrl}: no answer within ${formatMs(p.timeoutMs)}${after}`,
+      };
     case 'network':
       return { code: 'HTTP_NETWORK', message: `${p.method} ${p.shownUrl} failed: ${outcome.detail}${after}` };
   }
@@ -339,10 +377,13 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
       clearTimeout(timer);
       resolve(false);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, Math.min(ms, MAX_TIMER_MS));
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(true);
+      },
+      Math.min(ms, MAX_TIMER_MS),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

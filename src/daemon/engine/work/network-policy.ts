@@ -32,7 +32,11 @@ const LOCAL = ['127.0.0.0/8', '::1/128', '0.0.0.0/8', '::/128'] as const;
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /** Resolves a host name to every address (dns.lookup with `all`); injectable for tests. */
-export type Resolver = (hostname: string, options: LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type Resolver = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 export interface NetworkPolicyOptions {
   /** CIDRs (or single addresses) refused whatever else applies. */
@@ -113,9 +117,11 @@ export class NetworkPolicy {
     // 0.0.0.0/8 and :: connect to this host's listeners on Linux: judged as loopback too.
     const alias = family === 4 ? (ip.startsWith('0.') ? '127.0.0.1' : null) : /^[0:]+$/.test(ip) ? '::1' : null;
     const matches = (list: BlockList): boolean => list.check(ip, type) || (alias !== null && list.check(alias, type));
-    if (matches(this.denyAny)) return `in ${this.deny.find((r) => matches(r.list))!.text}, denied by --http-deny / WFX_HTTP_DENY`;
+    if (matches(this.denyAny))
+      return `in ${this.deny.find((r) => matches(r.list))!.text}, denied by --http-deny / WFX_HTTP_DENY`;
     if (matches(this.allowAny)) return null;
-    if (port === this.ownPort && matches(this.local)) return `the daemon's own listener (port ${port}); allow it with --http-allow`;
+    if (port === this.ownPort && matches(this.local))
+      return `the daemon's own listener (port ${port}); allow it with --http-allow`;
     const linkLocal = this.linkLocal.find((r) => matches(r.list));
     if (linkLocal) return `link-local or cloud metadata address (${linkLocal.text}); allow it with --http-allow`;
     return null;
@@ -129,7 +135,9 @@ export class NetworkPolicy {
   dispatcher(): object {
     if (this.agent === null) {
       const Agent = undiciAgent();
-      this.agent = new Agent({ connect: (opts: ConnectOptions, callback: ConnectCallback) => void this.connect(opts, callback) });
+      this.agent = new Agent({
+        connect: (opts: ConnectOptions, callback: ConnectCallback) => void this.connect(opts, callback),
+      });
     }
     return this.agent;
   }
@@ -150,7 +158,11 @@ export class NetworkPolicy {
       if (refused !== null) return callback(new ForbiddenAddressError(host, port, refused), null);
     }
     // A host name is checked on what it resolves to, right before that address is connected to.
-    const lookup = (hostname: string, options: object, cb: (err: Error | null, address: string | LookupAddress[], family?: number) => void): void => {
+    const lookup = (
+      hostname: string,
+      options: object,
+      cb: (err: Error | null, address: string | LookupAddress[], family?: number) => void,
+    ): void => {
       this.resolve(hostname, { ...options, all: true }, (err, addresses) => {
         if (err) return cb(err, '');
         for (const a of addresses) {
@@ -163,10 +175,22 @@ export class NetworkPolicy {
       });
     };
     const socket: Socket = https
-      ? tlsConnect({ host, port, lookup, ALPNProtocols: ['http/1.1'], ...(isIP(host) === 0 && { servername: opts.servername || host }) })
+      ? tlsConnect({
+          host,
+          port,
+          lookup,
+          ALPNProtocols: ['http/1.1'],
+          ...(isIP(host) === 0 && { servername: opts.servername || host }),
+        })
       : netConnect({ host, port, lookup });
     socket.setNoDelay(true);
-    const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`connect timeout (${CONNECT_TIMEOUT_MS} ms)`), { code: 'UND_ERR_CONNECT_TIMEOUT' })), CONNECT_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        socket.destroy(
+          Object.assign(new Error(`connect timeout (${CONNECT_TIMEOUT_MS} ms)`), { code: 'UND_ERR_CONNECT_TIMEOUT' }),
+        ),
+      CONNECT_TIMEOUT_MS,
+    );
     const onError = (err: Error): void => {
       clearTimeout(timer);
       callback(err, null);
@@ -189,16 +213,23 @@ interface ConnectOptions {
   readonly servername?: string;
 }
 type ConnectCallback = (err: Error | null, socket: Socket | null) => void;
-type AgentClass = new (options: { connect: (opts: ConnectOptions, callback: ConnectCallback) => void }) => { close(): Promise<void> };
+type AgentClass = new (options: { connect: (opts: ConnectOptions, callback: ConnectCallback) => void }) => {
+  close(): Promise<void>;
+};
 
 const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
 
 function undiciAgent(): AgentClass {
   const global = globalThis as unknown as Record<symbol, { constructor: AgentClass } | undefined>;
   // fetch loads undici at its first call, and undici then installs its global Agent.
-  if (global[GLOBAL_DISPATCHER] === undefined) void fetch('data:,').then((res) => res.arrayBuffer(), () => undefined);
+  if (global[GLOBAL_DISPATCHER] === undefined)
+    void fetch('data:,').then(
+      (res) => res.arrayBuffer(),
+      () => undefined,
+    );
   const agent = global[GLOBAL_DISPATCHER];
-  if (agent === undefined || agent.constructor.name !== 'Agent') throw new Error("the network policy needs Node's fetch (undici) Agent, which is not available");
+  if (agent === undefined || agent.constructor.name !== 'Agent')
+    throw new Error("the network policy needs Node's fetch (undici) Agent, which is not available");
   return agent.constructor;
 }
 

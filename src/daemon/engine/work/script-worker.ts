@@ -204,7 +204,12 @@ function fromAnswer(out: string, state: RunState): WorkResult {
       // Checked here: posting a value nested thousands deep to the daemon's thread overflows the
       // structured clone, and the run would end as a silent worker (SCRIPT_TIMEOUT).
       const excess = jsonDepthExcess(value, state.req.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH);
-      if (excess !== null) return { ok: false, code: 'SCRIPT_RESULT_INVALID', message: `the script's result is ${describeDepthExcess(excess)}` };
+      if (excess !== null)
+        return {
+          ok: false,
+          code: 'SCRIPT_RESULT_INVALID',
+          message: `the script's result is ${describeDepthExcess(excess)}`,
+        };
       return { ok: true, value };
     }
     case 'N':
@@ -212,8 +217,10 @@ function fromAnswer(out: string, state: RunState): WorkResult {
       const text = truncate(nameMessage(body), MAX_MESSAGE_CHARS);
       // Out of memory surfaces as QuickJS's InternalError, or as `null` when even that error
       // could not be allocated: the failed growth of the linear memory tells.
-      if (state.memoryExhausted || (text.startsWith('InternalError: ') && OUT_OF_MEMORY.test(text))) return outOfMemory(state.req);
-      if (kind === 'N') return { ok: false, code: 'SCRIPT_RESULT', message: `the script's return value is not JSON: ${text}` };
+      if (state.memoryExhausted || (text.startsWith('InternalError: ') && OUT_OF_MEMORY.test(text)))
+        return outOfMemory(state.req);
+      if (kind === 'N')
+        return { ok: false, code: 'SCRIPT_RESULT', message: `the script's return value is not JSON: ${text}` };
       return { ok: false, code: 'SCRIPT_ERROR', message: text };
     }
     default:
@@ -294,7 +301,10 @@ export async function loadSandbox(): Promise<Sandbox> {
 }
 
 /** Emscripten's print/printErr (its Module options; not in the library's type). */
-const QUIET = { print: () => undefined, printErr: () => undefined } as unknown as CustomizeVariantOptions['emscriptenModule'];
+const QUIET = {
+  print: () => undefined,
+  printErr: () => undefined,
+} as unknown as CustomizeVariantOptions['emscriptenModule'];
 
 /** A QuickJS instance of its own whose linear memory cannot grow past the run's limit. */
 async function newInstance(sandbox: Sandbox, state: RunState): Promise<QuickJSWASMModule> {
@@ -324,7 +334,13 @@ async function newInstance(sandbox: Sandbox, state: RunState): Promise<QuickJSWA
 
 /** Runs one script in a fresh QuickJS instance, runtime and context, dropped before returning. */
 export async function runScript(sandbox: Sandbox, req: ScriptRequest): Promise<RunOutcome> {
-  const state: RunState = { req, logs: [], interrupted: false, deadline: Number.POSITIVE_INFINITY, memoryExhausted: false };
+  const state: RunState = {
+    req,
+    logs: [],
+    interrupted: false,
+    deadline: Number.POSITIVE_INFINITY,
+    memoryExhausted: false,
+  };
   let runtime: QuickJSRuntime | undefined;
   let ctx: QuickJSContext | undefined;
   let result: WorkResult;
@@ -372,7 +388,10 @@ if (parentPort) {
       } catch (err) {
         // A result the structured clone refuses: answer anyway, or the run ends as a silent worker.
         const message = `the script's result cannot be passed on: ${err instanceof Error ? err.message : String(err)}`;
-        port.postMessage({ id: req.id, result: { ok: false, code: 'SCRIPT_RESULT_INVALID', message } } satisfies ScriptResponse);
+        port.postMessage({
+          id: req.id,
+          result: { ok: false, code: 'SCRIPT_RESULT_INVALID', message },
+        } satisfies ScriptResponse);
       }
     });
   });

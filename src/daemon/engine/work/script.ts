@@ -63,7 +63,11 @@ function failure(code: WorkFailureCode, message: string): WorkResult {
  * A pool of `size` sandbox workers (default DEFAULT_SCRIPT_POOL_SIZE); `memoryBytes` is a run's
  * default memory cap, `maxJsonDepth` how deep a result may nest (SCRIPT_RESULT_INVALID beyond).
  */
-export function createScriptRunner(options?: { readonly size?: number; readonly memoryBytes?: number; readonly maxJsonDepth?: number }): ScriptRunner {
+export function createScriptRunner(options?: {
+  readonly size?: number;
+  readonly memoryBytes?: number;
+  readonly maxJsonDepth?: number;
+}): ScriptRunner {
   const size = Math.max(1, Math.floor(options?.size ?? DEFAULT_SCRIPT_POOL_SIZE));
   const defaultMemory = options?.memoryBytes ?? DEFAULT_SCRIPT_MEMORY_BYTES;
   const slots: Slot[] = [];
@@ -140,7 +144,13 @@ export function createScriptRunner(options?: { readonly size?: number; readonly 
     job.timer = setTimeout(() => {
       if (job.done || job.slot !== slot) return;
       retire(slot);
-      finish(job, failure('SCRIPT_TIMEOUT', `the script ran longer than its ${job.req.timeoutMs} ms limit (its worker was terminated)`));
+      finish(
+        job,
+        failure(
+          'SCRIPT_TIMEOUT',
+          `the script ran longer than its ${job.req.timeoutMs} ms limit (its worker was terminated)`,
+        ),
+      );
       pump();
     }, job.req.timeoutMs + BACKSTOP_MS);
     slot.worker.postMessage(job.req);
@@ -183,7 +193,14 @@ export function createScriptRunner(options?: { readonly size?: number; readonly 
       const memory = run.memoryBytes ?? defaultMemory;
       // QuickJS reads a negative limit as "none": only positive, finite limits are taken.
       const memoryBytes = Number.isFinite(memory) && memory > 0 ? Math.floor(memory) : DEFAULT_SCRIPT_MEMORY_BYTES;
-      const req: ScriptRequest = { id: nextId++, script: String(run.script), varsJson, timeoutMs, memoryBytes, ...(options?.maxJsonDepth !== undefined && { maxJsonDepth: options.maxJsonDepth }) };
+      const req: ScriptRequest = {
+        id: nextId++,
+        script: String(run.script),
+        varsJson,
+        timeoutMs,
+        memoryBytes,
+        ...(options?.maxJsonDepth !== undefined && { maxJsonDepth: options.maxJsonDepth }),
+      };
       return new Promise<WorkResult>((resolve) => {
         const job: Job = { req, resolve, signal, onAbort: undefined, slot: undefined, timer: undefined, done: false };
         if (signal) {
