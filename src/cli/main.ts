@@ -112,7 +112,10 @@ function allCommands(cmd: Command): Command[] {
  */
 export async function main(argv: string[], overrides: Partial<CliContext> = {}): Promise<number> {
   const ctx: CliContext = {
-    stdin: process.stdin,
+    // A getter: process.stdin makes a stream when first read, which most commands never need.
+    get stdin() {
+      return process.stdin;
+    },
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,

@@ -38,6 +38,10 @@ process.once('exit', () => {
   if (configHome) rmSync(configHome, { recursive: true, force: true });
 });
 
+// The OS keyring library of an in-process command reads this process's environment, not the
+// command's: without a D-Bus session it finds no keyring, so no test reads or writes the user's.
+process.env.DBUS_SESSION_BUS_ADDRESS = 'disabled:';
+
 /**
  * The environment of a command: this process's, no colour, a config dir of the test's own and
  * no D-Bus session (a real process then finds no OS keyring and never touches the user's).

@@ -33,7 +33,7 @@ export async function eventually<T>(
   let lastError: unknown = null;
   for (let attempt = 1; ; attempt++) {
     try {
-      const value = await probe();
+      const value = await settledWithin(probe, deadline);
       if (value) return value as Truthy<T>;
       lastError = null;
     } catch (err) {
@@ -46,5 +46,18 @@ export async function eventually<T>(
     }
     await delay(pause);
     pause = Math.min(pause * 2, maxPause);
+  }
+}
+
+/** `probe()`'s value, or a rejection once `deadline` passes first: a probe that hangs is bounded too. */
+async function settledWithin<T>(probe: () => T | Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('the probe did not settle in time')), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(probe), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
