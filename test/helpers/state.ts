@@ -1,7 +1,30 @@
+import { applyRecord, startedInstance } from '../../src/daemon/state/records.js';
 import { InstanceTable } from '../../src/daemon/state/instance-table.js';
 import type { Instance, WfxState } from '../../src/daemon/state/state.js';
 
 /** The live executions of `state` in their order, tombstones skipped (InstanceTable.live). */
 export function liveInstances(state: WfxState): Instance[] {
   return InstanceTable.of(state).live();
+}
+
+/** The fields of a new execution that `applyStart` fills in unless given. */
+type StartFields = Parameters<typeof startedInstance>[0];
+
+/**
+ * Applies the record of a new execution `id` of flow `p` (organization default, PRODUCTION, no
+ * parent, no variables) to `state`, with `fields` over those.
+ */
+export function applyStart(state: WfxState, id: string, at: string, fields: Partial<StartFields> = {}): void {
+  const start: StartFields = {
+    processId: 'p',
+    processName: 'P',
+    processVersion: '1',
+    organization: 'default',
+    environment: 'PRODUCTION',
+    correlationKey: null,
+    parentInstanceId: null,
+    variables: {},
+    ...fields,
+  };
+  applyRecord(state, { type: 'instance.started', instance: startedInstance(start, id, at) });
 }

@@ -3,6 +3,7 @@ import type { SubscriptionBucket } from './subscriptions.js';
 import { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
 import type {
   ApiKeyStatus,
+  DeliveryRecord,
   EndpointEnvironment,
   Environment,
   InstanceError,
@@ -19,6 +20,7 @@ import type {
 export { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS };
 export type {
   ApiKeyStatus,
+  DeliveryRecord,
   EndpointEnvironment,
   Environment,
   InstanceError,
@@ -173,25 +175,6 @@ export interface PendingDelivery {
   readonly headers: Record<string, string>;
   /** The raw body, base64. */
   readonly body: string;
-}
-
-/** What happened to one delivery: what a developer reads when a delivery "did nothing". */
-export interface DeliveryRecord {
-  readonly deliveryId: string;
-  readonly receivedAt: string;
-  readonly environment: EndpointEnvironment;
-  readonly eventType: string | null;
-  readonly eventId: string | null;
-  /**
-   * For providers that sign the body alone with no timestamp (GitHub): a hash of the body,
-   * remembered like an event id, so a captured delivery replayed with a new (unsigned) delivery
-   * id is still a duplicate.
-   */
-  readonly bodyHash?: string;
-  readonly signatureOk: boolean;
-  /** Why nothing started (bad signature, duplicate, no trigger matched), if so. */
-  readonly reason: string | null;
-  readonly startedInstanceIds: readonly string[];
 }
 
 /** A flow and its versions. Versions are immutable once published. */

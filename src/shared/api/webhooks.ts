@@ -109,6 +109,25 @@ export interface Signed {
   readonly headers: Record<string, string>;
 }
 
+/** What happened to one delivery: what a developer reads when a delivery "did nothing". */
+export interface DeliveryRecord {
+  readonly deliveryId: string;
+  readonly receivedAt: string;
+  readonly environment: EndpointEnvironment;
+  readonly eventType: string | null;
+  readonly eventId: string | null;
+  /**
+   * For providers that sign the body alone with no timestamp (GitHub): a hash of the body,
+   * remembered like an event id, so a captured delivery replayed with a new (unsigned) delivery
+   * id is still a duplicate.
+   */
+  readonly bodyHash?: string;
+  readonly signatureOk: boolean;
+  /** Why nothing started (bad signature, duplicate, no trigger matched), if so. */
+  readonly reason: string | null;
+  readonly startedInstanceIds: readonly string[];
+}
+
 /** A delivery in GET /admin/webhooks/{name}/deliveries: one still pending, or one processed. */
 export type DeliveryView =
   | {
@@ -117,18 +136,7 @@ export type DeliveryView =
       readonly environment: EndpointEnvironment;
       readonly pending: true;
     }
-  | {
-      readonly deliveryId: string;
-      readonly receivedAt: string;
-      readonly environment: EndpointEnvironment;
-      readonly eventType: string | null;
-      readonly eventId: string | null;
-      readonly bodyHash?: string;
-      readonly signatureOk: boolean;
-      /** Why nothing started (bad signature, duplicate, no trigger matched), if so. */
-      readonly reason: string | null;
-      readonly startedInstanceIds: readonly string[];
-    };
+  | DeliveryRecord;
 
 /** GET /admin/webhooks/{name}/deliveries: newest first. */
 export interface DeliveryList {

@@ -1,47 +1,15 @@
 import t from 'tap';
-import { applyRecord, startedInstance } from '../../../src/daemon/state/records.js';
+import { applyRecord } from '../../../src/daemon/state/records.js';
+import { applyStart } from '../../helpers/state.js';
 import { shareParsedStrings, youngCopy } from '../../../src/daemon/state/gc.js';
 import { initialState, type Instance, type WfxState } from '../../../src/daemon/state/state.js';
 
 t.test('youngCopy puts the same execution, in new objects, in its place', async (t) => {
   const state = initialState();
   const at = '2026-11-21T10:00:00.000Z';
-  applyRecord(state, {
-    type: 'instance.started',
-    instance: startedInstance(
-      {
-        processId: 'p',
-        processName: 'P',
-        processVersion: '1',
-        organization: 'default',
-        environment: 'PRODUCTION',
-        correlationKey: null,
-        parentInstanceId: null,
-        variables: { a: { deep: 1 } },
-      },
-      'e1',
-      at,
-    ),
-  });
+  applyStart(state, 'e1', at, { variables: { a: { deep: 1 } } });
   applyRecord(state, { type: 'node.entered', instanceId: 'e1', nodeInstanceId: 'n1', nodeId: 'sub', at });
-  applyRecord(state, {
-    type: 'instance.started',
-    instance: startedInstance(
-      {
-        processId: 'p',
-        processName: 'P',
-        processVersion: '1',
-        organization: 'default',
-        environment: 'PRODUCTION',
-        correlationKey: null,
-        parentInstanceId: 'e1',
-        parentNodeInstanceId: 'n1',
-        variables: {},
-      },
-      'c1',
-      at,
-    ),
-  });
+  applyStart(state, 'c1', at, { parentInstanceId: 'e1', parentNodeInstanceId: 'n1' });
   const before = state.instances.e1!;
   const json = JSON.stringify(state);
 
@@ -67,23 +35,7 @@ t.test('youngCopy puts the same execution, in new objects, in its place', async 
 function stateWithExecutions(): WfxState {
   const state = initialState();
   const start = (id: string, processId: string, processName: string, processVersion: string, at: string) =>
-    applyRecord(state, {
-      type: 'instance.started',
-      instance: startedInstance(
-        {
-          processId,
-          processName,
-          processVersion,
-          organization: 'default',
-          environment: 'PRODUCTION',
-          correlationKey: null,
-          parentInstanceId: null,
-          variables: {},
-        },
-        id,
-        at,
-      ),
-    });
+    applyStart(state, id, at, { processId, processName, processVersion });
   const node = (id: string, n: string, nodeId: string, at: string, completedAt: string | null) => {
     applyRecord(state, { type: 'node.entered', instanceId: id, nodeInstanceId: n, nodeId, at });
     if (completedAt !== null)

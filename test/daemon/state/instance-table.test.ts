@@ -1,5 +1,6 @@
 import t from 'tap';
 import { applyRecord, executionsTouched, startedInstance, type WfxRecord } from '../../../src/daemon/state/records.js';
+import { applyStart } from '../../helpers/state.js';
 import { youngCopy } from '../../../src/daemon/state/gc.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import { initialState, type WfxState } from '../../../src/daemon/state/state.js';
@@ -204,24 +205,7 @@ t.test(
   async (t) => {
     const state = initialState();
     const at = '2026-11-21T10:00:00.000Z';
-    const start = (id: string) =>
-      applyRecord(state, {
-        type: 'instance.started',
-        instance: startedInstance(
-          {
-            processId: 'p',
-            processName: 'P',
-            processVersion: '1',
-            organization: 'default',
-            environment: 'PRODUCTION',
-            correlationKey: null,
-            parentInstanceId: null,
-            variables: {},
-          },
-          id,
-          at,
-        ),
-      });
+    const start = (id: string) => applyStart(state, id, at);
     for (let i = 0; i < 3; i++) start(`keep${i}`);
     for (let i = 0; i < 10_000; i++) start(`e${i}`);
     const first = state.instances;

@@ -1,28 +1,13 @@
 import t from 'tap';
-import { applyRecord, startedInstance } from '../../../src/daemon/state/records.js';
+import { applyRecord } from '../../../src/daemon/state/records.js';
+import { applyStart } from '../../helpers/state.js';
 import { initialState, type WfxState } from '../../../src/daemon/state/state.js';
 
 const at = '2026-11-23T10:00:00.000Z';
 
 function started(variables: Record<string, unknown>): WfxState {
   const state = initialState();
-  applyRecord(state, {
-    type: 'instance.started',
-    instance: startedInstance(
-      {
-        processId: 'p',
-        processName: 'P',
-        processVersion: '1',
-        organization: 'default',
-        environment: 'PRODUCTION',
-        correlationKey: null,
-        parentInstanceId: null,
-        variables,
-      },
-      'e1',
-      at,
-    ),
-  });
+  applyStart(state, 'e1', at, { variables });
   applyRecord(state, { type: 'node.entered', instanceId: 'e1', nodeInstanceId: 'n1', nodeId: 'work', at });
   return state;
 }
