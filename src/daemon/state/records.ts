@@ -4,6 +4,7 @@
  * what it names) are checked in one place, since recovery replays every record through it.
  */
 import type {
+  AiProvider,
   ApiKey,
   ApiKeyStatus,
   BufferedMessage,
@@ -20,6 +21,7 @@ import type {
 import { createHash } from 'node:crypto';
 import { nodesAt } from '../../shared/flow/types.js';
 import { assignOwn, extensibleCopy } from '../../shared/json-object.js';
+import { writeMemory, type MemoryEntry } from './memory.js';
 import { rememberIds } from './seen-ids.js';
 import {
   EMAIL_SEEN_IDS,
@@ -196,7 +198,21 @@ export type WfxRecord =
   /** An email was processed (the executions it started are in the same entry): never again for that Message-ID. */
   | { readonly type: 'email.processed'; readonly connectionId: string; readonly messageId: string }
   | { readonly type: 'emailConnection.saved'; readonly connection: EmailConnection }
-  | { readonly type: 'emailConnection.deleted'; readonly connectionId: string };
+  | { readonly type: 'emailConnection.deleted'; readonly connectionId: string }
+  /** A model provider was added or changed; `isDefault` clears the organization's other defaults. */
+  | { readonly type: 'aiProvider.saved'; readonly provider: AiProvider }
+  | { readonly type: 'aiProvider.deleted'; readonly providerId: string }
+  /**
+   * A memory entry was set (`entry`) or removed (null): by a memoryAction or an aiTask's chat
+   * memory in the same step as its node's completion, by the admin API, or by GC once expired.
+   */
+  | {
+      readonly type: 'memory.written';
+      readonly organization: string;
+      readonly namespace: string;
+      readonly key: string;
+      readonly entry: MemoryEntry | null;
+    };
 
 /** The key of the token index: a SHA-256, so looking a token up reveals nothing about it. */
 export function tokenKey(token: string): string {
@@ -598,6 +614,20 @@ const handlers: Handlers = {
   'emailConnection.deleted': (state, r) => {
     delete state.emailConnections[r.connectionId];
     delete state.emailSeen[r.connectionId];
+  },
+  'aiProvider.saved': (state, r) => {
+    if (r.provider.isDefault) {
+      for (const [id, p] of Object.entries(state.aiProviders))
+        if (p.organization === r.provider.organization && p.isDefault && id !== r.provider.providerId)
+          state.aiProviders[id] = { ...p, isDefault: false };
+    }
+    state.aiProviders[r.provider.providerId] = r.provider;
+  },
+  'aiProvider.deleted': (state, r) => {
+    delete state.aiProviders[r.providerId];
+  },
+  'memory.written': (state, r) => {
+    writeMemory(state.memory, r, r.entry);
   },
   'webhook.received': (state, r) => {
     state.pendingDeliveries[r.delivery.deliveryId] = r.delivery;

@@ -1,3 +1,4 @@
+import type { MemoryStore } from './memory.js';
 import type { InstanceTable } from './instance-table.js';
 import type { SubscriptionBucket } from './subscriptions.js';
 import { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
@@ -96,6 +97,42 @@ export interface WfxState {
   scheduleFires: Record<string, { readonly at: string; readonly lastFire: string | null; readonly inactive?: boolean }>;
   /** Message-IDs of emails already processed, per connection, oldest first (EMAIL_SEEN_IDS kept): once per Message-ID. */
   emailSeen: Record<string, string[]>;
+  /** Model providers (aiTask, callAgent) by providerId. */
+  aiProviders: Record<string, AiProvider>;
+  /** Durable memory (memoryAction, aiTask's `memory:`): organization -> namespace -> key -> entry. */
+  memory: MemoryStore;
+}
+
+/** The kinds of model provider: an OpenAI-compatible HTTP API, or a GGUF file run in-process. */
+export const AI_PROVIDER_KINDS = ['openai-compatible', 'local'] as const;
+export type AiProviderKind = (typeof AI_PROVIDER_KINDS)[number];
+
+/**
+ * A model provider registered for an organization. The API key is kept for the daemon's use,
+ * never returned, logged, or put in an error message.
+ */
+export interface AiProvider {
+  readonly providerId: string;
+  /** Unique within the organization; what an aiTask's `provider` names. */
+  readonly name: string;
+  readonly organization: string;
+  readonly kind: AiProviderKind;
+  /** openai-compatible: the API's base URL (e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`). */
+  readonly baseUrl?: string;
+  /** The model asked for when an aiTask names none (local: a label; defaults to the file's name). */
+  readonly model: string;
+  /** openai-compatible: the bearer key; absent for servers that need none (Ollama, llama.cpp). */
+  readonly apiKey?: string;
+  /** local: the GGUF file's absolute path. */
+  readonly modelPath?: string;
+  /** local: the context size in tokens (default: the model's, capped by the daemon). */
+  readonly contextSize?: number;
+  /** local: CPU threads for inference (default: chosen by the daemon from the cores it has). */
+  readonly threads?: number;
+  /** The organization's default provider (at most one per organization: saving one clears the others). */
+  readonly isDefault: boolean;
+  readonly createdAt: string;
+  readonly updatedAt: string;
 }
 
 /** Message-IDs remembered per email connection. */
@@ -328,5 +365,7 @@ export function initialState(): WfxState {
     emailConnections: {},
     scheduleFires: {},
     emailSeen: {},
+    aiProviders: {},
+    memory: {},
   };
 }

@@ -197,6 +197,28 @@ export interface InstanceView {
   readonly iteration?: number;
   readonly environment: Environment;
   readonly nodes: readonly NodeView[];
+  /** Model tokens the execution's aiTasks used so far (summed over their calls); absent before its first. */
+  readonly usage?: ExecutionUsage;
+}
+
+/** Model usage summed over an execution's aiTask calls. */
+export interface ExecutionUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  /** Completed aiTask calls counted. */
+  readonly calls: number;
+}
+
+/**
+ * The `data` of the SSE event `progress` of GET /process/instance/{id}/logs (with `follow`):
+ * a piece of a model's answer as it streams in. Not journaled, so it has no event id, is not
+ * replayed on reconnect, and may be missed; the node's result in the variables is the record.
+ */
+export interface LogProgress {
+  readonly nodeId: string;
+  readonly nodeInstanceId: string;
+  /** The text that arrived since the last `progress` of this node. */
+  readonly delta: string;
 }
 
 /** The `data` of the SSE event `end` of GET /process/instance/{id}/logs. */

@@ -38,6 +38,23 @@ export const NODE_FAILURE_CODES = {
   SCRIPT_RESULT_INVALID: 'the return value nests deeper than the JSON depth limit',
   SCRIPT_CRASHED: 'the sandbox failed',
 
+  // aiTask (and AI_HTTP_<status>, below)
+  AI_PROVIDER_NOT_FOUND: 'the provider the node names is not registered, or the organization has no default provider',
+  AI_MODEL_UNAVAILABLE:
+    "a local provider's model cannot be loaded (no such file, not a GGUF model, node-llama-cpp not installed)",
+  AI_AUTH: 'the provider refused the API key (401, 403)',
+  AI_RATE_LIMITED: 'the provider answered 429 after every attempt (each retry waited as Retry-After asked)',
+  AI_TIMEOUT: 'no complete answer within the timeout, after every attempt',
+  AI_NETWORK: 'the connection to the provider failed, after every attempt',
+  AI_OUTPUT_INVALID:
+    'a JSON answer does not parse or does not match `schema`, after the repair requests; the message names the first violation',
+  AI_TRUNCATED: 'the answer stopped at `maxTokens` or the context size (finish reason length)',
+  AI_CONTENT_FILTER: "the provider's content filter stopped the answer",
+
+  // memoryAction (and aiTask's memory)
+  MEMORY_TOO_LARGE: 'the value to store is larger than an entry may be (256 KiB of JSON)',
+  MEMORY_NOT_A_LIST: 'append, or a retrieve with `window`, on a key whose value is not a list',
+
   // The execution's own failures (its `data.error`; a subProcess node passes a child's on)
   TIMEOUT: 'a node timed out with no `timeoutFlow`',
   JOIN_DEADLOCK: 'a converging gateway waits for tokens that can no longer arrive',
@@ -50,8 +67,14 @@ export const NODE_FAILURE_CODES = {
  */
 export type HttpStatusFailureCode = `HTTP_${number}`;
 
+/**
+ * A model provider's answer with an error status the other AI codes do not name (after its
+ * retries): `AI_HTTP_400`, `AI_HTTP_503`. Documented as `AI_HTTP_<status>`.
+ */
+export type AiHttpStatusFailureCode = `AI_HTTP_${number}`;
+
 /** Every code a node can fail with: a catalogue code or an HTTP status code. */
-export type NodeFailureCode = keyof typeof NODE_FAILURE_CODES | HttpStatusFailureCode;
+export type NodeFailureCode = keyof typeof NODE_FAILURE_CODES | HttpStatusFailureCode | AiHttpStatusFailureCode;
 
 declare const passedOn: unique symbol;
 /**
@@ -63,9 +86,9 @@ export type PassedOnFailureCode = string & { readonly [passedOn]: true };
 /** `code` as a code passed on unchanged (see PassedOnFailureCode). */
 export const passOn = (code: string): PassedOnFailureCode => code as PassedOnFailureCode;
 
-const HTTP_STATUS_CODE = /^HTTP_[1-9][0-9]{2}$/;
+const HTTP_STATUS_CODE = /^(AI_)?HTTP_[1-9][0-9]{2}$/;
 
-/** True when `code` is a node failure code: a catalogue code or `HTTP_<status>`. Pure. */
+/** True when `code` is a node failure code: a catalogue code, `HTTP_<status>` or `AI_HTTP_<status>`. Pure. */
 export function isNodeFailureCode(code: string): code is NodeFailureCode {
   return Object.hasOwn(NODE_FAILURE_CODES, code) || HTTP_STATUS_CODE.test(code);
 }

@@ -22,9 +22,10 @@ const rows = section
 t.test('every node failure code is documented in the failure codes table of docs/flows.md', async (t) => {
   t.ok(rows.length > 0, 'the table is found');
   for (const code of Object.keys(NODE_FAILURE_CODES)) t.ok(rows.includes(code), `${code} is in docs/flows.md`);
-  t.ok(rows.includes('HTTP_<status>'), 'HTTP_<status> is in docs/flows.md');
+  const patterns = ['HTTP_<status>', 'AI_HTTP_<status>'];
+  for (const p of patterns) t.ok(rows.includes(p), `${p} is in docs/flows.md`);
   for (const code of rows)
-    t.ok(code === 'HTTP_<status>' || Object.hasOwn(NODE_FAILURE_CODES, code), `the row ${code} is a catalogue code`);
+    t.ok(patterns.includes(code) || Object.hasOwn(NODE_FAILURE_CODES, code), `the row ${code} is a catalogue code`);
 });
 
 t.test('the API error codes a node keeps from a thrown WfxError are exactly these', async (t) => {
@@ -39,8 +40,8 @@ t.test('the API error codes a node keeps from a thrown WfxError are exactly thes
   ]);
 });
 
-t.test('isNodeFailureCode: catalogue codes and HTTP_<status>, nothing else', async (t) => {
-  for (const code of ['NO_BRANCH_MATCHED', 'HTTP_TIMEOUT', 'INTERNAL_ERROR', 'HTTP_404', 'HTTP_503'])
+t.test('isNodeFailureCode: catalogue codes, HTTP_<status> and AI_HTTP_<status>, nothing else', async (t) => {
+  for (const code of ['NO_BRANCH_MATCHED', 'HTTP_TIMEOUT', 'INTERNAL_ERROR', 'HTTP_404', 'HTTP_503', 'AI_HTTP_400'])
     t.ok(isNodeFailureCode(code), code);
   for (const code of [
     'ENOENT',
@@ -50,6 +51,9 @@ t.test('isNodeFailureCode: catalogue codes and HTTP_<status>, nothing else', asy
     'HTTP_4',
     'HTTP_0404',
     'HTTP_1e3',
+    'AI_HTTP_',
+    'AI_HTTP_42',
+    'XAI_HTTP_400',
     'toString',
     'constructor',
     '',
