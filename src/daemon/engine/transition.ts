@@ -873,8 +873,16 @@ class Scope implements NodeScope {
     return Object.entries(ns).filter(([, e]) => e.expiresAt === null || Date.parse(e.expiresAt) > now);
   }
 
-  resolve(value: unknown): unknown {
-    const r = resolveDeep(value, { vars: this.instance.variables, env: this.env });
+  resolveChecked(
+    value: unknown,
+    fallback?: Readonly<Record<string, unknown>>,
+  ): { readonly value: unknown; readonly missing: readonly string[] } {
+    const vars = fallback ? extensibleCopy(fallback, this.instance.variables) : this.instance.variables;
+    return resolveDeep(value, { vars, env: this.env });
+  }
+
+  resolve(value: unknown, fallback?: Readonly<Record<string, unknown>>): unknown {
+    const r = this.resolveChecked(value, fallback);
     for (const ref of r.missing) {
       this.warnings.push({
         type: 'instance.logged',

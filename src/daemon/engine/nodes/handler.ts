@@ -13,8 +13,16 @@ export interface NodeScope {
   /** The node's id in the flow. */
   readonly nodeId: string;
   readonly now: Date;
-  /** Resolves `{ref}` templates in a property (deeply); a missing reference logs a WARN. */
-  resolve(value: unknown): unknown;
+  /**
+   * Resolves `{ref}` templates in a property (deeply); a missing reference logs a WARN.
+   * `fallback` holds values a reference finds when no variable of that name exists.
+   */
+  resolve(value: unknown, fallback?: Readonly<Record<string, unknown>>): unknown;
+  /** As `resolve`, but a missing reference is returned in `missing` instead of logged (the node decides). */
+  resolveChecked(
+    value: unknown,
+    fallback?: Readonly<Record<string, unknown>>,
+  ): { readonly value: unknown; readonly missing: readonly string[] };
   /**
    * Evaluates a `${...}` condition over the variables (or over `variables` when given).
    * Throws ExpressionError (the node fails with EXPRESSION_ERROR).

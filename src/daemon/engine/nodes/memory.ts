@@ -3,15 +3,25 @@ import type { MemoryActionNode } from '../../../shared/flow/types.js';
 import { MEMORY_MAX_ITEMS, MEMORY_MAX_NAME_LENGTH, type MemoryEntry } from '../../state/memory.js';
 import { asText, type NodeHandler, type NodeScope, type Outcome } from './handler.js';
 
-/** A namespace or key resolved to text, or the node's failure when it is empty or too long. */
+/**
+ * A namespace or key resolved to text, or the node's failure (MEMORY_KEY_INVALID) when a
+ * reference in it is missing (it would name another entry, shared by every execution that
+ * lacks the variable) or it is empty or too long. Besides the variables, `{correlationKey}`
+ * reads the execution's correlation key (a variable of that name wins).
+ */
 export function memoryName(scope: NodeScope, template: string, what: 'namespace' | 'key'): string | Outcome {
-  const name = asText(scope.resolve(template) ?? '');
-  if (name.length === 0 || name.length > MEMORY_MAX_NAME_LENGTH)
-    return {
-      kind: 'fail',
-      code: 'MEMORY_KEY_INVALID',
-      message: `the ${what} "${template}" resolves to ${name.length === 0 ? 'empty text' : `${name.length} characters, more than ${MEMORY_MAX_NAME_LENGTH}`}`,
-    };
+  const correlationKey = scope.instance.correlationKey;
+  const r = scope.resolveChecked(template, correlationKey === null ? undefined : { correlationKey });
+  const name = asText(r.value ?? '');
+  const fail = (why: string): Outcome => ({
+    kind: 'fail',
+    code: 'MEMORY_KEY_INVALID',
+    message: `the ${what} "${template}" ${why}`,
+  });
+  if (r.missing.length > 0) return fail(`references {${r.missing[0]}}, which is missing`);
+  if (name.length === 0) return fail('resolves to empty text');
+  if (name.length > MEMORY_MAX_NAME_LENGTH)
+    return fail(`resolves to ${name.length} characters, more than ${MEMORY_MAX_NAME_LENGTH}`);
   return name;
 }
 
