@@ -99,7 +99,8 @@ export class WorkRunner {
       }
       if (request.kind === 'ai') {
         const ai = this.options.ai;
-        if (!ai) return { ok: false, code: 'AI_PROVIDER_NOT_FOUND', message: 'no model runner: this daemon runs no aiTask' };
+        if (!ai)
+          return { ok: false, code: 'AI_PROVIDER_NOT_FOUND', message: 'no model runner: this daemon runs no aiTask' };
         return ai.run(request.call, this.providers, {
           signal: controller.signal,
           onDelta: (delta) => {
@@ -176,7 +177,9 @@ export class WorkRunner {
    */
   private logAttempt(order: WorkOrder, a: AiAttempt): void {
     const tokens = `${a.usage.inputTokens} tokens in, ${a.usage.outputTokens} out`;
-    const what = a.failure ? `failed (${a.failure.code}: ${a.failure.message})` : `finish ${a.finishReason ?? 'unknown'}`;
+    const what = a.failure
+      ? `failed (${a.failure.code}: ${a.failure.message})`
+      : `finish ${a.finishReason ?? 'unknown'}`;
     const then = a.next ? `; ${a.next.why} in ${a.next.delayMs}ms` : '';
     this.logWork(
       order,

@@ -304,7 +304,11 @@ const NODE_PROPERTIES: {
     description:
       'one model call; the result {text, data, model, finishReason, usage} goes to resultVariable (default: the node id)',
     properties: {
-      provider: { type: 'string', minLength: 1, description: "a registered provider's name (default: the organization's default)" },
+      provider: {
+        type: 'string',
+        minLength: 1,
+        description: "a registered provider's name (default: the organization's default)",
+      },
       model: { type: 'string', minLength: 1, description: "overrides the provider's model" },
       systemPrompt: { type: 'string', description: 'the system message ({ref} resolved)' },
       prompt: { type: 'string', description: 'the user message ({ref} resolved); or messages' },
@@ -336,7 +340,8 @@ const NODE_PROPERTIES: {
         type: 'object',
         required: ['namespace', 'key'],
         additionalProperties: false,
-        description: 'chat memory: the last `window` messages of this list go before the prompt; prompt and answer are appended',
+        description:
+          'chat memory: the last `window` messages of this list go before the prompt; prompt and answer are appended',
         properties: {
           namespace: memoryName,
           key: memoryName,
@@ -357,7 +362,11 @@ const NODE_PROPERTIES: {
       key: { ...memoryName, description: '{ref} resolved; every action but list' },
       value: { description: 'store, append: the value ({ref} resolved; a lone {ref} keeps its type)' },
       window: { type: 'integer', minimum: 1, description: 'retrieve: the last N items of a list' },
-      maxItems: { type: 'integer', minimum: 1, description: 'append: the oldest items beyond it are dropped (at most 10000)' },
+      maxItems: {
+        type: 'integer',
+        minimum: 1,
+        description: 'append: the oldest items beyond it are dropped (at most 10000)',
+      },
       ttl: { ...duration, description: 'store, append: the entry expires this long after the write' },
       default: { description: 'retrieve: the result when the key is missing (default null)' },
       resultVariable,

@@ -115,7 +115,10 @@ timeout: 5s
 retry: { maxAttempts: 5, initialInterval: 10ms }
 repairs: 3`),
   );
-  const inst = await ended(h, (await h.start(pid, { model: 'big', ticket: 'It crashes', product: 'app' })).processInstanceId);
+  const inst = await ended(
+    h,
+    (await h.start(pid, { model: 'big', ticket: 'It crashes', product: 'app' })).processInstanceId,
+  );
   t.match(ai.calls[0], {
     provider: 'other',
     model: 'big',
@@ -178,7 +181,10 @@ t.test('an answer nested deeper than the JSON limit fails with AI_OUTPUT_INVALID
   let deep: unknown = 1;
   for (let i = 0; i < 80; i++) deep = [deep];
   const h = await withRunner(t, new FakeAiRunner(() => ({ data: deep })));
-  const inst = await ended(h, (await h.start(await h.publish(ASK('prompt: hi\nresponseFormat: json')))).processInstanceId);
+  const inst = await ended(
+    h,
+    (await h.start(await h.publish(ASK('prompt: hi\nresponseFormat: json')))).processInstanceId,
+  );
   t.match(inst.error, { code: 'AI_OUTPUT_INVALID' });
 });
 
@@ -206,7 +212,8 @@ t.test('one log line per attempt: model, latency, tokens, finish reason; never t
   t.match(lines, [
     {
       level: 'WARN',
-      message: 'model m1 attempt 1: 12ms, 40 tokens in, 0 out, failed (AI_RATE_LIMITED: the provider answered 429); retry in 1000ms',
+      message:
+        'model m1 attempt 1: 12ms, 40 tokens in, 0 out, failed (AI_RATE_LIMITED: the provider answered 429); retry in 1000ms',
     },
     { level: 'INFO', message: 'model m1 attempt 2: 250ms, 40 tokens in, 9 out, finish stop' },
   ]);
@@ -298,7 +305,10 @@ memory: { namespace: chat, key: "{correlationKey}", window: 4 }`),
     [u('q1'), a('answer 1'), u('q2'), a('answer 2'), u('q3'), a('answer 3')],
     'the system prompt is not remembered',
   );
-  const fourth = await ended(h, (await h.start(pid, { question: 'q4' }, { correlationKey: 'cust-1' })).processInstanceId);
+  const fourth = await ended(
+    h,
+    (await h.start(pid, { question: 'q4' }, { correlationKey: 'cust-1' })).processInstanceId,
+  );
   t.equal(fourth.stateCd, STATE.COMPLETED);
   t.same(ai.calls[4]!.messages, [sys, u('q2'), a('answer 2'), u('q3'), a('answer 3'), u('q4')], 'the last 4 only');
 });
@@ -360,7 +370,10 @@ t.test('once its result is journaled, a call is never made again, after a crash 
   const ai = new FakeAiRunner(() => ({ text: 'done once' }));
   const h = await withRunner(t, ai);
   const pid = await h.publish(
-    ASK('prompt: hi\nmemory: { namespace: chat, key: k }', 'next: wait\n  wait: { type: inputNode, inputType: textbox, next: done }'),
+    ASK(
+      'prompt: hi\nmemory: { namespace: chat, key: k }',
+      'next: wait\n  wait: { type: inputNode, inputType: textbox, next: done }',
+    ),
   );
   const started = await h.start(pid);
   await h.waitFor((e) => e.processInstanceId === started.processInstanceId && e.type === 'NODE_WAITING');

@@ -231,7 +231,9 @@ ${inner}
     );
     t.match(
       problems(
-        body('      s: { type: startEvent, next: x }\n      x: { type: voiceTask, next: e }\n      e: { type: endEvent }'),
+        body(
+          '      s: { type: startEvent, next: x }\n      x: { type: voiceTask, next: e }\n      e: { type: endEvent }',
+        ),
       ),
       [{ code: 'NODE_TYPE_UNSUPPORTED', nodeId: 'each', property: 'nodes.x.type', line: 10 }],
     );
@@ -349,10 +351,13 @@ t.test('aiTask and memoryAction publish, with every property the engine reads', 
 });
 
 t.test('aiTask and memoryAction: bad properties are refused where they are', async (t) => {
-  const flow = (node: string) =>
-    ok(`  start: { type: startEvent, next: x }\n  x: ${node}\n  done: { type: endEvent }`);
+  const flow = (node: string) => ok(`  start: { type: startEvent, next: x }\n  x: ${node}\n  done: { type: endEvent }`);
   const cases: Array<[string, string, Partial<Record<keyof FlowProblem, unknown>>]> = [
-    ['aiTask without prompt or messages', '{ type: aiTask, next: done }', { code: 'MISSING_PROPERTY', property: 'prompt' }],
+    [
+      'aiTask without prompt or messages',
+      '{ type: aiTask, next: done }',
+      { code: 'MISSING_PROPERTY', property: 'prompt' },
+    ],
     [
       'aiTask with both prompt and messages',
       '{ type: aiTask, prompt: hi, messages: [{ role: user, content: hi }], next: done }',
@@ -378,8 +383,16 @@ t.test('aiTask and memoryAction: bad properties are refused where they are', asy
       '{ type: aiTask, prompt: hi, responseFormat: text, schema: { type: object }, next: done }',
       { code: 'SCHEMA', property: 'responseFormat' },
     ],
-    ['repairs above 3', '{ type: aiTask, prompt: hi, repairs: 4, next: done }', { code: 'SCHEMA', property: 'repairs' }],
-    ['a bad timeout', '{ type: aiTask, prompt: hi, timeout: soon, next: done }', { code: 'BAD_DURATION', property: 'timeout' }],
+    [
+      'repairs above 3',
+      '{ type: aiTask, prompt: hi, repairs: 4, next: done }',
+      { code: 'SCHEMA', property: 'repairs' },
+    ],
+    [
+      'a bad timeout',
+      '{ type: aiTask, prompt: hi, timeout: soon, next: done }',
+      { code: 'BAD_DURATION', property: 'timeout' },
+    ],
     [
       'a bad retry interval',
       '{ type: aiTask, prompt: hi, retry: { maxInterval: later }, next: done }',
@@ -405,7 +418,11 @@ t.test('aiTask and memoryAction: bad properties are refused where they are', asy
       '{ type: memoryAction, action: retrieve, namespace: n, next: done }',
       { code: 'MISSING_PROPERTY', property: 'key' },
     ],
-    ['list with a key', '{ type: memoryAction, action: list, namespace: n, key: k, next: done }', { code: 'SCHEMA', property: 'key' }],
+    [
+      'list with a key',
+      '{ type: memoryAction, action: list, namespace: n, key: k, next: done }',
+      { code: 'SCHEMA', property: 'key' },
+    ],
     [
       'window on an append',
       '{ type: memoryAction, action: append, namespace: n, key: k, value: 1, window: 3, next: done }',

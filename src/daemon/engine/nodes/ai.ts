@@ -18,7 +18,10 @@ export const CHAT_MEMORY_MAX_ITEMS = 200;
 
 const ROLES: ReadonlySet<unknown> = new Set(['system', 'user', 'assistant']);
 const isMessage = (m: unknown): m is AiMessage =>
-  typeof m === 'object' && m !== null && ROLES.has((m as AiMessage).role) && typeof (m as AiMessage).content === 'string';
+  typeof m === 'object' &&
+  m !== null &&
+  ROLES.has((m as AiMessage).role) &&
+  typeof (m as AiMessage).content === 'string';
 
 /** The chat memory's namespace and key resolved, or the node's failure. */
 function chatAddress(node: AiTaskNode, scope: NodeScope): { namespace: string; key: string } | Outcome | null {
@@ -113,7 +116,7 @@ export const aiTask: NodeHandler<AiTaskNode> = {
  */
 export function chatWindow(old: readonly unknown[], added: readonly AiMessage[]): unknown[] {
   const list = lastItems([...old, ...added], CHAT_MEMORY_MAX_ITEMS);
-  const sizes = list.map((m) => Buffer.byteLength(JSON.stringify(m) ?? "null") + 1); // with its comma
+  const sizes = list.map((m) => Buffer.byteLength(JSON.stringify(m) ?? 'null') + 1); // with its comma
   let total = sizes.reduce((a, b) => a + b, 1);
   let drop = 0;
   while (total > MEMORY_MAX_ENTRY_BYTES && list.length - drop > added.length) total -= sizes[drop++]!;

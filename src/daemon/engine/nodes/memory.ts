@@ -66,7 +66,10 @@ export const memoryAction: NodeHandler<MemoryActionNode> = {
         if (!live) return { kind: 'next', variables: { [variable]: scope.resolve(node.default ?? null) ?? null } };
         if (node.window === undefined) return { kind: 'next', variables: { [variable]: live.value } };
         if (!Array.isArray(live.value)) return notAList(namespace, key);
-        return { kind: 'next', variables: { [variable]: lastItems(live.value, Math.min(node.window, MEMORY_MAX_ITEMS)) } };
+        return {
+          kind: 'next',
+          variables: { [variable]: lastItems(live.value, Math.min(node.window, MEMORY_MAX_ITEMS)) },
+        };
       }
       case 'store': {
         const entry: MemoryEntry = { value: scope.resolve(node.value) ?? null, updatedAt, expiresAt: expires(null) };
@@ -79,7 +82,10 @@ export const memoryAction: NodeHandler<MemoryActionNode> = {
       case 'append': {
         if (live && !Array.isArray(live.value)) return notAList(namespace, key);
         const max = Math.min(node.maxItems ?? MEMORY_MAX_ITEMS, MEMORY_MAX_ITEMS);
-        const list = lastItems([...((live?.value as unknown[] | undefined) ?? []), scope.resolve(node.value) ?? null], max);
+        const list = lastItems(
+          [...((live?.value as unknown[] | undefined) ?? []), scope.resolve(node.value) ?? null],
+          max,
+        );
         // Without a ttl an append keeps the list's expiry: a list made with one stays bounded in time.
         const entry: MemoryEntry = { value: list, updatedAt, expiresAt: expires(live?.expiresAt ?? null) };
         return {
