@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { AiCall } from '../../../src/daemon/ai/types.js';
 import { instanceResource } from '../../../src/daemon/api/routes/process.js';
+import { chatWindow } from '../../../src/daemon/engine/nodes/ai.js';
 import type { WorkProgress } from '../../../src/daemon/engine/engine.js';
 import { logEntries } from '../../../src/daemon/state/log-line.js';
 import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
@@ -397,4 +398,19 @@ t.test('once its result is journaled, a call is never made again, after a crash 
   const restarted = await h.restart();
   await restarted.get(started.processInstanceId);
   t.equal(ai.calls.length, 1, 'nor after a graceful restart');
+});
+
+t.test('chat memory keeps the latest 200 messages, fewer when over an entry’s size', async (t) => {
+  const msg = (i: number, size = 10) => ({ role: 'user' as const, content: `${i}`.padEnd(size, '.') });
+  const old = Array.from({ length: 199 }, (_, i) => msg(i));
+  const kept = chatWindow(old, [msg(199), msg(200)]);
+  t.equal(kept.length, 200);
+  t.same(kept[0], msg(1), 'the oldest went first');
+  const big = Array.from({ length: 10 }, (_, i) => msg(i, 40_000));
+  const fitted = chatWindow(big, [msg(10, 40_000)]);
+  t.ok(Buffer.byteLength(JSON.stringify(fitted)) <= 256 * 1024, 'within an entry');
+  t.same(fitted.at(-1), msg(10, 40_000), 'the new turn is kept');
+  t.equal(fitted.length, 6, 'as many of the latest as fit');
+  const alone = chatWindow([], [msg(0, 300_000)]);
+  t.equal(alone.length, 1, 'a turn too large alone is kept whole (the write then fails MEMORY_TOO_LARGE)');
 });

@@ -200,3 +200,28 @@ t.test('memory survives reopening the store: from its journal and from a checkpo
   const restarted = await h.restart();
   t.same((await restarted.start(get)).variables.m, [0, 1, 2, 3], 'after a graceful restart');
 });
+
+t.test('a sweep removes at most 1000 expired entries; the next one the rest', async (t) => {
+  const h = await engineHarness(t);
+  const at = h.clock.now().toISOString();
+  const expiresAt = new Date(h.clock.ms + 1000).toISOString();
+  const records = Array.from({ length: 1500 }, (_, i) => ({
+    type: 'memory.written' as const,
+    organization: 'default',
+    namespace: 'bulk',
+    key: `k${i}`,
+    entry: { value: i, updatedAt: at, expiresAt },
+  }));
+  await h.store.commit(...records, {
+    type: 'memory.written',
+    organization: 'default',
+    namespace: 'bulk',
+    key: 'forever',
+    entry: { value: 'kept', updatedAt: at, expiresAt: null },
+  });
+  h.clock.advance(1000);
+  await h.engine.sweepExpired();
+  t.equal(Object.keys(h.store.state.memory.default!.bulk!).length, 501, 'one batch removed');
+  await h.engine.sweepExpired();
+  t.same(Object.keys(h.store.state.memory.default!.bulk!), ['forever'], 'the rest, and never a live entry');
+});
