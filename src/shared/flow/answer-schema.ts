@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 
 /**
  * An aiTask's `schema` (the JSON Schema its answer must match), compiled one way for both
@@ -26,15 +27,31 @@ const OPTIONS = {
   validateFormats: false,
 } as const;
 
+/** The `$schema` of draft 2020-12 (with or without its empty fragment); any other or none is read as draft-07. */
+const DRAFT_2020 = /^https:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
+
 /**
- * Compiles `schema` (a fresh Ajv per call: schemas of different flows may reuse an `$id`).
- * Pure; never throws: a schema that does not compile is reported with where and why.
+ * Compiles `schema` as draft-07, or as 2020-12 when its `$schema` says so (a fresh Ajv per
+ * call: schemas of different flows may reuse an `$id`). Pure; never throws: a schema that does
+ * not compile is reported with where and why.
  */
 export function compileAnswerSchema(schema: unknown): AnswerSchemaCompilation {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
     return { ok: false, path: [], message: 'a JSON Schema must be an object' };
-  const ajv = new Ajv(OPTIONS);
-  if (!ajv.validateSchema(schema)) {
+  const version = (schema as { $schema?: unknown }).$schema;
+  const ajv = typeof version === 'string' && DRAFT_2020.test(version) ? new Ajv2020(OPTIONS) : new Ajv(OPTIONS);
+  let valid: boolean;
+  try {
+    valid = ajv.validateSchema(schema) as boolean;
+  } catch (err) {
+    // A `$schema` Ajv does not know (draft 2019-09, draft-04, a typo) throws rather than answering.
+    return {
+      ok: false,
+      path: ['$schema'],
+      message: `not a JSON Schema version this daemon reads: ${(err as Error).message}`,
+    };
+  }
+  if (!valid) {
     const first = (ajv.errors ?? [])[0];
     return {
       ok: false,

@@ -379,6 +379,11 @@ t.test('aiTask and memoryAction: bad properties are refused where they are', asy
       { code: 'SCHEMA', property: 'schema', message: /proprties/ },
     ],
     [
+      'a schema of a draft this daemon does not read',
+      '{ type: aiTask, prompt: hi, schema: { $schema: "http://json-schema.org/draft-04/schema#" }, next: done }',
+      { code: 'SCHEMA', property: 'schema.$schema' },
+    ],
+    [
       'a schema with responseFormat text',
       '{ type: aiTask, prompt: hi, responseFormat: text, schema: { type: object }, next: done }',
       { code: 'SCHEMA', property: 'responseFormat' },
