@@ -414,3 +414,35 @@ t.test('chat memory keeps the latest 200 messages, fewer when over an entry’s 
   const alone = chatWindow([], [msg(0, 300_000)]);
   t.equal(alone.length, 1, 'a turn too large alone is kept whole (the write then fails MEMORY_TOO_LARGE)');
 });
+
+t.test('chat memory is appended where it was read, though the key’s variable changed during the call', async (t) => {
+  const held = gate();
+  const ai = new FakeAiRunner(() => ({ gate: held.promise, text: 'hi back' }));
+  const h = await withRunner(t, ai);
+  const pid = await h.publish(`processId: AUTO
+name: Key changes meanwhile
+nodes:
+  start: { type: startEvent, next: [ask, input] }
+  ask: { type: aiTask, prompt: hi, memory: { namespace: chat, key: "{inputValue}" }, next: join }
+  input: { type: inputNode, inputType: textbox, next: join }
+  join: { type: parallelGateway, next: done }
+  done: { type: endEvent }
+`);
+  const started = await h.start(pid, { inputValue: 'first' });
+  await ai.called(1);
+  await h.engine.submitTask({
+    organization: 'default',
+    processInstanceId: started.processInstanceId,
+    nodeId: 'input',
+    action: 'COMPLETE',
+    data: { inputValue: 'second' },
+  });
+  held.open();
+  const inst = await ended(h, started.processInstanceId);
+  t.equal(inst.variables.inputValue, 'second');
+  t.same(Object.keys(h.store.state.memory.default!.chat!), ['first'], 'the turn went to the conversation it read');
+  t.same(h.store.state.memory.default!.chat!.first!.value, [
+    { role: 'user', content: 'hi' },
+    { role: 'assistant', content: 'hi back' },
+  ]);
+});

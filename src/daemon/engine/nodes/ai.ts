@@ -2,7 +2,7 @@ import { parseDuration } from '../../../shared/duration.js';
 import type { AiTaskNode } from '../../../shared/flow/types.js';
 import type { AiAnswer, AiMessage } from '../../ai/types.js';
 import { MEMORY_MAX_ENTRY_BYTES } from '../../state/memory.js';
-import { asText, type NodeHandler, type NodeScope, type Outcome } from './handler.js';
+import { asText, type ChatTurn, type NodeHandler, type NodeScope, type Outcome } from './handler.js';
 import { lastItems, memoryName, notAList } from './memory.js';
 import { retryPolicy, workResult } from './work.js';
 
@@ -23,14 +23,22 @@ const isMessage = (m: unknown): m is AiMessage =>
   ROLES.has((m as AiMessage).role) &&
   typeof (m as AiMessage).content === 'string';
 
-/** The chat memory's namespace and key resolved, or the node's failure. */
-function chatAddress(node: AiTaskNode, scope: NodeScope): { namespace: string; key: string } | Outcome | null {
+/** The node's own messages: its prompt, or its `messages`, each resolved. */
+function ownMessages(node: AiTaskNode, scope: NodeScope): AiMessage[] {
+  return node.prompt !== undefined
+    ? [{ role: 'user', content: asText(scope.resolve(node.prompt) ?? '') }]
+    : (node.messages ?? []).map((m) => ({ role: m.role, content: asText(scope.resolve(m.content) ?? '') }));
+}
+
+/** The node's turn in its chat memory (null without `memory:`), or the node's failure (MEMORY_KEY_INVALID). */
+function chatTurn(node: AiTaskNode, scope: NodeScope, own: readonly AiMessage[]): ChatTurn | Outcome | null {
   if (!node.memory) return null;
   const namespace = memoryName(scope, node.memory.namespace, 'namespace');
   if (typeof namespace !== 'string') return namespace;
   const key = memoryName(scope, node.memory.key, 'key');
   if (typeof key !== 'string') return key;
-  return { namespace, key };
+  // A system message is the flow's, not the conversation's: sent each time, never remembered.
+  return { namespace, key, messages: own.filter((m) => m.role !== 'system') };
 }
 
 /**
@@ -45,7 +53,8 @@ export const aiTask: NodeHandler<AiTaskNode> = {
     const messages: AiMessage[] = [];
     if (node.systemPrompt !== undefined)
       messages.push({ role: 'system', content: asText(scope.resolve(node.systemPrompt) ?? '') });
-    const chat = chatAddress(node, scope);
+    const own = ownMessages(node, scope);
+    const chat = chatTurn(node, scope, own);
     if (chat && 'kind' in chat) return chat;
     if (chat) {
       const remembered = scope.memory(chat.namespace, chat.key)?.value;
@@ -53,10 +62,6 @@ export const aiTask: NodeHandler<AiTaskNode> = {
       for (const m of lastItems(remembered ?? [], node.memory!.window ?? CHAT_MEMORY_WINDOW))
         if (isMessage(m)) messages.push({ role: m.role, content: m.content });
     }
-    const own: AiMessage[] =
-      node.prompt !== undefined
-        ? [{ role: 'user', content: asText(scope.resolve(node.prompt) ?? '') }]
-        : (node.messages ?? []).map((m) => ({ role: m.role, content: asText(scope.resolve(m.content) ?? '') }));
     messages.push(...own);
     return {
       kind: 'work',
@@ -76,8 +81,7 @@ export const aiTask: NodeHandler<AiTaskNode> = {
           retry: retryPolicy(node.retry),
           repairs: node.repairs ?? 1,
         },
-        // A system message is the flow's, not the conversation's: it is sent each time, not remembered.
-        remember: own.filter((m) => m.role !== 'system'),
+        ...(chat && { chat }),
       },
     };
   },
@@ -96,14 +100,18 @@ export const aiTask: NodeHandler<AiTaskNode> = {
         variables: { [node.resultVariable ?? scope.nodeId]: result },
         usage: result.usage,
       };
-      const chat = chatAddress(node, scope);
+      if (!node.memory) return outcome;
+      // The turn as resolved for the call; resolved again only for a result without its request.
+      const request = input.kind === 'work' && input.request?.kind === 'ai' ? input.request : undefined;
+      const chat = request ? request.chat : chatTurn(node, scope, ownMessages(node, scope));
       if (!chat) return outcome;
       if ('kind' in chat) return chat;
       const live = scope.memory(chat.namespace, chat.key);
       if (live && !Array.isArray(live.value)) return notAList(chat.namespace, chat.key);
-      const request = input.kind === 'work' && input.request?.kind === 'ai' ? input.request : undefined;
-      const added: AiMessage[] = [...(request?.remember ?? []), { role: 'assistant', content: answer.text }];
-      const list = chatWindow((live?.value as unknown[] | undefined) ?? [], added);
+      const list = chatWindow((live?.value as unknown[] | undefined) ?? [], [
+        ...chat.messages,
+        { role: 'assistant', content: answer.text },
+      ]);
       const entry = { value: list, updatedAt: scope.now.toISOString(), expiresAt: live?.expiresAt ?? null };
       return { ...outcome, memory: [{ namespace: chat.namespace, key: chat.key, entry }] };
     }),

@@ -61,8 +61,19 @@ export interface ChildStart {
 export type WorkRequest =
   | { readonly kind: 'http'; readonly call: HttpCall }
   | { readonly kind: 'script'; readonly run: ScriptRun }
-  /** A model call; `remember`: the node's own messages (its prompt), which chat memory appends with the answer. */
-  | { readonly kind: 'ai'; readonly call: AiCall; readonly remember?: readonly AiMessage[] };
+  /** A model call; `chat`: where chat memory keeps this turn, and the node's own messages it appends with the answer. */
+  | { readonly kind: 'ai'; readonly call: AiCall; readonly chat?: ChatTurn };
+
+/**
+ * An aiTask's turn in its chat memory, as resolved when the call was made: the resume appends
+ * to this address (not one resolved again from variables that may have changed meanwhile).
+ */
+export interface ChatTurn {
+  readonly namespace: string;
+  readonly key: string;
+  /** The node's own user and assistant messages (its prompt); the system prompt is not remembered. */
+  readonly messages: readonly AiMessage[];
+}
 
 /** A resolved property as text: strings as they are, anything else as JSON. */
 export const asText = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
