@@ -395,9 +395,11 @@ t.test('once its result is journaled, a call is never made again, after a crash 
   t.equal((inst.variables.ask as { text: string }).text, 'done once');
   t.same(inst.usage, { inputTokens: 10, outputTokens: 5, calls: 1 }, 'usage counted once');
   t.equal((reopened.store.state.memory.default!.chat!.k!.value as unknown[]).length, 2, 'remembered once');
+  await h.store.checkpoint();
   const restarted = await h.restart();
-  await restarted.get(started.processInstanceId);
-  t.equal(ai.calls.length, 1, 'nor after a graceful restart');
+  const kept = await restarted.get(started.processInstanceId);
+  t.equal(ai.calls.length, 1, 'nor after a checkpoint and a graceful restart');
+  t.same(kept.usage, { inputTokens: 10, outputTokens: 5, calls: 1 }, 'usage kept in the snapshot');
 });
 
 t.test('chat memory keeps the latest 200 messages, fewer when over an entry’s size', async (t) => {
