@@ -225,3 +225,27 @@ t.test('a sweep removes at most 1000 expired entries; the next one the rest', as
   await h.engine.sweepExpired();
   t.same(Object.keys(h.store.state.memory.default!.bulk!), ['forever'], 'the rest, and never a live entry');
 });
+
+t.test('appends in one step see each other: parallel branches and a loop lose no item', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(`processId: AUTO
+name: Many appends
+nodes:
+  start: { type: startEvent, next: [a, b] }
+  a: { type: memoryAction, action: append, namespace: ns, key: k, value: a, next: j }
+  b: { type: memoryAction, action: append, namespace: ns, key: k, value: b, next: j }
+  j: { type: parallelGateway, next: each }
+  each:
+    type: loopNode
+    collection: [1, 2, 3]
+    nodes:
+      s: { type: startEvent, next: add }
+      add: { type: memoryAction, action: append, namespace: ns, key: k, value: "{item}", next: e }
+      e: { type: endEvent }
+    next: done
+  done: { type: endEvent }
+`);
+  const inst = await h.start(pid);
+  await h.waitFor((e) => e.processInstanceId === inst.processInstanceId && e.type === 'PROCESS_COMPLETED');
+  t.same(h.store.state.memory.default!.ns!.k!.value, ['a', 'b', 1, 2, 3]);
+});
