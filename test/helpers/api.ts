@@ -4,7 +4,7 @@ import { newApiKey } from '../../src/daemon/auth/api-keys.js';
 import { buildServer } from '../../src/daemon/server.js';
 import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
 import type { ApiKey, Role } from '../../src/daemon/state/state.js';
-import { engineHarness, type EngineHarness, type TestClock } from './engine.js';
+import { engineHarness, type EngineHarness, type HarnessEngineOptions, type TestClock } from './engine.js';
 
 /** A key made for a test: its full credential and what it is. */
 export interface TestKey {
@@ -26,9 +26,9 @@ export interface ApiHarness extends EngineHarness {
 /** An engine harness plus the HTTP app on top of it (no port: inject()). */
 export async function apiHarness(
   t: Test,
-  options: { bodyLimit?: number; heartbeatSeconds?: number; clock?: TestClock } = {},
+  options: { bodyLimit?: number; heartbeatSeconds?: number; clock?: TestClock; engine?: HarnessEngineOptions } = {},
 ): Promise<ApiHarness> {
-  const h = await engineHarness(t, undefined, options.clock);
+  const h = await engineHarness(t, undefined, options.clock, options.engine);
   const webhooks = new WebhookReceiver({ store: h.store, engine: h.engine, now: h.clock.now });
   const app = buildServer({
     store: h.store,

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { Engine, type LifecycleEvent, type StreamedLog } from '../../src/daemon/engine/engine.js';
+import { Engine, type EngineOptions, type LifecycleEvent, type StreamedLog } from '../../src/daemon/engine/engine.js';
 import { publishFlow } from '../../src/daemon/flows/publish.js';
 import { WFX_STORE, type WfxRecord } from '../../src/daemon/state/records.js';
 import type { Environment, Instance, WfxState } from '../../src/daemon/state/state.js';
@@ -48,8 +48,16 @@ export interface EngineHarness {
   close(): Promise<void>;
 }
 
+/** What a test may give the engine besides its store, history and clock (kept over restarts). */
+export type HarnessEngineOptions = Pick<EngineOptions, 'ai'>;
+
 /** Opens store, history and engine in a fresh test directory, closed at teardown. */
-export async function engineHarness(t: Test, dir?: string, clock = new TestClock()): Promise<EngineHarness> {
+export async function engineHarness(
+  t: Test,
+  dir?: string,
+  clock = new TestClock(),
+  engineOptions: HarnessEngineOptions = {},
+): Promise<EngineHarness> {
   if (dir === undefined) {
     // Our own directory, not t.testdir(): tap removes that before teardowns run, and closing
     // the store writes a final checkpoint into it. Teardowns run last-registered first, so this
@@ -62,7 +70,7 @@ export async function engineHarness(t: Test, dir?: string, clock = new TestClock
   const store = await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE });
   const history = await History.open(join(dir, 'history'));
   const errors: unknown[] = [];
-  const engine = new Engine({ store, history, now: clock.now, onError: (err) => errors.push(err) });
+  const engine = new Engine({ store, history, now: clock.now, onError: (err) => errors.push(err), ...engineOptions });
   const events: LifecycleEvent[] = [];
   const logs: StreamedLog[] = [];
   engine.on('lifecycle', (e: LifecycleEvent) => events.push(e));
@@ -143,7 +151,7 @@ export async function engineHarness(t: Test, dir?: string, clock = new TestClock
     },
     async restart() {
       await close();
-      return engineHarness(t, root, clock);
+      return engineHarness(t, root, clock, engineOptions);
     },
     close,
   };

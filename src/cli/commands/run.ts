@@ -146,6 +146,7 @@ export async function waitFor(
       try {
         for await (const ev of client.instances.streamLogs(id, { lastEventId: lastId, signal: abort.signal })) {
           if (ev.event === 'end') return await client.instances.get(id);
+          if (ev.event === 'progress') continue; // a model's answer streaming: not a log entry
           if (ev.id !== undefined) lastId = ev.id;
           if (opts.follow && ev.data !== undefined) {
             const entry = JSON.parse(ev.data) as LogEntry;

@@ -1,24 +1,26 @@
 import type { FastifyReply } from 'fastify';
 import type {} from 'fastify-sse-v2'; // reply.sse
-import type { Engine, LifecycleEvent, LogsAdvanced } from '../engine/engine.js';
+import type { Engine, LifecycleEvent, LogsAdvanced, WorkProgress } from '../engine/engine.js';
 import type { WfxState } from '../state/state.js';
 import { credentialLapsed } from './auth.js';
 import type { Caller } from './caller.js';
 
 type LogsListener = (advanced: LogsAdvanced) => void;
 type EndListener = () => void;
+type ProgressListener = (progress: WorkProgress) => void;
 
 /**
  * Fans the engine's log progress and lifecycle events out to SSE clients, with per-execution
  * subscriber sets, so a step costs one lookup however many clients watch other executions.
  * It listens to lifecycle events only while a client of GET /events is connected (building them
- * costs every step). Unsubscribing removes exactly what was added: clients that go away leave
+ * costs every step), and to model progress only while a log stream follows an execution. Unsubscribing removes exactly what was added: clients that go away leave
  * nothing behind.
  */
 export class StreamHub {
   private readonly logs = new Map<string, Set<LogsListener>>();
   private readonly ends = new Map<string, Set<EndListener>>();
   private readonly events = new Set<(e: LifecycleEvent) => void>();
+  private readonly progress = new Map<string, Set<ProgressListener>>();
   /** How to end each open stream: a graceful stop ends them (clients reconnect), else it would wait forever. */
   private readonly open = new Set<() => void>();
   private readonly onLogs = (advanced: LogsAdvanced) => {
@@ -29,6 +31,9 @@ export class StreamHub {
   };
   private readonly onLifecycle = (e: LifecycleEvent) => {
     for (const fn of this.events) fn(e);
+  };
+  private readonly onProgress = (p: WorkProgress) => {
+    for (const fn of this.progress.get(p.processInstanceId) ?? []) fn(p);
   };
 
   constructor(private readonly engine: Engine) {
@@ -46,6 +51,16 @@ export class StreamHub {
     return () => {
       remove(this.logs, id, onLogs);
       remove(this.ends, id, onEnd);
+    };
+  }
+
+  /** Calls `fn` with each piece of model answer of execution `id` as it streams. Returns the unsubscribe. */
+  watchProgress(id: string, fn: ProgressListener): () => void {
+    if (this.progress.size === 0) this.engine.on('progress', this.onProgress);
+    add(this.progress, id, fn);
+    return () => {
+      remove(this.progress, id, fn);
+      if (this.progress.size === 0) this.engine.off('progress', this.onProgress);
     };
   }
 
@@ -76,6 +91,7 @@ export class StreamHub {
     let n = this.events.size + this.open.size;
     for (const set of this.logs.values()) n += set.size;
     for (const set of this.ends.values()) n += set.size;
+    for (const set of this.progress.values()) n += set.size;
     return n;
   }
 
@@ -83,6 +99,7 @@ export class StreamHub {
     this.engine.off('logs', this.onLogs);
     this.engine.off('finished', this.onFinished);
     this.engine.off('lifecycle', this.onLifecycle);
+    this.engine.off('progress', this.onProgress);
   }
 }
 

@@ -20,6 +20,15 @@ export interface LogsAdvanced {
   readonly instance: Instance;
 }
 
+/** A piece of a model's answer as it streams in: not journaled, so it has no log id. */
+export interface WorkProgress {
+  readonly processInstanceId: string;
+  readonly nodeId: string;
+  readonly nodeInstanceId: string;
+  /** The text that arrived since the last progress of this node. */
+  readonly delta: string;
+}
+
 /**
  * The engine's events and their arguments. `log` and `lifecycle` are built only while someone
  * listens (building events nobody listens to would cost every step).
@@ -35,6 +44,8 @@ export interface EngineEvents {
   finished: [string];
   /** A finished execution (its id) has moved to history and left the live state. */
   archived: [string];
+  /** Text of a model's answer while it streams (only while someone listens; never journaled). */
+  progress: [WorkProgress];
 }
 
 /** The emitting side of the engine, as the effects that publish need it. */

@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { WfxError } from '../../shared/errors.js';
+import type { AiRunner } from '../ai/types.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { validateTaskData } from '../../shared/input-data.js';
@@ -16,6 +17,7 @@ import {
   jsonDepthExcess,
 } from '../../shared/json-shape.js';
 import { WorkCount } from '../../shared/work-count.js';
+import { expiredMemoryEntries } from '../state/memory.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATUS, type Environment, type Instance, type WfxState } from '../state/state.js';
 import { subscriptionsFor } from '../state/subscriptions.js';
@@ -35,7 +37,7 @@ import type { WorkResult } from './work/result.js';
 import type { ScriptRunner } from './work/script.js';
 import { WorkRunner } from './work-runner.js';
 
-export type { EngineEvents, LogsAdvanced, StreamedLog } from './engine-events.js';
+export type { EngineEvents, LogsAdvanced, StreamedLog, WorkProgress } from './engine-events.js';
 export type { LifecycleEvent } from './lifecycle.js';
 export type { Caller } from './queries.js';
 
@@ -64,6 +66,11 @@ export interface EngineOptions {
   readonly scripts?: ScriptRunner;
   /** How deep start data, work results and the variables a node sets may nest (default DEFAULT_MAX_JSON_DEPTH; see json-shape.ts). */
   readonly maxJsonDepth?: number;
+  /**
+   * How aiTask calls are made (the daemon's one runner; it owns and closes it). Absent: an
+   * aiTask fails with AI_PROVIDER_NOT_FOUND.
+   */
+  readonly ai?: AiRunner;
 }
 
 type FlowScope = {
@@ -72,6 +79,9 @@ type FlowScope = {
   graph: FlowGraph;
   startId: string;
 };
+
+/** Expired memory entries one sweep removes at most. */
+const MEMORY_SWEEP_BATCH = 1000;
 
 /** The `{env.*}` of an organization and environment that has none set. */
 const NO_ENV: Readonly<Record<string, string>> = Object.freeze({});
@@ -85,7 +95,7 @@ const NO_ENV: Readonly<Record<string, string>> = Object.freeze({});
  * recovery.ts, work nodes' calls in work-runner.ts.
  *
  * Emits, once a step is durable, the events of EngineEvents (engine-events.ts): `logs`, `log`,
- * `lifecycle`, `finished` and `archived`.
+ * `lifecycle`, `finished` and `archived`; and `progress` while a model answers (not journaled).
  */
 export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   readonly state: WfxState;
@@ -121,6 +131,18 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
       http: options.http ?? callHttp,
       network: options.network,
       scripts: options.scripts,
+      ai: options.ai,
+      onProgress: (order, delta) => {
+        if (this.listenerCount('progress') === 0) return;
+        const nodeId = this.state.instances[order.instanceId]?.nodes[order.nodeInstanceId]?.nodeId;
+        if (nodeId === undefined) return;
+        this.emit('progress', {
+          processInstanceId: order.instanceId,
+          nodeId,
+          nodeInstanceId: order.nodeInstanceId,
+          delta,
+        });
+      },
       maxJsonDepth: this.maxJsonDepth,
       now: this.now,
       onError: (err, what) => this.onError(err, what),
@@ -378,7 +400,11 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     await this.sweepExpired();
   }
 
-  /** Removes kept messages and dedup entries whose time is up. */
+  /**
+   * Removes kept messages, dedup entries and memory entries whose time is up (an expired
+   * memory entry already reads as missing; this frees it). At most MEMORY_SWEEP_BATCH memory
+   * entries per sweep, so one sweep stays a small journal entry; the rest go in later ones.
+   */
   async sweepExpired(): Promise<void> {
     const now = this.now().toISOString();
     const expiredMessages = Object.values(this.state.messages)
@@ -387,10 +413,12 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     const expiredIds = Object.entries(this.state.messageIds)
       .filter(([, until]) => until <= now)
       .map(([k]) => k);
-    if (expiredMessages.length === 0 && expiredIds.length === 0) return;
+    const expiredMemory = expiredMemoryEntries(this.state.memory, now, MEMORY_SWEEP_BATCH);
+    if (expiredMessages.length === 0 && expiredIds.length === 0 && expiredMemory.length === 0) return;
     await this.store.commit(
       ...expiredMessages.map((id) => ({ type: 'message.removed', id }) as const),
       ...expiredIds.map((key) => ({ type: 'messageId.expired', key }) as const),
+      ...expiredMemory.map((at) => ({ type: 'memory.written', ...at, entry: null }) as const),
     );
   }
 

@@ -14,6 +14,7 @@ import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js
 import type { BoundaryEventNode, FlowDefinition, FlowNode } from '../../shared/flow/types.js';
 import { nodeRan, startedInstance, type WfxRecord } from '../state/records.js';
 import { youngCopy } from '../state/gc.js';
+import { MEMORY_MAX_ENTRY_BYTES, memoryEntry, type MemoryEntry, type MemoryStore } from '../state/memory.js';
 import {
   STATE,
   STATUS,
@@ -24,7 +25,15 @@ import {
   type WfxState,
 } from '../state/state.js';
 import { subscriptionsFor, type Subscription } from '../state/subscriptions.js';
-import type { ChildStart, Delivery, NodeScope, Outcome, ResumeInput, WorkRequest } from './nodes/handler.js';
+import type {
+  ChildStart,
+  Delivery,
+  MemoryWrite,
+  NodeScope,
+  Outcome,
+  ResumeInput,
+  WorkRequest,
+} from './nodes/handler.js';
 import { nodeKey, type NodeKey } from './keys.js';
 import { handlerOf } from './nodes/index.js';
 import type { WorkResult } from './work/result.js';
@@ -165,8 +174,11 @@ export class Transition {
     this.drain();
   }
 
-  /** A node's work is done: resumes it if it still waits for that (it may have been cancelled meanwhile). */
-  workDone(inst: Instance, ni: NodeInstance, result: WorkResult): void {
+  /**
+   * A node's work (`request`) is done: resumes it if it still waits for that (it may have been
+   * cancelled meanwhile).
+   */
+  workDone(inst: Instance, ni: NodeInstance, result: WorkResult, request?: WorkRequest): void {
     if (inst.stateCd !== STATE.RUNNING || ni.statusCd !== STATUS.ACTIVE) return;
     for (const line of result.logs ?? []) {
       this.emit({
@@ -182,7 +194,7 @@ export class Transition {
         },
       });
     }
-    this.resume(inst, ni, { kind: 'work', result });
+    this.resume(inst, ni, request ? { kind: 'work', result, request } : { kind: 'work', result });
   }
 
   /** A node's work cannot be handled (its result made the step throw): the node fails with `code`, if it is still Active. */
@@ -344,9 +356,11 @@ export class Transition {
       nodeId,
       this.checked(this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings, null)))),
     );
-    if (outcome.kind === 'next' || outcome.kind === 'end') {
+    // A completion with usage needs node.completed (node.ran has no usage): only work nodes have any.
+    if (outcome.kind === 'end' || (outcome.kind === 'next' && outcome.usage === undefined)) {
       const id = `n${inst.nodeCount + 1}`;
       const next = outcome.kind === 'next' ? outcome : null;
+      if (next?.memory) this.emitMemory(inst, next.memory);
       this.emit(nodeRan(inst.processInstanceId, id, nodeId, this.at, next?.variables, next?.output));
       for (const w of warnings) this.emit(w);
       this.afterCompleted(inst, inst.nodes[id]!, outcome);
@@ -355,6 +369,18 @@ export class Transition {
     const ni = this.emitEntered(inst, nodeId);
     for (const w of warnings) this.emit(w);
     this.carryOut(inst, ni, outcome);
+  }
+
+  /** A node's memory writes, in its execution's organization: right before its completion record, in the same step. */
+  private emitMemory(inst: Instance, writes: readonly MemoryWrite[]): void {
+    for (const w of writes)
+      this.emit({
+        type: 'memory.written',
+        organization: inst.organization,
+        namespace: w.namespace,
+        key: w.key,
+        entry: w.entry,
+      });
   }
 
   private emitEntered(inst: Instance, nodeId: string): NodeInstance {
@@ -397,6 +423,7 @@ export class Transition {
           (outcome.variables && fail(outcome.variables, 'the variables the node sets are')) ??
           (outcome.output && fail(outcome.output, 'the output the node sets is')) ??
           (outcome.deliver && fail(outcome.deliver.data, 'the data the node sends is')) ??
+          (outcome.memory && memoryFailure(outcome.memory, max)) ??
           outcome
         );
       case 'wait':
@@ -493,11 +520,13 @@ export class Transition {
     const base = { instanceId: inst.processInstanceId, nodeInstanceId: ni.id, at: this.at };
     switch (outcome.kind) {
       case 'next':
+        if (outcome.memory) this.emitMemory(inst, outcome.memory);
         this.emit({
           type: 'node.completed',
           ...base,
           ...(outcome.variables && { variables: outcome.variables }),
           ...(outcome.output && { output: outcome.output }),
+          ...(outcome.usage && { usage: outcome.usage }),
         });
         this.afterCompleted(inst, ni, outcome);
         return;
@@ -786,8 +815,35 @@ export class Transition {
       this.core.envOf(inst),
       this.core.flowOf(inst).nodes[nodeId]!,
       warnings,
+      this.core.state.memory,
     );
   }
+}
+
+/**
+ * A memory write that would nest deeper than `max` (DATA_TOO_DEEP) or hold more than an entry
+ * may (MEMORY_TOO_LARGE), as the node's failure; null when every write may go. Depth first:
+ * measuring the size serializes the value, which must not recurse too deep.
+ */
+function memoryFailure(writes: readonly MemoryWrite[], max: number): Outcome | null {
+  for (const w of writes) {
+    if (!w.entry) continue;
+    const excess = jsonDepthExcess(w.entry.value, max);
+    if (excess !== null)
+      return {
+        kind: 'fail',
+        code: 'DATA_TOO_DEEP',
+        message: `the value for memory ${w.namespace}/${w.key} is ${describeDepthExcess(excess)}`,
+      };
+    const bytes = Buffer.byteLength(JSON.stringify(w.entry.value) ?? 'null');
+    if (bytes > MEMORY_MAX_ENTRY_BYTES)
+      return {
+        kind: 'fail',
+        code: 'MEMORY_TOO_LARGE',
+        message: `the value for memory ${w.namespace}/${w.key} is ${bytes} bytes of JSON, more than ${MEMORY_MAX_ENTRY_BYTES}`,
+      };
+  }
+  return null;
 }
 
 /** What a node handler sees of its execution: one object per run, its methods on the prototype. */
@@ -802,10 +858,31 @@ class Scope implements NodeScope {
     private readonly node: FlowNode,
     /** WARN lines for missing references, written after the node's own record. */
     private readonly warnings: WfxRecord[],
+    private readonly memoryStore: MemoryStore,
   ) {}
 
-  resolve(value: unknown): unknown {
-    const r = resolveDeep(value, { vars: this.instance.variables, env: this.env });
+  memory(namespace: string, key: string): MemoryEntry | undefined {
+    return memoryEntry(this.memoryStore, { organization: this.instance.organization, namespace, key }, this.now);
+  }
+
+  memoryEntries(namespace: string): Array<[string, MemoryEntry]> {
+    const orgName = this.instance.organization;
+    const org = Object.hasOwn(this.memoryStore, orgName) ? this.memoryStore[orgName]! : {};
+    const ns = Object.hasOwn(org, namespace) ? org[namespace]! : {};
+    const now = this.now.getTime();
+    return Object.entries(ns).filter(([, e]) => e.expiresAt === null || Date.parse(e.expiresAt) > now);
+  }
+
+  resolveChecked(
+    value: unknown,
+    fallback?: Readonly<Record<string, unknown>>,
+  ): { readonly value: unknown; readonly missing: readonly string[] } {
+    const vars = fallback ? extensibleCopy(fallback, this.instance.variables) : this.instance.variables;
+    return resolveDeep(value, { vars, env: this.env });
+  }
+
+  resolve(value: unknown, fallback?: Readonly<Record<string, unknown>>): unknown {
+    const r = this.resolveChecked(value, fallback);
     for (const ref of r.missing) {
       this.warnings.push({
         type: 'instance.logged',

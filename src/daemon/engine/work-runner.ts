@@ -1,10 +1,13 @@
 /**
- * The work nodes ask for (serviceTask HTTP calls, scriptTask scripts), carried out outside any
- * step: started once the step that asked is durable, their result handed back in a new step.
+ * The work nodes ask for (serviceTask HTTP calls, scriptTask scripts, aiTask model calls),
+ * carried out outside any step: started once the step that asked is durable, their result
+ * handed back in a new step.
  */
 import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
+import { providerLookup } from '../ai/lookup.js';
+import type { AiAttempt, AiProviderLookup, AiRunner } from '../ai/types.js';
 import type { WfxRecord } from '../state/records.js';
-import { STATE, STATUS, type WfxState } from '../state/state.js';
+import { STATE, STATUS, type LogEntry, type WfxState } from '../state/state.js';
 import { nodeKey, type NodeKey } from './keys.js';
 import type { Transition, WorkOrder } from './transition.js';
 import type { HttpCall, HttpCallOptions } from './work/http.js';
@@ -27,6 +30,10 @@ export interface WorkRunnerOptions {
   readonly network: NetworkPolicy | undefined;
   /** The scriptTask sandbox; undefined: a pool of QuickJS workers, made on first use and closed by close(). */
   readonly scripts: ScriptRunner | undefined;
+  /** How aiTask calls are made (EngineOptions.ai); undefined: they fail with AI_PROVIDER_NOT_FOUND. */
+  readonly ai: AiRunner | undefined;
+  /** A piece of a model's answer as it streams in (not journaled; the engine's `progress` event). */
+  readonly onProgress: (order: WorkOrder, delta: string) => void;
   readonly maxJsonDepth: number;
   readonly now: () => Date;
   readonly onError: (err: unknown, what: string) => void;
@@ -45,10 +52,13 @@ export class WorkRunner {
   private readonly working = new Map<NodeKey, AbortController>();
   private scriptRunner: ScriptRunner | undefined;
   private readonly ownsScripts: boolean;
+  /** aiTask providers by organization and name, read from the live state at each call. */
+  private readonly providers: AiProviderLookup;
 
   constructor(private readonly options: WorkRunnerOptions) {
     this.scriptRunner = options.scripts;
     this.ownsScripts = options.scripts === undefined;
+    this.providers = providerLookup(options.state);
   }
 
   /** True while the work of node instance `key` is under way (it must not be started again). */
@@ -87,6 +97,18 @@ export class WorkRunner {
         // Retries were logged as they happened; the result's log repeats them before its last line.
         return { ...result, logs: (result.logs ?? []).slice(logged) };
       }
+      if (request.kind === 'ai') {
+        const ai = this.options.ai;
+        if (!ai)
+          return { ok: false, code: 'AI_PROVIDER_NOT_FOUND', message: 'no model runner: this daemon runs no aiTask' };
+        return ai.run(request.call, this.providers, {
+          signal: controller.signal,
+          onDelta: (delta) => {
+            if (!controller.signal.aborted) this.options.onProgress(order, delta);
+          },
+          onAttempt: (attempt) => this.logAttempt(order, attempt),
+        });
+      }
       this.scriptRunner ??= createScriptRunner({ maxJsonDepth: this.options.maxJsonDepth });
       return this.scriptRunner.run(request.run, controller.signal);
     };
@@ -101,7 +123,7 @@ export class WorkRunner {
         this.working.delete(key);
         const now = live();
         if (!now || this.options.closed() || controller.signal.aborted) return;
-        return step((t) => t.workDone(now.inst, now.ni, result)).catch((err: unknown) => {
+        return step((t) => t.workDone(now.inst, now.ni, result, order.request)).catch((err: unknown) => {
           // Handling the result threw before anything changed (transact: nothing is applied on
           // a throw before the first record): the node fails visibly instead of staying Active,
           // and a restart does not run the work again.
@@ -132,15 +154,14 @@ export class WorkRunner {
 
   /**
    * A work result nested deeper than maxJsonDepth becomes the node's failure
-   * (HTTP_RESPONSE_INVALID, SCRIPT_RESULT_INVALID): it would overflow what recurses over the
-   * variables later (the journal's JSON.stringify).
+   * (HTTP_RESPONSE_INVALID, SCRIPT_RESULT_INVALID, AI_OUTPUT_INVALID): it would overflow what
+   * recurses over the variables later (the journal's JSON.stringify).
    */
   private checkedResult(kind: WorkOrder['request']['kind'], result: WorkResult): WorkResult {
     if (!result.ok) return result;
     const excess = jsonDepthExcess(result.value, this.options.maxJsonDepth);
     if (excess === null) return result;
-    const what = kind === 'http' ? 'the response' : "the script's result";
-    const code = kind === 'http' ? 'HTTP_RESPONSE_INVALID' : 'SCRIPT_RESULT_INVALID';
+    const { what, code } = INVALID_RESULT[kind];
     return {
       ok: false,
       code,
@@ -149,8 +170,26 @@ export class WorkRunner {
     };
   }
 
-  /** A line in the execution log while work goes on (a retry), journaled like any other. */
-  private logWork(order: WorkOrder, message: string): void {
+  /**
+   * One request to a model provider, as a line of the execution log: model, latency, tokens and
+   * finish reason; a failed one (WARN) with its code and what follows. Never the prompt or the
+   * answer: those are in the node's variables.
+   */
+  private logAttempt(order: WorkOrder, a: AiAttempt): void {
+    const tokens = `${a.usage.inputTokens} tokens in, ${a.usage.outputTokens} out`;
+    const what = a.failure
+      ? `failed (${a.failure.code}: ${a.failure.message})`
+      : `finish ${a.finishReason ?? 'unknown'}`;
+    const then = a.next ? `; ${a.next.why} in ${a.next.delayMs}ms` : '';
+    this.logWork(
+      order,
+      `model ${a.model} attempt ${a.attempt}: ${a.latencyMs}ms, ${tokens}, ${what}${then}`,
+      a.failure ? 'WARN' : 'INFO',
+    );
+  }
+
+  /** A line in the execution log while work goes on (a retry, a model attempt), journaled like any other. */
+  private logWork(order: WorkOrder, message: string, level: LogEntry['level'] = 'WARN'): void {
     const inst = this.options.state.instances[order.instanceId];
     const ni = inst?.nodes[order.nodeInstanceId];
     if (!inst || !ni || this.options.closed()) return;
@@ -164,7 +203,7 @@ export class WorkRunner {
             nodeId: ni.nodeId,
             nodeName: ni.nodeName,
             nodeType: ni.nodeType,
-            level: 'WARN',
+            level,
             message,
             timestamp: this.options.now().toISOString(),
           },
@@ -173,3 +212,10 @@ export class WorkRunner {
       .catch((err: unknown) => this.options.onError(err, `log of ${order.instanceId}`));
   }
 }
+
+/** What a work result nested too deep is called, and the code its node fails with, by kind of work. */
+const INVALID_RESULT = {
+  http: { what: 'the response', code: 'HTTP_RESPONSE_INVALID' },
+  script: { what: "the script's result", code: 'SCRIPT_RESULT_INVALID' },
+  ai: { what: "the model's answer", code: 'AI_OUTPUT_INVALID' },
+} as const satisfies Record<WorkOrder['request']['kind'], { what: string; code: string }>;

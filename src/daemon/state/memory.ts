@@ -51,3 +51,24 @@ export function writeMemory(memory: MemoryStore, at: MemoryAddress, entry: Memor
   if (Object.keys(ns).length === 0) delete org![at.namespace];
   if (Object.keys(org!).length === 0) delete memory[at.organization];
 }
+
+/**
+ * Up to `limit` entries whose `expiresAt` is at or before `nowIso` (ISO instants compare as
+ * text), for GC to remove; the scan stops once it has found them. Pure.
+ */
+export function expiredMemoryEntries(memory: MemoryStore, nowIso: string, limit: number): MemoryAddress[] {
+  const found: MemoryAddress[] = [];
+  for (const organization in memory) {
+    const org = memory[organization]!;
+    for (const namespace in org) {
+      const ns = org[namespace]!;
+      for (const key in ns) {
+        const expiresAt = ns[key]!.expiresAt;
+        if (expiresAt === null || expiresAt > nowIso) continue;
+        found.push({ organization, namespace, key });
+        if (found.length >= limit) return found;
+      }
+    }
+  }
+  return found;
+}

@@ -19,6 +19,7 @@ import type {
   WfxState,
 } from './state.js';
 import { createHash } from 'node:crypto';
+import type { AiUsage } from '../ai/types.js';
 import { nodesAt } from '../../shared/flow/types.js';
 import { assignOwn, extensibleCopy } from '../../shared/json-object.js';
 import { writeMemory, type MemoryEntry } from './memory.js';
@@ -143,6 +144,8 @@ export type WfxRecord =
       readonly variables?: Record<string, unknown>;
       /** Values the node recorded as the execution's output (outputNode). */
       readonly output?: Record<string, unknown>;
+      /** Model tokens the node's call used (aiTask): added to the execution's usage. */
+      readonly usage?: AiUsage;
     }
   | {
       readonly type: 'node.left';
@@ -521,6 +524,14 @@ const handlers: Handlers = {
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
     complete(inst, node, r);
+    if (r.usage) {
+      const u = inst.usage;
+      inst.usage = {
+        inputTokens: (u?.inputTokens ?? 0) + r.usage.inputTokens,
+        outputTokens: (u?.outputTokens ?? 0) + r.usage.outputTokens,
+        calls: (u?.calls ?? 0) + 1,
+      };
+    }
   },
   'node.left': (state, r) => {
     const inst = state.instances[r.instanceId];

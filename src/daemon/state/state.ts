@@ -7,6 +7,7 @@ import type {
   DeliveryRecord,
   EndpointEnvironment,
   Environment,
+  ExecutionUsage,
   InstanceError,
   LogEntry,
   LoopState,
@@ -270,6 +271,8 @@ export interface Instance {
   joins: Record<string, Record<string, number>>;
   /** Execution log, in order (compact: see LogLine; read it with logEntry); an entry's SSE id is its index + 1. */
   logs: LogLine[];
+  /** Model tokens its aiTasks used, summed over their completed calls; absent before the first. */
+  usage?: ExecutionUsage;
 }
 
 export interface NodeInstance {

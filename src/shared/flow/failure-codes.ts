@@ -54,6 +54,8 @@ export const NODE_FAILURE_CODES = {
   // memoryAction (and aiTask's memory)
   MEMORY_TOO_LARGE: 'the value to store is larger than an entry may be (256 KiB of JSON)',
   MEMORY_NOT_A_LIST: 'append, or a retrieve with `window`, on a key whose value is not a list',
+  MEMORY_KEY_INVALID:
+    'a namespace or key references a missing variable, or resolves to empty text or over 512 characters',
 
   // The execution's own failures (its `data.error`; a subProcess node passes a child's on)
   TIMEOUT: 'a node timed out with no `timeoutFlow`',

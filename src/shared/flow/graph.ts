@@ -25,7 +25,8 @@ export function edgesOf(id: string, node: FlowNode): Edge[] {
   if (Array.isArray(n.branches)) {
     n.branches.forEach((b, i) => add((b as { next?: unknown } | null)?.next, 'branch', ['branches', i, 'next']));
   }
-  add(n.default, 'default', ['default']);
+  // A gateway's default is a connection; a memoryAction's `default` is a value.
+  if (n.type === 'exclusiveGateway' || n.type === 'inclusiveGateway') add(n.default, 'default', ['default']);
   add(n.errorFlow, 'errorFlow', ['errorFlow']);
   add(n.timeoutFlow, 'timeoutFlow', ['timeoutFlow']);
   return edges;

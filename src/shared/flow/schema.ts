@@ -66,6 +66,18 @@ const resultVariable: Schema = {
   pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
   description: 'the variable the result goes to',
 };
+const retry: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'retries on network errors, timeouts, 5xx and 429 (Retry-After honoured)',
+  properties: {
+    maxAttempts: { type: 'integer', minimum: 1, maximum: 100, description: 'attempts in all (default 3)' },
+    initialInterval: { ...duration, description: 'the first wait (default 1s)' },
+    backoff: { type: 'number', minimum: 1, description: 'each wait is this many times the last (default 2)' },
+    maxInterval: { ...duration, description: 'the longest wait (default 1m)' },
+  },
+};
+const memoryName: Schema = { type: 'string', minLength: 1, maxLength: 512 };
 /** Properties of each node type, besides `type`. */
 const NODE_PROPERTIES: {
   readonly [T in NodeType]: { properties: Schema; required: readonly string[]; description: string };
@@ -258,17 +270,7 @@ const NODE_PROPERTIES: {
       query: { type: 'object' },
       body: { description: 'sent as JSON, or as is when text' },
       timeout: { ...duration, description: 'per attempt (default 30s)' },
-      retry: {
-        type: 'object',
-        additionalProperties: false,
-        description: 'retries on network errors, timeouts, 5xx and 429 (Retry-After honoured)',
-        properties: {
-          maxAttempts: { type: 'integer', minimum: 1, maximum: 100, description: 'attempts in all (default 3)' },
-          initialInterval: { ...duration, description: 'the first wait (default 1s)' },
-          backoff: { type: 'number', minimum: 1, description: 'each wait is this many times the last (default 2)' },
-          maxInterval: { ...duration, description: 'the longest wait (default 1m)' },
-        },
-      },
+      retry,
       acceptStatus: {
         type: 'array',
         minItems: 1,
@@ -297,6 +299,81 @@ const NODE_PROPERTIES: {
       errorFlow,
     },
     required: ['script', 'next'],
+  },
+  aiTask: {
+    description:
+      'one model call; the result {text, data, model, finishReason, usage} goes to resultVariable (default: the node id)',
+    properties: {
+      provider: {
+        type: 'string',
+        minLength: 1,
+        description: "a registered provider's name (default: the organization's default)",
+      },
+      model: { type: 'string', minLength: 1, description: "overrides the provider's model" },
+      systemPrompt: { type: 'string', description: 'the system message ({ref} resolved)' },
+      prompt: { type: 'string', description: 'the user message ({ref} resolved); or messages' },
+      messages: {
+        type: 'array',
+        minItems: 1,
+        description: 'the conversation to send ({ref} resolved in each content); or prompt',
+        items: {
+          type: 'object',
+          required: ['role', 'content'],
+          additionalProperties: false,
+          properties: { role: { enum: ['system', 'user', 'assistant'] }, content: { type: 'string' } },
+        },
+      },
+      responseFormat: { enum: ['text', 'json'], description: 'default text; json with schema' },
+      schema: { type: 'object', description: 'a JSON Schema the answer must match (implies json)' },
+      temperature: { type: 'number', minimum: 0, maximum: 2 },
+      maxTokens: { type: 'integer', minimum: 1, description: 'the longest answer, in tokens' },
+      seed: { type: 'integer' },
+      timeout: { ...duration, description: 'per attempt (default 2m)' },
+      retry: { ...retry, description: 'retries on network errors, timeouts, 5xx and 429 (Retry-After honoured)' },
+      repairs: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 3,
+        description: 'repair requests after a JSON answer that does not parse or match schema (default 1)',
+      },
+      memory: {
+        type: 'object',
+        required: ['namespace', 'key'],
+        additionalProperties: false,
+        description:
+          'chat memory: the last `window` messages of this list go before the prompt; prompt and answer are appended',
+        properties: {
+          namespace: memoryName,
+          key: memoryName,
+          window: { type: 'integer', minimum: 1, description: 'messages remembered and sent (default 20)' },
+        },
+      },
+      resultVariable,
+      next,
+      errorFlow,
+    },
+    required: ['next'],
+  },
+  memoryAction: {
+    description: "reads or writes the organization's durable memory: a value or a list per namespace and key",
+    properties: {
+      action: { enum: ['store', 'retrieve', 'append', 'delete', 'list'] },
+      namespace: { ...memoryName, description: '{ref} resolved' },
+      key: { ...memoryName, description: '{ref} resolved; every action but list' },
+      value: { description: 'store, append: the value ({ref} resolved; a lone {ref} keeps its type)' },
+      window: { type: 'integer', minimum: 1, description: 'retrieve: the last N items of a list' },
+      maxItems: {
+        type: 'integer',
+        minimum: 1,
+        description: 'append: the oldest items beyond it are dropped (at most 10000)',
+      },
+      ttl: { ...duration, description: 'store, append: the entry expires this long after the write' },
+      default: { description: 'retrieve: the result when the key is missing (default null)' },
+      resultVariable,
+      next,
+      errorFlow,
+    },
+    required: ['action', 'namespace', 'next'],
   },
 };
 

@@ -197,6 +197,13 @@ export interface CallProcessNode extends NodeBase {
   readonly correlationKey?: string;
   readonly next: Next;
 }
+/** How a work node retries a failed attempt (serviceTask, aiTask); each field has a default. */
+export interface RetrySpec {
+  readonly maxAttempts?: number;
+  readonly initialInterval?: string;
+  readonly backoff?: number;
+  readonly maxInterval?: string;
+}
 export interface ServiceTaskNode extends NodeBase {
   readonly type: 'serviceTask';
   readonly method?: string;
@@ -205,12 +212,7 @@ export interface ServiceTaskNode extends NodeBase {
   readonly query?: Readonly<Record<string, unknown>>;
   readonly body?: unknown;
   readonly timeout?: string;
-  readonly retry?: {
-    readonly maxAttempts?: number;
-    readonly initialInterval?: string;
-    readonly backoff?: number;
-    readonly maxInterval?: string;
-  };
+  readonly retry?: RetrySpec;
   readonly acceptStatus?: readonly (number | string)[];
   readonly resultVariable?: string;
   readonly next: Next;
@@ -220,6 +222,61 @@ export interface ScriptTaskNode extends NodeBase {
   readonly language?: 'javascript';
   readonly script: string;
   readonly timeout?: string;
+  readonly resultVariable?: string;
+  readonly next: Next;
+}
+
+/** One message of an aiTask's `messages` (content with `{ref}` templates). */
+export interface AiMessageSpec {
+  readonly role: 'system' | 'user' | 'assistant';
+  readonly content: string;
+}
+export interface AiTaskNode extends NodeBase {
+  readonly type: 'aiTask';
+  /** A registered provider's name; default: the organization's default provider. */
+  readonly provider?: string;
+  /** Overrides the provider's model. */
+  readonly model?: string;
+  readonly systemPrompt?: string;
+  /** The user message (exclusive with `messages`). */
+  readonly prompt?: string;
+  readonly messages?: readonly AiMessageSpec[];
+  /** Default text; json with `schema`. */
+  readonly responseFormat?: 'text' | 'json';
+  /** A JSON Schema the answer must match (compiled at publish; implies json). */
+  readonly schema?: Readonly<Record<string, unknown>>;
+  readonly temperature?: number;
+  readonly maxTokens?: number;
+  readonly seed?: number;
+  /** Per attempt; default 2m. */
+  readonly timeout?: string;
+  readonly retry?: RetrySpec;
+  /** Repair requests after an invalid JSON answer (default 1). */
+  readonly repairs?: number;
+  /** Chat memory: the last `window` messages of a list sent before the prompt; prompt and answer appended after. */
+  readonly memory?: { readonly namespace: string; readonly key: string; readonly window?: number };
+  readonly resultVariable?: string;
+  readonly next: Next;
+}
+/** What a memoryAction does with its entry. */
+export const MEMORY_ACTIONS = ['store', 'retrieve', 'append', 'delete', 'list'] as const;
+export type MemoryAction = (typeof MEMORY_ACTIONS)[number];
+export interface MemoryActionNode extends NodeBase {
+  readonly type: 'memoryAction';
+  readonly action: MemoryAction;
+  readonly namespace: string;
+  /** Every action but list. */
+  readonly key?: string;
+  /** store, append. */
+  readonly value?: unknown;
+  /** retrieve: the last N items of a list. */
+  readonly window?: number;
+  /** append: the oldest items beyond it are dropped. */
+  readonly maxItems?: number;
+  /** store, append: the entry expires this long after the write. */
+  readonly ttl?: string;
+  /** retrieve: the result when the key is missing (default null). */
+  readonly default?: unknown;
   readonly resultVariable?: string;
   readonly next: Next;
 }
@@ -248,6 +305,8 @@ export interface NodeByType {
   boundaryEvent: BoundaryEventNode;
   serviceTask: ServiceTaskNode;
   scriptTask: ScriptTaskNode;
+  aiTask: AiTaskNode;
+  memoryAction: MemoryActionNode;
 }
 export type NodeType = keyof NodeByType;
 export type FlowNode = NodeByType[NodeType];

@@ -10,7 +10,15 @@ import { compileCondition, ExpressionError } from '../expr/juel.js';
 import { edgesOf, FlowGraph } from './graph.js';
 import { parseFlowSource, type SourcePosition } from './parse.js';
 import { flowSchema, NODE_TYPES } from './schema.js';
-import { CONTAINER_TYPES, SEED_NODE_TYPES, type FlowDefinition, type FlowNode } from './types.js';
+import { compileAnswerSchema } from './answer-schema.js';
+import {
+  CONTAINER_TYPES,
+  MEMORY_ACTIONS,
+  SEED_NODE_TYPES,
+  type FlowDefinition,
+  type FlowNode,
+  type MemoryAction,
+} from './types.js';
 
 /** Stable codes of flow problems (tests and tools match on them). */
 export type FlowProblemCode =
@@ -259,7 +267,7 @@ function checkNodes(nodes: Record<string, FlowNode>, prefix: (string | number)[]
         else throw err;
       }
     }
-    for (const key of ['timeout', 'duration'] as const) {
+    for (const key of ['timeout', 'duration', 'ttl'] as const) {
       if (typeof n[key] !== 'string') continue;
       try {
         parseDuration(n[key] as string);
@@ -354,21 +362,66 @@ function checkComposite(node: FlowNode, path: (string | number)[], at: At): void
       if (node.event !== 'error' && n.errorCode !== undefined)
         at('SCHEMA', [...path, 'errorCode'], 'errorCode applies to an error boundary event only');
       return;
-    case 'serviceTask': {
-      const retry = n.retry as Record<string, unknown> | undefined;
-      for (const key of ['initialInterval', 'maxInterval']) {
-        if (typeof retry?.[key] !== 'string') continue;
-        try {
-          parseDuration(retry[key] as string);
-        } catch (err) {
-          if (err instanceof DurationError) at('BAD_DURATION', [...path, 'retry', key], err.message);
-          else throw err;
-        }
-      }
+    case 'serviceTask':
+      checkRetry(n, path, at);
       return;
-    }
+    case 'aiTask':
+      checkRetry(n, path, at);
+      checkAiTask(n, path, at);
+      return;
+    case 'memoryAction':
+      checkMemoryAction(n, path, at);
+      return;
     default:
       return;
+  }
+}
+
+function checkRetry(n: Record<string, unknown>, path: (string | number)[], at: At): void {
+  const retry = n.retry as Record<string, unknown> | undefined;
+  for (const key of ['initialInterval', 'maxInterval']) {
+    if (typeof retry?.[key] !== 'string') continue;
+    try {
+      parseDuration(retry[key] as string);
+    } catch (err) {
+      if (err instanceof DurationError) at('BAD_DURATION', [...path, 'retry', key], err.message);
+      else throw err;
+    }
+  }
+}
+
+/** aiTask: exactly one of prompt and messages; a `schema` that compiles (the runner compiles it the same way). */
+function checkAiTask(n: Record<string, unknown>, path: (string | number)[], at: At): void {
+  if ((n.prompt === undefined) === (n.messages === undefined))
+    at('MISSING_PROPERTY', [...path, 'prompt'], 'an aiTask needs exactly one of prompt and messages', path);
+  if (n.schema === undefined) return;
+  if (n.responseFormat === 'text')
+    at('SCHEMA', [...path, 'responseFormat'], 'a schema asks for JSON: responseFormat text does not go with it');
+  if (!isRecord(n.schema)) return; // the flow schema reports it
+  const compiled = compileAnswerSchema(n.schema);
+  if (!compiled.ok) at('SCHEMA', [...path, 'schema', ...compiled.path], compiled.message);
+}
+
+/** The properties of a memoryAction that apply to its action only. */
+const MEMORY_ACTION_ONLY: ReadonlyArray<readonly [string, readonly MemoryAction[]]> = [
+  ['value', ['store', 'append']],
+  ['ttl', ['store', 'append']],
+  ['window', ['retrieve']],
+  ['default', ['retrieve']],
+  ['maxItems', ['append']],
+];
+
+function checkMemoryAction(n: Record<string, unknown>, path: (string | number)[], at: At): void {
+  const action = n.action as MemoryAction;
+  if (!(MEMORY_ACTIONS as readonly unknown[]).includes(action)) return; // the flow schema reports it
+  if (action === 'list' && n.key !== undefined) at('SCHEMA', [...path, 'key'], 'key does not apply to list');
+  if (action !== 'list' && n.key === undefined)
+    at('MISSING_PROPERTY', [...path, 'key'], `memoryAction ${action} needs key`, path);
+  if ((action === 'store' || action === 'append') && !Object.hasOwn(n, 'value'))
+    at('MISSING_PROPERTY', [...path, 'value'], `memoryAction ${action} needs value`, path);
+  for (const [property, actions] of MEMORY_ACTION_ONLY) {
+    if (Object.hasOwn(n, property) && !actions.includes(action))
+      at('SCHEMA', [...path, property], `${property} applies to ${actions.join(' and ')} only`);
   }
 }
 
@@ -411,7 +464,7 @@ function describe(err: ErrorObject): { code: FlowProblemCode; message: string; e
         ? 'a node id: a letter or _ then letters, digits, _ or -'
         : /condition/.test(err.instancePath)
           ? 'a condition written ${...}'
-          : /timeout|duration/.test(err.instancePath)
+          : /timeout|duration|ttl|Interval/.test(err.instancePath)
             ? 'a duration such as 30s, 5m, 2h or PT30M'
             : /processId/.test(err.instancePath)
               ? 'a UUID'

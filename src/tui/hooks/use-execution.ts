@@ -24,7 +24,7 @@ export function useExecution(
               await read();
               return;
             }
-            if (!ev.data) continue;
+            if (!ev.data || ev.event === 'progress') continue; // a model's answer streaming: not a log entry
             last = ev.id ?? last;
             lines.push({ id: Number(ev.id ?? lines.length + 1), ...(JSON.parse(ev.data) as Omit<LogLine, 'id'>) });
             setLogs([...lines]);

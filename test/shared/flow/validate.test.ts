@@ -231,7 +231,9 @@ ${inner}
     );
     t.match(
       problems(
-        body('      s: { type: startEvent, next: x }\n      x: { type: aiTask, next: e }\n      e: { type: endEvent }'),
+        body(
+          '      s: { type: startEvent, next: x }\n      x: { type: voiceTask, next: e }\n      e: { type: endEvent }',
+        ),
       ),
       [{ code: 'NODE_TYPE_UNSUPPORTED', nodeId: 'each', property: 'nodes.x.type', line: 10 }],
     );
@@ -291,4 +293,161 @@ t.test('composite and work nodes: the rules the schema cannot say', async (t) =>
     ),
   );
   t.same(reachable, [], 'a boundary event and its path are reached through the node it is attached to');
+});
+
+t.test('aiTask and memoryAction publish, with every property the engine reads', async (t) => {
+  const good = ok(`  start: { type: startEvent, next: recall }
+  recall:
+    type: memoryAction
+    action: retrieve
+    namespace: customers
+    key: "{customerId}"
+    window: 5
+    default: []
+    resultVariable: history
+    next: classify
+  classify:
+    type: aiTask
+    provider: openai
+    model: gpt-4o-mini
+    systemPrompt: "You sort support tickets."
+    prompt: "Ticket: {ticket}"
+    schema:
+      type: object
+      required: [category]
+      additionalProperties: false
+      properties: { category: { enum: [billing, bug, other] } }
+    temperature: 0
+    maxTokens: 200
+    seed: 7
+    timeout: 30s
+    retry: { maxAttempts: 2, initialInterval: 1s, backoff: 2, maxInterval: 10s }
+    repairs: 2
+    memory: { namespace: chats, key: "{customerId}", window: 10 }
+    resultVariable: triage
+    next: remember
+    errorFlow: done
+  remember:
+    type: memoryAction
+    action: append
+    namespace: customers
+    key: "{customerId}"
+    value: "{triage.data}"
+    maxItems: 50
+    ttl: 30d
+    next: chat
+  chat:
+    type: aiTask
+    messages:
+      - { role: system, content: "Be brief." }
+      - { role: user, content: "{ticket}" }
+    responseFormat: text
+    next: forget
+  forget: { type: memoryAction, action: delete, namespace: customers, key: old, next: keys }
+  keys: { type: memoryAction, action: list, namespace: customers, next: store }
+  store: { type: memoryAction, action: store, namespace: n, key: k, value: { a: 1 }, ttl: 1h, next: done }
+  done: { type: endEvent }`);
+  t.same(problems(good), [], 'a flow using both types publishes');
+});
+
+t.test('aiTask and memoryAction: bad properties are refused where they are', async (t) => {
+  const flow = (node: string) => ok(`  start: { type: startEvent, next: x }\n  x: ${node}\n  done: { type: endEvent }`);
+  const cases: Array<[string, string, Partial<Record<keyof FlowProblem, unknown>>]> = [
+    [
+      'aiTask without prompt or messages',
+      '{ type: aiTask, next: done }',
+      { code: 'MISSING_PROPERTY', property: 'prompt' },
+    ],
+    [
+      'aiTask with both prompt and messages',
+      '{ type: aiTask, prompt: hi, messages: [{ role: user, content: hi }], next: done }',
+      { code: 'MISSING_PROPERTY', property: 'prompt' },
+    ],
+    [
+      'a message role that is not one',
+      '{ type: aiTask, messages: [{ role: robot, content: hi }], next: done }',
+      { code: 'SCHEMA', property: 'messages.0.role' },
+    ],
+    [
+      'a schema with an unknown type',
+      '{ type: aiTask, prompt: hi, schema: { type: object, properties: { a: { type: strin } } }, next: done }',
+      { code: 'SCHEMA', property: 'schema.properties.a.type', message: /not a valid JSON Schema/ },
+    ],
+    [
+      'a schema with a misspelt keyword',
+      '{ type: aiTask, prompt: hi, schema: { type: object, proprties: {} }, next: done }',
+      { code: 'SCHEMA', property: 'schema', message: /proprties/ },
+    ],
+    [
+      'a schema of a draft this daemon does not read',
+      '{ type: aiTask, prompt: hi, schema: { $schema: "http://json-schema.org/draft-04/schema#" }, next: done }',
+      { code: 'SCHEMA', property: 'schema.$schema' },
+    ],
+    [
+      'a schema with responseFormat text',
+      '{ type: aiTask, prompt: hi, responseFormat: text, schema: { type: object }, next: done }',
+      { code: 'SCHEMA', property: 'responseFormat' },
+    ],
+    [
+      'repairs above 3',
+      '{ type: aiTask, prompt: hi, repairs: 4, next: done }',
+      { code: 'SCHEMA', property: 'repairs' },
+    ],
+    [
+      'a bad timeout',
+      '{ type: aiTask, prompt: hi, timeout: soon, next: done }',
+      { code: 'BAD_DURATION', property: 'timeout' },
+    ],
+    [
+      'a bad retry interval',
+      '{ type: aiTask, prompt: hi, retry: { maxInterval: later }, next: done }',
+      { code: 'BAD_DURATION', property: 'retry.maxInterval' },
+    ],
+    [
+      'memory without key',
+      '{ type: aiTask, prompt: hi, memory: { namespace: n }, next: done }',
+      { code: 'MISSING_PROPERTY', property: 'memory.key' },
+    ],
+    [
+      'an unknown action',
+      '{ type: memoryAction, action: forget, namespace: n, key: k, next: done }',
+      { code: 'SCHEMA', property: 'action' },
+    ],
+    [
+      'store without value',
+      '{ type: memoryAction, action: store, namespace: n, key: k, next: done }',
+      { code: 'MISSING_PROPERTY', property: 'value' },
+    ],
+    [
+      'retrieve without key',
+      '{ type: memoryAction, action: retrieve, namespace: n, next: done }',
+      { code: 'MISSING_PROPERTY', property: 'key' },
+    ],
+    [
+      'list with a key',
+      '{ type: memoryAction, action: list, namespace: n, key: k, next: done }',
+      { code: 'SCHEMA', property: 'key' },
+    ],
+    [
+      'window on an append',
+      '{ type: memoryAction, action: append, namespace: n, key: k, value: 1, window: 3, next: done }',
+      { code: 'SCHEMA', property: 'window' },
+    ],
+    [
+      'ttl on a retrieve',
+      '{ type: memoryAction, action: retrieve, namespace: n, key: k, ttl: 1h, next: done }',
+      { code: 'SCHEMA', property: 'ttl' },
+    ],
+    [
+      'a bad ttl',
+      '{ type: memoryAction, action: store, namespace: n, key: k, value: 1, ttl: forever, next: done }',
+      { code: 'BAD_DURATION', property: 'ttl' },
+    ],
+    [
+      'an empty namespace',
+      '{ type: memoryAction, action: list, namespace: "", next: done }',
+      { code: 'SCHEMA', property: 'namespace' },
+    ],
+  ];
+  for (const [name, node, want] of cases) t.match(problems(flow(node)), [{ nodeId: 'x', ...want }], name);
 });

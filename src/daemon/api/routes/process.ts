@@ -21,6 +21,7 @@ import {
   TaskListQuery,
   TaskPage,
   type InstanceView,
+  type LogProgress,
   type WithDefaults,
 } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
@@ -72,6 +73,7 @@ export function instanceResource(inst: Instance): InstanceView {
       ...(n.wait && { wait: n.wait }),
       ...(n.children && { childInstanceIds: n.children }),
     })),
+    ...(inst.usage && { usage: inst.usage }),
   };
 }
 
@@ -210,6 +212,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
         ended = true;
         clearInterval(heartbeat);
         unsubscribe();
+        unwatchProgress();
         untrack();
       };
       const finish = () => {
@@ -220,6 +223,14 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       };
       // Subscribe before replaying: no await between the two, so nothing falls in between.
       const unsubscribe = hub.watchExecution(inst.processInstanceId, (a) => sendUpTo(a.instance, a.upTo), finish);
+      // A model's answer as it streams: no id (not journaled), so Last-Event-ID never points at one.
+      const unwatchProgress = request.query.follow
+        ? hub.watchProgress(inst.processInstanceId, (p) => {
+            if (lapsed()) return;
+            const data: LogProgress = { nodeId: p.nodeId, nodeInstanceId: p.nodeInstanceId, delta: p.delta };
+            reply.sse({ event: 'progress', data: JSON.stringify(data) });
+          })
+        : () => undefined;
       const heartbeat = setInterval(() => lapsed() || reply.sse({ comment: 'heartbeat' }), heartbeatMs);
       const lapsed = lapsedCredential(deps.state, request.caller!, deps.now ?? (() => new Date()), reply, stop);
       // A graceful stop ends the stream without `end`: the client reconnects with Last-Event-ID.

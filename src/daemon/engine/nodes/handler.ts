@@ -1,5 +1,7 @@
 import type { NodeFailureCode, PassedOnFailureCode } from '../../../shared/flow/failure-codes.js';
 import type { NodeByType, NodeType } from '../../../shared/flow/types.js';
+import type { AiCall, AiMessage, AiUsage } from '../../ai/types.js';
+import type { MemoryEntry } from '../../state/memory.js';
 import type { Instance, Wait } from '../../state/state.js';
 import type { HttpCall } from '../work/http-request.js';
 import type { WorkResult } from '../work/result.js';
@@ -11,8 +13,16 @@ export interface NodeScope {
   /** The node's id in the flow. */
   readonly nodeId: string;
   readonly now: Date;
-  /** Resolves `{ref}` templates in a property (deeply); a missing reference logs a WARN. */
-  resolve(value: unknown): unknown;
+  /**
+   * Resolves `{ref}` templates in a property (deeply); a missing reference logs a WARN.
+   * `fallback` holds values a reference finds when no variable of that name exists.
+   */
+  resolve(value: unknown, fallback?: Readonly<Record<string, unknown>>): unknown;
+  /** As `resolve`, but a missing reference is returned in `missing` instead of logged (the node decides). */
+  resolveChecked(
+    value: unknown,
+    fallback?: Readonly<Record<string, unknown>>,
+  ): { readonly value: unknown; readonly missing: readonly string[] };
   /**
    * Evaluates a `${...}` condition over the variables (or over `variables` when given).
    * Throws ExpressionError (the node fails with EXPRESSION_ERROR).
@@ -20,6 +30,20 @@ export interface NodeScope {
   condition(text: string, variables?: Readonly<Record<string, unknown>>): boolean;
   /** What the node waits for now (on resume), else null. */
   readonly wait: Wait | null;
+  /**
+   * The live memory entry at `namespace`/`key` of the execution's organization (no other), or
+   * undefined when there is none or it expired by `now`.
+   */
+  memory(namespace: string, key: string): MemoryEntry | undefined;
+  /** The live entries of a namespace of the execution's organization, by key (in no order). */
+  memoryEntries(namespace: string): Array<[string, MemoryEntry]>;
+}
+
+/** A memory entry a node sets (`entry`) or removes (null), in its execution's organization. */
+export interface MemoryWrite {
+  readonly namespace: string;
+  readonly key: string;
+  readonly entry: MemoryEntry | null;
 }
 
 /** A child execution a node starts (subProcess, loopNode) or an execution it calls (callProcess). */
@@ -35,7 +59,21 @@ export interface ChildStart {
 
 /** Work done outside the engine's step (it takes time): the node stays Active until its result. */
 export type WorkRequest =
-  { readonly kind: 'http'; readonly call: HttpCall } | { readonly kind: 'script'; readonly run: ScriptRun };
+  | { readonly kind: 'http'; readonly call: HttpCall }
+  | { readonly kind: 'script'; readonly run: ScriptRun }
+  /** A model call; `chat`: where chat memory keeps this turn, and the node's own messages it appends with the answer. */
+  | { readonly kind: 'ai'; readonly call: AiCall; readonly chat?: ChatTurn };
+
+/**
+ * An aiTask's turn in its chat memory, as resolved when the call was made: the resume appends
+ * to this address (not one resolved again from variables that may have changed meanwhile).
+ */
+export interface ChatTurn {
+  readonly namespace: string;
+  readonly key: string;
+  /** The node's own user and assistant messages (its prompt); the system prompt is not remembered. */
+  readonly messages: readonly AiMessage[];
+}
 
 /** A resolved property as text: strings as they are, anything else as JSON. */
 export const asText = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
@@ -59,6 +97,10 @@ export type Outcome =
       readonly variables?: Record<string, unknown>;
       readonly output?: Record<string, unknown>;
       readonly deliver?: Delivery;
+      /** Memory entries set or removed, journaled in the same step as the completion (exactly once with it). */
+      readonly memory?: readonly MemoryWrite[];
+      /** Model tokens the node's call used: added to the execution's usage. */
+      readonly usage?: AiUsage;
     }
   /** Completes the node and ends its token (endEvent). */
   | { readonly kind: 'end'; readonly terminate: boolean }
@@ -92,8 +134,8 @@ export type ResumeInput =
   | { readonly kind: 'task'; readonly action: 'COMPLETE' | 'CANCEL'; readonly data: Record<string, unknown> }
   | { readonly kind: 'event'; readonly data: Record<string, unknown> }
   | { readonly kind: 'timer' }
-  /** The node's work is done. */
-  | { readonly kind: 'work'; readonly result: WorkResult }
+  /** The node's work is done; `request` is what the node asked for (absent for a result from elsewhere). */
+  | { readonly kind: 'work'; readonly result: WorkResult; readonly request?: WorkRequest }
   /** One of the node's child executions ended (completed, failed or cancelled). */
   | { readonly kind: 'child'; readonly child: Readonly<Instance> };
 

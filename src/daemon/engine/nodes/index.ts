@@ -6,6 +6,8 @@ import { intermediateCatchEvent, intermediateThrowEvent } from './events.js';
 import { inputNode, userTask } from './input.js';
 import { boundaryEvent, callProcess, loopNode, subProcess } from './composite.js';
 import { scriptTask, serviceTask } from './work.js';
+import { aiTask } from './ai.js';
+import { memoryAction } from './memory.js';
 
 /** The handler of every node type the engine runs. A type missing here does not compile. */
 export const HANDLERS: HandlerRegistry = {
@@ -28,6 +30,8 @@ export const HANDLERS: HandlerRegistry = {
   boundaryEvent,
   serviceTask,
   scriptTask,
+  aiTask,
+  memoryAction,
 };
 
 /**

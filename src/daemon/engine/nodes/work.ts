@@ -1,12 +1,32 @@
 import { parseDuration } from '../../../shared/duration.js';
-import type { ScriptTaskNode, ServiceTaskNode } from '../../../shared/flow/types.js';
+import type { RetrySpec, ScriptTaskNode, ServiceTaskNode } from '../../../shared/flow/types.js';
 import { DEFAULT_RETRY } from '../work/http-request.js';
 import { asText, type NodeHandler, type Outcome, type ResumeInput } from './handler.js';
 
 const SERVICE_TIMEOUT = '30s';
 const SCRIPT_TIMEOUT = '5s';
 
-function workResult(input: ResumeInput, onValue: (value: unknown) => Outcome): Outcome {
+/** A node's `retry` with its defaults (DEFAULT_RETRY) filled in, intervals in milliseconds. Pure. */
+export function retryPolicy(retry: RetrySpec = {}): {
+  maxAttempts: number;
+  initialIntervalMs: number;
+  backoff: number;
+  maxIntervalMs: number;
+} {
+  return {
+    maxAttempts: retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts,
+    initialIntervalMs:
+      retry.initialInterval === undefined ? DEFAULT_RETRY.initialIntervalMs : parseDuration(retry.initialInterval),
+    backoff: retry.backoff ?? DEFAULT_RETRY.backoff,
+    maxIntervalMs: retry.maxInterval === undefined ? DEFAULT_RETRY.maxIntervalMs : parseDuration(retry.maxInterval),
+  };
+}
+
+/**
+ * A work node's resume: the value of its work's result to `onValue`, or the failure of the
+ * work as the node's (the one failure rule). Anything but work resuming it is a bug.
+ */
+export function workResult(input: ResumeInput, onValue: (value: unknown) => Outcome): Outcome {
   if (input.kind !== 'work')
     return { kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: resumed by ${input.kind}` };
   const r = input.result;
@@ -27,7 +47,6 @@ export const serviceTask: NodeHandler<ServiceTaskNode> = {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries((scope.resolve(node.headers ?? {}) ?? {}) as Record<string, unknown>))
       headers[name] = asText(value);
-    const retry = node.retry ?? {};
     return {
       kind: 'work',
       work: {
@@ -39,16 +58,7 @@ export const serviceTask: NodeHandler<ServiceTaskNode> = {
           query: (scope.resolve(node.query ?? {}) ?? {}) as Record<string, unknown>,
           ...(node.body !== undefined && { body: scope.resolve(node.body) }),
           timeoutMs: parseDuration(node.timeout ?? SERVICE_TIMEOUT),
-          retry: {
-            maxAttempts: retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts,
-            initialIntervalMs:
-              retry.initialInterval === undefined
-                ? DEFAULT_RETRY.initialIntervalMs
-                : parseDuration(retry.initialInterval),
-            backoff: retry.backoff ?? DEFAULT_RETRY.backoff,
-            maxIntervalMs:
-              retry.maxInterval === undefined ? DEFAULT_RETRY.maxIntervalMs : parseDuration(retry.maxInterval),
-          },
+          retry: retryPolicy(node.retry),
           ...(node.acceptStatus !== undefined && { acceptStatus: node.acceptStatus }),
         },
       },

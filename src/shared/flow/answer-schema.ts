@@ -1,0 +1,90 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+
+/**
+ * An aiTask's `schema` (the JSON Schema its answer must match), compiled one way for both
+ * sides: the flow validator refuses at publish what does not compile, and the model runner
+ * validates answers with the same options, so a schema that published never fails to compile
+ * at run time. Strict: an unknown keyword (a typo such as `proprties`) is an error, not
+ * silently ignored; `format` is an annotation only (no formats are bundled).
+ */
+export type AnswerSchemaCompilation =
+  | { readonly ok: true; readonly validate: ValidateFunction }
+  | {
+      readonly ok: false;
+      /** Where in the schema the problem is (a path of property names and indexes; [] for the whole). */
+      readonly path: readonly (string | number)[];
+      readonly message: string;
+    };
+
+const OPTIONS = {
+  allErrors: false,
+  strict: true,
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+  allowUnionTypes: true,
+  validateFormats: false,
+} as const;
+
+/** The `$schema` of draft 2020-12 (with or without its empty fragment); any other or none is read as draft-07. */
+const DRAFT_2020 = /^https:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
+
+/**
+ * Compiles `schema` as draft-07, or as 2020-12 when its `$schema` says so (a fresh Ajv per
+ * call: schemas of different flows may reuse an `$id`). Pure; never throws: a schema that does
+ * not compile is reported with where and why.
+ */
+export function compileAnswerSchema(schema: unknown): AnswerSchemaCompilation {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    return { ok: false, path: [], message: 'a JSON Schema must be an object' };
+  const version = (schema as { $schema?: unknown }).$schema;
+  const ajv = typeof version === 'string' && DRAFT_2020.test(version) ? new Ajv2020(OPTIONS) : new Ajv(OPTIONS);
+  let valid: boolean;
+  try {
+    valid = ajv.validateSchema(schema) as boolean;
+  } catch (err) {
+    // A `$schema` Ajv does not know (draft 2019-09, draft-04, a typo) throws rather than answering.
+    return {
+      ok: false,
+      path: ['$schema'],
+      message: `not a JSON Schema version this daemon reads: ${(err as Error).message}`,
+    };
+  }
+  if (!valid) {
+    const first = (ajv.errors ?? [])[0];
+    return {
+      ok: false,
+      path: first ? pointerPath(first.instancePath) : [],
+      message: `not a valid JSON Schema: ${first ? describe(first) : 'it does not match the meta-schema'}`,
+    };
+  }
+  try {
+    return { ok: true, validate: ajv.compile(schema) };
+  } catch (err) {
+    return { ok: false, path: [], message: `the JSON Schema does not compile: ${(err as Error).message}` };
+  }
+}
+
+/** The first violation of an answer, as `path: message` (`/category: must be one of ...`). Pure. */
+export function describeAnswerError(errors: readonly ErrorObject[] | null | undefined): string {
+  const first = errors?.[0];
+  if (!first) return 'the answer does not match the schema';
+  return `${first.instancePath === '' ? '(the answer)' : first.instancePath}: ${describe(first)}`;
+}
+
+function describe(err: ErrorObject): string {
+  const p = err.params as Record<string, unknown>;
+  if (err.keyword === 'enum') return `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
+  if (err.keyword === 'additionalProperties') return `unknown property "${String(p.additionalProperty)}"`;
+  return err.message ?? 'is not valid';
+}
+
+function pointerPath(pointer: string): (string | number)[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}

@@ -1,0 +1,42 @@
+import t from 'tap';
+import { compileAnswerSchema, describeAnswerError } from '../../../src/shared/flow/answer-schema.js';
+
+t.test('schemas that compile: draft-07 by default, 2020-12 when $schema says so', async (t) => {
+  for (const schema of [
+    { type: 'object', required: ['a'], properties: { a: { type: 'integer', minimum: 0 } } },
+    { $schema: 'http://json-schema.org/draft-07/schema#', type: 'string', format: 'email' },
+    { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'array', prefixItems: [{ type: 'string' }] },
+    { type: ['string', 'null'] },
+  ])
+    t.ok(compileAnswerSchema(schema).ok, JSON.stringify(schema));
+});
+
+t.test('schemas that do not compile say where and why, and never throw', async (t) => {
+  const cases: Array<[unknown, readonly (string | number)[], RegExp]> = [
+    [[], [], /must be an object/],
+    [{ type: 'object', properties: { a: { type: 'strin' } } }, ['properties', 'a', 'type'], /not a valid JSON Schema/],
+    [{ type: 'object', proprties: {} }, [], /unknown keyword: "proprties"/],
+    [{ $ref: '#/definitions/missing' }, [], /can't resolve reference/],
+    [{ $schema: 'http://json-schema.org/draft-04/schema#' }, ['$schema'], /version this daemon reads/],
+  ];
+  for (const [schema, path, message] of cases) {
+    const r = compileAnswerSchema(schema);
+    t.match(r, { ok: false, path, message }, JSON.stringify(schema));
+  }
+});
+
+t.test('describeAnswerError names the first violation with its path', async (t) => {
+  const r = compileAnswerSchema({
+    type: 'object',
+    required: ['category'],
+    additionalProperties: false,
+    properties: { category: { enum: ['bug', 'billing'] } },
+  });
+  if (!r.ok) throw new Error('compiles');
+  t.notOk(r.validate({ category: 'other' }));
+  t.equal(describeAnswerError(r.validate.errors), '/category: must be one of: bug, billing');
+  t.notOk(r.validate({ category: 'bug', extra: 1 }));
+  t.equal(describeAnswerError(r.validate.errors), '(the answer): unknown property "extra"');
+  t.notOk(r.validate('text'));
+  t.equal(describeAnswerError(r.validate.errors), '(the answer): must be object');
+});
