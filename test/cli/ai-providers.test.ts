@@ -19,11 +19,11 @@ async function served(t: Test, ai: AiRunner = fakeAiRunner()) {
   const cwd = t.testdir({});
   const wfx = (args: string[], stdin?: string): Promise<CliResult> =>
     wfxIn(['--url', url, '--api-key', key.apiKey, ...args], { cwd, stdin });
-  return { h, wfx, cwd };
+  return { h, wfx, cwd, url };
 }
 
 t.test('create with --api-key-stdin; list, get, update, test, delete; the key never printed', async (t) => {
-  const { h, wfx } = await served(t);
+  const { h, wfx, url } = await served(t);
   const outputs: string[] = [];
   const run = async (args: string[], stdin?: string) => {
     const res = await wfx(args, stdin);
@@ -55,6 +55,19 @@ t.test('create with --api-key-stdin; list, get, update, test, delete; the key ne
   t.equal(list.code, 0);
   t.match(list.stdout, /NAME\s+KIND\s+MODEL\s+DEFAULT\s+KEY\s+WHERE\n/);
   t.match(list.stdout, /openai\s+openai-compatible\s+gpt-4o-mini\s+yes\s+set\s+https:\/\/api\.openai\.com\/v1/);
+  const system = await h.key('admin', null);
+  const other = await h.key('admin', 'other');
+  await h.call(other, {
+    method: 'POST',
+    url: '/admin/ai-providers',
+    payload: { name: 'theirs', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' },
+  });
+  const all = await wfxIn(['--url', url, '--api-key', system.apiKey, 'ai', 'providers', 'list']);
+  t.match(all.stdout, /^ORGANIZATION\s+NAME\s+KIND/, 'a system key sees whose each is');
+  t.match(all.stdout, /^acme\s+openai\s/m);
+  t.match(all.stdout, /^other\s+theirs\s/m);
+  const acmeOnly = await wfxIn(['--url', url, '--api-key', system.apiKey, 'ai', 'providers', 'list', '--org', 'acme']);
+  t.notMatch(acmeOnly.stdout, /theirs/);
   const json = await run(['ai', 'providers', 'list', '--json']);
   t.match(JSON.parse(json.stdout), [{ name: 'openai', hasApiKey: true }]);
 

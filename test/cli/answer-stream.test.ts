@@ -99,3 +99,10 @@ t.test('in a pipe two nodes answering in turn each get their own line', async (t
   s.close();
   t.equal(out.text, 'first: a1\nsecond: b1\nfirst: a2\n');
 });
+
+t.test("wfx instances get: the execution's model usage, when it has some", async (t) => {
+  const { url } = await logStreamServer(t, SCRIPT);
+  const res = await wfxIn(['--url', url, '--api-key', 'apk_x_y', 'instances', 'get', ID]);
+  t.equal(res.code, 0, res.stderr);
+  t.match(res.stdout, /^model usage: 1 call, 12 input \+ 5 output tokens$/m);
+});

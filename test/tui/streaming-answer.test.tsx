@@ -101,3 +101,15 @@ t.test('a long answer shows its end; two nodes streaming get a line each', async
   t.match(frame, /^summary ▍ short$/m);
   t.notOk(frame.split('\n').some((l) => l.length > 60));
 });
+
+t.test("the header says the execution's model usage", async (t) => {
+  const ui = renderAt(<ExecutionView execution={RUNNING} logs={[]} now={NOW} logRows={5} />, 100);
+  t.teardown(ui.unmount);
+  t.match(ui.lastFrame(), /model usage 1 call, 12 input \+ 5 output tokens/);
+  const none = renderAt(
+    <ExecutionView execution={{ ...RUNNING, usage: undefined }} logs={[]} now={NOW} logRows={5} />,
+    100,
+  );
+  t.teardown(none.unmount);
+  t.notMatch(none.lastFrame(), /model usage/);
+});

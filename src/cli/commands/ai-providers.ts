@@ -109,10 +109,20 @@ Examples:
     .action(async (opts: { org?: string }, cmd: Command) => {
       const { items } = await (await clientFor(ctx, cmd)).aiProviders.list(orgOf(opts));
       if (globals(cmd).json) return printJson(ctx, items);
+      // A system key lists every organization's: then say whose each is.
+      const orgs = new Set(items.map((p) => p.organization)).size > 1;
       ctx.stdout.write(
         table(
-          ['NAME', 'KIND', 'MODEL', 'DEFAULT', 'KEY', 'WHERE'],
-          items.map((p) => [p.name, p.kind, p.model, p.isDefault ? 'yes' : '', p.hasApiKey ? 'set' : '', whereOf(p)]),
+          [...(orgs ? ['ORGANIZATION'] : []), 'NAME', 'KIND', 'MODEL', 'DEFAULT', 'KEY', 'WHERE'],
+          items.map((p) => [
+            ...(orgs ? [p.organization] : []),
+            p.name,
+            p.kind,
+            p.model,
+            p.isDefault ? 'yes' : '',
+            p.hasApiKey ? 'set' : '',
+            whereOf(p),
+          ]),
         ),
       );
     });

@@ -28,6 +28,12 @@ export function ExecutionView(props: {
         {duration(e.startTime, e.endTime, now)} · {e.processInstanceId}
       </Text>
       {e.correlationKey && <Text dimColor>correlation key {e.correlationKey}</Text>}
+      {e.usage && (
+        <Text dimColor>
+          model usage {e.usage.calls} call{e.usage.calls === 1 ? '' : 's'}, {e.usage.inputTokens} input +{' '}
+          {e.usage.outputTokens} output tokens
+        </Text>
+      )}
       <Box marginTop={1} flexDirection="column">
         <Text bold>{`${fit('NODE', 18)} ${fit('TYPE', 22)} ${fit('STATUS', 10)} WAITING FOR`}</Text>
         {e.nodes.map((n) => (

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import type { AccessLogEntry } from '../../../src/daemon/api/auth.js';
 import { apiHarness, type ApiHarness, type TestKey } from '../../helpers/api.js';
+import { eventually } from '../../helpers/eventually.js';
 import { fakeAiRunner } from '../../helpers/fake-ai.js';
 
 const OPENAI = { name: 'gpt', kind: 'openai-compatible', baseUrl: 'https://api.example.com/v1', model: 'gpt-4o-mini' };
@@ -286,4 +287,32 @@ t.test('the key appears in no answer and no log line, whatever the requests', as
   const logged = `${logs}\n${access.map((e) => JSON.stringify(e)).join('\n')}`;
   t.notMatch(answers.join('\n'), SECRET.slice(0, 16), 'no answer');
   t.notMatch(logged, SECRET.slice(0, 16), 'no log line');
+});
+
+t.test('test: a caller that goes away stops the model call', async (t) => {
+  let aborted!: () => void;
+  const stopped = new Promise<void>((resolve) => (aborted = resolve));
+  const ai = fakeAiRunner(
+    (_call, options) =>
+      new Promise((resolve) => {
+        options.signal.addEventListener('abort', () => {
+          aborted();
+          resolve({ ok: false, code: 'CANCELLED', message: 'stopped' });
+        });
+      }),
+  );
+  const { h, admin, post } = await setup(t, ai);
+  await post(admin, OPENAI);
+  const url = await h.app.listen({ host: '127.0.0.1', port: 0 });
+  const caller = new AbortController();
+  const answered = fetch(`${url}/admin/ai-providers/gpt/test`, {
+    method: 'POST',
+    headers: { 'x-api-key': admin.apiKey },
+    signal: caller.signal,
+  }).catch((err: Error) => err.name);
+  await eventually('the model is called', () => ai.calls.length === 1);
+  caller.abort();
+  t.equal(await answered, 'AbortError');
+  await stopped;
+  t.pass('the call was aborted');
 });
