@@ -316,3 +316,35 @@ t.test('test: a caller that goes away stops the model call', async (t) => {
   await stopped;
   t.pass('the call was aborted');
 });
+
+t.test('concurrent requests: one name, one provider; a change never brings a deleted provider back', async (t) => {
+  const { admin, post, h } = await setup(t);
+  const [path] = ggufFiles(t, 'm.gguf') as [string];
+  const local = { name: 'tiny', kind: 'local', modelPath: path };
+  const created = await Promise.all([post(admin, local), post(admin, local), post(admin, local)]);
+  t.same(
+    created.map((r) => r.statusCode).sort(),
+    [201, 400, 400],
+    'the file check awaits; the name is checked after it',
+  );
+  t.equal(Object.values(h.store.state.aiProviders).length, 1);
+
+  const [changed, deleted] = await Promise.all([
+    h.call(admin, { method: 'PATCH', url: '/admin/ai-providers/tiny', payload: { threads: 2 } }),
+    h.call(admin, { method: 'DELETE', url: '/admin/ai-providers/tiny' }),
+  ]);
+  t.equal(deleted.statusCode, 200);
+  t.ok([200, 404].includes(changed.statusCode), `${changed.statusCode}`);
+  t.same(h.store.state.aiProviders, {}, 'still deleted');
+
+  await post(admin, local);
+  const both = await Promise.all([
+    h.call(admin, { method: 'PATCH', url: '/admin/ai-providers/tiny', payload: { threads: 3 } }),
+    h.call(admin, { method: 'PATCH', url: '/admin/ai-providers/tiny', payload: { contextSize: 1024 } }),
+  ]);
+  t.same(
+    both.map((r) => r.statusCode),
+    [200, 200],
+  );
+  t.match(Object.values(h.store.state.aiProviders)[0], { threads: 3, contextSize: 1024 }, 'neither change is lost');
+});

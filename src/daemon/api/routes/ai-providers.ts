@@ -60,6 +60,25 @@ function redact(text: string, secret: string | undefined): string {
   return secret && secret.length >= 4 ? text.split(secret).join('[redacted]') : text;
 }
 
+/** `p` with a PATCH's `changes` (null removes), stamped at `at`. Pure. */
+function changed(p: AiProvider, changes: Omit<UpdateProviderBody, 'kind'>, at: Date): AiProvider {
+  // A label that followed the old file's name follows the new one.
+  const relabel =
+    changes.modelPath !== undefined &&
+    changes.model === undefined &&
+    p.modelPath !== undefined &&
+    p.model === modelLabelOf(p.modelPath);
+  return defined({
+    ...p,
+    ...changes,
+    ...(relabel && { model: modelLabelOf(changes.modelPath!) }),
+    apiKey: changes.apiKey === null ? undefined : (changes.apiKey ?? p.apiKey),
+    threads: changes.threads === null ? undefined : (changes.threads ?? p.threads),
+    contextSize: changes.contextSize === null ? undefined : (changes.contextSize ?? p.contextSize),
+    updatedAt: at.toISOString(),
+  });
+}
+
 /** /admin/ai-providers: the model providers aiTasks call (permission ADMIN). */
 export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -106,6 +125,9 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
         updatedAt: at,
       });
       await checkProvider(provider);
+      // Again after the file check's await: another create may have taken the name meanwhile.
+      if (providerLookup(store.state)(organization, b.name))
+        throw new WfxError('VALIDATION_ERROR', `an AI provider named ${b.name} exists already`);
       await store.commit({ type: 'aiProvider.saved', provider });
       return reply.status(201).send(view(provider));
     },
@@ -145,31 +167,23 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
       body: UpdateProviderBody,
     },
     handler: async (request) => {
-      const p = find(request.caller!, request.params.name, request.query.organization);
       const { kind, ...changes } = request.body;
-      if (kind !== undefined && kind !== p.kind)
-        throw new WfxError(
-          'VALIDATION_ERROR',
-          `a provider's kind never changes (${p.name} is ${p.kind}): delete it and create it again`,
-        );
-      // A label that followed the old file's name follows the new one.
-      const relabel =
-        changes.modelPath !== undefined &&
-        changes.model === undefined &&
-        p.modelPath !== undefined &&
-        p.model === modelLabelOf(p.modelPath);
-      const provider = defined({
-        ...p,
-        ...changes,
-        ...(relabel && { model: modelLabelOf(changes.modelPath!) }),
-        apiKey: changes.apiKey === null ? undefined : (changes.apiKey ?? p.apiKey),
-        threads: changes.threads === null ? undefined : (changes.threads ?? p.threads),
-        contextSize: changes.contextSize === null ? undefined : (changes.contextSize ?? p.contextSize),
-        updatedAt: now().toISOString(),
-      });
-      await checkProvider(provider);
-      await store.commit({ type: 'aiProvider.saved', provider });
-      return view(provider);
+      // The change is merged into the provider as it is when committed: if another request
+      // changed or removed it during the file check's await, merge again (bounded).
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const p = find(request.caller!, request.params.name, request.query.organization);
+        if (kind !== undefined && kind !== p.kind)
+          throw new WfxError(
+            'VALIDATION_ERROR',
+            `a provider's kind never changes (${p.name} is ${p.kind}): delete it and create it again`,
+          );
+        const provider = changed(p, changes, now());
+        await checkProvider(provider);
+        if (store.state.aiProviders[p.providerId] !== p) continue;
+        await store.commit({ type: 'aiProvider.saved', provider });
+        return view(provider);
+      }
+      throw new WfxError('SERVICE_UNAVAILABLE', `AI provider ${request.params.name} keeps changing: try again`);
     },
   });
 
