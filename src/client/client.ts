@@ -22,6 +22,16 @@ import type {
   KeyList,
   KeyView,
   LogEntry,
+  LogProgress,
+  MemoryDeleted,
+  MemoryEntryView,
+  MemoryListQuery,
+  MemoryPage,
+  CreateProviderBody,
+  ProviderList,
+  ProviderTested,
+  ProviderView,
+  UpdateProviderBody,
   PublishBody,
   Published,
   RegisteredWebhook,
@@ -66,7 +76,22 @@ export interface LogStreamOptions {
   readonly lastEventId?: string;
   /** false: the entries so far, then the stream ends (the daemon's default: true, live ones too). */
   readonly follow?: boolean;
+  /**
+   * true: also yield `event: progress` (a model's answer as it streams in; read it with
+   * `progressOf`). Without it they are left out, so a reader of entries sees entries and `end` only.
+   */
+  readonly progress?: boolean;
   readonly signal?: AbortSignal;
+}
+
+/** The LogProgress of an `event: progress` of a log stream, else null. Pure; throws on data that is not JSON. */
+export function progressOf(ev: SseEvent): LogProgress | null {
+  return ev.event === 'progress' && ev.data !== undefined ? (JSON.parse(ev.data) as LogProgress) : null;
+}
+
+/** `events` without the `progress` ones. */
+async function* withoutProgress(events: AsyncGenerator<SseEvent>): AsyncGenerator<SseEvent> {
+  for await (const ev of events) if (ev.event !== 'progress') yield ev;
 }
 
 /** `?organization=` of admin requests (system callers name the organization they act in). */
@@ -139,15 +164,17 @@ export class WfxClient {
       this.http.post(path`/process/instance/${id}/cancel`),
     /**
      * GET /process/instance/{id}/logs as Server-Sent Events: each entry (`data`: a LogEntry,
-     * `id`: its number), then `event: end` once the execution finished. Throws
-     * INSTANCE_NOT_FOUND when the stream cannot be opened.
+     * `id`: its number), with `progress: true` also `event: progress` (no id), then `event: end`
+     * once the execution finished. Throws INSTANCE_NOT_FOUND when the stream cannot be opened.
      */
-    streamLogs: (id: string, options: LogStreamOptions = {}): AsyncGenerator<SseEvent> =>
-      this.http.stream(
+    streamLogs: (id: string, options: LogStreamOptions = {}): AsyncGenerator<SseEvent> => {
+      const events = this.http.stream(
         withQuery(path`/process/instance/${id}/logs`, { follow: options.follow === false ? false : undefined }),
         options.lastEventId,
         options.signal,
-      ),
+      );
+      return options.progress ? events : withoutProgress(events);
+    },
     /** The log entries so far (the stream with follow=false). Throws as `streamLogs`. */
     logs: async (id: string): Promise<LogEntry[]> => {
       const entries: LogEntry[] = [];
@@ -241,6 +268,39 @@ export class WfxClient {
     /** DELETE /admin/email-connections/{name}. Throws NOT_FOUND. */
     delete: (name: string, query: Org = {}): Promise<Deleted> =>
       this.http.request<Deleted>('DELETE', withQuery(path`/admin/email-connections/${name}`, query)),
+  };
+
+  readonly aiProviders = {
+    /** POST /admin/ai-providers: the key is kept, never returned (`hasApiKey`). Throws VALIDATION_ERROR (a name in use, a field of the other kind, a base URL with credentials, a model file that is no GGUF file). */
+    create: (body: CreateProviderBody, query: Org = {}): Promise<ProviderView> =>
+      this.http.post<ProviderView>(withQuery('/admin/ai-providers', query), body),
+    /** GET /admin/ai-providers. */
+    list: (query: Org = {}): Promise<ProviderList> =>
+      this.http.get<ProviderList>(withQuery('/admin/ai-providers', query)),
+    /** GET /admin/ai-providers/{name}. Throws NOT_FOUND. */
+    get: (name: string, query: Org = {}): Promise<ProviderView> =>
+      this.http.get<ProviderView>(withQuery(path`/admin/ai-providers/${name}`, query)),
+    /** PATCH /admin/ai-providers/{name} (`apiKey: null` removes the key). Throws NOT_FOUND, VALIDATION_ERROR (as `create`; a changed kind). */
+    update: (name: string, body: UpdateProviderBody, query: Org = {}): Promise<ProviderView> =>
+      this.http.request<ProviderView>('PATCH', withQuery(path`/admin/ai-providers/${name}`, query), body),
+    /** DELETE /admin/ai-providers/{name}. Throws NOT_FOUND. */
+    delete: (name: string, query: Org = {}): Promise<Deleted> =>
+      this.http.request<Deleted>('DELETE', withQuery(path`/admin/ai-providers/${name}`, query)),
+    /** POST /admin/ai-providers/{name}/test: a tiny prompt, answered. Throws NOT_FOUND, AI_PROVIDER_TEST_FAILED (`details.code`: the node failure code), SERVICE_UNAVAILABLE. */
+    test: (name: string, query: Org = {}): Promise<ProviderTested> =>
+      this.http.post<ProviderTested>(withQuery(path`/admin/ai-providers/${name}/test`, query)),
+  };
+
+  readonly memory = {
+    /** GET /admin/memory: live entries (no values), by namespace then key; follow `nextCursor`. Throws VALIDATION_ERROR (a cursor it did not give). */
+    list: (query: MemoryListQuery = {}): Promise<MemoryPage> =>
+      this.http.get<MemoryPage>(withQuery('/admin/memory', query)),
+    /** GET /admin/memory/{namespace}/{key}. Throws NOT_FOUND (missing or past its TTL). */
+    get: (namespace: string, key: string, query: Org = {}): Promise<MemoryEntryView> =>
+      this.http.get<MemoryEntryView>(withQuery(path`/admin/memory/${namespace}/${key}`, query)),
+    /** DELETE /admin/memory/{namespace}/{key}. Throws NOT_FOUND. */
+    delete: (namespace: string, key: string, query: Org = {}): Promise<MemoryDeleted> =>
+      this.http.request<MemoryDeleted>('DELETE', withQuery(path`/admin/memory/${namespace}/${key}`, query)),
   };
 
   readonly environments = {

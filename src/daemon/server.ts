@@ -21,6 +21,9 @@ import { adminRoutes } from './api/routes/admin.js';
 import { metaRoutes } from './api/routes/meta.js';
 import { processRoutes } from './api/routes/process.js';
 import { emailConnectionRoutes } from './api/routes/email-connections.js';
+import { aiProviderRoutes } from './api/routes/ai-providers.js';
+import { memoryRoutes } from './api/routes/memory.js';
+import type { AiRunner } from './ai/types.js';
 import { triggerRoutes } from './api/routes/triggers.js';
 import { backupRoutes } from './api/routes/backup.js';
 import type { BackupReport } from './backup.js';
@@ -67,6 +70,8 @@ export interface ServerOptions {
   readonly historyDamage?: () => HistoryDamageReport;
   /** Takes a backup of the data directory (POST /admin/backup); the route is absent without it. */
   readonly backup?: (directory: string) => Promise<BackupReport>;
+  /** Carries out model calls (POST /admin/ai-providers/{name}/test); that route answers SERVICE_UNAVAILABLE without it. */
+  readonly ai?: AiRunner;
 }
 
 /** Body of every error answer (SPEC.md section 5; the wire's type, shared/api). */
@@ -234,6 +239,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     // wfx logs requests itself (with the credential's key id, never its secret).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    // A memory key (up to MEMORY_MAX_NAME_LENGTH characters) is one path parameter, percent-
+    // encoded up to 12 characters each; each route's schema bounds its own parameters.
+    routerOptions: { maxParamLength: 12 * 512 },
     // Fastify's own 503 while closing has a body of its own shape: wfx refuses in its own (below).
     return503OnClosing: false,
     // Errors the router raises before any route runs (a bad URL, an over-long path parameter):
@@ -343,6 +351,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     adminRoutes(routes, { store: options.store, limiter, now: options.now });
     webhookRoutes(routes, { store: options.store, receiver: options.webhooks, now: options.now });
     emailConnectionRoutes(routes, { store: options.store, now: options.now });
+    aiProviderRoutes(routes, { store: options.store, ai: options.ai, now: options.now });
+    memoryRoutes(routes, { store: options.store, now: options.now });
     triggerRoutes(routes, { state: options.store.state, health: options.triggerHealth ?? (() => []) });
     if (options.backup) backupRoutes(routes, { backup: options.backup });
   });

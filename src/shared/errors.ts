@@ -73,6 +73,12 @@ export const ERROR_CODES = {
     hint: 'A read or write failed during the copy (disk full, say); nothing partial is left. See the daemon log.',
   },
 
+  // Model providers (POST /admin/ai-providers/{name}/test, `wfx ai providers test`)
+  AI_PROVIDER_TEST_FAILED: {
+    status: 502,
+    hint: 'The message starts with the node failure code (docs/flows.md): check the base URL, model and key with `wfx ai providers get`, or the model file.',
+  },
+
   // CLI
   USAGE_ERROR: { status: 400, hint: 'See `wfx --help`.' },
   DAEMON_UNREACHABLE: {

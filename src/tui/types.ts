@@ -14,6 +14,14 @@ export interface LogLine extends Pick<LogEntry, 'nodeId' | 'nodeName' | 'level' 
   readonly id: number;
 }
 
+/** A model's answer while it streams in (from the log stream's `progress` events; never journaled). */
+export interface StreamingAnswer {
+  readonly nodeInstanceId: string;
+  readonly nodeId: string;
+  /** The answer so far (its tail). */
+  readonly text: string;
+}
+
 /** Whether the daemon answers: the TUI says so when it does not, and reconnects. */
 export type Connection =
   { readonly state: 'connecting' | 'live' } | { readonly state: 'reconnecting'; readonly error: string };

@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { Test } from 'tap';
-import { WfxClient } from '../../src/client/client.js';
+import { progressOf, WfxClient } from '../../src/client/client.js';
 import { ApiClient, path, withQuery } from '../../src/client/http.js';
 import { isWfxError } from '../../src/shared/errors.js';
 import { newApiKey } from '../../src/daemon/auth/api-keys.js';
@@ -8,6 +8,7 @@ import { buildServer } from '../../src/daemon/server.js';
 import type { Role } from '../../src/daemon/state/state.js';
 import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
 import { engineHarness } from '../helpers/engine.js';
+import { logStreamServer } from '../helpers/log-stream-server.js';
 
 const ASK_ID = '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b';
 const ASK = `processId: ${ASK_ID}
@@ -49,7 +50,7 @@ async function daemon(t: Test) {
     await h.store.commit({ type: 'apiKey.created', key: made.key });
     return new WfxClient({ url, apiKey: made.apiKey, credentialSource: 'test' });
   };
-  return { url, seen, clientAs };
+  return { url, seen, clientAs, h };
 }
 
 /** The WfxError code `p` rejects with (null: it resolved). */
@@ -245,3 +246,68 @@ async function buildServerUrlThatIsClosed(): Promise<string> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}`;
 }
+
+t.test('model providers and memory through the client; the key is never in an answer', async (t) => {
+  const d = await daemon(t);
+  const client = await d.clientAs('admin', 'acme');
+  const created = await client.aiProviders.create({
+    name: 'local-llm',
+    kind: 'openai-compatible',
+    baseUrl: 'http://127.0.0.1:11434/v1',
+    model: 'llama3.2',
+    apiKey: 'sk-client-test-secret',
+    isDefault: true,
+  });
+  t.match(created, { name: 'local-llm', hasApiKey: true, isDefault: true });
+  t.notMatch(JSON.stringify(created), /sk-client-test-secret/);
+  t.match((await client.aiProviders.list()).items, [{ name: 'local-llm' }]);
+  t.match(await client.aiProviders.update('local-llm', { apiKey: null }), { hasApiKey: false });
+  t.match(await client.aiProviders.get('local-llm'), { model: 'llama3.2' });
+  t.equal(await codeOf(client.aiProviders.test('local-llm')), 'SERVICE_UNAVAILABLE', 'no runner in this server');
+  t.equal(await codeOf(client.aiProviders.get('nope')), 'NOT_FOUND');
+  t.same(await client.aiProviders.delete('local-llm'), { name: 'local-llm', deleted: true });
+
+  await d.h.store.commit({
+    type: 'memory.written',
+    organization: 'acme',
+    namespace: 'chat',
+    key: 'customer/7',
+    entry: { value: ['hi'], updatedAt: '2026-11-21T10:00:00.000Z', expiresAt: null },
+  });
+  t.match(await client.memory.list({ namespace: 'chat' }), {
+    items: [{ key: 'customer/7', size: 6 }],
+    nextCursor: null,
+  });
+  t.match(await client.memory.get('chat', 'customer/7'), { value: ['hi'] });
+  t.equal(d.seen.at(-1)!.params.key, 'customer/7', 'the key reached the daemon as one parameter');
+  t.same(await client.memory.delete('chat', 'customer/7'), { namespace: 'chat', key: 'customer/7', deleted: true });
+  t.equal(await codeOf(client.memory.get('chat', 'customer/7')), 'NOT_FOUND');
+});
+
+t.test('the log stream leaves progress events out unless asked; progressOf reads them', async (t) => {
+  const { url } = await logStreamServer(t, [
+    { entry: { nodeId: 'classify', message: 'started' } },
+    { progress: { nodeId: 'classify', nodeInstanceId: 'n2', delta: 'Hel' } },
+    { progress: { nodeId: 'classify', nodeInstanceId: 'n2', delta: 'lo' } },
+    { entry: { nodeId: 'classify', message: 'completed' } },
+    { end: true },
+  ]);
+  const client = new WfxClient({ url, apiKey: null, credentialSource: 'test' });
+  const plain = [];
+  for await (const ev of client.instances.streamLogs('x')) plain.push(ev.event ?? `entry ${ev.id}`);
+  t.same(plain, ['entry 1', 'entry 2', 'end'], 'entries and end only');
+  t.same(
+    (await client.instances.logs('x')).map((e) => e.message),
+    ['started', 'completed'],
+  );
+  const deltas: string[] = [];
+  const all: string[] = [];
+  for await (const ev of client.instances.streamLogs('x', { progress: true })) {
+    all.push(ev.event ?? `entry ${ev.id}`);
+    const p = progressOf(ev);
+    if (p) deltas.push(`${p.nodeInstanceId}:${p.delta}`);
+  }
+  t.same(all, ['entry 1', 'progress', 'progress', 'entry 2', 'end']);
+  t.same(deltas, ['n2:Hel', 'n2:lo'], 'each piece whole, though it came in two writes');
+  t.equal(progressOf({ event: 'end', data: '{}' }), null);
+});

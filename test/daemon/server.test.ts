@@ -95,6 +95,10 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/webhooks',
     '/admin/webhooks/{name}/deliveries',
     '/admin/email-connections',
+    '/admin/ai-providers',
+    '/admin/ai-providers/{name}/test',
+    '/admin/memory',
+    '/admin/memory/{namespace}/{key}',
     '/webhook/receive/{token}',
   ]) {
     t.ok(doc.paths[path], path);

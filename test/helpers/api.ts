@@ -1,9 +1,11 @@
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { AccessLogEntry } from '../../src/daemon/api/auth.js';
 import type { Test } from 'tap';
 import { newApiKey } from '../../src/daemon/auth/api-keys.js';
 import { buildServer } from '../../src/daemon/server.js';
 import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
 import type { ApiKey, Role } from '../../src/daemon/state/state.js';
+import type { AiRunner } from '../../src/daemon/ai/types.js';
 import { engineHarness, type EngineHarness, type HarnessEngineOptions, type TestClock } from './engine.js';
 
 /** A key made for a test: its full credential and what it is. */
@@ -26,9 +28,20 @@ export interface ApiHarness extends EngineHarness {
 /** An engine harness plus the HTTP app on top of it (no port: inject()). */
 export async function apiHarness(
   t: Test,
-  options: { bodyLimit?: number; heartbeatSeconds?: number; clock?: TestClock; engine?: HarnessEngineOptions } = {},
+  options: {
+    bodyLimit?: number;
+    heartbeatSeconds?: number;
+    clock?: TestClock;
+    ai?: AiRunner;
+    engine?: HarnessEngineOptions;
+    logger?: FastifyBaseLogger;
+    accessLog?: (entry: AccessLogEntry) => void;
+  } = {},
 ): Promise<ApiHarness> {
-  const h = await engineHarness(t, undefined, options.clock, options.engine);
+  const h = await engineHarness(t, undefined, options.clock, {
+    ...(options.ai && { ai: options.ai }),
+    ...options.engine,
+  });
   const webhooks = new WebhookReceiver({ store: h.store, engine: h.engine, now: h.clock.now });
   const app = buildServer({
     store: h.store,
@@ -37,6 +50,9 @@ export async function apiHarness(
     bodyLimit: options.bodyLimit,
     heartbeatSeconds: options.heartbeatSeconds,
     now: h.clock.now,
+    ai: options.ai,
+    logger: options.logger,
+    accessLog: options.accessLog,
   });
   await app.ready();
   t.teardown(() => app.close());

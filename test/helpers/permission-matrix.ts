@@ -153,6 +153,16 @@ export const MATRIX: MatrixRow[] = [
     expect: row([403, 403, 403, 200, 200, 200, 403]),
   },
   {
+    name: 'GET /admin/ai-providers',
+    request: async () => ({ method: 'GET', url: '/admin/ai-providers' }),
+    expect: row([403, 403, 403, 200, 200, 200, 403]),
+  },
+  {
+    name: 'GET /admin/memory',
+    request: async () => ({ method: 'GET', url: '/admin/memory' }),
+    expect: row([403, 403, 403, 200, 200, 200, 403]),
+  },
+  {
     name: 'GET /admin/environments/PRODUCTION/variables',
     request: async () => ({ method: 'GET', url: '/admin/environments/PRODUCTION/variables' }),
     expect: row([403, 403, 403, 200, 200, 200, 403]),

@@ -64,6 +64,9 @@ export function registerInstances(program: Command, ctx: CliContext): void {
         `${inst.processInstanceId}  ${inst.processName} v${inst.processVersion}  ${STATE_NAMES[inst.stateCd]}\n` +
           `started ${inst.startTime}${inst.endTime ? `, ended ${inst.endTime}` : ''}${inst.correlationKey ? `, correlation key ${inst.correlationKey}` : ''}\n` +
           (inst.parentInstanceId ? `child of ${inst.parentInstanceId}\n` : '') +
+          (inst.usage
+            ? `model usage: ${inst.usage.calls} call${inst.usage.calls === 1 ? '' : 's'}, ${inst.usage.inputTokens} input + ${inst.usage.outputTokens} output tokens\n`
+            : '') +
           '\n' +
           table(
             ['NODE', 'TYPE', 'STATUS', 'WAITING FOR'],

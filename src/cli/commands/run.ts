@@ -3,12 +3,13 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { WfxError } from '../../shared/errors.js';
-import type { WfxClient } from '../../client/client.js';
+import { progressOf, type WfxClient } from '../../client/client.js';
 import { STATE_NAMES } from '../../client/describe.js';
 import type { InstanceView } from '../../shared/api/index.js';
 import { clientFor, collect, dataOf } from '../api.js';
 import { globals, printJson, useColor, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { AnswerStream } from '../answer-stream.js';
 import { formatLogLine, type LogEntry } from '../format.js';
 
 interface RunOptions {
@@ -121,8 +122,9 @@ Examples:
 
 /**
  * Waits for execution `id` to finish by reading its log stream to `event: end` (reconnecting
- * with Last-Event-ID if the connection drops); prints the entries when following. Resolves with
- * the finished execution, or null when `timeoutS` passed first.
+ * with Last-Event-ID if the connection drops); prints the entries when following, and models'
+ * answers as they stream in (AnswerStream). Resolves with the finished execution, or null when
+ * `timeoutS` passed first.
  */
 export async function waitFor(
   ctx: CliContext,
@@ -141,15 +143,28 @@ export async function waitFor(
         )
       : null;
   let lastId: string | undefined;
+  const answers = new AnswerStream(ctx.stdout, AnswerStream.modeFor(ctx, opts.json), opts.color);
   try {
     for (let attempt = 0; ; attempt++) {
       try {
-        for await (const ev of client.instances.streamLogs(id, { lastEventId: lastId, signal: abort.signal })) {
-          if (ev.event === 'end') return await client.instances.get(id);
-          if (ev.event === 'progress') continue; // a model's answer streaming: not a log entry
+        for await (const ev of client.instances.streamLogs(id, {
+          lastEventId: lastId,
+          signal: abort.signal,
+          progress: opts.follow,
+        })) {
+          if (ev.event === 'end') {
+            answers.close();
+            return await client.instances.get(id);
+          }
+          const progress = progressOf(ev);
+          if (progress) {
+            answers.progress(progress);
+            continue;
+          }
           if (ev.id !== undefined) lastId = ev.id;
           if (opts.follow && ev.data !== undefined) {
             const entry = JSON.parse(ev.data) as LogEntry;
+            answers.beforeEntry(entry.nodeId);
             ctx.stdout.write(
               opts.json
                 ? `${JSON.stringify({ id: Number(ev.id), ...entry })}\n`
@@ -158,6 +173,7 @@ export async function waitFor(
           }
         }
         // The stream closed without `end` (daemon restarting): reconnect where we were.
+        answers.close();
       } catch (err) {
         if (abort.signal.aborted) return null;
         if (!(err instanceof WfxError && err.code === 'DAEMON_UNREACHABLE') || attempt > 30) throw err;

@@ -11,6 +11,8 @@ export * from './flows.js';
 export * from './keys.js';
 export * from './webhooks.js';
 export * from './email-connections.js';
+export * from './ai-providers.js';
+export * from './memory.js';
 export * from './triggers.js';
 export * from './admin.js';
 export * from './meta.js';

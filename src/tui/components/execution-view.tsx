@@ -1,18 +1,24 @@
 import { Box, Text } from 'ink';
 import { clock, cut, duration, fit, stateView, statusWord } from '../format.js';
 import { waitingFor } from '../../client/describe.js';
-import type { Execution, LogLine } from '../types.js';
+import type { Execution, LogLine, StreamingAnswer } from '../types.js';
 
 const LEVEL_COLOR = { INFO: 'white', WARN: 'yellow', ERROR: 'red' } as const;
 
-/** One execution: header, node timeline (status in words), variables or error, log tail. */
+/**
+ * One execution: header, node timeline (status in words), variables or error, log tail, and
+ * below it each answer a model is streaming, growing on its line until its node's log line comes.
+ */
 export function ExecutionView(props: {
   readonly execution: Execution;
   readonly logs: readonly LogLine[];
+  /** Answers streaming in now (none: nothing shown). */
+  readonly streaming?: readonly StreamingAnswer[];
   readonly now: Date;
   readonly logRows: number;
 }) {
   const { execution: e, logs, now, logRows } = props;
+  const streaming = props.streaming ?? [];
   const v = stateView(e.stateCd);
   const { error, ...variables } = e.data;
   return (
@@ -22,6 +28,12 @@ export function ExecutionView(props: {
         {duration(e.startTime, e.endTime, now)} · {e.processInstanceId}
       </Text>
       {e.correlationKey && <Text dimColor>correlation key {e.correlationKey}</Text>}
+      {e.usage && (
+        <Text dimColor>
+          model usage {e.usage.calls} call{e.usage.calls === 1 ? '' : 's'}, {e.usage.inputTokens} input +{' '}
+          {e.usage.outputTokens} output tokens
+        </Text>
+      )}
       <Box marginTop={1} flexDirection="column">
         <Text bold>{`${fit('NODE', 18)} ${fit('TYPE', 22)} ${fit('STATUS', 10)} WAITING FOR`}</Text>
         {e.nodes.map((n) => (
@@ -49,9 +61,15 @@ export function ExecutionView(props: {
       </Box>
       <Box marginTop={1} flexDirection="column">
         <Text bold>log</Text>
-        {logs.slice(-logRows).map((l) => (
+        {logs.slice(-Math.max(1, logRows - streaming.length)).map((l) => (
           <Text key={l.id} color={LEVEL_COLOR[l.level]}>
             {clock(l.timestamp)} {fit(l.level, 5)} {l.nodeName || 'execution'}: {l.message}
+          </Text>
+        ))}
+        {streaming.map((a) => (
+          // The end of the answer is what is new: cut from the start.
+          <Text key={a.nodeInstanceId} color="cyan" wrap="truncate-start">
+            {`${a.nodeId} ▍ ${a.text.replace(/\s+/g, ' ')}`}
           </Text>
         ))}
       </Box>

@@ -1,33 +1,67 @@
 import { useEffect, useState } from 'react';
-import type { WfxClient } from '../../client/client.js';
-import type { Execution, LogLine } from '../types.js';
+import { progressOf, type WfxClient } from '../../client/client.js';
+import type { Execution, LogLine, StreamingAnswer } from '../types.js';
 
-/** One execution and its log, live: the log over SSE (resuming with Last-Event-ID), the execution re-read as lines come. */
+/** Kept of a streaming answer: the view shows only its tail. */
+const KEEP_CHARS = 2000;
+
+/**
+ * One execution and its log, live: the log over SSE (resuming with Last-Event-ID), the execution
+ * re-read as lines come, and the answers models are streaming (`progress` events), each dropped
+ * when its node's next log line comes: the durable lines replace it.
+ */
 export function useExecution(
   client: WfxClient,
   id: string,
-): { execution: Execution | null; logs: readonly LogLine[]; error: string | null } {
+): {
+  execution: Execution | null;
+  logs: readonly LogLine[];
+  streaming: readonly StreamingAnswer[];
+  error: string | null;
+} {
   const [execution, setExecution] = useState<Execution | null>(null);
   const [logs, setLogs] = useState<readonly LogLine[]>([]);
+  const [streaming, setStreaming] = useState<readonly StreamingAnswer[]>([]);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     const abort = new AbortController();
     const lines: LogLine[] = [];
+    /** By nodeInstanceId, in the order they began. */
+    const answers = new Map<string, StreamingAnswer>();
+    const showAnswers = () => setStreaming([...answers.values()]);
     let last: string | undefined;
     const read = () => client.instances.get(id).then((e) => !abort.signal.aborted && setExecution(e));
     void (async () => {
       for (let attempt = 0; !abort.signal.aborted; attempt++) {
         try {
           await read();
-          for await (const ev of client.instances.streamLogs(id, { lastEventId: last, signal: abort.signal })) {
+          const events = client.instances.streamLogs(id, { lastEventId: last, signal: abort.signal, progress: true });
+          for await (const ev of events) {
             if (ev.event === 'end') {
+              answers.clear();
+              showAnswers();
               await read();
               return;
             }
-            if (!ev.data || ev.event === 'progress') continue; // a model's answer streaming: not a log entry
+            const p = progressOf(ev);
+            if (p) {
+              const before = answers.get(p.nodeInstanceId)?.text ?? '';
+              answers.set(p.nodeInstanceId, {
+                nodeInstanceId: p.nodeInstanceId,
+                nodeId: p.nodeId,
+                text: (before + p.delta).slice(-KEEP_CHARS),
+              });
+              showAnswers();
+              continue;
+            }
+            if (!ev.data) continue;
             last = ev.id ?? last;
-            lines.push({ id: Number(ev.id ?? lines.length + 1), ...(JSON.parse(ev.data) as Omit<LogLine, 'id'>) });
+            const line = { id: Number(ev.id ?? lines.length + 1), ...(JSON.parse(ev.data) as Omit<LogLine, 'id'>) };
+            lines.push(line);
             setLogs([...lines]);
+            let dropped = false;
+            for (const [key, a] of answers) if (a.nodeId === line.nodeId) dropped = answers.delete(key);
+            if (dropped) showAnswers();
             void read();
           }
           return;
@@ -40,5 +74,5 @@ export function useExecution(
     })();
     return () => abort.abort();
   }, [client, id]);
-  return { execution, logs, error };
+  return { execution, logs, streaming, error };
 }

@@ -173,7 +173,7 @@ function Detail({
   readonly now: Date;
   readonly logRows: number;
 }) {
-  const { execution, logs, error } = useExecution(client, id);
+  const { execution, logs, streaming, error } = useExecution(client, id);
   if (!execution) return <Text dimColor>{error ? `cannot read ${id}: ${error}` : `loading ${id}…`}</Text>;
-  return <ExecutionView execution={execution} logs={logs} now={now} logRows={logRows} />;
+  return <ExecutionView execution={execution} logs={logs} streaming={streaming} now={now} logRows={logRows} />;
 }

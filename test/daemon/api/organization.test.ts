@@ -1,5 +1,6 @@
 import t from 'tap';
 import { apiHarness } from '../../helpers/api.js';
+import { fakeAiRunner } from '../../helpers/fake-ai.js';
 
 /** One route that takes an organization, and how to name `org` on it. */
 interface OrgRoute {
@@ -65,6 +66,25 @@ const ROUTES: OrgRoute[] = [
   { method: 'DELETE', path: '/admin/email-connections/{name}', url: (org) => `/admin/email-connections/c?${q(org)}` },
   {
     method: 'POST',
+    path: '/admin/ai-providers',
+    url: (org) => `/admin/ai-providers?${q(org)}`,
+    body: () => ({ name: 'p', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' }),
+  },
+  { method: 'GET', path: '/admin/ai-providers', url: (org) => `/admin/ai-providers?${q(org)}` },
+  { method: 'GET', path: '/admin/ai-providers/{name}', url: (org) => `/admin/ai-providers/p?${q(org)}` },
+  {
+    method: 'PATCH',
+    path: '/admin/ai-providers/{name}',
+    url: (org) => `/admin/ai-providers/p?${q(org)}`,
+    body: () => ({ model: 'n' }),
+  },
+  { method: 'POST', path: '/admin/ai-providers/{name}/test', url: (org) => `/admin/ai-providers/p/test?${q(org)}` },
+  { method: 'DELETE', path: '/admin/ai-providers/{name}', url: (org) => `/admin/ai-providers/p?${q(org)}` },
+  { method: 'GET', path: '/admin/memory', url: (org) => `/admin/memory?${q(org)}` },
+  { method: 'GET', path: '/admin/memory/{namespace}/{key}', url: (org) => `/admin/memory/ns/k?${q(org)}` },
+  { method: 'DELETE', path: '/admin/memory/{namespace}/{key}', url: (org) => `/admin/memory/ns/k?${q(org)}` },
+  {
+    method: 'POST',
     path: '/admin/webhooks',
     url: (org) => `/admin/webhooks?${q(org)}`,
     body: () => ({ name: 'w', provider: 'GITHUB' }),
@@ -113,7 +133,7 @@ t.test(
 );
 
 t.test('naming its own organization is not refused', async (t) => {
-  const h = await apiHarness(t);
+  const h = await apiHarness(t, { ai: fakeAiRunner() });
   const admin = await h.key('admin', 'acme');
   for (const route of ROUTES) {
     const res = await h.call(admin, {

@@ -42,6 +42,9 @@ Commands:
                                Stripe, Slack, Standard Webhooks and custom
                                senders (needs ADMIN)
   email-connections            IMAP mailboxes for email triggers (needs ADMIN)
+  ai                           AI in flows: model providers (needs ADMIN)
+  memory                       durable memory of memoryAction and aiTask chat
+                               memory, per organization (needs ADMIN)
   expr [options] <expression>  evaluate a \${...} condition or a {ref} template
                                locally, as the engine does; prints JSON
   cron                         check schedule expressions
@@ -53,6 +56,119 @@ Commands:
   help [command]               display help for command
 
   -V, --version      print the version of wfx (as the first argument)
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx ai providers create --help 1`] = `
+Usage: wfx ai providers create [options] <name>
+
+register a provider (the API key comes on stdin with --api-key-stdin; never
+shown again)
+
+Options:
+  --kind <kind>            how the model is reached (choices:
+                           "openai-compatible", "local")
+  --base-url <url>         openai-compatible: the API base URL (e.g.
+                           http://127.0.0.1:11434/v1)
+  --model <model>          the model asked for (local: a label, default the
+                           file's name)
+  --api-key-stdin          openai-compatible: read the API key from standard
+                           input
+  --model-path <file>      local: the GGUF model file
+  --threads <n>            local: CPU threads for inference
+  --context-size <tokens>  local: the context size in tokens
+  --org <organization>     system keys: the organization (default: default)
+  --default                make it the organization's default provider
+  -h, --help               display help for command
+
+Examples:
+  $ printf %s "$OPENAI_API_KEY" | wfx ai providers create openai --kind openai-compatible --base-url https://api.openai.com/v1 --model gpt-4o-mini --api-key-stdin --default
+  $ wfx ai providers create ollama --kind openai-compatible --base-url http://127.0.0.1:11434/v1 --model llama3.2
+  $ wfx ai providers create tiny --kind local --model-path models/qwen2.5-0.5b-instruct-q4_k_m.gguf --threads 2
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx ai providers delete --help 1`] = `
+Usage: wfx ai providers delete [options] <name>
+
+remove a provider (aiTasks naming it then fail with AI_PROVIDER_NOT_FOUND)
+
+Options:
+  --org <organization>  system keys: the organization (default: default)
+  -h, --help            display help for command
+
+Example:
+  $ wfx ai providers delete ollama
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx ai providers get --help 1`] = `
+Usage: wfx ai providers get [options] <name>
+
+one provider (never its key)
+
+Options:
+  --org <organization>  system keys: the organization (default: default)
+  -h, --help            display help for command
+
+Example:
+  $ wfx ai providers get openai
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx ai providers list --help 1`] = `
+Usage: wfx ai providers list [options]
+
+the providers (never their keys)
+
+Options:
+  --org <organization>  system keys: the organization (default: default)
+  -h, --help            display help for command
+
+Example:
+  $ wfx ai providers list --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx ai providers test --help 1`] = `
+Usage: wfx ai providers test [options] <name>
+
+send a tiny prompt through a provider: model, latency, token counts and the
+answer
+
+Options:
+  --org <organization>  system keys: the organization (default: default)
+  -h, --help            display help for command
+
+Example:
+  $ wfx ai providers test openai
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx ai providers update --help 1`] = `
+Usage: wfx ai providers update [options] <name>
+
+change a provider (its kind never changes)
+
+Options:
+  --base-url <url>         openai-compatible: the API base URL (e.g.
+                           http://127.0.0.1:11434/v1)
+  --model <model>          the model asked for (local: a label, default the
+                           file's name)
+  --api-key-stdin          openai-compatible: read the API key from standard
+                           input
+  --model-path <file>      local: the GGUF model file
+  --threads <n>            local: CPU threads for inference
+  --context-size <tokens>  local: the context size in tokens
+  --org <organization>     system keys: the organization (default: default)
+  --remove-api-key         remove the API key
+  --default                make it the organization's default provider
+  --no-default             no longer the default
+  -h, --help               display help for command
+
+Examples:
+  $ wfx ai providers update openai --model gpt-4.1-mini
+  $ printf %s "$NEW_KEY" | wfx ai providers update openai --api-key-stdin
 
 `
 
@@ -603,6 +719,52 @@ Options:
 Examples:
   $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f
   $ wfx logs 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --follow --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx memory delete --help 1`] = `
+Usage: wfx memory delete [options] <namespace> <key>
+
+forget an entry
+
+Options:
+  --org <organization>  system keys: the organization (default: default)
+  -h, --help            display help for command
+
+Example:
+  $ wfx memory delete chat customer-42
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx memory get --help 1`] = `
+Usage: wfx memory get [options] <namespace> <key>
+
+an entry's value (--json: with when it was written and expires)
+
+Options:
+  --org <organization>  system keys: the organization (default: default)
+  -h, --help            display help for command
+
+Example:
+  $ wfx memory get chat customer-42
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx memory list --help 1`] = `
+Usage: wfx memory list [options]
+
+live entries (not their values), by namespace then key
+
+Options:
+  --namespace <namespace>  one namespace only
+  --prefix <prefix>        keys that start with this
+  --limit <n>              at most this many entries (default: 100)
+  --org <organization>     system keys: the organization (default: default)
+  -h, --help               display help for command
+
+Examples:
+  $ wfx memory list --namespace chat
+  $ wfx memory list --prefix customer- --json
 
 `
 

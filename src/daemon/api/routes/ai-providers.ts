@@ -1,0 +1,250 @@
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {} from '@fastify/swagger'; // schema.tags, schema.summary
+import {
+  CreateProviderBody,
+  OrganizationQuery,
+  ProviderParams,
+  UpdateProviderBody,
+  type Deleted,
+  type ProviderKind,
+  type ProviderList,
+  type ProviderTested,
+  type ProviderView,
+  type WithDefaults,
+} from '../../../shared/api/index.js';
+import { WfxError } from '../../../shared/errors.js';
+import { checkProvider, modelLabelOf } from '../../ai/provider-config.js';
+import { providerLookup } from '../../ai/lookup.js';
+import type { AiAnswer, AiCall, AiRunner } from '../../ai/types.js';
+import { uuidv7 } from '../../engine/ids.js';
+import type { WfxRecord } from '../../state/records.js';
+import type { AiProvider, AiProviderKind, WfxState } from '../../state/state.js';
+import type { DurableStore } from '../../store/store.js';
+import type { Caller } from '../caller.js';
+import { actingOrganization, listedOrganization } from '../organization.js';
+
+/** The wire's kinds and the state's are one list. */
+const SAME_KINDS: [ProviderKind, AiProviderKind] extends [AiProviderKind, ProviderKind] ? true : never = true;
+void SAME_KINDS;
+
+export interface AiProviderRouteDeps {
+  readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Carries out POST .../test; without it that route answers SERVICE_UNAVAILABLE. */
+  readonly ai?: AiRunner;
+  readonly now?: () => Date;
+}
+
+/** The prompt of POST .../test: tiny, so that any model answers it at once. */
+const TEST_PROMPT = 'Reply with the single word: ready';
+/** How long a test waits for the whole answer. */
+const TEST_TIMEOUT_MS = 30_000;
+/** Enough tokens for a word or two, not enough to wait on. */
+const TEST_MAX_TOKENS = 16;
+
+/** A provider as the API shows it: never the API key. */
+function view(p: AiProvider): ProviderView {
+  const { apiKey, ...rest } = p;
+  return { ...rest, hasApiKey: apiKey !== undefined };
+}
+
+/** `p` without the properties whose value is undefined (so the journal holds none). */
+function defined(p: Record<string, unknown>): AiProvider {
+  for (const k of Object.keys(p)) if (p[k] === undefined) delete p[k];
+  return p as unknown as AiProvider;
+}
+
+/** `text` with every occurrence of `secret` cut out: a provider's message never carries its key. */
+function redact(text: string, secret: string | undefined): string {
+  return secret && secret.length >= 4 ? text.split(secret).join('[redacted]') : text;
+}
+
+/** `p` with a PATCH's `changes` (null removes), stamped at `at`. Pure. */
+function changed(p: AiProvider, changes: Omit<UpdateProviderBody, 'kind'>, at: Date): AiProvider {
+  // A label that followed the old file's name follows the new one.
+  const relabel =
+    changes.modelPath !== undefined &&
+    changes.model === undefined &&
+    p.modelPath !== undefined &&
+    p.model === modelLabelOf(p.modelPath);
+  return defined({
+    ...p,
+    ...changes,
+    ...(relabel && { model: modelLabelOf(changes.modelPath!) }),
+    apiKey: changes.apiKey === null ? undefined : (changes.apiKey ?? p.apiKey),
+    threads: changes.threads === null ? undefined : (changes.threads ?? p.threads),
+    contextSize: changes.contextSize === null ? undefined : (changes.contextSize ?? p.contextSize),
+    updatedAt: at.toISOString(),
+  });
+}
+
+/** /admin/ai-providers: the model providers aiTasks call (permission ADMIN). */
+export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { store } = deps;
+  const now = deps.now ?? (() => new Date());
+  const admin = { auth: { permission: 'ADMIN' as const } };
+  const tags = ['ai'];
+  const find = (caller: Caller, name: string, named?: string): AiProvider => {
+    const organization = actingOrganization(caller, named);
+    const p = providerLookup(store.state)(organization, name);
+    if (!p) throw new WfxError('NOT_FOUND', `no AI provider ${name}`);
+    return p;
+  };
+
+  app.post('/admin/ai-providers', {
+    config: admin,
+    schema: {
+      tags,
+      summary: 'Register a model provider (the API key is never returned)',
+      querystring: OrganizationQuery,
+      body: CreateProviderBody,
+    },
+    handler: async (request, reply) => {
+      const organization = actingOrganization(request.caller!, request.query.organization);
+      const b = request.body as WithDefaults<CreateProviderBody, 'isDefault'>;
+      if (providerLookup(store.state)(organization, b.name))
+        throw new WfxError('VALIDATION_ERROR', `an AI provider named ${b.name} exists already`);
+      if (b.kind === 'openai-compatible' && b.model === undefined)
+        throw new WfxError('VALIDATION_ERROR', 'an openai-compatible provider needs a model');
+      const at = now().toISOString();
+      const provider = defined({
+        providerId: uuidv7(now()),
+        name: b.name,
+        organization,
+        kind: b.kind,
+        baseUrl: b.baseUrl,
+        model: b.model ?? (b.modelPath === undefined ? undefined : modelLabelOf(b.modelPath)),
+        apiKey: b.apiKey,
+        modelPath: b.modelPath,
+        threads: b.threads,
+        contextSize: b.contextSize,
+        isDefault: b.isDefault,
+        createdAt: at,
+        updatedAt: at,
+      });
+      await checkProvider(provider);
+      // Again after the file check's await: another create may have taken the name meanwhile.
+      if (providerLookup(store.state)(organization, b.name))
+        throw new WfxError('VALIDATION_ERROR', `an AI provider named ${b.name} exists already`);
+      await store.commit({ type: 'aiProvider.saved', provider });
+      return reply.status(201).send(view(provider));
+    },
+  });
+
+  app.get('/admin/ai-providers', {
+    config: admin,
+    schema: { tags, summary: 'Model providers (no API keys)', querystring: OrganizationQuery },
+    handler: async (request): Promise<ProviderList> => {
+      const org = listedOrganization(request.caller!, request.query.organization);
+      const items = (Object.values(store.state.aiProviders) as AiProvider[])
+        .filter((p) => org === null || p.organization === org)
+        .sort((a, b) => a.organization.localeCompare(b.organization) || a.name.localeCompare(b.name))
+        .map(view);
+      return { items };
+    },
+  });
+
+  app.get('/admin/ai-providers/:name', {
+    config: admin,
+    schema: {
+      tags,
+      summary: 'One model provider (no API key)',
+      params: ProviderParams,
+      querystring: OrganizationQuery,
+    },
+    handler: async (request) => view(find(request.caller!, request.params.name, request.query.organization)),
+  });
+
+  app.patch('/admin/ai-providers/:name', {
+    config: admin,
+    schema: {
+      tags,
+      summary: 'Change a model provider (apiKey: null removes the key; its kind never changes)',
+      params: ProviderParams,
+      querystring: OrganizationQuery,
+      body: UpdateProviderBody,
+    },
+    handler: async (request) => {
+      const { kind, ...changes } = request.body;
+      // The change is merged into the provider as it is when committed: if another request
+      // changed or removed it during the file check's await, merge again (bounded).
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const p = find(request.caller!, request.params.name, request.query.organization);
+        if (kind !== undefined && kind !== p.kind)
+          throw new WfxError(
+            'VALIDATION_ERROR',
+            `a provider's kind never changes (${p.name} is ${p.kind}): delete it and create it again`,
+          );
+        const provider = changed(p, changes, now());
+        await checkProvider(provider);
+        if (store.state.aiProviders[p.providerId] !== p) continue;
+        await store.commit({ type: 'aiProvider.saved', provider });
+        return view(provider);
+      }
+      throw new WfxError('SERVICE_UNAVAILABLE', `AI provider ${request.params.name} keeps changing: try again`);
+    },
+  });
+
+  app.delete('/admin/ai-providers/:name', {
+    config: admin,
+    schema: { tags, summary: 'Remove a model provider', params: ProviderParams, querystring: OrganizationQuery },
+    handler: async (request): Promise<Deleted> => {
+      const p = find(request.caller!, request.params.name, request.query.organization);
+      await store.commit({ type: 'aiProvider.deleted', providerId: p.providerId });
+      return { name: p.name, deleted: true };
+    },
+  });
+
+  app.post('/admin/ai-providers/:name/test', {
+    config: admin,
+    schema: {
+      tags,
+      summary: 'Send a tiny prompt through a provider: model, latency, token counts and the answer',
+      params: ProviderParams,
+      querystring: OrganizationQuery,
+    },
+    handler: async (request, reply): Promise<ProviderTested> => {
+      const p = find(request.caller!, request.params.name, request.query.organization);
+      if (!deps.ai) throw new WfxError('SERVICE_UNAVAILABLE', 'this daemon runs no model providers');
+      const call: AiCall = {
+        organization: p.organization,
+        provider: p.name,
+        messages: [{ role: 'user', content: TEST_PROMPT }],
+        responseFormat: 'text',
+        maxTokens: TEST_MAX_TOKENS,
+        temperature: 0,
+        timeoutMs: TEST_TIMEOUT_MS,
+        retry: { maxAttempts: 1, initialIntervalMs: 0, backoff: 1 },
+        repairs: 0,
+      };
+      // A caller that goes away stops the call (and frees a local model for others).
+      const abort = new AbortController();
+      const gone = () => {
+        if (!reply.raw.writableEnded) abort.abort();
+      };
+      reply.raw.once('close', gone);
+      const started = performance.now();
+      try {
+        const result = await deps.ai.run(call, providerLookup(store.state), { signal: abort.signal });
+        const latencyMs = Math.round(performance.now() - started);
+        if (!result.ok)
+          throw new WfxError(
+            'AI_PROVIDER_TEST_FAILED',
+            redact(`${result.code}: ${result.message}`, p.apiKey).slice(0, 2000),
+            { details: { code: result.code } },
+          );
+        const answer = result.value as AiAnswer;
+        return {
+          model: answer.model,
+          latencyMs,
+          usage: { inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens },
+          text: redact(answer.text, p.apiKey),
+        };
+      } finally {
+        reply.raw.off('close', gone);
+      }
+    },
+  });
+}

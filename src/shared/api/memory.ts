@@ -1,0 +1,58 @@
+/* Durable memory of memoryAction and aiTask's chat memory, read and removed by admins (/admin/memory). Answers are types only. */
+import { Type, type Static } from './schema.js';
+import { Name } from './common.js';
+
+/** The longest namespace or key, in characters (the daemon's MEMORY_MAX_NAME_LENGTH). */
+export const MEMORY_NAME_MAX = 512;
+
+const memoryName = Type.String({ minLength: 1, maxLength: MEMORY_NAME_MAX });
+
+/** Querystring of GET /admin/memory: one namespace or all, keys starting with `prefix`, a page. */
+export const MemoryListQuery = Type.Object(
+  {
+    namespace: Type.Optional(memoryName),
+    prefix: Type.Optional(Type.String({ maxLength: MEMORY_NAME_MAX })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    cursor: Type.Optional(Type.String({ maxLength: 2400 })),
+    organization: Type.Optional(Name),
+  },
+  { additionalProperties: false },
+);
+export type MemoryListQuery = Static<typeof MemoryListQuery>;
+
+/** Path parameters of /admin/memory/{namespace}/{key}. */
+export const MemoryParams = Type.Object({ namespace: memoryName, key: memoryName });
+export type MemoryParams = Static<typeof MemoryParams>;
+
+/** One live entry as GET /admin/memory lists it: where it is and how big, not its value. */
+export interface MemoryItem {
+  readonly namespace: string;
+  readonly key: string;
+  /** Bytes of the value's JSON (UTF-8). */
+  readonly size: number;
+  readonly updatedAt: string;
+  /** When it stops being read (its TTL); null: kept until deleted. */
+  readonly expiresAt: string | null;
+}
+
+/** Answer of GET /admin/memory: a page, ordered by namespace then key; `nextCursor` null on the last. */
+export interface MemoryPage {
+  readonly items: readonly MemoryItem[];
+  readonly nextCursor: string | null;
+}
+
+/** Answer of GET /admin/memory/{namespace}/{key}. */
+export interface MemoryEntryView {
+  readonly namespace: string;
+  readonly key: string;
+  readonly value: unknown;
+  readonly updatedAt: string;
+  readonly expiresAt: string | null;
+}
+
+/** Answer of DELETE /admin/memory/{namespace}/{key}. */
+export interface MemoryDeleted {
+  readonly namespace: string;
+  readonly key: string;
+  readonly deleted: true;
+}

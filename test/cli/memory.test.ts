@@ -1,0 +1,77 @@
+import t, { type Test } from 'tap';
+import { apiHarness, type ApiHarness } from '../helpers/api.js';
+import { wfxIn, type CliResult } from '../helpers/cli.js';
+
+/** The daemon's server on 127.0.0.1 (port 0); `wfx` in-process against it with `organization`'s admin key. */
+async function served(t: Test) {
+  const h = await apiHarness(t);
+  const acme = await h.key('admin', 'acme');
+  const other = await h.key('admin', 'other');
+  const url = await h.app.listen({ host: '127.0.0.1', port: 0 });
+  const as =
+    (key: { apiKey: string }) =>
+    (args: string[]): Promise<CliResult> =>
+      wfxIn(['--url', url, '--api-key', key.apiKey, ...args]);
+  return { h, wfx: as(acme), wfxOther: as(other) };
+}
+
+/** Seeds an entry as a memoryAction's step would commit it. */
+async function remember(
+  h: ApiHarness,
+  namespace: string,
+  key: string,
+  value: unknown,
+  expiresAt: string | null = null,
+) {
+  await h.store.commit({
+    type: 'memory.written',
+    organization: 'acme',
+    namespace,
+    key,
+    entry: { value, updatedAt: h.clock.now().toISOString(), expiresAt },
+  });
+}
+
+t.test('wfx memory list, get, delete: scoped to the organization', async (t) => {
+  const { h, wfx, wfxOther } = await served(t);
+  await remember(h, 'chat', 'customer-1', [{ role: 'user', content: 'Where is my order?' }]);
+  await remember(h, 'chat', 'customer-2', 'x', '2026-11-22T10:00:00.000Z');
+  await remember(h, 'tickets', 'T-1', { priority: 'high' });
+
+  const list = await wfx(['memory', 'list']);
+  t.equal(list.code, 0, list.stderr);
+  t.match(list.stdout, /^NAMESPACE\s+KEY\s+SIZE\s+UPDATED\s+EXPIRES\n/);
+  t.match(list.stdout, /chat\s+customer-1\s+\d+ B\s+2026-11-21T10:00:00.000Z\s+never\n/);
+  t.match(list.stdout, /chat\s+customer-2\s+3 B\s+\S+\s+2026-11-22T10:00:00.000Z\n/);
+  t.match(list.stdout, /tickets\s+T-1/);
+  const json = JSON.parse(
+    (await wfx(['memory', 'list', '--namespace', 'chat', '--prefix', 'customer-2', '--json'])).stdout,
+  );
+  t.match(json, [{ namespace: 'chat', key: 'customer-2', size: 3 }]);
+  t.equal(json.length, 1);
+
+  const limited = await wfx(['memory', 'list', '--limit', '2']);
+  t.equal(limited.stdout.trim().split('\n').length, 3, 'a header and two entries');
+  t.match(limited.stderr, /more than 2 entries/);
+
+  const got = await wfx(['memory', 'get', 'chat', 'customer-1']);
+  t.same(JSON.parse(got.stdout), [{ role: 'user', content: 'Where is my order?' }], 'the value');
+  t.match(JSON.parse((await wfx(['memory', 'get', 'chat', 'customer-1', '--json'])).stdout), {
+    namespace: 'chat',
+    key: 'customer-1',
+    expiresAt: null,
+  });
+
+  const theirs = await wfxOther(['memory', 'get', 'chat', 'customer-1']);
+  t.equal(theirs.code, 1);
+  t.match(theirs.stderr, /^NOT_FOUND: /, "another organization's memory is not found");
+  t.same(JSON.parse((await wfxOther(['memory', 'list', '--json'])).stdout), []);
+
+  const deleted = await wfx(['memory', 'delete', 'chat', 'customer-1']);
+  t.equal(deleted.code, 0);
+  t.match(deleted.stdout, /chat customer-1 deleted/);
+  const again = await wfx(['memory', 'delete', 'chat', 'customer-1']);
+  t.equal(again.code, 1);
+  t.match(again.stderr, /^NOT_FOUND: /);
+  t.equal((await wfx(['memory', 'list', '--limit', '0'])).code, 2, 'a usage error');
+});
