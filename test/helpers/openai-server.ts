@@ -87,6 +87,8 @@ export const reply = {
 
 /** A completion request as the server received it. */
 export interface RecordedRequest {
+  /** Path and query as requested. */
+  readonly url: string;
   readonly body: Record<string, unknown>;
   /** Lower-case header names. */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
@@ -175,7 +177,7 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
       return sendError(res, 400, 'the body is not JSON');
     }
     const scripted = queue.shift();
-    requests.push({ body, headers: { ...req.headers }, answeredBy: scripted ? 'script' : 'model' });
+    requests.push({ url: req.url ?? '', body, headers: { ...req.headers }, answeredBy: scripted ? 'script' : 'model' });
     if (scripted) return answerScripted(res, body, scripted);
     return answerWithModel(res, body);
   }

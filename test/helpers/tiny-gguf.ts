@@ -27,6 +27,8 @@ export interface TinyGgufOptions {
   readonly seed?: number;
   /** general.name (default `tiny-random-llama`). */
   readonly name?: string;
+  /** How strongly the model leans to end its answer: the default ends most answers within a few dozen tokens; 0 almost never ends (a model that rambles to maxTokens). */
+  readonly eosBias?: number;
 }
 
 const GGUF_MAGIC = 0x46554747; // "GGUF" read little-endian
@@ -41,6 +43,10 @@ const enum ValueType {
   Array = 9,
 }
 const GGML_TYPE_F32 = 0;
+/** The constant in dimension 0 of every token embedding (see tinyGguf). */
+const EOS_CARRIER = 4;
+/** The weight </s> gives dimension 0 by default. */
+const EOS_BIAS = 0.8;
 const enum TokenType {
   Normal = 1,
   Unknown = 2,
@@ -134,6 +140,10 @@ export function tinyGguf(options: TinyGgufOptions = {}): Buffer {
   };
   const inScale = 1 / Math.sqrt(m.embedding);
   weights('token_embd.weight', [m.embedding, nVocab], 1);
+  // Dimension 0 of every embedding is a constant the residual stream carries to the output, where
+  // only </s> reads it: random weights alone would almost never end an answer.
+  const embd = tensors[0]!.data;
+  for (let tok = 0; tok < nVocab; tok++) embd[tok * m.embedding] = EOS_CARRIER;
   for (let b = 0; b < m.blocks; b++) {
     ones(`blk.${b}.attn_norm.weight`, m.embedding);
     weights(`blk.${b}.attn_q.weight`, [m.embedding, m.embedding], inScale);
@@ -147,6 +157,8 @@ export function tinyGguf(options: TinyGgufOptions = {}): Buffer {
   }
   ones('output_norm.weight', m.embedding);
   weights('output.weight', [m.embedding, nVocab], inScale * 4);
+  const output = tensors[tensors.length - 1]!.data;
+  for (let tok = 0; tok < nVocab; tok++) output[tok * m.embedding] = tok === m.eosId ? (options.eosBias ?? EOS_BIAS) : 0;
 
   const meta: [string, MetaValue][] = [
     ['general.architecture', { type: ValueType.String, value: 'llama' }],

@@ -46,6 +46,8 @@ export class LocalModelKind implements ProviderKind {
   private readonly models = new Map<string, Promise<LoadedModel>>();
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
   private closed = false;
+  /** Model loads started so far (a failed one included): one per file while it stays loaded. */
+  loads = 0;
 
   constructor(private readonly options: LocalModelOptions = {}) {}
 
@@ -83,6 +85,7 @@ export class LocalModelKind implements ProviderKind {
   private load(path: string, req: ModelRequest): Promise<LoadedModel> {
     let loading = this.models.get(path);
     if (!loading) {
+      this.loads++;
       loading = this.loadModel(path, req);
       this.models.set(path, loading);
       loading.catch(() => {
