@@ -182,11 +182,7 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
     return answerWithModel(res, body);
   }
 
-  function answerScripted(
-    res: ServerResponse,
-    body: Record<string, unknown>,
-    scripted: ScriptedReply,
-  ): void {
+  function answerScripted(res: ServerResponse, body: Record<string, unknown>, scripted: ScriptedReply): void {
     if (scripted.kind === 'hang') return; // the socket stays open until the client or close() ends it
     if (scripted.kind === 'status') return sendError(res, scripted.status, scripted.message, scripted.headers);
     const model = typeof body.model === 'string' ? body.model : modelName;
@@ -204,7 +200,8 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
     if (!local || !provider) return sendError(res, 503, 'no scripted reply queued and no model to answer with');
     const abort = new AbortController();
     res.on('close', () => abort.abort());
-    const format = body.response_format as { type?: string; json_schema?: { schema?: Record<string, unknown> } } | undefined;
+    const format = body.response_format as
+      { type?: string; json_schema?: { schema?: Record<string, unknown> } } | undefined;
     const jsonMode: JsonMode =
       format?.type === 'json_schema' ? 'schema' : format?.type === 'json_object' ? 'object' : 'none';
     const maxTokens = (body.max_completion_tokens ?? body.max_tokens) as number | undefined;
@@ -278,10 +275,20 @@ function sendJson(res: ServerResponse, status: number, value: unknown, headers: 
   res.end(text);
 }
 
-function sendError(res: ServerResponse, status: number, message: string, headers?: Readonly<Record<string, string>>): void {
-  sendJson(res, status, { error: { message, type: status === 401 ? 'invalid_request_error' : 'error', code: null } }, {
-    ...headers,
-  });
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers?: Readonly<Record<string, string>>,
+): void {
+  sendJson(
+    res,
+    status,
+    { error: { message, type: status === 401 ? 'invalid_request_error' : 'error', code: null } },
+    {
+      ...headers,
+    },
+  );
 }
 
 function chunk(model: string, delta: Record<string, unknown>, finishReason: string | null): Record<string, unknown> {

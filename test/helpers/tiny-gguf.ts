@@ -158,7 +158,8 @@ export function tinyGguf(options: TinyGgufOptions = {}): Buffer {
   ones('output_norm.weight', m.embedding);
   weights('output.weight', [m.embedding, nVocab], inScale * 4);
   const output = tensors[tensors.length - 1]!.data;
-  for (let tok = 0; tok < nVocab; tok++) output[tok * m.embedding] = tok === m.eosId ? (options.eosBias ?? EOS_BIAS) : 0;
+  for (let tok = 0; tok < nVocab; tok++)
+    output[tok * m.embedding] = tok === m.eosId ? (options.eosBias ?? EOS_BIAS) : 0;
 
   const meta: [string, MetaValue][] = [
     ['general.architecture', { type: ValueType.String, value: 'llama' }],

@@ -66,13 +66,11 @@ class Runner implements AiRunner {
   }
 
   run(call: AiCall, providers: AiProviderLookup, options: AiRunOptions): Promise<WorkResult> {
-    const running = this.runCall(call, providers, options).catch(
-      (err: unknown): WorkResult => ({
-        ok: false,
-        code: 'INTERNAL_ERROR',
-        message: `the model call failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
-      }),
-    );
+    const running = this.runCall(call, providers, options).catch((err: unknown): WorkResult => ({
+      ok: false,
+      code: 'INTERNAL_ERROR',
+      message: `the model call failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
+    }));
     this.calls.add(running);
     void running.finally(() => this.calls.delete(running));
     return running;
@@ -184,7 +182,11 @@ class Runner implements AiRunner {
       }
       if (verdict.kind === 'refused-format') {
         this.jsonModes.set(provider.providerId, NEXT_JSON_MODE[mode] ?? 'prompt');
-        report({ ...line, failure: { code: 'AI_HTTP_400', message: scrub(verdict.message, key) }, next: { why: 'retry', delayMs: 0 } });
+        report({
+          ...line,
+          failure: { code: 'AI_HTTP_400', message: scrub(verdict.message, key) },
+          next: { why: 'retry', delayMs: 0 },
+        });
         tries--;
         continue;
       }
@@ -195,8 +197,16 @@ class Runner implements AiRunner {
           return { ok: false, code: 'AI_OUTPUT_INVALID', message };
         }
         repairsLeft--;
-        report({ ...line, failure: { code: 'AI_OUTPUT_INVALID', message: scrub(verdict.message, key) }, next: { why: 'repair', delayMs: 0 } });
-        messages = [...messages, { role: 'assistant', content: verdict.text }, repairMessage(verdict.message, call.schema)];
+        report({
+          ...line,
+          failure: { code: 'AI_OUTPUT_INVALID', message: scrub(verdict.message, key) },
+          next: { why: 'repair', delayMs: 0 },
+        });
+        messages = [
+          ...messages,
+          { role: 'assistant', content: verdict.text },
+          repairMessage(verdict.message, call.schema),
+        ];
         tries = 0;
         continue;
       }
@@ -228,17 +238,28 @@ class Runner implements AiRunner {
         if (outcome.finishReason === 'content_filter') {
           return { kind: 'fail', code: 'AI_CONTENT_FILTER', message: `${name}'s content filter stopped the answer` };
         }
-        const answer = { text: outcome.text, model: outcome.model, finishReason: outcome.finishReason, usage: outcome.usage };
+        const answer = {
+          text: outcome.text,
+          model: outcome.model,
+          finishReason: outcome.finishReason,
+          usage: outcome.usage,
+        };
         if (!json) return { kind: 'done', answer };
         const checked = this.checker.check(outcome.text, call.schema);
         if (checked.ok) return { kind: 'done', answer: { ...answer, data: checked.data } };
-        const what = call.schema === undefined ? 'the answer is not valid JSON' : 'the answer does not match the schema';
+        const what =
+          call.schema === undefined ? 'the answer is not valid JSON' : 'the answer does not match the schema';
         return { kind: 'repair', message: `${what}: ${checked.violation}`, text: outcome.text };
       }
       case 'status': {
         const where = `${name} (${shownUrl(provider)}) answered ${outcome.status}: ${outcome.detail}`;
         if (outcome.status === 401 || outcome.status === 403) return { kind: 'fail', code: 'AI_AUTH', message: where };
-        if (outcome.status === 400 && outcome.refusesResponseFormat && json && this.jsonMode(provider, call) !== 'prompt') {
+        if (
+          outcome.status === 400 &&
+          outcome.refusesResponseFormat &&
+          json &&
+          this.jsonMode(provider, call) !== 'prompt'
+        ) {
           return { kind: 'refused-format', message: where };
         }
         if (outcome.status === 429) {
@@ -268,7 +289,11 @@ class Runner implements AiRunner {
         };
       case 'aborted':
         // The call's own cancellation was handled before: this is the attempt's timeout.
-        return { kind: 'retry', code: 'AI_TIMEOUT', message: `${name}: no complete answer within ${formatMs(call.timeoutMs)}` };
+        return {
+          kind: 'retry',
+          code: 'AI_TIMEOUT',
+          message: `${name}: no complete answer within ${formatMs(call.timeoutMs)}`,
+        };
       case 'fatal':
         return { kind: 'fail', code: outcome.code, message: `${name}: ${outcome.message}` };
     }

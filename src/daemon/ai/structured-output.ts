@@ -8,7 +8,8 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { AiMessage } from './types.js';
 
 /** The result of checking an answer: its data, or the first violation in words. */
-export type AnswerCheck = { readonly ok: true; readonly data: unknown } | { readonly ok: false; readonly violation: string };
+export type AnswerCheck =
+  { readonly ok: true; readonly data: unknown } | { readonly ok: false; readonly violation: string };
 
 /** Compiled schemas kept by their JSON text beyond those kept by identity (schemas come from published flows). */
 const MAX_CACHED_BY_TEXT = 256;

@@ -111,10 +111,11 @@ t.test('concurrent calls share one load of the model and take turns', async (t) 
   writeTinyGguf(path, { seed: 9 });
   const loadsBefore = local.loads;
   const p = provider({ modelPath: path });
-  const results = await Promise.all(
-    [1, 2, 3, 4].map((seed) => runner.run(call({ seed }), lookupOf(p), { signal })),
+  const results = await Promise.all([1, 2, 3, 4].map((seed) => runner.run(call({ seed }), lookupOf(p), { signal })));
+  t.ok(
+    results.every((r) => r.ok),
+    JSON.stringify(results),
   );
-  t.ok(results.every((r) => r.ok), JSON.stringify(results));
   t.equal(local.loads - loadsBefore, 1, 'one load for four calls');
   // The same seed alone gives the same text as under concurrency: calls did not interleave.
   const alone = await runner.run(call({ seed: 3 }), lookupOf(p), { signal });

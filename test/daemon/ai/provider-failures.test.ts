@@ -115,17 +115,23 @@ t.test('401 and 403 fail with AI_AUTH at once; another 4xx with AI_HTTP_<status>
   t.equal(r.requests, 3);
 });
 
-t.test('finish reason length fails with AI_TRUNCATED, content_filter with AI_CONTENT_FILTER; not retried', async (t) => {
-  const server = await scripted(t);
-  server.script(reply.text('cut sho', { finishReason: 'length' }), reply.text('', { finishReason: 'content_filter' }));
-  const a = await run(server);
-  t.match(a.result, { ok: false, code: 'AI_TRUNCATED' });
-  t.equal(a.requests, 1);
-  const b = await run(server);
-  t.match(b.result, { ok: false, code: 'AI_CONTENT_FILTER' });
-  t.equal(b.requests, 2);
-  t.match(b.attempts, [{ finishReason: 'content_filter', failure: { code: 'AI_CONTENT_FILTER' } }]);
-});
+t.test(
+  'finish reason length fails with AI_TRUNCATED, content_filter with AI_CONTENT_FILTER; not retried',
+  async (t) => {
+    const server = await scripted(t);
+    server.script(
+      reply.text('cut sho', { finishReason: 'length' }),
+      reply.text('', { finishReason: 'content_filter' }),
+    );
+    const a = await run(server);
+    t.match(a.result, { ok: false, code: 'AI_TRUNCATED' });
+    t.equal(a.requests, 1);
+    const b = await run(server);
+    t.match(b.result, { ok: false, code: 'AI_CONTENT_FILTER' });
+    t.equal(b.requests, 2);
+    t.match(b.attempts, [{ finishReason: 'content_filter', failure: { code: 'AI_CONTENT_FILTER' } }]);
+  },
+);
 
 t.test('invalid JSON gets a repair request, then a valid answer; usage sums both', async (t) => {
   const server = await scripted(t);
@@ -135,7 +141,10 @@ t.test('invalid JSON gets a repair request, then a valid answer; usage sums both
   );
   const { result, attempts, requests } = await run(server, { responseFormat: 'json', schema: CLASSIFY_SCHEMA });
   t.equal(requests, 2);
-  t.match(result, { ok: true, value: { data: { label: 'ham', urgent: true }, usage: { inputTokens: 30, outputTokens: 13 } } });
+  t.match(result, {
+    ok: true,
+    value: { data: { label: 'ham', urgent: true }, usage: { inputTokens: 30, outputTokens: 13 } },
+  });
   t.match(attempts, [{ failure: { code: 'AI_OUTPUT_INVALID' }, next: { why: 'repair', delayMs: 0 } }, { attempt: 2 }]);
   // The repair request is the conversation, the bad answer, and a message naming the violation.
   const messages = server.requests[1]!.body.messages as { role: string; content: string }[];
@@ -226,7 +235,10 @@ t.test('a provider refusing json_schema gets the schema in the prompt and json_o
   t.match(first.result, { ok: true, value: { data: { label: 'spam', urgent: false } } });
   t.equal(first.requests, 2);
   t.match(first.attempts, [{ failure: { code: 'AI_HTTP_400' }, next: { why: 'retry', delayMs: 0 } }, {}]);
-  t.equal(server.requests[0]!.body.response_format && (server.requests[0]!.body.response_format as { type: string }).type, 'json_schema');
+  t.equal(
+    server.requests[0]!.body.response_format && (server.requests[0]!.body.response_format as { type: string }).type,
+    'json_schema',
+  );
   t.same(server.requests[1]!.body.response_format, { type: 'json_object' });
   const system = (server.requests[1]!.body.messages as { role: string; content: string }[])[0]!;
   t.equal(system.role, 'system');
@@ -251,9 +263,13 @@ t.test('an aborted call ends CANCELLED, also while waiting to retry', async (t) 
 
   server.script(reply.status(500));
   const waiting = new AbortController();
-  const backingOff = run(server, { retry: { maxAttempts: 2, initialIntervalMs: 600_000, backoff: 1 } }, {
-    signal: waiting.signal,
-  });
+  const backingOff = run(
+    server,
+    { retry: { maxAttempts: 2, initialIntervalMs: 600_000, backoff: 1 } },
+    {
+      signal: waiting.signal,
+    },
+  );
   await eventually('the failed request arrived', () => server.requestCount() === 2);
   waiting.abort();
   t.match((await backingOff).result, { ok: false, code: 'CANCELLED' });
@@ -263,15 +279,13 @@ t.test('close() ends calls under way with CANCELLED', async (t) => {
   const server = await scripted(t);
   server.script(reply.hang());
   const own = createAiRunner();
-  const running = own.run(
-    aiCall(),
-    lookupOf(aiProvider({ baseUrl: server.baseUrl, apiKey: KEY })),
-    { signal },
-  );
+  const running = own.run(aiCall(), lookupOf(aiProvider({ baseUrl: server.baseUrl, apiKey: KEY })), { signal });
   await eventually('the request arrived', () => server.requestCount() === 1);
   await own.close();
   t.match(await running, { ok: false, code: 'CANCELLED' });
-  t.match(await own.run(aiCall(), lookupOf(aiProvider({ baseUrl: server.baseUrl })), { signal }), { code: 'CANCELLED' });
+  t.match(await own.run(aiCall(), lookupOf(aiProvider({ baseUrl: server.baseUrl })), { signal }), {
+    code: 'CANCELLED',
+  });
 });
 
 t.test('an unknown provider, or no default, fails with AI_PROVIDER_NOT_FOUND', async (t) => {

@@ -17,7 +17,10 @@ t.test('valid JSON matching the schema gives its data; a code fence around it is
 
 t.test('the first violation is named by its JSON pointer', async (t) => {
   const checker = new AnswerChecker();
-  t.match(checker.check('{"label":"c"}', schema), { ok: false, violation: /^\/label must be equal to one of the allowed values \(\["a","b"\]\)/ });
+  t.match(checker.check('{"label":"c"}', schema), {
+    ok: false,
+    violation: /^\/label must be equal to one of the allowed values \(\["a","b"\]\)/,
+  });
   t.match(checker.check('{"label":"a","score":-1}', schema), { ok: false, violation: /^\/score must be >= 0/ });
   t.match(checker.check('{"score":1}', schema), { ok: false, violation: /^\/ must have required property 'label'/ });
   t.match(checker.check('{"label":"a","x":1}', schema), { ok: false, violation: /additional properties \("x"\)/ });
@@ -34,7 +37,10 @@ t.test('a schema is compiled once: by identity, and by its JSON text', async (t)
 });
 
 t.test('repair and instruction messages', async (t) => {
-  t.match(repairMessage('/label must be string', schema), { role: 'user', content: /\/label must be string.*JSON Schema/ });
+  t.match(repairMessage('/label must be string', schema), {
+    role: 'user',
+    content: /\/label must be string.*JSON Schema/,
+  });
   t.match(jsonInstruction(schema), { role: 'system', content: JSON.stringify(schema) });
   t.match(jsonInstruction(undefined), { role: 'system', content: /JSON value only/ });
 });

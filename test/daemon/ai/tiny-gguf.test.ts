@@ -38,7 +38,8 @@ t.test('node-llama-cpp reads its metadata, tokenizer and tensors', async (t) => 
   t.equal(meta.tokenizer.ggml.tokens[meta.tokenizer.ggml.eos_token_id], '</s>');
   const names = (info.fullTensorInfo ?? []).map((x) => x.name);
   t.equal(names.length, 3 + 9 * TINY_GGUF.blocks);
-  for (const n of ['token_embd.weight', 'output_norm.weight', 'output.weight', 'blk.1.ffn_down.weight']) t.ok(names.includes(n), n);
+  for (const n of ['token_embd.weight', 'output_norm.weight', 'output.weight', 'blk.1.ffn_down.weight'])
+    t.ok(names.includes(n), n);
 });
 
 t.test('the vocabulary has every byte and every printable ASCII character', async (t) => {

@@ -3,7 +3,10 @@ import { formatMs, parseRetryAfter, retryDelayMs, sleep } from '../../../src/dae
 
 t.test('retryDelayMs: exponential, capped by maxIntervalMs and 10 minutes; Retry-After wins', async (t) => {
   const policy = { maxAttempts: 5, initialIntervalMs: 100, backoff: 2 };
-  t.same([1, 2, 3].map((n) => retryDelayMs(policy, n)), [100, 200, 400]);
+  t.same(
+    [1, 2, 3].map((n) => retryDelayMs(policy, n)),
+    [100, 200, 400],
+  );
   t.equal(retryDelayMs({ ...policy, maxIntervalMs: 150 }, 3), 150);
   t.equal(retryDelayMs({ ...policy, backoff: 1e9 }, 40), 600_000);
   t.equal(retryDelayMs(policy, 3, 7.4), 7);

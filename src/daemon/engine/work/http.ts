@@ -93,11 +93,7 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): P
         return { ok: false, ...failure(outcome, p, attempt), logs };
       }
 
-      const delayMs = retryDelayMs(
-        p,
-        attempt,
-        outcome.kind === 'status' ? outcome.retryAfterMs : undefined,
-      );
+      const delayMs = retryDelayMs(p, attempt, outcome.kind === 'status' ? outcome.retryAfterMs : undefined);
       logs.push(`attempt ${attempt}: ${reason}, retrying in ${formatMs(delayMs)}`);
       try {
         options.onRetry?.({ attempt, reason, delayMs });
@@ -343,4 +339,3 @@ function shorten(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS - 1)}…` : flat;
 }
-
