@@ -46,6 +46,7 @@ export class LocalModelKind implements ProviderKind {
   private readonly models = new Map<string, Promise<LoadedModel>>();
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
   private closed = false;
+  private readonly generating = new Set<Promise<unknown>>();
   /** Model loads started so far (a failed one included): one per file while it stays loaded. */
   loads = 0;
 
@@ -68,12 +69,20 @@ export class LocalModelKind implements ProviderKind {
     } catch (err) {
       return { kind: 'fatal', code: 'AI_MODEL_UNAVAILABLE', message: `no grammar for the schema: ${messageOf(err)}` };
     }
-    const outcome = await loaded.turns.run(req.signal, () => generate(loaded, req, grammar));
-    return outcome ?? { kind: 'aborted' };
+    if (this.closed) return { kind: 'aborted' };
+    const running = loaded.turns.run(req.signal, () => generate(loaded, req, grammar));
+    this.generating.add(running);
+    try {
+      return (await running) ?? { kind: 'aborted' };
+    } finally {
+      this.generating.delete(running);
+    }
   }
 
+  /** Frees every model. Generations under way are let finish first (their callers abort them). */
   async close(): Promise<void> {
     this.closed = true;
+    await Promise.allSettled([...this.generating]);
     const llama = this.llama;
     this.llama = null;
     this.models.clear();

@@ -252,6 +252,28 @@ t.test('a provider refusing json_schema gets the schema in the prompt and json_o
   t.same(server.requests[2]!.body.response_format, { type: 'json_object' });
 });
 
+t.test('a provider that refuses max_tokens is sent max_completion_tokens, remembered', async (t) => {
+  const server = await scripted(t);
+  server.script(
+    reply.status(
+      400,
+      "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+    ),
+    reply.text('first'),
+    reply.text('second'),
+  );
+  t.match((await run(server)).result, { ok: true, value: { text: 'first' } });
+  t.match((await run(server)).result, { ok: true, value: { text: 'second' } });
+  t.same(
+    server.requests.map((r) => [r.body.max_tokens, r.body.max_completion_tokens]),
+    [
+      [64, undefined],
+      [undefined, 64],
+      [undefined, 64],
+    ],
+  );
+});
+
 t.test('an aborted call ends CANCELLED, also while waiting to retry', async (t) => {
   const server = await scripted(t);
   server.script(reply.hang());
