@@ -21,6 +21,8 @@ const MAX_GRAMMARS = 128;
 export interface LocalModelOptions {
   /** Receives node-llama-cpp's warnings and errors (default: dropped). */
   readonly log?: (line: string) => void;
+  /** Imports node-llama-cpp (default: the package); a test makes it fail as an install without it does. */
+  readonly importRuntime?: () => Promise<LlamaModule>;
 }
 
 /**
@@ -140,7 +142,7 @@ export class LocalModelKind implements ProviderKind {
   private async runtime(): Promise<{ llama: Llama; module: LlamaModule }> {
     let module: LlamaModule;
     try {
-      module = await (this.module ??= import('node-llama-cpp'));
+      module = await (this.module ??= (this.options.importRuntime ?? (() => import('node-llama-cpp')))());
     } catch (err) {
       this.module = null;
       throw new Error(`node-llama-cpp is not installed (an optional dependency): ${messageOf(err)}`);

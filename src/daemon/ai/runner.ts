@@ -55,8 +55,9 @@ class Runner implements AiRunner {
   private readonly checker = new AnswerChecker();
   /** How JSON is asked of a provider that refused json_schema (or json_object), by providerId. */
   private readonly jsonModes = new Map<string, JsonMode>();
-  private readonly stopping = new AbortController();
-  private readonly calls = new Set<Promise<WorkResult>>();
+  /** One controller per call under way (close() aborts them); not a composite of a daemon-long signal. */
+  private readonly calls = new Map<Promise<WorkResult>, AbortController>();
+  private closed = false;
 
   constructor(options: AiRunnerOptions) {
     this.kinds = {
@@ -66,24 +67,36 @@ class Runner implements AiRunner {
   }
 
   run(call: AiCall, providers: AiProviderLookup, options: AiRunOptions): Promise<WorkResult> {
-    const running = this.runCall(call, providers, options).catch((err: unknown): WorkResult => ({
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(options.signal.reason);
+    if (this.closed || options.signal.aborted) controller.abort();
+    else options.signal.addEventListener('abort', onAbort, { once: true });
+    const running = this.runCall(call, providers, options, controller.signal).catch((err: unknown): WorkResult => ({
       ok: false,
       code: 'INTERNAL_ERROR',
       message: `the model call failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
     }));
-    this.calls.add(running);
-    void running.finally(() => this.calls.delete(running));
+    this.calls.set(running, controller);
+    void running.finally(() => {
+      options.signal.removeEventListener('abort', onAbort);
+      this.calls.delete(running);
+    });
     return running;
   }
 
   async close(): Promise<void> {
-    this.stopping.abort(new Error('the daemon is stopping'));
-    await Promise.allSettled([...this.calls]);
+    this.closed = true;
+    for (const controller of this.calls.values()) controller.abort(new Error('the daemon is stopping'));
+    await Promise.allSettled([...this.calls.keys()]);
     await Promise.allSettled([this.kinds['openai-compatible'].close(), this.kinds.local.close()]);
   }
 
-  private async runCall(call: AiCall, providers: AiProviderLookup, options: AiRunOptions): Promise<WorkResult> {
-    const signal = AbortSignal.any([options.signal, this.stopping.signal]);
+  private async runCall(
+    call: AiCall,
+    providers: AiProviderLookup,
+    options: AiRunOptions,
+    signal: AbortSignal,
+  ): Promise<WorkResult> {
     const cancelled: WorkResult = { ok: false, code: 'CANCELLED', message: 'the model call was cancelled' };
     if (signal.aborted) return cancelled;
     const provider = providers(call.organization, call.provider);

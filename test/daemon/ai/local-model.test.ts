@@ -106,6 +106,15 @@ t.test('a missing or broken model file fails with AI_MODEL_UNAVAILABLE naming th
   t.ok(result.ok, JSON.stringify(result));
 });
 
+t.test('without node-llama-cpp installed, a local call fails with AI_MODEL_UNAVAILABLE saying so', async (t) => {
+  const absent = 'node-llama-cpp-not-installed';
+  const kind = new LocalModelKind({ importRuntime: () => import(absent) as Promise<never> });
+  const own = createAiRunner({ kinds: { local: kind } });
+  t.teardown(() => own.close());
+  const result = await own.run(call(), lookup, { signal });
+  t.match(result, { ok: false, code: 'AI_MODEL_UNAVAILABLE', message: /node-llama-cpp is not installed/ });
+});
+
 t.test('concurrent calls share one load of the model and take turns', async (t) => {
   const path = join(dir, 'shared.gguf');
   writeTinyGguf(path, { seed: 9 });
