@@ -10,9 +10,9 @@
  *   own local kind): response_format json_schema becomes a grammar, and usage is the real count.
  *
  * It counts and records every completion request (the end-to-end tests count calls across a
- * SIGKILL) and can require a bearer key. No package on the registry fronts a real model with a
- * grammar and scripts cut streams and hangs: `@dwmkerr/mock-llm` and `openai-api-mock` answer
- * canned text only.
+ * SIGKILL) and can require a bearer key. The mock servers on the registry (`@dwmkerr/mock-llm`,
+ * `openai-api-mock`) answer canned text; none runs a real model behind the protocol or cuts a
+ * stream mid-event.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

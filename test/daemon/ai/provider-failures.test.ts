@@ -203,7 +203,7 @@ t.test('a provider that hangs times out per attempt: AI_TIMEOUT after every atte
   const server = await scripted(t);
   server.script(reply.hang(), reply.hang());
   const { result, requests, attempts } = await run(server, {
-    timeoutMs: 100,
+    timeoutMs: 1000, // long enough for a loaded machine to deliver each request before it times out
     retry: { maxAttempts: 2, initialIntervalMs: 1, backoff: 1 },
   });
   t.match(result, { ok: false, code: 'AI_TIMEOUT' });
