@@ -192,12 +192,22 @@ async function generate(
   req: ModelRequest,
   grammar: LlamaGrammar | undefined,
 ): Promise<ModelOutcome> {
-  const { sequence, chat } = loaded;
+  const { sequence, chat, model } = loaded;
   try {
+    const items = history(req.messages);
+    // llama.cpp would make room by dropping the start of the conversation: refuse instead.
+    const prompt = chat.chatWrapper.generateContextState({ chatHistory: items }).contextText.tokenize(model.tokenizer);
+    const room = sequence.contextSize - prompt.length;
+    if (room < 1) {
+      return {
+        kind: 'fatal',
+        code: 'AI_TRUNCATED',
+        message: `the conversation (${prompt.length} tokens) does not fit the context size (${sequence.contextSize} tokens)`,
+      };
+    }
     await sequence.clearHistory();
     const before = sequence.tokenMeter.getState();
-    const room = sequence.contextSize;
-    const result = await chat.generateResponse(history(req.messages), {
+    const result = await chat.generateResponse(items, {
       maxTokens: Math.min(req.maxTokens ?? room, room),
       ...(req.temperature !== undefined && { temperature: req.temperature }),
       ...(req.seed !== undefined && { seed: req.seed }),

@@ -89,6 +89,20 @@ t.test('maxTokens reached fails with AI_TRUNCATED', async (t) => {
   t.match(attempts[0], { finishReason: 'length', usage: { outputTokens: 8 }, failure: { code: 'AI_TRUNCATED' } });
 });
 
+t.test('a conversation longer than the context fails with AI_TRUNCATED; nothing of it is dropped', async (t) => {
+  const attempts: AiAttempt[] = [];
+  const result = await runner.run(
+    call({
+      messages: [{ role: 'user', content: 'word '.repeat(600) }],
+      retry: { maxAttempts: 3, initialIntervalMs: 1, backoff: 1 },
+    }),
+    lookup,
+    { signal, onAttempt: (a) => attempts.push(a) },
+  );
+  t.match(result, { ok: false, code: 'AI_TRUNCATED', message: /does not fit the context size \(512 tokens\)/ });
+  t.equal(attempts.length, 1, 'not retried');
+});
+
 t.test('a missing or broken model file fails with AI_MODEL_UNAVAILABLE naming the file', async (t) => {
   const missing = join(dir, 'missing.gguf');
   let result = await runner.run(call(), lookupOf(provider({ modelPath: missing })), { signal });
