@@ -10,9 +10,10 @@
  * refused an address; not retried), CANCELLED.
  */
 import type { NodeFailureCode } from '../../../shared/flow/failure-codes.js';
-import { errorMessage, MAX_TIMER_MS, prepare, type HttpCall, type Prepared } from './http-request.js';
+import { errorMessage, prepare, type HttpCall, type Prepared } from './http-request.js';
 import { FORBIDDEN_ADDRESS, ForbiddenAddressError, NetworkPolicy } from './network-policy.js';
 import type { WorkResult } from './result.js';
+import { formatMs, parseRetryAfter, retryDelayMs, sleep } from './retry.js';
 
 export type { HttpCall } from './http-request.js';
 
@@ -37,10 +38,6 @@ export interface HttpResponseValue {
 
 /** Largest response body read on an accepted status. */
 export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
-/** A Retry-After header is honoured up to this delay. */
-const MAX_RETRY_AFTER_MS = 10 * 60 * 1000;
-/** A computed backoff without maxIntervalMs is capped here too (and setTimeout needs < 2^31). */
-const MAX_DELAY_MS = 10 * 60 * 1000;
 /** Bytes of a non-accepted response read for the error excerpt. */
 const EXCERPT_READ_BYTES = 64 * 1024;
 const EXCERPT_CHARS = 200;
@@ -96,14 +93,7 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): P
         return { ok: false, ...failure(outcome, p, attempt), logs };
       }
 
-      let delayMs = Math.min(
-        p.initialIntervalMs * p.backoff ** (attempt - 1),
-        p.maxIntervalMs ?? MAX_DELAY_MS,
-        MAX_DELAY_MS,
-      );
-      if (!Number.isFinite(delayMs) || delayMs < 0) delayMs = p.maxIntervalMs ?? MAX_DELAY_MS;
-      if (outcome.kind === 'status' && outcome.retryAfterMs !== undefined) delayMs = outcome.retryAfterMs;
-      delayMs = Math.round(delayMs);
+      const delayMs = retryDelayMs(p, attempt, outcome.kind === 'status' ? outcome.retryAfterMs : undefined);
       logs.push(`attempt ${attempt}: ${reason}, retrying in ${formatMs(delayMs)}`);
       try {
         options.onRetry?.({ attempt, reason, delayMs });
@@ -274,20 +264,6 @@ function plainHeaders(headers: Headers): Record<string, string | string[]> {
   return out;
 }
 
-/** Delta seconds or an HTTP date; undefined when absent or unreadable. Capped at 10 minutes. */
-function parseRetryAfter(value: string | null): number | undefined {
-  if (value === null) return undefined;
-  const text = value.trim();
-  let ms: number;
-  if (/^\d+$/.test(text)) ms = Number(text) * 1000;
-  else {
-    const at = Date.parse(text);
-    if (Number.isNaN(at)) return undefined;
-    ms = at - Date.now();
-  }
-  return Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
-}
-
 function describe(outcome: Exclude<Outcome, { kind: 'ok' | 'cancelled' | 'fatal' }>, p: Prepared): string {
   switch (outcome.kind) {
     case 'status':
@@ -362,28 +338,4 @@ function reasonSuffix(signal: AbortSignal | undefined): string {
 function shorten(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS - 1)}…` : flat;
-}
-
-function formatMs(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  return `${Number((ms / 1000).toFixed(3))}s`;
-}
-
-/** Resolves true after `ms`, false as soon as the signal aborts; leaves no timer or listener behind. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(
-      () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve(true);
-      },
-      Math.min(ms, MAX_TIMER_MS),
-    );
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
