@@ -14,6 +14,8 @@ import { Scheduler } from './triggers/schedules.js';
 import { publishFlowDir, publishFlowFile, type FileOutcome } from './flows/load-dir.js';
 import { WebhookReceiver } from './triggers/webhooks.js';
 import { createDaemonLogger } from './logger.js';
+import { createAiRunner } from './ai/runner.js';
+import type { AiRunner } from './ai/types.js';
 import { tuneGarbageCollector } from './gc-tuning.js';
 import { buildServer } from './server.js';
 import { WFX_STORE, type WfxRecord } from './state/records.js';
@@ -120,10 +122,14 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // Connections wait for the listener's address: calls resumed below must not reach it.
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
     cleanup.unshift(() => network.close());
+    // One model runner for the daemon: a local model loads once and serves every call.
+    const ai = createAiRunner({ log: (line) => logger.warn(`ai: ${line}`) });
+    cleanup.unshift(() => ai.close());
     const engine = new Engine({
       store,
       history,
       network,
+      ai,
       maxJsonDepth: options.maxJsonDepth,
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
     });
@@ -162,6 +168,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       store,
       engine,
       webhooks,
+      ai,
       logger,
       accessLog,
       bodyLimit: options.bodyLimit,
@@ -199,6 +206,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       store,
       history,
       engine,
+      ai,
       network,
       scheduler,
       email,
@@ -229,14 +237,15 @@ function serve(parts: {
   store: Store<WfxState, WfxRecord>;
   history: History;
   engine: Engine;
+  ai: AiRunner;
   network: NetworkPolicy;
   scheduler: Scheduler;
   email: EmailTriggers;
   app: ReturnType<typeof buildServer>;
   daemonJson: string;
 }): RunningDaemon {
-  const { options, info, logger, closeLog, lock, store, history, engine, network, scheduler, email, app, daemonJson } =
-    parts;
+  const { options, info, logger, closeLog, lock, store, history, engine, ai, network, scheduler, email, app } = parts;
+  const { daemonJson } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -256,7 +265,7 @@ function serve(parts: {
       () =>
         void engine
           .sweepExpired()
-          .catch((err: unknown) => logger.warn({ err }, 'engine: sweeping expired messages failed')),
+          .catch((err: unknown) => logger.warn({ err }, 'engine: sweeping expired messages and memory failed')),
       60_000,
     ),
   ];
@@ -271,6 +280,7 @@ function serve(parts: {
       await scheduler.close();
       await email.close();
       await engine.close();
+      await ai.close();
       await network.close();
       await store
         .close({ checkpoint: failure === null })

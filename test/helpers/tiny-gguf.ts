@@ -29,6 +29,8 @@ export interface TinyGgufOptions {
   readonly name?: string;
   /** How strongly the model leans to end its answer: the default ends most answers within a few dozen tokens; 0 almost never ends (a model that rambles to maxTokens). */
   readonly eosBias?: number;
+  /** The context length the model declares (default TINY_GGUF.contextLength): room for longer conversations. */
+  readonly contextLength?: number;
 }
 
 const GGUF_MAGIC = 0x46554747; // "GGUF" read little-endian
@@ -166,7 +168,7 @@ export function tinyGguf(options: TinyGgufOptions = {}): Buffer {
     ['general.name', { type: ValueType.String, value: options.name ?? 'tiny-random-llama' }],
     ['general.alignment', { type: ValueType.Uint32, value: ALIGNMENT }],
     ['general.file_type', { type: ValueType.Uint32, value: 0 }], // all F32
-    ['llama.context_length', { type: ValueType.Uint32, value: m.contextLength }],
+    ['llama.context_length', { type: ValueType.Uint32, value: options.contextLength ?? m.contextLength }],
     ['llama.embedding_length', { type: ValueType.Uint32, value: m.embedding }],
     ['llama.block_count', { type: ValueType.Uint32, value: m.blocks }],
     ['llama.feed_forward_length', { type: ValueType.Uint32, value: m.feedForward }],

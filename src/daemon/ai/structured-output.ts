@@ -4,7 +4,8 @@
  * stop mid-object). The first violation is named as a JSON pointer and Ajv's message, for the
  * repair request and for AI_OUTPUT_INVALID.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import { compileAnswerSchema } from '../../shared/flow/answer-schema.js';
 import type { AiMessage } from './types.js';
 
 /** The result of checking an answer: its data, or the first violation in words. */
@@ -20,7 +21,6 @@ const MAX_VIOLATION_CHARS = 300;
  * object's identity (a published flow's node keeps its object) and by its JSON text.
  */
 export class AnswerChecker {
-  private readonly ajv = new Ajv({ allErrors: false, strict: false, allowUnionTypes: true, validateFormats: false });
   private readonly byObject = new WeakMap<object, ValidateFunction>();
   private readonly byText = new Map<string, ValidateFunction>();
 
@@ -55,18 +55,20 @@ export class AnswerChecker {
     return { ok: false, violation: clip(`${where} ${first.message ?? 'is invalid'}${detail}`) };
   }
 
-  /** The schema's validator, compiled on first use. Throws Ajv's error for a schema that does not compile. */
+  /**
+   * The schema's validator, compiled on first use as publish compiles it (compileAnswerSchema),
+   * so a published schema compiles here too. Throws for one that does not compile.
+   */
   compile(schema: Readonly<Record<string, unknown>>): ValidateFunction {
     let validate = this.byObject.get(schema);
     if (validate) return validate;
     const text = JSON.stringify(schema);
     validate = this.byText.get(text);
     if (!validate) {
-      validate = this.ajv.compile(schema);
-      if (this.byText.size >= MAX_CACHED_BY_TEXT) {
-        this.byText.clear();
-        this.ajv.removeSchema();
-      }
+      const compiled = compileAnswerSchema(schema);
+      if (!compiled.ok) throw new Error(compiled.message);
+      validate = compiled.validate;
+      if (this.byText.size >= MAX_CACHED_BY_TEXT) this.byText.clear();
       this.byText.set(text, validate);
     }
     this.byObject.set(schema, validate);
