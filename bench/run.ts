@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every benchmark in turn, each writing its figures to docs/performance.md.
  */
+import { formatAiBench, runAiBench } from './ai.js';
 import { formatEngineBench, runEngineBench } from './engine.js';
 import { formatHttpBench, runHttpBench } from './http.js';
 import { machineLine, writeSection } from './report.js';
@@ -15,6 +16,10 @@ console.log('\n## Engine\n');
 const engine = formatEngineBench(await runEngineBench());
 console.log(engine);
 await writeSection('engine', `${machineLine()}\n\n${engine}`);
+console.log('\n## aiTask\n');
+const ai = formatAiBench(await runAiBench());
+console.log(ai);
+await writeSection('ai', `${machineLine()}\n\n${ai}`);
 console.log('\n## HTTP\n');
 const http = formatHttpBench(await runHttpBench());
 console.log(http);
