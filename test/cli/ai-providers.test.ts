@@ -10,11 +10,12 @@ const SECRET = 'sk-cli-test-5f2b9c1d7e3a4b6c8d0e2f4a6b8c0d2e';
 
 /**
  * The daemon's server with a fake model runner, listening on 127.0.0.1 (port 0); `wfx` runs
- * in-process against it with an organization admin's key. Returns the harness and the runner.
+ * in-process against it with an admin's key of `organization` (null: a system key). Returns the
+ * harness and the runner.
  */
-async function served(t: Test, ai: AiRunner = fakeAiRunner()) {
+async function served(t: Test, ai: AiRunner = fakeAiRunner(), organization: string | null = 'acme') {
   const h = await apiHarness(t, { ai });
-  const key = await h.key('admin', 'acme');
+  const key = await h.key('admin', organization);
   const url = await h.app.listen({ host: '127.0.0.1', port: 0 });
   const cwd = t.testdir({});
   const wfx = (args: string[], stdin?: string): Promise<CliResult> =>
@@ -102,7 +103,7 @@ t.test('create with --api-key-stdin; list, get, update, test, delete; the key ne
 });
 
 t.test('a local provider: a relative model path is resolved where the command runs', async (t) => {
-  const { wfx, cwd } = await served(t);
+  const { wfx, cwd } = await served(t, undefined, null); // a host file: a system key's to register
   writeFileSync(join(cwd, 'tiny.gguf'), Buffer.concat([Buffer.from('GGUF'), Buffer.alloc(28)]));
   const res = await wfx([
     'ai',

@@ -25,9 +25,11 @@ function ggufFiles(t: Test, ...names: string[]): string[] {
 async function setup(t: Test, ai = fakeAiRunner()) {
   const h = await apiHarness(t, { ai });
   const admin = await h.key('admin', 'acme');
+  /** A system key: only it registers local models, files on the daemon's host (its organization here: default). */
+  const operator = await h.key('admin', null);
   const post = (key: TestKey, payload: object, url = '/admin/ai-providers') =>
     h.call(key, { method: 'POST', url, payload });
-  return { h, admin, post, ai };
+  return { h, admin, operator, post, ai };
 }
 
 t.test('an openai-compatible provider: created, listed, read, changed, deleted; never its key', async (t) => {
@@ -67,7 +69,7 @@ t.test('an openai-compatible provider: created, listed, read, changed, deleted; 
 });
 
 t.test('a local provider: an absolute GGUF path, its file name as the model label, threads', async (t) => {
-  const { admin, post, h } = await setup(t);
+  const { operator: admin, post, h } = await setup(t);
   const [path, other] = ggufFiles(t, 'tiny-model.gguf', 'other.gguf') as [string, string];
   const created = await post(admin, { name: 'tiny', kind: 'local', modelPath: path, threads: 2, contextSize: 512 });
   t.equal(created.statusCode, 201, created.body);
@@ -95,7 +97,7 @@ t.test('a local provider: an absolute GGUF path, its file name as the model labe
 });
 
 t.test('validation: each kind its own fields, with a VALIDATION_ERROR naming the problem', async (t) => {
-  const { admin, post, h } = await setup(t);
+  const { admin, operator, post, h } = await setup(t);
   const [gguf] = ggufFiles(t, 'a.gguf') as [string];
   const notGguf = join(gguf, '..', 'weights.bin');
   writeFileSync(notGguf, 'not a model');
@@ -122,7 +124,7 @@ t.test('validation: each kind its own fields, with a VALIDATION_ERROR naming the
     ['an unknown field', { ...OPENAI, temperature: 1 }, /additional/],
   ];
   for (const [what, body, re] of cases) {
-    const res = await post(admin, body);
+    const res = await post((body as { kind?: string }).kind === 'local' ? operator : admin, body);
     t.equal(res.statusCode, 400, what);
     t.equal(res.json().error, 'VALIDATION_ERROR', what);
     t.match(`${res.json().message} ${JSON.stringify(res.json().details ?? '')}`, re, what);
@@ -318,7 +320,7 @@ t.test('test: a caller that goes away stops the model call', async (t) => {
 });
 
 t.test('concurrent requests: one name, one provider; a change never brings a deleted provider back', async (t) => {
-  const { admin, post, h } = await setup(t);
+  const { operator: admin, post, h } = await setup(t);
   const [path] = ggufFiles(t, 'm.gguf') as [string];
   const local = { name: 'tiny', kind: 'local', modelPath: path };
   const created = await Promise.all([post(admin, local), post(admin, local), post(admin, local)]);
@@ -347,4 +349,30 @@ t.test('concurrent requests: one name, one provider; a change never brings a del
     [200, 200],
   );
   t.match(Object.values(h.store.state.aiProviders)[0], { threads: 3, contextSize: 1024 }, 'neither change is lost');
+});
+
+t.test("a local model is a file on the daemon's host: only a system key registers or moves one", async (t) => {
+  const { h, admin, operator, post } = await setup(t);
+  const [path, other] = ggufFiles(t, 'm.gguf', 'n.gguf') as [string, string];
+  const refused = await post(admin, { name: 'tiny', kind: 'local', modelPath: path });
+  t.equal(refused.statusCode, 403);
+  t.equal(refused.json().error, 'FORBIDDEN', "an organization's admin cannot point the daemon at a host file");
+  const missing = await post(admin, { name: 'tiny', kind: 'local', modelPath: '/nonexistent/x.gguf' });
+  t.equal(missing.json().error, 'FORBIDDEN', 'nor learn whether one exists');
+  t.notMatch(missing.body, /ENOENT/);
+  const made = await post(
+    operator,
+    { name: 'tiny', kind: 'local', modelPath: path },
+    '/admin/ai-providers?organization=acme',
+  );
+  t.equal(made.statusCode, 201, made.body);
+  const moved = await h.call(admin, {
+    method: 'PATCH',
+    url: '/admin/ai-providers/tiny',
+    payload: { modelPath: other },
+  });
+  t.equal(moved.json().error, 'FORBIDDEN', 'nor move one to another file');
+  const tuned = await h.call(admin, { method: 'PATCH', url: '/admin/ai-providers/tiny', payload: { threads: 2 } });
+  t.equal(tuned.statusCode, 200, "the organization's admin still tunes and uses it");
+  t.match(tuned.json(), { modelPath: path, threads: 2 });
 });

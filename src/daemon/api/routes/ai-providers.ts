@@ -104,6 +104,7 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
     handler: async (request, reply) => {
       const organization = actingOrganization(request.caller!, request.query.organization);
       const b = request.body as WithDefaults<CreateProviderBody, 'isDefault'>;
+      hostFileAllowed(request.caller!, b.modelPath);
       if (providerLookup(store.state)(organization, b.name))
         throw new WfxError('VALIDATION_ERROR', `an AI provider named ${b.name} exists already`);
       if (b.kind === 'openai-compatible' && b.model === undefined)
@@ -168,6 +169,7 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
     },
     handler: async (request) => {
       const { kind, ...changes } = request.body;
+      hostFileAllowed(request.caller!, changes.modelPath ?? undefined);
       // The change is merged into the provider as it is when committed: if another request
       // changed or removed it during the file check's await, merge again (bounded).
       for (let attempt = 0; attempt < 5; attempt++) {
@@ -247,4 +249,17 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
       }
     },
   });
+}
+
+/**
+ * A local model is a file on the daemon's host, which the daemon reads and whose absence or
+ * permissions its errors name: only a system key (the operator's) registers or moves one, so an
+ * organization's admin cannot probe or load the host's files. Throws FORBIDDEN.
+ */
+function hostFileAllowed(caller: Caller, modelPath: string | undefined): void {
+  if (modelPath === undefined || caller.system) return;
+  throw new WfxError(
+    'FORBIDDEN',
+    "a local model is a file on the daemon's host: only a system key registers or changes one (with ?organization=)",
+  );
 }
