@@ -59,6 +59,19 @@ function pathOf(frame: { parent: unknown; key: string | number | null }): (strin
   return path.reverse();
 }
 
+/**
+ * A JSON Pointer (RFC 6901, as Ajv's `instancePath`: `/a/0/b~1c`) as a path of property names
+ * and array indexes (`['a', 0, 'b/c']`); '' is the root ([]). Pure.
+ */
+export function jsonPointerPath(pointer: string): (string | number)[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
 /** A path as text for messages: `data.more.a[3].b` (the root alone is `(root)`). */
 export function formatJsonPath(path: readonly (string | number)[], root = ''): string {
   let out = root;

@@ -4,6 +4,7 @@ import {
   describeDepthExcess,
   formatJsonPath,
   jsonDepthExcess,
+  jsonPointerPath,
 } from '../../src/shared/json-shape.js';
 
 /** JSON text of `{"a":{"a":...1}}`, `depth` objects deep, built as text (JSON.stringify itself would recurse). */
@@ -54,4 +55,10 @@ t.test('paths and messages', async (t) => {
   t.equal(formatJsonPath(['data', 'more', 3, 'b'], 'body'), 'body.data.more[3].b');
   t.equal(formatJsonPath([0, 'a']), '[0].a');
   t.equal(describeDepthExcess({ path: ['x'], maxDepth: 1 }, 'data'), 'nested deeper than 1 levels at data.x');
+});
+
+t.test('jsonPointerPath: names and indexes, escapes undone, the root empty', async (t) => {
+  t.same(jsonPointerPath(''), []);
+  t.same(jsonPointerPath('/properties/a/items/0'), ['properties', 'a', 'items', 0]);
+  t.same(jsonPointerPath('/a~1b/c~0d/~01'), ['a/b', 'c~d', '~1'], '~1 is /, ~0 is ~, in that order');
 });

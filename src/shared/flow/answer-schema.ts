@@ -1,3 +1,4 @@
+import { jsonPointerPath } from '../json-shape.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 
@@ -55,7 +56,7 @@ export function compileAnswerSchema(schema: unknown): AnswerSchemaCompilation {
     const first = (ajv.errors ?? [])[0];
     return {
       ok: false,
-      path: first ? pointerPath(first.instancePath) : [],
+      path: first ? jsonPointerPath(first.instancePath) : [],
       message: `not a valid JSON Schema: ${first ? describe(first) : 'it does not match the meta-schema'}`,
     };
   }
@@ -78,13 +79,4 @@ function describe(err: ErrorObject): string {
   if (err.keyword === 'enum') return `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
   if (err.keyword === 'additionalProperties') return `unknown property "${String(p.additionalProperty)}"`;
   return err.message ?? 'is not valid';
-}
-
-function pointerPath(pointer: string): (string | number)[] {
-  if (pointer === '') return [];
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
 }

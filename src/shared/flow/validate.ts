@@ -3,6 +3,7 @@
  * node-specific rules) that all report into one list of problems with positions; the rules of
  * one node type are easier to check when they sit together.
  */
+import { jsonPointerPath } from '../json-shape.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { DurationError, parseDuration } from '../duration.js';
 import { Schedule, ScheduleError } from '../schedule.js';
@@ -122,7 +123,7 @@ export function validateFlowValue(
   const validate = schemaValidator();
   if (!validate(value)) {
     for (const err of condenseErrors(validate.errors ?? [])) {
-      const path = pointerToPath(err.instancePath);
+      const path = jsonPointerPath(err.instancePath);
       if (err.propertyName !== undefined && path.at(-1) === 'nodes') {
         at(
           'SCHEMA',
@@ -474,15 +475,6 @@ function describe(err: ErrorObject): { code: FlowProblemCode; message: string; e
     default:
       return { code: 'SCHEMA', message: err.message ?? 'is not valid', extra: [] };
   }
-}
-
-function pointerToPath(pointer: string): (string | number)[] {
-  if (pointer === '') return [];
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
 }
 
 /**
