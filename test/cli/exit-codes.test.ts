@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer } from 'node:http';
 import t from 'tap';
 import { EXIT, exitCodeFor } from '../../src/cli/exit-codes.js';
-import { wfx, wfxIn } from '../helpers/cli.js';
+import { WFX_BIN, wfx, wfxIn } from '../helpers/cli.js';
 
 t.test('exitCodeFor: usage and validation 2, unreachable and unauthenticated 5, anything else 1', async (t) => {
   for (const code of ['USAGE_ERROR', 'VALIDATION_ERROR', 'FLOW_INVALID', 'EXPRESSION_ERROR'] as const)
@@ -45,4 +47,18 @@ t.test('bin/wfx.js: an unexpected error prints the stack, asks for a report and 
     [70, res.stderr.split('\n')[0]],
     'wfxIn answers as the real process does',
   );
+});
+
+t.test('bin/wfx.js: a reader that goes away (`| head`) ends it quietly, exit 0, no stack', async (t) => {
+  const child = spawn(process.execPath, [WFX_BIN, 'ai', 'providers', 'create', '--help'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => child.kill('SIGKILL'));
+  // Closed before the help is written (the process is still loading), so its write meets EPIPE.
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  t.equal(code, 0);
+  t.notMatch(stderr, /EPIPE|Unhandled|at /, 'nothing on stderr about it');
 });
