@@ -158,6 +158,13 @@ t.test('support triage against a real tiny model: schema-checked classes, memory
     '--default',
   ]);
   t.equal(created.code, 0, created.stderr);
+  const tested = await run(['ai', 'providers', 'test', 'tiny']);
+  t.equal(tested.code, 0, tested.stderr);
+  t.match(
+    tested.stdout,
+    /^model tiny: answered in \d+ ms, [1-9]\d* input \+ [1-9]\d* output tokens$/m,
+    'the real model answered',
+  );
   t.equal((await run(['flow', 'publish', 'triage.yaml'])).code, 0);
 
   const ids: string[] = [];
