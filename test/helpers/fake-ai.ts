@@ -29,6 +29,8 @@ export interface FakeTurn {
   readonly failure?: { readonly code: WorkFailureCode; readonly message: string };
   /** Awaited (or the call's abort) before anything is reported: holds the call in flight. */
   readonly gate?: Promise<void>;
+  /** Tools the model asks for instead of answering (arguments as objects; ids `call_<n>_<i>` unless given). */
+  readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly arguments: unknown; readonly id?: string }>;
 }
 
 /**
@@ -65,12 +67,18 @@ export class FakeAiRunner implements AiRunner {
     for (const a of attempts) options.onAttempt?.(a);
     if (turn.failure) return { ok: false, ...turn.failure };
     for (const d of turn.deltas ?? [text]) options.onDelta?.(d);
+    const toolCalls = turn.toolCalls?.map((c, i) => ({
+      id: c.id ?? `call_${n}_${i + 1}`,
+      name: c.name,
+      arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments),
+    }));
     const answer: AiAnswer = {
-      text,
+      text: toolCalls ? (turn.text ?? '') : text,
       ...(turn.data !== undefined && { data: turn.data }),
       model,
-      finishReason: turn.finishReason ?? 'stop',
+      finishReason: turn.finishReason ?? (toolCalls ? 'tool_calls' : 'stop'),
       usage,
+      ...(toolCalls && { toolCalls }),
     };
     return { ok: true, value: answer };
   }

@@ -4,6 +4,9 @@ import { clientFor } from '../api.js';
 import { table } from '../format.js';
 import { WfxError } from '../../shared/errors.js';
 import { flowSchema } from '../../shared/flow/schema.js';
+import { inputFields } from '../../shared/flow/inputs.js';
+import { publishOrder } from '../../shared/flow/publish-order.js';
+import type { FlowDefinition } from '../../shared/flow/types.js';
 import { formatProblem, validateFlowSource, type FlowProblem } from '../../shared/flow/validate.js';
 import { globals, printJson, readUserFile, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -59,10 +62,16 @@ export function registerFlow(program: Command, ctx: CliContext): void {
     )
     .action(async (files: string[], opts: { env: Environment; org?: string }, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
-      const results: unknown[] = [];
-      let failed = 0;
+      const read: Array<{ file: string; source: string; flow: FlowDefinition | null }> = [];
       for (const file of files) {
         const source = (await readUserFile(ctx, file)).toString('utf8');
+        const checked = validateFlowSource(source);
+        read.push({ file, source, flow: checked.ok ? checked.flow : null });
+      }
+      const results: unknown[] = [];
+      let failed = 0;
+      // An agent's tool flows first (its publish checks them); otherwise in the order given.
+      for (const { file, source } of publishOrder(read, (r) => r.flow)) {
         try {
           const r = await client.flows.publish({
             source,
@@ -115,7 +124,8 @@ export function registerFlow(program: Command, ctx: CliContext): void {
 
   flow
     .command('show')
-    .description("a flow: its versions, and one version's definition (default: the latest)")
+    .alias('get')
+    .description("a flow: its versions, its inputs, and one version's definition (default: the latest)")
     .addHelpText('after', '\nExample:\n  $ wfx flow show 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --version 1')
     .argument('<processId>')
     .option('--version <n>', 'this version')
@@ -123,8 +133,26 @@ export function registerFlow(program: Command, ctx: CliContext): void {
       const res = await (await clientFor(ctx, cmd)).flows.get(processId, opts.version || undefined);
       if (globals(cmd).json) return printJson(ctx, res);
       const { definition, ...rest } = res;
+      const fields = inputFields(definition.inputs);
+      const inputs =
+        definition.inputs === undefined
+          ? 'inputs: any object (the flow declares no inputs:)\n'
+          : `inputs of version ${String(res.version)}:\n${
+              fields.length === 0
+                ? '  (none declared)\n'
+                : table(
+                    ['NAME', 'TYPE', 'REQUIRED', 'DEFAULT', 'DESCRIPTION'],
+                    fields.map((f) => [
+                      f.name,
+                      f.enum ? f.enum.map((v) => JSON.stringify(v)).join('|') : f.type,
+                      f.required ? 'yes' : 'no',
+                      f.default === undefined ? '-' : JSON.stringify(f.default),
+                      f.description ?? '',
+                    ]),
+                  )
+            }`;
       ctx.stdout.write(
-        `${JSON.stringify(rest, null, 2)}\n\ndefinition of version ${String(res.version)}:\n${JSON.stringify(definition, null, 2)}\n`,
+        `${JSON.stringify(rest, null, 2)}\n\n${inputs}\ndefinition of version ${String(res.version)}:\n${JSON.stringify(definition, null, 2)}\n`,
       );
     });
 

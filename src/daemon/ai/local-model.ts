@@ -8,6 +8,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { ChatHistoryItem, Llama, LlamaChat, LlamaContextSequence, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
 import { type ModelOutcome, type ModelRequest, type ProviderKind } from './provider-kind.js';
+import { parseOr, toolEnvelope, toolInstruction, unwrapEnvelope } from './local-tools.js';
 import type { AiMessage } from './types.js';
 
 type LlamaModule = typeof import('node-llama-cpp');
@@ -165,11 +166,20 @@ export class LocalModelKind implements ProviderKind {
     }
   }
 
-  /** The grammar that constrains a JSON answer: the schema's, or any JSON. None for text. */
+  /**
+   * The grammar that constrains an answer: with tools, the tool-call envelope (toolEnvelope);
+   * else a JSON answer's schema, or any JSON. None for text.
+   */
   private async grammar(req: ModelRequest): Promise<LlamaGrammar | undefined> {
-    if (req.jsonMode === 'none') return undefined;
+    const tools = req.tools ?? [];
+    if (req.jsonMode === 'none' && tools.length === 0) return undefined;
     const { llama } = await this.runtime();
-    const schema = req.jsonMode === 'schema' ? req.schema : undefined;
+    const schema =
+      tools.length > 0
+        ? toolEnvelope(tools, req.jsonMode === 'schema' ? req.schema : undefined, req.parallelToolCalls !== false)
+        : req.jsonMode === 'schema'
+          ? req.schema
+          : undefined;
     const key = schema === undefined ? '' : JSON.stringify(schema);
     let grammar = this.grammars.get(key);
     if (!grammar) {
@@ -193,8 +203,9 @@ async function generate(
   grammar: LlamaGrammar | undefined,
 ): Promise<ModelOutcome> {
   const { sequence, chat, model } = loaded;
+  const tools = req.tools ?? [];
   try {
-    const items = history(req.messages);
+    const items = history(tools.length > 0 ? [toolInstruction(tools), ...req.messages] : req.messages);
     // llama.cpp would make room by dropping the start of the conversation: refuse instead.
     const prompt = chat.chatWrapper.generateContextState({ chatHistory: items }).contextText.tokenize(model.tokenizer);
     const room = sequence.contextSize - prompt.length;
@@ -218,7 +229,7 @@ async function generate(
     });
     const after = sequence.tokenMeter.getState();
     if (req.signal.aborted || result.metadata.stopReason === 'abort') return { kind: 'aborted' };
-    return {
+    const answer = {
       kind: 'answer',
       text: result.response,
       model: req.model,
@@ -227,7 +238,8 @@ async function generate(
         inputTokens: after.usedInputTokens - before.usedInputTokens,
         outputTokens: after.usedOutputTokens - before.usedOutputTokens,
       },
-    };
+    } as const;
+    return tools.length > 0 && answer.finishReason === 'stop' ? unwrapEnvelope(answer, req.messages) : answer;
   } catch (err) {
     if (req.signal.aborted) return { kind: 'aborted' };
     return {
@@ -249,17 +261,37 @@ function finishReason(stop: string): string {
   }
 }
 
+/**
+ * The conversation as node-llama-cpp's chat history. A tool call is the model's envelope text
+ * (what it wrote), a tool's result a user message that names the call: a small local model
+ * has no function-calling template of its own to rely on.
+ */
 function history(messages: readonly AiMessage[]): ChatHistoryItem[] {
-  const items: ChatHistoryItem[] = messages.map((m) =>
-    m.role === 'system'
-      ? { type: 'system', text: m.content }
-      : m.role === 'user'
-        ? { type: 'user', text: m.content }
-        : { type: 'model', response: [m.content] },
-  );
+  const items: ChatHistoryItem[] = messages.map((m): ChatHistoryItem => {
+    switch (m.role) {
+      case 'system':
+        return { type: 'system', text: m.content };
+      case 'user':
+        return { type: 'user', text: m.content };
+      case 'tool':
+        return { type: 'user', text: `Result of tool ${m.name} (call ${m.toolCallId}): ${m.content}` };
+      case 'assistant':
+        return {
+          type: 'model',
+          response: [
+            m.toolCalls && m.toolCalls.length > 0
+              ? JSON.stringify({
+                  tool_calls: m.toolCalls.map((c) => ({ name: c.name, arguments: parseOr(c.arguments) })),
+                })
+              : m.content,
+          ],
+        };
+    }
+  });
   items.push({ type: 'model', response: [] });
   return items;
 }
+
 
 /**
  * Calls take turns, first come first served. A call aborted while it waits leaves the line at

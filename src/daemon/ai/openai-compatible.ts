@@ -6,12 +6,15 @@
  * server it was not meant for). The API key is scrubbed from every message this file makes.
  */
 import type { OpenAI } from 'openai';
-import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import type { AiProvider } from '../state/state.js';
 import { MAX_TIMER_MS } from '../engine/work/http-request.js';
 import { parseRetryAfter } from '../engine/work/retry.js';
 import { NO_USAGE, type ModelOutcome, type ModelRequest, type ProviderKind } from './provider-kind.js';
-import type { AiUsage } from './types.js';
+import type { AiMessage, AiUsage } from './types.js';
 
 type OpenAiModule = typeof import('openai');
 
@@ -94,9 +97,18 @@ export class OpenAiCompatibleKind implements ProviderKind {
 
   private async complete(client: OpenAI, req: ModelRequest): Promise<ModelOutcome> {
     const key = req.provider.apiKey;
+    const tools = req.tools ?? [];
     const body: ChatCompletionCreateParamsStreaming = {
       model: req.model,
-      messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
+      messages: req.messages.map(toOpenAi),
+      ...(tools.length > 0 && {
+        tools: tools.map((t) => ({
+          type: 'function' as const,
+          function: { name: t.name, description: t.description, parameters: t.parameters as Record<string, unknown> },
+        })),
+        // Sent only to turn parallel calls off: some servers refuse the parameter altogether.
+        ...(req.parallelToolCalls === false && { parallel_tool_calls: false }),
+      }),
       stream: true,
       stream_options: { include_usage: true },
       ...(req.temperature !== undefined && { temperature: req.temperature }),
@@ -117,6 +129,8 @@ export class OpenAiCompatibleKind implements ProviderKind {
     let model = req.model;
     let finishReason: string | null = null;
     let usage: AiUsage = NO_USAGE;
+    // Tool calls stream in pieces by index: the id and name first, the arguments' text in parts.
+    const calls: Array<{ id: string; name: string; arguments: string }> = [];
     try {
       const stream = await client.chat.completions.create(body, { signal: req.signal, maxRetries: 0 });
       for await (const chunk of stream) {
@@ -131,6 +145,12 @@ export class OpenAiCompatibleKind implements ProviderKind {
           text += delta;
           req.onDelta?.(delta);
         }
+        for (const part of choice.delta?.tool_calls ?? []) {
+          const call = (calls[part.index] ??= { id: '', name: '', arguments: '' });
+          if (part.id) call.id = part.id;
+          if (part.function?.name) call.name += part.function.name;
+          if (part.function?.arguments) call.arguments += part.function.arguments;
+        }
         if (choice.finish_reason) finishReason = choice.finish_reason;
       }
     } catch (err) {
@@ -141,7 +161,10 @@ export class OpenAiCompatibleKind implements ProviderKind {
       // The stream ended without a finish reason: the connection was cut mid-answer.
       return { kind: 'network', detail: 'the answer stream ended before the answer was complete' };
     }
-    return { kind: 'answer', text, model, finishReason, usage };
+    const toolCalls = calls
+      .filter((c) => c !== undefined)
+      .map((c, i) => ({ id: c.id || `call_${i + 1}`, name: c.name, arguments: c.arguments || '{}' }));
+    return { kind: 'answer', text, model, finishReason, usage, ...(toolCalls.length > 0 && { toolCalls }) };
   }
 
   private async failure(err: unknown, req: ModelRequest, key: string | undefined): Promise<ModelOutcome> {
@@ -164,6 +187,28 @@ export class OpenAiCompatibleKind implements ProviderKind {
     }
     // An error event inside the stream, a malformed chunk, a cut connection.
     return { kind: 'network', detail: scrub(clip(messageOf(err)), key) };
+  }
+}
+
+/** A conversation's message in the chat completions protocol. Pure. */
+function toOpenAi(m: AiMessage): ChatCompletionMessageParam {
+  switch (m.role) {
+    case 'tool':
+      return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
+    case 'assistant':
+      return m.toolCalls && m.toolCalls.length > 0
+        ? {
+            role: 'assistant',
+            content: m.content === '' ? null : m.content,
+            tool_calls: m.toolCalls.map((c) => ({
+              id: c.id,
+              type: 'function' as const,
+              function: { name: c.name, arguments: c.arguments },
+            })),
+          }
+        : { role: 'assistant', content: m.content };
+    default:
+      return { role: m.role, content: m.content };
   }
 }
 

@@ -4,8 +4,8 @@
  * provider's failure; the runner decides what an outcome leads to.
  */
 import type { NodeFailureCode } from '../../shared/flow/failure-codes.js';
-import type { AiProvider } from '../state/state.js';
-import type { AiFinishReason, AiMessage, AiUsage } from './types.js';
+import type { AgentToolCall, AiProvider } from '../state/state.js';
+import type { AiFinishReason, AiMessage, AiTool, AiUsage } from './types.js';
 
 /**
  * How a JSON answer is asked for: `schema` (the provider enforces the schema: json_schema, or a
@@ -28,6 +28,10 @@ export interface ModelRequest {
   /** The attempt's signal: aborted by the call's cancellation or by its timeout. */
   readonly signal: AbortSignal;
   readonly onDelta?: (text: string) => void;
+  /** Tools the model may call instead of answering. */
+  readonly tools?: readonly AiTool[];
+  /** False: ask for at most one tool call per answer. */
+  readonly parallelToolCalls?: boolean;
 }
 
 /** What one request came back with. */
@@ -38,6 +42,8 @@ export type ModelOutcome =
       readonly model: string;
       readonly finishReason: AiFinishReason;
       readonly usage: AiUsage;
+      /** The tools the model asked to call (only when the request offered tools). */
+      readonly toolCalls?: readonly AgentToolCall[];
     }
   /** An error status. `refusesResponseFormat`: a 400 about response_format (fall back to the prompt). */
   | {

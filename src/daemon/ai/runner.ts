@@ -169,6 +169,8 @@ class Runner implements AiRunner {
           ...(call.seed !== undefined && { seed: call.seed }),
           signal: AbortSignal.any([signal, timeout.signal]),
           ...(delta && { onDelta: delta }),
+          ...(call.tools !== undefined && call.tools.length > 0 && { tools: call.tools }),
+          ...(call.parallelToolCalls !== undefined && { parallelToolCalls: call.parallelToolCalls }),
         });
       } finally {
         clearTimeout(timer);
@@ -257,6 +259,9 @@ class Runner implements AiRunner {
           finishReason: outcome.finishReason,
           usage: outcome.usage,
         };
+        // Tool calls are not the answer: `schema` applies to the final one (the agent checks the arguments).
+        if (outcome.toolCalls && outcome.toolCalls.length > 0)
+          return { kind: 'done', answer: { ...answer, toolCalls: outcome.toolCalls } };
         if (!json) return { kind: 'done', answer };
         const checked = this.checker.check(outcome.text, call.schema);
         if (checked.ok) return { kind: 'done', answer: { ...answer, data: checked.data } };

@@ -5,7 +5,7 @@
  * repair request and for AI_OUTPUT_INVALID.
  */
 import type { ValidateFunction } from 'ajv';
-import { compileAnswerSchema } from '../../shared/flow/answer-schema.js';
+import { compileJsonSchema } from '../../shared/flow/json-schema.js';
 import type { AiMessage } from './types.js';
 
 /** The result of checking an answer: its data, or the first violation in words. */
@@ -56,7 +56,7 @@ export class AnswerChecker {
   }
 
   /**
-   * The schema's validator, compiled on first use as publish compiles it (compileAnswerSchema),
+   * The schema's validator, compiled on first use as publish compiles it (compileJsonSchema),
    * so a published schema compiles here too. Throws for one that does not compile.
    */
   compile(schema: Readonly<Record<string, unknown>>): ValidateFunction {
@@ -65,7 +65,7 @@ export class AnswerChecker {
     const text = JSON.stringify(schema);
     validate = this.byText.get(text);
     if (!validate) {
-      const compiled = compileAnswerSchema(schema);
+      const compiled = compileJsonSchema(schema);
       if (!compiled.ok) throw new Error(compiled.message);
       validate = compiled.validate;
       if (this.byText.size >= MAX_CACHED_BY_TEXT) this.byText.clear();

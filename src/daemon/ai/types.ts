@@ -3,13 +3,23 @@
  * what a call reports while it runs, and what it comes back with. The engine sees only
  * AiRunner; how each provider kind is spoken to lives beside this file.
  */
-import type { AiProvider } from '../state/state.js';
+import type { AgentMessage, AgentToolCall, AiProvider } from '../state/state.js';
 import type { WorkResult } from '../engine/work/result.js';
 
-/** One message of a conversation. */
-export interface AiMessage {
-  readonly role: 'system' | 'user' | 'assistant';
-  readonly content: string;
+/**
+ * One message of a conversation: system, user, an assistant's answer (with the tool calls it
+ * asked for, callAgent), or a tool's result. The wire's AgentMessage: a callAgent journals its
+ * conversation in this shape.
+ */
+export type AiMessage = AgentMessage;
+
+/** A tool a model may call (callAgent: a published flow); `parameters` is the flow's `inputs:`. */
+export interface AiTool {
+  /** `^[A-Za-z0-9_-]{1,64}$`, unique in the call. */
+  readonly name: string;
+  readonly description: string;
+  /** A JSON Schema of an object. */
+  readonly parameters: Readonly<Record<string, unknown>>;
 }
 
 /** How a failed attempt is retried: the serviceTask's policy and defaults (DEFAULT_RETRY). */
@@ -40,6 +50,10 @@ export interface AiCall {
   readonly retry: AiRetryPolicy;
   /** Repair requests after an answer that does not parse or match `schema` (default 1). */
   readonly repairs: number;
+  /** Tools the model may ask for instead of answering (callAgent); `schema` applies to a final answer only. */
+  readonly tools?: readonly AiTool[];
+  /** False: at most one tool call per answer is asked for (default: as many as the model likes). */
+  readonly parallelToolCalls?: boolean;
 }
 
 /** Token counts as the provider reported them (0 when it reports none). */
@@ -55,6 +69,8 @@ export type AiFinishReason = string;
 export interface AiAnswer {
   readonly text: string;
   readonly data?: unknown;
+  /** The tools the model asked to call instead of answering (only when the call offered tools). */
+  readonly toolCalls?: readonly AgentToolCall[];
   readonly model: string;
   readonly finishReason: AiFinishReason;
   /** Summed over the attempts and repair requests the answer took. */

@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { WfxError } from '../../shared/errors.js';
 import type { AiRunner } from '../ai/types.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
+import { checkInputs } from '../../shared/flow/inputs.js';
 import { nodesAt, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { validateTaskData } from '../../shared/input-data.js';
 import { cloneData, ownEntry } from '../../shared/json-object.js';
@@ -247,8 +248,10 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   }
 
   /**
-   * What a start runs: the flow version resolved. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND,
-   * PROCESS_NOT_PUBLISHED, VALIDATION_ERROR (data nested deeper than maxJsonDepth).
+   * What a start runs: the flow version resolved, its start data checked against the flow's
+   * `inputs:` (defaults filled in). Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND,
+   * PROCESS_NOT_PUBLISHED, VALIDATION_ERROR (data nested deeper than maxJsonDepth, or not
+   * matching the inputs; `details.path` names the field).
    */
   startParams(req: StartRequest): LaunchParams {
     const flow = ownEntry(this.state.flows, req.processId);
@@ -269,6 +272,16 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
         details: { path: formatJsonPath(excess.path, 'data'), maxDepth: excess.maxDepth },
       });
     }
+    const variables = cloneData(req.data ?? {});
+    // On the copy: declared defaults are filled in.
+    const violation = checkInputs(published.definition, variables);
+    if (violation) {
+      throw new WfxError(
+        'VALIDATION_ERROR',
+        `${violation.path} ${violation.message} (the inputs of flow ${published.definition.name}, version ${version})`,
+        { details: { path: violation.path, processId: flow.processId, version } },
+      );
+    }
     return {
       processId: flow.processId,
       processName: published.definition.name,
@@ -277,7 +290,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
       environment,
       correlationKey: req.correlationKey ?? null,
       parentInstanceId: req.parentInstanceId ?? null,
-      variables: cloneData(req.data ?? {}),
+      variables,
     };
   }
 

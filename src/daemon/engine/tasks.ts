@@ -1,6 +1,7 @@
 import type { WaitingTask } from '../../shared/api/index.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
+import { MAX_CHILD_DEPTH } from './transition.js';
 
 /** One input node or user task waiting for POST /process/task: the wire's type (shared/api). */
 export type { WaitingTask };
@@ -31,7 +32,7 @@ export function waitingTasks(state: WfxState, filter: TaskFilter): { items: Wait
     if (filter.organization !== null && inst.organization !== filter.organization) continue;
     if (filter.processId !== undefined && inst.processId !== filter.processId) continue;
     for (const node of Object.values(inst.nodes)) {
-      const task = taskOf(inst, node);
+      const task = taskOf(state, inst, node);
       if (task && (filter.cursor === undefined || sortKey(task) > filter.cursor)) found.push(task);
     }
   }
@@ -40,9 +41,10 @@ export function waitingTasks(state: WfxState, filter: TaskFilter): { items: Wait
   return { items, nextCursor: found.length > items.length ? sortKey(items.at(-1)!) : null };
 }
 
-function taskOf(inst: Instance, node: NodeInstance): WaitingTask | null {
+function taskOf(state: WfxState, inst: Instance, node: NodeInstance): WaitingTask | null {
   const w = node.wait;
   if (node.statusCd !== STATUS.WAITING || w?.kind !== 'input') return null;
+  const agent = agentOf(state, inst);
   return {
     processInstanceId: inst.processInstanceId,
     processId: inst.processId,
@@ -61,5 +63,30 @@ function taskOf(inst: Instance, node: NodeInstance): WaitingTask | null {
     assignee: w.assignee,
     dueAt: w.dueAt,
     waitingSince: node.startTime,
+    ...(agent && { agent }),
   };
+}
+
+/**
+ * The callAgent whose tool call `inst` runs, itself or through the executions above it (a tool
+ * flow's subprocess): the agent that waits for this task. Null when no agent is above it.
+ */
+function agentOf(state: WfxState, inst: Instance): WaitingTask['agent'] | null {
+  let at: Instance | undefined = inst;
+  for (let depth = 0; at && depth <= MAX_CHILD_DEPTH; depth++) {
+    if (at.toolCallId !== undefined && at.parentInstanceId !== null && at.parentNodeInstanceId !== undefined) {
+      const parent = state.instances[at.parentInstanceId];
+      const node = parent?.nodes[at.parentNodeInstanceId];
+      const call = node?.agent?.calls.find((c) => c.id === at!.toolCallId);
+      if (!parent || !node || !call) return null;
+      return {
+        processInstanceId: parent.processInstanceId,
+        nodeId: node.nodeId,
+        nodeName: node.nodeName,
+        tool: call.name,
+      };
+    }
+    at = at.parentInstanceId === null ? undefined : state.instances[at.parentInstanceId];
+  }
+  return null;
 }

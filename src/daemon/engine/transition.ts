@@ -9,15 +9,16 @@ import { resolveDeep } from '../../shared/expr/template.js';
 import { failureOfThrown, type NodeFailureCode, type PassedOnFailureCode } from '../../shared/flow/failure-codes.js';
 import type { Edge, FlowGraph } from '../../shared/flow/graph.js';
 import { WfxError } from '../../shared/errors.js';
-import { extensibleCopy } from '../../shared/json-object.js';
+import { extensibleCopy, ownEntry } from '../../shared/json-object.js';
 import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
 import type { BoundaryEventNode, FlowDefinition, FlowNode } from '../../shared/flow/types.js';
 import { nodeRan, startedInstance, type WfxRecord } from '../state/records.js';
 import { youngCopy } from '../state/gc.js';
-import { MEMORY_MAX_ENTRY_BYTES, memoryEntry, type MemoryEntry, type MemoryStore } from '../state/memory.js';
+import { MEMORY_MAX_ENTRY_BYTES, memoryEntry, type MemoryEntry } from '../state/memory.js';
 import {
   STATE,
   STATUS,
+  type AgentState,
   type BufferedMessage,
   type Instance,
   type InstanceError,
@@ -438,6 +439,7 @@ export class Transition {
       case 'call':
         return fail(outcome.start.variables, 'the data of the execution the node starts is') ?? outcome;
       case 'cancel':
+      case 'fail':
         return (outcome.variables && fail(outcome.variables, 'the variables the node sets are')) ?? outcome;
       default:
         return outcome;
@@ -505,19 +507,35 @@ export class Transition {
         variables: start.variables,
       };
     }
-    const params = this.core.startParams({
-      organization: inst.organization,
-      processId: start.processId,
-      environment: inst.environment,
-      ...(start.versionNumber !== undefined && { versionNumber: start.versionNumber }),
-      correlationKey,
-      data: start.variables,
-    });
-    return extensibleCopy(params, link, iteration);
+    let params: LaunchParams;
+    try {
+      params = this.core.startParams({
+        organization: inst.organization,
+        processId: start.processId,
+        environment: inst.environment,
+        ...(start.versionNumber !== undefined && { versionNumber: start.versionNumber }),
+        correlationKey,
+        data: start.variables,
+      });
+    } catch (err) {
+      // Start data that does not match the flow's inputs: the node's failure, in the catalogue's words.
+      if (err instanceof WfxError && err.code === 'VALIDATION_ERROR')
+        throw new NodeFailure('INPUT_INVALID', err.message);
+      throw err;
+    }
+    return extensibleCopy(
+      params,
+      link,
+      iteration,
+      start.toolCallId === undefined ? {} : { toolCallId: start.toolCallId },
+    );
   }
 
   private carryOut(inst: Instance, ni: NodeInstance, outcome: Outcome): void {
     const base = { instanceId: inst.processInstanceId, nodeInstanceId: ni.id, at: this.at };
+    // A callAgent's turn is recorded before what it leads to, in the same step.
+    const agent = 'agent' in outcome ? outcome.agent : undefined;
+    if (agent) this.emit({ type: 'agent.updated', ...base, ...agent });
     switch (outcome.kind) {
       case 'next':
         if (outcome.memory) this.emitMemory(inst, outcome.memory);
@@ -565,13 +583,14 @@ export class Transition {
         return;
       }
       case 'work':
+        if (ni.statusCd === STATUS.WAITING) this.emit({ type: 'node.working', ...base });
         this.work.push({ instanceId: inst.processInstanceId, nodeInstanceId: ni.id, request: outcome.work });
         return;
       case 'call':
         this.carryOut(inst, ni, this.realize(inst, ni.nodeId, outcome));
         return;
       case 'fail':
-        this.failNode(inst, ni, outcome.code, outcome.message);
+        this.failNode(inst, ni, outcome.code, outcome.message, outcome.variables);
         return;
       case 'cancel':
         this.leave(inst, ni, STATUS.CANCELLED, outcome.reason, outcome.variables);
@@ -600,6 +619,7 @@ export class Transition {
     ni: NodeInstance,
     code: NodeFailureCode | PassedOnFailureCode,
     message: string,
+    variables?: Record<string, unknown>,
   ): void {
     const error = { code, message, nodeId: ni.nodeId };
     const { nodes, graph } = this.core.flowOf(inst);
@@ -608,7 +628,8 @@ export class Transition {
       return b.event === 'error' && (b.errorCode === undefined || b.errorCode === code);
     });
     const handled = boundary !== undefined || graph.outgoing(ni.nodeId).some((e) => e.kind === 'errorFlow');
-    this.leave(inst, ni, STATUS.FAILED, `${code}: ${message}`, handled ? { error } : undefined);
+    const set = handled ? extensibleCopy(variables ?? {}, { error }) : variables;
+    this.leave(inst, ni, STATUS.FAILED, `${code}: ${message}`, set);
     if (boundary !== undefined) this.createNode(inst, boundary);
     else if (!this.follow(inst, ni, 'errorFlow')) this.finish(inst, STATE.FAILED, message, error);
   }
@@ -812,10 +833,11 @@ export class Transition {
       this.now,
       this.at,
       ni?.wait ?? null,
+      ni?.agent ?? null,
       this.core.envOf(inst),
       this.core.flowOf(inst).nodes[nodeId]!,
       warnings,
-      this.core.state.memory,
+      this.core.state,
     );
   }
 }
@@ -854,20 +876,30 @@ class Scope implements NodeScope {
     readonly now: Date,
     private readonly at: string,
     readonly wait: NodeInstance['wait'],
+    readonly agent: AgentState | null,
     private readonly env: Readonly<Record<string, string>>,
     private readonly node: FlowNode,
     /** WARN lines for missing references, written after the node's own record. */
     private readonly warnings: WfxRecord[],
-    private readonly memoryStore: MemoryStore,
+    private readonly state: WfxState,
   ) {}
 
   memory(namespace: string, key: string): MemoryEntry | undefined {
-    return memoryEntry(this.memoryStore, { organization: this.instance.organization, namespace, key }, this.now);
+    return memoryEntry(this.state.memory, { organization: this.instance.organization, namespace, key }, this.now);
+  }
+
+  publishedFlow(processId: string): { readonly version: string; readonly definition: FlowDefinition } | undefined {
+    const flow = ownEntry(this.state.flows, processId);
+    if (!flow || flow.organization !== this.instance.organization) return undefined;
+    const version = flow.active[this.instance.environment];
+    const published = version === undefined ? undefined : flow.versions[version];
+    return published && { version: published.version, definition: published.definition };
   }
 
   memoryEntries(namespace: string): Array<[string, MemoryEntry]> {
     const orgName = this.instance.organization;
-    const org = Object.hasOwn(this.memoryStore, orgName) ? this.memoryStore[orgName]! : {};
+    const store = this.state.memory;
+    const org = Object.hasOwn(store, orgName) ? store[orgName]! : {};
     const ns = Object.hasOwn(org, namespace) ? org[namespace]! : {};
     const now = this.now.getTime();
     return Object.entries(ns).filter(([, e]) => e.expiresAt === null || Date.parse(e.expiresAt) > now);

@@ -1,6 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isFlowFile } from '../../shared/flow/files.js';
+import { publishOrder } from '../../shared/flow/publish-order.js';
+import type { FlowDefinition } from '../../shared/flow/types.js';
 import { validateFlowSource, type FlowProblem } from '../../shared/flow/validate.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
@@ -23,9 +25,12 @@ export async function publishFlowDir(
   target: { organization: string; environment: Environment },
 ): Promise<FileOutcome[]> {
   const names = (await readdir(dir)).filter(isFlowFile).sort();
-  const outcomes: FileOutcome[] = [];
-  for (const name of names) outcomes.push(await publishFlowFile(store, join(dir, name), target));
-  return outcomes;
+  const read = await Promise.all(names.map((name) => readFlowFile(join(dir, name))));
+  // The tools of an agent flow first: publishing the agent checks them (in file order otherwise).
+  const ordered = publishOrder(read, (r) => ('flow' in r ? r.flow : null));
+  const outcomes = new Map<string, FileOutcome>();
+  for (const r of ordered) outcomes.set(r.file, 'flow' in r ? await publish(store, r.file, r.flow, target) : r);
+  return read.map((r) => outcomes.get(r.file)!);
 }
 
 /** Validates and publishes one flow file; a problem is reported in the outcome, never thrown. */
@@ -34,6 +39,12 @@ export async function publishFlowFile(
   file: string,
   target: { organization: string; environment: Environment },
 ): Promise<FileOutcome> {
+  const r = await readFlowFile(file);
+  return 'flow' in r ? publish(store, file, r.flow, target) : r;
+}
+
+/** A flow file read and validated, or why it cannot be published. */
+async function readFlowFile(file: string): Promise<{ readonly file: string; readonly flow: FlowDefinition } | FileOutcome> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -41,9 +52,17 @@ export async function publishFlowFile(
     return { file, ok: false, problems: [], error: `cannot read it: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
   }
   const validation = validateFlowSource(text);
-  if (!validation.ok) return { file, ok: false, problems: validation.problems };
+  return validation.ok ? { file, flow: validation.flow } : { file, ok: false, problems: validation.problems };
+}
+
+async function publish(
+  store: DurableStore<WfxState, WfxRecord>,
+  file: string,
+  definition: FlowDefinition,
+  target: { organization: string; environment: Environment },
+): Promise<FileOutcome> {
   try {
-    return { file, ok: true, result: await publishFlow(store, { definition: validation.flow, ...target }) };
+    return { file, ok: true, result: await publishFlow(store, { definition, ...target }) };
   } catch (err) {
     const problems = (err as { details?: { problems?: FlowProblem[] } }).details?.problems;
     return problems ? { file, ok: false, problems } : { file, ok: false, problems: [], error: err instanceof Error ? err.message : String(err) };

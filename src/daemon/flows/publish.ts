@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
+import { toolNameFor, toolProcessId } from '../../shared/flow/agent-tools.js';
 import type { FlowDefinition } from '../../shared/flow/types.js';
 import type { FlowProblem } from '../../shared/flow/validate.js';
 import type { WfxRecord } from '../state/records.js';
@@ -57,6 +58,7 @@ export async function publishFlow(
     }
     return [];
   });
+  problems.push(...agentToolProblems(store.state, definition, organization, environment));
   if (problems.length > 0) throw new WfxError('FLOW_INVALID', problems.map((p) => p.message).join('; '), { details: { problems } });
   const hash = createHash('sha256').update(canonicalJson(definition)).digest('hex');
   const same = existing && Object.values(existing.versions).find((v) => v.hash === hash);
@@ -93,4 +95,52 @@ export async function activateVersion(
   if (!flow.versions[req.version]) throw new WfxError('VERSION_NOT_FOUND', `flow ${req.processId} has no version ${req.version}`);
   if (flow.active[req.environment] === req.version) return store.flush();
   await store.commit({ type: 'flow.activated', processId: req.processId, environment: req.environment, version: req.version });
+}
+
+/**
+ * What is wrong with the tools of the flow's callAgent nodes (in bodies too): each must be a
+ * flow of the organization with an active version in `environment` that declares `inputs:`
+ * (its parameters), and the names the model sees must differ. A flow may name itself.
+ */
+function agentToolProblems(
+  state: WfxState,
+  definition: FlowDefinition,
+  organization: string,
+  environment: Environment,
+): FlowProblem[] {
+  const problems: FlowProblem[] = [];
+  const visit = (nodes: FlowDefinition['nodes']): void => {
+    for (const [nodeId, node] of Object.entries(nodes)) {
+      if (node.type === 'loopNode' || (node.type === 'subProcess' && node.nodes)) visit(node.nodes!);
+      if (node.type !== 'callAgent') continue;
+      const named = new Map<string, number>();
+      node.tools.forEach((spec, i) => {
+        const processId = toolProcessId(spec);
+        const self = processId === definition.processId;
+        const flow = ownEntry(state.flows, processId);
+        const version = flow?.active[environment];
+        const tool = self ? definition : version === undefined ? undefined : flow!.versions[version]?.definition;
+        const property = `tools.${i}`;
+        if (!self && (!flow || flow.organization !== organization)) {
+          problems.push({ code: 'UNKNOWN_TOOL', nodeId, property, message: `tool flow ${processId} does not exist in organization ${organization} (publish it first)` });
+          return;
+        }
+        if (!tool) {
+          problems.push({ code: 'UNKNOWN_TOOL', nodeId, property, message: `tool flow ${processId} has no active version in ${environment} (publish it there first)` });
+          return;
+        }
+        if (tool.inputs === undefined) {
+          problems.push({ code: 'TOOL_WITHOUT_INPUTS', nodeId, property, message: `tool flow ${tool.name} (${processId}) declares no inputs: (its parameters for the model)` });
+        }
+        const name = toolNameFor(spec, tool.name);
+        const other = named.get(name);
+        if (other !== undefined) {
+          problems.push({ code: 'SCHEMA', nodeId, property, message: `tools ${other} and ${i} are both named ${name} for the model; give one a name:` });
+        }
+        named.set(name, i);
+      });
+    }
+  };
+  visit(definition.nodes);
+  return problems;
 }

@@ -22,6 +22,7 @@ import { createHash } from 'node:crypto';
 import type { AiUsage } from '../ai/types.js';
 import { nodesAt } from '../../shared/flow/types.js';
 import { assignOwn, extensibleCopy } from '../../shared/json-object.js';
+import { applyAgentUpdate, linkToolChild, type AgentUpdate } from './agent.js';
 import { writeMemory, type MemoryEntry } from './memory.js';
 import { rememberIds } from './seen-ids.js';
 import {
@@ -146,6 +147,24 @@ export type WfxRecord =
       readonly output?: Record<string, unknown>;
       /** Model tokens the node's call used (aiTask): added to the execution's usage. */
       readonly usage?: AiUsage;
+    }
+  /**
+   * A callAgent's turn: the messages and tool calls appended to its state, a model answer
+   * counted, tool calls ended (state/agent.ts). Emitted before the record that moves the node
+   * on (node.waiting, node.working, node.completed or node.left) in the same step.
+   */
+  | ({
+      readonly type: 'agent.updated';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly at: string;
+    } & AgentUpdate)
+  /** A waiting node goes back to work outside the step (a callAgent's next model turn): Active again. */
+  | {
+      readonly type: 'node.working';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly at: string;
     }
   | {
       readonly type: 'node.left';
@@ -276,6 +295,8 @@ function waitingFor(wait: Wait): string {
       const total = s.items === null ? '' : ` of ${s.items.length}`;
       return `iterations: ${s.done}${total} done, ${s.running} running`;
     }
+    case 'tools':
+      return 'waiting for its tool calls';
   }
 }
 
@@ -313,12 +334,13 @@ export function startedInstance(
 /** Copies the fields only a child execution has, where `from` has them (absent, not undefined, otherwise). */
 function withChildFields<T extends InstanceStart>(
   to: T,
-  from: Pick<InstanceStart, 'parentNodeInstanceId' | 'scope' | 'iteration' | 'callDepth'>,
+  from: Pick<InstanceStart, 'parentNodeInstanceId' | 'scope' | 'iteration' | 'toolCallId' | 'callDepth'>,
 ): T {
   const w = to as Writable<T>;
   if (from.parentNodeInstanceId !== undefined) w.parentNodeInstanceId = from.parentNodeInstanceId;
   if (from.scope !== undefined) w.scope = from.scope;
   if (from.iteration !== undefined) w.iteration = from.iteration;
+  if (from.toolCallId !== undefined) w.toolCallId = from.toolCallId;
   if (from.callDepth !== undefined) w.callDepth = from.callDepth;
   return to;
 }
@@ -493,8 +515,13 @@ const handlers: Handlers = {
     );
     InstanceTable.of(state).put(inst);
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
-      const parent = state.instances[inst.parentInstanceId]?.nodes[inst.parentNodeInstanceId];
+      const parentInst = state.instances[inst.parentInstanceId];
+      const parent = parentInst?.nodes[inst.parentNodeInstanceId];
       if (parent) (parent.children ??= []).push(inst.processInstanceId);
+      if (parentInst && parent && inst.toolCallId !== undefined) {
+        const line = linkToolChild(parent, inst.toolCallId, inst.processInstanceId);
+        if (line) log(parentInst, parent, 'INFO', line, inst.startTime);
+      }
     }
     log(inst, null, 'INFO', `execution started (version ${inst.processVersion})`, inst.startTime, true);
   },
@@ -543,6 +570,20 @@ const handlers: Handlers = {
     node.wait = null;
     if (r.variables) assignOwn(inst.variables, r.variables);
     log(inst, node, r.statusCd === STATUS.FAILED ? 'ERROR' : 'WARN', `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at);
+  },
+  'agent.updated': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    const node = inst?.nodes[r.nodeInstanceId];
+    if (!inst || !node) return;
+    for (const line of applyAgentUpdate(inst, node, r)) log(inst, node, 'INFO', line, r.at);
+  },
+  'node.working': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    const node = inst?.nodes[r.nodeInstanceId];
+    if (!inst || !node) return;
+    unsubscribe(state, inst, node);
+    node.statusCd = STATUS.ACTIVE;
+    node.wait = null;
   },
   'boundary.fired': (state, r) => {
     const inst = state.instances[r.instanceId];

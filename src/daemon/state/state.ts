@@ -3,6 +3,10 @@ import type { InstanceTable } from './instance-table.js';
 import type { SubscriptionBucket } from './subscriptions.js';
 import { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
 import type {
+  AgentCall,
+  AgentMessage,
+  AgentState,
+  AgentToolCall,
   ApiKeyStatus,
   DeliveryRecord,
   EndpointEnvironment,
@@ -21,6 +25,10 @@ import type {
 // The wire's constants and types, defined in shared/api; re-exported for the daemon's modules.
 export { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS };
 export type {
+  AgentCall,
+  AgentMessage,
+  AgentState,
+  AgentToolCall,
   ApiKeyStatus,
   DeliveryRecord,
   EndpointEnvironment,
@@ -255,6 +263,8 @@ export interface Instance {
   readonly scope?: readonly string[];
   /** A loop iteration's 0-based index. */
   readonly iteration?: number;
+  /** The tool call of its parent's callAgent that this execution runs. */
+  readonly toolCallId?: string;
   /** How many callProcess starts led to this execution (bounded: a flow calling itself fails). */
   readonly callDepth?: number;
   stateCd: StateCd;
@@ -289,6 +299,16 @@ export interface NodeInstance {
   children?: string[];
   /** Non-interrupting boundary events of this node that fired already (each fires once). */
   fired?: string[];
+  /** A callAgent's conversation and tool calls (appended by `agent.updated`). */
+  agent?: LiveAgentState;
+}
+
+/** AgentState as the reducer keeps it: lists appended to in place. */
+export interface LiveAgentState {
+  messages: AgentMessage[];
+  steps: number;
+  calls: AgentCall[];
+  usage: { inputTokens: number; outputTokens: number };
 }
 
 /** A message kept (ttlSeconds) until a subscription consumes it. */

@@ -46,8 +46,13 @@ export const FlowQuery = Type.Object(
 );
 export type FlowQuery = Static<typeof FlowQuery>;
 
-/** A published version: its number and when. */
-export const VersionInfo = Answer({ version: Type.String(), publishedAt: Type.String() });
+/** A published version: its number, when, and the JSON Schema of its start data (`inputs:`), if it declares one. */
+export const VersionInfo = Answer({
+  version: Type.String(),
+  publishedAt: Type.String(),
+  inputs: Type.Optional(Type.Unsafe<Readonly<Record<string, unknown>>>({ type: 'object' })),
+});
+export type VersionInfo = Static<typeof VersionInfo>;
 
 /** A flow as GET /admin/flows lists it. */
 export const FlowSummary = Answer({

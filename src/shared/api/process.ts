@@ -129,6 +129,60 @@ export interface LoopState {
   readonly collected: readonly unknown[];
 }
 
+/** A tool call a model asked for, as its conversation keeps it. */
+export interface AgentToolCall {
+  /** The provider's id for the call (made up where it gives none); its result names it. */
+  readonly id: string;
+  /** The tool's name, as the model was told it. */
+  readonly name: string;
+  /** The arguments as the model wrote them: JSON text (kept as text: a model may write invalid JSON). */
+  readonly arguments: string;
+}
+
+/**
+ * One message of a callAgent's conversation: what was sent (system prompt, remembered
+ * messages, prompt), each answer of the model (with the tool calls it asked for), and each
+ * tool's result.
+ */
+export type AgentMessage =
+  | { readonly role: 'system' | 'user'; readonly content: string }
+  | { readonly role: 'assistant'; readonly content: string; readonly toolCalls?: readonly AgentToolCall[] }
+  | {
+      readonly role: 'tool';
+      readonly toolCallId: string;
+      readonly name: string;
+      /** The tool flow's output as JSON text, or `{"error": ...}`. */
+      readonly content: string;
+    };
+
+/** A tool call as the agent tracks it: which child execution runs it and how it ended. */
+export interface AgentCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: string;
+  /** The flow the tool runs. */
+  readonly processId: string;
+  /** The turn (1-based) whose answer asked for it. */
+  readonly step: number;
+  /** The child execution running it; null before it starts (one at a time) or when the arguments were refused. */
+  readonly childInstanceId: string | null;
+  /** null while it runs or waits its turn; true when its flow completed; false for a refusal or a failure. */
+  readonly ok: boolean | null;
+}
+
+/**
+ * A callAgent node's journaled state: the conversation so far and every tool call. Each turn
+ * appends to it (the new messages only), so after a crash only the turn in flight is redone.
+ */
+export interface AgentState {
+  readonly messages: readonly AgentMessage[];
+  /** Model turns answered so far (maxSteps counts them; never reset by a retry or a restart). */
+  readonly steps: number;
+  readonly calls: readonly AgentCall[];
+  /** Tokens of every turn so far (maxTotalTokens counts them). */
+  readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
+}
+
 /** What a waiting node waits for. `dueAt` arms a timer (input timeout, timer event). */
 export type Wait =
   | {
@@ -151,7 +205,9 @@ export type Wait =
   /** A subProcess waits for its child execution (in `children`). */
   | { readonly kind: 'child'; readonly dueAt: null }
   /** A loopNode runs its iterations as child executions. */
-  | { readonly kind: 'loop'; readonly dueAt: null; readonly state: LoopState };
+  | { readonly kind: 'loop'; readonly dueAt: null; readonly state: LoopState }
+  /** A callAgent waits for the child executions running its tool calls (its state: the node's `agent`). */
+  | { readonly kind: 'tools'; readonly dueAt: null };
 
 /** A node instance as GET /process/instance/{id} gives it. */
 export interface NodeView {
@@ -164,8 +220,10 @@ export interface NodeView {
   readonly endTime: string | null;
   /** What it waits for, while it waits (statusCd 1). */
   readonly wait?: Wait;
-  /** Child executions this node started (subProcess, loopNode), oldest first. */
+  /** Child executions this node started (subProcess, loopNode, callAgent's tools), oldest first. */
   readonly childInstanceIds?: readonly string[];
+  /** A callAgent's conversation and tool calls so far. */
+  readonly agent?: AgentState;
 }
 
 /** The error of a failed execution, in its `data.error`. */
@@ -195,6 +253,8 @@ export interface InstanceView {
   readonly parentNodeInstanceId?: string;
   /** A loop iteration's 0-based index. */
   readonly iteration?: number;
+  /** The agent's tool call this execution runs (a callAgent's child). */
+  readonly toolCallId?: string;
   readonly environment: Environment;
   readonly nodes: readonly NodeView[];
   /** Model tokens the execution's aiTasks used so far (summed over their calls); absent before its first. */

@@ -57,6 +57,16 @@ export const WaitingTask = Answer({
   /** When its timeout fires, if it has one. */
   dueAt: NullableString(),
   waitingSince: Type.String(),
+  /** The callAgent waiting for this task: its execution runs a tool call of that agent (directly or below it). */
+  agent: Type.Optional(
+    Answer({
+      processInstanceId: Type.String(),
+      nodeId: Type.String(),
+      nodeName: Type.String(),
+      /** The tool's name, as the model called it. */
+      tool: Type.String(),
+    }),
+  ),
 });
 export type WaitingTask = Static<typeof WaitingTask>;
 

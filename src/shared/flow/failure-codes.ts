@@ -21,6 +21,8 @@ export const NODE_FAILURE_CODES = {
   PROCESS_NOT_FOUND: 'the flow a subProcess or callProcess names does not exist',
   PROCESS_NOT_PUBLISHED: 'the flow a subProcess or callProcess names has no active version in the environment',
   VERSION_NOT_FOUND: 'the flow a subProcess or callProcess names has no such version',
+  INPUT_INVALID:
+    "the data a subProcess, callProcess or agent's tool call starts a flow with does not match that flow's `inputs:`",
 
   // serviceTask (and HTTP_<status>, below)
   HTTP_TIMEOUT: 'no answer within the timeout, after every attempt',
@@ -50,6 +52,12 @@ export const NODE_FAILURE_CODES = {
     'a JSON answer does not parse or does not match `schema`, after the repair requests; the message names the first violation',
   AI_TRUNCATED: 'the answer stopped at `maxTokens` or the context size (finish reason length)',
   AI_CONTENT_FILTER: "the provider's content filter stopped the answer",
+
+  // callAgent (and the AI_ codes of its model turns)
+  AGENT_MAX_STEPS:
+    'the model still asks for tools after `maxSteps` turns; the transcript is kept in the result variable',
+  AGENT_BUDGET_EXCEEDED:
+    'the run would go over `maxToolCalls` or has gone over `maxTotalTokens`; the transcript is kept in the result variable',
 
   // memoryAction (and aiTask's memory)
   MEMORY_TOO_LARGE: 'the value to store is larger than an entry may be (256 KiB of JSON)',

@@ -78,6 +78,54 @@ const retry: Schema = {
   },
 };
 const memoryName: Schema = { type: 'string', minLength: 1, maxLength: 512 };
+/** The model properties aiTask and callAgent share. */
+const modelProperties: Record<string, Schema> = {
+  provider: {
+    type: 'string',
+    minLength: 1,
+    description: "a registered provider's name (default: the organization's default)",
+  },
+  model: { type: 'string', minLength: 1, description: "overrides the provider's model" },
+  systemPrompt: { type: 'string', description: 'the system message ({ref} resolved)' },
+  prompt: { type: 'string', description: 'the user message ({ref} resolved); or messages' },
+  messages: {
+    type: 'array',
+    minItems: 1,
+    description: 'the conversation to send ({ref} resolved in each content); or prompt',
+    items: {
+      type: 'object',
+      required: ['role', 'content'],
+      additionalProperties: false,
+      properties: { role: { enum: ['system', 'user', 'assistant'] }, content: { type: 'string' } },
+    },
+  },
+  responseFormat: { enum: ['text', 'json'], description: 'default text; json with schema' },
+  schema: { type: 'object', description: 'a JSON Schema the answer must match (implies json)' },
+  temperature: { type: 'number', minimum: 0, maximum: 2 },
+  maxTokens: { type: 'integer', minimum: 1, description: 'the longest answer, in tokens' },
+  seed: { type: 'integer' },
+  timeout: { ...duration, description: 'per attempt (default 2m)' },
+  retry: { ...retry, description: 'retries on network errors, timeouts, 5xx and 429 (Retry-After honoured)' },
+  repairs: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 3,
+    description: 'repair requests after a JSON answer that does not parse or match schema (default 1)',
+  },
+  memory: {
+    type: 'object',
+    required: ['namespace', 'key'],
+    additionalProperties: false,
+    description:
+      'chat memory: the last `window` messages of this list go before the prompt; prompt and answer are appended',
+    properties: {
+      namespace: memoryName,
+      key: memoryName,
+      window: { type: 'integer', minimum: 1, description: 'messages remembered and sent (default 20)' },
+    },
+  },
+};
+
 /** Properties of each node type, besides `type`. */
 const NODE_PROPERTIES: {
   readonly [T in NodeType]: { properties: Schema; required: readonly string[]; description: string };
@@ -304,55 +352,64 @@ const NODE_PROPERTIES: {
     description:
       'one model call; the result {text, data, model, finishReason, usage} goes to resultVariable (default: the node id)',
     properties: {
-      provider: {
-        type: 'string',
-        minLength: 1,
-        description: "a registered provider's name (default: the organization's default)",
-      },
-      model: { type: 'string', minLength: 1, description: "overrides the provider's model" },
-      systemPrompt: { type: 'string', description: 'the system message ({ref} resolved)' },
-      prompt: { type: 'string', description: 'the user message ({ref} resolved); or messages' },
-      messages: {
-        type: 'array',
-        minItems: 1,
-        description: 'the conversation to send ({ref} resolved in each content); or prompt',
-        items: {
-          type: 'object',
-          required: ['role', 'content'],
-          additionalProperties: false,
-          properties: { role: { enum: ['system', 'user', 'assistant'] }, content: { type: 'string' } },
-        },
-      },
-      responseFormat: { enum: ['text', 'json'], description: 'default text; json with schema' },
-      schema: { type: 'object', description: 'a JSON Schema the answer must match (implies json)' },
-      temperature: { type: 'number', minimum: 0, maximum: 2 },
-      maxTokens: { type: 'integer', minimum: 1, description: 'the longest answer, in tokens' },
-      seed: { type: 'integer' },
-      timeout: { ...duration, description: 'per attempt (default 2m)' },
-      retry: { ...retry, description: 'retries on network errors, timeouts, 5xx and 429 (Retry-After honoured)' },
-      repairs: {
-        type: 'integer',
-        minimum: 0,
-        maximum: 3,
-        description: 'repair requests after a JSON answer that does not parse or match schema (default 1)',
-      },
-      memory: {
-        type: 'object',
-        required: ['namespace', 'key'],
-        additionalProperties: false,
-        description:
-          'chat memory: the last `window` messages of this list go before the prompt; prompt and answer are appended',
-        properties: {
-          namespace: memoryName,
-          key: memoryName,
-          window: { type: 'integer', minimum: 1, description: 'messages remembered and sent (default 20)' },
-        },
-      },
+      ...modelProperties,
       resultVariable,
       next,
       errorFlow,
     },
     required: ['next'],
+  },
+  callAgent: {
+    description:
+      'a durable tool-use loop: the model calls tools (published flows that declare inputs:) until it answers; result {text, data, steps, toolCalls, usage}',
+    properties: {
+      ...modelProperties,
+      tools: {
+        type: 'array',
+        minItems: 1,
+        description: 'the flows the model may call: processIds, or {processId, name, description}',
+        items: {
+          oneOf: [
+            { type: 'string', minLength: 1 },
+            {
+              type: 'object',
+              required: ['processId'],
+              additionalProperties: false,
+              properties: {
+                processId: { type: 'string', minLength: 1 },
+                name: {
+                  type: 'string',
+                  pattern: '^[A-Za-z0-9_-]{1,64}$',
+                  description: "the tool's name for the model (default: from the flow's name)",
+                },
+                description: { type: 'string', description: "what the tool does (default: the flow's description)" },
+              },
+            },
+          ],
+        },
+      },
+      maxSteps: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100,
+        description: 'model turns at most (default 10); a turn that still asks for tools then fails (AGENT_MAX_STEPS)',
+      },
+      maxToolCalls: { type: 'integer', minimum: 1, description: 'tool calls at most (AGENT_BUDGET_EXCEEDED)' },
+      maxTotalTokens: {
+        type: 'integer',
+        minimum: 1,
+        description: 'tokens at most over every turn (AGENT_BUDGET_EXCEEDED)',
+      },
+      parallelToolCalls: { type: 'boolean', description: 'the calls of one answer run at once (default true)' },
+      failOnToolError: {
+        type: 'boolean',
+        description: 'a failed tool fails the node (default false: the error goes back to the model)',
+      },
+      resultVariable,
+      next,
+      errorFlow,
+    },
+    required: ['tools', 'next'],
   },
   memoryAction: {
     description: "reads or writes the organization's durable memory: a value or a list per namespace and key",
@@ -481,6 +538,11 @@ export function flowSchema(): Schema {
       name: { type: 'string', minLength: 1, description: 'display name' },
       description: { type: 'string' },
       public: { type: 'boolean', description: 'listed by GET /process/list for callers without WORKFLOW_READ' },
+      inputs: {
+        type: 'object',
+        description:
+          'a JSON Schema of the start data (type object; describe each property): checked on every start, and the parameters of the flow as an agent tool',
+      },
       triggers: {
         type: 'array',
         items: {

@@ -258,6 +258,43 @@ export interface AiTaskNode extends NodeBase {
   readonly resultVariable?: string;
   readonly next: Next;
 }
+/** A callAgent's tool: a published flow (by processId), optionally named and described for the model. */
+export type AgentToolSpec =
+  string | { readonly processId: string; readonly name?: string; readonly description?: string };
+export interface CallAgentNode extends NodeBase {
+  readonly type: 'callAgent';
+  readonly provider?: string;
+  readonly model?: string;
+  readonly systemPrompt?: string;
+  readonly prompt?: string;
+  readonly messages?: readonly AiMessageSpec[];
+  /** The final answer's format (default text; json with `schema`). */
+  readonly responseFormat?: 'text' | 'json';
+  /** A JSON Schema the final answer must match. */
+  readonly schema?: Readonly<Record<string, unknown>>;
+  readonly temperature?: number;
+  readonly maxTokens?: number;
+  readonly seed?: number;
+  /** Per model call attempt; default 2m. */
+  readonly timeout?: string;
+  readonly retry?: RetrySpec;
+  readonly repairs?: number;
+  readonly memory?: { readonly namespace: string; readonly key: string; readonly window?: number };
+  /** The flows the model may call (each declares `inputs:`, its parameters). */
+  readonly tools: readonly AgentToolSpec[];
+  /** Model turns at most (default 10): a turn that still asks for tools after it fails the node. */
+  readonly maxSteps?: number;
+  /** Tool calls at most over the whole run. */
+  readonly maxToolCalls?: number;
+  /** Input plus output tokens at most over the whole run. */
+  readonly maxTotalTokens?: number;
+  /** Default true: the calls of one answer run at once; false: one after another. */
+  readonly parallelToolCalls?: boolean;
+  /** Default false: a failed tool's error goes back to the model; true: it fails the node. */
+  readonly failOnToolError?: boolean;
+  readonly resultVariable?: string;
+  readonly next: Next;
+}
 /** What a memoryAction does with its entry. */
 export const MEMORY_ACTIONS = ['store', 'retrieve', 'append', 'delete', 'list'] as const;
 export type MemoryAction = (typeof MEMORY_ACTIONS)[number];
@@ -306,6 +343,7 @@ export interface NodeByType {
   serviceTask: ServiceTaskNode;
   scriptTask: ScriptTaskNode;
   aiTask: AiTaskNode;
+  callAgent: CallAgentNode;
   memoryAction: MemoryActionNode;
 }
 export type NodeType = keyof NodeByType;
@@ -335,6 +373,11 @@ export interface FlowDefinition {
   readonly name: string;
   readonly description?: string;
   readonly public?: boolean;
+  /**
+   * A JSON Schema of the start data (an object): checked on every start, and the parameters
+   * of the flow when an agent calls it as a tool. Absent: any object.
+   */
+  readonly inputs?: Readonly<Record<string, unknown>>;
   readonly triggers?: readonly Trigger[];
   readonly nodes: Readonly<Record<string, FlowNode>>;
 }

@@ -11,7 +11,8 @@ import { compileCondition, ExpressionError } from '../expr/juel.js';
 import { edgesOf, FlowGraph } from './graph.js';
 import { parseFlowSource, type SourcePosition } from './parse.js';
 import { flowSchema, NODE_TYPES } from './schema.js';
-import { compileAnswerSchema } from './answer-schema.js';
+import { compileJsonSchema } from './json-schema.js';
+import { inputsProblem } from './inputs.js';
 import {
   CONTAINER_TYPES,
   MEMORY_ACTIONS,
@@ -37,7 +38,9 @@ export type FlowProblemCode =
   | 'BAD_SCHEDULE'
   | 'UNKNOWN_CONNECTION'
   | 'BAD_PATTERN'
-  | 'UNKNOWN_WEBHOOK';
+  | 'UNKNOWN_WEBHOOK'
+  | 'UNKNOWN_TOOL'
+  | 'TOOL_WITHOUT_INPUTS';
 
 /** One thing wrong with a flow, located as precisely as the file allows. */
 export interface FlowProblem {
@@ -142,6 +145,10 @@ export function validateFlowValue(
     const bad = new Set(Object.keys(map).filter((id) => badType.has([...path, id].join('/'))));
     checkGraph(map, path, bad, at);
     checkNodes(map, path, bad, at);
+  }
+  if (isRecord(flow.inputs)) {
+    const problem = inputsProblem(flow.inputs);
+    if (problem) at('SCHEMA', ['inputs', ...problem.path], problem.message);
   }
   if (Array.isArray(flow.triggers)) {
     flow.triggers.forEach((trigger, i) => {
@@ -368,7 +375,12 @@ function checkComposite(node: FlowNode, path: (string | number)[], at: At): void
       return;
     case 'aiTask':
       checkRetry(n, path, at);
-      checkAiTask(n, path, at);
+      checkModelNode(n, path, at);
+      return;
+    case 'callAgent':
+      checkRetry(n, path, at);
+      checkModelNode(n, path, at);
+      checkAgentTools(n, path, at);
       return;
     case 'memoryAction':
       checkMemoryAction(n, path, at);
@@ -391,16 +403,38 @@ function checkRetry(n: Record<string, unknown>, path: (string | number)[], at: A
   }
 }
 
-/** aiTask: exactly one of prompt and messages; a `schema` that compiles (the runner compiles it the same way). */
-function checkAiTask(n: Record<string, unknown>, path: (string | number)[], at: At): void {
+/** aiTask, callAgent: exactly one of prompt and messages; a `schema` that compiles (the runner compiles it the same way). */
+function checkModelNode(n: Record<string, unknown>, path: (string | number)[], at: At): void {
   if ((n.prompt === undefined) === (n.messages === undefined))
-    at('MISSING_PROPERTY', [...path, 'prompt'], 'an aiTask needs exactly one of prompt and messages', path);
+    at('MISSING_PROPERTY', [...path, 'prompt'], `a ${String(n.type)} needs exactly one of prompt and messages`, path);
   if (n.schema === undefined) return;
   if (n.responseFormat === 'text')
     at('SCHEMA', [...path, 'responseFormat'], 'a schema asks for JSON: responseFormat text does not go with it');
   if (!isRecord(n.schema)) return; // the flow schema reports it
-  const compiled = compileAnswerSchema(n.schema);
+  const compiled = compileJsonSchema(n.schema);
   if (!compiled.ok) at('SCHEMA', [...path, 'schema', ...compiled.path], compiled.message);
+}
+
+/**
+ * callAgent: each tool flow named once, and no two tools with the same explicit name (names
+ * made from flow names, and whether each flow is published with inputs, are checked at publish).
+ */
+function checkAgentTools(n: Record<string, unknown>, path: (string | number)[], at: At): void {
+  if (!Array.isArray(n.tools)) return; // the flow schema reports it
+  const processIds = new Set<string>();
+  const names = new Set<string>();
+  n.tools.forEach((spec: unknown, i) => {
+    if (!(typeof spec === 'string' || isRecord(spec))) return;
+    const processId = typeof spec === 'string' ? spec : spec.processId;
+    if (typeof processId !== 'string') return;
+    if (processIds.has(processId))
+      at('SCHEMA', [...path, 'tools', i], `flow ${processId} is a tool of this agent already`);
+    processIds.add(processId);
+    const name = isRecord(spec) && typeof spec.name === 'string' ? spec.name : undefined;
+    if (name === undefined) return;
+    if (names.has(name)) at('SCHEMA', [...path, 'tools', i, 'name'], `two tools are named ${name}`);
+    names.add(name);
+  });
 }
 
 /** The properties of a memoryAction that apply to its action only. */

@@ -21,6 +21,7 @@ import {
   type Published,
   type VariableChanged,
   type Variables,
+  type VersionInfo,
   type WithDefaults,
 } from '../../../shared/api/index.js';
 import { parseDuration } from '../../../shared/duration.js';
@@ -30,7 +31,7 @@ import { validateFlowSource, validateFlowValue } from '../../../shared/flow/vali
 import { newApiKey } from '../../auth/api-keys.js';
 import { activateVersion, publishFlow } from '../../flows/publish.js';
 import type { WfxRecord } from '../../state/records.js';
-import { ROLE_PERMISSIONS, type ApiKey, type WfxState } from '../../state/state.js';
+import { ROLE_PERMISSIONS, type ApiKey, type FlowVersion, type WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
@@ -236,7 +237,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
           organization: f.organization,
           public: f.public,
           active: f.active,
-          versions: Object.values(f.versions).map((v) => ({ version: v.version, publishedAt: v.publishedAt })),
+          versions: Object.values(f.versions).map(versionInfo),
         }));
       return { items };
     },
@@ -262,7 +263,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
         organization: flow.organization,
         public: flow.public,
         active: flow.active,
-        versions: versions.map((n) => ({ version: n, publishedAt: flow.versions[n]!.publishedAt })),
+        versions: versions.map((n) => versionInfo(flow.versions[n]!)),
         version: v.version,
         definition: v.definition,
       };
@@ -358,4 +359,13 @@ function refusePastExpiry(expiresAt: string | null, at: Date): void {
       details: { problems: ['body/expiresAt must be in the future'] },
     });
   }
+}
+
+/** A version as the flow listings give it: number, time, and the inputs it declares. */
+function versionInfo(v: FlowVersion): VersionInfo {
+  return {
+    version: v.version,
+    publishedAt: v.publishedAt,
+    ...(v.definition.inputs !== undefined && { inputs: v.definition.inputs }),
+  };
 }

@@ -61,6 +61,7 @@ export function instanceResource(inst: Instance): InstanceView {
     parentInstanceId: inst.parentInstanceId,
     ...(inst.parentNodeInstanceId !== undefined && { parentNodeInstanceId: inst.parentNodeInstanceId }),
     ...(inst.iteration !== undefined && { iteration: inst.iteration }),
+    ...(inst.toolCallId !== undefined && { toolCallId: inst.toolCallId }),
     environment: inst.environment,
     nodes: Object.values(inst.nodes).map((n) => ({
       nodeInstanceId: n.id,
@@ -72,6 +73,7 @@ export function instanceResource(inst: Instance): InstanceView {
       endTime: n.endTime,
       ...(n.wait && { wait: n.wait }),
       ...(n.children && { childInstanceIds: n.children }),
+      ...(n.agent && { agent: n.agent }),
     })),
     ...(inst.usage && { usage: inst.usage }),
   };

@@ -1,8 +1,9 @@
 import type { NodeFailureCode, PassedOnFailureCode } from '../../../shared/flow/failure-codes.js';
-import type { NodeByType, NodeType } from '../../../shared/flow/types.js';
+import type { FlowDefinition, NodeByType, NodeType } from '../../../shared/flow/types.js';
+import type { AgentUpdate } from '../../state/agent.js';
 import type { AiCall, AiMessage, AiUsage } from '../../ai/types.js';
 import type { MemoryEntry } from '../../state/memory.js';
-import type { Instance, Wait } from '../../state/state.js';
+import type { AgentState, Instance, Wait } from '../../state/state.js';
 import type { HttpCall } from '../work/http-request.js';
 import type { WorkResult } from '../work/result.js';
 import type { ScriptRun } from '../work/script.js';
@@ -37,6 +38,13 @@ export interface NodeScope {
   memory(namespace: string, key: string): MemoryEntry | undefined;
   /** The live entries of a namespace of the execution's organization, by key (in no order). */
   memoryEntries(namespace: string): Array<[string, MemoryEntry]>;
+  /** A callAgent's journaled state (its conversation and tool calls so far); null before its first turn. */
+  readonly agent: AgentState | null;
+  /**
+   * The version of flow `processId` a start from this execution would run (the execution's
+   * organization, its environment's active version), or undefined when there is none.
+   */
+  publishedFlow(processId: string): { readonly version: string; readonly definition: FlowDefinition } | undefined;
 }
 
 /** A memory entry a node sets (`entry`) or removes (null), in its execution's organization. */
@@ -55,6 +63,8 @@ export interface ChildStart {
   readonly correlationKey?: string | null;
   /** A loop iteration's index. */
   readonly iteration?: number;
+  /** The callAgent tool call the child runs (its result goes back to the model). */
+  readonly toolCallId?: string;
 }
 
 /** Work done outside the engine's step (it takes time): the node stays Active until its result. */
@@ -101,6 +111,8 @@ export type Outcome =
       readonly memory?: readonly MemoryWrite[];
       /** Model tokens the node's call used: added to the execution's usage. */
       readonly usage?: AiUsage;
+      /** A callAgent's last turn, recorded before the completion. */
+      readonly agent?: AgentUpdate;
     }
   /** Completes the node and ends its token (endEvent). */
   | { readonly kind: 'end'; readonly terminate: boolean }
@@ -113,9 +125,14 @@ export type Outcome =
       readonly wait: Wait;
       readonly variables?: Record<string, unknown>;
       readonly start?: readonly ChildStart[];
+      /** A callAgent's turn (its answer and the tool calls the children run), recorded before the wait. */
+      readonly agent?: AgentUpdate;
     }
-  /** The node does `work` (an HTTP call, a script) and stays Active; the result resumes it. */
-  | { readonly kind: 'work'; readonly work: WorkRequest }
+  /**
+   * The node does `work` (an HTTP call, a script, a model call) and is Active until the result
+   * resumes it (a waiting node becomes Active again: a callAgent's next turn).
+   */
+  | { readonly kind: 'work'; readonly work: WorkRequest; readonly agent?: AgentUpdate }
   /** Starts another execution (not a child: nothing waits for it) and completes, setting `{variable}` to its id. */
   | { readonly kind: 'call'; readonly start: ChildStart; readonly variable: string }
   /**
@@ -123,7 +140,15 @@ export type Outcome =
    * else the execution fails). `code` is from the catalogue (failure-codes.ts), or a failed
    * child's code passed on.
    */
-  | { readonly kind: 'fail'; readonly code: NodeFailureCode | PassedOnFailureCode; readonly message: string }
+  | {
+      readonly kind: 'fail';
+      readonly code: NodeFailureCode | PassedOnFailureCode;
+      readonly message: string;
+      /** Variables set as the node fails (a callAgent's partial result, for inspection). */
+      readonly variables?: Record<string, unknown>;
+      /** A callAgent's last turn, recorded before the failure. */
+      readonly agent?: AgentUpdate;
+    }
   /** The node is cancelled (statusCd 4): along `errorFlow` if it has one, else the execution is cancelled. */
   | { readonly kind: 'cancel'; readonly reason: string; readonly variables?: Record<string, unknown> }
   /** The node timed out (statusCd 5): along `timeoutFlow` if it has one, else the execution fails (TIMEOUT). */

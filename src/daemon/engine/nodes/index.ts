@@ -7,6 +7,7 @@ import { inputNode, userTask } from './input.js';
 import { boundaryEvent, callProcess, loopNode, subProcess } from './composite.js';
 import { scriptTask, serviceTask } from './work.js';
 import { aiTask } from './ai.js';
+import { callAgent } from './agent.js';
 import { memoryAction } from './memory.js';
 
 /** The handler of every node type the engine runs. A type missing here does not compile. */
@@ -31,6 +32,7 @@ export const HANDLERS: HandlerRegistry = {
   serviceTask,
   scriptTask,
   aiTask,
+  callAgent,
   memoryAction,
 };
 

@@ -531,9 +531,10 @@ Example:
 `
 
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow show --help 1`] = `
-Usage: wfx flow show [options] <processId>
+Usage: wfx flow show|get [options] <processId>
 
-a flow: its versions, and one version's definition (default: the latest)
+a flow: its versions, its inputs, and one version's definition (default: the
+latest)
 
 Options:
   --version <n>  this version

@@ -3,13 +3,14 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 
 /**
- * An aiTask's `schema` (the JSON Schema its answer must match), compiled one way for both
- * sides: the flow validator refuses at publish what does not compile, and the model runner
- * validates answers with the same options, so a schema that published never fails to compile
- * at run time. Strict: an unknown keyword (a typo such as `proprties`) is an error, not
- * silently ignored; `format` is an annotation only (no formats are bundled).
+ * The JSON Schemas a flow carries (an aiTask's or callAgent's answer `schema`, a flow's
+ * `inputs:`), compiled one way for both sides: the flow validator refuses at publish what does
+ * not compile, and the daemon validates with the same options at run time (answers, start
+ * data, tool arguments), so a schema that published never fails to compile later. Strict: an
+ * unknown keyword (a typo such as `proprties`) is an error, not silently ignored; `format` is
+ * an annotation only (no formats are bundled).
  */
-export type AnswerSchemaCompilation =
+export type JsonSchemaCompilation =
   | { readonly ok: true; readonly validate: ValidateFunction }
   | {
       readonly ok: false;
@@ -18,7 +19,7 @@ export type AnswerSchemaCompilation =
       readonly message: string;
     };
 
-const OPTIONS = {
+const STRICT = {
   allErrors: false,
   strict: true,
   strictTypes: false,
@@ -31,16 +32,23 @@ const OPTIONS = {
 /** The `$schema` of draft 2020-12 (with or without its empty fragment); any other or none is read as draft-07. */
 const DRAFT_2020 = /^https:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
 
+/** How a schema is compiled beyond the shared strict options. */
+export interface JsonSchemaOptions {
+  /** Fill in each missing property that has a `default` (the validated data is changed): start data. */
+  readonly useDefaults?: boolean;
+}
+
 /**
  * Compiles `schema` as draft-07, or as 2020-12 when its `$schema` says so (a fresh Ajv per
  * call: schemas of different flows may reuse an `$id`). Pure; never throws: a schema that does
  * not compile is reported with where and why.
  */
-export function compileAnswerSchema(schema: unknown): AnswerSchemaCompilation {
+export function compileJsonSchema(schema: unknown, options: JsonSchemaOptions = {}): JsonSchemaCompilation {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
     return { ok: false, path: [], message: 'a JSON Schema must be an object' };
   const version = (schema as { $schema?: unknown }).$schema;
-  const ajv = typeof version === 'string' && DRAFT_2020.test(version) ? new Ajv2020(OPTIONS) : new Ajv(OPTIONS);
+  const opts = options.useDefaults ? { ...STRICT, useDefaults: true } : STRICT;
+  const ajv = typeof version === 'string' && DRAFT_2020.test(version) ? new Ajv2020(opts) : new Ajv(opts);
   let valid: boolean;
   try {
     valid = ajv.validateSchema(schema) as boolean;
@@ -68,7 +76,7 @@ export function compileAnswerSchema(schema: unknown): AnswerSchemaCompilation {
 }
 
 /** The first violation of an answer, as `path: message` (`/category: must be one of ...`). Pure. */
-export function describeAnswerError(errors: readonly ErrorObject[] | null | undefined): string {
+export function describeSchemaError(errors: readonly ErrorObject[] | null | undefined): string {
   const first = errors?.[0];
   if (!first) return 'the answer does not match the schema';
   return `${first.instancePath === '' ? '(the answer)' : first.instancePath}: ${describe(first)}`;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { compileAnswerSchema, describeAnswerError } from '../../../src/shared/flow/answer-schema.js';
+import { compileJsonSchema, describeSchemaError } from '../../../src/shared/flow/json-schema.js';
 
 t.test('schemas that compile: draft-07 by default, 2020-12 when $schema says so', async (t) => {
   for (const schema of [
@@ -8,7 +8,7 @@ t.test('schemas that compile: draft-07 by default, 2020-12 when $schema says so'
     { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'array', prefixItems: [{ type: 'string' }] },
     { type: ['string', 'null'] },
   ])
-    t.ok(compileAnswerSchema(schema).ok, JSON.stringify(schema));
+    t.ok(compileJsonSchema(schema).ok, JSON.stringify(schema));
 });
 
 t.test('schemas that do not compile say where and why, and never throw', async (t) => {
@@ -20,13 +20,13 @@ t.test('schemas that do not compile say where and why, and never throw', async (
     [{ $schema: 'http://json-schema.org/draft-04/schema#' }, ['$schema'], /version this daemon reads/],
   ];
   for (const [schema, path, message] of cases) {
-    const r = compileAnswerSchema(schema);
+    const r = compileJsonSchema(schema);
     t.match(r, { ok: false, path, message }, JSON.stringify(schema));
   }
 });
 
-t.test('describeAnswerError names the first violation with its path', async (t) => {
-  const r = compileAnswerSchema({
+t.test('describeSchemaError names the first violation with its path', async (t) => {
+  const r = compileJsonSchema({
     type: 'object',
     required: ['category'],
     additionalProperties: false,
@@ -34,9 +34,9 @@ t.test('describeAnswerError names the first violation with its path', async (t) 
   });
   if (!r.ok) throw new Error('compiles');
   t.notOk(r.validate({ category: 'other' }));
-  t.equal(describeAnswerError(r.validate.errors), '/category: must be one of: bug, billing');
+  t.equal(describeSchemaError(r.validate.errors), '/category: must be one of: bug, billing');
   t.notOk(r.validate({ category: 'bug', extra: 1 }));
-  t.equal(describeAnswerError(r.validate.errors), '(the answer): unknown property "extra"');
+  t.equal(describeSchemaError(r.validate.errors), '(the answer): unknown property "extra"');
   t.notOk(r.validate('text'));
-  t.equal(describeAnswerError(r.validate.errors), '(the answer): must be object');
+  t.equal(describeSchemaError(r.validate.errors), '(the answer): must be object');
 });
