@@ -19,7 +19,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { LocalModelKind } from '../../src/daemon/ai/local-model.js';
 import type { JsonMode } from '../../src/daemon/ai/provider-kind.js';
-import type { AiMessage } from '../../src/daemon/ai/types.js';
+import type { AiMessage, AiTool } from '../../src/daemon/ai/types.js';
 import type { AiProvider } from '../../src/daemon/state/state.js';
 
 /** A reply the server gives to the next request instead of asking the model. Build them with `reply`. */
@@ -39,9 +39,19 @@ export type ScriptedReply =
       readonly splitEvery?: number;
       /** Streamed answers only: the connection is cut after this many bytes (no finish reason arrives). */
       readonly cutAfter?: number;
+      /** Tool calls the answer asks for (arguments as JSON text), streamed as OpenAI does: id and name, then the arguments in pieces. */
+      readonly toolCalls?: readonly ToolCallReply[];
     }
   /** Reads the request and never answers (until the client gives up or the server closes). */
   | { readonly kind: 'hang' };
+
+/** A tool call of a scripted answer. */
+export interface ToolCallReply {
+  readonly id: string;
+  readonly name: string;
+  /** JSON text (or anything a model may write). */
+  readonly arguments: string;
+}
 
 /** Builders of scripted replies. */
 export const reply = {
@@ -83,6 +93,22 @@ export const reply = {
     ...(options.cutAfter !== undefined && { cutAfter: options.cutAfter }),
   }),
   hang: (): ScriptedReply => ({ kind: 'hang' }),
+  /** An answer asking for tools (finish reason tool_calls); arguments given as objects are written as JSON. */
+  toolCalls: (
+    calls: ReadonlyArray<{ readonly name: string; readonly arguments: unknown; readonly id?: string }>,
+    options: { usage?: { inputTokens: number; outputTokens: number }; splitEvery?: number; text?: string } = {},
+  ): ScriptedReply => ({
+    kind: 'answer',
+    text: options.text ?? '',
+    finishReason: 'tool_calls',
+    usage: options.usage ?? { inputTokens: 9, outputTokens: 4 },
+    toolCalls: calls.map((c, i) => ({
+      id: c.id ?? `call_s${i + 1}`,
+      name: c.name,
+      arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments),
+    })),
+    ...(options.splitEvery !== undefined && { splitEvery: options.splitEvery }),
+  }),
 };
 
 /** A completion request as the server received it. */
@@ -126,6 +152,7 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
   const sockets = new Set<Socket>();
   const local = options.modelPath ? new LocalModelKind() : null;
   let count = 0;
+  let callIds = 0;
 
   const provider: AiProvider | null = options.modelPath
     ? {
@@ -186,11 +213,12 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
     if (scripted.kind === 'hang') return; // the socket stays open until the client or close() ends it
     if (scripted.kind === 'status') return sendError(res, scripted.status, scripted.message, scripted.headers);
     const model = typeof body.model === 'string' ? body.model : modelName;
+    const calls = scripted.toolCalls ?? [];
     if (body.stream !== true) {
-      return sendJson(res, 200, completion(model, scripted.text, scripted.finishReason, scripted.usage));
+      return sendJson(res, 200, completion(model, scripted.text, scripted.finishReason, scripted.usage, calls));
     }
     const sse = Buffer.from(
-      streamEvents(model, [scripted.text], scripted.finishReason, scripted.usage, includeUsage(body)),
+      streamEvents(model, [scripted.text], scripted.finishReason, scripted.usage, includeUsage(body), calls),
       'utf8',
     );
     void writeInPieces(res, sse, scripted.splitEvery ?? sse.byteLength, scripted.cutAfter);
@@ -211,10 +239,13 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.write(`data: ${JSON.stringify(chunk(model, { role: 'assistant', content: '' }, null))}\n\n`);
     }
+    const tools = toolsOf(body);
     const outcome = await local.request({
       provider,
       model,
-      messages: (body.messages as AiMessage[]) ?? [],
+      messages: messagesOf(body),
+      ...(tools.length > 0 && { tools }),
+      ...(body.parallel_tool_calls === false && { parallelToolCalls: false }),
       jsonMode,
       ...(jsonMode === 'schema' && format?.json_schema?.schema && { schema: format.json_schema.schema }),
       ...(typeof body.temperature === 'number' && { temperature: body.temperature }),
@@ -231,7 +262,9 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
       else sendError(res, 500, message);
       return;
     }
-    if (!stream) return sendJson(res, 200, completion(model, outcome.text, outcome.finishReason, outcome.usage));
+    const calls = (outcome.toolCalls ?? []).map((c) => ({ ...c, id: `call_m${++callIds}` }));
+    if (!stream) return sendJson(res, 200, completion(model, outcome.text, outcome.finishReason, outcome.usage, calls));
+    for (const event of toolCallEvents(model, calls)) res.write(event);
     res.write(`data: ${JSON.stringify(chunk(model, {}, outcome.finishReason))}\n\n`);
     if (includeUsage(body)) res.write(`data: ${JSON.stringify(usageChunk(model, outcome.usage))}\n\n`);
     res.end('data: [DONE]\n\n');
@@ -254,6 +287,54 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
       await local?.close();
     },
   };
+}
+
+/** The request's tools (OpenAI's function tools) as the local kind takes them. */
+function toolsOf(body: Record<string, unknown>): AiTool[] {
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<{ function?: Record<string, unknown> }>) : [];
+  return tools.map((t) => ({
+    name: String(t.function?.name ?? ''),
+    description: String(t.function?.description ?? ''),
+    parameters: (t.function?.parameters as Record<string, unknown> | undefined) ?? { type: 'object' },
+  }));
+}
+
+/** The request's messages as the local kind takes them: tool calls and results included. */
+function messagesOf(body: Record<string, unknown>): AiMessage[] {
+  const names = new Map<string, string>();
+  const raw = Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : [];
+  return raw.map((m): AiMessage => {
+    const content = typeof m.content === 'string' ? m.content : '';
+    if (m.role === 'tool') {
+      const id = String(m.tool_call_id ?? '');
+      return { role: 'tool', toolCallId: id, name: names.get(id) ?? '', content };
+    }
+    if (m.role === 'assistant' && Array.isArray(m.tool_calls)) {
+      const toolCalls = (m.tool_calls as Array<{ id: string; function: { name: string; arguments: string } }>).map(
+        (c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }),
+      );
+      for (const c of toolCalls) names.set(c.id, c.name);
+      return { role: 'assistant', content, toolCalls };
+    }
+    return { role: m.role === 'system' || m.role === 'user' ? m.role : 'assistant', content };
+  });
+}
+
+/** Tool calls as OpenAI streams them: per call, its id and name first, then its arguments in two pieces. */
+function toolCallEvents(model: string, calls: readonly ToolCallReply[]): string[] {
+  const out: string[] = [];
+  calls.forEach((c, index) => {
+    const start = { index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } };
+    out.push(`data: ${JSON.stringify(chunk(model, { tool_calls: [start] }, null))}\n\n`);
+    const half = Math.ceil(c.arguments.length / 2);
+    for (const part of [c.arguments.slice(0, half), c.arguments.slice(half)]) {
+      if (part !== '')
+        out.push(
+          `data: ${JSON.stringify(chunk(model, { tool_calls: [{ index, function: { arguments: part } }] }, null))}\n\n`,
+        );
+    }
+  });
+  return out;
 }
 
 function includeUsage(body: Record<string, unknown>): boolean {
@@ -322,8 +403,10 @@ function streamEvents(
   finishReason: string,
   usage: { inputTokens: number; outputTokens: number },
   withUsage: boolean,
+  calls: readonly ToolCallReply[] = [],
 ): string {
   let out = `data: ${JSON.stringify(chunk(model, { role: 'assistant', content: '' }, null))}\n\n`;
+  out += toolCallEvents(model, calls).join('');
   for (const p of pieces) {
     // Two deltas per piece so a client must concatenate.
     const half = Math.ceil(p.length / 2);
@@ -341,13 +424,26 @@ function completion(
   text: string,
   finishReason: string,
   usage: { inputTokens: number; outputTokens: number },
+  calls: readonly ToolCallReply[] = [],
 ): Record<string, unknown> {
+  const message =
+    calls.length === 0
+      ? { role: 'assistant', content: text }
+      : {
+          role: 'assistant',
+          content: text === '' ? null : text,
+          tool_calls: calls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: c.arguments },
+          })),
+        };
   return {
     id: 'chatcmpl-test',
     object: 'chat.completion',
     created: 0,
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finishReason }],
+    choices: [{ index: 0, message, finish_reason: finishReason }],
     usage: {
       prompt_tokens: usage.inputTokens,
       completion_tokens: usage.outputTokens,

@@ -225,7 +225,8 @@ async function generate(
       ...(grammar !== undefined && { grammar }),
       signal: req.signal,
       stopOnAbortSignal: false,
-      ...(req.onDelta !== undefined && { onTextChunk: req.onDelta }),
+      // With tools the model writes an envelope, not the answer: its text is passed on once unwrapped.
+      ...(req.onDelta !== undefined && tools.length === 0 && { onTextChunk: req.onDelta }),
     });
     const after = sequence.tokenMeter.getState();
     if (req.signal.aborted || result.metadata.stopReason === 'abort') return { kind: 'aborted' };
@@ -239,7 +240,10 @@ async function generate(
         outputTokens: after.usedOutputTokens - before.usedOutputTokens,
       },
     } as const;
-    return tools.length > 0 && answer.finishReason === 'stop' ? unwrapEnvelope(answer, req.messages) : answer;
+    if (tools.length === 0 || answer.finishReason !== 'stop') return answer;
+    const unwrapped = unwrapEnvelope(answer, req.messages);
+    if (unwrapped.kind === 'answer' && !unwrapped.toolCalls && unwrapped.text !== '') req.onDelta?.(unwrapped.text);
+    return unwrapped;
   } catch (err) {
     if (req.signal.aborted) return { kind: 'aborted' };
     return {
@@ -291,7 +295,6 @@ function history(messages: readonly AiMessage[]): ChatHistoryItem[] {
   items.push({ type: 'model', response: [] });
   return items;
 }
-
 
 /**
  * Calls take turns, first come first served. A call aborted while it waits leaves the line at

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createAiRunner } from '../../../src/daemon/ai/runner.js';
 import type { AiAnswer, AiAttempt } from '../../../src/daemon/ai/types.js';
 import { aiCall, aiProvider, CLASSIFY_SCHEMA, lookupOf } from '../../helpers/ai.js';
-import { startOpenAiServer } from '../../helpers/openai-server.js';
+import { reply, startOpenAiServer } from '../../helpers/openai-server.js';
 import { writeTinyGguf } from '../../helpers/tiny-gguf.js';
 
 // The openai-compatible kind over real HTTP, against a server that runs the real tiny model.
@@ -13,7 +13,7 @@ import { writeTinyGguf } from '../../helpers/tiny-gguf.js';
 const dir = mkdtempSync(join(tmpdir(), 'wfx-openai-compatible-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const modelPath = join(dir, 'tiny.gguf');
-writeTinyGguf(modelPath, { seed: 7 });
+writeTinyGguf(modelPath, { seed: 7, contextLength: 4096 });
 
 const KEY = 'sk-test-7f3a9c1e5b2d4a6f8e0c2b4d6f8a0c2e';
 const server = await startOpenAiServer({ modelPath, apiKey: KEY, modelName: 'tiny-served' });
@@ -119,4 +119,129 @@ t.test('the base URL’s query goes along; its credentials become basic auth and
     t.notOk(result.message.includes('s3cret-pass'));
     t.notOk(result.message.includes('api-version'));
   }
+});
+
+/** Two tools a tiny model can always fill in under a grammar (enums and booleans only). */
+const TOOLS = [
+  {
+    name: 'lookup',
+    description: 'Finds an order',
+    parameters: {
+      type: 'object',
+      required: ['orderId'],
+      additionalProperties: false,
+      properties: { orderId: { enum: ['A-1', 'A-2'] } },
+    },
+  },
+  {
+    name: 'notify',
+    description: 'Notifies someone',
+    parameters: {
+      type: 'object',
+      required: ['urgent'],
+      additionalProperties: false,
+      properties: { urgent: { type: 'boolean' } },
+    },
+  },
+] as const;
+
+t.test('tool calls stream in pieces across TCP chunks and come back whole; the request offers the tools', async (t) => {
+  const open = await startOpenAiServer();
+  t.teardown(() => open.close());
+  open.script(
+    reply.toolCalls(
+      [
+        { id: 'call_a', name: 'lookup', arguments: { orderId: 'A-1' } },
+        { id: 'call_b', name: 'notify', arguments: { urgent: true } },
+      ],
+      { splitEvery: 7 },
+    ),
+  );
+  const result = await runner.run(
+    aiCall({ tools: TOOLS, parallelToolCalls: false }),
+    lookupOf(aiProvider({ baseUrl: open.baseUrl })),
+    { signal },
+  );
+  t.ok(result.ok, JSON.stringify(result));
+  if (!result.ok) return;
+  const answer = result.value as AiAnswer;
+  t.equal(answer.finishReason, 'tool_calls');
+  t.same(answer.toolCalls, [
+    { id: 'call_a', name: 'lookup', arguments: '{"orderId":"A-1"}' },
+    { id: 'call_b', name: 'notify', arguments: '{"urgent":true}' },
+  ]);
+  const body = open.requests[0]!.body;
+  t.same(
+    (body.tools as Array<{ type: string; function: { name: string } }>).map((x) => [x.type, x.function.name]),
+    [
+      ['function', 'lookup'],
+      ['function', 'notify'],
+    ],
+  );
+  t.equal(body.parallel_tool_calls, false, 'parallel calls turned off when asked');
+});
+
+t.test('a conversation with tool calls and results is sent in the protocol’s shape', async (t) => {
+  const open = await startOpenAiServer();
+  t.teardown(() => open.close());
+  open.script(reply.text('done'));
+  const result = await runner.run(
+    aiCall({
+      tools: TOOLS,
+      messages: [
+        { role: 'user', content: 'Find A-1.' },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: 'call_a', name: 'lookup', arguments: '{"orderId":"A-1"}' }],
+        },
+        { role: 'tool', toolCallId: 'call_a', name: 'lookup', content: '{"status":"shipped"}' },
+      ],
+    }),
+    lookupOf(aiProvider({ baseUrl: open.baseUrl })),
+    { signal },
+  );
+  t.match(result, { ok: true, value: { text: 'done' } });
+  const body = open.requests[0]!.body;
+  t.same(body.messages, [
+    { role: 'user', content: 'Find A-1.' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'lookup', arguments: '{"orderId":"A-1"}' } }],
+    },
+    { role: 'tool', tool_call_id: 'call_a', content: '{"status":"shipped"}' },
+  ]);
+  t.equal(body.parallel_tool_calls, undefined, 'not sent when parallel calls are allowed');
+});
+
+t.test('the real model behind the protocol calls tools: each call names a tool, its arguments match', async (t) => {
+  let calls = 0;
+  let answers = 0;
+  for (let seed = 1; seed <= 12; seed++) {
+    const result = await runner.run(
+      aiCall({ tools: TOOLS, seed, maxTokens: 150, responseFormat: 'json', schema: CLASSIFY_SCHEMA }),
+      lookup,
+      { signal },
+    );
+    if (!result.ok) {
+      t.equal(result.code, 'AI_TRUNCATED', 'a random model may ramble to maxTokens, nothing else');
+      continue;
+    }
+    const answer = result.value as AiAnswer;
+    if (answer.toolCalls) {
+      calls++;
+      t.equal(answer.finishReason, 'tool_calls');
+      for (const c of answer.toolCalls) {
+        const args = JSON.parse(c.arguments) as Record<string, unknown>;
+        if (c.name === 'lookup') t.ok(['A-1', 'A-2'].includes(args.orderId as string), c.arguments);
+        else t.same([c.name, typeof args.urgent], ['notify', 'boolean'], c.arguments);
+      }
+    } else {
+      answers++;
+      t.ok(['spam', 'ham'].includes((answer.data as { label: string }).label), answer.text);
+    }
+  }
+  t.ok(calls > 0, `the model called tools (${calls} of 12)`);
+  t.ok(answers > 0, `the model answered (${answers} of 12)`);
 });

@@ -46,11 +46,11 @@ export const callAgent: NodeHandler<CallAgentNode> = {
     if (agent === null) {
       const opening = openingMessages(node, scope);
       if ('kind' in opening) return opening;
-      return nextTurn(node, scope, tools, opening.messages);
+      return nextTurn(node, scope, tools, 0, opening.messages);
     }
     // Active with a journaled conversation: the turn in flight when the daemon stopped, asked
     // again (a copy: the state's list grows with the answer while the call may still hold it).
-    return nextTurn(node, scope, tools, [...agent.messages]);
+    return nextTurn(node, scope, tools, agent.steps, [...agent.messages]);
   },
   resume: (node, scope, input) => {
     const tools = toolsOf(node, scope);
@@ -85,11 +85,16 @@ function toolsOf(node: CallAgentNode, scope: NodeScope): Tool[] | Outcome {
   return tools;
 }
 
-/** Asks the model for the next turn with `messages` sent (the update, if any, recorded first). */
+/**
+ * Asks the model for turn `done + 1` with `messages` sent (the update, if any, recorded first).
+ * With a `seed`, each turn gets `seed + done`: every turn reproducible, yet not one draw
+ * repeated (the same seed over a similar conversation would pick as the turn before did).
+ */
 function nextTurn(
   node: CallAgentNode,
   scope: NodeScope,
   tools: readonly Tool[],
+  done: number,
   messages: readonly AgentMessage[],
   agent?: AgentUpdate,
 ): Outcome {
@@ -100,6 +105,7 @@ function nextTurn(
       kind: 'ai',
       call: {
         ...call,
+        ...(node.seed !== undefined && { seed: node.seed + done }),
         tools: tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
         parallelToolCalls: node.parallelToolCalls !== false,
       },
@@ -204,7 +210,7 @@ function answered(
   const update: AgentUpdate = { ...turn, messages: [...turn.messages!, ...refusals], calls };
   if (start.length === 0) {
     // Every call was refused: the refusals go back to the model at once.
-    return nextTurn(node, scope, tools, [...(before?.messages ?? []), ...update.messages!], update);
+    return nextTurn(node, scope, tools, steps, [...(before?.messages ?? []), ...update.messages!], update);
   }
   return { kind: 'wait', wait: { kind: 'tools', dueAt: null }, start, agent: update };
 }
@@ -246,7 +252,7 @@ function toolEnded(node: CallAgentNode, scope: NodeScope, tools: readonly Tool[]
       start: [{ processId: checked.tool.processId, variables: checked.args, toolCallId: queued.id }],
     };
   }
-  return nextTurn(node, scope, tools, [...agent.messages, ...update.messages!], update);
+  return nextTurn(node, scope, tools, agent.steps, [...agent.messages, ...update.messages!], update);
 }
 
 /** The node fails with `code`; its partial result (the transcript included) is kept in its result variable. */
