@@ -185,8 +185,11 @@ export class Effects {
    * to here, then follows `log` events.
    */
   streamedLogCount(inst: Instance): number {
+    // A live execution without a count was started by a step not durable yet (recovered ones
+    // and every durable step set one): none of its lines may be sent. One that left the live
+    // state is in history, whole.
     return this.state.instances[inst.processInstanceId] === inst
-      ? (this.streamed.get(inst.processInstanceId) ?? inst.logs.length)
+      ? (this.streamed.get(inst.processInstanceId) ?? 0)
       : inst.logs.length;
   }
 
