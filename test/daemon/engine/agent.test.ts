@@ -396,6 +396,33 @@ t.test('cancelling the execution in the middle cancels the tool executions; no f
   t.equal(ai.calls.length, 1);
 });
 
+t.test('an interrupting timer boundary on the agent cancels its tool executions', async (t) => {
+  const ai = turns({ toolCalls: [{ name: 'ask_a_supervisor', arguments: { reason: 'slow' } }] });
+  const h = await agentHarness(t, ai);
+  const pid = await h.publish(`processId: AUTO
+name: Agent with a deadline
+nodes:
+  start: { type: startEvent, next: agent }
+  agent: { type: callAgent, prompt: go, tools: [${APPROVE}], next: done }
+  late: { type: boundaryEvent, attachedTo: agent, event: timer, duration: 10m, next: expired }
+  expired: { type: endEvent }
+  done: { type: endEvent }
+`);
+  const started = await h.start(pid);
+  await h.waitFor((e) => e.processInstanceId === started.processInstanceId && e.type === 'NODE_WAITING');
+  const childId = agentOf(await h.get(started.processInstanceId)).calls[0]!.childInstanceId!;
+  h.advance(10 * 60_000);
+  const inst = await ended(h, started.processInstanceId);
+  t.equal(inst.stateCd, STATE.COMPLETED, 'the boundary path ran');
+  t.equal(
+    Object.values(inst.nodes).find((n) => n.nodeId === 'agent')!.statusCd,
+    STATUS.CANCELLED,
+    'the agent is cancelled',
+  );
+  t.equal((await h.get(childId)).stateCd, STATE.CANCELLED, 'and its tool execution with it');
+  t.equal(ai.calls.length, 1, 'no further turn');
+});
+
 t.test('memory: the conversation continues from the remembered turns; the final answer is remembered', async (t) => {
   const ai = turns({ text: 'first answer' }, { text: 'second answer' });
   const h = await agentHarness(t, ai);
