@@ -123,7 +123,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
     cleanup.unshift(() => network.close());
     // One model runner for the daemon: a local model loads once and serves every call.
-    const ai = createAiRunner({ log: (line) => logger.warn(`ai: ${line}`) });
+    const ai = createAiRunner({ log: (line) => logger.warn(`ai: ${line}`), network });
     cleanup.unshift(() => ai.close());
     const engine = new Engine({
       store,

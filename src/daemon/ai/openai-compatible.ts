@@ -12,6 +12,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { AiProvider } from '../state/state.js';
 import { MAX_TIMER_MS } from '../engine/work/http-request.js';
+import { ForbiddenAddressError, NetworkPolicy } from '../engine/work/network-policy.js';
 import { parseRetryAfter } from '../engine/work/retry.js';
 import { NO_USAGE, type ModelOutcome, type ModelRequest, type ProviderKind } from './provider-kind.js';
 import type { AiMessage, AiUsage } from './types.js';
@@ -30,6 +31,13 @@ const MAX_TOKENS_REFUSAL = /max_completion_tokens/i;
  */
 export class OpenAiCompatibleKind implements ProviderKind {
   private module: Promise<OpenAiModule> | null = null;
+  /** Every connection goes through the daemon's network policy, as a serviceTask's does. */
+  private readonly network: NetworkPolicy;
+
+  constructor(network?: NetworkPolicy) {
+    this.network = network ?? new NetworkPolicy();
+  }
+
   private readonly clients = new WeakMap<AiProvider, OpenAI>();
   /** Providers that refused max_tokens and want max_completion_tokens, by providerId. */
   private readonly wantsMaxCompletionTokens = new Set<string>();
@@ -90,6 +98,7 @@ export class OpenAiCompatibleKind implements ProviderKind {
       maxRetries: 0,
       timeout: MAX_TIMER_MS,
       logLevel: 'off',
+      fetch: policed(this.network),
     });
     this.clients.set(provider, client);
     return client;
@@ -172,6 +181,8 @@ export class OpenAiCompatibleKind implements ProviderKind {
     const { APIError, APIConnectionError, APIUserAbortError } = await this.module!;
     if (err instanceof APIUserAbortError) return { kind: 'aborted' };
     if (err instanceof APIConnectionError) {
+      const forbidden = forbiddenIn(err);
+      if (forbidden) return { kind: 'forbidden', detail: scrub(clip(forbidden.message), key) };
       return { kind: 'network', detail: scrub(clip(connectionDetail(err)), key) };
     }
     if (err instanceof APIError && typeof err.status === 'number') {
@@ -188,6 +199,19 @@ export class OpenAiCompatibleKind implements ProviderKind {
     // An error event inside the stream, a malformed chunk, a cut connection.
     return { kind: 'network', detail: scrub(clip(messageOf(err)), key) };
   }
+}
+
+/** fetch through the policy's dispatcher: each connection checked on the address it is about to use. */
+function policed(network: NetworkPolicy): typeof fetch {
+  return (input, init) => fetch(input, { ...init, dispatcher: network.dispatcher() } as RequestInit);
+}
+
+/** The policy's refusal in an error's cause chain (the client and fetch wrap it), if any. */
+function forbiddenIn(err: unknown): ForbiddenAddressError | undefined {
+  for (let current = err, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    if (current instanceof ForbiddenAddressError) return current;
+  }
+  return undefined;
 }
 
 /** A conversation's message in the chat completions protocol. Pure. */

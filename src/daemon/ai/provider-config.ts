@@ -51,11 +51,9 @@ function checkBaseUrl(text: string): void {
     throw new WfxError('VALIDATION_ERROR', `baseUrl must be http or https, not ${url.protocol.slice(0, 20)}`);
   if (url.username !== '' || url.password !== '')
     throw new WfxError('VALIDATION_ERROR', 'baseUrl must not carry credentials: give the key as apiKey');
-  if (url.search !== '' || url.hash !== '')
-    throw new WfxError(
-      'VALIDATION_ERROR',
-      'baseUrl must not have a query or fragment (they end up in log lines): give a key as apiKey',
-    );
+  // A query goes along with every request (Azure-style gateways need `api-version`); messages
+  // and log lines show only the origin and path.
+  if (url.hash !== '') throw new WfxError('VALIDATION_ERROR', 'baseUrl must not have a fragment');
 }
 
 /** GGUF files begin with these four bytes. */

@@ -54,6 +54,8 @@ export type ModelOutcome =
       readonly refusesResponseFormat?: boolean;
     }
   | { readonly kind: 'network'; readonly detail: string }
+  /** The daemon's network policy refused the connection (not retried). */
+  | { readonly kind: 'forbidden'; readonly detail: string }
   /** The attempt's signal aborted it (the runner knows whether by timeout or cancellation). */
   | { readonly kind: 'aborted' }
   /** Not retried: the model cannot be used at all (AI_MODEL_UNAVAILABLE, ...). */

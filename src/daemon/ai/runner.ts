@@ -7,6 +7,7 @@
  */
 import type { NodeFailureCode } from '../../shared/flow/failure-codes.js';
 import type { AiProvider, AiProviderKind } from '../state/state.js';
+import type { NetworkPolicy } from '../engine/work/network-policy.js';
 import { formatMs, retryDelayMs, sleep } from '../engine/work/retry.js';
 import type { WorkResult } from '../engine/work/result.js';
 import { LocalModelKind } from './local-model.js';
@@ -30,6 +31,12 @@ export interface AiRunnerOptions {
   readonly log?: (line: string) => void;
   /** Replaces a kind's implementation (tests of the runner's policy alone). */
   readonly kinds?: Partial<Record<AiProviderKind, ProviderKind>>;
+  /**
+   * Checks every connection to an openai-compatible provider, as serviceTask calls are checked
+   * (the daemon's own port, link-local and metadata addresses refused by default). Default: a
+   * policy of the default rules.
+   */
+  readonly network?: NetworkPolicy;
 }
 
 /** The longest Retry-After honoured when the call's policy sets no maxIntervalMs. */
@@ -61,7 +68,7 @@ class Runner implements AiRunner {
 
   constructor(options: AiRunnerOptions) {
     this.kinds = {
-      'openai-compatible': options.kinds?.['openai-compatible'] ?? new OpenAiCompatibleKind(),
+      'openai-compatible': options.kinds?.['openai-compatible'] ?? new OpenAiCompatibleKind(options.network),
       local: options.kinds?.local ?? new LocalModelKind(options.log ? { log: options.log } : {}),
     };
   }
@@ -74,7 +81,10 @@ class Runner implements AiRunner {
     const running = this.runCall(call, providers, options, controller.signal).catch((err: unknown): WorkResult => ({
       ok: false,
       code: 'INTERNAL_ERROR',
-      message: `the model call failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
+      message: scrub(
+        `the model call failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
+        providers(call.organization, call.provider)?.apiKey,
+      ),
     }));
     this.calls.set(running, controller);
     void running.finally(() => {
@@ -299,6 +309,12 @@ class Runner implements AiRunner {
         }
         return { kind: 'fail', code, message: where };
       }
+      case 'forbidden':
+        return {
+          kind: 'fail',
+          code: 'AI_FORBIDDEN_ADDRESS',
+          message: `${name} (${shownUrl(provider)}) refused by the network policy: ${outcome.detail}`,
+        };
       case 'network':
         return {
           kind: 'retry',

@@ -35,8 +35,7 @@ export class AnswerChecker {
     try {
       data = JSON.parse(json);
     } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
-      return { ok: false, violation: clip(json.trim() === '' ? 'the answer is empty, not JSON' : `not JSON: ${why}`) };
+      return { ok: false, violation: json.trim() === '' ? 'the answer is empty, not JSON' : notJson(err) };
     }
     if (schema === undefined) return { ok: true, data };
     const validate = this.compile(schema);
@@ -110,4 +109,16 @@ export function jsonInstruction(schema: Readonly<Record<string, unknown>> | unde
         ? 'Answer with a single JSON value only: no prose, no Markdown.'
         : `Answer with a single JSON value only (no prose, no Markdown) that matches this JSON Schema:\n${JSON.stringify(schema)}`,
   };
+}
+
+/**
+ * Why text is not JSON, without quoting it: Node's own message quotes the answer (`Unexpected
+ * token 'S', "Sure! my s"... is not valid JSON`), and the violation goes to the execution log,
+ * which never holds an answer. Pure.
+ */
+export function notJson(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/end of (JSON|data)/i.test(message)) return 'not JSON: it ends before the JSON is complete';
+  const at = /position (\d+)/.exec(message);
+  return at ? `not JSON: invalid at character ${Number(at[1]) + 1}` : 'not JSON: it does not parse';
 }

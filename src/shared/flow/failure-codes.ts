@@ -45,9 +45,11 @@ export const NODE_FAILURE_CODES = {
   AI_MODEL_UNAVAILABLE:
     "a local provider's model cannot be loaded (no such file, not a GGUF model, node-llama-cpp not installed)",
   AI_AUTH: 'the provider refused the API key (401, 403)',
-  AI_RATE_LIMITED: 'the provider answered 429 after every attempt (each retry waited as Retry-After asked)',
+  AI_RATE_LIMITED:
+    'the provider answered 429 after every attempt (each retry waited as Retry-After asked, at most `retry.maxInterval`)',
   AI_TIMEOUT: 'no complete answer within the timeout, after every attempt',
   AI_NETWORK: 'the connection to the provider failed, after every attempt',
+  AI_FORBIDDEN_ADDRESS: "the daemon's network policy refused the connection to the provider; not retried",
   AI_OUTPUT_INVALID:
     'a JSON answer does not parse or does not match `schema`, after the repair requests; the message names the first violation',
   AI_TRUNCATED: 'the answer stopped at `maxTokens` or the context size (finish reason length)',

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createAiRunner } from '../../../src/daemon/ai/runner.js';
+import { NetworkPolicy } from '../../../src/daemon/engine/work/network-policy.js';
 import type { AiAnswer, AiAttempt, AiCall } from '../../../src/daemon/ai/types.js';
 import type { WorkResult } from '../../../src/daemon/engine/work/result.js';
 import { aiCall, aiProvider, CLASSIFY_SCHEMA, lookupOf } from '../../helpers/ai.js';
@@ -329,4 +330,22 @@ t.test('the call’s model overrides the provider’s', async (t) => {
   const { result } = await run(server, { model: 'other-model' });
   t.equal(server.requests[0]!.body.model, 'other-model');
   t.equal(result.ok && (result.value as AiAnswer).model, 'other-model');
+});
+
+t.test('the network policy refuses a provider address: AI_FORBIDDEN_ADDRESS, no request, not retried', async (t) => {
+  const server = await scripted(t);
+  const network = new NetworkPolicy({ deny: ['127.0.0.1'] });
+  t.teardown(() => network.close());
+  const policed = createAiRunner({ network });
+  t.teardown(() => policed.close());
+  const attempts: AiAttempt[] = [];
+  const result = await policed.run(
+    aiCall({ retry: retry3 }),
+    lookupOf(aiProvider({ baseUrl: server.baseUrl, apiKey: KEY })),
+    { signal, onAttempt: (a) => attempts.push(a) },
+  );
+  said.push(result, attempts);
+  t.match(result, { ok: false, code: 'AI_FORBIDDEN_ADDRESS', message: /refused by the network policy/ });
+  t.equal(server.requestCount(), 0, 'the request never reached the server');
+  t.equal(attempts.length, 1, 'not retried');
 });

@@ -44,3 +44,13 @@ t.test('repair and instruction messages', async (t) => {
   t.match(jsonInstruction(schema), { role: 'system', content: JSON.stringify(schema) });
   t.match(jsonInstruction(undefined), { role: 'system', content: /JSON value only/ });
 });
+
+t.test('an answer that is not JSON is said so without quoting it (the violation is a log line)', async (t) => {
+  const checker = new AnswerChecker();
+  for (const text of ['Sure! my secret answer', '{"label": "ham", oops', '{"label":'])
+    t.match(checker.check(text, undefined), { ok: false, violation: /^not JSON: / });
+  const shown = JSON.stringify(
+    ['Sure! my secret answer', '{"label": "ham", oops'].map((x) => checker.check(x, undefined)),
+  );
+  t.notMatch(shown, /secret|oops|Sure/);
+});

@@ -111,7 +111,7 @@ t.test('validation: each kind its own fields, with a VALIDATION_ERROR naming the
     ['a base URL that is not a URL', { ...OPENAI, baseUrl: 'not a url' }, /not a URL/],
     ['a base URL of another scheme', { ...OPENAI, baseUrl: 'ftp://example.com/v1' }, /http or https/],
     ['a base URL with credentials', { ...OPENAI, baseUrl: 'https://user:pw@example.com/v1' }, /credentials/],
-    ['a base URL with a query', { ...OPENAI, baseUrl: 'https://example.com/v1?key=abc' }, /query/],
+    ['a base URL with a fragment', { ...OPENAI, baseUrl: 'https://example.com/v1#x' }, /fragment/],
     ['a local field on openai-compatible', { ...OPENAI, threads: 2 }, /threads is for local/],
     ['local without modelPath', { name: 'a', kind: 'local' }, /modelPath/],
     ['a relative modelPath', { name: 'a', kind: 'local', modelPath: 'models/x.gguf' }, /absolute/],

@@ -22,6 +22,7 @@ import {
   type AgentToolCall,
   type Instance,
 } from '../../state/state.js';
+import { notJson } from '../../ai/structured-output.js';
 import type { AiAnswer, AiTool } from '../../ai/types.js';
 import { chatMemoryWrite, modelCall, openingMessages } from './ai.js';
 import { workResult } from './work.js';
@@ -332,7 +333,8 @@ function checkCall(
   try {
     args = JSON.parse(call.arguments === '' ? '{}' : call.arguments);
   } catch (err) {
-    return { error: `the arguments are not JSON: ${(err as Error).message}`, processId: tool.processId };
+    // Said without quoting them: the refusal is a line of the execution log too.
+    return { error: `the arguments are ${notJson(err)}`, processId: tool.processId };
   }
   if (typeof args !== 'object' || args === null || Array.isArray(args))
     return { error: 'the arguments must be a JSON object', processId: tool.processId };
