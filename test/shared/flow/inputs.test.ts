@@ -121,6 +121,23 @@ t.test('checkInputs: matching data passes and gets the declared defaults it left
   );
 });
 
+t.test('checkInputs: defaults are filled in before required is checked, nested ones too', async (t) => {
+  const flow = flowWith({
+    type: 'object',
+    required: ['mode'],
+    properties: {
+      mode: { enum: ['fast', 'safe'], default: 'safe' },
+      customer: { type: 'object', properties: { tier: { type: 'string', default: 'basic' } } },
+    },
+  });
+  const data: Record<string, unknown> = { customer: {} };
+  t.equal(checkInputs(flow, data), null, 'a required input with a default may be left out');
+  t.same(data, { customer: { tier: 'basic' }, mode: 'safe' }, 'a default inside an object given is filled in');
+  const none: Record<string, unknown> = {};
+  t.equal(checkInputs(flow, none), null);
+  t.same(none, { mode: 'safe' }, 'an object left out is not made up to hold a default');
+});
+
 t.test('checkInputs: a 2020-12 schema is validated with its own semantics', async (t) => {
   const flow = flowWith({
     $schema: 'https://json-schema.org/draft/2020-12/schema',
