@@ -214,3 +214,39 @@ t.test('the local bootstrap key is never sent to another URL', async (t) => {
   t.same(seen, [undefined], 'no X-API-Key went to the other host');
   t.match(res.stderr, /tried no credential/);
 });
+
+t.test('wfx run with data that does not match the flow inputs: exit 2, the field named, nothing started', async (t) => {
+  const pid = '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f';
+  const cwd = t.testdir({
+    'order.yaml': `processId: ${pid}
+name: Order
+inputs:
+  type: object
+  required: [orderId]
+  properties:
+    orderId: { type: string }
+    notify: { type: boolean, default: true }
+nodes:
+  start: { type: startEvent, next: out }
+  out: { type: outputNode, outputs: { orderId: "{orderId}", notify: "{notify}" }, next: done }
+  done: { type: endEvent }
+`,
+  });
+  await startDaemon(t, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
+  t.equal((await run(['flow', 'publish', 'order.yaml'])).code, 0);
+
+  const missing = await run(['run', pid, '--set', 'notify=false']);
+  t.equal(missing.code, 2, 'a validation error: exit 2');
+  t.match(missing.stderr, /^VALIDATION_ERROR: data\.orderId is required \(the inputs of flow Order, version 1\)$/m);
+  t.equal(missing.stdout, '', 'no execution id');
+  const wrong = await run(['run', pid, '--data', '{"orderId": 42}']);
+  t.equal(wrong.code, 2);
+  t.match(wrong.stderr, /^VALIDATION_ERROR: data\.orderId must be string/m);
+  const listed = JSON.parse((await run(['instances', 'list', pid, '--json'])).stdout) as unknown[];
+  t.same(listed, [], 'nothing started');
+
+  const ok = await run(['run', pid, '--set', 'orderId=A1', '--wait']);
+  t.equal(ok.code, 0, ok.stderr);
+  t.match(ok.stdout, /^output: \{"orderId":"A1","notify":true\}$/m, 'the default reached the variables');
+});

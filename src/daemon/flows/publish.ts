@@ -100,7 +100,9 @@ export async function activateVersion(
 /**
  * What is wrong with the tools of the flow's callAgent nodes (in bodies too): each must be a
  * flow of the organization with an active version in `environment` that declares `inputs:`
- * (its parameters), and the names the model sees must differ. A flow may name itself.
+ * (its parameters), and the names the model sees must differ. A flow may name itself. A problem
+ * inside a body names the container node and the path in it (`each`, `nodes.a.tools.0`), as
+ * the validator's do.
  */
 function agentToolProblems(
   state: WfxState,
@@ -109,9 +111,12 @@ function agentToolProblems(
   environment: Environment,
 ): FlowProblem[] {
   const problems: FlowProblem[] = [];
-  const visit = (nodes: FlowDefinition['nodes']): void => {
-    for (const [nodeId, node] of Object.entries(nodes)) {
-      if (node.type === 'loopNode' || (node.type === 'subProcess' && node.nodes)) visit(node.nodes!);
+  const visit = (nodes: FlowDefinition['nodes'], container: { nodeId: string; path: string } | null): void => {
+    for (const [id, node] of Object.entries(nodes)) {
+      const nodeId = container?.nodeId ?? id;
+      const at = container ? `${container.path}.${id}.` : '';
+      if (node.type === 'loopNode' || (node.type === 'subProcess' && node.nodes))
+        visit(node.nodes!, { nodeId, path: `${at}nodes` });
       if (node.type !== 'callAgent') continue;
       const named = new Map<string, number>();
       node.tools.forEach((spec, i) => {
@@ -120,7 +125,7 @@ function agentToolProblems(
         const flow = ownEntry(state.flows, processId);
         const version = flow?.active[environment];
         const tool = self ? definition : version === undefined ? undefined : flow!.versions[version]?.definition;
-        const property = `tools.${i}`;
+        const property = `${at}tools.${i}`;
         if (!self && (!flow || flow.organization !== organization)) {
           problems.push({ code: 'UNKNOWN_TOOL', nodeId, property, message: `tool flow ${processId} does not exist in organization ${organization} (publish it first)` });
           return;
@@ -141,6 +146,6 @@ function agentToolProblems(
       });
     }
   };
-  visit(definition.nodes);
+  visit(definition.nodes, null);
   return problems;
 }

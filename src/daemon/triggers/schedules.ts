@@ -256,13 +256,17 @@ export class Scheduler {
       environment: entry.environment,
       data: { scheduledTime: at.toISOString(), triggerType: 'schedule' },
     }));
-    const started = await this.engine.startBatch(requests, () => [
-      { type: 'schedule.fired', key: entry.key, at: last },
-    ]);
+    let why = '';
+    const started = await this.engine.startBatch(requests, (_started, refused) => {
+      // Why a run did not start (its flow's inputs refuse the data, say) is said, not only that it did not.
+      const first = refused[0]?.error;
+      if (first) why = `: ${first.code}: ${first.message}`;
+      return [{ type: 'schedule.fired', key: entry.key, at: last }];
+    });
     if (started.length < requests.length) {
       this.errors.set(
         entry.key,
-        `${requests.length - started.length} of ${requests.length} runs could not start at ${now.toISOString()}`,
+        `${requests.length - started.length} of ${requests.length} runs could not start at ${now.toISOString()}${why}`,
       );
     } else {
       this.errors.delete(entry.key);

@@ -6,7 +6,8 @@ import { publishFlowDir } from '../../../src/daemon/flows/load-dir.js';
 import { applyRecord, type WfxRecord } from '../../../src/daemon/state/records.js';
 import { initialState, type WfxState } from '../../../src/daemon/state/state.js';
 import { Store } from '../../../src/daemon/store/store.js';
-import type { FlowDefinition } from '../../../src/shared/flow/types.js';
+import type { AgentToolSpec, FlowDefinition, FlowNode } from '../../../src/shared/flow/types.js';
+import type { FlowProblem } from '../../../src/shared/flow/validate.js';
 
 const PID = '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11';
 const flow = (name: string): FlowDefinition => ({
@@ -69,4 +70,181 @@ t.test('a flow directory: valid files are published, invalid ones reported and s
   const outcomes = await publishFlowDir(s, dir, { organization: 'default', environment: 'DEVELOPMENT' });
   t.same(outcomes.map((o) => [o.file.split('/').pop(), o.ok]), [['also.json', true], ['bad.yml', false], ['good.yaml', true]]);
   t.same(s.state.flows[PID]!.active, { DEVELOPMENT: '1' });
+});
+
+// --- callAgent tools ----------------------------------------------------------------------
+
+const TOOL = '11111111-1111-4111-8111-111111111111';
+const OTHER_TOOL = '22222222-2222-4222-8222-222222222222';
+const AGENT = '33333333-3333-4333-8333-333333333333';
+const LOOKUP_INPUTS = { type: 'object', required: ['orderId'], properties: { orderId: { type: 'string' } } };
+
+/** A tool flow: named `name`, with `inputs` unless null. */
+const tool = (processId: string, name: string, inputs: Record<string, unknown> | null = LOOKUP_INPUTS): FlowDefinition => ({
+  ...flow(name),
+  processId,
+  ...(inputs && { inputs }),
+});
+const agentNode = (tools: AgentToolSpec[]): FlowNode => ({ type: 'callAgent', prompt: 'help', tools, next: 'done' });
+/** An agent flow whose callAgent node `agent` calls `tools`. */
+const agentFlow = (tools: AgentToolSpec[], extra: Partial<FlowDefinition> = {}): FlowDefinition => ({
+  processId: AGENT,
+  name: 'Agent',
+  nodes: { start: { type: 'startEvent', next: 'agent' }, agent: agentNode(tools), done: { type: 'endEvent' } },
+  ...extra,
+});
+const inProduction = { organization: 'default', environment: 'PRODUCTION' } as const;
+
+/** The problems a publish is refused with (FLOW_INVALID), or a failed test. */
+async function refusal(t: Test, s: Awaited<ReturnType<typeof store>>, definition: FlowDefinition, target = inProduction) {
+  const err = await publishFlow(s, { definition, ...target }).then(
+    () => null,
+    (e: unknown) => e as { code?: string; details?: { problems?: FlowProblem[] } },
+  );
+  t.equal(err?.code, 'FLOW_INVALID', 'refused as FLOW_INVALID');
+  t.notOk(s.state.flows[definition.processId], 'nothing is published');
+  return err?.details?.problems ?? [];
+}
+
+t.test('an agent publishes once its tools are published with inputs in the environment', async (t) => {
+  const s = await store(t);
+  await publishFlow(s, { definition: tool(TOOL, 'Look up order'), ...inProduction });
+  await publishFlow(s, { definition: tool(OTHER_TOOL, 'Ask'), ...inProduction });
+  const r = await publishFlow(s, {
+    definition: agentFlow([TOOL, { processId: OTHER_TOOL, name: 'ask_supervisor' }]),
+    ...inProduction,
+  });
+  t.match(r, { processId: AGENT, version: '1', created: true });
+});
+
+t.test('UNKNOWN_TOOL: no such flow, another organization\'s flow, or none active in the environment', async (t) => {
+  const s = await store(t);
+  t.match(await refusal(t, s, agentFlow([TOOL])), [
+    { code: 'UNKNOWN_TOOL', nodeId: 'agent', property: 'tools.0', message: /does not exist in organization default/ },
+  ]);
+
+  await publishFlow(s, { definition: tool(TOOL, 'Look up'), organization: 'acme', environment: 'PRODUCTION' });
+  t.match(
+    await refusal(t, s, agentFlow([TOOL])),
+    [{ code: 'UNKNOWN_TOOL', property: 'tools.0', message: /does not exist in organization default/ }],
+    "another organization's flow is not a tool of this one",
+  );
+
+  await publishFlow(s, { definition: tool(OTHER_TOOL, 'Ask'), organization: 'default', environment: 'DEVELOPMENT' });
+  t.match(
+    await refusal(t, s, agentFlow([OTHER_TOOL])),
+    [{ code: 'UNKNOWN_TOOL', property: 'tools.0', message: /no active version in PRODUCTION/ }],
+    'a tool active in DEVELOPMENT only is no tool in PRODUCTION',
+  );
+  const dev = await publishFlow(s, {
+    definition: agentFlow([OTHER_TOOL]),
+    organization: 'default',
+    environment: 'DEVELOPMENT',
+  });
+  t.equal(dev.version, '1', 'published into DEVELOPMENT, where the tool is active');
+});
+
+t.test('TOOL_WITHOUT_INPUTS: a tool flow must declare its parameters', async (t) => {
+  const s = await store(t);
+  await publishFlow(s, { definition: tool(TOOL, 'Look up', null), ...inProduction });
+  t.match(await refusal(t, s, agentFlow([TOOL])), [
+    { code: 'TOOL_WITHOUT_INPUTS', nodeId: 'agent', property: 'tools.0', message: /declares no inputs/ },
+  ]);
+  await publishFlow(s, { definition: tool(TOOL, 'Look up'), ...inProduction });
+  t.equal((await publishFlow(s, { definition: agentFlow([TOOL]), ...inProduction })).version, '1', 'its next version does');
+});
+
+t.test('two tools that the model would know by one name are refused', async (t) => {
+  const s = await store(t);
+  await publishFlow(s, { definition: tool(TOOL, 'Look up'), ...inProduction });
+  await publishFlow(s, { definition: tool(OTHER_TOOL, 'Look  up!'), ...inProduction });
+  t.match(
+    await refusal(t, s, agentFlow([TOOL, OTHER_TOOL])),
+    [{ code: 'SCHEMA', nodeId: 'agent', property: 'tools.1', message: /tools 0 and 1 are both named look_up/ }],
+    'names made from flow names',
+  );
+  t.match(
+    await refusal(t, s, agentFlow([TOOL, { processId: OTHER_TOOL, name: 'look_up' }])),
+    [{ code: 'SCHEMA', property: 'tools.1', message: /both named look_up/ }],
+    'a given name equal to a made one',
+  );
+  const r = await publishFlow(s, { definition: agentFlow([TOOL, { processId: OTHER_TOOL, name: 'look_up_2' }]), ...inProduction });
+  t.equal(r.version, '1', 'a name given to one of them settles it');
+});
+
+t.test('every tool problem of a flow is listed at once', async (t) => {
+  const s = await store(t);
+  await publishFlow(s, { definition: tool(TOOL, 'Look up', null), ...inProduction });
+  t.same(
+    (await refusal(t, s, agentFlow([TOOL, OTHER_TOOL]))).map((p) => [p.code, p.property]),
+    [
+      ['TOOL_WITHOUT_INPUTS', 'tools.0'],
+      ['UNKNOWN_TOOL', 'tools.1'],
+    ],
+  );
+});
+
+t.test('an agent may name its own flow as a tool: the definition being published is checked', async (t) => {
+  const s = await store(t);
+  t.match(await refusal(t, s, agentFlow([AGENT])), [{ code: 'TOOL_WITHOUT_INPUTS', property: 'tools.0' }]);
+  const r = await publishFlow(s, { definition: agentFlow([AGENT], { inputs: LOOKUP_INPUTS }), ...inProduction });
+  t.equal(r.version, '1', 'with inputs it publishes, though no version of it was active before');
+});
+
+t.test('tools of agents inside loop and subProcess bodies are checked, located at the container', async (t) => {
+  const s = await store(t);
+  const inLoop: FlowDefinition = {
+    processId: AGENT,
+    name: 'Loop agent',
+    nodes: {
+      start: { type: 'startEvent', next: 'each' },
+      each: {
+        type: 'loopNode',
+        collection: '{tickets}',
+        nodes: { s: { type: 'startEvent', next: 'a' }, a: agentNode([TOOL]), done: { type: 'endEvent' } },
+        next: 'sub',
+      },
+      sub: {
+        type: 'subProcess',
+        nodes: { s: { type: 'startEvent', next: 'b' }, b: agentNode([OTHER_TOOL]), done: { type: 'endEvent' } },
+        next: 'done',
+      },
+      done: { type: 'endEvent' },
+    },
+  };
+  t.match(await refusal(t, s, inLoop), [
+    { code: 'UNKNOWN_TOOL', nodeId: 'each', property: 'nodes.a.tools.0' },
+    { code: 'UNKNOWN_TOOL', nodeId: 'sub', property: 'nodes.b.tools.0' },
+  ]);
+  await publishFlow(s, { definition: tool(TOOL, 'Look up'), ...inProduction });
+  await publishFlow(s, { definition: tool(OTHER_TOOL, 'Ask'), ...inProduction });
+  t.equal((await publishFlow(s, { definition: inLoop, ...inProduction })).version, '1');
+});
+
+t.test('a flow directory: an agent whose file sorts before its tools publishes', async (t) => {
+  const yaml = (processId: string, name: string, rest: string) =>
+    `processId: ${processId}\nname: ${name}\n${rest}nodes:\n  start: { type: startEvent, next: x }\n  x: ${
+      rest === '' ? `{ type: callAgent, prompt: hi, tools: [${TOOL}, ${OTHER_TOOL}], next: done }` : '{ type: task, next: done }'
+    }\n  done: { type: endEvent }\n`;
+  const inputs = 'inputs: { type: object, properties: { q: { type: string } } }\n';
+  const root = t.testdir({
+    flows: {
+      'a-agent.yaml': yaml(AGENT, 'Agent', ''),
+      'b-lookup.yaml': yaml(TOOL, 'Look up', inputs),
+      'c-ask.yaml': yaml(OTHER_TOOL, 'Ask', inputs),
+    },
+    store: {},
+  });
+  const s = await store(t, join(root, 'store'));
+  const outcomes = await publishFlowDir(s, join(root, 'flows'), inProduction);
+  t.same(
+    outcomes.map((o) => [o.file.split('/').pop(), o.ok]),
+    [
+      ['a-agent.yaml', true],
+      ['b-lookup.yaml', true],
+      ['c-ask.yaml', true],
+    ],
+    'outcomes in file order, every one published',
+  );
+  for (const pid of [AGENT, TOOL, OTHER_TOOL]) t.same(s.state.flows[pid]?.active, { PRODUCTION: '1' });
 });

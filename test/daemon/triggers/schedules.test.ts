@@ -174,3 +174,42 @@ t.test(
     t.match(s.health(), [{ nextFire: '2026-11-21T21:00:00.000Z' }]);
   },
 );
+
+t.test("a fire whose start data the flow's inputs refuse starts nothing; its health says why", async (t) => {
+  const h = await engineHarness(t);
+  const inputs = (properties: string) =>
+    `inputs: { type: object, additionalProperties: false, properties: { ${properties} } }\nnodes:`;
+  const refusing = await h.publish(FLOW('*/5 * * * *').replace('nodes:', inputs('scheduledTime: { type: string }')));
+  const taking = await h.publish(
+    FLOW('*/5 * * * *').replace(
+      'nodes:',
+      inputs(
+        'scheduledTime: { type: string }, triggerType: { const: schedule }, shift: { type: string, default: day }',
+      ),
+    ),
+  );
+  const s = await scheduler(t, h);
+  h.clock.advance(5 * 60_000);
+  s.pokeTimers();
+  await runs(h, taking, 1);
+  await s.idle();
+  t.equal(liveInstances(h.store.state).filter((i) => i.processId === refusing).length, 0, 'nothing started');
+  t.match(
+    s.health().find((x) => x.processId === refusing),
+    {
+      state: 'failing',
+      lastFire: '2026-11-21T10:05:00.000Z',
+      lastError: /^1 of 1 runs could not start at .*: VALIDATION_ERROR: data\.triggerType is not an input of the flow/,
+    },
+  );
+  const [run] = liveInstances(h.store.state).filter((i) => i.processId === taking);
+  t.same(
+    run!.variables,
+    { scheduledTime: '2026-11-21T10:05:00.000Z', triggerType: 'schedule', shift: 'day' },
+    'inputs that take the schedule variables: the run starts, defaults filled in',
+  );
+  t.match(
+    s.health().find((x) => x.processId === taking),
+    { state: 'active', lastError: null },
+  );
+});

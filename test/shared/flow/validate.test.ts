@@ -451,3 +451,154 @@ t.test('aiTask and memoryAction: bad properties are refused where they are', asy
   ];
   for (const [name, node, want] of cases) t.match(problems(flow(node)), [{ nodeId: 'x', ...want }], name);
 });
+
+t.test("a flow's inputs: a JSON Schema of an object, problems located inside it at line:column", async (t) => {
+  const withInputs = (inputs: string) =>
+    problems(
+      `processId: 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11\nname: Test\ninputs:\n${inputs}\nnodes:\n  start: { type: startEvent, next: done }\n  done: { type: endEvent }\n`,
+    );
+  t.same(
+    withInputs(
+      '  type: object\n  required: [orderId]\n  properties:\n    orderId: { type: string, description: The order }\n    notify: { type: boolean, default: true }',
+    ),
+    [],
+    'valid inputs',
+  );
+  t.same(
+    withInputs(
+      '  $schema: "https://json-schema.org/draft/2020-12/schema"\n  type: object\n  properties:\n    pair: { type: array, prefixItems: [{ type: string }] }',
+    ),
+    [],
+    'a 2020-12 schema',
+  );
+  t.match(
+    withInputs('  type: object\n  properties:\n    orderId: { type: strin }'),
+    [
+      {
+        code: 'SCHEMA',
+        property: 'inputs.properties.orderId.type',
+        line: 6,
+        column: 22,
+        message: /not a valid JSON Schema/,
+      },
+    ],
+    'a bad type inside a property',
+  );
+  t.match(
+    withInputs('  type: array\n  items: { type: string }'),
+    [{ code: 'SCHEMA', property: 'inputs.type', line: 4, column: 9, message: /type object/ }],
+    'start data is always an object',
+  );
+  t.match(
+    withInputs('  type: object\n  proprties: { a: { type: string } }'),
+    [{ code: 'SCHEMA', property: 'inputs', line: 4, message: /proprties/ }],
+    'a misspelt keyword',
+  );
+  t.match(withInputs('  - orderId'), [{ code: 'SCHEMA', property: 'inputs', line: 4 }], 'a list is no schema');
+  t.equal(withInputs('  - orderId').length, 1, 'reported once');
+});
+
+const TOOL_A = '11111111-1111-4111-8111-111111111111';
+const TOOL_B = '22222222-2222-4222-8222-222222222222';
+
+t.test('callAgent publishes with every property the engine reads', async (t) => {
+  const good = ok(`  start: { type: startEvent, next: agent }
+  agent:
+    type: callAgent
+    provider: openai
+    model: gpt-4o-mini
+    systemPrompt: "You handle refund requests."
+    prompt: "Customer {customerId} writes: {message}"
+    tools:
+      - ${TOOL_A}
+      - { processId: ${TOOL_B}, name: ask_supervisor, description: "Asks a person" }
+    schema: { type: object, required: [decision], properties: { decision: { enum: [refund, deny] } } }
+    maxSteps: 10
+    maxToolCalls: 20
+    maxTotalTokens: 50000
+    parallelToolCalls: false
+    failOnToolError: true
+    memory: { namespace: refunds, key: "{customerId}", window: 10 }
+    timeout: 1m
+    temperature: 0
+    retry: { maxAttempts: 2, initialInterval: 1s }
+    repairs: 1
+    resultVariable: result
+    next: done
+    errorFlow: done
+  done: { type: endEvent }`);
+  t.same(problems(good), []);
+  const messages = ok(`  start: { type: startEvent, next: agent }
+  agent:
+    type: callAgent
+    messages: [{ role: system, content: Be brief. }, { role: user, content: "{message}" }]
+    tools: [${TOOL_A}]
+    next: done
+  done: { type: endEvent }`);
+  t.same(problems(messages), [], 'messages instead of a prompt');
+});
+
+t.test('callAgent: bad properties are refused where they are', async (t) => {
+  const flow = (node: string) =>
+    ok(
+      `  start: { type: startEvent, next: x }\n  x: { type: callAgent, next: done, ${node} }\n  done: { type: endEvent }`,
+    );
+  const cases: Array<[string, string, Partial<Record<keyof FlowProblem, unknown>>]> = [
+    [
+      'a tool listed twice (once by id, once as an entry)',
+      `prompt: hi, tools: [${TOOL_A}, { processId: ${TOOL_A}, name: again }]`,
+      { code: 'SCHEMA', property: 'tools.1', message: /a tool of this agent already/, line: 5 },
+    ],
+    [
+      'two tools given one name',
+      `prompt: hi, tools: [{ processId: ${TOOL_A}, name: look }, { processId: ${TOOL_B}, name: look }]`,
+      { code: 'SCHEMA', property: 'tools.1.name', message: /two tools are named look/ },
+    ],
+    [
+      'neither prompt nor messages',
+      `tools: [${TOOL_A}]`,
+      { code: 'MISSING_PROPERTY', property: 'prompt', message: /a callAgent needs exactly one of prompt and messages/ },
+    ],
+    [
+      'both prompt and messages',
+      `prompt: hi, messages: [{ role: user, content: hi }], tools: [${TOOL_A}]`,
+      { code: 'MISSING_PROPERTY', property: 'prompt' },
+    ],
+    [
+      'an answer schema that does not compile',
+      `prompt: hi, tools: [${TOOL_A}], schema: { type: object, properties: { decision: { type: strin } } }`,
+      { code: 'SCHEMA', property: 'schema.properties.decision.type', message: /not a valid JSON Schema/ },
+    ],
+    ['no tools', 'prompt: hi', { code: 'MISSING_PROPERTY', property: 'tools' }],
+    ['an empty list of tools', 'prompt: hi, tools: []', { code: 'SCHEMA', property: 'tools' }],
+    [
+      'a tool name a model API refuses',
+      `prompt: hi, tools: [{ processId: ${TOOL_A}, name: "look up" }]`,
+      { code: 'SCHEMA', property: 'tools.0' },
+    ],
+    ['maxSteps above 100', `prompt: hi, tools: [${TOOL_A}], maxSteps: 101`, { code: 'SCHEMA', property: 'maxSteps' }],
+    ['a bad timeout', `prompt: hi, tools: [${TOOL_A}], timeout: soon`, { code: 'BAD_DURATION', property: 'timeout' }],
+  ];
+  for (const [name, node, want] of cases) t.match(problems(flow(node)), [{ nodeId: 'x', ...want }], name);
+  t.same(
+    problems(flow(`prompt: hi, tools: [{ processId: ${TOOL_A}, name: look }, { processId: ${TOOL_B}, name: Look }]`)),
+    [],
+    'names differing in case are two names',
+  );
+});
+
+t.test('callAgent inside a loop body is checked like one at the top', async (t) => {
+  const p = problems(
+    ok(`  start: { type: startEvent, next: each }
+  each:
+    type: loopNode
+    collection: "{tickets}"
+    nodes:
+      s: { type: startEvent, next: a }
+      a: { type: callAgent, prompt: "{item}", tools: [${TOOL_A}, ${TOOL_A}], next: e }
+      e: { type: endEvent }
+    next: done
+  done: { type: endEvent }`),
+  );
+  t.match(p, [{ code: 'SCHEMA', nodeId: 'each', property: 'nodes.a.tools.1', line: 10 }]);
+});

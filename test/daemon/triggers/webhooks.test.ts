@@ -1,0 +1,101 @@
+import { once } from 'node:events';
+import t from 'tap';
+import { buildServer } from '../../../src/daemon/server.js';
+import { STATE, type DeliveryRecord } from '../../../src/daemon/state/state.js';
+import { WebhookReceiver } from '../../../src/daemon/triggers/webhooks.js';
+import { apiHarness } from '../../helpers/api.js';
+
+/** A flow started by webhook `orders`, whose inputs want an order id in the payload. */
+const ORDERS = `processId: AUTO
+name: On order
+inputs:
+  type: object
+  required: [webhookPayload]
+  properties:
+    webhookPayload:
+      type: object
+      required: [orderId]
+      properties: { orderId: { type: string } }
+    priority: { type: string, default: normal }
+triggers:
+  - { type: webhook, webhook: orders }
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+
+t.test(
+  'a delivery whose start data does not match the inputs is logged as not started; one that matches starts',
+  async (t) => {
+    const h = await apiHarness(t);
+    const refusals: string[] = [];
+    // A receiver whose refusals are seen, as the daemon's WARN lines.
+    const webhooks = new WebhookReceiver({
+      store: h.store,
+      engine: h.engine,
+      now: h.clock.now,
+      onRefused: (m) => refusals.push(m),
+    });
+    const app = buildServer({ store: h.store, engine: h.engine, webhooks, now: h.clock.now });
+    await app.ready();
+    t.teardown(() => app.close());
+    const admin = await h.key('admin', 'default');
+    const headers = { 'x-api-key': admin.apiKey };
+    const reg = await app.inject({
+      method: 'POST',
+      url: '/admin/webhooks',
+      payload: { name: 'orders', provider: 'CUSTOM', authType: 'NONE' },
+      headers,
+    });
+    t.equal(reg.statusCode, 201, reg.body);
+    const token = (reg.json() as { endpoints: Array<{ token: string }> }).endpoints[0]!.token;
+    const pid = await h.publish(ORDERS);
+    /** `strict`: a second flow on the same webhook that declares only the payload. */
+    const strict = await h.publish(
+      ORDERS.replace('name: On order', 'name: Strict').replace(
+        '  required: [webhookPayload]',
+        '  additionalProperties: false',
+      ),
+    );
+    const deliver = async (payload: object): Promise<DeliveryRecord> => {
+      const processed = once(webhooks, 'processed');
+      const res = await app.inject({ method: 'POST', url: `/webhook/receive/${token}`, payload });
+      t.equal(res.statusCode, 200, 'the sender is told it was received (it is journaled)');
+      return ((await processed)[0] as { record: DeliveryRecord }).record;
+    };
+
+    const refused = await deliver({ note: 'no order id' });
+    t.match(refused, { signatureOk: true, startedInstanceIds: [] });
+    t.match(
+      refused.reason,
+      new RegExp(
+        `${pid} not started: VALIDATION_ERROR: data\\.webhookPayload\\.orderId is required \\(the inputs of flow On order, version 1\\)`,
+      ),
+      'the flow whose inputs refused it, and why',
+    );
+    t.match(
+      refused.reason,
+      new RegExp(`${strict} not started: VALIDATION_ERROR: data\\.webhook\\w+ is not an input of the flow`),
+      'inputs that do not allow the webhook variables refuse every delivery',
+    );
+    t.equal(refusals.length, 1, 'and a WARN line');
+    t.match(refusals[0], /not started: VALIDATION_ERROR/);
+
+    const accepted = await deliver({ orderId: 'A1' });
+    t.equal(accepted.startedInstanceIds.length, 1, 'a matching payload starts the flow (the strict one still refuses)');
+    const inst = await h.get(accepted.startedInstanceIds[0]!);
+    t.equal(inst.processId, pid);
+    t.equal(inst.stateCd, STATE.COMPLETED);
+    t.match(inst.variables, { webhookPayload: { orderId: 'A1' }, priority: 'normal' }, 'defaults filled in');
+
+    const log = await app.inject({ method: 'GET', url: '/admin/webhooks/orders/deliveries', headers });
+    t.match(
+      (log.json() as { items: DeliveryRecord[] }).items,
+      [
+        { startedInstanceIds: [inst.processInstanceId], reason: new RegExp(`${strict} not started`) },
+        { startedInstanceIds: [], reason: new RegExp(`${pid} not started: VALIDATION_ERROR`) },
+      ],
+      'the delivery log, newest first, says what did not start and why',
+    );
+  },
+);
