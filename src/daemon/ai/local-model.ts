@@ -292,7 +292,6 @@ function history(messages: readonly AiMessage[]): ChatHistoryItem[] {
   return items;
 }
 
-
 /**
  * Calls take turns, first come first served. A call aborted while it waits leaves the line at
  * once (undefined) without letting the one behind it jump the call ahead.
