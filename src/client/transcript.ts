@@ -26,7 +26,7 @@ export const nodeOpen = (n: Pick<NodeView, 'statusCd'>): boolean =>
   n.statusCd === STATUS.ACTIVE || n.statusCd === STATUS.WAITING;
 
 /**
- * `2 turns · 3 tool calls: 1 done, 1 failed, 1 refused · 80 input + 14 output tokens`: the run
+ * `2 turns · 80 input + 14 output tokens · 3 tool calls: 1 done, 1 failed, 1 refused`: the run
  * so far in a line. Pure.
  */
 export function transcriptSummary(agent: AgentState, open: boolean): string {
@@ -39,7 +39,8 @@ export function transcriptSummary(agent: AgentState, open: boolean): string {
     agent.calls.length === 0
       ? 'no tool calls'
       : `${plural(agent.calls.length, 'tool call')}: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ')}`;
-  return `${plural(agent.steps, 'turn')} · ${calls} · ${agent.usage.inputTokens} input + ${agent.usage.outputTokens} output tokens`;
+  // The tokens before the calls: a screen that cuts the line keeps them (each call has its own line).
+  return `${plural(agent.steps, 'turn')} · ${agent.usage.inputTokens} input + ${agent.usage.outputTokens} output tokens · ${calls}`;
 }
 
 /** A message's role, shown on its first line. */

@@ -70,10 +70,10 @@ t.test('a call stands as its ok, its execution and whether its node still runs s
 });
 
 t.test('the summary counts turns, calls by state and tokens', async (t) => {
-  t.equal(transcriptSummary(AGENT, true), '1 turn · 2 tool calls: 1 done, 1 running · 30 input + 8 output tokens');
+  t.equal(transcriptSummary(AGENT, true), '1 turn · 30 input + 8 output tokens · 2 tool calls: 1 done, 1 running');
   t.equal(
     transcriptSummary({ ...AGENT, steps: 2, calls: [] }, false),
-    '2 turns · no tool calls · 30 input + 8 output tokens',
+    '2 turns · 30 input + 8 output tokens · no tool calls',
   );
 });
 

@@ -4,6 +4,7 @@
  * server listens on 127.0.0.1 (port 0), and `wfx` runs in-process against it.
  */
 import type { Test } from 'tap';
+import { WfxClient } from '../../src/client/client.js';
 import { FakeAiRunner, saveProvider, type FakeTurn } from './fake-ai.js';
 import { apiHarness, type ApiHarness } from './api.js';
 import { wfxIn, type CliResult } from './cli.js';
@@ -76,6 +77,8 @@ export interface AgentDaemon {
   readonly h: ApiHarness;
   /** `wfx ...args` against the server with an admin key of `default`. */
   wfx(args: string[]): Promise<CliResult>;
+  /** An API client of the server with that key (for the TUI's hooks). */
+  readonly client: WfxClient;
   /**
    * Starts the agent flow and resolves once its first answer's tool calls have settled: the
    * tool executions that end at once have ended, the one asking a supervisor waits. Returns
@@ -95,6 +98,7 @@ export async function agentDaemon(t: Test, turns: readonly FakeTurn[]): Promise<
   return {
     h,
     wfx: (args) => wfxIn(['--url', url, '--api-key', key.apiKey, ...args]),
+    client: new WfxClient({ url, apiKey: key.apiKey, credentialSource: 'test' }),
     async startAgent() {
       const agentId = (await h.start(AGENT_ID, { orderId: 'A1' })).processInstanceId;
       const child = (id: string) => id !== agentId;

@@ -21,7 +21,7 @@ t.test(
     t.match(
       out,
       re(
-        '^conversation of Support agent \\(agent\\), waiting\\n1 turn · 4 tool calls: 1 done, 1 failed, 1 running, 1 refused · 30 input \\+ 8 output tokens$',
+        '^conversation of Support agent \\(agent\\), waiting\\n1 turn · 30 input \\+ 8 output tokens · 4 tool calls: 1 done, 1 failed, 1 running, 1 refused$',
       ),
     );
     t.match(
@@ -67,7 +67,7 @@ t.test(
     t.match(
       done,
       re(
-        '^conversation of Support agent \\(agent\\), completed\\n2 turns · 4 tool calls: 2 done, 1 failed, 1 refused · 120 input \\+ 48 output tokens$',
+        '^conversation of Support agent \\(agent\\), completed\\n2 turns · 120 input \\+ 48 output tokens · 4 tool calls: 2 done, 1 failed, 1 refused$',
       ),
     );
     t.match(done, re('^               done in ID$'));
