@@ -22,6 +22,13 @@ export function waitingFor(n: NodeView): string {
       return `child ${child ?? '?'}`;
     case 'loop':
       return `iterations ${w.state?.done ?? 0}${w.state?.items ? `/${w.state.items.length}` : ''} done, ${w.state?.running ?? 0} running${child ? ` (latest ${child})` : ''}`;
+    case 'tools': {
+      // The calls whose executions run now (the others wait their turn or have ended).
+      const running = (n.agent?.calls ?? []).filter((c) => c.ok === null && c.childInstanceId !== null);
+      return running.length === 0
+        ? 'tools'
+        : `tool${running.length === 1 ? '' : 's'} ${running.map((c) => c.name).join(', ')}`;
+    }
     default:
       return (w as { kind: string }).kind;
   }

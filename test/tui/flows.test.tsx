@@ -4,6 +4,7 @@ import { WfxError } from '../../src/shared/errors.js';
 import { App } from '../../src/tui/app.js';
 import { FlowView } from '../../src/tui/components/flow-view.js';
 import { FlowsTable } from '../../src/tui/components/flows-table.js';
+import { dataTemplate, inputRows } from '../../src/tui/components/run-form.js';
 import type { FlowSummary } from '../../src/tui/hooks/use-flows.js';
 import { FlowsScreen } from '../../src/tui/screens/flows-screen.js';
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
@@ -301,3 +302,112 @@ t.test(
     await frameMatching(ui.lastFrame, new RegExp(`Order intake v2 .*${id2.slice(-12)}`));
   },
 );
+
+const INPUTS = {
+  type: 'object',
+  required: ['orderId', 'amount'],
+  properties: {
+    orderId: { type: 'string', description: 'the order to refund' },
+    amount: { type: 'number' },
+    verbose: { type: 'boolean', default: false },
+    priority: { enum: ['low', 'high'] },
+  },
+};
+
+t.test('the run form: placeholder from the required inputs; rows for the inputs', async (t) => {
+  const fields = [
+    { name: 'orderId', type: 'string', required: true },
+    { name: 'count', type: 'integer|null', required: true },
+    { name: 'tags', type: 'array', required: true },
+    { name: 'priority', type: 'any', required: true, enum: ['low', 'high'] },
+    { name: 'verbose', type: 'boolean', required: true, default: true },
+    { name: 'note', type: 'string', required: false },
+  ];
+  t.equal(dataTemplate(fields), '{"orderId": "", "count": 0, "tags": [], "priority": "low", "verbose": true}');
+  t.equal(dataTemplate([{ name: 'note', type: 'string', required: false }]), null, 'nothing required');
+  t.equal(inputRows(null), 0);
+  t.equal(inputRows('any'), 1);
+  t.equal(inputRows([]), 1);
+  t.equal(inputRows(fields), 5, 'at most five rows, the last counting the rest');
+});
+
+t.test(
+  "the run form lists the chosen version's inputs under the data line, and its placeholder names the required ones",
+  async (t) => {
+    const withInputs = flow({
+      versions: [
+        { version: '1', publishedAt: '2026-11-19T08:00:00.000Z' },
+        { version: '2', publishedAt: '2026-11-20T09:00:00.000Z' },
+        { version: '3', publishedAt: '2026-11-21T10:04:10.000Z', inputs: INPUTS },
+      ],
+    });
+    const client = stubClient(({ method, path }) => {
+      if (path === '/admin/flows') return { items: [withInputs] };
+      throw new Error(`unexpected ${method} ${path}`);
+    });
+    const ui = renderAt(
+      <FlowsScreen client={client} rows={23} now={new Date()} active changes={0} setCapture={() => undefined} />,
+      80,
+    );
+    t.teardown(ui.unmount);
+    await frameMatching(ui.lastFrame, /› Order approval/);
+    ui.stdin.write('r');
+    const v2 = await frameMatching(ui.lastFrame, /environment PRODUCTION \(active v2\)/);
+    t.match(v2, /data\s+▌?\s*a JSON object, e\.g\. \{"orderId": 42\}/, 'no inputs: the usual placeholder');
+    t.match(v2, /^inputs\s+any JSON object \(this version declares no inputs\)$/m);
+
+    ui.stdin.write(KEY.tab);
+    const v3 = await frameMatching(ui.lastFrame, /environment DEVELOPMENT \(active v3\)/);
+    t.match(v3, /^data\s+.*\{"orderId": "", "amount": 0\}$/m, 'the required inputs as the placeholder');
+    t.match(v3, /^inputs\s+orderId\s+string\s+required\s+the order to refund$/m);
+    t.match(v3, /^\s{12}amount\s+number\s+required$/m);
+    t.match(v3, /^\s{12}verbose\s+boolean\s+optional\s+\(default false\)$/m);
+    t.match(v3, /^\s{12}priority\s+"low"\|"high"\s+optional$/m, 'allowed values for the type');
+    t.match(v3, /› Order approval/, 'the list still shows above the form');
+    t.same(widerThan(v3, 80), []);
+    t.ok(v3.split('\n').length <= 23, 'within the rows');
+
+    ui.stdin.write(KEY.up); // active -> v1 (the versions go round)
+    const v1 = await frameMatching(ui.lastFrame, /version\s+v1/);
+    t.match(v1, /^inputs\s+any JSON object/m, "v1's inputs: it declares none");
+    ui.stdin.write('{"orderId": "A1"}');
+    const typed = await frameMatching(ui.lastFrame, /data\s+\{"orderId": "A1"\}/);
+    t.notMatch(typed, /e\.g\./, 'typed: no placeholder');
+  },
+);
+
+t.test('against a real daemon: the run form shows the inputs a published version declares', async (t) => {
+  const cwd = t.testdir({
+    'refund.yaml': `processId: 6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f
+name: Refund
+inputs:
+  type: object
+  required: [orderId]
+  properties:
+    orderId: { type: string, description: the order to refund }
+    amount: { type: number, default: 10 }
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`,
+  });
+  const info = await startDaemon(t, { cwd });
+  t.equal((await wfxIn(['flow', 'publish', 'refund.yaml'], { cwd })).code, 0);
+  const client = await adminClient(cwd, info.url);
+  const ui = renderAt(
+    <FlowsScreen client={client} rows={23} now={new Date()} active changes={0} setCapture={() => undefined} />,
+    80,
+  );
+  t.teardown(ui.unmount);
+  await frameMatching(ui.lastFrame, /› Refund/);
+  ui.stdin.write('r');
+  const form = await frameMatching(ui.lastFrame, /start a run of Refund/);
+  t.match(form, /^data\s+.*\{"orderId": ""\}$/m);
+  t.match(form, /^inputs\s+orderId\s+string\s+required\s+the order to refund$/m);
+  t.match(form, /^\s{12}amount\s+number\s+optional\s+\(default 10\)$/m);
+  ui.stdin.write('{"orderId": "A1"}');
+  ui.stdin.write(KEY.enter);
+  const started = await frameMatching(ui.lastFrame, /✔ started (\S+) · Refund/);
+  const id = /✔ started (\S+)/.exec(started)![1]!;
+  t.match(await client.instances.get(id), { data: { orderId: 'A1', amount: 10 } }, 'the default filled in');
+});

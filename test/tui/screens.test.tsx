@@ -115,7 +115,9 @@ t.test(
       message: `line ${i + 1}`,
       timestamp: NOW.toISOString(),
     }));
-    const { lastFrame, unmount } = render(<ExecutionView execution={execution} logs={logs} now={NOW} logRows={3} />);
+    const { lastFrame, unmount } = render(
+      <ExecutionView execution={execution} logs={logs} now={NOW} logRows={3} width={100} />,
+    );
     t.teardown(unmount);
     const frame = lastFrame()!;
     t.match(frame, /Order approval v2 · ✖ failed/);

@@ -60,7 +60,7 @@ function pushedClient() {
 function Live({ client }: { readonly client: WfxClient }) {
   const { execution, logs, streaming } = useExecution(client, ID);
   return execution ? (
-    <ExecutionView execution={execution} logs={logs} streaming={streaming} now={NOW} logRows={6} />
+    <ExecutionView execution={execution} logs={logs} streaming={streaming} now={NOW} logRows={6} width={100} />
   ) : null;
 }
 
@@ -92,6 +92,7 @@ t.test('a long answer shows its end; two nodes streaming get a line each', async
       ]}
       now={NOW}
       logRows={5}
+      width={60}
     />,
     60,
   );
@@ -103,11 +104,11 @@ t.test('a long answer shows its end; two nodes streaming get a line each', async
 });
 
 t.test("the header says the execution's model usage", async (t) => {
-  const ui = renderAt(<ExecutionView execution={RUNNING} logs={[]} now={NOW} logRows={5} />, 100);
+  const ui = renderAt(<ExecutionView execution={RUNNING} logs={[]} now={NOW} logRows={5} width={100} />, 100);
   t.teardown(ui.unmount);
   t.match(ui.lastFrame(), /model usage 1 call, 12 input \+ 5 output tokens/);
   const none = renderAt(
-    <ExecutionView execution={{ ...RUNNING, usage: undefined }} logs={[]} now={NOW} logRows={5} />,
+    <ExecutionView execution={{ ...RUNNING, usage: undefined }} logs={[]} now={NOW} logRows={5} width={100} />,
     100,
   );
   t.teardown(none.unmount);

@@ -4,7 +4,7 @@ import { WfxError } from '../../src/shared/errors.js';
 import { App } from '../../src/tui/app.js';
 import { TasksScreen } from '../../src/tui/screens/tasks-screen.js';
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
-import { TasksTable } from '../../src/tui/components/tasks-table.js';
+import { TasksTable, taskColumns } from '../../src/tui/components/tasks-table.js';
 import { clock } from '../../src/tui/format.js';
 import { frameMatching, KEY, renderAt, until, widerThan } from '../helpers/ink.js';
 import { openTask, renderTasks, task } from '../helpers/tui.js';
@@ -56,6 +56,53 @@ t.test(
     );
   },
 );
+
+const agentTask = task({
+  processInstanceId: '01a1fe32-0000-7000-8000-000000000003',
+  processName: 'Ask a supervisor',
+  processVersion: '1',
+  nodeInstanceId: 'n3',
+  formTitle: 'Approve: refund 250 EUR',
+  agent: {
+    processInstanceId: '01a1fe31-0000-7000-8000-0000000000aa',
+    nodeId: 'agent',
+    nodeName: 'Refund agent',
+    tool: 'ask_supervisor',
+  },
+});
+
+t.test('the tasks table names the agent of a tool call: a column from 100 columns, the line below at 80', async (t) => {
+  t.same(taskColumns(100, false), { agent: 0, id: 36 });
+  t.same(taskColumns(100, true), { agent: 20, id: 15 });
+  t.same(taskColumns(80, true), { agent: 0, id: 16 }, 'narrow: no AGENT column, the id as without agents');
+  const wide = renderAt(<TasksTable items={[task(), agentTask]} selected={1} now={NOW} rows={10} width={100} />, 100);
+  t.teardown(wide.unmount);
+  const frame = wide.lastFrame();
+  t.match(frame, /FLOW\s+NODE\s+INPUT\s+WAITING SINCE\s+AGENT\s+ID/);
+  t.match(frame, /› Ask a supervisor …\s+Approve\s+textbox\s+\S+ 50s\s+Refund agent \(ask_s… …0-000000000003/);
+  t.match(frame, /  Order approval v3\s+Approve\s+textbox\s+\S+ 50s\s+…f-84feb7474dfd/, 'no agent: an empty cell');
+  t.match(frame, /input: Approve: refund 250 EUR · agent Refund agent \(ask_supervisor\)$/m);
+  t.same(widerThan(frame, 100), []);
+
+  const narrow = renderAt(<TasksTable items={[task(), agentTask]} selected={1} now={NOW} rows={10} width={80} />, 80);
+  t.teardown(narrow.unmount);
+  t.notMatch(narrow.lastFrame(), /AGENT/);
+  t.match(
+    narrow.lastFrame(),
+    /input: Approve: refund 250 EUR · agent Refund agent \(ask_supervisor\)$/m,
+    'the selected one names it',
+  );
+  t.same(widerThan(narrow.lastFrame(), 80), []);
+});
+
+t.test("answering an agent's tool task: the form says whose tool call it is", async (t) => {
+  const { ui } = await openTask(agentTask);
+  t.teardown(ui.unmount);
+  t.match(
+    ui.lastFrame(),
+    /a tool call of agent Refund agent \(tool ask_supervisor\) in execution\s+01a1fe31-0000-7000-8000-0000000000aa/,
+  );
+});
 
 t.test('the tasks table says when nothing waits, and while it reads', async (t) => {
   const empty = render(<TasksTable items={[]} selected={0} now={NOW} rows={5} width={80} />);

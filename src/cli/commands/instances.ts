@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { STATE_NAMES, STATUS_NAMES, waitingFor } from '../../client/describe.js';
-import type { InstanceSummary } from '../../shared/api/index.js';
+import { formatTranscriptLine, nodeOpen, transcriptLines, transcriptSummary } from '../../client/transcript.js';
+import type { AgentState, InstanceSummary, InstanceView, NodeView } from '../../shared/api/index.js';
 import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
@@ -53,7 +54,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
 
   instances
     .command('get')
-    .description('one execution: state, variables, output, error, nodes')
+    .description("one execution: state, nodes, each agent's conversation, variables, output, error")
     .addHelpText('after', '\nExample:\n  $ wfx instances get 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f')
     .argument('<id>', 'the processInstanceId')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
@@ -63,7 +64,9 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       ctx.stdout.write(
         `${inst.processInstanceId}  ${inst.processName} v${inst.processVersion}  ${STATE_NAMES[inst.stateCd]}\n` +
           `started ${inst.startTime}${inst.endTime ? `, ended ${inst.endTime}` : ''}${inst.correlationKey ? `, correlation key ${inst.correlationKey}` : ''}\n` +
-          (inst.parentInstanceId ? `child of ${inst.parentInstanceId}\n` : '') +
+          (inst.parentInstanceId
+            ? `child of ${inst.parentInstanceId}${inst.toolCallId ? `, running its agent's tool call ${inst.toolCallId}` : ''}\n`
+            : '') +
           (inst.usage
             ? `model usage: ${inst.usage.calls} call${inst.usage.calls === 1 ? '' : 's'}, ${inst.usage.inputTokens} input + ${inst.usage.outputTokens} output tokens\n`
             : '') +
@@ -77,6 +80,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
               waitingFor(n),
             ]),
           ) +
+          conversations(inst, terminalWidth(ctx)) +
           `\nvariables: ${JSON.stringify(inst.data, null, 2)}\n` +
           (inst.output ? `output: ${JSON.stringify(inst.output, null, 2)}\n` : ''),
       );
@@ -92,4 +96,30 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       if (globals(cmd).json) printJson(ctx, res);
       else ctx.stdout.write(`${id} cancelled\n`);
     });
+}
+
+/** Columns the conversations are laid out for: the terminal's (at most 120, for reading), else 100. */
+function terminalWidth(ctx: CliContext): number {
+  const columns = (ctx.stdout as { columns?: number }).columns;
+  return ctx.stdout.isTTY && columns ? Math.min(120, columns) : 100;
+}
+
+/** Each callAgent's conversation under its node and status, and a line of its turns, tool calls and tokens; '' without one. */
+function conversations(inst: InstanceView, width: number): string {
+  return inst.nodes
+    .filter((n): n is NodeView & { agent: AgentState } => n.agent !== undefined)
+    .map((n) => {
+      const who = n.nodeName === n.nodeId ? n.nodeId : `${n.nodeName} (${n.nodeId})`;
+      const lines = transcriptLines(n, {
+        width,
+        textChars: 1500,
+        resultChars: 500,
+        clipHint: ` (--json has the whole)`,
+      });
+      return (
+        `\nconversation of ${who}, ${STATUS_NAMES[n.statusCd] ?? n.statusCd}\n${transcriptSummary(n.agent, nodeOpen(n))}\n` +
+        lines.map((l) => `${formatTranscriptLine(l)}\n`).join('')
+      );
+    })
+    .join('');
 }

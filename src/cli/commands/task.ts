@@ -12,7 +12,7 @@ export function registerTask(program: Command, ctx: CliContext): void {
   const task = program.command('task').description('list and answer executions waiting at an input node or user task');
   task
     .command('list')
-    .description('input nodes and user tasks waiting for an answer, oldest first')
+    .description("input nodes and user tasks waiting for an answer, oldest first; an agent's tool task names the agent")
     .option('--flow <processId>', "only this flow's")
     .option('--limit <n>', 'at most this many', wholeNumber(1, TASK_LIST_MAX), 100)
     .addHelpText(
@@ -31,15 +31,18 @@ export function registerTask(program: Command, ctx: CliContext): void {
       }
       if (globals(cmd).json) return printJson(ctx, res.items);
       if (res.items.length === 0) return void ctx.stdout.write('no task waits\n');
+      // AGENT only when a task waits for one: most lists have none, and the table stays narrow.
+      const agents = res.items.some((i) => i.agent);
       ctx.stdout.write(
         table(
-          ['ID', 'NODE', 'INPUT', 'FLOW', 'WAITING SINCE', 'TITLE'],
+          ['ID', 'NODE', 'INPUT', 'FLOW', 'WAITING SINCE', ...(agents ? ['AGENT'] : []), 'TITLE'],
           res.items.map((i) => [
             i.processInstanceId,
             i.nodeId,
             i.inputType,
             `${i.processName} v${i.processVersion}`,
             i.waitingSince,
+            ...(agents ? [i.agent ? `${i.agent.nodeName} (${i.agent.tool})` : ''] : []),
             i.formTitle ?? '',
           ]),
         ),

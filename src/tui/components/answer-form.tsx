@@ -19,7 +19,10 @@ type Props = {
   readonly now: Date;
 };
 
-/** One task being answered: where it waits, its title (resolved), then a field per input, each drawn by its type. */
+/**
+ * One task being answered: where it waits (and the agent whose tool call it is), its title
+ * (resolved), then a field per input, each drawn by its type.
+ */
 export function AnswerForm({ task, draft, problems, confirming, sending, failure, now }: Props) {
   const problemOf = (name: string) => {
     const p = problems.find((x) => x.startsWith(`${name}: `));
@@ -39,6 +42,12 @@ export function AnswerForm({ task, draft, problems, confirming, sending, failure
         {task.correlationKey ? ` · key ${task.correlationKey}` : ''}
         {task.assignee ? ` · for ${task.assignee}` : ''}
       </Text>
+      {task.agent && (
+        <Text dimColor>
+          a tool call of agent {task.agent.nodeName} (tool {task.agent.tool}) in execution{' '}
+          {task.agent.processInstanceId}
+        </Text>
+      )}
       <Box marginY={1}>
         <Text bold>{task.formTitle ?? task.nodeName}</Text>
       </Box>

@@ -1,13 +1,23 @@
 import { Box, Text } from 'ink';
 import { clock, cut, duration, fit, stateView, statusWord } from '../format.js';
 import { waitingFor } from '../../client/describe.js';
-import type { Execution, LogLine, StreamingAnswer } from '../types.js';
+import { nodeOpen } from '../../client/transcript.js';
+import type { AgentState } from '../../shared/api/index.js';
+import type { Execution, LogLine, NodeView, StreamingAnswer } from '../types.js';
+import { AgentTranscript } from './agent-transcript.js';
 
 const LEVEL_COLOR = { INFO: 'white', WARN: 'yellow', ERROR: 'red' } as const;
 
+/** The callAgent whose conversation the view shows: one still running, else the latest. */
+export function agentToShow(nodes: readonly NodeView[]): (NodeView & { readonly agent: AgentState }) | null {
+  const agents = nodes.filter((n): n is NodeView & { readonly agent: AgentState } => n.agent !== undefined);
+  return agents.findLast(nodeOpen) ?? agents.at(-1) ?? null;
+}
+
 /**
- * One execution: header, node timeline (status in words), variables or error, log tail, and
- * below it each answer a model is streaming, growing on its line until its node's log line comes.
+ * One execution: header, node timeline (status in words), variables or error, an agent's
+ * conversation (its newest lines), log tail, and below it each answer a model is streaming,
+ * growing on its line until its node's log line comes.
  */
 export function ExecutionView(props: {
   readonly execution: Execution;
@@ -15,9 +25,16 @@ export function ExecutionView(props: {
   /** Answers streaming in now (none: nothing shown). */
   readonly streaming?: readonly StreamingAnswer[];
   readonly now: Date;
+  /** Rows for the log tail; with an agent's conversation, shared with it (most to the conversation). */
   readonly logRows: number;
+  /** Terminal columns: the conversation's lines are laid out to fit. */
+  readonly width: number;
 }) {
-  const { execution: e, logs, now, logRows } = props;
+  const { execution: e, logs, now, width } = props;
+  const agent = agentToShow(e.nodes);
+  // The conversation's heading and the margin above it take two of the rows.
+  const talkRows = agent ? Math.max(3, Math.ceil((props.logRows - 2) * 0.6)) : 0;
+  const logRows = agent ? Math.max(1, props.logRows - 2 - talkRows) : props.logRows;
   const streaming = props.streaming ?? [];
   const v = stateView(e.stateCd);
   const { error, ...variables } = e.data;
@@ -59,6 +76,11 @@ export function ExecutionView(props: {
           </Text>
         )}
       </Box>
+      {agent && (
+        <Box marginTop={1}>
+          <AgentTranscript node={agent} rows={talkRows} width={width} />
+        </Box>
+      )}
       <Box marginTop={1} flexDirection="column">
         <Text bold>log</Text>
         {logs.slice(-Math.max(1, logRows - streaming.length)).map((l) => (

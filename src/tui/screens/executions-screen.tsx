@@ -135,7 +135,7 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
   return (
     <Box flexDirection="column">
       {open ? (
-        <Detail client={client} id={open} now={now} logRows={Math.max(3, rows - 16)} />
+        <Detail client={client} id={open} now={now} logRows={Math.max(3, rows - 16)} width={width} />
       ) : (
         <ExecutionsTable
           items={shown}
@@ -167,13 +167,17 @@ function Detail({
   id,
   now,
   logRows,
+  width,
 }: {
   readonly client: WfxClient;
   readonly id: string;
   readonly now: Date;
   readonly logRows: number;
+  readonly width: number;
 }) {
   const { execution, logs, streaming, error } = useExecution(client, id);
   if (!execution) return <Text dimColor>{error ? `cannot read ${id}: ${error}` : `loading ${id}…`}</Text>;
-  return <ExecutionView execution={execution} logs={logs} streaming={streaming} now={now} logRows={logRows} />;
+  return (
+    <ExecutionView execution={execution} logs={logs} streaming={streaming} now={now} logRows={logRows} width={width} />
+  );
 }

@@ -3,7 +3,8 @@ import { useRef, useState } from 'react';
 import { FlowView } from '../components/flow-view.js';
 import { FlowsTable } from '../components/flows-table.js';
 import { KeyBar } from '../components/key-bar.js';
-import { RunForm } from '../components/run-form.js';
+import { inputRows, RunForm, type RunInputs } from '../components/run-form.js';
+import { inputFields } from '../../shared/flow/inputs.js';
 import { parseJsonObject } from '../../shared/json-object.js';
 import { errorText } from '../error-text.js';
 import { environmentsOf, useFlows, type FlowSummary } from '../hooks/use-flows.js';
@@ -143,7 +144,8 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
     : open
       ? [['esc', 'back'], ['r', 'run'], ...SHELL_KEYS]
       : [['↑↓', 'move'], ['enter', 'versions'], ['r', 'run'], ...SHELL_KEYS];
-  const formRows = form ? 7 : 0;
+  const inputs = form ? chosenInputs(formFlow, environments[form.env]!, form.version) : null;
+  const formRows = form ? 7 + inputRows(inputs) : 0;
   return (
     <Box flexDirection="column">
       {error && <Text color={data ? 'yellow' : 'red'}>✖ cannot read the flows: {error.text}</Text>}
@@ -168,6 +170,7 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
           environment={environments[form.env]!}
           activeVersion={formFlow?.active[environments[form.env]!] ?? null}
           version={form.version}
+          inputs={inputs}
           data={form.data}
           problem={form.problem}
           busy={form.busy}
@@ -178,4 +181,12 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
       <KeyBar keys={keys} />
     </Box>
   );
+}
+
+/** The inputs of the version the run form would start: the environment's active one, or the one chosen. */
+function chosenInputs(flow: FlowSummary | null, environment: string, version: string): RunInputs {
+  const chosen = version === 'active' ? (flow?.active[environment] ?? null) : version;
+  const info = chosen === null ? undefined : flow?.versions.find((v) => v.version === chosen);
+  if (!info) return null;
+  return info.inputs === undefined ? 'any' : inputFields(info.inputs);
 }

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { startDaemon, wfxIn } from '../../helpers/cli.js';
+import { agentDaemon, FOUR_CALLS } from '../../helpers/agent-daemon.js';
 
 const ASK = `processId: 3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f
 name: Ask
@@ -68,3 +69,25 @@ t.test(
     t.notMatch(bad.stderr, /\n\s+at /, 'never a stack trace');
   },
 );
+
+t.test("wfx task list: an agent's tool task names the agent (AGENT); --json has it as the API gives it", async (t) => {
+  const { wfx, startAgent } = await agentDaemon(t, [FOUR_CALLS]);
+  const { agentId, waitingId } = await startAgent();
+  const list = await wfx(['task', 'list']);
+  t.equal(list.code, 0, list.stderr);
+  const lines = list.stdout.trimEnd().split('\n');
+  t.match(lines[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+AGENT\s+TITLE$/);
+  t.match(
+    lines[1],
+    new RegExp(
+      `^${waitingId}\\s+ask\\s+textbox\\s+Ask a supervisor v1\\s+\\S+\\s+Support agent \\(ask_a_supervisor\\)\\s+Approve: refund 5 EUR$`,
+    ),
+  );
+  const json = JSON.parse((await wfx(['task', 'list', '--json'])).stdout) as Array<{ agent?: unknown }>;
+  t.same(json[0]!.agent, {
+    processInstanceId: agentId,
+    nodeId: 'agent',
+    nodeName: 'Support agent',
+    tool: 'ask_a_supervisor',
+  });
+});

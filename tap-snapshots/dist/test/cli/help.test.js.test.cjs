@@ -582,7 +582,7 @@ Example:
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances get --help 1`] = `
 Usage: wfx instances get [options] <id>
 
-one execution: state, variables, output, error, nodes
+one execution: state, nodes, each agent's conversation, variables, output, error
 
 Arguments:
   id          the processInstanceId
@@ -844,7 +844,8 @@ Example:
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx task list --help 1`] = `
 Usage: wfx task list [options]
 
-input nodes and user tasks waiting for an answer, oldest first
+input nodes and user tasks waiting for an answer, oldest first; an agent's tool
+task names the agent
 
 Options:
   --flow <processId>  only this flow's

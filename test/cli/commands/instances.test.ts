@@ -1,0 +1,85 @@
+import t from 'tap';
+import { agentDaemon, FOUR_CALLS } from '../../helpers/agent-daemon.js';
+
+const ID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const re = (source: string) => new RegExp(source.replaceAll('ID', ID), 'm');
+
+t.test(
+  "wfx instances get: an agent's conversation as a transcript, each tool call with its execution and state",
+  async (t) => {
+    const longAnswer = `Order A1 has shipped, and the refund was not made. ${'More detail follows here. '.repeat(80)}`;
+    const { h, wfx, startAgent } = await agentDaemon(t, [
+      FOUR_CALLS,
+      { text: longAnswer, usage: { inputTokens: 90, outputTokens: 40 } },
+    ]);
+    const { agentId, waitingId } = await startAgent();
+
+    const got = await wfx(['instances', 'get', agentId]);
+    t.equal(got.code, 0, got.stderr);
+    const out = got.stdout;
+    t.match(out, re('^agent\\s+callAgent\\s+waiting\\s+tool ask_a_supervisor$'), 'the node table says which tool runs');
+    t.match(
+      out,
+      re(
+        '^conversation of Support agent \\(agent\\), waiting\\n1 turn · 30 input \\+ 8 output tokens · 4 tool calls: 1 done, 1 failed, 1 running, 1 refused$',
+      ),
+    );
+    t.match(
+      out,
+      re('^  system     You help customers\\.\\n  user       Help with order A1\\n  assistant  → look_up_order'),
+    );
+    t.match(
+      out,
+      re('^  assistant  → look_up_order\\(orderId: "A1"\\)\\n               done in ID$'),
+      'a call, then its state',
+    );
+    t.match(out, re('^             → refund\\(amount: 5\\)\\n               failed in ID$'));
+    t.match(
+      out,
+      re(`^             → ask_a_supervisor\\(reason: "refund 5 EUR"\\)\\n               running in ${waitingId}$`),
+    );
+    t.match(
+      out,
+      re('^             → look_up_order\\(order: "A1"\\)\\n               refused$'),
+      'refused: no execution',
+    );
+    t.match(
+      out,
+      re('^  tool       ← look_up_order: \\{status: "shipped", orderId: "A1"\\}$'),
+      'a result, read as JSON',
+    );
+    t.match(out, re('^  tool       ← refund: error: NO_BRANCH_MATCHED: '), 'a failed tool: its error');
+    t.match(out, re('^  tool       ← look_up_order: error: invalid arguments: arguments.orderId is required'));
+    t.ok(out.indexOf('conversation of') < out.indexOf('\nvariables:'), 'between the nodes and the variables');
+
+    const json = JSON.parse((await wfx(['instances', 'get', agentId, '--json'])).stdout) as {
+      nodes: Array<{ agent?: { steps: number } }>;
+    };
+    t.equal(json.nodes.find((n) => n.agent)?.agent?.steps, 1, '--json stays the resource');
+
+    const tool = await wfx(['instances', 'get', waitingId]);
+    t.match(tool.stdout, re(`^child of ${agentId}, running its agent's tool call call_1_3$`));
+    t.notMatch(tool.stdout, /conversation of/, 'no agent, no conversation');
+
+    t.equal((await wfx(['task', 'complete', waitingId, 'ask', '--set', 'inputValue=yes'])).code, 0);
+    await h.waitFor((e) => e.processInstanceId === agentId && e.type === 'PROCESS_COMPLETED');
+    const done = (await wfx(['instances', 'get', agentId])).stdout;
+    t.match(
+      done,
+      re(
+        '^conversation of Support agent \\(agent\\), completed\\n2 turns · 120 input \\+ 48 output tokens · 4 tool calls: 2 done, 1 failed, 1 refused$',
+      ),
+    );
+    t.match(done, re('^               done in ID$'));
+    t.match(done, re('^  tool       ← ask_a_supervisor: \\{approved: "yes"\\}$'));
+    t.match(
+      done,
+      re('^  assistant  Order A1 has shipped, and the refund was not made\\. More detail'),
+      'the answer, wrapped',
+    );
+    t.match(done, re(`^             … ${longAnswer.trim().length - 1500} more characters \\(--json has the whole\\)$`));
+    const transcript = done.slice(done.indexOf('conversation of'), done.indexOf('\nvariables:'));
+    const wide = transcript.split('\n').filter((l) => l.length > 100);
+    t.same(wide, [], 'the transcript fits 100 columns');
+  },
+);
