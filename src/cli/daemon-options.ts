@@ -27,6 +27,14 @@ export function parseDepth(value: string): number {
   return n;
 }
 
+/** `--max-file-size`: megabytes (MiB, fractions allowed) as bytes, from 1 KiB to 4 GiB. */
+export function parseMegabytes(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n * 1024 < 1 || n > 4096)
+    throw new InvalidArgumentError('must be a number of megabytes from 0.001 to 4096');
+  return Math.floor(n * 1024 * 1024);
+}
+
 /** `--webhook-replay-window`: a duration (72h, 3d, PT72H) in milliseconds. */
 export function parseReplayWindow(value: string): number {
   try {

@@ -28,6 +28,7 @@ const ALL: ReadonlyArray<() => Promise<Register>> = [
   async () => (await import('./commands/email-connections.js')).registerEmailConnections,
   async () => (await import('./commands/ai-providers.js')).registerAiProviders,
   async () => (await import('./commands/memory.js')).registerMemory,
+  async () => (await import('./commands/files.js')).registerFiles,
   async () => (await import('./commands/expr.js')).registerExpr,
   async () => (await import('./commands/cron.js')).registerCron,
   async () => (await import('./commands/login.js')).registerLogin,

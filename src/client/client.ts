@@ -23,6 +23,10 @@ import type {
   KeyView,
   LogEntry,
   LogProgress,
+  FileDeleted,
+  FileListQuery,
+  FilePage,
+  FileView,
   MemoryDeleted,
   MemoryEntryView,
   MemoryListQuery,
@@ -301,6 +305,31 @@ export class WfxClient {
     /** DELETE /admin/memory/{namespace}/{key}. Throws NOT_FOUND. */
     delete: (namespace: string, key: string, query: Org = {}): Promise<MemoryDeleted> =>
       this.http.request<MemoryDeleted>('DELETE', withQuery(path`/admin/memory/${namespace}/${key}`, query)),
+  };
+
+  readonly files = {
+    /**
+     * POST /files: uploads `content` (its type as `mimeType`, default application/octet-stream).
+     * Throws PAYLOAD_TOO_LARGE (over the daemon's --max-file-size), FORBIDDEN.
+     */
+    put: (
+      content: Uint8Array | ReadableStream<Uint8Array>,
+      options: { name?: string; mimeType?: string; organization?: string } = {},
+    ): Promise<FileView> =>
+      this.http.upload<FileView>(
+        withQuery('/files', { name: options.name, organization: options.organization }),
+        content,
+        options.mimeType ?? 'application/octet-stream',
+      ),
+    /** GET /files: newest first; follow `nextCursor`. */
+    list: (query: FileListQuery = {}): Promise<FilePage> => this.http.get<FilePage>(withQuery('/files', query)),
+    /** GET /files/{fileId}/meta. Throws FILE_NOT_FOUND (also another organization's). */
+    meta: (fileId: string): Promise<FileView> => this.http.get<FileView>(path`/files/${fileId}/meta`),
+    /** GET /files/{fileId}: the content, as a Response to read. Throws FILE_NOT_FOUND. */
+    content: (fileId: string, signal?: AbortSignal): Promise<Response> =>
+      this.http.download(path`/files/${fileId}`, signal),
+    /** DELETE /files/{fileId} (ADMIN). Throws FILE_NOT_FOUND. */
+    delete: (fileId: string): Promise<FileDeleted> => this.http.request<FileDeleted>('DELETE', path`/files/${fileId}`),
   };
 
   readonly environments = {

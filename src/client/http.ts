@@ -67,6 +67,26 @@ export class ApiClient {
     return this.request<T>('POST', path, body);
   }
 
+  /** POSTs `content` as the raw request body with its content type; resolves with the JSON answer of a 2xx. */
+  async upload<T>(path: string, content: Uint8Array | ReadableStream<Uint8Array>, contentType: string): Promise<T> {
+    const res = await this.fetch(path, {
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      body: content,
+      ...(!(content instanceof Uint8Array) && { duplex: 'half' }),
+    } as RequestInit);
+    const parsed = await jsonOrNull(res);
+    if (res.ok) return parsed as T;
+    throw this.errorOf(res.status, parsed);
+  }
+
+  /** GETs `path` as bytes: the response of a 2xx, to read its body (a download); throws like `request`. */
+  async download(path: string, signal?: AbortSignal): Promise<Response> {
+    const res = await this.fetch(path, { ...(signal && { signal }) });
+    if (res.ok) return res;
+    throw this.errorOf(res.status, await jsonOrNull(res));
+  }
+
   /**
    * Reads a Server-Sent Events stream; yields events until it ends. `lastEventId` resumes.
    * Throws like `request` when the stream cannot be opened.
@@ -120,5 +140,15 @@ export class ApiClient {
       return new WfxError('UNAUTHORIZED', `${message} (tried ${tried})`, { details: b.details, status });
     }
     return new WfxError(code, message, { details: b.details, status });
+  }
+}
+
+/** The response's body as JSON, or null when it is empty or not JSON. */
+async function jsonOrNull(res: Response): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return text === '' ? null : JSON.parse(text);
+  } catch {
+    return null;
   }
 }

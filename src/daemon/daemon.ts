@@ -15,6 +15,7 @@ import { publishFlowDir, publishFlowFile, type FileOutcome } from './flows/load-
 import { WebhookReceiver } from './triggers/webhooks.js';
 import { createDaemonLogger } from './logger.js';
 import { createAiRunner } from './ai/runner.js';
+import { FileStore } from './files/file-store.js';
 import type { AiRunner } from './ai/types.js';
 import { tuneGarbageCollector } from './gc-tuning.js';
 import { buildServer } from './server.js';
@@ -51,6 +52,8 @@ export interface DaemonOptions {
    * payloads, work results and the variables a node sets. See src/shared/json-shape.ts.
    */
   readonly maxJsonDepth?: number;
+  /** The largest file the file store takes, in bytes (default DEFAULT_MAX_FILE_BYTES). */
+  readonly maxFileBytes?: number;
   /** A directory of flow files to validate and publish (organization default) at start. */
   readonly flowsDir?: string;
   /** The environment `flowsDir` is published to (default PRODUCTION). */
@@ -125,11 +128,18 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // One model runner for the daemon: a local model loads once and serves every call.
     const ai = createAiRunner({ log: (line) => logger.warn(`ai: ${line}`), network });
     cleanup.unshift(() => ai.close());
+    const files = new FileStore({
+      dir: paths.files,
+      store,
+      retentionMs: options.retentionMs ?? 7 * DAY_MS,
+      ...(options.maxFileBytes !== undefined && { maxBytes: options.maxFileBytes }),
+    });
     const engine = new Engine({
       store,
       history,
       network,
       ai,
+      files,
       maxJsonDepth: options.maxJsonDepth,
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
     });
@@ -177,6 +187,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       triggerHealth: () => [...scheduler.health(), ...email.health()],
       historyDamage: () => history.damage(),
       backup: (directory) => backupDataDir({ dataDir: options.dataDir, store, history }, directory),
+      files,
     });
     const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
     await app.listen({ host, port }).catch(async (err: unknown) => {
@@ -208,6 +219,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       engine,
       ai,
       network,
+      files,
       scheduler,
       email,
       app,
@@ -239,12 +251,14 @@ function serve(parts: {
   engine: Engine;
   ai: AiRunner;
   network: NetworkPolicy;
+  files: FileStore;
   scheduler: Scheduler;
   email: EmailTriggers;
   app: ReturnType<typeof buildServer>;
   daemonJson: string;
 }): RunningDaemon {
-  const { options, info, logger, closeLog, lock, store, history, engine, ai, network, scheduler, email, app } = parts;
+  const { options, info, logger, closeLog, lock, store, history, engine, ai, network, files, scheduler, email, app } =
+    parts;
   const { daemonJson } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
@@ -254,11 +268,13 @@ function serve(parts: {
   const prune = async (): Promise<void> => {
     const report = await history.prune(new Date(Date.now() - retentionMs));
     if (report.buckets > 0) logger.info(report, 'history: pruned finished executions past retention');
+    const swept = await files.sweep();
+    if (swept.deleted + swept.kept + swept.blobs > 0) logger.info(swept, 'files: swept files past retention');
   };
   const timers = [
     setInterval(() => void store.checkpoint().catch(() => undefined), options.checkpointIntervalMs ?? 5 * 60_000),
     setInterval(
-      () => void prune().catch((err: unknown) => logger.warn({ err }, 'history: prune failed')),
+      () => void prune().catch((err: unknown) => logger.warn({ err }, 'retention: pruning history or files failed')),
       RETENTION_SWEEP_MS,
     ),
     setInterval(
@@ -270,7 +286,7 @@ function serve(parts: {
     ),
   ];
   for (const t of timers) t.unref();
-  void prune().catch((err: unknown) => logger.warn({ err }, 'history: prune failed'));
+  void prune().catch((err: unknown) => logger.warn({ err }, 'retention: pruning history or files failed'));
 
   const shutdown = async (failure: WfxError | null): Promise<void> => {
     for (const t of timers) clearInterval(t);

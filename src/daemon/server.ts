@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { Readable, type Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
 import { Ajv, type ValidateFunction } from 'ajv';
 import Fastify, {
@@ -26,6 +26,8 @@ import { memoryRoutes } from './api/routes/memory.js';
 import type { AiRunner } from './ai/types.js';
 import { triggerRoutes } from './api/routes/triggers.js';
 import { backupRoutes } from './api/routes/backup.js';
+import { fileRoutes } from './api/routes/files.js';
+import type { FileStore } from './files/file-store.js';
 import type { BackupReport } from './backup.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
 import type { TriggerHealth } from './triggers/health.js';
@@ -72,6 +74,8 @@ export interface ServerOptions {
   readonly backup?: (directory: string) => Promise<BackupReport>;
   /** Carries out model calls (POST /admin/ai-providers/{name}/test); that route answers SERVICE_UNAVAILABLE without it. */
   readonly ai?: AiRunner;
+  /** The file store (/files); those routes are absent without it. */
+  readonly files?: FileStore;
 }
 
 /** Body of every error answer (SPEC.md section 5; the wire's type, shared/api). */
@@ -318,12 +322,14 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
   // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
   // thousands deep overflows whatever recurses over it later (the journal's JSON.stringify).
-  // Raw bodies (webhook deliveries, a Buffer) are checked where they are parsed.
+  // Raw bodies (webhook deliveries, a Buffer; an upload's stream) are checked where they are parsed.
   const maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
   app.addHook('preValidation', (request, _reply, done) => {
     const body = request.body;
     const excess =
-      typeof body === 'object' && body !== null && !Buffer.isBuffer(body) ? jsonDepthExcess(body, maxJsonDepth) : null;
+      typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && !(body instanceof Readable)
+        ? jsonDepthExcess(body, maxJsonDepth)
+        : null;
     if (excess === null) return done();
     done(
       new WfxError('VALIDATION_ERROR', `the request body is ${describeDepthExcess(excess, 'body')}`, {
@@ -355,6 +361,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     memoryRoutes(routes, { store: options.store, now: options.now });
     triggerRoutes(routes, { state: options.store.state, health: options.triggerHealth ?? (() => []) });
     if (options.backup) backupRoutes(routes, { backup: options.backup });
+    // In a scope of their own: uploads take every content type as a stream, JSON included.
+    const files = options.files;
+    if (files) void routes.register(async (scope) => fileRoutes(scope, { files }));
   });
   return app;
 }

@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   PROCESS_NOT_FOUND: { status: 404 },
   VERSION_NOT_FOUND: { status: 404 },
   INSTANCE_NOT_FOUND: { status: 404 },
+  FILE_NOT_FOUND: { status: 404 },
   NO_MATCHING_SUBSCRIPTION: { status: 404 },
   NODE_NOT_WAITING: { status: 409 },
   INSTANCE_NOT_RUNNING: { status: 409 },

@@ -1,4 +1,5 @@
 /* What a COMPLETE of an input node must carry. Pure and daemon-free: the API validates with it, and the TUI checks a form with the same code before it sends. */
+import { fileIdOf } from './file-ref.js';
 import { WfxError } from './errors.js';
 import type { FormField, InputOption, InputType } from './flow/types.js';
 
@@ -80,16 +81,10 @@ function checkSimple(type: Exclude<InputType, 'form'>, v: unknown, options: unkn
         ? null
         : `every item must be one of: ${(options ?? []).join(', ')}`;
     case 'file':
-      if (typeof v === 'string' && v.length > 0) return null;
-      if (
-        typeof v === 'object' &&
-        v !== null &&
-        !Array.isArray(v) &&
-        ['id', 'url', 'path', 'name'].some((k) => typeof (v as Record<string, unknown>)[k] === 'string')
-      ) {
-        return null;
-      }
-      return 'must be a file reference: a non-empty string, or an object with id, url, path or name';
+      // That the file exists in the execution's organization is checked by the engine.
+      return fileIdOf(v) !== null
+        ? null
+        : 'must be a file of the file store: its fileId (upload it with POST /files or `wfx files put`), or {fileId}';
   }
 }
 

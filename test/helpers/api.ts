@@ -53,6 +53,7 @@ export async function apiHarness(
     ai: options.ai,
     logger: options.logger,
     accessLog: options.accessLog,
+    files: h.files,
   });
   await app.ready();
   t.teardown(() => app.close());

@@ -1,3 +1,4 @@
+import { FileStore } from '../../src/daemon/files/file-store.js';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,8 @@ export interface EngineHarness {
   readonly dir: string;
   readonly store: Store<WfxState, WfxRecord>;
   readonly engine: Engine;
+  /** The file store under `<dir>/files`, on the harness clock. */
+  readonly files: FileStore;
   readonly clock: TestClock;
   readonly events: LifecycleEvent[];
   readonly logs: StreamedLog[];
@@ -49,7 +52,10 @@ export interface EngineHarness {
 }
 
 /** What a test may give the engine besides its store, history and clock (kept over restarts). */
-export type HarnessEngineOptions = Pick<EngineOptions, 'ai'>;
+export type HarnessEngineOptions = Pick<EngineOptions, 'ai' | 'voice'> & {
+  /** The file store's largest file (default its own). */
+  readonly maxFileBytes?: number;
+};
 
 /** Opens store, history and engine in a fresh test directory, closed at teardown. */
 export async function engineHarness(
@@ -70,7 +76,15 @@ export async function engineHarness(
   const store = await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE });
   const history = await History.open(join(dir, 'history'));
   const errors: unknown[] = [];
-  const engine = new Engine({ store, history, now: clock.now, onError: (err) => errors.push(err), ...engineOptions });
+  const { maxFileBytes, ...rest } = engineOptions;
+  const files = new FileStore({
+    dir: join(dir, 'files'),
+    store,
+    retentionMs: 7 * 24 * 60 * 60 * 1000,
+    now: clock.now,
+    ...(maxFileBytes !== undefined && { maxBytes: maxFileBytes }),
+  });
+  const engine = new Engine({ store, history, files, now: clock.now, onError: (err) => errors.push(err), ...rest });
   const events: LifecycleEvent[] = [];
   const logs: StreamedLog[] = [];
   engine.on('lifecycle', (e: LifecycleEvent) => events.push(e));
@@ -92,6 +106,7 @@ export async function engineHarness(
     dir: root,
     store,
     engine,
+    files,
     clock,
     events,
     logs,

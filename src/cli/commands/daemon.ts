@@ -17,6 +17,7 @@ import {
   parseAllow,
   parseDeny,
   parseDepth,
+  parseMegabytes,
   parsePort,
   parsePositive,
   parseReplayWindow,
@@ -46,6 +47,8 @@ interface StartOptions {
   readonly oidcAudience?: string;
   readonly oidcOrgClaim?: string;
   readonly maxJsonDepth?: number;
+  /** Bytes (parsed from megabytes). */
+  readonly maxFileSize?: number;
   readonly webhookReplayWindow?: number;
   readonly httpDeny?: string;
   readonly httpAllow?: string;
@@ -76,6 +79,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       'how deep untrusted JSON (request bodies, payloads, work results) may nest (default 64)',
       parseDepth,
     )
+    .option('--max-file-size <MiB>', 'the largest file the file store takes, in megabytes (default 25)', parseMegabytes)
     .option(
       '--webhook-replay-window <duration>',
       'how long a webhook delivery id makes a replay a duplicate (default 72h)',
@@ -194,6 +198,7 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
     retentionMs: opts.retention === undefined ? undefined : opts.retention * 24 * 60 * 60 * 1000,
     flowsDir: opts.flows === undefined ? undefined : resolve(ctx.cwd, opts.flows),
     maxJsonDepth: opts.maxJsonDepth,
+    maxFileBytes: opts.maxFileSize,
     ...safetyOptions(ctx, opts),
   };
 }
@@ -246,6 +251,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (opts.oidcAudience !== undefined) args.push('--oidc-audience', opts.oidcAudience);
   if (opts.oidcOrgClaim !== undefined) args.push('--oidc-org-claim', opts.oidcOrgClaim);
   if (opts.maxJsonDepth !== undefined) args.push('--max-json-depth', String(opts.maxJsonDepth));
+  if (opts.maxFileSize !== undefined) args.push('--max-file-size', String(opts.maxFileSize / (1024 * 1024)));
   if (opts.webhookReplayWindow !== undefined) args.push('--webhook-replay-window', `${opts.webhookReplayWindow}ms`);
   if (opts.httpDeny !== undefined) args.push('--http-deny', opts.httpDeny);
   if (opts.httpAllow !== undefined) args.push('--http-allow', opts.httpAllow);

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { launchDaemon } from '../../daemon/launcher.js';
 import { isFlowFile } from '../../shared/flow/files.js';
 import { dataDirOf, globals, type CliContext } from '../context.js';
-import { parseDepth, parsePort, parseReplayWindow, safetyOptions } from '../daemon-options.js';
+import { parseDepth, parseMegabytes, parsePort, parseReplayWindow, safetyOptions } from '../daemon-options.js';
 
 /**
  * `wfx dev`: the daemon in the foreground with readable logs, publishing every flow file of the
@@ -18,6 +18,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 7878)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--max-json-depth <n>', 'how deep untrusted JSON may nest (default 64)', parseDepth)
+    .option('--max-file-size <MiB>', 'the largest file the file store takes, in megabytes (default 25)', parseMegabytes)
     .option(
       '--webhook-replay-window <duration>',
       'how long a webhook delivery id makes a replay a duplicate (default 72h)',
@@ -39,6 +40,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           httpDeny?: string;
           httpAllow?: string;
           maxJsonDepth?: number;
+          maxFileSize?: number;
         },
         cmd: Command,
       ) => {
@@ -51,6 +53,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           flowsDir,
           flowsEnvironment: 'DEVELOPMENT',
           maxJsonDepth: opts.maxJsonDepth,
+          maxFileBytes: opts.maxFileSize,
           ...safetyOptions(ctx, opts),
         });
         const { watch } = await import('chokidar');

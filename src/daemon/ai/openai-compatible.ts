@@ -45,7 +45,7 @@ export class OpenAiCompatibleKind implements ProviderKind {
   async request(req: ModelRequest): Promise<ModelOutcome> {
     const key = req.provider.apiKey;
     try {
-      const client = await this.client(req.provider);
+      const client = await this.clientFor(req.provider);
       let outcome = await this.complete(client, req);
       if (
         outcome.kind === 'status' &&
@@ -68,7 +68,8 @@ export class OpenAiCompatibleKind implements ProviderKind {
     // Clients hold no connections of their own beyond fetch's pool.
   }
 
-  private async client(provider: AiProvider): Promise<OpenAI> {
+  /** The client of `provider` (one per provider record, made on first use; the package imported then). */
+  async clientFor(provider: AiProvider): Promise<OpenAI> {
     const existing = this.clients.get(provider);
     if (existing) return existing;
     const { OpenAI } = await (this.module ??= import('openai'));
@@ -176,7 +177,8 @@ export class OpenAiCompatibleKind implements ProviderKind {
     return { kind: 'answer', text, model, finishReason, usage, ...(toolCalls.length > 0 && { toolCalls }) };
   }
 
-  private async failure(err: unknown, req: ModelRequest, key: string | undefined): Promise<ModelOutcome> {
+  /** A failed request as an outcome (status, network, forbidden, aborted), its messages scrubbed of `key`. */
+  async failure(err: unknown, req: Pick<ModelRequest, 'signal'>, key: string | undefined): Promise<ModelOutcome> {
     if (req.signal.aborted) return { kind: 'aborted' };
     const { APIError, APIConnectionError, APIUserAbortError } = await this.module!;
     if (err instanceof APIUserAbortError) return { kind: 'aborted' };

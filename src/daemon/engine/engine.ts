@@ -6,11 +6,15 @@
 import { EventEmitter } from 'node:events';
 import { WfxError } from '../../shared/errors.js';
 import type { AiRunner } from '../ai/types.js';
+import type { FileStore } from '../files/file-store.js';
+import type { VoiceRunner } from '../voice/types.js';
+import { createVoiceRunner } from '../voice/voice-runner.js';
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { checkInputs } from '../../shared/flow/inputs.js';
 import { nodesAt, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { validateTaskData } from '../../shared/input-data.js';
-import { cloneData, ownEntry } from '../../shared/json-object.js';
+import { fileIdOf } from '../../shared/file-ref.js';
+import { cloneData, extensibleCopy, ownEntry } from '../../shared/json-object.js';
 import {
   DEFAULT_MAX_JSON_DEPTH,
   describeDepthExcess,
@@ -72,6 +76,13 @@ export interface EngineOptions {
    * aiTask fails with AI_PROVIDER_NOT_FOUND.
    */
   readonly ai?: AiRunner;
+  /**
+   * The file store: a file input's reference is checked against it, a voiceTask writes its
+   * audio there. Absent: file references are refused and a voiceTask fails.
+   */
+  readonly files?: FileStore;
+  /** How voiceTasks are carried out. Default: the local engines and providers, over `files`. */
+  readonly voice?: VoiceRunner;
 }
 
 type FlowScope = {
@@ -116,6 +127,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   private readonly work: WorkRunner;
   /** What durable steps call for: events, timers, work, archiving. */
   private readonly effects: Effects;
+  /** The file store (EngineOptions.files). */
+  readonly files: FileStore | undefined;
 
   constructor(options: EngineOptions) {
     super();
@@ -125,6 +138,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
+    this.files = options.files;
     const step = <T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T): Promise<T> => this.step(fn);
     const closed = (): boolean => this.closed;
     this.work = new WorkRunner({
@@ -133,6 +147,14 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
       network: options.network,
       scripts: options.scripts,
       ai: options.ai,
+      voice:
+        options.voice ??
+        (options.files &&
+          createVoiceRunner({
+            files: options.files,
+            tmpDir: options.files.tmpDir,
+            ...(options.network && { network: options.network }),
+          })),
       onProgress: (order, delta) => {
         if (this.listenerCount('progress') === 0) return;
         const nodeId = this.state.instances[order.instanceId]?.nodes[order.nodeInstanceId]?.nodeId;
@@ -318,8 +340,27 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
       if (!ni || ni.wait?.kind !== 'input')
         throw new WfxError('NODE_NOT_WAITING', `node ${req.nodeId} of ${id} is not waiting for input`);
       if (req.action === 'COMPLETE') validateTaskData(ni.wait, data);
-      t.resume(inst, ni, { kind: 'task', action: req.action, data });
+      const answer =
+        req.action === 'COMPLETE' && ni.wait.inputType === 'file' ? this.withFile(inst.organization, data) : data;
+      t.resume(inst, ni, { kind: 'task', action: req.action, data: answer });
     });
+  }
+
+  /**
+   * A file input's answer with its reference replaced by the file's metadata (`{fileId, name,
+   * mimeType, bytes, sha256}`), so the flow reads what it got. Throws 422 VALIDATION_ERROR for
+   * a file that is not in the execution's organization.
+   */
+  private withFile(organization: string, data: Record<string, unknown>): Record<string, unknown> {
+    const fileId = fileIdOf(data.inputValue);
+    const file = fileId === null ? undefined : this.files?.get(organization, fileId);
+    if (!file)
+      throw new WfxError('VALIDATION_ERROR', `inputValue: no file ${String(fileId)} in this organization`, {
+        status: 422,
+        details: { field: 'inputValue' },
+      });
+    const { fileId: id, name, mimeType, bytes, sha256 } = file;
+    return extensibleCopy(data, { inputValue: { fileId: id, name, mimeType, bytes, sha256 } });
   }
 
   /**

@@ -20,6 +20,7 @@ import {
   STATUS,
   type AgentState,
   type BufferedMessage,
+  type StoredFile,
   type Instance,
   type InstanceError,
   type NodeInstance,
@@ -539,6 +540,7 @@ export class Transition {
     switch (outcome.kind) {
       case 'next':
         if (outcome.memory) this.emitMemory(inst, outcome.memory);
+        for (const file of outcome.files ?? []) this.emit({ type: 'file.stored', file });
         this.emit({
           type: 'node.completed',
           ...base,
@@ -886,6 +888,11 @@ class Scope implements NodeScope {
 
   memory(namespace: string, key: string): MemoryEntry | undefined {
     return memoryEntry(this.state.memory, { organization: this.instance.organization, namespace, key }, this.now);
+  }
+
+  file(fileId: string): StoredFile | undefined {
+    const file = Object.hasOwn(this.state.files, fileId) ? this.state.files[fileId] : undefined;
+    return file?.organization === this.instance.organization ? file : undefined;
   }
 
   publishedFlow(processId: string): { readonly version: string; readonly definition: FlowDefinition } | undefined {

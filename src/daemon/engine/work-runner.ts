@@ -14,6 +14,7 @@ import type { HttpCall, HttpCallOptions } from './work/http.js';
 import type { NetworkPolicy } from './work/network-policy.js';
 import type { WorkResult } from './work/result.js';
 import { createScriptRunner, type ScriptRunner } from './work/script.js';
+import type { VoiceRunner } from '../voice/types.js';
 
 /**
  * Runs `fn` as one engine step (Engine.step): one Transition in one store transaction, resolved
@@ -32,6 +33,8 @@ export interface WorkRunnerOptions {
   readonly scripts: ScriptRunner | undefined;
   /** How aiTask calls are made (EngineOptions.ai); undefined: they fail with AI_PROVIDER_NOT_FOUND. */
   readonly ai: AiRunner | undefined;
+  /** How voiceTasks are carried out; undefined: they fail with VOICE_FAILED (no file store). */
+  readonly voice: VoiceRunner | undefined;
   /** A piece of a model's answer as it streams in (not journaled; the engine's `progress` event). */
   readonly onProgress: (order: WorkOrder, delta: string) => void;
   readonly maxJsonDepth: number;
@@ -108,6 +111,11 @@ export class WorkRunner {
           },
           onAttempt: (attempt) => this.logAttempt(order, attempt),
         });
+      }
+      if (request.kind === 'voice') {
+        const voice = this.options.voice;
+        if (!voice) return { ok: false, code: 'VOICE_FAILED', message: 'this engine has no file store for voiceTasks' };
+        return voice.run(request.call, this.providers, controller.signal);
       }
       this.scriptRunner ??= createScriptRunner({ maxJsonDepth: this.options.maxJsonDepth });
       return this.scriptRunner.run(request.run, controller.signal);
@@ -218,4 +226,5 @@ const INVALID_RESULT = {
   http: { what: 'the response', code: 'HTTP_RESPONSE_INVALID' },
   script: { what: "the script's result", code: 'SCRIPT_RESULT_INVALID' },
   ai: { what: "the model's answer", code: 'AI_OUTPUT_INVALID' },
+  voice: { what: 'the transcription', code: 'VOICE_FAILED' },
 } as const satisfies Record<WorkOrder['request']['kind'], { what: string; code: string }>;

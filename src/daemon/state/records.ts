@@ -15,6 +15,7 @@ import type {
   LogEntry,
   NodeInstance,
   StatusCd,
+  StoredFile,
   Wait,
   WfxState,
 } from './state.js';
@@ -224,6 +225,12 @@ export type WfxRecord =
   /** A model provider was added or changed; `isDefault` clears the organization's other defaults. */
   | { readonly type: 'aiProvider.saved'; readonly provider: AiProvider }
   | { readonly type: 'aiProvider.deleted'; readonly providerId: string }
+  /** A file's blob is durable and this names it (an upload, or a node's file in the step of its completion). */
+  | { readonly type: 'file.stored'; readonly file: StoredFile }
+  /** A file is kept until `expiresAt` (a running execution still refers to it). */
+  | { readonly type: 'file.kept'; readonly fileId: string; readonly expiresAt: string }
+  /** A file was deleted (by retention or an admin); its blob goes once no file names it. */
+  | { readonly type: 'file.deleted'; readonly fileId: string }
   /**
    * A memory entry was set (`entry`) or removed (null): by a memoryAction or an aiTask's chat
    * memory in the same step as its node's completion, by the admin API, or by GC once expired.
@@ -677,6 +684,16 @@ const handlers: Handlers = {
   },
   'aiProvider.deleted': (state, r) => {
     delete state.aiProviders[r.providerId];
+  },
+  'file.stored': (state, r) => {
+    state.files[r.file.fileId] = r.file;
+  },
+  'file.kept': (state, r) => {
+    const file = state.files[r.fileId];
+    if (file) state.files[r.fileId] = { ...file, expiresAt: r.expiresAt };
+  },
+  'file.deleted': (state, r) => {
+    delete state.files[r.fileId];
   },
   'memory.written': (state, r) => {
     writeMemory(state.memory, r, r.entry);

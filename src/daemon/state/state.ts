@@ -110,6 +110,25 @@ export interface WfxState {
   aiProviders: Record<string, AiProvider>;
   /** Durable memory (memoryAction, aiTask's `memory:`): organization -> namespace -> key -> entry. */
   memory: MemoryStore;
+  /**
+   * The file store's metadata by fileId (files/file-store.ts); the content is a blob under
+   * `<data-dir>/files/`, named by its SHA-256 and written before the record that names it.
+   */
+  files: Record<string, StoredFile>;
+}
+
+/** A file of the file store: an upload, or a file a node made (voiceTask's audio). */
+export interface StoredFile {
+  readonly fileId: string;
+  readonly organization: string;
+  readonly name: string;
+  readonly mimeType: string;
+  readonly bytes: number;
+  /** Hex SHA-256 of the content: the blob's name. */
+  readonly sha256: string;
+  readonly createdAt: string;
+  /** When retention removes it, unless a running execution refers to it then (it is kept longer). */
+  readonly expiresAt: string;
 }
 
 /** The kinds of model provider: an OpenAI-compatible HTTP API, or a GGUF file run in-process. */
@@ -390,5 +409,6 @@ export function initialState(): WfxState {
     emailSeen: {},
     aiProviders: {},
     memory: {},
+    files: {},
   };
 }

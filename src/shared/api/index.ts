@@ -13,6 +13,7 @@ export * from './webhooks.js';
 export * from './email-connections.js';
 export * from './ai-providers.js';
 export * from './memory.js';
+export * from './files.js';
 export * from './triggers.js';
 export * from './admin.js';
 export * from './meta.js';

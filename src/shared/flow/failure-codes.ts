@@ -61,6 +61,13 @@ export const NODE_FAILURE_CODES = {
   AGENT_BUDGET_EXCEEDED:
     'the run would go over `maxToolCalls` or has gone over `maxTotalTokens`; the transcript is kept in the result variable',
 
+  // voiceTask (and the AI_ codes of a provider)
+  VOICE_ENGINE_MISSING:
+    'the local speech engine (espeak-ng, pocketsphinx) is not installed, or has no model for the language; the message names the package',
+  VOICE_TIMEOUT: 'the local speech engine ran longer than `timeout`',
+  VOICE_FAILED: 'the speech engine failed, or the audio cannot be read (the local engine reads 16-bit PCM mono WAV)',
+  FILE_NOT_FOUND: "a file reference names no file of the execution's organization",
+
   // memoryAction (and aiTask's memory)
   MEMORY_TOO_LARGE: 'the value to store is larger than an entry may be (256 KiB of JSON)',
   MEMORY_NOT_A_LIST: 'append, or a retrieve with `window`, on a key whose value is not a list',

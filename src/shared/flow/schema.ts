@@ -411,6 +411,34 @@ const NODE_PROPERTIES: {
     },
     required: ['tools', 'next'],
   },
+  voiceTask: {
+    description:
+      'speaks text into an audio file of the file store, or transcribes one: with the local engine (espeak-ng, pocketsphinx) or a provider',
+    properties: {
+      operation: { enum: ['speak', 'transcribe'] },
+      text: { type: 'string', minLength: 1, description: 'speak: what to say ({ref} resolved)' },
+      voice: { type: 'string', minLength: 1, description: 'speak: an espeak-ng voice (en-us), or the provider’s' },
+      rate: { type: 'integer', minimum: 80, maximum: 450, description: 'speak: words per minute (default 175)' },
+      format: { enum: ['wav', 'mp3', 'opus', 'flac'], description: 'speak: default wav (the local engine: wav only)' },
+      audio: { type: 'string', minLength: 1, description: 'transcribe: a file reference ({ref} resolved)' },
+      language: { type: 'string', pattern: '^[a-z]{2}(-[A-Za-z]{2})?$', description: 'transcribe: default en' },
+      vocabulary: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 1000,
+        items: { type: 'string', pattern: "^[a-zA-Z']+( [a-zA-Z']+)*$" },
+        description: 'transcribe, local engine: the words or phrases to listen for',
+      },
+      provider: { type: 'string', minLength: 1, description: 'a model provider (openai-compatible); default: local' },
+      model: { type: 'string', minLength: 1, description: "the provider's model (tts-1, whisper-1)" },
+      timeout: { ...duration, description: 'default 1m' },
+      retry: { ...retry, description: "a provider's failures, as aiTask's" },
+      resultVariable,
+      next,
+      errorFlow,
+    },
+    required: ['operation', 'next'],
+  },
   memoryAction: {
     description: "reads or writes the organization's durable memory: a value or a list per namespace and key",
     properties: {

@@ -1,4 +1,7 @@
 /**
+ * Long file: the flow format's types, one interface per node type, read beside schema.ts and
+ * validate.ts; splitting them by node would scatter one format over many files.
+ *
  * The flow format (SPEC.md section 2) as TypeScript types. A flow file is YAML or JSON of
  * this shape; `schema.ts` publishes the same shape as JSON Schema.
  */
@@ -295,6 +298,38 @@ export interface CallAgentNode extends NodeBase {
   readonly resultVariable?: string;
   readonly next: Next;
 }
+/** What a voiceTask does. */
+export const VOICE_OPERATIONS = ['speak', 'transcribe'] as const;
+/** Audio formats a voiceTask may speak in (the local engine writes wav only). */
+export const VOICE_FORMATS = ['wav', 'mp3', 'opus', 'flac'] as const;
+export interface VoiceTaskNode extends NodeBase {
+  readonly type: 'voiceTask';
+  readonly operation: (typeof VOICE_OPERATIONS)[number];
+  /** speak: what to say ({ref} resolved). */
+  readonly text?: string;
+  /** speak: the voice (local: an espeak-ng voice such as en-us; a provider: its voice name). */
+  readonly voice?: string;
+  /** speak: words per minute (local: 80 to 450, default 175); a provider's speed is rate / 175. */
+  readonly rate?: number;
+  /** speak: default wav. */
+  readonly format?: (typeof VOICE_FORMATS)[number];
+  /** transcribe: the audio, a file reference ({ref} resolved: a fileId or {fileId}). */
+  readonly audio?: string;
+  /** transcribe: the language spoken (default en). */
+  readonly language?: string;
+  /** transcribe, local engine: the words to listen for (a small vocabulary is transcribed far better). */
+  readonly vocabulary?: readonly string[];
+  /** A registered model provider (openai-compatible) to speak or transcribe with; default: the local engine. */
+  readonly provider?: string;
+  /** The provider's model (tts-1, whisper-1, ...). */
+  readonly model?: string;
+  /** Default 1m. */
+  readonly timeout?: string;
+  /** For a provider's failures, as aiTask's. */
+  readonly retry?: RetrySpec;
+  readonly resultVariable?: string;
+  readonly next: Next;
+}
 /** What a memoryAction does with its entry. */
 export const MEMORY_ACTIONS = ['store', 'retrieve', 'append', 'delete', 'list'] as const;
 export type MemoryAction = (typeof MEMORY_ACTIONS)[number];
@@ -345,6 +380,7 @@ export interface NodeByType {
   aiTask: AiTaskNode;
   callAgent: CallAgentNode;
   memoryAction: MemoryActionNode;
+  voiceTask: VoiceTaskNode;
 }
 export type NodeType = keyof NodeByType;
 export type FlowNode = NodeByType[NodeType];

@@ -385,6 +385,10 @@ function checkComposite(node: FlowNode, path: (string | number)[], at: At): void
     case 'memoryAction':
       checkMemoryAction(n, path, at);
       return;
+    case 'voiceTask':
+      checkRetry(n, path, at);
+      checkVoiceTask(n, path, at);
+      return;
     default:
       return;
   }
@@ -435,6 +439,35 @@ function checkAgentTools(n: Record<string, unknown>, path: (string | number)[], 
     if (names.has(name)) at('SCHEMA', [...path, 'tools', i, 'name'], `two tools are named ${name}`);
     names.add(name);
   });
+}
+
+/** The properties of a voiceTask that apply to one operation only. */
+const VOICE_OPERATION_ONLY: ReadonlyArray<readonly [string, 'speak' | 'transcribe']> = [
+  ['text', 'speak'],
+  ['voice', 'speak'],
+  ['rate', 'speak'],
+  ['format', 'speak'],
+  ['audio', 'transcribe'],
+  ['language', 'transcribe'],
+  ['vocabulary', 'transcribe'],
+];
+
+function checkVoiceTask(n: Record<string, unknown>, path: (string | number)[], at: At): void {
+  const op = n.operation;
+  if (op !== 'speak' && op !== 'transcribe') return; // the flow schema reports it
+  const needs = op === 'speak' ? 'text' : 'audio';
+  if (n[needs] === undefined) at('MISSING_PROPERTY', [...path, needs], `voiceTask ${op} needs ${needs}`, path);
+  for (const [property, only] of VOICE_OPERATION_ONLY)
+    if (Object.hasOwn(n, property) && only !== op)
+      at('SCHEMA', [...path, property], `${property} applies to ${only} only`);
+  if (n.provider === undefined && n.format !== undefined && n.format !== 'wav')
+    at(
+      'SCHEMA',
+      [...path, 'format'],
+      'the local engine (espeak-ng) writes wav only: name a provider for other formats',
+    );
+  if (n.provider !== undefined && n.vocabulary !== undefined)
+    at('SCHEMA', [...path, 'vocabulary'], 'vocabulary applies to the local engine only (no provider)');
 }
 
 /** The properties of a memoryAction that apply to its action only. */

@@ -32,6 +32,8 @@ const ROUTES: OrgRoute[] = [
     }),
   },
   { method: 'GET', path: '/admin/flows', url: (org) => `/admin/flows?${q(org)}` },
+  { method: 'POST', path: '/files', url: (org) => `/files?name=f.json&${q(org)}`, body: () => ({ hello: 1 }) },
+  { method: 'GET', path: '/files', url: (org) => `/files?${q(org)}` },
   { method: 'GET', path: '/admin/triggers', url: (org) => `/admin/triggers?${q(org)}` },
   {
     method: 'GET',

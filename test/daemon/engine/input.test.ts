@@ -150,7 +150,12 @@ const CASES: Array<{ props: string; good: unknown[]; bad: unknown[] }> = [
   },
   { props: 'inputType: radio\noptions: [a, b]', good: ['a'], bad: ['c'] },
   { props: 'inputType: checkbox\noptions: [a, b, c]', good: [['a', 'c'], []], bad: ['a', ['a', 'x']] },
-  { props: 'inputType: file', good: ['files/report.pdf', { id: 'f1', name: 'r.pdf' }], bad: ['', 7, {}] },
+  // A file input's good answers are in the test of the file store below (they need a stored file).
+  {
+    props: 'inputType: file',
+    good: [],
+    bad: ['', 7, {}, 'files/report.pdf', { id: 'f1' }, 'file_00000000000000000000000000000000'],
+  },
 ];
 
 t.test(
@@ -374,3 +379,47 @@ t.test(
     for (const inst of [first!, ...rest]) t.equal((await h.get(inst.processInstanceId)).stateCd, STATE.COMPLETED);
   },
 );
+
+t.test('a file input takes a file of the file store and hands the flow its metadata', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(inputFlow('inputType: file'));
+  const file = await h.files.put({
+    organization: 'default',
+    name: 'report.pdf',
+    mimeType: 'application/pdf',
+    content: Buffer.from('%PDF-1.7 hello'),
+  });
+  const other = await h.files.put({
+    organization: 'acme',
+    name: 'theirs.txt',
+    mimeType: 'text/plain',
+    content: Buffer.from('not yours'),
+  });
+  const meta = { fileId: file.fileId, name: 'report.pdf', mimeType: 'application/pdf', bytes: 14, sha256: file.sha256 };
+  for (const value of [file.fileId, { fileId: file.fileId }]) {
+    const inst = await h.start(pid, { order: { id: 1 } });
+    await h.engine.submitTask({
+      ...ORG,
+      processInstanceId: inst.processInstanceId,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: value },
+    });
+    const done = await h.get(inst.processInstanceId);
+    t.equal(done.stateCd, STATE.COMPLETED);
+    t.same(done.variables.inputValue, meta, 'the flow reads the file as stored');
+  }
+  const inst = await h.start(pid, { order: { id: 1 } });
+  await t.rejects(
+    h.engine.submitTask({
+      ...ORG,
+      processInstanceId: inst.processInstanceId,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: other.fileId },
+    }),
+    { code: 'VALIDATION_ERROR', status: 422, message: /no file file_[0-9a-f]{32} in this organization/ },
+    "another organization's file is not there",
+  );
+  t.equal((await h.get(inst.processInstanceId)).stateCd, STATE.RUNNING, 'still waiting');
+});

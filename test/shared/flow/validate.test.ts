@@ -232,7 +232,7 @@ ${inner}
     t.match(
       problems(
         body(
-          '      s: { type: startEvent, next: x }\n      x: { type: voiceTask, next: e }\n      e: { type: endEvent }',
+          '      s: { type: startEvent, next: x }\n      x: { type: domainTask, next: e }\n      e: { type: endEvent }',
         ),
       ),
       [{ code: 'NODE_TYPE_UNSUPPORTED', nodeId: 'each', property: 'nodes.x.type', line: 10 }],

@@ -3,7 +3,8 @@ import type { FlowDefinition, NodeByType, NodeType } from '../../../shared/flow/
 import type { AgentUpdate } from '../../state/agent.js';
 import type { AiCall, AiMessage, AiUsage } from '../../ai/types.js';
 import type { MemoryEntry } from '../../state/memory.js';
-import type { AgentState, Instance, Wait } from '../../state/state.js';
+import type { AgentState, Instance, StoredFile, Wait } from '../../state/state.js';
+import type { VoiceCall } from '../../voice/types.js';
 import type { HttpCall } from '../work/http-request.js';
 import type { WorkResult } from '../work/result.js';
 import type { ScriptRun } from '../work/script.js';
@@ -38,6 +39,8 @@ export interface NodeScope {
   memory(namespace: string, key: string): MemoryEntry | undefined;
   /** The live entries of a namespace of the execution's organization, by key (in no order). */
   memoryEntries(namespace: string): Array<[string, MemoryEntry]>;
+  /** The file `fileId` of the execution's organization, or undefined. */
+  file(fileId: string): StoredFile | undefined;
   /** A callAgent's journaled state (its conversation and tool calls so far); null before its first turn. */
   readonly agent: AgentState | null;
   /**
@@ -72,7 +75,9 @@ export type WorkRequest =
   | { readonly kind: 'http'; readonly call: HttpCall }
   | { readonly kind: 'script'; readonly run: ScriptRun }
   /** A model call; `chat`: where chat memory keeps this turn, and the node's own messages it appends with the answer. */
-  | { readonly kind: 'ai'; readonly call: AiCall; readonly chat?: ChatTurn };
+  | { readonly kind: 'ai'; readonly call: AiCall; readonly chat?: ChatTurn }
+  /** A voiceTask's speak or transcribe. */
+  | { readonly kind: 'voice'; readonly call: VoiceCall };
 
 /**
  * An aiTask's turn in its chat memory, as resolved when the call was made: the resume appends
@@ -113,6 +118,8 @@ export type Outcome =
       readonly usage?: AiUsage;
       /** A callAgent's last turn, recorded before the completion. */
       readonly agent?: AgentUpdate;
+      /** Files the node made (their blobs durable already), recorded before the completion. */
+      readonly files?: readonly StoredFile[];
     }
   /** Completes the node and ends its token (endEvent). */
   | { readonly kind: 'end'; readonly terminate: boolean }

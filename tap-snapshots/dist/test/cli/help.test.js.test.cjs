@@ -45,6 +45,8 @@ Commands:
   ai                           AI in flows: model providers (needs ADMIN)
   memory                       durable memory of memoryAction and aiTask chat
                                memory, per organization (needs ADMIN)
+  files                        the file store: uploads for file inputs and
+                               voiceTask, a voiceTask's audio
   expr [options] <expression>  evaluate a \${...} condition or a {ref} template
                                locally, as the engine does; prints JSON
   cron                         check schedule expressions
@@ -253,6 +255,8 @@ Options:
   --max-json-depth <n>                how deep untrusted JSON (request bodies,
                                       payloads, work results) may nest (default
                                       64)
+  --max-file-size <MiB>               the largest file the file store takes, in
+                                      megabytes (default 25)
   --webhook-replay-window <duration>  how long a webhook delivery id makes a
                                       replay a duplicate (default 72h)
   --http-deny <cidrs>                 CIDRs serviceTask may never connect to,
@@ -309,6 +313,8 @@ Options:
                                       "127.0.0.1")
   --max-json-depth <n>                how deep untrusted JSON may nest (default
                                       64)
+  --max-file-size <MiB>               the largest file the file store takes, in
+                                      megabytes (default 25)
   --webhook-replay-window <duration>  how long a webhook delivery id makes a
                                       replay a duplicate (default 72h)
   --http-deny <cidrs>                 CIDRs serviceTask may never connect to,

@@ -1,0 +1,242 @@
+/**
+ * The file store: an organization's files (uploads, a voiceTask's audio) as content-addressed
+ * blobs under `<data-dir>/files/<first two hex digits>/<sha256>`, and their metadata in the
+ * state (`files`, by fileId). A blob is written to a temporary file, fsynced, renamed into
+ * place and its directory fsynced BEFORE the `file.stored` record that names it is journaled,
+ * so a journaled file always has its content; a crash in between leaves a blob no record
+ * names, which the sweep removes. Two files with the same content share one blob.
+ *
+ * Retention: a file expires `retentionMs` after it was stored; the sweep deletes expired files
+ * that no running execution refers to (by fileId in its variables), and keeps the others
+ * another `retentionMs`. A blob goes once no file names it.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, type ReadStream } from 'node:fs';
+import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { WfxError } from '../../shared/errors.js';
+import { InstanceTable } from '../state/instance-table.js';
+import type { WfxRecord } from '../state/records.js';
+import { STATE, type StoredFile, type WfxState } from '../state/state.js';
+import type { DurableStore } from '../store/durable-store.js';
+import { DIR_MODE, ensurePrivateDir, FILE_MODE, fsyncDir } from '../store/fs-util.js';
+
+/** The largest file accepted by default. */
+export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
+/** A blob no file names is removed once it is this old (younger ones may be on their way to a record). */
+const ORPHAN_GRACE_MS = 60 * 60 * 1000;
+/** A fileId in any text: how a running execution's variables refer to a file. */
+export const FILE_ID_IN_TEXT = /file_[0-9a-f]{32}/g;
+
+/** What `writeBlob` made: the content's hash and size, durable under its hash. */
+export interface Blob {
+  readonly sha256: string;
+  readonly bytes: number;
+}
+
+/** Options of a FileStore. */
+export interface FileStoreOptions {
+  /** `<data-dir>/files`. */
+  readonly dir: string;
+  readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Default DEFAULT_MAX_FILE_BYTES. */
+  readonly maxBytes?: number;
+  /** How long a file lives after it was stored (or last found in use). */
+  readonly retentionMs: number;
+  readonly now?: () => Date;
+}
+
+/** A new fileId: `file_` and 32 random hex digits. */
+export function newFileId(): string {
+  return `file_${randomBytes(16).toString('hex')}`;
+}
+
+/** Keeps blobs on disk and their metadata in the store. One per daemon. */
+export class FileStore {
+  readonly maxBytes: number;
+  /** Where work in progress is written (uploads, audio being made); its files are swept once old. */
+  readonly tmpDir: string;
+  private readonly now: () => Date;
+
+  constructor(private readonly options: FileStoreOptions) {
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_FILE_BYTES;
+    this.tmpDir = join(options.dir, 'tmp');
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /**
+   * Writes `content` as a blob, durable before this resolves. Throws PAYLOAD_TOO_LARGE past
+   * `maxBytes` (nothing is left behind); I/O errors as they are.
+   */
+  async writeBlob(content: AsyncIterable<Buffer | Uint8Array> | Buffer): Promise<Blob> {
+    const tmpDir = this.tmpDir;
+    await ensurePrivateDir(this.options.dir);
+    await ensurePrivateDir(tmpDir);
+    const tmp = join(tmpDir, `${randomBytes(8).toString('hex')}.part`);
+    const hash = createHash('sha256');
+    let bytes = 0;
+    const fh = await open(tmp, 'wx', FILE_MODE);
+    let done = false;
+    try {
+      for await (const chunk of Buffer.isBuffer(content) ? [content] : content) {
+        bytes += chunk.byteLength;
+        if (bytes > this.maxBytes)
+          throw new WfxError('PAYLOAD_TOO_LARGE', `a file may hold ${this.maxBytes} bytes at most`);
+        hash.update(chunk);
+        await fh.write(chunk);
+      }
+      await fh.sync();
+      done = true;
+    } finally {
+      await fh.close();
+      if (!done) await unlink(tmp).catch(() => undefined);
+    }
+    const sha256 = hash.digest('hex');
+    const dir = join(this.options.dir, sha256.slice(0, 2));
+    await mkdir(dir, { recursive: true, mode: DIR_MODE });
+    // The same content again: the rename replaces an identical blob, which is harmless.
+    await rename(tmp, join(dir, sha256));
+    await fsyncDir(dir);
+    return { sha256, bytes };
+  }
+
+  /**
+   * Stores an upload: its blob, then its metadata, durable before this resolves. Throws
+   * PAYLOAD_TOO_LARGE.
+   */
+  async put(req: {
+    readonly organization: string;
+    readonly name: string;
+    readonly mimeType: string;
+    readonly content: AsyncIterable<Buffer | Uint8Array> | Buffer;
+  }): Promise<StoredFile> {
+    const blob = await this.writeBlob(req.content);
+    const file = this.describe(req, blob);
+    await this.options.store.commit({ type: 'file.stored', file });
+    return file;
+  }
+
+  /** The metadata of a new file of `blob` (not recorded: the caller journals `file.stored`). */
+  describe(
+    req: { readonly organization: string; readonly name: string; readonly mimeType: string },
+    blob: Blob,
+  ): StoredFile {
+    const now = this.now();
+    return {
+      fileId: newFileId(),
+      organization: req.organization,
+      name: req.name,
+      mimeType: req.mimeType,
+      bytes: blob.bytes,
+      sha256: blob.sha256,
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + this.options.retentionMs).toISOString(),
+    };
+  }
+
+  /** The file `fileId` of `organization` (null: any organization, system callers), or undefined. */
+  get(organization: string | null, fileId: string): StoredFile | undefined {
+    const file = Object.hasOwn(this.options.store.state.files, fileId)
+      ? this.options.store.state.files[fileId]
+      : undefined;
+    return file && (organization === null || file.organization === organization) ? file : undefined;
+  }
+
+  /** Every stored file, by fileId (the live state's: read, never change). */
+  list(): Readonly<Record<string, StoredFile>> {
+    return this.options.store.state.files;
+  }
+
+  /** A stream of the file's content. Throws FILE_NOT_FOUND when its blob is gone. */
+  async read(file: StoredFile): Promise<ReadStream> {
+    const path = this.blobPath(file.sha256);
+    try {
+      await stat(path);
+    } catch {
+      throw new WfxError('FILE_NOT_FOUND', `the content of file ${file.fileId} is missing from the data directory`);
+    }
+    return createReadStream(path);
+  }
+
+  /** The content of a file as a Buffer (for nodes that read a file: transcription). */
+  async readAll(file: StoredFile): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.read(file)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /** Where the blob of `sha256` lives. */
+  blobPath(sha256: string): string {
+    return join(this.options.dir, sha256.slice(0, 2), sha256);
+  }
+
+  /** Deletes a file (an admin's request): its metadata now, its blob at the next sweep if no file shares it. */
+  async delete(fileId: string): Promise<void> {
+    await this.options.store.commit({ type: 'file.deleted', fileId });
+  }
+
+  /**
+   * Retention: expired files no running execution refers to are deleted, those still referred
+   * to are kept another `retentionMs`, and blobs no file names (older than an hour) are removed.
+   */
+  async sweep(): Promise<{ deleted: number; kept: number; blobs: number }> {
+    const now = this.now();
+    const state = this.options.store.state;
+    const expired = Object.values(state.files).filter((f) => Date.parse(f.expiresAt) <= now.getTime());
+    const inUse = expired.length > 0 ? referencedFiles(state) : new Set<string>();
+    const records: WfxRecord[] = [];
+    let kept = 0;
+    for (const f of expired) {
+      if (inUse.has(f.fileId)) {
+        kept++;
+        const expiresAt = new Date(now.getTime() + this.options.retentionMs).toISOString();
+        records.push({ type: 'file.kept', fileId: f.fileId, expiresAt });
+      } else records.push({ type: 'file.deleted', fileId: f.fileId });
+    }
+    if (records.length > 0) await this.options.store.commit(...records);
+    const blobs = await this.removeOrphans(now);
+    return { deleted: records.length - kept, kept, blobs };
+  }
+
+  /** Removes blobs (and temporary files) no file names, once older than the grace period. */
+  private async removeOrphans(now: Date): Promise<number> {
+    const named = new Set(Object.values(this.options.store.state.files).map((f) => f.sha256));
+    let removed = 0;
+    let dirs: string[];
+    try {
+      dirs = await readdir(this.options.dir);
+    } catch {
+      return 0; // no file stored yet
+    }
+    for (const d of dirs) {
+      const dir = join(this.options.dir, d);
+      let names: string[];
+      try {
+        names = await readdir(dir);
+      } catch {
+        continue;
+      }
+      for (const name of names) {
+        if (d !== 'tmp' && named.has(name)) continue;
+        const path = join(dir, name);
+        const info = await stat(path).catch(() => null);
+        if (!info || now.getTime() - info.mtimeMs < ORPHAN_GRACE_MS) continue;
+        // Looked at again now: a file stored since the set was made names it.
+        if (d !== 'tmp' && Object.values(this.options.store.state.files).some((f) => f.sha256 === name)) continue;
+        await unlink(path).catch(() => undefined);
+        removed++;
+      }
+    }
+    return removed;
+  }
+}
+
+/** The fileIds running executions refer to in their variables (any string holding one). */
+export function referencedFiles(state: WfxState): Set<string> {
+  const found = new Set<string>();
+  for (const inst of InstanceTable.of(state).live()) {
+    if (inst.stateCd !== STATE.RUNNING) continue;
+    for (const m of JSON.stringify(inst.variables).matchAll(FILE_ID_IN_TEXT)) found.add(m[0]);
+  }
+  return found;
+}
