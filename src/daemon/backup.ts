@@ -2,7 +2,7 @@
  * `wfx daemon backup` (POST /admin/backup): a consistent copy of a running daemon's data
  * directory, taken while it goes on serving. See docs/operations.md "Backups".
  */
-import { link, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readdir, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isWfxError, WfxError } from '../shared/errors.js';
 import { BUCKET_RE } from './store/history-check.js';
@@ -103,6 +103,10 @@ export async function backupDataDir(source: BackupSource, target: string): Promi
         wholeLines: true,
       });
     }
+    // The file store's blobs: immutable, named by their hash, each written before the record
+    // that names it, so those the copied journal names are all here by now.
+    const filesDirs = await copyBlobs(join(source.dataDir, 'files'), join(target, 'files'), out);
+    for (const dir of filesDirs) await fsyncDir(dir);
     await fsyncDir(journalDir);
     await fsyncDir(historyDir);
     await fsyncDir(target);
@@ -175,6 +179,27 @@ function invalidTarget(target: string, err: NodeJS.ErrnoException): WfxError {
  * Puts the snapshot at `to`: a hard link where the file system allows one (atomic, no bytes
  * copied; a replaced snapshot's blocks are freed only once no name has it), else a copy.
  */
+/** Links (or copies) every blob of the file store at `from` into `to`; returns the directories made. */
+async function copyBlobs(from: string, to: string, out: Output): Promise<string[]> {
+  const made: string[] = [];
+  const groups = await readdir(from).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  });
+  for (const group of groups.sort()) {
+    if (!/^[0-9a-f]{2}$/.test(group)) continue; // tmp: work in progress
+    const dir = join(to, group);
+    await mkdir(dir, { recursive: true, mode: DIR_MODE });
+    made.push(dir);
+    for (const name of (await readdir(join(from, group))).sort()) {
+      const info = await stat(join(from, group, name)).catch(() => null);
+      if (info?.isFile()) await linkOrCopy(join(from, group, name), join(dir, name), info.size, out);
+    }
+  }
+  if (made.length > 0) made.push(to);
+  return made;
+}
+
 async function linkOrCopy(from: string, to: string, bytes: number, out: Output): Promise<void> {
   try {
     await link(from, to);

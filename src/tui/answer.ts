@@ -3,7 +3,7 @@
  * the data it becomes (the shape POST /process/task wants: `{inputValue}` for the simple input
  * types, the fields object for a form). Pure: the TUI's hook holds the state, components draw it.
  */
-import { basename } from 'node:path';
+import { fileIdOf } from '../shared/file-ref.js';
 import type { Key } from 'ink';
 import { WfxError } from '../shared/errors.js';
 import type { FormField } from '../shared/flow/types.js';
@@ -59,7 +59,7 @@ export const TEXT_HINT: Record<TextKind, string> = {
   text: '',
   number: 'a number',
   date: 'YYYY-MM-DD or an ISO date-time',
-  file: 'a file path, sent as {path, name}',
+  file: 'a file path (uploaded to the file store when sent), or a fileId',
   list: 'values separated by commas',
 };
 
@@ -165,7 +165,8 @@ export function valueOf(field: FieldDraft): unknown {
     case 'date':
       return t === '' ? undefined : t;
     case 'file':
-      return t === '' ? undefined : { path: t, name: basename(t) };
+      // A path is uploaded when the answer is sent (useAnswer); a fileId goes as it is.
+      return t === '' ? undefined : fileIdOf(t) !== null ? t : { path: t };
     case 'list':
       return t === ''
         ? undefined

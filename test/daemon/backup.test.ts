@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { backupDataDir } from '../../src/daemon/backup.js';
@@ -40,6 +40,25 @@ t.test('the snapshot is hard-linked on the same file system; history is copied u
   const copied = await History.open(join(root, 'copy', 'history'));
   t.same(await copied.get('2026-01-02', 'exec-1'), { done: true });
   await copied.close();
+});
+
+t.test("the file store's blobs come along, linked; work in progress does not", async (t) => {
+  const root = t.testdir();
+  const src = await source(t, join(root, 'data'));
+  await src.store.commit({ by: 1 });
+  const blob = 'ab'.padEnd(64, 'c');
+  await mkdir(join(root, 'data', 'files', 'ab'), { recursive: true });
+  await mkdir(join(root, 'data', 'files', 'tmp'), { recursive: true });
+  await writeFile(join(root, 'data', 'files', 'ab', blob), 'content');
+  await writeFile(join(root, 'data', 'files', 'tmp', 'x.part'), 'half');
+  await backupDataDir(src, join(root, 'copy'));
+  t.equal(await readFile(join(root, 'copy', 'files', 'ab', blob), 'utf8'), 'content');
+  t.equal(
+    (await stat(join(root, 'copy', 'files', 'ab', blob))).ino,
+    (await stat(join(root, 'data', 'files', 'ab', blob))).ino,
+    'a hard link: blobs never change',
+  );
+  t.same(await readdir(join(root, 'copy', 'files')), ['ab'], 'no tmp');
 });
 
 t.test('a read that fails during the copy: BACKUP_FAILED, the target removed, checkpoints run again', async (t) => {

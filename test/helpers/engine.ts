@@ -1,3 +1,5 @@
+import type { LocalPrograms } from '../../src/daemon/voice/local-voice.js';
+import { createVoiceRunner } from '../../src/daemon/voice/voice-runner.js';
 import { FileStore } from '../../src/daemon/files/file-store.js';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -55,6 +57,8 @@ export interface EngineHarness {
 export type HarnessEngineOptions = Pick<EngineOptions, 'ai' | 'voice'> & {
   /** The file store's largest file (default its own). */
   readonly maxFileBytes?: number;
+  /** The local speech programs voiceTasks run (default espeak-ng and pocketsphinx on the PATH). */
+  readonly voicePrograms?: LocalPrograms;
 };
 
 /** Opens store, history and engine in a fresh test directory, closed at teardown. */
@@ -76,7 +80,7 @@ export async function engineHarness(
   const store = await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE });
   const history = await History.open(join(dir, 'history'));
   const errors: unknown[] = [];
-  const { maxFileBytes, ...rest } = engineOptions;
+  const { maxFileBytes, voicePrograms, ...rest } = engineOptions;
   const files = new FileStore({
     dir: join(dir, 'files'),
     store,
@@ -84,7 +88,16 @@ export async function engineHarness(
     now: clock.now,
     ...(maxFileBytes !== undefined && { maxBytes: maxFileBytes }),
   });
-  const engine = new Engine({ store, history, files, now: clock.now, onError: (err) => errors.push(err), ...rest });
+  const voice = voicePrograms && createVoiceRunner({ files, tmpDir: files.tmpDir, programs: voicePrograms });
+  const engine = new Engine({
+    store,
+    history,
+    files,
+    ...(voice && { voice }),
+    now: clock.now,
+    onError: (err) => errors.push(err),
+    ...rest,
+  });
   const events: LifecycleEvent[] = [];
   const logs: StreamedLog[] = [];
   engine.on('lifecycle', (e: LifecycleEvent) => events.push(e));

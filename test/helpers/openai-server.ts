@@ -196,6 +196,18 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
         data: [{ id: modelName, object: 'model', created: 0, owned_by: 'wfx-test' }],
       });
     }
+    if (req.method === 'POST' && (path === '/v1/audio/speech' || path === '/v1/audio/transcriptions')) {
+      const scripted = queue.shift();
+      const body = path === '/v1/audio/speech' ? (JSON.parse(raw) as Record<string, unknown>) : multipartFields(raw);
+      requests.push({ url: req.url ?? '', body, headers: { ...req.headers }, answeredBy: 'script' });
+      if (scripted?.kind === 'status') return sendError(res, scripted.status, scripted.message, scripted.headers);
+      if (path === '/v1/audio/speech') {
+        const wav = silentWav(16000, 0.25);
+        res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': wav.length });
+        return void res.end(wav);
+      }
+      return sendJson(res, 200, { text: scripted?.kind === 'answer' ? scripted.text : 'hello world' });
+    }
     if (!isCompletion) return sendError(res, 404, `no route ${req.method} ${path}`);
     let body: Record<string, unknown>;
     try {
@@ -468,4 +480,40 @@ async function writeInPieces(res: ServerResponse, bytes: Buffer, size: number, c
   }
   if (cutAfter !== undefined) res.socket?.destroy();
   else res.end();
+}
+
+/** The text fields of a multipart/form-data body, and each file part's name and size (as `<field>: {filename, bytes}`). */
+function multipartFields(raw: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const part of raw.split(/\r?\n--[^\r\n]+/)) {
+    const name = /name="([^"]+)"/.exec(part)?.[1];
+    if (!name) continue;
+    const body = part
+      .split(/\r?\n\r?\n/)
+      .slice(1)
+      .join('\n\n')
+      .replace(/\r?\n$/, '');
+    const filename = /filename="([^"]*)"/.exec(part)?.[1];
+    out[name] = filename === undefined ? body : { filename, bytes: Buffer.byteLength(body, 'latin1') };
+  }
+  return out;
+}
+
+/** A WAV of silence: 16-bit PCM mono at `rate`, `seconds` long. */
+export function silentWav(rate: number, seconds: number): Buffer {
+  const data = Math.round(rate * seconds) * 2;
+  const wav = Buffer.alloc(44 + data);
+  wav.write('RIFF', 0, 'latin1');
+  wav.writeUInt32LE(36 + data, 4);
+  wav.write('WAVEfmt ', 8, 'latin1');
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(rate, 24);
+  wav.writeUInt32LE(rate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36, 'latin1');
+  wav.writeUInt32LE(data, 40);
+  return wav;
 }

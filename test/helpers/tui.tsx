@@ -44,9 +44,20 @@ export type Sent = Parameters<SubmitTask>[0];
  */
 export function renderTasks(
   tasks: readonly Task[],
-  options: { answer?: (body: Sent) => Promise<unknown>; now?: Date; columns?: number } = {},
+  options: {
+    answer?: (body: Sent) => Promise<unknown>;
+    now?: Date;
+    columns?: number;
+    /** Replaces the upload of a file input's path (default: a fileId made from the path). */
+    upload?: (path: string) => Promise<string>;
+  } = {},
 ) {
   const sent: Sent[] = [];
+  const uploads: string[] = [];
+  const upload = (path: string): Promise<string> => {
+    uploads.push(path);
+    return options.upload ? options.upload(path) : Promise.resolve(`file_${'0'.repeat(31)}${uploads.length}`);
+  };
   const captures: boolean[] = [];
   const submit: SubmitTask = (body) => {
     sent.push(body);
@@ -61,10 +72,11 @@ export function renderTasks(
       changes={0}
       setCapture={(c) => captures.push(c)}
       submit={submit}
+      upload={upload}
     />,
     options.columns ?? 100,
   );
-  return { ui, sent, captures };
+  return { ui, sent, captures, uploads };
 }
 
 /** The tasks screen over one task, opened (enter): its form shows and takes the keys. */

@@ -135,15 +135,33 @@ t.test('checkbox: space toggles several, sent as an array in option order', asyn
   t.same(sent, complete({ inputValue: [1, 3] }));
 });
 
-t.test('file: a path typed in, sent as the reference {path, name} the API accepts', async (t) => {
-  const { ui, sent } = await openTask(task({ inputType: 'file', formTitle: 'Attach the invoice' }));
+t.test('file: a path typed in is uploaded to the file store, its fileId sent', async (t) => {
+  const { ui, sent, uploads } = await openTask(task({ inputType: 'file', formTitle: 'Attach the invoice' }));
   t.teardown(ui.unmount);
-  t.match(ui.lastFrame(), /file \* \[▌\]\s+a file path, sent as \{path, name\}/);
+  t.match(ui.lastFrame(), /file \* \[▌\]\s+a file path \(uploaded to the file store when sent\), or a fileId/);
   press(ui, KEY.enter);
   await frameMatching(ui.lastFrame, /✖ required/);
   press(ui, '/srv/in/invoice-42.pdf', KEY.enter);
   await frameMatching(ui.lastFrame, /completed/);
-  t.same(sent, complete({ inputValue: { path: '/srv/in/invoice-42.pdf', name: 'invoice-42.pdf' } }));
+  t.same(uploads, ['/srv/in/invoice-42.pdf']);
+  t.same(sent, complete({ inputValue: `file_${'0'.repeat(31)}1` }));
+});
+
+t.test('file: a fileId typed in goes as it is; an upload that fails says why and sends nothing', async (t) => {
+  const id = `file_${'a'.repeat(32)}`;
+  const first = await openTask(task({ inputType: 'file', formTitle: 'Attach the invoice' }));
+  t.teardown(first.ui.unmount);
+  press(first.ui, id, KEY.enter);
+  await frameMatching(first.ui.lastFrame, /completed/);
+  t.same(first.uploads, []);
+  t.same(first.sent, complete({ inputValue: id }));
+  const failing = await openTask(task({ inputType: 'file', formTitle: 'Attach the invoice' }), {
+    upload: () => Promise.reject(new WfxError('PAYLOAD_TOO_LARGE', 'a file may hold 26214400 bytes at most')),
+  });
+  t.teardown(failing.ui.unmount);
+  press(failing.ui, '/tmp/huge.bin', KEY.enter);
+  await frameMatching(failing.ui.lastFrame, /cannot upload \/tmp\/huge\.bin: PAYLOAD_TOO_LARGE/);
+  t.same(failing.sent, [], 'nothing sent');
 });
 
 const FORM = task({

@@ -27,7 +27,11 @@ const INSTALL: Readonly<Record<keyof LocalPrograms, string>> = {
 /** What running a program came to: its output, or the failure as a WorkResult. */
 type Ran = { readonly ok: true; readonly stdout: string } | { readonly ok: false; readonly failure: WorkResult };
 
-/** Runs `program` with `args`, bounded by `timeoutMs` and `signal`. Never rejects. */
+/**
+ * Runs `program` with `args`, bounded by `timeoutMs` and `signal`. Never rejects. The program
+ * leads a process group of its own, and the whole group is killed at the timeout or on cancel:
+ * a wrapper script's children would otherwise hold its output open and outlive it.
+ */
 async function run(
   which: keyof LocalPrograms,
   program: string,
@@ -35,19 +39,33 @@ async function run(
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<Ran> {
+  if (signal.aborted)
+    return { ok: false, failure: { ok: false, code: 'CANCELLED', message: `${program} was cancelled` } };
+  let stopped: 'timeout' | 'cancel' | null = null;
+  const sub = execa(program, args, { detached: true, stdin: 'ignore', maxBuffer: 1024 * 1024, reject: true });
+  const killGroup = (why: 'timeout' | 'cancel') => {
+    stopped ??= why;
+    try {
+      if (sub.pid !== undefined) process.kill(-sub.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  const timer = setTimeout(() => killGroup('timeout'), timeoutMs);
+  const onAbort = () => killGroup('cancel');
+  signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const r = await execa(program, args, {
-      timeout: timeoutMs,
-      cancelSignal: signal,
-      stdin: 'ignore',
-      maxBuffer: 1024 * 1024,
-      reject: true,
-    });
+    const r = await sub;
     return { ok: true, stdout: r.stdout };
   } catch (err) {
     const e = err as ExecaError;
-    if (signal.aborted)
+    if (stopped === 'cancel')
       return { ok: false, failure: { ok: false, code: 'CANCELLED', message: `${program} was cancelled` } };
+    if (stopped === 'timeout')
+      return {
+        ok: false,
+        failure: { ok: false, code: 'VOICE_TIMEOUT', message: `${program} ran longer than ${timeoutMs} ms` },
+      };
     if ((e as { code?: string }).code === 'ENOENT')
       return {
         ok: false,
@@ -57,17 +75,15 @@ async function run(
           message: `${program} is not installed on the daemon's host: ${INSTALL[which]}; or name a provider`,
         },
       };
-    if (e.timedOut)
-      return {
-        ok: false,
-        failure: { ok: false, code: 'VOICE_TIMEOUT', message: `${program} ran longer than ${timeoutMs} ms` },
-      };
     const detail =
       String(e.stderr ?? '')
         .trim()
         .split('\n')
         .at(-1) || e.shortMessage;
     return { ok: false, failure: { ok: false, code: 'VOICE_FAILED', message: `${program} failed: ${detail}` } };
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
   }
 }
 

@@ -23,6 +23,9 @@ export type SubmitTask = (body: {
   data?: Record<string, unknown>;
 }) => Promise<unknown>;
 
+/** Uploads the file at `path` to the file store (POST /files); resolves with its fileId. Rejects with a WfxError. */
+export type UploadFile = (path: string) => Promise<string>;
+
 /** Where answering a task is. */
 export interface AnswerState {
   readonly draft: Draft;
@@ -44,6 +47,7 @@ export function useAnswer(
   task: Task,
   submit: SubmitTask,
   callbacks: { readonly onDone: (what: string) => void; readonly onClose: () => void },
+  upload?: UploadFile,
 ): AnswerState {
   // Kept in a ref so keys that come faster than paints each see the previous key's change.
   const state = useRef<AnswerState>({
@@ -97,6 +101,22 @@ export function useAnswer(
   };
   const complete = () => {
     const data = dataOf(task, state.current.draft);
+    const path = task.inputType === 'file' ? (data.inputValue as { path?: unknown } | undefined)?.path : undefined;
+    if (typeof path === 'string' && upload) {
+      // A file input given a path: the file is uploaded first, its fileId is the answer.
+      set({ sending: true, failure: null, problems: [] });
+      upload(path).then(
+        (fileId) => {
+          if (!open.current) return;
+          const answer = { ...data, inputValue: fileId };
+          const problems = problemsOf(task, answer);
+          if (problems.length > 0) set({ sending: false, problems });
+          else send('COMPLETE', answer);
+        },
+        (err: unknown) => open.current && set({ sending: false, failure: `cannot upload ${path}: ${errorText(err)}` }),
+      );
+      return;
+    }
     const problems = problemsOf(task, data);
     if (problems.length > 0) set({ problems, failure: null });
     else send('COMPLETE', data);

@@ -3,7 +3,9 @@ import { useEffect, useRef, useState } from 'react';
 import { AnswerForm } from '../components/answer-form.js';
 import { KeyBar } from '../components/key-bar.js';
 import { TasksTable } from '../components/tasks-table.js';
-import { useAnswer, type SubmitTask } from '../hooks/use-answer.js';
+import { readFile } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
+import { useAnswer, type SubmitTask, type UploadFile } from '../hooks/use-answer.js';
 import { useTasks, type Task } from '../hooks/use-tasks.js';
 import { useWidth } from '../hooks/use-width.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
@@ -16,7 +18,7 @@ const taskKey = (t: Task) => `${t.processInstanceId}|${t.nodeInstanceId}`;
  * again as executions change; enter opens one to answer it with a form for its input type.
  * `submit` replaces POST /process/task (tests).
  */
-export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask }) {
+export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask; readonly upload?: UploadFile }) {
   const { client, rows, now, active, changes, setCapture } = props;
   const { data: items, error, reload } = useTasks(client, changes);
   const [selected, setSelected] = useState(0);
@@ -26,6 +28,13 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask 
   const list = items ?? [];
   const at = cursorAt(selected, list.length);
   const submit: SubmitTask = props.submit ?? ((body) => client.tasks.answer(body));
+  // The TUI runs where the files are: a path typed into a file input is read here and uploaded.
+  const upload: UploadFile =
+    props.upload ??
+    (async (path) => {
+      const content = await readFile(resolve(path));
+      return (await client.files.put(content, { name: basename(path) })).fileId;
+    });
 
   const latest = useRef({ open, current: list[at] ?? null, count: list.length });
   latest.current = { open, current: list[at] ?? null, count: list.length };
@@ -63,6 +72,7 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask 
         key={taskKey(open)}
         task={open}
         submit={submit}
+        upload={upload}
         now={now}
         onDone={(what) => close(what)}
         onClose={() => close(null)}
@@ -82,12 +92,13 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask 
 function Answering(props: {
   readonly task: Task;
   readonly submit: SubmitTask;
+  readonly upload: UploadFile;
   readonly now: Date;
   readonly onDone: (what: string) => void;
   readonly onClose: () => void;
 }) {
   const { task, submit, now } = props;
-  const s = useAnswer(task, submit, { onDone: props.onDone, onClose: props.onClose });
+  const s = useAnswer(task, submit, { onDone: props.onDone, onClose: props.onClose }, props.upload);
   const focused = s.draft.fields[s.draft.focus];
   const keys: Array<readonly [string, string]> = s.confirming
     ? [

@@ -602,3 +602,38 @@ t.test('callAgent inside a loop body is checked like one at the top', async (t) 
   );
   t.match(p, [{ code: 'SCHEMA', nodeId: 'each', property: 'nodes.a.tools.1', line: 10 }]);
 });
+
+t.test('voiceTask: what each operation needs and takes, and what the local engine can do', async (t) => {
+  const voice = (props: string) =>
+    problems(
+      ok(`  start: { type: startEvent, next: v }
+  v: { type: voiceTask, ${props}, next: done }
+  done: { type: endEvent }
+`),
+    );
+  t.same(voice('operation: speak, text: hi, voice: en-us, rate: 150, format: wav'), []);
+  t.same(voice('operation: transcribe, audio: "{a}", language: en, vocabulary: [yes, no, thank you]'), []);
+  t.same(
+    voice('operation: speak, text: hi, provider: openai, model: tts-1, format: mp3, retry: { maxAttempts: 2 }'),
+    [],
+  );
+  t.match(voice('operation: speak'), [{ code: 'MISSING_PROPERTY', nodeId: 'v', property: 'text' }]);
+  t.match(voice('operation: transcribe'), [{ code: 'MISSING_PROPERTY', nodeId: 'v', property: 'audio' }]);
+  t.match(voice('operation: speak, text: hi, audio: x'), [
+    { code: 'SCHEMA', property: 'audio', message: /transcribe only/ },
+  ]);
+  t.match(voice('operation: transcribe, audio: x, voice: en'), [
+    { code: 'SCHEMA', property: 'voice', message: /speak only/ },
+  ]);
+  t.match(voice('operation: speak, text: hi, format: mp3'), [
+    { code: 'SCHEMA', property: 'format', message: /wav only/ },
+  ]);
+  t.match(voice('operation: transcribe, audio: x, provider: p, vocabulary: [a]'), [
+    { code: 'SCHEMA', property: 'vocabulary', message: /local engine only/ },
+  ]);
+  t.match(voice('operation: sing, text: hi'), [{ code: 'SCHEMA', property: 'operation' }]);
+  t.match(voice('operation: speak, text: hi, rate: 1000'), [{ code: 'SCHEMA', property: 'rate' }]);
+  t.match(voice('operation: transcribe, audio: x, vocabulary: ["no; drop table"]'), [
+    { code: 'SCHEMA', property: 'vocabulary.0' },
+  ]);
+});
