@@ -167,6 +167,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const email = new EmailTriggers({
       store,
       engine,
+      files,
       onError: (err, what) => logger.warn({ err }, `email trigger: ${what} failed`),
     });
     cleanup.unshift(() => email.close());

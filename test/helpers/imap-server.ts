@@ -155,7 +155,42 @@ service anvil {
 }
 
 /** An RFC 5322 message. */
-export function mail(opts: { id: string; subject: string; from?: string; to?: string; body?: string }): string {
+export function mail(opts: {
+  id: string;
+  subject: string;
+  from?: string;
+  to?: string;
+  body?: string;
+  /** Attachments: a multipart/mixed message, each part base64. */
+  attachments?: ReadonlyArray<{ name: string; type: string; content: Buffer }>;
+}): string {
+  if (opts.attachments) {
+    const b = 'wfx-boundary';
+    return [
+      `From: ${opts.from ?? 'Alice <alice@example.com>'}`,
+      `To: ${opts.to ?? 'orders@example.com'}`,
+      `Subject: ${opts.subject}`,
+      `Message-ID: <${opts.id}@example.com>`,
+      'Date: Sat, 21 Nov 2026 10:00:00 +0000',
+      'MIME-Version: 1.0',
+      `Content-Type: multipart/mixed; boundary="${b}"`,
+      '',
+      `--${b}`,
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      opts.body ?? 'Hello',
+      ...opts.attachments.flatMap((a) => [
+        `--${b}`,
+        `Content-Type: ${a.type}; name="${a.name}"`,
+        `Content-Disposition: attachment; filename="${a.name}"`,
+        'Content-Transfer-Encoding: base64',
+        '',
+        a.content.toString('base64'),
+      ]),
+      `--${b}--`,
+      '',
+    ].join('\r\n');
+  }
   return [
     `From: ${opts.from ?? 'Alice <alice@example.com>'}`,
     `To: ${opts.to ?? 'orders@example.com'}`,

@@ -4,7 +4,8 @@ import type { AddressObject } from 'mailparser';
 import type { Trigger } from '../../shared/flow/types.js';
 import type { Engine, StartRequest } from '../engine/engine.js';
 import type { WfxRecord } from '../state/records.js';
-import type { EmailConnection, WfxState } from '../state/state.js';
+import type { EmailConnection, StoredFile, WfxState } from '../state/state.js';
+import type { FileStore } from '../files/file-store.js';
 import { activeTriggers, subjectOf, type TriggerSubject } from './active.js';
 import type { Store } from '../store/store.js';
 
@@ -27,6 +28,8 @@ export interface EmailTriggerOptions {
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
   /** Polling interval, besides IDLE (default 60 s). */
   readonly pollMs?: number;
+  /** Where a message's attachments are kept (`{emailAttachments}`); without it, none are. */
+  readonly files?: FileStore;
 }
 
 /** A mailbox being watched for the triggers that name its connection. */
@@ -76,6 +79,7 @@ export class EmailTriggers {
   private readonly onError: (err: unknown, what: string) => void;
   private readonly backoff: { readonly initialMs: number; readonly maxMs: number };
   private readonly pollMs: number;
+  private readonly files: FileStore | undefined;
   private readonly watches = new Map<string, Watch>();
   private readonly lastFire = new Map<string, string>();
   private syncQueued = false;
@@ -88,6 +92,7 @@ export class EmailTriggers {
     this.onError = options.onError ?? (() => undefined);
     this.backoff = options.backoff ?? { initialMs: 1000, maxMs: 60_000 };
     this.pollMs = options.pollMs ?? 60_000;
+    this.files = options.files;
   }
 
   /** Watches every connection an active version's email trigger names, and follows changes. */
@@ -292,6 +297,33 @@ export class EmailTriggers {
     }
   }
 
+  /**
+   * Writes a message's attachments to the file store (their records are journaled with the
+   * starts); one over the store's limit is left out and said. None without a file store.
+   */
+  private async storeAttachments(
+    organization: string,
+    attachments: ReadonlyArray<{ filename?: string; contentType: string; content: Buffer }>,
+    messageId: string,
+  ): Promise<StoredFile[]> {
+    const files = this.files;
+    if (!files) return [];
+    const stored: StoredFile[] = [];
+    for (const [i, a] of attachments.entries()) {
+      const name = a.filename ?? `attachment-${i + 1}`;
+      if (a.content.length > files.maxBytes) {
+        this.onError(
+          new Error(`${name} is ${a.content.length} bytes, more than the file store takes (${files.maxBytes})`),
+          `keeping an attachment of mail ${messageId}`,
+        );
+        continue;
+      }
+      const blob = await files.writeBlob(a.content);
+      stored.push(files.describe({ organization, name, mimeType: a.contentType.split(';')[0]!.trim() }, blob));
+    }
+    return stored;
+  }
+
   private async processMessage(w: Watch, client: ImapFlow, uid: number, source: Buffer): Promise<void> {
     const connection = w.connection;
     const { simpleParser } = await import('mailparser');
@@ -311,6 +343,7 @@ export class EmailTriggers {
         w.skipped.add(uid); // not for us: left unseen for whoever reads the mailbox
         return;
       }
+      const stored = await this.storeAttachments(connection.organization, mail.attachments ?? [], messageId);
       const data = {
         emailSubject: subject,
         emailBody: body,
@@ -319,6 +352,7 @@ export class EmailTriggers {
         emailMessageId: messageId,
         emailDate: mail.date?.toISOString() ?? null,
         triggerType: 'email',
+        emailAttachments: stored.map((f) => ({ fileId: f.fileId, name: f.name, mimeType: f.mimeType, bytes: f.bytes })),
       };
       const requests: StartRequest[] = targets.map(({ target }) => ({
         organization: target.organization,
@@ -329,7 +363,11 @@ export class EmailTriggers {
       let refusals: ReadonlyArray<{ readonly req: StartRequest; readonly error: Error }> = [];
       const started = await this.engine.startBatch(requests, (_started, refused) => {
         refusals = refused;
-        return [{ type: 'email.processed', connectionId: connection.connectionId, messageId }];
+        // The attachments' records with the starts that name them: both or neither after a crash.
+        return [
+          ...stored.map((file): WfxRecord => ({ type: 'file.stored', file })),
+          { type: 'email.processed', connectionId: connection.connectionId, messageId },
+        ];
       });
       // A start the engine refused (its data, its flow gone) is said, never dropped unseen.
       for (const r of refusals) this.onError(r.error, `starting ${r.req.processId} for mail ${messageId}`);

@@ -40,6 +40,7 @@ async function setup(t: Test): Promise<{ h: EngineHarness; server: ImapServer; e
   const email = new EmailTriggers({
     store: h.store,
     engine: h.engine,
+    files: h.files,
     backoff: { initialMs: 20, maxMs: 200 },
     pollMs: 60_000,
   });
@@ -124,3 +125,41 @@ t.test('a trigger naming no connection is refused at publish', async (t) => {
   const h = await engineHarness(t);
   await t.rejects(h.publish(FLOW), /UNKNOWN_CONNECTION|no email connection named "orders"/);
 });
+
+t.test(
+  "an email's attachments are kept in the file store, named in {emailAttachments}, journaled with the start",
+  { skip: !HAVE_DOVECOT && !process.env.CI && 'dovecot is not installed (apt-get install dovecot-imapd)' },
+  async (t) => {
+    const { h, server, email, pid } = await setup(t);
+    await eventually('the trigger is connected', () => email.health()[0]?.state === 'active');
+    const pdf = Buffer.from('%PDF-1.7 an invoice');
+    await server.append(
+      mail({
+        id: 'with-files',
+        subject: 'Order 44',
+        body: 'The invoice is attached.',
+        attachments: [
+          { name: 'invoice.pdf', type: 'application/pdf', content: pdf },
+          { name: 'notes.txt', type: 'text/plain', content: Buffer.from('two chairs') },
+        ],
+      }),
+    );
+    await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid);
+    const [run] = runs(h, pid);
+    const attachments = run!.variables.emailAttachments as Array<{
+      fileId: string;
+      name: string;
+      mimeType: string;
+      bytes: number;
+    }>;
+    t.match(attachments, [
+      { name: 'invoice.pdf', mimeType: 'application/pdf', bytes: pdf.length },
+      { name: 'notes.txt', mimeType: 'text/plain', bytes: 10 },
+    ]);
+    const file = h.store.state.files[attachments[0]!.fileId]!;
+    t.equal(file.organization, 'default');
+    t.same(await h.files.readAll(file), pdf, 'the content as sent');
+    const restarted = await h.restart();
+    t.ok(restarted.store.state.files[attachments[1]!.fileId], 'journaled');
+  },
+);
