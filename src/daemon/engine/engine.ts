@@ -37,8 +37,10 @@ import type { NetworkPolicy } from './work/network-policy.js';
 import type { WorkResult } from './work/result.js';
 import type { ScriptRunner } from './work/script.js';
 import { WorkRunner } from './work-runner.js';
+import { JobOperations } from './jobs.js';
+import { DomainSchemas } from '../jobs/schemas.js';
 
-export type { EngineEvents, LogsAdvanced, StreamedLog, WorkProgress } from './engine-events.js';
+export type { EngineEvents, JobsWaiting, LogsAdvanced, StreamedLog, WorkProgress } from './engine-events.js';
 export type { LifecycleEvent } from './lifecycle.js';
 export type { Caller } from './queries.js';
 
@@ -116,6 +118,10 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   private readonly work: WorkRunner;
   /** What durable steps call for: events, timers, work, archiving. */
   private readonly effects: Effects;
+  /** Domain actions' schemas, compiled once. */
+  readonly schemas: DomainSchemas;
+  /** The jobs API's operations (domainTask jobs: activate, complete, fail, heartbeat, release). */
+  readonly jobs: JobOperations;
 
   constructor(options: EngineOptions) {
     super();
@@ -127,6 +133,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
     const step = <T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T): Promise<T> => this.step(fn);
     const closed = (): boolean => this.closed;
+    this.schemas = new DomainSchemas(this.maxJsonDepth);
+    this.jobs = new JobOperations({ state: this.state, step, now: this.now, schemas: this.schemas });
     this.work = new WorkRunner({
       state: this.state,
       http: options.http ?? callHttp,

@@ -1,6 +1,7 @@
 import type { MemoryStore } from './memory.js';
 import type { InstanceTable } from './instance-table.js';
 import type { SubscriptionBucket } from './subscriptions.js';
+import type { Domain, DomainAction, JobQueues } from './jobs.js';
 import { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
 import type {
   AgentCall,
@@ -13,6 +14,8 @@ import type {
   Environment,
   ExecutionUsage,
   InstanceError,
+  JobLock,
+  JobWait,
   LogEntry,
   LoopState,
   Permission,
@@ -24,6 +27,7 @@ import type {
 
 // The wire's constants and types, defined in shared/api; re-exported for the daemon's modules.
 export { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS };
+export type { Domain, DomainAction };
 export type {
   AgentCall,
   AgentMessage,
@@ -34,6 +38,8 @@ export type {
   EndpointEnvironment,
   Environment,
   InstanceError,
+  JobLock,
+  JobWait,
   LogEntry,
   LoopState,
   Permission,
@@ -110,6 +116,13 @@ export interface WfxState {
   aiProviders: Record<string, AiProvider>;
   /** Durable memory (memoryAction, aiTask's `memory:`): organization -> namespace -> key -> entry. */
   memory: MemoryStore;
+  /** Domains (domainTask, the jobs API): organization -> name -> domain. */
+  domains: Record<string, Record<string, Domain>>;
+  /**
+   * The waiting jobs by organization, domain and action (state/jobs.ts), made on first use by
+   * `JobQueues.of(state)` from the job waits. Derived, so never written to a snapshot (DERIVED).
+   */
+  jobQueues?: JobQueues | undefined;
 }
 
 /** The kinds of model provider: an OpenAI-compatible HTTP API, or a GGUF file run in-process. */
@@ -363,7 +376,7 @@ export interface ApiKey {
  * (Engine.recover with indexEventWait): large, and a checkpoint would copy it at once when its
  * copy began. The instance table indexes `instances` again on first use (InstanceTable.of).
  */
-export const DERIVED = ['subscriptions', 'instanceTable'] as const;
+export const DERIVED = ['subscriptions', 'instanceTable', 'jobQueues'] as const;
 
 /** `T` with its readonly fields writable: for code that builds or shares a state object's fields in place. */
 export type Writable<T> = { -readonly [K in keyof T]: T[K] };
@@ -390,5 +403,7 @@ export function initialState(): WfxState {
     emailSeen: {},
     aiProviders: {},
     memory: {},
+    domains: {},
+    jobQueues: undefined,
   };
 }

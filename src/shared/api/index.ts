@@ -14,5 +14,7 @@ export * from './email-connections.js';
 export * from './ai-providers.js';
 export * from './memory.js';
 export * from './triggers.js';
+export * from './domains.js';
+export * from './jobs.js';
 export * from './admin.js';
 export * from './meta.js';

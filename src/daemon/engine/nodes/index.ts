@@ -9,6 +9,7 @@ import { scriptTask, serviceTask } from './work.js';
 import { aiTask } from './ai.js';
 import { callAgent } from './agent.js';
 import { memoryAction } from './memory.js';
+import { domainTask } from './domain.js';
 
 /** The handler of every node type the engine runs. A type missing here does not compile. */
 export const HANDLERS: HandlerRegistry = {
@@ -34,6 +35,7 @@ export const HANDLERS: HandlerRegistry = {
   aiTask,
   callAgent,
   memoryAction,
+  domainTask,
 };
 
 /**
