@@ -1,6 +1,6 @@
 /* Domains (/admin/domains): what external workers do for flows' domainTasks, per organization. */
 import { Type, type Static } from './schema.js';
-import { Name } from './common.js';
+import { Name, NullableString } from './common.js';
 
 /** A domain's name: as an organization's other names (`billing`, `crm.v2`). */
 export const DomainName = Name;
@@ -10,7 +10,7 @@ export const ACTION_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_.-]{0,99}$';
 /** One action of a domain: what its input and output must be (JSON Schemas, draft-07 or 2020-12). */
 export const DomainActionSpec = Type.Object(
   {
-    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    description: Type.Optional(NullableString({ maxLength: 2000 })),
     input: Type.Optional(
       Type.Unsafe<Record<string, unknown>>({
         type: 'object',
@@ -31,7 +31,7 @@ export type DomainActionSpec = Static<typeof DomainActionSpec>;
 /** Body of PUT /admin/domains/{name}: the domain as a whole (registering again replaces it). */
 export const RegisterDomainBody = Type.Object(
   {
-    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    description: Type.Optional(NullableString({ maxLength: 2000 })),
     actions: Type.Unsafe<Record<string, DomainActionSpec>>({
       type: 'object',
       minProperties: 1,
