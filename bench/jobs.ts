@@ -78,7 +78,11 @@ export async function runJobsBench(jobs = 5000, concurrency = 32, alone = 300): 
     await store.commit({ type: 'apiKey.created', key: key.key });
     const v = validateFlowSource(FLOW);
     if (!v.ok) throw new Error(JSON.stringify(v.problems));
-    const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
+    const { processId } = await publishFlow(store, {
+      definition: v.flow,
+      organization: 'default',
+      environment: 'PRODUCTION',
+    });
     await app.listen({ port: 0, host: '127.0.0.1' });
     const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
@@ -102,7 +106,11 @@ export async function runJobsBench(jobs = 5000, concurrency = 32, alone = 300): 
     const done = allFinished(jobs);
     await inCallers(jobs, 50, (n) => engine.start({ processId, organization: 'default', data: { n } }));
     const workerMs: number[] = [];
-    child = fork(WORKER, [url, key.apiKey, String(concurrency)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // BENCH_WORKER_PROF=DIR: a CPU profile of the worker process in DIR.
+    child = fork(WORKER, [url, key.apiKey, String(concurrency)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: process.env.BENCH_WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_WORKER_PROF] : [],
+    });
     child.on('message', (m: { ms?: number }) => {
       if (m.ms !== undefined) workerMs.push(m.ms);
     });

@@ -206,8 +206,11 @@ export function createWorker(options: WorkerOptions): Worker {
   async function loop(): Promise<void> {
     let failures = 0;
     emit({ type: 'polling', worker: name });
+    // As Camunda's job workers do: under load, ask again once half the slots are free, so one
+    // activation (one durable step in the daemon) locks several jobs instead of one each.
+    const threshold = Math.max(1, Math.ceil(concurrency / 2));
     while (!stopping) {
-      if (stats.inFlight >= concurrency) {
+      if (concurrency - stats.inFlight < threshold) {
         await new Promise<void>((resolve) => (slotFreed = resolve));
         slotFreed = null;
         continue;
