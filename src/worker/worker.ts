@@ -189,6 +189,8 @@ export function createWorker(options: WorkerOptions): Worker {
     } catch (err) {
       emit({ type: 'dropped', job, why: isWfxError(err) ? `${err.code}: ${err.message}` : String(err) });
     } finally {
+      // A heartbeat answered after this must not arm another.
+      h.gone ??= 'finished';
       clearTimeout(h.heartbeat);
       held.delete(job.key);
       stats.inFlight--;
