@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import type { WfxClient } from '../../src/client/client.js';
-import { adminClient, startDaemon } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { chargeFlow } from '../helpers/jobs.js';
 import { prepareWorkers, spawnWorker } from '../helpers/workers.js';
@@ -94,6 +94,10 @@ t.test('workers in other processes: module and --command, a killed holder, 1,000
     );
     holder.proc.kill('SIGKILL');
     await holder.exited;
+    const status = await wfxIn(['daemon', 'status', '--json'], { cwd });
+    t.match(JSON.parse(status.stdout).domains, [
+      { domain: 'billing', organization: 'default', locked: 1, workers: [{ worker: 'holder' }] },
+    ]);
     const next = spawnWorker(t, { cwd, url, apiKey, args: ['./handlers.mjs', '--name', 'next'] });
     const done = await eventually('completed by the next worker', async () => {
       const i = await admin.instances.get(inst.processInstanceId);
