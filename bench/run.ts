@@ -4,6 +4,7 @@
 import { formatAiBench, runAiBench } from './ai.js';
 import { formatEngineBench, runEngineBench } from './engine.js';
 import { formatHttpBench, runHttpBench } from './http.js';
+import { formatJobsBench, runJobsBench } from './jobs.js';
 import { machineLine, writeSection } from './report.js';
 import { formatStoreBench, runStoreBench } from './store.js';
 
@@ -20,6 +21,10 @@ console.log('\n## aiTask\n');
 const ai = formatAiBench(await runAiBench());
 console.log(ai);
 await writeSection('ai', `${machineLine()}\n\n${ai}`);
+console.log('\n## Jobs\n');
+const jobs = formatJobsBench(await runJobsBench());
+console.log(jobs);
+await writeSection('jobs', `${machineLine()}\n\n${jobs}`);
 console.log('\n## HTTP\n');
 const http = formatHttpBench(await runHttpBench());
 console.log(http);

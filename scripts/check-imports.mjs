@@ -17,7 +17,9 @@ const MAY_IMPORT = {
   client: ['client', 'shared'],
   daemon: ['daemon', 'shared'],
   tui: ['tui', 'client', 'shared'],
-  cli: ['cli', 'client', 'shared', 'tui'],
+  // The job worker (`wfx/worker`) runs in other programs: never the daemon's code.
+  worker: ['worker', 'client', 'shared'],
+  cli: ['cli', 'client', 'shared', 'tui', 'worker'],
 };
 
 function sourceFiles(dir) {

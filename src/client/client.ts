@@ -1,6 +1,18 @@
 import type {
   Activated,
   ActivateBody,
+  ActivatedJobs,
+  ActivateJobsBody,
+  CompleteJobBody,
+  DomainHealthList,
+  DomainList,
+  DomainView,
+  FailJobBody,
+  HeartbeatJobBody,
+  JobAnswer,
+  JobList,
+  JobListQuery,
+  RegisterDomainBody,
   BackupReport,
   ConnectionView,
   CreateConnectionBody,
@@ -347,6 +359,46 @@ export class WfxClient {
         'DELETE',
         withQuery(path`/admin/environments/${env}/variables/${name}`, query),
       ),
+  };
+
+  readonly domains = {
+    /** PUT /admin/domains/{name}: registers the domain, or replaces it whole. Throws VALIDATION_ERROR (`details.problems`: a schema that does not compile), DOMAIN_IN_USE (an action left out still has jobs). */
+    register: (name: string, body: RegisterDomainBody, query: Org = {}): Promise<DomainView> =>
+      this.http.request<DomainView>('PUT', withQuery(path`/admin/domains/${name}`, query), body),
+    /** GET /admin/domains. */
+    list: (query: Org = {}): Promise<DomainList> => this.http.get<DomainList>(withQuery('/admin/domains', query)),
+    /** GET /admin/domains/{name}. Throws DOMAIN_NOT_FOUND. */
+    get: (name: string, query: Org = {}): Promise<DomainView> =>
+      this.http.get<DomainView>(withQuery(path`/admin/domains/${name}`, query)),
+    /** DELETE /admin/domains/{name}. Throws DOMAIN_NOT_FOUND, DOMAIN_IN_USE. */
+    delete: (name: string, query: Org = {}): Promise<Deleted> =>
+      this.http.request<Deleted>('DELETE', withQuery(path`/admin/domains/${name}`, query)),
+  };
+
+  readonly jobs = {
+    /**
+     * POST /jobs/activate: up to `maxJobs` jobs locked to `worker`, waiting up to `requestTimeout`
+     * ms for some (a long poll; `signal` gives up). Throws DOMAIN_NOT_FOUND, FORBIDDEN.
+     */
+    activate: (body: ActivateJobsBody, signal?: AbortSignal): Promise<ActivatedJobs> =>
+      this.http.request<ActivatedJobs>('POST', '/jobs/activate', body, signal),
+    /** POST /jobs/{key}/complete. Throws JOB_NOT_FOUND, JOB_LOCK_LOST, JOB_OUTPUT_INVALID (the attempt counted as failed). */
+    complete: (key: string, body: CompleteJobBody): Promise<JobAnswer> =>
+      this.http.post<JobAnswer>(path`/jobs/${key}/complete`, body),
+    /** POST /jobs/{key}/fail: a failed attempt (retried while attempts are left). Throws JOB_NOT_FOUND, JOB_LOCK_LOST. */
+    fail: (key: string, body: FailJobBody): Promise<JobAnswer> =>
+      this.http.post<JobAnswer>(path`/jobs/${key}/fail`, body),
+    /** POST /jobs/{key}/heartbeat: extends the lock. Throws JOB_NOT_FOUND, JOB_LOCK_LOST. */
+    heartbeat: (key: string, body: HeartbeatJobBody): Promise<JobAnswer> =>
+      this.http.post<JobAnswer>(path`/jobs/${key}/heartbeat`, body),
+    /** POST /jobs/{key}/release: gives the job back unworked. Throws JOB_NOT_FOUND, JOB_LOCK_LOST. */
+    release: (key: string, worker: string): Promise<JobAnswer> =>
+      this.http.post<JobAnswer>(path`/jobs/${key}/release`, { worker }),
+    /** GET /jobs: waiting jobs, oldest first. */
+    list: (query: JobListQuery = {}): Promise<JobList> => this.http.get<JobList>(withQuery('/jobs', query)),
+    /** GET /jobs/workers: each domain's jobs and the workers seen lately. */
+    workers: (query: Org = {}): Promise<DomainHealthList> =>
+      this.http.get<DomainHealthList>(withQuery('/jobs/workers', query)),
   };
 
   readonly triggers = {

@@ -39,12 +39,21 @@ export function withQuery(
 export class ApiClient {
   constructor(readonly connection: Connection) {}
 
-  /** Sends a JSON request; resolves with the parsed answer of a 2xx. */
-  async request<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+  /**
+   * Sends a JSON request; resolves with the parsed answer of a 2xx. `signal` aborts it (the
+   * promise rejects with the AbortError).
+   */
+  async request<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const res = await this.fetch(path, {
       method,
       headers: { ...(body !== undefined && { 'content-type': 'application/json' }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
+      ...(signal && { signal }),
     });
     const text = await res.text();
     let parsed: unknown = null;

@@ -23,6 +23,9 @@ import { processRoutes } from './api/routes/process.js';
 import { emailConnectionRoutes } from './api/routes/email-connections.js';
 import { aiProviderRoutes } from './api/routes/ai-providers.js';
 import { memoryRoutes } from './api/routes/memory.js';
+import { jobRoutes } from './api/routes/jobs.js';
+import { domainRoutes } from './api/routes/domains.js';
+import { JobBoard } from './jobs/board.js';
 import type { AiRunner } from './ai/types.js';
 import { triggerRoutes } from './api/routes/triggers.js';
 import { backupRoutes } from './api/routes/backup.js';
@@ -43,6 +46,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The SSE fan-out (its subscriber count is a diagnostic). */
     streams: StreamHub;
+    /** Long polls of the jobs API and the workers seen (worker health). */
+    jobBoard: JobBoard;
     /** Compiles every route validator not compiled yet (the daemon does it once it is up); rejects with a schema's compile error. */
     compileValidators: () => Promise<void>;
   }
@@ -296,6 +301,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const limiter = new RateLimiter(options.now ? () => options.now!().getTime() : Date.now);
   const hub = new StreamHub(options.engine);
   app.decorate('streams', hub);
+  const engineNow = options.now ?? (() => new Date());
+  const board = new JobBoard(options.engine, options.store.state, Date.now, () => engineNow().getTime());
+  app.decorate('jobBoard', board);
   // While the server closes, a request still arriving on an open connection is refused with
   // SERVICE_UNAVAILABLE; a request already past this check finishes.
   let closing = false;
@@ -312,6 +320,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
   // Streams never finish by themselves: end them before the server waits for in-flight requests.
   app.addHook('preClose', async () => hub.endAll());
+  // Long polls answer what they have (nothing) at once, so that closing does not wait for them.
+  app.addHook('preClose', async () => board.close());
   app.addHook('onClose', async () => hub.close());
   installAuth(app, {
     state: options.store.state,
@@ -359,6 +369,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     emailConnectionRoutes(routes, { store: options.store, now: options.now });
     aiProviderRoutes(routes, { store: options.store, ai: options.ai, now: options.now });
     memoryRoutes(routes, { store: options.store, now: options.now });
+    domainRoutes(routes, { store: options.store, now: options.now });
+    jobRoutes(routes, { engine: options.engine, board });
     triggerRoutes(routes, { state: options.store.state, health: options.triggerHealth ?? (() => []) });
     if (options.backup) backupRoutes(routes, { backup: options.backup });
     // In a scope of their own: uploads take every content type as a stream, JSON included.

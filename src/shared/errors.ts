@@ -80,6 +80,19 @@ export const ERROR_CODES = {
     hint: 'The message starts with the node failure code (docs/flows.md): check the base URL, model and key with `wfx ai providers get`, or the model file.',
   },
 
+  // Domains and jobs (the jobs API, `wfx domains`, `wfx worker run`)
+  DOMAIN_NOT_FOUND: { status: 404, hint: 'Register it with `wfx domains register NAME --file domain.yaml`.' },
+  DOMAIN_IN_USE: {
+    status: 409,
+    hint: 'Jobs of it (or of the actions left out) still wait; let them finish, or cancel their executions, first.',
+  },
+  JOB_NOT_FOUND: { status: 404 },
+  JOB_LOCK_LOST: {
+    status: 409,
+    hint: "The job's lock lapsed (heartbeat sooner, or ask for a longer lockDuration) or another worker holds it: drop the result.",
+  },
+  JOB_OUTPUT_INVALID: { status: 422 },
+
   // CLI
   USAGE_ERROR: { status: 400, hint: 'See `wfx --help`.' },
   DAEMON_UNREACHABLE: {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { killIfAlive, wfxIn } from '../helpers/cli.js';
-import { ACTORS, MATRIX_FLOW, runMatrix, type Actor } from '../helpers/permission-matrix.js';
+import { ACTORS, MATRIX_DOMAIN, MATRIX_FLOW, runMatrix, type Actor } from '../helpers/permission-matrix.js';
 
 /** A started daemon process (real HTTP), its URL and bootstrap (system admin) key. */
 async function daemon(t: Test) {
@@ -55,6 +55,13 @@ t.test('permission matrix against a started daemon over real HTTP, keys made thr
   keys.otherAdmin = await make({ role: 'admin', organization: 'globex' });
   keys.systemAdmin = await make({ role: 'admin', system: true });
   keys.systemViewer = await make({ role: 'viewer', system: true });
+  keys.worker = await make({ role: 'worker', organization: 'acme' });
+  const registered = await d.call(keys.developer, {
+    method: 'PUT',
+    url: '/admin/domains/billing',
+    payload: MATRIX_DOMAIN,
+  });
+  t.equal(registered.status, 200, 'the domain is registered');
   const published = await d.call(keys.developer, {
     method: 'POST',
     url: '/admin/flows',

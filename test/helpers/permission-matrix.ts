@@ -4,7 +4,8 @@
  * against a started daemon, so both check the same table.
  */
 
-export type Actor = 'viewer' | 'operator' | 'developer' | 'admin' | 'otherAdmin' | 'systemAdmin' | 'systemViewer';
+export type Actor =
+  'viewer' | 'operator' | 'developer' | 'admin' | 'otherAdmin' | 'systemAdmin' | 'systemViewer' | 'worker';
 export const ACTORS: Actor[] = [
   'viewer',
   'operator',
@@ -13,9 +14,13 @@ export const ACTORS: Actor[] = [
   'otherAdmin',
   'systemAdmin',
   'systemViewer',
+  'worker',
 ];
 
-/** What a row needs: the flow under test (owned by organization acme) and fresh waiting executions. */
+/**
+ * What a row needs: the flow under test (owned by organization acme, which also has the
+ * domain MATRIX_DOMAIN registered) and fresh waiting executions.
+ */
 export interface MatrixContext {
   readonly processId: string;
   readonly definition: object;
@@ -24,7 +29,7 @@ export interface MatrixContext {
 }
 
 export interface MatrixRequest {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   readonly url: string;
   readonly payload?: object;
 }
@@ -44,20 +49,26 @@ nodes:
   done: { type: endEvent }
 `;
 
-const row = (expect: number[]): Record<Actor, number> =>
-  Object.fromEntries(ACTORS.map((a, i) => [a, expect[i]!])) as Record<Actor, number>;
+/** The domain every matrix context registers in acme (PUT /admin/domains/billing). */
+export const MATRIX_DOMAIN = { actions: { charge: { input: { type: 'object' } } } };
 
-//                                                   viewer op   dev  admin other sysAdm sysView
+/** A row's statuses; the worker role's is 403 unless given (it may only use the jobs API). */
+const row = (expect: number[]): Record<Actor, number> =>
+  Object.fromEntries(ACTORS.map((a, i) => [a, expect[i] ?? 403])) as Record<Actor, number>;
+
+const NO_JOB = '00000000-0000-4000-8000-000000000000.n1';
+
+//                                                   viewer op   dev  admin other sysAdm sysView worker
 export const MATRIX: MatrixRow[] = [
   {
     name: 'GET /process/list',
     request: async () => ({ method: 'GET', url: '/process/list' }),
-    expect: row([200, 200, 200, 200, 200, 200, 200]),
+    expect: row([200, 200, 200, 200, 200, 200, 200, 200]),
   },
   {
     name: 'GET /auth/whoami',
     request: async () => ({ method: 'GET', url: '/auth/whoami' }),
-    expect: row([200, 200, 200, 200, 200, 200, 200]),
+    expect: row([200, 200, 200, 200, 200, 200, 200, 200]),
   },
   {
     name: 'GET /process/instance/{id}',
@@ -167,10 +178,50 @@ export const MATRIX: MatrixRow[] = [
     request: async () => ({ method: 'GET', url: '/admin/environments/PRODUCTION/variables' }),
     expect: row([403, 403, 403, 200, 200, 200, 403]),
   },
+  {
+    name: 'POST /jobs/activate (in acme)',
+    request: async () => ({
+      method: 'POST',
+      url: '/jobs/activate',
+      payload: { domain: 'billing', worker: 'w', requestTimeout: 0, organization: 'acme' },
+    }),
+    expect: row([403, 403, 403, 200, 403, 200, 403, 200]),
+  },
+  {
+    name: 'POST /jobs/{key}/complete (no such job)',
+    request: async () => ({ method: 'POST', url: `/jobs/${NO_JOB}/complete`, payload: { worker: 'w' } }),
+    expect: row([403, 403, 403, 404, 404, 404, 403, 404]),
+  },
+  {
+    name: 'GET /jobs',
+    request: async () => ({ method: 'GET', url: '/jobs' }),
+    expect: row([200, 200, 200, 200, 200, 200, 200, 403]),
+  },
+  {
+    name: 'GET /jobs/workers',
+    request: async () => ({ method: 'GET', url: '/jobs/workers' }),
+    expect: row([200, 200, 200, 200, 200, 200, 200, 403]),
+  },
+  {
+    name: 'GET /admin/domains/billing (of acme)',
+    request: async () => ({ method: 'GET', url: '/admin/domains/billing?organization=acme' }),
+    expect: row([200, 200, 200, 200, 403, 200, 200, 403]),
+  },
+  {
+    name: 'PUT /admin/domains/billing (in acme)',
+    request: async () => ({ method: 'PUT', url: '/admin/domains/billing?organization=acme', payload: MATRIX_DOMAIN }),
+    expect: row([403, 403, 200, 200, 403, 200, 403, 403]),
+  },
 ];
 
 /** Error codes a refused cell may answer with. */
-export const REFUSAL_CODES = ['FORBIDDEN', 'INSTANCE_NOT_FOUND', 'PROCESS_NOT_FOUND', 'PROCESS_ID_CONFLICT'];
+export const REFUSAL_CODES = [
+  'FORBIDDEN',
+  'INSTANCE_NOT_FOUND',
+  'PROCESS_NOT_FOUND',
+  'PROCESS_ID_CONFLICT',
+  'JOB_NOT_FOUND',
+];
 
 /**
  * Runs every cell with `call` (status and body of one request as one actor, or none) and

@@ -4,6 +4,7 @@ import { App } from '../../src/tui/app.js';
 import { TriggersTable } from '../../src/tui/components/triggers-table.js';
 import { relativeTime } from '../../src/tui/format.js';
 import type { TriggerHealth } from '../../src/tui/hooks/use-triggers.js';
+import type { DomainHealth } from '../../src/tui/hooks/use-workers.js';
 import { TriggersScreen } from '../../src/tui/screens/triggers-screen.js';
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { frameMatching, renderAt, widerThan } from '../helpers/ink.js';
@@ -135,7 +136,7 @@ t.test(
       globalThis.clearInterval = realClear;
     });
     let health: TriggerHealth[] = [TRIGGERS[0]!];
-    const client = stubClient(() => ({ items: health }));
+    const client = stubClient((c) => ({ items: c.path.startsWith('/jobs/workers') ? [] : health }));
     const ui = renderAt(
       <TriggersScreen
         client={client}
@@ -236,3 +237,42 @@ t.test(
     t.same(widerThan(failing, 80), []);
   },
 );
+
+t.test('domains of workers under the triggers: a stalled one says so, workers and last seen', async (t) => {
+  const domains: DomainHealth[] = [
+    {
+      organization: 'default',
+      domain: 'billing',
+      state: 'stalled',
+      waiting: 3,
+      locked: 0,
+      oldestWaiting: '2026-11-21T10:00:00.000Z',
+      workers: [],
+      lastSeen: null,
+    },
+    {
+      organization: 'default',
+      domain: 'crm',
+      state: 'active',
+      waiting: 0,
+      locked: 2,
+      oldestWaiting: null,
+      workers: [
+        { worker: 'crm-1', lastSeen: '2026-11-21T10:04:50.000Z', polling: true },
+        { worker: 'crm-2', lastSeen: '2026-11-21T10:03:00.000Z', polling: false },
+      ],
+      lastSeen: '2026-11-21T10:04:50.000Z',
+    },
+  ];
+  const client = stubClient((c) => ({ items: c.path.startsWith('/jobs/workers') ? domains : [TRIGGERS[0]] }));
+  const ui = renderAt(
+    <TriggersScreen client={client} rows={23} now={NOW} active changes={0} setCapture={() => undefined} />,
+    80,
+  );
+  t.teardown(ui.unmount);
+  const frame = await frameMatching(ui.lastFrame, /2 domains of workers/);
+  t.match(frame, /2 domains of workers · ✖ 1 stalled: jobs wait and no worker was seen/);
+  t.match(frame, /✖ stalled\s+billing \(default\)\s+3 waiting · 0 locked\n\s+no worker seen/);
+  t.match(frame, /● active\s+crm \(default\)\s+0 waiting · 2 locked\n\s+workers crm-1\*, crm-2 · seen 10s ago/);
+  t.same(widerThan(frame, 80), [], 'fits 80 columns');
+});

@@ -9,7 +9,7 @@ import {
   stopDaemon,
   type DaemonOptions,
 } from '../../daemon/launcher.js';
-import type { Health, TriggerHealth } from '../../shared/api/index.js';
+import type { DomainHealth, Health, TriggerHealth } from '../../shared/api/index.js';
 import { dataDirPaths } from '../../shared/data-dir.js';
 import { WfxError } from '../../shared/errors.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';
@@ -35,6 +35,36 @@ async function triggerHealth(ctx: CliContext, cmd: Command): Promise<readonly Tr
   } catch {
     return null;
   }
+}
+
+/** GET /jobs/workers with the CLI's credential, or null when there is none that may read it. */
+async function workerHealth(ctx: CliContext, cmd: Command): Promise<readonly DomainHealth[] | null> {
+  try {
+    return (await (await clientFor(ctx, cmd)).jobs.workers()).items;
+  } catch {
+    return null;
+  }
+}
+
+/** The domains section of `daemon status`: jobs waiting and locked, workers, and stalled ones said so. */
+function domainLines(domains: readonly DomainHealth[]): string {
+  const stalled = domains.filter((d) => d.state === 'stalled').length;
+  let out = `  domains         ${domains.length}${stalled ? ` (${stalled} stalled: jobs wait and no worker was seen)` : ''}\n`;
+  if (domains.length === 0) return out;
+  out += `\n${table(
+    ['DOMAIN', 'ORG', 'STATE', 'WAITING', 'LOCKED', 'WORKERS', 'LAST SEEN', 'OLDEST WAITING'],
+    domains.map((d) => [
+      d.domain,
+      d.organization,
+      d.state,
+      String(d.waiting),
+      String(d.locked),
+      d.workers.length === 0 ? '-' : d.workers.map((w) => `${w.worker}${w.polling ? '*' : ''}`).join(', '),
+      d.lastSeen ?? 'never',
+      d.oldestWaiting ?? '-',
+    ]),
+  )}`;
+  return out;
 }
 
 interface StartOptions {
@@ -301,7 +331,9 @@ async function status(ctx: CliContext, cmd: Command): Promise<void> {
   }
   // Trigger health needs a credential that may read flows; without one the section is left out.
   const triggers = health.status === 'ok' ? await triggerHealth(ctx, cmd) : null;
-  if (g.json) printJson(ctx, { running: true, ...info, health, ...(triggers && { triggers }) });
+  const domains = health.status === 'ok' ? await workerHealth(ctx, cmd) : null;
+  if (g.json)
+    printJson(ctx, { running: true, ...info, health, ...(triggers && { triggers }), ...(domains && { domains }) });
   else {
     ctx.stdout.write(
       `wfx daemon running (pid ${info.pid})\n` +
@@ -342,6 +374,7 @@ async function status(ctx: CliContext, cmd: Command): Promise<void> {
         );
       }
     }
+    if (domains) ctx.stdout.write(`${triggers && triggers.length > 0 ? '\n' : ''}${domainLines(domains)}`);
   }
   if (health.status !== 'ok') ctx.exitCode = EXIT.UNREACHABLE;
 }

@@ -20,7 +20,7 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     .requiredOption('--name <name>', 'what it is for')
     .addOption(
       new Option('--role <role>', 'its permissions')
-        .choices(['viewer', 'operator', 'developer', 'admin'])
+        .choices(['viewer', 'operator', 'developer', 'admin', 'worker'])
         .default('operator'),
     )
     .option('--org <organization>', 'its organization (system admins: any; created if new)')

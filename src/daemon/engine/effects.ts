@@ -106,8 +106,10 @@ export class Effects {
       emitter.emit('logs', { processInstanceId: id, upTo, instance: inst } satisfies LogsAdvanced);
     }
     const publish = emitter.listenerCount('lifecycle') > 0;
+    const jobs = emitter.listenerCount('jobs') > 0;
     for (const r of records) {
       if (publish) for (const event of lifecycleOf(this.state, r)) emitter.emit('lifecycle', event);
+      if (jobs) this.jobsWaiting(r);
       if (r.type === 'node.waiting' && r.wait.dueAt)
         this.timers.set(nodeKey(r.instanceId, r.nodeInstanceId), Date.parse(r.wait.dueAt));
       else if (r.type === 'node.completed' || r.type === 'node.left') {
@@ -137,6 +139,15 @@ export class Effects {
     }
     for (const order of transition.work) this.work.start(order);
     for (const id of transition.deferred) setImmediate(() => this.continueDeferred(id));
+  }
+
+  /** Wakes the jobs API's long polls for a record that leaves a job waiting for a worker. */
+  private jobsWaiting(r: WfxRecord): void {
+    if (!(r.type === 'node.waiting' && r.wait.kind === 'job') && !(r.type === 'job.locked' && r.lock === null)) return;
+    const inst = this.state.instances[r.instanceId];
+    const wait = inst?.nodes[r.nodeInstanceId]?.wait;
+    if (inst && wait?.kind === 'job')
+      this.emitter.emit('jobs', { organization: inst.organization, domain: wait.domain, action: wait.action });
   }
 
   /** A finished execution has left the live state (moved to history): its log is no longer followed. */

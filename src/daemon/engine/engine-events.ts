@@ -29,6 +29,13 @@ export interface WorkProgress {
   readonly delta: string;
 }
 
+/** A job of `action` may have become available: a new one, a retry, one released (its worker gave it back). */
+export interface JobsWaiting {
+  readonly organization: string;
+  readonly domain: string;
+  readonly action: string;
+}
+
 /**
  * The engine's events and their arguments. `log` and `lifecycle` are built only while someone
  * listens (building events nobody listens to would cost every step).
@@ -46,6 +53,8 @@ export interface EngineEvents {
   archived: [string];
   /** Text of a model's answer while it streams (only while someone listens; never journaled). */
   progress: [WorkProgress];
+  /** Jobs wait for a worker (only while someone listens): long polls of the jobs API wake. */
+  jobs: [JobsWaiting];
 }
 
 /** The emitting side of the engine, as the effects that publish need it. */

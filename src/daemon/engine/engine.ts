@@ -41,8 +41,10 @@ import type { NetworkPolicy } from './work/network-policy.js';
 import type { WorkResult } from './work/result.js';
 import type { ScriptRunner } from './work/script.js';
 import { WorkRunner } from './work-runner.js';
+import { JobOperations } from './jobs.js';
+import { DomainSchemas } from '../jobs/schemas.js';
 
-export type { EngineEvents, LogsAdvanced, StreamedLog, WorkProgress } from './engine-events.js';
+export type { EngineEvents, JobsWaiting, LogsAdvanced, StreamedLog, WorkProgress } from './engine-events.js';
 export type { LifecycleEvent } from './lifecycle.js';
 export type { Caller } from './queries.js';
 
@@ -129,6 +131,10 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   private readonly effects: Effects;
   /** The file store (EngineOptions.files). */
   readonly files: FileStore | undefined;
+  /** Domain actions' schemas, compiled once. */
+  readonly schemas: DomainSchemas;
+  /** The jobs API's operations (domainTask jobs: activate, complete, fail, heartbeat, release). */
+  readonly jobs: JobOperations;
 
   constructor(options: EngineOptions) {
     super();
@@ -141,6 +147,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     this.files = options.files;
     const step = <T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T): Promise<T> => this.step(fn);
     const closed = (): boolean => this.closed;
+    this.schemas = new DomainSchemas(this.maxJsonDepth);
+    this.jobs = new JobOperations({ state: this.state, step, now: this.now, schemas: this.schemas });
     this.work = new WorkRunner({
       state: this.state,
       http: options.http ?? callHttp,

@@ -21,6 +21,7 @@ import {
   type AgentState,
   type BufferedMessage,
   type StoredFile,
+  type DomainAction,
   type Instance,
   type InstanceError,
   type NodeInstance,
@@ -39,6 +40,7 @@ import type {
 import { nodeKey, type NodeKey } from './keys.js';
 import { handlerOf } from './nodes/index.js';
 import type { WorkResult } from './work/result.js';
+import type { DomainSchemas } from '../jobs/schemas.js';
 
 /** The parameters of a new execution, as Transition.launch takes them. */
 export type LaunchParams = Omit<
@@ -83,6 +85,8 @@ export interface EngineCore {
   isWorking(key: NodeKey): boolean;
   /** How deep the variables, output and data a node sets may nest (json-shape.ts); deeper fails the node with DATA_TOO_DEEP. */
   readonly maxJsonDepth: number;
+  /** Domain actions' schemas, compiled once (domainTask inputs, workers' outputs). */
+  readonly schemas: DomainSchemas;
 }
 
 /** A node fails with `code` (not an API error: documented with the node failure codes in docs/flows.md). */
@@ -840,6 +844,7 @@ export class Transition {
       this.core.flowOf(inst).nodes[nodeId]!,
       warnings,
       this.core.state,
+      this.core.schemas,
     );
   }
 }
@@ -884,7 +889,18 @@ class Scope implements NodeScope {
     /** WARN lines for missing references, written after the node's own record. */
     private readonly warnings: WfxRecord[],
     private readonly state: WfxState,
+    private readonly schemas: DomainSchemas,
   ) {}
+
+  domainAction(domain: string, action: string): DomainAction | undefined {
+    const org = ownEntry(this.state.domains, this.instance.organization);
+    const d = org && ownEntry(org, domain);
+    return d && ownEntry(d.actions, action);
+  }
+
+  schemaProblem(schema: Record<string, unknown>, value: unknown, what: string): string | null {
+    return this.schemas.problem(schema, value, what);
+  }
 
   memory(namespace: string, key: string): MemoryEntry | undefined {
     return memoryEntry(this.state.memory, { organization: this.instance.organization, namespace, key }, this.now);

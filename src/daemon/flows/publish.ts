@@ -7,6 +7,7 @@ import type { FlowProblem } from '../../shared/flow/validate.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
+import { domainTaskProblems } from '../jobs/domains.js';
 
 /** What a publish did. */
 export interface PublishResult {
@@ -36,7 +37,8 @@ export function canonicalJson(value: unknown): string {
  * Publishes a validated flow into `organization` and activates it in `environment`. The same
  * definition again gives back its existing version; a changed one becomes the next version
  * ("1", "2", ...). Resolves once durable. Throws PROCESS_ID_CONFLICT when another organization
- * owns the processId, FLOW_INVALID when a webhook trigger names no registration of the organization.
+ * owns the processId, FLOW_INVALID when a webhook trigger names no registration of the organization,
+ * or a domainTask no registered domain and action (or input that cannot match its schema).
  */
 export async function publishFlow(
   store: DurableStore<WfxState, WfxRecord>,
@@ -59,6 +61,7 @@ export async function publishFlow(
     return [];
   });
   problems.push(...agentToolProblems(store.state, definition, organization, environment));
+  problems.push(...domainTaskProblems(store.state, definition, organization));
   if (problems.length > 0) throw new WfxError('FLOW_INVALID', problems.map((p) => p.message).join('; '), { details: { problems } });
   const hash = createHash('sha256').update(canonicalJson(definition)).digest('hex');
   const same = existing && Object.values(existing.versions).find((v) => v.hash === hash);

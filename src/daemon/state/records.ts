@@ -6,6 +6,8 @@
 import type {
   AiProvider,
   ApiKey,
+  Domain,
+  JobLock,
   ApiKeyStatus,
   BufferedMessage,
   Environment,
@@ -26,6 +28,7 @@ import { assignOwn, extensibleCopy } from '../../shared/json-object.js';
 import { applyAgentUpdate, linkToolChild, type AgentUpdate } from './agent.js';
 import { writeMemory, type MemoryEntry } from './memory.js';
 import { rememberIds } from './seen-ids.js';
+import { applyJobLock, indexJobWait, jobWaitingLine, unindexJob, type JobLockReason } from './jobs.js';
 import {
   EMAIL_SEEN_IDS,
   DERIVED,
@@ -232,6 +235,22 @@ export type WfxRecord =
   /** A file was deleted (by retention or an admin); its blob goes once no file names it. */
   | { readonly type: 'file.deleted'; readonly fileId: string }
   /**
+   * A domainTask's job was locked to a worker (`activated`, `extended` by a heartbeat) or given
+   * back (`released`, lock null): its node's wait gets the lock. A failed attempt is a new
+   * `node.waiting` instead (the next attempt's wait).
+   */
+  | {
+      readonly type: 'job.locked';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly at: string;
+      readonly lock: JobLock | null;
+      readonly reason: JobLockReason;
+    }
+  /** A domain was registered (or registered again: replaced whole). */
+  | { readonly type: 'domain.saved'; readonly domain: Domain }
+  | { readonly type: 'domain.deleted'; readonly organization: string; readonly name: string }
+  /**
    * A memory entry was set (`entry`) or removed (null): by a memoryAction or an aiTask's chat
    * memory in the same step as its node's completion, by the admin API, or by GC once expired.
    */
@@ -304,6 +323,8 @@ function waitingFor(wait: Wait): string {
     }
     case 'tools':
       return 'waiting for its tool calls';
+    case 'job':
+      return jobWaitingLine(wait);
   }
 }
 
@@ -546,10 +567,12 @@ const handlers: Handlers = {
     const inst = state.instances[r.instanceId];
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
+    const before = node.wait;
     node.statusCd = STATUS.WAITING;
     node.wait = r.wait;
     if (r.variables) assignOwn(inst.variables, r.variables);
     if (r.wait.kind === 'event') subscribe(state, inst, node, r.wait);
+    if (r.wait.kind === 'job' || before?.kind === 'job') indexJobWait(state, inst, node, before);
     log(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);
   },
   'node.completed': (state, r) => {
@@ -557,6 +580,7 @@ const handlers: Handlers = {
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
+    unindexJob(state, inst, node);
     complete(inst, node, r);
     if (r.usage) {
       const u = inst.usage;
@@ -572,6 +596,7 @@ const handlers: Handlers = {
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
+    unindexJob(state, inst, node);
     node.statusCd = r.statusCd;
     node.endTime = r.at;
     node.wait = null;
@@ -589,6 +614,7 @@ const handlers: Handlers = {
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
+    unindexJob(state, inst, node);
     node.statusCd = STATUS.ACTIVE;
     node.wait = null;
   },
@@ -697,6 +723,22 @@ const handlers: Handlers = {
   },
   'memory.written': (state, r) => {
     writeMemory(state.memory, r, r.entry);
+  },
+  'job.locked': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    const node = inst?.nodes[r.nodeInstanceId];
+    if (!inst || !node) return;
+    const line = applyJobLock(state, inst, node, r.lock, r.reason);
+    if (line !== null) log(inst, node, 'INFO', line, r.at);
+  },
+  'domain.saved': (state, r) => {
+    (state.domains[r.domain.organization] ??= {})[r.domain.name] = r.domain;
+  },
+  'domain.deleted': (state, r) => {
+    const org = state.domains[r.organization];
+    if (!org) return;
+    delete org[r.name];
+    if (Object.keys(org).length === 0) delete state.domains[r.organization];
   },
   'webhook.received': (state, r) => {
     state.pendingDeliveries[r.delivery.deliveryId] = r.delivery;

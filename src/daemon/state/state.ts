@@ -1,6 +1,10 @@
 import type { MemoryStore } from './memory.js';
+import type { StoredFile } from './stored-file.js';
+
+export type { StoredFile };
 import type { InstanceTable } from './instance-table.js';
 import type { SubscriptionBucket } from './subscriptions.js';
+import type { Domain, DomainAction, JobQueues } from './jobs.js';
 import { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
 import type {
   AgentCall,
@@ -13,6 +17,8 @@ import type {
   Environment,
   ExecutionUsage,
   InstanceError,
+  JobLock,
+  JobWait,
   LogEntry,
   LoopState,
   Permission,
@@ -24,6 +30,7 @@ import type {
 
 // The wire's constants and types, defined in shared/api; re-exported for the daemon's modules.
 export { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS };
+export type { Domain, DomainAction };
 export type {
   AgentCall,
   AgentMessage,
@@ -34,6 +41,8 @@ export type {
   EndpointEnvironment,
   Environment,
   InstanceError,
+  JobLock,
+  JobWait,
   LogEntry,
   LoopState,
   Permission,
@@ -115,20 +124,13 @@ export interface WfxState {
    * `<data-dir>/files/`, named by its SHA-256 and written before the record that names it.
    */
   files: Record<string, StoredFile>;
-}
-
-/** A file of the file store: an upload, or a file a node made (voiceTask's audio). */
-export interface StoredFile {
-  readonly fileId: string;
-  readonly organization: string;
-  readonly name: string;
-  readonly mimeType: string;
-  readonly bytes: number;
-  /** Hex SHA-256 of the content: the blob's name. */
-  readonly sha256: string;
-  readonly createdAt: string;
-  /** When retention removes it, unless a running execution refers to it then (it is kept longer). */
-  readonly expiresAt: string;
+  /** Domains (domainTask, the jobs API): organization -> name -> domain. */
+  domains: Record<string, Record<string, Domain>>;
+  /**
+   * The waiting jobs by organization, domain and action (state/jobs.ts), made on first use by
+   * `JobQueues.of(state)` from the job waits. Derived, so never written to a snapshot (DERIVED).
+   */
+  jobQueues?: JobQueues | undefined;
 }
 
 /** The kinds of model provider: an OpenAI-compatible HTTP API, or a GGUF file run in-process. */
@@ -382,7 +384,7 @@ export interface ApiKey {
  * (Engine.recover with indexEventWait): large, and a checkpoint would copy it at once when its
  * copy began. The instance table indexes `instances` again on first use (InstanceTable.of).
  */
-export const DERIVED = ['subscriptions', 'instanceTable'] as const;
+export const DERIVED = ['subscriptions', 'instanceTable', 'jobQueues'] as const;
 
 /** `T` with its readonly fields writable: for code that builds or shares a state object's fields in place. */
 export type Writable<T> = { -readonly [K in keyof T]: T[K] };
@@ -410,5 +412,7 @@ export function initialState(): WfxState {
     aiProviders: {},
     memory: {},
     files: {},
+    domains: {},
+    jobQueues: undefined,
   };
 }

@@ -15,5 +15,7 @@ export * from './ai-providers.js';
 export * from './memory.js';
 export * from './files.js';
 export * from './triggers.js';
+export * from './domains.js';
+export * from './jobs.js';
 export * from './admin.js';
 export * from './meta.js';

@@ -7,13 +7,15 @@ export const ROLE_PERMISSIONS = {
   viewer: ['WORKFLOW_READ'],
   operator: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE'],
   developer: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE', 'WORKFLOW_PUBLISH'],
-  admin: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE', 'WORKFLOW_PUBLISH', 'ADMIN'],
+  admin: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE', 'WORKFLOW_PUBLISH', 'ADMIN', 'JOB_WORKER'],
+  /** A job worker's key: activates and completes its organization's jobs (the jobs API), nothing else. */
+  worker: ['JOB_WORKER'],
 } as const;
 /** A role name. */
 export type Role = keyof typeof ROLE_PERMISSIONS;
 /** A permission a role carries. */
 export type Permission = (typeof ROLE_PERMISSIONS)[Role][number];
-/** The role names, weakest first. */
+/** The role names, in the order above (the worker role last: it is no step of the others). */
 export const ROLES = Object.keys(ROLE_PERMISSIONS) as Role[];
 /** What a key may be: in use, suspended (may be activated again), revoked (for good). */
 export const KEY_STATUSES = ['ACTIVE', 'SUSPENDED', 'REVOKED'] as const;

@@ -18,7 +18,7 @@ export const STATUS = { ACTIVE: 0, WAITING: 1, COMPLETED: 2, FAILED: 3, CANCELLE
 export type StatusCd = (typeof STATUS)[keyof typeof STATUS];
 
 /** What a waiting node waits for (`kind`), in the order the engine introduced them. */
-export const WAIT_KINDS = ['input', 'event', 'timer', 'child', 'loop'] as const;
+export const WAIT_KINDS = ['input', 'event', 'timer', 'child', 'loop', 'job'] as const;
 /** A wait's `kind` (one of WAIT_KINDS). */
 export type WaitKind = (typeof WAIT_KINDS)[number];
 
@@ -207,7 +207,44 @@ export type Wait =
   /** A loopNode runs its iterations as child executions. */
   | { readonly kind: 'loop'; readonly dueAt: null; readonly state: LoopState }
   /** A callAgent waits for the child executions running its tool calls (its state: the node's `agent`). */
-  | { readonly kind: 'tools'; readonly dueAt: null };
+  | { readonly kind: 'tools'; readonly dueAt: null }
+  /** A domainTask's job waits for a worker (the jobs API); `dueAt` is the node's `timeout`. */
+  | JobWait;
+
+/** The worker holding a job, and until when (a lock past `expiresAt` has lapsed: the job is available again). */
+export interface JobLock {
+  readonly worker: string;
+  readonly activatedAt: string;
+  readonly expiresAt: string;
+  /** The lock duration the worker asked for: a heartbeat without its own extends by this. */
+  readonly durationMs: number;
+}
+
+/**
+ * A domainTask's job, as its node's wait keeps it: everything a worker gets, and the state of
+ * its attempts. Changed only by records (an activation, a heartbeat, a release: `job.locked`; a
+ * failed attempt: a new `node.waiting`), so a restart finds each lock as it was.
+ */
+export interface JobWait {
+  readonly kind: 'job';
+  /** The node's `timeout` from when it was reached (JOB_TIMEOUT); null: none. */
+  readonly dueAt: string | null;
+  readonly domain: string;
+  readonly action: string;
+  /** The input, resolved when the node was reached. */
+  readonly input: Record<string, unknown>;
+  /** The attempt being made (1-based): a failed attempt makes the next. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  /** Activations so far, lapsed locks included. */
+  readonly activations: number;
+  /** A retry's backoff: not activated before this instant; null: at once. */
+  readonly notBefore: string | null;
+  /** The worker holding it, or null (waiting for one). */
+  readonly lock: JobLock | null;
+  /** The last failed attempt's error. */
+  readonly lastError: { readonly code: string; readonly message: string } | null;
+}
 
 /** A node instance as GET /process/instance/{id} gives it. */
 export interface NodeView {

@@ -74,6 +74,13 @@ export const NODE_FAILURE_CODES = {
   MEMORY_KEY_INVALID:
     'a namespace or key references a missing variable, or resolves to empty text or over 512 characters',
 
+  // domainTask (and the worker's own error code, passed on)
+  DOMAIN_NOT_FOUND: "the node's domain or action is no longer registered in the organization",
+  JOB_INPUT_INVALID: "the resolved input does not match the action's input schema; no job is made",
+  JOB_FAILED: 'a worker failed the job with no error code of its own, and no attempts are left',
+  JOB_OUTPUT_INVALID: "a worker's output does not match the action's output schema, and no attempts are left",
+  JOB_TIMEOUT: "no worker completed the job within the node's `timeout`",
+
   // The execution's own failures (its `data.error`; a subProcess node passes a child's on)
   TIMEOUT: 'a node timed out with no `timeoutFlow`',
   JOIN_DEADLOCK: 'a converging gateway waits for tokens that can no longer arrive',

@@ -36,6 +36,8 @@ const DRAFT_2020 = /^https:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
 export interface JsonSchemaOptions {
   /** Fill in each missing property that has a `default` (the validated data is changed): start data. */
   readonly useDefaults?: boolean;
+  /** Report every violation, not the first only (a publish-time check that filters them). */
+  readonly allErrors?: boolean;
 }
 
 /**
@@ -47,7 +49,11 @@ export function compileJsonSchema(schema: unknown, options: JsonSchemaOptions = 
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
     return { ok: false, path: [], message: 'a JSON Schema must be an object' };
   const version = (schema as { $schema?: unknown }).$schema;
-  const opts = options.useDefaults ? { ...STRICT, useDefaults: true } : STRICT;
+  const opts = {
+    ...STRICT,
+    ...(options.useDefaults && { useDefaults: true }),
+    ...(options.allErrors && { allErrors: true }),
+  };
   const ajv = typeof version === 'string' && DRAFT_2020.test(version) ? new Ajv2020(opts) : new Ajv(opts);
   let valid: boolean;
   try {

@@ -460,6 +460,27 @@ const NODE_PROPERTIES: {
     },
     required: ['action', 'namespace', 'next'],
   },
+  domainTask: {
+    description:
+      "a job for an external worker of a registered domain; the worker's output goes to resultVariable (default: the node id)",
+    properties: {
+      domain: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', description: 'a registered domain' },
+      action: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_.-]{0,99}$', description: 'one of its actions' },
+      input: {
+        description: "the job's input: a map ({ref} resolved in each value) or one {ref} to an object",
+        type: ['object', 'string'],
+      },
+      timeout: { ...duration, description: 'the whole job, from when the node is reached (default: none)' },
+      retry: {
+        ...retry,
+        description: "attempts of the job: a worker's failure or invalid output is retried after the interval",
+      },
+      resultVariable,
+      next,
+      errorFlow,
+    },
+    required: ['domain', 'action', 'next'],
+  },
 };
 
 function gatewayProperties(): Schema {

@@ -353,6 +353,26 @@ export interface MemoryActionNode extends NodeBase {
   readonly next: Next;
 }
 
+/**
+ * A job for an external worker of a registered domain: the action's input (`{ref}` resolved)
+ * waits, durable, until a worker activates and completes it (the jobs API).
+ */
+export interface DomainTaskNode extends NodeBase {
+  readonly type: 'domainTask';
+  /** A domain registered in the organization (`wfx domains register`). */
+  readonly domain: string;
+  /** One of the domain's actions. */
+  readonly action: string;
+  /** The job's input: a map of values (`{ref}` resolved), or one `{ref}` to an object. */
+  readonly input?: unknown;
+  /** The whole job's deadline, from when the node is reached (JOB_TIMEOUT); default none. */
+  readonly timeout?: string;
+  /** How a failed attempt is retried (a worker's failure, output that does not match). */
+  readonly retry?: RetrySpec;
+  readonly resultVariable?: string;
+  readonly next: Next;
+}
+
 /** Node types whose `nodes:` is a nested flow (a loop's body, an embedded subprocess). */
 export const CONTAINER_TYPES = ['loopNode', 'subProcess'] as const;
 
@@ -381,6 +401,7 @@ export interface NodeByType {
   callAgent: CallAgentNode;
   memoryAction: MemoryActionNode;
   voiceTask: VoiceTaskNode;
+  domainTask: DomainTaskNode;
 }
 export type NodeType = keyof NodeByType;
 export type FlowNode = NodeByType[NodeType];

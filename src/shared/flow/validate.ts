@@ -40,7 +40,9 @@ export type FlowProblemCode =
   | 'BAD_PATTERN'
   | 'UNKNOWN_WEBHOOK'
   | 'UNKNOWN_TOOL'
-  | 'TOOL_WITHOUT_INPUTS';
+  | 'TOOL_WITHOUT_INPUTS'
+  | 'UNKNOWN_DOMAIN'
+  | 'JOB_INPUT_MISMATCH';
 
 /** One thing wrong with a flow, located as precisely as the file allows. */
 export interface FlowProblem {
@@ -388,6 +390,9 @@ function checkComposite(node: FlowNode, path: (string | number)[], at: At): void
     case 'voiceTask':
       checkRetry(n, path, at);
       checkVoiceTask(n, path, at);
+      return;
+    case 'domainTask':
+      checkRetry(n, path, at);
       return;
     default:
       return;

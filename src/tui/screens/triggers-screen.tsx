@@ -2,20 +2,27 @@ import { Box, Text, useInput } from 'ink';
 import { useRef, useState } from 'react';
 import { KeyBar } from '../components/key-bar.js';
 import { TriggersTable } from '../components/triggers-table.js';
+import { DomainsTable } from '../components/domains-table.js';
 import { useTriggers } from '../hooks/use-triggers.js';
+import { useWorkers } from '../hooks/use-workers.js';
 import { useWidth } from '../hooks/use-width.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 import { cursorAt, moveCursor } from '../cursor.js';
 
 /**
- * The trigger-health screen: every trigger of the active flow versions with its state, last and
- * next fire and its last error; re-read when executions change and every `refreshMs` (5 s).
+ * The health screen: every trigger of the active flow versions with its state, last and next
+ * fire and its last error; under it each domain's jobs and workers (a domain whose jobs wait
+ * with no worker seen is `stalled`); re-read when executions change and every `refreshMs` (5 s).
  */
 export function TriggersScreen(props: ScreenProps & { readonly refreshMs?: number }) {
   const { client, rows, now, active, changes, refreshMs } = props;
   const width = useWidth();
   const { data, error } = useTriggers(client, changes, refreshMs);
   const triggers = data ?? [];
+  // Domains are shown when the credential may read them; their failure leaves the triggers alone.
+  const domains = useWorkers(client, changes).data ?? [];
+  const stalled = domains.filter((d) => d.state === 'stalled').length;
+  const domainRows = domains.length === 0 ? 0 : 1 + 2 * Math.min(domains.length, 3);
   const [selected, setSelected] = useState(0);
   const latest = useRef(triggers.length);
   latest.current = triggers.length;
@@ -46,9 +53,18 @@ export function TriggersScreen(props: ScreenProps & { readonly refreshMs?: numbe
             triggers={triggers}
             selected={cursorAt(selected, triggers.length)}
             now={now}
-            rows={Math.max(3, rows - 5)}
+            rows={Math.max(3, rows - 5 - domainRows)}
             width={width}
           />
+          {domains.length > 0 && (
+            <>
+              <Text>
+                {domains.length} domain{domains.length === 1 ? '' : 's'} of workers
+                {stalled > 0 && <Text color="red"> · ✖ {stalled} stalled: jobs wait and no worker was seen</Text>}
+              </Text>
+              <DomainsTable domains={domains} now={now} rows={domainRows - 1} width={width} />
+            </>
+          )}
         </>
       ) : (
         !error && <Text dimColor>loading trigger health…</Text>

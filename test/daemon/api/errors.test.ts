@@ -134,7 +134,7 @@ t.test('401 for missing, malformed, wrong, suspended, revoked and expired keys',
     keyId: good.keyId,
     organization: 'default',
     system: false,
-    permissions: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE', 'WORKFLOW_PUBLISH', 'ADMIN'],
+    permissions: ['WORKFLOW_READ', 'WORKFLOW_EXECUTE', 'WORKFLOW_PUBLISH', 'ADMIN', 'JOB_WORKER'],
   });
 });
 

@@ -109,6 +109,23 @@ const ROUTES: OrgRoute[] = [
   },
   { method: 'GET', path: '/process/tasks', url: (org) => `/process/tasks?${q(org)}` },
   {
+    method: 'PUT',
+    path: '/admin/domains/{name}',
+    url: (org) => `/admin/domains/d?${q(org)}`,
+    body: () => ({ actions: { a: {} } }),
+  },
+  { method: 'GET', path: '/admin/domains', url: (org) => `/admin/domains?${q(org)}` },
+  { method: 'GET', path: '/admin/domains/{name}', url: (org) => `/admin/domains/d?${q(org)}` },
+  { method: 'DELETE', path: '/admin/domains/{name}', url: (org) => `/admin/domains/d?${q(org)}` },
+  { method: 'GET', path: '/jobs', url: (org) => `/jobs?${q(org)}` },
+  { method: 'GET', path: '/jobs/workers', url: (org) => `/jobs/workers?${q(org)}` },
+  {
+    method: 'POST',
+    path: '/jobs/activate',
+    url: () => '/jobs/activate',
+    body: (org) => ({ domain: 'd', worker: 'w', requestTimeout: 0, organization: org }),
+  },
+  {
     method: 'POST',
     path: '/process/event',
     url: () => '/process/event',

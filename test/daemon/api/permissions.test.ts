@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { Role } from '../../../src/daemon/state/state.js';
 import { apiHarness, type TestKey } from '../../helpers/api.js';
-import { MATRIX_FLOW, runMatrix, type Actor } from '../../helpers/permission-matrix.js';
+import { MATRIX_DOMAIN, MATRIX_FLOW, runMatrix, type Actor } from '../../helpers/permission-matrix.js';
 
 t.test('permission matrix (in-process): each role x each endpoint x own org / other org / system key', async (t) => {
   const h = await apiHarness(t);
@@ -11,7 +11,10 @@ t.test('permission matrix (in-process): each role x each endpoint x own org / ot
   keys.otherAdmin = await h.key('admin', 'globex');
   keys.systemAdmin = await h.key('admin', null);
   keys.systemViewer = await h.key('viewer', null);
+  keys.worker = await h.key('worker', 'acme');
   const processId = await h.publish(MATRIX_FLOW, { organization: 'acme' });
+  const domain = await h.call(keys.developer, { method: 'PUT', url: '/admin/domains/billing', payload: MATRIX_DOMAIN });
+  t.equal(domain.statusCode, 200, 'the domain is registered');
   const failures = await runMatrix(
     {
       processId,

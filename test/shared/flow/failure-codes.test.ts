@@ -32,9 +32,11 @@ t.test('the API error codes a node keeps from a thrown WfxError are exactly thes
   // Any other WfxError a node meets (VALIDATION_ERROR, say) is a bug there: INTERNAL_ERROR.
   const shared = Object.keys(NODE_FAILURE_CODES).filter((code) => Object.hasOwn(ERROR_CODES, code));
   t.same(shared.sort(), [
+    'DOMAIN_NOT_FOUND',
     'EXPRESSION_ERROR',
     'FILE_NOT_FOUND',
     'INTERNAL_ERROR',
+    'JOB_OUTPUT_INVALID',
     'PROCESS_NOT_FOUND',
     'PROCESS_NOT_PUBLISHED',
     'VERSION_NOT_FOUND',

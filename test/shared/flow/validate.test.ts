@@ -232,10 +232,10 @@ ${inner}
     t.match(
       problems(
         body(
-          '      s: { type: startEvent, next: x }\n      x: { type: domainTask, next: e }\n      e: { type: endEvent }',
+          '      s: { type: startEvent, next: x }\n      x: { type: teleport, next: e }\n      e: { type: endEvent }',
         ),
       ),
-      [{ code: 'NODE_TYPE_UNSUPPORTED', nodeId: 'each', property: 'nodes.x.type', line: 10 }],
+      [{ code: 'UNKNOWN_NODE_TYPE', nodeId: 'each', property: 'nodes.x.type', line: 10 }],
     );
     t.match(problems(body('      s: { type: startEvent, next: e }\n      e: { type: endEvent, terminate: 3 }')), [
       { code: 'SCHEMA', nodeId: 'each', property: 'nodes.e.terminate' },

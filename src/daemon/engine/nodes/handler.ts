@@ -3,7 +3,7 @@ import type { FlowDefinition, NodeByType, NodeType } from '../../../shared/flow/
 import type { AgentUpdate } from '../../state/agent.js';
 import type { AiCall, AiMessage, AiUsage } from '../../ai/types.js';
 import type { MemoryEntry } from '../../state/memory.js';
-import type { AgentState, Instance, StoredFile, Wait } from '../../state/state.js';
+import type { AgentState, DomainAction, Instance, StoredFile, Wait } from '../../state/state.js';
 import type { VoiceCall } from '../../voice/types.js';
 import type { HttpCall } from '../work/http-request.js';
 import type { WorkResult } from '../work/result.js';
@@ -48,6 +48,10 @@ export interface NodeScope {
    * organization, its environment's active version), or undefined when there is none.
    */
   publishedFlow(processId: string): { readonly version: string; readonly definition: FlowDefinition } | undefined;
+  /** The action `action` of the execution's organization's domain `domain`, or undefined when either is not registered. */
+  domainAction(domain: string, action: string): DomainAction | undefined;
+  /** Why `value` does not match the JSON Schema `schema` (naming it `what`), or null when it does. Never throws. */
+  schemaProblem(schema: Record<string, unknown>, value: unknown, what: string): string | null;
 }
 
 /** A memory entry a node sets (`entry`) or removes (null), in its execution's organization. */
@@ -161,6 +165,23 @@ export type Outcome =
   /** The node timed out (statusCd 5): along `timeoutFlow` if it has one, else the execution fails (TIMEOUT). */
   | { readonly kind: 'timeout'; readonly reason: string };
 
+/**
+ * How a domainTask's attempt ended, as the jobs API reports it: the worker's output (checked
+ * against the action's schema before), or its failure (`code` null: it gave none).
+ */
+export type JobResult =
+  | { readonly ok: true; readonly output: unknown }
+  | {
+      readonly ok: false;
+      readonly worker: string;
+      readonly code: string | null;
+      readonly message: string;
+      /** false: fail the node now (a business error, or the worker said so). */
+      readonly retry: boolean;
+      /** The worker's own wait before the next attempt; undefined: the node's retry policy. */
+      readonly backoffMs?: number;
+    };
+
 /** What resumes a waiting node. */
 export type ResumeInput =
   | { readonly kind: 'task'; readonly action: 'COMPLETE' | 'CANCEL'; readonly data: Record<string, unknown> }
@@ -169,7 +190,9 @@ export type ResumeInput =
   /** The node's work is done; `request` is what the node asked for (absent for a result from elsewhere). */
   | { readonly kind: 'work'; readonly result: WorkResult; readonly request?: WorkRequest }
   /** One of the node's child executions ended (completed, failed or cancelled). */
-  | { readonly kind: 'child'; readonly child: Readonly<Instance> };
+  | { readonly kind: 'child'; readonly child: Readonly<Instance> }
+  /** A domainTask's job attempt ended (completed or failed through the jobs API). */
+  | { readonly kind: 'job'; readonly result: JobResult };
 
 /**
  * One node type's behaviour. `run` is called when a token reaches the node, `resume` when

@@ -10,6 +10,7 @@ import { aiTask } from './ai.js';
 import { callAgent } from './agent.js';
 import { memoryAction } from './memory.js';
 import { voiceTask } from './voice.js';
+import { domainTask } from './domain.js';
 
 /** The handler of every node type the engine runs. A type missing here does not compile. */
 export const HANDLERS: HandlerRegistry = {
@@ -36,6 +37,7 @@ export const HANDLERS: HandlerRegistry = {
   callAgent,
   memoryAction,
   voiceTask,
+  domainTask,
 };
 
 /**

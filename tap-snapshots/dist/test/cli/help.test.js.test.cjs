@@ -47,6 +47,12 @@ Commands:
                                memory, per organization (needs ADMIN)
   files                        the file store: uploads for file inputs and
                                voiceTask, a voiceTask's audio
+  domains                      domains of workers: each action's input and
+                               output schemas (register: WORKFLOW_PUBLISH)
+  jobs                         jobs of domainTasks waiting for workers (needs
+                               WORKFLOW_READ)
+  worker                       run a job worker for a domain (needs the worker
+                               role)
   expr [options] <expression>  evaluate a \${...} condition or a {ref} template
                                locally, as the engine does; prints JSON
   cron                         check schedule expressions
@@ -327,6 +333,68 @@ Options:
 Examples:
   $ wfx dev
   $ wfx dev --flows ./workflows --port 0
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx domains delete --help 1`] = `
+Usage: wfx domains delete [options] <name>
+
+delete a domain (refused while jobs of it wait)
+
+Options:
+  --org <organization>  system keys: the organization (default: default)
+  -h, --help            display help for command
+
+Example:
+  $ wfx domains delete billing
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx domains list --help 1`] = `
+Usage: wfx domains list [options]
+
+the domains and their actions
+
+Options:
+  --org <organization>  system keys: the organization (default: default)
+  -h, --help            display help for command
+
+Example:
+  $ wfx domains list --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx domains register --help 1`] = `
+Usage: wfx domains register [options] <name>
+
+register a domain, or replace it whole (refused while an action it drops has
+jobs waiting)
+
+Arguments:
+  name                  the domain name (domainTask \`domain:\`)
+
+Options:
+  --file <file>         the domain: YAML or JSON with actions and their input
+                        and output JSON Schemas
+  --org <organization>  system keys: the organization (default: default)
+  -h, --help            display help for command
+
+Example:
+  $ wfx domains register billing --file billing.domain.yaml
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx domains show --help 1`] = `
+Usage: wfx domains show [options] <name>
+
+a domain: its actions' input and output schemas
+
+Options:
+  --org <organization>  system keys: the organization (default: default)
+  -h, --help            display help for command
+
+Example:
+  $ wfx domains show billing
 
 `
 
@@ -621,6 +689,25 @@ Examples:
 
 `
 
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx jobs list --help 1`] = `
+Usage: wfx jobs list [options]
+
+waiting jobs, oldest first: waiting for a worker, locked (by whom, until when),
+or in a retry backoff
+
+Options:
+  --domain <domain>     one domain only
+  --action <action>     one action only
+  --limit <n>           at most this many (default: 100)
+  --org <organization>  system keys: one organization (default: every one)
+  -h, --help            display help for command
+
+Examples:
+  $ wfx jobs list
+  $ wfx jobs list --domain billing --json
+
+`
+
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx keys activate --help 1`] = `
 Usage: wfx keys activate [options] <keyId>
 
@@ -642,7 +729,7 @@ create an API key; its secret is printed once
 Options:
   --name <name>         what it is for
   --role <role>         its permissions (choices: "viewer", "operator",
-                        "developer", "admin", default: "operator")
+                        "developer", "admin", "worker", default: "operator")
   --org <organization>  its organization (system admins: any; created if new)
   --system              a system key, bound to no organization (system admins
                         only)
@@ -1015,5 +1102,35 @@ Options:
 
 Example:
   $ wfx webhooks verify --provider STRIPE --secret whsec_... --header "Stripe-Signature: t=1700000000,v1=5257a8..." --body event.json --at 1700000000
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx worker run --help 1`] = `
+Usage: wfx worker run [options] [module]
+
+Arguments:
+  module                      a JavaScript module exporting one function per
+                              action: (input, job) => output
+
+Options:
+  --command <command>         instead of a module: a program run per job (job
+                              JSON on stdin, output JSON on stdout)
+  --domain <domain>           the domain (default: the module's \`domain\` export)
+  --actions <actions>         with --command: only these actions,
+                              comma-separated (default: every one)
+  --concurrency <n>           jobs at once at most (default: 4)
+  --lock-duration <duration>  how long a job stays locked to this worker between
+                              heartbeats (default: 60000)
+  --stop-timeout <duration>   on SIGTERM, wait this long for jobs in hand before
+                              releasing them (default: 10000)
+  --name <name>               the worker name (default: host, pid and a random
+                              suffix)
+  --org <organization>        system keys: the organization whose jobs (default:
+                              default)
+  -h, --help                  display help for command
+
+Examples:
+  $ wfx worker run ./billing.js --domain billing --concurrency 8
+  $ wfx worker run --domain billing --command 'python3 handle.py'
 
 `

@@ -1,0 +1,194 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {} from '@fastify/swagger'; // schema.tags, schema.summary
+import {
+  ActivateJobsBody,
+  CompleteJobBody,
+  FailJobBody,
+  HeartbeatJobBody,
+  JobListQuery,
+  JobParams,
+  OrganizationQuery,
+  ReleaseJobBody,
+  type ActivatedJobs,
+  type DomainHealthList,
+  type JobAnswer,
+  type JobList,
+  type WithDefaults,
+} from '../../../shared/api/index.js';
+import type { Engine } from '../../engine/engine.js';
+import type { JobBoard } from '../../jobs/board.js';
+import type { Caller } from '../caller.js';
+import { actingOrganization, listedOrganization } from '../organization.js';
+
+export interface JobRouteDeps {
+  readonly engine: Engine;
+  readonly board: JobBoard;
+}
+
+/** The organization whose job a worker may name: its own (null: a system key, any). */
+const jobOrganization = (caller: Caller): string | null => (caller.system ? null : caller.organization);
+
+/**
+ * The jobs API: workers activate (a long poll), complete, fail, heartbeat and release jobs
+ * (permission JOB_WORKER: the worker role, and admins); operators list jobs and workers
+ * (WORKFLOW_READ).
+ */
+export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { engine, board } = deps;
+  const worker = { auth: { permission: 'JOB_WORKER' as const } };
+  const tags = ['jobs'];
+
+  app.post('/jobs/activate', {
+    config: worker,
+    schema: {
+      tags,
+      summary:
+        'Lock up to maxJobs waiting jobs of a domain to this worker; with none available, wait up to requestTimeout ms for some',
+      body: ActivateJobsBody,
+    },
+    handler: async (request, reply): Promise<ActivatedJobs> => {
+      const b = request.body as WithDefaults<ActivateJobsBody, 'maxJobs' | 'lockDuration' | 'requestTimeout'>;
+      const organization = actingOrganization(request.caller!, b.organization);
+      let gone = false;
+      const onClose = () => {
+        if (!reply.raw.writableEnded) gone = true;
+      };
+      reply.raw.on('close', onClose);
+      try {
+        const jobs = await board.activate(
+          {
+            organization,
+            domain: b.domain,
+            ...(b.actions && { actions: b.actions }),
+            worker: b.worker,
+            maxJobs: b.maxJobs,
+            lockDurationMs: b.lockDuration,
+          },
+          b.requestTimeout,
+          () => gone,
+        );
+        // The worker went away while its jobs were being locked: give them back now rather
+        // than leave them until their locks lapse.
+        if (gone && jobs.length > 0)
+          await Promise.allSettled(
+            jobs.map((j) => engine.jobs.release({ organization, key: j.key, worker: b.worker })),
+          );
+        return { jobs };
+      } finally {
+        reply.raw.off('close', onClose);
+      }
+    },
+  });
+
+  app.post('/jobs/:key/complete', {
+    config: worker,
+    schema: {
+      tags,
+      summary: "Complete a job this worker holds: its output (checked against the action's output schema) goes on",
+      params: JobParams,
+      body: CompleteJobBody,
+    },
+    handler: async (request): Promise<JobAnswer> => {
+      const { key } = request.params;
+      board.touched(key, request.body.worker);
+      return engine.jobs.complete({
+        organization: jobOrganization(request.caller!),
+        key,
+        worker: request.body.worker,
+        output: request.body.output ?? null,
+      });
+    },
+  });
+
+  app.post('/jobs/:key/fail', {
+    config: worker,
+    schema: {
+      tags,
+      summary: 'Fail an attempt of a job this worker holds: retried after a backoff while attempts are left',
+      params: JobParams,
+      body: FailJobBody,
+    },
+    handler: async (request): Promise<JobAnswer> => {
+      const { key } = request.params;
+      const b = request.body;
+      board.touched(key, b.worker);
+      return engine.jobs.fail({
+        organization: jobOrganization(request.caller!),
+        key,
+        worker: b.worker,
+        ...(b.errorCode !== undefined && { errorCode: b.errorCode }),
+        ...(b.errorMessage !== undefined && { errorMessage: b.errorMessage }),
+        ...(b.retry !== undefined && { retry: b.retry }),
+        ...(b.retryBackoff !== undefined && { retryBackoffMs: b.retryBackoff }),
+      });
+    },
+  });
+
+  app.post('/jobs/:key/heartbeat', {
+    config: worker,
+    schema: {
+      tags,
+      summary: "Extend this worker's lock on a job (a long job heartbeats before its lock lapses)",
+      params: JobParams,
+      body: HeartbeatJobBody,
+    },
+    handler: async (request): Promise<JobAnswer> => {
+      const { key } = request.params;
+      board.touched(key, request.body.worker);
+      return engine.jobs.heartbeat({
+        organization: jobOrganization(request.caller!),
+        key,
+        worker: request.body.worker,
+        ...(request.body.lockDuration !== undefined && { lockDurationMs: request.body.lockDuration }),
+      });
+    },
+  });
+
+  app.post('/jobs/:key/release', {
+    config: worker,
+    schema: {
+      tags,
+      summary: 'Give a job back unworked (a worker stopping): available again at once, no attempt counted',
+      params: JobParams,
+      body: ReleaseJobBody,
+    },
+    handler: async (request): Promise<JobAnswer> => {
+      const { key } = request.params;
+      board.touched(key, request.body.worker);
+      return engine.jobs.release({ organization: jobOrganization(request.caller!), key, worker: request.body.worker });
+    },
+  });
+
+  app.get('/jobs', {
+    config: { auth: { permission: 'WORKFLOW_READ' as const } },
+    schema: {
+      tags,
+      summary: 'Waiting jobs, oldest first: waiting for a worker, locked (by whom, until when) or in a retry backoff',
+      querystring: JobListQuery,
+    },
+    handler: async (request): Promise<JobList> => {
+      const q = request.query as WithDefaults<JobListQuery, 'limit'>;
+      return engine.jobs.list({
+        organization: listedOrganization(request.caller!, q.organization),
+        ...(q.domain !== undefined && { domain: q.domain }),
+        ...(q.action !== undefined && { action: q.action }),
+        limit: q.limit,
+      });
+    },
+  });
+
+  app.get('/jobs/workers', {
+    config: { auth: { permission: 'WORKFLOW_READ' as const } },
+    schema: {
+      tags,
+      summary:
+        'Each domain: jobs waiting and locked, workers seen lately; stalled when jobs wait and no worker was seen',
+      querystring: OrganizationQuery,
+    },
+    handler: async (request): Promise<DomainHealthList> => ({
+      items: board.health(listedOrganization(request.caller!, request.query.organization)),
+    }),
+  });
+}

@@ -1,0 +1,214 @@
+/**
+ * domainTask jobs in the state: the job key (the wire's name of a waiting node's job), the
+ * derived index of waiting jobs by organization, domain and action (what an activation reads),
+ * and the reducer's part of the `job.locked` record. A job is its node's wait (`JobWait`): the
+ * index only points at such nodes, so it is rebuilt from them after a start, never journaled.
+ */
+import { InstanceTable } from './instance-table.js';
+import { STATUS, type Instance, type JobLock, type JobWait, type NodeInstance, type WfxState } from './state.js';
+
+declare const jobKeyBrand: unique symbol;
+
+/**
+ * A job's key: `<execution id>.<node instance id>`, made and read back only here. Execution ids
+ * are UUIDs and node instance ids `n1`, `n2`, ..., neither holding a `.`, so the parts are read
+ * back exactly; a key of a node that waits for no job names no job (JOB_NOT_FOUND).
+ */
+export type JobKey = string & { readonly [jobKeyBrand]: true };
+
+/** Where a job's node is. */
+export interface JobRef {
+  readonly instanceId: string;
+  readonly nodeInstanceId: string;
+}
+
+/** The key of the job node instance `nodeInstanceId` of execution `instanceId` waits with. Pure. */
+export function jobKey(instanceId: string, nodeInstanceId: string): JobKey {
+  return `${instanceId}.${nodeInstanceId}` as JobKey;
+}
+
+const KEY = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(n[1-9][0-9]{0,8})$/;
+
+/** What a key from outside names, or null when it cannot be a job key. Pure. */
+export function jobTarget(key: string): JobRef | null {
+  const m = KEY.exec(key);
+  return m ? { instanceId: m[1]!, nodeInstanceId: m[2]! } : null;
+}
+
+/** The job node instance `ref` names, when that node waits for a job now; else null. */
+export function waitingJob(
+  state: WfxState,
+  ref: JobRef,
+): { readonly inst: Instance; readonly node: NodeInstance; readonly wait: JobWait } | null {
+  const inst = state.instances[ref.instanceId];
+  const node = inst?.nodes[ref.nodeInstanceId];
+  if (!inst || !node || node.statusCd !== STATUS.WAITING || node.wait?.kind !== 'job') return null;
+  return { inst, node, wait: node.wait };
+}
+
+/**
+ * The waiting jobs, by organization, domain and action, each action's in the order they became
+ * waiting or were last locked (so a scan for available jobs meets the locked ones last). Kept
+ * by the reducer from node waits; derived (DERIVED in state.ts), so a start builds it again
+ * from the live executions on first use.
+ *
+ * Invariant: a key is here exactly while its node waits with a job wait (added by
+ * `node.waiting`, moved by `job.locked`, removed when the node leaves the wait); `of()` makes a
+ * new index from the state whenever the state's own is missing (a snapshot loaded).
+ */
+export class JobQueues {
+  private readonly byOrg = new Map<string, Map<string, Map<string, Map<JobKey, JobRef>>>>();
+
+  private constructor(private readonly state: WfxState) {}
+
+  /** The index of `state`: its own, or a new one built from its live executions. */
+  static of(state: WfxState): JobQueues {
+    const held = state.jobQueues;
+    if (held !== undefined && held.state === state) return held;
+    const made = new JobQueues(state);
+    state.jobQueues = made;
+    for (const inst of InstanceTable.of(state).live())
+      for (const id in inst.nodes) {
+        const node = inst.nodes[id]!;
+        if (node.statusCd === STATUS.WAITING && node.wait?.kind === 'job') made.put(inst, node, node.wait);
+      }
+    return made;
+  }
+
+  /** Puts the job of `node` last in its action's queue (added, or moved there). */
+  put(inst: Instance, node: NodeInstance, wait: JobWait): void {
+    let domains = this.byOrg.get(inst.organization);
+    if (!domains) this.byOrg.set(inst.organization, (domains = new Map()));
+    let actions = domains.get(wait.domain);
+    if (!actions) domains.set(wait.domain, (actions = new Map()));
+    let queue = actions.get(wait.action);
+    if (!queue) actions.set(wait.action, (queue = new Map()));
+    const key = jobKey(inst.processInstanceId, node.id);
+    queue.delete(key);
+    queue.set(key, { instanceId: inst.processInstanceId, nodeInstanceId: node.id });
+  }
+
+  /** Forgets the job of `node` (it stopped waiting for it). */
+  remove(inst: Instance, node: NodeInstance, wait: JobWait): void {
+    const domains = this.byOrg.get(inst.organization);
+    const actions = domains?.get(wait.domain);
+    const queue = actions?.get(wait.action);
+    if (!queue) return;
+    queue.delete(jobKey(inst.processInstanceId, node.id));
+    if (queue.size > 0) return;
+    actions!.delete(wait.action);
+    if (actions!.size > 0) return;
+    domains!.delete(wait.domain);
+    if (domains!.size === 0) this.byOrg.delete(inst.organization);
+  }
+
+  /** The jobs of one action, in queue order (a live view: do not change the index while reading it). */
+  queue(organization: string, domain: string, action: string): ReadonlyMap<JobKey, JobRef> {
+    return this.byOrg.get(organization)?.get(domain)?.get(action) ?? EMPTY;
+  }
+
+  /** The actions of `domain` that have jobs. */
+  actions(organization: string, domain: string): string[] {
+    return [...(this.byOrg.get(organization)?.get(domain)?.keys() ?? [])];
+  }
+
+  /** Every organization and domain with jobs, as [organization, domain] pairs. */
+  domains(): Array<readonly [string, string]> {
+    const out: Array<readonly [string, string]> = [];
+    for (const [org, domains] of this.byOrg) for (const d of domains.keys()) out.push([org, d]);
+    return out;
+  }
+
+  /** How many jobs wait in `domain` (all of its actions). */
+  count(organization: string, domain: string): number {
+    let n = 0;
+    for (const q of this.byOrg.get(organization)?.get(domain)?.values() ?? []) n += q.size;
+    return n;
+  }
+}
+
+/**
+ * A domain: what external workers do for domainTasks, registered per organization. Each
+ * action's schemas are JSON Schemas, checked to compile when registered (input: an object;
+ * output: any value when absent).
+ */
+export interface Domain {
+  readonly name: string;
+  readonly organization: string;
+  readonly description: string | null;
+  readonly actions: Readonly<Record<string, DomainAction>>;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/** One action of a domain. */
+export interface DomainAction {
+  readonly description: string | null;
+  /** A JSON Schema of the job's input (an object). */
+  readonly input: Record<string, unknown>;
+  /** A JSON Schema of the worker's output (`{}`: any value). */
+  readonly output: Record<string, unknown>;
+}
+
+const EMPTY: ReadonlyMap<JobKey, JobRef> = new Map();
+
+/** Keeps the index as a node starts waiting with `wait` (a job, or anything else after one). */
+export function indexJobWait(state: WfxState, inst: Instance, node: NodeInstance, before: NodeInstance['wait']): void {
+  if (before?.kind === 'job' && node.wait?.kind !== 'job') JobQueues.of(state).remove(inst, node, before);
+  if (node.wait?.kind === 'job') JobQueues.of(state).put(inst, node, node.wait);
+}
+
+/** Drops a node's job from the index as it stops waiting (completed, left, back to work). */
+export function unindexJob(state: WfxState, inst: Instance, node: NodeInstance): void {
+  if (node.wait?.kind === 'job') JobQueues.of(state).remove(inst, node, node.wait);
+}
+
+/** Why a `job.locked` record was written: it says what its log line says. */
+export type JobLockReason = 'activated' | 'extended' | 'released';
+
+/**
+ * Applies a `job.locked` record to its node: the lock set (an activation counted) or cleared.
+ * Returns the log line it stands for, or null (a heartbeat writes none: a long job would fill
+ * its execution's log with them).
+ */
+export function applyJobLock(
+  state: WfxState,
+  inst: Instance,
+  node: NodeInstance,
+  lock: JobLock | null,
+  reason: JobLockReason,
+): string | null {
+  const wait = node.wait;
+  if (wait?.kind !== 'job' || node.statusCd !== STATUS.WAITING) return null;
+  const lapsed = reason === 'activated' && wait.lock !== null ? ` (the lock of ${wait.lock.worker} lapsed)` : '';
+  const activations = reason === 'activated' ? wait.activations + 1 : wait.activations;
+  node.wait = {
+    kind: 'job',
+    dueAt: wait.dueAt,
+    domain: wait.domain,
+    action: wait.action,
+    input: wait.input,
+    attempt: wait.attempt,
+    maxAttempts: wait.maxAttempts,
+    activations,
+    notBefore: wait.notBefore,
+    lock,
+    lastError: wait.lastError,
+  };
+  if (reason === 'activated') JobQueues.of(state).put(inst, node, node.wait);
+  switch (reason) {
+    case 'activated':
+      return `job activated by worker ${lock?.worker} until ${lock?.expiresAt}${lapsed} (attempt ${wait.attempt} of ${wait.maxAttempts})`;
+    case 'released':
+      return `job released by worker ${wait.lock?.worker ?? '?'}: waiting for a worker`;
+    case 'extended':
+      return null;
+  }
+}
+
+/** The log line of a node that starts waiting with a job. */
+export function jobWaitingLine(wait: JobWait): string {
+  const attempt = wait.attempt > 1 ? ` (attempt ${wait.attempt} of ${wait.maxAttempts})` : '';
+  const after = wait.notBefore === null ? '' : ` from ${wait.notBefore}`;
+  return `waiting for a worker of ${wait.domain}/${wait.action}${after}${attempt}`;
+}

@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { WfxClient } from '../../src/client/client.js';
+import { WFX_BIN, killIfAlive } from './cli.js';
+import { BILLING } from './jobs.js';
+
+/** A `wfx worker run` process of a test: its events (--json lines) as they come. */
+export interface WorkerProcess {
+  readonly proc: ChildProcess;
+  /** Every event line printed so far, parsed. */
+  readonly events: Array<{ type: string; job?: { key: string }; [k: string]: unknown }>;
+  /** Standard error so far. */
+  stderr(): string;
+  /** Resolves with the exit code (or signal) once it exited. */
+  readonly exited: Promise<number | string>;
+}
+
+/** Every worker a test process spawned: killed at exit, should a teardown not run. */
+const spawned = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const p of spawned) killIfAlive(p.pid);
+});
+
+/**
+ * Spawns `wfx worker run ...args --json` against `url` with `apiKey`, in `cwd`; killed at teardown.
+ */
+export function spawnWorker(
+  t: { teardown(fn: () => unknown): void },
+  opts: { cwd: string; url: string; apiKey: string; args: string[]; env?: NodeJS.ProcessEnv },
+): WorkerProcess {
+  const proc = spawn(
+    process.execPath,
+    [WFX_BIN, '--url', opts.url, '--api-key', opts.apiKey, '--json', 'worker', 'run', ...opts.args],
+    {
+      cwd: opts.cwd,
+      env: { ...process.env, NO_COLOR: '1', DBUS_SESSION_BUS_ADDRESS: 'disabled:', ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  spawned.add(proc);
+  const events: WorkerProcess['events'] = [];
+  let err = '';
+  let out = '';
+  proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+    let nl: number;
+    while ((nl = out.indexOf('\n')) >= 0) {
+      const line = out.slice(0, nl);
+      out = out.slice(nl + 1);
+      try {
+        events.push(JSON.parse(line) as WorkerProcess['events'][number]);
+      } catch {
+        events.push({ type: 'text', line });
+      }
+    }
+  });
+  proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = once(proc, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
+  t.teardown(async () => {
+    killIfAlive(proc.pid);
+    await exited;
+    spawned.delete(proc);
+  });
+  return { proc, events, stderr: () => err, exited };
+}
+
+/**
+ * The handlers module of the e2e tests: `charge` answers a receipt naming its process and
+ * worker. HANG=1 holds every job for ever; GATE=1 holds them until the process gets SIGUSR2.
+ */
+export const HANDLERS_MODULE = `export const domain = 'billing';
+const gate = process.env.GATE === '1' ? new Promise((resolve) => process.once('SIGUSR2', resolve)) : null;
+export async function charge(input, job) {
+  if (process.env.HANG === '1') await new Promise(() => {});
+  if (gate) await gate;
+  return { receipt: 'r-' + input.amount + '-' + process.pid, worker: job.worker };
+}
+export function refund() { return {}; }
+`;
+
+/** Writes HANDLERS_MODULE to `cwd`/handlers.mjs, registers BILLING and makes a worker key; returns the key. */
+export async function prepareWorkers(cwd: string, admin: WfxClient): Promise<string> {
+  await writeFile(join(cwd, 'handlers.mjs'), HANDLERS_MODULE);
+  await admin.domains.register('billing', { description: BILLING.description, actions: BILLING.actions });
+  return (await admin.keys.create({ name: 'worker', role: 'worker', organization: 'default' })).apiKey;
+}
