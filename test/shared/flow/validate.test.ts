@@ -7,6 +7,8 @@ import { validateFlowSource, validateFlowValue, type FlowProblem } from '../../.
 import { HANDLERS } from '../../../src/daemon/engine/nodes/index.js';
 
 const FLOWS_DIR = new URL('../../../../flows/', import.meta.url);
+/** The worker example's flow lives with its domain and workers: it needs them registered first. */
+const WORKERS_DIR = new URL('../../../../workers/', import.meta.url);
 
 const ok = (nodes: string) => `processId: 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11
 name: Test
@@ -18,10 +20,15 @@ function problems(text: string): FlowProblem[] {
   return v.ok ? [] : [...v.problems];
 }
 
-t.test('the example flows validate, and together use every node type the engine runs', async (t) => {
+t.test('the example flows (flows/, workers/) validate, and together use every node type the engine runs', async (t) => {
   const used = new Set<string>();
-  for (const name of await readdir(FLOWS_DIR)) {
-    const text = await readFile(new URL(name, FLOWS_DIR), 'utf8');
+  const files = [
+    ...(await readdir(FLOWS_DIR)).map((name) => new URL(name, FLOWS_DIR)),
+    new URL('payment-charge.yaml', WORKERS_DIR),
+  ];
+  for (const file of files) {
+    const name = file.pathname.split('/').slice(-2).join('/');
+    const text = await readFile(file, 'utf8');
     const v = validateFlowSource(text);
     t.ok(v.ok, `${name} validates`);
     if (v.ok) for (const node of Object.values(v.flow.nodes)) used.add(node.type);
