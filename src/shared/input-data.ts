@@ -40,9 +40,8 @@ export function validateTaskData(spec: InputSpec, data: Record<string, unknown>)
       const p = checkField(f, v);
       if (p) problems.push(`${f.name}: ${p}`);
     }
-    for (const key of Object.keys(data)) {
-      if (!fields.some((f) => f.name === key)) problems.push(`${key}: not a field of this form`);
-    }
+    // Keys that are no field of the form are taken as they are: every key of the submitted data
+    // becomes a variable (the service interface), only the declared fields are checked.
   } else {
     const v = data.inputValue;
     if (v === undefined) problems.push('inputValue: required');

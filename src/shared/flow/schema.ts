@@ -539,6 +539,13 @@ const TRIGGERS: Schema[] = [
       },
     },
   },
+  {
+    type: 'object',
+    required: ['type'],
+    additionalProperties: false,
+    description: 'documentary: the flow is started by hand or over the API',
+    properties: { type: { const: 'on-demand' }, description: { type: 'string' } },
+  },
 ];
 
 /** The JSON Schema of a flow file. Pure; a new object each call. */

@@ -422,7 +422,9 @@ export type Trigger =
         readonly senderMatches?: string;
         readonly bodyContains?: string;
       };
-    };
+    }
+  /** Documentary: the flow is meant to be started by hand or over the API (nothing fires it). */
+  | { readonly type: 'on-demand'; readonly description?: string };
 
 /** A whole flow definition, as published. */
 export interface FlowDefinition {

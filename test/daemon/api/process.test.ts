@@ -100,3 +100,25 @@ t.test('a version names its own inputs: a start of an older version is checked a
   t.equal(v2.statusCode, 400);
   t.match(v2.json(), { error: 'VALIDATION_ERROR', details: { path: 'data.orderId', version: '2' } });
 });
+
+t.test('GET /process/list names a flow by the version that runs, and says which runs where', async (t) => {
+  const h = await apiHarness(t);
+  const viewer = await h.key('viewer', 'default');
+  const flow = (name: string) => `processId: 7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
+name: ${name}
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+  await h.publish(flow('Invoice run'));
+  await h.publish(flow('Invoice run, reworked'), { environment: 'DEVELOPMENT' });
+  const items = (await h.call(viewer, { method: 'GET', url: '/process/list' })).json().items;
+  t.match(items, [
+    {
+      processId: '7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6',
+      name: 'Invoice run',
+      versions: ['1', '2'],
+      activeVersions: { PRODUCTION: '1', DEVELOPMENT: '2' },
+    },
+  ]);
+});

@@ -644,3 +644,17 @@ t.test('voiceTask: what each operation needs and takes, and what the local engin
     { code: 'SCHEMA', property: 'vocabulary.0' },
   ]);
 });
+
+t.test('an on-demand trigger documents a flow started by hand or API; it takes a description only', async (t) => {
+  const flow = (trigger: string) => `processId: 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11
+name: Test
+triggers:
+  - ${trigger}
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+  t.same(problems(flow('{ type: on-demand }')), []);
+  t.same(problems(flow('{ type: on-demand, description: started from the support console }')), []);
+  t.match(problems(flow('{ type: on-demand, cron: "* * * * *" }')), [{ code: 'SCHEMA', property: 'triggers.0.cron' }]);
+});

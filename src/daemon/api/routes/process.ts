@@ -275,7 +275,8 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       return {
         items: page.map((f) => ({
           processId: f.processId,
-          name: f.name,
+          // The name of what runs: PRODUCTION's active version (else DEVELOPMENT's), not the newest.
+          name: f.versions[f.active.PRODUCTION ?? f.active.DEVELOPMENT ?? '']?.definition.name ?? f.name,
           public: f.public,
           organization: f.organization,
           versions: Object.keys(f.versions).sort((a, b) => Number(a) - Number(b)),
