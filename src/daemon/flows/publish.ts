@@ -85,7 +85,9 @@ export async function publishFlow(
 
 /**
  * Makes `version` the one `environment` runs (rollback, or promotion). Throws
- * PROCESS_NOT_FOUND (also for another organization's flow) and VERSION_NOT_FOUND.
+ * PROCESS_NOT_FOUND (also for another organization's flow), VERSION_NOT_FOUND, and FLOW_INVALID
+ * when a callAgent tool of the version is not active in `environment` (checked at publish for
+ * the environment published into only: a promotion must find its tools where it goes).
  */
 export async function activateVersion(
   store: DurableStore<WfxState, WfxRecord>,
@@ -97,6 +99,8 @@ export async function activateVersion(
   }
   if (!flow.versions[req.version]) throw new WfxError('VERSION_NOT_FOUND', `flow ${req.processId} has no version ${req.version}`);
   if (flow.active[req.environment] === req.version) return store.flush();
+  const problems = agentToolProblems(store.state, flow.versions[req.version]!.definition, flow.organization, req.environment);
+  if (problems.length > 0) throw new WfxError('FLOW_INVALID', problems.map((p) => p.message).join('; '), { details: { problems } });
   await store.commit({ type: 'flow.activated', processId: req.processId, environment: req.environment, version: req.version });
 }
 

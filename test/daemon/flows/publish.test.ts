@@ -144,6 +144,23 @@ t.test('UNKNOWN_TOOL: no such flow, another organization\'s flow, or none active
   t.equal(dev.version, '1', 'published into DEVELOPMENT, where the tool is active');
 });
 
+t.test('activating a version in another environment checks its tools there', async (t) => {
+  const s = await store(t);
+  const dev = { organization: 'default', environment: 'DEVELOPMENT' } as const;
+  await publishFlow(s, { definition: tool(TOOL, 'Look up'), ...dev });
+  await publishFlow(s, { definition: agentFlow([TOOL]), ...dev });
+  const promote = () => activateVersion(s, { processId: AGENT, organization: 'default', environment: 'PRODUCTION', version: '1' });
+  const err = await promote().then(
+    () => null,
+    (e: unknown) => e as { code?: string; details?: { problems?: FlowProblem[] } },
+  );
+  t.match(err, { code: 'FLOW_INVALID', details: { problems: [{ code: 'UNKNOWN_TOOL', nodeId: 'agent', message: /no active version in PRODUCTION/ }] } });
+  t.equal(s.state.flows[AGENT]!.active.PRODUCTION, undefined, 'nothing activated');
+  await activateVersion(s, { processId: TOOL, organization: 'default', environment: 'PRODUCTION', version: '1' });
+  await promote();
+  t.equal(s.state.flows[AGENT]!.active.PRODUCTION, '1', 'promoted once its tool is there');
+});
+
 t.test('TOOL_WITHOUT_INPUTS: a tool flow must declare its parameters', async (t) => {
   const s = await store(t);
   await publishFlow(s, { definition: tool(TOOL, 'Look up', null), ...inProduction });
