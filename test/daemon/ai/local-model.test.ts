@@ -181,3 +181,39 @@ t.test('defaultLocalThreads: half the cores, at least one', async (t) => {
   t.equal(defaultLocalThreads(2), 1);
   t.equal(defaultLocalThreads(8), 4);
 });
+
+t.test("the provider's threads and context size reach llama.cpp's context; half the cores by default", async (t) => {
+  type Llm = typeof import('node-llama-cpp');
+  const contexts: { threads?: unknown; contextSize?: unknown }[] = [];
+  // The real runtime, with createContext watched: what the model is actually given.
+  const watched = async (): Promise<Llm> => {
+    const real = await import('node-llama-cpp');
+    const getLlama = async (options?: import('node-llama-cpp').LlamaOptions) => {
+      const llama = await real.getLlama(options);
+      const loadModel: typeof llama.loadModel = async (options) => {
+        const model = await llama.loadModel(options);
+        const createContext: typeof model.createContext = async (options) => {
+          const context = await model.createContext(options);
+          contexts.push({ threads: context.currentThreads, contextSize: context.contextSize });
+          return context;
+        };
+        return Object.assign(Object.create(model) as typeof model, { createContext });
+      };
+      return Object.assign(Object.create(llama) as typeof llama, { loadModel });
+    };
+    return { ...real, getLlama } as unknown as Llm;
+  };
+  // Given threads differ from the default, so a given count that went unused would show.
+  for (const [over, threads] of [
+    [{ threads: defaultLocalThreads() + 1, contextSize: 512 }, defaultLocalThreads() + 1],
+    [{ threads: undefined, contextSize: 512 }, defaultLocalThreads()],
+  ] as const) {
+    const kind = new LocalModelKind({ importRuntime: watched });
+    const own = createAiRunner({ kinds: { local: kind } });
+    const before = contexts.length;
+    await own.run(call({ maxTokens: 4 }), lookupOf(provider(over)), { signal });
+    await own.close();
+    t.equal(contexts.length, before + 1, 'one context made');
+    t.match(contexts.at(-1), { threads, contextSize: 512 }, `threads ${String(over.threads)}`);
+  }
+});

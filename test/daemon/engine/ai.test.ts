@@ -314,6 +314,17 @@ memory: { namespace: chat, key: "{correlationKey}", window: 4 }`),
   t.same(ai.calls[4]!.messages, [sys, u('q2'), a('answer 2'), u('q3'), a('answer 3'), u('q4')], 'the last 4 only');
 });
 
+t.test('an answer too large for one chat memory entry fails the node, memory unchanged', async (t) => {
+  const ai = new FakeAiRunner(() => ({ text: 'x'.repeat(300 * 1024) }));
+  const h = await withRunner(t, ai);
+  const pid = await h.publish(ASK('prompt: hi\nmemory: { namespace: chat, key: k }'));
+  const inst = await ended(h, (await h.start(pid)).processInstanceId);
+  t.equal(inst.stateCd, STATE.FAILED);
+  t.match(inst.error, { code: 'MEMORY_TOO_LARGE', nodeId: 'ask' });
+  t.equal(ai.calls.length, 1, 'the model was called once: the write fails, not the call');
+  t.equal(h.store.state.memory.default?.chat?.k, undefined, 'nothing was remembered');
+});
+
 t.test('chat memory that holds no list fails the node before the call', async (t) => {
   const ai = new FakeAiRunner();
   const h = await withRunner(t, ai);
