@@ -81,6 +81,23 @@ export function validateFlowSource(text: string): FlowValidation {
   return validateFlowValue(parsed.value, parsed.positionOf);
 }
 
+/**
+ * Gives problems found outside the validator (the daemon's checks at publish: tools, triggers,
+ * domains) the line:column of what they name in `text`, the flow's source. Pure.
+ */
+export function locateProblems(text: string, problems: readonly FlowProblem[]): FlowProblem[] {
+  const parsed = parseFlowSource(text);
+  return problems.map((p) => {
+    if (p.line !== undefined) return p;
+    const rest = (p.property ?? '')
+      .split('.')
+      .filter(Boolean)
+      .map((k) => (/^[0-9]+$/.test(k) ? Number(k) : k));
+    const position = parsed.positionOf(p.nodeId === undefined ? rest : ['nodes', p.nodeId, ...rest]);
+    return position ? { ...p, ...position } : p;
+  });
+}
+
 /** Validates an already parsed flow (for instance the body of an API call). Pure. */
 export function validateFlowValue(
   value: unknown,

@@ -112,6 +112,7 @@ t.test('wfx flow publish: an agent whose tool is not among the files nor publish
   await startDaemon(t, { cwd });
   const res = await wfxIn(['flow', 'publish', 'agent.yaml'], { cwd });
   t.equal(res.code, 2);
-  t.match(res.stderr, /^agent\.yaml: agent\.tools\.0: tool flow 1{8}-.* does not exist .*\[UNKNOWN_TOOL\]$/m);
+  // Line 5, at the tool's id in the flow list: the daemon's check located in the source.
+  t.match(res.stderr, /^agent\.yaml:5:68: agent\.tools\.0: tool flow 1{8}-.* does not exist .*\[UNKNOWN_TOOL\]$/m);
   t.match(res.stderr, /FLOW_INVALID: 1 of 1 file not published/);
 });

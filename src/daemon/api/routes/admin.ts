@@ -27,7 +27,12 @@ import {
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
 import { ownEntry } from '../../../shared/json-object.js';
-import { validateFlowSource, validateFlowValue } from '../../../shared/flow/validate.js';
+import {
+  locateProblems,
+  validateFlowSource,
+  validateFlowValue,
+  type FlowProblem,
+} from '../../../shared/flow/validate.js';
 import { newApiKey } from '../../auth/api-keys.js';
 import { activateVersion, publishFlow } from '../../flows/publish.js';
 import type { WfxRecord } from '../../state/records.js';
@@ -216,7 +221,18 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
         );
       }
       const organization = actingOrganization(request.caller!, b.organization);
-      return publishFlow(store, { definition: validation.flow, organization, environment: b.environment, now: now() });
+      return publishFlow(store, {
+        definition: validation.flow,
+        organization,
+        environment: b.environment,
+        now: now(),
+      }).catch((err: unknown) => {
+        // The publish's own checks know node and property, not where they stand in the source.
+        const problems = ((err as WfxError).details as { problems?: FlowProblem[] } | undefined)?.problems;
+        if (b.source !== undefined && err instanceof WfxError && err.code === 'FLOW_INVALID' && problems)
+          throw new WfxError(err.code, err.message, { details: { problems: locateProblems(b.source, problems) } });
+        throw err;
+      });
     },
   });
 
