@@ -7,6 +7,7 @@ import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { WfxClient } from '../../src/client/client.js';
 import { main } from '../../src/cli/main.js';
+import { forgetDaemon, noteDaemon } from '../setup/daemons.js';
 
 /** The built CLI entry point, as users run it. */
 export const WFX_BIN = fileURLToPath(new URL('../../../bin/wfx.js', import.meta.url));
@@ -58,11 +59,15 @@ function commandEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
 
 /**
  * Daemons this test process started (background daemons outlive their starter). If the test
- * process ends without its teardowns (tap kills it on a timeout), they are killed here.
+ * process ends without its teardowns (tap stops it on a timeout), they are killed here; if it
+ * is killed outright, by the sweep tap runs after the suite (test/setup/daemons.ts).
  */
 const startedDaemons = new Set<number>();
 const killStarted = () => {
-  for (const pid of startedDaemons) killIfAlive(pid);
+  for (const pid of startedDaemons) {
+    killIfAlive(pid);
+    forgetDaemon(pid);
+  }
 };
 process.once('exit', killStarted);
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -116,7 +121,10 @@ export async function wfxIn(args: string[], options: CliOptions = {}): Promise<C
 function noteStarted(args: readonly string[], res: CliResult): CliResult {
   if (args[0] === 'daemon' && args[1] === 'start' && res.code === 0) {
     const pid = /"pid": (\d+)/.exec(res.stdout)?.[1] ?? /\(pid (\d+)\)/.exec(res.stdout)?.[1];
-    if (pid) startedDaemons.add(Number(pid));
+    if (pid) {
+      startedDaemons.add(Number(pid));
+      noteDaemon(Number(pid));
+    }
   }
   return res;
 }
@@ -163,6 +171,8 @@ export async function startDaemon(
   t.teardown(async () => {
     await wfxIn(['daemon', 'stop', ...dir], { cwd: where.cwd });
     killIfAlive(info.pid);
+    startedDaemons.delete(info.pid);
+    forgetDaemon(info.pid);
   });
   return info;
 }

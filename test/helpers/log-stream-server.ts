@@ -17,6 +17,7 @@ export function finishedInstance(id: string): InstanceView {
     processName: 'Triage',
     processVersion: '1',
     stateCd: 1,
+    state: 'COMPLETED',
     startTime: '2026-11-21T10:00:00.000Z',
     endTime: '2026-11-21T10:00:02.000Z',
     correlationKey: null,

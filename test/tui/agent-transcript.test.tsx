@@ -81,6 +81,7 @@ const execution = (nodes: NodeView[]): Execution => ({
   processName: 'Refunds',
   processVersion: '2',
   stateCd: 0,
+  state: 'RUNNING',
   startTime: '2026-11-21T10:04:00.000Z',
   endTime: null,
   correlationKey: null,

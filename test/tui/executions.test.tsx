@@ -1,3 +1,4 @@
+import { stateName } from '../../src/shared/api/index.js';
 import t from 'tap';
 import { App } from '../../src/tui/app.js';
 import { executionColumns, ExecutionsTable } from '../../src/tui/components/executions-table.js';
@@ -15,6 +16,7 @@ const summary = (n: number, processName: string, correlationKey: string | null, 
   processName,
   processVersion: '1',
   stateCd,
+  state: stateName(stateCd),
   startTime: '2026-11-21T10:00:00.000Z',
   endTime: stateCd === 0 ? null : '2026-11-21T10:01:05.000Z',
   correlationKey,

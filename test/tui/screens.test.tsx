@@ -1,3 +1,4 @@
+import { stateName } from '../../src/shared/api/index.js';
 import { render } from 'ink-testing-library';
 import t from 'tap';
 import { ConnectionLine } from '../../src/tui/components/connection-line.js';
@@ -14,6 +15,7 @@ const summary = (n: number, stateCd: number, extra: Partial<ExecutionSummary> = 
   processName: 'Order approval',
   processVersion: '2',
   stateCd,
+  state: stateName(stateCd),
   startTime: '2026-11-21T10:00:00.000Z',
   endTime: stateCd === 0 ? null : '2026-11-21T10:01:05.000Z',
   correlationKey: null,

@@ -1,6 +1,6 @@
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
-import type { InstanceSummary } from '../../shared/api/index.js';
+import { stateName, type InstanceSummary } from '../../shared/api/index.js';
 import { applyRecord, type WfxRecord } from '../state/records.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { initialState, STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
@@ -238,6 +238,7 @@ function summarize(i: Instance): InstanceSummary {
     processName: i.processName,
     processVersion: i.processVersion,
     stateCd: i.stateCd,
+    state: stateName(i.stateCd),
     startTime: i.startTime,
     endTime: i.endTime,
     correlationKey: i.correlationKey,

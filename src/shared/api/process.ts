@@ -12,6 +12,12 @@ import { Answer, ENVIRONMENTS, IdParams, NullableString, Page, StringEnum, type 
 export const STATE = { RUNNING: 0, COMPLETED: 1, FAILED: 2, CANCELLED: 3 } as const;
 /** An execution's `stateCd` (a value of STATE). */
 export type StateCd = (typeof STATE)[keyof typeof STATE];
+/** An execution's `state`: the name of its `stateCd`, for scripts that would rather not map 0-3. */
+export type StateName = keyof typeof STATE;
+/** The name of `stateCd` (`RUNNING`, `COMPLETED`, `FAILED`, `CANCELLED`). */
+export function stateName(stateCd: number): StateName {
+  return (['RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const)[stateCd] ?? 'RUNNING';
+}
 /** Node instance states, `statusCd`. */
 export const STATUS = { ACTIVE: 0, WAITING: 1, COMPLETED: 2, FAILED: 3, CANCELLED: 4, TIMED_OUT: 5 } as const;
 /** A node instance's `statusCd` (a value of STATUS). */
@@ -104,6 +110,8 @@ export const InstanceSummary = Answer({
   processName: Type.String(),
   processVersion: Type.String(),
   stateCd: Type.Integer(),
+  /** The name of stateCd. */
+  state: Type.Unsafe<StateName>({ type: 'string', enum: ['RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] }),
   startTime: Type.String(),
   endTime: NullableString(),
   correlationKey: NullableString(),
@@ -281,6 +289,8 @@ export interface InstanceView {
   readonly processVersion: string;
   /** STATE. */
   readonly stateCd: number;
+  /** The name of stateCd. */
+  readonly state: StateName;
   readonly startTime: string;
   readonly endTime: string | null;
   readonly correlationKey: string | null;

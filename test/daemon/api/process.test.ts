@@ -82,6 +82,19 @@ t.test('a start that matches gets the declared defaults in its variables', async
     url: `/process/instance/${explicit.json().processInstanceId as string}`,
   });
   t.same(second.json().data, { orderId: 'A2', notify: false }, 'a value given wins over the default');
+
+  // Scripts read `state` by name beside the numeric stateCd, in the view and in lists.
+  t.match(second.json(), { stateCd: 0, state: 'RUNNING' });
+  await h.call(operator, { method: 'POST', url: `/process/instance/${id}/cancel` });
+  t.match((await h.call(operator, { method: 'GET', url: `/process/instance/${id}` })).json(), {
+    stateCd: 3,
+    state: 'CANCELLED',
+  });
+  const listed = (await h.call(operator, { method: 'GET', url: `/process/${pid}/instances` })).json();
+  t.same(listed.items.map((i: { stateCd: number; state: string }) => [i.stateCd, i.state]).sort(), [
+    [0, 'RUNNING'],
+    [3, 'CANCELLED'],
+  ]);
 });
 
 t.test('a version names its own inputs: a start of an older version is checked against that one', async (t) => {
