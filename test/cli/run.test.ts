@@ -250,3 +250,63 @@ nodes:
   t.equal(ok.code, 0, ok.stderr);
   t.match(ok.stdout, /^output: \{"orderId":"A1","notify":true\}$/m, 'the default reached the variables');
 });
+
+const QUICK = `processId: 5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d
+name: Quick
+nodes:
+  start: { type: startEvent, next: out }
+  out: { type: outputNode, outputs: { ok: true }, next: end }
+  end: { type: endEvent }
+`;
+
+t.test('wfx run for scripts: a name, --timeout alone, --follow --json ending with the result', async (t) => {
+  const { run } = await setup(t);
+  const byName = await run(['run', 'Approve', '--json']);
+  t.equal(byName.code, 0, byName.stderr);
+  t.match(JSON.parse(byName.stdout), { processId: PID }, "a flow's name where it is unique");
+  t.equal((await run(['run', 'approve', '--json'])).code, 0, 'in any case when no name matches exactly');
+  const none = await run(['run', 'Nothing like it']);
+  t.equal(none.code, 1);
+  t.match(none.stderr, /^PROCESS_NOT_FOUND: no flow Nothing like it/);
+
+  const timedOut = await run(['run', PID, '--timeout', '0.2', '--json']);
+  t.equal(timedOut.code, 4, '--timeout without --wait waits');
+  t.match(JSON.parse(timedOut.stdout), { timedOut: true });
+});
+
+t.test('wfx run: a second flow of the same name, a flow active in DEVELOPMENT only, --follow --json', async (t) => {
+  const cwd = t.testdir({
+    'quick.yaml': QUICK,
+    'twin.yaml': QUICK.replace('5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d', '6b7c8d9e-0f1a-4b2c-8d3e-4f5a6b7c8d9e'),
+  });
+  await startDaemon(t, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
+  t.equal((await run(['flow', 'publish', 'quick.yaml', '--env', 'DEVELOPMENT'])).code, 0);
+
+  const notHere = await run(['run', '5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d']);
+  t.equal(notHere.code, 1);
+  t.match(
+    notHere.stderr,
+    /^PROCESS_NOT_PUBLISHED: flow Quick \(5a6b7c8d-.*\) has no active version in PRODUCTION; version 1 is active in DEVELOPMENT: start it there \(environment DEVELOPMENT, wfx run --env DEVELOPMENT\)/,
+  );
+
+  const followed = await run(['run', 'Quick', '--env', 'DEVELOPMENT', '--follow', '--json']);
+  t.equal(followed.code, 0, followed.stderr);
+  const lines = followed.stdout.trimEnd().split('\n');
+  t.ok(lines.length > 1, 'log lines, then the result');
+  for (const line of lines) JSON.parse(line);
+  t.match(JSON.parse(lines.at(-1)!), {
+    processId: '5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d',
+    state: 'COMPLETED',
+    output: { ok: true },
+  });
+  t.match(JSON.parse(lines[0]!), { id: Number, message: String }, 'the log lines before it');
+
+  t.equal((await run(['flow', 'publish', 'twin.yaml', '--env', 'DEVELOPMENT'])).code, 0);
+  const twins = await run(['run', 'Quick', '--env', 'DEVELOPMENT']);
+  t.equal(twins.code, 2);
+  t.match(
+    twins.stderr,
+    /^USAGE_ERROR: 2 flows are named Quick: give one's processId \((?=.*5a6b7c8d)(?=.*6b7c8d9e)/,
+  );
+});

@@ -39,7 +39,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
   program
     .command('run')
     .description('start an execution of a published flow, or of a flow file (published to DEVELOPMENT first)')
-    .argument('<flow>', 'a processId, or a flow file')
+    .argument('<flow>', "a processId, a flow's name (where unique), or a flow file")
     .option('--data <json>', 'input variables: a JSON object, or @file')
     .option('--set <key=value>', 'one input variable (typed; dotted keys nest); repeatable', collect, [])
     .addOption(
@@ -52,7 +52,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
     .option('--correlation-key <key>', 'your reference; catch events correlate on it')
     .option('--wait', 'wait until it finishes: exit 0 completed, 1 failed, 3 cancelled')
     .option('--follow', 'print its log as it runs (implies --wait)')
-    .option('--timeout <seconds>', 'with --wait/--follow: exit 4 if not finished by then', positive)
+    .option('--timeout <seconds>', 'wait (implies --wait) and exit 4 if not finished by then', positive)
     .addHelpText(
       'after',
       `
@@ -77,6 +77,8 @@ Examples:
           ctx.stderr.write(
             `published ${flow} to ${environment} as version ${published.version}${published.created ? '' : ' (unchanged)'}\n`,
           );
+      } else if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(flow)) {
+        processId = await processIdNamed(client, flow);
       }
       const started = await client.process.start({
         processId,
@@ -86,7 +88,8 @@ Examples:
         correlationKey: opts.correlationKey,
       });
       const id = started.processInstanceId;
-      if (!opts.wait && !opts.follow) {
+      // A deadline only means something to a command that waits: --timeout alone waits too.
+      if (!opts.wait && !opts.follow && opts.timeout === undefined) {
         if (g.json) printJson(ctx, { ...started, processId });
         else ctx.stdout.write(`${id}\n`);
         return;
@@ -106,8 +109,10 @@ Examples:
         ctx.exitCode = EXIT.TIMEOUT;
         return;
       }
-      if (g.json && !opts.follow) printJson(ctx, finished);
-      else if (!g.json) {
+      // Following with --json, the result closes the stream of log lines: one line like them.
+      if (g.json && opts.follow) ctx.stdout.write(`${JSON.stringify(finished)}\n`);
+      else if (g.json) printJson(ctx, finished);
+      else {
         const state = STATE_NAMES[finished.stateCd] ?? String(finished.stateCd);
         ctx.stdout.write(`${id} ${state}\n`);
         if (finished.data.error)
@@ -118,6 +123,23 @@ Examples:
       }
       ctx.exitCode = exitCodeOfState(finished.stateCd);
     });
+}
+
+/**
+ * The processId of the flow called `name` (exactly; else in any case) among those the caller
+ * sees. Throws PROCESS_NOT_FOUND when none is, USAGE_ERROR listing them when several are.
+ */
+async function processIdNamed(client: WfxClient, name: string): Promise<string> {
+  const flows = (await client.flows.list()).items;
+  let named = flows.filter((f) => f.name === name);
+  if (named.length === 0) named = flows.filter((f) => f.name.toLowerCase() === name.toLowerCase());
+  if (named.length === 1) return named[0]!.processId;
+  if (named.length === 0)
+    throw new WfxError('PROCESS_NOT_FOUND', `no flow ${name}: give a processId, a flow's name or a flow file`);
+  throw new WfxError(
+    'USAGE_ERROR',
+    `${named.length} flows are named ${name}: give one's processId (${named.map((f) => f.processId).join(', ')})`,
+  );
 }
 
 /**

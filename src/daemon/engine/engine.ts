@@ -291,7 +291,17 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     const environment = req.environment ?? 'PRODUCTION';
     const version = req.versionNumber ?? flow.active[environment];
     if (version === undefined) {
-      throw new WfxError('PROCESS_NOT_PUBLISHED', `flow ${req.processId} has no active version in ${environment}`);
+      // Say where it does run: the usual slip is a flow published to DEVELOPMENT only.
+      const other = environment === 'PRODUCTION' ? 'DEVELOPMENT' : 'PRODUCTION';
+      const there = flow.active[other];
+      throw new WfxError(
+        'PROCESS_NOT_PUBLISHED',
+        `flow ${flow.name} (${req.processId}) has no active version in ${environment}` +
+          (there === undefined
+            ? ''
+            : `; version ${there} is active in ${other}: start it there (environment ${other}, wfx run --env ${other})`),
+        { details: { processId: req.processId, environment, active: flow.active } },
+      );
     }
     const published = flow.versions[version];
     if (!published) throw new WfxError('VERSION_NOT_FOUND', `flow ${req.processId} has no version ${version}`);
