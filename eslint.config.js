@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
  * Prettier's job (`npm run format`), never a lint rule.
  */
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'tap-snapshots/', '.tap/'] },
+  { ignores: ['dist/', 'dist.next/', 'dist.old/', 'node_modules/', 'tap-snapshots/', '.tap/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

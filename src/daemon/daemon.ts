@@ -398,8 +398,9 @@ function logOutcome(logger: Logger, o: FileOutcome, environment: Environment): v
     );
   } else {
     const lines = o.error ? [`${o.file}: ${o.error}`] : o.problems.map((p) => formatProblem(o.file, p));
+    // The problems once, in the message: a field repeating them printed each twice on a terminal.
     logger.warn(
-      { file: o.file, problems: lines },
+      { file: o.file, problemCount: lines.length },
       `flows: not published, it does not validate:\n  ${lines.join('\n  ')}`,
     );
   }

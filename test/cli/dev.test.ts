@@ -46,4 +46,5 @@ t.test('wfx dev publishes flows/ to DEVELOPMENT at start and again when a file c
     'published at start',
   );
   t.equal(code, 0, 'Ctrl-C stops it gracefully');
+  t.equal(seen.filter((l) => /connects to \\?"nowhere/.test(l)).length, 1, 'each problem printed once');
 });

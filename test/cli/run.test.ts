@@ -305,8 +305,5 @@ t.test('wfx run: a second flow of the same name, a flow active in DEVELOPMENT on
   t.equal((await run(['flow', 'publish', 'twin.yaml', '--env', 'DEVELOPMENT'])).code, 0);
   const twins = await run(['run', 'Quick', '--env', 'DEVELOPMENT']);
   t.equal(twins.code, 2);
-  t.match(
-    twins.stderr,
-    /^USAGE_ERROR: 2 flows are named Quick: give one's processId \((?=.*5a6b7c8d)(?=.*6b7c8d9e)/,
-  );
+  t.match(twins.stderr, /^USAGE_ERROR: 2 flows are named Quick: give one's processId \((?=.*5a6b7c8d)(?=.*6b7c8d9e)/);
 });

@@ -40,6 +40,16 @@ export function parseFlowSource(text: string): ParsedSource {
     return { line: p.line, column: p.col };
   };
   const syntaxErrors = doc.errors.map((e) => ({ message: e.message.split('\n')[0]!, position: pos(e.pos[0]) }));
+  // Text that opens with `{` and is neither YAML nor JSON is a broken JSON file: say what JSON
+  // finds wrong, not what YAML does (YAML would read valid JSON, but not every broken one).
+  if (syntaxErrors.length > 0 && /^\s*\{/.test(text)) {
+    const json = jsonSyntaxError(text);
+    if (json)
+      syntaxErrors.splice(0, syntaxErrors.length, {
+        message: `not valid JSON: ${json.message}`,
+        position: json.offset === undefined ? syntaxErrors[0]!.position : pos(json.offset),
+      });
+  }
   let value: unknown;
   if (syntaxErrors.length === 0) {
     try {
@@ -83,4 +93,16 @@ export function parseFlowSource(text: string): ParsedSource {
       return best?.range ? pos(best.range[0]) : undefined;
     },
   };
+}
+
+/** Why `text` is not JSON, and where when the engine says (`at position N`); null when it is. */
+function jsonSyntaxError(text: string): { message: string; offset?: number } | null {
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (err) {
+    const message = (err as Error).message;
+    const at = / in JSON at position (\d+)/.exec(message);
+    return at ? { message: message.slice(0, at.index), offset: Number(at[1]) } : { message };
+  }
 }

@@ -18,3 +18,15 @@ t.test('a few aliases are still fine', async (t) => {
   t.same(parsed.syntaxErrors, []);
   t.same(parsed.value, { x: { a: 1 }, y: { a: 1 }, z: [{ a: 1 }, { a: 1 }] });
 });
+
+t.test('a broken JSON flow is told in JSON terms, where JSON says it broke', async (t) => {
+  const missingComma = '{\n  "processId": "x",\n  "name": "y"\n  "nodes": {}\n}\n';
+  t.same(validateFlowSource(missingComma).problems, [
+    { code: 'SYNTAX', message: "not valid JSON: Expected ',' or '}' after property value", line: 4, column: 3 },
+  ]);
+  const yamlFlowMap = validateFlowSource('{ processId: x, name: y, nodes: [ }').problems;
+  t.match(yamlFlowMap, [{ code: 'SYNTAX', message: /^not valid JSON/ }], 'a text that opens like JSON is read as JSON');
+  t.match(validateFlowSource('processId: x\nnodes: [\n').problems, [
+    { code: 'SYNTAX', message: /^(?!not valid JSON)/ },
+  ]);
+});
