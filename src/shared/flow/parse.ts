@@ -25,6 +25,11 @@ export interface ParsedSource {
    * parent (a missing property is reported at the object that lacks it).
    */
   positionOf(path: readonly (string | number)[]): SourcePosition | undefined;
+  /**
+   * Where `line`:`column` (1-based) of the text of the scalar at `path` stands in the file (a
+   * script's syntax error, say); undefined when `path` is no scalar.
+   */
+  positionInScalar(path: readonly (string | number)[], line: number, column: number): SourcePosition | undefined;
 }
 
 /**
@@ -75,24 +80,45 @@ export function parseFlowSource(text: string): ParsedSource {
     value,
     syntaxErrors,
     positionOf(path) {
-      let node: unknown = doc.contents;
-      let best: Yaml.Node | undefined = node as Yaml.Node | undefined;
-      for (const key of path) {
-        if (isMap(node)) {
-          const pair = node.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === key);
-          if (!pair) break;
-          // Point at the value, or at the key when the value is empty.
-          node = pair.value ?? pair.key;
-          best = (pair.value ?? pair.key) as Yaml.Node;
-        } else if (isSeq(node) && typeof key === 'number') {
-          node = node.items[key];
-          if (!node) break;
-          best = node as Yaml.Node;
-        } else break;
-      }
+      const best = nearest(path);
       return best?.range ? pos(best.range[0]) : undefined;
     },
+    positionInScalar(path, line, column) {
+      const node = nearest(path);
+      if (!isScalar(node) || !node.range) return undefined;
+      const start = pos(node.range[0]);
+      if (node.type === 'BLOCK_LITERAL' || node.type === 'BLOCK_FOLDED') {
+        // The content starts on the line after the `|` header, at the block's indentation.
+        const lines = text.split('\n');
+        const first = lines[start.line] ?? '';
+        const indent = first.length - first.trimStart().length;
+        return { line: start.line + line, column: indent + column };
+      }
+      // A scalar on the key's line: its text starts after the opening quote, if any.
+      const quote = node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE' ? 1 : 0;
+      return line === 1 ? { line: start.line, column: start.column + quote + column - 1 } : { line: start.line + line - 1, column };
+    },
   };
+
+  /** The node at `path`, or the nearest existing parent (see positionOf). */
+  function nearest(path: readonly (string | number)[]): Yaml.Node | undefined {
+    let node: unknown = doc.contents;
+    let best: Yaml.Node | undefined = node as Yaml.Node | undefined;
+    for (const key of path) {
+      if (isMap(node)) {
+        const pair = node.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === key);
+        if (!pair) break;
+        // Point at the value, or at the key when the value is empty.
+        node = pair.value ?? pair.key;
+        best = (pair.value ?? pair.key) as Yaml.Node;
+      } else if (isSeq(node) && typeof key === 'number') {
+        node = node.items[key];
+        if (!node) break;
+        best = node as Yaml.Node;
+      } else break;
+    }
+    return best;
+  }
 }
 
 /** Why `text` is not JSON, and where when the engine says (`at position N`); null when it is. */

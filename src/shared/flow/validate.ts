@@ -9,7 +9,8 @@ import { DurationError, parseDuration } from '../duration.js';
 import { Schedule, ScheduleError } from '../schedule.js';
 import { compileCondition, ExpressionError } from '../expr/juel.js';
 import { edgesOf, FlowGraph } from './graph.js';
-import { parseFlowSource, type SourcePosition } from './parse.js';
+import { parseFlowSource, type ParsedSource, type SourcePosition } from './parse.js';
+import { scriptSyntaxError } from './script-syntax.js';
 import { flowSchema, NODE_TYPES } from './schema.js';
 import { compileJsonSchema } from './json-schema.js';
 import { inputsProblem } from './inputs.js';
@@ -33,6 +34,7 @@ export type FlowProblemCode =
   | 'DEAD_END'
   | 'UNREACHABLE'
   | 'BAD_CONDITION'
+  | 'BAD_SCRIPT'
   | 'BAD_DURATION'
   | 'MISSING_PROPERTY'
   | 'BAD_SCHEDULE'
@@ -78,7 +80,7 @@ export function validateFlowSource(text: string): FlowValidation {
       problems: parsed.syntaxErrors.map((e) => ({ code: 'SYNTAX', message: e.message, ...e.position })),
     };
   }
-  return validateFlowValue(parsed.value, parsed.positionOf);
+  return validateFlowValue(parsed.value, parsed.positionOf, parsed.positionInScalar);
 }
 
 /**
@@ -102,13 +104,15 @@ export function locateProblems(text: string, problems: readonly FlowProblem[]): 
 export function validateFlowValue(
   value: unknown,
   positionOf: (path: readonly (string | number)[]) => SourcePosition | undefined = () => undefined,
+  positionInScalar: ParsedSource['positionInScalar'] = () => undefined,
 ): FlowValidation {
   const problems: FlowProblem[] = [];
-  const at = (code: FlowProblemCode, path: readonly (string | number)[], message: string, posPath = path) => {
+  const at: At = (code, path, message, posPath = path, inner) => {
     const nodeId = path[0] === 'nodes' && path.length > 1 ? String(path[1]) : undefined;
     const rest = nodeId === undefined ? path : path.slice(2);
     const property = rest.length > 0 ? rest.join('.') : undefined;
-    problems.push({ code, message, ...(nodeId && { nodeId }), ...(property && { property }), ...positionOf(posPath) });
+    const position = (inner && positionInScalar(posPath, inner.line, inner.column)) ?? positionOf(posPath);
+    problems.push({ code, message, ...(nodeId && { nodeId }), ...(property && { property }), ...position });
   };
 
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -209,6 +213,8 @@ type At = (
   path: readonly (string | number)[],
   message: string,
   posPath?: readonly (string | number)[],
+  /** A place inside the scalar at `posPath` (a script's line and column), for the position. */
+  inner?: { readonly line: number; readonly column: number },
 ) => void;
 
 /** The flow's node map and the bodies of its containers (loopNode, embedded subProcess), with their paths. */
@@ -293,6 +299,10 @@ function checkNodes(nodes: Record<string, FlowNode>, prefix: (string | number)[]
           at('BAD_CONDITION', [...prefix, id, ...path], `condition does not parse: ${err.message}`);
         else throw err;
       }
+    }
+    if (node.type === 'scriptTask' && typeof n.script === 'string') {
+      const bad = scriptSyntaxError(n.script);
+      if (bad) at('BAD_SCRIPT', [...prefix, id, 'script'], `script does not parse: ${bad.message}`, undefined, bad);
     }
     for (const key of ['timeout', 'duration', 'ttl'] as const) {
       if (typeof n[key] !== 'string') continue;

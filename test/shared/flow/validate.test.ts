@@ -658,3 +658,49 @@ nodes:
   t.same(problems(flow('{ type: on-demand, description: started from the support console }')), []);
   t.match(problems(flow('{ type: on-demand, cron: "* * * * *" }')), [{ code: 'SCHEMA', property: 'triggers.0.cron' }]);
 });
+
+t.test('BAD_SCRIPT: a script is compiled, never run, and its error placed inside it', async (t) => {
+  const block = ok(`  start: { type: startEvent, next: sum }
+  sum:
+    type: scriptTask
+    script: |
+      const total = vars.items.length;
+      return { total };   # a YAML comment is script text here
+    next: done
+  done: { type: endEvent }
+`);
+  t.same(problems(block), [
+    {
+      code: 'BAD_SCRIPT',
+      message: 'script does not parse: Invalid or unexpected token',
+      nodeId: 'sum',
+      property: 'script',
+      line: 9,
+      column: 27,
+    },
+  ]);
+  const inline = ok(`  start: { type: startEvent, next: one }
+  one: { type: scriptTask, script: "return { a: 1", next: done }
+  done: { type: endEvent }
+`);
+  t.match(problems(inline), [{ code: 'BAD_SCRIPT', message: /it ends before it is complete/, line: 5, column: 50 }]);
+  const fine = ok(`  start: { type: startEvent, next: one }
+  one: { type: scriptTask, script: "while (true) {}", next: done }
+  done: { type: endEvent }
+`);
+  t.same(problems(fine), [], 'a script that would never end still parses: nothing runs at validation');
+  t.same(
+    problems(fine.replace('while (true) {}', 'return await Promise.resolve(1)')),
+    [
+      {
+        code: 'BAD_SCRIPT',
+        message: 'script does not parse: await is only valid in async functions and the top level bodies of modules',
+        nodeId: 'one',
+        property: 'script',
+        line: 5,
+        column: 44,
+      },
+    ],
+    'the body of a plain function, as the sandbox runs it',
+  );
+});
