@@ -96,7 +96,9 @@ export function parseFlowSource(text: string): ParsedSource {
       }
       // A scalar on the key's line: its text starts after the opening quote, if any.
       const quote = node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE' ? 1 : 0;
-      return line === 1 ? { line: start.line, column: start.column + quote + column - 1 } : { line: start.line + line - 1, column };
+      return line === 1
+        ? { line: start.line, column: start.column + quote + column - 1 }
+        : { line: start.line + line - 1, column };
     },
   };
 
