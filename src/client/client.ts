@@ -266,6 +266,9 @@ export class WfxClient {
     /** GET /admin/webhooks/{name}/deliveries: newest first. Throws NOT_FOUND. */
     deliveries: (name: string, query: Org = {}): Promise<DeliveryList> =>
       this.http.get<DeliveryList>(withQuery(path`/admin/webhooks/${name}/deliveries`, query)),
+    /** GET /admin/webhooks/{name}/deliveries/stream: each delivery as it is processed (`event: delivery`). Throws NOT_FOUND. */
+    streamDeliveries: (name: string, signal?: AbortSignal, query: Org = {}): AsyncGenerator<SseEvent> =>
+      this.http.stream(withQuery(path`/admin/webhooks/${name}/deliveries/stream`, query), undefined, signal),
   };
 
   readonly emailConnections = {

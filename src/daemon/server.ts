@@ -365,7 +365,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       now: options.now,
     });
     adminRoutes(routes, { store: options.store, limiter, now: options.now });
-    webhookRoutes(routes, { store: options.store, receiver: options.webhooks, now: options.now });
+    webhookRoutes(routes, {
+      store: options.store,
+      receiver: options.webhooks,
+      hub,
+      heartbeatSeconds: options.heartbeatSeconds,
+      now: options.now,
+    });
     emailConnectionRoutes(routes, { store: options.store, now: options.now });
     aiProviderRoutes(routes, { store: options.store, ai: options.ai, now: options.now });
     memoryRoutes(routes, { store: options.store, now: options.now });

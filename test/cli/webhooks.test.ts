@@ -1,5 +1,10 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
-import { startDaemon, wfxIn } from '../helpers/cli.js';
+import { describeDelivery } from '../../src/cli/commands/webhooks.js';
+import { killIfAlive, startDaemon, WFX_BIN, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
 const FLOW = `processId: 3c4d5e6f-7081-4a92-8b3c-4d5e6f708192
@@ -23,20 +28,35 @@ t.test('wfx webhooks: create, send signed as the provider would, read the delive
     endpoints: [{ environment: 'ALL', url: /\/webhook\/receive\//, secret: /^whsec_/ }],
   });
   t.equal((await wfxIn(['flow', 'publish', 'on-push.yaml'], { cwd })).code, 0);
-  const sent = await wfxIn(['webhooks', 'send', 'repo', '--payload', 'push.json', '--event', 'push'], { cwd });
+  const send = (...extra: string[]) =>
+    wfxIn(['webhooks', 'send', 'repo', '--payload', 'push.json', '--event', 'push', ...extra], { cwd });
+  const sent = await send();
   t.equal(sent.code, 0, sent.stderr);
-  t.match(sent.stdout, /delivered to ALL endpoint: 200 \{"received":true\}/);
-  // Processing is asynchronous: read the log until the delivery is processed.
-  const items = await eventually('the delivery is processed', async () => {
-    const seen = JSON.parse((await wfxIn(['webhooks', 'deliveries', 'repo', '--json'], { cwd })).stdout) as Array<{
-      signatureOk?: boolean;
-      startedInstanceIds?: string[];
-      pending?: boolean;
-    }>;
-    return seen.length > 0 && !seen[0]!.pending && seen;
-  });
+  t.match(sent.stdout, /^delivered push [0-9a-z_]+ to the ALL endpoint: started [0-9a-f-]{36}\n$/);
+
+  // The same payload again is a new event, as GitHub's next push would be: it starts again.
+  const again = await send('--json');
+  t.equal(again.code, 0, again.stderr);
+  const second = JSON.parse(again.stdout) as { signatureOk: boolean; eventType: string; startedInstanceIds: string[] };
+  t.match(second, { signatureOk: true, eventType: 'push', startedInstanceIds: [String], reason: null });
+
+  // --replay sends it as it is: the daemon sees the body it has seen, a duplicate; exit 1, why.
+  await wfxIn(['webhooks', 'send', 'repo', '--payload', 'push.json', '--event', 'push', '--replay'], { cwd });
+  const replayed = await send('--replay');
+  t.equal(replayed.code, 1);
+  t.match(replayed.stderr, /^WEBHOOK_NOTHING_STARTED: delivered push .* started nothing: duplicate: /);
+
+  const other = await send('--event', 'issues');
+  t.equal(other.code, 1, 'an event no flow takes');
   t.match(
-    items[0],
+    other.stderr,
+    /started nothing: no flow active in PRODUCTION has a webhook trigger for "repo" that takes event issues/,
+  );
+
+  const items = JSON.parse((await wfxIn(['webhooks', 'deliveries', 'repo', '--json'], { cwd })).stdout) as unknown[];
+  t.equal(items.length, 5, 'every send is in the log');
+  t.match(
+    items.at(-1),
     { signatureOk: true, eventType: 'push', startedInstanceIds: [String] },
     'signed like GitHub, verified, the flow started',
   );
@@ -117,4 +137,98 @@ t.test('wfx email-connections: the password comes on stdin and is never shown', 
   t.notMatch(list.stdout, /s3cret/);
   const noStdin = await wfxIn(['email-connections', 'create', '--name', 'x', '--host', 'h', '--user', 'u'], { cwd });
   t.equal(noStdin.code, 2, 'the password is never taken on the command line');
+});
+
+const PAID = `processId: 4d5e6f70-8192-4aa3-8c4d-5e6f70819203
+name: On payment
+triggers:
+  - { type: webhook, webhook: pay, eventType: payment_intent.succeeded }
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+
+t.test('wfx webhooks send to Stripe: each send a new event id, --replay a duplicate of it', async (t) => {
+  const event = { id: 'evt_fixture', object: 'event', type: 'payment_intent.succeeded', created: 1, data: {} };
+  const cwd = t.testdir({ 'paid.yaml': PAID, 'event.json': JSON.stringify(event) });
+  await startDaemon(t, { cwd });
+  t.equal((await wfxIn(['webhooks', 'create', '--name', 'pay', '--provider', 'STRIPE'], { cwd })).code, 0);
+  t.equal((await wfxIn(['flow', 'publish', 'paid.yaml'], { cwd })).code, 0);
+  const send = (...extra: string[]) =>
+    wfxIn(['webhooks', 'send', 'pay', '--payload', 'event.json', '--json', ...extra], { cwd });
+  const ids: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const sent = await send();
+    t.equal(sent.code, 0, sent.stderr);
+    const d = JSON.parse(sent.stdout) as { eventId: string; startedInstanceIds: string[] };
+    t.match(d.eventId, /^evt_[0-9a-f]{24}$/, 'a fresh event id');
+    t.equal(d.startedInstanceIds.length, 1);
+    ids.push(d.eventId);
+  }
+  t.not(ids[0], ids[1]);
+  t.equal((await send('--replay')).code, 0, 'the file as it is: its own id, new to the daemon');
+  const dup = await send('--replay');
+  t.equal(dup.code, 1);
+  t.match(JSON.parse(dup.stdout), {
+    eventId: 'evt_fixture',
+    startedInstanceIds: [],
+    reason: /^duplicate: event evt_fixture/,
+  });
+});
+
+t.test('wfx webhooks listen: each delivery as it arrives, until Ctrl-C (exit 0)', async (t) => {
+  const cwd = t.testdir({ 'on-push.yaml': FLOW, 'push.json': '{"ref":"refs/heads/main"}' });
+  const { url } = await startDaemon(t, { cwd });
+  t.equal((await wfxIn(['webhooks', 'create', '--name', 'repo', '--provider', 'GITHUB'], { cwd })).code, 0);
+  t.equal((await wfxIn(['flow', 'publish', 'on-push.yaml'], { cwd })).code, 0);
+  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const child = spawn(
+    process.execPath,
+    [WFX_BIN, '--url', url, '--api-key', key, 'webhooks', 'listen', 'repo', '--json'],
+    {
+      cwd,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  t.teardown(() => killIfAlive(child.pid));
+  const exited = once(child, 'exit');
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  // The listener may not be connected yet when the first send arrives: send until it shows one.
+  await eventually('the listener shows a delivery', async () => {
+    await wfxIn(['webhooks', 'send', 'repo', '--payload', 'push.json', '--event', 'push'], { cwd });
+    return out.includes('\n');
+  });
+  const first = JSON.parse(out.split('\n')[0]!) as Record<string, unknown>;
+  t.match(first, { signatureOk: true, eventType: 'push', startedInstanceIds: [String], reason: null });
+  t.equal((await wfxIn(['webhooks', 'send', 'repo', '--payload', 'push.json', '--event', 'issues'], { cwd })).code, 1);
+  const refused = await eventually('the refused one too', async () =>
+    out.split('\n').find((l) => l.includes('"eventType":"issues"')),
+  );
+  t.match(JSON.parse(refused), {
+    eventType: 'issues',
+    startedInstanceIds: [],
+    reason: /no flow/,
+  });
+  child.kill('SIGINT');
+  t.equal((await exited)[0], 0, 'Ctrl-C stops it, exit 0');
+});
+
+t.test('describeDelivery: one line a delivery, what it started or why not', async (t) => {
+  const base = {
+    deliveryId: 'd',
+    receivedAt: '2026-11-24T10:00:00.000Z',
+    environment: 'ALL' as const,
+    eventType: 'push',
+    eventId: 'g-1',
+  };
+  t.equal(
+    describeDelivery({ ...base, signatureOk: true, reason: null, startedInstanceIds: ['i-1'] }),
+    '2026-11-24T10:00:00.000Z  ALL  push g-1  signature ok  started i-1',
+  );
+  t.equal(
+    describeDelivery({ ...base, signatureOk: false, reason: 'signature refused: no match', startedInstanceIds: [] }),
+    '2026-11-24T10:00:00.000Z  ALL  push g-1  signature REFUSED  nothing started: signature refused: no match',
+  );
 });

@@ -1,11 +1,12 @@
 import { Option, type Command } from 'commander';
-import type { EndpointEnvironment, RegisterWebhookBody } from '../../shared/api/index.js';
+import type { DeliveryRecord, EndpointEnvironment, RegisterWebhookBody } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { PROVIDERS, verifyDelivery, type Provider, type Scheme } from '../../shared/webhooks/providers.js';
 import { clientFor, collect } from '../api.js';
 import { globals, printJson, readUserFile, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { table } from '../format.js';
+import { freshEvent, processedDelivery } from '../webhook-send.js';
 
 /** `wfx webhooks create|list|deliveries|rotate|delete|send|verify`. */
 export function registerWebhooks(program: Command, ctx: CliContext): void {
@@ -130,24 +131,66 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     });
 
   webhooks
+    .command('listen')
+    .description(
+      "each delivery of a registration as it arrives: its event, the signature's verdict, what it started or why nothing",
+    )
+    .argument('<name>')
+    .addHelpText(
+      'after',
+      '\nRuns until Ctrl-C (exit 0). With --json, one delivery a line.\n\nExample:\n  $ wfx webhooks listen github',
+    )
+    .action(async (name: string, _opts: unknown, cmd: Command) => {
+      const client = await clientFor(ctx, cmd);
+      const json = globals(cmd).json === true;
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      try {
+        if (!json) ctx.stderr.write(`listening to ${name}'s deliveries; Ctrl-C to stop\n`);
+        for await (const ev of client.webhooks.streamDeliveries(name, stop.signal)) {
+          if (ev.event !== 'delivery' || ev.data === undefined) continue;
+          const d = JSON.parse(ev.data) as DeliveryRecord;
+          ctx.stdout.write(json ? `${ev.data}\n` : `${describeDelivery(d)}\n`);
+        }
+        if (!stop.signal.aborted)
+          throw new WfxError(
+            'DAEMON_UNREACHABLE',
+            'the daemon ended the stream (it is stopping); listen again once it is back',
+          );
+      } catch (err) {
+        if (!stop.signal.aborted) throw err;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    });
+
+  webhooks
     .command('send')
     .description(
-      'sign a payload exactly as the provider would and post it to the endpoint: test a webhook flow without a tunnel',
+      'sign a payload as the provider would, post it to the endpoint, and say what it started: test a webhook flow without a tunnel',
     )
     .argument('<name>')
     .requiredOption('--payload <file>', 'the body to send (JSON, or a form body)')
     .addOption(new Option('--env <environment>', 'which endpoint').choices(['ALL', 'DEVELOPMENT', 'PRODUCTION']))
     .option('--event <type>', 'the event type, for providers that carry it in a header (GitHub, custom)')
     .option('--content-type <type>', "the body's content type", 'application/json')
-    .addHelpText('after', '\nExample:\n  $ wfx webhooks send github --payload pull_request.json --event pull_request')
+    .option('--replay', "send the payload as it is, its event id kept: a provider's redelivery (a duplicate)")
+    .addHelpText(
+      'after',
+      '\nEach send is a new event (a fresh event id and time) unless --replay.\nExit 0 when it started an execution, 1 when it started none (the delivery log says why).\n\nExample:\n  $ wfx webhooks send github --payload pull_request.json --event pull_request',
+    )
     .action(
       async (
         name: string,
-        opts: { payload: string; env?: EndpointEnvironment; event?: string; contentType: string },
+        opts: { payload: string; env?: EndpointEnvironment; event?: string; contentType: string; replay?: boolean },
         cmd: Command,
       ) => {
         const client = await clientFor(ctx, cmd);
-        const body = await readUserFile(ctx, opts.payload, 'payload');
+        const given = await readUserFile(ctx, opts.payload, 'payload');
+        const body = opts.replay ? given : freshEvent(await client.webhooks.get(name), given);
         const signed = await client.webhooks.sign(name, {
           body: body.toString('base64'),
           ...(opts.env && { environment: opts.env }),
@@ -158,14 +201,23 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
           headers: { 'content-type': opts.contentType, ...signed.headers },
           body,
         });
-        const answer = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+        const answer = (await res.json().catch(() => ({}))) as { deliveryId?: unknown };
         if (!res.ok)
           throw new WfxError('VALIDATION_ERROR', `the endpoint answered ${res.status}: ${JSON.stringify(answer)}`);
-        if (globals(cmd).json)
-          return printJson(ctx, { status: res.status, answer, url: signed.url, headers: signed.headers });
-        ctx.stdout.write(
-          `delivered to ${signed.environment} endpoint: ${res.status} ${JSON.stringify(answer)}\nsee what it did: wfx webhooks deliveries ${name}\n`,
-        );
+        if (typeof answer.deliveryId !== 'string')
+          throw new WfxError('VALIDATION_ERROR', `the endpoint answered no delivery id: ${JSON.stringify(answer)}`);
+        const d = await processedDelivery(client, name, answer.deliveryId);
+        const event = `${d.eventType ?? 'event'}${d.eventId ? ` ${d.eventId}` : ''}`;
+        if (globals(cmd).json) printJson(ctx, { ...d, url: signed.url });
+        else if (d.startedInstanceIds.length > 0)
+          ctx.stdout.write(
+            `delivered ${event} to the ${signed.environment} endpoint: started ${d.startedInstanceIds.join(', ')}\n`,
+          );
+        if (d.startedInstanceIds.length === 0)
+          throw new WfxError(
+            'WEBHOOK_NOTHING_STARTED',
+            `delivered ${event} to the ${signed.environment} endpoint (delivery ${d.deliveryId}), started nothing: ${d.reason ?? 'no reason recorded'}`,
+          );
       },
     );
 
@@ -235,4 +287,15 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         if (!verdict.ok) ctx.exitCode = EXIT.FAILED;
       },
     );
+}
+
+/** One line of `webhooks listen`: when, which event, the verdict, and what it started or why not. */
+export function describeDelivery(d: DeliveryRecord): string {
+  const event = `${d.eventType ?? '-'}${d.eventId ? ` ${d.eventId}` : ''}`;
+  const verdict = d.signatureOk ? 'signature ok' : 'signature REFUSED';
+  const outcome =
+    d.startedInstanceIds.length > 0
+      ? `started ${d.startedInstanceIds.join(', ')}`
+      : `nothing started: ${d.reason ?? '-'}`;
+  return `${d.receivedAt}  ${d.environment}  ${event}  ${verdict}  ${outcome}`;
 }

@@ -29,16 +29,22 @@ export function webhookHealth(state: WfxState): WebhookHealth[] {
     const log = (state.webhookDeliveries[registration.webhookId] ?? []).filter(
       (d) => d.environment === 'ALL' || d.environment === environment,
     );
+    // The receiver records a start it refused (the flow's inputs refused the payload, say)
+    // as "<processId> not started: CODE: why" in the delivery's reason.
+    const notStartedHere = (d: (typeof log)[number]) => d.reason?.includes(`${flow.processId} not started: `) ?? false;
     const fired = [...log]
       .reverse()
       .find(
         (d) =>
           d.startedInstanceIds.length > 0 &&
+          !notStartedHere(d) &&
           (d.eventType === null || trigger.eventType === undefined || d.eventType === trigger.eventType),
       );
     const latest = log.at(-1);
     const refused =
-      latest && !latest.signatureOk && (!fired || latest.receivedAt > fired.receivedAt) ? latest : undefined;
+      latest && (!latest.signatureOk || notStartedHere(latest)) && (!fired || latest.receivedAt > fired.receivedAt)
+        ? latest
+        : undefined;
     out.push({
       ...base,
       state: refused ? 'failing' : 'active',

@@ -3,6 +3,7 @@ import t from 'tap';
 import { buildServer } from '../../../src/daemon/server.js';
 import { STATE, type DeliveryRecord } from '../../../src/daemon/state/state.js';
 import { WebhookReceiver } from '../../../src/daemon/triggers/webhooks.js';
+import { webhookHealth } from '../../../src/daemon/triggers/health.js';
 import { apiHarness } from '../../helpers/api.js';
 
 /** A flow started by webhook `orders`, whose inputs want an order id in the payload. */
@@ -80,6 +81,8 @@ t.test(
     );
     t.equal(refusals.length, 1, 'and a WARN line');
     t.match(refusals[0], /not started: VALIDATION_ERROR/);
+    const health = (processId: string) => webhookHealth(h.store.state).find((x) => x.processId === processId);
+    t.match(health(pid), { state: 'failing', lastError: /not started: VALIDATION_ERROR/ }, 'the trigger shows it');
 
     const accepted = await deliver({ orderId: 'A1' });
     t.equal(accepted.startedInstanceIds.length, 1, 'a matching payload starts the flow (the strict one still refuses)');
@@ -87,6 +90,12 @@ t.test(
     t.equal(inst.processId, pid);
     t.equal(inst.stateCd, STATE.COMPLETED);
     t.match(inst.variables, { webhookPayload: { orderId: 'A1' }, priority: 'normal' }, 'defaults filled in');
+    t.match(health(pid), { state: 'active', lastError: null }, 'fired again: healthy');
+    t.match(
+      health(strict),
+      { state: 'failing', lastError: /not started/ },
+      'the strict flow started from none of them',
+    );
 
     const log = await app.inject({ method: 'GET', url: '/admin/webhooks/orders/deliveries', headers });
     t.match(

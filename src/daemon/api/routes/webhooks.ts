@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {} from 'fastify-sse-v2'; // reply.sse
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import {
@@ -11,6 +12,7 @@ import {
   WebhookParams,
   type Deleted,
   type DeliveryList,
+  type DeliveryRecord,
   type EndpointEnvironment,
   type RegisteredWebhook,
   type Rotated,
@@ -34,11 +36,15 @@ import type { WebhookEndpoint, WebhookRegistration, WfxState } from '../../state
 import type { DurableStore } from '../../store/store.js';
 import { liveSecrets, schemeOf, type WebhookReceiver } from '../../triggers/webhooks.js';
 import type { Caller } from '../caller.js';
+import { lapsedCredential, type StreamHub } from '../streams.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
 
 export interface WebhookRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly receiver: WebhookReceiver;
+  /** Open event streams, ended at a graceful stop. */
+  readonly hub: StreamHub;
+  readonly heartbeatSeconds?: number;
   readonly now?: () => Date;
 }
 
@@ -96,7 +102,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
       schema: {
         tags: ['webhooks'],
         summary:
-          "Receive a provider's delivery: 200 {received: true} once it is journaled; verified and processed after",
+          "Receive a provider's delivery: 200 {received: true, deliveryId} once it is journaled; verified and processed after",
         params: ReceiveParams,
       },
       handler: async (request) => {
@@ -121,8 +127,9 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
             if (verdict.ok) return { challenge: payload.challenge };
           }
         }
-        await receiver.receive(request.params.token, request.headers, body);
-        return { received: true };
+        // The delivery's id lets a sender (wfx webhooks send) look up what it did in the log.
+        const deliveryId = await receiver.receive(request.params.token, request.headers, body);
+        return { received: true, deliveryId };
       },
     });
   });
@@ -292,6 +299,43 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
           pending: true as const,
         }));
       return { name: w.name, items: [...pending, ...[...(state.webhookDeliveries[w.webhookId] ?? [])].reverse()] };
+    },
+  });
+
+  app.get('/admin/webhooks/:name/deliveries/stream', {
+    config: admin,
+    schema: {
+      tags: ['webhooks'],
+      summary: "A registration's deliveries as they are processed, as Server-Sent Events (`event: delivery`)",
+      params: WebhookParams,
+      querystring: OrganizationQuery,
+    },
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const { name } = request.params as { name: string };
+      const w = find(request.caller!, name, (request.query as { organization?: string }).organization);
+      let n = 0;
+      const onProcessed = (e: { webhookId: string; record: DeliveryRecord | null }) => {
+        if (e.webhookId !== w.webhookId || !e.record || lapsed()) return;
+        reply.sse({ id: String(++n), event: 'delivery', data: JSON.stringify(e.record) });
+      };
+      receiver.on('processed', onProcessed);
+      const heartbeat = setInterval(
+        () => lapsed() || reply.sse({ comment: 'heartbeat' }),
+        (deps.heartbeatSeconds ?? 15) * 1000,
+      );
+      const stop = () => {
+        clearInterval(heartbeat);
+        receiver.off('processed', onProcessed);
+        untrack();
+      };
+      const untrack = deps.hub.track(() => {
+        stop();
+        reply.sseContext.source.end();
+      });
+      const lapsed = lapsedCredential(state, request.caller!, now, reply, stop);
+      request.raw.on('close', stop);
+      reply.sse({ comment: 'connected' });
+      return reply;
     },
   });
 
