@@ -103,7 +103,7 @@ export const ERROR_CODES = {
   DAEMON_START_FAILED: { status: 500, hint: 'Read the daemon log named above.' },
   WEBHOOK_NOTHING_STARTED: {
     status: 422,
-    hint: 'The reason is the delivery log\'s (`wfx webhooks deliveries NAME`); --replay sends the payload as it is.',
+    hint: "The reason is the delivery log's (`wfx webhooks deliveries NAME`); --replay sends the payload as it is.",
   },
   WEBHOOK_NOT_PROCESSED: { status: 504 },
 
