@@ -38,6 +38,7 @@ const COMMANDS = [
   ['expr'],
   ['cron', 'next'],
   ['webhooks', 'create'],
+  ['webhooks', 'listen'],
   ['webhooks', 'send'],
   ['webhooks', 'verify'],
   ['webhooks', 'deliveries'],

@@ -869,7 +869,8 @@ start an execution of a published flow, or of a flow file (published to
 DEVELOPMENT first)
 
 Arguments:
-  flow                     a processId, or a flow file
+  flow                     a processId, a flow's name (where unique), or a flow
+                           file
 
 Options:
   --data <json>            input variables: a JSON object, or @file
@@ -883,7 +884,8 @@ Options:
   --wait                   wait until it finishes: exit 0 completed, 1 failed, 3
                            cancelled
   --follow                 print its log as it runs (implies --wait)
-  --timeout <seconds>      with --wait/--follow: exit 4 if not finished by then
+  --timeout <seconds>      wait (implies --wait) and exit 4 if not finished by
+                           then
   -h, --help               display help for command
 
 Examples:
@@ -1041,6 +1043,22 @@ Example:
 
 `
 
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks listen --help 1`] = `
+Usage: wfx webhooks listen [options] <name>
+
+each delivery of a registration as it arrives: its event, the signature's
+verdict, what it started or why nothing
+
+Options:
+  -h, --help  display help for command
+
+Runs until Ctrl-C (exit 0). With --json, one delivery a line.
+
+Example:
+  $ wfx webhooks listen github
+
+`
+
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks rotate --help 1`] = `
 Usage: wfx webhooks rotate [options] <name>
 
@@ -1061,8 +1079,8 @@ Example:
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks send --help 1`] = `
 Usage: wfx webhooks send [options] <name>
 
-sign a payload exactly as the provider would and post it to the endpoint: test a
-webhook flow without a tunnel
+sign a payload as the provider would, post it to the endpoint, and say what it
+started: test a webhook flow without a tunnel
 
 Options:
   --payload <file>       the body to send (JSON, or a form body)
@@ -1071,7 +1089,12 @@ Options:
   --event <type>         the event type, for providers that carry it in a header
                          (GitHub, custom)
   --content-type <type>  the body's content type (default: "application/json")
+  --replay               send the payload as it is, its event id kept: a
+                         provider's redelivery (a duplicate)
   -h, --help             display help for command
+
+Each send is a new event (a fresh event id and time) unless --replay.
+Exit 0 when it started an execution, 1 when it started none (the delivery log says why).
 
 Example:
   $ wfx webhooks send github --payload pull_request.json --event pull_request
