@@ -1,7 +1,7 @@
 import { Box, useApp, useInput } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import type { WfxClient } from '../client/client.js';
-import { ConnectionLine } from './components/connection-line.js';
+import { ConnectionError, ConnectionLine } from './components/connection-line.js';
 import { Help } from './components/help.js';
 import { ScreenTabs } from './components/screen-tabs.js';
 import { useExecutions } from './hooks/use-executions.js';
@@ -67,9 +67,15 @@ export function App({
   return (
     <Box flexDirection="column">
       <Box justifyContent="space-between">
-        <ConnectionLine url={url} connection={connection} />
-        <ScreenTabs screens={SCREENS} current={screen} />
+        {/* The tabs keep their width; the connection line takes what is left, cut short if need be. */}
+        <Box flexGrow={1} flexShrink={1} minWidth={0}>
+          <ConnectionLine url={url} connection={connection} />
+        </Box>
+        <Box flexShrink={0}>
+          <ScreenTabs screens={SCREENS} current={screen} />
+        </Box>
       </Box>
+      <ConnectionError connection={connection} />
       {help ? (
         <Help />
       ) : screen === 'executions' ? (

@@ -88,3 +88,70 @@ t.test(
     t.ok(ended, 'q quits the TUI (and its tmux session ends)');
   },
 );
+
+t.test(
+  'wfx tui under a CI variable its parent set: colour, and at 80x24 with the daemon down a header that fits',
+  { skip: !HAVE_TMUX && !process.env.CI && 'tmux is not installed (apt-get install tmux)' },
+  async (t) => {
+    const socket = `wfx-tui-ci-${process.pid}-${Date.now()}`;
+    const tmux = (...args: string[]) => run('tmux', ['-L', socket, '-f', '/dev/null', ...args]);
+    t.teardown(() => tmux('kill-server').catch(() => undefined));
+    // Port 9 (discard) on loopback: nothing of wfx answers there.
+    // Only CI variables: none of the test runner's own colour settings (tap sets some) reach it.
+    const command = `env -u NO_COLOR -u FORCE_COLOR -u NODE_DISABLE_COLORS CI=true CI_JOB_ID=1 '${process.execPath}' '${WFX_BIN}' tui --url http://127.0.0.1:9 --api-key x`;
+    await tmux('new-session', '-d', '-s', 'wfx', '-x', '80', '-y', '24', command);
+    const pane = await eventually('the TUI says the daemon is unreachable', async () => {
+      const plain = (await tmux('capture-pane', '-p', '-t', 'wfx')).stdout;
+      return /cannot reach/.test(plain) && plain;
+    });
+    const lines = pane.split('\n');
+    t.match(
+      lines[0],
+      /^http:\/\/127\.0\.0\.1:9 · unreachable\s+\[1 executions\]\s+2 tasks\s+3 flows\s+4 triggers$/,
+      'one line',
+    );
+    t.match(
+      lines[1],
+      /^cannot reach a wfx daemon at http:\/\/127\.0\.0\.1:9 .*· reconnecting…/,
+      'why, on a line of its own',
+    );
+    const styled = (await tmux('capture-pane', '-e', '-p', '-t', 'wfx')).stdout;
+    t.match(styled, /\u001b\[7m\[1 executions\]/, 'the active tab in inverse');
+    t.match(styled, /\u001b\[33m/, 'the unreachable daemon in yellow: colour, though CI is set');
+    await tmux('send-keys', '-t', 'wfx', 'q');
+    await eventually('the TUI quits', async () =>
+      tmux('has-session', '-t', 'wfx').then(
+        () => false,
+        () => true,
+      ),
+    );
+
+    // NO_COLOR: no colour at all; the current screen's tab is still marked.
+    await tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'wfx',
+      '-x',
+      '80',
+      '-y',
+      '24',
+      command.replace('CI=true', 'NO_COLOR=1 CI=true'),
+    );
+    const plain = await eventually('the TUI draws without colour', async () => {
+      const shown = (await tmux('capture-pane', '-e', '-p', '-t', 'wfx')).stdout;
+      return /cannot reach/.test(shown) && shown;
+    });
+    t.notMatch(plain, /\u001b\[(3[0-7]|9[0-7]|38;)/, 'no colour');
+    t.match(plain, /\[1 executions\]/, 'the current tab bracketed');
+    await tmux('send-keys', '-t', 'wfx', 'q');
+    t.ok(
+      await eventually('the tmux session ends', async () =>
+        tmux('has-session', '-t', 'wfx').then(
+          () => false,
+          () => true,
+        ),
+      ),
+    );
+  },
+);

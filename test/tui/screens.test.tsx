@@ -1,7 +1,7 @@
 import { stateName } from '../../src/shared/api/index.js';
 import { render } from 'ink-testing-library';
 import t from 'tap';
-import { ConnectionLine } from '../../src/tui/components/connection-line.js';
+import { ConnectionError, ConnectionLine } from '../../src/tui/components/connection-line.js';
 import { ExecutionView } from '../../src/tui/components/execution-view.js';
 import { ExecutionsTable } from '../../src/tui/components/executions-table.js';
 import { Help } from '../../src/tui/components/help.js';
@@ -152,7 +152,10 @@ t.test('the key bar, the help, and the connection line (which says when the daem
     <ConnectionLine url="http://127.0.0.1:7878" connection={{ state: 'reconnecting', error: 'connection refused' }} />,
   );
   t.teardown(away.unmount);
-  t.match(away.lastFrame(), /daemon unreachable \(connection refused\) · reconnecting/);
+  t.match(away.lastFrame(), /127\.0\.0\.1:7878 · unreachable/);
+  const why = render(<ConnectionError connection={{ state: 'reconnecting', error: 'connection refused' }} />);
+  t.teardown(why.unmount);
+  t.equal(why.lastFrame(), 'connection refused · reconnecting…', 'why, on its own line');
   const live = render(<ConnectionLine url="http://127.0.0.1:7878" connection={{ state: 'live' }} />);
   t.teardown(live.unmount);
   t.match(live.lastFrame(), /127\.0\.0\.1:7878 · live/);
