@@ -16,6 +16,7 @@ const summary = (n: number, stateCd: number, extra: Partial<ExecutionSummary> = 
   processVersion: '2',
   stateCd,
   state: stateName(stateCd),
+  childCount: 0,
   startTime: '2026-11-21T10:00:00.000Z',
   endTime: stateCd === 0 ? null : '2026-11-21T10:01:05.000Z',
   correlationKey: null,

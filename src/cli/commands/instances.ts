@@ -16,6 +16,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     .argument('[processId]', 'only this flow')
     .addOption(new Option('--state <state>', 'only executions in this state').choices([...STATE_NAMES]))
     .option('--limit <n>', 'at most this many', (v) => Number(v), 50)
+    .option('--all', "child executions too (loop iterations, subprocesses, agents' tools); default: top-level only")
     .addHelpText(
       'after',
       '\nExamples:\n  $ wfx instances list\n  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json',
@@ -23,14 +24,18 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     .action(
       async (
         processId: string | undefined,
-        opts: { state?: (typeof STATE_NAMES)[number]; limit: number },
+        opts: { state?: (typeof STATE_NAMES)[number]; limit: number; all?: boolean },
         cmd: Command,
       ) => {
         const client = await clientFor(ctx, cmd);
         const flows = processId
           ? [processId]
           : (await client.flows.startable({ limit: 1000 })).items.map((f) => f.processId);
-        const query = { limit: opts.limit, ...(opts.state && { stateCd: STATE_NAMES.indexOf(opts.state) }) };
+        const query = {
+          limit: opts.limit,
+          ...(opts.state && { stateCd: STATE_NAMES.indexOf(opts.state) }),
+          ...(opts.all && { children: true }),
+        };
         const items: InstanceSummary[] = [];
         for (const id of flows) items.push(...(await client.instances.list(id, query)).items);
         items.sort((a, b) => (a.processInstanceId < b.processInstanceId ? 1 : -1));
@@ -38,13 +43,17 @@ export function registerInstances(program: Command, ctx: CliContext): void {
         if (globals(cmd).json) return printJson(ctx, page);
         ctx.stdout.write(
           table(
-            ['ID', 'FLOW', 'VERSION', 'STATE', 'STARTED', 'CORRELATION KEY'],
+            ['ID', 'FLOW', 'VERSION', 'STATE', 'STARTED', 'CHILDREN', 'CORRELATION KEY'],
             page.map((i) => [
-              i.processInstanceId,
+              // With --all a child says whose it is.
+              i.parentInstanceId
+                ? `${i.processInstanceId} (child of …${i.parentInstanceId.slice(-12)})`
+                : i.processInstanceId,
               i.processName,
               i.processVersion,
               STATE_NAMES[i.stateCd] ?? String(i.stateCd),
               i.startTime,
+              i.childCount > 0 ? String(i.childCount) : '',
               i.correlationKey ?? '',
             ]),
           ),
@@ -81,6 +90,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
             ]),
           ) +
           conversations(inst, terminalWidth(ctx)) +
+          children(inst) +
           `\nvariables: ${JSON.stringify(inst.data, null, 2)}\n` +
           (inst.output ? `output: ${JSON.stringify(inst.output, null, 2)}\n` : ''),
       );
@@ -96,6 +106,25 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       if (globals(cmd).json) printJson(ctx, res);
       else ctx.stdout.write(`${id} cancelled\n`);
     });
+}
+
+/**
+ * The execution's child executions under the node that started each (a loop's iterations, a
+ * subprocess, an agent's tools), as a tree; '' without any. `wfx instances get` on a child
+ * shows its own.
+ */
+function children(inst: InstanceView): string {
+  const starters = inst.nodes.filter((n) => (n.childInstanceIds?.length ?? 0) > 0);
+  if (starters.length === 0) return '';
+  const lines = [`\nchildren:`];
+  starters.forEach((n, i) => {
+    const last = i === starters.length - 1;
+    lines.push(`${last ? '└─' : '├─'} ${n.nodeId} (${n.nodeType}): ${n.childInstanceIds!.length}`);
+    n.childInstanceIds!.forEach((id, j) =>
+      lines.push(`${last ? '   ' : '│  '}${j === n.childInstanceIds!.length - 1 ? '└─' : '├─'} ${id}`),
+    );
+  });
+  return `${lines.join('\n')}\n`;
 }
 
 /** Columns the conversations are laid out for: the terminal's (at most 120, for reading), else 100. */

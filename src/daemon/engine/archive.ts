@@ -36,14 +36,15 @@ export class ExecutionArchive {
   }
 
   /**
-   * Executions of a flow, newest first (ids are time-ordered): live ones and those in history.
+   * Executions of a flow, newest first (ids are time-ordered): live ones and those in history;
+   * top-level ones only unless `children`, each with the count of its direct children.
    * `cursor` is the last id of the previous page. Throws PROCESS_NOT_FOUND for a flow the
-   * caller may not see.
+   * caller may not see. (Executions archived before history tagged parents count as top-level.)
    */
   async list(
     caller: Caller,
     processId: string,
-    opts: { stateCd?: number; limit: number; cursor?: string },
+    opts: { stateCd?: number; limit: number; cursor?: string; children?: boolean },
     read: (id: string) => Promise<Instance | null>,
   ): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
     const flow = ownEntry(this.deps.state.flows, processId);
@@ -52,9 +53,18 @@ export class ExecutionArchive {
     }
     const below = (id: string) => opts.cursor === undefined || id < opts.cursor;
     const found = new Map<string, Instance | null>(); // null: in history, read on demand
+    /** Direct children by parent id, of every flow (a child both live and archived once). */
+    const children = new Map<string, Set<string>>();
+    const countChild = (parent: string, child: string) => {
+      let set = children.get(parent);
+      if (!set) children.set(parent, (set = new Set()));
+      set.add(child);
+    };
     for (const inst of InstanceTable.of(this.deps.state).live()) {
+      if (inst.parentInstanceId !== null) countChild(inst.parentInstanceId, inst.processInstanceId);
       if (
         inst.processId === processId &&
+        (opts.children === true || inst.parentInstanceId === null) &&
         below(inst.processInstanceId) &&
         (opts.stateCd === undefined || inst.stateCd === opts.stateCd)
       ) {
@@ -62,8 +72,10 @@ export class ExecutionArchive {
       }
     }
     const sorted = () => [...found.keys()].sort().reverse();
+    let oldestRead: string | undefined;
     for (const bucket of await this.deps.history.buckets()) {
       if (opts.cursor !== undefined && bucket > (bucketOf(opts.cursor) ?? '9999')) continue;
+      oldestRead = bucket;
       // This bucket's ids lie between its day's start and the next day's start, older buckets'
       // below: once the page (and one more, for the cursor) is full of ids at or above this
       // bucket's end, nothing here or older can make it onto the page.
@@ -72,15 +84,24 @@ export class ExecutionArchive {
       for (const { id, tags } of await this.deps.history.list(bucket)) {
         if (found.has(id) || !below(id) || tags[0] !== processId) continue;
         if (opts.stateCd !== undefined && tags[1] !== String(opts.stateCd)) continue;
+        // tags[2]: the parent, '' for a top-level execution (absent in older history).
+        if (opts.children !== true && tags[2]) continue;
         found.set(id, null);
       }
     }
     const ids = sorted();
     const page = ids.slice(0, opts.limit);
+    // A child's id is younger than its parent's (UUIDv7), so its bucket is the parent's or a
+    // newer one: counting over every bucket from the oldest read on finds them all.
+    if (page.length > 0)
+      for (const bucket of await this.deps.history.buckets()) {
+        if (oldestRead !== undefined && bucket < oldestRead) continue;
+        for (const { id, tags } of await this.deps.history.list(bucket)) if (tags[2]) countChild(tags[2], id);
+      }
     const items: InstanceSummary[] = [];
     for (const id of page) {
       const inst = found.get(id) ?? (await read(id));
-      if (inst) items.push(summarize(inst));
+      if (inst) items.push(summarize(inst, children.get(id)?.size ?? 0));
     }
     return { items, nextCursor: ids.length > opts.limit ? page.at(-1)! : null };
   }
@@ -122,6 +143,7 @@ export class ExecutionArchive {
       durable: this.deps.history.putJson(bucket, id, { open: '{"records":[', parts: serialized, close: ']}' }, [
         first.instance.processId,
         String(stateCd),
+        '', // a one-step execution has no parent
       ]),
       settle: [{ type: 'instance.archived', instanceId: id }],
     };
@@ -199,7 +221,11 @@ export class ExecutionArchive {
             ? JSON.stringify({ instance: inst })
             : { open: '{"records":[', parts: recordsJson, close: ']}' };
         try {
-          await this.deps.history.putJson(bucket, id, doc, [inst.processId, String(inst.stateCd)]);
+          await this.deps.history.putJson(bucket, id, doc, [
+            inst.processId,
+            String(inst.stateCd),
+            inst.parentInstanceId ?? '',
+          ]);
           this.retries.delete(id);
           return id;
         } catch (err) {
@@ -228,7 +254,7 @@ const RETRY_MAX_MS = 60_000;
 /** An execution without its variables, nodes and log: what lists show (the wire's type, shared/api). */
 export type { InstanceSummary };
 
-function summarize(i: Instance): InstanceSummary {
+function summarize(i: Instance, childCount: number): InstanceSummary {
   const waitingNodeIds: string[] = [];
   if (i.stateCd === STATE.RUNNING)
     for (const id in i.nodes) if (i.nodes[id]!.statusCd === STATUS.WAITING) waitingNodeIds.push(i.nodes[id]!.nodeId);
@@ -243,6 +269,7 @@ function summarize(i: Instance): InstanceSummary {
     endTime: i.endTime,
     correlationKey: i.correlationKey,
     parentInstanceId: i.parentInstanceId,
+    childCount,
     waitingNodeIds,
   };
 }

@@ -456,7 +456,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   listInstances(
     caller: Caller,
     processId: string,
-    opts: { stateCd?: number; limit: number; cursor?: string },
+    opts: { stateCd?: number; limit: number; cursor?: string; children?: boolean },
   ): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
     return listInstances(this.state, this.archive, caller, processId, opts);
   }

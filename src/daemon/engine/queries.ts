@@ -32,7 +32,7 @@ export function listInstances(
   archive: ExecutionArchive,
   caller: Caller,
   processId: string,
-  opts: { stateCd?: number; limit: number; cursor?: string },
+  opts: { stateCd?: number; limit: number; cursor?: string; children?: boolean },
 ): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
   return archive.list(caller, processId, opts, (id) => findInstance(state, archive, caller, id));
 }

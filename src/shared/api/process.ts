@@ -87,6 +87,8 @@ export const InstanceListQuery = Type.Object(
     stateCd: Type.Optional(Type.Integer({ minimum: 0, maximum: 3 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    /** Include child executions (loop iterations, subprocesses, agents' tools); default: top-level only. */
+    children: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -116,6 +118,8 @@ export const InstanceSummary = Answer({
   endTime: NullableString(),
   correlationKey: NullableString(),
   parentInstanceId: NullableString(),
+  /** Its direct child executions (loop iterations, subprocesses, agents' tools), live and archived. */
+  childCount: Type.Integer(),
   /** The nodes a running execution waits at (input, event, timer, child, loop); empty otherwise. */
   waitingNodeIds: Type.Unsafe<readonly string[]>({ type: 'array', items: { type: 'string' } }),
 });

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { agentDaemon, FOUR_CALLS } from '../../helpers/agent-daemon.js';
+import { startDaemon, wfxIn } from '../../helpers/cli.js';
 
 const ID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const re = (source: string) => new RegExp(source.replaceAll('ID', ID), 'm');
@@ -83,3 +84,45 @@ t.test(
     t.same(wide, [], 'the transcript fits 100 columns');
   },
 );
+
+const LOOP = `processId: 7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d
+name: Fifty
+nodes:
+  start: { type: startEvent, next: each }
+  each:
+    type: loopNode
+    collection: "{items}"
+    parallel: true
+    nodes:
+      s: { type: startEvent, next: e }
+      e: { type: endEvent }
+    next: done
+  done: { type: endEvent }
+`;
+
+t.test('a loop of 50 items is one row with 50 children; --all lists them; get shows the tree', async (t) => {
+  const cwd = t.testdir({ 'loop.yaml': LOOP });
+  await startDaemon(t, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
+  const items = Array.from({ length: 50 }, (_, i) => i);
+  const started = await run(['run', 'loop.yaml', '--data', JSON.stringify({ items }), '--wait', '--json']);
+  t.equal(started.code, 0, started.stderr);
+  const parent = (JSON.parse(started.stdout) as { processInstanceId: string }).processInstanceId;
+  const pid = '7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d';
+
+  const listed = JSON.parse((await run(['instances', 'list', pid, '--json'])).stdout) as Array<Record<string, unknown>>;
+  t.equal(listed.length, 1, 'one row: the execution, not its iterations');
+  t.match(listed[0], { processInstanceId: parent, childCount: 50, parentInstanceId: null });
+  const table = (await run(['instances', 'list', pid])).stdout;
+  t.match(table, new RegExp(`^${parent}\\s+Fifty\\s+1\\s+completed\\s+\\S+\\s+50\\s*$`, 'm'), 'CHILDREN column');
+
+  const all = JSON.parse((await run(['instances', 'list', pid, '--all', '--limit', '100', '--json'])).stdout) as Array<{
+    parentInstanceId: string | null;
+  }>;
+  t.equal(all.length, 51, '--all: the iterations too');
+  t.equal(all.filter((i) => i.parentInstanceId === parent).length, 50);
+
+  const got = (await run(['instances', 'get', parent])).stdout;
+  t.match(got, /^children:\n└─ each \(loopNode\): 50\n   ├─ [0-9a-f-]{36}\n/m, 'the tree under the loop node');
+  t.equal(got.match(/^ {3}[├└]─ /gm)?.length, 50);
+});

@@ -681,6 +681,8 @@ Options:
   --state <state>  only executions in this state (choices: "running",
                    "completed", "failed", "cancelled")
   --limit <n>      at most this many (default: 50)
+  --all            child executions too (loop iterations, subprocesses, agents'
+                   tools); default: top-level only
   -h, --help       display help for command
 
 Examples:
