@@ -15,6 +15,7 @@ type Register = (program: Command, ctx: CliContext) => void;
 const DAEMON: () => Promise<Register> = async () => (await import('./commands/daemon.js')).registerDaemon;
 const ALL: ReadonlyArray<() => Promise<Register>> = [
   DAEMON,
+  async () => (await import('./commands/init.js')).registerInit,
   async () => (await import('./commands/dev.js')).registerDev,
   async () => (await import('./commands/flow.js')).registerFlow,
   async () => (await import('./commands/run.js')).registerRun,
@@ -36,6 +37,7 @@ const ALL: ReadonlyArray<() => Promise<Register>> = [
   async () => (await import('./commands/cron.js')).registerCron,
   async () => (await import('./commands/login.js')).registerLogin,
   async () => (await import('./commands/tui.js')).registerTui,
+  async () => (await import('./commands/completion.js')).registerCompletion,
 ];
 
 /** The global options that take a value as the next argument. */

@@ -95,6 +95,7 @@ export const ERROR_CODES = {
 
   // CLI
   USAGE_ERROR: { status: 400, hint: 'See `wfx --help`.' },
+  FILE_EXISTS: { status: 409, hint: 'Pick another name (or --dir), or remove the file first.' },
   DAEMON_UNREACHABLE: {
     status: 503,
     hint: 'Start one with `wfx daemon start`, or point --url / WFX_URL at a running daemon.',

@@ -7,6 +7,8 @@ import { wfxIn } from '../helpers/cli.js';
  */
 const COMMANDS = [
   [],
+  ['init'],
+  ['completion'],
   ['daemon', 'start'],
   ['daemon', 'stop'],
   ['daemon', 'status'],
@@ -18,6 +20,7 @@ const COMMANDS = [
   ['flow', 'show'],
   ['flow', 'activate'],
   ['flow', 'schema'],
+  ['flow', 'new'],
   ['run'],
   ['instances', 'list'],
   ['instances', 'get'],

@@ -10,6 +10,7 @@ import type { FlowDefinition } from '../../shared/flow/types.js';
 import { formatProblem, validateFlowSource, type FlowProblem } from '../../shared/flow/validate.js';
 import { globals, printJson, readUserFile, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { registerFlowNew } from './init.js';
 
 /** `wfx flow validate|schema` (publish, list and show talk to a daemon: the CLI issue adds them). */
 export function registerFlow(program: Command, ctx: CliContext): void {
@@ -179,4 +180,6 @@ export function registerFlow(program: Command, ctx: CliContext): void {
       '\nExample:\n  $ wfx flow schema > flow.schema.json\n  then, first line of a flow file:  # yaml-language-server: $schema=./flow.schema.json',
     )
     .action(() => printJson(ctx, flowSchema()));
+
+  registerFlowNew(flow, ctx);
 }

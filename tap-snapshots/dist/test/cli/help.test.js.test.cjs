@@ -23,6 +23,9 @@ Options:
 
 Commands:
   daemon                       start, stop and inspect the local wfx daemon
+  init                         start a wfx project here: flows/ with a first
+                               flow, the flow format's schema for editors, .wfx/
+                               in .gitignore
   dev [options]                run the daemon here and republish flows/ to
                                DEVELOPMENT whenever a file changes
   flow                         check and publish flow files
@@ -61,6 +64,8 @@ Commands:
   tui                          the operator console: executions live, waiting
                                tasks answered with a form, flows and their runs,
                                trigger health (keys: ? for help, q to quit)
+  completion <shell>           a shell completion script for wfx: commands,
+                               subcommands and options
   help [command]               display help for command
 
   -V, --version      print the version of wfx (as the first argument)
@@ -177,6 +182,23 @@ Options:
 Examples:
   $ wfx ai providers update openai --model gpt-4.1-mini
   $ printf %s "$NEW_KEY" | wfx ai providers update openai --api-key-stdin
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx completion --help 1`] = `
+Usage: wfx completion [options] <shell>
+
+a shell completion script for wfx: commands, subcommands and options
+
+Arguments:
+  shell       the shell (choices: "bash", "zsh", "fish")
+
+Options:
+  -h, --help  display help for command
+
+Examples:
+  $ echo 'eval "$(wfx completion bash)"' >> ~/.bashrc
+  $ wfx completion fish > ~/.config/fish/completions/wfx.fish
 
 `
 
@@ -568,6 +590,23 @@ Example:
 
 `
 
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow new --help 1`] = `
+Usage: wfx flow new [options] <name>
+
+a new flow file from a template, with a fresh processId
+
+Arguments:
+  name         the flow's name
+
+Options:
+  --dir <dir>  where to write it (default: "flows")
+  -h, --help   display help for command
+
+Example:
+  $ wfx flow new "Order approval"   # flows/order-approval.yaml
+
+`
+
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow publish --help 1`] = `
 Usage: wfx flow publish [options] <files...>
 
@@ -634,6 +673,22 @@ Options:
 Examples:
   $ wfx flow validate flows/*.yaml
   $ wfx flow validate order.yaml --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx init --help 1`] = `
+Usage: wfx init [options]
+
+start a wfx project here: flows/ with a first flow, the flow format's schema for
+editors, .wfx/ in .gitignore
+
+Options:
+  -h, --help  display help for command
+
+Files that exist are kept (nothing is overwritten); running it again adds what is missing.
+
+Example:
+  $ wfx init && wfx dev
 
 `
 
