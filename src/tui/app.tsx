@@ -1,4 +1,4 @@
-import { Box, useApp, useInput } from 'ink';
+import { Box, Text, useApp, useInput } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import type { WfxClient } from '../client/client.js';
 import { ConnectionError, ConnectionLine } from './components/connection-line.js';
@@ -29,10 +29,16 @@ export function App({
   client,
   url,
   rows = 24,
+  frame = 0,
+  onRedraw,
 }: {
   readonly client: WfxClient;
   readonly url: string;
   readonly rows?: number;
+  /** Counts full redraws (run.tsx): each one changes the output, so Ink writes every line again. */
+  readonly frame?: number;
+  /** Ctrl-L: clear the terminal and draw everything again. */
+  readonly onRedraw?: () => void;
 }) {
   const { exit } = useApp();
   const { items, connection, changes } = useExecutions(client);
@@ -41,7 +47,8 @@ export function App({
   const capture = useRef(false);
   const now = useNow();
 
-  useInput((input) => {
+  useInput((input, key) => {
+    if (key.ctrl && input === 'l') return onRedraw?.();
     if (help) return setHelp(false);
     if (capture.current) return;
     if (input === 'q') return exit();
@@ -73,6 +80,8 @@ export function App({
         </Box>
         <Box flexShrink={0}>
           <ScreenTabs screens={SCREENS} current={screen} />
+          {/* Zero width: a zero-width space on every other frame, so a redraw's output differs. */}
+          <Text>{frame % 2 === 1 ? '\u200b' : ''}</Text>
         </Box>
       </Box>
       <ConnectionError connection={connection} />

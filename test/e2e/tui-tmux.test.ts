@@ -115,9 +115,27 @@ t.test(
       /^cannot reach a wfx daemon at http:\/\/127\.0\.0\.1:9 .*· reconnecting…/,
       'why, on a line of its own',
     );
+    t.equal(
+      (await tmux('display', '-p', '-t', 'wfx', '#{alternate_on}')).stdout.trim(),
+      '1',
+      'on the alternate screen',
+    );
     const styled = (await tmux('capture-pane', '-e', '-p', '-t', 'wfx')).stdout;
     t.match(styled, /\u001b\[7m\[1 executions\]/, 'the active tab in inverse');
     t.match(styled, /\u001b\[33m/, 'the unreachable daemon in yellow: colour, though CI is set');
+    // Ctrl-L: the terminal cleared and every line drawn again.
+    await tmux('send-keys', '-t', 'wfx', 'C-l');
+    await eventually('drawn again after Ctrl-L', async () => {
+      const again = (await tmux('capture-pane', '-p', '-t', 'wfx')).stdout;
+      return /^http:\/\/127\.0\.0\.1:9 · unreachable/.test(again) && /no executions/.test(again);
+    });
+    // Narrower: one header, no line left over from the wider layout.
+    await tmux('resize-window', '-t', 'wfx', '-x', '70', '-y', '20');
+    const narrow = await eventually('drawn again at 70 columns', async () => {
+      const shown = (await tmux('capture-pane', '-p', '-t', 'wfx')).stdout;
+      return /^http:\/\/127\.0\.0\.1:9/.test(shown) && /q\s+quit/.test(shown) && shown;
+    });
+    t.equal(narrow.match(/\[1 executions\]/g)?.length, 1, 'one header after the resize');
     await tmux('send-keys', '-t', 'wfx', 'q');
     await eventually('the TUI quits', async () =>
       tmux('has-session', '-t', 'wfx').then(
