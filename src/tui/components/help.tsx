@@ -16,6 +16,7 @@ const KEYS: ReadonlyArray<readonly [string, string]> = [
   ['1 2 3 4', 'screens: executions, waiting tasks, flows, trigger health'],
   ['?', 'this help (any key closes it)'],
   ['q', 'quit'],
+  ['ctrl+l', 'clear the terminal and draw again'],
 ];
 
 /** The keys, all of them. */
