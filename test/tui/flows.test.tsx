@@ -161,6 +161,11 @@ t.test(
       client.calls.filter((c) => c.method === 'POST').map((c) => c.body),
       [1, 2, 3].map((n) => ({ processId: flow().processId, data: { n } })),
     );
+    // The notice stays until the operator presses a key, then goes.
+    await yieldToReact();
+    t.match(ui.lastFrame(), /✔ started third-3/);
+    ui.stdin.write(KEY.down);
+    await frameMatching(ui.lastFrame, /^(?![\s\S]*started third-3)/);
   },
 );
 

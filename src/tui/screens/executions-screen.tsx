@@ -12,6 +12,7 @@ import type { ExecutionSummary } from '../types.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 import type { WfxClient } from '../../client/client.js';
 import { cursorAt, moveCursor } from '../cursor.js';
+import { useNotice } from '../hooks/use-notice.js';
 
 const FILTERS = [null, 0, 2, 1, 3] as const;
 const FILTER_WORDS = ['all', 'running', 'failed', 'completed', 'cancelled'];
@@ -47,7 +48,7 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
   const [searching, setSearching] = useState(false);
   const [open, setOpen] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<ExecutionSummary | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useNotice(active);
   const shown = items.filter(
     (e) =>
       (FILTERS[filter] === null || e.stateCd === FILTERS[filter]) &&

@@ -12,6 +12,7 @@ import { useWidth } from '../hooks/use-width.js';
 import { editText } from '../text-edit.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 import { cursorAt, moveCursor } from '../cursor.js';
+import { useNotice } from '../hooks/use-notice.js';
 
 /** The run form while it is open. */
 interface Form {
@@ -39,7 +40,7 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
   const [selected, setSelected] = useState(0);
   const [open, setOpen] = useState<string | null>(null);
   const [form, setForm] = useState<Form | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useNotice(active);
   const at = cursorAt(selected, flows.length);
   const current: FlowSummary | null = (open ? flows.find((f) => f.processId === open) : flows[at]) ?? null;
   const formFlow = form ? (flows.find((f) => f.processId === form.processId) ?? null) : null;

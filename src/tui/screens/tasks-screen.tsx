@@ -10,6 +10,7 @@ import { useTasks, type Task } from '../hooks/use-tasks.js';
 import { useWidth } from '../hooks/use-width.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 import { cursorAt, moveCursor } from '../cursor.js';
+import { useNotice } from '../hooks/use-notice.js';
 
 const taskKey = (t: Task) => `${t.processInstanceId}|${t.nodeInstanceId}`;
 
@@ -23,7 +24,7 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask;
   const { data: items, error, reload } = useTasks(client, changes);
   const [selected, setSelected] = useState(0);
   const [open, setOpen] = useState<Task | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useNotice(active);
   const width = useWidth();
   const list = items ?? [];
   const at = cursorAt(selected, list.length);
