@@ -41,7 +41,9 @@ export function App({
   readonly onRedraw?: () => void;
 }) {
   const { exit } = useApp();
-  const { items, connection, changes } = useExecutions(client);
+  // Top-level executions; `a` on the executions screen adds their children (loop iterations, ...).
+  const [showChildren, setShowChildren] = useState(false);
+  const { items, connection, changes } = useExecutions(client, showChildren);
   const [screen, setScreen] = useState<ScreenName>('executions');
   const [help, setHelp] = useState(false);
   const capture = useRef(false);
@@ -88,7 +90,12 @@ export function App({
       {help ? (
         <Help />
       ) : screen === 'executions' ? (
-        <ExecutionsScreen {...props} items={items} />
+        <ExecutionsScreen
+          {...props}
+          items={items}
+          showChildren={showChildren}
+          onToggleChildren={() => setShowChildren((c) => !c)}
+        />
       ) : screen === 'tasks' ? (
         <TasksScreen {...props} />
       ) : screen === 'flows' ? (

@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';

@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import t from 'tap';
 import { parseReplayWindow, safetyOptions } from '../../src/cli/daemon-options.js';
 import type { CliContext } from '../../src/cli/context.js';

@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { appendFile, readdir, readFile, stat, writeFile } from 'node:fs/promises';

@@ -1,5 +1,6 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { execFile } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +37,7 @@ t.test('a daemon in a fixture', async (t) => {
 });
 `;
 
-/** Runs the probe in `root` as tap runs a test file there: with the setup preloaded, or not. */
+/** Runs the probe in `root` as tap runs a test file there: with the setup imported first, or not. */
 function probe(root: string, preload: boolean): Promise<{ cwd: string; code: number; out: string }> {
   return new Promise((resolve, reject) => {
     execFile(
@@ -76,4 +77,21 @@ t.test("the quick start, then the tests: the project's running daemon is never f
   t.not(without.code, 0);
   t.match(without.out, /DATA_DIR_LOCKED/);
   t.ok(without.cwd.startsWith(join(root, '.tap', 'fixtures')), without.cwd);
+});
+
+t.test('every test file that makes fixtures imports the setup first', async (t) => {
+  const root = join(PROJECT, 'test');
+  const missing: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (/\.test\.tsx?$/.test(entry.name)) {
+        const text = readFileSync(path, 'utf8');
+        if (text.includes('testdir(') && !/^import '[./]+\/setup\/fixtures\.js';/m.test(text)) missing.push(path);
+      }
+    }
+  };
+  walk(root);
+  t.same(missing, [], 'import "../setup/fixtures.js" (the right depth) at the top of these');
 });

@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,7 +96,8 @@ const agentOf = (inst: InstanceView): AgentState | undefined => inst.nodes.find(
 
 /** Executions of `processId` so far (children included). */
 async function runsOf(client: WfxClient, processId: string): Promise<number> {
-  return (await client.instances.list(processId, { limit: 100 })).items.length;
+  // Tool calls are child executions of the agent's: listed with children only.
+  return (await client.instances.list(processId, { limit: 100, children: true })).items.length;
 }
 
 t.test(

@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';

@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { adminClient, startDaemon } from '../helpers/cli.js';

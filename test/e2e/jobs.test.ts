@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import t from 'tap';
 import { signDelivery } from '../../src/shared/webhooks/providers.js';
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';

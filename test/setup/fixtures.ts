@@ -1,5 +1,7 @@
 /**
- * Loaded before every test file (tap's `node-arg` in package.json): moves `t.testdir()` fixtures
+ * Imported first by every test file that makes fixtures (test/cli/fixtures-isolation.test.ts
+ * checks that each does; a `--import` preload would reach the child processes that
+ * node-llama-cpp forks with this process's arguments, from other directories): moves `t.testdir()` fixtures
  * from tap's default, `.tap/fixtures` under the project, to a directory of this process's own
  * under the OS temp dir. Under the project, a command run in a fixture would search upward for
  * the nearest `.wfx` and find the developer's own (the quick start's daemon holds it locked):

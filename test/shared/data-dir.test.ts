@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';

@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { render } from 'ink-testing-library';
 import t from 'tap';
 import { App } from '../../src/tui/app.js';
@@ -59,3 +60,41 @@ t.test(
     await frameMatching(ui.lastFrame, /wfx tui · keys/);
   },
 );
+
+const LOOP = `processId: 3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c
+name: Three items
+nodes:
+  start: { type: startEvent, next: each }
+  each:
+    type: loopNode
+    collection: "{items}"
+    nodes:
+      s: { type: startEvent, next: wait }
+      wait: { type: inputNode, inputType: textbox, next: e }
+      e: { type: endEvent }
+    next: done
+  done: { type: endEvent }
+`;
+
+t.test('a loop is one row with its count of children; a shows its iterations, a again hides them', async (t) => {
+  const cwd = t.testdir({ 'loop.yaml': LOOP });
+  const info = await startDaemon(t, { cwd });
+  t.equal((await wfxIn(['flow', 'publish', 'loop.yaml'], { cwd })).code, 0);
+  const client = await adminClient(cwd, info.url);
+  const started = await client.process.startAny({
+    processId: '3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c',
+    data: { items: [1, 2, 3] },
+  });
+  const ui = render(<App client={client} url={info.url} rows={24} />);
+  t.teardown(() => ui.unmount());
+  // Sequential: one iteration runs (and waits) at a time.
+  const top = await frameMatching(ui.lastFrame, /Three items v1 \(\+1\)/);
+  t.match(top, new RegExp(started.processInstanceId));
+  t.notMatch(top, /↳/, 'no iteration listed');
+  t.match(top, /a\s+children: hidden/);
+  ui.stdin.write('a');
+  const all = await frameMatching(ui.lastFrame, /↳ Three items v1/);
+  t.match(all, /a\s+children: shown/);
+  ui.stdin.write('a');
+  await frameMatching(ui.lastFrame, /^(?![\s\S]*↳)[\s\S]*children: hidden/);
+});

@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { stateName } from '../../src/shared/api/index.js';
 import t from 'tap';
 import { App } from '../../src/tui/app.js';

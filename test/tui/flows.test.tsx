@@ -1,3 +1,4 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { setImmediate as yieldToReact } from 'node:timers/promises';
 import t from 'tap';
 import { WfxError } from '../../src/shared/errors.js';

@@ -70,7 +70,11 @@ export function ExecutionsTable(props: {
         return (
           <Text key={e.processInstanceId} inverse={at}>
             {at ? '›' : ' '} <Text color={v.color}>{fit(`${v.symbol} ${v.word}`, 12)}</Text>{' '}
-            {fit(`${e.processName} v${e.processVersion}`, cols.flow)} {started(clock(e.startTime))}
+            {fit(
+              `${e.parentInstanceId ? '↳ ' : ''}${e.processName} v${e.processVersion}${e.childCount > 0 ? ` (+${e.childCount})` : ''}`,
+              cols.flow,
+            )}{' '}
+            {started(clock(e.startTime))}
             {fit(duration(e.startTime, e.endTime, now), 7)} {waiting(e.waitingNodeIds.join(','))}
             {key(e.correlationKey ?? '')}
             {shortId(e.processInstanceId, cols.id)}

@@ -2,10 +2,11 @@ import { useEffect, useState } from 'react';
 import type { WfxClient } from '../../client/client.js';
 import type { Connection, ExecutionSummary } from '../types.js';
 
-/** Newest first, across every flow the credential may read (50 per flow). */
-export async function loadExecutions(client: WfxClient): Promise<ExecutionSummary[]> {
+/** Newest first, across every flow the credential may read (50 per flow); child executions only with `children`. */
+export async function loadExecutions(client: WfxClient, children = false): Promise<ExecutionSummary[]> {
   const flows = (await client.flows.startable({ limit: 1000 })).items;
-  const lists = await Promise.all(flows.map((f) => client.instances.list(f.processId, { limit: 50 })));
+  const query = { limit: 50, ...(children && { children: true }) };
+  const lists = await Promise.all(flows.map((f) => client.instances.list(f.processId, query)));
   return lists.flatMap((l) => l.items).sort((a, b) => (a.processInstanceId < b.processInstanceId ? 1 : -1));
 }
 
@@ -13,7 +14,10 @@ export async function loadExecutions(client: WfxClient): Promise<ExecutionSummar
  * The executions, kept live: loaded, then reloaded when GET /events says an execution started or
  * ended (`changes` counts those, for screens that re-read on them). When the daemon goes away it says so and reconnects (backoff up to 5 s).
  */
-export function useExecutions(client: WfxClient): {
+export function useExecutions(
+  client: WfxClient,
+  children = false,
+): {
   items: readonly ExecutionSummary[];
   connection: Connection;
   changes: number;
@@ -33,7 +37,7 @@ export function useExecutions(client: WfxClient): {
       pending = setTimeout(() => {
         pending = null;
         setChanges((c) => c + 1);
-        loadExecutions(client).then(
+        loadExecutions(client, children).then(
           (list) => !abort.signal.aborted && setItems(list),
           () => undefined,
         );
@@ -42,7 +46,7 @@ export function useExecutions(client: WfxClient): {
     void (async () => {
       for (let attempt = 0; !abort.signal.aborted; attempt++) {
         try {
-          setItems(await loadExecutions(client));
+          setItems(await loadExecutions(client, children));
           setChanges((c) => c + 1); // reconnected: what other screens show may be stale too
           const events = client.events.stream(abort.signal);
           setConnection({ state: 'live' });
@@ -61,6 +65,6 @@ export function useExecutions(client: WfxClient): {
       abort.abort();
       if (pending) clearTimeout(pending);
     };
-  }, [client]);
+  }, [client, children]);
   return { items, connection, changes };
 }

@@ -38,8 +38,15 @@ export function matchesSearch(e: ExecutionSummary, search: string): boolean {
  * The executions screen: the live list; filters by state (`s`), by flow (`f`) and a search by id
  * or correlation key (`/`, applied as it is typed); open one; cancel (confirmed).
  */
-export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly ExecutionSummary[] }) {
-  const { client, rows, now, active, items, setCapture } = props;
+export function ExecutionsScreen(
+  props: ScreenProps & {
+    readonly items: readonly ExecutionSummary[];
+    /** Whether child executions are listed too (`a` toggles it; the list is read again). */
+    readonly showChildren?: boolean;
+    readonly onToggleChildren?: () => void;
+  },
+) {
+  const { client, rows, now, active, items, setCapture, showChildren = false, onToggleChildren } = props;
   const width = useWidth();
   const [selected, setSelected] = useState(0);
   const [filter, setFilter] = useState(0);
@@ -110,6 +117,10 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
         typeSearch(search, true);
         setCapture(true);
       }
+      if (input === 'a' && onToggleChildren) {
+        onToggleChildren();
+        setSelected(0);
+      }
       if (key.return && current) setOpen(current.processInstanceId);
     },
     { isActive: active },
@@ -129,6 +140,7 @@ export function ExecutionsScreen(props: ScreenProps & { readonly items: readonly
           ['s', `state: ${FILTER_WORDS[filter]}`],
           ['f', `flow: ${flow === null ? 'all' : cut(flow, 20)}`],
           ['/', search ? `search: ${cut(search, 16)}` : 'search'],
+          ...(onToggleChildren ? [['a', `children: ${showChildren ? 'shown' : 'hidden'}`] as const] : []),
           ['c', 'cancel'],
           ...SHELL_KEYS,
         ];

@@ -1,3 +1,4 @@
+import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

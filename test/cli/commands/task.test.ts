@@ -1,3 +1,4 @@
+import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import t from 'tap';
 import { startDaemon, wfxIn } from '../../helpers/cli.js';
 import { agentDaemon, FOUR_CALLS } from '../../helpers/agent-daemon.js';

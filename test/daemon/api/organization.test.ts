@@ -101,6 +101,12 @@ const ROUTES: OrgRoute[] = [
     body: () => ({}),
   },
   { method: 'GET', path: '/admin/webhooks/{name}/deliveries', url: (org) => `/admin/webhooks/w/deliveries?${q(org)}` },
+  // After the DELETE above: a stream of a registration that is gone answers 404 at once.
+  {
+    method: 'GET',
+    path: '/admin/webhooks/{name}/deliveries/stream',
+    url: (org) => `/admin/webhooks/w/deliveries/stream?${q(org)}`,
+  },
   {
     method: 'POST',
     path: '/admin/webhooks/{name}/sign',

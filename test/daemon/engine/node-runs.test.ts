@@ -56,7 +56,11 @@ nodes:
     (b) => decodeFrames<{ records: WfxRecord[] }>(b).frames,
   );
   const doc = frames.find((f) => f.key.startsWith(`${inst.processInstanceId}|`));
-  t.equal(doc?.key, `${inst.processInstanceId}|${pid}|1`, 'its history document, tagged with flow and state');
+  t.equal(
+    doc?.key,
+    `${inst.processInstanceId}|${pid}|1|`,
+    'its history document, tagged with flow, state and parent (none)',
+  );
   const step = doc!.value.records;
   t.same(
     step.map((r) => r.type),

@@ -1,3 +1,4 @@
+import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 /**
  * Write errors in the middle of a file's life: injected by wrapping fs's callback writes (the
  * ones AppendFile makes: a write is passed on as a writev of its bytes), in this test process
