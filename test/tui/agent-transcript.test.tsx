@@ -180,6 +180,26 @@ t.test('the view shows the agent still running, else the latest one; none withou
   t.match(plain.lastFrame(), /log line 3\n/, 'without an agent the log has every row');
 });
 
+t.test("a node's child executions hang under it: how many, and the last ids", async (t) => {
+  const ids = Array.from({ length: 5 }, (_, i) => `01a1fe30-edc6-7617-bd1f-84feb747400${i}`);
+  const loop: NodeView = {
+    nodeInstanceId: 'n9',
+    nodeId: 'each',
+    nodeName: 'each',
+    nodeType: 'loopNode',
+    statusCd: 1,
+    startTime: NOW.toISOString(),
+    endTime: null,
+    childInstanceIds: ids,
+  };
+  const ui = renderAt(<ExecutionView execution={execution([loop])} logs={LOGS} now={NOW} logRows={4} width={80} />, 80);
+  t.teardown(ui.unmount);
+  t.match(
+    ui.lastFrame(),
+    /^each\s+loopNode\s+waiting.*\n {2}└─ 5 child executions: 2 more, …84feb7474002, …84feb7474003, …84feb7474004$/m,
+  );
+});
+
 function Live({ client, id }: { readonly client: WfxClient; readonly id: string }) {
   const { execution, logs } = useExecution(client, id);
   return execution ? <ExecutionView execution={execution} logs={logs} now={NOW} logRows={14} width={100} /> : null;

@@ -69,6 +69,12 @@ t.test(
     t.match(executionColumns(100, true), { flow: 30, id: 13 }, 'at 100 the flow name comes before the whole id');
     t.match(executionColumns(100, false), { flow: 30, id: 36 });
     t.match(executionColumns(140, true), { id: 36, key: 24 }, 'wider still: the key column grows');
+    t.match(
+      executionColumns(160, false, false, 64),
+      { flow: 64, id: 36 },
+      'a long flow name whole while there is room',
+    );
+    t.match(executionColumns(100, false, false, 64), { flow: 30 }, 'cut only when there is none');
   },
 );
 

@@ -54,9 +54,12 @@ export function ExecutionView(props: {
       <Box marginTop={1} flexDirection="column">
         <Text bold>{`${fit('NODE', 18)} ${fit('TYPE', 22)} ${fit('STATUS', 10)} WAITING FOR`}</Text>
         {e.nodes.map((n) => (
-          <Text key={n.nodeInstanceId}>
-            {fit(n.nodeName, 18)} {fit(n.nodeType, 22)} {fit(statusWord(n.statusCd), 10)} {waitingFor(n)}
-          </Text>
+          <Box key={n.nodeInstanceId} flexDirection="column">
+            <Text>
+              {fit(n.nodeName, 18)} {fit(n.nodeType, 22)} {fit(statusWord(n.statusCd), 10)} {waitingFor(n)}
+            </Text>
+            {(n.childInstanceIds?.length ?? 0) > 0 && <Text dimColor>{childLine(n.childInstanceIds!)}</Text>}
+          </Box>
         ))}
       </Box>
       <Box marginTop={1} flexDirection="column">
@@ -97,4 +100,11 @@ export function ExecutionView(props: {
       </Box>
     </Box>
   );
+}
+
+/** A node's child executions as one branch under it: how many, and the last of their ids. */
+export function childLine(ids: readonly string[]): string {
+  const shown = ids.slice(-3).map((id) => `…${id.slice(-12)}`);
+  const more = ids.length > 3 ? `${ids.length - 3} more, ` : '';
+  return `  └─ ${ids.length} child execution${ids.length === 1 ? '' : 's'}: ${more}${shown.join(', ')}`;
 }

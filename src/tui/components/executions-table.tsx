@@ -10,12 +10,15 @@ const WAITING = 10;
  * execution waits) gets a column when some execution waits, and the correlation key when some
  * execution has one; when both would leave the flow under 16 characters, STARTED gives way (TIME
  * still shows the age). The id is whole when the flow keeps 18 characters, else its last 12
- * (what tells uuidv7 ids apart). Lines stay under `width`.
+ * (what tells uuidv7 ids apart). The flow column is as wide as its longest label (`longestFlow`)
+ * when the room allows, at least 40: a long name is not cut while the terminal has width left.
+ * Lines stay under `width`.
  */
 export function executionColumns(
   width: number,
   hasKey: boolean,
   hasWaiting = false,
+  longestFlow = 0,
 ): { flow: number; started: number; waiting: number; key: number; id: number } {
   const waiting = hasWaiting ? WAITING : 0;
   // marker, state, time and their spaces are 24; started 9 more; waiting and key their width + 1.
@@ -33,7 +36,7 @@ export function executionColumns(
     key += extra;
     flow -= extra;
   }
-  return { flow: Math.min(flow, 40), started, waiting, key, id };
+  return { flow: Math.min(flow, Math.max(40, longestFlow)), started, waiting, key, id };
 }
 
 /** The executions list: state (colour and symbol), flow, started, duration, where it waits, correlation key (when any has one and it fits), id. */
@@ -54,6 +57,7 @@ export function ExecutionsTable(props: {
     width,
     items.some((e) => e.correlationKey),
     items.some((e) => e.waitingNodeIds.length > 0),
+    Math.max(0, ...visible.map((e) => flowLabel(e).length)),
   );
   const key = (text: string) => (cols.key > 0 ? `${fit(text, cols.key)} ` : '');
   const waiting = (text: string) => (cols.waiting > 0 ? `${fit(text, cols.waiting)} ` : '');
@@ -83,4 +87,9 @@ export function ExecutionsTable(props: {
       })}
     </Box>
   );
+}
+
+/** The flow column of a row: a child marked ↳, the version, a parent's count of children. */
+function flowLabel(e: ExecutionSummary): string {
+  return `${e.parentInstanceId ? '↳ ' : ''}${e.processName} v${e.processVersion}${e.childCount > 0 ? ` (+${e.childCount})` : ''}`;
 }
