@@ -55,9 +55,25 @@ export const ERROR_CODES = {
   },
   STORE_FAILED: {
     status: 503,
-    hint: 'A write to disk failed (disk full or I/O error). The daemon stops accepting writes; free space and restart it.',
+    hint: 'A write to disk or to the database failed (disk full, I/O error, the database gone). The daemon stops accepting writes; fix the cause and restart it.',
   },
   STORE_CLOSED: { status: 503 },
+  STORE_LEASE_LOST: {
+    status: 503,
+    hint: 'Another daemon took over this database (this one could not renew its lease in time). This daemon stops; its state is served by the other one.',
+  },
+  DATABASE_UNREACHABLE: {
+    status: 500,
+    hint: 'Check the --store connection string, that PostgreSQL is running and that this host may connect to it.',
+  },
+  DATABASE_TOO_NEW: {
+    status: 500,
+    hint: "A newer wfx migrated this database's schema. Run that version of wfx, or a newer one.",
+  },
+  DATABASE_IN_USE: {
+    status: 500,
+    hint: 'Another wfx daemon serves this database. Stop it, or start this one with --standby to take over when it stops.',
+  },
   HISTORY_DAMAGED: {
     status: 500,
     hint: 'The execution finished, but its history record is damaged on disk (see `wfx daemon status`). Restore the named history file from a backup.',

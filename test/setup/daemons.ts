@@ -21,10 +21,14 @@ export function forgetDaemon(pid: number): void {
   rmSync(join(DAEMONS_DIR, String(pid)), { force: true });
 }
 
-/** True when `pid` still runs bin/wfx.js (not a process that got a noted pid again). */
+/**
+ * True when `pid` still runs bin/wfx.js or a test's PostgreSQL server (test/helpers/postgres.ts),
+ * not a process that got a noted pid again.
+ */
 function isWfx(pid: number): boolean {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('wfx.js');
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return cmdline.includes('wfx.js') || cmdline.includes('wfx-pg-');
   } catch {
     // No /proc (macOS): the pid was noted a moment ago by this suite; take it as noted.
     return process.platform !== 'linux';

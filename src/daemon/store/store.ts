@@ -8,7 +8,6 @@ import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { WfxError } from '../../shared/errors.js';
-import { WorkCount } from '../../shared/work-count.js';
 import { AtomicFileWriter, ensurePrivateDir, Freeings } from './fs-util.js';
 import { Journal, segmentName, type ReplayReport } from './journal.js';
 import { SnapshotCopy, type EntryRanges } from './snapshot-copy.js';
@@ -16,7 +15,8 @@ import { crashPoint } from './crash-point.js';
 import { checkSnapshot, Manifest, readManifest, type SnapshotMark } from './manifest.js';
 import { DurableJsonFile, readFileBytes, snapshotPathIn } from './snapshot-file.js';
 import { layoutOf, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
-import type { Divert, DurableStore, StoreLogger, Transaction } from './durable-store.js';
+import type { StoreLogger } from './durable-store.js';
+import { RecordStore, silentLogger } from './record-store.js';
 import { SNAPSHOT_SLICE_MS, snapshotPauseMs, writePieces } from './snapshot-write.js';
 
 export type { Divert, DurableStore, StoreLogger, Transaction } from './durable-store.js';
@@ -107,8 +107,6 @@ export interface StoreHold {
   readonly release: () => void;
 }
 
-const silent: StoreLogger = { info() {}, warn() {}, error() {} };
-
 /**
  * A durable state machine: the live state in memory, every change a record written to the
  * write-ahead journal, periodic snapshots to keep recovery short.
@@ -122,7 +120,7 @@ const silent: StoreLogger = { info() {}, warn() {}, error() {} };
  * state can no longer be trusted to match the disk, so the store fails, every later commit
  * throws STORE_FAILED, and `onFailure` tells the owner to exit; restart recovers from disk.
  */
-export class Store<S, R> implements DurableStore<S, R> {
+export class Store<S, R> extends RecordStore<S, R> {
   private journal: Journal<R[]>;
   private snapshotSeq: number;
   /** Size of the last snapshot (bytes; characters for one this process wrote, near enough). */
@@ -160,19 +158,10 @@ export class Store<S, R> implements DurableStore<S, R> {
     stop: boolean;
     done: Promise<void>;
   } | null = null;
-  private failure: WfxError | null = null;
-  private closed = false;
-  /** Writes of diverted transactions under way: `flush` waits for them too. */
-  private readonly diverted = new WorkCount();
-  private readonly failureListeners: Array<(err: WfxError) => void> = [];
-  private readonly commitListeners: Array<(records: readonly R[]) => void> = [];
   private readonly options: StoreOptions<S, R>;
-  private readonly logger: StoreLogger;
   /** What the directory should hold (manifest.ts): updated before each step of a checkpoint that changes it. */
   private readonly manifest: Manifest;
 
-  /** The live state. Read it; change it only through `commit`. */
-  readonly state: S;
   /** What recovery found when the store was opened. */
   readonly recovery: ReplayReport & { readonly snapshotSeq: number };
 
@@ -184,12 +173,11 @@ export class Store<S, R> implements DurableStore<S, R> {
     snapshotBytes: number,
     manifest: Manifest,
   ) {
+    super(state, options, options.logger ?? silentLogger);
     this.manifest = manifest;
     this.snapshotBytes = snapshotBytes;
     this.options = options;
-    this.logger = options.logger ?? silent;
     this.journal = journal;
-    this.state = state;
     this.snapshotSeq = recovery.snapshotSeq;
     this.recovery = recovery;
   }
@@ -253,7 +241,7 @@ export class Store<S, R> implements DurableStore<S, R> {
         }
       },
     });
-    const logger = options.logger ?? silent;
+    const logger = options.logger ?? silentLogger;
     // The directory now says what it holds: initialized (a new one), upgraded (one from before
     // manifests), or a checkpoint's pending snapshot found in place.
     if (listed === null)
@@ -381,57 +369,17 @@ export class Store<S, R> implements DurableStore<S, R> {
   }
 
   /**
-   * Applies `records` to the state now, and resolves once they are durable as one journal
-   * entry. Throws (synchronously in the returned promise) STORE_FAILED / STORE_CLOSED.
-   */
-  commit(...records: R[]): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
-    if (this.closed) return Promise.reject(new WfxError('STORE_CLOSED', 'the store is closed'));
-    const parts: string[] = [];
-    try {
-      for (const record of records) {
-        parts.push(JSON.stringify(record));
-        this.applyOne(record);
-      }
-    } catch (err) {
-      return Promise.reject(this.fail('a record could not be applied', err));
-    }
-    const durable = this.append(parts);
-    if (this.commitListeners.length > 0) this.committed(records);
-    return durable;
-  }
-
-  /**
-   * Calls `listener` with the records of each commit or transaction, once they are applied
-   * (durability follows in journal order). For services that follow changes (the scheduler
-   * re-arms when a flow version is activated); it must not throw or commit synchronously.
-   */
-  onCommit(listener: (records: readonly R[]) => void): void {
-    this.commitListeners.push(listener);
-  }
-
-  private committed(records: readonly R[]): void {
-    for (const listener of this.commitListeners) listener(records);
-  }
-
-  /**
    * Applies one record. While a snapshot is being copied, the entries it changes are copied
    * first; otherwise they lose their range in the last snapshot (their text there is out of date).
    */
-  private applyOne(record: R): void {
+  protected override applyOne(record: R): void {
     if (this.copying) this.options.snapshotCollection!.touched(record, this.copying.touch);
     else if (this.source) this.options.snapshotCollection!.touched(record, this.source.ranges.delete);
     else if (this.loading) this.options.snapshotCollection!.touched(record, this.loading.change);
-    this.options.apply(this.state, record);
+    super.applyOne(record);
   }
 
-  /**
-   * Journals records already applied to the state, as one entry. Each record was serialized
-   * before it was applied, so the journal holds exactly what was emitted even if applying it,
-   * or a later record, changes objects the record shares with the state: reducers may keep
-   * the record's objects instead of copying them.
-   */
-  private append(serialized: string[]): Promise<void> {
+  protected append(serialized: string[]): Promise<void> {
     let appended: { durable: Promise<void> };
     try {
       appended = this.journal.appendJson({ open: '[', parts: serialized, close: ']' });
@@ -454,80 +402,6 @@ export class Store<S, R> implements DurableStore<S, R> {
     return appended.durable.catch((err: unknown) => {
       throw this.fail('a journal write failed', err);
     });
-  }
-
-  /**
-   * Runs `fn` synchronously with an `emit` that applies each record to the state at once, then
-   * journals everything emitted as one entry (all or none after a crash).
-   *
-   * If `fn` throws before emitting anything, the error is rethrown and nothing changed: decide
-   * and validate first, emit after. If it throws after emitting, the state is half changed,
-   * so the store fails (STORE_FAILED) and the error is rethrown.
-   *
-   * `divert`, when given, may take the records out of the journal (see Divert). A failure of
-   * the write it makes instead fails the store, as a journal write's would.
-   */
-  transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R> {
-    if (this.failure) throw this.failure;
-    if (this.closed) throw new WfxError('STORE_CLOSED', 'the store is closed');
-    const records: R[] = [];
-    const serialized: string[] = [];
-    const coalesce = this.options.coalesce;
-    let run: R | null = null; // applied, serialized when the run of candidates ends
-    let applied = false;
-    const endRun = (): void => {
-      if (run === null) return;
-      serialized.push(JSON.stringify(run));
-      records.push(run);
-      run = null;
-    };
-    let result: T;
-    try {
-      result = fn((record) => {
-        if (coalesce) {
-          const merged = run === null ? null : coalesce.merge(run, record);
-          if (merged === null) endRun();
-          if (merged !== null || coalesce.candidate(record)) {
-            applied = true;
-            this.applyOne(record);
-            run = merged ?? record;
-            return;
-          }
-        }
-        serialized.push(JSON.stringify(record));
-        applied = true;
-        this.applyOne(record);
-        records.push(record);
-      });
-      endRun();
-    } catch (err) {
-      // An apply that threw may have changed the state half-way.
-      if (applied) this.fail('a transaction threw after changing the state', err);
-      throw err;
-    }
-    // Nothing new, but the result may rest on records still being fsynced: wait for those.
-    if (records.length === 0) return { result, records, serialized, durable: this.flush(), settle: null };
-    let elsewhere: ReturnType<Divert<R>> = null;
-    try {
-      elsewhere = divert?.(records, serialized) ?? null;
-    } catch (err) {
-      // The records are applied already: journaled as usual, the state and the disk still agree.
-      this.logger.error({ err }, 'store: a divert threw; the transaction is journaled instead');
-    }
-    if (this.commitListeners.length > 0) this.committed(records);
-    if (elsewhere === null) return { result, records, serialized, durable: this.append(serialized), settle: null };
-    const durable = this.diverted.track(
-      elsewhere.durable.catch((err: unknown) => {
-        throw this.fail('the write of a transaction kept out of the journal failed', err);
-      }),
-    );
-    let settled = false;
-    const settle = (): void => {
-      if (settled || this.failure) return;
-      settled = true;
-      for (const record of elsewhere.settle) this.applyOne(record);
-    };
-    return { result, records, serialized, durable, settle };
   }
 
   /** Resolves once everything committed so far is durable (diverted transactions too). */
@@ -729,16 +603,6 @@ export class Store<S, R> implements DurableStore<S, R> {
     crashPoint('checkpoint:pending');
   }
 
-  /** Calls `listener` once if the store fails. */
-  onFailure(listener: (err: WfxError) => void): void {
-    this.failureListeners.push(listener);
-  }
-
-  /** The failure, once the store has failed. */
-  get failed(): WfxError | null {
-    return this.failure;
-  }
-
   /** Flushes, checkpoints (so the next start replays nothing) and closes. */
   async close(options: { checkpoint?: boolean } = {}): Promise<void> {
     if (this.closed) return;
@@ -759,14 +623,5 @@ export class Store<S, R> implements DurableStore<S, R> {
   /** Resolves once the files replaced or retired so far (snapshots, journal segments) are freed. */
   async freed(): Promise<void> {
     await Promise.all([this.freeings.settled(), this.journal.freed()]);
-  }
-
-  private fail(what: string, cause: unknown): WfxError {
-    if (this.failure) return this.failure;
-    const message = cause instanceof Error ? cause.message : String(cause);
-    this.failure = new WfxError('STORE_FAILED', `store failed: ${what}: ${message}`, { cause });
-    this.logger.error({ err: cause }, `store: ${what}; refusing further writes`);
-    for (const listener of this.failureListeners) listener(this.failure);
-    return this.failure;
   }
 }

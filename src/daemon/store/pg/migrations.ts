@@ -1,0 +1,105 @@
+/**
+ * The PostgreSQL store's schema, as numbered migrations applied at start. Migrations only ever
+ * add (a table, a column, an index), so daemons can be upgraded one at a time: an older daemon
+ * keeps working on a schema a newer one migrated, except that a daemon refuses a database whose
+ * schema is newer than any migration it knows (DATABASE_TOO_NEW), since it cannot know what the
+ * newer daemons expect of its writes. See docs/decisions/037-postgresql-store-first-stage.md.
+ */
+import type pg from 'pg';
+import { WfxError } from '../../../shared/errors.js';
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'partitions, journal, snapshots',
+    sql: `
+      -- One row per partition of the state: who owns it (a daemon's id), until when, and the
+      -- epoch every write of the partition is checked against (bumped on each takeover).
+      CREATE TABLE wfx_partitions (
+        partition integer PRIMARY KEY,
+        owner text,
+        owner_pid integer,
+        owner_host text,
+        epoch bigint NOT NULL DEFAULT 0,
+        lease_until timestamptz,
+        taken_at timestamptz
+      );
+      -- The write-ahead journal: one row per journal entry (the records of one commit, as a
+      -- JSON array), gap-free seq per partition; text, not jsonb, so it holds exactly what was
+      -- journaled and costs no parsing.
+      CREATE TABLE wfx_journal (
+        partition integer NOT NULL,
+        seq bigint NOT NULL,
+        epoch bigint NOT NULL,
+        entry text NOT NULL,
+        PRIMARY KEY (partition, seq)
+      );
+      -- A partition's state as of journal entry seq; the journal up to seq is deleted with it.
+      CREATE TABLE wfx_snapshots (
+        partition integer PRIMARY KEY,
+        seq bigint NOT NULL,
+        epoch bigint NOT NULL,
+        state text NOT NULL,
+        saved_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
+];
+
+/** The schema version this daemon knows. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+// pg_advisory_lock's key for "migrating": one daemon at a time, the others wait and find it done.
+const MIGRATION_LOCK = 0x77667801;
+
+/**
+ * Brings the database's schema up to SCHEMA_VERSION, each migration in its own transaction,
+ * under an advisory lock so daemons starting together migrate once. Returns the versions
+ * applied. Throws DATABASE_TOO_NEW for a schema newer than this daemon's.
+ */
+export async function migrate(client: pg.ClientBase): Promise<number[]> {
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+  try {
+    await client.query(`CREATE TABLE IF NOT EXISTS wfx_schema_version (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const { rows } = await client.query<{ version: number | null }>(
+      'SELECT max(version) AS version FROM wfx_schema_version',
+    );
+    const current = rows[0]?.version ?? 0;
+    if (current > SCHEMA_VERSION) {
+      throw new WfxError(
+        'DATABASE_TOO_NEW',
+        `the database's schema is version ${current}, newer than this daemon's (${SCHEMA_VERSION})`,
+        { details: { schemaVersion: current, daemonSchemaVersion: SCHEMA_VERSION } },
+      );
+    }
+    const applied: number[] = [];
+    for (const migration of MIGRATIONS.filter((m) => m.version > current)) {
+      await client.query('BEGIN');
+      try {
+        await client.query(migration.sql);
+        await client.query('INSERT INTO wfx_schema_version (version, name) VALUES ($1, $2)', [
+          migration.version,
+          migration.name,
+        ]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+      applied.push(migration.version);
+    }
+    return applied;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+  }
+}

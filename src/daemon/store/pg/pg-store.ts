@@ -1,0 +1,371 @@
+/**
+ * The durable store on PostgreSQL: the same state machine as the JSON store (store.ts), the
+ * live state in memory and every commit a journal entry, but the journal is rows of
+ * `wfx_journal` and the snapshot a row of `wfx_snapshots`. Entries are group-committed: one
+ * INSERT of every entry waiting, in flight one at a time, the commit of that statement being the
+ * acknowledgement as the fsync is in the JSON store. Every write names the epoch of this daemon's
+ * lease (lease.ts) and lands only while the partition's row still carries it: a daemon that lost
+ * its lease cannot write, whatever it still holds in memory (docs/decisions/035 and 037).
+ *
+ * This first stage has one partition, the whole state: one daemon serves a database at a time,
+ * and another one started on it waits as a standby and takes over when the lease lapses.
+ */
+import pg from 'pg';
+import { WfxError } from '../../../shared/errors.js';
+import type { StoreLogger } from '../durable-store.js';
+import { RecordStore, silentLogger, type Reducer } from '../record-store.js';
+import { PartitionLease } from './lease.js';
+import { migrate } from './migrations.js';
+
+export interface PgStoreOptions<S, R> extends Reducer<S, R> {
+  /** `postgres://user:password@host:port/database` (libpq's URL form; `?host=/dir` for a socket). */
+  readonly connectionString: string;
+  /** The state of an empty store. */
+  readonly initialState: () => S;
+  /** Top-level keys of the state its owner rebuilds after open (see StoreOptions.derived). */
+  readonly derived?: readonly string[];
+  /** Checkpoint after this many entries since the last snapshot (default 50,000; see Store). */
+  readonly checkpointEvery?: number;
+  /** This daemon's id in the lease (lease.ts). */
+  readonly owner: string;
+  readonly leaseMs?: number;
+  /** Wait as a standby while another daemon holds the lease, until this aborts (lease.ts). */
+  readonly waitForLease?: AbortSignal;
+  readonly logger?: StoreLogger;
+}
+
+/** The one partition of this stage: the whole state. */
+const PARTITION = 0;
+/** A group commit's cap, so one INSERT stays a reasonable size; the rest goes in the next. */
+const BATCH_ENTRIES = 2_000;
+const BATCH_BYTES = 8 * 1024 * 1024;
+/** Journal rows read per query at open. */
+const LOAD_ROWS = 5_000;
+
+// The fence: the INSERT takes the lease row FOR SHARE and inserts only while it carries this
+// daemon's epoch. A takeover's UPDATE of that row waits for this statement's commit, or this
+// statement sees the new epoch and inserts nothing; no write of a stale owner commits.
+const APPEND = `
+  WITH lease AS (
+    SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE
+  )
+  INSERT INTO wfx_journal (partition, seq, epoch, entry)
+  SELECT $1, e.seq, $3, e.entry FROM lease, unnest($4::bigint[], $5::text[]) AS e(seq, entry)`;
+
+const FENCE = 'SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE';
+
+interface Batch {
+  readonly seqs: number[];
+  readonly entries: string[];
+  bytes: number;
+  readonly durable: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** Counts kept for status and the benchmarks: what reached the database. */
+export interface PgStoreCounters {
+  /** INSERTs of journal entries (group commits) that committed. */
+  appends: number;
+  /** Journal entries written. */
+  entries: number;
+  /** Bytes of entries and snapshots sent. */
+  bytes: number;
+  /** Snapshots written. */
+  checkpoints: number;
+}
+
+export class PgStore<S, R> extends RecordStore<S, R> {
+  private lastSeqValue: number;
+  private snapshotSeq: number;
+  private snapshotBytes: number;
+  private bytesSinceSnapshot = 0;
+  /** The batch taking entries now; full ones wait in `queued` behind the one in flight. */
+  private pending: Batch | null = null;
+  private readonly queued: Batch[] = [];
+  private inFlight: Batch | null = null;
+  private writing: Promise<void> | null = null;
+  private checkpointing: Promise<void> | null = null;
+  readonly counters: PgStoreCounters = { appends: 0, entries: 0, bytes: 0, checkpoints: 0 };
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly lease: PartitionLease,
+    private readonly options: PgStoreOptions<S, R>,
+    state: S,
+    loaded: { readonly snapshotSeq: number; readonly lastSeq: number; readonly snapshotBytes: number },
+  ) {
+    super(state, options, options.logger ?? silentLogger);
+    this.snapshotSeq = loaded.snapshotSeq;
+    this.lastSeqValue = loaded.lastSeq;
+    this.snapshotBytes = loaded.snapshotBytes;
+  }
+
+  /**
+   * Connects, migrates the schema, takes the lease, then loads the snapshot and replays the
+   * journal after it (in that order: what it loads cannot move on under it). Throws WfxError
+   * DATABASE_UNREACHABLE, DATABASE_TOO_NEW, DATABASE_IN_USE, SNAPSHOT_CORRUPT or JOURNAL_CORRUPT.
+   */
+  static async open<S, R>(options: PgStoreOptions<S, R>): Promise<PgStore<S, R>> {
+    const logger = options.logger ?? silentLogger;
+    const pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: 4,
+      application_name: `wfx ${options.owner}`,
+      connectionTimeoutMillis: 10_000,
+    });
+    // An idle connection that breaks is reported here; the next query fails and says so.
+    pool.on('error', (err) => logger.warn({ err }, 'store: a database connection broke'));
+    let lease: PartitionLease | null = null;
+    let store: PgStore<S, R> | null = null;
+    try {
+      const client = await pool.connect().catch((err: unknown) => {
+        throw new WfxError('DATABASE_UNREACHABLE', `cannot connect to the database: ${describe(err)}`, { cause: err });
+      });
+      try {
+        const applied = await migrate(client);
+        if (applied.length > 0) logger.info({ applied }, 'store: migrated the database schema');
+      } finally {
+        client.release();
+      }
+      lease = await PartitionLease.take(
+        pool,
+        { partition: PARTITION, owner: options.owner, ttlMs: options.leaseMs, wait: options.waitForLease },
+        (err) => store?.leaseLost(err),
+      );
+      const loaded = await load(pool, options);
+      store = new PgStore(pool, lease, options, loaded.state, loaded);
+      logger.info(
+        { snapshotSeq: loaded.snapshotSeq, replayed: loaded.lastSeq - loaded.snapshotSeq, epoch: lease.epoch },
+        'store: recovered from the database',
+      );
+      return store;
+    } catch (err) {
+      await lease?.release().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Sequence number of the last journal entry. */
+  get lastSeq(): number {
+    return this.lastSeqValue;
+  }
+
+  /** The epoch of this daemon's lease: what its writes carry. */
+  get epoch(): number {
+    return this.lease.epoch;
+  }
+
+  private leaseLost(err: WfxError): void {
+    this.fail('the lease was lost', err, 'STORE_LEASE_LOST');
+  }
+
+  protected append(serialized: string[]): Promise<void> {
+    const entry = `[${serialized.join(',')}]`;
+    const seq = ++this.lastSeqValue;
+    let batch = this.pending;
+    if (!batch || batch.seqs.length >= BATCH_ENTRIES || batch.bytes >= BATCH_BYTES) {
+      // A full batch waits for its turn; a new one takes what comes after it.
+      if (batch) this.queued.push(batch);
+      batch = this.pending = newBatch();
+    }
+    batch.seqs.push(seq);
+    batch.entries.push(entry);
+    batch.bytes += entry.length;
+    this.bytesSinceSnapshot += entry.length;
+    this.writing ??= this.writeBatches();
+    if (
+      !this.checkpointing &&
+      seq - this.snapshotSeq >= (this.options.checkpointEvery ?? 50_000) &&
+      this.bytesSinceSnapshot >= this.snapshotBytes
+    ) {
+      void this.checkpoint().catch(() => undefined);
+    }
+    return batch.durable;
+  }
+
+  /** Writes batches one at a time until none is waiting: a batch grows while the one before is in flight. */
+  private async writeBatches(): Promise<void> {
+    for (;;) {
+      const batch = this.queued.shift() ?? this.pending;
+      if (!batch) break;
+      if (batch === this.pending) this.pending = null;
+      this.inFlight = batch;
+      if (this.failure) {
+        batch.reject(this.failure);
+        continue;
+      }
+      try {
+        const result = await this.pool.query(APPEND, [
+          PARTITION,
+          this.options.owner,
+          this.lease.epoch,
+          batch.seqs,
+          batch.entries,
+        ]);
+        if (result.rowCount !== batch.seqs.length) {
+          throw this.fail(
+            'a journal write was fenced',
+            new Error(`partition ${PARTITION} no longer carries this daemon's epoch ${this.lease.epoch}`),
+            'STORE_LEASE_LOST',
+          );
+        }
+        this.counters.appends++;
+        this.counters.entries += batch.seqs.length;
+        this.counters.bytes += batch.bytes;
+        batch.resolve();
+      } catch (err) {
+        batch.reject(this.failure ?? this.fail('a journal write to the database failed', err));
+      }
+    }
+    this.inFlight = null;
+    this.writing = null;
+  }
+
+  /** Resolves once everything committed so far is durable (diverted transactions too). */
+  async flush(): Promise<void> {
+    if (this.failure) throw this.failure;
+    // Batches are written in order: the newest one durable, all are.
+    await (this.pending ?? this.queued.at(-1) ?? this.inFlight)?.durable;
+    await this.diverted.idle();
+    if (this.failure) throw this.failure;
+  }
+
+  /**
+   * Writes the state as of now as the partition's snapshot and deletes the journal it covers,
+   * in one transaction checked against the lease. The state is serialized at once (its records
+   * keep being applied after), then written once every entry it holds is durable.
+   */
+  checkpoint(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    this.checkpointing ??= this.checkpointNow().finally(() => (this.checkpointing = null));
+    return this.checkpointing;
+  }
+
+  private async checkpointNow(): Promise<void> {
+    const seq = this.lastSeqValue;
+    if (seq === this.snapshotSeq) return;
+    const state = serializeState(this.state, this.options.derived);
+    this.bytesSinceSnapshot = 0;
+    await this.flush();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const fence = await client.query(FENCE, [PARTITION, this.options.owner, this.lease.epoch]);
+      if (fence.rowCount !== 1) {
+        throw this.fail(
+          'a checkpoint was fenced',
+          new Error(`partition ${PARTITION} no longer carries epoch ${this.lease.epoch}`),
+          'STORE_LEASE_LOST',
+        );
+      }
+      await client.query(
+        `INSERT INTO wfx_snapshots (partition, seq, epoch, state) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (partition) DO UPDATE SET seq = $2, epoch = $3, state = $4, saved_at = now()`,
+        [PARTITION, seq, this.lease.epoch, state],
+      );
+      await client.query('DELETE FROM wfx_journal WHERE partition = $1 AND seq <= $2', [PARTITION, seq]);
+      await client.query('COMMIT');
+      this.snapshotSeq = seq;
+      this.snapshotBytes = state.length;
+      this.counters.checkpoints++;
+      this.counters.bytes += state.length;
+      this.logger.info({ seq, bytes: state.length }, 'store: checkpoint written to the database');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      // A failed checkpoint loses nothing (the journal is still there); a fenced one fails the store.
+      if (!this.failure) this.logger.warn({ err }, 'store: a checkpoint failed; the journal is kept');
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Flushes, checkpoints unless told not to (or failed), gives up the lease and disconnects. */
+  async close(options: { checkpoint?: boolean } = {}): Promise<void> {
+    if (this.closed) return;
+    await this.diverted.idle();
+    await this.checkpointing?.catch(() => undefined);
+    await this.flush().catch(() => undefined);
+    if (!this.failure && options.checkpoint !== false) await this.checkpoint().catch(() => undefined);
+    this.closed = true;
+    await this.writing;
+    await this.lease.release().catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
+  }
+}
+
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const durable = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  // Rejections are the committer's to see; one nobody awaits must not end the process.
+  durable.catch(() => undefined);
+  return { seqs: [], entries: [], bytes: 0, durable, resolve, reject };
+}
+
+/** The state as a snapshot holds it: without the keys its owner derives. */
+function serializeState(state: unknown, derived: readonly string[] | undefined): string {
+  if (!derived?.length) return JSON.stringify(state);
+  const skip = new Set(derived);
+  return JSON.stringify(state, function (this: unknown, key, value: unknown) {
+    return this === state && skip.has(key) ? undefined : value;
+  });
+}
+
+/** Loads the snapshot and replays the journal after it, checking the entries are gap-free. */
+async function load<S, R>(
+  pool: pg.Pool,
+  options: PgStoreOptions<S, R>,
+): Promise<{ state: S; snapshotSeq: number; lastSeq: number; snapshotBytes: number }> {
+  const { rows } = await pool.query<{ seq: string; state: string }>(
+    'SELECT seq, state FROM wfx_snapshots WHERE partition = $1',
+    [PARTITION],
+  );
+  let state = options.initialState();
+  let snapshotSeq = 0;
+  let snapshotBytes = 0;
+  if (rows[0]) {
+    snapshotSeq = Number(rows[0].seq);
+    snapshotBytes = rows[0].state.length;
+    let saved: unknown;
+    try {
+      saved = JSON.parse(rows[0].state);
+    } catch (err) {
+      throw new WfxError('SNAPSHOT_CORRUPT', `the snapshot of partition ${PARTITION} does not parse: ${describe(err)}`);
+    }
+    // Collections added since the snapshot was written start empty (top-level merge).
+    state = Object.assign(state as object, saved) as S;
+    const initial = options.initialState() as Record<string, unknown>;
+    for (const key of options.derived ?? []) (state as Record<string, unknown>)[key] = initial[key];
+  }
+  let lastSeq = snapshotSeq;
+  for (;;) {
+    const page = await pool.query<{ seq: string; entry: string }>(
+      'SELECT seq, entry FROM wfx_journal WHERE partition = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [PARTITION, lastSeq, LOAD_ROWS],
+    );
+    for (const row of page.rows) {
+      const seq = Number(row.seq);
+      if (seq !== lastSeq + 1)
+        throw new WfxError('JOURNAL_CORRUPT', `journal entry ${lastSeq + 1} of partition ${PARTITION} is missing`);
+      let records: R[];
+      try {
+        records = JSON.parse(row.entry) as R[];
+      } catch (err) {
+        throw new WfxError('JOURNAL_CORRUPT', `journal entry ${seq} of partition ${PARTITION} does not parse`, {
+          cause: err,
+        });
+      }
+      for (const record of records) options.apply(state, record);
+      lastSeq = seq;
+    }
+    if (page.rows.length < LOAD_ROWS) break;
+  }
+  return { state, snapshotSeq, lastSeq, snapshotBytes };
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,158 @@
+import t from 'tap';
+import pg from 'pg';
+import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
+import { SCHEMA_VERSION } from '../../../src/daemon/store/pg/migrations.js';
+import { eventually } from '../../helpers/eventually.js';
+import { POSTGRES_SKIP, startPostgres } from '../../helpers/postgres.js';
+import { suiteReducer, type SuiteRecord, type SuiteState } from '../../helpers/store-suite.js';
+
+// What only the PostgreSQL store has: migrations, the lease, fencing, a standby taking over.
+t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
+  const server = await startPostgres(t);
+  let databases = 0;
+  const fresh = async (): Promise<{
+    url: string;
+    query: (sql: string, values?: unknown[]) => Promise<pg.QueryResultRow[]>;
+  }> => {
+    const url = await server.createDatabase(`pg_store_${++databases}`);
+    return { url, query: (sql, values) => queryOn(url, sql, values) };
+  };
+  const open = (url: string, owner: string, extra: { leaseMs?: number; waitForLease?: AbortSignal } = {}) =>
+    PgStore.open<SuiteState, SuiteRecord>({ connectionString: url, owner, ...suiteReducer, ...extra });
+
+  t.test('migrates a new database once, even with daemons starting together', async (t) => {
+    const db = await fresh();
+    const outcomes = await Promise.allSettled([open(db.url, 'a'), open(db.url, 'b'), open(db.url, 'c')]);
+    const opened = outcomes.filter((o) => o.status === 'fulfilled');
+    t.equal(opened.length, 1, 'one daemon takes the lease');
+    for (const o of outcomes)
+      if (o.status === 'rejected') t.match(o.reason, { code: 'DATABASE_IN_USE' }, 'the others are told who holds it');
+    const versions = await db.query('SELECT version FROM wfx_schema_version ORDER BY version');
+    t.same(
+      versions.map((r) => r.version),
+      Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1),
+      'each migration applied once',
+    );
+    for (const o of opened) await o.value.close();
+  });
+
+  t.test('a database migrated by a newer daemon is refused', async (t) => {
+    const db = await fresh();
+    const store = await open(db.url, 'a');
+    await store.close();
+    await db.query("INSERT INTO wfx_schema_version (version, name) VALUES ($1, 'from the future')", [
+      SCHEMA_VERSION + 1,
+    ]);
+    await t.rejects(open(db.url, 'a'), {
+      code: 'DATABASE_TOO_NEW',
+      details: { schemaVersion: SCHEMA_VERSION + 1, daemonSchemaVersion: SCHEMA_VERSION },
+    });
+  });
+
+  t.test('a database that cannot be reached is named as such', async (t) => {
+    const url = `postgresql://wfx@localhost/wfx?host=${encodeURIComponent(server.socketDir)}-none`;
+    await t.rejects(open(url, 'a'), { code: 'DATABASE_UNREACHABLE', message: /cannot connect to the database/ });
+  });
+
+  t.test('a held lease is refused, a released one taken, a restart takes its own back', async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a');
+    await a.commit({ op: 'add', by: 1 });
+    await t.rejects(open(db.url, 'b'), { code: 'DATABASE_IN_USE', message: /daemon a \(pid \d+ on / });
+    const restarted = await open(db.url, 'a'); // as after a SIGKILL: its lease had not lapsed
+    t.equal(restarted.epoch, a.epoch + 1, 'taking it back bumps the epoch');
+    t.equal(restarted.state.n, 1);
+    await t.rejects(a.commit({ op: 'add', by: 100 }), { code: 'STORE_LEASE_LOST' }, 'the old incarnation is fenced');
+    await a.close();
+    await restarted.close();
+    const b = await open(db.url, 'b');
+    t.equal(b.state.n, 1, 'another daemon takes a released lease at once, with the state');
+    await b.close();
+  });
+
+  t.test('fencing: no write of a daemon whose partition was taken over lands', async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a');
+    await a.commit({ op: 'add', by: 1 });
+    // What a takeover does once the lease has lapsed: its UPDATE bumps the epoch.
+    await db.query("UPDATE wfx_partitions SET owner = 'b', epoch = epoch + 1 WHERE partition = 0");
+    let told: unknown = null;
+    a.onFailure((err) => (told = err));
+    const refused = await Promise.allSettled([a.commit({ op: 'add', by: 10 }), a.commit({ op: 'add', by: 20 })]);
+    t.same(
+      refused.map((r) => r.status),
+      ['rejected', 'rejected'],
+      'no commit of the old owner is acknowledged',
+    );
+    t.match(told, { code: 'STORE_LEASE_LOST' });
+    await t.rejects(a.checkpoint(), { code: 'STORE_LEASE_LOST' }, 'nor a checkpoint');
+    const rows = await db.query('SELECT count(*)::int AS n FROM wfx_journal WHERE epoch = $1', [a.epoch]);
+    t.equal(rows[0]!.n, 1, 'only the write made before the takeover is in the journal');
+    await a.close();
+  });
+
+  t.test('a lease that cannot be renewed in time is given up before anyone may take it', async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a', { leaseMs: 300 });
+    // Holds the lease row locked, so the renewal waits, as it would for a database that does not answer.
+    const blocker = new pg.Client({ connectionString: db.url });
+    await blocker.connect();
+    t.teardown(() => blocker.end());
+    await blocker.query('BEGIN');
+    await blocker.query('SELECT 1 FROM wfx_partitions WHERE partition = 0 FOR UPDATE');
+    await eventually('the lease counted lost', () => a.failed);
+    t.match(a.failed, { code: 'STORE_LEASE_LOST', message: /lapsed before it was renewed/ });
+    await t.rejects(a.commit({ op: 'add', by: 1 }), { code: 'STORE_LEASE_LOST' });
+    await blocker.query('ROLLBACK');
+    await a.close();
+  });
+
+  t.test('a standby waits for the lease and takes over with every acknowledged commit', async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a');
+    const acknowledged = await Promise.all(Array.from({ length: 200 }, (_, i) => a.commit({ op: 'add', by: i })));
+    t.equal(acknowledged.length, 200);
+    const waiting = new AbortController();
+    t.teardown(() => waiting.abort());
+    let taken = false;
+    const standby = open(db.url, 'b', { waitForLease: waiting.signal }).then((s) => ((taken = true), s));
+    await a.commit({ op: 'note', text: 'last' });
+    t.notOk(taken, 'the standby waits while the lease is held');
+    await a.close({ checkpoint: false });
+    const b = await standby;
+    t.equal(b.state.n, (199 * 200) / 2, 'every acknowledged commit is there');
+    t.same(b.state.log, [`last@${(199 * 200) / 2}`]);
+    t.ok(b.epoch > a.epoch);
+    await b.commit({ op: 'add', by: 1 });
+    await b.close();
+  });
+
+  t.test('a gap in the journal refuses to open', async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a');
+    for (let i = 0; i < 3; i++) await a.commit({ op: 'add', by: 1 });
+    await a.close({ checkpoint: false });
+    await db.query('DELETE FROM wfx_journal WHERE seq = 2');
+    await t.rejects(open(db.url, 'a'), { code: 'JOURNAL_CORRUPT', message: /entry 2 of partition 0 is missing/ });
+  });
+
+  t.test('counters: entries, group commits and bytes that reached the database', async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a');
+    await Promise.all(Array.from({ length: 100 }, () => a.commit({ op: 'add', by: 1 })));
+    t.equal(a.counters.entries, 100);
+    t.ok(a.counters.appends >= 1 && a.counters.appends <= 100, `${a.counters.appends} group commits`);
+    t.ok(a.counters.bytes >= 100 * '[{"op":"add","by":1}]'.length);
+    await a.close();
+  });
+});
+
+async function queryOn(url: string, sql: string, values?: unknown[]): Promise<pg.QueryResultRow[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
