@@ -1,6 +1,8 @@
 import { InvalidArgumentError } from 'commander';
 import { parseCidrList, type DaemonOptions } from '../daemon/launcher.js';
 import { parseDuration } from '../shared/duration.js';
+import { WfxError } from '../shared/errors.js';
+import { checkStoreUrl } from '../shared/store-url.js';
 import type { CliContext } from './context.js';
 
 // The option parsers of the commands that run a daemon (`wfx daemon start`, `wfx dev`).
@@ -46,6 +48,17 @@ export function parseReplayWindow(value: string): number {
   throw new InvalidArgumentError('must be a positive duration, e.g. 72h or 3d');
 }
 
+/** `--lease`: how long a daemon's lease on its database lasts unrenewed, 1s to 10m. */
+export function parseLease(value: string): number {
+  try {
+    const ms = parseDuration(value);
+    if (ms >= 1000 && ms <= 600_000) return ms;
+  } catch {
+    // reported below
+  }
+  throw new InvalidArgumentError('must be a duration from 1s to 10m, e.g. 10s');
+}
+
 /** `--http-deny`/`--http-allow`: a comma-separated list of CIDRs, checked, kept as given. */
 function parseCidrs(value: string, what: string): string {
   try {
@@ -79,4 +92,29 @@ export function safetyOptions(
       opts.httpAllow === undefined ? 'WFX_HTTP_ALLOW' : '--http-allow',
     ),
   };
+}
+
+/** `--store`'s and `--standby`'s help, shared by `daemon start` and `dev`. */
+export const STORE_HELP =
+  'keep state in PostgreSQL instead of the data directory: postgres://user@host:5432/db (default $WFX_STORE)';
+export const STANDBY_HELP = 'with --store: wait while another daemon serves the database, and take over when it stops';
+export const LEASE_HELP =
+  "with --store: how long this daemon's lease on the database lasts unrenewed: how soon a standby takes over after it dies (default 10s)";
+
+/**
+ * The store options of `daemon start` and `dev`: `--store`, else WFX_STORE (which keeps a password
+ * off the command line, where `ps` shows it), and `--standby`. Throws USAGE_ERROR for a malformed
+ * URL or --standby without a store.
+ */
+export function storeOptions(
+  ctx: CliContext,
+  opts: { store?: string; standby?: boolean; lease?: number },
+): Pick<DaemonOptions, 'store' | 'standby' | 'leaseMs'> {
+  const store = opts.store ?? (ctx.env.WFX_STORE || undefined);
+  if (store !== undefined) checkStoreUrl(store);
+  if (opts.standby && store === undefined)
+    throw new WfxError('USAGE_ERROR', '--standby waits for a database another daemon serves: give --store too');
+  if (opts.lease !== undefined && store === undefined)
+    throw new WfxError('USAGE_ERROR', '--lease is the lease on a database: give --store too');
+  return { store, standby: opts.standby === true, leaseMs: opts.lease };
 }

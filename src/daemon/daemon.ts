@@ -19,7 +19,7 @@ import { FileStore } from './files/file-store.js';
 import type { AiRunner } from './ai/types.js';
 import { tuneGarbageCollector } from './gc-tuning.js';
 import { buildServer } from './server.js';
-import { WFX_STORE, type WfxRecord } from './state/records.js';
+import type { WfxRecord } from './state/records.js';
 import type { Environment, WfxState } from './state/state.js';
 import { writeFileAtomic } from './store/fs-util.js';
 import { History } from './store/history.js';
@@ -28,9 +28,11 @@ import { backupDataDir } from './backup.js';
 import type { DataDirLock } from './store/lock.js';
 import { prepareDataDir, type PreparedDataDir } from './prepare.js';
 import { dataDirError, listenError } from './start-errors.js';
+import type { RecordStore } from './store/record-store.js';
 import { Store } from './store/store.js';
+import { openStore, type StoreChoice } from './open-store.js';
 
-export interface DaemonOptions {
+export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly dataDir: string;
   /** Default 127.0.0.1. */
   readonly host?: string;
@@ -111,13 +113,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
   });
   const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
   try {
-    const store = await Store.open<WfxState, WfxRecord>({
-      dir: options.dataDir,
-      snapshotBytes,
-      ...WFX_STORE,
-      checkpointEvery: options.checkpointEvery,
-      logger,
-    });
+    const { store, kind: storeKind } = await openStore(options, snapshotBytes, logger);
     cleanup.unshift(() => store.close({ checkpoint: false }));
     const history = await History.open(paths.history, { logger });
     cleanup.unshift(() => history.close());
@@ -187,7 +183,10 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       bearer,
       triggerHealth: () => [...scheduler.health(), ...email.health()],
       historyDamage: () => history.damage(),
-      backup: (directory) => backupDataDir({ dataDir: options.dataDir, store, history }, directory),
+      // A database is backed up with its own tools (docs/operations.md): no route for it here.
+      ...(store instanceof Store && {
+        backup: (directory: string) => backupDataDir({ dataDir: options.dataDir, store, history }, directory),
+      }),
       files,
     });
     const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
@@ -206,7 +205,10 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       dataDir: options.dataDir,
     };
     await writeFileAtomic(paths.daemonJson, `${JSON.stringify(info, null, 2)}\n`);
-    logger.info({ url: info.url, dataDir: options.dataDir, bootstrapKey: paths.bootstrapKey }, 'wfx daemon listening');
+    logger.info(
+      { url: info.url, dataDir: options.dataDir, store: storeKind.location, bootstrapKey: paths.bootstrapKey },
+      'wfx daemon listening',
+    );
     // Up: the route validators not compiled yet are compiled now, a turn of the event loop at a time.
     app.compileValidators().catch((err: unknown) => logger.error({ err }, 'a route schema does not compile'));
     return serve({
@@ -247,7 +249,7 @@ function serve(parts: {
   logger: Logger;
   closeLog: () => void;
   lock: DataDirLock;
-  store: Store<WfxState, WfxRecord>;
+  store: RecordStore<WfxState, WfxRecord>;
   history: History;
   engine: Engine;
   ai: AiRunner;
@@ -349,7 +351,7 @@ function serve(parts: {
  * with DATA_DIR_DAMAGED rather than begun anew over the history and the key.
  */
 async function bootstrap(
-  store: Store<WfxState, WfxRecord>,
+  store: RecordStore<WfxState, WfxRecord>,
   paths: { bootstrapKey: string; history: string },
   logger: Logger,
 ): Promise<void> {
@@ -377,7 +379,7 @@ async function bootstrap(
 
 /** Publishes the flow files of `dir`; a file that does not validate is logged with its problems, not fatal. */
 async function publishFlows(
-  store: Store<WfxState, WfxRecord>,
+  store: RecordStore<WfxState, WfxRecord>,
   dir: string,
   environment: Environment,
   logger: Logger,

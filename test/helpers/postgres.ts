@@ -102,15 +102,8 @@ export async function startPostgres(t: Test): Promise<Postgres> {
   }
   t.teardown(stop);
   const urlOf = (db: string): string => `postgresql://wfx@localhost/${db}?host=${encodeURIComponent(dir)}`;
-  const admin = async <T extends pg.QueryResultRow>(db: string, sql: string, values?: unknown[]): Promise<T[]> => {
-    const client = new pg.Client({ connectionString: urlOf(db) });
-    await client.connect();
-    try {
-      return (await client.query<T>(sql, values)).rows;
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = <T extends pg.QueryResultRow>(db: string, sql: string, values?: unknown[]): Promise<T[]> =>
+    queryAt<T>(urlOf(db), sql, values);
   await admin('postgres', 'CREATE DATABASE wfx');
   return {
     url: urlOf('wfx'),
@@ -121,4 +114,19 @@ export async function startPostgres(t: Test): Promise<Postgres> {
     },
     query: (sql, values) => admin('wfx', sql, values),
   };
+}
+
+/** Runs one statement on the database at `url` (a connection string of startPostgres's server). */
+export async function queryAt<T extends pg.QueryResultRow = pg.QueryResultRow>(
+  url: string,
+  sql: string,
+  values?: unknown[],
+): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
 }

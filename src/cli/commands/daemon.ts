@@ -22,6 +22,11 @@ import {
   parsePositive,
   parseReplayWindow,
   safetyOptions,
+  LEASE_HELP,
+  parseLease,
+  STANDBY_HELP,
+  STORE_HELP,
+  storeOptions,
 } from '../daemon-options.js';
 import { EXIT } from '../exit-codes.js';
 import { clientFor } from '../api.js';
@@ -82,6 +87,9 @@ interface StartOptions {
   readonly webhookReplayWindow?: number;
   readonly httpDeny?: string;
   readonly httpAllow?: string;
+  readonly store?: string;
+  readonly standby?: boolean;
+  readonly lease?: number;
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
 }
@@ -125,6 +133,9 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)',
       parseAllow,
     )
+    .option('--store <url>', STORE_HELP)
+    .option('--standby', STANDBY_HELP)
+    .option('--lease <duration>', LEASE_HELP, parseLease)
     .addOption(new Option('--child').hideHelp())
     .addHelpText(
       'after',
@@ -230,6 +241,7 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
     maxJsonDepth: opts.maxJsonDepth,
     maxFileBytes: opts.maxFileSize,
     ...safetyOptions(ctx, opts),
+    ...storeOptions(ctx, opts),
   };
 }
 
@@ -285,7 +297,14 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (opts.webhookReplayWindow !== undefined) args.push('--webhook-replay-window', `${opts.webhookReplayWindow}ms`);
   if (opts.httpDeny !== undefined) args.push('--http-deny', opts.httpDeny);
   if (opts.httpAllow !== undefined) args.push('--http-allow', opts.httpAllow);
-  const info = await startInBackground({ dataDir, args, cwd: ctx.cwd, env: ctx.env });
+  if (opts.lease !== undefined) args.push('--lease', `${opts.lease}ms`);
+  const { store, standby } = storeOptions(ctx, opts);
+  // A standby serves nothing until it takes over: it runs in the foreground, under a supervisor.
+  if (standby)
+    throw new WfxError('USAGE_ERROR', '--standby runs with --foreground (under a supervisor such as systemd)');
+  // The connection string goes in the child's environment, never on its command line (`ps`).
+  const env = store === undefined ? ctx.env : { ...ctx.env, WFX_STORE: store };
+  const info = await startInBackground({ dataDir, args, cwd: ctx.cwd, env });
   if (g.json) printJson(ctx, info);
   else {
     ctx.stdout.write(

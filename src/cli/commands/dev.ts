@@ -3,7 +3,18 @@ import type { Command } from 'commander';
 import { launchDaemon } from '../../daemon/launcher.js';
 import { isFlowFile } from '../../shared/flow/files.js';
 import { dataDirOf, globals, type CliContext } from '../context.js';
-import { parseDepth, parseMegabytes, parsePort, parseReplayWindow, safetyOptions } from '../daemon-options.js';
+import {
+  parseDepth,
+  parseMegabytes,
+  parsePort,
+  parseReplayWindow,
+  safetyOptions,
+  LEASE_HELP,
+  parseLease,
+  STANDBY_HELP,
+  STORE_HELP,
+  storeOptions,
+} from '../daemon-options.js';
 
 /**
  * `wfx dev`: the daemon in the foreground with readable logs, publishing every flow file of the
@@ -29,6 +40,9 @@ export function registerDev(program: Command, ctx: CliContext): void {
       '--http-allow <cidrs>',
       'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)',
     )
+    .option('--store <url>', STORE_HELP)
+    .option('--standby', STANDBY_HELP)
+    .option('--lease <duration>', LEASE_HELP, parseLease)
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
     .action(
       async (
@@ -41,6 +55,9 @@ export function registerDev(program: Command, ctx: CliContext): void {
           httpAllow?: string;
           maxJsonDepth?: number;
           maxFileSize?: number;
+          store?: string;
+          standby?: boolean;
+          lease?: number;
         },
         cmd: Command,
       ) => {
@@ -55,6 +72,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           maxJsonDepth: opts.maxJsonDepth,
           maxFileBytes: opts.maxFileSize,
           ...safetyOptions(ctx, opts),
+          ...storeOptions(ctx, opts),
         });
         const { watch } = await import('chokidar');
         const watcher = watch(flowsDir, {

@@ -7,7 +7,7 @@ import type { WfxRecord } from '../state/records.js';
 import type { EmailConnection, StoredFile, WfxState } from '../state/state.js';
 import type { FileStore } from '../files/file-store.js';
 import { activeTriggers, subjectOf, type TriggerSubject } from './active.js';
-import type { Store } from '../store/store.js';
+import type { RecordStore } from '../store/record-store.js';
 
 type EmailTrigger = Extract<Trigger, { type: 'email' }>;
 
@@ -20,7 +20,7 @@ interface Target extends TriggerSubject {
 export type { EmailHealth };
 
 export interface EmailTriggerOptions {
-  readonly store: Store<WfxState, WfxRecord>;
+  readonly store: RecordStore<WfxState, WfxRecord>;
   readonly engine: Engine;
   readonly now?: () => Date;
   readonly onError?: (err: unknown, what: string) => void;
@@ -73,7 +73,7 @@ const addresses = (a: AddressObject | AddressObject[] | undefined): string[] =>
  * shows as failing in trigger health meanwhile.
  */
 export class EmailTriggers {
-  private readonly store: Store<WfxState, WfxRecord>;
+  private readonly store: RecordStore<WfxState, WfxRecord>;
   private readonly engine: Engine;
   private readonly now: () => Date;
   private readonly onError: (err: unknown, what: string) => void;

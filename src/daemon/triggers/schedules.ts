@@ -6,7 +6,7 @@ import { TimerQueue } from '../engine/timers.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
 import { activeTriggers, subjectOf, type TriggerSubject } from './active.js';
-import type { Store } from '../store/store.js';
+import type { RecordStore } from '../store/record-store.js';
 import { WorkCount } from '../../shared/work-count.js';
 
 /** Runs missed while the daemon was down that `missedRuns: all` makes up for, at most. */
@@ -29,7 +29,7 @@ interface Entry extends TriggerSubject {
 export type { ScheduleHealth };
 
 export interface SchedulerOptions {
-  readonly store: Store<WfxState, WfxRecord>;
+  readonly store: RecordStore<WfxState, WfxRecord>;
   readonly engine: Engine;
   /** The clock (tests pass their own). */
   readonly now?: () => Date;
@@ -49,7 +49,7 @@ export function scheduleKey(processId: string, environment: Environment, index: 
  * Activating a version re-arms its schedules; one that is no longer active stops.
  */
 export class Scheduler {
-  private readonly store: Store<WfxState, WfxRecord>;
+  private readonly store: RecordStore<WfxState, WfxRecord>;
   private readonly engine: Engine;
   private readonly now: () => Date;
   private readonly onError: (err: unknown, what: string) => void;

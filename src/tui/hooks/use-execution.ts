@@ -62,7 +62,9 @@ export function useExecution(
             let dropped = false;
             for (const [key, a] of answers) if (a.nodeId === line.nodeId) dropped = answers.delete(key);
             if (dropped) showAnswers();
-            void read();
+            // Not awaited (the stream goes on): a failed read is shown, never left unhandled,
+            // which would end the TUI's process.
+            read().catch((err: unknown) => !abort.signal.aborted && setError((err as Error).message));
           }
           return;
         } catch (err) {

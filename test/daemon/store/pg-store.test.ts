@@ -3,7 +3,7 @@ import pg from 'pg';
 import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
 import { SCHEMA_VERSION } from '../../../src/daemon/store/pg/migrations.js';
 import { eventually } from '../../helpers/eventually.js';
-import { POSTGRES_SKIP, startPostgres } from '../../helpers/postgres.js';
+import { POSTGRES_SKIP, queryAt, startPostgres } from '../../helpers/postgres.js';
 import { suiteReducer, type SuiteRecord, type SuiteState } from '../../helpers/store-suite.js';
 
 // What only the PostgreSQL store has: migrations, the lease, fencing, a standby taking over.
@@ -15,9 +15,9 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
     query: (sql: string, values?: unknown[]) => Promise<pg.QueryResultRow[]>;
   }> => {
     const url = await server.createDatabase(`pg_store_${++databases}`);
-    return { url, query: (sql, values) => queryOn(url, sql, values) };
+    return { url, query: (sql, values) => queryAt(url, sql, values) };
   };
-  const open = (url: string, owner: string, extra: { leaseMs?: number; waitForLease?: AbortSignal } = {}) =>
+  const open = (url: string, owner: string, extra: { leaseMs?: number; standby?: { signal?: AbortSignal } } = {}) =>
     PgStore.open<SuiteState, SuiteRecord>({ connectionString: url, owner, ...suiteReducer, ...extra });
 
   t.test('migrates a new database once, even with daemons starting together', async (t) => {
@@ -115,7 +115,7 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
     const waiting = new AbortController();
     t.teardown(() => waiting.abort());
     let taken = false;
-    const standby = open(db.url, 'b', { waitForLease: waiting.signal }).then((s) => ((taken = true), s));
+    const standby = open(db.url, 'b', { standby: { signal: waiting.signal } }).then((s) => ((taken = true), s));
     await a.commit({ op: 'note', text: 'last' });
     t.notOk(taken, 'the standby waits while the lease is held');
     await a.close({ checkpoint: false });
@@ -146,13 +146,3 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
     await a.close();
   });
 });
-
-async function queryOn(url: string, sql: string, values?: unknown[]): Promise<pg.QueryResultRow[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}

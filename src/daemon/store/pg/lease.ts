@@ -18,10 +18,11 @@ export interface LeaseOptions {
   /** How long a lease lasts unrenewed (default 10 s); renewed every third of it. */
   readonly ttlMs?: number;
   /**
-   * Wait while another daemon holds the lease (a standby), until it lapses or the signal aborts;
-   * without it, a held lease is refused with DATABASE_IN_USE.
+   * Wait while another daemon holds the lease (a standby), until it is released, lapses or
+   * `signal` aborts; `onWaiting` is told who holds it, once. Without it, a held lease is refused
+   * with DATABASE_IN_USE.
    */
-  readonly wait?: AbortSignal;
+  readonly standby?: { readonly signal?: AbortSignal; readonly onWaiting?: (holder: string) => void };
 }
 
 /** Who holds a partition, as the database says. */
@@ -76,11 +77,12 @@ export class PartitionLease {
 
   /**
    * Takes the partition's lease: free, lapsed or this daemon's own. Throws DATABASE_IN_USE when
-   * another daemon holds it and `wait` was not given. `onLost` is called once if it is lost.
+   * another daemon holds it and `standby` was not given. `onLost` is called once if it is lost.
    */
   static async take(pool: pg.Pool, options: LeaseOptions, onLost: (err: WfxError) => void): Promise<PartitionLease> {
     const ttl = options.ttlMs ?? DEFAULT_LEASE_MS;
     await pool.query('INSERT INTO wfx_partitions (partition) VALUES ($1) ON CONFLICT DO NOTHING', [options.partition]);
+    let told = false;
     for (;;) {
       const sentAt = performance.now();
       const { rows } = await pool.query<{ epoch: string }>(TAKE, [
@@ -96,15 +98,12 @@ export class PartitionLease {
         return lease;
       }
       const holder = await PartitionLease.holder(pool, options.partition);
-      if (!options.wait) {
-        const who = holder ? `daemon ${holder.owner} (pid ${holder.pid} on ${holder.host})` : 'another daemon';
-        throw new WfxError(
-          'DATABASE_IN_USE',
-          `${who} holds this database's lease until ${holder?.leaseUntil?.toISOString() ?? 'it lapses'}`,
-          { details: holder },
-        );
-      }
-      await sleep(ttl / 3, undefined, { signal: options.wait });
+      const who = holder ? `daemon ${holder.owner} (pid ${holder.pid} on ${holder.host})` : 'another daemon';
+      const held = `${who} holds this database's lease until ${holder?.leaseUntil?.toISOString() ?? 'it lapses'}`;
+      if (!options.standby) throw new WfxError('DATABASE_IN_USE', held, { details: holder });
+      if (!told) options.standby.onWaiting?.(held);
+      told = true;
+      await sleep(ttl / 3, undefined, { signal: options.standby.signal });
     }
   }
 

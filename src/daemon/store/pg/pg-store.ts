@@ -14,7 +14,7 @@ import pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
 import type { StoreLogger } from '../durable-store.js';
 import { RecordStore, silentLogger, type Reducer } from '../record-store.js';
-import { PartitionLease } from './lease.js';
+import { PartitionLease, type LeaseOptions } from './lease.js';
 import { migrate } from './migrations.js';
 
 export interface PgStoreOptions<S, R> extends Reducer<S, R> {
@@ -29,8 +29,8 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   /** This daemon's id in the lease (lease.ts). */
   readonly owner: string;
   readonly leaseMs?: number;
-  /** Wait as a standby while another daemon holds the lease, until this aborts (lease.ts). */
-  readonly waitForLease?: AbortSignal;
+  /** Wait as a standby while another daemon holds the lease (lease.ts); refused otherwise. */
+  readonly standby?: LeaseOptions['standby'];
   readonly logger?: StoreLogger;
 }
 
@@ -130,7 +130,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       }
       lease = await PartitionLease.take(
         pool,
-        { partition: PARTITION, owner: options.owner, ttlMs: options.leaseMs, wait: options.waitForLease },
+        { partition: PARTITION, owner: options.owner, ttlMs: options.leaseMs, standby: options.standby },
         (err) => store?.leaseLost(err),
       );
       const loaded = await load(pool, options);

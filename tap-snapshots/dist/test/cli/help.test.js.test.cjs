@@ -292,6 +292,17 @@ Options:
   --http-allow <cidrs>                CIDRs serviceTask may connect to though
                                       refused by default: own port, link-local
                                       (default $WFX_HTTP_ALLOW)
+  --store <url>                       keep state in PostgreSQL instead of the
+                                      data directory:
+                                      postgres://user@host:5432/db (default
+                                      $WFX_STORE)
+  --standby                           with --store: wait while another daemon
+                                      serves the database, and take over when it
+                                      stops
+  --lease <duration>                  with --store: how long this daemon's lease
+                                      on the database lasts unrenewed: how soon
+                                      a standby takes over after it dies
+                                      (default 10s)
   -h, --help                          display help for command
 
 Examples:
@@ -350,6 +361,17 @@ Options:
   --http-allow <cidrs>                CIDRs serviceTask may connect to though
                                       refused by default: own port, link-local
                                       (default $WFX_HTTP_ALLOW)
+  --store <url>                       keep state in PostgreSQL instead of the
+                                      data directory:
+                                      postgres://user@host:5432/db (default
+                                      $WFX_STORE)
+  --standby                           with --store: wait while another daemon
+                                      serves the database, and take over when it
+                                      stops
+  --lease <duration>                  with --store: how long this daemon's lease
+                                      on the database lasts unrenewed: how soon
+                                      a standby takes over after it dies
+                                      (default 10s)
   -h, --help                          display help for command
 
 Examples:

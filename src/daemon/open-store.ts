@@ -1,0 +1,85 @@
+/**
+ * Which durable store a daemon runs on: the JSON store in its data directory (the default), or
+ * PostgreSQL (`--store postgres://...`, docs/decisions/037-postgresql-store-first-stage.md). The
+ * PostgreSQL store and its driver load only for a daemon that uses them.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { checkStoreUrl, redactStoreUrl } from '../shared/store-url.js';
+import { WFX_STORE, type WfxRecord } from './state/records.js';
+import type { WfxState } from './state/state.js';
+import { writeFileAtomic } from './store/fs-util.js';
+import type { RecordStore } from './store/record-store.js';
+import { Store } from './store/store.js';
+
+export interface StoreChoice {
+  readonly dataDir: string;
+  /** A PostgreSQL connection string; absent: the JSON store in the data directory. */
+  readonly store?: string;
+  /** With `store`: wait while another daemon holds the database's lease, until it is released or lapses. */
+  readonly standby?: boolean;
+  /** With `store`: how long the lease lasts unrenewed (default 10 s). */
+  readonly leaseMs?: number;
+  readonly checkpointEvery?: number;
+}
+
+/** What a daemon's store is, for its log line and `wfx daemon status`. */
+export interface StoreKind {
+  readonly kind: 'json' | 'postgres';
+  /** The connection string without its password (postgres only). */
+  readonly location: string;
+}
+
+/**
+ * This daemon's id in the database's lease: kept in its data directory (`daemon.id`), so a daemon
+ * that restarts (after a crash, say) takes its own lease back at once instead of waiting for it
+ * to lapse, while another daemon waits.
+ */
+async function daemonId(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'daemon.id');
+  const kept = await readFile(file, 'utf8').then(
+    (text) => text.trim(),
+    () => '',
+  );
+  if (kept) return kept;
+  const id = randomUUID();
+  await writeFileAtomic(file, `${id}\n`);
+  return id;
+}
+
+/** Opens the daemon's store. Throws the store's start errors (see Store.open and PgStore.open). */
+export async function openStore(
+  choice: StoreChoice,
+  snapshotBytes: Promise<Buffer | null>,
+  logger: Logger,
+): Promise<{ store: RecordStore<WfxState, WfxRecord>; kind: StoreKind }> {
+  if (choice.store === undefined) {
+    const store = await Store.open<WfxState, WfxRecord>({
+      dir: choice.dataDir,
+      snapshotBytes,
+      ...WFX_STORE,
+      checkpointEvery: choice.checkpointEvery,
+      logger,
+    });
+    return { store, kind: { kind: 'json', location: choice.dataDir } };
+  }
+  void snapshotBytes.catch(() => undefined); // read by prepareDataDir, not needed here
+  checkStoreUrl(choice.store);
+  const location = redactStoreUrl(choice.store);
+  const { PgStore } = await import('./store/pg/pg-store.js');
+  const owner = await daemonId(choice.dataDir);
+  const store = await PgStore.open<WfxState, WfxRecord>({
+    connectionString: choice.store,
+    owner,
+    leaseMs: choice.leaseMs,
+    ...WFX_STORE,
+    checkpointEvery: choice.checkpointEvery,
+    logger,
+    ...(choice.standby && {
+      standby: { onWaiting: (holder: string) => logger.info(`store: standing by until the lease is free: ${holder}`) },
+    }),
+  });
+  return { store, kind: { kind: 'postgres', location } };
+}

@@ -1,0 +1,154 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { killIfAlive, startDaemon, WFX_BIN, wfxIn } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
+import { POSTGRES_SKIP, queryAt, startPostgres } from '../helpers/postgres.js';
+import { forgetDaemon, noteDaemon } from '../setup/daemons.js';
+
+const FLOW_ID = '0d7a4f5e-3c2b-4a1d-9e8f-7a6b5c4d3e2f';
+const FLOW = `processId: ${FLOW_ID}
+name: Approve on PostgreSQL
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;
+
+/** Calls a daemon's API with `key`. */
+function api(url: string, key: string) {
+  return async (method: string, path: string, body?: object) => {
+    const r = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
+      body: body && JSON.stringify(body),
+    });
+    return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+  };
+}
+
+/** A foreground daemon process (as a supervisor runs one); SIGKILLed at teardown. */
+function foreground(t: Test, dataDir: string, args: string[]) {
+  const child = spawn(
+    process.execPath,
+    [WFX_BIN, 'daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir, ...args],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+  );
+  let output = '';
+  child.stdout.on('data', (b: Buffer) => (output += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (output += b.toString()));
+  noteDaemon(child.pid!);
+  t.teardown(() => {
+    killIfAlive(child.pid);
+    forgetDaemon(child.pid!);
+  });
+  return { child, output: () => output };
+}
+
+t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
+  const server = await startPostgres(t);
+
+  t.test('keeps every acknowledged step in the database across kill -9', async (t) => {
+    const url = await server.createDatabase('restart');
+    const dataDir = join(t.testdir(), 'a');
+    const first = await startDaemon(t, { dataDir, args: ['--store', url] });
+    const cmdline = await readFile(`/proc/${first.pid}/cmdline`, 'utf8').catch(() => '');
+    t.notMatch(cmdline, /postgresql:/, "the connection string is not on the daemon's command line");
+    const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
+    let call = api(first.url, key);
+    t.match((await call('POST', '/admin/flows', { source: FLOW, organization: 'default' })).body, { created: true });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = await call('POST', '/process/start', { processId: FLOW_ID, data: { n: i } });
+      t.equal(started.status, 200);
+      ids.push(started.body.processInstanceId as string);
+    }
+    t.equal((await queryAt(url, 'SELECT count(*)::int AS n FROM wfx_snapshots'))[0]!.n, 0, 'no snapshot yet');
+    process.kill(first.pid, 'SIGKILL');
+    // The same daemon again (its id is in its data directory): it takes its own lease back at once.
+    const second = await startDaemon(t, { dataDir, args: ['--store', url] });
+    call = api(second.url, key);
+    for (const id of ids) {
+      const inst = await call('GET', `/process/instance/${id}`);
+      t.match(inst.body, { processInstanceId: id, state: 'RUNNING' }, 'every acknowledged start is there');
+    }
+    const answered = await call('POST', '/process/task', {
+      processInstanceId: ids[0],
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'yes' },
+    });
+    t.equal(answered.status, 200);
+    await eventually('the answered execution completes', async () => {
+      const inst = await call('GET', `/process/instance/${ids[0]}`);
+      return inst.body.state === 'COMPLETED';
+    });
+    const stop = await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
+    t.equal(stop.code, 0);
+    const leases = await queryAt(url, 'SELECT owner FROM wfx_partitions');
+    t.same(leases, [{ owner: null }], 'a clean stop gives the lease up');
+    t.equal((await queryAt(url, 'SELECT count(*)::int AS n FROM wfx_snapshots'))[0]!.n, 1, 'and checkpoints');
+  });
+
+  t.test('a standby takes over when the daemon serving dies, with its executions', async (t) => {
+    const url = await server.createDatabase('standby');
+    const dirA = join(t.testdir(), 'a');
+    const dirB = join(t.testdir(), 'b');
+    const a = await startDaemon(t, { dataDir: dirA, args: ['--store', url, '--lease', '2s'] });
+    const key = (await readFile(join(dirA, 'bootstrap.key'), 'utf8')).trim();
+    const callA = api(a.url, key);
+    await callA('POST', '/admin/flows', { source: FLOW, organization: 'default' });
+    const started = await callA('POST', '/process/start', { processId: FLOW_ID, data: {} });
+    const id = started.body.processInstanceId as string;
+
+    const b = foreground(t, dirB, ['--store', url, '--standby', '--lease', '2s']);
+    await eventually('the standby says it waits', () => /standing by until the lease is free/.test(b.output()));
+    const refused = await wfxIn([
+      'daemon',
+      'start',
+      '--port',
+      '0',
+      '--data-dir',
+      join(t.testdir(), 'c'),
+      '--store',
+      url,
+    ]);
+    t.equal(refused.code, 1, 'a third daemon without --standby is refused');
+    t.match(refused.stderr, /DATABASE_IN_USE: daemon [0-9a-f-]+ \(pid \d+ on /);
+
+    process.kill(a.pid, 'SIGKILL');
+    const info = await eventually('the standby serves', async () => {
+      const text = await readFile(join(dirB, 'daemon.json'), 'utf8');
+      return JSON.parse(text) as { url: string };
+    });
+    const callB = api(info.url, key);
+    t.match((await callB('GET', `/process/instance/${id}`)).body, { state: 'RUNNING' }, 'the execution is there');
+    const answered = await callB('POST', '/process/task', {
+      processInstanceId: id,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'from b' },
+    });
+    t.equal(answered.status, 200, 'and answers go to the standby now');
+    b.child.kill('SIGTERM');
+    const [code] = (await once(b.child, 'exit')) as [number | null];
+    t.equal(code, 0, 'the standby stops cleanly');
+  });
+
+  t.test('a malformed --store is a usage error; --standby needs --foreground', async (t) => {
+    const dir = join(t.testdir(), 'x');
+    const bad = await wfxIn(['daemon', 'start', '--data-dir', dir, '--store', 'mysql://secret@db/x']);
+    t.equal(bad.code, 2);
+    t.match(bad.stderr, /USAGE_ERROR: --store takes a PostgreSQL URL/);
+    const notUrl = await wfxIn(['daemon', 'start', '--data-dir', dir, '--store', 'user:hunter2@db']);
+    t.notMatch(notUrl.stderr, /hunter2/, 'a malformed string is not echoed: it may hold a password');
+    const standby = await wfxIn(['daemon', 'start', '--data-dir', dir, '--store', server.url, '--standby']);
+    t.equal(standby.code, 2);
+    t.match(standby.stderr, /--standby runs with --foreground/);
+    const noStore = await wfxIn(['daemon', 'start', '--data-dir', dir, '--lease', '5s']);
+    t.match(noStore.stderr, /--lease is the lease on a database/);
+  });
+});
