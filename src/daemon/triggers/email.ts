@@ -201,6 +201,10 @@ export class EmailTriggers {
       auth: { user: c.user, pass: c.password },
       logger: false,
       emitLogs: false,
+      // IDLE (which is how new mail is heard of) starts once the connection has been quiet this
+      // long: imapflow's default of 15 s left each email unnoticed for that long after the last
+      // fetch. A reader's commands come in bursts without pauses, so a second costs no extra IDLE.
+      autoIdleDelay: 1000,
     });
     w.client = client;
     client.on('error', (err: Error) => {
