@@ -14,6 +14,7 @@ import { publishFlow } from '../src/daemon/flows/publish.js';
 import { applyRecord, WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
+import type { RecordStore } from '../src/daemon/store/record-store.js';
 import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { inCallers } from './callers.js';
@@ -125,8 +126,14 @@ async function run(executions: number, concurrency: number): Promise<Omit<Engine
  * (`task`) or for a message, each under a correlation key of its own (`event`), and their ids;
  * `close()` closes it (the store with a checkpoint).
  */
-export async function openWaiting(dataDir: string, n: number, kind: 'task' | 'event') {
-  const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE });
+export async function openWaiting(
+  dataDir: string,
+  n: number,
+  kind: 'task' | 'event',
+  openStore: () => Promise<RecordStore<WfxState, WfxRecord>> = () =>
+    Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE }),
+) {
+  const store = await openStore();
   const history = await History.open(join(dataDir, 'history'));
   const engine = new Engine({ store, history });
   const v = validateFlowSource(WAITS);
@@ -148,7 +155,7 @@ export async function openWaiting(dataDir: string, n: number, kind: 'task' | 'ev
     await store.close();
     await history.close();
   };
-  return { engine, ids, close };
+  return { engine, store, ids, close };
 }
 
 /**

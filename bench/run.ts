@@ -5,6 +5,7 @@ import { formatAiBench, runAiBench } from './ai.js';
 import { formatEngineBench, runEngineBench } from './engine.js';
 import { formatHttpBench, runHttpBench } from './http.js';
 import { formatJobsBench, runJobsBench } from './jobs.js';
+import { formatPostgresBench, runPostgresBench } from './postgres.js';
 import { machineLine, writeSection } from './report.js';
 import { formatStoreBench, runStoreBench } from './store.js';
 
@@ -25,6 +26,10 @@ console.log('\n## Jobs\n');
 const jobs = formatJobsBench(await runJobsBench());
 console.log(jobs);
 await writeSection('jobs', `${machineLine()}\n\n${jobs}`);
+console.log('\n## PostgreSQL store\n');
+const postgres = formatPostgresBench(await runPostgresBench());
+console.log(postgres);
+await writeSection('postgres', `${machineLine()}\n\n${postgres}`);
 console.log('\n## HTTP\n');
 const http = formatHttpBench(await runHttpBench());
 console.log(http);

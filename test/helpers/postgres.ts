@@ -57,12 +57,22 @@ function run(program: string, args: string[]): void {
     throw new Error(`${program} ${args.join(' ')} failed (${done.status}): ${done.stderr || done.stdout}`);
 }
 
+/** A running throwaway cluster: `url` of its `wfx` database; `stop()` removes it. */
+export interface Cluster {
+  readonly url: string;
+  readonly socketDir: string;
+  /** The connection string of database `db` on this server. */
+  urlOf(db: string): string;
+  stop(): void;
+}
+
 /**
- * Starts a throwaway PostgreSQL cluster for this test (skipped by POSTGRES_SKIP where absent).
- * `fsync=off`: tests never crash the PostgreSQL server itself, only the daemons that use it, and
- * a commit a live server acknowledged survives its client's SIGKILL; the benchmarks keep fsync on.
+ * Starts a throwaway PostgreSQL cluster in a temp dir (for tests, startPostgres; the benchmarks
+ * call it directly). `fsync: false` for tests: they never crash the PostgreSQL server itself,
+ * only the daemons that use it, and a commit a live server acknowledged survives its client's
+ * SIGKILL; the benchmarks keep fsync on, as a real server has it.
  */
-export async function startPostgres(t: Test): Promise<Postgres> {
+export async function startCluster(options: { fsync: boolean }): Promise<Cluster> {
   if (!BIN) throw new Error('PostgreSQL is not installed; .ci/run installs the postgresql package');
   const dir = mkdtempSync(join(tmpdir(), 'wfx-pg-'));
   const data = join(dir, 'data');
@@ -72,13 +82,14 @@ export async function startPostgres(t: Test): Promise<Postgres> {
     chownSync(dir, uid, gid);
   }
   run(join(BIN, 'initdb'), ['-D', data, '-U', 'wfx', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--no-instructions']);
-  const options = [
+  const settings = [
     `-c listen_addresses=''`,
     `-c unix_socket_directories=${dir}`,
-    '-c fsync=off',
+    `-c fsync=${options.fsync ? 'on' : 'off'}`,
     '-c max_connections=100',
     '-c shared_buffers=32MB',
   ].join(' ');
+  let pid: number | null = null;
   let stopped = false;
   const stop = (): void => {
     if (stopped) return;
@@ -91,28 +102,31 @@ export async function startPostgres(t: Test): Promise<Postgres> {
     if (pid !== null) forgetDaemon(pid);
     rmSync(dir, { recursive: true, force: true });
   };
-  let pid: number | null = null;
   try {
-    run(join(BIN, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
+    run(join(BIN, 'pg_ctl'), ['-D', data, '-o', settings, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
     pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    noteDaemon(pid); // swept after the suite if this test process dies before its teardown
+    noteDaemon(pid); // swept after the suite if this process dies before it stops the server
   } catch (err) {
     stop();
     throw err;
   }
-  t.teardown(stop);
   const urlOf = (db: string): string => `postgresql://wfx@localhost/${db}?host=${encodeURIComponent(dir)}`;
-  const admin = <T extends pg.QueryResultRow>(db: string, sql: string, values?: unknown[]): Promise<T[]> =>
-    queryAt<T>(urlOf(db), sql, values);
-  await admin('postgres', 'CREATE DATABASE wfx');
+  await queryAt(urlOf('postgres'), 'CREATE DATABASE wfx');
+  return { url: urlOf('wfx'), socketDir: dir, urlOf, stop };
+}
+
+/** Starts a throwaway PostgreSQL cluster for this test, removed at its teardown (skipped by POSTGRES_SKIP where absent). */
+export async function startPostgres(t: Test): Promise<Postgres> {
+  const cluster = await startCluster({ fsync: false });
+  t.teardown(cluster.stop);
   return {
-    url: urlOf('wfx'),
-    socketDir: dir,
+    url: cluster.url,
+    socketDir: cluster.socketDir,
     async createDatabase(name) {
-      await admin('postgres', `CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-      return urlOf(name);
+      await queryAt(cluster.urlOf('postgres'), `CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+      return cluster.urlOf(name);
     },
-    query: (sql, values) => admin('wfx', sql, values),
+    query: (sql, values) => queryAt(cluster.url, sql, values),
   };
 }
 

@@ -1,0 +1,213 @@
+/**
+ * PostgreSQL store benchmark (part of `npm run bench`; alone: `npm run bench:postgres`): the JSON
+ * store and the PostgreSQL store in the same run, on the same machine, a throwaway PostgreSQL
+ * cluster with fsync on beside the benchmark (so on 2 cores the database competes with the
+ * engine for the CPU: this measures cost, not scale). Durable commits per second and their
+ * latency; executions waiting for input, then answered, through the engine: answers per second,
+ * answer p99, and the database round trips and bytes per execution. Skipped, saying so, on a
+ * machine without PostgreSQL's server.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
+import type { WfxState } from '../src/daemon/state/state.js';
+import { PgStore } from '../src/daemon/store/pg/pg-store.js';
+import type { RecordStore } from '../src/daemon/store/record-store.js';
+import { Store } from '../src/daemon/store/store.js';
+import { HAVE_POSTGRES, queryAt, startCluster, type Cluster } from '../test/helpers/postgres.js';
+import { inCallers } from './callers.js';
+import { openWaiting } from './engine.js';
+import { machineLine, writeSection } from './report.js';
+
+interface Commits {
+  readonly writers: number;
+  readonly perSecond: number;
+  readonly meanMs: number;
+  readonly p99Ms: number;
+}
+
+interface Answers {
+  readonly waiting: number;
+  readonly concurrency: number;
+  readonly perSecond: number;
+  readonly p99Ms: number;
+}
+
+interface StoreFigures {
+  readonly many: Commits;
+  readonly one: Commits;
+  readonly answers: Answers;
+}
+
+export interface PostgresBenchResult {
+  readonly json: StoreFigures;
+  readonly postgres: StoreFigures & {
+    /** Database round trips (group-committed INSERTs) per execution: its start's and its answer's. */
+    readonly roundTripsPerExecution: number;
+    readonly bytesPerExecution: number;
+    /** Journal entries per round trip while answers ran: what group commit shares. */
+    readonly entriesPerRoundTrip: number;
+  };
+}
+
+type Opener = (tag: string) => Promise<RecordStore<WfxState, WfxRecord>>;
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+
+/** `total` commits of one record of an engine transition's size, `writers` at a time. */
+async function commits(open: Opener, writers: number, total: number): Promise<Commits> {
+  const store = await open(`commits-${writers}`);
+  await store.commit({ type: 'organization.created', name: 'bench', at: new Date().toISOString() });
+  const latencies: number[] = [];
+  const start = performance.now();
+  await inCallers(total, writers, async (i) => {
+    const t0 = performance.now();
+    await store.commit({
+      type: 'messageId.seen',
+      key: `bench-${i}-${randomUUID()}`,
+      until: '2099-01-01T00:00:00.000Z',
+    });
+    latencies.push(performance.now() - t0);
+  });
+  const seconds = (performance.now() - start) / 1000;
+  await store.close({ checkpoint: false });
+  latencies.sort((a, b) => a - b);
+  return {
+    writers,
+    perSecond: total / seconds,
+    meanMs: latencies.reduce((a, b) => a + b, 0) / latencies.length,
+    p99Ms: percentile(latencies, 0.99),
+  };
+}
+
+/** `waiting` executions started and left waiting for input, then each answered, `concurrency` at a time. */
+async function answers(
+  open: Opener,
+  waiting: number,
+  concurrency: number,
+): Promise<Answers & { store: RecordStore<WfxState, WfxRecord> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-pg-'));
+  try {
+    let opened!: RecordStore<WfxState, WfxRecord>;
+    const { engine, ids, close } = await openWaiting(
+      dir,
+      waiting,
+      'task',
+      async () => (opened = await open('answers')),
+    );
+    let archived = 0;
+    const allArchived = new Promise<void>((resolve) =>
+      engine.on('archived', () => {
+        if (++archived === waiting) resolve();
+      }),
+    );
+    const latencies: number[] = [];
+    const start = performance.now();
+    await inCallers(waiting, concurrency, async (i) => {
+      const t0 = performance.now();
+      await engine.submitTask({
+        organization: 'default',
+        processInstanceId: ids[i]!,
+        nodeId: 'ask',
+        action: 'COMPLETE',
+        data: { inputValue: 'ok' },
+      });
+      latencies.push(performance.now() - t0);
+    });
+    await allArchived;
+    const seconds = (performance.now() - start) / 1000;
+    await close();
+    latencies.sort((a, b) => a - b);
+    return { waiting, concurrency, perSecond: waiting / seconds, p99Ms: percentile(latencies, 0.99), store: opened };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function figures(open: Opener): Promise<StoreFigures & { answerStore: RecordStore<WfxState, WfxRecord> }> {
+  await commits(open, 64, 2_000); // warm-up
+  const many = await commits(open, 64, 20_000);
+  const one = await commits(open, 1, 2_000);
+  await answers(open, 1_000, 10); // warm-up
+  const { store, ...answered } = await answers(open, 10_000, 10);
+  return { many, one, answers: answered, answerStore: store };
+}
+
+export async function runPostgresBench(): Promise<PostgresBenchResult | null> {
+  if (!HAVE_POSTGRES) return null;
+  const dirs: string[] = [];
+  const json = await figures(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-json-'));
+    dirs.push(dir);
+    return Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE, checkpointEvery: Number.MAX_SAFE_INTEGER });
+  });
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  let cluster: Cluster | null = null;
+  try {
+    cluster = await startCluster({ fsync: true });
+    let n = 0;
+    const server = cluster;
+    const pg = await figures(async () => {
+      const db = `bench_${++n}`;
+      await queryAt(server.urlOf('postgres'), `CREATE DATABASE ${db}`);
+      return PgStore.open<WfxState, WfxRecord>({
+        connectionString: server.urlOf(db),
+        owner: 'bench',
+        ...WFX_STORE,
+        checkpointEvery: Number.MAX_SAFE_INTEGER,
+      });
+    });
+    const counters = (pg.answerStore as PgStore<WfxState, WfxRecord>).counters;
+    const { answerStore: _json, ...jsonFigures } = json;
+    const { answerStore: _pg, ...pgFigures } = pg;
+    // The answers run's store holds its executions' starts and answers (and one publish).
+    const executions = pg.answers.waiting;
+    return {
+      json: jsonFigures,
+      postgres: {
+        ...pgFigures,
+        roundTripsPerExecution: counters.appends / executions,
+        bytesPerExecution: counters.bytes / executions,
+        entriesPerRoundTrip: counters.entries / counters.appends,
+      },
+    };
+  } finally {
+    cluster?.stop();
+  }
+}
+
+export function formatPostgresBench(r: PostgresBenchResult | null): string {
+  if (r === null) return 'Not measured: PostgreSQL is not installed on this machine (apt-get install postgresql).';
+  const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+  const ms = (n: number) => `${n.toFixed(2)} ms`;
+  const row = (what: string, f: (s: StoreFigures) => string) => `| ${what} | ${f(r.json)} | ${f(r.postgres)} |`;
+  return [
+    '| figure | JSON store | PostgreSQL store |',
+    '|---|---|---|',
+    row(
+      `durable commits/s, ${r.json.many.writers} writers`,
+      (s) => `**${fmt(s.many.perSecond)}**/s (mean ${ms(s.many.meanMs)}, p99 ${ms(s.many.p99Ms)})`,
+    ),
+    row(
+      `durable commits/s, 1 writer`,
+      (s) => `${fmt(s.one.perSecond)}/s (mean ${ms(s.one.meanMs)}, p99 ${ms(s.one.p99Ms)})`,
+    ),
+    row(
+      `task answers through the engine (${fmt(r.json.answers.waiting)} waiting, ${r.json.answers.concurrency} at a time, until all are archived)`,
+      (s) => `**${fmt(s.answers.perSecond)}**/s, p99 ${ms(s.answers.p99Ms)}`,
+    ),
+    `| database round trips per waiting execution (its start and its answer; group commit shares them) | | ${r.postgres.roundTripsPerExecution.toFixed(2)} |`,
+    `| journal entries per round trip | | ${r.postgres.entriesPerRoundTrip.toFixed(1)} |`,
+    `| bytes written to the journal per waiting execution | | ${fmt(r.postgres.bytesPerExecution)} |`,
+  ].join('\n');
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const table = formatPostgresBench(await runPostgresBench());
+  console.log(table);
+  await writeSection('postgres', `${machineLine()}\n\n${table}`);
+  console.log('\nwritten to docs/performance.md');
+}
