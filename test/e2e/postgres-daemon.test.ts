@@ -138,6 +138,60 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     t.equal(code, 0, 'the standby stops cleanly');
   });
 
+  t.test('fencing: a daemon paused past its lease writes nothing after the takeover, and stops', async (t) => {
+    const url = await server.createDatabase('fencing');
+    const dirA = join(t.testdir(), 'a');
+    const dirB = join(t.testdir(), 'b');
+    const a = await startDaemon(t, { dataDir: dirA, args: ['--store', url, '--lease', '2s'] });
+    const key = (await readFile(join(dirA, 'bootstrap.key'), 'utf8')).trim();
+    const callA = api(a.url, key);
+    await callA('POST', '/admin/flows', { source: FLOW, organization: 'default' });
+    const before = await callA('POST', '/process/start', { processId: FLOW_ID, data: {} });
+    const id = before.body.processInstanceId as string;
+    const epochA = (await queryAt<{ epoch: string }>(url, 'SELECT epoch FROM wfx_partitions'))[0]!.epoch;
+    const countA = async () =>
+      (await queryAt<{ n: number }>(url, 'SELECT count(*)::int AS n FROM wfx_journal WHERE epoch = $1', [epochA]))[0]!
+        .n;
+    const writtenByA = await countA();
+
+    const b = foreground(t, dirB, ['--store', url, '--standby', '--lease', '2s']);
+    await eventually('the standby waits', () => /standing by until the lease is free/.test(b.output()));
+    process.kill(a.pid, 'SIGSTOP');
+    t.teardown(() => killIfAlive(a.pid));
+    const info = await eventually('the standby took over', async () => {
+      return JSON.parse(await readFile(join(dirB, 'daemon.json'), 'utf8')) as { url: string };
+    });
+    const callB = api(info.url, key);
+    const answered = await callB('POST', '/process/task', {
+      processInstanceId: id,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'b moved it on' },
+    });
+    t.equal(answered.status, 200, 'the new owner moves the execution on');
+
+    // A request reaches the paused daemon; it runs when the daemon is let go.
+    const late = callA('POST', '/process/start', { processId: FLOW_ID, data: { late: true } }).catch((err: Error) => ({
+      status: 0,
+      body: { error: err.message },
+    }));
+    process.kill(a.pid, 'SIGCONT');
+    const outcome = await late;
+    t.not(outcome.status, 200, `the paused daemon acknowledges nothing after the takeover (${outcome.status})`);
+    await eventually('the paused daemon notices and stops', () => {
+      try {
+        process.kill(a.pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    t.equal(await countA(), writtenByA, 'none of its writes landed');
+    const log = await readFile(join(dirA, 'logs', 'daemon.log'), 'utf8');
+    t.match(log, /STORE_LEASE_LOST|lease/, 'its log says why it stopped');
+    t.match((await callB('GET', `/process/instance/${id}`)).body, { state: 'COMPLETED' }, 'the new owner serves on');
+  });
+
   t.test('a malformed --store is a usage error; --standby needs --foreground', async (t) => {
     const dir = join(t.testdir(), 'x');
     const bad = await wfxIn(['daemon', 'start', '--data-dir', dir, '--store', 'mysql://secret@db/x']);
