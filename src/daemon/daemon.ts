@@ -23,6 +23,7 @@ import type { WfxRecord } from './state/records.js';
 import type { Environment, WfxState } from './state/state.js';
 import { writeFileAtomic } from './store/fs-util.js';
 import { History } from './store/history.js';
+import type { HistoryStore } from './store/history-store.js';
 import { BUCKET_RE } from './store/history-check.js';
 import { backupDataDir } from './backup.js';
 import type { DataDirLock } from './store/lock.js';
@@ -113,9 +114,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
   });
   const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
   try {
-    const { store, kind: storeKind } = await openStore(options, snapshotBytes, logger);
+    const { store, history, kind: storeKind } = await openStore(options, snapshotBytes, logger);
     cleanup.unshift(() => store.close({ checkpoint: false }));
-    const history = await History.open(paths.history, { logger });
     cleanup.unshift(() => history.close());
     await bootstrap(store, paths, logger);
     // Connections wait for the listener's address: calls resumed below must not reach it.
@@ -184,9 +184,10 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       triggerHealth: () => [...scheduler.health(), ...email.health()],
       historyDamage: () => history.damage(),
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
-      ...(store instanceof Store && {
-        backup: (directory: string) => backupDataDir({ dataDir: options.dataDir, store, history }, directory),
-      }),
+      ...(store instanceof Store &&
+        history instanceof History && {
+          backup: (directory: string) => backupDataDir({ dataDir: options.dataDir, store, history }, directory),
+        }),
       files,
     });
     const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
@@ -250,7 +251,7 @@ function serve(parts: {
   closeLog: () => void;
   lock: DataDirLock;
   store: RecordStore<WfxState, WfxRecord>;
-  history: History;
+  history: HistoryStore;
   engine: Engine;
   ai: AiRunner;
   network: NetworkPolicy;

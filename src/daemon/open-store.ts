@@ -7,10 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { dataDirPaths } from '../shared/data-dir.js';
 import { checkStoreUrl, redactStoreUrl } from '../shared/store-url.js';
 import { WFX_STORE, type WfxRecord } from './state/records.js';
 import type { WfxState } from './state/state.js';
 import { writeFileAtomic } from './store/fs-util.js';
+import { History } from './store/history.js';
+import type { HistoryStore } from './store/history-store.js';
 import type { RecordStore } from './store/record-store.js';
 import { Store } from './store/store.js';
 
@@ -54,7 +57,7 @@ export async function openStore(
   choice: StoreChoice,
   snapshotBytes: Promise<Buffer | null>,
   logger: Logger,
-): Promise<{ store: RecordStore<WfxState, WfxRecord>; kind: StoreKind }> {
+): Promise<{ store: RecordStore<WfxState, WfxRecord>; history: HistoryStore; kind: StoreKind }> {
   if (choice.store === undefined) {
     const store = await Store.open<WfxState, WfxRecord>({
       dir: choice.dataDir,
@@ -63,7 +66,13 @@ export async function openStore(
       checkpointEvery: choice.checkpointEvery,
       logger,
     });
-    return { store, kind: { kind: 'json', location: choice.dataDir } };
+    try {
+      const history = await History.open(dataDirPaths(choice.dataDir).history, { logger });
+      return { store, history, kind: { kind: 'json', location: choice.dataDir } };
+    } catch (err) {
+      await store.close({ checkpoint: false });
+      throw err;
+    }
   }
   void snapshotBytes.catch(() => undefined); // read by prepareDataDir, not needed here
   checkStoreUrl(choice.store);
@@ -81,5 +90,5 @@ export async function openStore(
       standby: { onWaiting: (holder: string) => logger.info(`store: standing by until the lease is free: ${holder}`) },
     }),
   });
-  return { store, kind: { kind: 'postgres', location } };
+  return { store, history: store.history(), kind: { kind: 'postgres', location } };
 }

@@ -18,6 +18,14 @@ nodes:
   done: { type: endEvent }
 `;
 
+const QUICK_ID = '5b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e';
+const QUICK = `processId: ${QUICK_ID}
+name: Straight through
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+
 /** Calls a daemon's API with `key`. */
 function api(url: string, key: string) {
   return async (method: string, path: string, body?: object) => {
@@ -95,27 +103,23 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
 
   t.test('a standby takes over when the daemon serving dies, with its executions', async (t) => {
     const url = await server.createDatabase('standby');
-    const dirA = join(t.testdir(), 'a');
-    const dirB = join(t.testdir(), 'b');
+    const root = t.testdir(); // once: each call empties it again
+    const dirA = join(root, 'a');
+    const dirB = join(root, 'b');
     const a = await startDaemon(t, { dataDir: dirA, args: ['--store', url, '--lease', '2s'] });
     const key = (await readFile(join(dirA, 'bootstrap.key'), 'utf8')).trim();
     const callA = api(a.url, key);
     await callA('POST', '/admin/flows', { source: FLOW, organization: 'default' });
     const started = await callA('POST', '/process/start', { processId: FLOW_ID, data: {} });
     const id = started.body.processInstanceId as string;
+    // Started and finished in one step: acknowledged once it is in history, which is a table too.
+    await callA('POST', '/admin/flows', { source: QUICK, organization: 'default' });
+    const quick = await callA('POST', '/process/start', { processId: QUICK_ID, data: { fast: true } });
+    t.equal(quick.status, 200);
 
     const b = foreground(t, dirB, ['--store', url, '--standby', '--lease', '2s']);
     await eventually('the standby says it waits', () => /standing by until the lease is free/.test(b.output()));
-    const refused = await wfxIn([
-      'daemon',
-      'start',
-      '--port',
-      '0',
-      '--data-dir',
-      join(t.testdir(), 'c'),
-      '--store',
-      url,
-    ]);
+    const refused = await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', join(root, 'c'), '--store', url]);
     t.equal(refused.code, 1, 'a third daemon without --standby is refused');
     t.match(refused.stderr, /DATABASE_IN_USE: daemon [0-9a-f-]+ \(pid \d+ on /);
 
@@ -126,6 +130,11 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     });
     const callB = api(info.url, key);
     t.match((await callB('GET', `/process/instance/${id}`)).body, { state: 'RUNNING' }, 'the execution is there');
+    t.match(
+      (await callB('GET', `/process/instance/${quick.body.processInstanceId as string}`)).body,
+      { processInstanceId: quick.body.processInstanceId, state: 'COMPLETED' },
+      'and the finished one, from history',
+    );
     const answered = await callB('POST', '/process/task', {
       processInstanceId: id,
       nodeId: 'ask',
@@ -140,8 +149,9 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
 
   t.test('fencing: a daemon paused past its lease writes nothing after the takeover, and stops', async (t) => {
     const url = await server.createDatabase('fencing');
-    const dirA = join(t.testdir(), 'a');
-    const dirB = join(t.testdir(), 'b');
+    const root = t.testdir(); // once: each call empties it again
+    const dirA = join(root, 'a');
+    const dirB = join(root, 'b');
     const a = await startDaemon(t, { dataDir: dirA, args: ['--store', url, '--lease', '2s'] });
     const key = (await readFile(join(dirA, 'bootstrap.key'), 'utf8')).trim();
     const callA = api(a.url, key);

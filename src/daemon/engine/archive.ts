@@ -4,7 +4,7 @@ import { stateName, type InstanceSummary } from '../../shared/api/index.js';
 import { applyRecord, type WfxRecord } from '../state/records.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { initialState, STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
-import type { History } from '../store/history.js';
+import type { HistoryStore } from '../store/history-store.js';
 import type { DurableStore } from '../store/store.js';
 import type { Caller } from './engine.js';
 import { bucketOf } from './ids.js';
@@ -12,7 +12,7 @@ import { bucketOf } from './ids.js';
 export interface ArchiveDeps {
   readonly state: WfxState;
   readonly store: DurableStore<WfxState, WfxRecord>;
-  readonly history: History;
+  readonly history: HistoryStore;
   /** Tracks work so the engine's close() waits for it. */
   readonly track: <T>(work: Promise<T>) => Promise<T>;
   readonly onError: (err: unknown, what: string) => void;

@@ -26,7 +26,7 @@ import { expiredMemoryEntries } from '../state/memory.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATUS, type Environment, type Instance, type WfxState } from '../state/state.js';
 import { subscriptionsFor } from '../state/subscriptions.js';
-import type { History } from '../store/history.js';
+import type { HistoryStore } from '../store/history-store.js';
 import type { DurableStore } from '../store/store.js';
 import { ExecutionArchive, type InstanceSummary } from './archive.js';
 import { Effects } from './effects.js';
@@ -61,7 +61,7 @@ export interface StartRequest extends Caller {
 /** What an Engine is made of: its store and history, and what tests may replace. */
 export interface EngineOptions {
   readonly store: DurableStore<WfxState, WfxRecord>;
-  readonly history: History;
+  readonly history: HistoryStore;
   /** The clock (tests pass their own). */
   readonly now?: () => Date;
   readonly onError?: (err: unknown, what: string) => void;

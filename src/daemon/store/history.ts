@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
+import type { HistoryStore } from './history-store.js';
 import { ensurePrivateDir, FILE_MODE, fsyncDir, Freeings } from './fs-util.js';
 import {
   BUCKET_RE,
@@ -82,7 +83,7 @@ export interface PruneReport {
  * the disk space back at once; a document therefore lives at least the retention after it was
  * written. Writing a document twice is harmless: the later copy wins.
  */
-export class History {
+export class History implements HistoryStore {
   /** Open appenders by bucket, least recently used first. */
   private readonly writers = new Map<string, Promise<AppendFile>>();
   /** The bucket last put to: the last of `writers` while it is open. */

@@ -86,6 +86,12 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
     );
     t.match(told, { code: 'STORE_LEASE_LOST' });
     await t.rejects(a.checkpoint(), { code: 'STORE_LEASE_LOST' }, 'nor a checkpoint');
+    await t.rejects(
+      a.history().putJson('2026-11-20', '2026-11-20-late', '{}'),
+      { code: 'STORE_LEASE_LOST' },
+      'nor a history write (a one-step execution is acknowledged once it is there)',
+    );
+    t.same(await db.query('SELECT id FROM wfx_history'), [], 'no history row landed');
     const rows = await db.query('SELECT count(*)::int AS n FROM wfx_journal WHERE epoch = $1', [a.epoch]);
     t.equal(rows[0]!.n, 1, 'only the write made before the takeover is in the journal');
     await a.close();

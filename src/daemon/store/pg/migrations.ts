@@ -50,6 +50,23 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'history',
+    sql: `
+      -- Finished executions (history-store.ts): by the day bucket their id names; tags joined
+      -- by '|' as the file history keeps them; written with the epoch of the writer's lease.
+      CREATE TABLE wfx_history (
+        bucket text NOT NULL,
+        id text NOT NULL,
+        tags text NOT NULL,
+        doc text NOT NULL,
+        epoch bigint NOT NULL,
+        written_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (bucket, id)
+      );
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

@@ -15,7 +15,9 @@ import { WfxError } from '../../../shared/errors.js';
 import type { StoreLogger } from '../durable-store.js';
 import { RecordStore, silentLogger, type Reducer } from '../record-store.js';
 import { PartitionLease, type LeaseOptions } from './lease.js';
+import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrations.js';
+import { PgHistory } from './pg-history.js';
 
 export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   /** `postgres://user:password@host:port/database` (libpq's URL form; `?host=/dir` for a socket). */
@@ -54,15 +56,6 @@ const APPEND = `
 
 const FENCE = 'SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE';
 
-interface Batch {
-  readonly seqs: number[];
-  readonly entries: string[];
-  bytes: number;
-  readonly durable: Promise<void>;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
-
 /** Counts kept for status and the benchmarks: what reached the database. */
 export interface PgStoreCounters {
   /** INSERTs of journal entries (group commits) that committed. */
@@ -80,11 +73,11 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   private snapshotSeq: number;
   private snapshotBytes: number;
   private bytesSinceSnapshot = 0;
-  /** The batch taking entries now; full ones wait in `queued` behind the one in flight. */
-  private pending: Batch | null = null;
-  private readonly queued: Batch[] = [];
-  private inFlight: Batch | null = null;
-  private writing: Promise<void> | null = null;
+  private readonly journal = new GroupCommit<{ readonly seq: number; readonly entry: string }>(
+    (entries) => this.writeEntries(entries),
+    { items: BATCH_ENTRIES, bytes: BATCH_BYTES },
+    (e) => e.entry.length,
+  );
   private checkpointing: Promise<void> | null = null;
   readonly counters: PgStoreCounters = { appends: 0, entries: 0, bytes: 0, checkpoints: 0 };
 
@@ -147,6 +140,22 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     }
   }
 
+  private historyStore: PgHistory | null = null;
+
+  /**
+   * History in this database (pg-history.ts), written under this store's lease: a fenced write
+   * fails the store as a fenced journal write does; another failed write fails only the put
+   * (the archive tries it again).
+   */
+  history(): PgHistory {
+    this.historyStore ??= new PgHistory(
+      this.pool,
+      () => ({ partition: PARTITION, owner: this.options.owner, epoch: this.lease.epoch }),
+      (err, fenced) => (fenced ? this.fail('a history write was fenced', err, 'STORE_LEASE_LOST') : err),
+    );
+    return this.historyStore;
+  }
+
   /** Sequence number of the last journal entry. */
   get lastSeq(): number {
     return this.lastSeqValue;
@@ -164,17 +173,8 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   protected append(serialized: string[]): Promise<void> {
     const entry = `[${serialized.join(',')}]`;
     const seq = ++this.lastSeqValue;
-    let batch = this.pending;
-    if (!batch || batch.seqs.length >= BATCH_ENTRIES || batch.bytes >= BATCH_BYTES) {
-      // A full batch waits for its turn; a new one takes what comes after it.
-      if (batch) this.queued.push(batch);
-      batch = this.pending = newBatch();
-    }
-    batch.seqs.push(seq);
-    batch.entries.push(entry);
-    batch.bytes += entry.length;
     this.bytesSinceSnapshot += entry.length;
-    this.writing ??= this.writeBatches();
+    const durable = this.journal.add({ seq, entry });
     if (
       !this.checkpointing &&
       seq - this.snapshotSeq >= (this.options.checkpointEvery ?? 50_000) &&
@@ -182,52 +182,40 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     ) {
       void this.checkpoint().catch(() => undefined);
     }
-    return batch.durable;
+    return durable;
   }
 
-  /** Writes batches one at a time until none is waiting: a batch grows while the one before is in flight. */
-  private async writeBatches(): Promise<void> {
-    for (;;) {
-      const batch = this.queued.shift() ?? this.pending;
-      if (!batch) break;
-      if (batch === this.pending) this.pending = null;
-      this.inFlight = batch;
-      if (this.failure) {
-        batch.reject(this.failure);
-        continue;
-      }
-      try {
-        const result = await this.pool.query(APPEND, [
-          PARTITION,
-          this.options.owner,
-          this.lease.epoch,
-          batch.seqs,
-          batch.entries,
-        ]);
-        if (result.rowCount !== batch.seqs.length) {
-          throw this.fail(
-            'a journal write was fenced',
-            new Error(`partition ${PARTITION} no longer carries this daemon's epoch ${this.lease.epoch}`),
-            'STORE_LEASE_LOST',
-          );
-        }
-        this.counters.appends++;
-        this.counters.entries += batch.seqs.length;
-        this.counters.bytes += batch.bytes;
-        batch.resolve();
-      } catch (err) {
-        batch.reject(this.failure ?? this.fail('a journal write to the database failed', err));
-      }
+  /** One group commit of journal entries, fenced (APPEND); a failure fails the store. */
+  private async writeEntries(entries: readonly { readonly seq: number; readonly entry: string }[]): Promise<void> {
+    if (this.failure) throw this.failure;
+    let result: pg.QueryResult;
+    try {
+      result = await this.pool.query(APPEND, [
+        PARTITION,
+        this.options.owner,
+        this.lease.epoch,
+        entries.map((e) => e.seq),
+        entries.map((e) => e.entry),
+      ]);
+    } catch (err) {
+      throw this.fail('a journal write to the database failed', err);
     }
-    this.inFlight = null;
-    this.writing = null;
+    if (result.rowCount !== entries.length) {
+      throw this.fail(
+        'a journal write was fenced',
+        new Error(`partition ${PARTITION} no longer carries this daemon's epoch ${this.lease.epoch}`),
+        'STORE_LEASE_LOST',
+      );
+    }
+    this.counters.appends++;
+    this.counters.entries += entries.length;
+    for (const e of entries) this.counters.bytes += e.entry.length;
   }
 
   /** Resolves once everything committed so far is durable (diverted transactions too). */
   async flush(): Promise<void> {
     if (this.failure) throw this.failure;
-    // Batches are written in order: the newest one durable, all are.
-    await (this.pending ?? this.queued.at(-1) ?? this.inFlight)?.durable;
+    await this.journal.flush();
     await this.diverted.idle();
     if (this.failure) throw this.failure;
   }
@@ -290,19 +278,11 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     await this.flush().catch(() => undefined);
     if (!this.failure && options.checkpoint !== false) await this.checkpoint().catch(() => undefined);
     this.closed = true;
-    await this.writing;
+    await this.journal.idle();
+    await this.historyStore?.close();
     await this.lease.release().catch(() => undefined);
     await this.pool.end().catch(() => undefined);
   }
-}
-
-function newBatch(): Batch {
-  let resolve!: () => void;
-  let reject!: (err: unknown) => void;
-  const durable = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
-  // Rejections are the committer's to see; one nobody awaits must not end the process.
-  durable.catch(() => undefined);
-  return { seqs: [], entries: [], bytes: 0, durable, resolve, reject };
 }
 
 /** The state as a snapshot holds it: without the keys its owner derives. */

@@ -1,0 +1,146 @@
+/**
+ * History in PostgreSQL: finished executions as rows of `wfx_history`, by the day bucket their
+ * id names, so that a daemon taking over a database serves them as the one before it did.
+ * Writes are group-committed and fenced by the writer's lease exactly as journal entries are
+ * (pg-store.ts): an execution started and finished in one step is acknowledged once its row is
+ * written, so a daemon that lost its lease must not be able to write one.
+ */
+import type pg from 'pg';
+import type { JsonPieces } from '../frame.js';
+import type { HistoryDamageReport, PruneReport } from '../history.js';
+import { jsonText, type HistoryStore } from '../history-store.js';
+import { GroupCommit } from './group-commit.js';
+
+/** Whose writes are allowed: the lease row that must still carry this owner and epoch. */
+export interface Fence {
+  readonly partition: number;
+  readonly owner: string;
+  readonly epoch: number;
+}
+
+interface Row {
+  readonly bucket: string;
+  readonly id: string;
+  readonly tags: string;
+  readonly doc: string;
+}
+
+const BUCKET = /^\d{4}-\d{2}-\d{2}$/;
+
+const LEASE = 'SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE';
+
+const PUT = `
+  WITH lease AS (${LEASE})
+  INSERT INTO wfx_history (bucket, id, tags, doc, epoch)
+  SELECT h.bucket, h.id, h.tags, h.doc, $3
+    FROM lease, unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS h(bucket, id, tags, doc)
+  ON CONFLICT (bucket, id) DO UPDATE
+    SET tags = excluded.tags, doc = excluded.doc, epoch = excluded.epoch, written_at = now()`;
+
+// The buckets, newest first, one index probe each (PostgreSQL has no skip scan of its own).
+const BUCKETS = `
+  WITH RECURSIVE b AS (
+    (SELECT bucket FROM wfx_history ORDER BY bucket DESC LIMIT 1)
+    UNION ALL
+    SELECT (SELECT h.bucket FROM wfx_history h WHERE h.bucket < b.bucket ORDER BY h.bucket DESC LIMIT 1)
+      FROM b WHERE b.bucket IS NOT NULL
+  )
+  SELECT bucket FROM b WHERE bucket IS NOT NULL`;
+
+const PRUNE = `
+  WITH lease AS (${LEASE}),
+  old AS (SELECT bucket FROM wfx_history GROUP BY bucket HAVING max(written_at) < $4),
+  gone AS (
+    DELETE FROM wfx_history
+     WHERE bucket IN (SELECT bucket FROM old) AND EXISTS (SELECT 1 FROM lease)
+    RETURNING bucket, octet_length(doc) AS bytes
+  )
+  SELECT count(DISTINCT bucket)::int AS buckets, coalesce(sum(bytes), 0)::bigint AS bytes FROM gone`;
+
+export class PgHistory implements HistoryStore {
+  private readonly writes = new GroupCommit<Row>(
+    (rows) => this.write(rows),
+    { items: 1_000, bytes: 8 << 20 },
+    (r) => r.doc.length,
+  );
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly fence: () => Fence,
+    /** Turns a failed or fenced write into the error the put rejects with (the store fails by it). */
+    private readonly failed: (err: unknown, fenced: boolean) => unknown,
+  ) {}
+
+  putJson(bucket: string, id: string, json: string | JsonPieces, tags: readonly string[] = []): Promise<void> {
+    if (!BUCKET.test(bucket)) return Promise.reject(new TypeError(`not a history bucket: ${bucket}`));
+    if (/[ |]/.test(id) || tags.some((tag) => /[ |]/.test(tag)))
+      return Promise.reject(new TypeError('history ids and tags may not hold spaces or |'));
+    return this.writes.add({ bucket, id, tags: tags.join('|'), doc: jsonText(json) });
+  }
+
+  private async write(rows: readonly Row[]): Promise<void> {
+    // One row per document: a later copy in the same batch wins, as a later write would.
+    const last = new Map<string, Row>();
+    for (const row of rows) last.set(`${row.bucket}/${row.id}`, row);
+    const unique = [...last.values()];
+    const { partition, owner, epoch } = this.fence();
+    let written: number | null;
+    try {
+      written = (
+        await this.pool.query(PUT, [
+          partition,
+          owner,
+          epoch,
+          unique.map((r) => r.bucket),
+          unique.map((r) => r.id),
+          unique.map((r) => r.tags),
+          unique.map((r) => r.doc),
+        ])
+      ).rowCount;
+    } catch (err) {
+      throw this.failed(err, false);
+    }
+    if (written !== unique.length)
+      throw this.failed(new Error(`partition ${partition} no longer carries this daemon's epoch ${epoch}`), true);
+  }
+
+  async get<T = unknown>(bucket: string, id: string): Promise<T | null> {
+    const { rows } = await this.pool.query<{ doc: string }>(
+      'SELECT doc FROM wfx_history WHERE bucket = $1 AND id = $2',
+      [bucket, id],
+    );
+    return rows[0] ? (JSON.parse(rows[0].doc) as T) : null;
+  }
+
+  async list(bucket: string): Promise<Array<{ id: string; tags: readonly string[] }>> {
+    const { rows } = await this.pool.query<{ id: string; tags: string }>(
+      'SELECT id, tags FROM wfx_history WHERE bucket = $1 ORDER BY id DESC',
+      [bucket],
+    );
+    return rows.map((r) => ({ id: r.id, tags: r.tags === '' ? [] : r.tags.split('|') }));
+  }
+
+  async buckets(): Promise<string[]> {
+    return (await this.pool.query<{ bucket: string }>(BUCKETS)).rows.map((r) => r.bucket);
+  }
+
+  async prune(cutoff: Date): Promise<PruneReport> {
+    const { partition, owner, epoch } = this.fence();
+    const { rows } = await this.pool.query<{ buckets: number; bytes: string }>(PRUNE, [
+      partition,
+      owner,
+      epoch,
+      cutoff,
+    ]);
+    return { buckets: rows[0]?.buckets ?? 0, bytes: Number(rows[0]?.bytes ?? 0) };
+  }
+
+  damage(): HistoryDamageReport {
+    return { damagedRecords: 0, findings: [] };
+  }
+
+  /** Writes what is waiting. The pool is the store's: it closes it. */
+  async close(): Promise<void> {
+    await this.writes.idle();
+  }
+}

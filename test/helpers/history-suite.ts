@@ -1,0 +1,93 @@
+/**
+ * What every history promises the engine (history-store.ts), run against each implementation:
+ * the files of history.ts (test/daemon/store/history-suite-file.test.ts) and the PostgreSQL
+ * table (history-suite-pg.test.ts). Damage and torn writes, which only files have, are tested
+ * beside them.
+ */
+import type { Test } from 'tap';
+import type { HistoryStore } from '../../src/daemon/store/history-store.js';
+
+/** Opens a history of one test's own place; every open of it sees the same documents. */
+export type OpenHistory = () => Promise<HistoryStore & { readonly done?: () => Promise<void> }>;
+export type HistoryPlace = (t: Test) => Promise<OpenHistory>;
+
+const ID = (n: number, day = '2026-11-20') => `${day}-${String(n).padStart(4, '0')}`;
+
+export function historySuite(t: Test, place: HistoryPlace): void {
+  t.test('a document put is there once durable, whole or in pieces; the later copy wins', async (t) => {
+    const open = await place(t);
+    const h = await open();
+    await h.putJson('2026-11-20', ID(1), JSON.stringify({ v: 1 }), ['flow', '2', '']);
+    await h.putJson('2026-11-20', ID(2), { open: '{"records":[', parts: ['1', '2'], close: ']}' }, ['flow', '2']);
+    await h.putJson('2026-11-20', ID(1), JSON.stringify({ v: 2 }), ['flow', '3', 'parent']);
+    t.same(await h.get('2026-11-20', ID(1)), { v: 2 });
+    t.same(await h.get('2026-11-20', ID(2)), { records: [1, 2] });
+    t.equal(await h.get('2026-11-20', ID(9)), null, 'an id never put');
+    t.equal(await h.get('2026-11-21', ID(1)), null, 'another bucket');
+    await h.close();
+    await h.done?.();
+    const again = await open();
+    t.same(
+      await again.list('2026-11-20'),
+      [
+        { id: ID(2), tags: ['flow', '2'] },
+        { id: ID(1), tags: ['flow', '3', 'parent'] },
+      ],
+      'newest id first, the latest tags of each, after a reopen',
+    );
+    t.same(await again.get('2026-11-20', ID(1)), { v: 2 });
+    await again.close();
+    await again.done?.();
+  });
+
+  t.test('buckets are listed newest first; an empty one is not there', async (t) => {
+    const open = await place(t);
+    const h = await open();
+    t.same(await h.buckets(), []);
+    for (const day of ['2026-11-02', '2026-11-20', '2026-10-31']) await h.putJson(day, ID(1, day), '{}', ['flow']);
+    t.same(await h.buckets(), ['2026-11-20', '2026-11-02', '2026-10-31']);
+    t.same(await h.list('2026-11-03'), []);
+    await h.close();
+    await h.done?.();
+  });
+
+  t.test('many puts at once are all durable', async (t) => {
+    const open = await place(t);
+    const h = await open();
+    await Promise.all(Array.from({ length: 300 }, (_, i) => h.putJson('2026-11-20', ID(i), JSON.stringify({ i }))));
+    await h.close();
+    await h.done?.();
+    const again = await open();
+    t.equal((await again.list('2026-11-20')).length, 300);
+    t.same(await again.get('2026-11-20', ID(299)), { i: 299 });
+    await again.close();
+    await again.done?.();
+  });
+
+  t.test('a bad bucket, id or tag is refused', async (t) => {
+    const open = await place(t);
+    const h = await open();
+    await t.rejects(h.putJson('20261120', ID(1), '{}'), TypeError);
+    await t.rejects(h.putJson('2026-11-20', 'an id', '{}'), /may not hold spaces or \|/);
+    await t.rejects(h.putJson('2026-11-20', ID(1), '{}', ['a|b']), /may not hold spaces or \|/);
+    t.same(await h.buckets(), [], 'nothing written');
+    await h.close();
+    await h.done?.();
+  });
+
+  t.test('prune deletes the buckets last written before the cut-off, and only those', async (t) => {
+    const open = await place(t);
+    const h = await open();
+    await h.putJson('2026-11-19', ID(1, '2026-11-19'), '{}');
+    await h.putJson('2026-11-20', ID(1), '{}');
+    t.same(await h.prune(new Date(0)), { buckets: 0, bytes: 0 }, 'nothing is older than the epoch');
+    const report = await h.prune(new Date(Date.now() + 60_000));
+    t.equal(report.buckets, 2);
+    t.ok(report.bytes > 0);
+    t.same(await h.buckets(), []);
+    t.equal(await h.get('2026-11-20', ID(1)), null);
+    t.same(h.damage(), { damagedRecords: 0, findings: [] });
+    await h.close();
+    await h.done?.();
+  });
+}
