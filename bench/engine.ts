@@ -14,6 +14,7 @@ import { publishFlow } from '../src/daemon/flows/publish.js';
 import { applyRecord, WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
+import type { HistoryStore } from '../src/daemon/store/history-store.js';
 import type { RecordStore } from '../src/daemon/store/record-store.js';
 import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
@@ -130,11 +131,12 @@ export async function openWaiting(
   dataDir: string,
   n: number,
   kind: 'task' | 'event',
-  openStore: () => Promise<RecordStore<WfxState, WfxRecord>> = () =>
-    Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE }),
+  openStores: () => Promise<{ store: RecordStore<WfxState, WfxRecord>; history: HistoryStore }> = async () => ({
+    store: await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE }),
+    history: await History.open(join(dataDir, 'history')),
+  }),
 ) {
-  const store = await openStore();
-  const history = await History.open(join(dataDir, 'history'));
+  const { store, history } = await openStores();
   const engine = new Engine({ store, history });
   const v = validateFlowSource(WAITS);
   if (!v.ok) throw new Error('bench flow does not validate');

@@ -15,6 +15,8 @@ import { pathToFileURL } from 'node:url';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { PgStore } from '../src/daemon/store/pg/pg-store.js';
+import { History } from '../src/daemon/store/history.js';
+import type { HistoryStore } from '../src/daemon/store/history-store.js';
 import type { RecordStore } from '../src/daemon/store/record-store.js';
 import { Store } from '../src/daemon/store/store.js';
 import { HAVE_POSTGRES, queryAt, startCluster, type Cluster } from '../test/helpers/postgres.js';
@@ -45,7 +47,7 @@ interface StoreFigures {
 export interface PostgresBenchResult {
   readonly json: StoreFigures;
   readonly postgres: StoreFigures & {
-    /** Database round trips (group-committed INSERTs) per execution: its start's and its answer's. */
+    /** Database round trips (group-committed INSERTs) per execution: its start's, its answer's, its history row's. */
     readonly roundTripsPerExecution: number;
     readonly bytesPerExecution: number;
     /** Journal entries per round trip while answers ran: what group commit shares. */
@@ -54,6 +56,9 @@ export interface PostgresBenchResult {
 }
 
 type Opener = (tag: string) => Promise<RecordStore<WfxState, WfxRecord>>;
+/** The history beside a store: its own table for the PostgreSQL store, files for the JSON store. */
+const historyOf = async (store: RecordStore<WfxState, WfxRecord>, dir: string): Promise<HistoryStore> =>
+  store instanceof PgStore ? store.history() : History.open(join(dir, 'history'));
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
@@ -92,12 +97,10 @@ async function answers(
   const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-pg-'));
   try {
     let opened!: RecordStore<WfxState, WfxRecord>;
-    const { engine, ids, close } = await openWaiting(
-      dir,
-      waiting,
-      'task',
-      async () => (opened = await open('answers')),
-    );
+    const { engine, ids, close } = await openWaiting(dir, waiting, 'task', async () => {
+      opened = await open('answers');
+      return { store: opened, history: await historyOf(opened, dir) };
+    });
     let archived = 0;
     const allArchived = new Promise<void>((resolve) =>
       engine.on('archived', () => {
@@ -160,7 +163,9 @@ export async function runPostgresBench(): Promise<PostgresBenchResult | null> {
         checkpointEvery: Number.MAX_SAFE_INTEGER,
       });
     });
-    const counters = (pg.answerStore as PgStore<WfxState, WfxRecord>).counters;
+    const answerStore = pg.answerStore as PgStore<WfxState, WfxRecord>;
+    const counters = answerStore.counters;
+    const history = answerStore.history().counters;
     const { answerStore: _json, ...jsonFigures } = json;
     const { answerStore: _pg, ...pgFigures } = pg;
     // The answers run's store holds its executions' starts and answers (and one publish).
@@ -169,8 +174,8 @@ export async function runPostgresBench(): Promise<PostgresBenchResult | null> {
       json: jsonFigures,
       postgres: {
         ...pgFigures,
-        roundTripsPerExecution: counters.appends / executions,
-        bytesPerExecution: counters.bytes / executions,
+        roundTripsPerExecution: (counters.appends + history.writes) / executions,
+        bytesPerExecution: (counters.bytes + history.bytes) / executions,
         entriesPerRoundTrip: counters.entries / counters.appends,
       },
     };
@@ -199,9 +204,9 @@ export function formatPostgresBench(r: PostgresBenchResult | null): string {
       `task answers through the engine (${fmt(r.json.answers.waiting)} waiting, ${r.json.answers.concurrency} at a time, until all are archived)`,
       (s) => `**${fmt(s.answers.perSecond)}**/s, p99 ${ms(s.answers.p99Ms)}`,
     ),
-    `| database round trips per waiting execution (its start and its answer; group commit shares them) | | ${r.postgres.roundTripsPerExecution.toFixed(2)} |`,
-    `| journal entries per round trip | | ${r.postgres.entriesPerRoundTrip.toFixed(1)} |`,
-    `| bytes written to the journal per waiting execution | | ${fmt(r.postgres.bytesPerExecution)} |`,
+    `| database round trips per waiting execution (journal entries of its start and its answer, its history row; group commit shares them) | | ${r.postgres.roundTripsPerExecution.toFixed(2)} |`,
+    `| journal entries per journal round trip | | ${r.postgres.entriesPerRoundTrip.toFixed(1)} |`,
+    `| bytes written per waiting execution (journal and history) | | ${fmt(r.postgres.bytesPerExecution)} |`,
   ].join('\n');
 }
 

@@ -58,6 +58,8 @@ const PRUNE = `
   SELECT count(DISTINCT bucket)::int AS buckets, coalesce(sum(bytes), 0)::bigint AS bytes FROM gone`;
 
 export class PgHistory implements HistoryStore {
+  /** What reached the database: upserts (group commits) that committed, rows and bytes written. */
+  readonly counters = { writes: 0, rows: 0, bytes: 0 };
   private readonly writes = new GroupCommit<Row>(
     (rows) => this.write(rows),
     { items: 1_000, bytes: 8 << 20 },
@@ -102,6 +104,9 @@ export class PgHistory implements HistoryStore {
     }
     if (written !== unique.length)
       throw this.failed(new Error(`partition ${partition} no longer carries this daemon's epoch ${epoch}`), true);
+    this.counters.writes++;
+    this.counters.rows += unique.length;
+    for (const row of unique) this.counters.bytes += row.doc.length;
   }
 
   async get<T = unknown>(bucket: string, id: string): Promise<T | null> {
