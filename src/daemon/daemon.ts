@@ -183,6 +183,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       bearer,
       triggerHealth: () => [...scheduler.health(), ...email.health()],
       historyDamage: () => history.damage(),
+      storeHealth: () => store.health(),
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
       ...(store instanceof Store &&
         history instanceof History && {

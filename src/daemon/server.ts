@@ -35,6 +35,7 @@ import type { BackupReport } from './backup.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
 import type { TriggerHealth } from './triggers/health.js';
 import type { HistoryDamageReport } from './store/history.js';
+import type { StoreHealth } from '../shared/api/index.js';
 import { StreamHub } from './api/streams.js';
 import type { Engine } from './engine/engine.js';
 import type { WfxRecord } from './state/records.js';
@@ -75,6 +76,8 @@ export interface ServerOptions {
   readonly triggerHealth?: () => readonly TriggerHealth[];
   /** Damage found in history (GET /health's `history`); left out without it. */
   readonly historyDamage?: () => HistoryDamageReport;
+  /** GET /health's `store`: what the state is kept in, the lease on it. */
+  readonly storeHealth?: () => StoreHealth;
   /** Takes a backup of the data directory (POST /admin/backup); the route is absent without it. */
   readonly backup?: (directory: string) => Promise<BackupReport>;
   /** Carries out model calls (POST /admin/ai-providers/{name}/test); that route answers SERVICE_UNAVAILABLE without it. */
@@ -356,6 +359,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       heartbeatSeconds: options.heartbeatSeconds,
       now: options.now,
       historyDamage: options.historyDamage,
+      storeHealth: options.storeHealth,
     });
     processRoutes(routes, {
       engine: options.engine,

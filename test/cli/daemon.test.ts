@@ -37,7 +37,12 @@ t.test('start, status, health, stop: the daemon lifecycle over real processes', 
 
   const status = await wfx(['daemon', 'status', '--json', '--data-dir', dataDir]);
   t.equal(status.code, 0);
-  t.match(JSON.parse(status.stdout), { running: true, pid: info.pid, url: info.url, health: { status: 'ok' } });
+  t.match(JSON.parse(status.stdout), {
+    running: true,
+    pid: info.pid,
+    url: info.url,
+    health: { status: 'ok', store: { kind: 'json' } },
+  });
   t.equal(status.stderr, '', '--json prints nothing but the JSON');
 
   t.same(JSON.parse(await readFile(join(dataDir, 'daemon.json'), 'utf8')).url, info.url, 'daemon.json names the URL');

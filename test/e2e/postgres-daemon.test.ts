@@ -94,6 +94,13 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
       const inst = await call('GET', `/process/instance/${ids[0]}`);
       return inst.body.state === 'COMPLETED';
     });
+    const status = await wfxIn(['daemon', 'status', '--data-dir', dataDir]);
+    t.match(
+      status.stdout,
+      /store {11}PostgreSQL, lease epoch 2 \(10s, renewed \d+\.\ds ago\)/,
+      'status shows the lease',
+    );
+    t.notMatch(status.stdout, /postgresql:|localhost/, "and not the database's address");
     const stop = await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
     t.equal(stop.code, 0);
     const leases = await queryAt(url, 'SELECT owner FROM wfx_partitions');

@@ -9,7 +9,7 @@ import {
   stopDaemon,
   type DaemonOptions,
 } from '../../daemon/launcher.js';
-import type { DomainHealth, Health, TriggerHealth } from '../../shared/api/index.js';
+import type { DomainHealth, Health, StoreHealth, TriggerHealth } from '../../shared/api/index.js';
 import { dataDirPaths } from '../../shared/data-dir.js';
 import { WfxError } from '../../shared/errors.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';
@@ -49,6 +49,15 @@ async function workerHealth(ctx: CliContext, cmd: Command): Promise<readonly Dom
   } catch {
     return null;
   }
+}
+
+/** `daemon status`'s store line: the data directory, or PostgreSQL and this daemon's lease on it. */
+function storeLine(store: StoreHealth | undefined): string {
+  if (store === undefined) return '';
+  if (store.kind === 'json') return '  store           the data directory\n';
+  const renewed = store.renewedMsAgo === undefined ? '' : `, renewed ${(store.renewedMsAgo / 1000).toFixed(1)}s ago`;
+  const lease = store.leaseMs === undefined ? '' : ` (${store.leaseMs / 1000}s${renewed})`;
+  return `  store           PostgreSQL, lease epoch ${store.epoch ?? '?'}${lease}\n`;
 }
 
 /** The domains section of `daemon status`: jobs waiting and locked, workers, and stalled ones said so. */
@@ -360,7 +369,8 @@ async function status(ctx: CliContext, cmd: Command): Promise<void> {
         `  health          ${health.status}\n` +
         `  version         ${info.version}\n` +
         `  started         ${info.startedAt}\n` +
-        `  data directory  ${info.dataDir}\n`,
+        `  data directory  ${info.dataDir}\n` +
+        storeLine('store' in health ? health.store : undefined),
     );
     const damage = 'history' in health ? health.history : undefined;
     if (damage && damage.findings.length > 0) {

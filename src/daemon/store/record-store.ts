@@ -4,6 +4,7 @@
  * failure. The JSON store (store.ts) and the PostgreSQL store (pg/pg-store.ts) differ only in
  * where an entry goes (`append`) and how they wait for it (`flush`).
  */
+import type { StoreHealth } from '../../shared/api/index.js';
 import { WfxError, type ErrorCode } from '../../shared/errors.js';
 import { WorkCount } from '../../shared/work-count.js';
 import type { Divert, DurableStore, StoreLogger, Transaction } from './durable-store.js';
@@ -46,6 +47,9 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
 
   /** Makes what is durable quick to load again (a snapshot), so a start replays little. */
   abstract checkpoint(): Promise<void>;
+
+  /** What GET /health says of this store (wfx daemon status). */
+  abstract health(): StoreHealth;
 
   /** Flushes, checkpoints unless told not to (or failed), and closes; writes are refused after. */
   abstract close(options?: { checkpoint?: boolean }): Promise<void>;

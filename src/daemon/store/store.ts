@@ -7,6 +7,7 @@
 import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import type { StoreHealth } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { AtomicFileWriter, ensurePrivateDir, Freeings } from './fs-util.js';
 import { Journal, segmentName, type ReplayReport } from './journal.js';
@@ -361,6 +362,11 @@ export class Store<S, R> extends RecordStore<S, R> {
 
   private get snapshotPath(): string {
     return snapshotPathIn(this.options.dir);
+  }
+
+  /** GET /health's `store`: the data directory's (where it is, the daemon's info says). */
+  health(): StoreHealth {
+    return { kind: 'json' };
   }
 
   /** Sequence number of the last journal entry. */

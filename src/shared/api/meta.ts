@@ -1,10 +1,22 @@
 /* Health, the caller's identity and lifecycle events: GET /health, /auth/whoami, /events. Answers are types only. */
 import type { Permission } from './keys.js';
 
+/** What a daemon's state is kept in (GET /health's `store`): its data directory, or PostgreSQL with a lease. */
+export interface StoreHealth {
+  readonly kind: 'json' | 'postgres';
+  /** postgres: the epoch of this daemon's lease, which its writes carry. */
+  readonly epoch?: number;
+  /** postgres: how long the lease lasts unrenewed, in milliseconds. */
+  readonly leaseMs?: number;
+  /** postgres: milliseconds since the last renewal that succeeded was sent. */
+  readonly renewedMsAgo?: number;
+}
+
 /** GET /health: `history` only when the daemon checked its history for damage. */
 export interface Health {
   readonly status: 'ok';
   readonly version: string;
+  readonly store?: StoreHealth;
   readonly history?: {
     readonly damagedRecords: number;
     readonly findings: ReadonlyArray<{

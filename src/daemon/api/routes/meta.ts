@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, app.swagger()
-import type { Health, WhoAmI } from '../../../shared/api/index.js';
+import type { Health, StoreHealth, WhoAmI } from '../../../shared/api/index.js';
 import { VERSION } from '../../../shared/version.js';
 import type { LifecycleEvent } from '../../engine/engine.js';
 import type { WfxState } from '../../state/state.js';
@@ -17,6 +17,8 @@ export interface MetaRouteDeps {
   readonly now?: () => Date;
   /** Damage found in history, shown by /health (`wfx daemon status`). */
   readonly historyDamage?: () => HistoryDamageReport;
+  /** What the state is kept in, and the lease on it (never the database's address: /health needs no credential). */
+  readonly storeHealth?: () => StoreHealth;
 }
 
 /** GET /health, /auth/whoami, /events (SSE), /openapi.json. */
@@ -26,13 +28,15 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
     schema: { tags: ['meta'], summary: 'Liveness: 200 while the daemon can serve' },
     handler: async (): Promise<Health> => {
       if (deps.store.failed) throw deps.store.failed;
-      if (!deps.historyDamage) return { status: 'ok', version: VERSION };
+      const store = deps.storeHealth?.();
+      if (!deps.historyDamage) return { status: 'ok', version: VERSION, ...(store && { store }) };
       // Damage to finished executions does not stop serving; it is reported here for operators.
       // Without a credential, where only: which executions are damaged is in the daemon log.
       const { damagedRecords, findings } = deps.historyDamage();
       return {
         status: 'ok',
         version: VERSION,
+        ...(store && { store }),
         history: {
           damagedRecords,
           findings: findings.map(({ file, offset, code, message }) => ({ file, offset, code, message })),

@@ -58,6 +58,8 @@ export class PartitionLease {
   /** performance.now() past which the lease may have lapsed (from the last renewal sent). */
   private validUntil: number;
   private lost: WfxError | null = null;
+  /** performance.now() when the last renewal that succeeded (or the take) was sent. */
+  private renewedAt: number;
   private released = false;
 
   private constructor(
@@ -69,6 +71,12 @@ export class PartitionLease {
     private readonly onLost: (err: WfxError) => void,
   ) {
     this.validUntil = sentAt + this.ttlMs;
+    this.renewedAt = sentAt;
+  }
+
+  /** How long the lease lasts unrenewed, and how long ago its last renewal that succeeded was sent. */
+  health(): { readonly leaseMs: number; readonly renewedMsAgo: number } {
+    return { leaseMs: this.ttlMs, renewedMsAgo: Math.round(performance.now() - this.renewedAt) };
   }
 
   private get ttlMs(): number {
@@ -157,8 +165,10 @@ export class PartitionLease {
       .then(
         (result) => {
           if (this.released || this.lost) return;
-          if (result.rowCount === 1) this.validUntil = sentAt + this.ttlMs;
-          else
+          if (result.rowCount === 1) {
+            this.validUntil = sentAt + this.ttlMs;
+            this.renewedAt = sentAt;
+          } else
             return this.lose(
               new WfxError(
                 'STORE_LEASE_LOST',

@@ -161,6 +161,16 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     return this.lastSeqValue;
   }
 
+  /** GET /health's `store`: the lease this daemon holds. */
+  health(): {
+    readonly kind: 'postgres';
+    readonly epoch: number;
+    readonly leaseMs: number;
+    readonly renewedMsAgo: number;
+  } {
+    return { kind: 'postgres', epoch: this.lease.epoch, ...this.lease.health() };
+  }
+
   /** The epoch of this daemon's lease: what its writes carry. */
   get epoch(): number {
     return this.lease.epoch;
