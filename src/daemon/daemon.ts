@@ -114,7 +114,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
   });
   const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
   try {
-    const { store, history, kind: storeKind } = await openStore(options, snapshotBytes, logger);
+    const { store, history, blobs, kind: storeKind } = await openStore(options, snapshotBytes, logger);
     cleanup.unshift(() => store.close({ checkpoint: false }));
     cleanup.unshift(() => history.close());
     await bootstrap(store, paths, logger);
@@ -126,6 +126,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     cleanup.unshift(() => ai.close());
     const files = new FileStore({
       dir: paths.files,
+      ...(blobs && { blobs }),
       store,
       retentionMs: options.retentionMs ?? 7 * DAY_MS,
       ...(options.maxFileBytes !== undefined && { maxBytes: options.maxFileBytes }),

@@ -12,6 +12,7 @@ import { checkStoreUrl, redactStoreUrl } from '../shared/store-url.js';
 import { WFX_STORE, type WfxRecord } from './state/records.js';
 import type { WfxState } from './state/state.js';
 import { writeFileAtomic } from './store/fs-util.js';
+import type { Blobs } from './files/blobs.js';
 import { History } from './store/history.js';
 import type { HistoryStore } from './store/history-store.js';
 import type { RecordStore } from './store/record-store.js';
@@ -57,7 +58,7 @@ export async function openStore(
   choice: StoreChoice,
   snapshotBytes: Promise<Buffer | null>,
   logger: Logger,
-): Promise<{ store: RecordStore<WfxState, WfxRecord>; history: HistoryStore; kind: StoreKind }> {
+): Promise<{ store: RecordStore<WfxState, WfxRecord>; history: HistoryStore; blobs?: Blobs; kind: StoreKind }> {
   if (choice.store === undefined) {
     const store = await Store.open<WfxState, WfxRecord>({
       dir: choice.dataDir,
@@ -90,5 +91,5 @@ export async function openStore(
       standby: { onWaiting: (holder: string) => logger.info(`store: standing by until the lease is free: ${holder}`) },
     }),
   });
-  return { store, history: store.history(), kind: { kind: 'postgres', location } };
+  return { store, history: store.history(), blobs: store.blobs(), kind: { kind: 'postgres', location } };
 }

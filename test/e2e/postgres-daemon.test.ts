@@ -123,6 +123,12 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     await callA('POST', '/admin/flows', { source: QUICK, organization: 'default' });
     const quick = await callA('POST', '/process/start', { processId: QUICK_ID, data: { fast: true } });
     t.equal(quick.status, 200);
+    const upload = await fetch(`${a.url}/files?name=note.txt`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'text/plain' },
+      body: 'kept in the database',
+    });
+    const { fileId } = (await upload.json()) as { fileId: string };
 
     const b = foreground(t, dirB, ['--store', url, '--standby', '--lease', '2s']);
     await eventually('the standby says it waits', () => /standing by until the lease is free/.test(b.output()));
@@ -142,6 +148,8 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
       { processInstanceId: quick.body.processInstanceId, state: 'COMPLETED' },
       'and the finished one, from history',
     );
+    const download = await fetch(`${info.url}/files/${fileId}`, { headers: { 'x-api-key': key } });
+    t.equal(await download.text(), 'kept in the database', 'and the files the first daemon stored');
     const answered = await callB('POST', '/process/task', {
       processInstanceId: id,
       nodeId: 'ask',

@@ -1,43 +1,39 @@
 /**
  * The file store: an organization's files (uploads, a voiceTask's audio) as content-addressed
- * blobs under `<data-dir>/files/<first two hex digits>/<sha256>`, and their metadata in the
- * state (`files`, by fileId). A blob is written to a temporary file, fsynced, renamed into
- * place and its directory fsynced BEFORE the `file.stored` record that names it is journaled,
- * so a journaled file always has its content; a crash in between leaves a blob no record
- * names, which the sweep removes. Two files with the same content share one blob.
+ * blobs (blobs.ts: under `<data-dir>/files/`, or in PostgreSQL with `--store`), and their
+ * metadata in the state (`files`, by fileId). A blob is durable BEFORE the `file.stored`
+ * record that names it is journaled, so a journaled file always has its content; a crash in
+ * between leaves a blob no record names, which the sweep removes. Two files with the same
+ * content share one blob.
  *
  * Retention: a file expires `retentionMs` after it was stored; the sweep deletes expired files
  * that no running execution refers to (by fileId in its variables), and keeps the others
  * another `retentionMs`. A blob goes once no file names it.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, type ReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { WfxError } from '../../shared/errors.js';
 import { InstanceTable } from '../state/instance-table.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATE, type StoredFile, type WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/durable-store.js';
-import { DIR_MODE, ensurePrivateDir, FILE_MODE, fsyncDir } from '../store/fs-util.js';
+import { ensurePrivateDir } from '../store/fs-util.js';
+import { DiskBlobs, type Blob, type BlobContent, type Blobs } from './blobs.js';
+
+export type { Blob } from './blobs.js';
 
 /** The largest file accepted by default. */
 export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
-/** A blob no file names is removed once it is this old (younger ones may be on their way to a record). */
-const ORPHAN_GRACE_MS = 60 * 60 * 1000;
 /** A fileId in any text: how a running execution's variables refer to a file. */
 export const FILE_ID_IN_TEXT = /file_[0-9a-f]{32}/g;
 
-/** What `writeBlob` made: the content's hash and size, durable under its hash. */
-export interface Blob {
-  readonly sha256: string;
-  readonly bytes: number;
-}
-
 /** Options of a FileStore. */
 export interface FileStoreOptions {
-  /** `<data-dir>/files`. */
+  /** `<data-dir>/files`: its blobs unless `blobs` is given, and its `tmp/` for work in progress. */
   readonly dir: string;
+  /** Where content lives (default: DiskBlobs in `dir`). */
+  readonly blobs?: Blobs;
   readonly store: DurableStore<WfxState, WfxRecord>;
   /** Default DEFAULT_MAX_FILE_BYTES. */
   readonly maxBytes?: number;
@@ -57,47 +53,21 @@ export class FileStore {
   /** Where work in progress is written (uploads, audio being made); its files are swept once old. */
   readonly tmpDir: string;
   private readonly now: () => Date;
+  private readonly blobs: Blobs;
 
   constructor(private readonly options: FileStoreOptions) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_FILE_BYTES;
     this.tmpDir = join(options.dir, 'tmp');
     this.now = options.now ?? (() => new Date());
+    this.blobs = options.blobs ?? new DiskBlobs(options.dir);
   }
 
   /**
    * Writes `content` as a blob, durable before this resolves. Throws PAYLOAD_TOO_LARGE past
    * `maxBytes` (nothing is left behind); I/O errors as they are.
    */
-  async writeBlob(content: AsyncIterable<Buffer | Uint8Array> | Buffer): Promise<Blob> {
-    const tmpDir = this.tmpDir;
-    await ensurePrivateDir(this.options.dir);
-    await ensurePrivateDir(tmpDir);
-    const tmp = join(tmpDir, `${randomBytes(8).toString('hex')}.part`);
-    const hash = createHash('sha256');
-    let bytes = 0;
-    const fh = await open(tmp, 'wx', FILE_MODE);
-    let done = false;
-    try {
-      for await (const chunk of Buffer.isBuffer(content) ? [content] : content) {
-        bytes += chunk.byteLength;
-        if (bytes > this.maxBytes)
-          throw new WfxError('PAYLOAD_TOO_LARGE', `a file may hold ${this.maxBytes} bytes at most`);
-        hash.update(chunk);
-        await fh.write(chunk);
-      }
-      await fh.sync();
-      done = true;
-    } finally {
-      await fh.close();
-      if (!done) await unlink(tmp).catch(() => undefined);
-    }
-    const sha256 = hash.digest('hex');
-    const dir = join(this.options.dir, sha256.slice(0, 2));
-    await mkdir(dir, { recursive: true, mode: DIR_MODE });
-    // The same content again: the rename replaces an identical blob, which is harmless.
-    await rename(tmp, join(dir, sha256));
-    await fsyncDir(dir);
-    return { sha256, bytes };
+  async writeBlob(content: BlobContent): Promise<Blob> {
+    return this.blobs.write(content, this.maxBytes);
   }
 
   /**
@@ -108,7 +78,7 @@ export class FileStore {
     readonly organization: string;
     readonly name: string;
     readonly mimeType: string;
-    readonly content: AsyncIterable<Buffer | Uint8Array> | Buffer;
+    readonly content: BlobContent;
   }): Promise<StoredFile> {
     const blob = await this.writeBlob(req.content);
     const file = this.describe(req, blob);
@@ -148,14 +118,10 @@ export class FileStore {
   }
 
   /** A stream of the file's content. Throws FILE_NOT_FOUND when its blob is gone. */
-  async read(file: StoredFile): Promise<ReadStream> {
-    const path = this.blobPath(file.sha256);
-    try {
-      await stat(path);
-    } catch {
-      throw new WfxError('FILE_NOT_FOUND', `the content of file ${file.fileId} is missing from the data directory`);
-    }
-    return createReadStream(path);
+  async read(file: StoredFile): Promise<Readable> {
+    const content = await this.blobs.read(file.sha256);
+    if (!content) throw missing(file);
+    return content;
   }
 
   /** The content of a file as a Buffer (for nodes that read a file: transcription). */
@@ -165,7 +131,19 @@ export class FileStore {
     return Buffer.concat(chunks);
   }
 
-  /** Where the blob of `sha256` lives. */
+  /**
+   * A path holding the file's content, for a program that reads a file; `release` once done (a
+   * copy is removed then). Throws FILE_NOT_FOUND when its blob is gone.
+   */
+  async path(file: StoredFile): Promise<{ readonly path: string; release(): Promise<void> }> {
+    await ensurePrivateDir(this.options.dir);
+    await ensurePrivateDir(this.tmpDir);
+    const found = await this.blobs.path(file.sha256, this.tmpDir);
+    if (!found) throw missing(file);
+    return found;
+  }
+
+  /** Where the blob of `sha256` lives on disk, when blobs are files (DiskBlobs: not with `--store`). */
   blobPath(sha256: string): string {
     return join(this.options.dir, sha256.slice(0, 2), sha256);
   }
@@ -198,37 +176,24 @@ export class FileStore {
     return { deleted: records.length - kept, kept, blobs };
   }
 
-  /** Removes blobs (and temporary files) no file names, once older than the grace period. */
+  /** Removes blobs no file names, once older than the grace period (and leftover work in progress). */
   private async removeOrphans(now: Date): Promise<number> {
-    const named = new Set(Object.values(this.options.store.state.files).map((f) => f.sha256));
-    let removed = 0;
-    let dirs: string[];
-    try {
-      dirs = await readdir(this.options.dir);
-    } catch {
-      return 0; // no file stored yet
-    }
-    for (const d of dirs) {
-      const dir = join(this.options.dir, d);
-      let names: string[];
-      try {
-        names = await readdir(dir);
-      } catch {
-        continue;
-      }
-      for (const name of names) {
-        if (d !== 'tmp' && named.has(name)) continue;
-        const path = join(dir, name);
-        const info = await stat(path).catch(() => null);
-        if (!info || now.getTime() - info.mtimeMs < ORPHAN_GRACE_MS) continue;
-        // Looked at again now: a file stored since the set was made names it.
-        if (d !== 'tmp' && Object.values(this.options.store.state.files).some((f) => f.sha256 === name)) continue;
-        await unlink(path).catch(() => undefined);
-        removed++;
-      }
-    }
-    return removed;
+    const files = (): StoredFile[] => Object.values(this.options.store.state.files);
+    const named = new Set(files().map((f) => f.sha256));
+    // Looked at again for a blob not in the set: a file stored since the set was made may name it.
+    const removed = await this.blobs.removeOrphans(
+      (sha256) => named.has(sha256) || files().some((f) => f.sha256 === sha256),
+      now,
+    );
+    return (
+      removed +
+      (this.blobs instanceof DiskBlobs ? 0 : await new DiskBlobs(this.options.dir).removeOrphans(() => true, now))
+    );
   }
+}
+
+function missing(file: StoredFile): WfxError {
+  return new WfxError('FILE_NOT_FOUND', `the content of file ${file.fileId} is missing from the file store`);
 }
 
 /** The fileIds running executions refer to in their variables (any string holding one). */

@@ -61,9 +61,11 @@ export function createVoiceRunner(options: VoiceRunnerOptions): VoiceRunner {
             return spoken.ok ? { ok: true, value: await stored(call, spoken.wav) } : spoken.failure;
           }
           const wav = await files.readAll(call.audio);
+          // The engine reads a file: the blob's own, or a copy where blobs are not files.
+          const file = await files.path(call.audio);
           const heard = await transcribeLocally(
             {
-              wavPath: files.blobPath(call.audio.sha256),
+              wavPath: file.path,
               wav,
               language: call.language,
               vocabulary: call.vocabulary,
@@ -72,7 +74,7 @@ export function createVoiceRunner(options: VoiceRunnerOptions): VoiceRunner {
             tmpDir,
             signal,
             programs,
-          );
+          ).finally(() => file.release());
           return heard.ok
             ? { ok: true, value: { text: heard.text, language: call.language } satisfies Transcribed }
             : heard.failure;

@@ -67,6 +67,25 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'file blobs',
+    sql: `
+      -- The file store's content (pg-blobs.ts), by SHA-256; stored_at renewed by a write of the
+      -- same content, for the orphan sweep's grace.
+      CREATE TABLE wfx_blobs (
+        sha256 text PRIMARY KEY,
+        bytes bigint NOT NULL,
+        stored_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE wfx_blob_chunks (
+        sha256 text NOT NULL REFERENCES wfx_blobs ON DELETE CASCADE,
+        chunk integer NOT NULL,
+        data bytea NOT NULL,
+        PRIMARY KEY (sha256, chunk)
+      );
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

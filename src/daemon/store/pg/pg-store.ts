@@ -17,6 +17,7 @@ import { RecordStore, silentLogger, type Reducer } from '../record-store.js';
 import { PartitionLease, type LeaseOptions } from './lease.js';
 import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrations.js';
+import { PgBlobs } from './pg-blobs.js';
 import { PgHistory } from './pg-history.js';
 
 export interface PgStoreOptions<S, R> extends Reducer<S, R> {
@@ -154,6 +155,11 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       (err, fenced) => (fenced ? this.fail('a history write was fenced', err, 'STORE_LEASE_LOST') : err),
     );
     return this.historyStore;
+  }
+
+  /** The file store's content in this database (pg-blobs.ts). */
+  blobs(): PgBlobs {
+    return new PgBlobs(this.pool);
   }
 
   /** Sequence number of the last journal entry. */
