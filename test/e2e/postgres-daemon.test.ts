@@ -56,6 +56,21 @@ function foreground(t: Test, dataDir: string, args: string[]) {
   return { child, output: () => output };
 }
 
+/**
+ * A daemon serving `url` (2 s lease) with FLOW published and one execution of it waiting, and
+ * what a standby beside it needs: the admin key, and a second data directory.
+ */
+async function servingWithOneWaiting(t: Test, url: string) {
+  const root = t.testdir(); // once: each call empties it again
+  const dirA = join(root, 'a');
+  const a = await startDaemon(t, { dataDir: dirA, args: ['--store', url, '--lease', '2s'] });
+  const key = (await readFile(join(dirA, 'bootstrap.key'), 'utf8')).trim();
+  const callA = api(a.url, key);
+  await callA('POST', '/admin/flows', { source: FLOW, organization: 'default' });
+  const started = await callA('POST', '/process/start', { processId: FLOW_ID, data: {} });
+  return { root, dirA, dirB: join(root, 'b'), a, key, callA, id: started.body.processInstanceId as string };
+}
+
 t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
   const server = await startPostgres(t);
 
@@ -110,15 +125,7 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
 
   t.test('a standby takes over when the daemon serving dies, with its executions', async (t) => {
     const url = await server.createDatabase('standby');
-    const root = t.testdir(); // once: each call empties it again
-    const dirA = join(root, 'a');
-    const dirB = join(root, 'b');
-    const a = await startDaemon(t, { dataDir: dirA, args: ['--store', url, '--lease', '2s'] });
-    const key = (await readFile(join(dirA, 'bootstrap.key'), 'utf8')).trim();
-    const callA = api(a.url, key);
-    await callA('POST', '/admin/flows', { source: FLOW, organization: 'default' });
-    const started = await callA('POST', '/process/start', { processId: FLOW_ID, data: {} });
-    const id = started.body.processInstanceId as string;
+    const { root, dirB, a, key, callA, id } = await servingWithOneWaiting(t, url);
     // Started and finished in one step: acknowledged once it is in history, which is a table too.
     await callA('POST', '/admin/flows', { source: QUICK, organization: 'default' });
     const quick = await callA('POST', '/process/start', { processId: QUICK_ID, data: { fast: true } });
@@ -164,15 +171,7 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
 
   t.test('fencing: a daemon paused past its lease writes nothing after the takeover, and stops', async (t) => {
     const url = await server.createDatabase('fencing');
-    const root = t.testdir(); // once: each call empties it again
-    const dirA = join(root, 'a');
-    const dirB = join(root, 'b');
-    const a = await startDaemon(t, { dataDir: dirA, args: ['--store', url, '--lease', '2s'] });
-    const key = (await readFile(join(dirA, 'bootstrap.key'), 'utf8')).trim();
-    const callA = api(a.url, key);
-    await callA('POST', '/admin/flows', { source: FLOW, organization: 'default' });
-    const before = await callA('POST', '/process/start', { processId: FLOW_ID, data: {} });
-    const id = before.body.processInstanceId as string;
+    const { dirA, dirB, a, key, callA, id } = await servingWithOneWaiting(t, url);
     const epochA = (await queryAt<{ epoch: string }>(url, 'SELECT epoch FROM wfx_partitions'))[0]!.epoch;
     const countA = async () =>
       (await queryAt<{ n: number }>(url, 'SELECT count(*)::int AS n FROM wfx_journal WHERE epoch = $1', [epochA]))[0]!

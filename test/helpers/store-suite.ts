@@ -129,26 +129,43 @@ export function storeSuite(t: Test, place: StorePlace): void {
     await again.close();
   });
 
-  t.test('coalesce: a run of candidate records is journaled as one record', async (t) => {
-    const open = await place(t);
-    const store = await open();
-    const tx = store.transact((emit) => {
-      emit({ op: 'add', by: 1 });
-      emit({ op: 'add', by: 2 });
-      emit({ op: 'note', text: 'between' });
-      emit({ op: 'add', by: 10 });
-    });
-    t.same(tx.records, [
-      { op: 'adds', by: [1, 2] },
-      { op: 'note', text: 'between' },
-      { op: 'add', by: 10 },
-    ]);
-    await tx.durable;
-    await store.close({ checkpoint: false });
-    const again = await open();
-    t.same(state(again.state), { n: 13, log: ['between@3'] }, 'replaying the coalesced journal reaches the same state');
-    await again.close();
-  });
+  t.test(
+    'coalesce: a run of candidate records is journaled as one record, applied one by one as emitted',
+    async (t) => {
+      const open = await place(t);
+      const store = await open();
+      const seen: number[] = [];
+      const tx = store.transact((emit) => {
+        emit({ op: 'add', by: 1 });
+        seen.push(store.state.n);
+        emit({ op: 'add', by: 2 });
+        seen.push(store.state.n);
+        emit({ op: 'add', by: 3 });
+        emit({ op: 'note', text: 'between' });
+        emit({ op: 'add', by: 10 });
+      });
+      t.same(seen, [1, 3], 'each record is applied when it is emitted');
+      t.same(
+        tx.records,
+        [
+          { op: 'adds', by: [1, 2, 3] },
+          { op: 'note', text: 'between' },
+          { op: 'add', by: 10 },
+        ],
+        'the run before the note is one record; a run of one stays as it was',
+      );
+      await tx.durable;
+      t.same(state(store.state), { n: 16, log: ['between@6'] });
+      await store.close({ checkpoint: false });
+      const again = await open();
+      t.same(
+        state(again.state),
+        { n: 16, log: ['between@6'] },
+        'replaying the coalesced journal reaches the same state',
+      );
+      await again.close();
+    },
+  );
 
   t.test('a record that cannot be applied fails the store for good', async (t) => {
     const open = await place(t);

@@ -314,58 +314,7 @@ t.test('flush waits for a segment still closing after a checkpoint roll', async 
   await store.close();
 });
 
-t.test('coalesce: a run of candidate records is journaled as one record, applied one by one as emitted', async (t) => {
-  const dir = t.testdir();
-  type M = { op: 'add'; by: number } | { op: 'adds'; by: number[] } | { op: 'note'; text: string };
-  const mopen = () =>
-    Store.open<S, M>({
-      dir,
-      initialState: () => ({ n: 0, log: [] }),
-      apply: (s, r) => {
-        if (r.op === 'add') s.n += r.by;
-        else if (r.op === 'adds') for (const by of r.by) s.n += by;
-        else s.log.push(`${r.text}@${s.n}`);
-      },
-      coalesce: {
-        candidate: (r) => r.op === 'add',
-        merge: (last, next) => {
-          if (next.op !== 'add') return null;
-          if (last.op === 'adds') {
-            last.by.push(next.by);
-            return last;
-          }
-          return last.op === 'add' ? { op: 'adds', by: [last.by, next.by] } : null;
-        },
-      },
-    });
-  const store = await mopen();
-  const seen: number[] = [];
-  const tx = store.transact((emit) => {
-    emit({ op: 'add', by: 1 });
-    seen.push(store.state.n);
-    emit({ op: 'add', by: 2 });
-    seen.push(store.state.n);
-    emit({ op: 'add', by: 3 });
-    emit({ op: 'note', text: 'between' });
-    emit({ op: 'add', by: 10 });
-  });
-  t.same(seen, [1, 3], 'each record is applied when it is emitted');
-  t.same(
-    tx.records,
-    [
-      { op: 'adds', by: [1, 2, 3] },
-      { op: 'note', text: 'between' },
-      { op: 'add', by: 10 },
-    ],
-    'the run before the note is one record; a run of one stays as it was',
-  );
-  await tx.durable;
-  t.same(store.state, { n: 16, log: ['between@6'] });
-  await store.close({ checkpoint: false });
-  const again = await mopen();
-  t.same(again.state, { n: 16, log: ['between@6'] }, 'replaying the coalesced journal reaches the same state');
-  await again.close();
-});
+// Coalescing, transact and divert as every store has them: test/helpers/store-suite.ts.
 
 t.test(
   'given the bytes of its snapshot read already (a daemon starting), the store parses those instead of reading the file',
