@@ -179,44 +179,6 @@ t.test('commits after close are refused', async (t) => {
   await t.rejects(store.commit({ op: 'add', by: 1 }), { code: 'STORE_CLOSED' });
 });
 
-t.test('transact: emitted records apply at once and become one entry', async (t) => {
-  const dir = t.testdir();
-  const store = await open(dir);
-  const tx = store.transact((emit) => {
-    emit({ op: 'add', by: 2 });
-    const seen = store.state.n; // sees its own change
-    emit({ op: 'note', text: `saw ${seen}` });
-    return seen;
-  });
-  t.equal(tx.result, 2);
-  t.equal(tx.records.length, 2);
-  await tx.durable;
-  t.equal(store.lastSeq, 1, 'one journal entry');
-  const empty = store.transact(() => 'nothing');
-  t.equal(empty.records.length, 0);
-  await empty.durable;
-  t.equal(store.lastSeq, 1, 'an empty transaction writes nothing');
-  t.throws(
-    () =>
-      store.transact(() => {
-        throw new Error('refused before any change');
-      }),
-    /refused/,
-  );
-  t.equal(store.failed, null, 'a throw before emitting leaves the store healthy');
-  t.throws(
-    () =>
-      store.transact((emit) => {
-        emit({ op: 'add', by: 1 });
-        throw new Error('half done');
-      }),
-    /half done/,
-  );
-  t.match(store.failed, { code: 'STORE_FAILED' }, 'a throw after emitting fails the store');
-  await store.close();
-  t.same((await open(dir)).state, { n: 2, log: ['saw 2'] });
-});
-
 t.test('divert: records kept out of the journal are durable elsewhere, and settle undoes their effect', async (t) => {
   const dir = t.testdir();
   const store = await open(dir);
