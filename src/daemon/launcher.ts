@@ -67,7 +67,10 @@ export async function launchDaemon(options: DaemonOptions): Promise<RunningDaemo
   const { prepareDataDir } = await import('./prepare.js');
   const prepared = await prepareDataDir(options.dataDir);
   const { startDaemon } = await import('./daemon.js');
-  return startDaemon(options, prepared);
+  if (options.store === undefined) return startDaemon(options, prepared);
+  // On a database: started again in this process when it loses the database or its lease.
+  const { rejoining } = await import('./rejoin.js');
+  return rejoining(options, prepared, startDaemon);
 }
 
 /**

@@ -24,6 +24,8 @@ export interface StoreChoice {
   readonly store?: string;
   /** With `store`: wait while another daemon holds the database's lease, until it is released or lapses. */
   readonly standby?: boolean;
+  /** With `standby`: ends the wait (a stop while waiting). */
+  readonly abort?: AbortSignal;
   /** With `store`: how long the lease lasts unrenewed (default 10 s). */
   readonly leaseMs?: number;
   readonly checkpointEvery?: number;
@@ -88,7 +90,10 @@ export async function openStore(
     checkpointEvery: choice.checkpointEvery,
     logger,
     ...(choice.standby && {
-      standby: { onWaiting: (holder: string) => logger.info(`store: standing by until the lease is free: ${holder}`) },
+      standby: {
+        signal: choice.abort,
+        onWaiting: (holder: string) => logger.info(`store: standing by until the lease is free: ${holder}`),
+      },
     }),
   });
   return { store, history: store.history(), blobs: store.blobs(), kind: { kind: 'postgres', location } };

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { killIfAlive, startDaemon, WFX_BIN, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
-import { POSTGRES_SKIP, queryAt, startPostgres } from '../helpers/postgres.js';
+import { POSTGRES_SKIP, queryAt, startDatabaseProxy, startPostgres } from '../helpers/postgres.js';
 import { forgetDaemon, noteDaemon } from '../setup/daemons.js';
 
 const FLOW_ID = '0d7a4f5e-3c2b-4a1d-9e8f-7a6b5c4d3e2f';
@@ -169,7 +169,7 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     t.equal(code, 0, 'the standby stops cleanly');
   });
 
-  t.test('fencing: a daemon paused past its lease writes nothing after the takeover, and stops', async (t) => {
+  t.test('fencing: a daemon paused past its lease writes nothing after the takeover, and rejoins', async (t) => {
     const url = await server.createDatabase('fencing');
     const { dirA, dirB, a, key, callA, id } = await servingWithOneWaiting(t, url);
     const epochA = (await queryAt<{ epoch: string }>(url, 'SELECT epoch FROM wfx_partitions'))[0]!.epoch;
@@ -202,19 +202,59 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     process.kill(a.pid, 'SIGCONT');
     const outcome = await late;
     t.not(outcome.status, 200, `the paused daemon acknowledges nothing after the takeover (${outcome.status})`);
-    await eventually('the paused daemon notices and stops', () => {
-      try {
-        process.kill(a.pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    });
+    const logA = () => readFile(join(dirA, 'logs', 'daemon.log'), 'utf8');
+    await eventually('the paused daemon notices, and rejoins as a standby', async () =>
+      /STORE_LEASE_LOST[\s\S]*standing by until the lease is free/.test(await logA()),
+    );
     t.equal(await countA(), writtenByA, 'none of its writes landed');
-    const log = await readFile(join(dirA, 'logs', 'daemon.log'), 'utf8');
-    t.match(log, /STORE_LEASE_LOST|lease/, 'its log says why it stopped');
     t.match((await callB('GET', `/process/instance/${id}`)).body, { state: 'COMPLETED' }, 'the new owner serves on');
+
+    // The new owner stops: the first daemon, a standby now, takes over again, on its own port.
+    b.child.kill('SIGTERM');
+    await once(b.child, 'exit');
+    const back = await eventually('the first daemon serves again', async () => {
+      const info = JSON.parse(await readFile(join(dirA, 'daemon.json'), 'utf8')) as { url: string };
+      return (await fetch(`${info.url}/health`)).ok && info;
+    });
+    t.equal(back.url, a.url, 'on the port it had');
+    t.match((await callA('GET', `/process/instance/${id}`)).body, { state: 'COMPLETED' }, 'with what the other did');
   });
+
+  t.test(
+    'the database unreachable for a while: writes refused, nothing acknowledged lost, service resumes',
+    async (t) => {
+      const proxy = await startDatabaseProxy(t, server.socketDir);
+      await server.createDatabase('outage');
+      const url = `postgresql://wfx@127.0.0.1:${proxy.port}/outage`;
+      const { dirA, a, callA, id } = await servingWithOneWaiting(t, url);
+      const acknowledged = [id];
+      for (let i = 0; i < 3; i++) {
+        const started = await callA('POST', '/process/start', { processId: FLOW_ID, data: { i } });
+        t.equal(started.status, 200);
+        acknowledged.push(started.body.processInstanceId as string);
+      }
+      await proxy.cut();
+      const refused = await callA('POST', '/process/start', { processId: FLOW_ID, data: { during: true } }).catch(
+        (err: Error) => ({ status: 0, body: { error: err.message } }),
+      );
+      t.not(refused.status, 200, `a start while the database is away is not acknowledged (${refused.status})`);
+      await eventually('the daemon keeps trying', async () =>
+        /DATABASE_UNREACHABLE/.test(await readFile(join(dirA, 'logs', 'daemon.log'), 'utf8')),
+      );
+      await proxy.restore();
+      await eventually('the daemon serves again by itself', async () => (await fetch(`${a.url}/health`)).ok, {
+        withinMs: 60_000,
+      });
+      for (const acked of acknowledged)
+        t.match((await callA('GET', `/process/instance/${acked}`)).body, { state: 'RUNNING' }, 'acknowledged: kept');
+      t.equal(
+        (await callA('POST', '/process/start', { processId: FLOW_ID, data: {} })).status,
+        200,
+        'and writes go on',
+      );
+      t.doesNotThrow(() => process.kill(a.pid, 0), 'in the same process');
+    },
+  );
 
   t.test('a malformed --store is a usage error; --standby needs --foreground', async (t) => {
     const dir = join(t.testdir(), 'x');

@@ -107,6 +107,10 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       max: 4,
       application_name: `wfx ${options.owner}`,
       connectionTimeoutMillis: 10_000,
+      // A query the database never answers (a network that drops packets) fails in time
+      // instead of holding a commit, or a stop, for as long as TCP takes to give up.
+      query_timeout: 30_000,
+      keepAlive: true,
     });
     // An idle connection that breaks is reported here; the next query fails and says so.
     pool.on('error', (err) => logger.warn({ err }, 'store: a database connection broke'));
