@@ -100,21 +100,41 @@ export const STORE_HELP =
 export const STANDBY_HELP = 'with --store: wait while another daemon serves the database, and take over when it stops';
 export const LEASE_HELP =
   "with --store: how long this daemon's lease on the database lasts unrenewed: how soon a standby takes over after it dies (default 10s)";
+export const ADVERTISE_HELP =
+  "with --store: the URL the database's other daemons reach this one at, to forward requests while it serves (default: the address it listens on; with --host 0.0.0.0, this host's name)";
+
+/** `--advertise-url`: an http(s) URL with a host, no credentials, path or query. */
+export function parseAdvertiseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('must be a URL, e.g. http://wfx-1.internal:7878');
+  }
+  if (!/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.pathname !== '/')
+    throw new InvalidArgumentError('must be http(s)://host:port, with no credentials, path or query');
+  return url.origin;
+}
 
 /**
  * The store options of `daemon start` and `dev`: `--store`, else WFX_STORE (which keeps a password
- * off the command line, where `ps` shows it), and `--standby`. Throws USAGE_ERROR for a malformed
- * URL or --standby without a store.
+ * off the command line, where `ps` shows it), `--standby`, `--lease` and `--advertise-url`. Throws
+ * USAGE_ERROR for a malformed URL, or one of the others without a store.
  */
 export function storeOptions(
   ctx: CliContext,
-  opts: { store?: string; standby?: boolean; lease?: number },
-): Pick<DaemonOptions, 'store' | 'standby' | 'leaseMs'> {
+  opts: { store?: string; standby?: boolean; lease?: number; advertiseUrl?: string },
+): Pick<DaemonOptions, 'store' | 'standby' | 'leaseMs' | 'advertiseUrl'> {
   const store = opts.store ?? (ctx.env.WFX_STORE || undefined);
   if (store !== undefined) checkStoreUrl(store);
   if (opts.standby && store === undefined)
     throw new WfxError('USAGE_ERROR', '--standby waits for a database another daemon serves: give --store too');
   if (opts.lease !== undefined && store === undefined)
     throw new WfxError('USAGE_ERROR', '--lease is the lease on a database: give --store too');
-  return { store, standby: opts.standby === true, leaseMs: opts.lease };
+  if (opts.advertiseUrl !== undefined && store === undefined)
+    throw new WfxError(
+      'USAGE_ERROR',
+      "--advertise-url is where the database's other daemons reach this one: give --store too",
+    );
+  return { store, standby: opts.standby === true, leaseMs: opts.lease, advertiseUrl: opts.advertiseUrl };
 }

@@ -14,6 +14,7 @@ import type {
   JobListQuery,
   RegisterDomainBody,
   BackupReport,
+  ClusterList,
   ConnectionView,
   CreateConnectionBody,
   CreateKeyBody,
@@ -413,5 +414,7 @@ export class WfxClient {
     /** POST /admin/backup: a consistent copy of the data directory on the daemon's host. Throws FORBIDDEN, VALIDATION_ERROR, BACKUP_TARGET_INVALID, BACKUP_TARGET_NOT_EMPTY, BACKUP_FAILED. */
     backup: (directory: string): Promise<BackupReport> =>
       this.http.request<BackupReport>('POST', '/admin/backup', { directory }),
+    /** GET /admin/cluster: the daemons on the database (`--store` only; else NOT_FOUND). Throws FORBIDDEN, SERVICE_UNAVAILABLE. */
+    cluster: (): Promise<ClusterList> => this.http.get<ClusterList>('/admin/cluster'),
   };
 }

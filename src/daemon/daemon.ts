@@ -2,6 +2,7 @@ import { readdir, readFile, unlink } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
+import type { ClusterDaemon } from '../shared/api/index.js';
 import { isWfxError, WfxError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
 import { formatProblem } from '../shared/flow/validate.js';
@@ -39,6 +40,10 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly host?: string;
   /** Default 7878; 0 picks a free port. */
   readonly port?: number;
+  /** Called just before the daemon listens: frees its port of the standby's listener (rejoin.ts). */
+  readonly beforeListen?: () => Promise<void>;
+  /** On a database: the daemons on it (GET /admin/cluster, rejoin.ts). */
+  readonly cluster?: () => Promise<ClusterDaemon[]>;
   /** Also log readable lines to stdout. */
   readonly foreground?: boolean;
   /** Finished executions and their logs older than this are pruned (default 7 days). */
@@ -185,6 +190,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       triggerHealth: () => [...scheduler.health(), ...email.health()],
       historyDamage: () => history.damage(),
       storeHealth: () => store.health(),
+      ...(options.cluster && { cluster: options.cluster }),
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
       ...(store instanceof Store &&
         history instanceof History && {
@@ -193,6 +199,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       files,
     });
     const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
+    await options.beforeListen?.();
     await app.listen({ host, port }).catch(async (err: unknown) => {
       throw await listenError(err, host, port);
     });

@@ -26,8 +26,12 @@ export interface StoreChoice {
   readonly standby?: boolean;
   /** With `standby`: ends the wait (a stop while waiting). */
   readonly abort?: AbortSignal;
+  /** With `standby`: told who holds the lease when the wait begins. */
+  readonly onStandby?: (held: string) => void;
   /** With `store`: how long the lease lasts unrenewed (default 10 s). */
   readonly leaseMs?: number;
+  /** With `store`: where the database's other daemons reach this one (default: where it listens). */
+  readonly advertiseUrl?: string;
   readonly checkpointEvery?: number;
 }
 
@@ -43,7 +47,7 @@ export interface StoreKind {
  * that restarts (after a crash, say) takes its own lease back at once instead of waiting for it
  * to lapse, while another daemon waits.
  */
-async function daemonId(dataDir: string): Promise<string> {
+export async function daemonId(dataDir: string): Promise<string> {
   const file = join(dataDir, 'daemon.id');
   const kept = await readFile(file, 'utf8').then(
     (text) => text.trim(),
@@ -92,7 +96,10 @@ export async function openStore(
     ...(choice.standby && {
       standby: {
         signal: choice.abort,
-        onWaiting: (holder: string) => logger.info(`store: standing by until the lease is free: ${holder}`),
+        onWaiting: (held: string) => {
+          logger.info(`store: standing by until the lease is free: ${held}`);
+          choice.onStandby?.(held);
+        },
       },
     }),
   });

@@ -5,12 +5,24 @@
  * it waits for the lease (another daemon may have taken over, or none: then it takes it back at
  * once) and loads the state from the database, never from what it held before. While the
  * database cannot be reached it tries again, from 1 s to 30 s apart. Its data directory stays
- * locked throughout, so `wfx daemon stop` finds it. (docs/decisions/037.)
+ * locked throughout, so `wfx daemon stop` finds it. While it stands by (so too a daemon started
+ * with `--standby`), its port forwards every request to the daemon that serves the database
+ * (standby-listener.ts), which it learns from the database's list of daemons (cluster.ts); with
+ * none to forward to, it answers 503 DAEMON_STANDBY. (docs/decisions/037.)
  */
+import { readFile, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
+import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
 import { isWfxError, WfxError } from '../shared/errors.js';
+import { VERSION } from '../shared/version.js';
 import type { DaemonOptions, RunningDaemon } from './daemon.js';
+import { daemonId } from './open-store.js';
 import type { PreparedDataDir } from './prepare.js';
+import { StandbyListener } from './standby-listener.js';
+import { writeFileAtomic } from './store/fs-util.js';
+import { ClusterMember } from './store/pg/cluster.js';
+import { DEFAULT_LEASE_MS } from './store/pg/lease.js';
 
 type Start = (options: DaemonOptions, prepared: PreparedDataDir) => Promise<RunningDaemon>;
 
@@ -31,12 +43,41 @@ export async function rejoining(
   const lock = prepared.lock;
   // Each start's stop leaves the lock alone: it is released when the whole ends.
   const kept: PreparedDataDir = { ...prepared, lock: { path: lock.path, release: async () => undefined } };
-  let current = await start(options, kept).catch(async (err: unknown) => {
-    await lock.release();
-    throw err;
+  let current: RunningDaemon;
+  const member = new ClusterMember({
+    connectionString: options.store!,
+    id: await daemonId(options.dataDir),
+    leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
+    // The log of whichever start is current (each start opens the daemon's log anew).
+    // (`current` is unset until the first start: nothing is said before then.)
+    logger: {
+      info: (line) => (current as RunningDaemon | undefined)?.logger.info(line),
+      warn: (line) => (current as RunningDaemon | undefined)?.logger.warn(line),
+    },
   });
+  const standby = new Standby(options, member);
+  const hooks = {
+    beforeListen: () => standby.close(),
+    onStandby: (held: string) => standby.standingBy(held),
+    cluster: () => member.list(),
+  };
+  const giveUp = async (): Promise<void> => {
+    await standby.close();
+    await member.close();
+    await lock.release();
+  };
+  try {
+    // A standby answers on its port while it waits, even when that port is picked here (--port 0).
+    if (options.standby) await standby.open(options.port ?? 7878, 'waiting for the lease on the database', true);
+    current = await start({ ...options, ...hooks, ...(standby.port !== null && { port: standby.port }) }, kept);
+  } catch (err) {
+    await giveUp();
+    throw err;
+  }
+  await member.announce(advertised(options, current.info.url));
   // Again on the same port, even when the first start picked one (--port 0).
-  const again: DaemonOptions = { ...options, port: Number(new URL(current.info.url).port), standby: true };
+  const port = Number(new URL(current.info.url).port);
+  const again: DaemonOptions = { ...options, ...hooks, port, standby: true };
   const aborting = new AbortController();
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
   const stopped = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
@@ -48,28 +89,32 @@ export async function rejoining(
         (err: unknown) => err,
       );
       if (aborting.signal.aborted || !isWfxError(ended) || !REJOIN_AFTER.has(ended.code)) {
-        await lock.release();
+        await giveUp();
         return ended === null || aborting.signal.aborted ? settle.resolve() : settle.reject(ended);
       }
+      await standby.open(port, `this daemon lost the database (${ended.code}) and rejoins`);
       for (let attempt = 0; ; attempt++) {
         try {
           current = await start(
             { ...again, abort: aborting.signal },
             { ...kept, snapshotBytes: Promise.resolve(null) },
           );
+          await member.announce(advertised(options, current.info.url));
           break;
         } catch (err) {
           if (aborting.signal.aborted) {
-            await lock.release();
+            await giveUp();
             return settle.resolve();
           }
           if (!retryable(err)) {
-            await lock.release();
+            await giveUp();
             return settle.reject(err);
           }
-          await delay(Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** attempt), undefined, {
-            signal: aborting.signal,
-          }).catch(() => undefined);
+          const waitMs = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** attempt);
+          const why = isWfxError(err) ? `${err.code}: ${err.message}` : (err as Error).message;
+          // The port is free again if the start failed after handing it over: taken back.
+          await standby.open(port, `the daemon could not start again (${why}); trying again in ${waitMs / 1000} s`);
+          await delay(waitMs, undefined, { signal: aborting.signal }).catch(() => undefined);
         }
       }
     }
@@ -96,7 +141,89 @@ export async function rejoining(
   };
 }
 
+/** Where the database's other daemons reach this one: --advertise-url, else where it listens (this host's name for a wildcard address). */
+function advertised(options: DaemonOptions, listening: string): string {
+  if (options.advertiseUrl) return options.advertiseUrl;
+  const url = new URL(listening);
+  if (url.hostname === '0.0.0.0' || url.hostname === '[::]') url.hostname = hostname();
+  return url.origin;
+}
+
 function retryable(err: unknown): boolean {
   // The driver's own errors (a connection dropped during the start) are the database's too.
   return !(err instanceof WfxError) || TRY_AGAIN.has(err.code);
+}
+
+/**
+ * The daemon's port while it stands by: the listener answering 503, and daemon.json naming it,
+ * so that `wfx daemon status` finds the daemon and says why it does not serve.
+ */
+class Standby {
+  private listener: StandbyListener | null = null;
+  private readonly daemonJson: string;
+
+  constructor(
+    private readonly options: DaemonOptions,
+    private readonly member: ClusterMember,
+  ) {
+    this.daemonJson = dataDirPaths(options.dataDir).daemonJson;
+  }
+
+  /** The port it listens on; null when closed. */
+  get port(): number | null {
+    return this.listener?.port ?? null;
+  }
+
+  /**
+   * Listens on `port` (or, already listening, says `reason` from now on). When the port cannot
+   * be had (PORT_IN_USE), throws if `required` (the first start); else goes on without: the
+   * daemon's own start, tried again, says so in its log.
+   */
+  async open(port: number, reason: string, required = false): Promise<void> {
+    if (this.listener) return this.standingBy(reason);
+    try {
+      this.listener = await StandbyListener.listen({
+        host: this.options.host ?? '127.0.0.1',
+        port,
+        retryAfterSeconds: Math.max(1, Math.ceil((this.options.leaseMs ?? DEFAULT_LEASE_MS) / 3000)),
+        reason,
+        forward: {
+          id: this.member.id,
+          target: () => this.member.servingDaemon()?.url ?? null,
+          unreachable: () => void this.member.refresh(),
+        },
+      });
+    } catch (err) {
+      if (required) throw err;
+      return;
+    }
+    // Registered at once, so that `wfx daemon status` on any daemon lists this one.
+    void this.member.announce(advertised(this.options, this.listener.url));
+    const info: DaemonInfo = {
+      pid: process.pid,
+      url: this.listener.url,
+      startedAt: new Date().toISOString(),
+      version: VERSION,
+      dataDir: this.options.dataDir,
+    };
+    await writeFileAtomic(this.daemonJson, `${JSON.stringify(info, null, 2)}\n`);
+  }
+
+  standingBy(reason: string): void {
+    this.listener?.standingBy(reason);
+  }
+
+  /** Frees the port (the daemon takes it over, or stops), and daemon.json if it is still the standby's. */
+  async close(): Promise<void> {
+    const listener = this.listener;
+    if (!listener) return;
+    this.listener = null;
+    const url = listener.url; // read before closing: a closed server has no address
+    await listener.close();
+    const current = await readFile(this.daemonJson, 'utf8').then(
+      (text) => JSON.parse(text) as DaemonInfo,
+      () => null,
+    );
+    if (current?.url === url && current.pid === process.pid) await unlink(this.daemonJson).catch(() => undefined);
+  }
 }

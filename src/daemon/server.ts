@@ -29,13 +29,14 @@ import { JobBoard } from './jobs/board.js';
 import type { AiRunner } from './ai/types.js';
 import { triggerRoutes } from './api/routes/triggers.js';
 import { backupRoutes } from './api/routes/backup.js';
+import { clusterRoutes } from './api/routes/cluster.js';
 import { fileRoutes } from './api/routes/files.js';
 import type { FileStore } from './files/file-store.js';
 import type { BackupReport } from './backup.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
 import type { TriggerHealth } from './triggers/health.js';
 import type { HistoryDamageReport } from './store/history.js';
-import type { StoreHealth } from '../shared/api/index.js';
+import type { ClusterDaemon, StoreHealth } from '../shared/api/index.js';
 import { StreamHub } from './api/streams.js';
 import type { Engine } from './engine/engine.js';
 import type { WfxRecord } from './state/records.js';
@@ -80,6 +81,8 @@ export interface ServerOptions {
   readonly storeHealth?: () => StoreHealth;
   /** Takes a backup of the data directory (POST /admin/backup); the route is absent without it. */
   readonly backup?: (directory: string) => Promise<BackupReport>;
+  /** The daemons on this daemon's database (GET /admin/cluster); the route is absent without it (the JSON store). */
+  readonly cluster?: () => Promise<ClusterDaemon[]>;
   /** Carries out model calls (POST /admin/ai-providers/{name}/test); that route answers SERVICE_UNAVAILABLE without it. */
   readonly ai?: AiRunner;
   /** The file store (/files); those routes are absent without it. */
@@ -383,6 +386,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     jobRoutes(routes, { engine: options.engine, board });
     triggerRoutes(routes, { state: options.store.state, health: options.triggerHealth ?? (() => []) });
     if (options.backup) backupRoutes(routes, { backup: options.backup });
+    if (options.cluster) clusterRoutes(routes, { list: options.cluster });
     // In a scope of their own: uploads take every content type as a stream, JSON included.
     const files = options.files;
     if (files) void routes.register(async (scope) => fileRoutes(scope, { files }));

@@ -60,7 +60,11 @@ export const ERROR_CODES = {
   STORE_CLOSED: { status: 503 },
   STORE_LEASE_LOST: {
     status: 503,
-    hint: 'Another daemon took over this database (this one could not renew its lease in time). This daemon stops; its state is served by the other one.',
+    hint: 'Another daemon took over this database (this one could not renew its lease in time). This daemon stands by again; the other one serves its state.',
+  },
+  DAEMON_STANDBY: {
+    status: 503,
+    hint: 'This daemon stands by for a database another daemon serves, or waits for the database to come back. Send the request to the daemon that serves (`wfx daemon status` there says which), or try again after Retry-After.',
   },
   DATABASE_UNREACHABLE: {
     status: 500,

@@ -57,6 +57,22 @@ function foreground(t: Test, dataDir: string, args: string[]) {
 }
 
 /**
+ * The daemon of `dataDir` once it serves (its health `ok`): a standby's port answers before that
+ * (it forwards, or says it stands by), and daemon.json names it from the start.
+ */
+function serving(dataDir: string, what: string, withinMs?: number) {
+  return eventually(
+    what,
+    async () => {
+      const info = JSON.parse(await readFile(join(dataDir, 'daemon.json'), 'utf8')) as { url: string };
+      const health = (await (await fetch(`${info.url}/health`)).json()) as { status: string };
+      return health.status === 'ok' && info;
+    },
+    withinMs === undefined ? {} : { withinMs },
+  );
+}
+
+/**
  * A daemon serving `url` (2 s lease) with FLOW published and one execution of it waiting, and
  * what a standby beside it needs: the admin key, and a second data directory.
  */
@@ -92,7 +108,10 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     t.equal((await queryAt(url, 'SELECT count(*)::int AS n FROM wfx_snapshots'))[0]!.n, 0, 'no snapshot yet');
     process.kill(first.pid, 'SIGKILL');
     // The same daemon again (its id is in its data directory): it takes its own lease back at once.
-    const second = await startDaemon(t, { dataDir, args: ['--store', url] });
+    const second = await startDaemon(t, {
+      dataDir,
+      args: ['--store', url, '--advertise-url', 'http://wfx-1.internal:7878'],
+    });
     call = api(second.url, key);
     for (const id of ids) {
       const inst = await call('GET', `/process/instance/${id}`);
@@ -116,8 +135,14 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
       'status shows the lease',
     );
     t.notMatch(status.stdout, /postgresql:|localhost/, "and not the database's address");
+    t.same(
+      await queryAt(url, 'SELECT url FROM wfx_daemons'),
+      [{ url: 'http://wfx-1.internal:7878' }],
+      'it is listed where it said the others reach it',
+    );
     const stop = await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
     t.equal(stop.code, 0);
+    t.same(await queryAt(url, 'SELECT url FROM wfx_daemons'), [], 'and a clean stop leaves the list');
     const leases = await queryAt(url, 'SELECT owner FROM wfx_partitions');
     t.same(leases, [{ owner: null }], 'a clean stop gives the lease up');
     t.equal((await queryAt(url, 'SELECT count(*)::int AS n FROM wfx_snapshots'))[0]!.n, 1, 'and checkpoints');
@@ -143,12 +168,68 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     t.equal(refused.code, 1, 'a third daemon without --standby is refused');
     t.match(refused.stderr, /DATABASE_IN_USE: daemon [0-9a-f-]+ \(pid \d+ on /);
 
-    process.kill(a.pid, 'SIGKILL');
-    const info = await eventually('the standby serves', async () => {
-      const text = await readFile(join(dirB, 'daemon.json'), 'utf8');
-      return JSON.parse(text) as { url: string };
+    // While it stands by, the standby answers every call with what the serving daemon answers.
+    const standbyUrl = (JSON.parse(await readFile(join(dirB, 'daemon.json'), 'utf8')) as { url: string }).url;
+    t.not(standbyUrl, a.url);
+    const standbyHealth = await eventually('the standby forwards', async () => {
+      const res = await fetch(`${standbyUrl}/health`);
+      const body = (await res.json()) as { status: string; standby?: { forwardingTo?: string } };
+      return res.status === 200 && body;
     });
+    t.match(standbyHealth, { status: 'standby', standby: { forwardingTo: a.url } }, 'its health says where to');
+    const viaB = api(standbyUrl, key);
+    const forwarded = await viaB('POST', '/process/start', { processId: FLOW_ID, data: { via: 'b' } });
+    t.equal(forwarded.status, 200, 'a start through the standby');
+    const forwardedId = forwarded.body.processInstanceId as string;
+    t.match(
+      (await callA('GET', `/process/instance/${forwardedId}`)).body,
+      { processInstanceId: forwardedId, state: 'RUNNING' },
+      'started on the serving daemon',
+    );
+    t.match(
+      await viaB('GET', '/process/instance/00000000-0000-7000-8000-000000000000'),
+      { status: 404, body: { error: 'INSTANCE_NOT_FOUND' } },
+      "the serving daemon's errors, as they are",
+    );
+    t.equal((await api(standbyUrl, 'wfx_not-a-key')('GET', '/process/list')).status, 401, 'and its refusals');
+    const stream = await fetch(`${standbyUrl}/process/instance/${quick.body.processInstanceId as string}/logs`, {
+      headers: { 'x-api-key': key, accept: 'text/event-stream' },
+    });
+    t.equal(stream.headers.get('content-type')?.split(';')[0], 'text/event-stream', 'a log stream, streamed through');
+    t.match(await stream.text(), /event: end/, 'to its end');
+    const twice = await fetch(`${standbyUrl}/process/list`, {
+      headers: { 'x-api-key': key, 'x-wfx-forwarded-by': 'another-daemon' },
+    });
+    t.equal(twice.status, 503, 'a request forwarded already is not forwarded again');
+    t.match(await twice.json(), { error: 'DAEMON_STANDBY' });
+    // The standby's data directory holds no credential (it never served): the admin's key is given.
+    const status = await wfxIn(['daemon', 'status', '--data-dir', dirB, '--json', '--api-key', key]);
+    t.equal(status.code, 0, 'a standby that forwards is running as it should');
+    const shown = JSON.parse(status.stdout) as {
+      health: { status: string };
+      cluster: { url: string; self: boolean; partitions: { partition: number }[] }[];
+    };
+    t.equal(shown.health.status, 'standby');
+    t.match(
+      shown.cluster
+        .map((d) => ({ url: d.url, serving: d.partitions.length > 0 }))
+        .sort((x, y) => (x.url < y.url ? -1 : 1)),
+      [
+        { url: a.url, serving: true },
+        { url: standbyUrl, serving: false },
+      ].sort((x, y) => (x.url < y.url ? -1 : 1)),
+      'status lists both daemons of the database, and which one serves',
+    );
+    const text = await wfxIn(['daemon', 'status', '--data-dir', dirB, '--api-key', key]);
+    t.match(text.stdout, /forwarding requests to http:\/\/127\.0\.0\.1:\d+/);
+    t.match(text.stdout, /cluster {9}2 daemons on the database/);
+    t.match(text.stdout, /serving +0 \(epoch \d+\)/);
+
+    process.kill(a.pid, 'SIGKILL');
+    const info = await serving(dirB, 'the standby serves');
+    t.equal(info.url, standbyUrl, 'on the port it forwarded from');
     const callB = api(info.url, key);
+    t.match((await callB('GET', `/process/instance/${forwardedId}`)).body, { state: 'RUNNING' }, 'what it forwarded');
     t.match((await callB('GET', `/process/instance/${id}`)).body, { state: 'RUNNING' }, 'the execution is there');
     t.match(
       (await callB('GET', `/process/instance/${quick.body.processInstanceId as string}`)).body,
@@ -182,9 +263,7 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     await eventually('the standby waits', () => /standing by until the lease is free/.test(b.output()));
     process.kill(a.pid, 'SIGSTOP');
     t.teardown(() => killIfAlive(a.pid));
-    const info = await eventually('the standby took over', async () => {
-      return JSON.parse(await readFile(join(dirB, 'daemon.json'), 'utf8')) as { url: string };
-    });
+    const info = await serving(dirB, 'the standby took over');
     const callB = api(info.url, key);
     const answered = await callB('POST', '/process/task', {
       processInstanceId: id,
@@ -212,10 +291,7 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     // The new owner stops: the first daemon, a standby now, takes over again, on its own port.
     b.child.kill('SIGTERM');
     await once(b.child, 'exit');
-    const back = await eventually('the first daemon serves again', async () => {
-      const info = JSON.parse(await readFile(join(dirA, 'daemon.json'), 'utf8')) as { url: string };
-      return (await fetch(`${info.url}/health`)).ok && info;
-    });
+    const back = await serving(dirA, 'the first daemon serves again');
     t.equal(back.url, a.url, 'on the port it had');
     t.match((await callA('GET', `/process/instance/${id}`)).body, { state: 'COMPLETED' }, 'with what the other did');
   });
@@ -242,9 +318,7 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
         /DATABASE_UNREACHABLE/.test(await readFile(join(dirA, 'logs', 'daemon.log'), 'utf8')),
       );
       await proxy.restore();
-      await eventually('the daemon serves again by itself', async () => (await fetch(`${a.url}/health`)).ok, {
-        withinMs: 60_000,
-      });
+      await serving(dirA, 'the daemon serves again by itself', 60_000);
       for (const acked of acknowledged)
         t.match((await callA('GET', `/process/instance/${acked}`)).body, { state: 'RUNNING' }, 'acknowledged: kept');
       t.equal(
@@ -268,5 +342,20 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     t.match(standby.stderr, /--standby runs with --foreground/);
     const noStore = await wfxIn(['daemon', 'start', '--data-dir', dir, '--lease', '5s']);
     t.match(noStore.stderr, /--lease is the lease on a database/);
+    const advertise = await wfxIn(['daemon', 'start', '--data-dir', dir, '--advertise-url', 'http://h:1']);
+    t.equal(advertise.code, 2);
+    t.match(advertise.stderr, /--advertise-url is where the database's other daemons reach this one: give --store too/);
+    const badAdvertise = await wfxIn([
+      'daemon',
+      'start',
+      '--data-dir',
+      dir,
+      '--store',
+      server.url,
+      '--advertise-url',
+      'http://u:p@h:1/x',
+    ]);
+    t.equal(badAdvertise.code, 2);
+    t.match(badAdvertise.stderr, /must be http\(s\):\/\/host:port, with no credentials, path or query/);
   });
 });

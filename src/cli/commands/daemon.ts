@@ -4,12 +4,10 @@ import {
   checkDataDir,
   launchDaemon,
   runAsBackgroundChild,
-  runningDaemon,
   startInBackground,
   stopDaemon,
   type DaemonOptions,
 } from '../../daemon/launcher.js';
-import type { DomainHealth, Health, StoreHealth, TriggerHealth } from '../../shared/api/index.js';
 import { dataDirPaths } from '../../shared/data-dir.js';
 import { WfxError } from '../../shared/errors.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';
@@ -23,6 +21,8 @@ import {
   parseReplayWindow,
   safetyOptions,
   LEASE_HELP,
+  ADVERTISE_HELP,
+  parseAdvertiseUrl,
   parseLease,
   STANDBY_HELP,
   STORE_HELP,
@@ -30,56 +30,7 @@ import {
 } from '../daemon-options.js';
 import { EXIT } from '../exit-codes.js';
 import { clientFor } from '../api.js';
-import { table } from '../format.js';
-
-/** GET /admin/triggers with the CLI's credential, or null when there is none that may read it. */
-async function triggerHealth(ctx: CliContext, cmd: Command): Promise<readonly TriggerHealth[] | null> {
-  try {
-    const client = await clientFor(ctx, cmd);
-    return (await client.triggers.list()).items;
-  } catch {
-    return null;
-  }
-}
-
-/** GET /jobs/workers with the CLI's credential, or null when there is none that may read it. */
-async function workerHealth(ctx: CliContext, cmd: Command): Promise<readonly DomainHealth[] | null> {
-  try {
-    return (await (await clientFor(ctx, cmd)).jobs.workers()).items;
-  } catch {
-    return null;
-  }
-}
-
-/** `daemon status`'s store line: the data directory, or PostgreSQL and this daemon's lease on it. */
-function storeLine(store: StoreHealth | undefined): string {
-  if (store === undefined) return '';
-  if (store.kind === 'json') return '  store           the data directory\n';
-  const renewed = store.renewedMsAgo === undefined ? '' : `, renewed ${(store.renewedMsAgo / 1000).toFixed(1)}s ago`;
-  const lease = store.leaseMs === undefined ? '' : ` (${store.leaseMs / 1000}s${renewed})`;
-  return `  store           PostgreSQL, lease epoch ${store.epoch ?? '?'}${lease}\n`;
-}
-
-/** The domains section of `daemon status`: jobs waiting and locked, workers, and stalled ones said so. */
-function domainLines(domains: readonly DomainHealth[]): string {
-  const stalled = domains.filter((d) => d.state === 'stalled').length;
-  let out = `  domains         ${domains.length}${stalled ? ` (${stalled} stalled: jobs wait and no worker was seen)` : ''}\n`;
-  if (domains.length === 0) return out;
-  out += `\n${table(
-    ['DOMAIN', 'ORG', 'STATE', 'WAITING', 'LOCKED', 'WORKERS', 'LAST SEEN', 'OLDEST WAITING'],
-    domains.map((d) => [
-      d.domain,
-      d.organization,
-      d.state,
-      String(d.waiting),
-      String(d.locked),
-      d.workers.length === 0 ? '-' : d.workers.map((w) => `${w.worker}${w.polling ? '*' : ''}`).join(', '),
-      d.lastSeen ?? 'never',
-      d.oldestWaiting ?? '-',
-    ]),
-  )}`;
-  return out;
-}
+import { status } from './daemon-status.js';
 
 interface StartOptions {
   readonly port: number;
@@ -99,6 +50,7 @@ interface StartOptions {
   readonly store?: string;
   readonly standby?: boolean;
   readonly lease?: number;
+  readonly advertiseUrl?: string;
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
 }
@@ -145,6 +97,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
     .option('--lease <duration>', LEASE_HELP, parseLease)
+    .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
     .addOption(new Option('--child').hideHelp())
     .addHelpText(
       'after',
@@ -307,6 +260,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (opts.httpDeny !== undefined) args.push('--http-deny', opts.httpDeny);
   if (opts.httpAllow !== undefined) args.push('--http-allow', opts.httpAllow);
   if (opts.lease !== undefined) args.push('--lease', `${opts.lease}ms`);
+  if (opts.advertiseUrl !== undefined) args.push('--advertise-url', opts.advertiseUrl);
   const { store, standby } = storeOptions(ctx, opts);
   // A standby serves nothing until it takes over: it runs in the foreground, under a supervisor.
   if (standby)
@@ -337,73 +291,4 @@ async function stop(ctx: CliContext, cmd: Command): Promise<void> {
   }
   if (g.json) printJson(ctx, { stopped: true, pid: res.pid, dataDir });
   else ctx.stdout.write(`wfx daemon stopped (pid ${res.pid})\n`);
-}
-
-async function status(ctx: CliContext, cmd: Command): Promise<void> {
-  const g = globals(cmd);
-  const dataDir = dataDirOf(ctx, g);
-  const info = await runningDaemon(dataDir);
-  if (info === null) {
-    if (g.json) printJson(ctx, { running: false, dataDir });
-    else ctx.stdout.write(`no wfx daemon is running on ${dataDir}\nstart one with: wfx daemon start\n`);
-    ctx.exitCode = EXIT.UNREACHABLE;
-    return;
-  }
-  let health: Health | { status: 'unreachable'; error: string };
-  try {
-    // Without a credential and with a deadline of its own; whatever it answers is shown (not the client's errors).
-    const res = await fetch(`${info.url}/health`, { signal: AbortSignal.timeout(5000) });
-    health = (await res.json()) as Health;
-  } catch (err) {
-    health = { status: 'unreachable', error: (err as Error).message };
-  }
-  // Trigger health needs a credential that may read flows; without one the section is left out.
-  const triggers = health.status === 'ok' ? await triggerHealth(ctx, cmd) : null;
-  const domains = health.status === 'ok' ? await workerHealth(ctx, cmd) : null;
-  if (g.json)
-    printJson(ctx, { running: true, ...info, health, ...(triggers && { triggers }), ...(domains && { domains }) });
-  else {
-    ctx.stdout.write(
-      `wfx daemon running (pid ${info.pid})\n` +
-        `  url             ${info.url}\n` +
-        `  health          ${health.status}\n` +
-        `  version         ${info.version}\n` +
-        `  started         ${info.startedAt}\n` +
-        `  data directory  ${info.dataDir}\n` +
-        storeLine('store' in health ? health.store : undefined),
-    );
-    const damage = 'history' in health ? health.history : undefined;
-    if (damage && damage.findings.length > 0) {
-      ctx.stdout.write(
-        `  history         ${damage.damagedRecords} damaged record${damage.damagedRecords === 1 ? '' : 's'} (restore from a backup: docs/operations.md)\n`,
-      );
-      for (const f of damage.findings) ctx.stdout.write(`    ${f.code} ${f.file} at byte ${f.offset}\n`);
-    }
-    if (triggers) {
-      const failing = triggers.filter((tr) => tr.state !== 'active').length;
-      ctx.stdout.write(`  triggers        ${triggers.length}${failing ? ` (${failing} not active)` : ''}\n`);
-      if (triggers.length > 0) {
-        ctx.stdout.write(
-          `\n${table(
-            ['TRIGGER', 'FLOW', 'ENV', 'STATE', 'LAST FIRE', 'NEXT FIRE', 'LAST ERROR'],
-            triggers.map((tr) => [
-              tr.type === 'schedule'
-                ? `schedule ${tr.cron}${tr.timezone && tr.timezone !== 'UTC' ? ` ${tr.timezone}` : ''}`
-                : tr.type === 'email'
-                  ? `email ${tr.connection ?? ''}`
-                  : `webhook ${tr.webhook ?? ''}`,
-              `${tr.flowName} v${tr.version}`,
-              tr.environment,
-              tr.state,
-              tr.lastFire ?? '-',
-              tr.nextFire ?? '-',
-              tr.lastError ?? '',
-            ]),
-          )}`,
-        );
-      }
-    }
-    if (domains) ctx.stdout.write(`${triggers && triggers.length > 0 ? '\n' : ''}${domainLines(domains)}`);
-  }
-  if (health.status !== 'ok') ctx.exitCode = EXIT.UNREACHABLE;
 }

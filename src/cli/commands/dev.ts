@@ -10,6 +10,8 @@ import {
   parseReplayWindow,
   safetyOptions,
   LEASE_HELP,
+  ADVERTISE_HELP,
+  parseAdvertiseUrl,
   parseLease,
   STANDBY_HELP,
   STORE_HELP,
@@ -43,6 +45,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
     .option('--lease <duration>', LEASE_HELP, parseLease)
+    .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
     .action(
       async (
@@ -58,6 +61,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           store?: string;
           standby?: boolean;
           lease?: number;
+          advertiseUrl?: string;
         },
         cmd: Command,
       ) => {

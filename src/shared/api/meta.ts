@@ -12,10 +12,16 @@ export interface StoreHealth {
   readonly renewedMsAgo?: number;
 }
 
-/** GET /health: `history` only when the daemon checked its history for damage. */
+/**
+ * GET /health: `history` only when the daemon checked its history for damage. A daemon standing
+ * by for a database answers `status: 'standby'`, why, and the daemon it forwards requests to:
+ * 200 while it has one, 503 while it has none (a takeover under way, the database away).
+ */
 export interface Health {
-  readonly status: 'ok';
+  readonly status: 'ok' | 'standby';
   readonly version: string;
+  /** status standby: since when, why (who holds the lease, or that the database cannot be reached), and where requests go. */
+  readonly standby?: { readonly since: string; readonly reason: string; readonly forwardingTo?: string };
   readonly store?: StoreHealth;
   readonly history?: {
     readonly damagedRecords: number;
@@ -43,4 +49,30 @@ export interface LifecycleEventView {
   readonly organization: string;
   readonly processInstanceId: string;
   readonly [field: string]: unknown;
+}
+
+/** GET /admin/cluster (`--store` only): one daemon on the database, serving or standing by. */
+export interface ClusterDaemon {
+  /** Its id (its data directory's `daemon.id`): the owner named by its leases. */
+  readonly id: string;
+  /** Where it answers, and where standbys forward to while it serves. */
+  readonly url: string;
+  readonly pid: number;
+  readonly host: string;
+  readonly version: string;
+  readonly startedAt: string;
+  /** Milliseconds since it last renewed its registration (every third of a lease). */
+  readonly seenMsAgo: number;
+  /** The daemon that answered. */
+  readonly self: boolean;
+  /** The partitions whose lease it holds, each with the epoch its writes carry; none: it stands by. */
+  readonly partitions: ReadonlyArray<{
+    readonly partition: number;
+    readonly epoch: number;
+    readonly leaseMsLeft: number;
+  }>;
+}
+
+export interface ClusterList {
+  readonly items: readonly ClusterDaemon[];
 }

@@ -86,6 +86,23 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'daemons',
+    sql: `
+      -- Every daemon on the database (cluster.ts), serving or standing by: where it answers,
+      -- renewed every third of a lease; whoever owns a partition's lease serves it.
+      CREATE TABLE wfx_daemons (
+        id text PRIMARY KEY,
+        url text NOT NULL,
+        pid integer NOT NULL,
+        host text NOT NULL,
+        version text NOT NULL,
+        started_at timestamptz NOT NULL DEFAULT now(),
+        seen_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

@@ -303,6 +303,11 @@ Options:
                                       on the database lasts unrenewed: how soon
                                       a standby takes over after it dies
                                       (default 10s)
+  --advertise-url <url>               with --store: the URL the database's other
+                                      daemons reach this one at, to forward
+                                      requests while it serves (default: the
+                                      address it listens on; with --host
+                                      0.0.0.0, this host's name)
   -h, --help                          display help for command
 
 Examples:
@@ -372,6 +377,11 @@ Options:
                                       on the database lasts unrenewed: how soon
                                       a standby takes over after it dies
                                       (default 10s)
+  --advertise-url <url>               with --store: the URL the database's other
+                                      daemons reach this one at, to forward
+                                      requests while it serves (default: the
+                                      address it listens on; with --host
+                                      0.0.0.0, this host's name)
   -h, --help                          display help for command
 
 Examples:

@@ -1,0 +1,184 @@
+/**
+ * The daemons on one database, as each of them sees the others. Every daemon on `--store`, the
+ * one serving and those standing by, registers in `wfx_daemons` where it answers (its URL) and
+ * renews its row every third of a lease. Whoever holds a partition's lease serves it (lease.ts);
+ * a standby forwards what it is asked to that daemon (standby-listener.ts), so that any daemon
+ * of the database answers any call, and `GET /admin/cluster` (`wfx daemon status`) lists them
+ * all. The member outlives the daemon's starts in one process (rejoin.ts): its pool is its own,
+ * and a database that cannot be reached only makes its view go stale, which it then says.
+ */
+import { hostname } from 'node:os';
+import pg from 'pg';
+import type { ClusterDaemon } from '../../../shared/api/index.js';
+import { VERSION } from '../../../shared/version.js';
+import { migrate } from './migrations.js';
+
+/** The daemon serving the database now, as last read: where a standby sends what it is asked. */
+export interface ServingDaemon {
+  readonly id: string;
+  readonly url: string;
+  readonly epoch: number;
+}
+
+const REGISTER = `
+  INSERT INTO wfx_daemons (id, url, pid, host, version) VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT (id) DO UPDATE
+     SET url = EXCLUDED.url, pid = EXCLUDED.pid, host = EXCLUDED.host, version = EXCLUDED.version,
+         started_at = CASE WHEN wfx_daemons.pid = EXCLUDED.pid THEN wfx_daemons.started_at ELSE now() END,
+         seen_at = now()`;
+
+// Partition 0's owner while its lease runs, and where that daemon said it answers.
+const SERVING = `
+  SELECT d.id, d.url, p.epoch FROM wfx_partitions p JOIN wfx_daemons d ON d.id = p.owner
+   WHERE p.partition = 0 AND p.lease_until > now()`;
+
+const LIST = `
+  SELECT d.id, d.url, d.pid, d.host, d.version, d.started_at,
+         (extract(epoch FROM now() - d.seen_at) * 1000)::bigint AS seen_ms_ago,
+         coalesce(json_agg(json_build_object(
+           'partition', p.partition, 'epoch', p.epoch,
+           'leaseMsLeft', (extract(epoch FROM p.lease_until - now()) * 1000)::bigint
+         ) ORDER BY p.partition) FILTER (WHERE p.partition IS NOT NULL), '[]') AS partitions
+    FROM wfx_daemons d LEFT JOIN wfx_partitions p ON p.owner = d.id AND p.lease_until > now()
+   GROUP BY d.id ORDER BY d.started_at, d.id`;
+
+// A daemon not seen for a day is gone (killed, its host retired): its row is dropped.
+const FORGET = `DELETE FROM wfx_daemons WHERE seen_at < now() - interval '1 day' AND id <> $1`;
+
+export interface ClusterMemberOptions {
+  readonly connectionString: string;
+  /** This daemon's id: the lease's owner (open-store.ts's daemon.id). */
+  readonly id: string;
+  /** How long a lease lasts (the renewal period is a third of it). */
+  readonly leaseMs: number;
+  readonly logger: { info(line: string): void; warn(line: string): void };
+}
+
+export class ClusterMember {
+  private readonly pool: pg.Pool;
+  private url: string | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private migrated = false;
+  private closed = false;
+  private unreachable = false;
+  private beat: Promise<void> | null = null;
+  private serving: ServingDaemon | null = null;
+  /** performance.now() of the last read of the serving daemon that succeeded. */
+  private readAt = -Infinity;
+
+  constructor(private readonly options: ClusterMemberOptions) {
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: 1,
+      application_name: `wfx ${options.id} cluster`,
+      connectionTimeoutMillis: 10_000,
+      query_timeout: 10_000,
+      keepAlive: true,
+    });
+    this.pool.on('error', () => undefined); // an idle connection that broke: the next beat says so
+  }
+
+  /** This daemon's id. */
+  get id(): string {
+    return this.options.id;
+  }
+
+  /** Registers this daemon as answering at `url` now, and from then on every third of a lease. */
+  async announce(url: string): Promise<void> {
+    this.url = url;
+    if (!this.timer && !this.closed) {
+      this.timer = setInterval(() => void this.heartbeat(), this.options.leaseMs / 3);
+      this.timer.unref();
+    }
+    await this.heartbeat();
+  }
+
+  /**
+   * The daemon serving the database, another than this one, as read at most a lease ago; null
+   * when none is (a takeover under way), or the database has not answered for that long.
+   */
+  servingDaemon(): ServingDaemon | null {
+    if (performance.now() - this.readAt > this.options.leaseMs) return null;
+    return this.serving && this.serving.id !== this.options.id ? this.serving : null;
+  }
+
+  /** Reads the serving daemon again now (a forward to the one it knew failed). */
+  refresh(): Promise<void> {
+    return this.heartbeat();
+  }
+
+  /** Every daemon on the database, with the partitions each serves. */
+  async list(): Promise<ClusterDaemon[]> {
+    const { rows } = await this.pool.query<{
+      id: string;
+      url: string;
+      pid: number;
+      host: string;
+      version: string;
+      started_at: Date;
+      seen_ms_ago: string;
+      partitions: { partition: number; epoch: number; leaseMsLeft: number }[];
+    }>(LIST);
+    return rows.map((r) => ({
+      id: r.id,
+      url: r.url,
+      pid: r.pid,
+      host: r.host,
+      version: r.version,
+      startedAt: r.started_at.toISOString(),
+      seenMsAgo: Math.max(0, Number(r.seen_ms_ago)),
+      self: r.id === this.options.id,
+      partitions: r.partitions.map((p) => ({
+        partition: p.partition,
+        epoch: Number(p.epoch),
+        leaseMsLeft: Math.max(0, Number(p.leaseMsLeft)),
+      })),
+    }));
+  }
+
+  private heartbeat(): Promise<void> {
+    // One beat at a time: a slow database does not pile them up.
+    this.beat ??= this.beatOnce().finally(() => (this.beat = null));
+    return this.beat;
+  }
+
+  private async beatOnce(): Promise<void> {
+    if (this.closed || this.url === null) return;
+    const sentAt = performance.now();
+    try {
+      if (!this.migrated) {
+        const client = await this.pool.connect();
+        try {
+          await migrate(client);
+        } finally {
+          client.release();
+        }
+        this.migrated = true;
+      }
+      await this.pool.query(REGISTER, [this.options.id, this.url, process.pid, hostname(), VERSION]);
+      const { rows } = await this.pool.query<{ id: string; url: string; epoch: string }>(SERVING);
+      const row = rows[0];
+      this.serving = row ? { id: row.id, url: row.url, epoch: Number(row.epoch) } : null;
+      this.readAt = sentAt;
+      await this.pool.query(FORGET, [this.options.id]);
+      if (this.unreachable) this.options.logger.info('cluster: the database answers again');
+      this.unreachable = false;
+    } catch (err) {
+      // Said once per outage; the store's own writes say the rest.
+      if (!this.unreachable && !this.closed)
+        this.options.logger.warn(`cluster: cannot register with the database: ${(err as Error).message}`);
+      this.unreachable = true;
+    }
+  }
+
+  /** Stops renewing and leaves the cluster (a clean stop): the others no longer list this daemon. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.beat?.catch(() => undefined);
+    if (this.url !== null)
+      await this.pool.query('DELETE FROM wfx_daemons WHERE id = $1', [this.options.id]).catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
+  }
+}
