@@ -1,0 +1,270 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { killIfAlive, WFX_BIN } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
+import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import { forgetDaemon, noteDaemon } from '../setup/daemons.js';
+
+/*
+ * Three daemons on one database, as a supervisor runs them (each `--standby`, restarted when it
+ * dies), under a load of starts, task answers, events and timers sent to any of them, and the
+ * daemon serving SIGKILLed at a random moment of each round, several rounds: every acknowledged
+ * start, answer and event is there at the end, every execution finishes as it should on the
+ * daemon that took over, no node runs twice, and no schedule fires twice for one minute.
+ */
+
+const ASK_ID = '6a0f1e2d-3c4b-4a59-8e7f-0a1b2c3d4e5f';
+const EVENT_ID = '7b1e2d3c-4b5a-4968-9f8e-1b2c3d4e5f60';
+const TIMER_ID = '8c2d3e4f-5a6b-4c7d-8e9f-2c3d4e5f6a71';
+const TICK_ID = '9d3e4f5a-6b7c-4d8e-9fa0-3d4e5f6a7b82';
+const FLOWS = [
+  `processId: ${ASK_ID}
+name: Ask
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`,
+  `processId: ${EVENT_ID}
+name: Wait for go
+nodes:
+  start: { type: startEvent, next: wait }
+  wait: { type: intermediateCatchEvent, eventType: message, messageRef: go, correlationKey: "{key}", next: done }
+  done: { type: endEvent }
+`,
+  `processId: ${TIMER_ID}
+name: Nap
+nodes:
+  start: { type: startEvent, next: nap }
+  nap: { type: intermediateCatchEvent, eventType: timer, duration: 1s, next: done }
+  done: { type: endEvent }
+`,
+  `processId: ${TICK_ID}
+name: Every minute
+triggers:
+  - { type: schedule, cron: "* * * * *" }
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`,
+];
+
+const ROUNDS = 6;
+const OPS_PER_ROUND = 40;
+const CONCURRENCY = 3;
+
+/** A small seeded generator (mulberry32): a failing run can be repeated with its seed. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Slot {
+  readonly dir: string;
+  child: ChildProcess | null;
+  url: string | null;
+}
+
+/**
+ * Starts the slot's daemon as a supervisor would: in the foreground, a standby until the lease is
+ * free, the store in its environment (kept off `ps`).
+ */
+function launch(t: Test, slot: Slot, store: string): void {
+  const child = spawn(
+    process.execPath,
+    [WFX_BIN, 'daemon', 'start', '--foreground', '--port', '0', '--data-dir', slot.dir, '--standby', '--lease', '2s'],
+    { stdio: ['ignore', 'ignore', 'ignore'], env: { ...process.env, NO_COLOR: '1', WFX_STORE: store } },
+  );
+  noteDaemon(child.pid!);
+  t.teardown(() => {
+    killIfAlive(child.pid);
+    forgetDaemon(child.pid!);
+  });
+  slot.child = child;
+  slot.url = null;
+}
+
+/** The URL of the slot's current process, once it listens (daemon.json names it). */
+async function listening(slot: Slot): Promise<string> {
+  const pid = slot.child!.pid;
+  const url = await eventually(`daemon ${slot.dir} listens`, async () => {
+    const info = JSON.parse(await readFile(join(slot.dir, 'daemon.json'), 'utf8')) as { pid: number; url: string };
+    return info.pid === pid && info.url;
+  });
+  slot.url = url;
+  return url;
+}
+
+async function healthOf(url: string): Promise<string> {
+  const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(5000) });
+  return ((await res.json()) as { status: string }).status;
+}
+
+t.test(
+  'three daemons on one database, the serving one killed again and again under load',
+  { skip: POSTGRES_SKIP },
+  async (t) => {
+    const server = await startPostgres(t);
+    const store = await server.createDatabase('cluster');
+    const root = t.testdir();
+    const seed = Number(process.env.WFX_CHAOS_SEED ?? Date.now() % 1_000_000);
+    t.comment(`seed ${seed} (WFX_CHAOS_SEED repeats a run)`);
+    const rand = random(seed);
+    const slots: Slot[] = ['a', 'b', 'c'].map((name) => ({ dir: join(root, name), child: null, url: null }));
+    for (const slot of slots) {
+      // `--standby` starts a daemon that serves as soon as the lease is free: the first one does.
+      launch(t, slot, store);
+      await listening(slot);
+    }
+    const servingSlot = () =>
+      eventually(
+        'one daemon serves',
+        async () => {
+          for (const slot of slots)
+            if (slot.url && slot.child?.exitCode === null && (await healthOf(slot.url).catch(() => '')) === 'ok')
+              return slot;
+          return null;
+        },
+        { withinMs: 60_000 },
+      );
+    const first = await servingSlot();
+    const key = (await readFile(join(first.dir, 'bootstrap.key'), 'utf8')).trim();
+
+    /** A call to the daemon at `url`; null when it was not answered (the daemon died under it). */
+    const call = async (url: string, method: string, path: string, body?: object) => {
+      try {
+        const res = await fetch(`${url}${path}`, {
+          method,
+          headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
+          body: body && JSON.stringify(body),
+          signal: AbortSignal.timeout(20_000),
+        });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      } catch {
+        return null;
+      }
+    };
+    for (const source of FLOWS) {
+      const published = await call(first.url!, 'POST', '/admin/flows', { source, organization: 'default' });
+      t.equal(published?.status, 200, 'published');
+    }
+
+    // What was acknowledged (answered 200): only that is promised.
+    const asks: string[] = [];
+    const answered = new Set<string>();
+    const waiting: { id: string; key: string }[] = [];
+    const sent = new Set<string>();
+    const naps: string[] = [];
+    const live = () => slots.filter((s) => s.url !== null && s.child?.exitCode === null);
+    const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(rand() * items.length)];
+
+    const operate = async (): Promise<void> => {
+      const slot = pick(live());
+      if (!slot) return;
+      const url = slot.url!;
+      const kind = rand();
+      if (kind < 0.25) {
+        const r = await call(url, 'POST', '/process/start', { processId: ASK_ID, data: {} });
+        if (r?.status === 200) asks.push(r.body.processInstanceId as string);
+      } else if (kind < 0.45) {
+        const id = pick(asks.filter((a) => !answered.has(a)));
+        if (!id) return;
+        const r = await call(url, 'POST', '/process/task', {
+          processInstanceId: id,
+          nodeId: 'ask',
+          action: 'COMPLETE',
+          data: { inputValue: 'ok' },
+        });
+        if (r?.status === 200) answered.add(id);
+      } else if (kind < 0.65) {
+        const correlation = randomUUID();
+        const r = await call(url, 'POST', '/process/start', { processId: EVENT_ID, data: { key: correlation } });
+        if (r?.status === 200) waiting.push({ id: r.body.processInstanceId as string, key: correlation });
+      } else if (kind < 0.85) {
+        const w = pick(waiting.filter((x) => !sent.has(x.id)));
+        if (!w) return;
+        const r = await call(url, 'POST', '/process/event', {
+          eventType: 'go',
+          correlationKey: w.key,
+          messageId: w.key,
+          ttlSeconds: 600,
+        });
+        if (r?.status === 200) sent.add(w.id);
+      } else {
+        const r = await call(url, 'POST', '/process/start', { processId: TIMER_ID, data: {} });
+        if (r?.status === 200) naps.push(r.body.processInstanceId as string);
+      }
+    };
+
+    const takeovers: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const victim = await servingSlot();
+      const killAt = 4 + Math.floor(rand() * (OPS_PER_ROUND - 8));
+      let done = 0;
+      let killedAt = 0;
+      const worker = async () => {
+        while (done < OPS_PER_ROUND) {
+          if (done++ === killAt) {
+            killedAt = performance.now();
+            victim.child!.kill('SIGKILL');
+          }
+          await operate();
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      if (victim.child!.exitCode === null && victim.child!.signalCode === null) await once(victim.child!, 'exit');
+      const next = await servingSlot();
+      t.not(next, victim, `round ${round + 1}: another daemon took over`);
+      takeovers.push(Math.round(performance.now() - killedAt));
+      // The supervisor starts the killed daemon again: a standby now.
+      launch(t, victim, store);
+      await listening(victim);
+    }
+    t.comment(`kill to serving again, ms (2 s lease, load still running): ${takeovers.join(', ')}`);
+    t.ok(asks.length > 0 && waiting.length > 0 && naps.length > 0, 'each kind of work was acknowledged');
+    t.ok(answered.size > 0 && sent.size > 0, 'answers and events too');
+
+    const serving = await servingSlot();
+    const read = async (id: string) => (await call(serving.url!, 'GET', `/process/instance/${id}`))!;
+    const states = async (ids: readonly string[]) => Promise.all(ids.map(async (id) => (await read(id)).body));
+    const finished = (ids: readonly string[], what: string) =>
+      eventually(
+        what,
+        async () => {
+          const all = await states(ids);
+          return all.every((i) => i.state === 'COMPLETED') && all;
+        },
+        { withinMs: 60_000 },
+      );
+
+    for (const inst of await states([...asks, ...waiting.map((w) => w.id), ...naps]))
+      t.ok(inst.processInstanceId, 'every acknowledged start is there');
+    await finished([...answered], 'every acknowledged answer completes its execution');
+    await finished([...sent], 'every acknowledged event completes its execution');
+    await finished(naps, 'every timer fires, on whichever daemon serves');
+
+    // No node ran twice: each node of each execution has one node instance.
+    const all = await states([...asks, ...waiting.map((w) => w.id), ...naps]);
+    const twice = all.flatMap((inst) => {
+      const ids = (inst.nodes as { nodeId: string }[]).map((n) => n.nodeId);
+      return ids.filter((id, i) => ids.indexOf(id) !== i).map((id) => `${inst.processInstanceId as string}:${id}`);
+    });
+    t.same(twice, [], 'no node of any execution ran twice');
+
+    const ticks = await call(serving.url!, 'GET', `/process/${TICK_ID}/instances?limit=100`);
+    const fired = await states((ticks!.body.items as { processInstanceId: string }[]).map((i) => i.processInstanceId));
+    const minutes = fired.map((i) => (i.data as { scheduledTime: string }).scheduledTime);
+    t.equal(new Set(minutes).size, minutes.length, `no schedule fired twice for one minute (${minutes.length} fired)`);
+  },
+);
