@@ -1,6 +1,7 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import type { AgentState, InstanceView, WaitingTask } from '../../src/shared/api/index.js';
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
@@ -73,7 +74,7 @@ const client = await adminClient(cwd, daemon.url);
 const published = await wfxIn(['flow', 'publish', ...Object.keys(TOOLS)], { cwd });
 if (published.code !== 0) throw new Error(`publishing the tool flows failed: ${published.stderr}`);
 
-/** The tools of a scenario's agent; a number of scenarios so far names each provider. */
+/** Scenarios so far: each one's provider and agent flow are named by its number. */
 let scenarios = 0;
 
 /** One agent flow with its own scripted model, published: start it, read it back. */
@@ -132,14 +133,14 @@ const agentNode = (inst: InstanceView) => inst.nodes.find((n) => n.nodeId === 'a
 const agentOf = (inst: InstanceView): AgentState => agentNode(inst).agent!;
 
 /** What the agent's result variable holds after a failure: the run so far, its transcript kept. */
-interface Partial {
+interface PartialRun {
   readonly text: null;
   readonly steps: number;
   readonly toolCalls: ReadonlyArray<{ name: string; childInstanceId: string | null; ok: boolean | null }>;
   readonly usage: { inputTokens: number; outputTokens: number };
   readonly transcript: ReadonlyArray<{ role: string; content: string; name?: string }>;
 }
-const partialOf = (inst: InstanceView) => inst.data.agent as Partial;
+const partialOf = (inst: InstanceView) => inst.data.agent as PartialRun;
 
 /** The tool messages a request sent the model. */
 function toolResults(server: OpenAiServer, request: number): string[] {
@@ -306,12 +307,15 @@ t.test('cancelling the execution in the middle cancels the tool executions; no f
 t.test(
   'a turn whose model call fails and is retried keeps the budget: steps, usage and tool calls go on',
   async (t) => {
-    const s = await scenario(t, [LOOKUP], ['retry: { maxAttempts: 2, initialInterval: 10ms }', 'maxTotalTokens: 30']);
-    s.server.script(
-      lookupCall('A-2', 'c1'),
-      reply.status(500, 'the model server had a hiccup'),
-      reply.text('Order A-2 has shipped.'),
-    );
+    const retry = 'retry: { maxAttempts: 2, initialInterval: 10ms }';
+    const script = (server: OpenAiServer) =>
+      server.script(
+        lookupCall('A-2', 'c1'), // 13 tokens
+        reply.status(500, 'the model server had a hiccup'),
+        reply.text('Order A-2 has shipped.'), // 10 tokens
+      );
+    const s = await scenario(t, [LOOKUP], [retry]);
+    script(s.server);
     const inst = await ended(await s.start());
     t.equal(inst.stateCd, 1, 'completed');
     t.equal(s.server.requestCount(), 3, 'turn 2 asked twice');
@@ -333,6 +337,17 @@ t.test(
       logs.some((m) => /^model m attempt 1: .*failed \(AI_HTTP_500: /.test(m)),
       'the failed attempt is logged',
     );
+
+    // The same run under a budget only the two turns together exceed: the retry wiped nothing.
+    const tight = await scenario(t, [LOOKUP], [retry, 'maxTotalTokens: 20']);
+    script(tight.server);
+    const over = await ended(await tight.start());
+    t.match(over.data.error, {
+      code: 'AGENT_BUDGET_EXCEEDED',
+      message: /^23 tokens used in 2 turns; maxTotalTokens is 20/,
+    });
+    t.equal(tight.server.requestCount(), 3);
+    t.match(partialOf(over), { steps: 2, toolCalls: [{ ok: true }], usage: { inputTokens: 16, outputTokens: 7 } });
   },
 );
 
@@ -362,7 +377,7 @@ t.test('a tool flow with a userTask waits for a person; the answer goes back to 
 });
 
 t.test('the example agent of flows/ runs end to end: a lookup, a supervisor who answers, a decision', async (t) => {
-  const file = (name: string) => new URL(`../../../flows/${name}`, import.meta.url).pathname;
+  const file = (name: string) => fileURLToPath(new URL(`../../../flows/${name}`, import.meta.url));
   const sources = ['refund-order-lookup.yaml', 'refund-supervisor-approval.yaml', 'refund-assistant.yaml'];
   for (const name of sources) await client.flows.publish({ source: await readFile(file(name), 'utf8') });
   const server = await startOpenAiServer();
