@@ -1,11 +1,12 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { WfxClient } from '../../src/client/client.js';
 import type { AgentState, InstanceView } from '../../src/shared/api/index.js';
-import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfxIn, type CliResult } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { reply, startOpenAiServer, type OpenAiServer } from '../helpers/openai-server.js';
 import { writeTinyGguf } from '../helpers/tiny-gguf.js';
@@ -65,18 +66,34 @@ nodes:
 `,
 };
 
-async function setup(t: Test) {
+/** A daemon (with `env`) in a directory of the flows, published. */
+async function setup(t: Test, env?: NodeJS.ProcessEnv) {
   const cwd = t.testdir(FLOWS);
-  const daemon = await startDaemon(t, { cwd });
+  const daemon = await startDaemon(t, { cwd, ...(env && { env }) });
   const run = (args: string[], stdin?: string) => wfxIn(args, { cwd, ...(stdin !== undefined && { stdin }) });
   const published = await run(['flow', 'publish', 'agent.yaml', 'approve.yaml', 'lookup.yaml']);
   t.equal(published.code, 0, published.stderr);
   return { cwd, daemon, run };
 }
 
-async function model(t: Test, options: Parameters<typeof startOpenAiServer>[0] = {}): Promise<OpenAiServer> {
-  const server = await startOpenAiServer(options);
+/** A scripted OpenAI-compatible server, registered as the organization's default provider. */
+async function model(t: Test, run: (args: string[]) => Promise<CliResult>): Promise<OpenAiServer> {
+  const server = await startOpenAiServer();
   t.teardown(() => server.close());
+  const created = await run([
+    'ai',
+    'providers',
+    'create',
+    'scripted',
+    '--kind',
+    'openai-compatible',
+    '--base-url',
+    server.baseUrl,
+    '--model',
+    'm',
+    '--default',
+  ]);
+  t.equal(created.code, 0, created.stderr);
   return server;
 }
 
@@ -103,26 +120,8 @@ async function runsOf(client: WfxClient, processId: string): Promise<number> {
 t.test(
   'SIGKILL at each point of a turn: the model is asked once more per turn in flight, no tool runs twice',
   async (t) => {
-    const server = await model(t);
     const { cwd, daemon, run } = await setup(t);
-    t.equal(
-      (
-        await run([
-          'ai',
-          'providers',
-          'create',
-          'scripted',
-          '--kind',
-          'openai-compatible',
-          '--base-url',
-          server.baseUrl,
-          '--model',
-          'm',
-          '--default',
-        ])
-      ).code,
-      0,
-    );
+    const server = await model(t, run);
 
     // 1. Turn 1 in flight.
     server.script(reply.hang());
@@ -204,7 +203,67 @@ t.test(
 
     const shown = await run(['instances', 'get', id]);
     t.equal(shown.code, 0, shown.stderr);
-    t.match(shown.stdout, /ask_a_supervisor/, 'the transcript is shown');
+    const [approval, lookup] = agentOf(done)!.calls.map((c) => c.childInstanceId);
+    const out = shown.stdout;
+    t.equal(
+      out.slice(out.indexOf('conversation of'), out.indexOf('\n\nchildren:')),
+      [
+        'conversation of agent, completed',
+        '2 turns · 16 input + 7 output tokens · 2 tool calls: 2 done',
+        '  user       Case 1: help with the order.',
+        '  assistant  → ask_a_supervisor(urgent: true)',
+        `               done in ${approval}`,
+        '             → look_up_order(orderId: "A-1")',
+        `               done in ${lookup}`,
+        '  tool       ← look_up_order: {status: "shipped", orderId: "A-1"}',
+        '  tool       ← ask_a_supervisor: {approved: "yes"}',
+        '  assistant  {"label":"ham"}',
+      ].join('\n'),
+      'the transcript as a conversation: roles, each call with its execution and state, each result',
+    );
+  },
+);
+
+t.test(
+  'SIGKILL once the tool results are journaled, before the next turn is asked: nothing is asked or run again',
+  async (t) => {
+    // The daemon stops right after the step that records the last child's output and asks for
+    // turn 2, before the model is called (crash-point.ts): the kill lands exactly there.
+    const { cwd, daemon, run } = await setup(t, { WFX_TEST_CRASH_POINT: 'agent:tools-ended' });
+    const server = await model(t, run);
+    server.script(
+      reply.toolCalls([
+        { id: 'c1', name: 'look_up_order', arguments: { orderId: 'A-1' } },
+        { id: 'c2', name: 'look_up_order', arguments: { orderId: 'A-2' } },
+      ]),
+    );
+    const started = await run(['run', AGENT, '--set', 'n=3', '--json']);
+    t.equal(started.code, 0, started.stderr);
+    const id = (JSON.parse(started.stdout) as { processInstanceId: string }).processInstanceId;
+    const out = join(cwd, '.wfx', 'logs', 'daemon.out');
+    await eventually('the daemon stops with both tool results journaled', async () =>
+      (await readFile(out, 'utf8').catch(() => '')).includes('crash-point agent:tools-ended\n'),
+    );
+    t.equal(server.requestCount(), 1, 'turn 2 is not asked yet');
+    await kill(daemon.pid);
+
+    server.script(reply.text('{"label":"spam"}'));
+    const after = await startDaemon(t, { cwd });
+    const client = await adminClient(cwd, after.url);
+    const done = await eventually('the agent answered', async () => {
+      const i = await client.instances.get(id);
+      return i.stateCd !== 0 ? i : undefined;
+    });
+    t.equal(done.stateCd, 1, 'completed');
+    t.match(done.data, { agent: { data: { label: 'spam' }, steps: 2, toolCalls: [{ ok: true }, { ok: true }] } });
+    t.equal(server.requestCount(), 2, 'as often as a crash-free run: nothing was in flight at the kill');
+    t.equal(await runsOf(client, LOOKUP), 2, 'each lookup ran once');
+    const sent = server.requests[1]!.body.messages as Array<{ role: string; content: string }>;
+    t.same(
+      sent.filter((m) => m.role === 'tool').map((m) => m.content),
+      ['{"status":"shipped","orderId":"A-1"}', '{"status":"shipped","orderId":"A-2"}'],
+      'turn 2 is asked with both journaled results',
+    );
   },
 );
 

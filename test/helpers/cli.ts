@@ -155,16 +155,23 @@ export function killIfAlive(pid: number | undefined): void {
 }
 
 /**
- * Starts a background daemon on port 0, in `cwd` (its default data dir there) or on `dataDir`;
- * at teardown it is stopped, and killed if it still runs. Returns its pid and URL.
+ * Starts a background daemon on port 0, in `cwd` (its default data dir there) or on `dataDir`,
+ * with `env` over this process's environment; at teardown it is stopped, and killed if it still
+ * runs. Returns its pid and URL.
  */
 export async function startDaemon(
   t: { teardown(fn: () => unknown): void },
-  where: { readonly cwd?: string; readonly dataDir?: string; readonly args?: readonly string[] },
+  where: {
+    readonly cwd?: string;
+    readonly dataDir?: string;
+    readonly args?: readonly string[];
+    readonly env?: NodeJS.ProcessEnv;
+  },
 ): Promise<{ pid: number; url: string }> {
   const dir = where.dataDir ? ['--data-dir', where.dataDir] : [];
   const res = await wfxIn(['daemon', 'start', '--port', '0', '--json', ...dir, ...(where.args ?? [])], {
     cwd: where.cwd,
+    ...(where.env && { env: where.env }),
   });
   if (res.code !== 0) throw new Error(`daemon start failed (${res.code}): ${res.stderr}`);
   const info = JSON.parse(res.stdout) as { pid: number; url: string };

@@ -9,13 +9,14 @@ import type { BoundaryEventNode } from '../../shared/flow/types.js';
 import { logEntry } from '../state/log-line.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
+import { crashPoint } from '../store/crash-point.js';
 import type { Transaction } from '../store/store.js';
 import { ownRecordsJson, type ExecutionArchive } from './archive.js';
 import type { EngineEmitter, LogsAdvanced, StreamedLog } from './engine-events.js';
 import { boundaryKey, nodeKey, timerTarget, type TimerKey } from './keys.js';
 import { lifecycleOf } from './lifecycle.js';
 import { TimerQueue } from './timers.js';
-import type { EngineCore, Transition } from './transition.js';
+import type { EngineCore, Transition, WorkOrder } from './transition.js';
 import type { StepRunner, WorkRunner } from './work-runner.js';
 
 /** What Effects needs from the engine. */
@@ -137,7 +138,10 @@ export class Effects {
         this.archived(r.instanceId);
       } else this.archive.enqueue(r.instanceId, ownRecordsJson(r.instanceId, records, serialized));
     }
-    for (const order of transition.work) this.work.start(order);
+    for (const order of transition.work) {
+      if (order.request.kind === 'ai' && endsToolCalls(records, order)) crashPoint('agent:tools-ended');
+      this.work.start(order);
+    }
     for (const id of transition.deferred) setImmediate(() => this.continueDeferred(id));
   }
 
@@ -251,4 +255,18 @@ export class Effects {
     if (!inst || this.options.closed()) return;
     this.options.step((t) => t.continue(inst)).catch((err: unknown) => this.options.onError(err, `continuing ${id}`));
   }
+}
+
+/**
+ * Whether `records` end tool calls of the node that `order` asks a model turn for: a callAgent's
+ * tool results are durable and its next turn is about to be asked (a crash test's point).
+ */
+function endsToolCalls(records: readonly WfxRecord[], order: WorkOrder): boolean {
+  return records.some(
+    (r) =>
+      r.type === 'agent.updated' &&
+      r.nodeInstanceId === order.nodeInstanceId &&
+      r.instanceId === order.instanceId &&
+      (r.ended?.length ?? 0) > 0,
+  );
 }

@@ -1,7 +1,7 @@
 import { writeSync } from 'node:fs';
 
 /**
- * The one point a crash test asks a store to stop at (`WFX_TEST_CRASH_POINT`), read once: a
+ * The one point a crash test asks the daemon to stop at (`WFX_TEST_CRASH_POINT`), read once: a
  * check costs a comparison. Unset outside tests.
  */
 const STOP_AT = process.env.WFX_TEST_CRASH_POINT;
@@ -14,7 +14,8 @@ const STOP_MS = 60_000;
  * `crash-point <name>` on stdout and blocks the whole process (no timer, no I/O completes)
  * until the test's SIGKILL, so the kill lands exactly there rather than at a random moment.
  * Does nothing otherwise. Names: checkpoint:synced, checkpoint:pending, checkpoint:renamed,
- * checkpoint:named, roll:created, recovery:replayed.
+ * checkpoint:named, roll:created, recovery:replayed (the store); agent:tools-ended (the engine:
+ * a callAgent's tool results are durable, its next model turn not yet asked).
  */
 export function crashPoint(name: string): void {
   if (STOP_AT !== name) return;

@@ -1,6 +1,7 @@
 import type { EmailHealth } from '../../shared/api/index.js';
 import type { ImapFlow } from 'imapflow';
 import type { AddressObject } from 'mailparser';
+import type { WfxError } from '../../shared/errors.js';
 import type { Trigger } from '../../shared/flow/types.js';
 import type { Engine, StartRequest } from '../engine/engine.js';
 import type { WfxRecord } from '../state/records.js';
@@ -61,6 +62,9 @@ export function passesFilters(
   return filters.senderMatches === undefined || new RegExp(filters.senderMatches, 'i').test(mail.sender);
 }
 
+/** A target's key in lastFire and refused: its flow and environment. */
+const fireKey = (s: { readonly processId: string; readonly environment: string }) => `${s.processId}|${s.environment}`;
+
 const addresses = (a: AddressObject | AddressObject[] | undefined): string[] =>
   (Array.isArray(a) ? a : a ? [a] : []).flatMap((o) => o.value.map((v) => v.address ?? '')).filter(Boolean);
 
@@ -81,7 +85,10 @@ export class EmailTriggers {
   private readonly pollMs: number;
   private readonly files: FileStore | undefined;
   private readonly watches = new Map<string, Watch>();
+  /** When each target (fireKey) last started its flow. */
   private readonly lastFire = new Map<string, string>();
+  /** Why each target's latest start was refused (its flow's inputs refused the email, say), until one starts. */
+  private readonly refused = new Map<string, string>();
   private syncQueued = false;
   private closed = false;
 
@@ -130,13 +137,16 @@ export class EmailTriggers {
         ...subject,
         connection: trigger.connection,
         nextFire: null,
-        lastFire: this.lastFire.get(`${target.processId}|${target.environment}`) ?? null,
+        lastFire: this.lastFire.get(fireKey(target)) ?? null,
       } as const;
       if (!connection)
         return { ...base, state: 'disabled', lastError: `no email connection named "${target.trigger.connection}"` };
       const w = this.watches.get(connection.connectionId);
-      if (w?.connected) return { ...base, state: 'active', lastError: null };
-      return { ...base, state: 'failing', lastError: w?.lastError ?? 'connecting' };
+      if (!w?.connected) return { ...base, state: 'failing', lastError: w?.lastError ?? 'connecting' };
+      const refused = this.refused.get(fireKey(target));
+      return refused
+        ? { ...base, state: 'failing', lastError: refused }
+        : { ...base, state: 'active', lastError: null };
     });
   }
 
@@ -364,7 +374,7 @@ export class EmailTriggers {
         environment: target.environment,
         data: structuredClone(data),
       }));
-      let refusals: ReadonlyArray<{ readonly req: StartRequest; readonly error: Error }> = [];
+      let refusals: ReadonlyArray<{ readonly req: StartRequest; readonly error: WfxError }> = [];
       const started = await this.engine.startBatch(requests, (_started, refused) => {
         refusals = refused;
         // The attachments' records with the starts that name them: both or neither after a crash.
@@ -373,10 +383,18 @@ export class EmailTriggers {
           { type: 'email.processed', connectionId: connection.connectionId, messageId },
         ];
       });
-      // A start the engine refused (its data, its flow gone) is said, never dropped unseen.
-      for (const r of refusals) this.onError(r.error, `starting ${r.req.processId} for mail ${messageId}`);
+      // A start the engine refused (its data, its flow gone) is said, never dropped unseen: in the
+      // daemon log, and in the trigger's health until a later email starts its flow.
       const at = this.now().toISOString();
-      for (const inst of started) this.lastFire.set(`${inst.processId}|${inst.environment}`, at);
+      for (const r of refusals) {
+        this.onError(r.error, `starting ${r.req.processId} for mail ${messageId}`);
+        const target = targets[requests.indexOf(r.req)]!.target;
+        this.refused.set(fireKey(target), `${at}: mail ${messageId} not started: ${r.error.code}: ${r.error.message}`);
+      }
+      for (const inst of started) {
+        this.lastFire.set(fireKey(inst), at);
+        this.refused.delete(fireKey(inst));
+      }
     }
     // After the starts are durable: a crash before this leaves it unseen, and the Message-ID says it was done.
     await client.messageFlagsAdd(String(uid), ['\\Seen'], { uid: true });

@@ -41,7 +41,7 @@ export interface WebhookHealth extends TriggerSubject, TriggerState {
 export interface EmailHealth extends TriggerSubject, TriggerState {
   readonly type: 'email';
   readonly connection: string;
-  /** active (connected, watching); failing (cannot connect: retrying, see lastError); disabled (no such connection). */
+  /** active (connected, watching); failing (cannot connect: retrying; or the latest email's start was refused, as its flow's inputs refused the email: see lastError); disabled (no such connection). */
   readonly state: 'active' | 'failing' | 'disabled';
   readonly nextFire: null;
 }

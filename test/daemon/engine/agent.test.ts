@@ -369,6 +369,16 @@ t.test('budgets: maxToolCalls and maxTotalTokens fail with AGENT_BUDGET_EXCEEDED
   );
   t.match(inst.error, { code: 'AGENT_BUDGET_EXCEEDED', message: /asks for 4 tool calls; maxToolCalls is 3/ });
   t.equal(calls.calls.length, 2);
+  const partial = inst.variables.agent as { text: null; steps: number; toolCalls: unknown[]; transcript: unknown[] };
+  t.equal(partial.text, null);
+  t.equal(partial.steps, 2);
+  t.equal(partial.toolCalls.length, 2, "turn 1's calls ran; turn 2's were over the budget");
+  t.same(
+    (partial.transcript as Array<{ role: string }>).map((m) => m.role),
+    ['system', 'user', 'assistant', 'tool', 'tool', 'assistant'],
+    'the transcript is kept for inspection, the answer over the budget included',
+  );
+  t.equal(agentOf(inst).messages.length, 6);
 
   const tokens = new FakeAiRunner(() => ({
     toolCalls: [{ name: 'look_up_order', arguments: { orderId: 'X' } }],
@@ -381,6 +391,14 @@ t.test('budgets: maxToolCalls and maxTotalTokens fail with AGENT_BUDGET_EXCEEDED
   );
   t.match(spent.error, { code: 'AGENT_BUDGET_EXCEEDED', message: /140 tokens used in 2 turns; maxTotalTokens is 100/ });
   t.same(spent.usage, { inputTokens: 120, outputTokens: 20, calls: 2 });
+  const kept = spent.variables.agent as { steps: number; usage: unknown; transcript: unknown[] };
+  t.equal(kept.steps, 2);
+  t.same(kept.usage, { inputTokens: 120, outputTokens: 20 });
+  t.same(
+    (kept.transcript as Array<{ role: string }>).map((m) => m.role),
+    ['system', 'user', 'assistant', 'tool', 'assistant'],
+    'the transcript is kept for inspection',
+  );
 });
 
 t.test('cancelling the execution in the middle cancels the tool executions; no further turn', async (t) => {
@@ -422,6 +440,44 @@ nodes:
   t.equal((await h.get(childId)).stateCd, STATE.CANCELLED, 'and its tool execution with it');
   t.equal(ai.calls.length, 1, 'no further turn');
 });
+
+t.test(
+  'a failure that leads back into the agent through its errorFlow starts a new run: a fresh conversation and budget',
+  async (t) => {
+    const ai = turns(
+      { toolCalls: [{ name: 'look_up_order', arguments: { orderId: 'R1' } }] },
+      { failure: { code: 'AI_HTTP_500', message: 'the model server failed' } },
+      { text: 'answered on the second run' },
+    );
+    const h = await agentHarness(t, ai);
+    const pid = await h.publish(`processId: AUTO
+name: Agent that starts over
+nodes:
+  start: { type: startEvent, next: agent }
+  agent: { type: callAgent, prompt: "Help with {orderId}", tools: [${LOOKUP}], errorFlow: again, next: done }
+  again: { type: setVariable, variables: { startedOver: true }, next: agent }
+  done: { type: endEvent }
+`);
+    const inst = await ended(h, (await h.start(pid, { orderId: 'R1' })).processInstanceId);
+    t.equal(inst.stateCd, STATE.COMPLETED);
+    t.same(ai.calls[2]!.messages, [{ role: 'user', content: 'Help with R1' }], 'the new run starts from its prompt');
+    const runs = Object.values(inst.nodes).filter((n) => n.nodeId === 'agent');
+    t.same(
+      runs.map((n) => [n.statusCd, n.agent?.steps]),
+      [
+        [STATUS.FAILED, 1],
+        [STATUS.COMPLETED, 1],
+      ],
+      'two node instances: the failed run keeps its conversation, the new one counts from zero',
+    );
+    t.equal(runs[0]!.agent!.calls.length, 1);
+    t.match(inst.variables, {
+      startedOver: true,
+      error: { code: 'AI_HTTP_500' },
+      agent: { text: 'answered on the second run', steps: 1, toolCalls: [] },
+    });
+  },
+);
 
 t.test('memory: the conversation continues from the remembered turns; the final answer is remembered', async (t) => {
   const ai = turns({ text: 'first answer' }, { text: 'second answer' });

@@ -16,7 +16,10 @@ nodes:
   done: { type: endEvent }
 `;
 
-async function setup(t: Test): Promise<{ h: EngineHarness; server: ImapServer; email: EmailTriggers; pid: string }> {
+async function setup(
+  t: Test,
+  flow = FLOW,
+): Promise<{ h: EngineHarness; server: ImapServer; email: EmailTriggers; pid: string }> {
   const server = await startImapServer(t);
   const h = await engineHarness(t);
   const at = h.clock.now().toISOString();
@@ -36,7 +39,7 @@ async function setup(t: Test): Promise<{ h: EngineHarness; server: ImapServer; e
       updatedAt: at,
     },
   });
-  const pid = await h.publish(FLOW);
+  const pid = await h.publish(flow);
   const email = new EmailTriggers({
     store: h.store,
     engine: h.engine,
@@ -118,6 +121,37 @@ t.test(
     await server.append(mail({ id: 'after-restart', subject: 'Order after the restart' }));
     await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid);
     t.equal(runs(h, pid)[0]!.variables.emailSubject, 'Order after the restart');
+  },
+);
+
+t.test(
+  "an email the flow's inputs refuse starts nothing; the trigger's health says why until an email starts the flow",
+  { skip: !HAVE_DOVECOT && !process.env.CI && 'dovecot is not installed (apt-get install dovecot-imapd)' },
+  async (t) => {
+    const strict = FLOW.replace(
+      'nodes:',
+      'inputs: { type: object, properties: { emailSubject: { type: string, pattern: "^Order [0-9]+$" } } }\nnodes:',
+    );
+    const { h, server, email, pid } = await setup(t, strict);
+    await eventually('the trigger is connected', () => email.health()[0]?.state === 'active');
+    await server.append(mail({ id: 'vague', subject: 'an order, some day' }));
+    const failing = await eventually('the refusal shows in the health', () => {
+      const health = email.health()[0];
+      return health?.state === 'failing' ? health : undefined;
+    });
+    t.match(
+      failing.lastError,
+      /^\S+: mail <vague@example\.com> not started: VALIDATION_ERROR: data\.emailSubject must match/,
+      'when, which email, and why',
+    );
+    // Marked seen once its refusal is journaled: done with, not tried again.
+    await eventually('the refused email is marked seen', async () => (await server.flags())[0]?.includes('\\Seen'));
+    t.equal(runs(h, pid).length, 0, 'nothing started');
+
+    await server.append(mail({ id: 'good', subject: 'Order 45' }));
+    await h.waitFor((e) => e.type === 'PROCESS_STARTED' && e.processId === pid);
+    await eventually('the trigger is healthy again', () => email.health()[0]?.state === 'active');
+    t.match(email.health()[0], { state: 'active', lastError: null, lastFire: String });
   },
 );
 
