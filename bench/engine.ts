@@ -147,17 +147,23 @@ export async function openWaiting(
     environment: 'PRODUCTION',
   });
   const ids: string[] = [];
+  // Each start's latency, until it is durable, and the whole: what a caller of a start waits for.
+  const startLatencies: number[] = [];
+  const startedAt = performance.now();
   await inCallers(n, 500, async (i) => {
+    const t0 = performance.now();
     ids[i] = (
       await engine.start({ processId, organization: 'default', data: { kind, i }, correlationKey: `k-${i}` })
     ).processInstanceId;
+    startLatencies.push(performance.now() - t0);
   });
+  const startSeconds = (performance.now() - startedAt) / 1000;
   const close = async (): Promise<void> => {
     await engine.close();
     await store.close();
     await history.close();
   };
-  return { engine, store, ids, close };
+  return { engine, store, ids, close, starts: { seconds: startSeconds, latencies: startLatencies } };
 }
 
 /**

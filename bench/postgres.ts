@@ -3,8 +3,9 @@
  * store and the PostgreSQL store in the same run, on the same machine, a throwaway PostgreSQL
  * cluster with fsync on beside the benchmark (so on 2 cores the database competes with the
  * engine for the CPU: this measures cost, not scale). Durable commits per second and their
- * latency; executions waiting for input, then answered, through the engine: answers per second,
- * answer p99, and the database round trips and bytes per execution. Skipped, saying so, on a
+ * latency; executions started (starts per second, start p99) and left waiting for input, then
+ * answered, through the engine: answers per second, answer p99, and the database round trips
+ * and bytes per execution. Skipped, saying so, on a
  * machine without PostgreSQL's server.
  */
 import { randomUUID } from 'node:crypto';
@@ -36,6 +37,8 @@ interface Answers {
   readonly concurrency: number;
   readonly perSecond: number;
   readonly p99Ms: number;
+  /** The starts that made them wait (500 at a time), each until it was durable. */
+  readonly starts: { readonly perSecond: number; readonly p99Ms: number };
 }
 
 interface StoreFigures {
@@ -97,7 +100,7 @@ async function answers(
   const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-pg-'));
   try {
     let opened!: RecordStore<WfxState, WfxRecord>;
-    const { engine, ids, close } = await openWaiting(dir, waiting, 'task', async () => {
+    const { engine, ids, close, starts } = await openWaiting(dir, waiting, 'task', async () => {
       opened = await open('answers');
       return { store: opened, history: await historyOf(opened, dir) };
     });
@@ -124,7 +127,15 @@ async function answers(
     const seconds = (performance.now() - start) / 1000;
     await close();
     latencies.sort((a, b) => a - b);
-    return { waiting, concurrency, perSecond: waiting / seconds, p99Ms: percentile(latencies, 0.99), store: opened };
+    starts.latencies.sort((a, b) => a - b);
+    return {
+      waiting,
+      concurrency,
+      perSecond: waiting / seconds,
+      p99Ms: percentile(latencies, 0.99),
+      starts: { perSecond: waiting / starts.seconds, p99Ms: percentile(starts.latencies, 0.99) },
+      store: opened,
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -199,6 +210,10 @@ export function formatPostgresBench(r: PostgresBenchResult | null): string {
     row(
       `durable commits/s, 1 writer`,
       (s) => `${fmt(s.one.perSecond)}/s (mean ${ms(s.one.meanMs)}, p99 ${ms(s.one.p99Ms)})`,
+    ),
+    row(
+      `executions started through the engine (${fmt(r.json.answers.waiting)}, 500 at a time, each until durable)`,
+      (s) => `**${fmt(s.answers.starts.perSecond)}**/s, p99 ${ms(s.answers.starts.p99Ms)}`,
     ),
     row(
       `task answers through the engine (${fmt(r.json.answers.waiting)} waiting, ${r.json.answers.concurrency} at a time, until all are archived)`,
