@@ -197,6 +197,18 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     });
     t.equal(stream.headers.get('content-type')?.split(';')[0], 'text/event-stream', 'a log stream, streamed through');
     t.match(await stream.text(), /event: end/, 'to its end');
+    // A key's rate limit counts its calls once, whichever daemon they reach.
+    const limited = await callA('POST', '/admin/api-keys', {
+      name: 'limited',
+      role: 'viewer',
+      organization: 'default',
+      rateLimitPerMinute: 3,
+    });
+    const limitedKey = limited.body.apiKey as string;
+    const statuses = [];
+    for (const via of [a.url, standbyUrl, a.url, standbyUrl])
+      statuses.push((await api(via, limitedKey)('GET', '/process/list')).status);
+    t.same(statuses, [200, 200, 200, 429], 'a rate limit holds across the daemons of a database');
     const twice = await fetch(`${standbyUrl}/process/list`, {
       headers: { 'x-api-key': key, 'x-wfx-forwarded-by': 'another-daemon' },
     });
