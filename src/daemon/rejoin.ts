@@ -74,7 +74,8 @@ export async function rejoining(
     await giveUp();
     throw err;
   }
-  await member.announce(advertised(options, current.info.url));
+  // Not awaited: a database slow to answer the registration does not hold the start.
+  void member.announce(advertised(options, current.info.url));
   // Again on the same port, even when the first start picked one (--port 0).
   const port = Number(new URL(current.info.url).port);
   const again: DaemonOptions = { ...options, ...hooks, port, standby: true };
@@ -99,7 +100,7 @@ export async function rejoining(
             { ...again, abort: aborting.signal },
             { ...kept, snapshotBytes: Promise.resolve(null) },
           );
-          await member.announce(advertised(options, current.info.url));
+          void member.announce(advertised(options, current.info.url));
           break;
         } catch (err) {
           if (aborting.signal.aborted) {

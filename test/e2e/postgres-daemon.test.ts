@@ -135,11 +135,10 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
       'status shows the lease',
     );
     t.notMatch(status.stdout, /postgresql:|localhost/, "and not the database's address");
-    t.same(
-      await queryAt(url, 'SELECT url FROM wfx_daemons'),
-      [{ url: 'http://wfx-1.internal:7878' }],
-      'it is listed where it said the others reach it',
-    );
+    await eventually('it is listed where it said the others reach it', async () => {
+      const rows = await queryAt(url, 'SELECT url FROM wfx_daemons');
+      return rows.length === 1 && rows[0]!.url === 'http://wfx-1.internal:7878';
+    });
     const stop = await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
     t.equal(stop.code, 0);
     t.same(await queryAt(url, 'SELECT url FROM wfx_daemons'), [], 'and a clean stop leaves the list');
@@ -219,7 +218,7 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     t.equal(status.code, 0, 'a standby that forwards is running as it should');
     const shown = JSON.parse(status.stdout) as {
       health: { status: string };
-      cluster: { url: string; self: boolean; partitions: { partition: number }[] }[];
+      cluster: { url: string; self: boolean; partitions: { partition: number; replayEntries: number }[] }[];
     };
     t.equal(shown.health.status, 'standby');
     t.match(
@@ -232,6 +231,8 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
       ].sort((x, y) => (x.url < y.url ? -1 : 1)),
       'status lists both daemons of the database, and which one serves',
     );
+    const replay = shown.cluster.flatMap((d) => d.partitions.map((p) => p.replayEntries));
+    t.ok(replay.length === 1 && replay[0]! > 0, `the serving daemon's replay lag is counted (${replay[0]} entries)`);
     const text = await wfxIn(['daemon', 'status', '--data-dir', dirB, '--api-key', key]);
     t.match(text.stdout, /forwarding requests to http:\/\/127\.0\.0\.1:\d+/);
     t.match(text.stdout, /cluster {9}2 daemons on the database/);

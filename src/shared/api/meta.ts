@@ -70,6 +70,8 @@ export interface ClusterDaemon {
     readonly partition: number;
     readonly epoch: number;
     readonly leaseMsLeft: number;
+    /** Journal entries since its last checkpoint: what a daemon taking it over replays (the takeover's lag). */
+    readonly replayEntries: number;
   }>;
 }
 

@@ -37,7 +37,8 @@ const LIST = `
          (extract(epoch FROM now() - d.seen_at) * 1000)::bigint AS seen_ms_ago,
          coalesce(json_agg(json_build_object(
            'partition', p.partition, 'epoch', p.epoch,
-           'leaseMsLeft', (extract(epoch FROM p.lease_until - now()) * 1000)::bigint
+           'leaseMsLeft', (extract(epoch FROM p.lease_until - now()) * 1000)::bigint,
+           'replayEntries', (SELECT count(*) FROM wfx_journal j WHERE j.partition = p.partition)
          ) ORDER BY p.partition) FILTER (WHERE p.partition IS NOT NULL), '[]') AS partitions
     FROM wfx_daemons d LEFT JOIN wfx_partitions p ON p.owner = d.id AND p.lease_until > now()
    GROUP BY d.id ORDER BY d.started_at, d.id`;
@@ -117,7 +118,7 @@ export class ClusterMember {
       version: string;
       started_at: Date;
       seen_ms_ago: string;
-      partitions: { partition: number; epoch: number; leaseMsLeft: number }[];
+      partitions: { partition: number; epoch: number; leaseMsLeft: number; replayEntries: number }[];
     }>(LIST);
     return rows.map((r) => ({
       id: r.id,
@@ -132,6 +133,7 @@ export class ClusterMember {
         partition: p.partition,
         epoch: Number(p.epoch),
         leaseMsLeft: Math.max(0, Number(p.leaseMsLeft)),
+        replayEntries: Number(p.replayEntries),
       })),
     }));
   }
