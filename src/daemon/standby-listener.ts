@@ -60,7 +60,9 @@ export interface StandbyOptions {
 export class StandbyListener {
   private reason: string;
   private readonly since = new Date().toISOString();
-  private readonly agent = new Agent({ keepAlive: true });
+  // A connection per request: a kept one that the serving daemon closes as idle just as a request
+  // goes out would fail that request, and a forwarded body cannot be sent again.
+  private readonly agent = new Agent({ keepAlive: false });
 
   private constructor(
     private readonly server: Server,
