@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import type { AgentState, InstanceView, WaitingTask } from '../../src/shared/api/index.js';
+import { approveFlow, refundFlow, strictLookupFlow } from '../helpers/agent-daemon.js';
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { reply, startOpenAiServer, type OpenAiServer, type ScriptedReply } from '../helpers/openai-server.js';
@@ -19,39 +20,9 @@ const APPROVE = '2c7e9043-6d5f-4eaf-9b3c-4d5e6f708192';
 const REVIEW = '3d8fa154-7e6a-4fb0-8c4d-5e6f708192a3';
 
 const TOOLS = {
-  'lookup.yaml': `processId: ${LOOKUP}
-name: Look up order
-description: Finds an order by its id
-inputs:
-  type: object
-  required: [orderId]
-  additionalProperties: false
-  properties: { orderId: { enum: [A-1, A-2] } }
-nodes:
-  start: { type: startEvent, next: out }
-  out: { type: outputNode, outputs: { status: shipped, orderId: "{orderId}" }, next: done }
-  done: { type: endEvent }
-`,
-  // Fails with NO_BRANCH_MATCHED unless the amount is over 1000.
-  'refund.yaml': `processId: ${REFUND}
-name: Refund
-inputs: { type: object, required: [amount], properties: { amount: { type: number } } }
-nodes:
-  start: { type: startEvent, next: check }
-  check:
-    type: exclusiveGateway
-    branches: [{ condition: "\${amount > 1000}", next: done }]
-  done: { type: endEvent }
-`,
-  'approve.yaml': `processId: ${APPROVE}
-name: Ask a supervisor
-inputs: { type: object, properties: { reason: { type: string } } }
-nodes:
-  start: { type: startEvent, next: ask }
-  ask: { type: inputNode, inputType: textbox, formTitle: "Approve: {reason}", next: out }
-  out: { type: outputNode, outputs: { approved: "{inputValue}" }, next: done }
-  done: { type: endEvent }
-`,
+  'lookup.yaml': strictLookupFlow(LOOKUP),
+  'refund.yaml': refundFlow(REFUND),
+  'approve.yaml': approveFlow(APPROVE),
   'review.yaml': `processId: ${REVIEW}
 name: Review order
 inputs: { type: object, required: [orderId], properties: { orderId: { type: string } } }

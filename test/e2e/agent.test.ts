@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { WfxClient } from '../../src/client/client.js';
 import type { AgentState, InstanceView } from '../../src/shared/api/index.js';
+import { strictLookupFlow } from '../helpers/agent-daemon.js';
 import { adminClient, startDaemon, wfxIn, type CliResult } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { reply, startOpenAiServer, type OpenAiServer } from '../helpers/openai-server.js';
@@ -19,19 +20,7 @@ const APPROVE = '6b2c1d3e-4f5a-4b6c-9d7e-8f9a0b1c2d3e';
 const AGENT = '7c3d2e4f-5a6b-4c7d-8e8f-9a0b1c2d3e4f';
 
 const FLOWS = {
-  'lookup.yaml': `processId: ${LOOKUP}
-name: Look up order
-description: Finds an order by its id
-inputs:
-  type: object
-  required: [orderId]
-  additionalProperties: false
-  properties: { orderId: { enum: [A-1, A-2] } }
-nodes:
-  start: { type: startEvent, next: out }
-  out: { type: outputNode, outputs: { status: shipped, orderId: "{orderId}" }, next: done }
-  done: { type: endEvent }
-`,
+  'lookup.yaml': strictLookupFlow(LOOKUP),
   'approve.yaml': `processId: ${APPROVE}
 name: Ask a supervisor
 description: Asks a person to approve

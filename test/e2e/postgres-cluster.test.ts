@@ -8,6 +8,7 @@ import t, { type Test } from 'tap';
 import { killIfAlive, WFX_BIN } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import { prng } from '../helpers/prng.js';
 import { forgetDaemon, noteDaemon } from '../setup/daemons.js';
 
 /*
@@ -57,18 +58,6 @@ nodes:
 const ROUNDS = 6;
 const OPS_PER_ROUND = 40;
 const CONCURRENCY = 3;
-
-/** A small seeded generator (mulberry32): a failing run can be repeated with its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Slot {
   readonly dir: string;
@@ -120,7 +109,7 @@ t.test(
     const root = t.testdir();
     const seed = Number(process.env.WFX_CHAOS_SEED ?? Date.now() % 1_000_000);
     t.comment(`seed ${seed} (WFX_CHAOS_SEED repeats a run)`);
-    const rand = random(seed);
+    const rand = prng(seed);
     const slots: Slot[] = ['a', 'b', 'c'].map((name) => ({ dir: join(root, name), child: null, url: null }));
     for (const slot of slots) {
       // `--standby` starts a daemon that serves as soon as the lease is free: the first one does.

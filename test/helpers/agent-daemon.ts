@@ -24,8 +24,22 @@ nodes:
   out: { type: outputNode, outputs: { status: shipped, orderId: "{orderId}" }, next: done }
   done: { type: endEvent }
 `;
-/** Tool `refund`: fails (NO_BRANCH_MATCHED) unless the amount is over 1000. */
-const REFUND = `processId: ${REFUND_ID}
+/** A lookup tool under `id` whose input is checked strictly: `orderId` must be A-1 or A-2. */
+export const strictLookupFlow = (id: string): string => `processId: ${id}
+name: Look up order
+description: Finds an order by its id
+inputs:
+  type: object
+  required: [orderId]
+  additionalProperties: false
+  properties: { orderId: { enum: [A-1, A-2] } }
+nodes:
+  start: { type: startEvent, next: out }
+  out: { type: outputNode, outputs: { status: shipped, orderId: "{orderId}" }, next: done }
+  done: { type: endEvent }
+`;
+/** Tool `refund` under `id`: fails (NO_BRANCH_MATCHED) unless the amount is over 1000. */
+export const refundFlow = (id: string): string => `processId: ${id}
 name: Refund
 inputs: { type: object, required: [amount], properties: { amount: { type: number } } }
 nodes:
@@ -35,8 +49,8 @@ nodes:
     branches: [{ condition: "\${amount > 1000}", next: done }]
   done: { type: endEvent }
 `;
-/** Tool `ask_a_supervisor`: waits at an input node. */
-const APPROVE = `processId: ${APPROVE_ID}
+/** Tool `ask_a_supervisor` under `id`: waits at an input node. */
+export const approveFlow = (id: string): string => `processId: ${id}
 name: Ask a supervisor
 inputs: { type: object, properties: { reason: { type: string } } }
 nodes:
@@ -92,7 +106,7 @@ export async function agentDaemon(t: Test, turns: readonly FakeTurn[]): Promise<
   const ai = new FakeAiRunner((_call, n) => turns[n - 1] ?? { text: 'final answer' });
   const h = await apiHarness(t, { ai });
   await saveProvider(h.store, 'default');
-  for (const flow of [LOOKUP, REFUND, APPROVE, AGENT]) await h.publish(flow);
+  for (const flow of [LOOKUP, refundFlow(REFUND_ID), approveFlow(APPROVE_ID), AGENT]) await h.publish(flow);
   const key = await h.key('admin', 'default');
   const url = await h.app.listen({ host: '127.0.0.1', port: 0 });
   return {

@@ -8,6 +8,7 @@
  * padding to the alignment, then the F32 tensor data, each tensor aligned.
  */
 import { writeFileSync } from 'node:fs';
+import { prng } from './prng.js';
 
 /** The shape of the tiny model: small enough to write in milliseconds and run a token in microseconds. */
 export const TINY_GGUF = {
@@ -90,18 +91,6 @@ export function tinyVocabulary(): { tokens: string[]; scores: number[]; types: n
     scores.push(-100 + [...p].length);
   }
   return { tokens, scores, types };
-}
-
-/** mulberry32: a small, fast, seeded PRNG (the weights need no quality, only reproducibility). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface Tensor {

@@ -1,16 +1,7 @@
 import t from 'tap';
 import { ERROR_CODES } from '../../../src/shared/errors.js';
 import { apiHarness } from '../../helpers/api.js';
-
-/** A small deterministic PRNG (mulberry32), so a failure can be replayed from its seed. */
-function prng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../helpers/prng.js'; // a failure can be replayed from its seed
 
 const STRINGS = [
   '',
