@@ -16,6 +16,8 @@ export interface CliResult {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;
+  /** `wfxIn` only: stdout and stderr as they were written, interleaved (what a terminal shows). */
+  readonly interleaved?: string;
 }
 
 /** How a test runs one `wfx` command: its directory, variables over this process's, its stdin. */
@@ -24,6 +26,11 @@ export interface CliOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Standard input of the command (default: empty). */
   readonly stdin?: string;
+  /**
+   * In-process only (`wfxIn`): which of stdout and stderr claim to be a terminal (`isTTY`), and
+   * its width (default 80). Default: neither, as in a pipe.
+   */
+  readonly tty?: { readonly stdout?: boolean; readonly stderr?: boolean; readonly columns?: number };
 }
 
 /**
@@ -95,18 +102,23 @@ export function wfx(args: string[], options: CliOptions = {}): Promise<CliResult
 export async function wfxIn(args: string[], options: CliOptions = {}): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
-  const sink = (append: (s: string) => void) =>
-    new Writable({
-      write(chunk: Buffer | string, _encoding, done) {
-        append(chunk.toString());
-        done();
-      },
-    });
+  let interleaved = '';
+  const sink = (append: (s: string) => void, tty: boolean | undefined) =>
+    Object.assign(
+      new Writable({
+        write(chunk: Buffer | string, _encoding, done) {
+          append(chunk.toString());
+          interleaved += chunk.toString();
+          done();
+        },
+      }),
+      tty ? { isTTY: true, columns: options.tty?.columns ?? 80 } : {},
+    );
   const stdin = Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]);
   const code = await main(['node', WFX_BIN, ...args], {
     stdin,
-    stdout: sink((s) => (stdout += s)),
-    stderr: sink((s) => (stderr += s)),
+    stdout: sink((s) => (stdout += s), options.tty?.stdout),
+    stderr: sink((s) => (stderr += s), options.tty?.stderr),
     env: commandEnv(options.env),
     cwd: options.cwd ?? process.cwd(),
     binPath: WFX_BIN,
@@ -114,7 +126,7 @@ export async function wfxIn(args: string[], options: CliOptions = {}): Promise<C
     stderr += `INTERNAL_ERROR: ${err instanceof Error && err.stack ? err.stack : String(err)}\nThis is a bug in wfx; please report it.\n`;
     return 70;
   });
-  return noteStarted(args, { code, stdout, stderr });
+  return noteStarted(args, { code, stdout, stderr, interleaved });
 }
 
 /** Notes a daemon started in the background, so it never outlives this process. */
