@@ -1,12 +1,11 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t, { type Test } from 'tap';
 import { CLEAR_LINE } from '../../src/cli/spinner.js';
-import { killIfAlive, startDaemon, wfx, wfxIn, WFX_BIN } from '../helpers/cli.js';
+import { spawnWfx, startDaemon, wfx, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
 const WAITS = `processId: 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d
@@ -34,17 +33,12 @@ async function setup(t: Test) {
 t.test('a run followed to the end while its input node is answered; exit codes 0, 1, 3, 4', async (t) => {
   const { cwd, run } = await setup(t);
   // wfx run --follow as a real child process; answer the input node when the log shows the wait.
-  const child = spawn(process.execPath, [WFX_BIN, 'run', PID, '--follow'], {
-    cwd,
-    env: { ...process.env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.teardown(() => killIfAlive(child.pid));
+  const child = spawnWfx(t, ['run', PID, '--follow'], { cwd });
   const exited = once(child, 'exit');
   let id = '';
-  child.stderr!.on('data', (d: Buffer) => (id ||= /started (\S+)/.exec(d.toString())?.[1] ?? ''));
+  child.stderr.on('data', (d: Buffer) => (id ||= /started (\S+)/.exec(d.toString())?.[1] ?? ''));
   const lines: string[] = [];
-  for await (const line of createInterface({ input: child.stdout! })) {
+  for await (const line of createInterface({ input: child.stdout })) {
     lines.push(line);
     if (line.includes('waiting for input')) {
       const answered = await run(['task', 'complete', id, 'ask', '--set', 'ok=true']);
@@ -67,11 +61,10 @@ t.test('a run followed to the end while its input node is answered; exit codes 0
   t.equal(JSON.parse(failed.stdout).stateCd, 2, 'the else path fails on an unknown variable');
 
   // Exit 1: --wait on an execution that fails.
-  const waiter = spawn(process.execPath, [WFX_BIN, 'run', PID, '--wait'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(() => killIfAlive(waiter.pid));
+  const waiter = spawnWfx(t, ['run', PID, '--wait'], { cwd });
   const waiterExit = once(waiter, 'exit');
   let waiterErr = '';
-  for await (const chunk of waiter.stderr!) {
+  for await (const chunk of waiter.stderr) {
     waiterErr += chunk;
     const m = /started (\S+)/.exec(waiterErr);
     if (m) {
@@ -82,14 +75,10 @@ t.test('a run followed to the end while its input node is answered; exit codes 0
   t.equal((await waiterExit)[0], 1, 'exit 1: the execution failed');
 
   // Exit 3: cancelled while waited for.
-  const canceller = spawn(process.execPath, [WFX_BIN, 'run', PID, '--wait'], {
-    cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.teardown(() => killIfAlive(canceller.pid));
+  const canceller = spawnWfx(t, ['run', PID, '--wait'], { cwd });
   const cancelExit = once(canceller, 'exit');
   let cancelErr = '';
-  for await (const chunk of canceller.stderr!) {
+  for await (const chunk of canceller.stderr) {
     cancelErr += chunk;
     const m = /started (\S+)/.exec(cancelErr);
     if (m) {

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -148,12 +148,58 @@ function run(args: string[], options: CliOptions): Promise<CliResult> {
       [WFX_BIN, ...args],
       { cwd: options.cwd, env: commandEnv(options.env), timeout: 60_000 },
       (err, stdout, stderr) => {
+        if (child.pid) forgetDaemon(child.pid);
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
         resolve({ code, stdout, stderr });
       },
     );
+    // A `daemon start --foreground` that should have failed would serve on: swept if left.
+    if (child.pid) noteDaemon(child.pid);
     child.stdin?.end(options.stdin ?? '');
   });
+}
+
+/** Every process `spawnWfx` started that has not exited: killed when this process exits. */
+const spawnedProcesses = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of spawnedProcesses) killIfAlive(child.pid);
+});
+
+/**
+ * Spawns `wfx ...args` as a real process (stdin ignored, stdout and stderr piped), in
+ * `options.cwd` with the environment `wfx` gives (no colour, a config dir of the test's own, no
+ * D-Bus), for what a test must watch as it runs: a foreground daemon, `wfx dev`, a `--follow`.
+ * It is noted for the sweep after the suite (test/setup/daemons.ts) and killed at teardown, or
+ * when this process exits, whichever comes first.
+ */
+export function spawnWfx(
+  t: { teardown(fn: () => unknown): void },
+  args: readonly string[],
+  options: Pick<CliOptions, 'cwd' | 'env'> = {},
+): ChildProcess & { readonly stdout: Readable; readonly stderr: Readable } {
+  const child = spawn(process.execPath, [WFX_BIN, ...args], {
+    cwd: options.cwd,
+    env: commandEnv(options.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const pid = child.pid;
+  if (pid !== undefined) noteDaemon(pid);
+  spawnedProcesses.add(child);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      spawnedProcesses.delete(child);
+      if (pid !== undefined) forgetDaemon(pid);
+      resolve();
+    }),
+  );
+  t.teardown(async () => {
+    if (pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      killIfAlive(pid);
+      await exited;
+    }
+    if (pid !== undefined) forgetDaemon(pid);
+  });
+  return child as ChildProcess & { readonly stdout: Readable; readonly stderr: Readable };
 }
 
 /** SIGKILLs `pid` if it still runs (test cleanup). */
