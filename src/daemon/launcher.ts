@@ -82,6 +82,8 @@ export async function runAsBackgroundChild(options: DaemonOptions): Promise<void
     if (process.send) process.send(msg);
   };
   const running = await launchDaemon(options).catch((err: unknown) => {
+    // Not a start error wfx foresaw: its stack goes to logs/daemon.out (rethrown below), and the
+    // starter names that file (startInBackground).
     const e = err instanceof WfxError ? err : new WfxError('DAEMON_START_FAILED', (err as Error).message);
     send({ error: { code: e.code, message: e.message } });
     throw err;
@@ -105,7 +107,8 @@ export interface BackgroundStart {
 /**
  * Spawns the daemon detached, with its V8 flags, its output in logs/daemon.out, and waits for
  * its IPC message; resolves to its info once it serves (then lets it go: disconnect, unref).
- * @throws WfxError with the daemon's own start error code, or DAEMON_START_FAILED when it
+ * @throws WfxError with the daemon's own start error code, or DAEMON_START_FAILED (naming
+ * logs/daemon.out and logs/daemon.log) when it could not be spawned, failed unexpectedly or
  * exited before it was ready; a data directory that cannot be written throws as a start would.
  */
 export async function startInBackground(start: BackgroundStart): Promise<DaemonInfo> {
@@ -138,7 +141,9 @@ export async function startInBackground(start: BackgroundStart): Promise<DaemonI
   const outcome = await new Promise<ChildMessage | { exited: number | null }>((resolve) => {
     child.once('message', (msg: ChildMessage) => resolve(msg));
     child.once('exit', (code) => resolve({ exited: code }));
-    child.once('error', (err) => resolve({ error: { code: 'DAEMON_START_FAILED', message: err.message } }));
+    child.once('error', (err) =>
+      resolve({ error: { code: 'DAEMON_START_FAILED', message: `cannot start the daemon process: ${err.message}` } }),
+    );
   });
   child.removeAllListeners();
   if ('ready' in outcome) {
@@ -146,13 +151,18 @@ export async function startInBackground(start: BackgroundStart): Promise<DaemonI
     child.unref();
     return outcome.ready;
   }
+  // The hint of DAEMON_START_FAILED says to read the log: every path names it.
+  const logs = `see ${outFile} and ${paths.daemonLog}`;
   if ('error' in outcome) {
     const code = outcome.error.code as ConstructorParameters<typeof WfxError>[0];
-    throw new WfxError(code, outcome.error.message);
+    throw new WfxError(
+      code,
+      code === 'DAEMON_START_FAILED' ? `${outcome.error.message}; ${logs}` : outcome.error.message,
+    );
   }
   throw new WfxError(
     'DAEMON_START_FAILED',
-    `the daemon exited with code ${outcome.exited} before it was ready; see ${outFile} and ${paths.daemonLog}`,
+    `the daemon exited with code ${outcome.exited} before it was ready; ${logs}`,
   );
 }
 

@@ -1,5 +1,4 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { appendFile, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -7,7 +6,7 @@ import { createInterface } from 'node:readline';
 import t from 'tap';
 import { lockOwnerPid } from '../../src/daemon/store/lock.js';
 import { encodeManifest, markOf, readManifest } from '../../src/daemon/store/manifest.js';
-import { killIfAlive, wfx, wfxIn, WFX_BIN } from '../helpers/cli.js';
+import { killIfAlive, spawnWfx, wfx, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
 interface Info {
@@ -145,18 +144,10 @@ t.test(
 
 t.test('foreground: readable output, Ctrl-C stops gracefully with exit 0', async (t) => {
   const dataDir = join(t.testdir(), 'data');
-  const child = spawn(
-    process.execPath,
-    [WFX_BIN, 'daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
-    },
-  );
-  t.teardown(() => killIfAlive(child.pid));
+  const child = spawnWfx(t, ['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir]);
   const exited = once(child, 'exit');
   const lines: string[] = [];
-  for await (const line of createInterface({ input: child.stdout! })) {
+  for await (const line of createInterface({ input: child.stdout })) {
     lines.push(line);
     if (line.startsWith('press Ctrl-C')) break;
   }

@@ -1,11 +1,10 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
-import { killIfAlive, WFX_BIN } from '../helpers/cli.js';
+import { spawnWfx } from '../helpers/cli.js';
 
 const flow = (name: string) => `processId: 2b3c4d5e-6f70-4a81-9b2c-3d4e5f607182
 name: ${name}
@@ -16,12 +15,7 @@ nodes:
 
 t.test('wfx dev publishes flows/ to DEVELOPMENT at start and again when a file changes', async (t) => {
   const cwd = t.testdir({ flows: { 'hello.yaml': flow('Hello') } });
-  const child = spawn(process.execPath, [WFX_BIN, 'dev', '--port', '0'], {
-    cwd,
-    env: { ...process.env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.teardown(() => killIfAlive(child.pid));
+  const child = spawnWfx(t, ['dev', '--port', '0'], { cwd });
   const exited = once(child, 'exit');
   const seen: string[] = [];
   const steps = [
@@ -36,7 +30,7 @@ t.test('wfx dev publishes flows/ to DEVELOPMENT at start and again when a file c
     { until: /broken\.yaml:4:36: start\.next: connects to "nowhere"/, then: async () => void child.kill('SIGINT') },
   ];
   let step = 0;
-  for await (const line of createInterface({ input: child.stdout! })) {
+  for await (const line of createInterface({ input: child.stdout })) {
     seen.push(line);
     if (step < steps.length && steps[step]!.until.test(line)) await steps[step++]!.then();
   }

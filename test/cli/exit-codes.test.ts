@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { once } from 'node:events';
 import { createServer } from 'node:http';
+import { createInterface } from 'node:readline';
 import t from 'tap';
 import { EXIT, exitCodeFor } from '../../src/cli/exit-codes.js';
-import { WFX_BIN, wfx, wfxIn } from '../helpers/cli.js';
+import { spawnWfx, startDaemon, wfx, wfxIn } from '../helpers/cli.js';
 
 t.test('exitCodeFor: usage and validation 2, unreachable and unauthenticated 5, anything else 1', async (t) => {
   for (const code of ['USAGE_ERROR', 'VALIDATION_ERROR', 'FLOW_INVALID', 'EXPRESSION_ERROR'] as const)
@@ -50,10 +51,7 @@ t.test('bin/wfx.js: an unexpected error prints the stack, asks for a report and 
 });
 
 t.test('bin/wfx.js: a reader that goes away (`| head`) ends it quietly, exit 0, no stack', async (t) => {
-  const child = spawn(process.execPath, [WFX_BIN, 'ai', 'providers', 'create', '--help'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.teardown(() => child.kill('SIGKILL'));
+  const child = spawnWfx(t, ['ai', 'providers', 'create', '--help']);
   // Closed before the help is written (the process is still loading), so its write meets EPIPE.
   child.stdout.destroy();
   let stderr = '';
@@ -62,3 +60,36 @@ t.test('bin/wfx.js: a reader that goes away (`| head`) ends it quietly, exit 0, 
   t.equal(code, 0);
   t.notMatch(stderr, /EPIPE|Unhandled|at /, 'nothing on stderr about it');
 });
+
+t.test(
+  'bin/wfx.js: `wfx logs ID --follow --json | head -1`: the reader goes while it streams; exit 0, quietly',
+  async (t) => {
+    const cwd = t.testdir({
+      'ask.yaml': `processId: 9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+name: Ask
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`,
+    });
+    await startDaemon(t, { cwd });
+    t.equal((await wfxIn(['flow', 'publish', 'ask.yaml'], { cwd })).code, 0);
+    const id = (await wfxIn(['run', 'Ask'], { cwd })).stdout.trim();
+    const child = spawnWfx(t, ['logs', id, '--follow', '--json'], { cwd });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    // `head -1`: the first line, then the reader is gone while the stream is still open.
+    const lines = createInterface({ input: child.stdout });
+    const [first] = (await once(lines, 'line')) as [string];
+    lines.close();
+    child.stdout.destroy();
+    t.match(JSON.parse(first), { id: 1, message: 'execution started' }, 'the first line came');
+    // The execution goes on: the next entries meet the closed pipe.
+    t.equal((await wfxIn(['task', 'complete', id, 'ask', '--set', 'inputValue=ok'], { cwd })).code, 0);
+    const [code, signal] = await exited;
+    t.same([code, signal], [0, null], 'exit 0');
+    t.equal(stderr, '', 'nothing on stderr');
+  },
+);

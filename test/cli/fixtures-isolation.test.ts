@@ -1,11 +1,13 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import t from 'tap';
-import { killIfAlive, startDaemon, WFX_BIN } from '../helpers/cli.js';
+import t, { type Test } from 'tap';
+import { killIfAlive, spawnWfx, startDaemon, WFX_BIN } from '../helpers/cli.js';
+import { DAEMONS_DIR, noteDaemon, sweepDaemons } from '../setup/daemons.js';
 
 const SETUP = fileURLToPath(new URL('../setup/fixtures.js', import.meta.url));
 const PROJECT = realpathSync(process.env.TAP_CWD ?? process.cwd());
@@ -94,4 +96,36 @@ t.test('every test file that makes fixtures imports the setup first', async (t) 
   };
   walk(root);
   t.same(missing, [], 'import "../setup/fixtures.js" (the right depth) at the top of these');
+});
+
+/** A harmless process that runs until killed; SIGKILLed at teardown if it still runs. */
+function sleeper(t: Test) {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  t.teardown(() => killIfAlive(child.pid));
+  return { pid: child.pid!, exited: once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]> };
+}
+
+t.test('the sweep after the suite kills a process a test left running, and only that one', async (t) => {
+  // A registry of this test's own: the suite's holds the processes of tests running now.
+  const registry = join(t.testdir({}), 'registry');
+  const left = sleeper(t);
+  noteDaemon(left.pid, registry);
+  // A noted pid that another process holds now (its start time differs): never killed.
+  const other = sleeper(t);
+  writeFileSync(join(registry, String(other.pid)), '1');
+  t.same(sweepDaemons(registry), [left.pid], 'the noted process, not the other');
+  t.same((await left.exited)[1], 'SIGKILL', 'it is gone');
+  t.same(readdirSync(registry), [], 'the registry is empty');
+  t.doesNotThrow(() => process.kill(other.pid, 0), 'the other one still runs');
+  t.same(sweepDaemons(join(registry, 'none')), [], 'no registry: nothing to do');
+});
+
+t.test('a foreground daemon a test spawns is noted while it runs, forgotten once it stopped', async (t) => {
+  const child = spawnWfx(t, ['daemon', 'start', '--foreground', '--port', '0', '--data-dir', join(t.testdir({}), 'd')]);
+  const exited = once(child, 'exit');
+  t.ok(existsSync(join(DAEMONS_DIR, String(child.pid))), 'noted for the sweep');
+  for await (const chunk of child.stdout) if (String(chunk).includes('press Ctrl-C')) break;
+  child.kill('SIGINT');
+  t.same((await exited)[0], 0);
+  t.notOk(existsSync(join(DAEMONS_DIR, String(child.pid))), 'forgotten');
 });

@@ -1,10 +1,9 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import t from 'tap';
-import { killIfAlive, wfx, WFX_BIN } from '../helpers/cli.js';
+import { killIfAlive, spawnWfx, wfx } from '../helpers/cli.js';
 
 const FLOW = `processId: 5e6f7081-92a3-4bb4-8d5e-6f708192a3b4
 name: Survives
@@ -35,16 +34,11 @@ t.test('wfx run --follow rides through a daemon restart, resuming with Last-Even
   await start();
   t.teardown(() => wfx(['daemon', 'stop'], { cwd }));
   t.equal((await wfx(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
-  const child = spawn(
-    process.execPath,
-    [WFX_BIN, 'run', '5e6f7081-92a3-4bb4-8d5e-6f708192a3b4', '--follow', '--json'],
-    { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  t.teardown(() => killIfAlive(child.pid));
+  const child = spawnWfx(t, ['run', '5e6f7081-92a3-4bb4-8d5e-6f708192a3b4', '--follow', '--json'], { cwd });
   const exited = once(child, 'exit');
   const entries: Array<{ id: number; message: string }> = [];
   let restarted = false;
-  for await (const line of createInterface({ input: child.stdout! })) {
+  for await (const line of createInterface({ input: child.stdout })) {
     const entry = JSON.parse(line) as { id: number; message: string; processInstanceId?: string };
     entries.push(entry);
     if (entry.message === 'waiting for input' && !restarted) {

@@ -1,11 +1,12 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t, { type Test } from 'tap';
-import { killIfAlive, startDaemon, wfx, wfxIn, WFX_BIN } from '../helpers/cli.js';
+import { CLEAR_LINE } from '../../src/cli/spinner.js';
+import { spawnWfx, startDaemon, wfx, wfxIn } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 
 const WAITS = `processId: 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d
 name: Approve
@@ -32,17 +33,12 @@ async function setup(t: Test) {
 t.test('a run followed to the end while its input node is answered; exit codes 0, 1, 3, 4', async (t) => {
   const { cwd, run } = await setup(t);
   // wfx run --follow as a real child process; answer the input node when the log shows the wait.
-  const child = spawn(process.execPath, [WFX_BIN, 'run', PID, '--follow'], {
-    cwd,
-    env: { ...process.env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.teardown(() => killIfAlive(child.pid));
+  const child = spawnWfx(t, ['run', PID, '--follow'], { cwd });
   const exited = once(child, 'exit');
   let id = '';
-  child.stderr!.on('data', (d: Buffer) => (id ||= /started (\S+)/.exec(d.toString())?.[1] ?? ''));
+  child.stderr.on('data', (d: Buffer) => (id ||= /started (\S+)/.exec(d.toString())?.[1] ?? ''));
   const lines: string[] = [];
-  for await (const line of createInterface({ input: child.stdout! })) {
+  for await (const line of createInterface({ input: child.stdout })) {
     lines.push(line);
     if (line.includes('waiting for input')) {
       const answered = await run(['task', 'complete', id, 'ask', '--set', 'ok=true']);
@@ -65,11 +61,10 @@ t.test('a run followed to the end while its input node is answered; exit codes 0
   t.equal(JSON.parse(failed.stdout).stateCd, 2, 'the else path fails on an unknown variable');
 
   // Exit 1: --wait on an execution that fails.
-  const waiter = spawn(process.execPath, [WFX_BIN, 'run', PID, '--wait'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(() => killIfAlive(waiter.pid));
+  const waiter = spawnWfx(t, ['run', PID, '--wait'], { cwd });
   const waiterExit = once(waiter, 'exit');
   let waiterErr = '';
-  for await (const chunk of waiter.stderr!) {
+  for await (const chunk of waiter.stderr) {
     waiterErr += chunk;
     const m = /started (\S+)/.exec(waiterErr);
     if (m) {
@@ -80,14 +75,10 @@ t.test('a run followed to the end while its input node is answered; exit codes 0
   t.equal((await waiterExit)[0], 1, 'exit 1: the execution failed');
 
   // Exit 3: cancelled while waited for.
-  const canceller = spawn(process.execPath, [WFX_BIN, 'run', PID, '--wait'], {
-    cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.teardown(() => killIfAlive(canceller.pid));
+  const canceller = spawnWfx(t, ['run', PID, '--wait'], { cwd });
   const cancelExit = once(canceller, 'exit');
   let cancelErr = '';
-  for await (const chunk of canceller.stderr!) {
+  for await (const chunk of canceller.stderr) {
     cancelErr += chunk;
     const m = /started (\S+)/.exec(cancelErr);
     if (m) {
@@ -104,6 +95,62 @@ t.test('a run followed to the end while its input node is answered; exit codes 0
     { processInstanceId: String, timedOut: true },
     'the id is printed to pick the run up later',
   );
+});
+
+t.test('run --wait on a terminal: a spinner with the elapsed time on stderr, erased before the result', async (t) => {
+  const { cwd, run } = await setup(t);
+  const terminal = { cwd, env: { CI: '' }, tty: { stdout: true, stderr: true, columns: 100 } };
+  const waiting = wfxIn(['run', PID, '--wait'], terminal);
+  // It waits at the input node, spinning: answer it, and the run ends.
+  const id = await eventually('the run waits at its input node', async () => {
+    const listed = JSON.parse((await run(['instances', 'list', PID, '--json'])).stdout) as Array<{
+      processInstanceId: string;
+      waitingNodeIds: string[];
+    }>;
+    return listed.find((i) => i.waitingNodeIds.includes('ask'))?.processInstanceId;
+  });
+  t.equal((await run(['task', 'complete', id, 'ask', '--set', 'ok=true'])).code, 0);
+  const res = await waiting;
+  t.equal(res.code, 0, res.stderr);
+  const frames = res.stderr.split(CLEAR_LINE).slice(1, -1);
+  t.ok(frames.length > 0, 'frames were drawn');
+  for (const frame of frames)
+    t.match(frame, new RegExp(`^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] running ${id} \\d+s$`), 'spinner, id, elapsed time');
+  t.ok(res.stderr.endsWith(CLEAR_LINE), 'the line erased at the end');
+  const result = res.interleaved!.indexOf(`${id} completed`);
+  t.equal(
+    res.interleaved!.lastIndexOf(CLEAR_LINE, result) + CLEAR_LINE.length,
+    result,
+    'erased right before the result',
+  );
+  t.equal(res.stdout, `${id} completed\noutput: {"answer":true}\n`, 'stdout has the result only');
+  t.notMatch(res.stderr, /\u001b\[3\dm/, 'no colour under NO_COLOR');
+
+  // A flow that ends at once: the first frame is drawn all the same, where a spinner belongs.
+  const now = `processId: 7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d
+name: Now
+nodes:
+  start: { type: startEvent, next: end }
+  end: { type: endEvent }
+`;
+  await writeFile(join(cwd, 'now.yaml'), now);
+  const cases: Array<[string, string[], NodeJS.ProcessEnv, RegExp | null]> = [
+    ['in colour where colour is allowed', [], { CI: '', NO_COLOR: '' }, /\u001b\[36m⠋\u001b\[0m running /],
+    [
+      'without colour with --no-color',
+      ['--no-color'],
+      { CI: '', NO_COLOR: '' },
+      /^(?![\s\S]*\u001b\[3)[\s\S]*⠋ running /,
+    ],
+    ['none in CI', [], { CI: 'true' }, null],
+    ['none with --json', ['--json'], { CI: '' }, null],
+  ];
+  for (const [what, args, env, frame] of cases) {
+    const res = await wfxIn(['run', 'now.yaml', '--wait', ...args], { ...terminal, env });
+    t.equal(res.code, 0, res.stderr);
+    if (frame) t.match(res.stderr, frame, `a spinner ${what}`);
+    else t.notMatch(res.stderr, /⠋|running /, `a spinner: ${what}`);
+  }
 });
 
 t.test('exit codes 2 and 5, and --json that is only JSON, for every command', async (t) => {

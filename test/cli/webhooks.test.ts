@@ -1,11 +1,10 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { describeDelivery } from '../../src/cli/commands/webhooks.js';
-import { killIfAlive, startDaemon, WFX_BIN, wfxIn } from '../helpers/cli.js';
+import { spawnWfx, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
 const FLOW = `processId: 3c4d5e6f-7081-4a92-8b3c-4d5e6f708192
@@ -183,19 +182,10 @@ t.test('wfx webhooks listen: each delivery as it arrives, until Ctrl-C (exit 0)'
   t.equal((await wfxIn(['webhooks', 'create', '--name', 'repo', '--provider', 'GITHUB'], { cwd })).code, 0);
   t.equal((await wfxIn(['flow', 'publish', 'on-push.yaml'], { cwd })).code, 0);
   const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
-  const child = spawn(
-    process.execPath,
-    [WFX_BIN, '--url', url, '--api-key', key, 'webhooks', 'listen', 'repo', '--json'],
-    {
-      cwd,
-      env: { ...process.env, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  t.teardown(() => killIfAlive(child.pid));
+  const child = spawnWfx(t, ['--url', url, '--api-key', key, 'webhooks', 'listen', 'repo', '--json'], { cwd });
   const exited = once(child, 'exit');
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   // The listener may not be connected yet when the first send arrives: send until it shows one.
   await eventually('the listener shows a delivery', async () => {
     await wfxIn(['webhooks', 'send', 'repo', '--payload', 'push.json', '--event', 'push'], { cwd });

@@ -1,13 +1,11 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { killIfAlive, startDaemon, WFX_BIN, wfxIn } from '../helpers/cli.js';
+import { killIfAlive, spawnWfx, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { POSTGRES_SKIP, queryAt, startDatabaseProxy, startPostgres } from '../helpers/postgres.js';
-import { forgetDaemon, noteDaemon } from '../setup/daemons.js';
 
 const FLOW_ID = '0d7a4f5e-3c2b-4a1d-9e8f-7a6b5c4d3e2f';
 const FLOW = `processId: ${FLOW_ID}
@@ -40,19 +38,10 @@ function api(url: string, key: string) {
 
 /** A foreground daemon process (as a supervisor runs one); SIGKILLed at teardown. */
 function foreground(t: Test, dataDir: string, args: string[]) {
-  const child = spawn(
-    process.execPath,
-    [WFX_BIN, 'daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir, ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
-  );
+  const child = spawnWfx(t, ['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir, ...args]);
   let output = '';
   child.stdout.on('data', (b: Buffer) => (output += b.toString()));
   child.stderr.on('data', (b: Buffer) => (output += b.toString()));
-  noteDaemon(child.pid!);
-  t.teardown(() => {
-    killIfAlive(child.pid);
-    forgetDaemon(child.pid!);
-  });
   return { child, output: () => output };
 }
 

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,8 @@ export interface CliResult {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;
+  /** `wfxIn` only: stdout and stderr as they were written, interleaved (what a terminal shows). */
+  readonly interleaved?: string;
 }
 
 /** How a test runs one `wfx` command: its directory, variables over this process's, its stdin. */
@@ -24,6 +26,11 @@ export interface CliOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Standard input of the command (default: empty). */
   readonly stdin?: string;
+  /**
+   * In-process only (`wfxIn`): which of stdout and stderr claim to be a terminal (`isTTY`), and
+   * its width (default 80). Default: neither, as in a pipe.
+   */
+  readonly tty?: { readonly stdout?: boolean; readonly stderr?: boolean; readonly columns?: number };
 }
 
 /**
@@ -95,18 +102,23 @@ export function wfx(args: string[], options: CliOptions = {}): Promise<CliResult
 export async function wfxIn(args: string[], options: CliOptions = {}): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
-  const sink = (append: (s: string) => void) =>
-    new Writable({
-      write(chunk: Buffer | string, _encoding, done) {
-        append(chunk.toString());
-        done();
-      },
-    });
+  let interleaved = '';
+  const sink = (append: (s: string) => void, tty: boolean | undefined) =>
+    Object.assign(
+      new Writable({
+        write(chunk: Buffer | string, _encoding, done) {
+          append(chunk.toString());
+          interleaved += chunk.toString();
+          done();
+        },
+      }),
+      tty ? { isTTY: true, columns: options.tty?.columns ?? 80 } : {},
+    );
   const stdin = Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]);
   const code = await main(['node', WFX_BIN, ...args], {
     stdin,
-    stdout: sink((s) => (stdout += s)),
-    stderr: sink((s) => (stderr += s)),
+    stdout: sink((s) => (stdout += s), options.tty?.stdout),
+    stderr: sink((s) => (stderr += s), options.tty?.stderr),
     env: commandEnv(options.env),
     cwd: options.cwd ?? process.cwd(),
     binPath: WFX_BIN,
@@ -114,7 +126,7 @@ export async function wfxIn(args: string[], options: CliOptions = {}): Promise<C
     stderr += `INTERNAL_ERROR: ${err instanceof Error && err.stack ? err.stack : String(err)}\nThis is a bug in wfx; please report it.\n`;
     return 70;
   });
-  return noteStarted(args, { code, stdout, stderr });
+  return noteStarted(args, { code, stdout, stderr, interleaved });
 }
 
 /** Notes a daemon started in the background, so it never outlives this process. */
@@ -136,12 +148,58 @@ function run(args: string[], options: CliOptions): Promise<CliResult> {
       [WFX_BIN, ...args],
       { cwd: options.cwd, env: commandEnv(options.env), timeout: 60_000 },
       (err, stdout, stderr) => {
+        if (child.pid) forgetDaemon(child.pid);
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
         resolve({ code, stdout, stderr });
       },
     );
+    // A `daemon start --foreground` that should have failed would serve on: swept if left.
+    if (child.pid) noteDaemon(child.pid);
     child.stdin?.end(options.stdin ?? '');
   });
+}
+
+/** Every process `spawnWfx` started that has not exited: killed when this process exits. */
+const spawnedProcesses = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of spawnedProcesses) killIfAlive(child.pid);
+});
+
+/**
+ * Spawns `wfx ...args` as a real process (stdin ignored, stdout and stderr piped), in
+ * `options.cwd` with the environment `wfx` gives (no colour, a config dir of the test's own, no
+ * D-Bus), for what a test must watch as it runs: a foreground daemon, `wfx dev`, a `--follow`.
+ * It is noted for the sweep after the suite (test/setup/daemons.ts) and killed at teardown, or
+ * when this process exits, whichever comes first.
+ */
+export function spawnWfx(
+  t: { teardown(fn: () => unknown): void },
+  args: readonly string[],
+  options: Pick<CliOptions, 'cwd' | 'env'> = {},
+): ChildProcess & { readonly stdout: Readable; readonly stderr: Readable } {
+  const child = spawn(process.execPath, [WFX_BIN, ...args], {
+    cwd: options.cwd,
+    env: commandEnv(options.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const pid = child.pid;
+  if (pid !== undefined) noteDaemon(pid);
+  spawnedProcesses.add(child);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      spawnedProcesses.delete(child);
+      if (pid !== undefined) forgetDaemon(pid);
+      resolve();
+    }),
+  );
+  t.teardown(async () => {
+    if (pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      killIfAlive(pid);
+      await exited;
+    }
+    if (pid !== undefined) forgetDaemon(pid);
+  });
+  return child as ChildProcess & { readonly stdout: Readable; readonly stderr: Readable };
 }
 
 /** SIGKILLs `pid` if it still runs (test cleanup). */

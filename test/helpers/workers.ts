@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WfxClient } from '../../src/client/client.js';
-import { WFX_BIN, killIfAlive } from './cli.js';
+import { spawnWfx } from './cli.js';
 import { BILLING } from './jobs.js';
 
 /** A `wfx worker run` process of a test: its events (--json lines) as they come. */
@@ -17,12 +17,6 @@ export interface WorkerProcess {
   readonly exited: Promise<number | string>;
 }
 
-/** Every worker a test process spawned: killed at exit, should a teardown not run. */
-const spawned = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const p of spawned) killIfAlive(p.pid);
-});
-
 /**
  * Spawns `wfx worker run ...args --json` against `url` with `apiKey`, in `cwd`; killed at teardown.
  */
@@ -30,20 +24,14 @@ export function spawnWorker(
   t: { teardown(fn: () => unknown): void },
   opts: { cwd: string; url: string; apiKey: string; args: string[]; env?: NodeJS.ProcessEnv },
 ): WorkerProcess {
-  const proc = spawn(
-    process.execPath,
-    [WFX_BIN, '--url', opts.url, '--api-key', opts.apiKey, '--json', 'worker', 'run', ...opts.args],
-    {
-      cwd: opts.cwd,
-      env: { ...process.env, NO_COLOR: '1', DBUS_SESSION_BUS_ADDRESS: 'disabled:', ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  spawned.add(proc);
+  const proc = spawnWfx(t, ['--url', opts.url, '--api-key', opts.apiKey, '--json', 'worker', 'run', ...opts.args], {
+    cwd: opts.cwd,
+    ...(opts.env && { env: opts.env }),
+  });
   const events: WorkerProcess['events'] = [];
   let err = '';
   let out = '';
-  proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     out += chunk;
     let nl: number;
     while ((nl = out.indexOf('\n')) >= 0) {
@@ -56,13 +44,8 @@ export function spawnWorker(
       }
     }
   });
-  proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
   const exited = once(proc, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
-  t.teardown(async () => {
-    killIfAlive(proc.pid);
-    await exited;
-    spawned.delete(proc);
-  });
   return { proc, events, stderr: () => err, exited };
 }
 

@@ -30,6 +30,7 @@ nodes:
 const flow = (extra: Partial<FlowSummary> = {}): FlowSummary => ({
   processId: '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11',
   name: 'Order approval',
+  triggers: [],
   organization: 'default',
   public: false,
   active: { PRODUCTION: '2', DEVELOPMENT: '3' },

@@ -6,11 +6,14 @@ import { WfxError } from '../../shared/errors.js';
 import { flowSchema } from '../../shared/flow/schema.js';
 import { inputFields } from '../../shared/flow/inputs.js';
 import { publishOrder } from '../../shared/flow/publish-order.js';
-import type { FlowDefinition } from '../../shared/flow/types.js';
+import type { FlowDefinition, Trigger } from '../../shared/flow/types.js';
 import { formatProblem, validateFlowSource, type FlowProblem } from '../../shared/flow/validate.js';
 import { globals, printJson, readUserFile, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { registerFlowNew } from './init.js';
+
+/** The trigger types a flow may declare (flows.md, Triggers): what `flow list --trigger` takes. */
+const TRIGGER_TYPES = ['on-demand', 'webhook', 'schedule', 'email'] satisfies ReadonlyArray<Trigger['type']>;
 
 /** `wfx flow validate|schema` (publish, list and show talk to a daemon: the CLI issue adds them). */
 export function registerFlow(program: Command, ctx: CliContext): void {
@@ -104,20 +107,36 @@ export function registerFlow(program: Command, ctx: CliContext): void {
 
   flow
     .command('list')
-    .description('published flows with their versions and active versions')
-    .addHelpText('after', '\nExample:\n  $ wfx flow list')
-    .action(async (_opts: unknown, cmd: Command) => {
+    .description('published flows with their versions, active versions and triggers')
+    .addOption(
+      new Option('--trigger <type>', 'only flows whose running version has a trigger of this type').choices(
+        TRIGGER_TYPES,
+      ),
+    )
+    .addHelpText(
+      'after',
+      `
+The name and TRIGGERS are those of the version that runs: PRODUCTION's active version, else
+DEVELOPMENT's, else the newest. \`on-demand\` marks a flow meant to be started by hand or API.
+
+Examples:
+  $ wfx flow list
+  $ wfx flow list --trigger on-demand`,
+    )
+    .action(async (opts: { trigger?: string }, cmd: Command) => {
       const res = await (await clientFor(ctx, cmd)).flows.list();
-      if (globals(cmd).json) return printJson(ctx, res.items);
+      const items = opts.trigger ? res.items.filter((f) => f.triggers.includes(opts.trigger!)) : res.items;
+      if (globals(cmd).json) return printJson(ctx, items);
       ctx.stdout.write(
         table(
-          ['PROCESS ID', 'NAME', 'VERSIONS', 'PRODUCTION', 'DEVELOPMENT'],
-          res.items.map((f) => [
+          ['PROCESS ID', 'NAME', 'VERSIONS', 'PRODUCTION', 'DEVELOPMENT', 'TRIGGERS'],
+          items.map((f) => [
             f.processId,
             f.name,
             String(f.versions.length),
             f.active.PRODUCTION ?? '-',
             f.active.DEVELOPMENT ?? '-',
+            f.triggers.length > 0 ? f.triggers.join(',') : '-',
           ]),
         ),
       );

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { childTree, CLI_TREE_LIMITS, type ChildGroup } from '../../client/child-tree.js';
 import { STATE_NAMES, STATUS_NAMES, waitingFor } from '../../client/describe.js';
 import { formatTranscriptLine, nodeOpen, transcriptLines, transcriptSummary } from '../../client/transcript.js';
 import type { AgentState, InstanceSummary, InstanceView, NodeView } from '../../shared/api/index.js';
@@ -90,7 +91,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
             ]),
           ) +
           conversations(inst, terminalWidth(ctx)) +
-          children(inst) +
+          childrenText(await childTree(client, inst, CLI_TREE_LIMITS)) +
           `\nvariables: ${JSON.stringify(inst.data, null, 2)}\n` +
           (inst.output ? `output: ${JSON.stringify(inst.output, null, 2)}\n` : ''),
       );
@@ -108,23 +109,50 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     });
 }
 
+/** A line of a drawn tree and the lines under it. */
+interface TreeLine {
+  readonly text: string;
+  readonly under: readonly TreeLine[];
+}
+
+/** A node's children as tree lines: how many, the ones left out, then each child with its own. */
+function groupLines(g: ChildGroup): TreeLine {
+  const more = g.total - g.shown.length;
+  return {
+    text: `${g.nodeId} (${g.nodeType}): ${g.total} child execution${g.total === 1 ? '' : 's'}`,
+    under: [
+      ...(more > 0 ? [{ text: `… ${more} more (earlier; --json lists every id)`, under: [] }] : []),
+      ...g.shown.map((c): TreeLine => ({
+        text:
+          c.stateCd === null
+            ? `${c.id}  (could not be read)`
+            : `${c.id}  ${STATE_NAMES[c.stateCd] ?? c.stateCd}  ${c.processName ?? ''}`.trimEnd(),
+        under:
+          c.unshown > 0
+            ? [{ text: `… ${c.unshown} more below (wfx instances get ${c.id})`, under: [] }]
+            : c.groups.map(groupLines),
+      })),
+    ],
+  };
+}
+
+/** Draws `lines` as a tree (├─ └─ │), each level indented 3. Pure. */
+function drawTree(lines: readonly TreeLine[], indent = ''): string[] {
+  return lines.flatMap((l, i) => {
+    const last = i === lines.length - 1;
+    return [`${indent}${last ? '└─' : '├─'} ${l.text}`, ...drawTree(l.under, `${indent}${last ? '   ' : '│  '}`)];
+  });
+}
+
 /**
  * The execution's child executions under the node that started each (a loop's iterations, a
- * subprocess, an agent's tools), as a tree; '' without any. `wfx instances get` on a child
- * shows its own.
+ * subprocess, an agent's tools) as a tree, grandchildren under their parent: each child's id,
+ * state and flow; bounded as `childTree` reads it, with what was left out counted. '' without any.
+ * Pure.
  */
-function children(inst: InstanceView): string {
-  const starters = inst.nodes.filter((n) => (n.childInstanceIds?.length ?? 0) > 0);
-  if (starters.length === 0) return '';
-  const lines = [`\nchildren:`];
-  starters.forEach((n, i) => {
-    const last = i === starters.length - 1;
-    lines.push(`${last ? '└─' : '├─'} ${n.nodeId} (${n.nodeType}): ${n.childInstanceIds!.length}`);
-    n.childInstanceIds!.forEach((id, j) =>
-      lines.push(`${last ? '   ' : '│  '}${j === n.childInstanceIds!.length - 1 ? '└─' : '├─'} ${id}`),
-    );
-  });
-  return `${lines.join('\n')}\n`;
+export function childrenText(groups: readonly ChildGroup[]): string {
+  if (groups.length === 0) return '';
+  return `\nchildren:\n${drawTree(groups.map(groupLines)).join('\n')}\n`;
 }
 
 /** Columns the conversations are laid out for: the terminal's (at most 120, for reading), else 100. */

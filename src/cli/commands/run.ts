@@ -11,6 +11,7 @@ import { globals, printJson, useColor, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { AnswerStream } from '../answer-stream.js';
 import { formatLogLine, type LogEntry } from '../format.js';
+import { Spinner } from '../spinner.js';
 
 interface RunOptions {
   data?: string;
@@ -95,11 +96,17 @@ Examples:
         return;
       }
       if (!g.json) ctx.stderr.write(`started ${id}\n`);
+      // Waiting without a log to show: a spinner with the elapsed time, on a terminal only.
+      const spinner =
+        !opts.follow && Spinner.allowed(ctx, g.json === true)
+          ? new Spinner(ctx.stderr, `running ${id}`, useColor(ctx, g, ctx.stderr))
+          : undefined;
       const finished = await waitFor(ctx, client, id, {
         follow: opts.follow === true,
         json: g.json === true,
         timeoutS: opts.timeout,
         color: useColor(ctx, g),
+        spinner,
       });
       if (!finished) {
         if (g.json) printJson(ctx, { processInstanceId: id, timedOut: true });
@@ -146,24 +153,17 @@ async function processIdNamed(client: WfxClient, name: string): Promise<string> 
  * Waits for execution `id` to finish by reading its log stream to `event: end` (reconnecting
  * with Last-Event-ID if the connection drops); prints the entries when following, and models'
  * answers as they stream in (AnswerStream). Resolves with the finished execution, or null when
- * `timeoutS` passed first.
+ * `timeoutS` passed first. A `spinner` spins meanwhile and is erased before any output and at the end.
  */
 export async function waitFor(
   ctx: CliContext,
   client: WfxClient,
   id: string,
-  opts: { follow: boolean; json: boolean; timeoutS?: number; color: boolean },
+  opts: { follow: boolean; json: boolean; timeoutS?: number; color: boolean; spinner?: Spinner },
 ): Promise<InstanceView | null> {
   const abort = new AbortController();
   const timer = opts.timeoutS === undefined ? null : setTimeout(() => abort.abort(), opts.timeoutS * 1000);
-  const started = Date.now();
-  const status =
-    !opts.follow && !opts.json && ctx.stderr.isTTY
-      ? setInterval(
-          () => ctx.stderr.write(`\r\u001b[2Krunning ${id} (${Math.round((Date.now() - started) / 1000)} s)`),
-          1000,
-        )
-      : null;
+  const spinner = opts.spinner?.start();
   let lastId: string | undefined;
   const answers = new AnswerStream(ctx.stdout, AnswerStream.modeFor(ctx, opts.json), opts.color);
   try {
@@ -180,12 +180,14 @@ export async function waitFor(
           }
           const progress = progressOf(ev);
           if (progress) {
+            spinner?.clear();
             answers.progress(progress);
             continue;
           }
           if (ev.id !== undefined) lastId = ev.id;
           if (opts.follow && ev.data !== undefined) {
             const entry = JSON.parse(ev.data) as LogEntry;
+            spinner?.clear();
             answers.beforeEntry(entry.nodeId);
             ctx.stdout.write(
               opts.json
@@ -205,9 +207,6 @@ export async function waitFor(
     }
   } finally {
     if (timer) clearTimeout(timer);
-    if (status) {
-      clearInterval(status);
-      ctx.stderr.write('\r\u001b[2K');
-    }
+    spinner?.stop();
   }
 }

@@ -57,7 +57,10 @@ export type VersionInfo = Static<typeof VersionInfo>;
 /** A flow as GET /admin/flows lists it. */
 export const FlowSummary = Answer({
   processId: Type.String(),
+  /** The name of the version that runs (PRODUCTION's active version, else DEVELOPMENT's, else the newest). */
   name: Type.String(),
+  /** The trigger types of that version, each once (`on-demand`, `webhook`, `schedule`, `email`); [] without any. */
+  triggers: Type.Array(Type.String()),
   organization: Type.String(),
   public: Type.Boolean(),
   /** Environment -> its active version (`{PRODUCTION: "2"}`); an environment without one is absent. */
@@ -104,7 +107,10 @@ export type FlowPageQuery = Static<typeof FlowPageQuery>;
 /** A flow as GET /process/list gives it (public flows only without WORKFLOW_READ). */
 export const StartableFlow = Answer({
   processId: Type.String(),
+  /** As FlowSummary's: the name of the version that runs. */
   name: Type.String(),
+  /** As FlowSummary's: the trigger types of the version that runs. */
+  triggers: Type.Array(Type.String()),
   public: Type.Boolean(),
   organization: Type.String(),
   versions: Type.Array(Type.String()),

@@ -1,5 +1,6 @@
 /* Health, the caller's identity and lifecycle events: GET /health, /auth/whoami, /events. Answers are types only. */
 import type { Permission } from './keys.js';
+import type { StateName } from './process.js';
 
 /** What a daemon's state is kept in (GET /health's `store`): its data directory, or PostgreSQL with a lease. */
 export interface StoreHealth {
@@ -48,6 +49,9 @@ export interface LifecycleEventView {
   readonly type: string;
   readonly organization: string;
   readonly processInstanceId: string;
+  /** PROCESS_* events: the execution's state code (STATE) and its name. */
+  readonly stateCd?: number;
+  readonly state?: StateName;
   readonly [field: string]: unknown;
 }
 

@@ -4,7 +4,9 @@ import { waitingFor } from '../../client/describe.js';
 import { nodeOpen } from '../../client/transcript.js';
 import type { AgentState } from '../../shared/api/index.js';
 import type { Execution, LogLine, NodeView, StreamingAnswer } from '../types.js';
+import type { ChildGroup } from '../../client/child-tree.js';
 import { AgentTranscript } from './agent-transcript.js';
+import { ChildList } from './child-list.js';
 
 const LEVEL_COLOR = { INFO: 'white', WARN: 'yellow', ERROR: 'red' } as const;
 
@@ -14,8 +16,13 @@ export function agentToShow(nodes: readonly NodeView[]): (NodeView & { readonly 
   return agents.findLast(nodeOpen) ?? agents.at(-1) ?? null;
 }
 
+/** The ids of the children listed in `groups`, in the order the view shows them: what ↑↓ move through. Pure. */
+export function listedChildren(groups: readonly ChildGroup[] | null | undefined): string[] {
+  return (groups ?? []).flatMap((g) => g.shown.map((c) => c.id));
+}
+
 /**
- * One execution: header, node timeline (status in words), variables or error, an agent's
+ * One execution: header, node timeline (status in words) with each node's children under it, variables or error, an agent's
  * conversation (its newest lines), log tail, and below it each answer a model is streaming,
  * growing on its line until its node's log line comes.
  */
@@ -29,8 +36,13 @@ export function ExecutionView(props: {
   readonly logRows: number;
   /** Terminal columns: the conversation's lines are laid out to fit. */
   readonly width: number;
+  /** The child executions read so far (useChildren): listed under their node; until then a summary line. */
+  readonly childGroups?: readonly ChildGroup[] | null;
+  /** The selected child's id (enter opens it), or null. */
+  readonly selectedChild?: string | null;
 }) {
   const { execution: e, logs, now, width } = props;
+  const groups = new Map((props.childGroups ?? []).map((g) => [g.nodeInstanceId, g]));
   const agent = agentToShow(e.nodes);
   // The conversation's heading and the margin above it take two of the rows.
   const talkRows = agent ? Math.max(3, Math.ceil((props.logRows - 2) * 0.6)) : 0;
@@ -58,7 +70,11 @@ export function ExecutionView(props: {
             <Text>
               {fit(n.nodeName, 18)} {fit(n.nodeType, 22)} {fit(statusWord(n.statusCd), 10)} {waitingFor(n)}
             </Text>
-            {(n.childInstanceIds?.length ?? 0) > 0 && <Text dimColor>{childLine(n.childInstanceIds!)}</Text>}
+            {groups.has(n.nodeInstanceId) ? (
+              <ChildList group={groups.get(n.nodeInstanceId)!} selected={props.selectedChild ?? null} width={width} />
+            ) : (
+              (n.childInstanceIds?.length ?? 0) > 0 && <Text dimColor>{childLine(n.childInstanceIds!)}</Text>
+            )}
           </Box>
         ))}
       </Box>

@@ -3,7 +3,7 @@ import { Box, Text } from 'ink';
 const KEYS: ReadonlyArray<readonly [string, string]> = [
   ['↑ ↓  k j', 'move'],
   ['enter', 'open the execution or the flow (its versions); answer the task'],
-  ['esc', 'back to the list'],
+  ['esc', 'back to the list (from a child: to its parent)'],
   ['s', 'filter by state: all, running, failed, completed, cancelled'],
   ['c', 'cancel the execution (asks first)'],
   ['f', 'executions: filter by flow (all, then each flow in the list)'],

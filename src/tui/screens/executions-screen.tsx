@@ -1,10 +1,11 @@
 import { Box, Text, useInput } from 'ink';
 import { useRef, useState } from 'react';
-import { ExecutionView } from '../components/execution-view.js';
+import { ExecutionView, listedChildren } from '../components/execution-view.js';
 import { ExecutionsTable } from '../components/executions-table.js';
 import { KeyBar } from '../components/key-bar.js';
 import { InputLine } from '../components/input-line.js';
 import { cut } from '../format.js';
+import { useChildren } from '../hooks/use-children.js';
 import { useExecution } from '../hooks/use-execution.js';
 import { useWidth } from '../hooks/use-width.js';
 import { editText } from '../text-edit.js';
@@ -53,7 +54,10 @@ export function ExecutionsScreen(
   const [flow, setFlow] = useState<string | null>(null);
   const [search, setSearch] = useState('');
   const [searching, setSearching] = useState(false);
-  const [open, setOpen] = useState<string | null>(null);
+  // The executions opened, the list's first: enter on a child opens it over its parent, esc goes back.
+  const [opened, setOpened] = useState<readonly string[]>([]);
+  const open = opened.at(-1) ?? null;
+  const [childCursor, setChildCursor] = useState(0);
   const [confirm, setConfirm] = useState<ExecutionSummary | null>(null);
   const [notice, setNotice] = useNotice(active);
   const shown = items.filter(
@@ -101,7 +105,10 @@ export function ExecutionsScreen(
       }
       if (input === 'c' && current && current.stateCd === 0) return ask(current);
       if (open) {
-        if (key.escape || key.backspace || key.leftArrow) setOpen(null);
+        if (key.escape || key.backspace || key.leftArrow) {
+          setOpened((o) => o.slice(0, -1));
+          setChildCursor(0);
+        }
         return;
       }
       setSelected((s) => moveCursor(s, shown.length, input, key));
@@ -121,7 +128,10 @@ export function ExecutionsScreen(
         onToggleChildren();
         setSelected(0);
       }
-      if (key.return && current) setOpen(current.processInstanceId);
+      if (key.return && current) {
+        setOpened([current.processInstanceId]);
+        setChildCursor(0);
+      }
     },
     { isActive: active },
   );
@@ -133,7 +143,7 @@ export function ExecutionsScreen(
         ['ctrl-u', 'empty it'],
       ]
     : open
-      ? [['esc', 'back'], ['c', 'cancel'], ...SHELL_KEYS]
+      ? [['↑↓', 'child'], ['enter', 'open child'], ['esc', 'back'], ['c', 'cancel'], ...SHELL_KEYS]
       : [
           ['↑↓', 'move'],
           ['enter', 'open'],
@@ -148,7 +158,21 @@ export function ExecutionsScreen(
   return (
     <Box flexDirection="column">
       {open ? (
-        <Detail client={client} id={open} now={now} logRows={Math.max(3, rows - 16)} width={width} />
+        <Detail
+          key={open}
+          client={client}
+          id={open}
+          now={now}
+          logRows={Math.max(3, rows - 16)}
+          width={width}
+          active={active && !confirm}
+          cursor={childCursor}
+          onCursor={setChildCursor}
+          onOpen={(child) => {
+            setOpened((o) => [...o, child]);
+            setChildCursor(0);
+          }}
+        />
       ) : (
         <ExecutionsTable
           items={shown}
@@ -175,22 +199,60 @@ export function ExecutionsScreen(
   );
 }
 
+/**
+ * One execution, opened: its view, with its children listed under their nodes; ↑↓ move through
+ * them (`cursor`), enter opens the one selected (`onOpen`).
+ */
 function Detail({
   client,
   id,
   now,
   logRows,
   width,
+  active,
+  cursor,
+  onCursor,
+  onOpen,
 }: {
   readonly client: WfxClient;
   readonly id: string;
   readonly now: Date;
   readonly logRows: number;
   readonly width: number;
+  /** Whether keys reach it (the screen is shown and no question is asked). */
+  readonly active: boolean;
+  /** The index of the selected child among those listed. */
+  readonly cursor: number;
+  readonly onCursor: (cursor: number) => void;
+  readonly onOpen: (childId: string) => void;
 }) {
   const { execution, logs, streaming, error } = useExecution(client, id);
+  const children = useChildren(client, execution);
+  const listed = listedChildren(children);
+  const selected = listed.length > 0 ? listed[cursorAt(cursor, listed.length)]! : null;
+  const latest = useRef({ listed, cursor, selected });
+  latest.current = { listed, cursor, selected };
+  useInput(
+    (input, key) => {
+      const { listed, cursor, selected } = latest.current;
+      if (listed.length === 0) return;
+      const next = moveCursor(cursor, listed.length, input, key);
+      if (next !== cursor) onCursor(next);
+      if (key.return && selected) onOpen(selected);
+    },
+    { isActive: active },
+  );
   if (!execution) return <Text dimColor>{error ? `cannot read ${id}: ${error}` : `loading ${id}…`}</Text>;
   return (
-    <ExecutionView execution={execution} logs={logs} streaming={streaming} now={now} logRows={logRows} width={width} />
+    <ExecutionView
+      execution={execution}
+      logs={logs}
+      streaming={streaming}
+      now={now}
+      logRows={logRows}
+      width={width}
+      childGroups={children}
+      selectedChild={selected}
+    />
   );
 }

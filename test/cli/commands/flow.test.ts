@@ -117,3 +117,61 @@ t.test('wfx flow publish: an agent whose tool is not among the files nor publish
   t.match(res.stderr, /^agent\.yaml:5:68: agent\.tools\.0: tool flow 1{8}-.* does not exist .*\[UNKNOWN_TOOL\]$/m);
   t.match(res.stderr, /FLOW_INVALID: 1 of 1 file not published/);
 });
+
+t.test('wfx flow list: TRIGGERS and --trigger; the name of the version that runs, as wfx run finds it', async (t) => {
+  const flow = (id: string, name: string, triggers: string) => `processId: ${id}
+name: ${name}
+${triggers}nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+  const MONTHLY = '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f';
+  const cwd = t.testdir({
+    'by-hand.yaml': flow(MONTHLY, 'Month end', 'triggers:\n  - { type: on-demand, description: at month end }\n'),
+    'renamed.yaml': flow(MONTHLY, 'Month end, renamed', 'triggers:\n  - { type: schedule, cron: "0 6 1 * *" }\n'),
+    'nightly.yaml': flow(
+      '2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a',
+      'Nightly',
+      'triggers:\n  - { type: schedule, cron: "0 2 * * *" }\n  - { type: schedule, cron: "0 3 * * *" }\n  - { type: on-demand }\n',
+    ),
+    'plain.yaml': flow('3e4f5a6b-7c8d-4e9f-8a1b-2c3d4e5f6a7b', 'Plain', ''),
+  });
+  await startDaemon(t, { cwd });
+  const run = (...args: string[]) => wfxIn(args, { cwd });
+  t.equal((await run('flow', 'publish', 'by-hand.yaml', 'nightly.yaml', 'plain.yaml')).code, 0);
+  // A newer version, renamed, runs only in DEVELOPMENT: PRODUCTION still runs "Month end".
+  t.equal((await run('flow', 'publish', 'renamed.yaml', '--env', 'DEVELOPMENT')).code, 0);
+
+  const listed = await run('flow', 'list');
+  t.equal(listed.code, 0, listed.stderr);
+  t.match(listed.stdout, /^PROCESS ID\s+NAME\s+VERSIONS\s+PRODUCTION\s+DEVELOPMENT\s+TRIGGERS$/m);
+  t.match(
+    listed.stdout,
+    new RegExp(`^${MONTHLY}\\s+Month end\\s+2\\s+1\\s+2\\s+on-demand$`, 'm'),
+    'the running version',
+  );
+  t.match(listed.stdout, /^\S+\s+Nightly\s+1\s+1\s+-\s+schedule,on-demand$/m, 'each type once');
+  t.match(listed.stdout, /^\S+\s+Plain\s+1\s+1\s+-\s+-$/m, 'none: -');
+
+  const byHand = JSON.parse((await run('flow', 'list', '--trigger', 'on-demand', '--json')).stdout) as Array<{
+    name: string;
+    triggers: string[];
+  }>;
+  t.same(
+    byHand.map((f) => f.name).sort(),
+    ['Month end', 'Nightly'],
+    '--trigger on-demand: the flows meant to be started by hand',
+  );
+  t.match(
+    (await run('flow', 'list', '--trigger', 'email')).stdout,
+    /^PROCESS ID.*\n$/,
+    'none has one: the header only',
+  );
+  t.equal((await run('flow', 'list', '--trigger', 'cron')).code, 2, 'a type that is none: a usage error');
+
+  // The name flow list shows is the one wfx run takes.
+  const started = await run('run', 'Month end', '--json');
+  t.equal(started.code, 0, started.stderr);
+  t.match(JSON.parse(started.stdout), { processId: MONTHLY });
+  t.match((await run('run', 'Month end, renamed')).stderr, /^PROCESS_NOT_FOUND: /m, 'not the newest, unrun name');
+});

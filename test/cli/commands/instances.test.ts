@@ -1,7 +1,10 @@
 import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import t from 'tap';
 import { agentDaemon, FOUR_CALLS } from '../../helpers/agent-daemon.js';
+import { childTree, type ChildEntry } from '../../../src/client/child-tree.js';
+import { childrenText } from '../../../src/cli/commands/instances.js';
 import { startDaemon, wfxIn } from '../../helpers/cli.js';
+import { stubClient } from '../../helpers/stub-client.js';
 
 const ID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const re = (source: string) => new RegExp(source.replaceAll('ID', ID), 'm');
@@ -95,35 +98,167 @@ nodes:
     collection: "{items}"
     parallel: true
     nodes:
-      s: { type: startEvent, next: e }
+      s: { type: startEvent, next: pack }
+      pack:
+        type: subProcess
+        nodes:
+          s2: { type: startEvent, next: e2 }
+          e2: { type: endEvent }
+        next: e
       e: { type: endEvent }
     next: done
   done: { type: endEvent }
 `;
 
-t.test('a loop of 50 items is one row with 50 children; --all lists them; get shows the tree', async (t) => {
-  const cwd = t.testdir({ 'loop.yaml': LOOP });
-  await startDaemon(t, { cwd });
-  const run = (args: string[]) => wfxIn(args, { cwd });
-  const items = Array.from({ length: 50 }, (_, i) => i);
-  const started = await run(['run', 'loop.yaml', '--data', JSON.stringify({ items }), '--wait', '--json']);
-  t.equal(started.code, 0, started.stderr);
-  const parent = (JSON.parse(started.stdout) as { processInstanceId: string }).processInstanceId;
-  const pid = '7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d';
+t.test(
+  'a loop of 50 items is one row with 50 children; --all lists them; get shows the tree, grandchildren too',
+  async (t) => {
+    const cwd = t.testdir({ 'loop.yaml': LOOP });
+    await startDaemon(t, { cwd });
+    const run = (args: string[]) => wfxIn(args, { cwd });
+    const items = Array.from({ length: 50 }, (_, i) => i);
+    const started = await run(['run', 'loop.yaml', '--data', JSON.stringify({ items }), '--wait', '--json']);
+    t.equal(started.code, 0, started.stderr);
+    const parent = (JSON.parse(started.stdout) as { processInstanceId: string }).processInstanceId;
+    const pid = '7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d';
 
-  const listed = JSON.parse((await run(['instances', 'list', pid, '--json'])).stdout) as Array<Record<string, unknown>>;
-  t.equal(listed.length, 1, 'one row: the execution, not its iterations');
-  t.match(listed[0], { processInstanceId: parent, childCount: 50, parentInstanceId: null });
-  const table = (await run(['instances', 'list', pid])).stdout;
-  t.match(table, new RegExp(`^${parent}\\s+Fifty\\s+1\\s+completed\\s+\\S+\\s+50\\s*$`, 'm'), 'CHILDREN column');
+    const listed = JSON.parse((await run(['instances', 'list', pid, '--json'])).stdout) as Array<
+      Record<string, unknown>
+    >;
+    t.equal(listed.length, 1, 'one row: the execution, not its iterations');
+    t.match(listed[0], { processInstanceId: parent, childCount: 50, parentInstanceId: null });
+    const table = (await run(['instances', 'list', pid])).stdout;
+    t.match(table, new RegExp(`^${parent}\\s+Fifty\\s+1\\s+completed\\s+\\S+\\s+50\\s*$`, 'm'), 'CHILDREN column');
 
-  const all = JSON.parse((await run(['instances', 'list', pid, '--all', '--limit', '100', '--json'])).stdout) as Array<{
-    parentInstanceId: string | null;
-  }>;
-  t.equal(all.length, 51, '--all: the iterations too');
-  t.equal(all.filter((i) => i.parentInstanceId === parent).length, 50);
+    const all = JSON.parse(
+      (await run(['instances', 'list', pid, '--all', '--limit', '200', '--json'])).stdout,
+    ) as Array<{
+      parentInstanceId: string | null;
+    }>;
+    t.equal(all.length, 101, '--all: the iterations and their subprocesses too');
+    t.equal(all.filter((i) => i.parentInstanceId === parent).length, 50);
 
-  const got = (await run(['instances', 'get', parent])).stdout;
-  t.match(got, /^children:\n└─ each \(loopNode\): 50\n   ├─ [0-9a-f-]{36}\n/m, 'the tree under the loop node');
-  t.equal(got.match(/^ {3}[├└]─ /gm)?.length, 50);
+    const got = (await run(['instances', 'get', parent])).stdout;
+    const tree = got.slice(got.indexOf('\nchildren:\n') + 1, got.indexOf('\nvariables:'));
+    const lines = tree.trimEnd().split('\n');
+    t.same(lines.slice(0, 3), [
+      'children:',
+      '└─ each (loopNode): 50 child executions',
+      '   ├─ … 40 more (earlier; --json lists every id)',
+    ]);
+    const last = (
+      JSON.parse((await run(['instances', 'get', parent, '--json'])).stdout) as {
+        nodes: Array<{ childInstanceIds?: string[] }>;
+      }
+    ).nodes
+      .find((n) => n.childInstanceIds)!
+      .childInstanceIds!.slice(-10);
+    const iterations = lines.filter((l) => /^ {3}[├└]─ \S{36} /.test(l));
+    t.same(
+      iterations.map((l) => l.slice(6, 42)),
+      last,
+      'the newest 10 iterations, oldest first, by id',
+    );
+    for (const l of iterations) t.match(l, /^ {3}[├└]─ \S{36}  completed  Fifty$/, 'each with its state and flow');
+    // Under each iteration its own child: the subprocess, a grandchild of the execution.
+    t.same(
+      lines.slice(-3).map((l) => l.replace(/[0-9a-f-]{36}/, 'ID')),
+      [
+        '   └─ ID  completed  Fifty',
+        '      └─ pack (subProcess): 1 child execution',
+        '         └─ ID  completed  Fifty',
+      ],
+    );
+    t.equal(lines.filter((l) => l.includes('pack (subProcess)')).length, 10, 'one under each iteration shown');
+  },
+);
+
+t.test('childrenText: a tree of nodes and children, what was left out counted', async (t) => {
+  const entry = (id: string, more: Partial<ChildEntry> = {}): ChildEntry => ({
+    id,
+    stateCd: 0,
+    processName: 'Flow',
+    groups: [],
+    unshown: 0,
+    ...more,
+  });
+  t.equal(childrenText([]), '', 'no children, no section');
+  const text = childrenText([
+    {
+      nodeInstanceId: 'n2',
+      nodeId: 'agent',
+      nodeType: 'callAgent',
+      total: 2,
+      shown: [
+        entry('c1', {
+          groups: [
+            {
+              nodeInstanceId: 'n3',
+              nodeId: 'ask',
+              nodeType: 'subProcess',
+              total: 1,
+              shown: [entry('g1', { unshown: 4 })],
+            },
+          ],
+        }),
+        entry('c2', { stateCd: null, processName: null }),
+      ],
+    },
+    { nodeInstanceId: 'n4', nodeId: 'pay', nodeType: 'subProcess', total: 1, shown: [entry('c3', { stateCd: 2 })] },
+  ]);
+  t.equal(
+    text,
+    [
+      '',
+      'children:',
+      '├─ agent (callAgent): 2 child executions',
+      '│  ├─ c1  running  Flow',
+      '│  │  └─ ask (subProcess): 1 child execution',
+      '│  │     └─ g1  running  Flow',
+      '│  │        └─ … 4 more below (wfx instances get g1)',
+      '│  └─ c2  (could not be read)',
+      '└─ pay (subProcess): 1 child execution',
+      '   └─ c3  failed  Flow',
+      '',
+    ].join('\n'),
+  );
+});
+
+t.test('childTree: bounded in depth, children per node and reads', async (t) => {
+  // A chain: each execution has one child of node `n`, forever; and a loop of 30 at the top.
+  const view = (id: string) => ({
+    processInstanceId: id,
+    processName: `F${id}`,
+    stateCd: 0,
+    nodes: [{ nodeInstanceId: 'n1', nodeId: 'n', nodeType: 'subProcess', childInstanceIds: [`${id}.1`] }],
+  });
+  const client = stubClient((call) => view(decodeURIComponent(call.path.split('/').at(-1)!)));
+  const top = {
+    nodes: [
+      {
+        nodeInstanceId: 'n1',
+        nodeId: 'loop',
+        nodeType: 'loopNode',
+        childInstanceIds: Array.from({ length: 30 }, (_, i) => `i${i}`),
+      },
+    ],
+  } as never;
+  const groups = await childTree(client, top, { depth: 2, perNode: 5, reads: 8 });
+  t.equal(groups[0]!.total, 30);
+  t.same(
+    groups[0]!.shown.map((c) => c.id),
+    ['i25', 'i26', 'i27', 'i28', 'i29'],
+    'the newest 5',
+  );
+  t.same(
+    groups[0]!.shown[0]!.groups[0]!.shown[0],
+    { id: 'i25.1', stateCd: 0, processName: 'Fi25.1', groups: [], unshown: 1 },
+    'depth 2: the third level counted, not read',
+  );
+  t.same(
+    groups[0]!.shown.at(-1)!.groups[0]!.shown[0],
+    { id: 'i29.1', stateCd: null, processName: null, groups: [], unshown: 0 },
+    'past 8 reads: listed by id only',
+  );
+  t.equal(client.calls.length, 8, 'no more reads than allowed');
 });

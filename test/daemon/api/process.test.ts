@@ -114,24 +114,37 @@ t.test('a version names its own inputs: a start of an older version is checked a
   t.match(v2.json(), { error: 'VALIDATION_ERROR', details: { path: 'data.orderId', version: '2' } });
 });
 
-t.test('GET /process/list names a flow by the version that runs, and says which runs where', async (t) => {
+t.test('GET /process/list and GET /admin/flows name a flow by the version that runs, with its triggers', async (t) => {
   const h = await apiHarness(t);
   const viewer = await h.key('viewer', 'default');
-  const flow = (name: string) => `processId: 7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
+  const flow = (name: string, triggers: string) => `processId: 7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
 name: ${name}
-nodes:
+${triggers}nodes:
   start: { type: startEvent, next: done }
   done: { type: endEvent }
 `;
-  await h.publish(flow('Invoice run'));
-  await h.publish(flow('Invoice run, reworked'), { environment: 'DEVELOPMENT' });
+  await h.publish(flow('Invoice run', 'triggers:\n  - { type: on-demand, description: at month end }\n'));
+  await h.publish(flow('Invoice run, reworked', 'triggers:\n  - { type: schedule, cron: "0 6 1 * *" }\n'), {
+    environment: 'DEVELOPMENT',
+  });
+  const runs = { processId: '7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6', name: 'Invoice run', triggers: ['on-demand'] };
   const items = (await h.call(viewer, { method: 'GET', url: '/process/list' })).json().items;
-  t.match(items, [
-    {
-      processId: '7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6',
-      name: 'Invoice run',
-      versions: ['1', '2'],
-      activeVersions: { PRODUCTION: '1', DEVELOPMENT: '2' },
-    },
-  ]);
+  t.match(items, [{ ...runs, versions: ['1', '2'], activeVersions: { PRODUCTION: '1', DEVELOPMENT: '2' } }]);
+  const admin = (await h.call(viewer, { method: 'GET', url: '/admin/flows' })).json().items;
+  t.match(admin, [{ ...runs, active: { PRODUCTION: '1', DEVELOPMENT: '2' } }], 'the same name and triggers');
+  const one = (await h.call(viewer, { method: 'GET', url: `/admin/flows/${runs.processId}` })).json();
+  t.match(one, { ...runs, version: '2', definition: { name: 'Invoice run, reworked' } }, 'and for one flow');
+});
+
+t.test('a flow without triggers lists triggers: []', async (t) => {
+  const h = await apiHarness(t);
+  const viewer = await h.key('viewer', 'default');
+  await h.publish(`processId: 8e2f3a4b-5c6d-4e7f-8a9b-0c1d2e3f4a5b
+name: Draft
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`);
+  const admin = (await h.call(viewer, { method: 'GET', url: '/admin/flows' })).json().items;
+  t.match(admin, [{ name: 'Draft', triggers: [] }]);
 });

@@ -3,6 +3,7 @@ import t from 'tap';
 import { apiHarness, type ApiHarness } from '../../helpers/api.js';
 import { eventually } from '../../helpers/eventually.js';
 import { readSse, type SseEvent } from '../../helpers/sse.js';
+import { eventView } from '../../../src/daemon/api/routes/meta.js';
 
 const FLOW = `processId: AUTO
 name: Wait
@@ -159,7 +160,15 @@ t.test("GET /events streams the lifecycle events of the caller's organization on
     seen.every((e) => e.organization === 'acme'),
     'nothing of globex',
   );
-  t.match(seen[0], { type: 'PROCESS_STARTED', processId: acmeFlow });
+  t.match(
+    seen[0],
+    { type: 'PROCESS_STARTED', processId: acmeFlow, stateCd: 0, state: 'RUNNING' },
+    'state beside stateCd',
+  );
+  t.notOk(
+    seen.some((e) => e.type.startsWith('NODE_') && 'state' in e),
+    'a node event has no execution state',
+  );
   t.ok(seen.some((e) => (e as unknown as { processInstanceId: string }).processInstanceId === mine.processInstanceId));
 });
 
@@ -228,3 +237,17 @@ t.test(
     t.equal(h.app.streams.subscriberCount, 0, 'the ended streams left no listener');
   },
 );
+
+t.test('eventView: an execution event names its state beside stateCd, as the rest of the API does', async (t) => {
+  const base = { processInstanceId: 'i', processId: 'p', organization: 'o', timestamp: 't' };
+  t.same(eventView({ type: 'PROCESS_COMPLETED', ...base, stateCd: 1 }), {
+    type: 'PROCESS_COMPLETED',
+    ...base,
+    stateCd: 1,
+    state: 'COMPLETED',
+  });
+  t.match(eventView({ type: 'PROCESS_FAILED', ...base, stateCd: 2 }), { state: 'FAILED' });
+  t.match(eventView({ type: 'PROCESS_CANCELLED', ...base, stateCd: 3 }), { state: 'CANCELLED' });
+  const node = { type: 'NODE_WAITING' as const, ...base, nodeId: 'ask', statusCd: 1 };
+  t.same(eventView(node), node, 'a node event as it is');
+});

@@ -35,6 +35,7 @@ import {
 } from '../../../shared/flow/validate.js';
 import { newApiKey } from '../../auth/api-keys.js';
 import { activateVersion, publishFlow } from '../../flows/publish.js';
+import { flowListing } from '../../flows/running-version.js';
 import type { WfxRecord } from '../../state/records.js';
 import { ROLE_PERMISSIONS, type ApiKey, type FlowVersion, type WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
@@ -249,7 +250,8 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
         .filter((f) => org === null || f.organization === org)
         .map((f) => ({
           processId: f.processId,
-          name: f.name,
+          // The name and triggers of the version that runs (GET /process/list names it so too).
+          ...flowListing(f),
           organization: f.organization,
           public: f.public,
           active: f.active,
@@ -275,7 +277,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
       if (!v) throw new WfxError('VERSION_NOT_FOUND', `flow ${flow.processId} has no version ${version}`);
       return {
         processId: flow.processId,
-        name: flow.name,
+        ...flowListing(flow),
         organization: flow.organization,
         public: flow.public,
         active: flow.active,

@@ -1,13 +1,24 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, app.swagger()
-import type { Health, StoreHealth, WhoAmI } from '../../../shared/api/index.js';
+import {
+  stateName,
+  type Health,
+  type LifecycleEventView,
+  type StoreHealth,
+  type WhoAmI,
+} from '../../../shared/api/index.js';
 import { VERSION } from '../../../shared/version.js';
 import type { LifecycleEvent } from '../../engine/engine.js';
 import type { WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { HistoryDamageReport } from '../../store/history.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
+
+/** A lifecycle event as GET /events sends it: an execution's `stateCd` with its name, `state`, beside it. Pure. */
+export function eventView(e: LifecycleEvent): LifecycleEventView {
+  return e.stateCd === undefined ? { ...e } : { ...e, state: stateName(e.stateCd) };
+}
 
 export interface MetaRouteDeps {
   readonly store: DurableStore<unknown, unknown>;
@@ -67,7 +78,7 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
       let n = 0;
       const unsubscribe = deps.hub.watchEvents((e: LifecycleEvent) => {
         if (org !== null && e.organization !== org) return;
-        if (!lapsed()) reply.sse({ id: String(++n), event: e.type, data: JSON.stringify(e) });
+        if (!lapsed()) reply.sse({ id: String(++n), event: e.type, data: JSON.stringify(eventView(e)) });
       });
       const heartbeat = setInterval(
         () => lapsed() || reply.sse({ comment: 'heartbeat' }),

@@ -30,6 +30,7 @@ import { extensibleCopy, ownEntry } from '../../../shared/json-object.js';
 import type { Engine } from '../../engine/engine.js';
 import { waitingTasks } from '../../engine/tasks.js';
 import { logEntry } from '../../state/log-line.js';
+import { flowListing } from '../../flows/running-version.js';
 import { STATE, type Instance, type WfxState } from '../../state/state.js';
 import type { Caller } from '../caller.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
@@ -277,8 +278,8 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       return {
         items: page.map((f) => ({
           processId: f.processId,
-          // The name of what runs: PRODUCTION's active version (else DEVELOPMENT's), not the newest.
-          name: f.versions[f.active.PRODUCTION ?? f.active.DEVELOPMENT ?? '']?.definition.name ?? f.name,
+          // The name and triggers of what runs, as GET /admin/flows gives them.
+          ...flowListing(f),
           public: f.public,
           organization: f.organization,
           versions: Object.keys(f.versions).sort((a, b) => Number(a) - Number(b)),

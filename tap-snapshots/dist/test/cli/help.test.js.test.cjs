@@ -612,13 +612,19 @@ Example:
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow list --help 1`] = `
 Usage: wfx flow list [options]
 
-published flows with their versions and active versions
+published flows with their versions, active versions and triggers
 
 Options:
-  -h, --help  display help for command
+  --trigger <type>  only flows whose running version has a trigger of this type
+                    (choices: "on-demand", "webhook", "schedule", "email")
+  -h, --help        display help for command
 
-Example:
+The name and TRIGGERS are those of the version that runs: PRODUCTION's active version, else
+DEVELOPMENT's, else the newest. \`on-demand\` marks a flow meant to be started by hand or API.
+
+Examples:
   $ wfx flow list
+  $ wfx flow list --trigger on-demand
 
 `
 
