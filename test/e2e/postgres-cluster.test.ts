@@ -1,15 +1,14 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { killIfAlive, WFX_BIN } from '../helpers/cli.js';
+import { spawnWfx } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import { prng } from '../helpers/prng.js';
-import { forgetDaemon, noteDaemon } from '../setup/daemons.js';
 
 /*
  * Three daemons on one database, as a supervisor runs them (each `--standby`, restarted when it
@@ -70,16 +69,11 @@ interface Slot {
  * free, the store in its environment (kept off `ps`).
  */
 function launch(t: Test, slot: Slot, store: string): void {
-  const child = spawn(
-    process.execPath,
-    [WFX_BIN, 'daemon', 'start', '--foreground', '--port', '0', '--data-dir', slot.dir, '--standby', '--lease', '2s'],
-    { stdio: ['ignore', 'ignore', 'ignore'], env: { ...process.env, NO_COLOR: '1', WFX_STORE: store } },
-  );
-  noteDaemon(child.pid!);
-  t.teardown(() => {
-    killIfAlive(child.pid);
-    forgetDaemon(child.pid!);
-  });
+  const args = ['daemon', 'start', '--foreground', '--port', '0', '--data-dir', slot.dir, '--standby', '--lease', '2s'];
+  const child = spawnWfx(t, args, { env: { WFX_STORE: store } });
+  // Its readable log lines are not read here (the daemon log has them): drained, so it never blocks on them.
+  child.stdout.resume();
+  child.stderr.resume();
   slot.child = child;
   slot.url = null;
 }
