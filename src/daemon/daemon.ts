@@ -133,6 +133,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       dir: paths.files,
       ...(blobs && { blobs }),
       store,
+      history,
       retentionMs: options.retentionMs ?? 7 * DAY_MS,
       ...(options.maxFileBytes !== undefined && { maxBytes: options.maxFileBytes }),
     });

@@ -15,6 +15,7 @@ import { ERROR_CODES, WfxError, type ErrorCode } from '../shared/errors.js';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, formatJsonPath, jsonDepthExcess } from '../shared/json-shape.js';
 import { VERSION } from '../shared/version.js';
 import { installAuth, type AccessLogEntry, type BearerVerifier } from './api/auth.js';
+import { endSilentConnectionsOnClose } from './api/silent-connections.js';
 import { lazyChildLogger } from './api/request-logger.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { adminRoutes } from './api/routes/admin.js';
@@ -311,7 +312,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const board = new JobBoard(options.engine, options.store.state, Date.now, () => engineNow().getTime());
   app.decorate('jobBoard', board);
   // While the server closes, a request still arriving on an open connection is refused with
-  // SERVICE_UNAVAILABLE; a request already past this check finishes.
+  // SERVICE_UNAVAILABLE; a request already past this check finishes, and its answer closes the
+  // connection (Node ends only the connections idle as it starts closing: one answered after,
+  // such as a long poll's below, would stay open as long as its client keeps it).
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
@@ -324,10 +327,16 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       .header('connection', 'close')
       .send(toErrorAnswer(new WfxError('SERVICE_UNAVAILABLE', 'the daemon is stopping')).body);
   });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) void reply.header('connection', 'close');
+    done(null, payload);
+  });
   // Streams never finish by themselves: end them before the server waits for in-flight requests.
   app.addHook('preClose', async () => hub.endAll());
   // Long polls answer what they have (nothing) at once, so that closing does not wait for them.
   app.addHook('preClose', async () => board.close());
+  // Then the connections that never sent a request (Node waits for those).
+  endSilentConnectionsOnClose(app);
   app.addHook('onClose', async () => hub.close());
   installAuth(app, {
     state: options.store.state,

@@ -68,6 +68,13 @@ export interface WorkerOptions {
   readonly requestTimeout?: number;
   /** ms stop() waits for jobs in hand before it releases them (default 10000). */
   readonly stopTimeout?: number;
+  /**
+   * The waits between tries to reach the daemon again after a long poll failed: from
+   * `initialMs` (default 200), doubling up to `maxMs` (default 10000), each 50 to 100 % of
+   * that, so workers that lost the daemon together do not all call back at once. A poll that
+   * succeeds starts again from `initialMs`. `maxMs` also bounds the retries of a job's calls.
+   */
+  readonly reconnect?: { readonly initialMs?: number; readonly maxMs?: number };
   /** System keys: the organization whose jobs. */
   readonly organization?: string;
   readonly onEvent?: (event: WorkerEvent) => void;
@@ -90,7 +97,8 @@ export interface Worker {
 const FATAL: ReadonlySet<ErrorCode> = new Set(['UNAUTHORIZED', 'FORBIDDEN', 'DOMAIN_NOT_FOUND', 'VALIDATION_ERROR']);
 /** Errors of a job call that mean the job is not this worker's any more: its result is dropped. */
 const LOST: ReadonlySet<ErrorCode> = new Set(['JOB_LOCK_LOST', 'JOB_NOT_FOUND']);
-const MAX_BACKOFF_MS = 10_000;
+const RECONNECT_INITIAL_MS = 200;
+const RECONNECT_MAX_MS = 10_000;
 
 /** A job this worker holds. */
 interface Held {
@@ -111,6 +119,8 @@ export function createWorker(options: WorkerOptions): Worker {
   const lockDuration = options.lockDuration ?? DEFAULT_LOCK_DURATION_MS;
   const actions = Object.hasOwn(options.handlers, '*') ? undefined : Object.keys(options.handlers);
   const emit = options.onEvent ?? (() => undefined);
+  const initialMs = Math.max(1, options.reconnect?.initialMs ?? RECONNECT_INITIAL_MS);
+  const maxMs = Math.max(initialMs, options.reconnect?.maxMs ?? RECONNECT_MAX_MS);
   const held = new Map<string, Held>();
   const stats = { completed: 0, failed: 0, inFlight: 0 };
   let stopping = false;
@@ -125,7 +135,7 @@ export function createWorker(options: WorkerOptions): Worker {
       } catch (err) {
         const away = isWfxError(err, 'DAEMON_UNREACHABLE') || isWfxError(err, 'SERVICE_UNAVAILABLE');
         if (!away || Date.now() > Date.parse(h.job.lockedUntil) || attempt > 50) throw err;
-        await sleep(Math.min(MAX_BACKOFF_MS, 100 * 2 ** attempt), null);
+        await sleep(Math.min(maxMs, 100 * 2 ** attempt), null);
       }
     }
   }
@@ -235,7 +245,7 @@ export function createWorker(options: WorkerOptions): Worker {
       } catch (err) {
         if (stopping) break;
         if (isWfxError(err) && FATAL.has(err.code)) throw err;
-        const retryInMs = Math.round(Math.min(MAX_BACKOFF_MS, 200 * 2 ** failures++) * (0.5 + Math.random() / 2));
+        const retryInMs = Math.round(Math.min(maxMs, initialMs * 2 ** failures++) * (0.5 + Math.random() / 2));
         emit({ type: 'disconnected', error: isWfxError(err) ? `${err.code}: ${err.message}` : String(err), retryInMs });
         await sleep(retryInMs, poll.signal);
       }

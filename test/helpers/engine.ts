@@ -26,6 +26,8 @@ export class TestClock {
 export interface EngineHarness {
   readonly dir: string;
   readonly store: Store<WfxState, WfxRecord>;
+  /** The history under `<dir>/history` (its files' times are the real clock's, not the harness's). */
+  readonly history: History;
   readonly engine: Engine;
   /** The file store under `<dir>/files`, on the harness clock. */
   readonly files: FileStore;
@@ -84,6 +86,7 @@ export async function engineHarness(
   const files = new FileStore({
     dir: join(dir, 'files'),
     store,
+    history,
     retentionMs: 7 * 24 * 60 * 60 * 1000,
     now: clock.now,
     ...(maxFileBytes !== undefined && { maxBytes: maxFileBytes }),
@@ -118,6 +121,7 @@ export async function engineHarness(
   const h: EngineHarness = {
     dir: root,
     store,
+    history,
     engine,
     files,
     clock,

@@ -51,10 +51,14 @@ export function spawnWorker(
 
 /**
  * The handlers module of the e2e tests: `charge` answers a receipt naming its process and
- * worker. HANG=1 holds every job for ever; GATE=1 holds them until the process gets SIGUSR2.
+ * worker. HANG=1 holds every job for ever; GATE=1 holds them until the process gets SIGUSR2,
+ * UNTIL_TERM=1 until it gets SIGTERM (the worker is then stopping: it finishes them).
  */
 export const HANDLERS_MODULE = `export const domain = 'billing';
-const gate = process.env.GATE === '1' ? new Promise((resolve) => process.once('SIGUSR2', resolve)) : null;
+const gate =
+  process.env.GATE === '1' ? new Promise((resolve) => process.once('SIGUSR2', resolve))
+  : process.env.UNTIL_TERM === '1' ? new Promise((resolve) => process.once('SIGTERM', resolve))
+  : null;
 export async function charge(input, job) {
   if (process.env.HANG === '1') await new Promise(() => {});
   if (gate) await gate;

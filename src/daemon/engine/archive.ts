@@ -4,6 +4,7 @@ import { stateName, type InstanceSummary } from '../../shared/api/index.js';
 import { applyRecord, type WfxRecord } from '../state/records.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { initialState, STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
+import { fileIdsInText } from '../state/stored-file.js';
 import type { HistoryStore } from '../store/history-store.js';
 import type { DurableStore } from '../store/store.js';
 import type { Caller } from './engine.js';
@@ -139,6 +140,8 @@ export class ExecutionArchive {
     }
     const bucket = bucketOf(id);
     if (stateCd === null || bucket === null || this.deps.closed()) return null;
+    // Its hold on a file must be journaled (files.held): such an execution takes the usual way.
+    if (this.filesNamed(serialized).length > 0) return null;
     return {
       durable: this.deps.history.putJson(bucket, id, { open: '{"records":[', parts: serialized, close: ']}' }, [
         first.instance.processId,
@@ -227,7 +230,7 @@ export class ExecutionArchive {
             inst.parentInstanceId ?? '',
           ]);
           this.retries.delete(id);
-          return id;
+          return { id, bucket, texts: typeof doc === 'string' ? [doc] : doc.parts };
         } catch (err) {
           this.deps.onError(err, `archiving ${id}`);
           this.retryLater(id, recordsJson);
@@ -235,15 +238,42 @@ export class ExecutionArchive {
         }
       }),
     );
-    const ids = written.filter((id): id is string => id !== null && this.deps.state.instances[id] !== undefined);
-    if (ids.length === 0) return;
+    const done = written.filter(
+      (w): w is NonNullable<typeof w> => w !== null && this.deps.state.instances[w.id] !== undefined,
+    );
+    if (done.length === 0) return;
+    // The files each names stay as long as its bucket does: recorded with its leaving, atomically.
+    const held = new Map<string, Set<string>>();
+    for (const { bucket, texts } of done) {
+      const fileIds = this.filesNamed(texts);
+      if (fileIds.length === 0) continue;
+      let set = held.get(bucket);
+      if (!set) held.set(bucket, (set = new Set()));
+      for (const fileId of fileIds) set.add(fileId);
+    }
+    const records: WfxRecord[] = done.map(({ id }) => ({ type: 'instance.archived', instanceId: id }));
+    for (const [bucket, fileIds] of held) records.push({ type: 'files.held', bucket, fileIds: [...fileIds].sort() });
     try {
-      await this.deps.store.commit(...ids.map((instanceId) => ({ type: 'instance.archived', instanceId }) as const));
+      await this.deps.store.commit(...records);
     } catch (err) {
-      this.deps.onError(err, `archiving ${ids.length} executions`);
+      this.deps.onError(err, `archiving ${done.length} executions`);
       return;
     }
-    for (const id of ids) this.deps.onArchived(id);
+    for (const { id } of done) this.deps.onArchived(id);
+  }
+
+  /** The files of the file store that `texts` (a history document) name; none without a look when the store is empty. */
+  private filesNamed(texts: readonly string[]): string[] {
+    const files = this.deps.state.files;
+    let any = false;
+    for (const _ in files) {
+      any = true;
+      break;
+    }
+    if (!any) return [];
+    const found = new Set<string>();
+    for (const text of texts) fileIdsInText(text, found);
+    return [...found].filter((fileId) => Object.hasOwn(files, fileId));
   }
 }
 

@@ -6,9 +6,14 @@
  * between leaves a blob no record names, which the sweep removes. Two files with the same
  * content share one blob.
  *
- * Retention: a file expires `retentionMs` after it was stored; the sweep deletes expired files
- * that no running execution refers to (by fileId in its variables), and keeps the others
- * another `retentionMs`. A blob goes once no file names it.
+ * Retention: a file expires `retentionMs` after it was stored; the sweep then deletes it unless
+ * something still refers to it (by its fileId in any string): a live execution (running or
+ * finished and not yet archived: variables, node waits, output, log), a memory entry, a buffered
+ * message, or a finished execution in history. History is not read: when an execution is
+ * archived, the files it names are recorded with the bucket it went to (`files.held`,
+ * engine/archive.ts), and the file is kept while that bucket is, i.e. until history retention
+ * prunes the execution. A kept file is looked at again `retentionMs` later. A blob goes once no
+ * file names it.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -16,8 +21,10 @@ import type { Readable } from 'node:stream';
 import { WfxError } from '../../shared/errors.js';
 import { InstanceTable } from '../state/instance-table.js';
 import type { WfxRecord } from '../state/records.js';
-import { STATE, type StoredFile, type WfxState } from '../state/state.js';
+import type { StoredFile, WfxState } from '../state/state.js';
+import { collectFileIds } from '../state/stored-file.js';
 import type { DurableStore } from '../store/durable-store.js';
+import type { HistoryStore } from '../store/history-store.js';
 import { ensurePrivateDir } from '../store/fs-util.js';
 import { DiskBlobs, type Blob, type BlobContent, type Blobs } from './blobs.js';
 
@@ -25,8 +32,6 @@ export type { Blob } from './blobs.js';
 
 /** The largest file accepted by default. */
 export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
-/** A fileId in any text: how a running execution's variables refer to a file. */
-export const FILE_ID_IN_TEXT = /file_[0-9a-f]{32}/g;
 
 /** Options of a FileStore. */
 export interface FileStoreOptions {
@@ -35,6 +40,8 @@ export interface FileStoreOptions {
   /** Where content lives (default: DiskBlobs in `dir`). */
   readonly blobs?: Blobs;
   readonly store: DurableStore<WfxState, WfxRecord>;
+  /** The daemon's history: which buckets it still keeps (a file stays while one that names it is there). */
+  readonly history: Pick<HistoryStore, 'buckets'>;
   /** Default DEFAULT_MAX_FILE_BYTES. */
   readonly maxBytes?: number;
   /** How long a file lives after it was stored (or last found in use). */
@@ -154,26 +161,37 @@ export class FileStore {
   }
 
   /**
-   * Retention: expired files no running execution refers to are deleted, those still referred
-   * to are kept another `retentionMs`, and blobs no file names (older than an hour) are removed.
+   * Retention: expired files nothing refers to (see the module's comment) are deleted, those
+   * still referred to are kept another `retentionMs` (and forget the history buckets pruned
+   * since), and blobs no file names (older than an hour) are removed.
    */
   async sweep(): Promise<{ deleted: number; kept: number; blobs: number }> {
     const now = this.now();
+    const isExpired = (f: StoredFile) => Date.parse(f.expiresAt) <= now.getTime();
+    // Read before the history's buckets are listed: a bucket recorded later (an execution
+    // archived during the listing) may be missing from the list, and is not taken as pruned.
+    const heldBefore = new Map<string, ReadonlySet<string>>();
+    for (const f of Object.values(this.options.store.state.files))
+      if (isExpired(f) && f.inHistory) heldBefore.set(f.fileId, new Set(f.inHistory));
+    const kept = heldBefore.size > 0 ? new Set(await this.options.history.buckets()) : new Set<string>();
+    // From here to the commit nothing awaits: the references found are those the records meet.
     const state = this.options.store.state;
-    const expired = Object.values(state.files).filter((f) => Date.parse(f.expiresAt) <= now.getTime());
+    const expired = Object.values(state.files).filter(isExpired);
     const inUse = expired.length > 0 ? referencedFiles(state) : new Set<string>();
     const records: WfxRecord[] = [];
-    let kept = 0;
+    let keptFiles = 0;
     for (const f of expired) {
-      if (inUse.has(f.fileId)) {
-        kept++;
+      const before = heldBefore.get(f.fileId);
+      const inHistory = f.inHistory?.filter((bucket) => kept.has(bucket) || !before?.has(bucket));
+      if (inUse.has(f.fileId) || (inHistory !== undefined && inHistory.length > 0)) {
+        keptFiles++;
         const expiresAt = new Date(now.getTime() + this.options.retentionMs).toISOString();
-        records.push({ type: 'file.kept', fileId: f.fileId, expiresAt });
+        records.push({ type: 'file.kept', fileId: f.fileId, expiresAt, ...(inHistory && { inHistory }) });
       } else records.push({ type: 'file.deleted', fileId: f.fileId });
     }
     if (records.length > 0) await this.options.store.commit(...records);
     const blobs = await this.removeOrphans(now);
-    return { deleted: records.length - kept, kept, blobs };
+    return { deleted: records.length - keptFiles, kept: keptFiles, blobs };
   }
 
   /** Removes blobs no file names, once older than the grace period (and leftover work in progress). */
@@ -196,12 +214,16 @@ function missing(file: StoredFile): WfxError {
   return new WfxError('FILE_NOT_FOUND', `the content of file ${file.fileId} is missing from the file store`);
 }
 
-/** The fileIds running executions refer to in their variables (any string holding one). */
+/**
+ * The fileIds the live state refers to, in any string: live executions (running, or finished
+ * and not yet archived; variables, node waits, output and log alike), memory entries, buffered
+ * messages. History is not read (see `files.held`).
+ * Pure; walks the values without serializing them.
+ */
 export function referencedFiles(state: WfxState): Set<string> {
   const found = new Set<string>();
-  for (const inst of InstanceTable.of(state).live()) {
-    if (inst.stateCd !== STATE.RUNNING) continue;
-    for (const m of JSON.stringify(inst.variables).matchAll(FILE_ID_IN_TEXT)) found.add(m[0]);
-  }
+  for (const inst of InstanceTable.of(state).live()) collectFileIds(inst, found);
+  collectFileIds(state.memory, found);
+  collectFileIds(state.messages, found);
   return found;
 }

@@ -230,8 +230,18 @@ export type WfxRecord =
   | { readonly type: 'aiProvider.deleted'; readonly providerId: string }
   /** A file's blob is durable and this names it (an upload, or a node's file in the step of its completion). */
   | { readonly type: 'file.stored'; readonly file: StoredFile }
-  /** A file is kept until `expiresAt` (a running execution still refers to it). */
-  | { readonly type: 'file.kept'; readonly fileId: string; readonly expiresAt: string }
+  /**
+   * A file is kept until `expiresAt` (something still refers to it); `inHistory`, when given,
+   * replaces its history buckets (those retention has pruned are dropped).
+   */
+  | {
+      readonly type: 'file.kept';
+      readonly fileId: string;
+      readonly expiresAt: string;
+      readonly inHistory?: readonly string[];
+    }
+  /** Finished executions archived into history bucket `bucket` name these files: kept while it is. */
+  | { readonly type: 'files.held'; readonly bucket: string; readonly fileIds: readonly string[] }
   /** A file was deleted (by retention or an admin); its blob goes once no file names it. */
   | { readonly type: 'file.deleted'; readonly fileId: string }
   /**
@@ -716,7 +726,23 @@ const handlers: Handlers = {
   },
   'file.kept': (state, r) => {
     const file = state.files[r.fileId];
-    if (file) state.files[r.fileId] = { ...file, expiresAt: r.expiresAt };
+    if (!file) return;
+    if (r.inHistory === undefined) state.files[r.fileId] = { ...file, expiresAt: r.expiresAt };
+    else {
+      const { inHistory: _dropped, ...rest } = file;
+      state.files[r.fileId] = {
+        ...rest,
+        expiresAt: r.expiresAt,
+        ...(r.inHistory.length > 0 && { inHistory: r.inHistory }),
+      };
+    }
+  },
+  'files.held': (state, r) => {
+    for (const fileId of r.fileIds) {
+      const file = Object.hasOwn(state.files, fileId) ? state.files[fileId] : undefined;
+      if (!file || file.inHistory?.includes(r.bucket)) continue;
+      state.files[fileId] = { ...file, inHistory: [...(file.inHistory ?? []), r.bucket] };
+    }
   },
   'file.deleted': (state, r) => {
     delete state.files[r.fileId];

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
+import { bucketOf } from '../../../src/daemon/engine/ids.js';
 import { readWav } from '../../../src/daemon/voice/wav.js';
 import { STATE, type Instance } from '../../../src/daemon/state/state.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
@@ -70,8 +71,11 @@ t.test(
     t.equal(wav.length, spoken.bytes);
     t.equal(readWav(wav)?.durationMs, spoken.durationMs, 'its duration from its header');
     t.same(inst.variables.heard, { text: 'hello stop go', language: 'en' });
+    await h.archived(inst.processInstanceId);
+    const held = h.store.state.files[spoken.fileId]!;
+    t.same(held, { ...file, inHistory: [bucketOf(inst.processInstanceId)] }, 'held by the history it went to');
     const restarted = await h.restart();
-    t.same(restarted.store.state.files[spoken.fileId], file, 'journaled: it survives a restart');
+    t.same(restarted.store.state.files[spoken.fileId], held, 'journaled: it survives a restart');
   },
 );
 
