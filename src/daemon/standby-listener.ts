@@ -188,7 +188,9 @@ export class StandbyListener {
       response.on('error', () => reply.destroy());
     });
     upstream.on('error', (err: NodeJS.ErrnoException) => {
-      if (answered || reply.headersSent) return void reply.destroy();
+      // Answered already, or the caller went away (its close destroyed this request): nothing to say.
+      const gone = reply.destroyed || !reply.socket || reply.socket.destroyed;
+      if (answered || reply.headersSent || gone) return void reply.destroy();
       this.options.forward!.unreachable?.(target);
       this.refuse(
         request,

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import t, { type Test } from 'tap';
 import { StandbyListener, type StandbyOptions } from '../../src/daemon/standby-listener.js';
 import { isWfxError } from '../../src/shared/errors.js';
+import { eventually } from '../helpers/eventually.js';
 
 const listen = (port = 0, reason = 'daemon d1 (pid 7 on h) holds the lease', forward?: StandbyOptions['forward']) =>
   StandbyListener.listen({ host: '127.0.0.1', port, retryAfterSeconds: 4, reason, ...(forward && { forward }) });
@@ -14,6 +15,7 @@ async function servingDaemon(t: Test): Promise<{ url: string; seen: IncomingMess
   const released = new Promise<void>((resolve) => (release = resolve));
   const server: Server = createHttpServer((request, reply) => {
     seen.push(request);
+    if (request.url === '/hang') return; // answers nothing: the caller gives up first
     if (request.url === '/stream') {
       reply.writeHead(200, { 'content-type': 'text/event-stream' });
       reply.write('id: 1\ndata: first\n\n');
@@ -172,4 +174,26 @@ t.test('with no daemon to forward to, health is 503 and calls are DAEMON_STANDBY
   t.equal((await fetch(`${standby.url}/process/list`)).status, 503);
   target = served.url;
   t.equal((await fetch(`${standby.url}/process/list`)).status, 201, 'forwarded once one serves');
+});
+
+t.test('a caller that gives up ends its forwarded request, and is not taken for an unreachable daemon', async (t) => {
+  const target = await servingDaemon(t);
+  const unreachable: string[] = [];
+  const standby = await listen(0, 'daemon d1 serves', {
+    id: 'd2',
+    target: () => target.url,
+    unreachable: (url) => unreachable.push(url),
+  });
+  t.teardown(() => standby.close());
+  const caller = new AbortController();
+  const asked = fetch(`${standby.url}/hang`, { signal: caller.signal }).catch((err: Error) => err);
+  const upstream = await eventually('the serving daemon has the request', () => target.seen[0]);
+  // Its 'aborted' error is how the standby ends it: only the close is waited for.
+  upstream.on('error', () => undefined);
+  let ended = false;
+  upstream.once('close', () => (ended = true));
+  caller.abort();
+  await eventually('the forwarded request ends with its caller', () => ended);
+  t.match(await asked, { name: 'AbortError' });
+  t.same(unreachable, [], 'the serving daemon is not looked up again');
 });
