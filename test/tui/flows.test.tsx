@@ -82,6 +82,27 @@ t.test('the flows table: latest version and the active one per environment, at 8
     'wider: the whole processId',
   );
   t.same(widerThan(wide.lastFrame(), 100), []);
+  t.notMatch(wide.lastFrame(), /TRIGGERS/, 'at 100 columns the whole processId comes before the triggers');
+
+  const wider = renderAt(
+    <FlowsTable
+      flows={[flow({ triggers: ['on-demand', 'webhook', 'schedule'] }), flows[1]!]}
+      environments={['PRODUCTION', 'DEVELOPMENT']}
+      selected={0}
+      rows={10}
+      width={120}
+    />,
+    120,
+  );
+  t.teardown(wider.unmount);
+  t.match(wider.lastFrame(), /FLOW\s+PROCESS ID\s+TRIGGERS\s+LATEST/);
+  t.match(
+    wider.lastFrame(),
+    /› Order approval\s+0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 on-demand,webhook… +v3/,
+    'at 120 columns each flow says what starts it, cut to its column',
+  );
+  t.match(wider.lastFrame(), /  Wait for payment\s+1c8d7b4f-\S+\s+-\s+v1/, 'a flow without triggers: a dash');
+  t.same(widerThan(wider.lastFrame(), 120), []);
 
   const none = renderAt(
     <FlowsTable flows={[]} environments={['PRODUCTION', 'DEVELOPMENT']} selected={0} rows={10} width={80} />,
