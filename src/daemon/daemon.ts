@@ -2,9 +2,9 @@ import { readdir, readFile, unlink } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
+import { writeDaemonJson } from './daemon-json.js';
 import type { ClusterDaemon } from '../shared/api/index.js';
 import { isWfxError, WfxError } from '../shared/errors.js';
-import { VERSION } from '../shared/version.js';
 import { formatProblem } from '../shared/flow/validate.js';
 import { newApiKey } from './auth/api-keys.js';
 import type { OidcOptions } from './auth/oidc.js';
@@ -208,14 +208,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const address = app.server.address() as AddressInfo;
     network.listening(address.address, address.port);
     const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    const info: DaemonInfo = {
-      pid: process.pid,
-      url: `http://${urlHost}:${address.port}`,
-      startedAt: new Date().toISOString(),
-      version: VERSION,
-      dataDir: options.dataDir,
-    };
-    await writeFileAtomic(paths.daemonJson, `${JSON.stringify(info, null, 2)}\n`);
+    const info = await writeDaemonJson(options.dataDir, `http://${urlHost}:${address.port}`);
     logger.info(
       { url: info.url, dataDir: options.dataDir, store: storeKind.location, bootstrapKey: paths.bootstrapKey },
       'wfx daemon listening',

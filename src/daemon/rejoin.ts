@@ -15,12 +15,11 @@ import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
 import { isWfxError, WfxError } from '../shared/errors.js';
-import { VERSION } from '../shared/version.js';
 import type { DaemonOptions, RunningDaemon } from './daemon.js';
 import { daemonId } from './open-store.js';
 import type { PreparedDataDir } from './prepare.js';
 import { StandbyListener } from './standby-listener.js';
-import { writeFileAtomic } from './store/fs-util.js';
+import { writeDaemonJson } from './daemon-json.js';
 import { ClusterMember } from './store/pg/cluster.js';
 import { DEFAULT_LEASE_MS } from './store/pg/lease.js';
 
@@ -200,14 +199,7 @@ class Standby {
     }
     // Registered at once, so that `wfx daemon status` on any daemon lists this one.
     void this.member.announce(advertised(this.options, this.listener.url));
-    const info: DaemonInfo = {
-      pid: process.pid,
-      url: this.listener.url,
-      startedAt: new Date().toISOString(),
-      version: VERSION,
-      dataDir: this.options.dataDir,
-    };
-    await writeFileAtomic(this.daemonJson, `${JSON.stringify(info, null, 2)}\n`);
+    await writeDaemonJson(this.options.dataDir, this.listener.url);
   }
 
   standingBy(reason: string): void {

@@ -9,7 +9,7 @@ import type { BoundaryEventNode } from '../../shared/flow/types.js';
 import { logEntry } from '../state/log-line.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
-import { crashPoint } from '../store/crash-point.js';
+import { CRASH_POINT_SET, crashPoint } from '../store/crash-point.js';
 import type { Transaction } from '../store/store.js';
 import { ownRecordsJson, type ExecutionArchive } from './archive.js';
 import type { EngineEmitter, LogsAdvanced, StreamedLog } from './engine-events.js';
@@ -139,7 +139,9 @@ export class Effects {
       } else this.archive.enqueue(r.instanceId, ownRecordsJson(r.instanceId, records, serialized));
     }
     for (const order of transition.work) {
-      if (order.request.kind === 'ai' && endsToolCalls(records, order)) crashPoint('agent:tools-ended');
+      // The records are looked through only in a crash test, never on a daemon's own path.
+      if (CRASH_POINT_SET && order.request.kind === 'ai' && endsToolCalls(records, order))
+        crashPoint('agent:tools-ended');
       this.work.start(order);
     }
     for (const id of transition.deferred) setImmediate(() => this.continueDeferred(id));

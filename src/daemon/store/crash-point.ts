@@ -6,6 +6,9 @@ import { writeSync } from 'node:fs';
  */
 const STOP_AT = process.env.WFX_TEST_CRASH_POINT;
 
+/** Whether a crash test named a point: a caller whose check of its point costs more than a comparison tests this first. */
+export const CRASH_POINT_SET = STOP_AT !== undefined;
+
 /** How long a process stopped at its crash point waits to be killed before going on. */
 const STOP_MS = 60_000;
 
