@@ -83,9 +83,11 @@ t.test(
       t.equal(inst.nodes.filter((n) => n.nodeId === 'charge' && n.statusCd === 2).length, 1, `${id}: charged once`);
       t.match(inst.data.charge, { worker: slowIds.includes(id) ? 'slow' : 'next' });
     }
-    const completed = [slow, next].flatMap((w) =>
-      w.events.filter((e) => e.type === 'completed').map((e) => e.job!.key),
-    );
+    const completions = () =>
+      [slow, next].flatMap((w) => w.events.filter((e) => e.type === 'completed').map((e) => e.job!.key));
+    // A worker says it completed a job once the daemon's answer reaches it: after the execution moved on.
+    await eventually('the workers report their completions', () => completions().length >= 5);
+    const completed = completions();
     t.equal(completed.length, 5, 'five completions in all');
     t.equal(new Set(completed).size, 5, 'none twice');
     t.same((await admin.jobs.list({})).items, [], 'no job left');
