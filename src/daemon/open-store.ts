@@ -28,6 +28,8 @@ export interface StoreChoice {
   readonly abort?: AbortSignal;
   /** With `standby`: told who holds the lease when the wait begins. */
   readonly onStandby?: (held: string) => void;
+  /** With `standby`: given the sequence number of the last journal entry its copy of the state applied. */
+  readonly onFollowing?: (appliedSeq: () => number) => void;
   /** With `store`: how long the lease lasts unrenewed (default 10 s). */
   readonly leaseMs?: number;
   /** With `store`: where the database's other daemons reach this one (default: where it listens). */
@@ -100,6 +102,7 @@ export async function openStore(
           logger.info(`store: standing by until the lease is free: ${held}`);
           choice.onStandby?.(held);
         },
+        following: choice.onFollowing,
       },
     }),
   });

@@ -56,8 +56,9 @@ export async function rejoining(
   });
   const standby = new Standby(options, member);
   const hooks = {
-    beforeListen: () => standby.close(),
+    beforeListen: () => (member.following(null), standby.close()),
     onStandby: (held: string) => standby.standingBy(held),
+    onFollowing: (appliedSeq: () => number) => member.following(appliedSeq),
     cluster: () => member.list(),
   };
   const giveUp = async (): Promise<void> => {

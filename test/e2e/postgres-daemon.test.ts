@@ -6,6 +6,7 @@ import t, { type Test } from 'tap';
 import { killIfAlive, spawnWfx, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { POSTGRES_SKIP, queryAt, startDatabaseProxy, startPostgres } from '../helpers/postgres.js';
+import type { ClusterDaemon } from '../../src/shared/api/index.js';
 
 const FLOW_ID = '0d7a4f5e-3c2b-4a1d-9e8f-7a6b5c4d3e2f';
 const FLOW = `processId: ${FLOW_ID}
@@ -222,7 +223,16 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     );
     const replay = shown.cluster.flatMap((d) => d.partitions.map((p) => p.replayEntries));
     t.ok(replay.length === 1 && replay[0]! > 0, `the serving daemon's replay lag is counted (${replay[0]} entries)`);
+    // The standby keeps a copy of the state current, and says how far behind it is.
+    const copy = await eventually('the standby says its copy is current', async () => {
+      const again = await wfxIn(['daemon', 'status', '--data-dir', dirB, '--json', '--api-key', key]);
+      const daemons = (JSON.parse(again.stdout) as { cluster: ClusterDaemon[] }).cluster;
+      const standby = daemons.find((d) => d.url === standbyUrl);
+      return standby?.following?.behindEntries === 0 && standby.following;
+    });
+    t.ok(copy.appliedSeq > 0, `its copy applied the journal up to entry ${copy.appliedSeq}`);
     const text = await wfxIn(['daemon', 'status', '--data-dir', dirB, '--api-key', key]);
+    t.match(text.stdout, /standby +- +- +- +0 +[\d.]+s ago/, 'BEHIND 0 in its row');
     t.match(text.stdout, /forwarding requests to http:\/\/127\.0\.0\.1:\d+/);
     t.match(text.stdout, /cluster {9}2 daemons on the database/);
     t.match(text.stdout, /serving +0 \(epoch \d+\)/);
@@ -230,6 +240,7 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     process.kill(a.pid, 'SIGKILL');
     const info = await serving(dirB, 'the standby serves');
     t.equal(info.url, standbyUrl, 'on the port it forwarded from');
+    t.match(b.output(), /took over from the copy kept while standing by/, 'from the copy it kept, not a load');
     const callB = api(info.url, key);
     t.match((await callB('GET', `/process/instance/${forwardedId}`)).body, { state: 'RUNNING' }, 'what it forwarded');
     t.match((await callB('GET', `/process/instance/${id}`)).body, { state: 'RUNNING' }, 'the execution is there');

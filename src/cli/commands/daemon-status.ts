@@ -39,7 +39,7 @@ async function clusterHealth(ctx: CliContext, cmd: Command): Promise<readonly Cl
 function clusterLines(daemons: readonly ClusterDaemon[]): string {
   const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
   return `  cluster         ${daemons.length} daemon${daemons.length === 1 ? '' : 's'} on the database\n\n${table(
-    ['DAEMON', 'URL', 'HOST', 'PID', 'ROLE', 'PARTITIONS', 'LEASE LEFT', 'REPLAY', 'SEEN'],
+    ['DAEMON', 'URL', 'HOST', 'PID', 'ROLE', 'PARTITIONS', 'LEASE LEFT', 'REPLAY', 'BEHIND', 'SEEN'],
     daemons.map((d) => [
       `${d.id.slice(0, 8)}${d.self ? ' *' : ''}`,
       d.url,
@@ -49,6 +49,7 @@ function clusterLines(daemons: readonly ClusterDaemon[]): string {
       d.partitions.map((p) => `${p.partition} (epoch ${p.epoch})`).join(', ') || '-',
       d.partitions.length > 0 ? seconds(Math.min(...d.partitions.map((p) => p.leaseMsLeft))) : '-',
       d.partitions.length > 0 ? String(d.partitions.reduce((n, p) => n + p.replayEntries, 0)) : '-',
+      d.following ? String(d.following.behindEntries) : '-',
       `${seconds(d.seenMsAgo)} ago`,
     ]),
   )}`;

@@ -69,6 +69,13 @@ export interface ClusterDaemon {
   readonly seenMsAgo: number;
   /** The daemon that answered. */
   readonly self: boolean;
+  /**
+   * A standby's copy of the state, which it keeps current while it waits so that a takeover
+   * replays only the entries it had not applied: the last journal entry it applied, and how many
+   * entries that was behind the journal's head, as of its last registration (`seenMsAgo`). Null
+   * while it serves or has no copy yet (loading it).
+   */
+  readonly following: { readonly appliedSeq: number; readonly behindEntries: number } | null;
   /** The partitions whose lease it holds, each with the epoch its writes carry; none: it stands by. */
   readonly partitions: ReadonlyArray<{
     readonly partition: number;

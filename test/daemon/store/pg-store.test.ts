@@ -1,6 +1,7 @@
 import t from 'tap';
 import pg from 'pg';
 import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
+import { JournalFollower } from '../../../src/daemon/store/pg/journal-follower.js';
 import { SCHEMA_VERSION } from '../../../src/daemon/store/pg/migrations.js';
 import { eventually } from '../../helpers/eventually.js';
 import { POSTGRES_SKIP, queryAt, startPostgres } from '../../helpers/postgres.js';
@@ -131,6 +132,69 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
     t.ok(b.epoch > a.epoch);
     await b.commit({ op: 'add', by: 1 });
     await b.close();
+  });
+
+  t.test('a standby follows the journal as it is written and replays only the tail at takeover', async (t) => {
+    const db = await fresh();
+    // A lease of ten minutes: the standby's periodic catch-up (a third of it) never runs here,
+    // so what it applies reaches it through the NOTIFY of each group commit.
+    const leaseMs = 600_000;
+    const a = await open(db.url, 'a', { leaseMs });
+    await Promise.all(Array.from({ length: 50 }, () => a.commit({ op: 'add', by: 1 })));
+    const waiting = new AbortController();
+    t.teardown(() => waiting.abort());
+    let applied: (() => number) | null = null;
+    const lines: Array<{ obj: Record<string, unknown>; msg: string }> = [];
+    const logger = { info: (obj: object, msg: string) => lines.push({ obj: obj as Record<string, unknown>, msg }) };
+    const standby = PgStore.open<SuiteState, SuiteRecord>({
+      connectionString: db.url,
+      owner: 'b',
+      leaseMs,
+      ...suiteReducer,
+      logger: { ...logger, warn: logger.info, error: logger.info },
+      standby: { signal: waiting.signal, following: (seq) => (applied = seq) },
+    });
+    await eventually('the standby loaded the state', () => applied?.() === a.lastSeq);
+    for (let i = 0; i < 20; i++) await a.commit({ op: 'add', by: 1 });
+    await eventually('the standby applied each entry as it was written', () => applied!() === a.lastSeq);
+    t.equal(applied!(), 70);
+    // Entries it has not applied when the lease is taken are read then: the takeover replays them.
+    await a.commit({ op: 'note', text: 'last' });
+    const lastSeq = a.lastSeq;
+    await a.close({ checkpoint: false });
+    const b = await standby;
+    t.equal(b.state.n, 70, 'every acknowledged commit is there');
+    t.same(b.state.log, ['last@70']);
+    t.equal(b.lastSeq, lastSeq);
+    const took = lines.find((l) => l.msg.startsWith('store: took over from the copy kept while standing by'));
+    t.ok(took, 'the takeover says it started from its copy');
+    t.ok((took!.obj.replayed as number) <= 1, `replayed ${String(took!.obj.replayed)} entries at takeover, not 71`);
+    await b.commit({ op: 'add', by: 1 });
+    await b.close();
+  });
+
+  t.test("a copy whose next entries a checkpoint deleted loads the checkpoint's snapshot", async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a');
+    for (let i = 0; i < 5; i++) await a.commit({ op: 'add', by: 1 });
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    t.teardown(() => pool.end());
+    const copy = await JournalFollower.load(pool, { ...suiteReducer, partition: 0 });
+    t.equal(copy.lastSeq, 5);
+    for (let i = 0; i < 3; i++) await a.commit({ op: 'add', by: 10 });
+    await a.checkpoint();
+    t.same(await db.query('SELECT seq FROM wfx_journal'), [], 'the checkpoint took entries 6 to 8');
+    await a.commit({ op: 'note', text: 'after' });
+    t.equal(await copy.catchUp(), 1, 'the entry after the snapshot applied');
+    t.equal(copy.snapshotSeq, 8, 'the snapshot loaded in place of the entries it covers');
+    t.same({ n: copy.state.n, log: copy.state.log, lastSeq: copy.lastSeq }, { n: 35, log: ['after@35'], lastSeq: 9 });
+    t.equal(await copy.catchUp(), 0, 'nothing new: nothing applied');
+    // A gap that no snapshot covers is corruption, not something to skip.
+    await a.commit({ op: 'add', by: 1 });
+    await a.commit({ op: 'add', by: 1 });
+    await db.query('DELETE FROM wfx_journal WHERE seq = 10');
+    await t.rejects(copy.catchUp(), { code: 'JOURNAL_CORRUPT', message: /entry 10 of partition 0 is missing/ });
+    await a.close({ checkpoint: false });
   });
 
   t.test('a gap in the journal refuses to open', async (t) => {

@@ -20,12 +20,17 @@ export interface ServingDaemon {
   readonly epoch: number;
 }
 
+// A standby's applied entry ($6) is compared with partition 0's head in the same statement, so
+// how far it is behind is as of one moment, not the head now against its progress a beat ago.
 const REGISTER = `
-  INSERT INTO wfx_daemons (id, url, pid, host, version) VALUES ($1, $2, $3, $4, $5)
+  INSERT INTO wfx_daemons (id, url, pid, host, version, applied_seq, behind_entries)
+  SELECT $1, $2, $3, $4, $5, $6::bigint, CASE WHEN $6::bigint IS NOT NULL THEN greatest(
+           (SELECT max(seq) FROM wfx_journal WHERE partition = 0),
+           (SELECT seq FROM wfx_snapshots WHERE partition = 0), 0) - $6::bigint END
   ON CONFLICT (id) DO UPDATE
      SET url = EXCLUDED.url, pid = EXCLUDED.pid, host = EXCLUDED.host, version = EXCLUDED.version,
          started_at = CASE WHEN wfx_daemons.pid = EXCLUDED.pid THEN wfx_daemons.started_at ELSE now() END,
-         seen_at = now()`;
+         applied_seq = EXCLUDED.applied_seq, behind_entries = EXCLUDED.behind_entries, seen_at = now()`;
 
 // Partition 0's owner while its lease runs, and where that daemon said it answers.
 const SERVING = `
@@ -33,7 +38,7 @@ const SERVING = `
    WHERE p.partition = 0 AND p.lease_until > now()`;
 
 const LIST = `
-  SELECT d.id, d.url, d.pid, d.host, d.version, d.started_at,
+  SELECT d.id, d.url, d.pid, d.host, d.version, d.started_at, d.applied_seq, d.behind_entries,
          (extract(epoch FROM now() - d.seen_at) * 1000)::bigint AS seen_ms_ago,
          coalesce(json_agg(json_build_object(
            'partition', p.partition, 'epoch', p.epoch,
@@ -66,6 +71,8 @@ export class ClusterMember {
   private serving: ServingDaemon | null = null;
   /** performance.now() of the last read of the serving daemon that succeeded. */
   private readAt = -Infinity;
+  /** While it stands by: the last journal entry its copy of the state applied. */
+  private appliedSeq: (() => number) | null = null;
 
   constructor(private readonly options: ClusterMemberOptions) {
     this.pool = new pg.Pool({
@@ -103,6 +110,14 @@ export class ClusterMember {
     return this.serving && this.serving.id !== this.options.id ? this.serving : null;
   }
 
+  /**
+   * While this daemon stands by, how far its copy of the state has come (said with each
+   * registration, so status shows how far behind it is); null once it serves.
+   */
+  following(appliedSeq: (() => number) | null): void {
+    this.appliedSeq = appliedSeq;
+  }
+
   /** Reads the serving daemon again now (a forward to the one it knew failed). */
   refresh(): Promise<void> {
     return this.heartbeat();
@@ -117,6 +132,8 @@ export class ClusterMember {
       host: string;
       version: string;
       started_at: Date;
+      applied_seq: string | null;
+      behind_entries: string | null;
       seen_ms_ago: string;
       partitions: { partition: number; epoch: number; leaseMsLeft: number; replayEntries: number }[];
     }>(LIST);
@@ -129,6 +146,10 @@ export class ClusterMember {
       startedAt: r.started_at.toISOString(),
       seenMsAgo: Math.max(0, Number(r.seen_ms_ago)),
       self: r.id === this.options.id,
+      following:
+        r.applied_seq === null
+          ? null
+          : { appliedSeq: Number(r.applied_seq), behindEntries: Math.max(0, Number(r.behind_entries)) },
       partitions: r.partitions.map((p) => ({
         partition: p.partition,
         epoch: Number(p.epoch),
@@ -157,7 +178,14 @@ export class ClusterMember {
         }
         this.migrated = true;
       }
-      await this.pool.query(REGISTER, [this.options.id, this.url, process.pid, hostname(), VERSION]);
+      await this.pool.query(REGISTER, [
+        this.options.id,
+        this.url,
+        process.pid,
+        hostname(),
+        VERSION,
+        this.appliedSeq?.() ?? null,
+      ]);
       const { rows } = await this.pool.query<{ id: string; url: string; epoch: string }>(SERVING);
       const row = rows[0];
       this.serving = row ? { id: row.id, url: row.url, epoch: Number(row.epoch) } : null;

@@ -22,7 +22,12 @@ export interface LeaseOptions {
    * `signal` aborts; `onWaiting` is told who holds it, once. Without it, a held lease is refused
    * with DATABASE_IN_USE.
    */
-  readonly standby?: { readonly signal?: AbortSignal; readonly onWaiting?: (holder: string) => void };
+  readonly standby?: {
+    readonly signal?: AbortSignal;
+    readonly onWaiting?: (holder: string) => void;
+    /** Waits `ms` between two tries, or less when told the lease was released (default: `ms`). */
+    readonly pause?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  };
 }
 
 /** Who holds a partition, as the database says. */
@@ -47,9 +52,15 @@ const RENEW = `
   UPDATE wfx_partitions SET lease_until = now() + $4 * interval '1 millisecond'
    WHERE partition = $1 AND owner = $2 AND epoch = $3`;
 
+// A release NOTIFYs the standbys (journal-follower.ts), which try to take the partition at once
+// instead of at their next try: a daemon stopped for an upgrade hands over without a pause.
+export const LEASE_CHANNEL = 'wfx_lease';
 const RELEASE = `
-  UPDATE wfx_partitions SET owner = NULL, owner_pid = NULL, owner_host = NULL, lease_until = NULL
-   WHERE partition = $1 AND owner = $2 AND epoch = $3`;
+  WITH released AS (
+    UPDATE wfx_partitions SET owner = NULL, owner_pid = NULL, owner_host = NULL, lease_until = NULL
+     WHERE partition = $1 AND owner = $2 AND epoch = $3 RETURNING partition
+  )
+  SELECT pg_notify('${LEASE_CHANNEL}', partition::text) FROM released`;
 
 export class PartitionLease {
   private timer: NodeJS.Timeout | null = null;
@@ -111,7 +122,8 @@ export class PartitionLease {
       if (!options.standby) throw new WfxError('DATABASE_IN_USE', held, { details: holder });
       if (!told) options.standby.onWaiting?.(held);
       told = true;
-      await sleep(ttl / 3, undefined, { signal: options.standby.signal });
+      const pause = options.standby.pause ?? ((ms, signal) => sleep(ms, undefined, { signal }));
+      await pause(ttl / 3, options.standby.signal);
     }
   }
 

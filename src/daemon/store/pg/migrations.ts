@@ -103,6 +103,15 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'standby progress',
+    sql: `
+      -- A standby's copy of the state (journal-follower.ts): the last journal entry it applied,
+      -- and how far that was behind the journal's head, both as of its last registration.
+      ALTER TABLE wfx_daemons ADD COLUMN applied_seq bigint, ADD COLUMN behind_entries bigint;
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

@@ -8,17 +8,19 @@
  * its lease cannot write, whatever it still holds in memory (docs/decisions/035 and 037).
  *
  * This first stage has one partition, the whole state: one daemon serves a database at a time,
- * and another one started on it waits as a standby and takes over when the lease lapses.
+ * and another one started on it waits as a standby, keeping a copy of the state current, and
+ * takes over when the lease lapses.
  */
 import pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
 import type { StoreLogger } from '../durable-store.js';
 import { RecordStore, silentLogger, type Reducer } from '../record-store.js';
-import { PartitionLease, type LeaseOptions } from './lease.js';
+import { DEFAULT_LEASE_MS, PartitionLease, type LeaseOptions } from './lease.js';
 import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrations.js';
 import { PgBlobs } from './pg-blobs.js';
 import { PgHistory } from './pg-history.js';
+import { JOURNAL_CHANNEL, JournalFollower } from './journal-follower.js';
 
 export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   /** `postgres://user:password@host:port/database` (libpq's URL form; `?host=/dir` for a socket). */
@@ -32,8 +34,12 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   /** This daemon's id in the lease (lease.ts). */
   readonly owner: string;
   readonly leaseMs?: number;
-  /** Wait as a standby while another daemon holds the lease (lease.ts); refused otherwise. */
-  readonly standby?: LeaseOptions['standby'];
+  /**
+   * Wait as a standby while another daemon holds the lease (lease.ts); refused otherwise. A
+   * standby keeps a copy of the state current while it waits (journal-follower.ts): `following`
+   * is given the sequence number of the last entry it applied.
+   */
+  readonly standby?: LeaseOptions['standby'] & { readonly following?: (appliedSeq: () => number) => void };
   readonly logger?: StoreLogger;
 }
 
@@ -42,18 +48,19 @@ const PARTITION = 0;
 /** A group commit's cap, so one INSERT stays a reasonable size; the rest goes in the next. */
 const BATCH_ENTRIES = 2_000;
 const BATCH_BYTES = 8 * 1024 * 1024;
-/** Journal rows read per query at open. */
-const LOAD_ROWS = 5_000;
 
 // The fence: the INSERT takes the lease row FOR SHARE and inserts only while it carries this
 // daemon's epoch. A takeover's UPDATE of that row waits for this statement's commit, or this
-// statement sees the new epoch and inserts nothing; no write of a stale owner commits.
+// statement sees the new epoch and inserts nothing; no write of a stale owner commits. The same
+// statement NOTIFYs the standbys that follow the journal (journal-follower.ts), at its commit.
 const APPEND = `
   WITH lease AS (
     SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE
+  ), notified AS (
+    SELECT pg_notify('${JOURNAL_CHANNEL}', $1::text) FROM lease
   )
   INSERT INTO wfx_journal (partition, seq, epoch, entry)
-  SELECT $1, e.seq, $3, e.entry FROM lease, unnest($4::bigint[], $5::text[]) AS e(seq, entry)`;
+  SELECT $1, e.seq, $3, e.entry FROM lease, notified, unnest($4::bigint[], $5::text[]) AS e(seq, entry)`;
 
 const FENCE = 'SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE';
 
@@ -97,7 +104,9 @@ export class PgStore<S, R> extends RecordStore<S, R> {
 
   /**
    * Connects, migrates the schema, takes the lease, then loads the snapshot and replays the
-   * journal after it (in that order: what it loads cannot move on under it). Throws WfxError
+   * journal after it (in that order: what it loads cannot move on under it). A standby loads
+   * first and follows the journal while it waits, then replays only what it had not applied when
+   * the lease was taken. Throws WfxError
    * DATABASE_UNREACHABLE, DATABASE_TOO_NEW, DATABASE_IN_USE, SNAPSHOT_CORRUPT or JOURNAL_CORRUPT.
    */
   static async open<S, R>(options: PgStoreOptions<S, R>): Promise<PgStore<S, R>> {
@@ -116,6 +125,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     pool.on('error', (err) => logger.warn({ err }, 'store: a database connection broke'));
     let lease: PartitionLease | null = null;
     let store: PgStore<S, R> | null = null;
+    let follower: JournalFollower<S, R> | null = null;
     try {
       const client = await pool.connect().catch((err: unknown) => {
         throw new WfxError('DATABASE_UNREACHABLE', `cannot connect to the database: ${describe(err)}`, { cause: err });
@@ -126,19 +136,38 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       } finally {
         client.release();
       }
+      // A standby loads the state before it may serve, and keeps it current while it waits; the
+      // lease taken, it reads what was appended since (only that: the old owner is fenced).
+      if (options.standby) {
+        const copy = (follower = await JournalFollower.load(pool, { ...options, partition: PARTITION }));
+        copy.follow(options.connectionString, (options.leaseMs ?? DEFAULT_LEASE_MS) / 3, logger);
+        options.standby.following?.(() => copy.lastSeq);
+      }
+      const standby = options.standby && { ...options.standby, pause: follower?.pause.bind(follower) };
       lease = await PartitionLease.take(
         pool,
-        { partition: PARTITION, owner: options.owner, ttlMs: options.leaseMs, standby: options.standby },
+        { partition: PARTITION, owner: options.owner, ttlMs: options.leaseMs, standby },
         (err) => store?.leaseLost(err),
       );
-      const loaded = await load(pool, options);
+      const warm = follower !== null;
+      await follower?.stop();
+      const atTake = follower?.lastSeq ?? 0;
+      const loaded = follower ?? (await JournalFollower.load(pool, { ...options, partition: PARTITION }));
+      if (warm) await loaded.catchUp();
+      follower = null;
       store = new PgStore(pool, lease, options, loaded.state, loaded);
       logger.info(
-        { snapshotSeq: loaded.snapshotSeq, replayed: loaded.lastSeq - loaded.snapshotSeq, epoch: lease.epoch },
-        'store: recovered from the database',
+        {
+          snapshotSeq: loaded.snapshotSeq,
+          replayed: warm ? loaded.lastSeq - atTake : loaded.lastSeq - loaded.snapshotSeq,
+          epoch: lease.epoch,
+          warm,
+        },
+        warm ? 'store: took over from the copy kept while standing by' : 'store: recovered from the database',
       );
       return store;
     } catch (err) {
+      await follower?.stop();
       await lease?.release().catch(() => undefined);
       await pool.end().catch(() => undefined);
       throw err;
@@ -312,58 +341,6 @@ function serializeState(state: unknown, derived: readonly string[] | undefined):
   return JSON.stringify(state, function (this: unknown, key, value: unknown) {
     return this === state && skip.has(key) ? undefined : value;
   });
-}
-
-/** Loads the snapshot and replays the journal after it, checking the entries are gap-free. */
-async function load<S, R>(
-  pool: pg.Pool,
-  options: PgStoreOptions<S, R>,
-): Promise<{ state: S; snapshotSeq: number; lastSeq: number; snapshotBytes: number }> {
-  const { rows } = await pool.query<{ seq: string; state: string }>(
-    'SELECT seq, state FROM wfx_snapshots WHERE partition = $1',
-    [PARTITION],
-  );
-  let state = options.initialState();
-  let snapshotSeq = 0;
-  let snapshotBytes = 0;
-  if (rows[0]) {
-    snapshotSeq = Number(rows[0].seq);
-    snapshotBytes = rows[0].state.length;
-    let saved: unknown;
-    try {
-      saved = JSON.parse(rows[0].state);
-    } catch (err) {
-      throw new WfxError('SNAPSHOT_CORRUPT', `the snapshot of partition ${PARTITION} does not parse: ${describe(err)}`);
-    }
-    // Collections added since the snapshot was written start empty (top-level merge).
-    state = Object.assign(state as object, saved) as S;
-    const initial = options.initialState() as Record<string, unknown>;
-    for (const key of options.derived ?? []) (state as Record<string, unknown>)[key] = initial[key];
-  }
-  let lastSeq = snapshotSeq;
-  for (;;) {
-    const page = await pool.query<{ seq: string; entry: string }>(
-      'SELECT seq, entry FROM wfx_journal WHERE partition = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-      [PARTITION, lastSeq, LOAD_ROWS],
-    );
-    for (const row of page.rows) {
-      const seq = Number(row.seq);
-      if (seq !== lastSeq + 1)
-        throw new WfxError('JOURNAL_CORRUPT', `journal entry ${lastSeq + 1} of partition ${PARTITION} is missing`);
-      let records: R[];
-      try {
-        records = JSON.parse(row.entry) as R[];
-      } catch (err) {
-        throw new WfxError('JOURNAL_CORRUPT', `journal entry ${seq} of partition ${PARTITION} does not parse`, {
-          cause: err,
-        });
-      }
-      for (const record of records) options.apply(state, record);
-      lastSeq = seq;
-    }
-    if (page.rows.length < LOAD_ROWS) break;
-  }
-  return { state, snapshotSeq, lastSeq, snapshotBytes };
 }
 
 function describe(err: unknown): string {

@@ -1,0 +1,242 @@
+/**
+ * A partition's state as the database has it: its snapshot and the journal entries after it,
+ * applied through the store's reducer. A daemon opening the store loads it once (a cold start);
+ * a standby keeps it current while it waits for the lease (a warm standby: `follow`), woken by
+ * the NOTIFY each group commit sends (pg-store.ts) and, in case one is missed, every third of a
+ * lease. Once the standby holds the lease, one last `catchUp` reads what was appended since;
+ * nothing more can be appended by the old owner then (its appends are fenced), so the takeover
+ * replays only that tail instead of loading the whole state. Like a follower of Zeebe's
+ * partitions, a standby pays the state's memory to make a takeover short.
+ *
+ * A checkpoint deletes the entries its snapshot covers: a follower that finds its next entry
+ * gone loads the newer snapshot instead (a gap the snapshot does not cover is JOURNAL_CORRUPT).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { WfxError } from '../../../shared/errors.js';
+import type { StoreLogger } from '../durable-store.js';
+import { LEASE_CHANNEL } from './lease.js';
+
+/** The NOTIFY channel of journal appends; the payload is the partition. */
+export const JOURNAL_CHANNEL = 'wfx_journal';
+/** Journal rows read per query. */
+const PAGE_ROWS = 5_000;
+
+export interface FollowerOptions<S, R> {
+  readonly partition: number;
+  readonly initialState: () => S;
+  readonly derived?: readonly string[];
+  readonly apply: (state: S, record: R) => void;
+}
+
+export class JournalFollower<S, R> {
+  private listener: pg.Client | null = null;
+  private poll: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private warned = false;
+  /** Pauses to end when the lease is released. */
+  private readonly released: Array<() => void> = [];
+  /** A release was told while no pause was under way. */
+  private releaseSeen = false;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly options: FollowerOptions<S, R>,
+    /** The state as of `lastSeq`; replaced whole when a newer snapshot is loaded. */
+    public state: S,
+    /** The sequence number of the snapshot the state grew from. */
+    public snapshotSeq: number,
+    /** The size of that snapshot (the next checkpoint's threshold, see PgStore). */
+    public snapshotBytes: number,
+    /** The last journal entry applied. */
+    public lastSeq: number,
+  ) {}
+
+  /** Loads the snapshot and the journal after it. Throws SNAPSHOT_CORRUPT or JOURNAL_CORRUPT. */
+  static async load<S, R>(pool: pg.Pool, options: FollowerOptions<S, R>): Promise<JournalFollower<S, R>> {
+    const follower = new JournalFollower(pool, options, options.initialState(), 0, 0, 0);
+    await follower.loadSnapshot();
+    await follower.catchUp();
+    return follower;
+  }
+
+  /**
+   * Applies the entries appended since the last one applied; returns how many. An entry missing
+   * at the front that a newer snapshot covers (a checkpoint deleted it) loads that snapshot.
+   */
+  async catchUp(): Promise<number> {
+    const { partition } = this.options;
+    let applied = 0;
+    for (;;) {
+      const page = await this.pool.query<{ seq: string; entry: string }>(
+        'SELECT seq, entry FROM wfx_journal WHERE partition = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+        [partition, this.lastSeq, PAGE_ROWS],
+      );
+      const first = page.rows[0];
+      if (!first || Number(first.seq) !== this.lastSeq + 1) {
+        // Nothing new, or the next entry is gone: a checkpoint since may have covered it.
+        if (await this.loadSnapshot()) continue;
+        if (first)
+          throw new WfxError(
+            'JOURNAL_CORRUPT',
+            `journal entry ${this.lastSeq + 1} of partition ${partition} is missing`,
+          );
+        return applied;
+      }
+      for (const row of page.rows) {
+        const seq = Number(row.seq);
+        if (seq !== this.lastSeq + 1)
+          throw new WfxError(
+            'JOURNAL_CORRUPT',
+            `journal entry ${this.lastSeq + 1} of partition ${partition} is missing`,
+          );
+        let records: R[];
+        try {
+          records = JSON.parse(row.entry) as R[];
+        } catch (err) {
+          throw new WfxError('JOURNAL_CORRUPT', `journal entry ${seq} of partition ${partition} does not parse`, {
+            cause: err,
+          });
+        }
+        for (const record of records) this.options.apply(this.state, record);
+        this.lastSeq = seq;
+        applied++;
+      }
+      if (page.rows.length < PAGE_ROWS) return applied;
+    }
+  }
+
+  /**
+   * Keeps the state current until `stop`: a catch-up on each NOTIFY of the partition and every
+   * `everyMs`. A catch-up that fails (the database unreachable for a while) is tried again at
+   * the next; a corrupt journal stops following (the takeover's own catch-up then says so).
+   */
+  follow(connectionString: string, everyMs: number, logger: StoreLogger): void {
+    const tick = (): void => {
+      if (this.stopped) return;
+      this.listener ??= this.listen(connectionString, logger);
+      this.kick(logger);
+    };
+    this.poll = setInterval(tick, everyMs);
+    this.poll.unref();
+    tick();
+  }
+
+  /**
+   * Waits `ms`, or less if the partition's lease is released meanwhile (the lease's NOTIFY):
+   * the pause of a standby's tries to take it (lease.ts).
+   */
+  pause(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        const at = this.released.indexOf(done);
+        if (at >= 0) this.released.splice(at, 1);
+        // Aborted: rejects as the timer's own sleep does (an AbortError).
+        if (signal?.aborted) sleep(0, undefined, { signal }).then(resolve, reject);
+        else resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done);
+      this.released.push(done);
+      if (this.releaseSeen || signal?.aborted) done();
+      this.releaseSeen = false;
+    });
+  }
+
+  /** Stops following and waits for a catch-up under way; the state stays as it is. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.poll) clearInterval(this.poll);
+    this.poll = null;
+    await this.running?.catch(() => undefined);
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.end().catch(() => undefined);
+  }
+
+  /** A catch-up now, or right after the one under way (notifications coalesce). */
+  private kick(logger: StoreLogger): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.catchUp()
+      .then(
+        () => {
+          if (this.warned) logger.info({}, 'store: the standby follows the journal again');
+          this.warned = false;
+        },
+        (err: unknown) => {
+          if (!this.warned) logger.warn({ err }, 'store: the standby cannot follow the journal for now');
+          this.warned = true;
+        },
+      )
+      .finally(() => {
+        this.running = null;
+        if (this.again) {
+          this.again = false;
+          this.kick(logger);
+        }
+      });
+  }
+
+  /** A session of its own that LISTENs (a pooled connection cannot keep a LISTEN). */
+  private listen(connectionString: string, logger: StoreLogger): pg.Client {
+    const client = new pg.Client({ connectionString, application_name: 'wfx standby', keepAlive: true });
+    const forget = (): void => {
+      if (this.listener === client) this.listener = null; // the next tick connects again
+      void client.end().catch(() => undefined);
+    };
+    client.on('error', forget);
+    client.on('end', forget);
+    client.on('notification', (n) => {
+      if (n.payload !== String(this.options.partition)) return;
+      if (n.channel === JOURNAL_CHANNEL) this.kick(logger);
+      else if (n.channel === LEASE_CHANNEL) {
+        // Kept for the next pause if none is under way (told between a try and its pause).
+        this.releaseSeen = this.released.length === 0;
+        for (const wake of this.released.splice(0)) wake();
+      }
+    });
+    client
+      .connect()
+      .then(() => client.query(`LISTEN ${JOURNAL_CHANNEL}; LISTEN ${LEASE_CHANNEL}`))
+      .catch(forget);
+    return client;
+  }
+
+  /** Loads the partition's snapshot if it is newer than the state; true if it did. */
+  private async loadSnapshot(): Promise<boolean> {
+    const { partition } = this.options;
+    const { rows } = await this.pool.query<{ seq: string; state: string }>(
+      'SELECT seq, state FROM wfx_snapshots WHERE partition = $1 AND seq > $2',
+      [partition, this.lastSeq],
+    );
+    const row = rows[0];
+    if (!row) return false;
+    let saved: unknown;
+    try {
+      saved = JSON.parse(row.state);
+    } catch (err) {
+      throw new WfxError('SNAPSHOT_CORRUPT', `the snapshot of partition ${partition} does not parse: ${describe(err)}`);
+    }
+    // Collections added since the snapshot was written start empty (top-level merge); the
+    // derived ones are rebuilt by the state's owner.
+    const state = Object.assign(this.options.initialState() as object, saved) as S;
+    const initial = this.options.initialState() as Record<string, unknown>;
+    for (const key of this.options.derived ?? []) (state as Record<string, unknown>)[key] = initial[key];
+    this.state = state;
+    this.snapshotSeq = this.lastSeq = Number(row.seq);
+    this.snapshotBytes = row.state.length;
+    return true;
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
