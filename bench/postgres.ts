@@ -5,7 +5,8 @@
  * engine for the CPU: this measures cost, not scale). Durable commits per second and their
  * latency; executions started (starts per second, start p99) and left waiting for input, then
  * answered, through the engine: answers per second, answer p99, and the database round trips
- * and bytes per execution. Skipped, saying so, on a
+ * and bytes per execution; a takeover of many waiting executions, by a standby that kept a copy
+ * of the state and by a daemon that loads it. Skipped, saying so, on a
  * machine without PostgreSQL's server.
  */
 import { randomUUID } from 'node:crypto';
@@ -55,6 +56,13 @@ export interface PostgresBenchResult {
     readonly bytesPerExecution: number;
     /** Journal entries per round trip while answers ran: what group commit shares. */
     readonly entriesPerRoundTrip: number;
+    /** A takeover's store open, from the lease's release: a standby's copy against a load. */
+    readonly takeover: {
+      readonly waiting: number;
+      readonly tail: number;
+      readonly warmMs: number;
+      readonly coldMs: number;
+    };
   };
 }
 
@@ -150,6 +158,67 @@ async function figures(open: Opener): Promise<StoreFigures & { answerStore: Reco
   return { many, one, answers: answered, answerStore: store };
 }
 
+/**
+ * A takeover of a database holding `waiting` executions (a snapshot of them and a journal tail of
+ * `tail` answers since): a standby that kept a copy (it follows the journal) against a daemon that
+ * loads it all once the lease is free. Timed from the lease's release to the store open, so the
+ * lease's own lapse (a crash) adds the same to both.
+ */
+async function takeover(
+  server: Cluster,
+  waiting: number,
+  tail: number,
+): Promise<{ waiting: number; tail: number; warmMs: number; coldMs: number }> {
+  const db = 'bench_takeover';
+  await queryAt(server.urlOf('postgres'), `CREATE DATABASE ${db}`);
+  const open = (owner: string, standby?: { following: (seq: () => number) => void }) =>
+    PgStore.open<WfxState, WfxRecord>({
+      connectionString: server.urlOf(db),
+      owner,
+      ...WFX_STORE,
+      checkpointEvery: Number.MAX_SAFE_INTEGER,
+      ...(standby && { standby }),
+    });
+  const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-takeover-'));
+  try {
+    let serving!: PgStore<WfxState, WfxRecord>;
+    const { engine, ids } = await openWaiting(dir, waiting, 'task', async () => {
+      serving = await open('serving');
+      return { store: serving, history: serving.history() };
+    });
+    await serving.checkpoint();
+    await inCallers(tail, 10, (i) =>
+      engine.submitTask({
+        organization: 'default',
+        processInstanceId: ids[i]!,
+        nodeId: 'ask',
+        action: 'COMPLETE',
+        data: { inputValue: 'ok' },
+      }),
+    );
+    let applied: () => number = () => 0;
+    const standby = open('standby', { following: (seq) => (applied = seq) });
+    // Bounded: a copy that never catches up ends the benchmark with an error.
+    for (let i = 0; applied() < serving.lastSeq; i++) {
+      if (i > 6_000) throw new Error('the standby did not catch up within a minute');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await engine.close();
+    await serving.close({ checkpoint: false });
+    let t0 = performance.now();
+    const warm = await standby;
+    const warmMs = performance.now() - t0;
+    await warm.close({ checkpoint: false });
+    t0 = performance.now();
+    const cold = await open('cold');
+    const coldMs = performance.now() - t0;
+    await cold.close({ checkpoint: false });
+    return { waiting, tail, warmMs, coldMs };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export async function runPostgresBench(): Promise<PostgresBenchResult | null> {
   if (!HAVE_POSTGRES) return null;
   const dirs: string[] = [];
@@ -170,10 +239,13 @@ export async function runPostgresBench(): Promise<PostgresBenchResult | null> {
       return PgStore.open<WfxState, WfxRecord>({
         connectionString: server.urlOf(db),
         owner: 'bench',
+        // No standby follows these: appends do not NOTIFY, as on a daemon without standbys.
+        followed: () => false,
         ...WFX_STORE,
         checkpointEvery: Number.MAX_SAFE_INTEGER,
       });
     });
+    const taken = await takeover(server, 100_000, 1_000);
     const answerStore = pg.answerStore as PgStore<WfxState, WfxRecord>;
     const counters = answerStore.counters;
     const history = answerStore.history().counters;
@@ -188,6 +260,7 @@ export async function runPostgresBench(): Promise<PostgresBenchResult | null> {
         roundTripsPerExecution: (counters.appends + history.writes) / executions,
         bytesPerExecution: (counters.bytes + history.bytes) / executions,
         entriesPerRoundTrip: counters.entries / counters.appends,
+        takeover: taken,
       },
     };
   } finally {
@@ -222,6 +295,8 @@ export function formatPostgresBench(r: PostgresBenchResult | null): string {
     `| database round trips per waiting execution (journal entries of its start and its answer, its history row; group commit shares them) | | ${r.postgres.roundTripsPerExecution.toFixed(2)} |`,
     `| journal entries per journal round trip | | ${r.postgres.entriesPerRoundTrip.toFixed(1)} |`,
     `| bytes written per waiting execution (journal and history) | | ${fmt(r.postgres.bytesPerExecution)} |`,
+    `| takeover of ${fmt(r.postgres.takeover.waiting)} waiting executions (a snapshot and ${fmt(r.postgres.takeover.tail)} journal entries after it), lease released to store open: a daemon that loads it | | ${fmt(r.postgres.takeover.coldMs)} ms |`,
+    `| the same by a standby that kept a copy (followed the journal) | | **${fmt(r.postgres.takeover.warmMs)} ms** |`,
   ].join('\n');
 }
 

@@ -30,6 +30,8 @@ export interface StoreChoice {
   readonly onStandby?: (held: string) => void;
   /** With `standby`: given the sequence number of the last journal entry its copy of the state applied. */
   readonly onFollowing?: (appliedSeq: () => number) => void;
+  /** With `store`: whether standbys follow the journal now (PgStoreOptions.followed). */
+  readonly followed?: () => boolean;
   /** With `store`: how long the lease lasts unrenewed (default 10 s). */
   readonly leaseMs?: number;
   /** With `store`: where the database's other daemons reach this one (default: where it listens). */
@@ -92,6 +94,7 @@ export async function openStore(
     connectionString: choice.store,
     owner,
     leaseMs: choice.leaseMs,
+    followed: choice.followed,
     ...WFX_STORE,
     checkpointEvery: choice.checkpointEvery,
     logger,

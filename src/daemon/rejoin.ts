@@ -60,6 +60,7 @@ export async function rejoining(
     onStandby: (held: string) => standby.standingBy(held),
     onFollowing: (appliedSeq: () => number) => member.following(appliedSeq),
     cluster: () => member.list(),
+    followed: () => member.followed(),
   };
   const giveUp = async (): Promise<void> => {
     await standby.close();

@@ -173,6 +173,32 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
     await b.close();
   });
 
+  t.test('appends NOTIFY the standbys only while some follow', async (t) => {
+    const db = await fresh();
+    let followed = false;
+    const a = await PgStore.open<SuiteState, SuiteRecord>({
+      connectionString: db.url,
+      owner: 'a',
+      ...suiteReducer,
+      followed: () => followed,
+    });
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    t.teardown(() => listener.end());
+    const told: string[] = [];
+    listener.on('notification', (n) => told.push(`${n.channel} ${n.payload}`));
+    await listener.query('LISTEN wfx_journal');
+    await a.commit({ op: 'add', by: 1 });
+    followed = true;
+    await a.commit({ op: 'add', by: 1 });
+    // Notifications arrive in commit order: once a marker sent after both is here, so is
+    // every NOTIFY the appends made.
+    await listener.query("NOTIFY wfx_journal, 'marker'");
+    await eventually('the marker arrived', () => told.includes('wfx_journal marker'));
+    t.same(told, ['wfx_journal 0', 'wfx_journal marker'], 'one NOTIFY: for the append made while a standby follows');
+    await a.close();
+  });
+
   t.test("a copy whose next entries a checkpoint deleted loads the checkpoint's snapshot", async (t) => {
     const db = await fresh();
     const a = await open(db.url, 'a');

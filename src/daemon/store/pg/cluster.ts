@@ -48,6 +48,11 @@ const LIST = `
     FROM wfx_daemons d LEFT JOIN wfx_partitions p ON p.owner = d.id AND p.lease_until > now()
    GROUP BY d.id ORDER BY d.started_at, d.id`;
 
+// Whether a standby other than this daemon follows the journal and was seen within a lease.
+const FOLLOWED = `
+  SELECT EXISTS (SELECT 1 FROM wfx_daemons WHERE id <> $1 AND applied_seq IS NOT NULL
+                    AND seen_at > now() - $2 * interval '1 millisecond') AS followed`;
+
 // A daemon not seen for a day is gone (killed, its host retired): its row is dropped.
 const FORGET = `DELETE FROM wfx_daemons WHERE seen_at < now() - interval '1 day' AND id <> $1`;
 
@@ -71,6 +76,8 @@ export class ClusterMember {
   private serving: ServingDaemon | null = null;
   /** performance.now() of the last read of the serving daemon that succeeded. */
   private readAt = -Infinity;
+  /** Whether another daemon's copy follows the journal, as last read. */
+  private followedNow = true;
   /** While it stands by: the last journal entry its copy of the state applied. */
   private appliedSeq: (() => number) | null = null;
 
@@ -116,6 +123,14 @@ export class ClusterMember {
    */
   following(appliedSeq: (() => number) | null): void {
     this.appliedSeq = appliedSeq;
+  }
+
+  /**
+   * Whether a standby follows the journal (so the serving daemon's appends NOTIFY it): as read
+   * at most a lease ago, and true when the database has not answered for that long.
+   */
+  followed(): boolean {
+    return this.followedNow || performance.now() - this.readAt > this.options.leaseMs;
   }
 
   /** Reads the serving daemon again now (a forward to the one it knew failed). */
@@ -190,6 +205,8 @@ export class ClusterMember {
       const row = rows[0];
       this.serving = row ? { id: row.id, url: row.url, epoch: Number(row.epoch) } : null;
       this.readAt = sentAt;
+      const followed = await this.pool.query<{ followed: boolean }>(FOLLOWED, [this.options.id, this.options.leaseMs]);
+      this.followedNow = followed.rows[0]?.followed ?? true;
       await this.pool.query(FORGET, [this.options.id]);
       if (this.unreachable) this.options.logger.info('cluster: the database answers again');
       this.unreachable = false;

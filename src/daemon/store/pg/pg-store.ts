@@ -35,6 +35,11 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   readonly owner: string;
   readonly leaseMs?: number;
   /**
+   * Whether standbys follow the journal now (cluster.ts), asked at each group commit: without
+   * any, appends do not NOTIFY. Absent: they always do.
+   */
+  readonly followed?: () => boolean;
+  /**
    * Wait as a standby while another daemon holds the lease (lease.ts); refused otherwise. A
    * standby keeps a copy of the state current while it waits (journal-follower.ts): `following`
    * is given the sequence number of the last entry it applied.
@@ -51,9 +56,16 @@ const BATCH_BYTES = 8 * 1024 * 1024;
 
 // The fence: the INSERT takes the lease row FOR SHARE and inserts only while it carries this
 // daemon's epoch. A takeover's UPDATE of that row waits for this statement's commit, or this
-// statement sees the new epoch and inserts nothing; no write of a stale owner commits. The same
-// statement NOTIFYs the standbys that follow the journal (journal-follower.ts), at its commit.
+// statement sees the new epoch and inserts nothing; no write of a stale owner commits. While
+// standbys follow the journal (journal-follower.ts) the same statement NOTIFYs them, at its
+// commit; without any it does not, since a NOTIFY costs each commit a write to the queue.
 const APPEND = `
+  WITH lease AS (
+    SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE
+  )
+  INSERT INTO wfx_journal (partition, seq, epoch, entry)
+  SELECT $1, e.seq, $3, e.entry FROM lease, unnest($4::bigint[], $5::text[]) AS e(seq, entry)`;
+const APPEND_NOTIFY = `
   WITH lease AS (
     SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE
   ), notified AS (
@@ -239,7 +251,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     if (this.failure) throw this.failure;
     let result: pg.QueryResult;
     try {
-      result = await this.pool.query(APPEND, [
+      result = await this.pool.query(this.options.followed?.() === false ? APPEND : APPEND_NOTIFY, [
         PARTITION,
         this.options.owner,
         this.lease.epoch,
