@@ -29,7 +29,7 @@ export interface StoreChoice {
   /** With `standby`: told who holds the lease when the wait begins. */
   readonly onStandby?: (held: string) => void;
   /** With `standby`: given the sequence number of the last journal entry its copy of the state applied. */
-  readonly onFollowing?: (appliedSeq: () => number) => void;
+  readonly onFollowing?: (appliedSeq: (() => number) | null) => void;
   /** With `store`: whether standbys follow the journal now (PgStoreOptions.followed). */
   readonly followed?: () => boolean;
   /** With `store`: how long the lease lasts unrenewed (default 10 s). */

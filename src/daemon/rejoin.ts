@@ -58,7 +58,7 @@ export async function rejoining(
   const hooks = {
     beforeListen: () => (member.following(null), standby.close()),
     onStandby: (held: string) => standby.standingBy(held),
-    onFollowing: (appliedSeq: () => number) => member.following(appliedSeq),
+    onFollowing: (appliedSeq: (() => number) | null) => member.following(appliedSeq),
     cluster: () => member.list(),
     followed: () => member.followed(),
   };
@@ -104,6 +104,7 @@ export async function rejoining(
           void member.announce(advertised(options, current.info.url));
           break;
         } catch (err) {
+          member.following(null); // its copy of the state went with the start that failed
           if (aborting.signal.aborted) {
             await giveUp();
             return settle.resolve();

@@ -223,6 +223,60 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
     await a.close({ checkpoint: false });
   });
 
+  t.test('a copy that applied part of an entry is not trusted again: the takeover loads afresh', async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a', { leaseMs: 600_000 });
+    await a.commit({ op: 'add', by: 1 });
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    t.teardown(() => pool.end());
+    const copy = await JournalFollower.load(pool, { ...suiteReducer, partition: 0 });
+    // An entry the standby's reducer refuses halfway (written by a newer daemon, say).
+    const bad = JSON.stringify([{ op: 'add', by: 10 }, { op: 'boom' }]);
+    await db.query('INSERT INTO wfx_journal (partition, seq, epoch, entry) VALUES (0, 2, $1, $2)', [a.epoch, bad]);
+    await t.rejects(copy.catchUp(), /bad record/);
+    t.match(copy.broken, /bad record/, 'the copy says it is broken');
+    await db.query(`UPDATE wfx_journal SET entry = '[{"op":"add","by":10}]' WHERE seq = 2`);
+    await t.rejects(copy.catchUp(), /bad record/, 'and stays so once the entry reads well');
+    t.equal(copy.state.n, 11, 'it had applied the first record of the entry: a state no journal has');
+
+    // The same in a standby: its takeover does not start from the copy but loads the journal.
+    await db.query('DELETE FROM wfx_journal WHERE seq = 2');
+    const lines: string[] = [];
+    const log = (_: object, msg: string) => void lines.push(msg);
+    const waiting = new AbortController();
+    t.teardown(() => waiting.abort());
+    let applied: (() => number) | null = null;
+    const standby = PgStore.open<SuiteState, SuiteRecord>({
+      connectionString: db.url,
+      owner: 'b',
+      leaseMs: 600_000,
+      ...suiteReducer,
+      logger: { info: log, warn: log, error: log },
+      standby: { signal: waiting.signal, following: (seq) => (applied = seq) },
+    });
+    void standby.catch(() => undefined);
+    await eventually('the standby loaded its copy', () => applied?.() === 1);
+    await db.query('INSERT INTO wfx_journal (partition, seq, epoch, entry) VALUES (0, 2, $1, $2)', [a.epoch, bad]);
+    await db.query("SELECT pg_notify('wfx_journal', '0')");
+    await eventually('the standby stopped following', () =>
+      lines.includes('store: the standby stops following the journal; a takeover loads it'),
+    );
+    await db.query(`UPDATE wfx_journal SET entry = '[{"op":"add","by":10}]' WHERE seq = 2`);
+    await a.close({ checkpoint: false });
+    const b = await standby;
+    t.ok(lines.includes('store: recovered from the database'), 'loaded afresh, not from the broken copy');
+    t.equal(b.state.n, 11);
+    await b.close();
+  });
+
+  t.test('a standby stopped before it takes the lease does not take it', async (t) => {
+    const db = await fresh();
+    const stopped = new AbortController();
+    stopped.abort();
+    await t.rejects(open(db.url, 'b', { standby: { signal: stopped.signal } }), { name: 'AbortError' });
+    t.same(await db.query('SELECT owner FROM wfx_partitions WHERE owner IS NOT NULL'), [], 'the free lease stays free');
+  });
+
   t.test('a gap in the journal refuses to open', async (t) => {
     const db = await fresh();
     const a = await open(db.url, 'a');

@@ -204,9 +204,9 @@ export class ClusterMember {
       const { rows } = await this.pool.query<{ id: string; url: string; epoch: string }>(SERVING);
       const row = rows[0];
       this.serving = row ? { id: row.id, url: row.url, epoch: Number(row.epoch) } : null;
-      this.readAt = sentAt;
       const followed = await this.pool.query<{ followed: boolean }>(FOLLOWED, [this.options.id, this.options.leaseMs]);
       this.followedNow = followed.rows[0]?.followed ?? true;
+      this.readAt = sentAt;
       await this.pool.query(FORGET, [this.options.id]);
       if (this.unreachable) this.options.logger.info('cluster: the database answers again');
       this.unreachable = false;

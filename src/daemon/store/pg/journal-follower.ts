@@ -36,6 +36,7 @@ export class JournalFollower<S, R> {
   private again = false;
   private stopped = false;
   private warned = false;
+  private brokenBy: unknown = null;
   /** Pauses to end when the lease is released. */
   private readonly released: Array<() => void> = [];
   /** A release was told while no pause was under way. */
@@ -63,10 +64,31 @@ export class JournalFollower<S, R> {
   }
 
   /**
+   * Why this copy cannot be trusted (a corrupt journal or snapshot, or a record its reducer
+   * refused, perhaps after applying part of an entry); null while it can. A broken copy stops
+   * following, and a takeover loads the state afresh instead.
+   */
+  get broken(): unknown {
+    return this.brokenBy;
+  }
+
+  /**
    * Applies the entries appended since the last one applied; returns how many. An entry missing
-   * at the front that a newer snapshot covers (a checkpoint deleted it) loads that snapshot.
+   * at the front that a newer snapshot covers (a checkpoint deleted it) loads that snapshot. A
+   * query that fails leaves the copy as it was (tried again later); anything else breaks it.
    */
   async catchUp(): Promise<number> {
+    if (this.brokenBy) throw this.brokenBy;
+    try {
+      return await this.catchUpOnce();
+    } catch (err) {
+      // A corrupt journal or snapshot; a reducer's refusal was marked where it was thrown.
+      if (err instanceof WfxError) this.brokenBy = err;
+      throw err;
+    }
+  }
+
+  private async catchUpOnce(): Promise<number> {
     const { partition } = this.options;
     let applied = 0;
     for (;;) {
@@ -100,7 +122,12 @@ export class JournalFollower<S, R> {
             cause: err,
           });
         }
-        for (const record of records) this.options.apply(this.state, record);
+        try {
+          for (const record of records) this.options.apply(this.state, record);
+        } catch (err) {
+          this.brokenBy = err; // part of the entry may be applied: the copy is no longer the journal's
+          throw err;
+        }
         this.lastSeq = seq;
         applied++;
       }
@@ -111,7 +138,7 @@ export class JournalFollower<S, R> {
   /**
    * Keeps the state current until `stop`: a catch-up on each NOTIFY of the partition and every
    * `everyMs`. A catch-up that fails (the database unreachable for a while) is tried again at
-   * the next; a corrupt journal stops following (the takeover's own catch-up then says so).
+   * the next; a broken copy stops following (`broken`).
    */
   follow(connectionString: string, everyMs: number, logger: StoreLogger): void {
     const tick = (): void => {
@@ -155,12 +182,13 @@ export class JournalFollower<S, R> {
     await this.running?.catch(() => undefined);
     const listener = this.listener;
     this.listener = null;
-    await listener?.end().catch(() => undefined);
+    // Not awaited: a listener stuck connecting must not hold a takeover.
+    void listener?.end().catch(() => undefined);
   }
 
   /** A catch-up now, or right after the one under way (notifications coalesce). */
   private kick(logger: StoreLogger): void {
-    if (this.stopped) return;
+    if (this.stopped || this.brokenBy) return;
     if (this.running) {
       this.again = true;
       return;
@@ -172,7 +200,9 @@ export class JournalFollower<S, R> {
           this.warned = false;
         },
         (err: unknown) => {
-          if (!this.warned) logger.warn({ err }, 'store: the standby cannot follow the journal for now');
+          if (this.brokenBy)
+            logger.warn({ err }, 'store: the standby stops following the journal; a takeover loads it');
+          else if (!this.warned) logger.warn({ err }, 'store: the standby cannot follow the journal for now');
           this.warned = true;
         },
       )
@@ -187,7 +217,12 @@ export class JournalFollower<S, R> {
 
   /** A session of its own that LISTENs (a pooled connection cannot keep a LISTEN). */
   private listen(connectionString: string, logger: StoreLogger): pg.Client {
-    const client = new pg.Client({ connectionString, application_name: 'wfx standby', keepAlive: true });
+    const client = new pg.Client({
+      connectionString,
+      application_name: 'wfx standby',
+      keepAlive: true,
+      connectionTimeoutMillis: 10_000,
+    });
     const forget = (): void => {
       if (this.listener === client) this.listener = null; // the next tick connects again
       void client.end().catch(() => undefined);

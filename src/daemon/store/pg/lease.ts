@@ -103,6 +103,7 @@ export class PartitionLease {
     await pool.query('INSERT INTO wfx_partitions (partition) VALUES ($1) ON CONFLICT DO NOTHING', [options.partition]);
     let told = false;
     for (;;) {
+      options.standby?.signal?.throwIfAborted();
       const sentAt = performance.now();
       const { rows } = await pool.query<{ epoch: string }>(TAKE, [
         options.partition,

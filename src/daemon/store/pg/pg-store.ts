@@ -42,9 +42,9 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   /**
    * Wait as a standby while another daemon holds the lease (lease.ts); refused otherwise. A
    * standby keeps a copy of the state current while it waits (journal-follower.ts): `following`
-   * is given the sequence number of the last entry it applied.
+   * is given the sequence number of the last entry it applied (null once that copy is gone).
    */
-  readonly standby?: LeaseOptions['standby'] & { readonly following?: (appliedSeq: () => number) => void };
+  readonly standby?: LeaseOptions['standby'] & { readonly following?: (appliedSeq: (() => number) | null) => void };
   readonly logger?: StoreLogger;
 }
 
@@ -156,22 +156,24 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         options.standby.following?.(() => copy.lastSeq);
       }
       const standby = options.standby && { ...options.standby, pause: follower?.pause.bind(follower) };
+      // A stop during the load must not take the lease (take() tries once before any pause).
+      options.standby?.signal?.throwIfAborted();
       lease = await PartitionLease.take(
         pool,
         { partition: PARTITION, owner: options.owner, ttlMs: options.leaseMs, standby },
         (err) => store?.leaseLost(err),
       );
-      const warm = follower !== null;
       await follower?.stop();
-      const atTake = follower?.lastSeq ?? 0;
-      const loaded = follower ?? (await JournalFollower.load(pool, { ...options, partition: PARTITION }));
-      if (warm) await loaded.catchUp();
+      // A copy that broke (its journal unreadable, a record refused) is not used: loaded afresh.
+      const warm = follower !== null && !follower.broken;
+      const loaded = warm ? follower! : await JournalFollower.load(pool, { ...options, partition: PARTITION });
+      const replayed = warm ? await loaded.catchUp() : loaded.lastSeq - loaded.snapshotSeq;
       follower = null;
       store = new PgStore(pool, lease, options, loaded.state, loaded);
       logger.info(
         {
           snapshotSeq: loaded.snapshotSeq,
-          replayed: warm ? loaded.lastSeq - atTake : loaded.lastSeq - loaded.snapshotSeq,
+          replayed,
           epoch: lease.epoch,
           warm,
         },
@@ -179,6 +181,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       );
       return store;
     } catch (err) {
+      options.standby?.following?.(null);
       await follower?.stop();
       await lease?.release().catch(() => undefined);
       await pool.end().catch(() => undefined);
