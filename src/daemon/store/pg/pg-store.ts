@@ -59,20 +59,14 @@ const BATCH_BYTES = 8 * 1024 * 1024;
 // statement sees the new epoch and inserts nothing; no write of a stale owner commits. While
 // standbys follow the journal (journal-follower.ts) the same statement NOTIFYs them, at its
 // commit; without any it does not, since a NOTIFY costs each commit a write to the queue.
-const APPEND = `
+const appendStatement = (notify: boolean): string => `
   WITH lease AS (
     SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE
-  )
+  )${notify ? `, notified AS (SELECT pg_notify('${JOURNAL_CHANNEL}', $1::text) FROM lease)` : ''}
   INSERT INTO wfx_journal (partition, seq, epoch, entry)
-  SELECT $1, e.seq, $3, e.entry FROM lease, unnest($4::bigint[], $5::text[]) AS e(seq, entry)`;
-const APPEND_NOTIFY = `
-  WITH lease AS (
-    SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE
-  ), notified AS (
-    SELECT pg_notify('${JOURNAL_CHANNEL}', $1::text) FROM lease
-  )
-  INSERT INTO wfx_journal (partition, seq, epoch, entry)
-  SELECT $1, e.seq, $3, e.entry FROM lease, notified, unnest($4::bigint[], $5::text[]) AS e(seq, entry)`;
+  SELECT $1, e.seq, $3, e.entry FROM lease${notify ? ', notified' : ''}, unnest($4::bigint[], $5::text[]) AS e(seq, entry)`;
+const APPEND = appendStatement(false);
+const APPEND_NOTIFY = appendStatement(true);
 
 const FENCE = 'SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE';
 
