@@ -1,5 +1,6 @@
 import t from 'tap';
 import { formatLogLine, table } from '../../src/cli/format.js';
+import { partitionRanges } from '../../src/cli/commands/daemon-status.js';
 
 t.test('table: columns padded to their widest cell, the last one not, one line each', async (t) => {
   t.equal(
@@ -33,4 +34,17 @@ t.test('formatLogLine: time, level, who, message; colour only when asked', async
     '10:00:01.234 INFO  Ship order: waiting for input',
     'the flow itself: its name alone',
   );
+});
+
+t.test("partitionRanges: a daemon's partitions as runs of one epoch", async (t) => {
+  const held = (epochs: number[]) =>
+    epochs.map((epoch, partition) => ({ partition, epoch, leaseMsLeft: 9000, replayEntries: 0 }));
+  t.equal(partitionRanges(held([2, 2, 2, 2])), '0-3 (epoch 2)');
+  t.equal(partitionRanges(held([3, 2, 2])), '0 (epoch 3), 1-2 (epoch 2)');
+  t.equal(
+    partitionRanges([5, 1, 2, 9].map((partition) => ({ partition, epoch: 1, leaseMsLeft: 0, replayEntries: 0 }))),
+    '1-2 (epoch 1), 5 (epoch 1), 9 (epoch 1)',
+    'sorted, gaps split runs',
+  );
+  t.equal(partitionRanges([]), '');
 });

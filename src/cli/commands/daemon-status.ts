@@ -46,13 +46,24 @@ function clusterLines(daemons: readonly ClusterDaemon[]): string {
       d.host,
       String(d.pid),
       d.partitions.length > 0 ? 'serving' : 'standby',
-      d.partitions.map((p) => `${p.partition} (epoch ${p.epoch})`).join(', ') || '-',
+      partitionRanges(d.partitions) || '-',
       d.partitions.length > 0 ? seconds(Math.min(...d.partitions.map((p) => p.leaseMsLeft))) : '-',
       d.partitions.length > 0 ? String(d.partitions.reduce((n, p) => n + p.replayEntries, 0)) : '-',
       d.following ? String(d.following.behindEntries) : '-',
       `${seconds(d.seenMsAgo)} ago`,
     ]),
   )}`;
+}
+
+/** A daemon's partitions as runs of one epoch: `0-15 (epoch 2)`, `0 (epoch 3), 1-15 (epoch 2)`. */
+export function partitionRanges(partitions: ClusterDaemon['partitions']): string {
+  const runs: Array<{ first: number; last: number; epoch: number }> = [];
+  for (const p of [...partitions].sort((a, b) => a.partition - b.partition)) {
+    const run = runs.at(-1);
+    if (run && run.last === p.partition - 1 && run.epoch === p.epoch) run.last = p.partition;
+    else runs.push({ first: p.partition, last: p.partition, epoch: p.epoch });
+  }
+  return runs.map((r) => `${r.first === r.last ? r.first : `${r.first}-${r.last}`} (epoch ${r.epoch})`).join(', ');
 }
 
 /** Why a daemon stands by, and where it sends requests meanwhile. */

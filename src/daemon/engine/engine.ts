@@ -136,9 +136,12 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   /** The jobs API's operations (domainTask jobs: activate, complete, fail, heartbeat, release). */
   readonly jobs: JobOperations;
 
+  private readonly newId: (now: Date, parentInstanceId: string | null) => string;
+
   constructor(options: EngineOptions) {
     super();
     this.setMaxListeners(0);
+    this.newId = options.store.newExecutionId ?? uuidv7;
     this.store = options.store;
     this.state = options.store.state;
     this.now = options.now ?? (() => new Date());
@@ -226,8 +229,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     return this.state.environments[inst.organization]?.[inst.environment] ?? NO_ENV;
   }
 
-  newInstanceId(now: Date): string {
-    return uuidv7(now);
+  newInstanceId(now: Date, parentInstanceId: string | null): string {
+    return this.newId(now, parentInstanceId);
   }
 
   // --- operations ------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { randomFillSync, randomInt } from 'node:crypto';
 
 /** Random bytes drawn in bulk: one syscall per 409 ids instead of one per id. */
 const pool = Buffer.alloc(4096);
@@ -55,4 +55,58 @@ export function bucketOf(id: string): string | null {
     lastDay = { start, name: new Date(start).toISOString().slice(0, 10) };
   }
   return lastDay.name;
+}
+
+/**
+ * The partition of execution `id` in a store of `partitions` partitions (decision 035): 0, the
+ * directory's, holds every execution only while there is no other; otherwise executions are
+ * spread over 1..partitions-1 by the id's last 16 bits (random in a UUIDv7, and chosen by
+ * `uuidv7In`), or by a hash of an id of another shape.
+ */
+export function partitionOf(id: string, partitions: number): number {
+  if (partitions <= 1) return 0;
+  return 1 + (lastBits(id) % (partitions - 1));
+}
+
+/** The id's last 16 bits: its last four hex digits, or an FNV-1a hash of an id that is not hex there. */
+function lastBits(id: string): number {
+  const tail = id.slice(-4);
+  if (/^[0-9a-f]{4}$/i.test(tail)) return Number.parseInt(tail, 16);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return h & 0xffff;
+}
+
+/**
+ * A UUIDv7 in partition `partition` of `partitions` (partitionOf): its last 16 bits drawn among
+ * those that fall there, so a daemon starts executions in the partitions it owns and a child in
+ * its parent's without drawing again and again.
+ */
+export function uuidv7In(partition: number, partitions: number, at: Date = new Date()): string {
+  const id = uuidv7(at);
+  if (partitions <= 1) return id;
+  const n = partitions - 1;
+  const r = partition - 1;
+  if (!Number.isInteger(r) || r < 0 || r >= n) throw new RangeError(`no partition ${partition} of ${partitions}`);
+  // The values below 65536 that are r modulo n: r, r + n, ...; one of them at random.
+  const choices = Math.floor((0xffff - r) / n) + 1;
+  const v = r + n * randomInt(choices);
+  return id.slice(0, 32) + v.toString(16).padStart(4, '0');
+}
+
+/**
+ * New execution ids on a store of `partitions` partitions (EngineOptions.newInstanceId): a
+ * child's in its parent's partition, so that a step changes one partition; a root's in one of
+ * the execution partitions `owned` lists, drawn at random.
+ */
+export function partitionedIds(
+  partitions: number,
+  owned: () => readonly number[],
+): (now: Date, parentInstanceId: string | null) => string {
+  return (now, parentInstanceId) => {
+    if (parentInstanceId !== null) return uuidv7In(partitionOf(parentInstanceId, partitions), partitions, now);
+    const choices = owned();
+    if (choices.length === 0) throw new Error('this daemon owns no partition to start an execution in');
+    return uuidv7In(choices[randomInt(choices.length)]!, partitions, now);
+  };
 }

@@ -68,7 +68,7 @@ export interface EngineCore {
     readonly startId: string;
   };
   envOf(inst: Instance): Readonly<Record<string, string>>;
-  newInstanceId(now: Date): string;
+  newInstanceId(now: Date, parentInstanceId: string | null): string;
   /**
    * A start of a published flow resolved to its version. Throws PROCESS_NOT_FOUND,
    * PROCESS_NOT_PUBLISHED, VERSION_NOT_FOUND.
@@ -253,7 +253,7 @@ export class Transition {
 
   /** Writes a new execution and queues its start node (run by the next drain). */
   private launch(params: LaunchParams): Instance {
-    const id = this.core.newInstanceId(this.now);
+    const id = this.core.newInstanceId(this.now, params.parentInstanceId);
     this.emit({
       type: 'instance.started',
       instance: startedInstance(params, id, this.at),

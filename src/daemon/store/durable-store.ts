@@ -30,6 +30,11 @@ export interface DurableStore<S, R> {
   flush(): Promise<void>;
   /** Set once the store has failed: it refuses writes, its owner must stop. */
   readonly failed: WfxError | null;
+  /**
+   * A new execution's id, on a store cut into partitions (pg/partition-state.ts): a child's in
+   * its parent's partition, a root's in one this store holds. Absent: any id will do.
+   */
+  readonly newExecutionId?: (now: Date, parentInstanceId: string | null) => string;
 }
 
 /**

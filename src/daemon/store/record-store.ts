@@ -40,7 +40,7 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
    * emitted even if applying it, or a later record, changes objects the record shares with the
    * state: reducers may keep the record's objects instead of copying them.
    */
-  protected abstract append(serialized: string[]): Promise<void>;
+  protected abstract append(serialized: readonly string[], records: readonly R[]): Promise<void>;
 
   /** Resolves once everything committed so far is durable (diverted transactions too). */
   abstract flush(): Promise<void>;
@@ -75,7 +75,7 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
     } catch (err) {
       return Promise.reject(this.fail('a record could not be applied', err));
     }
-    const durable = this.append(parts);
+    const durable = this.append(parts, records);
     if (this.commitListeners.length > 0) this.committed(records);
     return durable;
   }
@@ -152,7 +152,8 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
       this.logger.error({ err }, 'store: a divert threw; the transaction is journaled instead');
     }
     if (this.commitListeners.length > 0) this.committed(records);
-    if (elsewhere === null) return { result, records, serialized, durable: this.append(serialized), settle: null };
+    if (elsewhere === null)
+      return { result, records, serialized, durable: this.append(serialized, records), settle: null };
     const durable = this.diverted.track(
       elsewhere.durable.catch((err: unknown) => {
         throw this.fail('the write of a transaction kept out of the journal failed', err);

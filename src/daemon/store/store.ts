@@ -385,7 +385,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     super.applyOne(record);
   }
 
-  protected append(serialized: string[]): Promise<void> {
+  protected append(serialized: readonly string[]): Promise<void> {
     let appended: { durable: Promise<void> };
     try {
       appended = this.journal.appendJson({ open: '[', parts: serialized, close: ']' });

@@ -85,7 +85,7 @@ t.test('a schedule fires once per tick across takeovers', { skip: POSTGRES_SKIP 
   const lapse = () =>
     queryAt(
       url,
-      "UPDATE wfx_partitions SET owner = 'gone', epoch = epoch + 1, lease_until = now() - interval '1 second' WHERE partition = 0",
+      "UPDATE wfx_partitions SET owner = 'gone', epoch = epoch + 1, lease_until = now() - interval '1 second'",
     );
   const minutesSoFar = () => Math.floor((clock.ms - start) / 60_000);
   const tick = async (daemon: Serving): Promise<void> => {

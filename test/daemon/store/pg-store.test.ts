@@ -205,7 +205,7 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
     for (let i = 0; i < 5; i++) await a.commit({ op: 'add', by: 1 });
     const pool = new pg.Pool({ connectionString: db.url, max: 1 });
     t.teardown(() => pool.end());
-    const copy = await JournalFollower.load(pool, { ...suiteReducer, partition: 0 });
+    const copy = await JournalFollower.load(pool, { ...suiteReducer, count: 1, partitions: [0] });
     t.equal(copy.lastSeq, 5);
     for (let i = 0; i < 3; i++) await a.commit({ op: 'add', by: 10 });
     await a.checkpoint();
@@ -229,7 +229,7 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
     await a.commit({ op: 'add', by: 1 });
     const pool = new pg.Pool({ connectionString: db.url, max: 1 });
     t.teardown(() => pool.end());
-    const copy = await JournalFollower.load(pool, { ...suiteReducer, partition: 0 });
+    const copy = await JournalFollower.load(pool, { ...suiteReducer, count: 1, partitions: [0] });
     // An entry the standby's reducer refuses halfway (written by a newer daemon, say).
     const bad = JSON.stringify([{ op: 'add', by: 10 }, { op: 'boom' }]);
     await db.query('INSERT INTO wfx_journal (partition, seq, epoch, entry) VALUES (0, 2, $1, $2)', [a.epoch, bad]);

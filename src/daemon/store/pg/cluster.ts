@@ -20,13 +20,16 @@ export interface ServingDaemon {
   readonly epoch: number;
 }
 
-// A standby's applied entry ($6) is compared with partition 0's head in the same statement, so
-// how far it is behind is as of one moment, not the head now against its progress a beat ago.
+// A standby's applied entries ($6, summed over the partitions) are compared with the journals'
+// heads in the same statement, so how far it is behind is as of one moment, not the heads now
+// against its progress a beat ago.
 const REGISTER = `
   INSERT INTO wfx_daemons (id, url, pid, host, version, applied_seq, behind_entries)
-  SELECT $1, $2, $3, $4, $5, $6::bigint, CASE WHEN $6::bigint IS NOT NULL THEN greatest(
-           (SELECT max(seq) FROM wfx_journal WHERE partition = 0),
-           (SELECT seq FROM wfx_snapshots WHERE partition = 0), 0) - $6::bigint END
+  SELECT $1, $2, $3, $4, $5, $6::bigint, CASE WHEN $6::bigint IS NOT NULL THEN (
+           SELECT coalesce(sum(greatest(
+             (SELECT max(seq) FROM wfx_journal j WHERE j.partition = p.partition),
+             (SELECT seq FROM wfx_snapshots s WHERE s.partition = p.partition), 0)), 0)
+             FROM wfx_partitions p) - $6::bigint END
   ON CONFLICT (id) DO UPDATE
      SET url = EXCLUDED.url, pid = EXCLUDED.pid, host = EXCLUDED.host, version = EXCLUDED.version,
          started_at = CASE WHEN wfx_daemons.pid = EXCLUDED.pid THEN wfx_daemons.started_at ELSE now() END,

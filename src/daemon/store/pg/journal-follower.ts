@@ -1,5 +1,5 @@
 /**
- * A partition's state as the database has it: its snapshot and the journal entries after it,
+ * Partitions' state as the database has it: their snapshots and the journal entries after them,
  * applied through the store's reducer. A daemon opening the store loads it once (a cold start);
  * a standby keeps it current while it waits for the lease (a warm standby: `follow`), woken by
  * the NOTIFY each group commit sends (pg-store.ts) and, in case one is missed, every third of a
@@ -16,18 +16,27 @@ import pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
 import type { StoreLogger } from '../durable-store.js';
 import { LEASE_CHANNEL } from './lease.js';
+import { replacePartition, type PartitionLayout } from './partition-state.js';
 
 /** The NOTIFY channel of journal appends; the payload is the partition. */
 export const JOURNAL_CHANNEL = 'wfx_journal';
 /** Journal rows read per query. */
 const PAGE_ROWS = 5_000;
 
-export interface FollowerOptions<S, R> {
-  readonly partition: number;
-  readonly initialState: () => S;
-  readonly derived?: readonly string[];
+export interface FollowerOptions<S, R> extends PartitionLayout<S, R> {
+  /** The partitions followed, in the order their entries are applied: partition 0 first. */
+  readonly partitions: readonly number[];
   readonly apply: (state: S, record: R) => void;
 }
+
+// What changed in each partition followed, read in the same transaction as the entries: whether
+// it has entries after the last applied, and its snapshot's seq (newer: a checkpoint happened).
+const PROBE = `
+  SELECT w.partition,
+         EXISTS (SELECT 1 FROM wfx_journal j WHERE j.partition = w.partition AND j.seq > w.after) AS entries,
+         (SELECT s.seq FROM wfx_snapshots s WHERE s.partition = w.partition) AS snapshot
+    FROM unnest($1::int[], $2::bigint[]) AS w(partition, after)
+   ORDER BY array_position($1::int[], w.partition)`;
 
 export class JournalFollower<S, R> {
   private listener: pg.Client | null = null;
@@ -42,25 +51,55 @@ export class JournalFollower<S, R> {
   /** A release was told while no pause was under way. */
   private releaseSeen = false;
 
+  /** The state as of the entries applied; replaced whole when partition 0's snapshot is loaded. */
+  public state: S;
+  /** Per partition: the last journal entry applied. */
+  readonly lastSeqs = new Map<number, number>();
+  /** Per partition: the sequence number of the snapshot its state grew from. */
+  readonly snapshotSeqs = new Map<number, number>();
+  /** Per partition: the size of its snapshot loaded. */
+  private readonly snapshotSizes = new Map<number, number>();
+  /** Partitions whose state holds nothing yet (loaded in place: see replacePartition). */
+  private readonly absent: Set<number>;
+
   private constructor(
     private readonly pool: pg.Pool,
     private readonly options: FollowerOptions<S, R>,
-    /** The state as of `lastSeq`; replaced whole when a newer snapshot is loaded. */
-    public state: S,
-    /** The sequence number of the snapshot the state grew from. */
-    public snapshotSeq: number,
-    /** The size of that snapshot (the next checkpoint's threshold, see PgStore). */
-    public snapshotBytes: number,
-    /** The last journal entry applied. */
-    public lastSeq: number,
-  ) {}
+  ) {
+    this.state = options.initialState();
+    for (const p of options.partitions) {
+      this.lastSeqs.set(p, 0);
+      this.snapshotSeqs.set(p, 0);
+    }
+    this.absent = new Set(options.partitions);
+  }
 
-  /** Loads the snapshot and the journal after it. Throws SNAPSHOT_CORRUPT or JOURNAL_CORRUPT. */
+  /** Loads the snapshots and the journal after them. Throws SNAPSHOT_CORRUPT or JOURNAL_CORRUPT. */
   static async load<S, R>(pool: pg.Pool, options: FollowerOptions<S, R>): Promise<JournalFollower<S, R>> {
-    const follower = new JournalFollower(pool, options, options.initialState(), 0, 0, 0);
-    await follower.loadSnapshot();
+    const follower = new JournalFollower(pool, options);
     await follower.catchUp();
     return follower;
+  }
+
+  /** The entries applied, summed over the partitions (each partition's last seq). */
+  get lastSeq(): number {
+    let sum = 0;
+    for (const seq of this.lastSeqs.values()) sum += seq;
+    return sum;
+  }
+
+  /** The size of the snapshots loaded, summed (the next checkpoint's threshold, see PgStore). */
+  get snapshotBytes(): number {
+    let sum = 0;
+    for (const bytes of this.snapshotSizes.values()) sum += bytes;
+    return sum;
+  }
+
+  /** The snapshots' seqs, summed over the partitions: `lastSeq - snapshotSeq` entries were replayed. */
+  get snapshotSeq(): number {
+    let sum = 0;
+    for (const seq of this.snapshotSeqs.values()) sum += seq;
+    return sum;
   }
 
   /**
@@ -88,32 +127,57 @@ export class JournalFollower<S, R> {
     }
   }
 
+  /**
+   * One catch-up, read in one REPEATABLE READ transaction: every partition as of the same
+   * moment. An entry of partition p is applied only with every entry committed before it in
+   * the partitions before p (partition 0's flows, say, before the executions that run them).
+   */
   private async catchUpOnce(): Promise<number> {
-    const { partition } = this.options;
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const { partitions } = this.options;
+      const probe = await client.query<{ partition: number; entries: boolean; snapshot: string | null }>(PROBE, [
+        partitions,
+        partitions.map((p) => this.lastSeqs.get(p)!),
+      ]);
+      let applied = 0;
+      for (const row of probe.rows) {
+        const snapshot = row.snapshot === null ? 0 : Number(row.snapshot);
+        if (row.entries || snapshot > this.lastSeqs.get(row.partition)!)
+          applied += await this.catchUpPartition(client, row.partition);
+      }
+      await client.query('COMMIT');
+      return applied;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async catchUpPartition(client: pg.ClientBase, partition: number): Promise<number> {
     let applied = 0;
     for (;;) {
-      const page = await this.pool.query<{ seq: string; entry: string }>(
+      const after = this.lastSeqs.get(partition)!;
+      const page = await client.query<{ seq: string; entry: string }>(
         'SELECT seq, entry FROM wfx_journal WHERE partition = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-        [partition, this.lastSeq, PAGE_ROWS],
+        [partition, after, PAGE_ROWS],
       );
       const first = page.rows[0];
-      if (!first || Number(first.seq) !== this.lastSeq + 1) {
+      if (!first || Number(first.seq) !== after + 1) {
         // Nothing new, or the next entry is gone: a checkpoint since may have covered it.
-        if (await this.loadSnapshot()) continue;
+        if (await this.loadSnapshot(client, partition)) continue;
         if (first)
-          throw new WfxError(
-            'JOURNAL_CORRUPT',
-            `journal entry ${this.lastSeq + 1} of partition ${partition} is missing`,
-          );
+          throw new WfxError('JOURNAL_CORRUPT', `journal entry ${after + 1} of partition ${partition} is missing`);
         return applied;
       }
       for (const row of page.rows) {
         const seq = Number(row.seq);
-        if (seq !== this.lastSeq + 1)
-          throw new WfxError(
-            'JOURNAL_CORRUPT',
-            `journal entry ${this.lastSeq + 1} of partition ${partition} is missing`,
-          );
+        const expected = this.lastSeqs.get(partition)! + 1;
+        if (seq !== expected)
+          throw new WfxError('JOURNAL_CORRUPT', `journal entry ${expected} of partition ${partition} is missing`);
         let records: R[];
         try {
           records = JSON.parse(row.entry) as R[];
@@ -128,7 +192,8 @@ export class JournalFollower<S, R> {
           this.brokenBy = err; // part of the entry may be applied: the copy is no longer the journal's
           throw err;
         }
-        this.lastSeq = seq;
+        this.lastSeqs.set(partition, seq);
+        this.absent.delete(partition);
         applied++;
       }
       if (page.rows.length < PAGE_ROWS) return applied;
@@ -230,7 +295,7 @@ export class JournalFollower<S, R> {
     client.on('error', forget);
     client.on('end', forget);
     client.on('notification', (n) => {
-      if (n.payload !== String(this.options.partition)) return;
+      if (!this.options.partitions.includes(Number(n.payload))) return;
       if (n.channel === JOURNAL_CHANNEL) this.kick(logger);
       else if (n.channel === LEASE_CHANNEL) {
         // Kept for the next pause if none is under way (told between a try and its pause).
@@ -245,12 +310,11 @@ export class JournalFollower<S, R> {
     return client;
   }
 
-  /** Loads the partition's snapshot if it is newer than the state; true if it did. */
-  private async loadSnapshot(): Promise<boolean> {
-    const { partition } = this.options;
-    const { rows } = await this.pool.query<{ seq: string; state: string }>(
+  /** Loads the partition's snapshot if it is newer than its state; true if it did. */
+  private async loadSnapshot(client: pg.ClientBase, partition: number): Promise<boolean> {
+    const { rows } = await client.query<{ seq: string; state: string }>(
       'SELECT seq, state FROM wfx_snapshots WHERE partition = $1 AND seq > $2',
-      [partition, this.lastSeq],
+      [partition, this.lastSeqs.get(partition)!],
     );
     const row = rows[0];
     if (!row) return false;
@@ -260,14 +324,16 @@ export class JournalFollower<S, R> {
     } catch (err) {
       throw new WfxError('SNAPSHOT_CORRUPT', `the snapshot of partition ${partition} does not parse: ${describe(err)}`);
     }
-    // Collections added since the snapshot was written start empty (top-level merge); the
-    // derived ones are rebuilt by the state's owner.
-    const state = Object.assign(this.options.initialState() as object, saved) as S;
-    const initial = this.options.initialState() as Record<string, unknown>;
-    for (const key of this.options.derived ?? []) (state as Record<string, unknown>)[key] = initial[key];
-    this.state = state;
-    this.snapshotSeq = this.lastSeq = Number(row.seq);
-    this.snapshotBytes = row.state.length;
+    try {
+      this.state = replacePartition(this.state, this.options, partition, saved, this.absent.has(partition));
+    } catch (err) {
+      throw new WfxError('SNAPSHOT_CORRUPT', `the snapshot of partition ${partition} is not one: ${describe(err)}`);
+    }
+    this.absent.delete(partition);
+    const seq = Number(row.seq);
+    this.snapshotSeqs.set(partition, seq);
+    this.lastSeqs.set(partition, seq);
+    this.snapshotSizes.set(partition, row.state.length);
     return true;
   }
 }

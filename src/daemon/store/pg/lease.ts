@@ -1,10 +1,11 @@
 /**
- * A daemon's lease on a partition of the state in PostgreSQL, as Temporal's shards hold theirs:
- * taking it bumps the partition's epoch, every write of the partition is checked against that
+ * A daemon's lease on partitions of the state in PostgreSQL, as Temporal's shards hold theirs:
+ * taking a partition bumps its epoch, every write of the partition is checked against that
  * epoch in the same statement (pg-store.ts), so once another daemon has taken the partition no
  * write of the old owner lands. The lease is renewed well before it lapses; the holder counts
  * it lost, by its own monotonic clock, from when its last successful renewal was *sent*, so it
- * stops before the database's clock lets anyone else take the partition.
+ * stops before the database's clock lets anyone else take the partition. One lease holds a set
+ * of partitions, taken, renewed and released together, each with its own epoch.
  */
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,7 +13,8 @@ import type pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
 
 export interface LeaseOptions {
-  readonly partition: number;
+  /** The partitions held together (taken all or none), partition 0 first. */
+  readonly partitions: readonly number[];
   /** The daemon's id; a daemon that restarts under the same id takes its own lease back at once. */
   readonly owner: string;
   /** How long a lease lasts unrenewed (default 10 s); renewed every third of it. */
@@ -41,24 +43,31 @@ export interface LeaseHolder {
 
 export const DEFAULT_LEASE_MS = 10_000;
 
+// Taking is one transaction: the rows locked in partition order (two daemons taking overlapping
+// sets cannot deadlock), then all taken if every one is free, lapsed or this daemon's own.
+const LOCK = `
+  SELECT partition, owner IS NULL OR owner = $2 OR lease_until < now() AS free
+    FROM wfx_partitions WHERE partition = ANY($1::int[]) ORDER BY partition FOR UPDATE`;
 const TAKE = `
   UPDATE wfx_partitions
      SET owner = $2, owner_pid = $3, owner_host = $4, epoch = epoch + 1,
          lease_until = now() + $5 * interval '1 millisecond', taken_at = now()
-   WHERE partition = $1 AND (owner IS NULL OR owner = $2 OR lease_until < now())
-  RETURNING epoch`;
+   WHERE partition = ANY($1::int[])
+  RETURNING partition, epoch`;
 
 const RENEW = `
-  UPDATE wfx_partitions SET lease_until = now() + $4 * interval '1 millisecond'
-   WHERE partition = $1 AND owner = $2 AND epoch = $3`;
+  UPDATE wfx_partitions p SET lease_until = now() + $4 * interval '1 millisecond'
+    FROM unnest($1::int[], $3::bigint[]) AS l(partition, epoch)
+   WHERE p.partition = l.partition AND p.owner = $2 AND p.epoch = l.epoch`;
 
 // A release NOTIFYs the standbys (journal-follower.ts), which try to take the partition at once
 // instead of at their next try: a daemon stopped for an upgrade hands over without a pause.
 export const LEASE_CHANNEL = 'wfx_lease';
 const RELEASE = `
   WITH released AS (
-    UPDATE wfx_partitions SET owner = NULL, owner_pid = NULL, owner_host = NULL, lease_until = NULL
-     WHERE partition = $1 AND owner = $2 AND epoch = $3 RETURNING partition
+    UPDATE wfx_partitions p SET owner = NULL, owner_pid = NULL, owner_host = NULL, lease_until = NULL
+      FROM unnest($1::int[], $3::bigint[]) AS l(partition, epoch)
+     WHERE p.partition = l.partition AND p.owner = $2 AND p.epoch = l.epoch RETURNING p.partition
   )
   SELECT pg_notify('${LEASE_CHANNEL}', partition::text) FROM released`;
 
@@ -76,13 +85,34 @@ export class PartitionLease {
   private constructor(
     private readonly pool: pg.Pool,
     private readonly options: LeaseOptions,
-    /** The epoch this daemon's writes of the partition carry. */
-    readonly epoch: number,
+    /** The epoch each partition's writes carry, by partition. */
+    private readonly epochs: ReadonlyMap<number, number>,
     sentAt: number,
     private readonly onLost: (err: WfxError) => void,
   ) {
     this.validUntil = sentAt + this.ttlMs;
     this.renewedAt = sentAt;
+  }
+
+  /** The epoch the writes of `partition` carry (it must be held). */
+  epochOf(partition: number): number {
+    const epoch = this.epochs.get(partition);
+    if (epoch === undefined) throw new RangeError(`partition ${partition} is not held`);
+    return epoch;
+  }
+
+  /** The epoch of the first partition held (partition 0, the directory's): what status shows. */
+  get epoch(): number {
+    return this.epochOf(this.options.partitions[0]!);
+  }
+
+  /** The partitions held. */
+  get partitions(): readonly number[] {
+    return this.options.partitions;
+  }
+
+  private get epochList(): number[] {
+    return this.options.partitions.map((p) => this.epochOf(p));
   }
 
   /** How long the lease lasts unrenewed, and how long ago its last renewal that succeeded was sent. */
@@ -95,29 +125,27 @@ export class PartitionLease {
   }
 
   /**
-   * Takes the partition's lease: free, lapsed or this daemon's own. Throws DATABASE_IN_USE when
-   * another daemon holds it and `standby` was not given. `onLost` is called once if it is lost.
+   * Takes the partitions' lease: every one free, lapsed or this daemon's own, or none. Throws
+   * DATABASE_IN_USE when another daemon holds one and `standby` was not given. `onLost` is
+   * called once if the lease is lost.
    */
   static async take(pool: pg.Pool, options: LeaseOptions, onLost: (err: WfxError) => void): Promise<PartitionLease> {
     const ttl = options.ttlMs ?? DEFAULT_LEASE_MS;
-    await pool.query('INSERT INTO wfx_partitions (partition) VALUES ($1) ON CONFLICT DO NOTHING', [options.partition]);
+    const partitions = [...options.partitions];
+    await pool.query('INSERT INTO wfx_partitions (partition) SELECT unnest($1::int[]) ON CONFLICT DO NOTHING', [
+      partitions,
+    ]);
     let told = false;
     for (;;) {
       options.standby?.signal?.throwIfAborted();
       const sentAt = performance.now();
-      const { rows } = await pool.query<{ epoch: string }>(TAKE, [
-        options.partition,
-        options.owner,
-        process.pid,
-        hostname(),
-        ttl,
-      ]);
-      if (rows[0]) {
-        const lease = new PartitionLease(pool, options, Number(rows[0].epoch), sentAt, onLost);
+      const epochs = await PartitionLease.tryTake(pool, partitions, options.owner, ttl);
+      if (epochs) {
+        const lease = new PartitionLease(pool, options, epochs, sentAt, onLost);
         lease.schedule();
         return lease;
       }
-      const holder = await PartitionLease.holder(pool, options.partition);
+      const holder = await PartitionLease.holder(pool, partitions[0]!);
       const who = holder ? `daemon ${holder.owner} (pid ${holder.pid} on ${holder.host})` : 'another daemon';
       const held = `${who} holds this database's lease until ${holder?.leaseUntil?.toISOString() ?? 'it lapses'}`;
       if (!options.standby) throw new WfxError('DATABASE_IN_USE', held, { details: holder });
@@ -125,6 +153,38 @@ export class PartitionLease {
       told = true;
       const pause = options.standby.pause ?? ((ms, signal) => sleep(ms, undefined, { signal }));
       await pause(ttl / 3, options.standby.signal);
+    }
+  }
+
+  /** One try: the epochs taken, by partition, or null when another daemon holds one of them. */
+  private static async tryTake(
+    pool: pg.Pool,
+    partitions: readonly number[],
+    owner: string,
+    ttl: number,
+  ): Promise<Map<number, number> | null> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const locked = await client.query<{ free: boolean }>(LOCK, [partitions, owner]);
+      if (locked.rows.length !== partitions.length || !locked.rows.every((r) => r.free)) {
+        await client.query('ROLLBACK');
+        return null;
+      }
+      const { rows } = await client.query<{ partition: number; epoch: string }>(TAKE, [
+        partitions,
+        owner,
+        process.pid,
+        hostname(),
+        ttl,
+      ]);
+      await client.query('COMMIT');
+      return new Map(rows.map((r) => [r.partition, Number(r.epoch)]));
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
     }
   }
 
@@ -167,25 +227,28 @@ export class PartitionLease {
     if (this.released || this.lost) return;
     if (performance.now() < this.validUntil) return this.schedule();
     this.lose(
-      new WfxError('STORE_LEASE_LOST', `the lease on partition ${this.options.partition} lapsed before it was renewed`),
+      new WfxError(
+        'STORE_LEASE_LOST',
+        `the lease on ${describePartitions(this.options.partitions)} lapsed before it was renewed`,
+      ),
     );
   }
 
   private renew(): Promise<void> {
     const sentAt = performance.now();
     this.renewing = this.pool
-      .query(RENEW, [this.options.partition, this.options.owner, this.epoch, this.ttlMs])
+      .query(RENEW, [this.options.partitions, this.options.owner, this.epochList, this.ttlMs])
       .then(
         (result) => {
           if (this.released || this.lost) return;
-          if (result.rowCount === 1) {
+          if (result.rowCount === this.options.partitions.length) {
             this.validUntil = sentAt + this.ttlMs;
             this.renewedAt = sentAt;
           } else
             return this.lose(
               new WfxError(
                 'STORE_LEASE_LOST',
-                `another daemon took partition ${this.options.partition} (this daemon's epoch was ${this.epoch})`,
+                `another daemon took ${describePartitions(this.options.partitions)} or part of it (this daemon's epochs were ${this.epochList.join(', ')})`,
               ),
             );
           this.schedule();
@@ -217,6 +280,14 @@ export class PartitionLease {
     this.stopTimers();
     await this.renewing?.catch(() => undefined);
     if (this.lost) return;
-    await this.pool.query(RELEASE, [this.options.partition, this.options.owner, this.epoch]);
+    await this.pool.query(RELEASE, [this.options.partitions, this.options.owner, this.epochList]);
   }
+}
+
+/** "partition 0", "partitions 0-15": for messages. */
+export function describePartitions(partitions: readonly number[]): string {
+  if (partitions.length === 1) return `partition ${partitions[0]}`;
+  const sorted = [...partitions].sort((a, b) => a - b);
+  const contiguous = sorted.every((p, i) => i === 0 || p === sorted[i - 1]! + 1);
+  return contiguous ? `partitions ${sorted[0]}-${sorted.at(-1)}` : `partitions ${sorted.join(', ')}`;
 }

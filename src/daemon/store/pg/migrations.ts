@@ -112,6 +112,23 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE wfx_daemons ADD COLUMN applied_seq bigint, ADD COLUMN behind_entries bigint;
     `,
   },
+  {
+    version: 6,
+    name: 'partition count',
+    sql: `
+      -- How many partitions the state is cut into (partition-state.ts): fixed once the database
+      -- is first used, since an execution's partition follows from its id. A database used
+      -- before partitions existed keeps its one; a new one is given the count the first daemon
+      -- asks for (pg-store.ts).
+      CREATE TABLE wfx_cluster (
+        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        partitions integer NOT NULL CHECK (partitions BETWEEN 1 AND 1024)
+      );
+      INSERT INTO wfx_cluster (partitions)
+      SELECT 1 WHERE EXISTS (SELECT 1 FROM wfx_journal) OR EXISTS (SELECT 1 FROM wfx_snapshots)
+                  OR EXISTS (SELECT 1 FROM wfx_history) OR EXISTS (SELECT 1 FROM wfx_partitions WHERE epoch > 0);
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

@@ -9,13 +9,20 @@ import type pg from 'pg';
 import type { JsonPieces } from '../frame.js';
 import type { HistoryDamageReport, PruneReport } from '../history.js';
 import { jsonText, type HistoryStore } from '../history-store.js';
+import { FENCE } from './fenced-sql.js';
 import { GroupCommit } from './group-commit.js';
 
-/** Whose writes are allowed: the lease row that must still carry this owner and epoch. */
+/**
+ * Whose writes are allowed: the lease rows that must still carry this owner and the epochs it
+ * holds. An execution's history is written under its partition's lease; a prune under
+ * partition 0's.
+ */
 export interface Fence {
-  readonly partition: number;
   readonly owner: string;
-  readonly epoch: number;
+  /** The partition of an execution id. */
+  readonly partitionOf: (id: string) => number;
+  /** The epoch this daemon holds `partition` with (throws if it does not hold it). */
+  readonly epochOf: (partition: number) => number;
 }
 
 interface Row {
@@ -29,11 +36,14 @@ const BUCKET = /^\d{4}-\d{2}-\d{2}$/;
 
 const LEASE = 'SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE';
 
+// Fenced as journal appends are (pg-store.ts): every partition written must still carry this
+// daemon's epoch, its row locked FOR SHARE in partition order, or nothing is written.
 const PUT = `
-  WITH lease AS (${LEASE})
+  WITH lease AS (${FENCE})
   INSERT INTO wfx_history (bucket, id, tags, doc, epoch)
-  SELECT h.bucket, h.id, h.tags, h.doc, $3
-    FROM lease, unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS h(bucket, id, tags, doc)
+  SELECT h.bucket, h.id, h.tags, h.doc, h.epoch
+    FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[]) AS h(bucket, id, tags, doc, epoch)
+   WHERE (SELECT count(*) FROM lease) = cardinality($2::int[])
   ON CONFLICT (bucket, id) DO UPDATE
     SET tags = excluded.tags, doc = excluded.doc, epoch = excluded.epoch, written_at = now()`;
 
@@ -68,7 +78,7 @@ export class PgHistory implements HistoryStore {
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly fence: () => Fence,
+    private readonly fence: Fence,
     /** Turns a failed or fenced write into the error the put rejects with (the store fails by it). */
     private readonly failed: (err: unknown, fenced: boolean) => unknown,
   ) {}
@@ -85,25 +95,29 @@ export class PgHistory implements HistoryStore {
     const last = new Map<string, Row>();
     for (const row of rows) last.set(`${row.bucket}/${row.id}`, row);
     const unique = [...last.values()];
-    const { partition, owner, epoch } = this.fence();
+    const { owner, partitionOf, epochOf } = this.fence;
     let written: number | null;
+    let partitions: number[] = [];
     try {
+      const rowPartitions = unique.map((r) => partitionOf(r.id));
+      partitions = [...new Set(rowPartitions)];
       written = (
         await this.pool.query(PUT, [
-          partition,
           owner,
-          epoch,
+          partitions,
+          partitions.map(epochOf),
           unique.map((r) => r.bucket),
           unique.map((r) => r.id),
           unique.map((r) => r.tags),
           unique.map((r) => r.doc),
+          rowPartitions.map(epochOf),
         ])
       ).rowCount;
     } catch (err) {
       throw this.failed(err, false);
     }
     if (written !== unique.length)
-      throw this.failed(new Error(`partition ${partition} no longer carries this daemon's epoch ${epoch}`), true);
+      throw this.failed(new Error(`partitions ${partitions.join(', ')} no longer carry this daemon's epochs`), true);
     this.counters.writes++;
     this.counters.rows += unique.length;
     for (const row of unique) this.counters.bytes += row.doc.length;
@@ -130,13 +144,8 @@ export class PgHistory implements HistoryStore {
   }
 
   async prune(cutoff: Date): Promise<PruneReport> {
-    const { partition, owner, epoch } = this.fence();
-    const { rows } = await this.pool.query<{ buckets: number; bytes: string }>(PRUNE, [
-      partition,
-      owner,
-      epoch,
-      cutoff,
-    ]);
+    const { owner, epochOf } = this.fence;
+    const { rows } = await this.pool.query<{ buckets: number; bytes: string }>(PRUNE, [0, owner, epochOf(0), cutoff]);
     return { buckets: rows[0]?.buckets ?? 0, bytes: Number(rows[0]?.bytes ?? 0) };
   }
 

@@ -7,20 +7,32 @@
  * lease (lease.ts) and lands only while the partition's row still carries it: a daemon that lost
  * its lease cannot write, whatever it still holds in memory (docs/decisions/035 and 037).
  *
- * This first stage has one partition, the whole state: one daemon serves a database at a time,
- * and another one started on it waits as a standby, keeping a copy of the state current, and
- * takes over when the lease lapses.
+ * The state is cut into partitions (partition-state.ts): executions spread by their id, the
+ * rest in partition 0. Each commit's records go to the journal of the partition they change,
+ * all of a group commit in one fenced statement. For now one daemon holds every partition's
+ * lease and serves the database; another one started on it waits as a standby, keeping a copy
+ * of the state current, and takes over when the lease lapses.
  */
 import pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
 import type { StoreLogger } from '../durable-store.js';
 import { RecordStore, silentLogger, type Reducer } from '../record-store.js';
-import { DEFAULT_LEASE_MS, PartitionLease, type LeaseOptions } from './lease.js';
+import { partitionedIds } from '../../engine/ids.js';
+import { DEFAULT_LEASE_MS, describePartitions, PartitionLease, type LeaseOptions } from './lease.js';
 import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrations.js';
 import { PgBlobs } from './pg-blobs.js';
 import { PgHistory } from './pg-history.js';
-import { JOURNAL_CHANNEL, JournalFollower } from './journal-follower.js';
+import { JournalFollower } from './journal-follower.js';
+import { APPEND, APPEND_NOTIFY, DELETE_COVERED, FENCE, partitionCount, PUT_SNAPSHOTS } from './fenced-sql.js';
+import {
+  DEFAULT_PARTITIONS,
+  cutCommit,
+  partitionOfExecution,
+  serializePartitions,
+  type PartitionedCollection,
+  type PartitionLayout,
+} from './partition-state.js';
 
 export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   /** `postgres://user:password@host:port/database` (libpq's URL form; `?host=/dir` for a socket). */
@@ -29,6 +41,13 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   readonly initialState: () => S;
   /** Top-level keys of the state its owner rebuilds after open (see StoreOptions.derived). */
   readonly derived?: readonly string[];
+  /**
+   * The state's collection spread over partitions (the executions: the file store's
+   * snapshotCollection); absent, every record is partition 0's.
+   */
+  readonly snapshotCollection?: PartitionedCollection<R>;
+  /** How many partitions a database not used before is cut into (default DEFAULT_PARTITIONS). */
+  readonly partitions?: number;
   /** Checkpoint after this many entries since the last snapshot (default 50,000; see Store). */
   readonly checkpointEvery?: number;
   /** This daemon's id in the lease (lease.ts). */
@@ -48,27 +67,16 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   readonly logger?: StoreLogger;
 }
 
-/** The one partition of this stage: the whole state. */
-const PARTITION = 0;
 /** A group commit's cap, so one INSERT stays a reasonable size; the rest goes in the next. */
 const BATCH_ENTRIES = 2_000;
 const BATCH_BYTES = 8 * 1024 * 1024;
 
-// The fence: the INSERT takes the lease row FOR SHARE and inserts only while it carries this
-// daemon's epoch. A takeover's UPDATE of that row waits for this statement's commit, or this
-// statement sees the new epoch and inserts nothing; no write of a stale owner commits. While
-// standbys follow the journal (journal-follower.ts) the same statement NOTIFYs them, at its
-// commit; without any it does not, since a NOTIFY costs each commit a write to the queue.
-const appendStatement = (notify: boolean): string => `
-  WITH lease AS (
-    SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE
-  )${notify ? `, notified AS (SELECT pg_notify('${JOURNAL_CHANNEL}', $1::text) FROM lease)` : ''}
-  INSERT INTO wfx_journal (partition, seq, epoch, entry)
-  SELECT $1, e.seq, $3, e.entry FROM lease${notify ? ', notified' : ''}, unnest($4::bigint[], $5::text[]) AS e(seq, entry)`;
-const APPEND = appendStatement(false);
-const APPEND_NOTIFY = appendStatement(true);
-
-const FENCE = 'SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE';
+/** One journal entry: the records of one commit that change one partition. */
+interface Entry {
+  readonly partition: number;
+  readonly seq: number;
+  readonly entry: string;
+}
 
 /** Counts kept for status and the benchmarks: what reached the database. */
 export interface PgStoreCounters {
@@ -83,14 +91,18 @@ export interface PgStoreCounters {
 }
 
 export class PgStore<S, R> extends RecordStore<S, R> {
-  private lastSeqValue: number;
-  private snapshotSeq: number;
-  private snapshotBytes: number;
+  /** Per partition: the last journal entry and the snapshot's. */
+  private readonly lastSeqs: number[];
+  private readonly snapshotSeqs: number[];
+  /** Per partition: the size of its snapshot (the sum is the next checkpoint's threshold). */
+  private readonly snapshotSizes: number[];
   private bytesSinceSnapshot = 0;
-  private readonly journal = new GroupCommit<{ readonly seq: number; readonly entry: string }>(
-    (entries) => this.writeEntries(entries),
+  private entriesSinceSnapshot = 0;
+  /** Each commit's entries, one per partition it changes: written in one statement, all or none. */
+  private readonly journal = new GroupCommit<readonly Entry[]>(
+    (commits) => this.writeEntries(commits.flat()),
     { items: BATCH_ENTRIES, bytes: BATCH_BYTES },
-    (e) => e.entry.length,
+    (entries) => entries.reduce((n, e) => n + e.entry.length, 0),
   );
   private checkpointing: Promise<void> | null = null;
   readonly counters: PgStoreCounters = { appends: 0, entries: 0, bytes: 0, checkpoints: 0 };
@@ -99,13 +111,22 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     private readonly pool: pg.Pool,
     private readonly lease: PartitionLease,
     private readonly options: PgStoreOptions<S, R>,
-    state: S,
-    loaded: { readonly snapshotSeq: number; readonly lastSeq: number; readonly snapshotBytes: number },
+    /** How the state is cut into partitions. */
+    readonly layout: PartitionLayout<S, R>,
+    loaded: JournalFollower<S, R>,
   ) {
-    super(state, options, options.logger ?? silentLogger);
-    this.snapshotSeq = loaded.snapshotSeq;
-    this.lastSeqValue = loaded.lastSeq;
-    this.snapshotBytes = loaded.snapshotBytes;
+    super(loaded.state, options, options.logger ?? silentLogger);
+    this.lastSeqs = lease.partitions.map((p) => loaded.lastSeqs.get(p) ?? 0);
+    this.snapshotSeqs = lease.partitions.map((p) => loaded.snapshotSeqs.get(p) ?? 0);
+    const executionPartitions = lease.partitions.filter((p) => p !== 0);
+    this.newExecutionId =
+      layout.count > 1 && layout.collection ? partitionedIds(layout.count, () => executionPartitions) : undefined;
+    this.snapshotSizes = lease.partitions.map(() => 0);
+    this.snapshotSizes[0] = loaded.snapshotBytes;
+  }
+
+  private get snapshotBytes(): number {
+    return this.snapshotSizes.reduce((a, b) => a + b, 0);
   }
 
   /**
@@ -136,16 +157,26 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       const client = await pool.connect().catch((err: unknown) => {
         throw new WfxError('DATABASE_UNREACHABLE', `cannot connect to the database: ${describe(err)}`, { cause: err });
       });
+      let count: number;
       try {
         const applied = await migrate(client);
         if (applied.length > 0) logger.info({ applied }, 'store: migrated the database schema');
+        count = await partitionCount(client, options.partitions ?? DEFAULT_PARTITIONS);
       } finally {
         client.release();
       }
+      const layout: PartitionLayout<S, R> = {
+        count,
+        collection: options.snapshotCollection,
+        initialState: options.initialState,
+        derived: options.derived,
+      };
+      const partitions = Array.from({ length: count }, (_, p) => p);
+      const follow = { ...layout, partitions, apply: options.apply };
       // A standby loads the state before it may serve, and keeps it current while it waits; the
       // lease taken, it reads what was appended since (only that: the old owner is fenced).
       if (options.standby) {
-        const copy = (follower = await JournalFollower.load(pool, { ...options, partition: PARTITION }));
+        const copy = (follower = await JournalFollower.load(pool, follow));
         copy.follow(options.connectionString, (options.leaseMs ?? DEFAULT_LEASE_MS) / 3, logger);
         options.standby.following?.(() => copy.lastSeq);
       }
@@ -154,18 +185,19 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       options.standby?.signal?.throwIfAborted();
       lease = await PartitionLease.take(
         pool,
-        { partition: PARTITION, owner: options.owner, ttlMs: options.leaseMs, standby },
+        { partitions, owner: options.owner, ttlMs: options.leaseMs, standby },
         (err) => store?.leaseLost(err),
       );
       await follower?.stop();
       // A copy that broke (its journal unreadable, a record refused) is not used: loaded afresh.
       const warm = follower !== null && !follower.broken;
-      const loaded = warm ? follower! : await JournalFollower.load(pool, { ...options, partition: PARTITION });
+      const loaded = warm ? follower! : await JournalFollower.load(pool, follow);
       const replayed = warm ? await loaded.catchUp() : loaded.lastSeq - loaded.snapshotSeq;
       follower = null;
-      store = new PgStore(pool, lease, options, loaded.state, loaded);
+      store = new PgStore(pool, lease, options, layout, loaded);
       logger.info(
         {
+          partitions: count,
           snapshotSeq: loaded.snapshotSeq,
           replayed,
           epoch: lease.epoch,
@@ -193,7 +225,11 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   history(): PgHistory {
     this.historyStore ??= new PgHistory(
       this.pool,
-      () => ({ partition: PARTITION, owner: this.options.owner, epoch: this.lease.epoch }),
+      {
+        owner: this.options.owner,
+        partitionOf: (id) => partitionOfExecution(this.layout, id),
+        epochOf: (partition) => this.lease.epochOf(partition),
+      },
       (err, fenced) => (fenced ? this.fail('a history write was fenced', err, 'STORE_LEASE_LOST') : err),
     );
     return this.historyStore;
@@ -204,9 +240,20 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     return new PgBlobs(this.pool);
   }
 
-  /** Sequence number of the last journal entry. */
+  /**
+   * A new execution's id (DurableStore.newExecutionId): a child's in its parent's partition, a
+   * root's in one of the execution partitions this store holds (all of them, for now).
+   */
+  readonly newExecutionId: ((now: Date, parentInstanceId: string | null) => string) | undefined;
+
+  /** Journal entries written so far, summed over the partitions (each one's last seq). */
   get lastSeq(): number {
-    return this.lastSeqValue;
+    return this.lastSeqs.reduce((a, b) => a + b, 0);
+  }
+
+  /** The last journal entry of `partition`. */
+  lastSeqOf(partition: number): number {
+    return this.lastSeqs[partition] ?? 0;
   }
 
   /** GET /health's `store`: the lease this daemon holds. */
@@ -228,14 +275,21 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     this.fail('the lease was lost', err, 'STORE_LEASE_LOST');
   }
 
-  protected append(serialized: string[]): Promise<void> {
-    const entry = `[${serialized.join(',')}]`;
-    const seq = ++this.lastSeqValue;
-    this.bytesSinceSnapshot += entry.length;
-    const durable = this.journal.add({ seq, entry });
+  protected append(serialized: readonly string[], records: readonly R[]): Promise<void> {
+    let entries: Entry[];
+    try {
+      entries = this.entriesOf(serialized, records);
+    } catch (err) {
+      return Promise.reject(this.fail('a commit could not be cut into partitions', err));
+    }
+    let bytes = 0;
+    for (const e of entries) bytes += e.entry.length;
+    this.bytesSinceSnapshot += bytes;
+    this.entriesSinceSnapshot += entries.length;
+    const durable = this.journal.add(entries);
     if (
       !this.checkpointing &&
-      seq - this.snapshotSeq >= (this.options.checkpointEvery ?? 50_000) &&
+      this.entriesSinceSnapshot >= (this.options.checkpointEvery ?? 50_000) &&
       this.bytesSinceSnapshot >= this.snapshotBytes
     ) {
       void this.checkpoint().catch(() => undefined);
@@ -243,16 +297,28 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     return durable;
   }
 
+  /** A commit's records as one entry per partition they change, each given its partition's next seq. */
+  private entriesOf(serialized: readonly string[], records: readonly R[]): Entry[] {
+    return cutCommit(this.layout, serialized, records).map(({ partition, entry }) => ({
+      partition,
+      seq: ++this.lastSeqs[partition]!,
+      entry,
+    }));
+  }
+
   /** One group commit of journal entries, fenced (APPEND); a failure fails the store. */
-  private async writeEntries(entries: readonly { readonly seq: number; readonly entry: string }[]): Promise<void> {
+  private async writeEntries(entries: readonly Entry[]): Promise<void> {
     if (this.failure) throw this.failure;
+    const partitions = [...new Set(entries.map((e) => e.partition))];
     let result: pg.QueryResult;
     try {
       result = await this.pool.query(this.options.followed?.() === false ? APPEND : APPEND_NOTIFY, [
-        PARTITION,
         this.options.owner,
-        this.lease.epoch,
+        partitions,
+        partitions.map((p) => this.lease.epochOf(p)),
+        entries.map((e) => e.partition),
         entries.map((e) => e.seq),
+        entries.map((e) => this.lease.epochOf(e.partition)),
         entries.map((e) => e.entry),
       ]);
     } catch (err) {
@@ -261,7 +327,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     if (result.rowCount !== entries.length) {
       throw this.fail(
         'a journal write was fenced',
-        new Error(`partition ${PARTITION} no longer carries this daemon's epoch ${this.lease.epoch}`),
+        new Error(`${describePartitions(partitions)} no longer carry this daemon's epochs`),
         'STORE_LEASE_LOST',
       );
     }
@@ -290,34 +356,37 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   }
 
   private async checkpointNow(): Promise<void> {
-    const seq = this.lastSeqValue;
-    if (seq === this.snapshotSeq) return;
-    const state = serializeState(this.state, this.options.derived);
+    const seqs = [...this.lastSeqs];
+    const moved = this.lease.partitions.filter((p) => seqs[p] !== this.snapshotSeqs[p]);
+    if (moved.length === 0) return;
+    const states = serializePartitions(this.state, this.layout, moved);
     this.bytesSinceSnapshot = 0;
+    this.entriesSinceSnapshot = 0;
     await this.flush();
+    const epochs = moved.map((p) => this.lease.epochOf(p));
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const fence = await client.query(FENCE, [PARTITION, this.options.owner, this.lease.epoch]);
-      if (fence.rowCount !== 1) {
+      const fence = await client.query(FENCE, [this.options.owner, moved, epochs]);
+      if (fence.rowCount !== moved.length) {
         throw this.fail(
           'a checkpoint was fenced',
-          new Error(`partition ${PARTITION} no longer carries epoch ${this.lease.epoch}`),
+          new Error(`${describePartitions(moved)} no longer carry this daemon's epochs`),
           'STORE_LEASE_LOST',
         );
       }
-      await client.query(
-        `INSERT INTO wfx_snapshots (partition, seq, epoch, state) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (partition) DO UPDATE SET seq = $2, epoch = $3, state = $4, saved_at = now()`,
-        [PARTITION, seq, this.lease.epoch, state],
-      );
-      await client.query('DELETE FROM wfx_journal WHERE partition = $1 AND seq <= $2', [PARTITION, seq]);
+      await client.query(PUT_SNAPSHOTS, [moved, moved.map((p) => seqs[p]), epochs, moved.map((p) => states.get(p)!)]);
+      await client.query(DELETE_COVERED, [moved, moved.map((p) => seqs[p])]);
       await client.query('COMMIT');
-      this.snapshotSeq = seq;
-      this.snapshotBytes = state.length;
+      let bytes = 0;
+      for (const p of moved) {
+        this.snapshotSeqs[p] = seqs[p]!;
+        this.snapshotSizes[p] = states.get(p)!.length;
+        bytes += states.get(p)!.length;
+      }
       this.counters.checkpoints++;
-      this.counters.bytes += state.length;
-      this.logger.info({ seq, bytes: state.length }, 'store: checkpoint written to the database');
+      this.counters.bytes += bytes;
+      this.logger.info({ partitions: moved.length, bytes }, 'store: checkpoint written to the database');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       // A failed checkpoint loses nothing (the journal is still there); a fenced one fails the store.
@@ -341,15 +410,6 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     await this.lease.release().catch(() => undefined);
     await this.pool.end().catch(() => undefined);
   }
-}
-
-/** The state as a snapshot holds it: without the keys its owner derives. */
-function serializeState(state: unknown, derived: readonly string[] | undefined): string {
-  if (!derived?.length) return JSON.stringify(state);
-  const skip = new Set(derived);
-  return JSON.stringify(state, function (this: unknown, key, value: unknown) {
-    return this === state && skip.has(key) ? undefined : value;
-  });
 }
 
 function describe(err: unknown): string {
