@@ -173,6 +173,41 @@ t.test('a store cut into partitions', { skip: POSTGRES_SKIP }, async (t) => {
     await a.close();
   });
 
+  t.test("appends in flight hold back a takeover, never the owner's renewals", async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a', { leaseMs: 600 });
+    // An append in flight, as long as it likes: the lease rows locked as its fence locks them.
+    const append = new pg.Client({ connectionString: db.url });
+    await append.connect();
+    t.teardown(() => append.end());
+    await append.query('BEGIN');
+    await append.query("SELECT 1 FROM wfx_partitions WHERE owner = 'a' ORDER BY partition FOR KEY SHARE");
+    const leaseUntil = async () =>
+      ((await append.query('SELECT min(lease_until) AS at FROM wfx_partitions')).rows[0] as { at: Date }).at;
+    const before = await leaseUntil();
+    await eventually('a renewal went through meanwhile', async () => (await leaseUntil()) > before);
+    t.equal(a.failed, null, 'the lease holds');
+    // A takeover of the partitions (their lease lapsed, say) waits for the append to end.
+    const takeover = new pg.Client({ connectionString: db.url });
+    await takeover.connect();
+    t.teardown(() => takeover.end());
+    let locked = false;
+    const taking = takeover
+      .query('SELECT 1 FROM wfx_partitions ORDER BY partition FOR UPDATE')
+      .then(() => (locked = true));
+    await eventually('the takeover waits on the lock', async () => {
+      const r = await append.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE'",
+      );
+      return (r.rows[0] as { n: number }).n === 1;
+    });
+    t.equal(locked, false, 'not before the append ends');
+    await append.query('COMMIT');
+    await taking;
+    t.equal(locked, true, 'then it has the rows');
+    await a.close({ checkpoint: false });
+  });
+
   t.test('a database keeps the partition count it was first used with', async (t) => {
     const db = await fresh();
     const a = await open(db.url, 'a', { partitions: 4 });

@@ -6,15 +6,17 @@
 import type pg from 'pg';
 import { JOURNAL_CHANNEL } from './journal-follower.js';
 
-// The lease rows of the partitions written ($2, with the epochs $3), locked FOR SHARE in
-// partition order (as a takeover locks them FOR UPDATE: the two cannot deadlock).
+// The lease rows of the partitions written ($2, with the epochs $3), locked FOR KEY SHARE in
+// partition order. That lock conflicts with a takeover's FOR UPDATE (taken in the same order:
+// the two cannot deadlock), not with the owner's own renewals (FOR NO KEY UPDATE): under a
+// steady stream of overlapping appends a stronger FOR SHARE would keep a renewal waiting.
 export const FENCE = `
   SELECT p.partition FROM wfx_partitions p
     JOIN unnest($2::int[], $3::bigint[]) AS l(partition, epoch) ON p.partition = l.partition AND p.epoch = l.epoch
-   WHERE p.owner = $1 ORDER BY p.partition FOR SHARE OF p`;
+   WHERE p.owner = $1 ORDER BY p.partition FOR KEY SHARE OF p`;
 
-// The fence: the INSERT takes the lease rows of the partitions it writes FOR SHARE and inserts
-// nothing unless every one still carries this daemon's epoch. A takeover's UPDATE of such a row
+// The fence: the INSERT takes the lease rows of the partitions it writes (FENCE) and inserts
+// nothing unless every one still carries this daemon's epoch. A takeover's lock on such a row
 // waits for this statement's commit, or this statement sees the new epoch and inserts nothing;
 // no write of a stale owner commits. While standbys follow the journal (journal-follower.ts)
 // the same statement NOTIFYs them, at its commit, once per partition written; without any it
@@ -31,10 +33,10 @@ const appendStatement = (notify: boolean): string => `
 export const APPEND = appendStatement(false);
 export const APPEND_NOTIFY = appendStatement(true);
 
-// A checkpoint's snapshots, one per partition that moved on, and the journal they cover.
-export const PUT_SNAPSHOTS = `
-  INSERT INTO wfx_snapshots (partition, seq, epoch, state)
-  SELECT * FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::text[])
+// A checkpoint's snapshot of one partition (one statement each: a snapshot in a text[] would be
+// escaped character by character into an array literal), and the journal the snapshots cover.
+export const PUT_SNAPSHOT = `
+  INSERT INTO wfx_snapshots (partition, seq, epoch, state) VALUES ($1, $2, $3, $4)
   ON CONFLICT (partition) DO UPDATE
      SET seq = excluded.seq, epoch = excluded.epoch, state = excluded.state, saved_at = now()`;
 export const DELETE_COVERED = `

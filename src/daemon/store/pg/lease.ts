@@ -43,8 +43,10 @@ export interface LeaseHolder {
 
 export const DEFAULT_LEASE_MS = 10_000;
 
-// Taking is one transaction: the rows locked in partition order (two daemons taking overlapping
-// sets cannot deadlock), then all taken if every one is free, lapsed or this daemon's own.
+// Taking is one transaction: the rows locked FOR UPDATE in partition order (two daemons taking
+// overlapping sets cannot deadlock; the lock waits for every append in flight of the old owner,
+// whose FOR KEY SHARE it conflicts with), then all taken if every one is free, lapsed or this
+// daemon's own. An append after it sees the new epoch and writes nothing.
 const LOCK = `
   SELECT partition, owner IS NULL OR owner = $2 OR lease_until < now() AS free
     FROM wfx_partitions WHERE partition = ANY($1::int[]) ORDER BY partition FOR UPDATE`;
@@ -55,10 +57,16 @@ const TAKE = `
    WHERE partition = ANY($1::int[])
   RETURNING partition, epoch`;
 
+// Renewing and releasing lock the rows in partition order too, FOR NO KEY UPDATE: that waits
+// for a takeover's FOR UPDATE but not for the owner's appends (FOR KEY SHARE, fenced-sql.ts).
+const HELD = `
+  SELECT q.partition FROM wfx_partitions q
+    JOIN unnest($1::int[], $3::bigint[]) AS l(partition, epoch) ON q.partition = l.partition AND q.epoch = l.epoch
+   WHERE q.owner = $2 ORDER BY q.partition FOR NO KEY UPDATE OF q`;
+
 const RENEW = `
   UPDATE wfx_partitions p SET lease_until = now() + $4 * interval '1 millisecond'
-    FROM unnest($1::int[], $3::bigint[]) AS l(partition, epoch)
-   WHERE p.partition = l.partition AND p.owner = $2 AND p.epoch = l.epoch`;
+    FROM (${HELD}) AS held WHERE p.partition = held.partition`;
 
 // A release NOTIFYs the standbys (journal-follower.ts), which try to take the partition at once
 // instead of at their next try: a daemon stopped for an upgrade hands over without a pause.
@@ -66,8 +74,7 @@ export const LEASE_CHANNEL = 'wfx_lease';
 const RELEASE = `
   WITH released AS (
     UPDATE wfx_partitions p SET owner = NULL, owner_pid = NULL, owner_host = NULL, lease_until = NULL
-      FROM unnest($1::int[], $3::bigint[]) AS l(partition, epoch)
-     WHERE p.partition = l.partition AND p.owner = $2 AND p.epoch = l.epoch RETURNING p.partition
+      FROM (${HELD}) AS held WHERE p.partition = held.partition RETURNING p.partition
   )
   SELECT pg_notify('${LEASE_CHANNEL}', partition::text) FROM released`;
 

@@ -34,10 +34,10 @@ interface Row {
 
 const BUCKET = /^\d{4}-\d{2}-\d{2}$/;
 
-const LEASE = 'SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR SHARE';
+const LEASE = 'SELECT 1 FROM wfx_partitions WHERE partition = $1 AND owner = $2 AND epoch = $3 FOR KEY SHARE';
 
 // Fenced as journal appends are (pg-store.ts): every partition written must still carry this
-// daemon's epoch, its row locked FOR SHARE in partition order, or nothing is written.
+// daemon's epoch, its row locked (FENCE) in partition order, or nothing is written.
 const PUT = `
   WITH lease AS (${FENCE})
   INSERT INTO wfx_history (bucket, id, tags, doc, epoch)

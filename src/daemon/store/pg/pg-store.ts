@@ -24,7 +24,7 @@ import { migrate } from './migrations.js';
 import { PgBlobs } from './pg-blobs.js';
 import { PgHistory } from './pg-history.js';
 import { JournalFollower } from './journal-follower.js';
-import { APPEND, APPEND_NOTIFY, DELETE_COVERED, FENCE, partitionCount, PUT_SNAPSHOTS } from './fenced-sql.js';
+import { APPEND, APPEND_NOTIFY, DELETE_COVERED, FENCE, partitionCount, PUT_SNAPSHOT } from './fenced-sql.js';
 import {
   DEFAULT_PARTITIONS,
   cutCommit,
@@ -375,7 +375,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
           'STORE_LEASE_LOST',
         );
       }
-      await client.query(PUT_SNAPSHOTS, [moved, moved.map((p) => seqs[p]), epochs, moved.map((p) => states.get(p)!)]);
+      for (const [i, p] of moved.entries()) await client.query(PUT_SNAPSHOT, [p, seqs[p], epochs[i], states.get(p)!]);
       await client.query(DELETE_COVERED, [moved, moved.map((p) => seqs[p])]);
       await client.query('COMMIT');
       let bytes = 0;
