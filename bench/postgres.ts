@@ -50,7 +50,11 @@ interface StoreFigures {
 
 export interface PostgresBenchResult {
   readonly json: StoreFigures;
+  /** The PostgreSQL store on a database of one partition (as before decision 038), in the same run. */
+  readonly onePartition: StoreFigures;
   readonly postgres: StoreFigures & {
+    /** The partitions of its database (wfx_cluster): the default for a new one. */
+    readonly partitions: number;
     /** Database round trips (group-committed INSERTs) per execution: its start's, its answer's, its history row's. */
     readonly roundTripsPerExecution: number;
     readonly bytesPerExecution: number;
@@ -233,18 +237,23 @@ export async function runPostgresBench(): Promise<PostgresBenchResult | null> {
     cluster = await startCluster({ fsync: true });
     let n = 0;
     const server = cluster;
-    const pg = await figures(async () => {
-      const db = `bench_${++n}`;
-      await queryAt(server.urlOf('postgres'), `CREATE DATABASE ${db}`);
-      return PgStore.open<WfxState, WfxRecord>({
-        connectionString: server.urlOf(db),
-        owner: 'bench',
-        // No standby follows these: appends do not NOTIFY, as on a daemon without standbys.
-        followed: () => false,
-        ...WFX_STORE,
-        checkpointEvery: Number.MAX_SAFE_INTEGER,
-      });
-    });
+    const opener =
+      (partitions?: number): Opener =>
+      async () => {
+        const db = `bench_${++n}`;
+        await queryAt(server.urlOf('postgres'), `CREATE DATABASE ${db}`);
+        return PgStore.open<WfxState, WfxRecord>({
+          connectionString: server.urlOf(db),
+          owner: 'bench',
+          // No standby follows these: appends do not NOTIFY, as on a daemon without standbys.
+          followed: () => false,
+          ...WFX_STORE,
+          checkpointEvery: Number.MAX_SAFE_INTEGER,
+          ...(partitions !== undefined && { partitions }),
+        });
+      };
+    const { answerStore: _one, ...onePartition } = await figures(opener(1));
+    const pg = await figures(opener());
     const taken = await takeover(server, 100_000, 1_000);
     const answerStore = pg.answerStore as PgStore<WfxState, WfxRecord>;
     const counters = answerStore.counters;
@@ -255,8 +264,10 @@ export async function runPostgresBench(): Promise<PostgresBenchResult | null> {
     const executions = pg.answers.waiting;
     return {
       json: jsonFigures,
+      onePartition,
       postgres: {
         ...pgFigures,
+        partitions: answerStore.layout.count,
         roundTripsPerExecution: (counters.appends + history.writes) / executions,
         bytesPerExecution: (counters.bytes + history.bytes) / executions,
         entriesPerRoundTrip: counters.entries / counters.appends,
@@ -272,10 +283,12 @@ export function formatPostgresBench(r: PostgresBenchResult | null): string {
   if (r === null) return 'Not measured: PostgreSQL is not installed on this machine (apt-get install postgresql).';
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
   const ms = (n: number) => `${n.toFixed(2)} ms`;
-  const row = (what: string, f: (s: StoreFigures) => string) => `| ${what} | ${f(r.json)} | ${f(r.postgres)} |`;
+  const row = (what: string, f: (s: StoreFigures) => string) =>
+    `| ${what} | ${f(r.json)} | ${f(r.postgres)} | ${f(r.onePartition)} |`;
+  const more = (what: string, value: string) => `| ${what} | | ${value} | |`;
   return [
-    '| figure | JSON store | PostgreSQL store |',
-    '|---|---|---|',
+    `| figure | JSON store | PostgreSQL store (${r.postgres.partitions} partitions) | PostgreSQL store, 1 partition |`,
+    '|---|---|---|---|',
     row(
       `durable commits/s, ${r.json.many.writers} writers`,
       (s) => `**${fmt(s.many.perSecond)}**/s (mean ${ms(s.many.meanMs)}, p99 ${ms(s.many.p99Ms)})`,
@@ -292,11 +305,17 @@ export function formatPostgresBench(r: PostgresBenchResult | null): string {
       `task answers through the engine (${fmt(r.json.answers.waiting)} waiting, ${r.json.answers.concurrency} at a time, until all are archived)`,
       (s) => `**${fmt(s.answers.perSecond)}**/s, p99 ${ms(s.answers.p99Ms)}`,
     ),
-    `| database round trips per waiting execution (journal entries of its start and its answer, its history row; group commit shares them) | | ${r.postgres.roundTripsPerExecution.toFixed(2)} |`,
-    `| journal entries per journal round trip | | ${r.postgres.entriesPerRoundTrip.toFixed(1)} |`,
-    `| bytes written per waiting execution (journal and history) | | ${fmt(r.postgres.bytesPerExecution)} |`,
-    `| takeover of ${fmt(r.postgres.takeover.waiting)} waiting executions (a snapshot and ${fmt(r.postgres.takeover.tail)} journal entries after it), lease released to store open: a daemon that loads it | | ${fmt(r.postgres.takeover.coldMs)} ms |`,
-    `| the same by a standby that kept a copy (followed the journal) | | **${fmt(r.postgres.takeover.warmMs)} ms** |`,
+    more(
+      'database round trips per waiting execution (journal entries of its start and its answer, its history row; group commit shares them)',
+      r.postgres.roundTripsPerExecution.toFixed(2),
+    ),
+    more('journal entries per journal round trip', r.postgres.entriesPerRoundTrip.toFixed(1)),
+    more('bytes written per waiting execution (journal and history)', fmt(r.postgres.bytesPerExecution)),
+    more(
+      `takeover of ${fmt(r.postgres.takeover.waiting)} waiting executions (a snapshot and ${fmt(r.postgres.takeover.tail)} journal entries after it), lease released to store open: a daemon that loads it`,
+      `${fmt(r.postgres.takeover.coldMs)} ms`,
+    ),
+    more('the same by a standby that kept a copy (followed the journal)', `**${fmt(r.postgres.takeover.warmMs)} ms**`),
   ].join('\n');
 }
 
