@@ -58,7 +58,7 @@ export class JournalFollower<S, R> {
   /** Per partition: the sequence number of the snapshot its state grew from. */
   readonly snapshotSeqs = new Map<number, number>();
   /** Per partition: the size of its snapshot loaded. */
-  private readonly snapshotSizes = new Map<number, number>();
+  readonly snapshotSizes = new Map<number, number>();
   /** Partitions whose state holds nothing yet (loaded in place: see replacePartition). */
   private readonly absent: Set<number>;
 
@@ -85,13 +85,6 @@ export class JournalFollower<S, R> {
   get lastSeq(): number {
     let sum = 0;
     for (const seq of this.lastSeqs.values()) sum += seq;
-    return sum;
-  }
-
-  /** The size of the snapshots loaded, summed (the next checkpoint's threshold, see PgStore). */
-  get snapshotBytes(): number {
-    let sum = 0;
-    for (const bytes of this.snapshotSizes.values()) sum += bytes;
     return sum;
   }
 

@@ -107,8 +107,8 @@ export function serializePartitions<S, R>(
  * The state with partition `partition` replaced by its snapshot `saved` (parsed): partition 0's
  * keys replaced (collections added since the snapshot was written start empty; derived ones as
  * the owner makes them), another's entries of the collection replaced. Returns the state to use
- * (a new object when partition 0 is replaced); the collection is a new object whenever it
- * changes, so an index kept beside the old one (InstanceTable) is not mistaken for its own.
+ * (a new object when partition 0 is replaced). The derived keys are reset either way: an index
+ * kept beside the collection (InstanceTable, JobQueues) would not know the entries loaded.
  */
 export function replacePartition<S, R>(
   state: S,
@@ -132,13 +132,16 @@ export function replacePartition<S, R>(
   const entries = (saved as Record<string, Record<string, unknown>> | null)?.[key];
   if (entries === undefined || typeof entries !== 'object' || entries === null)
     throw new Error(`the snapshot of partition ${partition} has no ${key}`);
-  if (absent) {
-    Object.assign((holder[key] ??= {}), entries);
-    return state;
+  if (absent) Object.assign((holder[key] ??= {}), entries);
+  else {
+    const kept: Record<string, unknown> = {};
+    for (const [id, entry] of Object.entries(holder[key] ?? {}))
+      if (entry !== undefined && partitionOf(id, layout.count) !== partition) kept[id] = entry;
+    holder[key] = Object.assign(kept, entries);
   }
-  const kept: Record<string, unknown> = {};
-  for (const [id, entry] of Object.entries(holder[key] ?? {}))
-    if (entry !== undefined && partitionOf(id, layout.count) !== partition) kept[id] = entry;
-  holder[key] = Object.assign(kept, entries);
+  // What is derived from the collection (an index of its keys, the jobs waiting) was made
+  // without these entries, and may be kept beside the same object: made again on first use.
+  const initial = layout.initialState() as Record<string, unknown>;
+  for (const derived of layout.derived ?? []) (state as Record<string, unknown>)[derived] = initial[derived];
   return state;
 }

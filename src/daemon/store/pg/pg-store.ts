@@ -116,13 +116,13 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     loaded: JournalFollower<S, R>,
   ) {
     super(loaded.state, options, options.logger ?? silentLogger);
-    this.lastSeqs = lease.partitions.map((p) => loaded.lastSeqs.get(p) ?? 0);
-    this.snapshotSeqs = lease.partitions.map((p) => loaded.snapshotSeqs.get(p) ?? 0);
+    // By partition number (the lease holds 0..count-1 for now).
+    this.lastSeqs = Array.from({ length: layout.count }, (_, p) => loaded.lastSeqs.get(p) ?? 0);
+    this.snapshotSeqs = Array.from({ length: layout.count }, (_, p) => loaded.snapshotSeqs.get(p) ?? 0);
     const executionPartitions = lease.partitions.filter((p) => p !== 0);
     this.newExecutionId =
       layout.count > 1 && layout.collection ? partitionedIds(layout.count, () => executionPartitions) : undefined;
-    this.snapshotSizes = lease.partitions.map(() => 0);
-    this.snapshotSizes[0] = loaded.snapshotBytes;
+    this.snapshotSizes = Array.from({ length: layout.count }, (_, p) => loaded.snapshotSizes.get(p) ?? 0);
   }
 
   private get snapshotBytes(): number {
