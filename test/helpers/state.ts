@@ -1,4 +1,4 @@
-import { applyRecord, startedInstance } from '../../src/daemon/state/records.js';
+import { applyRecord, startedInstance, type WfxRecord } from '../../src/daemon/state/records.js';
 import { InstanceTable } from '../../src/daemon/state/instance-table.js';
 import type { Instance, WfxState } from '../../src/daemon/state/state.js';
 
@@ -11,10 +11,10 @@ export function liveInstances(state: WfxState): Instance[] {
 type StartFields = Parameters<typeof startedInstance>[0];
 
 /**
- * Applies the record of a new execution `id` of flow `p` (organization default, PRODUCTION, no
- * parent, no variables) to `state`, with `fields` over those.
+ * The record of a new execution `id` of flow `p` (organization default, PRODUCTION, no parent,
+ * no variables), with `fields` over those.
  */
-export function applyStart(state: WfxState, id: string, at: string, fields: Partial<StartFields> = {}): void {
+export function startRecord(id: string, at: string, fields: Partial<StartFields> = {}): WfxRecord {
   const start: StartFields = {
     processId: 'p',
     processName: 'P',
@@ -26,5 +26,10 @@ export function applyStart(state: WfxState, id: string, at: string, fields: Part
     variables: {},
     ...fields,
   };
-  applyRecord(state, { type: 'instance.started', instance: startedInstance(start, id, at) });
+  return { type: 'instance.started', instance: startedInstance(start, id, at) };
+}
+
+/** Applies `startRecord(id, at, fields)` to `state`. */
+export function applyStart(state: WfxState, id: string, at: string, fields: Partial<StartFields> = {}): void {
+  applyRecord(state, startRecord(id, at, fields));
 }

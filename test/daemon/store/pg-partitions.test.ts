@@ -1,7 +1,7 @@
 import t from 'tap';
 import pg from 'pg';
 import { partitionOf, uuidv7In } from '../../../src/daemon/engine/ids.js';
-import { startedInstance, WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
+import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import type { WfxState } from '../../../src/daemon/state/state.js';
 import { JournalFollower } from '../../../src/daemon/store/pg/journal-follower.js';
@@ -9,6 +9,7 @@ import { MIGRATIONS } from '../../../src/daemon/store/pg/migrations.js';
 import { PgStore, type PgStoreOptions } from '../../../src/daemon/store/pg/pg-store.js';
 import { eventually } from '../../helpers/eventually.js';
 import { POSTGRES_SKIP, queryAt, startPostgres } from '../../helpers/postgres.js';
+import { startRecord } from '../../helpers/state.js';
 
 // The state cut into partitions (pg/partition-state.ts): a directory in partition 0, executions
 // ("items" here) spread over the others by id. What goes where, snapshots per partition, all-or-
@@ -181,23 +182,7 @@ t.test('a store cut into partitions', { skip: POSTGRES_SKIP }, async (t) => {
     const db = await fresh();
     const openWfx = () =>
       PgStore.open<WfxState, WfxRecord>({ connectionString: db.url, owner: 'a', partitions: 4, ...WFX_STORE });
-    const started = (id: string): WfxRecord => ({
-      type: 'instance.started',
-      instance: startedInstance(
-        {
-          processId: 'p',
-          processName: 'p',
-          processVersion: '1',
-          organization: 'default',
-          environment: 'PRODUCTION',
-          correlationKey: null,
-          parentInstanceId: null,
-          variables: {},
-        },
-        id,
-        AT.toISOString(),
-      ),
-    });
+    const started = (id: string) => startRecord(id, AT.toISOString());
     const [x1, x2, y1] = [uuidv7In(1, 4, AT), uuidv7In(2, 4, AT), uuidv7In(1, 4, AT)];
     const a = await openWfx();
     await a.commit(started(x1), started(x2));
