@@ -146,6 +146,18 @@ export async function queryAt<T extends pg.QueryResultRow = pg.QueryResultRow>(
   }
 }
 
+/**
+ * Whether a standby's follower (journal-follower.ts) on the database at `url` has its LISTEN in
+ * place: a test that relies on NOTIFY alone waits for it, or an append made before is missed.
+ */
+export async function standbyListens(url: string): Promise<boolean> {
+  const rows = await queryAt(
+    url,
+    "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'wfx standby' AND query LIKE 'LISTEN%' AND state = 'idle'",
+  );
+  return rows.length > 0;
+}
+
 /** A TCP proxy on 127.0.0.1 in front of a cluster's socket, which a test can cut and restore. */
 export interface DatabaseProxy {
   readonly port: number;

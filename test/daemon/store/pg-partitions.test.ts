@@ -8,7 +8,7 @@ import { JournalFollower } from '../../../src/daemon/store/pg/journal-follower.j
 import { MIGRATIONS } from '../../../src/daemon/store/pg/migrations.js';
 import { PgStore, type PgStoreOptions } from '../../../src/daemon/store/pg/pg-store.js';
 import { eventually } from '../../helpers/eventually.js';
-import { POSTGRES_SKIP, queryAt, startPostgres } from '../../helpers/postgres.js';
+import { POSTGRES_SKIP, queryAt, standbyListens, startPostgres } from '../../helpers/postgres.js';
 import { startRecord } from '../../helpers/state.js';
 
 // The state cut into partitions (pg/partition-state.ts): a directory in partition 0, executions
@@ -285,6 +285,7 @@ t.test('a store cut into partitions', { skip: POSTGRES_SKIP }, async (t) => {
     });
     void standby.catch(() => undefined);
     await eventually('the standby loaded its copy', () => applied?.() === 3);
+    await eventually('the standby listens', () => standbyListens(db.url));
     // Followed through NOTIFY alone (the lease is ten minutes: the periodic look never comes).
     await a.commit({ op: 'dir', k: 'k', v: 'v' }, { op: 'item', id: ids[0]!, by: 5 });
     await eventually('the standby applied both entries', () => applied?.() === 5);

@@ -4,7 +4,7 @@ import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
 import { JournalFollower } from '../../../src/daemon/store/pg/journal-follower.js';
 import { SCHEMA_VERSION } from '../../../src/daemon/store/pg/migrations.js';
 import { eventually } from '../../helpers/eventually.js';
-import { POSTGRES_SKIP, queryAt, startPostgres } from '../../helpers/postgres.js';
+import { POSTGRES_SKIP, queryAt, standbyListens, startPostgres } from '../../helpers/postgres.js';
 import { suiteReducer, type SuiteRecord, type SuiteState } from '../../helpers/store-suite.js';
 
 // What only the PostgreSQL store has: migrations, the lease, fencing, a standby taking over.
@@ -155,6 +155,7 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
       standby: { signal: waiting.signal, following: (seq) => (applied = seq) },
     });
     await eventually('the standby loaded the state', () => applied?.() === a.lastSeq);
+    await eventually('the standby listens', () => standbyListens(db.url));
     for (let i = 0; i < 20; i++) await a.commit({ op: 'add', by: 1 });
     await eventually('the standby applied each entry as it was written', () => applied!() === a.lastSeq);
     t.equal(applied!(), 70);
