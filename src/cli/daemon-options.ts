@@ -59,6 +59,13 @@ export function parseLease(value: string): number {
   throw new InvalidArgumentError('must be a duration from 1s to 10m, e.g. 10s');
 }
 
+/** `--partitions`: how many partitions a new database is cut into, 1 to 1024. */
+export function parsePartitions(value: string): number {
+  const n = Number(value);
+  if (/^\d+$/.test(value) && n >= 1 && n <= 1024) return n;
+  throw new InvalidArgumentError('must be a whole number from 1 to 1024');
+}
+
 /** `--http-deny`/`--http-allow`: a comma-separated list of CIDRs, checked, kept as given. */
 function parseCidrs(value: string, what: string): string {
   try {
@@ -100,6 +107,8 @@ export const STORE_HELP =
 export const STANDBY_HELP = 'with --store: wait while another daemon serves the database, and take over when it stops';
 export const LEASE_HELP =
   "with --store: how long this daemon's lease on the database lasts unrenewed: how soon a standby takes over after it dies (default 10s)";
+export const PARTITIONS_HELP =
+  'with --store: how many partitions a database not used before is cut into, fixed from then on; at most one fewer daemons serve executions (default 16)';
 export const ADVERTISE_HELP =
   "with --store: the URL the database's other daemons reach this one at, to forward requests while it serves (default: the address it listens on; with --host 0.0.0.0, this host's name)";
 
@@ -118,23 +127,31 @@ export function parseAdvertiseUrl(value: string): string {
 
 /**
  * The store options of `daemon start` and `dev`: `--store`, else WFX_STORE (which keeps a password
- * off the command line, where `ps` shows it), `--standby`, `--lease` and `--advertise-url`. Throws
+ * off the command line, where `ps` shows it), `--standby`, `--lease`, `--partitions` and `--advertise-url`. Throws
  * USAGE_ERROR for a malformed URL, or one of the others without a store.
  */
 export function storeOptions(
   ctx: CliContext,
-  opts: { store?: string; standby?: boolean; lease?: number; advertiseUrl?: string },
-): Pick<DaemonOptions, 'store' | 'standby' | 'leaseMs' | 'advertiseUrl'> {
+  opts: { store?: string; standby?: boolean; lease?: number; partitions?: number; advertiseUrl?: string },
+): Pick<DaemonOptions, 'store' | 'standby' | 'leaseMs' | 'partitions' | 'advertiseUrl'> {
   const store = opts.store ?? (ctx.env.WFX_STORE || undefined);
   if (store !== undefined) checkStoreUrl(store);
   if (opts.standby && store === undefined)
     throw new WfxError('USAGE_ERROR', '--standby waits for a database another daemon serves: give --store too');
   if (opts.lease !== undefined && store === undefined)
     throw new WfxError('USAGE_ERROR', '--lease is the lease on a database: give --store too');
+  if (opts.partitions !== undefined && store === undefined)
+    throw new WfxError('USAGE_ERROR', '--partitions cuts a database into partitions: give --store too');
   if (opts.advertiseUrl !== undefined && store === undefined)
     throw new WfxError(
       'USAGE_ERROR',
       "--advertise-url is where the database's other daemons reach this one: give --store too",
     );
-  return { store, standby: opts.standby === true, leaseMs: opts.lease, advertiseUrl: opts.advertiseUrl };
+  return {
+    store,
+    standby: opts.standby === true,
+    leaseMs: opts.lease,
+    partitions: opts.partitions,
+    advertiseUrl: opts.advertiseUrl,
+  };
 }

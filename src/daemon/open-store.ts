@@ -34,6 +34,8 @@ export interface StoreChoice {
   readonly followed?: () => boolean;
   /** With `store`: how long the lease lasts unrenewed (default 10 s). */
   readonly leaseMs?: number;
+  /** With `store`: how many partitions a database not used before is cut into (default 16). */
+  readonly partitions?: number;
   /** With `store`: where the database's other daemons reach this one (default: where it listens). */
   readonly advertiseUrl?: string;
   readonly checkpointEvery?: number;
@@ -94,6 +96,7 @@ export async function openStore(
     connectionString: choice.store,
     owner,
     leaseMs: choice.leaseMs,
+    ...(choice.partitions !== undefined && { partitions: choice.partitions }),
     followed: choice.followed,
     ...WFX_STORE,
     checkpointEvery: choice.checkpointEvery,

@@ -83,7 +83,8 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
   t.test('keeps every acknowledged step in the database across kill -9', async (t) => {
     const url = await server.createDatabase('restart');
     const dataDir = join(t.testdir(), 'a');
-    const first = await startDaemon(t, { dataDir, args: ['--store', url] });
+    // A new database cut into 4 partitions, asked through the background daemon's command line.
+    const first = await startDaemon(t, { dataDir, args: ['--store', url, '--partitions', '4'] });
     const cmdline = await readFile(`/proc/${first.pid}/cmdline`, 'utf8').catch(() => '');
     t.notMatch(cmdline, /postgresql:/, "the connection string is not on the daemon's command line");
     const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
@@ -96,6 +97,12 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
       ids.push(started.body.processInstanceId as string);
     }
     t.equal((await queryAt(url, 'SELECT count(*)::int AS n FROM wfx_snapshots'))[0]!.n, 0, 'no snapshot yet');
+    t.same(await queryAt(url, 'SELECT partitions FROM wfx_cluster'), [{ partitions: 4 }]);
+    const written = await queryAt<{ partition: number }>(url, 'SELECT DISTINCT partition FROM wfx_journal');
+    t.ok(
+      written.every((r) => r.partition >= 0 && r.partition < 4) && written.some((r) => r.partition > 0),
+      `the executions' entries in partitions 1 to 3, the flow's in 0 (${written.map((r) => r.partition).join(', ')})`,
+    );
     process.kill(first.pid, 'SIGKILL');
     // The same daemon again (its id is in its data directory): it takes its own lease back at once.
     const second = await startDaemon(t, {
@@ -361,6 +368,21 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     t.match(standby.stderr, /--standby runs with --foreground/);
     const noStore = await wfxIn(['daemon', 'start', '--data-dir', dir, '--lease', '5s']);
     t.match(noStore.stderr, /--lease is the lease on a database/);
+    const partitionsAlone = await wfxIn(['daemon', 'start', '--data-dir', dir, '--partitions', '4']);
+    t.equal(partitionsAlone.code, 2);
+    t.match(partitionsAlone.stderr, /--partitions cuts a database into partitions: give --store too/);
+    const noPartitions = await wfxIn([
+      'daemon',
+      'start',
+      '--data-dir',
+      dir,
+      '--store',
+      server.url,
+      '--partitions',
+      '0',
+    ]);
+    t.equal(noPartitions.code, 2);
+    t.match(noPartitions.stderr, /must be a whole number from 1 to 1024/);
     const advertise = await wfxIn(['daemon', 'start', '--data-dir', dir, '--advertise-url', 'http://h:1']);
     t.equal(advertise.code, 2);
     t.match(advertise.stderr, /--advertise-url is where the database's other daemons reach this one: give --store too/);

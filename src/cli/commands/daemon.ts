@@ -21,9 +21,11 @@ import {
   parseReplayWindow,
   safetyOptions,
   LEASE_HELP,
+  PARTITIONS_HELP,
   ADVERTISE_HELP,
   parseAdvertiseUrl,
   parseLease,
+  parsePartitions,
   STANDBY_HELP,
   STORE_HELP,
   storeOptions,
@@ -50,6 +52,7 @@ interface StartOptions {
   readonly store?: string;
   readonly standby?: boolean;
   readonly lease?: number;
+  readonly partitions?: number;
   readonly advertiseUrl?: string;
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
@@ -97,6 +100,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
     .option('--lease <duration>', LEASE_HELP, parseLease)
+    .option('--partitions <n>', PARTITIONS_HELP, parsePartitions)
     .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
     .addOption(new Option('--child').hideHelp())
     .addHelpText(
@@ -260,6 +264,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (opts.httpDeny !== undefined) args.push('--http-deny', opts.httpDeny);
   if (opts.httpAllow !== undefined) args.push('--http-allow', opts.httpAllow);
   if (opts.lease !== undefined) args.push('--lease', `${opts.lease}ms`);
+  if (opts.partitions !== undefined) args.push('--partitions', String(opts.partitions));
   if (opts.advertiseUrl !== undefined) args.push('--advertise-url', opts.advertiseUrl);
   const { store, standby } = storeOptions(ctx, opts);
   // A standby serves nothing until it takes over: it runs in the foreground, under a supervisor.

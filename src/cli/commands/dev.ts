@@ -10,9 +10,11 @@ import {
   parseReplayWindow,
   safetyOptions,
   LEASE_HELP,
+  PARTITIONS_HELP,
   ADVERTISE_HELP,
   parseAdvertiseUrl,
   parseLease,
+  parsePartitions,
   STANDBY_HELP,
   STORE_HELP,
   storeOptions,
@@ -45,6 +47,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
     .option('--lease <duration>', LEASE_HELP, parseLease)
+    .option('--partitions <n>', PARTITIONS_HELP, parsePartitions)
     .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
     .action(
@@ -61,6 +64,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           store?: string;
           standby?: boolean;
           lease?: number;
+          partitions?: number;
           advertiseUrl?: string;
         },
         cmd: Command,

@@ -171,6 +171,8 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         initialState: options.initialState,
         derived: options.derived,
       };
+      if (options.partitions !== undefined && options.partitions !== count)
+        logger.warn({ partitions: count, asked: options.partitions }, 'store: a database keeps its partition count');
       const partitions = Array.from({ length: count }, (_, p) => p);
       const follow = { ...layout, partitions, apply: options.apply };
       // A standby loads the state before it may serve, and keeps it current while it waits; the

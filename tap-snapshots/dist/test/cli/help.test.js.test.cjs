@@ -303,6 +303,10 @@ Options:
                                       on the database lasts unrenewed: how soon
                                       a standby takes over after it dies
                                       (default 10s)
+  --partitions <n>                    with --store: how many partitions a
+                                      database not used before is cut into,
+                                      fixed from then on; at most one fewer
+                                      daemons serve executions (default 16)
   --advertise-url <url>               with --store: the URL the database's other
                                       daemons reach this one at, to forward
                                       requests while it serves (default: the
@@ -377,6 +381,10 @@ Options:
                                       on the database lasts unrenewed: how soon
                                       a standby takes over after it dies
                                       (default 10s)
+  --partitions <n>                    with --store: how many partitions a
+                                      database not used before is cut into,
+                                      fixed from then on; at most one fewer
+                                      daemons serve executions (default 16)
   --advertise-url <url>               with --store: the URL the database's other
                                       daemons reach this one at, to forward
                                       requests while it serves (default: the
