@@ -368,35 +368,23 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     t.match(standby.stderr, /--standby runs with --foreground/);
     const noStore = await wfxIn(['daemon', 'start', '--data-dir', dir, '--lease', '5s']);
     t.match(noStore.stderr, /--lease is the lease on a database/);
-    const partitionsAlone = await wfxIn(['daemon', 'start', '--data-dir', dir, '--partitions', '4']);
-    t.equal(partitionsAlone.code, 2);
-    t.match(partitionsAlone.stderr, /--partitions cuts a database into partitions: give --store too/);
-    const noPartitions = await wfxIn([
-      'daemon',
-      'start',
-      '--data-dir',
-      dir,
-      '--store',
-      server.url,
-      '--partitions',
-      '0',
-    ]);
-    t.equal(noPartitions.code, 2);
-    t.match(noPartitions.stderr, /must be a whole number from 1 to 1024/);
-    const advertise = await wfxIn(['daemon', 'start', '--data-dir', dir, '--advertise-url', 'http://h:1']);
-    t.equal(advertise.code, 2);
-    t.match(advertise.stderr, /--advertise-url is where the database's other daemons reach this one: give --store too/);
-    const badAdvertise = await wfxIn([
-      'daemon',
-      'start',
-      '--data-dir',
-      dir,
-      '--store',
-      server.url,
-      '--advertise-url',
-      'http://u:p@h:1/x',
-    ]);
-    t.equal(badAdvertise.code, 2);
-    t.match(badAdvertise.stderr, /must be http\(s\):\/\/host:port, with no credentials, path or query/);
+    // Usage errors (exit 2) with what the user needs to know.
+    const refused: Array<[string[], RegExp]> = [
+      [['--partitions', '4'], /--partitions cuts a database into partitions: give --store too/],
+      [['--store', server.url, '--partitions', '0'], /must be a whole number from 1 to 1024/],
+      [
+        ['--advertise-url', 'http://h:1'],
+        /--advertise-url is where the database's other daemons reach this one: give --store too/,
+      ],
+      [
+        ['--store', server.url, '--advertise-url', 'http://u:p@h:1/x'],
+        /must be http\(s\):\/\/host:port, with no credentials, path or query/,
+      ],
+    ];
+    for (const [args, message] of refused) {
+      const out = await wfxIn(['daemon', 'start', '--data-dir', dir, ...args]);
+      t.equal(out.code, 2, args.join(' '));
+      t.match(out.stderr, message);
+    }
   });
 });
