@@ -147,6 +147,19 @@ export async function queryAt<T extends pg.QueryResultRow = pg.QueryResultRow>(
 }
 
 /**
+ * A session of its own on the database at `url` with a transaction open and `sql` run in it (a
+ * lock taken, say), held until the test commits or rolls it back; closed at the test's end.
+ */
+export async function inTransaction(t: Test, url: string, sql: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  t.teardown(() => client.end());
+  await client.query('BEGIN');
+  await client.query(sql);
+  return client;
+}
+
+/**
  * Whether a standby's follower (journal-follower.ts) on the database at `url` has its LISTEN in
  * place: a test that relies on NOTIFY alone waits for it, or an append made before is missed.
  */

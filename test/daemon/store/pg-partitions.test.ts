@@ -8,7 +8,7 @@ import { JournalFollower } from '../../../src/daemon/store/pg/journal-follower.j
 import { MIGRATIONS } from '../../../src/daemon/store/pg/migrations.js';
 import { PgStore, type PgStoreOptions } from '../../../src/daemon/store/pg/pg-store.js';
 import { eventually } from '../../helpers/eventually.js';
-import { POSTGRES_SKIP, queryAt, standbyListens, startPostgres } from '../../helpers/postgres.js';
+import { inTransaction, POSTGRES_SKIP, queryAt, standbyListens, startPostgres } from '../../helpers/postgres.js';
 import { startRecord } from '../../helpers/state.js';
 
 // The state cut into partitions (pg/partition-state.ts): a directory in partition 0, executions
@@ -203,11 +203,11 @@ t.test('a store cut into partitions', { skip: POSTGRES_SKIP }, async (t) => {
     const db = await fresh();
     const a = await open(db.url, 'a', { leaseMs: 600 });
     // An append in flight, as long as it likes: the lease rows locked as its fence locks them.
-    const append = new pg.Client({ connectionString: db.url });
-    await append.connect();
-    t.teardown(() => append.end());
-    await append.query('BEGIN');
-    await append.query("SELECT 1 FROM wfx_partitions WHERE owner = 'a' ORDER BY partition FOR KEY SHARE");
+    const append = await inTransaction(
+      t,
+      db.url,
+      "SELECT 1 FROM wfx_partitions WHERE owner = 'a' ORDER BY partition FOR KEY SHARE",
+    );
     const leaseUntil = async () =>
       ((await append.query('SELECT min(lease_until) AS at FROM wfx_partitions')).rows[0] as { at: Date }).at;
     const before = await leaseUntil();

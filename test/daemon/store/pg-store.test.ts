@@ -4,7 +4,7 @@ import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
 import { JournalFollower } from '../../../src/daemon/store/pg/journal-follower.js';
 import { SCHEMA_VERSION } from '../../../src/daemon/store/pg/migrations.js';
 import { eventually } from '../../helpers/eventually.js';
-import { POSTGRES_SKIP, queryAt, standbyListens, startPostgres } from '../../helpers/postgres.js';
+import { inTransaction, POSTGRES_SKIP, queryAt, standbyListens, startPostgres } from '../../helpers/postgres.js';
 import { suiteReducer, type SuiteRecord, type SuiteState } from '../../helpers/store-suite.js';
 
 // What only the PostgreSQL store has: migrations, the lease, fencing, a standby taking over.
@@ -102,11 +102,7 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
     const db = await fresh();
     const a = await open(db.url, 'a', { leaseMs: 300 });
     // Holds the lease row locked, so the renewal waits, as it would for a database that does not answer.
-    const blocker = new pg.Client({ connectionString: db.url });
-    await blocker.connect();
-    t.teardown(() => blocker.end());
-    await blocker.query('BEGIN');
-    await blocker.query('SELECT 1 FROM wfx_partitions WHERE partition = 0 FOR UPDATE');
+    const blocker = await inTransaction(t, db.url, 'SELECT 1 FROM wfx_partitions WHERE partition = 0 FOR UPDATE');
     await eventually('the lease counted lost', () => a.failed);
     t.match(a.failed, { code: 'STORE_LEASE_LOST', message: /lapsed before it was renewed/ });
     await t.rejects(a.commit({ op: 'add', by: 1 }), { code: 'STORE_LEASE_LOST' });

@@ -118,11 +118,25 @@ export function replacePartition<S, R>(
   /** True when the state holds nothing of the partition yet (a first load): its entries are added in place. */
   absent = false,
 ): S {
+  const replaced = replaceEntries(state, layout, partition, saved, absent) as Record<string, unknown>;
+  // What is derived (an index of the collection's keys, the jobs waiting) was made without what
+  // was loaded, and may be kept beside the same collection: made again on first use.
+  const initial = layout.initialState() as Record<string, unknown>;
+  for (const key of layout.derived ?? []) replaced[key] = initial[key];
+  return replaced as S;
+}
+
+/** replacePartition's part that loads `saved`, leaving the derived keys as they were. */
+function replaceEntries<S, R>(
+  state: S,
+  layout: PartitionLayout<S, R>,
+  partition: number,
+  saved: unknown,
+  absent: boolean,
+): S {
   const split = layout.count > 1 && layout.collection !== undefined;
   if (partition === 0) {
     const fresh = Object.assign(layout.initialState() as object, saved) as Record<string, unknown>;
-    const initial = layout.initialState() as Record<string, unknown>;
-    for (const key of layout.derived ?? []) fresh[key] = initial[key];
     if (split) fresh[layout.collection!.key] = (state as Record<string, unknown>)[layout.collection!.key];
     return fresh as S;
   }
@@ -139,9 +153,5 @@ export function replacePartition<S, R>(
       if (entry !== undefined && partitionOf(id, layout.count) !== partition) kept[id] = entry;
     holder[key] = Object.assign(kept, entries);
   }
-  // What is derived from the collection (an index of its keys, the jobs waiting) was made
-  // without these entries, and may be kept beside the same object: made again on first use.
-  const initial = layout.initialState() as Record<string, unknown>;
-  for (const derived of layout.derived ?? []) (state as Record<string, unknown>)[derived] = initial[derived];
   return state;
 }

@@ -11,6 +11,7 @@ import type { HistoryDamageReport, PruneReport } from '../history.js';
 import { jsonText, type HistoryStore } from '../history-store.js';
 import { FENCE } from './fenced-sql.js';
 import { GroupCommit } from './group-commit.js';
+import { describePartitions } from './lease.js';
 
 /**
  * Whose writes are allowed: the lease rows that must still carry this owner and the epochs it
@@ -117,7 +118,7 @@ export class PgHistory implements HistoryStore {
       throw this.failed(err, false);
     }
     if (written !== unique.length)
-      throw this.failed(new Error(`partitions ${partitions.join(', ')} no longer carry this daemon's epochs`), true);
+      throw this.failed(new Error(`${describePartitions(partitions)} no longer carry this daemon's epochs`), true);
     this.counters.writes++;
     this.counters.rows += unique.length;
     for (const row of unique) this.counters.bytes += row.doc.length;
