@@ -5,6 +5,7 @@
  */
 import type pg from 'pg';
 import { JOURNAL_CHANNEL } from './journal-follower.js';
+import { SHARED_PARTITION } from './partition-state.js';
 
 // The lease rows of the partitions written ($2, with the epochs $3), locked FOR KEY SHARE in
 // partition order. That lock conflicts with a takeover's FOR UPDATE (taken in the same order:
@@ -18,30 +19,78 @@ export const FENCE = `
 // The fence: the INSERT takes the lease rows of the partitions it writes (FENCE) and inserts
 // nothing unless every one still carries this daemon's epoch. A takeover's lock on such a row
 // waits for this statement's commit, or this statement sees the new epoch and inserts nothing;
-// no write of a stale owner commits. While standbys follow the journal (journal-follower.ts)
-// the same statement NOTIFYs them, at its commit, once per partition written; without any it
-// does not, since a NOTIFY costs each commit a write to the queue.
+// no write of a stale owner commits. The shared partition's entries ($8 of them, numbered 1..$8
+// in $5) are numbered after the last one under wfx_shared_head's lock, held to the commit: its
+// writers commit in the order of their numbers, and a fenced statement takes none (no gap).
+// Each names its writer, so that a daemon reading the shared journal knows its own entries.
+// While standbys follow the journal (journal-follower.ts) the same statement NOTIFYs them, at
+// its commit, once per partition written; without any it does not, since a NOTIFY costs each
+// commit a write to the queue.
 const appendStatement = (notify: boolean): string => `
-  WITH lease AS (${FENCE})${
-    notify ? `, notified AS (SELECT partition, pg_notify('${JOURNAL_CHANNEL}', partition::text) FROM lease)` : ''
+  WITH lease AS (${FENCE}),
+  fenced AS (SELECT count(*) = cardinality($2::int[]) AS ok FROM lease),
+  head AS (
+    UPDATE wfx_shared_head SET seq = seq + $8 WHERE $8 > 0 AND (SELECT ok FROM fenced) RETURNING seq - $8 AS base
+  )${
+    notify
+      ? `, notified AS (
+    SELECT pg_notify('${JOURNAL_CHANNEL}', n.partition)
+      FROM (SELECT partition::text AS partition FROM lease UNION ALL SELECT '${SHARED_PARTITION}' FROM head) n)`
+      : ''
   }
-  INSERT INTO wfx_journal (partition, seq, epoch, entry)
-  SELECT e.partition, e.seq, e.epoch, e.entry
+  INSERT INTO wfx_journal (partition, seq, epoch, entry, writer)
+  SELECT e.partition, CASE WHEN e.partition = ${SHARED_PARTITION} THEN (SELECT base FROM head) + e.seq ELSE e.seq END,
+         e.epoch, e.entry, CASE WHEN e.partition = ${SHARED_PARTITION} THEN $1 END
     FROM unnest($4::int[], $5::bigint[], $6::bigint[], $7::text[]) AS e(partition, seq, epoch, entry)
-    JOIN ${notify ? 'notified' : 'lease'} USING (partition)
-   WHERE (SELECT count(*) FROM lease) = cardinality($2::int[])`;
+   WHERE (SELECT ok FROM fenced)${notify ? ' AND (SELECT count(*) FROM notified) >= 0' : ''}
+  RETURNING partition, seq`;
 export const APPEND = appendStatement(false);
 export const APPEND_NOTIFY = appendStatement(true);
 
 // A checkpoint's snapshot of one partition (one statement each: a snapshot in a text[] would be
 // escaped character by character into an array literal), and the journal the snapshots cover.
-export const PUT_SNAPSHOT = `
+const PUT_SNAPSHOT = `
   INSERT INTO wfx_snapshots (partition, seq, epoch, state) VALUES ($1, $2, $3, $4)
   ON CONFLICT (partition) DO UPDATE
      SET seq = excluded.seq, epoch = excluded.epoch, state = excluded.state, saved_at = now()`;
-export const DELETE_COVERED = `
+const DELETE_COVERED = `
   DELETE FROM wfx_journal j USING unnest($1::int[], $2::bigint[]) AS c(partition, seq)
    WHERE j.partition = c.partition AND j.seq <= c.seq`;
+
+/**
+ * A checkpoint: each partition's snapshot, and the journal up to each `covered` seq deleted, in
+ * one transaction fenced on the `fenced` partitions' leases. Returns false, writing nothing,
+ * when one of them no longer carries its epoch.
+ */
+export async function putSnapshots(
+  pool: pg.Pool,
+  checkpoint: {
+    readonly owner: string;
+    readonly fenced: ReadonlyArray<{ readonly partition: number; readonly epoch: number }>;
+    readonly snapshots: ReadonlyArray<{ partition: number; seq: number; epoch: number; state: string }>;
+    readonly covered: ReadonlyArray<{ readonly partition: number; readonly seq: number }>;
+  },
+): Promise<boolean> {
+  const { owner, fenced, snapshots, covered } = checkpoint;
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const fence = await client.query(FENCE, [owner, fenced.map((f) => f.partition), fenced.map((f) => f.epoch)]);
+    if (fence.rowCount !== fenced.length) {
+      await client.query('ROLLBACK');
+      return false;
+    }
+    for (const s of snapshots) await client.query(PUT_SNAPSHOT, [s.partition, s.seq, s.epoch, s.state]);
+    await client.query(DELETE_COVERED, [covered.map((c) => c.partition), covered.map((c) => c.seq)]);
+    await client.query('COMMIT');
+    return true;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
 
 /**
  * The database's partition count (wfx_cluster): the one it was first used with, or `wanted` for

@@ -16,7 +16,7 @@ import pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
 import type { StoreLogger } from '../durable-store.js';
 import { LEASE_CHANNEL } from './lease.js';
-import { replacePartition, type PartitionLayout } from './partition-state.js';
+import { replacePartition, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
 
 /** The NOTIFY channel of journal appends; the payload is the partition. */
 export const JOURNAL_CHANNEL = 'wfx_journal';
@@ -24,9 +24,28 @@ export const JOURNAL_CHANNEL = 'wfx_journal';
 const PAGE_ROWS = 5_000;
 
 export interface FollowerOptions<S, R> extends PartitionLayout<S, R> {
-  /** The partitions followed, in the order their entries are applied: partition 0 first. */
+  /** The partitions followed, in the order their entries are applied: partition 0 first, then the shared one. */
   readonly partitions: readonly number[];
   readonly apply: (state: S, record: R) => void;
+  /**
+   * The records of entry `seq` of the shared partition (written by daemon `writer`) to apply,
+   * all of them if absent: a store that writes the shared partition too leaves out what its own
+   * writes decide (shared-journal.ts).
+   */
+  readonly admitShared?: (seq: number, records: R[], writer: string | null) => readonly R[];
+  /**
+   * With `admitShared`: the shared partition's snapshot is never loaded over the state (it
+   * would drop what this store wrote since): finding its next entry deleted breaks the copy.
+   * Checkpoints keep the shared journal a checkpoint longer than they must (pg-store.ts), so
+   * only a store that stopped following for that long finds such a gap.
+   */
+  readonly sharedLive?: boolean;
+}
+
+/** Where a follower of a live store's state starts: the state, and what it holds of each partition followed. */
+export interface FollowFrom<S> {
+  readonly state: S;
+  readonly lastSeqs: ReadonlyMap<number, number>;
 }
 
 // What changed in each partition followed, read in the same transaction as the entries: whether
@@ -42,6 +61,8 @@ export class JournalFollower<S, R> {
   private listener: pg.Client | null = null;
   private poll: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  /** The catch-up under way or last done (they run one at a time). */
+  private catchingUp: Promise<unknown> = Promise.resolve();
   private again = false;
   private stopped = false;
   private warned = false;
@@ -50,9 +71,10 @@ export class JournalFollower<S, R> {
   private readonly released: Array<() => void> = [];
   /** A release was told while no pause was under way. */
   private releaseSeen = false;
+  private onBroken: ((err: unknown) => void) | undefined;
 
-  /** The state as of the entries applied; replaced whole when partition 0's snapshot is loaded. */
-  public state: S;
+  /** The state as of the entries applied (a snapshot loaded replaces its partition in place). */
+  readonly state: S;
   /** Per partition: the last journal entry applied. */
   readonly lastSeqs = new Map<number, number>();
   /** Per partition: the sequence number of the snapshot its state grew from. */
@@ -65,13 +87,23 @@ export class JournalFollower<S, R> {
   private constructor(
     private readonly pool: pg.Pool,
     private readonly options: FollowerOptions<S, R>,
+    from?: FollowFrom<S>,
   ) {
-    this.state = options.initialState();
+    this.state = from?.state ?? options.initialState();
     for (const p of options.partitions) {
-      this.lastSeqs.set(p, 0);
+      this.lastSeqs.set(p, from?.lastSeqs.get(p) ?? 0);
       this.snapshotSeqs.set(p, 0);
     }
-    this.absent = new Set(options.partitions);
+    this.absent = new Set(from ? [] : options.partitions);
+  }
+
+  /**
+   * A follower of partitions into a state that holds them already, as of `from.lastSeqs`: a
+   * store's live state, kept current with what other daemons write (partition 0 when another
+   * daemon holds it, the shared partition).
+   */
+  static over<S, R>(pool: pg.Pool, options: FollowerOptions<S, R>, from: FollowFrom<S>): JournalFollower<S, R> {
+    return new JournalFollower(pool, options, from);
   }
 
   /** Loads the snapshots and the journal after them. Throws SNAPSHOT_CORRUPT or JOURNAL_CORRUPT. */
@@ -109,7 +141,14 @@ export class JournalFollower<S, R> {
    * at the front that a newer snapshot covers (a checkpoint deleted it) loads that snapshot. A
    * query that fails leaves the copy as it was (tried again later); anything else breaks it.
    */
-  async catchUp(): Promise<number> {
+  catchUp(): Promise<number> {
+    // One at a time (a store's checkpoint asks for one while following runs its own).
+    const next = this.catchingUp.then(() => this.catchUpAlone());
+    this.catchingUp = next.catch(() => undefined);
+    return next;
+  }
+
+  private async catchUpAlone(): Promise<number> {
     if (this.brokenBy) throw this.brokenBy;
     try {
       return await this.catchUpOnce();
@@ -136,9 +175,11 @@ export class JournalFollower<S, R> {
       ]);
       let applied = 0;
       for (const row of probe.rows) {
-        const snapshot = row.snapshot === null ? 0 : Number(row.snapshot);
-        if (row.entries || snapshot > this.lastSeqs.get(row.partition)!)
-          applied += await this.catchUpPartition(client, row.partition);
+        const last = this.lastSeqs.get(row.partition)!;
+        // A partition not loaded yet loads a snapshot even at its seq (one written before any entry).
+        const snapshot = row.snapshot === null ? -1 : Number(row.snapshot);
+        if (row.entries || snapshot > last || (snapshot === last && this.absent.has(row.partition)))
+          applied += await this.catchUpPartition(client, row.partition, snapshot >= 0);
       }
       await client.query('COMMIT');
       return applied;
@@ -150,12 +191,14 @@ export class JournalFollower<S, R> {
     }
   }
 
-  private async catchUpPartition(client: pg.ClientBase, partition: number): Promise<number> {
+  private async catchUpPartition(client: pg.ClientBase, partition: number, snapshot: boolean): Promise<number> {
     let applied = 0;
+    // Not loaded yet: its snapshot first, whatever entries follow (one at seq 0 precedes entry 1).
+    if (snapshot && this.absent.has(partition)) await this.loadSnapshot(client, partition);
     for (;;) {
       const after = this.lastSeqs.get(partition)!;
-      const page = await client.query<{ seq: string; entry: string }>(
-        'SELECT seq, entry FROM wfx_journal WHERE partition = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      const page = await client.query<{ seq: string; entry: string; writer: string | null }>(
+        'SELECT seq, entry, writer FROM wfx_journal WHERE partition = $1 AND seq > $2 ORDER BY seq LIMIT $3',
         [partition, after, PAGE_ROWS],
       );
       const first = page.rows[0];
@@ -180,7 +223,11 @@ export class JournalFollower<S, R> {
           });
         }
         try {
-          for (const record of records) this.options.apply(this.state, record);
+          const admitted =
+            partition === SHARED_PARTITION && this.options.admitShared
+              ? this.options.admitShared(seq, records, row.writer)
+              : records;
+          for (const record of admitted) this.options.apply(this.state, record);
         } catch (err) {
           this.brokenBy = err; // part of the entry may be applied: the copy is no longer the journal's
           throw err;
@@ -198,7 +245,8 @@ export class JournalFollower<S, R> {
    * `everyMs`. A catch-up that fails (the database unreachable for a while) is tried again at
    * the next; a broken copy stops following (`broken`).
    */
-  follow(connectionString: string, everyMs: number, logger: StoreLogger): void {
+  follow(connectionString: string, everyMs: number, logger: StoreLogger, onBroken?: (err: unknown) => void): void {
+    this.onBroken = onBroken;
     const tick = (): void => {
       if (this.stopped) return;
       this.listener ??= this.listen(connectionString, logger);
@@ -258,7 +306,8 @@ export class JournalFollower<S, R> {
           this.warned = false;
         },
         (err: unknown) => {
-          if (this.brokenBy)
+          if (this.brokenBy && this.onBroken) this.onBroken(this.brokenBy);
+          else if (this.brokenBy)
             logger.warn({ err }, 'store: the standby stops following the journal; a takeover loads it');
           else if (!this.warned) logger.warn({ err }, 'store: the standby cannot follow the journal for now');
           this.warned = true;
@@ -306,11 +355,16 @@ export class JournalFollower<S, R> {
   /** Loads the partition's snapshot if it is newer than its state; true if it did. */
   private async loadSnapshot(client: pg.ClientBase, partition: number): Promise<boolean> {
     const { rows } = await client.query<{ seq: string; state: string }>(
-      'SELECT seq, state FROM wfx_snapshots WHERE partition = $1 AND seq > $2',
-      [partition, this.lastSeqs.get(partition)!],
+      'SELECT seq, state FROM wfx_snapshots WHERE partition = $1 AND (seq > $2 OR (seq = $2 AND $3))',
+      [partition, this.lastSeqs.get(partition)!, this.absent.has(partition)],
     );
     const row = rows[0];
     if (!row) return false;
+    if (partition === SHARED_PARTITION && this.options.sharedLive && !this.absent.has(partition))
+      throw new WfxError(
+        'STORE_FAILED',
+        `the shared journal was checkpointed past entry ${this.lastSeqs.get(partition)! + 1} before this daemon read it`,
+      );
     let saved: unknown;
     try {
       saved = JSON.parse(row.state);
@@ -318,7 +372,7 @@ export class JournalFollower<S, R> {
       throw new WfxError('SNAPSHOT_CORRUPT', `the snapshot of partition ${partition} does not parse: ${describe(err)}`);
     }
     try {
-      this.state = replacePartition(this.state, this.options, partition, saved, this.absent.has(partition));
+      replacePartition(this.state, this.options, partition, saved, this.absent.has(partition));
     } catch (err) {
       throw new WfxError('SNAPSHOT_CORRUPT', `the snapshot of partition ${partition} is not one: ${describe(err)}`);
     }

@@ -129,6 +129,22 @@ export const MIGRATIONS: readonly Migration[] = [
                   OR EXISTS (SELECT 1 FROM wfx_history) OR EXISTS (SELECT 1 FROM wfx_partitions WHERE epoch > 0);
     `,
   },
+  {
+    version: 7,
+    name: 'shared journal',
+    sql: `
+      -- The shared partition's journal (partition -1 of wfx_journal: memory, files, messages),
+      -- which every daemon writes: its entries are numbered from this row, locked by each append
+      -- until its commit, so they commit in the order of their numbers (fenced-sql.ts).
+      CREATE TABLE wfx_shared_head (
+        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        seq bigint NOT NULL
+      );
+      INSERT INTO wfx_shared_head (seq) VALUES (0);
+      -- Which daemon wrote a shared entry: a daemon following the journal knows its own.
+      ALTER TABLE wfx_journal ADD COLUMN writer text;
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

@@ -2,14 +2,21 @@
  * How the live state is cut into partitions (decision 035) and put back together. With one
  * partition, partition 0 is the whole state. With more, the executions (the state's partitioned
  * collection, by id) are spread over partitions 1..n-1 by their id (partitionOf), and partition
- * 0 holds everything else: the directory (organizations, keys, flows, settings), the triggers'
- * progress and what executions share (memory, files, messages). Every record changes one
- * partition: an execution's records name it, and its children are given ids in its partition.
+ * 0 holds the directory (organizations, keys, flows, settings) and the triggers' progress, and
+ * the shared partition (SHARED_PARTITION) what executions share (memory, files, messages),
+ * which any daemon may write (decision 039). Every record changes one partition: an execution's
+ * records name it, and its children are given ids in its partition.
  */
 import { partitionOf } from '../../engine/ids.js';
 
 /** The number of partitions of a database first used without saying (wfx_cluster). */
 export const DEFAULT_PARTITIONS = 16;
+
+/**
+ * The shared partition's number in the journal and the snapshots: not a lease's (no daemon
+ * owns it), and apart from 0..count-1. It exists when the state is split.
+ */
+export const SHARED_PARTITION = -1;
 
 /** The state's collection spread over partitions, and the ids each record changes in it. */
 export interface PartitionedCollection<R> {
@@ -21,11 +28,21 @@ export interface PartitionedCollection<R> {
   readonly keys?: (collection: Record<string, unknown>, state: object) => string[];
 }
 
+/** The state's part that every daemon writes (state/shared.ts): its keys, and the entries each record sets. */
+export interface SharedPart<R> {
+  /** Top-level keys of the state held by the shared partition. */
+  readonly keys: readonly string[];
+  /** The keys of the entries `record` sets or removes there; null for a record of another partition. */
+  readonly touched: (record: R) => readonly string[] | null;
+}
+
 export interface PartitionLayout<S, R> {
   /** How many partitions the database has (wfx_cluster). */
   readonly count: number;
   /** Absent: every record is partition 0's. */
   readonly collection?: PartitionedCollection<R>;
+  /** With `collection` and more than one partition: what goes to the shared partition. */
+  readonly shared?: SharedPart<R>;
   readonly initialState: () => S;
   /** Top-level keys derived by the state's owner: never in a snapshot. */
   readonly derived?: readonly string[];
@@ -36,11 +53,22 @@ export function partitionOfExecution<S, R>(layout: PartitionLayout<S, R>, id: st
   return layout.count > 1 && layout.collection ? partitionOf(id, layout.count) : 0;
 }
 
+/** Whether the state is cut at all: executions spread, and with them the shared partition (if any). */
+export function isSplit<S, R>(layout: PartitionLayout<S, R>): boolean {
+  return layout.count > 1 && layout.collection !== undefined;
+}
+
+/** Whether the layout has a shared partition. */
+export function hasShared<S, R>(layout: PartitionLayout<S, R>): boolean {
+  return isSplit(layout) && layout.shared !== undefined;
+}
+
 /** The partition a record changes; throws when it changes entries of two (an id drawn wrong). */
 export function partitionOfRecord<S, R>(layout: PartitionLayout<S, R>, record: R): number {
-  if (layout.count <= 1 || !layout.collection) return 0;
+  if (!isSplit(layout)) return 0;
+  if (layout.shared?.touched(record)) return SHARED_PARTITION;
   let partition = 0;
-  layout.collection.touched(record, (id) => {
+  layout.collection!.touched(record, (id) => {
     const p = partitionOf(id, layout.count);
     if (partition !== 0 && p !== partition)
       throw new Error(`a record changes executions of partitions ${partition} and ${p}`);
@@ -55,7 +83,7 @@ export function cutCommit<S, R>(
   serialized: readonly string[],
   records: readonly R[],
 ): Array<{ readonly partition: number; readonly entry: string }> {
-  if (layout.count === 1 || !layout.collection) return [{ partition: 0, entry: `[${serialized.join(',')}]` }];
+  if (!isSplit(layout)) return [{ partition: 0, entry: `[${serialized.join(',')}]` }];
   const parts = new Map<number, string[]>();
   for (let i = 0; i < records.length; i++) {
     const p = partitionOfRecord(layout, records[i]!);
@@ -68,8 +96,9 @@ export function cutCommit<S, R>(
 
 /**
  * Each partition's snapshot as JSON, of the state as it is now: partition 0's without the
- * derived keys (and without the collection when there are several partitions), another's the
- * collection's entries in it, as `{ [key]: { id: entry } }`.
+ * derived keys (and without the collection and the shared keys when there are several
+ * partitions), the shared partition's its keys, another's the collection's entries in it, as
+ * `{ [key]: { id: entry } }`.
  */
 export function serializePartitions<S, R>(
   state: S,
@@ -77,9 +106,15 @@ export function serializePartitions<S, R>(
   partitions: readonly number[],
 ): Map<number, string> {
   const out = new Map<number, string>();
-  const split = layout.count > 1 && layout.collection !== undefined;
+  const split = isSplit(layout);
   const skip = new Set(layout.derived ?? []);
   if (split) skip.add(layout.collection!.key);
+  if (hasShared(layout)) for (const key of layout.shared!.keys) skip.add(key);
+  if (partitions.includes(SHARED_PARTITION) && hasShared(layout)) {
+    const part: Record<string, unknown> = {};
+    for (const key of layout.shared!.keys) part[key] = (state as Record<string, unknown>)[key];
+    out.set(SHARED_PARTITION, JSON.stringify(part));
+  }
   if (partitions.includes(0)) {
     out.set(
       0,
@@ -92,7 +127,7 @@ export function serializePartitions<S, R>(
   const { key, keys } = layout.collection!;
   const collection = (state as Record<string, Record<string, unknown>>)[key]!;
   const parts = new Map<number, Record<string, unknown>>();
-  for (const p of partitions) if (p !== 0) parts.set(p, {});
+  for (const p of partitions) if (p > 0) parts.set(p, {});
   for (const id of keys ? keys(collection, state as object) : Object.keys(collection)) {
     const entry = collection[id];
     if (entry === undefined) continue;
@@ -104,11 +139,13 @@ export function serializePartitions<S, R>(
 }
 
 /**
- * The state with partition `partition` replaced by its snapshot `saved` (parsed): partition 0's
- * keys replaced (collections added since the snapshot was written start empty; derived ones as
- * the owner makes them), another's entries of the collection replaced. Returns the state to use
- * (a new object when partition 0 is replaced). The derived keys are reset either way: an index
- * kept beside the collection (InstanceTable, JobQueues) would not know the entries loaded.
+ * The state with partition `partition` replaced by its snapshot `saved` (parsed), in place (a
+ * live store's state is followed into: the engine holds it). Partition 0's keys are replaced
+ * (collections added since the snapshot was written start empty; the shared keys are kept
+ * unless the snapshot holds them, as one written before the shared partition existed does), the
+ * shared partition's keys, or another's entries of the collection. Replacing entries of the
+ * collection resets the derived keys: an index kept beside it (InstanceTable, JobQueues) would
+ * not know the entries loaded, and is made again on first use.
  */
 export function replacePartition<S, R>(
   state: S,
@@ -117,30 +154,39 @@ export function replacePartition<S, R>(
   saved: unknown,
   /** True when the state holds nothing of the partition yet (a first load): its entries are added in place. */
   absent = false,
-): S {
-  const replaced = replaceEntries(state, layout, partition, saved, absent) as Record<string, unknown>;
-  // What is derived (an index of the collection's keys, the jobs waiting) was made without what
-  // was loaded, and may be kept beside the same collection: made again on first use.
+): void {
+  const holder = state as Record<string, unknown>;
   const initial = layout.initialState() as Record<string, unknown>;
-  for (const key of layout.derived ?? []) replaced[key] = initial[key];
-  return replaced as S;
+  const split = isSplit(layout);
+  if (partition === SHARED_PARTITION) {
+    if (!hasShared(layout)) throw new Error('a snapshot of the shared partition in a store without one');
+    const part = saved as Record<string, unknown> | null;
+    if (typeof part !== 'object' || part === null) throw new Error('the shared snapshot is not an object');
+    for (const key of layout.shared!.keys) holder[key] = Object.hasOwn(part, key) ? part[key] : initial[key];
+    return;
+  }
+  if (partition === 0) {
+    const fresh = Object.assign(initial, saved) as Record<string, unknown>;
+    const kept = new Set<string>(layout.derived ?? []);
+    if (split) kept.add(layout.collection!.key);
+    if (hasShared(layout))
+      for (const key of layout.shared!.keys) if (!Object.hasOwn(saved as object, key)) kept.add(key);
+    for (const key of Object.keys(holder)) if (!kept.has(key)) delete holder[key];
+    for (const [key, value] of Object.entries(fresh)) if (!kept.has(key)) holder[key] = value;
+    if (split) return;
+  } else replaceEntries(state, layout, partition, saved, absent);
+  for (const key of layout.derived ?? []) holder[key] = initial[key];
 }
 
-/** replacePartition's part that loads `saved`, leaving the derived keys as they were. */
+/** replacePartition's part that loads an execution partition's `saved`. */
 function replaceEntries<S, R>(
   state: S,
   layout: PartitionLayout<S, R>,
   partition: number,
   saved: unknown,
   absent: boolean,
-): S {
-  const split = layout.count > 1 && layout.collection !== undefined;
-  if (partition === 0) {
-    const fresh = Object.assign(layout.initialState() as object, saved) as Record<string, unknown>;
-    if (split) fresh[layout.collection!.key] = (state as Record<string, unknown>)[layout.collection!.key];
-    return fresh as S;
-  }
-  if (!split) throw new Error(`a snapshot of partition ${partition} in a store of one partition`);
+): void {
+  if (!isSplit(layout)) throw new Error(`a snapshot of partition ${partition} in a store of one partition`);
   const { key } = layout.collection!;
   const holder = state as Record<string, Record<string, unknown>>;
   const entries = (saved as Record<string, Record<string, unknown>> | null)?.[key];
@@ -153,5 +199,4 @@ function replaceEntries<S, R>(
       if (entry !== undefined && partitionOf(id, layout.count) !== partition) kept[id] = entry;
     holder[key] = Object.assign(kept, entries);
   }
-  return state;
 }

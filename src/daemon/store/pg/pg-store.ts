@@ -7,105 +7,58 @@
  * lease (lease.ts) and lands only while the partition's row still carries it: a daemon that lost
  * its lease cannot write, whatever it still holds in memory (docs/decisions/035 and 037).
  *
- * The state is cut into partitions (partition-state.ts): executions spread by their id, the
- * rest in partition 0. Each commit's records go to the journal of the partition they change,
- * all of a group commit in one fenced statement. For now one daemon holds every partition's
- * lease and serves the database; another one started on it waits as a standby, keeping a copy
- * of the state current, and takes over when the lease lapses.
+ * The state is cut into partitions (partition-state.ts): executions spread by their id, what
+ * they share in the shared partition, the rest in partition 0. Each commit's records go to the
+ * journal of the partition they change, all of a group commit in one fenced statement. A store
+ * holds the leases of the partitions it is given (all of them unless told: what daemons run
+ * today), and follows what it does not hold but reads: partition 0 and the shared partition,
+ * which other daemons' stores write too (shared-journal.ts, decision 039). Another daemon
+ * started on the database waits as a standby, keeping a copy of the state current, and takes
+ * over when the lease lapses.
  */
 import pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
-import type { StoreLogger } from '../durable-store.js';
-import { RecordStore, silentLogger, type Reducer } from '../record-store.js';
+import { RecordStore, silentLogger } from '../record-store.js';
 import { partitionedIds } from '../../engine/ids.js';
-import { DEFAULT_LEASE_MS, describePartitions, PartitionLease, type LeaseOptions } from './lease.js';
-import { GroupCommit } from './group-commit.js';
+import { DEFAULT_LEASE_MS, describePartitions, PartitionLease } from './lease.js';
 import { migrate } from './migrations.js';
 import { PgBlobs } from './pg-blobs.js';
 import { PgHistory } from './pg-history.js';
 import { JournalFollower } from './journal-follower.js';
-import { APPEND, APPEND_NOTIFY, DELETE_COVERED, FENCE, partitionCount, PUT_SNAPSHOT } from './fenced-sql.js';
+import { JournalWriter } from './journal-writer.js';
+import { heldPartitions, type PgStoreCounters, type PgStoreOptions } from './pg-store-options.js';
+import { partitionCount, putSnapshots } from './fenced-sql.js';
 import {
   DEFAULT_PARTITIONS,
-  cutCommit,
+  hasShared,
   partitionOfExecution,
   serializePartitions,
-  type PartitionedCollection,
+  SHARED_PARTITION,
   type PartitionLayout,
 } from './partition-state.js';
 
-export interface PgStoreOptions<S, R> extends Reducer<S, R> {
-  /** `postgres://user:password@host:port/database` (libpq's URL form; `?host=/dir` for a socket). */
-  readonly connectionString: string;
-  /** The state of an empty store. */
-  readonly initialState: () => S;
-  /** Top-level keys of the state its owner rebuilds after open (see StoreOptions.derived). */
-  readonly derived?: readonly string[];
-  /**
-   * The state's collection spread over partitions (the executions: the file store's
-   * snapshotCollection); absent, every record is partition 0's.
-   */
-  readonly snapshotCollection?: PartitionedCollection<R>;
-  /** How many partitions a database not used before is cut into (default DEFAULT_PARTITIONS). */
-  readonly partitions?: number;
-  /** Checkpoint after this many entries since the last snapshot (default 50,000; see Store). */
-  readonly checkpointEvery?: number;
-  /** This daemon's id in the lease (lease.ts). */
-  readonly owner: string;
-  readonly leaseMs?: number;
-  /**
-   * Whether standbys follow the journal now (cluster.ts), asked at each group commit: without
-   * any, appends do not NOTIFY. Absent: they always do.
-   */
-  readonly followed?: () => boolean;
-  /**
-   * Wait as a standby while another daemon holds the lease (lease.ts); refused otherwise. A
-   * standby keeps a copy of the state current while it waits (journal-follower.ts): `following`
-   * is given the sequence number of the last entry it applied (null once that copy is gone).
-   */
-  readonly standby?: LeaseOptions['standby'] & { readonly following?: (appliedSeq: (() => number) | null) => void };
-  readonly logger?: StoreLogger;
-}
-
-/** A group commit's cap, so one INSERT stays a reasonable size; the rest goes in the next. */
-const BATCH_ENTRIES = 2_000;
-const BATCH_BYTES = 8 * 1024 * 1024;
-
-/** One journal entry: the records of one commit that change one partition. */
-interface Entry {
-  readonly partition: number;
-  readonly seq: number;
-  readonly entry: string;
-}
-
-/** Counts kept for status and the benchmarks: what reached the database. */
-export interface PgStoreCounters {
-  /** INSERTs of journal entries (group commits) that committed. */
-  appends: number;
-  /** Journal entries written. */
-  entries: number;
-  /** Bytes of entries and snapshots sent. */
-  bytes: number;
-  /** Snapshots written. */
-  checkpoints: number;
-}
+export type { PgStoreCounters, PgStoreOptions } from './pg-store-options.js';
 
 export class PgStore<S, R> extends RecordStore<S, R> {
-  /** Per partition: the last journal entry and the snapshot's. */
-  private readonly lastSeqs: number[];
+  /** Per partition: the snapshot's seq. */
   private readonly snapshotSeqs: number[];
   /** Per partition: the size of its snapshot (the sum is the next checkpoint's threshold). */
   private readonly snapshotSizes: number[];
+  /** The shared partition's snapshot: its seq (null: none written yet) and size. */
+  private sharedSnapshotSeq: number | null;
+  private sharedSnapshotSize: number;
+  /** Where commits go: their partitions' journals (lastSeqs, the shared journal's numbering). */
+  private readonly journal: JournalWriter<R>;
+  /** Follows what other daemons write to partitions this store reads but does not hold; null when it holds them all. */
+  private readonly follower: JournalFollower<S, R> | null = null;
   private bytesSinceSnapshot = 0;
   private entriesSinceSnapshot = 0;
-  /** Each commit's entries, one per partition it changes: written in one statement, all or none. */
-  private readonly journal = new GroupCommit<readonly Entry[]>(
-    (commits) => this.writeEntries(commits.flat()),
-    { items: BATCH_ENTRIES, bytes: BATCH_BYTES },
-    (entries) => entries.reduce((n, e) => n + e.entry.length, 0),
-  );
   private checkpointing: Promise<void> | null = null;
-  readonly counters: PgStoreCounters = { appends: 0, entries: 0, bytes: 0, checkpoints: 0 };
+
+  /** What reached the database, for status and the benchmarks. */
+  get counters(): PgStoreCounters {
+    return this.journal.counters;
+  }
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -116,17 +69,57 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     loaded: JournalFollower<S, R>,
   ) {
     super(loaded.state, options, options.logger ?? silentLogger);
-    // By partition number (the lease holds 0..count-1 for now).
-    this.lastSeqs = Array.from({ length: layout.count }, (_, p) => loaded.lastSeqs.get(p) ?? 0);
+    this.journal = new JournalWriter(pool, lease, layout, options, loaded.lastSeqs, {
+      fail: (what, err, code) => this.fail(what, err, code),
+      failure: () => this.failure,
+    });
     this.snapshotSeqs = Array.from({ length: layout.count }, (_, p) => loaded.snapshotSeqs.get(p) ?? 0);
     const executionPartitions = lease.partitions.filter((p) => p !== 0);
     this.newExecutionId =
       layout.count > 1 && layout.collection ? partitionedIds(layout.count, () => executionPartitions) : undefined;
     this.snapshotSizes = Array.from({ length: layout.count }, (_, p) => loaded.snapshotSizes.get(p) ?? 0);
+    const sharedLoaded = loaded.snapshotSizes.has(SHARED_PARTITION);
+    this.sharedSnapshotSeq = sharedLoaded ? loaded.snapshotSeqs.get(SHARED_PARTITION)! : null;
+    this.sharedSnapshotSize = loaded.snapshotSizes.get(SHARED_PARTITION) ?? 0;
+    if (!this.alone) {
+      const shared = this.journal.shared;
+      const read = [...(lease.partitions.includes(0) ? [] : [0]), ...(shared ? [SHARED_PARTITION] : [])];
+      this.follower = JournalFollower.over(
+        pool,
+        {
+          ...layout,
+          partitions: read,
+          apply: options.apply,
+          ...(shared && {
+            admitShared: (seq, records, writer) => shared.admit(seq, records, writer === options.owner),
+            sharedLive: true,
+          }),
+        },
+        {
+          state: this.state,
+          lastSeqs: new Map(read.map((p) => [p, loaded.lastSeqs.get(p) ?? 0])),
+        },
+      );
+    }
+  }
+
+  /** Whether this store holds every partition: no other daemon's store writes any of the state. */
+  private get alone(): boolean {
+    return this.lease.partitions.length === this.layout.count;
+  }
+
+  /** Starts following what other daemons write (see `follower`); the store is failed if its copy breaks. */
+  private followOthers(): void {
+    this.follower?.follow(
+      this.options.connectionString,
+      (this.options.leaseMs ?? DEFAULT_LEASE_MS) / 3,
+      this.logger,
+      (err) => this.fail('the copy of what other daemons write broke', err),
+    );
   }
 
   private get snapshotBytes(): number {
-    return this.snapshotSizes.reduce((a, b) => a + b, 0);
+    return this.snapshotSizes.reduce((a, b) => a + b, this.sharedSnapshotSize);
   }
 
   /**
@@ -168,13 +161,19 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       const layout: PartitionLayout<S, R> = {
         count,
         collection: options.snapshotCollection,
+        shared: options.shared,
         initialState: options.initialState,
         derived: options.derived,
       };
       if (options.partitions !== undefined && options.partitions !== count)
         logger.warn({ partitions: count, asked: options.partitions }, 'store: a database keeps its partition count');
-      const partitions = Array.from({ length: count }, (_, p) => p);
-      const follow = { ...layout, partitions, apply: options.apply };
+      const all = Array.from({ length: count }, (_, p) => p);
+      const partitions = heldPartitions(options.held?.(count) ?? all, count);
+      // What the store reads, in the order it is applied: partition 0 (the flows executions
+      // run), the shared partition, then the executions it holds. A standby follows them all.
+      const shared = hasShared(layout) ? [SHARED_PARTITION] : [];
+      const read = [0, ...shared, ...partitions.filter((p) => p !== 0)];
+      const follow = { ...layout, partitions: [0, ...shared, ...all.slice(1)], apply: options.apply };
       // A standby loads the state before it may serve, and keeps it current while it waits; the
       // lease taken, it reads what was appended since (only that: the old owner is fenced).
       if (options.standby) {
@@ -192,11 +191,12 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       );
       await follower?.stop();
       // A copy that broke (its journal unreadable, a record refused) is not used: loaded afresh.
-      const warm = follower !== null && !follower.broken;
-      const loaded = warm ? follower! : await JournalFollower.load(pool, follow);
+      const warm = follower !== null && !follower.broken && partitions.length === count;
+      const loaded = warm ? follower! : await JournalFollower.load(pool, { ...follow, partitions: read });
       const replayed = warm ? await loaded.catchUp() : loaded.lastSeq - loaded.snapshotSeq;
       follower = null;
       store = new PgStore(pool, lease, options, layout, loaded);
+      store.followOthers();
       logger.info(
         {
           partitions: count,
@@ -248,14 +248,19 @@ export class PgStore<S, R> extends RecordStore<S, R> {
    */
   readonly newExecutionId: ((now: Date, parentInstanceId: string | null) => string) | undefined;
 
-  /** Journal entries written so far, summed over the partitions (each one's last seq). */
+  /** Journal entries written or read so far, summed over the partitions (each one's last seq). */
   get lastSeq(): number {
-    return this.lastSeqs.reduce((a, b) => a + b, 0);
+    let sum = this.journal.shared?.seq ?? 0;
+    for (let p = 0; p < this.layout.count; p++) sum += this.lastSeqOf(p);
+    return sum;
   }
 
-  /** The last journal entry of `partition`. */
+  /** The last journal entry of `partition` (SHARED_PARTITION too) this store wrote or read. */
   lastSeqOf(partition: number): number {
-    return this.lastSeqs[partition] ?? 0;
+    if (partition === SHARED_PARTITION) return this.journal.shared?.seq ?? 0;
+    if (this.follower && !this.lease.partitions.includes(partition) && partition === 0)
+      return this.follower.lastSeqs.get(0) ?? 0;
+    return this.journal.lastSeqs[partition] ?? 0;
   }
 
   /** GET /health's `store`: the lease this daemon holds. */
@@ -278,17 +283,15 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   }
 
   protected append(serialized: readonly string[], records: readonly R[]): Promise<void> {
-    let entries: Entry[];
+    let added: ReturnType<JournalWriter<R>['add']>;
     try {
-      entries = this.entriesOf(serialized, records);
+      added = this.journal.add(serialized, records);
     } catch (err) {
       return Promise.reject(this.fail('a commit could not be cut into partitions', err));
     }
-    let bytes = 0;
-    for (const e of entries) bytes += e.entry.length;
-    this.bytesSinceSnapshot += bytes;
-    this.entriesSinceSnapshot += entries.length;
-    const durable = this.journal.add(entries);
+    this.bytesSinceSnapshot += added.bytes;
+    this.entriesSinceSnapshot += added.entries;
+    const durable = added.durable;
     if (
       !this.checkpointing &&
       this.entriesSinceSnapshot >= (this.options.checkpointEvery ?? 50_000) &&
@@ -297,45 +300,6 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       void this.checkpoint().catch(() => undefined);
     }
     return durable;
-  }
-
-  /** A commit's records as one entry per partition they change, each given its partition's next seq. */
-  private entriesOf(serialized: readonly string[], records: readonly R[]): Entry[] {
-    return cutCommit(this.layout, serialized, records).map(({ partition, entry }) => ({
-      partition,
-      seq: ++this.lastSeqs[partition]!,
-      entry,
-    }));
-  }
-
-  /** One group commit of journal entries, fenced (APPEND); a failure fails the store. */
-  private async writeEntries(entries: readonly Entry[]): Promise<void> {
-    if (this.failure) throw this.failure;
-    const partitions = [...new Set(entries.map((e) => e.partition))];
-    let result: pg.QueryResult;
-    try {
-      result = await this.pool.query(this.options.followed?.() === false ? APPEND : APPEND_NOTIFY, [
-        this.options.owner,
-        partitions,
-        partitions.map((p) => this.lease.epochOf(p)),
-        entries.map((e) => e.partition),
-        entries.map((e) => e.seq),
-        entries.map((e) => this.lease.epochOf(e.partition)),
-        entries.map((e) => e.entry),
-      ]);
-    } catch (err) {
-      throw this.fail('a journal write to the database failed', err);
-    }
-    if (result.rowCount !== entries.length) {
-      throw this.fail(
-        'a journal write was fenced',
-        new Error(`${describePartitions(partitions)} no longer carry this daemon's epochs`),
-        'STORE_LEASE_LOST',
-      );
-    }
-    this.counters.appends++;
-    this.counters.entries += entries.length;
-    for (const e of entries) this.counters.bytes += e.entry.length;
   }
 
   /** Resolves once everything committed so far is durable (diverted transactions too). */
@@ -358,45 +322,81 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   }
 
   private async checkpointNow(): Promise<void> {
-    const seqs = [...this.lastSeqs];
+    // What other daemons wrote to the shared partition is read first: its snapshot is this
+    // state's only once every entry before its seq is applied (SharedJournal.exactAt).
+    if (this.follower && this.journal.shared && this.lease.partitions.includes(0)) {
+      await this.flush();
+      await this.follower.catchUp();
+    }
+    const seqs = [...this.journal.lastSeqs];
     const moved = this.lease.partitions.filter((p) => seqs[p] !== this.snapshotSeqs[p]);
-    if (moved.length === 0) return;
-    const states = serializePartitions(this.state, this.layout, moved);
+    const sharedAt = this.sharedCheckpoint(moved);
+    if (moved.length === 0 && sharedAt === null) return;
+    const states = serializePartitions(
+      this.state,
+      this.layout,
+      sharedAt === null ? moved : [...moved, SHARED_PARTITION],
+    );
     this.bytesSinceSnapshot = 0;
     this.entriesSinceSnapshot = 0;
     await this.flush();
-    const epochs = moved.map((p) => this.lease.epochOf(p));
-    const client = await this.pool.connect();
+    // The shared partition's snapshot is written under partition 0's lease, and its journal
+    // deleted a checkpoint late: a daemon following it a little behind reads on rather than find
+    // a gap (its own writes are in no snapshot it could load instead).
+    const fenced = sharedAt !== null && !moved.includes(0) ? [0, ...moved] : moved;
+    const snapshots = moved.map((p) => ({ partition: p, seq: seqs[p]!, epoch: this.lease.epochOf(p) }));
+    const covered = [...snapshots];
+    if (sharedAt !== null) {
+      snapshots.push({ partition: SHARED_PARTITION, seq: sharedAt, epoch: this.lease.epochOf(0) });
+      if (this.sharedSnapshotSeq !== null) covered.push({ ...snapshots.at(-1)!, seq: this.sharedSnapshotSeq });
+    }
     try {
-      await client.query('BEGIN');
-      const fence = await client.query(FENCE, [this.options.owner, moved, epochs]);
-      if (fence.rowCount !== moved.length) {
+      const written = await putSnapshots(this.pool, {
+        owner: this.options.owner,
+        fenced: fenced.map((p) => ({ partition: p, epoch: this.lease.epochOf(p) })),
+        snapshots: snapshots.map((s) => ({ ...s, state: states.get(s.partition)! })),
+        covered,
+      });
+      if (!written)
         throw this.fail(
           'a checkpoint was fenced',
-          new Error(`${describePartitions(moved)} no longer carry this daemon's epochs`),
+          new Error(`${describePartitions(fenced)} no longer carry this daemon's epochs`),
           'STORE_LEASE_LOST',
         );
-      }
-      for (const [i, p] of moved.entries()) await client.query(PUT_SNAPSHOT, [p, seqs[p], epochs[i], states.get(p)!]);
-      await client.query(DELETE_COVERED, [moved, moved.map((p) => seqs[p])]);
-      await client.query('COMMIT');
-      let bytes = 0;
-      for (const p of moved) {
-        this.snapshotSeqs[p] = seqs[p]!;
-        this.snapshotSizes[p] = states.get(p)!.length;
-        bytes += states.get(p)!.length;
-      }
-      this.counters.checkpoints++;
-      this.counters.bytes += bytes;
-      this.logger.info({ partitions: moved.length, bytes }, 'store: checkpoint written to the database');
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
       // A failed checkpoint loses nothing (the journal is still there); a fenced one fails the store.
       if (!this.failure) this.logger.warn({ err }, 'store: a checkpoint failed; the journal is kept');
       throw err;
-    } finally {
-      client.release();
     }
+    let bytes = 0;
+    for (const p of moved) {
+      this.snapshotSeqs[p] = seqs[p]!;
+      this.snapshotSizes[p] = states.get(p)!.length;
+      bytes += states.get(p)!.length;
+    }
+    if (sharedAt !== null) {
+      this.sharedSnapshotSeq = sharedAt;
+      this.sharedSnapshotSize = states.get(SHARED_PARTITION)!.length;
+      bytes += this.sharedSnapshotSize;
+    }
+    this.journal.counters.checkpoints++;
+    this.journal.counters.bytes += bytes;
+    this.logger.info({ partitions: states.size, bytes }, 'store: checkpoint written to the database');
+  }
+
+  /**
+   * The seq to write the shared partition's snapshot at in this checkpoint, or null: it is
+   * written by partition 0's holder, when it moved and the state is the journal's at some seq.
+   * When it cannot be written yet and none ever was, partition 0 is left out of `moved` (its
+   * journal may still hold shared records, from before the shared partition).
+   */
+  private sharedCheckpoint(moved: number[]): number | null {
+    const shared = this.journal.shared;
+    if (!shared || !this.lease.partitions.includes(0)) return null;
+    const at = shared.exactAt(this.alone);
+    if (at !== null) return at === this.sharedSnapshotSeq ? null : at;
+    if (this.sharedSnapshotSeq === null && moved.includes(0)) moved.splice(moved.indexOf(0), 1);
+    return null;
   }
 
   /** Flushes, checkpoints unless told not to (or failed), gives up the lease and disconnects. */
@@ -407,6 +407,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     await this.flush().catch(() => undefined);
     if (!this.failure && options.checkpoint !== false) await this.checkpoint().catch(() => undefined);
     this.closed = true;
+    await this.follower?.stop();
     await this.journal.idle();
     await this.historyStore?.close();
     await this.lease.release().catch(() => undefined);

@@ -1,0 +1,42 @@
+/**
+ * What executions share (decision 039): memory, files, buffered messages and the message ids
+ * seen. Any step may write them, whichever execution it runs, so on a database cut into
+ * partitions they are journaled in the shared partition, which every daemon writes and follows.
+ * Each record of it sets or removes entries named by a key, so two daemons' writes of different
+ * keys commute, and of one key the later one wins (pg/shared-journal.ts).
+ */
+import type { WfxRecord } from './records.js';
+
+/** The state's top-level keys that hold the shared state. */
+export const SHARED_KEYS = ['memory', 'files', 'messages', 'messageIds'] as const;
+
+/**
+ * The keys of the shared entries `record` sets or removes; null when it changes none (it
+ * belongs to an execution or to partition 0). A key names one entry in one of SHARED_KEYS.
+ */
+export function sharedTouched(record: WfxRecord): readonly string[] | null {
+  switch (record.type) {
+    case 'memory.written':
+      // As JSON: any text may be a name, and no two addresses make the same key.
+      return [`memory\0${JSON.stringify([record.organization, record.namespace, record.key])}`];
+    case 'file.stored':
+      return [`file\0${record.file.fileId}`];
+    case 'file.kept':
+    case 'file.deleted':
+      return [`file\0${record.fileId}`];
+    case 'files.held':
+      return record.fileIds.map((id) => `file\0${id}`);
+    case 'message.buffered':
+      return [`message\0${record.message.id}`];
+    case 'message.removed':
+      return [`message\0${record.id}`];
+    case 'messageId.seen':
+    case 'messageId.expired':
+      return [`messageId\0${record.key}`];
+    default:
+      return null;
+  }
+}
+
+/** The shared state's part of the store's options (PgStoreOptions.shared). */
+export const WFX_SHARED = { keys: SHARED_KEYS, touched: sharedTouched } as const;

@@ -1,0 +1,65 @@
+/** What a PostgreSQL store is opened with (pg-store.ts), and what it counts. */
+import type { StoreLogger } from '../durable-store.js';
+import type { Reducer } from '../record-store.js';
+import type { LeaseOptions } from './lease.js';
+import type { PartitionedCollection, SharedPart } from './partition-state.js';
+
+export interface PgStoreOptions<S, R> extends Reducer<S, R> {
+  /** `postgres://user:password@host:port/database` (libpq's URL form; `?host=/dir` for a socket). */
+  readonly connectionString: string;
+  /** The state of an empty store. */
+  readonly initialState: () => S;
+  /** Top-level keys of the state its owner rebuilds after open (see StoreOptions.derived). */
+  readonly derived?: readonly string[];
+  /**
+   * The state's collection spread over partitions (the executions: the file store's
+   * snapshotCollection); absent, every record is partition 0's.
+   */
+  readonly snapshotCollection?: PartitionedCollection<R>;
+  /** With `snapshotCollection`: what executions share, journaled in the shared partition (state/shared.ts). */
+  readonly shared?: SharedPart<R>;
+  /** How many partitions a database not used before is cut into (default DEFAULT_PARTITIONS). */
+  readonly partitions?: number;
+  /**
+   * The partitions whose leases this store holds (default: every one). A store without
+   * partition 0 reads it (the directory) as another daemon writes it, and must not write it.
+   */
+  readonly held?: (count: number) => readonly number[];
+  /** Checkpoint after this many entries since the last snapshot (default 50,000; see Store). */
+  readonly checkpointEvery?: number;
+  /** This daemon's id in the lease (lease.ts). */
+  readonly owner: string;
+  readonly leaseMs?: number;
+  /**
+   * Whether standbys follow the journal now (cluster.ts), asked at each group commit: without
+   * any, appends do not NOTIFY. Absent: they always do.
+   */
+  readonly followed?: () => boolean;
+  /**
+   * Wait as a standby while another daemon holds the lease (lease.ts); refused otherwise. A
+   * standby keeps a copy of the state current while it waits (journal-follower.ts): `following`
+   * is given the sequence number of the last entry it applied (null once that copy is gone).
+   */
+  readonly standby?: LeaseOptions['standby'] & { readonly following?: (appliedSeq: (() => number) | null) => void };
+  readonly logger?: StoreLogger;
+}
+
+/** Counts kept for status and the benchmarks: what reached the database. */
+export interface PgStoreCounters {
+  /** INSERTs of journal entries (group commits) that committed. */
+  appends: number;
+  /** Journal entries written. */
+  entries: number;
+  /** Bytes of entries and snapshots sent. */
+  bytes: number;
+  /** Snapshots written. */
+  checkpoints: number;
+}
+
+/** The partitions a store is told to hold, checked: some, each one of the database's, partition 0 first. */
+export function heldPartitions(held: readonly number[], count: number): number[] {
+  const sorted = [...new Set(held)].sort((a, b) => a - b);
+  if (sorted.length === 0 || sorted.some((p) => !Number.isInteger(p) || p < 0 || p >= count))
+    throw new RangeError(`a store holds some of the partitions 0 to ${count - 1}, not [${held.join(', ')}]`);
+  return sorted;
+}
