@@ -46,6 +46,8 @@ export interface FollowerOptions<S, R> extends PartitionLayout<S, R> {
 export interface FollowFrom<S> {
   readonly state: S;
   readonly lastSeqs: ReadonlyMap<number, number>;
+  /** Partitions the state holds nothing of yet: loaded into it (see replacePartition). */
+  readonly absent?: readonly number[];
 }
 
 // What changed in each partition followed, read in the same transaction as the entries: whether
@@ -94,7 +96,7 @@ export class JournalFollower<S, R> {
       this.lastSeqs.set(p, from?.lastSeqs.get(p) ?? 0);
       this.snapshotSeqs.set(p, 0);
     }
-    this.absent = new Set(from ? [] : options.partitions);
+    this.absent = new Set(from ? (from.absent ?? []) : options.partitions);
   }
 
   /**

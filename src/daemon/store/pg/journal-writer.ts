@@ -37,6 +37,8 @@ export class JournalWriter<R> {
   /** This store's part in the shared journal; null without a shared partition. */
   readonly shared: SharedJournal<R> | null;
   readonly counters: PgStoreCounters = { appends: 0, entries: 0, bytes: 0, checkpoints: 0 };
+  /** Partitions being given up: a commit changing one is refused (PgStore.drop). */
+  readonly leaving = new Set<number>();
   /** Each commit's entries: written in one statement with the rest of its batch, all or none. */
   private readonly batches = new GroupCommit<readonly Entry[]>(
     (commits) => this.write(commits.flat()),
@@ -70,7 +72,10 @@ export class JournalWriter<R> {
     const held = this.lease.partitions;
     const cut = cutCommit(this.layout, serialized, records);
     for (const { partition } of cut)
-      if (partition !== SHARED_PARTITION && held.length < this.layout.count && !held.includes(partition))
+      if (
+        partition !== SHARED_PARTITION &&
+        ((held.length < this.layout.count && !held.includes(partition)) || this.leaving.has(partition))
+      )
         throw new Error(`the commit changes partition ${partition}, which this daemon does not hold`);
     let bytes = 0;
     const entries = cut.map(({ partition, entry }): Entry => {

@@ -5,7 +5,8 @@
  * write of the old owner lands. The lease is renewed well before it lapses; the holder counts
  * it lost, by its own monotonic clock, from when its last successful renewal was *sent*, so it
  * stops before the database's clock lets anyone else take the partition. One lease holds a set
- * of partitions, taken, renewed and released together, each with its own epoch.
+ * of partitions, taken, renewed and released together, each with its own epoch; partitions may
+ * be added to it (taken while it is held) and dropped from it (released) on the way.
  */
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -88,15 +89,20 @@ export class PartitionLease {
   /** performance.now() when the last renewal that succeeded (or the take) was sent. */
   private renewedAt: number;
   private released = false;
+  /** The partitions held, in order. */
+  private held: number[];
+  /** Partitions added or dropped, one change at a time, never while a renewal is in flight. */
+  private changing: Promise<unknown> = Promise.resolve();
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly options: LeaseOptions,
     /** The epoch each partition's writes carry, by partition. */
-    private readonly epochs: ReadonlyMap<number, number>,
+    private readonly epochs: Map<number, number>,
     sentAt: number,
     private readonly onLost: (err: WfxError) => void,
   ) {
+    this.held = [...options.partitions].sort((a, b) => a - b);
     this.validUntil = sentAt + this.ttlMs;
     this.renewedAt = sentAt;
   }
@@ -108,18 +114,62 @@ export class PartitionLease {
     return epoch;
   }
 
-  /** The epoch of the first partition held (partition 0, the directory's): what status shows. */
+  /** The epoch of the first partition held (partition 0, the directory's, when held): what status shows. */
   get epoch(): number {
-    return this.epochOf(this.options.partitions[0]!);
+    return this.epochOf(this.held[0]!);
   }
 
-  /** The partitions held. */
+  /** The partitions held, in order. */
   get partitions(): readonly number[] {
-    return this.options.partitions;
+    return this.held;
   }
 
-  private get epochList(): number[] {
-    return this.options.partitions.map((p) => this.epochOf(p));
+  private epochsOf(partitions: readonly number[]): number[] {
+    return partitions.map((p) => this.epochOf(p));
+  }
+
+  /**
+   * Takes `partitions` too, if every one is free, lapsed or this daemon's own (one try, all or
+   * none): true once held, with their own epochs; false when another daemon holds one.
+   */
+  add(partitions: readonly number[]): Promise<boolean> {
+    return this.change(async () => {
+      const wanted = partitions.filter((p) => !this.held.includes(p));
+      if (wanted.length === 0) return true;
+      await this.pool.query('INSERT INTO wfx_partitions (partition) SELECT unnest($1::int[]) ON CONFLICT DO NOTHING', [
+        wanted,
+      ]);
+      const epochs = await PartitionLease.tryTake(this.pool, wanted, this.options.owner, this.ttlMs);
+      if (!epochs) return false;
+      for (const [p, epoch] of epochs) this.epochs.set(p, epoch);
+      this.held = [...this.held, ...wanted].sort((a, b) => a - b);
+      return true;
+    });
+  }
+
+  /** Gives `partitions` up (another daemon may take them at once), keeping the rest. */
+  drop(partitions: readonly number[]): Promise<void> {
+    return this.change(async () => {
+      const going = this.held.filter((p) => partitions.includes(p));
+      if (going.length === 0) return;
+      if (going.length === this.held.length) throw new RangeError('a lease keeps at least one partition');
+      // No longer written from now on, whatever the release's outcome (it lapses otherwise).
+      this.held = this.held.filter((p) => !going.includes(p));
+      const epochs = this.epochsOf(going);
+      for (const p of going) this.epochs.delete(p);
+      await this.pool.query(RELEASE, [going, this.options.owner, epochs]);
+    });
+  }
+
+  private change<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.changing.then(async () => {
+      await this.renewing?.catch(() => undefined);
+      if (this.lost) throw this.lost;
+      if (this.released) throw new Error('the lease was released');
+      return fn();
+    });
+    this.changing = run.catch(() => undefined);
+    return run;
   }
 
   /** How long the lease lasts unrenewed, and how long ago its last renewal that succeeded was sent. */
@@ -234,28 +284,31 @@ export class PartitionLease {
     if (this.released || this.lost) return;
     if (performance.now() < this.validUntil) return this.schedule();
     this.lose(
-      new WfxError(
-        'STORE_LEASE_LOST',
-        `the lease on ${describePartitions(this.options.partitions)} lapsed before it was renewed`,
-      ),
+      new WfxError('STORE_LEASE_LOST', `the lease on ${describePartitions(this.held)} lapsed before it was renewed`),
     );
   }
 
   private renew(): Promise<void> {
-    const sentAt = performance.now();
-    this.renewing = this.pool
-      .query(RENEW, [this.options.partitions, this.options.owner, this.epochList, this.ttlMs])
+    let sentAt = 0;
+    let held: readonly number[] = [];
+    // After any change under way (add, drop): the set renewed is the one held when it is sent.
+    this.renewing = this.changing
+      .then(() => {
+        sentAt = performance.now();
+        held = this.held;
+        return this.pool.query(RENEW, [held, this.options.owner, this.epochsOf(held), this.ttlMs]);
+      })
       .then(
         (result) => {
           if (this.released || this.lost) return;
-          if (result.rowCount === this.options.partitions.length) {
+          if (result.rowCount === held.length) {
             this.validUntil = sentAt + this.ttlMs;
             this.renewedAt = sentAt;
           } else
             return this.lose(
               new WfxError(
                 'STORE_LEASE_LOST',
-                `another daemon took ${describePartitions(this.options.partitions)} or part of it (this daemon's epochs were ${this.epochList.join(', ')})`,
+                `another daemon took ${describePartitions(held)} or part of it (this daemon's epochs were ${this.epochsOf(held).join(', ')})`,
               ),
             );
           this.schedule();
@@ -285,9 +338,10 @@ export class PartitionLease {
     if (this.released) return;
     this.released = true;
     this.stopTimers();
+    await this.changing;
     await this.renewing?.catch(() => undefined);
     if (this.lost) return;
-    await this.pool.query(RELEASE, [this.options.partitions, this.options.owner, this.epochList]);
+    await this.pool.query(RELEASE, [this.held, this.options.owner, this.epochsOf(this.held)]);
   }
 }
 

@@ -1,4 +1,9 @@
 /**
+ * Long file: PgStore is one state machine (open, commit, checkpoint, partitions taken and given
+ * up, failure, close) over private fields all of its parts share: the lease, the journal's seqs,
+ * the snapshots' marks, the live follower. What needs none of them lives beside it:
+ * journal-writer.ts, fenced-sql.ts, partition-state.ts, shared-journal.ts, pg-store-options.ts.
+ *
  * The durable store on PostgreSQL: the same state machine as the JSON store (store.ts), the
  * live state in memory and every commit a journal entry, but the journal is rows of
  * `wfx_journal` and the snapshot a row of `wfx_snapshots`. Entries are group-committed: one
@@ -50,10 +55,12 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   /** Where commits go: their partitions' journals (lastSeqs, the shared journal's numbering). */
   private readonly journal: JournalWriter<R>;
   /** Follows what other daemons write to partitions this store reads but does not hold; null when it holds them all. */
-  private readonly follower: JournalFollower<S, R> | null = null;
+  private follower: JournalFollower<S, R> | null = null;
   private bytesSinceSnapshot = 0;
   private entriesSinceSnapshot = 0;
   private checkpointing: Promise<void> | null = null;
+  /** Partitions being released (drop): left out of checkpoints. */
+  private readonly going = new Set<number>();
 
   /** What reached the database, for status and the benchmarks. */
   get counters(): PgStoreCounters {
@@ -74,33 +81,15 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       failure: () => this.failure,
     });
     this.snapshotSeqs = Array.from({ length: layout.count }, (_, p) => loaded.snapshotSeqs.get(p) ?? 0);
-    const executionPartitions = lease.partitions.filter((p) => p !== 0);
     this.newExecutionId =
-      layout.count > 1 && layout.collection ? partitionedIds(layout.count, () => executionPartitions) : undefined;
+      layout.count > 1 && layout.collection
+        ? partitionedIds(layout.count, () => lease.partitions.filter((p) => p !== 0))
+        : undefined;
     this.snapshotSizes = Array.from({ length: layout.count }, (_, p) => loaded.snapshotSizes.get(p) ?? 0);
     const sharedLoaded = loaded.snapshotSizes.has(SHARED_PARTITION);
     this.sharedSnapshotSeq = sharedLoaded ? loaded.snapshotSeqs.get(SHARED_PARTITION)! : null;
     this.sharedSnapshotSize = loaded.snapshotSizes.get(SHARED_PARTITION) ?? 0;
-    if (!this.alone) {
-      const shared = this.journal.shared;
-      const read = [...(lease.partitions.includes(0) ? [] : [0]), ...(shared ? [SHARED_PARTITION] : [])];
-      this.follower = JournalFollower.over(
-        pool,
-        {
-          ...layout,
-          partitions: read,
-          apply: options.apply,
-          ...(shared && {
-            admitShared: (seq, records, writer) => shared.admit(seq, records, writer === options.owner),
-            sharedLive: true,
-          }),
-        },
-        {
-          state: this.state,
-          lastSeqs: new Map(read.map((p) => [p, loaded.lastSeqs.get(p) ?? 0])),
-        },
-      );
-    }
+    this.followOthers(loaded.lastSeqs, false);
   }
 
   /** Whether this store holds every partition: no other daemon's store writes any of the state. */
@@ -108,8 +97,34 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     return this.lease.partitions.length === this.layout.count;
   }
 
-  /** Starts following what other daemons write (see `follower`); the store is failed if its copy breaks. */
-  private followOthers(): void {
+  /**
+   * Follows what other daemons write to the partitions this store reads but does not hold
+   * (partition 0, the shared partition), from `lastSeqs`, once it does not hold them all;
+   * `start`: at once (else `start()` does). The store is failed if its copy breaks.
+   */
+  private followOthers(lastSeqs: ReadonlyMap<number, number>, start = true): void {
+    if (this.alone || this.follower) return;
+    const shared = this.journal.shared;
+    const read = [...(this.lease.partitions.includes(0) ? [] : [0]), ...(shared ? [SHARED_PARTITION] : [])];
+    const owner = this.options.owner;
+    this.follower = JournalFollower.over(
+      this.pool,
+      {
+        ...this.layout,
+        partitions: read,
+        apply: this.options.apply,
+        ...(shared && {
+          admitShared: (seq, records, writer) => shared.admit(seq, records, writer === owner),
+          sharedLive: true,
+        }),
+      },
+      { state: this.state, lastSeqs: new Map(read.map((p) => [p, lastSeqs.get(p) ?? 0])) },
+    );
+    if (start) this.start();
+  }
+
+  /** Starts the following (see followOthers). */
+  private start(): void {
     this.follower?.follow(
       this.options.connectionString,
       (this.options.leaseMs ?? DEFAULT_LEASE_MS) / 3,
@@ -196,7 +211,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       const replayed = warm ? await loaded.catchUp() : loaded.lastSeq - loaded.snapshotSeq;
       follower = null;
       store = new PgStore(pool, lease, options, layout, loaded);
-      store.followOthers();
+      store.start();
       logger.info(
         {
           partitions: count,
@@ -302,6 +317,81 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     return durable;
   }
 
+  /**
+   * Takes execution partitions `partitions` while running: their leases (one try, all or none),
+   * then their snapshots and journals loaded into the live state. Returns the ids of the
+   * executions loaded, for the state's owner to resume (the derived keys start over, as after
+   * any load), or null when another daemon holds one of them.
+   */
+  async take(partitions: readonly number[]): Promise<string[] | null> {
+    if (this.failure) throw this.failure;
+    const taking = this.executionPartitions(partitions).filter((p) => !this.lease.partitions.includes(p));
+    if (taking.length === 0) return [];
+    if (!(await this.lease.add(taking))) return null;
+    const collection = (this.state as Record<string, Record<string, unknown>>)[this.layout.collection!.key]!;
+    const before = new Set(Object.keys(collection));
+    try {
+      const lastSeqs = new Map(taking.map((p) => [p, 0]));
+      const load = { ...this.layout, partitions: taking, apply: this.options.apply };
+      const loaded = JournalFollower.over(this.pool, load, { state: this.state, lastSeqs, absent: taking });
+      await loaded.catchUp();
+      for (const p of taking) {
+        this.journal.lastSeqs[p] = loaded.lastSeqs.get(p)!;
+        this.snapshotSeqs[p] = loaded.snapshotSeqs.get(p)!;
+        this.snapshotSizes[p] = loaded.snapshotSizes.get(p) ?? 0;
+      }
+    } catch (err) {
+      // Part of them may be in the state now: it is no longer the journal's.
+      throw this.fail(`loading ${describePartitions(taking)} failed`, err);
+    }
+    this.logger.info({ partitions: taking }, 'store: took partitions');
+    return Object.keys(collection).filter((id) => !before.has(id));
+  }
+
+  /**
+   * Gives execution partitions `partitions` up while running: no commit may change them from
+   * now on (one that does fails the store: the owner stops their executions first), what was
+   * committed is flushed and checkpointed, their leases released, and their executions removed
+   * from the state (its derived keys start over).
+   */
+  async drop(partitions: readonly number[]): Promise<void> {
+    if (this.failure) throw this.failure;
+    const dropping = this.executionPartitions(partitions).filter((p) => this.lease.partitions.includes(p));
+    if (dropping.length === 0) return;
+    for (const p of dropping) this.journal.leaving.add(p);
+    try {
+      // Written before they go, so that the next holder loads a snapshot instead of replaying;
+      // no checkpoint after it writes them (it would be fenced once they are released).
+      await this.checkpoint();
+      for (const p of dropping) this.going.add(p);
+      const from = new Map([
+        [0, this.lastSeqOf(0)],
+        [SHARED_PARTITION, this.lastSeqOf(SHARED_PARTITION)],
+      ]);
+      await this.lease.drop(dropping);
+      this.followOthers(from);
+    } finally {
+      for (const p of dropping) {
+        this.journal.leaving.delete(p);
+        this.going.delete(p);
+      }
+    }
+    const state = this.state as Record<string, unknown>;
+    const collection = state[this.layout.collection!.key] as Record<string, unknown>;
+    for (const id of Object.keys(collection))
+      if (dropping.includes(partitionOfExecution(this.layout, id))) delete collection[id];
+    const initial = this.layout.initialState() as Record<string, unknown>;
+    for (const key of this.layout.derived ?? []) state[key] = initial[key];
+    this.logger.info({ partitions: dropping }, 'store: gave partitions up');
+  }
+
+  /** `partitions`, checked to be execution partitions of a split state. */
+  private executionPartitions(partitions: readonly number[]): number[] {
+    if (!this.layout.collection || partitions.some((p) => !Number.isInteger(p) || p < 1 || p >= this.layout.count))
+      throw new RangeError(`execution partitions are 1 to ${this.layout.count - 1}, not [${partitions.join(', ')}]`);
+    return [...new Set(partitions)].sort((a, b) => a - b);
+  }
+
   /** Resolves once everything committed so far is durable (diverted transactions too). */
   async flush(): Promise<void> {
     if (this.failure) throw this.failure;
@@ -329,7 +419,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       await this.follower.catchUp();
     }
     const seqs = [...this.journal.lastSeqs];
-    const moved = this.lease.partitions.filter((p) => seqs[p] !== this.snapshotSeqs[p]);
+    const moved = this.lease.partitions.filter((p) => seqs[p] !== this.snapshotSeqs[p] && !this.going.has(p));
     const sharedAt = this.sharedCheckpoint(moved);
     if (moved.length === 0 && sharedAt === null) return;
     const states = serializePartitions(
