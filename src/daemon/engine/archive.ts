@@ -169,6 +169,11 @@ export class ExecutionArchive {
   /** The last batch scheduled, until it is written and journaled: the next one starts after it. */
   private running: Promise<void> = Promise.resolve();
 
+  /** Resolves once the batches scheduled so far are written and journaled (whatever their outcome). */
+  idle(): Promise<void> {
+    return this.running;
+  }
+
   /** Archives `id` with the next batch (what finishes until it starts). */
   enqueue(id: string, recordsJson: readonly string[] | null): void {
     if (this.deps.closed()) return;

@@ -210,6 +210,24 @@ export class Effects {
       : inst.logs.length;
   }
 
+  /**
+   * Forgets live execution `inst`, about to leave the state (its partition handed to another
+   * daemon): its timers disarmed, its work under way aborted (its nodes stay Active, so their
+   * next holder runs them again), its log's streaming count dropped.
+   */
+  forget(inst: Instance): void {
+    const id = inst.processInstanceId;
+    for (const nid in inst.nodes) {
+      const ni = inst.nodes[nid]!;
+      if (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING) continue;
+      const key = nodeKey(id, ni.id);
+      this.timers.delete(key);
+      this.disarmBoundaries(id, ni.id);
+      this.work.stop(key);
+    }
+    this.streamed.delete(id);
+  }
+
   /** Re-reads the clock for due timers (after a clock jump; tests moving their clock). */
   pokeTimers(): void {
     this.timers.poke();

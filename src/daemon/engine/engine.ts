@@ -23,6 +23,7 @@ import {
 } from '../../shared/json-shape.js';
 import { WorkCount } from '../../shared/work-count.js';
 import { expiredMemoryEntries } from '../state/memory.js';
+import { InstanceTable } from '../state/instance-table.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATUS, type Environment, type Instance, type WfxState } from '../state/state.js';
 import { subscriptionsFor } from '../state/subscriptions.js';
@@ -34,7 +35,7 @@ import type { EngineEvents } from './engine-events.js';
 import { uuidv7 } from './ids.js';
 import type { NodeKey } from './keys.js';
 import { findInstance, listInstances, runningInstance, runningNow, type Caller } from './queries.js';
-import { recoverLiveState } from './recovery.js';
+import { recoverLiveState, reindexSubscriptions } from './recovery.js';
 import { Transition, type EngineCore, type LaunchParams } from './transition.js';
 import { callHttp, type HttpCall, type HttpCallOptions } from './work/http.js';
 import type { NetworkPolicy } from './work/network-policy.js';
@@ -473,6 +474,38 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     const running = recoverLiveState(this.state, this.effects);
     for (const inst of running) await this.step((t) => t.continue(inst));
     await this.sweepExpired();
+  }
+
+  /**
+   * Executions its store has just put into the state (a partition taken while running:
+   * PgStore.take), in the turn it did: resumed as after a restart (timers armed, active nodes
+   * run again, finished ones archived), and the subscription index made again for every
+   * execution (the load reset it). Resolves once the active ones ran.
+   */
+  async adopt(ids: readonly string[]): Promise<void> {
+    const running = recoverLiveState(this.state, this.effects, new Set(ids));
+    for (const inst of running) await this.step((t) => t.continue(inst));
+  }
+
+  /**
+   * Hands executions over to another daemon (their partition given up: PgStore.drop). Those
+   * `leaving` are forgotten at once (timers disarmed, work under way aborted: their next holder
+   * runs it again); `removal` takes them out of the state in the same turn, calling `removed`
+   * then (the subscription index is made again without them) and `settled` before it lets them
+   * go (the archive's writes of finished ones done: they are fenced by the partition's lease).
+   */
+  async handOver(
+    leaving: (instanceId: string) => boolean,
+    removal: (removed: () => void, settled: () => Promise<void>) => Promise<void>,
+  ): Promise<void> {
+    for (const id of InstanceTable.of(this.state).ids()) {
+      const inst = this.state.instances[id];
+      if (inst !== undefined && leaving(id)) this.effects.forget(inst);
+    }
+    await removal(
+      () => reindexSubscriptions(this.state),
+      () => this.archive.idle(),
+    );
   }
 
   /**

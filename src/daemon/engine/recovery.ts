@@ -5,17 +5,18 @@
 import { shareParsedStrings } from '../state/gc.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { indexEventWait } from '../state/records.js';
-import { STATUS, type Instance, type WfxState } from '../state/state.js';
+import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import type { Effects } from './effects.js';
 
 /**
- * In one walk over the live executions: shares their parsed strings (gc.ts), rebuilds the
+ * In one walk over the live executions (with `only`: those, the index rebuilt for all, as after
+ * a partition is taken while running): shares their parsed strings (gc.ts), rebuilds the
  * derived subscription index, queues finished executions for archiving, and re-arms the timers
  * and timer boundary events of waiting and active nodes (overdue ones fire at once). Returns
  * the running executions to continue: those with active nodes (run again), and those with
  * nothing live (settled: finished, or their join fired).
  */
-export function recoverLiveState(state: WfxState, effects: Effects): Instance[] {
+export function recoverLiveState(state: WfxState, effects: Effects, only?: ReadonlySet<string>): Instance[] {
   // The subscription index is derived: rebuilt in the same walk (one pass over the executions, not two).
   state.subscriptions = {};
   const running: Instance[] = [];
@@ -23,6 +24,10 @@ export function recoverLiveState(state: WfxState, effects: Effects): Instance[] 
   for (const id of InstanceTable.of(state).ids()) {
     const inst = state.instances[id];
     if (inst === undefined) continue;
+    if (only && !only.has(id)) {
+      indexEventWaits(state, inst);
+      continue;
+    }
     shareParsedStrings(inst, id, prev);
     prev = inst;
     if (!effects.recovered(inst)) continue;
@@ -43,4 +48,19 @@ export function recoverLiveState(state: WfxState, effects: Effects): Instance[] 
     if (active || !waiting) running.push(inst);
   }
   return running;
+}
+
+/** Indexes the waiting catch events of one live execution (the rest of a recovery left to its own). */
+function indexEventWaits(state: WfxState, inst: Instance): void {
+  if (inst.stateCd !== STATE.RUNNING) return;
+  for (const id in inst.nodes) indexEventWait(state, inst, inst.nodes[id]!);
+}
+
+/** The subscription index made again from the live executions' waits (after some left the state). */
+export function reindexSubscriptions(state: WfxState): void {
+  state.subscriptions = {};
+  for (const id of InstanceTable.of(state).ids()) {
+    const inst = state.instances[id];
+    if (inst !== undefined) indexEventWaits(state, inst);
+  }
 }

@@ -53,9 +53,11 @@ t.test('partitions moving between running stores', { skip: POSTGRES_SKIP }, asyn
   await a.commit(item(ids[3]!, 4), { op: 'mem', k: 'm', v: 'a' });
   // A commit made before the drop is asked for is durable and goes with the partition.
   const before = a.commit(item(ids[1]!, 10));
-  await a.drop([2, 3]);
+  let atRemoval: string[] = [];
+  await a.drop([2, 3], () => (atRemoval = Object.keys(a.state.items)));
   await before;
 
+  t.same(atRemoval, [ids[0]], 'their executions leave the state at once, in the same turn as the callback');
   t.same(Object.keys(a.state.items), [ids[0]], 'the store keeps the executions of the partitions it holds');
   t.equal(a.state.seen, 0, 'its derived keys start over');
   t.same(
@@ -76,8 +78,11 @@ t.test('partitions moving between running stores', { skip: POSTGRES_SKIP }, asyn
   );
   const b = await open('b', [3]);
   t.same(Object.keys(b.state.items), [ids[2]]);
-  const loaded = await b.take([2]);
-  t.same(loaded?.sort(), [ids[1], ids[3]].sort(), 'take returns the executions it loaded');
+  let loaded: string[] = [];
+  let seenAtLoad: string[] = [];
+  t.equal(await b.take([2], (ids) => ((loaded = ids), (seenAtLoad = Object.keys(b.state.items)))), true);
+  t.same(loaded.sort(), [ids[1], ids[3]].sort(), 'the callback is given the executions loaded');
+  t.same(seenAtLoad.sort(), [ids[1], ids[2], ids[3]].sort(), 'in the state when it is called');
   t.same(b.state.items, { [ids[1]!]: 12, [ids[2]!]: 3, [ids[3]!]: 4 }, 'with every commit made before the drop');
   t.equal(b.state.dir.flow, 'v1');
   t.equal(b.state.mem.m, 'a');
@@ -91,7 +96,7 @@ t.test('partitions moving between running stores', { skip: POSTGRES_SKIP }, asyn
 
   const c = await open('c', [1]).catch((err: unknown) => err);
   t.match(c, { code: 'DATABASE_IN_USE' }, 'a partition held is not opened by another');
-  t.equal(await b.take([1]), null, 'nor taken');
+  t.equal(await b.take([1], () => t.fail('nothing loaded')), false, 'nor taken');
   t.equal(Object.keys(b.state.items).length, 3, 'and nothing of it is loaded');
   await b.commit(item(ids[2]!, 1));
 

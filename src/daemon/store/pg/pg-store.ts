@@ -319,70 +319,110 @@ export class PgStore<S, R> extends RecordStore<S, R> {
 
   /**
    * Takes execution partitions `partitions` while running: their leases (one try, all or none),
-   * then their snapshots and journals loaded into the live state. Returns the ids of the
-   * executions loaded, for the state's owner to resume (the derived keys start over, as after
-   * any load), or null when another daemon holds one of them.
+   * then their snapshots and journals loaded beside the live state (the flows they run read
+   * from it) and put into it at once, in one turn with `loaded`, which is given their ids: the
+   * state's owner resumes them there (the derived keys start over, as after any load). Resolves
+   * false, loading nothing, when another daemon holds one of them.
    */
-  async take(partitions: readonly number[]): Promise<string[] | null> {
+  async take(partitions: readonly number[], loaded: (ids: string[]) => void): Promise<boolean> {
     if (this.failure) throw this.failure;
     const taking = this.executionPartitions(partitions).filter((p) => !this.lease.partitions.includes(p));
-    if (taking.length === 0) return [];
-    if (!(await this.lease.add(taking))) return null;
-    const collection = (this.state as Record<string, Record<string, unknown>>)[this.layout.collection!.key]!;
-    const before = new Set(Object.keys(collection));
+    if (taking.length === 0) return true;
+    if (!(await this.lease.add(taking))) return false;
+    const { key } = this.layout.collection!;
+    const state = this.state as Record<string, unknown>;
+    // The rest of the state shared (read only: a partition's records change its executions
+    // alone), the derived keys its own, since replaying its journal would add to them.
+    const beside: Record<string, unknown> = { ...state, [key]: {} };
+    const initial = this.layout.initialState() as Record<string, unknown>;
+    for (const k of this.layout.derived ?? []) beside[k] = initial[k];
+    let follower: JournalFollower<S, R>;
     try {
       const lastSeqs = new Map(taking.map((p) => [p, 0]));
       const load = { ...this.layout, partitions: taking, apply: this.options.apply };
-      const loaded = JournalFollower.over(this.pool, load, { state: this.state, lastSeqs, absent: taking });
-      await loaded.catchUp();
-      for (const p of taking) {
-        this.journal.lastSeqs[p] = loaded.lastSeqs.get(p)!;
-        this.snapshotSeqs[p] = loaded.snapshotSeqs.get(p)!;
-        this.snapshotSizes[p] = loaded.snapshotSizes.get(p) ?? 0;
-      }
+      follower = JournalFollower.over(this.pool, load, { state: beside as S, lastSeqs, absent: taking });
+      await follower.catchUp();
     } catch (err) {
-      // Part of them may be in the state now: it is no longer the journal's.
+      // Held and not loaded: the store cannot serve them, nor let another daemon take them now.
       throw this.fail(`loading ${describePartitions(taking)} failed`, err);
     }
+    for (const p of taking) {
+      this.journal.lastSeqs[p] = follower.lastSeqs.get(p)!;
+      this.snapshotSeqs[p] = follower.snapshotSeqs.get(p)!;
+      this.snapshotSizes[p] = follower.snapshotSizes.get(p) ?? 0;
+    }
+    const entries = beside[key] as Record<string, unknown>;
+    Object.assign(state[key] as object, entries);
+    this.resetDerived();
     this.logger.info({ partitions: taking }, 'store: took partitions');
-    return Object.keys(collection).filter((id) => !before.has(id));
+    loaded(Object.keys(entries));
+    return true;
   }
 
   /**
-   * Gives execution partitions `partitions` up while running: no commit may change them from
-   * now on (one that does fails the store: the owner stops their executions first), what was
-   * committed is flushed and checkpointed, their leases released, and their executions removed
-   * from the state (its derived keys start over).
+   * Gives execution partitions `partitions` up while running. At once, in one turn with
+   * `removed`: no commit may change them from now on (one that does fails the store), their
+   * snapshots are serialized, and their executions leave the state (its derived keys start
+   * over). Then, once what was committed to them is durable and `settled` resolves (writes
+   * of theirs elsewhere, such as history, done), the snapshots are written and the leases
+   * released, so that the next holder loads them from there.
    */
-  async drop(partitions: readonly number[]): Promise<void> {
+  async drop(partitions: readonly number[], removed: () => void, settled?: () => Promise<void>): Promise<void> {
     if (this.failure) throw this.failure;
     const dropping = this.executionPartitions(partitions).filter((p) => this.lease.partitions.includes(p));
-    if (dropping.length === 0) return;
-    for (const p of dropping) this.journal.leaving.add(p);
+    if (dropping.length === 0) return removed();
+    for (const p of dropping) {
+      this.journal.leaving.add(p);
+      this.going.add(p); // left out of checkpoints: theirs is written here
+    }
+    const seqs = [...this.journal.lastSeqs];
+    const states = serializePartitions(this.state, this.layout, dropping);
+    const collection = (this.state as Record<string, Record<string, unknown>>)[this.layout.collection!.key]!;
+    for (const id of Object.keys(collection))
+      if (dropping.includes(partitionOfExecution(this.layout, id))) delete collection[id];
+    this.resetDerived();
+    removed();
     try {
-      // Written before they go, so that the next holder loads a snapshot instead of replaying;
-      // no checkpoint after it writes them (it would be fenced once they are released).
-      await this.checkpoint();
-      for (const p of dropping) this.going.add(p);
+      await this.checkpointing?.catch(() => undefined);
+      await settled?.();
+      await this.flush();
+      const snapshots = dropping.map((p) => ({
+        partition: p,
+        seq: seqs[p]!,
+        epoch: this.lease.epochOf(p),
+        state: states.get(p)!,
+      }));
+      const fenced = snapshots.map(({ partition, epoch }) => ({ partition, epoch }));
+      const written = await putSnapshots(this.pool, {
+        owner: this.options.owner,
+        fenced,
+        snapshots,
+        covered: snapshots,
+      });
+      if (!written) throw new Error(`${describePartitions(dropping)} no longer carry this daemon's epochs`);
       const from = new Map([
         [0, this.lastSeqOf(0)],
         [SHARED_PARTITION, this.lastSeqOf(SHARED_PARTITION)],
       ]);
       await this.lease.drop(dropping);
       this.followOthers(from);
+    } catch (err) {
+      // Gone from the state, and not handed over: the lease lapses, and the next holder replays.
+      throw this.fail(`giving up ${describePartitions(dropping)} failed`, err);
     } finally {
       for (const p of dropping) {
         this.journal.leaving.delete(p);
         this.going.delete(p);
       }
     }
+    this.logger.info({ partitions: dropping }, 'store: gave partitions up');
+  }
+
+  /** The derived keys as the initial state has them: made again by the state's owner or on first use. */
+  private resetDerived(): void {
     const state = this.state as Record<string, unknown>;
-    const collection = state[this.layout.collection!.key] as Record<string, unknown>;
-    for (const id of Object.keys(collection))
-      if (dropping.includes(partitionOfExecution(this.layout, id))) delete collection[id];
     const initial = this.layout.initialState() as Record<string, unknown>;
     for (const key of this.layout.derived ?? []) state[key] = initial[key];
-    this.logger.info({ partitions: dropping }, 'store: gave partitions up');
   }
 
   /** `partitions`, checked to be execution partitions of a split state. */

@@ -1,0 +1,164 @@
+import t from 'tap';
+import { Engine } from '../../../src/daemon/engine/engine.js';
+import { partitionOf } from '../../../src/daemon/engine/ids.js';
+import { publishFlow } from '../../../src/daemon/flows/publish.js';
+import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
+import { WFX_SHARED } from '../../../src/daemon/state/shared.js';
+import { STATE, type WfxState } from '../../../src/daemon/state/state.js';
+import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
+import { validateFlowSource } from '../../../src/shared/flow/validate.js';
+import { TestClock } from '../../helpers/engine.js';
+import { eventually } from '../../helpers/eventually.js';
+import { POSTGRES_SKIP, startPostgres } from '../../helpers/postgres.js';
+
+// Executions handed from one running engine to another with their partitions (Engine.handOver
+// with PgStore.drop, Engine.adopt with PgStore.take): waits, timers and subscriptions go on
+// where they are taken, and the engine that gave them up no longer reaches them.
+
+const FLOWS = {
+  ask: `
+processId: 0192f0c0-0000-7000-8000-00000000000a
+name: Ask
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`,
+  nap: `
+processId: 0192f0c0-0000-7000-8000-00000000000b
+name: Nap
+nodes:
+  start: { type: startEvent, next: nap }
+  nap: { type: intermediateCatchEvent, eventType: timer, duration: 5m, next: done }
+  done: { type: endEvent }
+`,
+  paid: `
+processId: 0192f0c0-0000-7000-8000-00000000000c
+name: Paid
+nodes:
+  start: { type: startEvent, next: wait }
+  wait: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: done }
+  done: { type: endEvent }
+`,
+};
+const ORG = { organization: 'default' } as const;
+const PROCESS: Record<keyof typeof FLOWS, string> = {
+  ask: '0192f0c0-0000-7000-8000-00000000000a',
+  nap: '0192f0c0-0000-7000-8000-00000000000b',
+  paid: '0192f0c0-0000-7000-8000-00000000000c',
+};
+
+t.test(
+  'executions handed over with their partitions go on in the engine that takes them',
+  { skip: POSTGRES_SKIP },
+  async (t) => {
+    const server = await startPostgres(t);
+    const url = await server.createDatabase('handover');
+    const clock = new TestClock();
+    const errors: unknown[] = [];
+    const open = async (owner: string, held?: number[]) => {
+      const store = await PgStore.open<WfxState, WfxRecord>({
+        connectionString: url,
+        owner,
+        partitions: 4,
+        ...WFX_STORE,
+        shared: WFX_SHARED,
+        ...(held && { held: () => held }),
+      });
+      const engine = new Engine({
+        store,
+        history: store.history(),
+        now: clock.now,
+        onError: (err) => errors.push(err),
+      });
+      t.teardown(async () => {
+        await engine.close();
+        await store.close();
+      });
+      await engine.recover();
+      return { store, engine };
+    };
+    const a = await open('a');
+    for (const yaml of Object.values(FLOWS)) {
+      const v = validateFlowSource(yaml);
+      if (!v.ok) throw new Error(JSON.stringify(v.problems));
+      await publishFlow(a.store, { definition: v.flow, ...ORG, environment: 'PRODUCTION', now: clock.now() });
+    }
+    // Enough of each that every execution partition holds some.
+    const started: Record<keyof typeof FLOWS, string[]> = { ask: [], nap: [], paid: [] };
+    for (let i = 0; i < 12; i++)
+      for (const flow of Object.keys(FLOWS) as Array<keyof typeof FLOWS>) {
+        const inst = await a.engine.start({ processId: PROCESS[flow], ...ORG, data: {}, correlationKey: `k${i}` });
+        started[flow].push(inst.processInstanceId);
+      }
+    const moved = (id: string) => partitionOf(id, 4) >= 2;
+    const timersBefore = a.engine.timerCount;
+    const napsMoved = started.nap.filter(moved);
+    t.ok(napsMoved.length > 0 && napsMoved.length < 12, 'some naps move, some stay');
+
+    await a.engine.handOver(moved, (removed, settled) => a.store.drop([2, 3], removed, settled));
+    t.equal(a.engine.timerCount, timersBefore - napsMoved.length, 'their timers are disarmed');
+    t.notOk(Object.keys(a.store.state.instances).some(moved), 'they left the state of the engine that gave them up');
+    const movedAsk = started.ask.find(moved)!;
+    await t.rejects(
+      a.engine.submitTask({
+        ...ORG,
+        processInstanceId: movedAsk,
+        nodeId: 'ask',
+        action: 'COMPLETE',
+        data: { inputValue: 'yes' },
+      }),
+      { code: 'INSTANCE_NOT_FOUND' },
+      'which no longer reaches them',
+    );
+    const movedKey = `k${started.paid.findIndex(moved)}`;
+    await t.rejects(
+      a.engine.publishEvent({ ...ORG, eventType: 'paid', correlationKey: movedKey }),
+      { code: 'NO_MATCHING_SUBSCRIPTION' },
+      'nor delivers to their subscriptions',
+    );
+
+    // One engine opens on partition 3, then takes partition 2 while it runs.
+    const b = await open('b', [3]);
+    let adopted: Promise<void> = Promise.resolve();
+    t.ok(await b.store.take([2], (ids) => (adopted = b.engine.adopt(ids))));
+    await adopted;
+    t.same(
+      Object.keys(b.store.state.instances).sort(),
+      [...started.ask, ...started.nap, ...started.paid].filter(moved).sort(),
+      'it holds every execution handed over',
+    );
+    t.equal(b.engine.timerCount, napsMoved.length, 'with their timers armed');
+
+    await b.engine.submitTask({
+      ...ORG,
+      processInstanceId: movedAsk,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'yes' },
+    });
+    const res = await b.engine.publishEvent({ ...ORG, eventType: 'paid', correlationKey: movedKey });
+    t.equal(res.status, 'resumed', 'its subscriptions are indexed');
+    clock.advance(6 * 60_000);
+    a.engine.pokeTimers();
+    b.engine.pokeTimers();
+    const done = (engine: Engine, id: string) =>
+      engine.getInstance({ organization: null }, id).then((i) => i?.stateCd === STATE.COMPLETED);
+    await eventually('the naps end where they are', async () => {
+      for (const id of started.nap) if (!(await done(moved(id) ? b.engine : a.engine, id))) return false;
+      return true;
+    });
+    t.ok(await done(b.engine, movedAsk));
+    const stayed = started.ask.find((id) => !moved(id))!;
+    await a.engine.submitTask({
+      ...ORG,
+      processInstanceId: stayed,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'yes' },
+    });
+    t.ok(await done(a.engine, stayed), 'the engine that gave them up goes on with the rest');
+
+    t.same(errors, [], 'no engine reported an error');
+  },
+);
