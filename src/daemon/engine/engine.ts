@@ -488,24 +488,26 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   }
 
   /**
-   * Hands executions over to another daemon (their partition given up: PgStore.drop). Those
-   * `leaving` are forgotten at once (timers disarmed, work under way aborted: their next holder
-   * runs it again); `removal` takes them out of the state in the same turn, calling `removed`
-   * then (the subscription index is made again without them) and `settled` before it lets them
-   * go (the archive's writes of finished ones done: they are fenced by the partition's lease).
+   * Hands executions over to another daemon (their partition given up: PgStore.drop, which
+   * `removal` calls with these hooks). In the turn they leave the state, those `leaving` are
+   * forgotten just before (timers disarmed, work under way aborted: their next holder runs it
+   * again) and the subscription index is made again without them just after; the archive's
+   * writes in flight (fenced by the partition's lease) are `settled` before the lease goes.
    */
   async handOver(
     leaving: (instanceId: string) => boolean,
-    removal: (removed: () => void, settled: () => Promise<void>) => Promise<void>,
+    removal: (hooks: { leaving: () => void; left: () => void; settled: () => Promise<void> }) => Promise<void>,
   ): Promise<void> {
-    for (const id of InstanceTable.of(this.state).ids()) {
-      const inst = this.state.instances[id];
-      if (inst !== undefined && leaving(id)) this.effects.forget(inst);
-    }
-    await removal(
-      () => reindexSubscriptions(this.state),
-      () => this.archive.idle(),
-    );
+    await removal({
+      leaving: () => {
+        for (const id of InstanceTable.of(this.state).ids()) {
+          const inst = this.state.instances[id];
+          if (inst !== undefined && leaving(id)) this.effects.forget(inst);
+        }
+      },
+      left: () => reindexSubscriptions(this.state),
+      settled: () => this.archive.idle(),
+    });
   }
 
   /**

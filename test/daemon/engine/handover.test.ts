@@ -96,7 +96,7 @@ t.test(
     const napsMoved = started.nap.filter(moved);
     t.ok(napsMoved.length > 0 && napsMoved.length < 12, 'some naps move, some stay');
 
-    await a.engine.handOver(moved, (removed, settled) => a.store.drop([2, 3], removed, settled));
+    await a.engine.handOver(moved, (hooks) => a.store.drop([2, 3], hooks));
     t.equal(a.engine.timerCount, timersBefore - napsMoved.length, 'their timers are disarmed');
     t.notOk(Object.keys(a.store.state.instances).some(moved), 'they left the state of the engine that gave them up');
     const movedAsk = started.ask.find(moved)!;

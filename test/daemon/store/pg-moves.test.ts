@@ -1,6 +1,8 @@
 import t from 'tap';
 import { partitionOf, uuidv7In } from '../../../src/daemon/engine/ids.js';
+import { PartitionLease } from '../../../src/daemon/store/pg/lease.js';
 import { PgStore, type PgStoreOptions } from '../../../src/daemon/store/pg/pg-store.js';
+import pg from 'pg';
 import { eventually } from '../../helpers/eventually.js';
 import { POSTGRES_SKIP, queryAt, startPostgres } from '../../helpers/postgres.js';
 
@@ -54,9 +56,19 @@ t.test('partitions moving between running stores', { skip: POSTGRES_SKIP }, asyn
   // A commit made before the drop is asked for is durable and goes with the partition.
   const before = a.commit(item(ids[1]!, 10));
   let atRemoval: string[] = [];
-  await a.drop([2, 3], () => (atRemoval = Object.keys(a.state.items)));
+  let atLeaving: string[] = [];
+  let drawn: number[] = [];
+  await a.drop([2, 3], {
+    leaving: () => (atLeaving = Object.keys(a.state.items)),
+    left: () => {
+      atRemoval = Object.keys(a.state.items);
+      drawn = Array.from({ length: 50 }, () => partitionOf(a.newExecutionId!(AT, null), 4));
+    },
+  });
   await before;
 
+  t.same(atLeaving.sort(), [...new Set(ids)].sort(), 'told before they leave');
+  t.same([...new Set(drawn)], [1], 'no execution is started in them while they go');
   t.same(atRemoval, [ids[0]], 'their executions leave the state at once, in the same turn as the callback');
   t.same(Object.keys(a.state.items), [ids[0]], 'the store keeps the executions of the partitions it holds');
   t.equal(a.state.seen, 0, 'its derived keys start over');
@@ -106,4 +118,33 @@ t.test('partitions moving between running stores', { skip: POSTGRES_SKIP }, asyn
   t.same(d.state.items, { [ids[1]!]: 112, [ids[2]!]: 4, [ids[3]!]: 4 }, 'what the second store wrote, loaded again');
   t.equal(d.state.mem.m, 'b');
   await d.close();
+});
+
+t.test('lease changes and renewals wait for each other, never on themselves', { skip: POSTGRES_SKIP }, async (t) => {
+  const server = await startPostgres(t);
+  const url = await server.createDatabase('lease_changes');
+  await queryAt(url, 'SELECT 1'); // migrated below by a store
+  const store = await PgStore.open<MState, MRecord>({
+    connectionString: url,
+    owner: 'setup',
+    partitions: 4,
+    ...reducer,
+  });
+  await store.close();
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  t.teardown(() => pool.end());
+  const lost: unknown[] = [];
+  const lease = await PartitionLease.take(pool, { partitions: [1], owner: 'a', ttlMs: 60_000 }, (err) =>
+    lost.push(err),
+  );
+  // Two changes queued, then a renewal asked for while the second waits behind the first.
+  const first = lease.add([2]);
+  const second = lease.drop([2]);
+  const renewal = (lease as unknown as { renew(): Promise<void> }).renew();
+  await Promise.all([first, second, renewal]);
+  t.same(lease.partitions, [1]);
+  t.same(lost, []);
+  t.equal(await lease.add([3]), true, 'and the next change goes through');
+  t.same(lease.partitions, [1, 3]);
+  await lease.release();
 });

@@ -150,13 +150,20 @@ export class JournalFollower<S, R> {
     return next;
   }
 
+  /** The copy cannot be trusted from now on: said once to whoever follows (`follow`'s onBroken). */
+  private broke(err: unknown): void {
+    if (this.brokenBy) return;
+    this.brokenBy = err;
+    this.onBroken?.(err);
+  }
+
   private async catchUpAlone(): Promise<number> {
     if (this.brokenBy) throw this.brokenBy;
     try {
       return await this.catchUpOnce();
     } catch (err) {
       // A corrupt journal or snapshot; a reducer's refusal was marked where it was thrown.
-      if (err instanceof WfxError) this.brokenBy = err;
+      if (err instanceof WfxError) this.broke(err);
       throw err;
     }
   }
@@ -231,7 +238,7 @@ export class JournalFollower<S, R> {
               : records;
           for (const record of admitted) this.options.apply(this.state, record);
         } catch (err) {
-          this.brokenBy = err; // part of the entry may be applied: the copy is no longer the journal's
+          this.broke(err); // part of the entry may be applied: the copy is no longer the journal's
           throw err;
         }
         this.lastSeqs.set(partition, seq);
@@ -308,8 +315,8 @@ export class JournalFollower<S, R> {
           this.warned = false;
         },
         (err: unknown) => {
-          if (this.brokenBy && this.onBroken) this.onBroken(this.brokenBy);
-          else if (this.brokenBy)
+          if (this.brokenBy && this.onBroken) return;
+          if (this.brokenBy)
             logger.warn({ err }, 'store: the standby stops following the journal; a takeover loads it');
           else if (!this.warned) logger.warn({ err }, 'store: the standby cannot follow the journal for now');
           this.warned = true;

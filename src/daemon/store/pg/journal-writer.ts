@@ -37,8 +37,11 @@ export class JournalWriter<R> {
   /** This store's part in the shared journal; null without a shared partition. */
   readonly shared: SharedJournal<R> | null;
   readonly counters: PgStoreCounters = { appends: 0, entries: 0, bytes: 0, checkpoints: 0 };
-  /** Partitions being given up: a commit changing one is refused (PgStore.drop). */
-  readonly leaving = new Set<number>();
+  /**
+   * Partitions being taken or given up (PgStore.take, drop): a commit changing one is refused,
+   * no execution is started in one, no checkpoint writes one.
+   */
+  readonly moving = new Set<number>();
   /** Each commit's entries: written in one statement with the rest of its batch, all or none. */
   private readonly batches = new GroupCommit<readonly Entry[]>(
     (commits) => this.write(commits.flat()),
@@ -74,7 +77,7 @@ export class JournalWriter<R> {
     for (const { partition } of cut)
       if (
         partition !== SHARED_PARTITION &&
-        ((held.length < this.layout.count && !held.includes(partition)) || this.leaving.has(partition))
+        ((held.length < this.layout.count && !held.includes(partition)) || this.moving.has(partition))
       )
         throw new Error(`the commit changes partition ${partition}, which this daemon does not hold`);
     let bytes = 0;
@@ -104,13 +107,18 @@ export class JournalWriter<R> {
     // Fenced on the leases of the partitions written; a batch of shared entries alone on the
     // store's first lease, so that a daemon holding none writes nothing.
     const written = [...new Set(entries.map((e) => e.partition).filter((p) => p !== SHARED_PARTITION))];
-    const partitions = written.length > 0 ? written : [this.lease.partitions[0]!];
+    const partitions =
+      written.length > 0
+        ? written
+        : [this.lease.partitions.find((p) => !this.moving.has(p)) ?? this.lease.partitions[0]!];
     let shared = 0;
     const seqs = entries.map((e) => (e.partition === SHARED_PARTITION ? ++shared : e.seq));
     const epochOf = (p: number): number => this.lease.epochOf(p === SHARED_PARTITION ? partitions[0]! : p);
     let result: pg.QueryResult<{ partition: number; seq: string }>;
     try {
-      result = await this.pool.query(this.options.followed?.() === false ? APPEND : APPEND_NOTIFY, [
+      // Other daemons follow the shared partition and partition 0 whenever one holds partitions.
+      const notify = this.options.followed?.() !== false || this.lease.partitions.length < this.layout.count;
+      result = await this.pool.query(notify ? APPEND_NOTIFY : APPEND, [
         this.options.owner,
         partitions,
         partitions.map((p) => this.lease.epochOf(p)),

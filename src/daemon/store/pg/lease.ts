@@ -43,6 +43,8 @@ export interface LeaseHolder {
 }
 
 export const DEFAULT_LEASE_MS = 10_000;
+/** PostgreSQL's SQLSTATE when lock_timeout ends a wait. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 // Taking is one transaction: the rows locked FOR UPDATE in partition order (two daemons taking
 // overlapping sets cannot deadlock; the lock waits for every append in flight of the old owner,
@@ -91,8 +93,8 @@ export class PartitionLease {
   private released = false;
   /** The partitions held, in order. */
   private held: number[];
-  /** Partitions added or dropped, one change at a time, never while a renewal is in flight. */
-  private changing: Promise<unknown> = Promise.resolve();
+  /** Renewals and changes (partitions added, dropped), one at a time, in the order asked. */
+  private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -139,7 +141,7 @@ export class PartitionLease {
       await this.pool.query('INSERT INTO wfx_partitions (partition) SELECT unnest($1::int[]) ON CONFLICT DO NOTHING', [
         wanted,
       ]);
-      const epochs = await PartitionLease.tryTake(this.pool, wanted, this.options.owner, this.ttlMs);
+      const epochs = await PartitionLease.tryTake(this.pool, wanted, this.options.owner, this.ttlMs, this.ttlMs / 3);
       if (!epochs) return false;
       for (const [p, epoch] of epochs) this.epochs.set(p, epoch);
       this.held = [...this.held, ...wanted].sort((a, b) => a - b);
@@ -162,13 +164,12 @@ export class PartitionLease {
   }
 
   private change<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.changing.then(async () => {
-      await this.renewing?.catch(() => undefined);
+    const run = this.queue.then(() => {
       if (this.lost) throw this.lost;
       if (this.released) throw new Error('the lease was released');
       return fn();
     });
-    this.changing = run.catch(() => undefined);
+    this.queue = run.catch(() => undefined);
     return run;
   }
 
@@ -219,10 +220,15 @@ export class PartitionLease {
     partitions: readonly number[],
     owner: string,
     ttl: number,
+    lockTimeoutMs?: number,
   ): Promise<Map<number, number> | null> {
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
+      // Partitions added to a lease held wait for a row another daemon locks (an append, a
+      // takeover) for a while at most: the renewals of what this daemon holds wait behind them.
+      if (lockTimeoutMs !== undefined)
+        await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`);
       const locked = await client.query<{ free: boolean }>(LOCK, [partitions, owner]);
       if (locked.rows.length !== partitions.length || !locked.rows.every((r) => r.free)) {
         await client.query('ROLLBACK');
@@ -239,6 +245,7 @@ export class PartitionLease {
       return new Map(rows.map((r) => [r.partition, Number(r.epoch)]));
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
+      if ((err as { code?: string }).code === LOCK_NOT_AVAILABLE) return null;
       throw err;
     } finally {
       client.release();
@@ -292,12 +299,13 @@ export class PartitionLease {
     let sentAt = 0;
     let held: readonly number[] = [];
     // After any change under way (add, drop): the set renewed is the one held when it is sent.
-    this.renewing = this.changing
-      .then(() => {
-        sentAt = performance.now();
-        held = this.held;
-        return this.pool.query(RENEW, [held, this.options.owner, this.epochsOf(held), this.ttlMs]);
-      })
+    const sent = this.queue.then(() => {
+      sentAt = performance.now();
+      held = this.held;
+      return this.pool.query(RENEW, [held, this.options.owner, this.epochsOf(held), this.ttlMs]);
+    });
+    this.queue = sent.catch(() => undefined);
+    this.renewing = sent
       .then(
         (result) => {
           if (this.released || this.lost) return;
@@ -338,7 +346,7 @@ export class PartitionLease {
     if (this.released) return;
     this.released = true;
     this.stopTimers();
-    await this.changing;
+    await this.queue;
     await this.renewing?.catch(() => undefined);
     if (this.lost) return;
     await this.pool.query(RELEASE, [this.held, this.options.owner, this.epochsOf(this.held)]);

@@ -59,8 +59,6 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   private bytesSinceSnapshot = 0;
   private entriesSinceSnapshot = 0;
   private checkpointing: Promise<void> | null = null;
-  /** Partitions being released (drop): left out of checkpoints. */
-  private readonly going = new Set<number>();
 
   /** What reached the database, for status and the benchmarks. */
   get counters(): PgStoreCounters {
@@ -83,7 +81,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     this.snapshotSeqs = Array.from({ length: layout.count }, (_, p) => loaded.snapshotSeqs.get(p) ?? 0);
     this.newExecutionId =
       layout.count > 1 && layout.collection
-        ? partitionedIds(layout.count, () => lease.partitions.filter((p) => p !== 0))
+        ? partitionedIds(layout.count, () => lease.partitions.filter((p) => p !== 0 && !this.journal.moving.has(p)))
         : undefined;
     this.snapshotSizes = Array.from({ length: layout.count }, (_, p) => loaded.snapshotSizes.get(p) ?? 0);
     const sharedLoaded = loaded.snapshotSizes.has(SHARED_PARTITION);
@@ -319,72 +317,89 @@ export class PgStore<S, R> extends RecordStore<S, R> {
 
   /**
    * Takes execution partitions `partitions` while running: their leases (one try, all or none),
-   * then their snapshots and journals loaded beside the live state (the flows they run read
-   * from it) and put into it at once, in one turn with `loaded`, which is given their ids: the
-   * state's owner resumes them there (the derived keys start over, as after any load). Resolves
-   * false, loading nothing, when another daemon holds one of them.
+   * then, partition 0 read up to now, their snapshots and journals loaded beside the live state
+   * (the flows they run read from it) and put into it at once, in one turn with `loaded`, which
+   * is given their ids: the state's owner resumes them there (the derived keys start over, as
+   * after any load). Until then nothing is committed to them, no execution is started in them,
+   * and no checkpoint writes them. Resolves false, loading nothing, when another daemon holds
+   * one of them.
    */
   async take(partitions: readonly number[], loaded: (ids: string[]) => void): Promise<boolean> {
     if (this.failure) throw this.failure;
     const taking = this.executionPartitions(partitions).filter((p) => !this.lease.partitions.includes(p));
     if (taking.length === 0) return true;
-    if (!(await this.lease.add(taking))) return false;
-    const { key } = this.layout.collection!;
-    const state = this.state as Record<string, unknown>;
-    // The rest of the state shared (read only: a partition's records change its executions
-    // alone), the derived keys its own, since replaying its journal would add to them.
-    const beside: Record<string, unknown> = { ...state, [key]: {} };
-    const initial = this.layout.initialState() as Record<string, unknown>;
-    for (const k of this.layout.derived ?? []) beside[k] = initial[k];
-    let follower: JournalFollower<S, R>;
+    for (const p of taking) this.journal.moving.add(p);
     try {
-      const lastSeqs = new Map(taking.map((p) => [p, 0]));
-      const load = { ...this.layout, partitions: taking, apply: this.options.apply };
-      follower = JournalFollower.over(this.pool, load, { state: beside as S, lastSeqs, absent: taking });
-      await follower.catchUp();
-    } catch (err) {
-      // Held and not loaded: the store cannot serve them, nor let another daemon take them now.
-      throw this.fail(`loading ${describePartitions(taking)} failed`, err);
+      if (!(await this.lease.add(taking))) return false;
+      const { key } = this.layout.collection!;
+      const state = this.state as Record<string, unknown>;
+      let follower: JournalFollower<S, R>;
+      // The previous holder's entries may start executions of flows it published just before.
+      let beside: Record<string, unknown>;
+      try {
+        await this.follower?.catchUp();
+        // The rest of the state shared (read only: a partition's records change its executions
+        // alone), the derived keys its own, since replaying its journal would add to them.
+        beside = { ...state, [key]: {} };
+        const initial = this.layout.initialState() as Record<string, unknown>;
+        for (const k of this.layout.derived ?? []) beside[k] = initial[k];
+        const lastSeqs = new Map(taking.map((p) => [p, 0]));
+        const load = { ...this.layout, partitions: taking, apply: this.options.apply };
+        follower = JournalFollower.over(this.pool, load, { state: beside as S, lastSeqs, absent: taking });
+        await follower.catchUp();
+      } catch (err) {
+        // Held and not loaded: the store cannot serve them, nor let another daemon take them now.
+        throw this.fail(`loading ${describePartitions(taking)} failed`, err);
+      }
+      for (const p of taking) {
+        this.journal.lastSeqs[p] = follower.lastSeqs.get(p)!;
+        this.snapshotSeqs[p] = follower.snapshotSeqs.get(p)!;
+        this.snapshotSizes[p] = follower.snapshotSizes.get(p) ?? 0;
+      }
+      const entries = beside[key] as Record<string, unknown>;
+      Object.assign(state[key] as object, entries);
+      this.resetDerived();
+      for (const p of taking) this.journal.moving.delete(p);
+      this.logger.info({ partitions: taking }, 'store: took partitions');
+      loaded(Object.keys(entries));
+      return true;
+    } finally {
+      for (const p of taking) this.journal.moving.delete(p);
     }
-    for (const p of taking) {
-      this.journal.lastSeqs[p] = follower.lastSeqs.get(p)!;
-      this.snapshotSeqs[p] = follower.snapshotSeqs.get(p)!;
-      this.snapshotSizes[p] = follower.snapshotSizes.get(p) ?? 0;
-    }
-    const entries = beside[key] as Record<string, unknown>;
-    Object.assign(state[key] as object, entries);
-    this.resetDerived();
-    this.logger.info({ partitions: taking }, 'store: took partitions');
-    loaded(Object.keys(entries));
-    return true;
   }
 
   /**
-   * Gives execution partitions `partitions` up while running. At once, in one turn with
-   * `removed`: no commit may change them from now on (one that does fails the store), their
-   * snapshots are serialized, and their executions leave the state (its derived keys start
-   * over). Then, once what was committed to them is durable and `settled` resolves (writes
+   * Gives execution partitions `partitions` up while running. At once, in one turn: `leaving`
+   * is called (their executions still in the state), no commit may change them from now on
+   * (one that does fails the store), no execution is started in them, their snapshots are
+   * serialized, their executions leave the state (its derived keys start over), and `left` is
+   * called. Then, once what was committed to them is durable and `settled` resolves (writes
    * of theirs elsewhere, such as history, done), the snapshots are written and the leases
-   * released, so that the next holder loads them from there.
+   * released, so that the next holder loads them from there. Throws a RangeError, changing
+   * nothing, for a partition that is not an execution partition or for all of those it holds
+   * but partition 0 is not one of them (a lease keeps one).
    */
-  async drop(partitions: readonly number[], removed: () => void, settled?: () => Promise<void>): Promise<void> {
+  async drop(
+    partitions: readonly number[],
+    hooks: { leaving?: () => void; left?: () => void; settled?: () => Promise<void> } = {},
+  ): Promise<void> {
     if (this.failure) throw this.failure;
     const dropping = this.executionPartitions(partitions).filter((p) => this.lease.partitions.includes(p));
-    if (dropping.length === 0) return removed();
-    for (const p of dropping) {
-      this.journal.leaving.add(p);
-      this.going.add(p); // left out of checkpoints: theirs is written here
-    }
+    if (dropping.length === this.lease.partitions.length)
+      throw new RangeError(`a store keeps one of its partitions: it cannot give up ${describePartitions(dropping)}`);
+    hooks.leaving?.();
+    if (dropping.length === 0) return hooks.left?.();
+    for (const p of dropping) this.journal.moving.add(p);
     const seqs = [...this.journal.lastSeqs];
     const states = serializePartitions(this.state, this.layout, dropping);
     const collection = (this.state as Record<string, Record<string, unknown>>)[this.layout.collection!.key]!;
     for (const id of Object.keys(collection))
       if (dropping.includes(partitionOfExecution(this.layout, id))) delete collection[id];
     this.resetDerived();
-    removed();
+    hooks.left?.();
     try {
       await this.checkpointing?.catch(() => undefined);
-      await settled?.();
+      await hooks.settled?.();
       await this.flush();
       const snapshots = dropping.map((p) => ({
         partition: p,
@@ -400,6 +415,10 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         covered: snapshots,
       });
       if (!written) throw new Error(`${describePartitions(dropping)} no longer carry this daemon's epochs`);
+      for (const { partition, seq, state } of snapshots) {
+        this.snapshotSeqs[partition] = seq;
+        this.snapshotSizes[partition] = state.length;
+      }
       const from = new Map([
         [0, this.lastSeqOf(0)],
         [SHARED_PARTITION, this.lastSeqOf(SHARED_PARTITION)],
@@ -410,10 +429,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       // Gone from the state, and not handed over: the lease lapses, and the next holder replays.
       throw this.fail(`giving up ${describePartitions(dropping)} failed`, err);
     } finally {
-      for (const p of dropping) {
-        this.journal.leaving.delete(p);
-        this.going.delete(p);
-      }
+      for (const p of dropping) this.journal.moving.delete(p);
     }
     this.logger.info({ partitions: dropping }, 'store: gave partitions up');
   }
@@ -459,9 +475,14 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       await this.follower.catchUp();
     }
     const seqs = [...this.journal.lastSeqs];
-    const moved = this.lease.partitions.filter((p) => seqs[p] !== this.snapshotSeqs[p] && !this.going.has(p));
+    const moved = this.lease.partitions.filter((p) => seqs[p] !== this.snapshotSeqs[p] && !this.journal.moving.has(p));
     const sharedAt = this.sharedCheckpoint(moved);
-    if (moved.length === 0 && sharedAt === null) return;
+    if (moved.length === 0 && sharedAt === null) {
+      // Nothing to write now: the next try waits for as many entries again.
+      this.bytesSinceSnapshot = 0;
+      this.entriesSinceSnapshot = 0;
+      return;
+    }
     const states = serializePartitions(
       this.state,
       this.layout,

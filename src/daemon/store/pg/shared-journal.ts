@@ -6,21 +6,28 @@
  *
  * A store applies its own records at once, as every store does, before it knows their numbers;
  * another daemon's entry may be read after that although it was numbered before. Every shared
- * record sets or removes entries by key (state/shared.ts), so the order that matters is per key:
- * an entry of another daemon is applied to keys this store has written since (an entry of its
- * own not yet passed: numbered later) only if it came after them, which it never does, so those
- * keys are left as this store's write made them. Every daemon ends with each key as its highest
- * numbered entry left it: the journal's own replay.
+ * record changes entries named by keys (state/shared.ts), so the order that matters is per key.
+ * Another daemon's record on keys this store has written since (an own entry not yet passed:
+ * numbered later) is applied, then this store's records on those keys are applied again after
+ * it: each key ends as the journal's order leaves it (a record applied again over its own
+ * effect changes nothing: each sets what it names, or adds what is there already).
  */
+
+/** One of this store's own entries not yet passed: the keys it changes, and its records. */
+interface Own<R> {
+  readonly keys: readonly string[];
+  readonly records: readonly R[];
+}
+
 export class SharedJournal<R> {
   /** The state holds exactly the journal's entries up to this one, and its own appended after. */
   private through: number;
   /** Per key: this store's own entries not yet passed (their keys' other writes come before them). */
   private readonly unseen = new Map<string, number>();
-  /** Own entries appended and not yet numbered, oldest first: their keys. */
-  private readonly pending: Array<readonly string[]> = [];
-  /** Own entries numbered after `through`, by number: their keys. */
-  private readonly numbered = new Map<number, readonly string[]>();
+  /** Own entries appended and not yet numbered, oldest first. */
+  private readonly pending: Array<Own<R>> = [];
+  /** Own entries numbered after `through`, by number. */
+  private readonly numbered = new Map<number, Own<R>>();
   /** Own entries read (admit) before the database's answer numbered them: passed already. */
   private readonly readEarly = new Set<number>();
 
@@ -48,30 +55,37 @@ export class SharedJournal<R> {
     return this.unseen.size === 0 ? this.through : null;
   }
 
-  /** The keys of the shared records among `records`: one own entry appended, applied already. */
+  /** The shared records among `records`: one own entry appended, applied already. */
   appended(records: readonly R[]): void {
     const keys: string[] = [];
-    for (const r of records) for (const key of this.touched(r) ?? []) keys.push(key);
+    const own: R[] = [];
+    for (const r of records) {
+      const touched = this.touched(r);
+      if (touched === null) continue;
+      own.push(r);
+      keys.push(...touched);
+    }
     for (const key of keys) this.unseen.set(key, (this.unseen.get(key) ?? 0) + 1);
-    this.pending.push(keys);
+    this.pending.push({ keys, records: own });
   }
 
   /** The numbers the database gave own entries, in the order they were appended. */
   numberedAs(seqs: readonly number[]): void {
     for (const seq of seqs) {
       if (this.readEarly.delete(seq)) continue;
-      const keys = this.pending.shift();
-      if (keys === undefined) throw new Error('the shared journal numbered more entries than this store appended');
-      if (seq <= this.through) this.pass(keys);
-      else this.numbered.set(seq, keys);
+      const own = this.pending.shift();
+      if (own === undefined) throw new Error('the shared journal numbered more entries than this store appended');
+      if (seq <= this.through) this.pass(own);
+      else this.numbered.set(seq, own);
     }
     this.advance();
   }
 
   /**
-   * The records of shared entry `seq` (read in order by a follower; `own` when this store's
-   * daemon wrote it) to apply: none of an entry the state holds already (its own, or one before
-   * `seq`), else those not setting a key this store has written since.
+   * The records to apply for shared entry `seq` (read in order by a follower; `own` when this
+   * store's daemon wrote it): none for an entry the state holds already (its own, or one before
+   * `seq`); else its records, then this store's own records not yet passed on the keys they
+   * share with them, in the order they were appended (they come after it in the journal).
    */
   admit(seq: number, records: readonly R[], own = false): readonly R[] {
     if (seq <= this.through) return [];
@@ -86,32 +100,41 @@ export class SharedJournal<R> {
       return [];
     }
     // Its own, committed, read before the database's answer came back: the oldest not yet
-    // numbered (any older one was read before it), passed now so that later entries apply.
+    // numbered (any older one was read before it), passed now.
     if (own && this.pending.length > 0) {
       this.pass(this.pending.shift()!);
       this.readEarly.add(seq);
       this.advance();
       return [];
     }
-    const admitted = records.filter((r) => !(this.touched(r) ?? []).some((key) => this.unseen.has(key)));
+    const clashing = new Set<string>();
+    for (const r of records) for (const key of this.touched(r) ?? []) if (this.unseen.has(key)) clashing.add(key);
+    // Collected before advancing: own entries numbered right after this one are in the state
+    // already, but were applied before it, so they too are applied again after it.
+    const again = clashing.size === 0 ? [] : this.ownOn(clashing);
     this.advance();
-    return admitted;
+    return again.length === 0 ? records : [...records, ...again];
+  }
+
+  /** This store's own records not yet passed that change any of `keys`, oldest first. */
+  private ownOn(keys: ReadonlySet<string>): R[] {
+    const out: R[] = [];
+    const entries = [...[...this.numbered].sort(([a], [b]) => a - b).map(([, e]) => e), ...this.pending];
+    for (const entry of entries)
+      for (const r of entry.records) if ((this.touched(r) ?? []).some((key) => keys.has(key))) out.push(r);
+    return out;
   }
 
   /** Own entries numbered right after `through` need no reading: the state holds them. */
   private advance(): void {
-    for (
-      let keys = this.numbered.get(this.through + 1);
-      keys !== undefined;
-      keys = this.numbered.get(this.through + 1)
-    ) {
+    for (let own = this.numbered.get(this.through + 1); own !== undefined; own = this.numbered.get(this.through + 1)) {
       this.numbered.delete(++this.through);
-      this.pass(keys);
+      this.pass(own);
     }
   }
 
-  private pass(keys: readonly string[]): void {
-    for (const key of keys) {
+  private pass(own: Own<R>): void {
+    for (const key of own.keys) {
       const left = this.unseen.get(key)! - 1;
       if (left > 0) this.unseen.set(key, left);
       else this.unseen.delete(key);
