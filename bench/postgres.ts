@@ -67,11 +67,19 @@ export interface PostgresBenchResult {
       readonly tail: number;
       readonly warmMs: number;
       readonly coldMs: number;
+      /** Partitions moved between running stores (decision 040): given up by one, taken by another. */
+      readonly move: Move;
     };
   };
 }
 
 type Opener = (tag: string) => Promise<RecordStore<WfxState, WfxRecord>>;
+
+/** Partitions moved while running: how many executions, and each side's time (PgStore.drop, take). */
+interface Move {
+  readonly dropped: { readonly partitions: number; readonly executions: number; readonly ms: number };
+  readonly taken: { readonly partitions: number; readonly executions: number; readonly ms: number };
+}
 /** The history beside a store: its own table for the PostgreSQL store, files for the JSON store. */
 const historyOf = async (store: RecordStore<WfxState, WfxRecord>, dir: string): Promise<HistoryStore> =>
   store instanceof PgStore ? store.history() : History.open(join(dir, 'history'));
@@ -173,10 +181,14 @@ async function takeover(
   server: Cluster,
   waiting: number,
   tail: number,
-): Promise<{ waiting: number; tail: number; warmMs: number; coldMs: number }> {
+): Promise<{ waiting: number; tail: number; warmMs: number; coldMs: number; move: Move }> {
   const db = 'bench_takeover';
   await queryAt(server.urlOf('postgres'), `CREATE DATABASE ${db}`);
-  const open = (owner: string, standby?: { following: (seq: (() => number) | null) => void }) =>
+  const open = (
+    owner: string,
+    standby?: { following: (seq: (() => number) | null) => void },
+    held?: readonly number[],
+  ) =>
     PgStore.open<WfxState, WfxRecord>({
       connectionString: server.urlOf(db),
       owner,
@@ -184,6 +196,7 @@ async function takeover(
       shared: WFX_SHARED,
       checkpointEvery: Number.MAX_SAFE_INTEGER,
       ...(standby && { standby }),
+      ...(held && { held: () => held }),
     });
   const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-takeover-'));
   try {
@@ -218,8 +231,21 @@ async function takeover(
     t0 = performance.now();
     const cold = await open('cold');
     const coldMs = performance.now() - t0;
+    // A second daemon's share: partitions 1-7 given up by this one; it opens on the first and
+    // takes the rest while running.
+    const count = () => Object.keys(cold.state.instances).length;
+    const before = count();
+    t0 = performance.now();
+    await cold.drop([1, 2, 3, 4, 5, 6, 7]);
+    const dropped = { partitions: 7, executions: before - count(), ms: performance.now() - t0 };
+    const taker = await open('taker', undefined, [1]);
+    let executions = 0;
+    t0 = performance.now();
+    await taker.take([2, 3, 4, 5, 6, 7], (ids) => (executions = ids.length));
+    const taken = { partitions: 6, executions, ms: performance.now() - t0 };
+    await taker.close({ checkpoint: false });
     await cold.close({ checkpoint: false });
-    return { waiting, tail, warmMs, coldMs };
+    return { waiting, tail, warmMs, coldMs, move: { dropped, taken } };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -319,6 +345,14 @@ export function formatPostgresBench(r: PostgresBenchResult | null): string {
       `${fmt(r.postgres.takeover.coldMs)} ms`,
     ),
     more('the same by a standby that kept a copy (followed the journal)', `**${fmt(r.postgres.takeover.warmMs)} ms**`),
+    more(
+      `partitions given up while running (${r.postgres.takeover.move.dropped.partitions} of them, ${fmt(r.postgres.takeover.move.dropped.executions)} executions): snapshots written, leases released`,
+      `${fmt(r.postgres.takeover.move.dropped.ms)} ms`,
+    ),
+    more(
+      `partitions taken while running (${r.postgres.takeover.move.taken.partitions} of them, ${fmt(r.postgres.takeover.move.taken.executions)} executions): leased, loaded, merged`,
+      `${fmt(r.postgres.takeover.move.taken.ms)} ms`,
+    ),
   ].join('\n');
 }
 
