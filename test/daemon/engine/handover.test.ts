@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Engine } from '../../../src/daemon/engine/engine.js';
 import { partitionOf } from '../../../src/daemon/engine/ids.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
@@ -48,42 +48,47 @@ const PROCESS: Record<keyof typeof FLOWS, string> = {
   paid: '0192f0c0-0000-7000-8000-00000000000c',
 };
 
+/** A database of 4 partitions with the flows above, and a way to open a store and its engine on it. */
+async function database(t: Test, name: string) {
+  const server = await startPostgres(t);
+  const url = await server.createDatabase(name);
+  const clock = new TestClock();
+  const errors: unknown[] = [];
+  const open = async (owner: string, held?: number[]) => {
+    const store = await PgStore.open<WfxState, WfxRecord>({
+      connectionString: url,
+      owner,
+      partitions: 4,
+      ...WFX_STORE,
+      shared: WFX_SHARED,
+      ...(held && { held: () => held }),
+    });
+    const engine = new Engine({ store, history: store.history(), now: clock.now, onError: (err) => errors.push(err) });
+    t.teardown(async () => {
+      await engine.close();
+      await store.close();
+    });
+    await engine.recover();
+    return { store, engine };
+  };
+  return { open, clock, errors };
+}
+
+async function publishAll(store: PgStore<WfxState, WfxRecord>, now: Date): Promise<void> {
+  for (const yaml of Object.values(FLOWS)) {
+    const v = validateFlowSource(yaml);
+    if (!v.ok) throw new Error(JSON.stringify(v.problems));
+    await publishFlow(store, { definition: v.flow, ...ORG, environment: 'PRODUCTION', now });
+  }
+}
+
 t.test(
   'executions handed over with their partitions go on in the engine that takes them',
   { skip: POSTGRES_SKIP },
   async (t) => {
-    const server = await startPostgres(t);
-    const url = await server.createDatabase('handover');
-    const clock = new TestClock();
-    const errors: unknown[] = [];
-    const open = async (owner: string, held?: number[]) => {
-      const store = await PgStore.open<WfxState, WfxRecord>({
-        connectionString: url,
-        owner,
-        partitions: 4,
-        ...WFX_STORE,
-        shared: WFX_SHARED,
-        ...(held && { held: () => held }),
-      });
-      const engine = new Engine({
-        store,
-        history: store.history(),
-        now: clock.now,
-        onError: (err) => errors.push(err),
-      });
-      t.teardown(async () => {
-        await engine.close();
-        await store.close();
-      });
-      await engine.recover();
-      return { store, engine };
-    };
+    const { open, clock, errors } = await database(t, 'handover');
     const a = await open('a');
-    for (const yaml of Object.values(FLOWS)) {
-      const v = validateFlowSource(yaml);
-      if (!v.ok) throw new Error(JSON.stringify(v.problems));
-      await publishFlow(a.store, { definition: v.flow, ...ORG, environment: 'PRODUCTION', now: clock.now() });
-    }
+    await publishAll(a.store, clock.now());
     // Enough of each that every execution partition holds some.
     const started: Record<keyof typeof FLOWS, string[]> = { ask: [], nap: [], paid: [] };
     for (let i = 0; i < 12; i++)
@@ -159,6 +164,70 @@ t.test(
     });
     t.ok(await done(a.engine, stayed), 'the engine that gave them up goes on with the rest');
 
+    t.same(errors, [], 'no engine reported an error');
+  },
+);
+
+t.test(
+  'answers racing a hand-over are done before it or refused, never lost, and the store goes on',
+  { skip: POSTGRES_SKIP },
+  async (t) => {
+    const { open, clock, errors } = await database(t, 'handover_race');
+    const a = await open('a');
+    await publishAll(a.store, clock.now());
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i++)
+      ids.push(
+        (await a.engine.start({ processId: PROCESS.ask, ...ORG, data: {}, correlationKey: null })).processInstanceId,
+      );
+    const moved = (id: string) => partitionOf(id, 4) >= 2;
+    const answer = (engine: Engine, id: string) =>
+      engine.submitTask({
+        ...ORG,
+        processInstanceId: id,
+        nodeId: 'ask',
+        action: 'COMPLETE',
+        data: { inputValue: 'y' },
+      });
+    // Half the answers asked for, their steps taken but not yet durable when the hand-over
+    // starts; the other half asked for while it is under way.
+    const ask = (id: string) =>
+      answer(a.engine, id).then(
+        () => 'answered' as const,
+        (err: { code?: string }) => err.code ?? String(err),
+      );
+    const outcomes = ids.slice(0, 30).map(ask);
+    await new Promise((resolve) => setImmediate(resolve));
+    const handedOver = a.engine.handOver(moved, (hooks) => a.store.drop([2, 3], hooks));
+    outcomes.push(...ids.slice(30).map(ask));
+    const results = await Promise.all(outcomes);
+    await handedOver;
+    const early = ids.slice(0, 30).filter((id, i) => moved(id) && results[i] === 'answered');
+    t.ok(early.length > 0, 'answers taken before the hand-over go with their executions');
+    const refused = ids.filter((_, i) => results[i] !== 'answered');
+    // Not found, or found and gone by its step (not running here): the request that will route
+    // it to the execution's holder is the next stage's (decision 035, Requests).
+    t.same(
+      [...new Set(refused.map((id) => results[ids.indexOf(id)]))].filter(
+        (r) => r !== 'INSTANCE_NOT_FOUND' && r !== 'INSTANCE_NOT_RUNNING',
+      ),
+      [],
+      'an answer not done is refused: the execution is not here',
+    );
+    t.ok(refused.every(moved), 'and only for executions handed over');
+    const b = await open('b', [2, 3]);
+    const state = async (engine: Engine, id: string) => (await engine.getInstance({ organization: null }, id))?.stateCd;
+    for (const [i, id] of ids.entries()) {
+      const holder = moved(id) ? b.engine : a.engine;
+      if (results[i] === 'answered') t.equal(await state(holder, id), STATE.COMPLETED, `${id}: its answer kept`);
+      else {
+        t.equal(await state(holder, id), STATE.RUNNING, `${id}: still waiting where it went`);
+        await answer(holder, id);
+      }
+    }
+    // Both stores still take commits: neither failed.
+    await a.engine.start({ processId: PROCESS.ask, ...ORG, data: {}, correlationKey: null });
+    await b.engine.start({ processId: PROCESS.ask, ...ORG, data: {}, correlationKey: null });
     t.same(errors, [], 'no engine reported an error');
   },
 );
