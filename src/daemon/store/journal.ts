@@ -170,6 +170,11 @@ export class Journal<E> {
    * number of the old segments and a promise that settles once they are durable and closed.
    */
   roll(): { lastSeq: number; closed: Promise<void> } {
+    // Nothing written since the segment being written began (a restart after a crash that
+    // left it empty, say): it is the new segment already. Another of the same name would be
+    // the same file, and retiring the one before it would delete the one being written.
+    if (this.segments[this.segments.length - 1] === this.seq + 1)
+      return { lastSeq: this.seq, closed: Promise.resolve() };
     const old = this.file;
     const closed = old.close();
     const first = this.seq + 1;

@@ -70,7 +70,18 @@ for (const point of [
       if (!inst || inst.stateCd !== STATE.RUNNING) missing++;
     }
     t.equal(missing, 0, `all ${acked.length} acknowledged starts are there, waiting`);
+    // A checkpoint before anything new is written (at roll:created, the segment being written
+    // is the empty one the crash left), a restart right after it, a start, another restart.
     await after.store.checkpoint();
+    const again = await after.restart();
+    t.equal(
+      acked.filter((id) => !again.store.state.instances[id]).length,
+      0,
+      'every start acknowledged before is there after the checkpoint',
+    );
+    const late = await again.start(await again.publish(FLOW));
+    const last = await again.restart();
+    t.ok(last.store.state.instances[late.processInstanceId], 'and a start made after it');
   });
 }
 

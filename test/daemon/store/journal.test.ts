@@ -125,6 +125,31 @@ t.test('roll starts a new segment; retire deletes only covered ones', async (t) 
   t.same(seen, [[2, 'b']]);
 });
 
+t.test('a roll with nothing written since the last keeps the segment being written', async (t) => {
+  // What a restart after a crash just past a roll finds: the newest segment empty.
+  const dir = t.testdir();
+  // Listed by a manifest (onSegment), a new segment is created as it is rolled to.
+  const { journal } = await Journal.open<unknown>({
+    dir,
+    afterSeq: 0,
+    replay: () => undefined,
+    onSegment: async () => undefined,
+  });
+  await journal.append('a').durable;
+  await journal.roll().closed;
+  t.same(journal.segmentList, [1, 2]);
+  const again = journal.roll();
+  t.equal(again.lastSeq, 1);
+  await again.closed;
+  t.same(journal.segmentList, [1, 2], 'no second segment of the same name');
+  t.equal(await journal.retire(1), 1, 'the one before it is retired');
+  t.same(await readdir(dir), [segmentName(2)], 'the one being written is still there');
+  await journal.append('b').durable;
+  await journal.close();
+  const { seen } = await openCollect(dir, 1);
+  t.same(seen, [[2, 'b']]);
+});
+
 t.test('the journal directory is 0700 and segments 0600', async (t) => {
   const dir = join(t.testdir(), 'journal');
   await writeEntries(dir, 1);
