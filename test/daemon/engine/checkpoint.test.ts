@@ -209,7 +209,7 @@ t.test(
     await again.close({ checkpoint: false });
 
     // After a start: the first checkpoint copies the executions unchanged since the snapshot loaded
-    // (found from its layout), while answers and messages land as it indexes and copies.
+    // (found from its layout, once indexed), while answers and messages land as it copies.
     const restarted = await Store.open<WfxState, WfxRecord>(options);
     const history2 = await History.open(join(dir, 'history'));
     const engine2 = new Engine({ store: restarted, history: history2 });
@@ -221,6 +221,9 @@ t.test(
           i.stateCd === STATE.RUNNING &&
           Object.values(i.nodes).some((n) => n.nodeId === nodeId && n.statusCd === STATUS.WAITING),
       );
+    // Indexed first: a checkpoint asked for while the snapshot loaded is still being indexed is
+    // the state when that ends (a slow machine's case), not when it was asked for.
+    await restarted.indexed();
     await restarted.commit({
       type: 'messageId.seen',
       key: 'something to checkpoint',
