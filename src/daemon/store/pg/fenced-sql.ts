@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { JOURNAL_CHANNEL } from './journal-follower.js';
 import { SHARED_PARTITION } from './partition-state.js';
+import { inTransaction } from './transaction.js';
 
 // The lease rows of the partitions written ($2, with the epochs $3), locked FOR KEY SHARE in
 // partition order. That lock conflicts with a takeover's FOR UPDATE (taken in the same order:
@@ -72,24 +73,13 @@ export async function putSnapshots(
   },
 ): Promise<boolean> {
   const { owner, fenced, snapshots, covered } = checkpoint;
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
     const fence = await client.query(FENCE, [owner, fenced.map((f) => f.partition), fenced.map((f) => f.epoch)]);
-    if (fence.rowCount !== fenced.length) {
-      await client.query('ROLLBACK');
-      return false;
-    }
+    if (fence.rowCount !== fenced.length) return false;
     for (const s of snapshots) await client.query(PUT_SNAPSHOT, [s.partition, s.seq, s.epoch, s.state]);
     await client.query(DELETE_COVERED, [covered.map((c) => c.partition), covered.map((c) => c.seq)]);
-    await client.query('COMMIT');
     return true;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /**

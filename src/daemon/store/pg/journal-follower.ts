@@ -17,6 +17,7 @@ import { WfxError } from '../../../shared/errors.js';
 import type { StoreLogger } from '../durable-store.js';
 import { LEASE_CHANNEL } from './lease.js';
 import { replacePartition, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
+import { inTransaction } from './transaction.js';
 
 /** The NOTIFY channel of journal appends; the payload is the partition. */
 export const JOURNAL_CHANNEL = 'wfx_journal';
@@ -173,31 +174,27 @@ export class JournalFollower<S, R> {
    * moment. An entry of partition p is applied only with every entry committed before it in
    * the partitions before p (partition 0's flows, say, before the executions that run them).
    */
-  private async catchUpOnce(): Promise<number> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const { partitions } = this.options;
-      const probe = await client.query<{ partition: number; entries: boolean; snapshot: string | null }>(PROBE, [
-        partitions,
-        partitions.map((p) => this.lastSeqs.get(p)!),
-      ]);
-      let applied = 0;
-      for (const row of probe.rows) {
-        const last = this.lastSeqs.get(row.partition)!;
-        // A partition not loaded yet loads a snapshot even at its seq (one written before any entry).
-        const snapshot = row.snapshot === null ? -1 : Number(row.snapshot);
-        if (row.entries || snapshot > last || (snapshot === last && this.absent.has(row.partition)))
-          applied += await this.catchUpPartition(client, row.partition, snapshot >= 0);
-      }
-      await client.query('COMMIT');
-      return applied;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+  private catchUpOnce(): Promise<number> {
+    return inTransaction(
+      this.pool,
+      async (client) => {
+        const { partitions } = this.options;
+        const probe = await client.query<{ partition: number; entries: boolean; snapshot: string | null }>(PROBE, [
+          partitions,
+          partitions.map((p) => this.lastSeqs.get(p)!),
+        ]);
+        let applied = 0;
+        for (const row of probe.rows) {
+          const last = this.lastSeqs.get(row.partition)!;
+          // A partition not loaded yet loads a snapshot even at its seq (one written before any entry).
+          const snapshot = row.snapshot === null ? -1 : Number(row.snapshot);
+          if (row.entries || snapshot > last || (snapshot === last && this.absent.has(row.partition)))
+            applied += await this.catchUpPartition(client, row.partition, snapshot >= 0);
+        }
+        return applied;
+      },
+      'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+    );
   }
 
   private async catchUpPartition(client: pg.ClientBase, partition: number, snapshot: boolean): Promise<number> {

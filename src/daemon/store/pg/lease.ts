@@ -12,6 +12,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
+import { inTransaction } from './transaction.js';
 
 export interface LeaseOptions {
   /** The partitions held together (taken all or none), partition 0 first. */
@@ -222,18 +223,13 @@ export class PartitionLease {
     ttl: number,
     lockTimeoutMs?: number,
   ): Promise<Map<number, number> | null> {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    const take = async (client: pg.PoolClient): Promise<Map<number, number> | null> => {
       // Partitions added to a lease held wait for a row another daemon locks (an append, a
       // takeover) for a while at most: the renewals of what this daemon holds wait behind them.
       if (lockTimeoutMs !== undefined)
         await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`);
       const locked = await client.query<{ free: boolean }>(LOCK, [partitions, owner]);
-      if (locked.rows.length !== partitions.length || !locked.rows.every((r) => r.free)) {
-        await client.query('ROLLBACK');
-        return null;
-      }
+      if (locked.rows.length !== partitions.length || !locked.rows.every((r) => r.free)) return null;
       const { rows } = await client.query<{ partition: number; epoch: string }>(TAKE, [
         partitions,
         owner,
@@ -241,15 +237,12 @@ export class PartitionLease {
         hostname(),
         ttl,
       ]);
-      await client.query('COMMIT');
       return new Map(rows.map((r) => [r.partition, Number(r.epoch)]));
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+    };
+    return inTransaction(pool, take).catch((err: unknown) => {
       if ((err as { code?: string }).code === LOCK_NOT_AVAILABLE) return null;
       throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** Who holds the partition now (null: no row yet). */

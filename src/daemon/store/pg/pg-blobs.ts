@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { consume, ORPHAN_GRACE_MS, type Blob, type BlobContent, type Blobs } from '../../files/blobs.js';
 import { FILE_MODE } from '../fs-util.js';
+import { inTransaction } from './transaction.js';
 
 /** Content is kept in chunks of this size: a read streams them one query at a time. */
 const CHUNK_BYTES = 1024 * 1024;
@@ -24,9 +25,7 @@ export class PgBlobs implements Blobs {
     const chunks: Buffer[] = [];
     const blob = await consume(content, maxBytes, (chunk) => void chunks.push(Buffer.from(chunk)));
     const whole = Buffer.concat(chunks);
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       const fresh = await client.query(
         `INSERT INTO wfx_blobs (sha256, bytes) VALUES ($1, $2)
          ON CONFLICT (sha256) DO UPDATE SET stored_at = now() RETURNING (xmax = 0) AS inserted`,
@@ -41,13 +40,7 @@ export class PgBlobs implements Blobs {
           ]);
         }
       }
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
     return blob;
   }
 

@@ -271,7 +271,8 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   /** The last journal entry of `partition` (SHARED_PARTITION too) this store wrote or read. */
   lastSeqOf(partition: number): number {
     if (partition === SHARED_PARTITION) return this.journal.shared?.seq ?? 0;
-    if (this.follower && !this.lease.partitions.includes(partition) && partition === 0)
+    // Partition 0 not held moves on as followed.
+    if (partition === 0 && this.follower && !this.lease.partitions.includes(0))
       return this.follower.lastSeqs.get(0) ?? 0;
     return this.journal.lastSeqs[partition] ?? 0;
   }
