@@ -12,6 +12,7 @@ import pg from 'pg';
 import type { ClusterDaemon } from '../../../shared/api/index.js';
 import { VERSION } from '../../../shared/version.js';
 import { migrate } from './migrations.js';
+import type { ShareView } from './share.js';
 
 /** The daemon serving the database now, as last read: where a standby sends what it is asked. */
 export interface ServingDaemon {
@@ -24,8 +25,8 @@ export interface ServingDaemon {
 // heads in the same statement, so how far it is behind is as of one moment, not the heads now
 // against its progress a beat ago.
 const REGISTER = `
-  INSERT INTO wfx_daemons (id, url, pid, host, version, applied_seq, behind_entries)
-  SELECT $1, $2, $3, $4, $5, $6::bigint, CASE WHEN $6::bigint IS NOT NULL THEN (
+  INSERT INTO wfx_daemons (id, url, pid, host, version, applied_seq, shares, behind_entries)
+  SELECT $1, $2, $3, $4, $5, $6::bigint, $7, CASE WHEN $6::bigint IS NOT NULL THEN (
            SELECT coalesce(sum(greatest(
              (SELECT max(seq) FROM wfx_journal j WHERE j.partition = p.partition),
              (SELECT seq FROM wfx_snapshots s WHERE s.partition = p.partition), 0)), 0)
@@ -33,7 +34,18 @@ const REGISTER = `
   ON CONFLICT (id) DO UPDATE
      SET url = EXCLUDED.url, pid = EXCLUDED.pid, host = EXCLUDED.host, version = EXCLUDED.version,
          started_at = CASE WHEN wfx_daemons.pid = EXCLUDED.pid THEN wfx_daemons.started_at ELSE now() END,
-         applied_seq = EXCLUDED.applied_seq, behind_entries = EXCLUDED.behind_entries, seen_at = now()`;
+         applied_seq = EXCLUDED.applied_seq, behind_entries = EXCLUDED.behind_entries,
+         shares = EXCLUDED.shares, seen_at = now()`;
+
+// Who shares the partitions (seen within a lease) and who holds each one whose lease runs,
+// with where it answers: what sharing plans with (share.ts) and requests are routed by.
+const SHARING = `
+  SELECT (SELECT partitions FROM wfx_cluster) AS count,
+         (SELECT coalesce(json_agg(id ORDER BY id), '[]') FROM wfx_daemons
+           WHERE shares AND seen_at > now() - $1 * interval '1 millisecond') AS members,
+         (SELECT coalesce(json_agg(json_build_object('partition', p.partition, 'owner', p.owner, 'url', d.url)), '[]')
+            FROM wfx_partitions p LEFT JOIN wfx_daemons d ON d.id = p.owner
+           WHERE p.owner IS NOT NULL AND p.lease_until > now()) AS holders`;
 
 // Partition 0's owner while its lease runs, and where that daemon said it answers.
 const SERVING = `
@@ -59,12 +71,37 @@ const FOLLOWED = `
 // A daemon not seen for a day is gone (killed, its host retired): its row is dropped.
 const FORGET = `DELETE FROM wfx_daemons WHERE seen_at < now() - interval '1 day' AND id <> $1`;
 
+/** Who shares a database's partitions and who holds them (ClusterMember.sharingView). */
+export interface Sharing extends ShareView {
+  /** Where the holder of each partition whose lease runs answers. */
+  readonly urls: ReadonlyMap<number, string>;
+}
+
+/** Reads who shares the partitions and who holds them now. */
+export async function readSharing(pool: pg.Pool | pg.ClientBase, leaseMs: number): Promise<Sharing> {
+  const { rows } = await pool.query<{
+    count: number | null;
+    members: string[];
+    holders: { partition: number; owner: string; url: string | null }[];
+  }>(SHARING, [leaseMs]);
+  const row = rows[0]!;
+  const holders = new Map<number, string>();
+  const urls = new Map<number, string>();
+  for (const h of row.holders) {
+    holders.set(h.partition, h.owner);
+    if (h.url !== null) urls.set(h.partition, h.url);
+  }
+  return { count: row.count ?? 0, members: row.members, holders, urls };
+}
+
 export interface ClusterMemberOptions {
   readonly connectionString: string;
   /** This daemon's id: the lease's owner (open-store.ts's daemon.id). */
   readonly id: string;
   /** How long a lease lasts (the renewal period is a third of it). */
   readonly leaseMs: number;
+  /** Whether this daemon shares the partitions with the others (decision 041), or stands by to take them all. */
+  readonly shares?: boolean;
   readonly logger: { info(line: string): void; warn(line: string): void };
 }
 
@@ -83,6 +120,8 @@ export class ClusterMember {
   private followedNow = true;
   /** While it stands by: the last journal entry its copy of the state applied. */
   private appliedSeq: (() => number) | null = null;
+  /** Who shares the partitions and who holds them, as last read (with `shares`). */
+  private sharing: Sharing | null = null;
 
   constructor(private readonly options: ClusterMemberOptions) {
     this.pool = new pg.Pool({
@@ -134,6 +173,15 @@ export class ClusterMember {
    */
   followed(): boolean {
     return this.followedNow || performance.now() - this.readAt > this.options.leaseMs;
+  }
+
+  /**
+   * Who shares the partitions and who holds each, as read at most a lease ago; null when the
+   * database has not answered for that long (or before the first read).
+   */
+  sharingView(): Sharing | null {
+    if (performance.now() - this.readAt > this.options.leaseMs) return null;
+    return this.sharing;
   }
 
   /** Reads the serving daemon again now (a forward to the one it knew failed). */
@@ -203,7 +251,9 @@ export class ClusterMember {
         hostname(),
         VERSION,
         this.appliedSeq?.() ?? null,
+        this.options.shares ?? false,
       ]);
+      if (this.options.shares) this.sharing = await readSharing(this.pool, this.options.leaseMs);
       const { rows } = await this.pool.query<{ id: string; url: string; epoch: string }>(SERVING);
       const row = rows[0];
       this.serving = row ? { id: row.id, url: row.url, epoch: Number(row.epoch) } : null;

@@ -145,6 +145,13 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE wfx_journal ADD COLUMN writer text;
     `,
   },
+  {
+    version: 8,
+    name: 'daemons sharing partitions',
+    sql: `
+      ALTER TABLE wfx_daemons ADD COLUMN shares boolean NOT NULL DEFAULT false;
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

@@ -25,6 +25,12 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
    * partition 0 reads it (the directory) as another daemon writes it, and must not write it.
    */
   readonly held?: (count: number) => readonly number[];
+  /**
+   * Hold what is free for this daemon among the daemons sharing the database (share.ts's
+   * joinShare) instead of `held`; none free: DATABASE_IN_USE. Its partitions then move with
+   * take and drop (decision 041).
+   */
+  readonly join?: boolean;
   /** Checkpoint after this many entries since the last snapshot (default 50,000; see Store). */
   readonly checkpointEvery?: number;
   /** This daemon's id in the lease (lease.ts). */

@@ -33,6 +33,8 @@ import { JournalFollower } from './journal-follower.js';
 import { JournalWriter } from './journal-writer.js';
 import { heldPartitions, type PgStoreCounters, type PgStoreOptions } from './pg-store-options.js';
 import { partitionCount, putSnapshots } from './fenced-sql.js';
+import { readSharing } from './cluster.js';
+import { joinShare } from './share.js';
 import {
   DEFAULT_PARTITIONS,
   hasShared,
@@ -164,13 +166,20 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         throw new WfxError('DATABASE_UNREACHABLE', `cannot connect to the database: ${describe(err)}`, { cause: err });
       });
       let count: number;
+      let joined: number[] | null = null;
       try {
         const applied = await migrate(client);
         if (applied.length > 0) logger.info({ applied }, 'store: migrated the database schema');
         count = await partitionCount(client, options.partitions ?? DEFAULT_PARTITIONS);
+        if (options.join)
+          joined = joinShare(options.owner, await readSharing(client, options.leaseMs ?? DEFAULT_LEASE_MS));
       } finally {
         client.release();
       }
+      if (joined?.length === 0)
+        throw new WfxError('DATABASE_IN_USE', 'no partition of the database is free for this daemon yet', {
+          details: { sharing: true },
+        });
       const layout: PartitionLayout<S, R> = {
         count,
         collection: options.snapshotCollection,
@@ -181,7 +190,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       if (options.partitions !== undefined && options.partitions !== count)
         logger.warn({ partitions: count, asked: options.partitions }, 'store: a database keeps its partition count');
       const all = Array.from({ length: count }, (_, p) => p);
-      const partitions = heldPartitions(options.held?.(count) ?? all, count);
+      const partitions = heldPartitions(joined ?? options.held?.(count) ?? all, count);
       // What the store reads, in the order it is applied: partition 0 (the flows executions
       // run), the shared partition, then the executions it holds. A standby follows them all.
       const shared = hasShared(layout) ? [SHARED_PARTITION] : [];
@@ -285,6 +294,16 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     readonly renewedMsAgo: number;
   } {
     return { kind: 'postgres', epoch: this.lease.epoch, ...this.lease.health() };
+  }
+
+  /** Whether this store serves `partition` now: holds it, and it is not moving in or out. */
+  serves(partition: number): boolean {
+    return this.lease.partitions.includes(partition) && !this.journal.moving.has(partition);
+  }
+
+  /** The partitions this store holds, in order. */
+  get held(): readonly number[] {
+    return this.lease.partitions;
   }
 
   /** The epoch of this daemon's lease: what its writes carry. */
