@@ -105,6 +105,8 @@ export function safetyOptions(
 export const STORE_HELP =
   'keep state in PostgreSQL instead of the data directory: postgres://user@host:5432/db (default $WFX_STORE)';
 export const STANDBY_HELP = 'with --store: wait while another daemon serves the database, and take over when it stops';
+export const SHARE_HELP =
+  "with --store: share the database's executions with its other daemons started with --share, each serving a part of them";
 export const LEASE_HELP =
   "with --store: how long this daemon's lease on the database lasts unrenewed: how soon a standby takes over after it dies (default 10s)";
 export const PARTITIONS_HELP =
@@ -127,17 +129,28 @@ export function parseAdvertiseUrl(value: string): string {
 
 /**
  * The store options of `daemon start` and `dev`: `--store`, else WFX_STORE (which keeps a password
- * off the command line, where `ps` shows it), `--standby`, `--lease`, `--partitions` and `--advertise-url`. Throws
+ * off the command line, where `ps` shows it), `--standby`, `--share`, `--lease`, `--partitions` and `--advertise-url`. Throws
  * USAGE_ERROR for a malformed URL, or one of the others without a store.
  */
 export function storeOptions(
   ctx: CliContext,
-  opts: { store?: string; standby?: boolean; lease?: number; partitions?: number; advertiseUrl?: string },
-): Pick<DaemonOptions, 'store' | 'standby' | 'leaseMs' | 'partitions' | 'advertiseUrl'> {
+  opts: {
+    store?: string;
+    standby?: boolean;
+    share?: boolean;
+    lease?: number;
+    partitions?: number;
+    advertiseUrl?: string;
+  },
+): Pick<DaemonOptions, 'store' | 'standby' | 'share' | 'leaseMs' | 'partitions' | 'advertiseUrl'> {
   const store = opts.store ?? (ctx.env.WFX_STORE || undefined);
   if (store !== undefined) checkStoreUrl(store);
   if (opts.standby && store === undefined)
     throw new WfxError('USAGE_ERROR', '--standby waits for a database another daemon serves: give --store too');
+  if (opts.share && store === undefined)
+    throw new WfxError('USAGE_ERROR', "--share shares a database's executions: give --store too");
+  if (opts.share && opts.standby)
+    throw new WfxError('USAGE_ERROR', '--share and --standby exclude each other: a sharing daemon serves at once');
   if (opts.lease !== undefined && store === undefined)
     throw new WfxError('USAGE_ERROR', '--lease is the lease on a database: give --store too');
   if (opts.partitions !== undefined && store === undefined)
@@ -150,6 +163,7 @@ export function storeOptions(
   return {
     store,
     standby: opts.standby === true,
+    share: opts.share === true,
     leaseMs: opts.lease,
     partitions: opts.partitions,
     advertiseUrl: opts.advertiseUrl,

@@ -1,18 +1,17 @@
-import { readdir, readFile, unlink } from 'node:fs/promises';
+import { readFile, unlink } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
 import { writeDaemonJson } from './daemon-json.js';
 import type { ClusterDaemon } from '../shared/api/index.js';
 import { isWfxError, WfxError } from '../shared/errors.js';
-import { formatProblem } from '../shared/flow/validate.js';
-import { newApiKey } from './auth/api-keys.js';
 import type { OidcOptions } from './auth/oidc.js';
 import { Engine } from './engine/engine.js';
 import { NetworkPolicy } from './engine/work/network-policy.js';
 import { EmailTriggers } from './triggers/email.js';
 import { Scheduler } from './triggers/schedules.js';
-import { publishFlowDir, publishFlowFile, type FileOutcome } from './flows/load-dir.js';
+import { publishFlowFile, type FileOutcome } from './flows/load-dir.js';
+import { logOutcome, publishFlows } from './flows/publish-log.js';
 import { WebhookReceiver } from './triggers/webhooks.js';
 import { createDaemonLogger } from './logger.js';
 import { createAiRunner } from './ai/runner.js';
@@ -22,10 +21,9 @@ import { tuneGarbageCollector } from './gc-tuning.js';
 import { buildServer } from './server.js';
 import type { WfxRecord } from './state/records.js';
 import type { Environment, WfxState } from './state/state.js';
-import { writeFileAtomic } from './store/fs-util.js';
 import { History } from './store/history.js';
 import type { HistoryStore } from './store/history-store.js';
-import { BUCKET_RE } from './store/history-check.js';
+import { bootstrap } from './bootstrap.js';
 import { backupDataDir } from './backup.js';
 import type { DataDirLock } from './store/lock.js';
 import { prepareDataDir, type PreparedDataDir } from './prepare.js';
@@ -33,6 +31,8 @@ import { dataDirError, listenError } from './start-errors.js';
 import type { RecordStore } from './store/record-store.js';
 import { Store } from './store/store.js';
 import { openStore, type StoreChoice } from './open-store.js';
+import { PartitionSharing, partitionRouting, type SharingMember } from './sharing.js';
+import { DEFAULT_LEASE_MS } from './store/pg/lease.js';
 
 export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly dataDir: string;
@@ -44,6 +44,9 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly beforeListen?: () => Promise<void>;
   /** On a database: the daemons on it (GET /admin/cluster, rejoin.ts). */
   readonly cluster?: () => Promise<ClusterDaemon[]>;
+  /** With `share`: who shares the database and holds what (rejoin.ts's ClusterMember), and this daemon's id. */
+  readonly sharing?: SharingMember;
+
   /** Also log readable lines to stdout. */
   readonly foreground?: boolean;
   /** Finished executions and their logs older than this are pruned (default 7 days). */
@@ -81,6 +84,8 @@ export interface RunningDaemon {
   readonly info: DaemonInfo;
   readonly logger: Logger;
   readonly engine: Engine;
+  /** Stops and has rejoin.ts start it again (DAEMON_REJOINING): a sharing daemon taking partition 0 (sharing.ts). */
+  rejoin(): void;
   /** Validates and publishes one flow file into organization default (wfx dev); logs the outcome. */
   publishFile(file: string, environment: Environment): Promise<FileOutcome>;
   /** Stops gracefully: stop accepting, finish in-flight requests, checkpoint, release the lock. */
@@ -119,10 +124,13 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
   });
   const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
   try {
-    const { store, history, blobs, kind: storeKind } = await openStore(options, snapshotBytes, logger);
+    const { store, history, blobs, kind: storeKind, pg } = await openStore(options, snapshotBytes, logger);
     cleanup.unshift(() => store.close({ checkpoint: false }));
     cleanup.unshift(() => history.close());
-    await bootstrap(store, paths, logger);
+    // Partition 0's holder (every daemon but one sharing a database is not) writes the
+    // directory and runs the triggers and sweeps; the others run executions (decision 041).
+    const directory = !pg || pg.held.includes(0);
+    if (directory) await bootstrap(store, paths, logger);
     // Connections wait for the listener's address: calls resumed below must not reach it.
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
     cleanup.unshift(() => network.close());
@@ -148,7 +156,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     });
     cleanup.unshift(() => engine.close());
     await engine.recover();
-    if (options.flowsDir) await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);
+    if (options.flowsDir && directory)
+      await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);
 
     const webhooks = new WebhookReceiver({
       store,
@@ -159,14 +168,14 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       onRefused: (what) => logger.warn(`webhooks: ${what}`),
       onWarn: (message) => logger.warn(message),
     });
-    await webhooks.recover();
+    if (directory) await webhooks.recover();
     const scheduler = new Scheduler({
       store,
       engine,
       onError: (err, what) => logger.error({ err }, `scheduler: ${what} failed`),
     });
     cleanup.unshift(() => scheduler.close());
-    await scheduler.start();
+    if (directory) await scheduler.start();
     const email = new EmailTriggers({
       store,
       engine,
@@ -174,7 +183,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       onError: (err, what) => logger.warn({ err }, `email trigger: ${what} failed`),
     });
     cleanup.unshift(() => email.close());
-    email.start();
+    if (directory) email.start();
     // jose (dozens of ES modules) loads only for a daemon that accepts OIDC tokens: loaded always,
     // it slowed every start (docs/decisions/019-restart-path.md).
     const bearer = options.oidc ? (await import('./auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
@@ -192,6 +201,9 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       historyDamage: () => history.damage(),
       storeHealth: () => store.health(),
       ...(options.cluster && { cluster: options.cluster }),
+      ...(pg &&
+        options.share &&
+        options.sharing && { routing: partitionRouting(pg, options.sharing, options.leaseMs) }),
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
       ...(store instanceof Store &&
         history instanceof History && {
@@ -215,8 +227,22 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     );
     // Up: the route validators not compiled yet are compiled now, a turn of the event loop at a time.
     app.compileValidators().catch((err: unknown) => logger.error({ err }, 'a route schema does not compile'));
-    return serve({
+    const sharing =
+      pg && options.share && options.sharing
+        ? new PartitionSharing({
+            store: pg,
+            engine,
+            owner: options.sharing.id,
+            view: async () => (await options.sharing!.refresh(), options.sharing!.view()),
+            everyMs: (options.leaseMs ?? DEFAULT_LEASE_MS) / 3,
+            logger,
+            takeDirectory: () => running.rejoin(),
+          })
+        : null;
+    const running = serve({
       options,
+      directory,
+      sharing,
       info,
       logger,
       closeLog,
@@ -232,11 +258,16 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       app,
       daemonJson: paths.daemonJson,
     });
+    sharing?.start();
+    return running;
   } catch (err) {
     for (const undo of cleanup) await undo().catch(() => undefined);
     const failure = dataDirError(err, options.dataDir);
     // A foreseeable failure is logged by its code and message: a stack would read as a bug.
-    if (isWfxError(failure))
+    // A sharing daemon waiting for partitions to be free is not failing (rejoin.ts tries again).
+    if (isWfxError(failure) && failure.code === 'DATABASE_IN_USE' && options.share)
+      logger.info(`waiting to join: ${failure.message}`);
+    else if (isWfxError(failure))
       logger.error(
         { code: failure.code, details: failure.details },
         `wfx daemon failed to start: ${failure.code}: ${failure.message}`,
@@ -249,6 +280,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
 
 function serve(parts: {
   options: DaemonOptions;
+  directory: boolean;
+  sharing: PartitionSharing | null;
   info: DaemonInfo;
   logger: Logger;
   closeLog: () => void;
@@ -266,7 +299,7 @@ function serve(parts: {
 }): RunningDaemon {
   const { options, info, logger, closeLog, lock, store, history, engine, ai, network, files, scheduler, email, app } =
     parts;
-  const { daemonJson } = parts;
+  const { daemonJson, directory, sharing } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -280,25 +313,31 @@ function serve(parts: {
   };
   const timers = [
     setInterval(() => void store.checkpoint().catch(() => undefined), options.checkpointIntervalMs ?? 5 * 60_000),
-    setInterval(
-      () => void prune().catch((err: unknown) => logger.warn({ err }, 'retention: pruning history or files failed')),
-      RETENTION_SWEEP_MS,
-    ),
-    setInterval(
-      () =>
-        void engine
-          .sweepExpired()
-          .catch((err: unknown) => logger.warn({ err }, 'engine: sweeping expired messages and memory failed')),
-      60_000,
-    ),
   ];
+  // Sweeps change the directory's and the shared state: its holder's alone.
+  if (directory)
+    timers.push(
+      setInterval(
+        () => void prune().catch((err: unknown) => logger.warn({ err }, 'retention: pruning history or files failed')),
+        RETENTION_SWEEP_MS,
+      ),
+      setInterval(
+        () =>
+          void engine
+            .sweepExpired()
+            .catch((err: unknown) => logger.warn({ err }, 'engine: sweeping expired messages and memory failed')),
+        60_000,
+      ),
+    );
   for (const t of timers) t.unref();
-  void prune().catch((err: unknown) => logger.warn({ err }, 'retention: pruning history or files failed'));
+  if (directory)
+    void prune().catch((err: unknown) => logger.warn({ err }, 'retention: pruning history or files failed'));
 
   const shutdown = async (failure: WfxError | null): Promise<void> => {
     for (const t of timers) clearInterval(t);
     logger.info(failure ? 'stopping after a store failure' : 'stopping');
     try {
+      await sharing?.close();
       await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
       await scheduler.close();
       await email.close();
@@ -333,8 +372,16 @@ function serve(parts: {
     info,
     logger,
     engine,
+    rejoin: () => {
+      // Stopped as for good (leases released, so the others move on at once), then started again by rejoin.ts.
+      const why = new WfxError('DAEMON_REJOINING', 'the daemon restarts to take partition 0 of its database');
+      stopping ??= shutdown(null).then(() => settle.reject(why), settle.reject);
+    },
     publishFile: async (file, environment) => {
-      const outcome = await publishFlowFile(store, file, { organization: 'default', environment });
+      // The directory is partition 0's holder's to write (another daemon sharing the database).
+      const outcome: FileOutcome = directory
+        ? await publishFlowFile(store, file, { organization: 'default', environment })
+        : { file, ok: false, problems: [], error: 'another daemon of the database holds its directory: publish there' };
       logOutcome(logger, outcome, environment);
       return outcome;
     },
@@ -344,70 +391,4 @@ function serve(parts: {
       return stopped.catch(() => undefined);
     },
   };
-}
-
-/**
- * On the first start of an empty data directory: creates organization `default` and an admin
- * system key, written to `bootstrap.key` (0600). The key file is written before the records are
- * committed, so a crash in between leaves an empty store, and the next start makes a new key.
- * The key itself is never logged. An empty store beside history files is not a first start but a
- * directory that lost its state (snapshot, manifest and journal all gone): that start is refused
- * with DATA_DIR_DAMAGED rather than begun anew over the history and the key.
- */
-async function bootstrap(
-  store: RecordStore<WfxState, WfxRecord>,
-  paths: { bootstrapKey: string; history: string },
-  logger: Logger,
-): Promise<void> {
-  if (Object.keys(store.state.organizations).length > 0) return;
-  const keyFile = paths.bootstrapKey;
-  const buckets = (await readdir(paths.history).catch(() => [] as string[])).filter((name) => BUCKET_RE.test(name));
-  if (buckets.length > 0) {
-    throw new WfxError(
-      'DATA_DIR_DAMAGED',
-      `the data directory has no state (no snapshot, manifest or journal) but ${buckets.length} history file(s) in ${paths.history}: its state was lost, not created`,
-      {
-        details: { file: paths.history },
-      },
-    );
-  }
-  const { key, apiKey } = newApiKey({ name: 'bootstrap', organization: null, role: 'admin', at: new Date() });
-  await writeFileAtomic(keyFile, `${apiKey}\n`);
-  await store.commit(
-    { type: 'organization.created', name: 'default', at: key.createdAt },
-    { type: 'apiKey.created', key },
-  );
-  const keyId = key.keyId;
-  logger.info({ keyId, file: keyFile }, 'first start: created organization "default" and a bootstrap admin key');
-}
-
-/** Publishes the flow files of `dir`; a file that does not validate is logged with its problems, not fatal. */
-async function publishFlows(
-  store: RecordStore<WfxState, WfxRecord>,
-  dir: string,
-  environment: Environment,
-  logger: Logger,
-): Promise<void> {
-  const outcomes = await publishFlowDir(store, dir, { organization: 'default', environment }).catch((err: unknown) => {
-    logger.warn({ err, dir }, 'flows: cannot read the flows directory');
-    return [];
-  });
-  for (const o of outcomes) logOutcome(logger, o, environment);
-}
-
-function logOutcome(logger: Logger, o: FileOutcome, environment: Environment): void {
-  if (o.ok) {
-    const what = o.result.created ? `version ${o.result.version}` : `version ${o.result.version}, unchanged`;
-    logger.info(
-      { file: o.file, processId: o.result.processId, version: o.result.version, environment },
-      `flows: published "${o.result.name}" (${what}) to ${environment}`,
-    );
-  } else {
-    const lines = o.error ? [`${o.file}: ${o.error}`] : o.problems.map((p) => formatProblem(o.file, p));
-    // The problems once, in the message: a field repeating them printed each twice on a terminal.
-    logger.warn(
-      { file: o.file, problemCount: lines.length },
-      `flows: not published, it does not validate:\n  ${lines.join('\n  ')}`,
-    );
-  }
 }

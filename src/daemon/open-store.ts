@@ -18,6 +18,7 @@ import { History } from './store/history.js';
 import type { HistoryStore } from './store/history-store.js';
 import type { RecordStore } from './store/record-store.js';
 import { Store } from './store/store.js';
+import type { PgStore } from './store/pg/pg-store.js';
 
 export interface StoreChoice {
   readonly dataDir: string;
@@ -37,6 +38,12 @@ export interface StoreChoice {
   readonly leaseMs?: number;
   /** With `store`: how many partitions a database not used before is cut into (default 16). */
   readonly partitions?: number;
+  /**
+   * With `store`: share the database's partitions with its other daemons (decision 041): hold
+   * what is free for this daemon now (none: DATABASE_IN_USE), then move partitions as daemons
+   * come and go (sharing.ts). Instead of `standby`.
+   */
+  readonly share?: boolean;
   /** With `store`: where the database's other daemons reach this one (default: where it listens). */
   readonly advertiseUrl?: string;
   readonly checkpointEvery?: number;
@@ -71,7 +78,14 @@ export async function openStore(
   choice: StoreChoice,
   snapshotBytes: Promise<Buffer | null>,
   logger: Logger,
-): Promise<{ store: RecordStore<WfxState, WfxRecord>; history: HistoryStore; blobs?: Blobs; kind: StoreKind }> {
+): Promise<{
+  store: RecordStore<WfxState, WfxRecord>;
+  history: HistoryStore;
+  blobs?: Blobs;
+  kind: StoreKind;
+  /** On a database: the store, as what it is (its partitions move while sharing). */
+  pg?: PgStore<WfxState, WfxRecord>;
+}> {
   if (choice.store === undefined) {
     const store = await Store.open<WfxState, WfxRecord>({
       dir: choice.dataDir,
@@ -103,16 +117,18 @@ export async function openStore(
     shared: WFX_SHARED,
     checkpointEvery: choice.checkpointEvery,
     logger,
-    ...(choice.standby && {
-      standby: {
-        signal: choice.abort,
-        onWaiting: (held: string) => {
-          logger.info(`store: standing by until the lease is free: ${held}`);
-          choice.onStandby?.(held);
+    ...(choice.share && { join: true }),
+    ...(choice.standby &&
+      !choice.share && {
+        standby: {
+          signal: choice.abort,
+          onWaiting: (held: string) => {
+            logger.info(`store: standing by until the lease is free: ${held}`);
+            choice.onStandby?.(held);
+          },
+          following: choice.onFollowing,
         },
-        following: choice.onFollowing,
-      },
-    }),
+      }),
   });
-  return { store, history: store.history(), blobs: store.blobs(), kind: { kind: 'postgres', location } };
+  return { store, history: store.history(), blobs: store.blobs(), kind: { kind: 'postgres', location }, pg: store };
 }

@@ -26,7 +26,7 @@ import { DEFAULT_LEASE_MS } from './store/pg/lease.js';
 type Start = (options: DaemonOptions, prepared: PreparedDataDir) => Promise<RunningDaemon>;
 
 /** What ends a daemon on a database that it rejoins after. */
-const REJOIN_AFTER = new Set(['STORE_LEASE_LOST', 'STORE_FAILED']);
+const REJOIN_AFTER = new Set(['STORE_LEASE_LOST', 'STORE_FAILED', 'DAEMON_REJOINING']);
 /** Start failures that may pass (the database back, the port free again): tried again. */
 const TRY_AGAIN = new Set(['DATABASE_UNREACHABLE', 'STORE_FAILED', 'PORT_IN_USE']);
 
@@ -47,6 +47,7 @@ export async function rejoining(
     connectionString: options.store!,
     id: await daemonId(options.dataDir),
     leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
+    shares: options.share ?? false,
     // The log of whichever start is current (each start opens the daemon's log anew).
     // (`current` is unset until the first start: nothing is said before then.)
     logger: {
@@ -61,6 +62,23 @@ export async function rejoining(
     onFollowing: (appliedSeq: (() => number) | null) => member.following(appliedSeq),
     cluster: () => member.list(),
     followed: () => member.followed(),
+    ...(options.share && {
+      sharing: { id: member.id, view: () => member.sharingView(), refresh: () => member.refresh() },
+    }),
+  };
+  // A sharing daemon starts once partitions are free for it: the others give theirs up when
+  // they read it registered (by its listener, below), within a third of a lease.
+  const joinPauseMs = (options.leaseMs ?? DEFAULT_LEASE_MS) / 3;
+  const startJoining = async (run: DaemonOptions, prepared: PreparedDataDir, signal?: AbortSignal) => {
+    for (;;) {
+      try {
+        return await start(run, prepared);
+      } catch (err) {
+        if (!options.share || !isWfxError(err) || err.code !== 'DATABASE_IN_USE') throw err;
+        await standby.open(run.port ?? 7878, 'waiting for partitions the other daemons give up');
+        await delay(joinPauseMs, undefined, { signal });
+      }
+    }
   };
   const giveUp = async (): Promise<void> => {
     await standby.close();
@@ -69,8 +87,17 @@ export async function rejoining(
   };
   try {
     // A standby answers on its port while it waits, even when that port is picked here (--port 0).
-    if (options.standby) await standby.open(options.port ?? 7878, 'waiting for the lease on the database', true);
-    current = await start({ ...options, ...hooks, ...(standby.port !== null && { port: standby.port }) }, kept);
+    if (options.standby || options.share)
+      await standby.open(
+        options.port ?? 7878,
+        options.share ? 'joining the daemons sharing the database' : 'waiting for the lease on the database',
+        true,
+      );
+    current = await startJoining(
+      { ...options, ...hooks, ...(standby.port !== null && { port: standby.port }) },
+      kept,
+      options.abort,
+    );
   } catch (err) {
     await giveUp();
     throw err;
@@ -97,9 +124,10 @@ export async function rejoining(
       await standby.open(port, `this daemon lost the database (${ended.code}) and rejoins`);
       for (let attempt = 0; ; attempt++) {
         try {
-          current = await start(
+          current = await startJoining(
             { ...again, abort: aborting.signal },
             { ...kept, snapshotBytes: Promise.resolve(null) },
+            aborting.signal,
           );
           void member.announce(advertised(options, current.info.url));
           break;
@@ -135,6 +163,7 @@ export async function rejoining(
       return current.engine;
     },
     publishFile: (file, environment) => current.publishFile(file, environment),
+    rejoin: () => current.rejoin(),
     stopped,
     stop: async () => {
       aborting.abort();

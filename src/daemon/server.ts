@@ -44,6 +44,7 @@ import type { WfxRecord } from './state/records.js';
 import type { WfxState } from './state/state.js';
 import type { DurableStore } from './store/store.js';
 import type { WebhookReceiver } from './triggers/webhooks.js';
+import { installPartitionRouting, type PartitionRoutingOptions } from './api/partition-routing.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -59,6 +60,8 @@ declare module 'fastify' {
 export interface ServerOptions {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly engine: Engine;
+  /** Sharing a database's partitions: requests another daemon serves are passed on to it. */
+  readonly routing?: PartitionRoutingOptions;
   /** Webhook deliveries (POST /webhook/receive/{token}). */
   readonly webhooks: WebhookReceiver;
   readonly logger?: FastifyBaseLogger;
@@ -338,6 +341,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   // Then the connections that never sent a request (Node waits for those).
   endSilentConnectionsOnClose(app);
   app.addHook('onClose', async () => hub.close());
+  // Before authentication: a request another daemon serves is passed on as it came.
+  if (options.routing) installPartitionRouting(app, options.routing);
   installAuth(app, {
     state: options.store.state,
     limiter,

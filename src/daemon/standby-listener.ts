@@ -11,34 +11,12 @@
  * the daemon (store, engine, Fastify) runs meanwhile. When the daemon takes over, the listener
  * closes just before the daemon listens on the same port.
  */
-import {
-  Agent,
-  createServer,
-  request as httpRequest,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ErrorBody, Health } from '../shared/api/index.js';
 import { VERSION } from '../shared/version.js';
 import { listenError } from './start-errors.js';
-
-/** The header a forwarded request carries: the id of the daemon that forwarded it. */
-export const FORWARDED_BY = 'x-wfx-forwarded-by';
-
-// Hop-by-hop headers (RFC 9110 section 7.6.1) are the connection's, not the message's: not passed on.
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
+import { FORWARDED_BY, forwardRequest } from './forward.js';
 
 export interface StandbyOptions {
   readonly host: string;
@@ -60,9 +38,6 @@ export interface StandbyOptions {
 export class StandbyListener {
   private reason: string;
   private readonly since = new Date().toISOString();
-  // A connection per request: a kept one that the serving daemon closes as idle just as a request
-  // goes out would fail that request, and a forwarded body cannot be sent again.
-  private readonly agent = new Agent({ keepAlive: false });
 
   private constructor(
     private readonly server: Server,
@@ -107,7 +82,6 @@ export class StandbyListener {
   async close(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
-    this.agent.destroy();
     await closed;
   }
 
@@ -163,45 +137,19 @@ export class StandbyListener {
     reply.end(request.method === 'HEAD' ? undefined : text);
   }
 
-  /** Passes the request to `target` as it came (its credential included) and its answer back as it comes, streams too. */
+  /** Passes the request to `target`; a target that cannot be reached is looked up again, and the caller told. */
   private forward(target: string, request: IncomingMessage, reply: ServerResponse): void {
-    const url = new URL(request.url ?? '/', target);
-    const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(request.headers))
-      if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
-    headers.host = url.host;
-    headers[FORWARDED_BY] = this.options.forward!.id;
-    const from = request.socket.remoteAddress;
-    if (from) headers['x-forwarded-for'] = [request.headers['x-forwarded-for'], from].filter(Boolean).join(', ');
-    let answered = false;
-    const upstream = httpRequest(url, { method: request.method, headers, agent: this.agent });
-    upstream.on('response', (response) => {
-      answered = true;
-      const back: Record<string, string | string[]> = {};
-      for (const [name, value] of Object.entries(response.headers))
-        if (value !== undefined && !HOP_BY_HOP.has(name)) back[name] = value;
-      reply.writeHead(response.statusCode ?? 502, back);
-      // A log stream goes on until one side ends it: an event as soon as it comes.
-      reply.flushHeaders();
-      response.pipe(reply);
-      response.on('aborted', () => reply.destroy());
-      response.on('error', () => reply.destroy());
+    forwardRequest(request, reply, {
+      target,
+      by: this.options.forward!.id,
+      unreachable: (err) => {
+        this.options.forward!.unreachable?.(target);
+        this.refuse(
+          request,
+          reply,
+          `the daemon serving the database, at ${target}, cannot be reached (${err.code ?? err.message})`,
+        );
+      },
     });
-    upstream.on('error', (err: NodeJS.ErrnoException) => {
-      // Answered already, or the caller went away (its close destroyed this request): nothing to say.
-      const gone = reply.destroyed || !reply.socket || reply.socket.destroyed;
-      if (answered || reply.headersSent || gone) return void reply.destroy();
-      this.options.forward!.unreachable?.(target);
-      this.refuse(
-        request,
-        reply,
-        `the daemon serving the database, at ${target}, cannot be reached (${err.code ?? err.message})`,
-      );
-    });
-    // The caller went away (a log stream closed): so does the forwarded request.
-    reply.on('close', () => {
-      if (!reply.writableFinished) upstream.destroy();
-    });
-    request.pipe(upstream);
   }
 }

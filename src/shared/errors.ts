@@ -66,6 +66,14 @@ export const ERROR_CODES = {
     status: 503,
     hint: 'This daemon stands by for a database another daemon serves, or waits for the database to come back. Send the request to the daemon that serves (`wfx daemon status` there says which), or try again after Retry-After.',
   },
+  PARTITION_MOVING: {
+    status: 503,
+    hint: 'The execution is moving to another daemon of the database (or no daemon holds it right now); try again after Retry-After.',
+  },
+  DAEMON_REJOINING: {
+    status: 503,
+    hint: 'This daemon restarts on its database to take the partitions its departed holder left (its log says which); try again after Retry-After.',
+  },
   DATABASE_UNREACHABLE: {
     status: 500,
     hint: 'Check the --store connection string, that PostgreSQL is running and that this host may connect to it.',

@@ -372,6 +372,8 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     const refused: Array<[string[], RegExp]> = [
       [['--partitions', '4'], /--partitions cuts a database into partitions: give --store too/],
       [['--store', server.url, '--partitions', '0'], /must be a whole number from 1 to 1024/],
+      [['--share'], /--share shares a database's executions: give --store too/],
+      [['--store', server.url, '--share', '--standby', '--foreground'], /--share and --standby exclude each other/],
       [
         ['--advertise-url', 'http://h:1'],
         /--advertise-url is where the database's other daemons reach this one: give --store too/,

@@ -27,6 +27,7 @@ import {
   parseLease,
   parsePartitions,
   STANDBY_HELP,
+  SHARE_HELP,
   STORE_HELP,
   storeOptions,
 } from '../daemon-options.js';
@@ -51,6 +52,7 @@ interface StartOptions {
   readonly httpAllow?: string;
   readonly store?: string;
   readonly standby?: boolean;
+  readonly share?: boolean;
   readonly lease?: number;
   readonly partitions?: number;
   readonly advertiseUrl?: string;
@@ -99,6 +101,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     )
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
+    .option('--share', SHARE_HELP)
     .option('--lease <duration>', LEASE_HELP, parseLease)
     .option('--partitions <n>', PARTITIONS_HELP, parsePartitions)
     .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
@@ -265,6 +268,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (opts.httpAllow !== undefined) args.push('--http-allow', opts.httpAllow);
   if (opts.lease !== undefined) args.push('--lease', `${opts.lease}ms`);
   if (opts.partitions !== undefined) args.push('--partitions', String(opts.partitions));
+  if (opts.share) args.push('--share');
   if (opts.advertiseUrl !== undefined) args.push('--advertise-url', opts.advertiseUrl);
   const { store, standby } = storeOptions(ctx, opts);
   // A standby serves nothing until it takes over: it runs in the foreground, under a supervisor.

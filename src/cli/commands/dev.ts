@@ -16,6 +16,7 @@ import {
   parseLease,
   parsePartitions,
   STANDBY_HELP,
+  SHARE_HELP,
   STORE_HELP,
   storeOptions,
 } from '../daemon-options.js';
@@ -46,6 +47,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
     )
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
+    .option('--share', SHARE_HELP)
     .option('--lease <duration>', LEASE_HELP, parseLease)
     .option('--partitions <n>', PARTITIONS_HELP, parsePartitions)
     .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
@@ -63,6 +65,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           maxFileSize?: number;
           store?: string;
           standby?: boolean;
+          share?: boolean;
           lease?: number;
           partitions?: number;
           advertiseUrl?: string;

@@ -23,6 +23,13 @@ export class StreamHub {
   private readonly progress = new Map<string, Set<ProgressListener>>();
   /** How to end each open stream: a graceful stop ends them (clients reconnect), else it would wait forever. */
   private readonly open = new Set<() => void>();
+  /** The open streams of one execution each, by how each is ended. */
+  private readonly openOf = new Map<() => void, string>();
+  // Executions handed over to another daemon: their streams end without `end`, and their
+  // clients reconnect (Last-Event-ID) to where they are now, the new holder.
+  private readonly onHandedOver = (leaving: (id: string) => boolean) => {
+    for (const [end, id] of [...this.openOf]) if (leaving(id)) end();
+  };
   private readonly onLogs = (advanced: LogsAdvanced) => {
     for (const fn of this.logs.get(advanced.processInstanceId) ?? []) fn(advanced);
   };
@@ -39,6 +46,7 @@ export class StreamHub {
   constructor(private readonly engine: Engine) {
     engine.on('logs', this.onLogs);
     engine.on('finished', this.onFinished);
+    engine.on('handedOver', this.onHandedOver);
   }
 
   /**
@@ -74,16 +82,21 @@ export class StreamHub {
     };
   }
 
-  /** Registers how to end an open stream. Returns the unregister. */
-  track(end: () => void): () => void {
+  /** Registers how to end an open stream (of execution `instanceId`, if one's). Returns the unregister. */
+  track(end: () => void, instanceId?: string): () => void {
     this.open.add(end);
-    return () => this.open.delete(end);
+    if (instanceId !== undefined) this.openOf.set(end, instanceId);
+    return () => {
+      this.open.delete(end);
+      this.openOf.delete(end);
+    };
   }
 
   /** Ends every open stream (graceful stop). */
   endAll(): void {
     for (const end of [...this.open]) end();
     this.open.clear();
+    this.openOf.clear();
   }
 
   /** Subscribers now, for tests of leaks. */
@@ -98,6 +111,7 @@ export class StreamHub {
   close(): void {
     this.engine.off('logs', this.onLogs);
     this.engine.off('finished', this.onFinished);
+    this.engine.off('handedOver', this.onHandedOver);
     this.engine.off('lifecycle', this.onLifecycle);
     this.engine.off('progress', this.onProgress);
   }

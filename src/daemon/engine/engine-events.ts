@@ -55,6 +55,8 @@ export interface EngineEvents {
   progress: [WorkProgress];
   /** Jobs wait for a worker (only while someone listens): long polls of the jobs API wake. */
   jobs: [JobsWaiting];
+  /** Executions left for another daemon with their partitions (Engine.handOver): those `leaving` names. */
+  handedOver: [(instanceId: string) => boolean];
 }
 
 /** The emitting side of the engine, as the effects that publish need it. */

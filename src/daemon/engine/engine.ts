@@ -505,7 +505,10 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
           if (inst !== undefined && leaving(id)) this.effects.forget(inst);
         }
       },
-      left: () => reindexSubscriptions(this.state),
+      left: () => {
+        reindexSubscriptions(this.state);
+        this.emit('handedOver', leaving);
+      },
       settled: () => this.archive.idle(),
     });
   }

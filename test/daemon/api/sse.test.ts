@@ -251,3 +251,40 @@ t.test('eventView: an execution event names its state beside stateCd, as the res
   const node = { type: 'NODE_WAITING' as const, ...base, nodeId: 'ask', statusCd: 1 };
   t.same(eventView(node), node, 'a node event as it is');
 });
+
+t.test('logs: an execution handed over to another daemon ends its stream without end', async (t) => {
+  const h = await apiHarness(t);
+  const base = await listening(t, h);
+  const key = await h.key('operator', 'default');
+  const pid = await h.publish(FLOW);
+  const moving = await h.engine.start({ processId: pid, organization: 'default' });
+  const staying = await h.engine.start({ processId: pid, organization: 'default' });
+  const open = (id: string) => fetch(`${base}/process/instance/${id}/logs`, { headers: { 'x-api-key': key.apiKey } });
+  const [moved, kept] = await Promise.all([open(moving.processInstanceId), open(staying.processInstanceId)]);
+  const events: SseEvent[] = [];
+  let perStream = 0;
+  for await (const ev of readSse(moved)) {
+    if (ev.comment !== undefined) continue;
+    events.push(ev);
+    // Once the stream has shown the wait, its execution leaves with its partition (Engine.handOver).
+    if (ev.data && JSON.parse(ev.data).message === 'waiting for input') {
+      await eventually(
+        'both streams listen',
+        () => h.app.streams.subscriberCount % 2 === 0 && h.app.streams.subscriberCount > 0,
+      );
+      perStream = h.app.streams.subscriberCount / 2;
+      h.engine.emit('handedOver', (id) => id === moving.processInstanceId);
+    }
+  }
+  t.notOk(
+    events.some((e) => e.event === 'end'),
+    'no end: the client reconnects with Last-Event-ID, to the new holder',
+  );
+  t.ok(perStream > 0);
+  await eventually(
+    'only the stream of the execution that stayed is open',
+    () => h.app.streams.subscriberCount === perStream,
+  );
+  await kept.body?.cancel();
+  await eventually('every subscriber is gone', () => h.app.streams.subscriberCount === 0);
+});

@@ -242,7 +242,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       const untrack = hub.track(() => {
         stop();
         reply.sseContext.source.end();
-      });
+      }, inst.processInstanceId);
       request.raw.on('close', stop);
       sendUpTo(inst, engine.streamedLogCount(inst)); // what is durable so far
       const live = deps.state.instances[inst.processInstanceId];

@@ -299,6 +299,9 @@ Options:
   --standby                           with --store: wait while another daemon
                                       serves the database, and take over when it
                                       stops
+  --share                             with --store: share the database's
+                                      executions with its other daemons started
+                                      with --share, each serving a part of them
   --lease <duration>                  with --store: how long this daemon's lease
                                       on the database lasts unrenewed: how soon
                                       a standby takes over after it dies
@@ -377,6 +380,9 @@ Options:
   --standby                           with --store: wait while another daemon
                                       serves the database, and take over when it
                                       stops
+  --share                             with --store: share the database's
+                                      executions with its other daemons started
+                                      with --share, each serving a part of them
   --lease <duration>                  with --store: how long this daemon's lease
                                       on the database lasts unrenewed: how soon
                                       a standby takes over after it dies

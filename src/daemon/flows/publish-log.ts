@@ -1,0 +1,38 @@
+/** Flow files published by the daemon itself (`--flows`, `wfx dev`), and their outcomes in its log. */
+import type { Logger } from 'pino';
+import { formatProblem } from '../../shared/flow/validate.js';
+import type { WfxRecord } from '../state/records.js';
+import type { Environment, WfxState } from '../state/state.js';
+import type { RecordStore } from '../store/record-store.js';
+import { publishFlowDir, type FileOutcome } from './load-dir.js';
+
+/** Publishes the flow files of `dir`; a file that does not validate is logged with its problems, not fatal. */
+export async function publishFlows(
+  store: RecordStore<WfxState, WfxRecord>,
+  dir: string,
+  environment: Environment,
+  logger: Logger,
+): Promise<void> {
+  const outcomes = await publishFlowDir(store, dir, { organization: 'default', environment }).catch((err: unknown) => {
+    logger.warn({ err, dir }, 'flows: cannot read the flows directory');
+    return [];
+  });
+  for (const o of outcomes) logOutcome(logger, o, environment);
+}
+
+export function logOutcome(logger: Logger, o: FileOutcome, environment: Environment): void {
+  if (o.ok) {
+    const what = o.result.created ? `version ${o.result.version}` : `version ${o.result.version}, unchanged`;
+    logger.info(
+      { file: o.file, processId: o.result.processId, version: o.result.version, environment },
+      `flows: published "${o.result.name}" (${what}) to ${environment}`,
+    );
+  } else {
+    const lines = o.error ? [`${o.file}: ${o.error}`] : o.problems.map((p) => formatProblem(o.file, p));
+    // The problems once, in the message: a field repeating them printed each twice on a terminal.
+    logger.warn(
+      { file: o.file, problemCount: lines.length },
+      `flows: not published, it does not validate:\n  ${lines.join('\n  ')}`,
+    );
+  }
+}

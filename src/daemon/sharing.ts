@@ -1,0 +1,128 @@
+/**
+ * A daemon sharing a database's partitions with the others (decision 041): every third of a
+ * lease it reads who is live and who holds what, and moves its own partitions toward its share
+ * (store/pg/share.ts): executions it gives up are handed over (Engine.handOver, PgStore.drop)
+ * and go on where the next daemon takes them (PgStore.take, Engine.adopt). One move at a time.
+ * Partition 0 does not move while running: when it is free (its holder gone), the first live
+ * daemon restarts to take it with whatever else is free (rejoin.ts).
+ */
+import type { Logger } from 'pino';
+import type { PartitionRoutingOptions } from './api/partition-routing.js';
+import { DEFAULT_LEASE_MS } from './store/pg/lease.js';
+import type { Engine } from './engine/engine.js';
+import { isWfxError } from '../shared/errors.js';
+import type { Sharing } from './store/pg/cluster.js';
+import { partitionOfExecution } from './store/pg/partition-state.js';
+import type { PgStore } from './store/pg/pg-store.js';
+import { planShare } from './store/pg/share.js';
+import type { WfxRecord } from './state/records.js';
+import type { WfxState } from './state/state.js';
+
+/** This daemon's view of the daemons sharing its database (rejoin.ts's ClusterMember). */
+export interface SharingMember {
+  /** This daemon's id in the leases. */
+  readonly id: string;
+  /** Who shares and holds what, as last read (null: not read within a lease). */
+  readonly view: () => Sharing | null;
+  /** Reads it again now. */
+  readonly refresh: () => Promise<void>;
+}
+
+export interface PartitionSharingOptions {
+  readonly store: PgStore<WfxState, WfxRecord>;
+  readonly engine: Engine;
+  /** This daemon's id in the leases. */
+  readonly owner: string;
+  /** Who shares and holds what, read now; null when the database does not answer. */
+  readonly view: () => Promise<Sharing | null>;
+  /** How often to look (a third of the lease). */
+  readonly everyMs: number;
+  readonly logger: Logger;
+  /** Partition 0 is free and this daemon takes it: it restarts to do so (rejoin.ts). */
+  readonly takeDirectory: () => void;
+}
+
+export class PartitionSharing {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(private readonly options: PartitionSharingOptions) {}
+
+  /** Looks now, then every `everyMs`. */
+  start(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setInterval(() => void this.balance(), this.options.everyMs);
+    this.timer.unref();
+    void this.balance();
+  }
+
+  /** Looks now (one look at a time): resolves once what it decided is done. */
+  balance(): Promise<void> {
+    this.running ??= this.once()
+      .catch((err: unknown) => {
+        // A failed move fails the store (pg-store.ts), which stops the daemon: said there.
+        if (!this.closed && !(isWfxError(err) && err.code === 'STORE_FAILED'))
+          this.options.logger.warn({ err }, 'sharing: moving partitions failed');
+      })
+      .finally(() => (this.running = null));
+    return this.running;
+  }
+
+  /** Stops looking, once the move under way (if any) is done. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  private async once(): Promise<void> {
+    const { store, engine, owner, logger } = this.options;
+    const view = await this.options.view();
+    if (this.closed || view === null) return;
+    const plan = planShare(owner, view);
+    if (plan.takeDirectory && !store.held.includes(0)) {
+      // One daemon restarts for it: the first live one, in the order every daemon reads.
+      const first = [...view.members, owner].sort()[0];
+      if (first === owner) {
+        logger.info('sharing: partition 0 is free; restarting to take it');
+        this.closed = true;
+        this.options.takeDirectory();
+      }
+      return;
+    }
+    // A lease keeps one partition: a daemon without partition 0 keeps its last.
+    const drop = plan.drop.length >= store.held.length ? plan.drop.slice(1) : plan.drop;
+    if (drop.length > 0) {
+      const leaving = (id: string) => drop.includes(partitionOfExecution(store.layout, id));
+      await engine.handOver(leaving, (hooks) => store.drop(drop, hooks));
+      logger.info({ partitions: drop, holds: store.held }, 'sharing: gave partitions up');
+    }
+    if (plan.take.length > 0 && !this.closed) {
+      let adopted: Promise<void> = Promise.resolve();
+      const taken = await store.take(plan.take, (ids) => (adopted = engine.adopt(ids)));
+      await adopted;
+      if (taken) logger.info({ partitions: plan.take, holds: store.held }, 'sharing: took partitions');
+    }
+  }
+}
+
+/** How requests are routed among the daemons sharing `store`'s database (api/partition-routing.ts). */
+export function partitionRouting(
+  store: PgStore<WfxState, WfxRecord>,
+  sharing: SharingMember,
+  leaseMs = DEFAULT_LEASE_MS,
+): PartitionRoutingOptions {
+  return {
+    self: sharing.id,
+    partitionOf: (id) => partitionOfExecution(store.layout, id),
+    serves: (partition) => store.serves(partition),
+    holder: (partition) => {
+      const view = sharing.view();
+      const owner = view?.holders.get(partition);
+      return owner === undefined || owner === sharing.id ? null : (view!.urls.get(partition) ?? null);
+    },
+    stale: () => void sharing.refresh(),
+    retryAfterSeconds: Math.max(1, Math.ceil(leaseMs / 3000)),
+  };
+}

@@ -1,0 +1,160 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import t, { type Test } from 'tap';
+import { installPartitionRouting, type PartitionRoutingOptions } from '../../../src/daemon/api/partition-routing.js';
+import { partitionOf } from '../../../src/daemon/engine/ids.js';
+
+/*
+ * Requests among daemons sharing a database (decision 041): served here when this daemon holds
+ * what they name, forwarded one hop to the holder otherwise, 503 PARTITION_MOVING when no daemon
+ * serves it now. Over real HTTP: a Fastify app with the routing, and a stand-in for the holder.
+ */
+
+const PARTITIONS = 16;
+const ID = '0190a0b1-c2d3-7e4f-8a5b-6c7d8e9f0a1b';
+const OTHER = partitionOf(ID, PARTITIONS);
+
+/** The other daemon: answers what it was asked, with its own header. */
+async function holder(t: Test): Promise<{ url: string; seen: { request: IncomingMessage; body: string }[] }> {
+  const seen: { request: IncomingMessage; body: string }[] = [];
+  const server: Server = createServer((request, reply) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      seen.push({ request, body });
+      const status = request.url === '/process/instance/moved' ? 503 : 200;
+      reply.writeHead(status, { 'content-type': 'application/json', 'x-served-by': 'holder' });
+      reply.end(JSON.stringify({ url: request.url, body }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, seen };
+}
+
+/** This daemon: the routes, answering `here` when served locally; `held` the partitions it serves. */
+async function daemon(
+  t: Test,
+  held: readonly number[],
+  holderUrl: string | null,
+): Promise<{ app: FastifyInstance; stale: { count: number } }> {
+  const stale = { count: 0 };
+  const options: PartitionRoutingOptions = {
+    self: 'd1',
+    partitionOf: (id) => partitionOf(id, PARTITIONS),
+    serves: (p) => held.includes(p),
+    holder: () => holderUrl,
+    stale: () => void stale.count++,
+    retryAfterSeconds: 2,
+  };
+  const app = Fastify();
+  installPartitionRouting(app, options);
+  const here = async () => ({ served: 'here' });
+  app.get('/process/instance/:id', here);
+  app.post('/process/instance/:id/cancel', here);
+  app.post('/process/task', here);
+  app.post('/process/start', here);
+  app.post('/jobs/:key/complete', here);
+  app.post('/admin/flows', here);
+  app.put('/admin/memory/:namespace/:key', here);
+  app.get('/admin/flows', here);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  t.teardown(() => app.close());
+  return { app, stale };
+}
+
+const urlOf = (app: FastifyInstance) => `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+
+t.test('what this daemon holds is served here; what another holds is forwarded there', async (t) => {
+  const other = await holder(t);
+  const { app } = await daemon(
+    t,
+    [0, ...Array.from({ length: 15 }, (_, i) => i + 1).filter((p) => p !== OTHER)],
+    other.url,
+  );
+  const url = urlOf(app);
+  const local = await fetch(`${url}/process/start`, {
+    method: 'POST',
+    body: '{}',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.same(await local.json(), { served: 'here' }, 'a start is served where it arrives');
+  t.same(await (await fetch(`${url}/admin/flows`)).json(), { served: 'here' }, 'a directory read too');
+
+  const read = await fetch(`${url}/process/instance/${ID}?x=1`, { headers: { 'x-api-key': 'apk_k_s' } });
+  t.equal(read.headers.get('x-served-by'), 'holder', 'an execution another daemon holds: its answer');
+  t.same(await read.json(), { url: `/process/instance/${ID}?x=1`, body: '' });
+  const seen = other.seen.at(-1)!.request;
+  t.equal(seen.headers['x-api-key'], 'apk_k_s', 'with the credential, which the holder checks');
+  t.equal(seen.headers['x-wfx-forwarded-by'], 'd1', 'marked as forwarded once');
+
+  const answer = { processInstanceId: ID, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'é' } };
+  const task = await fetch(`${url}/process/task`, {
+    method: 'POST',
+    body: JSON.stringify(answer),
+    headers: { 'content-type': 'application/json' },
+  });
+  t.equal(task.headers.get('x-served-by'), 'holder', 'a task answer goes where its execution is');
+  t.same(JSON.parse(other.seen.at(-1)!.body), answer, 'with its body as sent');
+
+  const job = await fetch(`${url}/jobs/${ID}.n3/complete`, {
+    method: 'POST',
+    body: '{}',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.equal(job.headers.get('x-served-by'), 'holder', 'a job key names its execution');
+  const memory = await fetch(`${url}/admin/memory/ns/k`, {
+    method: 'PUT',
+    body: '{}',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.same(await memory.json(), { served: 'here' }, 'memory is shared: written anywhere');
+});
+
+t.test('a directory write goes to partition 0 holder', async (t) => {
+  const other = await holder(t);
+  const { app } = await daemon(t, [1, 2], other.url);
+  const res = await fetch(`${urlOf(app)}/admin/flows`, {
+    method: 'POST',
+    body: '{"source":"x"}',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.equal(res.headers.get('x-served-by'), 'holder');
+  t.equal(other.seen.at(-1)!.body, '{"source":"x"}', 'the body streamed through as it came');
+});
+
+t.test('no daemon serving it now: 503 PARTITION_MOVING with Retry-After', async (t) => {
+  const other = await holder(t);
+  const { app, stale } = await daemon(t, [0], null);
+  const res = await fetch(`${urlOf(app)}/process/instance/${ID}`);
+  t.equal(res.status, 503);
+  t.equal(res.headers.get('retry-after'), '2');
+  t.match(await res.json(), { error: 'PARTITION_MOVING', retryAfter: 2 });
+
+  // Forwarded here already (one hop): not passed on again, whoever holds it.
+  const forwarding = await daemon(t, [0], other.url);
+  const hop = await fetch(`${urlOf(forwarding.app)}/process/instance/${ID}`, {
+    headers: { 'x-wfx-forwarded-by': 'd2' },
+  });
+  t.equal(hop.status, 503, 'a forwarded request is never forwarded again');
+  t.equal(other.seen.length, 0);
+
+  // The holder says it moved on: the answer passes back, and who holds what is read again.
+  const moved = await fetch(`${urlOf(forwarding.app)}/process/instance/moved`);
+  t.equal(moved.status, 503);
+  t.equal(forwarding.stale.count, 1, 'a 503 from the holder makes it read the holders again');
+  t.equal(stale.count, 0);
+});
+
+t.test('a holder that cannot be reached: 503, and the holders are read again', async (t) => {
+  const gone = createServer();
+  await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
+  const deadUrl = `http://127.0.0.1:${(gone.address() as { port: number }).port}`;
+  await new Promise<void>((resolve) => gone.close(() => resolve()));
+  const { app, stale } = await daemon(t, [0], deadUrl);
+  const res = await fetch(`${urlOf(app)}/process/instance/${ID}/cancel`, { method: 'POST' });
+  t.equal(res.status, 503);
+  t.equal(res.headers.get('retry-after'), '2');
+  t.match(await res.json(), { error: 'PARTITION_MOVING', message: /cannot be reached/ });
+  t.equal(stale.count, 1);
+});

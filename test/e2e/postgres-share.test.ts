@@ -1,0 +1,204 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { spawnWfx } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
+import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+
+/*
+ * Daemons sharing one database (`--share`, decision 041): each holds a part of the execution
+ * partitions, and any of them answers any call: a request for an execution the other holds is
+ * forwarded to it, a change to the directory goes to partition 0's holder. A daemon that joins
+ * is given partitions while the first runs; one SIGKILLed leaves its partitions to the other,
+ * whose executions go on there, partition 0 included.
+ */
+
+const ASK_ID = '1a2b3c4d-5e6f-4a70-8b91-a2b3c4d5e6f7';
+const ASK = `processId: ${ASK_ID}
+name: Ask
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;
+const LATER_ID = '2b3c4d5e-6f70-4a81-9ca2-b3c4d5e6f708';
+
+interface Daemon {
+  readonly dir: string;
+  child: ChildProcess;
+  url: string;
+}
+
+async function launch(t: Test, dir: string, store: string): Promise<Daemon> {
+  const args = ['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dir, '--share', '--lease', '2s'];
+  const child = spawnWfx(t, args, { env: { WFX_STORE: store } });
+  child.stdout.resume();
+  child.stderr.resume();
+  const url = await eventually(`daemon ${dir} listens`, async () => {
+    const info = JSON.parse(await readFile(join(dir, 'daemon.json'), 'utf8')) as { pid: number; url: string };
+    return info.pid === child.pid && info.url;
+  });
+  return { dir, child, url };
+}
+
+/** Whether the daemon serves itself (not a standby forwarding, nor between the two). */
+async function serving(d: Daemon): Promise<boolean> {
+  const res = await fetch(`${d.url}/health`).catch(() => null);
+  return res?.status === 200 && ((await res.json()) as { status: string }).status === 'ok';
+}
+
+t.test('two daemons share a database: calls reach the holder, partitions move', { skip: POSTGRES_SKIP }, async (t) => {
+  const server = await startPostgres(t);
+  const store = await server.createDatabase('share');
+  const root = t.testdir();
+  t.teardown(async () => {
+    if (t.passing()) return;
+    for (const d of ['a', 'b'])
+      console.error(
+        d,
+        (await readFile(join(root, d, 'logs', 'daemon.log'), 'utf8').catch(() => 'none'))
+          .split('\n')
+          .filter((l) => !l.includes('"msg":"request"'))
+          .join('\n')
+          .slice(-8000),
+      );
+  });
+  const a = await launch(t, join(root, 'a'), store);
+  await eventually('a serves', () => serving(a));
+  const key = (await readFile(join(a.dir, 'bootstrap.key'), 'utf8')).trim();
+  const call = async (d: Daemon, method: string, path: string, body?: object) => {
+    const res = await fetch(`${d.url}${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
+      body: body && JSON.stringify(body),
+      signal: AbortSignal.timeout(20_000),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  /** Partitions each daemon holds, by its id, as `a` lists them. */
+  const holdings = async (via: Daemon) => {
+    const { body } = await call(via, 'GET', '/admin/cluster');
+    const daemons = body.items as { id: string; url: string; partitions: { partition: number }[] }[];
+    return new Map(daemons.map((d) => [d.url, d.partitions.map((p) => p.partition)]));
+  };
+  t.equal((await call(a, 'POST', '/admin/flows', { source: ASK, organization: 'default' })).status, 200);
+
+  // Executions started while `a` holds everything: some of them move when `b` joins.
+  const before: string[] = [];
+  for (let i = 0; i < 24; i++) {
+    const r = await call(a, 'POST', '/process/start', { processId: ASK_ID, data: {} });
+    t.equal(r.status, 200, 'started');
+    before.push(r.body.processInstanceId as string);
+  }
+
+  const b = await launch(t, join(root, 'b'), store);
+  const shared = await eventually(
+    'a and b share the partitions',
+    async () => {
+      const held = await holdings(a);
+      const ofA = held.get(a.url) ?? [];
+      const ofB = held.get(b.url) ?? [];
+      // 15 execution partitions: 7 and 8, partition 0 staying with a.
+      return ofA.includes(0) && ofA.length + ofB.length === 16 && Math.min(ofA.length - 1, ofB.length) === 7 && held;
+    },
+    { withinMs: 20_000 },
+  ).catch(async (err) => {
+    for (const d of [a, b])
+      console.error(
+        d.dir,
+        (await readFile(join(d.dir, 'logs', 'daemon.log'), 'utf8').catch(() => 'none'))
+          .split('\n')
+          .filter((l) => !l.includes('"msg":"request"'))
+          .join('\n')
+          .slice(-8000),
+      );
+    console.error(JSON.stringify([...(await holdings(a))]));
+    throw err;
+  });
+  t.notOk(shared.get(b.url)!.includes(0), 'partition 0 stays with the daemon that held it');
+  await eventually('b serves', () => serving(b));
+
+  // Any daemon answers for any execution: started on either, read and answered through either.
+  const started: string[] = [];
+  for (let i = 0; i < 24; i++) {
+    const r = await call(i % 2 ? a : b, 'POST', '/process/start', { processId: ASK_ID, data: {} });
+    t.equal(r.status, 200, 'started on either daemon');
+    started.push(r.body.processInstanceId as string);
+  }
+  const all = [...before, ...started];
+  for (const [i, id] of all.entries()) {
+    const via = i % 2 ? b : a;
+    const read = await call(via, 'GET', `/process/instance/${id}`);
+    t.equal(read.status, 200, `read ${id} through ${via === a ? 'a' : 'b'}`);
+    if (i % 3 === 0) continue; // left waiting for the moves below
+    const answer = await call(i % 2 ? a : b, 'POST', '/process/task', {
+      processInstanceId: id,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: `answer ${i}` },
+    });
+    t.equal(answer.status, 200, `answered ${id}`);
+  }
+  // A directory change through the daemon without partition 0 is made by its holder, and read back through either.
+  const later = ASK.replace(ASK_ID, LATER_ID).replace('name: Ask', 'name: Later');
+  t.equal((await call(b, 'POST', '/admin/flows', { source: later, organization: 'default' })).status, 200);
+  await eventually('b reads the flow published through it', async () => {
+    const r = await call(b, 'GET', `/admin/flows/${LATER_ID}`);
+    return r.status === 200;
+  });
+
+  // b dies: a takes its partitions once its lease lapses, and its waiting executions go on there.
+  b.child.kill('SIGKILL');
+  await once(b.child, 'exit');
+  await eventually('a holds every partition again', async () => (await holdings(a)).get(a.url)?.length === 16, {
+    withinMs: 60_000,
+  });
+  const waiting = all.filter((_, i) => i % 3 === 0);
+  for (const id of waiting) {
+    const r = await call(a, 'POST', '/process/task', {
+      processInstanceId: id,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'after b died' },
+    });
+    t.equal(r.status, 200, `answered ${id} on a after b died`);
+  }
+
+  // b again, then a dies: b takes partition 0 too (restarting for it) and serves everything.
+  const b2 = await launch(t, b.dir, store);
+  await eventually('b shares again', async () => ((await holdings(a)).get(b2.url)?.length ?? 0) >= 7, {
+    withinMs: 60_000,
+  });
+  await eventually('b serves again', () => serving(b2));
+  const last = await call(b2, 'POST', '/process/start', { processId: ASK_ID, data: {} });
+  t.equal(last.status, 200);
+  a.child.kill('SIGKILL');
+  await once(a.child, 'exit');
+  const url = await eventually(
+    'b holds every partition',
+    async () => {
+      const info = JSON.parse(await readFile(join(b.dir, 'daemon.json'), 'utf8')) as { url: string };
+      const r = await fetch(`${info.url}/admin/cluster`, { headers: { 'x-api-key': key } }).catch(() => null);
+      if (r?.status !== 200) return false;
+      const body = (await r.json()) as { items: { url: string; partitions: unknown[] }[] };
+      return body.items.some((d) => d.url === info.url && d.partitions.length === 16) && info.url;
+    },
+    { withinMs: 60_000 },
+  );
+  const b3: Daemon = { ...b2, url };
+  const answer = await call(b3, 'POST', '/process/task', {
+    processInstanceId: last.body.processInstanceId,
+    nodeId: 'ask',
+    action: 'COMPLETE',
+    data: { inputValue: 'after a died' },
+  });
+  t.equal(answer.status, 200, 'an execution goes on after partition 0 moved');
+  for (const id of all) {
+    const r = await call(b3, 'GET', `/process/instance/${id}`);
+    t.equal(r.body.state, 'COMPLETED', `${id} completed`);
+  }
+  t.equal((await call(b3, 'GET', `/admin/flows/${LATER_ID}`)).status, 200, 'the directory moved with partition 0');
+});
