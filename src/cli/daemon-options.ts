@@ -127,6 +127,16 @@ export function parseAdvertiseUrl(value: string): string {
   return url.origin;
 }
 
+/** The store flags of `daemon start` and `dev`, as commander parses them. */
+export interface StoreFlags {
+  readonly store?: string;
+  readonly standby?: boolean;
+  readonly share?: boolean;
+  readonly lease?: number;
+  readonly partitions?: number;
+  readonly advertiseUrl?: string;
+}
+
 /**
  * The store options of `daemon start` and `dev`: `--store`, else WFX_STORE (which keeps a password
  * off the command line, where `ps` shows it), `--standby`, `--share`, `--lease`, `--partitions` and `--advertise-url`. Throws
@@ -134,14 +144,7 @@ export function parseAdvertiseUrl(value: string): string {
  */
 export function storeOptions(
   ctx: CliContext,
-  opts: {
-    store?: string;
-    standby?: boolean;
-    share?: boolean;
-    lease?: number;
-    partitions?: number;
-    advertiseUrl?: string;
-  },
+  opts: StoreFlags,
 ): Pick<DaemonOptions, 'store' | 'standby' | 'share' | 'leaseMs' | 'partitions' | 'advertiseUrl'> {
   const store = opts.store ?? (ctx.env.WFX_STORE || undefined);
   if (store !== undefined) checkStoreUrl(store);

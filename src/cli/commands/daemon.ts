@@ -30,12 +30,13 @@ import {
   SHARE_HELP,
   STORE_HELP,
   storeOptions,
+  type StoreFlags,
 } from '../daemon-options.js';
 import { EXIT } from '../exit-codes.js';
 import { clientFor } from '../api.js';
 import { status } from './daemon-status.js';
 
-interface StartOptions {
+interface StartOptions extends StoreFlags {
   readonly port: number;
   readonly host: string;
   readonly foreground?: boolean;
@@ -50,12 +51,6 @@ interface StartOptions {
   readonly webhookReplayWindow?: number;
   readonly httpDeny?: string;
   readonly httpAllow?: string;
-  readonly store?: string;
-  readonly standby?: boolean;
-  readonly share?: boolean;
-  readonly lease?: number;
-  readonly partitions?: number;
-  readonly advertiseUrl?: string;
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
 }

@@ -19,6 +19,7 @@ import {
   SHARE_HELP,
   STORE_HELP,
   storeOptions,
+  type StoreFlags,
 } from '../daemon-options.js';
 
 /**
@@ -63,13 +64,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           httpAllow?: string;
           maxJsonDepth?: number;
           maxFileSize?: number;
-          store?: string;
-          standby?: boolean;
-          share?: boolean;
-          lease?: number;
-          partitions?: number;
-          advertiseUrl?: string;
-        },
+        } & StoreFlags,
         cmd: Command,
       ) => {
         const flowsDir = resolve(ctx.cwd, opts.flows);
