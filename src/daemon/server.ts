@@ -341,8 +341,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   // Then the connections that never sent a request (Node waits for those).
   endSilentConnectionsOnClose(app);
   app.addHook('onClose', async () => hub.close());
-  // Before authentication: a request another daemon serves is passed on as it came.
-  if (options.routing) installPartitionRouting(app, options.routing);
   installAuth(app, {
     state: options.store.state,
     limiter,
@@ -350,6 +348,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     now: options.now,
     accessLog: options.accessLog,
   });
+  // After authentication's, so its hooks run first: a request another daemon serves is passed on as it came.
+  if (options.routing) installPartitionRouting(app, options.routing);
   // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
   // thousands deep overflows whatever recurses over it later (the journal's JSON.stringify).
   // Raw bodies (webhook deliveries, a Buffer; an upload's stream) are checked where they are parsed.

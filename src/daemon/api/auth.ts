@@ -187,7 +187,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
 }
 
 /** A route's hooks of one kind as a list (Fastify takes one function or several). */
-function hookList<T>(hooks: T | T[] | undefined): T[] {
+export function hookList<T>(hooks: T | T[] | undefined): T[] {
   return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 }
 

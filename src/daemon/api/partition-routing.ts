@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorBody } from '../../shared/api/index.js';
 import { FORWARDED_BY, forwardRequest } from '../forward.js';
 import { jobTarget } from '../state/jobs.js';
+import { hookList } from './auth.js';
 
 export interface PartitionRoutingOptions {
   /** This daemon's id (the hop header). */
@@ -23,7 +24,7 @@ export interface PartitionRoutingOptions {
   readonly serves: (partition: number) => boolean;
   /** Where the holder of `partition` answers, as last read; null when none holds it (or it is not known). */
   readonly holder: (partition: number) => string | null;
-  /** A holder could not be reached: read who holds what again. */
+  /** A holder could not be reached, or answered 503: read who holds what again. */
   readonly stale: () => void;
   /** Seconds a caller waits before it tries again. */
   readonly retryAfterSeconds: number;
@@ -37,37 +38,64 @@ const EXECUTION_ROUTES = new Set([
 const JOB_ROUTES = new Set(['/jobs/:key/complete', '/jobs/:key/fail', '/jobs/:key/heartbeat', '/jobs/:key/release']);
 const READS = new Set(['GET', 'HEAD']);
 
-/** The partition a request must be served in, or null when any daemon serves it. */
-function partitionOfRequest(request: FastifyRequest, options: PartitionRoutingOptions): number | null {
-  const route = request.routeOptions.url ?? '';
-  const params = request.params as Record<string, string | undefined>;
-  if (EXECUTION_ROUTES.has(route) && params.id) return options.partitionOf(params.id);
-  if (JOB_ROUTES.has(route) && params.key) {
-    const job = jobTarget(params.key);
-    return job ? options.partitionOf(job.instanceId) : null;
-  }
-  if (route.startsWith('/webhook/receive/')) return 0;
+type Params = Record<string, string | undefined>;
+
+/**
+ * The partition a request of route `url` (answering `methods`) is served in, read from the
+ * request; null for a route any daemon serves.
+ */
+function partitionOfRoute(
+  url: string,
+  methods: readonly string[],
+  options: PartitionRoutingOptions,
+): ((request: FastifyRequest) => number | null) | null {
+  if (EXECUTION_ROUTES.has(url))
+    return (request) => {
+      const id = (request.params as Params).id;
+      return id ? options.partitionOf(id) : null;
+    };
+  if (JOB_ROUTES.has(url))
+    return (request) => {
+      const job = jobTarget((request.params as Params).key ?? '');
+      return job ? options.partitionOf(job.instanceId) : null;
+    };
+  if (url.startsWith('/webhook/receive/')) return () => 0;
   // Memory is shared (any daemon writes it); the cluster's list is read by any.
-  if (route.startsWith('/admin/') && !READS.has(request.method) && !route.startsWith('/admin/memory')) return 0;
+  if (url.startsWith('/admin/') && !url.startsWith('/admin/memory') && methods.some((m) => !READS.has(m)))
+    return (request) => (READS.has(request.method) ? null : 0);
   return null;
 }
 
-/** Installs the routing on `app`: before any route's own hooks (authentication included). */
+/**
+ * Installs the routing on `app`, before any of its routes is added and after authentication
+ * (installAuth): each route that may be routed gets its hook first, ahead of authentication's,
+ * made when the route is added (as auth.ts does: `request.routeOptions` per request costs an
+ * object), and the other routes nothing.
+ */
 export function installPartitionRouting(app: FastifyInstance, options: PartitionRoutingOptions): void {
-  app.addHook('onRequest', (request, reply, done) => {
-    const partition = partitionOfRequest(request, options);
-    if (partition === null || options.serves(partition)) return done();
-    route(request, reply, partition, options);
-  });
-  // A task answer names its execution in the body: routed once it is parsed (and authenticated
-  // here, which the holder does again).
-  app.addHook('preValidation', (request, reply, done) => {
-    if (request.routeOptions.url !== '/process/task' || request.method !== 'POST') return done();
-    const id = (request.body as { processInstanceId?: unknown } | null)?.processInstanceId;
-    if (typeof id !== 'string') return done();
-    const partition = options.partitionOf(id);
-    if (options.serves(partition)) return done();
-    route(request, reply, partition, options, Buffer.from(JSON.stringify(request.body)));
+  app.addHook('onRoute', (added) => {
+    const methods = [added.method].flat();
+    const partitionOf = partitionOfRoute(added.url, methods, options);
+    if (partitionOf) {
+      const routed = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+        const partition = partitionOf(request);
+        if (partition === null || options.serves(partition)) return done();
+        route(request, reply, partition, options);
+      };
+      added.onRequest = [routed, ...hookList(added.onRequest)];
+    }
+    // A task answer names its execution in the body: routed once it is parsed (and authenticated
+    // here, which the holder does again).
+    if (added.url === '/process/task' && methods.includes('POST')) {
+      const routed = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+        const id = (request.body as { processInstanceId?: unknown } | null)?.processInstanceId;
+        if (typeof id !== 'string') return done();
+        const partition = options.partitionOf(id);
+        if (options.serves(partition)) return done();
+        route(request, reply, partition, options, Buffer.from(JSON.stringify(request.body)));
+      };
+      added.preValidation = [routed, ...hookList(added.preValidation)];
+    }
   });
 }
 
