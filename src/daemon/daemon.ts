@@ -32,7 +32,6 @@ import type { RecordStore } from './store/record-store.js';
 import { Store } from './store/store.js';
 import { openStore, type StoreChoice } from './open-store.js';
 import { PartitionSharing, partitionRouting, type SharingMember } from './sharing.js';
-import { DEFAULT_LEASE_MS } from './store/pg/lease.js';
 
 export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly dataDir: string;
@@ -46,7 +45,6 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly cluster?: () => Promise<ClusterDaemon[]>;
   /** With `share`: who shares the database and holds what (rejoin.ts's ClusterMember), and this daemon's id. */
   readonly sharing?: SharingMember;
-
   /** Also log readable lines to stdout. */
   readonly foreground?: boolean;
   /** Finished executions and their logs older than this are pruned (default 7 days). */
@@ -130,6 +128,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // Partition 0's holder (every daemon but one sharing a database is not) writes the
     // directory and runs the triggers and sweeps; the others run executions (decision 041).
     const directory = !pg || pg.held.includes(0);
+    // With `share`, rejoin.ts gives the daemons' view of who holds what.
+    const shared = pg && options.share && options.sharing ? { store: pg, member: options.sharing } : null;
     if (directory) await bootstrap(store, paths, logger);
     // Connections wait for the listener's address: calls resumed below must not reach it.
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
@@ -201,9 +201,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       historyDamage: () => history.damage(),
       storeHealth: () => store.health(),
       ...(options.cluster && { cluster: options.cluster }),
-      ...(pg &&
-        options.share &&
-        options.sharing && { routing: partitionRouting(pg, options.sharing, options.leaseMs) }),
+      ...(shared && { routing: partitionRouting(shared.store, shared.member, options.leaseMs) }),
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
       ...(store instanceof Store &&
         history instanceof History && {
@@ -227,18 +225,14 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     );
     // Up: the route validators not compiled yet are compiled now, a turn of the event loop at a time.
     app.compileValidators().catch((err: unknown) => logger.error({ err }, 'a route schema does not compile'));
-    const sharing =
-      pg && options.share && options.sharing
-        ? new PartitionSharing({
-            store: pg,
-            engine,
-            owner: options.sharing.id,
-            view: async () => (await options.sharing!.refresh(), options.sharing!.view()),
-            everyMs: (options.leaseMs ?? DEFAULT_LEASE_MS) / 3,
-            logger,
-            takeDirectory: () => running.rejoin(),
-          })
-        : null;
+    const sharing = shared
+      ? new PartitionSharing({
+          ...shared,
+          engine,
+          logger,
+          takeDirectory: () => running.rejoin(),
+        })
+      : null;
     const running = serve({
       options,
       directory,

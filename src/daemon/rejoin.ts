@@ -20,7 +20,7 @@ import { daemonId } from './open-store.js';
 import type { PreparedDataDir } from './prepare.js';
 import { StandbyListener } from './standby-listener.js';
 import { writeDaemonJson } from './daemon-json.js';
-import { ClusterMember } from './store/pg/cluster.js';
+import { ClusterMember, type Sharing } from './store/pg/cluster.js';
 import { DEFAULT_LEASE_MS } from './store/pg/lease.js';
 
 type Start = (options: DaemonOptions, prepared: PreparedDataDir) => Promise<RunningDaemon>;
@@ -63,7 +63,12 @@ export async function rejoining(
     cluster: () => member.list(),
     followed: () => member.followed(),
     ...(options.share && {
-      sharing: { id: member.id, view: () => member.sharingView(), refresh: () => member.refresh() },
+      sharing: {
+        id: member.id,
+        view: () => member.sharingView(),
+        refresh: () => member.refresh(),
+        watch: (fn: (view: Sharing) => void) => member.watchSharing(fn),
+      },
     }),
   };
   // A sharing daemon starts once partitions are free for it: the others give theirs up when

@@ -1,6 +1,7 @@
 /**
- * A daemon sharing a database's partitions with the others (decision 041): every third of a
- * lease it reads who is live and who holds what, and moves its own partitions toward its share
+ * A daemon sharing a database's partitions with the others (decision 041): each time its
+ * registration reads who is live and who holds what (every third of a lease, rejoin.ts's
+ * ClusterMember), it moves its own partitions toward its share
  * (store/pg/share.ts): executions it gives up are handed over (Engine.handOver, PgStore.drop)
  * and go on where the next daemon takes them (PgStore.take, Engine.adopt). One move at a time.
  * Partition 0 does not move while running: when it is free (its holder gone), the first live
@@ -26,60 +27,56 @@ export interface SharingMember {
   readonly view: () => Sharing | null;
   /** Reads it again now. */
   readonly refresh: () => Promise<void>;
+  /** Calls `fn` with each view read from now on. Returns the unsubscribe. */
+  readonly watch: (fn: (view: Sharing) => void) => () => void;
 }
 
 export interface PartitionSharingOptions {
   readonly store: PgStore<WfxState, WfxRecord>;
   readonly engine: Engine;
-  /** This daemon's id in the leases. */
-  readonly owner: string;
-  /** Who shares and holds what, read now; null when the database does not answer. */
-  readonly view: () => Promise<Sharing | null>;
-  /** How often to look (a third of the lease). */
-  readonly everyMs: number;
+  readonly member: SharingMember;
   readonly logger: Logger;
   /** Partition 0 is free and this daemon takes it: it restarts to do so (rejoin.ts). */
   readonly takeDirectory: () => void;
 }
 
 export class PartitionSharing {
-  private timer: NodeJS.Timeout | null = null;
+  private unwatch: (() => void) | null = null;
   private running: Promise<void> | null = null;
   private closed = false;
 
   constructor(private readonly options: PartitionSharingOptions) {}
 
-  /** Looks now, then every `everyMs`. */
+  /** Acts on the view read last, then on each one read. */
   start(): void {
-    if (this.timer || this.closed) return;
-    this.timer = setInterval(() => void this.balance(), this.options.everyMs);
-    this.timer.unref();
-    void this.balance();
+    if (this.unwatch || this.closed) return;
+    this.unwatch = this.options.member.watch((view) => this.balance(view));
+    const last = this.options.member.view();
+    if (last) this.balance(last);
   }
 
-  /** Looks now (one look at a time): resolves once what it decided is done. */
-  balance(): Promise<void> {
-    this.running ??= this.once()
+  /** Moves toward this daemon's share in `view`, unless a move is under way (the next view is acted on then). */
+  private balance(view: Sharing): void {
+    this.running ??= this.once(view)
       .catch((err: unknown) => {
         // A failed move fails the store (pg-store.ts), which stops the daemon: said there.
         if (!this.closed && !(isWfxError(err) && err.code === 'STORE_FAILED'))
           this.options.logger.warn({ err }, 'sharing: moving partitions failed');
       })
       .finally(() => (this.running = null));
-    return this.running;
   }
 
   /** Stops looking, once the move under way (if any) is done. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearInterval(this.timer);
+    this.unwatch?.();
     await this.running;
   }
 
-  private async once(): Promise<void> {
-    const { store, engine, owner, logger } = this.options;
-    const view = await this.options.view();
-    if (this.closed || view === null) return;
+  private async once(view: Sharing): Promise<void> {
+    const { store, engine, logger } = this.options;
+    const owner = this.options.member.id;
+    if (this.closed) return;
     const plan = planShare(owner, view);
     if (plan.takeDirectory && !store.held.includes(0)) {
       // One daemon restarts for it: the first live one, in the order every daemon reads.

@@ -122,6 +122,7 @@ export class ClusterMember {
   private appliedSeq: (() => number) | null = null;
   /** Who shares the partitions and who holds them, as last read (with `shares`). */
   private sharing: Sharing | null = null;
+  private readonly sharingWatchers = new Set<(view: Sharing) => void>();
 
   constructor(private readonly options: ClusterMemberOptions) {
     this.pool = new pg.Pool({
@@ -182,6 +183,12 @@ export class ClusterMember {
   sharingView(): Sharing | null {
     if (performance.now() - this.readAt > this.options.leaseMs) return null;
     return this.sharing;
+  }
+
+  /** Calls `fn` with each view of who shares and holds what read from now on. Returns the unsubscribe. */
+  watchSharing(fn: (view: Sharing) => void): () => void {
+    this.sharingWatchers.add(fn);
+    return () => this.sharingWatchers.delete(fn);
   }
 
   /** Reads the serving daemon again now (a forward to the one it knew failed). */
@@ -260,6 +267,7 @@ export class ClusterMember {
       const followed = await this.pool.query<{ followed: boolean }>(FOLLOWED, [this.options.id, this.options.leaseMs]);
       this.followedNow = followed.rows[0]?.followed ?? true;
       this.readAt = sentAt;
+      if (this.sharing) for (const fn of this.sharingWatchers) fn(this.sharing);
       await this.pool.query(FORGET, [this.options.id]);
       if (this.unreachable) this.options.logger.info('cluster: the database answers again');
       this.unreachable = false;
