@@ -4,14 +4,19 @@ import { WfxError } from '../../shared/errors.js';
 import { keyMatches, parseApiKey } from '../auth/api-keys.js';
 import { ROLE_PERMISSIONS, type ApiKey, type Permission, type WfxState } from '../state/state.js';
 import type { Caller, RouteAuth } from './caller.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
 
 /** Verifies a bearer token; resolves to the caller or throws WfxError UNAUTHORIZED. */
 export type BearerVerifier = (token: string) => Promise<Caller>;
 
 export interface AuthOptions {
   readonly state: WfxState;
-  readonly limiter: RateLimiter;
+  readonly limiter: KeyRateLimiter;
+  /**
+   * Whether another daemon sharing the database counted `request` already (api/hop.ts): it is
+   * not counted again here.
+   */
+  readonly counted?: (request: FastifyRequest) => boolean;
   /** Present when an OIDC issuer is configured. */
   readonly bearer?: BearerVerifier;
   readonly now?: () => Date;
@@ -140,12 +145,18 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
         return done(err as Error);
       }
       const admit = (caller: Caller): void => {
+        let counting: void | Promise<void>;
         try {
-          authorize(request, reply, caller, auth, options);
+          counting = authorize(request, reply, caller, auth, options);
         } catch (err) {
           return done(err as Error);
         }
-        done();
+        if (counting)
+          counting.then(
+            () => done(),
+            (err: unknown) => done(err as Error),
+          );
+        else done();
       };
       if ('then' in identified)
         identified.then(admit, (err: unknown) =>
@@ -193,7 +204,8 @@ export function hookList<T>(hooks: T | T[] | undefined): T[] {
 
 /**
  * Records `caller` on the request, counts it against its key's rate limit (429), and checks
- * its kind and permission against what the route needs (403). Throws WfxError.
+ * its kind and permission against what the route needs (403). Throws WfxError, or returns a
+ * promise that rejects with one while the count is made elsewhere (SharedRateLimiter).
  */
 function authorize(
   request: FastifyRequest,
@@ -201,30 +213,41 @@ function authorize(
   caller: Caller,
   auth: RouteAuth,
   options: AuthOptions,
-): void {
+): void | Promise<void> {
   request.caller = caller;
-  if (caller.keyId !== null) {
-    const key = options.state.apiKeys[caller.keyId]!;
-    const decision = options.limiter.hit(caller.keyId, {
-      perMinute: key.rateLimitPerMinute,
-      perHour: key.rateLimitPerHour,
+  if (caller.keyId === null || options.counted?.(request)) return permit(caller, auth);
+  const key = options.state.apiKeys[caller.keyId]!;
+  const decision = options.limiter.hit(caller.keyId, {
+    perMinute: key.rateLimitPerMinute,
+    perHour: key.rateLimitPerHour,
+  });
+  if (decision && 'then' in decision)
+    return decision.then((d) => {
+      limited(reply, d);
+      permit(caller, auth);
     });
-    if (decision) {
-      void reply.header('RateLimit-Limit', decision.limit);
-      void reply.header('RateLimit-Remaining', decision.remaining);
-      void reply.header('RateLimit-Reset', decision.resetSeconds);
-      if (!decision.allowed) {
-        void reply.header('Retry-After', decision.retryAfterSeconds);
-        throw new WfxError(
-          'RATE_LIMIT_EXCEEDED',
-          `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfterSeconds} s`,
-          {
-            details: { retryAfter: decision.retryAfterSeconds },
-          },
-        );
-      }
-    }
+  limited(reply, decision);
+  permit(caller, auth);
+}
+
+/** Says `decision` in the RateLimit-* headers; throws RATE_LIMIT_EXCEEDED when it refuses. */
+function limited(reply: FastifyReply, decision: RateDecision | null): void {
+  if (!decision) return;
+  void reply.header('RateLimit-Limit', decision.limit);
+  void reply.header('RateLimit-Remaining', decision.remaining);
+  void reply.header('RateLimit-Reset', decision.resetSeconds);
+  if (!decision.allowed) {
+    void reply.header('Retry-After', decision.retryAfterSeconds);
+    throw new WfxError(
+      'RATE_LIMIT_EXCEEDED',
+      `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfterSeconds} s`,
+      { details: { retryAfter: decision.retryAfterSeconds } },
+    );
   }
+}
+
+/** Checks the caller's kind and permission against what the route needs (403). */
+function permit(caller: Caller, auth: RouteAuth): void {
   if (auth.callerKind === 'organization' && caller.system) {
     throw new WfxError('FORBIDDEN', 'a system key is not bound to an organization: use POST /process/start');
   }

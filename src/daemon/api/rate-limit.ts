@@ -1,3 +1,5 @@
+import type { RateCount, RateWindow } from '../store/pg/pg-rate-limits.js';
+
 /** The outcome of counting one request against a key's limits. */
 export interface RateDecision {
   readonly allowed: boolean;
@@ -55,12 +57,28 @@ export interface KeyLimits {
   readonly perHour: number | null;
 }
 
+/** Counts requests per API key (auth.ts): in memory (RateLimiter), or in the database (SharedRateLimiter). */
+export interface KeyRateLimiter {
+  /** Counts a request of `keyId` if allowed. Null when the key has no limits. */
+  hit(keyId: string, limits: KeyLimits): RateDecision | null | Promise<RateDecision | null>;
+  /** Forgets a key (revoked or deleted). */
+  forget(keyId: string): void;
+}
+
+/** A key's windows: the minute's, then the hour's. */
+function windowsOf(limits: KeyLimits): RateWindow[] {
+  const windows: RateWindow[] = [];
+  if (limits.perMinute !== null) windows.push({ limit: limits.perMinute, windowMs: 60_000 });
+  if (limits.perHour !== null) windows.push({ limit: limits.perHour, windowMs: 3_600_000 });
+  return windows;
+}
+
 /**
  * Rate limiting per API key with two sliding windows (minute and hour). In memory: a restart
  * forgets the windows, which only ever errs toward allowing. Windows are rebuilt when a key's
  * limits change.
  */
-export class RateLimiter {
+export class RateLimiter implements KeyRateLimiter {
   private readonly keys = new Map<string, { limits: string; windows: SlidingWindow[] }>();
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -74,9 +92,7 @@ export class RateLimiter {
     const signature = `${limits.perMinute}/${limits.perHour}`;
     let entry = this.keys.get(keyId);
     if (!entry || entry.limits !== signature) {
-      const windows: SlidingWindow[] = [];
-      if (limits.perMinute !== null) windows.push(new SlidingWindow(limits.perMinute, 60_000));
-      if (limits.perHour !== null) windows.push(new SlidingWindow(limits.perHour, 3_600_000));
+      const windows = windowsOf(limits).map((w) => new SlidingWindow(w.limit, w.windowMs));
       entry = { limits: signature, windows };
       this.keys.set(keyId, entry);
     }
@@ -105,4 +121,68 @@ export class RateLimiter {
   forget(keyId: string): void {
     this.keys.delete(keyId);
   }
+}
+
+/**
+ * Rate limiting per API key across the daemons sharing a database (decision 042): the same
+ * sliding windows, counted in the database (store/pg/pg-rate-limits.ts), so a key's limit holds
+ * whichever daemon its requests reach. A request of a key without limits costs nothing more.
+ * While the database cannot be reached, requests are counted in this daemon's memory: that errs
+ * toward allowing (up to the limit per daemon), as a restart does.
+ */
+export class SharedRateLimiter implements KeyRateLimiter {
+  private unreachable = false;
+
+  constructor(
+    private readonly database: { hit(keyId: string, windows: readonly RateWindow[]): Promise<RateCount> },
+    private readonly local: RateLimiter,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  hit(keyId: string, limits: KeyLimits): RateDecision | null | Promise<RateDecision | null> {
+    const windows = windowsOf(limits);
+    if (windows.length === 0) return this.local.hit(keyId, limits);
+    return this.database.hit(keyId, windows).then(
+      (count) => {
+        if (this.unreachable) this.warn('rate limits: counted in the database again');
+        this.unreachable = false;
+        return decisionOf(windows, count);
+      },
+      (err: unknown) => {
+        if (!this.unreachable)
+          this.warn(`rate limits: counted by this daemon alone until the database answers (${(err as Error).message})`);
+        this.unreachable = true;
+        return this.local.hit(keyId, limits);
+      },
+    );
+  }
+
+  forget(keyId: string): void {
+    this.local.forget(keyId);
+  }
+}
+
+/** The decision (and RateLimit-* figures) of a count made in the database, as RateLimiter.hit makes it. */
+export function decisionOf(windows: readonly RateWindow[], count: RateCount): RateDecision {
+  const seconds = (i: number) => Math.max(1, Math.ceil(count.freesInMs[i]! / 1000));
+  if (!count.allowed) {
+    const refused = windows.flatMap((w, i) => (w.limit === 0 || count.used[i]! >= w.limit ? [i] : []));
+    const retry = Math.max(
+      ...refused.map((i) => (windows[i]!.limit === 0 ? Math.ceil(windows[i]!.windowMs / 1000) : seconds(i))),
+    );
+    const limit = windows[refused[0] ?? 0]!.limit;
+    return { allowed: false, limit, remaining: 0, resetSeconds: retry, retryAfterSeconds: retry };
+  }
+  // This request is now in every window; in one that had none, it is the oldest.
+  let tight = 0;
+  const remaining = windows.map((w, i) => w.limit - count.used[i]! - 1);
+  for (let i = 1; i < windows.length; i++) if (remaining[i]! < remaining[tight]!) tight = i;
+  const reset = count.used[tight] === 0 ? Math.ceil(windows[tight]!.windowMs / 1000) : seconds(tight);
+  return {
+    allowed: true,
+    limit: windows[tight]!.limit,
+    remaining: remaining[tight]!,
+    resetSeconds: reset,
+    retryAfterSeconds: 0,
+  };
 }

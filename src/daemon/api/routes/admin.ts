@@ -41,11 +41,11 @@ import { ROLE_PERMISSIONS, type ApiKey, type FlowVersion, type WfxState } from '
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
-import type { RateLimiter } from '../rate-limit.js';
+import type { KeyRateLimiter } from '../rate-limit.js';
 
 export interface AdminRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
-  readonly limiter: RateLimiter;
+  readonly limiter: KeyRateLimiter;
   readonly now?: () => Date;
 }
 

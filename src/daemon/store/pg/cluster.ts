@@ -122,6 +122,7 @@ export class ClusterMember {
   private appliedSeq: (() => number) | null = null;
   /** Who shares the partitions and who holds them, as last read (with `shares`). */
   private sharing: Sharing | null = null;
+  private secret: Promise<string> | null = null;
   private readonly sharingWatchers = new Set<(view: Sharing) => void>();
 
   constructor(private readonly options: ClusterMemberOptions) {
@@ -189,6 +190,21 @@ export class ClusterMember {
   watchSharing(fn: (view: Sharing) => void): () => void {
     this.sharingWatchers.add(fn);
     return () => this.sharingWatchers.delete(fn);
+  }
+
+  /** The secret daemons of this database sign requests they pass on with (api/hop.ts): read once. */
+  hopSecret(): Promise<string> {
+    this.secret ??= this.pool
+      .query<{ secret: string }>('SELECT secret FROM wfx_hop_secret')
+      .then(({ rows }) => {
+        if (!rows[0]) throw new Error('the database has no wfx_hop_secret row');
+        return rows[0].secret;
+      })
+      .catch((err: unknown) => {
+        this.secret = null; // asked again next time
+        throw err;
+      });
+    return this.secret;
   }
 
   /** Reads the serving daemon again now (a forward to the one it knew failed). */

@@ -152,6 +152,64 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE wfx_daemons ADD COLUMN shares boolean NOT NULL DEFAULT false;
     `,
   },
+  {
+    version: 9,
+    name: 'requests between daemons, rate limits across daemons',
+    sql: `
+      -- Signs a request one daemon passes to another as counted already (api/hop.ts): only a
+      -- daemon that reads this database can. gen_random_uuid draws from a strong source.
+      CREATE TABLE wfx_hop_secret (
+        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        secret text NOT NULL
+      );
+      INSERT INTO wfx_hop_secret (secret)
+      VALUES (replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''));
+
+      -- The requests allowed per rate-limited key, within its longest window (decision 042).
+      CREATE TABLE wfx_rate_hits (
+        key_id text NOT NULL,
+        at timestamptz NOT NULL
+      );
+      CREATE INDEX wfx_rate_hits_key_at ON wfx_rate_hits (key_id, at);
+
+      -- Counts a request of p_key against sliding windows (p_windows_ms, p_limits), as
+      -- api/rate-limit.ts does in memory: allowed while fewer than each limit's requests were
+      -- allowed within its window, and then recorded. One key's calls run one at a time (an
+      -- advisory lock to the end of the call's transaction). Answers, per window, the requests
+      -- allowed within it (before this one) and the milliseconds until its oldest leaves it.
+      CREATE FUNCTION wfx_rate_hit(p_key text, p_limits integer[], p_windows_ms integer[])
+      RETURNS TABLE (allowed boolean, used integer[], frees_in_ms double precision[])
+      LANGUAGE plpgsql AS $fn$
+      DECLARE
+        t timestamptz := clock_timestamp();
+        span interval;
+        n integer;
+        oldest timestamptz;
+        ok boolean := true;
+        u integer[] := '{}';
+        f double precision[] := '{}';
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtextextended('wfx_rate ' || p_key, 0));
+        DELETE FROM wfx_rate_hits h
+         WHERE h.key_id = p_key
+           AND h.at <= t - (SELECT max(w) FROM unnest(p_windows_ms) w) * interval '1 millisecond';
+        FOR i IN 1 .. cardinality(p_limits) LOOP
+          span := p_windows_ms[i] * interval '1 millisecond';
+          -- Counted up to the limit: a window's cost is bounded by its limit.
+          SELECT count(*) INTO n FROM (
+            SELECT 1 FROM wfx_rate_hits h WHERE h.key_id = p_key AND h.at > t - span LIMIT p_limits[i]
+          ) c;
+          SELECT min(h.at) INTO oldest FROM wfx_rate_hits h WHERE h.key_id = p_key AND h.at > t - span;
+          u := u || n;
+          f := f || coalesce(extract(epoch FROM oldest + span - t) * 1000, 0)::double precision;
+          IF n >= p_limits[i] THEN ok := false; END IF;
+        END LOOP;
+        IF ok THEN INSERT INTO wfx_rate_hits (key_id, at) VALUES (p_key, t); END IF;
+        RETURN QUERY SELECT ok, u, f;
+      END
+      $fn$;
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

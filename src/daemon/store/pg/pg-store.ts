@@ -27,6 +27,7 @@ import { RecordStore, silentLogger } from '../record-store.js';
 import { partitionedIds } from '../../engine/ids.js';
 import { DEFAULT_LEASE_MS, describePartitions, PartitionLease } from './lease.js';
 import { migrate } from './migrations.js';
+import { PgRateLimits } from './pg-rate-limits.js';
 import { PgBlobs } from './pg-blobs.js';
 import { PgHistory } from './pg-history.js';
 import { JournalFollower } from './journal-follower.js';
@@ -262,6 +263,11 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   /** The file store's content in this database (pg-blobs.ts). */
   blobs(): PgBlobs {
     return new PgBlobs(this.pool);
+  }
+
+  /** Rate limits counted in this database, for daemons sharing it (pg-rate-limits.ts). */
+  rateLimits(): PgRateLimits {
+    return new PgRateLimits(this.pool);
   }
 
   /**
