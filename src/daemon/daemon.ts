@@ -31,7 +31,7 @@ import { dataDirError, listenError } from './start-errors.js';
 import type { RecordStore } from './store/record-store.js';
 import { Store } from './store/store.js';
 import { openStore, type StoreChoice } from './open-store.js';
-import { PartitionSharing, partitionRouting, type SharingMember } from './sharing.js';
+import { PartitionSharing, sharedServing, type SharingMember } from './sharing.js';
 
 export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly dataDir: string;
@@ -201,7 +201,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       historyDamage: () => history.damage(),
       storeHealth: () => store.health(),
       ...(options.cluster && { cluster: options.cluster }),
-      ...(shared && { routing: partitionRouting(shared.store, shared.member, options.leaseMs) }),
+      ...(shared && { sharing: await sharedServing(shared.store, shared.member, options.leaseMs) }),
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
       ...(store instanceof Store &&
         history instanceof History && {

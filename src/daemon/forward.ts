@@ -5,6 +5,7 @@
  * request carries `x-wfx-forwarded-by`, and a daemon never forwards a request that has it.
  */
 import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { COUNTED_BY } from './api/hop.js';
 
 /** The header a forwarded request carries: the id of the daemon that forwarded it. */
 export const FORWARDED_BY = 'x-wfx-forwarded-by';
@@ -33,6 +34,10 @@ export interface Forward {
   readonly by: string;
   /** The body to send instead of the request's own (one read already, such as a parsed JSON body). */
   readonly body?: Buffer;
+  /** The COUNTED_BY header's value (api/hop.ts), for a request counted here already. */
+  readonly counted?: string;
+  /** Headers this daemon adds to the answer (the rate limit's, for a request counted here). */
+  readonly headers?: Record<string, string>;
   /** Told the status `target` answered with. */
   readonly answered?: (status: number) => void;
   /** Answers the caller when `target` cannot be reached before anything came back. */
@@ -42,14 +47,12 @@ export interface Forward {
 /** Passes `request` to `forward.target` as it came (its credential included) and its answer back as it comes. */
 export function forwardRequest(request: IncomingMessage, reply: ServerResponse, forward: Forward): void {
   const url = new URL(request.url ?? '/', forward.target);
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(request.headers))
-    if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
+  const headers = passedHeaders(request);
   headers.host = url.host;
   headers[FORWARDED_BY] = forward.by;
-  if (forward.body) headers['content-length'] = String(forward.body.length);
-  const from = request.socket.remoteAddress;
-  if (from) headers['x-forwarded-for'] = [request.headers['x-forwarded-for'], from].filter(Boolean).join(', ');
+  const length = forward.body ? String(forward.body.length) : request.headers['content-length'];
+  if (length !== undefined) headers['content-length'] = length;
+  if (forward.counted) headers[COUNTED_BY] = forward.counted;
   let answered = false;
   const upstream = httpRequest(url, { method: request.method, headers, agent });
   upstream.on('response', (response) => {
@@ -58,6 +61,7 @@ export function forwardRequest(request: IncomingMessage, reply: ServerResponse, 
     const back: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(response.headers))
       if (value !== undefined && !HOP_BY_HOP.has(name)) back[name] = value;
+    Object.assign(back, forward.headers);
     reply.writeHead(response.statusCode ?? 502, back);
     // A log stream goes on until one side ends it: an event as soon as it comes.
     reply.flushHeaders();
@@ -77,4 +81,51 @@ export function forwardRequest(request: IncomingMessage, reply: ServerResponse, 
   });
   if (forward.body) upstream.end(forward.body);
   else request.pipe(upstream);
+}
+
+/** What another daemon answered a request asked of it (askDaemon). */
+export interface DaemonAnswer {
+  readonly status: number;
+  readonly body: Buffer;
+}
+
+/**
+ * Asks the daemon at `target` one request with `headers` (the hop header among them) and reads
+ * its whole answer. Rejects when it cannot be reached, or `signal` aborts the request.
+ */
+export function askDaemon(
+  target: string,
+  ask: {
+    readonly method: string;
+    readonly path: string;
+    readonly headers: Record<string, string | string[]>;
+    readonly body?: Buffer;
+    readonly signal?: AbortSignal;
+  },
+): Promise<DaemonAnswer> {
+  const url = new URL(ask.path, target);
+  const headers = { ...ask.headers, host: url.host, ...(ask.body && { 'content-length': String(ask.body.length) }) };
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: ask.method, headers, agent, ...(ask.signal && { signal: ask.signal }) });
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 502, body: Buffer.concat(chunks) }));
+      response.on('error', reject);
+      response.on('aborted', () => reject(new Error('the answer broke off')));
+    });
+    request.on('error', reject);
+    request.end(ask.body);
+  });
+}
+
+/** The headers of `request` worth passing on to another daemon: the message's, not the connection's. */
+export function passedHeaders(request: IncomingMessage): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(request.headers))
+    if (value !== undefined && !HOP_BY_HOP.has(name) && name !== 'content-length' && name !== 'host')
+      headers[name] = value;
+  const from = request.socket.remoteAddress;
+  if (from) headers['x-forwarded-for'] = [request.headers['x-forwarded-for'], from].filter(Boolean).join(', ');
+  return headers;
 }

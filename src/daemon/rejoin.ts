@@ -68,6 +68,7 @@ export async function rejoining(
         view: () => member.sharingView(),
         refresh: () => member.refresh(),
         watch: (fn: (view: Sharing) => void) => member.watchSharing(fn),
+        hopSecret: () => member.hopSecret(),
       },
     }),
   };

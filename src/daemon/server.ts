@@ -17,7 +17,7 @@ import { VERSION } from '../shared/version.js';
 import { installAuth, type AccessLogEntry, type BearerVerifier } from './api/auth.js';
 import { endSilentConnectionsOnClose } from './api/silent-connections.js';
 import { lazyChildLogger } from './api/request-logger.js';
-import { RateLimiter } from './api/rate-limit.js';
+import { RateLimiter, SharedRateLimiter } from './api/rate-limit.js';
 import { adminRoutes } from './api/routes/admin.js';
 import { metaRoutes } from './api/routes/meta.js';
 import { processRoutes } from './api/routes/process.js';
@@ -44,7 +44,8 @@ import type { WfxRecord } from './state/records.js';
 import type { WfxState } from './state/state.js';
 import type { DurableStore } from './store/store.js';
 import type { WebhookReceiver } from './triggers/webhooks.js';
-import { installPartitionRouting, type PartitionRoutingOptions } from './api/partition-routing.js';
+import { installSharedServing } from './api/fan-out.js';
+import type { SharedServing } from './sharing.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -61,7 +62,7 @@ export interface ServerOptions {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly engine: Engine;
   /** Sharing a database's partitions: requests another daemon serves are passed on to it. */
-  readonly routing?: PartitionRoutingOptions;
+  readonly sharing?: SharedServing;
   /** Webhook deliveries (POST /webhook/receive/{token}). */
   readonly webhooks: WebhookReceiver;
   readonly logger?: FastifyBaseLogger;
@@ -112,8 +113,8 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody }
   if (err instanceof WfxError) {
     let body: ErrorBody = { error: err.code, message: err.message, timestamp };
     const details = err.details as { retryAfter?: number } | undefined;
-    if (err.code === 'RATE_LIMIT_EXCEEDED' && typeof details?.retryAfter === 'number')
-      body = { ...body, retryAfter: details.retryAfter };
+    const retries = err.code === 'RATE_LIMIT_EXCEEDED' || err.code === 'PARTITION_MOVING';
+    if (retries && typeof details?.retryAfter === 'number') body = { ...body, retryAfter: details.retryAfter };
     else if (err.details !== undefined) body = { ...body, details: err.details };
     return { status: err.status, body };
   }
@@ -308,7 +309,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
   void app.register(FastifySSEPlugin);
 
-  const limiter = new RateLimiter(options.now ? () => options.now!().getTime() : Date.now);
+  const sharing = options.sharing;
+  const counted = new RateLimiter(options.now ? () => options.now!().getTime() : Date.now);
+  const limiter = sharing
+    ? new SharedRateLimiter(sharing.rateLimits, counted, (line) => options.logger?.warn(line))
+    : counted;
   const hub = new StreamHub(options.engine);
   app.decorate('streams', hub);
   const engineNow = options.now ?? (() => new Date());
@@ -344,12 +349,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   installAuth(app, {
     state: options.store.state,
     limiter,
+    ...(sharing && { counted: (request) => sharing.hop.counted(request.headers, request.method, request.url) }),
     bearer: options.bearer,
     now: options.now,
     accessLog: options.accessLog,
   });
   // After authentication's, so its hooks run first: a request another daemon serves is passed on as it came.
-  if (options.routing) installPartitionRouting(app, options.routing);
+  if (sharing) installSharedServing(app, sharing);
   // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
   // thousands deep overflows whatever recurses over it later (the journal's JSON.stringify).
   // Raw bodies (webhook deliveries, a Buffer; an upload's stream) are checked where they are parsed.
@@ -384,6 +390,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       state: options.store.state,
       heartbeatSeconds: options.heartbeatSeconds,
       now: options.now,
+      ...(sharing && { peers: sharing.peers }),
     });
     adminRoutes(routes, { store: options.store, limiter, now: options.now });
     webhookRoutes(routes, {
@@ -397,7 +404,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     aiProviderRoutes(routes, { store: options.store, ai: options.ai, now: options.now });
     memoryRoutes(routes, { store: options.store, now: options.now });
     domainRoutes(routes, { store: options.store, now: options.now });
-    jobRoutes(routes, { engine: options.engine, board });
+    jobRoutes(routes, { engine: options.engine, board, ...(sharing && { peers: sharing.peers }) });
     triggerRoutes(routes, { state: options.store.state, health: options.triggerHealth ?? (() => []) });
     if (options.backup) backupRoutes(routes, { backup: options.backup });
     if (options.cluster) clusterRoutes(routes, { list: options.cluster });

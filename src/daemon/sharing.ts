@@ -8,7 +8,10 @@
  * daemon restarts to take it with whatever else is free (rejoin.ts).
  */
 import type { Logger } from 'pino';
+import { Peers } from './api/fan-out.js';
+import { HopSigner } from './api/hop.js';
 import type { PartitionRoutingOptions } from './api/partition-routing.js';
+import type { PgRateLimits } from './store/pg/pg-rate-limits.js';
 import { DEFAULT_LEASE_MS } from './store/pg/lease.js';
 import type { Engine } from './engine/engine.js';
 import { isWfxError } from '../shared/errors.js';
@@ -29,6 +32,8 @@ export interface SharingMember {
   readonly refresh: () => Promise<void>;
   /** Calls `fn` with each view read from now on. Returns the unsubscribe. */
   readonly watch: (fn: (view: Sharing) => void) => () => void;
+  /** The secret the daemons of the database sign requests they pass on with (api/hop.ts). */
+  readonly hopSecret: () => Promise<string>;
 }
 
 export interface PartitionSharingOptions {
@@ -104,13 +109,28 @@ export class PartitionSharing {
   }
 }
 
-/** How requests are routed among the daemons sharing `store`'s database (api/partition-routing.ts). */
-export function partitionRouting(
+/** What the API of a daemon sharing a database needs to serve as one daemon would (server.ts). */
+export interface SharedServing {
+  /** Requests naming an execution, routed to its holder. */
+  readonly routing: PartitionRoutingOptions;
+  /** Calls that span executions, asked of every daemon (decisions 042). */
+  readonly peers: Peers;
+  /** Signatures of requests counted already by the daemon that passed them on. */
+  readonly hop: HopSigner;
+  /** Rate limits counted in the database. */
+  readonly rateLimits: PgRateLimits;
+}
+
+/** How requests reach what they need among the daemons sharing `store`'s database. */
+export async function sharedServing(
   store: PgStore<WfxState, WfxRecord>,
   sharing: SharingMember,
   leaseMs = DEFAULT_LEASE_MS,
-): PartitionRoutingOptions {
-  return {
+): Promise<SharedServing> {
+  const hop = new HopSigner(await sharing.hopSecret());
+  const stale = () => void sharing.refresh();
+  const retryAfterSeconds = Math.max(1, Math.ceil(leaseMs / 3000));
+  const routing: PartitionRoutingOptions = {
     self: sharing.id,
     partitionOf: (id) => partitionOfExecution(store.layout, id),
     serves: (partition) => store.serves(partition),
@@ -119,7 +139,37 @@ export function partitionRouting(
       const owner = view?.holders.get(partition);
       return owner === undefined || owner === sharing.id ? null : (view!.urls.get(partition) ?? null);
     },
-    stale: () => void sharing.refresh(),
-    retryAfterSeconds: Math.max(1, Math.ceil(leaseMs / 3000)),
+    stale,
+    retryAfterSeconds,
+    hop,
   };
+  const peers = new Peers({
+    self: sharing.id,
+    peers: () => peerUrls(store, sharing.id, sharing.view()),
+    hop,
+    stale,
+    retryAfterSeconds,
+  });
+  return { routing, peers, hop, rateLimits: store.rateLimits() };
+}
+
+/**
+ * Where the other daemons holding execution partitions answer; null while one of them is moving
+ * in or out of this daemon, or has no holder (or one whose address is not known).
+ */
+function peerUrls(store: PgStore<WfxState, WfxRecord>, self: string, view: Sharing | null): string[] | null {
+  if (view === null) return null;
+  const urls = new Set<string>();
+  for (let partition = 1; partition < store.layout.count; partition++) {
+    const owner = view.holders.get(partition);
+    if (owner === undefined) return null;
+    if (owner === self) {
+      if (!store.serves(partition)) return null;
+      continue;
+    }
+    const url = view.urls.get(partition);
+    if (url === undefined) return null;
+    urls.add(url);
+  }
+  return [...urls];
 }

@@ -150,6 +150,11 @@ export const ERROR_CODES = {
 /** Every stable error code. */
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** Whether `code` is one of ours (an answer read from another daemon, say). */
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}
+
 /**
  * An expected failure with a stable code. `details` is safe to show to the caller (never
  * secrets, never stacks); `cause` is for logs only.

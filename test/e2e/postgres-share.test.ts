@@ -1,12 +1,11 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
-import { spawnWfx } from '../helpers/cli.js';
+import t from 'tap';
 import { eventually } from '../helpers/eventually.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import { holdings, launchSharing, printLogs, serving, type SharingDaemon } from '../helpers/share.js';
 
 /*
  * Daemons sharing one database (`--share`, decision 041): each holds a part of the execution
@@ -26,47 +25,16 @@ nodes:
 `;
 const LATER_ID = '2b3c4d5e-6f70-4a81-9ca2-b3c4d5e6f708';
 
-interface Daemon {
-  readonly dir: string;
-  child: ChildProcess;
-  url: string;
-}
-
-async function launch(t: Test, dir: string, store: string): Promise<Daemon> {
-  const args = ['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dir, '--share', '--lease', '2s'];
-  const child = spawnWfx(t, args, { env: { WFX_STORE: store } });
-  child.stdout.resume();
-  child.stderr.resume();
-  const url = await eventually(`daemon ${dir} listens`, async () => {
-    const info = JSON.parse(await readFile(join(dir, 'daemon.json'), 'utf8')) as { pid: number; url: string };
-    return info.pid === child.pid && info.url;
-  });
-  return { dir, child, url };
-}
-
-/** Whether the daemon serves itself (not a standby forwarding, nor between the two). */
-async function serving(d: Daemon): Promise<boolean> {
-  const res = await fetch(`${d.url}/health`).catch(() => null);
-  return res?.status === 200 && ((await res.json()) as { status: string }).status === 'ok';
-}
+type Daemon = SharingDaemon;
 
 t.test('two daemons share a database: calls reach the holder, partitions move', { skip: POSTGRES_SKIP }, async (t) => {
   const server = await startPostgres(t);
   const store = await server.createDatabase('share');
   const root = t.testdir();
   t.teardown(async () => {
-    if (t.passing()) return;
-    for (const d of ['a', 'b'])
-      console.error(
-        d,
-        (await readFile(join(root, d, 'logs', 'daemon.log'), 'utf8').catch(() => 'none'))
-          .split('\n')
-          .filter((l) => !l.includes('"msg":"request"'))
-          .join('\n')
-          .slice(-8000),
-      );
+    if (!t.passing()) await printLogs([join(root, 'a'), join(root, 'b')]);
   });
-  const a = await launch(t, join(root, 'a'), store);
+  const a = await launchSharing(t, join(root, 'a'), store);
   await eventually('a serves', () => serving(a));
   const key = (await readFile(join(a.dir, 'bootstrap.key'), 'utf8')).trim();
   const call = async (d: Daemon, method: string, path: string, body?: object) => {
@@ -78,12 +46,6 @@ t.test('two daemons share a database: calls reach the holder, partitions move', 
     });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
-  /** Partitions each daemon holds, by its id, as `a` lists them. */
-  const holdings = async (via: Daemon) => {
-    const { body } = await call(via, 'GET', '/admin/cluster');
-    const daemons = body.items as { id: string; url: string; partitions: { partition: number }[] }[];
-    return new Map(daemons.map((d) => [d.url, d.partitions.map((p) => p.partition)]));
-  };
   t.equal((await call(a, 'POST', '/admin/flows', { source: ASK, organization: 'default' })).status, 200);
 
   // Executions started while `a` holds everything: some of them move when `b` joins.
@@ -94,11 +56,11 @@ t.test('two daemons share a database: calls reach the holder, partitions move', 
     before.push(r.body.processInstanceId as string);
   }
 
-  const b = await launch(t, join(root, 'b'), store);
+  const b = await launchSharing(t, join(root, 'b'), store);
   const shared = await eventually(
     'a and b share the partitions',
     async () => {
-      const held = await holdings(a);
+      const held = await holdings(a, key);
       const ofA = held.get(a.url) ?? [];
       const ofB = held.get(b.url) ?? [];
       // 15 execution partitions: 7 and 8, partition 0 staying with a.
@@ -106,16 +68,8 @@ t.test('two daemons share a database: calls reach the holder, partitions move', 
     },
     { withinMs: 20_000 },
   ).catch(async (err) => {
-    for (const d of [a, b])
-      console.error(
-        d.dir,
-        (await readFile(join(d.dir, 'logs', 'daemon.log'), 'utf8').catch(() => 'none'))
-          .split('\n')
-          .filter((l) => !l.includes('"msg":"request"'))
-          .join('\n')
-          .slice(-8000),
-      );
-    console.error(JSON.stringify([...(await holdings(a))]));
+    await printLogs([a.dir, b.dir]);
+    console.error(JSON.stringify([...(await holdings(a, key))]));
     throw err;
   });
   t.notOk(shared.get(b.url)!.includes(0), 'partition 0 stays with the daemon that held it');
@@ -153,7 +107,7 @@ t.test('two daemons share a database: calls reach the holder, partitions move', 
   // b dies: a takes its partitions once its lease lapses, and its waiting executions go on there.
   b.child.kill('SIGKILL');
   await once(b.child, 'exit');
-  await eventually('a holds every partition again', async () => (await holdings(a)).get(a.url)?.length === 16, {
+  await eventually('a holds every partition again', async () => (await holdings(a, key)).get(a.url)?.length === 16, {
     withinMs: 60_000,
   });
   const waiting = all.filter((_, i) => i % 3 === 0);
@@ -168,8 +122,8 @@ t.test('two daemons share a database: calls reach the holder, partitions move', 
   }
 
   // b again, then a dies: b takes partition 0 too (restarting for it) and serves everything.
-  const b2 = await launch(t, b.dir, store);
-  await eventually('b shares again', async () => ((await holdings(a)).get(b2.url)?.length ?? 0) >= 7, {
+  const b2 = await launchSharing(t, b.dir, store);
+  await eventually('b shares again', async () => ((await holdings(a, key)).get(b2.url)?.length ?? 0) >= 7, {
     withinMs: 60_000,
   });
   await eventually('b serves again', () => serving(b2));

@@ -5,7 +5,8 @@
  * writes) and a webhook delivery by partition 0's holder; anything else here (a start draws its
  * id in a partition this daemon holds; memory and files are shared). A request for another
  * daemon is forwarded to it, one hop (forward.ts), before it is authenticated here: the holder
- * authenticates it, counts it against the key's limits and answers, as one daemon would. A
+ * authenticates it, counts it against the key's limits and answers, as one daemon would (a task
+ * answer, routed once authenticated and counted here, is signed as counted: hop.ts). A
  * request for a partition that is moving, or whose holder is gone or unknown, is answered 503
  * PARTITION_MOVING with Retry-After: the caller tries again, and reaches the new holder.
  */
@@ -14,6 +15,7 @@ import type { ErrorBody } from '../../shared/api/index.js';
 import { FORWARDED_BY, forwardRequest } from '../forward.js';
 import { jobTarget } from '../state/jobs.js';
 import { hookList } from './auth.js';
+import type { HopSigner } from './hop.js';
 
 export interface PartitionRoutingOptions {
   /** This daemon's id (the hop header). */
@@ -28,6 +30,8 @@ export interface PartitionRoutingOptions {
   readonly stale: () => void;
   /** Seconds a caller waits before it tries again. */
   readonly retryAfterSeconds: number;
+  /** Signs a request counted here before it is passed on (a task answer): the holder does not count it again. */
+  readonly hop?: HopSigner;
 }
 
 const EXECUTION_ROUTES = new Set([
@@ -92,7 +96,10 @@ export function installPartitionRouting(app: FastifyInstance, options: Partition
         if (typeof id !== 'string') return done();
         const partition = options.partitionOf(id);
         if (options.serves(partition)) return done();
-        route(request, reply, partition, options, Buffer.from(JSON.stringify(request.body)));
+        route(request, reply, partition, options, {
+          body: Buffer.from(JSON.stringify(request.body)),
+          counted: options.hop?.sign(request.method, request.url),
+        });
       };
       added.preValidation = [routed, ...hookList(added.preValidation)];
     }
@@ -104,7 +111,7 @@ function route(
   reply: FastifyReply,
   partition: number,
   options: PartitionRoutingOptions,
-  body?: Buffer,
+  parsed: { body: Buffer; counted: string | undefined } | null = null,
 ): void {
   // One hop: a request forwarded here is for this daemon, which no longer (or not yet) serves it.
   const target = request.headers[FORWARDED_BY] === undefined ? options.holder(partition) : null;
@@ -113,7 +120,8 @@ function route(
   forwardRequest(request.raw, reply.raw, {
     target,
     by: options.self,
-    ...(body && { body }),
+    ...(parsed && { body: parsed.body }),
+    ...(parsed?.counted !== undefined && { counted: parsed.counted, headers: rateHeaders(reply) }),
     // The holder no longer serves it (it moved on since last read): read again for the retry.
     answered: (status) => status === 503 && options.stale(),
     unreachable: (err) => {
@@ -130,6 +138,14 @@ function route(
       reply.raw.end(JSON.stringify(body));
     },
   });
+}
+
+/** The RateLimit-* headers set on `reply` when its request was counted here. */
+function rateHeaders(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders()))
+    if (name.startsWith('ratelimit-') && value !== undefined) headers[name] = String(value);
+  return headers;
 }
 
 function moving(reply: FastifyReply, options: PartitionRoutingOptions, partition: number): FastifyReply {

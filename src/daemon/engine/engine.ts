@@ -388,7 +388,9 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   /**
    * Delivers a message or signal (POST /process/event). Resolves with what it resumed, or
    * `buffered` when nothing matched and it is kept for `ttlSeconds`. Throws
-   * NO_MATCHING_SUBSCRIPTION when nothing matched and there is no ttl.
+   * NO_MATCHING_SUBSCRIPTION when nothing matched and there is no ttl. `elsewhere` delivers it
+   * to the executions other daemons hold (api/fan-out.ts), once its message id is known new:
+   * what they resumed counts as matched, so it is kept only when nothing matched anywhere.
    */
   async publishEvent(req: {
     organization: string;
@@ -397,6 +399,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     data?: Record<string, unknown>;
     ttlSeconds?: number;
     messageId?: string | null;
+    elsewhere?: () => Promise<Array<{ processInstanceId: string; nodeId: string }>>;
   }): Promise<{
     status: 'resumed' | 'buffered' | 'duplicate';
     matched: Array<{ processInstanceId: string; nodeId: string }>;
@@ -408,21 +411,24 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
       await this.store.flush(); // the first one may still be on its way to disk
       return { status: 'duplicate', matched: [] };
     }
+    const elsewhere = req.elsewhere ? await req.elsewhere() : [];
     const subs = subscriptionsFor(this.state, req.organization, req.eventType, req.correlationKey);
     const ttl = req.ttlSeconds ?? 0;
-    if (subs.length === 0 && ttl <= 0) {
+    if (subs.length === 0 && elsewhere.length === 0 && ttl <= 0) {
       throw new WfxError(
         'NO_MATCHING_SUBSCRIPTION',
         `no execution waits for ${req.eventType} with correlation key ${req.correlationKey ?? '(none)'}`,
       );
     }
     const data = req.data ?? {};
-    const matched = subs.map((s) => ({ processInstanceId: s.instanceId, nodeId: s.nodeId }));
+    const matched = [...subs.map((s) => ({ processInstanceId: s.instanceId, nodeId: s.nodeId })), ...elsewhere];
+    const seen = dedupKey !== null && ttl > 0;
+    if (subs.length === 0 && elsewhere.length > 0 && !seen) return { status: 'resumed', matched };
     await this.step((t, emit) => {
-      if (dedupKey && ttl > 0)
+      if (seen)
         emit({ type: 'messageId.seen', key: dedupKey, until: new Date(now.getTime() + ttl * 1000).toISOString() });
       if (subs.length > 0) t.deliver(subs, data);
-      else {
+      else if (elsewhere.length === 0) {
         emit({
           type: 'message.buffered',
           message: {
@@ -438,7 +444,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
         });
       }
     }, now);
-    return { status: subs.length > 0 ? 'resumed' : 'buffered', matched };
+    return { status: matched.length > 0 ? 'resumed' : 'buffered', matched };
   }
 
   /** Cancels a running execution. Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING. */

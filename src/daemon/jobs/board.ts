@@ -67,9 +67,15 @@ export class JobBoard {
    * Activates jobs for `req`, waiting up to `requestTimeoutMs` for some when none is available:
    * it answers as soon as a step leaves a job waiting (a new job, a retry, a release: the
    * engine's `jobs` event) or a lock or backoff it knows of runs out, never by polling the
-   * state. `gone()` says the caller went away: the wait ends. Throws as JobOperations.activate.
+   * state. `gone()` says the caller went away: the wait ends, as it does at once when `signal`
+   * aborts (gone() must say so then too). Throws as JobOperations.activate.
    */
-  async activate(req: ActivateRequest, requestTimeoutMs: number, gone: () => boolean): Promise<ActivatedJob[]> {
+  async activate(
+    req: ActivateRequest,
+    requestTimeoutMs: number,
+    gone: () => boolean,
+    signal?: AbortSignal,
+  ): Promise<ActivatedJob[]> {
     const deadline = this.clock() + requestTimeoutMs;
     const waiter: Waiter = {
       organization: req.organization,
@@ -83,6 +89,8 @@ export class JobBoard {
     this.waiters.add(waiter);
     seen.polling++;
     let timer: NodeJS.Timeout | undefined;
+    const abort = () => waiter.resolve?.();
+    signal?.addEventListener('abort', abort);
     try {
       for (;;) {
         waiter.woken = false;
@@ -102,6 +110,7 @@ export class JobBoard {
         waiter.resolve = null;
       }
     } finally {
+      signal?.removeEventListener('abort', abort);
       clearTimeout(timer);
       this.waiters.delete(waiter);
       seen.polling--;

@@ -20,10 +20,14 @@ import type { Engine } from '../../engine/engine.js';
 import type { JobBoard } from '../../jobs/board.js';
 import type { Caller } from '../caller.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
+import { activateAcross } from '../activate-across.js';
+import { Peers } from '../fan-out.js';
 
 export interface JobRouteDeps {
   readonly engine: Engine;
   readonly board: JobBoard;
+  /** The other daemons sharing the database: a worker is given their jobs too (activate-across.ts). */
+  readonly peers?: Peers;
 }
 
 /** The organization whose job a worker may name: its own (null: a system key, any). */
@@ -57,18 +61,20 @@ export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
       };
       reply.raw.on('close', onClose);
       try {
-        const jobs = await board.activate(
-          {
-            organization,
-            domain: b.domain,
-            ...(b.actions && { actions: b.actions }),
-            worker: b.worker,
-            maxJobs: b.maxJobs,
-            lockDurationMs: b.lockDuration,
-          },
-          b.requestTimeout,
-          () => gone,
-        );
+        const activate = {
+          organization,
+          domain: b.domain,
+          ...(b.actions && { actions: b.actions }),
+          worker: b.worker,
+          maxJobs: b.maxJobs,
+          lockDurationMs: b.lockDuration,
+        };
+        const peers = deps.peers && !Peers.passedOn(request) ? deps.peers : null;
+        const urls = peers ? peers.urls(reply) : [];
+        const jobs =
+          peers && urls.length > 0
+            ? await activateAcross({ request, reply, peers, urls, board, engine, body: b, activate, gone: () => gone })
+            : await board.activate(activate, b.requestTimeout, () => gone);
         // The worker went away while its jobs were being locked: give them back now rather
         // than leave them until their locks lapse.
         if (gone && jobs.length > 0)

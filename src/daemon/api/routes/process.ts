@@ -34,6 +34,7 @@ import { flowListing } from '../../flows/running-version.js';
 import { STATE, type Instance, type WfxState } from '../../state/state.js';
 import type { Caller } from '../caller.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
+import { peerError, Peers } from '../fan-out.js';
 
 export interface ProcessRouteDeps {
   readonly engine: Engine;
@@ -42,6 +43,8 @@ export interface ProcessRouteDeps {
   /** Seconds between SSE heartbeat comments (default 15). */
   readonly heartbeatSeconds?: number;
   readonly now?: () => Date;
+  /** The other daemons sharing the database: an event is delivered to their executions too (fan-out.ts). */
+  readonly peers?: Peers;
 }
 
 /**
@@ -151,12 +154,27 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       body: EventBody,
       response: { 200: EventDelivered, ...ERROR_REPLIES },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const caller = request.caller!;
       const b = request.body;
       if (b.organization !== undefined && !caller.system && b.organization !== caller.organization) {
         throw new WfxError('FORBIDDEN', 'an organization-scoped credential delivers in its own organization only');
       }
+      const peers = deps.peers && !Peers.passedOn(request) ? deps.peers : null;
+      // The other daemons deliver it to what waits there, and keep nothing: kept, and its
+      // message id remembered, here, once.
+      const elsewhere = peers
+        ? async () => {
+            const { ttlSeconds: _ttl, messageId: _id, ...deliver } = b;
+            const answers = await peers.ask<EventDelivered>(request, reply, peers.urls(reply), { body: deliver });
+            return answers.flatMap((a) => {
+              if (a.status === 200) return a.body.matched;
+              const err = peerError(a);
+              if (err.code === 'NO_MATCHING_SUBSCRIPTION') return [];
+              throw err;
+            });
+          }
+        : undefined;
       const res = await engine.publishEvent({
         organization: caller.organization ?? b.organization ?? 'default',
         eventType: b.eventType,
@@ -164,6 +182,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
         data: b.data,
         ttlSeconds: b.ttlSeconds,
         messageId: b.messageId ?? null,
+        ...(elsewhere && { elsewhere }),
       });
       return res.status === 'duplicate'
         ? { status: 'buffered' as const, duplicate: true, matched: [] }

@@ -1,0 +1,233 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { eventually } from '../helpers/eventually.js';
+import { BILLING } from '../helpers/jobs.js';
+import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import { holdings, launchSharing, printLogs, serving, type SharingDaemon } from '../helpers/share.js';
+
+/*
+ * Calls that span executions among daemons sharing a database (decision 042): lists, event
+ * correlation and a worker's activation answer through either daemon as one daemon would, over
+ * the executions both hold; and a key's rate limit counts each call once, whichever daemon it
+ * reaches (a call one daemon counted and passed on is not counted again).
+ */
+
+const ASK_ID = '3c4d5e6f-7081-4a92-8db3-c4d5e6f70819';
+const WAIT_ID = '4d5e6f70-8192-4aa3-9ec4-d5e6f708192a';
+const CHARGE_ID = '5e6f7081-92a3-4bb4-8fd5-e6f708192a3b';
+const FLOWS = [
+  `processId: ${ASK_ID}
+name: Ask
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`,
+  `processId: ${WAIT_ID}
+name: Wait for go
+nodes:
+  start: { type: startEvent, next: wait }
+  wait: { type: intermediateCatchEvent, eventType: message, messageRef: go, correlationKey: "{key}", next: done }
+  done: { type: endEvent }
+`,
+  `processId: ${CHARGE_ID}
+name: Charge
+nodes:
+  start: { type: startEvent, next: charge }
+  charge: { type: domainTask, domain: billing, action: charge, input: { amount: 5 }, next: done }
+  done: { type: endEvent }
+`,
+];
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: Record<string, unknown>;
+}
+
+t.test('calls that span executions answer through either daemon', { skip: POSTGRES_SKIP }, async (t) => {
+  const server = await startPostgres(t);
+  const store = await server.createDatabase('span');
+  const root = t.testdir();
+  t.teardown(async () => {
+    if (!t.passing()) await printLogs([join(root, 'a'), join(root, 'b')]);
+  });
+  const a = await launchSharing(t, join(root, 'a'), store);
+  await eventually('a serves', () => serving(a));
+  const admin = (await readFile(join(a.dir, 'bootstrap.key'), 'utf8')).trim();
+  const call = async (d: SharingDaemon, method: string, path: string, body?: object, key = admin): Promise<Answer> => {
+    const res = await fetch(`${d.url}${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
+      body: body && JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
+  };
+  const domain = { description: BILLING.description, actions: BILLING.actions };
+  t.equal((await call(a, 'PUT', '/admin/domains/billing', domain)).status, 200, 'domain registered');
+  for (const source of FLOWS)
+    t.equal((await call(a, 'POST', '/admin/flows', { source, organization: 'default' })).status, 200, 'published');
+
+  const b = await launchSharing(t, join(root, 'b'), store);
+  await eventually(
+    'a and b share the partitions',
+    async () => {
+      const held = await holdings(a, admin);
+      return (held.get(a.url)?.length ?? 0) >= 8 && (held.get(b.url)?.length ?? 0) >= 7;
+    },
+    { withinMs: 20_000 },
+  );
+  await eventually('b serves', () => serving(b));
+  const start = async (via: SharingDaemon, processId: string, data: object = {}) => {
+    const r = await call(via, 'POST', '/process/start', { processId, data });
+    t.equal(r.status, 200, 'started');
+    return r.body.processInstanceId as string;
+  };
+
+  // A start draws its id in a partition the daemon asked holds: half on each.
+  const asked: string[] = [];
+  for (let i = 0; i < 10; i++) asked.push(await start(i % 2 ? a : b, ASK_ID));
+  const newestFirst = [...asked].sort().reverse();
+  for (const via of [a, b]) {
+    const list = await call(via, 'GET', `/process/${ASK_ID}/instances?limit=100`);
+    t.same(
+      (list.body.items as { processInstanceId: string }[]).map((i) => i.processInstanceId),
+      newestFirst,
+      `every execution of the flow, newest first, through ${via === a ? 'a' : 'b'}`,
+    );
+    t.equal(list.body.nextCursor, null);
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 10; page++) {
+      const q: string = cursor === null ? '' : `&cursor=${cursor}`;
+      const r = await call(via, 'GET', `/process/${ASK_ID}/instances?limit=3${q}`);
+      paged.push(...(r.body.items as { processInstanceId: string }[]).map((i) => i.processInstanceId));
+      cursor = r.body.nextCursor as string | null;
+      if (cursor === null) break;
+    }
+    t.same(paged, newestFirst, 'pages of three, each after the cursor, list each execution once');
+
+    const tasks: string[] = [];
+    cursor = null;
+    for (let page = 0; page < 10; page++) {
+      const q: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+      const r = await call(via, 'GET', `/process/tasks?processId=${ASK_ID}&limit=4${q}`);
+      tasks.push(...(r.body.items as { processInstanceId: string }[]).map((i) => i.processInstanceId));
+      cursor = r.body.nextCursor as string | null;
+      if (cursor === null) break;
+    }
+    t.same([...tasks].sort(), [...asked].sort(), 'every waiting task, a page of four at a time');
+  }
+
+  // An event reaches an execution the other daemon holds; kept only when nothing waits anywhere.
+  const onB = await start(b, WAIT_ID, { key: 'k-b' });
+  const onA = await start(a, WAIT_ID, { key: 'k-a' });
+  for (const [via, key, id] of [
+    [a, 'k-b', onB],
+    [b, 'k-a', onA],
+  ] as const) {
+    const r = await call(via, 'POST', '/process/event', { eventType: 'go', correlationKey: key });
+    t.equal(r.status, 200, `the event for ${key} is delivered`);
+    t.same(r.body.matched, [{ processInstanceId: id, nodeId: 'wait' }], 'to the execution the other daemon holds');
+    await eventually(
+      `${id} completes`,
+      async () => (await call(via, 'GET', `/process/instance/${id}`)).body.state === 'COMPLETED',
+    );
+  }
+  const none = await call(a, 'POST', '/process/event', { eventType: 'go', correlationKey: 'nobody' });
+  t.equal(none.status, 404);
+  t.equal(none.body.error, 'NO_MATCHING_SUBSCRIPTION', 'nothing waits on either daemon');
+  const kept = { eventType: 'go', correlationKey: 'later', ttlSeconds: 60, messageId: 'm-1' };
+  t.match((await call(b, 'POST', '/process/event', kept)).body, { status: 'buffered', matched: [] }, 'kept');
+  t.match((await call(b, 'POST', '/process/event', kept)).body, { duplicate: true }, 'its message id is known');
+
+  // A worker polling one daemon is given the jobs the other holds.
+  const charges = [await start(b, CHARGE_ID), await start(b, CHARGE_ID)];
+  const jobs = await call(a, 'GET', '/jobs?domain=billing');
+  t.same(
+    (jobs.body.items as { processInstanceId: string }[]).map((j) => j.processInstanceId).sort(),
+    [...charges].sort(),
+    "b's jobs are listed through a",
+  );
+  const worker = { domain: 'billing', worker: 'w1', maxJobs: 5, requestTimeout: 0 };
+  const got = await call(a, 'POST', '/jobs/activate', worker);
+  const keys = (got.body.jobs as { key: string; processInstanceId: string }[]).map((j) => j.key);
+  t.equal(keys.length, 2, "a worker on a activates b's jobs");
+  for (const key of keys)
+    t.equal((await call(a, 'POST', `/jobs/${key}/complete`, { worker: 'w1', output: { receipt: 'r' } })).status, 200);
+  // None waits anywhere: the poll waits on both daemons, and a job started on b ends it.
+  const polled = call(a, 'POST', '/jobs/activate', { ...worker, maxJobs: 1, requestTimeout: 25_000 });
+  await eventually('the poll waits on b', async () => {
+    const health = await call(b, 'GET', '/jobs/workers');
+    const billing = (health.body.items as { domain: string; workers: { worker: string; polling: boolean }[] }[]).find(
+      (d) => d.domain === 'billing',
+    );
+    return billing?.workers.some((w) => w.worker === 'w1' && w.polling);
+  });
+  const third = await start(b, CHARGE_ID);
+  const woken = await polled;
+  t.same(
+    (woken.body.jobs as { processInstanceId: string }[]).map((j) => j.processInstanceId),
+    [third],
+    'the waiting poll is given the job b created',
+  );
+
+  // A key's limit counts each call once, whichever daemon it reaches.
+  const limitedKey = async (name: string, role: string, perMinute: number) => {
+    const created = await call(a, 'POST', '/admin/api-keys', {
+      name,
+      role,
+      organization: 'default',
+      rateLimitPerMinute: perMinute,
+    });
+    t.equal(created.status, 201);
+    const id = (created.body as { keyId: string }).keyId;
+    await eventually(`b knows key ${name}`, async () => (await call(b, 'GET', `/admin/api-keys/${id}`)).status === 200);
+    return created.body.apiKey as string;
+  };
+  const viewer = await limitedKey('viewer', 'viewer', 4);
+  const seen: Array<[number, string | null]> = [];
+  for (const via of [a, b, a, b, a, b]) {
+    const r = await call(via, 'GET', '/process/list', undefined, viewer);
+    seen.push([r.status, r.headers.get('ratelimit-remaining')]);
+  }
+  t.same(
+    seen,
+    [
+      [200, '3'],
+      [200, '2'],
+      [200, '1'],
+      [200, '0'],
+      [429, '0'],
+      [429, '0'],
+    ],
+    'four calls a minute across both daemons, then refused on either',
+  );
+  // A task answer routed on its body is counted where it arrived, not again where it is served.
+  const answerer = await limitedKey('answerer', 'developer', 2);
+  const heldByB = asked[0]!; // started through b
+  const answered = await call(
+    a,
+    'POST',
+    '/process/task',
+    { processInstanceId: heldByB, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'hi' } },
+    answerer,
+  );
+  t.equal(answered.status, 200, 'answered through a, served by b');
+  t.equal(answered.headers.get('ratelimit-remaining'), '1', 'counted once, by a');
+  t.equal((await call(b, 'GET', '/process/list', undefined, answerer)).status, 200, 'one call left');
+  t.equal((await call(b, 'GET', '/process/list', undefined, answerer)).status, 429);
+  // A list asked of both daemons is counted once.
+  const lister = await limitedKey('lister', 'viewer', 2);
+  t.equal((await call(a, 'GET', `/process/${ASK_ID}/instances`, undefined, lister)).status, 200);
+  t.equal((await call(b, 'GET', `/process/${ASK_ID}/instances`, undefined, lister)).status, 200, 'one call left');
+  t.equal((await call(a, 'GET', `/process/${ASK_ID}/instances`, undefined, lister)).status, 429);
+  // A forged "counted" signature is not believed.
+  const forged = await fetch(`${b.url}/process/list`, {
+    headers: { 'x-api-key': lister, 'x-wfx-counted': `${Date.now()}.${'0'.repeat(64)}` },
+  });
+  t.equal(forged.status, 429, 'a request signed by no daemon of the database is counted');
+});

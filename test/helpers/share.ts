@@ -1,0 +1,52 @@
+/** Daemons sharing one PostgreSQL database (`--share`) in end-to-end tests. */
+import type { ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { spawnWfx } from './cli.js';
+import { eventually } from './eventually.js';
+
+export interface SharingDaemon {
+  readonly dir: string;
+  child: ChildProcess;
+  url: string;
+}
+
+/** Starts `wfx daemon start --share` on `store` in `dir` (a 2 s lease), once it listens. */
+export async function launchSharing(t: Test, dir: string, store: string): Promise<SharingDaemon> {
+  const args = ['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dir, '--share', '--lease', '2s'];
+  const child = spawnWfx(t, args, { env: { WFX_STORE: store } });
+  child.stdout.resume();
+  child.stderr.resume();
+  const url = await eventually(`daemon ${dir} listens`, async () => {
+    const info = JSON.parse(await readFile(join(dir, 'daemon.json'), 'utf8')) as { pid: number; url: string };
+    return info.pid === child.pid && info.url;
+  });
+  return { dir, child, url };
+}
+
+/** Whether the daemon serves itself (not a standby forwarding, nor between the two). */
+export async function serving(d: SharingDaemon): Promise<boolean> {
+  const res = await fetch(`${d.url}/health`).catch(() => null);
+  return res?.status === 200 && ((await res.json()) as { status: string }).status === 'ok';
+}
+
+/** Prints the end of each daemon's log but its access lines (for a test that failed). */
+export async function printLogs(dirs: readonly string[]): Promise<void> {
+  for (const dir of dirs)
+    console.error(
+      dir,
+      (await readFile(join(dir, 'logs', 'daemon.log'), 'utf8').catch(() => 'none'))
+        .split('\n')
+        .filter((l) => !l.includes('"msg":"request"'))
+        .join('\n')
+        .slice(-8000),
+    );
+}
+
+/** The partitions each daemon holds, by its URL, as `via` lists them (GET /admin/cluster). */
+export async function holdings(via: SharingDaemon, key: string): Promise<Map<string, number[]>> {
+  const res = await fetch(`${via.url}/admin/cluster`, { headers: { 'x-api-key': key } });
+  const body = (await res.json()) as { items: { url: string; partitions: { partition: number }[] }[] };
+  return new Map(body.items.map((d) => [d.url, d.partitions.map((p) => p.partition)]));
+}
