@@ -383,6 +383,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       now: options.now,
       historyDamage: options.historyDamage,
       storeHealth: options.storeHealth,
+      ...(sharing && { peers: sharing.peers }),
     });
     processRoutes(routes, {
       engine: options.engine,

@@ -149,6 +149,7 @@ export async function sharedServing(
     hop,
     stale,
     retryAfterSeconds,
+    watch: (fn) => sharing.watch(fn),
   });
   return { routing, peers, hop, rateLimits: store.rateLimits() };
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { eventually } from '../helpers/eventually.js';
 import { BILLING } from '../helpers/jobs.js';
+import { parseSse } from '../../src/shared/sse.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import { holdings, launchSharing, printLogs, serving, type SharingDaemon } from '../helpers/share.js';
 
@@ -121,6 +122,27 @@ t.test('calls that span executions answer through either daemon', { skip: POSTGR
     }
     t.same([...tasks].sort(), [...asked].sort(), 'every waiting task, a page of four at a time');
   }
+
+  // The lifecycle events of executions the other daemon holds reach a stream opened on either.
+  const events = new AbortController();
+  t.teardown(() => events.abort());
+  const stream = await fetch(`${a.url}/events`, { headers: { 'x-api-key': admin }, signal: events.signal });
+  const streamed = new Set<string>();
+  void (async () => {
+    for await (const ev of parseSse(stream.body!))
+      if (ev.event === 'PROCESS_STARTED')
+        streamed.add((JSON.parse(ev.data!) as { processInstanceId: string }).processInstanceId);
+  })().catch(() => undefined);
+  // Started until one is streamed: the stream follows b once it has connected there.
+  const startedOnB: string[] = [];
+  await eventually('an execution started on b is streamed by a', async () => {
+    if (startedOnB.some((id) => streamed.has(id))) return true;
+    startedOnB.push(await start(b, ASK_ID));
+    return false;
+  });
+  const onBNow = await start(b, ASK_ID);
+  await eventually('the next one too', () => streamed.has(onBNow));
+  events.abort();
 
   // An event reaches an execution the other daemon holds; kept only when nothing waits anywhere.
   const onB = await start(b, WAIT_ID, { key: 'k-b' });

@@ -12,6 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { DomainHealth, DomainHealthList, ErrorBody, JobList, WorkerSeen } from '../../shared/api/index.js';
 import { isErrorCode, WfxError } from '../../shared/errors.js';
+import { parseSse, type SseEvent } from '../../shared/sse.js';
 import { askDaemon, FORWARDED_BY, passedHeaders, type DaemonAnswer } from '../forward.js';
 import { COUNTED_BY, type HopSigner } from './hop.js';
 import { installPartitionRouting, type PartitionRoutingOptions } from './partition-routing.js';
@@ -29,6 +30,8 @@ export interface PeersOptions {
   readonly stale: () => void;
   /** Seconds a caller waits before it tries again. */
   readonly retryAfterSeconds: number;
+  /** Calls `fn` each time who holds what is read again. Returns the unsubscribe. */
+  readonly watch?: (fn: () => void) => () => void;
 }
 
 /** One daemon's answer: its status and its JSON body. */
@@ -101,6 +104,50 @@ export class Peers {
       }),
     );
     return answers;
+  }
+
+  /**
+   * Follows the event stream `request` asks for on every other daemon serving executions, each
+   * event to `onEvent`, until closed: a daemon that joins is followed once its registration is
+   * read, one whose stream ends (gone, or its partitions moved) again if it is still listed.
+   */
+  follow(request: FastifyRequest, onEvent: (event: SseEvent) => void): { close(): void } {
+    const open = new Map<string, AbortController>();
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(passedHeaders(request.raw)))
+      headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    headers.set(FORWARDED_BY, this.options.self);
+    const connect = (url: string) => {
+      const stop = new AbortController();
+      open.set(url, stop);
+      headers.set(COUNTED_BY, this.options.hop.sign('GET', request.url));
+      void fetch(new URL(request.url, url), { headers, signal: stop.signal })
+        .then(async (res) => {
+          if (!res.ok || !res.body) return;
+          for await (const event of parseSse(res.body)) if (event.event !== undefined) onEvent(event);
+        })
+        .catch(() => undefined)
+        .finally(() => open.get(url) === stop && open.delete(url));
+    };
+    const sync = () => {
+      const urls = this.options.peers();
+      if (urls === null) return; // a move under way: the next view says where things are
+      for (const url of urls) if (!open.has(url)) connect(url);
+      for (const [url, stop] of open)
+        if (!urls.includes(url)) {
+          stop.abort();
+          open.delete(url);
+        }
+    };
+    const unwatch = this.options.watch?.(sync);
+    sync();
+    return {
+      close: () => {
+        unwatch?.();
+        for (const stop of open.values()) stop.abort();
+        open.clear();
+      },
+    };
   }
 
   private moving(reply: FastifyReply, why: string): WfxError {

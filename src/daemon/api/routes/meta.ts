@@ -14,6 +14,7 @@ import type { WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { HistoryDamageReport } from '../../store/history.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
+import { Peers } from '../fan-out.js';
 
 /** A lifecycle event as GET /events sends it: an execution's `stateCd` with its name, `state`, beside it. Pure. */
 export function eventView(e: LifecycleEvent): LifecycleEventView {
@@ -30,6 +31,8 @@ export interface MetaRouteDeps {
   readonly historyDamage?: () => HistoryDamageReport;
   /** What the state is kept in, and the lease on it (never the database's address: /health needs no credential). */
   readonly storeHealth?: () => StoreHealth;
+  /** The other daemons sharing the database: their executions' events are streamed too (fan-out.ts). */
+  readonly peers?: Peers;
 }
 
 /** GET /health, /auth/whoami, /events (SSE), /openapi.json. */
@@ -76,10 +79,14 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const org = request.caller!.organization;
       let n = 0;
+      const send = (event: string, data: string) => lapsed() || reply.sse({ id: String(++n), event, data });
       const unsubscribe = deps.hub.watchEvents((e: LifecycleEvent) => {
         if (org !== null && e.organization !== org) return;
-        if (!lapsed()) reply.sse({ id: String(++n), event: e.type, data: JSON.stringify(eventView(e)) });
+        send(e.type, JSON.stringify(eventView(e)));
       });
+      // The executions other daemons hold: their streams, relayed (each filters by the same credential).
+      const relay =
+        deps.peers && !Peers.passedOn(request) ? deps.peers.follow(request, (e) => send(e.event!, e.data ?? '')) : null;
       const heartbeat = setInterval(
         () => lapsed() || reply.sse({ comment: 'heartbeat' }),
         (deps.heartbeatSeconds ?? 15) * 1000,
@@ -87,6 +94,7 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
       const stop = () => {
         clearInterval(heartbeat);
         unsubscribe();
+        relay?.close();
         untrack();
       };
       const untrack = deps.hub.track(() => {
