@@ -86,6 +86,7 @@ export function forwardRequest(request: IncomingMessage, reply: ServerResponse, 
 /** What another daemon answered a request asked of it (askDaemon). */
 export interface DaemonAnswer {
   readonly status: number;
+  readonly headers: IncomingMessage['headers'];
   readonly body: Buffer;
 }
 
@@ -110,7 +111,9 @@ export function askDaemon(
     request.on('response', (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 502, body: Buffer.concat(chunks) }));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 502, headers: response.headers, body: Buffer.concat(chunks) }),
+      );
       response.on('error', reject);
       response.on('aborted', () => reject(new Error('the answer broke off')));
     });

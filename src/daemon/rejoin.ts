@@ -66,6 +66,7 @@ export async function rejoining(
       sharing: {
         id: member.id,
         view: () => member.sharingView(),
+        routingView: () => member.lastSharingView(),
         refresh: () => member.refresh(),
         watch: (fn: (view: Sharing) => void) => member.watchSharing(fn),
         hopSecret: () => member.hopSecret(),

@@ -28,6 +28,8 @@ export interface SharingMember {
   readonly id: string;
   /** Who shares and holds what, as last read (null: not read within a lease). */
   readonly view: () => Sharing | null;
+  /** The same as last read however long ago: where requests are sent (ClusterMember.lastSharingView). */
+  readonly routingView: () => Sharing | null;
   /** Reads it again now. */
   readonly refresh: () => Promise<void>;
   /** Calls `fn` with each view read from now on. Returns the unsubscribe. */
@@ -106,6 +108,8 @@ export class PartitionSharing {
       await adopted;
       if (taken) logger.info({ partitions: plan.take, holds: store.held }, 'sharing: took partitions');
     }
+    // Who holds what changed: requests are routed by the new holders from now, not a beat later.
+    if (drop.length > 0 || plan.take.length > 0) void this.options.member.refresh();
   }
 }
 
@@ -135,23 +139,32 @@ export async function sharedServing(
     partitionOf: (id) => partitionOfExecution(store.layout, id),
     serves: (partition) => store.serves(partition),
     holder: (partition) => {
-      const view = sharing.view();
+      const view = sharing.routingView();
       const owner = view?.holders.get(partition);
       return owner === undefined || owner === sharing.id ? null : (view!.urls.get(partition) ?? null);
     },
     stale,
+    refresh: () => sharing.refresh(),
     retryAfterSeconds,
     hop,
   };
   const peers = new Peers({
     self: sharing.id,
-    peers: () => peerUrls(store, sharing.id, sharing.view()),
+    peers: () => peerUrls(store, sharing.id, sharing.routingView()),
     hop,
     stale,
+    refresh: () => sharing.refresh(),
     retryAfterSeconds,
     watch: (fn) => sharing.watch(fn),
+    partitions: executionPartitions(store.layout.count),
+    served: () => store.held.filter((p) => (p > 0 || store.layout.count === 1) && store.serves(p)),
   });
   return { routing, peers, hop, rateLimits: store.rateLimits() };
+}
+
+/** The partitions executions are in: 1 to count-1 (0 in a database of one partition). */
+function executionPartitions(count: number): number[] {
+  return count === 1 ? [0] : Array.from({ length: count - 1 }, (_, i) => i + 1);
 }
 
 /**

@@ -9,12 +9,14 @@
  * 503 PARTITION_MOVING with Retry-After, as a call naming one execution does: a list short of a
  * partition's executions would read as "there are none".
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import type { DomainHealth, DomainHealthList, ErrorBody, JobList, WorkerSeen } from '../../shared/api/index.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
+import type { ErrorBody } from '../../shared/api/index.js';
 import { isErrorCode, WfxError } from '../../shared/errors.js';
 import { parseSse, type SseEvent } from '../../shared/sse.js';
 import { askDaemon, FORWARDED_BY, passedHeaders, type DaemonAnswer } from '../forward.js';
 import { COUNTED_BY, type HopSigner } from './hop.js';
+import { hookList } from './auth.js';
+import { GATHERED } from './fan-out-merge.js';
 import { installPartitionRouting, type PartitionRoutingOptions } from './partition-routing.js';
 
 export interface PeersOptions {
@@ -30,29 +32,57 @@ export interface PeersOptions {
   readonly stale: () => void;
   /** Seconds a caller waits before it tries again. */
   readonly retryAfterSeconds: number;
+  /** Reads who holds what again now. */
+  readonly refresh: () => Promise<void>;
   /** Calls `fn` each time who holds what is read again. Returns the unsubscribe. */
   readonly watch?: (fn: () => void) => () => void;
+  /** The partitions executions are in. */
+  readonly partitions: readonly number[];
+  /** Those this daemon serves now: held, and not moving in or out. */
+  readonly served: () => readonly number[];
 }
+
+/**
+ * The header of a call one daemon asks of each (the hop header too: it is never passed on
+ * again): the daemon that asked, which merges the answers.
+ */
+const ASKED_BY = 'x-wfx-asked-by';
+
+/** The header of an answer to a call passed on: the partitions the answer covers (served throughout). */
+const SERVED = 'x-wfx-served';
 
 /** One daemon's answer: its status and its JSON body. */
 export interface PeerAnswer<T = unknown> {
   readonly url: string;
   readonly status: number;
   readonly body: T;
+  /** The partitions its answer covers. */
+  readonly served: readonly number[];
 }
 
 /** The other daemons serving executions, asked the calls that span them. */
 export class Peers {
   constructor(private readonly options: PeersOptions) {}
 
-  /** Whether `request` is for this daemon's partitions only: another daemon passed it on. */
+  /**
+   * Whether `request` is for this daemon's partitions only: another daemon asked it of each
+   * daemon. (A request a standby, or a daemon waiting to join, forwarded to this one is not:
+   * it carries the hop header only, and is answered for every daemon.)
+   */
   static passedOn(request: FastifyRequest): boolean {
-    return request.headers[FORWARDED_BY] !== undefined;
+    return request.headers[ASKED_BY] !== undefined;
   }
 
-  /** The daemons to ask now. Throws PARTITION_MOVING (and says when to try again on `reply`). */
-  urls(reply: FastifyReply): readonly string[] {
-    const urls = this.options.peers();
+  /**
+   * The daemons to ask now; where a partition's holder is not known as last read, after reading
+   * who holds what again. Throws PARTITION_MOVING (and says when to try again on `reply`).
+   */
+  async urls(reply: FastifyReply): Promise<readonly string[]> {
+    let urls = this.options.peers();
+    if (urls === null) {
+      await this.options.refresh().catch(() => undefined);
+      urls = this.options.peers();
+    }
     if (urls === null) throw this.moving(reply, 'a partition is moving between daemons');
     return urls;
   }
@@ -72,6 +102,7 @@ export class Peers {
     const path = change.path ?? request.url;
     const headers = passedHeaders(request.raw);
     headers[FORWARDED_BY] = this.options.self;
+    headers[ASKED_BY] = this.options.self;
     headers[COUNTED_BY] = this.options.hop.sign(method, path);
     const body =
       change.body !== undefined
@@ -92,7 +123,7 @@ export class Peers {
             ...(change.signal && { signal: change.signal }),
           });
         } catch (err) {
-          if (change.signal?.aborted) return { url, status: 0, body: null as T };
+          if (change.signal?.aborted) return { url, status: 0, body: null as T, served: [] };
           this.options.stale();
           throw this.moving(reply, `the daemon at ${url} cannot be reached (${(err as Error).message})`);
         }
@@ -100,7 +131,8 @@ export class Peers {
           this.options.stale();
           throw this.moving(reply, `the daemon at ${url} is not serving its partitions now`);
         }
-        return { url, status: answer.status, body: parseBody(answer.body) as T };
+        const served = typeof answer.headers[SERVED] === 'string' ? answer.headers[SERVED].split(',').map(Number) : [];
+        return { url, status: answer.status, body: parseBody(answer.body) as T, served };
       }),
     );
     return answers;
@@ -117,6 +149,7 @@ export class Peers {
     for (const [name, value] of Object.entries(passedHeaders(request.raw)))
       headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     headers.set(FORWARDED_BY, this.options.self);
+    headers.set(ASKED_BY, this.options.self);
     const connect = (url: string) => {
       const stop = new AbortController();
       open.set(url, stop);
@@ -148,6 +181,37 @@ export class Peers {
         open.clear();
       },
     };
+  }
+
+  /** The partitions this daemon serves now (its answers cover those it served throughout). */
+  served(): readonly number[] {
+    return this.options.served();
+  }
+
+  /**
+   * Checks that answers cover every execution partition: those this daemon served from
+   * `before` to now, and those each other daemon said it served. One that none covered was
+   * moving, or held by a daemon not asked (who holds what had changed since it was read).
+   * Throws PARTITION_MOVING.
+   */
+  covered(reply: FastifyReply, before: readonly number[], answers: readonly PeerAnswer[]): void {
+    const missed = this.missed(before, answers);
+    if (missed.length === 0) return;
+    this.options.stale();
+    throw this.moving(reply, `partition ${missed.join(', ')} moved while the daemons were asked`);
+  }
+
+  /** The execution partitions no answer covered (see covered). */
+  missed(before: readonly number[], answers: readonly PeerAnswer[]): number[] {
+    const now = new Set(this.options.served());
+    const covered = new Set(before.filter((p) => now.has(p)));
+    for (const answer of answers) for (const p of answer.served) covered.add(p);
+    return this.options.partitions.filter((p) => !covered.has(p));
+  }
+
+  /** Reads who holds what again now. */
+  refresh(): Promise<void> {
+    return this.options.refresh();
   }
 
   private moving(reply: FastifyReply, why: string): WfxError {
@@ -188,106 +252,35 @@ function bodies<T>(answers: readonly PeerAnswer[]): T[] {
   return answers.map((a) => a.body as T);
 }
 
-type Merge = (request: FastifyRequest, mine: unknown, theirs: readonly unknown[]) => unknown;
-
-interface Page<T> {
-  readonly items: readonly T[];
-  readonly nextCursor: string | null;
-}
+/** Calls whose answers must cover every partition: the lists, and an event's correlation. */
+const SPANNING = new Set([...GATHERED.keys(), 'POST /process/event']);
 
 /**
- * Pages of items in one order (`key` ascending, or descending), each the first `limit` past
- * the same cursor: their union holds the first `limit` of all, and there are more when the
- * union has more than `limit` or a page said so. An item in two pages (an execution archived
- * between two answers: in one's history and another's live state) is listed once.
+ * Has `route`'s answers to a call passed on say which partitions they cover: those this daemon
+ * served from the call's arrival to its answer.
  */
-function mergePages<T>(pages: readonly Page<T>[], limit: number, key: (item: T) => string, descending: boolean) {
-  const byKey = new Map<string, T>();
-  for (const page of pages) for (const item of page.items) if (!byKey.has(key(item))) byKey.set(key(item), item);
-  const sorted = [...byKey.keys()].sort();
-  if (descending) sorted.reverse();
-  const page = sorted.slice(0, limit);
-  const more = sorted.length > limit || pages.some((p) => p.nextCursor !== null);
-  return { items: page.map((k) => byKey.get(k)!), last: page.at(-1) ?? null, more };
-}
-
-const limitOf = (request: FastifyRequest): number => (request.query as { limit: number }).limit;
-
-/** A flow's executions, newest first by id (time-ordered). The holder's copy of one goes first. */
-const mergeInstances: Merge = (request, mine, theirs) => {
-  const pages = [...(theirs as Page<{ processInstanceId: string }>[]), mine as Page<{ processInstanceId: string }>];
-  const merged = mergePages(pages, limitOf(request), (i) => i.processInstanceId, true);
-  return { items: merged.items, nextCursor: merged.more ? merged.last : null };
-};
-
-interface TaskItem {
-  readonly waitingSince: string;
-  readonly processInstanceId: string;
-  readonly nodeInstanceId: string;
-}
-/** Waiting tasks, oldest waiting first (engine/tasks.ts's order and cursor). */
-const mergeTasks: Merge = (request, mine, theirs) => {
-  const key = (t: TaskItem) => `${t.waitingSince}|${t.processInstanceId}|${t.nodeInstanceId}`;
-  const merged = mergePages([mine as Page<TaskItem>, ...(theirs as Page<TaskItem>[])], limitOf(request), key, false);
-  return { items: merged.items, nextCursor: merged.more ? merged.last : null };
-};
-
-/** Waiting jobs, oldest first (a job's key is its execution's and node's: unique). */
-const mergeJobs: Merge = (request, mine, theirs) => {
-  const lists = [mine as JobList, ...(theirs as JobList[])];
-  const items = lists.flatMap((l) => l.items);
-  items.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.key < b.key ? -1 : 1));
-  const limit = limitOf(request);
-  return { items: items.slice(0, limit), more: items.length > limit || lists.some((l) => l.more) };
-};
-
-/**
- * Each domain's health over every daemon: its jobs are counted where they are held, and a worker
- * is seen by the daemon it calls, so counts add up and workers are joined (the latest sighting
- * of each). A domain is active when a daemon saw a worker lately.
- */
-const mergeWorkers: Merge = (_request, mine, theirs) => {
-  const domains = new Map<string, DomainHealth>();
-  for (const list of [mine as DomainHealthList, ...(theirs as DomainHealthList[])])
-    for (const d of list.items) {
-      const key = `${d.organization}\u0000${d.domain}`;
-      const seen = domains.get(key);
-      domains.set(key, seen ? joinHealth(seen, d) : d);
-    }
-  return { items: [...domains.values()] };
-};
-
-function joinHealth(a: DomainHealth, b: DomainHealth): DomainHealth {
-  const workers = new Map<string, WorkerSeen>();
-  for (const w of [...a.workers, ...b.workers]) {
-    const seen = workers.get(w.worker);
-    workers.set(
-      w.worker,
-      seen ? { worker: w.worker, lastSeen: later(seen.lastSeen, w.lastSeen)!, polling: seen.polling || w.polling } : w,
-    );
-  }
-  const waiting = a.waiting + b.waiting;
-  const oldest = [a.oldestWaiting, b.oldestWaiting].filter((t): t is string => t !== null).sort()[0] ?? null;
-  return {
-    ...a,
-    state: a.state === 'active' || b.state === 'active' ? 'active' : waiting > 0 ? 'stalled' : 'idle',
-    waiting,
-    locked: a.locked + b.locked,
-    oldestWaiting: oldest,
-    workers: [...workers.values()].sort((x, y) => (x.lastSeen < y.lastSeen ? 1 : -1)),
-    lastSeen: later(a.lastSeen, b.lastSeen),
+function says(route: RouteOptions, peers: Peers): void {
+  const arrived = new WeakMap<FastifyRequest, readonly number[]>();
+  const onRequest = (request: FastifyRequest, _reply: FastifyReply, done: () => void): void => {
+    if (Peers.passedOn(request)) arrived.set(request, peers.served());
+    done();
   };
+  const onSend = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: unknown,
+    done: (err: null, p: unknown) => void,
+  ) => {
+    const before = arrived.get(request);
+    if (before) {
+      const now = new Set(peers.served());
+      void reply.header(SERVED, before.filter((p) => now.has(p)).join(','));
+    }
+    done(null, payload);
+  };
+  route.onRequest = [onRequest, ...hookList(route.onRequest)];
+  route.onSend = [onSend, ...hookList(route.onSend)];
 }
-
-const later = (a: string | null, b: string | null): string | null => (a === null ? b : b === null || a > b ? a : b);
-
-/** The lists asked of every daemon, by method and route, and how their answers merge. */
-const GATHERED = new Map<string, Merge>([
-  ['GET /process/:id/instances', mergeInstances],
-  ['GET /process/tasks', mergeTasks],
-  ['GET /jobs', mergeJobs],
-  ['GET /jobs/workers', mergeWorkers],
-]);
 
 /**
  * Installs, on `app` before its routes are added and after authentication (installAuth), how
@@ -305,17 +298,28 @@ export function installSharedServing(
   app.addHook('onRoute', (added) => {
     const methods = [added.method].flat();
     if (methods.length !== 1) return;
+    if (SPANNING.has(`${methods[0]} ${added.url}`)) says(added, peers);
     const merge = GATHERED.get(`${methods[0]} ${added.url}`);
     if (!merge) return;
     const local = added.handler as RouteHandlerMethod;
     added.handler = async function (this: FastifyInstance, request, reply) {
       if (Peers.passedOn(request)) return local.call(this, request, reply);
-      const urls = peers.urls(reply);
-      const [mine, theirs] = await Promise.all([
-        local.call(this, request, reply) as Promise<unknown>,
-        urls.length > 0 ? peers.ask(request, reply, urls) : Promise.resolve([]),
-      ]);
-      return merge(request, mine, bodies(theirs));
+      // A list is read again once if a partition moved while it was read (nothing changes by
+      // reading): the second time, who holds what was read again.
+      for (let attempt = 1; ; attempt++) {
+        const before = peers.served();
+        const urls = await peers.urls(reply);
+        const [mine, theirs] = await Promise.all([
+          local.call(this, request, reply) as Promise<unknown>,
+          urls.length > 0 ? peers.ask(request, reply, urls) : Promise.resolve([]),
+        ]);
+        const merged = merge(request, mine, bodies(theirs));
+        if (attempt === 2 || peers.missed(before, theirs).length === 0) {
+          peers.covered(reply, before, theirs);
+          return merged;
+        }
+        await peers.refresh().catch(() => undefined);
+      }
     };
   });
 }

@@ -28,6 +28,8 @@ export interface PartitionRoutingOptions {
   readonly holder: (partition: number) => string | null;
   /** A holder could not be reached, or answered 503: read who holds what again. */
   readonly stale: () => void;
+  /** Reads who holds what again now. */
+  readonly refresh: () => Promise<void>;
   /** Seconds a caller waits before it tries again. */
   readonly retryAfterSeconds: number;
   /** Signs a request counted here before it is passed on (a task answer): the holder does not count it again. */
@@ -84,7 +86,7 @@ export function installPartitionRouting(app: FastifyInstance, options: Partition
       const routed = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
         const partition = partitionOf(request);
         if (partition === null || options.serves(partition)) return done();
-        route(request, reply, partition, options);
+        route(request, reply, partition, options, done);
       };
       added.onRequest = [routed, ...hookList(added.onRequest)];
     }
@@ -96,7 +98,7 @@ export function installPartitionRouting(app: FastifyInstance, options: Partition
         if (typeof id !== 'string') return done();
         const partition = options.partitionOf(id);
         if (options.serves(partition)) return done();
-        route(request, reply, partition, options, {
+        route(request, reply, partition, options, done, {
           body: Buffer.from(JSON.stringify(request.body)),
           counted: options.hop?.sign(request.method, request.url),
         });
@@ -106,16 +108,41 @@ export function installPartitionRouting(app: FastifyInstance, options: Partition
   });
 }
 
+/**
+ * Sends `request` on to the holder of `partition`, which this daemon does not serve. Where it is
+ * not known (the last read has no holder, or this daemon, which moved it on since), who holds
+ * what is read again first: a request right after a move reaches the new holder, not a 503.
+ * Then this daemon may serve it (`here`), or it is forwarded, or it is moving.
+ */
 function route(
   request: FastifyRequest,
   reply: FastifyReply,
   partition: number,
   options: PartitionRoutingOptions,
+  here: () => void,
   parsed: { body: Buffer; counted: string | undefined } | null = null,
 ): void {
   // One hop: a request forwarded here is for this daemon, which no longer (or not yet) serves it.
-  const target = request.headers[FORWARDED_BY] === undefined ? options.holder(partition) : null;
-  if (target === null) return void moving(reply, options, partition);
+  if (request.headers[FORWARDED_BY] !== undefined) return void moving(reply, options, partition);
+  const target = options.holder(partition);
+  if (target !== null) return forward(request, reply, partition, target, options, parsed);
+  const again = () => {
+    if (options.serves(partition)) return here();
+    const target = options.holder(partition);
+    if (target === null) return void moving(reply, options, partition);
+    forward(request, reply, partition, target, options, parsed);
+  };
+  options.refresh().then(again, again);
+}
+
+function forward(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  partition: number,
+  target: string,
+  options: PartitionRoutingOptions,
+  parsed: { body: Buffer; counted: string | undefined } | null,
+): void {
   void reply.hijack();
   forwardRequest(request.raw, reply.raw, {
     target,

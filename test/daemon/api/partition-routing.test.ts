@@ -37,14 +37,22 @@ async function daemon(
   t: Test,
   held: readonly number[],
   holderUrl: string | null,
-): Promise<{ app: FastifyInstance; stale: { count: number } }> {
+  /** Where the holder is once who holds what is read again (refresh). */
+  readAgain: string | null = holderUrl,
+): Promise<{ app: FastifyInstance; stale: { count: number }; refreshed: { count: number } }> {
   const stale = { count: 0 };
+  const refreshed = { count: 0 };
+  let known = holderUrl;
   const options: PartitionRoutingOptions = {
     self: 'd1',
     partitionOf: (id) => partitionOf(id, PARTITIONS),
     serves: (p) => held.includes(p),
-    holder: () => holderUrl,
+    holder: () => known,
     stale: () => void stale.count++,
+    refresh: async () => {
+      refreshed.count++;
+      known = readAgain;
+    },
     retryAfterSeconds: 2,
   };
   const app = Fastify();
@@ -60,7 +68,7 @@ async function daemon(
   app.get('/admin/flows', here);
   await app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => app.close());
-  return { app, stale };
+  return { app, stale, refreshed };
 }
 
 const urlOf = (app: FastifyInstance) => `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
@@ -125,11 +133,20 @@ t.test('a directory write goes to partition 0 holder', async (t) => {
 
 t.test('no daemon serving it now: 503 PARTITION_MOVING with Retry-After', async (t) => {
   const other = await holder(t);
-  const { app, stale } = await daemon(t, [0], null);
+  const { app, stale, refreshed } = await daemon(t, [0], null);
   const res = await fetch(`${urlOf(app)}/process/instance/${ID}`);
   t.equal(res.status, 503);
   t.equal(res.headers.get('retry-after'), '2');
   t.match(await res.json(), { error: 'PARTITION_MOVING', retryAfter: 2 });
+  t.equal(refreshed.count, 1, 'after reading who holds what again');
+
+  // Not known as last read, known once read again (it just moved): forwarded, not refused.
+  const moved = await daemon(t, [0], null, other.url);
+  const found = await fetch(`${urlOf(moved.app)}/process/instance/${ID}`);
+  t.equal(found.status, 200);
+  t.equal(found.headers.get('x-served-by'), 'holder', 'the new holder answers');
+  t.equal(moved.refreshed.count, 1);
+  other.seen.length = 0;
 
   // Forwarded here already (one hop): not passed on again, whoever holds it.
   const forwarding = await daemon(t, [0], other.url);
@@ -140,8 +157,8 @@ t.test('no daemon serving it now: 503 PARTITION_MOVING with Retry-After', async 
   t.equal(other.seen.length, 0);
 
   // The holder says it moved on: the answer passes back, and who holds what is read again.
-  const moved = await fetch(`${urlOf(forwarding.app)}/process/instance/moved`);
-  t.equal(moved.status, 503);
+  const movedOn = await fetch(`${urlOf(forwarding.app)}/process/instance/moved`);
+  t.equal(movedOn.status, 503);
   t.equal(forwarding.stale.count, 1, 'a 503 from the holder makes it read the holders again');
   t.equal(stale.count, 0);
 });

@@ -70,7 +70,7 @@ export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
           lockDurationMs: b.lockDuration,
         };
         const peers = deps.peers && !Peers.passedOn(request) ? deps.peers : null;
-        const urls = peers ? peers.urls(reply) : [];
+        const urls = peers ? await peers.urls(reply) : [];
         const jobs =
           peers && urls.length > 0
             ? await activateAcross({ request, reply, peers, urls, board, engine, body: b, activate, gone: () => gone })

@@ -166,7 +166,12 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       const elsewhere = peers
         ? async () => {
             const { ttlSeconds: _ttl, messageId: _id, ...deliver } = b;
-            const answers = await peers.ask<EventDelivered>(request, reply, peers.urls(reply), { body: deliver });
+            const before = peers.served();
+            const answers = await peers.ask<EventDelivered>(request, reply, await peers.urls(reply), {
+              body: deliver,
+            });
+            // Kept only if nothing waits anywhere: so every partition must have been asked.
+            peers.covered(reply, before, answers);
             return answers.flatMap((a) => {
               if (a.status === 200) return a.body.matched;
               const err = peerError(a);

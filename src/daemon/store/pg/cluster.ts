@@ -186,6 +186,16 @@ export class ClusterMember {
     return this.sharing;
   }
 
+  /**
+   * Who shares and holds what as last read, however long ago: where to send a request. A holder
+   * read before it moved on refuses what it no longer serves, and one gone cannot be reached:
+   * either way the request answers 503 and the view is read again, so an old view is safe to
+   * route by, and better than none while a slow database delays a read.
+   */
+  lastSharingView(): Sharing | null {
+    return this.sharing;
+  }
+
   /** Calls `fn` with each view of who shares and holds what read from now on. Returns the unsubscribe. */
   watchSharing(fn: (view: Sharing) => void): () => void {
     this.sharingWatchers.add(fn);

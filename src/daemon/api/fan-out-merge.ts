@@ -1,0 +1,108 @@
+/**
+ * How the answers of the daemons sharing a database to a list merge into the answer one daemon
+ * would give (fan-out.ts asks them; decision 042).
+ */
+import type { FastifyRequest } from 'fastify';
+import type { DomainHealth, DomainHealthList, JobList, WorkerSeen } from '../../shared/api/index.js';
+
+/** Merges this daemon's answer (`mine`) with the others' (`theirs`, in the order asked). */
+export type Merge = (request: FastifyRequest, mine: unknown, theirs: readonly unknown[]) => unknown;
+
+interface Page<T> {
+  readonly items: readonly T[];
+  readonly nextCursor: string | null;
+}
+
+/**
+ * Pages of items in one order (`key` ascending, or descending), each the first `limit` past
+ * the same cursor: their union holds the first `limit` of all, and there are more when the
+ * union has more than `limit` or a page said so. An item in two pages (an execution archived
+ * between two answers: in one's history and another's live state) is listed once.
+ */
+function mergePages<T>(pages: readonly Page<T>[], limit: number, key: (item: T) => string, descending: boolean) {
+  const byKey = new Map<string, T>();
+  for (const page of pages) for (const item of page.items) if (!byKey.has(key(item))) byKey.set(key(item), item);
+  const sorted = [...byKey.keys()].sort();
+  if (descending) sorted.reverse();
+  const page = sorted.slice(0, limit);
+  const more = sorted.length > limit || pages.some((p) => p.nextCursor !== null);
+  return { items: page.map((k) => byKey.get(k)!), last: page.at(-1) ?? null, more };
+}
+
+const limitOf = (request: FastifyRequest): number => (request.query as { limit: number }).limit;
+
+/** A flow's executions, newest first by id (time-ordered). The holder's copy of one goes first. */
+const mergeInstances: Merge = (request, mine, theirs) => {
+  const pages = [...(theirs as Page<{ processInstanceId: string }>[]), mine as Page<{ processInstanceId: string }>];
+  const merged = mergePages(pages, limitOf(request), (i) => i.processInstanceId, true);
+  return { items: merged.items, nextCursor: merged.more ? merged.last : null };
+};
+
+interface TaskItem {
+  readonly waitingSince: string;
+  readonly processInstanceId: string;
+  readonly nodeInstanceId: string;
+}
+/** Waiting tasks, oldest waiting first (engine/tasks.ts's order and cursor). */
+const mergeTasks: Merge = (request, mine, theirs) => {
+  const key = (t: TaskItem) => `${t.waitingSince}|${t.processInstanceId}|${t.nodeInstanceId}`;
+  const merged = mergePages([mine as Page<TaskItem>, ...(theirs as Page<TaskItem>[])], limitOf(request), key, false);
+  return { items: merged.items, nextCursor: merged.more ? merged.last : null };
+};
+
+/** Waiting jobs, oldest first (a job's key is its execution's and node's: unique). */
+const mergeJobs: Merge = (request, mine, theirs) => {
+  const lists = [mine as JobList, ...(theirs as JobList[])];
+  const items = lists.flatMap((l) => l.items);
+  items.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.key < b.key ? -1 : 1));
+  const limit = limitOf(request);
+  return { items: items.slice(0, limit), more: items.length > limit || lists.some((l) => l.more) };
+};
+
+/**
+ * Each domain's health over every daemon: its jobs are counted where they are held, and a worker
+ * is seen by the daemon it calls, so counts add up and workers are joined (the latest sighting
+ * of each). A domain is active when a daemon saw a worker lately.
+ */
+const mergeWorkers: Merge = (_request, mine, theirs) => {
+  const domains = new Map<string, DomainHealth>();
+  for (const list of [mine as DomainHealthList, ...(theirs as DomainHealthList[])])
+    for (const d of list.items) {
+      const key = `${d.organization}\u0000${d.domain}`;
+      const seen = domains.get(key);
+      domains.set(key, seen ? joinHealth(seen, d) : d);
+    }
+  return { items: [...domains.values()] };
+};
+
+function joinHealth(a: DomainHealth, b: DomainHealth): DomainHealth {
+  const workers = new Map<string, WorkerSeen>();
+  for (const w of [...a.workers, ...b.workers]) {
+    const seen = workers.get(w.worker);
+    workers.set(
+      w.worker,
+      seen ? { worker: w.worker, lastSeen: later(seen.lastSeen, w.lastSeen)!, polling: seen.polling || w.polling } : w,
+    );
+  }
+  const waiting = a.waiting + b.waiting;
+  const oldest = [a.oldestWaiting, b.oldestWaiting].filter((t): t is string => t !== null).sort()[0] ?? null;
+  return {
+    ...a,
+    state: a.state === 'active' || b.state === 'active' ? 'active' : waiting > 0 ? 'stalled' : 'idle',
+    waiting,
+    locked: a.locked + b.locked,
+    oldestWaiting: oldest,
+    workers: [...workers.values()].sort((x, y) => (x.lastSeen < y.lastSeen ? 1 : -1)),
+    lastSeen: later(a.lastSeen, b.lastSeen),
+  };
+}
+
+const later = (a: string | null, b: string | null): string | null => (a === null ? b : b === null || a > b ? a : b);
+
+/** The lists asked of every daemon, by method and route, and how their answers merge. */
+export const GATHERED = new Map<string, Merge>([
+  ['GET /process/:id/instances', mergeInstances],
+  ['GET /process/tasks', mergeTasks],
+  ['GET /jobs', mergeJobs],
+  ['GET /jobs/workers', mergeWorkers],
+]);
