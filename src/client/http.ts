@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WfxError, type ErrorCode, ERROR_CODES } from '../shared/errors.js';
 import { parseSse, type SseEvent } from '../shared/sse.js';
 
@@ -49,21 +50,25 @@ export class ApiClient {
     body?: unknown,
     signal?: AbortSignal,
   ): Promise<T> {
-    const res = await this.fetch(path, {
-      method,
-      headers: { ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-      ...(signal && { signal }),
-    });
-    const text = await res.text();
-    let parsed: unknown = null;
-    try {
-      parsed = text === '' ? null : JSON.parse(text);
-    } catch {
-      parsed = null;
+    for (let attempt = 1; ; attempt++) {
+      const res = await this.fetch(path, {
+        method,
+        headers: { ...(body !== undefined && { 'content-type': 'application/json' }) },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+        ...(signal && { signal }),
+      });
+      const text = await res.text();
+      let parsed: unknown = null;
+      try {
+        parsed = text === '' ? null : JSON.parse(text);
+      } catch {
+        parsed = null;
+      }
+      if (res.ok) return parsed as T;
+      const pause = attempt < RETRIES ? retryPause(res, parsed) : null;
+      if (pause === null) throw this.errorOf(res.status, parsed);
+      await sleep(pause, undefined, signal ? { signal } : undefined);
     }
-    if (res.ok) return parsed as T;
-    throw this.errorOf(res.status, parsed);
   }
 
   /** GET `path`; throws like `request`. */
@@ -150,6 +155,26 @@ export class ApiClient {
     }
     return new WfxError(code, message, { details: b.details, status });
   }
+}
+
+/** Tries of a request the daemon asked to be sent again (retryPause). */
+const RETRIES = 5;
+
+/**
+ * Errors a daemon of a database answers before it has done anything, with Retry-After: an
+ * execution's partition moving between daemons, a daemon restarting to take partition 0. The
+ * request is sent again after the pause asked (at most 5 s), as Temporal's clients retry
+ * "unavailable": a move lasts a load.
+ */
+const RETRIED = new Set<string>(['PARTITION_MOVING', 'DAEMON_REJOINING']);
+
+/** Milliseconds to wait before sending the request again, or null if it is not to be. */
+function retryPause(res: Response, body: unknown): number | null {
+  const code = (body as { error?: unknown } | null)?.error;
+  if (res.status !== 503 || typeof code !== 'string' || !RETRIED.has(code)) return null;
+  const header = res.headers.get('retry-after');
+  const seconds = header === null ? 1 : Number(header);
+  return Math.min(5, Number.isFinite(seconds) && seconds >= 0 ? seconds : 1) * 1000;
 }
 
 /** The response's body as JSON, or null when it is empty or not JSON. */

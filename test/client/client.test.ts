@@ -237,6 +237,41 @@ t.test('failures are WfxErrors: UNAUTHORIZED naming the credential, DAEMON_UNREA
   );
 });
 
+t.test('a request the daemon asks to send again (a partition moving) is sent again, a few times', async (t) => {
+  const { createServer } = await import('node:http');
+  let refusals = 0;
+  const seen: string[] = [];
+  const server = createServer((request, reply) => {
+    seen.push(`${request.method} ${request.url}`);
+    const code = request.url === '/other' ? 'SERVICE_UNAVAILABLE' : 'PARTITION_MOVING';
+    if (refusals > 0) {
+      refusals--;
+      reply.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' });
+      return reply.end(JSON.stringify({ error: code, message: 'moving', retryAfter: 0 }));
+    }
+    reply.writeHead(200, { 'content-type': 'application/json' });
+    reply.end(JSON.stringify({ ok: true }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const http = new ApiClient({
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    apiKey: null,
+    credentialSource: 'none',
+  });
+  refusals = 2;
+  t.same(await http.post('/process/task', { x: 1 }), { ok: true }, 'answered once the partition has moved');
+  t.equal(seen.length, 3, 'sent three times');
+  refusals = 10;
+  seen.length = 0;
+  t.equal(await codeOf(http.get('/moving')), 'PARTITION_MOVING', 'given up after five tries');
+  t.equal(seen.length, 5);
+  refusals = 1;
+  seen.length = 0;
+  t.equal(await codeOf(http.get('/other')), 'SERVICE_UNAVAILABLE', 'another 503 is not sent again');
+  t.equal(seen.length, 1);
+});
+
 /** The URL of a loopback port that no longer listens. */
 async function buildServerUrlThatIsClosed(): Promise<string> {
   const { createServer } = await import('node:net');
