@@ -6,7 +6,7 @@ import { eventually } from '../helpers/eventually.js';
 import { BILLING } from '../helpers/jobs.js';
 import { parseSse } from '../../src/shared/sse.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
-import { holdings, launchSharing, printLogs, serving, type SharingDaemon } from '../helpers/share.js';
+import { callDaemon, holdings, launchSharing, printLogs, serving, type SharingDaemon } from '../helpers/share.js';
 
 /*
  * Calls that span executions among daemons sharing a database (decision 042): lists, event
@@ -42,12 +42,6 @@ nodes:
 `,
 ];
 
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly body: Record<string, unknown>;
-}
-
 t.test('calls that span executions answer through either daemon', { skip: POSTGRES_SKIP }, async (t) => {
   const server = await startPostgres(t);
   const store = await server.createDatabase('span');
@@ -58,15 +52,9 @@ t.test('calls that span executions answer through either daemon', { skip: POSTGR
   const a = await launchSharing(t, join(root, 'a'), store);
   await eventually('a serves', () => serving(a));
   const admin = (await readFile(join(a.dir, 'bootstrap.key'), 'utf8')).trim();
-  const call = async (d: SharingDaemon, method: string, path: string, body?: object, key = admin): Promise<Answer> => {
-    const res = await fetch(`${d.url}${path}`, {
-      method,
-      headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
-      body: body && JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
-  };
+  const call = (d: SharingDaemon, method: string, path: string, body?: object, key = admin) =>
+    callDaemon(d, key, method, path, body);
+
   const domain = { description: BILLING.description, actions: BILLING.actions };
   t.equal((await call(a, 'PUT', '/admin/domains/billing', domain)).status, 200, 'domain registered');
   for (const source of FLOWS)

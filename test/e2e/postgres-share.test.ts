@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { eventually } from '../helpers/eventually.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
-import { holdings, launchSharing, printLogs, serving, type SharingDaemon } from '../helpers/share.js';
+import { callDaemon, holdings, launchSharing, printLogs, serving, type SharingDaemon } from '../helpers/share.js';
 
 /*
  * Daemons sharing one database (`--share`, decision 041): each holds a part of the execution
@@ -37,15 +37,8 @@ t.test('two daemons share a database: calls reach the holder, partitions move', 
   const a = await launchSharing(t, join(root, 'a'), store);
   await eventually('a serves', () => serving(a));
   const key = (await readFile(join(a.dir, 'bootstrap.key'), 'utf8')).trim();
-  const call = async (d: Daemon, method: string, path: string, body?: object) => {
-    const res = await fetch(`${d.url}${path}`, {
-      method,
-      headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
-      body: body && JSON.stringify(body),
-      signal: AbortSignal.timeout(20_000),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  const call = (d: Daemon, method: string, path: string, body?: object) => callDaemon(d, key, method, path, body);
+
   t.equal((await call(a, 'POST', '/admin/flows', { source: ASK, organization: 'default' })).status, 200);
 
   // Executions started while `a` holds everything: some of them move when `b` joins.

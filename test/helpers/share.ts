@@ -50,3 +50,33 @@ export async function holdings(via: SharingDaemon, key: string): Promise<Map<str
   const body = (await res.json()) as { items: { url: string; partitions: { partition: number }[] }[] };
   return new Map(body.items.map((d) => [d.url, d.partitions.map((p) => p.partition)]));
 }
+
+/** A daemon's answer: status, headers, JSON body. */
+export interface DaemonReply {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: Record<string, unknown>;
+}
+
+/**
+ * A call to `d` with `key`, sent again while it is answered 503 PARTITION_MOVING (as the wfx
+ * client does, src/client/http.ts): right after a move, its new holder may still be loading.
+ */
+export function callDaemon(
+  d: SharingDaemon,
+  key: string,
+  method: string,
+  path: string,
+  body?: object,
+): Promise<DaemonReply> {
+  return eventually(`${method} ${path} is answered`, async () => {
+    const res = await fetch(`${d.url}${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
+      body: body && JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const reply = { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
+    return !(reply.status === 503 && reply.body.error === 'PARTITION_MOVING') && reply;
+  });
+}
