@@ -38,6 +38,8 @@ export interface Forward {
   readonly counted?: string;
   /** Headers this daemon adds to the answer (the rate limit's, for a request counted here). */
   readonly headers?: Record<string, string>;
+  /** Waited for before the answer is passed back (this daemon's copy catching up with it). */
+  readonly before?: (response: IncomingMessage) => Promise<void>;
   /** Told the status `target` answered with. */
   readonly answered?: (status: number) => void;
   /** Answers the caller when `target` cannot be reached before anything came back. */
@@ -58,16 +60,20 @@ export function forwardRequest(request: IncomingMessage, reply: ServerResponse, 
   upstream.on('response', (response) => {
     answered = true;
     forward.answered?.(response.statusCode ?? 502);
-    const back: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(response.headers))
-      if (value !== undefined && !HOP_BY_HOP.has(name)) back[name] = value;
-    Object.assign(back, forward.headers);
-    reply.writeHead(response.statusCode ?? 502, back);
-    // A log stream goes on until one side ends it: an event as soon as it comes.
-    reply.flushHeaders();
-    response.pipe(reply);
+    const pass = () => {
+      const back: Record<string, string | string[]> = {};
+      for (const [name, value] of Object.entries(response.headers))
+        if (value !== undefined && !HOP_BY_HOP.has(name)) back[name] = value;
+      Object.assign(back, forward.headers);
+      reply.writeHead(response.statusCode ?? 502, back);
+      // A log stream goes on until one side ends it: an event as soon as it comes.
+      reply.flushHeaders();
+      response.pipe(reply);
+    };
     response.on('aborted', () => reply.destroy());
     response.on('error', () => reply.destroy());
+    if (forward.before) forward.before(response).then(pass, pass);
+    else pass();
   });
   upstream.on('error', (err: NodeJS.ErrnoException) => {
     // Answered already, or the caller went away (its close destroyed this request): nothing to say.

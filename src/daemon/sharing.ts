@@ -147,6 +147,8 @@ export async function sharedServing(
     refresh: () => sharing.refresh(),
     retryAfterSeconds,
     hop,
+    directorySeq: () => store.lastSeqOf(0),
+    directoryAt: (seq) => store.followedTo(seq),
   };
   const peers = new Peers({
     self: sharing.id,

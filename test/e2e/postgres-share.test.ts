@@ -92,10 +92,16 @@ t.test('two daemons share a database: calls reach the holder, partitions move', 
   // A directory change through the daemon without partition 0 is made by its holder, and read back through either.
   const later = ASK.replace(ASK_ID, LATER_ID).replace('name: Ask', 'name: Later');
   t.equal((await call(b, 'POST', '/admin/flows', { source: later, organization: 'default' })).status, 200);
-  await eventually('b reads the flow published through it', async () => {
-    const r = await call(b, 'GET', `/admin/flows/${LATER_ID}`);
-    return r.status === 200;
-  });
+  // Read your writes: b answers once its copy of the directory has the write, each time.
+  t.equal((await call(b, 'GET', `/admin/flows/${LATER_ID}`)).status, 200, 'b reads the flow published through it');
+  for (let i = 2; i <= 6; i++) {
+    const source = later.replace('name: Later', `name: Later ${i}`);
+    const published = await call(b, 'POST', '/admin/flows', { source, organization: 'default' });
+    const read = await call(b, 'GET', `/admin/flows/${LATER_ID}`);
+    t.equal(read.body.version, published.body.version, `version ${i} is read at once through b`);
+    const run = await call(b, 'POST', '/process/start', { processId: LATER_ID, data: {} });
+    t.equal(run.status, 200, 'and started');
+  }
 
   // b dies: a takes its partitions once its lease lapses, and its waiting executions go on there.
   b.child.kill('SIGKILL');

@@ -30,11 +30,20 @@ export interface PartitionRoutingOptions {
   readonly stale: () => void;
   /** Reads who holds what again now. */
   readonly refresh: () => Promise<void>;
+  /** The last entry of partition 0 (the directory) this daemon wrote or read. */
+  readonly directorySeq?: () => number;
+  /** Resolves once this daemon's copy of the directory has come to entry `seq`. */
+  readonly directoryAt?: (seq: number) => Promise<void>;
   /** Seconds a caller waits before it tries again. */
   readonly retryAfterSeconds: number;
   /** Signs a request counted here before it is passed on (a task answer): the holder does not count it again. */
   readonly hop?: HopSigner;
 }
+
+/** The header of an answer to a forwarded directory write: partition 0's entry that has it. */
+const DIRECTORY_SEQ = 'x-wfx-directory-seq';
+
+type DoneSend = (err: null, payload: unknown) => void;
 
 const EXECUTION_ROUTES = new Set([
   '/process/instance/:id',
@@ -89,6 +98,17 @@ export function installPartitionRouting(app: FastifyInstance, options: Partition
         route(request, reply, partition, options, done);
       };
       added.onRequest = [routed, ...hookList(added.onRequest)];
+      // A directory write made here for another daemon says where it is in partition 0's
+      // journal: that daemon answers once its copy has it (read your writes).
+      const seq = options.directorySeq;
+      if (seq) {
+        const says = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: DoneSend) => {
+          if (request.headers[FORWARDED_BY] !== undefined && partitionOf(request) === 0)
+            void reply.header(DIRECTORY_SEQ, String(seq()));
+          done(null, payload);
+        };
+        added.onSend = [says, ...hookList(added.onSend)];
+      }
     }
     // A task answer names its execution in the body: routed once it is parsed (and authenticated
     // here, which the holder does again).
@@ -144,9 +164,17 @@ function forward(
   parsed: { body: Buffer; counted: string | undefined } | null,
 ): void {
   void reply.hijack();
+  const directoryAt = options.directoryAt;
   forwardRequest(request.raw, reply.raw, {
     target,
     by: options.self,
+    ...(partition === 0 &&
+      directoryAt && {
+        before: async (response) => {
+          const seq = Number(response.headers[DIRECTORY_SEQ]);
+          if (Number.isSafeInteger(seq) && seq > 0) await directoryAt(seq);
+        },
+      }),
     ...(parsed && { body: parsed.body }),
     ...(parsed?.counted !== undefined && { counted: parsed.counted, headers: rateHeaders(reply) }),
     // The holder no longer serves it (it moved on since last read): read again for the retry.

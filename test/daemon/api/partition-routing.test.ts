@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import t, { type Test } from 'tap';
+import { eventually } from '../../helpers/eventually.js';
 import { installPartitionRouting, type PartitionRoutingOptions } from '../../../src/daemon/api/partition-routing.js';
 import { partitionOf } from '../../../src/daemon/engine/ids.js';
 
@@ -23,7 +24,9 @@ async function holder(t: Test): Promise<{ url: string; seen: { request: Incoming
     request.on('end', () => {
       seen.push({ request, body });
       const status = request.url === '/process/instance/moved' ? 503 : 200;
-      reply.writeHead(status, { 'content-type': 'application/json', 'x-served-by': 'holder' });
+      // A directory write says where it is in partition 0's journal.
+      const seq = request.url === '/admin/flows' ? { 'x-wfx-directory-seq': '42' } : {};
+      reply.writeHead(status, { 'content-type': 'application/json', 'x-served-by': 'holder', ...seq });
       reply.end(JSON.stringify({ url: request.url, body }));
     });
   });
@@ -39,6 +42,7 @@ async function daemon(
   holderUrl: string | null,
   /** Where the holder is once who holds what is read again (refresh). */
   readAgain: string | null = holderUrl,
+  directoryAt?: (seq: number) => Promise<void>,
 ): Promise<{ app: FastifyInstance; stale: { count: number }; refreshed: { count: number } }> {
   const stale = { count: 0 };
   const refreshed = { count: 0 };
@@ -54,6 +58,8 @@ async function daemon(
       known = readAgain;
     },
     retryAfterSeconds: 2,
+    directorySeq: () => 7,
+    ...(directoryAt && { directoryAt }),
   };
   const app = Fastify();
   installPartitionRouting(app, options);
@@ -129,6 +135,32 @@ t.test('a directory write goes to partition 0 holder', async (t) => {
   });
   t.equal(res.headers.get('x-served-by'), 'holder');
   t.equal(other.seen.at(-1)!.body, '{"source":"x"}', 'the body streamed through as it came');
+});
+
+t.test('a directory write is answered once this daemon has read it', async (t) => {
+  const other = await holder(t);
+  const asked: number[] = [];
+  let caughtUp!: () => void;
+  const copy = new Promise<void>((resolve) => (caughtUp = resolve));
+  const { app } = await daemon(t, [1], other.url, other.url, (seq) => (asked.push(seq), copy));
+  let answered = false;
+  const res = fetch(`${urlOf(app)}/admin/flows`, {
+    method: 'POST',
+    body: '{"source":"x"}',
+    headers: { 'content-type': 'application/json' },
+  }).then((r) => ((answered = true), r));
+  await eventually('the copy is asked to come to the write', () => asked.length === 1);
+  t.same(asked, [42], "to the entry partition 0's holder named");
+  t.notOk(answered, 'not answered before');
+  caughtUp();
+  t.equal((await res).status, 200, 'answered after');
+
+  // As partition 0's holder: a write another daemon forwarded says where it is.
+  const directory = await daemon(t, [0], null);
+  const write = (headers: Record<string, string>) =>
+    fetch(`${urlOf(directory.app)}/admin/flows`, { method: 'POST', headers });
+  t.equal((await write({ 'x-wfx-forwarded-by': 'd2' })).headers.get('x-wfx-directory-seq'), '7');
+  t.equal((await write({})).headers.get('x-wfx-directory-seq'), null, 'not to a caller of its own');
 });
 
 t.test('no daemon serving it now: 503 PARTITION_MOVING with Retry-After', async (t) => {

@@ -292,6 +292,16 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     return this.journal.lastSeqs[partition] ?? 0;
   }
 
+  /**
+   * Resolves once this store's copy of partition 0 has come to entry `seq` (a directory write
+   * another daemon made and answered: read back here after, decision 042). At once when it
+   * holds partition 0 or has come there; otherwise after reading the journal (a few reads at
+   * most: the entry was committed before the answer that named it).
+   */
+  async followedTo(seq: number): Promise<void> {
+    for (let read = 0; read < 3 && this.lastSeqOf(0) < seq && this.follower; read++) await this.follower.catchUp();
+  }
+
   /** GET /health's `store`: the lease this daemon holds. */
   health(): {
     readonly kind: 'postgres';
