@@ -154,6 +154,22 @@ t.test('calls that span executions answer through either daemon', { skip: POSTGR
   t.match((await call(b, 'POST', '/process/event', kept)).body, { status: 'buffered', matched: [] }, 'kept');
   t.match((await call(b, 'POST', '/process/event', kept)).body, { duplicate: true }, 'its message id is known');
 
+  // One message id sent to both daemons at once is taken in once (by the daemon its id is
+  // hashed to): one answer resumes the execution, the others say it is a duplicate.
+  const once = await start(b, WAIT_ID, { key: 'k-once' });
+  const twice = { eventType: 'go', correlationKey: 'k-once', ttlSeconds: 60, messageId: 'm-once' };
+  const answers = await Promise.all([a, b, a, b].map((via) => call(via, 'POST', '/process/event', twice)));
+  t.same(
+    answers.map((r) => r.status),
+    [200, 200, 200, 200],
+  );
+  t.same(
+    answers.filter((r) => r.body.status === 'resumed').map((r) => r.body.matched),
+    [[{ processInstanceId: once, nodeId: 'wait' }]],
+    'resumed once',
+  );
+  t.equal(answers.filter((r) => r.body.duplicate === true).length, 3, 'the other three are duplicates');
+
   // A worker polling one daemon is given the jobs the other holds.
   const charges = [await start(b, CHARGE_ID), await start(b, CHARGE_ID)];
   const jobs = await call(a, 'GET', '/jobs?domain=billing');

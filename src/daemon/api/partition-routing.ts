@@ -125,6 +125,22 @@ export function installPartitionRouting(app: FastifyInstance, options: Partition
       };
       added.preValidation = [routed, ...hookList(added.preValidation)];
     }
+    // An event with a message id is taken in by one daemon, whichever it reaches: the holder of
+    // the id's partition, which alone checks and remembers it (then delivers it everywhere).
+    if (added.url === '/process/event' && methods.includes('POST')) {
+      const routed = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+        const b = request.body as { messageId?: unknown; organization?: unknown } | null;
+        if (typeof b?.messageId !== 'string') return done();
+        const named = typeof b.organization === 'string' ? b.organization : 'default';
+        const partition = options.partitionOf(`${request.caller?.organization ?? named}|${b.messageId}`);
+        if (options.serves(partition)) return done();
+        route(request, reply, partition, options, done, {
+          body: Buffer.from(JSON.stringify(request.body)),
+          counted: options.hop?.sign(request.method, request.url),
+        });
+      };
+      added.preValidation = [routed, ...hookList(added.preValidation)];
+    }
   });
 }
 

@@ -118,6 +118,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   private readonly now: () => Date;
   /** Parsed flow versions: processId -> version (and body scope, `version/loop/inner`) -> nodes, graph and start node. */
   private readonly graphs = new Map<string, Map<string, FlowScope>>();
+  /** Events being delivered, by message id (organization|messageId): one at a time each. */
+  private readonly publishing = new Map<string, Promise<unknown>>();
   private readonly onError: (err: unknown, what: string) => void;
   /** How deep start data, work results and the variables a node sets may nest (EngineOptions.maxJsonDepth). */
   readonly maxJsonDepth: number;
@@ -391,6 +393,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
    * NO_MATCHING_SUBSCRIPTION when nothing matched and there is no ttl. `elsewhere` delivers it
    * to the executions other daemons hold (api/fan-out.ts), once its message id is known new:
    * what they resumed counts as matched, so it is kept only when nothing matched anywhere.
+   * Events with one message id are delivered one at a time: the second finds the first's
+   * id remembered (`duplicate`), however long `elsewhere` took.
    */
   async publishEvent(req: {
     organization: string;
@@ -404,8 +408,29 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     status: 'resumed' | 'buffered' | 'duplicate';
     matched: Array<{ processInstanceId: string; nodeId: string }>;
   }> {
-    const now = this.now();
     const dedupKey = req.messageId ? `${req.organization}|${req.messageId}` : null;
+    if (dedupKey === null) return this.deliverEvent(req, null);
+    // One event per message id at a time: a second waits for the first, then finds it seen.
+    for (let earlier = this.publishing.get(dedupKey); earlier; earlier = this.publishing.get(dedupKey))
+      await earlier.catch(() => undefined);
+    const delivering = this.deliverEvent(req, dedupKey);
+    this.publishing.set(dedupKey, delivering);
+    try {
+      return await delivering;
+    } finally {
+      if (this.publishing.get(dedupKey) === delivering) this.publishing.delete(dedupKey);
+    }
+  }
+
+  /** publishEvent, with `dedupKey` (organization|messageId) not being delivered by another call. */
+  private async deliverEvent(
+    req: Parameters<Engine['publishEvent']>[0],
+    dedupKey: string | null,
+  ): Promise<{
+    status: 'resumed' | 'buffered' | 'duplicate';
+    matched: Array<{ processInstanceId: string; nodeId: string }>;
+  }> {
+    const now = this.now();
     const seenUntil = dedupKey ? this.state.messageIds[dedupKey] : undefined;
     if (seenUntil !== undefined && seenUntil > now.toISOString()) {
       await this.store.flush(); // the first one may still be on its way to disk

@@ -67,6 +67,7 @@ async function daemon(
   app.get('/process/instance/:id', here);
   app.post('/process/instance/:id/cancel', here);
   app.post('/process/task', here);
+  app.post('/process/event', here);
   app.post('/process/start', here);
   app.post('/jobs/:key/complete', here);
   app.post('/admin/flows', here);
@@ -123,6 +124,20 @@ t.test('what this daemon holds is served here; what another holds is forwarded t
     headers: { 'content-type': 'application/json' },
   });
   t.same(await memory.json(), { served: 'here' }, 'memory is shared: written anywhere');
+
+  // An event with a message id goes to the holder of the id's partition; without one, it is
+  // delivered from here (fan-out.ts asks the others).
+  const event = (body: object) =>
+    fetch(`${url}/process/event`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
+  const messageId = ID; // default|<ID> hashes to the other daemon's partition (checked below)
+  t.equal(partitionOf(`default|${messageId}`, PARTITIONS), OTHER);
+  const withId = await event({ eventType: 'go', messageId, ttlSeconds: 60 });
+  t.equal(withId.headers.get('x-served-by'), 'holder', 'taken in by one daemon, whichever it reached');
+  t.same(await (await event({ eventType: 'go' })).json(), { served: 'here' });
 });
 
 t.test('a directory write goes to partition 0 holder', async (t) => {

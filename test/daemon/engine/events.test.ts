@@ -1,6 +1,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { eventually } from '../../helpers/eventually.js';
 import { bucketMembers } from '../../../src/daemon/state/subscriptions.js';
 import { STATE, type WfxState } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail } from '../../helpers/engine.js';
@@ -180,6 +181,35 @@ t.test('a repeated messageId is a no-op while the first is kept', async (t) => {
   t.equal(Object.keys(h.store.state.messages).length, 1, 'kept once');
   await h.start(pid, {}, { correlationKey: 'k' });
   t.equal((await h.start(pid, {}, { correlationKey: 'k' })).stateCd, STATE.RUNNING, 'the duplicate resumed nothing');
+});
+
+t.test('one message id sent twice at once is delivered once, however long delivery elsewhere takes', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(CATCH('message'));
+  const waiting = await h.start(pid, {}, { correlationKey: 'k' });
+  let asked = 0;
+  let answer!: () => void;
+  const gate = new Promise<void>((resolve) => (answer = resolve));
+  const ev = {
+    organization: 'default',
+    eventType: 'payment-received',
+    correlationKey: 'k',
+    ttlSeconds: 60,
+    messageId: 'evt-2',
+    // Another daemon's delivery: nothing waits there, and it answers when let.
+    elsewhere: async () => {
+      asked++;
+      await gate;
+      return [];
+    },
+  };
+  const first = h.engine.publishEvent(ev);
+  const second = h.engine.publishEvent(ev);
+  await eventually('the first asks elsewhere', () => asked === 1);
+  answer();
+  t.match(await first, { status: 'resumed', matched: [{ processInstanceId: waiting.processInstanceId }] });
+  t.equal((await second).status, 'duplicate', 'the second waited for the first, and found its id');
+  t.equal(asked, 1, 'delivered elsewhere once');
 });
 
 t.test('an intermediate throw event resumes catch events of the organization, then passes on', async (t) => {
