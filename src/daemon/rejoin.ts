@@ -70,6 +70,7 @@ export async function rejoining(
         refresh: () => member.refresh(),
         watch: (fn: (view: Sharing) => void) => member.watchSharing(fn),
         hopSecret: () => member.hopSecret(),
+        readingShared: (seq: (() => number) | null) => member.readingShared(seq),
       },
     }),
   };

@@ -16,7 +16,7 @@ import { DEFAULT_LEASE_MS } from './store/pg/lease.js';
 import type { Engine } from './engine/engine.js';
 import { isWfxError } from '../shared/errors.js';
 import type { Sharing } from './store/pg/cluster.js';
-import { partitionOfExecution } from './store/pg/partition-state.js';
+import { partitionOfExecution, SHARED_PARTITION } from './store/pg/partition-state.js';
 import type { PgStore } from './store/pg/pg-store.js';
 import { planShare } from './store/pg/share.js';
 import type { WfxRecord } from './state/records.js';
@@ -36,6 +36,8 @@ export interface SharingMember {
   readonly watch: (fn: (view: Sharing) => void) => () => void;
   /** The secret the daemons of the database sign requests they pass on with (api/hop.ts). */
   readonly hopSecret: () => Promise<string>;
+  /** Says with each registration how far this daemon has read the shared journal (null: no longer). */
+  readonly readingShared: (seq: (() => number) | null) => void;
 }
 
 export interface PartitionSharingOptions {
@@ -57,6 +59,8 @@ export class PartitionSharing {
   /** Acts on the view read last, then on each one read. */
   start(): void {
     if (this.unwatch || this.closed) return;
+    // Its deletion waits for this daemon's reading (fenced-sql.ts's DELETE_COVERED).
+    this.options.member.readingShared(() => this.options.store.lastSeqOf(SHARED_PARTITION));
     this.unwatch = this.options.member.watch((view) => this.balance(view));
     const last = this.options.member.view();
     if (last) this.balance(last);
@@ -77,6 +81,7 @@ export class PartitionSharing {
   async close(): Promise<void> {
     this.closed = true;
     this.unwatch?.();
+    this.options.member.readingShared(null);
     await this.running;
   }
 

@@ -99,13 +99,32 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
       [{ seq: 3 }],
       'up to the previous snapshot',
     );
+    // A live daemon sharing the database that has read the shared journal up to 3 only: the
+    // journal after it is kept, however many checkpoints come.
+    await db.query(
+      `INSERT INTO wfx_daemons (id, url, pid, host, version, shares, shared_seq)
+       VALUES ('slow', 'http://127.0.0.1:9', 1, 'h', 'v', true, 3)`,
+    );
+    await a.commit(mem('m', '4'));
+    await a.checkpoint();
+    await a.commit(mem('m', '5'));
+    await a.checkpoint();
+    const sharedKept = () =>
+      db.query('SELECT seq::int FROM wfx_journal WHERE partition = $1 ORDER BY seq', [SHARED_PARTITION]);
+    t.same(await sharedKept(), [{ seq: 4 }, { seq: 5 }], 'deleted up to what the slowest sharing daemon read');
+    await db.query(`UPDATE wfx_daemons SET seen_at = now() - interval '1 hour' WHERE id = 'slow'`);
+    await a.commit(mem('m', '6'));
+    await a.checkpoint();
+    t.same(await sharedKept(), [{ seq: 6 }], 'one not seen within a lease holds nothing back');
+    await db.query(`DELETE FROM wfx_daemons WHERE id = 'slow'`);
+    await a.commit(mem('m', null));
     await a.commit(mem('late', 'x'));
     await a.close({ checkpoint: false });
     const again = await open(db.url, 'a');
     t.same(again.state.mem, { k: 'two', late: 'x' }, 'the snapshot, then the entries after it');
     t.same(again.state, await loaded(db.url));
     await again.commit(mem('next', 'y'));
-    t.equal(again.lastSeqOf(SHARED_PARTITION), 5, 'numbering goes on');
+    t.equal(again.lastSeqOf(SHARED_PARTITION), 9, 'numbering goes on');
     await again.close();
   });
 

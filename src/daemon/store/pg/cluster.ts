@@ -25,8 +25,8 @@ export interface ServingDaemon {
 // heads in the same statement, so how far it is behind is as of one moment, not the heads now
 // against its progress a beat ago.
 const REGISTER = `
-  INSERT INTO wfx_daemons (id, url, pid, host, version, applied_seq, shares, behind_entries)
-  SELECT $1, $2, $3, $4, $5, $6::bigint, $7, CASE WHEN $6::bigint IS NOT NULL THEN (
+  INSERT INTO wfx_daemons (id, url, pid, host, version, applied_seq, shares, shared_seq, behind_entries)
+  SELECT $1, $2, $3, $4, $5, $6::bigint, $7, $8::bigint, CASE WHEN $6::bigint IS NOT NULL THEN (
            SELECT coalesce(sum(greatest(
              (SELECT max(seq) FROM wfx_journal j WHERE j.partition = p.partition),
              (SELECT seq FROM wfx_snapshots s WHERE s.partition = p.partition), 0)), 0)
@@ -35,7 +35,7 @@ const REGISTER = `
      SET url = EXCLUDED.url, pid = EXCLUDED.pid, host = EXCLUDED.host, version = EXCLUDED.version,
          started_at = CASE WHEN wfx_daemons.pid = EXCLUDED.pid THEN wfx_daemons.started_at ELSE now() END,
          applied_seq = EXCLUDED.applied_seq, behind_entries = EXCLUDED.behind_entries,
-         shares = EXCLUDED.shares, seen_at = now()`;
+         shares = EXCLUDED.shares, shared_seq = EXCLUDED.shared_seq, seen_at = now()`;
 
 // Who shares the partitions (seen within a lease) and who holds each one whose lease runs,
 // with where it answers: what sharing plans with (share.ts) and requests are routed by.
@@ -123,6 +123,7 @@ export class ClusterMember {
   /** Who shares the partitions and who holds them, as last read (with `shares`). */
   private sharing: Sharing | null = null;
   private secret: Promise<string> | null = null;
+  private sharedSeq: (() => number) | null = null;
   private readonly sharingWatchers = new Set<(view: Sharing) => void>();
 
   constructor(private readonly options: ClusterMemberOptions) {
@@ -200,6 +201,14 @@ export class ClusterMember {
   watchSharing(fn: (view: Sharing) => void): () => void {
     this.sharingWatchers.add(fn);
     return () => this.sharingWatchers.delete(fn);
+  }
+
+  /**
+   * While this daemon shares the database, how far it has read the shared partition's journal
+   * (said with each registration, so that its deletion waits for it); null between starts.
+   */
+  readingShared(sharedSeq: (() => number) | null): void {
+    this.sharedSeq = sharedSeq;
   }
 
   /** The secret daemons of this database sign requests they pass on with (api/hop.ts): read once. */
@@ -285,6 +294,7 @@ export class ClusterMember {
         VERSION,
         this.appliedSeq?.() ?? null,
         this.options.shares ?? false,
+        this.sharedSeq?.() ?? null,
       ]);
       if (this.options.shares) this.sharing = await readSharing(this.pool, this.options.leaseMs);
       const { rows } = await this.pool.query<{ id: string; url: string; epoch: string }>(SERVING);

@@ -54,9 +54,16 @@ const PUT_SNAPSHOT = `
   INSERT INTO wfx_snapshots (partition, seq, epoch, state) VALUES ($1, $2, $3, $4)
   ON CONFLICT (partition) DO UPDATE
      SET seq = excluded.seq, epoch = excluded.epoch, state = excluded.state, saved_at = now()`;
+// The shared partition's journal (-1) is deleted no further than every live daemon sharing the
+// database has read it (wfx_daemons.shared_seq, said with its registration): one that found a
+// gap there would have to load afresh, its own writes since being in no snapshot.
 const DELETE_COVERED = `
   DELETE FROM wfx_journal j USING unnest($1::int[], $2::bigint[]) AS c(partition, seq)
-   WHERE j.partition = c.partition AND j.seq <= c.seq`;
+   WHERE j.partition = c.partition
+     AND j.seq <= CASE WHEN c.partition <> -1 THEN c.seq ELSE least(c.seq, coalesce(
+           (SELECT min(d.shared_seq) FROM wfx_daemons d
+             WHERE d.shares AND d.shared_seq IS NOT NULL AND d.seen_at > now() - $3 * interval '1 millisecond'),
+           c.seq)) END`;
 
 /**
  * A checkpoint: each partition's snapshot, and the journal up to each `covered` seq deleted, in
@@ -70,6 +77,8 @@ export async function putSnapshots(
     readonly fenced: ReadonlyArray<{ readonly partition: number; readonly epoch: number }>;
     readonly snapshots: ReadonlyArray<{ partition: number; seq: number; epoch: number; state: string }>;
     readonly covered: ReadonlyArray<{ readonly partition: number; readonly seq: number }>;
+    /** How long a daemon not seen since is still live (its lease). */
+    readonly leaseMs: number;
   },
 ): Promise<boolean> {
   const { owner, fenced, snapshots, covered } = checkpoint;
@@ -77,7 +86,11 @@ export async function putSnapshots(
     const fence = await client.query(FENCE, [owner, fenced.map((f) => f.partition), fenced.map((f) => f.epoch)]);
     if (fence.rowCount !== fenced.length) return false;
     for (const s of snapshots) await client.query(PUT_SNAPSHOT, [s.partition, s.seq, s.epoch, s.state]);
-    await client.query(DELETE_COVERED, [covered.map((c) => c.partition), covered.map((c) => c.seq)]);
+    await client.query(DELETE_COVERED, [
+      covered.map((c) => c.partition),
+      covered.map((c) => c.seq),
+      checkpoint.leaseMs,
+    ]);
     return true;
   });
 }

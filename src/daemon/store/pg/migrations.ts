@@ -210,6 +210,15 @@ export const MIGRATIONS: readonly Migration[] = [
       $fn$;
     `,
   },
+  {
+    version: 10,
+    name: 'shared journal read by each sharing daemon',
+    sql: `
+      -- How far each daemon sharing the database has read the shared partition's journal:
+      -- its deletion waits for the live ones (fenced-sql.ts).
+      ALTER TABLE wfx_daemons ADD COLUMN shared_seq bigint;
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

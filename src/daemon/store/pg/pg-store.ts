@@ -449,6 +449,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         fenced,
         snapshots,
         covered: snapshots,
+        leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS,
       });
       if (!written) throw new Error(`${describePartitions(dropping)} no longer carry this daemon's epochs`);
       for (const { partition, seq, state } of snapshots) {
@@ -543,6 +544,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         fenced: fenced.map((p) => ({ partition: p, epoch: this.lease.epochOf(p) })),
         snapshots: snapshots.map((s) => ({ ...s, state: states.get(s.partition)! })),
         covered,
+        leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS,
       });
       if (!written)
         throw this.fail(
