@@ -184,6 +184,16 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     });
     cleanup.unshift(() => email.close());
     if (directory) email.start();
+    const serving = shared ? await sharedServing(shared.store, shared.member, options.leaseMs) : null;
+    // An event thrown here wakes what waits here in its step; what waits on the others, after.
+    if (serving)
+      engine.on('thrown', (event) =>
+        serving.peers
+          .deliverThrown(event)
+          .catch((err: unknown) =>
+            logger.warn({ err, eventType: event.eventType }, 'a thrown event did not reach every daemon'),
+          ),
+      );
     // jose (dozens of ES modules) loads only for a daemon that accepts OIDC tokens: loaded always,
     // it slowed every start (docs/decisions/019-restart-path.md).
     const bearer = options.oidc ? (await import('./auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
@@ -201,7 +211,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       historyDamage: () => history.damage(),
       storeHealth: () => store.health(),
       ...(options.cluster && { cluster: options.cluster }),
-      ...(shared && { sharing: await sharedServing(shared.store, shared.member, options.leaseMs) }),
+      ...(serving && { sharing: serving }),
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
       ...(store instanceof Store &&
         history instanceof History && {

@@ -349,7 +349,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   installAuth(app, {
     state: options.store.state,
     limiter,
-    ...(sharing && { counted: (request) => sharing.hop.counted(request.headers, request.method, request.url) }),
+    ...(sharing && {
+      counted: (request) => sharing.hop.counted(request.headers, request.method, request.url),
+      daemonCall: (request) => sharing.hop.caller(request.headers, request.method, request.url),
+    }),
     bearer: options.bearer,
     now: options.now,
     accessLog: options.accessLog,

@@ -18,6 +18,7 @@ import { callDaemon, holdings, launchSharing, printLogs, serving, type SharingDa
 const ASK_ID = '3c4d5e6f-7081-4a92-8db3-c4d5e6f70819';
 const WAIT_ID = '4d5e6f70-8192-4aa3-9ec4-d5e6f708192a';
 const CHARGE_ID = '5e6f7081-92a3-4bb4-8fd5-e6f708192a3b';
+const THROW_ID = '6f708192-a3b4-4cc5-9ae6-f708192a3b4c';
 const FLOWS = [
   `processId: ${ASK_ID}
 name: Ask
@@ -31,6 +32,13 @@ name: Wait for go
 nodes:
   start: { type: startEvent, next: wait }
   wait: { type: intermediateCatchEvent, eventType: message, messageRef: go, correlationKey: "{key}", next: done }
+  done: { type: endEvent }
+`,
+  `processId: ${THROW_ID}
+name: Say go
+nodes:
+  start: { type: startEvent, next: say }
+  say: { type: intermediateThrowEvent, eventType: message, messageRef: go, correlationKey: "{key}", data: { from: thrower }, next: done }
   done: { type: endEvent }
 `,
   `processId: ${CHARGE_ID}
@@ -153,6 +161,20 @@ t.test('calls that span executions answer through either daemon', { skip: POSTGR
   const kept = { eventType: 'go', correlationKey: 'later', ttlSeconds: 60, messageId: 'm-1' };
   t.match((await call(b, 'POST', '/process/event', kept)).body, { status: 'buffered', matched: [] }, 'kept');
   t.match((await call(b, 'POST', '/process/event', kept)).body, { duplicate: true }, 'its message id is known');
+
+  // An event an execution throws reaches what waits on the other daemon too.
+  for (const [catcher, thrower] of [
+    [b, a],
+    [a, b],
+  ] as const) {
+    const key = `k-thrown-${catcher === a ? 'a' : 'b'}`;
+    const waits = await start(catcher, WAIT_ID, { key });
+    await start(thrower, THROW_ID, { key });
+    await eventually(`${waits} is woken by the event thrown on the other daemon`, async () => {
+      const r = await call(catcher, 'GET', `/process/instance/${waits}`);
+      return r.body.state === 'COMPLETED' && (r.body.data as { from?: string }).from === 'thrower';
+    });
+  }
 
   // One message id sent to both daemons at once is taken in once (by the daemon its id is
   // hashed to): one answer resumes the execution, the others say it is a duplicate.

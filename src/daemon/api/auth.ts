@@ -17,6 +17,11 @@ export interface AuthOptions {
    * not counted again here.
    */
   readonly counted?: (request: FastifyRequest) => boolean;
+  /**
+   * The organization another daemon sharing the database made `request` for, itself (api/hop.ts):
+   * a request with no other credential is then that daemon's, allowed to deliver events.
+   */
+  readonly daemonCall?: (request: FastifyRequest) => string | null;
   /** Present when an OIDC issuer is configured. */
   readonly bearer?: BearerVerifier;
   readonly now?: () => Date;
@@ -97,6 +102,7 @@ function keyLapsed(key: ApiKey, now: Date): WfxError | null {
  * what outlives its request's check: an event stream asks before each event and heartbeat.
  */
 export function credentialLapsed(state: WfxState, caller: Caller, now: Date): WfxError | null {
+  if (caller.kind === 'daemon') return null;
   if (caller.kind === 'jwt')
     return caller.expiresAtMs !== undefined && caller.expiresAtMs <= now.getTime()
       ? new WfxError('UNAUTHORIZED', 'the bearer token has expired')
@@ -270,8 +276,25 @@ function identify(request: FastifyRequest, options: AuthOptions, now: Date): Cal
       throw new WfxError('UNAUTHORIZED', 'bearer tokens are not accepted: this daemon has no OIDC issuer configured');
     return options.bearer(authorization.slice(7).trim());
   }
+  const organization = options.daemonCall?.(request);
+  if (organization) return daemonCaller(organization);
   throw new WfxError(
     'UNAUTHORIZED',
     'no credential: send X-API-Key: apk_{keyId}_{secret}, or Authorization: Bearer <token>',
   );
+}
+
+/** What a daemon sharing the database may do for an organization: deliver events (WORKFLOW_EXECUTE). */
+const DAEMON_PERMISSIONS: ReadonlySet<Permission> = new Set<Permission>(['WORKFLOW_EXECUTE']);
+
+/** The caller of a request another daemon made itself for `organization`. */
+function daemonCaller(organization: string): Caller {
+  return {
+    kind: 'daemon',
+    keyId: null,
+    subject: 'wfx daemon',
+    organization,
+    system: false,
+    permissions: DAEMON_PERMISSIONS,
+  };
 }

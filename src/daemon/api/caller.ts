@@ -2,7 +2,8 @@ import type { Permission } from '../state/state.js';
 
 /** Who made a request, once authenticated. */
 export interface Caller {
-  readonly kind: 'apiKey' | 'jwt';
+  /** `daemon`: another daemon sharing the database, for an organization (api/hop.ts's DAEMON_CALL). */
+  readonly kind: 'apiKey' | 'jwt' | 'daemon';
   /** The API key's id (never its secret); null for a JWT. */
   readonly keyId: string | null;
   /** The JWT's subject; null for an API key. */

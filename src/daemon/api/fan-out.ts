@@ -14,7 +14,8 @@ import type { ErrorBody } from '../../shared/api/index.js';
 import { isErrorCode, WfxError } from '../../shared/errors.js';
 import { parseSse, type SseEvent } from '../../shared/sse.js';
 import { askDaemon, FORWARDED_BY, passedHeaders, type DaemonAnswer } from '../forward.js';
-import { COUNTED_BY, type HopSigner } from './hop.js';
+import type { ThrownEvent } from '../engine/engine-events.js';
+import { COUNTED_BY, DAEMON_CALL, type HopSigner } from './hop.js';
 import { hookList } from './auth.js';
 import { GATHERED } from './fan-out-merge.js';
 import { installPartitionRouting, type PartitionRoutingOptions } from './partition-routing.js';
@@ -131,8 +132,7 @@ export class Peers {
           this.options.stale();
           throw this.moving(reply, `the daemon at ${url} is not serving its partitions now`);
         }
-        const served = typeof answer.headers[SERVED] === 'string' ? answer.headers[SERVED].split(',').map(Number) : [];
-        return { url, status: answer.status, body: parseBody(answer.body) as T, served };
+        return { url, status: answer.status, body: parseBody(answer.body) as T, served: servedOf(answer) };
       }),
     );
     return answers;
@@ -183,6 +183,42 @@ export class Peers {
     };
   }
 
+  /**
+   * Delivers an event an execution here threw to what waits on the other daemons (it woke what
+   * waits here in its step): asked of each as POST /process/event, signed as this daemon's own
+   * call for the execution's organization. Rejects saying which daemons or partitions it missed.
+   */
+  async deliverThrown(event: ThrownEvent): Promise<void> {
+    let urls = this.options.peers();
+    if (urls === null) {
+      await this.options.refresh().catch(() => undefined);
+      urls = this.options.peers();
+    }
+    if (urls === null) throw new Error('a partition has no holder now');
+    const path = '/process/event';
+    const body = Buffer.from(
+      JSON.stringify({ eventType: event.eventType, correlationKey: event.correlationKey, data: event.data }),
+    );
+    const headers = {
+      'content-type': 'application/json',
+      [FORWARDED_BY]: this.options.self,
+      [ASKED_BY]: this.options.self,
+      [DAEMON_CALL]: this.options.hop.signCall('POST', path, event.organization),
+    };
+    const before = this.served();
+    const answers = await Promise.all(
+      urls.map(async (url): Promise<PeerAnswer> => {
+        const answer = await askDaemon(url, { method: 'POST', path, headers, body });
+        // 404: nothing waits there for it.
+        if (answer.status !== 200 && answer.status !== 404)
+          throw new Error(`the daemon at ${url} answered ${answer.status}`);
+        return { url, status: answer.status, body: null, served: servedOf(answer) };
+      }),
+    );
+    const missed = this.missed(before, answers);
+    if (missed.length > 0) throw new Error(`partition ${missed.join(', ')} was moving`);
+  }
+
   /** The partitions this daemon serves now (its answers cover those it served throughout). */
   served(): readonly number[] {
     return this.options.served();
@@ -220,6 +256,12 @@ export class Peers {
       details: { retryAfter: this.options.retryAfterSeconds },
     });
   }
+}
+
+/** The partitions a daemon's answer says it covered (SERVED). */
+function servedOf(answer: DaemonAnswer): number[] {
+  const served = answer.headers[SERVED];
+  return typeof served === 'string' && served !== '' ? served.split(',').map(Number) : [];
 }
 
 function parseBody(body: Buffer): unknown {

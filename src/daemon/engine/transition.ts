@@ -4,6 +4,7 @@
  * invariant (nothing throws once a record is applied), so they are read together. What a node
  * decides lives in nodes/, what a durable step causes in effects.ts.
  */
+import type { ThrownEvent } from './engine-events.js';
 import { evaluateCondition, ExpressionError } from '../../shared/expr/juel.js';
 import { resolveDeep } from '../../shared/expr/template.js';
 import { failureOfThrown, type NodeFailureCode, type PassedOnFailureCode } from '../../shared/flow/failure-codes.js';
@@ -137,6 +138,8 @@ export class Transition {
   readonly deferred = new Set<string>();
   /** Work (HTTP calls, scripts) to start once this step is durable. */
   readonly work: WorkOrder[] = [];
+  /** Events thrown in this step (delivered here already), for the daemons sharing the database. */
+  readonly thrown: ThrownEvent[] = [];
   /**
    * Nodes to run: an existing Active node instance (`nodeInstanceId`), or a token that just
    * reached `nodeId` and is not written yet: most nodes complete in the step that reaches
@@ -811,6 +814,7 @@ export class Transition {
   /** intermediateThrowEvent: resumes matching subscriptions of the organization now. */
   private throwEvent(inst: Instance, d: Delivery): void {
     this.wakeAll(subscriptionsFor(this.core.state, inst.organization, d.eventType, d.correlationKey), d.data);
+    this.thrown.push({ organization: inst.organization, ...d });
   }
 
   /** The oldest kept message a new subscription consumes, if any. */
