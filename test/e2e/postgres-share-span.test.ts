@@ -6,7 +6,16 @@ import { eventually } from '../helpers/eventually.js';
 import { BILLING } from '../helpers/jobs.js';
 import { parseSse } from '../../src/shared/sse.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
-import { callDaemon, holdings, launchSharing, printLogs, serving, type SharingDaemon } from '../helpers/share.js';
+import {
+  askFlow,
+  callDaemon,
+  holdings,
+  launchSharing,
+  printLogs,
+  serving,
+  waitForGoFlow,
+  type SharingDaemon,
+} from '../helpers/share.js';
 
 /*
  * Calls that span executions among daemons sharing a database (decision 042): lists, event
@@ -20,20 +29,8 @@ const WAIT_ID = '4d5e6f70-8192-4aa3-9ec4-d5e6f708192a';
 const CHARGE_ID = '5e6f7081-92a3-4bb4-8fd5-e6f708192a3b';
 const THROW_ID = '6f708192-a3b4-4cc5-9ae6-f708192a3b4c';
 const FLOWS = [
-  `processId: ${ASK_ID}
-name: Ask
-nodes:
-  start: { type: startEvent, next: ask }
-  ask: { type: inputNode, inputType: textbox, next: done }
-  done: { type: endEvent }
-`,
-  `processId: ${WAIT_ID}
-name: Wait for go
-nodes:
-  start: { type: startEvent, next: wait }
-  wait: { type: intermediateCatchEvent, eventType: message, messageRef: go, correlationKey: "{key}", next: done }
-  done: { type: endEvent }
-`,
+  askFlow(ASK_ID),
+  waitForGoFlow(WAIT_ID),
   `processId: ${THROW_ID}
 name: Say go
 nodes:

@@ -8,6 +8,7 @@ import { spawnWfx } from './cli.js';
 import { eventually } from './eventually.js';
 import { startPostgres } from './postgres.js';
 import { prng } from './prng.js';
+import { askFlow, waitForGoFlow } from './share.js';
 
 /*
  * Three daemons on one database, as a supervisor runs them (restarted when they die), under a
@@ -23,20 +24,8 @@ const EVENT_ID = '7b1e2d3c-4b5a-4968-9f8e-1b2c3d4e5f60';
 const TIMER_ID = '8c2d3e4f-5a6b-4c7d-8e9f-2c3d4e5f6a71';
 const TICK_ID = '9d3e4f5a-6b7c-4d8e-9fa0-3d4e5f6a7b82';
 const FLOWS = [
-  `processId: ${ASK_ID}
-name: Ask
-nodes:
-  start: { type: startEvent, next: ask }
-  ask: { type: inputNode, inputType: textbox, next: done }
-  done: { type: endEvent }
-`,
-  `processId: ${EVENT_ID}
-name: Wait for go
-nodes:
-  start: { type: startEvent, next: wait }
-  wait: { type: intermediateCatchEvent, eventType: message, messageRef: go, correlationKey: "{key}", next: done }
-  done: { type: endEvent }
-`,
+  askFlow(ASK_ID),
+  waitForGoFlow(EVENT_ID),
   `processId: ${TIMER_ID}
 name: Nap
 nodes:

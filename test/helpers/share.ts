@@ -80,3 +80,21 @@ export function callDaemon(
     return !(reply.status === 503 && reply.body.error === 'PARTITION_MOVING') && reply;
   });
 }
+
+/** A flow that waits at an input node (`ask`) for a task answer. */
+export const askFlow = (processId: string): string => `processId: ${processId}
+name: Ask
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;
+
+/** A flow that waits (`wait`) for message `go` correlated by its `key` variable. */
+export const waitForGoFlow = (processId: string): string => `processId: ${processId}
+name: Wait for go
+nodes:
+  start: { type: startEvent, next: wait }
+  wait: { type: intermediateCatchEvent, eventType: message, messageRef: go, correlationKey: "{key}", next: done }
+  done: { type: endEvent }
+`;
