@@ -219,6 +219,33 @@ t.test('calls that span executions answer through either daemon', { skip: POSTGR
     [third],
     'the waiting poll is given the job b created',
   );
+  // A worker that goes away while its poll waits on both: no job is left locked for it.
+  const leaving = new AbortController();
+  const left = fetch(`${a.url}/jobs/activate`, {
+    method: 'POST',
+    headers: { 'x-api-key': admin, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...worker, worker: 'w-gone', maxJobs: 1, requestTimeout: 25_000 }),
+    signal: leaving.signal,
+  }).catch(() => null);
+  await eventually('the poll waits on b', async () => {
+    const health = await call(b, 'GET', '/jobs/workers');
+    const billing = (health.body.items as { domain: string; workers: { worker: string; polling: boolean }[] }[]).find(
+      (d) => d.domain === 'billing',
+    );
+    return billing?.workers.some((w) => w.worker === 'w-gone' && w.polling);
+  });
+  leaving.abort();
+  await left;
+  const fourth = await start(b, CHARGE_ID);
+  const other = await eventually('another worker is given the job', async () => {
+    const r = await call(b, 'POST', '/jobs/activate', { ...worker, worker: 'w2', maxJobs: 5 });
+    return (r.body.jobs as { processInstanceId: string }[]).length > 0 && r;
+  });
+  t.same(
+    (other.body.jobs as { processInstanceId: string }[]).map((j) => j.processInstanceId),
+    [fourth],
+    'the job the gone worker would have had',
+  );
 
   // A key's limit counts each call once, whichever daemon it reaches.
   const limitedKey = async (name: string, role: string, perMinute: number) => {

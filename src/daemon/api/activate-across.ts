@@ -25,26 +25,29 @@ export interface Across {
   readonly engine: Engine;
   readonly body: Body;
   readonly activate: ActivateRequest;
-  /** The worker went away. */
-  readonly gone: () => boolean;
+  /** Aborts when the worker goes away. */
+  readonly left: AbortSignal;
 }
 
 /** Activates up to `maxJobs` jobs held by this daemon and the others (see the top of this file). */
 export async function activateAcross(a: Across): Promise<ActivatedJob[]> {
   const { body, peers } = a;
-  const jobs = await a.board.activate(a.activate, 0, a.gone);
+  const gone = () => a.left.aborted;
+  const got: Locked[] = (await a.board.activate(a.activate, 0, gone)).map((job) => ({ url: null, job }));
   for (const url of a.urls) {
-    if (jobs.length >= body.maxJobs || a.gone()) break;
+    if (got.length >= body.maxJobs || gone()) break;
     const [answer] = await peers.ask<ActivatedJobs>(a.request, a.reply, [url], {
-      body: { ...body, maxJobs: body.maxJobs - jobs.length, requestTimeout: 0 },
+      body: { ...body, maxJobs: body.maxJobs - got.length, requestTimeout: 0 },
     });
-    jobs.push(...activated(answer!));
+    got.push(...activated(answer!).map((job) => ({ url, job })));
   }
-  if (jobs.length > 0 || body.requestTimeout <= 0 || a.gone()) return jobs;
+  if (got.length > 0 || body.requestTimeout <= 0 || gone()) return kept(a, got);
 
-  // None anywhere: wait everywhere at once, until one has some.
+  // None anywhere: wait everywhere at once, until one has some (or the worker goes away).
   const stop = new AbortController();
-  const ended = () => a.gone() || stop.signal.aborted;
+  const onLeft = () => stop.abort();
+  a.left.addEventListener('abort', onLeft);
+  const ended = () => gone() || stop.signal.aborted;
   const waits: Promise<{ url: string | null; jobs: readonly ActivatedJob[] }>[] = [
     a.board.activate(a.activate, body.requestTimeout, ended, stop.signal).then((jobs) => ({ url: null, jobs })),
     ...a.urls.map((url) =>
@@ -55,20 +58,34 @@ export async function activateAcross(a: Across): Promise<ActivatedJob[]> {
   ];
   for (const wait of waits)
     wait.then(
-      (got) => got.jobs.length > 0 && stop.abort(),
+      (waited) => waited.jobs.length > 0 && stop.abort(),
       () => stop.abort(),
     );
   const settled = await Promise.allSettled(waits);
-  const got = settled.flatMap((s) =>
-    s.status === 'fulfilled' ? s.value.jobs.map((job) => ({ url: s.value.url, job })) : [],
-  );
-  const kept = got.slice(0, body.maxJobs);
-  await Promise.allSettled(got.slice(body.maxJobs).map((extra) => release(a, extra.url, extra.job)));
-  if (kept.length === 0) {
+  a.left.removeEventListener('abort', onLeft);
+  for (const s of settled)
+    if (s.status === 'fulfilled') got.push(...s.value.jobs.map((job) => ({ url: s.value.url, job })));
+  if (got.length === 0) {
     const failed = settled.find((s) => s.status === 'rejected');
-    if (failed) throw failed.reason;
+    if (failed && !gone()) throw failed.reason;
   }
-  return kept.map((k) => k.job);
+  return kept(a, got);
+}
+
+/** A job locked for the worker, and the daemon holding it (null: this one). */
+interface Locked {
+  readonly url: string | null;
+  readonly job: ActivatedJob;
+}
+
+/**
+ * The first `maxJobs` of `got`; the rest are given back where they are held, and all of them
+ * if the worker went away (rather than left until their locks lapse).
+ */
+async function kept(a: Across, got: readonly Locked[]): Promise<ActivatedJob[]> {
+  const keep = a.left.aborted ? 0 : a.body.maxJobs;
+  await Promise.allSettled(got.slice(keep).map((extra) => release(a, extra.url, extra.job)));
+  return got.slice(0, keep).map((k) => k.job);
 }
 
 /** The jobs another daemon activated: none when the wait was ended here (status 0). Throws its error. */

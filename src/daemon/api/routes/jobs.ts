@@ -56,8 +56,11 @@ export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
       const b = request.body as WithDefaults<ActivateJobsBody, 'maxJobs' | 'lockDuration' | 'requestTimeout'>;
       const organization = actingOrganization(request.caller!, b.organization);
       let gone = false;
+      const left = new AbortController();
       const onClose = () => {
-        if (!reply.raw.writableEnded) gone = true;
+        if (reply.raw.writableEnded) return;
+        gone = true;
+        left.abort();
       };
       reply.raw.on('close', onClose);
       try {
@@ -73,10 +76,10 @@ export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
         const urls = peers ? await peers.urls(reply) : [];
         const jobs =
           peers && urls.length > 0
-            ? await activateAcross({ request, reply, peers, urls, board, engine, body: b, activate, gone: () => gone })
+            ? await activateAcross({ request, reply, peers, urls, board, engine, body: b, activate, left: left.signal })
             : await board.activate(activate, b.requestTimeout, () => gone);
         // The worker went away while its jobs were being locked: give them back now rather
-        // than leave them until their locks lapse.
+        // than leave them until their locks lapse (activateAcross gives back its own).
         if (gone && jobs.length > 0)
           await Promise.allSettled(
             jobs.map((j) => engine.jobs.release({ organization, key: j.key, worker: b.worker })),
