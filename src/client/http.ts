@@ -65,7 +65,10 @@ export class ApiClient {
         parsed = null;
       }
       if (res.ok) return parsed as T;
-      const pause = attempt < RETRIES ? retryPause(res, parsed) : null;
+      // An event is asked of every daemon of a database: one answered 503 may have reached some
+      // already, so whether to send it again is its sender's (a message id makes that safe).
+      const again = attempt < RETRIES && !(method === 'POST' && path.startsWith('/process/event'));
+      const pause = again ? retryPause(res, parsed) : null;
       if (pause === null) throw this.errorOf(res.status, parsed);
       await sleep(pause, undefined, signal ? { signal } : undefined);
     }
@@ -161,8 +164,9 @@ export class ApiClient {
 const RETRIES = 5;
 
 /**
- * Errors a daemon of a database answers before it has done anything, with Retry-After: an
- * execution's partition moving between daemons, a daemon restarting to take partition 0. The
+ * Errors a daemon of a database answers before it has done anything (but to an event: see
+ * request), with Retry-After: an execution's partition moving between daemons, a daemon
+ * restarting to take partition 0. The
  * request is sent again after the pause asked (at most 5 s), as Temporal's clients retry
  * "unavailable": a move lasts a load.
  */

@@ -48,7 +48,14 @@ export interface Forward {
 
 /** Passes `request` to `forward.target` as it came (its credential included) and its answer back as it comes. */
 export function forwardRequest(request: IncomingMessage, reply: ServerResponse, forward: Forward): void {
-  const url = new URL(request.url ?? '/', forward.target);
+  // An absolute-form target (`GET http://host/path HTTP/1.1`) would make the URL below that
+  // host's, not the daemon's: the request would go (with its credential) wherever it names.
+  if (!isOriginForm(request.url)) {
+    reply.writeHead(400, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+    reply.end(JSON.stringify(NOT_ORIGIN_FORM));
+    return;
+  }
+  const url = new URL(request.url, forward.target);
   const headers = passedHeaders(request);
   headers.host = url.host;
   headers[FORWARDED_BY] = forward.by;
@@ -88,6 +95,16 @@ export function forwardRequest(request: IncomingMessage, reply: ServerResponse, 
   if (forward.body) upstream.end(forward.body);
   else request.pipe(upstream);
 }
+
+/** Whether a request's target is a path (origin-form, RFC 9112 section 3.2.1), as a daemon passes on. */
+export function isOriginForm(url: string | undefined): url is string {
+  return url !== undefined && url.startsWith('/');
+}
+
+const NOT_ORIGIN_FORM = {
+  error: 'VALIDATION_ERROR',
+  message: 'the request target must be a path (origin-form), not an absolute URL',
+};
 
 /** What another daemon answered a request asked of it (askDaemon). */
 export interface DaemonAnswer {

@@ -93,6 +93,15 @@ t.test('calls that span executions answer through either daemon', { skip: POSTGR
       `every execution of the flow, newest first, through ${via === a ? 'a' : 'b'}`,
     );
     t.equal(list.body.nextCursor, null);
+    // The header one daemon narrows a call to another with is not a client's to use.
+    const narrowed = await fetch(`${via.url}/process/${ASK_ID}/instances?limit=100`, {
+      headers: { 'x-api-key': admin, 'x-wfx-asked-by': 'me' },
+    });
+    t.equal(
+      ((await narrowed.json()) as { items: unknown[] }).items.length,
+      asked.length,
+      'unsigned, it narrows nothing',
+    );
     const paged: string[] = [];
     let cursor: string | null = null;
     for (let page = 0; page < 10; page++) {

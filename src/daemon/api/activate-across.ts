@@ -31,9 +31,20 @@ export interface Across {
 
 /** Activates up to `maxJobs` jobs held by this daemon and the others (see the top of this file). */
 export async function activateAcross(a: Across): Promise<ActivatedJob[]> {
+  const got: Locked[] = [];
+  try {
+    return await activate(a, got);
+  } catch (err) {
+    // Whatever was locked before it failed goes back, so that a worker trying again finds it.
+    await kept(a, got, 0);
+    throw err;
+  }
+}
+
+async function activate(a: Across, got: Locked[]): Promise<ActivatedJob[]> {
   const { body, peers } = a;
   const gone = () => a.left.aborted;
-  const got: Locked[] = (await a.board.activate(a.activate, 0, gone)).map((job) => ({ url: null, job }));
+  got.push(...(await a.board.activate(a.activate, 0, gone)).map((job) => ({ url: null, job })));
   for (const url of a.urls) {
     if (got.length >= body.maxJobs || gone()) break;
     const [answer] = await peers.ask<ActivatedJobs>(a.request, a.reply, [url], {
@@ -52,7 +63,11 @@ export async function activateAcross(a: Across): Promise<ActivatedJob[]> {
     a.board.activate(a.activate, body.requestTimeout, ended, stop.signal).then((jobs) => ({ url: null, jobs })),
     ...a.urls.map((url) =>
       peers
-        .ask<ActivatedJobs>(a.request, a.reply, [url], { body, signal: stop.signal })
+        .ask<ActivatedJobs>(a.request, a.reply, [url], {
+          body,
+          signal: stop.signal,
+          timeoutMs: body.requestTimeout + ANSWER_MS,
+        })
         .then(([answer]) => ({ url, jobs: activated(answer!) })),
     ),
   ];
@@ -72,6 +87,9 @@ export async function activateAcross(a: Across): Promise<ActivatedJob[]> {
   return kept(a, got);
 }
 
+/** How long past its `requestTimeout` a long poll asked of another daemon may take to answer. */
+const ANSWER_MS = 10_000;
+
 /** A job locked for the worker, and the daemon holding it (null: this one). */
 interface Locked {
   readonly url: string | null;
@@ -82,10 +100,10 @@ interface Locked {
  * The first `maxJobs` of `got`; the rest are given back where they are held, and all of them
  * if the worker went away (rather than left until their locks lapse).
  */
-async function kept(a: Across, got: readonly Locked[]): Promise<ActivatedJob[]> {
-  const keep = a.left.aborted ? 0 : a.body.maxJobs;
-  await Promise.allSettled(got.slice(keep).map((extra) => release(a, extra.url, extra.job)));
-  return got.slice(0, keep).map((k) => k.job);
+async function kept(a: Across, got: Locked[], keep = a.left.aborted ? 0 : a.body.maxJobs): Promise<ActivatedJob[]> {
+  const extra = got.splice(keep);
+  await Promise.allSettled(extra.map((e) => release(a, e.url, e.job)));
+  return got.map((k) => k.job);
 }
 
 /** The jobs another daemon activated: none when the wait was ended here (status 0). Throws its error. */

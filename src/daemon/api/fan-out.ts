@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod,
 import type { ErrorBody } from '../../shared/api/index.js';
 import { isErrorCode, WfxError } from '../../shared/errors.js';
 import { parseSse, type SseEvent } from '../../shared/sse.js';
-import { askDaemon, FORWARDED_BY, passedHeaders, type DaemonAnswer } from '../forward.js';
+import { askDaemon, FORWARDED_BY, isOriginForm, passedHeaders, type DaemonAnswer } from '../forward.js';
 import type { ThrownEvent } from '../engine/engine-events.js';
 import { COUNTED_BY, DAEMON_CALL, type HopSigner } from './hop.js';
 import { hookList } from './auth.js';
@@ -43,6 +43,9 @@ export interface PeersOptions {
   readonly served: () => readonly number[];
 }
 
+/** How long another daemon may take to answer a call asked of it (a long poll: its own wait more). */
+const ASK_MS = 30_000;
+
 /**
  * The header of a call one daemon asks of each (the hop header too: it is never passed on
  * again): the daemon that asked, which merges the answers.
@@ -70,8 +73,11 @@ export class Peers {
    * daemon. (A request a standby, or a daemon waiting to join, forwarded to this one is not:
    * it carries the hop header only, and is answered for every daemon.)
    */
-  static passedOn(request: FastifyRequest): boolean {
-    return request.headers[ASKED_BY] !== undefined;
+  passedOn(request: FastifyRequest): boolean {
+    if (request.headers[ASKED_BY] === undefined) return false;
+    // Signed by a daemon of this database: a client cannot narrow a call to one daemon.
+    const { headers, method, url } = request;
+    return this.options.hop.counted(headers, method, url) || this.options.hop.caller(headers, method, url) !== null;
   }
 
   /**
@@ -97,8 +103,11 @@ export class Peers {
     request: FastifyRequest,
     reply: FastifyReply,
     urls: readonly string[],
-    change: { method?: string; path?: string; body?: unknown; signal?: AbortSignal } = {},
+    change: { method?: string; path?: string; body?: unknown; signal?: AbortSignal; timeoutMs?: number } = {},
   ): Promise<PeerAnswer<T>[]> {
+    // A daemon that does not answer in time (a network that drops, not refuses) is as one gone.
+    const timeout = AbortSignal.timeout(change.timeoutMs ?? ASK_MS);
+    const signal = change.signal ? AbortSignal.any([change.signal, timeout]) : timeout;
     const method = change.method ?? request.method;
     const path = change.path ?? request.url;
     const headers = passedHeaders(request.raw);
@@ -121,7 +130,7 @@ export class Peers {
             path,
             headers,
             ...(body && { body }),
-            ...(change.signal && { signal: change.signal }),
+            signal,
           });
         } catch (err) {
           if (change.signal?.aborted) return { url, status: 0, body: null as T, served: [] };
@@ -156,7 +165,7 @@ export class Peers {
       headers.set(COUNTED_BY, this.options.hop.sign('GET', request.url));
       void fetch(new URL(request.url, url), { headers, signal: stop.signal })
         .then(async (res) => {
-          if (!res.ok || !res.body) return;
+          if (!res.ok || !res.body) return void (await res.body?.cancel());
           for await (const event of parseSse(res.body)) if (event.event !== undefined) onEvent(event);
         })
         .catch(() => undefined)
@@ -208,7 +217,13 @@ export class Peers {
     const before = this.served();
     const answers = await Promise.all(
       urls.map(async (url): Promise<PeerAnswer> => {
-        const answer = await askDaemon(url, { method: 'POST', path, headers, body });
+        const answer = await askDaemon(url, {
+          method: 'POST',
+          path,
+          headers,
+          body,
+          signal: AbortSignal.timeout(ASK_MS),
+        });
         // 404: nothing waits there for it.
         if (answer.status !== 200 && answer.status !== 404)
           throw new Error(`the daemon at ${url} answered ${answer.status}`);
@@ -304,7 +319,7 @@ const SPANNING = new Set([...GATHERED.keys(), 'POST /process/event']);
 function says(route: RouteOptions, peers: Peers): void {
   const arrived = new WeakMap<FastifyRequest, readonly number[]>();
   const onRequest = (request: FastifyRequest, _reply: FastifyReply, done: () => void): void => {
-    if (Peers.passedOn(request)) arrived.set(request, peers.served());
+    if (peers.passedOn(request)) arrived.set(request, peers.served());
     done();
   };
   const onSend = (
@@ -335,6 +350,13 @@ export function installSharedServing(
   app: FastifyInstance,
   sharing: { readonly routing: PartitionRoutingOptions; readonly peers: Peers },
 ): void {
+  // Only a path is passed on to another daemon (forward.ts's isOriginForm): an absolute URL as
+  // the target would send the request, signed, to the host it names.
+  app.addHook('onRequest', (request, _reply, done) =>
+    isOriginForm(request.url)
+      ? done()
+      : done(new WfxError('VALIDATION_ERROR', 'the request target must be a path (origin-form), not an absolute URL')),
+  );
   installPartitionRouting(app, sharing.routing);
   const peers = sharing.peers;
   app.addHook('onRoute', (added) => {
@@ -345,7 +367,7 @@ export function installSharedServing(
     if (!merge) return;
     const local = added.handler as RouteHandlerMethod;
     added.handler = async function (this: FastifyInstance, request, reply) {
-      if (Peers.passedOn(request)) return local.call(this, request, reply);
+      if (peers.passedOn(request)) return local.call(this, request, reply);
       // A list is read again once if a partition moved while it was read (nothing changes by
       // reading): the second time, who holds what was read again.
       for (let attempt = 1; ; attempt++) {

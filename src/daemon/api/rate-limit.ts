@@ -134,7 +134,10 @@ export class SharedRateLimiter implements KeyRateLimiter {
   private unreachable = false;
 
   constructor(
-    private readonly database: { hit(keyId: string, windows: readonly RateWindow[]): Promise<RateCount> },
+    private readonly database: {
+      hit(keyId: string, windows: readonly RateWindow[]): Promise<RateCount>;
+      forget?(keyId: string): Promise<void>;
+    },
     private readonly local: RateLimiter,
     private readonly warn: (message: string) => void,
   ) {}
@@ -159,6 +162,8 @@ export class SharedRateLimiter implements KeyRateLimiter {
 
   forget(keyId: string): void {
     this.local.forget(keyId);
+    // Its rows would otherwise stay until the key's next request, which may never come.
+    void this.database.forget?.(keyId).catch(() => undefined);
   }
 }
 

@@ -140,6 +140,25 @@ t.test('what this daemon holds is served here; what another holds is forwarded t
   t.same(await (await event({ eventType: 'go' })).json(), { served: 'here' });
 });
 
+t.test('an absolute URL as the request target is refused, never passed on to the host it names', async (t) => {
+  const other = await holder(t);
+  const named = await holder(t);
+  const { app } = await daemon(t, [0], other.url);
+  const { request } = await import('node:http');
+  const port = (app.server.address() as { port: number }).port;
+  const status = await new Promise<number>((resolve, reject) => {
+    // Absolute-form (RFC 9112 section 3.2.2): `GET http://host/path HTTP/1.1`.
+    const req = request({ host: '127.0.0.1', port, path: `${named.url}/process/instance/${ID}` }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  t.equal(status, 400);
+  t.equal(named.seen.length + other.seen.length, 0, 'no daemon nor the named host was asked');
+});
+
 t.test('a directory write goes to partition 0 holder', async (t) => {
   const other = await holder(t);
   const { app } = await daemon(t, [1, 2], other.url);

@@ -117,6 +117,14 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     await a.checkpoint();
     t.same(await sharedKept(), [{ seq: 6 }], 'one not seen within a lease holds nothing back');
     await db.query(`DELETE FROM wfx_daemons WHERE id = 'slow'`);
+    // One that shares and has not said yet (it is loading) holds all of it.
+    await db.query(
+      `INSERT INTO wfx_daemons (id, url, pid, host, version, shares) VALUES ('new', 'http://127.0.0.1:9', 1, 'h', 'v', true)`,
+    );
+    await a.commit(mem('m', '7'));
+    await a.checkpoint();
+    t.same(await sharedKept(), [{ seq: 6 }, { seq: 7 }], 'a daemon yet to say how far it read holds it all');
+    await db.query(`DELETE FROM wfx_daemons WHERE id = 'new'`);
     await a.commit(mem('m', null));
     await a.commit(mem('late', 'x'));
     await a.close({ checkpoint: false });
@@ -124,7 +132,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     t.same(again.state.mem, { k: 'two', late: 'x' }, 'the snapshot, then the entries after it');
     t.same(again.state, await loaded(db.url));
     await again.commit(mem('next', 'y'));
-    t.equal(again.lastSeqOf(SHARED_PARTITION), 9, 'numbering goes on');
+    t.equal(again.lastSeqOf(SHARED_PARTITION), 10, 'numbering goes on');
     await again.close();
   });
 

@@ -21,7 +21,7 @@ import type { JobBoard } from '../../jobs/board.js';
 import type { Caller } from '../caller.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
 import { activateAcross } from '../activate-across.js';
-import { Peers } from '../fan-out.js';
+import type { Peers } from '../fan-out.js';
 
 export interface JobRouteDeps {
   readonly engine: Engine;
@@ -72,7 +72,7 @@ export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
           maxJobs: b.maxJobs,
           lockDurationMs: b.lockDuration,
         };
-        const peers = deps.peers && !Peers.passedOn(request) ? deps.peers : null;
+        const peers = deps.peers && !deps.peers.passedOn(request) ? deps.peers : null;
         const urls = peers ? await peers.urls(reply) : [];
         const jobs =
           peers && urls.length > 0

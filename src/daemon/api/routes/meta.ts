@@ -14,7 +14,7 @@ import type { WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { HistoryDamageReport } from '../../store/history.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
-import { Peers } from '../fan-out.js';
+import type { Peers } from '../fan-out.js';
 
 /** A lifecycle event as GET /events sends it: an execution's `stateCd` with its name, `state`, beside it. Pure. */
 export function eventView(e: LifecycleEvent): LifecycleEventView {
@@ -86,7 +86,9 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
       });
       // The executions other daemons hold: their streams, relayed (each filters by the same credential).
       const relay =
-        deps.peers && !Peers.passedOn(request) ? deps.peers.follow(request, (e) => send(e.event!, e.data ?? '')) : null;
+        deps.peers && !deps.peers.passedOn(request)
+          ? deps.peers.follow(request, (e) => send(e.event!, e.data ?? ''))
+          : null;
       const heartbeat = setInterval(
         () => lapsed() || reply.sse({ comment: 'heartbeat' }),
         (deps.heartbeatSeconds ?? 15) * 1000,

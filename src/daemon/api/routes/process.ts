@@ -34,7 +34,7 @@ import { flowListing } from '../../flows/running-version.js';
 import { STATE, type Instance, type WfxState } from '../../state/state.js';
 import type { Caller } from '../caller.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
-import { peerError, Peers } from '../fan-out.js';
+import { peerError, type Peers } from '../fan-out.js';
 
 export interface ProcessRouteDeps {
   readonly engine: Engine;
@@ -160,7 +160,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       if (b.organization !== undefined && !caller.system && b.organization !== caller.organization) {
         throw new WfxError('FORBIDDEN', 'an organization-scoped credential delivers in its own organization only');
       }
-      const peers = deps.peers && !Peers.passedOn(request) ? deps.peers : null;
+      const peers = deps.peers && !deps.peers.passedOn(request) ? deps.peers : null;
       // The other daemons deliver it to what waits there, and keep nothing: kept, and its
       // message id remembered, here, once.
       const elsewhere = peers

@@ -55,14 +55,15 @@ const PUT_SNAPSHOT = `
   ON CONFLICT (partition) DO UPDATE
      SET seq = excluded.seq, epoch = excluded.epoch, state = excluded.state, saved_at = now()`;
 // The shared partition's journal (-1) is deleted no further than every live daemon sharing the
-// database has read it (wfx_daemons.shared_seq, said with its registration): one that found a
-// gap there would have to load afresh, its own writes since being in no snapshot.
+// database has read it (wfx_daemons.shared_seq, said with its registration; none said yet, as
+// while it loads, holds it all): one that found a gap there would have to load afresh, its own
+// writes since being in no snapshot.
 const DELETE_COVERED = `
   DELETE FROM wfx_journal j USING unnest($1::int[], $2::bigint[]) AS c(partition, seq)
    WHERE j.partition = c.partition
      AND j.seq <= CASE WHEN c.partition <> -1 THEN c.seq ELSE least(c.seq, coalesce(
-           (SELECT min(d.shared_seq) FROM wfx_daemons d
-             WHERE d.shares AND d.shared_seq IS NOT NULL AND d.seen_at > now() - $3 * interval '1 millisecond'),
+           (SELECT min(coalesce(d.shared_seq, 0)) FROM wfx_daemons d
+             WHERE d.shares AND d.seen_at > now() - $3 * interval '1 millisecond'),
            c.seq)) END`;
 
 /**

@@ -181,7 +181,7 @@ export const MIGRATIONS: readonly Migration[] = [
       RETURNS TABLE (allowed boolean, used integer[], frees_in_ms double precision[])
       LANGUAGE plpgsql AS $fn$
       DECLARE
-        t timestamptz := clock_timestamp();
+        t timestamptz;
         span interval;
         n integer;
         oldest timestamptz;
@@ -190,6 +190,8 @@ export const MIGRATIONS: readonly Migration[] = [
         f double precision[] := '{}';
       BEGIN
         PERFORM pg_advisory_xact_lock(hashtextextended('wfx_rate ' || p_key, 0));
+        -- Read once the lock is held: a request that waited for it is counted as of now.
+        t := clock_timestamp();
         DELETE FROM wfx_rate_hits h
          WHERE h.key_id = p_key
            AND h.at <= t - (SELECT max(w) FROM unnest(p_windows_ms) w) * interval '1 millisecond';

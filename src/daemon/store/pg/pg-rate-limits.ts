@@ -32,4 +32,9 @@ export class PgRateLimits {
     const row = rows[0]!;
     return { allowed: row.allowed, used: row.used, freesInMs: row.frees_in_ms.map(Number) };
   }
+
+  /** Forgets a key's requests (the key revoked or deleted, or its limits removed). */
+  async forget(keyId: string): Promise<void> {
+    await this.pool.query('DELETE FROM wfx_rate_hits WHERE key_id = $1', [keyId]);
+  }
 }
