@@ -137,7 +137,8 @@ export async function sharedServing(
   leaseMs = DEFAULT_LEASE_MS,
 ): Promise<SharedServing> {
   const hop = new HopSigner(await sharing.hopSecret());
-  const stale = () => void sharing.refresh();
+  const refresh = () => sharing.refresh();
+  const partitions = executionPartitions(store.layout.count);
   const retryAfterSeconds = Math.max(1, Math.ceil(leaseMs / 3000));
   const routing: PartitionRoutingOptions = {
     self: sharing.id,
@@ -148,8 +149,8 @@ export async function sharedServing(
       const owner = view?.holders.get(partition);
       return owner === undefined || owner === sharing.id ? null : (view!.urls.get(partition) ?? null);
     },
-    stale,
-    refresh: () => sharing.refresh(),
+    stale: () => void refresh(),
+    refresh,
     retryAfterSeconds,
     hop,
     directorySeq: () => store.lastSeqOf(0),
@@ -157,14 +158,13 @@ export async function sharedServing(
   };
   const peers = new Peers({
     self: sharing.id,
-    peers: () => peerUrls(store, sharing.id, sharing.routingView()),
+    peers: () => peerUrls(store, partitions, sharing.id, sharing.routingView()),
     hop,
-    stale,
-    refresh: () => sharing.refresh(),
+    refresh,
     retryAfterSeconds,
     watch: (fn) => sharing.watch(fn),
-    partitions: executionPartitions(store.layout.count),
-    served: () => store.held.filter((p) => (p > 0 || store.layout.count === 1) && store.serves(p)),
+    partitions,
+    served: () => partitions.filter((p) => store.serves(p)),
   });
   return { routing, peers, hop, rateLimits: store.rateLimits() };
 }
@@ -178,10 +178,15 @@ function executionPartitions(count: number): number[] {
  * Where the other daemons holding execution partitions answer; null while one of them is moving
  * in or out of this daemon, or has no holder (or one whose address is not known).
  */
-function peerUrls(store: PgStore<WfxState, WfxRecord>, self: string, view: Sharing | null): string[] | null {
+function peerUrls(
+  store: PgStore<WfxState, WfxRecord>,
+  partitions: readonly number[],
+  self: string,
+  view: Sharing | null,
+): string[] | null {
   if (view === null) return null;
   const urls = new Set<string>();
-  for (let partition = 1; partition < store.layout.count; partition++) {
+  for (const partition of partitions) {
     const owner = view.holders.get(partition);
     if (owner === undefined) return null;
     if (owner === self) {

@@ -29,11 +29,9 @@ export interface PeersOptions {
    */
   readonly peers: () => readonly string[] | null;
   readonly hop: HopSigner;
-  /** A daemon could not be reached, or answered 503: read who holds what again. */
-  readonly stale: () => void;
   /** Seconds a caller waits before it tries again. */
   readonly retryAfterSeconds: number;
-  /** Reads who holds what again now. */
+  /** Reads who holds what again now (a daemon could not be reached, answered 503, or is not known). */
   readonly refresh: () => Promise<void>;
   /** Calls `fn` each time who holds what is read again. Returns the unsubscribe. */
   readonly watch?: (fn: () => void) => () => void;
@@ -66,6 +64,9 @@ export interface PeerAnswer<T = unknown> {
 
 /** The other daemons serving executions, asked the calls that span them. */
 export class Peers {
+  /** Whether a request with ASKED_BY is signed by a daemon of this database (passedOn). */
+  private readonly signed = new WeakMap<FastifyRequest, boolean>();
+
   constructor(private readonly options: PeersOptions) {}
 
   /**
@@ -75,9 +76,28 @@ export class Peers {
    */
   passedOn(request: FastifyRequest): boolean {
     if (request.headers[ASKED_BY] === undefined) return false;
-    // Signed by a daemon of this database: a client cannot narrow a call to one daemon.
-    const { headers, method, url } = request;
-    return this.options.hop.counted(headers, method, url) || this.options.hop.caller(headers, method, url) !== null;
+    // Signed by a daemon of this database: a client cannot narrow a call to one daemon. Asked
+    // by several hooks of one request, checked once.
+    let signed = this.signed.get(request);
+    if (signed === undefined) {
+      const { headers, method, url } = request;
+      signed = this.options.hop.counted(headers, method, url) || this.options.hop.caller(headers, method, url) !== null;
+      this.signed.set(request, signed);
+    }
+    return signed;
+  }
+
+  /** The headers that make a request one asked of another daemon (a signature besides). */
+  private asked(): Record<string, string> {
+    return { [FORWARDED_BY]: this.options.self, [ASKED_BY]: this.options.self };
+  }
+
+  /** The other daemons as last read or, when that says a partition has no holder, read again. */
+  private async known(): Promise<readonly string[] | null> {
+    const urls = this.options.peers();
+    if (urls !== null) return urls;
+    await this.options.refresh().catch(() => undefined);
+    return this.options.peers();
   }
 
   /**
@@ -85,11 +105,7 @@ export class Peers {
    * who holds what again. Throws PARTITION_MOVING (and says when to try again on `reply`).
    */
   async urls(reply: FastifyReply): Promise<readonly string[]> {
-    let urls = this.options.peers();
-    if (urls === null) {
-      await this.options.refresh().catch(() => undefined);
-      urls = this.options.peers();
-    }
+    const urls = await this.known();
     if (urls === null) throw this.moving(reply, 'a partition is moving between daemons');
     return urls;
   }
@@ -110,10 +126,11 @@ export class Peers {
     const signal = change.signal ? AbortSignal.any([change.signal, timeout]) : timeout;
     const method = change.method ?? request.method;
     const path = change.path ?? request.url;
-    const headers = passedHeaders(request.raw);
-    headers[FORWARDED_BY] = this.options.self;
-    headers[ASKED_BY] = this.options.self;
-    headers[COUNTED_BY] = this.options.hop.sign(method, path);
+    const headers: Record<string, string | string[]> = {
+      ...passedHeaders(request.raw),
+      ...this.asked(),
+      [COUNTED_BY]: this.options.hop.sign(method, path),
+    };
     const body =
       change.body !== undefined
         ? Buffer.from(JSON.stringify(change.body))
@@ -134,11 +151,11 @@ export class Peers {
           });
         } catch (err) {
           if (change.signal?.aborted) return { url, status: 0, body: null as T, served: [] };
-          this.options.stale();
+          void this.options.refresh();
           throw this.moving(reply, `the daemon at ${url} cannot be reached (${(err as Error).message})`);
         }
         if (answer.status === 503) {
-          this.options.stale();
+          void this.options.refresh();
           throw this.moving(reply, `the daemon at ${url} is not serving its partitions now`);
         }
         return { url, status: answer.status, body: parseBody(answer.body) as T, served: servedOf(answer) };
@@ -155,10 +172,8 @@ export class Peers {
   follow(request: FastifyRequest, onEvent: (event: SseEvent) => void): { close(): void } {
     const open = new Map<string, AbortController>();
     const headers = new Headers();
-    for (const [name, value] of Object.entries(passedHeaders(request.raw)))
+    for (const [name, value] of Object.entries({ ...passedHeaders(request.raw), ...this.asked() }))
       headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-    headers.set(FORWARDED_BY, this.options.self);
-    headers.set(ASKED_BY, this.options.self);
     const connect = (url: string) => {
       const stop = new AbortController();
       open.set(url, stop);
@@ -198,11 +213,7 @@ export class Peers {
    * call for the execution's organization. Rejects saying which daemons or partitions it missed.
    */
   async deliverThrown(event: ThrownEvent): Promise<void> {
-    let urls = this.options.peers();
-    if (urls === null) {
-      await this.options.refresh().catch(() => undefined);
-      urls = this.options.peers();
-    }
+    const urls = await this.known();
     if (urls === null) throw new Error('a partition has no holder now');
     const path = '/process/event';
     const body = Buffer.from(
@@ -210,8 +221,7 @@ export class Peers {
     );
     const headers = {
       'content-type': 'application/json',
-      [FORWARDED_BY]: this.options.self,
-      [ASKED_BY]: this.options.self,
+      ...this.asked(),
       [DAEMON_CALL]: this.options.hop.signCall('POST', path, event.organization),
     };
     const before = this.served();
@@ -248,7 +258,7 @@ export class Peers {
   covered(reply: FastifyReply, before: readonly number[], answers: readonly PeerAnswer[]): void {
     const missed = this.missed(before, answers);
     if (missed.length === 0) return;
-    this.options.stale();
+    void this.options.refresh();
     throw this.moving(reply, `partition ${missed.join(', ')} moved while the daemons were asked`);
   }
 

@@ -143,8 +143,9 @@ export class SharedRateLimiter implements KeyRateLimiter {
   ) {}
 
   hit(keyId: string, limits: KeyLimits): RateDecision | null | Promise<RateDecision | null> {
+    // Most keys have none: nothing to count, nothing allocated.
+    if (limits.perMinute === null && limits.perHour === null) return this.local.hit(keyId, limits);
     const windows = windowsOf(limits);
-    if (windows.length === 0) return this.local.hit(keyId, limits);
     return this.database.hit(keyId, windows).then(
       (count) => {
         if (this.unreachable) this.warn('rate limits: counted in the database again');

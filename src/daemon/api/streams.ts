@@ -21,14 +21,15 @@ export class StreamHub {
   private readonly ends = new Map<string, Set<EndListener>>();
   private readonly events = new Set<(e: LifecycleEvent) => void>();
   private readonly progress = new Map<string, Set<ProgressListener>>();
-  /** How to end each open stream: a graceful stop ends them (clients reconnect), else it would wait forever. */
-  private readonly open = new Set<() => void>();
-  /** The open streams of one execution each, by how each is ended. */
-  private readonly openOf = new Map<() => void, string>();
+  /**
+   * How to end each open stream, with the execution it is of (undefined: of none): a graceful
+   * stop ends them (clients reconnect), else it would wait forever.
+   */
+  private readonly open = new Map<() => void, string | undefined>();
   // Executions handed over to another daemon: their streams end without `end`, and their
   // clients reconnect (Last-Event-ID) to where they are now, the new holder.
   private readonly onHandedOver = (leaving: (id: string) => boolean) => {
-    for (const [end, id] of [...this.openOf]) if (leaving(id)) end();
+    for (const [end, id] of [...this.open]) if (id !== undefined && leaving(id)) end();
   };
   private readonly onLogs = (advanced: LogsAdvanced) => {
     for (const fn of this.logs.get(advanced.processInstanceId) ?? []) fn(advanced);
@@ -84,19 +85,14 @@ export class StreamHub {
 
   /** Registers how to end an open stream (of execution `instanceId`, if one's). Returns the unregister. */
   track(end: () => void, instanceId?: string): () => void {
-    this.open.add(end);
-    if (instanceId !== undefined) this.openOf.set(end, instanceId);
-    return () => {
-      this.open.delete(end);
-      this.openOf.delete(end);
-    };
+    this.open.set(end, instanceId);
+    return () => this.open.delete(end);
   }
 
   /** Ends every open stream (graceful stop). */
   endAll(): void {
-    for (const end of [...this.open]) end();
+    for (const end of [...this.open.keys()]) end();
     this.open.clear();
-    this.openOf.clear();
   }
 
   /** Subscribers now, for tests of leaks. */

@@ -101,6 +101,12 @@ const MEMORY_SWEEP_BATCH = 1000;
 /** The `{env.*}` of an organization and environment that has none set. */
 const NO_ENV: Readonly<Record<string, string>> = Object.freeze({});
 
+/** What POST /process/event did: the waits it resumed, or that it kept the event, or a repeat. */
+export interface EventOutcome {
+  readonly status: 'resumed' | 'buffered' | 'duplicate';
+  readonly matched: Array<{ processInstanceId: string; nodeId: string }>;
+}
+
 /**
  * The workflow engine: starts executions, resumes them with tasks, events and timers, cancels
  * them. Every operation is one synchronous Transition inside one store transaction (so
@@ -403,11 +409,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     data?: Record<string, unknown>;
     ttlSeconds?: number;
     messageId?: string | null;
-    elsewhere?: () => Promise<Array<{ processInstanceId: string; nodeId: string }>>;
-  }): Promise<{
-    status: 'resumed' | 'buffered' | 'duplicate';
-    matched: Array<{ processInstanceId: string; nodeId: string }>;
-  }> {
+    elsewhere?: () => Promise<EventOutcome['matched']>;
+  }): Promise<EventOutcome> {
     const dedupKey = req.messageId ? `${req.organization}|${req.messageId}` : null;
     if (dedupKey === null) return this.deliverEvent(req, null);
     // One event per message id at a time: a second waits for the first, then finds it seen.
@@ -426,10 +429,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   private async deliverEvent(
     req: Parameters<Engine['publishEvent']>[0],
     dedupKey: string | null,
-  ): Promise<{
-    status: 'resumed' | 'buffered' | 'duplicate';
-    matched: Array<{ processInstanceId: string; nodeId: string }>;
-  }> {
+  ): Promise<EventOutcome> {
     const now = this.now();
     const seenUntil = dedupKey ? this.state.messageIds[dedupKey] : undefined;
     if (seenUntil !== undefined && seenUntil > now.toISOString()) {
