@@ -14,6 +14,7 @@ import type { PartitionRoutingOptions } from './api/partition-routing.js';
 import type { PgRateLimits } from './store/pg/pg-rate-limits.js';
 import { DEFAULT_LEASE_MS } from './store/pg/lease.js';
 import type { Engine } from './engine/engine.js';
+import type { KeptClaims } from './engine/kept-claims.js';
 import { isWfxError } from '../shared/errors.js';
 import type { Sharing } from './store/pg/cluster.js';
 import { partitionOfExecution, SHARED_PARTITION } from './store/pg/partition-state.js';
@@ -154,7 +155,7 @@ export async function sharedServing(
     retryAfterSeconds,
     hop,
     directorySeq: () => store.lastSeqOf(0),
-    directoryAt: (seq) => store.followedTo(seq),
+    directoryAt: async (seq) => void (await store.followedTo(seq)),
   };
   const peers = new Peers({
     self: sharing.id,
@@ -167,6 +168,26 @@ export async function sharedServing(
     served: () => partitions.filter((p) => store.serves(p)),
   });
   return { routing, peers, hop, rateLimits: store.rateLimits() };
+}
+
+/**
+ * Kept messages consumed under claims in the database (decision 043): every daemon sharing it
+ * sees them, and would otherwise each consume one its nodes wait for.
+ */
+export function keptClaimsOf(store: PgStore<WfxState, WfxRecord>): KeptClaims {
+  const claims = store.messageClaims();
+  return {
+    claim: (id, instanceId, expiresAt) => claims.claim(id, instanceId, expiresAt),
+    release: (id, instanceId) => claims.release(id, instanceId),
+    onMessages: (listener) =>
+      store.onOthersShared((records) => {
+        const ids: string[] = [];
+        for (const r of records)
+          if (r.type === 'message.buffered') ids.push(r.message.id);
+          else if (r.type === 'message.removed') ids.push(r.id);
+        if (ids.length > 0) listener(ids);
+      }),
+  };
 }
 
 /** The partitions executions are in: 1 to count-1 (0 in a database of one partition). */

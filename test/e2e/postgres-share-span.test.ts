@@ -182,6 +182,19 @@ t.test('calls that span executions answer through either daemon', { skip: POSTGR
     });
   }
 
+  // The message kept above (`later`), which both daemons have read by now, is consumed once
+  // when nodes on both start waiting for it at once: the other one waits for the next.
+  const waiters = await Promise.all([a, b].map((via) => start(via, WAIT_ID, { key: 'later' })));
+  const stateOf = async (id: string) => (await call(a, 'GET', `/process/instance/${id}`)).body.state as string;
+  const first = await eventually('one of them takes the kept message', async () => {
+    const states = await Promise.all(waiters.map(stateOf));
+    return states.includes('COMPLETED') && states;
+  });
+  const waiting = waiters.filter((_, i) => first[i] !== 'COMPLETED');
+  t.equal(waiting.length, 1, 'the other one did not take it too');
+  const next = await call(b, 'POST', '/process/event', { eventType: 'go', correlationKey: 'later' });
+  t.same(next.body.matched, [{ processInstanceId: waiting[0], nodeId: 'wait' }], 'and takes the next message');
+
   // One message id sent to both daemons at once is taken in once (by the daemon its id is
   // hashed to): one answer resumes the execution, the others say it is a duplicate.
   const once = await start(b, WAIT_ID, { key: 'k-once' });

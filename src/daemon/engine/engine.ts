@@ -35,6 +35,7 @@ import type { EngineEvents } from './engine-events.js';
 import { uuidv7 } from './ids.js';
 import type { NodeKey } from './keys.js';
 import { findInstance, listInstances, runningInstance, runningNow, type Caller } from './queries.js';
+import { KeptClaiming, type KeptClaims } from './kept-claims.js';
 import { recoverLiveState, reindexSubscriptions } from './recovery.js';
 import { Transition, type EngineCore, type LaunchParams } from './transition.js';
 import { callHttp, type HttpCall, type HttpCallOptions } from './work/http.js';
@@ -86,6 +87,11 @@ export interface EngineOptions {
   readonly files?: FileStore;
   /** How voiceTasks are carried out. Default: the local engines and providers, over `files`. */
   readonly voice?: VoiceRunner;
+  /**
+   * Claims on kept messages in the database its daemon shares with others (kept-claims.ts):
+   * a kept message is then consumed only under a claim won there. Absent: consumed at once.
+   */
+  readonly keptClaims?: KeptClaims;
 }
 
 type FlowScope = {
@@ -144,6 +150,9 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   readonly schemas: DomainSchemas;
   /** The jobs API's operations (domainTask jobs: activate, complete, fail, heartbeat, release). */
   readonly jobs: JobOperations;
+  /** Kept messages consumed under claims (EngineOptions.keptClaims); null: consumed at once. */
+  private readonly keptClaiming: KeptClaiming | null;
+  readonly claimsKept: boolean;
 
   private readonly newId: (now: Date, parentInstanceId: string | null) => string;
 
@@ -211,6 +220,17 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
       closed,
       step,
     });
+    this.claimsKept = options.keptClaims !== undefined;
+    this.keptClaiming = options.keptClaims
+      ? new KeptClaiming({
+          state: this.state,
+          claims: options.keptClaims,
+          now: this.now,
+          step,
+          track: (work) => void this.track(work),
+          onError: (err, what) => this.onError(err, what),
+        })
+      : null;
   }
 
   // --- EngineCore ------------------------------------------------------------------------
@@ -505,6 +525,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     const running = recoverLiveState(this.state, this.effects);
     for (const inst of running) await this.step((t) => t.continue(inst));
     await this.sweepExpired();
+    this.keptClaiming?.offerAll();
   }
 
   /**
@@ -516,6 +537,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   async adopt(ids: readonly string[]): Promise<void> {
     const running = recoverLiveState(this.state, this.effects, new Set(ids));
     for (const inst of running) await this.step((t) => t.continue(inst));
+    // A claim its last holder won but did not use: a message its nodes may consume now.
+    this.keptClaiming?.offerAll();
   }
 
   /**
@@ -573,6 +596,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   async close(): Promise<void> {
     this.closed = true;
     this.effects.close();
+    this.keptClaiming?.close();
     // Work under way is abandoned: its nodes are still Active, so a restart runs them again.
     this.work.abortAll(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));
     await this.inflight.idle();
@@ -624,6 +648,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     const logsUpTo = this.effects.logMarks(transition.touched);
     await tx.durable;
     this.effects.afterDurable(tx, logsUpTo, transition);
+    for (const id of transition.kept) this.keptClaiming!.offer(id);
     return tx.result;
   }
 }

@@ -88,6 +88,11 @@ export interface EngineCore {
   readonly maxJsonDepth: number;
   /** Domain actions' schemas, compiled once (domainTask inputs, workers' outputs). */
   readonly schemas: DomainSchemas;
+  /**
+   * Whether a kept message is consumed only under a claim won in the database (daemons sharing
+   * it, kept-claims.ts): a node that starts waiting then leaves it in `kept`, and waits.
+   */
+  readonly claimsKept: boolean;
 }
 
 /** A node fails with `code` (not an API error: documented with the node failure codes in docs/flows.md). */
@@ -140,6 +145,8 @@ export class Transition {
   readonly work: WorkOrder[] = [];
   /** Events thrown in this step (delivered here already), for the daemons sharing the database. */
   readonly thrown: ThrownEvent[] = [];
+  /** Kept messages nodes started waiting for in this step, to claim (EngineCore.claimsKept). */
+  readonly kept: string[] = [];
   /**
    * Nodes to run: an existing Active node instance (`nodeInstanceId`), or a token that just
    * reached `nodeId` and is not written yet: most nodes complete in the step that reaches
@@ -296,6 +303,26 @@ export class Transition {
   deliver(subs: readonly Subscription[], data: Record<string, unknown>): void {
     this.wakeAll(subs, data);
     this.drain();
+  }
+
+  /**
+   * Consumes kept message `id` for the node `sub` names, under the claim won for it
+   * (kept-claims.ts). False, changing nothing, when the message is gone or that node no longer
+   * waits for it.
+   */
+  consumeKept(id: string, sub: Subscription): boolean {
+    const message = this.core.state.messages[id];
+    const inst = this.core.state.instances[sub.instanceId];
+    const ni = inst?.nodes[sub.nodeInstanceId];
+    if (!message || !inst || !ni || inst.stateCd !== STATE.RUNNING || ni.statusCd !== STATUS.WAITING) return false;
+    const wait = ni.wait;
+    if (wait?.kind !== 'event') return false;
+    const { messageRef: eventType, eventType: kind, correlationKey: key } = wait;
+    if (!this.consumes(message, { organization: inst.organization, eventType, kind, key })) return false;
+    this.emit({ type: 'message.removed', id });
+    this.wake(inst, ni, { kind: 'event', data: message.data });
+    this.drain();
+    return true;
   }
 
   private wakeAll(subs: readonly Subscription[], data: Record<string, unknown>): void {
@@ -571,7 +598,8 @@ export class Transition {
         const wait = outcome.wait;
         if (wait.kind === 'event') {
           const kept = this.keptMessage(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey);
-          if (kept) {
+          if (kept && this.core.claimsKept) this.kept.push(kept.id);
+          else if (kept) {
             this.emit({ type: 'message.removed', id: kept.id });
             this.wake(inst, ni, { kind: 'event', data: kept.data });
           }
@@ -824,11 +852,18 @@ export class Transition {
     kind: 'message' | 'signal',
     key: string | null,
   ): BufferedMessage | undefined {
-    for (const m of Object.values(this.core.state.messages)) {
-      if (m.organization !== organization || m.eventType !== eventType || m.expiresAt <= this.at) continue;
-      if (kind === 'signal' || m.correlationKey === key) return m;
-    }
+    for (const m of Object.values(this.core.state.messages))
+      if (this.consumes(m, { organization, eventType, kind, key })) return m;
     return undefined;
+  }
+
+  /** Whether a new subscription in `organization` for `eventType` consumes kept message `m`. */
+  private consumes(
+    m: BufferedMessage,
+    wait: { organization: string; eventType: string; kind: 'message' | 'signal'; key: string | null },
+  ): boolean {
+    if (m.organization !== wait.organization || m.eventType !== wait.eventType || m.expiresAt <= this.at) return false;
+    return wait.kind === 'signal' || m.correlationKey === wait.key;
   }
 
   private nodeDef(inst: Instance, ni: NodeInstance): FlowNode {

@@ -221,6 +221,20 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE wfx_daemons ADD COLUMN shared_seq bigint;
     `,
   },
+  {
+    version: 11,
+    name: 'claims on kept messages',
+    sql: `
+      -- A kept message claimed by a daemon about to consume it (pg-message-claims.ts): the claim
+      -- holds while the claiming execution's partition carries the epoch it was made under.
+      CREATE TABLE wfx_message_claims (
+        message_id text PRIMARY KEY,
+        partition integer NOT NULL,
+        epoch bigint NOT NULL,
+        expires_at timestamptz NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

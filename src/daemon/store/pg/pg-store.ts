@@ -27,6 +27,7 @@ import { RecordStore, silentLogger } from '../record-store.js';
 import { partitionedIds } from '../../engine/ids.js';
 import { DEFAULT_LEASE_MS, describePartitions, PartitionLease } from './lease.js';
 import { migrate } from './migrations.js';
+import { PgMessageClaims } from './pg-message-claims.js';
 import { PgRateLimits } from './pg-rate-limits.js';
 import { PgBlobs } from './pg-blobs.js';
 import { PgHistory } from './pg-history.js';
@@ -59,6 +60,8 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   private readonly journal: JournalWriter<R>;
   /** Follows what other daemons write to partitions this store reads but does not hold; null when it holds them all. */
   private follower: JournalFollower<S, R> | null = null;
+  /** Told of the shared entries other daemons wrote (onOthersShared). */
+  private readonly othersShared: Array<(records: readonly R[]) => void> = [];
   private bytesSinceSnapshot = 0;
   private entriesSinceSnapshot = 0;
   private checkpointing: Promise<void> | null = null;
@@ -115,7 +118,15 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         partitions: read,
         apply: this.options.apply,
         ...(shared && {
-          admitShared: (seq, records, writer) => shared.admit(seq, records, writer === owner),
+          admitShared: (seq, records, writer) => {
+            const admitted = shared.admit(seq, records, writer === owner);
+            // Told once the follower has applied them (it does, before its next await).
+            if (writer !== owner && admitted.length > 0 && this.othersShared.length > 0)
+              queueMicrotask(() => {
+                for (const listener of this.othersShared) listener(records);
+              });
+            return admitted;
+          },
           sharedLive: true,
         }),
       },
@@ -270,6 +281,24 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     return new PgRateLimits(this.pool);
   }
 
+  /** Claims on kept messages in this database, for daemons sharing it (pg-message-claims.ts). */
+  messageClaims(): PgMessageClaims {
+    return new PgMessageClaims(
+      this.pool,
+      {
+        owner: this.options.owner,
+        partitionOf: (id) => partitionOfExecution(this.layout, id),
+        epochOf: (partition) => this.lease.epochOf(partition),
+      },
+      (seq) => this.followedTo(seq, SHARED_PARTITION),
+    );
+  }
+
+  /** Calls `listener` with the records of each shared entry another daemon wrote, once applied here. */
+  onOthersShared(listener: (records: readonly R[]) => void): void {
+    this.othersShared.push(listener);
+  }
+
   /**
    * A new execution's id (DurableStore.newExecutionId): a child's in its parent's partition, a
    * root's in one of the execution partitions this store holds (all of them, for now).
@@ -293,13 +322,17 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   }
 
   /**
-   * Resolves once this store's copy of partition 0 has come to entry `seq` (a directory write
-   * another daemon made and answered: read back here after, decision 042). At once when it
-   * holds partition 0 or has come there; otherwise after reading the journal (a few reads at
-   * most: the entry was committed before the answer that named it).
+   * Resolves once this store's copy of `partition` (0, or SHARED_PARTITION) has come to entry
+   * `seq`: a directory write another daemon made and answered, read back here after (decision
+   * 042), or every shared entry before a claim (pg-message-claims.ts). At once when it holds the
+   * partition or has come there; otherwise after reading the journal (a few reads at most: the
+   * entry was committed before the answer that named it). False when it has not come there.
    */
-  async followedTo(seq: number): Promise<void> {
-    for (let read = 0; read < 3 && this.lastSeqOf(0) < seq && this.follower; read++) await this.follower.catchUp();
+  async followedTo(seq: number, partition = 0): Promise<boolean> {
+    for (let read = 0; read < 3 && this.lastSeqOf(partition) < seq && this.follower; read++)
+      await this.follower.catchUp();
+    // Without a follower this store holds every partition: nobody else writes any.
+    return this.lastSeqOf(partition) >= seq || !this.follower;
   }
 
   /** GET /health's `store`: the lease this daemon holds. */
