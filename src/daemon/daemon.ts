@@ -145,6 +145,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       retentionMs: options.retentionMs ?? 7 * DAY_MS,
       ...(options.maxFileBytes !== undefined && { maxBytes: options.maxFileBytes }),
     });
+    const serving = shared ? await sharedServing(shared.store, shared.member, logger, options.leaseMs) : null;
     const engine = new Engine({
       store,
       history,
@@ -153,7 +154,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       files,
       maxJsonDepth: options.maxJsonDepth,
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
-      ...(shared && { keptClaims: keptClaimsOf(shared.store) }),
+      ...(shared && serving && { keptClaims: keptClaimsOf(shared.store), thrownPassing: serving.thrownPassing }),
     });
     cleanup.unshift(() => engine.close());
     await engine.recover();
@@ -185,16 +186,6 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     });
     cleanup.unshift(() => email.close());
     if (directory) email.start();
-    const serving = shared ? await sharedServing(shared.store, shared.member, options.leaseMs) : null;
-    // An event thrown here wakes what waits here in its step; what waits on the others, after.
-    if (serving)
-      engine.on('thrown', (event) =>
-        serving.peers
-          .deliverThrown(event)
-          .catch((err: unknown) =>
-            logger.warn({ err, eventType: event.eventType }, 'a thrown event did not reach every daemon'),
-          ),
-      );
     // jose (dozens of ES modules) loads only for a daemon that accepts OIDC tokens: loaded always,
     // it slowed every start (docs/decisions/019-restart-path.md).
     const bearer = options.oidc ? (await import('./auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;

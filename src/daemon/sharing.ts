@@ -15,6 +15,7 @@ import type { PgRateLimits } from './store/pg/pg-rate-limits.js';
 import { DEFAULT_LEASE_MS } from './store/pg/lease.js';
 import type { Engine } from './engine/engine.js';
 import type { KeptClaims } from './engine/kept-claims.js';
+import type { ThrownPassing } from './engine/thrown-outbox.js';
 import { isWfxError } from '../shared/errors.js';
 import type { Sharing } from './store/pg/cluster.js';
 import { partitionOfExecution, SHARED_PARTITION } from './store/pg/partition-state.js';
@@ -129,12 +130,15 @@ export interface SharedServing {
   readonly hop: HopSigner;
   /** Rate limits counted in the database. */
   readonly rateLimits: PgRateLimits;
+  /** Events thrown here, given to what waits on the other daemons (Engine's thrown outbox). */
+  readonly thrownPassing: ThrownPassing;
 }
 
 /** How requests reach what they need among the daemons sharing `store`'s database. */
 export async function sharedServing(
   store: PgStore<WfxState, WfxRecord>,
   sharing: SharingMember,
+  logger: Logger,
   leaseMs = DEFAULT_LEASE_MS,
 ): Promise<SharedServing> {
   const hop = new HopSigner(await sharing.hopSecret());
@@ -167,7 +171,15 @@ export async function sharedServing(
     partitions,
     served: () => partitions.filter((p) => store.serves(p)),
   });
-  return { routing, peers, hop, rateLimits: store.rateLimits() };
+  const thrownPassing: ThrownPassing = {
+    pass: (event, here) =>
+      peers.deliverThrown(event, here).catch((err: unknown) => {
+        logger.warn({ err, eventType: event.eventType }, 'a thrown event did not reach every daemon yet: given again');
+        throw err;
+      }),
+    holds: (id) => store.serves(partitionOfExecution(store.layout, id)),
+  };
+  return { routing, peers, hop, rateLimits: store.rateLimits(), thrownPassing };
 }
 
 /**

@@ -13,9 +13,14 @@ export interface SharingDaemon {
 }
 
 /** Starts `wfx daemon start --share` on `store` in `dir` (a 2 s lease), once it listens. */
-export async function launchSharing(t: Test, dir: string, store: string): Promise<SharingDaemon> {
+export async function launchSharing(
+  t: Test,
+  dir: string,
+  store: string,
+  env: Record<string, string> = {},
+): Promise<SharingDaemon> {
   const args = ['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dir, '--share', '--lease', '2s'];
-  const child = spawnWfx(t, args, { env: { WFX_STORE: store } });
+  const child = spawnWfx(t, args, { env: { WFX_STORE: store, ...env } });
   child.stdout.resume();
   child.stderr.resume();
   const url = await eventually(`daemon ${dir} listens`, async () => {

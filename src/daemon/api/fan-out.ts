@@ -208,11 +208,13 @@ export class Peers {
   }
 
   /**
-   * Delivers an event an execution here threw to what waits on the other daemons (it woke what
-   * waits here in its step): asked of each as POST /process/event, signed as this daemon's own
-   * call for the execution's organization. Rejects saying which daemons or partitions it missed.
+   * Delivers an event an execution threw to what waits on the other daemons: asked of each as
+   * POST /process/event, signed as this daemon's own call for the execution's organization.
+   * `here` delivers it to what waits on this daemon (absent: its step did), at the same time, so
+   * that the partitions this daemon served throughout count as covered. Rejects saying which
+   * daemons or partitions it missed.
    */
-  async deliverThrown(event: ThrownEvent): Promise<void> {
+  async deliverThrown(event: ThrownEvent, here?: () => Promise<void>): Promise<void> {
     const urls = await this.known();
     if (urls === null) throw new Error('a partition has no holder now');
     const path = '/process/event';
@@ -225,21 +227,24 @@ export class Peers {
       [DAEMON_CALL]: this.options.hop.signCall('POST', path, event.organization),
     };
     const before = this.served();
-    const answers = await Promise.all(
-      urls.map(async (url): Promise<PeerAnswer> => {
-        const answer = await askDaemon(url, {
-          method: 'POST',
-          path,
-          headers,
-          body,
-          signal: AbortSignal.timeout(ASK_MS),
-        });
-        // 404: nothing waits there for it.
-        if (answer.status !== 200 && answer.status !== 404)
-          throw new Error(`the daemon at ${url} answered ${answer.status}`);
-        return { url, status: answer.status, body: null, served: servedOf(answer) };
-      }),
-    );
+    const [answers] = await Promise.all([
+      Promise.all(
+        urls.map(async (url): Promise<PeerAnswer> => {
+          const answer = await askDaemon(url, {
+            method: 'POST',
+            path,
+            headers,
+            body,
+            signal: AbortSignal.timeout(ASK_MS),
+          });
+          // 404: nothing waits there for it.
+          if (answer.status !== 200 && answer.status !== 404)
+            throw new Error(`the daemon at ${url} answered ${answer.status}`);
+          return { url, status: answer.status, body: null, served: servedOf(answer) };
+        }),
+      ),
+      here?.(),
+    ]);
     const missed = this.missed(before, answers);
     if (missed.length > 0) throw new Error(`partition ${missed.join(', ')} was moving`);
   }

@@ -83,7 +83,7 @@ export class Effects {
   afterDurable(
     tx: DurableStep,
     logsUpTo: ReadonlyArray<string | number>,
-    transition: Pick<Transition, 'work' | 'deferred' | 'thrown'>,
+    transition: Pick<Transition, 'work' | 'deferred'>,
   ): void {
     const { records, serialized } = tx;
     const emitter = this.emitter;
@@ -106,8 +106,6 @@ export class Effects {
           } satisfies StreamedLog);
       emitter.emit('logs', { processInstanceId: id, upTo, instance: inst } satisfies LogsAdvanced);
     }
-    if (transition.thrown.length > 0 && emitter.listenerCount('thrown') > 0)
-      for (const thrown of transition.thrown) emitter.emit('thrown', thrown);
     const publish = emitter.listenerCount('lifecycle') > 0;
     const jobs = emitter.listenerCount('jobs') > 0;
     for (const r of records) {

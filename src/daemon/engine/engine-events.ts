@@ -57,14 +57,9 @@ export interface EngineEvents {
   jobs: [JobsWaiting];
   /** Executions left for another daemon with their partitions (Engine.handOver): those `leaving` names. */
   handedOver: [(instanceId: string) => boolean];
-  /**
-   * An intermediate throw event, once its step is durable: it woke what waits here in that step,
-   * and the daemons sharing the database deliver it to what waits there (api/fan-out.ts).
-   */
-  thrown: [ThrownEvent];
 }
 
-/** An event an intermediateThrowEvent delivered, in its execution's organization. */
+/** An event an intermediateThrowEvent delivered, in its execution's organization (given to the other daemons: thrown-outbox.ts). */
 export interface ThrownEvent {
   readonly organization: string;
   readonly eventType: string;

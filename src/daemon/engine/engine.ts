@@ -36,6 +36,7 @@ import { uuidv7 } from './ids.js';
 import type { NodeKey } from './keys.js';
 import { findInstance, listInstances, runningInstance, runningNow, type Caller } from './queries.js';
 import { KeptClaiming, type KeptClaims } from './kept-claims.js';
+import { ThrownOutbox, type ThrownPassing } from './thrown-outbox.js';
 import { recoverLiveState, reindexSubscriptions } from './recovery.js';
 import { Transition, type EngineCore, type LaunchParams } from './transition.js';
 import { callHttp, type HttpCall, type HttpCallOptions } from './work/http.js';
@@ -92,6 +93,11 @@ export interface EngineOptions {
    * a kept message is then consumed only under a claim won there. Absent: consumed at once.
    */
   readonly keptClaims?: KeptClaims;
+  /**
+   * How events executions throw reach the other daemons sharing the database (thrown-outbox.ts):
+   * each is kept until they have it. Absent: an event thrown wakes what waits here only.
+   */
+  readonly thrownPassing?: ThrownPassing;
 }
 
 type FlowScope = {
@@ -153,6 +159,9 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   /** Kept messages consumed under claims (EngineOptions.keptClaims); null: consumed at once. */
   private readonly keptClaiming: KeptClaiming | null;
   readonly claimsKept: boolean;
+  /** Events thrown kept until the other daemons have them (EngineOptions.thrownPassing); null: none kept. */
+  private readonly thrownOutbox: ThrownOutbox | null;
+  readonly keepsThrown: boolean;
 
   private readonly newId: (now: Date, parentInstanceId: string | null) => string;
 
@@ -227,6 +236,21 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
           claims: options.keptClaims,
           now: this.now,
           step,
+          track: (work) => void this.track(work),
+          onError: (err, what) => this.onError(err, what),
+        })
+      : null;
+    this.keepsThrown = options.thrownPassing !== undefined;
+    this.thrownOutbox = options.thrownPassing
+      ? new ThrownOutbox({
+          state: this.state,
+          passing: options.thrownPassing,
+          commit: (...records) => this.store.commit(...records),
+          deliverHere: (e) =>
+            this.step((t) =>
+              t.deliver(subscriptionsFor(this.state, e.organization, e.eventType, e.correlationKey), e.data),
+            ),
+          now: this.now,
           track: (work) => void this.track(work),
           onError: (err, what) => this.onError(err, what),
         })
@@ -526,6 +550,11 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     for (const inst of running) await this.step((t) => t.continue(inst));
     await this.sweepExpired();
     this.keptClaiming?.offerAll();
+    if (this.thrownOutbox) this.thrownOutbox.passAll();
+    else if (Object.keys(this.state.thrown).length > 0) {
+      // Kept by daemons that shared this database: this one shares it with none.
+      await this.store.commit(...Object.keys(this.state.thrown).map((id) => ({ type: 'event.passed', id }) as const));
+    }
   }
 
   /**
@@ -537,8 +566,10 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   async adopt(ids: readonly string[]): Promise<void> {
     const running = recoverLiveState(this.state, this.effects, new Set(ids));
     for (const inst of running) await this.step((t) => t.continue(inst));
-    // A claim its last holder won but did not use: a message its nodes may consume now.
+    // A claim its last holder won but did not use: a message its nodes may consume now. An
+    // event thrown there that its last holder had not given on yet.
     this.keptClaiming?.offerAll();
+    this.thrownOutbox?.passAll();
   }
 
   /**
@@ -597,6 +628,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     this.closed = true;
     this.effects.close();
     this.keptClaiming?.close();
+    this.thrownOutbox?.close();
     // Work under way is abandoned: its nodes are still Active, so a restart runs them again.
     this.work.abortAll(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));
     await this.inflight.idle();
@@ -649,6 +681,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     await tx.durable;
     this.effects.afterDurable(tx, logsUpTo, transition);
     for (const id of transition.kept) this.keptClaiming!.offer(id);
+    for (const event of transition.thrown) this.thrownOutbox!.thrownHere(event.id);
     return tx.result;
   }
 }

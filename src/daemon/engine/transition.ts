@@ -4,7 +4,6 @@
  * invariant (nothing throws once a record is applied), so they are read together. What a node
  * decides lives in nodes/, what a durable step causes in effects.ts.
  */
-import type { ThrownEvent } from './engine-events.js';
 import { evaluateCondition, ExpressionError } from '../../shared/expr/juel.js';
 import { resolveDeep } from '../../shared/expr/template.js';
 import { failureOfThrown, type NodeFailureCode, type PassedOnFailureCode } from '../../shared/flow/failure-codes.js';
@@ -21,6 +20,7 @@ import {
   STATUS,
   type AgentState,
   type BufferedMessage,
+  type PendingThrow,
   type StoredFile,
   type DomainAction,
   type Instance,
@@ -38,6 +38,7 @@ import type {
   ResumeInput,
   WorkRequest,
 } from './nodes/handler.js';
+import { uuidv7 } from './ids.js';
 import { nodeKey, type NodeKey } from './keys.js';
 import { handlerOf } from './nodes/index.js';
 import type { WorkResult } from './work/result.js';
@@ -93,6 +94,11 @@ export interface EngineCore {
    * it, kept-claims.ts): a node that starts waiting then leaves it in `kept`, and waits.
    */
   readonly claimsKept: boolean;
+  /**
+   * Whether an event thrown is kept until the other daemons sharing the database have it
+   * (thrown-outbox.ts): the step then writes it (`event.thrown`) and lists it in `thrown`.
+   */
+  readonly keepsThrown: boolean;
 }
 
 /** A node fails with `code` (not an API error: documented with the node failure codes in docs/flows.md). */
@@ -143,8 +149,8 @@ export class Transition {
   readonly deferred = new Set<string>();
   /** Work (HTTP calls, scripts) to start once this step is durable. */
   readonly work: WorkOrder[] = [];
-  /** Events thrown in this step (delivered here already), for the daemons sharing the database. */
-  readonly thrown: ThrownEvent[] = [];
+  /** Events thrown in this step (delivered here already) and kept for the other daemons (EngineCore.keepsThrown). */
+  readonly thrown: PendingThrow[] = [];
   /** Kept messages nodes started waiting for in this step, to claim (EngineCore.claimsKept). */
   readonly kept: string[] = [];
   /**
@@ -842,7 +848,16 @@ export class Transition {
   /** intermediateThrowEvent: resumes matching subscriptions of the organization now. */
   private throwEvent(inst: Instance, d: Delivery): void {
     this.wakeAll(subscriptionsFor(this.core.state, inst.organization, d.eventType, d.correlationKey), d.data);
-    this.thrown.push({ organization: inst.organization, ...d });
+    if (!this.core.keepsThrown) return;
+    const event = {
+      id: uuidv7(this.now),
+      instanceId: inst.processInstanceId,
+      organization: inst.organization,
+      ...d,
+      thrownAt: this.at,
+    };
+    this.emit({ type: 'event.thrown', event });
+    this.thrown.push(event);
   }
 
   /** The oldest kept message a new subscription consumes, if any. */

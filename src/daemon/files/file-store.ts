@@ -217,7 +217,7 @@ function missing(file: StoredFile): WfxError {
 /**
  * The fileIds the live state refers to, in any string: live executions (running, or finished
  * and not yet archived; variables, node waits, output and log alike), memory entries, buffered
- * messages. History is not read (see `files.held`).
+ * messages, thrown events not yet given to every daemon. History is not read (see `files.held`).
  * Pure; walks the values without serializing them.
  */
 export function referencedFiles(state: WfxState): Set<string> {
@@ -225,5 +225,6 @@ export function referencedFiles(state: WfxState): Set<string> {
   for (const inst of InstanceTable.of(state).live()) collectFileIds(inst, found);
   collectFileIds(state.memory, found);
   collectFileIds(state.messages, found);
+  collectFileIds(state.thrown, found);
   return found;
 }

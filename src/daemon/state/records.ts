@@ -10,6 +10,7 @@ import type {
   JobLock,
   ApiKeyStatus,
   BufferedMessage,
+  PendingThrow,
   Environment,
   FlowVersion,
   Instance,
@@ -202,6 +203,9 @@ export type WfxRecord =
   | { readonly type: 'message.removed'; readonly id: string }
   | { readonly type: 'messageId.seen'; readonly key: string; readonly until: string }
   | { readonly type: 'messageId.expired'; readonly key: string }
+  /** An event an execution threw, kept until every other daemon sharing the database has it. */
+  | { readonly type: 'event.thrown'; readonly event: PendingThrow }
+  | { readonly type: 'event.passed'; readonly id: string }
   /** A registration created or changed (endpoints, secrets): the whole registration. */
   | { readonly type: 'webhook.saved'; readonly webhook: WebhookRegistration }
   | { readonly type: 'webhook.deleted'; readonly webhookId: string }
@@ -676,6 +680,12 @@ const handlers: Handlers = {
   },
   'messageId.expired': (state, r) => {
     delete state.messageIds[r.key];
+  },
+  'event.thrown': (state, r) => {
+    state.thrown[r.event.id] = r.event;
+  },
+  'event.passed': (state, r) => {
+    delete state.thrown[r.id];
   },
   'webhook.saved': (state, r) => {
     unindex(state, r.webhook.webhookId);

@@ -1,6 +1,6 @@
 /**
- * What executions share (decision 039): memory, files, buffered messages and the message ids
- * seen. Any step may write them, whichever execution it runs, so on a database cut into
+ * What executions share (decision 039): memory, files, buffered messages, the message ids seen
+ * and the events thrown not yet given to every daemon. Any step may write them, whichever execution it runs, so on a database cut into
  * partitions they are journaled in the shared partition, which every daemon writes and follows.
  * Each record of it sets or removes entries named by a key, so two daemons' writes of different
  * keys commute, and of one key the later one wins (pg/shared-journal.ts).
@@ -8,7 +8,7 @@
 import type { WfxRecord } from './records.js';
 
 /** The state's top-level keys that hold the shared state. */
-export const SHARED_KEYS = ['memory', 'files', 'messages', 'messageIds'] as const;
+export const SHARED_KEYS = ['memory', 'files', 'messages', 'messageIds', 'thrown'] as const;
 
 /**
  * The keys of the shared entries `record` sets or removes; null when it changes none (it
@@ -33,6 +33,10 @@ export function sharedTouched(record: WfxRecord): readonly string[] | null {
     case 'messageId.seen':
     case 'messageId.expired':
       return [`messageId\0${record.key}`];
+    case 'event.thrown':
+      return [`thrown\0${record.event.id}`];
+    case 'event.passed':
+      return [`thrown\0${record.id}`];
     default:
       return null;
   }

@@ -1,7 +1,8 @@
 import type { MemoryStore } from './memory.js';
 import type { StoredFile } from './stored-file.js';
+import type { BufferedMessage, PendingThrow } from './events.js';
 
-export type { StoredFile };
+export type { StoredFile, BufferedMessage, PendingThrow };
 import type { InstanceTable } from './instance-table.js';
 import type { SubscriptionBucket } from './subscriptions.js';
 import type { Domain, DomainAction, JobQueues } from './jobs.js';
@@ -88,6 +89,12 @@ export interface WfxState {
   messages: Record<string, BufferedMessage>;
   /** `organization|messageId` -> expiry of the dedup window. */
   messageIds: Record<string, string>;
+  /**
+   * Events executions threw that the other daemons sharing the database have not all been
+   * given yet, by id (engine/thrown-outbox.ts): given again after a crash. Empty on a daemon
+   * that shares nothing.
+   */
+  thrown: Record<string, PendingThrow>;
   /** `{env.NAME}` values by organization, then environment. */
   environments: Record<string, Partial<Record<Environment, Record<string, string>>>>;
   /** Webhook registrations by webhookId. */
@@ -332,17 +339,6 @@ export interface LiveAgentState {
   usage: { inputTokens: number; outputTokens: number };
 }
 
-/** A message kept (ttlSeconds) until a subscription consumes it. */
-export interface BufferedMessage {
-  readonly id: string;
-  readonly organization: string;
-  readonly eventType: string;
-  readonly correlationKey: string | null;
-  readonly data: Record<string, unknown>;
-  readonly messageId: string | null;
-  readonly receivedAt: string;
-  readonly expiresAt: string;
-}
 /**
  * An execution log line as kept. Most lines are one string, `"<node instance> <level> <ms>
  * <message>"` (`"n3 INFO 0 waiting for input"`): the node named by its node instance (empty: the
@@ -400,6 +396,7 @@ export function initialState(): WfxState {
     subscriptions: {},
     messages: {},
     messageIds: {},
+    thrown: {},
     environments: {},
     webhooks: {},
     webhookTokens: {},

@@ -18,7 +18,8 @@ const STOP_MS = 60_000;
  * until the test's SIGKILL, so the kill lands exactly there rather than at a random moment.
  * Does nothing otherwise. Names: checkpoint:synced, checkpoint:pending, checkpoint:renamed,
  * checkpoint:named, roll:created, recovery:replayed (the store); agent:tools-ended (the engine:
- * a callAgent's tool results are durable, its next model turn not yet asked).
+ * a callAgent's tool results are durable, its next model turn not yet asked); thrown:kept (an
+ * event thrown is durable, the other daemons sharing the database not given it yet).
  */
 export function crashPoint(name: string): void {
   if (STOP_AT !== name) return;
