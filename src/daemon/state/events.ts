@@ -1,4 +1,7 @@
-/** Events the state keeps until delivered: messages kept for a catch event to come, and events thrown not yet given to every daemon sharing the database. */
+/**
+ * Events the state keeps until delivered: messages kept for a catch event to come, and events
+ * thrown not yet given to every daemon sharing the database.
+ */
 
 /** An event an execution threw, to give the other daemons sharing the database (WfxState.thrown). */
 export interface PendingThrow {
