@@ -9,7 +9,7 @@ import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import {
   askFlow,
   callDaemon,
-  holdings,
+  bothShare,
   launchSharing,
   printLogs,
   serving,
@@ -66,15 +66,7 @@ t.test('calls that span executions answer through either daemon', { skip: POSTGR
     t.equal((await call(a, 'POST', '/admin/flows', { source, organization: 'default' })).status, 200, 'published');
 
   const b = await launchSharing(t, join(root, 'b'), store);
-  await eventually(
-    'a and b share the partitions',
-    async () => {
-      const held = await holdings(a, admin);
-      return (held.get(a.url)?.length ?? 0) >= 8 && (held.get(b.url)?.length ?? 0) >= 7;
-    },
-    { withinMs: 20_000 },
-  );
-  await eventually('b serves', () => serving(b));
+  await bothShare(a, b, admin);
   const start = async (via: SharingDaemon, processId: string, data: object = {}) => {
     const r = await call(via, 'POST', '/process/start', { processId, data });
     t.equal(r.status, 200, 'started');

@@ -6,7 +6,7 @@ import { eventually } from '../helpers/eventually.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import {
   callDaemon,
-  holdings,
+  bothShare,
   launchSharing,
   printLogs,
   serving,
@@ -49,15 +49,7 @@ t.test(
     for (const source of [waitForGoFlow(WAIT_ID), THROW])
       t.equal((await call(a, 'POST', '/admin/flows', { source, organization: 'default' })).status, 200, 'published');
     const b = await launchSharing(t, join(root, 'b'), store);
-    await eventually(
-      'a and b share the partitions',
-      async () => {
-        const held = await holdings(a, admin);
-        return (held.get(a.url)?.length ?? 0) >= 7 && (held.get(b.url)?.length ?? 0) >= 7;
-      },
-      { withinMs: 20_000 },
-    );
-    await eventually('b serves', () => serving(b));
+    await bothShare(a, b, admin);
 
     const started = await call(b, 'POST', '/process/start', { processId: WAIT_ID, data: { key: 'k' } });
     t.equal(started.status, 200);

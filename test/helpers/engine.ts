@@ -14,6 +14,16 @@ import { History } from '../../src/daemon/store/history.js';
 import { Store } from '../../src/daemon/store/store.js';
 import { validateFlowSource } from '../../src/shared/flow/validate.js';
 
+/** A flow (for EngineHarness.publish) that waits for message `messageRef`, then ends. */
+export const catchFlow = (messageRef: string): string => `
+processId: AUTO
+name: Wait for ${messageRef}
+nodes:
+  start: { type: startEvent, next: wait }
+  wait: { type: intermediateCatchEvent, eventType: message, messageRef: ${messageRef}, next: done }
+  done: { type: endEvent }
+`;
+
 /** A clock tests move by hand. */
 export class TestClock {
   constructor(public ms = Date.parse('2026-11-21T10:00:00.000Z')) {}

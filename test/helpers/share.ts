@@ -56,6 +56,19 @@ export async function holdings(via: SharingDaemon, key: string): Promise<Map<str
   return new Map(body.items.map((d) => [d.url, d.partitions.map((p) => p.partition)]));
 }
 
+/** Resolves once `a` (partition 0 with it) and `b` hold half of the partitions each, and b serves. */
+export async function bothShare(a: SharingDaemon, b: SharingDaemon, key: string): Promise<void> {
+  await eventually(
+    'a and b share the partitions',
+    async () => {
+      const held = await holdings(a, key);
+      return (held.get(a.url)?.length ?? 0) >= 8 && (held.get(b.url)?.length ?? 0) >= 7;
+    },
+    { withinMs: 20_000 },
+  );
+  await eventually('b serves', () => serving(b));
+}
+
 /** A daemon's answer: status, headers, JSON body. */
 export interface DaemonReply {
   readonly status: number;

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import type { KeptClaims } from '../../../src/daemon/engine/kept-claims.js';
 import { STATE, type BufferedMessage } from '../../../src/daemon/state/state.js';
-import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
+import { catchFlow, engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { eventually } from '../../helpers/eventually.js';
 
 /*
@@ -11,14 +11,7 @@ import { eventually } from '../../helpers/eventually.js';
  * at will.
  */
 
-const CATCH = `
-processId: AUTO
-name: Wait for paid
-nodes:
-  start: { type: startEvent, next: wait }
-  wait: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: done }
-  done: { type: endEvent }
-`;
+const CATCH = catchFlow('paid');
 
 /** Claims as the database keeps them: one holder per message, `elsewhere` being another daemon. */
 class Claims implements KeptClaims {

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import type { ThrownEvent } from '../../../src/daemon/engine/engine-events.js';
 import type { ThrownPassing } from '../../../src/daemon/engine/thrown-outbox.js';
 import { STATE } from '../../../src/daemon/state/state.js';
-import { engineHarness, TestClock, type EngineHarness } from '../../helpers/engine.js';
+import { catchFlow, engineHarness, TestClock, type EngineHarness } from '../../helpers/engine.js';
 import { eventually } from '../../helpers/eventually.js';
 
 /*
@@ -20,14 +20,7 @@ nodes:
   say: { type: intermediateThrowEvent, eventType: message, messageRef: paid, correlationKey: "{key}", data: { from: thrower }, next: done }
   done: { type: endEvent }
 `;
-const CATCH = `
-processId: AUTO
-name: Wait for paid
-nodes:
-  start: { type: startEvent, next: wait }
-  wait: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: done }
-  done: { type: endEvent }
-`;
+const CATCH = catchFlow('paid');
 
 /** The other daemons: what they were given, and whether they answer. */
 class Passing implements ThrownPassing {
