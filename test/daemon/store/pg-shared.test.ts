@@ -197,7 +197,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     await a.close();
   });
 
-  t.test("the daemon's memory, files and messages go to the shared partition", async (t) => {
+  t.test("the daemon's memory, files, messages and thrown events go to the shared partition", async (t) => {
     const db = await fresh();
     const openWfx = () =>
       PgStore.open<WfxState, WfxRecord>({
@@ -230,18 +230,27 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
       expiresAt: at,
     };
     const entry = { value: 1, updatedAt: at, expiresAt: null };
+    const executionId = uuidv7In(2, 4, AT);
+    const thrown = {
+      id: 't1',
+      instanceId: executionId,
+      organization: 'default',
+      eventType: 'go',
+      correlationKey: null,
+    };
     await a.commit(
-      startRecord(uuidv7In(2, 4, AT), at),
+      startRecord(executionId, at),
       { type: 'memory.written', organization: 'default', namespace: 'n', key: 'k', entry },
       { type: 'file.stored', file },
       { type: 'message.buffered', message },
       { type: 'messageId.seen', key: 'default|x', until: at },
+      { type: 'event.thrown', event: { ...thrown, data: {}, thrownAt: at } },
     );
     const rows = await db.query('SELECT partition, entry FROM wfx_journal ORDER BY partition');
     t.same(
       rows.map((r) => [r.partition, (JSON.parse(r.entry as string) as WfxRecord[]).map((x) => x.type)]),
       [
-        [SHARED_PARTITION, ['memory.written', 'file.stored', 'message.buffered', 'messageId.seen']],
+        [SHARED_PARTITION, ['memory.written', 'file.stored', 'message.buffered', 'messageId.seen', 'event.thrown']],
         [2, ['instance.started']],
       ],
     );
@@ -251,12 +260,14 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     t.same(Object.keys(again.state.files), [file.fileId]);
     t.same(Object.keys(again.state.messages), ['m1']);
     t.same(again.state.messageIds, { 'default|x': at });
+    t.same(Object.keys(again.state.thrown), ['t1']);
     const shared = await db.query('SELECT state FROM wfx_snapshots WHERE partition = $1', [SHARED_PARTITION]);
     t.same(Object.keys(JSON.parse(shared[0]!.state as string) as object), [
       'memory',
       'files',
       'messages',
       'messageIds',
+      'thrown',
     ]);
     await again.close();
   });
