@@ -31,7 +31,7 @@ import { dataDirError, listenError } from './start-errors.js';
 import type { RecordStore } from './store/record-store.js';
 import { Store } from './store/store.js';
 import { openStore, type StoreChoice } from './open-store.js';
-import { keptClaimsOf, PartitionSharing, sharedServing, type SharingMember } from './sharing.js';
+import { PartitionSharing, sharedServing, type SharingMember } from './sharing.js';
 
 export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly dataDir: string;
@@ -154,7 +154,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       files,
       maxJsonDepth: options.maxJsonDepth,
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
-      ...(shared && serving && { keptClaims: keptClaimsOf(shared.store), thrownPassing: serving.thrownPassing }),
+      ...(serving && { keptClaims: serving.keptClaims, thrownPassing: serving.thrownPassing }),
     });
     cleanup.unshift(() => engine.close());
     await engine.recover();

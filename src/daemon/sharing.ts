@@ -132,6 +132,8 @@ export interface SharedServing {
   readonly rateLimits: PgRateLimits;
   /** Events thrown here, given to what waits on the other daemons (Engine's thrown outbox). */
   readonly thrownPassing: ThrownPassing;
+  /** Kept messages claimed in the database before one is consumed (Engine's kept claims). */
+  readonly keptClaims: KeptClaims;
 }
 
 /** How requests reach what they need among the daemons sharing `store`'s database. */
@@ -179,14 +181,14 @@ export async function sharedServing(
       }),
     holds: (id) => store.serves(partitionOfExecution(store.layout, id)),
   };
-  return { routing, peers, hop, rateLimits: store.rateLimits(), thrownPassing };
+  return { routing, peers, hop, rateLimits: store.rateLimits(), thrownPassing, keptClaims: keptClaimsOf(store) };
 }
 
 /**
  * Kept messages consumed under claims in the database (decision 043): every daemon sharing it
  * sees them, and would otherwise each consume one its nodes wait for.
  */
-export function keptClaimsOf(store: PgStore<WfxState, WfxRecord>): KeptClaims {
+function keptClaimsOf(store: PgStore<WfxState, WfxRecord>): KeptClaims {
   const claims = store.messageClaims();
   return {
     claim: (id, instanceId, expiresAt) => claims.claim(id, instanceId, expiresAt),
