@@ -41,8 +41,10 @@ export class ApiClient {
   constructor(readonly connection: Connection) {}
 
   /**
-   * Sends a JSON request; resolves with the parsed answer of a 2xx. `signal` aborts it (the
-   * promise rejects with the AbortError).
+   * Sends a JSON request; resolves with the parsed answer of a 2xx. `signal` gives up waiting
+   * (the promise rejects with the AbortError) until the answer begins; an answer already begun
+   * is read to its end, because what it says may already have happened on the daemon (the jobs
+   * a long poll locked are the caller's to give back, not to drop).
    */
   async request<T = Record<string, unknown>>(
     method: string,
@@ -51,12 +53,21 @@ export class ApiClient {
     signal?: AbortSignal,
   ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const res = await this.fetch(path, {
-        method,
-        headers: { ...(body !== undefined && { 'content-type': 'application/json' }) },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-        ...(signal && { signal }),
-      });
+      const waiting = new AbortController();
+      const giveUp = (): void => waiting.abort(signal?.reason);
+      if (signal?.aborted) giveUp();
+      else signal?.addEventListener('abort', giveUp, { once: true });
+      let res: Response;
+      try {
+        res = await this.fetch(path, {
+          method,
+          headers: { ...(body !== undefined && { 'content-type': 'application/json' }) },
+          ...(body !== undefined && { body: JSON.stringify(body) }),
+          ...(signal && { signal: waiting.signal }),
+        });
+      } finally {
+        signal?.removeEventListener('abort', giveUp);
+      }
       const text = await res.text();
       let parsed: unknown = null;
       try {

@@ -4,7 +4,7 @@ import t from 'tap';
 import { adminClient, startDaemon } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { chargeFlow } from '../helpers/jobs.js';
-import { prepareWorkers, spawnWorker } from '../helpers/workers.js';
+import { inHand, prepareWorkers, spawnWorker } from '../helpers/workers.js';
 
 const alive = (pid: number): boolean => {
   try {
@@ -46,6 +46,7 @@ t.test(
     });
     const slowIds = await start(2);
     const slowJobs = await locked('slow', 2);
+    for (const j of slowJobs) await inHand(slow, j.key); // not lost with an answer the kill cut off
     const holder = spawnWorker(t, {
       cwd,
       url: first.url,

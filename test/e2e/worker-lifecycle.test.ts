@@ -11,7 +11,7 @@ import { createWorker, type WorkerEvent } from '../../src/worker/index.js';
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { chargeFlow } from '../helpers/jobs.js';
-import { prepareWorkers, spawnWorker, type WorkerProcess } from '../helpers/workers.js';
+import { inHand, prepareWorkers, spawnWorker, type WorkerProcess } from '../helpers/workers.js';
 
 /** Resolves with how the worker process exited, or rejects once `ms` pass first (the test fails, not hangs). */
 function exitWithin(w: WorkerProcess, ms: number): Promise<number | string> {
@@ -58,6 +58,7 @@ t.test('a worker around a real daemon: status, SIGTERM, reconnect', async (t) =>
       env: { UNTIL_TERM: '1' },
     });
     const job = await lockedBy(admin, waiting, 'finisher');
+    await inHand(w, job.key);
     w.proc.kill('SIGTERM'); // the handler returns only now, while the worker stops
     t.equal(await exitWithin(w, 20_000), 0);
     const types = w.events.map((e) => e.type);
@@ -80,6 +81,7 @@ t.test('a worker around a real daemon: status, SIGTERM, reconnect', async (t) =>
       env: { HANG: '1' },
     });
     const job = await lockedBy(admin, id, 'holder');
+    await inHand(w, job.key);
     w.proc.kill('SIGTERM');
     t.equal(await exitWithin(w, 20_000), 0);
     t.same(

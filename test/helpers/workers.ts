@@ -4,6 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WfxClient } from '../../src/client/client.js';
 import { spawnWfx } from './cli.js';
+import { eventually } from './eventually.js';
 import { BILLING } from './jobs.js';
 
 /** A `wfx worker run` process of a test: its events (--json lines) as they come. */
@@ -52,7 +53,8 @@ export function spawnWorker(
 /**
  * The handlers module of the e2e tests: `charge` answers a receipt naming its process and
  * worker. HANG=1 holds every job for ever; GATE=1 holds them until the process gets SIGUSR2,
- * UNTIL_TERM=1 until it gets SIGTERM (the worker is then stopping: it finishes them).
+ * UNTIL_TERM=1 until it gets SIGTERM (the worker is then stopping: it finishes them). Each job
+ * prints `in hand <key>` on standard error as its handler starts (see `inHand`).
  */
 export const HANDLERS_MODULE = `export const domain = 'billing';
 const gate =
@@ -60,12 +62,22 @@ const gate =
   : process.env.UNTIL_TERM === '1' ? new Promise((resolve) => process.once('SIGTERM', resolve))
   : null;
 export async function charge(input, job) {
+  process.stderr.write('in hand ' + job.key + '\\n');
   if (process.env.HANG === '1') await new Promise(() => {});
   if (gate) await gate;
   return { receipt: 'r-' + input.amount + '-' + process.pid, worker: job.worker };
 }
 export function refund() { return {}; }
 `;
+
+/**
+ * Resolves once worker `w` has job `key` in hand: its handler started. The daemon shows a job
+ * locked before the worker has read the answer that carries it, so that is not enough for a
+ * test about what the worker does with the jobs it holds.
+ */
+export function inHand(w: WorkerProcess, key: string): Promise<true> {
+  return eventually(`worker holds ${key}`, () => w.stderr().includes(`in hand ${key}\n`) || undefined);
+}
 
 /** Writes HANDLERS_MODULE to `cwd`/handlers.mjs, registers BILLING and makes a worker key; returns the key. */
 export async function prepareWorkers(cwd: string, admin: WfxClient): Promise<string> {
