@@ -115,7 +115,10 @@ export interface DaemonAnswer {
 
 /**
  * Asks the daemon at `target` one request with `headers` (the hop header among them) and reads
- * its whole answer. Rejects when it cannot be reached, or `signal` aborts the request.
+ * its whole answer. Rejects when it cannot be reached, or `signal` aborts the request before its
+ * answer begins. An answer already begun is read to its end (unless it stalls ANSWER_END_MS): what it
+ * says may have happened there already, as the jobs a long poll locked, which the asker must
+ * then give back rather than leave locked.
  */
 export function askDaemon(
   target: string,
@@ -130,10 +133,17 @@ export function askDaemon(
   const url = new URL(ask.path, target);
   const headers = { ...ask.headers, host: url.host, ...(ask.body && { 'content-length': String(ask.body.length) }) };
   return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method: ask.method, headers, agent, ...(ask.signal && { signal: ask.signal }) });
+    const request = httpRequest(url, { method: ask.method, headers, agent });
+    const giveUp = (): void => void request.destroy(ask.signal?.reason as Error);
+    if (ask.signal?.aborted) giveUp();
+    else ask.signal?.addEventListener('abort', giveUp, { once: true });
+    request.on('close', () => ask.signal?.removeEventListener('abort', giveUp));
     request.on('response', (response) => {
+      ask.signal?.removeEventListener('abort', giveUp);
+      const stalled = setTimeout(() => request.destroy(new Error('the answer broke off')), ANSWER_END_MS);
+      response.on('close', () => clearTimeout(stalled));
       const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('data', (chunk: Buffer) => (chunks.push(chunk), stalled.refresh()));
       response.on('end', () =>
         resolve({ status: response.statusCode ?? 502, headers: response.headers, body: Buffer.concat(chunks) }),
       );
@@ -144,6 +154,9 @@ export function askDaemon(
     request.end(ask.body);
   });
 }
+
+/** How long an answer begun may go without a byte before it counts as broken off. */
+const ANSWER_END_MS = 5000;
 
 /** The headers of `request` worth passing on to another daemon: the message's, not the connection's. */
 export function passedHeaders(request: IncomingMessage): Record<string, string | string[]> {

@@ -2,35 +2,17 @@
  * ApiClient.request's `signal`: it gives up a wait for an answer, never an answer already
  * begun (a long poll's answer carries jobs the daemon locked for the caller).
  */
-import { getEventListeners, once } from 'node:events';
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { getEventListeners } from 'node:events';
 import t from 'tap';
-import type { Test } from 'tap';
 import { ApiClient } from '../../src/client/http.js';
 import { eventually } from '../helpers/eventually.js';
+import { holdingServer } from '../helpers/holding-server.js';
 
-/** A server on 127.0.0.1 that hands each request's response to the test, unanswered. */
-async function holdingServer(t: Test) {
-  const held: ServerResponse[] = [];
-  const closed: boolean[] = [];
-  const server = createServer((req, res) => {
-    const n = held.push(res) - 1;
-    closed[n] = false;
-    res.on('close', () => (closed[n] = !res.writableEnded));
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.teardown(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { client: new ApiClient({ url, apiKey: null, credentialSource: 'none' }), held, closed };
-}
+const apiClient = (url: string) => new ApiClient({ url, apiKey: null, credentialSource: 'none' });
 
 t.test('aborted before the answer begins: the request rejects and the connection closes', async (t) => {
-  const { client, held, closed } = await holdingServer(t);
+  const { url, held, closed } = await holdingServer(t);
+  const client = apiClient(url);
   const signal = new AbortController();
   const asked = client.request('POST', '/jobs/activate', {}, signal.signal);
   await eventually('the server has the request', () => held.length === 1);
@@ -41,7 +23,8 @@ t.test('aborted before the answer begins: the request rejects and the connection
 });
 
 t.test('aborted after the answer began: it is read to its end', async (t) => {
-  const { client, held } = await holdingServer(t);
+  const { url, held } = await holdingServer(t);
+  const client = apiClient(url);
   const signal = new AbortController();
   const asked = client.request<{ jobs: string[] }>('POST', '/jobs/activate', {}, signal.signal);
   await eventually('the server has the request', () => held.length === 1);

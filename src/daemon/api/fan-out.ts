@@ -113,7 +113,8 @@ export class Peers {
   /**
    * Asks each of `urls` `request` as it came (its credential, signed as counted here), or with
    * `change`'s method, path and JSON body. Answers in the order of `urls`. Throws PARTITION_MOVING
-   * when one answers 503 or cannot be reached; an aborted `signal` makes an answer status 0.
+   * when one answers 503 or cannot be reached; an aborted `signal` makes an answer status 0
+   * unless it had begun (then it is read: see askDaemon).
    */
   async ask<T = unknown>(
     request: FastifyRequest,
