@@ -154,7 +154,11 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       files,
       maxJsonDepth: options.maxJsonDepth,
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
-      ...(serving && { keptClaims: serving.keptClaims, thrownPassing: serving.thrownPassing }),
+      ...(serving && {
+        keptClaims: serving.keptClaims,
+        thrownPassing: serving.thrownPassing,
+        holdsMessageId: serving.holdsMessageId,
+      }),
     });
     cleanup.unshift(() => engine.close());
     await engine.recover();

@@ -277,13 +277,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
   const validators = validatorCompilers();
   app.setValidatorCompiler(validators.compile);
-  // Validators not compiled by a request yet are compiled in the background once the daemon is
-  // up (daemon.ts), so that the first request of a route does not wait for it.
+  // Validators are compiled in the background once the daemon is up (daemon.ts): a route's first request need not.
   app.decorate('compileValidators', validators.compileAll);
 
   app.setErrorHandler((err, request, reply) => {
     const { status, body } = toErrorAnswer(err);
     if (status >= 500) request.log.error({ err }, 'request failed');
+    if (body.retryAfter !== undefined) void reply.header('retry-after', String(body.retryAfter));
     void reply.status(status).send(body);
   });
   app.setNotFoundHandler((request, reply) => {

@@ -134,6 +134,8 @@ export interface SharedServing {
   readonly thrownPassing: ThrownPassing;
   /** Kept messages claimed in the database before one is consumed (Engine's kept claims). */
   readonly keptClaims: KeptClaims;
+  /** Whether this daemon holds the partition of a message id now (EngineOptions.holdsMessageId). */
+  readonly holdsMessageId: (key: string) => boolean;
 }
 
 /** How requests reach what they need among the daemons sharing `store`'s database. */
@@ -181,7 +183,15 @@ export async function sharedServing(
       }),
     holds: (id) => store.serves(partitionOfExecution(store.layout, id)),
   };
-  return { routing, peers, hop, rateLimits: store.rateLimits(), thrownPassing, keptClaims: keptClaimsOf(store) };
+  return {
+    routing,
+    peers,
+    hop,
+    rateLimits: store.rateLimits(),
+    thrownPassing,
+    keptClaims: keptClaimsOf(store),
+    holdsMessageId: (key) => store.serves(partitionOfExecution(store.layout, key)),
+  };
 }
 
 /**

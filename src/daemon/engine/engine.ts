@@ -98,6 +98,13 @@ export interface EngineOptions {
    * each is kept until they have it. Absent: an event thrown wakes what waits here only.
    */
   readonly thrownPassing?: ThrownPassing;
+  /**
+   * On a daemon sharing a database: whether it still holds the partition of message id
+   * `organization|messageId` (partition-routing.ts sent the event here for it). An event under
+   * one it no longer holds is refused with PARTITION_MOVING: its next holder remembers it.
+   * Absent: every message id is this daemon's.
+   */
+  readonly holdsMessageId?: (key: string) => boolean;
 }
 
 type FlowScope = {
@@ -162,6 +169,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   /** Events thrown kept until the other daemons have them (EngineOptions.thrownPassing); null: none kept. */
   private readonly thrownOutbox: ThrownOutbox | null;
   readonly keepsThrown: boolean;
+  /** EngineOptions.holdsMessageId; null: every message id is this daemon's. */
+  private readonly holdsMessageId: ((key: string) => boolean) | null;
 
   private readonly newId: (now: Date, parentInstanceId: string | null) => string;
 
@@ -173,6 +182,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     this.state = options.store.state;
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
+    this.holdsMessageId = options.holdsMessageId ?? null;
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
     this.files = options.files;
     const step = <T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T): Promise<T> => this.step(fn);
@@ -474,6 +484,11 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     req: Parameters<Engine['publishEvent']>[0],
     dedupKey: string | null,
   ): Promise<EventOutcome> {
+    // Checked in the turn the delivery is registered: handOver waits for those it lets through.
+    if (dedupKey !== null && this.holdsMessageId?.(dedupKey) === false)
+      throw new WfxError('PARTITION_MOVING', 'the partition of this message id is moving to another daemon', {
+        details: { retryAfter: 1 },
+      });
     const now = this.now();
     const seenUntil = dedupKey ? this.state.messageIds[dedupKey] : undefined;
     if (seenUntil !== undefined && seenUntil > now.toISOString()) {
@@ -577,7 +592,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
    * `removal` calls with these hooks). In the turn they leave the state, those `leaving` are
    * forgotten just before (timers disarmed, work under way aborted: their next holder runs it
    * again) and the subscription index is made again without them just after; the archive's
-   * writes in flight (fenced by the partition's lease) are `settled` before the lease goes.
+   * writes in flight (fenced by the partition's lease), and the events under message ids
+   * `leaving` names, are `settled` before the lease goes.
    */
   async handOver(
     leaving: (instanceId: string) => boolean,
@@ -594,7 +610,11 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
         reindexSubscriptions(this.state);
         this.emit('handedOver', leaving);
       },
-      settled: () => this.archive.idle(),
+      // Events under message ids of theirs remember the id before the next holder reads it.
+      settled: async () => {
+        const publishing = [...this.publishing].filter(([key]) => leaving(key)).map(([, p]) => p);
+        await Promise.all([this.archive.idle(), Promise.allSettled(publishing)]);
+      },
     });
   }
 

@@ -63,7 +63,14 @@ async function database(t: Test, name: string) {
       shared: WFX_SHARED,
       ...(held && { held: () => held }),
     });
-    const engine = new Engine({ store, history: store.history(), now: clock.now, onError: (err) => errors.push(err) });
+    const engine = new Engine({
+      store,
+      history: store.history(),
+      now: clock.now,
+      onError: (err) => errors.push(err),
+      // As a sharing daemon's (sharing.ts): the message ids of the partitions it serves are its own.
+      holdsMessageId: (key) => store.serves(partitionOf(key, 4)),
+    });
     t.teardown(async () => {
       await engine.close();
       await store.close();
@@ -229,6 +236,60 @@ t.test(
     // Both stores still take commits: neither failed.
     await a.engine.start({ processId: PROCESS.ask, ...ORG, data: {}, correlationKey: null });
     await b.engine.start({ processId: PROCESS.ask, ...ORG, data: {}, correlationKey: null });
+    t.same(errors, [], 'no engine reported an error');
+  },
+);
+
+t.test(
+  'an event under a message id whose partition moves: remembered before the next holder has it, or refused',
+  { skip: POSTGRES_SKIP },
+  async (t) => {
+    const { open, clock, errors } = await database(t, 'handover_message_id');
+    const a = await open('a');
+    await publishAll(a.store, clock.now());
+    const moved = (id: string) => partitionOf(id, 4) >= 2;
+    let n = 0;
+    while (!moved(`default|m-${n}`)) n++;
+    const messageId = `m-${n}`;
+
+    // Being delivered (the other daemons asked, `elsewhere`) when its partition starts to move.
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let asked = false;
+    const event = { ...ORG, eventType: 'paid', correlationKey: 'nobody', ttlSeconds: 600, messageId };
+    const first = a.engine.publishEvent({
+      ...event,
+      elsewhere: async () => {
+        asked = true;
+        await gate;
+        return [];
+      },
+    });
+    let firstDone = false;
+    void first.then(() => (firstDone = true));
+    await eventually('the other daemons are asked', () => asked);
+
+    let settledAfterIt: boolean | undefined;
+    const handedOver = a.engine.handOver(moved, (hooks) =>
+      a.store.drop([2, 3], {
+        ...hooks,
+        settled: async () => {
+          const settling = hooks.settled();
+          release(); // the delivery may end now; the leases must wait for it
+          await settling;
+          settledAfterIt = firstDone;
+        },
+      }),
+    );
+    const again = a.engine.publishEvent(event);
+    t.match(await first, { status: 'buffered' }, 'the first one is kept');
+    await t.rejects(again, { code: 'PARTITION_MOVING' }, 'the same id sent here again meanwhile is refused');
+    await handedOver;
+    t.equal(settledAfterIt, true, 'the partitions were given up only once it was remembered');
+
+    const b = await open('b', [2, 3]);
+    t.ok(b.store.state.messageIds[`default|${messageId}`], 'the next holder has it');
+    t.match(await b.engine.publishEvent(event), { status: 'duplicate' }, 'and takes it as a duplicate');
     t.same(errors, [], 'no engine reported an error');
   },
 );
