@@ -38,7 +38,7 @@ export function waitingFor(state: WfxState, message: BufferedMessage): Subscript
   });
 }
 
-/** How long a lost claim waits before it is tried again: doubled each time, up to the last. */
+/** How long a lost claim waits before it is tried again: longer each time, up to the last. */
 const RETRY_MS = [100, 250, 500, 1_000, 2_000, 5_000] as const;
 
 export class KeptClaiming {

@@ -26,7 +26,7 @@ export interface ThrownPassing {
   holds(instanceId: string): boolean;
 }
 
-/** Waits before giving an event again after a failure: doubled each time, up to the last. */
+/** Waits before giving an event again after a failure: longer each time, up to the last. */
 const RETRY_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000] as const;
 /** An event no daemon could be given for this long is given up (logged): a daemon answering errors for an hour is broken. */
 const GIVE_UP_MS = 60 * 60 * 1000;
