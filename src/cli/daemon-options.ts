@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { parseCidrList, type DaemonOptions } from '../daemon/launcher.js';
+import { parseCidrList, parseLimit, type DaemonOptions, type ExecutionLimits } from '../daemon/launcher.js';
 import { parseDuration } from '../shared/duration.js';
 import { WfxError } from '../shared/errors.js';
 import { checkStoreUrl } from '../shared/store-url.js';
@@ -80,15 +80,42 @@ export const parseDeny = (value: string): string => parseCidrs(value, '--http-de
 /** `--http-allow`'s parser. */
 export const parseAllow = (value: string): string => parseCidrs(value, '--http-allow');
 
+/** `--limit`'s help, shared by `daemon start` and `dev`. */
+export const LIMIT_HELP =
+  'change one of what an execution, tree or organization may hold, NAME=VALUE, repeatable: variables-size, log-size, branches, children, tree-executions, loop-iterations, live-executions (docs/operations.md, Limits)';
+
+/** `--limit`'s parser: each value checked as it comes (a usage error names what is wrong), all kept in order. */
+export function collectLimit(value: string, previous: readonly string[] = []): string[] {
+  try {
+    parseLimit(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  return [...previous, value];
+}
+
+/** The limits `--limit` values set (a later value of a name wins), or undefined for none. */
+export function limitsOf(values: readonly string[] | undefined): Partial<ExecutionLimits> | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  const limits: Partial<Record<keyof ExecutionLimits, number>> = {};
+  for (const value of values) {
+    const { key, value: n } = parseLimit(value);
+    limits[key] = n;
+  }
+  return limits;
+}
+
 /**
- * The network policy and replay window options of `daemon start` and `dev`: a flag, else its
- * environment variable (WFX_HTTP_DENY, WFX_HTTP_ALLOW). Throws USAGE_ERROR on a malformed CIDR.
+ * The network policy, replay window and limits options of `daemon start` and `dev`: a flag,
+ * else its environment variable (WFX_HTTP_DENY, WFX_HTTP_ALLOW). Throws USAGE_ERROR on a
+ * malformed CIDR.
  */
 export function safetyOptions(
   ctx: CliContext,
-  opts: { webhookReplayWindow?: number; httpDeny?: string; httpAllow?: string },
-): Pick<DaemonOptions, 'webhookReplayWindowMs' | 'httpDeny' | 'httpAllow'> {
+  opts: { webhookReplayWindow?: number; httpDeny?: string; httpAllow?: string; limit?: readonly string[] },
+): Pick<DaemonOptions, 'webhookReplayWindowMs' | 'httpDeny' | 'httpAllow' | 'limits'> {
   return {
+    limits: limitsOf(opts.limit),
     webhookReplayWindowMs: opts.webhookReplayWindow,
     httpDeny: parseCidrList(
       opts.httpDeny ?? ctx.env.WFX_HTTP_DENY,

@@ -7,6 +7,7 @@ import type { ClusterDaemon } from '../shared/api/index.js';
 import { isWfxError, WfxError } from '../shared/errors.js';
 import type { OidcOptions } from './auth/oidc.js';
 import { Engine } from './engine/engine.js';
+import { describeLimits, type ExecutionLimits } from './engine/limits.js';
 import { NetworkPolicy } from './engine/work/network-policy.js';
 import { EmailTriggers } from './triggers/email.js';
 import { Scheduler } from './triggers/schedules.js';
@@ -75,6 +76,8 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly httpDeny?: readonly string[];
   /** CIDRs serviceTask calls may connect to though a built-in rule refuses them (own listener, link-local). */
   readonly httpAllow?: readonly string[];
+  /** What one execution, tree and organization may hold (engine/limits.ts; `--limit NAME=VALUE`); the rest take their defaults. */
+  readonly limits?: Partial<ExecutionLimits>;
 }
 
 /** A daemon that is serving. */
@@ -153,6 +156,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       ai,
       files,
       maxJsonDepth: options.maxJsonDepth,
+      ...(options.limits && { limits: options.limits }),
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
       ...(serving && {
         keptClaims: serving.keptClaims,
@@ -161,6 +165,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       }),
     });
     cleanup.unshift(() => engine.close());
+    logger.info(`engine limits: ${describeLimits(engine.limits)}`);
     await engine.recover();
     if (options.flowsDir && directory)
       await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);

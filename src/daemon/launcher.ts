@@ -19,6 +19,7 @@ export type { DaemonOptions, RunningDaemon } from './daemon.js';
 export type { Finding, Loss } from './check.js';
 /** Checks a comma-separated CIDR list (--http-deny, --http-allow) without the network policy's modules. */
 export { parseCidrList } from './engine/work/cidr.js';
+export { parseLimit, type ExecutionLimits } from './engine/limits.js';
 
 /** Message a background daemon sends its starter over IPC. */
 type ChildMessage = { ready: DaemonInfo } | { error: { code: string; message: string } };

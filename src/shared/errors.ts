@@ -32,6 +32,10 @@ export const ERROR_CODES = {
   REQUEST_HEADERS_TOO_LARGE: { status: 431 },
   REQUEST_TIMEOUT: { status: 408 },
   RATE_LIMIT_EXCEEDED: { status: 429 },
+  EXECUTION_LIMIT_EXCEEDED: {
+    status: 429,
+    hint: 'The organization runs as many executions as the daemon allows (--limit live-executions); let some finish or cancel them.',
+  },
   INTERNAL_ERROR: { status: 500 },
   SERVICE_UNAVAILABLE: { status: 503, hint: 'The daemon is shutting down or its store failed; see its log.' },
 

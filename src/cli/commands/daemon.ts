@@ -29,6 +29,8 @@ import {
   STANDBY_HELP,
   SHARE_HELP,
   STORE_HELP,
+  LIMIT_HELP,
+  collectLimit,
   storeOptions,
   type StoreFlags,
 } from '../daemon-options.js';
@@ -51,6 +53,8 @@ interface StartOptions extends StoreFlags {
   readonly webhookReplayWindow?: number;
   readonly httpDeny?: string;
   readonly httpAllow?: string;
+  /** `--limit NAME=VALUE` values, checked already (limitsOf). */
+  readonly limit?: readonly string[];
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
 }
@@ -94,6 +98,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)',
       parseAllow,
     )
+    .option('--limit <name=value>', LIMIT_HELP, collectLimit)
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
     .option('--share', SHARE_HELP)
@@ -261,6 +266,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (opts.webhookReplayWindow !== undefined) args.push('--webhook-replay-window', `${opts.webhookReplayWindow}ms`);
   if (opts.httpDeny !== undefined) args.push('--http-deny', opts.httpDeny);
   if (opts.httpAllow !== undefined) args.push('--http-allow', opts.httpAllow);
+  for (const limit of opts.limit ?? []) args.push('--limit', limit);
   if (opts.lease !== undefined) args.push('--lease', `${opts.lease}ms`);
   if (opts.partitions !== undefined) args.push('--partitions', String(opts.partitions));
   if (opts.share) args.push('--share');

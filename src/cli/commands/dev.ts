@@ -18,6 +18,8 @@ import {
   STANDBY_HELP,
   SHARE_HELP,
   STORE_HELP,
+  LIMIT_HELP,
+  collectLimit,
   storeOptions,
   type StoreFlags,
 } from '../daemon-options.js';
@@ -46,6 +48,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
       '--http-allow <cidrs>',
       'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)',
     )
+    .option('--limit <name=value>', LIMIT_HELP, collectLimit)
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
     .option('--share', SHARE_HELP)
@@ -62,6 +65,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           webhookReplayWindow?: number;
           httpDeny?: string;
           httpAllow?: string;
+          limit?: readonly string[];
           maxJsonDepth?: number;
           maxFileSize?: number;
         } & StoreFlags,

@@ -233,7 +233,9 @@ const NODE_PROPERTIES: {
       maxIterations: {
         type: 'integer',
         minimum: 1,
-        description: 'more iterations fail the node with LOOP_LIMIT (default 1000)',
+        maximum: 100_000,
+        description:
+          "more iterations fail the node with LOOP_LIMIT (default 1000; at most 100000, and never more than the daemon's loop-iterations limit)",
       },
       parallel: {
         type: 'boolean',
@@ -242,7 +244,9 @@ const NODE_PROPERTIES: {
       concurrency: {
         type: 'integer',
         minimum: 1,
-        description: 'at most this many iterations at once (parallel; default 10)',
+        maximum: 1000,
+        description:
+          "at most this many iterations at once (parallel; default 10; at most 1000, and the daemon's children limit holds)",
       },
       nodes: { ...nodesRef, description: 'the body: a nested flow with its own startEvent' },
       collect: {

@@ -84,7 +84,7 @@ export const boundaryEvent: NodeHandler<BoundaryEventNode> = { run: () => ({ kin
  */
 export const loopNode: NodeHandler<LoopNode> = {
   run: (node, scope) => {
-    const max = node.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+    const max = maxIterations(node, scope);
     let items: unknown[] | null = null;
     if (node.collection !== undefined) {
       const resolved = scope.resolve(node.collection);
@@ -99,7 +99,7 @@ export const loopNode: NodeHandler<LoopNode> = {
         return {
           kind: 'fail',
           code: 'LOOP_LIMIT',
-          message: `the collection has ${resolved.length} items; maxIterations is ${max}`,
+          message: `the collection has ${resolved.length} items; ${iterationsLimit(node, scope)}`,
         };
       }
       items = resolved;
@@ -129,6 +129,19 @@ export const loopNode: NodeHandler<LoopNode> = {
   },
 };
 
+/** The iterations a loop may run: its `maxIterations` (default 1000), never more than the daemon allows. */
+function maxIterations(node: LoopNode, scope: NodeScope): number {
+  return Math.min(node.maxIterations ?? DEFAULT_MAX_ITERATIONS, scope.maxLoopIterations);
+}
+
+/** Which bound `maxIterations` is, in words. */
+function iterationsLimit(node: LoopNode, scope: NodeScope): string {
+  const own = node.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+  return own <= scope.maxLoopIterations
+    ? `maxIterations is ${own}`
+    : `the daemon's loop-iterations limit is ${scope.maxLoopIterations}`;
+}
+
 /** Starts what may start now, or completes the loop when nothing is left. */
 function advance(
   node: LoopNode,
@@ -137,7 +150,7 @@ function advance(
   variables: Readonly<Record<string, unknown>>,
   handedOn: Record<string, unknown> | undefined,
 ): Outcome {
-  const max = node.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+  const max = maxIterations(node, scope);
   const width = node.parallel === true ? (node.concurrency ?? DEFAULT_CONCURRENCY) : 1;
   const itemVariable = node.itemVariable ?? 'item';
   const indexVariable = node.indexVariable ?? 'index';
@@ -152,7 +165,7 @@ function advance(
         return {
           kind: 'fail',
           code: 'LOOP_LIMIT',
-          message: `the condition still holds after maxIterations (${max}) iterations`,
+          message: `the condition still holds after ${max} iterations; ${iterationsLimit(node, scope)}`,
         };
     }
     const iterationVars = extensibleCopy(

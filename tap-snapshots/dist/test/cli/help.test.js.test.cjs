@@ -292,6 +292,12 @@ Options:
   --http-allow <cidrs>                CIDRs serviceTask may connect to though
                                       refused by default: own port, link-local
                                       (default $WFX_HTTP_ALLOW)
+  --limit <name=value>                change one of what an execution, tree or
+                                      organization may hold, NAME=VALUE,
+                                      repeatable: variables-size, log-size,
+                                      branches, children, tree-executions,
+                                      loop-iterations, live-executions
+                                      (docs/operations.md, Limits)
   --store <url>                       keep state in PostgreSQL instead of the
                                       data directory:
                                       postgres://user@host:5432/db (default
@@ -373,6 +379,12 @@ Options:
   --http-allow <cidrs>                CIDRs serviceTask may connect to though
                                       refused by default: own port, link-local
                                       (default $WFX_HTTP_ALLOW)
+  --limit <name=value>                change one of what an execution, tree or
+                                      organization may hold, NAME=VALUE,
+                                      repeatable: variables-size, log-size,
+                                      branches, children, tree-executions,
+                                      loop-iterations, live-executions
+                                      (docs/operations.md, Limits)
   --store <url>                       keep state in PostgreSQL instead of the
                                       data directory:
                                       postgres://user@host:5432/db (default
