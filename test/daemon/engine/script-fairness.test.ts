@@ -42,7 +42,12 @@ t.test("one organization's endless scripts do not keep another's waiting", async
     [false, false, false, false],
     "B's script completed while every one of A's still ran or waited",
   );
-  t.same(r.stats(), { running: 2, queued: 2, workers: 2 }, 'the lent worker is retired once idle');
+  t.same(r.stats(), { running: 2, queued: 2, workers: 3 }, 'the lent worker is kept, idle, while the pool is full');
+  t.same(await r.run(job('B', 'return "again"')), { ok: true, value: 'again' });
+  t.equal(
+    a.some((x) => x.state.settled),
+    false,
+  );
 
   for (const x of a) x.abort();
   for (const x of a) t.equal(((await x.done) as { code?: string }).code, 'CANCELLED');
@@ -60,10 +65,11 @@ t.test('a freed worker goes to the organization holding the fewest, not to the r
   t.equal(((await a1.done) as { code?: string }).code, 'CANCELLED');
   t.same(await a2.done, { ok: true, value: 'a2' }, 'a2 (A holds none) went before b2 (B holds one)');
   t.equal(b2.state.settled, false);
-  t.same(r.stats(), { running: 1, queued: 1, workers: 1 }, 'B holds the pool: it borrows nothing');
+  t.same(r.stats(), { running: 1, queued: 1, workers: 2 }, 'B holds the pool: it borrows nothing (one idle kept)');
   b1.abort();
   t.same(await b2.done, { ok: true, value: 'b2' });
   t.equal(((await b1.done) as { code?: string }).code, 'CANCELLED');
+  t.same(r.stats(), { running: 0, queued: 0, workers: 1 }, 'the pool no longer full: back to its size');
 });
 
 t.test('alone, an organization uses every worker; the pool never lends to one that holds some', async (t) => {

@@ -11,7 +11,8 @@
  *   never runs script code.
  * - Fair between organizations (script-lanes.ts): a free worker goes to the organization holding
  *   the fewest; one holding none while every worker is busy borrows a worker beyond the pool (at
- *   most `size` such), so another organization's long scripts never keep its script waiting.
+ *   most `size` such; one kept idle while the pool stays full), so another organization's long
+ *   scripts never keep its script waiting.
  * - A run's timeout is at most MAX_SCRIPT_TIMEOUT_MS, whatever it asks.
  *
  * Workers start lazily, are unref()'d while idle (they never keep a process alive on their own)
@@ -191,7 +192,8 @@ export function createScriptRunner(options?: {
   /**
    * Hands queued runs to workers, fairly (ScriptLanes), up to `size` at once; an organization
    * that holds none may go beyond, up to `2 * size`: its script does not wait for another's to
-   * end (which may take MAX_SCRIPT_TIMEOUT_MS). Idle workers beyond `size` are then retired.
+   * end (which may take MAX_SCRIPT_TIMEOUT_MS). Idle workers beyond `size` are then retired,
+   * but one while the pool is full: the next lent run need not start a thread again.
    */
   function pump(): void {
     while (!closed) {
@@ -200,7 +202,8 @@ export function createScriptRunner(options?: {
       const next = lanes.take()!;
       dispatch(slots.find((s) => !s.job && !s.retired) ?? spawn(), next.item);
     }
-    for (const slot of slots.filter((s) => !s.job)) if (slots.length > size) retire(slot);
+    const keep = Math.max(size, busy >= size ? busy + 1 : 0);
+    for (const slot of slots.filter((s) => !s.job)) if (slots.length > keep) retire(slot);
   }
 
   function cancel(job: Job, message: string): void {
