@@ -8,6 +8,7 @@
 import type { NodeFailureCode } from '../../shared/flow/failure-codes.js';
 import type { AiProvider, AiProviderKind } from '../state/state.js';
 import type { NetworkPolicy } from '../engine/work/network-policy.js';
+import { MAX_TIMER_MS } from '../engine/work/http-request.js';
 import { formatMs, retryDelayMs, sleep } from '../engine/work/retry.js';
 import type { WorkResult } from '../engine/work/result.js';
 import { LocalModelKind } from './local-model.js';
@@ -164,7 +165,7 @@ class Runner implements AiRunner {
       const mode = json ? this.jsonMode(provider, call) : 'none';
       const sent = mode === 'object' || mode === 'prompt' ? [jsonInstruction(call.schema), ...messages] : messages;
       const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(), call.timeoutMs);
+      const timer = setTimeout(() => timeout.abort(), Math.min(call.timeoutMs, MAX_TIMER_MS));
       const started = performance.now();
       let outcome: ModelOutcome;
       try {

@@ -5,7 +5,7 @@
  */
 import { jsonPointerPath } from '../json-shape.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { DurationError, parseDuration } from '../duration.js';
+import { DurationError, formatDuration, parseDuration } from '../duration.js';
 import { Schedule, ScheduleError } from '../schedule.js';
 import { compileCondition, ExpressionError } from '../expr/juel.js';
 import { edgesOf, FlowGraph } from './graph.js';
@@ -14,6 +14,7 @@ import { scriptSyntaxError } from './script-syntax.js';
 import { flowSchema, NODE_TYPES } from './schema.js';
 import { compileJsonSchema } from './json-schema.js';
 import { inputsProblem } from './inputs.js';
+import { timeoutCeiling } from './timeouts.js';
 import {
   CONTAINER_TYPES,
   MEMORY_ACTIONS,
@@ -307,7 +308,14 @@ function checkNodes(nodes: Record<string, FlowNode>, prefix: (string | number)[]
     for (const key of ['timeout', 'duration', 'ttl'] as const) {
       if (typeof n[key] !== 'string') continue;
       try {
-        parseDuration(n[key] as string);
+        const ms = parseDuration(n[key] as string);
+        const ceiling = key === 'timeout' ? timeoutCeiling(node.type) : undefined;
+        if (ceiling !== undefined && ms > ceiling)
+          at(
+            'BAD_DURATION',
+            [...prefix, id, key],
+            `a ${node.type}'s timeout is at most ${formatDuration(ceiling)}, not ${JSON.stringify(n[key])}`,
+          );
       } catch (err) {
         if (err instanceof DurationError) at('BAD_DURATION', [...prefix, id, key], err.message);
         else throw err;
