@@ -191,11 +191,12 @@ async function check(ctx: CliContext, cmd: Command, opts: { acceptLoss: boolean;
 async function backup(ctx: CliContext, cmd: Command, dir: string): Promise<void> {
   const directory = resolve(ctx.cwd, dir);
   const res = await (await clientFor(ctx, cmd)).admin.backup(directory);
-  if (globals(cmd).json) printJson(ctx, res);
-  else
-    ctx.stdout.write(
-      `backed up to ${res.directory}: journal entries up to ${res.lastSeq} (snapshot at ${res.snapshotSeq}), ${res.files} files, ${res.bytes} bytes\n`,
-    );
+  if (globals(cmd).json) return printJson(ctx, res);
+  for (const partial of res.removedPartials ?? [])
+    ctx.stderr.write(`removed ${partial}: a partial copy left by a backup a crash cut\n`);
+  ctx.stdout.write(
+    `backed up to ${res.directory}: journal entries up to ${res.lastSeq} (snapshot at ${res.snapshotSeq}), ${res.files} files, ${res.bytes} bytes\n`,
+  );
 }
 
 /** The DaemonOptions of `daemon start`'s options. */
