@@ -216,7 +216,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
       ...(store instanceof Store &&
         history instanceof History && {
-          backup: (directory: string) => backupDataDir({ dataDir: options.dataDir, store, history }, directory),
+          backup: (directory: string) => backupDataDir({ dataDir: options.dataDir, store, history, logger }, directory),
         }),
       files,
     });

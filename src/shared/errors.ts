@@ -55,7 +55,7 @@ export const ERROR_CODES = {
   },
   DATA_DIR_DAMAGED: {
     status: 500,
-    hint: 'A file the data directory should hold is missing or its manifest is damaged; `wfx daemon check` lists every problem. Restore the data directory from a backup.',
+    hint: 'A file the data directory should hold is missing, or its manifest is damaged or missing; `wfx daemon check` lists every problem. Restore the data directory from a backup.',
   },
   STORE_FAILED: {
     status: 503,

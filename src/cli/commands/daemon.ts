@@ -137,8 +137,14 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       '--accept-loss',
       'when the only damage is in the last journal segment, cut it there (saying what is lost), then check again',
     )
+    .option(
+      '--adopt',
+      'when the only finding is a missing store.manifest, write one for what the directory holds (only for a directory known to be whole), then check again',
+    )
     .addHelpText('after', '\nExamples:\n  $ wfx daemon check\n  $ wfx daemon check --data-dir /srv/wfx --json')
-    .action(async (opts: { acceptLoss?: boolean }, cmd: Command) => check(ctx, cmd, opts.acceptLoss === true));
+    .action(async (opts: { acceptLoss?: boolean; adopt?: boolean }, cmd: Command) =>
+      check(ctx, cmd, { acceptLoss: opts.acceptLoss === true, adopt: opts.adopt === true }),
+    );
 
   daemon
     .command('backup')
@@ -156,16 +162,22 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
 
 /**
  * `wfx daemon check`: the findings of checkDataDir, one a line (or JSON); exit 1 when there are
- * any. With `acceptLoss`, a damaged tail of the last segment is cut first (cutDamagedTail).
+ * any. With `acceptLoss`, a damaged tail of the last segment is cut first (cutDamagedTail); with
+ * `adopt`, a missing manifest is written (adoptDataDir).
  */
-async function check(ctx: CliContext, cmd: Command, acceptLoss: boolean): Promise<void> {
+async function check(ctx: CliContext, cmd: Command, opts: { acceptLoss: boolean; adopt: boolean }): Promise<void> {
   const g = globals(cmd);
   const dataDir = dataDirOf(ctx, g);
-  const { findings, cut } = await checkDataDir(dataDir, acceptLoss, (loss) => {
-    const kept = loss.lastKeptSeq === null ? 'none of its entries kept' : `entries after ${loss.lastKeptSeq} lost`;
-    ctx.stderr.write(`cut ${loss.file} at byte ${loss.offset}: ${loss.bytes} bytes, ${kept}\n`);
+  const { findings, cut, adopted } = await checkDataDir(dataDir, {
+    ...opts,
+    onCut: (loss) => {
+      const kept = loss.lastKeptSeq === null ? 'none of its entries kept' : `entries after ${loss.lastKeptSeq} lost`;
+      ctx.stderr.write(`cut ${loss.file} at byte ${loss.offset}: ${loss.bytes} bytes, ${kept}\n`);
+    },
+    onAdopt: (file) => ctx.stderr.write(`wrote ${file} for what the directory holds\n`),
   });
-  if (g.json) printJson(ctx, { dataDir, ok: findings.length === 0, findings, ...(cut && { cut }) });
+  if (g.json)
+    printJson(ctx, { dataDir, ok: findings.length === 0, findings, ...(cut && { cut }), ...(adopted && { adopted }) });
   else if (findings.length === 0) ctx.stdout.write(`${dataDir}: no problems found\n`);
   else {
     for (const f of findings)
@@ -184,11 +196,12 @@ async function check(ctx: CliContext, cmd: Command, acceptLoss: boolean): Promis
 async function backup(ctx: CliContext, cmd: Command, dir: string): Promise<void> {
   const directory = resolve(ctx.cwd, dir);
   const res = await (await clientFor(ctx, cmd)).admin.backup(directory);
-  if (globals(cmd).json) printJson(ctx, res);
-  else
-    ctx.stdout.write(
-      `backed up to ${res.directory}: journal entries up to ${res.lastSeq} (snapshot at ${res.snapshotSeq}), ${res.files} files, ${res.bytes} bytes\n`,
-    );
+  if (globals(cmd).json) return printJson(ctx, res);
+  for (const partial of res.removedPartials ?? [])
+    ctx.stderr.write(`removed ${partial}: a partial copy left by a backup a crash cut\n`);
+  ctx.stdout.write(
+    `backed up to ${res.directory}: journal entries up to ${res.lastSeq} (snapshot at ${res.snapshotSeq}), ${res.files} files, ${res.bytes} bytes\n`,
+  );
 }
 
 /** The DaemonOptions of `daemon start`'s options. */

@@ -51,4 +51,6 @@ export interface BackupReport {
   readonly files: number;
   /** Bytes in them. */
   readonly bytes: number;
+  /** Partial copies beside the directory that backups cut by a crash left, removed (absent: none). */
+  readonly removedPartials?: readonly string[];
 }

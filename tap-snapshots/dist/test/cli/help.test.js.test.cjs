@@ -251,6 +251,9 @@ file, with offsets (exit 1 when any)
 Options:
   --accept-loss  when the only damage is in the last journal segment, cut it
                  there (saying what is lost), then check again
+  --adopt        when the only finding is a missing store.manifest, write one
+                 for what the directory holds (only for a directory known to be
+                 whole), then check again
   -h, --help     display help for command
 
 Examples:
