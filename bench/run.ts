@@ -3,6 +3,7 @@
  */
 import { formatAiBench, runAiBench } from './ai.js';
 import { formatEngineBench, runEngineBench } from './engine.js';
+import { formatFaultBench, runFaultBench } from './fault-load.js';
 import { formatHttpBench, runHttpBench } from './http.js';
 import { formatJobsBench, runJobsBench } from './jobs.js';
 import { formatPostgresBench, runPostgresBench } from './postgres.js';
@@ -34,4 +35,8 @@ console.log('\n## HTTP\n');
 const http = formatHttpBench(await runHttpBench());
 console.log(http);
 await writeSection('http', `${machineLine()}\n\n${http}`);
+console.log('\n## Under attack\n');
+const fault = formatFaultBench(await runFaultBench());
+console.log(fault);
+await writeSection('fault', `${machineLine()}\n\n${fault}`);
 console.log('\nwritten to docs/performance.md');

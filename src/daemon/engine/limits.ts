@@ -190,8 +190,10 @@ export function childrenFailure(
       `organization ${inst.organization} runs ${limits.organizationExecutions} executions already (the live-executions limit)`,
     );
   let bytes = 0;
+  // Iterations share their values (a loop's items, the variables copied into each): each measured once.
+  const measured = new Map<object, number>();
   for (const start of starts) {
-    const size = jsonSize(start.variables, Math.min(limits.variablesBytes, c.room - bytes));
+    const size = variablesJsonSize(start.variables, Math.min(limits.variablesBytes, c.room - bytes), measured);
     if (size > limits.variablesBytes)
       return fail(
         'VARIABLES_TOO_LARGE',
@@ -205,4 +207,33 @@ export function childrenFailure(
       );
   }
   return bytes;
+}
+
+/**
+ * jsonSize of a variables object, its values looked up in `measured` by identity (and added
+ * there): executions started together share most of their values. Stops past `cap`.
+ */
+function variablesJsonSize(
+  vars: Readonly<Record<string, unknown>>,
+  cap: number,
+  measured: Map<object, number>,
+): number {
+  let size = 2;
+  let entries = 0;
+  for (const key in vars) {
+    if (!Object.hasOwn(vars, key)) continue;
+    const value = vars[key];
+    if (value === undefined || typeof value === 'function') continue;
+    entries++;
+    if (typeof value === 'object' && value !== null) {
+      let n = measured.get(value);
+      if (n === undefined) {
+        n = jsonSize(value, cap - size);
+        if (n <= cap - size) measured.set(value, n);
+      }
+      size += key.length + 3 + n;
+    } else size += key.length + 3 + jsonSize(value);
+    if (size > cap) return size;
+  }
+  return size + Math.max(entries - 1, 0);
 }

@@ -171,6 +171,7 @@ export class Transition {
   /** Tokens queued but not written yet, per execution (they count toward MAX_NODE_INSTANCES). */
   private readonly pending = new Map<string, number>();
   private runs = 0;
+  private maxRuns = RUNS_PER_TRANSACTION;
   /** The JSON size of the data this step's nodes set and started executions with (limits.ts, stepBytes). */
   private bytes = 0;
   private readonly maxBytes: number;
@@ -190,6 +191,19 @@ export class Transition {
     };
     this.at = isoAt(now);
     this.maxBytes = stepBytes(core.limits);
+  }
+
+  /** Whether this step has run as many nodes, or written as much data, as one step may. */
+  get spent(): boolean {
+    return this.runs >= this.maxRuns || this.bytes >= this.maxBytes;
+  }
+
+  /**
+   * Lowers how many nodes this step runs before it leaves the rest for a later one: a step that
+   * continues deferred executions takes a smaller share of a turn of the event loop.
+   */
+  limitRuns(max: number): void {
+    this.maxRuns = Math.min(this.maxRuns, max);
   }
 
   /** Starts an execution at its startEvent and runs it as far as it goes. */
@@ -297,7 +311,7 @@ export class Transition {
   }
 
   /** Writes a new execution and queues its start node (run by the next drain). */
-  private launch(params: LaunchParams): Instance {
+  private launch(params: LaunchParams, later = false): Instance {
     const id = this.core.newInstanceId(this.now, params.parentInstanceId);
     this.emit({
       type: 'instance.started',
@@ -305,7 +319,13 @@ export class Transition {
     });
     const inst = this.core.state.instances[id]!;
     this.touched.add(id);
-    this.createNode(inst, this.core.flowOf(inst).startId);
+    const startId = this.core.flowOf(inst).startId;
+    if (!later) this.createNode(inst, startId);
+    else {
+      // Its start node written Active and run by a step of its own (deferred).
+      this.emitEntered(inst, startId);
+      this.deferred.add(id);
+    }
     return inst;
   }
 
@@ -387,7 +407,7 @@ export class Transition {
           this.finish(inst, STATE.FAILED, message, { code: 'LOG_LIMIT_EXCEEDED', message, nodeId: item.nodeId });
           continue;
         }
-        if (this.runs >= RUNS_PER_TRANSACTION || this.bytes >= this.maxBytes) {
+        if (this.spent) {
           // Out of budget: a token not written yet is written as an Active node, run by a later step.
           if (item.nodeInstanceId === null) this.emitEntered(inst, item.nodeId);
           this.deferred.add(item.instanceId);
@@ -495,8 +515,9 @@ export class Transition {
    * nests a reference to itself, in a loop).
    */
   private checked(inst: Instance, outcome: Outcome): Outcome {
-    const deep = this.deepChecked(outcome);
-    return deep === outcome ? this.limited(inst, outcome) : deep;
+    // Sizes first: their walk stops at the limit, so the depth walk after it is bounded too.
+    const limited = this.limited(inst, outcome);
+    return limited === outcome ? this.deepChecked(outcome) : limited;
   }
 
   /**
@@ -568,7 +589,8 @@ export class Transition {
   private realize(inst: Instance, nodeId: string, outcome: Outcome): Outcome {
     if (outcome.kind !== 'call') return outcome;
     try {
-      const called = this.launch(this.childParams(inst, nodeId, outcome.start, null));
+      // Run later, in a step of its own: a flow that calls itself cannot spread through one step.
+      const called = this.launch(this.childParams(inst, nodeId, outcome.start, null), true);
       return { kind: 'next', variables: { [outcome.variable]: called.processInstanceId } };
     } catch (err) {
       if (err instanceof WfxError || err instanceof NodeFailure) return { kind: 'fail', ...failureOfThrown(err) };
