@@ -108,7 +108,15 @@ export function createFlowCheckPool(options?: {
       void w.terminate().catch(() => undefined);
       pump();
     }, backstopMs);
-    w.postMessage({ id: job.id, request: job.request } satisfies CheckMessage);
+    try {
+      w.postMessage({ id: job.id, request: job.request } satisfies CheckMessage);
+    } catch (err) {
+      // A value that cannot be copied to the worker (never JSON from a request): that check fails alone.
+      settle(job);
+      job.reject(new WfxError('INTERNAL_ERROR', `the flow cannot be passed to its checker: ${(err as Error).message}`));
+      w.unref();
+      pump();
+    }
   }
 
   function run(organization: string, request: FlowCheckRequest): Promise<FlowCheckResult> {
