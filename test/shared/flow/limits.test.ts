@@ -45,17 +45,17 @@ t.test('keys of a mapping: 40,000 variables are TOO_LARGE at the mapping; the li
 
 t.test('duplicate keys are found in a big mapping, each at its line:column, with the first named', async (t) => {
   const text = manyVariablesYaml(FLOW_LIMITS.mapKeys - 2)
-    .replace('      key_number_7: value number 7\n', '      key_number_7: value number 7\n      key_number_3: again\n')
-    .replace('    next: end\n', '      key_number_9000: again\n    next: end\n');
+    .replace('   v7: 7\n', '   v7: 7\n   v3: again\n')
+    .replace('  next: end\n', '   v9000: again\n  next: end\n');
   const problems = problemsOf(text);
   t.same(
     problems.map((p) => [p.code, p.line, p.column]),
     [
-      ['SYNTAX', 18, 7],
-      ['SYNTAX', FLOW_LIMITS.mapKeys + 9, 7],
+      ['SYNTAX', 18, 4],
+      ['SYNTAX', FLOW_LIMITS.mapKeys + 9, 4],
     ],
   );
-  t.match(problems[0]!.message, /"key_number_3" is given twice \(first on line 13\)/);
+  t.match(problems[0]!.message, /"v3" is given twice \(first on line 13\)/);
   t.match(
     problemsOf(yamlOf(chainFlow(1)).replace('"t0": {', '"t0": {\n  "type": "task",')),
     [{ code: 'SYNTAX', line: 11, column: 4, message: /"type" is given twice \(first on line 10\)/ }],
@@ -81,7 +81,7 @@ t.test('nodes: at the limit a flow validates; one more is TOO_LARGE; bodies coun
   });
   t.match(validateFlowValue(withBody).problems, [{ code: 'TOO_LARGE', property: 'nodes' }], 'a body holds nodes too');
   t.match(validateFlowValue(chainFlow(20_000)).problems, [{ code: 'TOO_LARGE', property: 'nodes' }], '20,000 nodes');
-  const source = yamlOf(chainFlow(20_000));
+  const source = JSON.stringify(chainFlow(20_000));
   t.match(problemsOf(source), [{ code: 'TOO_LARGE' }], 'the same as a source: over the byte limit first');
 });
 
@@ -126,7 +126,10 @@ t.test('the document nests at most FLOW_LIMITS.depth deep: the limit validates, 
 t.test('a script nested too deep for the compiler is BAD_SCRIPT, not a thrown RangeError', async (t) => {
   const script = `return ${'('.repeat(50_000)}1${')'.repeat(50_000)}`;
   const value = chainFlow(0);
-  Object.assign(value.nodes, { start: { type: 'startEvent', next: 's' }, s: { type: 'scriptTask', script, next: 'end' } });
+  Object.assign(value.nodes, {
+    start: { type: 'startEvent', next: 's' },
+    s: { type: 'scriptTask', script, next: 'end' },
+  });
   t.match(validateFlowValue(value).problems, [{ code: 'BAD_SCRIPT', nodeId: 's', property: 'script' }]);
 });
 
