@@ -61,7 +61,7 @@ function condenseErrors(errors: readonly ErrorObject[]): ErrorObject[] {
 }
 
 /** A schema error as a flow problem: its code, its message, and the property it names under its path. Pure. */
-export function describeSchemaError(err: ErrorObject): {
+export function describeViolation(err: ErrorObject): {
   code: 'SCHEMA' | 'MISSING_PROPERTY';
   message: string;
   extra: string[];

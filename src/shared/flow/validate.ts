@@ -10,7 +10,7 @@ import { edgesOf, FlowGraph } from './graph.js';
 import { parseFlowSource, type ParsedSource, type SourcePosition } from './parse.js';
 import { scriptSyntaxError } from './script-syntax.js';
 import { NODE_TYPES } from './schema.js';
-import { describeSchemaError, schemaViolations } from './schema-check.js';
+import { describeViolation, schemaViolations } from './schema-check.js';
 import { limitProblems, type LimitProblemCode } from './limits.js';
 import { compileJsonSchema } from './json-schema.js';
 import { inputsProblem } from './inputs.js';
@@ -158,7 +158,7 @@ export function validateFlowValue(
       continue;
     }
     if (underBadType(path)) continue;
-    const { code, message, extra } = describeSchemaError(err);
+    const { code, message, extra } = describeViolation(err);
     at(code, [...path, ...extra], message, path.concat(code === 'SCHEMA' && extra.length ? extra : []));
   }
 
