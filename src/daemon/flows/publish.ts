@@ -31,7 +31,10 @@ export async function publishFlow(
   store: DurableStore<WfxState, WfxRecord>,
   req: {
     definition: FlowDefinition;
-    /** flowHash(definition), when the caller has it already (a flow checked off the event loop). */
+    /**
+     * flowHash(definition), given with a definition from a FlowChecker: such a definition is the
+     * caller's to give away and is kept as it is (copied otherwise, so the caller may change it).
+     */
     hash?: string;
     organization: string;
     environment: Environment;
@@ -67,7 +70,7 @@ export async function publishFlow(
       type: 'flow.published',
       processId: definition.processId,
       organization,
-      version: { version, definition: structuredClone(definition), hash, publishedAt: at },
+      version: { version, definition: req.hash === undefined ? structuredClone(definition) : definition, hash, publishedAt: at },
     });
   }
   if (existing?.active[environment] !== version) records.push({ type: 'flow.activated', processId: definition.processId, environment, version });

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { createFlowCheckPool } from '../../../src/daemon/flows/check-pool.js';
+import { createFlowCheckPool, TurnLines } from '../../../src/daemon/flows/check-pool.js';
 import type { CheckedFlow, FlowChecker } from '../../../src/daemon/flows/check.js';
 import { flowHash } from '../../../src/daemon/flows/flow-hash.js';
 import { WfxError } from '../../../src/shared/errors.js';
@@ -33,8 +33,24 @@ t.test('checks a source or a definition in its worker: the flow and its hash, or
   t.match(located, [{ code: 'UNKNOWN_TOOL', line: 15, column: 12 }]);
 });
 
-t.test('organizations take turns: one with many checks waiting does not hold back another', async (t) => {
-  const checker = pool(t);
+t.test('lines take turns: one organization with many waiting does not hold back another', async (t) => {
+  const lines = new TurnLines<string>(3);
+  for (const item of ['a1', 'a2', 'a3']) t.ok(lines.push('a', item));
+  t.notOk(lines.push('a', 'a4'), 'a full line takes no more');
+  t.ok(lines.push('b', 'b1'));
+  t.ok(lines.push('c', 'c1'));
+  t.equal(lines.waiting('a'), 3);
+  const none = new Set<string>();
+  t.equal(lines.take(none), 'a1');
+  t.equal(lines.take(new Set(['b'])), 'c1', 'an organization with a check running is passed over');
+  t.equal(lines.take(none), 'b1', 'a went to the back of the line');
+  t.equal(lines.take(none), 'a2');
+  t.same(lines.drain(), ['a3']);
+  t.equal(lines.take(none), undefined);
+});
+
+t.test('one worker: checks of two organizations alternate', async (t) => {
+  const checker = pool(t, { workers: 1 });
   const done: string[] = [];
   const check = (org: string, n: number) =>
     checker.check(org, { definition: chainFlow(n) }).then((r) => {
