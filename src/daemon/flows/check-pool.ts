@@ -5,9 +5,9 @@
  * served in turn, and an organization has at most one check running: with two workers, one
  * organization's big flows never hold back another's publish, and each line is bounded.
  *
- * Workers start with the checks that need them, are unref()'d while idle, and are replaced when
- * they die (the check running fails with INTERNAL_ERROR); a check running past the backstop has
- * its worker terminated the same way.
+ * Workers start with the checks that need them, are unref()'d while idle and stopped after a
+ * minute of it, and are replaced when they die (the check running fails with INTERNAL_ERROR); a
+ * check running past the backstop has its worker terminated the same way.
  */
 import { Worker } from 'node:worker_threads';
 import { WfxError } from '../../shared/errors.js';
@@ -21,6 +21,8 @@ export const FLOW_CHECKS_QUEUED_PER_ORGANIZATION = 8;
 export const FLOW_CHECK_WORKERS = 2;
 /** How long one check may run before its worker is terminated (a flow within its limits takes far less). */
 const BACKSTOP_MS = 60_000;
+/** How long a worker may idle before it is stopped (its memory given back; the next check starts one). */
+const IDLE_MS = 60_000;
 /** A worker's heap: a flow within its limits needs a small part of it. */
 const WORKER_HEAP_MB = 256;
 
@@ -81,6 +83,7 @@ export class TurnLines<T> {
 interface Slot {
   readonly worker: Worker;
   job: Job | null;
+  /** The backstop of the check running, or the idle timeout of a worker with none. */
   timer: NodeJS.Timeout | undefined;
   /** Terminated on purpose (backstop, close): its exit fails nothing more. */
   retired: boolean;
@@ -146,7 +149,13 @@ export function createFlowCheckPool(options?: {
     if (slot.job) running.delete(slot.job.organization);
     slot.job = null;
     slot.timer = undefined;
-    if (!slot.retired) slot.worker.unref();
+    if (slot.retired) return;
+    slot.worker.unref();
+    slot.timer = setTimeout(() => {
+      retire(slot);
+      void slot.worker.terminate().catch(() => undefined);
+    }, IDLE_MS);
+    slot.timer.unref();
   }
 
   function retire(slot: Slot): void {
@@ -167,6 +176,7 @@ export function createFlowCheckPool(options?: {
   }
 
   function dispatch(slot: Slot, job: Job): void {
+    if (slot.timer) clearTimeout(slot.timer);
     slot.job = job;
     running.add(job.organization);
     slot.worker.ref();
