@@ -6,6 +6,7 @@ import { formatEngineBench, runEngineBench } from './engine.js';
 import { formatHttpBench, runHttpBench } from './http.js';
 import { formatJobsBench, runJobsBench } from './jobs.js';
 import { formatPostgresBench, runPostgresBench } from './postgres.js';
+import { formatPublishBench, runPublishBench } from './publish.js';
 import { machineLine, writeSection } from './report.js';
 import { formatStoreBench, runStoreBench } from './store.js';
 
@@ -34,4 +35,8 @@ console.log('\n## HTTP\n');
 const http = formatHttpBench(await runHttpBench());
 console.log(http);
 await writeSection('http', `${machineLine()}\n\n${http}`);
+console.log('\n## Publishing big flows\n');
+const publish = formatPublishBench(await runPublishBench());
+console.log(publish);
+await writeSection('publish', `${machineLine()}\n\n${publish}`);
 console.log('\nwritten to docs/performance.md');
