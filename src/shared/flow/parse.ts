@@ -77,12 +77,12 @@ export function parseFlowSource(text: string): ParsedSource {
     }
     doc = next;
   }
-  const contents = doc!;
-  const syntaxErrors: SourceProblem[] = contents.errors.map((e) => ({
+  const composed = doc!;
+  const syntaxErrors: SourceProblem[] = composed.errors.map((e) => ({
     message: e.message.split('\n')[0]!,
     position: pos(e.pos[0]),
   }));
-  syntaxErrors.push(...duplicateKeys(contents.contents).map((d) => ({ message: d.message, position: pos(d.at) })));
+  syntaxErrors.push(...duplicateKeys(composed.contents).map((d) => ({ message: d.message, position: pos(d.at) })));
   // Text that opens with `{` and is neither YAML nor JSON is a broken JSON file: say what JSON
   // finds wrong, not what YAML does (YAML would read valid JSON, but not every broken one).
   if (syntaxErrors.length > 0 && /^\s*\{/.test(text)) {
@@ -97,11 +97,11 @@ export function parseFlowSource(text: string): ParsedSource {
   if (syntaxErrors.length === 0) {
     try {
       // maxAliasCount stops an alias bomb (aliases of aliases) before it expands: toJS throws.
-      value = contents.toJS({ maxAliasCount: 100 });
+      value = composed.toJS({ maxAliasCount: 100 });
     } catch (err) {
       // Named at the first alias, where the expansion begins (else at the top of the file).
       let at = 0;
-      visit(contents, {
+      visit(composed, {
         Alias(_key, node) {
           if (isAlias(node) && node.range) at = node.range[0];
           return visit.BREAK;
@@ -144,7 +144,7 @@ export function parseFlowSource(text: string): ParsedSource {
 
   /** The node at `path`, or the nearest existing parent (see positionOf). */
   function nearest(path: readonly (string | number)[]): Yaml.Node | undefined {
-    let node: unknown = contents.contents;
+    let node: unknown = composed.contents;
     let best: Yaml.Node | undefined = node as Yaml.Node | undefined;
     for (const key of path) {
       if (isMap(node)) {

@@ -66,6 +66,7 @@ export type FlowValidation =
  * Validates a flow file's text (YAML or JSON) and lists every problem at once, each with node
  * id, property and line:column. Pure; never throws. A flow that validates runs: every node
  * type has a handler, every connection names a node, every node is reachable and leads on.
+ * A flow past FLOW_LIMITS (limits.ts) gets only those problems, found before the costly steps.
  */
 export function validateFlowSource(text: string): FlowValidation {
   const parsed = parseFlowSource(text);
@@ -95,7 +96,10 @@ export function locateProblems(text: string, problems: readonly FlowProblem[]): 
   });
 }
 
-/** Validates an already parsed flow (for instance the body of an API call). Pure. */
+/**
+ * Validates an already parsed flow (for instance the body of an API call), held to FLOW_LIMITS
+ * but the source's bytes. Pure; never throws.
+ */
 export function validateFlowValue(
   value: unknown,
   positionOf: (path: readonly (string | number)[]) => SourcePosition | undefined = () => undefined,
