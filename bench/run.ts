@@ -7,6 +7,7 @@ import { formatFaultBench, runFaultBench } from './fault-load.js';
 import { formatHttpBench, runHttpBench } from './http.js';
 import { formatJobsBench, runJobsBench } from './jobs.js';
 import { formatPostgresBench, runPostgresBench } from './postgres.js';
+import { formatPublishBench, runPublishBench } from './publish.js';
 import { machineLine, writeSection } from './report.js';
 import { formatStoreBench, runStoreBench } from './store.js';
 
@@ -39,4 +40,8 @@ console.log('\n## Under attack\n');
 const fault = formatFaultBench(await runFaultBench());
 console.log(fault);
 await writeSection('fault', `${machineLine()}\n\n${fault}`);
+console.log('\n## Publishing big flows\n');
+const publish = formatPublishBench(await runPublishBench());
+console.log(publish);
+await writeSection('publish', `${machineLine()}\n\n${publish}`);
 console.log('\nwritten to docs/performance.md');

@@ -11,6 +11,8 @@ import { describeLimits, type ExecutionLimits } from './engine/limits.js';
 import { NetworkPolicy } from './engine/work/network-policy.js';
 import { EmailTriggers } from './triggers/email.js';
 import { Scheduler } from './triggers/schedules.js';
+import type { FlowChecker } from './flows/check.js';
+import { createFlowCheckPool } from './flows/check-pool.js';
 import { publishFlowFile, type FileOutcome } from './flows/load-dir.js';
 import { logOutcome, publishFlows } from './flows/publish-log.js';
 import { WebhookReceiver } from './triggers/webhooks.js';
@@ -167,8 +169,11 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     cleanup.unshift(() => engine.close());
     logger.info(`engine limits: ${describeLimits(engine.limits)}`);
     await engine.recover();
+    // Flows are checked off the event loop, at start (--flows) as over the API.
+    const flowChecker = createFlowCheckPool();
+    cleanup.unshift(() => flowChecker.close());
     if (options.flowsDir && directory)
-      await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);
+      await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger, flowChecker);
 
     const webhooks = new WebhookReceiver({
       store,
@@ -219,6 +224,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
           backup: (directory: string) => backupDataDir({ dataDir: options.dataDir, store, history, logger }, directory),
         }),
       files,
+      flowChecker,
     });
     const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
     await options.beforeListen?.();
@@ -261,6 +267,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       scheduler,
       email,
       app,
+      flowChecker,
       daemonJson: paths.daemonJson,
     });
     sharing?.start();
@@ -300,11 +307,12 @@ function serve(parts: {
   scheduler: Scheduler;
   email: EmailTriggers;
   app: ReturnType<typeof buildServer>;
+  flowChecker: FlowChecker;
   daemonJson: string;
 }): RunningDaemon {
   const { options, info, logger, closeLog, lock, store, history, engine, ai, network, files, scheduler, email, app } =
     parts;
-  const { daemonJson, directory, sharing } = parts;
+  const { daemonJson, directory, sharing, flowChecker } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -347,6 +355,7 @@ function serve(parts: {
       await scheduler.close();
       await email.close();
       await engine.close();
+      await flowChecker.close();
       await ai.close();
       await network.close();
       await store
@@ -385,7 +394,7 @@ function serve(parts: {
     publishFile: async (file, environment) => {
       // The directory is partition 0's holder's to write (another daemon sharing the database).
       const outcome: FileOutcome = directory
-        ? await publishFlowFile(store, file, { organization: 'default', environment })
+        ? await publishFlowFile(store, file, { organization: 'default', environment }, flowChecker)
         : { file, ok: false, problems: [], error: 'another daemon of the database holds its directory: publish there' };
       logOutcome(logger, outcome, environment);
       return outcome;

@@ -46,6 +46,7 @@ import type { DurableStore } from './store/store.js';
 import type { WebhookReceiver } from './triggers/webhooks.js';
 import { installSharedServing } from './api/fan-out.js';
 import type { SharedServing } from './sharing.js';
+import { inlineFlowChecker, type FlowChecker } from './flows/check.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -92,6 +93,8 @@ export interface ServerOptions {
   readonly ai?: AiRunner;
   /** The file store (/files); those routes are absent without it. */
   readonly files?: FileStore;
+  /** Checks flows to publish (the daemon's: off its event loop); without it, in the request's turn. */
+  readonly flowChecker?: FlowChecker;
 }
 
 /** Body of every error answer (SPEC.md section 5; the wire's type, shared/api). */
@@ -199,22 +202,16 @@ interface RouteValidator {
  * steps that write daemon.json; docs/decisions/019-restart-path.md).
  */
 export function validatorCompilers() {
-  const strict = new Ajv({
-    coerceTypes: false,
-    useDefaults: true,
-    removeAdditional: false,
-    allErrors: true,
-    strict: false,
-    allowUnionTypes: true,
-  });
-  const loose = new Ajv({
-    coerceTypes: 'array',
-    useDefaults: true,
-    removeAdditional: false,
-    allErrors: true,
-    strict: false,
-    allowUnionTypes: true,
-  });
+  const ajvCoercing = (coerceTypes: false | 'array') =>
+    new Ajv({
+      coerceTypes,
+      useDefaults: true,
+      removeAdditional: false,
+      allErrors: true,
+      strict: false,
+      allowUnionTypes: true,
+    });
+  const [strict, loose] = [ajvCoercing(false), ajvCoercing('array')];
   for (const ajv of [strict, loose])
     ajv.addFormat('date-time', (v: string) => !Number.isNaN(Date.parse(v)) && /^\d{4}-\d{2}-\d{2}T/.test(v));
   /** Compiles of the validators not compiled yet, oldest first. */
@@ -396,7 +393,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       now: options.now,
       ...(sharing && { peers: sharing.peers }),
     });
-    adminRoutes(routes, { store: options.store, limiter, now: options.now });
+    const flowChecker = options.flowChecker ?? inlineFlowChecker();
+    adminRoutes(routes, { store: options.store, limiter, flowChecker, now: options.now });
     webhookRoutes(routes, {
       store: options.store,
       receiver: options.webhooks,

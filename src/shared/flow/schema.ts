@@ -552,17 +552,24 @@ const TRIGGERS: Schema[] = [
   },
 ];
 
-/** The JSON Schema of a flow file. Pure; a new object each call. */
-export function flowSchema(): Schema {
+/**
+ * The JSON Schema of a flow file. Pure; a new object each call. With `bodies: 'unchecked'` a
+ * body (`nodes:` of a container) must only be a mapping: the validator checks each body on its
+ * own (schema-check.ts), so that no schema check recurses as deep as bodies nest.
+ */
+export function flowSchema(options?: { readonly bodies?: 'checked' | 'unchecked' }): Schema {
   const definitions: Record<string, Schema> = {};
   for (const type of NODE_TYPES) {
     const spec = NODE_PROPERTIES[type];
+    const properties: Record<string, Schema> = { type: { const: type }, ...common, ...spec.properties };
+    if (options?.bodies === 'unchecked' && properties.nodes)
+      properties.nodes = { type: 'object', description: properties.nodes.description };
     definitions[type] = {
       type: 'object',
       description: spec.description,
       required: ['type', ...spec.required],
       additionalProperties: false,
-      properties: { type: { const: type }, ...common, ...spec.properties },
+      properties,
     };
   }
   definitions.node = {

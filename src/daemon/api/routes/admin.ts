@@ -27,13 +27,9 @@ import {
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
 import { ownEntry } from '../../../shared/json-object.js';
-import {
-  locateProblems,
-  validateFlowSource,
-  validateFlowValue,
-  type FlowProblem,
-} from '../../../shared/flow/validate.js';
+import type { FlowProblem } from '../../../shared/flow/validate.js';
 import { newApiKey } from '../../auth/api-keys.js';
+import type { FlowChecker } from '../../flows/check.js';
 import { activateVersion, publishFlow } from '../../flows/publish.js';
 import { flowListing } from '../../flows/running-version.js';
 import type { WfxRecord } from '../../state/records.js';
@@ -46,6 +42,8 @@ import type { KeyRateLimiter } from '../rate-limit.js';
 export interface AdminRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly limiter: KeyRateLimiter;
+  /** Validates and hashes flows to publish. */
+  readonly flowChecker: FlowChecker;
   readonly now?: () => Date;
 }
 
@@ -211,27 +209,31 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
       const b = request.body as WithDefaults<PublishBody, 'environment'>;
       if ((b.source === undefined) === (b.definition === undefined))
         throw new WfxError('VALIDATION_ERROR', 'send exactly one of source and definition');
-      const validation = b.source !== undefined ? validateFlowSource(b.source) : validateFlowValue(b.definition);
-      if (!validation.ok) {
-        throw new WfxError(
-          'FLOW_INVALID',
-          `the flow has ${validation.problems.length} problem${validation.problems.length === 1 ? '' : 's'}`,
-          {
-            details: { problems: validation.problems },
-          },
-        );
-      }
+      // The organization first: its checks wait in their own line (check-pool.ts).
       const organization = actingOrganization(request.caller!, b.organization);
+      const checked = await deps.flowChecker.check(
+        organization,
+        b.source !== undefined ? { source: b.source } : { definition: b.definition },
+      );
+      if (!checked.ok) {
+        const count = checked.problems.length;
+        throw new WfxError('FLOW_INVALID', `the flow has ${count} problem${count === 1 ? '' : 's'}`, {
+          details: { problems: checked.problems },
+        });
+      }
       return publishFlow(store, {
-        definition: validation.flow,
+        definition: checked.flow,
+        hash: checked.hash,
         organization,
         environment: b.environment,
         now: now(),
-      }).catch((err: unknown) => {
+      }).catch(async (err: unknown) => {
         // The publish's own checks know node and property, not where they stand in the source.
         const problems = ((err as WfxError).details as { problems?: FlowProblem[] } | undefined)?.problems;
-        if (b.source !== undefined && err instanceof WfxError && err.code === 'FLOW_INVALID' && problems)
-          throw new WfxError(err.code, err.message, { details: { problems: locateProblems(b.source, problems) } });
+        if (b.source !== undefined && err instanceof WfxError && err.code === 'FLOW_INVALID' && problems) {
+          const located = await deps.flowChecker.locate(organization, b.source, problems);
+          throw new WfxError(err.code, err.message, { details: { problems: located } });
+        }
         throw err;
       });
     },
