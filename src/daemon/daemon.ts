@@ -32,6 +32,7 @@ import type { RecordStore } from './store/record-store.js';
 import { Store } from './store/store.js';
 import { openStore, type StoreChoice } from './open-store.js';
 import { PartitionSharing, sharedServing, type SharingMember } from './sharing.js';
+import { keySourceOf, openSecrets, type SecretsKeyOptions } from './secrets/open-secrets.js';
 
 export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly dataDir: string;
@@ -75,6 +76,8 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly httpDeny?: readonly string[];
   /** CIDRs serviceTask calls may connect to though a built-in rule refuses them (own listener, link-local). */
   readonly httpAllow?: readonly string[];
+  /** Where the keys that encrypt stored secrets are: default `<data-dir>/secrets.key`, made on first start. */
+  readonly secretsKey?: SecretsKeyOptions;
 }
 
 /** A daemon that is serving. */
@@ -101,7 +104,7 @@ const RETENTION_SWEEP_MS = 60 * 60 * 1000;
  * locked already, its snapshot being read (`prepareDataDir`, before this module loaded); this
  * daemon then owns its lock. Throws WfxError DATA_DIR_INVALID (also for a data directory that
  * cannot be written), DATA_DIR_LOCKED, JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, DATA_DIR_DAMAGED,
- * PORT_IN_USE or LISTEN_FAILED.
+ * SECRETS_KEY_MISSING, SECRETS_KEY_INVALID, PORT_IN_USE or LISTEN_FAILED.
  */
 export async function startDaemon(options: DaemonOptions, prepared?: PreparedDataDir): Promise<RunningDaemon> {
   tuneGarbageCollector();
@@ -131,6 +134,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // With `share`, rejoin.ts gives the daemons' view of who holds what.
     const shared = pg && options.share && options.sharing ? { store: pg, member: options.sharing } : null;
     if (directory) await bootstrap(store, paths, logger);
+    const source = await keySourceOf(options.secretsKey, options.dataDir);
+    const secrets = await openSecrets({ source, store, directory, logger });
     // Connections wait for the listener's address: calls resumed below must not reach it.
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
     cleanup.unshift(() => network.close());
@@ -152,6 +157,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       network,
       ai,
       files,
+      secrets,
       maxJsonDepth: options.maxJsonDepth,
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
       ...(serving && {
@@ -211,7 +217,11 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
       ...(store instanceof Store &&
         history instanceof History && {
-          backup: (directory: string) => backupDataDir({ dataDir: options.dataDir, store, history }, directory),
+          // The key is not in the copy (with it, the copy's secrets could be read): the answer says where it is.
+          backup: async (directory: string) => ({
+            ...(await backupDataDir({ dataDir: options.dataDir, store, history }, directory)),
+            secretsKey: { where: secrets.where, keyIds: secrets.keyIds() },
+          }),
         }),
       files,
     });

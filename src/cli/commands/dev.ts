@@ -19,6 +19,10 @@ import {
   SHARE_HELP,
   STORE_HELP,
   storeOptions,
+  SECRETS_KEY_FILE_HELP,
+  SECRETS_KEYRING_HELP,
+  secretsOptions,
+  type SecretsFlags,
   type StoreFlags,
 } from '../daemon-options.js';
 
@@ -52,6 +56,8 @@ export function registerDev(program: Command, ctx: CliContext): void {
     .option('--lease <duration>', LEASE_HELP, parseLease)
     .option('--partitions <n>', PARTITIONS_HELP, parsePartitions)
     .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
+    .option('--secrets-key-file <file>', SECRETS_KEY_FILE_HELP)
+    .option('--secrets-keyring', SECRETS_KEYRING_HELP)
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
     .action(
       async (
@@ -64,7 +70,8 @@ export function registerDev(program: Command, ctx: CliContext): void {
           httpAllow?: string;
           maxJsonDepth?: number;
           maxFileSize?: number;
-        } & StoreFlags,
+        } & StoreFlags &
+          SecretsFlags,
         cmd: Command,
       ) => {
         const flowsDir = resolve(ctx.cwd, opts.flows);
@@ -79,6 +86,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           maxFileBytes: opts.maxFileSize,
           ...safetyOptions(ctx, opts),
           ...storeOptions(ctx, opts),
+          ...secretsOptions(ctx, opts),
         });
         const { watch } = await import('chokidar');
         const watcher = watch(flowsDir, {
