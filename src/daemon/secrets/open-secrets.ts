@@ -105,16 +105,16 @@ export async function openSecrets(options: {
     );
   if (!options.directory) return box;
   const done = await resealStored(store, box, logger);
-  // Also when a reseal before a crash was not followed by its checkpoint.
-  if (done.plain + done.resealed > 0 || store.state.secretsResealed) await settleReseal(store);
-  if (done.plain + done.resealed > 0) {
-    logger.info(
-      { ...done, keyId: box.sealingKeyId },
-      done.plain > 0
-        ? 'secrets: encrypted the secrets an earlier version stored in plain text; a checkpoint removed their old copies'
-        : 'secrets: sealed every stored secret with the current key; a checkpoint removed their old copies',
-    );
-  }
+  const crashed = store.state.secretsResealed === true && done.plain + done.resealed === 0;
+  if (done.plain + done.resealed === 0 && !crashed) return box;
+  await settleReseal(store);
+  const what =
+    done.plain > 0
+      ? 'encrypted the secrets an earlier version stored in plain text'
+      : done.resealed > 0
+        ? 'sealed every stored secret with the current key'
+        : 'secrets were sealed again before a crash';
+  logger.info({ ...done, keyId: box.sealingKeyId }, `secrets: ${what}; a checkpoint removed their old copies`);
   return box;
 }
 
