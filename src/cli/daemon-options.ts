@@ -178,11 +178,14 @@ export function storeOptions(
 export const SECRETS_KEY_FILE_HELP =
   'the file of the keys that encrypt stored secrets (default $WFX_SECRETS_KEY_FILE, else <data-dir>/secrets.key, made on first start); $WFX_SECRETS_KEY gives the keys themselves';
 export const SECRETS_KEYRING_HELP = 'keep the keys that encrypt stored secrets in the OS keyring instead of a file';
+export const FORGET_SECRETS_HELP =
+  'the keys lost: start anyway, forgetting the stored secrets sealed with keys this daemon lacks (set them again)';
 
 /** The secrets key flags of `daemon start` and `dev`, as commander parses them. */
 export interface SecretsFlags {
   readonly secretsKeyFile?: string;
   readonly secretsKeyring?: boolean;
+  readonly forgetSecretsWithoutKey?: boolean;
 }
 
 /**
@@ -199,8 +202,9 @@ export function secretsOptions(ctx: CliContext, opts: SecretsFlags): Pick<Daemon
       'USAGE_ERROR',
       'give the secrets keys one way: --secrets-key-file (WFX_SECRETS_KEY_FILE), WFX_SECRETS_KEY or --secrets-keyring',
     );
-  if (file !== undefined) return { secretsKey: { file: resolve(ctx.cwd, file) } };
-  if (text !== undefined) return { secretsKey: { text } };
-  if (opts.secretsKeyring) return { secretsKey: { keyring: true } };
-  return {};
+  const forget = opts.forgetSecretsWithoutKey ? { forgetMissing: true } : {};
+  if (file !== undefined) return { secretsKey: { file: resolve(ctx.cwd, file), ...forget } };
+  if (text !== undefined) return { secretsKey: { text, ...forget } };
+  if (opts.secretsKeyring) return { secretsKey: { keyring: true, ...forget } };
+  return opts.forgetSecretsWithoutKey ? { secretsKey: forget } : {};
 }

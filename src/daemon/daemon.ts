@@ -135,7 +135,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const shared = pg && options.share && options.sharing ? { store: pg, member: options.sharing } : null;
     if (directory) await bootstrap(store, paths, logger);
     const source = await keySourceOf(options.secretsKey, options.dataDir);
-    const secrets = await openSecrets({ source, store, directory, logger });
+    const forgetMissing = options.secretsKey?.forgetMissing;
+    const secrets = await openSecrets({ source, store, directory, logger, forgetMissing });
     // Connections wait for the listener's address: calls resumed below must not reach it.
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
     cleanup.unshift(() => network.close());

@@ -145,7 +145,9 @@ async function deliver(target: Target, name: string, secret: string): Promise<Re
   const { deliveryId } = (await res.json()) as { deliveryId: string };
   return eventually(`delivery ${deliveryId} processed`, async () => {
     const log = await client.webhooks.deliveries(name);
-    const found = (log.items as unknown as ReadonlyArray<Record<string, unknown>>).find((d) => d.deliveryId === deliveryId && !d.pending);
+    const found = (log.items as unknown as ReadonlyArray<Record<string, unknown>>).find(
+      (d) => d.deliveryId === deliveryId && !d.pending,
+    );
     return found ?? false;
   });
 }

@@ -290,7 +290,7 @@ t.test('a key rotation cut by SIGKILL is finished by the next start; then the ol
 });
 
 t.test(
-  'without its key a daemon refuses to start, naming the key; with the key back, or beside a restored backup, it starts',
+  'without its key a daemon refuses to start, naming the key; with the key back, or beside a restored backup, it starts; told to, it forgets what the lost key sealed',
   async (t) => {
     const s = plainSecrets();
     const ai = await openAi(t, s.providerKey);
@@ -344,5 +344,26 @@ t.test(
       credentialSource: 'test',
     });
     await secretsWork(t, copyClient, onCopy.url, ai, s);
+    t.equal((await wfxIn(['daemon', 'stop', '--data-dir', backup], { cwd })).code, 0);
+
+    // The key lost for good: told to, the daemon forgets what it sealed, and starts.
+    renameSync(key, join(cwd, 'damaged.key'));
+    const forgot = await startDaemon(t, { cwd, args: ['--forget-secrets-without-key'] });
+    const after = clientIn(cwd, forgot.url);
+    t.match(await after.aiProviders.get('gpt'), { hasApiKey: false }, 'the provider is kept, without its key');
+    t.match(await after.webhooks.get('hook'), { endpoints: [{ secrets: 0 }] }, 'the webhook, without its secret');
+    const report = await after.admin.secrets();
+    t.not(report.keyId, keyId, 'a new key');
+    t.same(
+      report.keys.map((k) => k.keyId),
+      [report.keyId],
+      'nothing sealed with the lost one is left',
+    );
+    t.same(
+      scanDir(dataDir, [{ secret: 'lost key', encoding: 'envelope', bytes: Buffer.from(`wfxenc:v1:${keyId}:`) }])
+        .findings,
+      [],
+      'nor on disk',
+    );
   },
 );

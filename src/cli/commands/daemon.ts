@@ -32,6 +32,7 @@ import {
   storeOptions,
   SECRETS_KEY_FILE_HELP,
   SECRETS_KEYRING_HELP,
+  FORGET_SECRETS_HELP,
   secretsOptions,
   type SecretsFlags,
   type StoreFlags,
@@ -107,6 +108,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
     .option('--secrets-key-file <file>', SECRETS_KEY_FILE_HELP)
     .option('--secrets-keyring', SECRETS_KEYRING_HELP)
+    .option('--forget-secrets-without-key', FORGET_SECRETS_HELP)
     .addOption(new Option('--child').hideHelp())
     .addHelpText(
       'after',
@@ -297,6 +299,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   const { secretsKey } = secretsOptions(ctx, opts);
   if (secretsKey?.file !== undefined) args.push('--secrets-key-file', secretsKey.file);
   if (secretsKey?.keyring) args.push('--secrets-keyring');
+  if (secretsKey?.forgetMissing) args.push('--forget-secrets-without-key');
   const { store, standby } = storeOptions(ctx, opts);
   // A standby serves nothing until it takes over: it runs in the foreground, under a supervisor.
   if (standby)

@@ -21,6 +21,7 @@ import {
   storeOptions,
   SECRETS_KEY_FILE_HELP,
   SECRETS_KEYRING_HELP,
+  FORGET_SECRETS_HELP,
   secretsOptions,
   type SecretsFlags,
   type StoreFlags,
@@ -58,6 +59,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
     .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
     .option('--secrets-key-file <file>', SECRETS_KEY_FILE_HELP)
     .option('--secrets-keyring', SECRETS_KEYRING_HELP)
+    .option('--forget-secrets-without-key', FORGET_SECRETS_HELP)
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
     .action(
       async (

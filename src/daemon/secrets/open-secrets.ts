@@ -25,6 +25,11 @@ export interface SecretsKeyOptions {
   readonly text?: string;
   /** The OS keyring (`--secrets-keyring`), one entry per data directory. */
   readonly keyring?: boolean;
+  /**
+   * `--forget-secrets-without-key`: a start that finds secrets sealed with keys it lacks (the
+   * keys lost) forgets those secrets, to be set again, instead of refusing with SECRETS_KEY_MISSING.
+   */
+  readonly forgetMissing?: boolean;
 }
 
 /** The name of the default key file in a data directory. */
@@ -78,13 +83,16 @@ export async function openSecrets(options: {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly directory: boolean;
   readonly logger: StoreLogger;
+  /** SecretsKeyOptions.forgetMissing: drop the secrets sealed with keys the daemon lacks, rather than refuse. */
+  readonly forgetMissing?: boolean;
 }): Promise<SecretBox> {
   const { source, store, logger } = options;
-  const usage = keyUsage(store.state);
   let text = source.read();
+  const held = new Set(text === null ? [] : parseKeys(text, source.where).map((k) => k.id));
+  const refusal = missingKeys(keyUsage(store.state).byKey.keys(), (id) => held.has(id), source.where);
+  if (refusal && !(options.forgetMissing && options.directory)) throw refusal;
+  if (refusal) await forgetMissing(store, (refusal.details as { keyIds: string[] }).keyIds, logger);
   if (text === null) {
-    const refusal = missingKeys(usage.byKey.keys(), () => false, source.where);
-    if (refusal) throw refusal;
     text = await source.create(withNewKey(null, new Date()).text);
     logger.info(
       { file: source.where },
@@ -93,8 +101,6 @@ export async function openSecrets(options: {
   }
   const keys = parseKeys(text, source.where);
   const ids = new Set(keys.map((k) => k.id));
-  const refusal = missingKeys(usage.byKey.keys(), (id) => ids.has(id), source.where);
-  if (refusal) throw refusal;
   const pinned = store.state.secretsKey;
   const box = new SecretBox(source, keys, pinned !== null && ids.has(pinned) ? pinned : undefined);
   if (pinned !== null && !ids.has(pinned) && options.directory)
@@ -116,6 +122,28 @@ export async function openSecrets(options: {
         : 'secrets were sealed again before a crash';
   logger.info({ ...done, keyId: box.sealingKeyId }, `secrets: ${what}; a checkpoint removed their old copies`);
   return box;
+}
+
+/**
+ * Removes every stored secret sealed with one of `keyIds` (keys lost): a provider loses its API
+ * key, a connection its password, an endpoint that signing secret; each must be set again.
+ */
+async function forgetMissing(
+  store: DurableStore<WfxState, WfxRecord>,
+  keyIds: readonly string[],
+  logger: Pick<StoreLogger, 'warn'>,
+): Promise<void> {
+  const lost = storedSecrets(store.state).filter((s) => keyIds.includes(envelopeKeyId(s.value) ?? ''));
+  for (let i = 0; i < lost.length; i += RESEAL_BATCH)
+    await store.commit(
+      ...lost
+        .slice(i, i + RESEAL_BATCH)
+        .map((s): WfxRecord => ({ type: 'secret.resealed', ref: s.ref, from: s.value, to: null })),
+    );
+  logger.warn(
+    { keyIds, forgotten: lost.map((s) => s.ref) },
+    `secrets: forgot ${lost.length} secret(s) sealed with keys this daemon lacks: set them again`,
+  );
 }
 
 /** Stored secrets a reseal commits at once. */

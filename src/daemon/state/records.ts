@@ -235,8 +235,8 @@ export type WfxRecord =
   | { readonly type: 'aiProvider.deleted'; readonly providerId: string }
   /** New secrets are sealed with key `keyId` from now on (the first sealed, or a rotation). */
   | { readonly type: 'secretsKey.changed'; readonly keyId: string }
-  /** A stored secret sealed again (a rotation, or one an earlier version kept in plain text): `to` replaces `from`. */
-  | { readonly type: 'secret.resealed'; readonly ref: SecretRef; readonly from: string; readonly to: string }
+  /** A stored secret sealed again (a rotation, one kept in plain text before): `to` replaces `from`; null forgets it (its key lost). */
+  | { readonly type: 'secret.resealed'; readonly ref: SecretRef; readonly from: string; readonly to: string | null }
   /** A checkpoint after reseals is durable: no journal entry or snapshot holds the secrets' old forms. */
   | { readonly type: 'secrets.checkpointed' }
   /** A file's blob is durable and this names it (an upload, or a node's file in the step of its completion). */

@@ -5,7 +5,7 @@
  * Rotation and the conversion of values an earlier version stored in plain text find every
  * secret here and reseal it with a `secret.resealed` record. Pure: no keys, no I/O.
  */
-import type { EndpointEnvironment, WfxState } from './state.js';
+import type { EndpointEnvironment, WebhookSecret, WfxState } from './state.js';
 
 /** Which stored secret a record names. A new kind of secret adds a case here and in the functions below. */
 export type SecretRef =
@@ -67,27 +67,33 @@ export function storedSecrets(state: WfxState): StoredSecret[] {
 
 /**
  * Applies a reseal: the secret `ref` names becomes `to` if it is still `from` (a value changed
- * or removed since the reseal was computed is left as it is). Deterministic.
+ * or removed since the reseal was computed is left as it is). `to` null forgets it (its key was
+ * lost): a provider without an API key, a connection with an empty password, an endpoint
+ * without that signing secret. Deterministic.
  */
-export function applyReseal(state: WfxState, ref: SecretRef, from: string, to: string): void {
+export function applyReseal(state: WfxState, ref: SecretRef, from: string, to: string | null): void {
   switch (ref.kind) {
     case 'aiProvider.apiKey': {
       const p = state.aiProviders[ref.providerId];
-      if (p?.apiKey === from) state.aiProviders[ref.providerId] = { ...p, apiKey: to };
+      if (p?.apiKey !== from) return;
+      const { apiKey: _gone, ...rest } = p;
+      state.aiProviders[ref.providerId] = to === null ? rest : { ...p, apiKey: to };
       return;
     }
     case 'emailConnection.password': {
       const c = state.emailConnections[ref.connectionId];
-      if (c?.password === from) state.emailConnections[ref.connectionId] = { ...c, password: to };
+      if (c?.password === from) state.emailConnections[ref.connectionId] = { ...c, password: to ?? '' };
       return;
     }
     case 'webhook.secret': {
       const w = state.webhooks[ref.webhookId];
       if (!w) return;
+      const replace = (s: WebhookSecret): WebhookSecret[] =>
+        s.secret !== from ? [s] : to === null ? [] : [{ ...s, secret: to }];
       w.endpoints = w.endpoints.map((e) =>
         e.environment !== ref.environment || !e.secrets.some((s) => s.secret === from)
           ? e
-          : { ...e, secrets: e.secrets.map((s) => (s.secret === from ? { ...s, secret: to } : s)) },
+          : { ...e, secrets: e.secrets.flatMap(replace) },
       );
       return;
     }
