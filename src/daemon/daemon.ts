@@ -32,7 +32,7 @@ import type { RecordStore } from './store/record-store.js';
 import { Store } from './store/store.js';
 import { openStore, type StoreChoice } from './open-store.js';
 import { PartitionSharing, sharedServing, type SharingMember } from './sharing.js';
-import { keySourceOf, openSecrets, type SecretsKeyOptions } from './secrets/open-secrets.js';
+import { checkKeysHeld, keySourceOf, openSecrets, type SecretsKeyOptions } from './secrets/open-secrets.js';
 
 export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly dataDir: string;
@@ -125,7 +125,11 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
   });
   const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
   try {
-    const { store, history, blobs, kind: storeKind, pg } = await openStore(options, snapshotBytes, logger);
+    const source = await keySourceOf(options.secretsKey, options.dataDir);
+    // A standby lacking a key the database's secrets need is refused now, not at its takeover.
+    const onStandbyLoaded = (state: WfxState) => options.secretsKey?.forgetMissing || checkKeysHeld(state, source);
+    const opened = await openStore({ ...options, onStandbyLoaded }, snapshotBytes, logger);
+    const { store, history, blobs, kind: storeKind, pg } = opened;
     cleanup.unshift(() => store.close({ checkpoint: false }));
     cleanup.unshift(() => history.close());
     // Partition 0's holder (every daemon but one sharing a database is not) writes the
@@ -134,7 +138,6 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // With `share`, rejoin.ts gives the daemons' view of who holds what.
     const shared = pg && options.share && options.sharing ? { store: pg, member: options.sharing } : null;
     if (directory) await bootstrap(store, paths, logger);
-    const source = await keySourceOf(options.secretsKey, options.dataDir);
     const forgetMissing = options.secretsKey?.forgetMissing;
     const secrets = await openSecrets({ source, store, directory, logger, forgetMissing });
     // Connections wait for the listener's address: calls resumed below must not reach it.

@@ -367,3 +367,45 @@ t.test(
     );
   },
 );
+
+t.test(
+  "on PostgreSQL a standby without the database's key is refused at its start; given the key, it takes over and opens the secrets",
+  { skip: POSTGRES_SKIP },
+  async (t) => {
+    const s = plainSecrets();
+    const ai = await openAi(t, s.providerKey);
+    const db = await startPostgres(t);
+    const root = t.testdir({});
+    const [dirA, dirB] = [join(root, 'a'), join(root, 'b')];
+    const a = await startDaemon(t, { dataDir: dirA, args: ['--store', db.url, '--lease', '2s'] });
+    const adminKey = readFileSync(join(dirA, 'bootstrap.key'), 'utf8').trim();
+    const clientA = new WfxClient({ url: a.url, apiKey: adminKey, credentialSource: 'test' });
+    await clientA.aiProviders.create({
+      name: 'gpt',
+      kind: 'openai-compatible',
+      baseUrl: ai.baseUrl,
+      model: 'tiny',
+      apiKey: s.providerKey,
+    });
+    await clientA.webhooks.register({ name: 'hook', provider: 'GITHUB', secret: s.hookSecret });
+    const { keyId } = await clientA.admin.secrets();
+
+    const standbyArgs = ['daemon', 'start', '--foreground', '--standby', '--port', '0', '--data-dir', dirB];
+    const refused = await wfx([...standbyArgs, '--store', db.url]);
+    t.equal(refused.code, 1, 'the standby exits');
+    t.match(refused.stderr, new RegExp(`SECRETS_KEY_MISSING: .*key ${keyId}`), 'naming the key it needs');
+
+    const b = spawnWfx(t, [...standbyArgs, '--store', db.url, '--secrets-key-file', join(dirA, 'secrets.key')]);
+    let out = '';
+    b.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    await eventually('b stands by', () => out.includes('standing by') || out.includes('forwarding'));
+    await gone(a.pid);
+    const info = await eventually('b serves', async () => {
+      const url = (JSON.parse(await readFile(join(dirB, 'daemon.json'), 'utf8')) as { url: string }).url;
+      const health = (await (await fetch(`${url}/health`)).json()) as { status: string };
+      return health.status === 'ok' && url;
+    });
+    const clientB = new WfxClient({ url: info, apiKey: adminKey, credentialSource: 'test' });
+    await secretsWork(t, clientB, info, ai, s);
+  },
+);

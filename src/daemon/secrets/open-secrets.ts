@@ -73,6 +73,18 @@ function missingKeys(used: Iterable<string>, has: (id: string) => boolean, where
 }
 
 /**
+ * Throws WfxError SECRETS_KEY_MISSING when `state` holds secrets sealed with keys `source` lacks
+ * (SECRETS_KEY_INVALID when it cannot be read): a standby's check of its copy of the state, so
+ * that it is refused at its start rather than when it takes over.
+ */
+export function checkKeysHeld(state: WfxState, source: KeySource): void {
+  const text = source.read();
+  const held = new Set(text === null ? [] : parseKeys(text, source.where).map((k) => k.id));
+  const refusal = missingKeys(keyUsage(state).byKey.keys(), (id) => held.has(id), source.where);
+  if (refusal) throw refusal;
+}
+
+/**
  * The daemon's SecretBox at start. `directory`: this daemon writes the directory (partition 0),
  * so it also reseals what is not sealed with the current key and checkpoints after. Throws
  * WfxError SECRETS_KEY_MISSING (a key in use is missing, naming it; never starts and then fails
