@@ -146,7 +146,13 @@ export async function keyringSource(account: string): Promise<KeySource> {
   return {
     where,
     writable: true,
-    read: () => entry.getPassword() ?? null,
+    read() {
+      try {
+        return entry.getPassword() ?? null;
+      } catch (err) {
+        throw new WfxError('SECRETS_KEY_INVALID', `${where} cannot be read (${String(err)})`);
+      }
+    },
     async create(text) {
       const there = entry.getPassword();
       if (there) return there;

@@ -60,7 +60,7 @@ export function keyUsage(state: WfxState): KeyUsage {
   return { plain, byKey };
 }
 
-/** The ids of `used` that `box` lacks (after reading its source again), as a refusal, or null. */
+/** The ids of `used` that `has` denies, as a refusal naming them and where the keys were looked for; null when none. */
 function missingKeys(used: Iterable<string>, has: (id: string) => boolean, where: string): WfxError | null {
   const missing = [...used].filter((id) => !has(id));
   if (missing.length === 0) return null;
@@ -123,15 +123,17 @@ export async function openSecrets(options: {
     );
   if (!options.directory) return box;
   const done = await resealStored(store, box, logger);
-  const crashed = store.state.secretsResealed === true && done.plain + done.resealed === 0;
-  if (done.plain + done.resealed === 0 && !crashed) return box;
+  // Also when a reseal (or a forget) before a crash was not followed by its checkpoint.
+  if (done.plain + done.resealed === 0 && !store.state.secretsResealed) return box;
   await settleReseal(store);
   const what =
     done.plain > 0
       ? 'encrypted the secrets an earlier version stored in plain text'
       : done.resealed > 0
         ? 'sealed every stored secret with the current key'
-        : 'secrets were sealed again before a crash';
+        : refusal
+          ? 'forgot the secrets sealed with keys this daemon lacks'
+          : 'secrets were sealed again before a crash';
   logger.info({ ...done, keyId: box.sealingKeyId }, `secrets: ${what}; a checkpoint removed their old copies`);
   return box;
 }
