@@ -35,6 +35,7 @@ import type { RecordStore } from './store/record-store.js';
 import { Store } from './store/store.js';
 import { openStore, type StoreChoice } from './open-store.js';
 import { PartitionSharing, sharedServing, type SharingMember } from './sharing.js';
+import { checkKeysHeld, keySourceOf, openSecrets, type SecretsKeyOptions } from './secrets/open-secrets.js';
 
 export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly dataDir: string;
@@ -59,10 +60,7 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly logLevel?: string;
   /** Largest request body in bytes (default 1 MiB). */
   readonly bodyLimit?: number;
-  /**
-   * How deep untrusted JSON may nest objects and arrays (default 64): request bodies, webhook
-   * payloads, work results and the variables a node sets. See src/shared/json-shape.ts.
-   */
+  /** How deep untrusted JSON may nest (default 64): bodies, payloads, work results, variables (json-shape.ts). */
   readonly maxJsonDepth?: number;
   /** The largest file the file store takes, in bytes (default DEFAULT_MAX_FILE_BYTES). */
   readonly maxFileBytes?: number;
@@ -80,6 +78,8 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly httpAllow?: readonly string[];
   /** What one execution, tree and organization may hold (engine/limits.ts; `--limit NAME=VALUE`); the rest take their defaults. */
   readonly limits?: Partial<ExecutionLimits>;
+  /** Where the keys that encrypt stored secrets are: default `<data-dir>/secrets.key`, made on first start. */
+  readonly secretsKey?: SecretsKeyOptions;
 }
 
 /** A daemon that is serving. */
@@ -106,7 +106,7 @@ const RETENTION_SWEEP_MS = 60 * 60 * 1000;
  * locked already, its snapshot being read (`prepareDataDir`, before this module loaded); this
  * daemon then owns its lock. Throws WfxError DATA_DIR_INVALID (also for a data directory that
  * cannot be written), DATA_DIR_LOCKED, JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, DATA_DIR_DAMAGED,
- * PORT_IN_USE or LISTEN_FAILED.
+ * SECRETS_KEY_MISSING, SECRETS_KEY_INVALID, PORT_IN_USE or LISTEN_FAILED.
  */
 export async function startDaemon(options: DaemonOptions, prepared?: PreparedDataDir): Promise<RunningDaemon> {
   tuneGarbageCollector();
@@ -127,7 +127,11 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
   });
   const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
   try {
-    const { store, history, blobs, kind: storeKind, pg } = await openStore(options, snapshotBytes, logger);
+    const source = await keySourceOf(options.secretsKey, options.dataDir);
+    // A standby lacking a key the database's secrets need is refused now, not at its takeover.
+    const onStandbyLoaded = (state: WfxState) => options.secretsKey?.forgetMissing || checkKeysHeld(state, source);
+    const opened = await openStore({ ...options, onStandbyLoaded }, snapshotBytes, logger);
+    const { store, history, blobs, kind: storeKind, pg } = opened;
     cleanup.unshift(() => store.close({ checkpoint: false }));
     cleanup.unshift(() => history.close());
     // Partition 0's holder (every daemon but one sharing a database is not) writes the
@@ -136,6 +140,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // With `share`, rejoin.ts gives the daemons' view of who holds what.
     const shared = pg && options.share && options.sharing ? { store: pg, member: options.sharing } : null;
     if (directory) await bootstrap(store, paths, logger);
+    const forgetMissing = options.secretsKey?.forgetMissing;
+    const secrets = await openSecrets({ source, store, directory, logger, forgetMissing });
     // Connections wait for the listener's address: calls resumed below must not reach it.
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
     cleanup.unshift(() => network.close());
@@ -157,6 +163,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       network,
       ai,
       files,
+      secrets,
       maxJsonDepth: options.maxJsonDepth,
       ...(options.limits && { limits: options.limits }),
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
@@ -221,7 +228,11 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
       ...(store instanceof Store &&
         history instanceof History && {
-          backup: (directory: string) => backupDataDir({ dataDir: options.dataDir, store, history, logger }, directory),
+          // The key is not in the copy (with it, the copy's secrets could be read): the answer says where it is.
+          backup: async (directory: string) => ({
+            ...(await backupDataDir({ dataDir: options.dataDir, store, history, logger }, directory)),
+            secretsKey: { where: secrets.where, keyIds: secrets.keyIds() },
+          }),
         }),
       files,
       flowChecker,

@@ -394,7 +394,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       ...(sharing && { peers: sharing.peers }),
     });
     const flowChecker = options.flowChecker ?? inlineFlowChecker();
-    adminRoutes(routes, { store: options.store, limiter, flowChecker, now: options.now });
+    const secrets = options.engine.secrets;
+    adminRoutes(routes, { store: options.store, limiter, flowChecker, secrets, now: options.now });
     webhookRoutes(routes, {
       store: options.store,
       receiver: options.webhooks,
@@ -402,8 +403,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       heartbeatSeconds: options.heartbeatSeconds,
       now: options.now,
     });
-    emailConnectionRoutes(routes, { store: options.store, now: options.now });
-    aiProviderRoutes(routes, { store: options.store, ai: options.ai, now: options.now });
+    emailConnectionRoutes(routes, { store: options.store, secrets, now: options.now });
+    aiProviderRoutes(routes, { store: options.store, secrets, ai: options.ai, now: options.now });
     memoryRoutes(routes, { store: options.store, now: options.now });
     domainRoutes(routes, { store: options.store, now: options.now });
     jobRoutes(routes, { engine: options.engine, board, ...(sharing && { peers: sharing.peers }) });
@@ -411,8 +412,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     if (options.backup) backupRoutes(routes, { backup: options.backup });
     if (options.cluster) clusterRoutes(routes, { list: options.cluster });
     // In a scope of their own: uploads take every content type as a stream, JSON included.
-    const files = options.files;
-    if (files) void routes.register(async (scope) => fileRoutes(scope, { files }));
+    if (options.files) void routes.register(async (scope) => fileRoutes(scope, { files: options.files! }));
   });
   return app;
 }

@@ -90,6 +90,19 @@ export const ERROR_CODES = {
     status: 500,
     hint: 'Another wfx daemon serves this database. Stop it, or start this one with --standby to take over when it stops.',
   },
+  // Secrets at rest (src/daemon/secrets): a start refused, or a use of a secret that cannot be opened
+  SECRETS_KEY_MISSING: {
+    status: 500,
+    hint: 'Stored secrets are encrypted with a key this daemon was not given (its id is named): put the key file back (<data-dir>/secrets.key, --secrets-key-file or WFX_SECRETS_KEY); docs/operations.md, Secrets.',
+  },
+  SECRETS_KEY_INVALID: {
+    status: 500,
+    hint: 'The secrets key file (or WFX_SECRETS_KEY) holds one key a line, each 32 bytes in base64; lines starting with # are comments. Fix the line named, or restore the file.',
+  },
+  SECRET_UNREADABLE: {
+    status: 500,
+    hint: 'A stored secret fails its integrity check: it was changed on disk or moved from another record. Set it again (the API key, password or signing secret).',
+  },
   HISTORY_DAMAGED: {
     status: 500,
     hint: 'The execution finished, but its history record is damaged on disk (see `wfx daemon status`). Restore the named history file from a backup.',

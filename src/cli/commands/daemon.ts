@@ -32,13 +32,19 @@ import {
   LIMIT_HELP,
   collectLimit,
   storeOptions,
+  SECRETS_KEY_FILE_HELP,
+  SECRETS_KEYRING_HELP,
+  FORGET_SECRETS_HELP,
+  secretsOptions,
+  type SecretsFlags,
   type StoreFlags,
 } from '../daemon-options.js';
 import { EXIT } from '../exit-codes.js';
 import { clientFor } from '../api.js';
 import { status } from './daemon-status.js';
+import { backupKeyLine, rotateSecrets, showSecrets } from './daemon-secrets.js';
 
-interface StartOptions extends StoreFlags {
+interface StartOptions extends StoreFlags, SecretsFlags {
   readonly port: number;
   readonly host: string;
   readonly foreground?: boolean;
@@ -105,6 +111,9 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     .option('--lease <duration>', LEASE_HELP, parseLease)
     .option('--partitions <n>', PARTITIONS_HELP, parsePartitions)
     .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
+    .option('--secrets-key-file <file>', SECRETS_KEY_FILE_HELP)
+    .option('--secrets-keyring', SECRETS_KEYRING_HELP)
+    .option('--forget-secrets-without-key', FORGET_SECRETS_HELP)
     .addOption(new Option('--child').hideHelp())
     .addHelpText(
       'after',
@@ -158,6 +167,24 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       '\nExamples:\n  $ wfx daemon backup /backups/wfx-2026-01-31\n  $ wfx daemon backup ./wfx-copy --json',
     )
     .action(async (dir: string, _opts: unknown, cmd: Command) => backup(ctx, cmd, dir));
+
+  daemon
+    .command('secrets')
+    .description('the keys that encrypt stored secrets: where they are kept, and how many secrets each seals')
+    .addHelpText('after', '\nExample:\n  $ wfx daemon secrets --json')
+    .action(async (_opts: unknown, cmd: Command) => showSecrets(ctx, cmd));
+
+  daemon
+    .command('rotate-secrets-key')
+    .description(
+      'seal every stored secret again with a new key, added to the key file (or --key-id: one added there already)',
+    )
+    .option('--key-id <id>', "a key already in the key file (on a database: in every daemon's), by its id")
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ wfx daemon rotate-secrets-key\n  $ wfx daemon rotate-secrets-key --key-id 3f9a0c1d22e4b5a6',
+    )
+    .action(async (opts: { keyId?: string }, cmd: Command) => rotateSecrets(ctx, cmd, opts.keyId));
 }
 
 /**
@@ -202,6 +229,7 @@ async function backup(ctx: CliContext, cmd: Command, dir: string): Promise<void>
   ctx.stdout.write(
     `backed up to ${res.directory}: journal entries up to ${res.lastSeq} (snapshot at ${res.snapshotSeq}), ${res.files} files, ${res.bytes} bytes\n`,
   );
+  if (res.secretsKey) ctx.stdout.write(backupKeyLine(res.secretsKey));
 }
 
 /** The DaemonOptions of `daemon start`'s options. */
@@ -224,6 +252,7 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
     maxFileBytes: opts.maxFileSize,
     ...safetyOptions(ctx, opts),
     ...storeOptions(ctx, opts),
+    ...secretsOptions(ctx, opts),
   };
 }
 
@@ -284,6 +313,11 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (opts.partitions !== undefined) args.push('--partitions', String(opts.partitions));
   if (opts.share) args.push('--share');
   if (opts.advertiseUrl !== undefined) args.push('--advertise-url', opts.advertiseUrl);
+  // The keys' file by its path; WFX_SECRETS_KEY goes in the child's environment, as given.
+  const { secretsKey } = secretsOptions(ctx, opts);
+  if (secretsKey?.file !== undefined) args.push('--secrets-key-file', secretsKey.file);
+  if (secretsKey?.keyring) args.push('--secrets-keyring');
+  if (secretsKey?.forgetMissing) args.push('--forget-secrets-without-key');
   const { store, standby } = storeOptions(ctx, opts);
   // A standby serves nothing until it takes over: it runs in the foreground, under a supervisor.
   if (standby)

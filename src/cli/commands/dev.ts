@@ -21,6 +21,11 @@ import {
   LIMIT_HELP,
   collectLimit,
   storeOptions,
+  SECRETS_KEY_FILE_HELP,
+  SECRETS_KEYRING_HELP,
+  FORGET_SECRETS_HELP,
+  secretsOptions,
+  type SecretsFlags,
   type StoreFlags,
 } from '../daemon-options.js';
 
@@ -55,6 +60,9 @@ export function registerDev(program: Command, ctx: CliContext): void {
     .option('--lease <duration>', LEASE_HELP, parseLease)
     .option('--partitions <n>', PARTITIONS_HELP, parsePartitions)
     .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
+    .option('--secrets-key-file <file>', SECRETS_KEY_FILE_HELP)
+    .option('--secrets-keyring', SECRETS_KEYRING_HELP)
+    .option('--forget-secrets-without-key', FORGET_SECRETS_HELP)
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
     .action(
       async (
@@ -68,7 +76,8 @@ export function registerDev(program: Command, ctx: CliContext): void {
           limit?: readonly string[];
           maxJsonDepth?: number;
           maxFileSize?: number;
-        } & StoreFlags,
+        } & StoreFlags &
+          SecretsFlags,
         cmd: Command,
       ) => {
         const flowsDir = resolve(ctx.cwd, opts.flows);
@@ -83,6 +92,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           maxFileBytes: opts.maxFileSize,
           ...safetyOptions(ctx, opts),
           ...storeOptions(ctx, opts),
+          ...secretsOptions(ctx, opts),
         });
         const { watch } = await import('chokidar');
         const watcher = watch(flowsDir, {

@@ -15,6 +15,7 @@ import { LocalModelKind } from './local-model.js';
 import { OpenAiCompatibleKind, scrub } from './openai-compatible.js';
 import type { JsonMode, ModelOutcome, ProviderKind } from './provider-kind.js';
 import { AnswerChecker, jsonInstruction, repairMessage } from './structured-output.js';
+import { findProvider } from './lookup.js';
 import type {
   AiAnswer,
   AiAttempt,
@@ -84,7 +85,7 @@ class Runner implements AiRunner {
       code: 'INTERNAL_ERROR',
       message: scrub(
         `the model call failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
-        providers(call.organization, call.provider)?.apiKey,
+        keyOf(providers, call),
       ),
     }));
     this.calls.set(running, controller);
@@ -110,7 +111,9 @@ class Runner implements AiRunner {
   ): Promise<WorkResult> {
     const cancelled: WorkResult = { ok: false, code: 'CANCELLED', message: 'the model call was cancelled' };
     if (signal.aborted) return cancelled;
-    const provider = providers(call.organization, call.provider);
+    const found = findProvider(providers, call);
+    if ('failure' in found) return found.failure;
+    const provider = found.provider;
     if (!provider) {
       return {
         ok: false,
@@ -356,4 +359,10 @@ function shownUrl(provider: AiProvider): string {
   } catch {
     return 'an invalid base URL';
   }
+}
+
+/** The opened API key of `call`'s provider, to scrub from a message; undefined when there is none or it cannot be opened. */
+function keyOf(providers: AiProviderLookup, call: AiCall): string | undefined {
+  const found = findProvider(providers, call);
+  return 'provider' in found ? found.provider?.apiKey : undefined;
 }

@@ -44,6 +44,7 @@ import type { NetworkPolicy } from './work/network-policy.js';
 import type { WorkResult } from './work/result.js';
 import type { ScriptRunner } from './work/script.js';
 import { WorkRunner } from './work-runner.js';
+import { SecretBox } from '../secrets/secret-box.js';
 import { JobOperations } from './jobs.js';
 import { DomainSchemas } from '../jobs/schemas.js';
 import { DEFAULT_LIMITS, overLimits, type ExecutionLimits } from './limits.js';
@@ -110,6 +111,12 @@ export interface EngineOptions {
   readonly holdsMessageId?: (key: string) => boolean;
   /** What one execution, tree and organization may hold (limits.ts); each left out takes its default. */
   readonly limits?: Partial<ExecutionLimits>;
+  /**
+   * The daemon's secrets keys: model providers' API keys are opened with them for each call, and
+   * the routes and triggers built on this engine seal and open theirs with them. Default: a key
+   * in memory only (SecretBox.ephemeral), for engines a test builds.
+   */
+  readonly secrets?: SecretBox;
 }
 
 type FlowScope = {
@@ -166,6 +173,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   private readonly effects: Effects;
   /** The file store (EngineOptions.files). */
   readonly files: FileStore | undefined;
+  /** The secrets keys (EngineOptions.secrets). */
+  readonly secrets: SecretBox;
   /** Domain actions' schemas, compiled once. */
   readonly schemas: DomainSchemas;
   /** The jobs API's operations (domainTask jobs: activate, complete, fail, heartbeat, release). */
@@ -193,12 +202,14 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.files = options.files;
+    this.secrets = options.secrets ?? SecretBox.ephemeral();
     const step = <T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T): Promise<T> => this.step(fn);
     const closed = (): boolean => this.closed;
     this.schemas = new DomainSchemas(this.maxJsonDepth);
     this.jobs = new JobOperations({ state: this.state, step, now: this.now, schemas: this.schemas });
     this.work = new WorkRunner({
       state: this.state,
+      secrets: this.secrets,
       http: options.http ?? callHttp,
       network: options.network,
       scripts: options.scripts,

@@ -4,7 +4,8 @@
  * handed back in a new step.
  */
 import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
-import { providerLookup } from '../ai/lookup.js';
+import { openedProviderLookup } from '../ai/lookup.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { AiAttempt, AiProviderLookup, AiRunner } from '../ai/types.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATE, STATUS, type Instance, type LogEntry, type WfxState } from '../state/state.js';
@@ -25,6 +26,8 @@ export type StepRunner = <T>(fn: (t: Transition, emit: (r: WfxRecord) => void) =
 /** What a WorkRunner needs from the engine. */
 export interface WorkRunnerOptions {
   readonly state: WfxState;
+  /** Opens the providers' API keys for each model call. */
+  readonly secrets: SecretBox;
   /** How serviceTask calls are made (EngineOptions.http). */
   readonly http: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;
   /** Where serviceTask calls may connect (passed to `http`); undefined: its built-in rules. */
@@ -61,7 +64,7 @@ export class WorkRunner {
   constructor(private readonly options: WorkRunnerOptions) {
     this.scriptRunner = options.scripts;
     this.ownsScripts = options.scripts === undefined;
-    this.providers = providerLookup(options.state);
+    this.providers = openedProviderLookup(options.state, options.secrets);
   }
 
   /** True while the work of node instance `key` is under way (it must not be started again). */

@@ -46,6 +46,7 @@ import {
 } from './state.js';
 import { InstanceTable } from './instance-table.js';
 import { LiveCounts } from './live-counts.js';
+import { applyReseal, type SecretRef } from './secret-fields.js';
 import { isoMs, packedLogLine } from './log-line.js';
 import { countLiveNode, logKeepsVariables, pushLog, setVariables, variablesSize } from './sizes.js';
 import { subscriptionBucket, type Subscription } from './subscriptions.js';
@@ -234,6 +235,12 @@ export type WfxRecord =
   /** A model provider was added or changed; `isDefault` clears the organization's other defaults. */
   | { readonly type: 'aiProvider.saved'; readonly provider: AiProvider }
   | { readonly type: 'aiProvider.deleted'; readonly providerId: string }
+  /** New secrets are sealed with key `keyId` from now on (the first sealed, or a rotation). */
+  | { readonly type: 'secretsKey.changed'; readonly keyId: string }
+  /** A stored secret sealed again (a rotation, one kept in plain text before): `to` replaces `from`; null forgets it (its key lost). */
+  | { readonly type: 'secret.resealed'; readonly ref: SecretRef; readonly from: string; readonly to: string | null }
+  /** A checkpoint after reseals is durable: no journal entry or snapshot holds the secrets' old forms. */
+  | { readonly type: 'secrets.checkpointed' }
   /** A file's blob is durable and this names it (an upload, or a node's file in the step of its completion). */
   | { readonly type: 'file.stored'; readonly file: StoredFile }
   /**
@@ -754,6 +761,16 @@ const handlers: Handlers = {
   },
   'aiProvider.deleted': (state, r) => {
     delete state.aiProviders[r.providerId];
+  },
+  'secretsKey.changed': (state, r) => {
+    state.secretsKey = r.keyId;
+  },
+  'secret.resealed': (state, r) => {
+    applyReseal(state, r.ref, r.from, r.to);
+    state.secretsResealed = true;
+  },
+  'secrets.checkpointed': (state) => {
+    delete state.secretsResealed;
   },
   'file.stored': (state, r) => {
     state.files[r.file.fileId] = r.file;

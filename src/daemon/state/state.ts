@@ -127,6 +127,10 @@ export interface WfxState {
   emailSeen: Record<string, string[]>;
   /** Model providers (aiTask, callAgent) by providerId. */
   aiProviders: Record<string, AiProvider>;
+  /** The key new secrets are sealed with (secrets/secret-box.ts): set at the first, changed by a rotation. */
+  secretsKey: string | null;
+  /** Secrets were sealed again and no checkpoint has removed their old forms from the journal since. */
+  secretsResealed?: true;
   /** Durable memory (memoryAction, aiTask's `memory:`): organization -> namespace -> key -> entry. */
   memory: MemoryStore;
   /**
@@ -153,8 +157,8 @@ export const AI_PROVIDER_KINDS = ['openai-compatible', 'local'] as const;
 export type AiProviderKind = (typeof AI_PROVIDER_KINDS)[number];
 
 /**
- * A model provider registered for an organization. The API key is kept for the daemon's use,
- * never returned, logged, or put in an error message.
+ * A model provider registered for an organization. The API key is kept sealed
+ * (state/secret-fields.ts) for the daemon's use, never returned, logged, or put in an error message.
  */
 export interface AiProvider {
   readonly providerId: string;
@@ -166,7 +170,7 @@ export interface AiProvider {
   readonly baseUrl?: string;
   /** The model asked for when an aiTask names none (local: a label; defaults to the file's name). */
   readonly model: string;
-  /** openai-compatible: the bearer key; absent for servers that need none (Ollama, llama.cpp). */
+  /** openai-compatible: the bearer key, sealed; absent for servers that need none (Ollama, llama.cpp). */
   readonly apiKey?: string;
   /** local: the GGUF file's absolute path. */
   readonly modelPath?: string;
@@ -183,7 +187,7 @@ export interface AiProvider {
 /** Message-IDs remembered per email connection. */
 export const EMAIL_SEEN_IDS = 5000;
 
-/** An IMAP mailbox the email trigger watches. The password is kept for the daemon's use, never returned. */
+/** An IMAP mailbox the email trigger watches. The password is kept sealed for the daemon's use, never returned. */
 export interface EmailConnection {
   readonly connectionId: string;
   readonly name: string;
@@ -223,7 +227,7 @@ export interface SeenIds {
   head: number;
 }
 
-/** A signing secret; a rotated-out one keeps working until `expiresAt`. */
+/** A signing secret (sealed: state/secret-fields.ts); a rotated-out one keeps working until `expiresAt`. */
 export interface WebhookSecret {
   readonly secret: string;
   readonly expiresAt: string | null;
@@ -334,6 +338,7 @@ export function initialState(): WfxState {
     scheduleFires: {},
     emailSeen: {},
     aiProviders: {},
+    secretsKey: null,
     memory: {},
     files: {},
     domains: {},

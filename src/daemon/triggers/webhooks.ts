@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
-import { eventFields, normalizePayload, verifyDelivery, type Scheme } from '../../shared/webhooks/providers.js';
+import {
+  eventFields,
+  normalizePayload,
+  verifyDelivery,
+  type Scheme,
+  type Verdict,
+} from '../../shared/webhooks/providers.js';
+import { WfxError } from '../../shared/errors.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import { webhookSecretContext } from '../state/secret-fields.js';
 import type { Engine } from '../engine/engine.js';
 import { uuidv7 } from '../engine/ids.js';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
@@ -11,6 +20,7 @@ import {
   DEFAULT_REPLAY_WINDOW_MS,
   WEBHOOK_SEEN_IDS_MAX,
   type DeliveryRecord,
+  type EndpointEnvironment,
   type Environment,
   type PendingDelivery,
   type WebhookRegistration,
@@ -38,12 +48,36 @@ export function schemeOf(w: WebhookRegistration): Scheme {
   return { provider: w.provider, authType: w.authType, ...(w.custom && { custom: w.custom }) };
 }
 
-/** The secrets of an endpoint still valid at `at` (a rotated-out one until it expires). */
-export function liveSecrets(w: WebhookRegistration, environment: string, at: Date): string[] {
+/**
+ * The secrets of an endpoint still valid at `at` (a rotated-out one until it expires), opened
+ * with `secrets`. Throws WfxError SECRETS_KEY_MISSING or SECRET_UNREADABLE when one cannot be.
+ */
+export function liveSecrets(
+  w: WebhookRegistration,
+  environment: EndpointEnvironment,
+  at: Date,
+  secrets: SecretBox,
+): string[] {
   const endpoint = w.endpoints.find((e) => e.environment === environment);
+  const context = webhookSecretContext(w, environment);
   return (endpoint?.secrets ?? [])
     .filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > at.getTime())
-    .map((s) => s.secret);
+    .map((s) => secrets.open(s.secret, context));
+}
+
+/** liveSecrets, or the error that kept them from being opened. */
+export function tryLiveSecrets(
+  w: WebhookRegistration,
+  environment: EndpointEnvironment,
+  at: Date,
+  secrets: SecretBox,
+): string[] | WfxError {
+  try {
+    return liveSecrets(w, environment, at, secrets);
+  } catch (err) {
+    if (err instanceof WfxError) return err;
+    throw err;
+  }
 }
 
 /**
@@ -59,6 +93,8 @@ export function liveSecrets(w: WebhookRegistration, environment: string, at: Dat
 export class WebhookReceiver extends EventEmitter {
   private readonly store: DurableStore<WfxState, WfxRecord>;
   private readonly engine: Engine;
+  /** The engine's secrets keys: signing secrets are opened with them to verify a delivery. */
+  readonly secrets: SecretBox;
   private readonly now: () => Date;
   private readonly onError: (err: unknown, what: string) => void;
   private readonly processing = new Set<string>();
@@ -73,6 +109,7 @@ export class WebhookReceiver extends EventEmitter {
     super();
     this.store = options.store;
     this.engine = options.engine;
+    this.secrets = options.engine.secrets;
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
@@ -154,7 +191,10 @@ export class WebhookReceiver extends EventEmitter {
     const body = Buffer.from(d.body, 'base64');
     // Judged at the instant of receipt: a delivery processed after a restart is not stale.
     const receivedAt = new Date(d.receivedAt);
-    const verdict = verifyDelivery(schemeOf(w), liveSecrets(w, d.environment, receivedAt), d.headers, body, receivedAt);
+    const live = tryLiveSecrets(w, d.environment, receivedAt, this.secrets);
+    const verdict: Verdict = Array.isArray(live)
+      ? verifyDelivery(schemeOf(w), live, d.headers, body, receivedAt)
+      : { ok: false, reason: `the signing secret cannot be opened (${live.code}: ${live.message})` };
     const payload = normalizePayload(body, d.headers['content-type']);
     const { eventType, eventId } = eventFields(schemeOf(w), d.headers, payload);
     const bodyHash = w.provider === 'GITHUB' ? `sha256:${createHash('sha256').update(body).digest('hex')}` : undefined;

@@ -55,6 +55,8 @@ export const NODE_FAILURE_CODES = {
   AI_MODEL_UNAVAILABLE:
     "a local provider's model cannot be loaded (no such file, not a GGUF model, node-llama-cpp not installed)",
   AI_AUTH: 'the provider refused the API key (401, 403)',
+  AI_KEY_UNREADABLE:
+    "the provider's stored API key cannot be decrypted: the daemon lacks the secrets key it was encrypted with, or the value was changed on disk",
   AI_RATE_LIMITED:
     'the provider answered 429 after every attempt (each retry waited as Retry-After asked, at most `retry.maxInterval`)',
   AI_TIMEOUT: 'no complete answer within the timeout, after every attempt',

@@ -38,12 +38,16 @@ import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
 import type { KeyRateLimiter } from '../rate-limit.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
+import { secretsRoutes } from './secrets.js';
 
 export interface AdminRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly limiter: KeyRateLimiter;
   /** Validates and hashes flows to publish. */
   readonly flowChecker: FlowChecker;
+  /** The secrets keys (GET /admin/secrets, POST /admin/secrets/rotate: routes/secrets.ts). */
+  readonly secrets: SecretBox;
   readonly now?: () => Date;
 }
 
@@ -65,11 +69,12 @@ function keyView(key: ApiKey): KeyView {
   };
 }
 
-/** /admin/api-keys, /admin/flows, /admin/environments/{env}/variables. */
+/** /admin/api-keys, /admin/flows, /admin/environments/{env}/variables, /admin/secrets. */
 export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { store } = deps;
   const now = deps.now ?? (() => new Date());
+  secretsRoutes(fastify, { store, secrets: deps.secrets, now });
   const state = store.state;
   const admin = { auth: { permission: 'ADMIN' as const } };
 

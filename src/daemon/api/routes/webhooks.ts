@@ -31,16 +31,19 @@ import {
   type Provider,
 } from '../../../shared/webhooks/providers.js';
 import { uuidv7 } from '../../engine/ids.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
 import type { WfxRecord } from '../../state/records.js';
+import { webhookSecretContext } from '../../state/secret-fields.js';
 import type { WebhookEndpoint, WebhookRegistration, WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
-import { liveSecrets, schemeOf, type WebhookReceiver } from '../../triggers/webhooks.js';
+import { liveSecrets, schemeOf, tryLiveSecrets, type WebhookReceiver } from '../../triggers/webhooks.js';
 import type { Caller } from '../caller.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
 
 export interface WebhookRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Receives deliveries; its secrets (the engine's) seal signing secrets as they come in, and open them to sign a test payload. */
   readonly receiver: WebhookReceiver;
   /** Open event streams, ended at a graceful stop. */
   readonly hub: StreamHub;
@@ -81,6 +84,7 @@ const baseUrlOf = (request: FastifyRequest) => `${request.protocol}://${request.
 export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { store, receiver } = deps;
+  const secrets: SecretBox = receiver.secrets;
   const now = deps.now ?? (() => new Date());
   const state = store.state;
   const admin = { auth: { permission: 'ADMIN' as const } };
@@ -117,9 +121,11 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
           };
           if (payload && payload.type === 'url_verification' && typeof payload.challenge === 'string') {
             const at = now();
+            // A secret that cannot be opened answers no challenge: the delivery's log says why.
+            const live = tryLiveSecrets(endpoint.webhook, endpoint.environment, at, secrets);
             const verdict = verifyDelivery(
               schemeOf(endpoint.webhook),
-              liveSecrets(endpoint.webhook, endpoint.environment, at),
+              Array.isArray(live) ? live : [],
               request.headers,
               body,
               at,
@@ -165,16 +171,23 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
         };
       }
       const at = now().toISOString();
+      const webhookId = uuidv7(now());
       const envs: EndpointEnvironment[] =
         b.environmentMode === 'PER_ENVIRONMENT' ? ['DEVELOPMENT', 'PRODUCTION'] : ['ALL'];
-      // A given secret is used for every endpoint; generated ones differ per endpoint.
-      const endpoints: WebhookEndpoint[] = envs.map((environment) => ({
-        environment,
-        token: newToken(),
-        secrets: b.authType === 'NONE' ? [] : [{ secret: b.secret ?? newSecret(b.provider), expiresAt: null }],
-      }));
+      // A given secret is used for every endpoint; generated ones differ per endpoint. Each is
+      // sealed here, before its record exists; the answer shows it in plain text, this once.
+      const plain = new Map(envs.map((e) => [e, b.authType === 'NONE' ? null : (b.secret ?? newSecret(b.provider))]));
+      const endpoints: WebhookEndpoint[] = envs.map((environment) => {
+        const secret = plain.get(environment) ?? null;
+        const context = webhookSecretContext({ organization, webhookId }, environment);
+        return {
+          environment,
+          token: newToken(),
+          secrets: secret === null ? [] : [{ secret: secrets.seal(secret, context), expiresAt: null }],
+        };
+      });
       const webhook: WebhookRegistration = {
-        webhookId: uuidv7(now()),
+        webhookId,
         name: b.name,
         organization,
         provider: b.provider,
@@ -185,7 +198,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
         createdAt: at,
         updatedAt: at,
       };
-      await store.commit({ type: 'webhook.saved', webhook });
+      await store.commit(...secrets.pin(store.state), { type: 'webhook.saved', webhook });
       const base = baseUrlOf(request);
       const registered: RegisteredWebhook = {
         ...view(webhook, base),
@@ -193,7 +206,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
           environment: e.environment,
           token: e.token,
           url: `${base}/webhook/receive/${e.token}`,
-          secret: e.secrets[0]?.secret ?? null,
+          secret: plain.get(e.environment) ?? null,
         })),
       };
       return reply.status(201).send(registered);
@@ -270,12 +283,19 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
         const previous = e.secrets
           .filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > at.getTime())
           .map((s) => ({ secret: s.secret, expiresAt: keepMs === 0 ? at.toISOString() : until }));
+        const sealed = secrets.seal(secret, webhookSecretContext(w, e.environment));
         return {
           ...e,
-          secrets: [{ secret, expiresAt: null }, ...previous.filter((s) => Date.parse(s.expiresAt) > at.getTime())],
+          secrets: [
+            { secret: sealed, expiresAt: null },
+            ...previous.filter((s) => Date.parse(s.expiresAt) > at.getTime()),
+          ],
         };
       });
-      await store.commit({ type: 'webhook.saved', webhook: { ...w, endpoints, updatedAt: at.toISOString() } });
+      await store.commit(...secrets.pin(store.state), {
+        type: 'webhook.saved',
+        webhook: { ...w, endpoints, updatedAt: at.toISOString() },
+      });
       return { name: w.name, rotated, previousValidUntil: keepMs === 0 ? null : until };
     },
   });
@@ -360,7 +380,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
       const at = now();
       const headers = signDelivery(
         schemeOf(w),
-        liveSecrets(w, environment, at)[0] ?? '',
+        liveSecrets(w, environment, at, secrets)[0] ?? '',
         Buffer.from(request.body.body, 'base64'),
         at,
         {

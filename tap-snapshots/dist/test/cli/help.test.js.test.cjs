@@ -262,6 +262,37 @@ Examples:
 
 `
 
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx daemon rotate-secrets-key --help 1`] = `
+Usage: wfx daemon rotate-secrets-key [options]
+
+seal every stored secret again with a new key, added to the key file (or
+--key-id: one added there already)
+
+Options:
+  --key-id <id>  a key already in the key file (on a database: in every
+                 daemon's), by its id
+  -h, --help     display help for command
+
+Examples:
+  $ wfx daemon rotate-secrets-key
+  $ wfx daemon rotate-secrets-key --key-id 3f9a0c1d22e4b5a6
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx daemon secrets --help 1`] = `
+Usage: wfx daemon secrets [options]
+
+the keys that encrypt stored secrets: where they are kept, and how many secrets
+each seals
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx daemon secrets --json
+
+`
+
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx daemon start --help 1`] = `
 Usage: wfx daemon start [options]
 
@@ -324,6 +355,16 @@ Options:
                                       requests while it serves (default: the
                                       address it listens on; with --host
                                       0.0.0.0, this host's name)
+  --secrets-key-file <file>           the file of the keys that encrypt stored
+                                      secrets (default $WFX_SECRETS_KEY_FILE,
+                                      else <data-dir>/secrets.key, made on first
+                                      start); $WFX_SECRETS_KEY gives the keys
+                                      themselves
+  --secrets-keyring                   keep the keys that encrypt stored secrets
+                                      in the OS keyring instead of a file
+  --forget-secrets-without-key        the keys lost: start anyway, forgetting
+                                      the stored secrets sealed with keys this
+                                      daemon lacks (set them again)
   -h, --help                          display help for command
 
 Examples:
@@ -411,6 +452,16 @@ Options:
                                       requests while it serves (default: the
                                       address it listens on; with --host
                                       0.0.0.0, this host's name)
+  --secrets-key-file <file>           the file of the keys that encrypt stored
+                                      secrets (default $WFX_SECRETS_KEY_FILE,
+                                      else <data-dir>/secrets.key, made on first
+                                      start); $WFX_SECRETS_KEY gives the keys
+                                      themselves
+  --secrets-keyring                   keep the keys that encrypt stored secrets
+                                      in the OS keyring instead of a file
+  --forget-secrets-without-key        the keys lost: start anyway, forgetting
+                                      the stored secrets sealed with keys this
+                                      daemon lacks (set them again)
   -h, --help                          display help for command
 
 Examples:
