@@ -44,6 +44,7 @@ import { handlerOf } from './nodes/index.js';
 import type { WorkResult } from './work/result.js';
 import type { DomainSchemas } from '../jobs/schemas.js';
 import { LiveCounts } from '../state/live-counts.js';
+import { loopProgress } from '../state/loop-progress.js';
 import { liveNodes, logSize } from '../state/sizes.js';
 import { childrenFailure, overLimits, stepBytes, variablesFailure, type ExecutionLimits } from './limits.js';
 
@@ -692,12 +693,20 @@ export class Transition {
         this.afterCompleted(inst, ni, outcome);
         return;
       case 'wait': {
-        this.emit({
-          type: 'node.waiting',
-          ...base,
-          wait: outcome.wait,
-          ...(outcome.variables && { variables: outcome.variables }),
-        });
+        // A loop going on writes its progress, not its whole wait again (loop-progress.ts).
+        const before = ni.wait;
+        const progress =
+          before?.kind === 'loop' && outcome.wait.kind === 'loop'
+            ? loopProgress(before.state, outcome.wait.state, outcome.variables)
+            : null;
+        if (progress) this.emit({ type: 'loop.progressed', ...base, ...progress });
+        else
+          this.emit({
+            type: 'node.waiting',
+            ...base,
+            wait: outcome.wait,
+            ...(outcome.variables && { variables: outcome.variables }),
+          });
         const wait = outcome.wait;
         if (wait.kind === 'event') {
           const kept = this.keptMessage(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey);

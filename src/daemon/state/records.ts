@@ -48,6 +48,7 @@ import { InstanceTable } from './instance-table.js';
 import { LiveCounts } from './live-counts.js';
 import { applyReseal, type SecretRef } from './secret-fields.js';
 import { isoMs, packedLogLine } from './log-line.js';
+import { progressedWait, type LoopProgress } from './loop-progress.js';
 import { countLiveNode, logKeepsVariables, pushLog, setVariables, variablesSize } from './sizes.js';
 import { subscriptionBucket, type Subscription } from './subscriptions.js';
 
@@ -136,6 +137,13 @@ export type WfxRecord =
       readonly at: string;
       readonly variables?: Record<string, unknown>;
     }
+  /** A waiting loopNode's progress (loop-progress.ts): its counts, the values collected since, variables handed on. */
+  | ({
+      readonly type: 'loop.progressed';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly at: string;
+    } & LoopProgress)
   /** A non-interrupting boundary event of the node fired (it fires once). */
   | {
       readonly type: 'boundary.fired';
@@ -612,6 +620,15 @@ const handlers: Handlers = {
     if (r.wait.kind === 'event') subscribe(state, inst, node, r.wait);
     if (r.wait.kind === 'job' || before?.kind === 'job') indexJobWait(state, inst, node, before);
     log(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);
+  },
+  'loop.progressed': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    const node = inst?.nodes[r.nodeInstanceId];
+    const wait = node && progressedWait(node, r);
+    if (!inst || !node || !wait) return;
+    node.wait = wait;
+    if (r.variables) setVariables(inst, r.variables);
+    log(inst, node, 'INFO', waitingFor(wait), r.at, r.variables !== undefined);
   },
   'node.completed': (state, r) => {
     const inst = state.instances[r.instanceId];

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { STATE, type Instance } from '../../../src/daemon/state/state.js';
 import { LiveCounts } from '../../../src/daemon/state/live-counts.js';
@@ -315,4 +317,70 @@ nodes:
   const fresh = LiveCounts.of(h.store.state);
   t.equal(fresh.organization('default'), 2, 'counted afresh: the same');
   t.equal(fresh.tree(b), 2);
+});
+
+t.test("a loop's progress writes its items once: the journal grows with the collection, not its square", async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(`
+processId: AUTO
+name: Long loop
+nodes:
+  start: { type: startEvent, next: each }
+  each:
+    type: loopNode
+    collection: "{items}"
+    collect: out
+    nodes:
+      s: { type: startEvent, next: ask }
+      ask: { type: inputNode, inputType: textbox, next: keep }
+      keep: { type: setVariable, variables: { out: "{inputValue}" }, next: e }
+      e: { type: endEvent }
+    next: done
+  done: { type: endEvent }
+`);
+  const items = Array.from({ length: 300 }, (_, i) => `item ${i} `.padEnd(200, '.'));
+  const itemsBytes = JSON.stringify(items).length;
+  const inst = await h.start(pid, { items });
+  // What the journal holds, without the zeros its segments are written over (decision 014).
+  const journal = () =>
+    readdirSync(join(h.dir, 'journal'))
+      .map((f) => readFileSync(join(h.dir, 'journal', f), 'utf8').replace(/\0+$/, ''))
+      .join('');
+  const journalBytes = () => journal().length;
+  const before = journalBytes();
+  for (let i = 0; i < items.length; i++) {
+    const child = liveInstances(h.store.state).find(
+      (c) => c.parentInstanceId === inst.processInstanceId && c.stateCd === STATE.RUNNING,
+    );
+    await h.engine.submitTask({
+      organization: 'default',
+      processInstanceId: child!.processInstanceId,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: `v${i}` },
+    });
+  }
+  const done = await h.get(inst.processInstanceId);
+  t.equal(done.stateCd, STATE.COMPLETED);
+  t.same(
+    done.variables.out,
+    items.map((_, i) => `v${i}`),
+    'every value collected in order',
+  );
+  // What the loop's own progress wrote: its counts and each collected value, never its items
+  // or the variables its iterations left as they were (each iteration's start still carries a
+  // copy of the variables: that is linear in them, once per iteration).
+  // A journal frame is `<crc32> <seq> <write-key> <records as JSON>`, one a line.
+  const progress = journal()
+    .split('\n')
+    .flatMap((line) => {
+      const json = /^\S+ \S+ \S+ (.*)$/.exec(line)?.[1];
+      return json === undefined ? [] : (JSON.parse(json) as Array<{ type: string }>);
+    })
+    .filter((r) => r.type === 'loop.progressed')
+    .map((r) => JSON.stringify(r));
+  const progressBytes = progress.reduce((sum, r) => sum + r.length, 0);
+  t.ok(progressBytes < items.length * 1024, `progress: ${progressBytes} bytes for ${items.length} iterations`);
+  t.ok(journalBytes() - before < items.length * (2 * itemsBytes), 'the journal grew by about one copy per iteration');
+  t.ok(progress.length >= items.length - 1, 'progress written as loop.progressed records');
 });

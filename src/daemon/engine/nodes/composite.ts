@@ -117,8 +117,9 @@ export const loopNode: NodeHandler<LoopNode> = {
     if (node.collect !== undefined)
       collected[child.iteration ?? wait.state.done] = child.variables[node.collect] ?? null;
     const state: LoopState = { ...wait.state, done: wait.state.done + 1, running: wait.state.running - 1, collected };
-    // A sequential iteration hands its variables on (to the next iteration, the condition, and the flow).
-    const merged = node.parallel === true ? undefined : { ...child.variables };
+    // A sequential iteration hands its variables on (to the next iteration, the condition, and the
+    // flow): those it changed, since the rest are the very values it was started with.
+    const merged = node.parallel === true ? undefined : changedVariables(child.variables, scope.instance.variables);
     return advance(
       node,
       scope,
@@ -128,6 +129,17 @@ export const loopNode: NodeHandler<LoopNode> = {
     );
   },
 };
+
+/** The variables of `after` whose value is not the very one `before` holds under that name. */
+function changedVariables(
+  after: Readonly<Record<string, unknown>>,
+  before: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const changed: Record<string, unknown> = {};
+  for (const key of Object.keys(after))
+    if (!Object.hasOwn(before, key) || after[key] !== before[key]) changed[key] = after[key];
+  return changed;
+}
 
 /** The iterations a loop may run: its `maxIterations` (default 1000), never more than the daemon allows. */
 function maxIterations(node: LoopNode, scope: NodeScope): number {
