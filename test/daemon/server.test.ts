@@ -101,6 +101,8 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/flows/{processId}/activate': ['post'],
     '/admin/environments/{env}/variables': ['get'],
     '/admin/environments/{env}/variables/{name}': ['put', 'delete'],
+    '/admin/secrets': ['get'],
+    '/admin/secrets/rotate': ['post'],
     '/admin/webhooks': ['get', 'post'],
     '/admin/webhooks/{name}': ['get', 'delete'],
     '/admin/webhooks/{name}/rotate': ['post'],

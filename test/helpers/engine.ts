@@ -1,6 +1,7 @@
 import type { LocalPrograms } from '../../src/daemon/voice/local-voice.js';
 import { createVoiceRunner } from '../../src/daemon/voice/voice-runner.js';
 import { FileStore } from '../../src/daemon/files/file-store.js';
+import { SecretBox } from '../../src/daemon/secrets/secret-box.js';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -66,7 +67,10 @@ export interface EngineHarness {
 }
 
 /** What a test may give the engine besides its store, history and clock (kept over restarts). */
-export type HarnessEngineOptions = Pick<EngineOptions, 'ai' | 'voice' | 'keptClaims' | 'thrownPassing' | 'limits'> & {
+export type HarnessEngineOptions = Pick<
+  EngineOptions,
+  'ai' | 'voice' | 'keptClaims' | 'thrownPassing' | 'limits' | 'secrets'
+> & {
   /** The file store's largest file (default its own). */
   readonly maxFileBytes?: number;
   /** The local speech programs voiceTasks run (default espeak-ng and pocketsphinx on the PATH). */
@@ -80,6 +84,8 @@ export async function engineHarness(
   clock = new TestClock(),
   engineOptions: HarnessEngineOptions = {},
 ): Promise<EngineHarness> {
+  // One secrets key for the harness and its restarts: what it sealed opens again after one.
+  if (engineOptions.secrets === undefined) engineOptions = { ...engineOptions, secrets: SecretBox.ephemeral() };
   if (dir === undefined) {
     // Our own directory, not t.testdir(): tap removes that before teardowns run, and closing
     // the store writes a final checkpoint into it. Teardowns run last-registered first, so this
