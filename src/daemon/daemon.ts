@@ -19,6 +19,8 @@ import { FileStore } from './files/file-store.js';
 import type { AiRunner } from './ai/types.js';
 import { tuneGarbageCollector } from './gc-tuning.js';
 import { buildServer } from './server.js';
+import { connectionLimits } from './api/connections.js';
+import { readOpenFilesLimit } from './open-files.js';
 import type { WfxRecord } from './state/records.js';
 import type { Environment, WfxState } from './state/state.js';
 import { History } from './store/history.js';
@@ -75,6 +77,10 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly httpDeny?: readonly string[];
   /** CIDRs serviceTask calls may connect to though a built-in rule refuses them (own listener, link-local). */
   readonly httpAllow?: readonly string[];
+  /** Connections served at once (default: from the open-files limit, see open-files.ts). */
+  readonly maxConnections?: number;
+  /** ms a connection has to send a request's headers (default DEFAULT_HEADERS_TIMEOUT_MS). */
+  readonly headersTimeoutMs?: number;
 }
 
 /** A daemon that is serving. */
@@ -193,6 +199,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // jose (dozens of ES modules) loads only for a daemon that accepts OIDC tokens: loaded always,
     // it slowed every start (docs/decisions/019-restart-path.md).
     const bearer = options.oidc ? (await import('./auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
+    const connections = connectionLimits(options, readOpenFilesLimit(), (line) => logger.warn(line));
     const app = buildServer({
       store,
       engine,
@@ -214,6 +221,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
           backup: (directory: string) => backupDataDir({ dataDir: options.dataDir, store, history }, directory),
         }),
       files,
+      connections,
     });
     const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
     await options.beforeListen?.();
@@ -226,7 +234,13 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const info = await writeDaemonJson(options.dataDir, `http://${urlHost}:${address.port}`);
     logger.info(
-      { url: info.url, dataDir: options.dataDir, store: storeKind.location, bootstrapKey: paths.bootstrapKey },
+      {
+        url: info.url,
+        dataDir: options.dataDir,
+        store: storeKind.location,
+        bootstrapKey: paths.bootstrapKey,
+        maxConnections: connections.maxConnections,
+      },
       'wfx daemon listening',
     );
     // Up: the route validators not compiled yet are compiled now, a turn of the event loop at a time.

@@ -8,6 +8,7 @@ import { WfxError } from '../shared/errors.js';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, formatJsonPath, jsonDepthExcess } from '../shared/json-shape.js';
 import { VERSION } from '../shared/version.js';
 import { installAuth, type AccessLogEntry, type BearerVerifier } from './api/auth.js';
+import { limitConnections, serverTimeouts, type ConnectionLimits } from './api/connections.js';
 import { answerClientError, toErrorAnswer } from './api/error-answer.js';
 import { refuseUnmetExpectations } from './api/expectations.js';
 import { endSilentConnectionsOnClose } from './api/silent-connections.js';
@@ -91,6 +92,8 @@ export interface ServerOptions {
   readonly ai?: AiRunner;
   /** The file store (/files); those routes are absent without it. */
   readonly files?: FileStore;
+  /** Timeouts (defaults for those left out) and the cap on connections (none without `maxConnections`). */
+  readonly connections?: Partial<ConnectionLimits>;
 }
 
 /** What Fastify passes a validator with `schemaEnv` besides the data (Ajv's DataValidationCxt). */
@@ -173,6 +176,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     // wfx logs requests itself (with the credential's key id, never its secret).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    // A connection that sends no request in time, or idles between two, is closed (api/connections.ts).
+    ...serverTimeouts(options.connections),
     // A memory key (up to MEMORY_MAX_NAME_LENGTH characters) is one path parameter, percent-
     // encoded up to 12 characters each; each route's schema bounds its own parameters.
     routerOptions: { maxParamLength: 12 * 512 },
@@ -254,6 +259,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     done(null, payload);
   });
   refuseUnmetExpectations(app);
+  const maxConnections = options.connections?.maxConnections;
+  if (maxConnections !== undefined) limitConnections(app, maxConnections, (line) => options.logger?.warn(line));
   // Streams never finish by themselves: end them before the server waits for in-flight requests.
   app.addHook('preClose', async () => hub.endAll());
   // Long polls answer what they have (nothing) at once, so that closing does not wait for them.

@@ -35,6 +35,10 @@ export const ERROR_CODES = {
   RATE_LIMIT_EXCEEDED: { status: 429 },
   INTERNAL_ERROR: { status: 500 },
   SERVICE_UNAVAILABLE: { status: 503, hint: 'The daemon is shutting down or its store failed; see its log.' },
+  TOO_MANY_CONNECTIONS: {
+    status: 503,
+    hint: 'The daemon serves as many connections as it may (--max-connections); try again shortly.',
+  },
 
   // Data directory and store (they stop a daemon from starting; never sent over HTTP)
   DATA_DIR_LOCKED: {

@@ -31,12 +31,16 @@ import {
   STORE_HELP,
   storeOptions,
   type StoreFlags,
+  addConnectionFlags,
+  connectionArgs,
+  connectionOptions,
+  type ConnectionFlags,
 } from '../daemon-options.js';
 import { EXIT } from '../exit-codes.js';
 import { clientFor } from '../api.js';
 import { status } from './daemon-status.js';
 
-interface StartOptions extends StoreFlags {
+interface StartOptions extends StoreFlags, ConnectionFlags {
   readonly port: number;
   readonly host: string;
   readonly foreground?: boolean;
@@ -59,7 +63,7 @@ interface StartOptions extends StoreFlags {
 export function registerDaemon(program: Command, ctx: CliContext): void {
   const daemon = program.command('daemon').description('start, stop and inspect the local wfx daemon');
 
-  daemon
+  const start = daemon
     .command('start')
     .description('start the daemon (in the background unless --foreground)')
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 7878)
@@ -110,6 +114,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       if (opts.foreground) return runForeground(ctx, cmd, opts);
       return startBackground(ctx, cmd, opts);
     });
+  addConnectionFlags(start);
 
   daemon
     .command('stop')
@@ -206,6 +211,7 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
     maxFileBytes: opts.maxFileSize,
     ...safetyOptions(ctx, opts),
     ...storeOptions(ctx, opts),
+    ...connectionOptions(opts),
   };
 }
 
@@ -265,6 +271,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (opts.partitions !== undefined) args.push('--partitions', String(opts.partitions));
   if (opts.share) args.push('--share');
   if (opts.advertiseUrl !== undefined) args.push('--advertise-url', opts.advertiseUrl);
+  args.push(...connectionArgs(opts));
   const { store, standby } = storeOptions(ctx, opts);
   // A standby serves nothing until it takes over: it runs in the foreground, under a supervisor.
   if (standby)

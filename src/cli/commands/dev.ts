@@ -20,6 +20,9 @@ import {
   STORE_HELP,
   storeOptions,
   type StoreFlags,
+  addConnectionFlags,
+  connectionOptions,
+  type ConnectionFlags,
 } from '../daemon-options.js';
 
 /**
@@ -28,7 +31,7 @@ import {
  * validate is reported with file:line:column; the daemon keeps running.
  */
 export function registerDev(program: Command, ctx: CliContext): void {
-  program
+  const dev = program
     .command('dev')
     .description('run the daemon here and republish flows/ to DEVELOPMENT whenever a file changes')
     .option('--flows <dir>', 'the flow files to watch', 'flows')
@@ -64,7 +67,8 @@ export function registerDev(program: Command, ctx: CliContext): void {
           httpAllow?: string;
           maxJsonDepth?: number;
           maxFileSize?: number;
-        } & StoreFlags,
+        } & StoreFlags &
+          ConnectionFlags,
         cmd: Command,
       ) => {
         const flowsDir = resolve(ctx.cwd, opts.flows);
@@ -79,6 +83,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           maxFileBytes: opts.maxFileSize,
           ...safetyOptions(ctx, opts),
           ...storeOptions(ctx, opts),
+          ...connectionOptions(opts),
         });
         const { watch } = await import('chokidar');
         const watcher = watch(flowsDir, {
@@ -106,4 +111,5 @@ export function registerDev(program: Command, ctx: CliContext): void {
         }
       },
     );
+  addConnectionFlags(dev);
 }

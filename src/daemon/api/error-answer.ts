@@ -25,7 +25,8 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody }
   if (err instanceof WfxError) {
     let body: ErrorBody = { error: err.code, message: err.message, timestamp };
     const details = err.details as { retryAfter?: number } | undefined;
-    const retries = err.code === 'RATE_LIMIT_EXCEEDED' || err.code === 'PARTITION_MOVING';
+    const retries =
+      err.code === 'RATE_LIMIT_EXCEEDED' || err.code === 'PARTITION_MOVING' || err.code === 'TOO_MANY_CONNECTIONS';
     if (retries && typeof details?.retryAfter === 'number') body = { ...body, retryAfter: details.retryAfter };
     else if (err.details !== undefined) body = { ...body, details: err.details };
     return { status: err.status, body };

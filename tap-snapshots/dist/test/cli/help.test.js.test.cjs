@@ -315,6 +315,13 @@ Options:
                                       requests while it serves (default: the
                                       address it listens on; with --host
                                       0.0.0.0, this host's name)
+  --max-connections <n>               connections served at once; a few more are
+                                      answered TOO_MANY_CONNECTIONS, the rest
+                                      closed (default: from the open-files
+                                      limit)
+  --headers-timeout <duration>        how long a connection has to send its
+                                      request headers before it is closed
+                                      (default 5s)
   -h, --help                          display help for command
 
 Examples:
@@ -396,6 +403,13 @@ Options:
                                       requests while it serves (default: the
                                       address it listens on; with --host
                                       0.0.0.0, this host's name)
+  --max-connections <n>               connections served at once; a few more are
+                                      answered TOO_MANY_CONNECTIONS, the rest
+                                      closed (default: from the open-files
+                                      limit)
+  --headers-timeout <duration>        how long a connection has to send its
+                                      request headers before it is closed
+                                      (default 5s)
   -h, --help                          display help for command
 
 Examples:
