@@ -37,7 +37,12 @@ export function streamLogs(
   request: FastifyRequest,
   reply: FastifyReply,
   inst: Instance,
-  options: { readonly after: number; readonly follow: boolean },
+  options: {
+    readonly after: number;
+    readonly follow: boolean;
+    /** Called once when the stream stops (ended, its client gone, the daemon stopping). */
+    readonly onEnd?: () => void;
+  },
 ): void {
   const { engine, hub } = deps;
   const id = inst.processInstanceId;
@@ -62,6 +67,7 @@ export function streamLogs(
     unsubscribe();
     unwatchProgress();
     untrack();
+    options.onEnd?.();
   };
   const lapsed = lapsedCredential(deps.state, request.caller!, deps.now, out, stop);
 
@@ -131,5 +137,7 @@ export function streamLogs(
   // still on its way to disk ends the stream through the hub's `finished`, after its lines.
   const live = deps.state.instances[id];
   finished = !live || (live.stateCd !== STATE.RUNNING && engine.streamedLogCount(live) === live.logs.length);
+  // A client gone before the stream began: its close came before the listener above.
+  if (out.closed || request.raw.destroyed) return stop();
   run();
 }

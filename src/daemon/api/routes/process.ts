@@ -33,6 +33,7 @@ import type { Instance, WfxState } from '../../state/state.js';
 import type { Caller } from '../caller.js';
 import type { StreamHub } from '../streams.js';
 import { streamLogs } from '../log-stream.js';
+import { InstanceReads } from '../instance-reads.js';
 import { peerError, type Peers } from '../fan-out.js';
 
 export interface ProcessRouteDeps {
@@ -89,7 +90,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { engine, hub } = deps;
   const heartbeatMs = (deps.heartbeatSeconds ?? 15) * 1000;
-  const visible = instanceReader(engine);
+  const reads = new InstanceReads(engine);
   const logStreams = { engine, hub, state: deps.state, now: deps.now ?? (() => new Date()), heartbeatMs };
 
   const start = (caller: Caller, body: StartBody, query: StartQuery) =>
@@ -213,7 +214,14 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
   app.get('/process/instance/:id', {
     config: { auth: { permission: 'WORKFLOW_READ' } },
     schema: { tags: ['executions'], summary: 'An execution: state, variables, output, nodes', params: IdParams },
-    handler: async (request) => instanceResource(await visible(request.caller!, request.params.id)),
+    handler: async (request) => {
+      const { inst, release } = await reads.hold(request.caller!, request.params.id);
+      try {
+        return instanceResource(inst);
+      } finally {
+        release();
+      }
+    },
   });
 
   app.get('/process/instance/:id/logs', {
@@ -227,10 +235,15 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       querystring: LogsQuery,
     },
     handler: async (request, reply) => {
-      const inst = await visible(request.caller!, request.params.id);
+      const { inst, release } = await reads.hold(request.caller!, request.params.id);
       const header = request.headers['last-event-id'];
       const after = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : 0;
-      streamLogs(logStreams, request, reply, inst, { after, follow: request.query.follow === true });
+      try {
+        streamLogs(logStreams, request, reply, inst, { after, follow: request.query.follow === true, onEnd: release });
+      } catch (err) {
+        release();
+        throw err;
+      }
       return reply;
     },
   });
@@ -305,25 +318,4 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
         request.query as WithDefaults<InstanceListQuery, 'limit'>,
       ),
   });
-}
-
-/**
- * Reads executions for the routes: `visible(caller, id)` is the execution if the caller may see
- * it, else INSTANCE_NOT_FOUND (another organization's is 404 too). A finished execution is read
- * from history and parsed whole: concurrent reads of one execution (several clients replaying
- * its log) share that read, and the one copy it makes, which the routes only read.
- */
-function instanceReader(engine: Engine): (caller: Caller, id: string) => Promise<Instance> {
-  const reading = new Map<string, Promise<Instance | null>>();
-  return async (caller, id) => {
-    let read = reading.get(id);
-    if (!read) {
-      read = engine.getInstance({ organization: null }, id).finally(() => reading.delete(id));
-      reading.set(id, read);
-    }
-    const inst = await read;
-    if (!inst || (caller.organization !== null && inst.organization !== caller.organization))
-      throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${id}`);
-    return inst;
-  };
 }
