@@ -3,6 +3,7 @@
  */
 import { formatAiBench, runAiBench } from './ai.js';
 import { formatEngineBench, runEngineBench } from './engine.js';
+import { formatFaultsBench, runFaultsBench } from './faults.js';
 import { formatHttpBench, runHttpBench } from './http.js';
 import { formatJobsBench, runJobsBench } from './jobs.js';
 import { formatPostgresBench, runPostgresBench } from './postgres.js';
@@ -34,4 +35,8 @@ console.log('\n## HTTP\n');
 const http = formatHttpBench(await runHttpBench());
 console.log(http);
 await writeSection('http', `${machineLine()}\n\n${http}`);
+console.log('\n## Ordinary traffic under attack\n');
+const faults = formatFaultsBench(await runFaultsBench());
+console.log(faults);
+await writeSection('faults', `${machineLine()}\n\n${faults}`);
 console.log('\nwritten to docs/performance.md');
