@@ -39,7 +39,7 @@ function reader(attack: Extract<Attack, { kind: 'logs' }>): Promise<void> {
 
 /**
  * Keeps `n` idle connections open: one the daemon closes after its headers timeout is opened
- * again at once, one closed as accepted (over the cap) after a pause. Resolves once `n` have
+ * again at once, one reset as accepted (over the cap) after a pause. Resolves once `n` have
  * connected.
  */
 function flood(url: string, n: number): Promise<void> {

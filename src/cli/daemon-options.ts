@@ -89,7 +89,7 @@ export function addConnectionFlags(command: Command): Command {
   return command
     .option(
       '--max-connections <n>',
-      'connections served at once; a few more are answered TOO_MANY_CONNECTIONS, the rest closed (default: from the open-files limit)',
+      'connections served at once; a few more are answered TOO_MANY_CONNECTIONS, the rest reset (default: from the open-files limit)',
       parseMaxConnections,
     )
     .option(

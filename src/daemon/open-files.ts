@@ -62,7 +62,7 @@ export function defaultMaxConnections(openFiles: number | null): number {
 /**
  * Connections accepted beyond `maxConnections` only to be answered TOO_MANY_CONNECTIONS (a
  * sixteenth of them, 1 to 64): a client over the limit gets an answer it can act on rather than
- * a reset; beyond those, a connection is closed as soon as it is accepted. Pure.
+ * a bare reset; beyond those, a connection is reset as soon as it is accepted. Pure.
  */
 export function overflowConnections(maxConnections: number): number {
   return Math.min(64, Math.max(1, Math.floor(maxConnections / 16)));

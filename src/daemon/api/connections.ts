@@ -14,7 +14,7 @@ import { defaultMaxConnections, descriptorReserve, overflowConnections } from '.
 
 /** How the HTTP server limits connections (ServerOptions.connections). */
 export interface ConnectionLimits {
-  /** Connections served at once; a few more are answered TOO_MANY_CONNECTIONS, the rest closed when accepted. */
+  /** Connections served at once; a few more are answered TOO_MANY_CONNECTIONS, the rest reset when accepted. */
   readonly maxConnections: number;
   /** ms a connection has to send a request's complete headers, from its opening or the request's first byte. */
   readonly headersTimeoutMs: number;
@@ -97,34 +97,36 @@ export function serverTimeouts(given: Partial<Omit<ConnectionLimits, 'maxConnect
 /**
  * Caps the app's connections: up to `maxConnections` are served; the next few (a sixteenth, see
  * overflowConnections) are accepted only to answer their request 503 TOO_MANY_CONNECTIONS and
- * close; beyond those, Node closes a connection as soon as it is accepted (`server.maxConnections`),
- * so that sockets never hold more descriptors than the cap and that margin. `warn` is told, at
- * most every 10 s, how many were closed so. Register it before the hooks that authenticate.
+ * close; beyond those, a connection is reset as soon as it is accepted, so that sockets never
+ * hold more descriptors than the cap and that margin. Reset, not closed: fetch (undici) waits
+ * for ever on a connection closed cleanly before it sent its request, which is what Node's own
+ * `server.maxConnections` does. `warn` is told, at most every 10 s, how many were reset. Register
+ * it before the hooks that authenticate.
  */
 export function limitConnections(app: FastifyInstance, maxConnections: number, warn: (line: string) => void): void {
-  const server = app.server;
   const overflow = overflowConnections(maxConnections);
-  server.maxConnections = maxConnections + overflow;
   let open = 0;
   /** Connections accepted over `maxConnections`: their request is refused. */
   const over = new WeakSet<Socket>();
-  server.on('connection', (socket: Socket) => {
+  let dropped = 0;
+  let report: NodeJS.Timeout | null = null;
+  app.server.on('connection', (socket: Socket) => {
+    if (open >= maxConnections + overflow) {
+      socket.resetAndDestroy();
+      dropped++;
+      report ??= setTimeout(() => {
+        warn(
+          `connections: ${dropped} reset as accepted in the last ${DROP_LOG_INTERVAL_MS / 1000} s: ` +
+            `${maxConnections} served and ${overflow} refused already (--max-connections)`,
+        );
+        dropped = 0;
+        report = null;
+      }, DROP_LOG_INTERVAL_MS).unref();
+      return;
+    }
     if (open >= maxConnections) over.add(socket);
     open++;
     socket.once('close', () => open--);
-  });
-  let dropped = 0;
-  let report: NodeJS.Timeout | null = null;
-  server.on('drop', () => {
-    dropped++;
-    report ??= setTimeout(() => {
-      warn(
-        `connections: ${dropped} closed as accepted in the last ${DROP_LOG_INTERVAL_MS / 1000} s: ` +
-          `${maxConnections} served and ${overflow} refused at once already (--max-connections)`,
-      );
-      dropped = 0;
-      report = null;
-    }, DROP_LOG_INTERVAL_MS).unref();
   });
   app.addHook('onClose', async () => {
     if (report) clearTimeout(report);

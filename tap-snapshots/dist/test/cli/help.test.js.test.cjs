@@ -317,8 +317,7 @@ Options:
                                       0.0.0.0, this host's name)
   --max-connections <n>               connections served at once; a few more are
                                       answered TOO_MANY_CONNECTIONS, the rest
-                                      closed (default: from the open-files
-                                      limit)
+                                      reset (default: from the open-files limit)
   --headers-timeout <duration>        how long a connection has to send its
                                       request headers before it is closed
                                       (default 5s)
@@ -405,8 +404,7 @@ Options:
                                       0.0.0.0, this host's name)
   --max-connections <n>               connections served at once; a few more are
                                       answered TOO_MANY_CONNECTIONS, the rest
-                                      closed (default: from the open-files
-                                      limit)
+                                      reset (default: from the open-files limit)
   --headers-timeout <duration>        how long a connection has to send its
                                       request headers before it is closed
                                       (default 5s)
