@@ -6,6 +6,7 @@
  * The attacks run in their own process (bench/fault-attacker.ts); the traffic from this one.
  */
 import { execFile, fork } from 'node:child_process';
+import { get as httpGet } from 'node:http';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -47,26 +48,42 @@ interface Latencies {
 }
 
 export interface FaultsBenchResult {
-  readonly phases: ReadonlyArray<{ readonly what: string; readonly health: Latencies; readonly start: Latencies }>;
+  readonly phases: ReadonlyArray<{
+    readonly what: string;
+    readonly health: Latencies;
+    readonly start: Latencies;
+    /** GET /health, each on a connection of its own (a new client). */
+    readonly fresh: Latencies;
+  }>;
   /** Entries and bytes of the log the readers replay. */
   readonly log: { readonly entries: number; readonly bytes: number };
 }
 
-/** Sends requests made by `send` one at a time until `until` resolves; their latencies. */
-async function traffic(send: () => Promise<Response>, until: Promise<void>): Promise<Latencies> {
+/**
+ * Sends requests made by `send` one at a time until `until` resolves; the latencies of those
+ * sent once `measuring()` (before: a warm-up, which keeps the client's connection open).
+ */
+async function traffic(
+  send: () => Promise<{ ok: boolean }>,
+  measuring: () => boolean,
+  until: Promise<void>,
+): Promise<Latencies> {
   let done = false;
   void until.then(() => (done = true));
   const ms: number[] = [];
   let failed = 0;
   while (!done) {
+    const counted = measuring();
     const t0 = performance.now();
-    try {
-      const res = await send();
-      await res.arrayBuffer();
-      if (res.ok) ms.push(performance.now() - t0);
-      else failed++;
-    } catch {
-      failed++;
+    const ok = await send().then(
+      (res) => res.ok,
+      () => false,
+    );
+    if (ok && counted) ms.push(performance.now() - t0);
+    else if (!ok) {
+      if (counted) failed++;
+      // A refusal comes at once: paced, the client does not become a flood of its own.
+      await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
   const sorted = Float64Array.from(ms).sort();
@@ -79,27 +96,56 @@ async function traffic(send: () => Promise<Response>, until: Promise<void>): Pro
   };
 }
 
-/** /health and start traffic for SECONDS, during `attack` (none: the baseline). */
+/** GET `url` on a connection of its own, closed after the answer. */
+function freshGet(url: string): Promise<{ ok: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(url, { agent: false, headers: { connection: 'close' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ ok: res.statusCode === 200 }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
+/**
+ * /health and start traffic during `attack` (none: the baseline): the clients start first and
+ * keep their connections through the attack's start; SECONDS are measured once it is on.
+ */
 async function phase(url: string, key: string, attack: Attack | null) {
   const attacker = attack ? fork(ATTACKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }) : null;
+  let on = attack === null;
+  let end!: () => void;
+  const over = new Promise<void>((resolve) => (end = resolve));
+  const body = JSON.stringify({ processId: '7f3e2d1c-0b9a-4876-9543-210fedcba987', data: { orderId: 1, amount: 5 } });
+  const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+  const measuring = () => on;
+  const loads = Promise.all([
+    traffic(() => fetch(`${url}/health`).then(drained), measuring, over),
+    traffic(() => fetch(`${url}/process/start`, { method: 'POST', headers, body }).then(drained), measuring, over),
+    traffic(() => freshGet(`${url}/health`), measuring, over),
+  ]);
   try {
     if (attacker && attack) {
       attacker.send(attack);
       const [answer] = (await once(attacker, 'message')) as [{ ready?: true; error?: string }];
       if (!answer.ready) throw new Error(`the attack did not start: ${answer.error}`);
+      on = true;
     }
-    const over = new Promise<void>((resolve) => setTimeout(resolve, SECONDS * 1000));
-    const body = JSON.stringify({ processId: '7f3e2d1c-0b9a-4876-9543-210fedcba987', data: { orderId: 1, amount: 5 } });
-    const headers = { 'x-api-key': key, 'content-type': 'application/json' };
-    const [health, start] = await Promise.all([
-      traffic(() => fetch(`${url}/health`), over),
-      traffic(() => fetch(`${url}/process/start`, { method: 'POST', headers, body }), over),
-    ]);
-    return { health, start };
+    setTimeout(end, SECONDS * 1000);
+    const [health, start, fresh] = await loads;
+    return { health, start, fresh };
   } finally {
+    end();
     attacker?.disconnect();
     if (attacker && attacker.exitCode === null) await once(attacker, 'exit');
   }
+}
+
+/** The response, its body read (so that its connection is free again). */
+async function drained(res: Response): Promise<Response> {
+  await res.arrayBuffer();
+  return res;
 }
 
 export async function runFaultsBench(): Promise<FaultsBenchResult> {
@@ -155,11 +201,11 @@ const cell = (l: Latencies) =>
 
 export function formatFaultsBench(r: FaultsBenchResult): string {
   return [
-    `The log replayed: ${fmt(r.log.entries)} entries, ${(r.log.bytes / 2 ** 20).toFixed(1)} MiB. Each phase: ${SECONDS} s of one client sending \`GET /health\` and one sending \`POST /process/start\` (5-node flow), one request at a time each.`,
+    `The log replayed: ${fmt(r.log.entries)} entries, ${(r.log.bytes / 2 ** 20).toFixed(1)} MiB. Each phase: ${SECONDS} s of one client sending \`GET /health\` and one sending \`POST /process/start\` (5-node flow), one request at a time each, on connections opened before the attack; and one sending \`GET /health\` on a new connection each time.`,
     '',
-    '| while | GET /health | POST /process/start |',
-    '|---|---|---|',
-    ...r.phases.map((p) => `| ${p.what} | ${cell(p.health)} | ${cell(p.start)} |`),
+    '| while | GET /health | POST /process/start | GET /health, a new connection each |',
+    '|---|---|---|---|',
+    ...r.phases.map((p) => `| ${p.what} | ${cell(p.health)} | ${cell(p.start)} | ${cell(p.fresh)} |`),
   ].join('\n');
 }
 
