@@ -34,7 +34,7 @@ const MIN_REQUEST_TIMEOUT_MS = 300_000;
 const SLOWEST_UPLOAD_BYTES_PER_SECOND = 100 * 1024;
 /** Seconds a client answered TOO_MANY_CONNECTIONS is asked to wait (Retry-After). */
 const RETRY_AFTER_SECONDS = 1;
-/** ms between two log lines about connections closed over the cap. */
+/** ms between two log lines about connections reset over the cap. */
 const DROP_LOG_INTERVAL_MS = 10_000;
 
 /**
