@@ -1,20 +1,30 @@
 /**
  * The attacks of bench/faults.ts, in a process of their own so that their work is not the
- * measuring process's. Protocol (IPC): the parent sends one Attack; this process answers
- * `{ ready: true }` once the attack is in full swing (and `{ error }` if it cannot start), keeps
- * it up until the parent disconnects, then answers nothing more and exits.
+ * measuring process's: what issue #53 found exhausting a daemon, each from an organization of
+ * its own. Protocol (IPC): the parent sends one Attack; this process answers `{ ready: true }`
+ * once the attack is in full swing (and `{ error }` if it cannot start), keeps it up until the
+ * parent disconnects, undoes what would outlast it (cancels its endless scripts), and exits.
  */
+import { createHmac, randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 
-/** Readers replaying a long log again and again; or idle connections kept open, reopened as the daemon closes them. */
+/**
+ * Readers replaying a long log again and again; idle connections kept open, reopened as the
+ * daemon closes them; a runaway fan-out (a loop starting copies of a script's 99,000 items, a
+ * flow calling itself twice over); webhook deliveries of 500 KB with a bad signature; big
+ * publishes; endless scripts. `key`: an admin key of the attacking organization.
+ */
 export type Attack =
   | { readonly kind: 'logs'; readonly url: string; readonly key: string; readonly id: string; readonly readers: number }
-  | { readonly kind: 'flood'; readonly url: string; readonly sockets: number };
+  | { readonly kind: 'flood'; readonly url: string; readonly sockets: number }
+  | { readonly kind: 'runaway' | 'signatures' | 'publish' | 'scripts'; readonly url: string; readonly key: string };
 
 let stopping = false;
+/** What to undo once the attack stops (before this process exits). */
+const undo: Array<() => Promise<unknown>> = [];
 process.once('disconnect', () => {
   stopping = true;
-  setImmediate(() => process.exit(0));
+  void Promise.allSettled(undo.map((u) => u())).then(() => process.exit(0));
 });
 
 /** Reads the log of `attack.id` to its end, again and again; resolves after its first bytes. */
@@ -61,11 +71,153 @@ function flood(url: string, n: number): Promise<void> {
   });
 }
 
+const RUNAWAY = '53bec000-0000-4000-8000-000000000002';
+const BOMB = '53bec000-0000-4000-8000-000000000003';
+const ENDLESS = '53bec000-0000-4000-8000-000000000004';
+
+const FLOWS = {
+  runaway: `processId: ${RUNAWAY}
+name: Runaway loop
+nodes:
+  start: { type: startEvent, next: make }
+  make: { type: scriptTask, script: "return { items: Array.from({ length: 99000 }, (_, i) => i) }", next: each }
+  each:
+    type: loopNode
+    collection: "{items}"
+    parallel: true
+    concurrency: 1000
+    maxIterations: 100000
+    nodes:
+      s: { type: startEvent, next: ask }
+      ask: { type: inputNode, inputType: textbox, next: e }
+      e: { type: endEvent }
+    next: done
+  done: { type: endEvent }
+`,
+  bomb: `processId: ${BOMB}
+name: Calls itself twice
+nodes:
+  start: { type: startEvent, next: fork }
+  fork: { type: parallelGateway, next: [left, right] }
+  left: { type: callProcess, processId: ${BOMB}, next: end1 }
+  right: { type: callProcess, processId: ${BOMB}, next: end2 }
+  end1: { type: endEvent }
+  end2: { type: endEvent }
+`,
+  endless: `processId: ${ENDLESS}
+name: Endless script
+nodes:
+  start: { type: startEvent, next: run }
+  run: { type: scriptTask, script: "while (true) {}", timeout: 5m, next: done }
+  done: { type: endEvent }
+`,
+};
+
+/** A setVariable of `keys` variables: the issue's 40,000 is refused by size, 10,000 is the most a flow may set. */
+function bigFlow(keys: number): string {
+  const vars = Array.from({ length: keys }, (_, i) => `      k${i}: ${i}`).join('\n');
+  return `processId: 53bec000-0000-4000-8000-00000000${String(keys).padStart(4, '0').slice(-4)}
+name: Big publish
+nodes:
+  start: { type: startEvent, next: set }
+  set:
+    type: setVariable
+    variables:
+${vars}
+    next: done
+  done: { type: endEvent }
+`;
+}
+
+type Call = (method: string, path: string, body?: unknown) => Promise<Response>;
+
+function caller(url: string, key: string): Call {
+  return (method, path, body) =>
+    fetch(`${url}${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(60_000),
+    });
+}
+
+/** Runs `fn` again and again on `lanes` lanes until the attack stops; resolves once each ran once. */
+function lanes(n: number, fn: () => Promise<unknown>): Promise<void> {
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      await fn().catch(() => undefined);
+      void (async () => {
+        while (!stopping) await fn().catch(() => new Promise((resolve) => setTimeout(resolve, 10)));
+      })();
+    }),
+  ).then(() => undefined);
+}
+
+async function published(call: Call, source: string): Promise<void> {
+  const res = await call('POST', '/admin/flows', { source });
+  if (!res.ok) throw new Error(`publish answered ${res.status}: ${await res.text()}`);
+}
+
+/** Starts each attack that needs no more than its organization's admin key. */
+async function organizationAttack(attack: Extract<Attack, { key: string; kind: string }>): Promise<void> {
+  const call = caller(attack.url, attack.key);
+  const drain = (res: Response) => res.arrayBuffer();
+  switch (attack.kind) {
+    case 'runaway':
+      await published(call, FLOWS.runaway);
+      await published(call, FLOWS.bomb);
+      return lanes(2, async () => {
+        await call('POST', '/process/exec', { processId: RUNAWAY }).then(drain);
+        await call('POST', '/process/exec', { processId: BOMB }).then(drain);
+      });
+    case 'signatures': {
+      const res = await call('POST', '/admin/webhooks', {
+        name: `flood-${randomUUID().slice(0, 8)}`,
+        provider: 'GITHUB',
+        secret: 'the-right-secret',
+      });
+      const token = ((await res.json()) as { endpoints: Array<{ token: string }> }).endpoints[0]!.token;
+      const body = Buffer.alloc(500 * 1024, 'a');
+      const signature = `sha256=${createHmac('sha256', 'the-wrong-secret').update(body).digest('hex')}`;
+      return lanes(16, () =>
+        fetch(`${attack.url}/webhook/receive/${token}`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-hub-signature-256': signature,
+            'x-github-event': 'push',
+            'x-github-delivery': randomUUID(),
+          },
+          body,
+          signal: AbortSignal.timeout(60_000),
+        }).then(drain),
+      );
+    }
+    case 'publish': {
+      const sources = [bigFlow(40_000), bigFlow(10_000)];
+      let i = 0;
+      return lanes(2, () => call('POST', '/admin/flows', { source: sources[i++ % 2] }).then(drain));
+    }
+    case 'scripts': {
+      await published(call, FLOWS.endless);
+      const ids: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        const res = await call('POST', '/process/exec', { processId: ENDLESS });
+        ids.push(((await res.json()) as { processInstanceId: string }).processInstanceId);
+      }
+      undo.push(() => Promise.all(ids.map((id) => call('POST', `/process/instance/${id}/cancel`).then(drain))));
+      return;
+    }
+  }
+}
+
 process.once('message', (attack: Attack) => {
   const started =
     attack.kind === 'logs'
       ? Promise.all(Array.from({ length: attack.readers }, () => reader(attack)))
-      : flood(attack.url, attack.sockets);
+      : attack.kind === 'flood'
+        ? flood(attack.url, attack.sockets)
+        : organizationAttack(attack);
   started.then(
     () => process.send!({ ready: true }),
     (err: unknown) => process.send!({ error: String(err) }),

@@ -1,9 +1,12 @@
 /**
- * Ordinary traffic while the daemon is attacked (part of `npm run bench`): `/health` and
- * `POST /process/start` latencies of one client each, one request at a time, on a real daemon,
- * without an attack and then during each: readers replaying the log of the longest execution
- * there is (100,000 node instances), and a flood of idle connections over the daemon's cap.
- * The attacks run in their own process (bench/fault-attacker.ts); the traffic from this one.
+ * Ordinary traffic while the daemon is attacked (part of `npm run bench`; alone: `npm run
+ * bench:faults`): `/health` and `POST /process/start` latencies of one client each, one request
+ * at a time, on a real daemon with its default limits, without an attack and then during each
+ * of issue #53's: readers replaying the log of the longest execution there is (100,000 node
+ * instances), a flood of idle connections over the daemon's cap, webhook deliveries with a bad
+ * signature, big publishes, endless scripts, and a runaway fan-out (last: what it started goes
+ * on a while after it stops). The attacks run in their own process (bench/fault-attacker.ts),
+ * from another organization than the traffic's; the traffic from this one.
  */
 import { execFile, fork } from 'node:child_process';
 import { get as httpGet } from 'node:http';
@@ -176,6 +179,12 @@ export async function runFaultsBench(): Promise<FaultsBenchResult> {
     for (let i = 0; i < 600 && (await client.instances.get(id)).stateCd === 0; i++)
       await new Promise((resolve) => setTimeout(resolve, 100));
     const log = await (await fetch(`${url}/process/instance/${id}/logs`, { headers: { 'x-api-key': key } })).text();
+    const made = await fetch(`${url}/admin/api-keys`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'attacker', role: 'admin', organization: 'attacker' }),
+    });
+    const attacker = ((await made.json()) as { apiKey: string }).apiKey;
     const phases = [
       { what: 'no attack', ...(await phase(url, key, null)) },
       {
@@ -185,6 +194,22 @@ export async function runFaultsBench(): Promise<FaultsBenchResult> {
       {
         what: `${FLOOD} idle connections kept open against --max-connections ${MAX_CONNECTIONS}`,
         ...(await phase(url, key, { kind: 'flood', url, sockets: FLOOD })),
+      },
+      {
+        what: '16 senders of 500 KB webhook deliveries with a bad signature',
+        ...(await phase(url, key, { kind: 'signatures', url, key: attacker })),
+      },
+      {
+        what: 'two publishers of a 40,000-variable flow (refused) and a 10,000-variable one, in turn',
+        ...(await phase(url, key, { kind: 'publish', url, key: attacker })),
+      },
+      {
+        what: 'eight endless scripts (5m timeout) of another organization',
+        ...(await phase(url, key, { kind: 'scripts', url, key: attacker })),
+      },
+      {
+        what: "a runaway fan-out: a parallel loop over a script's 99,000 items and a flow calling itself twice over, started on two connections again and again",
+        ...(await phase(url, key, { kind: 'runaway', url, key: attacker })),
       },
     ];
     return { phases, log: { entries: (log.match(/^id: /gm) ?? []).length, bytes: Buffer.byteLength(log) } };

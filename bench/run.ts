@@ -3,7 +3,6 @@
  */
 import { formatAiBench, runAiBench } from './ai.js';
 import { formatEngineBench, runEngineBench } from './engine.js';
-import { formatFaultBench, runFaultBench } from './fault-load.js';
 import { formatFaultsBench, runFaultsBench } from './faults.js';
 import { formatHttpBench, runHttpBench } from './http.js';
 import { formatJobsBench, runJobsBench } from './jobs.js';
@@ -37,10 +36,6 @@ console.log('\n## HTTP\n');
 const http = formatHttpBench(await runHttpBench());
 console.log(http);
 await writeSection('http', `${machineLine()}\n\n${http}`);
-console.log('\n## Under attack\n');
-const fault = formatFaultBench(await runFaultBench());
-console.log(fault);
-await writeSection('fault', `${machineLine()}\n\n${fault}`);
 console.log('\n## Publishing big flows\n');
 const publish = formatPublishBench(await runPublishBench());
 console.log(publish);
