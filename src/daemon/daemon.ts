@@ -255,6 +255,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       files,
       scheduler,
       email,
+      webhooks,
       app,
       daemonJson: paths.daemonJson,
     });
@@ -294,12 +295,13 @@ function serve(parts: {
   files: FileStore;
   scheduler: Scheduler;
   email: EmailTriggers;
+  webhooks: WebhookReceiver;
   app: ReturnType<typeof buildServer>;
   daemonJson: string;
 }): RunningDaemon {
   const { options, info, logger, closeLog, lock, store, history, engine, ai, network, files, scheduler, email, app } =
     parts;
-  const { daemonJson, directory, sharing } = parts;
+  const { daemonJson, directory, sharing, webhooks } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -339,6 +341,8 @@ function serve(parts: {
     try {
       await sharing?.close();
       await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
+      // No delivery arrives any more: the refused ones kept in memory are written.
+      await webhooks.close();
       await scheduler.close();
       await email.close();
       await engine.close();

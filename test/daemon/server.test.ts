@@ -102,7 +102,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/environments/{env}/variables': ['get'],
     '/admin/environments/{env}/variables/{name}': ['put', 'delete'],
     '/admin/webhooks': ['get', 'post'],
-    '/admin/webhooks/{name}': ['get', 'delete'],
+    '/admin/webhooks/{name}': ['get', 'patch', 'delete'],
     '/admin/webhooks/{name}/rotate': ['post'],
     '/admin/webhooks/{name}/deliveries': ['get'],
     '/admin/webhooks/{name}/deliveries/stream': ['get'],
