@@ -3,9 +3,11 @@
  */
 import { formatAiBench, runAiBench } from './ai.js';
 import { formatEngineBench, runEngineBench } from './engine.js';
+import { formatFaultBench, runFaultBench } from './fault-load.js';
 import { formatHttpBench, runHttpBench } from './http.js';
 import { formatJobsBench, runJobsBench } from './jobs.js';
 import { formatPostgresBench, runPostgresBench } from './postgres.js';
+import { formatPublishBench, runPublishBench } from './publish.js';
 import { machineLine, writeSection } from './report.js';
 import { formatStoreBench, runStoreBench } from './store.js';
 
@@ -34,4 +36,12 @@ console.log('\n## HTTP\n');
 const http = formatHttpBench(await runHttpBench());
 console.log(http);
 await writeSection('http', `${machineLine()}\n\n${http}`);
+console.log('\n## Under attack\n');
+const fault = formatFaultBench(await runFaultBench());
+console.log(fault);
+await writeSection('fault', `${machineLine()}\n\n${fault}`);
+console.log('\n## Publishing big flows\n');
+const publish = formatPublishBench(await runPublishBench());
+console.log(publish);
+await writeSection('publish', `${machineLine()}\n\n${publish}`);
 console.log('\nwritten to docs/performance.md');

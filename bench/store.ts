@@ -10,6 +10,7 @@ import { mkdtemp, readFile, rm, stat, readdir, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { adoptDataDir, checkDataDir } from '../src/daemon/check.js';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { Store } from '../src/daemon/store/store.js';
@@ -97,8 +98,10 @@ async function dropLayout(path: string): Promise<void> {
   const at = bytes.lastIndexOf(',"layout":');
   if (at < 0) throw new Error(`${path} has no layout`);
   await writeFile(path, Buffer.concat([bytes.subarray(0, at), Buffer.from('}')]));
-  // A snapshot from before layouts is also from before manifests: the edited file opens unchecked.
-  await rm(join(dirname(path), 'store.manifest'), { force: true });
+  // A snapshot from before layouts is also from before manifests: adopted (wfx daemon check --adopt).
+  const dir = dirname(path);
+  await rm(join(dir, 'store.manifest'), { force: true });
+  if ((await adoptDataDir(dir, await checkDataDir(dir))) === null) throw new Error(`${dir} cannot be adopted`);
 }
 
 async function checkpointFigures(dir: string, waiting: number, changed: number): Promise<CheckpointFigures> {

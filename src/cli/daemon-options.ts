@@ -1,8 +1,9 @@
 import { InvalidArgumentError } from 'commander';
-import { parseCidrList, type DaemonOptions } from '../daemon/launcher.js';
+import { parseCidrList, parseLimit, type DaemonOptions, type ExecutionLimits } from '../daemon/launcher.js';
 import { parseDuration } from '../shared/duration.js';
 import { WfxError } from '../shared/errors.js';
 import { checkStoreUrl } from '../shared/store-url.js';
+import { resolve } from 'node:path';
 import type { CliContext } from './context.js';
 
 // The option parsers of the commands that run a daemon (`wfx daemon start`, `wfx dev`).
@@ -80,15 +81,42 @@ export const parseDeny = (value: string): string => parseCidrs(value, '--http-de
 /** `--http-allow`'s parser. */
 export const parseAllow = (value: string): string => parseCidrs(value, '--http-allow');
 
+/** `--limit`'s help, shared by `daemon start` and `dev`. */
+export const LIMIT_HELP =
+  'change one of what an execution, tree or organization may hold, NAME=VALUE, repeatable: variables-size, log-size, branches, children, tree-executions, loop-iterations, live-executions (docs/operations.md, Limits)';
+
+/** `--limit`'s parser: each value checked as it comes (a usage error names what is wrong), all kept in order. */
+export function collectLimit(value: string, previous: readonly string[] = []): string[] {
+  try {
+    parseLimit(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  return [...previous, value];
+}
+
+/** The limits `--limit` values set (a later value of a name wins), or undefined for none. */
+export function limitsOf(values: readonly string[] | undefined): Partial<ExecutionLimits> | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  const limits: Partial<Record<keyof ExecutionLimits, number>> = {};
+  for (const value of values) {
+    const { key, value: n } = parseLimit(value);
+    limits[key] = n;
+  }
+  return limits;
+}
+
 /**
- * The network policy and replay window options of `daemon start` and `dev`: a flag, else its
- * environment variable (WFX_HTTP_DENY, WFX_HTTP_ALLOW). Throws USAGE_ERROR on a malformed CIDR.
+ * The network policy, replay window and limits options of `daemon start` and `dev`: a flag,
+ * else its environment variable (WFX_HTTP_DENY, WFX_HTTP_ALLOW). Throws USAGE_ERROR on a
+ * malformed CIDR.
  */
 export function safetyOptions(
   ctx: CliContext,
-  opts: { webhookReplayWindow?: number; httpDeny?: string; httpAllow?: string },
-): Pick<DaemonOptions, 'webhookReplayWindowMs' | 'httpDeny' | 'httpAllow'> {
+  opts: { webhookReplayWindow?: number; httpDeny?: string; httpAllow?: string; limit?: readonly string[] },
+): Pick<DaemonOptions, 'webhookReplayWindowMs' | 'httpDeny' | 'httpAllow' | 'limits'> {
   return {
+    limits: limitsOf(opts.limit),
     webhookReplayWindowMs: opts.webhookReplayWindow,
     httpDeny: parseCidrList(
       opts.httpDeny ?? ctx.env.WFX_HTTP_DENY,
@@ -171,4 +199,39 @@ export function storeOptions(
     partitions: opts.partitions,
     advertiseUrl: opts.advertiseUrl,
   };
+}
+
+/** `--secrets-key-file`'s and `--secrets-keyring`'s help, shared by `daemon start` and `dev`. */
+export const SECRETS_KEY_FILE_HELP =
+  'the file of the keys that encrypt stored secrets (default $WFX_SECRETS_KEY_FILE, else <data-dir>/secrets.key, made on first start); $WFX_SECRETS_KEY gives the keys themselves';
+export const SECRETS_KEYRING_HELP = 'keep the keys that encrypt stored secrets in the OS keyring instead of a file';
+export const FORGET_SECRETS_HELP =
+  'the keys lost: start anyway, forgetting the stored secrets sealed with keys this daemon lacks (set them again)';
+
+/** The secrets key flags of `daemon start` and `dev`, as commander parses them. */
+export interface SecretsFlags {
+  readonly secretsKeyFile?: string;
+  readonly secretsKeyring?: boolean;
+  readonly forgetSecretsWithoutKey?: boolean;
+}
+
+/**
+ * Where the daemon's secrets keys come from: `--secrets-key-file` (else WFX_SECRETS_KEY_FILE),
+ * WFX_SECRETS_KEY (the keys themselves, for containers), or `--secrets-keyring`; none: the
+ * data directory's `secrets.key`. Throws USAGE_ERROR when more than one is given.
+ */
+export function secretsOptions(ctx: CliContext, opts: SecretsFlags): Pick<DaemonOptions, 'secretsKey'> {
+  const file = opts.secretsKeyFile ?? (ctx.env.WFX_SECRETS_KEY_FILE || undefined);
+  const text = ctx.env.WFX_SECRETS_KEY || undefined;
+  const given = [file !== undefined, text !== undefined, opts.secretsKeyring === true].filter(Boolean).length;
+  if (given > 1)
+    throw new WfxError(
+      'USAGE_ERROR',
+      'give the secrets keys one way: --secrets-key-file (WFX_SECRETS_KEY_FILE), WFX_SECRETS_KEY or --secrets-keyring',
+    );
+  const forget = opts.forgetSecretsWithoutKey ? { forgetMissing: true } : {};
+  if (file !== undefined) return { secretsKey: { file: resolve(ctx.cwd, file), ...forget } };
+  if (text !== undefined) return { secretsKey: { text, ...forget } };
+  if (opts.secretsKeyring) return { secretsKey: { keyring: true, ...forget } };
+  return opts.forgetSecretsWithoutKey ? { secretsKey: forget } : {};
 }

@@ -13,8 +13,6 @@ import type {
   JobList,
   JobListQuery,
   RegisterDomainBody,
-  BackupReport,
-  ClusterList,
   ConnectionView,
   CreateConnectionBody,
   CreateKeyBody,
@@ -65,6 +63,7 @@ import type {
   WhoAmI,
 } from '../shared/api/index.js';
 import type { SseEvent } from '../shared/sse.js';
+import { adminApi } from './admin.js';
 import { ApiClient, path, withQuery, type Connection } from './http.js';
 import { webhookCalls } from './webhooks.js';
 
@@ -379,11 +378,8 @@ export class WfxClient {
     list: (query: Org = {}): Promise<TriggerList> => this.http.get<TriggerList>(withQuery('/admin/triggers', query)),
   };
 
-  readonly admin = {
-    /** POST /admin/backup: a consistent copy of the data directory on the daemon's host. Throws FORBIDDEN, VALIDATION_ERROR, BACKUP_TARGET_INVALID, BACKUP_TARGET_NOT_EMPTY, BACKUP_FAILED. */
-    backup: (directory: string): Promise<BackupReport> =>
-      this.http.request<BackupReport>('POST', '/admin/backup', { directory }),
-    /** GET /admin/cluster: the daemons on the database (`--store` only; else NOT_FOUND). Throws FORBIDDEN, SERVICE_UNAVAILABLE. */
-    cluster: (): Promise<ClusterList> => this.http.get<ClusterList>('/admin/cluster'),
-  };
+  /** The daemon's operations (client/admin.ts): backups, the database's daemons, the secrets keys. */
+  get admin(): ReturnType<typeof adminApi> {
+    return adminApi(this.http);
+  }
 }

@@ -2,9 +2,12 @@
  * `wfx daemon backup` (POST /admin/backup): a consistent copy of a running daemon's data
  * directory, taken while it goes on serving. See docs/operations.md "Backups".
  */
-import { link, lstat, mkdir, open, readdir, rm, stat, type FileHandle } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { link, mkdir, open, readdir, rm, stat, type FileHandle } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isWfxError, WfxError } from '../shared/errors.js';
+import { checkTarget, createPartial, publish, removeLeftovers } from './backup-target.js';
+import { crashPoint } from './store/crash-point.js';
+import type { StoreLogger } from './store/durable-store.js';
 import { BUCKET_RE } from './store/history-check.js';
 import type { History } from './store/history.js';
 import { scanJournal, segmentName } from './store/journal.js';
@@ -22,20 +25,35 @@ export interface BackupSource {
   readonly dataDir: string;
   readonly store: Pick<Store<unknown, unknown>, 'hold'>;
   readonly history: Pick<History, 'durableEnds'>;
+  /** Told of the partial copies a crash left that this backup removed. */
+  readonly logger?: Pick<StoreLogger, 'info'>;
 }
 
 /** Bytes read before they are written: the event loop never holds a large file. */
 const COPY_CHUNK = 1 << 20;
 
+/** Copies one part of the data directory beside the store into the copy `to`; makes its names durable. */
+type CopyPart = (source: BackupSource, to: string, out: Output) => Promise<void>;
+
+/**
+ * What a backup copies beside the store (whose snapshot and journal go first, under the hold),
+ * in order: the one list to extend when the data directory gains a file a copy must carry. Left
+ * out on purpose: `bootstrap.key` (a secret), `daemon.json`, `daemon.lock`, `logs/`.
+ */
+const PARTS: readonly CopyPart[] = [copyHistory, copyBlobs];
+
 /**
  * Copies the store and history of `source` into `target` (absolute; it must not exist or be an
- * empty directory; created 0700, files 0600): a data directory that opens with everything
- * acknowledged up to `lastSeq`. A checkpoint is taken first and no other runs until the journal
- * is copied (Store.hold); the snapshot is hard-linked when it can be (same file system), else
- * copied; journal segments and history files are copied up to their durable ends. Neither
- * `bootstrap.key` (a secret), `daemon.json`, the lock nor logs are copied. Throws WfxError
- * VALIDATION_ERROR (a relative path), BACKUP_TARGET_NOT_EMPTY, BACKUP_TARGET_INVALID,
- * BACKUP_FAILED (nothing partial left), STORE_FAILED / STORE_CLOSED.
+ * empty directory, not a mount point; created 0700, files 0600): a data directory that opens with
+ * everything acknowledged up to `lastSeq`. The copy is assembled beside `target`
+ * (`<target>.partial-<pid>-<start>-<random>`, backup-target.ts), every file synced, its manifest
+ * last, then renamed to `target`: a crash leaves no `target` or a whole one, and the next backup
+ * to `target` removes the partial copy (`removedPartials`). A checkpoint is taken first and no
+ * other runs until the journal is copied (Store.hold); the snapshot is hard-linked when it can be
+ * (same file system), else copied; journal segments and history files are copied up to their
+ * durable ends; then PARTS. Throws WfxError VALIDATION_ERROR (a relative path),
+ * BACKUP_TARGET_NOT_EMPTY, BACKUP_TARGET_INVALID, BACKUP_FAILED (nothing partial left),
+ * STORE_FAILED / STORE_CLOSED.
  */
 export async function backupDataDir(source: BackupSource, target: string): Promise<BackupReport> {
   if (!isAbsolute(target))
@@ -49,35 +67,36 @@ export async function backupDataDir(source: BackupSource, target: string): Promi
       details: { directory: target },
     });
   }
-  // Refused before the checkpoint; checked again, and created, under the hold (one at a time).
-  await checkTarget(target);
-  const hold = await source.store.hold();
-  let held: StoreHold | null = hold;
+  await checkTarget(target); // before the checkpoint; the rename is the last word
+  const removedPartials = await removeLeftovers(target);
+  for (const directory of removedPartials)
+    source.logger?.info({ directory }, 'backup: removed a partial copy a crash left beside the target');
+  const partial = await createPartial(target);
+  let held: StoreHold | null = null;
   const release = (): void => {
     held?.release();
     held = null;
   };
-  let created: 'dir' | 'contents' | null = null;
   try {
-    created = await createTarget(target);
+    const hold = await source.store.hold();
+    held = hold;
     const out = new Output();
     const snapshotSeq = hold.snapshot?.seq ?? 0;
-    if (hold.snapshot) await linkOrCopy(hold.snapshotPath, snapshotPathIn(target), hold.snapshot.bytes, out);
-    const journalDir = join(target, 'journal');
+    if (hold.snapshot) await linkOrCopy(hold.snapshotPath, snapshotPathIn(partial), hold.snapshot.bytes, out);
+    crashPoint('backup:snapshot');
+    const journalDir = join(partial, 'journal');
     await mkdir(journalDir, { mode: DIR_MODE });
     for (const segment of hold.segments) {
       // A closed segment whole but for zeros its close may not have cut yet (frames are lines).
       await copyPrefix(segment.path, join(journalDir, segmentName(segment.first)), segment.bytes, out, {
         wholeLines: segment.bytes === null,
+        point: 'backup:journal',
       });
     }
     release(); // the snapshot and the journal are copied: checkpoints may replace and retire them
+    await fsyncDir(journalDir);
+    crashPoint('backup:released');
     const segments = hold.segments.map((s) => s.first);
-    await writeFileAtomic(
-      manifestPathIn(target),
-      encodeManifest({ format: 1, snapshot: hold.snapshot, pending: null, segments }),
-    );
-    out.files++;
     // What the copy holds, read back as a start would (it also proves every frame whole).
     const scan = await scanJournal({
       dir: journalDir,
@@ -85,40 +104,24 @@ export async function backupDataDir(source: BackupSource, target: string): Promi
       listed: segments,
       replay: () => undefined,
     });
-    // History after the journal: an execution archived since is in it (a duplicate of one still
-    // live in the copy's state is harmless); one archived before was written there before the
-    // record that removed it from the state.
-    const historyDir = join(target, 'history');
-    await mkdir(historyDir, { mode: DIR_MODE });
-    const ends = await source.history.durableEnds();
-    const liveHistory = join(source.dataDir, 'history');
-    const names = await readdir(liveHistory).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return [];
-      throw err;
-    });
-    for (const name of names.sort()) {
-      const bucket = BUCKET_RE.exec(name)?.[1];
-      if (bucket === undefined) continue; // `.open` markers, temporary files
-      await copyPrefix(join(liveHistory, name), join(historyDir, name), ends.get(bucket) ?? null, out, {
-        wholeLines: true,
-      });
-    }
-    // The file store's blobs: immutable, named by their hash, each written before the record
-    // that names it, so those the copied journal names are all here by now.
-    const filesDirs = await copyBlobs(join(source.dataDir, 'files'), join(target, 'files'), out);
-    for (const dir of filesDirs) await fsyncDir(dir);
-    await fsyncDir(journalDir);
-    await fsyncDir(historyDir);
-    await fsyncDir(target);
-    if (created === 'dir') await fsyncDir(dirname(target)); // the copy's own name
-    return { directory: target, snapshotSeq, lastSeq: scan.lastSeq, files: out.files, bytes: out.bytes };
+    for (const part of PARTS) await part(source, partial, out);
+    // Last: a partial copy has no manifest, which a start and `wfx daemon check` refuse.
+    const manifest = { format: 1, snapshot: hold.snapshot, pending: null, segments, lastSeq: scan.lastSeq } as const;
+    await writeFileAtomic(manifestPathIn(partial), encodeManifest(manifest));
+    out.files++;
+    crashPoint('backup:synced'); // whole, synced, under its partial name
+    await publish(partial, target);
+    return {
+      directory: target,
+      snapshotSeq,
+      lastSeq: scan.lastSeq,
+      files: out.files,
+      bytes: out.bytes,
+      ...(removedPartials.length > 0 && { removedPartials }),
+    };
   } catch (err) {
     release();
-    if (created === 'dir') await rm(target, { recursive: true, force: true }).catch(() => undefined);
-    else if (created === 'contents') {
-      for (const name of await readdir(target).catch(() => []))
-        await rm(join(target, name), { recursive: true, force: true }).catch(() => undefined);
-    }
+    await rm(partial, { recursive: true, force: true }).catch(() => undefined);
     if (isWfxError(err) && err.code !== 'JOURNAL_CORRUPT' && err.code !== 'SNAPSHOT_CORRUPT') throw err;
     const message = err instanceof Error ? err.message : String(err);
     throw new WfxError('BACKUP_FAILED', `the backup to ${target} failed: ${message}`, {
@@ -134,53 +137,38 @@ class Output {
   bytes = 0;
 }
 
-/** Throws unless `target` is missing or an empty directory. */
-async function checkTarget(target: string): Promise<'missing' | 'empty'> {
-  const st = await lstat(target).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return null;
-    throw invalidTarget(target, err);
+/**
+ * History, each bucket up to its appender's durable end, whole lines only. After the journal: an
+ * execution archived since is in it (a duplicate of one still live in the copy's state is
+ * harmless: the later copy wins); one archived before was written there before the record that
+ * removed it from the state.
+ */
+async function copyHistory(source: BackupSource, to: string, out: Output): Promise<void> {
+  const historyDir = join(to, 'history');
+  await mkdir(historyDir, { mode: DIR_MODE });
+  const ends = await source.history.durableEnds();
+  const liveHistory = join(source.dataDir, 'history');
+  const names = await readdir(liveHistory).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw err;
   });
-  if (st === null) return 'missing';
-  const notEmpty = new WfxError('BACKUP_TARGET_NOT_EMPTY', `${target} exists and is not an empty directory`, {
-    details: { directory: target },
-  });
-  if (!st.isDirectory()) throw notEmpty;
-  const entries = await readdir(target).catch((err: NodeJS.ErrnoException) => {
-    throw invalidTarget(target, err);
-  });
-  if (entries.length > 0) throw notEmpty;
-  return 'empty';
-}
-
-/** Creates `target` (0700) unless it is an empty directory already; says which, for cleaning up. */
-async function createTarget(target: string): Promise<'dir' | 'contents'> {
-  if ((await checkTarget(target)) === 'empty') return 'contents';
-  try {
-    await mkdir(target, { mode: DIR_MODE });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST')
-      throw new WfxError('BACKUP_TARGET_NOT_EMPTY', `${target} exists`, { details: { directory: target } });
-    throw invalidTarget(target, err as NodeJS.ErrnoException);
+  for (const name of names.sort()) {
+    const bucket = BUCKET_RE.exec(name)?.[1];
+    if (bucket === undefined) continue; // `.open` markers, temporary files
+    await copyPrefix(join(liveHistory, name), join(historyDir, name), ends.get(bucket) ?? null, out, {
+      wholeLines: true,
+    });
   }
-  return 'dir';
-}
-
-function invalidTarget(target: string, err: NodeJS.ErrnoException): WfxError {
-  return new WfxError(
-    'BACKUP_TARGET_INVALID',
-    `the backup directory ${target} cannot be created: ${err.code ?? err.message}`,
-    {
-      details: { directory: target, reason: err.code },
-    },
-  );
+  await fsyncDir(historyDir);
 }
 
 /**
- * Puts the snapshot at `to`: a hard link where the file system allows one (atomic, no bytes
- * copied; a replaced snapshot's blocks are freed only once no name has it), else a copy.
+ * The file store's blobs, each linked (or copied): immutable, named by their hash, each written
+ * before the record that names it, so those the copied journal names are all there by now.
  */
-/** Links (or copies) every blob of the file store at `from` into `to`; returns the directories made. */
-async function copyBlobs(from: string, to: string, out: Output): Promise<string[]> {
+async function copyBlobs(source: BackupSource, copy: string, out: Output): Promise<void> {
+  const from = join(source.dataDir, 'files');
+  const to = join(copy, 'files');
   const made: string[] = [];
   const groups = await readdir(from).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return [];
@@ -197,9 +185,13 @@ async function copyBlobs(from: string, to: string, out: Output): Promise<string[
     }
   }
   if (made.length > 0) made.push(to);
-  return made;
+  for (const dir of made) await fsyncDir(dir);
 }
 
+/**
+ * Puts the file `from` at `to`: a hard link where the file system allows one (atomic, no bytes
+ * copied; a replaced snapshot's blocks are freed only once no name has it), else a copy.
+ */
 async function linkOrCopy(from: string, to: string, bytes: number, out: Output): Promise<void> {
   try {
     await link(from, to);
@@ -223,7 +215,7 @@ async function copyPrefix(
   to: string,
   length: number | null,
   out: Output,
-  options: { wholeLines?: boolean } = {},
+  options: { wholeLines?: boolean; point?: string } = {},
 ): Promise<void> {
   const src = await open(from, 'r');
   let dst: FileHandle | null = null;
@@ -234,6 +226,7 @@ async function copyPrefix(
     let done = 0;
     let keep = 0;
     let unsynced = 0;
+    if (size === 0 && options.point) crashPoint(options.point);
     while (done < size) {
       const { bytesRead } = await src.read(buf, 0, Math.min(buf.length, size - done), done);
       if (bytesRead === 0) break; // shorter than said: a closed segment's zeros cut meanwhile
@@ -242,6 +235,7 @@ async function copyPrefix(
       const lf = chunk.lastIndexOf(0x0a);
       if (lf >= 0) keep = done + lf + 1;
       done += bytesRead;
+      if (options.point) crashPoint(options.point); // a file copied in part
       unsynced += bytesRead;
       if (unsynced >= SYNC_EVERY_BYTES) {
         await dst.datasync();

@@ -3,15 +3,24 @@
  * found with its file and byte offset. The CLI imports this module alone (lazily): it loads the
  * store's readers, not the daemon.
  */
-import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { access, open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isWfxError, WfxError } from '../shared/errors.js';
 import { decodeFrames } from './store/frame.js';
 import { verifyHistory } from './store/history-check.js';
 import { scanJournal } from './store/journal.js';
 import { lockOwnerPid } from './store/lock.js';
-import { checkSnapshot, readManifest, type ManifestContent } from './store/manifest.js';
+import {
+  checkSnapshot,
+  encodeManifest,
+  manifestPathIn,
+  markOf,
+  readManifest,
+  refuseUnlisted,
+  type ManifestContent,
+} from './store/manifest.js';
 import { readFileBytes, snapshotPathIn } from './store/snapshot-file.js';
+import { writeFileAtomic } from './store/fs-util.js';
 
 /** One problem in a data directory: the file, where in it (bytes) when known, a catalogue code. */
 export interface Finding {
@@ -55,6 +64,13 @@ export const checkStore: Checker = async (dataDir) => {
   const snapshotPath = snapshotPathIn(dataDir);
   let afterSeq = manifest?.snapshot?.seq ?? 0;
   const bytes = await readFileBytes(snapshotPath);
+  if (manifest === null && findings.length === 0) {
+    try {
+      await refuseUnlisted(dataDir, bytes);
+    } catch (err) {
+      findings.push(findingOf(err, manifestPathIn(dataDir)));
+    }
+  }
   try {
     checkSnapshot(dataDir, manifest?.snapshot ?? null, manifest?.pending ?? null, manifest !== null, bytes);
   } catch (err) {
@@ -82,7 +98,13 @@ export const checkStore: Checker = async (dataDir) => {
   }
   const journalDir = join(dataDir, 'journal');
   try {
-    await scanJournal({ dir: journalDir, afterSeq, listed: manifest?.segments ?? null, replay: () => undefined });
+    await scanJournal({
+      dir: journalDir,
+      afterSeq,
+      listed: manifest?.segments ?? null,
+      through: manifest?.lastSeq ?? null,
+      replay: () => undefined,
+    });
   } catch (err) {
     findings.push(findingOf(err, journalDir));
   }
@@ -162,5 +184,45 @@ export async function cutDamagedTail(dataDir: string, findings: readonly Finding
   } finally {
     await fh.close();
   }
+  // A backup's manifest said the journal went further: the loss accepted, it no longer does.
+  const manifest = await readManifest(dataDir);
+  if (manifest?.lastSeq !== undefined) {
+    const { lastSeq: _said, ...rest } = manifest;
+    await writeFileAtomic(manifestPathIn(dataDir), encodeManifest(rest));
+  }
   return { file, offset, bytes: bytes.length - offset, lastKeptSeq: kept?.seq ?? null };
+}
+
+/**
+ * `wfx daemon check --adopt`: when the only finding is the manifest missing (refuseUnlisted), writes
+ * one for what the directory holds (its snapshot's size and CRC-32, its journal segments) and
+ * returns it; returns null, changing nothing, for any other set of findings. For a directory a
+ * wfx from before manifests wrote, or a copy known to be whole: the store then trusts what is
+ * there. The directory must be stopped (DATA_DIR_LOCKED otherwise).
+ */
+export async function adoptDataDir(dataDir: string, findings: readonly Finding[]): Promise<ManifestContent | null> {
+  const path = manifestPathIn(dataDir);
+  if (findings.length !== 1 || findings[0]!.code !== 'DATA_DIR_DAMAGED' || findings[0]!.file !== path) return null;
+  const missing = await access(path).then(
+    () => false,
+    (err: NodeJS.ErrnoException) => err.code === 'ENOENT',
+  );
+  if (!missing) return null; // there, but damaged: that needs a backup
+  const pid = await lockOwnerPid(dataDir);
+  if (pid !== null)
+    throw new WfxError('DATA_DIR_LOCKED', `a wfx daemon (pid ${pid}) holds ${dataDir}`, { details: { pid } });
+  const bytes = await readFileBytes(snapshotPathIn(dataDir));
+  // The check found no other problem: the snapshot parses, and the journal reads through.
+  const seq = bytes === null ? 0 : (JSON.parse(bytes.toString('utf8')) as { seq: number }).seq;
+  const { segments } = await scanJournal({ dir: join(dataDir, 'journal'), afterSeq: seq, replay: () => undefined });
+  let from = 0;
+  while (from < segments.length - 1 && segments[from + 1]! - 1 <= seq) from++;
+  const content: ManifestContent = {
+    format: 1,
+    snapshot: bytes === null ? null : markOf(seq, bytes),
+    pending: null,
+    segments: segments.slice(from),
+  };
+  await writeFileAtomic(path, encodeManifest(content));
+  return content;
 }

@@ -7,9 +7,12 @@ import type { ClusterDaemon } from '../shared/api/index.js';
 import { isWfxError, WfxError } from '../shared/errors.js';
 import type { OidcOptions } from './auth/oidc.js';
 import { Engine } from './engine/engine.js';
+import { describeLimits, type ExecutionLimits } from './engine/limits.js';
 import { NetworkPolicy } from './engine/work/network-policy.js';
 import { EmailTriggers } from './triggers/email.js';
 import { Scheduler } from './triggers/schedules.js';
+import type { FlowChecker } from './flows/check.js';
+import { createFlowCheckPool } from './flows/check-pool.js';
 import { publishFlowFile, type FileOutcome } from './flows/load-dir.js';
 import { logOutcome, publishFlows } from './flows/publish-log.js';
 import { WebhookReceiver } from './triggers/webhooks.js';
@@ -32,6 +35,7 @@ import type { RecordStore } from './store/record-store.js';
 import { Store } from './store/store.js';
 import { openStore, type StoreChoice } from './open-store.js';
 import { PartitionSharing, sharedServing, type SharingMember } from './sharing.js';
+import { checkKeysHeld, keySourceOf, openSecrets, type SecretsKeyOptions } from './secrets/open-secrets.js';
 
 export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly dataDir: string;
@@ -56,10 +60,7 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly logLevel?: string;
   /** Largest request body in bytes (default 1 MiB). */
   readonly bodyLimit?: number;
-  /**
-   * How deep untrusted JSON may nest objects and arrays (default 64): request bodies, webhook
-   * payloads, work results and the variables a node sets. See src/shared/json-shape.ts.
-   */
+  /** How deep untrusted JSON may nest (default 64): bodies, payloads, work results, variables (json-shape.ts). */
   readonly maxJsonDepth?: number;
   /** The largest file the file store takes, in bytes (default DEFAULT_MAX_FILE_BYTES). */
   readonly maxFileBytes?: number;
@@ -75,6 +76,10 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly httpDeny?: readonly string[];
   /** CIDRs serviceTask calls may connect to though a built-in rule refuses them (own listener, link-local). */
   readonly httpAllow?: readonly string[];
+  /** What one execution, tree and organization may hold (engine/limits.ts; `--limit NAME=VALUE`); the rest take their defaults. */
+  readonly limits?: Partial<ExecutionLimits>;
+  /** Where the keys that encrypt stored secrets are: default `<data-dir>/secrets.key`, made on first start. */
+  readonly secretsKey?: SecretsKeyOptions;
 }
 
 /** A daemon that is serving. */
@@ -101,7 +106,7 @@ const RETENTION_SWEEP_MS = 60 * 60 * 1000;
  * locked already, its snapshot being read (`prepareDataDir`, before this module loaded); this
  * daemon then owns its lock. Throws WfxError DATA_DIR_INVALID (also for a data directory that
  * cannot be written), DATA_DIR_LOCKED, JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, DATA_DIR_DAMAGED,
- * PORT_IN_USE or LISTEN_FAILED.
+ * SECRETS_KEY_MISSING, SECRETS_KEY_INVALID, PORT_IN_USE or LISTEN_FAILED.
  */
 export async function startDaemon(options: DaemonOptions, prepared?: PreparedDataDir): Promise<RunningDaemon> {
   tuneGarbageCollector();
@@ -122,7 +127,11 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
   });
   const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
   try {
-    const { store, history, blobs, kind: storeKind, pg } = await openStore(options, snapshotBytes, logger);
+    const source = await keySourceOf(options.secretsKey, options.dataDir);
+    // A standby lacking a key the database's secrets need is refused now, not at its takeover.
+    const onStandbyLoaded = (state: WfxState) => options.secretsKey?.forgetMissing || checkKeysHeld(state, source);
+    const opened = await openStore({ ...options, onStandbyLoaded }, snapshotBytes, logger);
+    const { store, history, blobs, kind: storeKind, pg } = opened;
     cleanup.unshift(() => store.close({ checkpoint: false }));
     cleanup.unshift(() => history.close());
     // Partition 0's holder (every daemon but one sharing a database is not) writes the
@@ -131,6 +140,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // With `share`, rejoin.ts gives the daemons' view of who holds what.
     const shared = pg && options.share && options.sharing ? { store: pg, member: options.sharing } : null;
     if (directory) await bootstrap(store, paths, logger);
+    const forgetMissing = options.secretsKey?.forgetMissing;
+    const secrets = await openSecrets({ source, store, directory, logger, forgetMissing });
     // Connections wait for the listener's address: calls resumed below must not reach it.
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
     cleanup.unshift(() => network.close());
@@ -152,7 +163,9 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       network,
       ai,
       files,
+      secrets,
       maxJsonDepth: options.maxJsonDepth,
+      ...(options.limits && { limits: options.limits }),
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
       ...(serving && {
         keptClaims: serving.keptClaims,
@@ -161,10 +174,13 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       }),
     });
     cleanup.unshift(() => engine.close());
+    logger.info(`engine limits: ${describeLimits(engine.limits)}`);
     await engine.recover();
+    // Flows are checked off the event loop, at start (--flows) as over the API.
+    const flowChecker = createFlowCheckPool();
+    cleanup.unshift(() => flowChecker.close());
     if (options.flowsDir && directory)
-      await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger);
-
+      await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger, flowChecker);
     const webhooks = new WebhookReceiver({
       store,
       engine,
@@ -211,9 +227,14 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
       ...(store instanceof Store &&
         history instanceof History && {
-          backup: (directory: string) => backupDataDir({ dataDir: options.dataDir, store, history }, directory),
+          // The key is not in the copy (with it, the copy's secrets could be read): the answer says where it is.
+          backup: async (directory: string) => ({
+            ...(await backupDataDir({ dataDir: options.dataDir, store, history, logger }, directory)),
+            secretsKey: { where: secrets.where, keyIds: secrets.keyIds() },
+          }),
         }),
       files,
+      flowChecker,
     });
     const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
     await options.beforeListen?.();
@@ -257,6 +278,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       email,
       webhooks,
       app,
+      flowChecker,
       daemonJson: paths.daemonJson,
     });
     sharing?.start();
@@ -297,11 +319,11 @@ function serve(parts: {
   email: EmailTriggers;
   webhooks: WebhookReceiver;
   app: ReturnType<typeof buildServer>;
+  flowChecker: FlowChecker;
   daemonJson: string;
 }): RunningDaemon {
-  const { options, info, logger, closeLog, lock, store, history, engine, ai, network, files, scheduler, email, app } =
-    parts;
-  const { daemonJson, directory, sharing, webhooks } = parts;
+  const { options, info, logger, closeLog, lock, store, history, engine, ai, network, files, app } = parts;
+  const { scheduler, email, webhooks, flowChecker, daemonJson, directory, sharing } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -341,11 +363,11 @@ function serve(parts: {
     try {
       await sharing?.close();
       await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
-      // No delivery arrives any more: the refused ones kept in memory are written.
-      await webhooks.close();
+      await webhooks.close(); // after the server: no delivery arrives now, the refusals held are written
       await scheduler.close();
       await email.close();
       await engine.close();
+      await flowChecker.close();
       await ai.close();
       await network.close();
       await store
@@ -384,7 +406,7 @@ function serve(parts: {
     publishFile: async (file, environment) => {
       // The directory is partition 0's holder's to write (another daemon sharing the database).
       const outcome: FileOutcome = directory
-        ? await publishFlowFile(store, file, { organization: 'default', environment })
+        ? await publishFlowFile(store, file, { organization: 'default', environment }, flowChecker)
         : { file, ok: false, problems: [], error: 'another daemon of the database holds its directory: publish there' };
       logOutcome(logger, outcome, environment);
       return outcome;

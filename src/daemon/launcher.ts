@@ -19,6 +19,7 @@ export type { DaemonOptions, RunningDaemon } from './daemon.js';
 export type { Finding, Loss } from './check.js';
 /** Checks a comma-separated CIDR list (--http-deny, --http-allow) without the network policy's modules. */
 export { parseCidrList } from './engine/work/cidr.js';
+export { parseLimit, type ExecutionLimits } from './engine/limits.js';
 
 /** Message a background daemon sends its starter over IPC. */
 type ChildMessage = { ready: DaemonInfo } | { error: { code: string; message: string } };
@@ -210,19 +211,24 @@ export async function stopDaemon(dataDir: string): Promise<{ stopped: false } | 
 /**
  * Checks a stopped data directory (src/daemon/check.ts) without changing it. With `acceptLoss`,
  * a damaged tail of the last journal segment is cut first (`cut`, reported through `onCut`
- * before the second check), then the directory is checked again.
+ * before the second check); with `adopt`, a missing manifest is written for what the directory
+ * holds (`adopted`, reported through `onAdopt`); then the directory is checked again.
  */
 export async function checkDataDir(
   dataDir: string,
-  acceptLoss: boolean,
-  onCut: (cut: Loss) => void,
-): Promise<{ findings: Finding[]; cut: Loss | null }> {
-  const { checkDataDir: check, cutDamagedTail } = await import('./check.js');
+  options: {
+    readonly acceptLoss?: boolean;
+    readonly adopt?: boolean;
+    readonly onCut?: (cut: Loss) => void;
+    readonly onAdopt?: (file: string) => void;
+  } = {},
+): Promise<{ findings: Finding[]; cut: Loss | null; adopted: boolean }> {
+  const { checkDataDir: check, cutDamagedTail, adoptDataDir } = await import('./check.js');
   let findings = await check(dataDir);
-  const cut = acceptLoss && findings.length > 0 ? await cutDamagedTail(dataDir, findings) : null;
-  if (cut) {
-    onCut(cut);
-    findings = await check(dataDir);
-  }
-  return { findings, cut };
+  const cut = options.acceptLoss && findings.length > 0 ? await cutDamagedTail(dataDir, findings) : null;
+  const adopted = options.adopt && findings.length > 0 ? (await adoptDataDir(dataDir, findings)) !== null : false;
+  if (cut) options.onCut?.(cut);
+  if (adopted) options.onAdopt?.(findings[0]!.file);
+  if (cut || adopted) findings = await check(dataDir);
+  return { findings, cut, adopted };
 }

@@ -54,7 +54,7 @@ export function createDaemonLogger(options: {
     {
       level,
       redact: {
-        paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'apiKey', 'secret'],
+        paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'apiKey', 'secret', 'password'],
         censor: '[redacted]',
       },
     },

@@ -32,6 +32,8 @@ export interface StoreChoice {
   readonly onStandby?: (held: string) => void;
   /** With `standby`: given the sequence number of the last journal entry its copy of the state applied. */
   readonly onFollowing?: (appliedSeq: (() => number) | null) => void;
+  /** With `standby`: given its copy of the state once loaded, before it waits; a throw refuses the start (a key missing). */
+  readonly onStandbyLoaded?: (state: WfxState) => void;
   /** With `store`: whether standbys follow the journal now (PgStoreOptions.followed). */
   readonly followed?: () => boolean;
   /** With `store`: how long the lease lasts unrenewed (default 10 s). */
@@ -127,6 +129,7 @@ export async function openStore(
             choice.onStandby?.(held);
           },
           following: choice.onFollowing,
+          loaded: choice.onStandbyLoaded,
         },
       }),
   });

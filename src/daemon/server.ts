@@ -46,6 +46,7 @@ import type { DurableStore } from './store/store.js';
 import type { WebhookReceiver } from './triggers/webhooks.js';
 import { installSharedServing } from './api/fan-out.js';
 import type { SharedServing } from './sharing.js';
+import { inlineFlowChecker, type FlowChecker } from './flows/check.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -92,6 +93,8 @@ export interface ServerOptions {
   readonly ai?: AiRunner;
   /** The file store (/files); those routes are absent without it. */
   readonly files?: FileStore;
+  /** Checks flows to publish (the daemon's: off its event loop); without it, in the request's turn. */
+  readonly flowChecker?: FlowChecker;
 }
 
 /** Body of every error answer (SPEC.md section 5; the wire's type, shared/api). */
@@ -199,22 +202,16 @@ interface RouteValidator {
  * steps that write daemon.json; docs/decisions/019-restart-path.md).
  */
 export function validatorCompilers() {
-  const strict = new Ajv({
-    coerceTypes: false,
-    useDefaults: true,
-    removeAdditional: false,
-    allErrors: true,
-    strict: false,
-    allowUnionTypes: true,
-  });
-  const loose = new Ajv({
-    coerceTypes: 'array',
-    useDefaults: true,
-    removeAdditional: false,
-    allErrors: true,
-    strict: false,
-    allowUnionTypes: true,
-  });
+  const ajvCoercing = (coerceTypes: false | 'array') =>
+    new Ajv({
+      coerceTypes,
+      useDefaults: true,
+      removeAdditional: false,
+      allErrors: true,
+      strict: false,
+      allowUnionTypes: true,
+    });
+  const [strict, loose] = [ajvCoercing(false), ajvCoercing('array')];
   for (const ajv of [strict, loose])
     ajv.addFormat('date-time', (v: string) => !Number.isNaN(Date.parse(v)) && /^\d{4}-\d{2}-\d{2}T/.test(v));
   /** Compiles of the validators not compiled yet, oldest first. */
@@ -396,7 +393,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       now: options.now,
       ...(sharing && { peers: sharing.peers }),
     });
-    adminRoutes(routes, { store: options.store, limiter, now: options.now });
+    const flowChecker = options.flowChecker ?? inlineFlowChecker();
+    const secrets = options.engine.secrets;
+    adminRoutes(routes, { store: options.store, limiter, flowChecker, secrets, now: options.now });
     webhookRoutes(routes, {
       store: options.store,
       receiver: options.webhooks,
@@ -404,8 +403,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       heartbeatSeconds: options.heartbeatSeconds,
       now: options.now,
     });
-    emailConnectionRoutes(routes, { store: options.store, now: options.now });
-    aiProviderRoutes(routes, { store: options.store, ai: options.ai, now: options.now });
+    emailConnectionRoutes(routes, { store: options.store, secrets, now: options.now });
+    aiProviderRoutes(routes, { store: options.store, secrets, ai: options.ai, now: options.now });
     memoryRoutes(routes, { store: options.store, now: options.now });
     domainRoutes(routes, { store: options.store, now: options.now });
     jobRoutes(routes, { engine: options.engine, board, ...(sharing && { peers: sharing.peers }) });
@@ -413,8 +412,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     if (options.backup) backupRoutes(routes, { backup: options.backup });
     if (options.cluster) clusterRoutes(routes, { list: options.cluster });
     // In a scope of their own: uploads take every content type as a stream, JSON included.
-    const files = options.files;
-    if (files) void routes.register(async (scope) => fileRoutes(scope, { files }));
+    if (options.files) void routes.register(async (scope) => fileRoutes(scope, { files: options.files! }));
   });
   return app;
 }

@@ -32,6 +32,10 @@ export const ERROR_CODES = {
   REQUEST_HEADERS_TOO_LARGE: { status: 431 },
   REQUEST_TIMEOUT: { status: 408 },
   RATE_LIMIT_EXCEEDED: { status: 429 },
+  EXECUTION_LIMIT_EXCEEDED: {
+    status: 429,
+    hint: 'The organization runs as many executions as the daemon allows (--limit live-executions); let some finish or cancel them.',
+  },
   INTERNAL_ERROR: { status: 500 },
   SERVICE_UNAVAILABLE: { status: 503, hint: 'The daemon is shutting down or its store failed; see its log.' },
 
@@ -51,7 +55,7 @@ export const ERROR_CODES = {
   },
   DATA_DIR_DAMAGED: {
     status: 500,
-    hint: 'A file the data directory should hold is missing or its manifest is damaged; `wfx daemon check` lists every problem. Restore the data directory from a backup.',
+    hint: 'A file the data directory should hold is missing, or its manifest is damaged or missing; `wfx daemon check` lists every problem. Restore the data directory from a backup.',
   },
   STORE_FAILED: {
     status: 503,
@@ -85,6 +89,19 @@ export const ERROR_CODES = {
   DATABASE_IN_USE: {
     status: 500,
     hint: 'Another wfx daemon serves this database. Stop it, or start this one with --standby to take over when it stops.',
+  },
+  // Secrets at rest (src/daemon/secrets): a start refused, or a use of a secret that cannot be opened
+  SECRETS_KEY_MISSING: {
+    status: 500,
+    hint: 'Stored secrets are encrypted with a key this daemon was not given (its id is named): put the key file back (<data-dir>/secrets.key, --secrets-key-file or WFX_SECRETS_KEY); docs/operations.md, Secrets.',
+  },
+  SECRETS_KEY_INVALID: {
+    status: 500,
+    hint: 'The secrets key file (or WFX_SECRETS_KEY) holds one key a line, each 32 bytes in base64; lines starting with # are comments. Fix the line named, or restore the file.',
+  },
+  SECRET_UNREADABLE: {
+    status: 500,
+    hint: 'A stored secret fails its integrity check: it was changed on disk or moved from another record. Set it again (the API key, password or signing secret).',
   },
   HISTORY_DAMAGED: {
     status: 500,

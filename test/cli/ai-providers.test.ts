@@ -6,6 +6,7 @@ import type { AiRunner } from '../../src/daemon/ai/types.js';
 import { apiHarness } from '../helpers/api.js';
 import { wfxIn, type CliResult } from '../helpers/cli.js';
 import { fakeAiRunner } from '../helpers/fake-ai.js';
+import { providerKeyContext } from '../../src/daemon/state/secret-fields.js';
 
 const SECRET = 'sk-cli-test-5f2b9c1d7e3a4b6c8d0e2f4a6b8c0d2e';
 
@@ -51,7 +52,12 @@ t.test('create with --api-key-stdin; list, get, update, test, delete; the key ne
   );
   t.equal(created.code, 0, created.stderr);
   t.match(created.stdout, /provider openai added \(openai-compatible, model gpt-4o-mini, default\)/);
-  t.equal(Object.values(h.store.state.aiProviders)[0]!.apiKey, SECRET, 'the key from stdin, its newline cut');
+  const stored = Object.values(h.store.state.aiProviders)[0]!;
+  t.equal(
+    h.engine.secrets.open(stored.apiKey!, providerKeyContext(stored)),
+    SECRET,
+    'the key from stdin, its newline cut',
+  );
 
   const list = await run(['ai', 'providers', 'list']);
   t.equal(list.code, 0);

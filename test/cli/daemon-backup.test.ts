@@ -112,8 +112,10 @@ t.test('wfx daemon backup: a one-line summary; refused targets leave everything 
   t.equal(human.code, 0, human.stderr);
   t.match(
     human.stdout,
-    /^backed up to .*empty: journal entries up to \d+ \(snapshot at \d+\), \d+ files, \d+ bytes\n$/,
+    /^backed up to .*empty: journal entries up to \d+ \(snapshot at \d+\), \d+ files, \d+ bytes\nnot in the copy: the secrets key [0-9a-f]{16} \(.*\/\.wfx\/secrets\.key\)\. .+\n$/,
+    'and where the key the copy needs is, which it does not hold',
   );
+  t.notOk((await readdir(join(cwd, 'empty'))).includes('secrets.key'));
   t.same(await checkDataDir(join(cwd, 'empty')), [], 'an empty directory given is filled');
 
   for (const target of ['full', 'a-file', 'empty']) {

@@ -92,3 +92,27 @@ t.test('wfx daemon check refuses a directory a live daemon holds', async (t) => 
   t.match(check.stderr, /^DATA_DIR_LOCKED: /);
   await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
 });
+
+t.test(
+  'a directory that lost its manifest is refused by a start and the check; --adopt writes one, and it starts',
+  async (t) => {
+    const dataDir = join(t.testdir(), 'data');
+    await startStop(t, dataDir);
+    const manifest = join(dataDir, 'store.manifest');
+    await rm(manifest);
+    const start = await wfxIn(['daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json']);
+    if (start.code === 0) t.teardown(() => killIfAlive((JSON.parse(start.stdout) as { pid: number }).pid));
+    t.equal(start.code, 1, 'refused');
+    t.match(start.stderr, /^DATA_DIR_DAMAGED: .*store\.manifest is missing/);
+    const check = await wfxIn(['daemon', 'check', '--data-dir', dataDir, '--json']);
+    t.equal(check.code, 1);
+    t.match(JSON.parse(check.stdout), { ok: false, findings: [{ code: 'DATA_DIR_DAMAGED', file: manifest }] });
+    const adopt = await wfxIn(['daemon', 'check', '--adopt', '--data-dir', dataDir, '--json']);
+    t.equal(adopt.code, 0, adopt.stderr);
+    t.same(JSON.parse(adopt.stdout), { dataDir, ok: true, findings: [], adopted: true });
+    t.equal(adopt.stderr, `wrote ${manifest} for what the directory holds\n`);
+    await startStop(t, dataDir);
+    const again = await wfxIn(['daemon', 'check', '--adopt', '--data-dir', dataDir, '--json']);
+    t.same(JSON.parse(again.stdout), { dataDir, ok: true, findings: [] }, 'nothing to adopt: nothing written');
+  },
+);

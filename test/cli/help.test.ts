@@ -14,6 +14,8 @@ const COMMANDS = [
   ['daemon', 'status'],
   ['daemon', 'check'],
   ['daemon', 'backup'],
+  ['daemon', 'secrets'],
+  ['daemon', 'rotate-secrets-key'],
   ['flow', 'validate'],
   ['flow', 'publish'],
   ['flow', 'list'],

@@ -1,10 +1,13 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import t from 'tap';
 import { backupDataDir } from '../../src/daemon/backup.js';
 import { checkDataDir } from '../../src/daemon/check.js';
 import { History } from '../../src/daemon/store/history.js';
+import { readManifest } from '../../src/daemon/store/manifest.js';
 import { Store } from '../../src/daemon/store/store.js';
 import { isWfxError } from '../../src/shared/errors.js';
 
@@ -77,7 +80,7 @@ t.test('a read that fails during the copy: BACKUP_FAILED, the target removed, ch
     code = err.code;
   }
   t.equal(code, 'BACKUP_FAILED');
-  t.notOk((await readdir(root)).includes('copy'), 'nothing partial left');
+  t.same((await readdir(root)).sort(), ['data'], 'nothing partial left: no target, no partial copy');
   await src.store.commit({ by: 1 });
   await src.store.checkpoint(); // would wait for ever if the hold had not been released
   t.pass('the hold was released');
@@ -109,5 +112,91 @@ t.test(
     t.not(copy.dev, live.dev, 'the copy lies on the other file system');
     t.equal(copy.size, live.size, 'the whole snapshot copied');
     t.same(await checkDataDir(join(elsewhere, 'copy')), []);
+  },
+);
+
+/** The pid of a process that has exited (spawned, waited for). */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  await once(child, 'exit');
+  return child.pid!;
+}
+
+t.test(
+  'the copy is assembled beside the target and renamed whole: the manifest last, the target never partial',
+  async (t) => {
+    const root = t.testdir();
+    const src = await source(t, join(root, 'data'));
+    await src.store.commit({ by: 1 });
+    const target = join(root, 'copy');
+    // What the parent holds once the store is held, as the copy begins.
+    let seen: string[] = [];
+    const store = {
+      hold: async () => {
+        const hold = await src.store.hold();
+        seen = await readdir(root);
+        return hold;
+      },
+    };
+    const report = await backupDataDir({ ...src, store }, target);
+    t.equal(report.lastSeq, 1);
+    t.notOk(seen.includes('copy'), 'no target while the copy is made');
+    t.match(
+      seen.filter((n) => n !== 'data'),
+      [/^copy\.partial-\d+-(\d+|x)-[0-9a-f]{8}$/],
+      'a partial copy beside it, named as such',
+    );
+    t.same((await readdir(root)).sort(), ['copy', 'data'], 'renamed: nothing partial left');
+    t.match(await readManifest(target), { lastSeq: 1, segments: [Number] }, 'the manifest says what the journal holds');
+    t.equal((await stat(target)).mode & 0o777, 0o700);
+  },
+);
+
+t.test(
+  'an empty directory given is replaced whole; one filled meanwhile is refused, nothing partial left',
+  async (t) => {
+    const root = t.testdir({ empty: {}, filled: {} });
+    const src = await source(t, join(root, 'data'));
+    await src.store.commit({ by: 1 });
+    await backupDataDir(src, join(root, 'empty'));
+    t.same(await checkDataDir(join(root, 'empty')), [], 'the empty directory holds the copy');
+    const store = {
+      hold: async () => {
+        const hold = await src.store.hold();
+        await writeFile(join(root, 'filled', 'mine'), 'x'); // someone writes there during the copy
+        return hold;
+      },
+    };
+    await t.rejects(backupDataDir({ ...src, store }, join(root, 'filled')), { code: 'BACKUP_TARGET_NOT_EMPTY' });
+    t.same(await readdir(join(root, 'filled')), ['mine'], 'what was written there is kept');
+    t.same((await readdir(root)).sort(), ['data', 'empty', 'filled'], 'no partial copy left');
+    await src.store.checkpoint(); // would wait for ever if the hold had not been released
+  },
+);
+
+t.test(
+  'a partial copy a dead process left is removed by the next backup to that target; one under way is kept',
+  async (t) => {
+    const root = t.testdir();
+    const src = await source(t, join(root, 'data'));
+    await src.store.commit({ by: 1 });
+    const dead = join(root, `copy.partial-${await deadPid()}-x-0badc0de`);
+    await mkdir(join(dead, 'journal'), { recursive: true });
+    await writeFile(join(dead, 'journal', '00000000000000000001.wal'), 'a cut line');
+    const live = join(root, `copy.partial-${process.pid}-x-0123abcd`); // this process: a backup under way
+    await mkdir(live);
+    const other = join(root, `copy-2.partial-${await deadPid()}-x-00000000`); // another target's
+    await mkdir(other);
+    const logged: object[] = [];
+    const report = await backupDataDir({ ...src, logger: { info: (obj) => logged.push(obj) } }, join(root, 'copy'));
+    t.same(report.removedPartials, [dead]);
+    t.same(logged, [{ directory: dead }], 'and says so in the log');
+    t.same(
+      (await readdir(root)).sort(),
+      ['copy', basename(other), basename(live), 'data'].sort(),
+      "the live one and another target's are kept",
+    );
+    const second = await backupDataDir(src, join(root, 'copy-3'));
+    t.equal(second.removedPartials, undefined, 'none: the field is absent');
   },
 );

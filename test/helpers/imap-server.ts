@@ -39,12 +39,12 @@ async function freePort(): Promise<number> {
  * directories in a temp dir; stopped and removed at teardown. Runs as root as CI does, with mail
  * owned by the `dovecot` user the Debian package creates.
  */
-export async function startImapServer(t: Test): Promise<ImapServer> {
+export async function startImapServer(t: Test, options: { readonly password?: string } = {}): Promise<ImapServer> {
   const dir = mkdtempSync(join(tmpdir(), 'wfx-imap-'));
   chmodSync(dir, 0o755); // Dovecot's auth and mail processes run as its own users: they must get in
   const port = await freePort();
   const user = 'wfx';
-  const password = 'imap-secret';
+  const password = options.password ?? 'imap-secret';
   for (const d of ['run', 'state', 'mail']) mkdirSync(join(dir, d), { recursive: true });
   const dovecotUser = spawnSync('id', ['-u', 'dovecot']).stdout.toString().trim();
   const dovecotGroup = spawnSync('id', ['-g', 'dovecot']).stdout.toString().trim();

@@ -29,14 +29,22 @@ import {
   STANDBY_HELP,
   SHARE_HELP,
   STORE_HELP,
+  LIMIT_HELP,
+  collectLimit,
   storeOptions,
+  SECRETS_KEY_FILE_HELP,
+  SECRETS_KEYRING_HELP,
+  FORGET_SECRETS_HELP,
+  secretsOptions,
+  type SecretsFlags,
   type StoreFlags,
 } from '../daemon-options.js';
 import { EXIT } from '../exit-codes.js';
 import { clientFor } from '../api.js';
 import { status } from './daemon-status.js';
+import { backupKeyLine, rotateSecrets, showSecrets } from './daemon-secrets.js';
 
-interface StartOptions extends StoreFlags {
+interface StartOptions extends StoreFlags, SecretsFlags {
   readonly port: number;
   readonly host: string;
   readonly foreground?: boolean;
@@ -51,6 +59,8 @@ interface StartOptions extends StoreFlags {
   readonly webhookReplayWindow?: number;
   readonly httpDeny?: string;
   readonly httpAllow?: string;
+  /** `--limit NAME=VALUE` values, checked already (limitsOf). */
+  readonly limit?: readonly string[];
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
 }
@@ -94,12 +104,16 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)',
       parseAllow,
     )
+    .option('--limit <name=value>', LIMIT_HELP, collectLimit)
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
     .option('--share', SHARE_HELP)
     .option('--lease <duration>', LEASE_HELP, parseLease)
     .option('--partitions <n>', PARTITIONS_HELP, parsePartitions)
     .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
+    .option('--secrets-key-file <file>', SECRETS_KEY_FILE_HELP)
+    .option('--secrets-keyring', SECRETS_KEYRING_HELP)
+    .option('--forget-secrets-without-key', FORGET_SECRETS_HELP)
     .addOption(new Option('--child').hideHelp())
     .addHelpText(
       'after',
@@ -132,8 +146,14 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       '--accept-loss',
       'when the only damage is in the last journal segment, cut it there (saying what is lost), then check again',
     )
+    .option(
+      '--adopt',
+      'when the only finding is a missing store.manifest, write one for what the directory holds (only for a directory known to be whole), then check again',
+    )
     .addHelpText('after', '\nExamples:\n  $ wfx daemon check\n  $ wfx daemon check --data-dir /srv/wfx --json')
-    .action(async (opts: { acceptLoss?: boolean }, cmd: Command) => check(ctx, cmd, opts.acceptLoss === true));
+    .action(async (opts: { acceptLoss?: boolean; adopt?: boolean }, cmd: Command) =>
+      check(ctx, cmd, { acceptLoss: opts.acceptLoss === true, adopt: opts.adopt === true }),
+    );
 
   daemon
     .command('backup')
@@ -147,20 +167,44 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       '\nExamples:\n  $ wfx daemon backup /backups/wfx-2026-01-31\n  $ wfx daemon backup ./wfx-copy --json',
     )
     .action(async (dir: string, _opts: unknown, cmd: Command) => backup(ctx, cmd, dir));
+
+  daemon
+    .command('secrets')
+    .description('the keys that encrypt stored secrets: where they are kept, and how many secrets each seals')
+    .addHelpText('after', '\nExample:\n  $ wfx daemon secrets --json')
+    .action(async (_opts: unknown, cmd: Command) => showSecrets(ctx, cmd));
+
+  daemon
+    .command('rotate-secrets-key')
+    .description(
+      'seal every stored secret again with a new key, added to the key file (or --key-id: one added there already)',
+    )
+    .option('--key-id <id>', "a key already in the key file (on a database: in every daemon's), by its id")
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ wfx daemon rotate-secrets-key\n  $ wfx daemon rotate-secrets-key --key-id 3f9a0c1d22e4b5a6',
+    )
+    .action(async (opts: { keyId?: string }, cmd: Command) => rotateSecrets(ctx, cmd, opts.keyId));
 }
 
 /**
  * `wfx daemon check`: the findings of checkDataDir, one a line (or JSON); exit 1 when there are
- * any. With `acceptLoss`, a damaged tail of the last segment is cut first (cutDamagedTail).
+ * any. With `acceptLoss`, a damaged tail of the last segment is cut first (cutDamagedTail); with
+ * `adopt`, a missing manifest is written (adoptDataDir).
  */
-async function check(ctx: CliContext, cmd: Command, acceptLoss: boolean): Promise<void> {
+async function check(ctx: CliContext, cmd: Command, opts: { acceptLoss: boolean; adopt: boolean }): Promise<void> {
   const g = globals(cmd);
   const dataDir = dataDirOf(ctx, g);
-  const { findings, cut } = await checkDataDir(dataDir, acceptLoss, (loss) => {
-    const kept = loss.lastKeptSeq === null ? 'none of its entries kept' : `entries after ${loss.lastKeptSeq} lost`;
-    ctx.stderr.write(`cut ${loss.file} at byte ${loss.offset}: ${loss.bytes} bytes, ${kept}\n`);
+  const { findings, cut, adopted } = await checkDataDir(dataDir, {
+    ...opts,
+    onCut: (loss) => {
+      const kept = loss.lastKeptSeq === null ? 'none of its entries kept' : `entries after ${loss.lastKeptSeq} lost`;
+      ctx.stderr.write(`cut ${loss.file} at byte ${loss.offset}: ${loss.bytes} bytes, ${kept}\n`);
+    },
+    onAdopt: (file) => ctx.stderr.write(`wrote ${file} for what the directory holds\n`),
   });
-  if (g.json) printJson(ctx, { dataDir, ok: findings.length === 0, findings, ...(cut && { cut }) });
+  if (g.json)
+    printJson(ctx, { dataDir, ok: findings.length === 0, findings, ...(cut && { cut }), ...(adopted && { adopted }) });
   else if (findings.length === 0) ctx.stdout.write(`${dataDir}: no problems found\n`);
   else {
     for (const f of findings)
@@ -179,11 +223,13 @@ async function check(ctx: CliContext, cmd: Command, acceptLoss: boolean): Promis
 async function backup(ctx: CliContext, cmd: Command, dir: string): Promise<void> {
   const directory = resolve(ctx.cwd, dir);
   const res = await (await clientFor(ctx, cmd)).admin.backup(directory);
-  if (globals(cmd).json) printJson(ctx, res);
-  else
-    ctx.stdout.write(
-      `backed up to ${res.directory}: journal entries up to ${res.lastSeq} (snapshot at ${res.snapshotSeq}), ${res.files} files, ${res.bytes} bytes\n`,
-    );
+  if (globals(cmd).json) return printJson(ctx, res);
+  for (const partial of res.removedPartials ?? [])
+    ctx.stderr.write(`removed ${partial}: a partial copy left by a backup a crash cut\n`);
+  ctx.stdout.write(
+    `backed up to ${res.directory}: journal entries up to ${res.lastSeq} (snapshot at ${res.snapshotSeq}), ${res.files} files, ${res.bytes} bytes\n`,
+  );
+  if (res.secretsKey) ctx.stdout.write(backupKeyLine(res.secretsKey));
 }
 
 /** The DaemonOptions of `daemon start`'s options. */
@@ -206,6 +252,7 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
     maxFileBytes: opts.maxFileSize,
     ...safetyOptions(ctx, opts),
     ...storeOptions(ctx, opts),
+    ...secretsOptions(ctx, opts),
   };
 }
 
@@ -261,10 +308,16 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (opts.webhookReplayWindow !== undefined) args.push('--webhook-replay-window', `${opts.webhookReplayWindow}ms`);
   if (opts.httpDeny !== undefined) args.push('--http-deny', opts.httpDeny);
   if (opts.httpAllow !== undefined) args.push('--http-allow', opts.httpAllow);
+  for (const limit of opts.limit ?? []) args.push('--limit', limit);
   if (opts.lease !== undefined) args.push('--lease', `${opts.lease}ms`);
   if (opts.partitions !== undefined) args.push('--partitions', String(opts.partitions));
   if (opts.share) args.push('--share');
   if (opts.advertiseUrl !== undefined) args.push('--advertise-url', opts.advertiseUrl);
+  // The keys' file by its path; WFX_SECRETS_KEY goes in the child's environment, as given.
+  const { secretsKey } = secretsOptions(ctx, opts);
+  if (secretsKey?.file !== undefined) args.push('--secrets-key-file', secretsKey.file);
+  if (secretsKey?.keyring) args.push('--secrets-keyring');
+  if (secretsKey?.forgetMissing) args.push('--forget-secrets-without-key');
   const { store, standby } = storeOptions(ctx, opts);
   // A standby serves nothing until it takes over: it runs in the foreground, under a supervisor.
   if (standby)

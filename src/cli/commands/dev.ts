@@ -18,7 +18,14 @@ import {
   STANDBY_HELP,
   SHARE_HELP,
   STORE_HELP,
+  LIMIT_HELP,
+  collectLimit,
   storeOptions,
+  SECRETS_KEY_FILE_HELP,
+  SECRETS_KEYRING_HELP,
+  FORGET_SECRETS_HELP,
+  secretsOptions,
+  type SecretsFlags,
   type StoreFlags,
 } from '../daemon-options.js';
 
@@ -46,12 +53,16 @@ export function registerDev(program: Command, ctx: CliContext): void {
       '--http-allow <cidrs>',
       'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)',
     )
+    .option('--limit <name=value>', LIMIT_HELP, collectLimit)
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
     .option('--share', SHARE_HELP)
     .option('--lease <duration>', LEASE_HELP, parseLease)
     .option('--partitions <n>', PARTITIONS_HELP, parsePartitions)
     .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
+    .option('--secrets-key-file <file>', SECRETS_KEY_FILE_HELP)
+    .option('--secrets-keyring', SECRETS_KEYRING_HELP)
+    .option('--forget-secrets-without-key', FORGET_SECRETS_HELP)
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
     .action(
       async (
@@ -62,9 +73,11 @@ export function registerDev(program: Command, ctx: CliContext): void {
           webhookReplayWindow?: number;
           httpDeny?: string;
           httpAllow?: string;
+          limit?: readonly string[];
           maxJsonDepth?: number;
           maxFileSize?: number;
-        } & StoreFlags,
+        } & StoreFlags &
+          SecretsFlags,
         cmd: Command,
       ) => {
         const flowsDir = resolve(ctx.cwd, opts.flows);
@@ -79,6 +92,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           maxFileBytes: opts.maxFileSize,
           ...safetyOptions(ctx, opts),
           ...storeOptions(ctx, opts),
+          ...secretsOptions(ctx, opts),
         });
         const { watch } = await import('chokidar');
         const watcher = watch(flowsDir, {

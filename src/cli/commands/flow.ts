@@ -88,11 +88,16 @@ export function registerFlow(program: Command, ctx: CliContext): void {
               `${file}: ${r.name} version ${r.version}${r.created ? '' : ' (unchanged)'} active in ${r.environment} (${r.processId})\n`,
             );
         } catch (err) {
-          if (!(err instanceof WfxError) || err.code !== 'FLOW_INVALID') throw err;
+          // A file the daemon refuses as a whole (over its body limit) is invalid input like a flow with problems.
+          if (!(err instanceof WfxError) || (err.code !== 'FLOW_INVALID' && err.code !== 'PAYLOAD_TOO_LARGE'))
+            throw err;
           failed++;
           const problems = ((err.details as { problems?: FlowProblem[] } | undefined)?.problems ?? []) as FlowProblem[];
-          results.push({ file, ok: false, problems });
-          if (!globals(cmd).json) for (const p of problems) ctx.stderr.write(`${formatProblem(file, p)}\n`);
+          results.push({ file, ok: false, problems, ...(err.code !== 'FLOW_INVALID' && { error: err.code }) });
+          if (!globals(cmd).json) {
+            for (const p of problems) ctx.stderr.write(`${formatProblem(file, p)}\n`);
+            if (err.code !== 'FLOW_INVALID') ctx.stderr.write(`${file}: ${err.code}: ${err.message}\n`);
+          }
         }
       }
       if (globals(cmd).json) printJson(ctx, results);

@@ -8,12 +8,14 @@
 import type { NodeFailureCode } from '../../shared/flow/failure-codes.js';
 import type { AiProvider, AiProviderKind } from '../state/state.js';
 import type { NetworkPolicy } from '../engine/work/network-policy.js';
+import { MAX_TIMER_MS } from '../engine/work/http-request.js';
 import { formatMs, retryDelayMs, sleep } from '../engine/work/retry.js';
 import type { WorkResult } from '../engine/work/result.js';
 import { LocalModelKind } from './local-model.js';
 import { OpenAiCompatibleKind, scrub } from './openai-compatible.js';
 import type { JsonMode, ModelOutcome, ProviderKind } from './provider-kind.js';
 import { AnswerChecker, jsonInstruction, repairMessage } from './structured-output.js';
+import { findProvider } from './lookup.js';
 import type {
   AiAnswer,
   AiAttempt,
@@ -83,7 +85,7 @@ class Runner implements AiRunner {
       code: 'INTERNAL_ERROR',
       message: scrub(
         `the model call failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
-        providers(call.organization, call.provider)?.apiKey,
+        keyOf(providers, call),
       ),
     }));
     this.calls.set(running, controller);
@@ -109,7 +111,9 @@ class Runner implements AiRunner {
   ): Promise<WorkResult> {
     const cancelled: WorkResult = { ok: false, code: 'CANCELLED', message: 'the model call was cancelled' };
     if (signal.aborted) return cancelled;
-    const provider = providers(call.organization, call.provider);
+    const found = findProvider(providers, call);
+    if ('failure' in found) return found.failure;
+    const provider = found.provider;
     if (!provider) {
       return {
         ok: false,
@@ -164,7 +168,7 @@ class Runner implements AiRunner {
       const mode = json ? this.jsonMode(provider, call) : 'none';
       const sent = mode === 'object' || mode === 'prompt' ? [jsonInstruction(call.schema), ...messages] : messages;
       const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(), call.timeoutMs);
+      const timer = setTimeout(() => timeout.abort(), Math.min(call.timeoutMs, MAX_TIMER_MS));
       const started = performance.now();
       let outcome: ModelOutcome;
       try {
@@ -355,4 +359,10 @@ function shownUrl(provider: AiProvider): string {
   } catch {
     return 'an invalid base URL';
   }
+}
+
+/** The opened API key of `call`'s provider, to scrub from a message; undefined when there is none or it cannot be opened. */
+function keyOf(providers: AiProviderLookup, call: AiCall): string | undefined {
+  const found = findProvider(providers, call);
+  return 'provider' in found ? found.provider?.apiKey : undefined;
 }

@@ -112,5 +112,9 @@ export interface AiRunner {
   close(): Promise<void>;
 }
 
-/** Finds an organization's provider by name, or its default (null name). */
+/**
+ * Finds an organization's provider by name, or its default (null name). The runners are given
+ * providers with the API key opened (ai/lookup.ts, openedProviderLookup), which throws WfxError
+ * SECRETS_KEY_MISSING or SECRET_UNREADABLE when it cannot be: the call fails with AI_KEY_UNREADABLE.
+ */
 export type AiProviderLookup = (organization: string, name: string | null) => AiProvider | undefined;

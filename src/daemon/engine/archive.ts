@@ -341,27 +341,44 @@ const OWN_EFFECT_ONLY: ReadonlySet<WfxRecord['type']> = new Set<WfxRecord['type'
 type ArchivedDoc = { readonly instance: Instance } | { readonly records: readonly WfxRecord[] };
 
 /**
+ * The positions of a step's records by the execution they describe: its own records, and a
+ * child's start under its parent too (replaying it lists the child under the parent's node).
+ * Made once per step, so a step that finishes many executions reads its records once.
+ */
+export function recordsByExecution(records: readonly WfxRecord[]): Map<string, number[]> {
+  const index = new Map<string, number[]>();
+  const add = (id: string, i: number): void => {
+    const at = index.get(id);
+    if (at) at.push(i);
+    else index.set(id, [i]);
+  };
+  records.forEach((r, i) => {
+    if (r.type === 'instance.started') {
+      add(r.instance.processInstanceId, i);
+      if (r.instance.parentNodeInstanceId !== undefined && r.instance.parentInstanceId !== null)
+        add(r.instance.parentInstanceId, i);
+    } else if ('instanceId' in r) add(r.instanceId, i);
+  });
+  return index;
+}
+
+/**
  * The journaled JSON of the records of execution `id` in one step (and the starts of its
  * children), if the step both started and finished it (so they describe it whole); else null.
+ * `index`: the step's records by execution (recordsByExecution).
  */
 export function ownRecordsJson(
   id: string,
   records: readonly WfxRecord[],
   serialized: readonly string[],
+  index: ReadonlyMap<string, readonly number[]>,
 ): readonly string[] | null {
-  const first = records.find((r) => r.type === 'instance.started' && r.instance.processInstanceId === id);
-  if (!first) return null;
-  const parts: string[] = [];
-  records.forEach((r, i) => {
-    const owner =
-      r.type === 'instance.started' ? r.instance.processInstanceId : 'instanceId' in r ? r.instanceId : null;
-    // A child's start is its parent's too: replaying it lists the child under the parent's node.
-    const childOf =
-      r.type === 'instance.started' && r.instance.parentNodeInstanceId !== undefined
-        ? r.instance.parentInstanceId
-        : null;
-    if (owner === id || childOf === id) parts.push(serialized[i]!);
+  const at = index.get(id);
+  const started = at?.some((i) => {
+    const r = records[i]!;
+    return r.type === 'instance.started' && r.instance.processInstanceId === id;
   });
+  if (!at || !started) return null;
   // The usual case, a whole step that is this execution alone: the journal's own array.
-  return parts.length === serialized.length ? serialized : parts;
+  return at.length === serialized.length ? serialized : at.map((i) => serialized[i]!);
 }

@@ -11,13 +11,20 @@ import type { WfxRecord } from '../state/records.js';
 import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
 import { CRASH_POINT_SET, crashPoint } from '../store/crash-point.js';
 import type { Transaction } from '../store/store.js';
-import { ownRecordsJson, type ExecutionArchive } from './archive.js';
+import { ownRecordsJson, recordsByExecution, type ExecutionArchive } from './archive.js';
 import type { EngineEmitter, LogsAdvanced, StreamedLog } from './engine-events.js';
 import { boundaryKey, nodeKey, timerTarget, type TimerKey } from './keys.js';
 import { lifecycleOf } from './lifecycle.js';
 import { TimerQueue } from './timers.js';
 import type { EngineCore, Transition, WorkOrder } from './transition.js';
 import type { StepRunner, WorkRunner } from './work-runner.js';
+
+/**
+ * Nodes one step continuing deferred executions runs: a fraction of a step's own budget, so a
+ * flow that spreads without waiting (one that calls itself) holds the event loop only briefly
+ * in each turn, between which requests are answered.
+ */
+const DEFERRED_RUNS = 1000;
 
 /** What Effects needs from the engine. */
 export interface EffectsOptions {
@@ -50,6 +57,10 @@ export class Effects {
   private readonly timers: TimerQueue<TimerKey>;
   /** Log entries already streamed, per live execution. */
   private readonly streamed = new Map<string, number>();
+  /** Executions whose step ran out of budget, to continue from `deferredHead` on (defer). */
+  private deferredIds: string[] = [];
+  private deferredHead = 0;
+  private deferredScheduled = false;
 
   constructor(options: EffectsOptions) {
     this.options = options;
@@ -129,6 +140,7 @@ export class Effects {
         if (inst) this.armBoundaries(inst, r.nodeInstanceId);
       }
     }
+    let byExecution: Map<string, number[]> | undefined;
     for (const r of records) {
       if (r.type !== 'instance.finished') continue;
       emitter.emit('finished', r.instanceId);
@@ -136,7 +148,10 @@ export class Effects {
         // Already in history (ExecutionArchive.oneStep): it leaves the live state now.
         tx.settle();
         this.archived(r.instanceId);
-      } else this.archive.enqueue(r.instanceId, ownRecordsJson(r.instanceId, records, serialized));
+      } else {
+        byExecution ??= recordsByExecution(records);
+        this.archive.enqueue(r.instanceId, ownRecordsJson(r.instanceId, records, serialized, byExecution));
+      }
     }
     for (const order of transition.work) {
       // The records are looked through only in a crash test, never on a daemon's own path.
@@ -144,7 +159,23 @@ export class Effects {
         crashPoint('agent:tools-ended');
       this.work.start(order);
     }
-    for (const id of transition.deferred) setImmediate(() => this.continueDeferred(id));
+    if (transition.deferred.size > 0) this.defer(transition.deferred);
+  }
+
+  /**
+   * Queues executions whose step ran out of budget. They are continued in turn, as many as one
+   * step's budget runs, one step per turn of the event loop: requests are served between, and
+   * an execution that spreads (a flow calling itself) cannot fill a turn with steps.
+   */
+  private defer(ids: Iterable<string>): void {
+    for (const id of ids) this.deferredIds.push(id);
+    this.scheduleDeferred();
+  }
+
+  private scheduleDeferred(): void {
+    if (this.deferredScheduled || this.deferredHead >= this.deferredIds.length) return;
+    this.deferredScheduled = true;
+    setImmediate(() => this.continueDeferred());
   }
 
   /** Wakes the jobs API's long polls for a record that leaves a job waiting for a worker. */
@@ -270,10 +301,28 @@ export class Effects {
   }
 
   /** Continues an execution whose step ran out of its run budget. */
-  private continueDeferred(id: string): void {
-    const inst = this.state.instances[id];
-    if (!inst || this.options.closed()) return;
-    this.options.step((t) => t.continue(inst)).catch((err: unknown) => this.options.onError(err, `continuing ${id}`));
+  /** One step that continues deferred executions, oldest first, until its budget is spent. */
+  private continueDeferred(): void {
+    this.deferredScheduled = false;
+    if (this.options.closed()) return;
+    const ids = this.deferredIds;
+    let head = this.deferredHead;
+    // The step runs synchronously: `head` is where it stopped once step() returns.
+    this.options
+      .step((t) => {
+        t.limitRuns(DEFERRED_RUNS);
+        while (head < ids.length && !t.spent) {
+          const inst = this.state.instances[ids[head++]!];
+          if (inst) t.continue(inst);
+        }
+      })
+      .catch((err: unknown) => this.options.onError(err, 'continuing deferred executions'));
+    if (head >= ids.length) {
+      // A fresh list rather than one kept and cleared (docs/decisions/005-no-long-lived-growing-collections.md).
+      if (this.deferredIds === ids) this.deferredIds = [];
+      this.deferredHead = 0;
+    } else this.deferredHead = head;
+    this.scheduleDeferred();
   }
 }
 

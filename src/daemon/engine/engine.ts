@@ -44,8 +44,12 @@ import type { NetworkPolicy } from './work/network-policy.js';
 import type { WorkResult } from './work/result.js';
 import type { ScriptRunner } from './work/script.js';
 import { WorkRunner } from './work-runner.js';
+import { SecretBox } from '../secrets/secret-box.js';
 import { JobOperations } from './jobs.js';
 import { DomainSchemas } from '../jobs/schemas.js';
+import { DEFAULT_LIMITS, overLimits, type ExecutionLimits } from './limits.js';
+import { LiveCounts } from '../state/live-counts.js';
+import { formatBytes, jsonSize } from '../../shared/json-size.js';
 
 export type { EngineEvents, JobsWaiting, LogsAdvanced, StreamedLog, WorkProgress } from './engine-events.js';
 export type { LifecycleEvent } from './lifecycle.js';
@@ -105,6 +109,14 @@ export interface EngineOptions {
    * Absent: every message id is this daemon's.
    */
   readonly holdsMessageId?: (key: string) => boolean;
+  /** What one execution, tree and organization may hold (limits.ts); each left out takes its default. */
+  readonly limits?: Partial<ExecutionLimits>;
+  /**
+   * The daemon's secrets keys: model providers' API keys are opened with them for each call, and
+   * the routes and triggers built on this engine seal and open theirs with them. Default: a key
+   * in memory only (SecretBox.ephemeral), for engines a test builds.
+   */
+  readonly secrets?: SecretBox;
 }
 
 type FlowScope = {
@@ -148,6 +160,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   private readonly onError: (err: unknown, what: string) => void;
   /** How deep start data, work results and the variables a node sets may nest (EngineOptions.maxJsonDepth). */
   readonly maxJsonDepth: number;
+  /** What one execution, tree and organization may hold (EngineOptions.limits over DEFAULT_LIMITS). */
+  readonly limits: ExecutionLimits;
   private closed = false;
   /** Steps and archiving under way. */
   private readonly inflight = new WorkCount();
@@ -159,6 +173,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   private readonly effects: Effects;
   /** The file store (EngineOptions.files). */
   readonly files: FileStore | undefined;
+  /** The secrets keys (EngineOptions.secrets). */
+  readonly secrets: SecretBox;
   /** Domain actions' schemas, compiled once. */
   readonly schemas: DomainSchemas;
   /** The jobs API's operations (domainTask jobs: activate, complete, fail, heartbeat, release). */
@@ -184,13 +200,16 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     this.onError = options.onError ?? (() => undefined);
     this.holdsMessageId = options.holdsMessageId ?? null;
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.files = options.files;
+    this.secrets = options.secrets ?? SecretBox.ephemeral();
     const step = <T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T): Promise<T> => this.step(fn);
     const closed = (): boolean => this.closed;
     this.schemas = new DomainSchemas(this.maxJsonDepth);
     this.jobs = new JobOperations({ state: this.state, step, now: this.now, schemas: this.schemas });
     this.work = new WorkRunner({
       state: this.state,
+      secrets: this.secrets,
       http: options.http ?? callHttp,
       network: options.network,
       scripts: options.scripts,
@@ -304,7 +323,23 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
    */
   async start(req: StartRequest): Promise<Instance> {
     const params = this.startParams(req);
+    this.admit(params.organization, 1);
     return this.step((t) => t.start(params));
+  }
+
+  /**
+   * Throws EXECUTION_LIMIT_EXCEEDED when `n` more executions would make `organization` run
+   * more than the live-executions limit. Checked in the turn the step starts (a step runs
+   * synchronously once started), so starts racing each other cannot pass the limit together.
+   */
+  private admit(organization: string, n: number): void {
+    const limit = this.limits.organizationExecutions;
+    if (LiveCounts.of(this.state).organization(organization) + n <= limit) return;
+    throw new WfxError(
+      'EXECUTION_LIMIT_EXCEEDED',
+      `organization ${organization} runs ${limit} executions already (the daemon's live-executions limit)`,
+      { details: { organization, limit } },
+    );
   }
 
   /**
@@ -322,9 +357,14 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     ) => WfxRecord[],
   ): Promise<Instance[]> {
     const refused: Array<{ req: StartRequest; error: WfxError }> = [];
+    const admitted = new Map<string, number>();
     const params = reqs.flatMap((req) => {
       try {
-        return [this.startParams(req)];
+        const p = this.startParams(req);
+        const n = (admitted.get(p.organization) ?? 0) + 1;
+        this.admit(p.organization, n);
+        admitted.set(p.organization, n);
+        return [p];
       } catch (err) {
         refused.push({
           req,
@@ -377,6 +417,15 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
       throw new WfxError('VALIDATION_ERROR', `the start data is ${describeDepthExcess(excess, 'data')}`, {
         details: { path: formatJsonPath(excess.path, 'data'), maxDepth: excess.maxDepth },
       });
+    }
+    // Before the copy too: a trigger's payload can be as large as its body limit allows.
+    const size = req.data === undefined ? 2 : jsonSize(req.data, this.limits.variablesBytes);
+    if (size > this.limits.variablesBytes) {
+      throw new WfxError(
+        'PAYLOAD_TOO_LARGE',
+        `the start data is over ${formatBytes(this.limits.variablesBytes)} of JSON (the daemon's variables-size limit)`,
+        { details: { limit: this.limits.variablesBytes } },
+      );
     }
     const variables = cloneData(req.data ?? {});
     // On the copy: declared defaults are filled in.
@@ -561,8 +610,10 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
    * kept messages and dedup entries that expired.
    */
   async recover(): Promise<void> {
-    const running = recoverLiveState(this.state, this.effects);
-    for (const inst of running) await this.step((t) => t.continue(inst));
+    const running = recoverLiveState(this.state, this.effects, undefined, (inst) =>
+      overLimits(inst, this.limits, null),
+    );
+    for (const inst of running) await this.continueSafely(inst);
     await this.sweepExpired();
     this.keptClaiming?.offerAll();
     if (this.thrownOutbox) this.thrownOutbox.passAll();
@@ -579,8 +630,10 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
    * execution (the load reset it). Resolves once the active ones ran.
    */
   async adopt(ids: readonly string[]): Promise<void> {
-    const running = recoverLiveState(this.state, this.effects, new Set(ids));
-    for (const inst of running) await this.step((t) => t.continue(inst));
+    const running = recoverLiveState(this.state, this.effects, new Set(ids), (inst) =>
+      overLimits(inst, this.limits, null),
+    );
+    for (const inst of running) await this.continueSafely(inst);
     // A claim its last holder won but did not use: a message its nodes may consume now. An
     // event thrown there that its last holder had not given on yet.
     this.keptClaiming?.offerAll();
@@ -653,6 +706,24 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     this.work.abortAll(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));
     await this.inflight.idle();
     await this.work.close();
+  }
+
+  /**
+   * Runs what is left of `inst` after a restart. A step that cannot run it (it throws before
+   * changing anything) sets the execution aside, failed with INTERNAL_ERROR, and recovery goes
+   * on with the others: one execution never keeps a daemon from coming back. A failed store
+   * (the step threw after it changed the state) stops recovery: its state cannot be trusted.
+   */
+  private async continueSafely(inst: Instance): Promise<void> {
+    const id = inst.processInstanceId;
+    try {
+      await this.step((t) => t.continue(this.state.instances[id] ?? inst));
+    } catch (err) {
+      if (this.store.failed || this.closed) throw err;
+      this.onError(err, `recovery: execution ${id} could not run on; it is failed`);
+      const message = `the execution could not run on after a restart: ${err instanceof Error ? err.message : String(err)}`;
+      await this.step((t) => t.setAside(id, message));
+    }
   }
 
   /** Tracks `work` until it settles, so close() can wait for it. */

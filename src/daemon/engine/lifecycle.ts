@@ -88,6 +88,7 @@ export function lifecycleOf(state: WfxState, r: WfxRecord): LifecycleEvent[] {
         { type: 'NODE_COMPLETED', ...node, timestamp: r.at, statusCd: STATUS.COMPLETED },
       ];
     case 'node.waiting':
+    case 'loop.progressed':
       return [{ type: 'NODE_WAITING', ...node, timestamp: r.at, statusCd: STATUS.WAITING }];
     case 'node.completed':
       return [{ type: 'NODE_COMPLETED', ...node, timestamp: r.at, statusCd: STATUS.COMPLETED }];

@@ -13,10 +13,16 @@ import type { Effects } from './effects.js';
  * a partition is taken while running): shares their parsed strings (gc.ts), rebuilds the
  * derived subscription index, queues finished executions for archiving, and re-arms the timers
  * and timer boundary events of waiting and active nodes (overdue ones fire at once). Returns
- * the running executions to continue: those with active nodes (run again), and those with
- * nothing live (settled: finished, or their join fired).
+ * the running executions to continue: those with active nodes (run again), those with
+ * nothing live (settled: finished, or their join fired), and those `overLimit` names.
  */
-export function recoverLiveState(state: WfxState, effects: Effects, only?: ReadonlySet<string>): Instance[] {
+export function recoverLiveState(
+  state: WfxState,
+  effects: Effects,
+  only?: ReadonlySet<string>,
+  /** A waiting execution over a limit (limits.ts) is continued too: the step fails it. */
+  overLimit?: (inst: Instance) => unknown,
+): Instance[] {
   // The subscription index is derived: rebuilt in the same walk (one pass over the executions, not two).
   state.subscriptions = {};
   const running: Instance[] = [];
@@ -45,7 +51,7 @@ export function recoverLiveState(state: WfxState, effects: Effects, only?: Reado
       }
       effects.armBoundaries(inst, ni.id);
     }
-    if (active || !waiting) running.push(inst);
+    if (active || !waiting || (overLimit !== undefined && overLimit(inst) !== null)) running.push(inst);
   }
   return running;
 }

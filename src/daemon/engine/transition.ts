@@ -43,6 +43,10 @@ import { nodeKey, type NodeKey } from './keys.js';
 import { handlerOf } from './nodes/index.js';
 import type { WorkResult } from './work/result.js';
 import type { DomainSchemas } from '../jobs/schemas.js';
+import { LiveCounts } from '../state/live-counts.js';
+import { loopProgress } from '../state/loop-progress.js';
+import { liveNodes, logSize } from '../state/sizes.js';
+import { childrenFailure, overLimits, stepBytes, variablesFailure, type ExecutionLimits } from './limits.js';
 
 /** The parameters of a new execution, as Transition.launch takes them. */
 export type LaunchParams = Omit<
@@ -89,6 +93,8 @@ export interface EngineCore {
   readonly maxJsonDepth: number;
   /** Domain actions' schemas, compiled once (domainTask inputs, workers' outputs). */
   readonly schemas: DomainSchemas;
+  /** What one execution, tree and organization may hold (limits.ts). */
+  readonly limits: ExecutionLimits;
   /**
    * Whether a kept message is consumed only under a claim won in the database (daemons sharing
    * it, kept-claims.ts): a node that starts waiting then leaves it in `kept`, and waits.
@@ -166,6 +172,10 @@ export class Transition {
   /** Tokens queued but not written yet, per execution (they count toward MAX_NODE_INSTANCES). */
   private readonly pending = new Map<string, number>();
   private runs = 0;
+  private maxRuns = RUNS_PER_TRANSACTION;
+  /** The JSON size of the data this step's nodes set and started executions with (limits.ts, stepBytes). */
+  private bytes = 0;
+  private readonly maxBytes: number;
   /** Records emitted so far: a settle pass that emitted any may have woken a parent, so drain goes round again. */
   private emitted = 0;
   private readonly emit: (record: WfxRecord) => void;
@@ -181,6 +191,20 @@ export class Transition {
       emit(record);
     };
     this.at = isoAt(now);
+    this.maxBytes = stepBytes(core.limits);
+  }
+
+  /** Whether this step has run as many nodes, or written as much data, as one step may. */
+  get spent(): boolean {
+    return this.runs >= this.maxRuns || this.bytes >= this.maxBytes;
+  }
+
+  /**
+   * Lowers how many nodes this step runs before it leaves the rest for a later one: a step that
+   * continues deferred executions takes a smaller share of a turn of the event loop.
+   */
+  limitRuns(max: number): void {
+    this.maxRuns = Math.min(this.maxRuns, max);
   }
 
   /** Starts an execution at its startEvent and runs it as far as it goes. */
@@ -259,6 +283,14 @@ export class Transition {
   continue(inst: Instance): void {
     if (inst.stateCd !== STATE.RUNNING) return;
     this.touched.add(inst.processInstanceId);
+    // An execution that holds more than its limits allow (left so by an earlier version, or
+    // by limits lowered since) fails here rather than run on.
+    const over = overLimits(inst, this.core.limits, LiveCounts.of(this.core.state));
+    if (over) {
+      this.finish(inst, STATE.FAILED, over.message, { code: over.code, message: over.message, nodeId: null });
+      this.drain();
+      return;
+    }
     for (const ni of Object.values(inst.nodes)) {
       if (ni.statusCd === STATUS.ACTIVE && !this.core.isWorking(nodeKey(inst.processInstanceId, ni.id))) {
         this.queue.push({ instanceId: inst.processInstanceId, nodeId: ni.nodeId, nodeInstanceId: ni.id });
@@ -267,8 +299,20 @@ export class Transition {
     this.drain();
   }
 
+  /**
+   * Fails execution `id`, if it runs, with INTERNAL_ERROR and `message`: a restart's step that
+   * could not run it threw before it changed anything (Engine.continueSafely).
+   */
+  setAside(id: string, message: string): void {
+    const inst = this.core.state.instances[id];
+    if (!inst || inst.stateCd !== STATE.RUNNING) return;
+    this.touched.add(id);
+    this.finish(inst, STATE.FAILED, message, { code: 'INTERNAL_ERROR', message, nodeId: null });
+    this.drain();
+  }
+
   /** Writes a new execution and queues its start node (run by the next drain). */
-  private launch(params: LaunchParams): Instance {
+  private launch(params: LaunchParams, later = false): Instance {
     const id = this.core.newInstanceId(this.now, params.parentInstanceId);
     this.emit({
       type: 'instance.started',
@@ -276,7 +320,13 @@ export class Transition {
     });
     const inst = this.core.state.instances[id]!;
     this.touched.add(id);
-    this.createNode(inst, this.core.flowOf(inst).startId);
+    const startId = this.core.flowOf(inst).startId;
+    if (!later) this.createNode(inst, startId);
+    else {
+      // Its start node written Active and run by a step of its own (deferred).
+      this.emitEntered(inst, startId);
+      this.deferred.add(id);
+    }
     return inst;
   }
 
@@ -293,7 +343,10 @@ export class Transition {
     const handler = handlerOf(node.type);
     const warnings: WfxRecord[] = [];
     const outcome = handler.resume
-      ? this.checked(this.guard(() => handler.resume!(node, this.scope(inst, ni.nodeId, warnings, ni), input)))
+      ? this.checked(
+          inst,
+          this.guard(() => handler.resume!(node, this.scope(inst, ni.nodeId, warnings, ni), input)),
+        )
       : ({ kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: ${node.type} does not wait` } as const);
     for (const w of warnings) this.emit(w);
     this.carryOut(inst, ni, this.realize(inst, ni.nodeId, outcome));
@@ -350,7 +403,12 @@ export class Transition {
         if (item.nodeInstanceId === null)
           this.pending.set(item.instanceId, (this.pending.get(item.instanceId) ?? 1) - 1);
         if (!inst || inst.stateCd !== STATE.RUNNING) continue;
-        if (this.runs >= RUNS_PER_TRANSACTION) {
+        if (logSize(inst) > this.core.limits.logBytes) {
+          const message = `the execution's log passed the log-size limit (${this.core.limits.logBytes} bytes of JSON)`;
+          this.finish(inst, STATE.FAILED, message, { code: 'LOG_LIMIT_EXCEEDED', message, nodeId: item.nodeId });
+          continue;
+        }
+        if (this.spent) {
           // Out of budget: a token not written yet is written as an Active node, run by a later step.
           if (item.nodeInstanceId === null) this.emitEntered(inst, item.nodeId);
           this.deferred.add(item.instanceId);
@@ -383,7 +441,10 @@ export class Transition {
     const node = this.nodeDef(inst, ni);
     const handler = handlerOf(node.type);
     const warnings: WfxRecord[] = [];
-    const outcome = this.checked(this.guard(() => handler.run(node, this.scope(inst, ni.nodeId, warnings, ni))));
+    const outcome = this.checked(
+      inst,
+      this.guard(() => handler.run(node, this.scope(inst, ni.nodeId, warnings, ni))),
+    );
     for (const w of warnings) this.emit(w);
     this.carryOut(inst, ni, this.realize(inst, ni.nodeId, outcome));
   }
@@ -396,7 +457,10 @@ export class Transition {
     const outcome = this.realize(
       inst,
       nodeId,
-      this.checked(this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings, null)))),
+      this.checked(
+        inst,
+        this.guard(() => handler.run(node, this.scope(inst, nodeId, warnings, null))),
+      ),
     );
     // A completion with usage needs node.completed (node.ran has no usage): only work nodes have any.
     if (outcome.kind === 'end' || (outcome.kind === 'next' && outcome.usage === undefined)) {
@@ -451,7 +515,39 @@ export class Transition {
    * overflow after a record is applied. Variables grow deeper inside a flow (a setVariable that
    * nests a reference to itself, in a loop).
    */
-  private checked(outcome: Outcome): Outcome {
+  private checked(inst: Instance, outcome: Outcome): Outcome {
+    // Sizes first: their walk stops at the limit, so the depth walk after it is bounded too.
+    const limited = this.limited(inst, outcome);
+    return limited === outcome ? this.deepChecked(outcome) : limited;
+  }
+
+  /**
+   * The outcome, or the failure of a limit it would pass (limits.ts): the variables it sets,
+   * the executions it starts (their number, the data they carry), checked before any record of
+   * it is emitted. What passes counts toward the step's bytes.
+   */
+  private limited(inst: Instance, outcome: Outcome): Outcome {
+    const limits = this.core.limits;
+    const variables = 'variables' in outcome ? outcome.variables : undefined;
+    if (variables) {
+      const failure = variablesFailure(inst, variables, limits);
+      if (typeof failure !== 'number') return failure;
+      this.bytes += failure;
+    }
+    const starts = outcome.kind === 'wait' ? (outcome.start ?? []) : outcome.kind === 'call' ? [outcome.start] : [];
+    if (starts.length === 0) return outcome;
+    const failure = childrenFailure(inst, starts, outcome.kind === 'wait', {
+      limits,
+      counts: LiveCounts.of(this.core.state),
+      room: this.maxBytes,
+    });
+    if (typeof failure !== 'number') return failure;
+    this.bytes += failure;
+    return outcome;
+  }
+
+  /** The outcome, or DATA_TOO_DEEP when what it writes nests deeper than maxJsonDepth (see checked). */
+  private deepChecked(outcome: Outcome): Outcome {
     const max = this.core.maxJsonDepth;
     const fail = (value: unknown, what: string): Outcome | null => {
       const excess = jsonDepthExcess(value, max);
@@ -494,7 +590,8 @@ export class Transition {
   private realize(inst: Instance, nodeId: string, outcome: Outcome): Outcome {
     if (outcome.kind !== 'call') return outcome;
     try {
-      const called = this.launch(this.childParams(inst, nodeId, outcome.start, null));
+      // Run later, in a step of its own: a flow that calls itself cannot spread through one step.
+      const called = this.launch(this.childParams(inst, nodeId, outcome.start, null), true);
       return { kind: 'next', variables: { [outcome.variable]: called.processInstanceId } };
     } catch (err) {
       if (err instanceof WfxError || err instanceof NodeFailure) return { kind: 'fail', ...failureOfThrown(err) };
@@ -530,6 +627,7 @@ export class Transition {
         ? { parentInstanceId: inst.processInstanceId, parentNodeInstanceId: parent.id }
         : { parentInstanceId: null }),
       ...(callDepth !== undefined && { callDepth }),
+      root: inst.root ?? inst.processInstanceId,
     };
     const iteration = start.iteration === undefined ? {} : { iteration: start.iteration };
     const correlationKey = start.correlationKey === undefined ? inst.correlationKey : start.correlationKey;
@@ -595,12 +693,20 @@ export class Transition {
         this.afterCompleted(inst, ni, outcome);
         return;
       case 'wait': {
-        this.emit({
-          type: 'node.waiting',
-          ...base,
-          wait: outcome.wait,
-          ...(outcome.variables && { variables: outcome.variables }),
-        });
+        // A loop going on writes its progress, not its whole wait again (loop-progress.ts).
+        const before = ni.wait;
+        const progress =
+          before?.kind === 'loop' && outcome.wait.kind === 'loop'
+            ? loopProgress(before.state, outcome.wait.state, outcome.variables)
+            : null;
+        if (progress) this.emit({ type: 'loop.progressed', ...base, ...progress });
+        else
+          this.emit({
+            type: 'node.waiting',
+            ...base,
+            wait: outcome.wait,
+            ...(outcome.variables && { variables: outcome.variables }),
+          });
         const wait = outcome.wait;
         if (wait.kind === 'event') {
           const kept = this.keptMessage(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey);
@@ -778,6 +884,12 @@ export class Transition {
       });
       return;
     }
+    const branches = this.core.limits.branches;
+    if (liveNodes(inst) + pending >= branches) {
+      const message = `the execution would have more than ${branches} active or waiting nodes at once (the branches limit)`;
+      this.finish(inst, STATE.FAILED, message, { code: 'BRANCH_LIMIT_EXCEEDED', message, nodeId });
+      return;
+    }
     this.pending.set(inst.processInstanceId, pending + 1);
     this.queue.push({ instanceId: inst.processInstanceId, nodeId, nodeInstanceId: null });
   }
@@ -899,6 +1011,7 @@ export class Transition {
       warnings,
       this.core.state,
       this.core.schemas,
+      this.core.limits.loopIterations,
     );
   }
 }
@@ -944,6 +1057,7 @@ class Scope implements NodeScope {
     private readonly warnings: WfxRecord[],
     private readonly state: WfxState,
     private readonly schemas: DomainSchemas,
+    readonly maxLoopIterations: number,
   ) {}
 
   domainAction(domain: string, action: string): DomainAction | undefined {

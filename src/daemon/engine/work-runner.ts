@@ -4,10 +4,11 @@
  * handed back in a new step.
  */
 import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
-import { providerLookup } from '../ai/lookup.js';
+import { openedProviderLookup } from '../ai/lookup.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { AiAttempt, AiProviderLookup, AiRunner } from '../ai/types.js';
 import type { WfxRecord } from '../state/records.js';
-import { STATE, STATUS, type LogEntry, type WfxState } from '../state/state.js';
+import { STATE, STATUS, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import { nodeKey, type NodeKey } from './keys.js';
 import type { Transition, WorkOrder } from './transition.js';
 import type { HttpCall, HttpCallOptions } from './work/http.js';
@@ -25,6 +26,8 @@ export type StepRunner = <T>(fn: (t: Transition, emit: (r: WfxRecord) => void) =
 /** What a WorkRunner needs from the engine. */
 export interface WorkRunnerOptions {
   readonly state: WfxState;
+  /** Opens the providers' API keys for each model call. */
+  readonly secrets: SecretBox;
   /** How serviceTask calls are made (EngineOptions.http). */
   readonly http: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;
   /** Where serviceTask calls may connect (passed to `http`); undefined: its built-in rules. */
@@ -61,7 +64,7 @@ export class WorkRunner {
   constructor(private readonly options: WorkRunnerOptions) {
     this.scriptRunner = options.scripts;
     this.ownsScripts = options.scripts === undefined;
-    this.providers = providerLookup(options.state);
+    this.providers = openedProviderLookup(options.state, options.secrets);
   }
 
   /** True while the work of node instance `key` is under way (it must not be started again). */
@@ -118,7 +121,10 @@ export class WorkRunner {
         return voice.run(request.call, this.providers, controller.signal);
       }
       this.scriptRunner ??= createScriptRunner({ maxJsonDepth: this.options.maxJsonDepth });
-      return this.scriptRunner.run(request.run, controller.signal);
+      // Whose script it is: the sandbox shares its workers between organizations, then executions.
+      const inst = state.instances[order.instanceId];
+      const owner = inst ? { organization: inst.organization, execution: this.rootOf(inst) } : {};
+      return this.scriptRunner.run({ ...request.run, ...owner }, controller.signal);
     };
     run()
       .catch((err: unknown): WorkResult => ({
@@ -153,6 +159,20 @@ export class WorkRunner {
   /** Aborts all work under way with `reason` (the engine stops: the nodes stay Active, so a restart runs them again). */
   abortAll(reason: unknown): void {
     for (const controller of this.working.values()) controller.abort(reason);
+  }
+
+  /**
+   * The top execution of `inst`'s tree (a loop's iterations and subprocesses are executions of
+   * their own): what the sandbox's turns between executions go by.
+   */
+  private rootOf(inst: Instance): string {
+    let top = inst;
+    for (let parent = top.parentInstanceId; parent !== null; parent = top.parentInstanceId) {
+      const up = this.options.state.instances[parent];
+      if (!up) break;
+      top = up;
+    }
+    return top.processInstanceId;
   }
 
   /** Closes the script sandbox if this runner made it. */

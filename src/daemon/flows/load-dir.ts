@@ -2,11 +2,11 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isFlowFile } from '../../shared/flow/files.js';
 import { publishOrder } from '../../shared/flow/publish-order.js';
-import type { FlowDefinition } from '../../shared/flow/types.js';
-import { validateFlowSource, type FlowProblem } from '../../shared/flow/validate.js';
+import type { FlowProblem } from '../../shared/flow/validate.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
+import { inlineFlowChecker, type CheckedFlow, type FlowChecker } from './check.js';
 import { publishFlow, type PublishResult } from './publish.js';
 
 /** The outcome for one flow file of a directory. */
@@ -17,19 +17,22 @@ export type FileOutcome =
 /**
  * Validates and publishes every flow file (*.yaml, *.yml, *.json) of `dir` into `organization`
  * and `environment`. A file that does not validate is reported, never published, and does not
- * stop the others.
+ * stop the others. Files are read and checked one at a time (by `checker`: the daemon's checks
+ * off its event loop), so a directory of many flows never fills the organization's line.
  */
 export async function publishFlowDir(
   store: DurableStore<WfxState, WfxRecord>,
   dir: string,
   target: { organization: string; environment: Environment },
+  checker: FlowChecker = inlineFlowChecker(),
 ): Promise<FileOutcome[]> {
   const names = (await readdir(dir)).filter(isFlowFile).sort();
-  const read = await Promise.all(names.map((name) => readFlowFile(join(dir, name))));
+  const read: Array<ReadFile | FileOutcome> = [];
+  for (const name of names) read.push(await readFlowFile(join(dir, name), target.organization, checker));
   // The tools of an agent flow first: publishing the agent checks them (in file order otherwise).
-  const ordered = publishOrder(read, (r) => ('flow' in r ? r.flow : null));
+  const ordered = publishOrder(read, (r) => ('checked' in r ? r.checked.flow : null));
   const outcomes = new Map<string, FileOutcome>();
-  for (const r of ordered) outcomes.set(r.file, 'flow' in r ? await publish(store, r.file, r.flow, target) : r);
+  for (const r of ordered) outcomes.set(r.file, 'checked' in r ? await publish(store, r, target) : r);
   return read.map((r) => outcomes.get(r.file)!);
 }
 
@@ -38,31 +41,41 @@ export async function publishFlowFile(
   store: DurableStore<WfxState, WfxRecord>,
   file: string,
   target: { organization: string; environment: Environment },
+  checker: FlowChecker = inlineFlowChecker(),
 ): Promise<FileOutcome> {
-  const r = await readFlowFile(file);
-  return 'flow' in r ? publish(store, file, r.flow, target) : r;
+  const r = await readFlowFile(file, target.organization, checker);
+  return 'checked' in r ? publish(store, r, target) : r;
+}
+
+/** A flow file read and found valid. */
+interface ReadFile {
+  readonly file: string;
+  readonly checked: Extract<CheckedFlow, { ok: true }>;
 }
 
 /** A flow file read and validated, or why it cannot be published. */
-async function readFlowFile(file: string): Promise<{ readonly file: string; readonly flow: FlowDefinition } | FileOutcome> {
+async function readFlowFile(file: string, organization: string, checker: FlowChecker): Promise<ReadFile | FileOutcome> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
     return { file, ok: false, problems: [], error: `cannot read it: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
   }
-  const validation = validateFlowSource(text);
-  return validation.ok ? { file, flow: validation.flow } : { file, ok: false, problems: validation.problems };
+  try {
+    const checked = await checker.check(organization, { source: text });
+    return checked.ok ? { file, checked } : { file, ok: false, problems: checked.problems };
+  } catch (err) {
+    return { file, ok: false, problems: [], error: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 async function publish(
   store: DurableStore<WfxState, WfxRecord>,
-  file: string,
-  definition: FlowDefinition,
+  { file, checked }: ReadFile,
   target: { organization: string; environment: Environment },
 ): Promise<FileOutcome> {
   try {
-    return { file, ok: true, result: await publishFlow(store, { definition, ...target }) };
+    return { file, ok: true, result: await publishFlow(store, { definition: checked.flow, hash: checked.hash, ...target }) };
   } catch (err) {
     const problems = (err as { details?: { problems?: FlowProblem[] } }).details?.problems;
     return problems ? { file, ok: false, problems } : { file, ok: false, problems: [], error: err instanceof Error ? err.message : String(err) };

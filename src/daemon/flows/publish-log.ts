@@ -4,6 +4,7 @@ import { formatProblem } from '../../shared/flow/validate.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
 import type { RecordStore } from '../store/record-store.js';
+import type { FlowChecker } from './check.js';
 import { publishFlowDir, type FileOutcome } from './load-dir.js';
 
 /** Publishes the flow files of `dir`; a file that does not validate is logged with its problems, not fatal. */
@@ -12,8 +13,10 @@ export async function publishFlows(
   dir: string,
   environment: Environment,
   logger: Logger,
+  checker: FlowChecker,
 ): Promise<void> {
-  const outcomes = await publishFlowDir(store, dir, { organization: 'default', environment }).catch((err: unknown) => {
+  const target = { organization: 'default', environment };
+  const outcomes = await publishFlowDir(store, dir, target, checker).catch((err: unknown) => {
     logger.warn({ err, dir }, 'flows: cannot read the flows directory');
     return [];
   });

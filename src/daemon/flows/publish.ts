@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
 import { toolNameFor, toolProcessId } from '../../shared/flow/agent-tools.js';
@@ -8,6 +7,7 @@ import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
 import { domainTaskProblems } from '../jobs/domains.js';
+import { flowHash } from './flow-hash.js';
 
 /** What a publish did. */
 export interface PublishResult {
@@ -20,19 +20,6 @@ export interface PublishResult {
   readonly created: boolean;
 }
 
-/** JSON with object keys sorted: the same definition always gives the same text. Pure. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 /**
  * Publishes a validated flow into `organization` and activates it in `environment`. The same
  * definition again gives back its existing version; a changed one becomes the next version
@@ -42,7 +29,17 @@ export function canonicalJson(value: unknown): string {
  */
 export async function publishFlow(
   store: DurableStore<WfxState, WfxRecord>,
-  req: { definition: FlowDefinition; organization: string; environment: Environment; now?: Date },
+  req: {
+    definition: FlowDefinition;
+    /**
+     * flowHash(definition), given with a definition from a FlowChecker: such a definition is the
+     * caller's to give away and is kept as it is (copied otherwise, so the caller may change it).
+     */
+    hash?: string;
+    organization: string;
+    environment: Environment;
+    now?: Date;
+  },
 ): Promise<PublishResult> {
   const { definition, organization, environment } = req;
   const at = (req.now ?? new Date()).toISOString();
@@ -63,7 +60,7 @@ export async function publishFlow(
   problems.push(...agentToolProblems(store.state, definition, organization, environment));
   problems.push(...domainTaskProblems(store.state, definition, organization));
   if (problems.length > 0) throw new WfxError('FLOW_INVALID', problems.map((p) => p.message).join('; '), { details: { problems } });
-  const hash = createHash('sha256').update(canonicalJson(definition)).digest('hex');
+  const hash = req.hash ?? flowHash(definition);
   const same = existing && Object.values(existing.versions).find((v) => v.hash === hash);
   const version = same?.version ?? String(existing ? Math.max(0, ...Object.keys(existing.versions).map(Number)) + 1 : 1);
   const records: WfxRecord[] = [];
@@ -73,7 +70,7 @@ export async function publishFlow(
       type: 'flow.published',
       processId: definition.processId,
       organization,
-      version: { version, definition: structuredClone(definition), hash, publishedAt: at },
+      version: { version, definition: req.hash === undefined ? structuredClone(definition) : definition, hash, publishedAt: at },
     });
   }
   if (existing?.active[environment] !== version) records.push({ type: 'flow.activated', processId: definition.processId, environment, version });

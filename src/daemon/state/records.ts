@@ -25,7 +25,7 @@ import type {
 import { createHash } from 'node:crypto';
 import type { AiUsage } from '../ai/types.js';
 import { nodesAt } from '../../shared/flow/types.js';
-import { assignOwn, extensibleCopy } from '../../shared/json-object.js';
+import { extensibleCopy } from '../../shared/json-object.js';
 import { applyAgentUpdate, linkToolChild, type AgentUpdate } from './agent.js';
 import { writeMemory, type MemoryEntry } from './memory.js';
 import { rememberIds } from './seen-ids.js';
@@ -45,11 +45,15 @@ import {
   type Writable,
 } from './state.js';
 import { InstanceTable } from './instance-table.js';
+import { LiveCounts } from './live-counts.js';
+import { applyReseal, type SecretRef } from './secret-fields.js';
 import { isoMs, packedLogLine } from './log-line.js';
+import { progressedWait, type LoopProgress } from './loop-progress.js';
+import { countLiveNode, logKeepsVariables, pushLog, setVariables, variablesSize } from './sizes.js';
 import { subscriptionBucket, type Subscription } from './subscriptions.js';
 
 /** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
-export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs'>;
+export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs' | 'logSize' | 'liveNodes'>;
 
 /**
  * Every change to the live state is one of these records, journaled before it is acknowledged
@@ -133,6 +137,13 @@ export type WfxRecord =
       readonly at: string;
       readonly variables?: Record<string, unknown>;
     }
+  /** A waiting loopNode's progress (loop-progress.ts): its counts, the values collected since, variables handed on. */
+  | ({
+      readonly type: 'loop.progressed';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly at: string;
+    } & LoopProgress)
   /** A non-interrupting boundary event of the node fired (it fires once). */
   | {
       readonly type: 'boundary.fired';
@@ -243,6 +254,12 @@ export type WfxRecord =
   /** A model provider was added or changed; `isDefault` clears the organization's other defaults. */
   | { readonly type: 'aiProvider.saved'; readonly provider: AiProvider }
   | { readonly type: 'aiProvider.deleted'; readonly providerId: string }
+  /** New secrets are sealed with key `keyId` from now on (the first sealed, or a rotation). */
+  | { readonly type: 'secretsKey.changed'; readonly keyId: string }
+  /** A stored secret sealed again (a rotation, one kept in plain text before): `to` replaces `from`; null forgets it (its key lost). */
+  | { readonly type: 'secret.resealed'; readonly ref: SecretRef; readonly from: string; readonly to: string | null }
+  /** A checkpoint after reseals is durable: no journal entry or snapshot holds the secrets' old forms. */
+  | { readonly type: 'secrets.checkpointed' }
   /** A file's blob is durable and this names it (an upload, or a node's file in the step of its completion). */
   | { readonly type: 'file.stored'; readonly file: StoredFile }
   /**
@@ -324,10 +341,14 @@ function log(
   withVariables = false,
 ): void {
   const ms = isoMs(at) - isoMs(inst.startTime);
-  inst.logs.push(
-    withVariables
+  // A copy of the variables only while the log is small enough (sizes.ts, LOG_VARIABLES_BYTES).
+  const copy = withVariables && logKeepsVariables(inst);
+  pushLog(
+    inst,
+    copy
       ? [node?.id ?? '', level, message, ms, { ...inst.variables }]
       : packedLogLine(node?.id ?? '', level, ms, message),
+    copy,
   );
 }
 
@@ -387,9 +408,14 @@ export function startedInstance(
 /** Copies the fields only a child execution has, where `from` has them (absent, not undefined, otherwise). */
 function withChildFields<T extends InstanceStart>(
   to: T,
-  from: Pick<InstanceStart, 'parentNodeInstanceId' | 'scope' | 'iteration' | 'toolCallId' | 'callDepth'>,
+  from: Pick<
+    InstanceStart,
+    'parentNodeInstanceId' | 'scope' | 'iteration' | 'toolCallId' | 'callDepth' | 'root' | 'varSize'
+  >,
 ): T {
   const w = to as Writable<T>;
+  if (from.root !== undefined) w.root = from.root;
+  if (from.varSize !== undefined) w.varSize = from.varSize;
   if (from.parentNodeInstanceId !== undefined) w.parentNodeInstanceId = from.parentNodeInstanceId;
   if (from.scope !== undefined) w.scope = from.scope;
   if (from.iteration !== undefined) w.iteration = from.iteration;
@@ -474,6 +500,7 @@ function enter(
     endTime: null,
     wait: null,
   };
+  countLiveNode(inst, 1); // before it is in: a first count walks the nodes
   inst.nodes[r.nodeInstanceId] = node;
   inst.nodeCount++;
   log(inst, node, 'INFO', 'started', r.at);
@@ -486,10 +513,11 @@ function complete(
   node: NodeInstance,
   r: { at: string; variables?: Record<string, unknown>; output?: Record<string, unknown> },
 ): void {
+  if (node.statusCd === STATUS.ACTIVE || node.statusCd === STATUS.WAITING) countLiveNode(inst, -1);
   node.statusCd = STATUS.COMPLETED;
   node.endTime = r.at;
   node.wait = null;
-  if (r.variables) assignOwn(inst.variables, r.variables);
+  if (r.variables) setVariables(inst, r.variables);
   if (r.output) inst.output = extensibleCopy(inst.output ?? {}, r.output);
   log(inst, node, 'INFO', 'completed', r.at, r.variables !== undefined);
 }
@@ -563,10 +591,14 @@ const handlers: Handlers = {
         nodeCount: 0,
         joins: {},
         logs: [],
+        logSize: 0,
+        liveNodes: 0,
       },
       s,
     );
+    variablesSize(inst); // counted here if the record predates the count
     InstanceTable.of(state).put(inst);
+    LiveCounts.held(state)?.started(inst);
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
       const parentInst = state.instances[inst.parentInstanceId];
       const parent = parentInst?.nodes[inst.parentNodeInstanceId];
@@ -595,10 +627,19 @@ const handlers: Handlers = {
     const before = node.wait;
     node.statusCd = STATUS.WAITING;
     node.wait = r.wait;
-    if (r.variables) assignOwn(inst.variables, r.variables);
+    if (r.variables) setVariables(inst, r.variables);
     if (r.wait.kind === 'event') subscribe(state, inst, node, r.wait);
     if (r.wait.kind === 'job' || before?.kind === 'job') indexJobWait(state, inst, node, before);
     log(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);
+  },
+  'loop.progressed': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    const node = inst?.nodes[r.nodeInstanceId];
+    const wait = node && progressedWait(node, r);
+    if (!inst || !node || !wait) return;
+    node.wait = wait;
+    if (r.variables) setVariables(inst, r.variables);
+    log(inst, node, 'INFO', waitingFor(wait), r.at, r.variables !== undefined);
   },
   'node.completed': (state, r) => {
     const inst = state.instances[r.instanceId];
@@ -622,10 +663,11 @@ const handlers: Handlers = {
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
     unindexJob(state, inst, node);
+    if (node.statusCd === STATUS.ACTIVE || node.statusCd === STATUS.WAITING) countLiveNode(inst, -1);
     node.statusCd = r.statusCd;
     node.endTime = r.at;
     node.wait = null;
-    if (r.variables) assignOwn(inst.variables, r.variables);
+    if (r.variables) setVariables(inst, r.variables);
     log(inst, node, r.statusCd === STATUS.FAILED ? 'ERROR' : 'WARN', `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at);
   },
   'agent.updated': (state, r) => {
@@ -657,27 +699,33 @@ const handlers: Handlers = {
     else inst.joins[r.nodeId] = { ...r.arrivals };
   },
   'instance.logged': (state, r) => {
-    state.instances[r.instanceId]?.logs.push(r.entry);
+    const inst = state.instances[r.instanceId];
+    if (inst) pushLog(inst, r.entry, false);
   },
   'instance.finished': (state, r) => {
     const inst = state.instances[r.instanceId];
     if (!inst) return;
+    if (inst.stateCd === STATE.RUNNING) LiveCounts.held(state)?.finished(inst);
     inst.stateCd = r.stateCd;
     inst.endTime = r.at;
     inst.joins = {};
     if (r.error) inst.error = r.error;
     const word =
       r.stateCd === 1 ? 'completed' : r.stateCd === 2 ? `failed: ${r.error?.code}: ${r.error?.message}` : 'cancelled';
-    // Kept whole: it names the failing node by its id.
-    inst.logs.push({
-      nodeId: r.error?.nodeId ?? '',
-      nodeName: inst.processName,
-      nodeType: 'process',
-      message: `execution ${word}`,
-      level: r.stateCd === 2 ? 'ERROR' : 'INFO',
-      timestamp: r.at,
-      variables: { ...inst.variables },
-    });
+    // Kept whole: it names the failing node by its id. The final variables, however long the log.
+    pushLog(
+      inst,
+      {
+        nodeId: r.error?.nodeId ?? '',
+        nodeName: inst.processName,
+        nodeType: 'process',
+        message: `execution ${word}`,
+        level: r.stateCd === 2 ? 'ERROR' : 'INFO',
+        timestamp: r.at,
+        variables: { ...inst.variables },
+      },
+      true,
+    );
   },
   'instance.archived': (state, r) => InstanceTable.of(state).archive(r.instanceId),
   'message.buffered': (state, r) => {
@@ -742,6 +790,16 @@ const handlers: Handlers = {
   },
   'aiProvider.deleted': (state, r) => {
     delete state.aiProviders[r.providerId];
+  },
+  'secretsKey.changed': (state, r) => {
+    state.secretsKey = r.keyId;
+  },
+  'secret.resealed': (state, r) => {
+    applyReseal(state, r.ref, r.from, r.to);
+    state.secretsResealed = true;
+  },
+  'secrets.checkpointed': (state) => {
+    delete state.secretsResealed;
   },
   'file.stored': (state, r) => {
     state.files[r.file.fileId] = r.file;

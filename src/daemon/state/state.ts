@@ -6,6 +6,10 @@ export type { StoredFile, BufferedMessage, PendingThrow };
 import type { InstanceTable } from './instance-table.js';
 import type { SubscriptionBucket } from './subscriptions.js';
 import type { Domain, DomainAction, JobQueues } from './jobs.js';
+import type { LiveCounts } from './live-counts.js';
+import type { Instance } from './instance.js';
+
+export type { Instance, LiveAgentState, LogLine, NodeInstance } from './instance.js';
 import { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
 import type {
   AgentCall,
@@ -16,7 +20,6 @@ import type {
   DeliveryRecord,
   EndpointEnvironment,
   Environment,
-  ExecutionUsage,
   InstanceError,
   JobLock,
   JobWait,
@@ -126,6 +129,10 @@ export interface WfxState {
   emailSeen: Record<string, string[]>;
   /** Model providers (aiTask, callAgent) by providerId. */
   aiProviders: Record<string, AiProvider>;
+  /** The key new secrets are sealed with (secrets/secret-box.ts): set at the first, changed by a rotation. */
+  secretsKey: string | null;
+  /** Secrets were sealed again and no checkpoint has removed their old forms from the journal since. */
+  secretsResealed?: true;
   /** Durable memory (memoryAction, aiTask's `memory:`): organization -> namespace -> key -> entry. */
   memory: MemoryStore;
   /**
@@ -140,6 +147,11 @@ export interface WfxState {
    * `JobQueues.of(state)` from the job waits. Derived, so never written to a snapshot (DERIVED).
    */
   jobQueues?: JobQueues | undefined;
+  /**
+   * Running executions per organization, tree and parent (live-counts.ts), made on first use
+   * by `LiveCounts.of(state)`. Derived, so never written to a snapshot (DERIVED).
+   */
+  liveCounts?: LiveCounts | undefined;
 }
 
 /** The kinds of model provider: an OpenAI-compatible HTTP API, or a GGUF file run in-process. */
@@ -147,8 +159,8 @@ export const AI_PROVIDER_KINDS = ['openai-compatible', 'local'] as const;
 export type AiProviderKind = (typeof AI_PROVIDER_KINDS)[number];
 
 /**
- * A model provider registered for an organization. The API key is kept for the daemon's use,
- * never returned, logged, or put in an error message.
+ * A model provider registered for an organization. The API key is kept sealed
+ * (state/secret-fields.ts) for the daemon's use, never returned, logged, or put in an error message.
  */
 export interface AiProvider {
   readonly providerId: string;
@@ -160,7 +172,7 @@ export interface AiProvider {
   readonly baseUrl?: string;
   /** The model asked for when an aiTask names none (local: a label; defaults to the file's name). */
   readonly model: string;
-  /** openai-compatible: the bearer key; absent for servers that need none (Ollama, llama.cpp). */
+  /** openai-compatible: the bearer key, sealed; absent for servers that need none (Ollama, llama.cpp). */
   readonly apiKey?: string;
   /** local: the GGUF file's absolute path. */
   readonly modelPath?: string;
@@ -177,7 +189,7 @@ export interface AiProvider {
 /** Message-IDs remembered per email connection. */
 export const EMAIL_SEEN_IDS = 5000;
 
-/** An IMAP mailbox the email trigger watches. The password is kept for the daemon's use, never returned. */
+/** An IMAP mailbox the email trigger watches. The password is kept sealed for the daemon's use, never returned. */
 export interface EmailConnection {
   readonly connectionId: string;
   readonly name: string;
@@ -197,7 +209,7 @@ export { DEFAULT_REPLAY_WINDOW_MS, WEBHOOK_SEEN_IDS_MAX, type SeenIds } from './
 export { WEBHOOK_LOG_BYTES, WEBHOOK_LOG_SIZE } from './webhook-log.js';
 import type { SeenIds } from './seen-ids.js';
 
-/** A signing secret; a rotated-out one keeps working until `expiresAt`. */
+/** A signing secret (sealed: state/secret-fields.ts); a rotated-out one keeps working until `expiresAt`. */
 export interface WebhookSecret {
   readonly secret: string;
   readonly expiresAt: string | null;
@@ -256,87 +268,6 @@ export interface FlowVersion {
   readonly publishedAt: string;
 }
 
-/** One execution of a flow version. */
-export interface Instance {
-  readonly processInstanceId: string;
-  readonly processId: string;
-  readonly processName: string;
-  readonly processVersion: string;
-  readonly organization: string;
-  readonly environment: Environment;
-  readonly correlationKey: string | null;
-  readonly parentInstanceId: string | null;
-  /** The parent's node instance (subProcess, loopNode) that waits for this child; absent on a top-level execution. */
-  readonly parentNodeInstanceId?: string;
-  /**
-   * For a child running a body of its flow (an embedded subProcess, a loop iteration): the
-   * path of container node ids to that body (see nodesAt). Absent: the flow's own nodes.
-   */
-  readonly scope?: readonly string[];
-  /** A loop iteration's 0-based index. */
-  readonly iteration?: number;
-  /** The tool call of its parent's callAgent that this execution runs. */
-  readonly toolCallId?: string;
-  /** How many callProcess starts led to this execution (bounded: a flow calling itself fails). */
-  readonly callDepth?: number;
-  stateCd: StateCd;
-  readonly startTime: string;
-  endTime: string | null;
-  variables: Record<string, unknown>;
-  output: Record<string, unknown> | null;
-  error: InstanceError | null;
-  /** Node instances by id (`n1`, `n2`, ...), in creation order. */
-  nodes: Record<string, NodeInstance>;
-  /** Number of node instances created so far: the next id is `n${nodeCount + 1}`. */
-  nodeCount: number;
-  /** Tokens waiting at converging gateways: gateway node id -> incoming edge key -> count. */
-  joins: Record<string, Record<string, number>>;
-  /** Execution log, in order (compact: see LogLine; read it with logEntry); an entry's SSE id is its index + 1. */
-  logs: LogLine[];
-  /** Model tokens its aiTasks used, summed over their completed calls; absent before the first. */
-  usage?: ExecutionUsage;
-}
-
-export interface NodeInstance {
-  readonly id: string;
-  readonly nodeId: string;
-  readonly nodeName: string;
-  readonly nodeType: string;
-  statusCd: StatusCd;
-  readonly startTime: string;
-  endTime: string | null;
-  /** What a waiting node waits for (statusCd 1); null otherwise. */
-  wait: Wait | null;
-  /** Child executions this node started (subProcess, loopNode), oldest first. */
-  children?: string[];
-  /** Non-interrupting boundary events of this node that fired already (each fires once). */
-  fired?: string[];
-  /** A callAgent's conversation and tool calls (appended by `agent.updated`). */
-  agent?: LiveAgentState;
-}
-
-/** AgentState as the reducer keeps it: lists appended to in place. */
-export interface LiveAgentState {
-  messages: AgentMessage[];
-  steps: number;
-  calls: AgentCall[];
-  usage: { inputTokens: number; outputTokens: number };
-}
-
-/**
- * An execution log line as kept. Most lines are one string, `"<node instance> <level> <ms>
- * <message>"` (`"n3 INFO 0 waiting for input"`): the node named by its node instance (empty: the
- * execution itself; a node instance id never holds a space) and the time as milliseconds after
- * the execution's start, so no line repeats the node's id, name and type or a timestamp string.
- * One string takes less memory than an array and parses faster from the snapshot, and a waiting
- * execution's log is much of its memory (docs/decisions/). A line with a copy of the variables
- * is `[nodeInstanceId, level, message, ms, variables]`; a line that names a node without an
- * instance (a warning while resolving) is kept whole. Arrays whose time is an ISO string, and
- * arrays without variables, are older forms still read. Written and read by log-line.ts.
- */
-export type LogLine =
-  LogEntry | string | readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];
-
 export interface Organization {
   readonly name: string;
   readonly createdAt: string;
@@ -364,7 +295,7 @@ export interface ApiKey {
  * (Engine.recover with indexEventWait): large, and a checkpoint would copy it at once when its
  * copy began. The instance table indexes `instances` again on first use (InstanceTable.of).
  */
-export const DERIVED = ['subscriptions', 'instanceTable', 'jobQueues'] as const;
+export const DERIVED = ['subscriptions', 'instanceTable', 'jobQueues', 'liveCounts'] as const;
 
 /** `T` with its readonly fields writable: for code that builds or shares a state object's fields in place. */
 export type Writable<T> = { -readonly [K in keyof T]: T[K] };
@@ -392,9 +323,11 @@ export function initialState(): WfxState {
     scheduleFires: {},
     emailSeen: {},
     aiProviders: {},
+    secretsKey: null,
     memory: {},
     files: {},
     domains: {},
     jobQueues: undefined,
+    liveCounts: undefined,
   };
 }

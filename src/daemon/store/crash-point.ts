@@ -17,9 +17,13 @@ const STOP_MS = 60_000;
  * `crash-point <name>` on stdout and blocks the whole process (no timer, no I/O completes)
  * until the test's SIGKILL, so the kill lands exactly there rather than at a random moment.
  * Does nothing otherwise. Names: checkpoint:synced, checkpoint:pending, checkpoint:renamed,
- * checkpoint:named, roll:created, recovery:replayed (the store); agent:tools-ended (the engine:
+ * checkpoint:named, roll:created, recovery:replayed (the store); backup:snapshot, backup:journal
+ * (a segment copied in part), backup:released, backup:synced (whole, under its partial name),
+ * backup:renamed (src/daemon/backup.ts); agent:tools-ended (the engine:
  * a callAgent's tool results are durable, its next model turn not yet asked); thrown:kept (an
- * event thrown is durable, the other daemons sharing the database not given it yet).
+ * event thrown is durable, the other daemons sharing the database not given it yet);
+ * secrets:pinned (a rotation's new key is current, no secret sealed with it yet), secrets:resealed
+ * (secrets sealed again, their old forms still in the journal: no checkpoint yet).
  */
 export function crashPoint(name: string): void {
   if (STOP_AT !== name) return;

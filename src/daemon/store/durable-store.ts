@@ -28,6 +28,11 @@ export interface DurableStore<S, R> {
   transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R>;
   /** Resolves once everything committed so far is durable. */
   flush(): Promise<void>;
+  /**
+   * Writes a snapshot of the state and drops the journal it covers (absent in stores that keep
+   * no journal). A rotation of the secrets key uses it, so that old ciphertexts leave the disk.
+   */
+  checkpoint?(): Promise<void>;
   /** Set once the store has failed: it refuses writes, its owner must stop. */
   readonly failed: WfxError | null;
   /**

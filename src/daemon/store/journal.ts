@@ -6,7 +6,8 @@ import { crashPoint } from './crash-point.js';
 import { decodeFrames, frameBytes, type Frame, type JsonPieces, type TailAfterBad } from './frame.js';
 import { ensurePrivateDir, FILE_MODE, Freeings, fsyncDir } from './fs-util.js';
 
-const SEGMENT_RE = /^(\d{20})\.wal$/;
+/** A journal segment's file name: the sequence number of its first entry, 20 digits. */
+export const SEGMENT_RE = /^(\d{20})\.wal$/;
 
 /** File name of the segment whose first record has sequence number `firstSeq`. */
 export function segmentName(firstSeq: number): string {
@@ -33,6 +34,12 @@ export interface JournalOpenOptions<E> {
    * after `afterSeq` and is not on disk is lost data: JOURNAL_CORRUPT naming it.
    */
   readonly listed?: readonly number[] | null;
+  /**
+   * The last entry the store's manifest says the journal holds (a backup's `lastSeq`; null or
+   * absent: it says nothing). A journal that ends before it was cut short: JOURNAL_CORRUPT, never
+   * a torn last write cut with a warning.
+   */
+  readonly through?: number | null;
   /**
    * Called once a new segment's file exists (empty, its name durable) and before anything is
    * written to it, with the segments then live: the store lists it in its manifest. A rejection
@@ -367,6 +374,15 @@ export async function scanJournal<E>(options: JournalOpenOptions<E>): Promise<Jo
       replayed++;
     }
     lastSize = decoded.badOffset ?? buf.length;
+  }
+  const through = options.through ?? null;
+  if (through !== null && expected - 1 < through) {
+    const file = segments.length > 0 ? join(dir, segmentName(segments.at(-1)!)) : dir;
+    throw new WfxError(
+      'JOURNAL_CORRUPT',
+      `journal entries ${expected} to ${through} are missing: the store's manifest says the journal holds entries up to ${through}, and ${file} ends at byte ${lastSize} (a copy cut short)`,
+      { details: { file, offset: lastSize, expectedSeq: expected, throughSeq: through } },
+    );
   }
   return { dir, segments, lastSeq: expected - 1, replayed, bytes, lastSize, truncated, cuts };
 }

@@ -143,8 +143,17 @@ function procStat(pid: number): { state: string; startTime: string } | null {
   }
 }
 
-function processStartTime(pid: number): string | null {
+/** The kernel start time of process `pid` (Linux /proc; null elsewhere, or when it is gone). */
+export function processStartTime(pid: number): string | null {
   return procStat(pid)?.startTime ?? null;
+}
+
+/**
+ * Whether process `pid` still runs and is the one that started at `startTime` (processStartTime;
+ * null: not known, the pid alone decides): not gone, not a zombie, not a reuse of its pid.
+ */
+export function processAlive(pid: number, startTime: string | null): boolean {
+  return isAlive({ pid, startTime });
 }
 
 /**

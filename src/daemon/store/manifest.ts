@@ -1,8 +1,9 @@
-import { readFile } from 'node:fs/promises';
+import { open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { WfxError } from '../../shared/errors.js';
 import { writeFileAtomic } from './fs-util.js';
+import { SEGMENT_RE } from './journal.js';
 import { snapshotPathIn } from './snapshot-file.js';
 
 /** Where a store in `dir` keeps its manifest. */
@@ -41,6 +42,12 @@ export interface ManifestContent {
    * of its entries is acknowledged: a listed segment missing is lost data.
    */
   readonly segments: readonly number[];
+  /**
+   * A backup's manifest only (src/daemon/backup.ts): the last journal entry the copy holds. A
+   * journal that ends before it was cut short (JOURNAL_CORRUPT), never a torn write to cut. A
+   * store's own manifest has none: its journal grows after each save.
+   */
+  readonly lastSeq?: number;
 }
 
 /**
@@ -53,8 +60,8 @@ export function encodeManifest(content: ManifestContent): string {
 }
 
 /**
- * Reads the manifest of the store in `dir`: null when there is none (a new directory, or one
- * written before manifests were kept). Throws WfxError DATA_DIR_DAMAGED, naming the file, when
+ * Reads the manifest of the store in `dir`: null when there is none (a new directory, unless
+ * refuseUnlisted finds otherwise). Throws WfxError DATA_DIR_DAMAGED, naming the file, when
  * it is there but does not check out.
  */
 export async function readManifest(dir: string): Promise<ManifestContent | null> {
@@ -76,7 +83,56 @@ export async function readManifest(dir: string): Promise<ManifestContent | null>
     throw damaged('not JSON');
   }
   if (content.format !== 1 || !Array.isArray(content.segments)) throw damaged('not a format-1 manifest');
+  if (content.lastSeq !== undefined && !(Number.isSafeInteger(content.lastSeq) && content.lastSeq >= 0))
+    throw damaged('its lastSeq is not a sequence number');
   return content;
+}
+
+/**
+ * For a directory without a manifest (readManifest gave null): throws WfxError DATA_DIR_DAMAGED,
+ * naming the missing manifest (details.file) and what shows a store was there (details.found),
+ * when it holds a snapshot (`snapshotBytes` not null) or a journal segment with anything but
+ * zeros in it. A store writes its manifest before its first entry, so such a directory lost it,
+ * or is a copy cut short, and may lack acknowledged entries; one a wfx from before manifests
+ * wrote is adopted by hand (`wfx daemon check --adopt`). Otherwise the directory is new, or its
+ * first start stopped before writing the manifest: nothing in it was acknowledged.
+ */
+export async function refuseUnlisted(dir: string, snapshotBytes: Buffer | null): Promise<void> {
+  const found = snapshotBytes !== null ? snapshotPathIn(dir) : await firstJournalData(join(dir, 'journal'));
+  if (found === null) return;
+  const path = manifestPathIn(dir);
+  throw new WfxError(
+    'DATA_DIR_DAMAGED',
+    `${path} is missing, yet ${found} holds a store: the manifest was lost, or this is a copy cut short (a backup interrupted by a crash), which may lack acknowledged entries`,
+    { details: { file: path, found } },
+  );
+}
+
+/**
+ * The first journal segment in `dir` that holds anything but zeros (null: none, or no such
+ * directory): whether a journal was ever written there. Reads up to that byte only.
+ */
+async function firstJournalData(dir: string): Promise<string | null> {
+  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  });
+  const buf = Buffer.alloc(1 << 16);
+  for (const name of names.filter((n) => SEGMENT_RE.test(n)).sort()) {
+    const path = join(dir, name);
+    const fh = await open(path, 'r');
+    try {
+      for (let at = 0; ;) {
+        const { bytesRead } = await fh.read(buf, 0, buf.length, at);
+        if (bytesRead === 0) break;
+        if (buf.subarray(0, bytesRead).some((b) => b !== 0)) return path;
+        at += bytesRead;
+      }
+    } finally {
+      await fh.close();
+    }
+  }
+  return null;
 }
 
 /**

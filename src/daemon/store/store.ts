@@ -13,7 +13,7 @@ import { AtomicFileWriter, ensurePrivateDir, Freeings } from './fs-util.js';
 import { Journal, segmentName, type ReplayReport } from './journal.js';
 import { SnapshotCopy, type EntryRanges } from './snapshot-copy.js';
 import { crashPoint } from './crash-point.js';
-import { checkSnapshot, Manifest, readManifest, type SnapshotMark } from './manifest.js';
+import { checkSnapshot, Manifest, readManifest, refuseUnlisted, type SnapshotMark } from './manifest.js';
 import { DurableJsonFile, readFileBytes, snapshotPathIn } from './snapshot-file.js';
 import { layoutOf, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
 import type { StoreLogger } from './durable-store.js';
@@ -187,13 +187,15 @@ export class Store<S, R> extends RecordStore<S, R> {
    * Opens the store in `options.dir`: loads the snapshot, replays the journal after it, cuts a
    * torn tail (logged as WARN), and writes the directory's manifest (manifest.ts). Throws WfxError
    * JOURNAL_CORRUPT or SNAPSHOT_CORRUPT when acknowledged data is damaged, DATA_DIR_DAMAGED when
-   * the manifest is damaged or the snapshot it names is gone; it never starts with records
-   * silently dropped, nor empty over a directory that had a snapshot.
+   * the manifest is damaged, the snapshot it names is gone, or it is missing beside a snapshot or
+   * a journal (refuseUnlisted); it never starts with records silently dropped, nor empty over a
+   * directory that had a snapshot.
    */
   static async open<S, R>(options: StoreOptions<S, R>): Promise<Store<S, R>> {
     await ensurePrivateDir(options.dir);
     const listed = await readManifest(options.dir);
     const bytes = await (options.snapshotBytes ?? readFileBytes(snapshotPathIn(options.dir)));
+    if (listed === null) await refuseUnlisted(options.dir, bytes);
     const mark = checkSnapshot(options.dir, listed?.snapshot ?? null, listed?.pending ?? null, listed !== null, bytes);
     // No snapshot yet (or one that holds a falsy JSON value): the empty store.
     const snapshot = (await new DurableJsonFile<SnapshotFile<S>>(
@@ -231,6 +233,7 @@ export class Store<S, R> extends RecordStore<S, R> {
       dir: join(options.dir, 'journal'),
       afterSeq: snapshot.seq,
       listed: listed?.segments ?? null,
+      through: listed?.lastSeq ?? null,
       onSegment: (segments) => {
         manifest.content = { ...manifest.content, segments: [...segments] };
         return manifest.save();
@@ -243,8 +246,8 @@ export class Store<S, R> extends RecordStore<S, R> {
       },
     });
     const logger = options.logger ?? silentLogger;
-    // The directory now says what it holds: initialized (a new one), upgraded (one from before
-    // manifests), or a checkpoint's pending snapshot found in place.
+    // The directory now says what it holds: initialized (a new one), or a checkpoint's pending
+    // snapshot found in place; a backup's `lastSeq` is dropped (the journal grows from here).
     if (listed === null)
       logger.info(
         { snapshot: bytes !== null, segments: journal.segmentCount },

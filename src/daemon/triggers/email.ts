@@ -5,6 +5,7 @@ import type { WfxError } from '../../shared/errors.js';
 import type { Trigger } from '../../shared/flow/types.js';
 import type { Engine, StartRequest } from '../engine/engine.js';
 import type { WfxRecord } from '../state/records.js';
+import { emailPasswordContext } from '../state/secret-fields.js';
 import type { EmailConnection, StoredFile, WfxState } from '../state/state.js';
 import type { FileStore } from '../files/file-store.js';
 import { activeTriggers, subjectOf, type TriggerSubject } from './active.js';
@@ -203,12 +204,21 @@ export class EmailTriggers {
     // Loaded on first use: a daemon with no email trigger never pays for the IMAP and MIME modules.
     const { ImapFlow } = await import('imapflow');
     if (w.stopped) return;
+    // Opened for this login only: the plain password is never kept.
+    let pass: string;
+    try {
+      pass = this.engine.secrets.open(c.password, emailPasswordContext(c));
+    } catch (err) {
+      w.lastError = `the password cannot be opened: ${(err as WfxError).code}: ${(err as Error).message}`;
+      this.scheduleReconnect(w);
+      return;
+    }
     const client = new ImapFlow({
       host: c.host,
       port: c.port,
       secure: c.security === 'TLS',
       doSTARTTLS: c.security === 'STARTTLS' ? true : c.security === 'NONE' ? false : undefined,
-      auth: { user: c.user, pass: c.password },
+      auth: { user: c.user, pass },
       logger: false,
       emitLogs: false,
       // IDLE (which is how new mail is heard of) starts once the connection has been quiet this

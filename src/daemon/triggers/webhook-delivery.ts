@@ -1,12 +1,23 @@
 /**
- * What the receiver reads from one delivery of a registration, pure functions: the scheme and
- * secrets it is verified with, its headers as one string each, and the ids that make a later
- * delivery its duplicate.
+ * What the receiver reads from one delivery of a registration, pure functions but for the
+ * SecretBox that opens its secrets: the scheme and secrets it is verified with, its headers as
+ * one string each, and the ids that make a later delivery its duplicate.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { WEBHOOK_DEFAULT_MAX_BODY_BYTES } from '../../shared/api/index.js';
-import { atPath, eventFields, TOLERANCE_SECONDS, type Scheme } from '../../shared/webhooks/providers.js';
-import type { WebhookRegistration } from '../state/state.js';
+import { WfxError } from '../../shared/errors.js';
+import {
+  atPath,
+  eventFields,
+  TOLERANCE_SECONDS,
+  verifyDelivery,
+  type Headers,
+  type Scheme,
+  type Verdict,
+} from '../../shared/webhooks/providers.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import { webhookSecretContext } from '../state/secret-fields.js';
+import type { EndpointEnvironment, WebhookRegistration } from '../state/state.js';
 import { clipText, RECORD_TEXT_MAX, sha256Of } from './webhook-body.js';
 
 /** The scheme a registration verifies with. */
@@ -19,12 +30,55 @@ export function maxBodyOf(w: WebhookRegistration): number {
   return w.maxBodyBytes ?? WEBHOOK_DEFAULT_MAX_BODY_BYTES;
 }
 
-/** The secrets of an endpoint still valid at `at` (a rotated-out one until it expires). */
-export function liveSecrets(w: WebhookRegistration, environment: string, at: Date): string[] {
+/**
+ * The secrets of an endpoint still valid at `at` (a rotated-out one until it expires), opened
+ * with `secrets`. Throws WfxError SECRETS_KEY_MISSING or SECRET_UNREADABLE when one cannot be.
+ */
+export function liveSecrets(
+  w: WebhookRegistration,
+  environment: EndpointEnvironment,
+  at: Date,
+  secrets: SecretBox,
+): string[] {
   const endpoint = w.endpoints.find((e) => e.environment === environment);
+  const context = webhookSecretContext(w, environment);
   return (endpoint?.secrets ?? [])
     .filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > at.getTime())
-    .map((s) => s.secret);
+    .map((s) => secrets.open(s.secret, context));
+}
+
+/** liveSecrets, or the error that kept them from being opened. */
+export function tryLiveSecrets(
+  w: WebhookRegistration,
+  environment: EndpointEnvironment,
+  at: Date,
+  secrets: SecretBox,
+): string[] | WfxError {
+  try {
+    return liveSecrets(w, environment, at, secrets);
+  } catch (err) {
+    if (err instanceof WfxError) return err;
+    throw err;
+  }
+}
+
+/**
+ * The verdict on a delivery to the endpoint of `environment` of `w`, its secrets opened with
+ * `secrets`: refused, naming the error's code, when one cannot be opened (never a throw: the
+ * delivery is recorded as refused, with why).
+ */
+export function verifyWith(
+  w: WebhookRegistration,
+  environment: EndpointEnvironment,
+  secrets: SecretBox,
+  headers: Headers,
+  body: Buffer,
+  at: Date,
+): Verdict {
+  const live = tryLiveSecrets(w, environment, at, secrets);
+  if (!Array.isArray(live))
+    return { ok: false, reason: `the signing secret cannot be opened (${live.code}: ${live.message})` };
+  return verifyDelivery(schemeOf(w), live, headers, body, at);
 }
 
 /** Headers as the receiver keeps them: one string each (repeated ones joined with ", "). */

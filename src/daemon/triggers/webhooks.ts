@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
-import { normalizePayload, verifyDelivery } from '../../shared/webhooks/providers.js';
+import { normalizePayload } from '../../shared/webhooks/providers.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { Engine } from '../engine/engine.js';
 import { uuidv7 } from '../engine/ids.js';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
@@ -25,10 +26,12 @@ import {
   maxBodyOf,
   rememberUntil,
   schemeOf,
+  tryLiveSecrets,
+  verifyWith,
 } from './webhook-delivery.js';
 import { RefusalLog } from './webhook-refusals.js';
 
-export { liveSecrets, maxBodyOf, schemeOf };
+export { liveSecrets, maxBodyOf, schemeOf, tryLiveSecrets, verifyWith };
 
 export interface WebhookReceiverOptions {
   readonly store: DurableStore<WfxState, WfxRecord>;
@@ -64,6 +67,8 @@ export interface WebhookReceiverOptions {
 export class WebhookReceiver extends EventEmitter {
   private readonly store: DurableStore<WfxState, WfxRecord>;
   private readonly engine: Engine;
+  /** The engine's secrets keys: signing secrets are opened with them to verify a delivery. */
+  readonly secrets: SecretBox;
   private readonly now: () => Date;
   private readonly onError: (err: unknown, what: string) => void;
   private readonly processing = new Set<string>();
@@ -86,6 +91,7 @@ export class WebhookReceiver extends EventEmitter {
     super();
     this.store = options.store;
     this.engine = options.engine;
+    this.secrets = options.engine.secrets;
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
@@ -120,7 +126,7 @@ export class WebhookReceiver extends EventEmitter {
     const flat = flattenHeaders(headers);
     const base = { deliveryId: uuidv7(at), receivedAt: at.toISOString(), environment: endpoint.environment };
     const scheme = schemeOf(w);
-    const verdict = verifyDelivery(scheme, liveSecrets(w, endpoint.environment, at), flat, body, at);
+    const verdict = verifyWith(w, endpoint.environment, this.secrets, flat, body, at);
     const sha256 = sha256Of(body);
     if (!verdict.ok) {
       // Its body is not read as JSON: what an unsigned body says is worth no time; its headers name the event.
@@ -283,7 +289,7 @@ export class WebhookReceiver extends EventEmitter {
     // again: a delivery journaled by an earlier version was not verified before.
     const receivedAt = new Date(d.receivedAt);
     const scheme = schemeOf(w);
-    const verdict = verifyDelivery(scheme, liveSecrets(w, d.environment, receivedAt), d.headers, body, receivedAt);
+    const verdict = verifyWith(w, d.environment, this.secrets, d.headers, body, receivedAt);
     if (!verdict.ok) {
       return void (await done({
         ...base,

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa, type ExecaError } from 'execa';
+import { MAX_TIMER_MS } from '../engine/work/http-request.js';
 import type { WorkResult } from '../engine/work/result.js';
 import { readWav } from './wav.js';
 
@@ -51,7 +52,7 @@ async function run(
       // already gone
     }
   };
-  const timer = setTimeout(() => killGroup('timeout'), timeoutMs);
+  const timer = setTimeout(() => killGroup('timeout'), Math.min(timeoutMs, MAX_TIMER_MS));
   const onAbort = () => killGroup('cancel');
   signal.addEventListener('abort', onAbort, { once: true });
   try {

@@ -9,6 +9,7 @@ import type { OpenAiCompatibleKind } from '../ai/openai-compatible.js';
 import { scrub } from '../ai/openai-compatible.js';
 import type { ModelOutcome } from '../ai/provider-kind.js';
 import type { AiRetryPolicy } from '../ai/types.js';
+import { MAX_TIMER_MS } from '../engine/work/http-request.js';
 import { formatMs, retryDelayMs, sleep } from '../engine/work/retry.js';
 import type { WorkResult } from '../engine/work/result.js';
 import type { AiProvider } from '../state/state.js';
@@ -66,7 +67,7 @@ export async function withProvider<T>(
   for (let tries = 1; ; tries++) {
     if (signal.aborted) return { ok: false, code: 'CANCELLED', message: 'the speech call was cancelled' };
     const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), policy.timeoutMs);
+    const timer = setTimeout(() => timeout.abort(), Math.min(policy.timeoutMs, MAX_TIMER_MS));
     const both = AbortSignal.any([signal, timeout.signal]);
     let result: Attempt<T>;
     try {

@@ -5,6 +5,7 @@
  * the node's completion journals it (`file.stored`) in the same step.
  */
 import { OpenAiCompatibleKind } from '../ai/openai-compatible.js';
+import { findProvider } from '../ai/lookup.js';
 import type { AiProviderLookup } from '../ai/types.js';
 import type { NetworkPolicy } from '../engine/work/network-policy.js';
 import type { WorkResult } from '../engine/work/result.js';
@@ -79,7 +80,9 @@ export function createVoiceRunner(options: VoiceRunnerOptions): VoiceRunner {
             ? { ok: true, value: { text: heard.text, language: call.language } satisfies Transcribed }
             : heard.failure;
         }
-        const provider = providers(call.organization, call.provider);
+        const found = findProvider(providers, call);
+        if ('failure' in found) return found.failure;
+        const provider = found.provider;
         if (!provider || provider.kind !== 'openai-compatible')
           return {
             ok: false,

@@ -51,4 +51,11 @@ export interface BackupReport {
   readonly files: number;
   /** Bytes in them. */
   readonly bytes: number;
+  /** Partial copies beside the directory that backups cut by a crash left, removed (absent: none). */
+  readonly removedPartials?: readonly string[];
+  /**
+   * The keys that encrypt the copy's secrets, which the copy does not hold (with them it would
+   * be as good as plain text): where they are kept and their ids. Keep them apart from the copy.
+   */
+  readonly secretsKey?: { readonly where: string; readonly keyIds: readonly string[] };
 }

@@ -18,4 +18,5 @@ export * from './triggers.js';
 export * from './domains.js';
 export * from './jobs.js';
 export * from './admin.js';
+export * from './secrets.js';
 export * from './meta.js';

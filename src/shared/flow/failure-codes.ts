@@ -24,6 +24,16 @@ export const NODE_FAILURE_CODES = {
   INPUT_INVALID:
     "the data a subProcess, callProcess or agent's tool call starts a flow with does not match that flow's `inputs:`",
 
+  // The engine's limits (--limit): what one execution, tree or organization may hold
+  VARIABLES_TOO_LARGE:
+    "the execution's variables, or those of an execution the node starts, would pass the variables-size limit",
+  BRANCH_LIMIT_EXCEEDED:
+    'the execution would have more active or waiting node instances (parallel branches) than the branches limit',
+  CHILD_LIMIT_EXCEEDED: 'the execution would run more child executions at once than the children limit',
+  TREE_LIMIT_EXCEEDED: 'the executions running under one root would pass the tree-executions limit',
+  EXECUTION_LIMIT_EXCEEDED: 'the organization would run more executions than the live-executions limit',
+  STEP_TOO_LARGE: 'the executions the node starts at once carry more data than one step may write',
+
   // serviceTask (and HTTP_<status>, below)
   HTTP_TIMEOUT: 'no answer within the timeout, after every attempt',
   HTTP_NETWORK: 'the connection failed, after every attempt',
@@ -45,6 +55,8 @@ export const NODE_FAILURE_CODES = {
   AI_MODEL_UNAVAILABLE:
     "a local provider's model cannot be loaded (no such file, not a GGUF model, node-llama-cpp not installed)",
   AI_AUTH: 'the provider refused the API key (401, 403)',
+  AI_KEY_UNREADABLE:
+    "the provider's stored API key cannot be decrypted: the daemon lacks the secrets key it was encrypted with, or the value was changed on disk",
   AI_RATE_LIMITED:
     'the provider answered 429 after every attempt (each retry waited as Retry-After asked, at most `retry.maxInterval`)',
   AI_TIMEOUT: 'no complete answer within the timeout, after every attempt',
@@ -85,6 +97,7 @@ export const NODE_FAILURE_CODES = {
   TIMEOUT: 'a node timed out with no `timeoutFlow`',
   JOIN_DEADLOCK: 'a converging gateway waits for tokens that can no longer arrive',
   STEP_LIMIT_EXCEEDED: 'the execution created 100,000 node instances: a loop of nodes that never waits',
+  LOG_LIMIT_EXCEEDED: "the execution's log passed the log-size limit",
 } as const satisfies Record<string, string>;
 
 /**

@@ -33,18 +33,22 @@ export function edgesOf(id: string, node: FlowNode): Edge[] {
 }
 
 /**
- * The connections of a flow's nodes, with incoming edges and reachability precomputed.
- * Immutable once built; the engine keeps one per flow version.
+ * The connections of a flow's nodes, with incoming edges precomputed and reachability found
+ * when first asked. Immutable once built; the engine keeps one per flow version.
  */
 export class FlowGraph {
   private readonly out = new Map<string, Edge[]>();
   private readonly in = new Map<string, Edge[]>();
-  private readonly reach = new Map<string, Set<string>>();
+  /** Each node's position, for the bits of `reaching`. */
+  private readonly index = new Map<string, number>();
+  /** Per join asked about: the nodes that can reach it, one bit per node (see canReach). */
+  private readonly reaching = new Map<string, Uint8Array>();
   private readonly flowEdges = new Map<string, { ways: readonly Edge[]; next: readonly Edge[] }>();
   private readonly attached = new Map<string, string[]>();
 
   constructor(readonly nodes: Readonly<Record<string, FlowNode>>) {
     for (const id of Object.keys(nodes)) {
+      this.index.set(id, this.index.size);
       this.out.set(id, []);
       this.in.set(id, []);
     }
@@ -99,11 +103,12 @@ export class FlowGraph {
     return this.in.get(id) ?? [];
   }
 
-  /** Ids reachable from `from` by following connections (not including `from` unless on a cycle). */
+  /**
+   * Ids reachable from `from` by following connections (not including `from` unless on a
+   * cycle). One walk over the graph each call: the validator asks it once per node map.
+   */
   reachableFrom(from: string): ReadonlySet<string> {
-    let set = this.reach.get(from);
-    if (set) return set;
-    set = new Set<string>();
+    const set = new Set<string>();
     const stack = this.outgoing(from).map((e) => e.to);
     while (stack.length > 0) {
       const id = stack.pop()!;
@@ -111,12 +116,31 @@ export class FlowGraph {
       set.add(id);
       for (const e of this.outgoing(id)) stack.push(e.to);
     }
-    this.reach.set(from, set);
     return set;
   }
 
-  /** True when a token at `from` can still arrive at `to`. */
+  /**
+   * True when a token at `from` can still arrive at `to`. The engine asks it of inclusive joins
+   * only: the nodes that reach a join are found once per join (one walk back from it, kept as
+   * one bit per node), so a flow of n nodes holds n bits per join asked about, never a set per
+   * node it is asked from.
+   */
   canReach(from: string, to: string): boolean {
-    return this.reachableFrom(from).has(to);
+    const i = this.index.get(from);
+    if (i === undefined) return false;
+    let bits = this.reaching.get(to);
+    if (!bits) {
+      bits = new Uint8Array(Math.ceil(this.index.size / 8));
+      const stack = this.incoming(to).map((e) => e.from);
+      while (stack.length > 0) {
+        const id = stack.pop()!;
+        const j = this.index.get(id);
+        if (j === undefined || bits[j >> 3]! & (1 << (j & 7))) continue;
+        bits[j >> 3]! |= 1 << (j & 7);
+        for (const e of this.incoming(id)) stack.push(e.from);
+      }
+      this.reaching.set(to, bits);
+    }
+    return (bits[i >> 3]! & (1 << (i & 7))) !== 0;
   }
 }

@@ -41,20 +41,54 @@ export interface JsonSchemaOptions {
 }
 
 /**
- * Compiles `schema` as draft-07, or as 2020-12 when its `$schema` says so (a fresh Ajv per
- * call: schemas of different flows may reuse an `$id`). Pure; never throws: a schema that does
- * not compile is reported with where and why.
+ * Ajv instances by draft and options, for schemas that name no part of themselves: compiled on
+ * one and removed from it at once, a schema leaves nothing behind, and building an instance (its
+ * meta-schema) for each of a flow's thousands of schemas is what cost.
+ */
+const instances = new Map<string, Ajv>();
+
+/**
+ * Compiles `schema` as draft-07, or as 2020-12 when its `$schema` says so. A schema that names
+ * parts of itself (`$id`, `$anchor`) gets an Ajv of its own: schemas of different flows may
+ * reuse a name. Pure; never throws: a schema that does not compile is reported with where and why.
  */
 export function compileJsonSchema(schema: unknown, options: JsonSchemaOptions = {}): JsonSchemaCompilation {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
     return { ok: false, path: [], message: 'a JSON Schema must be an object' };
   const version = (schema as { $schema?: unknown }).$schema;
+  const draft2020 = typeof version === 'string' && DRAFT_2020.test(version);
   const opts = {
     ...STRICT,
     ...(options.useDefaults && { useDefaults: true }),
     ...(options.allErrors && { allErrors: true }),
   };
-  const ajv = typeof version === 'string' && DRAFT_2020.test(version) ? new Ajv2020(opts) : new Ajv(opts);
+  const shared = !namesItself(schema);
+  const key = `${draft2020}|${Boolean(options.useDefaults)}|${Boolean(options.allErrors)}`;
+  let ajv = shared ? instances.get(key) : undefined;
+  if (!ajv) {
+    ajv = draft2020 ? new Ajv2020(opts) : new Ajv(opts);
+    if (shared) instances.set(key, ajv);
+  }
+  try {
+    return compileOn(ajv, schema);
+  } finally {
+    if (shared) ajv.removeSchema(schema);
+  }
+}
+
+/** Whether `schema` declares an `$id`, `$anchor` or `$dynamicAnchor` anywhere (iterative). */
+function namesItself(schema: object): boolean {
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    if (!Array.isArray(v) && ('$id' in v || '$anchor' in v || '$dynamicAnchor' in v)) return true;
+    for (const child of Object.values(v)) if (typeof child === 'object' && child !== null) stack.push(child);
+  }
+  return false;
+}
+
+function compileOn(ajv: Ajv, schema: object): JsonSchemaCompilation {
   let valid: boolean;
   try {
     valid = ajv.validateSchema(schema) as boolean;

@@ -233,7 +233,9 @@ const NODE_PROPERTIES: {
       maxIterations: {
         type: 'integer',
         minimum: 1,
-        description: 'more iterations fail the node with LOOP_LIMIT (default 1000)',
+        maximum: 100_000,
+        description:
+          "more iterations fail the node with LOOP_LIMIT (default 1000; at most 100000, and never more than the daemon's loop-iterations limit)",
       },
       parallel: {
         type: 'boolean',
@@ -242,7 +244,9 @@ const NODE_PROPERTIES: {
       concurrency: {
         type: 'integer',
         minimum: 1,
-        description: 'at most this many iterations at once (parallel; default 10)',
+        maximum: 1000,
+        description:
+          "at most this many iterations at once (parallel; default 10; at most 1000, and the daemon's children limit holds)",
       },
       nodes: { ...nodesRef, description: 'the body: a nested flow with its own startEvent' },
       collect: {
@@ -548,17 +552,24 @@ const TRIGGERS: Schema[] = [
   },
 ];
 
-/** The JSON Schema of a flow file. Pure; a new object each call. */
-export function flowSchema(): Schema {
+/**
+ * The JSON Schema of a flow file. Pure; a new object each call. With `bodies: 'unchecked'` a
+ * body (`nodes:` of a container) must only be a mapping: the validator checks each body on its
+ * own (schema-check.ts), so that no schema check recurses as deep as bodies nest.
+ */
+export function flowSchema(options?: { readonly bodies?: 'checked' | 'unchecked' }): Schema {
   const definitions: Record<string, Schema> = {};
   for (const type of NODE_TYPES) {
     const spec = NODE_PROPERTIES[type];
+    const properties: Record<string, Schema> = { type: { const: type }, ...common, ...spec.properties };
+    if (options?.bodies === 'unchecked' && properties.nodes)
+      properties.nodes = { type: 'object', description: properties.nodes.description };
     definitions[type] = {
       type: 'object',
       description: spec.description,
       required: ['type', ...spec.required],
       additionalProperties: false,
-      properties: { type: { const: type }, ...common, ...spec.properties },
+      properties,
     };
   }
   definitions.node = {

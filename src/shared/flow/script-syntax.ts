@@ -10,7 +10,8 @@ export interface ScriptSyntaxError {
 /**
  * Whether a scriptTask's script parses, the way the sandbox compiles it (the body of a
  * function of `vars`): compiled only, never run. V8 here, QuickJS in the sandbox; both follow
- * the standard, so a script that compiles here compiles there. Null when it parses.
+ * the standard, so a script that compiles here compiles there. Null when it parses; a script
+ * nested too deep to compile is a syntax error at its start.
  */
 export function scriptSyntaxError(script: string): ScriptSyntaxError | null {
   try {
@@ -18,6 +19,9 @@ export function scriptSyntaxError(script: string): ScriptSyntaxError | null {
     new Script(`(function (vars) {\n${script}\n})`, { filename: 'script' });
     return null;
   } catch (err) {
+    // A script nested deeper than the compiler's stack (brackets thousands deep) cannot run either.
+    if (err instanceof RangeError)
+      return { message: `it nests too deep to compile (${err.message})`, line: 1, column: 1 };
     if (!(err instanceof SyntaxError)) throw err;
     // V8's stack: "script:LINE", the line's source, a caret under the column, then the message.
     const [where = '', , caret = ''] = (err.stack ?? '').split('\n');

@@ -3,17 +3,18 @@
  * node-specific rules) that all report into one list of problems with positions; the rules of
  * one node type are easier to check when they sit together.
  */
-import { jsonPointerPath } from '../json-shape.js';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { DurationError, parseDuration } from '../duration.js';
+import { DurationError, formatDuration, parseDuration } from '../duration.js';
 import { Schedule, ScheduleError } from '../schedule.js';
 import { compileCondition, ExpressionError } from '../expr/juel.js';
 import { edgesOf, FlowGraph } from './graph.js';
 import { parseFlowSource, type ParsedSource, type SourcePosition } from './parse.js';
 import { scriptSyntaxError } from './script-syntax.js';
-import { flowSchema, NODE_TYPES } from './schema.js';
+import { NODE_TYPES } from './schema.js';
+import { describeViolation, schemaViolations } from './schema-check.js';
+import { limitProblems, type LimitProblemCode } from './limits.js';
 import { compileJsonSchema } from './json-schema.js';
 import { inputsProblem } from './inputs.js';
+import { timeoutCeiling } from './timeouts.js';
 import {
   CONTAINER_TYPES,
   MEMORY_ACTIONS,
@@ -44,7 +45,8 @@ export type FlowProblemCode =
   | 'UNKNOWN_TOOL'
   | 'TOOL_WITHOUT_INPUTS'
   | 'UNKNOWN_DOMAIN'
-  | 'JOB_INPUT_MISMATCH';
+  | 'JOB_INPUT_MISMATCH'
+  | LimitProblemCode;
 
 /** One thing wrong with a flow, located as precisely as the file allows. */
 export interface FlowProblem {
@@ -61,23 +63,18 @@ export type FlowValidation =
   | { readonly ok: true; readonly flow: FlowDefinition; readonly problems: readonly [] }
   | { readonly ok: false; readonly problems: readonly FlowProblem[] };
 
-let compiled: ValidateFunction | undefined;
-function schemaValidator(): ValidateFunction {
-  compiled ??= new Ajv({ allErrors: true, strict: false, allowUnionTypes: true }).compile(flowSchema());
-  return compiled;
-}
-
 /**
  * Validates a flow file's text (YAML or JSON) and lists every problem at once, each with node
  * id, property and line:column. Pure; never throws. A flow that validates runs: every node
  * type has a handler, every connection names a node, every node is reachable and leads on.
+ * A flow past FLOW_LIMITS (limits.ts) gets only those problems, found before the costly steps.
  */
 export function validateFlowSource(text: string): FlowValidation {
   const parsed = parseFlowSource(text);
   if (parsed.syntaxErrors.length > 0) {
     return {
       ok: false,
-      problems: parsed.syntaxErrors.map((e) => ({ code: 'SYNTAX', message: e.message, ...e.position })),
+      problems: parsed.syntaxErrors.map((e) => ({ code: e.code ?? 'SYNTAX', message: e.message, ...e.position })),
     };
   }
   return validateFlowValue(parsed.value, parsed.positionOf, parsed.positionInScalar);
@@ -100,7 +97,10 @@ export function locateProblems(text: string, problems: readonly FlowProblem[]): 
   });
 }
 
-/** Validates an already parsed flow (for instance the body of an API call). Pure. */
+/**
+ * Validates an already parsed flow (for instance the body of an API call), held to FLOW_LIMITS
+ * but the source's bytes. Pure; never throws.
+ */
 export function validateFlowValue(
   value: unknown,
   positionOf: (path: readonly (string | number)[]) => SourcePosition | undefined = () => undefined,
@@ -118,6 +118,13 @@ export function validateFlowValue(
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     at('SCHEMA', [], 'a flow must be a mapping with processId, name and nodes');
     return { ok: false, problems };
+  }
+  // Beyond its limits, a flow is not looked at further: what follows is linear, but in a flow
+  // of a bounded size only.
+  const excess = limitProblems(value);
+  if (excess.length > 0) {
+    for (const p of excess) at(p.code, p.path, p.message);
+    return { ok: false, problems: dedupe(problems) };
   }
   const flow = value as Record<string, unknown>;
   const nodes = isRecord(flow.nodes) ? (flow.nodes as Record<string, FlowNode>) : {};
@@ -146,22 +153,18 @@ export function validateFlowValue(
     return false;
   };
 
-  const validate = schemaValidator();
-  if (!validate(value)) {
-    for (const err of condenseErrors(validate.errors ?? [])) {
-      const path = jsonPointerPath(err.instancePath);
-      if (err.propertyName !== undefined && path.at(-1) === 'nodes') {
-        at(
-          'SCHEMA',
-          [...path, err.propertyName],
-          `node id "${err.propertyName}" must start with a letter or _ and go on with letters, digits, _ or -, and not be a reserved name`,
-        );
-        continue;
-      }
-      if (underBadType(path)) continue;
-      const { code, message, extra } = describe(err);
-      at(code, [...path, ...extra], message, path.concat(code === 'SCHEMA' && extra.length ? extra : []));
+  for (const { path, error: err } of schemaViolations(value, maps.slice(1))) {
+    if (err.propertyName !== undefined && path.at(-1) === 'nodes') {
+      at(
+        'SCHEMA',
+        [...path, err.propertyName],
+        `node id "${err.propertyName}" must start with a letter or _ and go on with letters, digits, _ or -, and not be a reserved name`,
+      );
+      continue;
     }
+    if (underBadType(path)) continue;
+    const { code, message, extra } = describeViolation(err);
+    at(code, [...path, ...extra], message, path.concat(code === 'SCHEMA' && extra.length ? extra : []));
   }
 
   for (const { path, nodes: map } of maps) {
@@ -217,18 +220,28 @@ type At = (
   inner?: { readonly line: number; readonly column: number },
 ) => void;
 
-/** The flow's node map and the bodies of its containers (loopNode, embedded subProcess), with their paths. */
+/**
+ * The flow's node map and the bodies of its containers (loopNode, embedded subProcess), with
+ * their paths, depth first in file order. Iterative: no body depth costs it stack.
+ */
 function nodeMaps(
   nodes: Record<string, FlowNode>,
   path: (string | number)[],
 ): Array<{ path: (string | number)[]; nodes: Record<string, FlowNode> }> {
-  const maps = [{ path, nodes }];
-  for (const [id, node] of Object.entries(nodes)) {
-    const inner =
-      isRecord(node) && (CONTAINER_TYPES as readonly unknown[]).includes(node.type)
-        ? (node as { nodes?: unknown }).nodes
-        : undefined;
-    if (isRecord(inner)) maps.push(...nodeMaps(inner as Record<string, FlowNode>, [...path, id, 'nodes']));
+  const maps: Array<{ path: (string | number)[]; nodes: Record<string, FlowNode> }> = [];
+  const stack = [{ path, nodes }];
+  while (stack.length > 0) {
+    const map = stack.pop()!;
+    maps.push(map);
+    const inner: typeof maps = [];
+    for (const [id, node] of Object.entries(map.nodes)) {
+      const body =
+        isRecord(node) && (CONTAINER_TYPES as readonly unknown[]).includes(node.type)
+          ? (node as { nodes?: unknown }).nodes
+          : undefined;
+      if (isRecord(body)) inner.push({ path: [...map.path, id, 'nodes'], nodes: body as Record<string, FlowNode> });
+    }
+    for (let i = inner.length - 1; i >= 0; i--) stack.push(inner[i]!);
   }
   return maps;
 }
@@ -307,7 +320,14 @@ function checkNodes(nodes: Record<string, FlowNode>, prefix: (string | number)[]
     for (const key of ['timeout', 'duration', 'ttl'] as const) {
       if (typeof n[key] !== 'string') continue;
       try {
-        parseDuration(n[key] as string);
+        const ms = parseDuration(n[key] as string);
+        const ceiling = key === 'timeout' ? timeoutCeiling(node.type) : undefined;
+        if (ceiling !== undefined && ms > ceiling)
+          at(
+            'BAD_DURATION',
+            [...prefix, id, key],
+            `a ${node.type}'s timeout is at most ${formatDuration(ceiling)}, not ${JSON.stringify(n[key])}`,
+          );
       } catch (err) {
         if (err instanceof DurationError) at('BAD_DURATION', [...prefix, id, key], err.message);
         else throw err;
@@ -522,57 +542,6 @@ function checkMemoryAction(n: Record<string, unknown>, path: (string | number)[]
   for (const [property, actions] of MEMORY_ACTION_ONLY) {
     if (Object.hasOwn(n, property) && !actions.includes(action))
       at('SCHEMA', [...path, property], `${property} applies to ${actions.join(' and ')} only`);
-  }
-}
-
-/** Drops the noise of `oneOf`/`if` alternatives: keep the failing `oneOf` itself. */
-function condenseErrors(errors: ErrorObject[]): ErrorObject[] {
-  const oneOfs = errors.filter((e) => e.keyword === 'oneOf').map((e) => e.schemaPath);
-  return errors.filter((e) => {
-    if (e.keyword === 'if' || e.keyword === 'propertyNames') return false;
-    return !oneOfs.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(`${p}/`));
-  });
-}
-
-function describe(err: ErrorObject): { code: FlowProblemCode; message: string; extra: string[] } {
-  const p = err.params as Record<string, unknown>;
-  switch (err.keyword) {
-    case 'required':
-      return {
-        code: 'MISSING_PROPERTY',
-        message: `missing required property "${String(p.missingProperty)}"`,
-        extra: [String(p.missingProperty)],
-      };
-    case 'additionalProperties':
-      return {
-        code: 'SCHEMA',
-        message: `unknown property "${String(p.additionalProperty)}"`,
-        extra: [String(p.additionalProperty)],
-      };
-    case 'enum':
-      return { code: 'SCHEMA', message: `must be one of: ${(p.allowedValues as unknown[]).join(', ')}`, extra: [] };
-    case 'oneOf': {
-      const last = err.instancePath.split('/').at(-1);
-      const what =
-        last === 'next' || /^\d+$/.test(last ?? '')
-          ? 'a node id or a non-empty list of node ids'
-          : 'one of the allowed forms';
-      return { code: 'SCHEMA', message: `must be ${what}`, extra: [] };
-    }
-    case 'pattern': {
-      const what = String(err.schemaPath).includes('propertyNames')
-        ? 'a node id: a letter or _ then letters, digits, _ or -'
-        : /condition/.test(err.instancePath)
-          ? 'a condition written ${...}'
-          : /timeout|duration|ttl|Interval/.test(err.instancePath)
-            ? 'a duration such as 30s, 5m, 2h or PT30M'
-            : /processId/.test(err.instancePath)
-              ? 'a UUID'
-              : `text matching ${String(p.pattern)}`;
-      return { code: 'SCHEMA', message: `must be ${what}`, extra: [] };
-    }
-    default:
-      return { code: 'SCHEMA', message: err.message ?? 'is not valid', extra: [] };
   }
 }
 

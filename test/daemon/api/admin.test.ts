@@ -63,3 +63,30 @@ nodes:
     details: { problems: [{ code: 'UNKNOWN_TOOL', nodeId: 'agent', property: 'tools.0' }] },
   });
 });
+
+t.test('POST /admin/flows: a scriptTask timeout over its ceiling is 400 FLOW_INVALID at the node', async (t) => {
+  const h = await apiHarness(t);
+  const dev = await h.key('developer', 'default');
+  const flow = (timeout: string) => `processId: ${PID}
+name: Script
+nodes:
+  start: { type: startEvent, next: run }
+  run:
+    type: scriptTask
+    script: "while (true) {}"
+    timeout: ${timeout}
+    next: done
+  done: { type: endEvent }
+`;
+  for (const timeout of ['24d', '30d', '6m']) {
+    const res = await h.call(dev, { method: 'POST', url: '/admin/flows', payload: { source: flow(timeout) } });
+    t.equal(res.statusCode, 400, timeout);
+    t.match(res.json(), {
+      error: 'FLOW_INVALID',
+      details: { problems: [{ code: 'BAD_DURATION', nodeId: 'run', property: 'timeout', line: 8, column: 14 }] },
+    });
+    t.equal((res.json() as { details: { problems: unknown[] } }).details.problems.length, 1);
+  }
+  const atCeiling = await h.call(dev, { method: 'POST', url: '/admin/flows', payload: { source: flow('5m') } });
+  t.equal(atCeiling.statusCode, 200, atCeiling.body);
+});

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import type { AccessLogEntry } from '../../../src/daemon/api/auth.js';
+import { providerKeyContext } from '../../../src/daemon/state/secret-fields.js';
 import { apiHarness, type ApiHarness, type TestKey } from '../../helpers/api.js';
 import { eventually } from '../../helpers/eventually.js';
 import { fakeAiRunner } from '../../helpers/fake-ai.js';
@@ -48,7 +49,22 @@ t.test('an openai-compatible provider: created, listed, read, changed, deleted; 
   });
   t.notOk('apiKey' in created.json());
   const stored = Object.values(h.store.state.aiProviders)[0]!;
-  t.equal(stored.apiKey, SECRET, 'kept for the daemon');
+  t.match(stored.apiKey, /^wfxenc:v1:[0-9a-f]{16}:/, 'kept sealed');
+  t.notMatch(JSON.stringify(h.store.state), SECRET, 'nowhere in the state in plain text');
+  t.equal(h.engine.secrets.open(stored.apiKey!, providerKeyContext(stored)), SECRET, 'for the daemon to open');
+  const patched = await h.call(admin, {
+    method: 'PATCH',
+    url: '/admin/ai-providers/gpt',
+    payload: { apiKey: `${SECRET}-2` },
+  });
+  t.equal(patched.statusCode, 200, patched.body);
+  const repatched = Object.values(h.store.state.aiProviders)[0]!;
+  t.equal(
+    h.engine.secrets.open(repatched.apiKey!, providerKeyContext(repatched)),
+    `${SECRET}-2`,
+    'a new key sealed too',
+  );
+  t.notMatch(JSON.stringify(h.store.state), SECRET);
 
   const list = await h.call(admin, { method: 'GET', url: '/admin/ai-providers' });
   t.match(list.json(), { items: [{ name: 'gpt', hasApiKey: true }] });

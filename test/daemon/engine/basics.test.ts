@@ -239,8 +239,9 @@ nodes:
   done: { type: endEvent }
 `);
   const first = await h.engine.start({ processId: pid, organization: 'default' });
-  let inst = await h.get(first.processInstanceId);
-  for (let i = 0; i < 50 && inst.stateCd === STATE.RUNNING; i++) inst = await h.get(first.processInstanceId);
+  // Deferred steps run it on, a share of the event loop at a time, until the limit fails it.
+  await h.waitFor((e) => e.type === 'PROCESS_FAILED' && e.processInstanceId === first.processInstanceId);
+  const inst = await h.get(first.processInstanceId);
   t.equal(inst.stateCd, STATE.FAILED);
   t.match(inst.error, { code: 'STEP_LIMIT_EXCEEDED' });
 });

@@ -1,9 +1,10 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { eventually } from '../../helpers/eventually.js';
 import { bucketMembers } from '../../../src/daemon/state/subscriptions.js';
 import { STATE, type WfxState } from '../../../src/daemon/state/state.js';
+import { adoptAsIs } from '../../helpers/data-dir.js';
 import { engineHarness, trail } from '../../helpers/engine.js';
 
 /** Subscriptions of `ref` in `organization`, whatever their bucket. */
@@ -316,7 +317,7 @@ t.test(
       },
     };
     await writeFile(path, JSON.stringify(snap));
-    await rm(join(h.dir, 'store.manifest')); // such a snapshot came from before manifests too
+    await adoptAsIs(h.dir); // such a snapshot came from before manifests too, adopted
     const h2 = await engineHarness(t, h.dir, h.clock);
     t.equal(subscriptionCount(h2.store.state, 'default', 'payment-received'), 2, 'both waits indexed again');
     t.equal(subscriptionCount(h2.store.state, 'default', 'gone'), 0, 'the stale entry is gone');

@@ -317,6 +317,22 @@ t.test('a timeout takes timeoutFlow (node TimedOut), or fails the execution with
   t.match(bDone.error, { code: 'TIMEOUT', nodeId: 'ask' });
 });
 
+t.test('a 30-day input timeout waits its 30 days (its timer never overflows), then times out', async (t) => {
+  const DAY = 24 * 3600_000;
+  const h = await engineHarness(t);
+  const pid = await h.publish(inputFlow('inputType: textbox\ntimeout: 30d'));
+  const a = await h.start(pid, { order: { id: 1 } });
+  t.equal(h.engine.timerCount, 1);
+  h.advance(29 * DAY);
+  // An overflowing setTimeout fires after 1 ms: it would have its turn before this 20 ms one.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  t.equal((await h.get(a.processInstanceId)).stateCd, STATE.RUNNING, 'a day before: still waiting');
+  t.equal(h.engine.timerCount, 1);
+  h.advance(DAY);
+  await h.waitFor((e) => e.type === 'PROCESS_FAILED' && e.processInstanceId === a.processInstanceId);
+  t.match((await h.get(a.processInstanceId)).error, { code: 'TIMEOUT', nodeId: 'ask' });
+});
+
 t.test(
   'archiving runs one batch at a time: executions that finish while one is written go together in the next',
   async (t) => {

@@ -38,3 +38,32 @@ t.test('deleting many timers long before they are due does not keep their heap e
   t.ok(q.heapSize < 200, `the heap was rebuilt (${q.heapSize} entries for 10 live timers)`);
   q.close();
 });
+
+t.test('a deadline beyond what setTimeout takes (30 days) is waited for in chunks, not fired at once', async (t) => {
+  const DAY = 24 * 3600_000;
+  let now = Date.parse('2026-11-21T10:00:00.000Z');
+  let reads = 0;
+  const fired: string[] = [];
+  let onFire!: () => void;
+  const firing = new Promise<void>((resolve) => (onFire = resolve));
+  const q = new TimerQueue(
+    (key) => {
+      fired.push(key);
+      onFire();
+    },
+    () => (reads++, now),
+  );
+  t.teardown(() => q.close());
+  q.set('far', now + 30 * DAY);
+  t.equal(reads, 1, 'armed once');
+  // setTimeout with a delay over 2^31-1 ms fires after 1 ms instead (the queue would then wake,
+  // read the clock and re-arm, again and again). Node fires timers by due time, so that 1 ms
+  // timer would run before this 20 ms one, whatever the machine's speed.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  t.equal(reads, 1, 'no early wake-up: the armed delay is within what setTimeout takes');
+  t.same(fired, []);
+  now += 30 * DAY;
+  q.poke();
+  await firing;
+  t.same(fired, ['far'], 'fires once due');
+});

@@ -23,6 +23,7 @@ t.test(
         scope: ['loop', 'body'],
         iteration: 4,
         callDepth: 2,
+        root: 'r0',
       },
       'c1',
       '2026-11-21T10:00:00.000Z',
@@ -40,9 +41,10 @@ t.test(
       scope: ['loop', 'body'],
       iteration: 4,
       callDepth: 2,
+      root: 'r0',
       variables: { a: 1 },
     });
-    for (const key of ['parentNodeInstanceId', 'scope', 'iteration', 'callDepth'])
+    for (const key of ['parentNodeInstanceId', 'scope', 'iteration', 'callDepth', 'root'])
       t.notOk(key in top, `no ${key} key on a top-level execution`);
 
     for (const [how, toRecord] of [
@@ -64,6 +66,8 @@ t.test(
           scope: ['loop', 'body'],
           iteration: 4,
           callDepth: 2,
+          root: 'r0',
+          varSize: 7,
           nodes: {},
           nodeCount: 0,
           logs: [{}],
@@ -78,6 +82,8 @@ t.test(
           'environment',
           'error',
           'joins',
+          'liveNodes',
+          'logSize',
           'logs',
           'nodeCount',
           'nodes',
@@ -90,6 +96,7 @@ t.test(
           'processVersion',
           'startTime',
           'stateCd',
+          'varSize',
           'variables',
         ],
         `${how}: every field of a top-level execution, nothing more`,

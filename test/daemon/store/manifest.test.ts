@@ -1,8 +1,8 @@
 import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { checkDataDir, cutDamagedTail } from '../../../src/daemon/check.js';
+import { adoptDataDir, checkDataDir, cutDamagedTail } from '../../../src/daemon/check.js';
 import { encodeManifest, readManifest } from '../../../src/daemon/store/manifest.js';
 import { Store } from '../../../src/daemon/store/store.js';
 
@@ -119,22 +119,116 @@ t.test('a duplicated journal line is reported as a duplicate of its entry', asyn
   t.match(await checkDataDir(dir), [{ code: 'JOURNAL_CORRUPT', file: segment, offset: second }]);
 });
 
-t.test('a directory written before manifests opens, and gets one', async (t) => {
+t.test(
+  'a directory without a manifest beside a snapshot and a journal is refused, by a start and the check, until adopted',
+  async (t) => {
+    const dir = t.testdir();
+    await killedWithJournal(dir);
+    const manifest = join(dir, 'store.manifest');
+    await rm(manifest);
+    const before = await readdir(dir);
+    await t.rejects(open(dir), { code: 'DATA_DIR_DAMAGED', details: { file: manifest } });
+    t.same(await readdir(dir), before, 'nothing written: no manifest made up for it');
+    const findings = await checkDataDir(dir);
+    t.match(findings, [{ code: 'DATA_DIR_DAMAGED', file: manifest }]);
+    t.equal(findings.length, 1, 'the rest checks out');
+    // A directory a wfx from before manifests wrote: adopted by hand (wfx daemon check --adopt).
+    t.match(await adoptDataDir(dir, findings), { format: 1, snapshot: { seq: 3 }, pending: null });
+    t.same(await checkDataDir(dir), []);
+    const store = await open(dir);
+    t.equal(store.state.n, 26);
+    await store.close();
+    const again = await open(dir);
+    t.equal(again.state.n, 26);
+    await again.close();
+  },
+);
+
+t.test('a copy cut short without its manifest (a backup a crash interrupted) is refused, not cut', async (t) => {
+  // What SIGKILL during an old backup left: the snapshot, part of the journal's last segment.
   const dir = t.testdir();
-  await killedWithJournal(dir);
-  await rm(join(dir, 'store.manifest'), { force: true });
-  const store = await open(dir);
-  t.equal(store.state.n, 26);
-  t.match(await readManifest(dir), { format: 1, snapshot: { seq: 3 }, pending: null }, 'upgraded');
-  await store.close();
-  t.same(await checkDataDir(dir), []);
-  const again = await open(dir);
-  t.equal(again.state.n, 26);
-  await again.close();
+  const segment = await killedWithJournal(dir);
+  await rm(join(dir, 'store.manifest'));
+  const bytes = await readFile(segment);
+  const cut = bytes.indexOf(0x0a, Math.floor(bytes.length / 2)) - 7; // inside a line
+  await writeFile(segment, bytes.subarray(0, cut));
+  const warnings: object[] = [];
+  await t.rejects(open(dir, warnings), { code: 'DATA_DIR_DAMAGED', details: { file: join(dir, 'store.manifest') } });
+  t.same(warnings, [], 'no torn tail cut with a warning');
+  t.equal((await readFile(segment)).length, cut, 'the segment is left as it is');
+  t.match(await checkDataDir(dir), [{ code: 'DATA_DIR_DAMAGED' }], 'the check is not ok');
+  // Without the snapshot: the journal alone shows a store was there.
+  await rm(join(dir, 'snapshot.json'));
+  await t.rejects(open(dir), { code: 'DATA_DIR_DAMAGED', details: { found: segment } });
+  // With the snapshot alone (the kill before the journal's copy).
+  await rm(join(dir, 'journal'), { recursive: true });
+  await writeFile(join(dir, 'snapshot.json'), '{"format":1,"seq":3,"savedAt":"x","state":{"n":3}}');
+  await t.rejects(open(dir), { code: 'DATA_DIR_DAMAGED', details: { found: join(dir, 'snapshot.json') } });
+  t.equal(await adoptDataDir(dir, []), null, 'adopting wants the finding');
 });
 
 t.test(
-  'a directory from before manifests that lost its snapshot is refused: its journal starts after entry 1',
+  'a directory whose first start stopped before its manifest (an empty segment, or zeros) opens as new',
+  async (t) => {
+    const dir = t.testdir();
+    await mkdir(join(dir, 'journal'));
+    await writeFile(join(dir, 'journal', '00000000000000000001.wal'), Buffer.alloc(4096));
+    t.same(await checkDataDir(dir), []);
+    const store = await open(dir);
+    await store.commit({ op: 'add', by: 2 });
+    await store.close();
+    t.equal((await open(dir)).state.n, 2);
+  },
+);
+
+t.test(
+  "a journal that ends before the manifest's lastSeq is refused, naming where it ends; accepting the loss opens it",
+  async (t) => {
+    const dir = t.testdir();
+    const segment = await killedWithJournal(dir);
+    const manifest = (await readManifest(dir))!;
+    // A backup's manifest: the copy holds entries up to 26. Its last segment cut inside a line,
+    // as a torn write would be, and then at a line's end.
+    await writeFile(join(dir, 'store.manifest'), encodeManifest({ ...manifest, lastSeq: 26 }));
+    const bytes = await readFile(segment);
+    const lastLine = bytes.lastIndexOf(0x0a, bytes.length - 2) + 1;
+    await writeFile(segment, bytes.subarray(0, lastLine + 5));
+    const warnings: object[] = [];
+    await t.rejects(open(dir, warnings), {
+      code: 'JOURNAL_CORRUPT',
+      details: { file: segment, offset: lastLine, expectedSeq: 26, throughSeq: 26 },
+    });
+    t.same(warnings, [], 'not cut as a torn write');
+    t.equal((await readFile(segment)).length, lastLine + 5, 'nothing cut');
+    await writeFile(segment, bytes.subarray(0, lastLine));
+    const findings = await checkDataDir(dir);
+    t.match(findings, [{ code: 'JOURNAL_CORRUPT', file: segment, offset: lastLine }]);
+    const loss = await cutDamagedTail(dir, findings);
+    t.same(loss, { file: segment, offset: lastLine, bytes: 0, lastKeptSeq: 25 });
+    t.equal((await readManifest(dir))!.lastSeq, undefined, 'the loss accepted, the manifest no longer says 26');
+    t.same(await checkDataDir(dir), []);
+    const store = await open(dir);
+    t.equal(store.state.n, 25);
+    await store.close();
+  },
+);
+
+t.test('a manifest whose lastSeq the journal reaches opens, and the store drops it', async (t) => {
+  const dir = t.testdir();
+  await killedWithJournal(dir);
+  const manifest = (await readManifest(dir))!;
+  await writeFile(join(dir, 'store.manifest'), encodeManifest({ ...manifest, lastSeq: 26 }));
+  t.same(await checkDataDir(dir), []);
+  const store = await open(dir);
+  t.equal(store.state.n, 26);
+  t.equal((await readManifest(dir))!.lastSeq, undefined, "the store's own manifest: its journal grows");
+  await store.close();
+  await writeFile(join(dir, 'store.manifest'), encodeManifest({ ...manifest, lastSeq: -1 }));
+  await t.rejects(open(dir), { code: 'DATA_DIR_DAMAGED' }, 'a lastSeq that is not a sequence number');
+});
+
+t.test(
+  'a directory that lost its manifest and snapshot after a clean stop is refused: its journal starts after entry 1',
   async (t) => {
     const dir = t.testdir();
     const store = await open(dir);

@@ -1,10 +1,11 @@
 import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { open as openFile, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { open as openFile, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { SnapshotCopy, type SnapshotPiece } from '../../../src/daemon/store/snapshot-copy.js';
 import { Store, type StoreOptions } from '../../../src/daemon/store/store.js';
 import { snapshotPauseMs } from '../../../src/daemon/store/snapshot-write.js';
+import { adoptAsIs } from '../../helpers/data-dir.js';
 
 interface Item {
   v: number;
@@ -635,9 +636,9 @@ async function restartEdited(t: Test, edit: (bytes: Buffer) => Buffer): Promise<
   await first.close();
   const path = join(dir, 'snapshot.json');
   await writeFile(path, edit(await readFile(path)));
-  // The manifest's checksum would refuse the edit: without it the directory opens as one
-  // written before manifests, which is what these tests look at (the layout's checks).
-  await rm(join(dir, 'store.manifest'));
+  // The manifest's checksum would refuse the edit: one vouching for it stands for a directory
+  // written before manifests, adopted, which is what these tests look at (the layout's checks).
+  await adoptAsIs(dir);
   const lines: Line[] = [];
   const store = await openLogged(dir, lines);
   await store.indexed();
@@ -789,7 +790,7 @@ t.test(
     // An older snapshot that held it: what it held is not taken; the journal after it still applies.
     snap.state.before = { count: 1000 };
     await writeFile(join(dir, 'snapshot.json'), JSON.stringify(snap));
-    await rm(join(dir, 'store.manifest')); // written by a version before manifests (and before `derived`)
+    await adoptAsIs(dir); // written by a version before manifests (and before `derived`), adopted
     const again = await Store.open<S, R>(options);
     t.same(again.state.before, { count: 1 }, "initialState's, then the one record after the snapshot");
     t.equal(again.state.items.k0?.v, -1);

@@ -33,6 +33,7 @@ t.test('the API error codes a node keeps from a thrown WfxError are exactly thes
   const shared = Object.keys(NODE_FAILURE_CODES).filter((code) => Object.hasOwn(ERROR_CODES, code));
   t.same(shared.sort(), [
     'DOMAIN_NOT_FOUND',
+    'EXECUTION_LIMIT_EXCEEDED',
     'EXPRESSION_ERROR',
     'FILE_NOT_FOUND',
     'INTERNAL_ERROR',

@@ -40,3 +40,29 @@ t.test('describeSchemaError names the first violation with its path', async (t) 
   t.notOk(r.validate('text'));
   t.equal(describeSchemaError(r.validate.errors), '(the answer): must be object');
 });
+
+t.test('compilations share nothing: one $id in two schemas, one schema twice, defaults apart', async (t) => {
+  const a = { $id: 'https://example.com/order', type: 'object', required: ['a'] };
+  const b = { $id: 'https://example.com/order', type: 'object', required: ['b'] };
+  const [va, vb] = [compileJsonSchema(a), compileJsonSchema(b)];
+  t.ok(va.ok && vb.ok, 'the same $id in schemas of two flows');
+  if (va.ok && vb.ok) t.same([va.validate({ a: 1 }), vb.validate({ a: 1 })], [true, false]);
+  const nested = { $defs: { n: { $id: 'https://example.com/n', type: 'number' } }, $ref: 'https://example.com/n' };
+  const twice = { type: 'object', properties: { n: { type: 'integer' } } };
+  for (let i = 0; i < 3; i++) {
+    t.ok(compileJsonSchema(nested).ok, `an $id inside, compile ${i + 1}`);
+    const c = compileJsonSchema(twice);
+    t.ok(c.ok && c.validate({ n: 1 }) && !c.validate({ n: 'x' }), `the same object, compile ${i + 1}`);
+  }
+  const refersAway = compileJsonSchema({ $ref: 'https://example.com/order' });
+  t.match(refersAway, { ok: false, message: /can't resolve reference/ }, 'no schema compiled before is in reach');
+  const withDefault = { type: 'object', properties: { n: { type: 'number', default: 3 } } };
+  const filled = compileJsonSchema(withDefault, { useDefaults: true });
+  const plain = compileJsonSchema(withDefault);
+  const [x, y] = [{}, {}];
+  if (filled.ok && plain.ok) {
+    filled.validate(x);
+    plain.validate(y);
+  }
+  t.same([x, y], [{ n: 3 }, {}], 'useDefaults fills in only where asked');
+});

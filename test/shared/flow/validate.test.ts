@@ -704,3 +704,45 @@ t.test('BAD_SCRIPT: a script is compiled, never run, and its error placed inside
     'the body of a plain function, as the sandbox runs it',
   );
 });
+
+t.test('a work node whose timeout is over its ceiling is refused; waits have none', async (t) => {
+  const flow = (node: string) =>
+    ok(`  start: { type: startEvent, next: x }
+  x: ${node}
+  done: { type: endEvent }
+`);
+  const cases: [string, string][] = [
+    ['scriptTask', '{ type: scriptTask, script: "while (true) {}", timeout: 24d, next: done }'],
+    ['scriptTask', '{ type: scriptTask, script: "return 1", timeout: 30d, next: done }'],
+    ['scriptTask', '{ type: scriptTask, script: "return 1", timeout: PT5M0.001S, next: done }'],
+    ['serviceTask', '{ type: serviceTask, url: "http://x.test/", timeout: 30d, next: done }'],
+    ['aiTask', '{ type: aiTask, prompt: hi, timeout: 2h, next: done }'],
+    ['callAgent', '{ type: callAgent, prompt: hi, tools: [t], timeout: P1D, next: done }'],
+    ['voiceTask', '{ type: voiceTask, operation: speak, text: hi, timeout: 61m, next: done }'],
+  ];
+  for (const [type, node] of cases)
+    t.same(
+      problems(flow(node)).map(({ message, ...p }) => ({ ...p, ceiling: /at most (5m|1h),/.test(message) })),
+      [
+        {
+          code: 'BAD_DURATION',
+          nodeId: 'x',
+          property: 'timeout',
+          line: 5,
+          column: node.indexOf('timeout: ') + 15,
+          ceiling: true,
+        },
+      ],
+      `${type}: ${node}`,
+    );
+
+  const fine = [
+    '{ type: scriptTask, script: "return 1", timeout: 5m, next: done }',
+    '{ type: serviceTask, url: "http://x.test/", timeout: 1h, next: done }',
+    '{ type: inputNode, inputType: textbox, timeout: 30d, next: done }',
+    '{ type: userTask, fields: [{ name: a, type: text }], timeout: 365d, next: done }',
+    '{ type: intermediateCatchEvent, eventType: timer, duration: 30d, next: done }',
+    '{ type: domainTask, domain: d, action: a, timeout: 30d, next: done }',
+  ];
+  for (const node of fine) t.same(problems(flow(node)), [], node);
+});

@@ -27,13 +27,9 @@ import {
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
 import { ownEntry } from '../../../shared/json-object.js';
-import {
-  locateProblems,
-  validateFlowSource,
-  validateFlowValue,
-  type FlowProblem,
-} from '../../../shared/flow/validate.js';
+import type { FlowProblem } from '../../../shared/flow/validate.js';
 import { newApiKey } from '../../auth/api-keys.js';
+import type { FlowChecker } from '../../flows/check.js';
 import { activateVersion, publishFlow } from '../../flows/publish.js';
 import { flowListing } from '../../flows/running-version.js';
 import type { WfxRecord } from '../../state/records.js';
@@ -42,10 +38,16 @@ import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
 import type { KeyRateLimiter } from '../rate-limit.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
+import { secretsRoutes } from './secrets.js';
 
 export interface AdminRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly limiter: KeyRateLimiter;
+  /** Validates and hashes flows to publish. */
+  readonly flowChecker: FlowChecker;
+  /** The secrets keys (GET /admin/secrets, POST /admin/secrets/rotate: routes/secrets.ts). */
+  readonly secrets: SecretBox;
   readonly now?: () => Date;
 }
 
@@ -67,11 +69,12 @@ function keyView(key: ApiKey): KeyView {
   };
 }
 
-/** /admin/api-keys, /admin/flows, /admin/environments/{env}/variables. */
+/** /admin/api-keys, /admin/flows, /admin/environments/{env}/variables, /admin/secrets. */
 export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { store } = deps;
   const now = deps.now ?? (() => new Date());
+  secretsRoutes(fastify, { store, secrets: deps.secrets, now });
   const state = store.state;
   const admin = { auth: { permission: 'ADMIN' as const } };
 
@@ -211,27 +214,31 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
       const b = request.body as WithDefaults<PublishBody, 'environment'>;
       if ((b.source === undefined) === (b.definition === undefined))
         throw new WfxError('VALIDATION_ERROR', 'send exactly one of source and definition');
-      const validation = b.source !== undefined ? validateFlowSource(b.source) : validateFlowValue(b.definition);
-      if (!validation.ok) {
-        throw new WfxError(
-          'FLOW_INVALID',
-          `the flow has ${validation.problems.length} problem${validation.problems.length === 1 ? '' : 's'}`,
-          {
-            details: { problems: validation.problems },
-          },
-        );
-      }
+      // The organization first: its checks wait in their own line (check-pool.ts).
       const organization = actingOrganization(request.caller!, b.organization);
+      const checked = await deps.flowChecker.check(
+        organization,
+        b.source !== undefined ? { source: b.source } : { definition: b.definition },
+      );
+      if (!checked.ok) {
+        const count = checked.problems.length;
+        throw new WfxError('FLOW_INVALID', `the flow has ${count} problem${count === 1 ? '' : 's'}`, {
+          details: { problems: checked.problems },
+        });
+      }
       return publishFlow(store, {
-        definition: validation.flow,
+        definition: checked.flow,
+        hash: checked.hash,
         organization,
         environment: b.environment,
         now: now(),
-      }).catch((err: unknown) => {
+      }).catch(async (err: unknown) => {
         // The publish's own checks know node and property, not where they stand in the source.
         const problems = ((err as WfxError).details as { problems?: FlowProblem[] } | undefined)?.problems;
-        if (b.source !== undefined && err instanceof WfxError && err.code === 'FLOW_INVALID' && problems)
-          throw new WfxError(err.code, err.message, { details: { problems: locateProblems(b.source, problems) } });
+        if (b.source !== undefined && err instanceof WfxError && err.code === 'FLOW_INVALID' && problems) {
+          const located = await deps.flowChecker.locate(organization, b.source, problems);
+          throw new WfxError(err.code, err.message, { details: { problems: located } });
+        }
         throw err;
       });
     },

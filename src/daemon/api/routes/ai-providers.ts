@@ -16,10 +16,12 @@ import {
 } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 import { checkProvider, modelLabelOf } from '../../ai/provider-config.js';
-import { providerLookup } from '../../ai/lookup.js';
+import { openedProviderLookup, providerLookup, withOpenedKey } from '../../ai/lookup.js';
 import type { AiAnswer, AiCall, AiRunner } from '../../ai/types.js';
 import { uuidv7 } from '../../engine/ids.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
 import type { WfxRecord } from '../../state/records.js';
+import { providerKeyContext } from '../../state/secret-fields.js';
 import type { AiProvider, AiProviderKind, WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
@@ -31,6 +33,8 @@ void SAME_KINDS;
 
 export interface AiProviderRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Seals an API key as it comes in; opens it for a test call. */
+  readonly secrets: SecretBox;
   /** Carries out POST .../test; without it that route answers SERVICE_UNAVAILABLE. */
   readonly ai?: AiRunner;
   readonly now?: () => Date;
@@ -60,8 +64,13 @@ function redact(text: string, secret: string | undefined): string {
   return secret && secret.length >= 4 ? text.split(secret).join('[redacted]') : text;
 }
 
-/** `p` with a PATCH's `changes` (null removes), stamped at `at`. Pure. */
-function changed(p: AiProvider, changes: Omit<UpdateProviderBody, 'kind'>, at: Date): AiProvider {
+/** `p` with a PATCH's `changes` (null removes; a new API key sealed by `sealKey`), stamped at `at`. */
+function changed(
+  p: AiProvider,
+  changes: Omit<UpdateProviderBody, 'kind'>,
+  at: Date,
+  sealKey: (apiKey: string) => string,
+): AiProvider {
   // A label that followed the old file's name follows the new one.
   const relabel =
     changes.modelPath !== undefined &&
@@ -72,7 +81,7 @@ function changed(p: AiProvider, changes: Omit<UpdateProviderBody, 'kind'>, at: D
     ...p,
     ...changes,
     ...(relabel && { model: modelLabelOf(changes.modelPath!) }),
-    apiKey: changes.apiKey === null ? undefined : (changes.apiKey ?? p.apiKey),
+    apiKey: changes.apiKey === null ? undefined : changes.apiKey === undefined ? p.apiKey : sealKey(changes.apiKey),
     threads: changes.threads === null ? undefined : (changes.threads ?? p.threads),
     contextSize: changes.contextSize === null ? undefined : (changes.contextSize ?? p.contextSize),
     updatedAt: at.toISOString(),
@@ -82,7 +91,7 @@ function changed(p: AiProvider, changes: Omit<UpdateProviderBody, 'kind'>, at: D
 /** /admin/ai-providers: the model providers aiTasks call (permission ADMIN). */
 export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { store } = deps;
+  const { store, secrets } = deps;
   const now = deps.now ?? (() => new Date());
   const admin = { auth: { permission: 'ADMIN' as const } };
   const tags = ['ai'];
@@ -110,14 +119,17 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
       if (b.kind === 'openai-compatible' && b.model === undefined)
         throw new WfxError('VALIDATION_ERROR', 'an openai-compatible provider needs a model');
       const at = now().toISOString();
+      const providerId = uuidv7(now());
       const provider = defined({
-        providerId: uuidv7(now()),
+        providerId,
         name: b.name,
         organization,
         kind: b.kind,
         baseUrl: b.baseUrl,
         model: b.model ?? (b.modelPath === undefined ? undefined : modelLabelOf(b.modelPath)),
-        apiKey: b.apiKey,
+        // Sealed here, before its record exists: the journal never holds the key in plain text.
+        apiKey:
+          b.apiKey === undefined ? undefined : secrets.seal(b.apiKey, providerKeyContext({ organization, providerId })),
         modelPath: b.modelPath,
         threads: b.threads,
         contextSize: b.contextSize,
@@ -129,7 +141,7 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
       // Again after the file check's await: another create may have taken the name meanwhile.
       if (providerLookup(store.state)(organization, b.name))
         throw new WfxError('VALIDATION_ERROR', `an AI provider named ${b.name} exists already`);
-      await store.commit({ type: 'aiProvider.saved', provider });
+      await store.commit(...secrets.pin(store.state), { type: 'aiProvider.saved', provider });
       return reply.status(201).send(view(provider));
     },
   });
@@ -179,10 +191,10 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
             'VALIDATION_ERROR',
             `a provider's kind never changes (${p.name} is ${p.kind}): delete it and create it again`,
           );
-        const provider = changed(p, changes, now());
+        const provider = changed(p, changes, now(), (apiKey) => secrets.seal(apiKey, providerKeyContext(p)));
         await checkProvider(provider);
         if (store.state.aiProviders[p.providerId] !== p) continue;
-        await store.commit({ type: 'aiProvider.saved', provider });
+        await store.commit(...secrets.pin(store.state), { type: 'aiProvider.saved', provider });
         return view(provider);
       }
       throw new WfxError('SERVICE_UNAVAILABLE', `AI provider ${request.params.name} keeps changing: try again`);
@@ -228,13 +240,15 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
       };
       reply.raw.once('close', gone);
       const started = performance.now();
+      // The opened key, only to cut it out of what the provider answered.
+      const key = openedKeyOf(p, secrets);
       try {
-        const result = await deps.ai.run(call, providerLookup(store.state), { signal: abort.signal });
+        const result = await deps.ai.run(call, openedProviderLookup(store.state, secrets), { signal: abort.signal });
         const latencyMs = Math.round(performance.now() - started);
         if (!result.ok)
           throw new WfxError(
             'AI_PROVIDER_TEST_FAILED',
-            redact(`${result.code}: ${result.message}`, p.apiKey).slice(0, 2000),
+            redact(`${result.code}: ${result.message}`, key).slice(0, 2000),
             { details: { code: result.code } },
           );
         const answer = result.value as AiAnswer;
@@ -242,7 +256,7 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
           model: answer.model,
           latencyMs,
           usage: { inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens },
-          text: redact(answer.text, p.apiKey),
+          text: redact(answer.text, key),
         };
       } finally {
         reply.raw.off('close', gone);
@@ -262,4 +276,13 @@ function hostFileAllowed(caller: Caller, modelPath: string | undefined): void {
     'FORBIDDEN',
     "a local model is a file on the daemon's host: only a system key registers or changes one (with ?organization=)",
   );
+}
+
+/** `p`'s API key opened, or undefined (none, or it cannot be opened: the call says why). */
+function openedKeyOf(p: AiProvider, secrets: SecretBox): string | undefined {
+  try {
+    return withOpenedKey(p, secrets).apiKey;
+  } catch {
+    return undefined;
+  }
 }

@@ -12,7 +12,9 @@ import {
 } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 import { uuidv7 } from '../../engine/ids.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
 import type { WfxRecord } from '../../state/records.js';
+import { emailPasswordContext } from '../../state/secret-fields.js';
 import type { EmailConnection, WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
@@ -20,6 +22,8 @@ import { actingOrganization, listedOrganization } from '../organization.js';
 
 export interface EmailConnectionRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Seals a password as it comes in (the email trigger opens it to log in). */
+  readonly secrets: SecretBox;
   readonly now?: () => Date;
 }
 
@@ -32,7 +36,7 @@ function view(c: EmailConnection): ConnectionView {
 /** /admin/email-connections: the IMAP mailboxes email triggers watch (permission ADMIN). */
 export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConnectionRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { store } = deps;
+  const { store, secrets } = deps;
   const now = deps.now ?? (() => new Date());
   const admin = { auth: { permission: 'ADMIN' as const } };
   const find = (caller: Caller, name: string, named?: string) => {
@@ -61,20 +65,22 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
         throw new WfxError('VALIDATION_ERROR', `an email connection named ${b.name} exists already`);
       }
       const at = now().toISOString();
+      const connectionId = uuidv7(now());
       const connection: EmailConnection = {
-        connectionId: uuidv7(now()),
+        connectionId,
         name: b.name,
         organization,
         host: b.host,
         port: b.port ?? (b.security === 'TLS' ? 993 : 143),
         security: b.security,
         user: b.user,
-        password: b.password,
+        // Sealed here, before its record exists: the journal never holds it in plain text.
+        password: secrets.seal(b.password, emailPasswordContext({ organization, connectionId })),
         mailbox: b.mailbox,
         createdAt: at,
         updatedAt: at,
       };
-      await store.commit({ type: 'emailConnection.saved', connection });
+      await store.commit(...secrets.pin(store.state), { type: 'emailConnection.saved', connection });
       return reply.status(201).send(view(connection));
     },
   });
@@ -113,8 +119,14 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
     },
     handler: async (request) => {
       const c = find(request.caller!, request.params.name, request.query.organization);
-      const connection = { ...c, ...request.body, updatedAt: now().toISOString() };
-      await store.commit({ type: 'emailConnection.saved', connection });
+      const { password, ...changes } = request.body;
+      const connection: EmailConnection = {
+        ...c,
+        ...changes,
+        ...(password !== undefined && { password: secrets.seal(password, emailPasswordContext(c)) }),
+        updatedAt: now().toISOString(),
+      };
+      await store.commit(...secrets.pin(store.state), { type: 'emailConnection.saved', connection });
       return view(connection);
     },
   });

@@ -12,8 +12,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { ReceiveParams } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
-import { normalizePayload, verifyDelivery } from '../../../shared/webhooks/providers.js';
-import { liveSecrets, maxBodyOf, schemeOf, type WebhookReceiver } from '../../triggers/webhooks.js';
+import { normalizePayload } from '../../../shared/webhooks/providers.js';
+import { maxBodyOf, verifyWith, type WebhookReceiver } from '../../triggers/webhooks.js';
 
 export interface WebhookReceiveDeps {
   readonly receiver: WebhookReceiver;
@@ -109,14 +109,9 @@ export function webhookReceiveRoute(fastify: FastifyInstance, deps: WebhookRecei
             challenge?: unknown;
           };
           if (payload && payload.type === 'url_verification' && typeof payload.challenge === 'string') {
-            const at = now();
-            const verdict = verifyDelivery(
-              schemeOf(endpoint.webhook),
-              liveSecrets(endpoint.webhook, endpoint.environment, at),
-              request.headers,
-              body,
-              at,
-            );
+            // A secret that cannot be opened answers no challenge: the delivery's log says why.
+            const { webhook, environment } = endpoint;
+            const verdict = verifyWith(webhook, environment, receiver.secrets, request.headers, body, now());
             if (verdict.ok) return { challenge: payload.challenge };
           }
         }

@@ -25,7 +25,9 @@ import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
 import { signDelivery, type CustomScheme, type Provider } from '../../../shared/webhooks/providers.js';
 import { uuidv7 } from '../../engine/ids.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
 import type { WfxRecord } from '../../state/records.js';
+import { webhookSecretContext } from '../../state/secret-fields.js';
 import { WEBHOOK_LOG_SIZE, type WebhookEndpoint, type WebhookRegistration, type WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import { insertByReceipt } from '../../state/webhook-log.js';
@@ -37,6 +39,7 @@ import { actingOrganization, listedOrganization } from '../organization.js';
 
 export interface WebhookRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Receives deliveries; its secrets (the engine's) seal signing secrets as they come in, and open them to sign a test payload. */
   readonly receiver: WebhookReceiver;
   /** Open event streams, ended at a graceful stop. */
   readonly hub: StreamHub;
@@ -78,6 +81,7 @@ const baseUrlOf = (request: FastifyRequest) => `${request.protocol}://${request.
 export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { store, receiver } = deps;
+  const secrets: SecretBox = receiver.secrets;
   const now = deps.now ?? (() => new Date());
   const state = store.state;
   const admin = { auth: { permission: 'ADMIN' as const } };
@@ -122,16 +126,23 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
         };
       }
       const at = now().toISOString();
+      const webhookId = uuidv7(now());
       const envs: EndpointEnvironment[] =
         b.environmentMode === 'PER_ENVIRONMENT' ? ['DEVELOPMENT', 'PRODUCTION'] : ['ALL'];
-      // A given secret is used for every endpoint; generated ones differ per endpoint.
-      const endpoints: WebhookEndpoint[] = envs.map((environment) => ({
-        environment,
-        token: newToken(),
-        secrets: b.authType === 'NONE' ? [] : [{ secret: b.secret ?? newSecret(b.provider), expiresAt: null }],
-      }));
+      // A given secret is used for every endpoint; generated ones differ per endpoint. Each is
+      // sealed here, before its record exists; the answer shows it in plain text, this once.
+      const plain = new Map(envs.map((e) => [e, b.authType === 'NONE' ? null : (b.secret ?? newSecret(b.provider))]));
+      const endpoints: WebhookEndpoint[] = envs.map((environment) => {
+        const secret = plain.get(environment) ?? null;
+        const context = webhookSecretContext({ organization, webhookId }, environment);
+        return {
+          environment,
+          token: newToken(),
+          secrets: secret === null ? [] : [{ secret: secrets.seal(secret, context), expiresAt: null }],
+        };
+      });
       const webhook: WebhookRegistration = {
-        webhookId: uuidv7(now()),
+        webhookId,
         name: b.name,
         organization,
         provider: b.provider,
@@ -143,7 +154,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
         createdAt: at,
         updatedAt: at,
       };
-      await store.commit({ type: 'webhook.saved', webhook });
+      await store.commit(...secrets.pin(store.state), { type: 'webhook.saved', webhook });
       const base = baseUrlOf(request);
       const registered: RegisteredWebhook = {
         ...view(webhook, base),
@@ -151,7 +162,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
           environment: e.environment,
           token: e.token,
           url: `${base}/webhook/receive/${e.token}`,
-          secret: e.secrets[0]?.secret ?? null,
+          secret: plain.get(e.environment) ?? null,
         })),
       };
       return reply.status(201).send(registered);
@@ -245,12 +256,19 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
         const previous = e.secrets
           .filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > at.getTime())
           .map((s) => ({ secret: s.secret, expiresAt: keepMs === 0 ? at.toISOString() : until }));
+        const sealed = secrets.seal(secret, webhookSecretContext(w, e.environment));
         return {
           ...e,
-          secrets: [{ secret, expiresAt: null }, ...previous.filter((s) => Date.parse(s.expiresAt) > at.getTime())],
+          secrets: [
+            { secret: sealed, expiresAt: null },
+            ...previous.filter((s) => Date.parse(s.expiresAt) > at.getTime()),
+          ],
         };
       });
-      await store.commit({ type: 'webhook.saved', webhook: { ...w, endpoints, updatedAt: at.toISOString() } });
+      await store.commit(...secrets.pin(store.state), {
+        type: 'webhook.saved',
+        webhook: { ...w, endpoints, updatedAt: at.toISOString() },
+      });
       return { name: w.name, rotated, previousValidUntil: keepMs === 0 ? null : until };
     },
   });
@@ -342,7 +360,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
       const at = now();
       const headers = signDelivery(
         schemeOf(w),
-        liveSecrets(w, environment, at)[0] ?? '',
+        liveSecrets(w, environment, at, secrets)[0] ?? '',
         Buffer.from(request.body.body, 'base64'),
         at,
         {

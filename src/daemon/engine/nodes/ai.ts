@@ -1,4 +1,5 @@
 import { parseDuration } from '../../../shared/duration.js';
+import { MAX_CALL_TIMEOUT_MS } from '../../../shared/flow/timeouts.js';
 import type { AiTaskNode, CallAgentNode } from '../../../shared/flow/types.js';
 import type { AiAnswer, AiCall, AiMessage } from '../../ai/types.js';
 import { MEMORY_MAX_ENTRY_BYTES } from '../../state/memory.js';
@@ -82,7 +83,7 @@ export function modelCall(node: ModelNode, scope: NodeScope, messages: readonly 
     ...(node.temperature !== undefined && { temperature: node.temperature }),
     ...(node.maxTokens !== undefined && { maxTokens: node.maxTokens }),
     ...(node.seed !== undefined && { seed: node.seed }),
-    timeoutMs: parseDuration(node.timeout ?? AI_TIMEOUT),
+    timeoutMs: Math.min(parseDuration(node.timeout ?? AI_TIMEOUT), MAX_CALL_TIMEOUT_MS),
     retry: retryPolicy(node.retry),
     repairs: node.repairs ?? 1,
   };

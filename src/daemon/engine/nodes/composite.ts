@@ -84,7 +84,7 @@ export const boundaryEvent: NodeHandler<BoundaryEventNode> = { run: () => ({ kin
  */
 export const loopNode: NodeHandler<LoopNode> = {
   run: (node, scope) => {
-    const max = node.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+    const max = maxIterations(node, scope);
     let items: unknown[] | null = null;
     if (node.collection !== undefined) {
       const resolved = scope.resolve(node.collection);
@@ -99,7 +99,7 @@ export const loopNode: NodeHandler<LoopNode> = {
         return {
           kind: 'fail',
           code: 'LOOP_LIMIT',
-          message: `the collection has ${resolved.length} items; maxIterations is ${max}`,
+          message: `the collection has ${resolved.length} items; ${iterationsLimit(node, scope)}`,
         };
       }
       items = resolved;
@@ -117,8 +117,9 @@ export const loopNode: NodeHandler<LoopNode> = {
     if (node.collect !== undefined)
       collected[child.iteration ?? wait.state.done] = child.variables[node.collect] ?? null;
     const state: LoopState = { ...wait.state, done: wait.state.done + 1, running: wait.state.running - 1, collected };
-    // A sequential iteration hands its variables on (to the next iteration, the condition, and the flow).
-    const merged = node.parallel === true ? undefined : { ...child.variables };
+    // A sequential iteration hands its variables on (to the next iteration, the condition, and the
+    // flow): those it changed, since the rest are the very values it was started with.
+    const merged = node.parallel === true ? undefined : changedVariables(child.variables, scope.instance.variables);
     return advance(
       node,
       scope,
@@ -129,6 +130,30 @@ export const loopNode: NodeHandler<LoopNode> = {
   },
 };
 
+/** The variables of `after` whose value is not the very one `before` holds under that name. */
+function changedVariables(
+  after: Readonly<Record<string, unknown>>,
+  before: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const changed: Record<string, unknown> = {};
+  for (const key of Object.keys(after))
+    if (!Object.hasOwn(before, key) || after[key] !== before[key]) changed[key] = after[key];
+  return changed;
+}
+
+/** The iterations a loop may run: its `maxIterations` (default 1000), never more than the daemon allows. */
+function maxIterations(node: LoopNode, scope: NodeScope): number {
+  return Math.min(node.maxIterations ?? DEFAULT_MAX_ITERATIONS, scope.maxLoopIterations);
+}
+
+/** Which bound `maxIterations` is, in words. */
+function iterationsLimit(node: LoopNode, scope: NodeScope): string {
+  const own = node.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+  return own <= scope.maxLoopIterations
+    ? `maxIterations is ${own}`
+    : `the daemon's loop-iterations limit is ${scope.maxLoopIterations}`;
+}
+
 /** Starts what may start now, or completes the loop when nothing is left. */
 function advance(
   node: LoopNode,
@@ -137,7 +162,7 @@ function advance(
   variables: Readonly<Record<string, unknown>>,
   handedOn: Record<string, unknown> | undefined,
 ): Outcome {
-  const max = node.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+  const max = maxIterations(node, scope);
   const width = node.parallel === true ? (node.concurrency ?? DEFAULT_CONCURRENCY) : 1;
   const itemVariable = node.itemVariable ?? 'item';
   const indexVariable = node.indexVariable ?? 'index';
@@ -152,7 +177,7 @@ function advance(
         return {
           kind: 'fail',
           code: 'LOOP_LIMIT',
-          message: `the condition still holds after maxIterations (${max}) iterations`,
+          message: `the condition still holds after ${max} iterations; ${iterationsLimit(node, scope)}`,
         };
     }
     const iterationVars = extensibleCopy(

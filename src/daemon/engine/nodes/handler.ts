@@ -15,6 +15,8 @@ export interface NodeScope {
   /** The node's id in the flow. */
   readonly nodeId: string;
   readonly now: Date;
+  /** The most iterations a loopNode may run, whatever its `maxIterations` says (the daemon's loop-iterations limit). */
+  readonly maxLoopIterations: number;
   /**
    * Resolves `{ref}` templates in a property (deeply); a missing reference logs a WARN.
    * `fallback` holds values a reference finds when no variable of that name exists.

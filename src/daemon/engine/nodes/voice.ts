@@ -1,5 +1,6 @@
 import { parseDuration } from '../../../shared/duration.js';
 import { fileIdOf } from '../../../shared/file-ref.js';
+import { MAX_CALL_TIMEOUT_MS } from '../../../shared/flow/timeouts.js';
 import type { VoiceTaskNode } from '../../../shared/flow/types.js';
 import type { Spoken, Transcribed } from '../../voice/types.js';
 import { asText, type NodeHandler } from './handler.js';
@@ -20,7 +21,7 @@ export const voiceTask: NodeHandler<VoiceTaskNode> = {
       organization: scope.instance.organization,
       provider: node.provider === undefined ? null : asText(scope.resolve(node.provider)),
       ...(node.model !== undefined && { model: asText(scope.resolve(node.model)) }),
-      timeoutMs: parseDuration(node.timeout ?? VOICE_TIMEOUT),
+      timeoutMs: Math.min(parseDuration(node.timeout ?? VOICE_TIMEOUT), MAX_CALL_TIMEOUT_MS),
       retry: retryPolicy(node.retry),
     };
     if (node.operation === 'speak') {

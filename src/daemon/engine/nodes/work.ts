@@ -1,4 +1,5 @@
 import { parseDuration } from '../../../shared/duration.js';
+import { MAX_CALL_TIMEOUT_MS, MAX_SCRIPT_TIMEOUT_MS } from '../../../shared/flow/timeouts.js';
 import type { RetrySpec, ScriptTaskNode, ServiceTaskNode } from '../../../shared/flow/types.js';
 import { DEFAULT_RETRY } from '../work/http-request.js';
 import { asText, type NodeHandler, type Outcome, type ResumeInput } from './handler.js';
@@ -57,7 +58,8 @@ export const serviceTask: NodeHandler<ServiceTaskNode> = {
           headers,
           query: (scope.resolve(node.query ?? {}) ?? {}) as Record<string, unknown>,
           ...(node.body !== undefined && { body: scope.resolve(node.body) }),
-          timeoutMs: parseDuration(node.timeout ?? SERVICE_TIMEOUT),
+          // A flow published before the ceiling runs at the ceiling.
+          timeoutMs: Math.min(parseDuration(node.timeout ?? SERVICE_TIMEOUT), MAX_CALL_TIMEOUT_MS),
           retry: retryPolicy(node.retry),
           ...(node.acceptStatus !== undefined && { acceptStatus: node.acceptStatus }),
         },
@@ -82,7 +84,7 @@ export const scriptTask: NodeHandler<ScriptTaskNode> = {
       run: {
         script: node.script,
         vars: { ...scope.instance.variables },
-        timeoutMs: parseDuration(node.timeout ?? SCRIPT_TIMEOUT),
+        timeoutMs: Math.min(parseDuration(node.timeout ?? SCRIPT_TIMEOUT), MAX_SCRIPT_TIMEOUT_MS),
       },
     },
   }),

@@ -9,23 +9,40 @@
  * - Backstop: a worker that does not answer within the timeout + 2 s is terminated and replaced;
  *   one that dies fails its run with SCRIPT_CRASHED and is replaced. The event loop of the daemon
  *   never runs script code.
+ * - Fair between organizations (script-lanes.ts): a free worker goes to the organization holding
+ *   the fewest; one holding none while every worker is busy borrows a worker beyond the pool (at
+ *   most `size` such; one kept idle while the pool stays full), so another organization's long
+ *   scripts never keep its script waiting.
+ * - A run's timeout is at most MAX_SCRIPT_TIMEOUT_MS, whatever it asks.
  *
  * Workers start lazily, are unref()'d while idle (they never keep a process alive on their own)
  * and are terminated by close().
  */
 import { Worker } from 'node:worker_threads';
+import { MAX_SCRIPT_TIMEOUT_MS } from '../../../shared/flow/timeouts.js';
+import { MAX_TIMER_MS } from './http-request.js';
 import type { WorkFailureCode, WorkResult } from './result.js';
+import { ScriptLanes, type LaneKey } from './script-lanes.js';
 import type { ScriptRequest, ScriptResponse } from './script-worker.js';
 
 export interface ScriptRun {
   readonly script: string;
   readonly vars: Record<string, unknown>;
+  /** Cut to MAX_SCRIPT_TIMEOUT_MS; not positive or not finite: DEFAULT_SCRIPT_TIMEOUT_MS. */
   readonly timeoutMs: number;
   readonly memoryBytes?: number;
+  /** Whose run it is: the pool shares its workers fairly between organizations (default ''). */
+  readonly organization?: string;
+  /** Within the organization, runs of different executions take turns (default ''). */
+  readonly execution?: string;
 }
 
 export interface ScriptRunner {
+  /** Runs `job` when a worker is free for it; never rejects (failures are results). */
   run(job: ScriptRun, signal?: AbortSignal): Promise<WorkResult>;
+  /** Runs on a worker now, runs queued, and workers (idle or busy). */
+  stats(): { readonly running: number; readonly queued: number; readonly workers: number };
+  /** Cancels what is queued or running (CANCELLED) and terminates the workers. */
   close(): Promise<void>;
 }
 
@@ -39,6 +56,9 @@ const WORKER_URL = new URL('./script-worker.js', import.meta.url);
 
 interface Job {
   readonly req: ScriptRequest;
+  readonly key: LaneKey;
+  /** Taken from the lanes onto a worker: its lane counts it as running until it finishes. */
+  started: boolean;
   readonly resolve: (result: WorkResult) => void;
   readonly signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
@@ -60,8 +80,9 @@ function failure(code: WorkFailureCode, message: string): WorkResult {
 }
 
 /**
- * A pool of `size` sandbox workers (default DEFAULT_SCRIPT_POOL_SIZE); `memoryBytes` is a run's
- * default memory cap, `maxJsonDepth` how deep a result may nest (SCRIPT_RESULT_INVALID beyond).
+ * A pool of `size` sandbox workers (default DEFAULT_SCRIPT_POOL_SIZE), and up to `size` more
+ * lent to organizations that hold none while the pool is busy; `memoryBytes` is a run's default
+ * memory cap, `maxJsonDepth` how deep a result may nest (SCRIPT_RESULT_INVALID beyond).
  */
 export function createScriptRunner(options?: {
   readonly size?: number;
@@ -71,7 +92,9 @@ export function createScriptRunner(options?: {
   const size = Math.max(1, Math.floor(options?.size ?? DEFAULT_SCRIPT_POOL_SIZE));
   const defaultMemory = options?.memoryBytes ?? DEFAULT_SCRIPT_MEMORY_BYTES;
   const slots: Slot[] = [];
-  const queue: Job[] = [];
+  const lanes = new ScriptLanes<Job>();
+  /** Slots with a job: at most `size`, or `2 * size` counting the ones lent (see pump). */
+  let busy = 0;
   const terminating = new Set<Promise<unknown>>();
   let nextId = 1;
   let closed = false;
@@ -81,8 +104,13 @@ export function createScriptRunner(options?: {
     job.done = true;
     if (job.timer) clearTimeout(job.timer);
     if (job.onAbort) job.signal?.removeEventListener('abort', job.onAbort);
-    if (job.slot?.job === job) job.slot.job = undefined;
+    if (job.slot?.job === job) {
+      job.slot.job = undefined;
+      busy--;
+    }
     job.slot = undefined;
+    if (job.started) lanes.finished(job.key.organization);
+    else lanes.remove(job, job.key);
     job.resolve(result);
   }
 
@@ -139,42 +167,48 @@ export function createScriptRunner(options?: {
 
   function dispatch(slot: Slot, job: Job): void {
     slot.job = job;
+    busy++;
     job.slot = slot;
+    job.started = true;
     slot.worker.ref();
-    job.timer = setTimeout(() => {
-      if (job.done || job.slot !== slot) return;
-      retire(slot);
-      finish(
-        job,
-        failure(
-          'SCRIPT_TIMEOUT',
-          `the script ran longer than its ${job.req.timeoutMs} ms limit (its worker was terminated)`,
-        ),
-      );
-      pump();
-    }, job.req.timeoutMs + BACKSTOP_MS);
+    job.timer = setTimeout(
+      () => {
+        if (job.done || job.slot !== slot) return;
+        retire(slot);
+        finish(
+          job,
+          failure(
+            'SCRIPT_TIMEOUT',
+            `the script ran longer than its ${job.req.timeoutMs} ms limit (its worker was terminated)`,
+          ),
+        );
+        pump();
+      },
+      Math.min(job.req.timeoutMs + BACKSTOP_MS, MAX_TIMER_MS),
+    );
     slot.worker.postMessage(job.req);
   }
 
+  /**
+   * Hands queued runs to workers, fairly (ScriptLanes), up to `size` at once; an organization
+   * that holds none may go beyond, up to `2 * size`: its script does not wait for another's to
+   * end (which may take MAX_SCRIPT_TIMEOUT_MS). Idle workers beyond `size` are then retired,
+   * but one while the pool is full: the next lent run need not start a thread again.
+   */
   function pump(): void {
-    while (!closed && queue.length > 0) {
-      let slot = slots.find((s) => !s.job && !s.retired);
-      if (!slot) {
-        if (slots.length >= size) return;
-        slot = spawn();
-      }
-      dispatch(slot, queue.shift()!);
+    while (!closed) {
+      const holds = lanes.nextHolds();
+      if (holds === undefined || busy >= (holds === 0 ? 2 * size : size)) break;
+      const next = lanes.take()!;
+      dispatch(slots.find((s) => !s.job && !s.retired) ?? spawn(), next.item);
     }
+    const keep = Math.max(size, busy >= size ? busy + 1 : 0);
+    for (const slot of slots.filter((s) => !s.job)) if (slots.length > keep) retire(slot);
   }
 
   function cancel(job: Job, message: string): void {
     if (job.done) return;
-    const slot = job.slot;
-    if (slot) retire(slot);
-    else {
-      const i = queue.indexOf(job);
-      if (i >= 0) queue.splice(i, 1);
-    }
+    if (job.slot) retire(job.slot);
     finish(job, failure('CANCELLED', message));
     pump();
   }
@@ -189,7 +223,10 @@ export function createScriptRunner(options?: {
       } catch (err) {
         return Promise.resolve(failure('SCRIPT_ERROR', `the variables are not JSON: ${(err as Error).message}`));
       }
-      const timeoutMs = Number.isFinite(run.timeoutMs) && run.timeoutMs > 0 ? run.timeoutMs : DEFAULT_SCRIPT_TIMEOUT_MS;
+      const timeoutMs =
+        Number.isFinite(run.timeoutMs) && run.timeoutMs > 0
+          ? Math.min(run.timeoutMs, MAX_SCRIPT_TIMEOUT_MS)
+          : DEFAULT_SCRIPT_TIMEOUT_MS;
       const memory = run.memoryBytes ?? defaultMemory;
       // QuickJS reads a negative limit as "none": only positive, finite limits are taken.
       const memoryBytes = Number.isFinite(memory) && memory > 0 ? Math.floor(memory) : DEFAULT_SCRIPT_MEMORY_BYTES;
@@ -202,19 +239,34 @@ export function createScriptRunner(options?: {
         ...(options?.maxJsonDepth !== undefined && { maxJsonDepth: options.maxJsonDepth }),
       };
       return new Promise<WorkResult>((resolve) => {
-        const job: Job = { req, resolve, signal, onAbort: undefined, slot: undefined, timer: undefined, done: false };
+        const key: LaneKey = { organization: run.organization ?? '', execution: run.execution ?? '' };
+        const job: Job = {
+          req,
+          key,
+          started: false,
+          resolve,
+          signal,
+          onAbort: undefined,
+          slot: undefined,
+          timer: undefined,
+          done: false,
+        };
         if (signal) {
           job.onAbort = () => cancel(job, 'the script was cancelled');
           signal.addEventListener('abort', job.onAbort, { once: true });
         }
-        queue.push(job);
+        lanes.push(job, key);
         pump();
       });
     },
 
+    stats() {
+      return { running: busy, queued: lanes.queued, workers: slots.length };
+    },
+
     async close(): Promise<void> {
       closed = true;
-      for (const job of queue.splice(0)) finish(job, failure('CANCELLED', 'the script runner was closed'));
+      for (const job of lanes.drain()) finish(job, failure('CANCELLED', 'the script runner was closed'));
       for (const slot of [...slots]) {
         if (slot.job) finish(slot.job, failure('CANCELLED', 'the script runner was closed'));
         retire(slot);

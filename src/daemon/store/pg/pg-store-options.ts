@@ -44,9 +44,13 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   /**
    * Wait as a standby while another daemon holds the lease (lease.ts); refused otherwise. A
    * standby keeps a copy of the state current while it waits (journal-follower.ts): `following`
-   * is given the sequence number of the last entry it applied (null once that copy is gone).
+   * is given the sequence number of the last entry it applied (null once that copy is gone);
+   * `loaded`, the copy once loaded, before the wait: a throw refuses the open.
    */
-  readonly standby?: LeaseOptions['standby'] & { readonly following?: (appliedSeq: (() => number) | null) => void };
+  readonly standby?: LeaseOptions['standby'] & {
+    readonly following?: (appliedSeq: (() => number) | null) => void;
+    readonly loaded?: (state: S) => void;
+  };
   readonly logger?: StoreLogger;
 }
 

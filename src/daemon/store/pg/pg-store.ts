@@ -212,6 +212,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       // lease taken, it reads what was appended since (only that: the old owner is fenced).
       if (options.standby) {
         const copy = (follower = await JournalFollower.load(pool, follow));
+        options.standby.loaded?.(copy.state);
         copy.follow(options.connectionString, (options.leaseMs ?? DEFAULT_LEASE_MS) / 3, logger);
         options.standby.following?.(() => copy.lastSeq);
       }

@@ -251,11 +251,45 @@ file, with offsets (exit 1 when any)
 Options:
   --accept-loss  when the only damage is in the last journal segment, cut it
                  there (saying what is lost), then check again
+  --adopt        when the only finding is a missing store.manifest, write one
+                 for what the directory holds (only for a directory known to be
+                 whole), then check again
   -h, --help     display help for command
 
 Examples:
   $ wfx daemon check
   $ wfx daemon check --data-dir /srv/wfx --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx daemon rotate-secrets-key --help 1`] = `
+Usage: wfx daemon rotate-secrets-key [options]
+
+seal every stored secret again with a new key, added to the key file (or
+--key-id: one added there already)
+
+Options:
+  --key-id <id>  a key already in the key file (on a database: in every
+                 daemon's), by its id
+  -h, --help     display help for command
+
+Examples:
+  $ wfx daemon rotate-secrets-key
+  $ wfx daemon rotate-secrets-key --key-id 3f9a0c1d22e4b5a6
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx daemon secrets --help 1`] = `
+Usage: wfx daemon secrets [options]
+
+the keys that encrypt stored secrets: where they are kept, and how many secrets
+each seals
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx daemon secrets --json
 
 `
 
@@ -292,6 +326,12 @@ Options:
   --http-allow <cidrs>                CIDRs serviceTask may connect to though
                                       refused by default: own port, link-local
                                       (default $WFX_HTTP_ALLOW)
+  --limit <name=value>                change one of what an execution, tree or
+                                      organization may hold, NAME=VALUE,
+                                      repeatable: variables-size, log-size,
+                                      branches, children, tree-executions,
+                                      loop-iterations, live-executions
+                                      (docs/operations.md, Limits)
   --store <url>                       keep state in PostgreSQL instead of the
                                       data directory:
                                       postgres://user@host:5432/db (default
@@ -315,6 +355,16 @@ Options:
                                       requests while it serves (default: the
                                       address it listens on; with --host
                                       0.0.0.0, this host's name)
+  --secrets-key-file <file>           the file of the keys that encrypt stored
+                                      secrets (default $WFX_SECRETS_KEY_FILE,
+                                      else <data-dir>/secrets.key, made on first
+                                      start); $WFX_SECRETS_KEY gives the keys
+                                      themselves
+  --secrets-keyring                   keep the keys that encrypt stored secrets
+                                      in the OS keyring instead of a file
+  --forget-secrets-without-key        the keys lost: start anyway, forgetting
+                                      the stored secrets sealed with keys this
+                                      daemon lacks (set them again)
   -h, --help                          display help for command
 
 Examples:
@@ -373,6 +423,12 @@ Options:
   --http-allow <cidrs>                CIDRs serviceTask may connect to though
                                       refused by default: own port, link-local
                                       (default $WFX_HTTP_ALLOW)
+  --limit <name=value>                change one of what an execution, tree or
+                                      organization may hold, NAME=VALUE,
+                                      repeatable: variables-size, log-size,
+                                      branches, children, tree-executions,
+                                      loop-iterations, live-executions
+                                      (docs/operations.md, Limits)
   --store <url>                       keep state in PostgreSQL instead of the
                                       data directory:
                                       postgres://user@host:5432/db (default
@@ -396,6 +452,16 @@ Options:
                                       requests while it serves (default: the
                                       address it listens on; with --host
                                       0.0.0.0, this host's name)
+  --secrets-key-file <file>           the file of the keys that encrypt stored
+                                      secrets (default $WFX_SECRETS_KEY_FILE,
+                                      else <data-dir>/secrets.key, made on first
+                                      start); $WFX_SECRETS_KEY gives the keys
+                                      themselves
+  --secrets-keyring                   keep the keys that encrypt stored secrets
+                                      in the OS keyring instead of a file
+  --forget-secrets-without-key        the keys lost: start anyway, forgetting
+                                      the stored secrets sealed with keys this
+                                      daemon lacks (set them again)
   -h, --help                          display help for command
 
 Examples:
@@ -1104,6 +1170,9 @@ Options:
   --event-id-header <name>    CUSTOM: the header with the event id (idempotency)
   --event-id-path <path>      CUSTOM: the dotted path of the event id in the
                               body
+  --max-body-bytes <size>     the largest body a delivery may have: bytes, or
+                              KiB/MiB (default 1MiB, at most 25MiB); a larger
+                              one is answered 413 and logged
   -h, --help                  display help for command
 
 Examples:

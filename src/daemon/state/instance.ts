@@ -1,0 +1,107 @@
+/**
+ * An execution as the live state holds it: its fields, its node instances and its log lines.
+ * Plain JSON, as the rest of the state (state.ts).
+ */
+import type {
+  AgentCall,
+  AgentMessage,
+  Environment,
+  ExecutionUsage,
+  InstanceError,
+  LogEntry,
+  StateCd,
+  StatusCd,
+  Wait,
+} from '../../shared/api/index.js';
+
+/** One execution of a flow version. */
+export interface Instance {
+  readonly processInstanceId: string;
+  readonly processId: string;
+  readonly processName: string;
+  readonly processVersion: string;
+  readonly organization: string;
+  readonly environment: Environment;
+  readonly correlationKey: string | null;
+  readonly parentInstanceId: string | null;
+  /** The parent's node instance (subProcess, loopNode) that waits for this child; absent on a top-level execution. */
+  readonly parentNodeInstanceId?: string;
+  /**
+   * For a child running a body of its flow (an embedded subProcess, a loop iteration): the
+   * path of container node ids to that body (see nodesAt). Absent: the flow's own nodes.
+   */
+  readonly scope?: readonly string[];
+  /** A loop iteration's 0-based index. */
+  readonly iteration?: number;
+  /** The tool call of its parent's callAgent that this execution runs. */
+  readonly toolCallId?: string;
+  /** How many callProcess starts led to this execution (bounded: a flow calling itself fails). */
+  readonly callDepth?: number;
+  /**
+   * The execution at the top of its tree: children and executions started by callProcess carry
+   * their starter's root (or the starter itself). Absent: this execution is a root.
+   */
+  readonly root?: string;
+  /** The JSON size of `variables`, kept up by the reducer (sizes.ts); absent in records written before it was. */
+  varSize?: number;
+  /** The JSON size of `logs`, kept up by the reducer (sizes.ts). */
+  logSize?: number;
+  /** Node instances Active or Waiting: the execution's parallel branches (sizes.ts). */
+  liveNodes?: number;
+  stateCd: StateCd;
+  readonly startTime: string;
+  endTime: string | null;
+  variables: Record<string, unknown>;
+  output: Record<string, unknown> | null;
+  error: InstanceError | null;
+  /** Node instances by id (`n1`, `n2`, ...), in creation order. */
+  nodes: Record<string, NodeInstance>;
+  /** Number of node instances created so far: the next id is `n${nodeCount + 1}`. */
+  nodeCount: number;
+  /** Tokens waiting at converging gateways: gateway node id -> incoming edge key -> count. */
+  joins: Record<string, Record<string, number>>;
+  /** Execution log, in order (compact: see LogLine; read it with logEntry); an entry's SSE id is its index + 1. */
+  logs: LogLine[];
+  /** Model tokens its aiTasks used, summed over their completed calls; absent before the first. */
+  usage?: ExecutionUsage;
+}
+
+export interface NodeInstance {
+  readonly id: string;
+  readonly nodeId: string;
+  readonly nodeName: string;
+  readonly nodeType: string;
+  statusCd: StatusCd;
+  readonly startTime: string;
+  endTime: string | null;
+  /** What a waiting node waits for (statusCd 1); null otherwise. */
+  wait: Wait | null;
+  /** Child executions this node started (subProcess, loopNode), oldest first. */
+  children?: string[];
+  /** Non-interrupting boundary events of this node that fired already (each fires once). */
+  fired?: string[];
+  /** A callAgent's conversation and tool calls (appended by `agent.updated`). */
+  agent?: LiveAgentState;
+}
+
+/** AgentState as the reducer keeps it: lists appended to in place. */
+export interface LiveAgentState {
+  messages: AgentMessage[];
+  steps: number;
+  calls: AgentCall[];
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+/**
+ * An execution log line as kept. Most lines are one string, `"<node instance> <level> <ms>
+ * <message>"` (`"n3 INFO 0 waiting for input"`): the node named by its node instance (empty: the
+ * execution itself; a node instance id never holds a space) and the time as milliseconds after
+ * the execution's start, so no line repeats the node's id, name and type or a timestamp string.
+ * One string takes less memory than an array and parses faster from the snapshot, and a waiting
+ * execution's log is much of its memory (docs/decisions/). A line with a copy of the variables
+ * is `[nodeInstanceId, level, message, ms, variables]`; a line that names a node without an
+ * instance (a warning while resolving) is kept whole. Arrays whose time is an ISO string, and
+ * arrays without variables, are older forms still read. Written and read by log-line.ts.
+ */
+export type LogLine =
+  LogEntry | string | readonly [string, LogEntry['level'], string, number | string, Record<string, unknown>?];

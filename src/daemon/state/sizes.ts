@@ -1,0 +1,111 @@
+/**
+ * What an execution holds, counted as the reducer applies its records: the JSON size of its
+ * variables and of its log, and its live node instances (its parallel branches). The engine
+ * checks its limits against these before a step spends the memory (engine/limits.ts); kept on
+ * the execution, they cost a number each instead of a walk over the variables at every node.
+ * An execution from a snapshot written before they existed has them counted on first use.
+ */
+import { assignOwn } from '../../shared/json-object.js';
+import { jsonSize } from '../../shared/json-size.js';
+import { STATUS, type Instance, type LogLine } from './state.js';
+
+/**
+ * A log line carries a copy of the variables (a node that set some, the start) only while the
+ * log holds less than this: past it, lines keep their message and the variables are read from
+ * the execution. Each copy is written out whole in snapshots, history and log streams. A
+ * constant, not an option: the reducer must decide alike on every replay.
+ */
+export const LOG_VARIABLES_BYTES = 4 * 1024 * 1024;
+
+/** The JSON size of `inst`'s variables (counted now if its record predates the count). */
+export function variablesSize(inst: Instance): number {
+  return inst.varSize ?? (inst.varSize = jsonSize(inst.variables));
+}
+
+/** The JSON size of `inst`'s log. */
+export function logSize(inst: Instance): number {
+  return inst.logSize ?? (inst.logSize = jsonSize(inst.logs));
+}
+
+/** `inst`'s node instances that are Active or Waiting: its tokens, each a parallel branch. */
+export function liveNodes(inst: Instance): number {
+  if (inst.liveNodes !== undefined) return inst.liveNodes;
+  let n = 0;
+  for (const id in inst.nodes) {
+    const s = inst.nodes[id]!.statusCd;
+    if (s === STATUS.ACTIVE || s === STATUS.WAITING) n++;
+  }
+  return (inst.liveNodes = n);
+}
+
+/** What merging a set of variables into an execution's would make: their size, and the size of what is set. */
+export interface VariablesMeasure {
+  /** The JSON size of the variables with the set merged in. */
+  readonly total: number;
+  /** The JSON size of the set's values (what its record writes). */
+  readonly written: number;
+}
+
+/**
+ * The JSON size `inst`'s variables would have with `set` merged into them (the values `set`
+ * replaces taken out, its own put in), and of what `set` writes. Stops counting once either
+ * is past `cap` (it is then over it). Pure.
+ */
+export function measureVariables(
+  inst: Instance,
+  set: Readonly<Record<string, unknown>>,
+  cap = Number.POSITIVE_INFINITY,
+): VariablesMeasure {
+  let total = variablesSize(inst);
+  let written = 0;
+  const vars = inst.variables;
+  for (const key in set) {
+    if (!Object.hasOwn(set, key)) continue;
+    if (Object.hasOwn(vars, key) && vars[key] !== undefined) total -= jsonSize(vars[key]) + key.length + 4;
+    const value = set[key];
+    if (value === undefined) continue;
+    const size = jsonSize(value, cap) + key.length + 4;
+    total += size;
+    written += size;
+    if (total > cap || written > cap) break;
+  }
+  return { total, written };
+}
+
+/** Merges `set` into `inst`'s variables (as assignOwn does) and counts their new size. */
+export function setVariables(inst: Instance, set: Readonly<Record<string, unknown>>): void {
+  inst.varSize = measureVariables(inst, set).total;
+  assignOwn(inst.variables, set);
+}
+
+/**
+ * Appends `line` to `inst`'s log and counts it; `variables`: the line carries a copy of the
+ * execution's variables (counted at their size, not walked again).
+ */
+export function pushLog(inst: Instance, line: LogLine, variables: boolean): void {
+  const size =
+    typeof line === 'string'
+      ? line.length + 3
+      : variables
+        ? lineSizeWithout(line) + variablesSize(inst)
+        : jsonSize(line);
+  inst.logSize = logSize(inst) + size;
+  inst.logs.push(line);
+}
+
+/** Whether a new log line of `inst` may carry a copy of its variables (LOG_VARIABLES_BYTES). */
+export function logKeepsVariables(inst: Instance): boolean {
+  return logSize(inst) + variablesSize(inst) <= LOG_VARIABLES_BYTES;
+}
+
+/** A log line's size but for the variables it copies (an array's fifth item, an entry's `variables`). */
+function lineSizeWithout(line: Exclude<LogLine, string>): number {
+  if (Array.isArray(line)) return jsonSize(line.slice(0, 4)) + 1;
+  const { variables: _left, ...rest } = line as { variables?: unknown };
+  return jsonSize(rest) + 12;
+}
+
+/** Counts a node instance becoming live (entered) or ending (completed, failed, cancelled, timed out). */
+export function countLiveNode(inst: Instance, delta: 1 | -1): void {
+  inst.liveNodes = liveNodes(inst) + delta;
+}
