@@ -117,6 +117,8 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/domains': ['get'],
     '/admin/domains/{name}': ['get', 'put', 'delete'],
     '/admin/triggers': ['get'],
+    '/admin/secrets': ['get'],
+    '/admin/secrets/rotate': ['post'],
     '/jobs': ['get'],
     '/jobs/activate': ['post'],
     '/jobs/workers': ['get'],
