@@ -60,13 +60,16 @@ export interface EngineHarness {
   advance(ms: number): void;
   /** Resolves with the first lifecycle event (past or future) that matches. */
   waitFor(match: (e: LifecycleEvent) => boolean): Promise<LifecycleEvent>;
-  /** Closes and reopens store and engine on the same directory (a restart), keeping the clock. */
+  /** Closes and reopens store and engine on the same directory (a restart), keeping the clock and the secrets keys. */
   restart(): Promise<EngineHarness>;
   close(): Promise<void>;
 }
 
 /** What a test may give the engine besides its store, history and clock (kept over restarts). */
-export type HarnessEngineOptions = Pick<EngineOptions, 'ai' | 'voice' | 'keptClaims' | 'thrownPassing' | 'limits'> & {
+export type HarnessEngineOptions = Pick<
+  EngineOptions,
+  'ai' | 'voice' | 'keptClaims' | 'thrownPassing' | 'limits' | 'secrets'
+> & {
   /** The file store's largest file (default its own). */
   readonly maxFileBytes?: number;
   /** The local speech programs voiceTasks run (default espeak-ng and pocketsphinx on the PATH). */
@@ -193,7 +196,8 @@ export async function engineHarness(
     },
     async restart() {
       await close();
-      return engineHarness(t, root, clock, engineOptions);
+      // The same keys, as a daemon's key file outlives it: what the engine sealed opens again.
+      return engineHarness(t, root, clock, { ...engineOptions, secrets: engine.secrets });
     },
     close,
   };
