@@ -1279,6 +1279,21 @@ Example:
 
 `
 
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks update --help 1`] = `
+Usage: wfx webhooks update [options] <name>
+
+change a registration's limits; its endpoints and secrets stay
+
+Options:
+  --max-body-bytes <size>  the largest body a delivery may have: bytes, or
+                           KiB/MiB (at most 25MiB)
+  -h, --help               display help for command
+
+Example:
+  $ wfx webhooks update github --max-body-bytes 5MiB
+
+`
+
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks verify --help 1`] = `
 Usage: wfx webhooks verify [options]
 
