@@ -4,6 +4,7 @@
 import { formatAiBench, runAiBench } from './ai.js';
 import { formatEngineBench, runEngineBench } from './engine.js';
 import { formatFaultBench, runFaultBench } from './fault-load.js';
+import { formatFaultsBench, runFaultsBench } from './faults.js';
 import { formatHttpBench, runHttpBench } from './http.js';
 import { formatJobsBench, runJobsBench } from './jobs.js';
 import { formatPostgresBench, runPostgresBench } from './postgres.js';
@@ -44,4 +45,8 @@ console.log('\n## Publishing big flows\n');
 const publish = formatPublishBench(await runPublishBench());
 console.log(publish);
 await writeSection('publish', `${machineLine()}\n\n${publish}`);
+console.log('\n## Ordinary traffic under attack\n');
+const faults = formatFaultsBench(await runFaultsBench());
+console.log(faults);
+await writeSection('faults', `${machineLine()}\n\n${faults}`);
 console.log('\nwritten to docs/performance.md');

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { parseCidrList, parseLimit, type DaemonOptions, type ExecutionLimits } from '../daemon/launcher.js';
 import { parseDuration } from '../shared/duration.js';
 import { WfxError } from '../shared/errors.js';
@@ -58,6 +58,59 @@ export function parseLease(value: string): number {
     // reported below
   }
   throw new InvalidArgumentError('must be a duration from 1s to 10m, e.g. 10s');
+}
+
+/** `--max-connections`: connections the daemon serves at once, a whole number from 1 to 1,000,000. */
+export function parseMaxConnections(value: string): number {
+  const n = Number(value);
+  if (/^\d+$/.test(value) && n >= 1 && n <= 1_000_000) return n;
+  throw new InvalidArgumentError('must be a whole number from 1 to 1000000');
+}
+
+/** `--headers-timeout`: how long a connection has to send a request's headers, `100ms` to `10m`. */
+export function parseHeadersTimeout(value: string): number {
+  try {
+    const ms = parseDuration(value);
+    if (ms >= 100 && ms <= 600_000) return ms;
+  } catch {
+    // reported below
+  }
+  throw new InvalidArgumentError('must be a duration from 100ms to 10m, e.g. 5s');
+}
+
+/** The connection flags of `daemon start` and `dev`, as commander parses them. */
+export interface ConnectionFlags {
+  readonly maxConnections?: number;
+  /** Milliseconds (parsed from a duration). */
+  readonly headersTimeout?: number;
+}
+
+/** Adds `--max-connections` and `--headers-timeout` to a command that runs a daemon. */
+export function addConnectionFlags(command: Command): Command {
+  return command
+    .option(
+      '--max-connections <n>',
+      'connections served at once; a few more are answered TOO_MANY_CONNECTIONS, the rest reset (default: from the open-files limit)',
+      parseMaxConnections,
+    )
+    .option(
+      '--headers-timeout <duration>',
+      'how long a connection has to send its request headers before it is closed (default 5s)',
+      parseHeadersTimeout,
+    );
+}
+
+/** The DaemonOptions of the connection flags. */
+export function connectionOptions(opts: ConnectionFlags): Pick<DaemonOptions, 'maxConnections' | 'headersTimeoutMs'> {
+  return { maxConnections: opts.maxConnections, headersTimeoutMs: opts.headersTimeout };
+}
+
+/** The connection flags again, for the command line of a daemon started in the background. */
+export function connectionArgs(opts: ConnectionFlags): string[] {
+  return [
+    ...(opts.maxConnections === undefined ? [] : ['--max-connections', String(opts.maxConnections)]),
+    ...(opts.headersTimeout === undefined ? [] : ['--headers-timeout', `${opts.headersTimeout}ms`]),
+  ];
 }
 
 /** `--partitions`: how many partitions a new database is cut into, 1 to 1024. */

@@ -177,11 +177,11 @@ const RETRIES = 5;
 /**
  * Errors a daemon of a database answers before it has done anything (but to an event: see
  * request), with Retry-After: an execution's partition moving between daemons, a daemon
- * restarting to take partition 0. The
+ * restarting to take partition 0, a daemon serving its most connections. The
  * request is sent again after the pause asked (at most 5 s), as Temporal's clients retry
  * "unavailable": a move lasts a load.
  */
-const RETRIED = new Set<string>(['PARTITION_MOVING', 'DAEMON_REJOINING']);
+const RETRIED = new Set<string>(['PARTITION_MOVING', 'DAEMON_REJOINING', 'TOO_MANY_CONNECTIONS']);
 
 /** Milliseconds to wait before sending the request again, or null if it is not to be. */
 function retryPause(res: Response, body: unknown): number | null {

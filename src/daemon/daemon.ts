@@ -3,11 +3,9 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { dataDirPaths, type DaemonInfo } from '../shared/data-dir.js';
 import { writeDaemonJson } from './daemon-json.js';
-import type { ClusterDaemon } from '../shared/api/index.js';
 import { isWfxError, WfxError } from '../shared/errors.js';
-import type { OidcOptions } from './auth/oidc.js';
 import { Engine } from './engine/engine.js';
-import { describeLimits, type ExecutionLimits } from './engine/limits.js';
+import { describeLimits } from './engine/limits.js';
 import { NetworkPolicy } from './engine/work/network-policy.js';
 import { EmailTriggers } from './triggers/email.js';
 import { Scheduler } from './triggers/schedules.js';
@@ -22,6 +20,8 @@ import { FileStore } from './files/file-store.js';
 import type { AiRunner } from './ai/types.js';
 import { tuneGarbageCollector } from './gc-tuning.js';
 import { buildServer } from './server.js';
+import { connectionLimits } from './api/connections.js';
+import { readOpenFilesLimit } from './open-files.js';
 import type { WfxRecord } from './state/records.js';
 import type { Environment, WfxState } from './state/state.js';
 import { History } from './store/history.js';
@@ -33,54 +33,12 @@ import { prepareDataDir, type PreparedDataDir } from './prepare.js';
 import { dataDirError, listenError } from './start-errors.js';
 import type { RecordStore } from './store/record-store.js';
 import { Store } from './store/store.js';
-import { openStore, type StoreChoice } from './open-store.js';
-import { PartitionSharing, sharedServing, type SharingMember } from './sharing.js';
-import { checkKeysHeld, keySourceOf, openSecrets, type SecretsKeyOptions } from './secrets/open-secrets.js';
+import { openStore } from './open-store.js';
+import type { DaemonOptions } from './daemon-options.js';
+import { PartitionSharing, sharedServing } from './sharing.js';
+import { checkKeysHeld, keySourceOf, openSecrets } from './secrets/open-secrets.js';
 
-export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
-  readonly dataDir: string;
-  /** Default 127.0.0.1. */
-  readonly host?: string;
-  /** Default 7878; 0 picks a free port. */
-  readonly port?: number;
-  /** Called just before the daemon listens: frees its port of the standby's listener (rejoin.ts). */
-  readonly beforeListen?: () => Promise<void>;
-  /** On a database: the daemons on it (GET /admin/cluster, rejoin.ts). */
-  readonly cluster?: () => Promise<ClusterDaemon[]>;
-  /** With `share`: who shares the database and holds what (rejoin.ts's ClusterMember), and this daemon's id. */
-  readonly sharing?: SharingMember;
-  /** Also log readable lines to stdout. */
-  readonly foreground?: boolean;
-  /** Finished executions and their logs older than this are pruned (default 7 days). */
-  readonly retentionMs?: number;
-  /** Checkpoint at least this often when anything changed (default 5 minutes). */
-  readonly checkpointIntervalMs?: number;
-  /** Checkpoint after this many journal entries (default 50,000). */
-  readonly checkpointEvery?: number;
-  readonly logLevel?: string;
-  /** Largest request body in bytes (default 1 MiB). */
-  readonly bodyLimit?: number;
-  /** How deep untrusted JSON may nest (default 64): bodies, payloads, work results, variables (json-shape.ts). */
-  readonly maxJsonDepth?: number;
-  /** The largest file the file store takes, in bytes (default DEFAULT_MAX_FILE_BYTES). */
-  readonly maxFileBytes?: number;
-  /** A directory of flow files to validate and publish (organization default) at start. */
-  readonly flowsDir?: string;
-  /** The environment `flowsDir` is published to (default PRODUCTION). */
-  readonly flowsEnvironment?: Environment;
-  /** Accept bearer JWTs from this OIDC issuer (SPEC.md section 6). */
-  readonly oidc?: OidcOptions;
-  /** A webhook delivery's event id (and body hash) makes a later one a duplicate this long (default 72 hours). */
-  readonly webhookReplayWindowMs?: number;
-  /** CIDRs serviceTask calls may never connect to (work/network-policy.ts); wins over `httpAllow`. */
-  readonly httpDeny?: readonly string[];
-  /** CIDRs serviceTask calls may connect to though a built-in rule refuses them (own listener, link-local). */
-  readonly httpAllow?: readonly string[];
-  /** What one execution, tree and organization may hold (engine/limits.ts; `--limit NAME=VALUE`); the rest take their defaults. */
-  readonly limits?: Partial<ExecutionLimits>;
-  /** Where the keys that encrypt stored secrets are: default `<data-dir>/secrets.key`, made on first start. */
-  readonly secretsKey?: SecretsKeyOptions;
-}
+export type { DaemonOptions };
 
 /** A daemon that is serving. */
 export interface RunningDaemon {
@@ -209,6 +167,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // jose (dozens of ES modules) loads only for a daemon that accepts OIDC tokens: loaded always,
     // it slowed every start (docs/decisions/019-restart-path.md).
     const bearer = options.oidc ? (await import('./auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
+    const connections = connectionLimits(options, readOpenFilesLimit(), (line) => logger.warn(line));
     const app = buildServer({
       store,
       engine,
@@ -235,6 +194,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
         }),
       files,
       flowChecker,
+      connections,
     });
     const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
     await options.beforeListen?.();
@@ -247,7 +207,13 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const info = await writeDaemonJson(options.dataDir, `http://${urlHost}:${address.port}`);
     logger.info(
-      { url: info.url, dataDir: options.dataDir, store: storeKind.location, bootstrapKey: paths.bootstrapKey },
+      {
+        url: info.url,
+        dataDir: options.dataDir,
+        store: storeKind.location,
+        bootstrapKey: paths.bootstrapKey,
+        maxConnections: connections.maxConnections,
+      },
       'wfx daemon listening',
     );
     // Up: the route validators not compiled yet are compiled now, a turn of the event loop at a time.

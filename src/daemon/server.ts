@@ -1,20 +1,16 @@
-import { STATUS_CODES } from 'node:http';
-import { Readable, type Duplex } from 'node:stream';
+import { Readable } from 'node:stream';
 import swagger from '@fastify/swagger';
 import { Ajv, type ValidateFunction } from 'ajv';
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-} from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { FastifySSEPlugin } from 'fastify-sse-v2';
 import { ErrorAnswer, type ErrorBody } from '../shared/api/index.js';
-import { ERROR_CODES, WfxError, type ErrorCode } from '../shared/errors.js';
+import { WfxError } from '../shared/errors.js';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, formatJsonPath, jsonDepthExcess } from '../shared/json-shape.js';
 import { VERSION } from '../shared/version.js';
 import { installAuth, type AccessLogEntry, type BearerVerifier } from './api/auth.js';
+import { limitConnections, serverTimeouts, type ConnectionLimits } from './api/connections.js';
+import { answerClientError, toErrorAnswer } from './api/error-answer.js';
+import { refuseUnmetExpectations } from './api/expectations.js';
 import { endSilentConnectionsOnClose } from './api/silent-connections.js';
 import { lazyChildLogger } from './api/request-logger.js';
 import { RateLimiter, SharedRateLimiter } from './api/rate-limit.js';
@@ -59,6 +55,10 @@ declare module 'fastify' {
   }
 }
 
+/** Body of every error answer (SPEC.md section 5; the wire's type, shared/api). */
+export type { ErrorBody };
+export { answerClientError, toErrorAnswer };
+
 export interface ServerOptions {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly engine: Engine;
@@ -95,91 +95,8 @@ export interface ServerOptions {
   readonly files?: FileStore;
   /** Checks flows to publish (the daemon's: off its event loop); without it, in the request's turn. */
   readonly flowChecker?: FlowChecker;
-}
-
-/** Body of every error answer (SPEC.md section 5; the wire's type, shared/api). */
-export type { ErrorBody };
-
-/** Fastify's own error codes that are the caller's fault, mapped to ours. */
-const FASTIFY_CODES: Record<string, ErrorCode> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'VALIDATION_ERROR',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'VALIDATION_ERROR',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'VALIDATION_ERROR',
-  FST_ERR_CTP_INVALID_JSON_BODY: 'VALIDATION_ERROR',
-  FST_ERR_VALIDATION: 'VALIDATION_ERROR',
-};
-
-/** Turns any thrown value into the wire error body and status. Never exposes a stack. */
-export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody } {
-  const timestamp = new Date().toISOString();
-  if (err instanceof WfxError) {
-    let body: ErrorBody = { error: err.code, message: err.message, timestamp };
-    const details = err.details as { retryAfter?: number } | undefined;
-    const retries = err.code === 'RATE_LIMIT_EXCEEDED' || err.code === 'PARTITION_MOVING';
-    if (retries && typeof details?.retryAfter === 'number') body = { ...body, retryAfter: details.retryAfter };
-    else if (err.details !== undefined) body = { ...body, details: err.details };
-    return { status: err.status, body };
-  }
-  const fe = err as Partial<FastifyError> & {
-    validation?: Array<{ instancePath?: string; message?: string }>;
-    validationContext?: string;
-  };
-  const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
-  if (mapped) {
-    const body: ErrorBody = { error: mapped, message: fe.message ?? mapped, timestamp };
-    const problems = fe.validation?.map((v) =>
-      `${fe.validationContext ?? 'body'}${v.instancePath ?? ''} ${v.message ?? ''}`.trim(),
-    );
-    return { status: ERROR_CODES[mapped].status, body: problems ? { ...body, details: { problems } } : body };
-  }
-  // Bad JSON from the JSON parser is a SyntaxError with statusCode 400; any other client error
-  // Fastify raises without a code of ours (an unsupported media type, a body that breaks off) is
-  // the caller's too: a 400, never a 500.
-  if (fe.statusCode === 413)
-    return { status: 413, body: { error: 'PAYLOAD_TOO_LARGE', message: fe.message ?? 'payload too large', timestamp } };
-  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return { status: 400, body: { error: 'VALIDATION_ERROR', message: fe.message ?? 'bad request', timestamp } };
-  }
-  return { status: 500, body: { error: 'INTERNAL_ERROR', message: 'internal error', timestamp } };
-}
-
-/** Node's HTTP parser errors (`clientError`) that have an answer other than 400. */
-const CLIENT_ERRORS: Record<string, { status: number; code: ErrorCode; message: string }> = {
-  HPE_HEADER_OVERFLOW: {
-    status: 431,
-    code: 'REQUEST_HEADERS_TOO_LARGE',
-    message: 'the request headers are over the size limit',
-  },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'REQUEST_TIMEOUT', message: 'the request did not arrive in time' },
-  ERR_HTTP_HEADERS_TIMEOUT: {
-    status: 408,
-    code: 'REQUEST_TIMEOUT',
-    message: 'the request headers did not arrive in time',
-  },
-};
-
-/**
- * Answers a request Node's HTTP parser refused (Fastify's `clientErrorHandler`) with the error
- * body, then closes the connection: after a parse error the stream is out of step. Nothing is
- * written on a socket that is reset or no longer writable.
- */
-export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const known = err.code ? CLIENT_ERRORS[err.code] : undefined;
-  const status = known?.status ?? 400;
-  const body: ErrorBody = {
-    error: known?.code ?? 'VALIDATION_ERROR',
-    message: known?.message ?? `malformed HTTP request (${err.code ?? 'unparsable'})`,
-    timestamp: new Date().toISOString(),
-  };
-  const text = JSON.stringify(body);
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
-    );
-  }
-  socket.destroy();
+  /** Timeouts (defaults for those left out) and the cap on connections (none without `maxConnections`). */
+  readonly connections?: Partial<ConnectionLimits>;
 }
 
 /** What Fastify passes a validator with `schemaEnv` besides the data (Ajv's DataValidationCxt). */
@@ -256,6 +173,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     // wfx logs requests itself (with the credential's key id, never its secret).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    // A connection that sends no request in time, or idles between two, is closed (api/connections.ts).
+    ...serverTimeouts(options.connections),
     // A memory key (up to MEMORY_MAX_NAME_LENGTH characters) is one path parameter, percent-
     // encoded up to 12 characters each; each route's schema bounds its own parameters.
     routerOptions: { maxParamLength: 12 * 512 },
@@ -336,6 +255,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     if (closing) void reply.header('connection', 'close');
     done(null, payload);
   });
+  refuseUnmetExpectations(app);
+  const maxConnections = options.connections?.maxConnections;
+  if (maxConnections !== undefined) limitConnections(app, maxConnections, (line) => options.logger?.warn(line));
   // Streams never finish by themselves: end them before the server waits for in-flight requests.
   app.addHook('preClose', async () => hub.endAll());
   // Long polls answer what they have (nothing) at once, so that closing does not wait for them.

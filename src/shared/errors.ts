@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   PAYLOAD_TOO_LARGE: { status: 413 },
   REQUEST_HEADERS_TOO_LARGE: { status: 431 },
   REQUEST_TIMEOUT: { status: 408 },
+  EXPECTATION_FAILED: { status: 417 },
   RATE_LIMIT_EXCEEDED: { status: 429 },
   EXECUTION_LIMIT_EXCEEDED: {
     status: 429,
@@ -38,6 +39,10 @@ export const ERROR_CODES = {
   },
   INTERNAL_ERROR: { status: 500 },
   SERVICE_UNAVAILABLE: { status: 503, hint: 'The daemon is shutting down or its store failed; see its log.' },
+  TOO_MANY_CONNECTIONS: {
+    status: 503,
+    hint: 'The daemon serves as many connections as it may (--max-connections); try again shortly.',
+  },
 
   // Data directory and store (they stop a daemon from starting; never sent over HTTP)
   DATA_DIR_LOCKED: {

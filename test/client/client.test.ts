@@ -243,7 +243,12 @@ t.test('a request the daemon asks to send again (a partition moving) is sent aga
   const seen: string[] = [];
   const server = createServer((request, reply) => {
     seen.push(`${request.method} ${request.url}`);
-    const code = request.url === '/other' ? 'SERVICE_UNAVAILABLE' : 'PARTITION_MOVING';
+    const code =
+      request.url === '/other'
+        ? 'SERVICE_UNAVAILABLE'
+        : request.url === '/crowded'
+          ? 'TOO_MANY_CONNECTIONS'
+          : 'PARTITION_MOVING';
     if (refusals > 0) {
       refusals--;
       reply.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' });
@@ -270,6 +275,10 @@ t.test('a request the daemon asks to send again (a partition moving) is sent aga
   seen.length = 0;
   t.equal(await codeOf(http.get('/other')), 'SERVICE_UNAVAILABLE', 'another 503 is not sent again');
   t.equal(seen.length, 1);
+  refusals = 1;
+  seen.length = 0;
+  t.same(await http.get('/crowded'), { ok: true }, 'a daemon serving its most connections is asked again');
+  t.equal(seen.length, 2);
 });
 
 /** The URL of a loopback port that no longer listens. */

@@ -55,3 +55,21 @@ t.test('nothing is written on a reset or destroyed socket', async (t) => {
   gone.destroy();
   t.doesNotThrow(() => answerClientError(Object.assign(new Error('x'), { code: 'HPE_INVALID_METHOD' }), gone));
 });
+
+t.test('a connection that timed out without sending a byte is closed without an answer', async (t) => {
+  for (const code of ['ERR_HTTP_REQUEST_TIMEOUT', 'ERR_HTTP_HEADERS_TIMEOUT']) {
+    const silent = Object.assign(new PassThrough(), { bytesRead: 0 });
+    let written = '';
+    silent.on('data', (c: Buffer) => (written += c.toString()));
+    answerClientError(Object.assign(new Error('timeout'), { code }), silent);
+    silent.read();
+    t.equal(written, '', `${code}: nothing written`);
+    t.ok(silent.destroyed, `${code}: closed`);
+    const started = Object.assign(new PassThrough(), { bytesRead: 12 });
+    let answered = '';
+    started.on('data', (c: Buffer) => (answered += c.toString()));
+    answerClientError(Object.assign(new Error('timeout'), { code }), started);
+    started.read();
+    t.match(answered, /^HTTP\/1\.1 408 /, `${code}: a request begun is answered 408`);
+  }
+});

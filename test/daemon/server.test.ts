@@ -101,6 +101,8 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/flows/{processId}/activate': ['post'],
     '/admin/environments/{env}/variables': ['get'],
     '/admin/environments/{env}/variables/{name}': ['put', 'delete'],
+    '/admin/secrets': ['get'],
+    '/admin/secrets/rotate': ['post'],
     '/admin/webhooks': ['get', 'post'],
     '/admin/webhooks/{name}': ['get', 'patch', 'delete'],
     '/admin/webhooks/{name}/rotate': ['post'],
@@ -117,8 +119,6 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/domains': ['get'],
     '/admin/domains/{name}': ['get', 'put', 'delete'],
     '/admin/triggers': ['get'],
-    '/admin/secrets': ['get'],
-    '/admin/secrets/rotate': ['post'],
     '/jobs': ['get'],
     '/jobs/activate': ['post'],
     '/jobs/workers': ['get'],
@@ -141,6 +141,28 @@ t.test('/openapi.json documents every route', async (t) => {
     'every documented path is listed above',
   );
   t.notOk(doc.paths['/openapi.json'], 'the document does not list itself');
+});
+
+t.test('/openapi.json: the path parameters of each operation are those of its path template', async (t) => {
+  const h = await apiHarness(t);
+  const res = await h.call(null, { method: 'GET', url: '/openapi.json' });
+  const doc = res.json() as {
+    paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string; required?: boolean }> }>>;
+  };
+  let operations = 0;
+  for (const [path, item] of Object.entries(doc.paths)) {
+    const inTemplate = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!).sort();
+    for (const [method, op] of Object.entries(item)) {
+      const declared = (op.parameters ?? []).filter((p) => p.in === 'path');
+      t.same(declared.map((p) => p.name).sort(), inTemplate, `${method.toUpperCase()} ${path}: path parameters`);
+      t.ok(
+        declared.every((p) => p.required === true),
+        `${method.toUpperCase()} ${path}: every path parameter is required`,
+      );
+      operations++;
+    }
+  }
+  t.ok(operations > 50, `every operation checked (${operations})`);
 });
 
 t.test('route validators compile on first use or in compileValidators, with the same answers', async (t) => {

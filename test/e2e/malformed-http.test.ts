@@ -128,6 +128,18 @@ t.test(
         code: 'NOT_FOUND',
       },
       {
+        what: 'an Expect other than 100-continue',
+        request: 'GET /health HTTP/1.1\r\nHost: x\r\nExpect: nonsense\r\n\r\n',
+        status: 417,
+        code: 'EXPECTATION_FAILED',
+      },
+      {
+        what: 'an Expect other than 100-continue, on a request with a body',
+        request: post('Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 200-ok\r\n', '{}'),
+        status: 417,
+        code: 'EXPECTATION_FAILED',
+      },
+      {
         what: 'a URL that does not decode',
         request: 'GET /process/instance/%E0%A4%A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
         status: 400,

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestR
 import type { AccessLogEntry } from '../../src/daemon/api/auth.js';
 import type { Test } from 'tap';
 import { newApiKey } from '../../src/daemon/auth/api-keys.js';
-import { buildServer } from '../../src/daemon/server.js';
+import { buildServer, type ServerOptions } from '../../src/daemon/server.js';
 import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
 import type { ApiKey, Role } from '../../src/daemon/state/state.js';
 import type { AiRunner } from '../../src/daemon/ai/types.js';
@@ -36,6 +36,7 @@ export async function apiHarness(
     engine?: HarnessEngineOptions;
     logger?: FastifyBaseLogger;
     accessLog?: (entry: AccessLogEntry) => void;
+    connections?: ServerOptions['connections'];
   } = {},
 ): Promise<ApiHarness> {
   const h = await engineHarness(t, undefined, options.clock, {
@@ -54,6 +55,7 @@ export async function apiHarness(
     logger: options.logger,
     accessLog: options.accessLog,
     files: h.files,
+    connections: options.connections,
   });
   await app.ready();
   t.teardown(() => app.close());

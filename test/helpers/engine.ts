@@ -1,6 +1,7 @@
 import type { LocalPrograms } from '../../src/daemon/voice/local-voice.js';
 import { createVoiceRunner } from '../../src/daemon/voice/voice-runner.js';
 import { FileStore } from '../../src/daemon/files/file-store.js';
+import { SecretBox } from '../../src/daemon/secrets/secret-box.js';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,7 +61,7 @@ export interface EngineHarness {
   advance(ms: number): void;
   /** Resolves with the first lifecycle event (past or future) that matches. */
   waitFor(match: (e: LifecycleEvent) => boolean): Promise<LifecycleEvent>;
-  /** Closes and reopens store and engine on the same directory (a restart), keeping the clock and the secrets keys. */
+  /** Closes and reopens store and engine on the same directory (a restart), keeping the clock. */
   restart(): Promise<EngineHarness>;
   close(): Promise<void>;
 }
@@ -83,6 +84,8 @@ export async function engineHarness(
   clock = new TestClock(),
   engineOptions: HarnessEngineOptions = {},
 ): Promise<EngineHarness> {
+  // One secrets key for the harness and its restarts: what it sealed opens again after one.
+  if (engineOptions.secrets === undefined) engineOptions = { ...engineOptions, secrets: SecretBox.ephemeral() };
   if (dir === undefined) {
     // Our own directory, not t.testdir(): tap removes that before teardowns run, and closing
     // the store writes a final checkpoint into it. Teardowns run last-registered first, so this
@@ -196,8 +199,7 @@ export async function engineHarness(
     },
     async restart() {
       await close();
-      // The same keys, as a daemon's key file outlives it: what the engine sealed opens again.
-      return engineHarness(t, root, clock, { ...engineOptions, secrets: engine.secrets });
+      return engineHarness(t, root, clock, engineOptions);
     },
     close,
   };

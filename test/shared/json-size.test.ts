@@ -26,9 +26,13 @@ t.test('jsonSize is the length of the JSON text, for values without escapes', as
 });
 
 t.test('jsonSize stops once past its cap, and survives any depth', async (t) => {
-  const big = Array.from({ length: 100_000 }, (_, i) => i);
+  const big = Array.from({ length: 100_000 }, (_, i) => ({ i }));
   const capped = jsonSize(big, 1000);
-  t.ok(capped > 1000 && capped < 2000, `stopped just past the cap (${capped})`);
+  t.ok(capped > 1000, `over the cap (${capped})`);
+  t.ok(capped < JSON.stringify(big).length / 2, 'and not counted to the end');
+  const keys = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`key${i}`, 'v'.repeat(100)]));
+  const cappedKeys = jsonSize(keys, 500);
+  t.ok(cappedKeys > 500 && cappedKeys < JSON.stringify(keys).length / 2, `an object too (${cappedKeys})`);
   let deep: unknown = 1;
   for (let i = 0; i < 100_000; i++) deep = [deep];
   t.equal(jsonSize(deep), 100_000 * 2 + 1, 'nested 100,000 deep, no stack overflow');

@@ -38,13 +38,17 @@ import {
   secretsOptions,
   type SecretsFlags,
   type StoreFlags,
+  addConnectionFlags,
+  connectionArgs,
+  connectionOptions,
+  type ConnectionFlags,
 } from '../daemon-options.js';
 import { EXIT } from '../exit-codes.js';
 import { clientFor } from '../api.js';
 import { status } from './daemon-status.js';
 import { backupKeyLine, rotateSecrets, showSecrets } from './daemon-secrets.js';
 
-interface StartOptions extends StoreFlags, SecretsFlags {
+interface StartOptions extends StoreFlags, SecretsFlags, ConnectionFlags {
   readonly port: number;
   readonly host: string;
   readonly foreground?: boolean;
@@ -69,7 +73,7 @@ interface StartOptions extends StoreFlags, SecretsFlags {
 export function registerDaemon(program: Command, ctx: CliContext): void {
   const daemon = program.command('daemon').description('start, stop and inspect the local wfx daemon');
 
-  daemon
+  const start = daemon
     .command('start')
     .description('start the daemon (in the background unless --foreground)')
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 7878)
@@ -124,6 +128,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       if (opts.foreground) return runForeground(ctx, cmd, opts);
       return startBackground(ctx, cmd, opts);
     });
+  addConnectionFlags(start);
 
   daemon
     .command('stop')
@@ -253,6 +258,7 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
     ...safetyOptions(ctx, opts),
     ...storeOptions(ctx, opts),
     ...secretsOptions(ctx, opts),
+    ...connectionOptions(opts),
   };
 }
 
@@ -318,6 +324,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (secretsKey?.file !== undefined) args.push('--secrets-key-file', secretsKey.file);
   if (secretsKey?.keyring) args.push('--secrets-keyring');
   if (secretsKey?.forgetMissing) args.push('--forget-secrets-without-key');
+  args.push(...connectionArgs(opts));
   const { store, standby } = storeOptions(ctx, opts);
   // A standby serves nothing until it takes over: it runs in the foreground, under a supervisor.
   if (standby)

@@ -27,6 +27,9 @@ import {
   secretsOptions,
   type SecretsFlags,
   type StoreFlags,
+  addConnectionFlags,
+  connectionOptions,
+  type ConnectionFlags,
 } from '../daemon-options.js';
 
 /**
@@ -35,7 +38,7 @@ import {
  * validate is reported with file:line:column; the daemon keeps running.
  */
 export function registerDev(program: Command, ctx: CliContext): void {
-  program
+  const dev = program
     .command('dev')
     .description('run the daemon here and republish flows/ to DEVELOPMENT whenever a file changes')
     .option('--flows <dir>', 'the flow files to watch', 'flows')
@@ -77,7 +80,8 @@ export function registerDev(program: Command, ctx: CliContext): void {
           maxJsonDepth?: number;
           maxFileSize?: number;
         } & StoreFlags &
-          SecretsFlags,
+          SecretsFlags &
+          ConnectionFlags,
         cmd: Command,
       ) => {
         const flowsDir = resolve(ctx.cwd, opts.flows);
@@ -93,6 +97,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           ...safetyOptions(ctx, opts),
           ...storeOptions(ctx, opts),
           ...secretsOptions(ctx, opts),
+          ...connectionOptions(opts),
         });
         const { watch } = await import('chokidar');
         const watcher = watch(flowsDir, {
@@ -120,4 +125,5 @@ export function registerDev(program: Command, ctx: CliContext): void {
         }
       },
     );
+  addConnectionFlags(dev);
 }

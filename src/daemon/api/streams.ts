@@ -4,6 +4,7 @@ import type { Engine, LifecycleEvent, LogsAdvanced, WorkProgress } from '../engi
 import type { WfxState } from '../state/state.js';
 import { credentialLapsed } from './auth.js';
 import type { Caller } from './caller.js';
+import { SseWriter } from './sse-writer.js';
 
 type LogsListener = (advanced: LogsAdvanced) => void;
 type EndListener = () => void;
@@ -131,21 +132,28 @@ function remove<T>(map: Map<string, Set<T>>, key: string, value: T): void {
  * once `caller`'s API key is suspended, revoked or expired (or its JWT expired), sends an
  * `error` event (`{ error: 'UNAUTHORIZED', message }`), calls `stop` and ends the stream, and
  * returns true. The stream asks it before each event and heartbeat, so nothing is sent on a
- * credential that would be refused now (SPEC: such keys are 401).
+ * credential that would be refused now (SPEC: such keys are 401). `out`: the reply of a stream
+ * written through fastify-sse-v2, or the stream's own SseWriter.
  */
 export function lapsedCredential(
   state: WfxState,
   caller: Caller,
   now: () => Date,
-  reply: FastifyReply,
+  out: FastifyReply | SseWriter,
   stop: () => void,
 ): () => boolean {
   return () => {
     const lapsed = credentialLapsed(state, caller, now());
     if (lapsed === null) return false;
     stop();
-    reply.sse({ event: 'error', data: JSON.stringify({ error: lapsed.code, message: lapsed.message }) });
-    reply.sseContext.source.end();
+    const error = { event: 'error', data: JSON.stringify({ error: lapsed.code, message: lapsed.message }) };
+    if (out instanceof SseWriter) {
+      out.send(error);
+      out.end();
+    } else {
+      out.sse(error);
+      out.sseContext.source.end();
+    }
     return true;
   };
 }

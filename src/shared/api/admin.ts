@@ -3,12 +3,16 @@ import { Type, type Static } from './schema.js';
 import { RESERVED_NAMES } from '../names.js';
 import { ENVIRONMENTS, StringEnum, type Environment } from './common.js';
 
-/** Path parameters of /admin/environments/{env}/variables[/{name}]. */
-export const EnvParams = Type.Object({
-  env: StringEnum(ENVIRONMENTS),
-  name: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,199}$', not: { enum: RESERVED_NAMES } })),
-});
+/** Path parameters of /admin/environments/{env}/variables. */
+export const EnvParams = Type.Object({ env: StringEnum(ENVIRONMENTS) });
 export type EnvParams = Static<typeof EnvParams>;
+
+/** Path parameters of /admin/environments/{env}/variables/{name}. */
+export const EnvVariableParams = Type.Object({
+  env: StringEnum(ENVIRONMENTS),
+  name: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,199}$', not: { enum: RESERVED_NAMES } }),
+});
+export type EnvVariableParams = Static<typeof EnvVariableParams>;
 
 /** Body of PUT /admin/environments/{env}/variables/{name}. */
 export const SetVariableBody = Type.Object(

@@ -5,6 +5,7 @@ import {
   ActivateBody,
   CreateKeyBody,
   EnvParams,
+  EnvVariableParams,
   FlowParams,
   FlowQuery,
   KeyParams,
@@ -339,12 +340,12 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
     schema: {
       tags: ['admin'],
       summary: 'Set an {env.NAME} value',
-      params: EnvParams,
+      params: EnvVariableParams,
       querystring: OrganizationQuery,
       body: SetVariableBody,
     },
     handler: async (request): Promise<VariableChanged> => {
-      const name = request.params.name!; // the route's path has it
+      const name = request.params.name;
       const organization = actingOrganization(request.caller!, request.query.organization);
       await store.commit({
         type: 'env.set',
@@ -362,11 +363,11 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
     schema: {
       tags: ['admin'],
       summary: 'Remove an {env.NAME} value',
-      params: EnvParams,
+      params: EnvVariableParams,
       querystring: OrganizationQuery,
     },
     handler: async (request): Promise<VariableChanged> => {
-      const name = request.params.name!; // the route's path has it
+      const name = request.params.name;
       const organization = actingOrganization(request.caller!, request.query.organization);
       if (state.environments[organization]?.[request.params.env]?.[name] === undefined) {
         throw new WfxError('NOT_FOUND', `no variable ${name} in ${request.params.env}`);

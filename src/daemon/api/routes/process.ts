@@ -22,18 +22,18 @@ import {
   TaskPage,
   stateName,
   type InstanceView,
-  type LogProgress,
   type WithDefaults,
 } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 import { extensibleCopy, ownEntry } from '../../../shared/json-object.js';
 import type { Engine } from '../../engine/engine.js';
 import { waitingTasks } from '../../engine/tasks.js';
-import { logEntry } from '../../state/log-line.js';
 import { flowListing } from '../../flows/running-version.js';
-import { STATE, type Instance, type WfxState } from '../../state/state.js';
+import type { Instance, WfxState } from '../../state/state.js';
 import type { Caller } from '../caller.js';
-import { lapsedCredential, type StreamHub } from '../streams.js';
+import type { StreamHub } from '../streams.js';
+import { streamLogs } from '../log-stream.js';
+import { InstanceReads } from '../instance-reads.js';
 import { peerError, type Peers } from '../fan-out.js';
 
 export interface ProcessRouteDeps {
@@ -90,6 +90,8 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { engine, hub } = deps;
   const heartbeatMs = (deps.heartbeatSeconds ?? 15) * 1000;
+  const reads = new InstanceReads(engine);
+  const logStreams = { engine, hub, state: deps.state, now: deps.now ?? (() => new Date()), heartbeatMs };
 
   const start = (caller: Caller, body: StartBody, query: StartQuery) =>
     engine
@@ -212,7 +214,14 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
   app.get('/process/instance/:id', {
     config: { auth: { permission: 'WORKFLOW_READ' } },
     schema: { tags: ['executions'], summary: 'An execution: state, variables, output, nodes', params: IdParams },
-    handler: async (request) => instanceResource(await visible(engine, request.caller!, request.params.id)),
+    handler: async (request) => {
+      const { inst, release } = await reads.hold(request.caller!, request.params.id);
+      try {
+        return instanceResource(inst);
+      } finally {
+        release();
+      }
+    },
   });
 
   app.get('/process/instance/:id/logs', {
@@ -226,58 +235,14 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       querystring: LogsQuery,
     },
     handler: async (request, reply) => {
-      const inst = await visible(engine, request.caller!, request.params.id);
+      const { inst, release } = await reads.hold(request.caller!, request.params.id);
       const header = request.headers['last-event-id'];
       const after = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : 0;
-      let sent = after; // entries 1..sent have been sent
-      const sendUpTo = (of: Instance, upTo: number) => {
-        if (sent < upTo && lapsed()) return;
-        for (; sent < upTo; sent++)
-          reply.sse({ id: String(sent + 1), data: JSON.stringify(logEntry(of, of.logs[sent]!)) });
-      };
-      let ended = false;
-      const stop = () => {
-        if (ended) return;
-        ended = true;
-        clearInterval(heartbeat);
-        unsubscribe();
-        unwatchProgress();
-        untrack();
-      };
-      const finish = () => {
-        if (ended || lapsed()) return;
-        reply.sse({ event: 'end', data: JSON.stringify({ processInstanceId: inst.processInstanceId }) });
-        stop();
-        reply.sseContext.source.end();
-      };
-      // Subscribe before replaying: no await between the two, so nothing falls in between.
-      const unsubscribe = hub.watchExecution(inst.processInstanceId, (a) => sendUpTo(a.instance, a.upTo), finish);
-      // A model's answer as it streams: no id (not journaled), so Last-Event-ID never points at one.
-      const unwatchProgress = request.query.follow
-        ? hub.watchProgress(inst.processInstanceId, (p) => {
-            if (lapsed()) return;
-            const data: LogProgress = { nodeId: p.nodeId, nodeInstanceId: p.nodeInstanceId, delta: p.delta };
-            reply.sse({ event: 'progress', data: JSON.stringify(data) });
-          })
-        : () => undefined;
-      const heartbeat = setInterval(() => lapsed() || reply.sse({ comment: 'heartbeat' }), heartbeatMs);
-      const lapsed = lapsedCredential(deps.state, request.caller!, deps.now ?? (() => new Date()), reply, stop);
-      // A graceful stop ends the stream without `end`: the client reconnects with Last-Event-ID.
-      const untrack = hub.track(() => {
-        stop();
-        reply.sseContext.source.end();
-      }, inst.processInstanceId);
-      request.raw.on('close', stop);
-      sendUpTo(inst, engine.streamedLogCount(inst)); // what is durable so far
-      const live = deps.state.instances[inst.processInstanceId];
-      // Finished for good: archived, or its last step durable and every line sent. A final step
-      // still on its way to disk ends the stream through the hub's `finished`, after its lines.
-      const finishedAndDurable =
-        !live || (live.stateCd !== STATE.RUNNING && engine.streamedLogCount(live) === live.logs.length);
-      if (finishedAndDurable) finish();
-      else if (!request.query.follow) {
-        stop();
-        reply.sseContext.source.end();
+      try {
+        streamLogs(logStreams, request, reply, inst, { after, follow: request.query.follow === true, onEnd: release });
+      } catch (err) {
+        release();
+        throw err;
       }
       return reply;
     },
@@ -353,11 +318,4 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
         request.query as WithDefaults<InstanceListQuery, 'limit'>,
       ),
   });
-}
-
-/** The execution if the caller may see it; else INSTANCE_NOT_FOUND (another organization's is 404 too). */
-async function visible(engine: Engine, caller: Caller, id: string): Promise<Instance> {
-  const inst = await engine.getInstance(caller, id);
-  if (!inst) throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${id}`);
-  return inst;
 }

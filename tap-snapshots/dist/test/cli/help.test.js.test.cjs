@@ -365,6 +365,12 @@ Options:
   --forget-secrets-without-key        the keys lost: start anyway, forgetting
                                       the stored secrets sealed with keys this
                                       daemon lacks (set them again)
+  --max-connections <n>               connections served at once; a few more are
+                                      answered TOO_MANY_CONNECTIONS, the rest
+                                      reset (default: from the open-files limit)
+  --headers-timeout <duration>        how long a connection has to send its
+                                      request headers before it is closed
+                                      (default 5s)
   -h, --help                          display help for command
 
 Examples:
@@ -462,6 +468,12 @@ Options:
   --forget-secrets-without-key        the keys lost: start anyway, forgetting
                                       the stored secrets sealed with keys this
                                       daemon lacks (set them again)
+  --max-connections <n>               connections served at once; a few more are
+                                      answered TOO_MANY_CONNECTIONS, the rest
+                                      reset (default: from the open-files limit)
+  --headers-timeout <duration>        how long a connection has to send its
+                                      request headers before it is closed
+                                      (default 5s)
   -h, --help                          display help for command
 
 Examples:
