@@ -18,7 +18,6 @@ import type {
   CreateKeyBody,
   CreatedKey,
   Deleted,
-  DeliveryList,
   Environment,
   EventBody,
   EventDelivered,
@@ -49,12 +48,6 @@ import type {
   UpdateProviderBody,
   PublishBody,
   Published,
-  RegisteredWebhook,
-  RegisterWebhookBody,
-  RotateBody,
-  Rotated,
-  SignBody,
-  Signed,
   StartBody,
   Started,
   StartQuery,
@@ -67,13 +60,12 @@ import type {
   UpdateKeyBody,
   VariableChanged,
   Variables,
-  WebhookList,
-  WebhookView,
   WhoAmI,
 } from '../shared/api/index.js';
 import type { SseEvent } from '../shared/sse.js';
 import { adminApi } from './admin.js';
 import { ApiClient, path, withQuery, type Connection } from './http.js';
+import { webhookCalls } from './webhooks.js';
 
 /** What starting an execution takes: the flow, its input variables, and optionally where and which version. */
 export interface StartRequest {
@@ -245,31 +237,8 @@ export class WfxClient {
       this.http.post<KeyView>(`${path`/admin/api-keys/${keyId}`}/${action}`),
   };
 
-  readonly webhooks = {
-    /** POST /admin/webhooks: the answer holds the endpoints' tokens and secrets, this once. Throws VALIDATION_ERROR. */
-    register: (body: RegisterWebhookBody, query: Org = {}): Promise<RegisteredWebhook> =>
-      this.http.post<RegisteredWebhook>(withQuery('/admin/webhooks', query), body),
-    /** GET /admin/webhooks. */
-    list: (query: Org = {}): Promise<WebhookList> => this.http.get<WebhookList>(withQuery('/admin/webhooks', query)),
-    /** GET /admin/webhooks/{name}. Throws NOT_FOUND. */
-    get: (name: string, query: Org = {}): Promise<WebhookView> =>
-      this.http.get<WebhookView>(withQuery(path`/admin/webhooks/${name}`, query)),
-    /** DELETE /admin/webhooks/{name}. Throws NOT_FOUND. */
-    delete: (name: string, query: Org = {}): Promise<Deleted> =>
-      this.http.request<Deleted>('DELETE', withQuery(path`/admin/webhooks/${name}`, query)),
-    /** POST /admin/webhooks/{name}/rotate: the new secrets, this once. Throws NOT_FOUND, VALIDATION_ERROR. */
-    rotate: (name: string, body: RotateBody, query: Org = {}): Promise<Rotated> =>
-      this.http.post<Rotated>(withQuery(path`/admin/webhooks/${name}/rotate`, query), body),
-    /** POST /admin/webhooks/{name}/sign: headers that sign a test payload. Throws NOT_FOUND, VALIDATION_ERROR. */
-    sign: (name: string, body: SignBody, query: Org = {}): Promise<Signed> =>
-      this.http.post<Signed>(withQuery(path`/admin/webhooks/${name}/sign`, query), body),
-    /** GET /admin/webhooks/{name}/deliveries: newest first. Throws NOT_FOUND. */
-    deliveries: (name: string, query: Org = {}): Promise<DeliveryList> =>
-      this.http.get<DeliveryList>(withQuery(path`/admin/webhooks/${name}/deliveries`, query)),
-    /** GET /admin/webhooks/{name}/deliveries/stream: each delivery as it is processed (`event: delivery`). Throws NOT_FOUND. */
-    streamDeliveries: (name: string, signal?: AbortSignal, query: Org = {}): AsyncGenerator<SseEvent> =>
-      this.http.stream(withQuery(path`/admin/webhooks/${name}/deliveries/stream`, query), undefined, signal),
-  };
+  /** /admin/webhooks: registrations, their delivery log, signing test payloads (webhooks.ts). */
+  readonly webhooks = webhookCalls(this);
 
   readonly emailConnections = {
     /** POST /admin/email-connections. Throws VALIDATION_ERROR (a name in use). */

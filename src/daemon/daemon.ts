@@ -139,7 +139,6 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     cleanup.unshift(() => flowChecker.close());
     if (options.flowsDir && directory)
       await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger, flowChecker);
-
     const webhooks = new WebhookReceiver({
       store,
       engine,
@@ -243,6 +242,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       files,
       scheduler,
       email,
+      webhooks,
       app,
       flowChecker,
       daemonJson: paths.daemonJson,
@@ -283,13 +283,13 @@ function serve(parts: {
   files: FileStore;
   scheduler: Scheduler;
   email: EmailTriggers;
+  webhooks: WebhookReceiver;
   app: ReturnType<typeof buildServer>;
   flowChecker: FlowChecker;
   daemonJson: string;
 }): RunningDaemon {
-  const { options, info, logger, closeLog, lock, store, history, engine, ai, network, files, scheduler, email, app } =
-    parts;
-  const { daemonJson, directory, sharing, flowChecker } = parts;
+  const { options, info, logger, closeLog, lock, store, history, engine, ai, network, files, app } = parts;
+  const { scheduler, email, webhooks, flowChecker, daemonJson, directory, sharing } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -329,6 +329,7 @@ function serve(parts: {
     try {
       await sharing?.close();
       await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
+      await webhooks.close(); // after the server: no delivery arrives now, the refusals held are written
       await scheduler.close();
       await email.close();
       await engine.close();

@@ -43,6 +43,7 @@ const COMMANDS = [
   ['expr'],
   ['cron', 'next'],
   ['webhooks', 'create'],
+  ['webhooks', 'update'],
   ['webhooks', 'listen'],
   ['webhooks', 'send'],
   ['webhooks', 'verify'],

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { describeDelivery } from '../../src/cli/commands/webhooks.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
 import { spawnWfx, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -61,8 +62,26 @@ t.test('wfx webhooks: create, send signed as the provider would, read the delive
     'signed like GitHub, verified, the flow started',
   );
   const table = await wfxIn(['webhooks', 'deliveries', 'repo'], { cwd });
-  t.match(table.stdout, /RECEIVED\s+ENV\s+EVENT\s+SIGNATURE\s+STARTED/);
+  t.match(table.stdout, /RECEIVED\s+ENV\s+EVENT\s+SIGNATURE\s+BYTES\s+STARTED/);
   t.notMatch((await wfxIn(['webhooks', 'list'], { cwd })).stdout, /whsec_/, 'no secret in the list');
+
+  // The body limit: 1 MiB unless the registration says otherwise, changed in place.
+  t.equal((JSON.parse(created.stdout) as { maxBodyBytes: number }).maxBodyBytes, 1024 * 1024, 'the default limit');
+  const updated = await wfxIn(['webhooks', 'update', 'repo', '--max-body-bytes', '2KiB', '--json'], { cwd });
+  t.equal(updated.code, 0, updated.stderr);
+  t.match(JSON.parse(updated.stdout), { name: 'repo', maxBodyBytes: 2048 });
+  for (const bad of ['26MiB', '1000', 'lots'])
+    t.equal(
+      (await wfxIn(['webhooks', 'update', 'repo', '--max-body-bytes', bad], { cwd })).code,
+      EXIT.USAGE,
+      `--max-body-bytes ${bad} is refused`,
+    );
+  const withLimit = await wfxIn(
+    ['webhooks', 'create', '--name', 'small', '--provider', 'STRIPE', '--max-body-bytes', '65536', '--json'],
+    { cwd },
+  );
+  t.equal(withLimit.code, 0, withLimit.stderr);
+  t.match(JSON.parse(withLimit.stdout), { name: 'small', maxBodyBytes: 65536 });
 });
 
 t.test("wfx webhooks verify: the daemon's verifier offline, exit 0 valid, 1 invalid with the reason", async (t) => {
@@ -221,5 +240,17 @@ t.test('describeDelivery: one line a delivery, what it started or why not', asyn
   t.equal(
     describeDelivery({ ...base, signatureOk: false, reason: 'signature refused: no match', startedInstanceIds: [] }),
     '2026-11-24T10:00:00.000Z  ALL  push g-1  signature REFUSED  nothing started: signature refused: no match',
+  );
+  t.match(
+    describeDelivery({
+      ...base,
+      signatureOk: false,
+      refused: 'TOO_LARGE',
+      reason: 'body too large',
+      startedInstanceIds: [],
+      body: { bytes: 5_000_000, truncated: true },
+    }),
+    /push g-1 {2}body TOO LARGE {2}nothing started: /,
+    'a body refused unread: no verdict on its signature',
   );
 });

@@ -196,7 +196,7 @@ t.test(
       headers: Object,
     });
     t.match(await client.webhooks.rotate('gh', { previousValidFor: '0s' }), { name: 'gh', previousValidUntil: null });
-    t.same(await client.webhooks.deliveries('gh'), { name: 'gh', items: [] });
+    t.same(await client.webhooks.deliveries('gh'), { name: 'gh', items: [], refused: 0 });
     t.same(await client.webhooks.delete('gh'), { name: 'gh', deleted: true });
     t.equal(await codeOf(client.webhooks.get('gh')), 'NOT_FOUND');
 

@@ -104,7 +104,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/secrets': ['get'],
     '/admin/secrets/rotate': ['post'],
     '/admin/webhooks': ['get', 'post'],
-    '/admin/webhooks/{name}': ['get', 'delete'],
+    '/admin/webhooks/{name}': ['get', 'patch', 'delete'],
     '/admin/webhooks/{name}/rotate': ['post'],
     '/admin/webhooks/{name}/deliveries': ['get'],
     '/admin/webhooks/{name}/deliveries/stream': ['get'],

@@ -213,6 +213,8 @@ t.test(
     const dataDir = join(cwd, '.wfx');
     const snapshot = readFileSync(join(dataDir, 'snapshot.json'), 'utf8');
     t.equal(snapshot.match(/wfxenc:v1:/g)?.length, 4, 'the four live secrets are in the snapshot, sealed');
+    // The delivery signed with the rotated-out secret: its refusal (reason, preview) is scanned too.
+    t.match(snapshot, /"refused":"SIGNATURE"/, 'a refused delivery is in the snapshot');
     const needles = needlesOf(secrets);
     assertClean(t, dataDir, needles, 'the data directory');
     assertClean(t, join(dataDir, 'logs'), needles, 'the daemon log');

@@ -1,5 +1,13 @@
-import { Option, type Command } from 'commander';
-import type { DeliveryRecord, EndpointEnvironment, RegisterWebhookBody } from '../../shared/api/index.js';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import {
+  WEBHOOK_DEFAULT_MAX_BODY_BYTES,
+  WEBHOOK_MAX_BODY_BYTES_CEILING,
+  WEBHOOK_MIN_BODY_BYTES,
+  type DeliveryRecord,
+  type DeliveryView,
+  type EndpointEnvironment,
+  type RegisterWebhookBody,
+} from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { PROVIDERS, verifyDelivery, type Provider, type Scheme } from '../../shared/webhooks/providers.js';
 import { clientFor, collect } from '../api.js';
@@ -8,7 +16,27 @@ import { EXIT } from '../exit-codes.js';
 import { table } from '../format.js';
 import { freshEvent, processedDelivery } from '../webhook-send.js';
 
-/** `wfx webhooks create|list|deliveries|rotate|delete|send|verify`. */
+const UNITS: Record<string, number> = { '': 1, kib: 1024, mib: 1024 * 1024 };
+
+/** `--max-body-bytes`: bytes, or KiB / MiB (`512KiB`, `2MiB`), within the daemon's bounds. */
+export function parseBodyBytes(value: string): number {
+  const m = /^(\d+)\s*(kib|mib)?$/i.exec(value.trim());
+  const n = m ? Number(m[1]) * UNITS[(m[2] ?? '').toLowerCase()]! : NaN;
+  if (!(n >= WEBHOOK_MIN_BODY_BYTES && n <= WEBHOOK_MAX_BODY_BYTES_CEILING))
+    throw new InvalidArgumentError(
+      `must be bytes (or KiB, MiB) from ${WEBHOOK_MIN_BODY_BYTES} to ${WEBHOOK_MAX_BODY_BYTES_CEILING} (25MiB)`,
+    );
+  return n;
+}
+
+/** The SIGNATURE column of a delivery: its verdict, or `-` when the body was refused unread. */
+function signatureColumn(d: DeliveryView): string {
+  if ('pending' in d) return 'pending';
+  if (d.refused === 'TOO_LARGE') return '-';
+  return d.signatureOk ? 'ok' : 'refused';
+}
+
+/** `wfx webhooks create|update|list|deliveries|rotate|delete|send|verify`. */
 export function registerWebhooks(program: Command, ctx: CliContext): void {
   const webhooks = program
     .command('webhooks')
@@ -32,11 +60,16 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--event-type-path <path>', 'CUSTOM: the dotted path of the event type in the body')
     .option('--event-id-header <name>', 'CUSTOM: the header with the event id (idempotency)')
     .option('--event-id-path <path>', 'CUSTOM: the dotted path of the event id in the body')
+    .option(
+      '--max-body-bytes <size>',
+      `the largest body a delivery may have: bytes, or KiB/MiB (default ${WEBHOOK_DEFAULT_MAX_BODY_BYTES / 1024 / 1024}MiB, at most 25MiB); a larger one is answered 413 and logged`,
+      parseBodyBytes,
+    )
     .addHelpText(
       'after',
       '\nExamples:\n  $ wfx webhooks create --name github --provider GITHUB --secret "$GITHUB_WEBHOOK_SECRET"\n  $ wfx webhooks create --name stripe --provider STRIPE --per-environment',
     )
-    .action(async (opts: Record<string, string | boolean | undefined>, cmd: Command) => {
+    .action(async (opts: Record<string, string | number | boolean | undefined>, cmd: Command) => {
       // The options go as given: the daemon validates them (commander checked the choices).
       const res = await (
         await clientFor(ctx, cmd)
@@ -54,11 +87,28 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         ...(opts.eventTypePath !== undefined && { eventTypePath: opts.eventTypePath }),
         ...(opts.eventIdHeader !== undefined && { eventIdHeader: opts.eventIdHeader }),
         ...(opts.eventIdPath !== undefined && { eventIdPath: opts.eventIdPath }),
+        ...(opts.maxBodyBytes !== undefined && { maxBodyBytes: opts.maxBodyBytes }),
       } as RegisterWebhookBody);
       if (globals(cmd).json) return printJson(ctx, res);
       for (const e of res.endpoints)
         ctx.stdout.write(`${e.environment}\n  url     ${e.url}\n  secret  ${e.secret ?? '(none: authType NONE)'}\n`);
       ctx.stderr.write("the secrets are shown this once; paste them into the provider's webhook settings\n");
+    });
+
+  webhooks
+    .command('update')
+    .description("change a registration's limits; its endpoints and secrets stay")
+    .argument('<name>')
+    .requiredOption(
+      '--max-body-bytes <size>',
+      'the largest body a delivery may have: bytes, or KiB/MiB (at most 25MiB)',
+      parseBodyBytes,
+    )
+    .addHelpText('after', '\nExample:\n  $ wfx webhooks update github --max-body-bytes 5MiB')
+    .action(async (name: string, opts: { maxBodyBytes: number }, cmd: Command) => {
+      const res = await (await clientFor(ctx, cmd)).webhooks.update(name, { maxBodyBytes: opts.maxBodyBytes });
+      if (globals(cmd).json) return printJson(ctx, res);
+      ctx.stdout.write(`${res.name}: bodies up to ${res.maxBodyBytes} bytes\n`);
     });
 
   webhooks
@@ -82,25 +132,28 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .addHelpText('after', '\nExample:\n  $ wfx webhooks deliveries github')
     .argument('<name>')
     .action(async (name: string, _opts: unknown, cmd: Command) => {
-      const { items } = await (await clientFor(ctx, cmd)).webhooks.deliveries(name);
+      const { items, refused } = await (await clientFor(ctx, cmd)).webhooks.deliveries(name);
       if (globals(cmd).json) return printJson(ctx, items);
       ctx.stdout.write(
         table(
-          ['RECEIVED', 'ENV', 'EVENT', 'SIGNATURE', 'STARTED', 'WHY NOTHING STARTED'],
+          ['RECEIVED', 'ENV', 'EVENT', 'SIGNATURE', 'BYTES', 'STARTED', 'WHY NOTHING STARTED'],
           items.map((d) =>
             'pending' in d
-              ? [d.receivedAt, d.environment, '-', 'pending', '-', '']
+              ? [d.receivedAt, d.environment, '-', signatureColumn(d), '-', '-', '']
               : [
                   d.receivedAt,
                   d.environment,
                   d.eventType ?? '-',
-                  d.signatureOk ? 'ok' : 'refused',
+                  signatureColumn(d),
+                  d.body ? String(d.body.bytes) : '-',
                   d.startedInstanceIds.join(' ') || '-',
                   d.reason ?? '',
                 ],
           ),
         ),
       );
+      const shown = items.filter((d) => 'refused' in d && d.refused !== undefined).length;
+      if (refused > shown) ctx.stderr.write(`${refused} deliveries refused in all; the log keeps the last ones\n`);
     });
 
   webhooks
@@ -292,7 +345,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
 /** One line of `webhooks listen`: when, which event, the verdict, and what it started or why not. */
 export function describeDelivery(d: DeliveryRecord): string {
   const event = `${d.eventType ?? '-'}${d.eventId ? ` ${d.eventId}` : ''}`;
-  const verdict = d.signatureOk ? 'signature ok' : 'signature REFUSED';
+  const verdict = d.refused === 'TOO_LARGE' ? 'body TOO LARGE' : d.signatureOk ? 'signature ok' : 'signature REFUSED';
   const outcome =
     d.startedInstanceIds.length > 0
       ? `started ${d.startedInstanceIds.join(', ')}`

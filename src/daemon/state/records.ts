@@ -29,6 +29,7 @@ import { extensibleCopy } from '../../shared/json-object.js';
 import { applyAgentUpdate, linkToolChild, type AgentUpdate } from './agent.js';
 import { writeMemory, type MemoryEntry } from './memory.js';
 import { rememberIds } from './seen-ids.js';
+import { appendDeliveries } from './webhook-log.js';
 import { applyJobLock, indexJobWait, jobWaitingLine, unindexJob, type JobLockReason } from './jobs.js';
 import {
   EMAIL_SEEN_IDS,
@@ -37,7 +38,6 @@ import {
   STATE,
   STATUS,
   DEFAULT_REPLAY_WINDOW_MS,
-  WEBHOOK_LOG_SIZE,
   type DeliveryRecord,
   type EmailConnection,
   type PendingDelivery,
@@ -230,6 +230,17 @@ export type WfxRecord =
       readonly webhookId: string;
       readonly record: DeliveryRecord;
       readonly until?: string;
+    }
+  /**
+   * Deliveries refused as they arrived (webhook-refusals.ts), written together: `records`
+   * for the log (never a body), `count` how many were refused in all (more than `records` when
+   * the log would have dropped some at once).
+   */
+  | {
+      readonly type: 'webhook.refused';
+      readonly webhookId: string;
+      readonly records: readonly DeliveryRecord[];
+      readonly count: number;
     }
   /** A schedule trigger fired for the instant `at` (with the starts it made), or was armed from `at` (no fire before it). */
   | { readonly type: 'schedule.fired'; readonly key: string; readonly at: string }
@@ -745,6 +756,7 @@ const handlers: Handlers = {
     unindex(state, r.webhookId);
     delete state.webhooks[r.webhookId];
     delete state.webhookDeliveries[r.webhookId];
+    delete state.webhookRefused[r.webhookId];
     delete state.webhookEventIds[r.webhookId];
   },
   'schedule.fired': (state, r) => {
@@ -840,14 +852,18 @@ const handlers: Handlers = {
   'webhook.processed': (state, r) => {
     delete state.pendingDeliveries[r.record.deliveryId];
     if (!state.webhooks[r.webhookId]) return; // deleted meanwhile
-    const log = (state.webhookDeliveries[r.webhookId] ??= []);
-    log.push(r.record);
-    if (log.length > WEBHOOK_LOG_SIZE) log.splice(0, log.length - WEBHOOK_LOG_SIZE);
+    appendDeliveries(state, r.webhookId, [r.record]);
+    if (r.record.refused) state.webhookRefused[r.webhookId] = (state.webhookRefused[r.webhookId] ?? 0) + 1;
     if (r.record.signatureOk) {
       const at = r.record.receivedAt;
       const until = r.until ?? new Date(Date.parse(at) + DEFAULT_REPLAY_WINDOW_MS).toISOString();
       rememberIds(state.webhookEventIds, r.webhookId, [r.record.eventId, r.record.bodyHash], at, until);
     }
+  },
+  'webhook.refused': (state, r) => {
+    if (!state.webhooks[r.webhookId]) return; // deleted meanwhile
+    appendDeliveries(state, r.webhookId, r.records);
+    state.webhookRefused[r.webhookId] = (state.webhookRefused[r.webhookId] ?? 0) + r.count;
   },
 };
 

@@ -3,7 +3,29 @@
  * carried, each remembered until its window ends. Pure functions of the state and a record's
  * times, so the reducer replays them deterministically.
  */
-import { DEFAULT_REPLAY_WINDOW_MS, WEBHOOK_SEEN_IDS_MAX, type SeenIds } from './state.js';
+
+/** A delivery's ids are remembered this long by default: longer than any provider retries (GitHub, Stripe: 3 days). */
+export const DEFAULT_REPLAY_WINDOW_MS = 72 * 60 * 60 * 1000;
+/**
+ * Ids remembered per registration at most, whatever the window: a flood of deliveries cannot
+ * grow memory without bound; past it the oldest are forgotten first (the receiver warns).
+ */
+export const WEBHOOK_SEEN_IDS_MAX = 200_000;
+
+/**
+ * The ids (event ids, body hashes) a registration's deliveries carried, each with the instant
+ * until which it is remembered. `until` is the lookup (O(1)); `order` lists the same entries in
+ * the order remembered, oldest first, from `head` on, so expiry and the cap drop from the front
+ * without scanning. An entry of `order` whose time differs from `until[id]` is stale (the id
+ * was remembered again later) and drops nothing.
+ */
+export interface SeenIds {
+  /** id -> ISO instant until which a delivery carrying it is a duplicate. */
+  readonly until: Record<string, string>;
+  /** [id, until] in the order remembered; entries before `head` are gone. */
+  order: Array<[string, string]>;
+  head: number;
+}
 
 /** Entries dropped from the front of `order` before it is copied without them. */
 const COMPACT_AFTER = 1024;

@@ -106,8 +106,10 @@ export interface WfxState {
   webhookTokens: Record<string, { readonly webhookId: string; readonly environment: EndpointEnvironment }>;
   /** Deliveries received (journaled) and not processed yet: recovery processes them. */
   pendingDeliveries: Record<string, PendingDelivery>;
-  /** The last deliveries of each registration, newest last (WEBHOOK_LOG_SIZE). */
+  /** The last deliveries of each registration, newest last (WEBHOOK_LOG_SIZE, WEBHOOK_LOG_BYTES). */
   webhookDeliveries: Record<string, DeliveryRecord[]>;
+  /** How many deliveries each registration refused as they arrived, in all (the log keeps the last). */
+  webhookRefused: Record<string, number>;
   /**
    * Provider event ids and body hashes seen per registration, each remembered until its replay
    * window ends (SeenIds): idempotency. A snapshot of an earlier version holds a plain list of
@@ -202,30 +204,10 @@ export interface EmailConnection {
   readonly updatedAt: string;
 }
 
-/** Deliveries kept in a registration's log. */
-export const WEBHOOK_LOG_SIZE = 100;
-/** A delivery's ids are remembered this long by default: longer than any provider retries (GitHub, Stripe: 3 days). */
-export const DEFAULT_REPLAY_WINDOW_MS = 72 * 60 * 60 * 1000;
-/**
- * Ids remembered per registration at most, whatever the window: a flood of deliveries cannot
- * grow memory without bound; past it the oldest are forgotten first (the receiver warns).
- */
-export const WEBHOOK_SEEN_IDS_MAX = 200_000;
-
-/**
- * The ids (event ids, body hashes) a registration's deliveries carried, each with the instant
- * until which it is remembered. `until` is the lookup (O(1)); `order` lists the same entries in
- * the order remembered, oldest first, from `head` on, so expiry and the cap drop from the front
- * without scanning. An entry of `order` whose time differs from `until[id]` is stale (the id
- * was remembered again later) and drops nothing.
- */
-export interface SeenIds {
-  /** id -> ISO instant until which a delivery carrying it is a duplicate. */
-  readonly until: Record<string, string>;
-  /** [id, until] in the order remembered; entries before `head` are gone. */
-  order: Array<[string, string]>;
-  head: number;
-}
+// Webhook deliveries: the replay window (seen-ids.ts) and the delivery log (webhook-log.ts).
+export { DEFAULT_REPLAY_WINDOW_MS, WEBHOOK_SEEN_IDS_MAX, type SeenIds } from './seen-ids.js';
+export { WEBHOOK_LOG_BYTES, WEBHOOK_LOG_SIZE } from './webhook-log.js';
+import type { SeenIds } from './seen-ids.js';
 
 /** A signing secret (sealed: state/secret-fields.ts); a rotated-out one keeps working until `expiresAt`. */
 export interface WebhookSecret {
@@ -247,6 +229,8 @@ export interface WebhookRegistration {
   readonly environmentMode: 'SHARED' | 'PER_ENVIRONMENT';
   readonly authType: 'HMAC' | 'NONE';
   readonly custom: import('../../shared/webhooks/providers.js').CustomScheme | null;
+  /** The largest body a delivery may have; absent: WEBHOOK_DEFAULT_MAX_BODY_BYTES. */
+  readonly maxBodyBytes?: number;
   endpoints: WebhookEndpoint[];
   readonly createdAt: string;
   updatedAt: string;
@@ -333,6 +317,7 @@ export function initialState(): WfxState {
     webhookTokens: {},
     pendingDeliveries: {},
     webhookDeliveries: {},
+    webhookRefused: {},
     webhookEventIds: {},
     emailConnections: {},
     scheduleFires: {},

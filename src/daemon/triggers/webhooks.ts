@@ -1,16 +1,7 @@
-import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
-import {
-  eventFields,
-  normalizePayload,
-  verifyDelivery,
-  type Scheme,
-  type Verdict,
-} from '../../shared/webhooks/providers.js';
-import { WfxError } from '../../shared/errors.js';
+import { normalizePayload } from '../../shared/webhooks/providers.js';
 import type { SecretBox } from '../secrets/secret-box.js';
-import { webhookSecretContext } from '../state/secret-fields.js';
 import type { Engine } from '../engine/engine.js';
 import { uuidv7 } from '../engine/ids.js';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
@@ -20,13 +11,27 @@ import {
   DEFAULT_REPLAY_WINDOW_MS,
   WEBHOOK_SEEN_IDS_MAX,
   type DeliveryRecord,
-  type EndpointEnvironment,
   type Environment,
   type PendingDelivery,
   type WebhookRegistration,
   type WfxState,
 } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
+import { bodySummary, clipText, RECORD_REASON_MAX, sha256Of } from './webhook-body.js';
+import {
+  bodyHashOf,
+  eventOf,
+  flattenHeaders,
+  liveSecrets,
+  maxBodyOf,
+  rememberUntil,
+  schemeOf,
+  tryLiveSecrets,
+  verifyWith,
+} from './webhook-delivery.js';
+import { RefusalLog } from './webhook-refusals.js';
+
+export { liveSecrets, maxBodyOf, schemeOf, tryLiveSecrets, verifyWith };
 
 export interface WebhookReceiverOptions {
   readonly store: DurableStore<WfxState, WfxRecord>;
@@ -41,54 +46,23 @@ export interface WebhookReceiverOptions {
   readonly replayWindowMs?: number;
   /** Told when a registration remembers WEBHOOK_SEEN_IDS_MAX ids, so the oldest are forgotten before their window ends. */
   readonly onWarn?: (message: string) => void;
-}
-
-/** The scheme a registration verifies with. */
-export function schemeOf(w: WebhookRegistration): Scheme {
-  return { provider: w.provider, authType: w.authType, ...(w.custom && { custom: w.custom }) };
+  /** How long refused deliveries wait in memory before they are written (REFUSALS_INTERVAL_MS; tests). */
+  readonly refusalsIntervalMs?: number;
 }
 
 /**
- * The secrets of an endpoint still valid at `at` (a rotated-out one until it expires), opened
- * with `secrets`. Throws WfxError SECRETS_KEY_MISSING or SECRET_UNREADABLE when one cannot be.
- */
-export function liveSecrets(
-  w: WebhookRegistration,
-  environment: EndpointEnvironment,
-  at: Date,
-  secrets: SecretBox,
-): string[] {
-  const endpoint = w.endpoints.find((e) => e.environment === environment);
-  const context = webhookSecretContext(w, environment);
-  return (endpoint?.secrets ?? [])
-    .filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > at.getTime())
-    .map((s) => secrets.open(s.secret, context));
-}
-
-/** liveSecrets, or the error that kept them from being opened. */
-export function tryLiveSecrets(
-  w: WebhookRegistration,
-  environment: EndpointEnvironment,
-  at: Date,
-  secrets: SecretBox,
-): string[] | WfxError {
-  try {
-    return liveSecrets(w, environment, at, secrets);
-  } catch (err) {
-    if (err instanceof WfxError) return err;
-    throw err;
-  }
-}
-
-/**
- * Webhook deliveries: journaled on receipt (before the 200), then processed: the signature
- * verified over the raw bytes as the provider defines it, the payload normalized, duplicates
- * (a provider event id seen before) dropped, and every flow whose active version in the
- * endpoint's environment has a matching webhook trigger started with the webhook variables.
- * What was started is journaled in the same entry as the starts; every delivery, started or
- * not, is recorded in the registration's delivery log with the reason.
+ * Webhook deliveries. A delivery is verified as it arrives, over the raw bytes as the provider
+ * defines it: one refused then (a bad signature or timestamp, a replay of a delivery seen
+ * before) is recorded without its body (webhook-refusals.ts: written in batches, never one
+ * journal entry each); one verified is journaled whole before the 200 (so a crash loses no
+ * acknowledged delivery), then processed: the payload normalized, duplicates dropped, and
+ * every flow whose active version in the endpoint's environment has a matching webhook
+ * trigger started with the webhook variables. What was started is journaled in the same
+ * entry as the starts; every delivery, started or not, is recorded in the registration's
+ * delivery log with the reason, its body's size, hash and first bytes.
  *
- * Emits `processed` ({webhookId, record}) once a delivery's outcome is durable.
+ * Emits `processed` ({webhookId, record}) once a delivery's outcome is known: durable for one
+ * processed, in memory (and shown in the log) for one refused as it arrived.
  */
 export class WebhookReceiver extends EventEmitter {
   private readonly store: DurableStore<WfxState, WfxRecord>;
@@ -104,6 +78,14 @@ export class WebhookReceiver extends EventEmitter {
   private readonly onWarn: (message: string) => void;
   /** Registrations warned about at the cap (warned again once they fall below it). */
   private readonly atCap = new Set<string>();
+  private readonly refusals: RefusalLog;
+  /**
+   * The ids (event id, body hash) of verified deliveries journaled and not processed yet, by
+   * `webhookId\0id`, with how many carry each: a replay arriving meanwhile is a duplicate too.
+   */
+  private readonly inFlight = new Map<string, number>();
+  /** Each pending delivery's keys in `inFlight`, and its payload as parsed on arrival. */
+  private readonly received = new Map<string, { keys: string[]; payload: unknown }>();
 
   constructor(options: WebhookReceiverOptions) {
     super();
@@ -116,6 +98,11 @@ export class WebhookReceiver extends EventEmitter {
     this.onRefused = options.onRefused ?? (() => undefined);
     this.replayWindowMs = options.replayWindowMs ?? DEFAULT_REPLAY_WINDOW_MS;
     this.onWarn = options.onWarn ?? (() => undefined);
+    this.refusals = new RefusalLog({
+      store: this.store,
+      onError: this.onError,
+      ...(options.refusalsIntervalMs !== undefined && { intervalMs: options.refusalsIntervalMs }),
+    });
   }
 
   /** The registration and environment of an endpoint token, or null. */
@@ -126,26 +113,117 @@ export class WebhookReceiver extends EventEmitter {
   }
 
   /**
-   * Journals a delivery to the endpoint of `token` and schedules its processing. Resolves with
-   * the delivery id once it is durable, or null when no endpoint has that token.
+   * Verifies a delivery to the endpoint of `token` and, when its signature holds and it is no
+   * replay, journals it and schedules its processing; a refused one is recorded without its
+   * body. Resolves with the delivery id (the same answer either way: a sender learns nothing of
+   * the verdict), or null when no endpoint has that token.
    */
   async receive(token: string, headers: IncomingHttpHeaders, body: Buffer): Promise<string | null> {
     const endpoint = this.endpointOf(token);
     if (!endpoint) return null;
+    const w = endpoint.webhook;
     const at = this.now();
-    const flat: Record<string, string> = {};
-    for (const [k, v] of Object.entries(headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+    const flat = flattenHeaders(headers);
+    const base = { deliveryId: uuidv7(at), receivedAt: at.toISOString(), environment: endpoint.environment };
+    const scheme = schemeOf(w);
+    const verdict = verifyWith(w, endpoint.environment, this.secrets, flat, body, at);
+    const sha256 = sha256Of(body);
+    if (!verdict.ok) {
+      // Its body is not read as JSON: what an unsigned body says is worth no time; its headers name the event.
+      this.refuse(w, {
+        ...base,
+        ...eventOf(scheme, flat, undefined),
+        signatureOk: false,
+        refused: 'SIGNATURE',
+        reason: clipText(`signature refused: ${verdict.reason}`, RECORD_REASON_MAX),
+        startedInstanceIds: [],
+        body: bodySummary(body, sha256),
+      });
+      return base.deliveryId;
+    }
+    const payload = normalizePayload(body, flat['content-type']);
+    const { eventType, eventId } = eventOf(scheme, flat, payload);
+    const bodyHash = bodyHashOf(w, flat, body, payload, sha256);
+    const seen = this.store.state.webhookEventIds[w.webhookId];
+    const held = (id: string) => isSeen(seen, id, base.receivedAt) || this.inFlight.has(`${w.webhookId}\0${id}`);
+    const duplicate =
+      eventId !== null && held(eventId)
+        ? `duplicate: event ${eventId} was delivered before`
+        : bodyHash && held(bodyHash)
+          ? 'duplicate: the same signed body was delivered before (a replay)'
+          : null;
+    if (duplicate !== null) {
+      this.refuse(w, {
+        ...base,
+        eventType,
+        eventId,
+        ...(bodyHash && { bodyHash }),
+        signatureOk: true,
+        refused: 'DUPLICATE',
+        reason: duplicate,
+        startedInstanceIds: [],
+        body: bodySummary(body, sha256),
+      });
+      return base.deliveryId;
+    }
     const delivery: PendingDelivery = {
-      deliveryId: uuidv7(at),
-      webhookId: endpoint.webhook.webhookId,
-      environment: endpoint.environment,
-      receivedAt: at.toISOString(),
+      ...base,
+      webhookId: w.webhookId,
       headers: flat,
       body: body.toString('base64'),
     };
-    await this.store.commit({ type: 'webhook.received', delivery });
+    const keys = [eventId, bodyHash].filter((id) => id != null).map((id) => `${w.webhookId}\0${id}`);
+    for (const k of keys) this.inFlight.set(k, (this.inFlight.get(k) ?? 0) + 1);
+    this.received.set(delivery.deliveryId, { keys, payload });
+    try {
+      await this.store.commit({ type: 'webhook.received', delivery });
+    } catch (err) {
+      this.release(delivery.deliveryId);
+      throw err;
+    }
     setImmediate(() => void this.process(delivery.deliveryId));
     return delivery.deliveryId;
+  }
+
+  /**
+   * Records a delivery to the endpoint of `token` refused for its body's size (`bytes`: its
+   * Content-Length, or what was read before it was cut off, `whole` false). Returns its delivery
+   * id, or null when no endpoint has that token.
+   */
+  refuseTooLarge(token: string, headers: IncomingHttpHeaders, bytes: number, whole: boolean): string | null {
+    const endpoint = this.endpointOf(token);
+    if (!endpoint) return null;
+    const w = endpoint.webhook;
+    const at = this.now();
+    const deliveryId = uuidv7(at);
+    const size = whole ? `${bytes} bytes` : `more than ${bytes} bytes`;
+    this.refuse(w, {
+      deliveryId,
+      receivedAt: at.toISOString(),
+      environment: endpoint.environment,
+      ...eventOf(schemeOf(w), flattenHeaders(headers), undefined),
+      signatureOk: false,
+      refused: 'TOO_LARGE',
+      reason: `body too large: ${size}, over the registration's limit of ${maxBodyOf(w)} (maxBodyBytes)`,
+      startedInstanceIds: [],
+      body: { bytes, truncated: true },
+    });
+    return deliveryId;
+  }
+
+  /** The deliveries of `webhookId` refused as they arrived and not yet written to the journal, oldest first. */
+  unwrittenRefusals(webhookId: string): readonly DeliveryRecord[] {
+    return this.refusals.unwritten(webhookId);
+  }
+
+  /** How many deliveries `webhookId` refused as they arrived, in all. */
+  refusedCount(webhookId: string): number {
+    return (this.store.state.webhookRefused[webhookId] ?? 0) + this.refusals.unwrittenCount(webhookId);
+  }
+
+  /** Writes the refused deliveries kept in memory; call once no more deliveries arrive. */
+  close(): Promise<void> {
+    return this.refusals.close();
   }
 
   /** Processes every delivery received but not processed (after a restart). */
@@ -164,15 +242,33 @@ export class WebhookReceiver extends EventEmitter {
       this.onError(err, `processing webhook delivery ${deliveryId}`);
     } finally {
       this.processing.delete(deliveryId);
+      this.release(deliveryId);
     }
+  }
+
+  private refuse(w: WebhookRegistration, record: DeliveryRecord): void {
+    this.refusals.add(w.webhookId, record);
+    this.emit('processed', { webhookId: w.webhookId, record });
+  }
+
+  /** Forgets a delivery's ids in flight (processed, or its journaling failed). */
+  private release(deliveryId: string): void {
+    for (const k of this.received.get(deliveryId)?.keys ?? []) {
+      const n = this.inFlight.get(k) ?? 0;
+      if (n <= 1) this.inFlight.delete(k);
+      else this.inFlight.set(k, n - 1);
+    }
+    this.received.delete(deliveryId);
   }
 
   private async processDelivery(d: PendingDelivery): Promise<void> {
     const state = this.store.state;
     const w = state.webhooks[d.webhookId];
     const base = { deliveryId: d.deliveryId, receivedAt: d.receivedAt, environment: d.environment };
-    // Remembered from receipt, like the signature's verdict: a restart does not move the window.
-    const until = new Date(Date.parse(d.receivedAt) + this.replayWindowMs).toISOString();
+    const body = Buffer.from(d.body, 'base64');
+    const sha256 = sha256Of(body);
+    const summary = bodySummary(body, sha256);
+    let until = rememberUntil(d.receivedAt, this.replayWindowMs, null);
     const done = async (record: DeliveryRecord) => {
       await this.store.commit({ type: 'webhook.processed', webhookId: d.webhookId, record, until });
       this.emit('processed', { webhookId: d.webhookId, record });
@@ -185,27 +281,37 @@ export class WebhookReceiver extends EventEmitter {
         signatureOk: false,
         reason: 'the registration was deleted',
         startedInstanceIds: [],
+        body: summary,
       });
       return;
     }
-    const body = Buffer.from(d.body, 'base64');
-    // Judged at the instant of receipt: a delivery processed after a restart is not stale.
+    // Judged at the instant of receipt: a delivery processed after a restart is not stale. Verified
+    // again: a delivery journaled by an earlier version was not verified before.
     const receivedAt = new Date(d.receivedAt);
-    const live = tryLiveSecrets(w, d.environment, receivedAt, this.secrets);
-    const verdict: Verdict = Array.isArray(live)
-      ? verifyDelivery(schemeOf(w), live, d.headers, body, receivedAt)
-      : { ok: false, reason: `the signing secret cannot be opened (${live.code}: ${live.message})` };
-    const payload = normalizePayload(body, d.headers['content-type']);
-    const { eventType, eventId } = eventFields(schemeOf(w), d.headers, payload);
-    const bodyHash = w.provider === 'GITHUB' ? `sha256:${createHash('sha256').update(body).digest('hex')}` : undefined;
-    const fields = { ...base, eventType, eventId, signatureOk: verdict.ok, ...(bodyHash && { bodyHash }) };
-    if (!verdict.ok)
-      return void (await done({ ...fields, reason: `signature refused: ${verdict.reason}`, startedInstanceIds: [] }));
+    const scheme = schemeOf(w);
+    const verdict = verifyWith(w, d.environment, this.secrets, d.headers, body, receivedAt);
+    if (!verdict.ok) {
+      return void (await done({
+        ...base,
+        ...eventOf(scheme, d.headers, undefined),
+        signatureOk: false,
+        refused: 'SIGNATURE',
+        reason: clipText(`signature refused: ${verdict.reason}`, RECORD_REASON_MAX),
+        startedInstanceIds: [],
+        body: summary,
+      }));
+    }
+    until = rememberUntil(d.receivedAt, this.replayWindowMs, verdict.timestamp);
+    const payload = this.received.get(d.deliveryId)?.payload ?? normalizePayload(body, d.headers['content-type']);
+    const { eventType, eventId } = eventOf(scheme, d.headers, payload);
+    const bodyHash = bodyHashOf(w, d.headers, body, payload, sha256);
+    const fields = { ...base, eventType, eventId, signatureOk: true, ...(bodyHash && { bodyHash }), body: summary };
     const seen = state.webhookEventIds[w.webhookId];
     this.warnAtCap(w, seenCount(seen));
     if (eventId !== null && isSeen(seen, eventId, d.receivedAt)) {
       return void (await done({
         ...fields,
+        refused: 'DUPLICATE',
         reason: `duplicate: event ${eventId} was delivered before`,
         startedInstanceIds: [],
       }));
@@ -213,6 +319,7 @@ export class WebhookReceiver extends EventEmitter {
     if (bodyHash && isSeen(seen, bodyHash, d.receivedAt)) {
       return void (await done({
         ...fields,
+        refused: 'DUPLICATE',
         reason: 'duplicate: the same signed body was delivered before (a replay)',
         startedInstanceIds: [],
       }));
@@ -266,7 +373,7 @@ export class WebhookReceiver extends EventEmitter {
             : refused.map((r) => `${r.req.processId} not started: ${r.error.code}: ${r.error.message}`).join('; ');
         record = {
           ...fields,
-          reason: refusedWhy ?? reason,
+          reason: clipText(refusedWhy ?? reason, RECORD_REASON_MAX),
           startedInstanceIds: started.map((i) => i.processInstanceId),
         };
         return [{ type: 'webhook.processed', webhookId: w.webhookId, record, until }];

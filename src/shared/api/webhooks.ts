@@ -8,6 +8,20 @@ export const ENDPOINT_ENVIRONMENTS = ['ALL', ...ENVIRONMENTS] as const;
 /** An endpoint's environment (one of ENDPOINT_ENVIRONMENTS). */
 export type EndpointEnvironment = 'ALL' | Environment;
 
+/** The largest body a registration takes unless it says otherwise (`maxBodyBytes`): 1 MiB. */
+export const WEBHOOK_DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** The most a registration may take (`maxBodyBytes`): 25 MiB, GitHub's own cap on a payload. */
+export const WEBHOOK_MAX_BODY_BYTES_CEILING = 25 * 1024 * 1024;
+/** The least a registration may set `maxBodyBytes` to: 1 KiB. */
+export const WEBHOOK_MIN_BODY_BYTES = 1024;
+
+/** A registration's largest body, in bytes (from WEBHOOK_MIN_BODY_BYTES to WEBHOOK_MAX_BODY_BYTES_CEILING). */
+const MaxBodyBytes = Type.Integer({
+  minimum: WEBHOOK_MIN_BODY_BYTES,
+  maximum: WEBHOOK_MAX_BODY_BYTES_CEILING,
+  description: `the largest body a delivery may have, in bytes; a larger one is answered 413 and logged, never kept (default ${WEBHOOK_DEFAULT_MAX_BODY_BYTES})`,
+});
+
 /** Path parameters of /admin/webhooks/{name}. */
 export const WebhookParams = Type.Object({ name: Name });
 export type WebhookParams = Static<typeof WebhookParams>;
@@ -33,10 +47,18 @@ export const RegisterWebhookBody = Type.Object(
     eventTypePath: Type.Optional(Type.String({ maxLength: 200 })),
     eventIdHeader: Type.Optional(Type.String({ maxLength: 100 })),
     eventIdPath: Type.Optional(Type.String({ maxLength: 200 })),
+    maxBodyBytes: Type.Optional(MaxBodyBytes),
   },
   { additionalProperties: false },
 );
 export type RegisterWebhookBody = Static<typeof RegisterWebhookBody>;
+
+/** Body of PATCH /admin/webhooks/{name}: what may change without a new endpoint or secret. */
+export const UpdateWebhookBody = Type.Object(
+  { maxBodyBytes: Type.Optional(MaxBodyBytes) },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>;
 
 /** Body of POST /admin/webhooks/{name}/rotate. */
 export const RotateBody = Type.Object(
@@ -71,6 +93,8 @@ export interface WebhookView {
   readonly environmentMode: 'SHARED' | 'PER_ENVIRONMENT';
   readonly authType: 'HMAC' | 'NONE';
   readonly custom?: CustomScheme;
+  /** The largest body a delivery may have, in bytes. */
+  readonly maxBodyBytes: number;
   /** `secrets`: how many signing secrets the endpoint accepts now. */
   readonly endpoints: ReadonlyArray<{
     readonly environment: EndpointEnvironment;
@@ -109,23 +133,57 @@ export interface Signed {
   readonly headers: Record<string, string>;
 }
 
+/** Bytes of a body's preview in the delivery log, at most. */
+export const DELIVERY_PREVIEW_BYTES = 256;
+
+/** What the delivery log keeps of a delivery's body: never the body itself. */
+export interface DeliveryBody {
+  /**
+   * Its size in bytes. For one refused as too large before it was read whole: what its
+   * Content-Length said, or the bytes read when it was cut off (it had more).
+   */
+  readonly bytes: number;
+  /** `sha256:<hex>` of the body, when it was read whole. */
+  readonly sha256?: string;
+  /**
+   * Its first bytes as text: at most DELIVERY_PREVIEW_BYTES of UTF-8, cut at a character,
+   * bytes that are not UTF-8 and control characters (but tab and newlines) as U+FFFD.
+   */
+  readonly preview?: string;
+  /** True when `preview` is not the whole body (or there is a body but no preview). */
+  readonly truncated?: boolean;
+}
+
+/**
+ * Why a delivery was refused as it arrived, before any flow was looked at: its signature (or
+ * timestamp), a replay of one delivered before, a body over the registration's limit.
+ */
+export type DeliveryRefusal = 'SIGNATURE' | 'DUPLICATE' | 'TOO_LARGE';
+
 /** What happened to one delivery: what a developer reads when a delivery "did nothing". */
 export interface DeliveryRecord {
   readonly deliveryId: string;
   readonly receivedAt: string;
   readonly environment: EndpointEnvironment;
+  /** From its headers (and, once its signature verified, its body), at most 200 characters. */
   readonly eventType: string | null;
   readonly eventId: string | null;
   /**
-   * For providers that sign the body alone with no timestamp (GitHub): a hash of the body,
-   * remembered like an event id, so a captured delivery replayed with a new (unsigned) delivery
-   * id is still a duplicate.
+   * A hash of what the provider signs, remembered like an event id, for deliveries the event id
+   * does not tell apart: GitHub's (the body alone, no timestamp), so a captured delivery
+   * replayed with a new (unsigned) delivery id is still a duplicate; and Slack's without an
+   * `event_id` (slash commands, interactivity: the timestamp and the body), so one replayed
+   * within its 5 minutes is a duplicate.
    */
   readonly bodyHash?: string;
   readonly signatureOk: boolean;
+  /** Set when the delivery was refused as it arrived (see DeliveryRefusal). */
+  readonly refused?: DeliveryRefusal;
   /** Why nothing started (bad signature, duplicate, no trigger matched), if so. */
   readonly reason: string | null;
   readonly startedInstanceIds: readonly string[];
+  /** Its body's size, hash and first bytes (records of earlier versions have none). */
+  readonly body?: DeliveryBody;
 }
 
 /** A delivery in GET /admin/webhooks/{name}/deliveries: one still pending, or one processed. */
@@ -142,6 +200,8 @@ export type DeliveryView =
 export interface DeliveryList {
   readonly name: string;
   readonly items: readonly DeliveryView[];
+  /** Deliveries the registration refused as they arrived, in all (the log keeps only the last ones). */
+  readonly refused: number;
 }
 
 /** What DELETE of a named resource answers. */

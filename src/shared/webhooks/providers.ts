@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { decodeBase64, decodeHex } from './encoding.js';
 
 /**
  * How each webhook provider signs a delivery, as its documentation defines it. One module both
@@ -16,6 +17,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * - CUSTOM: the registration says which header, algorithm, encoding and prefix.
  *
  * Schemes with a timestamp refuse one more than 5 minutes away from now (replay protection).
+ * A signature must be written exactly as its provider writes it (encoding.ts): lower-case hex
+ * of the digest's length for GitHub, Stripe and Slack; canonical base64 for Standard Webhooks;
+ * for CUSTOM, hex in one case or canonical base64. Anything before, after or inside it refuses it.
  * Several secrets may be valid at once (rotation): a delivery signed with any of them verifies.
  */
 
@@ -47,6 +51,11 @@ export type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
 export type Verdict =
   { readonly ok: true; readonly timestamp: string | null } | { readonly ok: false; readonly reason: string };
+
+/** Bytes of each algorithm's digest: a presented signature must decode to exactly this many. */
+const DIGEST_BYTES = { sha1: 20, sha256: 32, sha512: 64 } as const;
+const SHA256_BYTES = DIGEST_BYTES.sha256;
+const HEX64 = '64 lowercase hex digits';
 
 /** Five minutes: the tolerance of every timestamped scheme. */
 export const TOLERANCE_SECONDS = 300;
@@ -101,7 +110,8 @@ export function verifyDelivery(
       const sig = header(headers, 'x-hub-signature-256');
       if (sig === undefined) return { ok: false, reason: 'the X-Hub-Signature-256 header is missing' };
       if (!sig.startsWith('sha256=')) return { ok: false, reason: 'X-Hub-Signature-256 does not start with sha256=' };
-      const presented = Buffer.from(sig.slice(7), 'hex');
+      const presented = decodeHex(sig.slice(7), SHA256_BYTES);
+      if (!presented) return { ok: false, reason: `X-Hub-Signature-256 is not sha256= and ${HEX64}` };
       return secrets.some((s) => macEquals(hmac('sha256', s, body), presented))
         ? { ok: true, timestamp: null }
         : noMatch;
@@ -109,14 +119,22 @@ export function verifyDelivery(
     case 'STRIPE': {
       const sig = header(headers, 'stripe-signature');
       if (sig === undefined) return { ok: false, reason: 'the Stripe-Signature header is missing' };
-      const parts = sig.split(',').map((p) => p.split('='));
-      const t = parts.find(([k]) => k === 't')?.[1];
+      const parts = sig.split(',').map((p) => /^([a-z0-9]+)=(.*)$/s.exec(p));
+      if (parts.some((p) => p === null))
+        return { ok: false, reason: 'Stripe-Signature is not a comma-separated list of key=value' };
+      const kv = parts.map((p) => [p![1]!, p![2]!] as const);
+      const ts = kv.filter(([k]) => k === 't');
+      if (ts.length > 1) return { ok: false, reason: 'Stripe-Signature has more than one t=' };
+      const t = ts[0]?.[1];
       const bad = checkTimestamp(t, now, 'Stripe-Signature t=');
       if (bad) return { ok: false, reason: bad };
-      const v1 = parts.filter(([k]) => k === 'v1').map(([, v]) => Buffer.from(v ?? '', 'hex'));
+      const v1 = kv.filter(([k]) => k === 'v1');
       if (v1.length === 0) return { ok: false, reason: 'Stripe-Signature has no v1 signature' };
+      // Each v1 is one candidate: one not written exactly as Stripe writes it matches nothing.
+      const presented = v1.map(([, v]) => decodeHex(v, SHA256_BYTES)).filter((p) => p !== null);
+      if (presented.length === 0) return { ok: false, reason: `no Stripe-Signature v1= is ${HEX64}` };
       const signed = concat(`${t}.`, body);
-      const ok = secrets.some((s) => v1.some((p) => macEquals(hmac('sha256', s, signed), p)));
+      const ok = secrets.some((s) => presented.some((p) => macEquals(hmac('sha256', s, signed), p)));
       return ok ? { ok: true, timestamp: new Date(Number(t) * 1000).toISOString() } : noMatch;
     }
     case 'SLACK': {
@@ -126,7 +144,8 @@ export function verifyDelivery(
       const bad = checkTimestamp(ts, now, 'X-Slack-Request-Timestamp');
       if (bad) return { ok: false, reason: bad };
       if (!sig.startsWith('v0=')) return { ok: false, reason: 'X-Slack-Signature does not start with v0=' };
-      const presented = Buffer.from(sig.slice(3), 'hex');
+      const presented = decodeHex(sig.slice(3), SHA256_BYTES);
+      if (!presented) return { ok: false, reason: `X-Slack-Signature is not v0= and ${HEX64}` };
       const signed = concat(`v0:${ts}:`, body);
       return secrets.some((s) => macEquals(hmac('sha256', s, signed), presented))
         ? { ok: true, timestamp: new Date(Number(ts) * 1000).toISOString() }
@@ -140,11 +159,12 @@ export function verifyDelivery(
       if (sig === undefined) return { ok: false, reason: 'the webhook-signature header is missing' };
       const bad = checkTimestamp(ts, now, 'webhook-timestamp');
       if (bad) return { ok: false, reason: bad };
-      const presented = sig
-        .split(' ')
-        .filter((p) => p.startsWith('v1,'))
-        .map((p) => Buffer.from(p.slice(3), 'base64'));
-      if (presented.length === 0) return { ok: false, reason: 'webhook-signature has no v1 signature' };
+      const v1 = sig.split(' ').filter((p) => p.startsWith('v1,'));
+      if (v1.length === 0) return { ok: false, reason: 'webhook-signature has no v1 signature' };
+      // Other versions (v1a: asymmetric) are not ours to check; a v1 not in canonical base64 matches nothing.
+      const presented = v1.map((p) => decodeBase64(p.slice(3), SHA256_BYTES)).filter((p) => p !== null);
+      if (presented.length === 0)
+        return { ok: false, reason: 'no webhook-signature v1, is the canonical base64 of 32 bytes (44 characters)' };
       const signed = concat(`${id}.${ts}.`, body);
       const ok = secrets.some((s) => presented.some((p) => macEquals(hmac('sha256', standardKey(s), signed), p)));
       return ok ? { ok: true, timestamp: new Date(Number(ts) * 1000).toISOString() } : noMatch;
@@ -156,7 +176,18 @@ export function verifyDelivery(
       if (sig === undefined) return { ok: false, reason: `the ${c.signatureHeader} header is missing` };
       const prefix = c.prefix ?? '';
       if (!sig.startsWith(prefix)) return { ok: false, reason: `${c.signatureHeader} does not start with ${prefix}` };
-      const presented = Buffer.from(sig.slice(prefix.length), c.encoding);
+      const bytes = DIGEST_BYTES[c.algorithm];
+      const text = sig.slice(prefix.length);
+      // Hex in either case (one case throughout): a custom sender's library may write upper case.
+      const presented = c.encoding === 'hex' ? decodeHex(text, bytes, 'either') : decodeBase64(text, bytes);
+      if (!presented)
+        return {
+          ok: false,
+          reason:
+            c.encoding === 'hex'
+              ? `${c.signatureHeader} is not ${prefix}and ${bytes * 2} hex digits (one case)`
+              : `${c.signatureHeader} is not ${prefix}and the canonical base64 of ${bytes} bytes`,
+        };
       return secrets.some((s) => macEquals(hmac(c.algorithm, s, body), presented))
         ? { ok: true, timestamp: null }
         : noMatch;

@@ -93,6 +93,12 @@ const ROUTES: OrgRoute[] = [
   },
   { method: 'GET', path: '/admin/webhooks', url: (org) => `/admin/webhooks?${q(org)}` },
   { method: 'GET', path: '/admin/webhooks/{name}', url: (org) => `/admin/webhooks/w?${q(org)}` },
+  {
+    method: 'PATCH',
+    path: '/admin/webhooks/{name}',
+    url: (org) => `/admin/webhooks/w?${q(org)}`,
+    body: () => ({ maxBodyBytes: 2048 }),
+  },
   { method: 'DELETE', path: '/admin/webhooks/{name}', url: (org) => `/admin/webhooks/w?${q(org)}` },
   {
     method: 'POST',

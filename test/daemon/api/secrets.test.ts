@@ -102,7 +102,8 @@ t.test('a sealed value moved to another record does not open there: the use fail
   t.match(res.json(), { error: 'AI_PROVIDER_TEST_FAILED', details: { code: 'AI_KEY_UNREADABLE' } });
   t.notMatch(res.body, /sk-two/);
 
-  // A signing secret replaced by another record's ciphertext: deliveries are refused, saying why.
+  // A signing secret replaced by another record's ciphertext: deliveries are refused as they
+  // arrive, saying why, and not journaled.
   const hook = Object.values(h.store.state.webhooks)[0]!;
   const endpoint = hook.endpoints[0]!;
   await h.store.commit({
@@ -110,9 +111,11 @@ t.test('a sealed value moved to another record does not open there: the use fail
     webhook: { ...hook, endpoints: [{ ...endpoint, secrets: [{ secret: two.apiKey!, expiresAt: null }] }] },
   });
   const id = await h.webhooks.receive(endpoint.token, { 'x-hub-signature-256': 'sha256=00' }, Buffer.from('{}'));
-  await h.webhooks.process(id!);
-  t.match(h.store.state.webhookDeliveries[hook.webhookId]!.at(-1), {
+  t.equal(h.store.state.pendingDeliveries[id!], undefined, 'never journaled');
+  t.match(h.webhooks.unwrittenRefusals(hook.webhookId).at(-1), {
+    deliveryId: id,
     signatureOk: false,
+    refused: 'SIGNATURE',
     reason: /^signature refused: the signing secret cannot be opened \(SECRET_UNREADABLE: /,
   });
 

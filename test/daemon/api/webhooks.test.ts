@@ -368,6 +368,41 @@ t.test('Slack URL verification: the challenge comes back when signed', async (t)
   t.same(res.json(), { challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
 });
 
+t.test('Slack URL verification: a secret that cannot be opened answers no challenge, and is refused', async (t) => {
+  const h = await apiHarness(t);
+  const admin = await h.key('admin', 'default');
+  const reg = await register(h, admin, { name: 'slack', provider: 'SLACK', secret: 'slack-signing-secret' });
+  await register(h, admin, { name: 'other', provider: 'SLACK', secret: 'other-signing-secret' });
+  const named = (name: string) => Object.values(h.store.state.webhooks).find((w) => w.name === name)!;
+  const [slack, other] = [named('slack'), named('other')];
+  // Another record's ciphertext in its place: it does not open for this one.
+  const endpoint = { ...slack.endpoints[0]!, secrets: other.endpoints[0]!.secrets };
+  await h.store.commit({ type: 'webhook.saved', webhook: { ...slack, endpoints: [endpoint] } });
+  const body = '{"type":"url_verification","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}';
+  const headers = Object.fromEntries(
+    Object.entries(signed({ provider: 'SLACK', authType: 'HMAC' }, 'slack-signing-secret', body, h.clock.now())).map(
+      ([k, v]) => [k.toLowerCase(), v],
+    ),
+  );
+  const res = await h.app.inject({
+    method: 'POST',
+    url: `/webhook/receive/${reg.endpoints[0]!.token}`,
+    payload: body,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+  t.equal(res.statusCode, 200, 'answered as any delivery, not a 500');
+  t.match(res.json(), { received: true, deliveryId: String });
+  t.notOk('challenge' in res.json(), 'no challenge');
+  t.match(h.webhooks.unwrittenRefusals(slack.webhookId), [
+    {
+      deliveryId: res.json().deliveryId,
+      refused: 'SIGNATURE',
+      reason: /^signature refused: the signing secret cannot be opened \(SECRET_UNREADABLE: /,
+    },
+  ]);
+  t.same(h.store.state.pendingDeliveries, {}, 'not journaled');
+});
+
 t.test('email connections: created, listed and changed without ever showing the password', async (t) => {
   const h = await apiHarness(t);
   const admin = await h.key('admin', 'default');

@@ -138,3 +138,131 @@ t.test("CUSTOM: the registration's header, algorithm, encoding, prefix and event
   t.same(eventFields(custom, headers, JSON.parse(body.toString())), { eventType: 'order.paid', eventId: 'a-1' });
   t.same(verifyDelivery({ provider: 'CUSTOM', authType: 'NONE' }, [], {}, body, AT).ok, true, 'authType NONE');
 });
+
+t.test('every provider refuses a valid signature with anything after, before or inside it', async (t) => {
+  const body = Buffer.from('{"id":"evt_1","type":"ping"}');
+  const custom = (encoding: 'hex' | 'base64'): Scheme => ({
+    provider: 'CUSTOM',
+    authType: 'HMAC',
+    custom: { signatureHeader: 'x-sig', algorithm: 'sha256', encoding, prefix: 'sha256=' },
+  });
+  /** Each scheme, its signature header, and spellings of a valid signature that must be refused. */
+  const cases: Array<{ name: string; scheme: Scheme; header: string; secret: string; bad: (sig: string) => string[] }> =
+    [
+      {
+        name: 'GITHUB',
+        scheme: { provider: 'GITHUB', authType: 'HMAC' },
+        header: 'X-Hub-Signature-256',
+        secret: 'gh-secret',
+        bad: (sig) => [
+          `${sig}00`,
+          `${sig}zz`,
+          `${sig} x`,
+          sig.toUpperCase().replace('SHA256=', 'sha256='),
+          `${sig.slice(0, 20)} ${sig.slice(20)}`,
+        ],
+      },
+      {
+        name: 'STRIPE',
+        scheme: { provider: 'STRIPE', authType: 'HMAC' },
+        header: 'Stripe-Signature',
+        secret: 'whsec_stripe',
+        bad: (sig) => [
+          `${sig}zz`,
+          `${sig}00`,
+          sig.replace(/v1=([0-9a-f]+)/, (_, h: string) => `v1=${h.toUpperCase()}`),
+          sig.replace('v1=', 'v1= '),
+          `${sig},garbage`,
+          `${sig.split(',')[0]},${sig.split(',')[0]},${sig.split(',')[1]}`,
+        ],
+      },
+      {
+        name: 'SLACK',
+        scheme: { provider: 'SLACK', authType: 'HMAC' },
+        header: 'X-Slack-Signature',
+        secret: 'slack-secret',
+        bad: (sig) => [`${sig}zz`, `${sig}0`, `v0=${sig.slice(3).toUpperCase()}`, `${sig}\t`],
+      },
+      {
+        name: 'STANDARD',
+        scheme: { provider: 'STANDARD', authType: 'HMAC' },
+        header: 'webhook-signature',
+        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        bad: (sig) => [
+          `${sig}AAAA`,
+          `${sig}!`,
+          sig.replace(/=$/, ''),
+          sig.replace('v1,', 'v1, '),
+          `${sig.slice(0, 12)}\t${sig.slice(12)}`,
+        ],
+      },
+      {
+        name: 'CUSTOM hex',
+        scheme: custom('hex'),
+        header: 'x-sig',
+        secret: 'custom-secret',
+        bad: (sig) => [`${sig}zz`, `${sig}00`, sig.replace(/[a-f]/, (c) => c.toUpperCase()), ` ${sig}x`],
+      },
+      {
+        name: 'CUSTOM base64',
+        scheme: custom('base64'),
+        header: 'x-sig',
+        secret: 'custom-secret',
+        bad: (sig) => [`${sig}AAAA`, `${sig}%`, sig.replace(/=$/, ''), `${sig.slice(0, 15)} ${sig.slice(15)}`],
+      },
+    ];
+  for (const c of cases) {
+    const signed = Object.fromEntries(
+      Object.entries(signDelivery(c.scheme, c.secret, body, AT, { eventId: 'msg_1' })).map(([k, v]) => [
+        k.toLowerCase(),
+        v,
+      ]),
+    );
+    const key = c.header.toLowerCase();
+    t.same(verifyDelivery(c.scheme, [c.secret], signed, body, AT).ok, true, `${c.name}: the exact signature verifies`);
+    for (const spelled of c.bad(signed[key]!)) {
+      t.not(spelled, signed[key]);
+      t.match(
+        verifyDelivery(c.scheme, [c.secret], { ...signed, [key]: spelled }, body, AT),
+        { ok: false },
+        `${c.name}: ${JSON.stringify(spelled)} is refused`,
+      );
+    }
+  }
+});
+
+t.test(
+  'CUSTOM hex may be written in upper case throughout; Standard Webhooks skips a non-canonical v1 for a valid one',
+  async (t) => {
+    const body = Buffer.from('{"a":1}');
+    const scheme: Scheme = {
+      provider: 'CUSTOM',
+      authType: 'HMAC',
+      custom: { signatureHeader: 'x-sig', algorithm: 'sha512', encoding: 'hex' },
+    };
+    const sig = createHmac('sha512', 'k').update(body).digest('hex');
+    t.same(verifyDelivery(scheme, ['k'], { 'x-sig': sig.toUpperCase() }, body, AT).ok, true, 'upper case throughout');
+    t.same(
+      verifyDelivery(scheme, ['k'], { 'x-sig': sig.slice(0, 64) }, body, AT).ok,
+      false,
+      'a sha256-long prefix of it',
+    );
+
+    const sw: Scheme = { provider: 'STANDARD', authType: 'HMAC' };
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const good = signDelivery(sw, secret, body, AT, { eventId: 'msg_2' });
+    const valid = good['webhook-signature']!;
+    const headers = { 'webhook-id': good['webhook-id']!, 'webhook-timestamp': good['webhook-timestamp']! };
+    t.same(
+      verifyDelivery(sw, [secret], { ...headers, 'webhook-signature': `v1,${valid.slice(3, -1)} ${valid}` }, body, AT)
+        .ok,
+      true,
+      'one exact v1 among others',
+    );
+    t.match(
+      verifyDelivery(sw, [secret], { ...headers, 'webhook-signature': `v1,${valid.slice(3, -1)} ${valid}x` }, body, AT),
+      { ok: false, reason: /canonical base64/ },
+      'none exact: refused, and the reason says why',
+    );
+  },
+);

@@ -5,10 +5,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import {
   OrganizationQuery,
-  ReceiveParams,
   RegisterWebhookBody,
   RotateBody,
   SignBody,
+  UpdateWebhookBody,
   WebhookParams,
   type Deleted,
   type DeliveryList,
@@ -23,20 +23,16 @@ import {
 } from '../../../shared/api/index.js';
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
-import {
-  normalizePayload,
-  signDelivery,
-  verifyDelivery,
-  type CustomScheme,
-  type Provider,
-} from '../../../shared/webhooks/providers.js';
+import { signDelivery, type CustomScheme, type Provider } from '../../../shared/webhooks/providers.js';
 import { uuidv7 } from '../../engine/ids.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { WfxRecord } from '../../state/records.js';
 import { webhookSecretContext } from '../../state/secret-fields.js';
-import type { WebhookEndpoint, WebhookRegistration, WfxState } from '../../state/state.js';
+import { WEBHOOK_LOG_SIZE, type WebhookEndpoint, type WebhookRegistration, type WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
-import { liveSecrets, schemeOf, tryLiveSecrets, type WebhookReceiver } from '../../triggers/webhooks.js';
+import { insertByReceipt } from '../../state/webhook-log.js';
+import { liveSecrets, maxBodyOf, schemeOf, type WebhookReceiver } from '../../triggers/webhooks.js';
+import { webhookReceiveRoute } from './webhook-receive.js';
 import type { Caller } from '../caller.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
@@ -68,6 +64,7 @@ function view(w: WebhookRegistration, baseUrl: string): WebhookView {
     environmentMode: w.environmentMode,
     authType: w.authType,
     ...(w.custom && { custom: w.custom }),
+    maxBodyBytes: maxBodyOf(w),
     endpoints: w.endpoints.map((e) => ({
       environment: e.environment,
       url: `${baseUrl}/webhook/receive/${e.token}`,
@@ -80,7 +77,7 @@ function view(w: WebhookRegistration, baseUrl: string): WebhookView {
 
 const baseUrlOf = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
-/** POST /webhook/receive/{token}, and /admin/webhooks. */
+/** POST /webhook/receive/{token} (webhook-receive.ts), and /admin/webhooks. */
 export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { store, receiver } = deps;
@@ -96,49 +93,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
     return w;
   };
 
-  // The receive endpoint sees the raw bytes: signatures are computed over them exactly.
-  void app.register(async (plain) => {
-    const raw = plain.withTypeProvider<TypeBoxTypeProvider>();
-    raw.removeAllContentTypeParsers();
-    raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-    raw.post('/webhook/receive/:token', {
-      config: { auth: { permission: 'none' } },
-      schema: {
-        tags: ['webhooks'],
-        summary:
-          "Receive a provider's delivery: 200 {received: true, deliveryId} once it is journaled; verified and processed after",
-        params: ReceiveParams,
-      },
-      handler: async (request) => {
-        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const endpoint = receiver.endpointOf(request.params.token);
-        if (!endpoint) throw new WfxError('NOT_FOUND', 'no webhook endpoint has this token');
-        // Slack checks an Events API URL by asking for its challenge back, signed like any delivery.
-        if (endpoint.webhook.provider === 'SLACK') {
-          const payload = normalizePayload(body, request.headers['content-type']) as {
-            type?: unknown;
-            challenge?: unknown;
-          };
-          if (payload && payload.type === 'url_verification' && typeof payload.challenge === 'string') {
-            const at = now();
-            // A secret that cannot be opened answers no challenge: the delivery's log says why.
-            const live = tryLiveSecrets(endpoint.webhook, endpoint.environment, at, secrets);
-            const verdict = verifyDelivery(
-              schemeOf(endpoint.webhook),
-              Array.isArray(live) ? live : [],
-              request.headers,
-              body,
-              at,
-            );
-            if (verdict.ok) return { challenge: payload.challenge };
-          }
-        }
-        // The delivery's id lets a sender (wfx webhooks send) look up what it did in the log.
-        const deliveryId = await receiver.receive(request.params.token, request.headers, body);
-        return { received: true, deliveryId };
-      },
-    });
-  });
+  webhookReceiveRoute(fastify, { receiver, now });
 
   app.post('/admin/webhooks', {
     config: admin,
@@ -194,6 +149,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
         environmentMode: b.environmentMode as WebhookRegistration['environmentMode'],
         authType: b.authType as WebhookRegistration['authType'],
         custom,
+        ...(b.maxBodyBytes !== undefined && { maxBodyBytes: b.maxBodyBytes }),
         endpoints,
         createdAt: at,
         updatedAt: at,
@@ -235,6 +191,23 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
     },
     handler: async (request) =>
       view(find(request.caller!, request.params.name, request.query.organization), baseUrlOf(request)),
+  });
+
+  app.patch('/admin/webhooks/:name', {
+    config: admin,
+    schema: {
+      tags: ['webhooks'],
+      summary: "Change a registration's limits (maxBodyBytes); its endpoints and secrets stay",
+      params: WebhookParams,
+      querystring: OrganizationQuery,
+      body: UpdateWebhookBody,
+    },
+    handler: async (request) => {
+      const w = find(request.caller!, request.params.name, request.query.organization);
+      const webhook: WebhookRegistration = { ...w, ...request.body, updatedAt: now().toISOString() };
+      await store.commit({ type: 'webhook.saved', webhook });
+      return view(webhook, baseUrlOf(request));
+    },
   });
 
   app.delete('/admin/webhooks/:name', {
@@ -318,7 +291,14 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
           environment: d.environment,
           pending: true as const,
         }));
-      return { name: w.name, items: [...pending, ...[...(state.webhookDeliveries[w.webhookId] ?? [])].reverse()] };
+      // Refused deliveries not written yet take their places by time among those written.
+      const log = [...(state.webhookDeliveries[w.webhookId] ?? [])];
+      for (const r of receiver.unwrittenRefusals(w.webhookId)) insertByReceipt(log, r);
+      return {
+        name: w.name,
+        items: [...pending, ...log.slice(-WEBHOOK_LOG_SIZE).reverse()],
+        refused: receiver.refusedCount(w.webhookId),
+      };
     },
   });
 

@@ -1182,6 +1182,9 @@ Options:
   --event-id-header <name>    CUSTOM: the header with the event id (idempotency)
   --event-id-path <path>      CUSTOM: the dotted path of the event id in the
                               body
+  --max-body-bytes <size>     the largest body a delivery may have: bytes, or
+                              KiB/MiB (default 1MiB, at most 25MiB); a larger
+                              one is answered 413 and logged
   -h, --help                  display help for command
 
 Examples:
@@ -1285,6 +1288,21 @@ Exit 0 when it started an execution, 1 when it started none (the delivery log sa
 
 Example:
   $ wfx webhooks send github --payload pull_request.json --event pull_request
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks update --help 1`] = `
+Usage: wfx webhooks update [options] <name>
+
+change a registration's limits; its endpoints and secrets stay
+
+Options:
+  --max-body-bytes <size>  the largest body a delivery may have: bytes, or
+                           KiB/MiB (at most 25MiB)
+  -h, --help               display help for command
+
+Example:
+  $ wfx webhooks update github --max-body-bytes 5MiB
 
 `
 
