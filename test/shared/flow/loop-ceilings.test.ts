@@ -18,7 +18,7 @@ ${props}
 t.test("a loopNode's maxIterations and concurrency have ceilings, refused at publish with their place", async (t) => {
   const forever = validateFlowSource(loop('    condition: "${true}"\n    maxIterations: 100000000'));
   t.notOk(forever.ok, 'maxIterations 100,000,000: refused');
-  t.match(!forever.ok && forever.problems, [{ nodeId: 'each', property: 'maxIterations', line: 9 }]);
+  t.match(!forever.ok && forever.problems, [{ nodeId: 'each', property: 'maxIterations', line: 8 }]);
   const wide = validateFlowSource(loop('    collection: "{items}"\n    parallel: true\n    concurrency: 100000'));
   t.notOk(wide.ok, 'concurrency 100,000: refused');
   t.match(!wide.ok && wide.problems, [{ nodeId: 'each', property: 'concurrency' }]);
