@@ -7,6 +7,7 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
+import { BOMB, bigFlow, ENDLESS, FLOWS, RUNAWAY } from './attack-flows.js';
 
 /**
  * Readers replaying a long log again and again; idle connections kept open, reopened as the
@@ -69,64 +70,6 @@ function flood(url: string, n: number): Promise<void> {
     };
     for (let i = 0; i < n; i++) open();
   });
-}
-
-const RUNAWAY = '53bec000-0000-4000-8000-000000000002';
-const BOMB = '53bec000-0000-4000-8000-000000000003';
-const ENDLESS = '53bec000-0000-4000-8000-000000000004';
-
-const FLOWS = {
-  runaway: `processId: ${RUNAWAY}
-name: Runaway loop
-nodes:
-  start: { type: startEvent, next: make }
-  make: { type: scriptTask, script: "return { items: Array.from({ length: 99000 }, (_, i) => i) }", next: each }
-  each:
-    type: loopNode
-    collection: "{items}"
-    parallel: true
-    concurrency: 1000
-    maxIterations: 100000
-    nodes:
-      s: { type: startEvent, next: ask }
-      ask: { type: inputNode, inputType: textbox, next: e }
-      e: { type: endEvent }
-    next: done
-  done: { type: endEvent }
-`,
-  bomb: `processId: ${BOMB}
-name: Calls itself twice
-nodes:
-  start: { type: startEvent, next: fork }
-  fork: { type: parallelGateway, next: [left, right] }
-  left: { type: callProcess, processId: ${BOMB}, next: end1 }
-  right: { type: callProcess, processId: ${BOMB}, next: end2 }
-  end1: { type: endEvent }
-  end2: { type: endEvent }
-`,
-  endless: `processId: ${ENDLESS}
-name: Endless script
-nodes:
-  start: { type: startEvent, next: run }
-  run: { type: scriptTask, script: "while (true) {}", timeout: 5m, next: done }
-  done: { type: endEvent }
-`,
-};
-
-/** A setVariable of `keys` variables: the issue's 40,000 is refused by size, 10,000 is the most a flow may set. */
-function bigFlow(keys: number): string {
-  const vars = Array.from({ length: keys }, (_, i) => `      k${i}: ${i}`).join('\n');
-  return `processId: 53bec000-0000-4000-8000-00000000${String(keys).padStart(4, '0').slice(-4)}
-name: Big publish
-nodes:
-  start: { type: startEvent, next: set }
-  set:
-    type: setVariable
-    variables:
-${vars}
-    next: done
-  done: { type: endEvent }
-`;
 }
 
 type Call = (method: string, path: string, body?: unknown) => Promise<Response>;

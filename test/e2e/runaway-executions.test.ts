@@ -4,45 +4,13 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startDaemon } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
+import { BOMB, FLOWS, RUNAWAY, runawayFlow } from '../../bench/attack-flows.js';
 
 // Issue #53's first reproductions, on a real daemon whose heap is kept small: one
 // organization's execution that would grow without bound fails with its code, and the daemon
 // (also after a kill -9 at the worst moment) goes on serving every organization.
 
-const RUNAWAY = '53000000-0000-4000-8000-000000000001';
-const BOMB = '53000000-0000-4000-8000-000000000002';
 const ASK = '53000000-0000-4000-8000-000000000003';
-
-const runaway = (concurrency: number) => `processId: ${RUNAWAY}
-name: Runaway loop
-nodes:
-  start: { type: startEvent, next: make }
-  make: { type: scriptTask, script: "return { items: Array.from({ length: vars.n }, (_, i) => i) }", next: each }
-  each:
-    type: loopNode
-    collection: "{items}"
-    parallel: true
-    concurrency: ${concurrency}
-    maxIterations: 100000
-    nodes:
-      s: { type: startEvent, next: ask }
-      ask: { type: inputNode, inputType: textbox, next: e }
-      e: { type: endEvent }
-    next: done
-  done: { type: endEvent }
-`;
-
-const BOMB_FLOW = `processId: ${BOMB}
-name: Calls itself twice
-nodes:
-  start: { type: startEvent, next: fork }
-  fork: { type: parallelGateway, next: [left, right] }
-  left: { type: callProcess, processId: ${BOMB}, next: end1 }
-  right: { type: callProcess, processId: ${BOMB}, next: end2 }
-  end1: { type: endEvent }
-  end2: { type: endEvent }
-`;
-
 const ASK_FLOW = `processId: ${ASK}
 name: Ordinary work
 nodes:
@@ -105,9 +73,9 @@ t.test('a loop that would start 1,000 copies of 99,000 items fails with its code
   const acme = await d.keyOf('acme');
   const globex = await d.keyOf('globex');
 
-  const flood = await d.call(acme, 'POST', '/admin/flows', { source: runaway(100_000) });
+  const flood = await d.call(acme, 'POST', '/admin/flows', { source: runawayFlow('{n}', 100_000) });
   t.match(flood, { status: 400, body: { error: 'FLOW_INVALID' } }, 'concurrency 100000 is refused at publish');
-  t.equal((await d.call(acme, 'POST', '/admin/flows', { source: runaway(1000) })).status, 200);
+  t.equal((await d.call(acme, 'POST', '/admin/flows', { source: runawayFlow('{n}', 1000) })).status, 200);
   t.equal((await d.call(globex, 'POST', '/admin/flows', { source: ASK_FLOW })).status, 200);
   const other = (await d.call(globex, 'POST', '/process/exec', { processId: ASK })).body.processInstanceId as string;
 
@@ -133,7 +101,7 @@ t.test('a flow that calls itself twice over stops at the tree limit, also across
   let d = await daemon(t, dataDir, args);
   const acme = await d.keyOf('acme');
   const globex = await d.keyOf('globex');
-  t.equal((await d.call(acme, 'POST', '/admin/flows', { source: BOMB_FLOW })).status, 200);
+  t.equal((await d.call(acme, 'POST', '/admin/flows', { source: FLOWS.bomb })).status, 200);
   t.equal((await d.call(globex, 'POST', '/admin/flows', { source: ASK_FLOW })).status, 200);
   const other = (await d.call(globex, 'POST', '/process/exec', { processId: ASK })).body.processInstanceId as string;
 
