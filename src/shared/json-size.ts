@@ -57,7 +57,7 @@ export function jsonSize(value: unknown, cap = Number.POSITIVE_INFINITY): number
 }
 
 /** The length of a number's JSON form; small integers without making a string. */
-function numberSize(n: number): number {
+export function numberSize(n: number): number {
   if (Number.isInteger(n) && n >= 0 && n < 1e9) {
     let digits = 1;
     for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) digits++;

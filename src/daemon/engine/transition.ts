@@ -534,7 +534,8 @@ export class Transition {
       if (typeof failure !== 'number') return failure;
       this.bytes += failure;
     }
-    const starts = outcome.kind === 'wait' ? (outcome.start ?? []) : outcome.kind === 'call' ? [outcome.start] : [];
+    if (outcome.kind !== 'call' && (outcome.kind !== 'wait' || outcome.start === undefined)) return outcome;
+    const starts = outcome.kind === 'wait' ? outcome.start! : [outcome.start];
     if (starts.length === 0) return outcome;
     const failure = childrenFailure(inst, starts, outcome.kind === 'wait', {
       limits,

@@ -49,7 +49,8 @@ import { LiveCounts } from './live-counts.js';
 import { applyReseal, type SecretRef } from './secret-fields.js';
 import { isoMs, packedLogLine } from './log-line.js';
 import { progressedWait, type LoopProgress } from './loop-progress.js';
-import { countLiveNode, logKeepsVariables, pushLog, setVariables, variablesSize } from './sizes.js';
+import { countLiveNode, logKeepsVariables, pushLog, setVariables } from './sizes.js';
+import { jsonSize } from '../../shared/json-size.js';
 import { subscriptionBucket, type Subscription } from './subscriptions.js';
 
 /** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
@@ -408,14 +409,10 @@ export function startedInstance(
 /** Copies the fields only a child execution has, where `from` has them (absent, not undefined, otherwise). */
 function withChildFields<T extends InstanceStart>(
   to: T,
-  from: Pick<
-    InstanceStart,
-    'parentNodeInstanceId' | 'scope' | 'iteration' | 'toolCallId' | 'callDepth' | 'root' | 'varSize'
-  >,
+  from: Pick<InstanceStart, 'parentNodeInstanceId' | 'scope' | 'iteration' | 'toolCallId' | 'callDepth' | 'root'>,
 ): T {
   const w = to as Writable<T>;
   if (from.root !== undefined) w.root = from.root;
-  if (from.varSize !== undefined) w.varSize = from.varSize;
   if (from.parentNodeInstanceId !== undefined) w.parentNodeInstanceId = from.parentNodeInstanceId;
   if (from.scope !== undefined) w.scope = from.scope;
   if (from.iteration !== undefined) w.iteration = from.iteration;
@@ -591,12 +588,13 @@ const handlers: Handlers = {
         nodeCount: 0,
         joins: {},
         logs: [],
+        // In the literal, as every field: one added later would change the object's shape.
+        varSize: s.varSize ?? jsonSize(s.variables),
         logSize: 0,
         liveNodes: 0,
       },
       s,
     );
-    variablesSize(inst); // counted here if the record predates the count
     InstanceTable.of(state).put(inst);
     LiveCounts.held(state)?.started(inst);
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {

@@ -6,8 +6,8 @@
  * An execution from a snapshot written before they existed has them counted on first use.
  */
 import { assignOwn } from '../../shared/json-object.js';
-import { jsonSize } from '../../shared/json-size.js';
-import { STATUS, type Instance, type LogLine } from './state.js';
+import { jsonSize, numberSize } from '../../shared/json-size.js';
+import { STATUS, type Instance, type LogEntry, type LogLine } from './state.js';
 
 /**
  * A log line carries a copy of the variables (a node that set some, the start) only while the
@@ -100,9 +100,16 @@ export function logKeepsVariables(inst: Instance): boolean {
 
 /** A log line's size but for the variables it copies (an array's fifth item, an entry's `variables`). */
 function lineSizeWithout(line: Exclude<LogLine, string>): number {
-  if (Array.isArray(line)) return jsonSize(line.slice(0, 4)) + 1;
-  const { variables: _left, ...rest } = line as { variables?: unknown };
-  return jsonSize(rest) + 12;
+  if (Array.isArray(line)) {
+    // [nodeInstanceId, level, message, ms, variables]: brackets, four commas, three quoted strings.
+    // Read by index: a destructuring would make an iterator for every line.
+    const ms = line[3] as number | string;
+    const strings = (line[0] as string).length + (line[1] as string).length + (line[2] as string).length;
+    return 12 + strings + (typeof ms === 'number' ? numberSize(ms) : ms.length + 2);
+  }
+  // An entry (the execution's last line): its fields but the variables, as JSON.
+  const e = line as LogEntry;
+  return 80 + e.nodeId.length + e.nodeName.length + e.nodeType.length + e.message.length + e.timestamp.length;
 }
 
 /** Counts a node instance becoming live (entered) or ending (completed, failed, cancelled, timed out). */

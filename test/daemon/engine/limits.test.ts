@@ -31,6 +31,8 @@ nodes:
   const okRun = await h.get(small.processInstanceId);
   t.equal((okRun.variables.big as string).length, 100, 'under the limit: set');
   t.equal(variablesSize(okRun), JSON.stringify(okRun.variables).length, 'the size kept is the JSON size');
+  const logJson = JSON.stringify(okRun.logs).length;
+  t.ok(Math.abs(logSize(okRun) - logJson) < logJson * 0.05, `the log's too (${logSize(okRun)} of ${logJson})`);
 
   const big = await h.start(pid, { n: 5000 });
   await h.waitFor((e) => e.type === 'PROCESS_COMPLETED' && e.processInstanceId === big.processInstanceId);
