@@ -1,9 +1,20 @@
-/**
- * Long file: the flow format's JSON Schema is one document, one entry per node type; editors and
- * the validator read it whole.
- */
 import { RESERVED_NAMES } from '../names.js';
-import { FIELD_TYPES, INPUT_TYPES, type NodeType } from './types.js';
+import { INPUT_TYPES, type NodeType } from './types.js';
+import {
+  ID_PATTERN,
+  nodeRef,
+  next,
+  duration,
+  condition,
+  option,
+  field,
+  common,
+  errorFlow,
+  nodesRef,
+  resultVariable,
+  type Schema,
+} from './schema-parts.js';
+import { WORK_NODE_PROPERTIES } from './work-node-schemas.js';
 
 /**
  * The JSON Schema of flow files (draft-07, which editors' YAML and JSON language servers
@@ -11,120 +22,6 @@ import { FIELD_TYPES, INPUT_TYPES, type NodeType } from './types.js';
  * so the two never disagree. One entry per node type the engine runs: a type the seed names
  * but the engine cannot run yet is not in it (the validator says so by name).
  */
-
-type Schema = Record<string, unknown>;
-
-const ID_PATTERN = '^[A-Za-z_][A-Za-z0-9_-]*$';
-const nodeRef: Schema = { type: 'string', pattern: ID_PATTERN, description: 'id of another node of this flow' };
-const next: Schema = {
-  description: 'the next node, or a list of nodes to run in parallel',
-  oneOf: [nodeRef, { type: 'array', items: nodeRef, minItems: 1 }],
-};
-const duration: Schema = {
-  type: 'string',
-  description: 'a duration: 500ms, 30s, 5m, 2h, 1d or ISO 8601 (PT30M)',
-  pattern: '^(\\d+(\\.\\d+)?(ms|s|m|h|d)|P.+)$',
-};
-const condition: Schema = {
-  type: 'string',
-  description: 'a JUEL condition, ${...}, over the variables',
-  pattern: '^\\s*\\$\\{[\\s\\S]*\\}\\s*$',
-};
-const option: Schema = {
-  oneOf: [
-    { type: 'string' },
-    { type: 'number' },
-    {
-      type: 'object',
-      required: ['value'],
-      additionalProperties: false,
-      properties: { value: { type: ['string', 'number'] }, label: { type: 'string' } },
-    },
-  ],
-};
-const field: Schema = {
-  type: 'object',
-  required: ['name', 'type'],
-  additionalProperties: false,
-  properties: {
-    name: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
-    type: { enum: [...FIELD_TYPES] },
-    required: { type: 'boolean' },
-    label: { type: 'string' },
-    options: { type: 'array', items: option },
-  },
-};
-const common: Schema = {
-  name: { type: 'string', description: 'display name (nodeName in logs); default: the node id' },
-  description: { type: 'string' },
-};
-const errorFlow: Schema = { ...nodeRef, description: 'taken when this node fails' };
-
-const nodesRef: Schema = { $ref: '#/definitions/nodes' };
-const resultVariable: Schema = {
-  type: 'string',
-  pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
-  description: 'the variable the result goes to',
-};
-const retry: Schema = {
-  type: 'object',
-  additionalProperties: false,
-  description: 'retries on network errors, timeouts, 5xx and 429 (Retry-After honoured)',
-  properties: {
-    maxAttempts: { type: 'integer', minimum: 1, maximum: 100, description: 'attempts in all (default 3)' },
-    initialInterval: { ...duration, description: 'the first wait (default 1s)' },
-    backoff: { type: 'number', minimum: 1, description: 'each wait is this many times the last (default 2)' },
-    maxInterval: { ...duration, description: 'the longest wait (default 1m)' },
-  },
-};
-const memoryName: Schema = { type: 'string', minLength: 1, maxLength: 512 };
-/** The model properties aiTask and callAgent share. */
-const modelProperties: Record<string, Schema> = {
-  provider: {
-    type: 'string',
-    minLength: 1,
-    description: "a registered provider's name (default: the organization's default)",
-  },
-  model: { type: 'string', minLength: 1, description: "overrides the provider's model" },
-  systemPrompt: { type: 'string', description: 'the system message ({ref} resolved)' },
-  prompt: { type: 'string', description: 'the user message ({ref} resolved); or messages' },
-  messages: {
-    type: 'array',
-    minItems: 1,
-    description: 'the conversation to send ({ref} resolved in each content); or prompt',
-    items: {
-      type: 'object',
-      required: ['role', 'content'],
-      additionalProperties: false,
-      properties: { role: { enum: ['system', 'user', 'assistant'] }, content: { type: 'string' } },
-    },
-  },
-  responseFormat: { enum: ['text', 'json'], description: 'default text; json with schema' },
-  schema: { type: 'object', description: 'a JSON Schema the answer must match (implies json)' },
-  temperature: { type: 'number', minimum: 0, maximum: 2 },
-  maxTokens: { type: 'integer', minimum: 1, description: 'the longest answer, in tokens' },
-  seed: { type: 'integer' },
-  timeout: { ...duration, description: 'per attempt (default 2m)' },
-  retry: { ...retry, description: 'retries on network errors, timeouts, 5xx and 429 (Retry-After honoured)' },
-  repairs: {
-    type: 'integer',
-    minimum: 0,
-    maximum: 3,
-    description: 'repair requests after a JSON answer that does not parse or match schema (default 1)',
-  },
-  memory: {
-    type: 'object',
-    required: ['namespace', 'key'],
-    additionalProperties: false,
-    description:
-      'chat memory: the last `window` messages of this list go before the prompt; prompt and answer are appended',
-    properties: {
-      namespace: memoryName,
-      key: memoryName,
-      window: { type: 'integer', minimum: 1, description: 'messages remembered and sent (default 20)' },
-    },
-  },
-};
 
 /** Properties of each node type, besides `type`. */
 const NODE_PROPERTIES: {
@@ -310,181 +207,7 @@ const NODE_PROPERTIES: {
     },
     required: ['attachedTo', 'event', 'next'],
   },
-  serviceTask: {
-    description: 'an HTTP call; the result {status, headers, body} goes to resultVariable (default: the node id)',
-    properties: {
-      method: {
-        type: 'string',
-        pattern: '^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|get|head|post|put|patch|delete|options)$',
-      },
-      url: { type: 'string', minLength: 1 },
-      headers: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
-      query: { type: 'object' },
-      body: { description: 'sent as JSON, or as is when text' },
-      timeout: { ...duration, description: 'per attempt (default 30s)' },
-      retry,
-      acceptStatus: {
-        type: 'array',
-        minItems: 1,
-        items: {
-          oneOf: [
-            { type: 'integer', minimum: 100, maximum: 599 },
-            { type: 'string', pattern: '^[1-5]xx$' },
-          ],
-        },
-        description: 'accepted statuses, e.g. [200, "3xx"] (default ["2xx"])',
-      },
-      resultVariable,
-      next,
-      errorFlow,
-    },
-    required: ['url', 'next'],
-  },
-  scriptTask: {
-    description: 'JavaScript in a sandbox: reads vars; a returned object is merged into the variables',
-    properties: {
-      language: { enum: ['javascript'] },
-      script: { type: 'string', minLength: 1, description: 'a function body; `vars` holds the variables' },
-      timeout: { ...duration, description: 'default 5s' },
-      resultVariable: { ...resultVariable, description: 'put the returned value here instead of merging it' },
-      next,
-      errorFlow,
-    },
-    required: ['script', 'next'],
-  },
-  aiTask: {
-    description:
-      'one model call; the result {text, data, model, finishReason, usage} goes to resultVariable (default: the node id)',
-    properties: {
-      ...modelProperties,
-      resultVariable,
-      next,
-      errorFlow,
-    },
-    required: ['next'],
-  },
-  callAgent: {
-    description:
-      'a durable tool-use loop: the model calls tools (published flows that declare inputs:) until it answers; result {text, data, steps, toolCalls, usage}',
-    properties: {
-      ...modelProperties,
-      tools: {
-        type: 'array',
-        minItems: 1,
-        description: 'the flows the model may call: processIds, or {processId, name, description}',
-        items: {
-          oneOf: [
-            { type: 'string', minLength: 1 },
-            {
-              type: 'object',
-              required: ['processId'],
-              additionalProperties: false,
-              properties: {
-                processId: { type: 'string', minLength: 1 },
-                name: {
-                  type: 'string',
-                  pattern: '^[A-Za-z0-9_-]{1,64}$',
-                  description: "the tool's name for the model (default: from the flow's name)",
-                },
-                description: { type: 'string', description: "what the tool does (default: the flow's description)" },
-              },
-            },
-          ],
-        },
-      },
-      maxSteps: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 100,
-        description: 'model turns at most (default 10); a turn that still asks for tools then fails (AGENT_MAX_STEPS)',
-      },
-      maxToolCalls: { type: 'integer', minimum: 1, description: 'tool calls at most (AGENT_BUDGET_EXCEEDED)' },
-      maxTotalTokens: {
-        type: 'integer',
-        minimum: 1,
-        description: 'tokens at most over every turn (AGENT_BUDGET_EXCEEDED)',
-      },
-      parallelToolCalls: { type: 'boolean', description: 'the calls of one answer run at once (default true)' },
-      failOnToolError: {
-        type: 'boolean',
-        description: 'a failed tool fails the node (default false: the error goes back to the model)',
-      },
-      resultVariable,
-      next,
-      errorFlow,
-    },
-    required: ['tools', 'next'],
-  },
-  voiceTask: {
-    description:
-      'speaks text into an audio file of the file store, or transcribes one: with the local engine (espeak-ng, pocketsphinx) or a provider',
-    properties: {
-      operation: { enum: ['speak', 'transcribe'] },
-      text: { type: 'string', minLength: 1, description: 'speak: what to say ({ref} resolved)' },
-      voice: { type: 'string', minLength: 1, description: 'speak: an espeak-ng voice (en-us), or the provider’s' },
-      rate: { type: 'integer', minimum: 80, maximum: 450, description: 'speak: words per minute (default 175)' },
-      format: { enum: ['wav', 'mp3', 'opus', 'flac'], description: 'speak: default wav (the local engine: wav only)' },
-      audio: { type: 'string', minLength: 1, description: 'transcribe: a file reference ({ref} resolved)' },
-      language: { type: 'string', pattern: '^[a-z]{2}(-[A-Za-z]{2})?$', description: 'transcribe: default en' },
-      vocabulary: {
-        type: 'array',
-        minItems: 1,
-        maxItems: 1000,
-        items: { type: 'string', pattern: "^[a-zA-Z']+( [a-zA-Z']+)*$" },
-        description: 'transcribe, local engine: the words or phrases to listen for',
-      },
-      provider: { type: 'string', minLength: 1, description: 'a model provider (openai-compatible); default: local' },
-      model: { type: 'string', minLength: 1, description: "the provider's model (tts-1, whisper-1)" },
-      timeout: { ...duration, description: 'default 1m' },
-      retry: { ...retry, description: "a provider's failures, as aiTask's" },
-      resultVariable,
-      next,
-      errorFlow,
-    },
-    required: ['operation', 'next'],
-  },
-  memoryAction: {
-    description: "reads or writes the organization's durable memory: a value or a list per namespace and key",
-    properties: {
-      action: { enum: ['store', 'retrieve', 'append', 'delete', 'list'] },
-      namespace: { ...memoryName, description: '{ref} resolved' },
-      key: { ...memoryName, description: '{ref} resolved; every action but list' },
-      value: { description: 'store, append: the value ({ref} resolved; a lone {ref} keeps its type)' },
-      window: { type: 'integer', minimum: 1, description: 'retrieve: the last N items of a list' },
-      maxItems: {
-        type: 'integer',
-        minimum: 1,
-        description: 'append: the oldest items beyond it are dropped (at most 10000)',
-      },
-      ttl: { ...duration, description: 'store, append: the entry expires this long after the write' },
-      default: { description: 'retrieve: the result when the key is missing (default null)' },
-      resultVariable,
-      next,
-      errorFlow,
-    },
-    required: ['action', 'namespace', 'next'],
-  },
-  domainTask: {
-    description:
-      "a job for an external worker of a registered domain; the worker's output goes to resultVariable (default: the node id)",
-    properties: {
-      domain: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', description: 'a registered domain' },
-      action: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_.-]{0,99}$', description: 'one of its actions' },
-      input: {
-        description: "the job's input: a map ({ref} resolved in each value) or one {ref} to an object",
-        type: ['object', 'string'],
-      },
-      timeout: { ...duration, description: 'the whole job, from when the node is reached (default: none)' },
-      retry: {
-        ...retry,
-        description: "attempts of the job: a worker's failure or invalid output is retried after the interval",
-      },
-      resultVariable,
-      next,
-      errorFlow,
-    },
-    required: ['domain', 'action', 'next'],
-  },
+  ...WORK_NODE_PROPERTIES,
 };
 
 function gatewayProperties(): Schema {

@@ -1,0 +1,13 @@
+/** What every node of the flow format has (types.ts, work-node-types.ts). */
+
+/** A node id, or several (a list on a non-gateway node forks parallel tokens). */
+export type Next = string | readonly string[];
+
+/** The properties every node type takes. */
+export interface NodeBase {
+  /** Display name (nodeName in logs); default: the node id. */
+  readonly name?: string;
+  readonly description?: string;
+  /** Taken when the node fails (or, on an input node, is cancelled). */
+  readonly errorFlow?: string;
+}
