@@ -67,7 +67,7 @@ export function parseMaxConnections(value: string): number {
   throw new InvalidArgumentError('must be a whole number from 1 to 1000000');
 }
 
-/** `--headers-timeout`: how long a connection has to send a request's headers, `100ms` to `10m`. */
+/** `--headers-timeout`: how long a connection has to send a request's headers, as a duration. */
 export function parseHeadersTimeout(value: string): number {
   try {
     const ms = parseDuration(value);

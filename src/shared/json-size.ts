@@ -65,16 +65,3 @@ export function numberSize(n: number): number {
   }
   return Number.isFinite(n) ? String(n).length : 4;
 }
-
-/** A size in bytes as people read it: `512 B`, `64 KiB`, `1.5 MiB`. */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let n = bytes / 1024;
-  let u = 0;
-  while (n >= 1024 && u < units.length - 1) {
-    n /= 1024;
-    u++;
-  }
-  return `${Number.isInteger(n) ? n : n.toFixed(1)} ${units[u]}`;
-}

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { formatBytes, jsonSize } from '../../src/shared/json-size.js';
+import { jsonSize } from '../../src/shared/json-size.js';
 
 t.test('jsonSize is the length of the JSON text, for values without escapes', async (t) => {
   for (const value of [
@@ -36,11 +36,4 @@ t.test('jsonSize stops once past its cap, and survives any depth', async (t) => 
   let deep: unknown = 1;
   for (let i = 0; i < 100_000; i++) deep = [deep];
   t.equal(jsonSize(deep), 100_000 * 2 + 1, 'nested 100,000 deep, no stack overflow');
-});
-
-t.test('formatBytes', async (t) => {
-  t.equal(formatBytes(512), '512 B');
-  t.equal(formatBytes(64 * 1024), '64 KiB');
-  t.equal(formatBytes(1.5 * 1024 * 1024), '1.5 MiB');
-  t.equal(formatBytes(10 * 1024 * 1024), '10 MiB');
 });

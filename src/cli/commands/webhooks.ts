@@ -8,6 +8,7 @@ import {
   type EndpointEnvironment,
   type RegisterWebhookBody,
 } from '../../shared/api/index.js';
+import { parseBytes } from '../../shared/bytes.js';
 import { WfxError } from '../../shared/errors.js';
 import { PROVIDERS, verifyDelivery, type Provider, type Scheme } from '../../shared/webhooks/providers.js';
 import { clientFor, collect } from '../api.js';
@@ -16,12 +17,9 @@ import { EXIT } from '../exit-codes.js';
 import { table } from '../format.js';
 import { freshEvent, processedDelivery } from '../webhook-send.js';
 
-const UNITS: Record<string, number> = { '': 1, kib: 1024, mib: 1024 * 1024 };
-
-/** `--max-body-bytes`: bytes, or KiB / MiB (`512KiB`, `2MiB`), within the daemon's bounds. */
+/** `--max-body-bytes`: a size (parseBytes), within the daemon's bounds. */
 export function parseBodyBytes(value: string): number {
-  const m = /^(\d+)\s*(kib|mib)?$/i.exec(value.trim());
-  const n = m ? Number(m[1]) * UNITS[(m[2] ?? '').toLowerCase()]! : NaN;
+  const n = parseBytes(value) ?? NaN;
   if (!(n >= WEBHOOK_MIN_BODY_BYTES && n <= WEBHOOK_MAX_BODY_BYTES_CEILING))
     throw new InvalidArgumentError(
       `must be bytes (or KiB, MiB) from ${WEBHOOK_MIN_BODY_BYTES} to ${WEBHOOK_MAX_BODY_BYTES_CEILING} (25MiB)`,

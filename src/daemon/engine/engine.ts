@@ -49,7 +49,8 @@ import { JobOperations } from './jobs.js';
 import { DomainSchemas } from '../jobs/schemas.js';
 import { DEFAULT_LIMITS, overLimits, type ExecutionLimits } from './limits.js';
 import { LiveCounts } from '../state/live-counts.js';
-import { formatBytes, jsonSize } from '../../shared/json-size.js';
+import { formatBytes } from '../../shared/bytes.js';
+import { jsonSize } from '../../shared/json-size.js';
 
 export type { EngineEvents, JobsWaiting, LogsAdvanced, StreamedLog, WorkProgress } from './engine-events.js';
 export type { LifecycleEvent } from './lifecycle.js';

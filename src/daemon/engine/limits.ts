@@ -7,7 +7,8 @@
  * (docs/operations.md, "Limits").
  */
 import type { NodeFailureCode } from '../../shared/flow/failure-codes.js';
-import { formatBytes, jsonSize } from '../../shared/json-size.js';
+import { formatBytes, parseBytes } from '../../shared/bytes.js';
+import { jsonSize } from '../../shared/json-size.js';
 import type { LiveCounts } from '../state/live-counts.js';
 import { liveNodes, logSize, measureVariables, variablesSize } from '../state/sizes.js';
 import type { Instance } from '../state/state.js';
@@ -72,21 +73,6 @@ export const LIMIT_NAMES: Readonly<Record<string, { readonly key: keyof Executio
 /** The hard ceiling of `loop-iterations`: what the flow format allows a loopNode's `maxIterations` (schema.ts). */
 export const MAX_LOOP_ITERATIONS = 100_000;
 
-const SIZE = /^(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|KB|MB|GB|k|K|M|G)?$/;
-const UNIT: Readonly<Record<string, number>> = {
-  B: 1,
-  KiB: 1024,
-  KB: 1024,
-  k: 1024,
-  K: 1024,
-  MiB: MiB,
-  MB: MiB,
-  M: MiB,
-  GiB: 1024 * MiB,
-  GB: 1024 * MiB,
-  G: 1024 * MiB,
-};
-
 /**
  * One `--limit` value, `NAME=VALUE` (sizes as `16MiB`, `512KiB` or bytes; counts as whole
  * numbers), into its key and value. Throws an Error saying what is wrong (the CLI makes it a
@@ -100,8 +86,7 @@ export function parseLimit(text: string): { readonly key: keyof ExecutionLimits;
     throw new Error(`unknown limit ${name}; the limits are ${Object.keys(LIMIT_NAMES).join(', ')}`);
   const raw = eq < 0 ? '' : text.slice(eq + 1).trim();
   if (spec.size) {
-    const m = SIZE.exec(raw);
-    const bytes = m ? Math.floor(Number(m[1]) * UNIT[m[2] ?? 'B']!) : NaN;
+    const bytes = parseBytes(raw) ?? NaN;
     if (!(bytes >= 1024 && bytes <= 4096 * MiB))
       throw new Error(`${name} must be a size from 1KiB to 4GiB, e.g. ${name}=16MiB`);
     return { key: spec.key, value: bytes };
