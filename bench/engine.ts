@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Engine } from '../src/daemon/engine/engine.js';
-import { tuneGarbageCollector } from '../src/daemon/gc-tuning.js';
+import { tuneGarbageCollector } from '../src/daemon/process/v8-flags.js';
 import { publishFlow } from '../src/daemon/flows/publish.js';
 import { applyRecord, WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';

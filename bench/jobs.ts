@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { newApiKey } from '../src/daemon/auth/api-keys.js';
 import { Engine } from '../src/daemon/engine/engine.js';
 import { publishFlow } from '../src/daemon/flows/publish.js';
-import { buildServer } from '../src/daemon/server.js';
+import { buildServer } from '../src/daemon/api/server.js';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';

@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, stat, readdir, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { adoptDataDir, checkDataDir } from '../src/daemon/check.js';
+import { adoptDataDir, checkDataDir } from '../src/daemon/ops/check.js';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { Store } from '../src/daemon/store/store.js';

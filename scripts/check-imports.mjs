@@ -9,7 +9,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = join(ROOT, 'src');
 
 /** The one module of src/daemon that the CLI and the TUI may import: the daemon launcher. */
-const DAEMON_ENTRY = 'daemon/launcher.ts';
+const DAEMON_ENTRY = 'daemon/process/launcher.ts';
 
 /** For each layer (the first folder under src/), the layers it may import. */
 const MAY_IMPORT = {

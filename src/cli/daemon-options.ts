@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { parseCidrList, parseLimit, type DaemonOptions, type ExecutionLimits } from '../daemon/launcher.js';
+import { parseCidrList, parseLimit, type DaemonOptions, type ExecutionLimits } from '../daemon/process/launcher.js';
 import { parseDuration } from '../shared/duration.js';
 import { WfxError } from '../shared/errors.js';
 import { checkStoreUrl } from '../shared/store-url.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { WfxClient } from '../../src/client/client.js';
 import type { CreateKeyBody } from '../../src/shared/api/index.js';
-import { checkDataDir } from '../../src/daemon/check.js';
+import { checkDataDir } from '../../src/daemon/ops/check.js';
 import { isWfxError } from '../../src/shared/errors.js';
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 

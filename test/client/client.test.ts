@@ -4,7 +4,7 @@ import { progressOf, WfxClient } from '../../src/client/client.js';
 import { ApiClient, path, withQuery } from '../../src/client/http.js';
 import { isWfxError } from '../../src/shared/errors.js';
 import { newApiKey } from '../../src/daemon/auth/api-keys.js';
-import { buildServer } from '../../src/daemon/server.js';
+import { buildServer } from '../../src/daemon/api/server.js';
 import type { Role } from '../../src/daemon/state/state.js';
 import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
 import { engineHarness } from '../helpers/engine.js';

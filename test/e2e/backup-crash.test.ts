@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { WfxClient } from '../../src/client/client.js';
-import { checkDataDir } from '../../src/daemon/check.js';
+import { checkDataDir } from '../../src/daemon/ops/check.js';
 import { adminClient, killIfAlive, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 

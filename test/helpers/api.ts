@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestR
 import type { AccessLogEntry } from '../../src/daemon/api/auth.js';
 import type { Test } from 'tap';
 import { newApiKey } from '../../src/daemon/auth/api-keys.js';
-import { buildServer, type ServerOptions } from '../../src/daemon/server.js';
+import { buildServer, type ServerOptions } from '../../src/daemon/api/server.js';
 import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
 import type { ApiKey, Role } from '../../src/daemon/state/state.js';
 import type { AiRunner } from '../../src/daemon/ai/types.js';

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { adoptDataDir, checkDataDir } from '../../src/daemon/check.js';
+import { adoptDataDir, checkDataDir } from '../../src/daemon/ops/check.js';
 
 /**
  * Stands `dir` in for a directory a wfx from before manifests wrote, whose files a test edited:

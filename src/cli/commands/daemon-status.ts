@@ -1,6 +1,6 @@
 /* `wfx daemon status`: the daemon of a data directory, its health and store, and what its credential may read: the database's daemons, trigger and worker health. */
 import type { Command } from 'commander';
-import { runningDaemon } from '../../daemon/launcher.js';
+import { runningDaemon } from '../../daemon/process/launcher.js';
 import type { ClusterDaemon, DomainHealth, Health, StoreHealth, TriggerHealth } from '../../shared/api/index.js';
 import { clientFor } from '../api.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';

@@ -7,7 +7,7 @@ import {
   startInBackground,
   stopDaemon,
   type DaemonOptions,
-} from '../../daemon/launcher.js';
+} from '../../daemon/process/launcher.js';
 import { dataDirPaths } from '../../shared/data-dir.js';
 import { WfxError } from '../../shared/errors.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { launchDaemon } from '../../daemon/launcher.js';
+import { launchDaemon } from '../../daemon/process/launcher.js';
 import { isFlowFile } from '../../shared/flow/files.js';
 import { dataDirOf, globals, type CliContext } from '../context.js';
 import {

@@ -9,7 +9,7 @@ import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { WfxError } from '../../shared/errors.js';
-import { DIR_MODE, ensurePrivateDir, FILE_MODE, fsyncDir } from '../store/fs-util.js';
+import { DIR_MODE, ensurePrivateDir, FILE_MODE, fsyncDir } from '../disk/durable-files.js';
 
 /** What `write` made: the content's hash and size, durable under its hash. */
 export interface Blob {

@@ -25,7 +25,7 @@ import type { StoredFile, WfxState } from '../state/state.js';
 import { collectFileIds } from '../state/stored-file.js';
 import type { DurableStore } from '../store/durable-store.js';
 import type { HistoryStore } from '../store/history-store.js';
-import { ensurePrivateDir } from '../store/fs-util.js';
+import { ensurePrivateDir } from '../disk/durable-files.js';
 import { DiskBlobs, type Blob, type BlobContent, type Blobs } from './blobs.js';
 
 export type { Blob } from './blobs.js';

@@ -10,7 +10,7 @@ import { link, open, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
-import { FILE_MODE, fsyncDir, writeFileAtomic } from '../store/fs-util.js';
+import { FILE_MODE, fsyncDir, writeFileAtomic } from '../disk/durable-files.js';
 import { KEY_BYTES, secretsKeyOf, type SecretsKey } from './envelope.js';
 
 /** A place that holds the key text. */

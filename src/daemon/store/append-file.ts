@@ -1,7 +1,7 @@
 import { constants, write as fsWrite, writev as fsWritev } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { FILE_MODE, fsyncDir } from './fs-util.js';
+import { FILE_MODE, fsyncDir } from '../disk/durable-files.js';
 
 /** Frames waiting for the same durable write; they all settle together. */
 interface Batch {

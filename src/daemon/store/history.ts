@@ -9,7 +9,7 @@ import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
 import type { HistoryStore } from './history-store.js';
-import { ensurePrivateDir, FILE_MODE, fsyncDir, Freeings } from './fs-util.js';
+import { ensurePrivateDir, FILE_MODE, fsyncDir, Freeings } from '../disk/durable-files.js';
 import {
   BUCKET_RE,
   damagedLine,

@@ -4,7 +4,7 @@ import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
 import { crashPoint } from './crash-point.js';
 import { decodeFrames, frameBytes, type Frame, type JsonPieces, type TailAfterBad } from './frame.js';
-import { ensurePrivateDir, FILE_MODE, Freeings, fsyncDir } from './fs-util.js';
+import { ensurePrivateDir, FILE_MODE, Freeings, fsyncDir } from '../disk/durable-files.js';
 
 /** A journal segment's file name: the sequence number of its first entry, 20 digits. */
 export const SEGMENT_RE = /^(\d{20})\.wal$/;

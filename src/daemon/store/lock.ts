@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
-import { FILE_MODE } from './fs-util.js';
+import { FILE_MODE } from '../disk/durable-files.js';
 
 /** Who holds a data directory: written to `<data-dir>/daemon.lock`. */
 interface LockOwner {

@@ -2,7 +2,7 @@ import { open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { WfxError } from '../../shared/errors.js';
-import { writeFileAtomic } from './fs-util.js';
+import { writeFileAtomic } from '../disk/durable-files.js';
 import { SEGMENT_RE } from './journal.js';
 import { snapshotPathIn } from './snapshot-file.js';
 

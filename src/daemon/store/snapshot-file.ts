@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
-import { writeFileAtomic } from './fs-util.js';
+import { writeFileAtomic } from '../disk/durable-files.js';
 
 /** Where a store in `dir` keeps its snapshot. */
 export function snapshotPathIn(dir: string): string {

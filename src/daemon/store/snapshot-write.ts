@@ -5,7 +5,7 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import { WfxError } from '../../shared/errors.js';
-import type { AtomicFileWriter } from './fs-util.js';
+import type { AtomicFileWriter } from '../disk/durable-files.js';
 import type { SnapshotPiece, SourceRange } from './snapshot-copy.js';
 
 /** How long one slice of a snapshot copy may run before the event loop gets a turn. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { StoreHealth } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
-import { AtomicFileWriter, ensurePrivateDir, Freeings } from './fs-util.js';
+import { AtomicFileWriter, ensurePrivateDir, Freeings } from '../disk/durable-files.js';
 import { Journal, segmentName, type ReplayReport } from './journal.js';
 import { SnapshotCopy, type EntryRanges } from './snapshot-copy.js';
 import { crashPoint } from './crash-point.js';

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import t from 'tap';
-import { buildServer } from '../../../src/daemon/server.js';
+import { buildServer } from '../../../src/daemon/api/server.js';
 import { WebhookReceiver } from '../../../src/daemon/triggers/webhooks.js';
 import { apiHarness } from '../../helpers/api.js';
 import { engineHarness } from '../../helpers/engine.js';

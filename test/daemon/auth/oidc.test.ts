@@ -1,7 +1,7 @@
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import t from 'tap';
 import { createOidcVerifier } from '../../../src/daemon/auth/oidc.js';
-import { buildServer } from '../../../src/daemon/server.js';
+import { buildServer } from '../../../src/daemon/api/server.js';
 import { WebhookReceiver } from '../../../src/daemon/triggers/webhooks.js';
 import { engineHarness } from '../../helpers/engine.js';
 import { AUDIENCE, startIssuer } from '../../helpers/oidc-issuer.js';

@@ -2,7 +2,7 @@ import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { adoptDataDir, checkDataDir, cutDamagedTail } from '../../../src/daemon/check.js';
+import { adoptDataDir, checkDataDir, cutDamagedTail } from '../../../src/daemon/ops/check.js';
 import { encodeManifest, readManifest } from '../../../src/daemon/store/manifest.js';
 import { Store } from '../../../src/daemon/store/store.js';
 

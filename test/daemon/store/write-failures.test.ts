@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { executionsTouched, startedInstance, WFX_STORE } from '../../../src/daemon/state/records.js';
 import { AppendFile } from '../../../src/daemon/store/append-file.js';
-import { AtomicFileWriter } from '../../../src/daemon/store/fs-util.js';
+import { AtomicFileWriter } from '../../../src/daemon/disk/durable-files.js';
 import { History } from '../../../src/daemon/store/history.js';
 import { Journal } from '../../../src/daemon/store/journal.js';
 import { Store } from '../../../src/daemon/store/store.js';

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import t from 'tap';
-import { buildServer } from '../../../src/daemon/server.js';
+import { buildServer } from '../../../src/daemon/api/server.js';
 import { STATE, type DeliveryRecord } from '../../../src/daemon/state/state.js';
 import { WebhookReceiver } from '../../../src/daemon/triggers/webhooks.js';
 import { webhookHealth } from '../../../src/daemon/triggers/health.js';

@@ -20,8 +20,8 @@ import type { Engine } from '../../engine/engine.js';
 import type { JobBoard } from '../../jobs/board.js';
 import type { Caller } from '../caller.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
-import { activateAcross } from '../activate-across.js';
-import type { Peers } from '../fan-out.js';
+import { activateAcross } from '../../cluster/activate-across.js';
+import type { Peers } from '../../cluster/fan-out.js';
 
 export interface JobRouteDeps {
   readonly engine: Engine;

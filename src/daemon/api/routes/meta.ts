@@ -14,7 +14,7 @@ import type { WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { HistoryDamageReport } from '../../store/history.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
-import type { Peers } from '../fan-out.js';
+import type { Peers } from '../../cluster/fan-out.js';
 
 /** A lifecycle event as GET /events sends it: an execution's `stateCd` with its name, `state`, beside it. Pure. */
 export function eventView(e: LifecycleEvent): LifecycleEventView {

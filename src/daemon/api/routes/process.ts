@@ -34,7 +34,7 @@ import type { Caller } from '../caller.js';
 import type { StreamHub } from '../streams.js';
 import { streamLogs } from '../log-stream.js';
 import { InstanceReads } from '../instance-reads.js';
-import { peerError, type Peers } from '../fan-out.js';
+import { peerError, type Peers } from '../../cluster/fan-out.js';
 
 export interface ProcessRouteDeps {
   readonly engine: Engine;

@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { consume, ORPHAN_GRACE_MS, type Blob, type BlobContent, type Blobs } from '../../files/blobs.js';
-import { FILE_MODE } from '../fs-util.js';
+import { FILE_MODE } from '../../disk/durable-files.js';
 import { inTransaction } from './transaction.js';
 
 /** Content is kept in chunks of this size: a read streams them one query at a time. */

@@ -35,8 +35,8 @@ import { JournalFollower } from './journal-follower.js';
 import { JournalWriter } from './journal-writer.js';
 import { heldPartitions, type PgStoreCounters, type PgStoreOptions } from './pg-store-options.js';
 import { partitionCount, putSnapshots } from './fenced-sql.js';
-import { readSharing } from './cluster.js';
-import { joinShare } from './share.js';
+import { readSharing } from '../../cluster/members.js';
+import { joinShare } from '../../cluster/partition-plan.js';
 import {
   DEFAULT_PARTITIONS,
   hasShared,

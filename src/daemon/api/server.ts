@@ -1,0 +1,345 @@
+import { Readable } from 'node:stream';
+import swagger from '@fastify/swagger';
+import { Ajv, type ValidateFunction } from 'ajv';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import { FastifySSEPlugin } from 'fastify-sse-v2';
+import { ErrorAnswer, type ErrorBody } from '../../shared/api/index.js';
+import { WfxError } from '../../shared/errors.js';
+import {
+  DEFAULT_MAX_JSON_DEPTH,
+  describeDepthExcess,
+  formatJsonPath,
+  jsonDepthExcess,
+} from '../../shared/json-shape.js';
+import { VERSION } from '../../shared/version.js';
+import { installAuth, type AccessLogEntry, type BearerVerifier } from './auth.js';
+import { limitConnections, serverTimeouts, type ConnectionLimits } from './connections.js';
+import { answerClientError, toErrorAnswer } from './error-answer.js';
+import { refuseUnmetExpectations } from './expectations.js';
+import { endSilentConnectionsOnClose } from './silent-connections.js';
+import { lazyChildLogger } from './request-logger.js';
+import { RateLimiter, SharedRateLimiter } from './rate-limit.js';
+import { adminRoutes } from './routes/admin.js';
+import { metaRoutes } from './routes/meta.js';
+import { processRoutes } from './routes/process.js';
+import { emailConnectionRoutes } from './routes/email-connections.js';
+import { aiProviderRoutes } from './routes/ai-providers.js';
+import { memoryRoutes } from './routes/memory.js';
+import { jobRoutes } from './routes/jobs.js';
+import { domainRoutes } from './routes/domains.js';
+import { JobBoard } from '../jobs/board.js';
+import type { AiRunner } from '../ai/types.js';
+import { triggerRoutes } from './routes/triggers.js';
+import { backupRoutes } from './routes/backup.js';
+import { clusterRoutes } from './routes/cluster.js';
+import { fileRoutes } from './routes/files.js';
+import type { FileStore } from '../files/file-store.js';
+import type { BackupReport } from '../ops/backup.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import type { TriggerHealth } from '../triggers/health.js';
+import type { HistoryDamageReport } from '../store/history.js';
+import type { ClusterDaemon, StoreHealth } from '../../shared/api/index.js';
+import { StreamHub } from './streams.js';
+import type { Engine } from '../engine/engine.js';
+import type { WfxRecord } from '../state/records.js';
+import type { WfxState } from '../state/state.js';
+import type { DurableStore } from '../store/store.js';
+import type { WebhookReceiver } from '../triggers/webhooks.js';
+import { installSharedServing } from '../cluster/fan-out.js';
+import type { SharedServing } from '../cluster/partition-moves.js';
+import { inlineFlowChecker, type FlowChecker } from '../flows/check.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The SSE fan-out (its subscriber count is a diagnostic). */
+    streams: StreamHub;
+    /** Long polls of the jobs API and the workers seen (worker health). */
+    jobBoard: JobBoard;
+    /** Compiles every route validator not compiled yet (the daemon does it once it is up); rejects with a schema's compile error. */
+    compileValidators: () => Promise<void>;
+  }
+}
+
+/** Body of every error answer (SPEC.md section 5; the wire's type, shared/api). */
+export type { ErrorBody };
+export { answerClientError, toErrorAnswer };
+
+export interface ServerOptions {
+  readonly store: DurableStore<WfxState, WfxRecord>;
+  readonly engine: Engine;
+  /** Sharing a database's partitions: requests another daemon serves are passed on to it. */
+  readonly sharing?: SharedServing;
+  /** Webhook deliveries (POST /webhook/receive/{token}). */
+  readonly webhooks: WebhookReceiver;
+  readonly logger?: FastifyBaseLogger;
+  /** Writes the access log (see createDaemonLogger); without it, through `logger`. */
+  readonly accessLog?: (entry: AccessLogEntry) => void;
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  readonly bodyLimit?: number;
+  /** How deep a JSON request body may nest objects and arrays (default DEFAULT_MAX_JSON_DEPTH); deeper is 400 VALIDATION_ERROR. */
+  readonly maxJsonDepth?: number;
+  /** Verifies bearer tokens, when an OIDC issuer is configured. */
+  readonly bearer?: BearerVerifier;
+  /** Seconds between SSE heartbeats (default 15). */
+  readonly heartbeatSeconds?: number;
+  /** The clock (rate limits, key expiry); tests pass their own. */
+  readonly now?: () => Date;
+  /** Health of the schedule and email triggers (GET /admin/triggers); none without those services. */
+  readonly triggerHealth?: () => readonly TriggerHealth[];
+  /** Damage found in history (GET /health's `history`); left out without it. */
+  readonly historyDamage?: () => HistoryDamageReport;
+  /** GET /health's `store`: what the state is kept in, the lease on it. */
+  readonly storeHealth?: () => StoreHealth;
+  /** Takes a backup of the data directory (POST /admin/backup); the route is absent without it. */
+  readonly backup?: (directory: string) => Promise<BackupReport>;
+  /** The daemons on this daemon's database (GET /admin/cluster); the route is absent without it (the JSON store). */
+  readonly cluster?: () => Promise<ClusterDaemon[]>;
+  /** Carries out model calls (POST /admin/ai-providers/{name}/test); that route answers SERVICE_UNAVAILABLE without it. */
+  readonly ai?: AiRunner;
+  /** The file store (/files); those routes are absent without it. */
+  readonly files?: FileStore;
+  /** Checks flows to publish (the daemon's: off its event loop); without it, in the request's turn. */
+  readonly flowChecker?: FlowChecker;
+  /** Timeouts (defaults for those left out) and the cap on connections (none without `maxConnections`). */
+  readonly connections?: Partial<ConnectionLimits>;
+}
+
+/** What Fastify passes a validator with `schemaEnv` besides the data (Ajv's DataValidationCxt). */
+type ValidationContext = Parameters<ValidateFunction>[1];
+
+/** A route's validator as Fastify calls it: Ajv's signature, and its errors after a call that failed. */
+interface RouteValidator {
+  (data: unknown, context?: ValidationContext): boolean;
+  errors: ValidateFunction['errors'];
+  /** Set so that Fastify passes the request as the root's parent, as it does for Ajv's own functions: Ajv puts a coerced root value there. */
+  readonly schemaEnv: true;
+}
+
+/**
+ * The routes' validators. Bodies are checked strictly (a mistyped field is an error, not
+ * coerced); query and path coerce. Each is compiled when its route first needs it or, once the
+ * daemon is up, by `compileAll` a turn of the event loop at a time, not while the daemon
+ * starts: compiling them (and Ajv's meta-schema) slowed every start, and begun as soon as the
+ * server listened, they still delayed the daemon saying it is up (a compile between each of the
+ * steps that write daemon.json; docs/decisions/019-restart-path.md).
+ */
+export function validatorCompilers() {
+  const ajvCoercing = (coerceTypes: false | 'array') =>
+    new Ajv({
+      coerceTypes,
+      useDefaults: true,
+      removeAdditional: false,
+      allErrors: true,
+      strict: false,
+      allowUnionTypes: true,
+    });
+  const [strict, loose] = [ajvCoercing(false), ajvCoercing('array')];
+  for (const ajv of [strict, loose])
+    ajv.addFormat('date-time', (v: string) => !Number.isNaN(Date.parse(v)) && /^\d{4}-\d{2}-\d{2}T/.test(v));
+  /** Compiles of the validators not compiled yet, oldest first. */
+  let cold: Array<() => ValidateFunction> = [];
+  const compile = ({ schema, httpPart }: { schema: object; httpPart?: string }): RouteValidator => {
+    const ajv = httpPart === 'body' ? strict : loose;
+    let compiled: ValidateFunction | undefined;
+    const real = (): ValidateFunction => (compiled ??= ajv.compile(schema));
+    cold.push(real);
+    const validate = (data: unknown, context?: ValidationContext): boolean => {
+      const fn = real();
+      const ok = fn(data, context);
+      validate.errors = fn.errors;
+      return ok;
+    };
+    validate.errors = null as ValidateFunction['errors'];
+    validate.schemaEnv = true as const;
+    return validate;
+  };
+  /** Compiles every validator not compiled yet, one per turn of the event loop; rejects with the first schema that does not compile. */
+  const compileAll = async (): Promise<void> => {
+    const todo = cold;
+    cold = [];
+    for (const real of todo) {
+      await new Promise((resolve) => setImmediate(resolve));
+      real();
+    }
+  };
+  return { compile, compileAll };
+}
+
+/**
+ * Builds the daemon's HTTP app. It does not listen: the daemon calls `listen`, tests call
+ * `inject()`. Every route declares its schemas (validation and /openapi.json) and, in
+ * `config.auth`, the permission it needs.
+ */
+export function buildServer(options: ServerOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    // A request's child logger is made only if something logs through it (rarely: errors).
+    ...(options.logger && { childLoggerFactory: lazyChildLogger }),
+    // wfx logs requests itself (with the credential's key id, never its secret).
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    // A connection that sends no request in time, or idles between two, is closed (api/connections.ts).
+    ...serverTimeouts(options.connections),
+    // A memory key (up to MEMORY_MAX_NAME_LENGTH characters) is one path parameter, percent-
+    // encoded up to 12 characters each; each route's schema bounds its own parameters.
+    routerOptions: { maxParamLength: 12 * 512 },
+    // Fastify's own 503 while closing has a body of its own shape: wfx refuses in its own (below).
+    return503OnClosing: false,
+    // Errors the router raises before any route runs (a bad URL, an over-long path parameter):
+    // the same error body as everything else.
+    // Errors of Node's HTTP parser (a malformed request line, a header without a colon, headers
+    // over the limit, a bad Content-Length, a request too slow to arrive): no request exists to
+    // answer through, so the answer is written on the socket, in the same error body.
+    clientErrorHandler: answerClientError,
+    frameworkErrors: (err, _request, reply) => {
+      const body: ErrorBody = { error: 'VALIDATION_ERROR', message: err.message, timestamp: new Date().toISOString() };
+      void (reply as unknown as FastifyReply).status(400).send(body);
+    },
+  });
+  const validators = validatorCompilers();
+  app.setValidatorCompiler(validators.compile);
+  // Validators are compiled in the background once the daemon is up (daemon.ts): a route's first request need not.
+  app.decorate('compileValidators', validators.compileAll);
+
+  app.setErrorHandler((err, request, reply) => {
+    const { status, body } = toErrorAnswer(err);
+    if (status >= 500) request.log.error({ err }, 'request failed');
+    if (body.retryAfter !== undefined) void reply.header('retry-after', String(body.retryAfter));
+    void reply.status(status).send(body);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const { status, body } = toErrorAnswer(
+      new WfxError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`),
+    );
+    void reply.status(status).send(body);
+  });
+
+  app.addSchema(ErrorAnswer);
+  void app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'wfx', version: VERSION, description: 'The wfx workflow execution service. See docs/api.md.' },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        },
+      },
+      security: [{ apiKey: [] }, { bearer: [] }],
+    },
+  });
+  void app.register(FastifySSEPlugin);
+
+  const sharing = options.sharing;
+  const counted = new RateLimiter(options.now ? () => options.now!().getTime() : Date.now);
+  const limiter = sharing
+    ? new SharedRateLimiter(sharing.rateLimits, counted, (line) => options.logger?.warn(line))
+    : counted;
+  const hub = new StreamHub(options.engine);
+  app.decorate('streams', hub);
+  const engineNow = options.now ?? (() => new Date());
+  const board = new JobBoard(options.engine, options.store.state, Date.now, () => engineNow().getTime());
+  app.decorate('jobBoard', board);
+  // While the server closes, a request still arriving on an open connection is refused with
+  // SERVICE_UNAVAILABLE; a request already past this check finishes, and its answer closes the
+  // connection (Node ends only the connections idle as it starts closing: one answered after,
+  // such as a long poll's below, would stay open as long as its client keeps it).
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    void reply
+      .status(503)
+      .header('connection', 'close')
+      .send(toErrorAnswer(new WfxError('SERVICE_UNAVAILABLE', 'the daemon is stopping')).body);
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) void reply.header('connection', 'close');
+    done(null, payload);
+  });
+  refuseUnmetExpectations(app);
+  const maxConnections = options.connections?.maxConnections;
+  if (maxConnections !== undefined) limitConnections(app, maxConnections, (line) => options.logger?.warn(line));
+  // Streams never finish by themselves: end them before the server waits for in-flight requests.
+  app.addHook('preClose', async () => hub.endAll());
+  // Long polls answer what they have (nothing) at once, so that closing does not wait for them.
+  app.addHook('preClose', async () => board.close());
+  // Then the connections that never sent a request (Node waits for those).
+  endSilentConnectionsOnClose(app);
+  app.addHook('onClose', async () => hub.close());
+  installAuth(app, {
+    state: options.store.state,
+    limiter,
+    ...(sharing && {
+      counted: (request) => sharing.hop.counted(request.headers, request.method, request.url),
+      daemonCall: (request) => sharing.hop.caller(request.headers, request.method, request.url),
+    }),
+    bearer: options.bearer,
+    now: options.now,
+    accessLog: options.accessLog,
+  });
+  // After authentication's, so its hooks run first: a request another daemon serves is passed on as it came.
+  if (sharing) installSharedServing(app, sharing);
+  // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
+  // thousands deep overflows whatever recurses over it later (the journal's JSON.stringify).
+  // Raw bodies (webhook deliveries, a Buffer; an upload's stream) are checked where they are parsed.
+  const maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
+  app.addHook('preValidation', (request, _reply, done) => {
+    const body = request.body;
+    const excess =
+      typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && !(body instanceof Readable)
+        ? jsonDepthExcess(body, maxJsonDepth)
+        : null;
+    if (excess === null) return done();
+    done(
+      new WfxError('VALIDATION_ERROR', `the request body is ${describeDepthExcess(excess, 'body')}`, {
+        details: { path: formatJsonPath(excess.path, 'body'), maxDepth: excess.maxDepth },
+      }),
+    );
+  });
+
+  void app.register(async (routes) => {
+    metaRoutes(routes, {
+      store: options.store as DurableStore<unknown, unknown>,
+      state: options.store.state,
+      hub,
+      heartbeatSeconds: options.heartbeatSeconds,
+      now: options.now,
+      historyDamage: options.historyDamage,
+      storeHealth: options.storeHealth,
+      ...(sharing && { peers: sharing.peers }),
+    });
+    processRoutes(routes, {
+      engine: options.engine,
+      hub,
+      state: options.store.state,
+      heartbeatSeconds: options.heartbeatSeconds,
+      now: options.now,
+      ...(sharing && { peers: sharing.peers }),
+    });
+    const flowChecker = options.flowChecker ?? inlineFlowChecker();
+    const secrets = options.engine.secrets;
+    adminRoutes(routes, { store: options.store, limiter, flowChecker, secrets, now: options.now });
+    webhookRoutes(routes, {
+      store: options.store,
+      receiver: options.webhooks,
+      hub,
+      heartbeatSeconds: options.heartbeatSeconds,
+      now: options.now,
+    });
+    emailConnectionRoutes(routes, { store: options.store, secrets, now: options.now });
+    aiProviderRoutes(routes, { store: options.store, secrets, ai: options.ai, now: options.now });
+    memoryRoutes(routes, { store: options.store, now: options.now });
+    domainRoutes(routes, { store: options.store, now: options.now });
+    jobRoutes(routes, { engine: options.engine, board, ...(sharing && { peers: sharing.peers }) });
+    triggerRoutes(routes, { state: options.store.state, health: options.triggerHealth ?? (() => []) });
+    if (options.backup) backupRoutes(routes, { backup: options.backup });
+    if (options.cluster) clusterRoutes(routes, { list: options.cluster });
+    // In a scope of their own: uploads take every content type as a stream, JSON included.
+    if (options.files) void routes.register(async (scope) => fileRoutes(scope, { files: options.files! }));
+  });
+  return app;
+}

@@ -1,0 +1,386 @@
+import { readFile, unlink } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { dataDirPaths, type DaemonInfo } from '../../shared/data-dir.js';
+import { writeDaemonJson } from './daemon-json.js';
+import { isWfxError, WfxError } from '../../shared/errors.js';
+import { Engine } from '../engine/engine.js';
+import { describeLimits } from '../engine/limits.js';
+import { NetworkPolicy } from '../engine/work/network-policy.js';
+import { EmailTriggers } from '../triggers/email.js';
+import { Scheduler } from '../triggers/schedules.js';
+import type { FlowChecker } from '../flows/check.js';
+import { createFlowCheckPool } from '../flows/check-pool.js';
+import { publishFlowFile, type FileOutcome } from '../flows/load-dir.js';
+import { logOutcome, publishFlows } from '../flows/publish-log.js';
+import { WebhookReceiver } from '../triggers/webhooks.js';
+import { createDaemonLogger } from './logger.js';
+import { createAiRunner } from '../ai/runner.js';
+import { FileStore } from '../files/file-store.js';
+import type { AiRunner } from '../ai/types.js';
+import { tuneGarbageCollector } from './v8-flags.js';
+import { buildServer } from '../api/server.js';
+import { connectionLimits } from '../api/connections.js';
+import { readOpenFilesLimit } from './open-files.js';
+import type { WfxRecord } from '../state/records.js';
+import type { Environment, WfxState } from '../state/state.js';
+import { History } from '../store/history.js';
+import type { HistoryStore } from '../store/history-store.js';
+import { bootstrap } from './bootstrap.js';
+import { backupDataDir } from '../ops/backup.js';
+import type { DataDirLock } from '../store/lock.js';
+import { prepareDataDir, type PreparedDataDir } from './prepare.js';
+import { dataDirError, listenError } from './start-errors.js';
+import type { RecordStore } from '../store/record-store.js';
+import { Store } from '../store/store.js';
+import { openStore } from './open-store.js';
+import type { DaemonOptions } from './daemon-options.js';
+import { PartitionSharing, sharedServing } from '../cluster/partition-moves.js';
+import { checkKeysHeld, keySourceOf, openSecrets } from '../secrets/open-secrets.js';
+
+export type { DaemonOptions };
+
+/** A daemon that is serving. */
+export interface RunningDaemon {
+  readonly info: DaemonInfo;
+  readonly logger: Logger;
+  readonly engine: Engine;
+  /** Stops and has rejoin.ts start it again (DAEMON_REJOINING): a sharing daemon taking partition 0 (sharing.ts). */
+  rejoin(): void;
+  /** Validates and publishes one flow file into organization default (wfx dev); logs the outcome. */
+  publishFile(file: string, environment: Environment): Promise<FileOutcome>;
+  /** Stops gracefully: stop accepting, finish in-flight requests, checkpoint, release the lock. */
+  stop(): Promise<void>;
+  /** Settles when the daemon has stopped; rejects with the cause if its store failed. */
+  readonly stopped: Promise<void>;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const RETENTION_SWEEP_MS = 60 * 60 * 1000;
+
+/**
+ * Starts a daemon on `options.dataDir`: lock the directory, recover the store, create the
+ * bootstrap credential on first start, listen, write `daemon.json`. `prepared`: the directory
+ * locked already, its snapshot being read (`prepareDataDir`, before this module loaded); this
+ * daemon then owns its lock. Throws WfxError DATA_DIR_INVALID (also for a data directory that
+ * cannot be written), DATA_DIR_LOCKED, JOURNAL_CORRUPT, SNAPSHOT_CORRUPT, DATA_DIR_DAMAGED,
+ * SECRETS_KEY_MISSING, SECRETS_KEY_INVALID, PORT_IN_USE or LISTEN_FAILED.
+ */
+export async function startDaemon(options: DaemonOptions, prepared?: PreparedDataDir): Promise<RunningDaemon> {
+  tuneGarbageCollector();
+  const paths = dataDirPaths(options.dataDir);
+  if (prepared && prepared.dataDir !== options.dataDir) {
+    await prepared.lock.release();
+    throw new Error(`the data directory prepared (${prepared.dataDir}) is not the daemon's (${options.dataDir})`);
+  }
+  const { lock, snapshotBytes } = prepared ?? (await prepareDataDir(options.dataDir));
+  const {
+    logger,
+    accessLog,
+    close: closeLog,
+  } = createDaemonLogger({
+    logFile: paths.daemonLog,
+    foreground: options.foreground ?? false,
+    level: options.logLevel,
+  });
+  const cleanup: Array<() => Promise<unknown>> = [() => lock.release()];
+  try {
+    const source = await keySourceOf(options.secretsKey, options.dataDir);
+    // A standby lacking a key the database's secrets need is refused now, not at its takeover.
+    const onStandbyLoaded = (state: WfxState) => options.secretsKey?.forgetMissing || checkKeysHeld(state, source);
+    const opened = await openStore({ ...options, onStandbyLoaded }, snapshotBytes, logger);
+    const { store, history, blobs, kind: storeKind, pg } = opened;
+    cleanup.unshift(() => store.close({ checkpoint: false }));
+    cleanup.unshift(() => history.close());
+    // Partition 0's holder (every daemon but one sharing a database is not) writes the
+    // directory and runs the triggers and sweeps; the others run executions (decision 041).
+    const directory = !pg || pg.held.includes(0);
+    // With `share`, rejoin.ts gives the daemons' view of who holds what.
+    const shared = pg && options.share && options.sharing ? { store: pg, member: options.sharing } : null;
+    if (directory) await bootstrap(store, paths, logger);
+    const forgetMissing = options.secretsKey?.forgetMissing;
+    const secrets = await openSecrets({ source, store, directory, logger, forgetMissing });
+    // Connections wait for the listener's address: calls resumed below must not reach it.
+    const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
+    cleanup.unshift(() => network.close());
+    // One model runner for the daemon: a local model loads once and serves every call.
+    const ai = createAiRunner({ log: (line) => logger.warn(`ai: ${line}`), network });
+    cleanup.unshift(() => ai.close());
+    const files = new FileStore({
+      dir: paths.files,
+      ...(blobs && { blobs }),
+      store,
+      history,
+      retentionMs: options.retentionMs ?? 7 * DAY_MS,
+      ...(options.maxFileBytes !== undefined && { maxBytes: options.maxFileBytes }),
+    });
+    const serving = shared ? await sharedServing(shared.store, shared.member, logger, options.leaseMs) : null;
+    const engine = new Engine({
+      store,
+      history,
+      network,
+      ai,
+      files,
+      secrets,
+      maxJsonDepth: options.maxJsonDepth,
+      ...(options.limits && { limits: options.limits }),
+      onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
+      ...(serving && {
+        keptClaims: serving.keptClaims,
+        thrownPassing: serving.thrownPassing,
+        holdsMessageId: serving.holdsMessageId,
+      }),
+    });
+    cleanup.unshift(() => engine.close());
+    logger.info(`engine limits: ${describeLimits(engine.limits)}`);
+    await engine.recover();
+    // Flows are checked off the event loop, at start (--flows) as over the API.
+    const flowChecker = createFlowCheckPool();
+    cleanup.unshift(() => flowChecker.close());
+    if (options.flowsDir && directory)
+      await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger, flowChecker);
+    const webhooks = new WebhookReceiver({
+      store,
+      engine,
+      maxJsonDepth: options.maxJsonDepth,
+      replayWindowMs: options.webhookReplayWindowMs,
+      onError: (err, what) => logger.error({ err }, `webhooks: ${what} failed`),
+      onRefused: (what) => logger.warn(`webhooks: ${what}`),
+      onWarn: (message) => logger.warn(message),
+    });
+    if (directory) await webhooks.recover();
+    const scheduler = new Scheduler({
+      store,
+      engine,
+      onError: (err, what) => logger.error({ err }, `scheduler: ${what} failed`),
+    });
+    cleanup.unshift(() => scheduler.close());
+    if (directory) await scheduler.start();
+    const email = new EmailTriggers({
+      store,
+      engine,
+      files,
+      onError: (err, what) => logger.warn({ err }, `email trigger: ${what} failed`),
+    });
+    cleanup.unshift(() => email.close());
+    if (directory) email.start();
+    // jose (dozens of ES modules) loads only for a daemon that accepts OIDC tokens: loaded always,
+    // it slowed every start (docs/decisions/019-restart-path.md).
+    const bearer = options.oidc ? (await import('../auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
+    const connections = connectionLimits(options, readOpenFilesLimit(), (line) => logger.warn(line));
+    const app = buildServer({
+      store,
+      engine,
+      webhooks,
+      ai,
+      logger,
+      accessLog,
+      bodyLimit: options.bodyLimit,
+      maxJsonDepth: options.maxJsonDepth,
+      bearer,
+      triggerHealth: () => [...scheduler.health(), ...email.health()],
+      historyDamage: () => history.damage(),
+      storeHealth: () => store.health(),
+      ...(options.cluster && { cluster: options.cluster }),
+      ...(serving && { sharing: serving }),
+      // A database is backed up with its own tools (docs/operations.md): no route for it here.
+      ...(store instanceof Store &&
+        history instanceof History && {
+          // The key is not in the copy (with it, the copy's secrets could be read): the answer says where it is.
+          backup: async (directory: string) => ({
+            ...(await backupDataDir({ dataDir: options.dataDir, store, history, logger }, directory)),
+            secretsKey: { where: secrets.where, keyIds: secrets.keyIds() },
+          }),
+        }),
+      files,
+      flowChecker,
+      connections,
+    });
+    const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
+    await options.beforeListen?.();
+    await app.listen({ host, port }).catch(async (err: unknown) => {
+      throw await listenError(err, host, port);
+    });
+    cleanup.unshift(() => app.close());
+    const address = app.server.address() as AddressInfo;
+    network.listening(address.address, address.port);
+    const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const info = await writeDaemonJson(options.dataDir, `http://${urlHost}:${address.port}`);
+    logger.info(
+      {
+        url: info.url,
+        dataDir: options.dataDir,
+        store: storeKind.location,
+        bootstrapKey: paths.bootstrapKey,
+        maxConnections: connections.maxConnections,
+      },
+      'wfx daemon listening',
+    );
+    // Up: the route validators not compiled yet are compiled now, a turn of the event loop at a time.
+    app.compileValidators().catch((err: unknown) => logger.error({ err }, 'a route schema does not compile'));
+    const sharing = shared
+      ? new PartitionSharing({
+          ...shared,
+          engine,
+          logger,
+          takeDirectory: () => running.rejoin(),
+        })
+      : null;
+    const running = serve({
+      options,
+      directory,
+      sharing,
+      info,
+      logger,
+      closeLog,
+      lock,
+      store,
+      history,
+      engine,
+      ai,
+      network,
+      files,
+      scheduler,
+      email,
+      webhooks,
+      app,
+      flowChecker,
+      daemonJson: paths.daemonJson,
+    });
+    sharing?.start();
+    return running;
+  } catch (err) {
+    for (const undo of cleanup) await undo().catch(() => undefined);
+    const failure = dataDirError(err, options.dataDir);
+    // A foreseeable failure is logged by its code and message: a stack would read as a bug.
+    // A sharing daemon waiting for partitions to be free is not failing (rejoin.ts tries again).
+    if (isWfxError(failure) && failure.code === 'DATABASE_IN_USE' && options.share)
+      logger.info(`waiting to join: ${failure.message}`);
+    else if (isWfxError(failure))
+      logger.error(
+        { code: failure.code, details: failure.details },
+        `wfx daemon failed to start: ${failure.code}: ${failure.message}`,
+      );
+    else logger.error({ err }, 'wfx daemon failed to start');
+    closeLog();
+    throw failure;
+  }
+}
+
+function serve(parts: {
+  options: DaemonOptions;
+  directory: boolean;
+  sharing: PartitionSharing | null;
+  info: DaemonInfo;
+  logger: Logger;
+  closeLog: () => void;
+  lock: DataDirLock;
+  store: RecordStore<WfxState, WfxRecord>;
+  history: HistoryStore;
+  engine: Engine;
+  ai: AiRunner;
+  network: NetworkPolicy;
+  files: FileStore;
+  scheduler: Scheduler;
+  email: EmailTriggers;
+  webhooks: WebhookReceiver;
+  app: ReturnType<typeof buildServer>;
+  flowChecker: FlowChecker;
+  daemonJson: string;
+}): RunningDaemon {
+  const { options, info, logger, closeLog, lock, store, history, engine, ai, network, files, app } = parts;
+  const { scheduler, email, webhooks, flowChecker, daemonJson, directory, sharing } = parts;
+  const retentionMs = options.retentionMs ?? 7 * DAY_MS;
+  let stopping: Promise<void> | null = null;
+  let settle!: { resolve: () => void; reject: (err: unknown) => void };
+  const stopped = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+
+  const prune = async (): Promise<void> => {
+    const report = await history.prune(new Date(Date.now() - retentionMs));
+    if (report.buckets > 0) logger.info(report, 'history: pruned finished executions past retention');
+    const swept = await files.sweep();
+    if (swept.deleted + swept.kept + swept.blobs > 0) logger.info(swept, 'files: swept files past retention');
+  };
+  const timers = [
+    setInterval(() => void store.checkpoint().catch(() => undefined), options.checkpointIntervalMs ?? 5 * 60_000),
+  ];
+  // Sweeps change the directory's and the shared state: its holder's alone.
+  if (directory)
+    timers.push(
+      setInterval(
+        () => void prune().catch((err: unknown) => logger.warn({ err }, 'retention: pruning history or files failed')),
+        RETENTION_SWEEP_MS,
+      ),
+      setInterval(
+        () =>
+          void engine
+            .sweepExpired()
+            .catch((err: unknown) => logger.warn({ err }, 'engine: sweeping expired messages and memory failed')),
+        60_000,
+      ),
+    );
+  for (const t of timers) t.unref();
+  if (directory)
+    void prune().catch((err: unknown) => logger.warn({ err }, 'retention: pruning history or files failed'));
+
+  const shutdown = async (failure: WfxError | null): Promise<void> => {
+    for (const t of timers) clearInterval(t);
+    logger.info(failure ? 'stopping after a store failure' : 'stopping');
+    try {
+      await sharing?.close();
+      await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
+      await webhooks.close(); // after the server: no delivery arrives now, the refusals held are written
+      await scheduler.close();
+      await email.close();
+      await engine.close();
+      await flowChecker.close();
+      await ai.close();
+      await network.close();
+      await store
+        .close({ checkpoint: failure === null })
+        .catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));
+      await history.close().catch(() => undefined);
+      const current = await readFile(daemonJson, 'utf8').then(
+        (t) => JSON.parse(t) as DaemonInfo,
+        () => null,
+      );
+      if (current?.pid === process.pid) await unlink(daemonJson).catch(() => undefined);
+      await lock.release();
+      logger.info('stopped');
+    } catch (err) {
+      logger.error({ err }, 'stopping failed');
+      throw err;
+    } finally {
+      closeLog(); // whatever failed, the lines that say so are written
+    }
+  };
+
+  store.onFailure((err) => {
+    logger.fatal({ err }, 'store failed: the daemon stops (restart it to recover from disk)');
+    stopping ??= shutdown(err).then(() => settle.reject(err), settle.reject);
+  });
+
+  return {
+    info,
+    logger,
+    engine,
+    rejoin: () => {
+      // Stopped as for good (leases released, so the others move on at once), then started again by rejoin.ts.
+      const why = new WfxError('DAEMON_REJOINING', 'the daemon restarts to take partition 0 of its database');
+      stopping ??= shutdown(null).then(() => settle.reject(why), settle.reject);
+    },
+    publishFile: async (file, environment) => {
+      // The directory is partition 0's holder's to write (another daemon sharing the database).
+      const outcome: FileOutcome = directory
+        ? await publishFlowFile(store, file, { organization: 'default', environment }, flowChecker)
+        : { file, ok: false, problems: [], error: 'another daemon of the database holds its directory: publish there' };
+      logOutcome(logger, outcome, environment);
+      return outcome;
+    },
+    stopped,
+    stop: () => {
+      stopping ??= shutdown(null).then(settle.resolve, settle.reject);
+      return stopped.catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * Which durable store a daemon runs on: the JSON store in its data directory (the default), or
+ * PostgreSQL (`--store postgres://...`, docs/decisions/037-postgresql-store-first-stage.md). The
+ * PostgreSQL store and its driver load only for a daemon that uses them.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { dataDirPaths } from '../../shared/data-dir.js';
+import { checkStoreUrl, redactStoreUrl } from '../../shared/store-url.js';
+import { WFX_STORE, type WfxRecord } from '../state/records.js';
+import { WFX_SHARED } from '../state/shared.js';
+import type { WfxState } from '../state/state.js';
+import { writeFileAtomic } from '../disk/durable-files.js';
+import type { Blobs } from '../files/blobs.js';
+import { History } from '../store/history.js';
+import type { HistoryStore } from '../store/history-store.js';
+import type { RecordStore } from '../store/record-store.js';
+import { Store } from '../store/store.js';
+import type { PgStore } from '../store/pg/pg-store.js';
+
+export interface StoreChoice {
+  readonly dataDir: string;
+  /** A PostgreSQL connection string; absent: the JSON store in the data directory. */
+  readonly store?: string;
+  /** With `store`: wait while another daemon holds the database's lease, until it is released or lapses. */
+  readonly standby?: boolean;
+  /** With `standby`: ends the wait (a stop while waiting). */
+  readonly abort?: AbortSignal;
+  /** With `standby`: told who holds the lease when the wait begins. */
+  readonly onStandby?: (held: string) => void;
+  /** With `standby`: given the sequence number of the last journal entry its copy of the state applied. */
+  readonly onFollowing?: (appliedSeq: (() => number) | null) => void;
+  /** With `standby`: given its copy of the state once loaded, before it waits; a throw refuses the start (a key missing). */
+  readonly onStandbyLoaded?: (state: WfxState) => void;
+  /** With `store`: whether standbys follow the journal now (PgStoreOptions.followed). */
+  readonly followed?: () => boolean;
+  /** With `store`: how long the lease lasts unrenewed (default 10 s). */
+  readonly leaseMs?: number;
+  /** With `store`: how many partitions a database not used before is cut into (default 16). */
+  readonly partitions?: number;
+  /**
+   * With `store`: share the database's partitions with its other daemons (decision 041): hold
+   * what is free for this daemon now (none: DATABASE_IN_USE), then move partitions as daemons
+   * come and go (sharing.ts). Instead of `standby`.
+   */
+  readonly share?: boolean;
+  /** With `store`: where the database's other daemons reach this one (default: where it listens). */
+  readonly advertiseUrl?: string;
+  readonly checkpointEvery?: number;
+}
+
+/** What a daemon's store is, for its log line and `wfx daemon status`. */
+export interface StoreKind {
+  readonly kind: 'json' | 'postgres';
+  /** The connection string without its password (postgres only). */
+  readonly location: string;
+}
+
+/**
+ * This daemon's id in the database's lease: kept in its data directory (`daemon.id`), so a daemon
+ * that restarts (after a crash, say) takes its own lease back at once instead of waiting for it
+ * to lapse, while another daemon waits.
+ */
+export async function daemonId(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'daemon.id');
+  const kept = await readFile(file, 'utf8').then(
+    (text) => text.trim(),
+    () => '',
+  );
+  if (kept) return kept;
+  const id = randomUUID();
+  await writeFileAtomic(file, `${id}\n`);
+  return id;
+}
+
+/** Opens the daemon's store. Throws the store's start errors (see Store.open and PgStore.open). */
+export async function openStore(
+  choice: StoreChoice,
+  snapshotBytes: Promise<Buffer | null>,
+  logger: Logger,
+): Promise<{
+  store: RecordStore<WfxState, WfxRecord>;
+  history: HistoryStore;
+  blobs?: Blobs;
+  kind: StoreKind;
+  /** On a database: the store, as what it is (its partitions move while sharing). */
+  pg?: PgStore<WfxState, WfxRecord>;
+}> {
+  if (choice.store === undefined) {
+    const store = await Store.open<WfxState, WfxRecord>({
+      dir: choice.dataDir,
+      snapshotBytes,
+      ...WFX_STORE,
+      checkpointEvery: choice.checkpointEvery,
+      logger,
+    });
+    try {
+      const history = await History.open(dataDirPaths(choice.dataDir).history, { logger });
+      return { store, history, kind: { kind: 'json', location: choice.dataDir } };
+    } catch (err) {
+      await store.close({ checkpoint: false });
+      throw err;
+    }
+  }
+  void snapshotBytes.catch(() => undefined); // read by prepareDataDir, not needed here
+  checkStoreUrl(choice.store);
+  const location = redactStoreUrl(choice.store);
+  const { PgStore } = await import('../store/pg/pg-store.js');
+  const owner = await daemonId(choice.dataDir);
+  const store = await PgStore.open<WfxState, WfxRecord>({
+    connectionString: choice.store,
+    owner,
+    leaseMs: choice.leaseMs,
+    ...(choice.partitions !== undefined && { partitions: choice.partitions }),
+    followed: choice.followed,
+    ...WFX_STORE,
+    shared: WFX_SHARED,
+    checkpointEvery: choice.checkpointEvery,
+    logger,
+    ...(choice.share && { join: true }),
+    ...(choice.standby &&
+      !choice.share && {
+        standby: {
+          signal: choice.abort,
+          onWaiting: (held: string) => {
+            logger.info(`store: standing by until the lease is free: ${held}`);
+            choice.onStandby?.(held);
+          },
+          following: choice.onFollowing,
+          loaded: choice.onStandbyLoaded,
+        },
+      }),
+  });
+  return { store, history: store.history(), blobs: store.blobs(), kind: { kind: 'postgres', location }, pg: store };
+}
