@@ -447,7 +447,7 @@ export function formatHttpBench(r: HttpBenchResult): string {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  console.log(machineLine());
+  console.log(machineLine({ commit: true }));
   const text = formatHttpBench(await runHttpBench());
   console.log(text);
   await writeSection('http', `${machineLine()}\n\n${text}`);
