@@ -211,7 +211,7 @@ async function answerRun(waiting: number, concurrency: number): Promise<AnswerBe
 }
 
 export async function runEngineBench(concurrency = 1_000): Promise<EngineBenchResult> {
-  // The daemon runs with this flag (src/daemon/launcher.ts); `npm run bench` passes it on the
+  // The daemon runs with this flag (src/daemon/process/launcher.ts); `npm run bench` passes it on the
   // command line, where it takes full effect; this covers running the file directly.
   setFlagsFromString('--max-semi-space-size=32');
   tuneGarbageCollector(); // as the daemon does

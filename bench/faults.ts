@@ -235,7 +235,7 @@ export function formatFaultsBench(r: FaultsBenchResult): string {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  console.log(machineLine());
+  console.log(machineLine({ commit: true }));
   const text = formatFaultsBench(await runFaultsBench());
   console.log(text);
   await writeSection('faults', `${machineLine()}\n\n${text}`);

@@ -6,19 +6,27 @@ import { fileURLToPath } from 'node:url';
 /** docs/performance.md, where every benchmark writes its latest figures. */
 export const PERFORMANCE_MD = fileURLToPath(new URL('../../docs/performance.md', import.meta.url));
 
-/** One line naming when and where figures were measured. */
-export function machineLine(): string {
-  let commit = 'unknown';
+/**
+ * One line naming when and where figures were measured. The commit is named only on request
+ * (the console): docs/performance.md is a reference, and a decision record that quotes figures
+ * names its commit itself.
+ */
+export function machineLine(options: { readonly commit?: boolean } = {}): string {
+  const cpu = cpus();
+  const where = `Measured ${new Date().toISOString().slice(0, 10)} on ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  return options.commit === true ? `${where}, commit ${headCommit()}.` : `${where}.`;
+}
+
+/** The checked-out commit, short; 'unknown' outside a git checkout. */
+function headCommit(): string {
   try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim();
   } catch {
-    // not a git checkout
+    return 'unknown';
   }
-  const cpu = cpus();
-  return `Measured ${new Date().toISOString().slice(0, 10)} on ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, commit ${commit}.`;
 }
 
 /** Replaces the text between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` in docs/performance.md. */

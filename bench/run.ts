@@ -11,7 +11,7 @@ import { formatPublishBench, runPublishBench } from './publish.js';
 import { machineLine, writeSection } from './report.js';
 import { formatStoreBench, runStoreBench } from './store.js';
 
-console.log(machineLine());
+console.log(machineLine({ commit: true }));
 console.log('\n## Store\n');
 const store = formatStoreBench(await runStoreBench());
 console.log(store);
