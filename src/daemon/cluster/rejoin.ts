@@ -7,7 +7,7 @@
  * database cannot be reached it tries again, from 1 s to 30 s apart. Its data directory stays
  * locked throughout, so `wfx daemon stop` finds it. While it stands by (so too a daemon started
  * with `--standby`), its port forwards every request to the daemon that serves the database
- * (standby-listener.ts), which it learns from the database's list of daemons (cluster.ts); with
+ * (standby-listener.ts), which it learns from the database's list of daemons (members.ts); with
  * none to forward to, it answers 503 DAEMON_STANDBY. (docs/decisions/037.)
  */
 import { readFile, unlink } from 'node:fs/promises';

@@ -25,8 +25,9 @@ import { HopSigner } from './request-signing.js';
 import type { ThrownPassing } from './thrown-outbox.js';
 
 /**
- * What the lifecycle of a daemon sharing its database (`--share`) is given (DaemonOptions.sharing):
- * `member`'s view of who shares the database and holds what, read every third of `leaseMs`.
+ * What the lifecycle of a daemon sharing its database (`--share`) is given (DaemonOptions.sharing),
+ * over `member`'s view of who shares the database and holds what; `leaseMs` is the lease's
+ * length (--lease; default DEFAULT_LEASE_MS).
  */
 export function daemonSharing(member: ClusterMember, leaseMs?: number): DaemonSharing {
   const sharing: SharingMember = {
@@ -45,7 +46,7 @@ export function daemonSharing(member: ClusterMember, leaseMs?: number): DaemonSh
 }
 
 /** How a daemon serves among the daemons sharing `store`'s database, as `sharing` reads them. */
-export async function clusterServing(
+async function clusterServing(
   store: PgStore<WfxState, WfxRecord>,
   sharing: SharingMember,
   logger: Logger,

@@ -39,7 +39,7 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   readonly owner: string;
   readonly leaseMs?: number;
   /**
-   * Whether standbys follow the journal now (cluster.ts), asked at each group commit: without
+   * Whether standbys follow the journal now (cluster/members.ts), asked at each group commit: without
    * any, appends do not NOTIFY. Absent: they always do.
    */
   readonly followed?: () => boolean;
