@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The layering of src/, checked: which folder may import which, and no import cycles.
-// Run by `npm run lint`; exits 1 listing every violation.
+// The layering of src/, checked: which folder may import which, the cluster room behind its
+// ports, and no import cycles. Run by `npm run lint`; exits 1 listing every violation by rule.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,16 @@ const SRC = join(ROOT, 'src');
 
 /** The one module of src/daemon that the CLI and the TUI may import: the daemon launcher. */
 const DAEMON_ENTRY = 'daemon/process/launcher.ts';
+
+/**
+ * The cluster room (src/daemon/cluster/): outside it, the daemon imports only its ports, the
+ * types the engine, the routes, the HTTP app and the process lifecycle are given. The one
+ * exception is its entry, loaded with import() by the launcher for a daemon on PostgreSQL
+ * (`--store postgres://...`): a daemon on the JSON store loads nothing of the cluster.
+ */
+const CLUSTER = 'daemon/cluster/';
+const CLUSTER_PORTS = new Set(['daemon/cluster/ports.ts']);
+const CLUSTER_ENTRY = { file: 'daemon/cluster/rejoin.ts', loader: DAEMON_ENTRY };
 
 /** For each layer (the first folder under src/), the layers it may import. */
 const MAY_IMPORT = {
@@ -67,6 +77,19 @@ function resolveSpec(from, spec, known) {
   return null;
 }
 
+/** Why importing `to` from `from` breaks the cluster room's rule (CLUSTER), or null. */
+function clusterRule(from, to, imp) {
+  const ports = [...CLUSTER_PORTS].map((f) => `src/${f}`).join(', ');
+  if (CLUSTER_PORTS.has(from) && to.startsWith(CLUSTER) && !CLUSTER_PORTS.has(to))
+    return `the ports (${ports}) import nothing else of src/${CLUSTER}, so that importing them loads none of it`;
+  if (from.startsWith(CLUSTER) || !to.startsWith(CLUSTER) || CLUSTER_PORTS.has(to)) return null;
+  if (from === CLUSTER_ENTRY.loader && to === CLUSTER_ENTRY.file && imp.dynamic) return null;
+  return (
+    `outside src/${CLUSTER} only its ports (${ports}) are imported; ` +
+    `src/${CLUSTER_ENTRY.loader} alone loads src/${CLUSTER_ENTRY.file}, with import(), for --store postgres://`
+  );
+}
+
 const files = sourceFiles(SRC);
 const known = new Set(files);
 const layerOf = (file) => relative(SRC, file).split('/')[0];
@@ -90,8 +113,10 @@ for (const file of files) {
       ((fromLayer === 'cli' || fromLayer === 'tui') && to === DAEMON_ENTRY);
     if (!allowed)
       problems.push(
-        `${from}: imports ${to} (src/${fromLayer} may import ${MAY_IMPORT[fromLayer]?.map((l) => `src/${l}`).join(', ') ?? 'nothing of src'}${fromLayer === 'cli' || fromLayer === 'tui' ? ` and src/${DAEMON_ENTRY}` : ''})`,
+        `${from}: imports ${to} (layers rule: src/${fromLayer} may import ${MAY_IMPORT[fromLayer]?.map((l) => `src/${l}`).join(', ') ?? 'nothing of src'}${fromLayer === 'cli' || fromLayer === 'tui' ? ` and src/${DAEMON_ENTRY}` : ''})`,
       );
+    const clusterProblem = clusterRule(from, to, imp);
+    if (clusterProblem) problems.push(`${from}: imports ${to} (cluster rule: ${clusterProblem})`);
     if (!imp.typeOnly && !imp.dynamic) graph.get(file).push(target);
   }
 }
@@ -109,7 +134,7 @@ function visit(file) {
       const key = [...cycle].sort().join(' ');
       if (!seenCycles.has(key)) {
         seenCycles.add(key);
-        problems.push(`import cycle: ${[...cycle, cycle[0]].join(' -> ')}`);
+        problems.push(`import cycle (cycles rule): ${[...cycle, cycle[0]].join(' -> ')}`);
       }
     } else if (!state.has(next)) visit(next);
   }

@@ -45,8 +45,7 @@ import type { WfxRecord } from '../state/records.js';
 import type { WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
 import type { WebhookReceiver } from '../triggers/webhooks.js';
-import { installSharedServing } from '../cluster/fan-out.js';
-import type { SharedServing } from '../cluster/partition-moves.js';
+import type { SharedServing } from '../cluster/ports.js';
 import { inlineFlowChecker, type FlowChecker } from '../flows/check.js';
 
 declare module 'fastify' {
@@ -274,15 +273,15 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     state: options.store.state,
     limiter,
     ...(sharing && {
-      counted: (request) => sharing.hop.counted(request.headers, request.method, request.url),
-      daemonCall: (request) => sharing.hop.caller(request.headers, request.method, request.url),
+      counted: (request) => sharing.counted(request),
+      daemonCall: (request) => sharing.daemonCall(request),
     }),
     bearer: options.bearer,
     now: options.now,
     accessLog: options.accessLog,
   });
   // After authentication's, so its hooks run first: a request another daemon serves is passed on as it came.
-  if (sharing) installSharedServing(app, sharing);
+  if (sharing) sharing.install(app);
   // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
   // thousands deep overflows whatever recurses over it later (the journal's JSON.stringify).
   // Raw bodies (webhook deliveries, a Buffer; an upload's stream) are checked where they are parsed.
@@ -310,7 +309,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       now: options.now,
       historyDamage: options.historyDamage,
       storeHealth: options.storeHealth,
-      ...(sharing && { peers: sharing.peers }),
+      ...(sharing && { others: sharing.others }),
     });
     processRoutes(routes, {
       engine: options.engine,
@@ -318,7 +317,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       state: options.store.state,
       heartbeatSeconds: options.heartbeatSeconds,
       now: options.now,
-      ...(sharing && { peers: sharing.peers }),
+      ...(sharing && { others: sharing.others }),
     });
     const flowChecker = options.flowChecker ?? inlineFlowChecker();
     const secrets = options.engine.secrets;
@@ -334,7 +333,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     aiProviderRoutes(routes, { store: options.store, secrets, ai: options.ai, now: options.now });
     memoryRoutes(routes, { store: options.store, now: options.now });
     domainRoutes(routes, { store: options.store, now: options.now });
-    jobRoutes(routes, { engine: options.engine, board, ...(sharing && { peers: sharing.peers }) });
+    jobRoutes(routes, { engine: options.engine, board, ...(sharing && { others: sharing.others }) });
     triggerRoutes(routes, { state: options.store.state, health: options.triggerHealth ?? (() => []) });
     if (options.backup) backupRoutes(routes, { backup: options.backup });
     if (options.cluster) clusterRoutes(routes, { list: options.cluster });

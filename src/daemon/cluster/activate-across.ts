@@ -7,26 +7,14 @@
  * ends the others' waits, and jobs another one locked in that same moment beyond `maxJobs` are
  * released again (available at once, no attempt counted), not left until their locks lapse.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ActivateJobsBody, ActivatedJob, ActivatedJobs, WithDefaults } from '../../shared/api/index.js';
-import type { ActivateRequest } from '../engine/jobs.js';
-import type { Engine } from '../engine/engine.js';
-import type { JobBoard } from '../jobs/board.js';
+import type { ActivatedJob, ActivatedJobs } from '../../shared/api/index.js';
 import { peerError, type PeerAnswer, type Peers } from './fan-out.js';
+import type { JobsAcross } from './ports.js';
 
-type Body = WithDefaults<ActivateJobsBody, 'maxJobs' | 'lockDuration' | 'requestTimeout'>;
-
-export interface Across {
-  readonly request: FastifyRequest;
-  readonly reply: FastifyReply;
+/** A worker's activation (JobsAcross), and the other daemons to ask: `urls`, over `peers`. */
+export interface Across extends JobsAcross {
   readonly peers: Peers;
   readonly urls: readonly string[];
-  readonly board: JobBoard;
-  readonly engine: Engine;
-  readonly body: Body;
-  readonly activate: ActivateRequest;
-  /** Aborts when the worker goes away. */
-  readonly left: AbortSignal;
 }
 
 /** Activates up to `maxJobs` jobs held by this daemon and the others (see the top of this file). */
@@ -44,7 +32,7 @@ export async function activateAcross(a: Across): Promise<ActivatedJob[]> {
 async function activate(a: Across, got: Locked[]): Promise<ActivatedJob[]> {
   const { body, peers } = a;
   const gone = () => a.left.aborted;
-  got.push(...(await a.board.activate(a.activate, 0, gone)).map((job) => ({ url: null, job })));
+  got.push(...(await a.activateHere(0, gone)).map((job) => ({ url: null, job })));
   for (const url of a.urls) {
     if (got.length >= body.maxJobs || gone()) break;
     const [answer] = await peers.ask<ActivatedJobs>(a.request, a.reply, [url], {
@@ -60,7 +48,7 @@ async function activate(a: Across, got: Locked[]): Promise<ActivatedJob[]> {
   a.left.addEventListener('abort', onLeft);
   const ended = () => gone() || stop.signal.aborted;
   const waits: Promise<{ url: string | null; jobs: readonly ActivatedJob[] }>[] = [
-    a.board.activate(a.activate, body.requestTimeout, ended, stop.signal).then((jobs) => ({ url: null, jobs })),
+    a.activateHere(body.requestTimeout, ended, stop.signal).then((jobs) => ({ url: null, jobs })),
     ...a.urls.map((url) =>
       peers
         .ask<ActivatedJobs>(a.request, a.reply, [url], {
@@ -116,7 +104,7 @@ function activated(answer: PeerAnswer<ActivatedJobs>): readonly ActivatedJob[] {
 /** Gives a job locked beyond `maxJobs` back, where it is held. */
 async function release(a: Across, url: string | null, job: ActivatedJob): Promise<void> {
   if (url === null) {
-    await a.engine.jobs.release({ organization: a.activate.organization, key: job.key, worker: a.body.worker });
+    await a.releaseHere(job.key);
     return;
   }
   await a.peers.ask(a.request, a.reply, [url], {

@@ -5,9 +5,9 @@
  * executions too, then merge what each answered: the daemon asked answers as one daemon would.
  * The others answer from their own partitions only (a request another daemon passed on is never
  * passed on again: the hop header) and do not count it against the key's limits again (it is
- * signed as counted: hop.ts). A partition moving or without a holder makes such a call answer
- * 503 PARTITION_MOVING with Retry-After, as a call naming one execution does: a list short of a
- * partition's executions would read as "there are none".
+ * signed as counted: request-signing.ts). A partition moving or without a holder makes such a
+ * call answer 503 PARTITION_MOVING with Retry-After, as a call naming one execution does: a list
+ * short of a partition's executions would read as "there are none".
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
 import type { ErrorBody } from '../../shared/api/index.js';

@@ -1,7 +1,7 @@
 /**
  * Passing a request on to another daemon of the database and its answer back, streams too: what
  * a standby does with every request (standby-listener.ts) and a daemon sharing the database with
- * a request for an execution another daemon holds (api/partition-routing.ts). One hop only: the
+ * a request for an execution another daemon holds (partition-routing.ts). One hop only: the
  * request carries `x-wfx-forwarded-by`, and a daemon never forwards a request that has it.
  */
 import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -34,7 +34,7 @@ export interface Forward {
   readonly by: string;
   /** The body to send instead of the request's own (one read already, such as a parsed JSON body). */
   readonly body?: Buffer;
-  /** The COUNTED_BY header's value (api/hop.ts), for a request counted here already. */
+  /** The COUNTED_BY header's value (request-signing.ts), for a request counted here already. */
   readonly counted?: string;
   /** Headers this daemon adds to the answer (the rate limit's, for a request counted here). */
   readonly headers?: Record<string, string>;

@@ -38,7 +38,7 @@ const REGISTER = `
          shares = EXCLUDED.shares, shared_seq = EXCLUDED.shared_seq, seen_at = now()`;
 
 // Who shares the partitions (seen within a lease) and who holds each one whose lease runs,
-// with where it answers: what sharing plans with (share.ts) and requests are routed by.
+// with where it answers: what sharing plans with (partition-plan.ts) and requests are routed by.
 const SHARING = `
   SELECT (SELECT partitions FROM wfx_cluster) AS count,
          (SELECT coalesce(json_agg(id ORDER BY id), '[]') FROM wfx_daemons
@@ -211,7 +211,7 @@ export class ClusterMember {
     this.sharedSeq = sharedSeq;
   }
 
-  /** The secret daemons of this database sign requests they pass on with (api/hop.ts): read once. */
+  /** The secret daemons of this database sign requests they pass on with (request-signing.ts): read once. */
   hopSecret(): Promise<string> {
     this.secret ??= this.pool
       .query<{ secret: string }>('SELECT secret FROM wfx_hop_secret')

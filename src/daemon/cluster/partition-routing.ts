@@ -6,8 +6,8 @@
  * id in a partition this daemon holds; memory and files are shared). A request for another
  * daemon is forwarded to it, one hop (forward.ts), before it is authenticated here: the holder
  * authenticates it, counts it against the key's limits and answers, as one daemon would (a task
- * answer, routed once authenticated and counted here, is signed as counted: hop.ts). A
- * request for a partition that is moving, or whose holder is gone or unknown, is answered 503
+ * answer, routed once authenticated and counted here, is signed as counted: request-signing.ts).
+ * A request for a partition that is moving, or whose holder is gone or unknown, is answered 503
  * PARTITION_MOVING with Retry-After: the caller tries again, and reaches the new holder.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -7,7 +7,7 @@
  * database cannot be reached it tries again, from 1 s to 30 s apart. Its data directory stays
  * locked throughout, so `wfx daemon stop` finds it. While it stands by (so too a daemon started
  * with `--standby`), its port forwards every request to the daemon that serves the database
- * (standby-listener.ts), which it learns from the database's list of daemons (cluster.ts); with
+ * (standby-listener.ts), which it learns from the database's list of daemons (members.ts); with
  * none to forward to, it answers 503 DAEMON_STANDBY. (docs/decisions/037.)
  */
 import { readFile, unlink } from 'node:fs/promises';
@@ -20,7 +20,8 @@ import { daemonId } from '../process/open-store.js';
 import type { PreparedDataDir } from '../process/prepare.js';
 import { StandbyListener } from './standby-listener.js';
 import { writeDaemonJson } from '../process/daemon-json.js';
-import { ClusterMember, type Sharing } from './members.js';
+import { ClusterMember } from './members.js';
+import { daemonSharing } from './serving.js';
 import { DEFAULT_LEASE_MS } from '../store/pg/lease.js';
 
 type Start = (options: DaemonOptions, prepared: PreparedDataDir) => Promise<RunningDaemon>;
@@ -62,17 +63,7 @@ export async function rejoining(
     onFollowing: (appliedSeq: (() => number) | null) => member.following(appliedSeq),
     cluster: () => member.list(),
     followed: () => member.followed(),
-    ...(options.share && {
-      sharing: {
-        id: member.id,
-        view: () => member.sharingView(),
-        routingView: () => member.lastSharingView(),
-        refresh: () => member.refresh(),
-        watch: (fn: (view: Sharing) => void) => member.watchSharing(fn),
-        hopSecret: () => member.hopSecret(),
-        readingShared: (seq: (() => number) | null) => member.readingShared(seq),
-      },
-    }),
+    ...(options.share && { sharing: daemonSharing(member, options.leaseMs) }),
   };
   // A sharing daemon starts once partitions are free for it: the others give theirs up when
   // they read it registered (by its listener, below), within a third of a lease.

@@ -1,7 +1,7 @@
 /**
  * What a daemon on a database answers while it stands by (`--standby`, or rejoining after it
  * lost the database or its lease, rejoin.ts). It holds its port and forwards every request to
- * the daemon that serves the database (cluster.ts names it), so that any daemon of the database
+ * the daemon that serves the database (members.ts names it), so that any daemon of the database
  * answers any call with what the serving one answers: the same ids, states, errors, log streams
  * and rate limits. One hop only: a request that was forwarded already (its `x-wfx-forwarded-by`
  * header) is not forwarded again. With no daemon to forward to (a takeover under way, the

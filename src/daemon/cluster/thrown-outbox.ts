@@ -13,7 +13,7 @@ import type { WfxRecord } from '../state/records.js';
 import type { PendingThrow, WfxState } from '../state/state.js';
 import type { ThrownEvent } from '../engine/engine-events.js';
 
-/** What gives thrown events to the other daemons (api/fan-out.ts's Peers.deliverThrown). */
+/** What gives thrown events to the other daemons (fan-out.ts's Peers.deliverThrown). */
 export interface ThrownPassing {
   /**
    * Delivers `event` to what waits on every other daemon, and with `here` to what waits on this

@@ -35,8 +35,7 @@ import type { EngineEvents } from './engine-events.js';
 import { uuidv7 } from './ids.js';
 import type { NodeKey } from './keys.js';
 import { findInstance, listInstances, runningInstance, runningNow, type Caller } from './queries.js';
-import { KeptClaiming, type KeptClaims } from '../cluster/kept-claims.js';
-import { ThrownOutbox, type ThrownPassing } from '../cluster/thrown-outbox.js';
+import type { EngineCluster, EngineClusterPort, MovingExecutions } from '../cluster/ports.js';
 import { recoverLiveState, reindexSubscriptions } from './recovery.js';
 import { Transition, type EngineCore, type LaunchParams } from './transition.js';
 import { callHttp, type HttpCall, type HttpCallOptions } from './work/http.js';
@@ -94,22 +93,13 @@ export interface EngineOptions {
   /** How voiceTasks are carried out. Default: the local engines and providers, over `files`. */
   readonly voice?: VoiceRunner;
   /**
-   * Claims on kept messages in the database its daemon shares with others (kept-claims.ts):
-   * a kept message is then consumed only under a claim won there. Absent: consumed at once.
+   * On a daemon sharing a database with others: the engine's part in it, built by the cluster
+   * room (cluster/ports.ts): kept messages consumed under claims won in the database, events
+   * thrown kept until the other daemons have them, events refused (PARTITION_MOVING) under
+   * message ids whose partition it no longer holds. Absent: a daemon alone (kept messages
+   * consumed at once, an event thrown wakes what waits here only, every message id its own).
    */
-  readonly keptClaims?: KeptClaims;
-  /**
-   * How events executions throw reach the other daemons sharing the database (thrown-outbox.ts):
-   * each is kept until they have it. Absent: an event thrown wakes what waits here only.
-   */
-  readonly thrownPassing?: ThrownPassing;
-  /**
-   * On a daemon sharing a database: whether it still holds the partition of message id
-   * `organization|messageId` (partition-routing.ts sent the event here for it). An event under
-   * one it no longer holds is refused with PARTITION_MOVING: its next holder remembers it.
-   * Absent: every message id is this daemon's.
-   */
-  readonly holdsMessageId?: (key: string) => boolean;
+  readonly cluster?: EngineClusterPort;
   /** What one execution, tree and organization may hold (limits.ts); each left out takes its default. */
   readonly limits?: Partial<ExecutionLimits>;
   /**
@@ -150,7 +140,7 @@ export interface EventOutcome {
  * Emits, once a step is durable, the events of EngineEvents (engine-events.ts): `logs`, `log`,
  * `lifecycle`, `finished` and `archived`; and `progress` while a model answers (not journaled).
  */
-export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
+export class Engine extends EventEmitter<EngineEvents> implements EngineCore, MovingExecutions {
   readonly state: WfxState;
   private readonly store: DurableStore<WfxState, WfxRecord>;
   private readonly now: () => Date;
@@ -180,14 +170,12 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   readonly schemas: DomainSchemas;
   /** The jobs API's operations (domainTask jobs: activate, complete, fail, heartbeat, release). */
   readonly jobs: JobOperations;
-  /** Kept messages consumed under claims (EngineOptions.keptClaims); null: consumed at once. */
-  private readonly keptClaiming: KeptClaiming | null;
+  /** The engine's part in a daemon sharing its database (EngineOptions.cluster); null: a daemon alone. */
+  private readonly cluster: EngineCluster | null;
+  /** Kept messages are consumed under claims (EngineCluster.claimsKept). */
   readonly claimsKept: boolean;
-  /** Events thrown kept until the other daemons have them (EngineOptions.thrownPassing); null: none kept. */
-  private readonly thrownOutbox: ThrownOutbox | null;
+  /** Events thrown are kept until the other daemons have them (EngineCluster.keepsThrown). */
   readonly keepsThrown: boolean;
-  /** EngineOptions.holdsMessageId; null: every message id is this daemon's. */
-  private readonly holdsMessageId: ((key: string) => boolean) | null;
 
   private readonly newId: (now: Date, parentInstanceId: string | null) => string;
 
@@ -199,7 +187,6 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     this.state = options.store.state;
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
-    this.holdsMessageId = options.holdsMessageId ?? null;
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.files = options.files;
@@ -259,32 +246,21 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
       closed,
       step,
     });
-    this.claimsKept = options.keptClaims !== undefined;
-    this.keptClaiming = options.keptClaims
-      ? new KeptClaiming({
-          state: this.state,
-          claims: options.keptClaims,
-          now: this.now,
-          step,
-          track: (work) => void this.track(work),
-          onError: (err, what) => this.onError(err, what),
-        })
-      : null;
-    this.keepsThrown = options.thrownPassing !== undefined;
-    this.thrownOutbox = options.thrownPassing
-      ? new ThrownOutbox({
-          state: this.state,
-          passing: options.thrownPassing,
-          commit: (...records) => this.store.commit(...records),
-          deliverHere: (e) =>
-            this.step((t) =>
-              t.deliver(subscriptionsFor(this.state, e.organization, e.eventType, e.correlationKey), e.data),
-            ),
-          now: this.now,
-          track: (work) => void this.track(work),
-          onError: (err, what) => this.onError(err, what),
-        })
-      : null;
+    this.cluster =
+      options.cluster?.({
+        state: this.state,
+        now: this.now,
+        consumeKept: (id, sub) => step((t) => t.consumeKept(id, sub)),
+        deliverHere: (e) =>
+          this.step((t) =>
+            t.deliver(subscriptionsFor(this.state, e.organization, e.eventType, e.correlationKey), e.data),
+          ),
+        commit: (...records) => this.store.commit(...records),
+        track: (work) => void this.track(work),
+        onError: (err, what) => this.onError(err, what),
+      }) ?? null;
+    this.claimsKept = this.cluster?.claimsKept ?? false;
+    this.keepsThrown = this.cluster?.keepsThrown ?? false;
   }
 
   // --- EngineCore ------------------------------------------------------------------------
@@ -501,8 +477,9 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
    * Delivers a message or signal (POST /process/event). Resolves with what it resumed, or
    * `buffered` when nothing matched and it is kept for `ttlSeconds`. Throws
    * NO_MATCHING_SUBSCRIPTION when nothing matched and there is no ttl. `elsewhere` delivers it
-   * to the executions other daemons hold (api/fan-out.ts), once its message id is known new:
-   * what they resumed counts as matched, so it is kept only when nothing matched anywhere.
+   * to the executions other daemons hold (cluster/ports.ts's OtherDaemons), once its message
+   * id is known new: what they resumed counts as matched, so it is kept only when nothing
+   * matched anywhere.
    * Events with one message id are delivered one at a time: the second finds the first's
    * id remembered (`duplicate`), however long `elsewhere` took.
    */
@@ -535,7 +512,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     dedupKey: string | null,
   ): Promise<EventOutcome> {
     // Checked in the turn the delivery is registered: handOver waits for those it lets through.
-    if (dedupKey !== null && this.holdsMessageId?.(dedupKey) === false)
+    if (dedupKey !== null && this.cluster?.holdsMessageId(dedupKey) === false)
       throw new WfxError('PARTITION_MOVING', 'the partition of this message id is moving to another daemon', {
         details: { retryAfter: 1 },
       });
@@ -616,9 +593,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     );
     for (const inst of running) await this.continueSafely(inst);
     await this.sweepExpired();
-    this.keptClaiming?.offerAll();
-    if (this.thrownOutbox) this.thrownOutbox.passAll();
-    else if (Object.keys(this.state.thrown).length > 0) {
+    this.cluster?.loaded();
+    if (!this.keepsThrown && Object.keys(this.state.thrown).length > 0) {
       // Kept by daemons that shared this database: this one shares it with none.
       await this.store.commit(...Object.keys(this.state.thrown).map((id) => ({ type: 'event.passed', id }) as const));
     }
@@ -637,8 +613,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     for (const inst of running) await this.continueSafely(inst);
     // A claim its last holder won but did not use: a message its nodes may consume now. An
     // event thrown there that its last holder had not given on yet.
-    this.keptClaiming?.offerAll();
-    this.thrownOutbox?.passAll();
+    this.cluster?.loaded();
   }
 
   /**
@@ -701,8 +676,7 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
   async close(): Promise<void> {
     this.closed = true;
     this.effects.close();
-    this.keptClaiming?.close();
-    this.thrownOutbox?.close();
+    this.cluster?.close();
     // Work under way is abandoned: its nodes are still Active, so a restart runs them again.
     this.work.abortAll(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));
     await this.inflight.idle();
@@ -772,8 +746,8 @@ export class Engine extends EventEmitter<EngineEvents> implements EngineCore {
     const logsUpTo = this.effects.logMarks(transition.touched);
     await tx.durable;
     this.effects.afterDurable(tx, logsUpTo, transition);
-    for (const id of transition.kept) this.keptClaiming!.offer(id);
-    for (const event of transition.thrown) this.thrownOutbox!.thrownHere(event.id);
+    for (const id of transition.kept) this.cluster!.offerKept(id);
+    for (const event of transition.thrown) this.cluster!.thrownHere(event.id);
     return tx.result;
   }
 }

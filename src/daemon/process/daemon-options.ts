@@ -7,7 +7,6 @@ import type { OidcOptions } from '../auth/oidc.js';
 import type { ExecutionLimits } from '../engine/limits.js';
 import type { StoreChoice } from './open-store.js';
 import type { SecretsKeyOptions } from '../secrets/open-secrets.js';
-import type { SharingMember } from '../cluster/partition-moves.js';
 import type { Environment } from '../state/state.js';
 
 /** The options of a daemon (DaemonOptions in launcher.ts for the CLI). */
@@ -21,8 +20,6 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly beforeListen?: () => Promise<void>;
   /** On a database: the daemons on it (GET /admin/cluster, rejoin.ts). */
   readonly cluster?: () => Promise<ClusterDaemon[]>;
-  /** With `share`: who shares the database and holds what (rejoin.ts's ClusterMember), and this daemon's id. */
-  readonly sharing?: SharingMember;
   /** Also log readable lines to stdout. */
   readonly foreground?: boolean;
   /** Finished executions and their logs older than this are pruned (default 7 days). */

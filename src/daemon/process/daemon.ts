@@ -35,7 +35,7 @@ import type { RecordStore } from '../store/record-store.js';
 import { Store } from '../store/store.js';
 import { openStore } from './open-store.js';
 import type { DaemonOptions } from './daemon-options.js';
-import { PartitionSharing, sharedServing } from '../cluster/partition-moves.js';
+import type { PartitionMoves } from '../cluster/ports.js';
 import { checkKeysHeld, keySourceOf, openSecrets } from '../secrets/open-secrets.js';
 
 export type { DaemonOptions };
@@ -45,7 +45,7 @@ export interface RunningDaemon {
   readonly info: DaemonInfo;
   readonly logger: Logger;
   readonly engine: Engine;
-  /** Stops and has rejoin.ts start it again (DAEMON_REJOINING): a sharing daemon taking partition 0 (sharing.ts). */
+  /** Stops and has rejoin.ts start it again (DAEMON_REJOINING): a sharing daemon taking partition 0 (cluster/partition-moves.ts). */
   rejoin(): void;
   /** Validates and publishes one flow file into organization default (wfx dev); logs the outcome. */
   publishFile(file: string, environment: Environment): Promise<FileOutcome>;
@@ -95,8 +95,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // Partition 0's holder (every daemon but one sharing a database is not) writes the
     // directory and runs the triggers and sweeps; the others run executions (decision 041).
     const directory = !pg || pg.held.includes(0);
-    // With `share`, rejoin.ts gives the daemons' view of who holds what.
-    const shared = pg && options.share && options.sharing ? { store: pg, member: options.sharing } : null;
+    // With `share`, rejoin.ts gives the cluster room's part (ports.ts), built on the store once open.
+    const shared = pg && options.share && options.sharing ? { store: pg, sharing: options.sharing } : null;
     if (directory) await bootstrap(store, paths, logger);
     const forgetMissing = options.secretsKey?.forgetMissing;
     const secrets = await openSecrets({ source, store, directory, logger, forgetMissing });
@@ -114,7 +114,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       retentionMs: options.retentionMs ?? 7 * DAY_MS,
       ...(options.maxFileBytes !== undefined && { maxBytes: options.maxFileBytes }),
     });
-    const serving = shared ? await sharedServing(shared.store, shared.member, logger, options.leaseMs) : null;
+    const serving = shared ? await shared.sharing.serve(shared.store, logger) : null;
     const engine = new Engine({
       store,
       history,
@@ -125,11 +125,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       maxJsonDepth: options.maxJsonDepth,
       ...(options.limits && { limits: options.limits }),
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
-      ...(serving && {
-        keptClaims: serving.keptClaims,
-        thrownPassing: serving.thrownPassing,
-        holdsMessageId: serving.holdsMessageId,
-      }),
+      ...(serving && { cluster: serving.engine }),
     });
     cleanup.unshift(() => engine.close());
     logger.info(`engine limits: ${describeLimits(engine.limits)}`);
@@ -182,7 +178,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       historyDamage: () => history.damage(),
       storeHealth: () => store.health(),
       ...(options.cluster && { cluster: options.cluster }),
-      ...(serving && { sharing: serving }),
+      ...(serving && { sharing: serving.server }),
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
       ...(store instanceof Store &&
         history instanceof History && {
@@ -218,14 +214,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     );
     // Up: the route validators not compiled yet are compiled now, a turn of the event loop at a time.
     app.compileValidators().catch((err: unknown) => logger.error({ err }, 'a route schema does not compile'));
-    const sharing = shared
-      ? new PartitionSharing({
-          ...shared,
-          engine,
-          logger,
-          takeDirectory: () => running.rejoin(),
-        })
-      : null;
+    const sharing = serving ? serving.moves({ engine, takeDirectory: () => running.rejoin() }) : null;
     const running = serve({
       options,
       directory,
@@ -270,7 +259,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
 function serve(parts: {
   options: DaemonOptions;
   directory: boolean;
-  sharing: PartitionSharing | null;
+  sharing: PartitionMoves | null;
   info: DaemonInfo;
   logger: Logger;
   closeLog: () => void;

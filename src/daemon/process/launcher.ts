@@ -69,7 +69,8 @@ export async function launchDaemon(options: DaemonOptions): Promise<RunningDaemo
   const prepared = await prepareDataDir(options.dataDir);
   const { startDaemon } = await import('./daemon.js');
   if (options.store === undefined) return startDaemon(options, prepared);
-  // On a database: started again in this process when it loses the database or its lease.
+  // On a database: started again in this process when it loses the database or its lease. The
+  // cluster room loads here only (its entry, rejoin.ts): a daemon on the JSON store runs without it.
   const { rejoining } = await import('../cluster/rejoin.js');
   return rejoining(options, prepared, startDaemon);
 }

@@ -19,6 +19,7 @@ import type { HistoryStore } from '../store/history-store.js';
 import type { RecordStore } from '../store/record-store.js';
 import { Store } from '../store/store.js';
 import type { PgStore } from '../store/pg/pg-store.js';
+import type { DaemonSharing } from '../cluster/ports.js';
 
 export interface StoreChoice {
   readonly dataDir: string;
@@ -43,9 +44,11 @@ export interface StoreChoice {
   /**
    * With `store`: share the database's partitions with its other daemons (decision 041): hold
    * what is free for this daemon now (none: DATABASE_IN_USE), then move partitions as daemons
-   * come and go (sharing.ts). Instead of `standby`.
+   * come and go (cluster/partition-moves.ts). Instead of `standby`.
    */
   readonly share?: boolean;
+  /** With `share`: what the cluster room gives the daemon (rejoin.ts): which partitions it joins with, how it serves. */
+  readonly sharing?: DaemonSharing;
   /** With `store`: where the database's other daemons reach this one (default: where it listens). */
   readonly advertiseUrl?: string;
   readonly checkpointEvery?: number;
@@ -119,7 +122,7 @@ export async function openStore(
     shared: WFX_SHARED,
     checkpointEvery: choice.checkpointEvery,
     logger,
-    ...(choice.share && { join: true }),
+    ...(choice.share && choice.sharing && { join: choice.sharing.join }),
     ...(choice.standby &&
       !choice.share && {
         standby: {

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { engineCluster } from '../../../src/daemon/cluster/engine-part.js';
 import type { KeptClaims } from '../../../src/daemon/cluster/kept-claims.js';
 import { STATE, type BufferedMessage } from '../../../src/daemon/state/state.js';
 import { catchFlow, engineHarness, type EngineHarness } from '../../helpers/engine.js';
@@ -47,7 +48,7 @@ class Claims implements KeptClaims {
 
 async function setup(t: Test) {
   const claims = new Claims();
-  const h = await engineHarness(t, undefined, undefined, { keptClaims: claims });
+  const h = await engineHarness(t, undefined, undefined, { cluster: engineCluster({ keptClaims: claims }) });
   const pid = await h.publish(CATCH);
   return { claims, h, pid };
 }

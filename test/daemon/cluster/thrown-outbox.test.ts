@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import type { ThrownEvent } from '../../../src/daemon/engine/engine-events.js';
+import { engineCluster } from '../../../src/daemon/cluster/engine-part.js';
 import type { ThrownPassing } from '../../../src/daemon/cluster/thrown-outbox.js';
 import { STATE } from '../../../src/daemon/state/state.js';
 import { catchFlow, engineHarness, TestClock, type EngineHarness } from '../../helpers/engine.js';
@@ -40,7 +41,7 @@ class Passing implements ThrownPassing {
 }
 
 async function setup(t: Test, passing = new Passing(), dir?: string, clock?: TestClock) {
-  const h = await engineHarness(t, dir, clock, { thrownPassing: passing });
+  const h = await engineHarness(t, dir, clock, { cluster: engineCluster({ thrownPassing: passing }) });
   return { h, passing, thrower: await h.publish(THROW), catcher: await h.publish(CATCH) };
 }
 
@@ -84,7 +85,7 @@ t.test('an event kept at a restart is given on, to what waits here too', async (
   await first.h.close();
 
   const passing = new Passing();
-  const again = await engineHarness(t, first.h.dir, clock, { thrownPassing: passing });
+  const again = await engineHarness(t, first.h.dir, clock, { cluster: engineCluster({ thrownPassing: passing }) });
   await eventually('given to the others', () => passing.given.length === 1);
   t.equal(
     (await again.get(waiter.processInstanceId)).variables.from,
@@ -101,7 +102,7 @@ t.test("an event whose thrower's partition this daemon no longer holds is left t
   passing.holding = false;
   passing.refuse = false;
   await h.close();
-  const again = await engineHarness(t, h.dir, undefined, { thrownPassing: passing });
+  const again = await engineHarness(t, h.dir, undefined, { cluster: engineCluster({ thrownPassing: passing }) });
   t.equal(kept(again).length, 1, 'still kept');
   t.equal(passing.given.length, 0, 'not given on by this daemon');
 });

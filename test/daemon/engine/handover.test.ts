@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { engineCluster } from '../../../src/daemon/cluster/engine-part.js';
 import { Engine } from '../../../src/daemon/engine/engine.js';
 import { partitionOf } from '../../../src/daemon/engine/ids.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
@@ -68,8 +69,8 @@ async function database(t: Test, name: string) {
       history: store.history(),
       now: clock.now,
       onError: (err) => errors.push(err),
-      // As a sharing daemon's (sharing.ts): the message ids of the partitions it serves are its own.
-      holdsMessageId: (key) => store.serves(partitionOf(key, 4)),
+      // As a sharing daemon's (cluster/serving.ts): the message ids of the partitions it serves are its own.
+      cluster: engineCluster({ holdsMessageId: (key) => store.serves(partitionOf(key, 4)) }),
     });
     t.teardown(async () => {
       await engine.close();

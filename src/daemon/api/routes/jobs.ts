@@ -20,14 +20,13 @@ import type { Engine } from '../../engine/engine.js';
 import type { JobBoard } from '../../jobs/board.js';
 import type { Caller } from '../caller.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
-import { activateAcross } from '../../cluster/activate-across.js';
-import type { Peers } from '../../cluster/fan-out.js';
+import type { OtherDaemons } from '../../cluster/ports.js';
 
 export interface JobRouteDeps {
   readonly engine: Engine;
   readonly board: JobBoard;
-  /** The other daemons sharing the database: a worker is given their jobs too (activate-across.ts). */
-  readonly peers?: Peers;
+  /** The other daemons sharing the database: a worker is given their jobs too. */
+  readonly others?: OtherDaemons;
 }
 
 /** The organization whose job a worker may name: its own (null: a system key, any). */
@@ -72,14 +71,20 @@ export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
           maxJobs: b.maxJobs,
           lockDurationMs: b.lockDuration,
         };
-        const peers = deps.peers && !deps.peers.passedOn(request) ? deps.peers : null;
-        const urls = peers ? await peers.urls(reply) : [];
-        const jobs =
-          peers && urls.length > 0
-            ? await activateAcross({ request, reply, peers, urls, board, engine, body: b, activate, left: left.signal })
-            : await board.activate(activate, b.requestTimeout, () => gone);
+        const others = deps.others && !deps.others.passedOn(request) ? deps.others : null;
+        const across = others
+          ? await others.activateJobs({
+              request,
+              reply,
+              body: b,
+              activateHere: (timeoutMs, ended, signal) => board.activate(activate, timeoutMs, ended, signal),
+              releaseHere: (key) => engine.jobs.release({ organization, key, worker: b.worker }),
+              left: left.signal,
+            })
+          : null;
+        const jobs = across ?? (await board.activate(activate, b.requestTimeout, () => gone));
         // The worker went away while its jobs were being locked: give them back now rather
-        // than leave them until their locks lapse (activateAcross gives back its own).
+        // than leave them until their locks lapse (activateJobs gives back its own).
         if (gone && jobs.length > 0)
           await Promise.allSettled(
             jobs.map((j) => engine.jobs.release({ organization, key: j.key, worker: b.worker })),

@@ -14,7 +14,7 @@ import type { WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { HistoryDamageReport } from '../../store/history.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
-import type { Peers } from '../../cluster/fan-out.js';
+import type { OtherDaemons } from '../../cluster/ports.js';
 
 /** A lifecycle event as GET /events sends it: an execution's `stateCd` with its name, `state`, beside it. Pure. */
 export function eventView(e: LifecycleEvent): LifecycleEventView {
@@ -31,8 +31,8 @@ export interface MetaRouteDeps {
   readonly historyDamage?: () => HistoryDamageReport;
   /** What the state is kept in, and the lease on it (never the database's address: /health needs no credential). */
   readonly storeHealth?: () => StoreHealth;
-  /** The other daemons sharing the database: their executions' events are streamed too (fan-out.ts). */
-  readonly peers?: Peers;
+  /** The other daemons sharing the database: their executions' events are streamed too. */
+  readonly others?: OtherDaemons;
 }
 
 /** GET /health, /auth/whoami, /events (SSE), /openapi.json. */
@@ -86,8 +86,8 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
       });
       // The executions other daemons hold: their streams, relayed (each filters by the same credential).
       const relay =
-        deps.peers && !deps.peers.passedOn(request)
-          ? deps.peers.follow(request, (e) => send(e.event!, e.data ?? ''))
+        deps.others && !deps.others.passedOn(request)
+          ? deps.others.follow(request, (e) => send(e.event!, e.data ?? ''))
           : null;
       const heartbeat = setInterval(
         () => lapsed() || reply.sse({ comment: 'heartbeat' }),

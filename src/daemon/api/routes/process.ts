@@ -34,7 +34,7 @@ import type { Caller } from '../caller.js';
 import type { StreamHub } from '../streams.js';
 import { streamLogs } from '../log-stream.js';
 import { InstanceReads } from '../instance-reads.js';
-import { peerError, type Peers } from '../../cluster/fan-out.js';
+import type { OtherDaemons } from '../../cluster/ports.js';
 
 export interface ProcessRouteDeps {
   readonly engine: Engine;
@@ -43,8 +43,8 @@ export interface ProcessRouteDeps {
   /** Seconds between SSE heartbeat comments (default 15). */
   readonly heartbeatSeconds?: number;
   readonly now?: () => Date;
-  /** The other daemons sharing the database: an event is delivered to their executions too (fan-out.ts). */
-  readonly peers?: Peers;
+  /** The other daemons sharing the database: an event is delivered to their executions too. */
+  readonly others?: OtherDaemons;
 }
 
 /**
@@ -162,24 +162,13 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       if (b.organization !== undefined && !caller.system && b.organization !== caller.organization) {
         throw new WfxError('FORBIDDEN', 'an organization-scoped credential delivers in its own organization only');
       }
-      const peers = deps.peers && !deps.peers.passedOn(request) ? deps.peers : null;
+      const others = deps.others && !deps.others.passedOn(request) ? deps.others : null;
       // The other daemons deliver it to what waits there, and keep nothing: kept, and its
       // message id remembered, here, once.
-      const elsewhere = peers
-        ? async () => {
+      const elsewhere = others
+        ? () => {
             const { ttlSeconds: _ttl, messageId: _id, ...deliver } = b;
-            const before = peers.served();
-            const answers = await peers.ask<EventDelivered>(request, reply, await peers.urls(reply), {
-              body: deliver,
-            });
-            // Kept only if nothing waits anywhere: so every partition must have been asked.
-            peers.covered(reply, before, answers);
-            return answers.flatMap((a) => {
-              if (a.status === 200) return a.body.matched;
-              const err = peerError(a);
-              if (err.code === 'NO_MATCHING_SUBSCRIPTION') return [];
-              throw err;
-            });
+            return others.deliverEvent(request, reply, deliver);
           }
         : undefined;
       const res = await engine.publishEvent({

@@ -1,4 +1,5 @@
 /** What a PostgreSQL store is opened with (pg-store.ts), and what it counts. */
+import type pg from 'pg';
 import type { StoreLogger } from '../durable-store.js';
 import type { Reducer } from '../record-store.js';
 import type { LeaseOptions } from './lease.js';
@@ -26,18 +27,19 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
    */
   readonly held?: (count: number) => readonly number[];
   /**
-   * Hold what is free for this daemon among the daemons sharing the database (share.ts's
-   * joinShare) instead of `held`; none free: DATABASE_IN_USE. Its partitions then move with
+   * Hold what `join` reads is free for this daemon among the daemons sharing the database
+   * (given by the cluster room: cluster/partition-plan.ts's joinShare), on the connection that
+   * migrated it, instead of `held`; none free: DATABASE_IN_USE. Its partitions then move with
    * take and drop (decision 041).
    */
-  readonly join?: boolean;
+  readonly join?: (client: pg.ClientBase, owner: string, leaseMs: number) => Promise<readonly number[]>;
   /** Checkpoint after this many entries since the last snapshot (default 50,000; see Store). */
   readonly checkpointEvery?: number;
   /** This daemon's id in the lease (lease.ts). */
   readonly owner: string;
   readonly leaseMs?: number;
   /**
-   * Whether standbys follow the journal now (cluster.ts), asked at each group commit: without
+   * Whether standbys follow the journal now (cluster/members.ts), asked at each group commit: without
    * any, appends do not NOTIFY. Absent: they always do.
    */
   readonly followed?: () => boolean;

@@ -35,8 +35,6 @@ import { JournalFollower } from './journal-follower.js';
 import { JournalWriter } from './journal-writer.js';
 import { heldPartitions, type PgStoreCounters, type PgStoreOptions } from './pg-store-options.js';
 import { partitionCount, putSnapshots } from './fenced-sql.js';
-import { readSharing } from '../../cluster/members.js';
-import { joinShare } from '../../cluster/partition-plan.js';
 import {
   DEFAULT_PARTITIONS,
   hasShared,
@@ -178,13 +176,12 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         throw new WfxError('DATABASE_UNREACHABLE', `cannot connect to the database: ${describe(err)}`, { cause: err });
       });
       let count: number;
-      let joined: number[] | null = null;
+      let joined: readonly number[] | null = null;
       try {
         const applied = await migrate(client);
         if (applied.length > 0) logger.info({ applied }, 'store: migrated the database schema');
         count = await partitionCount(client, options.partitions ?? DEFAULT_PARTITIONS);
-        if (options.join)
-          joined = joinShare(options.owner, await readSharing(client, options.leaseMs ?? DEFAULT_LEASE_MS));
+        if (options.join) joined = await options.join(client, options.owner, options.leaseMs ?? DEFAULT_LEASE_MS);
       } finally {
         client.release();
       }
