@@ -13,12 +13,12 @@ export interface AuthOptions {
   readonly state: WfxState;
   readonly limiter: KeyRateLimiter;
   /**
-   * Whether another daemon sharing the database counted `request` already (api/hop.ts): it is
+   * Whether another daemon sharing the database counted `request` already (cluster/request-signing.ts): it is
    * not counted again here.
    */
   readonly counted?: (request: FastifyRequest) => boolean;
   /**
-   * The organization another daemon sharing the database made `request` for, itself (api/hop.ts):
+   * The organization another daemon sharing the database made `request` for, itself (cluster/request-signing.ts):
    * a request with no other credential is then that daemon's, allowed to deliver events.
    */
   readonly daemonCall?: (request: FastifyRequest) => string | null;

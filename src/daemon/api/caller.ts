@@ -2,7 +2,7 @@ import type { Permission } from '../state/state.js';
 
 /** Who made a request, once authenticated. */
 export interface Caller {
-  /** `daemon`: another daemon sharing the database, for an organization (api/hop.ts's DAEMON_CALL). */
+  /** `daemon`: another daemon sharing the database, for an organization (cluster/request-signing.ts's DAEMON_CALL). */
   readonly kind: 'apiKey' | 'jwt' | 'daemon';
   /** The API key's id (never its secret); null for a JWT. */
   readonly keyId: string | null;

@@ -62,7 +62,7 @@ export function daemonV8Flags(snapshotBytes: number): string[] {
 
 /**
  * Starts a daemon in this process: its data directory locked and its snapshot's read started
- * first, so that the read goes on while the daemon's code loads (src/daemon/prepare.ts).
+ * first, so that the read goes on while the daemon's code loads (process/prepare.ts).
  */
 export async function launchDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const { prepareDataDir } = await import('./prepare.js');

@@ -94,7 +94,7 @@ export interface WfxState {
   messageIds: Record<string, string>;
   /**
    * Events executions threw that the other daemons sharing the database have not all been
-   * given yet, by id (engine/thrown-outbox.ts): given again after a crash. Empty on a daemon
+   * given yet, by id (cluster/thrown-outbox.ts): given again after a crash. Empty on a daemon
    * that shares nothing.
    */
   thrown: Record<string, PendingThrow>;

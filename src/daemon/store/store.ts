@@ -38,7 +38,7 @@ export interface StoreOptions<S, R> {
   /**
    * `snapshot.json`'s bytes (null: no such file), read already by whoever holds the directory's
    * lock (`readFileBytes`): a daemon starts the read before its code loads, which the read
-   * then overlaps (src/daemon/prepare.ts). Read here when not given.
+   * then overlaps (process/prepare.ts). Read here when not given.
    */
   readonly snapshotBytes?: Promise<Buffer | null>;
   /** The state of an empty store. */

@@ -9,7 +9,7 @@ import { eventually } from '../../helpers/eventually.js';
 /*
  * Events thrown kept until the other daemons sharing the database have them (decision 044). The
  * daemons are stood in for by `Passing`, which can refuse or hold what it is given; the real one
- * (api/fan-out.ts's deliverThrown) is tested across daemons in postgres-share-span.test and, with
+ * (cluster/fan-out.ts's deliverThrown) is tested across daemons in postgres-share-span.test and, with
  * a daemon killed in between, postgres-share-thrown.test.
  */
 

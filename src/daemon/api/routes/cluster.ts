@@ -4,7 +4,7 @@ import type { ClusterDaemon, ClusterList } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 
 export interface ClusterRouteDeps {
-  /** Every daemon on the database (store/pg/cluster.ts); throws when the database does not answer. */
+  /** Every daemon on the database (cluster/members.ts); throws when the database does not answer. */
   readonly list: () => Promise<ClusterDaemon[]>;
 }
 

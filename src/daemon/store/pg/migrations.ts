@@ -90,7 +90,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 4,
     name: 'daemons',
     sql: `
-      -- Every daemon on the database (cluster.ts), serving or standing by: where it answers,
+      -- Every daemon on the database (cluster/members.ts), serving or standing by: where it answers,
       -- renewed every third of a lease; whoever owns a partition's lease serves it.
       CREATE TABLE wfx_daemons (
         id text PRIMARY KEY,
@@ -156,7 +156,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 9,
     name: 'requests between daemons, rate limits across daemons',
     sql: `
-      -- Signs a request one daemon passes to another as counted already (api/hop.ts): only a
+      -- Signs a request one daemon passes to another as counted already (cluster/request-signing.ts): only a
       -- daemon that reads this database can. gen_random_uuid draws from a strong source.
       CREATE TABLE wfx_hop_secret (
         singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
