@@ -10,15 +10,8 @@ import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
 import type { HistoryStore } from './history-store.js';
 import { ensurePrivateDir, FILE_MODE, fsyncDir, Freeings } from '../disk/durable-files.js';
-import {
-  BUCKET_RE,
-  damagedLine,
-  idOfHeader,
-  openMarkerPath,
-  scanFrames,
-  truncatedAt,
-  type HistoryFinding,
-} from './history-check.js';
+import { BUCKET_RE, openMarkerPath } from './history-files.js';
+import { damagedLine, idOfHeader, scanFrames, truncatedAt, type HistoryFinding } from './history-check.js';
 /** Buckets whose id index is kept in memory; older ones are re-read on demand. */
 const INDEX_CACHE_BUCKETS = 4;
 /** A bucket file is indexed this much at a time, so that a large one does not hold the event loop. */

@@ -10,7 +10,8 @@
  * refused an address; not retried), CANCELLED.
  */
 import type { NodeFailureCode } from '../../../shared/flow/failure-codes.js';
-import { errorMessage, prepare, type HttpCall, type Prepared } from './http-request.js';
+import { errorMessage } from '../../../shared/errors.js';
+import { prepare, type HttpCall, type Prepared } from './http-request.js';
 import { FORBIDDEN_ADDRESS, ForbiddenAddressError, NetworkPolicy } from './network-policy.js';
 import type { WorkResult } from './result.js';
 import { formatMs, parseRetryAfter, retryDelayMs, sleep } from './retry.js';
