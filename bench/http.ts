@@ -355,7 +355,7 @@ export async function runHttpBench(): Promise<HttpBenchResult> {
         kind: 'event',
       }));
       // Starts again, now with those executions waiting: what a daemon in use serves (its heap
-      // holds them; see src/daemon/gc-tuning.ts and newBucket in src/daemon/state/records.ts).
+      // holds them; see src/daemon/process/v8-flags.ts and newBucket in src/daemon/state/records.ts).
       startsWhileWaiting = { waiting: n, load: await load(post(`${d.url}/process/start`, d.key, body, 10)) };
       // Their correlation keys are k-0..k-(n-1): message i resumes execution i.
       const eventBody = (_id: string, i: number) => ({
