@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
-import type { HistoryStore } from './history-store.js';
+import type { HistoryDamageReport, HistoryStore, PruneReport } from './history-store.js';
 import { ensurePrivateDir, FILE_MODE, fsyncDir, Freeings } from '../disk/durable-files.js';
 import { BUCKET_RE, openMarkerPath } from './history-files.js';
 import { damagedLine, idOfHeader, scanFrames, truncatedAt, type HistoryFinding } from './history-check.js';
@@ -46,20 +46,6 @@ type ReadAt = (fh: FileHandle, buf: Buffer, position: number) => Promise<number>
 export interface HistoryLogger {
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
-}
-
-/** Damage found in history since it was opened (GET /health's `history`, `wfx daemon status`). */
-export interface HistoryDamageReport {
-  /** Records found damaged or cut short (HISTORY_FRAME_DAMAGED, HISTORY_TRUNCATED). */
-  readonly damagedRecords: number;
-  /** Where, the first ones found (at most 100), torn writes of a crash included. */
-  readonly findings: readonly HistoryFinding[];
-}
-
-/** What `prune` gave back. */
-export interface PruneReport {
-  readonly buckets: number;
-  readonly bytes: number;
 }
 
 /**
