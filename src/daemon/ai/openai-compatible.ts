@@ -13,7 +13,7 @@ import type {
 import type { AiProvider } from '../state/state.js';
 import { errorMessage } from '../../shared/errors.js';
 import { MAX_TIMER_MS } from '../engine/work/http-request.js';
-import { ForbiddenAddressError, NetworkPolicy } from '../engine/work/network-policy.js';
+import { forbiddenIn, NetworkPolicy } from '../engine/work/network-policy.js';
 import { parseRetryAfter } from '../engine/work/retry.js';
 import { NO_USAGE, type ModelOutcome, type ModelRequest, type ProviderKind } from './provider-kind.js';
 import type { AiMessage, AiUsage } from './types.js';
@@ -211,14 +211,6 @@ export class OpenAiCompatibleKind implements ProviderKind {
 /** fetch through the policy's dispatcher: each connection checked on the address it is about to use. */
 function policed(network: NetworkPolicy): typeof fetch {
   return (input, init) => fetch(input, { ...init, dispatcher: network.dispatcher() } as RequestInit);
-}
-
-/** The policy's refusal in an error's cause chain (the client and fetch wrap it), if any. */
-function forbiddenIn(err: unknown): ForbiddenAddressError | undefined {
-  for (let current = err, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
-    if (current instanceof ForbiddenAddressError) return current;
-  }
-  return undefined;
 }
 
 /** A conversation's message in the chat completions protocol. Pure. */
