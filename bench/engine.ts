@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Engine } from '../src/daemon/engine/engine.js';
-import { tuneGarbageCollector } from '../src/daemon/process/v8-flags.js';
+import { turnOffPretenuring } from '../src/daemon/process/v8-flags.js';
 import { publishFlow } from '../src/daemon/flows/publish.js';
 import { applyRecord, WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
@@ -214,7 +214,7 @@ export async function runEngineBench(concurrency = 1_000): Promise<EngineBenchRe
   // The daemon runs with this flag (src/daemon/process/launcher.ts); `npm run bench` passes it on the
   // command line, where it takes full effect; this covers running the file directly.
   setFlagsFromString('--max-semi-space-size=32');
-  tuneGarbageCollector(); // as the daemon does
+  turnOffPretenuring(); // as the daemon does
   await run(5_000, 500); // warm-up
   const executions = await run(100_000, concurrency);
   await answerRun(3_000, 10); // warm-up

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
-import { WFX_SHARED } from '../src/daemon/state/shared.js';
+import { WFX_COMMONS } from '../src/daemon/state/commons.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { PgStore } from '../src/daemon/store/pg/pg-store.js';
 import { History } from '../src/daemon/store/history.js';
@@ -193,7 +193,7 @@ async function takeover(
       connectionString: server.urlOf(db),
       owner,
       ...WFX_STORE,
-      shared: WFX_SHARED,
+      shared: WFX_COMMONS,
       checkpointEvery: Number.MAX_SAFE_INTEGER,
       ...(standby && { standby }),
       ...(held && { held: () => held }),
@@ -276,7 +276,7 @@ export async function runPostgresBench(): Promise<PostgresBenchResult | null> {
           // No standby follows these: appends do not NOTIFY, as on a daemon without standbys.
           followed: () => false,
           ...WFX_STORE,
-          shared: WFX_SHARED,
+          shared: WFX_COMMONS,
           checkpointEvery: Number.MAX_SAFE_INTEGER,
           ...(partitions !== undefined && { partitions }),
         });

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 
 /**
  * A commander option parser for a whole number from `min` to `max` (`--limit`, `--count`): a
@@ -11,4 +11,21 @@ export function wholeNumber(min: number, max: number): (value: string) => number
       throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
     return n;
   };
+}
+
+/** A commander option parser for a whole number from 1, with no upper bound (`--concurrency`, `--limit`). */
+export function wholeFromOne(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number from 1');
+  return n;
+}
+
+/** The `--org` option of a command whose system keys name one organization (default: default). */
+export function orgOption(): Option {
+  return new Option('--org <organization>', 'system keys: the organization (default: default)');
+}
+
+/** The request's `organization` from `--org`: absent when the option is not given. */
+export function orgOf(opts: { readonly org?: string }): { organization?: string } {
+  return opts.org === undefined ? {} : { organization: opts.org };
 }

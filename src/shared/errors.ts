@@ -215,3 +215,13 @@ export class WfxError extends Error {
 export function isWfxError(err: unknown, code?: ErrorCode): err is WfxError {
   return err instanceof WfxError && (code === undefined || err.code === code);
 }
+
+/**
+ * A thrown value's message for a log line, a failure or an answer: an Error's message (its
+ * name when the message is empty, as an AggregateError's is), anything else as a string.
+ * Pure; never throws.
+ */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}

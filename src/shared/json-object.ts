@@ -82,3 +82,8 @@ export function assignOwn(target: object, source: object): void {
 export function ownEntry<T>(dict: Readonly<Record<string, T>>, key: string): T | undefined {
   return Object.hasOwn(dict, key) ? dict[key] : undefined;
 }
+
+/** Whether `v` is a JSON object (not an array). */
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

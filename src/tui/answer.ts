@@ -5,7 +5,7 @@
  */
 import { fileIdOf } from '../shared/file-ref.js';
 import type { Key } from 'ink';
-import { WfxError } from '../shared/errors.js';
+import { errorMessage, WfxError } from '../shared/errors.js';
 import type { FormField } from '../shared/flow/types.js';
 import { validateTaskData, type InputSpec } from '../shared/input-data.js';
 
@@ -202,7 +202,7 @@ export function problemsOf(input: InputSpec, data: Record<string, unknown>): str
 export function problemsOfError(err: unknown): string[] {
   const details = err instanceof WfxError ? (err.details as { problems?: unknown } | undefined) : undefined;
   if (Array.isArray(details?.problems)) return details.problems.map(String);
-  return [err instanceof Error ? err.message : String(err)];
+  return [errorMessage(err)];
 }
 
 /** Moves the focus to the next (+1) or previous (-1) field, round. Pure. */

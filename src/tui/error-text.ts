@@ -1,9 +1,9 @@
-import { WfxError } from '../shared/errors.js';
+import { errorMessage, WfxError } from '../shared/errors.js';
 
 /** An error as the TUI shows it: `CODE: message`, the way the CLI prints it; never a stack. */
 export function errorText(err: unknown): string {
   if (err instanceof WfxError) return `${err.code}: ${err.message}`;
-  return `ERROR: ${err instanceof Error ? err.message : String(err)}`;
+  return `ERROR: ${errorMessage(err)}`;
 }
 
 /** The error code of `err` (the API's), or null when it is not a WfxError. */

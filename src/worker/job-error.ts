@@ -1,3 +1,4 @@
+import { errorMessage } from '../shared/errors.js';
 /** How a handler fails a job on purpose, and how any thrown value becomes a job failure. */
 
 /** A worker's error code: what the daemon accepts (an error boundary event's `errorCode`). */
@@ -35,6 +36,6 @@ export function failureOf(err: unknown): {
       ...(err.options.backoffMs !== undefined && { backoffMs: err.options.backoffMs }),
     };
   const code = (err as { code?: unknown } | null)?.code;
-  const message = (err instanceof Error ? err.message : String(err)).slice(0, 10_000);
+  const message = errorMessage(err).slice(0, 10_000);
   return { code: typeof code === 'string' && CODE.test(code) ? code : 'WORKER_ERROR', message, retry: true };
 }

@@ -1,32 +1,16 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
-import type { AiRunner } from '../../src/daemon/ai/types.js';
-import { apiHarness } from '../helpers/api.js';
-import { wfxIn, type CliResult } from '../helpers/cli.js';
+import t from 'tap';
+import { wfxIn } from '../helpers/cli.js';
 import { fakeAiRunner } from '../helpers/fake-ai.js';
+import { served } from '../helpers/served.js';
 import { providerKeyContext } from '../../src/daemon/state/secret-fields.js';
 
 const SECRET = 'sk-cli-test-5f2b9c1d7e3a4b6c8d0e2f4a6b8c0d2e';
 
-/**
- * The daemon's server with a fake model runner, listening on 127.0.0.1 (port 0); `wfx` runs
- * in-process against it with an admin's key of `organization` (null: a system key). Returns the
- * harness and the runner.
- */
-async function served(t: Test, ai: AiRunner = fakeAiRunner(), organization: string | null = 'acme') {
-  const h = await apiHarness(t, { ai });
-  const key = await h.key('admin', organization);
-  const url = await h.app.listen({ host: '127.0.0.1', port: 0 });
-  const cwd = t.testdir({});
-  const wfx = (args: string[], stdin?: string): Promise<CliResult> =>
-    wfxIn(['--url', url, '--api-key', key.apiKey, ...args], { cwd, stdin });
-  return { h, wfx, cwd, url };
-}
-
 t.test('create with --api-key-stdin; list, get, update, test, delete; the key never printed', async (t) => {
-  const { h, wfx, url } = await served(t);
+  const { h, wfx, url } = await served(t, { ai: fakeAiRunner() });
   const outputs: string[] = [];
   const run = async (args: string[], stdin?: string) => {
     const res = await wfx(args, stdin);
@@ -110,7 +94,7 @@ t.test('create with --api-key-stdin; list, get, update, test, delete; the key ne
 });
 
 t.test('a local provider: a relative model path is resolved where the command runs', async (t) => {
-  const { wfx, cwd } = await served(t, undefined, null); // a host file: a system key's to register
+  const { wfx, cwd } = await served(t, { ai: fakeAiRunner(), organization: null }); // a host file: a system key's to register
   writeFileSync(join(cwd, 'tiny.gguf'), Buffer.concat([Buffer.from('GGUF'), Buffer.alloc(28)]));
   const res = await wfx([
     'ai',
@@ -136,7 +120,7 @@ t.test('a local provider: a relative model path is resolved where the command ru
 
 t.test('errors: code and message on stderr, exit codes; no stack', async (t) => {
   const ai = fakeAiRunner(() => ({ ok: false, code: 'AI_AUTH', message: `the provider refused the key ${SECRET}` }));
-  const { wfx } = await served(t, ai);
+  const { wfx } = await served(t, { ai });
   const noKey = await wfx([
     'ai',
     'providers',

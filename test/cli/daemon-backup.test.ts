@@ -5,8 +5,8 @@ import t from 'tap';
 import { WfxClient } from '../../src/client/client.js';
 import type { CreateKeyBody } from '../../src/shared/api/index.js';
 import { checkDataDir } from '../../src/daemon/ops/check.js';
-import { isWfxError } from '../../src/shared/errors.js';
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
+import { codeOf } from '../helpers/error-code.js';
 
 const ASK = `processId: 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b
 name: Ask
@@ -23,17 +23,6 @@ nodes:
 `;
 const ASK_ID = '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b';
 const QUICK_ID = '6f7a8b9c-0d1e-4f2a-9b3c-4d5e6f7a8b9c';
-
-/** The error code a request fails with (null: it succeeded). */
-async function codeOf(p: Promise<unknown>): Promise<string | null> {
-  try {
-    await p;
-    return null;
-  } catch (err) {
-    if (isWfxError(err)) return err.code;
-    throw err;
-  }
-}
 
 t.test('wfx daemon backup while starts go on: the copy holds every acknowledged start and checks clean', async (t) => {
   const cwd = t.testdir({ 'ask.yaml': ASK, 'quick.yaml': QUICK });

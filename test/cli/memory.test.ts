@@ -1,19 +1,7 @@
-import t, { type Test } from 'tap';
-import { apiHarness, type ApiHarness } from '../helpers/api.js';
-import { wfxIn, type CliResult } from '../helpers/cli.js';
-
-/** The daemon's server on 127.0.0.1 (port 0); `wfx` in-process against it with `organization`'s admin key. */
-async function served(t: Test) {
-  const h = await apiHarness(t);
-  const acme = await h.key('admin', 'acme');
-  const other = await h.key('admin', 'other');
-  const url = await h.app.listen({ host: '127.0.0.1', port: 0 });
-  const as =
-    (key: { apiKey: string }) =>
-    (args: string[]): Promise<CliResult> =>
-      wfxIn(['--url', url, '--api-key', key.apiKey, ...args]);
-  return { h, wfx: as(acme), wfxOther: as(other) };
-}
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import t from 'tap';
+import type { ApiHarness } from '../helpers/api.js';
+import { served } from '../helpers/served.js';
 
 /** Seeds an entry as a memoryAction's step would commit it. */
 async function remember(
@@ -33,7 +21,8 @@ async function remember(
 }
 
 t.test('wfx memory list, get, delete: scoped to the organization', async (t) => {
-  const { h, wfx, wfxOther } = await served(t);
+  const { h, wfx, wfxAs } = await served(t);
+  const wfxOther = await wfxAs('other');
   await remember(h, 'chat', 'customer-1', [{ role: 'user', content: 'Where is my order?' }]);
   await remember(h, 'chat', 'customer-2', 'x', '2026-11-22T10:00:00.000Z');
   await remember(h, 'tickets', 'T-1', { priority: 'high' });

@@ -9,6 +9,7 @@ import type { Role } from '../../src/daemon/state/state.js';
 import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
 import { engineHarness } from '../helpers/engine.js';
 import { logStreamServer } from '../helpers/log-stream-server.js';
+import { codeOf } from '../helpers/error-code.js';
 
 const ASK_ID = '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b';
 const ASK = `processId: ${ASK_ID}
@@ -51,17 +52,6 @@ async function daemon(t: Test) {
     return new WfxClient({ url, apiKey: made.apiKey, credentialSource: 'test' });
   };
   return { url, seen, clientAs, h };
-}
-
-/** The WfxError code `p` rejects with (null: it resolved). */
-async function codeOf(p: Promise<unknown>): Promise<string | null> {
-  try {
-    await p;
-    return null;
-  } catch (err) {
-    if (isWfxError(err)) return err.code;
-    throw err;
-  }
 }
 
 t.test('path() puts each value in as one encoded segment; withQuery() leaves out undefined', async (t) => {

@@ -2,7 +2,7 @@ import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { startDaemon } from '../helpers/cli.js';
+import { callDaemon, startDaemon } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { BOMB, FLOWS, RUNAWAY, runawayFlow } from '../../bench/attack-flows.js';
 
@@ -26,15 +26,8 @@ const SMALL_HEAP = { NODE_OPTIONS: '--max-old-space-size=384' };
 async function daemon(t: Test, dataDir: string, args: readonly string[] = []) {
   const info = await startDaemon(t, { dataDir, args, env: { ...process.env, ...SMALL_HEAP } });
   const bootstrap = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
-  const call = async (key: string, method: string, path: string, body?: object) => {
-    const res = await fetch(`${info.url}${path}`, {
-      method,
-      headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
-      ...(body && { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(30_000),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  const call = (key: string, method: string, path: string, body?: object) =>
+    callDaemon(info.url, key, method, path, body);
   const keyOf = async (organization: string) => {
     const made = await call(bootstrap, 'POST', '/admin/api-keys', { name: 'dev', role: 'developer', organization });
     if (made.status !== 201) throw new Error(`no key for ${organization}: ${JSON.stringify(made)}`);

@@ -2,7 +2,7 @@ import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { startDaemon } from '../helpers/cli.js';
+import { callDaemon, startDaemon } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
 const ENDLESS = '11111111-1111-4111-8111-111111111111';
@@ -19,15 +19,8 @@ t.test("one organization's endless scripts do not keep another organization's sc
   const dataDir = join(t.testdir(), 'data');
   const info = await startDaemon(t, { dataDir });
   const bootstrap = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
-  const call = async (key: string, method: string, path: string, body?: object) => {
-    const res = await fetch(`${info.url}${path}`, {
-      method,
-      headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
-      ...(body && { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(30_000),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  const call = (key: string, method: string, path: string, body?: object) =>
+    callDaemon(info.url, key, method, path, body);
   const keyOf = async (organization: string) => {
     const made = await call(bootstrap, 'POST', '/admin/api-keys', { name: 'dev', role: 'developer', organization });
     t.equal(made.status, 201, `a key for ${organization}`);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { WfxClient } from '../../src/client/client.js';
 import { WFX_STORE, type WfxRecord } from '../../src/daemon/state/records.js';
-import { WFX_SHARED } from '../../src/daemon/state/shared.js';
+import { WFX_COMMONS } from '../../src/daemon/state/commons.js';
 import type { WfxState } from '../../src/daemon/state/state.js';
 import { PgStore } from '../../src/daemon/store/pg/pg-store.js';
 import { Store } from '../../src/daemon/store/store.js';
@@ -199,7 +199,7 @@ t.test(
       connectionString: db.url,
       owner: 'an-earlier-version',
       ...WFX_STORE,
-      shared: WFX_SHARED,
+      shared: WFX_COMMONS,
     });
     const [provider, ...rest] = plainRecords(s, ai.baseUrl);
     await old.commit(provider!);

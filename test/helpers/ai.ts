@@ -2,7 +2,7 @@
  * Small builders for tests of model calls: a provider record, a lookup over a few of them, and
  * an AiCall with test-friendly defaults (one attempt, short intervals, a small maxTokens).
  */
-import type { AiCall, AiProviderLookup } from '../../src/daemon/ai/types.js';
+import type { AiCall, AiProviderLookup, AiTool } from '../../src/daemon/ai/types.js';
 import type { AiProvider } from '../../src/daemon/state/state.js';
 
 /** A provider of organization `acme`, the organization's default; `over` sets the rest (kind, baseUrl, modelPath...). */
@@ -53,3 +53,27 @@ export const CLASSIFY_SCHEMA = {
   required: ['label', 'urgent'],
   additionalProperties: false,
 } as const;
+
+/** Two tools a tiny model can always fill in under a grammar (enums and booleans only). */
+export const TINY_MODEL_TOOLS: AiTool[] = [
+  {
+    name: 'lookup',
+    description: 'Finds an order',
+    parameters: {
+      type: 'object',
+      required: ['orderId'],
+      additionalProperties: false,
+      properties: { orderId: { enum: ['A-1', 'A-2'] } },
+    },
+  },
+  {
+    name: 'notify',
+    description: 'Notifies someone',
+    parameters: {
+      type: 'object',
+      required: ['urgent'],
+      additionalProperties: false,
+      properties: { urgent: { type: 'boolean' } },
+    },
+  },
+];

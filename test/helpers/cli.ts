@@ -247,3 +247,23 @@ export async function adminClient(cwd: string, url: string): Promise<WfxClient> 
   const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
   return new WfxClient({ url, apiKey: key, credentialSource: 'test' });
 }
+
+/**
+ * One JSON request to the daemon at `url` with API key `key` (a JSON body when given), bounded
+ * at 30 s: the status and the parsed answer.
+ */
+export async function callDaemon(
+  url: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: object,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
+    ...(body && { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}

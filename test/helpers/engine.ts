@@ -3,7 +3,7 @@ import { createVoiceRunner } from '../../src/daemon/voice/voice-runner.js';
 import { FileStore } from '../../src/daemon/files/file-store.js';
 import { SecretBox } from '../../src/daemon/secrets/secret-box.js';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
@@ -211,4 +211,22 @@ export async function engineHarness(
 /** `nodeId:statusCd` of every node instance, in creation order. */
 export function trail(inst: Instance): string[] {
   return Object.values(inst.nodes).map((n) => `${n.nodeId}:${n.statusCd}`);
+}
+
+/** Waits until the execution `id` ends (work and model calls run outside the engine's steps), then reads it. */
+export async function ended(h: EngineHarness, id: string): Promise<Instance> {
+  await h.waitFor((e) => e.processInstanceId === id && /^PROCESS_(COMPLETED|FAILED|CANCELLED)$/.test(e.type));
+  return h.get(id);
+}
+
+/**
+ * A copy of the harness's data directory as a crash would leave it (every commit durable,
+ * nothing closed), removed when `t` ends.
+ */
+export async function crashImage(t: Test, h: EngineHarness): Promise<string> {
+  await h.store.flush();
+  const dir = mkdtempSync(join(tmpdir(), 'wfx-crash-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(h.dir, dir, { recursive: true });
+  return dir;
 }

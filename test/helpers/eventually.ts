@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { errorMessage } from '../../src/shared/errors.js';
 
 /** Bounds of one `eventually()`: how often and how long to look again. */
 export interface EventuallyOptions {
@@ -40,8 +41,7 @@ export async function eventually<T>(
       lastError = err;
     }
     if (attempt >= attempts || Date.now() >= deadline) {
-      const last =
-        lastError === null ? '' : `; last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
+      const last = lastError === null ? '' : `; last error: ${errorMessage(lastError)}`;
       throw new Error(`eventually: gave up waiting until ${what} after ${attempt} attempts${last}`);
     }
     await delay(pause);

@@ -21,6 +21,7 @@ import { LocalModelKind } from '../../src/daemon/ai/local-model.js';
 import type { JsonMode } from '../../src/daemon/ai/provider-kind.js';
 import type { AiMessage, AiTool } from '../../src/daemon/ai/types.js';
 import type { AiProvider } from '../../src/daemon/state/state.js';
+import { errorMessage } from '../../src/shared/errors.js';
 
 /** A reply the server gives to the next request instead of asking the model. Build them with `reply`. */
 export type ScriptedReply =
@@ -171,7 +172,7 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) sendError(res, 500, err instanceof Error ? err.message : String(err));
+      if (!res.headersSent) sendError(res, 500, errorMessage(err));
       else res.destroy();
     });
   });

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import t from 'tap';
 import { exitCodeFor } from '../../src/cli/exit-codes.js';
-import { ERROR_CODES, WfxError, isWfxError, type ErrorCode } from '../../src/shared/errors.js';
+import { ERROR_CODES, WfxError, errorMessage, isWfxError, type ErrorCode } from '../../src/shared/errors.js';
 
 const docs = await readFile(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
 
@@ -27,4 +27,11 @@ t.test('WfxError carries code, status, hint and details', async (t) => {
   t.ok(isWfxError(err, 'DATA_DIR_LOCKED'));
   t.notOk(isWfxError(err, 'FORBIDDEN'));
   t.notOk(isWfxError(new Error('x')));
+});
+
+t.test('errorMessage reads any thrown value', async (t) => {
+  t.equal(errorMessage(new WfxError('FORBIDDEN', 'no')), 'no');
+  t.equal(errorMessage(new AggregateError([])), 'AggregateError', 'an empty message gives the name');
+  t.equal(errorMessage('plain'), 'plain');
+  t.equal(errorMessage(undefined), 'undefined');
 });

@@ -6,6 +6,7 @@ import { WfxError } from '../../shared/errors.js';
 import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
+import { orgOf, orgOption } from '../options.js';
 
 /** The options of `create` and `update`, as commander gives them. */
 interface ProviderOptions {
@@ -27,9 +28,6 @@ const integer = (min: number, max: number) => (v: string) => {
     throw new InvalidArgumentError(`must be a whole number ${min}..${max}`);
   return n;
 };
-
-const orgOption = () => new Option('--org <organization>', 'system keys: the organization (default: default)');
-const orgOf = (opts: { org?: string }) => (opts.org === undefined ? {} : { organization: opts.org });
 
 /** The key from standard input (one line, its newline cut): never from argv, where `ps` and shell history see it. */
 async function keyFromStdin(ctx: CliContext): Promise<string> {

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import {
-  checkDataDir,
+  checkAndRepairDataDir,
   launchDaemon,
   runAsBackgroundChild,
   startInBackground,
@@ -193,14 +193,14 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
 }
 
 /**
- * `wfx daemon check`: the findings of checkDataDir, one a line (or JSON); exit 1 when there are
+ * `wfx daemon check`: the findings of checkAndRepairDataDir, one a line (or JSON); exit 1 when there are
  * any. With `acceptLoss`, a damaged tail of the last segment is cut first (cutDamagedTail); with
  * `adopt`, a missing manifest is written (adoptDataDir).
  */
 async function check(ctx: CliContext, cmd: Command, opts: { acceptLoss: boolean; adopt: boolean }): Promise<void> {
   const g = globals(cmd);
   const dataDir = dataDirOf(ctx, g);
-  const { findings, cut, adopted } = await checkDataDir(dataDir, {
+  const { findings, cut, adopted } = await checkAndRepairDataDir(dataDir, {
     ...opts,
     onCut: (loss) => {
       const kept = loss.lastKeptSeq === null ? 'none of its entries kept' : `entries after ${loss.lastKeptSeq} lost`;

@@ -1,12 +1,10 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { RegisterDomainBody } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { clientFor } from '../api.js';
 import { globals, printJson, readUserFile, type CliContext } from '../context.js';
 import { table } from '../format.js';
-
-const orgOption = () => new Option('--org <organization>', 'system keys: the organization (default: default)');
-const orgOf = (opts: { org?: string }) => (opts.org === undefined ? {} : { organization: opts.org });
+import { orgOf, orgOption } from '../options.js';
 
 /** A domain file (YAML or JSON): `{description?, actions: {name: {description?, input?, output?}}}`. Throws USAGE_ERROR. */
 async function readDomainFile(ctx: CliContext, file: string): Promise<RegisterDomainBody> {

@@ -2,12 +2,13 @@ import { writeFile } from 'node:fs/promises';
 import { basename, extname, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { FileView } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { clientFor } from '../api.js';
 import { globals, printJson, readUserFile, type CliContext } from '../context.js';
 import { table } from '../format.js';
+import { wholeFromOne } from '../options.js';
 
 /** Content types by extension, for the files people upload most; the rest is octet-stream. */
 const TYPES: Readonly<Record<string, string>> = {
@@ -28,12 +29,6 @@ const TYPES: Readonly<Record<string, string>> = {
 export function mimeTypeOfPath(file: string): string {
   return TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
 }
-
-const positive = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number from 1');
-  return n;
-};
 
 /** "1.5 MiB": a size for people. Pure. */
 export function humanBytes(n: number): string {
@@ -104,7 +99,7 @@ export function registerFiles(program: Command, ctx: CliContext): void {
   files
     .command('list')
     .description('the organization’s files, newest first')
-    .option('--limit <n>', 'at most this many', positive, 100)
+    .option('--limit <n>', 'at most this many', wholeFromOne, 100)
     .addOption(new Option('--org <organization>', 'system keys: one organization (default: all)'))
     .action(async (opts: { limit: number; org?: string }, cmd: Command) => {
       const client = await clientFor(ctx, cmd);

@@ -1,13 +1,8 @@
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
-
-const positive = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number from 1');
-  return n;
-};
+import { wholeFromOne } from '../options.js';
 
 /** `wfx jobs list`: the jobs of domainTasks that wait, who holds them, their attempts. */
 export function registerJobs(program: Command, ctx: CliContext): void {
@@ -19,7 +14,7 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     )
     .option('--domain <domain>', 'one domain only')
     .option('--action <action>', 'one action only')
-    .option('--limit <n>', 'at most this many', positive, 100)
+    .option('--limit <n>', 'at most this many', wholeFromOne, 100)
     .addOption(new Option('--org <organization>', 'system keys: one organization (default: every one)'))
     .addHelpText('after', '\nExamples:\n  $ wfx jobs list\n  $ wfx jobs list --domain billing --json')
     .action(async (opts: { domain?: string; action?: string; limit: number; org?: string }, cmd: Command) => {

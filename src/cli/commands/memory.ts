@@ -1,17 +1,9 @@
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { MemoryItem } from '../../shared/api/index.js';
 import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
-
-const orgOption = () => new Option('--org <organization>', 'system keys: the organization (default: default)');
-const orgOf = (opts: { org?: string }) => (opts.org === undefined ? {} : { organization: opts.org });
-
-const positive = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number from 1');
-  return n;
-};
+import { orgOf, orgOption, wholeFromOne } from '../options.js';
 
 /** The most entries one request asks for (the route's own maximum). */
 const PAGE = 1000;
@@ -27,7 +19,7 @@ export function registerMemory(program: Command, ctx: CliContext): void {
     .description('live entries (not their values), by namespace then key')
     .option('--namespace <namespace>', 'one namespace only')
     .option('--prefix <prefix>', 'keys that start with this')
-    .option('--limit <n>', 'at most this many entries', positive, 100)
+    .option('--limit <n>', 'at most this many entries', wholeFromOne, 100)
     .addOption(orgOption())
     .addHelpText(
       'after',

@@ -4,12 +4,8 @@ import { WfxError } from '../../shared/errors.js';
 import type { JobHandler, WorkerEvent } from '../../worker/worker.js';
 import { globals, type CliContext } from '../context.js';
 import { resolveConnection } from '../credentials.js';
+import { wholeFromOne } from '../options.js';
 
-const positive = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number from 1');
-  return n;
-};
 const duration = (v: string) => {
   try {
     return parseDuration(v);
@@ -62,7 +58,7 @@ export function registerWorker(program: Command, ctx: CliContext): void {
     )
     .option('--domain <domain>', "the domain (default: the module's `domain` export)")
     .option('--actions <actions>', 'with --command: only these actions, comma-separated (default: every one)')
-    .option('--concurrency <n>', 'jobs at once at most', positive, 4)
+    .option('--concurrency <n>', 'jobs at once at most', wholeFromOne, 4)
     .option(
       '--lock-duration <duration>',
       'how long a job stays locked to this worker between heartbeats',

@@ -7,8 +7,10 @@
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { ChatHistoryItem, Llama, LlamaChat, LlamaContextSequence, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
+import { errorMessage } from '../../shared/errors.js';
 import { type ModelOutcome, type ModelRequest, type ProviderKind } from './provider-kind.js';
-import { parseOr, toolEnvelope, toolInstruction, unwrapEnvelope } from './local-tools.js';
+import { jsonOrText } from './structured-output.js';
+import { toolEnvelope, toolInstruction, unwrapEnvelope } from './local-tools.js';
 import type { AiMessage } from './types.js';
 
 type LlamaModule = typeof import('node-llama-cpp');
@@ -64,13 +66,17 @@ export class LocalModelKind implements ProviderKind {
     try {
       loaded = await this.load(path, req);
     } catch (err) {
-      return { kind: 'fatal', code: 'AI_MODEL_UNAVAILABLE', message: messageOf(err) };
+      return { kind: 'fatal', code: 'AI_MODEL_UNAVAILABLE', message: errorMessage(err) };
     }
     let grammar: LlamaGrammar | undefined;
     try {
       grammar = await this.grammar(req);
     } catch (err) {
-      return { kind: 'fatal', code: 'AI_MODEL_UNAVAILABLE', message: `no grammar for the schema: ${messageOf(err)}` };
+      return {
+        kind: 'fatal',
+        code: 'AI_MODEL_UNAVAILABLE',
+        message: `no grammar for the schema: ${errorMessage(err)}`,
+      };
     }
     if (this.closed) return { kind: 'aborted' };
     const running = loaded.turns.run(req.signal, () => generate(loaded, req, grammar));
@@ -114,13 +120,13 @@ export class LocalModelKind implements ProviderKind {
       const info = await stat(path);
       if (!info.isFile()) throw new Error('not a file');
     } catch (err) {
-      throw new Error(`model file ${path}: ${(err as NodeJS.ErrnoException).code ?? messageOf(err)}`);
+      throw new Error(`model file ${path}: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`);
     }
     let model: LlamaModel;
     try {
       model = await llama.loadModel({ modelPath: path });
     } catch (err) {
-      throw new Error(`model file ${path} cannot be loaded: ${messageOf(err)}`);
+      throw new Error(`model file ${path} cannot be loaded: ${errorMessage(err)}`);
     }
     try {
       const context = await model.createContext({
@@ -136,7 +142,7 @@ export class LocalModelKind implements ProviderKind {
       return { model, sequence, chat, turns: new Turns() };
     } catch (err) {
       await model.dispose().catch(() => undefined);
-      throw new Error(`model file ${path}: no context for it: ${messageOf(err)}`);
+      throw new Error(`model file ${path}: no context for it: ${errorMessage(err)}`);
     }
   }
 
@@ -146,7 +152,7 @@ export class LocalModelKind implements ProviderKind {
       module = await (this.module ??= (this.options.importRuntime ?? (() => import('node-llama-cpp')))());
     } catch (err) {
       this.module = null;
-      throw new Error(`node-llama-cpp is not installed (an optional dependency): ${messageOf(err)}`);
+      throw new Error(`node-llama-cpp is not installed (an optional dependency): ${errorMessage(err)}`);
     }
     const log = this.options.log;
     this.llama ??= module.getLlama({
@@ -162,7 +168,7 @@ export class LocalModelKind implements ProviderKind {
       return { llama: await this.llama, module };
     } catch (err) {
       this.llama = null;
-      throw new Error(`node-llama-cpp cannot start: ${messageOf(err)}`);
+      throw new Error(`node-llama-cpp cannot start: ${errorMessage(err)}`);
     }
   }
 
@@ -249,7 +255,7 @@ async function generate(
     return {
       kind: 'fatal',
       code: 'AI_MODEL_UNAVAILABLE',
-      message: `the local model failed: ${messageOf(err)}`,
+      message: `the local model failed: ${errorMessage(err)}`,
     };
   }
 }
@@ -285,7 +291,7 @@ function history(messages: readonly AiMessage[]): ChatHistoryItem[] {
           response: [
             m.toolCalls && m.toolCalls.length > 0
               ? JSON.stringify({
-                  tool_calls: m.toolCalls.map((c) => ({ name: c.name, arguments: parseOr(c.arguments) })),
+                  tool_calls: m.toolCalls.map((c) => ({ name: c.name, arguments: jsonOrText(c.arguments) })),
                 })
               : m.content,
           ],
@@ -329,9 +335,4 @@ function untilOrAborted(p: Promise<void>, signal: AbortSignal): Promise<boolean>
       resolve(true);
     });
   });
-}
-
-function messageOf(err: unknown): string {
-  if (err instanceof Error) return err.message || err.name;
-  return String(err);
 }

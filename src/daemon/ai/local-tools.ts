@@ -95,12 +95,3 @@ export function unwrapEnvelope(
     return { ...answer, text: typeof env.answer === 'string' ? env.answer : JSON.stringify(env.answer) };
   return answer;
 }
-
-/** `text` parsed as JSON, or the text itself when it is not JSON. */
-export function parseOr(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}

@@ -11,8 +11,9 @@ import type {
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
 import type { AiProvider } from '../state/state.js';
+import { errorMessage } from '../../shared/errors.js';
 import { MAX_TIMER_MS } from '../engine/work/http-request.js';
-import { ForbiddenAddressError, NetworkPolicy } from '../engine/work/network-policy.js';
+import { forbiddenIn, NetworkPolicy } from '../engine/work/network-policy.js';
 import { parseRetryAfter } from '../engine/work/retry.js';
 import { NO_USAGE, type ModelOutcome, type ModelRequest, type ProviderKind } from './provider-kind.js';
 import type { AiMessage, AiUsage } from './types.js';
@@ -60,7 +61,11 @@ export class OpenAiCompatibleKind implements ProviderKind {
       return outcome;
     } catch (err) {
       // Only the import or the client's construction can throw here.
-      return { kind: 'fatal', code: 'AI_NETWORK', message: scrub(`cannot reach the provider: ${messageOf(err)}`, key) };
+      return {
+        kind: 'fatal',
+        code: 'AI_NETWORK',
+        message: scrub(`cannot reach the provider: ${errorMessage(err)}`, key),
+      };
     }
   }
 
@@ -199,21 +204,13 @@ export class OpenAiCompatibleKind implements ProviderKind {
       };
     }
     // An error event inside the stream, a malformed chunk, a cut connection.
-    return { kind: 'network', detail: scrub(clip(messageOf(err)), key) };
+    return { kind: 'network', detail: scrub(clip(errorMessage(err)), key) };
   }
 }
 
 /** fetch through the policy's dispatcher: each connection checked on the address it is about to use. */
 function policed(network: NetworkPolicy): typeof fetch {
   return (input, init) => fetch(input, { ...init, dispatcher: network.dispatcher() } as RequestInit);
-}
-
-/** The policy's refusal in an error's cause chain (the client and fetch wrap it), if any. */
-function forbiddenIn(err: unknown): ForbiddenAddressError | undefined {
-  for (let current = err, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
-    if (current instanceof ForbiddenAddressError) return current;
-  }
-  return undefined;
 }
 
 /** A conversation's message in the chat completions protocol. Pure. */
@@ -249,13 +246,8 @@ function connectionDetail(err: Error): string {
   let deepest: unknown = err;
   for (let c: unknown = err, depth = 0; c instanceof Error && depth < 8; c = c.cause, depth++) deepest = c;
   const code = (deepest as { code?: unknown }).code;
-  const message = messageOf(deepest);
+  const message = errorMessage(deepest);
   return typeof code === 'string' && !message.includes(code) ? `${code} ${message}` : message;
-}
-
-function messageOf(err: unknown): string {
-  if (err instanceof Error) return err.message || err.name;
-  return String(err);
 }
 
 function clip(text: string): string {

@@ -26,6 +26,7 @@ import type {
   AiRunOptions,
   AiUsage,
 } from './types.js';
+import { errorMessage } from '../../shared/errors.js';
 
 /** Options of createAiRunner. */
 export interface AiRunnerOptions {
@@ -83,10 +84,7 @@ class Runner implements AiRunner {
     const running = this.runCall(call, providers, options, controller.signal).catch((err: unknown): WorkResult => ({
       ok: false,
       code: 'INTERNAL_ERROR',
-      message: scrub(
-        `the model call failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
-        keyOf(providers, call),
-      ),
+      message: scrub(`the model call failed unexpectedly: ${errorMessage(err)}`, keyOf(providers, call)),
     }));
     this.calls.set(running, controller);
     void running.finally(() => {
@@ -130,7 +128,7 @@ class Runner implements AiRunner {
       try {
         this.checker.compile(call.schema);
       } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
+        const why = errorMessage(err);
         return { ok: false, code: 'AI_OUTPUT_INVALID', message: `the schema is not a valid JSON Schema: ${why}` };
       }
     }

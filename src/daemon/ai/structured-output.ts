@@ -5,6 +5,7 @@
  * repair request and for AI_OUTPUT_INVALID.
  */
 import type { ValidateFunction } from 'ajv';
+import { errorMessage } from '../../shared/errors.js';
 import { compileJsonSchema } from '../../shared/flow/json-schema.js';
 import type { AiMessage } from './types.js';
 
@@ -117,8 +118,17 @@ export function jsonInstruction(schema: Readonly<Record<string, unknown>> | unde
  * which never holds an answer. Pure.
  */
 export function notJson(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   if (/end of (JSON|data)/i.test(message)) return 'not JSON: it ends before the JSON is complete';
   const at = /position (\d+)/.exec(message);
   return at ? `not JSON: invalid at character ${Number(at[1]) + 1}` : 'not JSON: it does not parse';
+}
+
+/** A tool call's `text` (its arguments) parsed as JSON, or the text itself when it is not JSON. Pure. */
+export function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }

@@ -1,4 +1,3 @@
-import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WfxError } from '../../shared/errors.js';
 import { keyMatches, parseApiKey } from '../auth/api-keys.js';
@@ -109,13 +108,6 @@ export function credentialLapsed(state: WfxState, caller: Caller, now: Date): Wf
       : null;
   const key = caller.keyId === null ? undefined : state.apiKeys[caller.keyId];
   return key ? keyLapsed(key, now) : new WfxError('UNAUTHORIZED', 'invalid API key');
-}
-
-/** Constant-time string comparison (for secrets that are not hashed, such as webhook tokens). */
-export function safeEqual(a: string, b: string): boolean {
-  const ha = hash('sha256', a, 'buffer');
-  const hb = hash('sha256', b, 'buffer');
-  return timingSafeEqual(ha, hb) && a.length === b.length;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
+import { constantTimeEqual } from '../../shared/constant-time.js';
 import type { ApiKey, Role } from '../state/state.js';
 
 /** A freshly made key: the full credential is shown once, only its hash is stored. */
@@ -36,7 +37,7 @@ export function hashSecret(secret: string): string {
 function secretMatches(secret: string, secretHash: string): boolean {
   const presented = hash('sha256', secret, 'buffer'); // one call: half the cost of createHash().update().digest()
   const stored = Buffer.from(secretHash, 'hex');
-  return stored.length === presented.length && timingSafeEqual(presented, stored);
+  return constantTimeEqual(presented, stored);
 }
 
 /**
@@ -62,7 +63,7 @@ export function keyMatches(secret: string, key: Pick<ApiKey, 'secretHash'> | nul
   if (key === null || (known !== undefined && known.secretHash === key.secretHash)) {
     const against = known?.secret ?? NO_SECRET;
     // Every secret has 43 characters (parseApiKey), so the length check tells nothing.
-    return presented.length === against.length && timingSafeEqual(presented, against) && key !== null;
+    return constantTimeEqual(presented, against) && key !== null;
   }
   if (!secretMatches(secret, key.secretHash)) return false;
   verified.set(key, { secretHash: key.secretHash, secret: presented });

@@ -9,7 +9,8 @@
  * executions) is signed for its organization the same way, and that signature is its credential
  * (DAEMON_CALL).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { constantTimeEqual } from '../../shared/constant-time.js';
 import type { IncomingHttpHeaders } from 'node:http';
 
 /** The header of a request counted by the daemon that passed it on. */
@@ -45,7 +46,7 @@ export class HopSigner {
     if (dot < 0 || !/^\d+$/.test(at) || Math.abs(this.now() - Number(at)) > VALID_MS) return false;
     const given = Buffer.from(value.slice(dot + 1), 'hex');
     const expected = Buffer.from(this.mac(method, url, at), 'hex');
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    return constantTimeEqual(given, expected);
   }
 
   /** The DAEMON_CALL value of a request of `method` to `url` this daemon makes for `organization`. */
@@ -65,7 +66,7 @@ export class HopSigner {
     const organization = Buffer.from(org, 'base64url').toString();
     const given = Buffer.from(mac, 'hex');
     const expected = Buffer.from(this.mac(method, url, at, organization), 'hex');
-    return given.length === expected.length && timingSafeEqual(given, expected) ? organization : null;
+    return constantTimeEqual(given, expected) ? organization : null;
   }
 
   private mac(method: string, url: string, at: string, organization?: string): string {

@@ -7,7 +7,7 @@ import { initialState, STATE, STATUS, type Instance, type WfxState } from '../st
 import { fileIdsInText } from '../state/stored-file.js';
 import type { HistoryStore } from '../store/history-store.js';
 import type { DurableStore } from '../store/store.js';
-import type { Caller } from './engine.js';
+import type { OrganizationScope } from './scope.js';
 import { bucketOf } from './ids.js';
 
 export interface ArchiveDeps {
@@ -43,7 +43,7 @@ export class ExecutionArchive {
    * caller may not see. (Executions archived before history tagged parents count as top-level.)
    */
   async list(
-    caller: Caller,
+    caller: OrganizationScope,
     processId: string,
     opts: { stateCd?: number; limit: number; cursor?: string; children?: boolean },
     read: (id: string) => Promise<Instance | null>,

@@ -34,7 +34,7 @@ import { Effects } from './effects.js';
 import type { EngineEvents } from './engine-events.js';
 import { uuidv7 } from './ids.js';
 import type { NodeKey } from './keys.js';
-import { findInstance, listInstances, runningInstance, runningNow, type Caller } from './queries.js';
+import { findInstance, listInstances, runningInstance, runningNow } from './queries.js';
 import type { EngineCluster, EngineClusterPort, MovingExecutions } from '../cluster/ports.js';
 import { recoverLiveState, reindexSubscriptions } from './recovery.js';
 import { Transition, type EngineCore, type LaunchParams } from './transition.js';
@@ -53,7 +53,7 @@ import { jsonSize } from '../../shared/json-size.js';
 
 export type { EngineEvents, JobsWaiting, LogsAdvanced, StreamedLog, WorkProgress } from './engine-events.js';
 export type { LifecycleEvent } from './lifecycle.js';
-export type { Caller } from './queries.js';
+import type { OrganizationScope as Caller } from './scope.js';
 
 /** A start of an execution (Engine.start): the flow, and optionally its version, environment, key and data. */
 export interface StartRequest extends Caller {

@@ -6,15 +6,13 @@ import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
 import { STATE, type Instance, type WfxState } from '../state/state.js';
 import type { ExecutionArchive, InstanceSummary } from './archive.js';
-
-/** Who asks: an organization, or null for a system credential (any organization). */
-export type Caller = { readonly organization: string | null };
+import type { OrganizationScope } from './scope.js';
 
 /** A live or archived execution the caller may see, or null. */
 export async function findInstance(
   state: WfxState,
   archive: ExecutionArchive,
-  caller: Caller,
+  caller: OrganizationScope,
   id: string,
 ): Promise<Instance | null> {
   const inst: Instance | null = ownEntry(state.instances, id) ?? (await archive.read(id));
@@ -30,7 +28,7 @@ export async function findInstance(
 export function listInstances(
   state: WfxState,
   archive: ExecutionArchive,
-  caller: Caller,
+  caller: OrganizationScope,
   processId: string,
   opts: { stateCd?: number; limit: number; cursor?: string; children?: boolean },
 ): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
@@ -44,7 +42,7 @@ export function listInstances(
 export async function runningInstance(
   state: WfxState,
   archive: ExecutionArchive,
-  caller: Caller,
+  caller: OrganizationScope,
   id: string,
 ): Promise<Instance> {
   const visible = (i: Instance | null | undefined): i is Instance =>

@@ -2,7 +2,7 @@
  * The engine's start after a restart: the live state as the store recovered it (snapshot and
  * journal) made whole again before any new step.
  */
-import { shareParsedStrings } from '../state/gc.js';
+import { shareParsedStrings } from '../state/object-shapes.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { indexEventWait } from '../state/records.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
@@ -10,7 +10,7 @@ import type { Effects } from './effects.js';
 
 /**
  * In one walk over the live executions (with `only`: those, the index rebuilt for all, as after
- * a partition is taken while running): shares their parsed strings (gc.ts), rebuilds the
+ * a partition is taken while running): shares their parsed strings (state/object-shapes.ts), rebuilds the
  * derived subscription index, queues finished executions for archiving, and re-arms the timers
  * and timer boundary events of waiting and active nodes (overdue ones fire at once). Returns
  * the running executions to continue: those with active nodes (run again), those with

@@ -8,6 +8,7 @@ import type { Environment, WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
 import { inlineFlowChecker, type CheckedFlow, type FlowChecker } from './check.js';
 import { publishFlow, type PublishResult } from './publish.js';
+import { errorMessage } from '../../shared/errors.js';
 
 /** The outcome for one flow file of a directory. */
 export type FileOutcome =
@@ -65,7 +66,7 @@ async function readFlowFile(file: string, organization: string, checker: FlowChe
     const checked = await checker.check(organization, { source: text });
     return checked.ok ? { file, checked } : { file, ok: false, problems: checked.problems };
   } catch (err) {
-    return { file, ok: false, problems: [], error: err instanceof Error ? err.message : String(err) };
+    return { file, ok: false, problems: [], error: errorMessage(err) };
   }
 }
 
@@ -78,6 +79,6 @@ async function publish(
     return { file, ok: true, result: await publishFlow(store, { definition: checked.flow, hash: checked.hash, ...target }) };
   } catch (err) {
     const problems = (err as { details?: { problems?: FlowProblem[] } }).details?.problems;
-    return problems ? { file, ok: false, problems } : { file, ok: false, problems: [], error: err instanceof Error ? err.message : String(err) };
+    return problems ? { file, ok: false, problems } : { file, ok: false, problems: [], error: errorMessage(err) };
   }
 }

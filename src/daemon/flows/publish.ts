@@ -1,7 +1,7 @@
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
 import { toolNameFor, toolProcessId } from '../../shared/flow/agent-tools.js';
-import type { FlowDefinition } from '../../shared/flow/types.js';
+import { nodesWithin, type FlowDefinition } from '../../shared/flow/types.js';
 import type { FlowProblem } from '../../shared/flow/validate.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
@@ -115,13 +115,8 @@ function agentToolProblems(
   environment: Environment,
 ): FlowProblem[] {
   const problems: FlowProblem[] = [];
-  const visit = (nodes: FlowDefinition['nodes'], container: { nodeId: string; path: string } | null): void => {
-    for (const [id, node] of Object.entries(nodes)) {
-      const nodeId = container?.nodeId ?? id;
-      const at = container ? `${container.path}.${id}.` : '';
-      if (node.type === 'loopNode' || (node.type === 'subProcess' && node.nodes))
-        visit(node.nodes!, { nodeId, path: `${at}nodes` });
-      if (node.type !== 'callAgent') continue;
+  for (const { node, nodeId, at } of nodesWithin(definition.nodes)) {
+    if (node.type !== 'callAgent') continue;
       const named = new Map<string, number>();
       node.tools.forEach((spec, i) => {
         const processId = toolProcessId(spec);
@@ -148,8 +143,6 @@ function agentToolProblems(
         }
         named.set(name, i);
       });
-    }
-  };
-  visit(definition.nodes, null);
+  }
   return problems;
 }

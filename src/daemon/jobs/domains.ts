@@ -7,7 +7,7 @@ import type { DomainView, RegisterDomainBody } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { findReferences } from '../../shared/expr/template.js';
 import { compileJsonSchema } from '../../shared/flow/json-schema.js';
-import type { FlowDefinition } from '../../shared/flow/types.js';
+import { nodesWithin, type FlowDefinition } from '../../shared/flow/types.js';
 import type { FlowProblem } from '../../shared/flow/validate.js';
 import { jsonPointerPath } from '../../shared/json-shape.js';
 import { ownEntry } from '../../shared/json-object.js';
@@ -108,38 +108,31 @@ export function domainView(d: Domain): DomainView {
  */
 export function domainTaskProblems(state: WfxState, definition: FlowDefinition, organization: string): FlowProblem[] {
   const problems: FlowProblem[] = [];
-  const visit = (nodes: FlowDefinition['nodes'], container: { nodeId: string; path: string } | null): void => {
-    for (const [id, node] of Object.entries(nodes)) {
-      const nodeId = container?.nodeId ?? id;
-      const at = container ? `${container.path}.${id}.` : '';
-      if (node.type === 'loopNode' || (node.type === 'subProcess' && node.nodes))
-        visit(node.nodes!, { nodeId, path: `${at}nodes` });
-      if (node.type !== 'domainTask') continue;
-      const domain = domainNamed(state, organization, node.domain);
-      if (!domain) {
-        problems.push({
-          code: 'UNKNOWN_DOMAIN',
-          nodeId,
-          property: `${at}domain`,
-          message: `no domain ${node.domain} in organization ${organization} (register it first: wfx domains register ${node.domain} --file FILE)`,
-        });
-        continue;
-      }
-      const action = ownEntry(domain.actions, node.action);
-      if (!action) {
-        problems.push({
-          code: 'UNKNOWN_DOMAIN',
-          nodeId,
-          property: `${at}action`,
-          message: `domain ${node.domain} has no action ${node.action} (it has: ${Object.keys(domain.actions).join(', ')})`,
-        });
-        continue;
-      }
-      for (const p of inputMismatches(node.input, action.input))
-        problems.push({ code: 'JOB_INPUT_MISMATCH', nodeId, property: `${at}input${p.path}`, message: p.message });
+  for (const { node, nodeId, at } of nodesWithin(definition.nodes)) {
+    if (node.type !== 'domainTask') continue;
+    const domain = domainNamed(state, organization, node.domain);
+    if (!domain) {
+      problems.push({
+        code: 'UNKNOWN_DOMAIN',
+        nodeId,
+        property: `${at}domain`,
+        message: `no domain ${node.domain} in organization ${organization} (register it first: wfx domains register ${node.domain} --file FILE)`,
+      });
+      continue;
     }
-  };
-  visit(definition.nodes, null);
+    const action = ownEntry(domain.actions, node.action);
+    if (!action) {
+      problems.push({
+        code: 'UNKNOWN_DOMAIN',
+        nodeId,
+        property: `${at}action`,
+        message: `domain ${node.domain} has no action ${node.action} (it has: ${Object.keys(domain.actions).join(', ')})`,
+      });
+      continue;
+    }
+    for (const p of inputMismatches(node.input, action.input))
+      problems.push({ code: 'JOB_INPUT_MISMATCH', nodeId, property: `${at}input${p.path}`, message: p.message });
+  }
   return problems;
 }
 

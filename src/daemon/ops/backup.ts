@@ -4,11 +4,11 @@
  */
 import { link, mkdir, open, readdir, rm, stat, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { isWfxError, WfxError } from '../../shared/errors.js';
+import { errorMessage, isWfxError, WfxError } from '../../shared/errors.js';
 import { checkTarget, createPartial, publish, removeLeftovers } from './backup-target.js';
 import { crashPoint } from '../store/crash-point.js';
 import type { StoreLogger } from '../store/durable-store.js';
-import { BUCKET_RE } from '../store/history-check.js';
+import { BUCKET_RE } from '../store/history-files.js';
 import type { History } from '../store/history.js';
 import { scanJournal, segmentName } from '../store/journal.js';
 import { encodeManifest, manifestPathIn } from '../store/manifest.js';
@@ -123,7 +123,7 @@ export async function backupDataDir(source: BackupSource, target: string): Promi
     release();
     await rm(partial, { recursive: true, force: true }).catch(() => undefined);
     if (isWfxError(err) && err.code !== 'JOURNAL_CORRUPT' && err.code !== 'SNAPSHOT_CORRUPT') throw err;
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     throw new WfxError('BACKUP_FAILED', `the backup to ${target} failed: ${message}`, {
       details: { directory: target },
       cause: err,

@@ -6,7 +6,7 @@ import { newApiKey } from '../auth/api-keys.js';
 import type { WfxRecord } from '../state/records.js';
 import type { WfxState } from '../state/state.js';
 import { writeFileAtomic } from '../disk/durable-files.js';
-import { BUCKET_RE } from '../store/history-check.js';
+import { BUCKET_RE } from '../store/history-files.js';
 import type { RecordStore } from '../store/record-store.js';
 
 /**

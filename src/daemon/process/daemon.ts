@@ -18,7 +18,7 @@ import { createDaemonLogger } from './logger.js';
 import { createAiRunner } from '../ai/runner.js';
 import { FileStore } from '../files/file-store.js';
 import type { AiRunner } from '../ai/types.js';
-import { tuneGarbageCollector } from './v8-flags.js';
+import { turnOffPretenuring } from './v8-flags.js';
 import { buildServer } from '../api/server.js';
 import { connectionLimits } from '../api/connections.js';
 import { readOpenFilesLimit } from './open-files.js';
@@ -67,7 +67,7 @@ const RETENTION_SWEEP_MS = 60 * 60 * 1000;
  * SECRETS_KEY_MISSING, SECRETS_KEY_INVALID, PORT_IN_USE or LISTEN_FAILED.
  */
 export async function startDaemon(options: DaemonOptions, prepared?: PreparedDataDir): Promise<RunningDaemon> {
-  tuneGarbageCollector();
+  turnOffPretenuring();
   const paths = dataDirPaths(options.dataDir);
   if (prepared && prepared.dataDir !== options.dataDir) {
     await prepared.lock.release();

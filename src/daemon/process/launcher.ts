@@ -210,12 +210,13 @@ export async function stopDaemon(dataDir: string): Promise<{ stopped: false } | 
 }
 
 /**
- * Checks a stopped data directory (src/daemon/check.ts) without changing it. With `acceptLoss`,
- * a damaged tail of the last journal segment is cut first (`cut`, reported through `onCut`
- * before the second check); with `adopt`, a missing manifest is written for what the directory
- * holds (`adopted`, reported through `onAdopt`); then the directory is checked again.
+ * Checks a stopped data directory (ops/check.ts `checkDataDir`), repairing it only as asked.
+ * With `acceptLoss`, a damaged tail of the last journal segment is cut first (`cut`, reported
+ * through `onCut` before the second check); with `adopt`, a missing manifest is written for what
+ * the directory holds (`adopted`, reported through `onAdopt`); then the directory is checked
+ * again.
  */
-export async function checkDataDir(
+export async function checkAndRepairDataDir(
   dataDir: string,
   options: {
     readonly acceptLoss?: boolean;

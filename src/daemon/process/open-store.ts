@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { dataDirPaths } from '../../shared/data-dir.js';
 import { checkStoreUrl, redactStoreUrl } from '../../shared/store-url.js';
 import { WFX_STORE, type WfxRecord } from '../state/records.js';
-import { WFX_SHARED } from '../state/shared.js';
+import { WFX_COMMONS } from '../state/commons.js';
 import type { WfxState } from '../state/state.js';
 import { writeFileAtomic } from '../disk/durable-files.js';
 import type { Blobs } from '../files/blobs.js';
@@ -119,7 +119,7 @@ export async function openStore(
     ...(choice.partitions !== undefined && { partitions: choice.partitions }),
     followed: choice.followed,
     ...WFX_STORE,
-    shared: WFX_SHARED,
+    shared: WFX_COMMONS,
     checkpointEvery: choice.checkpointEvery,
     logger,
     ...(choice.share && choice.sharing && { join: choice.sharing.join }),

@@ -10,6 +10,6 @@ import { setFlagsFromString } from 'node:v8';
  * on the command line so that a foreground daemon gets it too (NODE_OPTIONS takes only a few V8
  * flags, not this one); it only changes where later allocations go.
  */
-export function tuneGarbageCollector(): void {
+export function turnOffPretenuring(): void {
   setFlagsFromString('--no-allocation-site-pretenuring');
 }

@@ -4,8 +4,20 @@
  * and the reducer's part of the `job.locked` record. A job is its node's wait (`JobWait`): the
  * index only points at such nodes, so it is rebuilt from them after a start, never journaled.
  */
+import { STATUS, type JobLock, type JobWait } from '../../shared/api/index.js';
+import type { Instance, NodeInstance } from './instance.js';
 import { InstanceTable } from './instance-table.js';
-import { STATUS, type Instance, type JobLock, type JobWait, type NodeInstance, type WfxState } from './state.js';
+
+/**
+ * What the job index belongs to: the state's executions and the index kept beside them
+ * (JobQueuesHolder.jobQueues). Named here so that this module needs nothing of state.ts: the state's
+ * shape imports the index, not the other way round.
+ */
+export interface JobQueuesHolder {
+  instances: Record<string, Instance | undefined>;
+  instanceTable?: InstanceTable<Instance> | undefined;
+  jobQueues?: JobQueues | undefined;
+}
 
 declare const jobKeyBrand: unique symbol;
 
@@ -37,7 +49,7 @@ export function jobTarget(key: string): JobRef | null {
 
 /** The job node instance `ref` names, when that node waits for a job now; else null. */
 export function waitingJob(
-  state: WfxState,
+  state: JobQueuesHolder,
   ref: JobRef,
 ): { readonly inst: Instance; readonly node: NodeInstance; readonly wait: JobWait } | null {
   const inst = state.instances[ref.instanceId];
@@ -59,10 +71,10 @@ export function waitingJob(
 export class JobQueues {
   private readonly byOrg = new Map<string, Map<string, Map<string, Map<JobKey, JobRef>>>>();
 
-  private constructor(private readonly state: WfxState) {}
+  private constructor(private readonly state: JobQueuesHolder) {}
 
   /** The index of `state`: its own, or a new one built from its live executions. */
-  static of(state: WfxState): JobQueues {
+  static of(state: JobQueuesHolder): JobQueues {
     const held = state.jobQueues;
     if (held !== undefined && held.state === state) return held;
     const made = new JobQueues(state);
@@ -153,13 +165,18 @@ export interface DomainAction {
 const EMPTY: ReadonlyMap<JobKey, JobRef> = new Map();
 
 /** Keeps the index as a node starts waiting with `wait` (a job, or anything else after one). */
-export function indexJobWait(state: WfxState, inst: Instance, node: NodeInstance, before: NodeInstance['wait']): void {
+export function indexJobWait(
+  state: JobQueuesHolder,
+  inst: Instance,
+  node: NodeInstance,
+  before: NodeInstance['wait'],
+): void {
   if (before?.kind === 'job' && node.wait?.kind !== 'job') JobQueues.of(state).remove(inst, node, before);
   if (node.wait?.kind === 'job') JobQueues.of(state).put(inst, node, node.wait);
 }
 
 /** Drops a node's job from the index as it stops waiting (completed, left, back to work). */
-export function unindexJob(state: WfxState, inst: Instance, node: NodeInstance): void {
+export function unindexJob(state: JobQueuesHolder, inst: Instance, node: NodeInstance): void {
   if (node.wait?.kind === 'job') JobQueues.of(state).remove(inst, node, node.wait);
 }
 
@@ -172,7 +189,7 @@ export type JobLockReason = 'activated' | 'extended' | 'released';
  * its execution's log with them).
  */
 export function applyJobLock(
-  state: WfxState,
+  state: JobQueuesHolder,
   inst: Instance,
   node: NodeInstance,
   lock: JobLock | null,

@@ -11,7 +11,18 @@
  * shrinks per execution (docs/decisions/005-no-long-lived-growing-collections.md).
  */
 import { InstanceTable } from './instance-table.js';
-import { STATE, type Instance, type WfxState } from './state.js';
+import { STATE } from '../../shared/api/index.js';
+import type { Instance } from './instance.js';
+
+/**
+ * What live counts belong to: the state's executions and the counts kept beside them
+ * (LiveCountsHolder.liveCounts). Named here so that this module needs nothing of state.ts.
+ */
+export interface LiveCountsHolder {
+  instances: Record<string, Instance | undefined>;
+  instanceTable?: InstanceTable<Instance> | undefined;
+  liveCounts?: LiveCounts | undefined;
+}
 
 /** The live counts of one state. */
 export class LiveCounts {
@@ -22,10 +33,10 @@ export class LiveCounts {
   /** Running child executions (subProcess, loop iterations, agent tools) by their parent's id, where there are any. */
   private readonly children = new Map<string, number>();
 
-  private constructor(readonly state: WfxState) {}
+  private constructor(readonly state: LiveCountsHolder) {}
 
   /** The counts of `state`: its own, or new ones made from its running executions. */
-  static of(state: WfxState): LiveCounts {
+  static of(state: LiveCountsHolder): LiveCounts {
     const held = state.liveCounts;
     if (held !== undefined && held.state === state) return held;
     const made = new LiveCounts(state);
@@ -37,7 +48,7 @@ export class LiveCounts {
   }
 
   /** The counts of `state` if they are made, else null (the reducer keeps up only counts that exist). */
-  static held(state: WfxState): LiveCounts | null {
+  static held(state: LiveCountsHolder): LiveCounts | null {
     const held = state.liveCounts;
     return held !== undefined && held.state === state ? held : null;
   }

@@ -8,7 +8,7 @@
 export interface MemoryEntry {
   readonly value: unknown;
   readonly updatedAt: string;
-  /** ISO instant after which the entry reads as missing (and GC removes it); null: no TTL. */
+  /** ISO instant after which the entry reads as missing (and the expiry sweep removes it); null: no TTL. */
   readonly expiresAt: string | null;
 }
 
@@ -54,7 +54,7 @@ export function writeMemory(memory: MemoryStore, at: MemoryAddress, entry: Memor
 
 /**
  * Up to `limit` entries whose `expiresAt` is at or before `nowIso` (ISO instants compare as
- * text), for GC to remove; the scan stops once it has found them. Pure.
+ * text), for the expiry sweep to remove; the scan stops once it has found them. Pure.
  */
 export function expiredMemoryEntries(memory: MemoryStore, nowIso: string, limit: number): MemoryAddress[] {
   const found: MemoryAddress[] = [];

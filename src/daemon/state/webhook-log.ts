@@ -4,7 +4,7 @@
  * large records (a long reason, many started executions) grow the state, the snapshot or an
  * answer without bound.
  */
-import type { DeliveryRecord, WfxState } from './state.js';
+import type { DeliveryRecord } from '../../shared/api/index.js';
 
 /** Deliveries kept in a registration's log, at most. */
 export const WEBHOOK_LOG_SIZE = 100;
@@ -41,7 +41,11 @@ export function insertByReceipt(log: DeliveryRecord[], record: DeliveryRecord): 
  * WEBHOOK_LOG_SIZE records or WEBHOOK_LOG_BYTES bytes; the newest record is always kept.
  * Deterministic (the reducer's).
  */
-export function appendDeliveries(state: WfxState, webhookId: string, records: readonly DeliveryRecord[]): void {
+export function appendDeliveries(
+  state: { readonly webhookDeliveries: Record<string, DeliveryRecord[]> },
+  webhookId: string,
+  records: readonly DeliveryRecord[],
+): void {
   const log = (state.webhookDeliveries[webhookId] ??= []);
   for (const r of records) insertByReceipt(log, r);
   let drop = Math.max(0, log.length - WEBHOOK_LOG_SIZE);

@@ -1,9 +1,7 @@
 import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeFrames } from './frame.js';
-
-/** A history bucket's file name; the bucket (YYYY-MM-DD) is group 1. */
-export const BUCKET_RE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
+import { BUCKET_RE, openMarkerPath } from './history-files.js';
 
 /**
  * What is wrong at one place of a history file:
@@ -26,11 +24,6 @@ export interface HistoryFinding {
   readonly message: string;
   /** The execution id the damaged line's header still names, when it does. */
   readonly instanceId?: string;
-}
-
-/** Marker of a bucket with an appender open: a crash may have torn its last write (see History). */
-export function openMarkerPath(dir: string, bucket: string): string {
-  return join(dir, `${bucket}.open`);
 }
 
 /**

@@ -8,17 +8,10 @@ import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
-import type { HistoryStore } from './history-store.js';
+import type { HistoryDamageReport, HistoryStore, PruneReport } from './history-store.js';
 import { ensurePrivateDir, FILE_MODE, fsyncDir, Freeings } from '../disk/durable-files.js';
-import {
-  BUCKET_RE,
-  damagedLine,
-  idOfHeader,
-  openMarkerPath,
-  scanFrames,
-  truncatedAt,
-  type HistoryFinding,
-} from './history-check.js';
+import { BUCKET_RE, openMarkerPath } from './history-files.js';
+import { damagedLine, idOfHeader, scanFrames, truncatedAt, type HistoryFinding } from './history-check.js';
 /** Buckets whose id index is kept in memory; older ones are re-read on demand. */
 const INDEX_CACHE_BUCKETS = 4;
 /** A bucket file is indexed this much at a time, so that a large one does not hold the event loop. */
@@ -53,20 +46,6 @@ type ReadAt = (fh: FileHandle, buf: Buffer, position: number) => Promise<number>
 export interface HistoryLogger {
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
-}
-
-/** Damage found in history since it was opened (GET /health's `history`, `wfx daemon status`). */
-export interface HistoryDamageReport {
-  /** Records found damaged or cut short (HISTORY_FRAME_DAMAGED, HISTORY_TRUNCATED). */
-  readonly damagedRecords: number;
-  /** Where, the first ones found (at most 100), torn writes of a crash included. */
-  readonly findings: readonly HistoryFinding[];
-}
-
-/** What `prune` gave back. */
-export interface PruneReport {
-  readonly buckets: number;
-  readonly bytes: number;
 }
 
 /**

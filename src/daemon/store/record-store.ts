@@ -5,7 +5,7 @@
  * where an entry goes (`append`) and how they wait for it (`flush`).
  */
 import type { StoreHealth } from '../../shared/api/index.js';
-import { WfxError, type ErrorCode } from '../../shared/errors.js';
+import { errorMessage, WfxError, type ErrorCode } from '../../shared/errors.js';
 import { WorkCount } from '../../shared/work-count.js';
 import type { Divert, DurableStore, StoreLogger, Transaction } from './durable-store.js';
 
@@ -184,7 +184,7 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
    */
   protected fail(what: string, cause: unknown, code: ErrorCode = 'STORE_FAILED'): WfxError {
     if (this.failure) return this.failure;
-    const message = cause instanceof Error ? cause.message : String(cause);
+    const message = errorMessage(cause);
     this.failure = new WfxError(code, `store failed: ${what}: ${message}`, { cause });
     this.logger.error({ err: cause }, `store: ${what}; refusing further writes`);
     for (const listener of this.failureListeners) listener(this.failure);

@@ -8,6 +8,7 @@ import type { Environment, WfxState } from '../state/state.js';
 import { activeTriggers, subjectOf, type TriggerSubject } from './active.js';
 import type { RecordStore } from '../store/record-store.js';
 import { WorkCount } from '../../shared/work-count.js';
+import { errorMessage } from '../../shared/errors.js';
 
 /** Runs missed while the daemon was down that `missedRuns: all` makes up for, at most. */
 export const MAX_MISSED_RUNS = 100;
@@ -274,7 +275,7 @@ export class Scheduler {
   }
 
   private fail(entry: Entry, err: unknown): void {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     this.errors.set(entry.key, message);
     this.onError(err, `schedule ${entry.key}`);
   }

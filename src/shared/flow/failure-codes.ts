@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors.js';
 /**
  * The one catalogue of node failure codes: the `code` of a failed node, of the variable
  * `error` a path that takes a failure gets, and of a failed execution's `data.error`. Flow
@@ -139,7 +140,7 @@ export function isNodeFailureCode(code: string): code is NodeFailureCode {
  * Pure; never throws.
  */
 export function failureOfThrown(err: unknown): { readonly code: NodeFailureCode; readonly message: string } {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
   if (typeof code !== 'string') return { code: 'INTERNAL_ERROR', message };
   return isNodeFailureCode(code) ? { code, message } : { code: 'INTERNAL_ERROR', message: `${code}: ${message}` };

@@ -4,6 +4,7 @@
  * and bounded (docs/decisions/047-flow-limits.md), and keep every recursive step after them far
  * from the stack's end.
  */
+import { isRecord } from '../json-object.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../json-shape.js';
 import { CONTAINER_TYPES } from './types.js';
 
@@ -127,8 +128,4 @@ function pathOf(frame: Frame): (string | number)[] {
   const path: (string | number)[] = [];
   for (let f: Frame | null = frame; f !== null && f.key !== null; f = f.parent) path.push(f.key);
   return path.reverse();
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

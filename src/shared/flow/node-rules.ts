@@ -7,7 +7,8 @@
 import { DurationError, formatDuration, parseDuration } from '../duration.js';
 import { compileCondition, ExpressionError } from '../expr/juel.js';
 import { compileJsonSchema } from './json-schema.js';
-import { isRecord, type At } from './problems.js';
+import { isRecord } from '../json-object.js';
+import type { At } from './problems.js';
 import { scriptSyntaxError } from './script-syntax.js';
 import { timeoutCeiling } from './timeouts.js';
 import { MEMORY_ACTIONS, type FlowNode, type MemoryAction } from './types.js';

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import { FLOW_LIMITS, type LimitProblemCode } from './limits.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * The yaml package, loaded on the first parse: a daemon parses flow text only when a flow is
@@ -110,7 +111,7 @@ export function parseFlowSource(text: string): ParsedSource {
       const why =
         err instanceof ReferenceError
           ? 'the aliases expand to too much data (more than 100 alias uses)'
-          : `the document cannot be read: ${err instanceof Error ? err.message : String(err)}`;
+          : `the document cannot be read: ${errorMessage(err)}`;
       syntaxErrors.push({ message: why, position: pos(at) });
     }
   }

@@ -51,8 +51,3 @@ export type At = (
   /** A place inside the scalar at `posPath` (a script's line and column), for the position. */
   inner?: { readonly line: number; readonly column: number },
 ) => void;
-
-/** Whether `v` is a JSON object (not an array). */
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}

@@ -295,3 +295,31 @@ export function nodesAt(
     nodes = (nodes?.[id] as { nodes?: Readonly<Record<string, FlowNode>> } | undefined)?.nodes;
   return nodes;
 }
+
+/** A node of a flow wherever it stands: at the top level or in a body (a loopNode's, an inline subProcess's). */
+export interface PlacedNode {
+  /** Its id in its own node map. */
+  readonly id: string;
+  readonly node: FlowNode;
+  /** The top-level node that holds it (itself at the top level): the node a problem names. */
+  readonly nodeId: string;
+  /** Its property path from that top-level node, ending in a dot (`nodes.a.`); empty at the top level. */
+  readonly at: string;
+}
+
+/**
+ * Every node of `nodes` and of the bodies in them, in declaration order, a body's nodes before
+ * the container that holds them. Pure.
+ */
+export function* nodesWithin(
+  nodes: Readonly<Record<string, FlowNode>>,
+  container: { readonly nodeId: string; readonly path: string } | null = null,
+): Generator<PlacedNode> {
+  for (const [id, node] of Object.entries(nodes)) {
+    const nodeId = container?.nodeId ?? id;
+    const at = container ? `${container.path}.${id}.` : '';
+    if (node.type === 'loopNode' || (node.type === 'subProcess' && node.nodes))
+      yield* nodesWithin(node.nodes!, { nodeId, path: `${at}nodes` });
+    yield { id, node, nodeId, at };
+  }
+}

@@ -11,7 +11,8 @@ import { NODE_TYPES } from './schema.js';
 import { describeViolation, schemaViolations } from './schema-check.js';
 import { limitProblems } from './limits.js';
 import { checkNodes } from './node-rules.js';
-import { isRecord, type At, type FlowProblem } from './problems.js';
+import { isRecord } from '../json-object.js';
+import type { At, FlowProblem } from './problems.js';
 import { inputsProblem } from './inputs.js';
 import { CONTAINER_TYPES, SEED_NODE_TYPES, type FlowDefinition, type FlowNode } from './types.js';
 

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { constantTimeEqual } from '../constant-time.js';
 import { decodeBase64, decodeHex } from './encoding.js';
 
 /**
@@ -69,11 +70,6 @@ function hmac(algorithm: string, key: string | Buffer, data: Buffer | string): B
   return createHmac(algorithm, key).update(data).digest();
 }
 
-/** Constant-time comparison of a computed MAC with a presented one (any length). */
-function macEquals(expected: Buffer, presented: Buffer): boolean {
-  return expected.length === presented.length && timingSafeEqual(expected, presented);
-}
-
 function standardKey(secret: string): Buffer {
   return Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
 }
@@ -112,7 +108,7 @@ export function verifyDelivery(
       if (!sig.startsWith('sha256=')) return { ok: false, reason: 'X-Hub-Signature-256 does not start with sha256=' };
       const presented = decodeHex(sig.slice(7), SHA256_BYTES);
       if (!presented) return { ok: false, reason: `X-Hub-Signature-256 is not sha256= and ${HEX64}` };
-      return secrets.some((s) => macEquals(hmac('sha256', s, body), presented))
+      return secrets.some((s) => constantTimeEqual(hmac('sha256', s, body), presented))
         ? { ok: true, timestamp: null }
         : noMatch;
     }
@@ -134,7 +130,7 @@ export function verifyDelivery(
       const presented = v1.map(([, v]) => decodeHex(v, SHA256_BYTES)).filter((p) => p !== null);
       if (presented.length === 0) return { ok: false, reason: `no Stripe-Signature v1= is ${HEX64}` };
       const signed = concat(`${t}.`, body);
-      const ok = secrets.some((s) => presented.some((p) => macEquals(hmac('sha256', s, signed), p)));
+      const ok = secrets.some((s) => presented.some((p) => constantTimeEqual(hmac('sha256', s, signed), p)));
       return ok ? { ok: true, timestamp: new Date(Number(t) * 1000).toISOString() } : noMatch;
     }
     case 'SLACK': {
@@ -147,7 +143,7 @@ export function verifyDelivery(
       const presented = decodeHex(sig.slice(3), SHA256_BYTES);
       if (!presented) return { ok: false, reason: `X-Slack-Signature is not v0= and ${HEX64}` };
       const signed = concat(`v0:${ts}:`, body);
-      return secrets.some((s) => macEquals(hmac('sha256', s, signed), presented))
+      return secrets.some((s) => constantTimeEqual(hmac('sha256', s, signed), presented))
         ? { ok: true, timestamp: new Date(Number(ts) * 1000).toISOString() }
         : noMatch;
     }
@@ -166,7 +162,9 @@ export function verifyDelivery(
       if (presented.length === 0)
         return { ok: false, reason: 'no webhook-signature v1, is the canonical base64 of 32 bytes (44 characters)' };
       const signed = concat(`${id}.${ts}.`, body);
-      const ok = secrets.some((s) => presented.some((p) => macEquals(hmac('sha256', standardKey(s), signed), p)));
+      const ok = secrets.some((s) =>
+        presented.some((p) => constantTimeEqual(hmac('sha256', standardKey(s), signed), p)),
+      );
       return ok ? { ok: true, timestamp: new Date(Number(ts) * 1000).toISOString() } : noMatch;
     }
     case 'CUSTOM': {
@@ -188,7 +186,7 @@ export function verifyDelivery(
               ? `${c.signatureHeader} is not ${prefix}and ${bytes * 2} hex digits (one case)`
               : `${c.signatureHeader} is not ${prefix}and the canonical base64 of ${bytes} bytes`,
         };
-      return secrets.some((s) => macEquals(hmac(c.algorithm, s, body), presented))
+      return secrets.some((s) => constantTimeEqual(hmac(c.algorithm, s, body), presented))
         ? { ok: true, timestamp: null }
         : noMatch;
     }

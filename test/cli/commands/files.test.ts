@@ -1,27 +1,14 @@
 import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import type { FileView } from '../../../src/shared/api/index.js';
 import { humanBytes, mimeTypeOfPath } from '../../../src/cli/commands/files.js';
-import { apiHarness } from '../../helpers/api.js';
-import { wfxIn, type CliResult } from '../../helpers/cli.js';
-
-async function served(t: Test) {
-  const h = await apiHarness(t);
-  const acme = await h.key('admin', 'acme');
-  const other = await h.key('admin', 'other');
-  const url = await h.app.listen({ host: '127.0.0.1', port: 0 });
-  const dir = t.testdir();
-  const as =
-    (key: { apiKey: string }) =>
-    (args: string[]): Promise<CliResult> =>
-      wfxIn(['--url', url, '--api-key', key.apiKey, ...args], { cwd: dir });
-  return { h, dir, wfx: as(acme), wfxOther: as(other) };
-}
+import { served } from '../../helpers/served.js';
 
 t.test('files put, list, get (to a file and to stdout), delete', async (t) => {
-  const { dir, wfx, wfxOther } = await served(t);
+  const { cwd: dir, wfx, wfxAs } = await served(t);
+  const wfxOther = await wfxAs('other');
   const bytes = Buffer.from([0x52, 0x49, 0x46, 0x46, 0, 1, 2, 255]);
   await writeFile(join(dir, 'hello.wav'), bytes);
   const put = await wfx(['files', 'put', 'hello.wav', '--json']);

@@ -6,32 +6,9 @@ import { Ajv } from 'ajv';
 import { LocalModelKind } from '../../../src/daemon/ai/local-model.js';
 import { toolEnvelope, toolInstruction, unwrapEnvelope } from '../../../src/daemon/ai/local-tools.js';
 import { createAiRunner } from '../../../src/daemon/ai/runner.js';
-import type { AiAnswer, AiTool } from '../../../src/daemon/ai/types.js';
-import { aiCall, aiProvider, CLASSIFY_SCHEMA, lookupOf } from '../../helpers/ai.js';
+import type { AiAnswer } from '../../../src/daemon/ai/types.js';
+import { aiCall, aiProvider, CLASSIFY_SCHEMA, lookupOf, TINY_MODEL_TOOLS } from '../../helpers/ai.js';
 import { writeTinyGguf } from '../../helpers/tiny-gguf.js';
-
-const TOOLS: AiTool[] = [
-  {
-    name: 'lookup',
-    description: 'Finds an order',
-    parameters: {
-      type: 'object',
-      required: ['orderId'],
-      additionalProperties: false,
-      properties: { orderId: { enum: ['A-1', 'A-2'] } },
-    },
-  },
-  {
-    name: 'notify',
-    description: 'Notifies someone',
-    parameters: {
-      type: 'object',
-      required: ['urgent'],
-      additionalProperties: false,
-      properties: { urgent: { type: 'boolean' } },
-    },
-  },
-];
 
 const ANSWER = {
   kind: 'answer',
@@ -43,7 +20,7 @@ const ANSWER = {
 
 t.test('the envelope: tool calls of the given tools, or an answer of the schema (a string without one)', async (t) => {
   const ajv = new Ajv({ strict: false });
-  const check = ajv.compile(toolEnvelope(TOOLS, CLASSIFY_SCHEMA, true));
+  const check = ajv.compile(toolEnvelope(TINY_MODEL_TOOLS, CLASSIFY_SCHEMA, true));
   t.ok(check({ tool_calls: [{ name: 'lookup', arguments: { orderId: 'A-1' } }] }));
   t.ok(
     check({
@@ -58,7 +35,7 @@ t.test('the envelope: tool calls of the given tools, or an answer of the schema 
   t.notOk(check({ tool_calls: [{ name: 'other', arguments: {} }] }), 'only the tools given');
   t.notOk(check({ tool_calls: [] }), 'at least one call');
   t.notOk(check({ answer: 'text' }), 'the answer of the schema');
-  const one = ajv.compile(toolEnvelope(TOOLS, undefined, false));
+  const one = ajv.compile(toolEnvelope(TINY_MODEL_TOOLS, undefined, false));
   t.notOk(
     one({
       tool_calls: [
@@ -69,7 +46,10 @@ t.test('the envelope: tool calls of the given tools, or an answer of the schema 
     'one call at most when not parallel',
   );
   t.ok(one({ answer: 'plain text' }));
-  t.match(toolInstruction(TOOLS).content, /- lookup: Finds an order\n {2}arguments \(JSON Schema\): \{"type":"object"/);
+  t.match(
+    toolInstruction(TINY_MODEL_TOOLS).content,
+    /- lookup: Finds an order\n {2}arguments \(JSON Schema\): \{"type":"object"/,
+  );
 });
 
 t.test('an envelope back as tool calls (ids by turn) or as the answer’s text; other text as it is', async (t) => {
@@ -115,7 +95,7 @@ t.test('a real local model calls tools under the grammar, or answers; every call
   const seen = { calls: 0, answers: 0 };
   for (let seed = 1; seed <= 16; seed++) {
     const result = await runner.run(
-      aiCall({ tools: TOOLS, seed, maxTokens: 150, responseFormat: 'json', schema: CLASSIFY_SCHEMA }),
+      aiCall({ tools: TINY_MODEL_TOOLS, seed, maxTokens: 150, responseFormat: 'json', schema: CLASSIFY_SCHEMA }),
       lookup,
       { signal },
     );
@@ -139,9 +119,13 @@ t.test('a real local model calls tools under the grammar, or answers; every call
 
 t.test('parallelToolCalls false: a local model asks for one call at most', async (t) => {
   for (let seed = 1; seed <= 8; seed++) {
-    const result = await runner.run(aiCall({ tools: TOOLS, parallelToolCalls: false, seed, maxTokens: 150 }), lookup, {
-      signal,
-    });
+    const result = await runner.run(
+      aiCall({ tools: TINY_MODEL_TOOLS, parallelToolCalls: false, seed, maxTokens: 150 }),
+      lookup,
+      {
+        signal,
+      },
+    );
     if (result.ok) t.ok(((result.value as AiAnswer).toolCalls?.length ?? 0) <= 1);
   }
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAiRunner } from '../../../src/daemon/ai/runner.js';
 import type { AiAnswer, AiAttempt } from '../../../src/daemon/ai/types.js';
-import { aiCall, aiProvider, CLASSIFY_SCHEMA, lookupOf } from '../../helpers/ai.js';
+import { aiCall, aiProvider, CLASSIFY_SCHEMA, lookupOf, TINY_MODEL_TOOLS } from '../../helpers/ai.js';
 import { reply, startOpenAiServer } from '../../helpers/openai-server.js';
 import { writeTinyGguf } from '../../helpers/tiny-gguf.js';
 
@@ -121,30 +121,6 @@ t.test('the base URL’s query goes along; its credentials become basic auth and
   }
 });
 
-/** Two tools a tiny model can always fill in under a grammar (enums and booleans only). */
-const TOOLS = [
-  {
-    name: 'lookup',
-    description: 'Finds an order',
-    parameters: {
-      type: 'object',
-      required: ['orderId'],
-      additionalProperties: false,
-      properties: { orderId: { enum: ['A-1', 'A-2'] } },
-    },
-  },
-  {
-    name: 'notify',
-    description: 'Notifies someone',
-    parameters: {
-      type: 'object',
-      required: ['urgent'],
-      additionalProperties: false,
-      properties: { urgent: { type: 'boolean' } },
-    },
-  },
-] as const;
-
 t.test('tool calls stream in pieces across TCP chunks and come back whole; the request offers the tools', async (t) => {
   const open = await startOpenAiServer();
   t.teardown(() => open.close());
@@ -158,7 +134,7 @@ t.test('tool calls stream in pieces across TCP chunks and come back whole; the r
     ),
   );
   const result = await runner.run(
-    aiCall({ tools: TOOLS, parallelToolCalls: false }),
+    aiCall({ tools: TINY_MODEL_TOOLS, parallelToolCalls: false }),
     lookupOf(aiProvider({ baseUrl: open.baseUrl })),
     { signal },
   );
@@ -187,7 +163,7 @@ t.test('a conversation with tool calls and results is sent in the protocol’s s
   open.script(reply.text('done'));
   const result = await runner.run(
     aiCall({
-      tools: TOOLS,
+      tools: TINY_MODEL_TOOLS,
       messages: [
         { role: 'user', content: 'Find A-1.' },
         {
@@ -220,7 +196,7 @@ t.test('the real model behind the protocol calls tools: each call names a tool, 
   let answers = 0;
   for (let seed = 1; seed <= 12; seed++) {
     const result = await runner.run(
-      aiCall({ tools: TOOLS, seed, maxTokens: 150, responseFormat: 'json', schema: CLASSIFY_SCHEMA }),
+      aiCall({ tools: TINY_MODEL_TOOLS, seed, maxTokens: 150, responseFormat: 'json', schema: CLASSIFY_SCHEMA }),
       lookup,
       { signal },
     );

@@ -1,11 +1,8 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { waitingTasks } from '../../../src/daemon/engine/tasks.js';
 import { logEntries } from '../../../src/daemon/state/log-line.js';
 import { STATE, STATUS, type AgentState, type Instance } from '../../../src/daemon/state/state.js';
-import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
+import { crashImage, ended, engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { FakeAiRunner, saveProvider, type FakeTurn } from '../../helpers/fake-ai.js';
 
 const LOOKUP = '11111111-1111-4111-8111-111111111111';
@@ -87,21 +84,8 @@ function turns(...list: FakeTurn[]): FakeAiRunner {
   return new FakeAiRunner((_call, n) => list[n - 1] ?? { text: 'final answer' });
 }
 
-async function ended(h: EngineHarness, id: string): Promise<Instance> {
-  await h.waitFor((e) => e.processInstanceId === id && /^PROCESS_(COMPLETED|FAILED|CANCELLED)$/.test(e.type));
-  return h.get(id);
-}
-
 const agentOf = (inst: Instance): AgentState => Object.values(inst.nodes).find((n) => n.nodeId === 'agent')!.agent!;
 const messagesOf = (inst: Instance) => logEntries(inst).map((e) => e.message);
-
-async function crashImage(t: Test, h: EngineHarness): Promise<string> {
-  await h.store.flush();
-  const dir = mkdtempSync(join(tmpdir(), 'wfx-crash-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  cpSync(h.dir, dir, { recursive: true });
-  return dir;
-}
 
 function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;

@@ -1,14 +1,11 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { AiCall } from '../../../src/daemon/ai/types.js';
 import { instanceResource } from '../../../src/daemon/api/routes/process.js';
 import { chatWindow } from '../../../src/daemon/engine/nodes/ai.js';
 import type { WorkProgress } from '../../../src/daemon/engine/engine.js';
 import { logEntries } from '../../../src/daemon/state/log-line.js';
-import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
-import { engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
+import { STATE, STATUS } from '../../../src/daemon/state/state.js';
+import { crashImage, ended, engineHarness, type EngineHarness, trail } from '../../helpers/engine.js';
 import { FakeAiRunner, saveProvider, type FakeTurn } from '../../helpers/fake-ai.js';
 
 const ASK = (props: string, after = 'next: done') => `processId: AUTO
@@ -26,26 +23,11 @@ ${props
   done: { type: endEvent }
 `;
 
-/** Waits until the execution ends (the model call runs outside the engine's steps). */
-async function ended(h: EngineHarness, id: string): Promise<Instance> {
-  await h.waitFor((e) => e.processInstanceId === id && /^PROCESS_(COMPLETED|FAILED|CANCELLED)$/.test(e.type));
-  return h.get(id);
-}
-
 /** An engine with `ai` as its model runner and a default provider for the organization `default`. */
 async function withRunner(t: Test, ai: FakeAiRunner, dir?: string, h?: EngineHarness): Promise<EngineHarness> {
   const harness = await engineHarness(t, dir, h?.clock, { ai });
   if (!dir) await saveProvider(harness.store, 'default');
   return harness;
-}
-
-/** A copy of the data directory as a crash would leave it (every commit durable, nothing closed). */
-async function crashImage(t: Test, h: EngineHarness): Promise<string> {
-  await h.store.flush();
-  const dir = mkdtempSync(join(tmpdir(), 'wfx-crash-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  cpSync(h.dir, dir, { recursive: true });
-  return dir;
 }
 
 /** A promise and its resolve: holds a scripted call in flight until the test lets it go. */

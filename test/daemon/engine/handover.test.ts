@@ -4,7 +4,7 @@ import { Engine } from '../../../src/daemon/engine/engine.js';
 import { partitionOf } from '../../../src/daemon/engine/ids.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
 import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
-import { WFX_SHARED } from '../../../src/daemon/state/shared.js';
+import { WFX_COMMONS } from '../../../src/daemon/state/commons.js';
 import { STATE, type WfxState } from '../../../src/daemon/state/state.js';
 import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
 import { validateFlowSource } from '../../../src/shared/flow/validate.js';
@@ -61,7 +61,7 @@ async function database(t: Test, name: string) {
       owner,
       partitions: 4,
       ...WFX_STORE,
-      shared: WFX_SHARED,
+      shared: WFX_COMMONS,
       ...(held && { held: () => held }),
     });
     const engine = new Engine({

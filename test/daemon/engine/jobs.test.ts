@@ -3,6 +3,7 @@ import { isWfxError } from '../../../src/shared/errors.js';
 import { STATE } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
 import { chargeFlow, registerDomain } from '../../helpers/jobs.js';
+import { codeOf } from '../../helpers/error-code.js';
 
 const activate = (h: EngineHarness, worker: string, extra: { maxJobs?: number; lockDurationMs?: number } = {}) =>
   h.engine.jobs.activate({
@@ -12,17 +13,6 @@ const activate = (h: EngineHarness, worker: string, extra: { maxJobs?: number; l
     maxJobs: extra.maxJobs ?? 10,
     lockDurationMs: extra.lockDurationMs ?? 10_000,
   });
-
-/** Resolves to the error code `p` rejects with (fails the test when it resolves). */
-async function codeOf(t: Test, p: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await p;
-    t.fail('expected a rejection');
-    return undefined;
-  } catch (err) {
-    return isWfxError(err) ? err.code : String(err);
-  }
-}
 
 async function setup(t: Test, extra = '') {
   const h = await engineHarness(t);
@@ -59,7 +49,6 @@ t.test('a job waits for a worker, is locked to it, and its completion moves the 
   t.same(done.variables.charge, { receipt: 'r-1' });
   t.equal(
     await codeOf(
-      t,
       h.engine.jobs.complete({ organization: 'default', key: job!.key, worker: 'w1', output: { receipt: 'r-1' } }),
     ),
     'JOB_NOT_FOUND',
@@ -78,7 +67,7 @@ t.test('a lapsed lock makes the job available again; the late completion is refu
   const [second] = await activate(h, 'w2');
   t.equal(second?.key, first!.key, 'the same job, to the next worker');
   t.equal(
-    await codeOf(t, h.engine.jobs.complete({ organization: 'default', key: first!.key, worker: 'w1', output: {} })),
+    await codeOf(h.engine.jobs.complete({ organization: 'default', key: first!.key, worker: 'w1', output: {} })),
     'JOB_LOCK_LOST',
   );
   await h.engine.jobs.complete({ organization: 'default', key: second!.key, worker: 'w2', output: { receipt: 'x' } });
@@ -96,11 +85,11 @@ t.test('a lapsed lock nobody took again still refuses its late worker', async (t
   const [job] = await activate(h, 'w1', { lockDurationMs: 1000 });
   h.clock.advance(1000);
   t.equal(
-    await codeOf(t, h.engine.jobs.heartbeat({ organization: 'default', key: job!.key, worker: 'w1' })),
+    await codeOf(h.engine.jobs.heartbeat({ organization: 'default', key: job!.key, worker: 'w1' })),
     'JOB_LOCK_LOST',
   );
   t.equal(
-    await codeOf(t, h.engine.jobs.complete({ organization: 'default', key: job!.key, worker: 'w1', output: {} })),
+    await codeOf(h.engine.jobs.complete({ organization: 'default', key: job!.key, worker: 'w1', output: {} })),
     'JOB_LOCK_LOST',
   );
 });
@@ -173,11 +162,11 @@ t.test('heartbeats extend only the holder’s lock; a release gives the job back
     lockedUntil: new Date(h.clock.ms + 1000).toISOString(),
   });
   t.equal(
-    await codeOf(t, h.engine.jobs.heartbeat({ organization: 'default', key: job!.key, worker: 'w2' })),
+    await codeOf(h.engine.jobs.heartbeat({ organization: 'default', key: job!.key, worker: 'w2' })),
     'JOB_LOCK_LOST',
   );
   t.equal(
-    await codeOf(t, h.engine.jobs.heartbeat({ organization: 'acme', key: job!.key, worker: 'w1' })),
+    await codeOf(h.engine.jobs.heartbeat({ organization: 'acme', key: job!.key, worker: 'w1' })),
     'JOB_NOT_FOUND',
   );
   h.clock.advance(800);
@@ -199,7 +188,7 @@ t.test('the node’s timeout bounds the whole job (JOB_TIMEOUT); a cancelled job
   const [job] = await activate(h, 'w1');
   await h.engine.cancel({ organization: 'default', processInstanceId: other.processInstanceId });
   t.equal(
-    await codeOf(t, h.engine.jobs.complete({ organization: 'default', key: job!.key, worker: 'w1', output: {} })),
+    await codeOf(h.engine.jobs.complete({ organization: 'default', key: job!.key, worker: 'w1', output: {} })),
     'JOB_NOT_FOUND',
   );
   t.same(h.engine.jobs.list({ organization: null, limit: 10 }).items, [], 'no job left');

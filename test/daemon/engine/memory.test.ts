@@ -1,9 +1,8 @@
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { STATE } from '../../../src/daemon/state/state.js';
-import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
+import { crashImage, engineHarness } from '../../helpers/engine.js';
 
 const OPS = `processId: AUTO
 name: Memory ops
@@ -40,15 +39,6 @@ nodes:
   m: { type: memoryAction, action: ${action}, namespace: ns, ${extra} next: done }
   done: { type: endEvent }
 `;
-
-/** A copy of the data directory as a crash would leave it (the store idle: every commit durable). */
-async function crashImage(t: Test, h: EngineHarness): Promise<string> {
-  await h.store.flush();
-  const dir = mkdtempSync(join(tmpdir(), 'wfx-crash-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  cpSync(h.dir, dir, { recursive: true });
-  return dir;
-}
 
 t.test('store, append (trimmed), retrieve, window, default, list', async (t) => {
   const h = await engineHarness(t);

@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import { bucketOf } from '../../../src/daemon/engine/ids.js';
 import { readWav } from '../../../src/daemon/voice/wav.js';
-import { STATE, type Instance } from '../../../src/daemon/state/state.js';
-import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
+import { STATE } from '../../../src/daemon/state/state.js';
+import { ended, engineHarness } from '../../helpers/engine.js';
 import { reply, startOpenAiServer } from '../../helpers/openai-server.js';
 
 function have(program: string, arg: string): boolean {
@@ -40,11 +40,6 @@ ${hear}
     next: done
   done: { type: endEvent }
 `;
-
-async function ended(h: EngineHarness, id: string): Promise<Instance> {
-  await h.waitFor((e) => e.processInstanceId === id && /^PROCESS_(COMPLETED|FAILED|CANCELLED)$/.test(e.type));
-  return h.get(id);
-}
 
 t.test(
   'the local engines: a WAV stored with the completion, transcribed back to the words',

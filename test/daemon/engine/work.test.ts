@@ -3,8 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { logEntries } from '../../../src/daemon/state/log-line.js';
-import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
-import { engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
+import { STATE, STATUS } from '../../../src/daemon/state/state.js';
+import { ended, engineHarness, trail } from '../../helpers/engine.js';
 
 /** A local HTTP server answering with `handler`; counts requests; closed at teardown. */
 async function server(t: Test, handler: (req: IncomingMessage, res: ServerResponse, n: number) => void) {
@@ -33,12 +33,6 @@ async function server(t: Test, handler: (req: IncomingMessage, res: ServerRespon
       arrived = () => seen.length >= count && resolve();
     });
   return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, seen, requests };
-}
-
-/** Waits until the execution ends (work runs outside the engine's steps). */
-async function ended(h: EngineHarness, id: string): Promise<Instance> {
-  await h.waitFor((e) => e.processInstanceId === id && /^PROCESS_(COMPLETED|FAILED|CANCELLED)$/.test(e.type));
-  return h.get(id);
 }
 
 const SERVICE = (url: string, extra = '', after = 'next: done') => `

@@ -2,21 +2,14 @@ import t, { type Test } from 'tap';
 import { createFlowCheckPool, TurnLines } from '../../../src/daemon/flows/check-pool.js';
 import type { CheckedFlow, FlowChecker } from '../../../src/daemon/flows/check.js';
 import { flowHash } from '../../../src/daemon/flows/flow-hash.js';
-import { WfxError } from '../../../src/shared/errors.js';
 import { chainFlow, nestedFlow, yamlOf } from '../../fixtures/big-flows.js';
+import { codeOf } from '../../helpers/error-code.js';
 
 function pool(t: Test, options?: Parameters<typeof createFlowCheckPool>[0]): FlowChecker {
   const p = createFlowCheckPool(options);
   t.teardown(() => p.close());
   return p;
 }
-
-/** The code a promise rejects with. */
-const codeOf = (p: Promise<unknown>) =>
-  p.then(
-    () => 'resolved',
-    (err: unknown) => (err instanceof WfxError ? err.code : String(err)),
-  );
 
 t.test('checks a source or a definition in its worker: the flow and its hash, or the problems', async (t) => {
   const checker = pool(t);

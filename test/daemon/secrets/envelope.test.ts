@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { isWfxError } from '../../../src/shared/errors.js';
 import {
   envelopeKeyId,
   isSealed,
@@ -10,22 +9,13 @@ import {
   secretsKeyOf,
   type SecretsKey,
 } from '../../../src/daemon/secrets/envelope.js';
+import { codeOfCall } from '../../helpers/error-code.js';
 
 const key = secretsKeyOf(randomBytes(KEY_BYTES));
 const other = secretsKeyOf(randomBytes(KEY_BYTES));
 const keys = new Map<string, SecretsKey>([[key.id, key]]);
 const keyOf = (id: string) => keys.get(id);
 const CONTEXT = JSON.stringify(['aiProvider.apiKey', 'acme', 'p-1']);
-
-/** The code a call throws (a WfxError's), or null when it does not throw. */
-function codeOf(fn: () => unknown): string | null {
-  try {
-    fn();
-    return null;
-  } catch (err) {
-    return isWfxError(err) ? err.code : `not a WfxError: ${String(err)}`;
-  }
-}
 
 t.test('a sealed value opens to what was sealed, and shows nothing of it', async (t) => {
   for (const plain of ['sk-live-1234567890', '', 'ünïcödé 🔑', 'x'.repeat(5000)]) {
@@ -63,44 +53,44 @@ t.test('tampering, another record, another key: refused, never a wrong plaintext
     const flipped = Buffer.from(bytes);
     flipped[at] = flipped[at]! ^ 1;
     t.equal(
-      codeOf(() => open(head + flipped.toString('base64url'), CONTEXT, keyOf)),
+      codeOfCall(() => open(head + flipped.toString('base64url'), CONTEXT, keyOf)),
       'SECRET_UNREADABLE',
       `byte ${at}`,
     );
   }
   t.equal(
-    codeOf(() => open(head + bytes.subarray(0, bytes.length - 1).toString('base64url'), CONTEXT, keyOf)),
+    codeOfCall(() => open(head + bytes.subarray(0, bytes.length - 1).toString('base64url'), CONTEXT, keyOf)),
     'SECRET_UNREADABLE',
     'cut short',
   );
   t.equal(
-    codeOf(() => open(`${head}AAAA`, CONTEXT, keyOf)),
+    codeOfCall(() => open(`${head}AAAA`, CONTEXT, keyOf)),
     'SECRET_UNREADABLE',
     'too short to hold an IV and tag',
   );
   t.equal(
-    codeOf(() => open(sealed, JSON.stringify(['aiProvider.apiKey', 'acme', 'p-2']), keyOf)),
+    codeOfCall(() => open(sealed, JSON.stringify(['aiProvider.apiKey', 'acme', 'p-2']), keyOf)),
     'SECRET_UNREADABLE',
     'moved to another record',
   );
   t.equal(
-    codeOf(() => open(sealed, JSON.stringify(['aiProvider.apiKey', 'globex', 'p-1']), keyOf)),
+    codeOfCall(() => open(sealed, JSON.stringify(['aiProvider.apiKey', 'globex', 'p-1']), keyOf)),
     'SECRET_UNREADABLE',
     'moved to another organization',
   );
   const relabelled = sealed.replace(key.id, other.id);
   t.equal(
-    codeOf(() => open(relabelled, CONTEXT, (id) => (id === other.id ? other : undefined))),
+    codeOfCall(() => open(relabelled, CONTEXT, (id) => (id === other.id ? other : undefined))),
     'SECRET_UNREADABLE',
     'given another key id whose key is held: the header is authenticated too',
   );
   t.equal(
-    codeOf(() => open(relabelled, CONTEXT, (id) => (id === other.id ? key : undefined))),
+    codeOfCall(() => open(relabelled, CONTEXT, (id) => (id === other.id ? key : undefined))),
     'SECRET_UNREADABLE',
     'the right key under another id: the id is part of the associated data',
   );
   t.equal(
-    codeOf(() => open(seal(other, 'x', CONTEXT), CONTEXT, keyOf)),
+    codeOfCall(() => open(seal(other, 'x', CONTEXT), CONTEXT, keyOf)),
     'SECRETS_KEY_MISSING',
     'a key not held',
   );
@@ -111,12 +101,12 @@ t.test('tampering, another record, another key: refused, never a wrong plaintext
     t.notMatch((err as Error).message, /x$/);
   }
   t.equal(
-    codeOf(() => open('wfxenc:v2:abc:def', CONTEXT, keyOf)),
+    codeOfCall(() => open('wfxenc:v2:abc:def', CONTEXT, keyOf)),
     'SECRET_UNREADABLE',
     'an unknown version',
   );
   t.equal(
-    codeOf(() => open('wfxenc:v1:nothex!!!!!!!!!!!:AAAA', CONTEXT, keyOf)),
+    codeOfCall(() => open('wfxenc:v1:nothex!!!!!!!!!!!:AAAA', CONTEXT, keyOf)),
     'SECRET_UNREADABLE',
   );
 });

@@ -3,19 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { isWfxError } from '../../../src/shared/errors.js';
 import { KEY_BYTES, secretsKeyOf } from '../../../src/daemon/secrets/envelope.js';
 import { envSource, fileSource, parseKeys, withNewKey } from '../../../src/daemon/secrets/key-source.js';
 import { SecretBox } from '../../../src/daemon/secrets/secret-box.js';
-
-const codeOf = (fn: () => unknown): string | null => {
-  try {
-    fn();
-    return null;
-  } catch (err) {
-    return isWfxError(err) ? err.code : String(err);
-  }
-};
+import { codeOfCall } from '../../helpers/error-code.js';
 
 t.test('key text: one key a line, base64 or base64url, comments; a bad line named, never shown', async (t) => {
   const a = randomBytes(KEY_BYTES);
@@ -44,12 +35,12 @@ t.test('key text: one key a line, base64 or base64url, comments; a bad line name
   t.match(error, { code: 'SECRETS_KEY_INVALID', details: { line: 2 } });
   t.notMatch((error as Error).message, secretLooking, 'the line is not echoed');
   t.equal(
-    codeOf(() => parseKeys(randomBytes(16).toString('base64'), 'f')),
+    codeOfCall(() => parseKeys(randomBytes(16).toString('base64'), 'f')),
     'SECRETS_KEY_INVALID',
     '16 bytes',
   );
   t.equal(
-    codeOf(() => parseKeys('# only comments\n', 'f')),
+    codeOfCall(() => parseKeys('# only comments\n', 'f')),
     'SECRETS_KEY_INVALID',
     'no key at all',
   );
@@ -86,17 +77,17 @@ t.test('a key file: created 0600 when absent, never replaced by a second create,
     parseKeys(withNewKey(null, new Date()).text, 'e'),
   );
   t.equal(
-    codeOf(() => box.open(stranger.seal('x', 'ctx'), 'ctx')),
+    codeOfCall(() => box.open(stranger.seal('x', 'ctx'), 'ctx')),
     'SECRETS_KEY_MISSING',
   );
   t.equal(
-    codeOf(() => box.useKey('0123456789abcdef')),
+    codeOfCall(() => box.useKey('0123456789abcdef')),
     'SECRETS_KEY_MISSING',
     'cannot seal with a key it lacks',
   );
   appendFileSync(path, 'garbage\n');
   t.equal(
-    codeOf(() => box.reload()),
+    codeOfCall(() => box.reload()),
     'SECRETS_KEY_INVALID',
     'a damaged file is reported, not half read',
   );
@@ -124,7 +115,7 @@ t.test('a box seals with the state key or its last, pins it, adds keys only wher
   t.notOk(env.writable);
   await t.rejects(env.addKey(new Date()), { code: 'VALIDATION_ERROR' }, 'the environment cannot be written');
   t.equal(
-    codeOf(() => SecretBox.ephemeral().open(SecretBox.ephemeral().seal('a', 'c'), 'c')),
+    codeOfCall(() => SecretBox.ephemeral().open(SecretBox.ephemeral().seal('a', 'c'), 'c')),
     'SECRETS_KEY_MISSING',
     'each ephemeral box has a key of its own',
   );

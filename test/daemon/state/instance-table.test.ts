@@ -1,7 +1,7 @@
 import t from 'tap';
 import { applyRecord, executionsTouched, startedInstance, type WfxRecord } from '../../../src/daemon/state/records.js';
 import { applyStart } from '../../helpers/state.js';
-import { youngCopy } from '../../../src/daemon/state/gc.js';
+import { youngCopy } from '../../../src/daemon/state/object-shapes.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import { initialState, type WfxState } from '../../../src/daemon/state/state.js';
 import { SnapshotCopy } from '../../../src/daemon/store/snapshot-copy.js';

@@ -2,7 +2,7 @@ import t from 'tap';
 import pg from 'pg';
 import { uuidv7In } from '../../../src/daemon/engine/ids.js';
 import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
-import { WFX_SHARED } from '../../../src/daemon/state/shared.js';
+import { WFX_COMMONS } from '../../../src/daemon/state/commons.js';
 import type { WfxState } from '../../../src/daemon/state/state.js';
 import { JournalFollower } from '../../../src/daemon/store/pg/journal-follower.js';
 import { SHARED_PARTITION } from '../../../src/daemon/store/pg/partition-state.js';
@@ -205,7 +205,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
         owner: 'a',
         partitions: 4,
         ...WFX_STORE,
-        shared: WFX_SHARED,
+        shared: WFX_COMMONS,
       });
     const a = await openWfx();
     const at = AT.toISOString();

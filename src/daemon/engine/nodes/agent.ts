@@ -22,7 +22,7 @@ import {
   type AgentToolCall,
   type Instance,
 } from '../../state/state.js';
-import { notJson } from '../../ai/structured-output.js';
+import { jsonOrText, notJson } from '../../ai/structured-output.js';
 import type { AiAnswer, AiTool } from '../../ai/types.js';
 import { chatMemoryWrite, modelCall, openingMessages } from './ai.js';
 import { workResult } from './work.js';
@@ -288,7 +288,7 @@ function summary(agent: Pick<AgentState, 'steps' | 'calls' | 'usage'>) {
     steps: agent.steps,
     toolCalls: agent.calls.map((c) => ({
       name: c.name,
-      arguments: parseOr(c.arguments),
+      arguments: jsonOrText(c.arguments),
       childInstanceId: c.childInstanceId,
       ok: c.ok,
     })),
@@ -381,11 +381,3 @@ function clip(json: string | undefined): string {
 }
 
 const isMessageList = (v: readonly AgentMessage[] | Outcome): v is readonly AgentMessage[] => Array.isArray(v);
-
-function parseOr(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}

@@ -3,6 +3,7 @@
  * method, URL with query, headers, body, timeout, retry policy and accepted statuses. A call
  * that cannot be sent is refused here, before any attempt (HTTP_BAD_REQUEST in http.ts).
  */
+import { errorMessage } from '../../../shared/errors.js';
 
 /** Characters allowed in an HTTP method (RFC 9110's token). */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -189,10 +190,4 @@ function acceptance(patterns: readonly (number | string)[]): {
     accept: (status) => exact.has(status) || classes.has(Math.floor(status / 100)),
     acceptsRedirect: classes.has(3) || [...exact].some((s) => s >= 300 && s < 400),
   };
-}
-
-/** An error's message for a log line or a failure (its name when it has none). */
-export function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message || err.name;
-  return String(err);
 }

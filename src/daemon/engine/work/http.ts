@@ -10,8 +10,9 @@
  * refused an address; not retried), CANCELLED.
  */
 import type { NodeFailureCode } from '../../../shared/flow/failure-codes.js';
-import { errorMessage, prepare, type HttpCall, type Prepared } from './http-request.js';
-import { FORBIDDEN_ADDRESS, ForbiddenAddressError, NetworkPolicy } from './network-policy.js';
+import { errorMessage } from '../../../shared/errors.js';
+import { prepare, type HttpCall, type Prepared } from './http-request.js';
+import { FORBIDDEN_ADDRESS, forbiddenIn, NetworkPolicy } from './network-policy.js';
 import type { WorkResult } from './result.js';
 import { formatMs, parseRetryAfter, retryDelayMs, sleep } from './retry.js';
 
@@ -298,14 +299,6 @@ function failure(
     case 'network':
       return { code: 'HTTP_NETWORK', message: `${p.method} ${p.shownUrl} failed: ${outcome.detail}${after}` };
   }
-}
-
-/** The policy's refusal in an error's cause chain (fetch wraps it in "fetch failed"), if any. */
-function forbiddenIn(err: unknown): ForbiddenAddressError | undefined {
-  for (let current = err, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
-    if (current instanceof ForbiddenAddressError) return current;
-  }
-  return undefined;
 }
 
 /** The most telling code/message in an error's cause chain (fetch wraps them in "fetch failed"). */

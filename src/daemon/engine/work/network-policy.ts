@@ -66,6 +66,17 @@ export class ForbiddenAddressError extends Error {
 }
 
 /**
+ * The policy's refusal in an error's cause chain (fetch wraps it in "fetch failed", an SDK
+ * client wraps that again), if any. Pure.
+ */
+export function forbiddenIn(err: unknown): ForbiddenAddressError | undefined {
+  for (let current = err, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    if (current instanceof ForbiddenAddressError) return current;
+  }
+  return undefined;
+}
+
+/**
  * The network policy of a daemon's outgoing HTTP calls (see the module comment for its rules)
  * and the fetch dispatcher that enforces it. Throws WfxError USAGE_ERROR on a malformed rule.
  */

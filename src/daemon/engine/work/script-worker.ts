@@ -28,6 +28,7 @@ import {
 import * as variantModule from '@jitl/quickjs-wasmfile-release-sync';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../../shared/json-shape.js';
 import type { WorkResult } from './result.js';
+import { errorMessage } from '../../../shared/errors.js';
 
 // The package's types describe its CommonJS build (a default that is the whole module); in ESM
 // its namespace is { default: variant }. Unwrap whatever we got.
@@ -387,7 +388,7 @@ if (parentPort) {
         port.postMessage(response);
       } catch (err) {
         // A result the structured clone refuses: answer anyway, or the run ends as a silent worker.
-        const message = `the script's result cannot be passed on: ${err instanceof Error ? err.message : String(err)}`;
+        const message = `the script's result cannot be passed on: ${errorMessage(err)}`;
         port.postMessage({
           id: req.id,
           result: { ok: false, code: 'SCRIPT_RESULT_INVALID', message },

@@ -13,7 +13,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { WfxError } from '../../../shared/errors.js';
+import { errorMessage, WfxError } from '../../../shared/errors.js';
 import type { StoreLogger } from '../durable-store.js';
 import { LEASE_CHANNEL } from './lease.js';
 import { replacePartition, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
@@ -375,12 +375,15 @@ export class JournalFollower<S, R> {
     try {
       saved = JSON.parse(row.state);
     } catch (err) {
-      throw new WfxError('SNAPSHOT_CORRUPT', `the snapshot of partition ${partition} does not parse: ${describe(err)}`);
+      throw new WfxError(
+        'SNAPSHOT_CORRUPT',
+        `the snapshot of partition ${partition} does not parse: ${errorMessage(err)}`,
+      );
     }
     try {
       replacePartition(this.state, this.options, partition, saved, this.absent.has(partition));
     } catch (err) {
-      throw new WfxError('SNAPSHOT_CORRUPT', `the snapshot of partition ${partition} is not one: ${describe(err)}`);
+      throw new WfxError('SNAPSHOT_CORRUPT', `the snapshot of partition ${partition} is not one: ${errorMessage(err)}`);
     }
     this.absent.delete(partition);
     const seq = Number(row.seq);
@@ -389,8 +392,4 @@ export class JournalFollower<S, R> {
     this.snapshotSizes.set(partition, row.state.length);
     return true;
   }
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

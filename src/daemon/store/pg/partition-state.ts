@@ -28,7 +28,7 @@ export interface PartitionedCollection<R> {
   readonly keys?: (collection: Record<string, unknown>, state: object) => string[];
 }
 
-/** The state's part that every daemon writes (state/shared.ts): its keys, and the entries each record sets. */
+/** The state's part that every daemon writes (state/commons.ts): its keys, and the entries each record sets. */
 export interface SharedPart<R> {
   /** Top-level keys of the state held by the shared partition. */
   readonly keys: readonly string[];

@@ -17,7 +17,7 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
    * snapshotCollection); absent, every record is partition 0's.
    */
   readonly snapshotCollection?: PartitionedCollection<R>;
-  /** With `snapshotCollection`: what executions share, journaled in the shared partition (state/shared.ts). */
+  /** With `snapshotCollection`: what executions share, journaled in the shared partition (state/commons.ts). */
   readonly shared?: SharedPart<R>;
   /** How many partitions a database not used before is cut into (default DEFAULT_PARTITIONS). */
   readonly partitions?: number;

@@ -6,7 +6,7 @@
  *
  * A store applies its own records at once, as every store does, before it knows their numbers;
  * another daemon's entry may be read after that although it was numbered before. Every shared
- * record changes entries named by keys (state/shared.ts), so the order that matters is per key.
+ * record changes entries named by keys (state/commons.ts), so the order that matters is per key.
  * Another daemon's record on keys this store has written since (an own entry not yet passed:
  * numbered later) is applied, then this store's records on those keys are applied again after
  * it: each key ends as the journal's order leaves it (a record applied again over its own

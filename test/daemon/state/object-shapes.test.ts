@@ -1,7 +1,7 @@
 import t from 'tap';
 import { applyRecord } from '../../../src/daemon/state/records.js';
 import { applyStart } from '../../helpers/state.js';
-import { shareParsedStrings, youngCopy } from '../../../src/daemon/state/gc.js';
+import { shareParsedStrings, youngCopy } from '../../../src/daemon/state/object-shapes.js';
 import { initialState, type Instance, type WfxState } from '../../../src/daemon/state/state.js';
 
 t.test('youngCopy puts the same execution, in new objects, in its place', async (t) => {
