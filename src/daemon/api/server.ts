@@ -37,7 +37,7 @@ import type { FileStore } from '../files/file-store.js';
 import type { BackupReport } from '../ops/backup.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import type { TriggerHealth } from '../triggers/health.js';
-import type { HistoryDamageReport } from '../store/history.js';
+import type { HistoryDamageReport } from '../store/history-store.js';
 import type { ClusterDaemon, StoreHealth } from '../../shared/api/index.js';
 import { StreamHub } from './streams.js';
 import type { Engine } from '../engine/engine.js';

@@ -3,7 +3,21 @@
  * state: the files of history.ts, or a table of the PostgreSQL store (pg/pg-history.ts).
  */
 import type { JsonPieces } from './frame.js';
-import type { HistoryDamageReport, PruneReport } from './history.js';
+import type { HistoryFinding } from './history-check.js';
+
+/** Damage found in history since it was opened (GET /health's `history`, `wfx daemon status`). */
+export interface HistoryDamageReport {
+  /** Records found damaged or cut short (HISTORY_FRAME_DAMAGED, HISTORY_TRUNCATED). */
+  readonly damagedRecords: number;
+  /** Where, the first ones found (at most 100), torn writes of a crash included. */
+  readonly findings: readonly HistoryFinding[];
+}
+
+/** What `prune` gave back. */
+export interface PruneReport {
+  readonly buckets: number;
+  readonly bytes: number;
+}
 
 export interface HistoryStore {
   /**

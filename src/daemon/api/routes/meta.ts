@@ -12,7 +12,7 @@ import { VERSION } from '../../../shared/version.js';
 import type { LifecycleEvent } from '../../engine/engine.js';
 import type { WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
-import type { HistoryDamageReport } from '../../store/history.js';
+import type { HistoryDamageReport } from '../../store/history-store.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
 import type { Peers } from '../../cluster/fan-out.js';
 
