@@ -1,4 +1,5 @@
-import { applyRecord, startedInstance, type WfxRecord } from '../../src/daemon/state/records.js';
+import { applyRecord, type WfxRecord } from '../../src/daemon/state/records.js';
+import { startedInstance } from '../../src/daemon/state/records/execution.js';
 import { InstanceTable } from '../../src/daemon/state/instance-table.js';
 import type { Instance, WfxState } from '../../src/daemon/state/state.js';
 

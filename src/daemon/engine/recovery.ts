@@ -4,7 +4,7 @@
  */
 import { shareParsedStrings } from '../state/object-shapes.js';
 import { InstanceTable } from '../state/instance-table.js';
-import { indexEventWait } from '../state/records.js';
+import { indexEventWait } from '../state/records/subscription-index.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import type { Effects } from './effects.js';
 

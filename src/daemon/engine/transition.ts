@@ -12,7 +12,9 @@ import { WfxError } from '../../shared/errors.js';
 import { extensibleCopy, ownEntry } from '../../shared/json-object.js';
 import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
 import type { BoundaryEventNode, FlowDefinition, FlowNode } from '../../shared/flow/types.js';
-import { nodeRan, startedInstance, type WfxRecord } from '../state/records.js';
+import type { WfxRecord } from '../state/records.js';
+import { startedInstance } from '../state/records/execution.js';
+import { nodeRan } from '../state/records/nodes.js';
 import { youngCopy } from '../state/object-shapes.js';
 import { MEMORY_MAX_ENTRY_BYTES, memoryEntry, type MemoryEntry } from '../state/memory.js';
 import {

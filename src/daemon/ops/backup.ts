@@ -14,7 +14,8 @@ import { scanJournal, segmentName } from '../store/journal.js';
 import { encodeManifest, manifestPathIn } from '../store/manifest.js';
 import { DIR_MODE, FILE_MODE, fsyncDir, SYNC_EVERY_BYTES, writeFileAtomic } from '../disk/durable-files.js';
 import { snapshotPathIn } from '../store/snapshot-file.js';
-import type { Store, StoreHold } from '../store/store.js';
+import type { Store } from '../store/store.js';
+import type { StoreHold } from '../store/store-options.js';
 import type { BackupReport } from '../../shared/api/index.js';
 
 /** What a backup holds (the answer of POST /admin/backup: the wire's type, shared/api). */

@@ -1,8 +1,9 @@
 /**
- * The execution log's line format (LogLine in state.ts): the packed form the reducer writes,
- * and the seed's fields (LogEntry) read back from any form a snapshot or journal may hold.
+ * The execution log's line format (LogLine in state.ts): the packed form the reducer writes
+ * (appendLog), and the seed's fields (LogEntry) read back from any form a snapshot or journal may hold.
  */
-import type { Instance, LogEntry, LogLine } from './state.js';
+import type { Instance, LogEntry, LogLine, NodeInstance } from './state.js';
+import { logKeepsVariables, pushLog } from './sizes.js';
 
 /** The packed form of a log line without variables (see LogLine). */
 export function packedLogLine(nodeInstanceId: string, level: LogEntry['level'], ms: number, message: string): string {
@@ -22,6 +23,31 @@ export function isoMs(iso: string): number {
 }
 const lastIso: string[] = ['', ''];
 const lastMs: number[] = [0, 0];
+
+/**
+ * Appends a line to an execution's log (the reducer's, as records change it). The variables
+ * snapshot is a shallow copy: variables are only ever replaced at the top level, never changed
+ * in place, so nested values can be shared.
+ */
+export function appendLog(
+  inst: Instance,
+  node: Pick<NodeInstance, 'id'> | null,
+  level: LogEntry['level'],
+  message: string,
+  at: string,
+  withVariables = false,
+): void {
+  const ms = isoMs(at) - isoMs(inst.startTime);
+  // A copy of the variables only while the log is small enough (sizes.ts, LOG_VARIABLES_BYTES).
+  const copy = withVariables && logKeepsVariables(inst);
+  pushLog(
+    inst,
+    copy
+      ? [node?.id ?? '', level, message, ms, { ...inst.variables }]
+      : packedLogLine(node?.id ?? '', level, ms, message),
+    copy,
+  );
+}
 
 /** A log line with the seed's fields. */
 export function logEntry(inst: Pick<Instance, 'nodes' | 'processName' | 'startTime'>, line: LogLine): LogEntry {

@@ -60,7 +60,7 @@ export type {
  * The daemon's live state: what the snapshot holds and the journal's records change. Plain
  * JSON (it is serialized as is). Finished executions do not live here (see store/history.ts).
  * Later capabilities (flows, executions, triggers) add their collections here and their records
- * to records.ts.
+ * to a family of records/ (joined in records.ts).
  */
 export interface WfxState {
   /** Organizations by name. */

@@ -1,7 +1,7 @@
 /**
  * The subscription index (WfxState.subscriptions): nodes waiting on a message or signal, by
- * bucket, so that delivering an event is a lookup, not a scan. The reducer (records.ts) adds
- * and removes subscriptions; recovery rebuilds the index from the waiting nodes.
+ * bucket, so that delivering an event is a lookup, not a scan. The reducer adds and removes
+ * subscriptions (records/subscription-index.ts); recovery rebuilds the index from the waiting nodes.
  */
 
 /**

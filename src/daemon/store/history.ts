@@ -1,9 +1,10 @@
 /**
- * Long file: the History class's appends, reads, id indexes and retention share its open
- * appenders and cached indexes, and each must respect the others' use of a bucket file. The
- * frame format and the damage scan live beside it (frame.ts, history-check.ts).
+ * The file history: appends, reads and retention over day buckets, which share its open
+ * appenders. Beside it: the frame format (frame.ts), the damage scan (history-check.ts), the
+ * findings kept (history-damage.ts), the id indexes (history-index.ts) and the tails cut after
+ * a crash (history-tail.ts).
  */
-import { open, readdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { open, readdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
@@ -11,42 +12,12 @@ import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
 import type { HistoryDamageReport, HistoryStore, PruneReport } from './history-store.js';
 import { ensurePrivateDir, FILE_MODE, fsyncDir, Freeings } from '../disk/durable-files.js';
 import { BUCKET_RE, openMarkerPath } from './history-files.js';
-import { damagedLine, idOfHeader, scanFrames, truncatedAt, type HistoryFinding } from './history-check.js';
-/** Buckets whose id index is kept in memory; older ones are re-read on demand. */
-const INDEX_CACHE_BUCKETS = 4;
-/** A bucket file is indexed this much at a time, so that a large one does not hold the event loop. */
-const INDEX_CHUNK = 8 << 20;
+import { DamageLog, silentHistoryLogger, type HistoryLogger } from './history-damage.js';
+import { BucketIndexes, type IndexEntry, type ReadAt } from './history-index.js';
+import { cutTail, recoverTail } from './history-tail.js';
+
 /** Buckets kept open for appending. */
 const OPEN_WRITERS = 4;
-
-/** Damage findings kept for the report (the count goes on past them). */
-const FINDINGS_KEPT = 100;
-
-/**
- * Where a document is, and the tags it was put with (listing reads tags, not documents).
- * `damaged`: the only copy of the id is a line that fails its check (its header still names it).
- */
-type IndexEntry = {
-  readonly offset: number;
-  readonly length: number;
-  readonly tags: readonly string[];
-  readonly damaged?: true;
-};
-
-/** A bucket's id index, built from its file up to `covered` bytes (whole lines). */
-interface BucketIndex {
-  readonly entries: Map<string, IndexEntry>;
-  covered: number;
-}
-
-/** Reads from `position` into `buf`; returns the bytes read (a seam for tests). */
-type ReadAt = (fh: FileHandle, buf: Buffer, position: number) => Promise<number>;
-
-/** History's log lines (the daemon passes its pino logger). */
-export interface HistoryLogger {
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
 
 /**
  * Append-only history of finished executions, kept out of the live snapshot so that neither
@@ -73,20 +44,19 @@ export class History implements HistoryStore {
   private readonly closing = new Map<string, Promise<void>>();
   /** Buckets pruned, their blocks being freed a chunk at a time, one after the other (Freeings). */
   private readonly freeings = new Freeings();
-  /** Id indexes of the buckets read last, least recently used first. */
-  private readonly indexes = new Map<string, BucketIndex>();
-  /** A bucket's index being brought up to date: one at a time per bucket. */
-  private readonly indexing = new Map<string, Promise<Map<string, IndexEntry> | null>>();
-  /** Damage reported so far, by file then offset: a bucket indexed again reports it once. */
-  private readonly reported = new Map<string, Set<number>>();
-  private readonly findings: HistoryFinding[] = [];
-  private damagedRecords = 0;
+  /** Damage found since it was opened. */
+  private readonly damageLog: DamageLog;
+  /** Id indexes of the buckets read last. */
+  private readonly indexes: BucketIndexes;
 
   private constructor(
     private readonly dir: string,
-    private readonly readAt: ReadAt,
+    readAt: ReadAt,
     private readonly logger: HistoryLogger,
-  ) {}
+  ) {
+    this.damageLog = new DamageLog(dir, logger);
+    this.indexes = new BucketIndexes(dir, readAt, (finding) => this.damageLog.report(finding));
+  }
 
   /**
    * Opens (creating 0700) the history directory. `readAt` reads part of a bucket file to index
@@ -99,85 +69,22 @@ export class History implements HistoryStore {
     const history = new History(
       dir,
       options.readAt ?? (async (fh, buf, position) => (await fh.read(buf, 0, buf.length, position)).bytesRead),
-      options.logger ?? silent,
+      options.logger ?? silentHistoryLogger,
     );
     // A bucket that cannot be read is skipped here (its zeros, if any, are only read past).
     for (const name of await readdir(dir)) {
       const bucket = BUCKET_RE.exec(name)?.[1];
-      if (bucket !== undefined) await history.recoverTail(bucket).catch(() => undefined);
+      if (bucket !== undefined)
+        await recoverTail(dir, bucket, history.logger, (finding) => history.damageLog.report(finding)).catch(
+          () => undefined,
+        );
     }
     return history;
   }
 
-  /**
-   * After a crash, cuts the zeros written ahead of a bucket's data and, in a bucket whose
-   * appender was open (its marker is there) or that ends in zeros, the incomplete last line of
-   * the write in flight: never acknowledged, so cut with a WARN. An incomplete last line in a
-   * bucket closed cleanly is damage: reported, and ended with an LF so that appends start a line
-   * of their own and the damaged bytes stay for the operator to see.
-   */
-  private async recoverTail(bucket: string): Promise<void> {
-    const name = `${bucket}.jsonl`;
-    const path = join(this.dir, name);
-    const marker = openMarkerPath(this.dir, bucket);
-    const wasOpen = await stat(marker).then(
-      () => true,
-      () => false,
-    );
-    const fh = await open(path, 'r+');
-    try {
-      const { size, atime, mtime } = await fh.stat();
-      const last = Buffer.alloc(1);
-      if (size > 0) await fh.read(last, 0, 1, size - 1);
-      if (size > 0 && last[0] !== 0x0a) {
-        const keep = await dataEnd(fh, size);
-        const head = Buffer.alloc(Math.min(160, size - keep));
-        await fh.read(head, 0, head.length, keep);
-        if (last[0] === 0 || wasOpen) {
-          const torn = head.length > 0 && head[0] !== 0;
-          await fh.truncate(keep);
-          // Cutting writes no data: the file keeps the time of its last write, which retention goes by.
-          await fh.utimes(atime, mtime);
-          await fh.sync();
-          if (torn)
-            this.logger.warn(
-              { file: path, offset: keep, bytes: size - keep, instanceId: idOfHeader(head) },
-              'history: cut off a torn write at the end (a crash during a write)',
-            );
-        } else {
-          this.report(truncatedAt(name, head, keep));
-          await fh.write('\n', size);
-          await fh.utimes(atime, mtime);
-          await fh.sync();
-        }
-      }
-    } finally {
-      await fh.close();
-    }
-    if (wasOpen) await unlink(marker).catch(() => undefined);
-  }
-
-  /** Logs a damage finding once per file and offset, counts it and keeps it for `damage()`. */
-  private report(finding: HistoryFinding): void {
-    let offsets = this.reported.get(finding.file);
-    if (!offsets) this.reported.set(finding.file, (offsets = new Set()));
-    if (offsets.has(finding.offset)) return;
-    offsets.add(finding.offset);
-    if (finding.code !== 'HISTORY_TORN_WRITE') this.damagedRecords++;
-    if (this.findings.length < FINDINGS_KEPT) this.findings.push(finding);
-    const fields = {
-      file: join(this.dir, finding.file),
-      offset: finding.offset,
-      code: finding.code,
-      instanceId: finding.instanceId,
-    };
-    if (finding.code === 'HISTORY_TORN_WRITE') this.logger.warn(fields, `history: ${finding.message}`);
-    else this.logger.error(fields, `history: ${finding.message}; restore the file from a backup`);
-  }
-
   /** Damage found since history was opened: at open, and in the buckets read since (verifyHistory checks them all). */
   damage(): HistoryDamageReport {
-    return { damagedRecords: this.damagedRecords, findings: [...this.findings] };
+    return this.damageLog.damage();
   }
 
   /**
@@ -228,7 +135,7 @@ export class History implements HistoryStore {
         this.retire(bucket, opening);
         // Read again from the start once it is closed: its close cuts the failed write's bytes,
         // where the next appender's frames then go.
-        this.indexes.delete(bucket);
+        this.indexes.forget(bucket);
       }
       opening = this.writer(bucket);
       writer = await opening;
@@ -340,7 +247,7 @@ export class History implements HistoryStore {
         if (this.writers.has(bucket)) continue;
         const now = await stat(path).catch(() => null);
         if (!now || now.mtimeMs >= cutoff.getTime()) continue; // written meanwhile: keep it
-        this.indexes.delete(bucket);
+        this.indexes.forget(bucket);
         await unlink(path);
         buckets++;
         bytes += now.size;
@@ -453,155 +360,28 @@ export class History implements HistoryStore {
     }
   }
 
-  /**
-   * The id index of `bucket`, brought up to date with its file (null when there is no file):
-   * the cached index is extended by the frames appended since it was read, after the pending
-   * appends are flushed.
-   */
-  private async index(bucket: string): Promise<Map<string, IndexEntry> | null> {
-    for (;;) {
-      const under = this.indexing.get(bucket);
-      if (!under) break;
-      await under.catch(() => undefined);
-    }
-    const update = this.updateIndex(bucket);
-    this.indexing.set(bucket, update);
-    try {
-      return await update;
-    } finally {
-      if (this.indexing.get(bucket) === update) this.indexing.delete(bucket);
-    }
+  /** The id index of `bucket`, brought up to date with its file (null when there is no file). */
+  private index(bucket: string): Promise<Map<string, IndexEntry> | null> {
+    return this.indexes.index(bucket, () => this.readableEnd(bucket));
   }
 
-  private async updateIndex(bucket: string): Promise<Map<string, IndexEntry> | null> {
-    // What was put so far is read from the file, once it is there: an appender being closed
-    // (evicted, broken) first finishes its writes and cuts its zeros; the open one is flushed (a
-    // failed append was never acknowledged, and does not keep what is on disk from being read).
-    // Only the open one's data as it stands now is read: what is appended meanwhile may be half
-    // written over the zeros ahead; the next read takes it in.
+  /**
+   * How far the file of `bucket` holds what was put so far, once it is there: an appender being
+   * closed (evicted, broken) first finishes its writes and cuts its zeros; the open one is
+   * flushed (a failed append was never acknowledged, and does not keep what is on disk from
+   * being read). Only the open one's data as it stands now is read: what is appended meanwhile
+   * may be half written over the zeros ahead; the next read takes it in.
+   */
+  private async readableEnd(bucket: string): Promise<number> {
     await this.closing.get(bucket);
     const writer = await this.writers.get(bucket)?.catch(() => undefined);
     // A broken appender's file may hold the failed write's bytes after its data (in the page
     // cache): never durable, and cut when it is closed.
     const end = writer ? (writer.broken ? writer.writtenSize : writer.size) : Infinity;
     await writer?.flush().catch(() => undefined);
-    let fh: FileHandle;
-    try {
-      fh = await open(join(this.dir, `${bucket}.jsonl`), 'r');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      this.indexes.delete(bucket);
-      return null;
-    }
-    try {
-      // An appender's file goes on past its data with the zeros it writes ahead.
-      const size = Math.min((await fh.stat()).size, end);
-      let index = this.indexes.get(bucket);
-      // Shorter than what was indexed: its torn tail was cut, or it was pruned and written anew.
-      if (!index || size < index.covered) index = { entries: new Map(), covered: 0 };
-      if (size > index.covered) await this.indexRange(fh, index, size, `${bucket}.jsonl`);
-      this.indexes.delete(bucket);
-      this.indexes.set(bucket, index);
-      if (this.indexes.size > INDEX_CACHE_BUCKETS) this.indexes.delete(this.indexes.keys().next().value!);
-      return index.entries;
-    } finally {
-      await fh.close();
-    }
-  }
-
-  /**
-   * Indexes the whole lines of `fh` from `index.covered` to `size`, a chunk at a time. A damaged
-   * line is reported; an id its header still names is indexed as damaged unless a good copy is.
-   */
-  private async indexRange(fh: FileHandle, index: BucketIndex, size: number, file: string): Promise<void> {
-    let carry: Buffer | null = null; // the incomplete last line of the chunk before
-    let position = index.covered;
-    while (position < size) {
-      const chunk = Buffer.allocUnsafe(Math.min(INDEX_CHUNK, size - position));
-      const read = await this.readAt(fh, chunk, position);
-      if (read <= 0) break;
-      position += read;
-      const buf: Buffer = carry ? Buffer.concat([carry, chunk.subarray(0, read)]) : chunk.subarray(0, read);
-      const start = position - buf.length; // file offset of buf[0]
-      const end = buf.lastIndexOf(0x0a) + 1; // whole lines only
-      const onBad = (at: number, lf: number): void => {
-        const finding = damagedLine(file, buf, at, lf, start + at);
-        this.report(finding);
-        const id = finding.instanceId;
-        if (id !== undefined && !index.entries.has(id))
-          index.entries.set(id, { offset: start + at, length: lf + 1 - at, tags: [], damaged: true });
-      };
-      for (const f of scanFrames(buf.subarray(0, end), onBad)) {
-        const [id, ...tags] = f.key.split('|');
-        index.entries.set(id!, { offset: start + f.offset, length: f.length, tags });
-      }
-      index.covered = start + end;
-      carry = end < buf.length ? Buffer.from(buf.subarray(end)) : null;
-    }
+    return end;
   }
 }
-
-/** Bytes read at a time when looking for the end of a file's data. */
-const TAIL_READ = 1 << 20;
-
-/**
- * Cuts what follows the last whole line of a bucket file: the zeros its appender wrote ahead
- * (left by a crash; AppendFile's `preallocate`) and an incomplete last line (a crash
- * mid-append), so the next append starts a clean line right after the data. A zero byte is
- * never part of a frame (JSON escapes it), so trailing zeros are never data.
- */
-async function cutTail(path: string): Promise<void> {
-  let fh;
-  try {
-    fh = await open(path, 'r+');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
-  }
-  try {
-    const { size, atime, mtime } = await fh.stat();
-    const keep = await dataEnd(fh, size);
-    if (keep === size) return;
-    await fh.truncate(keep);
-    // Cutting writes no data: the file keeps the time of its last write, which retention goes by.
-    await fh.utimes(atime, mtime);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-/** The end of the last whole line of the file's first `size` bytes (0 when there is none). */
-async function dataEnd(fh: FileHandle, size: number): Promise<number> {
-  const buf = Buffer.allocUnsafe(Math.min(size, TAIL_READ));
-  let end = size;
-  let sawData = false;
-  while (end > 0) {
-    const from = Math.max(0, end - buf.length);
-    const { bytesRead } = await fh.read(buf, 0, end - from, from);
-    if (bytesRead < end - from) {
-      // The file got shorter meanwhile: look again from its new end.
-      end = from + bytesRead;
-      sawData = false;
-      continue;
-    }
-    let i = bytesRead - 1;
-    if (!sawData) {
-      while (i >= 0 && buf[i] === 0) i--; // zeros written ahead
-      if (i < 0) {
-        end = from;
-        continue;
-      }
-      sawData = true;
-    }
-    const lf = buf.lastIndexOf(0x0a, i);
-    if (lf >= 0) return from + lf + 1;
-    end = from;
-  }
-  return 0;
-}
-
-const silent: HistoryLogger = { warn: () => undefined, error: () => undefined };
 
 function assertBucket(bucket: string): void {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(bucket)) throw new TypeError(`history bucket must be YYYY-MM-DD, got ${bucket}`);

@@ -1,112 +1,28 @@
 /**
  * Long file: the Store class is one state machine (commit, checkpoint, hold, failure, close) over
  * private fields all of its parts share: the journal, the snapshot's ranges, the copy under way.
- * What needs none of them lives beside it: durable-store.ts (the interface), snapshot-write.ts,
- * snapshot-copy.ts, snapshot-index.ts, journal.ts, manifest.ts.
+ * What needs none of them lives beside it: durable-store.ts (the interface), store-options.ts,
+ * store-recovery.ts (opening the directory), snapshot-write.ts, snapshot-copy.ts,
+ * snapshot-index.ts, journal.ts, manifest.ts.
  */
 import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { StoreHealth } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
-import { AtomicFileWriter, ensurePrivateDir, Freeings } from '../disk/durable-files.js';
-import { Journal, segmentName, type ReplayReport } from './journal.js';
+import { AtomicFileWriter, Freeings } from '../disk/durable-files.js';
+import { segmentName, type Journal, type ReplayReport } from './journal.js';
 import { SnapshotCopy, type EntryRanges } from './snapshot-copy.js';
 import { crashPoint } from './crash-point.js';
-import { checkSnapshot, Manifest, readManifest, refuseUnlisted, type SnapshotMark } from './manifest.js';
-import { DurableJsonFile, readFileBytes, snapshotPathIn } from './snapshot-file.js';
-import { layoutOf, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
-import type { StoreLogger } from './durable-store.js';
+import type { Manifest, SnapshotMark } from './manifest.js';
+import { snapshotPathIn } from './snapshot-file.js';
+import { SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
 import { RecordStore, silentLogger } from './record-store.js';
 import { SNAPSHOT_SLICE_MS, snapshotPauseMs, writePieces } from './snapshot-write.js';
+import type { SnapshotFile, StoreHold, StoreOptions } from './store-options.js';
+import { recoverStore } from './store-recovery.js';
 
 export type { Divert, DurableStore, StoreLogger, Transaction } from './durable-store.js';
-
-/** What the snapshot file holds: the live state as of journal entry `seq`. */
-interface SnapshotFile<S> {
-  readonly format: 1;
-  readonly seq: number;
-  readonly savedAt: string;
-  readonly state: S;
-  /** Where the large collection's entries lie in the file (snapshotCollection only; SnapshotCopy). */
-  readonly layout?: unknown;
-}
-
-export interface StoreOptions<S, R> {
-  /** Directory for `snapshot.json` and `journal/`; created 0700. */
-  readonly dir: string;
-  /**
-   * `snapshot.json`'s bytes (null: no such file), read already by whoever holds the directory's
-   * lock (`readFileBytes`): a daemon starts the read before its code loads, which the read
-   * then overlaps (process/prepare.ts). Read here when not given.
-   */
-  readonly snapshotBytes?: Promise<Buffer | null>;
-  /** The state of an empty store. */
-  readonly initialState: () => S;
-  /**
-   * Top-level keys of the state derived from the rest, which the store's owner rebuilds after
-   * `open` (an index, say): snapshots leave them out, and after `open` they hold what
-   * `initialState` gives (before the journal is replayed), whatever an older snapshot held.
-   */
-  readonly derived?: readonly string[];
-  /**
-   * Applies one record to the state, in place. Must be deterministic and depend on nothing
-   * but its arguments: recovery replays the same records through it and must reach the same
-   * state. It should not throw for a record its writer validated; if it does, the store
-   * fails (see `commit`). It may keep the record's objects in the state (the record is
-   * serialized before it is applied) but must never change the record itself.
-   */
-  readonly apply: (state: S, record: R) => void;
-  /**
-   * Checkpoint after this many journal entries since the last snapshot (default 50,000), once
-   * the journal since then is also at least as big as that snapshot (see `append`).
-   */
-  readonly checkpointEvery?: number;
-  readonly logger?: StoreLogger;
-  /**
-   * Journals a run of small records emitted one after the other in a transaction as one
-   * record. `candidate` records are applied at once, as every record is, but serialized only
-   * when the run ends, so `apply` must not keep their objects. `merge(last, next)` gives the
-   * record to journal instead of both (applying it must equal applying both, in order), or
-   * null to end the run; it may extend a record it returned before, which is the store's own
-   * until serialized.
-   */
-  readonly coalesce?: { readonly candidate: (record: R) => boolean; readonly merge: (last: R, next: R) => R | null };
-  /**
-   * Writes snapshots a slice at a time while commits go on (SnapshotCopy), instead of in one
-   * JSON.stringify of the whole state that stalls every request for as long as it runs. `key`
-   * names the state's large collection (an object of entries). `touched(record, visit)` must
-   * visit the key of every entry of it that applying `record` changes or removes; missing one
-   * would put a later version of that entry in the snapshot. `sliceEntries` caps the entries
-   * copied per slice (tests use it to interleave commits; otherwise a slice runs for
-   * SNAPSHOT_SLICE_MS).
-   * `keys(collection)`, when given, lists the collection's keys as Object.keys would (the same
-   * keys, in the same order) from a list its owner keeps: a copy starts with them, and
-   * enumerating a large dictionary's keys held the event loop
-   * (docs/decisions/012-resume-young-copy-and-tombstones.md).
-   */
-  readonly snapshotCollection?: {
-    readonly key: string;
-    readonly touched: (record: R, visit: (key: string) => void) => void;
-    readonly keys?: (collection: Record<string, unknown>, state: object) => string[];
-    readonly sliceEntries?: number;
-  };
-}
-
-/** What a store's directory holds as of one instant, kept as it is until `release` (Store.hold). */
-export interface StoreHold {
-  /** The snapshot in place (null: the store has none yet): its seq, size and CRC-32. */
-  readonly snapshot: SnapshotMark | null;
-  /** Where that snapshot is. */
-  readonly snapshotPath: string;
-  /**
-   * The journal segments that may hold entries after the snapshot, oldest first: the first
-   * sequence number, the path, and how many of its bytes are durable (null: all, a closed one).
-   */
-  readonly segments: ReadonlyArray<{ readonly first: number; readonly path: string; readonly bytes: number | null }>;
-  /** Lets checkpoints run again; call it once, when the copy of the files above is done. */
-  readonly release: () => void;
-}
 
 /**
  * A durable state machine: the live state in memory, every change a record written to the
@@ -192,78 +108,9 @@ export class Store<S, R> extends RecordStore<S, R> {
    * directory that had a snapshot.
    */
   static async open<S, R>(options: StoreOptions<S, R>): Promise<Store<S, R>> {
-    await ensurePrivateDir(options.dir);
-    const listed = await readManifest(options.dir);
-    const bytes = await (options.snapshotBytes ?? readFileBytes(snapshotPathIn(options.dir)));
-    if (listed === null) await refuseUnlisted(options.dir, bytes);
-    const mark = checkSnapshot(options.dir, listed?.snapshot ?? null, listed?.pending ?? null, listed !== null, bytes);
-    // No snapshot yet (or one that holds a falsy JSON value): the empty store.
-    const snapshot = (await new DurableJsonFile<SnapshotFile<S>>(
-      snapshotPathIn(options.dir),
-      Promise.resolve(bytes),
-    ).read()) || {
-      format: 1,
-      seq: 0,
-      savedAt: new Date(0).toISOString(),
-      state: options.initialState(),
-    };
-    const snapshotBytes = bytes?.length ?? 0;
-    if (snapshot.format !== 1 || !Number.isSafeInteger(snapshot.seq) || snapshot.state === undefined) {
-      throw new WfxError('SNAPSHOT_CORRUPT', `${snapshotPathIn(options.dir)} is not a wfx snapshot`);
-    }
-    const large = options.snapshotCollection;
-    const layout = large ? layoutOf(snapshot, large.key) : null;
-    // Entries the journal changes after the snapshot: their bytes in it are out of date.
-    const changed = new Set<string>();
-    const change = (key: string): void => void changed.add(key);
-    // Collections added since the snapshot was written start empty (top-level merge).
-    const state = Object.assign(options.initialState() as object, snapshot.state) as S;
-    if (options.derived?.length) {
-      // Derived keys as an empty store has them, whatever an older snapshot held.
-      const initial = options.initialState() as Record<string, unknown>;
-      for (const key of options.derived) (state as Record<string, unknown>)[key] = initial[key];
-    }
-    const manifest = new Manifest(options.dir, {
-      format: 1,
-      snapshot: mark && { ...mark, seq: snapshot.seq },
-      pending: null,
-      segments: [],
-    });
-    const { journal, report } = await Journal.open<R[]>({
-      dir: join(options.dir, 'journal'),
-      afterSeq: snapshot.seq,
-      listed: listed?.segments ?? null,
-      through: listed?.lastSeq ?? null,
-      onSegment: (segments) => {
-        manifest.content = { ...manifest.content, segments: [...segments] };
-        return manifest.save();
-      },
-      replay: (_seq, records) => {
-        for (const record of records) {
-          if (layout) large!.touched(record, change);
-          options.apply(state, record);
-        }
-      },
-    });
+    const { journal, state, recovery, snapshotBytes, manifest, layout, changed, change } = await recoverStore(options);
     const logger = options.logger ?? silentLogger;
-    // The directory now says what it holds: initialized (a new one), or a checkpoint's pending
-    // snapshot found in place; a backup's `lastSeq` is dropped (the journal grows from here).
-    if (listed === null)
-      logger.info(
-        { snapshot: bytes !== null, segments: journal.segmentCount },
-        "store: wrote the data directory's manifest",
-      );
-    crashPoint('recovery:replayed'); // a torn tail cut already, the manifest not yet written
-    await journal.ensureCurrentSegment();
-    manifest.content = { ...manifest.content, segments: [...journal.segmentList] };
-    await manifest.save();
-    if (report.truncated) {
-      logger.warn(report.truncated, 'journal: cut off a torn entry at the end (a crash during a write)');
-    }
-    logger.info({ snapshotSeq: snapshot.seq, replayed: report.replayed }, 'store: recovered');
-    // `db` is dropped here: it holds the snapshot as loaded, and with it what recovery replaces
-    // (the subscription index), for the daemon's lifetime otherwise.
-    const store = new Store(options, journal, state, { ...report, snapshotSeq: snapshot.seq }, snapshotBytes, manifest);
+    const store = new Store(options, journal, state, recovery, snapshotBytes, manifest);
     if (layout) {
       const file = await openFile(snapshotPathIn(options.dir), 'r').catch((err: unknown) => {
         logger.warn(

@@ -5,7 +5,8 @@ import type { SecretBox } from '../secrets/secret-box.js';
 import type { Engine } from '../engine/engine.js';
 import { uuidv7 } from '../engine/ids.js';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
-import { tokenKey, type WfxRecord } from '../state/records.js';
+import type { WfxRecord } from '../state/records.js';
+import { tokenKey } from '../state/records/triggers.js';
 import { isSeen, seenCount } from '../state/seen-ids.js';
 import {
   DEFAULT_REPLAY_WINDOW_MS,

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { lifecycleOf } from '../../../src/daemon/engine/lifecycle.js';
-import { applyRecord, startedInstance, type WfxRecord } from '../../../src/daemon/state/records.js';
+import { applyRecord, type WfxRecord } from '../../../src/daemon/state/records.js';
+import { startedInstance } from '../../../src/daemon/state/records/execution.js';
 import { initialState, STATUS } from '../../../src/daemon/state/state.js';
 
 const at = '2026-11-21T10:00:00.000Z';

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { applyRecord, executionsTouched, startedInstance, type WfxRecord } from '../../../src/daemon/state/records.js';
+import { applyRecord, executionsTouched, type WfxRecord } from '../../../src/daemon/state/records.js';
+import { startedInstance } from '../../../src/daemon/state/records/execution.js';
 import { applyStart } from '../../helpers/state.js';
 import { youngCopy } from '../../../src/daemon/state/object-shapes.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';

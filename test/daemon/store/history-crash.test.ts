@@ -4,7 +4,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { History, type HistoryLogger } from '../../../src/daemon/store/history.js';
+import { History } from '../../../src/daemon/store/history.js';
+import type { HistoryLogger } from '../../../src/daemon/store/history-damage.js';
 import { verifyHistory } from '../../../src/daemon/store/history-check.js';
 
 const WRITER = fileURLToPath(new URL('../../fixtures/history-writer.js', import.meta.url));

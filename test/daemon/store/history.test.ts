@@ -2,7 +2,8 @@ import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { appendFile, mkdir, open, readdir, readFile, rmdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { History, type HistoryLogger } from '../../../src/daemon/store/history.js';
+import { History } from '../../../src/daemon/store/history.js';
+import type { HistoryLogger } from '../../../src/daemon/store/history-damage.js';
 import { frameBytes } from '../../../src/daemon/store/frame.js';
 
 t.test('documents are read back by id from their bucket', async (t) => {

@@ -3,7 +3,8 @@ import { open as openFile, readFile, readdir, writeFile } from 'node:fs/promises
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { SnapshotCopy, type SnapshotPiece } from '../../../src/daemon/store/snapshot-copy.js';
-import { Store, type StoreOptions } from '../../../src/daemon/store/store.js';
+import { Store } from '../../../src/daemon/store/store.js';
+import type { StoreOptions } from '../../../src/daemon/store/store-options.js';
 import { snapshotPauseMs } from '../../../src/daemon/store/snapshot-write.js';
 import { adoptAsIs } from '../../helpers/data-dir.js';
 

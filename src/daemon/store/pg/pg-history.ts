@@ -7,8 +7,7 @@
  */
 import type pg from 'pg';
 import type { JsonPieces } from '../frame.js';
-import type { HistoryDamageReport, PruneReport } from '../history-store.js';
-import { jsonText, type HistoryStore } from '../history-store.js';
+import { jsonText, type HistoryDamageReport, type HistoryStore, type PruneReport } from '../history-store.js';
 import { FENCE } from './fenced-sql.js';
 import { GroupCommit } from './group-commit.js';
 import { describePartitions } from './lease.js';

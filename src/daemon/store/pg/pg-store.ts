@@ -1,7 +1,8 @@
 /**
  * Long file: PgStore is one state machine (open, commit, checkpoint, partitions taken and given
  * up, failure, close) over private fields all of its parts share: the lease, the journal's seqs,
- * the snapshots' marks, the live follower. What needs none of them lives beside it:
+ * the live follower. What needs none of them lives beside it: pg-open.ts (connecting and
+ * loading), pg-checkpoints.ts (the snapshots' marks and the checkpoints that write them),
  * journal-writer.ts, fenced-sql.ts, partition-state.ts, shared-journal.ts, pg-store-options.ts.
  *
  * The durable store on PostgreSQL: the same state machine as the JSON store (store.ts), the
@@ -21,23 +22,22 @@
  * started on the database waits as a standby, keeping a copy of the state current, and takes
  * over when the lease lapses.
  */
-import pg from 'pg';
-import { WfxError } from '../../../shared/errors.js';
+import type pg from 'pg';
+import type { WfxError } from '../../../shared/errors.js';
 import { RecordStore, silentLogger } from '../record-store.js';
 import { partitionedIds } from '../../engine/ids.js';
-import { DEFAULT_LEASE_MS, describePartitions, PartitionLease } from './lease.js';
-import { migrate } from './migrations.js';
+import { DEFAULT_LEASE_MS, describePartitions, type PartitionLease } from './lease.js';
 import { PgMessageClaims } from './pg-message-claims.js';
 import { PgRateLimits } from './pg-rate-limits.js';
 import { PgBlobs } from './pg-blobs.js';
 import { PgHistory } from './pg-history.js';
 import { JournalFollower } from './journal-follower.js';
 import { JournalWriter } from './journal-writer.js';
-import { heldPartitions, type PgStoreCounters, type PgStoreOptions } from './pg-store-options.js';
-import { partitionCount, putSnapshots } from './fenced-sql.js';
+import type { PgStoreCounters, PgStoreOptions } from './pg-store-options.js';
+import { putSnapshots } from './fenced-sql.js';
+import { openDatabase } from './pg-open.js';
+import { PgCheckpoints } from './pg-checkpoints.js';
 import {
-  DEFAULT_PARTITIONS,
-  hasShared,
   partitionOfExecution,
   serializePartitions,
   SHARED_PARTITION,
@@ -47,22 +47,14 @@ import {
 export type { PgStoreCounters, PgStoreOptions } from './pg-store-options.js';
 
 export class PgStore<S, R> extends RecordStore<S, R> {
-  /** Per partition: the snapshot's seq. */
-  private readonly snapshotSeqs: number[];
-  /** Per partition: the size of its snapshot (the sum is the next checkpoint's threshold). */
-  private readonly snapshotSizes: number[];
-  /** The shared partition's snapshot: its seq (null: none written yet) and size. */
-  private sharedSnapshotSeq: number | null;
-  private sharedSnapshotSize: number;
   /** Where commits go: their partitions' journals (lastSeqs, the shared journal's numbering). */
   private readonly journal: JournalWriter<R>;
   /** Follows what other daemons write to partitions this store reads but does not hold; null when it holds them all. */
   private follower: JournalFollower<S, R> | null = null;
   /** Told of the shared entries other daemons wrote (onOthersShared). */
   private readonly othersShared: Array<(records: readonly R[]) => void> = [];
-  private bytesSinceSnapshot = 0;
-  private entriesSinceSnapshot = 0;
-  private checkpointing: Promise<void> | null = null;
+  /** The partitions' snapshots, and the checkpoints that write them. */
+  private readonly checkpoints: PgCheckpoints<S, R>;
 
   /** What reached the database, for status and the benchmarks. */
   get counters(): PgStoreCounters {
@@ -82,15 +74,27 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       fail: (what, err, code) => this.fail(what, err, code),
       failure: () => this.failure,
     });
-    this.snapshotSeqs = Array.from({ length: layout.count }, (_, p) => loaded.snapshotSeqs.get(p) ?? 0);
     this.newExecutionId =
       layout.count > 1 && layout.collection
         ? partitionedIds(layout.count, () => lease.partitions.filter((p) => p !== 0 && !this.journal.moving.has(p)))
         : undefined;
-    this.snapshotSizes = Array.from({ length: layout.count }, (_, p) => loaded.snapshotSizes.get(p) ?? 0);
-    const sharedLoaded = loaded.snapshotSizes.has(SHARED_PARTITION);
-    this.sharedSnapshotSeq = sharedLoaded ? loaded.snapshotSeqs.get(SHARED_PARTITION)! : null;
-    this.sharedSnapshotSize = loaded.snapshotSizes.get(SHARED_PARTITION) ?? 0;
+    this.checkpoints = new PgCheckpoints(
+      {
+        pool,
+        lease,
+        journal: this.journal,
+        options,
+        layout,
+        state: this.state,
+        logger: this.logger,
+        follower: () => this.follower,
+        alone: () => this.alone,
+        flush: () => this.flush(),
+        fail: (what, err, code) => this.fail(what, err, code),
+        failure: () => this.failure,
+      },
+      loaded,
+    );
     this.followOthers(loaded.lastSeqs, false);
   }
 
@@ -143,10 +147,6 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     );
   }
 
-  private get snapshotBytes(): number {
-    return this.snapshotSizes.reduce((a, b) => a + b, this.sharedSnapshotSize);
-  }
-
   /**
    * Connects, migrates the schema, takes the lease, then loads the snapshot and replays the
    * journal after it (in that order: what it loads cannot move on under it). A standby loads
@@ -155,83 +155,14 @@ export class PgStore<S, R> extends RecordStore<S, R> {
    * DATABASE_UNREACHABLE, DATABASE_TOO_NEW, DATABASE_IN_USE, SNAPSHOT_CORRUPT or JOURNAL_CORRUPT.
    */
   static async open<S, R>(options: PgStoreOptions<S, R>): Promise<PgStore<S, R>> {
-    const logger = options.logger ?? silentLogger;
-    const pool = new pg.Pool({
-      connectionString: options.connectionString,
-      max: 4,
-      application_name: `wfx ${options.owner}`,
-      connectionTimeoutMillis: 10_000,
-      // A query the database never answers (a network that drops packets) fails in time
-      // instead of holding a commit, or a stop, for as long as TCP takes to give up.
-      query_timeout: 30_000,
-      keepAlive: true,
-    });
-    // An idle connection that breaks is reported here; the next query fails and says so.
-    pool.on('error', (err) => logger.warn({ err }, 'store: a database connection broke'));
-    let lease: PartitionLease | null = null;
     let store: PgStore<S, R> | null = null;
-    let follower: JournalFollower<S, R> | null = null;
+    const { pool, lease, layout, loaded, replayed, warm } = await openDatabase(options, (err) => store?.leaseLost(err));
     try {
-      const client = await pool.connect().catch((err: unknown) => {
-        throw new WfxError('DATABASE_UNREACHABLE', `cannot connect to the database: ${describe(err)}`, { cause: err });
-      });
-      let count: number;
-      let joined: readonly number[] | null = null;
-      try {
-        const applied = await migrate(client);
-        if (applied.length > 0) logger.info({ applied }, 'store: migrated the database schema');
-        count = await partitionCount(client, options.partitions ?? DEFAULT_PARTITIONS);
-        if (options.join) joined = await options.join(client, options.owner, options.leaseMs ?? DEFAULT_LEASE_MS);
-      } finally {
-        client.release();
-      }
-      if (joined?.length === 0)
-        throw new WfxError('DATABASE_IN_USE', 'no partition of the database is free for this daemon yet', {
-          details: { sharing: true },
-        });
-      const layout: PartitionLayout<S, R> = {
-        count,
-        collection: options.snapshotCollection,
-        shared: options.shared,
-        initialState: options.initialState,
-        derived: options.derived,
-      };
-      if (options.partitions !== undefined && options.partitions !== count)
-        logger.warn({ partitions: count, asked: options.partitions }, 'store: a database keeps its partition count');
-      const all = Array.from({ length: count }, (_, p) => p);
-      const partitions = heldPartitions(joined ?? options.held?.(count) ?? all, count);
-      // What the store reads, in the order it is applied: partition 0 (the flows executions
-      // run), the shared partition, then the executions it holds. A standby follows them all.
-      const shared = hasShared(layout) ? [SHARED_PARTITION] : [];
-      const read = [0, ...shared, ...partitions.filter((p) => p !== 0)];
-      const follow = { ...layout, partitions: [0, ...shared, ...all.slice(1)], apply: options.apply };
-      // A standby loads the state before it may serve, and keeps it current while it waits; the
-      // lease taken, it reads what was appended since (only that: the old owner is fenced).
-      if (options.standby) {
-        const copy = (follower = await JournalFollower.load(pool, follow));
-        options.standby.loaded?.(copy.state);
-        copy.follow(options.connectionString, (options.leaseMs ?? DEFAULT_LEASE_MS) / 3, logger);
-        options.standby.following?.(() => copy.lastSeq);
-      }
-      const standby = options.standby && { ...options.standby, pause: follower?.pause.bind(follower) };
-      // A stop during the load must not take the lease (take() tries once before any pause).
-      options.standby?.signal?.throwIfAborted();
-      lease = await PartitionLease.take(
-        pool,
-        { partitions, owner: options.owner, ttlMs: options.leaseMs, standby },
-        (err) => store?.leaseLost(err),
-      );
-      await follower?.stop();
-      // A copy that broke (its journal unreadable, a record refused) is not used: loaded afresh.
-      const warm = follower !== null && !follower.broken && partitions.length === count;
-      const loaded = warm ? follower! : await JournalFollower.load(pool, { ...follow, partitions: read });
-      const replayed = warm ? await loaded.catchUp() : loaded.lastSeq - loaded.snapshotSeq;
-      follower = null;
       store = new PgStore(pool, lease, options, layout, loaded);
       store.start();
-      logger.info(
+      (options.logger ?? silentLogger).info(
         {
-          partitions: count,
+          partitions: layout.count,
           snapshotSeq: loaded.snapshotSeq,
           replayed,
           epoch: lease.epoch,
@@ -242,8 +173,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       return store;
     } catch (err) {
       options.standby?.following?.(null);
-      await follower?.stop();
-      await lease?.release().catch(() => undefined);
+      await lease.release().catch(() => undefined);
       await pool.end().catch(() => undefined);
       throw err;
     }
@@ -369,17 +299,8 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     } catch (err) {
       return Promise.reject(this.fail('a commit could not be cut into partitions', err));
     }
-    this.bytesSinceSnapshot += added.bytes;
-    this.entriesSinceSnapshot += added.entries;
-    const durable = added.durable;
-    if (
-      !this.checkpointing &&
-      this.entriesSinceSnapshot >= (this.options.checkpointEvery ?? 50_000) &&
-      this.bytesSinceSnapshot >= this.snapshotBytes
-    ) {
-      void this.checkpoint().catch(() => undefined);
-    }
-    return durable;
+    this.checkpoints.journaled(added.entries, added.bytes);
+    return added.durable;
   }
 
   /**
@@ -420,8 +341,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       }
       for (const p of taking) {
         this.journal.lastSeqs[p] = follower.lastSeqs.get(p)!;
-        this.snapshotSeqs[p] = follower.snapshotSeqs.get(p)!;
-        this.snapshotSizes[p] = follower.snapshotSizes.get(p) ?? 0;
+        this.checkpoints.snapshotAt(p, follower.snapshotSeqs.get(p)!, follower.snapshotSizes.get(p) ?? 0);
       }
       const entries = beside[key] as Record<string, unknown>;
       Object.assign(state[key] as object, entries);
@@ -465,7 +385,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     this.resetDerived();
     hooks.left?.();
     try {
-      await this.checkpointing?.catch(() => undefined);
+      await this.checkpoints.running?.catch(() => undefined);
       await hooks.settled?.();
       await this.flush();
       const snapshots = dropping.map((p) => ({
@@ -483,10 +403,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS,
       });
       if (!written) throw new Error(`${describePartitions(dropping)} no longer carry this daemon's epochs`);
-      for (const { partition, seq, state } of snapshots) {
-        this.snapshotSeqs[partition] = seq;
-        this.snapshotSizes[partition] = state.length;
-      }
+      for (const { partition, seq, state } of snapshots) this.checkpoints.snapshotAt(partition, seq, state.length);
       const from = new Map([
         [0, this.lastSeqOf(0)],
         [SHARED_PARTITION, this.lastSeqOf(SHARED_PARTITION)],
@@ -525,105 +442,18 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   }
 
   /**
-   * Writes the state as of now as the partition's snapshot and deletes the journal it covers,
-   * in one transaction checked against the lease. The state is serialized at once (its records
-   * keep being applied after), then written once every entry it holds is durable.
+   * Writes the state as of now as the partitions' snapshots and deletes the journal they cover
+   * (PgCheckpoints.checkpoint): one checkpoint at a time.
    */
   checkpoint(): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
-    this.checkpointing ??= this.checkpointNow().finally(() => (this.checkpointing = null));
-    return this.checkpointing;
-  }
-
-  private async checkpointNow(): Promise<void> {
-    // What other daemons wrote to the shared partition is read first: its snapshot is this
-    // state's only once every entry before its seq is applied (SharedJournal.exactAt).
-    if (this.follower && this.journal.shared && this.lease.partitions.includes(0)) {
-      await this.flush();
-      await this.follower.catchUp();
-    }
-    const seqs = [...this.journal.lastSeqs];
-    const moved = this.lease.partitions.filter((p) => seqs[p] !== this.snapshotSeqs[p] && !this.journal.moving.has(p));
-    const sharedAt = this.sharedCheckpoint(moved);
-    if (moved.length === 0 && sharedAt === null) {
-      // Nothing to write now: the next try waits for as many entries again.
-      this.bytesSinceSnapshot = 0;
-      this.entriesSinceSnapshot = 0;
-      return;
-    }
-    const states = serializePartitions(
-      this.state,
-      this.layout,
-      sharedAt === null ? moved : [...moved, SHARED_PARTITION],
-    );
-    this.bytesSinceSnapshot = 0;
-    this.entriesSinceSnapshot = 0;
-    await this.flush();
-    // The shared partition's snapshot is written under partition 0's lease, and its journal
-    // deleted a checkpoint late: a daemon following it a little behind reads on rather than find
-    // a gap (its own writes are in no snapshot it could load instead).
-    const fenced = sharedAt !== null && !moved.includes(0) ? [0, ...moved] : moved;
-    const snapshots = moved.map((p) => ({ partition: p, seq: seqs[p]!, epoch: this.lease.epochOf(p) }));
-    const covered = [...snapshots];
-    if (sharedAt !== null) {
-      snapshots.push({ partition: SHARED_PARTITION, seq: sharedAt, epoch: this.lease.epochOf(0) });
-      if (this.sharedSnapshotSeq !== null) covered.push({ ...snapshots.at(-1)!, seq: this.sharedSnapshotSeq });
-    }
-    try {
-      const written = await putSnapshots(this.pool, {
-        owner: this.options.owner,
-        fenced: fenced.map((p) => ({ partition: p, epoch: this.lease.epochOf(p) })),
-        snapshots: snapshots.map((s) => ({ ...s, state: states.get(s.partition)! })),
-        covered,
-        leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS,
-      });
-      if (!written)
-        throw this.fail(
-          'a checkpoint was fenced',
-          new Error(`${describePartitions(fenced)} no longer carry this daemon's epochs`),
-          'STORE_LEASE_LOST',
-        );
-    } catch (err) {
-      // A failed checkpoint loses nothing (the journal is still there); a fenced one fails the store.
-      if (!this.failure) this.logger.warn({ err }, 'store: a checkpoint failed; the journal is kept');
-      throw err;
-    }
-    let bytes = 0;
-    for (const p of moved) {
-      this.snapshotSeqs[p] = seqs[p]!;
-      this.snapshotSizes[p] = states.get(p)!.length;
-      bytes += states.get(p)!.length;
-    }
-    if (sharedAt !== null) {
-      this.sharedSnapshotSeq = sharedAt;
-      this.sharedSnapshotSize = states.get(SHARED_PARTITION)!.length;
-      bytes += this.sharedSnapshotSize;
-    }
-    this.journal.counters.checkpoints++;
-    this.journal.counters.bytes += bytes;
-    this.logger.info({ partitions: states.size, bytes }, 'store: checkpoint written to the database');
-  }
-
-  /**
-   * The seq to write the shared partition's snapshot at in this checkpoint, or null: it is
-   * written by partition 0's holder, when it moved and the state is the journal's at some seq.
-   * When it cannot be written yet and none ever was, partition 0 is left out of `moved` (its
-   * journal may still hold shared records, from before the shared partition).
-   */
-  private sharedCheckpoint(moved: number[]): number | null {
-    const shared = this.journal.shared;
-    if (!shared || !this.lease.partitions.includes(0)) return null;
-    const at = shared.exactAt(this.alone);
-    if (at !== null) return at === this.sharedSnapshotSeq ? null : at;
-    if (this.sharedSnapshotSeq === null && moved.includes(0)) moved.splice(moved.indexOf(0), 1);
-    return null;
+    return this.checkpoints.checkpoint();
   }
 
   /** Flushes, checkpoints unless told not to (or failed), gives up the lease and disconnects. */
   async close(options: { checkpoint?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     await this.diverted.idle();
-    await this.checkpointing?.catch(() => undefined);
+    await this.checkpoints.running?.catch(() => undefined);
     await this.flush().catch(() => undefined);
     if (!this.failure && options.checkpoint !== false) await this.checkpoint().catch(() => undefined);
     this.closed = true;
@@ -633,8 +463,4 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     await this.lease.release().catch(() => undefined);
     await this.pool.end().catch(() => undefined);
   }
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

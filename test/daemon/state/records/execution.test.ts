@@ -1,6 +1,7 @@
 import t from 'tap';
-import { applyRecord, startedInstance, type WfxRecord } from '../../../src/daemon/state/records.js';
-import { initialState } from '../../../src/daemon/state/state.js';
+import { applyRecord, type WfxRecord } from '../../../../src/daemon/state/records.js';
+import { startedInstance } from '../../../../src/daemon/state/records/execution.js';
+import { initialState } from '../../../../src/daemon/state/state.js';
 
 const base = {
   processId: 'p1',

@@ -1,0 +1,158 @@
+/**
+ * Records of an execution's lifecycle: started, a line logged, finished, archived out of the
+ * live state. What its nodes do is in nodes.ts.
+ */
+import { extensibleCopy } from '../../../shared/json-object.js';
+import { jsonSize } from '../../../shared/json-size.js';
+import { linkToolChild } from '../agent.js';
+import { InstanceTable } from '../instance-table.js';
+import { LiveCounts } from '../live-counts.js';
+import { appendLog } from '../log-line.js';
+import { pushLog } from '../sizes.js';
+import { STATE, type Instance, type InstanceError, type LogEntry, type Writable } from '../state.js';
+import type { Handlers } from './handlers.js';
+
+/** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
+export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs' | 'logSize' | 'liveNodes'>;
+
+/** The records of an execution's lifecycle (WfxRecord). */
+export type ExecutionRecord =
+  | { readonly type: 'instance.started'; readonly instance: InstanceStart }
+  | {
+      readonly type: 'instance.logged';
+      readonly instanceId: string;
+      readonly entry: LogEntry;
+    }
+  | {
+      readonly type: 'instance.finished';
+      readonly instanceId: string;
+      readonly stateCd: 1 | 2 | 3;
+      readonly at: string;
+      readonly error?: InstanceError;
+    }
+  | { readonly type: 'instance.archived'; readonly instanceId: string };
+
+/**
+ * The record of a new execution, its fields listed one by one: `{ ...params, processInstanceId,
+ * ... }` (an object spread followed by keys the source lacks) is V8's slow path, far slower than
+ * this literal (docs/decisions/011-no-object-spread-for-growing-objects.md).
+ */
+export function startedInstance(
+  p: Omit<InstanceStart, 'processInstanceId' | 'stateCd' | 'startTime' | 'endTime' | 'output' | 'error'>,
+  id: string,
+  at: string,
+): InstanceStart {
+  return withChildFields(
+    {
+      processId: p.processId,
+      processName: p.processName,
+      processVersion: p.processVersion,
+      organization: p.organization,
+      environment: p.environment,
+      correlationKey: p.correlationKey,
+      parentInstanceId: p.parentInstanceId,
+      variables: p.variables,
+      processInstanceId: id,
+      stateCd: STATE.RUNNING,
+      startTime: at,
+      endTime: null,
+      output: null,
+      error: null,
+    },
+    p,
+  );
+}
+
+/** Copies the fields only a child execution has, where `from` has them (absent, not undefined, otherwise). */
+function withChildFields<T extends InstanceStart>(
+  to: T,
+  from: Pick<InstanceStart, 'parentNodeInstanceId' | 'scope' | 'iteration' | 'toolCallId' | 'callDepth' | 'root'>,
+): T {
+  const w = to as Writable<T>;
+  if (from.root !== undefined) w.root = from.root;
+  if (from.parentNodeInstanceId !== undefined) w.parentNodeInstanceId = from.parentNodeInstanceId;
+  if (from.scope !== undefined) w.scope = from.scope;
+  if (from.iteration !== undefined) w.iteration = from.iteration;
+  if (from.toolCallId !== undefined) w.toolCallId = from.toolCallId;
+  if (from.callDepth !== undefined) w.callDepth = from.callDepth;
+  return to;
+}
+
+/** The reducer's part for an execution's lifecycle (records.ts). */
+export const executionHandlers: Handlers<ExecutionRecord> = {
+  'instance.started': (state, r) => {
+    // The record was serialized before it is applied (Store), so its objects can be kept. Its
+    // fields are listed, not spread: see startedInstance.
+    const s = r.instance;
+    const inst: Instance = withChildFields(
+      {
+        processId: s.processId,
+        processName: s.processName,
+        processVersion: s.processVersion,
+        organization: s.organization,
+        environment: s.environment,
+        correlationKey: s.correlationKey,
+        parentInstanceId: s.parentInstanceId,
+        processInstanceId: s.processInstanceId,
+        stateCd: s.stateCd,
+        startTime: s.startTime,
+        endTime: s.endTime,
+        output: s.output,
+        error: s.error,
+        // Nodes add to them: copied so that adding is not the slow path a spread's copy takes.
+        variables: extensibleCopy(s.variables),
+        nodes: {},
+        nodeCount: 0,
+        joins: {},
+        logs: [],
+        // In the literal, as every field: one added later would change the object's shape.
+        varSize: s.varSize ?? jsonSize(s.variables),
+        logSize: 0,
+        liveNodes: 0,
+      },
+      s,
+    );
+    InstanceTable.of(state).put(inst);
+    LiveCounts.held(state)?.started(inst);
+    if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
+      const parentInst = state.instances[inst.parentInstanceId];
+      const parent = parentInst?.nodes[inst.parentNodeInstanceId];
+      if (parent) (parent.children ??= []).push(inst.processInstanceId);
+      if (parentInst && parent && inst.toolCallId !== undefined) {
+        const line = linkToolChild(parent, inst.toolCallId, inst.processInstanceId);
+        if (line) appendLog(parentInst, parent, 'INFO', line, inst.startTime);
+      }
+    }
+    appendLog(inst, null, 'INFO', `execution started (version ${inst.processVersion})`, inst.startTime, true);
+  },
+  'instance.logged': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    if (inst) pushLog(inst, r.entry, false);
+  },
+  'instance.finished': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    if (!inst) return;
+    if (inst.stateCd === STATE.RUNNING) LiveCounts.held(state)?.finished(inst);
+    inst.stateCd = r.stateCd;
+    inst.endTime = r.at;
+    inst.joins = {};
+    if (r.error) inst.error = r.error;
+    const word =
+      r.stateCd === 1 ? 'completed' : r.stateCd === 2 ? `failed: ${r.error?.code}: ${r.error?.message}` : 'cancelled';
+    // Kept whole: it names the failing node by its id. The final variables, however long the log.
+    pushLog(
+      inst,
+      {
+        nodeId: r.error?.nodeId ?? '',
+        nodeName: inst.processName,
+        nodeType: 'process',
+        message: `execution ${word}`,
+        level: r.stateCd === 2 ? 'ERROR' : 'INFO',
+        timestamp: r.at,
+        variables: { ...inst.variables },
+      },
+      true,
+    );
+  },
+  'instance.archived': (state, r) => InstanceTable.of(state).archive(r.instanceId),
+};

@@ -1,0 +1,121 @@
+/**
+ * Records of the triggers that start executions from outside: webhook registrations and their
+ * deliveries, schedules fired and armed, email connections and the messages they processed.
+ */
+import { createHash } from 'node:crypto';
+import { rememberIds } from '../seen-ids.js';
+import {
+  DEFAULT_REPLAY_WINDOW_MS,
+  EMAIL_SEEN_IDS,
+  type DeliveryRecord,
+  type EmailConnection,
+  type PendingDelivery,
+  type WebhookRegistration,
+  type WfxState,
+} from '../state.js';
+import { appendDeliveries } from '../webhook-log.js';
+import type { Handlers } from './handlers.js';
+
+/** The records of webhooks, schedules and email connections (WfxRecord). */
+export type TriggerRecord =
+  /** A registration created or changed (endpoints, secrets): the whole registration. */
+  | { readonly type: 'webhook.saved'; readonly webhook: WebhookRegistration }
+  | { readonly type: 'webhook.deleted'; readonly webhookId: string }
+  | { readonly type: 'webhook.received'; readonly delivery: PendingDelivery }
+  /**
+   * A delivery's outcome. A signed one's event id and body hash are remembered until `until`
+   * (its replay window; absent in records of earlier versions: the default window from receipt).
+   */
+  | {
+      readonly type: 'webhook.processed';
+      readonly webhookId: string;
+      readonly record: DeliveryRecord;
+      readonly until?: string;
+    }
+  /**
+   * Deliveries refused as they arrived (webhook-refusals.ts), written together: `records`
+   * for the log (never a body), `count` how many were refused in all (more than `records` when
+   * the log would have dropped some at once).
+   */
+  | {
+      readonly type: 'webhook.refused';
+      readonly webhookId: string;
+      readonly records: readonly DeliveryRecord[];
+      readonly count: number;
+    }
+  /** A schedule trigger fired for the instant `at` (with the starts it made), or was armed from `at` (no fire before it). */
+  | { readonly type: 'schedule.fired'; readonly key: string; readonly at: string }
+  | { readonly type: 'schedule.armed'; readonly key: string; readonly at: string }
+  /** A schedule stopped (its version is no longer active): re-activated later, it fires from then on. */
+  | { readonly type: 'schedule.disarmed'; readonly key: string; readonly at: string }
+  /** An email was processed (the executions it started are in the same entry): never again for that Message-ID. */
+  | { readonly type: 'email.processed'; readonly connectionId: string; readonly messageId: string }
+  | { readonly type: 'emailConnection.saved'; readonly connection: EmailConnection }
+  | { readonly type: 'emailConnection.deleted'; readonly connectionId: string };
+
+/** The key of the token index: a SHA-256, so looking a token up reveals nothing about it. */
+export function tokenKey(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+function unindex(state: WfxState, webhookId: string): void {
+  const w = state.webhooks[webhookId];
+  if (w) for (const e of w.endpoints) delete state.webhookTokens[tokenKey(e.token)];
+}
+
+/** The reducer's part for webhooks, schedules and email connections (records.ts). */
+export const triggerHandlers: Handlers<TriggerRecord> = {
+  'webhook.saved': (state, r) => {
+    unindex(state, r.webhook.webhookId);
+    state.webhooks[r.webhook.webhookId] = r.webhook;
+    for (const e of r.webhook.endpoints)
+      state.webhookTokens[tokenKey(e.token)] = { webhookId: r.webhook.webhookId, environment: e.environment };
+  },
+  'webhook.deleted': (state, r) => {
+    unindex(state, r.webhookId);
+    delete state.webhooks[r.webhookId];
+    delete state.webhookDeliveries[r.webhookId];
+    delete state.webhookRefused[r.webhookId];
+    delete state.webhookEventIds[r.webhookId];
+  },
+  'webhook.received': (state, r) => {
+    state.pendingDeliveries[r.delivery.deliveryId] = r.delivery;
+  },
+  'webhook.processed': (state, r) => {
+    delete state.pendingDeliveries[r.record.deliveryId];
+    if (!state.webhooks[r.webhookId]) return; // deleted meanwhile
+    appendDeliveries(state, r.webhookId, [r.record]);
+    if (r.record.refused) state.webhookRefused[r.webhookId] = (state.webhookRefused[r.webhookId] ?? 0) + 1;
+    if (r.record.signatureOk) {
+      const at = r.record.receivedAt;
+      const until = r.until ?? new Date(Date.parse(at) + DEFAULT_REPLAY_WINDOW_MS).toISOString();
+      rememberIds(state.webhookEventIds, r.webhookId, [r.record.eventId, r.record.bodyHash], at, until);
+    }
+  },
+  'webhook.refused': (state, r) => {
+    if (!state.webhooks[r.webhookId]) return; // deleted meanwhile
+    appendDeliveries(state, r.webhookId, r.records);
+    state.webhookRefused[r.webhookId] = (state.webhookRefused[r.webhookId] ?? 0) + r.count;
+  },
+  'schedule.fired': (state, r) => {
+    state.scheduleFires[r.key] = { at: r.at, lastFire: r.at };
+  },
+  'schedule.armed': (state, r) => {
+    state.scheduleFires[r.key] = { at: r.at, lastFire: state.scheduleFires[r.key]?.lastFire ?? null };
+  },
+  'schedule.disarmed': (state, r) => {
+    state.scheduleFires[r.key] = { at: r.at, lastFire: state.scheduleFires[r.key]?.lastFire ?? null, inactive: true };
+  },
+  'email.processed': (state, r) => {
+    const ids = (state.emailSeen[r.connectionId] ??= []);
+    if (!ids.includes(r.messageId)) ids.push(r.messageId);
+    if (ids.length > EMAIL_SEEN_IDS) ids.splice(0, ids.length - EMAIL_SEEN_IDS);
+  },
+  'emailConnection.saved': (state, r) => {
+    state.emailConnections[r.connection.connectionId] = r.connection;
+  },
+  'emailConnection.deleted': (state, r) => {
+    delete state.emailConnections[r.connectionId];
+    delete state.emailSeen[r.connectionId];
+  },
+};

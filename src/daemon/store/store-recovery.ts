@@ -1,0 +1,119 @@
+/**
+ * Opening the JSON store's directory (Store.open): the snapshot loaded, the journal after it
+ * replayed, a torn tail cut and the directory's manifest written. Only what the Store is then
+ * built from outlives it: the snapshot as loaded is dropped here (it holds what recovery
+ * replaces, such as the subscription index, for the daemon's lifetime otherwise).
+ */
+import { join } from 'node:path';
+import { WfxError } from '../../shared/errors.js';
+import { ensurePrivateDir } from '../disk/durable-files.js';
+import { crashPoint } from './crash-point.js';
+import { Journal, type ReplayReport } from './journal.js';
+import { checkSnapshot, Manifest, readManifest, refuseUnlisted } from './manifest.js';
+import { silentLogger } from './record-store.js';
+import { DurableJsonFile, readFileBytes, snapshotPathIn } from './snapshot-file.js';
+import { layoutOf, type SnapshotLayout } from './snapshot-index.js';
+import type { SnapshotFile, StoreOptions } from './store-options.js';
+
+/** What opening a store's directory recovered: what the Store is built from. */
+export interface Recovered<S, R> {
+  readonly journal: Journal<R[]>;
+  /** The live state: the snapshot's, the journal after it applied. */
+  readonly state: S;
+  /** What recovery found (Store.recovery). */
+  readonly recovery: ReplayReport & { readonly snapshotSeq: number };
+  /** The size of the snapshot loaded (0: none). */
+  readonly snapshotBytes: number;
+  readonly manifest: Manifest;
+  /** The loaded snapshot's layout, to index it for the next checkpoint (snapshotCollection only; else null). */
+  readonly layout: SnapshotLayout | null;
+  /** The entries of the large collection the journal changed after the snapshot, and adds one. */
+  readonly changed: Set<string>;
+  readonly change: (key: string) => void;
+}
+
+/**
+ * Loads the snapshot in `options.dir` and replays the journal after it (Store.open says what it
+ * throws). The directory then says what it holds in its manifest.
+ */
+export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<Recovered<S, R>> {
+  await ensurePrivateDir(options.dir);
+  const listed = await readManifest(options.dir);
+  const bytes = await (options.snapshotBytes ?? readFileBytes(snapshotPathIn(options.dir)));
+  if (listed === null) await refuseUnlisted(options.dir, bytes);
+  const mark = checkSnapshot(options.dir, listed?.snapshot ?? null, listed?.pending ?? null, listed !== null, bytes);
+  // No snapshot yet (or one that holds a falsy JSON value): the empty store.
+  const snapshot = (await new DurableJsonFile<SnapshotFile<S>>(
+    snapshotPathIn(options.dir),
+    Promise.resolve(bytes),
+  ).read()) || {
+    format: 1,
+    seq: 0,
+    savedAt: new Date(0).toISOString(),
+    state: options.initialState(),
+  };
+  const snapshotBytes = bytes?.length ?? 0;
+  if (snapshot.format !== 1 || !Number.isSafeInteger(snapshot.seq) || snapshot.state === undefined) {
+    throw new WfxError('SNAPSHOT_CORRUPT', `${snapshotPathIn(options.dir)} is not a wfx snapshot`);
+  }
+  const large = options.snapshotCollection;
+  const layout = large ? layoutOf(snapshot, large.key) : null;
+  // Entries the journal changes after the snapshot: their bytes in it are out of date.
+  const changed = new Set<string>();
+  const change = (key: string): void => void changed.add(key);
+  // Collections added since the snapshot was written start empty (top-level merge).
+  const state = Object.assign(options.initialState() as object, snapshot.state) as S;
+  if (options.derived?.length) {
+    // Derived keys as an empty store has them, whatever an older snapshot held.
+    const initial = options.initialState() as Record<string, unknown>;
+    for (const key of options.derived) (state as Record<string, unknown>)[key] = initial[key];
+  }
+  const manifest = new Manifest(options.dir, {
+    format: 1,
+    snapshot: mark && { ...mark, seq: snapshot.seq },
+    pending: null,
+    segments: [],
+  });
+  const { journal, report } = await Journal.open<R[]>({
+    dir: join(options.dir, 'journal'),
+    afterSeq: snapshot.seq,
+    listed: listed?.segments ?? null,
+    through: listed?.lastSeq ?? null,
+    onSegment: (segments) => {
+      manifest.content = { ...manifest.content, segments: [...segments] };
+      return manifest.save();
+    },
+    replay: (_seq, records) => {
+      for (const record of records) {
+        if (layout) large!.touched(record, change);
+        options.apply(state, record);
+      }
+    },
+  });
+  const logger = options.logger ?? silentLogger;
+  // The directory now says what it holds: initialized (a new one), or a checkpoint's pending
+  // snapshot found in place; a backup's `lastSeq` is dropped (the journal grows from here).
+  if (listed === null)
+    logger.info(
+      { snapshot: bytes !== null, segments: journal.segmentCount },
+      "store: wrote the data directory's manifest",
+    );
+  crashPoint('recovery:replayed'); // a torn tail cut already, the manifest not yet written
+  await journal.ensureCurrentSegment();
+  manifest.content = { ...manifest.content, segments: [...journal.segmentList] };
+  await manifest.save();
+  if (report.truncated) {
+    logger.warn(report.truncated, 'journal: cut off a torn entry at the end (a crash during a write)');
+  }
+  logger.info({ snapshotSeq: snapshot.seq, replayed: report.replayed }, 'store: recovered');
+  return {
+    journal,
+    state,
+    recovery: { ...report, snapshotSeq: snapshot.seq },
+    snapshotBytes,
+    manifest,
+    layout,
+    changed,
+    change,
+  };
+}
