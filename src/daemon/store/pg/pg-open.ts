@@ -54,7 +54,9 @@ export async function openDatabase<S, R>(
   let follower: JournalFollower<S, R> | null = null;
   try {
     const client = await pool.connect().catch((err: unknown) => {
-      throw new WfxError('DATABASE_UNREACHABLE', `cannot connect to the database: ${errorMessage(err)}`, { cause: err });
+      throw new WfxError('DATABASE_UNREACHABLE', `cannot connect to the database: ${errorMessage(err)}`, {
+        cause: err,
+      });
     });
     let count: number;
     let joined: readonly number[] | null = null;
