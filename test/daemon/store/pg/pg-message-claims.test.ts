@@ -1,7 +1,7 @@
 import t from 'tap';
-import { uuidv7In } from '../../../src/daemon/engine/ids.js';
-import { PgStore, type PgStoreOptions } from '../../../src/daemon/store/pg/pg-store.js';
-import { POSTGRES_SKIP, queryAt, startPostgres } from '../../helpers/postgres.js';
+import { uuidv7In } from '../../../../src/daemon/engine/ids.js';
+import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
+import { POSTGRES_SKIP, queryAt, startPostgres } from '../../../helpers/postgres.js';
 
 // Claims on kept messages (decision 043): one daemon at a time may consume a kept message, the
 // claim holding while the claiming execution's partition keeps its epoch.

@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import t from 'tap';
-import { STATE } from '../../../src/daemon/state/state.js';
-import type { DeliveryRecord } from '../../../src/daemon/state/state.js';
-import { WebhookReceiver } from '../../../src/daemon/triggers/webhooks.js';
-import { signDelivery, type Scheme } from '../../../src/shared/webhooks/providers.js';
-import { apiHarness, type ApiHarness, type TestKey } from '../../helpers/api.js';
+import { STATE } from '../../../../src/daemon/state/state.js';
+import type { DeliveryRecord } from '../../../../src/daemon/state/state.js';
+import { WebhookReceiver } from '../../../../src/daemon/triggers/webhooks.js';
+import { signDelivery, type Scheme } from '../../../../src/shared/webhooks/providers.js';
+import { apiHarness, type ApiHarness, type TestKey } from '../../../helpers/api.js';
 
 const flowFor = (webhook: string, eventType?: string) => `processId: AUTO
 name: On ${webhook}

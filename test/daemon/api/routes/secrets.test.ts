@@ -1,10 +1,10 @@
-import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import '../../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import t from 'tap';
-import { createAiRunner } from '../../../src/daemon/ai/runner.js';
-import { envelopeKeyId } from '../../../src/daemon/secrets/envelope.js';
-import { storedSecrets } from '../../../src/daemon/state/secret-fields.js';
-import type { AiProvider } from '../../../src/daemon/state/state.js';
-import { apiHarness } from '../../helpers/api.js';
+import { createAiRunner } from '../../../../src/daemon/ai/runner.js';
+import { envelopeKeyId } from '../../../../src/daemon/secrets/envelope.js';
+import { storedSecrets } from '../../../../src/daemon/state/secret-fields.js';
+import type { AiProvider } from '../../../../src/daemon/state/state.js';
+import { apiHarness } from '../../../helpers/api.js';
 
 const PROVIDER = { name: 'gpt', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', model: 'm' };
 

@@ -1,8 +1,8 @@
 import t from 'tap';
-import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
-import { historySuite } from '../../helpers/history-suite.js';
-import { POSTGRES_SKIP, startPostgres } from '../../helpers/postgres.js';
-import { suiteReducer, type SuiteRecord, type SuiteState } from '../../helpers/store-suite.js';
+import { PgStore } from '../../../../src/daemon/store/pg/pg-store.js';
+import { historySuite } from '../../../helpers/history-suite.js';
+import { POSTGRES_SKIP, startPostgres } from '../../../helpers/postgres.js';
+import { suiteReducer, type SuiteRecord, type SuiteState } from '../../../helpers/store-suite.js';
 
 // The shared behaviour of histories (test/helpers/history-suite.ts), on the PostgreSQL store's
 // table: each open is a store of its own on the test's database, as a restarted daemon's is.

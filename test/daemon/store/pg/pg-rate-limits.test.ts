@@ -1,9 +1,9 @@
 import t from 'tap';
 import pg from 'pg';
-import { decisionOf, RateLimiter, SharedRateLimiter } from '../../../src/daemon/api/rate-limit.js';
-import { migrate } from '../../../src/daemon/store/pg/migrations.js';
-import { PgRateLimits } from '../../../src/daemon/store/pg/pg-rate-limits.js';
-import { POSTGRES_SKIP, startPostgres } from '../../helpers/postgres.js';
+import { decisionOf, RateLimiter, SharedRateLimiter } from '../../../../src/daemon/api/rate-limit.js';
+import { migrate } from '../../../../src/daemon/store/pg/migrations.js';
+import { PgRateLimits } from '../../../../src/daemon/store/pg/pg-rate-limits.js';
+import { POSTGRES_SKIP, startPostgres } from '../../../helpers/postgres.js';
 
 // Rate limits counted in the database (decision 042): the daemons sharing it count one key's
 // requests together, with the sliding windows a single daemon counts in memory.

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
-import { POSTGRES_SKIP, startPostgres } from '../../helpers/postgres.js';
-import { storeSuite, suiteReducer, type SuiteRecord, type SuiteState } from '../../helpers/store-suite.js';
+import { PgStore } from '../../../../src/daemon/store/pg/pg-store.js';
+import { POSTGRES_SKIP, startPostgres } from '../../../helpers/postgres.js';
+import { storeSuite, suiteReducer, type SuiteRecord, type SuiteState } from '../../../helpers/store-suite.js';
 
 // The shared behaviour of durable stores (test/helpers/store-suite.ts), on the PostgreSQL store:
 // one server for the file, a database per test.

@@ -1,16 +1,16 @@
 import t from 'tap';
 import pg from 'pg';
-import { uuidv7In } from '../../../src/daemon/engine/ids.js';
-import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
-import { WFX_COMMONS } from '../../../src/daemon/state/commons.js';
-import type { WfxState } from '../../../src/daemon/state/state.js';
-import { JournalFollower } from '../../../src/daemon/store/pg/journal-follower.js';
-import { SHARED_PARTITION } from '../../../src/daemon/store/pg/partition-state.js';
-import { PgStore, type PgStoreOptions } from '../../../src/daemon/store/pg/pg-store.js';
-import { SharedJournal } from '../../../src/daemon/store/pg/shared-journal.js';
-import { eventually } from '../../helpers/eventually.js';
-import { POSTGRES_SKIP, queryAt, startPostgres } from '../../helpers/postgres.js';
-import { startRecord } from '../../helpers/state.js';
+import { uuidv7In } from '../../../../src/daemon/engine/ids.js';
+import { WFX_STORE, type WfxRecord } from '../../../../src/daemon/state/records.js';
+import { WFX_COMMONS } from '../../../../src/daemon/state/commons.js';
+import type { WfxState } from '../../../../src/daemon/state/state.js';
+import { JournalFollower } from '../../../../src/daemon/store/pg/journal-follower.js';
+import { SHARED_PARTITION } from '../../../../src/daemon/store/pg/partition-state.js';
+import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
+import { SharedJournal } from '../../../../src/daemon/store/pg/shared-journal.js';
+import { eventually } from '../../../helpers/eventually.js';
+import { POSTGRES_SKIP, queryAt, startPostgres } from '../../../helpers/postgres.js';
+import { startRecord } from '../../../helpers/state.js';
 
 // The shared partition (decision 039): what any execution's step may write (memory, here "mem"),
 // journaled apart from partition 0 and numbered by the database, so that several daemons'

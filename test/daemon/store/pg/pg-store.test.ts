@@ -1,11 +1,11 @@
 import t from 'tap';
 import pg from 'pg';
-import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
-import { JournalFollower } from '../../../src/daemon/store/pg/journal-follower.js';
-import { SCHEMA_VERSION } from '../../../src/daemon/store/pg/migrations.js';
-import { eventually } from '../../helpers/eventually.js';
-import { inTransaction, POSTGRES_SKIP, queryAt, standbyListens, startPostgres } from '../../helpers/postgres.js';
-import { suiteReducer, type SuiteRecord, type SuiteState } from '../../helpers/store-suite.js';
+import { PgStore } from '../../../../src/daemon/store/pg/pg-store.js';
+import { JournalFollower } from '../../../../src/daemon/store/pg/journal-follower.js';
+import { SCHEMA_VERSION } from '../../../../src/daemon/store/pg/migrations.js';
+import { eventually } from '../../../helpers/eventually.js';
+import { inTransaction, POSTGRES_SKIP, queryAt, standbyListens, startPostgres } from '../../../helpers/postgres.js';
+import { suiteReducer, type SuiteRecord, type SuiteState } from '../../../helpers/store-suite.js';
 
 // What only the PostgreSQL store has: migrations, the lease, fencing, a standby taking over.
 t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {

@@ -1,10 +1,10 @@
 import t from 'tap';
-import { partitionOf, uuidv7In } from '../../../src/daemon/engine/ids.js';
-import { PartitionLease } from '../../../src/daemon/store/pg/lease.js';
-import { PgStore, type PgStoreOptions } from '../../../src/daemon/store/pg/pg-store.js';
+import { partitionOf, uuidv7In } from '../../../../src/daemon/engine/ids.js';
+import { PartitionLease } from '../../../../src/daemon/store/pg/lease.js';
+import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
 import pg from 'pg';
-import { eventually } from '../../helpers/eventually.js';
-import { POSTGRES_SKIP, queryAt, startPostgres } from '../../helpers/postgres.js';
+import { eventually } from '../../../helpers/eventually.js';
+import { POSTGRES_SKIP, queryAt, startPostgres } from '../../../helpers/postgres.js';
 
 // Partitions moving between running stores (PgStore.take and drop): the step decision 035 needs
 // for daemons to share them. A store gives partitions up (flushed, checkpointed, released,

@@ -1,14 +1,14 @@
-import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import '../../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
-import type { AccessLogEntry } from '../../../src/daemon/api/auth.js';
-import { providerKeyContext } from '../../../src/daemon/state/secret-fields.js';
-import { apiHarness, type ApiHarness, type TestKey } from '../../helpers/api.js';
-import { eventually } from '../../helpers/eventually.js';
-import { fakeAiRunner } from '../../helpers/fake-ai.js';
+import type { AccessLogEntry } from '../../../../src/daemon/api/auth.js';
+import { providerKeyContext } from '../../../../src/daemon/state/secret-fields.js';
+import { apiHarness, type ApiHarness, type TestKey } from '../../../helpers/api.js';
+import { eventually } from '../../../helpers/eventually.js';
+import { fakeAiRunner } from '../../../helpers/fake-ai.js';
 
 const OPENAI = { name: 'gpt', kind: 'openai-compatible', baseUrl: 'https://api.example.com/v1', model: 'gpt-4o-mini' };
 /** A key nobody could mistake for anything else, to search for in answers and logs. */

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
-import { apiHarness } from '../../helpers/api.js';
-import { BILLING, chargeFlow } from '../../helpers/jobs.js';
-import { eventually } from '../../helpers/eventually.js';
+import { apiHarness } from '../../../helpers/api.js';
+import { BILLING, chargeFlow } from '../../../helpers/jobs.js';
+import { eventually } from '../../../helpers/eventually.js';
 
 const DOMAIN_BODY = { description: BILLING.description, actions: BILLING.actions };
 

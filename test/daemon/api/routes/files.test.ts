@@ -1,6 +1,6 @@
 import t from 'tap';
-import type { FilePage, FileView } from '../../../src/shared/api/index.js';
-import { apiHarness } from '../../helpers/api.js';
+import type { FilePage, FileView } from '../../../../src/shared/api/index.js';
+import { apiHarness } from '../../../helpers/api.js';
 
 const upload = (name: string, type: string, body: string | Buffer) => ({
   method: 'POST' as const,

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { apiHarness } from '../../helpers/api.js';
+import { apiHarness } from '../../../helpers/api.js';
 
 const PID = '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11';
 const INPUTS = {

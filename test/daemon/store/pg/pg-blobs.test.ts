@@ -1,9 +1,9 @@
-import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import '../../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import t from 'tap';
-import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
-import { blobSuite } from '../../helpers/blob-suite.js';
-import { POSTGRES_SKIP, startPostgres } from '../../helpers/postgres.js';
-import { suiteReducer, type SuiteRecord, type SuiteState } from '../../helpers/store-suite.js';
+import { PgStore } from '../../../../src/daemon/store/pg/pg-store.js';
+import { blobSuite } from '../../../helpers/blob-suite.js';
+import { POSTGRES_SKIP, startPostgres } from '../../../helpers/postgres.js';
+import { suiteReducer, type SuiteRecord, type SuiteState } from '../../../helpers/store-suite.js';
 
 // The shared behaviour of blob stores (test/helpers/blob-suite.ts), on PostgreSQL.
 t.test('blobs in PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { apiHarness, type ApiHarness } from '../../helpers/api.js';
+import { apiHarness, type ApiHarness } from '../../../helpers/api.js';
 
 /** Commits an entry as a memoryAction would (`ttlMs` from the harness's clock). */
 async function remember(

@@ -1,15 +1,15 @@
 import t from 'tap';
 import pg from 'pg';
-import { partitionOf, uuidv7In } from '../../../src/daemon/engine/ids.js';
-import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
-import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
-import type { WfxState } from '../../../src/daemon/state/state.js';
-import { JournalFollower } from '../../../src/daemon/store/pg/journal-follower.js';
-import { MIGRATIONS } from '../../../src/daemon/store/pg/migrations.js';
-import { PgStore, type PgStoreOptions } from '../../../src/daemon/store/pg/pg-store.js';
-import { eventually } from '../../helpers/eventually.js';
-import { inTransaction, POSTGRES_SKIP, queryAt, standbyListens, startPostgres } from '../../helpers/postgres.js';
-import { startRecord } from '../../helpers/state.js';
+import { partitionOf, uuidv7In } from '../../../../src/daemon/engine/ids.js';
+import { WFX_STORE, type WfxRecord } from '../../../../src/daemon/state/records.js';
+import { InstanceTable } from '../../../../src/daemon/state/instance-table.js';
+import type { WfxState } from '../../../../src/daemon/state/state.js';
+import { JournalFollower } from '../../../../src/daemon/store/pg/journal-follower.js';
+import { MIGRATIONS } from '../../../../src/daemon/store/pg/migrations.js';
+import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
+import { eventually } from '../../../helpers/eventually.js';
+import { inTransaction, POSTGRES_SKIP, queryAt, standbyListens, startPostgres } from '../../../helpers/postgres.js';
+import { startRecord } from '../../../helpers/state.js';
 
 // The state cut into partitions (pg/partition-state.ts): a directory in partition 0, executions
 // ("items" here) spread over the others by id. What goes where, snapshots per partition, all-or-

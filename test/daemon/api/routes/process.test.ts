@@ -1,5 +1,5 @@
 import t from 'tap';
-import { apiHarness } from '../../helpers/api.js';
+import { apiHarness } from '../../../helpers/api.js';
 
 /** A flow with inputs that waits for a person, so that its executions stay live to be looked at. */
 const ORDER = `processId: AUTO

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { Engine } from '../../../src/daemon/engine/engine.js';
-import { publishFlow } from '../../../src/daemon/flows/publish.js';
-import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
-import type { WfxState } from '../../../src/daemon/state/state.js';
-import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
-import { Scheduler } from '../../../src/daemon/triggers/schedules.js';
-import { validateFlowSource } from '../../../src/shared/flow/validate.js';
-import { TestClock } from '../../helpers/engine.js';
-import { eventually } from '../../helpers/eventually.js';
-import { POSTGRES_SKIP, queryAt, startPostgres } from '../../helpers/postgres.js';
-import { prng } from '../../helpers/prng.js';
-import { liveInstances } from '../../helpers/state.js';
+import { Engine } from '../../../../src/daemon/engine/engine.js';
+import { publishFlow } from '../../../../src/daemon/flows/publish.js';
+import { WFX_STORE, type WfxRecord } from '../../../../src/daemon/state/records.js';
+import type { WfxState } from '../../../../src/daemon/state/state.js';
+import { PgStore } from '../../../../src/daemon/store/pg/pg-store.js';
+import { Scheduler } from '../../../../src/daemon/triggers/schedules.js';
+import { validateFlowSource } from '../../../../src/shared/flow/validate.js';
+import { TestClock } from '../../../helpers/engine.js';
+import { eventually } from '../../../helpers/eventually.js';
+import { POSTGRES_SKIP, queryAt, startPostgres } from '../../../helpers/postgres.js';
+import { prng } from '../../../helpers/prng.js';
+import { liveInstances } from '../../../helpers/state.js';
 
 const PROCESS_ID = randomUUID();
 const FLOW = `
