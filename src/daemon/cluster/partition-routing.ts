@@ -13,7 +13,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorBody } from '../../shared/api/index.js';
 import { FORWARDED_BY, forwardRequest } from './forward.js';
-import { jobTarget } from '../state/jobs.js';
+import { jobTarget } from '../state/job-queues.js';
 import { hookList } from '../api/auth.js';
 import type { HopSigner } from './request-signing.js';
 

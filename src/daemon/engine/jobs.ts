@@ -10,7 +10,7 @@
 import type { ActivatedJob, JobAnswer, JobView } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
-import { JobQueues, jobKey, jobTarget, waitingJob, type JobRef } from '../state/jobs.js';
+import { JobQueues, jobKey, jobTarget, waitingJob, type JobRef } from '../state/job-queues.js';
 import type { Instance, JobWait, NodeInstance, WfxState } from '../state/state.js';
 import type { DomainSchemas } from '../jobs/schemas.js';
 import type { JobResult } from './nodes/handler.js';

@@ -7,7 +7,7 @@
 import type { ActivatedJob, DomainHealth, WorkerSeen } from '../../shared/api/index.js';
 import type { ActivateRequest } from '../engine/jobs.js';
 import type { Engine, JobsWaiting } from '../engine/engine.js';
-import { JobQueues, jobTarget, waitingJob } from '../state/jobs.js';
+import { JobQueues, jobTarget, waitingJob } from '../state/job-queues.js';
 import type { WfxState } from '../state/state.js';
 
 /** A worker not seen for this long no longer makes its domain `active`. */

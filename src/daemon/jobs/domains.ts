@@ -11,7 +11,7 @@ import { nodesWithin, type FlowDefinition } from '../../shared/flow/types.js';
 import type { FlowProblem } from '../../shared/flow/validate.js';
 import { jsonPointerPath } from '../../shared/json-shape.js';
 import { ownEntry } from '../../shared/json-object.js';
-import { JobQueues } from '../state/jobs.js';
+import { JobQueues } from '../state/job-queues.js';
 import type { Domain, DomainAction, WfxState } from '../state/state.js';
 
 /** A path as a flow problem's property path goes on: `.items.0.sku` (empty for the root). */

@@ -5,7 +5,7 @@ import type { BufferedMessage, PendingThrow } from './events.js';
 export type { StoredFile, BufferedMessage, PendingThrow };
 import type { InstanceTable } from './instance-table.js';
 import type { SubscriptionBucket } from './subscriptions.js';
-import type { Domain, DomainAction, JobQueues } from './jobs.js';
+import type { Domain, DomainAction, JobQueues } from './job-queues.js';
 import type { LiveCounts } from './live-counts.js';
 import type { Instance } from './instance.js';
 
@@ -143,7 +143,7 @@ export interface WfxState {
   /** Domains (domainTask, the jobs API): organization -> name -> domain. */
   domains: Record<string, Record<string, Domain>>;
   /**
-   * The waiting jobs by organization, domain and action (state/jobs.ts), made on first use by
+   * The waiting jobs by organization, domain and action (state/job-queues.ts), made on first use by
    * `JobQueues.of(state)` from the job waits. Derived, so never written to a snapshot (DERIVED).
    */
   jobQueues?: JobQueues | undefined;

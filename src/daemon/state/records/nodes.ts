@@ -8,7 +8,7 @@ import type { AiUsage } from '../../ai/types.js';
 import { nodesAt } from '../../../shared/flow/types.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
 import { applyAgentUpdate, type AgentUpdate } from '../agent.js';
-import { applyJobLock, indexJobWait, jobWaitingLine, unindexJob, type JobLockReason } from '../jobs.js';
+import { applyJobLock, indexJobWait, jobWaitingLine, unindexJob, type JobLockReason } from '../job-queues.js';
 import { appendLog } from '../log-line.js';
 import { progressedWait, type LoopProgress } from '../loop-progress.js';
 import { countLiveNode, setVariables } from '../sizes.js';
