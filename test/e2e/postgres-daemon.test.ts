@@ -306,7 +306,16 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     }));
     process.kill(a.pid, 'SIGCONT');
     const outcome = await late;
-    t.not(outcome.status, 200, `the paused daemon acknowledges nothing after the takeover (${outcome.status})`);
+    if (outcome.status === 200) {
+      // Let go, the paused daemon may notice the takeover first and, a standby by then, pass the
+      // start on to the new owner: the acknowledgement is then the new owner's, who has it.
+      const started = (outcome.body as { processInstanceId: string }).processInstanceId;
+      t.equal(
+        (await callB('GET', `/process/instance/${started}`)).status,
+        200,
+        "a start acknowledged is the new owner's",
+      );
+    } else t.not(outcome.status, 200, `the paused daemon acknowledges nothing after the takeover (${outcome.status})`);
     const logA = () => readFile(join(dirA, 'logs', 'daemon.log'), 'utf8');
     await eventually('the paused daemon notices, and rejoins as a standby', async () =>
       /STORE_LEASE_LOST[\s\S]*standing by until the lease is free/.test(await logA()),
