@@ -9,7 +9,6 @@
 import type { BufferedMessage, WfxState } from '../state/state.js';
 import { STATE, STATUS } from '../state/state.js';
 import { subscriptionsFor, type Subscription } from '../state/subscriptions.js';
-import type { Transition } from '../engine/transition.js';
 
 /** The database's part: a claim per kept message, fenced by the claiming execution's partition lease. */
 export interface KeptClaims {
@@ -61,8 +60,11 @@ export class KeptClaiming {
       readonly state: WfxState;
       readonly claims: KeptClaims;
       readonly now: () => Date;
-      /** Runs one engine step (Engine.step). */
-      readonly step: <T>(fn: (t: Transition) => T) => Promise<T>;
+      /**
+       * Consumes kept message `messageId` for the wait `sub` names, in one engine step: false,
+       * changing nothing, when the message is gone or that node no longer waits for it.
+       */
+      readonly consume: (messageId: string, sub: Subscription) => Promise<boolean>;
       readonly track: (work: Promise<unknown>) => void;
       readonly onError: (err: unknown, what: string) => void;
     },
@@ -131,7 +133,7 @@ export class KeptClaiming {
       if (!(await claims.claim(id, first.instanceId, message.expiresAt))) return 'held';
       let consumed = false;
       try {
-        consumed = await this.deps.step((t) => t.consumeKept(id, first));
+        consumed = await this.deps.consume(id, first);
       } finally {
         await claims.release(id, first.instanceId);
       }

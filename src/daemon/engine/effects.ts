@@ -1,8 +1,8 @@
 /**
  * What a durable step's records call for, carried out: the one place that turns applied
- * records and a Transition's requests into effects (log lines and lifecycle events published,
- * timers armed and disarmed, work started and aborted, finished executions archived, deferred
- * executions continued). Transitions decide and emit records; they never do any of this.
+ * records and a step's effects (step/context.ts, StepEffect) into what happens (log lines and
+ * lifecycle events published, timers armed and disarmed, work started and aborted, finished
+ * executions archived, deferred executions continued). Steps decide; they never do any of this.
  */
 import { parseDuration } from '../../shared/duration.js';
 import type { BoundaryEventNode } from '../../shared/flow/types.js';
@@ -16,8 +16,9 @@ import type { EngineEmitter, LogsAdvanced, StreamedLog } from './engine-events.j
 import { boundaryKey, nodeKey, timerTarget, type TimerKey } from './keys.js';
 import { lifecycleOf } from './lifecycle.js';
 import { TimerQueue } from './timers.js';
-import type { EngineCore, Transition, WorkOrder } from './transition.js';
-import type { StepRunner, WorkRunner } from './work-runner.js';
+import type { BegunStep, RunStep } from './runner.js';
+import type { StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
+import type { WorkRunner } from './work-runner.js';
 
 /**
  * Nodes one step continuing deferred executions runs: a fraction of a step's own budget, so a
@@ -28,7 +29,9 @@ const DEFERRED_RUNS = 1000;
 
 /** What Effects needs from the engine. */
 export interface EffectsOptions {
-  readonly core: Pick<EngineCore, 'state' | 'flowOf'>;
+  readonly state: WfxState;
+  /** The flows of executions (their boundary events). */
+  readonly flows: Pick<StepContext, 'flowOf'>;
   /** Where events are published (the Engine). */
   readonly emitter: EngineEmitter;
   readonly work: WorkRunner;
@@ -37,7 +40,10 @@ export interface EffectsOptions {
   readonly onError: (err: unknown, what: string) => void;
   /** True once the engine stops: deferred executions are not continued. */
   readonly closed: () => boolean;
-  readonly step: StepRunner;
+  /** Runs a step (a timer's), resolved once durable (runner.ts). */
+  readonly step: RunStep;
+  /** Runs a step now, its answer known on return (runner.ts, StepRunner.begin). */
+  readonly begin: (input: StepInput) => BegunStep<unknown>;
 }
 
 /** The part of a store transaction the effects read: its records, their JSON, and the settling of a finished execution. */
@@ -49,7 +55,7 @@ export type DurableStep = Pick<Transaction<unknown, WfxRecord>, 'records' | 'ser
  */
 export class Effects {
   private readonly state: WfxState;
-  private readonly core: Pick<EngineCore, 'state' | 'flowOf'>;
+  private readonly flows: Pick<StepContext, 'flowOf'>;
   private readonly emitter: EngineEmitter;
   private readonly work: WorkRunner;
   private readonly archive: ExecutionArchive;
@@ -64,8 +70,8 @@ export class Effects {
 
   constructor(options: EffectsOptions) {
     this.options = options;
-    this.core = options.core;
-    this.state = options.core.state;
+    this.flows = options.flows;
+    this.state = options.state;
     this.emitter = options.emitter;
     this.work = options.work;
     this.archive = options.archive;
@@ -89,13 +95,9 @@ export class Effects {
    * Carries out what a durable step calls for, in order: log lines streamed (a log stream ends
    * on its execution's PROCESS_* event, after every line), lifecycle events, timers and work
    * per record, finished executions archived, then the work the step asked for and its
-   * deferred executions continued.
+   * deferred executions continued (`effects`, in the order the step listed them).
    */
-  afterDurable(
-    tx: DurableStep,
-    logsUpTo: ReadonlyArray<string | number>,
-    transition: Pick<Transition, 'work' | 'deferred'>,
-  ): void {
+  afterDurable(tx: DurableStep, logsUpTo: ReadonlyArray<string | number>, effects: readonly StepEffect[]): void {
     const { records, serialized } = tx;
     const emitter = this.emitter;
     const perEntry = emitter.listenerCount('log') > 0;
@@ -153,25 +155,26 @@ export class Effects {
         this.archive.enqueue(r.instanceId, ownRecordsJson(r.instanceId, records, serialized, byExecution));
       }
     }
-    for (const order of transition.work) {
+    let deferred = false;
+    for (const effect of effects) {
+      if (effect.kind === 'defer') {
+        this.deferredIds.push(effect.instanceId);
+        deferred = true;
+      }
+      if (effect.kind !== 'work') continue;
       // The records are looked through only in a crash test, never on a daemon's own path.
-      if (CRASH_POINT_SET && order.request.kind === 'ai' && endsToolCalls(records, order))
+      if (CRASH_POINT_SET && effect.request.kind === 'ai' && endsToolCalls(records, effect))
         crashPoint('agent:tools-ended');
-      this.work.start(order);
+      this.work.start(effect);
     }
-    if (transition.deferred.size > 0) this.defer(transition.deferred);
+    if (deferred) this.scheduleDeferred();
   }
 
   /**
-   * Queues executions whose step ran out of budget. They are continued in turn, as many as one
-   * step's budget runs, one step per turn of the event loop: requests are served between, and
-   * an execution that spreads (a flow calling itself) cannot fill a turn with steps.
+   * Continues the executions whose step ran out of budget (queued by afterDurable) in turn, as
+   * many as one step's budget runs, one step per turn of the event loop: requests are served
+   * between, and an execution that spreads (a flow calling itself) cannot fill a turn with steps.
    */
-  private defer(ids: Iterable<string>): void {
-    for (const id of ids) this.deferredIds.push(id);
-    this.scheduleDeferred();
-  }
-
   private scheduleDeferred(): void {
     if (this.deferredScheduled || this.deferredHead >= this.deferredIds.length) return;
     this.deferredScheduled = true;
@@ -217,7 +220,7 @@ export class Effects {
   armBoundaries(inst: Instance, nodeInstanceId: string): void {
     const ni = inst.nodes[nodeInstanceId];
     if (!ni || (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING)) return;
-    const { nodes, graph } = this.core.flowOf(inst);
+    const { nodes, graph } = this.flows.flowOf(inst);
     for (const id of graph.boundaries(ni.nodeId)) {
       const b = nodes[id] as BoundaryEventNode;
       if (b.event !== 'timer' || b.duration === undefined || ni.fired?.includes(id)) continue;
@@ -278,45 +281,34 @@ export class Effects {
     const inst = this.state.instances[instanceId];
     const ni = inst?.nodes[nodeInstanceId];
     if (!inst || !ni) return;
-    for (const id of this.core.flowOf(inst).graph.boundaries(ni.nodeId))
+    for (const id of this.flows.flowOf(inst).graph.boundaries(ni.nodeId))
       this.timers.delete(boundaryKey(instanceId, nodeInstanceId, id));
   }
 
-  /** A timer is due: its boundary event fires, or its waiting node resumes (if they still can). */
+  /** A timer is due: a step fires its boundary event, or resumes its waiting node (if they still can). */
   private fireTimer(key: TimerKey): void {
     const { instanceId, nodeInstanceId, boundaryId } = timerTarget(key);
-    const inst = this.state.instances[instanceId];
-    const ni = inst?.nodes[nodeInstanceId];
-    if (!inst || !ni || inst.stateCd !== STATE.RUNNING) return;
-    if (boundaryId !== undefined) {
-      this.options
-        .step((t) => t.fireBoundary(inst, ni, boundaryId))
-        .catch((err: unknown) => this.options.onError(err, `boundary timer ${key}`));
-      return;
-    }
-    if (ni.statusCd !== STATUS.WAITING || !ni.wait?.dueAt) return;
     this.options
-      .step((t) => t.resume(inst, ni, { kind: 'timer' }))
-      .catch((err: unknown) => this.options.onError(err, `timer of ${key}`));
+      .step({ kind: 'timer', instanceId, nodeInstanceId, ...(boundaryId !== undefined && { boundaryId }) })
+      .catch((err: unknown) =>
+        this.options.onError(err, boundaryId !== undefined ? `boundary timer ${key}` : `timer of ${key}`),
+      );
   }
 
-  /** Continues an execution whose step ran out of its run budget. */
   /** One step that continues deferred executions, oldest first, until its budget is spent. */
   private continueDeferred(): void {
     this.deferredScheduled = false;
     if (this.options.closed()) return;
     const ids = this.deferredIds;
     let head = this.deferredHead;
-    // The step runs synchronously: `head` is where it stopped once step() returns.
-    this.options
-      .step((t) => {
-        t.limitRuns(DEFERRED_RUNS);
-        while (head < ids.length && !t.spent) {
-          const inst = this.state.instances[ids[head++]!];
-          if (inst) t.continue(inst);
-        }
-      })
-      .catch((err: unknown) => this.options.onError(err, 'continuing deferred executions'));
+    // The step runs synchronously: its answer, where it stopped, is known once begin() returns.
+    try {
+      const begun = this.options.begin({ kind: 'continue', ids, from: head, maxRuns: DEFERRED_RUNS });
+      head = begun.answer as number;
+      begun.done.catch((err: unknown) => this.options.onError(err, 'continuing deferred executions'));
+    } catch (err) {
+      this.options.onError(err, 'continuing deferred executions');
+    }
     if (head >= ids.length) {
       // A fresh list rather than one kept and cleared (docs/decisions/005-no-long-lived-growing-collections.md).
       if (this.deferredIds === ids) this.deferredIds = [];

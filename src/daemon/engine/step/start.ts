@@ -1,0 +1,109 @@
+/**
+ * The step's inputs that start, continue and end executions: a start (one, or a trigger's
+ * batch with its own records), a continuation of executions left for a later step (a restart,
+ * a spent budget), an execution set aside, a cancel.
+ */
+import type { WfxRecord } from '../../state/records.js';
+import { LiveCounts } from '../../state/live-counts.js';
+import { STATE, STATUS, type Instance } from '../../state/state.js';
+import { nodeKey } from '../keys.js';
+import { overLimits } from '../limits.js';
+import { runningNow } from '../queries.js';
+import type { LaunchParams } from './context.js';
+import type { Step } from './step.js';
+
+/** The inputs of this file (index.ts, StepInput). */
+export type StartInput =
+  /** Starts an execution at its startEvent and runs it as far as it goes. */
+  | { readonly kind: 'start'; readonly params: LaunchParams }
+  /**
+   * Starts several executions, then writes `finalize`'s records (what a trigger records of
+   * them) in the same step: a crash leaves all of it or none.
+   */
+  | {
+      readonly kind: 'start.batch';
+      readonly params: readonly LaunchParams[];
+      readonly finalize: (started: readonly Instance[]) => WfxRecord[];
+    }
+  /**
+   * Runs the active nodes of executions `ids[from..]` (a restart, or a deferred step), as many
+   * as the budget lets (at most `maxRuns` node runs): answers the index it stopped at.
+   */
+  | { readonly kind: 'continue'; readonly ids: readonly string[]; readonly from: number; readonly maxRuns?: number }
+  /**
+   * Fails execution `instanceId`, if it runs, with INTERNAL_ERROR and `message`: a restart's
+   * step that could not run it threw before it changed anything.
+   */
+  | { readonly kind: 'set.aside'; readonly instanceId: string; readonly message: string }
+  /** Cancels a running execution (throws INSTANCE_NOT_RUNNING when it no longer runs). */
+  | { readonly kind: 'cancel'; readonly instanceId: string; readonly reason: string };
+
+/** What each input of this file answers. */
+export interface StartAnswers {
+  start: Instance;
+  'start.batch': Instance[];
+  continue: number;
+  'set.aside': void;
+  cancel: void;
+}
+
+/** Starts an execution and runs it as far as it goes. */
+export function start(s: Step, params: LaunchParams): Instance {
+  const inst = s.launch(params);
+  s.drain();
+  return inst;
+}
+
+/** Starts each execution, then writes `finalize`'s records. */
+export function startBatch(s: Step, input: Extract<StartInput, { kind: 'start.batch' }>): Instance[] {
+  const started = input.params.map((p) => start(s, p));
+  for (const record of input.finalize(started)) s.emit(record);
+  return started;
+}
+
+/** Continues executions `ids[from..]` until the budget is spent; answers where it stopped. */
+export function continueExecutions(s: Step, input: Extract<StartInput, { kind: 'continue' }>): number {
+  if (input.maxRuns !== undefined) s.limitRuns(input.maxRuns);
+  const { ids } = input;
+  let head = input.from;
+  while (head < ids.length && !s.spent) {
+    const inst = s.state.instances[ids[head++]!];
+    if (inst) continueExecution(s, inst);
+  }
+  return head;
+}
+
+/** Runs the nodes of `inst` that are active but not yet run (after a restart, or a deferred step). */
+function continueExecution(s: Step, inst: Instance): void {
+  if (inst.stateCd !== STATE.RUNNING) return;
+  s.touched.add(inst.processInstanceId);
+  // An execution that holds more than its limits allow (left so by an earlier version, or
+  // by limits lowered since) fails here rather than run on.
+  const over = overLimits(inst, s.ctx.limits, LiveCounts.of(s.state));
+  if (over) {
+    s.finish(inst, STATE.FAILED, over.message, { code: over.code, message: over.message, nodeId: null });
+    s.drain();
+    return;
+  }
+  for (const ni of Object.values(inst.nodes)) {
+    if (ni.statusCd === STATUS.ACTIVE && !s.ctx.isWorking(nodeKey(inst.processInstanceId, ni.id)))
+      s.queueActive(inst, ni);
+  }
+  s.drain();
+}
+
+/** Fails the execution with INTERNAL_ERROR (see StartInput). */
+export function setAside(s: Step, id: string, message: string): void {
+  const inst = s.state.instances[id];
+  if (!inst || inst.stateCd !== STATE.RUNNING) return;
+  s.touched.add(id);
+  s.finish(inst, STATE.FAILED, message, { code: 'INTERNAL_ERROR', message, nodeId: null });
+  s.drain();
+}
+
+/** Cancels a running execution: every active or waiting node is cancelled. */
+export function cancel(s: Step, id: string, reason: string): void {
+  const inst = runningNow(s.state, id);
+  s.touched.add(inst.processInstanceId);
+  s.finish(inst, STATE.CANCELLED, reason);
+}
