@@ -5,7 +5,6 @@
  */
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt } from '../../shared/flow/types.js';
-import type { FileStore } from '../files/file-store.js';
 import type { DomainSchemas } from '../jobs/schemas.js';
 import type { Instance, WfxState } from '../state/state.js';
 import type { NodeKey } from './keys.js';
@@ -20,7 +19,8 @@ export interface EngineStepContextOptions {
   readonly state: WfxState;
   readonly newInstanceId: (now: Date, parentInstanceId: string | null) => string;
   readonly isWorking: (key: NodeKey) => boolean;
-  readonly files: FileStore | undefined;
+  /** The file store's lookup (FileStore.get); undefined: no file store, every file reference refused. */
+  readonly files: { get(organization: string, fileId: string): FileMeta | undefined } | undefined;
   readonly maxJsonDepth: number;
   readonly schemas: DomainSchemas;
   readonly limits: ExecutionLimits;
@@ -35,7 +35,7 @@ export class EngineStepContext implements StepContext {
   private readonly graphs = new Map<string, Map<string, FlowScope>>();
   readonly newInstanceId: (now: Date, parentInstanceId: string | null) => string;
   readonly isWorking: (key: NodeKey) => boolean;
-  private readonly files: FileStore | undefined;
+  private readonly files: EngineStepContextOptions['files'];
   readonly maxJsonDepth: number;
   readonly schemas: DomainSchemas;
   readonly limits: ExecutionLimits;
