@@ -1,11 +1,10 @@
 /**
- * What a durable step's records call for, carried out: the one place that turns applied
- * records and a step's effects (step/context.ts, StepEffect) into what happens (log lines and
- * lifecycle events published, timers armed and disarmed, work started and aborted, finished
- * executions archived, deferred executions continued). Steps decide; they never do any of this.
+ * The executor of what durable steps call for: the one place where effects happen (log lines
+ * and lifecycle events published, timers armed and disarmed, work started and aborted,
+ * finished executions archived, deferred executions continued). What a step calls for is
+ * planned first, as data (effect-plan.ts), then carried out here in the plan's order. Steps
+ * decide; they never do any of this.
  */
-import { parseDuration } from '../../shared/duration.js';
-import type { BoundaryEventNode } from '../../shared/flow/types.js';
 import { logEntry } from '../state/log-line.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
@@ -13,8 +12,8 @@ import { CRASH_POINT_SET, crashPoint } from '../store/crash-point.js';
 import type { Transaction } from '../store/store.js';
 import { ownRecordsJson, recordsByExecution, type ExecutionArchive } from './archive.js';
 import type { EngineEmitter, LogsAdvanced, StreamedLog } from './engine-events.js';
-import { boundaryKey, nodeKey, timerTarget, type TimerKey } from './keys.js';
-import { lifecycleOf } from './lifecycle.js';
+import { nodeKey, timerTarget, type TimerKey } from './keys.js';
+import { armBoundaries, disarmBoundaries, planEffects, type PlannedEffect } from './effect-plan.js';
 import { TimerQueue } from './timers.js';
 import type { BegunStep, RunStep } from './runner.js';
 import type { StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
@@ -98,7 +97,7 @@ export class Effects {
    * deferred executions continued (`effects`, in the order the step listed them).
    */
   afterDurable(tx: DurableStep, logsUpTo: ReadonlyArray<string | number>, effects: readonly StepEffect[]): void {
-    const { records, serialized } = tx;
+    const { records } = tx;
     const emitter = this.emitter;
     const perEntry = emitter.listenerCount('log') > 0;
     for (let p = 0; p < logsUpTo.length; p += 2) {
@@ -119,53 +118,61 @@ export class Effects {
           } satisfies StreamedLog);
       emitter.emit('logs', { processInstanceId: id, upTo, instance: inst } satisfies LogsAdvanced);
     }
-    const publish = emitter.listenerCount('lifecycle') > 0;
-    const jobs = emitter.listenerCount('jobs') > 0;
-    for (const r of records) {
-      if (publish) for (const event of lifecycleOf(this.state, r)) emitter.emit('lifecycle', event);
-      if (jobs) this.jobsWaiting(r);
-      if (r.type === 'node.waiting' && r.wait.dueAt)
-        this.timers.set(nodeKey(r.instanceId, r.nodeInstanceId), Date.parse(r.wait.dueAt));
-      else if (r.type === 'node.completed' || r.type === 'node.left') {
-        const key = nodeKey(r.instanceId, r.nodeInstanceId);
-        this.timers.delete(key);
-        this.disarmBoundaries(r.instanceId, r.nodeInstanceId);
-        this.work.stop(key);
-      } else if (r.type === 'boundary.fired')
-        this.timers.delete(boundaryKey(r.instanceId, r.nodeInstanceId, r.boundaryId));
-      if (
-        r.type === 'node.entered' ||
-        (r.type === 'node.waiting' &&
-          this.state.instances[r.instanceId]?.nodes[r.nodeInstanceId]?.statusCd === STATUS.WAITING)
-      ) {
-        const inst = this.state.instances[r.instanceId];
-        if (inst) this.armBoundaries(inst, r.nodeInstanceId);
-      }
-    }
+    const plan = planEffects(this.state, this.flows, records, effects, {
+      lifecycle: emitter.listenerCount('lifecycle') > 0,
+      jobs: emitter.listenerCount('jobs') > 0,
+    });
+    this.carryOut(plan, tx);
+  }
+
+  /** Carries out a plan (effect-plan.ts), in its order. `tx`: the durable step it is of. */
+  private carryOut(plan: readonly PlannedEffect[], tx: DurableStep | null): void {
+    const emitter = this.emitter;
     let byExecution: Map<string, number[]> | undefined;
-    for (const r of records) {
-      if (r.type !== 'instance.finished') continue;
-      emitter.emit('finished', r.instanceId);
-      if (tx.settle) {
-        // Already in history (ExecutionArchive.oneStep): it leaves the live state now.
-        tx.settle();
-        this.archived(r.instanceId);
-      } else {
-        byExecution ??= recordsByExecution(records);
-        this.archive.enqueue(r.instanceId, ownRecordsJson(r.instanceId, records, serialized, byExecution));
-      }
-    }
     let deferred = false;
-    for (const effect of effects) {
-      if (effect.kind === 'defer') {
-        this.deferredIds.push(effect.instanceId);
-        deferred = true;
+    for (const effect of plan) {
+      switch (effect.kind) {
+        case 'lifecycle':
+          emitter.emit('lifecycle', effect.event);
+          break;
+        case 'jobs':
+          emitter.emit('jobs', effect.waiting);
+          break;
+        case 'timer.set':
+          this.timers.set(effect.key, effect.at);
+          break;
+        case 'timer.delete':
+          this.timers.delete(effect.key);
+          break;
+        case 'work.stop':
+          this.work.stop(effect.key);
+          break;
+        case 'finished':
+          emitter.emit('finished', effect.instanceId);
+          if (!tx) break;
+          if (tx.settle) {
+            // Already in history (ExecutionArchive.oneStep): it leaves the live state now.
+            tx.settle();
+            this.archived(effect.instanceId);
+          } else {
+            byExecution ??= recordsByExecution(tx.records);
+            this.archive.enqueue(
+              effect.instanceId,
+              ownRecordsJson(effect.instanceId, tx.records, tx.serialized, byExecution),
+            );
+          }
+          break;
+        case 'work':
+          // The records are looked through only in a crash test, never on a daemon's own path.
+          if (CRASH_POINT_SET && tx && effect.request.kind === 'ai' && endsToolCalls(tx.records, effect))
+            crashPoint('agent:tools-ended');
+          this.work.start(effect);
+          break;
+        case 'defer':
+          this.deferredIds.push(effect.instanceId);
+          deferred = true;
+          break;
       }
-      if (effect.kind !== 'work') continue;
-      // The records are looked through only in a crash test, never on a daemon's own path.
-      if (CRASH_POINT_SET && effect.request.kind === 'ai' && endsToolCalls(records, effect))
-        crashPoint('agent:tools-ended');
-      this.work.start(effect);
     }
     if (deferred) this.scheduleDeferred();
   }
@@ -179,15 +186,6 @@ export class Effects {
     if (this.deferredScheduled || this.deferredHead >= this.deferredIds.length) return;
     this.deferredScheduled = true;
     setImmediate(() => this.continueDeferred());
-  }
-
-  /** Wakes the jobs API's long polls for a record that leaves a job waiting for a worker. */
-  private jobsWaiting(r: WfxRecord): void {
-    if (!(r.type === 'node.waiting' && r.wait.kind === 'job') && !(r.type === 'job.locked' && r.lock === null)) return;
-    const inst = this.state.instances[r.instanceId];
-    const wait = inst?.nodes[r.nodeInstanceId]?.wait;
-    if (inst && wait?.kind === 'job')
-      this.emitter.emit('jobs', { organization: inst.organization, domain: wait.domain, action: wait.action });
   }
 
   /** A finished execution has left the live state (moved to history): its log is no longer followed. */
@@ -212,23 +210,11 @@ export class Effects {
     if (ni.wait?.dueAt) this.timers.set(nodeKey(inst.processInstanceId, ni.id), Date.parse(ni.wait.dueAt));
   }
 
-  /**
-   * Arms the timer boundary events of a live node that have not fired: each is due its
-   * duration after the node started, so a restart arms them again at the same instant
-   * (overdue ones fire at once).
-   */
+  /** Arms the timer boundary events of a recovered live node that have not fired (overdue ones fire at once). */
   armBoundaries(inst: Instance, nodeInstanceId: string): void {
-    const ni = inst.nodes[nodeInstanceId];
-    if (!ni || (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING)) return;
-    const { nodes, graph } = this.flows.flowOf(inst);
-    for (const id of graph.boundaries(ni.nodeId)) {
-      const b = nodes[id] as BoundaryEventNode;
-      if (b.event !== 'timer' || b.duration === undefined || ni.fired?.includes(id)) continue;
-      this.timers.set(
-        boundaryKey(inst.processInstanceId, ni.id, id),
-        Date.parse(ni.startTime) + parseDuration(b.duration),
-      );
-    }
+    const plan: PlannedEffect[] = [];
+    armBoundaries(this.flows, inst, nodeInstanceId, plan);
+    this.carryOut(plan, null);
   }
 
   /**
@@ -251,14 +237,16 @@ export class Effects {
    */
   forget(inst: Instance): void {
     const id = inst.processInstanceId;
+    const plan: PlannedEffect[] = [];
     for (const nid in inst.nodes) {
       const ni = inst.nodes[nid]!;
       if (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING) continue;
       const key = nodeKey(id, ni.id);
-      this.timers.delete(key);
-      this.disarmBoundaries(id, ni.id);
-      this.work.stop(key);
+      plan.push({ kind: 'timer.delete', key });
+      disarmBoundaries(this.state, this.flows, id, ni.id, plan);
+      plan.push({ kind: 'work.stop', key });
     }
+    this.carryOut(plan, null);
     this.streamed.delete(id);
   }
 
@@ -275,14 +263,6 @@ export class Effects {
   /** Stops firing timers (the engine stops). */
   close(): void {
     this.timers.close();
-  }
-
-  private disarmBoundaries(instanceId: string, nodeInstanceId: string): void {
-    const inst = this.state.instances[instanceId];
-    const ni = inst?.nodes[nodeInstanceId];
-    if (!inst || !ni) return;
-    for (const id of this.flows.flowOf(inst).graph.boundaries(ni.nodeId))
-      this.timers.delete(boundaryKey(instanceId, nodeInstanceId, id));
   }
 
   /** A timer is due: a step fires its boundary event, or resumes its waiting node (if they still can). */

@@ -316,10 +316,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     await this.sweepExpired();
     this.keptClaiming?.offerAll();
     if (this.thrownOutbox) this.thrownOutbox.passAll();
-    else if (Object.keys(this.state.thrown).length > 0) {
-      // Kept by daemons that shared this database: this one shares it with none.
-      await this.store.commit(...Object.keys(this.state.thrown).map((id) => ({ type: 'event.passed', id }) as const));
-    }
+    // Kept by daemons that shared this database: this one shares it with none.
+    else await this.step({ kind: 'thrown.forget' });
   }
 
   /**

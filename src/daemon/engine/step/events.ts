@@ -35,13 +35,19 @@ export type EventInput =
   /** Consumes kept message `messageId` for the wait `sub` names: false, changing nothing, when it cannot. */
   | { readonly kind: 'kept.consume'; readonly messageId: string; readonly sub: Subscription }
   /** An event thrown on another daemon, delivered to what waits here. */
-  | { readonly kind: 'thrown.deliver'; readonly event: ThrownEvent };
+  | { readonly kind: 'thrown.deliver'; readonly event: ThrownEvent }
+  /**
+   * Events kept for other daemons by a daemon that shared this database (thrown-outbox.ts),
+   * on one that shares it with none: passed, nothing to give them to.
+   */
+  | { readonly kind: 'thrown.forget' };
 
 /** What each input of this file answers. */
 export interface EventAnswers {
   event: EventOutcome;
   'kept.consume': boolean;
   'thrown.deliver': void;
+  'thrown.forget': void;
 }
 
 /** Whether message id `dedupKey` was seen and is remembered still at `now`: the event is a repeat. */
@@ -113,4 +119,9 @@ export function consumeKept(s: Step, id: string, sub: Subscription): boolean {
 /** Delivers an event thrown elsewhere to what waits here for it. */
 export function deliverThrown(s: Step, event: ThrownEvent): void {
   s.deliver(subscriptionsFor(s.state, event.organization, event.eventType, event.correlationKey), event.data);
+}
+
+/** Writes every event kept for other daemons as passed (see EventInput, thrown.forget). */
+export function forgetThrown(s: Step): void {
+  for (const id of Object.keys(s.state.thrown)) s.emit({ type: 'event.passed', id });
 }

@@ -9,7 +9,14 @@ import type { WfxRecord } from '../../state/records.js';
 import type { WfxState } from '../../state/state.js';
 import { answer, type AnswerInput } from './answers.js';
 import type { StepContext, StepEffect } from './context.js';
-import { consumeKept, deliverEvent, deliverThrown, type EventAnswers, type EventInput } from './events.js';
+import {
+  consumeKept,
+  deliverEvent,
+  deliverThrown,
+  forgetThrown,
+  type EventAnswers,
+  type EventInput,
+} from './events.js';
 import {
   activateJobs,
   completeJob,
@@ -96,6 +103,8 @@ function decide(s: Step, input: StepInput): unknown {
       return consumeKept(s, input.messageId, input.sub);
     case 'thrown.deliver':
       return deliverThrown(s, input.event);
+    case 'thrown.forget':
+      return forgetThrown(s);
     case 'work.done':
       return workDone(s, input);
     case 'work.failed':

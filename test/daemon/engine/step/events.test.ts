@@ -145,3 +145,14 @@ t.test('with thrown events kept, the throw is written and listed to pass on; thr
   });
   t.equal(m.instance(waiter).variables.from, 'elsewhere');
 });
+
+t.test('thrown.forget passes every event kept for other daemons, and writes nothing when none is kept', async (t) => {
+  const m = new MemoryStep({ keepsThrown: true });
+  const pid = await m.publish(THROW);
+  m.start(pid, { orderId: 'o4' });
+  t.equal(Object.keys(m.state.thrown).length, 1);
+  const r = m.run({ kind: 'thrown.forget' });
+  t.same(typesOf(r.records), ['event.passed']);
+  t.same(Object.keys(m.state.thrown), []);
+  t.same(m.run({ kind: 'thrown.forget' }).records, []);
+});
