@@ -15,8 +15,7 @@ import type { EngineEmitter, LogsAdvanced, StreamedLog } from './engine-events.j
 import { nodeKey, timerTarget, type TimerKey } from './keys.js';
 import { armBoundaries, disarmBoundaries, planEffects, type PlannedEffect } from './effect-plan.js';
 import { TimerQueue } from './timers.js';
-import type { BegunStep, RunStep } from './runner.js';
-import type { StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
+import type { BegunStep, RunStep, StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
 import type { WorkRunner } from './work-runner.js';
 
 /**

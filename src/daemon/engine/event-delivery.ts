@@ -7,7 +7,7 @@ import { WfxError } from '../../shared/errors.js';
 import type { WfxRecord } from '../state/records.js';
 import type { WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
-import type { RunStep } from './runner.js';
+import type { RunStep } from './step/index.js';
 import { eventSeen, type EventOutcome } from './step/events.js';
 
 /** An event as publishEvent takes it (see EventDelivery.publish). */

@@ -9,7 +9,7 @@ import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
 import { JobQueues, jobKey, waitingJob } from '../state/jobs.js';
 import type { WfxState } from '../state/state.js';
-import type { RunStep } from './runner.js';
+import type { RunStep } from './step/index.js';
 import { availableJobs, type ActivateRequest, type FailRequest, type Held, type JobCall } from './step/jobs.js';
 
 export type { ActivateRequest, FailRequest, JobCall } from './step/jobs.js';

@@ -7,7 +7,7 @@ import { InstanceTable } from '../state/instance-table.js';
 import { indexEventWait } from '../state/records.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import type { Effects } from './effects.js';
-import type { RunStep } from './runner.js';
+import type { RunStep } from './step/index.js';
 
 /**
  * In one walk over the live executions (with `only`: those, the index rebuilt for all, as after

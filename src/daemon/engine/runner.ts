@@ -10,10 +10,14 @@ import type { WfxState } from '../state/state.js';
 import type { DurableStore, Transaction } from '../store/store.js';
 import type { ExecutionArchive } from './archive.js';
 import type { Effects } from './effects.js';
-import { runStep, type StepAnswer, type StepContext, type StepInput, type StepResult } from './step/index.js';
-
-/** Runs `input` as one step and resolves with its answer once durable (StepRunner.step). */
-export type RunStep = <I extends StepInput>(input: I, now?: Date) => Promise<StepAnswer<I>>;
+import {
+  runStep,
+  type BegunStep,
+  type StepAnswer,
+  type StepContext,
+  type StepInput,
+  type StepResult,
+} from './step/index.js';
 
 /** What a StepRunner needs. */
 export interface StepRunnerOptions {
@@ -31,12 +35,6 @@ export interface StepRunnerOptions {
   readonly claim?: (messageId: string) => void;
   /** An event thrown in a durable step, to pass on (cluster: thrown-outbox.ts). */
   readonly pass?: (eventId: string) => void;
-}
-
-/** A step begun: its answer (known at once), and its durability with its effects carried out. */
-export interface BegunStep<T> {
-  readonly answer: T;
-  readonly done: Promise<T>;
 }
 
 /** The one runner of steps (see the top of this file). */

@@ -56,6 +56,15 @@ interface Answers extends StartAnswers, EventAnswers, JobAnswers {
 /** What input `I` answers. */
 export type StepAnswer<I extends StepInput> = Answers[I['kind']];
 
+/** Runs `input` as one step and resolves with its answer once durable (engine/runner.ts, StepRunner.step). */
+export type RunStep = <I extends StepInput>(input: I, now?: Date) => Promise<StepAnswer<I>>;
+
+/** A step begun (engine/runner.ts, StepRunner.begin): its answer, known at once, and its durability with its effects carried out. */
+export interface BegunStep<T> {
+  readonly answer: T;
+  readonly done: Promise<T>;
+}
+
 /** What one step did: its answer, the records it wrote (in order, each applied), the effects it asks for. */
 export interface StepResult<T> {
   readonly answer: T;
