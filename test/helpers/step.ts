@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { EngineStepContext } from '../../src/daemon/engine/step-context.js';
 import { runStep, type StepAnswer, type StepInput, type StepResult } from '../../src/daemon/engine/step/index.js';
-import { resolveStart } from '../../src/daemon/engine/step/start-params.js';
 import type { FileMeta } from '../../src/daemon/engine/step/context.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from '../../src/daemon/engine/limits.js';
 import { nodeKey, type NodeKey } from '../../src/daemon/engine/keys.js';
@@ -95,8 +94,7 @@ export class MemoryStep {
     data: Record<string, unknown> = {},
     correlationKey: string | null = null,
   ): StepResult<Instance> {
-    const params = resolveStart(this.state, this.ctx, { organization: 'default', processId, data, correlationKey });
-    return this.run({ kind: 'start', params });
+    return this.run({ kind: 'start', request: { organization: 'default', processId, data, correlationKey } });
   }
 
   /** Execution `id` as it is now (throws when it is not live). */

@@ -25,10 +25,8 @@ import { KeptClaiming } from '../cluster/kept-claims.js';
 import { ThrownOutbox } from '../cluster/thrown-outbox.js';
 import { continueRecovered, recoverLiveState, reindexSubscriptions, type Recovering } from './recovery.js';
 import { StepRunner } from './runner.js';
-import { admit, batchParams, type RefusedStart } from './starts.js';
 import { EngineStepContext } from './step-context.js';
-import type { Caller, EventOutcome, RunStep, StartRequest, StepAnswer, StepInput } from './step/index.js';
-import { resolveStart } from './step/start-params.js';
+import type { Caller, EventOutcome, RefusedStart, RunStep, StartRequest, StepAnswer, StepInput } from './step/index.js';
 import { callHttp } from './work/http.js';
 import { WorkRunner } from './work-runner.js';
 import { SecretBox } from '../secrets/secret-box.js';
@@ -230,9 +228,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * VALIDATION_ERROR, PAYLOAD_TOO_LARGE, EXECUTION_LIMIT_EXCEEDED.
    */
   async start(req: StartRequest): Promise<Instance> {
-    const params = resolveStart(this.state, this.ctx, req);
-    admit(this.state, this.limits, params.organization, 1);
-    return this.step({ kind: 'start', params });
+    return this.step({ kind: 'start', request: req });
   }
 
   /**
@@ -246,8 +242,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     reqs: readonly StartRequest[],
     finalize: (started: readonly Instance[], refused: readonly RefusedStart[]) => WfxRecord[],
   ): Promise<Instance[]> {
-    const { params, refused } = batchParams(this.state, this.ctx, reqs);
-    return this.step({ kind: 'start.batch', params, finalize: (started) => finalize(started, refused) });
+    return this.step({ kind: 'start.batch', requests: reqs, finalize });
   }
 
   /**

@@ -95,7 +95,7 @@ export function runStep<I extends StepInput>(
 function decide(s: Step, input: StepInput): unknown {
   switch (input.kind) {
     case 'start':
-      return start(s, input.params);
+      return start(s, input.request);
     case 'start.batch':
       return startBatch(s, input);
     case 'continue':
@@ -139,3 +139,4 @@ function decide(s: Step, input: StepInput): unknown {
 
 export type { Caller, FlowScope, LaunchParams, StartRequest, StepContext, StepEffect, WorkOrder } from './context.js';
 export type { EventOutcome } from './events.js';
+export type { RefusedStart } from './start.js';

@@ -3,27 +3,33 @@
  * batch with its own records), a continuation of executions left for a later step (a restart,
  * a spent budget), an execution set aside, a cancel.
  */
+import { WfxError } from '../../../shared/errors.js';
 import type { WfxRecord } from '../../state/records.js';
 import { LiveCounts } from '../../state/live-counts.js';
 import { STATE, STATUS, type Instance } from '../../state/state.js';
 import { nodeKey } from '../keys.js';
 import { overLimits } from '../limits.js';
 import { runningNow } from '../queries.js';
-import type { LaunchParams } from './context.js';
+import type { LaunchParams, StartRequest } from './context.js';
+import { resolveStart } from './start-params.js';
 import type { Step } from './step.js';
 
 /** The inputs of this file (index.ts, StepInput). */
 export type StartInput =
-  /** Starts an execution at its startEvent and runs it as far as it goes. */
-  | { readonly kind: 'start'; readonly params: LaunchParams }
+  /**
+   * Starts an execution at its startEvent and runs it as far as it goes. Throws, before
+   * anything changes, what resolveStart throws and EXECUTION_LIMIT_EXCEEDED.
+   */
+  | { readonly kind: 'start'; readonly request: StartRequest }
   /**
    * Starts several executions, then writes `finalize`'s records (what a trigger records of
-   * them) in the same step: a crash leaves all of it or none.
+   * them) in the same step: a crash leaves all of it or none. Requests that cannot start are
+   * skipped, and given to `finalize` with their error, in order.
    */
   | {
       readonly kind: 'start.batch';
-      readonly params: readonly LaunchParams[];
-      readonly finalize: (started: readonly Instance[]) => WfxRecord[];
+      readonly requests: readonly StartRequest[];
+      readonly finalize: (started: readonly Instance[], refused: readonly RefusedStart[]) => WfxRecord[];
     }
   /**
    * Runs the active nodes of executions `ids[from..]` (a restart, or a deferred step), as many
@@ -47,17 +53,67 @@ export interface StartAnswers {
   cancel: void;
 }
 
+/** A start of a batch that cannot start, and why. */
+export interface RefusedStart {
+  readonly req: StartRequest;
+  readonly error: WfxError;
+}
+
+/** Starts an execution (its flow resolved, its organization's limit checked) and runs it as far as it goes. */
+export function start(s: Step, request: StartRequest): Instance {
+  const params = resolveStart(s.state, s.ctx, request);
+  admit(s, params.organization, 1);
+  return launch(s, params);
+}
+
 /** Starts an execution and runs it as far as it goes. */
-export function start(s: Step, params: LaunchParams): Instance {
+function launch(s: Step, params: LaunchParams): Instance {
   const inst = s.launch(params);
   s.drain();
   return inst;
 }
 
-/** Starts each execution, then writes `finalize`'s records. */
+/**
+ * Throws EXECUTION_LIMIT_EXCEEDED when `n` more executions would make `organization` run more
+ * than the live-executions limit. Checked in the step, so starts cannot pass it together.
+ */
+function admit(s: Step, organization: string, n: number): void {
+  const limit = s.ctx.limits.organizationExecutions;
+  if (LiveCounts.of(s.state).organization(organization) + n <= limit) return;
+  throw new WfxError(
+    'EXECUTION_LIMIT_EXCEEDED',
+    `organization ${organization} runs ${limit} executions already (the daemon's live-executions limit)`,
+    { details: { organization, limit } },
+  );
+}
+
+/**
+ * Starts each request that can start (resolved and admitted first, all of them, before any
+ * record), then writes `finalize`'s records.
+ */
 export function startBatch(s: Step, input: Extract<StartInput, { kind: 'start.batch' }>): Instance[] {
-  const started = input.params.map((p) => start(s, p));
-  for (const record of input.finalize(started)) s.emit(record);
+  const refused: RefusedStart[] = [];
+  const admitted = new Map<string, number>();
+  const params = input.requests.flatMap((req) => {
+    try {
+      const p = resolveStart(s.state, s.ctx, req);
+      const n = (admitted.get(p.organization) ?? 0) + 1;
+      admit(s, p.organization, n);
+      admitted.set(p.organization, n);
+      return [p];
+    } catch (err) {
+      refused.push({
+        req,
+        error:
+          err instanceof WfxError
+            ? err
+            : new WfxError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err), { cause: err }),
+      });
+      return [];
+    }
+  });
+  const started = params.map((p) => launch(s, p));
+  for (const record of input.finalize(started, refused)) s.emit(record);
   return started;
 }
 

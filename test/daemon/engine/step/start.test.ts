@@ -57,32 +57,43 @@ t.test('a start that reaches a wait writes the node waiting and leaves the execu
   t.equal(m.node(r.answer.processInstanceId, 'ask').statusCd, STATUS.WAITING);
 });
 
-t.test("a batch's finalize records are written after its starts, in the same step", async (t) => {
+t.test("a batch's finalize records come after its starts, with the starts it refused, in one step", async (t) => {
   const m = new MemoryStep();
   const pid = await m.publish(STRAIGHT);
-  const params = [1, 2].map((amount) => ({
-    processId: pid,
-    processName: 'Straight',
-    processVersion: '1',
-    organization: 'default',
-    environment: 'PRODUCTION' as const,
-    correlationKey: null,
-    parentInstanceId: null,
-    variables: { amount },
-  }));
-  let given = 0;
+  const req = (processId: string, amount: number) => ({ organization: 'default', processId, data: { amount } });
+  let given: { started: number; refused: string[] } | null = null;
   const r = m.run({
     kind: 'start.batch',
-    params,
-    finalize: (started) => {
-      given = started.length;
+    requests: [req(pid, 1), req('no-such-flow', 2), req(pid, 3)],
+    finalize: (started, refused) => {
+      given = { started: started.length, refused: refused.map((x) => x.error.code) };
       return [{ type: 'messageId.seen', key: 'default|batch', until: '2030-01-01T00:00:00.000Z' }];
     },
   });
   t.equal(r.answer.length, 2);
-  t.equal(given, 2, 'finalize is given every execution started');
+  t.same(given, { started: 2, refused: ['PROCESS_NOT_FOUND'] }, 'finalize is given both');
   t.equal(r.records.at(-1)?.type, 'messageId.seen', 'its records come last');
   t.equal(r.records.filter((x) => x.type === 'instance.started').length, 2);
+});
+
+t.test("a start past the organization's live-executions limit is refused before anything is written", async (t) => {
+  const m = new MemoryStep({ limits: { organizationExecutions: 1 } });
+  const pid = await m.publish(WAITS);
+  m.start(pid);
+  t.throws(() => m.start(pid), { code: 'EXECUTION_LIMIT_EXCEEDED' });
+  t.throws(() => m.start('no-such-flow'), { code: 'PROCESS_NOT_FOUND' });
+  const r = m.run({
+    kind: 'start.batch',
+    requests: [{ organization: 'default', processId: pid }],
+    finalize: (_started, refused) => {
+      t.same(
+        refused.map((x) => x.error.code),
+        ['EXECUTION_LIMIT_EXCEEDED'],
+      );
+      return [];
+    },
+  });
+  t.same(r.records, [], 'a batch with nothing to start writes nothing');
 });
 
 t.test('callProcess starts the called execution Active and defers it; continue runs it', async (t) => {
