@@ -129,7 +129,6 @@ export class Engine extends EventEmitter<EngineEvents> {
         });
       },
       maxJsonDepth: this.maxJsonDepth,
-      now: this.now,
       onError: (err, what) => this.onError(err, what),
       closed,
       step,

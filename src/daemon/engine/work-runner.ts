@@ -34,7 +34,6 @@ export interface WorkRunnerOptions {
   /** A piece of a model's answer as it streams in (not journaled; the engine's `progress` event). */
   readonly onProgress: (order: WorkOrder, delta: string) => void;
   readonly maxJsonDepth: number;
-  readonly now: () => Date;
   readonly onError: (err: unknown, what: string) => void;
   /** True once the engine stops: no work starts, no result is handed back. */
   readonly closed: () => boolean;
