@@ -60,7 +60,10 @@ export class KeptClaiming {
       readonly state: WfxState;
       readonly claims: KeptClaims;
       readonly now: () => Date;
-      /** Consumes a kept message for a waiting node, in an engine step (EngineSide.consumeKept). */
+      /**
+       * Consumes kept message `messageId` for the wait `sub` names, in one engine step: false,
+       * changing nothing, when the message is gone or that node no longer waits for it.
+       */
       readonly consume: (messageId: string, sub: Subscription) => Promise<boolean>;
       readonly track: (work: Promise<unknown>) => void;
       readonly onError: (err: unknown, what: string) => void;

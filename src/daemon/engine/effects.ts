@@ -1,11 +1,10 @@
 /**
- * What a durable step's records call for, carried out: the one place that turns applied
- * records and a Transition's requests into effects (log lines and lifecycle events published,
- * timers armed and disarmed, work started and aborted, finished executions archived, deferred
- * executions continued). Transitions decide and emit records; they never do any of this.
+ * The executor of what durable steps call for: the one place where effects happen (log lines
+ * and lifecycle events published, timers armed and disarmed, work started and aborted,
+ * finished executions archived, deferred executions continued). What a step calls for is
+ * planned first, as data (effect-plan.ts), then carried out here in the plan's order. Steps
+ * decide; they never do any of this.
  */
-import { parseDuration } from '../../shared/duration.js';
-import type { BoundaryEventNode } from '../../shared/flow/types.js';
 import { logEntry } from '../state/log-line.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
@@ -13,11 +12,11 @@ import { CRASH_POINT_SET, crashPoint } from '../store/crash-point.js';
 import type { Transaction } from '../store/store.js';
 import { ownRecordsJson, recordsByExecution, type ExecutionArchive } from './archive.js';
 import type { EngineEmitter, LogsAdvanced, StreamedLog } from './engine-events.js';
-import { boundaryKey, nodeKey, timerTarget, type TimerKey } from './keys.js';
-import { lifecycleOf } from './lifecycle.js';
+import { nodeKey, timerTarget, type TimerKey } from './keys.js';
+import { armBoundaries, disarmBoundaries, planEffects, type PlannedEffect } from './effect-plan.js';
 import { TimerQueue } from './timers.js';
-import type { EngineCore, Transition, WorkOrder } from './transition.js';
-import type { StepRunner, WorkRunner } from './work-runner.js';
+import type { BegunStep, RunStep, StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
+import type { WorkRunner } from './work-runner.js';
 
 /**
  * Nodes one step continuing deferred executions runs: a fraction of a step's own budget, so a
@@ -28,7 +27,9 @@ const DEFERRED_RUNS = 1000;
 
 /** What Effects needs from the engine. */
 export interface EffectsOptions {
-  readonly core: Pick<EngineCore, 'state' | 'flowOf'>;
+  readonly state: WfxState;
+  /** The flows of executions (their boundary events). */
+  readonly flows: Pick<StepContext, 'flowOf'>;
   /** Where events are published (the Engine). */
   readonly emitter: EngineEmitter;
   readonly work: WorkRunner;
@@ -37,7 +38,10 @@ export interface EffectsOptions {
   readonly onError: (err: unknown, what: string) => void;
   /** True once the engine stops: deferred executions are not continued. */
   readonly closed: () => boolean;
-  readonly step: StepRunner;
+  /** Runs a step (a timer's), resolved once durable (runner.ts). */
+  readonly step: RunStep;
+  /** Runs a step now, its answer known on return (runner.ts, StepRunner.begin). */
+  readonly begin: (input: StepInput) => BegunStep<unknown>;
 }
 
 /** The part of a store transaction the effects read: its records, their JSON, and the settling of a finished execution. */
@@ -49,7 +53,7 @@ export type DurableStep = Pick<Transaction<unknown, WfxRecord>, 'records' | 'ser
  */
 export class Effects {
   private readonly state: WfxState;
-  private readonly core: Pick<EngineCore, 'state' | 'flowOf'>;
+  private readonly flows: Pick<StepContext, 'flowOf'>;
   private readonly emitter: EngineEmitter;
   private readonly work: WorkRunner;
   private readonly archive: ExecutionArchive;
@@ -64,8 +68,8 @@ export class Effects {
 
   constructor(options: EffectsOptions) {
     this.options = options;
-    this.core = options.core;
-    this.state = options.core.state;
+    this.flows = options.flows;
+    this.state = options.state;
     this.emitter = options.emitter;
     this.work = options.work;
     this.archive = options.archive;
@@ -89,14 +93,10 @@ export class Effects {
    * Carries out what a durable step calls for, in order: log lines streamed (a log stream ends
    * on its execution's PROCESS_* event, after every line), lifecycle events, timers and work
    * per record, finished executions archived, then the work the step asked for and its
-   * deferred executions continued.
+   * deferred executions continued (`effects`, in the order the step listed them).
    */
-  afterDurable(
-    tx: DurableStep,
-    logsUpTo: ReadonlyArray<string | number>,
-    transition: Pick<Transition, 'work' | 'deferred'>,
-  ): void {
-    const { records, serialized } = tx;
+  afterDurable(tx: DurableStep, logsUpTo: ReadonlyArray<string | number>, effects: readonly StepEffect[]): void {
+    const { records } = tx;
     const emitter = this.emitter;
     const perEntry = emitter.listenerCount('log') > 0;
     for (let p = 0; p < logsUpTo.length; p += 2) {
@@ -117,74 +117,74 @@ export class Effects {
           } satisfies StreamedLog);
       emitter.emit('logs', { processInstanceId: id, upTo, instance: inst } satisfies LogsAdvanced);
     }
-    const publish = emitter.listenerCount('lifecycle') > 0;
-    const jobs = emitter.listenerCount('jobs') > 0;
-    for (const r of records) {
-      if (publish) for (const event of lifecycleOf(this.state, r)) emitter.emit('lifecycle', event);
-      if (jobs) this.jobsWaiting(r);
-      if (r.type === 'node.waiting' && r.wait.dueAt)
-        this.timers.set(nodeKey(r.instanceId, r.nodeInstanceId), Date.parse(r.wait.dueAt));
-      else if (r.type === 'node.completed' || r.type === 'node.left') {
-        const key = nodeKey(r.instanceId, r.nodeInstanceId);
-        this.timers.delete(key);
-        this.disarmBoundaries(r.instanceId, r.nodeInstanceId);
-        this.work.stop(key);
-      } else if (r.type === 'boundary.fired')
-        this.timers.delete(boundaryKey(r.instanceId, r.nodeInstanceId, r.boundaryId));
-      if (
-        r.type === 'node.entered' ||
-        (r.type === 'node.waiting' &&
-          this.state.instances[r.instanceId]?.nodes[r.nodeInstanceId]?.statusCd === STATUS.WAITING)
-      ) {
-        const inst = this.state.instances[r.instanceId];
-        if (inst) this.armBoundaries(inst, r.nodeInstanceId);
-      }
-    }
+    const plan = planEffects(this.state, this.flows, records, effects, {
+      lifecycle: emitter.listenerCount('lifecycle') > 0,
+      jobs: emitter.listenerCount('jobs') > 0,
+    });
+    this.carryOut(plan, tx);
+  }
+
+  /** Carries out a plan (effect-plan.ts), in its order. `tx`: the durable step it is of. */
+  private carryOut(plan: readonly PlannedEffect[], tx: DurableStep | null): void {
+    const emitter = this.emitter;
     let byExecution: Map<string, number[]> | undefined;
-    for (const r of records) {
-      if (r.type !== 'instance.finished') continue;
-      emitter.emit('finished', r.instanceId);
-      if (tx.settle) {
-        // Already in history (ExecutionArchive.oneStep): it leaves the live state now.
-        tx.settle();
-        this.archived(r.instanceId);
-      } else {
-        byExecution ??= recordsByExecution(records);
-        this.archive.enqueue(r.instanceId, ownRecordsJson(r.instanceId, records, serialized, byExecution));
+    let deferred = false;
+    for (const effect of plan) {
+      switch (effect.kind) {
+        case 'lifecycle':
+          emitter.emit('lifecycle', effect.event);
+          break;
+        case 'jobs':
+          emitter.emit('jobs', effect.waiting);
+          break;
+        case 'timer.set':
+          this.timers.set(effect.key, effect.at);
+          break;
+        case 'timer.delete':
+          this.timers.delete(effect.key);
+          break;
+        case 'work.stop':
+          this.work.stop(effect.key);
+          break;
+        case 'finished':
+          emitter.emit('finished', effect.instanceId);
+          if (!tx) break;
+          if (tx.settle) {
+            // Already in history (ExecutionArchive.oneStep): it leaves the live state now.
+            tx.settle();
+            this.archived(effect.instanceId);
+          } else {
+            byExecution ??= recordsByExecution(tx.records);
+            this.archive.enqueue(
+              effect.instanceId,
+              ownRecordsJson(effect.instanceId, tx.records, tx.serialized, byExecution),
+            );
+          }
+          break;
+        case 'work':
+          // The records are looked through only in a crash test, never on a daemon's own path.
+          if (CRASH_POINT_SET && tx && effect.request.kind === 'ai' && endsToolCalls(tx.records, effect))
+            crashPoint('agent:tools-ended');
+          this.work.start(effect);
+          break;
+        case 'defer':
+          this.deferredIds.push(effect.instanceId);
+          deferred = true;
+          break;
       }
     }
-    for (const order of transition.work) {
-      // The records are looked through only in a crash test, never on a daemon's own path.
-      if (CRASH_POINT_SET && order.request.kind === 'ai' && endsToolCalls(records, order))
-        crashPoint('agent:tools-ended');
-      this.work.start(order);
-    }
-    if (transition.deferred.size > 0) this.defer(transition.deferred);
+    if (deferred) this.scheduleDeferred();
   }
 
   /**
-   * Queues executions whose step ran out of budget. They are continued in turn, as many as one
-   * step's budget runs, one step per turn of the event loop: requests are served between, and
-   * an execution that spreads (a flow calling itself) cannot fill a turn with steps.
+   * Continues the executions whose step ran out of budget (queued by afterDurable) in turn, as
+   * many as one step's budget runs, one step per turn of the event loop: requests are served
+   * between, and an execution that spreads (a flow calling itself) cannot fill a turn with steps.
    */
-  private defer(ids: Iterable<string>): void {
-    for (const id of ids) this.deferredIds.push(id);
-    this.scheduleDeferred();
-  }
-
   private scheduleDeferred(): void {
     if (this.deferredScheduled || this.deferredHead >= this.deferredIds.length) return;
     this.deferredScheduled = true;
     setImmediate(() => this.continueDeferred());
-  }
-
-  /** Wakes the jobs API's long polls for a record that leaves a job waiting for a worker. */
-  private jobsWaiting(r: WfxRecord): void {
-    if (!(r.type === 'node.waiting' && r.wait.kind === 'job') && !(r.type === 'job.locked' && r.lock === null)) return;
-    const inst = this.state.instances[r.instanceId];
-    const wait = inst?.nodes[r.nodeInstanceId]?.wait;
-    if (inst && wait?.kind === 'job')
-      this.emitter.emit('jobs', { organization: inst.organization, domain: wait.domain, action: wait.action });
   }
 
   /** A finished execution has left the live state (moved to history): its log is no longer followed. */
@@ -209,23 +209,11 @@ export class Effects {
     if (ni.wait?.dueAt) this.timers.set(nodeKey(inst.processInstanceId, ni.id), Date.parse(ni.wait.dueAt));
   }
 
-  /**
-   * Arms the timer boundary events of a live node that have not fired: each is due its
-   * duration after the node started, so a restart arms them again at the same instant
-   * (overdue ones fire at once).
-   */
+  /** Arms the timer boundary events of a recovered live node that have not fired (overdue ones fire at once). */
   armBoundaries(inst: Instance, nodeInstanceId: string): void {
-    const ni = inst.nodes[nodeInstanceId];
-    if (!ni || (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING)) return;
-    const { nodes, graph } = this.core.flowOf(inst);
-    for (const id of graph.boundaries(ni.nodeId)) {
-      const b = nodes[id] as BoundaryEventNode;
-      if (b.event !== 'timer' || b.duration === undefined || ni.fired?.includes(id)) continue;
-      this.timers.set(
-        boundaryKey(inst.processInstanceId, ni.id, id),
-        Date.parse(ni.startTime) + parseDuration(b.duration),
-      );
-    }
+    const plan: PlannedEffect[] = [];
+    armBoundaries(this.flows, inst, nodeInstanceId, plan);
+    this.carryOut(plan, null);
   }
 
   /**
@@ -248,14 +236,16 @@ export class Effects {
    */
   forget(inst: Instance): void {
     const id = inst.processInstanceId;
+    const plan: PlannedEffect[] = [];
     for (const nid in inst.nodes) {
       const ni = inst.nodes[nid]!;
       if (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING) continue;
       const key = nodeKey(id, ni.id);
-      this.timers.delete(key);
-      this.disarmBoundaries(id, ni.id);
-      this.work.stop(key);
+      plan.push({ kind: 'timer.delete', key });
+      disarmBoundaries(this.state, this.flows, id, ni.id, plan);
+      plan.push({ kind: 'work.stop', key });
     }
+    this.carryOut(plan, null);
     this.streamed.delete(id);
   }
 
@@ -274,49 +264,30 @@ export class Effects {
     this.timers.close();
   }
 
-  private disarmBoundaries(instanceId: string, nodeInstanceId: string): void {
-    const inst = this.state.instances[instanceId];
-    const ni = inst?.nodes[nodeInstanceId];
-    if (!inst || !ni) return;
-    for (const id of this.core.flowOf(inst).graph.boundaries(ni.nodeId))
-      this.timers.delete(boundaryKey(instanceId, nodeInstanceId, id));
-  }
-
-  /** A timer is due: its boundary event fires, or its waiting node resumes (if they still can). */
+  /** A timer is due: a step fires its boundary event, or resumes its waiting node (if they still can). */
   private fireTimer(key: TimerKey): void {
     const { instanceId, nodeInstanceId, boundaryId } = timerTarget(key);
-    const inst = this.state.instances[instanceId];
-    const ni = inst?.nodes[nodeInstanceId];
-    if (!inst || !ni || inst.stateCd !== STATE.RUNNING) return;
-    if (boundaryId !== undefined) {
-      this.options
-        .step((t) => t.fireBoundary(inst, ni, boundaryId))
-        .catch((err: unknown) => this.options.onError(err, `boundary timer ${key}`));
-      return;
-    }
-    if (ni.statusCd !== STATUS.WAITING || !ni.wait?.dueAt) return;
     this.options
-      .step((t) => t.resume(inst, ni, { kind: 'timer' }))
-      .catch((err: unknown) => this.options.onError(err, `timer of ${key}`));
+      .step({ kind: 'timer', instanceId, nodeInstanceId, ...(boundaryId !== undefined && { boundaryId }) })
+      .catch((err: unknown) =>
+        this.options.onError(err, boundaryId !== undefined ? `boundary timer ${key}` : `timer of ${key}`),
+      );
   }
 
-  /** Continues an execution whose step ran out of its run budget. */
   /** One step that continues deferred executions, oldest first, until its budget is spent. */
   private continueDeferred(): void {
     this.deferredScheduled = false;
     if (this.options.closed()) return;
     const ids = this.deferredIds;
     let head = this.deferredHead;
-    // The step runs synchronously: `head` is where it stopped once step() returns.
-    this.options
-      .step((t) => {
-        t.limitRuns(DEFERRED_RUNS);
-        while (head < ids.length && !t.spent) {
-          const inst = this.state.instances[ids[head++]!];
-          if (inst) t.continue(inst);
-        }
-      })
-      .catch((err: unknown) => this.options.onError(err, 'continuing deferred executions'));
+    // The step runs synchronously: its answer, where it stopped, is known once begin() returns.
+    try {
+      const begun = this.options.begin({ kind: 'continue', ids, from: head, maxRuns: DEFERRED_RUNS });
+      head = begun.answer as number;
+      begun.done.catch((err: unknown) => this.options.onError(err, 'continuing deferred executions'));
+    } catch (err) {
+      this.options.onError(err, 'continuing deferred executions');
+    }
     if (head >= ids.length) {
       // A fresh list rather than one kept and cleared (docs/decisions/005-no-long-lived-growing-collections.md).
       if (this.deferredIds === ids) this.deferredIds = [];

@@ -7,6 +7,7 @@ import { InstanceTable } from '../state/instance-table.js';
 import { indexEventWait } from '../state/records/subscription-index.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import type { Effects } from './effects.js';
+import type { RunStep } from './step/index.js';
 
 /**
  * In one walk over the live executions (with `only`: those, the index rebuilt for all, as after
@@ -68,5 +69,33 @@ export function reindexSubscriptions(state: WfxState): void {
   for (const id of InstanceTable.of(state).ids()) {
     const inst = state.instances[id];
     if (inst !== undefined) indexEventWaits(state, inst);
+  }
+}
+
+/** What continueRecovered needs from the engine. */
+export interface Recovering {
+  readonly step: RunStep;
+  /** True once the store failed (its state cannot be trusted) or the engine stops. */
+  readonly failed: () => boolean;
+  readonly onError: (err: unknown, what: string) => void;
+}
+
+/**
+ * Runs what is left of each execution after a restart, one step each. A step that cannot run
+ * one (it throws before changing anything) sets it aside, failed with INTERNAL_ERROR, and
+ * recovery goes on with the others: one execution never keeps a daemon from coming back. A
+ * failed store (the step threw after it changed the state) stops recovery.
+ */
+export async function continueRecovered(running: readonly Instance[], deps: Recovering): Promise<void> {
+  for (const inst of running) {
+    const id = inst.processInstanceId;
+    try {
+      await deps.step({ kind: 'continue', ids: [id], from: 0 });
+    } catch (err) {
+      if (deps.failed()) throw err;
+      deps.onError(err, `recovery: execution ${id} could not run on; it is failed`);
+      const message = `the execution could not run on after a restart: ${err instanceof Error ? err.message : String(err)}`;
+      await deps.step({ kind: 'set.aside', instanceId: id, message });
+    }
   }
 }

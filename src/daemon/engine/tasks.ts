@@ -1,7 +1,7 @@
 import type { WaitingTask } from '../../shared/api/index.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
-import { MAX_CHILD_DEPTH } from './transition.js';
+import { MAX_CHILD_DEPTH } from './step/children.js';
 
 /** One input node or user task waiting for POST /process/task: the wire's type (shared/api). */
 export type { WaitingTask };

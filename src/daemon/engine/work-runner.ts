@@ -7,21 +7,14 @@ import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js
 import { openedProviderLookup } from '../ai/lookup.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { AiAttempt, AiProviderLookup, AiRunner } from '../ai/types.js';
-import type { WfxRecord } from '../state/records.js';
 import { STATE, STATUS, type Instance, type LogEntry, type WfxState } from '../state/state.js';
 import { nodeKey, type NodeKey } from './keys.js';
-import type { Transition, WorkOrder } from './transition.js';
+import type { RunStep, WorkOrder } from './step/index.js';
 import type { HttpCall, HttpCallOptions } from './work/http.js';
 import type { NetworkPolicy } from './work/network-policy.js';
 import type { WorkResult } from './work/result.js';
 import { createScriptRunner, type ScriptRunner } from './work/script.js';
 import type { VoiceRunner } from '../voice/types.js';
-
-/**
- * Runs `fn` as one engine step (Engine.step): one Transition in one store transaction, resolved
- * once durable and its effects carried out. Rejects with SERVICE_UNAVAILABLE once the engine stops.
- */
-export type StepRunner = <T>(fn: (t: Transition, emit: (r: WfxRecord) => void) => T) => Promise<T>;
 
 /** What a WorkRunner needs from the engine. */
 export interface WorkRunnerOptions {
@@ -41,11 +34,11 @@ export interface WorkRunnerOptions {
   /** A piece of a model's answer as it streams in (not journaled; the engine's `progress` event). */
   readonly onProgress: (order: WorkOrder, delta: string) => void;
   readonly maxJsonDepth: number;
-  readonly now: () => Date;
   readonly onError: (err: unknown, what: string) => void;
   /** True once the engine stops: no work starts, no result is handed back. */
   readonly closed: () => boolean;
-  readonly step: StepRunner;
+  /** Runs a step with what the work hands back (runner.ts). */
+  readonly step: RunStep;
 }
 
 /**
@@ -137,7 +130,8 @@ export class WorkRunner {
         this.working.delete(key);
         const now = live();
         if (!now || this.options.closed() || controller.signal.aborted) return;
-        return step((t) => t.workDone(now.inst, now.ni, result, order.request)).catch((err: unknown) => {
+        const at = { instanceId: order.instanceId, nodeInstanceId: order.nodeInstanceId };
+        return step({ kind: 'work.done', ...at, result, request: order.request }).catch((err: unknown) => {
           // Handling the result threw before anything changed (transact: nothing is applied on
           // a throw before the first record): the node fails visibly instead of staying Active,
           // and a restart does not run the work again.
@@ -145,7 +139,7 @@ export class WorkRunner {
           const again = live();
           if (!again || this.options.closed()) return;
           const message = `handling the work's result failed: ${err instanceof Error ? err.message : String(err)}`;
-          return step((t) => t.failWork(again.inst, again.ni, 'INTERNAL_ERROR', message));
+          return step({ kind: 'work.failed', ...at, code: 'INTERNAL_ERROR', message });
         });
       })
       .catch((err: unknown) => onError(err, `work of ${key}`));
@@ -222,21 +216,7 @@ export class WorkRunner {
     const ni = inst?.nodes[order.nodeInstanceId];
     if (!inst || !ni || this.options.closed()) return;
     this.options
-      .step((t, emit) => {
-        t.touched.add(inst.processInstanceId); // so log streams see the line
-        emit({
-          type: 'instance.logged',
-          instanceId: inst.processInstanceId,
-          entry: {
-            nodeId: ni.nodeId,
-            nodeName: ni.nodeName,
-            nodeType: ni.nodeType,
-            level,
-            message,
-            timestamp: this.options.now().toISOString(),
-          },
-        });
-      })
+      .step({ kind: 'work.log', instanceId: order.instanceId, nodeInstanceId: order.nodeInstanceId, level, message })
       .catch((err: unknown) => this.options.onError(err, `log of ${order.instanceId}`));
   }
 }

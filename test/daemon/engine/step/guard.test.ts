@@ -1,15 +1,17 @@
+// What a node handler throws becomes its failure (the step's guard, step.ts), on a store: a
+// timer whose handler throws only once it fires.
 import t, { type Test } from 'tap';
-import * as duration from '../../../src/shared/duration.js';
-import type * as EngineHelpers from '../../helpers/engine.js';
-import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
+import * as duration from '../../../../src/shared/duration.js';
+import type * as EngineHelpers from '../../../helpers/engine.js';
+import { STATE, STATUS, type Instance } from '../../../../src/daemon/state/state.js';
 
 // What a handler throws while it runs: parseDuration stands in for any code a handler calls.
 // It throws only for the duration `7s` once armed (after publishing: the validator parses it too).
 // Absolute URLs: tap resolves relative ones from the source-mapped .ts file, not from dist/.
 let thrown: unknown = null;
 const at = (path: string): string => new URL(path, import.meta.url).href;
-const { engineHarness } = await t.mockImport<typeof EngineHelpers>(at('../../helpers/engine.js'), {
-  [at('../../../src/shared/duration.js')]: {
+const { engineHarness } = await t.mockImport<typeof EngineHelpers>(at('../../../helpers/engine.js'), {
+  [at('../../../../src/shared/duration.js')]: {
     ...duration,
     parseDuration: (text: string): number => {
       if (text === '7s' && thrown !== null) throw thrown;

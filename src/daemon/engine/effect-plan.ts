@@ -1,0 +1,128 @@
+/**
+ * What a durable step calls for, as data: computed from its records and the effects it listed
+ * (step/context.ts, StepEffect), in the order they are carried out, before effects.ts carries
+ * any of it out. Pure: it reads the state as the step left it and changes nothing.
+ */
+import { parseDuration } from '../../shared/duration.js';
+import type { BoundaryEventNode } from '../../shared/flow/types.js';
+import type { WfxRecord } from '../state/records.js';
+import { STATUS, type Instance, type WfxState } from '../state/state.js';
+import type { JobsWaiting } from './engine-events.js';
+import { boundaryKey, nodeKey, type NodeKey, type TimerKey } from './keys.js';
+import { lifecycleOf, type LifecycleEvent } from './lifecycle.js';
+import type { StepContext, StepEffect } from './step/index.js';
+
+/** One thing a durable step calls for (carried out by Effects.carryOut, in the plan's order). */
+export type PlannedEffect =
+  /** A lifecycle event to publish. */
+  | { readonly kind: 'lifecycle'; readonly event: LifecycleEvent }
+  /** A job waits for a worker: the jobs API's long polls wake. */
+  | { readonly kind: 'jobs'; readonly waiting: JobsWaiting }
+  /** A timer to arm (or re-arm) at `at`, ms since the epoch. */
+  | { readonly kind: 'timer.set'; readonly key: TimerKey; readonly at: number }
+  | { readonly kind: 'timer.delete'; readonly key: TimerKey }
+  /** The node stopped: its work under way, if any, is aborted. */
+  | { readonly kind: 'work.stop'; readonly key: NodeKey }
+  /** An execution finished: to history. */
+  | { readonly kind: 'finished'; readonly instanceId: string }
+  /** Work to start, an execution to continue later (the step's own). */
+  | Extract<StepEffect, { kind: 'work' | 'defer' }>;
+
+/** Which of the engine's events have listeners: events no one hears are not planned. */
+export interface Listening {
+  readonly lifecycle: boolean;
+  readonly jobs: boolean;
+}
+
+/**
+ * The plan of a durable step: per record, in order, its lifecycle events, the job it leaves
+ * waiting, the timers it arms and disarms and the work it stops; then the executions it
+ * finished; then the work it asked for and the executions it deferred.
+ */
+export function planEffects(
+  state: WfxState,
+  flows: Pick<StepContext, 'flowOf'>,
+  records: readonly WfxRecord[],
+  effects: readonly StepEffect[],
+  listening: Listening,
+): PlannedEffect[] {
+  const plan: PlannedEffect[] = [];
+  for (const r of records) {
+    if (listening.lifecycle) for (const event of lifecycleOf(state, r)) plan.push({ kind: 'lifecycle', event });
+    if (listening.jobs) {
+      const waiting = jobsWaiting(state, r);
+      if (waiting) plan.push({ kind: 'jobs', waiting });
+    }
+    if (r.type === 'node.waiting' && r.wait.dueAt)
+      plan.push({ kind: 'timer.set', key: nodeKey(r.instanceId, r.nodeInstanceId), at: Date.parse(r.wait.dueAt) });
+    else if (r.type === 'node.completed' || r.type === 'node.left') {
+      const key = nodeKey(r.instanceId, r.nodeInstanceId);
+      plan.push({ kind: 'timer.delete', key });
+      disarmBoundaries(state, flows, r.instanceId, r.nodeInstanceId, plan);
+      plan.push({ kind: 'work.stop', key });
+    } else if (r.type === 'boundary.fired')
+      plan.push({ kind: 'timer.delete', key: boundaryKey(r.instanceId, r.nodeInstanceId, r.boundaryId) });
+    if (
+      r.type === 'node.entered' ||
+      (r.type === 'node.waiting' && state.instances[r.instanceId]?.nodes[r.nodeInstanceId]?.statusCd === STATUS.WAITING)
+    ) {
+      const inst = state.instances[r.instanceId];
+      if (inst) armBoundaries(flows, inst, r.nodeInstanceId, plan);
+    }
+  }
+  for (const r of records)
+    if (r.type === 'instance.finished') plan.push({ kind: 'finished', instanceId: r.instanceId });
+  for (const e of effects) if (e.kind === 'work' || e.kind === 'defer') plan.push(e);
+  return plan;
+}
+
+/**
+ * Plans the timers of the timer boundary events of a live node that have not fired: each is
+ * due its duration after the node started, so a restart arms them again at the same instant
+ * (overdue ones fire at once).
+ */
+export function armBoundaries(
+  flows: Pick<StepContext, 'flowOf'>,
+  inst: Instance,
+  nodeInstanceId: string,
+  plan: PlannedEffect[],
+): void {
+  const ni = inst.nodes[nodeInstanceId];
+  if (!ni || (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING)) return;
+  const { nodes, graph } = flows.flowOf(inst);
+  for (const id of graph.boundaries(ni.nodeId)) {
+    const b = nodes[id] as BoundaryEventNode;
+    if (b.event !== 'timer' || b.duration === undefined || ni.fired?.includes(id)) continue;
+    plan.push({
+      kind: 'timer.set',
+      key: boundaryKey(inst.processInstanceId, ni.id, id),
+      at: Date.parse(ni.startTime) + parseDuration(b.duration),
+    });
+  }
+}
+
+/** Plans the removal of the timers of every boundary event of a node. */
+export function disarmBoundaries(
+  state: WfxState,
+  flows: Pick<StepContext, 'flowOf'>,
+  instanceId: string,
+  nodeInstanceId: string,
+  plan: PlannedEffect[],
+): void {
+  const inst = state.instances[instanceId];
+  const ni = inst?.nodes[nodeInstanceId];
+  if (!inst || !ni) return;
+  for (const id of flows.flowOf(inst).graph.boundaries(ni.nodeId))
+    plan.push({ kind: 'timer.delete', key: boundaryKey(instanceId, nodeInstanceId, id) });
+}
+
+/** The job a record leaves waiting for a worker, if it does (the jobs API's long polls wake). */
+function jobsWaiting(state: WfxState, r: WfxRecord): JobsWaiting | null {
+  if (!(r.type === 'node.waiting' && r.wait.kind === 'job') && !(r.type === 'job.locked' && r.lock === null))
+    return null;
+  const inst = state.instances[r.instanceId];
+  const wait = inst?.nodes[r.nodeInstanceId]?.wait;
+  return inst && wait?.kind === 'job'
+    ? { organization: inst.organization, domain: wait.domain, action: wait.action }
+    : null;
+}

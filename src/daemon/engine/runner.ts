@@ -1,0 +1,84 @@
+/**
+ * The one runner of steps: runs a step (step/index.ts) inside one store transaction, so
+ * concurrent operations never interleave inside an execution, waits until its records are
+ * durable, then hands its effects to the executor (effects.ts). Nothing else writes the
+ * engine's records.
+ */
+import { WfxError } from '../../shared/errors.js';
+import type { WfxRecord } from '../state/records.js';
+import type { WfxState } from '../state/state.js';
+import type { DurableStore, Transaction } from '../store/store.js';
+import type { ExecutionArchive } from './archive.js';
+import type { Effects } from './effects.js';
+import {
+  runStep,
+  type BegunStep,
+  type StepAnswer,
+  type StepContext,
+  type StepInput,
+  type StepResult,
+} from './step/index.js';
+
+/** What a StepRunner needs. */
+export interface StepRunnerOptions {
+  readonly state: WfxState;
+  readonly store: DurableStore<WfxState, WfxRecord>;
+  readonly ctx: StepContext;
+  readonly now: () => Date;
+  readonly archive: Pick<ExecutionArchive, 'oneStep'>;
+  readonly effects: Effects;
+  /** True once the engine stops: no step starts. */
+  readonly closed: () => boolean;
+  /** Tracks a step until it settles, so close() can wait for it. */
+  readonly track: <T>(work: Promise<T>) => Promise<T>;
+  /** A kept message a node waits for, to claim (cluster: kept-claims.ts). */
+  readonly claim?: (messageId: string) => void;
+  /** An event thrown in a durable step, to pass on (cluster: thrown-outbox.ts). */
+  readonly pass?: (eventId: string) => void;
+}
+
+/** The one runner of steps (see the top of this file). */
+export class StepRunner {
+  constructor(private readonly options: StepRunnerOptions) {}
+
+  /**
+   * Runs `input` as one step at `now` and resolves with its answer once its records are durable
+   * and its effects carried out. Rejects with SERVICE_UNAVAILABLE once the engine stops, and
+   * with what the step threw (a catalogue error, nothing changed).
+   */
+  step<I extends StepInput>(input: I, now: Date = this.options.now()): Promise<StepAnswer<I>> {
+    if (this.options.closed()) return Promise.reject(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));
+    let begun: BegunStep<StepAnswer<I>>;
+    try {
+      begun = this.begin(input, now);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return begun.done;
+  }
+
+  /**
+   * Runs `input` as one step now (synchronously: its answer is known on return) and carries out
+   * its effects once durable. Throws what the step threw. The caller checks the engine runs.
+   */
+  begin<I extends StepInput>(input: I, now: Date = this.options.now()): BegunStep<StepAnswer<I>> {
+    const { state, ctx } = this.options;
+    const tx = this.options.store.transact(
+      (emit) => runStep(state, ctx, now, input, emit),
+      this.options.archive.oneStep,
+    );
+    return { answer: tx.result.answer, done: this.options.track(this.afterDurable(tx)) };
+  }
+
+  private async afterDurable<T>(tx: Transaction<StepResult<T>, WfxRecord>): Promise<T> {
+    const result = tx.result;
+    // Before any other step: the log lines this one wrote end here (streamed once durable).
+    const logsUpTo = this.options.effects.logMarks(result.touched);
+    await tx.durable;
+    this.options.effects.afterDurable(tx, logsUpTo, result.effects);
+    const { claim, pass } = this.options;
+    if (claim) for (const e of result.effects) if (e.kind === 'claim') claim(e.messageId);
+    if (pass) for (const e of result.effects) if (e.kind === 'pass') pass(e.eventId);
+    return result.answer;
+  }
+}

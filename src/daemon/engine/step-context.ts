@@ -1,0 +1,79 @@
+/**
+ * The step's context on a running engine (step/context.ts, StepContext): flows parsed once per
+ * version from the live state, the environments' values, the store's ids, the work runner's
+ * in-flight map, the file store. Made once per engine; a step only reads through it.
+ */
+import { FlowGraph } from '../../shared/flow/graph.js';
+import { nodesAt } from '../../shared/flow/types.js';
+import type { DomainSchemas } from '../jobs/schemas.js';
+import type { Instance, WfxState } from '../state/state.js';
+import type { NodeKey } from './keys.js';
+import type { ExecutionLimits } from './limits.js';
+import type { FileMeta, FlowScope, StepContext } from './step/context.js';
+
+/** The `{env.*}` of an organization and environment that has none set. */
+const NO_ENV: Readonly<Record<string, string>> = Object.freeze({});
+
+/** What an EngineStepContext reads from (see the top of this file). */
+export interface EngineStepContextOptions {
+  readonly state: WfxState;
+  readonly newInstanceId: (now: Date, parentInstanceId: string | null) => string;
+  readonly isWorking: (key: NodeKey) => boolean;
+  /** The file store's lookup (FileStore.get); undefined: no file store, every file reference refused. */
+  readonly files: { get(organization: string, fileId: string): FileMeta | undefined } | undefined;
+  readonly maxJsonDepth: number;
+  readonly schemas: DomainSchemas;
+  readonly limits: ExecutionLimits;
+  readonly claimsKept: boolean;
+  readonly keepsThrown: boolean;
+}
+
+/** The step's context on a running engine (see the top of this file). */
+export class EngineStepContext implements StepContext {
+  private readonly state: WfxState;
+  /** Parsed flow versions: processId -> version (and body scope, `version/loop/inner`) -> nodes, graph and start node. */
+  private readonly graphs = new Map<string, Map<string, FlowScope>>();
+  readonly newInstanceId: (now: Date, parentInstanceId: string | null) => string;
+  readonly isWorking: (key: NodeKey) => boolean;
+  private readonly files: EngineStepContextOptions['files'];
+  readonly maxJsonDepth: number;
+  readonly schemas: DomainSchemas;
+  readonly limits: ExecutionLimits;
+  readonly claimsKept: boolean;
+  readonly keepsThrown: boolean;
+
+  constructor(options: EngineStepContextOptions) {
+    this.state = options.state;
+    this.newInstanceId = options.newInstanceId;
+    this.isWorking = options.isWorking;
+    this.files = options.files;
+    this.maxJsonDepth = options.maxJsonDepth;
+    this.schemas = options.schemas;
+    this.limits = options.limits;
+    this.claimsKept = options.claimsKept;
+    this.keepsThrown = options.keepsThrown;
+  }
+
+  flowOf(inst: Instance): FlowScope {
+    let versions = this.graphs.get(inst.processId);
+    if (!versions) this.graphs.set(inst.processId, (versions = new Map()));
+    const key = inst.scope ? `${inst.processVersion}/${inst.scope.join('/')}` : inst.processVersion;
+    let g = versions.get(key);
+    if (!g) {
+      const definition = this.state.flows[inst.processId]!.versions[inst.processVersion]!.definition;
+      const nodes = nodesAt(definition, inst.scope)!;
+      const startId = Object.keys(nodes).find((n) => nodes[n]!.type === 'startEvent')!;
+      g = { definition, nodes, graph: new FlowGraph(nodes), startId };
+      versions.set(key, g);
+    }
+    return g;
+  }
+
+  envOf(inst: Instance): Readonly<Record<string, string>> {
+    return this.state.environments[inst.organization]?.[inst.environment] ?? NO_ENV;
+  }
+
+  file(organization: string, fileId: string): FileMeta | undefined {
+    return this.files?.get(organization, fileId);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The step's answer input: input submitted to a waiting input node or user task. Checked in the
+ * step, on the execution as it is now (another call may have resumed or ended it since the
+ * caller looked, and a resume replaces the execution's object: youngCopy).
+ */
+import { WfxError } from '../../../shared/errors.js';
+import { fileIdOf } from '../../../shared/file-ref.js';
+import { validateTaskData } from '../../../shared/input-data.js';
+import { extensibleCopy } from '../../../shared/json-object.js';
+import { STATUS } from '../../state/state.js';
+import { runningNow } from '../queries.js';
+import type { StepContext } from './context.js';
+import type { Step } from './step.js';
+
+/** The input of this file (index.ts, StepInput). */
+export interface AnswerInput {
+  readonly kind: 'answer';
+  readonly instanceId: string;
+  readonly nodeId: string;
+  readonly action: 'COMPLETE' | 'CANCEL';
+  readonly data: Record<string, unknown>;
+}
+
+/**
+ * Resumes the input node or user task `nodeId` waiting in the execution with the answer.
+ * Throws INSTANCE_NOT_RUNNING, NODE_NOT_WAITING, VALIDATION_ERROR (422, the node keeps waiting).
+ */
+export function answer(s: Step, input: AnswerInput): void {
+  const id = input.instanceId;
+  const inst = runningNow(s.state, id);
+  const ni = Object.values(inst.nodes).find(
+    (n) => n.nodeId === input.nodeId && n.statusCd === STATUS.WAITING && n.wait?.kind === 'input',
+  );
+  if (!ni || ni.wait?.kind !== 'input')
+    throw new WfxError('NODE_NOT_WAITING', `node ${input.nodeId} of ${id} is not waiting for input`);
+  const { data } = input;
+  if (input.action === 'COMPLETE') validateTaskData(ni.wait, data);
+  const given =
+    input.action === 'COMPLETE' && ni.wait.inputType === 'file' ? withFile(s.ctx, inst.organization, data) : data;
+  s.resume(inst, ni, { kind: 'task', action: input.action, data: given });
+}
+
+/**
+ * A file input's answer with its reference replaced by the file's metadata (`{fileId, name,
+ * mimeType, bytes, sha256}`), so the flow reads what it got. Throws 422 VALIDATION_ERROR for
+ * a file that is not in the execution's organization.
+ */
+function withFile(ctx: StepContext, organization: string, data: Record<string, unknown>): Record<string, unknown> {
+  const fileId = fileIdOf(data.inputValue);
+  const file = fileId === null ? undefined : ctx.file(organization, fileId);
+  if (!file)
+    throw new WfxError('VALIDATION_ERROR', `inputValue: no file ${String(fileId)} in this organization`, {
+      status: 422,
+      details: { field: 'inputValue' },
+    });
+  const { fileId: id, name, mimeType, bytes, sha256 } = file;
+  return extensibleCopy(data, { inputValue: { fileId: id, name, mimeType, bytes, sha256 } });
+}

@@ -1,0 +1,142 @@
+/**
+ * The step as a function: (state, context, input) → records and effects. Every decision of the
+ * engine is an input here; the runner (engine/runner.ts) applies the records in one store
+ * transaction and, once they are durable, carries out the effects. Records are applied to the
+ * state as the step writes them (the reducer, state/records.ts, is pure), so later decisions
+ * of the same step see them.
+ */
+import type { WfxRecord } from '../../state/records.js';
+import type { WfxState } from '../../state/state.js';
+import { answer, type AnswerInput } from './answers.js';
+import type { StepContext, StepEffect } from './context.js';
+import {
+  consumeKept,
+  deliverEvent,
+  deliverThrown,
+  forgetThrown,
+  type EventAnswers,
+  type EventInput,
+} from './events.js';
+import {
+  activateJobs,
+  completeJob,
+  extendJobLock,
+  failJob,
+  releaseJob,
+  type JobAnswers,
+  type JobInput,
+} from './jobs.js';
+import {
+  cancel,
+  continueExecutions,
+  setAside,
+  start,
+  startBatch,
+  type StartAnswers,
+  type StartInput,
+} from './start.js';
+import { Step } from './step.js';
+import { sweepExpired, type SweepInput } from './sweeps.js';
+import { fireTimer, type TimerInput } from './timers.js';
+import { workDone, workFailed, workLog, type WorkInput } from './work.js';
+
+/** What the step takes: each kind is documented where it is decided (start.ts, answers.ts, ...). */
+export type StepInput = StartInput | AnswerInput | EventInput | WorkInput | TimerInput | SweepInput | JobInput;
+
+/** What each kind of input answers (the caller's result, once the step is durable). */
+interface Answers extends StartAnswers, EventAnswers, JobAnswers {
+  answer: void;
+  'work.done': void;
+  'work.failed': void;
+  'work.log': void;
+  timer: void;
+  sweep: number;
+}
+
+/** What input `I` answers. */
+export type StepAnswer<I extends StepInput> = Answers[I['kind']];
+
+/** Runs `input` as one step and resolves with its answer once durable (engine/runner.ts, StepRunner.step). */
+export type RunStep = <I extends StepInput>(input: I, now?: Date) => Promise<StepAnswer<I>>;
+
+/** A step begun (engine/runner.ts, StepRunner.begin): its answer, known at once, and its durability with its effects carried out. */
+export interface BegunStep<T> {
+  readonly answer: T;
+  readonly done: Promise<T>;
+}
+
+/** What one step did: its answer, the records it wrote (in order, each applied), the effects it asks for. */
+export interface StepResult<T> {
+  readonly answer: T;
+  readonly records: readonly WfxRecord[];
+  readonly effects: readonly StepEffect[];
+  /** The executions it changed (their log lines are streamed once it is durable). */
+  readonly touched: ReadonlySet<string>;
+}
+
+/**
+ * Runs one step: decides `input` on `state` at `now`, writing each record through `apply`
+ * (which must apply it to `state`). A throw before the first record changes nothing (the
+ * catalogue errors an input may throw are thrown before); nothing throws after one.
+ */
+export function runStep<I extends StepInput>(
+  state: WfxState,
+  ctx: StepContext,
+  now: Date,
+  input: I,
+  apply: (record: WfxRecord) => void,
+): StepResult<StepAnswer<I>> {
+  const s = new Step(state, ctx, now, apply);
+  const result = decide(s, input) as StepAnswer<I>;
+  return { answer: result, records: s.records, effects: s.effects, touched: s.touched };
+}
+
+/** The part of the step that decides `input`. */
+function decide(s: Step, input: StepInput): unknown {
+  switch (input.kind) {
+    case 'start':
+      return start(s, input.request);
+    case 'start.batch':
+      return startBatch(s, input);
+    case 'continue':
+      return continueExecutions(s, input);
+    case 'set.aside':
+      return setAside(s, input.instanceId, input.message);
+    case 'cancel':
+      return cancel(s, input.instanceId, input.reason);
+    case 'answer':
+      return answer(s, input);
+    case 'event':
+      return deliverEvent(s, input);
+    case 'kept.consume':
+      return consumeKept(s, input.messageId, input.sub);
+    case 'thrown.deliver':
+      return deliverThrown(s, input.event);
+    case 'thrown.forget':
+      return forgetThrown(s);
+    case 'work.done':
+      return workDone(s, input);
+    case 'work.failed':
+      return workFailed(s, input);
+    case 'work.log':
+      return workLog(s, input);
+    case 'timer':
+      return fireTimer(s, input);
+    case 'sweep':
+      return sweepExpired(s, input);
+    case 'job.activate':
+      return activateJobs(s, input);
+    case 'job.complete':
+      return completeJob(s, input.req);
+    case 'job.fail':
+      return failJob(s, input.req);
+    case 'job.heartbeat':
+      return extendJobLock(s, input.req);
+    case 'job.release':
+      return releaseJob(s, input.req);
+  }
+}
+
+export type { FlowScope, LaunchParams, StartRequest, StepContext, StepEffect, WorkOrder } from './context.js';
+export type { EventOutcome } from './events.js';
+export type { RefusedStart } from './start.js';

@@ -1,0 +1,46 @@
+/**
+ * The step's timer input: a timer armed for a waiting node (its wait's due time) or for a timer
+ * boundary event of a live node fired (effects.ts arms them from the records).
+ */
+import type { BoundaryEventNode } from '../../../shared/flow/types.js';
+import { STATE, STATUS } from '../../state/state.js';
+import type { Step } from './step.js';
+
+/** The input of this file (index.ts, StepInput): the timer of a node, or of its boundary event `boundaryId`. */
+export interface TimerInput {
+  readonly kind: 'timer';
+  readonly instanceId: string;
+  readonly nodeInstanceId: string;
+  readonly boundaryId?: string;
+}
+
+/** A timer is due: its boundary event fires, or its waiting node resumes (if they still can). */
+export function fireTimer(s: Step, input: TimerInput): void {
+  const inst = s.state.instances[input.instanceId];
+  const ni = inst?.nodes[input.nodeInstanceId];
+  if (!inst || !ni || inst.stateCd !== STATE.RUNNING) return;
+  const boundaryId = input.boundaryId;
+  if (boundaryId === undefined) {
+    if (ni.statusCd !== STATUS.WAITING || !ni.wait?.dueAt) return;
+    s.resume(inst, ni, { kind: 'timer' });
+    return;
+  }
+  // A timer boundary event of a live node: with cancelActivity (the default) the node, and
+  // any child under it, is cancelled; either way the boundary path runs.
+  if ((ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING) || ni.fired?.includes(boundaryId)) return;
+  s.touched.add(inst.processInstanceId);
+  const b = s.ctx.flowOf(inst).nodes[boundaryId] as BoundaryEventNode;
+  if (b.cancelActivity === false) {
+    s.emit({
+      type: 'boundary.fired',
+      instanceId: inst.processInstanceId,
+      nodeInstanceId: ni.id,
+      boundaryId,
+      at: s.at,
+    });
+  } else {
+    s.leave(inst, ni, STATUS.CANCELLED, `cancelled by boundary event ${boundaryId} (timer ${b.duration})`);
+  }
+  s.createNode(inst, boundaryId);
+  s.drain();
+}

@@ -1,0 +1,392 @@
+/**
+ * The step's bookkeeping and how tokens move: the queue of nodes to run and its budget, the
+ * records written (each applied to the state at once), and the moves that follow a node
+ * (routes, joins, failures, an execution's end). Running a node and carrying out what it
+ * decided is the subclass's (step.ts); every part of the step shares this in-flight state and
+ * its invariant: nothing throws once a record is applied.
+ */
+import type { NodeFailureCode, PassedOnFailureCode } from '../../../shared/flow/failure-codes.js';
+import type { Edge } from '../../../shared/flow/graph.js';
+import type { BoundaryEventNode } from '../../../shared/flow/types.js';
+import { extensibleCopy } from '../../../shared/json-object.js';
+import type { WfxRecord } from '../../state/records.js';
+import { startedInstance } from '../../state/records/execution.js';
+import { liveNodes, logSize } from '../../state/sizes.js';
+import {
+  STATE,
+  STATUS,
+  type Instance,
+  type InstanceError,
+  type NodeInstance,
+  type WfxState,
+} from '../../state/state.js';
+import { stepBytes } from '../limits.js';
+import type { Delivery, Outcome, ResumeInput } from '../nodes/handler.js';
+import type { LaunchParams, StepContext, StepEffect } from './context.js';
+
+/** Node runs per step before the rest is left for a later one (fairness between executions). */
+const RUNS_PER_STEP = 10_000;
+/** Node instances one execution may create: a flow looping without a wait fails instead of running forever. */
+export const MAX_NODE_INSTANCES = 100_000;
+
+let lastAt = { ms: NaN, iso: '' };
+/** `now.toISOString()`, made once per millisecond: under load a dozen steps share one. */
+function isoAt(now: Date): string {
+  const ms = now.getTime();
+  if (ms !== lastAt.ms) lastAt = { ms, iso: now.toISOString() };
+  return lastAt.iso;
+}
+
+const edgeKey = (e: Edge): string => `${e.from}>${e.path.join('.')}`;
+
+/** A node to run: an Active node instance, or a token that reached `nodeId` and is not written yet. */
+interface Queued {
+  readonly instanceId: string;
+  readonly nodeId: string;
+  readonly nodeInstanceId: string | null;
+}
+
+/** The step's in-flight state and token moves (see the top of this file). */
+export abstract class Tokens {
+  /** Executions this step changed. */
+  readonly touched = new Set<string>();
+  /** Executions with runnable nodes left over (the run budget ran out). */
+  readonly deferred = new Set<string>();
+  /** What the step asks to be done once durable (context.ts, StepEffect). */
+  readonly effects: StepEffect[] = [];
+  /** The records written, in order (each applied when written). */
+  readonly records: WfxRecord[] = [];
+  /**
+   * Nodes to run: an existing Active node instance (`nodeInstanceId`), or a token that just
+   * reached `nodeId` and is not written yet: most nodes complete in the step that reaches
+   * them, and are then written as one `node.ran` record instead of entered + completed.
+   */
+  protected readonly queue: Queued[] = [];
+  /** Tokens queued but not written yet, per execution (they count toward MAX_NODE_INSTANCES). */
+  protected readonly pending = new Map<string, number>();
+  private runs = 0;
+  private maxRuns = RUNS_PER_STEP;
+  /** The JSON size of the data this step's nodes set and started executions with (limits.ts, stepBytes). */
+  bytes = 0;
+  readonly maxBytes: number;
+  /** The step's instant, as ISO text. */
+  readonly at: string;
+
+  constructor(
+    readonly state: WfxState,
+    readonly ctx: StepContext,
+    readonly now: Date,
+    /** Applies a record to the state (the store's transaction, or the reducer in a test). */
+    private readonly apply: (record: WfxRecord) => void,
+  ) {
+    this.at = isoAt(now);
+    this.maxBytes = stepBytes(ctx.limits);
+  }
+
+  /** Writes `record`: applied to the state at once, and kept in `records`. */
+  emit(record: WfxRecord): void {
+    this.records.push(record);
+    this.apply(record);
+  }
+
+  /** Whether this step has run as many nodes, or written as much data, as one step may. */
+  get spent(): boolean {
+    return this.runs >= this.maxRuns || this.bytes >= this.maxBytes;
+  }
+
+  /**
+   * Lowers how many nodes this step runs before it leaves the rest for a later one: a step that
+   * continues deferred executions takes a smaller share of a turn of the event loop.
+   */
+  limitRuns(max: number): void {
+    this.maxRuns = Math.min(this.maxRuns, max);
+  }
+
+  /** Leaves execution `id` for a later step (its runnable nodes stay Active). */
+  defer(id: string): void {
+    if (this.deferred.has(id)) return;
+    this.deferred.add(id);
+    this.effects.push({ kind: 'defer', instanceId: id });
+  }
+
+  /** Queues the Active node instance `ni` of `inst` to run (a restart's, or a deferred step's). */
+  queueActive(inst: Instance, ni: NodeInstance): void {
+    this.queue.push({ instanceId: inst.processInstanceId, nodeId: ni.nodeId, nodeInstanceId: ni.id });
+  }
+
+  /** Runs an existing Active node instance. */
+  protected abstract run(inst: Instance, ni: NodeInstance): void;
+  /** Runs a token that just reached `nodeId`. */
+  protected abstract runNew(inst: Instance, nodeId: string): void;
+  /** Resumes a waiting node without draining (the caller drains). */
+  abstract wake(waiting: Instance, waitingNode: NodeInstance, input: ResumeInput): void;
+  /** intermediateThrowEvent: resumes matching subscriptions of the organization now. */
+  protected abstract throwEvent(inst: Instance, d: Delivery): void;
+
+  /** Writes a new execution and queues its start node (`later`: written Active, run by a step of its own). */
+  launch(params: LaunchParams, later = false): Instance {
+    const id = this.ctx.newInstanceId(this.now, params.parentInstanceId);
+    this.emit({ type: 'instance.started', instance: startedInstance(params, id, this.at) });
+    const inst = this.state.instances[id]!;
+    this.touched.add(id);
+    const startId = this.ctx.flowOf(inst).startId;
+    if (!later) this.createNode(inst, startId);
+    else {
+      // Its start node written Active and run by a step of its own (deferred).
+      this.emitEntered(inst, startId);
+      this.defer(id);
+    }
+    return inst;
+  }
+
+  /** Runs the queue, then settles every touched execution, until a pass changes nothing. */
+  drain(): void {
+    for (;;) {
+      while (this.queue.length > 0) {
+        const item = this.queue.shift()!;
+        const inst = this.state.instances[item.instanceId];
+        if (item.nodeInstanceId === null)
+          this.pending.set(item.instanceId, (this.pending.get(item.instanceId) ?? 1) - 1);
+        if (!inst || inst.stateCd !== STATE.RUNNING) continue;
+        if (logSize(inst) > this.ctx.limits.logBytes) {
+          const message = `the execution's log passed the log-size limit (${this.ctx.limits.logBytes} bytes of JSON)`;
+          this.finish(inst, STATE.FAILED, message, { code: 'LOG_LIMIT_EXCEEDED', message, nodeId: item.nodeId });
+          continue;
+        }
+        if (this.spent) {
+          // Out of budget: a token not written yet is written as an Active node, run by a later step.
+          if (item.nodeInstanceId === null) this.emitEntered(inst, item.nodeId);
+          this.defer(item.instanceId);
+          continue;
+        }
+        if (item.nodeInstanceId === null) {
+          this.runs++;
+          this.runNew(inst, item.nodeId);
+          continue;
+        }
+        const ni = inst.nodes[item.nodeInstanceId];
+        if (!ni || ni.statusCd !== STATUS.ACTIVE) continue;
+        this.runs++;
+        this.run(inst, ni);
+      }
+      let progressed = false;
+      const before = this.records.length;
+      for (const iid of this.touched) {
+        const inst = this.state.instances[iid];
+        if (inst && !this.deferred.has(iid) && this.settle(inst)) progressed = true;
+      }
+      // Settling may have finished a child, which resumed its parent (queued its next nodes, or
+      // left it with nothing live): go round until a pass changes nothing.
+      if (!progressed && this.queue.length === 0 && this.records.length === before) return;
+    }
+  }
+
+  protected emitEntered(inst: Instance, nodeId: string): NodeInstance {
+    const id = `n${inst.nodeCount + 1}`;
+    this.emit({ type: 'node.entered', instanceId: inst.processInstanceId, nodeInstanceId: id, nodeId, at: this.at });
+    return inst.nodes[id]!;
+  }
+
+  /**
+   * The failure rule: the node fails; an error boundary event attached to it (matching the
+   * code) takes over, else its errorFlow, else the execution fails with the error. A path
+   * that takes over gets the error as the variable `error`.
+   */
+  failNode(
+    inst: Instance,
+    ni: NodeInstance,
+    code: NodeFailureCode | PassedOnFailureCode,
+    message: string,
+    variables?: Record<string, unknown>,
+  ): void {
+    const error = { code, message, nodeId: ni.nodeId };
+    const { nodes, graph } = this.ctx.flowOf(inst);
+    const boundary = graph.boundaries(ni.nodeId).find((id) => {
+      const b = nodes[id] as BoundaryEventNode;
+      return b.event === 'error' && (b.errorCode === undefined || b.errorCode === code);
+    });
+    const handled = boundary !== undefined || graph.outgoing(ni.nodeId).some((e) => e.kind === 'errorFlow');
+    const set = handled ? extensibleCopy(variables ?? {}, { error }) : variables;
+    this.leave(inst, ni, STATUS.FAILED, `${code}: ${message}`, set);
+    if (boundary !== undefined) this.createNode(inst, boundary);
+    else if (!this.follow(inst, ni, 'errorFlow')) this.finish(inst, STATE.FAILED, message, error);
+  }
+
+  /**
+   * A node stops without completing (failed, cancelled, timed out): its child executions
+   * still running are cancelled with it, and work under way is abandoned (the engine aborts it).
+   */
+  leave(
+    inst: Instance,
+    ni: NodeInstance,
+    statusCd: 3 | 4 | 5,
+    reason: string,
+    variables?: Record<string, unknown>,
+  ): void {
+    this.emit({
+      type: 'node.left',
+      instanceId: inst.processInstanceId,
+      nodeInstanceId: ni.id,
+      statusCd,
+      at: this.at,
+      reason,
+      ...(variables && { variables }),
+    });
+    for (const childId of ni.children ?? []) {
+      const child = this.state.instances[childId];
+      if (child && child.stateCd === STATE.RUNNING) {
+        this.touched.add(childId);
+        this.finish(child, STATE.CANCELLED, `its parent node ${ni.nodeId} of ${inst.processInstanceId} stopped`);
+      }
+    }
+  }
+
+  /** After a node completed: deliver what it throws and move on, or end its token. */
+  protected afterCompleted(
+    inst: Instance,
+    ni: NodeInstance,
+    outcome: Extract<Outcome, { kind: 'next' | 'end' }>,
+  ): void {
+    if (outcome.kind === 'end') {
+      if (outcome.terminate) this.finish(inst, STATE.COMPLETED, `terminated by ${ni.nodeId}`);
+      return;
+    }
+    if (outcome.deliver) this.throwEvent(inst, outcome.deliver);
+    this.route(inst, ni, outcome.to);
+  }
+
+  /** Moves the token along the edges to `to` (default: every `next`). */
+  private route(inst: Instance, ni: NodeInstance, to: readonly string[] | undefined): void {
+    const { ways, next } = this.ctx.flowOf(inst).graph.routes(ni.nodeId);
+    if (to === undefined) {
+      for (const edge of next) this.enter(inst, edge);
+      return;
+    }
+    for (const target of to.length > 1 ? new Set(to) : to)
+      this.enter(
+        inst,
+        ways.find((e) => e.to === target)!,
+      );
+  }
+
+  /** Follows the node's `errorFlow` or `timeoutFlow`, if it has one. */
+  protected follow(inst: Instance, ni: NodeInstance, kind: 'errorFlow' | 'timeoutFlow'): boolean {
+    const edge = this.ctx
+      .flowOf(inst)
+      .graph.outgoing(ni.nodeId)
+      .find((e) => e.kind === kind);
+    if (!edge) return false;
+    this.enter(inst, edge);
+    return true;
+  }
+
+  /** A token arrives at `edge.to`: a converging parallel or inclusive gateway joins first. */
+  private enter(inst: Instance, edge: Edge): void {
+    if (inst.stateCd !== STATE.RUNNING) return;
+    const { nodes, graph } = this.ctx.flowOf(inst);
+    const type = nodes[edge.to]!.type;
+    if ((type === 'parallelGateway' || type === 'inclusiveGateway') && graph.incoming(edge.to).length > 1) {
+      const arrivals = extensibleCopy(inst.joins[edge.to] ?? {});
+      arrivals[edgeKey(edge)] = (arrivals[edgeKey(edge)] ?? 0) + 1;
+      this.emit({ type: 'join.updated', instanceId: inst.processInstanceId, nodeId: edge.to, arrivals });
+      if (type === 'parallelGateway') this.fireParallel(inst, edge.to);
+      return; // an inclusive join fires in settle(), once no token can still reach it
+    }
+    this.createNode(inst, edge.to);
+  }
+
+  /** A parallel join fires once a token has arrived on every incoming connection. */
+  private fireParallel(inst: Instance, gatewayId: string): void {
+    const incoming = this.ctx.flowOf(inst).graph.incoming(gatewayId);
+    const arrivals = inst.joins[gatewayId] ?? {};
+    if (!incoming.every((e) => (arrivals[edgeKey(e)] ?? 0) > 0)) return;
+    const left: Record<string, number> = {};
+    for (const [key, n] of Object.entries(arrivals)) if (n > 1) left[key] = n - 1;
+    this.emit({ type: 'join.updated', instanceId: inst.processInstanceId, nodeId: gatewayId, arrivals: left });
+    this.createNode(inst, gatewayId);
+  }
+
+  /** Queues a token that reached `nodeId`; it is written when it runs (see `queue`). */
+  createNode(inst: Instance, nodeId: string): void {
+    const pending = this.pending.get(inst.processInstanceId) ?? 0;
+    if (inst.nodeCount + pending >= MAX_NODE_INSTANCES) {
+      this.finish(inst, STATE.FAILED, 'step limit', {
+        code: 'STEP_LIMIT_EXCEEDED' satisfies NodeFailureCode,
+        message: `the execution created ${MAX_NODE_INSTANCES} node instances; does the flow loop without waiting?`,
+        nodeId,
+      });
+      return;
+    }
+    const branches = this.ctx.limits.branches;
+    if (liveNodes(inst) + pending >= branches) {
+      const message = `the execution would have more than ${branches} active or waiting nodes at once (the branches limit)`;
+      this.finish(inst, STATE.FAILED, message, { code: 'BRANCH_LIMIT_EXCEEDED', message, nodeId });
+      return;
+    }
+    this.pending.set(inst.processInstanceId, pending + 1);
+    this.queue.push({ instanceId: inst.processInstanceId, nodeId, nodeInstanceId: null });
+  }
+
+  /**
+   * After the queue drains: fires inclusive joins no token can reach any more, and finishes an
+   * execution with no active or waiting node left. Returns true when it created work.
+   */
+  private settle(inst: Instance): boolean {
+    if (inst.stateCd !== STATE.RUNNING) return false;
+    // Tokens queued and not written yet (a child started while settling its sibling) are live too.
+    if ((this.pending.get(inst.processInstanceId) ?? 0) > 0) return false;
+    const { nodes, graph } = this.ctx.flowOf(inst);
+    const live = Object.values(inst.nodes).filter((n) => n.statusCd === STATUS.ACTIVE || n.statusCd === STATUS.WAITING);
+    for (const [gatewayId, arrivals] of Object.entries(inst.joins)) {
+      if (nodes[gatewayId]?.type !== 'inclusiveGateway' || Object.keys(arrivals).length === 0) continue;
+      const tokensAt = [...live.map((n) => n.nodeId), ...Object.keys(inst.joins).filter((g) => g !== gatewayId)];
+      if (tokensAt.some((at) => at === gatewayId || graph.canReach(at, gatewayId))) continue;
+      this.emit({ type: 'join.updated', instanceId: inst.processInstanceId, nodeId: gatewayId, arrivals: {} });
+      this.createNode(inst, gatewayId);
+      return true;
+    }
+    if (live.length > 0) return false;
+    const stuck = Object.keys(inst.joins)[0];
+    if (stuck !== undefined) {
+      const message = `gateway ${stuck} waits for tokens that can no longer arrive`;
+      this.finish(inst, STATE.FAILED, message, {
+        code: 'JOIN_DEADLOCK' satisfies NodeFailureCode,
+        message,
+        nodeId: stuck,
+      });
+    } else {
+      this.finish(inst, STATE.COMPLETED, 'every token reached an end');
+    }
+    return false;
+  }
+
+  /**
+   * Ends the execution: every other active or waiting node is cancelled (their children
+   * too). A child execution then resumes the parent node waiting for it.
+   */
+  finish(inst: Instance, stateCd: 1 | 2 | 3, reason: string, error?: InstanceError): void {
+    if (inst.stateCd !== STATE.RUNNING) return;
+    for (const n of Object.values(inst.nodes)) {
+      if (n.statusCd === STATUS.ACTIVE || n.statusCd === STATUS.WAITING) {
+        this.leave(
+          inst,
+          n,
+          STATUS.CANCELLED,
+          stateCd === STATE.CANCELLED ? reason : `the execution ${stateCd === STATE.FAILED ? 'failed' : 'ended'}`,
+        );
+      }
+    }
+    this.emit({
+      type: 'instance.finished',
+      instanceId: inst.processInstanceId,
+      stateCd,
+      at: this.at,
+      ...(error && { error }),
+    });
+    if (inst.parentInstanceId === null || inst.parentNodeInstanceId === undefined) return;
+    const parent = this.state.instances[inst.parentInstanceId];
+    const pni = parent?.nodes[inst.parentNodeInstanceId];
+    if (parent && pni && parent.stateCd === STATE.RUNNING && pni.statusCd === STATUS.WAITING)
+      this.wake(parent, pni, { kind: 'child', child: inst });
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The engine's step driven in memory: a state built by the reducer, a clock tests move by hand,
+ * flows parsed from YAML and published with the daemon's own code, no store and no disk. Each
+ * `run` is one step (engine/step/index.ts, runStep): its records, effects and answer.
+ */
+import { randomUUID } from 'node:crypto';
+import { EngineStepContext } from '../../src/daemon/engine/step-context.js';
+import { runStep, type StepAnswer, type StepInput, type StepResult } from '../../src/daemon/engine/step/index.js';
+import type { FileMeta } from '../../src/daemon/engine/step/context.js';
+import { DEFAULT_LIMITS, type ExecutionLimits } from '../../src/daemon/engine/limits.js';
+import { nodeKey, type NodeKey } from '../../src/daemon/engine/keys.js';
+import { uuidv7 } from '../../src/daemon/engine/ids.js';
+import { publishFlow } from '../../src/daemon/flows/publish.js';
+import { DomainSchemas } from '../../src/daemon/jobs/schemas.js';
+import { applyRecord, type WfxRecord } from '../../src/daemon/state/records.js';
+import { initialState, type Instance, type NodeInstance, type WfxState } from '../../src/daemon/state/state.js';
+import type { DurableStore } from '../../src/daemon/store/store.js';
+import { DEFAULT_MAX_JSON_DEPTH } from '../../src/shared/json-shape.js';
+import { validateFlowSource } from '../../src/shared/flow/validate.js';
+import { BILLING } from './jobs.js';
+
+/** What a MemoryStep may be given. */
+export interface MemoryStepOptions {
+  readonly limits?: Partial<ExecutionLimits>;
+  /** Kept messages consumed only under a claim (the step lists `claim` effects). */
+  readonly claimsKept?: boolean;
+  /** Events thrown written and listed as `pass` effects. */
+  readonly keepsThrown?: boolean;
+}
+
+/** The step in memory (see the top of this file). */
+export class MemoryStep {
+  readonly state: WfxState = initialState();
+  /** The clock, in ms since the epoch: every step runs at it. */
+  ms = Date.parse('2026-11-21T10:00:00.000Z');
+  /** Node instances whose work is under way (StepContext.isWorking). */
+  readonly working = new Set<NodeKey>();
+  /** The file store's files, by organization and fileId (StepContext.file). */
+  readonly files = new Map<string, FileMeta>();
+  readonly ctx: EngineStepContext;
+
+  constructor(options: MemoryStepOptions = {}) {
+    const limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.ctx = new EngineStepContext({
+      state: this.state,
+      newInstanceId: (now) => uuidv7(now),
+      isWorking: (key) => this.working.has(key),
+      files: { get: (organization, fileId) => this.files.get(`${organization}|${fileId}`) },
+      maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
+      schemas: new DomainSchemas(DEFAULT_MAX_JSON_DEPTH),
+      limits,
+      claimsKept: options.claimsKept ?? false,
+      keepsThrown: options.keepsThrown ?? false,
+    });
+  }
+
+  /** The clock as a Date. */
+  get now(): Date {
+    return new Date(this.ms);
+  }
+
+  /** Applies records straight to the state (setup a step does not make: a domain saved). */
+  apply(...records: WfxRecord[]): void {
+    for (const r of records) applyRecord(this.state, r);
+  }
+
+  /** Publishes a flow given as YAML (`processId: AUTO` gets a fresh id) with the daemon's publish code. */
+  async publish(yaml: string, organization = 'default'): Promise<string> {
+    const v = validateFlowSource(yaml.replace('processId: AUTO', `processId: ${randomUUID()}`));
+    if (!v.ok) throw new Error(`test flow does not validate: ${JSON.stringify(v.problems)}`);
+    const r = await publishFlow(this.store(), {
+      definition: v.flow,
+      organization,
+      environment: 'PRODUCTION',
+      now: this.now,
+    });
+    return r.processId;
+  }
+
+  /** Saves the domain BILLING (test/helpers/jobs.ts) in `organization`. */
+  registerBilling(organization = 'default'): void {
+    const at = this.now.toISOString();
+    this.apply({ type: 'domain.saved', domain: { ...BILLING, organization, createdAt: at, updatedAt: at } });
+  }
+
+  /** Runs one step with `input` at the clock's time. */
+  run<I extends StepInput>(input: I): StepResult<StepAnswer<I>> {
+    return runStep(this.state, this.ctx, this.now, input, (r) => applyRecord(this.state, r));
+  }
+
+  /** Starts an execution of flow `processId` with `data`, as the API does: one `start` step. */
+  start(
+    processId: string,
+    data: Record<string, unknown> = {},
+    correlationKey: string | null = null,
+  ): StepResult<Instance> {
+    return this.run({ kind: 'start', request: { organization: 'default', processId, data, correlationKey } });
+  }
+
+  /** Execution `id` as it is now (throws when it is not live). */
+  instance(id: string): Instance {
+    const inst = this.state.instances[id];
+    if (!inst) throw new Error(`no live execution ${id}`);
+    return inst;
+  }
+
+  /** The latest node instance of `nodeId` in execution `id`. */
+  node(id: string, nodeId: string): NodeInstance {
+    const found = Object.values(this.instance(id).nodes).filter((n) => n.nodeId === nodeId);
+    const ni = found.at(-1);
+    if (!ni) throw new Error(`no node ${nodeId} in ${id}`);
+    return ni;
+  }
+
+  /** Marks the work of node `nodeId` of execution `id` as under way. */
+  markWorking(id: string, nodeId: string): void {
+    this.working.add(nodeKey(id, this.node(id, nodeId).id));
+  }
+
+  /** A store over the state in memory, for publishFlow: a commit is applied at once. */
+  private store(): DurableStore<WfxState, WfxRecord> {
+    const state = this.state;
+    return {
+      state,
+      failed: null,
+      commit: (...records) => {
+        for (const r of records) applyRecord(state, r);
+        return Promise.resolve();
+      },
+      flush: () => Promise.resolve(),
+      transact: () => {
+        throw new Error('not used by publishFlow');
+      },
+    };
+  }
+}
+
+/** The types of `records`, in order: what most step tests compare. */
+export const typesOf = (records: readonly WfxRecord[]): string[] => records.map((r) => r.type);
