@@ -1,6 +1,6 @@
 /**
- * Long file: the Store class is one state machine (commit, checkpoint, hold, failure, close) over
- * private fields all of its parts share: the journal, the snapshot's ranges, the copy under way.
+ * The JSON store: the Store class is one state machine (commit, checkpoint, hold, failure, close)
+ * over private fields all of its parts share: the journal, the snapshot's ranges, the copy under way.
  * What needs none of them lives beside it: durable-store.ts (the interface), store-options.ts,
  * store-recovery.ts (opening the directory), snapshot-write.ts, snapshot-copy.ts,
  * snapshot-index.ts, journal.ts, manifest.ts.

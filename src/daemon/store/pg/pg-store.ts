@@ -1,5 +1,5 @@
 /**
- * Long file: PgStore is one state machine (open, commit, checkpoint, partitions taken and given
+ * PgStore is one state machine (open, commit, checkpoint, partitions taken and given
  * up, failure, close) over private fields all of its parts share: the lease, the journal's seqs,
  * the live follower. What needs none of them lives beside it: pg-open.ts (connecting and
  * loading), pg-checkpoints.ts (the snapshots' marks and the checkpoints that write them),
