@@ -2,6 +2,7 @@
  * The engine's start after a restart: the live state as the store recovered it (snapshot and
  * journal) made whole again before any new step.
  */
+import { errorMessage } from '../../shared/errors.js';
 import { shareParsedStrings } from '../state/object-shapes.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { indexEventWait } from '../state/records/subscription-index.js';
@@ -94,7 +95,7 @@ export async function continueRecovered(running: readonly Instance[], deps: Reco
     } catch (err) {
       if (deps.failed()) throw err;
       deps.onError(err, `recovery: execution ${id} could not run on; it is failed`);
-      const message = `the execution could not run on after a restart: ${err instanceof Error ? err.message : String(err)}`;
+      const message = `the execution could not run on after a restart: ${errorMessage(err)}`;
       await deps.step({ kind: 'set.aside', instanceId: id, message });
     }
   }

@@ -3,6 +3,7 @@
  * carried out outside any step: started once the step that asked is durable, their result
  * handed back in a new step.
  */
+import { errorMessage } from '../../shared/errors.js';
 import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
 import { openedProviderLookup } from '../ai/lookup.js';
 import type { SecretBox } from '../secrets/secret-box.js';
@@ -123,7 +124,7 @@ export class WorkRunner {
       .catch((err: unknown): WorkResult => ({
         ok: false,
         code: 'INTERNAL_ERROR',
-        message: err instanceof Error ? err.message : String(err),
+        message: errorMessage(err),
       }))
       .then((result) => this.checkedResult(order.request.kind, result))
       .then((result) => {
@@ -138,7 +139,7 @@ export class WorkRunner {
           onError(err, `the result of ${key}`);
           const again = live();
           if (!again || this.options.closed()) return;
-          const message = `handling the work's result failed: ${err instanceof Error ? err.message : String(err)}`;
+          const message = `handling the work's result failed: ${errorMessage(err)}`;
           return step({ kind: 'work.failed', ...at, code: 'INTERNAL_ERROR', message });
         });
       })

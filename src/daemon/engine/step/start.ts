@@ -3,7 +3,7 @@
  * batch with its own records), a continuation of executions left for a later step (a restart,
  * a spent budget), an execution set aside, a cancel.
  */
-import { WfxError } from '../../../shared/errors.js';
+import { errorMessage, WfxError } from '../../../shared/errors.js';
 import type { WfxRecord } from '../../state/records.js';
 import { LiveCounts } from '../../state/live-counts.js';
 import { STATE, STATUS, type Instance } from '../../state/state.js';
@@ -104,10 +104,7 @@ export function startBatch(s: Step, input: Extract<StartInput, { kind: 'start.ba
     } catch (err) {
       refused.push({
         req,
-        error:
-          err instanceof WfxError
-            ? err
-            : new WfxError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err), { cause: err }),
+        error: err instanceof WfxError ? err : new WfxError('INTERNAL_ERROR', errorMessage(err), { cause: err }),
       });
       return [];
     }
