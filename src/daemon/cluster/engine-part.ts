@@ -34,7 +34,7 @@ export function engineCluster(parts: EngineParts): EngineClusterPort {
       ? new ThrownOutbox({
           state: engine.state,
           passing: parts.thrownPassing,
-          commit: engine.commit,
+          passed: engine.passedThrown,
           deliverHere: engine.deliverHere,
           now: engine.now,
           track: engine.track,

@@ -36,8 +36,8 @@ export interface EngineSide {
   readonly consumeKept: (messageId: string, sub: Subscription) => Promise<boolean>;
   /** Delivers `event` to what waits on this daemon, in a step. */
   readonly deliverHere: (event: ThrownEvent) => Promise<void>;
-  /** Commits records (the store's commit). */
-  readonly commit: (...records: WfxRecord[]) => Promise<void>;
+  /** Writes event `id` as passed (the other daemons had it, or it was given up on), in a step. */
+  readonly passedThrown: (id: string) => Promise<void>;
   /** Tracks `work` until it settles: the engine's close waits for it. */
   readonly track: (work: Promise<unknown>) => void;
   readonly onError: (err: unknown, what: string) => void;

@@ -9,7 +9,6 @@
  * waiting since the first time (at least once, never lost).
  */
 import { crashPoint } from '../store/crash-point.js';
-import type { WfxRecord } from '../state/records.js';
 import type { PendingThrow, WfxState } from '../state/state.js';
 import type { ThrownEvent } from '../engine/engine-events.js';
 
@@ -44,8 +43,8 @@ export class ThrownOutbox {
     private readonly deps: {
       readonly state: WfxState;
       readonly passing: ThrownPassing;
-      /** Commits records (the store's commit). */
-      readonly commit: (...records: WfxRecord[]) => Promise<void>;
+      /** Writes event `id` as passed (the other daemons had it, or it was given up on), in a step. */
+      readonly passed: (id: string) => Promise<void>;
       /** Delivers `event` to what waits here, in a step. */
       readonly deliverHere: (event: ThrownEvent) => Promise<void>;
       readonly now: () => Date;
@@ -104,7 +103,7 @@ export class ThrownOutbox {
     // the passing fails and is tried again).
     const here = this.thrownByStep.has(id) ? undefined : () => this.deps.deliverHere(event);
     await this.deps.passing.pass(event, here);
-    if (this.deps.state.thrown[id]) await this.deps.commit({ type: 'event.passed', id });
+    await this.deps.passed(id);
   }
 
   private failed(id: string, err: unknown): void {
@@ -117,7 +116,7 @@ export class ThrownOutbox {
       );
       this.retries.delete(id);
       this.thrownByStep.delete(id);
-      this.deps.track(this.deps.commit({ type: 'event.passed', id }).catch(() => undefined));
+      this.deps.track(this.deps.passed(id).catch(() => undefined));
       return;
     }
     const tries = (this.retries.get(id)?.tries ?? 0) + 1;

@@ -137,7 +137,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
         now: this.now,
         consumeKept: (messageId, sub) => this.step({ kind: 'kept.consume', messageId, sub }),
         deliverHere: (event) => this.step({ kind: 'thrown.deliver', event }),
-        commit: (...records) => this.store.commit(...records),
+        passedThrown: (id) => this.step({ kind: 'thrown.passed', id }),
         track: (work) => void this.track(work),
         onError: (err, what) => this.onError(err, what),
       }) ?? null;

@@ -40,7 +40,9 @@ export type EventInput =
    * Events kept for other daemons by a daemon that shared this database (thrown-outbox.ts),
    * on one that shares it with none: passed, nothing to give them to.
    */
-  | { readonly kind: 'thrown.forget' };
+  | { readonly kind: 'thrown.forget' }
+  /** Event `id`, kept until the other daemons had it, given to them (or given up on): passed. */
+  | { readonly kind: 'thrown.passed'; readonly id: string };
 
 /** What each input of this file answers. */
 export interface EventAnswers {
@@ -48,6 +50,7 @@ export interface EventAnswers {
   'kept.consume': boolean;
   'thrown.deliver': void;
   'thrown.forget': void;
+  'thrown.passed': void;
 }
 
 /** Whether message id `dedupKey` was seen and is remembered still at `now`: the event is a repeat. */
@@ -119,6 +122,11 @@ export function consumeKept(s: Step, id: string, sub: Subscription): boolean {
 /** Delivers an event thrown elsewhere to what waits here for it. */
 export function deliverThrown(s: Step, event: ThrownEvent): void {
   s.deliver(subscriptionsFor(s.state, event.organization, event.eventType, event.correlationKey), event.data);
+}
+
+/** Writes event `id` as passed, unless it was already (see EventInput, thrown.passed). */
+export function passedThrown(s: Step, id: string): void {
+  if (s.state.thrown[id]) s.emit({ type: 'event.passed', id });
 }
 
 /** Writes every event kept for other daemons as passed (see EventInput, thrown.forget). */

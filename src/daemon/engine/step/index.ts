@@ -14,6 +14,7 @@ import {
   deliverEvent,
   deliverThrown,
   forgetThrown,
+  passedThrown,
   type EventAnswers,
   type EventInput,
 } from './events.js';
@@ -114,6 +115,8 @@ function decide(s: Step, input: StepInput): unknown {
       return deliverThrown(s, input.event);
     case 'thrown.forget':
       return forgetThrown(s);
+    case 'thrown.passed':
+      return passedThrown(s, input.id);
     case 'work.done':
       return workDone(s, input);
     case 'work.failed':

@@ -156,3 +156,15 @@ t.test('thrown.forget passes every event kept for other daemons, and writes noth
   t.same(Object.keys(m.state.thrown), []);
   t.same(m.run({ kind: 'thrown.forget' }).records, []);
 });
+
+t.test('thrown.passed writes the one event given on as passed, and nothing for one passed already', async (t) => {
+  const m = new MemoryStep({ keepsThrown: true });
+  const pid = await m.publish(THROW);
+  m.start(pid, { orderId: 'o5' });
+  m.start(pid, { orderId: 'o6' });
+  const [first, second] = Object.keys(m.state.thrown);
+  const r = m.run({ kind: 'thrown.passed', id: first! });
+  t.same(r.records, [{ type: 'event.passed', id: first }]);
+  t.same(Object.keys(m.state.thrown), [second], 'the other is kept still');
+  t.same(m.run({ kind: 'thrown.passed', id: first! }).records, [], 'passed already: nothing written');
+});
