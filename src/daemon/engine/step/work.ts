@@ -50,20 +50,7 @@ export function workDone(s: Step, input: Extract<WorkInput, { kind: 'work.done' 
   const { inst, ni } = found;
   if (inst.stateCd !== STATE.RUNNING || ni.statusCd !== STATUS.ACTIVE) return;
   const { result, request } = input;
-  for (const line of result.logs ?? []) {
-    s.emit({
-      type: 'instance.logged',
-      instanceId: inst.processInstanceId,
-      entry: {
-        nodeId: ni.nodeId,
-        nodeName: ni.nodeName,
-        nodeType: ni.nodeType,
-        level: result.ok ? 'INFO' : 'WARN',
-        message: line,
-        timestamp: s.at,
-      },
-    });
-  }
+  for (const line of result.logs ?? []) logWork(s, inst, ni, result.ok ? 'INFO' : 'WARN', line, s.at);
   s.resume(inst, ni, request ? { kind: 'work', result, request } : { kind: 'work', result });
 }
 
@@ -84,16 +71,21 @@ export function workLog(s: Step, input: Extract<WorkInput, { kind: 'work.log' }>
   if (!found) return;
   const { inst, ni } = found;
   s.touched.add(inst.processInstanceId); // so log streams see the line
+  logWork(s, inst, ni, input.level, input.message, s.now.toISOString());
+}
+
+/** Writes one log line of node `ni`'s work. */
+function logWork(
+  s: Step,
+  inst: Instance,
+  ni: NodeInstance,
+  level: LogEntry['level'],
+  message: string,
+  timestamp: string,
+): void {
   s.emit({
     type: 'instance.logged',
     instanceId: inst.processInstanceId,
-    entry: {
-      nodeId: ni.nodeId,
-      nodeName: ni.nodeName,
-      nodeType: ni.nodeType,
-      level: input.level,
-      message: input.message,
-      timestamp: s.now.toISOString(),
-    },
+    entry: { nodeId: ni.nodeId, nodeName: ni.nodeName, nodeType: ni.nodeType, level, message, timestamp },
   });
 }
