@@ -233,13 +233,33 @@ export async function startDaemon(
   });
   if (res.code !== 0) throw new Error(`daemon start failed (${res.code}): ${res.stderr}`);
   const info = JSON.parse(res.stdout) as { pid: number; url: string };
-  t.teardown(async () => {
-    await wfxIn(['daemon', 'stop', ...dir], { cwd: where.cwd });
-    killIfAlive(info.pid);
-    startedDaemons.delete(info.pid);
-    forgetDaemon(info.pid);
-  });
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await wfxIn(['daemon', 'stop', ...dir], { cwd: where.cwd });
+      killIfAlive(info.pid);
+      startedDaemons.delete(info.pid);
+      forgetDaemon(info.pid);
+    })());
+  beforeFixtureRemoval(t, stop);
+  t.teardown(stop);
   return info;
+}
+
+/**
+ * Runs `fn` as test `t` ends, before tap removes its `t.testdir()` fixture: tap removes the
+ * fixture before it runs the teardowns, and a daemon still writing into it (an execution being
+ * archived) makes the removal fail with ENOTEMPTY. Chained on the test's end-of-file hook, the one
+ * tap's fixture plugin removes the fixture in; without it (another tap), left to the teardown.
+ */
+function beforeFixtureRemoval(t: object, fn: () => Promise<void>): void {
+  const base = (t as { t?: { onEOF?: () => unknown } }).t;
+  const next = base?.onEOF;
+  if (base === undefined || typeof next !== 'function') return;
+  base.onEOF = async () => {
+    await fn();
+    await next.call(base);
+  };
 }
 
 /** An API client with the bootstrap admin key of the daemon started in `cwd` (its default data dir). */
