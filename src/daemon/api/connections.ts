@@ -38,8 +38,8 @@ const RETRY_AFTER_SECONDS = 1;
 const DROP_LOG_INTERVAL_MS = 10_000;
 
 /**
- * ms a request may take to arrive whole: 5 minutes, or long enough for the largest upload
- * (`maxUploadBytes`) at 100 KiB/s. Pure.
+ * ms a request may take to arrive whole: MIN_REQUEST_TIMEOUT_MS, or long enough for the largest
+ * upload (`maxUploadBytes`) at SLOWEST_UPLOAD_BYTES_PER_SECOND. Pure.
  */
 export function requestTimeoutFor(maxUploadBytes: number): number {
   return Math.max(MIN_REQUEST_TIMEOUT_MS, Math.ceil(maxUploadBytes / SLOWEST_UPLOAD_BYTES_PER_SECOND) * 1000);

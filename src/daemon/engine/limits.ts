@@ -35,8 +35,8 @@ export interface ExecutionLimits {
 const MiB = 1024 * 1024;
 
 /**
- * The defaults: room for what flows do (a service response of up to its 10 MiB, a loop over a
- * few thousand items, a thousand branches) on a laptop and a server alike; far below what
+ * The defaults: room for what flows do (a service response as large as a serviceTask takes, a
+ * loop over a few thousand items, a thousand branches) on a laptop and a server alike; far below what
  * exhausts a daemon's heap or makes one journal entry too big to write.
  */
 export const DEFAULT_LIMITS: ExecutionLimits = {
