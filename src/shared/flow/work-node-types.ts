@@ -38,8 +38,8 @@ export interface AiMessageSpec {
   readonly role: 'system' | 'user' | 'assistant';
   readonly content: string;
 }
-export interface AiTaskNode extends NodeBase {
-  readonly type: 'aiTask';
+/** What an aiTask and a callAgent say of their model calls. */
+export interface ModelCallSpec {
   /** A registered provider's name; default: the organization's default provider. */
   readonly provider?: string;
   /** Overrides the provider's model. */
@@ -48,36 +48,9 @@ export interface AiTaskNode extends NodeBase {
   /** The user message (exclusive with `messages`). */
   readonly prompt?: string;
   readonly messages?: readonly AiMessageSpec[];
-  /** Default text; json with `schema`. */
+  /** The (final) answer's format: default text; json with `schema`. */
   readonly responseFormat?: 'text' | 'json';
-  /** A JSON Schema the answer must match (compiled at publish; implies json). */
-  readonly schema?: Readonly<Record<string, unknown>>;
-  readonly temperature?: number;
-  readonly maxTokens?: number;
-  readonly seed?: number;
-  /** Per attempt; default 2m. */
-  readonly timeout?: string;
-  readonly retry?: RetrySpec;
-  /** Repair requests after an invalid JSON answer (default 1). */
-  readonly repairs?: number;
-  /** Chat memory: the last `window` messages of a list sent before the prompt; prompt and answer appended after. */
-  readonly memory?: { readonly namespace: string; readonly key: string; readonly window?: number };
-  readonly resultVariable?: string;
-  readonly next: Next;
-}
-/** A callAgent's tool: a published flow (by processId), optionally named and described for the model. */
-export type AgentToolSpec =
-  string | { readonly processId: string; readonly name?: string; readonly description?: string };
-export interface CallAgentNode extends NodeBase {
-  readonly type: 'callAgent';
-  readonly provider?: string;
-  readonly model?: string;
-  readonly systemPrompt?: string;
-  readonly prompt?: string;
-  readonly messages?: readonly AiMessageSpec[];
-  /** The final answer's format (default text; json with `schema`). */
-  readonly responseFormat?: 'text' | 'json';
-  /** A JSON Schema the final answer must match. */
+  /** A JSON Schema the (final) answer must match (compiled at publish; implies json). */
   readonly schema?: Readonly<Record<string, unknown>>;
   readonly temperature?: number;
   readonly maxTokens?: number;
@@ -85,8 +58,21 @@ export interface CallAgentNode extends NodeBase {
   /** Per model call attempt; default 2m. */
   readonly timeout?: string;
   readonly retry?: RetrySpec;
+  /** Repair requests after an invalid JSON answer (default 1). */
   readonly repairs?: number;
+  /** Chat memory: the last `window` messages of a list sent before the prompt; prompt and answer appended after. */
   readonly memory?: { readonly namespace: string; readonly key: string; readonly window?: number };
+}
+export interface AiTaskNode extends NodeBase, ModelCallSpec {
+  readonly type: 'aiTask';
+  readonly resultVariable?: string;
+  readonly next: Next;
+}
+/** A callAgent's tool: a published flow (by processId), optionally named and described for the model. */
+export type AgentToolSpec =
+  string | { readonly processId: string; readonly name?: string; readonly description?: string };
+export interface CallAgentNode extends NodeBase, ModelCallSpec {
+  readonly type: 'callAgent';
   /** The flows the model may call (each declares `inputs:`, its parameters). */
   readonly tools: readonly AgentToolSpec[];
   /** Model turns at most (default 10): a turn that still asks for tools after it fails the node. */
