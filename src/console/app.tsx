@@ -1,0 +1,83 @@
+/*
+ * The console: the header, the routes (the execution and flow pages, with the diagram and its
+ * layout, load when first shown), one lifecycle event stream for the page.
+ */
+import lazy, { ErrorBoundary } from 'preact-iso/lazy';
+import { LocationProvider, Route, Router, useLocation } from 'preact-iso/router';
+import { useEffect, useMemo, useRef } from 'preact/hooks';
+import { LiveEvents } from './api/live-events.js';
+import { EventsContext } from './components/events-context.js';
+import { Header } from './components/header.js';
+import ExecutionsPage from './pages/executions-page.js';
+import FlowsPage from './pages/flows-page.js';
+import SignInPage from './pages/sign-in-page.js';
+
+const ExecutionPage = lazy(() => import('./pages/execution-page.js'));
+const FlowPage = lazy(() => import('./pages/flow-page.js'));
+
+/** The paths the console routes itself; any other link (/auth/login, /openapi.json) is a page load. */
+export const APP_PATHS = /^\/(executions|flows|sign-in)?(\/|\?|#|$)/;
+
+/** `/`: the executions list. */
+function Home() {
+  const { route } = useLocation();
+  useEffect(() => route('/executions', true), [route]);
+  return null;
+}
+
+/** Any other path. */
+function NotFound() {
+  return (
+    <>
+      <h1>Not found</h1>
+      <p>
+        The console has no such page. <a href="/executions">See the executions</a>.
+      </p>
+    </>
+  );
+}
+
+/** The page around the routes. */
+function Shell() {
+  const { path } = useLocation();
+  const main = useRef<HTMLElement>(null);
+  const first = useRef(true);
+  // After a navigation, focus goes to the new page (a screen reader reads it from its top).
+  const onRouteChange = () => {
+    if (first.current) first.current = false;
+    else main.current?.focus();
+  };
+  return (
+    <>
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      {path !== '/sign-in' && <Header />}
+      <main id="main" tabIndex={-1} ref={main}>
+        <ErrorBoundary>
+          <Router onRouteChange={onRouteChange}>
+            <Route path="/" component={Home} />
+            <Route path="/sign-in" component={SignInPage} />
+            <Route path="/executions" component={ExecutionsPage} />
+            <Route path="/executions/:id" component={ExecutionPage} />
+            <Route path="/flows" component={FlowsPage} />
+            <Route path="/flows/:processId" component={FlowPage} />
+            <Route default component={NotFound} />
+          </Router>
+        </ErrorBoundary>
+      </main>
+    </>
+  );
+}
+
+/** The console app. */
+export function App() {
+  const events = useMemo(() => new LiveEvents(), []);
+  return (
+    <EventsContext.Provider value={events}>
+      <LocationProvider scope={APP_PATHS}>
+        <Shell />
+      </LocationProvider>
+    </EventsContext.Provider>
+  );
+}

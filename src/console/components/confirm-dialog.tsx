@@ -1,0 +1,40 @@
+/* A modal question with two answers (the browser's <dialog>: focus kept inside, Escape answers no). */
+import { useEffect, useRef } from 'preact/hooks';
+
+/** Props of ConfirmDialog. */
+type Props = {
+  readonly open: boolean;
+  readonly title: string;
+  readonly message: string;
+  /** The words of the button that goes ahead. */
+  readonly confirm: string;
+  /** The words of the button that does not. */
+  readonly dismiss: string;
+  /** Called with the answer (Escape and closing are a no). */
+  readonly onAnswer: (yes: boolean) => void;
+};
+
+/** Asks `message`; the answer comes to onAnswer. */
+export function ConfirmDialog({ open, title, message, confirm, dismiss, onAnswer }: Props) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.open) d.showModal();
+    if (!open && d.open) d.close();
+  }, [open]);
+  return (
+    <dialog ref={ref} class="dialog" aria-labelledby="confirm-title" onCancel={() => onAnswer(false)}>
+      <h2 id="confirm-title">{title}</h2>
+      <p>{message}</p>
+      <div class="dialog-buttons">
+        <button type="button" onClick={() => onAnswer(false)} autofocus>
+          {dismiss}
+        </button>
+        <button type="button" class="danger" onClick={() => onAnswer(true)}>
+          {confirm}
+        </button>
+      </div>
+    </dialog>
+  );
+}

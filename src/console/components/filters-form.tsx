@@ -1,0 +1,132 @@
+/* The executions list's filters: a form whose every field is a query parameter of the page. */
+import type { TargetedEvent } from 'preact';
+import { useRef } from 'preact/hooks';
+import {
+  ENVIRONMENT_NAMES,
+  filtersFromQuery,
+  fromLocalInput,
+  hasFilters,
+  toLocalInput,
+  type Filters,
+} from '../model/filters.js';
+import { EXECUTION_STATES, STATE_NAMES } from '../model/states.js';
+
+/** Props of FiltersForm. */
+type Props = {
+  readonly filters: Filters;
+  /** The flows to offer (process id and name). */
+  readonly flows: readonly { readonly processId: string; readonly name: string }[];
+  /** Called with the filters the form holds when it is submitted (or a choice changed). */
+  readonly onApply: (filters: Filters) => void;
+};
+
+/** The form's id: `/` focuses its first field (pages/executions-page.tsx). */
+export const FILTERS_FORM_ID = 'filters';
+
+/** The filters as a form. */
+export function FiltersForm({ filters, flows, onApply }: Props) {
+  const form = useRef<HTMLFormElement>(null);
+  const submit = (e: TargetedEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const data = new FormData(e.currentTarget);
+    const text = (k: string) => String(data.get(k) ?? '');
+    onApply(
+      filtersFromQuery({
+        processId: text('processId'),
+        version: text('version'),
+        environment: text('environment'),
+        state: text('state'),
+        errorCode: text('errorCode'),
+        correlationKey: text('correlationKey'),
+        startedAfter: fromLocalInput(text('startedAfter')),
+        startedBefore: fromLocalInput(text('startedBefore')),
+      }),
+    );
+  };
+  const choose = () => form.current?.requestSubmit();
+  return (
+    <form
+      id={FILTERS_FORM_ID}
+      class="filters"
+      ref={form}
+      onSubmit={submit}
+      role="search"
+      aria-label="Filter executions"
+    >
+      <label>
+        Flow
+        <input
+          name="processId"
+          list="flow-ids"
+          defaultValue={filters.processId ?? ''}
+          placeholder="any"
+          autocomplete="off"
+        />
+        <datalist id="flow-ids">
+          {flows.map((f) => (
+            <option key={f.processId} value={f.processId}>
+              {f.name}
+            </option>
+          ))}
+        </datalist>
+      </label>
+      <label>
+        Version
+        <input
+          name="version"
+          inputMode="numeric"
+          pattern="[0-9]*"
+          size={5}
+          defaultValue={filters.version ?? ''}
+          placeholder="any"
+        />
+      </label>
+      <label>
+        Environment
+        <select name="environment" defaultValue={filters.environment ?? ''} onChange={choose}>
+          <option value="">any</option>
+          {ENVIRONMENT_NAMES.map((e) => (
+            <option key={e} value={e}>
+              {e.toLowerCase()}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        State
+        <select name="state" defaultValue={filters.state ?? ''} onChange={choose}>
+          <option value="">any</option>
+          {STATE_NAMES.map((s) => (
+            <option key={s} value={s}>
+              {EXECUTION_STATES[s].word}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Failure code
+        <input name="errorCode" defaultValue={filters.errorCode ?? ''} placeholder="any" autocomplete="off" />
+      </label>
+      <label>
+        Correlation key
+        <input name="correlationKey" defaultValue={filters.correlationKey ?? ''} placeholder="any" autocomplete="off" />
+      </label>
+      <label>
+        Started after
+        <input type="datetime-local" name="startedAfter" defaultValue={toLocalInput(filters.startedAfter)} />
+      </label>
+      <label>
+        Started before
+        <input type="datetime-local" name="startedBefore" defaultValue={toLocalInput(filters.startedBefore)} />
+      </label>
+      <div class="filter-buttons">
+        <button type="submit">Apply</button>
+        {hasFilters(filters) && (
+          <a class="button-link" href="/executions">
+            Clear
+          </a>
+        )}
+      </div>
+    </form>
+  );
+}

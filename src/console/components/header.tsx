@@ -1,0 +1,63 @@
+/* The console's header: its name, the pages, who is signed in, and Sign out. */
+import { useLocation } from 'preact-iso/router';
+import { useState } from 'preact/hooks';
+import type { WhoAmI } from '../../shared/api/meta.js';
+import { api } from '../api/http.js';
+import { useApi } from '../hooks/use-api.js';
+
+/** The pages of the navigation, by the path each starts with. */
+const PAGES = [
+  { href: '/executions', label: 'Executions' },
+  { href: '/flows', label: 'Flows' },
+] as const;
+
+/** Who the session is, in a few words. */
+function whoWords(w: WhoAmI): string {
+  const who = w.keyId !== undefined ? `key ${w.keyId}` : (w.subject ?? 'signed in');
+  return `${who} · ${w.organization ?? 'system'}`;
+}
+
+/** The header. */
+export function Header() {
+  const { path } = useLocation();
+  const whoami = useApi<WhoAmI>('/auth/whoami');
+  const [signingOut, setSigningOut] = useState(false);
+  const signOut = async () => {
+    setSigningOut(true);
+    try {
+      const answer = await api<{ endSessionUrl: string | null }>('/auth/signout', {
+        method: 'POST',
+        body: {},
+        keep401: true,
+      });
+      location.assign(answer.endSessionUrl ?? '/sign-in');
+    } catch {
+      // Signed out already (401), or the daemon is away: the sign-in page says which.
+      location.assign('/sign-in');
+    }
+  };
+  return (
+    <header class="app-header">
+      <a class="brand" href="/executions">
+        wfx <span>console</span>
+      </a>
+      <nav aria-label="Main">
+        <ul>
+          {PAGES.map((p) => (
+            <li key={p.href}>
+              <a href={p.href} aria-current={path === p.href || path.startsWith(`${p.href}/`) ? 'page' : undefined}>
+                {p.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <div class="session">
+        {whoami.data && <span class="muted who">{whoWords(whoami.data)}</span>}
+        <button type="button" onClick={() => void signOut()} disabled={signingOut}>
+          Sign out
+        </button>
+      </div>
+    </header>
+  );
+}

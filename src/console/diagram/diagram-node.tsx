@@ -1,0 +1,204 @@
+/* One node of the diagram, drawn at its place: its shape, name, state icon and state line. */
+import type { TargetedKeyboardEvent } from 'preact';
+import { StateIcon } from '../components/state-icon.js';
+import type { ModelNode } from './graph-model.js';
+import { clip, NAME_CHARS, SIZES, type PlacedNode } from './layout.js';
+import { boundaryLabel, iterationWords, nodeLabel, stateLine } from './node-words.js';
+
+/** Props of DiagramNode. */
+type Props = {
+  readonly placed: PlacedNode;
+  /** The ids of the containers around it, each followed by a dot (`each.`; '' at the top). */
+  readonly scopeKey: string;
+  /** The diagram shows an execution (a node without instances was not reached). */
+  readonly hasRun: boolean;
+  /** The node (or one of its boundary events) is the one opened in the panel: its id. */
+  readonly selected: string | null;
+  /** Opens the panel of a node or boundary event (by id). */
+  readonly onSelect: (id: string) => void;
+  /** Opens or closes a container's body. */
+  readonly onToggle: (id: string) => void;
+};
+
+/** Enter and Space act as a click (the node is a button). */
+function activate(fn: () => void) {
+  return (e: TargetedKeyboardEvent<SVGElement>) => {
+    if (e.key !== 'Enter' && e.key !== ' ') return;
+    e.preventDefault();
+    e.stopPropagation();
+    fn();
+  };
+}
+
+/** The event circle: thin for a start, thick for an end, double for one in between. */
+function EventShape({ node, r }: { readonly node: ModelNode; readonly r: number }) {
+  const kind = node.type === 'startEvent' ? 'start' : node.type === 'endEvent' ? 'end' : 'between';
+  return (
+    <g class={`event-${kind}`}>
+      <circle class="shape" r={r} />
+      {kind === 'between' && <circle class="shape-inner" r={r - 4} />}
+    </g>
+  );
+}
+
+/** The diamond with its marker: × exclusive, + parallel, ○ inclusive, ? ifElse. */
+function GatewayShape({ node, h }: { readonly node: ModelNode; readonly h: number }) {
+  const m = h * 0.22;
+  return (
+    <g>
+      <path class="shape" d={`M0 ${-h}L${h} 0L0 ${h}L${-h} 0Z`} />
+      {node.type === 'exclusiveGateway' && <path class="marker" d={`M${-m} ${-m}L${m} ${m}M${m} ${-m}L${-m} ${m}`} />}
+      {node.type === 'parallelGateway' && (
+        <path class="marker" d={`M0 ${-m * 1.3}V${m * 1.3}M${-m * 1.3} 0H${m * 1.3}`} />
+      )}
+      {node.type === 'inclusiveGateway' && <circle class="marker" r={m * 1.2} />}
+      {node.type === 'ifElse' && (
+        <text class="marker-text" y="5">
+          ?
+        </text>
+      )}
+    </g>
+  );
+}
+
+/** The state icon in a small disc at (x, y). */
+function StateMark({ node, x, y }: { readonly node: ModelNode; readonly x: number; readonly y: number }) {
+  if (node.state === null) return null;
+  return (
+    <g class={`state-mark state-${node.state}`} transform={`translate(${x - 9} ${y - 9})`}>
+      <circle class="state-disc" cx="9" cy="9" r="9" />
+      <g transform="translate(2 2)">
+        <StateIcon icon={node.state} size={14} />
+      </g>
+    </g>
+  );
+}
+
+/** A node of the diagram and its boundary events. */
+export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onToggle }: Props) {
+  const { node, shape } = placed;
+  const cx = shape.x + shape.width / 2;
+  const cy = shape.y + shape.height / 2;
+  const hw = shape.width / 2;
+  const hh = shape.height / 2;
+  const name = clip(node.name, NAME_CHARS[node.shape]);
+  const classes = [
+    'dnode',
+    `shape-${node.shape}`,
+    `state-${node.state ?? 'none'}`,
+    node.instances.length > 0 ? 'visited' : '',
+    selected === node.id ? 'selected' : '',
+    placed.body ? 'open' : '',
+  ].join(' ');
+  const round = node.shape === 'event' || node.shape === 'gateway';
+  return (
+    <>
+      <g
+        class={classes}
+        transform={`translate(${cx} ${cy})`}
+        tabIndex={0}
+        role="button"
+        aria-label={nodeLabel(node, hasRun)}
+        aria-pressed={selected === node.id}
+        data-node-path={`${scopeKey}${node.id}`}
+        onClick={(e) => {
+          e.stopPropagation();
+          onSelect(node.id);
+        }}
+        onKeyDown={activate(() => onSelect(node.id))}
+      >
+        <title>{`${node.name} (${node.type})`}</title>
+        {node.shape === 'event' && <EventShape node={node} r={hw} />}
+        {node.shape === 'gateway' && <GatewayShape node={node} h={hw} />}
+        {!round && <rect class="shape" x={-hw} y={-hh} width={shape.width} height={shape.height} rx="8" />}
+        {round ? (
+          <>
+            <circle class="focus-ring" r={hw + 5} />
+            <text class="label" y={hh + 14}>
+              {name}
+              {node.instances.length > 1 ? ` ×${node.instances.length}` : ''}
+            </text>
+            <StateMark node={node} x={hw * 0.75} y={-hh * 0.75} />
+          </>
+        ) : (
+          <>
+            <rect
+              class="focus-ring"
+              x={-hw - 4}
+              y={-hh - 4}
+              width={shape.width + 8}
+              height={shape.height + 8}
+              rx="11"
+            />
+            {placed.body ? (
+              <text class="title" x={-hw + 12} y={-hh + 21}>
+                {name}
+                <tspan class="subtitle">{`  ${iterationWords(node) || node.type}`}</tspan>
+              </text>
+            ) : (
+              <>
+                <text class="name" x={node.shape === 'container' ? -14 : 0} y={node.shape === 'container' ? -6 : -4}>
+                  {name}
+                </text>
+                <text
+                  class="subtitle"
+                  x={node.shape === 'container' ? -14 : 0}
+                  y={node.shape === 'container' ? 12 : 14}
+                >
+                  {clip(stateLine(node), 30)}
+                </text>
+              </>
+            )}
+            <StateMark node={node} x={hw - 4} y={-hh + 4} />
+          </>
+        )}
+      </g>
+      {node.container && (
+        <g
+          class="dtoggle"
+          transform={`translate(${cx + hw - 36} ${cy - hh + 8})`}
+          tabIndex={0}
+          role="button"
+          aria-expanded={placed.body !== null}
+          aria-label={`${placed.body ? 'Close' : 'Open'} the body of ${node.name}`}
+          onClick={(e) => {
+            e.stopPropagation();
+            onToggle(node.id);
+          }}
+          onKeyDown={activate(() => onToggle(node.id))}
+        >
+          <title>{placed.body ? 'Close the body' : 'Open the body'}</title>
+          <rect x="0" y="0" width="18" height="18" rx="4" />
+          <path d={placed.body ? 'M5 9h8' : 'M5 9h8M9 5v8'} />
+        </g>
+      )}
+      {placed.boundaries.map(({ boundary, cx: bx, cy: by }) => (
+        <g
+          key={boundary.id}
+          class={`dboundary state-${boundary.state ?? 'none'} ${boundary.fired ? 'fired' : ''} ${selected === boundary.id ? 'selected' : ''}`}
+          transform={`translate(${bx} ${by})`}
+          tabIndex={0}
+          role="button"
+          aria-label={boundaryLabel(boundary, hasRun)}
+          aria-pressed={selected === boundary.id}
+          data-node-path={`${scopeKey}${boundary.id}`}
+          onClick={(e) => {
+            e.stopPropagation();
+            onSelect(boundary.id);
+          }}
+          onKeyDown={activate(() => onSelect(boundary.id))}
+        >
+          <title>{`${boundary.name} (${boundary.event} boundary event${boundary.fired ? ', fired' : ''})`}</title>
+          <circle class="focus-ring" r={SIZES.boundaryRadius + 4} />
+          <circle class="shape" r={SIZES.boundaryRadius} />
+          <circle class="shape-inner" r={SIZES.boundaryRadius - 3} />
+          {boundary.event === 'timer' ? (
+            <path class="glyph" d="M0 -4.5V0l3 2" />
+          ) : (
+            <path class="glyph" d="M-3.5 3.5L-1 -3.5L1 1L3.5 -3.5" />
+          )}
+        </g>
+      ))}
+    </>
+  );
+}

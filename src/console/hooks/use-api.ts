@@ -1,0 +1,74 @@
+/* A read of the API held by a component: loaded when its path changes, reloaded when asked. */
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { api, type ApiError } from '../api/http.js';
+
+/** What useApi gives: the last answer, the last error, and a reload. */
+export interface ApiRead<T> {
+  /** The last answer (kept while a reload runs); undefined before the first. */
+  readonly data: T | undefined;
+  /** The last read's error; null after a read that succeeded. */
+  readonly error: ApiError | Error | null;
+  /** A read is under way. */
+  readonly loading: boolean;
+  /** Reads again, keeping what is shown until the answer comes; one read at a time, one more queued. */
+  readonly reload: () => void;
+}
+
+/**
+ * Reads `path` (null: nothing to read) and again when it changes or `reload` is called. A read
+ * still under way when the path changes is aborted; reloads asked for during a read are merged
+ * into one read after it.
+ */
+export function useApi<T>(path: string | null): ApiRead<T> {
+  const [state, setState] = useState<{ data: T | undefined; error: ApiError | Error | null; loading: boolean }>({
+    data: undefined,
+    error: null,
+    loading: path !== null,
+  });
+  const current = useRef({ path, inFlight: false, again: false, controller: null as AbortController | null });
+
+  const read = useCallback(() => {
+    const c = current.current;
+    if (c.path === null) return;
+    if (c.inFlight) {
+      c.again = true;
+      return;
+    }
+    c.inFlight = true;
+    const controller = new AbortController();
+    c.controller = controller;
+    const asked = c.path;
+    setState((s) => (s.loading ? s : { ...s, loading: true }));
+    api<T>(asked, { signal: controller.signal })
+      .then(
+        (data) => {
+          if (current.current.path === asked) setState({ data, error: null, loading: false });
+        },
+        (error: unknown) => {
+          if (controller.signal.aborted || current.current.path !== asked) return;
+          setState((s) => ({ ...s, error: error instanceof Error ? error : new Error(String(error)), loading: false }));
+        },
+      )
+      .finally(() => {
+        if (c.controller === controller) {
+          c.inFlight = false;
+          c.controller = null;
+          if (c.again && current.current.path === asked) {
+            c.again = false;
+            read();
+          }
+        }
+      });
+  }, []);
+
+  useEffect(() => {
+    const c = current.current;
+    c.controller?.abort();
+    current.current = { path, inFlight: false, again: false, controller: null };
+    setState({ data: undefined, error: null, loading: path !== null });
+    read();
+    return () => current.current.controller?.abort();
+  }, [path, read]);
+
+  return { ...state, reload: read };
+}

@@ -1,0 +1,40 @@
+/* Times, durations and ids as the console shows them. */
+
+/** An ISO date-time in the browser's locale and zone, to the second; '' for null. Pure but for the locale. */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime())
+    ? iso
+    : d.toLocaleString(undefined, {
+        year: 'numeric',
+        month: 'short',
+        day: 'numeric',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+      });
+}
+
+/** Milliseconds as a person reads them: `850 ms`, `4.2 s`, `3 min 5 s`, `2 h 10 min`, `3 d 4 h`. Pure. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${Math.round(s % 60)} s`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h} h ${m % 60} min`;
+  return `${Math.floor(h / 24)} d ${h % 24} h`;
+}
+
+/** How long from `start` to `end` (to `now` while running). Pure. */
+export function durationBetween(start: string, end: string | null, now: number): string {
+  return formatDuration((end === null ? now : Date.parse(end)) - Date.parse(start));
+}
+
+/** JSON text of a value, indented; `undefined` as ''. Pure. */
+export function jsonText(value: unknown): string {
+  return value === undefined ? '' : JSON.stringify(value, null, 2);
+}

@@ -1,0 +1,23 @@
+/* An execution read whole (GET /process/instance/{id}) as the list shows it. */
+import type { InstanceView } from '../../shared/api/process.js';
+import type { ListedExecution } from './filters.js';
+
+/** The list's row of execution `v`: its children counted, its waiting nodes, its failure code. Pure. */
+export function summaryOf(v: InstanceView): ListedExecution {
+  return {
+    processInstanceId: v.processInstanceId,
+    processId: v.processId,
+    processName: v.processName,
+    processVersion: v.processVersion,
+    stateCd: v.stateCd,
+    state: v.state,
+    startTime: v.startTime,
+    endTime: v.endTime,
+    correlationKey: v.correlationKey,
+    parentInstanceId: v.parentInstanceId,
+    childCount: v.nodes.reduce((n, ni) => n + (ni.childInstanceIds?.length ?? 0), 0),
+    waitingNodeIds: v.nodes.filter((ni) => ni.statusCd === 1).map((ni) => ni.nodeId),
+    environment: v.environment,
+    errorCode: v.state === 'FAILED' ? (v.data.error?.code ?? null) : null,
+  };
+}

@@ -1,0 +1,266 @@
+/*
+ * /executions/:id — one execution on its flow's diagram, live: the log stream (SSE) drives
+ * re-reads of the execution (throttled), which redraw the states, the path taken and the panels.
+ * Beside the diagram: the node panel, the log, variables, output, children, and Cancel.
+ */
+import { useLocation, useRoute } from 'preact-iso/router';
+import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import type { FlowDetail } from '../../shared/api/flows.js';
+import type { InstanceView } from '../../shared/api/process.js';
+import { api, path } from '../api/http.js';
+import { ChildTree } from '../components/child-tree.js';
+import { ConfirmDialog } from '../components/confirm-dialog.js';
+import { Conversation } from '../components/conversation.js';
+import { JsonBlock } from '../components/json-block.js';
+import { LogView } from '../components/log-view.js';
+import { NodePanel } from '../components/node-panel.js';
+import { StateBadge } from '../components/state-badge.js';
+import { Diagram, type NodePath } from '../diagram/diagram.js';
+import { buildGraph } from '../diagram/graph-model.js';
+import { useApi } from '../hooks/use-api.js';
+import { useLog } from '../hooks/use-log.js';
+import { useRuns } from '../hooks/use-runs.js';
+import { useThrottled } from '../hooks/use-throttled.js';
+import { useTitle } from '../hooks/use-title.js';
+import { durationBetween, formatTime } from '../model/format.js';
+import {
+  bodyRuns,
+  chooseRun,
+  chosenRun,
+  openedBodies,
+  openPath,
+  toggleOpen,
+  type OpenState,
+} from '../model/open-state.js';
+import { locate, nodeParam, parseNodeParam } from './execution-view.js';
+import { useEscape } from '../hooks/use-escape.js';
+
+/** The execution's facts, as a description list. */
+function Facts({ run }: { readonly run: InstanceView }) {
+  const error = run.data.error;
+  return (
+    <dl class="facts">
+      <dt>Execution</dt>
+      <dd>
+        <code>{run.processInstanceId}</code>
+      </dd>
+      <dt>Flow</dt>
+      <dd>
+        <a href={`/flows/${encodeURIComponent(run.processId)}?version=${run.processVersion}`}>
+          {`${run.processId} v${run.processVersion}`}
+        </a>
+      </dd>
+      <dt>Environment</dt>
+      <dd>{run.environment}</dd>
+      <dt>Started</dt>
+      <dd>
+        <time dateTime={run.startTime}>{formatTime(run.startTime)}</time>
+      </dd>
+      <dt>{run.endTime ? 'Ended' : 'Running for'}</dt>
+      <dd>
+        {run.endTime ? (
+          <>
+            <time dateTime={run.endTime}>{formatTime(run.endTime)}</time>
+            {` (took ${durationBetween(run.startTime, run.endTime, Date.now())})`}
+          </>
+        ) : (
+          durationBetween(run.startTime, null, Date.now())
+        )}
+      </dd>
+      {run.correlationKey !== null && (
+        <>
+          <dt>Correlation key</dt>
+          <dd>
+            <code>{run.correlationKey}</code>
+          </dd>
+        </>
+      )}
+      {run.parentInstanceId !== null && (
+        <>
+          <dt>Parent</dt>
+          <dd>
+            <a href={`/executions/${encodeURIComponent(run.parentInstanceId)}`}>{run.parentInstanceId}</a>
+            {run.iteration !== undefined ? ` (iteration ${run.iteration + 1})` : ''}
+          </dd>
+        </>
+      )}
+      {error && (
+        <>
+          <dt>Error</dt>
+          <dd class="error-text">{`${error.code}: ${error.message}${error.nodeId ? ` (at ${error.nodeId})` : ''}`}</dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+/** The execution page. */
+export default function ExecutionPage() {
+  const { params, query } = useRoute();
+  const location = useLocation();
+  const id = params.id ?? '';
+  const exec = useApi<InstanceView>(path`/process/instance/${id}`);
+  const run = exec.data ?? null;
+  const reload = useThrottled(exec.reload, 300);
+  const log = useLog(id, reload);
+  const [version, setVersion] = useState(0);
+  useEffect(() => setVersion((v) => v + 1), [run]);
+  const flow = useApi<FlowDetail>(
+    run ? `${path`/admin/flows/${run.processId}`}?version=${encodeURIComponent(run.processVersion)}` : null,
+  );
+  const selected = parseNodeParam(query.node);
+  const [open, setOpen] = useState<OpenState>(() => (selected ? openPath({}, selected.scope) : {}));
+  const runs = useRuns((known) => bodyRuns(open, run, known), version);
+  const opened = useMemo(() => openedBodies(open, run, runs), [open, run, runs]);
+  const graph = useMemo(
+    () => (flow.data ? buildGraph(flow.data.definition.nodes, run, opened) : null),
+    [flow.data, run, opened],
+  );
+  const [asking, setAsking] = useState(false);
+  const [cancelError, setCancelError] = useState<string | null>(null);
+  useTitle(run ? `${run.processName} ${run.processInstanceId}` : `Execution ${id}`);
+
+  const select = useCallback(
+    (p: NodePath | null) => {
+      const q = new URLSearchParams(location.query);
+      if (p) q.set('node', nodeParam(p));
+      else q.delete('node');
+      const text = q.toString();
+      location.route(`${location.path}${text ? `?${text}` : ''}`, true);
+    },
+    [location],
+  );
+  const closePanel = useCallback(() => {
+    const was = selected ? nodeParam(selected) : null;
+    select(null);
+    // Focus goes back to the node the panel was of.
+    if (was) requestAnimationFrame(() => document.querySelector<SVGElement>(`[data-node-path="${was}"]`)?.focus());
+  }, [select, selected]);
+  useEscape(selected !== null && !asking, closePanel);
+
+  const cancel = async (yes: boolean) => {
+    setAsking(false);
+    if (!yes) return;
+    try {
+      await api(path`/process/instance/${id}/cancel`, { method: 'POST', body: {} });
+      setCancelError(null);
+      exec.reload();
+    } catch (err) {
+      setCancelError(err instanceof Error ? err.message : String(err));
+    }
+  };
+
+  if (exec.error && !run)
+    return (
+      <>
+        <h1>{`Execution ${id}`}</h1>
+        <p role="alert" class="error-text">{`This execution cannot be shown: ${exec.error.message}`}</p>
+      </>
+    );
+  if (!run) return <p class="muted">Loading…</p>;
+  const located = graph && selected ? locate(graph, opened, run, selected) : null;
+  const agents = run.nodes.filter((n) => n.agent);
+  const { error: _error, ...variables } = run.data;
+  return (
+    <>
+      <div class="page-head">
+        <h1>{run.processName}</h1>
+        <StateBadge state={run.state} />
+        {run.state === 'RUNNING' && (
+          <button type="button" class="danger" onClick={() => setAsking(true)}>
+            Cancel execution
+          </button>
+        )}
+      </div>
+      {cancelError && <p role="alert" class="error-text">{`Cancel failed: ${cancelError}`}</p>}
+      <ConfirmDialog
+        open={asking}
+        title="Cancel this execution?"
+        message={`Execution ${run.processInstanceId} of ${run.processName} and every child execution it runs will be cancelled. This cannot be undone.`}
+        confirm="Cancel execution"
+        dismiss="Keep it running"
+        onAnswer={(yes) => void cancel(yes)}
+      />
+      <Facts run={run} />
+      <div class="execution-grid">
+        <section class="diagram-pane" aria-labelledby="diagram-title">
+          <h2 id="diagram-title">Diagram</h2>
+          {graph ? (
+            <Diagram
+              graph={graph}
+              hasRun
+              title={`${run.processName} version ${run.processVersion}`}
+              selected={selected}
+              onSelect={(p) => select(p)}
+              onToggle={(p) => setOpen((o) => toggleOpen(o, p.scope, p.id))}
+            />
+          ) : flow.error ? (
+            <p class="error-text">{`The flow's definition cannot be read: ${flow.error.message}`}</p>
+          ) : (
+            <p class="muted">Loading the diagram…</p>
+          )}
+        </section>
+        <div class="side">
+          {located && selected && (
+            <NodePanel
+              target={located.target}
+              graph={located.graph}
+              run={located.run}
+              log={selected.scope.length === 0 ? log : null}
+              body={
+                located.target.kind === 'node' && located.target.node.container
+                  ? {
+                      shown: chosenRun(open, selected.scope, selected.id),
+                      choose: (childId) => {
+                        setOpen((o) =>
+                          chooseRun(
+                            openPath(o, [...selected.scope, selected.id]),
+                            selected.scope,
+                            selected.id,
+                            childId,
+                          ),
+                        );
+                      },
+                    }
+                  : undefined
+              }
+              onClose={closePanel}
+            />
+          )}
+          <details class="panel" open>
+            <summary>
+              <h2>Log</h2>
+            </summary>
+            <LogView log={log} />
+          </details>
+          <details class="panel" open>
+            <summary>
+              <h2>Variables</h2>
+            </summary>
+            <JsonBlock value={variables} label="Variables" empty="No variables." />
+          </details>
+          <details class="panel" open={run.output !== null}>
+            <summary>
+              <h2>Output</h2>
+            </summary>
+            <JsonBlock value={run.output} label="Output" empty={run.state === 'RUNNING' ? 'Not yet.' : 'No output.'} />
+          </details>
+          <details class="panel" open>
+            <summary>
+              <h2>Child executions</h2>
+            </summary>
+            <ChildTree run={run} version={version} />
+          </details>
+          {agents.map((n) => (
+            <details key={n.nodeInstanceId} class="panel" open>
+              <summary>
+                <h2>{`Conversation of ${n.nodeName}`}</h2>
+              </summary>
+              <Conversation agent={n.agent!} />
+            </details>
+          ))}
+        </div>
+      </div>
+    </>
+  );
+}

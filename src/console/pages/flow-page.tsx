@@ -1,0 +1,143 @@
+/*
+ * /flows/:processId — one flow: its versions (which is active where), the chosen version's
+ * diagram (the execution page's, without an execution) and its source. `?version=N` chooses the
+ * version (default: the newest); `?node=` opens a node's panel.
+ */
+import { useLocation, useRoute } from 'preact-iso/router';
+import { useCallback, useMemo, useState } from 'preact/hooks';
+import type { FlowDetail } from '../../shared/api/flows.js';
+import { path } from '../api/http.js';
+import { NodePanel } from '../components/node-panel.js';
+import { Diagram, type NodePath } from '../diagram/diagram.js';
+import { buildGraph } from '../diagram/graph-model.js';
+import { useApi } from '../hooks/use-api.js';
+import { useEscape } from '../hooks/use-escape.js';
+import { useTitle } from '../hooks/use-title.js';
+import { formatTime, jsonText } from '../model/format.js';
+import { openedBodies, openPath, toggleOpen, type OpenState } from '../model/open-state.js';
+import { locate, nodeParam, parseNodeParam } from './execution-view.js';
+
+/** The flow page. */
+export default function FlowPage() {
+  const { params, query } = useRoute();
+  const location = useLocation();
+  const processId = params.processId ?? '';
+  const version = /^[0-9]+$/.test(query.version ?? '') ? query.version! : null;
+  const flow = useApi<FlowDetail>(`${path`/admin/flows/${processId}`}${version ? `?version=${version}` : ''}`);
+  const selected = parseNodeParam(query.node);
+  const [open, setOpen] = useState<OpenState>(() => (selected ? openPath({}, selected.scope) : {}));
+  const opened = useMemo(() => openedBodies(open, null, {}), [open]);
+  const graph = useMemo(
+    () => (flow.data ? buildGraph(flow.data.definition.nodes, null, opened) : null),
+    [flow.data, opened],
+  );
+  useTitle(flow.data ? `${flow.data.name} v${flow.data.version}` : processId);
+
+  const select = useCallback(
+    (p: NodePath | null) => {
+      const q = new URLSearchParams(location.query);
+      if (p) q.set('node', nodeParam(p));
+      else q.delete('node');
+      const text = q.toString();
+      location.route(`${location.path}${text ? `?${text}` : ''}`, true);
+    },
+    [location],
+  );
+  const closePanel = useCallback(() => {
+    const was = selected ? nodeParam(selected) : null;
+    select(null);
+    if (was) requestAnimationFrame(() => document.querySelector<SVGElement>(`[data-node-path="${was}"]`)?.focus());
+  }, [select, selected]);
+  useEscape(selected !== null, closePanel);
+
+  if (flow.error && !flow.data)
+    return (
+      <>
+        <h1>{processId}</h1>
+        <p role="alert" class="error-text">{`This flow cannot be shown: ${flow.error.message}`}</p>
+      </>
+    );
+  const f = flow.data;
+  if (!f || !graph) return <p class="muted">Loading…</p>;
+  const located = selected ? locate(graph, opened, null, selected) : null;
+  const activeIn = (v: string) =>
+    Object.entries(f.active)
+      .filter(([, a]) => a === v)
+      .map(([env]) => env.toLowerCase());
+  return (
+    <>
+      <div class="page-head">
+        <h1>{f.name}</h1>
+        <span class="muted">{`${f.processId} · version ${f.version}`}</span>
+        <a class="button-link" href={`/executions?processId=${encodeURIComponent(f.processId)}&version=${f.version}`}>
+          Executions of this version
+        </a>
+      </div>
+      {f.definition.description && <p>{f.definition.description}</p>}
+      <div class="execution-grid">
+        <section class="diagram-pane" aria-labelledby="diagram-title">
+          <h2 id="diagram-title">{`Diagram of version ${f.version}`}</h2>
+          <Diagram
+            graph={graph}
+            hasRun={false}
+            title={`${f.name} version ${f.version}`}
+            selected={selected}
+            onSelect={(p) => select(p)}
+            onToggle={(p) => setOpen((o) => toggleOpen(o, p.scope, p.id))}
+          />
+        </section>
+        <div class="side">
+          {located && (
+            <NodePanel target={located.target} graph={located.graph} run={null} log={null} onClose={closePanel} />
+          )}
+          <section class="panel" aria-labelledby="versions-title">
+            <h2 id="versions-title">Versions</h2>
+            <ul class="versions">
+              {[...f.versions].reverse().map((v) => (
+                <li key={v.version}>
+                  <a
+                    href={`${path`/flows/${f.processId}`}?version=${v.version}`}
+                    aria-current={v.version === f.version ? 'page' : undefined}
+                  >
+                    {`v${v.version}`}
+                  </a>{' '}
+                  <span class="muted">{formatTime(v.publishedAt)}</span>
+                  {activeIn(v.version).map((env) => (
+                    <span key={env} class="tag">{`active in ${env}`}</span>
+                  ))}
+                </li>
+              ))}
+            </ul>
+          </section>
+          <section class="panel" aria-labelledby="triggers-title">
+            <h2 id="triggers-title">Triggers</h2>
+            {(f.definition.triggers ?? []).length === 0 ? (
+              <p class="muted">None: started by hand or over the API.</p>
+            ) : (
+              <ul>
+                {(f.definition.triggers ?? []).map((t, i) => (
+                  <li key={i}>
+                    <code>{t.type}</code>{' '}
+                    {t.type === 'webhook'
+                      ? t.webhook
+                      : t.type === 'schedule'
+                        ? `${t.cron}${t.timezone ? ` (${t.timezone})` : ''}`
+                        : t.type === 'email'
+                          ? t.connection
+                          : (t.description ?? '')}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </section>
+        </div>
+      </div>
+      <section class="panel source" aria-labelledby="source-title">
+        <h2 id="source-title">{`Source of version ${f.version}`}</h2>
+        <pre class="json" tabIndex={0} aria-label={`Definition of version ${f.version}, as JSON`}>
+          {jsonText(f.definition)}
+        </pre>
+      </section>
+    </>
+  );
+}
