@@ -39,6 +39,10 @@ export const ERROR_CODES = {
   },
   INTERNAL_ERROR: { status: 500 },
   SERVICE_UNAVAILABLE: { status: 503, hint: 'The daemon is shutting down or its store failed; see its log.' },
+  CONSOLE_NOT_BUILT: {
+    status: 503,
+    hint: 'The browser console is built with the rest of wfx: run `npm run build` (or `npm ci`) in the wfx checkout, then reload.',
+  },
   TOO_MANY_CONNECTIONS: {
     status: 503,
     hint: 'The daemon serves as many connections as it may (--max-connections); try again shortly.',

@@ -47,6 +47,7 @@ import type { DurableStore } from '../store/store.js';
 import type { WebhookReceiver } from '../triggers/webhooks.js';
 import type { SharedServing } from '../cluster/ports.js';
 import { inlineFlowChecker, type FlowChecker } from '../flows/check.js';
+import { consoleRoutes } from '../console/assets.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -101,6 +102,8 @@ export interface ServerOptions {
   readonly flowChecker?: FlowChecker;
   /** Timeouts (defaults for those left out) and the cap on connections (none without `maxConnections`). */
   readonly connections?: Partial<ConnectionLimits>;
+  /** Where the built browser console is (tests); default the build's dist/console/ (console/assets.ts). */
+  readonly consoleDir?: string;
 }
 
 /** What Fastify passes a validator with `schemaEnv` besides the data (Ajv's DataValidationCxt). */
@@ -339,6 +342,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     if (options.cluster) clusterRoutes(routes, { list: options.cluster });
     // In a scope of their own: uploads take every content type as a stream, JSON included.
     if (options.files) void routes.register(async (scope) => fileRoutes(scope, { files: options.files! }));
+    // The browser console: its pages and assets (no credential; hidden from /openapi.json).
+    consoleRoutes(routes, { dir: options.consoleDir });
   });
   return app;
 }
