@@ -47,6 +47,11 @@ import type { DurableStore } from '../store/store.js';
 import type { WebhookReceiver } from '../triggers/webhooks.js';
 import type { SharedServing } from '../cluster/ports.js';
 import { inlineFlowChecker, type FlowChecker } from '../flows/check.js';
+import { SignInLinks } from '../console/links.js';
+import type { OidcLogin } from '../console/oidc-login.js';
+import { sessionAuthenticator } from '../console/session-auth.js';
+import { SessionStore } from '../console/sessions.js';
+import { signInRoutes } from '../console/signin-routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -99,6 +104,8 @@ export interface ServerOptions {
   readonly files?: FileStore;
   /** Checks flows to publish (the daemon's: off its event loop); without it, in the request's turn. */
   readonly flowChecker?: FlowChecker;
+  /** The console's sessions and sign-in (a store of their own when left out). */
+  readonly console?: { readonly sessions?: SessionStore; readonly login?: OidcLogin };
   /** Timeouts (defaults for those left out) and the cap on connections (none without `maxConnections`). */
   readonly connections?: Partial<ConnectionLimits>;
 }
@@ -269,9 +276,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   // Then the connections that never sent a request (Node waits for those).
   endSilentConnectionsOnClose(app);
   app.addHook('onClose', async () => hub.close());
+  const nowDate = options.now ?? (() => new Date());
+  const sessions = options.console?.sessions ?? new SessionStore(undefined, () => nowDate().getTime());
+  const login = options.console?.login;
   installAuth(app, {
     state: options.store.state,
     limiter,
+    session: sessionAuthenticator({ sessions, state: options.store.state, login, now: nowDate }),
     ...(sharing && {
       counted: (request) => sharing.counted(request),
       daemonCall: (request) => sharing.daemonCall(request),
@@ -335,6 +346,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     domainRoutes(routes, { store: options.store, now: options.now });
     jobRoutes(routes, { engine: options.engine, board, ...(sharing && { others: sharing.others }) });
     triggerRoutes(routes, { state: options.store.state, health: options.triggerHealth ?? (() => []) });
+    signInRoutes(routes, {
+      state: options.store.state,
+      sessions,
+      links: new SignInLinks(() => nowDate().getTime()),
+      login,
+      now: nowDate,
+    });
     if (options.backup) backupRoutes(routes, { backup: options.backup });
     if (options.cluster) clusterRoutes(routes, { list: options.cluster });
     // In a scope of their own: uploads take every content type as a stream, JSON included.
