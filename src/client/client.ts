@@ -61,6 +61,7 @@ import type {
   VariableChanged,
   Variables,
   WhoAmI,
+  SignInLink,
 } from '../shared/api/index.js';
 import type { SseEvent } from '../shared/sse.js';
 import { adminApi } from './admin.js';
@@ -132,6 +133,8 @@ export class WfxClient {
   readonly auth = {
     /** GET /auth/whoami: the credential's organization, system or not, permissions. */
     whoami: (): Promise<WhoAmI> => this.http.get<WhoAmI>('/auth/whoami'),
+    /** POST /auth/links: a one-time console sign-in link for this API key (`wfx console`). Throws FORBIDDEN for a bearer token. */
+    signInLink: (): Promise<SignInLink> => this.http.post<SignInLink>('/auth/links'),
   };
 
   readonly process = {

@@ -15,6 +15,10 @@ export const ERROR_CODES = {
   VALIDATION_ERROR: { status: 400 },
   UNAUTHORIZED: { status: 401, hint: 'Pass --api-key, set WFX_API_KEY, or run `wfx login`.' },
   FORBIDDEN: { status: 403 },
+  CROSS_SITE_REQUEST: {
+    status: 403,
+    hint: "A request with the console's session cookie must come from the console's own pages.",
+  },
   NOT_FOUND: { status: 404 },
   PROCESS_NOT_FOUND: { status: 404 },
   VERSION_NOT_FOUND: { status: 404 },

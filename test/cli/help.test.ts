@@ -9,6 +9,7 @@ const COMMANDS = [
   [],
   ['init'],
   ['completion'],
+  ['console'],
   ['daemon', 'start'],
   ['daemon', 'stop'],
   ['daemon', 'status'],

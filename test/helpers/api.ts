@@ -57,7 +57,7 @@ export async function apiHarness(
     accessLog: options.accessLog,
     files: h.files,
     connections: options.connections,
-    consoleDir: options.consoleDir,
+    console: options.consoleDir === undefined ? undefined : { dir: options.consoleDir },
   });
   await app.ready();
   t.teardown(() => app.close());

@@ -44,19 +44,17 @@ import {
   type ConnectionFlags,
 } from '../daemon-options.js';
 import { EXIT } from '../exit-codes.js';
+import { addOidcFlags, oidcArgs, oidcOptions, type OidcFlags } from '../oidc-options.js';
 import { clientFor } from '../api.js';
 import { status } from './daemon-status.js';
 import { backupKeyLine, rotateSecrets, showSecrets } from './daemon-secrets.js';
 
-interface StartOptions extends StoreFlags, SecretsFlags, ConnectionFlags {
+interface StartOptions extends StoreFlags, SecretsFlags, ConnectionFlags, OidcFlags {
   readonly port: number;
   readonly host: string;
   readonly foreground?: boolean;
   readonly retention?: number;
   readonly flows?: string;
-  readonly oidcIssuer?: string;
-  readonly oidcAudience?: string;
-  readonly oidcOrgClaim?: string;
   readonly maxJsonDepth?: number;
   /** Bytes (parsed from megabytes). */
   readonly maxFileSize?: number;
@@ -84,9 +82,6 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       '--flows <dir>',
       'validate and publish the flow files of this directory at start (organization default, PRODUCTION)',
     )
-    .option('--oidc-issuer <url>', 'also accept bearer JWTs from this OIDC issuer (needs --oidc-audience)')
-    .option('--oidc-audience <aud>', 'the audience bearer tokens must carry')
-    .option('--oidc-org-claim <claim>', 'the token claim naming the organization', 'org_id')
     .option(
       '--max-json-depth <n>',
       'how deep untrusted JSON (request bodies, payloads, work results) may nest (default 64)',
@@ -129,6 +124,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       return startBackground(ctx, cmd, opts);
     });
   addConnectionFlags(start);
+  addOidcFlags(start);
 
   daemon
     .command('stop')
@@ -239,14 +235,8 @@ async function backup(ctx: CliContext, cmd: Command, dir: string): Promise<void>
 
 /** The DaemonOptions of `daemon start`'s options. */
 function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foreground: boolean): DaemonOptions {
-  if ((opts.oidcIssuer === undefined) !== (opts.oidcAudience === undefined)) {
-    throw new WfxError('USAGE_ERROR', '--oidc-issuer and --oidc-audience go together');
-  }
   return {
-    oidc:
-      opts.oidcIssuer === undefined
-        ? undefined
-        : { issuer: opts.oidcIssuer, audience: opts.oidcAudience!, orgClaim: opts.oidcOrgClaim },
+    ...oidcOptions(ctx, opts),
     dataDir: dataDirOf(ctx, globals(cmd)),
     host: opts.host,
     port: opts.port,
@@ -306,9 +296,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   ];
   if (opts.retention !== undefined) args.push('--retention', String(opts.retention));
   if (opts.flows !== undefined) args.push('--flows', resolve(ctx.cwd, opts.flows));
-  if (opts.oidcIssuer !== undefined) args.push('--oidc-issuer', opts.oidcIssuer);
-  if (opts.oidcAudience !== undefined) args.push('--oidc-audience', opts.oidcAudience);
-  if (opts.oidcOrgClaim !== undefined) args.push('--oidc-org-claim', opts.oidcOrgClaim);
+  args.push(...oidcArgs(ctx, opts));
   if (opts.maxJsonDepth !== undefined) args.push('--max-json-depth', String(opts.maxJsonDepth));
   if (opts.maxFileSize !== undefined) args.push('--max-file-size', String(opts.maxFileSize / (1024 * 1024)));
   if (opts.webhookReplayWindow !== undefined) args.push('--webhook-replay-window', `${opts.webhookReplayWindow}ms`);

@@ -1,3 +1,4 @@
+import { addOidcFlags, oidcOptions, type OidcFlags } from '../oidc-options.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { launchDaemon } from '../../daemon/process/launcher.js';
@@ -81,7 +82,8 @@ export function registerDev(program: Command, ctx: CliContext): void {
           maxFileSize?: number;
         } & StoreFlags &
           SecretsFlags &
-          ConnectionFlags,
+          ConnectionFlags &
+          OidcFlags,
         cmd: Command,
       ) => {
         const flowsDir = resolve(ctx.cwd, opts.flows);
@@ -98,6 +100,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           ...storeOptions(ctx, opts),
           ...secretsOptions(ctx, opts),
           ...connectionOptions(opts),
+          ...oidcOptions(ctx, opts),
         });
         const { watch } = await import('chokidar');
         const watcher = watch(flowsDir, {
@@ -126,4 +129,5 @@ export function registerDev(program: Command, ctx: CliContext): void {
       },
     );
   addConnectionFlags(dev);
+  addOidcFlags(dev);
 }

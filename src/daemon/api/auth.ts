@@ -23,6 +23,11 @@ export interface AuthOptions {
   readonly daemonCall?: (request: FastifyRequest) => string | null;
   /** Present when an OIDC issuer is configured. */
   readonly bearer?: BearerVerifier;
+  /**
+   * The caller of a request's console session cookie (console/session-auth.ts), or null when it
+   * carries none; asked only when the request carries no X-API-Key and no bearer token.
+   */
+  readonly session?: (request: FastifyRequest) => Caller | Promise<Caller> | null;
   readonly now?: () => Date;
   /** Writes the access log's line for a request; without it, the line goes through `request.log`. */
   readonly accessLog?: (entry: AccessLogEntry) => void;
@@ -88,7 +93,7 @@ export function authenticateApiKey(state: WfxState, value: string, now: Date): A
 }
 
 /** Why `key` is refused now (suspended, revoked, expired), or null while it is good. */
-function keyLapsed(key: ApiKey, now: Date): WfxError | null {
+export function keyLapsed(key: ApiKey, now: Date): WfxError | null {
   if (key.status !== 'ACTIVE') return new WfxError('UNAUTHORIZED', `the API key is ${key.status.toLowerCase()}`);
   if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime())
     return new WfxError('UNAUTHORIZED', 'the API key has expired');
@@ -102,6 +107,8 @@ function keyLapsed(key: ApiKey, now: Date): WfxError | null {
  */
 export function credentialLapsed(state: WfxState, caller: Caller, now: Date): WfxError | null {
   if (caller.kind === 'daemon') return null;
+  const ended = caller.session?.lapsed();
+  if (ended) return ended;
   if (caller.kind === 'jwt')
     return caller.expiresAtMs !== undefined && caller.expiresAtMs <= now.getTime()
       ? new WfxError('UNAUTHORIZED', 'the bearer token has expired')
@@ -268,11 +275,13 @@ function identify(request: FastifyRequest, options: AuthOptions, now: Date): Cal
       throw new WfxError('UNAUTHORIZED', 'bearer tokens are not accepted: this daemon has no OIDC issuer configured');
     return options.bearer(authorization.slice(7).trim());
   }
+  const session = options.session?.(request);
+  if (session) return session;
   const organization = options.daemonCall?.(request);
   if (organization) return daemonCaller(organization);
   throw new WfxError(
     'UNAUTHORIZED',
-    'no credential: send X-API-Key: apk_{keyId}_{secret}, or Authorization: Bearer <token>',
+    'no credential: send X-API-Key: apk_{keyId}_{secret}, or Authorization: Bearer <token>, or sign in to the console',
   );
 }
 

@@ -1,3 +1,4 @@
+import type { WfxError } from '../../shared/errors.js';
 import type { Permission } from '../state/state.js';
 
 /** Who made a request, once authenticated. */
@@ -14,6 +15,16 @@ export interface Caller {
   readonly permissions: ReadonlySet<Permission>;
   /** A JWT's expiry, in ms since the epoch (its `exp`, with the clock skew allowed); absent for an API key, whose status and expiry live in the state. */
   readonly expiresAtMs?: number;
+  /** The console session the request came with (its cookie), when it came with one. */
+  readonly session?: CallerSession;
+}
+
+/** A console session as its requests' caller knows it. */
+export interface CallerSession {
+  /** Its public id (`ses_...`). */
+  readonly id: string;
+  /** Why the session no longer holds (ended, expired), or null while it does: a stream asks before each event. */
+  readonly lapsed: () => WfxError | null;
 }
 
 /** What a route requires, in its `config`. */

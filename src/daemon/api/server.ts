@@ -48,6 +48,11 @@ import type { WebhookReceiver } from '../triggers/webhooks.js';
 import type { SharedServing } from '../cluster/ports.js';
 import { inlineFlowChecker, type FlowChecker } from '../flows/check.js';
 import { consoleRoutes } from '../console/assets.js';
+import { SignInLinks } from '../console/links.js';
+import type { OidcLogin } from '../console/oidc-login.js';
+import { sessionAuthenticator } from '../console/session-auth.js';
+import { SessionStore } from '../console/sessions.js';
+import { signInRoutes } from '../console/signin-routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -100,10 +105,13 @@ export interface ServerOptions {
   readonly files?: FileStore;
   /** Checks flows to publish (the daemon's: off its event loop); without it, in the request's turn. */
   readonly flowChecker?: FlowChecker;
+  /**
+   * The console's sessions and sign-in (a store of their own when left out), and where its built
+   * files are (tests; default the build's dist/console/, console/assets.ts).
+   */
+  readonly console?: { readonly sessions?: SessionStore; readonly login?: OidcLogin; readonly dir?: string };
   /** Timeouts (defaults for those left out) and the cap on connections (none without `maxConnections`). */
   readonly connections?: Partial<ConnectionLimits>;
-  /** Where the built browser console is (tests); default the build's dist/console/ (console/assets.ts). */
-  readonly consoleDir?: string;
 }
 
 /** What Fastify passes a validator with `schemaEnv` besides the data (Ajv's DataValidationCxt). */
@@ -272,9 +280,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   // Then the connections that never sent a request (Node waits for those).
   endSilentConnectionsOnClose(app);
   app.addHook('onClose', async () => hub.close());
+  const nowDate = options.now ?? (() => new Date());
+  const sessions = options.console?.sessions ?? new SessionStore(undefined, () => nowDate().getTime());
+  const login = options.console?.login;
   installAuth(app, {
     state: options.store.state,
     limiter,
+    session: sessionAuthenticator({ sessions, state: options.store.state, login, now: nowDate }),
     ...(sharing && {
       counted: (request) => sharing.counted(request),
       daemonCall: (request) => sharing.daemonCall(request),
@@ -338,12 +350,19 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     domainRoutes(routes, { store: options.store, now: options.now });
     jobRoutes(routes, { engine: options.engine, board, ...(sharing && { others: sharing.others }) });
     triggerRoutes(routes, { state: options.store.state, health: options.triggerHealth ?? (() => []) });
+    signInRoutes(routes, {
+      state: options.store.state,
+      sessions,
+      links: new SignInLinks(() => nowDate().getTime()),
+      login,
+      now: nowDate,
+    });
     if (options.backup) backupRoutes(routes, { backup: options.backup });
     if (options.cluster) clusterRoutes(routes, { list: options.cluster });
     // In a scope of their own: uploads take every content type as a stream, JSON included.
     if (options.files) void routes.register(async (scope) => fileRoutes(scope, { files: options.files! }));
     // The browser console: its pages and assets (no credential; hidden from /openapi.json).
-    consoleRoutes(routes, { dir: options.consoleDir });
+    consoleRoutes(routes, { dir: options.console?.dir });
   });
   return app;
 }

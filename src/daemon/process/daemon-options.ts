@@ -4,6 +4,7 @@
  */
 import type { ClusterDaemon } from '../../shared/api/index.js';
 import type { OidcOptions } from '../auth/oidc.js';
+import type { OidcClientOptions } from '../console/oidc-login.js';
 import type { ExecutionLimits } from '../engine/limits.js';
 import type { StoreChoice } from './open-store.js';
 import type { SecretsKeyOptions } from '../secrets/open-secrets.js';
@@ -41,6 +42,8 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly flowsEnvironment?: Environment;
   /** Accept bearer JWTs from this OIDC issuer (SPEC.md section 6). */
   readonly oidc?: OidcOptions;
+  /** The console's OIDC client at `oidc`'s issuer (sign-in through /auth/callback); needs `oidc`. */
+  readonly oidcClient?: Omit<OidcClientOptions, 'issuer'>;
   /** A webhook delivery's event id (and body hash) makes a later one a duplicate this long (default 72 hours). */
   readonly webhookReplayWindowMs?: number;
   /** CIDRs serviceTask calls may never connect to (work/network-policy.ts); wins over `httpAllow`. */

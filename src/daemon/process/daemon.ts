@@ -163,6 +163,14 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // jose (dozens of ES modules) loads only for a daemon that accepts OIDC tokens: loaded always,
     // it slowed every start (docs/decisions/019-restart-path.md).
     const bearer = options.oidc ? (await import('../auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
+    // The console's OIDC client, likewise loaded only when configured (openid-client).
+    const login =
+      options.oidc && options.oidcClient && bearer
+        ? new (await import('../console/oidc-login.js')).OidcLogin(
+            { issuer: options.oidc.issuer, ...options.oidcClient },
+            bearer,
+          )
+        : undefined;
     const connections = connectionLimits(options, readOpenFilesLimit(), (line) => logger.warn(line));
     const app = buildServer({
       store,
@@ -174,6 +182,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       bodyLimit: options.bodyLimit,
       maxJsonDepth: options.maxJsonDepth,
       bearer,
+      console: { login },
       triggerHealth: () => [...scheduler.health(), ...email.health()],
       historyDamage: () => history.damage(),
       storeHealth: () => store.health(),

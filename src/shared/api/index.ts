@@ -20,3 +20,4 @@ export * from './jobs.js';
 export * from './admin.js';
 export * from './secrets.js';
 export * from './meta.js';
+export * from './console.js';

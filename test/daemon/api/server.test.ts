@@ -80,6 +80,12 @@ t.test('/openapi.json documents every route', async (t) => {
   const routes: Record<string, readonly string[]> = {
     '/health': ['get'],
     '/auth/whoami': ['get'],
+    '/auth/config': ['get'],
+    '/auth/session': ['post'],
+    '/auth/links': ['post'],
+    '/auth/signout': ['post'],
+    '/admin/sessions': ['get'],
+    '/admin/sessions/{sessionId}/revoke': ['post'],
     '/events': ['get'],
     '/process/exec': ['post'],
     '/process/start': ['post'],

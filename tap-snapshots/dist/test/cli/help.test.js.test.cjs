@@ -61,6 +61,8 @@ Commands:
   cron                         check schedule expressions
   login [options]              check an API key against the daemon and keep it
                                for its URL (OS keyring, else a 0600 file)
+  console [options]            open the browser console, signed in (a one-time
+                               link: good once, for two minutes)
   tui                          the operator console: executions live, waiting
                                tasks answered with a form, flows and their runs,
                                trigger health (keys: ? for help, q to quit)
@@ -202,6 +204,23 @@ Examples:
 
 `
 
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx console --help 1`] = `
+Usage: wfx console [options]
+
+open the browser console, signed in (a one-time link: good once, for two
+minutes)
+
+Options:
+  --no-open   print the link instead of opening a browser
+  -h, --help  display help for command
+
+The browser is $BROWSER, else the system's default (xdg-open, open, start).
+Examples:
+  $ wfx console
+  $ wfx console --no-open
+
+`
+
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx cron next --help 1`] = `
 Usage: wfx cron next [options] <cron>
 
@@ -309,11 +328,6 @@ Options:
   --flows <dir>                       validate and publish the flow files of
                                       this directory at start (organization
                                       default, PRODUCTION)
-  --oidc-issuer <url>                 also accept bearer JWTs from this OIDC
-                                      issuer (needs --oidc-audience)
-  --oidc-audience <aud>               the audience bearer tokens must carry
-  --oidc-org-claim <claim>            the token claim naming the organization
-                                      (default: "org_id")
   --max-json-depth <n>                how deep untrusted JSON (request bodies,
                                       payloads, work results) may nest (default
                                       64)
@@ -371,6 +385,18 @@ Options:
   --headers-timeout <duration>        how long a connection has to send its
                                       request headers before it is closed
                                       (default 5s)
+  --oidc-issuer <url>                 also accept bearer JWTs from this OIDC
+                                      issuer (needs --oidc-audience)
+  --oidc-audience <aud>               the audience bearer tokens must carry
+  --oidc-org-claim <claim>            the token claim naming the organization
+                                      (default: "org_id")
+  --oidc-client-id <id>               the console's OIDC client at the issuer:
+                                      sign-in through /auth/callback
+  --oidc-client-secret-file <file>    a confidential client's secret, read from
+                                      this file (or $WFX_OIDC_CLIENT_SECRET);
+                                      none: a public client
+  --oidc-scopes <scopes>              the scopes the console asks for (default
+                                      "openid profile email offline_access")
   -h, --help                          display help for command
 
 Examples:
@@ -474,6 +500,18 @@ Options:
   --headers-timeout <duration>        how long a connection has to send its
                                       request headers before it is closed
                                       (default 5s)
+  --oidc-issuer <url>                 also accept bearer JWTs from this OIDC
+                                      issuer (needs --oidc-audience)
+  --oidc-audience <aud>               the audience bearer tokens must carry
+  --oidc-org-claim <claim>            the token claim naming the organization
+                                      (default: "org_id")
+  --oidc-client-id <id>               the console's OIDC client at the issuer:
+                                      sign-in through /auth/callback
+  --oidc-client-secret-file <file>    a confidential client's secret, read from
+                                      this file (or $WFX_OIDC_CLIENT_SECRET);
+                                      none: a public client
+  --oidc-scopes <scopes>              the scopes the console asks for (default
+                                      "openid profile email offline_access")
   -h, --help                          display help for command
 
 Examples:
