@@ -13,19 +13,10 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WfxError } from '../../shared/errors.js';
+import { CONSOLE_HEADERS } from './html-answers.js';
 
 /** Where `npm run build` writes the console: dist/console/, from this module's dist/src/daemon/console/. */
 export const BUILT_CONSOLE = fileURLToPath(new URL('../../../console/', import.meta.url));
-
-/** The headers of every console answer (pages, assets, and their errors). */
-export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
-    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-};
 
 /** The paths the console's router owns: each answers index.html. */
 export const CONSOLE_PAGES = ['/', '/sign-in', '/executions', '/executions/*', '/flows', '/flows/*'] as const;

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
-import { CONSOLE_HEADERS, CONSOLE_PAGES } from '../../../src/daemon/console/assets.js';
+import { CONSOLE_PAGES } from '../../../src/daemon/console/assets.js';
+import { CONSOLE_HEADERS } from '../../../src/daemon/console/html-answers.js';
 import { apiHarness } from '../../helpers/api.js';
 
 const INDEX =
