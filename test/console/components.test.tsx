@@ -17,12 +17,13 @@ t.test('the diagram: a button per node and boundary event, named with its state;
   const html = render(
     <Diagram graph={graph} hasRun title="Demo" selected={{ scope: [], id: 'route' }} onSelect={noop} onToggle={noop} />,
   );
-  t.match(html, /<svg[^>]*role="group"[^>]*aria-label="Diagram of Demo"/);
+  t.match(html, /<div class="diagram-scroll" tabindex="0" role="region" aria-label="Diagram of Demo, scrolls">/i);
+  t.match(html, /<svg[^>]*role="group"[^>]*aria-label="Nodes of Demo"/);
   t.match(html, /aria-label="Big order\?, exclusiveGateway, completed"/);
-  t.match(html, /aria-label="Price each line, loopNode, completed · 3 iterations"/);
-  t.match(html, /aria-label="Approve, inputNode, cancelled, timer boundary event Too slow, fired"/);
+  t.match(html, /aria-label="Price each line, 3 iterations, loopNode, completed"/, 'an opened loop');
+  t.match(html, /aria-label="Approve, cancelled, inputNode, timer boundary event Too slow, fired"/);
   t.match(html, /aria-label="Mark small, setVariable, not reached"/);
-  t.match(html, /aria-label="Compute price, scriptTask, active"/, "the opened body's node, with the iteration's state");
+  t.match(html, /aria-label="Compute price, active, scriptTask"/, "the opened body's node, with the iteration's state");
   t.match(html, /data-node-path="lines.calc"/, 'a body node is addressed inside its container');
   t.match(html, /aria-label="timer boundary event Too slow, fired"/);
   t.match(
@@ -36,7 +37,11 @@ t.test('the diagram: a button per node and boundary event, named with its state;
     7,
     'the edges taken (six, and one in the body)',
   );
-  t.equal((html.match(/tabindex="0"/gi) ?? []).length, 17, 'every node, boundary event and +/− is a tab stop');
+  t.equal(
+    (html.match(/tabindex="0"/gi) ?? []).length,
+    18,
+    'the scrolling region, and every node, boundary event and +/−',
+  );
   t.match(html, /States:/, 'a legend in words');
   t.notMatch(html, /style=/, 'no inline style');
   const plain = render(
@@ -51,6 +56,37 @@ t.test('the diagram: a button per node and boundary event, named with its state;
   );
   t.match(plain, /aria-label="Mark small, setVariable"/, 'a definition: no state in the names');
   t.notMatch(plain, /States:/);
+});
+
+/** Lower case, words only: how an accessibility check compares a label with the text shown (texts joined as it joins them, without a space). */
+const words = (text: string) =>
+  text
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim()
+    .toLowerCase();
+
+t.test("each node's accessible name starts with the words it shows (label in name)", async (t) => {
+  for (const run of [null, BIG_ORDER]) {
+    const graph = buildGraph(FLOW.nodes, run, { lines: { run: ITERATION, opened: {} } });
+    const html = render(
+      <Diagram graph={graph} hasRun={run !== null} title="Demo" selected={null} onSelect={noop} onToggle={noop} />,
+    );
+    const nodes = [
+      ...html.matchAll(
+        /<g class="dnode [^"]*"[^>]*aria-label="([^"]*)"[^>]*>([\s\S]*?)(?=<g class="(?:dnode|dtoggle|dboundary) |<\/svg>)/g,
+      ),
+    ];
+    t.equal(nodes.length, 14, 'every node drawn (with the opened body)');
+    for (const [, label, inner] of nodes) {
+      const shown = words(
+        [...inner!.replace(/<title>[\s\S]*?<\/title>/g, '').matchAll(/<text[^>]*>([\s\S]*?)<\/text>/g)]
+          .map((m) => m[1])
+          .join(' '),
+      );
+      t.ok(words(label!).startsWith(shown), `"${label}" starts with "${shown}"`);
+    }
+  }
 });
 
 t.test('a state badge says its word beside its icon', async (t) => {
@@ -70,7 +106,7 @@ t.test("a node's panel: its instances, the branch a gateway took, a boundary eve
   t.match(html, /<h2 id="node-panel-title"[^>]*>Big order\?<\/h2>/);
   t.match(html, /Took: <code class="branch">total > 100<\/code>/);
   t.match(html, /aria-label="Close the panel of Big order\?"/);
-  t.match(html, /<table class="instances">[\s\S]*completed/);
+  t.match(html, /<h3>Its instance<\/h3><ol class="instances">[\s\S]*completed/);
   const approve = graph.nodes.find((n) => n.id === 'approve')!;
   const boundary = render(
     <NodePanel
@@ -95,7 +131,7 @@ t.test("a node's panel: its instances, the branch a gateway took, a boundary eve
   );
   t.match(loopHtml, /Iterations: 3 iterations\./);
   t.match(loopHtml, /<option selected value="it-2">iteration 2<\/option>/, 'the iteration the body shows');
-  t.match(loopHtml, /href="\/executions\/it-1"/, 'each child linked');
+  t.match(loopHtml, /href="\/executions\/it-1" title="it-1">iteration 1</, 'each iteration linked');
 });
 
 t.test("a callAgent's conversation links each tool call to the execution that ran it", async (t) => {

@@ -103,7 +103,9 @@ function Row({
         </a>
       </td>
       <td>
-        <span class="flow-name">{e.processName}</span> <span class="muted">{e.processId}</span>
+        <span class="flow-name" title={e.processId}>
+          {e.processName}
+        </span>
       </td>
       <td>{e.processVersion}</td>
       <td>{e.environment?.toLowerCase() ?? ''}</td>

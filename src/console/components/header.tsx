@@ -1,6 +1,7 @@
 /* The console's header: its name, the pages, who is signed in, and Sign out. */
 import { useLocation } from 'preact-iso/router';
 import { useState } from 'preact/hooks';
+import type { SignedOut } from '../../shared/api/console.js';
 import type { WhoAmI } from '../../shared/api/meta.js';
 import { api } from '../api/http.js';
 import { useApi } from '../hooks/use-api.js';
@@ -25,7 +26,7 @@ export function Header() {
   const signOut = async () => {
     setSigningOut(true);
     try {
-      const answer = await api<{ endSessionUrl: string | null }>('/auth/signout', {
+      const answer = await api<SignedOut>('/auth/signout', {
         method: 'POST',
         body: {},
         keep401: true,

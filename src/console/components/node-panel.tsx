@@ -53,32 +53,35 @@ function waitWords(w: Wait): string {
   }
 }
 
-/** One node instance: a row of the instances table. */
-function InstanceRow({ ni, index, now }: { ni: NodeView; index: number; now: number }) {
+/** One node instance: its state, when, how long, what it waits for, its attempts and children. */
+function InstanceItem({ ni, index, childWord, now }: { ni: NodeView; index: number; childWord: string; now: number }) {
   const job = ni.wait?.kind === 'job' ? ni.wait : null;
+  const children = ni.childInstanceIds ?? [];
   return (
-    <tr>
-      <th scope="row">{index + 1}</th>
-      <td>
-        <StateBadge node={nodeState(ni.statusCd)} />
-      </td>
-      <td>
+    <li class="instance">
+      <div class="instance-head">
+        <span class="muted">{`#${index + 1}`}</span> <StateBadge node={nodeState(ni.statusCd)} />{' '}
         <time dateTime={ni.startTime}>{formatTime(ni.startTime)}</time>
-      </td>
-      <td>{ni.endTime ? <time dateTime={ni.endTime}>{formatTime(ni.endTime)}</time> : '—'}</td>
-      <td>{durationBetween(ni.startTime, ni.endTime, now)}</td>
-      <td>
-        {ni.wait && ni.statusCd === 1 ? waitWords(ni.wait) : ''}
-        {job?.lastError && (
-          <div class="error-text">{`last attempt: ${job.lastError.code}: ${job.lastError.message}`}</div>
-        )}
-        {(ni.childInstanceIds ?? []).map((c) => (
-          <div key={c}>
-            <a href={`/executions/${encodeURIComponent(c)}`}>{`child ${c}`}</a>
-          </div>
-        ))}
-      </td>
-    </tr>
+        {ni.endTime ? ' → ' : ''}
+        {ni.endTime && <time dateTime={ni.endTime}>{formatTime(ni.endTime)}</time>}
+        <span class="muted">{` (${durationBetween(ni.startTime, ni.endTime, now)})`}</span>
+      </div>
+      {ni.wait && ni.statusCd === 1 && <div>{`Waits for ${waitWords(ni.wait)}.`}</div>}
+      {job?.lastError && (
+        <div class="error-text">{`Last attempt: ${job.lastError.code}: ${job.lastError.message}`}</div>
+      )}
+      {children.length > 0 && (
+        <ul class="instance-children">
+          {children.map((c, i) => (
+            <li key={c}>
+              <a href={`/executions/${encodeURIComponent(c)}`} title={c}>
+                {childWord === 'iteration' ? `iteration ${i + 1}` : `${childWord} ${c}`}
+              </a>
+            </li>
+          ))}
+        </ul>
+      )}
+    </li>
   );
 }
 
@@ -139,26 +142,20 @@ export function NodePanel({ target, graph, run, log, body, onClose }: Props) {
       {run === null ? null : instances.length === 0 ? (
         <p class="muted">Not reached.</p>
       ) : (
-        <div class="table-scroll">
-          <table class="instances">
-            <caption class="visually-hidden">{`Instances of ${name}`}</caption>
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">State</th>
-                <th scope="col">Started</th>
-                <th scope="col">Ended</th>
-                <th scope="col">Took</th>
-                <th scope="col">Waits for, children</th>
-              </tr>
-            </thead>
-            <tbody>
-              {instances.map((ni, i) => (
-                <InstanceRow key={ni.nodeInstanceId} ni={ni} index={i} now={now} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <>
+          <h3>{instances.length === 1 ? 'Its instance' : `Its ${instances.length} instances`}</h3>
+          <ol class="instances">
+            {instances.map((ni, i) => (
+              <InstanceItem
+                key={ni.nodeInstanceId}
+                ni={ni}
+                index={i}
+                childWord={node?.type === 'loopNode' ? 'iteration' : node?.type === 'callAgent' ? 'tool call' : 'child'}
+                now={now}
+              />
+            ))}
+          </ol>
+        </>
       )}
       {agent && (
         <>

@@ -3,7 +3,7 @@ import type { TargetedKeyboardEvent } from 'preact';
 import { StateIcon } from '../components/state-icon.js';
 import type { ModelNode } from './graph-model.js';
 import { clip, NAME_CHARS, SIZES, type PlacedNode } from './layout.js';
-import { boundaryLabel, iterationWords, nodeLabel, stateLine } from './node-words.js';
+import { boundaryLabel, nodeLabel, openedLine, stateLine } from './node-words.js';
 
 /** Props of DiagramNode. */
 type Props = {
@@ -91,6 +91,8 @@ export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onTo
     placed.body ? 'open' : '',
   ].join(' ');
   const round = node.shape === 'event' || node.shape === 'gateway';
+  // A closed container's words sit left of its +/− button.
+  const dx = node.shape === 'container' ? -14 : 0;
   return (
     <>
       <g
@@ -98,7 +100,7 @@ export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onTo
         transform={`translate(${cx} ${cy})`}
         tabIndex={0}
         role="button"
-        aria-label={nodeLabel(node, hasRun)}
+        aria-label={nodeLabel(node, hasRun, placed.body !== null)}
         aria-pressed={selected === node.id}
         data-node-path={`${scopeKey}${node.id}`}
         onClick={(e) => {
@@ -115,8 +117,7 @@ export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onTo
           <>
             <circle class="focus-ring" r={hw + 5} />
             <text class="label" y={hh + 14}>
-              {name}
-              {node.instances.length > 1 ? ` ×${node.instances.length}` : ''}
+              {node.instances.length > 1 ? `${name} ×${node.instances.length}` : name}
             </text>
             <StateMark node={node} x={hw * 0.75} y={-hh * 0.75} />
           </>
@@ -133,21 +134,16 @@ export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onTo
             {placed.body ? (
               <text class="title" x={-hw + 12} y={-hh + 21}>
                 {name}
-                <tspan class="subtitle">{`  ${iterationWords(node) || node.type}`}</tspan>
+                <tspan class="subtitle">{`  ${openedLine(node)}`}</tspan>
               </text>
             ) : (
-              <>
-                <text class="name" x={node.shape === 'container' ? -14 : 0} y={node.shape === 'container' ? -6 : -4}>
-                  {name}
-                </text>
-                <text
-                  class="subtitle"
-                  x={node.shape === 'container' ? -14 : 0}
-                  y={node.shape === 'container' ? 12 : 14}
-                >
+              // One text, two lines: read (and checked against the accessible name) as "name line".
+              <text class="name" x={dx} y={node.shape === 'container' ? -6 : -4}>
+                {name}{' '}
+                <tspan class="subtitle" x={dx} y={node.shape === 'container' ? 12 : 14}>
                   {clip(stateLine(node), 30)}
-                </text>
-              </>
+                </tspan>
+              </text>
             )}
             <StateMark node={node} x={hw - 4} y={-hh + 4} />
           </>

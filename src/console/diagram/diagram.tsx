@@ -145,11 +145,11 @@ export function Diagram(props: Props) {
           Fit to width
         </button>
       </div>
-      <div class="diagram-scroll">
+      <div class="diagram-scroll" tabIndex={0} role="region" aria-label={`Diagram of ${props.title}, scrolls`}>
         <svg
           class="diagram-svg"
           role="group"
-          aria-label={`Diagram of ${props.title}`}
+          aria-label={`Nodes of ${props.title}`}
           width={Math.ceil(layout.width)}
           height={Math.ceil(layout.height)}
           viewBox={`0 0 ${Math.ceil(layout.width)} ${Math.ceil(layout.height)}`}

@@ -1,19 +1,21 @@
 /* Times, durations and ids as the console shows them. */
 
-/** An ISO date-time in the browser's locale and zone, to the second; '' for null. Pure but for the locale. */
+/**
+ * An ISO date-time in the browser's locale and zone, to the second, its year left out when it is
+ * this year's; '' for null. Pure but for the locale and the year.
+ */
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return '';
   const d = new Date(iso);
-  return Number.isNaN(d.getTime())
-    ? iso
-    : d.toLocaleString(undefined, {
-        year: 'numeric',
-        month: 'short',
-        day: 'numeric',
-        hour: '2-digit',
-        minute: '2-digit',
-        second: '2-digit',
-      });
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toLocaleString(undefined, {
+    ...(d.getFullYear() !== new Date().getFullYear() && { year: 'numeric' }),
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
 }
 
 /** Milliseconds as a person reads them: `850 ms`, `4.2 s`, `3 min 5 s`, `2 h 10 min`, `3 d 4 h`. Pure. */

@@ -47,8 +47,9 @@ function Facts({ run }: { readonly run: InstanceView }) {
       <dt>Flow</dt>
       <dd>
         <a href={`/flows/${encodeURIComponent(run.processId)}?version=${run.processVersion}`}>
-          {`${run.processId} v${run.processVersion}`}
-        </a>
+          {`version ${run.processVersion}`}
+        </a>{' '}
+        <span class="muted">{run.processId}</span>
       </dd>
       <dt>Environment</dt>
       <dd>{run.environment}</dd>

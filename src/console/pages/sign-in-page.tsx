@@ -6,15 +6,9 @@
 import { useRoute } from 'preact-iso/router';
 import type { TargetedEvent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import type { ConsoleAuthConfig } from '../../shared/api/console.js';
 import { api, ApiError } from '../api/http.js';
 import { useTitle } from '../hooks/use-title.js';
-
-/** GET /auth/config. */
-interface AuthConfig {
-  readonly oidc: boolean;
-  /** The identity provider's name, when the daemon says it. */
-  readonly provider?: string;
-}
 
 /** `returnTo` if it is a path of this site (never another origin); '/executions' otherwise. Pure. */
 export function safeReturnTo(value: string | undefined): string {
@@ -33,12 +27,12 @@ export function safeReturnTo(value: string | undefined): string {
 export default function SignInPage() {
   const { query } = useRoute();
   const returnTo = safeReturnTo(query.returnTo);
-  const [config, setConfig] = useState<AuthConfig | null>(null);
+  const [config, setConfig] = useState<Pick<ConsoleAuthConfig, 'oidc'> | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   useTitle('Sign in');
   useEffect(() => {
-    api<AuthConfig>('/auth/config', { keep401: true })
+    api<ConsoleAuthConfig>('/auth/config', { keep401: true })
       .then(setConfig)
       .catch(() => setConfig({ oidc: false }));
   }, []);
@@ -68,7 +62,7 @@ export default function SignInPage() {
       {config?.oidc && (
         <p>
           <a class="button-link primary" href={`/auth/login?returnTo=${encodeURIComponent(returnTo)}`}>
-            {`Sign in with ${config.provider ?? 'your identity provider'}`}
+            Sign in with your identity provider
           </a>
         </p>
       )}
