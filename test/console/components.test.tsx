@@ -17,7 +17,7 @@ t.test('the diagram: a button per node and boundary event, named with its state;
   const html = render(
     <Diagram graph={graph} hasRun title="Demo" selected={{ scope: [], id: 'route' }} onSelect={noop} onToggle={noop} />,
   );
-  t.match(html, /<div class="diagram-scroll" tabindex="0" role="region" aria-label="Diagram of Demo, scrolls">/i);
+  t.match(html, /<div class="diagram-scroll" role="region" aria-label="Diagram of Demo">/);
   t.match(html, /<svg[^>]*role="group"[^>]*aria-label="Nodes of Demo"/);
   t.match(html, /aria-label="Big order\?, exclusiveGateway, completed"/);
   t.match(html, /aria-label="Price each line, 3 iterations, loopNode, completed"/, 'an opened loop');
@@ -37,11 +37,7 @@ t.test('the diagram: a button per node and boundary event, named with its state;
     7,
     'the edges taken (six, and one in the body)',
   );
-  t.equal(
-    (html.match(/tabindex="0"/gi) ?? []).length,
-    18,
-    'the scrolling region, and every node, boundary event and +/−',
-  );
+  t.equal((html.match(/tabindex="0"/g) ?? []).length, 17, 'every node, boundary event and +/− is a tab stop');
   t.match(html, /States:/, 'a legend in words');
   t.notMatch(html, /style=/, 'no inline style');
   const plain = render(

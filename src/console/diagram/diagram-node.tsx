@@ -20,6 +20,11 @@ type Props = {
   readonly onToggle: (id: string) => void;
 };
 
+/*
+ * `tabindex`, not `tabIndex`: Preact sets an SVG element's props as attributes, and an SVG
+ * attribute's name is case-sensitive (`tabIndex` makes nothing focusable).
+ */
+
 /** Enter and Space act as a click (the node is a button). */
 function activate(fn: () => void) {
   return (e: TargetedKeyboardEvent<SVGElement>) => {
@@ -98,7 +103,7 @@ export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onTo
       <g
         class={classes}
         transform={`translate(${cx} ${cy})`}
-        tabIndex={0}
+        tabindex={0}
         role="button"
         aria-label={nodeLabel(node, hasRun, placed.body !== null)}
         aria-pressed={selected === node.id}
@@ -153,7 +158,7 @@ export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onTo
         <g
           class="dtoggle"
           transform={`translate(${cx + hw - 36} ${cy - hh + 8})`}
-          tabIndex={0}
+          tabindex={0}
           role="button"
           aria-expanded={placed.body !== null}
           aria-label={`${placed.body ? 'Close' : 'Open'} the body of ${node.name}`}
@@ -173,7 +178,7 @@ export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onTo
           key={boundary.id}
           class={`dboundary state-${boundary.state ?? 'none'} ${boundary.fired ? 'fired' : ''} ${selected === boundary.id ? 'selected' : ''}`}
           transform={`translate(${bx} ${by})`}
-          tabIndex={0}
+          tabindex={0}
           role="button"
           aria-label={boundaryLabel(boundary, hasRun)}
           aria-pressed={selected === boundary.id}

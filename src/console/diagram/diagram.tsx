@@ -3,6 +3,7 @@
  * with their bodies drawn inside them. Every node and boundary event is a button (Tab to it,
  * Enter or Space opens it); a container's +/− button opens its body.
  */
+import { Fragment } from 'preact';
 import { useId, useMemo, useState } from 'preact/hooks';
 import type { GraphModel } from './graph-model.js';
 import { DiagramNode } from './diagram-node.js';
@@ -53,7 +54,7 @@ function edgePath(points: readonly Point[]): string {
   return last ? `${d}L${last.x} ${last.y}` : d;
 }
 
-/** One layout (a flow's, or a body's at its offset): edges, then nodes, then opened bodies. */
+/** One layout (a flow's, or a body's at its offset): edges, then each node and its opened body. */
 function LayoutView(props: {
   readonly layout: Layout;
   readonly offset: Point;
@@ -103,29 +104,28 @@ function LayoutView(props: {
           </g>
         ))}
       </g>
+      {/* A body right after its container: the tab order goes through it before the next node. */}
       {layout.nodes.map((n) => (
-        <DiagramNode
-          key={n.node.id}
-          placed={n}
-          scopeKey={scope.map((s) => `${s}.`).join('')}
-          hasRun={diagram.hasRun}
-          selected={selectedHere}
-          onSelect={(id) => diagram.onSelect({ scope, id })}
-          onToggle={(id) => diagram.onToggle({ scope, id })}
-        />
-      ))}
-      {layout.nodes.map((n) =>
-        n.body && n.bodyOrigin ? (
-          <LayoutView
-            key={`body-${n.node.id}`}
-            layout={n.body}
-            offset={n.bodyOrigin}
-            scope={[...scope, n.node.id]}
-            markers={markers}
-            diagram={diagram}
+        <Fragment key={n.node.id}>
+          <DiagramNode
+            placed={n}
+            scopeKey={scope.map((s) => `${s}.`).join('')}
+            hasRun={diagram.hasRun}
+            selected={selectedHere}
+            onSelect={(id) => diagram.onSelect({ scope, id })}
+            onToggle={(id) => diagram.onToggle({ scope, id })}
           />
-        ) : null,
-      )}
+          {n.body && n.bodyOrigin && (
+            <LayoutView
+              layout={n.body}
+              offset={n.bodyOrigin}
+              scope={[...scope, n.node.id]}
+              markers={markers}
+              diagram={diagram}
+            />
+          )}
+        </Fragment>
+      ))}
     </g>
   );
 }
@@ -145,7 +145,7 @@ export function Diagram(props: Props) {
           Fit to width
         </button>
       </div>
-      <div class="diagram-scroll" tabIndex={0} role="region" aria-label={`Diagram of ${props.title}, scrolls`}>
+      <div class="diagram-scroll" role="region" aria-label={`Diagram of ${props.title}`}>
         <svg
           class="diagram-svg"
           role="group"
