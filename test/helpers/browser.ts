@@ -13,7 +13,6 @@
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import type { Test } from 'tap';
@@ -89,10 +88,16 @@ export interface TestBrowser {
 
 const problemsOf = new WeakMap<Page, PageProblem[]>();
 const screenshotsOf = new WeakMap<BrowserContext, string>();
-/** Process groups of the browsers still running: killed if this process exits first. */
-const running = new Set<number>();
+/**
+ * The browsers still running (process group -> temp dir): killed, and the dir removed, if this
+ * process exits first.
+ */
+const running = new Map<number, string>();
 process.once('exit', () => {
-  for (const pid of running) killGroup(pid);
+  for (const [pid, tmp] of running) {
+    killGroup(pid);
+    rmSync(tmp, { recursive: true, force: true });
+  }
 });
 
 function killGroup(pid: number): void {
@@ -161,8 +166,9 @@ export async function launchBrowser(t: Test): Promise<TestBrowser> {
   mkdirSync(dirname(t.testdirName), { recursive: true });
   const dir = mkdtempSync(`${t.testdirName}-browser-`);
   const home = join(dir, 'home');
-  // Short: Chromium's singleton socket goes there, and a socket's path has at most 107 bytes.
-  const tmp = mkdtempSync(join(tmpdir(), 'wfx-chromium-'));
+  // Beside it, named short: Chromium's singleton socket goes there, and a socket's path has at
+  // most 107 bytes (a test's name can be longer alone).
+  const tmp = mkdtempSync(join(dirname(t.testdirName), 'chromium-'));
   for (const d of [home, join(dir, 'screenshots')]) mkdirSync(d, { recursive: true });
   // A persistent context is how playwright takes a profile directory of ours (`--user-data-dir`
   // is its own); its browser makes the isolated contexts the tests use.
@@ -198,7 +204,7 @@ export async function launchBrowser(t: Test): Promise<TestBrowser> {
     rmSync(tmp, { recursive: true, force: true });
     throw new Error('Chromium did not report its browser process');
   }
-  running.add(pid);
+  running.set(pid, tmp);
   noteDaemon(pid);
 
   let closing: Promise<void> | null = null;
