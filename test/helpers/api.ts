@@ -37,7 +37,7 @@ export async function apiHarness(
     logger?: FastifyBaseLogger;
     accessLog?: (entry: AccessLogEntry) => void;
     connections?: ServerOptions['connections'];
-    consoleDir?: string;
+    console?: ServerOptions['console'];
   } = {},
 ): Promise<ApiHarness> {
   const h = await engineHarness(t, undefined, options.clock, {
@@ -57,7 +57,7 @@ export async function apiHarness(
     accessLog: options.accessLog,
     files: h.files,
     connections: options.connections,
-    console: options.consoleDir === undefined ? undefined : { dir: options.consoleDir },
+    console: options.console,
   });
   await app.ready();
   t.teardown(() => app.close());

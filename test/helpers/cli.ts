@@ -252,7 +252,7 @@ export async function startDaemon(
  * archived) makes the removal fail with ENOTEMPTY. Chained on the test's end-of-file hook, the one
  * tap's fixture plugin removes the fixture in; without it (another tap), left to the teardown.
  */
-function beforeFixtureRemoval(t: object, fn: () => Promise<void>): void {
+export function beforeFixtureRemoval(t: object, fn: () => Promise<void>): void {
   const base = (t as { t?: { onEOF?: () => unknown } }).t;
   const next = base?.onEOF;
   if (base === undefined || typeof next !== 'function') return;

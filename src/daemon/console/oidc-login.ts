@@ -175,7 +175,7 @@ export class OidcLogin {
 
 async function discover(options: OidcClientOptions): Promise<oidc.Configuration> {
   const issuer = new URL(options.issuer);
-  const auth = options.clientSecret === undefined ? oidc.None() : oidc.ClientSecretPost(options.clientSecret);
+  const auth = options.clientSecret === undefined ? oidc.None() : oidc.ClientSecretBasic(options.clientSecret);
   try {
     return await oidc.discovery(issuer, options.clientId, options.clientSecret, auth, {
       timeout: 5,

@@ -32,7 +32,7 @@ function hasConsoleHeaders(t: Test, headers: Record<string, unknown>, what: stri
 }
 
 t.test('each page path answers index.html, not cached, with the console headers', async (t) => {
-  const h = await apiHarness(t, { consoleDir: builtConsole(t) });
+  const h = await apiHarness(t, { console: { dir: builtConsole(t) } });
   for (const url of [
     '/',
     '/sign-in',
@@ -57,7 +57,7 @@ t.test('each page path answers index.html, not cached, with the console headers'
 });
 
 t.test('an asset answers with its type, cached for good, 304 when the client has it, gzipped when taken', async (t) => {
-  const h = await apiHarness(t, { consoleDir: builtConsole(t) });
+  const h = await apiHarness(t, { console: { dir: builtConsole(t) } });
   const js = await h.call(null, { method: 'GET', url: '/assets/main-ABC123.js' });
   t.equal(js.statusCode, 200);
   t.equal(js.body, SCRIPT);
@@ -104,7 +104,7 @@ t.test('an asset answers with its type, cached for good, 304 when the client has
 });
 
 t.test('a missing asset is a 404 NOT_FOUND in the error body, never index.html', async (t) => {
-  const h = await apiHarness(t, { consoleDir: builtConsole(t) });
+  const h = await apiHarness(t, { console: { dir: builtConsole(t) } });
   for (const url of ['/assets/main-GONE.js', '/assets/notes.txt', '/assets/', '/assets/main-ABC123.js/x']) {
     const res = await h.call(null, { method: 'GET', url });
     t.equal(res.statusCode, 404, url);
@@ -128,7 +128,7 @@ function getRaw(port: number, rawPath: string): Promise<{ status: number; body: 
 }
 
 t.test('a path out of assets/ is refused: .., encoded dots and slashes, backslashes', async (t) => {
-  const h = await apiHarness(t, { consoleDir: builtConsole(t) });
+  const h = await apiHarness(t, { console: { dir: builtConsole(t) } });
   await h.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = h.app.server.address() as AddressInfo;
   for (const path of [
@@ -152,7 +152,7 @@ t.test('a path out of assets/ is refused: .., encoded dots and slashes, backslas
 
 t.test('the files are read once: a change on disk after the first request is not served', async (t) => {
   const dir = builtConsole(t);
-  const h = await apiHarness(t, { consoleDir: dir });
+  const h = await apiHarness(t, { console: { dir: dir } });
   t.equal((await h.call(null, { method: 'GET', url: '/' })).body, INDEX);
   writeFileSync(join(dir, 'index.html'), 'changed');
   writeFileSync(join(dir, 'assets/main-ABC123.js'), 'changed');
@@ -162,7 +162,7 @@ t.test('the files are read once: a change on disk after the first request is not
 
 t.test('before the console is built, a page answers 503 CONSOLE_NOT_BUILT; once built, the console', async (t) => {
   const dir = t.testdir({});
-  const h = await apiHarness(t, { consoleDir: dir });
+  const h = await apiHarness(t, { console: { dir: dir } });
   const res = await h.call(null, { method: 'GET', url: '/' });
   t.equal(res.statusCode, 503);
   t.equal(res.json().error, 'CONSOLE_NOT_BUILT');
@@ -174,7 +174,7 @@ t.test('before the console is built, a page answers 503 CONSOLE_NOT_BUILT; once 
 });
 
 t.test('/openapi.json lists none of the console paths', async (t) => {
-  const h = await apiHarness(t, { consoleDir: builtConsole(t) });
+  const h = await apiHarness(t, { console: { dir: builtConsole(t) } });
   const doc = (await h.call(null, { method: 'GET', url: '/openapi.json' })).json() as {
     paths: Record<string, unknown>;
   };
