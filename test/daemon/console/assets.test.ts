@@ -152,7 +152,7 @@ t.test('a path out of assets/ is refused: .., encoded dots and slashes, backslas
 
 t.test('the files are read once: a change on disk after the first request is not served', async (t) => {
   const dir = builtConsole(t);
-  const h = await apiHarness(t, { console: { dir: dir } });
+  const h = await apiHarness(t, { console: { dir } });
   t.equal((await h.call(null, { method: 'GET', url: '/' })).body, INDEX);
   writeFileSync(join(dir, 'index.html'), 'changed');
   writeFileSync(join(dir, 'assets/main-ABC123.js'), 'changed');
@@ -162,7 +162,7 @@ t.test('the files are read once: a change on disk after the first request is not
 
 t.test('before the console is built, a page answers 503 CONSOLE_NOT_BUILT; once built, the console', async (t) => {
   const dir = t.testdir({});
-  const h = await apiHarness(t, { console: { dir: dir } });
+  const h = await apiHarness(t, { console: { dir } });
   const res = await h.call(null, { method: 'GET', url: '/' });
   t.equal(res.statusCode, 503);
   t.equal(res.json().error, 'CONSOLE_NOT_BUILT');
