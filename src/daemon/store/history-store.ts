@@ -19,18 +19,27 @@ export interface PruneReport {
   readonly bytes: number;
 }
 
+/** Part of a bucket's listing: the ids below `below` (all without it), at most `limit` of them (all without it). */
+export interface ListRange {
+  readonly below?: string;
+  readonly limit?: number;
+}
+
 /** What any history promises, the files (History) or a table (PgHistory). */
 export interface HistoryStore {
   /**
    * Keeps `json` under `id` in `bucket` (the YYYY-MM-DD its id names); resolves once it is
-   * durable. `tags` (no spaces or `|`) are listed without reading the document. Writing a
+   * durable. `tags` (no white space or `|`) are listed without reading the document. Writing a
    * document again is harmless: the later copy wins.
    */
   putJson(bucket: string, id: string, json: string | JsonPieces, tags?: readonly string[]): Promise<void>;
   /** The latest document under `id` in `bucket`, or null. */
   get<T = unknown>(bucket: string, id: string): Promise<T | null>;
-  /** Every id in `bucket` with its tags, newest id first. */
-  list(bucket: string): Promise<Array<{ id: string; tags: readonly string[] }>>;
+  /**
+   * The ids in `bucket` with their tags, newest id first: every one, or those below
+   * `range.below`, at most `range.limit` (a listing that stops early reads no more).
+   */
+  list(bucket: string, range?: ListRange): Promise<Array<{ id: string; tags: readonly string[] }>>;
   /** The buckets that hold documents, newest first. */
   buckets(): Promise<string[]>;
   /** Deletes every bucket last written before `cutoff`. */
@@ -44,4 +53,20 @@ export interface HistoryStore {
 /** `json` as one string. */
 export function jsonText(json: string | JsonPieces): string {
   return typeof json === 'string' ? json : `${json.open}${json.parts.join(',')}${json.close}`;
+}
+
+/** The part of `newestFirst` (ids descending) that `range` asks for. Pure. */
+export function listRange<T extends { readonly id: string }>(newestFirst: readonly T[], range: ListRange): T[] {
+  let from = 0;
+  if (range.below !== undefined) {
+    // The first id below `below`: a binary search over the descending ids.
+    const below = range.below;
+    let hi = newestFirst.length;
+    while (from < hi) {
+      const mid = (from + hi) >>> 1;
+      if (newestFirst[mid]!.id >= below) from = mid + 1;
+      else hi = mid;
+    }
+  }
+  return newestFirst.slice(from, range.limit === undefined ? undefined : from + range.limit);
 }

@@ -7,7 +7,13 @@
  */
 import type pg from 'pg';
 import type { JsonPieces } from '../frame.js';
-import { jsonText, type HistoryDamageReport, type HistoryStore, type PruneReport } from '../history-store.js';
+import {
+  jsonText,
+  type HistoryDamageReport,
+  type HistoryStore,
+  type ListRange,
+  type PruneReport,
+} from '../history-store.js';
 import { FENCE } from './fenced-sql.js';
 import { GroupCommit } from './group-commit.js';
 import { describePartitions } from './lease.js';
@@ -85,8 +91,8 @@ export class PgHistory implements HistoryStore {
 
   putJson(bucket: string, id: string, json: string | JsonPieces, tags: readonly string[] = []): Promise<void> {
     if (!BUCKET.test(bucket)) return Promise.reject(new TypeError(`not a history bucket: ${bucket}`));
-    if (/[ |]/.test(id) || tags.some((tag) => /[ |]/.test(tag)))
-      return Promise.reject(new TypeError('history ids and tags may not hold spaces or |'));
+    if (/[\s|]/.test(id) || tags.some((tag) => /[\s|]/.test(tag)))
+      return Promise.reject(new TypeError('history ids and tags may not hold white space or |'));
     return this.writes.add({ bucket, id, tags: tags.join('|'), doc: jsonText(json) });
   }
 
@@ -131,10 +137,12 @@ export class PgHistory implements HistoryStore {
     return rows[0] ? (JSON.parse(rows[0].doc) as T) : null;
   }
 
-  async list(bucket: string): Promise<Array<{ id: string; tags: readonly string[] }>> {
+  async list(bucket: string, range: ListRange = {}): Promise<Array<{ id: string; tags: readonly string[] }>> {
+    // The primary key (bucket, id) serves the range and the order: a listing that stops early reads no more.
     const { rows } = await this.pool.query<{ id: string; tags: string }>(
-      'SELECT id, tags FROM wfx_history WHERE bucket = $1 ORDER BY id DESC',
-      [bucket],
+      `SELECT id, tags FROM wfx_history WHERE bucket = $1 AND ($2::text IS NULL OR id < $2)
+        ORDER BY id DESC LIMIT $3`,
+      [bucket, range.below ?? null, range.limit ?? null],
     );
     return rows.map((r) => ({ id: r.id, tags: r.tags === '' ? [] : r.tags.split('|') }));
   }
