@@ -41,6 +41,13 @@ export type ReadAt = (fh: FileHandle, buf: Buffer, position: number) => Promise<
 export class BucketIndexes {
   /** Id indexes of the buckets read last, least recently used first. */
   private readonly indexes = new Map<string, BucketIndex>();
+  /**
+   * The index of the last bucket a search passed through without caching it (a listing of
+   * many buckets in a row would otherwise evict, least recently used first, the very bucket it
+   * reads next time): kept until the next such bucket, so a search's parts, and the reads of
+   * the documents it found there, share it.
+   */
+  private passing: { readonly bucket: string; readonly index: BucketIndex } | null = null;
   /** A bucket's index being brought up to date: one at a time per bucket. */
   private readonly indexing = new Map<string, Promise<BucketIndex | null>>();
 
@@ -54,6 +61,7 @@ export class BucketIndexes {
   /** Drops the cached index of `bucket`: it is read again from the start when next needed. */
   forget(bucket: string): void {
     this.indexes.delete(bucket);
+    if (this.passing?.bucket === bucket) this.passing = null;
   }
 
   /**
@@ -71,8 +79,8 @@ export class BucketIndexes {
    * be trusted: it is reported, not listed), brought up to date as `index` is. Sorted once per
    * change of the bucket, not per call: a bucket no longer written to is sorted once.
    */
-  async listed(bucket: string, readable: () => Promise<number>): Promise<readonly ListedEntry[]> {
-    const index = await this.indexOf(bucket, readable);
+  async listed(bucket: string, readable: () => Promise<number>, passing = false): Promise<readonly ListedEntry[]> {
+    const index = await this.indexOf(bucket, readable, passing);
     if (!index) return [];
     if (index.listed === null) {
       const listed: ListedEntry[] = [];
@@ -82,13 +90,13 @@ export class BucketIndexes {
     return index.listed;
   }
 
-  private async indexOf(bucket: string, readable: () => Promise<number>): Promise<BucketIndex | null> {
+  private async indexOf(bucket: string, readable: () => Promise<number>, passing = false): Promise<BucketIndex | null> {
     for (;;) {
       const under = this.indexing.get(bucket);
       if (!under) break;
       await under.catch(() => undefined);
     }
-    const update = this.update(bucket, readable);
+    const update = this.update(bucket, readable, passing);
     this.indexing.set(bucket, update);
     try {
       return await update;
@@ -97,26 +105,33 @@ export class BucketIndexes {
     }
   }
 
-  private async update(bucket: string, readable: () => Promise<number>): Promise<BucketIndex | null> {
+  private async update(bucket: string, readable: () => Promise<number>, passing = false): Promise<BucketIndex | null> {
     const end = await readable();
     let fh: FileHandle;
     try {
       fh = await open(join(this.dir, `${bucket}.jsonl`), 'r');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      this.indexes.delete(bucket);
+      this.forget(bucket);
       return null;
     }
     try {
       // An appender's file goes on past its data with the zeros it writes ahead.
       const size = Math.min((await fh.stat()).size, end);
-      let index = this.indexes.get(bucket);
+      const passed = this.passing?.bucket === bucket ? this.passing.index : undefined;
+      let index = this.indexes.get(bucket) ?? passed;
       // Shorter than what was indexed: its torn tail was cut, or it was pruned and written anew.
       if (!index || size < index.covered) index = { entries: new Map(), covered: 0, listed: null };
       if (size > index.covered) {
         await this.indexRange(fh, index, size, `${bucket}.jsonl`);
         index.listed = null;
       }
+      // The bucket passed last stays where it is, read by anything, until the cache has room.
+      if ((passing || passed) && !this.indexes.has(bucket) && this.indexes.size >= INDEX_CACHE_BUCKETS) {
+        this.passing = { bucket, index };
+        return index;
+      }
+      if (this.passing?.bucket === bucket) this.passing = null;
       this.indexes.delete(bucket);
       this.indexes.set(bucket, index);
       if (this.indexes.size > INDEX_CACHE_BUCKETS) this.indexes.delete(this.indexes.keys().next().value!);

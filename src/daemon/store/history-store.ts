@@ -23,6 +23,11 @@ export interface PruneReport {
 export interface ListRange {
   readonly below?: string;
   readonly limit?: number;
+  /**
+   * The listing is one of a search through many buckets: a history that caches what it read
+   * keeps what it holds rather than this bucket (a search would evict what it reads next).
+   */
+  readonly passing?: boolean;
 }
 
 /** What any history promises, the files (History) or a table (PgHistory). */

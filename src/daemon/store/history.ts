@@ -202,7 +202,7 @@ export class History implements HistoryStore {
    */
   async list(bucket: string, range: ListRange = {}): Promise<Array<{ id: string; tags: readonly string[] }>> {
     assertBucket(bucket);
-    const listed = await this.indexes.listed(bucket, () => this.readableEnd(bucket));
+    const listed = await this.indexes.listed(bucket, () => this.readableEnd(bucket), range.passing === true);
     return listRange(listed, range);
   }
 
