@@ -56,14 +56,17 @@ export async function listExecutions(src: ExecutionSources, query: ExecutionQuer
     while (liveAbove < live.length && live[liveAbove]! >= id) liveAbove++;
     return archived + liveAbove >= want;
   };
+  let bucketsRead = 0;
   scan: for (const bucket of await src.history.buckets()) {
     const start = msIdPrefix(Date.parse(`${bucket}T00:00:00Z`));
     const end = msIdPrefix(Date.parse(`${bucket}T00:00:00Z`) + DAY_MS);
     if (filter.upper !== null && start >= filter.upper) continue; // newer than the page
     if ((filter.lower !== null && end <= filter.lower) || certain(end)) break;
     let below = filter.upper ?? undefined;
+    // Past its first bucket a list is a search: what history keeps of the buckets read before stays.
+    const passing = bucketsRead++ > 0;
     for (let read = FIRST_READ; ; read = Math.min(MOST_READ, read * 4)) {
-      const ids = await src.history.list(bucket, { ...(below !== undefined && { below }), limit: read });
+      const ids = await src.history.list(bucket, { ...(below !== undefined && { below }), limit: read, passing });
       for (const { id, tags } of ids) {
         if ((filter.lower !== null && id < filter.lower) || certain(id)) break scan;
         if (found.has(id)) continue; // live still, and found there
