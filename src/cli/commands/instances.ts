@@ -74,6 +74,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       ctx.stdout.write(
         `${inst.processInstanceId}  ${inst.processName} v${inst.processVersion}  ${STATE_NAMES[inst.stateCd]}\n` +
           `started ${inst.startTime}${inst.endTime ? `, ended ${inst.endTime}` : ''}${inst.correlationKey ? `, correlation key ${inst.correlationKey}` : ''}\n` +
+          `console: ${client.instances.consoleUrl(inst.processInstanceId)}\n` +
           (inst.parentInstanceId
             ? `child of ${inst.parentInstanceId}${inst.toolCallId ? `, running its agent's tool call ${inst.toolCallId}` : ''}\n`
             : '') +
