@@ -62,7 +62,7 @@ export class ExecutionArchive {
     const first = records[0]!;
     if (first.type !== 'instance.started' || first.instance.parentInstanceId !== null) return null;
     const id = first.instance.processInstanceId;
-    let finished: (WfxRecord & { type: 'instance.finished' }) | null = null;
+    let finished: Extract<WfxRecord, { type: 'instance.finished' }> | null = null;
     for (let i = 1; i < records.length; i++) {
       const r = records[i]!;
       if (!OWN_EFFECT_ONLY.has(r.type) || (r as { instanceId?: string }).instanceId !== id) return null;
