@@ -19,16 +19,28 @@ export interface PruneReport {
   readonly bytes: number;
 }
 
-/** Part of a bucket's listing: the ids below `below` (all without it), at most `limit` of them (all without it). */
+/**
+ * Part of a bucket's listing: the ids below `below` (all without it) whose tags are as `tags`
+ * says, at most `limit` of them (all without it).
+ */
 export interface ListRange {
   readonly below?: string;
   readonly limit?: number;
+  /**
+   * Only ids whose tag at each position is the value given, or that have no tag there (put
+   * before that tag was): a narrowing a history may do where it reads, so that what the caller
+   * would refuse is not carried to it.
+   */
+  readonly tags?: readonly TagEquals[];
   /**
    * The listing is one of a search through many buckets: a history that caches what it read
    * keeps what it holds rather than this bucket (a search would evict what it reads next).
    */
   readonly passing?: boolean;
 }
+
+/** A tag's position in an id's tag list and the value it must have. */
+export type TagEquals = readonly [position: number, value: string];
 
 /** What any history promises, the files (History) or a table (PgHistory). */
 export interface HistoryStore {
@@ -61,7 +73,10 @@ export function jsonText(json: string | JsonPieces): string {
 }
 
 /** The part of `newestFirst` (ids descending) that `range` asks for. Pure. */
-export function listRange<T extends { readonly id: string }>(newestFirst: readonly T[], range: ListRange): T[] {
+export function listRange<T extends { readonly id: string; readonly tags: readonly string[] }>(
+  newestFirst: readonly T[],
+  range: ListRange,
+): T[] {
   let from = 0;
   if (range.below !== undefined) {
     // The first id below `below`: a binary search over the descending ids.
@@ -73,5 +88,13 @@ export function listRange<T extends { readonly id: string }>(newestFirst: readon
       else hi = mid;
     }
   }
-  return newestFirst.slice(from, range.limit === undefined ? undefined : from + range.limit);
+  const limit = range.limit ?? Infinity;
+  const want = range.tags ?? [];
+  if (want.length === 0) return newestFirst.slice(from, from + Math.min(limit, newestFirst.length));
+  const part: T[] = [];
+  for (let i = from; i < newestFirst.length && part.length < limit; i++) {
+    const { tags } = newestFirst[i]!;
+    if (want.every(([at, value]) => at >= tags.length || tags[at] === value)) part.push(newestFirst[i]!);
+  }
+  return part;
 }

@@ -138,11 +138,20 @@ export class PgHistory implements HistoryStore {
   }
 
   async list(bucket: string, range: ListRange = {}): Promise<Array<{ id: string; tags: readonly string[] }>> {
-    // The primary key (bucket, id) serves the range and the order: a listing that stops early reads no more.
+    // The primary key (bucket, id) serves the range and the order: a listing that stops early
+    // reads no more. Tags are narrowed here: what the caller would refuse never crosses the wire.
+    const params: unknown[] = [bucket, range.below ?? null, range.limit ?? null];
+    const narrow = (range.tags ?? []).map(([at, value]) => {
+      params.push(at, value);
+      const [p, v] = [params.length - 1, params.length];
+      // The tag at position $p (0-based) is $v, or there is none there: no tags, or fewer `|`.
+      return ` AND (split_part(tags, '|', $${p}::int + 1) = $${v} OR tags = ''
+        OR length(tags) - length(replace(tags, '|', '')) < $${p}::int)`;
+    });
     const { rows } = await this.pool.query<{ id: string; tags: string }>(
-      `SELECT id, tags FROM wfx_history WHERE bucket = $1 AND ($2::text IS NULL OR id < $2)
+      `SELECT id, tags FROM wfx_history WHERE bucket = $1 AND ($2::text IS NULL OR id < $2)${narrow.join('')}
         ORDER BY id DESC LIMIT $3`,
-      [bucket, range.below ?? null, range.limit ?? null],
+      params,
     );
     return rows.map((r) => ({ id: r.id, tags: r.tags === '' ? [] : r.tags.split('|') }));
   }
