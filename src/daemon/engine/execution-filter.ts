@@ -5,6 +5,7 @@
  */
 import { STATE, type Environment } from '../../shared/api/index.js';
 import type { Instance } from '../state/state.js';
+import type { TagEquals } from '../store/history-store.js';
 import { failureCode, TAG, textTag } from './execution-tags.js';
 import { bucketOf } from './ids.js';
 
@@ -104,6 +105,26 @@ export class ExecutionFilter {
       (q.startedBefore === undefined || ms < q.startedBefore) &&
       (q.startedAfter === undefined || ms >= q.startedAfter)
     );
+  }
+
+  /**
+   * The tags an execution the query keeps has (or lacks, archived before they were): the
+   * narrowing a history may do where it reads (HistoryStore.list's `tags`). Never narrower than
+   * `tags()`: an entry it drops, `tags()` says no to. Pure.
+   */
+  narrowing(): TagEquals[] {
+    const q = this.q;
+    const want: TagEquals[] = [];
+    if (q.processId !== undefined) want.push([TAG.processId, q.processId]);
+    if (q.stateCd !== undefined) want.push([TAG.stateCd, String(q.stateCd)]);
+    else if (q.errorCode !== undefined) want.push([TAG.stateCd, String(STATE.FAILED)]);
+    if (q.parentId !== undefined || q.children !== true) want.push([TAG.parent, q.parentId ?? '']);
+    if (this.want.organization !== null) want.push([TAG.organization, this.want.organization]);
+    if (this.want.version !== null) want.push([TAG.version, this.want.version]);
+    if (q.environment !== undefined) want.push([TAG.environment, q.environment]);
+    if (this.want.errorCode !== null) want.push([TAG.errorCode, this.want.errorCode]);
+    if (this.want.correlationKey !== null) want.push([TAG.correlationKey, this.want.correlationKey]);
+    return want;
   }
 
   /** What the history tags of an execution say of the query (its id's bounds aside). Pure. */

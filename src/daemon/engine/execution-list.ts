@@ -41,6 +41,7 @@ const MOST_READ = 4096;
 export async function listExecutions(src: ExecutionSources, query: ExecutionQuery): Promise<ExecutionPage> {
   const filter = new ExecutionFilter(query, src.flowOrganization);
   const want = query.limit + 1; // one more than the page says whether another page follows
+  const narrowing = filter.narrowing();
   const found = new Map<string, Instance | null>(); // null: in history, read for its page
   const live: string[] = [];
   for (const inst of src.live())
@@ -66,7 +67,12 @@ export async function listExecutions(src: ExecutionSources, query: ExecutionQuer
     // Past its first bucket a list is a search: what history keeps of the buckets read before stays.
     const passing = bucketsRead++ > 0;
     for (let read = FIRST_READ; ; read = Math.min(MOST_READ, read * 4)) {
-      const ids = await src.history.list(bucket, { ...(below !== undefined && { below }), limit: read, passing });
+      const ids = await src.history.list(bucket, {
+        ...(below !== undefined && { below }),
+        limit: read,
+        passing,
+        tags: narrowing,
+      });
       for (const { id, tags } of ids) {
         if ((filter.lower !== null && id < filter.lower) || certain(id)) break scan;
         if (found.has(id)) continue; // live still, and found there

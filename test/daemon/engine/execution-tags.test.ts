@@ -2,6 +2,7 @@ import t from 'tap';
 import { ExecutionFilter, type ExecutionQuery } from '../../../src/daemon/engine/execution-filter.js';
 import { textTag } from '../../../src/daemon/engine/execution-tags.js';
 import { bucketOf } from '../../../src/daemon/engine/ids.js';
+import { listRange } from '../../../src/daemon/store/history-store.js';
 import { engineHarness } from '../../helpers/engine.js';
 
 /** Ends at once, or fails at once with NO_BRANCH_MATCHED (`fail`), or waits for input (`wait`). */
@@ -88,8 +89,13 @@ t.test('what tags say of a query, older ones included', async (t) => {
     [{ organization: 'acme' }, beforeList, 'yes', { p: 'acme' }],
     [{ organization: 'other' }, beforeList, 'no', { p: 'acme' }],
   ];
-  for (const [q, tags, verdict, flows] of cases)
-    t.equal(filter(q, flows).tags(tags), verdict, `${JSON.stringify(q)} over ${JSON.stringify(tags)}`);
+  for (const [q, tags, verdict, flows] of cases) {
+    const f = filter(q, flows);
+    t.equal(f.tags(tags), verdict, `${JSON.stringify(q)} over ${JSON.stringify(tags)}`);
+    // What a history narrows by never drops what the tags do not refuse.
+    const kept = listRange([{ id: 'x', tags }], { tags: f.narrowing() }).length === 1;
+    if (verdict !== 'no') t.ok(kept, `narrowed by ${JSON.stringify(f.narrowing())}, still listed`);
+  }
 });
 
 t.test('a query bounds ids by its cursor, its start times and the parent it names', async (t) => {
