@@ -1,11 +1,12 @@
 /**
- * The list of executions (part of `npm run bench`): a real daemon process whose data directory
- * holds 100,000 executions, nearly all in history over five day buckets, and GET
- * /process/instances asked over HTTP from this process, one request at a time, as the console's
- * executions page asks it: the first page with no filter, with a filter only a few match, and
- * a page deep in the list by its cursor. The executions are written beforehand by the engine
- * in this process (a flow that ends, or fails, in its first step goes to history at once), on
- * a clock that spreads them over the days; the daemon then starts on that directory.
+ * The list of executions (part of `npm run bench`): a real daemon process whose store (the JSON
+ * store, then PostgreSQL where it is installed) holds 100,000 executions, nearly all in history
+ * over five day buckets, and GET /process/instances asked over HTTP from this process, one
+ * request at a time, as the console's executions page asks it: the first page with no filter,
+ * with a filter only a few match, and a page deep in the list by its cursor. The executions are
+ * written beforehand by the engine in this process (a flow that ends, or fails, in its first
+ * step goes to history at once), on a clock that spreads them over the days; the daemon then
+ * starts on that store.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,6 +21,11 @@ import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
 import { Store } from '../src/daemon/store/store.js';
+import type { HistoryStore } from '../src/daemon/store/history-store.js';
+import { PgStore } from '../src/daemon/store/pg/pg-store.js';
+import type { RecordStore } from '../src/daemon/store/record-store.js';
+import { WFX_COMMONS } from '../src/daemon/state/commons.js';
+import { HAVE_POSTGRES, startCluster } from '../test/helpers/postgres.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { inCallers } from './callers.js';
 import { machineLine, writeSection } from './report.js';
@@ -58,14 +64,23 @@ export interface Seeded {
   readonly failed: number;
 }
 
+/** A store and its history to fill, as a daemon will open them. */
+type Opened = { readonly store: RecordStore<WfxState, WfxRecord>; readonly history: HistoryStore };
+
+/** The JSON store of `dataDir`. */
+const filesIn = (dataDir: string) => async (): Promise<Opened> => ({
+  store: await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE }),
+  history: await History.open(join(dataDir, 'history')),
+});
+
 /**
- * Fills `dataDir` with EXECUTIONS executions over DAYS days ending today, through the engine,
- * 200 starts at a time, the clock moved on before each start so that a day's ids spread over it.
+ * Fills the store `open` opens with EXECUTIONS executions over DAYS days ending today, through
+ * the engine, 200 starts at a time, the clock moved on before each start so that a day's ids
+ * spread over it.
  */
-export async function seedExecutions(dataDir: string): Promise<Seeded> {
+export async function seedExecutions(open: () => Promise<Opened>): Promise<Seeded> {
   const t0 = performance.now();
-  const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE });
-  const history = await History.open(join(dataDir, 'history'));
+  const { store, history } = await open();
   const today = Date.now() - (Date.now() % DAY_MS);
   let clock = today - (DAYS - 1) * DAY_MS;
   const engine = new Engine({ store, history, now: () => new Date(clock) });
@@ -102,8 +117,8 @@ export async function seedExecutions(dataDir: string): Promise<Seeded> {
     });
   }
   await engine.close();
-  await store.close();
   await history.close();
+  await store.close();
   ids.sort().reverse();
   return { ids, apiKey: made.apiKey, seconds: (performance.now() - t0) / 1000, failed };
 }
@@ -118,29 +133,40 @@ export interface ListCase {
   readonly max: number;
 }
 
-export interface ExecutionsBench {
-  readonly executions: number;
-  readonly buckets: number;
+/** The cases over one store. */
+export interface StoreFigures {
   readonly seedSeconds: number;
   readonly cases: readonly ListCase[];
 }
 
-/** Seeds a data directory, starts a daemon on it and times each case. */
-export async function runExecutionsBench(): Promise<ExecutionsBench> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'wfx-bench-executions-'));
+export interface ExecutionsBench {
+  readonly executions: number;
+  readonly buckets: number;
+  readonly files: StoreFigures;
+  /** Null where PostgreSQL is not installed. */
+  readonly postgres: StoreFigures | null;
+}
+
+/** Seeds a store, starts a daemon on it (`storeArgs`: its store, if not the data dir's) and times each case. */
+async function measure(
+  dataDir: string,
+  open: () => Promise<Opened>,
+  storeArgs: readonly string[] = [],
+): Promise<StoreFigures> {
+  const seeded = await seedExecutions(open);
+  const { stdout } = await run(process.execPath, [
+    WFX,
+    'daemon',
+    'start',
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    ...storeArgs,
+    '--json',
+  ]);
+  const { url } = JSON.parse(stdout) as { url: string };
   try {
-    const seeded = await seedExecutions(dataDir);
-    const { stdout } = await run(process.execPath, [
-      WFX,
-      'daemon',
-      'start',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--json',
-    ]);
-    const { url } = JSON.parse(stdout) as { url: string };
     const get = async (query: string): Promise<{ ms: number; items: number }> => {
       const t0 = performance.now();
       const res = await fetch(`${url}/process/instances?${query}`, { headers: { 'x-api-key': seeded.apiKey } });
@@ -167,26 +193,59 @@ export async function runExecutionsBench(): Promise<ExecutionsBench> {
       const at = (p: number) => times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]!;
       out.push({ what, items: first.items, firstMs: first.ms, p50: at(0.5), p95: at(0.95), max: times.at(-1)! });
     }
-    return { executions: EXECUTIONS, buckets: DAYS, seedSeconds: seeded.seconds, cases: out };
+    return { seedSeconds: seeded.seconds, cases: out };
   } finally {
     await run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).catch(() => undefined);
+  }
+}
+
+/** Times the cases on the JSON store, then on PostgreSQL where it is installed. */
+export async function runExecutionsBench(): Promise<ExecutionsBench> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'wfx-bench-executions-'));
+  let files: StoreFigures;
+  try {
+    files = await measure(dataDir, filesIn(dataDir));
+  } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
+  let postgres: StoreFigures | null = null;
+  if (HAVE_POSTGRES) {
+    const cluster = await startCluster({ fsync: true });
+    const pgDir = await mkdtemp(join(tmpdir(), 'wfx-bench-executions-pg-'));
+    try {
+      const open = async (): Promise<Opened> => {
+        const store = await PgStore.open<WfxState, WfxRecord>({
+          connectionString: cluster.url,
+          owner: 'bench-seed',
+          ...WFX_STORE,
+          shared: WFX_COMMONS,
+        });
+        return { store, history: store.history() };
+      };
+      postgres = await measure(pgDir, open, ['--store', cluster.url]);
+    } finally {
+      cluster.stop();
+      await rm(pgDir, { recursive: true, force: true });
+    }
+  }
+  return { executions: EXECUTIONS, buckets: DAYS, files, postgres };
 }
 
 /** The figures as the markdown of docs/performance.md's executions section. */
 export function formatExecutionsBench(r: ExecutionsBench): string {
   const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
+  const cell = (c: ListCase | undefined) =>
+    c === undefined ? 'not measured' : `${ms(c.firstMs)} ms; **${ms(c.p50)}** / **${ms(c.p95)}** / ${ms(c.max)} ms`;
+  const seeded = `${r.files.seedSeconds.toFixed(0)} s${r.postgres ? `, ${r.postgres.seedSeconds.toFixed(0)} s on PostgreSQL` : ''}`;
   const lines = [
-    `${r.executions.toLocaleString('en')} executions of one flow (${WAITING.toLocaleString('en')} waiting, live; the rest in history over ${r.buckets} day buckets), written by the engine in ${r.seedSeconds.toFixed(0)} s; a daemon started on them; GET /process/instances over HTTP with an organization's viewer key, one request at a time.`,
+    `${r.executions.toLocaleString('en')} executions of one flow (${WAITING.toLocaleString('en')} waiting, live; the rest in history over ${r.buckets} day buckets), written by the engine (${seeded}); a daemon started on them; GET /process/instances over HTTP with an organization's viewer key, one request at a time: the first request, then p50 / p95 / max of ${REPEAT} more.`,
     '',
-    `| GET /process/instances (limit 50) | items | first request | then p50 / p95 / max (${REPEAT} requests) |`,
+    '| GET /process/instances (limit 50) | items | JSON store | PostgreSQL |',
     '|---|---|---|---|',
   ];
-  for (const c of r.cases)
-    lines.push(
-      `| ${c.what} | ${c.items} | ${ms(c.firstMs)} ms | **${ms(c.p50)}** / **${ms(c.p95)}** / ${ms(c.max)} ms |`,
-    );
+  r.files.cases.forEach((c, i) =>
+    lines.push(`| ${c.what} | ${c.items} | ${cell(c)} | ${cell(r.postgres?.cases[i])} |`),
+  );
   return lines.join('\n');
 }
 
