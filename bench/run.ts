@@ -3,6 +3,7 @@
  */
 import { formatAiBench, runAiBench } from './ai.js';
 import { formatEngineBench, runEngineBench } from './engine.js';
+import { formatExecutionsBench, runExecutionsBench } from './executions.js';
 import { formatFaultsBench, runFaultsBench } from './faults.js';
 import { formatHttpBench, runHttpBench } from './http.js';
 import { formatJobsBench, runJobsBench } from './jobs.js';
@@ -36,6 +37,10 @@ console.log('\n## HTTP\n');
 const http = formatHttpBench(await runHttpBench());
 console.log(http);
 await writeSection('http', `${machineLine()}\n\n${http}`);
+console.log('\n## The list of executions\n');
+const executions = formatExecutionsBench(await runExecutionsBench());
+console.log(executions);
+await writeSection('executions', `${machineLine()}\n\n${executions}`);
 console.log('\n## Publishing big flows\n');
 const publish = formatPublishBench(await runPublishBench());
 console.log(publish);

@@ -26,6 +26,7 @@ import type {
   FlowPage,
   FlowPageQuery,
   Health,
+  ExecutionListQuery,
   InstanceListQuery,
   InstancePage,
   InstanceView,
@@ -170,6 +171,15 @@ export class WfxClient {
     /** GET /process/{processId}/instances: a page, newest first. Throws PROCESS_NOT_FOUND. */
     list: (processId: string, query: InstanceListQuery = {}): Promise<InstancePage> =>
       this.http.get<InstancePage>(withQuery(path`/process/${processId}/instances`, query)),
+    /**
+     * GET /process/instances: a page of every execution the credential may see, newest first,
+     * filtered. Throws FORBIDDEN (an organization's key naming another organization).
+     */
+    search: (query: ExecutionListQuery = {}): Promise<InstancePage> =>
+      this.http.get<InstancePage>(withQuery('/process/instances', query)),
+    /** Where the daemon's browser console shows execution `id`. Pure. */
+    consoleUrl: (id: string): string =>
+      `${this.connection.url.replace(/\/+$/, '')}/executions/${encodeURIComponent(id)}`,
     /** POST /process/instance/{id}/cancel. Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING. */
     cancel: (id: string): Promise<{ processInstanceId: string; status: string }> =>
       this.http.post(path`/process/instance/${id}/cancel`),

@@ -237,6 +237,32 @@ t.test('credentials: --api-key, then WFX_API_KEY, then wfx login, then bootstrap
   t.equal((await stat(join(cwd, 'config', 'wfx', 'credentials.json'))).mode & 0o777, 0o600);
 });
 
+t.test("wfx run and wfx instances get name the execution's console address; --json does not", async (t) => {
+  const { info, run } = await setup(t);
+  const started = await run(['run', PID]);
+  t.equal(started.code, 0, started.stderr);
+  const id = started.stdout.trim();
+  t.equal(started.stdout, `${id}\n`, 'stdout: the id alone, for scripts');
+  t.equal(started.stderr, `console: ${info.url}/executions/${id}\n`, 'stderr: where the console shows it');
+
+  // It waits for input: --timeout ends the wait, not the execution.
+  const waited = await run(['run', PID, '--timeout', '0.2']);
+  t.equal(waited.code, 4);
+  const waitedId = /^started (\S+)$/m.exec(waited.stderr)?.[1];
+  t.match(waited.stderr, new RegExp(`^started ${waitedId}\\nconsole: ${info.url}/executions/${waitedId}$`, 'm'));
+
+  const got = await run(['instances', 'get', id]);
+  t.match(got.stdout, new RegExp(`^started .*\\nconsole: ${info.url}/executions/${id}$`, 'm'), 'under when it started');
+  for (const args of [
+    ['run', PID],
+    ['instances', 'get', id],
+  ]) {
+    const res = await run([...args, '--json']);
+    t.notMatch(res.stdout, /executions\//, `${args[0]} --json: the API's answer as it is`);
+    t.equal(res.stderr, '', `${args[0]} --json: nothing on stderr`);
+  }
+});
+
 t.test('wfx tui without a terminal says it needs one, exit 2', async (t) => {
   const res = await wfxIn(['tui']);
   t.equal(res.code, 2);

@@ -100,6 +100,12 @@ t.test('an execution through the client: publish, start, list, get, logs, tasks,
     [id],
   );
   t.same(page.items[0]!.waitingNodeIds, ['ask']);
+  t.match(await client.instances.search({ state: 'RUNNING', correlationKey: 'k-1', limit: 5 }), {
+    items: [{ processInstanceId: id, environment: 'PRODUCTION', errorCode: null }],
+    nextCursor: null,
+  });
+  t.equal(d.seen.at(-1)!.url, '/process/instances?state=RUNNING&correlationKey=k-1&limit=5');
+  t.equal(client.instances.consoleUrl(id), `${client.connection.url}/executions/${id}`);
   const inst = await client.instances.get(id);
   t.match(inst, { processInstanceId: id, stateCd: 0, environment: 'PRODUCTION', data: { n: 1 } });
   t.match(

@@ -5,7 +5,7 @@
  * beside them.
  */
 import type { Test } from 'tap';
-import type { HistoryStore } from '../../src/daemon/store/history-store.js';
+import type { HistoryStore, ListRange, TagEquals } from '../../src/daemon/store/history-store.js';
 
 /** Opens a history of one test's own place; every open of it sees the same documents. */
 export type OpenHistory = () => Promise<HistoryStore & { readonly done?: () => Promise<void> }>;
@@ -51,6 +51,53 @@ export function historySuite(t: Test, place: HistoryPlace): void {
     await h.done?.();
   });
 
+  t.test('a listing takes the ids below one, newest first, as many as asked', async (t) => {
+    const open = await place(t);
+    const h = await open();
+    for (const n of [3, 1, 4, 2, 5]) await h.putJson('2026-11-20', ID(n), '{}', ['flow', String(n)]);
+    const ids = async (range?: { below?: string; limit?: number }) =>
+      (await h.list('2026-11-20', range)).map((e) => e.id);
+    t.same(await ids(), [ID(5), ID(4), ID(3), ID(2), ID(1)], 'every one, newest first');
+    t.same(await ids({ limit: 2 }), [ID(5), ID(4)], 'the newest two');
+    t.same(await ids({ below: ID(4) }), [ID(3), ID(2), ID(1)], 'below an id listed');
+    t.same(await ids({ below: `${ID(3)}x`, limit: 2 }), [ID(3), ID(2)], 'below an id never put');
+    t.same(await ids({ below: ID(1) }), [], 'nothing below the oldest');
+    await h.putJson('2026-11-20', ID(6), '{}', ['flow', '6']);
+    t.same(await ids({ limit: 1 }), [ID(6)], 'a later put is listed');
+    t.same(
+      await h.list('2026-11-20', { below: ID(3), limit: 1 }),
+      [{ id: ID(2), tags: ['flow', '2'] }],
+      'with its tags',
+    );
+    await h.close();
+    await h.done?.();
+  });
+
+  t.test('a listing narrowed by tags keeps those that have them, and those put without them', async (t) => {
+    const open = await place(t);
+    const h = await open();
+    await h.putJson('2026-11-20', ID(1), '{}', ['flow', '2', '', 'acme', 'E%20X']);
+    await h.putJson('2026-11-20', ID(2), '{}', ['flow', '2', '', 'other', 'E%20X']);
+    await h.putJson('2026-11-20', ID(3), '{}', ['flow', '1', '', 'acme', '']);
+    await h.putJson('2026-11-20', ID(4), '{}', ['flow', '2']); // before the later tags were written
+    await h.putJson('2026-11-20', ID(5), '{}'); // no tags at all
+    await h.putJson('2026-11-20', ID(6), '{}', ['other-flow', '2', '', 'acme', 'E%20X']);
+    const ids = async (range: ListRange) => (await h.list('2026-11-20', range)).map((e) => e.id);
+    const failedAcme: TagEquals[] = [
+      [0, 'flow'],
+      [1, '2'],
+      [3, 'acme'],
+      [4, 'E%20X'],
+    ];
+    t.same(await ids({ tags: failedAcme }), [ID(5), ID(4), ID(1)], 'a match, and those without the tags');
+    t.same(await ids({ tags: failedAcme, limit: 2 }), [ID(5), ID(4)], 'as many as asked, of those kept');
+    t.same(await ids({ tags: failedAcme, below: ID(4), limit: 2 }), [ID(1)], 'below an id');
+    t.same(await ids({ tags: [[4, '']] }), [ID(5), ID(4), ID(3)], 'an empty tag is a value');
+    t.same(await ids({ tags: [] }), [ID(6), ID(5), ID(4), ID(3), ID(2), ID(1)], 'no narrowing');
+    await h.close();
+    await h.done?.();
+  });
+
   t.test('many puts at once are all durable', async (t) => {
     const open = await place(t);
     const h = await open();
@@ -68,8 +115,9 @@ export function historySuite(t: Test, place: HistoryPlace): void {
     const open = await place(t);
     const h = await open();
     await t.rejects(h.putJson('20261120', ID(1), '{}'), TypeError);
-    await t.rejects(h.putJson('2026-11-20', 'an id', '{}'), /may not hold spaces or \|/);
-    await t.rejects(h.putJson('2026-11-20', ID(1), '{}', ['a|b']), /may not hold spaces or \|/);
+    await t.rejects(h.putJson('2026-11-20', 'an id', '{}'), /may not hold white space or \|/);
+    await t.rejects(h.putJson('2026-11-20', ID(1), '{}', ['a|b']), /may not hold white space or \|/);
+    await t.rejects(h.putJson('2026-11-20', ID(1), '{}', ['a\nb']), /may not hold white space or \|/, 'a line break');
     t.same(await h.buckets(), [], 'nothing written');
     await h.close();
     await h.done?.();

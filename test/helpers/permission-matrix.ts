@@ -81,6 +81,16 @@ export const MATRIX: MatrixRow[] = [
     expect: row([200, 200, 200, 200, 404, 200, 200]),
   },
   {
+    name: 'GET /process/instances',
+    request: async () => ({ method: 'GET', url: '/process/instances' }),
+    expect: row([200, 200, 200, 200, 200, 200, 200]),
+  },
+  {
+    name: 'GET /process/instances?organization=acme',
+    request: async () => ({ method: 'GET', url: '/process/instances?organization=acme' }),
+    expect: row([200, 200, 200, 200, 403, 200, 200]),
+  },
+  {
     name: 'GET /process/tasks',
     request: async () => ({ method: 'GET', url: '/process/tasks' }),
     expect: row([200, 200, 200, 200, 200, 200, 200]),

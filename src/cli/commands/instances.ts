@@ -2,10 +2,31 @@ import { Option, type Command } from 'commander';
 import { childTree, CLI_TREE_LIMITS, type ChildGroup } from '../../client/child-tree.js';
 import { STATE_NAMES, STATUS_NAMES, waitingFor } from '../../client/describe.js';
 import { formatTranscriptLine, nodeOpen, transcriptLines, transcriptSummary } from '../../client/transcript.js';
-import type { AgentState, InstanceSummary, InstanceView, NodeView } from '../../shared/api/index.js';
+import {
+  EXECUTION_STATES,
+  type AgentState,
+  type Environment,
+  type InstanceSummary,
+  type InstanceView,
+  type NodeView,
+} from '../../shared/api/index.js';
 import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
+import { wholeNumber } from '../options.js';
+
+/** The most `wfx instances list --limit` takes, and the executions it asks for at a time (GET /process/instances' most). */
+const LIST_MAX = 1000;
+const PAGE = 200;
+
+interface ListOptions {
+  readonly state?: (typeof STATE_NAMES)[number];
+  readonly env?: Environment;
+  readonly errorCode?: string;
+  readonly correlationKey?: string;
+  readonly limit: number;
+  readonly all?: boolean;
+}
 
 /** `wfx instances list|get|cancel`. */
 export function registerInstances(program: Command, ctx: CliContext): void {
@@ -16,51 +37,57 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     .description('executions, newest first (of one flow, or of every flow)')
     .argument('[processId]', 'only this flow')
     .addOption(new Option('--state <state>', 'only executions in this state').choices([...STATE_NAMES]))
-    .option('--limit <n>', 'at most this many', (v) => Number(v), 50)
+    .addOption(
+      new Option('--env <environment>', 'only executions in this environment').choices(['DEVELOPMENT', 'PRODUCTION']),
+    )
+    .option('--error-code <code>', 'only failed executions with this failure code')
+    .option('--correlation-key <key>', 'only executions with this correlation key')
+    .option('--limit <n>', 'at most this many', wholeNumber(1, LIST_MAX), 50)
     .option('--all', "child executions too (loop iterations, subprocesses, agents' tools); default: top-level only")
     .addHelpText(
       'after',
-      '\nExamples:\n  $ wfx instances list\n  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json',
+      '\nExamples:\n  $ wfx instances list\n  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json\n  $ wfx instances list --error-code HTTP_503 --env PRODUCTION',
     )
-    .action(
-      async (
-        processId: string | undefined,
-        opts: { state?: (typeof STATE_NAMES)[number]; limit: number; all?: boolean },
-        cmd: Command,
-      ) => {
-        const client = await clientFor(ctx, cmd);
-        const flows = processId
-          ? [processId]
-          : (await client.flows.startable({ limit: 1000 })).items.map((f) => f.processId);
-        const query = {
-          limit: opts.limit,
-          ...(opts.state && { stateCd: STATE_NAMES.indexOf(opts.state) }),
-          ...(opts.all && { children: true }),
-        };
-        const items: InstanceSummary[] = [];
-        for (const id of flows) items.push(...(await client.instances.list(id, query)).items);
-        items.sort((a, b) => (a.processInstanceId < b.processInstanceId ? 1 : -1));
-        const page = items.slice(0, opts.limit);
-        if (globals(cmd).json) return printJson(ctx, page);
-        ctx.stdout.write(
-          table(
-            ['ID', 'FLOW', 'VERSION', 'STATE', 'STARTED', 'CHILDREN', 'CORRELATION KEY'],
-            page.map((i) => [
-              // With --all a child says whose it is.
-              i.parentInstanceId
-                ? `${i.processInstanceId} (child of …${i.parentInstanceId.slice(-12)})`
-                : i.processInstanceId,
-              i.processName,
-              i.processVersion,
-              STATE_NAMES[i.stateCd] ?? String(i.stateCd),
-              i.startTime,
-              i.childCount > 0 ? String(i.childCount) : '',
-              i.correlationKey ?? '',
-            ]),
-          ),
-        );
-      },
-    );
+    .action(async (processId: string | undefined, opts: ListOptions, cmd: Command) => {
+      const client = await clientFor(ctx, cmd);
+      const query = {
+        processId,
+        state: opts.state && EXECUTION_STATES[STATE_NAMES.indexOf(opts.state)],
+        environment: opts.env,
+        errorCode: opts.errorCode,
+        correlationKey: opts.correlationKey,
+        ...(opts.all && { children: true }),
+      };
+      const page: InstanceSummary[] = [];
+      for (let cursor: string | undefined; page.length < opts.limit;) {
+        const got = await client.instances.search({
+          ...query,
+          limit: Math.min(PAGE, opts.limit - page.length),
+          cursor,
+        });
+        page.push(...got.items);
+        if (got.nextCursor === null) break;
+        cursor = got.nextCursor;
+      }
+      if (globals(cmd).json) return printJson(ctx, page);
+      ctx.stdout.write(
+        table(
+          ['ID', 'FLOW', 'VERSION', 'STATE', 'STARTED', 'CHILDREN', 'CORRELATION KEY'],
+          page.map((i) => [
+            // With --all a child says whose it is.
+            i.parentInstanceId
+              ? `${i.processInstanceId} (child of …${i.parentInstanceId.slice(-12)})`
+              : i.processInstanceId,
+            i.processName,
+            i.processVersion,
+            STATE_NAMES[i.stateCd] ?? String(i.stateCd),
+            i.startTime,
+            i.childCount > 0 ? String(i.childCount) : '',
+            i.correlationKey ?? '',
+          ]),
+        ),
+      );
+    });
 
   instances
     .command('get')
@@ -74,6 +101,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       ctx.stdout.write(
         `${inst.processInstanceId}  ${inst.processName} v${inst.processVersion}  ${STATE_NAMES[inst.stateCd]}\n` +
           `started ${inst.startTime}${inst.endTime ? `, ended ${inst.endTime}` : ''}${inst.correlationKey ? `, correlation key ${inst.correlationKey}` : ''}\n` +
+          `console: ${client.instances.consoleUrl(inst.processInstanceId)}\n` +
           (inst.parentInstanceId
             ? `child of ${inst.parentInstanceId}${inst.toolCallId ? `, running its agent's tool call ${inst.toolCallId}` : ''}\n`
             : '') +

@@ -90,12 +90,17 @@ Examples:
       });
       const id = started.processInstanceId;
       // A deadline only means something to a command that waits: --timeout alone waits too.
+      // The id alone on stdout (scripts take it from there); where the console shows it on stderr.
+      const consoleLine = `console: ${client.instances.consoleUrl(id)}\n`;
       if (!opts.wait && !opts.follow && opts.timeout === undefined) {
         if (g.json) printJson(ctx, { ...started, processId });
-        else ctx.stdout.write(`${id}\n`);
+        else {
+          ctx.stdout.write(`${id}\n`);
+          ctx.stderr.write(consoleLine);
+        }
         return;
       }
-      if (!g.json) ctx.stderr.write(`started ${id}\n`);
+      if (!g.json) ctx.stderr.write(`started ${id}\n${consoleLine}`);
       // Waiting without a log to show: a spinner with the elapsed time, on a terminal only.
       const spinner =
         !opts.follow && Spinner.allowed(ctx, g.json === true)

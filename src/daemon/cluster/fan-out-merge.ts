@@ -31,7 +31,7 @@ function mergePages<T>(pages: readonly Page<T>[], limit: number, key: (item: T) 
 
 const limitOf = (request: FastifyRequest): number => (request.query as { limit: number }).limit;
 
-/** A flow's executions, newest first by id (time-ordered). The holder's copy of one goes first. */
+/** Executions (every one, or a flow's), newest first by id (time-ordered). The holder's copy of one goes first. */
 const mergeInstances: Merge = (request, mine, theirs) => {
   const pages = [...(theirs as Page<{ processInstanceId: string }>[]), mine as Page<{ processInstanceId: string }>];
   const merged = mergePages(pages, limitOf(request), (i) => i.processInstanceId, true);
@@ -101,6 +101,7 @@ const later = (a: string | null, b: string | null): string | null => (a === null
 
 /** The lists asked of every daemon, by method and route, and how their answers merge. */
 export const GATHERED = new Map<string, Merge>([
+  ['GET /process/instances', mergeInstances],
   ['GET /process/:id/instances', mergeInstances],
   ['GET /process/tasks', mergeTasks],
   ['GET /jobs', mergeJobs],

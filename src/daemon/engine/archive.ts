@@ -1,13 +1,9 @@
-import { WfxError } from '../../shared/errors.js';
-import { ownEntry } from '../../shared/json-object.js';
-import { stateName, type InstanceSummary } from '../../shared/api/index.js';
 import { applyRecord, type WfxRecord } from '../state/records.js';
-import { InstanceTable } from '../state/instance-table.js';
-import { initialState, STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
+import { initialState, STATE, type Instance, type WfxState } from '../state/state.js';
 import { fileIdsInText } from '../state/stored-file.js';
 import type { HistoryStore } from '../store/history-store.js';
 import type { DurableStore } from '../store/store.js';
-import type { OrganizationScope } from './scope.js';
+import { executionTags } from './execution-tags.js';
 import { bucketOf } from './ids.js';
 
 export interface ArchiveDeps {
@@ -23,88 +19,22 @@ export interface ArchiveDeps {
 }
 
 /**
- * Finished executions in history: moving them there (in batches), reading them back, and
- * listing a flow's executions across the live state and history.
+ * Finished executions in history: moving them there (in batches, each with the tags lists
+ * filter on: execution-tags.ts) and reading them back.
  */
 export class ExecutionArchive {
   constructor(private readonly deps: ArchiveDeps) {}
+
+  /** The history executions are archived to. */
+  get history(): HistoryStore {
+    return this.deps.history;
+  }
 
   /** An execution from history (by its id's day bucket), or null. */
   async read(id: string): Promise<Instance | null> {
     const bucket = bucketOf(id);
     const doc = bucket ? await this.deps.history.get<ArchivedDoc>(bucket, id) : null;
     return doc === null ? null : this.fromDoc(id, doc);
-  }
-
-  /**
-   * Executions of a flow, newest first (ids are time-ordered): live ones and those in history;
-   * top-level ones only unless `children`, each with the count of its direct children.
-   * `cursor` is the last id of the previous page. Throws PROCESS_NOT_FOUND for a flow the
-   * caller may not see. (Executions archived before history tagged parents count as top-level.)
-   */
-  async list(
-    caller: OrganizationScope,
-    processId: string,
-    opts: { stateCd?: number; limit: number; cursor?: string; children?: boolean },
-    read: (id: string) => Promise<Instance | null>,
-  ): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
-    const flow = ownEntry(this.deps.state.flows, processId);
-    if (!flow || (caller.organization !== null && flow.organization !== caller.organization)) {
-      throw new WfxError('PROCESS_NOT_FOUND', `no flow ${processId}`);
-    }
-    const below = (id: string) => opts.cursor === undefined || id < opts.cursor;
-    const found = new Map<string, Instance | null>(); // null: in history, read on demand
-    /** Direct children by parent id, of every flow (a child both live and archived once). */
-    const children = new Map<string, Set<string>>();
-    const countChild = (parent: string, child: string) => {
-      let set = children.get(parent);
-      if (!set) children.set(parent, (set = new Set()));
-      set.add(child);
-    };
-    for (const inst of InstanceTable.of(this.deps.state).live()) {
-      if (inst.parentInstanceId !== null) countChild(inst.parentInstanceId, inst.processInstanceId);
-      if (
-        inst.processId === processId &&
-        (opts.children === true || inst.parentInstanceId === null) &&
-        below(inst.processInstanceId) &&
-        (opts.stateCd === undefined || inst.stateCd === opts.stateCd)
-      ) {
-        found.set(inst.processInstanceId, inst);
-      }
-    }
-    const sorted = () => [...found.keys()].sort().reverse();
-    let oldestRead: string | undefined;
-    for (const bucket of await this.deps.history.buckets()) {
-      if (opts.cursor !== undefined && bucket > (bucketOf(opts.cursor) ?? '9999')) continue;
-      oldestRead = bucket;
-      // This bucket's ids lie between its day's start and the next day's start, older buckets'
-      // below: once the page (and one more, for the cursor) is full of ids at or above this
-      // bucket's end, nothing here or older can make it onto the page.
-      const ids = sorted();
-      if (ids.length > opts.limit && ids[opts.limit]! >= bucketStartId(nextDay(bucket))) break;
-      for (const { id, tags } of await this.deps.history.list(bucket)) {
-        if (found.has(id) || !below(id) || tags[0] !== processId) continue;
-        if (opts.stateCd !== undefined && tags[1] !== String(opts.stateCd)) continue;
-        // tags[2]: the parent, '' for a top-level execution (absent in older history).
-        if (opts.children !== true && tags[2]) continue;
-        found.set(id, null);
-      }
-    }
-    const ids = sorted();
-    const page = ids.slice(0, opts.limit);
-    // A child's id is younger than its parent's (UUIDv7), so its bucket is the parent's or a
-    // newer one: counting over every bucket from the oldest read on finds them all.
-    if (page.length > 0)
-      for (const bucket of await this.deps.history.buckets()) {
-        if (oldestRead !== undefined && bucket < oldestRead) continue;
-        for (const { id, tags } of await this.deps.history.list(bucket)) if (tags[2]) countChild(tags[2], id);
-      }
-    const items: InstanceSummary[] = [];
-    for (const id of page) {
-      const inst = found.get(id) ?? (await read(id));
-      if (inst) items.push(summarize(inst, children.get(id)?.size ?? 0));
-    }
-    return { items, nextCursor: ids.length > opts.limit ? page.at(-1)! : null };
   }
 
   /** An archived execution: its final state, or (started and finished in one step) the records of that step. */
@@ -132,22 +62,23 @@ export class ExecutionArchive {
     const first = records[0]!;
     if (first.type !== 'instance.started' || first.instance.parentInstanceId !== null) return null;
     const id = first.instance.processInstanceId;
-    let stateCd: number | null = null;
+    let finished: Extract<WfxRecord, { type: 'instance.finished' }> | null = null;
     for (let i = 1; i < records.length; i++) {
       const r = records[i]!;
       if (!OWN_EFFECT_ONLY.has(r.type) || (r as { instanceId?: string }).instanceId !== id) return null;
-      if (r.type === 'instance.finished') stateCd = r.stateCd;
+      if (r.type === 'instance.finished') finished = r;
     }
     const bucket = bucketOf(id);
-    if (stateCd === null || bucket === null || this.deps.closed()) return null;
+    if (finished === null || bucket === null || this.deps.closed()) return null;
     // Its hold on a file must be journaled (files.held): such an execution takes the usual way.
     if (this.filesNamed(serialized).length > 0) return null;
     return {
-      durable: this.deps.history.putJson(bucket, id, { open: '{"records":[', parts: serialized, close: ']}' }, [
-        first.instance.processId,
-        String(stateCd),
-        '', // a one-step execution has no parent
-      ]),
+      durable: this.deps.history.putJson(
+        bucket,
+        id,
+        { open: '{"records":[', parts: serialized, close: ']}' },
+        executionTags(first.instance, { stateCd: finished.stateCd, error: finished.error ?? null }),
+      ),
       settle: [{ type: 'instance.archived', instanceId: id }],
     };
   };
@@ -229,11 +160,7 @@ export class ExecutionArchive {
             ? JSON.stringify({ instance: inst })
             : { open: '{"records":[', parts: recordsJson, close: ']}' };
         try {
-          await this.deps.history.putJson(bucket, id, doc, [
-            inst.processId,
-            String(inst.stateCd),
-            inst.parentInstanceId ?? '',
-          ]);
+          await this.deps.history.putJson(bucket, id, doc, executionTags(inst, inst));
           this.retries.delete(id);
           return { id, bucket, texts: typeof doc === 'string' ? [doc] : doc.parts };
         } catch (err) {
@@ -285,40 +212,6 @@ export class ExecutionArchive {
 /** The first wait before a failed history write is tried again, and the longest. */
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
-
-/** An execution without its variables, nodes and log: what lists show (the wire's type, shared/api). */
-export type { InstanceSummary };
-
-function summarize(i: Instance, childCount: number): InstanceSummary {
-  const waitingNodeIds: string[] = [];
-  if (i.stateCd === STATE.RUNNING)
-    for (const id in i.nodes) if (i.nodes[id]!.statusCd === STATUS.WAITING) waitingNodeIds.push(i.nodes[id]!.nodeId);
-  return {
-    processInstanceId: i.processInstanceId,
-    processId: i.processId,
-    processName: i.processName,
-    processVersion: i.processVersion,
-    stateCd: i.stateCd,
-    state: stateName(i.stateCd),
-    startTime: i.startTime,
-    endTime: i.endTime,
-    correlationKey: i.correlationKey,
-    parentInstanceId: i.parentInstanceId,
-    childCount,
-    waitingNodeIds,
-  };
-}
-
-/** The day after `bucket` (YYYY-MM-DD). */
-function nextDay(bucket: string): string {
-  return new Date(Date.parse(`${bucket}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-}
-
-/** The smallest UUIDv7 of a day: ids below it started before that day. */
-function bucketStartId(bucket: string): string {
-  const hex = Date.parse(`${bucket}T00:00:00Z`).toString(16).padStart(12, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
-}
 
 /**
  * Record types whose apply changes the execution they name and nothing else (no subscription,

@@ -15,12 +15,14 @@ import { InstanceTable } from '../state/instance-table.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Instance, WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
-import { ExecutionArchive, type InstanceSummary } from './archive.js';
+import { ExecutionArchive } from './archive.js';
+import type { ExecutionQuery } from './execution-filter.js';
+import { listExecutions, type ExecutionPage } from './execution-list.js';
 import { Effects } from './effects.js';
 import type { EngineEvents } from './engine-events.js';
 import { EventDelivery, type PublishRequest } from './event-delivery.js';
 import { uuidv7 } from './ids.js';
-import { findInstance, listInstances, runningInstance } from './queries.js';
+import { executionSources, findInstance, listInstances, runningInstance } from './queries.js';
 import type { OrganizationScope } from './scope.js';
 import type { EngineCluster, MovingExecutions } from '../cluster/ports.js';
 import { continueRecovered, recoverLiveState, reindexSubscriptions, type Recovering } from './recovery.js';
@@ -280,8 +282,16 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     caller: OrganizationScope,
     processId: string,
     opts: { stateCd?: number; limit: number; cursor?: string; children?: boolean },
-  ): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
+  ): Promise<ExecutionPage> {
     return listInstances(this.state, this.archive, caller, processId, opts);
+  }
+
+  /**
+   * Every execution `query` asks for (its `organization`: whose, null for every one's), newest
+   * first, a page after `query.cursor` (see listExecutions).
+   */
+  listExecutions(query: ExecutionQuery): Promise<ExecutionPage> {
+    return listExecutions(executionSources(this.state, this.archive), query);
   }
 
   /**

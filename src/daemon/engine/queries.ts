@@ -5,7 +5,9 @@
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
 import { STATE, type Instance, type WfxState } from '../state/state.js';
-import type { ExecutionArchive, InstanceSummary } from './archive.js';
+import { InstanceTable } from '../state/instance-table.js';
+import type { ExecutionArchive } from './archive.js';
+import { listExecutions, type ExecutionPage, type ExecutionSources } from './execution-list.js';
 import type { OrganizationScope } from './scope.js';
 
 /** A live or archived execution the caller may see, or null. */
@@ -21,18 +23,34 @@ export async function findInstance(
 }
 
 /**
- * Executions of a flow, newest first (ids are time-ordered): live ones and those in history.
- * `cursor` is the last id of the previous page. Throws PROCESS_NOT_FOUND for a flow the
- * caller may not see.
+ * Where a list of executions reads them: the live state and the archive's history (the
+ * organization of a flow from the live state's flows, to filter older history by).
  */
-export function listInstances(
+export function executionSources(state: WfxState, archive: ExecutionArchive): ExecutionSources {
+  return {
+    live: () => InstanceTable.of(state).live(),
+    history: archive.history,
+    archived: (id) => archive.read(id),
+    flowOrganization: (processId) => ownEntry(state.flows, processId)?.organization,
+  };
+}
+
+/**
+ * Executions of a flow, newest first (ids are time-ordered): live ones and those in history;
+ * top-level ones only unless `children`. `cursor` is the last id of the previous page. Throws
+ * PROCESS_NOT_FOUND for a flow the caller may not see.
+ */
+export async function listInstances(
   state: WfxState,
   archive: ExecutionArchive,
   caller: OrganizationScope,
   processId: string,
   opts: { stateCd?: number; limit: number; cursor?: string; children?: boolean },
-): Promise<{ items: InstanceSummary[]; nextCursor: string | null }> {
-  return archive.list(caller, processId, opts, (id) => findInstance(state, archive, caller, id));
+): Promise<ExecutionPage> {
+  const flow = ownEntry(state.flows, processId);
+  if (!flow || (caller.organization !== null && flow.organization !== caller.organization))
+    throw new WfxError('PROCESS_NOT_FOUND', `no flow ${processId}`);
+  return listExecutions(executionSources(state, archive), { ...opts, organization: caller.organization, processId });
 }
 
 /**

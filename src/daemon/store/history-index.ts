@@ -23,10 +23,15 @@ export type IndexEntry = {
   readonly damaged?: true;
 };
 
+/** An id with its tags, as a listing gives them. */
+export type ListedEntry = { readonly id: string; readonly tags: readonly string[] };
+
 /** A bucket's id index, built from its file up to `covered` bytes (whole lines). */
 interface BucketIndex {
   readonly entries: Map<string, IndexEntry>;
   covered: number;
+  /** Its undamaged entries, newest id first: made when first listed, dropped when the index grows. */
+  listed: readonly ListedEntry[] | null;
 }
 
 /** Reads from `position` into `buf`; returns the bytes read (a seam for tests). */
@@ -36,8 +41,15 @@ export type ReadAt = (fh: FileHandle, buf: Buffer, position: number) => Promise<
 export class BucketIndexes {
   /** Id indexes of the buckets read last, least recently used first. */
   private readonly indexes = new Map<string, BucketIndex>();
+  /**
+   * The index of the last bucket a search passed through without caching it (a listing of
+   * many buckets in a row would otherwise evict, least recently used first, the very bucket it
+   * reads next time): kept until the next such bucket, so a search's parts, and the reads of
+   * the documents it found there, share it.
+   */
+  private passing: { readonly bucket: string; readonly index: BucketIndex } | null = null;
   /** A bucket's index being brought up to date: one at a time per bucket. */
-  private readonly indexing = new Map<string, Promise<Map<string, IndexEntry> | null>>();
+  private readonly indexing = new Map<string, Promise<BucketIndex | null>>();
 
   constructor(
     private readonly dir: string,
@@ -49,6 +61,7 @@ export class BucketIndexes {
   /** Drops the cached index of `bucket`: it is read again from the start when next needed. */
   forget(bucket: string): void {
     this.indexes.delete(bucket);
+    if (this.passing?.bucket === bucket) this.passing = null;
   }
 
   /**
@@ -58,12 +71,32 @@ export class BucketIndexes {
    * to its end); it is called while no other update of the bucket's index runs.
    */
   async index(bucket: string, readable: () => Promise<number>): Promise<Map<string, IndexEntry> | null> {
+    return (await this.indexOf(bucket, readable))?.entries ?? null;
+  }
+
+  /**
+   * The undamaged ids of `bucket` with their tags, newest first (a damaged record's tags cannot
+   * be trusted: it is reported, not listed), brought up to date as `index` is. Sorted once per
+   * change of the bucket, not per call: a bucket no longer written to is sorted once.
+   */
+  async listed(bucket: string, readable: () => Promise<number>, passing = false): Promise<readonly ListedEntry[]> {
+    const index = await this.indexOf(bucket, readable, passing);
+    if (!index) return [];
+    if (index.listed === null) {
+      const listed: ListedEntry[] = [];
+      for (const [id, e] of index.entries) if (!e.damaged) listed.push({ id, tags: e.tags });
+      index.listed = listed.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    }
+    return index.listed;
+  }
+
+  private async indexOf(bucket: string, readable: () => Promise<number>, passing = false): Promise<BucketIndex | null> {
     for (;;) {
       const under = this.indexing.get(bucket);
       if (!under) break;
       await under.catch(() => undefined);
     }
-    const update = this.update(bucket, readable);
+    const update = this.update(bucket, readable, passing);
     this.indexing.set(bucket, update);
     try {
       return await update;
@@ -72,27 +105,37 @@ export class BucketIndexes {
     }
   }
 
-  private async update(bucket: string, readable: () => Promise<number>): Promise<Map<string, IndexEntry> | null> {
+  private async update(bucket: string, readable: () => Promise<number>, passing = false): Promise<BucketIndex | null> {
     const end = await readable();
     let fh: FileHandle;
     try {
       fh = await open(join(this.dir, `${bucket}.jsonl`), 'r');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      this.indexes.delete(bucket);
+      this.forget(bucket);
       return null;
     }
     try {
       // An appender's file goes on past its data with the zeros it writes ahead.
       const size = Math.min((await fh.stat()).size, end);
-      let index = this.indexes.get(bucket);
+      const passed = this.passing?.bucket === bucket ? this.passing.index : undefined;
+      let index = this.indexes.get(bucket) ?? passed;
       // Shorter than what was indexed: its torn tail was cut, or it was pruned and written anew.
-      if (!index || size < index.covered) index = { entries: new Map(), covered: 0 };
-      if (size > index.covered) await this.indexRange(fh, index, size, `${bucket}.jsonl`);
+      if (!index || size < index.covered) index = { entries: new Map(), covered: 0, listed: null };
+      if (size > index.covered) {
+        await this.indexRange(fh, index, size, `${bucket}.jsonl`);
+        index.listed = null;
+      }
+      // The bucket passed last stays where it is, read by anything, until the cache has room.
+      if ((passing || passed) && !this.indexes.has(bucket) && this.indexes.size >= INDEX_CACHE_BUCKETS) {
+        this.passing = { bucket, index };
+        return index;
+      }
+      if (this.passing?.bucket === bucket) this.passing = null;
       this.indexes.delete(bucket);
       this.indexes.set(bucket, index);
       if (this.indexes.size > INDEX_CACHE_BUCKETS) this.indexes.delete(this.indexes.keys().next().value!);
-      return index.entries;
+      return index;
     } finally {
       await fh.close();
     }

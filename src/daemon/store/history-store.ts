@@ -19,18 +19,44 @@ export interface PruneReport {
   readonly bytes: number;
 }
 
+/**
+ * Part of a bucket's listing: the ids below `below` (all without it) whose tags are as `tags`
+ * says, at most `limit` of them (all without it).
+ */
+export interface ListRange {
+  readonly below?: string;
+  readonly limit?: number;
+  /**
+   * Only ids whose tag at each position is the value given, or that have no tag there (put
+   * before that tag was): a narrowing a history may do where it reads, so that what the caller
+   * would refuse is not carried to it.
+   */
+  readonly tags?: readonly TagEquals[];
+  /**
+   * The listing is one of a search through many buckets: a history that caches what it read
+   * keeps what it holds rather than this bucket (a search would evict what it reads next).
+   */
+  readonly passing?: boolean;
+}
+
+/** A tag's position in an id's tag list and the value it must have. */
+export type TagEquals = readonly [position: number, value: string];
+
 /** What any history promises, the files (History) or a table (PgHistory). */
 export interface HistoryStore {
   /**
    * Keeps `json` under `id` in `bucket` (the YYYY-MM-DD its id names); resolves once it is
-   * durable. `tags` (no spaces or `|`) are listed without reading the document. Writing a
+   * durable. `tags` (no white space or `|`) are listed without reading the document. Writing a
    * document again is harmless: the later copy wins.
    */
   putJson(bucket: string, id: string, json: string | JsonPieces, tags?: readonly string[]): Promise<void>;
   /** The latest document under `id` in `bucket`, or null. */
   get<T = unknown>(bucket: string, id: string): Promise<T | null>;
-  /** Every id in `bucket` with its tags, newest id first. */
-  list(bucket: string): Promise<Array<{ id: string; tags: readonly string[] }>>;
+  /**
+   * The ids in `bucket` with their tags, newest id first: every one, or those below
+   * `range.below`, at most `range.limit` (a listing that stops early reads no more).
+   */
+  list(bucket: string, range?: ListRange): Promise<Array<{ id: string; tags: readonly string[] }>>;
   /** The buckets that hold documents, newest first. */
   buckets(): Promise<string[]>;
   /** Deletes every bucket last written before `cutoff`. */
@@ -44,4 +70,31 @@ export interface HistoryStore {
 /** `json` as one string. */
 export function jsonText(json: string | JsonPieces): string {
   return typeof json === 'string' ? json : `${json.open}${json.parts.join(',')}${json.close}`;
+}
+
+/** The part of `newestFirst` (ids descending) that `range` asks for. Pure. */
+export function listRange<T extends { readonly id: string; readonly tags: readonly string[] }>(
+  newestFirst: readonly T[],
+  range: ListRange,
+): T[] {
+  let from = 0;
+  if (range.below !== undefined) {
+    // The first id below `below`: a binary search over the descending ids.
+    const below = range.below;
+    let hi = newestFirst.length;
+    while (from < hi) {
+      const mid = (from + hi) >>> 1;
+      if (newestFirst[mid]!.id >= below) from = mid + 1;
+      else hi = mid;
+    }
+  }
+  const limit = range.limit ?? Infinity;
+  const want = range.tags ?? [];
+  if (want.length === 0) return newestFirst.slice(from, from + Math.min(limit, newestFirst.length));
+  const part: T[] = [];
+  for (let i = from; i < newestFirst.length && part.length < limit; i++) {
+    const { tags } = newestFirst[i]!;
+    if (want.every(([at, value]) => at >= tags.length || tags[at] === value)) part.push(newestFirst[i]!);
+  }
+  return part;
 }

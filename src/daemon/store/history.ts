@@ -9,7 +9,13 @@ import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { AppendFile } from './append-file.js';
 import { decodeFrames, frameBytes, type JsonPieces } from './frame.js';
-import type { HistoryDamageReport, HistoryStore, PruneReport } from './history-store.js';
+import {
+  listRange,
+  type HistoryDamageReport,
+  type HistoryStore,
+  type ListRange,
+  type PruneReport,
+} from './history-store.js';
 import { ensurePrivateDir, FILE_MODE, fsyncDir, Freeings } from '../disk/durable-files.js';
 import { BUCKET_RE, openMarkerPath } from './history-files.js';
 import { DamageLog, silentHistoryLogger, type HistoryLogger } from './history-damage.js';
@@ -89,7 +95,7 @@ export class History implements HistoryStore {
 
   /**
    * Appends `doc` under `id` to `bucket` (YYYY-MM-DD); resolves once it is durable. `tags`
-   * (no spaces or `|`) are kept in the frame header, so `list` can filter without reading documents.
+   * (no white space or `|`) are kept in the frame header, so `list` can filter without reading documents.
    */
   put(bucket: string, id: string, doc: unknown, tags: readonly string[] = []): Promise<void> {
     return this.putJson(bucket, id, JSON.stringify(doc), tags);
@@ -99,8 +105,8 @@ export class History implements HistoryStore {
   putJson(bucket: string, id: string, json: string | JsonPieces, tags: readonly string[] = []): Promise<void> {
     try {
       assertBucket(bucket);
-      if (/[ |]/.test(id) || tags.some((tag) => /[ |]/.test(tag)))
-        throw new TypeError('history ids and tags may not hold spaces or |');
+      if (/[\s|]/.test(id) || tags.some((tag) => /[\s|]/.test(tag)))
+        throw new TypeError('history ids and tags may not hold white space or |');
     } catch (err) {
       return Promise.reject(err);
     }
@@ -189,15 +195,15 @@ export class History implements HistoryStore {
     }
   }
 
-  /** Every id in `bucket` with its tags (the latest copy of each), newest id first. */
-  async list(bucket: string): Promise<Array<{ id: string; tags: readonly string[] }>> {
+  /**
+   * The ids in `bucket` with their tags (the latest copy of each), newest id first: every one,
+   * or those below `range.below`, at most `range.limit`. A damaged record's tags cannot be
+   * trusted: it is reported, not listed.
+   */
+  async list(bucket: string, range: ListRange = {}): Promise<Array<{ id: string; tags: readonly string[] }>> {
     assertBucket(bucket);
-    const index = await this.index(bucket);
-    if (!index) return [];
-    const listed: Array<{ id: string; tags: readonly string[] }> = [];
-    // A damaged record's tags cannot be trusted; it is reported, not listed.
-    for (const [id, e] of index) if (!e.damaged) listed.push({ id, tags: e.tags });
-    return listed.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    const listed = await this.indexes.listed(bucket, () => this.readableEnd(bucket), range.passing === true);
+    return listRange(listed, range);
   }
 
   /** The bucket names on disk, newest first. */

@@ -6,7 +6,7 @@
  */
 import { Type, type Static } from './schema.js';
 import type { FormField, InputType } from '../flow/types.js';
-import { Answer, ENVIRONMENTS, IdParams, NullableString, Page, StringEnum, type Environment } from './common.js';
+import { Answer, ENVIRONMENTS, IdParams, Name, NullableString, Page, StringEnum, type Environment } from './common.js';
 
 /** Execution states, `stateCd` (SPEC.md section 4). */
 export const STATE = { RUNNING: 0, COMPLETED: 1, FAILED: 2, CANCELLED: 3 } as const;
@@ -14,10 +14,13 @@ export const STATE = { RUNNING: 0, COMPLETED: 1, FAILED: 2, CANCELLED: 3 } as co
 export type StateCd = (typeof STATE)[keyof typeof STATE];
 /** An execution's `state`: the name of its `stateCd`, for scripts that would rather not map 0-3. */
 export type StateName = keyof typeof STATE;
+/** The state names, by `stateCd`. */
+export const EXECUTION_STATES = ['RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const satisfies readonly StateName[];
 /** The name of `stateCd` (`RUNNING`, `COMPLETED`, `FAILED`, `CANCELLED`). */
 export function stateName(stateCd: number): StateName {
-  return (['RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const)[stateCd] ?? 'RUNNING';
+  return EXECUTION_STATES[stateCd] ?? 'RUNNING';
 }
+
 /** Node instance states, `statusCd`. */
 export const STATUS = { ACTIVE: 0, WAITING: 1, COMPLETED: 2, FAILED: 3, CANCELLED: 4, TIMED_OUT: 5 } as const;
 /** A node instance's `statusCd` (a value of STATUS). */
@@ -94,6 +97,39 @@ export const InstanceListQuery = Type.Object(
 );
 export type InstanceListQuery = Static<typeof InstanceListQuery>;
 
+/** Querystring of GET /process/instances: every execution the caller may see, filtered. */
+export const ExecutionListQuery = Type.Object(
+  {
+    processId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    /** A flow version (`processVersion`). */
+    version: Type.Optional(Type.String({ pattern: '^[0-9]+$', maxLength: 20 })),
+    environment: Type.Optional(StringEnum(ENVIRONMENTS)),
+    state: Type.Optional(StringEnum(EXECUTION_STATES)),
+    /** The failure code of a failed execution (its `data.error.code`). */
+    errorCode: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    correlationKey: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+    /** Started at or after this instant. */
+    startedAfter: Type.Optional(Type.String({ format: 'date-time' })),
+    /** Started before this instant. */
+    startedBefore: Type.Optional(Type.String({ format: 'date-time' })),
+    /** Include child executions (loop iterations, subprocesses, agents' tools); default: top-level only. */
+    children: Type.Optional(Type.Boolean({ default: false })),
+    /** The direct children of this execution only. */
+    parentId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    /** The `nextCursor` of the previous page. */
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    organization: Type.Optional(
+      Type.Unsafe<string>({
+        ...Name,
+        description: "system keys only: this organization's executions (default: every organization)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ExecutionListQuery = Static<typeof ExecutionListQuery>;
+
 /** One execution log entry (the seed's fields): an SSE `data` of GET /process/instance/{id}/logs. */
 export interface LogEntry {
   readonly nodeId: string;
@@ -105,15 +141,18 @@ export interface LogEntry {
   readonly variables?: Record<string, unknown>;
 }
 
-/** An execution without its variables, nodes and log: what GET /process/{id}/instances lists (a type only). */
+/** An execution without its variables, nodes and log: what GET /process/instances and /process/{id}/instances list (a type only). */
 export const InstanceSummary = Answer({
   processInstanceId: Type.String(),
   processId: Type.String(),
   processName: Type.String(),
   processVersion: Type.String(),
+  environment: StringEnum(ENVIRONMENTS),
   stateCd: Type.Integer(),
   /** The name of stateCd. */
-  state: Type.Unsafe<StateName>({ type: 'string', enum: ['RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] }),
+  state: StringEnum(EXECUTION_STATES),
+  /** A failed execution's failure code (its `data.error.code`); null otherwise. */
+  errorCode: NullableString(),
   startTime: Type.String(),
   endTime: NullableString(),
   correlationKey: NullableString(),
@@ -125,7 +164,7 @@ export const InstanceSummary = Answer({
 });
 export type InstanceSummary = Static<typeof InstanceSummary>;
 
-/** GET /process/{id}/instances: a page, newest first (a type only). */
+/** GET /process/instances and /process/{id}/instances: a page, newest first (a type only). */
 export const InstancePage = Page(InstanceSummary);
 export type InstancePage = Static<typeof InstancePage>;
 

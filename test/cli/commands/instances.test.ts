@@ -3,7 +3,7 @@ import t from 'tap';
 import { agentDaemon, FOUR_CALLS } from '../../helpers/agent-daemon.js';
 import { childTree, type ChildEntry } from '../../../src/client/child-tree.js';
 import { childrenText } from '../../../src/cli/commands/instances.js';
-import { startDaemon, wfxIn } from '../../helpers/cli.js';
+import { adminClient, startDaemon, wfxIn } from '../../helpers/cli.js';
 import { stubClient } from '../../helpers/stub-client.js';
 
 const ID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -261,4 +261,54 @@ t.test('childTree: bounded in depth, children per node and reads', async (t) => 
     'past 8 reads: listed by id only',
   );
   t.equal(client.calls.length, 8, 'no more reads than allowed');
+});
+
+/** Ends at once (`ok`) or fails at once with NO_BRANCH_MATCHED (anything else). */
+const ROUTE = `processId: 2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e
+name: Route
+nodes:
+  start: { type: startEvent, next: route }
+  route:
+    type: exclusiveGateway
+    branches: [{ condition: "\${mode == 'ok'}", next: done }]
+  done: { type: endEvent }
+`;
+
+t.test('wfx instances list filters every flow by state, environment, failure code and correlation key', async (t) => {
+  const cwd = t.testdir({ 'route.yaml': ROUTE });
+  const { url } = await startDaemon(t, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
+  t.equal((await run(['flow', 'publish', 'route.yaml', '--env', 'PRODUCTION'])).code, 0);
+  t.equal(
+    (await run(['flow', 'activate', '2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e', '1', '--env', 'DEVELOPMENT'])).code,
+    0,
+  );
+  const client = await adminClient(cwd, url);
+  const pid = '2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e';
+  const ids: Record<string, string> = {};
+  for (const [name, mode, correlationKey, environment] of [
+    ['ok', 'ok', 'order 1', 'PRODUCTION'],
+    ['failed', 'no', 'order 1', 'PRODUCTION'],
+    ['failedDev', 'no', 'order 2', 'DEVELOPMENT'],
+  ] as const)
+    ids[name] = (
+      await client.process.startAny({ processId: pid, data: { mode }, correlationKey }, { environment })
+    ).processInstanceId;
+  // Past one page of the route (200): the list pages by itself up to --limit.
+  for (let i = 0; i < 210; i++) await client.process.startAny({ processId: pid, data: { mode: 'ok' } });
+  const listed = async (...args: string[]) =>
+    (
+      JSON.parse((await run(['instances', 'list', ...args, '--json'])).stdout) as Array<{ processInstanceId: string }>
+    ).map((i) => i.processInstanceId);
+  t.same(await listed('--state', 'failed'), [ids.failedDev, ids.failed], 'newest first');
+  t.same(await listed('--state', 'failed', '--env', 'PRODUCTION'), [ids.failed]);
+  t.same(await listed('--error-code', 'NO_BRANCH_MATCHED', '--correlation-key', 'order 2'), [ids.failedDev]);
+  t.same(await listed(pid, '--correlation-key', 'order 1'), [ids.failed, ids.ok], 'and one flow');
+  t.same(await listed('--error-code', 'HTTP_404'), []);
+  t.equal((await listed('--limit', '250')).length, 213, 'every one, in two requests');
+  t.equal((await listed('--limit', '205')).length, 205, 'as many as asked');
+  const table = (await run(['instances', 'list', '--state', 'failed'])).stdout;
+  t.match(table, new RegExp(`^${ids.failed}\\s+Route\\s+1\\s+failed\\s+\\S+\\s+order 1\\s*$`, 'm'));
+  const bad = await run(['instances', 'list', '--limit', '0']);
+  t.equal(bad.code, 2, '--limit 0 is a usage error');
 });

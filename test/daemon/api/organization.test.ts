@@ -120,6 +120,7 @@ const ROUTES: OrgRoute[] = [
     body: () => ({ body: '{}' }),
   },
   { method: 'GET', path: '/process/tasks', url: (org) => `/process/tasks?${q(org)}` },
+  { method: 'GET', path: '/process/instances', url: (org) => `/process/instances?${q(org)}` },
   {
     method: 'PUT',
     path: '/admin/domains/{name}',

@@ -95,6 +95,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/process/instance/{id}/logs': ['get'],
     '/process/instance/{id}/cancel': ['post'],
     '/process/list': ['get'],
+    '/process/instances': ['get'],
     '/process/{id}/instances': ['get'],
     '/process/tasks': ['get'],
     '/admin/api-keys': ['get', 'post'],

@@ -13,7 +13,8 @@ const page = (ids: string[], nextCursor: string | null = null) => ({
 const ids = (answer: unknown) =>
   (answer as { items: { processInstanceId: string }[] }).items.map((i) => i.processInstanceId);
 
-t.test("a flow's executions: newest first, each once, the next page's cursor", async (t) => {
+t.test("a flow's executions, and every one: newest first, each once, the next page's cursor", async (t) => {
+  t.equal(merge('GET /process/instances'), merge('GET /process/:id/instances'), 'merged alike');
   const instances = merge('GET /process/:id/instances');
   // Each daemon its first three; `c` in history, so in both answers.
   const mine = page(['f', 'c', 'b'], 'b');

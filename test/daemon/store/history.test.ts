@@ -126,6 +126,43 @@ t.test('many buckets: writers and indexes stay bounded and correct', async (t) =
   await h.close();
 });
 
+t.test('a search through more buckets than are cached reads each file once, then none again', async (t) => {
+  const dir = t.testdir();
+  const days = Array.from({ length: 5 }, (_, i) => `2026-10-0${i + 1}`);
+  const first = await History.open(dir);
+  for (const d of days) for (const x of ['a', 'b', 'c']) await first.put(d, `${d}-${x}`, { d }, ['flow', x]);
+  await first.close();
+  const read = new Map<string, number>();
+  const h = await History.open(dir, {
+    readAt: async (fh, buf, position) => {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, position);
+      if (bytesRead > 0) {
+        const name = days.find((d) => buf.toString('latin1', 0, bytesRead).includes(`${d}-`))!;
+        read.set(name, (read.get(name) ?? 0) + 1);
+      }
+      return bytesRead;
+    },
+  });
+  // As a list of executions searches: the newest bucket first, the others passing, a part at a time.
+  const search = async () => {
+    const newestFirst = [...days].reverse();
+    for (const [i, d] of newestFirst.entries()) {
+      t.same(
+        (await h.list(d, { limit: 2, passing: i > 0 })).map((e) => e.id),
+        [`${d}-c`, `${d}-b`],
+      );
+      t.same(await h.list(d, { below: `${d}-b`, limit: 2, passing: i > 0 }), [{ id: `${d}-a`, tags: ['flow', 'a'] }]);
+      t.same(await h.get(d, `${d}-a`), { d }, 'a document found there is read');
+    }
+  };
+  await search();
+  t.same([...read.values()], [1, 1, 1, 1, 1], 'each bucket read once');
+  await search();
+  await search();
+  t.same([...read.values()], [1, 1, 1, 1, 1], 'the searches after it read no file again');
+  await h.close();
+});
+
 t.test('bad bucket names are refused', async (t) => {
   const h = await History.open(t.testdir());
   await t.rejects(h.put('../etc', 'x', {}), TypeError);

@@ -7,6 +7,7 @@ import {
   ERROR_REPLIES,
   ErrorRef,
   EventBody,
+  ExecutionListQuery,
   EventDelivered,
   FlowPageQuery,
   IdParams,
@@ -20,6 +21,7 @@ import {
   TaskAnswered,
   TaskListQuery,
   TaskPage,
+  STATE,
   stateName,
   type InstanceView,
   type WithDefaults,
@@ -289,6 +291,33 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
           throw new WfxError('PROCESS_NOT_FOUND', `no flow ${q.processId}`);
       }
       return waitingTasks(deps.state, { organization, processId: q.processId, limit: q.limit, cursor: q.cursor });
+    },
+  });
+
+  app.get('/process/instances', {
+    config: { auth: { permission: 'WORKFLOW_READ' } },
+    schema: {
+      tags: ['executions'],
+      summary: 'Every execution the caller may see, newest first (keyset pages)',
+      querystring: ExecutionListQuery,
+    },
+    handler: (request) => {
+      const caller = request.caller!;
+      const q = request.query as WithDefaults<ExecutionListQuery, 'limit' | 'children'>;
+      if (!caller.system && q.organization !== undefined && q.organization !== caller.organization) {
+        throw new WfxError(
+          'FORBIDDEN',
+          "an organization-scoped credential reads its own organization's executions only",
+        );
+      }
+      const { organization, state, startedAfter, startedBefore, ...filters } = q;
+      return engine.listExecutions({
+        ...filters,
+        organization: caller.system ? (organization ?? null) : caller.organization,
+        ...(state !== undefined && { stateCd: STATE[state] }),
+        ...(startedAfter !== undefined && { startedAfter: Date.parse(startedAfter) }),
+        ...(startedBefore !== undefined && { startedBefore: Date.parse(startedBefore) }),
+      });
     },
   });
 

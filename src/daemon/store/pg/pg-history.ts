@@ -7,7 +7,13 @@
  */
 import type pg from 'pg';
 import type { JsonPieces } from '../frame.js';
-import { jsonText, type HistoryDamageReport, type HistoryStore, type PruneReport } from '../history-store.js';
+import {
+  jsonText,
+  type HistoryDamageReport,
+  type HistoryStore,
+  type ListRange,
+  type PruneReport,
+} from '../history-store.js';
 import { FENCE } from './fenced-sql.js';
 import { GroupCommit } from './group-commit.js';
 import { describePartitions } from './lease.js';
@@ -85,8 +91,8 @@ export class PgHistory implements HistoryStore {
 
   putJson(bucket: string, id: string, json: string | JsonPieces, tags: readonly string[] = []): Promise<void> {
     if (!BUCKET.test(bucket)) return Promise.reject(new TypeError(`not a history bucket: ${bucket}`));
-    if (/[ |]/.test(id) || tags.some((tag) => /[ |]/.test(tag)))
-      return Promise.reject(new TypeError('history ids and tags may not hold spaces or |'));
+    if (/[\s|]/.test(id) || tags.some((tag) => /[\s|]/.test(tag)))
+      return Promise.reject(new TypeError('history ids and tags may not hold white space or |'));
     return this.writes.add({ bucket, id, tags: tags.join('|'), doc: jsonText(json) });
   }
 
@@ -131,10 +137,21 @@ export class PgHistory implements HistoryStore {
     return rows[0] ? (JSON.parse(rows[0].doc) as T) : null;
   }
 
-  async list(bucket: string): Promise<Array<{ id: string; tags: readonly string[] }>> {
+  async list(bucket: string, range: ListRange = {}): Promise<Array<{ id: string; tags: readonly string[] }>> {
+    // The primary key (bucket, id) serves the range and the order: a listing that stops early
+    // reads no more. Tags are narrowed here: what the caller would refuse never crosses the wire.
+    const params: unknown[] = [bucket, range.below ?? null, range.limit ?? null];
+    const narrow = (range.tags ?? []).map(([at, value]) => {
+      params.push(at, value);
+      const [p, v] = [params.length - 1, params.length];
+      // The tag at position $p (0-based) is $v, or there is none there: no tags, or fewer `|`.
+      return ` AND (split_part(tags, '|', $${p}::int + 1) = $${v} OR tags = ''
+        OR length(tags) - length(replace(tags, '|', '')) < $${p}::int)`;
+    });
     const { rows } = await this.pool.query<{ id: string; tags: string }>(
-      'SELECT id, tags FROM wfx_history WHERE bucket = $1 ORDER BY id DESC',
-      [bucket],
+      `SELECT id, tags FROM wfx_history WHERE bucket = $1 AND ($2::text IS NULL OR id < $2)${narrow.join('')}
+        ORDER BY id DESC LIMIT $3`,
+      params,
     );
     return rows.map((r) => ({ id: r.id, tags: r.tags === '' ? [] : r.tags.split('|') }));
   }

@@ -898,19 +898,24 @@ Usage: wfx instances list [options] [processId]
 executions, newest first (of one flow, or of every flow)
 
 Arguments:
-  processId        only this flow
+  processId                only this flow
 
 Options:
-  --state <state>  only executions in this state (choices: "running",
-                   "completed", "failed", "cancelled")
-  --limit <n>      at most this many (default: 50)
-  --all            child executions too (loop iterations, subprocesses, agents'
-                   tools); default: top-level only
-  -h, --help       display help for command
+  --state <state>          only executions in this state (choices: "running",
+                           "completed", "failed", "cancelled")
+  --env <environment>      only executions in this environment (choices:
+                           "DEVELOPMENT", "PRODUCTION")
+  --error-code <code>      only failed executions with this failure code
+  --correlation-key <key>  only executions with this correlation key
+  --limit <n>              at most this many (default: 50)
+  --all                    child executions too (loop iterations, subprocesses,
+                           agents' tools); default: top-level only
+  -h, --help               display help for command
 
 Examples:
   $ wfx instances list
   $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json
+  $ wfx instances list --error-code HTTP_503 --env PRODUCTION
 
 `
 

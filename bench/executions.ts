@@ -1,0 +1,257 @@
+/**
+ * The list of executions (part of `npm run bench`): a real daemon process whose store (the JSON
+ * store, then PostgreSQL where it is installed) holds 100,000 executions, nearly all in history
+ * over five day buckets, and GET /process/instances asked over HTTP from this process, one
+ * request at a time, as the console's executions page asks it: the first page with no filter,
+ * with a filter only a few match, and a page deep in the list by its cursor. The executions are
+ * written beforehand by the engine in this process (a flow that ends, or fails, in its first
+ * step goes to history at once), on a clock that spreads them over the days; the daemon then
+ * starts on that store.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { newApiKey } from '../src/daemon/auth/api-keys.js';
+import { Engine } from '../src/daemon/engine/engine.js';
+import { publishFlow } from '../src/daemon/flows/publish.js';
+import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
+import type { WfxState } from '../src/daemon/state/state.js';
+import { History } from '../src/daemon/store/history.js';
+import { Store } from '../src/daemon/store/store.js';
+import type { HistoryStore } from '../src/daemon/store/history-store.js';
+import { PgStore } from '../src/daemon/store/pg/pg-store.js';
+import type { RecordStore } from '../src/daemon/store/record-store.js';
+import { WFX_COMMONS } from '../src/daemon/state/commons.js';
+import { HAVE_POSTGRES, startCluster } from '../test/helpers/postgres.js';
+import { validateFlowSource } from '../src/shared/flow/validate.js';
+import { inCallers } from './callers.js';
+import { machineLine, writeSection } from './report.js';
+
+const run = promisify(execFile);
+const WFX = fileURLToPath(new URL('../../bin/wfx.js', import.meta.url));
+/** Executions in the store (BENCH_EXECUTIONS overrides): DAYS days of them (BENCH_DAYS), WAITING of the last day's live. */
+const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 100_000);
+const DAYS = Number(process.env.BENCH_DAYS ?? 5);
+const WAITING = 1_000;
+/** One execution in this many fails (NO_BRANCH_MATCHED): the selective filter's few. */
+const FAIL_EVERY = 5_000;
+/** Requests of each case after its first. */
+const REPEAT = Number(process.env.BENCH_REPEAT ?? 50);
+const DAY_MS = 86_400_000;
+
+/** Ends at once, fails at once (`fail`: no branch matches), or waits for input (`wait`). */
+const FLOW = `processId: 5f0c1d2e-3a4b-4c5d-8e6f-708192a3b4c5
+name: Orders
+nodes:
+  start: { type: startEvent, next: route }
+  route:
+    type: exclusiveGateway
+    branches:
+      - { condition: "\${mode == 'ok'}", next: done }
+      - { condition: "\${mode == 'wait'}", next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;
+
+/** The data directory made: its executions' ids (newest first), its key, how long it took. */
+export interface Seeded {
+  readonly ids: string[];
+  readonly apiKey: string;
+  readonly seconds: number;
+  readonly failed: number;
+}
+
+/** A store and its history to fill, as a daemon will open them. */
+type Opened = { readonly store: RecordStore<WfxState, WfxRecord>; readonly history: HistoryStore };
+
+/** The JSON store of `dataDir`. */
+const filesIn = (dataDir: string) => async (): Promise<Opened> => ({
+  store: await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE }),
+  history: await History.open(join(dataDir, 'history')),
+});
+
+/**
+ * Fills the store `open` opens with EXECUTIONS executions over DAYS days ending today, through
+ * the engine, 200 starts at a time, the clock moved on before each start so that a day's ids
+ * spread over it.
+ */
+export async function seedExecutions(open: () => Promise<Opened>): Promise<Seeded> {
+  const t0 = performance.now();
+  const { store, history } = await open();
+  const today = Date.now() - (Date.now() % DAY_MS);
+  let clock = today - (DAYS - 1) * DAY_MS;
+  const engine = new Engine({ store, history, now: () => new Date(clock) });
+  const at = new Date(clock).toISOString();
+  await store.commit({ type: 'organization.created', name: 'default', at });
+  const made = newApiKey({ name: 'console', organization: 'default', role: 'viewer', at: new Date(clock) });
+  await store.commit({ type: 'apiKey.created', key: made.key });
+  const v = validateFlowSource(FLOW);
+  if (!v.ok) throw new Error('bench flow does not validate');
+  const { processId } = await publishFlow(store, {
+    definition: v.flow,
+    organization: 'default',
+    environment: 'PRODUCTION',
+  });
+  const ids: string[] = [];
+  const perDay = Math.ceil(EXECUTIONS / DAYS);
+  const step = Math.floor((DAY_MS - 60_000) / perDay);
+  let failed = 0;
+  for (let day = 0; day < DAYS; day++) {
+    clock = today - (DAYS - 1 - day) * DAY_MS;
+    const n = Math.min(perDay, EXECUTIONS - day * perDay);
+    await inCallers(n, 200, async (j) => {
+      const i = day * perDay + j;
+      const mode = i >= EXECUTIONS - WAITING ? 'wait' : i % FAIL_EVERY === FAIL_EVERY - 1 ? 'fail' : 'ok';
+      if (mode === 'fail') failed++;
+      clock += step;
+      const inst = await engine.start({
+        processId,
+        organization: 'default',
+        data: { mode, i },
+        correlationKey: `k-${i}`,
+      });
+      ids.push(inst.processInstanceId);
+    });
+  }
+  await engine.close();
+  await history.close();
+  await store.close();
+  ids.sort().reverse();
+  return { ids, apiKey: made.apiKey, seconds: (performance.now() - t0) / 1000, failed };
+}
+
+/** One case's times, in ms: the first request, then the percentiles of the REPEAT after it. */
+export interface ListCase {
+  readonly what: string;
+  readonly items: number;
+  readonly firstMs: number;
+  readonly p50: number;
+  readonly p95: number;
+  readonly max: number;
+}
+
+/** The cases over one store. */
+export interface StoreFigures {
+  readonly seedSeconds: number;
+  readonly cases: readonly ListCase[];
+}
+
+export interface ExecutionsBench {
+  readonly executions: number;
+  readonly buckets: number;
+  readonly files: StoreFigures;
+  /** Null where PostgreSQL is not installed. */
+  readonly postgres: StoreFigures | null;
+}
+
+/** Seeds a store, starts a daemon on it (`storeArgs`: its store, if not the data dir's) and times each case. */
+async function measure(
+  dataDir: string,
+  open: () => Promise<Opened>,
+  storeArgs: readonly string[] = [],
+): Promise<StoreFigures> {
+  const seeded = await seedExecutions(open);
+  const { stdout } = await run(process.execPath, [
+    WFX,
+    'daemon',
+    'start',
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    ...storeArgs,
+    '--json',
+  ]);
+  const { url } = JSON.parse(stdout) as { url: string };
+  try {
+    const get = async (query: string): Promise<{ ms: number; items: number }> => {
+      const t0 = performance.now();
+      const res = await fetch(`${url}/process/instances?${query}`, { headers: { 'x-api-key': seeded.apiKey } });
+      const body = (await res.json()) as { items: unknown[] };
+      if (res.status !== 200) throw new Error(`GET /process/instances?${query} answered ${res.status}`);
+      return { ms: performance.now() - t0, items: body.items.length };
+    };
+    const deep = seeded.ids[Math.floor(seeded.ids.length / 2)]!;
+    const cases: Array<[string, string]> = [
+      ['the first page, no filter', 'limit=50'],
+      [
+        `errorCode= (${seeded.failed} of ${EXECUTIONS.toLocaleString('en')} failed)`,
+        'limit=50&errorCode=NO_BRANCH_MATCHED',
+      ],
+      ['correlationKey= (one execution, three days back)', `limit=50&correlationKey=k-${Math.floor(EXECUTIONS / 3)}`],
+      ['a page halfway down by its cursor', `limit=50&cursor=${deep}`],
+    ];
+    const out: ListCase[] = [];
+    for (const [what, query] of cases) {
+      const first = await get(query);
+      const times: number[] = [];
+      for (let i = 0; i < REPEAT; i++) times.push((await get(query)).ms);
+      times.sort((a, b) => a - b);
+      const at = (p: number) => times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]!;
+      out.push({ what, items: first.items, firstMs: first.ms, p50: at(0.5), p95: at(0.95), max: times.at(-1)! });
+    }
+    return { seedSeconds: seeded.seconds, cases: out };
+  } finally {
+    await run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).catch(() => undefined);
+  }
+}
+
+/** Times the cases on the JSON store, then on PostgreSQL where it is installed. */
+export async function runExecutionsBench(): Promise<ExecutionsBench> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'wfx-bench-executions-'));
+  let files: StoreFigures;
+  try {
+    files = await measure(dataDir, filesIn(dataDir));
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  let postgres: StoreFigures | null = null;
+  if (HAVE_POSTGRES) {
+    const cluster = await startCluster({ fsync: true });
+    const pgDir = await mkdtemp(join(tmpdir(), 'wfx-bench-executions-pg-'));
+    try {
+      const open = async (): Promise<Opened> => {
+        const store = await PgStore.open<WfxState, WfxRecord>({
+          connectionString: cluster.url,
+          owner: 'bench-seed',
+          ...WFX_STORE,
+          shared: WFX_COMMONS,
+        });
+        return { store, history: store.history() };
+      };
+      postgres = await measure(pgDir, open, ['--store', cluster.url]);
+    } finally {
+      cluster.stop();
+      await rm(pgDir, { recursive: true, force: true });
+    }
+  }
+  return { executions: EXECUTIONS, buckets: DAYS, files, postgres };
+}
+
+/** The figures as the markdown of docs/performance.md's executions section. */
+export function formatExecutionsBench(r: ExecutionsBench): string {
+  const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
+  const cell = (c: ListCase | undefined) =>
+    c === undefined ? 'not measured' : `${ms(c.firstMs)} ms; **${ms(c.p50)}** / **${ms(c.p95)}** / ${ms(c.max)} ms`;
+  const seeded = `${r.files.seedSeconds.toFixed(0)} s${r.postgres ? `, ${r.postgres.seedSeconds.toFixed(0)} s on PostgreSQL` : ''}`;
+  const lines = [
+    `${r.executions.toLocaleString('en')} executions of one flow (${WAITING.toLocaleString('en')} waiting, live; the rest in history over ${r.buckets} day buckets), written by the engine (${seeded}); a daemon started on them; GET /process/instances over HTTP with an organization's viewer key, one request at a time: the first request, then p50 / p95 / max of ${REPEAT} more.`,
+    '',
+    '| GET /process/instances (limit 50) | items | JSON store | PostgreSQL |',
+    '|---|---|---|---|',
+  ];
+  r.files.cases.forEach((c, i) =>
+    lines.push(`| ${c.what} | ${c.items} | ${cell(c)} | ${cell(r.postgres?.cases[i])} |`),
+  );
+  return lines.join('\n');
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const table = formatExecutionsBench(await runExecutionsBench());
+  console.log(table);
+  await writeSection('executions', `${machineLine()}\n\n${table}`);
+  console.log('\nwritten to docs/performance.md');
+}

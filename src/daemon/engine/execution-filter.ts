@@ -1,0 +1,180 @@
+/**
+ * What a list of executions asks for, and whether an execution answers it: from the execution
+ * itself (live, or read from history), or from its history tags alone (execution-tags.ts),
+ * which may not be able to say (older history, a digest): then its document is read.
+ */
+import { STATE, type Environment } from '../../shared/api/index.js';
+import type { Instance } from '../state/state.js';
+import type { TagEquals } from '../store/history-store.js';
+import { failureCode, TAG, textTag } from './execution-tags.js';
+import { bucketOf } from './ids.js';
+
+/** A list of executions (GET /process/instances, and a flow's: GET /process/{id}/instances). */
+export interface ExecutionQuery {
+  /** Whose executions: one organization's, or every one's (null: a system caller's). */
+  readonly organization: string | null;
+  readonly processId?: string;
+  /** The flow version (`processVersion`). */
+  readonly version?: string;
+  readonly environment?: Environment;
+  readonly stateCd?: number;
+  /** The failure code of a failed execution. */
+  readonly errorCode?: string;
+  readonly correlationKey?: string;
+  /** Started at or after this instant (ms since the epoch). */
+  readonly startedAfter?: number;
+  /** Started before this instant (ms since the epoch). */
+  readonly startedBefore?: number;
+  /** Child executions too; default top-level ones only. */
+  readonly children?: boolean;
+  /** The direct children of this execution only (whatever `children` says). */
+  readonly parentId?: string;
+  readonly limit: number;
+  /** The last id of the previous page: only older ids follow. */
+  readonly cursor?: string;
+}
+
+/** What a tag list says of a filter: it matches, it does not, or only the document can say. */
+export type Verdict = 'yes' | 'no' | 'maybe';
+
+/**
+ * A query made ready to test executions against: its text filters encoded as tags are, its
+ * time and cursor bounds as id bounds (ids are UUIDv7: the start's millisecond first).
+ */
+export class ExecutionFilter {
+  /** Only ids below this one (the cursor, started before); null: no bound. */
+  readonly upper: string | null;
+  /** Only ids at or above this one (started at or after, the parent's start); null: no bound. */
+  readonly lower: string | null;
+  private readonly want: {
+    readonly organization: string | null;
+    readonly version: string | null;
+    readonly errorCode: string | null;
+    readonly correlationKey: string | null;
+  };
+
+  constructor(
+    private readonly q: ExecutionQuery,
+    /** The organization a flow belongs to (processIds are unique across organizations), if it is known. */
+    private readonly flowOrganization: (processId: string) => string | undefined,
+  ) {
+    const uppers = [q.cursor, q.startedBefore === undefined ? undefined : msIdPrefix(q.startedBefore)];
+    const parentStart = q.parentId !== undefined && bucketOf(q.parentId) !== null ? idMs(q.parentId) : undefined;
+    const lowers = [q.startedAfter, parentStart].filter((ms): ms is number => ms !== undefined);
+    this.upper = uppers.reduce<string | null>((m, u) => (u === undefined ? m : m === null || u < m ? u : m), null);
+    this.lower = lowers.length === 0 ? null : msIdPrefix(Math.max(...lowers));
+    const text = (s: string | undefined) => (s === undefined ? null : textTag(s));
+    this.want = {
+      organization: q.organization === null ? null : textTag(q.organization),
+      version: text(q.version),
+      errorCode: text(q.errorCode),
+      correlationKey: text(q.correlationKey),
+    };
+  }
+
+  /** Whether `id` is within the id bounds. Pure. */
+  inBounds(id: string): boolean {
+    return (this.upper === null || id < this.upper) && (this.lower === null || id >= this.lower);
+  }
+
+  /** Whether execution `inst` answers the query (its id within bounds too). */
+  matches(inst: Instance): boolean {
+    const q = this.q;
+    const id = inst.processInstanceId;
+    const within = bucketOf(id) === null ? this.startedWithin(Date.parse(inst.startTime), id) : this.inBounds(id);
+    return (
+      within &&
+      (q.organization === null || inst.organization === q.organization) &&
+      (q.processId === undefined || inst.processId === q.processId) &&
+      (q.version === undefined || inst.processVersion === q.version) &&
+      (q.environment === undefined || inst.environment === q.environment) &&
+      (q.stateCd === undefined || inst.stateCd === q.stateCd) &&
+      (q.errorCode === undefined || failureCode(inst) === q.errorCode) &&
+      (q.correlationKey === undefined || inst.correlationKey === q.correlationKey) &&
+      (q.parentId !== undefined
+        ? inst.parentInstanceId === q.parentId
+        : q.children === true || inst.parentInstanceId === null)
+    );
+  }
+
+  /** For an id that is not a UUIDv7 (never archived): its start time against the bounds. */
+  private startedWithin(ms: number, id: string): boolean {
+    const q = this.q;
+    return (
+      (q.cursor === undefined || id < q.cursor) &&
+      (q.startedBefore === undefined || ms < q.startedBefore) &&
+      (q.startedAfter === undefined || ms >= q.startedAfter)
+    );
+  }
+
+  /**
+   * The tags an execution the query keeps has (or lacks, archived before they were): the
+   * narrowing a history may do where it reads (HistoryStore.list's `tags`). Never narrower than
+   * `tags()`: an entry it drops, `tags()` says no to. Pure.
+   */
+  narrowing(): TagEquals[] {
+    const q = this.q;
+    const want: TagEquals[] = [];
+    if (q.processId !== undefined) want.push([TAG.processId, q.processId]);
+    if (q.stateCd !== undefined) want.push([TAG.stateCd, String(q.stateCd)]);
+    else if (q.errorCode !== undefined) want.push([TAG.stateCd, String(STATE.FAILED)]);
+    if (q.parentId !== undefined || q.children !== true) want.push([TAG.parent, q.parentId ?? '']);
+    if (this.want.organization !== null) want.push([TAG.organization, this.want.organization]);
+    if (this.want.version !== null) want.push([TAG.version, this.want.version]);
+    if (q.environment !== undefined) want.push([TAG.environment, q.environment]);
+    if (this.want.errorCode !== null) want.push([TAG.errorCode, this.want.errorCode]);
+    if (this.want.correlationKey !== null) want.push([TAG.correlationKey, this.want.correlationKey]);
+    return want;
+  }
+
+  /** What the history tags of an execution say of the query (its id's bounds aside). Pure. */
+  tags(tags: readonly string[]): Verdict {
+    const q = this.q;
+    if (q.processId !== undefined && tags[TAG.processId] !== q.processId) return 'no';
+    if (q.stateCd !== undefined && tags[TAG.stateCd] !== String(q.stateCd)) return 'no';
+    // A failure code is a failed execution's only.
+    if (q.errorCode !== undefined && tags[TAG.stateCd] !== String(STATE.FAILED)) return 'no';
+    let verdict: Verdict = 'yes';
+    const and = (v: Verdict): boolean => {
+      if (v === 'maybe') verdict = 'maybe';
+      return v === 'no';
+    };
+    const parent = tags[TAG.parent];
+    if (q.parentId !== undefined || q.children !== true) {
+      const want = q.parentId ?? '';
+      if (and(parent === undefined ? 'maybe' : parent === want ? 'yes' : 'no')) return 'no';
+    }
+    if (this.want.organization !== null) {
+      const org = tags[TAG.organization];
+      const flowOrg = org === undefined ? this.flowOrganization(tags[TAG.processId] ?? '') : undefined;
+      const v = flowOrg !== undefined ? (flowOrg === q.organization ? 'yes' : 'no') : text(org, this.want.organization);
+      if (and(v)) return 'no';
+    }
+    if (this.want.version !== null && and(text(tags[TAG.version], this.want.version))) return 'no';
+    if (q.environment !== undefined && and(text(tags[TAG.environment], q.environment))) return 'no';
+    if (this.want.errorCode !== null && and(text(tags[TAG.errorCode], this.want.errorCode))) return 'no';
+    if (this.want.correlationKey !== null && and(text(tags[TAG.correlationKey], this.want.correlationKey))) return 'no';
+    return verdict;
+  }
+}
+
+/** A text tag against the tag wanted: absent (older history) or a digest that matches can only say maybe. */
+function text(tag: string | undefined, want: string): Verdict {
+  if (tag === undefined) return 'maybe';
+  if (tag !== want) return 'no';
+  return want.startsWith('#') ? 'maybe' : 'yes';
+}
+
+/** The millisecond a UUIDv7 names. Pure. */
+export function idMs(id: string): number {
+  return Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+}
+
+/**
+ * The start of every UUIDv7 of millisecond `ms` (`xxxxxxxx-xxxx`): an id is below it exactly
+ * when it names an earlier millisecond. Pure.
+ */
+export function msIdPrefix(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
+}

@@ -1,0 +1,129 @@
+/**
+ * Lists of executions, newest first, a page at a time: the live ones and those in history,
+ * filtered by the live state's own fields or, in history, by the tags each was archived with
+ * (execution-tags.ts), reading a document only where its tags cannot say.
+ */
+import { stateName, type InstanceSummary } from '../../shared/api/index.js';
+import { STATE, STATUS, type Instance } from '../state/state.js';
+import type { HistoryStore } from '../store/history-store.js';
+import { ExecutionFilter, msIdPrefix, type ExecutionQuery } from './execution-filter.js';
+import { failureCode } from './execution-tags.js';
+
+/** Where executions are, for a list. */
+export interface ExecutionSources {
+  /** The live executions. */
+  readonly live: () => Iterable<Instance>;
+  readonly history: HistoryStore;
+  /** An execution from history, or null. */
+  readonly archived: (id: string) => Promise<Instance | null>;
+  /** The organization a flow belongs to, if it is known. */
+  readonly flowOrganization: (processId: string) => string | undefined;
+}
+
+/** A page of executions: `nextCursor` is the last id of the page when more follow, else null. */
+export interface ExecutionPage {
+  readonly items: InstanceSummary[];
+  readonly nextCursor: string | null;
+}
+
+/** Ids a history listing reads at a time, at first and at most (a page stops the reading early). */
+const FIRST_READ = 64;
+const MOST_READ = 4096;
+
+/**
+ * The executions `query` asks for, newest first (ids are UUIDv7: time-ordered), the page of
+ * `query.limit` after `query.cursor`. Keyset pagination: a page starts below the last id of the
+ * one before, so executions that start or finish meanwhile neither repeat nor skip one. The
+ * work is bounded by the page, not by history: live executions are filtered in memory; history
+ * is read bucket by bucket, newest first, a bucket wholly outside the id bounds (cursor, start
+ * times) is never read, and reading stops once the page, and one more, is certain.
+ */
+export async function listExecutions(src: ExecutionSources, query: ExecutionQuery): Promise<ExecutionPage> {
+  const filter = new ExecutionFilter(query, src.flowOrganization);
+  const want = query.limit + 1; // one more than the page says whether another page follows
+  const narrowing = filter.narrowing();
+  const found = new Map<string, Instance | null>(); // null: in history, read for its page
+  const live: string[] = [];
+  for (const inst of src.live())
+    if (filter.matches(inst)) {
+      found.set(inst.processInstanceId, inst);
+      live.push(inst.processInstanceId);
+    }
+  live.sort().reverse();
+  let liveAbove = 0;
+  let archived = 0;
+  /** Whether `want` executions found are at or above `id`: nothing below it can make the page. */
+  const certain = (id: string): boolean => {
+    while (liveAbove < live.length && live[liveAbove]! >= id) liveAbove++;
+    return archived + liveAbove >= want;
+  };
+  let bucketsRead = 0;
+  scan: for (const bucket of await src.history.buckets()) {
+    const start = msIdPrefix(Date.parse(`${bucket}T00:00:00Z`));
+    const end = msIdPrefix(Date.parse(`${bucket}T00:00:00Z`) + DAY_MS);
+    if (filter.upper !== null && start >= filter.upper) continue; // newer than the page
+    if ((filter.lower !== null && end <= filter.lower) || certain(end)) break;
+    let below = filter.upper ?? undefined;
+    // Past its first bucket a list is a search: what history keeps of the buckets read before stays.
+    const passing = bucketsRead++ > 0;
+    for (let read = FIRST_READ; ; read = Math.min(MOST_READ, read * 4)) {
+      const ids = await src.history.list(bucket, {
+        ...(below !== undefined && { below }),
+        limit: read,
+        passing,
+        tags: narrowing,
+      });
+      for (const { id, tags } of ids) {
+        if ((filter.lower !== null && id < filter.lower) || certain(id)) break scan;
+        if (found.has(id)) continue; // live still, and found there
+        const verdict = filter.tags(tags);
+        if (verdict === 'no') continue;
+        if (verdict === 'maybe') {
+          const inst = await src.archived(id);
+          if (!inst || !filter.matches(inst)) continue;
+          found.set(id, inst);
+        } else found.set(id, null);
+        archived++;
+      }
+      if (ids.length < read) break;
+      below = ids.at(-1)!.id;
+    }
+  }
+  const ids = [...found.keys()].sort().reverse();
+  const page = ids.slice(0, query.limit);
+  const items: InstanceSummary[] = [];
+  for (const id of page) {
+    const inst = found.get(id) ?? (await src.archived(id));
+    if (inst) items.push(summarize(inst));
+  }
+  return { items, nextCursor: ids.length > query.limit ? page.at(-1)! : null };
+}
+
+const DAY_MS = 86_400_000;
+
+/** An execution as lists show it. Its children are those its nodes started (each node lists its own). Pure. */
+export function summarize(i: Instance): InstanceSummary {
+  const waitingNodeIds: string[] = [];
+  let childCount = 0;
+  for (const id in i.nodes) {
+    const node = i.nodes[id]!;
+    if (i.stateCd === STATE.RUNNING && node.statusCd === STATUS.WAITING) waitingNodeIds.push(node.nodeId);
+    childCount += node.children?.length ?? 0;
+  }
+  return {
+    processInstanceId: i.processInstanceId,
+    processId: i.processId,
+    processName: i.processName,
+    processVersion: i.processVersion,
+    environment: i.environment,
+    stateCd: i.stateCd,
+    state: stateName(i.stateCd),
+    errorCode: failureCode(i),
+    startTime: i.startTime,
+    endTime: i.endTime,
+    correlationKey: i.correlationKey,
+    parentInstanceId: i.parentInstanceId,
+    childCount,
+    waitingNodeIds,
+  };
+}

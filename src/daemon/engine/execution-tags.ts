@@ -1,0 +1,73 @@
+/**
+ * The tags an archived execution is put to history with (history-store.ts): what the list of
+ * executions filters on without reading documents. One place writes them (the archive) and
+ * one reads them (execution-list.ts), both through this module.
+ *
+ * Positions, each appended after the ones before it, so that older history still reads:
+ * 0 processId, 1 stateCd, 2 parent id ('' for a top-level execution; absent in history written
+ * before it was tagged), then (absent in history written before the list of every execution)
+ * 3 organization, 4 version, 5 environment, 6 failure code ('' unless failed), 7 correlation key
+ * ('' for none). A tag holds no space, `|` or control character (the frame header's rule):
+ * free text is percent-encoded, and text whose encoding is longer than TEXT_TAG_MAX is kept as
+ * `#` and a digest of it instead, which says "maybe" (a document read settles it).
+ */
+import { createHash } from 'node:crypto';
+import { STATE } from '../../shared/api/index.js';
+import type { Instance } from '../state/state.js';
+
+/** Where each tag is in an execution's tag list. */
+export const TAG = {
+  processId: 0,
+  stateCd: 1,
+  parent: 2,
+  organization: 3,
+  version: 4,
+  environment: 5,
+  errorCode: 6,
+  correlationKey: 7,
+} as const;
+
+/** The longest free-text tag kept as text; a longer one is a digest. */
+const TEXT_TAG_MAX = 128;
+
+/**
+ * A free-text value as a tag: percent-encoded (no space, `|` or control character is left), or
+ * `#` and a digest when that is long or cannot be encoded (a lone surrogate). `#` never starts
+ * an encoded text, so the two never meet. Pure.
+ */
+export function textTag(text: string): string {
+  let encoded: string | null;
+  try {
+    encoded = encodeURIComponent(text);
+  } catch {
+    encoded = null;
+  }
+  if (encoded !== null && encoded.length <= TEXT_TAG_MAX) return encoded;
+  return `#${createHash('sha256').update(text).digest('base64url').slice(0, 22)}`;
+}
+
+/** What the tags of an execution are made of: the fields it started with. */
+export type Tagged = Pick<
+  Instance,
+  'processId' | 'parentInstanceId' | 'organization' | 'processVersion' | 'environment' | 'correlationKey'
+>;
+
+/** The history tags of a finished execution, in TAG's order: its fields and how it ended (`end`). Pure. */
+export function executionTags(inst: Tagged, end: Pick<Instance, 'stateCd' | 'error'>): string[] {
+  const code = failureCode(end);
+  return [
+    inst.processId,
+    String(end.stateCd),
+    inst.parentInstanceId ?? '',
+    textTag(inst.organization),
+    textTag(inst.processVersion),
+    inst.environment,
+    code === null ? '' : textTag(code),
+    inst.correlationKey === null || inst.correlationKey === '' ? '' : textTag(inst.correlationKey),
+  ];
+}
+
+/** The failure code of an execution: its error's code when it failed, else null. Pure. */
+export function failureCode(inst: Pick<Instance, 'stateCd' | 'error'>): string | null {
+  return inst.stateCd === STATE.FAILED ? (inst.error?.code ?? null) : null;
+}

@@ -1,0 +1,162 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { Engine } from '../../../src/daemon/engine/engine.js';
+import type { ExecutionQuery } from '../../../src/daemon/engine/execution-filter.js';
+import { bucketOf } from '../../../src/daemon/engine/ids.js';
+import { publishFlow } from '../../../src/daemon/flows/publish.js';
+import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
+import type { Instance, WfxState } from '../../../src/daemon/state/state.js';
+import { History } from '../../../src/daemon/store/history.js';
+import type { HistoryStore } from '../../../src/daemon/store/history-store.js';
+import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
+import type { RecordStore } from '../../../src/daemon/store/record-store.js';
+import { Store } from '../../../src/daemon/store/store.js';
+import { validateFlowSource } from '../../../src/shared/flow/validate.js';
+import { TestClock } from '../../helpers/engine.js';
+import { POSTGRES_SKIP, startPostgres } from '../../helpers/postgres.js';
+
+// The list of executions over each store: the same executions give the same pages, from the
+// tags the archive writes and from the older ones (read through the documents).
+
+const FLOW = `processId: 0192f0c0-0000-7000-8000-0000000000e1
+name: Orders
+nodes:
+  start: { type: startEvent, next: route }
+  route:
+    type: exclusiveGateway
+    branches:
+      - { condition: "\${mode == 'ok'}", next: done }
+      - { condition: "\${mode == 'wait'}", next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;
+const PID = '0192f0c0-0000-7000-8000-0000000000e1';
+
+type Opened = { readonly store: RecordStore<WfxState, WfxRecord>; readonly history: HistoryStore };
+
+async function listsOver(t: Test, open: () => Promise<Opened>): Promise<void> {
+  const { store, history } = await open();
+  const clock = new TestClock();
+  const errors: unknown[] = [];
+  const engine = new Engine({ store, history, now: clock.now, onError: (err) => errors.push(err) });
+  try {
+    await engine.recover();
+    await lists(t, store, history, engine, clock);
+  } finally {
+    await engine.close();
+    await history.close();
+    await store.close();
+  }
+  t.same(errors, [], 'no engine errors');
+}
+
+async function lists(
+  t: Test,
+  store: RecordStore<WfxState, WfxRecord>,
+  history: HistoryStore,
+  engine: Engine,
+  clock: TestClock,
+): Promise<void> {
+  const archived = new Set<string>();
+  engine.on('archived', (id: string) => archived.add(id));
+  const v = validateFlowSource(FLOW);
+  if (!v.ok) throw new Error('test flow does not validate');
+  for (const organization of ['default', 'other'])
+    await store.commit({ type: 'organization.created', name: organization, at: clock.now().toISOString() });
+  await publishFlow(store, {
+    definition: v.flow,
+    organization: 'default',
+    environment: 'PRODUCTION',
+    now: clock.now(),
+  });
+  await publishFlow(store, {
+    definition: { ...v.flow, processId: '0192f0c0-0000-7000-8000-0000000000e2' },
+    organization: 'other',
+    environment: 'PRODUCTION',
+    now: clock.now(),
+  });
+  const ids: string[] = [];
+  for (let day = 0; day < 3; day++) {
+    clock.advance(86_400_000);
+    for (const [mode, correlationKey, organization] of [
+      ['ok', `order ${day}`, 'default'],
+      ['fail', 'order | x', 'default'],
+      ['wait', `order ${day}`, 'default'],
+      ['ok', 'k'.repeat(300), 'default'],
+      ['fail', 'order | x', 'other'],
+    ] as const) {
+      clock.advance(1000);
+      const processId = organization === 'other' ? '0192f0c0-0000-7000-8000-0000000000e2' : PID;
+      ids.push((await engine.start({ processId, organization, data: { mode }, correlationKey })).processInstanceId);
+    }
+  }
+  const known: Instance[] = [];
+  for (const id of ids) known.push((await engine.getInstance({ organization: null }, id))!);
+  const finished = known.filter((i) => i.stateCd !== 0).map((i) => i.processInstanceId);
+  for (let i = 0; i < 1000 && !finished.every((id) => archived.has(id)); i++)
+    await new Promise((resolve) => engine.once('archived', resolve));
+  const day2 = Date.parse(known[5]!.startTime);
+  const cases: Array<[Partial<ExecutionQuery>, (i: Instance) => boolean]> = [
+    [{}, () => true],
+    [{ organization: 'default' }, (i) => i.organization === 'default'],
+    [{ organization: 'other', stateCd: 2 }, (i) => i.organization === 'other' && i.stateCd === 2],
+    [{ errorCode: 'NO_BRANCH_MATCHED' }, (i) => i.error?.code === 'NO_BRANCH_MATCHED'],
+    [
+      { correlationKey: 'order | x', organization: 'default' },
+      (i) => i.correlationKey === 'order | x' && i.organization === 'default',
+    ],
+    [{ correlationKey: 'k'.repeat(300) }, (i) => i.correlationKey === 'k'.repeat(300)],
+    [{ correlationKey: 'order 1' }, (i) => i.correlationKey === 'order 1'],
+    [{ version: '1', environment: 'PRODUCTION', stateCd: 1 }, (i) => i.stateCd === 1],
+    [{ environment: 'DEVELOPMENT' }, () => false],
+    [{ startedAfter: day2 }, (i) => Date.parse(i.startTime) >= day2],
+    [{ startedBefore: day2, processId: PID }, (i) => Date.parse(i.startTime) < day2 && i.processId === PID],
+  ];
+  const check = async (label: string) => {
+    for (const [q, keep] of cases) {
+      const want = known
+        .filter(keep)
+        .map((i) => i.processInstanceId)
+        .sort()
+        .reverse();
+      const got: string[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 20; pages++) {
+        const page = await engine.listExecutions({ organization: null, limit: 2, ...q, ...(cursor && { cursor }) });
+        got.push(...page.items.map((i) => i.processInstanceId));
+        if (page.nextCursor === null) break;
+        cursor = page.nextCursor;
+      }
+      t.same(got, want, `${label}: ${JSON.stringify(q).slice(0, 80)}`);
+    }
+  };
+  await check('tagged');
+  for (const id of finished) {
+    const bucket = bucketOf(id)!;
+    const inst = known.find((i) => i.processInstanceId === id)!;
+    const doc = await history.get(bucket, id);
+    await history.putJson(bucket, id, JSON.stringify(doc), [inst.processId, String(inst.stateCd), '']);
+  }
+  await check('older tags');
+}
+
+t.test('the list of executions over the files', async (t) => {
+  // Our own directory: tap removes t.testdir() before teardowns run.
+  const dir = mkdtempSync(join(tmpdir(), 'wfx-list-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  await listsOver(t, async () => ({
+    store: await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE }),
+    history: await History.open(join(dir, 'history')),
+  }));
+});
+
+t.test('the list of executions over PostgreSQL answers the same', { skip: POSTGRES_SKIP }, async (t) => {
+  const server = await startPostgres(t);
+  const connectionString = await server.createDatabase('execution_list');
+  await listsOver(t, async () => {
+    const store = await PgStore.open<WfxState, WfxRecord>({ connectionString, owner: 'list', ...WFX_STORE });
+    return { store, history: store.history() };
+  });
+});
