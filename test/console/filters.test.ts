@@ -6,8 +6,8 @@ import {
   hasFilters,
   matchesFilters,
   toLocalInput,
-  type ListedExecution,
 } from '../../src/console/model/filters.js';
+import type { InstanceSummary } from '../../src/shared/api/process.js';
 
 const ALL = {
   processId: 'order-flow',
@@ -64,7 +64,7 @@ t.test('a datetime-local value and an ISO date-time turn into each other', async
 });
 
 t.test('an execution matches the filters field by field; a child never belongs at the top', async (t) => {
-  const e: ListedExecution = {
+  const e: InstanceSummary = {
     processInstanceId: 'x',
     processId: 'order-flow',
     processName: 'Orders',

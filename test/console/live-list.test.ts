@@ -1,10 +1,10 @@
 import t from 'tap';
-import type { ListedExecution } from '../../src/console/model/filters.js';
+import type { InstanceSummary } from '../../src/shared/api/process.js';
 import { applyRead, readFor, type ListRows } from '../../src/console/model/live-list.js';
 import { RowReads, type ReadSchedule } from '../../src/console/model/row-reads.js';
 import type { RowRead } from '../../src/console/model/live-list.js';
 
-function exec(id: string, second: number, extra: Partial<ListedExecution> = {}): ListedExecution {
+function exec(id: string, second: number, extra: Partial<InstanceSummary> = {}): InstanceSummary {
   return {
     processInstanceId: id,
     processId: 'orders',
@@ -30,7 +30,7 @@ const ROWS: ListRows = {
   nextCursor: 'more',
   children: { b: [exec('b-1', 21, { parentInstanceId: 'b' })] },
 };
-const ids = (list: readonly ListedExecution[]) => list.map((e) => e.processInstanceId);
+const ids = (list: readonly InstanceSummary[]) => list.map((e) => e.processInstanceId);
 
 t.test('an event of a row on screen re-reads it; a start elsewhere probes; anything else is left', async (t) => {
   t.same(readFor(ROWS, {}, { type: 'NODE_COMPLETED', processInstanceId: 'a' }), { id: 'a', kind: 'refresh' });

@@ -3,8 +3,7 @@
  * subProcess, an agent's tool calls), each with its state, opened a level at a time.
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { InstanceView } from '../../shared/api/process.js';
-import type { ListedExecution } from '../model/filters.js';
+import type { InstancePage, InstanceSummary, InstanceView } from '../../shared/api/process.js';
 import { useApi } from '../hooks/use-api.js';
 import { StateBadge } from './state-badge.js';
 
@@ -15,11 +14,9 @@ type Props = {
   readonly version: number;
 };
 
-type ChildPage = { readonly items: readonly ListedExecution[]; readonly nextCursor: string | null };
-
 /** The children of `parentId` as GET /process/instances lists them (its first 200), read again with each `version`. */
 function useChildPage(parentId: string, version: number) {
-  const read = useApi<ChildPage>(`/process/instances?parentId=${encodeURIComponent(parentId)}&limit=200`);
+  const read = useApi<InstancePage>(`/process/instances?parentId=${encodeURIComponent(parentId)}&limit=200`);
   const { reload } = read;
   useEffect(() => {
     if (version > 0) reload();
@@ -36,7 +33,7 @@ function ChildItem({
 }: {
   id: string;
   label: string;
-  summary?: ListedExecution;
+  summary?: InstanceSummary;
   version: number;
 }) {
   const [open, setOpen] = useState(false);

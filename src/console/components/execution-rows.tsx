@@ -5,15 +5,15 @@
  */
 import type { TargetedKeyboardEvent } from 'preact';
 import { useLocation } from 'preact-iso/router';
-import type { ListedExecution } from '../model/filters.js';
+import type { InstanceSummary } from '../../shared/api/process.js';
 import { durationBetween, formatTime } from '../model/format.js';
 import { StateBadge } from './state-badge.js';
 
 /** Props of ExecutionRows. */
 type Props = {
-  readonly items: readonly ListedExecution[];
+  readonly items: readonly InstanceSummary[];
   /** The children shown under each opened row, by the parent's id. */
-  readonly children: Readonly<Record<string, readonly ListedExecution[]>>;
+  readonly children: Readonly<Record<string, readonly InstanceSummary[]>>;
   /** Rows whose children are being read. */
   readonly loading: ReadonlySet<string>;
   readonly onToggle: (id: string, open: boolean) => void;
@@ -36,7 +36,7 @@ function Row({
   onToggle,
   now,
 }: {
-  e: ListedExecution;
+  e: InstanceSummary;
   open: boolean;
   depth: number;
   loading: boolean;

@@ -6,13 +6,6 @@ import type { Environment } from '../../shared/api/common.js';
 import type { InstanceSummary, StateName } from '../../shared/api/process.js';
 import { STATE_NAMES } from './states.js';
 
-/** An execution as GET /process/instances lists it (InstanceSummary with its environment and failure code). */
-export type ListedExecution = InstanceSummary & {
-  readonly environment?: Environment;
-  /** The failure code of a failed execution; null otherwise. */
-  readonly errorCode?: string | null;
-};
-
 /** The environments, in the order the filters list them. */
 export const ENVIRONMENT_NAMES = ['PRODUCTION', 'DEVELOPMENT'] as const satisfies readonly Environment[];
 
@@ -85,14 +78,13 @@ export function hasFilters(filters: Filters): boolean {
  * Whether an execution belongs in the list these filters make (a top-level execution; a child
  * belongs under its parent). A field the answer lacks does not exclude it. Pure.
  */
-export function matchesFilters(e: ListedExecution, filters: Filters): boolean {
+export function matchesFilters(e: InstanceSummary, filters: Filters): boolean {
   if (e.parentInstanceId !== null) return false;
   if (filters.processId !== undefined && e.processId !== filters.processId) return false;
   if (filters.version !== undefined && e.processVersion !== filters.version) return false;
-  if (filters.environment !== undefined && e.environment !== undefined && e.environment !== filters.environment)
-    return false;
+  if (filters.environment !== undefined && e.environment !== filters.environment) return false;
   if (filters.state !== undefined && e.state !== filters.state) return false;
-  if (filters.errorCode !== undefined && (e.errorCode ?? null) !== filters.errorCode) return false;
+  if (filters.errorCode !== undefined && e.errorCode !== filters.errorCode) return false;
   if (filters.correlationKey !== undefined && e.correlationKey !== filters.correlationKey) return false;
   const started = Date.parse(e.startTime);
   if (filters.startedAfter !== undefined && started < Date.parse(filters.startedAfter)) return false;

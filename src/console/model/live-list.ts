@@ -3,7 +3,8 @@
  * once that read is back. Pure: the page (pages/executions-page.tsx) batches the reads
  * (row-reads.ts) and applies their answers here.
  */
-import { matchesFilters, type Filters, type ListedExecution } from './filters.js';
+import type { InstanceSummary } from '../../shared/api/process.js';
+import { matchesFilters, type Filters } from './filters.js';
 
 /** A lifecycle event of GET /events, the fields the list uses. */
 export interface ListEvent {
@@ -15,11 +16,11 @@ export interface ListEvent {
 /** What the list shows: a page of top-level executions and the children of the rows opened. */
 export interface ListRows {
   /** Top-level executions, newest first. */
-  readonly items: readonly ListedExecution[];
+  readonly items: readonly InstanceSummary[];
   /** The cursor of the next page; null: every match is loaded. */
   readonly nextCursor: string | null;
   /** The children shown under an opened row, newest first, by the parent's id. */
-  readonly children: Readonly<Record<string, readonly ListedExecution[]>>;
+  readonly children: Readonly<Record<string, readonly InstanceSummary[]>>;
 }
 
 /** A read of one execution: `refresh` a row on screen, `probe` one that may belong in the list. */
@@ -52,7 +53,7 @@ export function readFor(rows: ListRows, filters: Filters, event: ListEvent): Row
 }
 
 /** `list` with `e` replacing the row of the same id (the same list when it has none). */
-function replaced(list: readonly ListedExecution[], e: ListedExecution): readonly ListedExecution[] {
+function replaced(list: readonly InstanceSummary[], e: InstanceSummary): readonly InstanceSummary[] {
   const at = list.findIndex((x) => x.processInstanceId === e.processInstanceId);
   if (at < 0) return list;
   const copy = list.slice();
@@ -61,7 +62,7 @@ function replaced(list: readonly ListedExecution[], e: ListedExecution): readonl
 }
 
 /** `list` (newest first) with `e` in its place by start time. */
-function inserted(list: readonly ListedExecution[], e: ListedExecution): ListedExecution[] {
+function inserted(list: readonly InstanceSummary[], e: InstanceSummary): InstanceSummary[] {
   const at = list.findIndex((x) => x.startTime < e.startTime);
   const copy = list.slice();
   copy.splice(at < 0 ? copy.length : at, 0, e);
@@ -75,17 +76,17 @@ function inserted(list: readonly ListedExecution[], e: ListedExecution): ListedE
  * start order, unless it belongs on a page not loaded yet; one whose parent is on screen is
  * counted in the parent's childCount, and shown under it when that row is opened. Pure.
  */
-export function applyRead(rows: ListRows, filters: Filters, read: RowRead, e: ListedExecution): ListRows {
+export function applyRead(rows: ListRows, filters: Filters, read: RowRead, e: InstanceSummary): ListRows {
   if (read.kind === 'refresh' || onScreen(rows, e.processInstanceId)) {
-    const children: Record<string, readonly ListedExecution[]> = {};
+    const children: Record<string, readonly InstanceSummary[]> = {};
     for (const [parent, list] of Object.entries(rows.children)) children[parent] = replaced(list, e);
     return { ...rows, items: replaced(rows.items, e), children };
   }
   const parent = e.parentInstanceId;
   if (parent !== null) {
     if (!onScreen(rows, parent)) return rows;
-    const count = (p: ListedExecution) => (p.processInstanceId === parent ? { ...p, childCount: p.childCount + 1 } : p);
-    const children: Record<string, readonly ListedExecution[]> = {};
+    const count = (p: InstanceSummary) => (p.processInstanceId === parent ? { ...p, childCount: p.childCount + 1 } : p);
+    const children: Record<string, readonly InstanceSummary[]> = {};
     for (const [id, list] of Object.entries(rows.children))
       children[id] = id === parent ? inserted(list, e).map(count) : list.map(count);
     return { ...rows, items: rows.items.map(count), children };

@@ -1,9 +1,8 @@
 /* An execution read whole (GET /process/instance/{id}) as the list shows it. */
-import type { InstanceView } from '../../shared/api/process.js';
-import type { ListedExecution } from './filters.js';
+import type { InstanceSummary, InstanceView } from '../../shared/api/process.js';
 
 /** The list's row of execution `v`: its children counted, its waiting nodes, its failure code. Pure. */
-export function summaryOf(v: InstanceView): ListedExecution {
+export function summaryOf(v: InstanceView): InstanceSummary {
   return {
     processInstanceId: v.processInstanceId,
     processId: v.processId,

@@ -7,19 +7,17 @@
 import { useLocation } from 'preact-iso/router';
 import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { FlowList } from '../../shared/api/flows.js';
-import type { InstanceView } from '../../shared/api/process.js';
+import type { InstancePage, InstanceView } from '../../shared/api/process.js';
 import { api, ApiError, path } from '../api/http.js';
 import { ExecutionRows } from '../components/execution-rows.js';
 import { FILTERS_FORM_ID, FiltersForm } from '../components/filters-form.js';
 import { EventsContext } from '../components/events-context.js';
 import { useApi } from '../hooks/use-api.js';
 import { useTitle } from '../hooks/use-title.js';
-import { filtersFromQuery, filtersToQuery, hasFilters, type Filters, type ListedExecution } from '../model/filters.js';
+import { filtersFromQuery, filtersToQuery, hasFilters, type Filters } from '../model/filters.js';
 import { applyRead, readFor, type ListRows } from '../model/live-list.js';
 import { RowReads } from '../model/row-reads.js';
 import { summaryOf } from '../model/summary.js';
-
-type Page = { readonly items: readonly ListedExecution[]; readonly nextCursor: string | null };
 
 /** Rows per page read. */
 const PAGE = 50;
@@ -65,7 +63,9 @@ export default function ExecutionsPage() {
     setRows(null);
     setError(null);
     setMissed(0);
-    api<Page>(`/process/instances${filtersToQuery(filters, { limit: String(PAGE) })}`, { signal: controller.signal })
+    api<InstancePage>(`/process/instances${filtersToQuery(filters, { limit: String(PAGE) })}`, {
+      signal: controller.signal,
+    })
       .then((page) => setRows({ items: page.items, nextCursor: page.nextCursor, children: {} }))
       .catch((err: unknown) => {
         if (!controller.signal.aborted) setError(err instanceof Error ? err : new Error(String(err)));
@@ -111,7 +111,7 @@ export default function ExecutionsPage() {
     if (!rows?.nextCursor) return;
     setLoadingMore(true);
     try {
-      const page = await api<Page>(
+      const page = await api<InstancePage>(
         `/process/instances${filtersToQuery(filters, { limit: String(PAGE), cursor: rows.nextCursor })}`,
       );
       setRows((r) => {
@@ -140,7 +140,7 @@ export default function ExecutionsPage() {
       return;
     }
     setLoadingChildren((s) => new Set(s).add(id));
-    api<Page>(`/process/instances?parentId=${encodeURIComponent(id)}&limit=${PAGE}`)
+    api<InstancePage>(`/process/instances?parentId=${encodeURIComponent(id)}&limit=${PAGE}`)
       .then((page) => setRows((r) => (r ? { ...r, children: { ...r.children, [id]: page.items } } : r)))
       .catch((err: unknown) => setError(err instanceof Error ? err : new Error(String(err))))
       .finally(() =>
