@@ -1,4 +1,5 @@
 /* An execution's log as it arrives: the newest entries last, the last ones shown (the rest counted). */
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import type { LogState } from '../model/log.js';
 import { formatTime } from '../model/format.js';
 
@@ -15,6 +16,13 @@ type Props = {
 export function LogView({ log, nodeId, limit = 500 }: Props) {
   const entries = nodeId === undefined ? log.entries : log.entries.filter((e) => e.entry.nodeId === nodeId);
   const shown = entries.length > limit ? entries.slice(entries.length - limit) : entries;
+  // New entries keep the newest in view, unless the reader scrolled up to read older ones.
+  const list = useRef<HTMLOListElement>(null);
+  const atEnd = useRef(true);
+  useLayoutEffect(() => {
+    const el = list.current;
+    if (el && atEnd.current) el.scrollTop = el.scrollHeight;
+  }, [shown.length, log.last]);
   return (
     <div class="log">
       {entries.length > shown.length && (
@@ -23,7 +31,16 @@ export function LogView({ log, nodeId, limit = 500 }: Props) {
       {shown.length === 0 ? (
         <p class="muted">{log.ended ? 'No entries.' : 'No entries yet.'}</p>
       ) : (
-        <ol class="log-entries" aria-live="polite" aria-relevant="additions">
+        <ol
+          class="log-entries"
+          ref={list}
+          tabIndex={0}
+          aria-label="Log entries"
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            atEnd.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
+          }}
+        >
           {shown.map(({ seq, entry }) => (
             <li key={seq} class={`log-entry level-${entry.level.toLowerCase()}`} data-seq={seq}>
               <time dateTime={entry.timestamp}>{formatTime(entry.timestamp)}</time>

@@ -21,6 +21,7 @@ import { useApi } from '../hooks/use-api.js';
 import { useLog } from '../hooks/use-log.js';
 import { useRuns } from '../hooks/use-runs.js';
 import { useThrottled } from '../hooks/use-throttled.js';
+import { useNow } from '../hooks/use-now.js';
 import { useTitle } from '../hooks/use-title.js';
 import { durationBetween, formatTime } from '../model/format.js';
 import {
@@ -36,7 +37,7 @@ import { locate, nodeParam, parseNodeParam } from './execution-view.js';
 import { useEscape } from '../hooks/use-escape.js';
 
 /** The execution's facts, as a description list. */
-function Facts({ run }: { readonly run: InstanceView }) {
+function Facts({ run, now }: { readonly run: InstanceView; readonly now: number }) {
   const error = run.data.error;
   return (
     <dl class="facts">
@@ -62,10 +63,10 @@ function Facts({ run }: { readonly run: InstanceView }) {
         {run.endTime ? (
           <>
             <time dateTime={run.endTime}>{formatTime(run.endTime)}</time>
-            {` (took ${durationBetween(run.startTime, run.endTime, Date.now())})`}
+            {` (took ${durationBetween(run.startTime, run.endTime, now)})`}
           </>
         ) : (
-          durationBetween(run.startTime, null, Date.now())
+          durationBetween(run.startTime, null, now)
         )}
       </dd>
       {run.correlationKey !== null && (
@@ -120,6 +121,7 @@ export default function ExecutionPage() {
   const [asking, setAsking] = useState(false);
   const [cancelError, setCancelError] = useState<string | null>(null);
   useTitle(run ? `${run.processName} ${run.processInstanceId}` : `Execution ${id}`);
+  const now = useNow(run?.state === 'RUNNING');
 
   const select = useCallback(
     (p: NodePath | null) => {
@@ -160,7 +162,8 @@ export default function ExecutionPage() {
     );
   if (!run) return <p class="muted">Loading…</p>;
   const located = graph && selected ? locate(graph, opened, run, selected) : null;
-  const agents = run.nodes.filter((n) => n.agent);
+  // A callAgent's conversation is in its panel while that is open.
+  const agents = run.nodes.filter((n) => n.agent && !(selected?.scope.length === 0 && selected.id === n.nodeId));
   const { error: _error, ...variables } = run.data;
   return (
     <>
@@ -182,7 +185,7 @@ export default function ExecutionPage() {
         dismiss="Keep it running"
         onAnswer={(yes) => void cancel(yes)}
       />
-      <Facts run={run} />
+      <Facts run={run} now={now} />
       <div class="execution-grid">
         <section class="diagram-pane" aria-labelledby="diagram-title">
           <h2 id="diagram-title">Diagram</h2>

@@ -13,6 +13,7 @@ import { ExecutionRows } from '../components/execution-rows.js';
 import { FILTERS_FORM_ID, FiltersForm } from '../components/filters-form.js';
 import { EventsContext } from '../components/events-context.js';
 import { useApi } from '../hooks/use-api.js';
+import { useNow } from '../hooks/use-now.js';
 import { useTitle } from '../hooks/use-title.js';
 import { filtersFromQuery, filtersToQuery, hasFilters, type Filters } from '../model/filters.js';
 import { applyRead, readFor, type ListRows } from '../model/live-list.js';
@@ -50,7 +51,6 @@ export default function ExecutionsPage() {
   const [loadingMore, setLoadingMore] = useState(false);
   const [loadingChildren, setLoadingChildren] = useState<ReadonlySet<string>>(new Set());
   const [missed, setMissed] = useState(0);
-  const [now, setNow] = useState(Date.now());
   const [generation, setGeneration] = useState(0);
   const rowsRef = useRef(rows);
   rowsRef.current = rows;
@@ -74,10 +74,7 @@ export default function ExecutionsPage() {
   }, [filters, generation]);
 
   // Durations of running executions move on.
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, []);
+  const now = useNow(rows?.items.some((e) => e.state === 'RUNNING') ?? false);
 
   useEffect(() => {
     const reads = new RowReads({
