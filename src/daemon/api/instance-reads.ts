@@ -2,11 +2,13 @@
  * Executions as the routes read them. A finished execution is read from history and its document
  * parsed whole, into a copy as large as its log: the readers of one execution share that read,
  * and that copy for as long as one of them uses it (a log stream, to its end), so several clients
- * replaying one long log parse it once and hold it once.
+ * replaying one long log parse it once and hold it once. A live execution is never shared this
+ * way: each step that resumes it replaces its object, so every read takes the one live now.
  */
 import { WfxError } from '../../shared/errors.js';
+import { ownEntry } from '../../shared/json-object.js';
 import type { Engine } from '../engine/engine.js';
-import type { Instance } from '../state/state.js';
+import type { Instance, WfxState } from '../state/state.js';
 import type { Caller } from './caller.js';
 
 /** An execution read, and the release of the reader's hold on it. */
@@ -20,7 +22,10 @@ export interface HeldInstance {
 export class InstanceReads {
   private readonly held = new Map<string, { readonly read: Promise<Instance | null>; users: number }>();
 
-  constructor(private readonly engine: Engine) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly state: WfxState,
+  ) {}
 
   /**
    * The execution `id` if `caller` may see it, held until `release` (the routes only read it).
@@ -28,6 +33,12 @@ export class InstanceReads {
    * read throws (HISTORY_DAMAGED).
    */
   async hold(caller: Pick<Caller, 'organization'>, id: string): Promise<HeldInstance> {
+    const live = ownEntry(this.state.instances, id);
+    if (live) {
+      if (caller.organization !== null && live.organization !== caller.organization)
+        throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${id}`);
+      return { inst: live, release: () => undefined };
+    }
     let entry = this.held.get(id);
     if (!entry) {
       entry = { read: this.engine.getInstance({ organization: null }, id), users: 0 };

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { InstanceReads } from '../../../src/daemon/api/instance-reads.js';
-import { engineHarness } from '../../helpers/engine.js';
+import { catchFlow, engineHarness } from '../../helpers/engine.js';
+import { STATE } from '../../../src/daemon/state/state.js';
 
 t.test('readers of one execution share its read while they hold it; another organization is not found', async (t) => {
   const h = await engineHarness(t);
@@ -18,7 +19,7 @@ nodes:
     reads++;
     return getInstance(caller, at);
   };
-  const shared = new InstanceReads(h.engine);
+  const shared = new InstanceReads(h.engine, h.store.state);
   const [a, b] = await Promise.all([
     shared.hold({ organization: 'default' }, id),
     shared.hold({ organization: null }, id),
@@ -40,4 +41,25 @@ nodes:
   t.equal(reads, 2, 'read again once nobody held it');
   await t.rejects(shared.hold({ organization: 'default' }, 'no-such-id'), { code: 'INSTANCE_NOT_FOUND' });
   t.equal(shared.size, 0, 'a failed read is not kept');
+});
+
+t.test('a live execution is read as it is now, even while another reader holds it', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(catchFlow('go'));
+  const { processInstanceId: id } = await h.engine.start({
+    processId: pid,
+    organization: 'default',
+    correlationKey: 'k',
+  });
+  const reads = new InstanceReads(h.engine, h.store.state);
+  // A log stream following it holds it from here to its end.
+  const following = await reads.hold({ organization: 'default' }, id);
+  t.equal(following.inst.stateCd, STATE.RUNNING);
+  await h.engine.publishEvent({ organization: 'default', eventType: 'go', correlationKey: 'k' });
+  const now = await reads.hold({ organization: 'default' }, id).catch(() => null);
+  const seen = now?.inst ?? (await h.get(id));
+  t.equal(seen.stateCd, STATE.COMPLETED, 'the read after the event sees it completed, not the held object');
+  await t.rejects(reads.hold({ organization: 'other' }, id), { code: 'INSTANCE_NOT_FOUND' });
+  following.release();
+  now?.release();
 });
