@@ -2,7 +2,14 @@ import { render } from 'preact-render-to-string';
 import t from 'tap';
 import { LogFollower, type LogSource } from '../../src/console/api/log-follower.js';
 import { LogView } from '../../src/console/components/log-view.js';
-import { addEntries, EMPTY_LOG, endLog, type LogArrival, type LogState } from '../../src/console/model/log.js';
+import {
+  addEntries,
+  EMPTY_LOG,
+  endLog,
+  nodeVariables,
+  type LogArrival,
+  type LogState,
+} from '../../src/console/model/log.js';
 import type { LogEntry } from '../../src/shared/api/process.js';
 
 const entry = (n: number): LogEntry => ({
@@ -125,4 +132,40 @@ t.test('the log view shows the entries, a level each, and how many it leaves out
     "one node's entries, complete",
   );
   t.match(render(<LogView log={EMPTY_LOG} />), /No entries yet/);
+});
+
+t.test("a node's variables in and set come from the log's copies around its run", async (t) => {
+  const line = (nodeId: string, message: string, variables?: Record<string, unknown>): LogEntry => ({
+    nodeId,
+    nodeName: nodeId,
+    nodeType: 'task',
+    message,
+    level: 'INFO',
+    timestamp: '2026-11-26T00:00:00.000Z',
+    ...(variables && { variables }),
+  });
+  const log = addEntries(
+    EMPTY_LOG,
+    [
+      line('', 'execution started', { order: 1 }),
+      line('a', 'started'),
+      line('a', 'completed', { order: 1, total: 5 }),
+      line('b', 'started'),
+      line('b', 'completed', { order: 1, total: 7, ok: true }),
+      line('a', 'started'),
+      line('a', 'waiting for input'),
+    ].map((entry, i) => ({ seq: i + 1, entry })),
+  );
+  t.same(
+    nodeVariables(log, 'b'),
+    { in: { order: 1, total: 5 }, set: { total: 7, ok: true } },
+    'what b found, what it changed',
+  );
+  t.same(nodeVariables(log, 'a'), { in: { order: 1, total: 7, ok: true }, set: null }, "a's latest run, still waiting");
+  t.same(nodeVariables(log, 'c'), { in: null, set: null }, 'a node not reached');
+  const noCopies = addEntries(EMPTY_LOG, [
+    { seq: 1, entry: line('a', 'started') },
+    { seq: 2, entry: line('a', 'completed') },
+  ]);
+  t.same(nodeVariables(noCopies, 'a'), { in: null, set: null }, 'a log too long to keep copies says nothing');
 });

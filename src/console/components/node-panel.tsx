@@ -8,7 +8,8 @@ import type { InstanceView, NodeView, Wait } from '../../shared/api/process.js';
 import { branchesTaken, type GraphModel, type ModelBoundary, type ModelNode } from '../diagram/graph-model.js';
 import { iterationWords } from '../diagram/node-words.js';
 import { durationBetween, formatTime } from '../model/format.js';
-import type { LogState } from '../model/log.js';
+import { nodeVariables, type LogState } from '../model/log.js';
+import { JsonBlock } from './json-block.js';
 import { nodeState } from '../model/states.js';
 import { Conversation } from './conversation.js';
 import { LogView } from './log-view.js';
@@ -85,6 +86,27 @@ function InstanceItem({ ni, index, childWord, now }: { ni: NodeView; index: numb
   );
 }
 
+/** What the node's latest run found and set, from the log's copies of the variables. */
+function NodeVariablesView({
+  log,
+  nodeId,
+  name,
+}: {
+  readonly log: LogState;
+  readonly nodeId: string;
+  readonly name: string;
+}) {
+  const vars = nodeVariables(log, nodeId);
+  return (
+    <>
+      <h3>Variables in</h3>
+      <JsonBlock value={vars.in} label={`Variables when ${name} started`} empty="Not kept in the log." />
+      <h3>Variables it set</h3>
+      <JsonBlock value={vars.set} label={`Variables ${name} set`} empty="None." />
+    </>
+  );
+}
+
 /** The panel of the node or boundary event opened on the diagram. */
 export function NodePanel({ target, graph, run, log, body, onClose }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
@@ -157,6 +179,7 @@ export function NodePanel({ target, graph, run, log, body, onClose }: Props) {
           </ol>
         </>
       )}
+      {log && instances.length > 0 && <NodeVariablesView log={log} nodeId={id} name={name} />}
       {agent && (
         <>
           <h3>Conversation</h3>

@@ -45,3 +45,41 @@ export function addEntries(log: LogState, arrivals: readonly LogArrival[]): LogS
 export function endLog(log: LogState): LogState {
   return log.ended ? log : { ...log, ended: true };
 }
+
+/** What a node's latest run found and left, as far as the log's copies of the variables tell. */
+export interface NodeVariables {
+  /** The variables when it started: the last copy logged before its `started` line; null when none was kept. */
+  readonly in: Record<string, unknown> | null;
+  /** The variables it set or changed (a value that differs from `in`), from the copy its own lines logged; null when none. */
+  readonly set: Record<string, unknown> | null;
+}
+
+/**
+ * The variables node `nodeId`'s latest run began with and set, read from the log: the daemon
+ * logs a copy of the execution's variables with each line that changed them (while the log is
+ * small enough), so the copy before the node's `started` line is what it found, and the last
+ * copy on its own lines after is what it left. Pure.
+ */
+export function nodeVariables(log: LogState, nodeId: string): NodeVariables {
+  const entries = log.entries;
+  let start = -1;
+  for (let i = entries.length - 1; i >= 0 && start < 0; i--) {
+    const e = entries[i]!.entry;
+    if (e.nodeId === nodeId && e.message === 'started') start = i;
+  }
+  if (start < 0) return { in: null, set: null };
+  let found: Record<string, unknown> | null = null;
+  for (let i = start - 1; i >= 0 && found === null; i--) found = entries[i]!.entry.variables ?? null;
+  let left: Record<string, unknown> | null = null;
+  for (let i = start + 1; i < entries.length; i++) {
+    const e = entries[i]!.entry;
+    if (e.nodeId !== nodeId) continue;
+    if (e.message === 'started') break;
+    if (e.variables) left = e.variables;
+  }
+  if (left === null) return { in: found, set: null };
+  const set: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(left))
+    if (found === null || JSON.stringify(found[k]) !== JSON.stringify(v)) set[k] = v;
+  return { in: found, set: Object.keys(set).length > 0 ? set : null };
+}
