@@ -65,10 +65,10 @@ export interface Seeded {
 }
 
 /** A store and its history to fill, as a daemon will open them. */
-type Opened = { readonly store: RecordStore<WfxState, WfxRecord>; readonly history: HistoryStore };
+export type Opened = { readonly store: RecordStore<WfxState, WfxRecord>; readonly history: HistoryStore };
 
 /** The JSON store of `dataDir`. */
-const filesIn = (dataDir: string) => async (): Promise<Opened> => ({
+export const filesIn = (dataDir: string) => async (): Promise<Opened> => ({
   store: await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE }),
   history: await History.open(join(dataDir, 'history')),
 });

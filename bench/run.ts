@@ -2,6 +2,7 @@
  * `npm run bench`: every benchmark in turn, each writing its figures to docs/performance.md.
  */
 import { formatAiBench, runAiBench } from './ai.js';
+import { formatConsoleBench, runConsoleBench } from './console.js';
 import { formatEngineBench, runEngineBench } from './engine.js';
 import { formatExecutionsBench, runExecutionsBench } from './executions.js';
 import { formatFaultsBench, runFaultsBench } from './faults.js';
@@ -41,6 +42,10 @@ console.log('\n## The list of executions\n');
 const executions = formatExecutionsBench(await runExecutionsBench());
 console.log(executions);
 await writeSection('executions', `${machineLine()}\n\n${executions}`);
+console.log('\n## The browser console\n');
+const consoleFigures = formatConsoleBench(await runConsoleBench());
+console.log(consoleFigures);
+await writeSection('console', `${machineLine()}\n\n${consoleFigures}`);
 console.log('\n## Publishing big flows\n');
 const publish = formatPublishBench(await runPublishBench());
 console.log(publish);

@@ -39,7 +39,7 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost']);
  * Chromium's switches besides playwright's own (which already turn off background networking,
  * component updates, extensions, first-run and default-browser checks, crash reports).
  */
-const ARGS = [
+export const CHROMIUM_ARGS = [
   // playwright adds --no-sandbox itself (CI runs as root; the tests load only pages of their own)
   '--disable-gpu',
   '--disable-background-networking',
@@ -176,7 +176,7 @@ export async function launchBrowser(t: Test): Promise<TestBrowser> {
     .launchPersistentContext(join(dir, 'profile'), {
       executablePath: CHROMIUM,
       headless: true,
-      args: ARGS,
+      args: CHROMIUM_ARGS,
       timeout: 30_000,
       // Chromium writes its NSS database under $HOME and shared memory under $TMPDIR: the
       // developer's own are never touched.
