@@ -152,6 +152,10 @@ t.test('the console, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
       .first()
       .waitFor();
     t.pass('a node opened shows its panel');
+    await node(page, 'items').click();
+    const panel = page.locator('.node-panel');
+    await panel.getByRole('heading', { name: 'Variables it set' }).waitFor();
+    t.match(await panel.getByLabel('Variables Set items set').textContent(), /"items"/, 'what the node set');
     await screenshot(page, 'console-node-panel');
 
     await send('finish');
