@@ -119,9 +119,23 @@ t.test(
     await page.goto(out.body.endSessionUrl as string);
     await page.waitForURL((u) => u.href.startsWith(`${url}/sign-in`));
     t.equal((await fetchFromPage(page, '/auth/whoami')).status, 401, 'signed out');
-    await page.goto(`${url}/auth/login`);
+
+    // Signing in again from the console's own sign-in page, as someone else: the provider asks
+    // for the password (its session ended too), and the console comes back where it was asked for.
+    await page.goto(`${url}/executions`);
+    await page.waitForURL((u) => u.pathname === '/sign-in');
+    await page.getByRole('link', { name: 'Sign in with your identity provider' }).click();
     await page.getByLabel('Password').waitFor();
     t.pass('signing in again asks for the password: the provider session ended too');
+    await signInAtProvider(page, 'bob@globex');
+    await page.waitForURL(`${url}/executions`);
+    await page.locator(`tr[data-row][aria-label*="${runs.globex}"]`).waitFor();
+    t.equal(
+      await page.locator(`tr[data-row][aria-label*="${runs.acme}"]`).count(),
+      0,
+      "bob sees globex's run, not acme's",
+    );
+    await screenshot(page, 'oidc-console-list');
     t.same(
       problems.filter((p) => !(p.kind === 'console' && /status of (401|403|404)/.test(p.text))),
       [],
