@@ -6,6 +6,7 @@
 import { useLocation, useRoute } from 'preact-iso/router';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import type { FlowDetail } from '../../shared/api/flows.js';
+import type { WhoAmI } from '../../shared/api/meta.js';
 import type { InstanceView } from '../../shared/api/process.js';
 import { api, path } from '../api/http.js';
 import { ChildTree } from '../components/child-tree.js';
@@ -118,6 +119,10 @@ export default function ExecutionPage() {
     () => (flow.data ? buildGraph(flow.data.definition.nodes, run, opened) : null),
     [flow.data, run, opened],
   );
+  // The daemon refuses a cancel without WORKFLOW_EXECUTE whatever the page shows; the page does
+  // not offer what would be refused.
+  const me = useApi<WhoAmI>('/auth/whoami');
+  const mayCancel = me.data?.permissions.includes('WORKFLOW_EXECUTE') ?? false;
   const [asking, setAsking] = useState(false);
   const [cancelError, setCancelError] = useState<string | null>(null);
   useTitle(run ? `${run.processName} ${run.processInstanceId}` : `Execution ${id}`);
@@ -170,7 +175,7 @@ export default function ExecutionPage() {
       <div class="page-head">
         <h1>{run.processName}</h1>
         <StateBadge state={run.state} />
-        {run.state === 'RUNNING' && (
+        {run.state === 'RUNNING' && mayCancel && (
           <button type="button" class="danger" onClick={() => setAsking(true)}>
             Cancel execution
           </button>
