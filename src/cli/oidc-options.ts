@@ -1,11 +1,13 @@
 // The OIDC flags of the commands that run a daemon (`wfx daemon start`, `wfx dev`): bearer
-// tokens from an issuer (SPEC.md section 6) and the console's sign-in client (section 10).
+// tokens from an issuer (SPEC.md section 6) and the console's sign-in client (section 10), and
+// the address browsers reach the daemon at (`--public-url`), which the console's sign-in needs.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { DaemonOptions } from '../daemon/process/launcher.js';
 import { WfxError, errorMessage } from '../shared/errors.js';
 import type { CliContext } from './context.js';
+import { parseAdvertiseUrl } from './daemon-options.js';
 
 /** The OIDC flags as commander parses them. */
 export interface OidcFlags {
@@ -15,6 +17,7 @@ export interface OidcFlags {
   readonly oidcClientId?: string;
   readonly oidcClientSecretFile?: string;
   readonly oidcScopes?: string;
+  readonly publicUrl?: string;
 }
 
 /** Adds the OIDC flags to a command that runs a daemon. */
@@ -28,14 +31,23 @@ export function addOidcFlags(command: Command): Command {
       '--oidc-client-secret-file <file>',
       "a confidential client's secret, read from this file (or $WFX_OIDC_CLIENT_SECRET); none: a public client",
     )
+    .option('--oidc-scopes <scopes>', 'the scopes the console asks for (default "openid profile email offline_access")')
     .option(
-      '--oidc-scopes <scopes>',
-      'the scopes the console asks for (default "openid profile email offline_access")',
+      '--public-url <url>',
+      'where browsers and webhook senders reach the daemon, behind a proxy or tunnel (console links, OIDC redirects, webhook URLs)',
+      parseAdvertiseUrl,
     );
 }
 
 /** The DaemonOptions of the OIDC flags; USAGE_ERROR for flags that do not go together or a secret file that cannot be read. */
-export function oidcOptions(ctx: CliContext, opts: OidcFlags): Pick<DaemonOptions, 'oidc' | 'oidcClient'> {
+export function oidcOptions(
+  ctx: CliContext,
+  opts: OidcFlags,
+): Pick<DaemonOptions, 'oidc' | 'oidcClient' | 'publicUrl'> {
+  return { ...(opts.publicUrl !== undefined && { publicUrl: opts.publicUrl }), ...issuerOptions(ctx, opts) };
+}
+
+function issuerOptions(ctx: CliContext, opts: OidcFlags): Pick<DaemonOptions, 'oidc' | 'oidcClient'> {
   if ((opts.oidcIssuer === undefined) !== (opts.oidcAudience === undefined))
     throw new WfxError('USAGE_ERROR', '--oidc-issuer and --oidc-audience go together');
   const client = opts.oidcClientId !== undefined;
@@ -67,6 +79,7 @@ export function oidcArgs(ctx: CliContext, opts: OidcFlags): string[] {
   if (opts.oidcClientSecretFile !== undefined)
     args.push('--oidc-client-secret-file', resolve(ctx.cwd, opts.oidcClientSecretFile));
   if (opts.oidcScopes !== undefined) args.push('--oidc-scopes', opts.oidcScopes);
+  if (opts.publicUrl !== undefined) args.push('--public-url', opts.publicUrl);
   return args;
 }
 

@@ -59,3 +59,9 @@ t.test('the console client needs the issuer; its secret comes from a file or the
     join(dir, 'secret'),
   ]);
 });
+
+t.test('--public-url is passed on to the daemon and to a background one', async (t) => {
+  const dir = t.testdir({});
+  t.same(oidcOptions(ctx(dir), { publicUrl: 'https://wfx.example.com' }), { publicUrl: 'https://wfx.example.com' });
+  t.same(oidcArgs(ctx(dir), { publicUrl: 'https://wfx.example.com' }), ['--public-url', 'https://wfx.example.com']);
+});

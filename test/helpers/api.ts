@@ -38,6 +38,7 @@ export async function apiHarness(
     accessLog?: (entry: AccessLogEntry) => void;
     connections?: ServerOptions['connections'];
     console?: ServerOptions['console'];
+    publicUrl?: string;
   } = {},
 ): Promise<ApiHarness> {
   const h = await engineHarness(t, undefined, options.clock, {
@@ -58,6 +59,7 @@ export async function apiHarness(
     files: h.files,
     connections: options.connections,
     console: options.console,
+    publicUrl: options.publicUrl,
   });
   await app.ready();
   t.teardown(() => app.close());

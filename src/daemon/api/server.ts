@@ -105,6 +105,8 @@ export interface ServerOptions {
   readonly files?: FileStore;
   /** Checks flows to publish (the daemon's: off its event loop); without it, in the request's turn. */
   readonly flowChecker?: FlowChecker;
+  /** Where browsers and webhook senders reach this daemon (`--public-url`): console links, OIDC redirects, webhook URLs; left out, as each request names it. */
+  readonly publicUrl?: string;
   /**
    * The console's sessions and sign-in (a store of their own when left out), and where its built
    * files are (tests; default the build's dist/console/, console/assets.ts).
@@ -210,6 +212,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.setValidatorCompiler(validators.compile);
   // Validators are compiled in the background once the daemon is up (daemon.ts): a route's first request need not.
   app.decorate('compileValidators', validators.compileAll);
+  app.decorate('publicOrigin', options.publicUrl === undefined ? null : new URL(options.publicUrl).origin);
 
   app.setErrorHandler((err, request, reply) => {
     const { status, body } = toErrorAnswer(err);

@@ -6,6 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { WfxError } from '../../shared/errors.js';
+import { ownOrigin, requestOrigin } from '../api/public-origin.js';
 
 /** The value of cookie `name` in the request's Cookie header, or null. */
 export function readCookie(request: FastifyRequest, name: string): string | null {
@@ -30,22 +31,17 @@ export interface CookieOptions {
 }
 
 /**
- * A Set-Cookie value: HttpOnly always (no script of the page reads it), Secure when the request
- * came over HTTPS (a plain-HTTP daemon on loopback could not set a Secure cookie).
+ * A Set-Cookie value: HttpOnly always (no script of the page reads it), Secure when the browser
+ * reaches the daemon over HTTPS (a plain-HTTP daemon on loopback could not set a Secure cookie).
  */
 export function cookieHeader(request: FastifyRequest, name: string, value: string, options: CookieOptions): string {
   const parts = [`${name}=${value}`, `Path=${options.path ?? '/'}`, 'HttpOnly', `SameSite=${options.sameSite}`];
   if (options.maxAgeSeconds !== undefined) parts.push(`Max-Age=${options.maxAgeSeconds}`);
-  if (request.protocol === 'https') parts.push('Secure');
+  if (request.protocol === 'https' || ownOrigin(request).startsWith('https:')) parts.push('Secure');
   return parts.join('; ');
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/** This daemon's origin as the request names it (`http://127.0.0.1:7878`). */
-export function ownOrigin(request: FastifyRequest): string {
-  return `${request.protocol}://${request.host}`;
-}
 
 /**
  * Throws CROSS_SITE_REQUEST unless `request` (one that carries a console cookie) comes from
@@ -65,7 +61,8 @@ export function assertSameOrigin(request: FastifyRequest): void {
   }
   if (!unsafe) return;
   const origin = request.headers.origin;
-  if (origin === ownOrigin(request)) return;
+  // The public origin, or this daemon reached directly (its own loopback address, say).
+  if (origin === ownOrigin(request) || origin === requestOrigin(request)) return;
   throw crossSite(request, origin === undefined ? 'no Origin header' : `Origin: ${origin}`);
 }
 

@@ -44,6 +44,8 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly oidc?: OidcOptions;
   /** The console's OIDC client at `oidc`'s issuer (sign-in through /auth/callback); needs `oidc`. */
   readonly oidcClient?: Omit<OidcClientOptions, 'issuer'>;
+  /** Where browsers and webhook senders reach the daemon (`--public-url`, an origin); default: as each request names it. */
+  readonly publicUrl?: string;
   /** A webhook delivery's event id (and body hash) makes a later one a duplicate this long (default 72 hours). */
   readonly webhookReplayWindowMs?: number;
   /** CIDRs serviceTask calls may never connect to (work/network-policy.ts); wins over `httpAllow`. */

@@ -183,6 +183,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       maxJsonDepth: options.maxJsonDepth,
       bearer,
       console: { login },
+      publicUrl: options.publicUrl,
       triggerHealth: () => [...scheduler.health(), ...email.health()],
       historyDamage: () => history.damage(),
       storeHealth: () => store.health(),

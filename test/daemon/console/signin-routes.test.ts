@@ -239,3 +239,22 @@ t.test('returnTo stays on this origin', async (t) => {
   for (const bad of ['//evil.test/x', '/\\evil.test', 'https://evil.test', 'javascript:alert(1)', '', undefined])
     t.equal(safeReturnTo(bad), '/', String(bad));
 });
+
+t.test('behind a proxy that ends TLS, links and cookies are of --public-url', async (t) => {
+  const h = await apiHarness(t, { publicUrl: 'https://wfx.example.com' });
+  const key = await h.key('admin', null);
+  const link = await h.call(key, { method: 'POST', url: '/auth/links', headers: { host: HOST } });
+  t.match(link.json().url, /^https:\/\/wfx\.example\.com\/auth\/link\?token=/, "the link is the browser's address");
+  const session = (origin: string) =>
+    h.app.inject({
+      method: 'POST',
+      url: '/auth/session',
+      headers: { host: HOST, origin },
+      payload: { apiKey: key.apiKey },
+    });
+  const viaProxy = await session('https://wfx.example.com');
+  t.equal(viaProxy.statusCode, 200, 'the public origin is this daemon');
+  t.match(String(viaProxy.headers['set-cookie']), /; Secure/, 'a Secure cookie: browsers reach it over HTTPS');
+  t.equal((await session(ORIGIN)).statusCode, 200, 'so is its own address, reached directly');
+  t.equal((await session('https://evil.test')).json().error, 'CROSS_SITE_REQUEST');
+});

@@ -35,6 +35,7 @@ import { liveSecrets, maxBodyOf, schemeOf, type WebhookReceiver } from '../../tr
 import { webhookReceiveRoute } from './webhook-receive.js';
 import type { Caller } from '../caller.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
+import { ownOrigin } from '../public-origin.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
 
 export interface WebhookRouteDeps {
@@ -75,7 +76,7 @@ function view(w: WebhookRegistration, baseUrl: string): WebhookView {
   };
 }
 
-const baseUrlOf = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
+const baseUrlOf = (request: FastifyRequest) => ownOrigin(request);
 
 /** POST /webhook/receive/{token} (webhook-receive.ts), and /admin/webhooks. */
 export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps): void {

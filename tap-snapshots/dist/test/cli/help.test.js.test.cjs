@@ -397,6 +397,10 @@ Options:
                                       none: a public client
   --oidc-scopes <scopes>              the scopes the console asks for (default
                                       "openid profile email offline_access")
+  --public-url <url>                  where browsers and webhook senders reach
+                                      the daemon, behind a proxy or tunnel
+                                      (console links, OIDC redirects, webhook
+                                      URLs)
   -h, --help                          display help for command
 
 Examples:
@@ -512,6 +516,10 @@ Options:
                                       none: a public client
   --oidc-scopes <scopes>              the scopes the console asks for (default
                                       "openid profile email offline_access")
+  --public-url <url>                  where browsers and webhook senders reach
+                                      the daemon, behind a proxy or tunnel
+                                      (console links, OIDC redirects, webhook
+                                      URLs)
   -h, --help                          display help for command
 
 Examples:
