@@ -25,6 +25,7 @@ import type { HistoryStore } from '../src/daemon/store/history-store.js';
 import { PgStore } from '../src/daemon/store/pg/pg-store.js';
 import type { RecordStore } from '../src/daemon/store/record-store.js';
 import { WFX_COMMONS } from '../src/daemon/state/commons.js';
+import { ordersFlow } from '../test/helpers/engine.js';
 import { HAVE_POSTGRES, startCluster } from '../test/helpers/postgres.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { inCallers } from './callers.js';
@@ -42,19 +43,7 @@ const FAIL_EVERY = 5_000;
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 50);
 const DAY_MS = 86_400_000;
 
-/** Ends at once, fails at once (`fail`: no branch matches), or waits for input (`wait`). */
-const FLOW = `processId: 5f0c1d2e-3a4b-4c5d-8e6f-708192a3b4c5
-name: Orders
-nodes:
-  start: { type: startEvent, next: route }
-  route:
-    type: exclusiveGateway
-    branches:
-      - { condition: "\${mode == 'ok'}", next: done }
-      - { condition: "\${mode == 'wait'}", next: ask }
-  ask: { type: inputNode, inputType: textbox, next: done }
-  done: { type: endEvent }
-`;
+const FLOW = ordersFlow('5f0c1d2e-3a4b-4c5d-8e6f-708192a3b4c5');
 
 /** The data directory made: its executions' ids (newest first), its key, how long it took. */
 export interface Seeded {

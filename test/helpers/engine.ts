@@ -230,3 +230,21 @@ export async function crashImage(t: Test, h: EngineHarness): Promise<string> {
   cpSync(h.dir, dir, { recursive: true });
   return dir;
 }
+
+/**
+ * A flow whose executions end at once (`mode: 'ok'`), fail at once with NO_BRANCH_MATCHED
+ * (any other mode), or wait for input (`mode: 'wait'`): what the lists of executions are tested
+ * and measured over.
+ */
+export const ordersFlow = (processId = 'AUTO', name = 'Orders'): string => `processId: ${processId}
+name: ${name}
+nodes:
+  start: { type: startEvent, next: route }
+  route:
+    type: exclusiveGateway
+    branches:
+      - { condition: "\${mode == 'ok'}", next: done }
+      - { condition: "\${mode == 'wait'}", next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;

@@ -3,8 +3,8 @@
  * re-reads of the execution (throttled), which redraw the states, the path taken and the panels.
  * Beside the diagram: the node panel, the log, variables, output, children, and Cancel.
  */
-import { useLocation, useRoute } from 'preact-iso/router';
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso/router';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { FlowDetail } from '../../shared/api/flows.js';
 import type { WhoAmI } from '../../shared/api/meta.js';
 import type { InstanceView } from '../../shared/api/process.js';
@@ -16,9 +16,10 @@ import { JsonBlock } from '../components/json-block.js';
 import { LogView } from '../components/log-view.js';
 import { NodePanel } from '../components/node-panel.js';
 import { StateBadge } from '../components/state-badge.js';
-import { Diagram, type NodePath } from '../diagram/diagram.js';
+import { Diagram } from '../diagram/diagram.js';
 import { buildGraph } from '../diagram/graph-model.js';
 import { useApi } from '../hooks/use-api.js';
+import { useNodeSelection } from '../hooks/use-node-selection.js';
 import { useLog } from '../hooks/use-log.js';
 import { useRuns } from '../hooks/use-runs.js';
 import { useThrottled } from '../hooks/use-throttled.js';
@@ -34,8 +35,7 @@ import {
   toggleOpen,
   type OpenState,
 } from '../model/open-state.js';
-import { locate, nodeParam, parseNodeParam } from './execution-view.js';
-import { useEscape } from '../hooks/use-escape.js';
+import { locate } from './execution-view.js';
 
 /** The execution's facts, as a description list. */
 function Facts({ run, now }: { readonly run: InstanceView; readonly now: number }) {
@@ -99,8 +99,7 @@ function Facts({ run, now }: { readonly run: InstanceView; readonly now: number 
 
 /** The execution page. */
 export default function ExecutionPage() {
-  const { params, query } = useRoute();
-  const location = useLocation();
+  const { params } = useRoute();
   const id = params.id ?? '';
   const exec = useApi<InstanceView>(path`/process/instance/${id}`);
   const run = exec.data ?? null;
@@ -111,7 +110,8 @@ export default function ExecutionPage() {
   const flow = useApi<FlowDetail>(
     run ? `${path`/admin/flows/${run.processId}`}?version=${encodeURIComponent(run.processVersion)}` : null,
   );
-  const selected = parseNodeParam(query.node);
+  const [asking, setAsking] = useState(false);
+  const { selected, select, close: closePanel } = useNodeSelection(asking);
   const [open, setOpen] = useState<OpenState>(() => (selected ? openPath({}, selected.scope) : {}));
   const runs = useRuns((known) => bodyRuns(open, run, known), version);
   const opened = useMemo(() => openedBodies(open, run, runs), [open, run, runs]);
@@ -123,28 +123,9 @@ export default function ExecutionPage() {
   // not offer what would be refused.
   const me = useApi<WhoAmI>('/auth/whoami');
   const mayCancel = me.data?.permissions.includes('WORKFLOW_EXECUTE') ?? false;
-  const [asking, setAsking] = useState(false);
   const [cancelError, setCancelError] = useState<string | null>(null);
   useTitle(run ? `${run.processName} ${run.processInstanceId}` : `Execution ${id}`);
   const now = useNow(run?.state === 'RUNNING');
-
-  const select = useCallback(
-    (p: NodePath | null) => {
-      const q = new URLSearchParams(location.query);
-      if (p) q.set('node', nodeParam(p));
-      else q.delete('node');
-      const text = q.toString();
-      location.route(`${location.path}${text ? `?${text}` : ''}`, true);
-    },
-    [location],
-  );
-  const closePanel = useCallback(() => {
-    const was = selected ? nodeParam(selected) : null;
-    select(null);
-    // Focus goes back to the node the panel was of.
-    if (was) requestAnimationFrame(() => document.querySelector<SVGElement>(`[data-node-path="${was}"]`)?.focus());
-  }, [select, selected]);
-  useEscape(selected !== null && !asking, closePanel);
 
   const cancel = async (yes: boolean) => {
     setAsking(false);

@@ -3,28 +3,27 @@
  * diagram (the execution page's, without an execution) and its source. `?version=N` chooses the
  * version (default: the newest); `?node=` opens a node's panel.
  */
-import { useLocation, useRoute } from 'preact-iso/router';
-import { useCallback, useMemo, useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso/router';
+import { useMemo, useState } from 'preact/hooks';
 import type { FlowDetail } from '../../shared/api/flows.js';
 import { path } from '../api/http.js';
 import { NodePanel } from '../components/node-panel.js';
-import { Diagram, type NodePath } from '../diagram/diagram.js';
+import { Diagram } from '../diagram/diagram.js';
 import { buildGraph } from '../diagram/graph-model.js';
 import { useApi } from '../hooks/use-api.js';
-import { useEscape } from '../hooks/use-escape.js';
+import { useNodeSelection } from '../hooks/use-node-selection.js';
 import { useTitle } from '../hooks/use-title.js';
 import { formatTime, jsonText } from '../model/format.js';
 import { openedBodies, openPath, toggleOpen, type OpenState } from '../model/open-state.js';
-import { locate, nodeParam, parseNodeParam } from './execution-view.js';
+import { locate } from './execution-view.js';
 
 /** The flow page. */
 export default function FlowPage() {
   const { params, query } = useRoute();
-  const location = useLocation();
   const processId = params.processId ?? '';
   const version = /^[0-9]+$/.test(query.version ?? '') ? query.version! : null;
   const flow = useApi<FlowDetail>(`${path`/admin/flows/${processId}`}${version ? `?version=${version}` : ''}`);
-  const selected = parseNodeParam(query.node);
+  const { selected, select, close: closePanel } = useNodeSelection();
   const [open, setOpen] = useState<OpenState>(() => (selected ? openPath({}, selected.scope) : {}));
   const opened = useMemo(() => openedBodies(open, null, {}), [open]);
   const graph = useMemo(
@@ -32,23 +31,6 @@ export default function FlowPage() {
     [flow.data, opened],
   );
   useTitle(flow.data ? `${flow.data.name} v${flow.data.version}` : processId);
-
-  const select = useCallback(
-    (p: NodePath | null) => {
-      const q = new URLSearchParams(location.query);
-      if (p) q.set('node', nodeParam(p));
-      else q.delete('node');
-      const text = q.toString();
-      location.route(`${location.path}${text ? `?${text}` : ''}`, true);
-    },
-    [location],
-  );
-  const closePanel = useCallback(() => {
-    const was = selected ? nodeParam(selected) : null;
-    select(null);
-    if (was) requestAnimationFrame(() => document.querySelector<SVGElement>(`[data-node-path="${was}"]`)?.focus());
-  }, [select, selected]);
-  useEscape(selected !== null, closePanel);
 
   if (flow.error && !flow.data)
     return (

@@ -14,24 +14,13 @@ import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
 import type { RecordStore } from '../../../src/daemon/store/record-store.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { validateFlowSource } from '../../../src/shared/flow/validate.js';
-import { TestClock } from '../../helpers/engine.js';
+import { ordersFlow, TestClock } from '../../helpers/engine.js';
 import { POSTGRES_SKIP, startPostgres } from '../../helpers/postgres.js';
 
 // The list of executions over each store: the same executions give the same pages, from the
 // tags the archive writes and from the older ones (read through the documents).
 
-const FLOW = `processId: 0192f0c0-0000-7000-8000-0000000000e1
-name: Orders
-nodes:
-  start: { type: startEvent, next: route }
-  route:
-    type: exclusiveGateway
-    branches:
-      - { condition: "\${mode == 'ok'}", next: done }
-      - { condition: "\${mode == 'wait'}", next: ask }
-  ask: { type: inputNode, inputType: textbox, next: done }
-  done: { type: endEvent }
-`;
+const FLOW = ordersFlow('0192f0c0-0000-7000-8000-0000000000e1');
 const PID = '0192f0c0-0000-7000-8000-0000000000e1';
 
 type Opened = { readonly store: RecordStore<WfxState, WfxRecord>; readonly history: HistoryStore };

@@ -3,21 +3,9 @@ import { ExecutionFilter, type ExecutionQuery } from '../../../src/daemon/engine
 import { textTag } from '../../../src/daemon/engine/execution-tags.js';
 import { bucketOf } from '../../../src/daemon/engine/ids.js';
 import { listRange } from '../../../src/daemon/store/history-store.js';
-import { engineHarness } from '../../helpers/engine.js';
+import { engineHarness, ordersFlow } from '../../helpers/engine.js';
 
-/** Ends at once, or fails at once with NO_BRANCH_MATCHED (`fail`), or waits for input (`wait`). */
-const FLOW = `processId: AUTO
-name: Orders
-nodes:
-  start: { type: startEvent, next: route }
-  route:
-    type: exclusiveGateway
-    branches:
-      - { condition: "\${mode == 'ok'}", next: done }
-      - { condition: "\${mode == 'wait'}", next: ask }
-  ask: { type: inputNode, inputType: textbox, next: done }
-  done: { type: endEvent }
-`;
+const FLOW = ordersFlow();
 
 t.test('a text tag holds no white space or |, and a long or unencodable text is a digest', async (t) => {
   t.equal(textTag('order-42'), 'order-42', 'plain text as it is');

@@ -1,21 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { apiHarness, type ApiHarness, type TestKey } from '../../../helpers/api.js';
+import { ordersFlow } from '../../../helpers/engine.js';
 import { bucketOf } from '../../../../src/daemon/engine/ids.js';
-
-/** Ends at once (`ok`), fails at once with NO_BRANCH_MATCHED (`fail`), or waits for input (`wait`). */
-const orders = (processId: string, name: string) => `processId: ${processId}
-name: ${name}
-nodes:
-  start: { type: startEvent, next: route }
-  route:
-    type: exclusiveGateway
-    branches:
-      - { condition: "\${mode == 'ok'}", next: done }
-      - { condition: "\${mode == 'wait'}", next: ask }
-  ask: { type: inputNode, inputType: textbox, next: done }
-  done: { type: endEvent }
-`;
 
 /** One child execution per item, each ending at once. */
 const LOOP = `processId: AUTO
@@ -69,10 +56,10 @@ async function seed(t: Test): Promise<Seeded> {
   const otherOperator = await h.key('operator', 'other');
   const system = await h.key('admin', null);
   const pid = randomUUID();
-  await h.publish(orders(pid, 'Orders'));
-  await h.publish(orders(pid, 'Orders, reworked'), { environment: 'DEVELOPMENT' });
+  await h.publish(ordersFlow(pid, 'Orders'));
+  await h.publish(ordersFlow(pid, 'Orders, reworked'), { environment: 'DEVELOPMENT' });
   const batch = await h.publish(LOOP);
-  const theirs = await h.publish(orders('AUTO', 'Theirs'), { organization: 'other' });
+  const theirs = await h.publish(ordersFlow('AUTO', 'Theirs'), { organization: 'other' });
   const started: Array<{ id: string; organization: string }> = [];
   const start = async (
     key: TestKey,
