@@ -18,7 +18,10 @@ export function formatTime(iso: string | null | undefined): string {
   });
 }
 
-/** Milliseconds as a person reads them: `850 ms`, `4.2 s`, `3 min 5 s`, `2 h 10 min`, `3 d 4 h`. Pure. */
+/**
+ * Milliseconds as a person reads them: milliseconds under a second, seconds (one decimal under
+ * ten) under a minute, then minutes and seconds, hours and minutes, days and hours. Pure.
+ */
 export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '';
   if (ms < 1000) return `${Math.round(ms)} ms`;
