@@ -6,20 +6,17 @@
  * its scripts and styles, and the API's answers), then what opening one execution adds (its
  * diagram's code and layout, loaded on demand).
  */
-import { execFile } from 'node:child_process';
+import { startBenchDaemon } from './daemon.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
+import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS } from '../test/helpers/browser.js';
 import { filesIn, seedExecutions } from './executions.js';
 import { machineLine, writeSection } from './report.js';
 
-const run = promisify(execFile);
-const WFX = fileURLToPath(new URL('../../bin/wfx.js', import.meta.url));
 /** Cold loads of the list timed (BENCH_CONSOLE_LOADS overrides). */
 const LOADS = Number(process.env.BENCH_CONSOLE_LOADS ?? 10);
 
@@ -79,17 +76,8 @@ export async function runConsoleBench(): Promise<ConsoleBench | null> {
   const profile = await mkdtemp(join(tmpdir(), 'wfx-bench-chromium-'));
   try {
     const seeded = await seedExecutions(filesIn(dataDir));
-    const { stdout } = await run(process.execPath, [
-      WFX,
-      'daemon',
-      'start',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--json',
-    ]);
-    const { url } = JSON.parse(stdout) as { url: string };
+    const daemon = await startBenchDaemon(dataDir);
+    const { url } = daemon;
     const browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
@@ -128,7 +116,7 @@ export async function runConsoleBench(): Promise<ConsoleBench | null> {
       };
     } finally {
       await browser.close();
-      await run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).catch(() => undefined);
+      await daemon.stop();
     }
   } finally {
     await rm(dataDir, { recursive: true, force: true });

@@ -8,12 +8,11 @@
  * step goes to history at once), on a clock that spreads them over the days; the daemon then
  * starts on that store.
  */
-import { execFile } from 'node:child_process';
+import { startBenchDaemon } from './daemon.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
+import { pathToFileURL } from 'node:url';
 import { newApiKey } from '../src/daemon/auth/api-keys.js';
 import { Engine } from '../src/daemon/engine/engine.js';
 import { publishFlow } from '../src/daemon/flows/publish.js';
@@ -31,8 +30,6 @@ import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { inCallers } from './callers.js';
 import { machineLine, writeSection } from './report.js';
 
-const run = promisify(execFile);
-const WFX = fileURLToPath(new URL('../../bin/wfx.js', import.meta.url));
 /** Executions in the store (BENCH_EXECUTIONS overrides): DAYS days of them (BENCH_DAYS), WAITING of the last day's live. */
 const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 100_000);
 const DAYS = Number(process.env.BENCH_DAYS ?? 5);
@@ -143,18 +140,8 @@ async function measure(
   storeArgs: readonly string[] = [],
 ): Promise<StoreFigures> {
   const seeded = await seedExecutions(open);
-  const { stdout } = await run(process.execPath, [
-    WFX,
-    'daemon',
-    'start',
-    '--port',
-    '0',
-    '--data-dir',
-    dataDir,
-    ...storeArgs,
-    '--json',
-  ]);
-  const { url } = JSON.parse(stdout) as { url: string };
+  const daemon = await startBenchDaemon(dataDir, storeArgs);
+  const { url } = daemon;
   try {
     const get = async (query: string): Promise<{ ms: number; items: number }> => {
       const t0 = performance.now();
@@ -184,7 +171,7 @@ async function measure(
     }
     return { seedSeconds: seeded.seconds, cases: out };
   } finally {
-    await run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).catch(() => undefined);
+    await daemon.stop();
   }
 }
 

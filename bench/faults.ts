@@ -8,22 +8,20 @@
  * on a while after it stops). The attacks run in their own process (bench/fault-attacker.ts),
  * from another organization than the traffic's; the traffic from this one.
  */
-import { execFile, fork } from 'node:child_process';
+import { startBenchDaemon } from './daemon.js';
+import { fork } from 'node:child_process';
 import { get as httpGet } from 'node:http';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { WfxClient } from '../src/client/client.js';
 import { FIVE_NODE_FLOW } from './engine.js';
 import type { Attack } from './fault-attacker.js';
 import { percentile } from './http.js';
 import { machineLine, writeSection } from './report.js';
 
-const run = promisify(execFile);
-const WFX = fileURLToPath(new URL('../../bin/wfx.js', import.meta.url));
 const ATTACKER = fileURLToPath(new URL('./fault-attacker.js', import.meta.url));
 /** Seconds of traffic measured in each phase (BENCH_SECONDS overrides). */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -154,20 +152,9 @@ async function drained(res: Response): Promise<Response> {
 export async function runFaultsBench(): Promise<FaultsBenchResult> {
   const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-faults-'));
   const dataDir = join(dir, 'data');
-  const { stdout } = await run(process.execPath, [
-    WFX,
-    'daemon',
-    'start',
-    '--port',
-    '0',
-    '--data-dir',
-    dataDir,
-    '--json',
-    '--max-connections',
-    String(MAX_CONNECTIONS),
-  ]);
+  const daemon = await startBenchDaemon(dataDir, ['--max-connections', String(MAX_CONNECTIONS)]);
   try {
-    const { url } = JSON.parse(stdout) as { url: string };
+    const { url } = daemon;
     const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
     const client = new WfxClient({ url, apiKey: key, credentialSource: 'bench' });
     await client.flows.publish({ source: FIVE_NODE_FLOW });
@@ -214,7 +201,7 @@ export async function runFaultsBench(): Promise<FaultsBenchResult> {
     ];
     return { phases, log: { entries: (log.match(/^id: /gm) ?? []).length, bytes: Buffer.byteLength(log) } };
   } finally {
-    await run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).catch(() => undefined);
+    await daemon.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }

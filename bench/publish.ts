@@ -5,18 +5,15 @@
  * publish held the daemon's event loop for before checks moved to a worker thread
  * (docs/decisions/047-flow-limits.md).
  */
-import { execFile } from 'node:child_process';
+import { startBenchDaemon } from './daemon.js';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
+import { pathToFileURL } from 'node:url';
 import { FLOW_LIMITS } from '../src/shared/flow/limits.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { machineLine, writeSection } from './report.js';
 
-const run = promisify(execFile);
-const WFX = fileURLToPath(new URL('../../bin/wfx.js', import.meta.url));
 const PID = '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11';
 /** Publishes of each flow (BENCH_PUBLISHES overrides). */
 const PUBLISHES = Number(process.env.BENCH_PUBLISHES ?? 5);
@@ -147,17 +144,8 @@ function latency(samples: number[]): Latency {
 /** Runs the publish benchmark against a fresh daemon; resolves to the baseline and one row per case. */
 export async function runPublishBench(): Promise<{ baseline: Latency; rows: PublishFigures[] }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'wfx-bench-publish-'));
-  const { stdout } = await run(process.execPath, [
-    WFX,
-    'daemon',
-    'start',
-    '--port',
-    '0',
-    '--data-dir',
-    dataDir,
-    '--json',
-  ]);
-  const { url } = JSON.parse(stdout) as { url: string };
+  const daemon = await startBenchDaemon(dataDir);
+  const { url } = daemon;
   try {
     const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
     const health = async (): Promise<number> => {
@@ -219,7 +207,7 @@ export async function runPublishBench(): Promise<{ baseline: Latency; rows: Publ
     }
     return { baseline: latency(baselineSamples), rows };
   } finally {
-    await run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).catch(() => undefined);
+    await daemon.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
 }

@@ -1,0 +1,36 @@
+/**
+ * A wfx daemon for a benchmark, started and stopped as a user does it (`wfx daemon start` in
+ * the background, on a free port), so that what is measured goes over real HTTP to a real process.
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const WFX = fileURLToPath(new URL('../../bin/wfx.js', import.meta.url));
+
+/** A daemon started for a benchmark: where it listens, and how to stop it (never throws). */
+export interface BenchDaemon {
+  readonly url: string;
+  readonly stop: () => Promise<void>;
+}
+
+/** Starts a daemon on `dataDir` with `args` besides its port and data directory. */
+export async function startBenchDaemon(dataDir: string, args: readonly string[] = []): Promise<BenchDaemon> {
+  const { stdout } = await run(process.execPath, [
+    WFX,
+    'daemon',
+    'start',
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    '--json',
+    ...args,
+  ]);
+  const { url } = JSON.parse(stdout) as { url: string };
+  const stop = async () => {
+    await run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).catch(() => undefined);
+  };
+  return { url, stop };
+}
