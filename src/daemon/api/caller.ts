@@ -1,3 +1,4 @@
+import type { WhoAmI } from '../../shared/api/index.js';
 import type { WfxError } from '../../shared/errors.js';
 import type { Permission } from '../state/state.js';
 
@@ -43,4 +44,14 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: RouteAuth;
   }
+}
+
+/** GET /auth/whoami's answer for `caller`: its key id (or token subject), organization, permissions. */
+export function whoAmI(c: Caller): WhoAmI {
+  return {
+    ...(c.keyId !== null ? { keyId: c.keyId } : { subject: c.subject }),
+    organization: c.organization,
+    system: c.system,
+    permissions: [...c.permissions],
+  };
 }

@@ -17,11 +17,10 @@ import {
   type SignedIn,
   type SignedOut,
   type SignInLink,
-  type WhoAmI,
 } from '../../shared/api/index.js';
 import { WfxError, errorMessage } from '../../shared/errors.js';
 import { authenticateApiKey, callerOfKey, keyLapsed } from '../api/auth.js';
-import type { Caller } from '../api/caller.js';
+import { whoAmI } from '../api/caller.js';
 import { listedOrganization } from '../api/organization.js';
 import type { WfxState } from '../state/state.js';
 import { ownOrigin } from '../api/public-origin.js';
@@ -231,13 +230,4 @@ function callbackUri(request: FastifyRequest): string {
 export function safeReturnTo(returnTo: string | undefined): string {
   if (returnTo === undefined || !/^\/(?![/\\])[^\s]*$/.test(returnTo)) return '/';
   return returnTo;
-}
-
-function whoAmI(caller: Caller): WhoAmI {
-  return {
-    ...(caller.keyId !== null ? { keyId: caller.keyId } : { subject: caller.subject }),
-    organization: caller.organization,
-    system: caller.system,
-    permissions: [...caller.permissions],
-  };
 }

@@ -1,3 +1,4 @@
+import { whoAmI } from '../caller.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, app.swagger()
@@ -62,15 +63,7 @@ export function metaRoutes(app: FastifyInstance, deps: MetaRouteDeps): void {
   app.get('/auth/whoami', {
     config: { auth: { permission: 'any' } },
     schema: { tags: ['meta'], summary: 'Who the credential is: organization, system or not, permissions' },
-    handler: async (request): Promise<WhoAmI> => {
-      const c = request.caller!;
-      return {
-        ...(c.keyId !== null ? { keyId: c.keyId } : { subject: c.subject }),
-        organization: c.organization,
-        system: c.system,
-        permissions: [...c.permissions],
-      };
-    },
+    handler: async (request): Promise<WhoAmI> => whoAmI(request.caller!),
   });
 
   app.get('/events', {
