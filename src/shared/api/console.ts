@@ -25,7 +25,7 @@ export interface SignedIn {
 
 /** POST /auth/links: a one-time sign-in link, good once, until `expiresAt`. */
 export interface SignInLink {
-  /** The link on the daemon's address as this request reached it. */
+  /** The link on the daemon's address as browsers reach it (`--public-url`, else as this request named it). */
   readonly url: string;
   /** The same, as a path (a client that knows the daemon by another address joins it to its own). */
   readonly path: string;
