@@ -55,3 +55,13 @@ export function whoAmI(c: Caller): WhoAmI {
     permissions: [...c.permissions],
   };
 }
+
+/**
+ * Who asked, as a recovery operation records it in the execution's history and log: `key:<id>`
+ * for an API key (console sessions included), `oidc:<subject>` for a bearer token,
+ * `daemon` for another daemon of the cluster acting for an organization.
+ */
+export function actorOf(c: Caller): string {
+  if (c.kind === 'daemon') return 'daemon';
+  return c.keyId !== null ? `key:${c.keyId}` : `oidc:${c.subject ?? '?'}`;
+}
