@@ -63,6 +63,10 @@ import type {
   Variables,
   WhoAmI,
   SignInLink,
+  ReplayBody,
+  Replayed,
+  RetryBody,
+  Retried,
 } from '../shared/api/index.js';
 import type { SseEvent } from '../shared/sse.js';
 import { adminApi } from './admin.js';
@@ -183,6 +187,18 @@ export class WfxClient {
     /** POST /process/instance/{id}/cancel. Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING. */
     cancel: (id: string): Promise<{ processInstanceId: string; status: string }> =>
       this.http.post(path`/process/instance/${id}/cancel`),
+    /**
+     * POST /process/instance/{id}/retry: a failed execution goes on where it failed. Throws
+     * INSTANCE_NOT_FOUND, INSTANCE_NOT_FAILED, INSTANCE_IS_CHILD, VERSION_NOT_FOUND, VALIDATION_ERROR.
+     */
+    retry: (id: string, body: RetryBody = {}): Promise<Retried> =>
+      this.http.post<Retried>(path`/process/instance/${id}/retry`, body),
+    /**
+     * POST /process/instance/{id}/replay: a new execution of the same version from a node. Throws
+     * INSTANCE_NOT_FOUND, INSTANCE_IS_CHILD, NODE_NOT_FOUND, NODE_NOT_REACHED, REPLAY_VARIABLES_UNKNOWN.
+     */
+    replay: (id: string, body: ReplayBody): Promise<Replayed> =>
+      this.http.post<Replayed>(path`/process/instance/${id}/replay`, body),
     /**
      * GET /process/instance/{id}/logs as Server-Sent Events: each entry (`data`: a LogEntry,
      * `id`: its number), with `progress: true` also `event: progress` (no id), then `event: end`

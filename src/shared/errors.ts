@@ -27,6 +27,17 @@ export const ERROR_CODES = {
   NO_MATCHING_SUBSCRIPTION: { status: 404 },
   NODE_NOT_WAITING: { status: 409 },
   INSTANCE_NOT_RUNNING: { status: 409 },
+  INSTANCE_NOT_FAILED: {
+    status: 409,
+    hint: 'Only a failed execution is retried; `wfx instances replay ID --from NODE` runs any one again as a new execution.',
+  },
+  INSTANCE_IS_CHILD: { status: 409, hint: 'Retry or replay its top-level execution: a child is retried through it.' },
+  NODE_NOT_FOUND: { status: 404 },
+  NODE_NOT_REACHED: { status: 409, hint: 'Replay from a node the execution entered (its log lists them).' },
+  REPLAY_VARIABLES_UNKNOWN: {
+    status: 409,
+    hint: "The execution's log grew too large to keep the variables at every node; replay from an earlier node.",
+  },
   PROCESS_NOT_PUBLISHED: { status: 409 },
   PROCESS_ID_CONFLICT: { status: 409 },
   KEY_REVOKED: { status: 409, hint: 'A revoked key stays revoked; create a new one with `wfx keys create`.' },

@@ -28,6 +28,8 @@ const COMMANDS = [
   ['instances', 'list'],
   ['instances', 'get'],
   ['instances', 'cancel'],
+  ['instances', 'retry'],
+  ['instances', 'replay'],
   ['logs'],
   ['task', 'list'],
   ['task', 'complete'],

@@ -14,6 +14,7 @@ import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
 import { wholeNumber } from '../options.js';
+import { registerRecovery } from './instances-recovery.js';
 
 /** The most `wfx instances list --limit` takes, and the executions it asks for at a time (GET /process/instances' most). */
 const LIST_MAX = 1000;
@@ -28,9 +29,9 @@ interface ListOptions {
   readonly all?: boolean;
 }
 
-/** `wfx instances list|get|cancel`. */
+/** `wfx instances list|get|cancel|retry|replay`. */
 export function registerInstances(program: Command, ctx: CliContext): void {
-  const instances = program.command('instances').description('list, inspect and cancel executions');
+  const instances = program.command('instances').description('list, inspect, cancel, retry and replay executions');
 
   instances
     .command('list')
@@ -135,6 +136,8 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       if (globals(cmd).json) printJson(ctx, res);
       else ctx.stdout.write(`${id} cancelled\n`);
     });
+
+  registerRecovery(instances, ctx);
 }
 
 /** A line of a drawn tree and the lines under it. */

@@ -24,7 +24,8 @@ interface RunOptions {
   timeout?: number;
 }
 
-const positive = (v: string) => {
+/** A `--timeout` value: a positive number of seconds. */
+export const positive = (v: string): number => {
   const n = Number(v);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number of seconds');
   return n;

@@ -162,7 +162,7 @@ export class ExecutionArchive {
         try {
           await this.deps.history.putJson(bucket, id, doc, executionTags(inst, inst));
           this.retries.delete(id);
-          return { id, bucket, texts: typeof doc === 'string' ? [doc] : doc.parts };
+          return { id, bucket, texts: typeof doc === 'string' ? [doc] : doc.parts, lines: inst.logs.length };
         } catch (err) {
           this.deps.onError(err, `archiving ${id}`);
           this.retryLater(id, recordsJson);
@@ -170,9 +170,12 @@ export class ExecutionArchive {
         }
       }),
     );
-    const done = written.filter(
-      (w): w is NonNullable<typeof w> => w !== null && this.deps.state.instances[w.id] !== undefined,
-    );
+    // Only executions still as written: one retried meanwhile runs again (or ended again, with
+    // more log lines, and is archived anew), and must not leave the live state for a stale copy.
+    const done = written.filter((w): w is NonNullable<typeof w> => {
+      const now = w === null ? undefined : this.deps.state.instances[w.id];
+      return now !== undefined && now.stateCd !== STATE.RUNNING && now.logs.length === w!.lines;
+    });
     if (done.length === 0) return;
     // The files each names stay as long as its bucket does: recorded with its leaving, atomically.
     const held = new Map<string, Set<string>>();

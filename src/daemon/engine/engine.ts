@@ -26,6 +26,7 @@ import { executionSources, findInstance, listInstances, runningInstance } from '
 import type { OrganizationScope } from './scope.js';
 import type { EngineCluster, MovingExecutions } from '../cluster/ports.js';
 import { continueRecovered, recoverLiveState, reindexSubscriptions, type Recovering } from './recovery.js';
+import { replayExecution, retryExecution, type RecoveryDeps, type RecoveryRequest } from './recovery-ops.js';
 import { StepRunner } from './runner.js';
 import { EngineStepContext } from './step-context.js';
 import type { EventOutcome, RefusedStart, RunStep, StartRequest, StepAnswer, StepInput } from './step/index.js';
@@ -266,6 +267,29 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   async cancel(req: OrganizationScope & { processInstanceId: string }): Promise<void> {
     const id = (await runningInstance(this.state, this.archive, req, req.processInstanceId)).processInstanceId;
     await this.step({ kind: 'cancel', instanceId: id, reason: 'cancelled by request' });
+  }
+
+  /**
+   * Retries a failed execution where it failed (recovery-ops.ts). Throws INSTANCE_NOT_FOUND,
+   * INSTANCE_NOT_FAILED, INSTANCE_IS_CHILD, VERSION_NOT_FOUND, VALIDATION_ERROR,
+   * PAYLOAD_TOO_LARGE, EXECUTION_LIMIT_EXCEEDED.
+   */
+  retry(req: RecoveryRequest): Promise<void> {
+    return retryExecution(this.recoveryDeps, req);
+  }
+
+  /**
+   * Starts a new execution replaying `req.processInstanceId` from `req.nodeId` (recovery-ops.ts).
+   * Throws INSTANCE_NOT_FOUND, INSTANCE_IS_CHILD, VERSION_NOT_FOUND, NODE_NOT_FOUND,
+   * NODE_NOT_REACHED, REPLAY_VARIABLES_UNKNOWN, VALIDATION_ERROR, PAYLOAD_TOO_LARGE,
+   * EXECUTION_LIMIT_EXCEEDED.
+   */
+  replay(req: RecoveryRequest & { nodeId: string }): Promise<Instance> {
+    return replayExecution(this.recoveryDeps, req);
+  }
+
+  private get recoveryDeps(): RecoveryDeps {
+    return { state: this.state, archive: this.archive, step: (input, now) => this.step(input, now) };
   }
 
   /** A live or archived execution the caller may see, or null. */

@@ -12,6 +12,7 @@ export interface LifecycleEvent {
     | 'PROCESS_COMPLETED'
     | 'PROCESS_FAILED'
     | 'PROCESS_CANCELLED'
+    | 'PROCESS_RETRIED'
     | 'NODE_STARTED'
     | 'NODE_WAITING'
     | 'NODE_COMPLETED'
@@ -65,6 +66,7 @@ export function lifecycleOf(state: WfxState, r: WfxRecord): LifecycleEvent[] {
   };
   if (r.type === 'instance.finished')
     return [{ type: PROCESS_EVENT[r.stateCd], ...base, timestamp: r.at, stateCd: r.stateCd }];
+  if (r.type === 'instance.revived') return [{ type: 'PROCESS_RETRIED', ...base, timestamp: r.at, stateCd: 0 }];
   if (r.type === 'nodes.ran')
     return r.nodes.flatMap((n) => lifecycleOf(state, { type: 'node.ran', instanceId: r.instanceId, at: r.at, ...n }));
   if (!('nodeInstanceId' in r)) return [];
@@ -88,6 +90,7 @@ export function lifecycleOf(state: WfxState, r: WfxRecord): LifecycleEvent[] {
         { type: 'NODE_COMPLETED', ...node, timestamp: r.at, statusCd: STATUS.COMPLETED },
       ];
     case 'node.waiting':
+    case 'node.revived':
     case 'loop.progressed':
       return [{ type: 'NODE_WAITING', ...node, timestamp: r.at, statusCd: STATUS.WAITING }];
     case 'node.completed':

@@ -64,6 +64,33 @@ export interface Instance {
   logs: LogLine[];
   /** Model tokens its aiTasks used, summed over their completed calls; absent before the first. */
   usage?: ExecutionUsage;
+  /** Each time an operator retried it after a failure, oldest first (records/recovery.ts); absent before the first. */
+  retries?: RetryMark[];
+  /** The execution this one replays, and the node it started at (POST /process/instance/{id}/replay). */
+  readonly replayOf?: ReplayOf;
+  /**
+   * The index of the first log line that should have carried a copy of the variables and did
+   * not (the log had grown past LOG_VARIABLES_BYTES): from there on, the log no longer says
+   * what the variables were at each node (a replay needs it). Absent: every copy is there.
+   */
+  varsUnlogged?: number;
+}
+
+/** One retry of a failed execution: when, who asked, the failure it undid, the variables it set first. */
+export interface RetryMark {
+  readonly at: string;
+  readonly by: string;
+  readonly error: InstanceError;
+  /** The names of the variables the retry set before the failed nodes ran again. */
+  readonly set?: readonly string[];
+}
+
+/** What a replay started from: the execution replayed and the node it starts at. */
+export interface ReplayOf {
+  readonly processInstanceId: string;
+  readonly nodeId: string;
+  /** Who started the replay (api/caller.ts, actorOf). */
+  readonly by: string;
 }
 
 export interface NodeInstance {

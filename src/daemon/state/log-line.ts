@@ -40,6 +40,7 @@ export function appendLog(
   const ms = isoMs(at) - isoMs(inst.startTime);
   // A copy of the variables only while the log is small enough (sizes.ts, LOG_VARIABLES_BYTES).
   const copy = withVariables && logKeepsVariables(inst);
+  if (withVariables && !copy && inst.varsUnlogged === undefined) inst.varsUnlogged = inst.logs.length;
   pushLog(
     inst,
     copy
@@ -47,6 +48,29 @@ export function appendLog(
       : packedLogLine(node?.id ?? '', level, ms, message),
     copy,
   );
+}
+
+/**
+ * The node instance a log line names ('' for the execution itself; null for a line kept whole,
+ * which names a node by its id only), its message and the variables it copies: read without
+ * making the seed's fields.
+ */
+export function lineParts(line: LogLine): {
+  nodeInstanceId: string | null;
+  message: string;
+  variables: Record<string, unknown> | undefined;
+} {
+  if (typeof line === 'string') {
+    const a = line.indexOf(' ');
+    const c = line.indexOf(' ', line.indexOf(' ', a + 1) + 1);
+    return { nodeInstanceId: line.slice(0, a), message: line.slice(c + 1), variables: undefined };
+  }
+  if (Array.isArray(line)) {
+    const l = line as readonly [string, string, string, unknown, Record<string, unknown>?];
+    return { nodeInstanceId: l[0], message: l[2], variables: l[4] };
+  }
+  const e = line as LogEntry;
+  return { nodeInstanceId: null, message: e.message, variables: e.variables };
 }
 
 /** A log line with the seed's fields. */

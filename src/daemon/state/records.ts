@@ -12,6 +12,7 @@ import { fileHandlers, type FileRecord } from './records/files.js';
 import type { Handlers } from './records/handlers.js';
 import { messageHandlers, type MessageRecord } from './records/messages.js';
 import { nodeHandlers, nodeRunOf, type NodeRecord, type NodeRun } from './records/nodes.js';
+import { recoveryHandlers, type RecoveryRecord } from './records/recovery.js';
 import { secretHandlers, type SecretRecord } from './records/secrets.js';
 import { triggerHandlers, type TriggerRecord } from './records/triggers.js';
 
@@ -22,7 +23,14 @@ import { triggerHandlers, type TriggerRecord } from './records/triggers.js';
  * derived from node transitions (records/nodes.ts), so they need no records of their own.
  */
 export type WfxRecord =
-  DirectoryRecord | ExecutionRecord | NodeRecord | MessageRecord | TriggerRecord | SecretRecord | FileRecord;
+  | DirectoryRecord
+  | ExecutionRecord
+  | NodeRecord
+  | RecoveryRecord
+  | MessageRecord
+  | TriggerRecord
+  | SecretRecord
+  | FileRecord;
 
 // A handler changes only the execution its record names in `instanceId` (a child's start: also
 // its parent): checkpoints copy an execution just before a record that changes it (executionsTouched).
@@ -30,6 +38,7 @@ const handlers: Handlers<WfxRecord> = {
   ...directoryHandlers,
   ...executionHandlers,
   ...nodeHandlers,
+  ...recoveryHandlers,
   ...messageHandlers,
   ...triggerHandlers,
   ...secretHandlers,

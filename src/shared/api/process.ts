@@ -6,6 +6,7 @@
  */
 import { Type, type Static } from './schema.js';
 import type { FormField, InputType } from '../flow/types.js';
+import type { ReplayOfView, RetryView } from './recovery.js';
 import { Answer, ENVIRONMENTS, IdParams, Name, NullableString, Page, StringEnum, type Environment } from './common.js';
 
 /** Execution states, `stateCd` (SPEC.md section 4). */
@@ -349,6 +350,10 @@ export interface InstanceView {
   readonly nodes: readonly NodeView[];
   /** Model tokens the execution's aiTasks used so far (summed over their calls); absent before its first. */
   readonly usage?: ExecutionUsage;
+  /** Each retry after a failure, oldest first (POST /process/instance/{id}/retry); absent before the first. */
+  readonly retries?: readonly RetryView[];
+  /** The execution this one replays, from which node, started by whom (POST /process/instance/{id}/replay). */
+  readonly replayOf?: ReplayOfView;
 }
 
 /** Model usage summed over an execution's aiTask calls. */

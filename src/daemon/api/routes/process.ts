@@ -84,6 +84,8 @@ export function instanceResource(inst: Instance): InstanceView {
       ...(n.agent && { agent: n.agent }),
     })),
     ...(inst.usage && { usage: inst.usage }),
+    ...(inst.retries && { retries: inst.retries }),
+    ...(inst.replayOf && { replayOf: inst.replayOf }),
   };
 }
 

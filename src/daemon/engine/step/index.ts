@@ -36,16 +36,18 @@ import {
   type StartAnswers,
   type StartInput,
 } from './start.js';
+import { replay, retry, type RecoveryAnswers, type RecoveryInput } from './recovery.js';
 import { Step } from './step.js';
 import { sweepExpired, type SweepInput } from './sweeps.js';
 import { fireTimer, type TimerInput } from './timers.js';
 import { workDone, workFailed, workLog, type WorkInput } from './work.js';
 
 /** What the step takes: each kind is documented where it is decided (start.ts, answers.ts, ...). */
-export type StepInput = StartInput | AnswerInput | EventInput | WorkInput | TimerInput | SweepInput | JobInput;
+export type StepInput =
+  StartInput | RecoveryInput | AnswerInput | EventInput | WorkInput | TimerInput | SweepInput | JobInput;
 
 /** What each kind of input answers (the caller's result, once the step is durable). */
-interface Answers extends StartAnswers, EventAnswers, JobAnswers {
+interface Answers extends StartAnswers, RecoveryAnswers, EventAnswers, JobAnswers {
   answer: void;
   'work.done': void;
   'work.failed': void;
@@ -105,6 +107,10 @@ function decide(s: Step, input: StepInput): unknown {
       return setAside(s, input.instanceId, input.message);
     case 'cancel':
       return cancel(s, input.instanceId, input.reason);
+    case 'retry':
+      return retry(s, input);
+    case 'replay':
+      return replay(s, input);
     case 'answer':
       return answer(s, input);
     case 'event':
@@ -142,4 +148,5 @@ function decide(s: Step, input: StepInput): unknown {
 
 export type { FlowScope, LaunchParams, StartRequest, StepContext, StepEffect, WorkOrder } from './context.js';
 export type { EventOutcome } from './events.js';
+export { ReadAgain } from './recovery.js';
 export type { RefusedStart } from './start.js';

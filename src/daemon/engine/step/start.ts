@@ -77,7 +77,7 @@ function launch(s: Step, params: LaunchParams): Instance {
  * Throws EXECUTION_LIMIT_EXCEEDED when `n` more executions would make `organization` run more
  * than the live-executions limit. Checked in the step, so starts cannot pass it together.
  */
-function admit(s: Step, organization: string, n: number): void {
+export function admit(s: Step, organization: string, n: number): void {
   const limit = s.ctx.limits.organizationExecutions;
   if (LiveCounts.of(s.state).organization(organization) + n <= limit) return;
   throw new WfxError(

@@ -139,6 +139,16 @@ export abstract class Tokens {
     return inst;
   }
 
+  /** Writes a new execution whose first token is at `nodeId` (a replay), not at its start event. */
+  launchAt(params: LaunchParams, nodeId: string): Instance {
+    const id = this.ctx.newInstanceId(this.now, params.parentInstanceId);
+    this.emit({ type: 'instance.started', instance: startedInstance(params, id, this.at) });
+    const inst = this.state.instances[id]!;
+    this.touched.add(id);
+    this.createNode(inst, nodeId);
+    return inst;
+  }
+
   /** Runs the queue, then settles every touched execution, until a pass changes nothing. */
   drain(): void {
     for (;;) {

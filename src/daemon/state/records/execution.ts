@@ -13,7 +13,10 @@ import { STATE, type Instance, type InstanceError, type LogEntry, type Writable 
 import type { Handlers } from './handlers.js';
 
 /** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
-export type InstanceStart = Omit<Instance, 'nodes' | 'nodeCount' | 'joins' | 'logs' | 'logSize' | 'liveNodes'>;
+export type InstanceStart = Omit<
+  Instance,
+  'nodes' | 'nodeCount' | 'joins' | 'logs' | 'logSize' | 'liveNodes' | 'retries' | 'varsUnlogged'
+>;
 
 /** The records of an execution's lifecycle (WfxRecord). */
 export type ExecutionRecord =
@@ -66,9 +69,13 @@ export function startedInstance(
 /** Copies the fields only a child execution has, where `from` has them (absent, not undefined, otherwise). */
 function withChildFields<T extends InstanceStart>(
   to: T,
-  from: Pick<InstanceStart, 'parentNodeInstanceId' | 'scope' | 'iteration' | 'toolCallId' | 'callDepth' | 'root'>,
+  from: Pick<
+    InstanceStart,
+    'parentNodeInstanceId' | 'scope' | 'iteration' | 'toolCallId' | 'callDepth' | 'root' | 'replayOf'
+  >,
 ): T {
   const w = to as Writable<T>;
+  if (from.replayOf !== undefined) w.replayOf = from.replayOf;
   if (from.root !== undefined) w.root = from.root;
   if (from.parentNodeInstanceId !== undefined) w.parentNodeInstanceId = from.parentNodeInstanceId;
   if (from.scope !== undefined) w.scope = from.scope;
@@ -123,7 +130,12 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
         if (line) appendLog(parentInst, parent, 'INFO', line, inst.startTime);
       }
     }
-    appendLog(inst, null, 'INFO', `execution started (version ${inst.processVersion})`, inst.startTime, true);
+    const replay = inst.replayOf;
+    const started =
+      replay === undefined
+        ? `execution started (version ${inst.processVersion})`
+        : `execution started (version ${inst.processVersion}): a replay of ${replay.processInstanceId} from ${replay.nodeId}, by ${replay.by}`;
+    appendLog(inst, null, 'INFO', started, inst.startTime, true);
   },
   'instance.logged': (state, r) => {
     const inst = state.instances[r.instanceId];
@@ -135,7 +147,8 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
     if (inst.stateCd === STATE.RUNNING) LiveCounts.held(state)?.finished(inst);
     inst.stateCd = r.stateCd;
     inst.endTime = r.at;
-    inst.joins = {};
+    // A failed execution keeps the tokens its joins hold: a retry goes on with them.
+    if (r.stateCd !== STATE.FAILED) inst.joins = {};
     if (r.error) inst.error = r.error;
     const word =
       r.stateCd === 1 ? 'completed' : r.stateCd === 2 ? `failed: ${r.error?.code}: ${r.error?.message}` : 'cancelled';

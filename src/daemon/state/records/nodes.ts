@@ -312,7 +312,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     node.wait = null;
     if (r.variables) setVariables(inst, r.variables);
     const level = r.statusCd === STATUS.FAILED ? 'ERROR' : 'WARN';
-    appendLog(inst, node, level, `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at);
+    appendLog(inst, node, level, `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at, r.variables !== undefined);
   },
   'agent.updated': (state, r) => {
     const inst = state.instances[r.instanceId];

@@ -31,7 +31,8 @@ Commands:
   flow                         check and publish flow files
   run [options] <flow>         start an execution of a published flow, or of a
                                flow file (published to DEVELOPMENT first)
-  instances                    list, inspect and cancel executions
+  instances                    list, inspect, cancel, retry and replay
+                               executions
   logs [options] <id>          the log of an execution; --follow keeps printing
                                until it finishes
   task                         list and answer executions waiting at an input
@@ -924,6 +925,58 @@ Examples:
   $ wfx instances list
   $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json
   $ wfx instances list --error-code HTTP_503 --env PRODUCTION
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances replay --help 1`] = `
+Usage: wfx instances replay [options] <id>
+
+start a new execution of the same flow version at a node, with the variables it
+had there
+
+Arguments:
+  id                   the processInstanceId to replay
+
+Options:
+  --from <node>        the node id to start at (the start event: a rerun from
+                       the start)
+  --set <key=value>    set a variable over those of that moment; repeatable
+                       (default: [])
+  --data <json>        variables over those of that moment: a JSON object, or
+                       @file
+  --wait               wait until it finishes: exit 0 completed, 1 failed, 3
+                       cancelled
+  --follow             print its log as it runs (implies --wait)
+  --timeout <seconds>  wait (implies --wait) and exit 4 if not finished by then
+  -h, --help           display help for command
+
+Examples:
+  $ wfx instances replay 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --from charge
+  $ wfx instances replay 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --from start --wait --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances retry --help 1`] = `
+Usage: wfx instances retry [options] <id>
+
+retry a failed execution where it failed: same id, variables and history
+
+Arguments:
+  id                   the processInstanceId of a failed execution
+
+Options:
+  --set <key=value>    set a variable first (typed; dotted keys nest);
+                       repeatable (default: [])
+  --data <json>        variables to set first: a JSON object, or @file
+  --wait               wait until it finishes: exit 0 completed, 1 failed, 3
+                       cancelled
+  --follow             print its log as it runs (implies --wait)
+  --timeout <seconds>  wait (implies --wait) and exit 4 if not finished by then
+  -h, --help           display help for command
+
+Examples:
+  $ wfx instances retry 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f
+  $ wfx instances retry 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --set address.zip=10115 --wait
 
 `
 

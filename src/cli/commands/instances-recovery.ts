@@ -1,0 +1,121 @@
+import type { Command } from 'commander';
+import { STATE_NAMES } from '../../client/describe.js';
+import type { WfxClient } from '../../client/client.js';
+import { clientFor, collect, dataOf } from '../api.js';
+import { globals, printJson, useColor, type CliContext } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import { Spinner } from '../spinner.js';
+import { exitCodeOfState, positive, waitFor } from './run.js';
+
+interface RecoveryOptions {
+  readonly data?: string;
+  readonly set?: string[];
+  readonly wait?: boolean;
+  readonly follow?: boolean;
+  readonly timeout?: number;
+}
+
+/** `wfx instances retry|replay`: an operator's recovery of an execution (SPEC.md section 10). */
+export function registerRecovery(instances: Command, ctx: CliContext): void {
+  withWaitOptions(
+    instances
+      .command('retry')
+      .description('retry a failed execution where it failed: same id, variables and history')
+      .argument('<id>', 'the processInstanceId of a failed execution')
+      .option('--set <key=value>', 'set a variable first (typed; dotted keys nest); repeatable', collect, [])
+      .option('--data <json>', 'variables to set first: a JSON object, or @file'),
+  )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ wfx instances retry 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f
+  $ wfx instances retry 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --set address.zip=10115 --wait`,
+    )
+    .action(async (id: string, opts: RecoveryOptions, cmd: Command) => {
+      const client = await clientFor(ctx, cmd);
+      const data = await dataOf(ctx, opts);
+      const res = await client.instances.retry(id, Object.keys(data).length > 0 ? { data } : {});
+      await afterwards(ctx, cmd, client, res.processInstanceId, opts, res, `${id} resumed`);
+    });
+
+  withWaitOptions(
+    instances
+      .command('replay')
+      .description('start a new execution of the same flow version at a node, with the variables it had there')
+      .argument('<id>', 'the processInstanceId to replay')
+      .requiredOption('--from <node>', 'the node id to start at (the start event: a rerun from the start)')
+      .option('--set <key=value>', 'set a variable over those of that moment; repeatable', collect, [])
+      .option('--data <json>', 'variables over those of that moment: a JSON object, or @file'),
+  )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ wfx instances replay 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --from charge
+  $ wfx instances replay 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --from start --wait --json`,
+    )
+    .action(async (id: string, opts: RecoveryOptions & { from: string }, cmd: Command) => {
+      const client = await clientFor(ctx, cmd);
+      const data = await dataOf(ctx, opts);
+      const res = await client.instances.replay(id, {
+        nodeId: opts.from,
+        ...(Object.keys(data).length > 0 && { data }),
+      });
+      const line = `${res.processInstanceId} started (a replay of ${id} from ${opts.from})`;
+      await afterwards(ctx, cmd, client, res.processInstanceId, opts, res, line);
+    });
+}
+
+function withWaitOptions(cmd: Command): Command {
+  return cmd
+    .option('--wait', 'wait until it finishes: exit 0 completed, 1 failed, 3 cancelled')
+    .option('--follow', 'print its log as it runs (implies --wait)')
+    .option('--timeout <seconds>', 'wait (implies --wait) and exit 4 if not finished by then', positive);
+}
+
+/** Prints what the call answered, or waits for the execution to finish as `wfx run --wait` does. */
+async function afterwards(
+  ctx: CliContext,
+  cmd: Command,
+  client: WfxClient,
+  id: string,
+  opts: RecoveryOptions,
+  answer: object,
+  line: string,
+): Promise<void> {
+  const g = globals(cmd);
+  if (!opts.wait && !opts.follow && opts.timeout === undefined) {
+    if (g.json) printJson(ctx, answer);
+    else {
+      ctx.stdout.write(`${line}\n`);
+      ctx.stderr.write(`console: ${client.instances.consoleUrl(id)}\n`);
+    }
+    return;
+  }
+  if (!g.json) ctx.stderr.write(`${line}\n`);
+  const spinner =
+    !opts.follow && Spinner.allowed(ctx, g.json === true)
+      ? new Spinner(ctx.stderr, `running ${id}`, useColor(ctx, g, ctx.stderr))
+      : undefined;
+  const finished = await waitFor(ctx, client, id, {
+    follow: opts.follow === true,
+    json: g.json === true,
+    ...(opts.timeout !== undefined && { timeoutS: opts.timeout }),
+    color: useColor(ctx, g),
+    ...(spinner && { spinner }),
+  });
+  if (!finished) {
+    if (g.json) printJson(ctx, { processInstanceId: id, timedOut: true });
+    ctx.stderr.write(`TIMEOUT: ${id} did not finish within ${opts.timeout} s; it goes on running\n`);
+    ctx.exitCode = EXIT.TIMEOUT;
+    return;
+  }
+  if (g.json) printJson(ctx, finished);
+  else {
+    ctx.stdout.write(`${id} ${STATE_NAMES[finished.stateCd] ?? String(finished.stateCd)}\n`);
+    const e = finished.data.error;
+    if (e) ctx.stderr.write(`${e.code}: ${e.message}${e.nodeId ? ` (node ${e.nodeId})` : ''}\n`);
+  }
+  ctx.exitCode = exitCodeOfState(finished.stateCd);
+}

@@ -1,0 +1,84 @@
+/**
+ * Retry and replay as engine operations: what they need from history is read before their
+ * step (a step never awaits), then the step decides (step/recovery.ts). An execution may leave
+ * the live state for history between the read and the step: the step says so (ReadAgain) and
+ * the operation reads again, a bounded number of times.
+ */
+import { WfxError } from '../../shared/errors.js';
+import { ownEntry } from '../../shared/json-object.js';
+import { STATE, type Instance, type WfxState } from '../state/state.js';
+import type { ExecutionArchive } from './archive.js';
+import { failurePoint } from './failure-point.js';
+import { findInstance } from './queries.js';
+import type { OrganizationScope } from './scope.js';
+import { ReadAgain, type RunStep } from './step/index.js';
+
+/** Reads before a step that are tried again at most this many times. */
+const READ_ATTEMPTS = 3;
+
+/** A retry or a replay as the API asks for it. */
+export interface RecoveryRequest extends OrganizationScope {
+  readonly processInstanceId: string;
+  /** Variables set first (retry), or over those of the moment (replay). */
+  readonly data?: Record<string, unknown>;
+  /** Who asked (api/caller.ts, actorOf). */
+  readonly by: string;
+}
+
+/** What retry and replay need of the engine. */
+export interface RecoveryDeps {
+  readonly state: WfxState;
+  readonly archive: ExecutionArchive;
+  readonly step: RunStep;
+}
+
+/**
+ * Retries failed execution `req.processInstanceId` where it failed. Throws INSTANCE_NOT_FOUND
+ * (none the caller may see) and what the step throws (step/recovery.ts, retry).
+ */
+export async function retryExecution(deps: RecoveryDeps, req: RecoveryRequest): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const root = await findInstance(deps.state, deps.archive, req, req.processInstanceId);
+    if (!root) throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${req.processInstanceId}`);
+    const archived = new Map<string, Instance>();
+    if (!ownEntry(deps.state.instances, root.processInstanceId)) archived.set(root.processInstanceId, root);
+    // The children whose failures failed their parents' nodes, as far down as they go.
+    for (let at = root.stateCd === STATE.FAILED ? failurePoint(root) : null; at?.child != null;) {
+      const child = ownEntry(deps.state.instances, at.child) ?? (await deps.archive.read(at.child));
+      if (!child || child.stateCd !== STATE.FAILED) break;
+      if (!ownEntry(deps.state.instances, at.child)) archived.set(at.child, child);
+      at = failurePoint(child);
+    }
+    try {
+      await deps.step({
+        kind: 'retry',
+        instanceId: root.processInstanceId,
+        ...(req.data !== undefined && { data: req.data }),
+        by: req.by,
+        archived,
+      });
+      return;
+    } catch (err) {
+      if (!(err instanceof ReadAgain) || attempt >= READ_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/**
+ * Starts a replay of execution `req.processInstanceId` at `nodeId` (step/recovery.ts, replay).
+ * Throws INSTANCE_NOT_FOUND and what the step throws.
+ */
+export async function replayExecution(
+  deps: RecoveryDeps,
+  req: RecoveryRequest & { nodeId: string },
+): Promise<Instance> {
+  const original = await findInstance(deps.state, deps.archive, req, req.processInstanceId);
+  if (!original) throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${req.processInstanceId}`);
+  return deps.step({
+    kind: 'replay',
+    original,
+    nodeId: req.nodeId,
+    ...(req.data !== undefined && { data: req.data }),
+    by: req.by,
+  });
+}
