@@ -31,6 +31,8 @@ type Props = {
   readonly log: LogState | null;
   /** A container open on the diagram: the run its body shows, and how to choose another. */
   readonly body?: { readonly shown: string | null; readonly choose: (childId: string) => void };
+  /** Offered for a node of the execution the page shows that it reached: replays it from there. */
+  readonly onReplay?: (nodeId: string) => void;
   readonly onClose: () => void;
 };
 
@@ -108,7 +110,7 @@ function NodeVariablesView({
 }
 
 /** The panel of the node or boundary event opened on the diagram. */
-export function NodePanel({ target, graph, run, log, body, onClose }: Props) {
+export function NodePanel({ target, graph, run, log, body, onReplay, onClose }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
   const id = target.kind === 'node' ? target.node.id : target.boundary.id;
   useEffect(() => heading.current?.focus(), [id]);
@@ -180,6 +182,14 @@ export function NodePanel({ target, graph, run, log, body, onClose }: Props) {
         </>
       )}
       {log && instances.length > 0 && <NodeVariablesView log={log} nodeId={id} name={name} />}
+      {onReplay && log && node && instances.length > 0 && (
+        <p>
+          <button type="button" onClick={() => onReplay(id)}>
+            Replay from here
+          </button>{' '}
+          <span class="muted">a new execution from this node, with the variables in above</span>
+        </p>
+      )}
       {agent && (
         <>
           <h3>Conversation</h3>

@@ -6,9 +6,10 @@ import { addEntries, EMPTY_LOG, endLog, type LogArrival, type LogState } from '.
 
 /**
  * The log of execution `id`, entries taken in once per animation frame; `onActivity` is called
- * after each batch and at the end (the page re-reads the execution then).
+ * after each batch and at the end (the page re-reads the execution then). A new `generation`
+ * follows it again from the start: an execution retried after its stream ended runs on.
  */
-export function useLog(id: string, onActivity: () => void): LogState {
+export function useLog(id: string, onActivity: () => void, generation = 0): LogState {
   const [log, setLog] = useState<LogState>(EMPTY_LOG);
   const activity = useRef(onActivity);
   activity.current = onActivity;
@@ -43,6 +44,6 @@ export function useLog(id: string, onActivity: () => void): LogState {
       follower.stop();
       if (frame !== null) cancelAnimationFrame(frame);
     };
-  }, [id]);
+  }, [id, generation]);
   return log;
 }

@@ -1,13 +1,15 @@
 /*
  * /executions/:id — one execution on its flow's diagram, live: the log stream (SSE) drives
  * re-reads of the execution (throttled), which redraw the states, the path taken and the panels.
- * Beside the diagram: the node panel, the log, variables, output, children, and Cancel.
+ * Beside the diagram: the node panel, the log, variables, output, children; Cancel, Retry, and
+ * Replay from a node.
  */
-import { useRoute } from 'preact-iso/router';
+import { useLocation, useRoute } from 'preact-iso/router';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { FlowDetail } from '../../shared/api/flows.js';
 import type { WhoAmI } from '../../shared/api/meta.js';
 import type { InstanceView } from '../../shared/api/process.js';
+import type { Replayed } from '../../shared/api/recovery.js';
 import { api, path } from '../api/http.js';
 import { ChildTree } from '../components/child-tree.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
@@ -93,6 +95,33 @@ function Facts({ run, now }: { readonly run: InstanceView; readonly now: number 
           <dd class="error-text">{`${error.code}: ${error.message}${error.nodeId ? ` (at ${error.nodeId})` : ''}`}</dd>
         </>
       )}
+      {run.replayOf && (
+        <>
+          <dt>Replay of</dt>
+          <dd>
+            <a href={`/executions/${encodeURIComponent(run.replayOf.processInstanceId)}`}>
+              {run.replayOf.processInstanceId}
+            </a>
+            {` from ${run.replayOf.nodeId}, by ${run.replayOf.by}`}
+          </dd>
+        </>
+      )}
+      {run.retries && run.retries.length > 0 && (
+        <>
+          <dt>Retries</dt>
+          <dd>
+            <ol class="retries">
+              {run.retries.map((r, i) => (
+                <li key={i}>
+                  <time dateTime={r.at}>{formatTime(r.at)}</time>
+                  {` by ${r.by}, after ${r.error.code}${r.error.nodeId ? ` at ${r.error.nodeId}` : ''}`}
+                  {r.set && r.set.length > 0 ? ` (set ${r.set.join(', ')})` : ''}
+                </li>
+              ))}
+            </ol>
+          </dd>
+        </>
+      )}
     </dl>
   );
 }
@@ -104,14 +133,17 @@ export default function ExecutionPage() {
   const exec = useApi<InstanceView>(path`/process/instance/${id}`);
   const run = exec.data ?? null;
   const reload = useThrottled(exec.reload, 300);
-  const log = useLog(id, reload);
+  const [generation, setGeneration] = useState(0);
+  const log = useLog(id, reload, generation);
+  const { route } = useLocation();
   const [version, setVersion] = useState(0);
   useEffect(() => setVersion((v) => v + 1), [run]);
   const flow = useApi<FlowDetail>(
     run ? `${path`/admin/flows/${run.processId}`}?version=${encodeURIComponent(run.processVersion)}` : null,
   );
   const [asking, setAsking] = useState(false);
-  const { selected, select, close: closePanel } = useNodeSelection(asking);
+  const [askingRetry, setAskingRetry] = useState(false);
+  const { selected, select, close: closePanel } = useNodeSelection(asking || askingRetry);
   const [open, setOpen] = useState<OpenState>(() => (selected ? openPath({}, selected.scope) : {}));
   const runs = useRuns((known) => bodyRuns(open, run, known), version);
   const opened = useMemo(() => openedBodies(open, run, runs), [open, run, runs]);
@@ -119,25 +151,45 @@ export default function ExecutionPage() {
     () => (flow.data ? buildGraph(flow.data.definition.nodes, run, opened) : null),
     [flow.data, run, opened],
   );
-  // The daemon refuses a cancel without WORKFLOW_EXECUTE whatever the page shows; the page does
-  // not offer what would be refused.
+  // The daemon refuses a cancel, retry or replay without WORKFLOW_EXECUTE whatever the page
+  // shows; the page does not offer what would be refused.
   const me = useApi<WhoAmI>('/auth/whoami');
-  const mayCancel = me.data?.permissions.includes('WORKFLOW_EXECUTE') ?? false;
-  const [cancelError, setCancelError] = useState<string | null>(null);
+  const mayExecute = me.data?.permissions.includes('WORKFLOW_EXECUTE') ?? false;
+  const [actionError, setActionError] = useState<string | null>(null);
   useTitle(run ? `${run.processName} ${run.processInstanceId}` : `Execution ${id}`);
   const now = useNow(run?.state === 'RUNNING');
 
+  const act = async (what: string, call: () => Promise<void>) => {
+    try {
+      await call();
+      setActionError(null);
+    } catch (err) {
+      setActionError(`${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
   const cancel = async (yes: boolean) => {
     setAsking(false);
     if (!yes) return;
-    try {
+    await act('Cancel', async () => {
       await api(path`/process/instance/${id}/cancel`, { method: 'POST', body: {} });
-      setCancelError(null);
       exec.reload();
-    } catch (err) {
-      setCancelError(err instanceof Error ? err.message : String(err));
-    }
+    });
   };
+  const retry = async (yes: boolean) => {
+    setAskingRetry(false);
+    if (!yes) return;
+    await act('Retry', async () => {
+      await api(path`/process/instance/${id}/retry`, { method: 'POST', body: {} });
+      // Its log stream ended with the failure: follow it again.
+      setGeneration((g) => g + 1);
+      exec.reload();
+    });
+  };
+  const replay = (nodeId: string) =>
+    void act('Replay', async () => {
+      const res = await api<Replayed>(path`/process/instance/${id}/replay`, { method: 'POST', body: { nodeId } });
+      route(`/executions/${encodeURIComponent(res.processInstanceId)}`);
+    });
 
   if (exec.error && !run)
     return (
@@ -156,13 +208,30 @@ export default function ExecutionPage() {
       <div class="page-head">
         <h1>{run.processName}</h1>
         <StateBadge state={run.state} />
-        {run.state === 'RUNNING' && mayCancel && (
+        {run.state === 'RUNNING' && mayExecute && (
           <button type="button" class="danger" onClick={() => setAsking(true)}>
             Cancel execution
           </button>
         )}
+        {run.state === 'FAILED' && mayExecute && run.parentNodeInstanceId === undefined && (
+          <button type="button" onClick={() => setAskingRetry(true)}>
+            Retry execution
+          </button>
+        )}
       </div>
-      {cancelError && <p role="alert" class="error-text">{`Cancel failed: ${cancelError}`}</p>}
+      {actionError && (
+        <p role="alert" class="error-text">
+          {actionError}
+        </p>
+      )}
+      <ConfirmDialog
+        open={askingRetry}
+        title="Retry this execution?"
+        message={`Execution ${run.processInstanceId} goes on from where it failed${run.data.error?.nodeId ? ` (${run.data.error.nodeId} runs again)` : ''}, with its variables as they are.`}
+        confirm="Retry execution"
+        dismiss="Leave it failed"
+        onAnswer={(yes) => void retry(yes)}
+      />
       <ConfirmDialog
         open={asking}
         title="Cancel this execution?"
@@ -214,6 +283,7 @@ export default function ExecutionPage() {
                     }
                   : undefined
               }
+              {...(mayExecute && selected.scope.length === 0 && { onReplay: replay })}
               onClose={closePanel}
             />
           )}

@@ -51,6 +51,17 @@ nodes:
   done: { type: endEvent }
 `;
 
+const FAILING = '6b1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6';
+/** Fails at `check` until `ok` is set. */
+const FAILING_FLOW = `processId: ${FAILING}
+name: Failing check
+nodes:
+  start: { type: startEvent, next: prep }
+  prep: { type: setVariable, name: Prepare, variables: { prepared: true }, next: check }
+  check: { type: scriptTask, name: Check, script: "if (!vars.ok) throw new Error('not ok'); return {}", next: done }
+  done: { type: endEvent }
+`;
+
 const OTHER_FLOW = `processId: ${OTHER}
 name: Globex only
 nodes:
@@ -79,6 +90,7 @@ t.test('the console, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
   const api = (method: string, path: string, body?: object) => callDaemon(url, admin, method, path, body);
   t.equal((await api('POST', '/admin/flows', { source: LIVE_FLOW, organization: 'acme' })).status, 200);
   t.equal((await api('POST', '/admin/flows', { source: OTHER_FLOW, organization: 'globex' })).status, 200);
+  t.equal((await api('POST', '/admin/flows', { source: FAILING_FLOW, organization: 'acme' })).status, 200);
   const acmeKey = (await api('POST', '/admin/api-keys', { name: 'acme viewer', organization: 'acme', role: 'viewer' }))
     .body.apiKey as string;
   const started = await api('POST', '/process/start', {
@@ -177,6 +189,32 @@ t.test('the console, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     await page.locator('.page-head .state-cancelled').first().waitFor();
     t.equal((await api('GET', `/process/instance/${cancelId}`)).body.state, 'CANCELLED', 'cancelled in the daemon');
 
+    // Retry a failed execution from its page, and replay it from a node.
+    const failedId = (await api('POST', '/process/start', { processId: FAILING, data: {} })).body
+      .processInstanceId as string;
+    await page.goto(`${url}/executions/${failedId}`);
+    await page.locator('.page-head .state-failed').first().waitFor();
+    await page.locator('.page-head').getByRole('button', { name: 'Retry execution' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Retry execution' }).click();
+    await page.locator('ol.retries li').first().waitFor();
+    await page.locator('.page-head .state-failed').first().waitFor();
+    t.match(
+      (await api('GET', `/process/instance/${failedId}`)).body,
+      { state: 'FAILED', retries: [{ by: /^key:/, error: { code: 'SCRIPT_ERROR', nodeId: 'check' } }] },
+      'retried in the daemon, and failed again without a fix',
+    );
+    await screenshot(page, 'console-execution-retried');
+    await node(page, 'check').click();
+    await page.locator('.node-panel').getByRole('button', { name: 'Replay from here' }).click();
+    await page.waitForURL((u) => u.pathname.startsWith('/executions/') && !u.pathname.endsWith(failedId));
+    await page.getByText('Replay of').first().waitFor();
+    const replayId = decodeURIComponent(new URL(page.url()).pathname.split('/').at(-1)!);
+    t.match(
+      (await api('GET', `/process/instance/${replayId}`)).body,
+      { replayOf: { processInstanceId: failedId, nodeId: 'check' }, data: { prepared: true } },
+      'the replay started at the node with the variables of that moment',
+    );
+
     await list.goto(`${url}/flows`);
     await list.getByRole('heading', { name: 'Flows' }).waitFor();
     t.same(await axeCheck(list), [], 'flows: no serious accessibility violation');
@@ -230,6 +268,15 @@ t.test('the console, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     await page.locator('.diagram-pane svg').first().waitFor();
     await page.locator('.page-head .state-running').first().waitFor();
     t.equal(await page.getByRole('button', { name: 'Cancel execution' }).count(), 0, 'no Cancel for a viewer');
+    const failedForViewer = (await api('POST', '/process/start', { processId: FAILING, data: {} })).body
+      .processInstanceId as string;
+    await page.goto(`${url}/executions/${failedForViewer}`);
+    await page.locator('.page-head .state-failed').first().waitFor();
+    t.equal(await page.getByRole('button', { name: 'Retry execution' }).count(), 0, 'no Retry for a viewer');
+    const retryRefused = await page.evaluate(
+      `fetch('/process/instance/${failedForViewer}/retry', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).then((r) => r.json())`,
+    );
+    t.match(retryRefused, { error: 'FORBIDDEN' });
     const refused = await page.evaluate(
       `fetch('/process/instance/${cancellable}/cancel', { method: 'POST' }).then((r) => r.json())`,
     );
