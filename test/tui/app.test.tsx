@@ -98,3 +98,29 @@ t.test('a loop is one row with its count of children; a shows its iterations, a 
   ui.stdin.write('a');
   await frameMatching(ui.lastFrame, /^(?![\s\S]*↳)[\s\S]*children: hidden/);
 });
+
+const FAILING = `processId: 4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d
+name: Fails until fixed
+nodes:
+  start: { type: startEvent, next: check }
+  check: { type: scriptTask, script: "if (!vars.ok) throw new Error('not ok'); return {}", next: done }
+  done: { type: endEvent }
+`;
+
+t.test('r then y retries a failed execution where it failed', async (t) => {
+  const cwd = t.testdir({ 'failing.yaml': FAILING });
+  const info = await startDaemon(t, { cwd });
+  t.equal((await wfxIn(['flow', 'publish', 'failing.yaml'], { cwd })).code, 0);
+  const client = await adminClient(cwd, info.url);
+  const run = await wfxIn(['run', '4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d', '--wait', '--json'], { cwd });
+  const id = (JSON.parse(run.stdout) as { processInstanceId: string }).processInstanceId;
+  const ui = render(<App client={client} url={info.url} rows={24} />);
+  t.teardown(() => ui.unmount());
+  await frameMatching(ui.lastFrame, new RegExp(`failed\\s+Fails until fixed v1 .*${id}`));
+  ui.stdin.write('r');
+  await frameMatching(ui.lastFrame, /Retry Fails until fixed .*\? y \/ n/);
+  ui.stdin.write('y');
+  await frameMatching(ui.lastFrame, /retried .*: it runs again where it failed/);
+  const after = await client.instances.get(id);
+  t.match(after.retries, [{ by: /^key:/, error: { code: 'SCRIPT_ERROR', nodeId: 'check' } }], 'retried in the daemon');
+});

@@ -6,6 +6,7 @@ const KEYS: ReadonlyArray<readonly [string, string]> = [
   ['esc', 'back to the list (from a child: to its parent)'],
   ['s', 'filter by state: all, running, failed, completed, cancelled'],
   ['c', 'cancel the execution (asks first)'],
+  ['r', 'retry a failed execution where it failed (asks first)'],
   ['f', 'executions: filter by flow (all, then each flow in the list)'],
   ['/', 'executions: search by id or correlation key (esc clears)'],
   ['a', 'executions: child executions too (loop iterations, subprocesses, tool calls), or not'],

@@ -35,9 +35,16 @@ export function matchesSearch(e: ExecutionSummary, search: string): boolean {
   return e.processInstanceId.toLowerCase().includes(s) || (e.correlationKey ?? '').toLowerCase().includes(s);
 }
 
+/** An action waiting for the operator's y. */
+interface Confirming {
+  readonly action: 'cancel' | 'retry';
+  readonly execution: ExecutionSummary;
+}
+
 /**
  * The executions screen: the live list; filters by state (`s`), by flow (`f`) and a search by id
- * or correlation key (`/`, applied as it is typed); open one; cancel (confirmed).
+ * or correlation key (`/`, applied as it is typed); open one; cancel a running one or retry a
+ * failed one (confirmed).
  */
 export function ExecutionsScreen(
   props: ScreenProps & {
@@ -58,7 +65,7 @@ export function ExecutionsScreen(
   const [opened, setOpened] = useState<readonly string[]>([]);
   const open = opened.at(-1) ?? null;
   const [childCursor, setChildCursor] = useState(0);
-  const [confirm, setConfirm] = useState<ExecutionSummary | null>(null);
+  const [confirm, setConfirm] = useState<Confirming | null>(null);
   const [notice, setNotice] = useNotice(active);
   const shown = items.filter(
     (e) =>
@@ -80,9 +87,9 @@ export function ExecutionsScreen(
     setSearching(typing);
     setSelected(0);
   };
-  const ask = (e: ExecutionSummary | null) => {
-    setConfirm(e);
-    setCapture(e !== null);
+  const ask = (c: Confirming | null) => {
+    setConfirm(c);
+    setCapture(c !== null);
   };
   useInput(
     (input, key) => {
@@ -95,15 +102,22 @@ export function ExecutionsScreen(
         return;
       }
       if (confirm) {
-        if (input === 'y') {
-          client.instances.cancel(confirm.processInstanceId).then(
-            () => setNotice(`cancelled ${confirm.processInstanceId}`),
+        const id = confirm.execution.processInstanceId;
+        if (input === 'y' && confirm.action === 'cancel')
+          client.instances.cancel(id).then(
+            () => setNotice(`cancelled ${id}`),
             (err: Error) => setNotice(`not cancelled: ${err.message}`),
           );
-        }
+        if (input === 'y' && confirm.action === 'retry')
+          client.instances.retry(id).then(
+            () => setNotice(`retried ${id}: it runs again where it failed`),
+            (err: Error) => setNotice(`not retried: ${err.message}`),
+          );
         return ask(null);
       }
-      if (input === 'c' && current && current.stateCd === 0) return ask(current);
+      if (input === 'c' && current && current.stateCd === 0) return ask({ action: 'cancel', execution: current });
+      if (input === 'r' && current && current.stateCd === 2 && current.parentInstanceId === null)
+        return ask({ action: 'retry', execution: current });
       if (open) {
         if (key.escape || key.backspace || key.leftArrow) {
           setOpened((o) => o.slice(0, -1));
@@ -143,7 +157,7 @@ export function ExecutionsScreen(
         ['ctrl-u', 'empty it'],
       ]
     : open
-      ? [['↑↓', 'child'], ['enter', 'open child'], ['esc', 'back'], ['c', 'cancel'], ...SHELL_KEYS]
+      ? [['↑↓', 'child'], ['enter', 'open child'], ['esc', 'back'], ['c', 'cancel'], ['r', 'retry'], ...SHELL_KEYS]
       : [
           ['↑↓', 'move'],
           ['enter', 'open'],
@@ -152,6 +166,7 @@ export function ExecutionsScreen(
           ['/', search ? `search: ${cut(search, 16)}` : 'search'],
           ...(onToggleChildren ? [['a', `children: ${showChildren ? 'shown' : 'hidden'}`] as const] : []),
           ['c', 'cancel'],
+          ['r', 'retry'],
           ...SHELL_KEYS,
         ];
   const filtered = filter !== 0 || flow !== null || search !== '';
@@ -187,7 +202,8 @@ export function ExecutionsScreen(
       )}
       {confirm && (
         <Text color="yellow">
-          Cancel {confirm.processName} {confirm.processInstanceId}? y / n
+          {confirm.action === 'cancel' ? 'Cancel' : 'Retry'} {confirm.execution.processName}{' '}
+          {confirm.execution.processInstanceId}? y / n
         </Text>
       )}
       {notice && !confirm && <Text dimColor>{notice}</Text>}
