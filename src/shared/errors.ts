@@ -27,6 +27,14 @@ export const ERROR_CODES = {
   NO_MATCHING_SUBSCRIPTION: { status: 404 },
   NODE_NOT_WAITING: { status: 409 },
   INSTANCE_NOT_RUNNING: { status: 409 },
+  INSTANCE_NOT_MOVABLE: {
+    status: 409,
+    hint: '`details.problems` names each node that keeps it from moving and why (docs/flows.md, Moving executions); let it pass those nodes first, or move it to a version that keeps them.',
+  },
+  INSTANCE_MOVES_WITH_PARENT: {
+    status: 409,
+    hint: 'It runs a body of its parent (a loop iteration, an embedded subProcess): move the execution at the top of its tree, and it moves with it.',
+  },
   PROCESS_NOT_PUBLISHED: { status: 409 },
   PROCESS_ID_CONFLICT: { status: 409 },
   KEY_REVOKED: { status: 409, hint: 'A revoked key stays revoked; create a new one with `wfx keys create`.' },

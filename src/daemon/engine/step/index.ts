@@ -27,6 +27,7 @@ import {
   type JobAnswers,
   type JobInput,
 } from './jobs.js';
+import { moveExecution, type MoveAnswers, type MoveInput } from './move.js';
 import {
   cancel,
   continueExecutions,
@@ -42,10 +43,11 @@ import { fireTimer, type TimerInput } from './timers.js';
 import { workDone, workFailed, workLog, type WorkInput } from './work.js';
 
 /** What the step takes: each kind is documented where it is decided (start.ts, answers.ts, ...). */
-export type StepInput = StartInput | AnswerInput | EventInput | WorkInput | TimerInput | SweepInput | JobInput;
+export type StepInput =
+  StartInput | AnswerInput | EventInput | WorkInput | TimerInput | SweepInput | JobInput | MoveInput;
 
 /** What each kind of input answers (the caller's result, once the step is durable). */
-interface Answers extends StartAnswers, EventAnswers, JobAnswers {
+interface Answers extends StartAnswers, EventAnswers, JobAnswers, MoveAnswers {
   answer: void;
   'work.done': void;
   'work.failed': void;
@@ -137,9 +139,12 @@ function decide(s: Step, input: StepInput): unknown {
       return extendJobLock(s, input.req);
     case 'job.release':
       return releaseJob(s, input.req);
+    case 'move':
+      return moveExecution(s, input.instanceId, input.toVersion, input.by);
   }
 }
 
 export type { FlowScope, LaunchParams, StartRequest, StepContext, StepEffect, WorkOrder } from './context.js';
 export type { EventOutcome } from './events.js';
 export type { RefusedStart } from './start.js';
+export type { MoveResult } from './move.js';
