@@ -49,6 +49,7 @@ const EXECUTION_ROUTES = new Set([
   '/process/instance/:id',
   '/process/instance/:id/logs',
   '/process/instance/:id/cancel',
+  '/process/instance/:id/move',
 ]);
 const JOB_ROUTES = new Set(['/jobs/:key/complete', '/jobs/:key/fail', '/jobs/:key/heartbeat', '/jobs/:key/release']);
 const READS = new Set(['GET', 'HEAD']);
