@@ -29,7 +29,7 @@ export const ERROR_CODES = {
   INSTANCE_NOT_RUNNING: { status: 409 },
   INSTANCE_NOT_MOVABLE: {
     status: 409,
-    hint: '`details.problems` names each node that keeps it from moving and why (docs/flows.md, Moving executions); let it pass those nodes first, or move it to a version that keeps them.',
+    hint: 'Each problem (`details.problems` over HTTP) names a node it is at and why that node cannot go on in the target version (docs/flows.md, Moving executions): let it pass those nodes first, or move it to a version that keeps them.',
   },
   INSTANCE_MOVES_WITH_PARENT: {
     status: 409,

@@ -28,6 +28,7 @@ const COMMANDS = [
   ['instances', 'list'],
   ['instances', 'get'],
   ['instances', 'cancel'],
+  ['instances', 'move'],
   ['logs'],
   ['task', 'list'],
   ['task', 'complete'],

@@ -14,6 +14,7 @@ import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
 import { wholeNumber } from '../options.js';
+import { registerInstancesMove } from './instances-move.js';
 
 /** The most `wfx instances list --limit` takes, and the executions it asks for at a time (GET /process/instances' most). */
 const LIST_MAX = 1000;
@@ -28,7 +29,7 @@ interface ListOptions {
   readonly all?: boolean;
 }
 
-/** `wfx instances list|get|cancel`. */
+/** `wfx instances list|get|cancel|move`. */
 export function registerInstances(program: Command, ctx: CliContext): void {
   const instances = program.command('instances').description('list, inspect and cancel executions');
 
@@ -135,6 +136,8 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       if (globals(cmd).json) printJson(ctx, res);
       else ctx.stdout.write(`${id} cancelled\n`);
     });
+
+  registerInstancesMove(instances, ctx);
 }
 
 /** A line of a drawn tree and the lines under it. */
