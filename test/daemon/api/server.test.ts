@@ -94,6 +94,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/process/instance/{id}': ['get'],
     '/process/instance/{id}/logs': ['get'],
     '/process/instance/{id}/cancel': ['post'],
+    '/process/instance/{id}/move': ['post'],
     '/process/list': ['get'],
     '/process/instances': ['get'],
     '/process/{id}/instances': ['get'],
