@@ -41,7 +41,7 @@ export function planMove(state: WfxState, id: string, toVersion: string): MovePl
       `execution ${id} runs a body of its parent ${inst.parentInstanceId}: it moves when its parent does`,
       { details: { parentInstanceId: inst.parentInstanceId } },
     );
-  const target = ownEntry(state.flows[inst.processId]?.versions ?? {}, toVersion)?.definition;
+  const target = ownEntry(ownEntry(state.flows, inst.processId)?.versions ?? {}, toVersion)?.definition;
   if (!target) throw new WfxError('VERSION_NOT_FOUND', `flow ${inst.processId} has no version ${toVersion}`);
   const fromVersion = inst.processVersion;
   if (fromVersion === toVersion) return { fromVersion, toVersion, target, executions: [] };
@@ -79,8 +79,8 @@ export function moveProblems(state: WfxState, inst: Instance, toVersion: string)
       });
     };
     for (const ni of liveNodes(exec)) {
-      const was = source[ni.nodeId];
-      const now = target[ni.nodeId];
+      const was = ownEntry(source, ni.nodeId);
+      const now = ownEntry(target, ni.nodeId);
       const problem = nodeProblem(ni, was, now, toVersion);
       if (problem) {
         add(ni.nodeId, problem[0], problem[1]);
@@ -97,8 +97,8 @@ export function moveProblems(state: WfxState, inst: Instance, toVersion: string)
       else for (const child of children) check(child);
     }
     for (const [gatewayId, arrivals] of Object.entries(exec.joins)) {
-      const was = source[gatewayId];
-      const now = target[gatewayId];
+      const was = ownEntry(source, gatewayId);
+      const now = ownEntry(target, gatewayId);
       if (!now) add(gatewayId, 'NODE_MISSING', `it holds arrivals, and version ${toVersion} has no node ${gatewayId}`);
       else if (was && now.type !== was.type)
         add(

@@ -3,6 +3,7 @@
  * then on it runs that version's nodes, wherever its node instances are.
  */
 import { nodesAt } from '../../../shared/flow/types.js';
+import { ownEntry } from '../../../shared/json-object.js';
 import { appendLog } from '../log-line.js';
 import { STATUS, type Wait } from '../state.js';
 import type { Handlers } from './handlers.js';
@@ -36,13 +37,13 @@ export const moveHandlers: Handlers<MoveRecord> = {
       const ni = inst.nodes[id]!;
       if (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING) continue;
       // Its name as the target has it: the node instances that ended keep what they ran as.
-      const def = nodes?.[ni.nodeId];
+      const def = nodes && ownEntry(nodes, ni.nodeId);
       if (def) {
         const name = def.name ?? ni.nodeId;
         if (ni.nodeName !== name) ni.nodeName = name;
         if (ni.nodeType !== def.type) ni.nodeType = def.type;
       }
-      const wait = r.waits?.[id];
+      const wait = r.waits && ownEntry(r.waits, id);
       if (wait && ni.statusCd === STATUS.WAITING) ni.wait = wait;
     }
     appendLog(inst, null, 'INFO', `moved from version ${r.fromVersion} to version ${r.toVersion} by ${r.by}`, r.at);
