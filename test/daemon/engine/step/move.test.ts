@@ -303,3 +303,37 @@ t.test('moveProblems is pure: it reads the state and changes nothing', async (t)
   t.same(codes(moveProblems(m.state, m.instance(id), '2')), ['ask:NODE_MISSING']);
   t.equal(JSON.stringify(m.state), before);
 });
+
+t.test("a timer armed for the version left that fires before the move's effects forget it does nothing", async (t) => {
+  const m = new MemoryStep();
+  const guarded = (boundary: string, duration: string, timeout: string) => `  start: { type: startEvent, next: ask }
+  ask: { type: userTask, timeout: ${timeout}, next: done }
+  ${boundary}: { type: boundaryEvent, attachedTo: ask, event: timer, duration: ${duration}, next: done }
+  done: { type: endEvent }
+`;
+  const pid = await versions(m, guarded('t1', '1h', '2h'), guarded('t2', '3h', '4h'), guarded('t1', '3h', '4h'));
+  const id = startV1(m, pid);
+  const ask = m.node(id, 'ask').id;
+  move(m, id, '2');
+  m.ms += 2 * 3_600_000 + 1000;
+  t.same(
+    m.run({ kind: 'timer', instanceId: id, nodeInstanceId: ask, boundaryId: 't1' }).records,
+    [],
+    'no t1 in version 2',
+  );
+  t.same(
+    m.run({ kind: 'timer', instanceId: id, nodeInstanceId: ask }).records,
+    [],
+    'the task is due in 4h now, not 2h',
+  );
+  move(m, id, '3');
+  t.same(
+    m.run({ kind: 'timer', instanceId: id, nodeInstanceId: ask, boundaryId: 't1' }).records,
+    [],
+    "version 3's t1 is due at 3h",
+  );
+  t.equal(m.node(id, 'ask').statusCd, STATUS.WAITING);
+  m.ms += 3_600_000;
+  m.run({ kind: 'timer', instanceId: id, nodeInstanceId: ask, boundaryId: 't1' });
+  t.equal(m.node(id, 'ask').statusCd, STATUS.CANCELLED, 'and fires then');
+});
