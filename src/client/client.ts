@@ -34,6 +34,8 @@ import type {
   KeyView,
   LogEntry,
   LogProgress,
+  MoveBody,
+  Moved,
   FileDeleted,
   FileListQuery,
   FilePage,
@@ -199,6 +201,13 @@ export class WfxClient {
      */
     replay: (id: string, body: ReplayBody): Promise<Replayed> =>
       this.http.post<Replayed>(path`/process/instance/${id}/replay`, body),
+    /**
+     * POST /process/instance/{id}/move: to another published version of its flow (`dryRun`:
+     * check only). Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING, VERSION_NOT_FOUND,
+     * INSTANCE_MOVES_WITH_PARENT, INSTANCE_NOT_MOVABLE (`details.problems`: MoveProblem[]), FORBIDDEN.
+     */
+    move: (id: string, body: MoveBody): Promise<Moved> =>
+      this.http.post<Moved>(path`/process/instance/${id}/move`, body),
     /**
      * GET /process/instance/{id}/logs as Server-Sent Events: each entry (`data`: a LogEntry,
      * `id`: its number), with `progress: true` also `event: progress` (no id), then `event: end`

@@ -38,6 +38,14 @@ export const ERROR_CODES = {
     status: 409,
     hint: "The execution's log grew too large to keep the variables at every node; replay from an earlier node.",
   },
+  INSTANCE_NOT_MOVABLE: {
+    status: 409,
+    hint: 'Each problem (`details.problems` over HTTP) names a node it is at and why that node cannot go on in the target version (docs/flows.md, Moving executions): let it pass those nodes first, or move it to a version that keeps them.',
+  },
+  INSTANCE_MOVES_WITH_PARENT: {
+    status: 409,
+    hint: 'It runs a body of its parent (a loop iteration, an embedded subProcess): move the execution at the top of its tree, and it moves with it.',
+  },
   PROCESS_NOT_PUBLISHED: { status: 409 },
   PROCESS_ID_CONFLICT: { status: 409 },
   KEY_REVOKED: { status: 409, hint: 'A revoked key stays revoked; create a new one with `wfx keys create`.' },

@@ -30,6 +30,7 @@ const COMMANDS = [
   ['instances', 'cancel'],
   ['instances', 'retry'],
   ['instances', 'replay'],
+  ['instances', 'move'],
   ['logs'],
   ['task', 'list'],
   ['task', 'complete'],

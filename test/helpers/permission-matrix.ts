@@ -125,6 +125,15 @@ export const MATRIX: MatrixRow[] = [
     expect: row([403, 200, 200, 200, 404, 200, 403]),
   },
   {
+    name: 'POST /process/instance/{id}/move (dry run)',
+    request: async (c) => ({
+      method: 'POST',
+      url: `/process/instance/${await c.waiting()}/move`,
+      payload: { version: '1', dryRun: true },
+    }),
+    expect: row([403, 403, 200, 200, 404, 200, 403]),
+  },
+  {
     name: 'POST /process/event',
     request: async () => ({
       method: 'POST',

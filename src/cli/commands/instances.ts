@@ -15,6 +15,7 @@ import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
 import { wholeNumber } from '../options.js';
 import { registerRecovery } from './instances-recovery.js';
+import { registerInstancesMove } from './instances-move.js';
 
 /** The most `wfx instances list --limit` takes, and the executions it asks for at a time (GET /process/instances' most). */
 const LIST_MAX = 1000;
@@ -29,7 +30,7 @@ interface ListOptions {
   readonly all?: boolean;
 }
 
-/** `wfx instances list|get|cancel|retry|replay`. */
+/** `wfx instances list|get|cancel|retry|replay|move`. */
 export function registerInstances(program: Command, ctx: CliContext): void {
   const instances = program.command('instances').description('list, inspect, cancel, retry and replay executions');
 
@@ -138,6 +139,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     });
 
   registerRecovery(instances, ctx);
+  registerInstancesMove(instances, ctx);
 }
 
 /** A line of a drawn tree and the lines under it. */

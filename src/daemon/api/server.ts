@@ -23,6 +23,7 @@ import { adminRoutes } from './routes/admin.js';
 import { metaRoutes } from './routes/meta.js';
 import { processRoutes } from './routes/process.js';
 import { recoveryRoutes } from './routes/recovery.js';
+import { moveRoutes } from './routes/moves.js';
 import { emailConnectionRoutes } from './routes/email-connections.js';
 import { aiProviderRoutes } from './routes/ai-providers.js';
 import { memoryRoutes } from './routes/memory.js';
@@ -339,6 +340,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       ...(sharing && { others: sharing.others }),
     });
     recoveryRoutes(routes, { engine: options.engine });
+    moveRoutes(routes, { engine: options.engine });
     const flowChecker = options.flowChecker ?? inlineFlowChecker();
     const secrets = options.engine.secrets;
     adminRoutes(routes, { store: options.store, limiter, flowChecker, secrets, now: options.now });

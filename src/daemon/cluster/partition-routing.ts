@@ -51,6 +51,7 @@ const EXECUTION_ROUTES = new Set([
   '/process/instance/:id/cancel',
   '/process/instance/:id/retry',
   '/process/instance/:id/replay',
+  '/process/instance/:id/move',
 ]);
 const JOB_ROUTES = new Set(['/jobs/:key/complete', '/jobs/:key/fail', '/jobs/:key/heartbeat', '/jobs/:key/release']);
 const READS = new Set(['GET', 'HEAD']);

@@ -4,7 +4,7 @@
  * any of it out. Pure: it reads the state as the step left it and changes nothing.
  */
 import { parseDuration } from '../../shared/duration.js';
-import type { BoundaryEventNode } from '../../shared/flow/types.js';
+import { nodesAt, type BoundaryEventNode } from '../../shared/flow/types.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATUS, type Instance, type WfxState } from '../state/state.js';
 import type { JobsWaiting } from './engine-events.js';
@@ -62,6 +62,7 @@ export function planEffects(
       plan.push({ kind: 'work.stop', key });
     } else if (r.type === 'boundary.fired')
       plan.push({ kind: 'timer.delete', key: boundaryKey(r.instanceId, r.nodeInstanceId, r.boundaryId) });
+    else if (r.type === 'instance.moved') planMoved(state, flows, r, plan);
     if (
       r.type === 'node.entered' ||
       (r.type === 'node.waiting' && state.instances[r.instanceId]?.nodes[r.nodeInstanceId]?.statusCd === STATUS.WAITING)
@@ -114,6 +115,35 @@ export function disarmBoundaries(
   if (!inst || !ni) return;
   for (const id of flows.flowOf(inst).graph.boundaries(ni.nodeId))
     plan.push({ kind: 'timer.delete', key: boundaryKey(instanceId, nodeInstanceId, id) });
+}
+
+/**
+ * Plans the timers of an execution moved to another version: its live nodes' timer boundary
+ * events of the version it left forgotten and the target's armed (due their duration after
+ * the node started, as ever), and the due times of the waits the move made again set.
+ */
+function planMoved(
+  state: WfxState,
+  flows: Pick<StepContext, 'flowOf'>,
+  r: Extract<WfxRecord, { type: 'instance.moved' }>,
+  plan: PlannedEffect[],
+): void {
+  const inst = state.instances[r.instanceId];
+  if (!inst) return;
+  const left = state.flows[inst.processId]?.versions[r.fromVersion]?.definition;
+  const before = (left && nodesAt(left, inst.scope)) ?? {};
+  for (const id in inst.nodes) {
+    const ni = inst.nodes[id]!;
+    if (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING) continue;
+    for (const [bid, b] of Object.entries(before))
+      if (b.type === 'boundaryEvent' && b.attachedTo === ni.nodeId)
+        plan.push({ kind: 'timer.delete', key: boundaryKey(r.instanceId, ni.id, bid) });
+    armBoundaries(flows, inst, ni.id, plan);
+    const wait = r.waits?.[id];
+    if (wait === undefined) continue;
+    const key = nodeKey(r.instanceId, ni.id);
+    plan.push(wait.dueAt ? { kind: 'timer.set', key, at: Date.parse(wait.dueAt) } : { kind: 'timer.delete', key });
+  }
 }
 
 /** The job a record leaves waiting for a worker, if it does (the jobs API's long polls wake). */

@@ -29,7 +29,16 @@ import { continueRecovered, recoverLiveState, reindexSubscriptions, type Recover
 import { replayExecution, retryExecution, type RecoveryDeps, type RecoveryRequest } from './recovery-ops.js';
 import { StepRunner } from './runner.js';
 import { EngineStepContext } from './step-context.js';
-import type { EventOutcome, RefusedStart, RunStep, StartRequest, StepAnswer, StepInput } from './step/index.js';
+import type {
+  EventOutcome,
+  MoveResult,
+  RefusedStart,
+  RunStep,
+  StartRequest,
+  StepAnswer,
+  StepInput,
+} from './step/index.js';
+import { planMove } from './version-move.js';
 import { callHttp } from './work/http.js';
 import { WorkRunner } from './work-runner.js';
 import { SecretBox } from '../secrets/secret-box.js';
@@ -290,6 +299,27 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
 
   private get recoveryDeps(): RecoveryDeps {
     return { state: this.state, archive: this.archive, step: (input, now) => this.step(input, now) };
+  }
+
+  /**
+   * Moves a running execution (and the children running a body of its flow) to version
+   * `toVersion` of its flow; with `dryRun` only checks that it can (nothing written). Throws
+   * INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING, INSTANCE_MOVES_WITH_PARENT, VERSION_NOT_FOUND,
+   * INSTANCE_NOT_MOVABLE (`details.problems`); see version-move.ts.
+   */
+  async move(
+    req: OrganizationScope & { processInstanceId: string; toVersion: string; by: string; dryRun?: boolean },
+  ): Promise<MoveResult> {
+    const id = (await runningInstance(this.state, this.archive, req, req.processInstanceId)).processInstanceId;
+    if (!req.dryRun) return this.step({ kind: 'move', instanceId: id, toVersion: req.toVersion, by: req.by });
+    const plan = planMove(this.state, id, req.toVersion);
+    return {
+      processInstanceId: id,
+      fromVersion: plan.fromVersion,
+      toVersion: plan.toVersion,
+      moved: false,
+      children: plan.executions.slice(1).map((i) => i.processInstanceId),
+    };
   }
 
   /** A live or archived execution the caller may see, or null. */

@@ -19,7 +19,8 @@ export interface Instance {
   readonly processInstanceId: string;
   readonly processId: string;
   readonly processName: string;
-  readonly processVersion: string;
+  /** The flow version it runs: changed only by `instance.moved` (records/moves.ts). */
+  processVersion: string;
   readonly organization: string;
   readonly environment: Environment;
   readonly correlationKey: string | null;
@@ -96,8 +97,9 @@ export interface ReplayOf {
 export interface NodeInstance {
   readonly id: string;
   readonly nodeId: string;
-  readonly nodeName: string;
-  readonly nodeType: string;
+  /** The node's name and type in the execution's version: `instance.moved` sets a live node's to its target's. */
+  nodeName: string;
+  nodeType: string;
   statusCd: StatusCd;
   readonly startTime: string;
   endTime: string | null;

@@ -11,6 +11,7 @@ import { executionHandlers, type ExecutionRecord } from './records/execution.js'
 import { fileHandlers, type FileRecord } from './records/files.js';
 import type { Handlers } from './records/handlers.js';
 import { messageHandlers, type MessageRecord } from './records/messages.js';
+import { moveHandlers, type MoveRecord } from './records/moves.js';
 import { nodeHandlers, nodeRunOf, type NodeRecord, type NodeRun } from './records/nodes.js';
 import { recoveryHandlers, type RecoveryRecord } from './records/recovery.js';
 import { secretHandlers, type SecretRecord } from './records/secrets.js';
@@ -30,7 +31,8 @@ export type WfxRecord =
   | MessageRecord
   | TriggerRecord
   | SecretRecord
-  | FileRecord;
+  | FileRecord
+  | MoveRecord;
 
 // A handler changes only the execution its record names in `instanceId` (a child's start: also
 // its parent): checkpoints copy an execution just before a record that changes it (executionsTouched).
@@ -43,6 +45,7 @@ const handlers: Handlers<WfxRecord> = {
   ...triggerHandlers,
   ...secretHandlers,
   ...fileHandlers,
+  ...moveHandlers,
 };
 
 /** Applies one record to the state in place. Deterministic; the store's reducer. */

@@ -22,3 +22,4 @@ export * from './admin.js';
 export * from './secrets.js';
 export * from './meta.js';
 export * from './console.js';
+export * from './moves.js';

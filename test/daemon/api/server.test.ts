@@ -96,6 +96,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/process/instance/{id}/cancel': ['post'],
     '/process/instance/{id}/retry': ['post'],
     '/process/instance/{id}/replay': ['post'],
+    '/process/instance/{id}/move': ['post'],
     '/process/list': ['get'],
     '/process/instances': ['get'],
     '/process/{id}/instances': ['get'],

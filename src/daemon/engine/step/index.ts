@@ -27,6 +27,7 @@ import {
   type JobAnswers,
   type JobInput,
 } from './jobs.js';
+import { moveExecution, type MoveAnswers, type MoveInput } from './move.js';
 import {
   cancel,
   continueExecutions,
@@ -44,10 +45,10 @@ import { workDone, workFailed, workLog, type WorkInput } from './work.js';
 
 /** What the step takes: each kind is documented where it is decided (start.ts, answers.ts, ...). */
 export type StepInput =
-  StartInput | RecoveryInput | AnswerInput | EventInput | WorkInput | TimerInput | SweepInput | JobInput;
+  StartInput | RecoveryInput | AnswerInput | EventInput | WorkInput | TimerInput | SweepInput | JobInput | MoveInput;
 
 /** What each kind of input answers (the caller's result, once the step is durable). */
-interface Answers extends StartAnswers, RecoveryAnswers, EventAnswers, JobAnswers {
+interface Answers extends StartAnswers, RecoveryAnswers, EventAnswers, JobAnswers, MoveAnswers {
   answer: void;
   'work.done': void;
   'work.failed': void;
@@ -143,6 +144,8 @@ function decide(s: Step, input: StepInput): unknown {
       return extendJobLock(s, input.req);
     case 'job.release':
       return releaseJob(s, input.req);
+    case 'move':
+      return moveExecution(s, input.instanceId, input.toVersion, input.by);
   }
 }
 
@@ -150,3 +153,4 @@ export type { FlowScope, LaunchParams, StartRequest, StepContext, StepEffect, Wo
 export type { EventOutcome } from './events.js';
 export { ReadAgain } from './recovery.js';
 export type { RefusedStart } from './start.js';
+export type { MoveResult } from './move.js';

@@ -2,7 +2,8 @@
  * The step's timer input: a timer armed for a waiting node (its wait's due time) or for a timer
  * boundary event of a live node fired (effects.ts arms them from the records).
  */
-import type { BoundaryEventNode } from '../../../shared/flow/types.js';
+import { parseDuration } from '../../../shared/duration.js';
+import { ownEntry } from '../../../shared/json-object.js';
 import { STATE, STATUS } from '../../state/state.js';
 import type { Step } from './step.js';
 
@@ -21,15 +22,21 @@ export function fireTimer(s: Step, input: TimerInput): void {
   if (!inst || !ni || inst.stateCd !== STATE.RUNNING) return;
   const boundaryId = input.boundaryId;
   if (boundaryId === undefined) {
-    if (ni.statusCd !== STATUS.WAITING || !ni.wait?.dueAt) return;
+    // Not before its wait's due time: a move to another version may have put it later while
+    // the timer armed for the earlier one was about to fire.
+    if (ni.statusCd !== STATUS.WAITING || !ni.wait?.dueAt || Date.parse(ni.wait.dueAt) > s.now.getTime()) return;
     s.resume(inst, ni, { kind: 'timer' });
     return;
   }
   // A timer boundary event of a live node: with cancelActivity (the default) the node, and
   // any child under it, is cancelled; either way the boundary path runs.
   if ((ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING) || ni.fired?.includes(boundaryId)) return;
+  // Armed for the version the execution ran before a move, and fired before the move's effects
+  // forgot it: the version it runs now may have no such boundary event, or a later one.
+  const b = ownEntry(s.ctx.flowOf(inst).nodes, boundaryId);
+  if (b?.type !== 'boundaryEvent' || b.attachedTo !== ni.nodeId || b.duration === undefined) return;
+  if (Date.parse(ni.startTime) + parseDuration(b.duration) > s.now.getTime()) return;
   s.touched.add(inst.processInstanceId);
-  const b = s.ctx.flowOf(inst).nodes[boundaryId] as BoundaryEventNode;
   if (b.cancelActivity === false) {
     s.emit({
       type: 'boundary.fired',

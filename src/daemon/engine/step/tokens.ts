@@ -37,7 +37,8 @@ function isoAt(now: Date): string {
   return lastAt.iso;
 }
 
-const edgeKey = (e: Edge): string => `${e.from}>${e.path.join('.')}`;
+/** The key of a join's arrivals by connection `e` (`Instance.joins`): `<from>><path in the node>`. Pure. */
+export const edgeKey = (e: Edge): string => `${e.from}>${e.path.join('.')}`;
 
 /** A node to run: an Active node instance, or a token that reached `nodeId` and is not written yet. */
 interface Queued {

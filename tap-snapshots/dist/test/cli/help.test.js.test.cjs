@@ -928,6 +928,27 @@ Examples:
 
 `
 
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances move --help 1`] = `
+Usage: wfx instances move [options] <id>
+
+move a running execution to another published version of its flow
+
+Arguments:
+  id              the processInstanceId
+
+Options:
+  --to <version>  the version to move it to
+  --dry-run       only check that it can move; nothing changes
+  -h, --help      display help for command
+
+A node the execution is at must be in that version with the same type (docs/flows.md).
+
+Examples:
+  $ wfx instances move 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --to 2 --dry-run
+  $ wfx instances move 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --to 2
+
+`
+
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances replay --help 1`] = `
 Usage: wfx instances replay [options] <id>
 

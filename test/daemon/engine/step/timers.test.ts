@@ -48,6 +48,9 @@ t.test("an input node's timeout takes its timeoutFlow", async (t) => {
   const pid = await m.publish(ASK_TIMEOUT);
   const id = m.start(pid).answer.processInstanceId;
   m.run({ kind: 'timer', instanceId: id, nodeInstanceId: m.node(id, 'ask').id });
+  t.equal(m.node(id, 'ask').statusCd, STATUS.WAITING, 'not before its due time');
+  m.ms += 60_000;
+  m.run({ kind: 'timer', instanceId: id, nodeInstanceId: m.node(id, 'ask').id });
   t.equal(m.node(id, 'ask').statusCd, STATUS.TIMED_OUT);
   t.equal(m.instance(id).variables.late, true);
   t.equal(m.instance(id).stateCd, STATE.COMPLETED);
@@ -58,6 +61,7 @@ t.test('a timer boundary event cancels its node and runs its path; once only', a
   const pid = await m.publish(GUARDED(true));
   const id = m.start(pid).answer.processInstanceId;
   const ask = m.node(id, 'ask');
+  m.ms += 60_000;
   const r = m.run({ kind: 'timer', instanceId: id, nodeInstanceId: ask.id, boundaryId: 'late' });
   t.equal(r.records[0]?.type, 'node.left');
   t.equal(m.node(id, 'ask').statusCd, STATUS.CANCELLED);
@@ -70,6 +74,7 @@ t.test('a non-interrupting timer boundary event leaves its node waiting and fire
   const pid = await m.publish(GUARDED(false));
   const id = m.start(pid).answer.processInstanceId;
   const ask = m.node(id, 'ask');
+  m.ms += 60_000;
   const r = m.run({ kind: 'timer', instanceId: id, nodeInstanceId: ask.id, boundaryId: 'late' });
   t.equal(r.records[0]?.type, 'boundary.fired');
   t.equal(m.node(id, 'ask').statusCd, STATUS.WAITING);
