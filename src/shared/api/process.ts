@@ -107,6 +107,8 @@ export const ExecutionListQuery = Type.Object(
     state: Type.Optional(StringEnum(EXECUTION_STATES)),
     /** The failure code of a failed execution (its `data.error.code`). */
     errorCode: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    /** The node a failed execution failed at (its `data.error.nodeId`); only failed executions match. */
+    failedNode: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     correlationKey: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
     /** Started at or after this instant. */
     startedAfter: Type.Optional(Type.String({ format: 'date-time' })),
