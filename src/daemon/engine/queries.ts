@@ -8,6 +8,7 @@ import { STATE, type Instance, type WfxState } from '../state/state.js';
 import { InstanceTable } from '../state/instance-table.js';
 import type { ExecutionArchive } from './archive.js';
 import { listExecutions, type ExecutionPage, type ExecutionSources } from './execution-list.js';
+import type { FailureSources } from './failures.js';
 import type { OrganizationScope } from './scope.js';
 
 /** A live or archived execution the caller may see, or null. */
@@ -32,6 +33,15 @@ export function executionSources(state: WfxState, archive: ExecutionArchive): Ex
     history: archive.history,
     archived: (id) => archive.read(id),
     flowOrganization: (processId) => ownEntry(state.flows, processId)?.organization,
+  };
+}
+
+/** Where failures are grouped from: a list's sources, and the live executions and flows by id. */
+export function failureSources(state: WfxState, archive: ExecutionArchive): FailureSources {
+  return {
+    ...executionSources(state, archive),
+    liveOne: (id) => ownEntry(state.instances, id),
+    flow: (processId) => ownEntry(state.flows, processId),
   };
 }
 

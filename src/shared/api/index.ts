@@ -21,3 +21,4 @@ export * from './admin.js';
 export * from './secrets.js';
 export * from './meta.js';
 export * from './console.js';
+export * from './failures.js';
