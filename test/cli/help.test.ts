@@ -28,6 +28,7 @@ const COMMANDS = [
   ['instances', 'list'],
   ['instances', 'get'],
   ['instances', 'cancel'],
+  ['instances', 'failures'],
   ['logs'],
   ['task', 'list'],
   ['task', 'complete'],
