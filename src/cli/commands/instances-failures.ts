@@ -93,7 +93,7 @@ export function failuresText(answer: FailureGroups, now: Date, width: number | n
   const first = answer.groups[0]!;
   const shown = answer.groups.length < answer.groupCount ? ` (the first ${answer.groups.length} shown)` : '';
   const list = [
-    'wfx instances list --state FAILED',
+    'wfx instances list --state failed',
     `--error-code ${first.errorCode}`,
     ...(first.nodeId !== null ? [`--failed-node ${first.nodeId}`] : []),
     first.processId,

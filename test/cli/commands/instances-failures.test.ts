@@ -59,7 +59,7 @@ t.test('the groups as a table, the message cut to the terminal, then how to list
   t.match(text, /^14 failed executions in 3 groups \(the first 2 shown\)$/m);
   t.match(
     text,
-    /^list the first group: wfx instances list --state FAILED --error-code HTTP_500 --failed-node call p1$/m,
+    /^list the first group: wfx instances list --state failed --error-code HTTP_500 --failed-node call p1$/m,
   );
   t.match(text, new RegExp(`^retry its newest:     wfx instances retry ${ID}$`, 'm'));
   t.ok(failuresText(answer, NOW, null).split('\n')[1]!.includes('x'.repeat(100)), 'piped: a longer message');
