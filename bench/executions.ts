@@ -3,7 +3,8 @@
  * store, then PostgreSQL where it is installed) holds 100,000 executions, nearly all in history
  * over five day buckets, and GET /process/instances asked over HTTP from this process, one
  * request at a time, as the console's executions page asks it: the first page with no filter,
- * with a filter only a few match, and a page deep in the list by its cursor. The executions are
+ * with a filter only a few match, and a page deep in the list by its cursor; then GET
+ * /process/failures, the failed ones grouped, as `wfx instances failures` asks it. The executions are
  * written beforehand by the engine in this process (a flow that ends, or fails, in its first
  * step goes to history at once), on a clock that spreads them over the days; the daemon then
  * starts on that store.
@@ -34,8 +35,8 @@ import { machineLine, writeSection } from './report.js';
 const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 100_000);
 const DAYS = Number(process.env.BENCH_DAYS ?? 5);
 const WAITING = 1_000;
-/** One execution in this many fails (NO_BRANCH_MATCHED): the selective filter's few. */
-const FAIL_EVERY = 5_000;
+/** One execution in this many fails (NO_BRANCH_MATCHED): the selective filter's few (BENCH_FAIL_EVERY overrides). */
+const FAIL_EVERY = Number(process.env.BENCH_FAIL_EVERY ?? 5_000);
 /** Requests of each case after its first. */
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 50);
 const DAY_MS = 86_400_000;
@@ -143,22 +144,24 @@ async function measure(
   const daemon = await startBenchDaemon(dataDir, storeArgs);
   const { url } = daemon;
   try {
-    const get = async (query: string): Promise<{ ms: number; items: number }> => {
+    const get = async (path: string): Promise<{ ms: number; items: number }> => {
       const t0 = performance.now();
-      const res = await fetch(`${url}/process/instances?${query}`, { headers: { 'x-api-key': seeded.apiKey } });
-      const body = (await res.json()) as { items: unknown[] };
-      if (res.status !== 200) throw new Error(`GET /process/instances?${query} answered ${res.status}`);
-      return { ms: performance.now() - t0, items: body.items.length };
+      const res = await fetch(`${url}${path}`, { headers: { 'x-api-key': seeded.apiKey } });
+      const body = (await res.json()) as { items?: unknown[]; groups?: unknown[] };
+      if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}`);
+      return { ms: performance.now() - t0, items: (body.items ?? body.groups ?? []).length };
     };
     const deep = seeded.ids[Math.floor(seeded.ids.length / 2)]!;
+    const list = '/process/instances?limit=50';
     const cases: Array<[string, string]> = [
-      ['the first page, no filter', 'limit=50'],
+      ['the first page, no filter', list],
       [
         `errorCode= (${seeded.failed} of ${EXECUTIONS.toLocaleString('en')} failed)`,
-        'limit=50&errorCode=NO_BRANCH_MATCHED',
+        `${list}&errorCode=NO_BRANCH_MATCHED`,
       ],
-      ['correlationKey= (one execution, three days back)', `limit=50&correlationKey=k-${Math.floor(EXECUTIONS / 3)}`],
-      ['a page halfway down by its cursor', `limit=50&cursor=${deep}`],
+      ['correlationKey= (one execution, three days back)', `${list}&correlationKey=k-${Math.floor(EXECUTIONS / 3)}`],
+      ['a page halfway down by its cursor', `${list}&cursor=${deep}`],
+      [`GET /process/failures: the ${seeded.failed} failed ones grouped (groups)`, '/process/failures'],
     ];
     const out: ListCase[] = [];
     for (const [what, query] of cases) {
@@ -216,7 +219,7 @@ export function formatExecutionsBench(r: ExecutionsBench): string {
   const lines = [
     `${r.executions.toLocaleString('en')} executions of one flow (${WAITING.toLocaleString('en')} waiting, live; the rest in history over ${r.buckets} day buckets), written by the engine (${seeded}); a daemon started on them; GET /process/instances over HTTP with an organization's viewer key, one request at a time: the first request, then p50 / p95 / max of ${REPEAT} more.`,
     '',
-    '| GET /process/instances (limit 50) | items | JSON store | PostgreSQL |',
+    '| GET /process/instances (limit 50), then /process/failures | items | JSON store | PostgreSQL |',
     '|---|---|---|---|',
   ];
   r.files.cases.forEach((c, i) =>

@@ -27,6 +27,8 @@ import type {
   FlowPageQuery,
   Health,
   ExecutionListQuery,
+  FailureGroups,
+  FailuresQuery,
   InstanceListQuery,
   InstancePage,
   InstanceView,
@@ -183,6 +185,12 @@ export class WfxClient {
      */
     search: (query: ExecutionListQuery = {}): Promise<InstancePage> =>
       this.http.get<InstancePage>(withQuery('/process/instances', query)),
+    /**
+     * GET /process/failures: failed executions grouped by flow, failure code and node, each with
+     * its count and newest execution. Throws FORBIDDEN (an organization's key naming another).
+     */
+    failures: (query: FailuresQuery = {}): Promise<FailureGroups> =>
+      this.http.get<FailureGroups>(withQuery('/process/failures', query)),
     /** Where the daemon's browser console shows execution `id`. Pure. */
     consoleUrl: (id: string): string =>
       `${this.connection.url.replace(/\/+$/, '')}/executions/${encodeURIComponent(id)}`,

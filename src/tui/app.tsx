@@ -5,11 +5,16 @@ import { ConnectionError, ConnectionLine } from './components/connection-line.js
 import { Help } from './components/help.js';
 import { ScreenTabs } from './components/screen-tabs.js';
 import { useExecutions } from './hooks/use-executions.js';
+import { useWidth } from './hooks/use-width.js';
 import { ExecutionsScreen } from './screens/executions-screen.js';
 import { FlowsScreen } from './screens/flows-screen.js';
 import { SCREENS, type ScreenName, type ScreenProps } from './screens/screen.js';
 import { TasksScreen } from './screens/tasks-screen.js';
 import { TriggersScreen } from './screens/triggers-screen.js';
+import { FailuresScreen } from './screens/failures-screen.js';
+
+/** The narrowest terminal whose top line names every screen (narrower: the others by number). */
+const WIDE = 100;
 
 /** The current time, ticking each second (durations of running executions). */
 function useNow(): Date {
@@ -23,7 +28,7 @@ function useNow(): Date {
 
 /**
  * The shell: the connection line on top, one screen below, and the keys every screen shares
- * (1-4 switch screens, ? help, q quit) unless the screen is taking typed text.
+ * (1-5 switch screens, ? help, q quit) unless the screen is taking typed text.
  */
 export function App({
   client,
@@ -48,6 +53,7 @@ export function App({
   const [help, setHelp] = useState(false);
   const capture = useRef(false);
   const now = useNow();
+  const width = useWidth();
 
   useInput((input, key) => {
     if (key.ctrl && input === 'l') return onRedraw?.();
@@ -81,7 +87,7 @@ export function App({
           <ConnectionLine url={url} connection={connection} />
         </Box>
         <Box flexShrink={0}>
-          <ScreenTabs screens={SCREENS} current={screen} />
+          <ScreenTabs screens={SCREENS} current={screen} compact={width < WIDE} />
           {/* Zero width: a zero-width space on every other frame, so a redraw's output differs. */}
           <Text>{frame % 2 === 1 ? '\u200b' : ''}</Text>
         </Box>
@@ -100,8 +106,10 @@ export function App({
         <TasksScreen {...props} />
       ) : screen === 'flows' ? (
         <FlowsScreen {...props} />
-      ) : (
+      ) : screen === 'triggers' ? (
         <TriggersScreen {...props} />
+      ) : (
+        <FailuresScreen {...props} />
       )}
     </Box>
   );

@@ -31,6 +31,7 @@ const COMMANDS = [
   ['instances', 'retry'],
   ['instances', 'replay'],
   ['instances', 'move'],
+  ['instances', 'failures'],
   ['logs'],
   ['task', 'list'],
   ['task', 'complete'],

@@ -28,7 +28,18 @@ const ASK_ID = '3c4d5e6f-7081-4a92-8db3-c4d5e6f70819';
 const WAIT_ID = '4d5e6f70-8192-4aa3-9ec4-d5e6f708192a';
 const CHARGE_ID = '5e6f7081-92a3-4bb4-8fd5-e6f708192a3b';
 const THROW_ID = '6f708192-a3b4-4cc5-9ae6-f708192a3b4c';
+const FAIL_ID = '708192a3-b4c5-4dd6-8af7-08192a3b4c5d';
 const FLOWS = [
+  `processId: ${FAIL_ID}
+name: Fail
+nodes:
+  start: { type: startEvent, next: route }
+  route:
+    type: exclusiveGateway
+    branches:
+      - { condition: "\${mode == 'ok'}", next: done }
+  done: { type: endEvent }
+`,
   askFlow(ASK_ID),
   waitForGoFlow(WAIT_ID),
   `processId: ${THROW_ID}
@@ -115,6 +126,31 @@ t.test('calls that span executions answer through either daemon', { skip: POSTGR
       if (cursor === null) break;
     }
     t.same([...tasks].sort(), [...asked].sort(), 'every waiting task, a page of four at a time');
+  }
+
+  // Failures grouped through either daemon: history once, each daemon's live failures added.
+  const failed: string[] = [];
+  for (let i = 0; i < 6; i++) failed.push(await start(i % 2 ? a : b, FAIL_ID, { mode: 'no' }));
+  for (const via of [a, b]) {
+    const grouped = await eventually('every failure archived or counted once', async () => {
+      const r = await call(via, 'GET', `/process/failures?processId=${FAIL_ID}`);
+      return r.body.total === failed.length && r.body;
+    });
+    t.match(grouped, {
+      groupCount: 1,
+      groups: [{ processId: FAIL_ID, errorCode: 'NO_BRANCH_MATCHED', nodeId: 'route', count: failed.length }],
+    });
+    t.equal(
+      (grouped.groups as Array<{ newest: { processInstanceId: string } }>)[0]!.newest.processInstanceId,
+      [...failed].sort().at(-1),
+      `the newest of both daemons' through ${via === a ? 'a' : 'b'}`,
+    );
+    const byNode = await call(via, 'GET', `/process/instances?failedNode=route&processId=${FAIL_ID}&limit=100`);
+    t.same(
+      (byNode.body.items as { processInstanceId: string }[]).map((i) => i.processInstanceId),
+      [...failed].sort().reverse(),
+      'listed by the node they failed at',
+    );
   }
 
   // The lifecycle events of executions the other daemon holds reach a stream opened on either.

@@ -108,8 +108,8 @@ t.test(
     const lines = pane.split('\n');
     t.match(
       lines[0],
-      /^http:\/\/127\.0\.0\.1:9 · unreachable\s+\[1 executions\]\s+2 tasks\s+3 flows\s+4 triggers$/,
-      'one line',
+      /^http:\/\/127\.0\.0\.1:9 · unreachable\s+\[1 executions\]\s+2\s+3\s+4\s+5$/,
+      'one line: at 80 columns the other screens by their number',
     );
     t.match(
       lines[1],

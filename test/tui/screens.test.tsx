@@ -71,7 +71,10 @@ t.test(
       ...summary(1, 2),
       correlationKey: 'order-42',
       environment: 'PRODUCTION',
-      data: { order: { id: 42 }, error: { code: 'HTTP_503', message: 'POST /orders answered 503', nodeId: 'notify' } },
+      data: {
+        order: { id: 42 },
+        error: { code: 'HTTP_503', message: 'POST /orders answered 503', nodeId: 'notify', attempts: 3 },
+      },
       output: null,
       nodes: [
         {
@@ -129,7 +132,7 @@ t.test(
     t.match(frame, /correlation key order-42/);
     t.match(frame, /Ask\s+inputNode\s+waiting\s+input form: Approve order 42\?/);
     t.match(frame, /notify\s+serviceTask\s+failed/);
-    t.match(frame, /error HTTP_503 at notify: POST \/orders answered 503/);
+    t.match(frame, /error HTTP_503 at notify \(3 attempts\): POST \/orders answered 503/);
     t.match(frame, /variables \{"order":\{"id":42\}\}/, 'the error is not repeated among the variables');
     t.match(frame, /line 8/);
     t.notMatch(frame, /line 5/, 'only the tail of the log');

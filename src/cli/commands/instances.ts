@@ -16,6 +16,7 @@ import { table } from '../format.js';
 import { wholeNumber } from '../options.js';
 import { registerRecovery } from './instances-recovery.js';
 import { registerInstancesMove } from './instances-move.js';
+import { registerFailures } from './instances-failures.js';
 
 /** The most `wfx instances list --limit` takes, and the executions it asks for at a time (GET /process/instances' most). */
 const LIST_MAX = 1000;
@@ -25,12 +26,13 @@ interface ListOptions {
   readonly state?: (typeof STATE_NAMES)[number];
   readonly env?: Environment;
   readonly errorCode?: string;
+  readonly failedNode?: string;
   readonly correlationKey?: string;
   readonly limit: number;
   readonly all?: boolean;
 }
 
-/** `wfx instances list|get|cancel|retry|replay|move`. */
+/** `wfx instances list|get|cancel|retry|replay|move|failures`. */
 export function registerInstances(program: Command, ctx: CliContext): void {
   const instances = program.command('instances').description('list, inspect, cancel, retry and replay executions');
 
@@ -43,6 +45,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       new Option('--env <environment>', 'only executions in this environment').choices(['DEVELOPMENT', 'PRODUCTION']),
     )
     .option('--error-code <code>', 'only failed executions with this failure code')
+    .option('--failed-node <nodeId>', 'only failed executions that failed at this node')
     .option('--correlation-key <key>', 'only executions with this correlation key')
     .option('--limit <n>', 'at most this many', wholeNumber(1, LIST_MAX), 50)
     .option('--all', "child executions too (loop iterations, subprocesses, agents' tools); default: top-level only")
@@ -57,6 +60,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
         state: opts.state && EXECUTION_STATES[STATE_NAMES.indexOf(opts.state)],
         environment: opts.env,
         errorCode: opts.errorCode,
+        failedNode: opts.failedNode,
         correlationKey: opts.correlationKey,
         ...(opts.all && { children: true }),
       };
@@ -110,6 +114,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
           (inst.usage
             ? `model usage: ${inst.usage.calls} call${inst.usage.calls === 1 ? '' : 's'}, ${inst.usage.inputTokens} input + ${inst.usage.outputTokens} output tokens\n`
             : '') +
+          errorLine(inst) +
           '\n' +
           table(
             ['NODE', 'TYPE', 'STATUS', 'WAITING FOR'],
@@ -140,6 +145,15 @@ export function registerInstances(program: Command, ctx: CliContext): void {
 
   registerRecovery(instances, ctx);
   registerInstancesMove(instances, ctx);
+  registerFailures(instances, ctx);
+}
+
+/** A failed execution's error: its code, the node it failed at and how many times that ran; '' for none. */
+function errorLine(inst: InstanceView): string {
+  const e = inst.data.error;
+  if (!e) return '';
+  const runs = e.attempts > 1 ? ` (${e.attempts} attempts)` : '';
+  return `failed ${e.code}${e.nodeId === null ? '' : ` at ${e.nodeId}${runs}`}: ${e.message}\n`;
 }
 
 /** A line of a drawn tree and the lines under it. */

@@ -205,7 +205,7 @@ class Runner implements AiRunner {
       if (verdict.kind === 'fail') {
         const message = scrub(this.after(verdict.message, attempt), key);
         report({ ...line, failure: { code: verdict.code, message } });
-        return { ok: false, code: verdict.code, message };
+        return { ok: false, code: verdict.code, message, attempts: attempt };
       }
       if (verdict.kind === 'refused-format') {
         this.jsonModes.set(provider.providerId, NEXT_JSON_MODE[mode] ?? 'prompt');
@@ -221,7 +221,7 @@ class Runner implements AiRunner {
         if (repairsLeft === 0) {
           const message = scrub(this.after(verdict.message, attempt), key);
           report({ ...line, failure: { code: 'AI_OUTPUT_INVALID', message } });
-          return { ok: false, code: 'AI_OUTPUT_INVALID', message };
+          return { ok: false, code: 'AI_OUTPUT_INVALID', message, attempts: attempt };
         }
         repairsLeft--;
         report({
@@ -242,7 +242,7 @@ class Runner implements AiRunner {
       if (tries >= maxAttempts) {
         const final = scrub(this.after(verdict.message, attempt), key);
         report({ ...line, failure: { code: verdict.code, message: final } });
-        return { ok: false, code: verdict.code, message: final };
+        return { ok: false, code: verdict.code, message: final, attempts: attempt };
       }
       const retryAfterMs =
         verdict.retryAfterMs === undefined

@@ -3,7 +3,15 @@
  * would give (fan-out.ts asks them; decision 042).
  */
 import type { FastifyRequest } from 'fastify';
-import type { DomainHealth, DomainHealthList, JobList, WorkerSeen } from '../../shared/api/index.js';
+import type {
+  DomainHealth,
+  DomainHealthList,
+  FailureGroup,
+  FailureGroups,
+  FailureSort,
+  JobList,
+  WorkerSeen,
+} from '../../shared/api/index.js';
 
 /** Merges this daemon's answer (`mine`) with the others' (`theirs`, in the order asked). */
 export type Merge = (request: FastifyRequest, mine: unknown, theirs: readonly unknown[]) => unknown;
@@ -99,11 +107,44 @@ function joinHealth(a: DomainHealth, b: DomainHealth): DomainHealth {
 
 const later = (a: string | null, b: string | null): string | null => (a === null ? b : b === null || a > b ? a : b);
 
+/**
+ * Failures grouped (routes/failures.ts): this daemon's answer holds history and its live
+ * failures, every group; the others' their live ones. Counts add up by flow, code and node,
+ * the newest execution of each group is the one that started last; then sorted and cut to
+ * `limit` as one daemon would.
+ */
+const mergeFailures: Merge = (request, mine, theirs) => {
+  const groups = new Map<string, FailureGroup>();
+  let total = 0;
+  for (const answer of [mine as FailureGroups, ...(theirs as FailureGroups[])]) {
+    total += answer.total;
+    for (const g of answer.groups) {
+      const key = JSON.stringify([g.processId, g.errorCode, g.nodeId]);
+      const seen = groups.get(key);
+      if (!seen) groups.set(key, g);
+      else {
+        const newer = g.newest.processInstanceId > seen.newest.processInstanceId ? g : seen;
+        groups.set(key, { ...newer, count: seen.count + g.count });
+      }
+    }
+  }
+  const { sort, limit } = request.query as { sort: FailureSort; limit: number };
+  const newest = (a: FailureGroup, b: FailureGroup) =>
+    a.newest.processInstanceId < b.newest.processInstanceId
+      ? 1
+      : a.newest.processInstanceId > b.newest.processInstanceId
+        ? -1
+        : 0;
+  const sorted = [...groups.values()].sort(sort === 'count' ? (a, b) => b.count - a.count || newest(a, b) : newest);
+  return { groups: sorted.slice(0, limit), total, groupCount: groups.size };
+};
+
 /** The lists asked of every daemon, by method and route, and how their answers merge. */
 export const GATHERED = new Map<string, Merge>([
   ['GET /process/instances', mergeInstances],
   ['GET /process/:id/instances', mergeInstances],
   ['GET /process/tasks', mergeTasks],
+  ['GET /process/failures', mergeFailures],
   ['GET /jobs', mergeJobs],
   ['GET /jobs/workers', mergeWorkers],
 ]);

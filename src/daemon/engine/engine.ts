@@ -18,11 +18,13 @@ import type { DurableStore } from '../store/store.js';
 import { ExecutionArchive } from './archive.js';
 import type { ExecutionQuery } from './execution-filter.js';
 import { listExecutions, type ExecutionPage } from './execution-list.js';
+import { groupFailures, type FailureQuery } from './failures.js';
+import type { FailureGroups } from '../../shared/api/index.js';
 import { Effects } from './effects.js';
 import type { EngineEvents } from './engine-events.js';
 import { EventDelivery, type PublishRequest } from './event-delivery.js';
 import { uuidv7 } from './ids.js';
-import { executionSources, findInstance, listInstances, runningInstance } from './queries.js';
+import { executionSources, failureSources, findInstance, listInstances, runningInstance } from './queries.js';
 import type { OrganizationScope } from './scope.js';
 import type { EngineCluster, MovingExecutions } from '../cluster/ports.js';
 import { continueRecovered, recoverLiveState, reindexSubscriptions, type Recovering } from './recovery.js';
@@ -346,6 +348,11 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    */
   listExecutions(query: ExecutionQuery): Promise<ExecutionPage> {
     return listExecutions(executionSources(this.state, this.archive), query);
+  }
+
+  /** The failed executions `query` selects, live and archived, grouped by flow, code and node (see groupFailures). */
+  failures(query: FailureQuery): Promise<FailureGroups> {
+    return groupFailures(failureSources(this.state, this.archive), query);
   }
 
   /**

@@ -6,7 +6,7 @@
 import { STATE, type Environment } from '../../shared/api/index.js';
 import type { Instance } from '../state/state.js';
 import type { TagEquals } from '../store/history-store.js';
-import { failureCode, TAG, textTag } from './execution-tags.js';
+import { failedNode, failureCode, TAG, textTag } from './execution-tags.js';
 import { bucketOf } from './ids.js';
 
 /** A list of executions (GET /process/instances, and a flow's: GET /process/{id}/instances). */
@@ -20,6 +20,8 @@ export interface ExecutionQuery {
   readonly stateCd?: number;
   /** The failure code of a failed execution. */
   readonly errorCode?: string;
+  /** The node a failed execution failed at (its error's nodeId): failed executions only. */
+  readonly failedNode?: string;
   readonly correlationKey?: string;
   /** Started at or after this instant (ms since the epoch). */
   readonly startedAfter?: number;
@@ -50,6 +52,7 @@ export class ExecutionFilter {
     readonly organization: string | null;
     readonly version: string | null;
     readonly errorCode: string | null;
+    readonly failedNode: string | null;
     readonly correlationKey: string | null;
   };
 
@@ -68,6 +71,7 @@ export class ExecutionFilter {
       organization: q.organization === null ? null : textTag(q.organization),
       version: text(q.version),
       errorCode: text(q.errorCode),
+      failedNode: text(q.failedNode),
       correlationKey: text(q.correlationKey),
     };
   }
@@ -90,6 +94,7 @@ export class ExecutionFilter {
       (q.environment === undefined || inst.environment === q.environment) &&
       (q.stateCd === undefined || inst.stateCd === q.stateCd) &&
       (q.errorCode === undefined || failureCode(inst) === q.errorCode) &&
+      (q.failedNode === undefined || failedNode(inst) === q.failedNode) &&
       (q.correlationKey === undefined || inst.correlationKey === q.correlationKey) &&
       (q.parentId !== undefined
         ? inst.parentInstanceId === q.parentId
@@ -117,12 +122,13 @@ export class ExecutionFilter {
     const want: TagEquals[] = [];
     if (q.processId !== undefined) want.push([TAG.processId, q.processId]);
     if (q.stateCd !== undefined) want.push([TAG.stateCd, String(q.stateCd)]);
-    else if (q.errorCode !== undefined) want.push([TAG.stateCd, String(STATE.FAILED)]);
+    else if (q.errorCode !== undefined || q.failedNode !== undefined) want.push([TAG.stateCd, String(STATE.FAILED)]);
     if (q.parentId !== undefined || q.children !== true) want.push([TAG.parent, q.parentId ?? '']);
     if (this.want.organization !== null) want.push([TAG.organization, this.want.organization]);
     if (this.want.version !== null) want.push([TAG.version, this.want.version]);
     if (q.environment !== undefined) want.push([TAG.environment, q.environment]);
     if (this.want.errorCode !== null) want.push([TAG.errorCode, this.want.errorCode]);
+    if (this.want.failedNode !== null) want.push([TAG.failedNode, this.want.failedNode]);
     if (this.want.correlationKey !== null) want.push([TAG.correlationKey, this.want.correlationKey]);
     return want;
   }
@@ -132,8 +138,9 @@ export class ExecutionFilter {
     const q = this.q;
     if (q.processId !== undefined && tags[TAG.processId] !== q.processId) return 'no';
     if (q.stateCd !== undefined && tags[TAG.stateCd] !== String(q.stateCd)) return 'no';
-    // A failure code is a failed execution's only.
-    if (q.errorCode !== undefined && tags[TAG.stateCd] !== String(STATE.FAILED)) return 'no';
+    // A failure code and a failed node are a failed execution's only.
+    if ((q.errorCode !== undefined || q.failedNode !== undefined) && tags[TAG.stateCd] !== String(STATE.FAILED))
+      return 'no';
     let verdict: Verdict = 'yes';
     const and = (v: Verdict): boolean => {
       if (v === 'maybe') verdict = 'maybe';
@@ -153,6 +160,7 @@ export class ExecutionFilter {
     if (this.want.version !== null && and(text(tags[TAG.version], this.want.version))) return 'no';
     if (q.environment !== undefined && and(text(tags[TAG.environment], q.environment))) return 'no';
     if (this.want.errorCode !== null && and(text(tags[TAG.errorCode], this.want.errorCode))) return 'no';
+    if (this.want.failedNode !== null && and(text(tags[TAG.failedNode], this.want.failedNode))) return 'no';
     if (this.want.correlationKey !== null && and(text(tags[TAG.correlationKey], this.want.correlationKey))) return 'no';
     return verdict;
   }

@@ -13,6 +13,8 @@ import { failureCode } from './execution-tags.js';
 export interface ExecutionSources {
   /** The live executions. */
   readonly live: () => Iterable<Instance>;
+  /** The live execution `id`, whatever its state (one retried since history kept it failed). */
+  readonly liveOne: (id: string) => Instance | undefined;
   readonly history: HistoryStore;
   /** An execution from history, or null. */
   readonly archived: (id: string) => Promise<Instance | null>;
@@ -75,7 +77,8 @@ export async function listExecutions(src: ExecutionSources, query: ExecutionQuer
       });
       for (const { id, tags } of ids) {
         if ((filter.lower !== null && id < filter.lower) || certain(id)) break scan;
-        if (found.has(id)) continue; // live still, and found there
+        // Live still (found there if it matches): history's copy is older, as a retried one's is.
+        if (found.has(id) || src.liveOne(id) !== undefined) continue;
         const verdict = filter.tags(tags);
         if (verdict === 'no') continue;
         if (verdict === 'maybe') {

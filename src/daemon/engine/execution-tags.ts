@@ -7,7 +7,8 @@
  * 0 processId, 1 stateCd, 2 parent id ('' for a top-level execution; absent in history written
  * before it was tagged), then (absent in history written before the list of every execution)
  * 3 organization, 4 version, 5 environment, 6 failure code ('' unless failed), 7 correlation key
- * ('' for none). A tag holds no space, `|` or control character (the frame header's rule):
+ * ('' for none), then (absent in history written before failures were grouped) 8 the node a
+ * failed execution failed at ('' unless failed, or failed at no node). A tag holds no space, `|` or control character (the frame header's rule):
  * free text is percent-encoded, and text whose encoding is longer than TEXT_TAG_MAX is kept as
  * `#` and a digest of it instead, which says "maybe" (a document read settles it).
  */
@@ -25,6 +26,7 @@ export const TAG = {
   environment: 5,
   errorCode: 6,
   correlationKey: 7,
+  failedNode: 8,
 } as const;
 
 /** The longest free-text tag kept as text; a longer one is a digest. */
@@ -64,10 +66,16 @@ export function executionTags(inst: Tagged, end: Pick<Instance, 'stateCd' | 'err
     inst.environment,
     code === null ? '' : textTag(code),
     inst.correlationKey === null || inst.correlationKey === '' ? '' : textTag(inst.correlationKey),
+    textTag(failedNode(end) ?? ''),
   ];
 }
 
 /** The failure code of an execution: its error's code when it failed, else null. Pure. */
 export function failureCode(inst: Pick<Instance, 'stateCd' | 'error'>): string | null {
   return inst.stateCd === STATE.FAILED ? (inst.error?.code ?? null) : null;
+}
+
+/** The node a failed execution failed at (its error's nodeId), else null (not failed, or failed at no node). Pure. */
+export function failedNode(inst: Pick<Instance, 'stateCd' | 'error'>): string | null {
+  return inst.stateCd === STATE.FAILED ? (inst.error?.nodeId ?? null) : null;
 }

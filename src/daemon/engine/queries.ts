@@ -8,6 +8,7 @@ import { STATE, type Instance, type WfxState } from '../state/state.js';
 import { InstanceTable } from '../state/instance-table.js';
 import type { ExecutionArchive } from './archive.js';
 import { listExecutions, type ExecutionPage, type ExecutionSources } from './execution-list.js';
+import type { FailureSources } from './failures.js';
 import type { OrganizationScope } from './scope.js';
 
 /** A live or archived execution the caller may see, or null. */
@@ -31,7 +32,16 @@ export function executionSources(state: WfxState, archive: ExecutionArchive): Ex
     live: () => InstanceTable.of(state).live(),
     history: archive.history,
     archived: (id) => archive.read(id),
+    liveOne: (id) => ownEntry(state.instances, id),
     flowOrganization: (processId) => ownEntry(state.flows, processId)?.organization,
+  };
+}
+
+/** Where failures are grouped from: a list's sources, and the live executions and flows by id. */
+export function failureSources(state: WfxState, archive: ExecutionArchive): FailureSources {
+  return {
+    ...executionSources(state, archive),
+    flow: (processId) => ownEntry(state.flows, processId),
   };
 }
 

@@ -111,6 +111,8 @@ export interface NodeInstance {
   fired?: string[];
   /** A callAgent's conversation and tool calls (appended by `agent.updated`). */
   agent?: LiveAgentState;
+  /** The tries a failed node made (its work's retries, a job's attempts); absent: one. */
+  attempts?: number;
 }
 
 /** AgentState as the reducer keeps it: lists appended to in place. */

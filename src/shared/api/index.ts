@@ -23,3 +23,4 @@ export * from './secrets.js';
 export * from './meta.js';
 export * from './console.js';
 export * from './moves.js';
+export * from './failures.js';

@@ -108,6 +108,8 @@ export const ExecutionListQuery = Type.Object(
     state: Type.Optional(StringEnum(EXECUTION_STATES)),
     /** The failure code of a failed execution (its `data.error.code`). */
     errorCode: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    /** The node a failed execution failed at (its `data.error.nodeId`); only failed executions match. */
+    failedNode: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     correlationKey: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
     /** Started at or after this instant. */
     startedAfter: Type.Optional(Type.String({ format: 'date-time' })),
@@ -313,6 +315,8 @@ export interface NodeView {
   readonly childInstanceIds?: readonly string[];
   /** A callAgent's conversation and tool calls so far. */
   readonly agent?: AgentState;
+  /** The tries a failed node made (a serviceTask's or aiTask's retries, a job's attempts), when more than one. */
+  readonly attempts?: number;
 }
 
 /** The error of a failed execution, in its `data.error`. */
@@ -320,6 +324,16 @@ export interface InstanceError {
   readonly code: string;
   readonly message: string;
   readonly nodeId: string | null;
+}
+
+/** A failed execution's error as GET /process/instance/{id} gives it (`data.error`). */
+export interface InstanceFailure extends InstanceError {
+  /**
+   * How many times the failing node ran in this execution: each of its node instances (a retry
+   * runs it again as a new one) counted with the tries its work made (NodeView.attempts). 0 when
+   * it failed at no node.
+   */
+  readonly attempts: number;
 }
 
 /**
@@ -338,7 +352,7 @@ export interface InstanceView {
   readonly startTime: string;
   readonly endTime: string | null;
   readonly correlationKey: string | null;
-  readonly data: Record<string, unknown> & { error?: InstanceError };
+  readonly data: Record<string, unknown> & { error?: InstanceFailure };
   readonly output: Record<string, unknown> | null;
   readonly parentInstanceId: string | null;
   readonly parentNodeInstanceId?: string;

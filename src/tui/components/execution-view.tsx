@@ -81,7 +81,8 @@ export function ExecutionView(props: {
       <Box marginTop={1} flexDirection="column">
         {error ? (
           <Text color="red">
-            error {error.code} at {error.nodeId ?? '?'}: {error.message}
+            error {error.code} at {error.nodeId ?? '?'}
+            {error.attempts > 1 ? ` (${error.attempts} attempts)` : ''}: {error.message}
           </Text>
         ) : null}
         <Text>

@@ -15,7 +15,7 @@ const KEYS: ReadonlyArray<readonly [string, string]> = [
   ['space', 'tasks: choose an option (a checkbox toggles)'],
   ['ctrl+s', 'tasks: complete the answer (enter, in a one-line one)'],
   ['ctrl+x', 'tasks: cancel the task (asks first)'],
-  ['1 2 3 4', 'screens: executions, waiting tasks, flows, trigger health'],
+  ['1-5', 'screens: executions, tasks, flows, trigger health, failures'],
   ['?', 'this help (any key closes it)'],
   ['q', 'quit'],
   ['ctrl+l', 'clear the terminal and draw again'],

@@ -219,7 +219,7 @@ export function ExecutionsScreen(
  * One execution, opened: its view, with its children listed under their nodes; ↑↓ move through
  * them (`cursor`), enter opens the one selected (`onOpen`).
  */
-function Detail({
+export function Detail({
   client,
   id,
   now,

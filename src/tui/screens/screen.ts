@@ -1,7 +1,7 @@
 import type { WfxClient } from '../../client/client.js';
 
 /** The screens, in the order of their number keys (1, 2, ...). */
-export const SCREENS = ['executions', 'tasks', 'flows', 'triggers'] as const;
+export const SCREENS = ['executions', 'tasks', 'flows', 'triggers', 'failures'] as const;
 export type ScreenName = (typeof SCREENS)[number];
 
 /** What the shell gives every screen. */
@@ -16,14 +16,14 @@ export interface ScreenProps {
   readonly changes: number;
   /**
    * A screen that takes typed text (a form, a search) or a y/n answer says so: the shell then
-   * leaves every key to it (q, ?, 1-4 are text there). Esc gives them back.
+   * leaves every key to it (q, ?, 1-5 are text there). Esc gives them back.
    */
   readonly setCapture: (capturing: boolean) => void;
 }
 
 /** The keys every screen has, after its own. */
 export const SHELL_KEYS: ReadonlyArray<readonly [string, string]> = [
-  ['1-4', 'screens'],
+  ['1-5', 'screens'],
   ['?', 'help'],
   ['q', 'quit'],
 ];

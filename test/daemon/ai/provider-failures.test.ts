@@ -81,7 +81,7 @@ t.test('429 on every attempt fails with AI_RATE_LIMITED after maxAttempts reques
   const server = await scripted(t);
   server.script(reply.rateLimited('0'), reply.rateLimited('0'), reply.rateLimited('0'), reply.text('never'));
   const { result, requests, attempts } = await run(server);
-  t.match(result, { ok: false, code: 'AI_RATE_LIMITED' });
+  t.match(result, { ok: false, code: 'AI_RATE_LIMITED', attempts: 3 }, 'the tries, for the node instance');
   t.equal(requests, 3);
   t.equal(attempts.at(-1)!.next, undefined);
 });

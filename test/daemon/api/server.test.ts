@@ -101,6 +101,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/process/instances': ['get'],
     '/process/{id}/instances': ['get'],
     '/process/tasks': ['get'],
+    '/process/failures': ['get'],
     '/admin/api-keys': ['get', 'post'],
     '/admin/api-keys/{keyId}': ['get', 'patch'],
     '/admin/api-keys/{keyId}/suspend': ['post'],

@@ -93,3 +93,28 @@ t.test("worker health: each domain's counts added, its workers joined", async (t
     { domain: 'crm', state: 'idle' },
   ]);
 });
+
+t.test('failures: counts added by flow, code and node, the newest of each, sorted and cut once merged', async (t) => {
+  const failures = merge('GET /process/failures');
+  const group = (nodeId: string | null, count: number, newest: string) => ({
+    processId: 'p',
+    errorCode: 'HTTP_500',
+    nodeId,
+    count,
+    newest: { processInstanceId: newest, processVersion: '1', message: `m ${newest}`, at: null },
+  });
+  const asked = (sort: string, limit: number) => ({ query: { sort, limit } }) as unknown as FastifyRequest;
+  // This daemon: history and its live ones; another: its live ones only.
+  const mine = { groups: [group('call', 5, 'c'), group('pay', 1, 'b')], total: 6, groupCount: 2 };
+  const theirs = [{ groups: [group('call', 1, 'd'), group(null, 2, 'a')], total: 3, groupCount: 2 }];
+  t.same(failures(asked('newest', 10), mine, theirs), {
+    groups: [group('call', 6, 'd'), group('pay', 1, 'b'), group(null, 2, 'a')],
+    total: 9,
+    groupCount: 3,
+  });
+  t.same(failures(asked('count', 2), mine, theirs), {
+    groups: [group('call', 6, 'd'), group(null, 2, 'a')],
+    total: 9,
+    groupCount: 3,
+  });
+});

@@ -93,6 +93,12 @@ async function lists(
     [{ organization: 'default' }, (i) => i.organization === 'default'],
     [{ organization: 'other', stateCd: 2 }, (i) => i.organization === 'other' && i.stateCd === 2],
     [{ errorCode: 'NO_BRANCH_MATCHED' }, (i) => i.error?.code === 'NO_BRANCH_MATCHED'],
+    [{ failedNode: 'route' }, (i) => i.stateCd === 2 && i.error?.nodeId === 'route'],
+    [
+      { failedNode: 'route', errorCode: 'NO_BRANCH_MATCHED', organization: 'other' },
+      (i) => i.stateCd === 2 && i.organization === 'other',
+    ],
+    [{ failedNode: 'ask' }, () => false],
     [
       { correlationKey: 'order | x', organization: 'default' },
       (i) => i.correlationKey === 'order | x' && i.organization === 'default',
@@ -123,6 +129,13 @@ async function lists(
     }
   };
   await check('tagged');
+  // Archived before the failed node was a tag: eight tags, the document says the rest.
+  for (const id of finished) {
+    const bucket = bucketOf(id)!;
+    const listed = (await history.list(bucket)).find((e) => e.id === id)!;
+    await history.putJson(bucket, id, JSON.stringify(await history.get(bucket, id)), listed.tags.slice(0, 8));
+  }
+  await check('tags before the failed node');
   for (const id of finished) {
     const bucket = bucketOf(id)!;
     const inst = known.find((i) => i.processInstanceId === id)!;

@@ -33,11 +33,21 @@ t.test('archived executions carry the tags a list filters on, whichever way they
   await h.engine.cancel({ organization: null, processInstanceId: waiting.processInstanceId });
   for (const inst of [ok, failed, waiting]) await h.archived(inst.processInstanceId);
   const tags = new Map((await h.history.list(bucketOf(ok.processInstanceId)!)).map((e) => [e.id, e.tags] as const));
-  t.same(tags.get(ok.processInstanceId), [pid, '1', '', 'default', '1', 'PRODUCTION', '', encodeURIComponent(key)]);
-  t.same(tags.get(failed.processInstanceId), [pid, '2', '', 'default', '1', 'PRODUCTION', 'NO_BRANCH_MATCHED', '']);
+  t.same(tags.get(ok.processInstanceId), [pid, '1', '', 'default', '1', 'PRODUCTION', '', encodeURIComponent(key), '']);
+  t.same(tags.get(failed.processInstanceId), [
+    pid,
+    '2',
+    '',
+    'default',
+    '1',
+    'PRODUCTION',
+    'NO_BRANCH_MATCHED',
+    '',
+    'route',
+  ]);
   t.same(
     tags.get(waiting.processInstanceId),
-    [pid, '3', '', 'default', '1', 'PRODUCTION', '', textTag('k'.repeat(500))],
+    [pid, '3', '', 'default', '1', 'PRODUCTION', '', textTag('k'.repeat(500)), ''],
     'archived in a batch, after its cancel: a long key as its digest',
   );
 });
@@ -45,7 +55,8 @@ t.test('archived executions carry the tags a list filters on, whichever way they
 t.test('what tags say of a query, older ones included', async (t) => {
   const filter = (q: Partial<ExecutionQuery>, flows: Record<string, string> = {}) =>
     new ExecutionFilter({ organization: null, limit: 50, ...q }, (pid) => flows[pid]);
-  const now = ['p', '2', '', 'acme', '3', 'DEVELOPMENT', 'HTTP_404', 'order%2042'];
+  const now = ['p', '2', '', 'acme', '3', 'DEVELOPMENT', 'HTTP_404', 'order%2042', 'call'];
+  const beforeNode = now.slice(0, 8); // tagged for the list, not yet with the failed node
   const beforeList = ['p', '2', '']; // tagged with its parent, not yet for this list
   const oldest = ['p', '2']; // before parents were tagged
   const cases: Array<[Partial<ExecutionQuery>, readonly string[], string, Record<string, string>?]> = [
@@ -62,6 +73,14 @@ t.test('what tags say of a query, older ones included', async (t) => {
     [{ errorCode: 'HTTP_404' }, beforeList, 'maybe'],
     [{ errorCode: 'HTTP_404' }, ['p', '1', ''], 'no'],
     [{ errorCode: 'HTTP_500' }, now, 'no'],
+    [{ failedNode: 'call' }, now, 'yes'],
+    [{ failedNode: 'other' }, now, 'no'],
+    [{ failedNode: 'call' }, beforeNode, 'maybe'],
+    [{ failedNode: 'call', errorCode: 'HTTP_500' }, beforeNode, 'no'],
+    [{ failedNode: 'call' }, ['p', '1', '', 'acme', '3', 'DEVELOPMENT', '', '', ''], 'no'],
+    [{ failedNode: 'call' }, ['p', '1', ''], 'no'],
+    [{ failedNode: 'call' }, beforeList, 'maybe'],
+    [{ failedNode: 'n'.repeat(200) }, [...now.slice(0, 8), textTag('n'.repeat(200))], 'maybe'],
     [{ correlationKey: 'order 42' }, now, 'yes'],
     [{ correlationKey: 'order 43' }, now, 'no'],
     [{ correlationKey: 'order 42' }, beforeList, 'maybe'],

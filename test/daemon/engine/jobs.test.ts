@@ -123,6 +123,11 @@ t.test('failed attempts wait out the backoff; the last fails the node with the w
   const failed = await h.get(inst.processInstanceId);
   t.equal(failed.stateCd, STATE.FAILED);
   t.match(failed.error, { code: 'CARD_DECLINED', nodeId: 'charge' });
+  t.equal(
+    Object.values(failed.nodes).find((n) => n.nodeId === 'charge')?.attempts,
+    2,
+    'the node instance records the attempts it made',
+  );
 });
 
 t.test('a failure not to be retried fails at once; without a code it is JOB_FAILED', async (t) => {

@@ -103,8 +103,15 @@ nodes:
 `);
   const failed = await failedRun(h, pid, {});
   const id = failed.processInstanceId;
+  await h.archived(id);
+  const failedList = () => h.engine.listExecutions({ ...ORG, stateCd: STATE.FAILED, limit: 10 });
+  t.same(
+    (await failedList()).items.map((i) => i.processInstanceId),
+    [id],
+  );
   await h.engine.retry({ ...ORG, processInstanceId: id, data: { ok: true }, by: 'key:k' });
   await h.waitFor((e) => e.processInstanceId === id && e.type === 'NODE_WAITING');
+  t.same((await failedList()).items, [], "history's failed copy is not listed while it runs again");
   const h2 = await h.restart();
   const live = await h2.get(id);
   t.equal(live.stateCd, STATE.RUNNING, 'the revived execution is in the journal');

@@ -99,6 +99,17 @@ t.test('503 then 200: retried with backoff, each retry in the execution log', as
   );
 });
 
+t.test('500 every time: the node fails after its attempts, which its node instance records', async (t) => {
+  const srv = await server(t, (_req, res) => res.writeHead(500).end('down'));
+  const h = await engineHarness(t);
+  const pid = await h.publish(SERVICE(srv.url));
+  const inst = await ended(h, (await h.start(pid, { order: { id: 1, total: 1 } })).processInstanceId);
+  t.equal(inst.stateCd, STATE.FAILED);
+  t.match(inst.error, { code: 'HTTP_500', nodeId: 'call' });
+  t.equal(srv.seen.length, 3, 'maxAttempts: 3');
+  t.equal(Object.values(inst.nodes).find((n) => n.nodeId === 'call')?.attempts, 3);
+});
+
 t.test('429 with Retry-After is honoured', async (t) => {
   const srv = await server(t, (_req, res, n) =>
     n === 1 ? res.writeHead(429, { 'retry-after': '1' }).end() : res.writeHead(200).end(),

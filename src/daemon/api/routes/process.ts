@@ -31,6 +31,7 @@ import { extensibleCopy, ownEntry } from '../../../shared/json-object.js';
 import type { Engine } from '../../engine/engine.js';
 import { waitingTasks } from '../../engine/tasks.js';
 import { flowListing } from '../../flows/running-version.js';
+import { failureView } from '../../engine/failures.js';
 import type { Instance, WfxState } from '../../state/state.js';
 import type { Caller } from '../caller.js';
 import type { StreamHub } from '../streams.js';
@@ -64,7 +65,7 @@ export function instanceResource(inst: Instance): InstanceView {
     startTime: inst.startTime,
     endTime: inst.endTime,
     correlationKey: inst.correlationKey,
-    data: inst.error ? extensibleCopy(inst.variables, { error: inst.error }) : inst.variables,
+    data: inst.error ? extensibleCopy(inst.variables, { error: failureView(inst)! }) : inst.variables,
     output: inst.output,
     parentInstanceId: inst.parentInstanceId,
     ...(inst.parentNodeInstanceId !== undefined && { parentNodeInstanceId: inst.parentNodeInstanceId }),
@@ -82,6 +83,7 @@ export function instanceResource(inst: Instance): InstanceView {
       ...(n.wait && { wait: n.wait }),
       ...(n.children && { childInstanceIds: n.children }),
       ...(n.agent && { agent: n.agent }),
+      ...(n.attempts !== undefined && { attempts: n.attempts }),
     })),
     ...(inst.usage && { usage: inst.usage }),
     ...(inst.retries && { retries: inst.retries }),

@@ -74,6 +74,7 @@ function finished(node: DomainTaskNode, scope: NodeScope, wait: JobWait, result:
       kind: 'fail',
       code: code === 'JOB_FAILED' || code === 'JOB_OUTPUT_INVALID' ? code : passOn(code),
       message: `${message} (${why})`,
+      attempts: wait.attempt,
     };
   }
   const delay = result.backoffMs ?? retryDelayMs(retryPolicy(node.retry), wait.attempt);

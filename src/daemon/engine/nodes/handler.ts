@@ -161,6 +161,8 @@ export type Outcome =
       readonly variables?: Record<string, unknown>;
       /** A callAgent's last turn, recorded before the failure. */
       readonly agent?: AgentUpdate;
+      /** The tries the node made before it failed (its work's retries, a job's attempts); absent: one. */
+      readonly attempts?: number;
     }
   /** The node is cancelled (statusCd 4): along `errorFlow` if it has one, else the execution is cancelled. */
   | { readonly kind: 'cancel'; readonly reason: string; readonly variables?: Record<string, unknown> }

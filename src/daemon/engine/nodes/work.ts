@@ -35,7 +35,7 @@ export function workResult(input: ResumeInput, onValue: (value: unknown) => Outc
   // The engine drops the result of cancelled work; one reaching a node is a bug.
   return r.code === 'CANCELLED'
     ? { kind: 'fail', code: 'INTERNAL_ERROR', message: `CANCELLED: ${r.message}` }
-    : { kind: 'fail', code: r.code, message: r.message };
+    : { kind: 'fail', code: r.code, message: r.message, ...(r.attempts !== undefined && { attempts: r.attempts }) };
 }
 
 /**

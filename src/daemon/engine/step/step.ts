@@ -193,7 +193,7 @@ export class Step extends Tokens {
         this.carryOut(inst, ni, this.realize(inst, ni.nodeId, outcome));
         return;
       case 'fail':
-        this.failNode(inst, ni, outcome.code, outcome.message, outcome.variables);
+        this.failNode(inst, ni, outcome.code, outcome.message, outcome.variables, outcome.attempts);
         return;
       case 'cancel':
         this.leave(inst, ni, STATUS.CANCELLED, outcome.reason, outcome.variables);

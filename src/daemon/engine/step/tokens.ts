@@ -201,7 +201,8 @@ export abstract class Tokens {
   /**
    * The failure rule: the node fails; an error boundary event attached to it (matching the
    * code) takes over, else its errorFlow, else the execution fails with the error. A path
-   * that takes over gets the error as the variable `error`.
+   * that takes over gets the error as the variable `error`. `attempts`: the tries the node made
+   * (its work's retries), recorded on the node instance when more than one.
    */
   failNode(
     inst: Instance,
@@ -209,6 +210,7 @@ export abstract class Tokens {
     code: NodeFailureCode | PassedOnFailureCode,
     message: string,
     variables?: Record<string, unknown>,
+    attempts?: number,
   ): void {
     const error = { code, message, nodeId: ni.nodeId };
     const { nodes, graph } = this.ctx.flowOf(inst);
@@ -218,7 +220,7 @@ export abstract class Tokens {
     });
     const handled = boundary !== undefined || graph.outgoing(ni.nodeId).some((e) => e.kind === 'errorFlow');
     const set = handled ? extensibleCopy(variables ?? {}, { error }) : variables;
-    this.leave(inst, ni, STATUS.FAILED, `${code}: ${message}`, set);
+    this.leave(inst, ni, STATUS.FAILED, `${code}: ${message}`, set, attempts);
     if (boundary !== undefined) this.createNode(inst, boundary);
     else if (!this.follow(inst, ni, 'errorFlow')) this.finish(inst, STATE.FAILED, message, error);
   }
@@ -233,6 +235,7 @@ export abstract class Tokens {
     statusCd: 3 | 4 | 5,
     reason: string,
     variables?: Record<string, unknown>,
+    attempts?: number,
   ): void {
     this.emit({
       type: 'node.left',
@@ -242,6 +245,7 @@ export abstract class Tokens {
       at: this.at,
       reason,
       ...(variables && { variables }),
+      ...(attempts !== undefined && attempts > 1 && { attempts }),
     });
     for (const childId of ni.children ?? []) {
       const child = this.state.instances[childId];

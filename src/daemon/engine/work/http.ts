@@ -84,14 +84,14 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): P
       if (outcome.kind === 'cancelled') return cancelled();
       if (outcome.kind === 'fatal') {
         logs.push(`attempt ${attempt}: ${outcome.message}`);
-        return { ok: false, code: outcome.code, message: outcome.message, logs };
+        return { ok: false, code: outcome.code, message: outcome.message, logs, attempts: attempt };
       }
 
       const reason = describe(outcome, p);
       const retryable = outcome.kind !== 'status' || outcome.status === 429 || outcome.status >= 500;
       if (!retryable || attempt >= p.maxAttempts) {
         logs.push(`attempt ${attempt}: ${reason}${retryable ? ', giving up' : ''}`);
-        return { ok: false, ...failure(outcome, p, attempt), logs };
+        return { ok: false, ...failure(outcome, p, attempt), logs, attempts: attempt };
       }
 
       const delayMs = retryDelayMs(p, attempt, outcome.kind === 'status' ? outcome.retryAfterMs : undefined);

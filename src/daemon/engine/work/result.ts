@@ -12,4 +12,11 @@ export type WorkFailureCode = NodeFailureCode | 'CANCELLED';
  */
 export type WorkResult =
   | { readonly ok: true; readonly value: unknown; readonly logs?: readonly string[] }
-  | { readonly ok: false; readonly code: WorkFailureCode; readonly message: string; readonly logs?: readonly string[] };
+  | {
+      readonly ok: false;
+      readonly code: WorkFailureCode;
+      readonly message: string;
+      readonly logs?: readonly string[];
+      /** The tries the work made before it failed (a serviceTask's or aiTask's retries); absent: one. */
+      readonly attempts?: number;
+    };

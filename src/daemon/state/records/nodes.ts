@@ -121,6 +121,8 @@ export type NodeRecord =
       readonly at: string;
       readonly reason: string;
       readonly variables?: Record<string, unknown>;
+      /** The tries a failed node made (its work's retries), when more than one. */
+      readonly attempts?: number;
     }
   | {
       readonly type: 'join.updated';
@@ -310,6 +312,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     node.statusCd = r.statusCd;
     node.endTime = r.at;
     node.wait = null;
+    if (r.attempts !== undefined) node.attempts = r.attempts;
     if (r.variables) setVariables(inst, r.variables);
     const level = r.statusCd === STATUS.FAILED ? 'ERROR' : 'WARN';
     appendLog(inst, node, level, `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at, r.variables !== undefined);

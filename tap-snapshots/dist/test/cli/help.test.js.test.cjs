@@ -885,6 +885,33 @@ Example:
 
 `
 
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances failures --help 1`] = `
+Usage: wfx instances failures [options]
+
+failed executions grouped by flow, failure code and node: counts and the newest
+of each
+
+Options:
+  --flow <processId>   only this flow
+  --since <when>       only executions started since: a duration back (1h, 2d)
+                       or an ISO 8601 instant
+  --env <environment>  only executions in this environment (choices:
+                       "DEVELOPMENT", "PRODUCTION")
+  --sort <order>       newest (the latest failures first) or count (the largest
+                       groups first) (choices: "newest", "count", default:
+                       "newest")
+  --limit <n>          at most this many groups (default: 50)
+  --all                child executions too (loop iterations, subprocesses,
+                       agents' tools); default: top-level only
+  -h, --help           display help for command
+
+Examples:
+  $ wfx instances failures
+  $ wfx instances failures --since 1h --sort count
+  $ wfx instances failures --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --json
+
+`
+
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances get --help 1`] = `
 Usage: wfx instances get [options] <id>
 
@@ -915,6 +942,7 @@ Options:
   --env <environment>      only executions in this environment (choices:
                            "DEVELOPMENT", "PRODUCTION")
   --error-code <code>      only failed executions with this failure code
+  --failed-node <nodeId>   only failed executions that failed at this node
   --correlation-key <key>  only executions with this correlation key
   --limit <n>              at most this many (default: 50)
   --all                    child executions too (loop iterations, subprocesses,

@@ -28,6 +28,7 @@ interface Known {
   readonly environment: string;
   readonly state: string;
   readonly errorCode: string | null;
+  readonly failedNode: string | null;
   readonly correlationKey: string | null;
   readonly parent: string | null;
   readonly startMs: number;
@@ -106,6 +107,7 @@ async function seed(t: Test): Promise<Seeded> {
       environment: view.environment,
       state: view.state,
       errorCode: view.state === 'FAILED' ? view.data.error.code : null,
+      failedNode: view.state === 'FAILED' ? view.data.error.nodeId : null,
       correlationKey: view.correlationKey,
       parent: view.parentInstanceId,
       startMs: Date.parse(view.startTime),
@@ -161,6 +163,12 @@ async function checkFilters(t: Test, s: Seeded, label: string): Promise<void> {
     ['state=FAILED', (k) => top(k) && k.state === 'FAILED'],
     ['errorCode=NO_BRANCH_MATCHED', (k) => top(k) && k.errorCode === 'NO_BRANCH_MATCHED'],
     ['errorCode=HTTP_404', () => false],
+    ['failedNode=route', (k) => top(k) && k.state === 'FAILED' && k.failedNode === 'route'],
+    [
+      'failedNode=route&errorCode=NO_BRANCH_MATCHED&environment=DEVELOPMENT',
+      (k) => top(k) && k.state === 'FAILED' && k.environment === 'DEVELOPMENT',
+    ],
+    ['failedNode=ask', () => false],
     [`correlationKey=${encodeURIComponent('order 1|a')}`, (k) => top(k) && k.correlationKey === 'order 1|a'],
     ['correlationKey=order%20x&state=FAILED', (k) => top(k) && k.correlationKey === 'order x' && k.state === 'FAILED'],
     [`startedAfter=${new Date(day2).toISOString()}`, (k) => top(k) && k.startMs >= day2],
