@@ -100,6 +100,38 @@ export class ExecutionArchive {
   /** The last batch scheduled, until it is written and journaled: the next one starts after it. */
   private running: Promise<void> = Promise.resolve();
 
+  /** Executions held in the live state (hold), by how many holds; archived once the last is released. */
+  private readonly held = new Map<string, number>();
+  /** Held executions that finished meanwhile, as they were enqueued. */
+  private readonly waiting = new Map<string, readonly string[] | null>();
+
+  /**
+   * Keeps executions `ids` in the live state until the returned release is called: read from
+   * history before a step, one that left meanwhile would be neither live nor read (a bulk retry
+   * reads a chunk, then runs its step).
+   */
+  hold(ids: Iterable<string>): () => void {
+    const mine = [...ids];
+    for (const id of mine) this.held.set(id, (this.held.get(id) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const id of mine) {
+        const n = (this.held.get(id) ?? 1) - 1;
+        if (n > 0) {
+          this.held.set(id, n);
+          continue;
+        }
+        this.held.delete(id);
+        const recordsJson = this.waiting.get(id);
+        if (recordsJson === undefined) continue;
+        this.waiting.delete(id);
+        this.enqueue(id, recordsJson);
+      }
+    };
+  }
+
   /** Resolves once the batches scheduled so far are written and journaled (whatever their outcome). */
   idle(): Promise<void> {
     return this.running;
@@ -152,6 +184,10 @@ export class ExecutionArchive {
     this.pending = new Map();
     const written = await Promise.all(
       batch.map(async ([id, recordsJson]) => {
+        if (this.held.has(id)) {
+          this.waiting.set(id, recordsJson);
+          return null;
+        }
         const inst = this.deps.state.instances[id];
         const bucket = bucketOf(id);
         if (!inst || inst.stateCd === STATE.RUNNING || !bucket) return null;
@@ -173,8 +209,14 @@ export class ExecutionArchive {
     // Only executions still as written: one retried meanwhile runs again (or ended again, with
     // more log lines, and is archived anew), and must not leave the live state for a stale copy.
     const done = written.filter((w): w is NonNullable<typeof w> => {
-      const now = w === null ? undefined : this.deps.state.instances[w.id];
-      return now !== undefined && now.stateCd !== STATE.RUNNING && now.logs.length === w!.lines;
+      if (w === null) return false;
+      const now = this.deps.state.instances[w.id];
+      if (this.held.has(w.id)) {
+        // Written, but held since: it leaves once released (written again then: the later copy wins).
+        this.waiting.set(w.id, null);
+        return false;
+      }
+      return now !== undefined && now.stateCd !== STATE.RUNNING && now.logs.length === w.lines;
     });
     if (done.length === 0) return;
     // The files each names stay as long as its bucket does: recorded with its leaving, atomically.

@@ -37,31 +37,52 @@ export interface RecoveryDeps {
  * (none the caller may see) and what the step throws (step/recovery.ts, retry).
  */
 export async function retryExecution(deps: RecoveryDeps, req: RecoveryRequest): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    const root = await findInstance(deps.state, deps.archive, req, req.processInstanceId);
-    if (!root) throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${req.processInstanceId}`);
-    const archived = new Map<string, Instance>();
-    if (!ownEntry(deps.state.instances, root.processInstanceId)) archived.set(root.processInstanceId, root);
-    // The children whose failures failed their parents' nodes, as far down as they go.
-    for (let at = root.stateCd === STATE.FAILED ? failurePoint(root) : null; at?.child != null;) {
-      const child = ownEntry(deps.state.instances, at.child) ?? (await deps.archive.read(at.child));
-      if (!child || child.stateCd !== STATE.FAILED) break;
-      if (!ownEntry(deps.state.instances, at.child)) archived.set(at.child, child);
-      at = failurePoint(child);
+  // Held in the live state while read and retried: one that left it meanwhile would be neither.
+  const release = deps.archive.hold([req.processInstanceId]);
+  const releases = [release];
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const root = await findInstance(deps.state, deps.archive, req, req.processInstanceId);
+      if (!root) throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${req.processInstanceId}`);
+      const archived = await readFailureChain(deps, root, (id) => releases.push(deps.archive.hold([id])));
+      try {
+        await deps.step({
+          kind: 'retry',
+          instanceId: root.processInstanceId,
+          ...(req.data !== undefined && { data: req.data }),
+          by: req.by,
+          archived,
+        });
+        return;
+      } catch (err) {
+        if (!(err instanceof ReadAgain) || attempt >= READ_ATTEMPTS) throw err;
+      }
     }
-    try {
-      await deps.step({
-        kind: 'retry',
-        instanceId: root.processInstanceId,
-        ...(req.data !== undefined && { data: req.data }),
-        by: req.by,
-        archived,
-      });
-      return;
-    } catch (err) {
-      if (!(err instanceof ReadAgain) || attempt >= READ_ATTEMPTS) throw err;
-    }
+  } finally {
+    for (const r of releases) r();
   }
+}
+
+/**
+ * What a retry of failed execution `root` needs from history: it, and each child whose failure
+ * failed its parent's node, as far down as they go, by id, for those not live. `found` is told
+ * each child's id before it is read (to hold it in the live state).
+ */
+export async function readFailureChain(
+  deps: Pick<RecoveryDeps, 'state' | 'archive'>,
+  root: Instance,
+  found: (id: string) => void = () => undefined,
+): Promise<Map<string, Instance>> {
+  const archived = new Map<string, Instance>();
+  if (!ownEntry(deps.state.instances, root.processInstanceId)) archived.set(root.processInstanceId, root);
+  for (let at = root.stateCd === STATE.FAILED ? failurePoint(root) : null; at?.child != null;) {
+    found(at.child);
+    const child = ownEntry(deps.state.instances, at.child) ?? (await deps.archive.read(at.child));
+    if (!child || child.stateCd !== STATE.FAILED) break;
+    if (!ownEntry(deps.state.instances, at.child)) archived.set(at.child, child);
+    at = failurePoint(child);
+  }
+  return archived;
 }
 
 /**

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
+import type { ExecutionArchive } from '../../../src/daemon/engine/archive.js';
 import { WfxError } from '../../../src/shared/errors.js';
 import { ended, engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
 
@@ -247,4 +248,26 @@ t.test('replay refuses a node the execution never reached', async (t) => {
     by: 'k',
   });
   t.equal((await ended(h, replay.processInstanceId)).stateCd, STATE.COMPLETED);
+});
+
+t.test('an execution held for a read before a step stays live until released, then is archived', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(`
+processId: AUTO
+name: Ask
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: userTask, next: done }
+  done: { type: endEvent }
+`);
+  const id = (await h.start(pid)).processInstanceId;
+  const archive = (h.engine as unknown as { archive: ExecutionArchive }).archive;
+  const release = archive.hold([id]);
+  await h.engine.cancel({ ...ORG, processInstanceId: id });
+  await archive.idle();
+  t.equal(h.store.state.instances[id]?.stateCd, STATE.CANCELLED, 'finished, and kept live while held');
+  release();
+  await h.archived(id);
+  t.equal(h.store.state.instances[id], undefined, 'archived once released');
+  t.equal((await h.get(id)).stateCd, STATE.CANCELLED);
 });
