@@ -6,6 +6,7 @@
  */
 import { DERIVED, initialState, type WfxState } from './state.js';
 import { InstanceTable } from './instance-table.js';
+import { bulkHandlers, type BulkRecord } from './records/bulk.js';
 import { directoryHandlers, type DirectoryRecord } from './records/directory.js';
 import { executionHandlers, type ExecutionRecord } from './records/execution.js';
 import { fileHandlers, type FileRecord } from './records/files.js';
@@ -22,7 +23,14 @@ import { triggerHandlers, type TriggerRecord } from './records/triggers.js';
  * derived from node transitions (records/nodes.ts), so they need no records of their own.
  */
 export type WfxRecord =
-  DirectoryRecord | ExecutionRecord | NodeRecord | MessageRecord | TriggerRecord | SecretRecord | FileRecord;
+  | DirectoryRecord
+  | ExecutionRecord
+  | NodeRecord
+  | MessageRecord
+  | TriggerRecord
+  | SecretRecord
+  | FileRecord
+  | BulkRecord;
 
 // A handler changes only the execution its record names in `instanceId` (a child's start: also
 // its parent): checkpoints copy an execution just before a record that changes it (executionsTouched).
@@ -34,6 +42,7 @@ const handlers: Handlers<WfxRecord> = {
   ...triggerHandlers,
   ...secretHandlers,
   ...fileHandlers,
+  ...bulkHandlers,
 };
 
 /** Applies one record to the state in place. Deterministic; the store's reducer. */

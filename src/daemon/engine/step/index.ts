@@ -8,6 +8,15 @@
 import type { WfxRecord } from '../../state/records.js';
 import type { WfxState } from '../../state/state.js';
 import { answer, type AnswerInput } from './answers.js';
+import {
+  applyChunk,
+  cancelBulk,
+  completeBulk,
+  createBulk,
+  selectLane,
+  type BulkAnswers,
+  type BulkInput,
+} from './bulk.js';
 import type { StepContext, StepEffect } from './context.js';
 import {
   consumeKept,
@@ -42,10 +51,11 @@ import { fireTimer, type TimerInput } from './timers.js';
 import { workDone, workFailed, workLog, type WorkInput } from './work.js';
 
 /** What the step takes: each kind is documented where it is decided (start.ts, answers.ts, ...). */
-export type StepInput = StartInput | AnswerInput | EventInput | WorkInput | TimerInput | SweepInput | JobInput;
+export type StepInput =
+  StartInput | AnswerInput | EventInput | WorkInput | TimerInput | SweepInput | JobInput | BulkInput;
 
 /** What each kind of input answers (the caller's result, once the step is durable). */
-interface Answers extends StartAnswers, EventAnswers, JobAnswers {
+interface Answers extends StartAnswers, EventAnswers, JobAnswers, BulkAnswers {
   answer: void;
   'work.done': void;
   'work.failed': void;
@@ -137,6 +147,16 @@ function decide(s: Step, input: StepInput): unknown {
       return extendJobLock(s, input.req);
     case 'job.release':
       return releaseJob(s, input.req);
+    case 'bulk.create':
+      return createBulk(s, input);
+    case 'bulk.select':
+      return selectLane(s, input);
+    case 'bulk.chunk':
+      return applyChunk(s, input);
+    case 'bulk.complete':
+      return completeBulk(s, input.bulkId);
+    case 'bulk.cancel':
+      return cancelBulk(s, input);
   }
 }
 
