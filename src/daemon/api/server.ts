@@ -22,6 +22,7 @@ import { RateLimiter, SharedRateLimiter } from './rate-limit.js';
 import { adminRoutes } from './routes/admin.js';
 import { metaRoutes } from './routes/meta.js';
 import { processRoutes } from './routes/process.js';
+import { bulkRoutes } from './routes/bulk.js';
 import { emailConnectionRoutes } from './routes/email-connections.js';
 import { aiProviderRoutes } from './routes/ai-providers.js';
 import { memoryRoutes } from './routes/memory.js';
@@ -337,6 +338,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       now: options.now,
       ...(sharing && { others: sharing.others }),
     });
+    bulkRoutes(routes, { engine: options.engine });
     const flowChecker = options.flowChecker ?? inlineFlowChecker();
     const secrets = options.engine.secrets;
     adminRoutes(routes, { store: options.store, limiter, flowChecker, secrets, now: options.now });
