@@ -348,6 +348,10 @@ Options:
                                       bulk-operations, bulk-operations-total,
                                       bulk-executions (docs/operations.md,
                                       Limits)
+  --bulk-rate <n>                     executions per second the bulk operations
+                                      (wfx instances cancel --query ...) apply,
+                                      all together (default 500;
+                                      docs/operations.md)
   --store <url>                       keep state in PostgreSQL instead of the
                                       data directory:
                                       postgres://user@host:5432/db (default
@@ -469,6 +473,10 @@ Options:
                                       bulk-operations, bulk-operations-total,
                                       bulk-executions (docs/operations.md,
                                       Limits)
+  --bulk-rate <n>                     executions per second the bulk operations
+                                      (wfx instances cancel --query ...) apply,
+                                      all together (default 500;
+                                      docs/operations.md)
   --store <url>                       keep state in PostgreSQL instead of the
                                       data directory:
                                       postgres://user@host:5432/db (default
