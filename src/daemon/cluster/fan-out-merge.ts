@@ -3,7 +3,7 @@
  * would give (fan-out.ts asks them; decision 042).
  */
 import type { FastifyRequest } from 'fastify';
-import type { DomainHealth, DomainHealthList, JobList, WorkerSeen } from '../../shared/api/index.js';
+import type { BulkDryRun, DomainHealth, DomainHealthList, JobList, WorkerSeen } from '../../shared/api/index.js';
 
 /** Merges this daemon's answer (`mine`) with the others' (`theirs`, in the order asked). */
 export type Merge = (request: FastifyRequest, mine: unknown, theirs: readonly unknown[]) => unknown;
@@ -99,6 +99,22 @@ function joinHealth(a: DomainHealth, b: DomainHealth): DomainHealth {
 
 const later = (a: string | null, b: string | null): string | null => (a === null ? b : b === null || a > b ? a : b);
 
+/**
+ * A bulk operation's dry run: each daemon counted and sampled the partitions it serves, so the
+ * counts add up and the samples merge, newest first.
+ */
+const mergeDryRun: Merge = (request, mine, theirs) => {
+  const runs = [mine as BulkDryRun, ...(theirs as BulkDryRun[])];
+  const sample = (request.body as { sample?: number }).sample ?? 10;
+  const items = runs.flatMap((r) => r.sample);
+  items.sort((a, b) => (a.processInstanceId < b.processInstanceId ? 1 : -1));
+  return {
+    ...runs[0]!,
+    count: runs.reduce((n, r) => n + r.count, 0),
+    sample: items.slice(0, sample),
+  };
+};
+
 /** The lists asked of every daemon, by method and route, and how their answers merge. */
 export const GATHERED = new Map<string, Merge>([
   ['GET /process/instances', mergeInstances],
@@ -106,4 +122,10 @@ export const GATHERED = new Map<string, Merge>([
   ['GET /process/tasks', mergeTasks],
   ['GET /jobs', mergeJobs],
   ['GET /jobs/workers', mergeWorkers],
+  ['POST /process/bulk', mergeDryRun],
+]);
+
+/** Routes of GATHERED asked of every daemon only for some requests: a bulk operation's dry run (its creation is the daemon asked's). */
+export const GATHERED_WHEN = new Map<string, (request: FastifyRequest) => boolean>([
+  ['POST /process/bulk', (request) => (request.body as { dryRun?: boolean } | null)?.dryRun === true],
 ]);

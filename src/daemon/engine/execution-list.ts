@@ -59,8 +59,10 @@ export async function executionIds(
   src: ExecutionSources,
   query: Omit<ExecutionQuery, 'limit'>,
   max: number,
+  /** Only ids this keeps (a daemon's own partitions). */
+  keep?: (id: string) => boolean,
 ): Promise<string[]> {
-  const found = await findExecutions(src, { ...query, limit: max }, max);
+  const found = await findExecutions(src, { ...query, limit: max }, max, keep);
   return [...found.keys()].sort().reverse().slice(0, max);
 }
 
@@ -72,13 +74,14 @@ async function findExecutions(
   src: ExecutionSources,
   query: ExecutionQuery,
   want: number,
+  keep: (id: string) => boolean = () => true,
 ): Promise<Map<string, Instance | null>> {
   const filter = new ExecutionFilter(query, src.flowOrganization);
   const narrowing = filter.narrowing();
   const found = new Map<string, Instance | null>(); // null: in history, read for its page
   const live: string[] = [];
   for (const inst of src.live())
-    if (filter.matches(inst)) {
+    if (filter.matches(inst) && keep(inst.processInstanceId)) {
       found.set(inst.processInstanceId, inst);
       live.push(inst.processInstanceId);
     }
@@ -108,7 +111,7 @@ async function findExecutions(
       });
       for (const { id, tags } of ids) {
         if ((filter.lower !== null && id < filter.lower) || certain(id)) break scan;
-        if (found.has(id)) continue; // live still, and found there
+        if (found.has(id) || !keep(id)) continue; // live still, and found there; or not wanted
         const verdict = filter.tags(tags);
         if (verdict === 'no') continue;
         if (verdict === 'maybe') {

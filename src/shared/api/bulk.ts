@@ -99,8 +99,14 @@ export const BulkView = Answer({
   /** Whose executions it selects: an organization's, or every one's (null: a system key's without `organization`). */
   organization: NullableString(),
   state: StringEnum(BULK_STATES),
-  /** Executions selected: fixed when the operation was created. */
+  /** Executions selected: fixed when the operation was created (see `selected`). */
   total: Type.Integer(),
+  /**
+   * Whether every partition's executions are selected. True from the creation on, but on daemons
+   * sharing a database, where each selects its own partitions' (within a second): `total` grows
+   * until then.
+   */
+  selected: Type.Boolean(),
   /** Applied so far. */
   done: Type.Integer(),
   /** Passed over so far, each with its reason (GET /process/bulk/{bulkId}/results). */

@@ -13,6 +13,7 @@ import type {
   BulkResultPage,
   BulkState,
   BulkView,
+  InstanceSummary,
 } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 import { ownEntry } from '../../../shared/json-object.js';
@@ -20,7 +21,7 @@ import type { BulkOperation } from '../../state/bulk.js';
 import type { WfxState } from '../../state/state.js';
 import type { ExecutionPartitions } from '../../store/durable-store.js';
 import { ExecutionFilter } from '../execution-filter.js';
-import { executionIds, listExecutions, type ExecutionSources } from '../execution-list.js';
+import { executionIds, summarize, type ExecutionSources } from '../execution-list.js';
 import { uuidv7 } from '../ids.js';
 import type { ExecutionLimits } from '../limits.js';
 import type { RunStep } from '../step/index.js';
@@ -67,7 +68,7 @@ export class BulkOperations {
       step: deps.step,
       rate: deps.rate ?? DEFAULT_BULK_RATE,
       serves: (p) => partitions === undefined || partitions.serves(p),
-      select: async (bulk, lane) => (await this.select(bulk)).get(lane) ?? [],
+      select: (bulk) => this.select(bulk),
       reads: (bulk) => this.reads(bulk),
       onError: deps.onError,
       closed: deps.closed,
@@ -76,17 +77,27 @@ export class BulkOperations {
   }
 
   /**
-   * What `asked` would select, changing nothing: how many (at most the `bulk-executions` limit
-   * and one), and the first `sample`, newest first. Throws PROCESS_NOT_FOUND for a flow the
-   * organization does not have.
+   * What `asked` would select in the partitions this daemon serves (all but on a daemon sharing
+   * its database), changing nothing: how many (at most the `bulk-executions` limit and one), and
+   * the first `sample`, newest first. Throws PROCESS_NOT_FOUND for a flow the organization does
+   * not have.
    */
   async dryRun(asked: BulkAsked, sample: number): Promise<BulkDryRun> {
     this.checkFlow(asked);
-    const bound = { ...asked, startedBefore: this.bound(asked.query) };
+    const lanes = await this.select({
+      ...asked,
+      startedBefore: this.bound(asked.query),
+      partitions: this.partitions(),
+    });
+    // Each daemon sharing a database counts and samples the partitions it serves (fan-out.ts adds them up).
+    const ids = [...lanes.values()].flat().sort().reverse();
+    const items: InstanceSummary[] = [];
+    for (const id of ids.slice(0, sample)) {
+      const inst = ownEntry(this.deps.state.instances, id) ?? (await this.deps.sources.archived(id));
+      if (inst) items.push(summarize(inst));
+    }
     const max = this.deps.limits.bulkExecutions;
-    const ids = await executionIds(this.deps.sources, bulkSelection(bound), max + 1);
-    const page = await listExecutions(this.deps.sources, { ...bulkSelection(bound), limit: sample });
-    return { dryRun: true, operation: asked.operation, count: ids.length, maxExecutions: max, sample: page.items };
+    return { dryRun: true, operation: asked.operation, count: ids.length, maxExecutions: max, sample: items };
   }
 
   /**
@@ -97,7 +108,6 @@ export class BulkOperations {
   async create(asked: BulkAsked): Promise<BulkView> {
     this.checkFlow(asked);
     const now = this.deps.now();
-    const partitions = this.deps.partitions;
     const bulk: BulkOperation = {
       bulkId: uuidv7(now),
       organization: asked.organization,
@@ -107,7 +117,7 @@ export class BulkOperations {
       startedBefore: this.bound(asked.query, now),
       by: asked.by,
       createdAt: now.toISOString(),
-      partitions: partitions?.all ?? [0],
+      partitions: this.partitions(),
       state: 'RUNNING',
       finishedAt: null,
       cancelledBy: null,
@@ -122,6 +132,9 @@ export class BulkOperations {
       throw new WfxError('BULK_TOO_LARGE', `the query selects more than ${max} executions`, {
         details: { limit: max },
       });
+    // The lanes of partitions given up meanwhile are their next holder's to select.
+    const partitions = this.deps.partitions;
+    if (partitions) for (const p of lanes.keys()) if (!partitions.serves(p)) lanes.delete(p);
     const created = await this.deps.step({ kind: 'bulk.create', bulk, lanes });
     this.runner.kick();
     return bulkView(created, this.deps.now());
@@ -184,14 +197,23 @@ export class BulkOperations {
     return new Date(Math.min(asked, now.getTime())).toISOString();
   }
 
+  /** The partitions executions are in: each a lane of an operation. */
+  private partitions(): readonly number[] {
+    return this.deps.partitions?.all ?? [0];
+  }
+
   /** The executions `bulk` selects in each partition this daemon serves, newest first. */
-  private async select(bulk: BulkOperation): Promise<Map<number, string[]>> {
+  private async select(
+    bulk: Pick<BulkOperation, 'query' | 'organization' | 'startedBefore' | 'partitions'>,
+  ): Promise<Map<number, string[]>> {
     const partitions = this.deps.partitions;
     const lanes = new Map<number, string[]>();
     for (const p of bulk.partitions) if (partitions === undefined || partitions.serves(p)) lanes.set(p, []);
+    const laneOf = (id: string): number => (partitions === undefined ? 0 : partitions.of(id));
     // One more than allowed says the query selects too many.
-    const ids = await executionIds(this.deps.sources, bulkSelection(bulk), this.deps.limits.bulkExecutions + 1);
-    for (const id of ids) lanes.get(partitions === undefined ? 0 : partitions.of(id))?.push(id);
+    const max = this.deps.limits.bulkExecutions + 1;
+    const ids = await executionIds(this.deps.sources, bulkSelection(bulk), max, (id) => lanes.has(laneOf(id)));
+    for (const id of ids) lanes.get(laneOf(id))!.push(id);
     return lanes;
   }
 

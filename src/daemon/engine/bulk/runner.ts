@@ -34,8 +34,8 @@ export interface BulkRunnerDeps {
   readonly rate: number;
   /** Whether this daemon works partition `p`'s lanes. */
   readonly serves: (partition: number) => boolean;
-  /** The executions `bulk` selects in partition `lane`, newest first (a lane not selected at creation). */
-  readonly select: (bulk: BulkOperation, lane: number) => Promise<string[]>;
+  /** The executions `bulk` selects in each partition this daemon serves, newest first (lanes not selected at creation). */
+  readonly select: (bulk: BulkOperation) => Promise<ReadonlyMap<number, readonly string[]>>;
   /** What an operation's prepare may read, for `bulk`. */
   readonly reads: (bulk: BulkOperation) => BulkReads;
   readonly onError: (err: unknown, what: string) => void;
@@ -47,7 +47,7 @@ export interface BulkRunnerDeps {
 /** One thing to do for an operation on this daemon. */
 type Work =
   | { readonly kind: 'chunk'; readonly bulk: BulkOperation; readonly lane: number; readonly from: number }
-  | { readonly kind: 'select'; readonly bulk: BulkOperation; readonly lane: number }
+  | { readonly kind: 'select'; readonly bulk: BulkOperation }
   | { readonly kind: 'complete'; readonly bulk: BulkOperation };
 
 /** Carries running bulk operations forward (see the top of this file). */
@@ -119,8 +119,8 @@ export class BulkRunner {
     const bulkId = work.bulk.bulkId;
     switch (work.kind) {
       case 'select': {
-        const ids = await this.deps.select(work.bulk, work.lane);
-        await step({ kind: 'bulk.select', bulkId, lane: work.lane, ids });
+        const lanes = await this.deps.select(work.bulk);
+        await step({ kind: 'bulk.select', bulkId, lanes: this.served(lanes) });
         return 0;
       }
       case 'complete':
@@ -131,9 +131,17 @@ export class BulkRunner {
         const lane = work.bulk.lanes[String(work.lane)]!;
         const ids = lane.ids.slice(work.from, work.from + this.chunk);
         const pre = op.prepare ? await op.prepare(this.deps.reads(work.bulk), ids) : null;
+        // Checked in the turn the step runs: a partition given up meanwhile has left the state,
+        // and its executions would read as ended here. Its next holder applies the lane.
+        if (!this.deps.serves(work.lane)) return 0;
         return step({ kind: 'bulk.chunk', bulkId, lane: work.lane, from: work.from, count: this.chunk, pre });
       }
     }
+  }
+
+  /** The lanes of `lanes` this daemon still serves (checked in the turn of the step that writes them). */
+  private served(lanes: ReadonlyMap<number, readonly string[]>): Map<number, readonly string[]> {
+    return new Map([...lanes].filter(([p]) => this.deps.serves(p)));
   }
 
   /** The next thing to do, taking the running operations in turn after the last one worked on. */
@@ -155,7 +163,7 @@ export class BulkRunner {
     for (const lane of bulk.partitions) {
       if (!this.deps.serves(lane)) continue;
       const l = bulk.lanes[String(lane)];
-      if (l === undefined) return { kind: 'select', bulk, lane };
+      if (l === undefined) return { kind: 'select', bulk };
       if (l.next < l.ids.length) return { kind: 'chunk', bulk, lane, from: l.next };
     }
     // Its last lanes applied by other daemons, each before it saw the others'.

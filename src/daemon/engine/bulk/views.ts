@@ -28,6 +28,7 @@ export function bulkView(b: BulkOperation, now: Date): BulkView {
     organization: b.organization,
     state: b.state,
     total,
+    selected,
     done,
     skipped,
     pending,

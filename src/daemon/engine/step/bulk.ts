@@ -25,10 +25,10 @@ export type BulkInput =
       readonly lanes: ReadonlyMap<number, readonly string[]>;
     }
   /**
-   * Selects lane `lane` of a running operation that has none yet (a partition this daemon took,
-   * or serves though another created the operation).
+   * Selects the lanes of a running operation that have none yet (partitions this daemon serves
+   * that another daemon, which created the operation, did not), each with its executions.
    */
-  | { readonly kind: 'bulk.select'; readonly bulkId: string; readonly lane: number; readonly ids: readonly string[] }
+  | { readonly kind: 'bulk.select'; readonly bulkId: string; readonly lanes: ReadonlyMap<number, readonly string[]> }
   /**
    * Applies the operation to up to `count` executions of lane `lane` from `from`, and writes the
    * lane's progress. Does nothing (answers 0) unless the operation runs and the lane is at `from`
@@ -98,11 +98,13 @@ function admitBulk(s: Step, organization: string | null): void {
   });
 }
 
-/** Selects a lane of a running operation that has none (see BulkInput). */
-export function selectLane(s: Step, input: Extract<BulkInput, { kind: 'bulk.select' }>): void {
+/** Selects the lanes of a running operation that have none (see BulkInput). */
+export function selectLanes(s: Step, input: Extract<BulkInput, { kind: 'bulk.select' }>): void {
   const bulk = s.state.bulks[input.bulkId];
-  if (bulk?.state !== 'RUNNING' || Object.hasOwn(bulk.lanes, String(input.lane))) return;
-  s.emit({ type: 'bulk.selected', bulkId: input.bulkId, lane: input.lane, ids: [...input.ids], at: s.at });
+  if (bulk?.state !== 'RUNNING') return;
+  for (const [lane, ids] of input.lanes)
+    if (!Object.hasOwn(bulk.lanes, String(lane)))
+      s.emit({ type: 'bulk.selected', bulkId: input.bulkId, lane, ids: [...ids], at: s.at });
   endIfApplied(s, input.bulkId);
 }
 

@@ -13,7 +13,7 @@ import {
   cancelBulk,
   completeBulk,
   createBulk,
-  selectLane,
+  selectLanes,
   type BulkAnswers,
   type BulkInput,
 } from './bulk.js';
@@ -150,7 +150,7 @@ function decide(s: Step, input: StepInput): unknown {
     case 'bulk.create':
       return createBulk(s, input);
     case 'bulk.select':
-      return selectLane(s, input);
+      return selectLanes(s, input);
     case 'bulk.chunk':
       return applyChunk(s, input);
     case 'bulk.complete':
