@@ -56,24 +56,31 @@ export class BulkRunner {
   private busy = false;
   /** The operation the last turn worked on: the next turn starts after it. */
   private last = '';
-  private readonly look: NodeJS.Timeout;
+  /** The look for work given by other daemons, once started. */
+  private look: NodeJS.Timeout | null = null;
   private readonly chunk: number;
 
   constructor(private readonly deps: BulkRunnerDeps) {
     this.chunk = chunkSize(deps.rate);
-    this.look = setInterval(() => this.kick(), IDLE_LOOK_MS);
-    this.look.unref();
   }
 
-  /** Takes a turn soon unless one is under way or planned (an operation created, cancelled, a partition taken). */
+  /**
+   * Takes a turn soon unless one is under way or planned (an operation created, cancelled, a
+   * partition taken); the first call, once the engine has recovered, starts the look too.
+   */
   kick(): void {
-    if (this.busy || this.timer !== null || this.deps.closed()) return;
+    if (this.deps.closed()) return;
+    if (this.look === null) {
+      this.look = setInterval(() => this.kick(), IDLE_LOOK_MS);
+      this.look.unref();
+    }
+    if (this.busy || this.timer !== null) return;
     this.plan(0);
   }
 
   /** Stops: no turn starts after this (the one under way is tracked by the engine). */
   close(): void {
-    clearInterval(this.look);
+    if (this.look !== null) clearInterval(this.look);
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
   }
