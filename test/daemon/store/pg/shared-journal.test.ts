@@ -197,113 +197,110 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     await a.close();
   });
 
-  t.test(
-    "the daemon's memory, files, messages, thrown events and bulk operations go to the shared partition",
-    async (t) => {
-      const db = await fresh();
-      const openWfx = () =>
-        PgStore.open<WfxState, WfxRecord>({
-          connectionString: db.url,
-          owner: 'a',
-          partitions: 4,
-          ...WFX_STORE,
-          shared: WFX_COMMONS,
-        });
-      const a = await openWfx();
-      const at = AT.toISOString();
-      const file = {
-        fileId: `file_${'a'.repeat(32)}`,
-        organization: 'default',
-        name: 'a.txt',
-        mimeType: 'text/plain',
-        bytes: 1,
-        sha256: 'b'.repeat(64),
-        createdAt: at,
-        expiresAt: at,
-      };
-      const message = {
-        id: 'm1',
-        organization: 'default',
-        eventType: 'paid',
-        correlationKey: null,
-        data: {},
-        messageId: 'x',
-        receivedAt: at,
-        expiresAt: at,
-      };
-      const entry = { value: 1, updatedAt: at, expiresAt: null };
-      const executionId = uuidv7In(2, 4, AT);
-      const bulk = {
-        bulkId: uuidv7In(1, 4, AT),
-        organization: 'default',
-        operation: 'cancel' as const,
-        params: null,
-        query: {},
-        startedBefore: at,
-        by: 'key:k',
-        createdAt: at,
-        partitions: [1, 2, 3],
-        state: 'RUNNING' as const,
-        finishedAt: null,
-        cancelledBy: null,
-        error: null,
-      };
-      const thrown = {
-        id: 't1',
-        instanceId: executionId,
-        organization: 'default',
-        eventType: 'go',
-        correlationKey: null,
-      };
-      await a.commit(
-        startRecord(executionId, at),
-        { type: 'memory.written', organization: 'default', namespace: 'n', key: 'k', entry },
-        { type: 'file.stored', file },
-        { type: 'message.buffered', message },
-        { type: 'messageId.seen', key: 'default|x', until: at },
-        { type: 'event.thrown', event: { ...thrown, data: {}, thrownAt: at } },
-        { type: 'bulk.created', bulk: { ...bulk, lanes: {} } },
-        { type: 'bulk.selected', bulkId: bulk.bulkId, lane: 2, ids: [executionId], at },
-      );
-      const rows = await db.query('SELECT partition, entry FROM wfx_journal ORDER BY partition');
-      t.same(
-        rows.map((r) => [r.partition, (JSON.parse(r.entry as string) as WfxRecord[]).map((x) => x.type)]),
+  t.test("the daemon's memory, files, messages, thrown events, bulks go to the shared partition", async (t) => {
+    const db = await fresh();
+    const openWfx = () =>
+      PgStore.open<WfxState, WfxRecord>({
+        connectionString: db.url,
+        owner: 'a',
+        partitions: 4,
+        ...WFX_STORE,
+        shared: WFX_COMMONS,
+      });
+    const a = await openWfx();
+    const at = AT.toISOString();
+    const file = {
+      fileId: `file_${'a'.repeat(32)}`,
+      organization: 'default',
+      name: 'a.txt',
+      mimeType: 'text/plain',
+      bytes: 1,
+      sha256: 'b'.repeat(64),
+      createdAt: at,
+      expiresAt: at,
+    };
+    const message = {
+      id: 'm1',
+      organization: 'default',
+      eventType: 'paid',
+      correlationKey: null,
+      data: {},
+      messageId: 'x',
+      receivedAt: at,
+      expiresAt: at,
+    };
+    const entry = { value: 1, updatedAt: at, expiresAt: null };
+    const executionId = uuidv7In(2, 4, AT);
+    const bulk = {
+      bulkId: uuidv7In(1, 4, AT),
+      organization: 'default',
+      operation: 'cancel' as const,
+      params: null,
+      query: {},
+      startedBefore: at,
+      by: 'key:k',
+      createdAt: at,
+      partitions: [1, 2, 3],
+      state: 'RUNNING' as const,
+      finishedAt: null,
+      cancelledBy: null,
+      error: null,
+    };
+    const thrown = {
+      id: 't1',
+      instanceId: executionId,
+      organization: 'default',
+      eventType: 'go',
+      correlationKey: null,
+    };
+    await a.commit(
+      startRecord(executionId, at),
+      { type: 'memory.written', organization: 'default', namespace: 'n', key: 'k', entry },
+      { type: 'file.stored', file },
+      { type: 'message.buffered', message },
+      { type: 'messageId.seen', key: 'default|x', until: at },
+      { type: 'event.thrown', event: { ...thrown, data: {}, thrownAt: at } },
+      { type: 'bulk.created', bulk: { ...bulk, lanes: {} } },
+      { type: 'bulk.selected', bulkId: bulk.bulkId, lane: 2, ids: [executionId], at },
+    );
+    const rows = await db.query('SELECT partition, entry FROM wfx_journal ORDER BY partition');
+    t.same(
+      rows.map((r) => [r.partition, (JSON.parse(r.entry as string) as WfxRecord[]).map((x) => x.type)]),
+      [
         [
+          SHARED_PARTITION,
           [
-            SHARED_PARTITION,
-            [
-              'memory.written',
-              'file.stored',
-              'message.buffered',
-              'messageId.seen',
-              'event.thrown',
-              'bulk.created',
-              'bulk.selected',
-            ],
+            'memory.written',
+            'file.stored',
+            'message.buffered',
+            'messageId.seen',
+            'event.thrown',
+            'bulk.created',
+            'bulk.selected',
           ],
-          [2, ['instance.started']],
         ],
-      );
-      await a.close();
-      const again = await openWfx();
-      t.same(again.state.memory, { default: { n: { k: entry } } });
-      t.same(Object.keys(again.state.files), [file.fileId]);
-      t.same(Object.keys(again.state.messages), ['m1']);
-      t.same(again.state.messageIds, { 'default|x': at });
-      t.same(Object.keys(again.state.thrown), ['t1']);
-      t.same(again.state.bulks[bulk.bulkId]?.lanes, { '2': { ids: [executionId], next: 0, skipped: {}, at } });
-      const shared = await db.query('SELECT state FROM wfx_snapshots WHERE partition = $1', [SHARED_PARTITION]);
-      t.same(Object.keys(JSON.parse(shared[0]!.state as string) as object), [
-        'memory',
-        'files',
-        'messages',
-        'messageIds',
-        'thrown',
-        'bulks',
-      ]);
-      await again.close();
-    },
-  );
+        [2, ['instance.started']],
+      ],
+    );
+    await a.close();
+    const again = await openWfx();
+    t.same(again.state.memory, { default: { n: { k: entry } } });
+    t.same(Object.keys(again.state.files), [file.fileId]);
+    t.same(Object.keys(again.state.messages), ['m1']);
+    t.same(again.state.messageIds, { 'default|x': at });
+    t.same(Object.keys(again.state.thrown), ['t1']);
+    t.same(again.state.bulks[bulk.bulkId]?.lanes, { '2': { ids: [executionId], next: 0, skipped: {}, at } });
+    const shared = await db.query('SELECT state FROM wfx_snapshots WHERE partition = $1', [SHARED_PARTITION]);
+    t.same(Object.keys(JSON.parse(shared[0]!.state as string) as object), [
+      'memory',
+      'files',
+      'messages',
+      'messageIds',
+      'thrown',
+      'bulks',
+    ]);
+    await again.close();
+  });
 
   t.test('a database split before the shared partition keeps its shared state', async (t) => {
     // Written as partition 0's (its snapshot and journal), then read by a store that has one.
