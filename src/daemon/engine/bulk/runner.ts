@@ -6,7 +6,7 @@
  * elsewhere is its holder's. Nothing here is durable: after a restart the lanes' progress in the
  * state says where each operation resumes.
  */
-import { errorMessage } from '../../../shared/errors.js';
+import { errorMessage, isWfxError } from '../../../shared/errors.js';
 import { bulkApplied, type BulkOperation } from '../../state/bulk.js';
 import type { WfxState } from '../../state/state.js';
 import type { RunStep } from '../step/index.js';
@@ -20,6 +20,9 @@ const IDLE_LOOK_MS = 1000;
 
 /** How long a chunk that failed waits before it is tried again. */
 const RETRY_MS = 1000;
+
+/** Failures in a row after which an operation is ended as FAILED with the last one's error. */
+export const BULK_FAILURES_ALLOWED = 5;
 
 /** Executions per chunk at `rate` per second: about ten chunks a second, at most 100 each. Pure. */
 export function chunkSize(rate: number): number {
@@ -56,6 +59,8 @@ export class BulkRunner {
   private busy = false;
   /** The operation the last turn worked on: the next turn starts after it. */
   private last = '';
+  /** Failures in a row, by operation (cleared by a turn that works). */
+  private readonly failures = new Map<string, number>();
   /** The look for work given by other daemons, once started. */
   private look: NodeJS.Timeout | null = null;
   private readonly chunk: number;
@@ -110,11 +115,22 @@ export class BulkRunner {
     this.last = work.bulk.bulkId;
     const started = performance.now();
     let applied = 0;
+    const bulkId = work.bulk.bulkId;
     try {
       applied = await this.carryOut(work);
+      this.failures.delete(bulkId);
     } catch (err) {
       if (this.deps.closed()) return null;
-      this.deps.onError(err, `bulk operation ${work.bulk.bulkId}: ${work.kind} (${errorMessage(err)})`);
+      this.deps.onError(err, `bulk operation ${bulkId}: ${work.kind} (${errorMessage(err)})`);
+      const failed = (this.failures.get(bulkId) ?? 0) + 1;
+      this.failures.set(bulkId, failed);
+      if (failed >= BULK_FAILURES_ALLOWED) {
+        this.failures.delete(bulkId);
+        const error = isWfxError(err)
+          ? { code: err.code, message: err.message }
+          : { code: 'INTERNAL_ERROR' as const, message: errorMessage(err) };
+        await this.deps.step({ kind: 'bulk.fail', bulkId, error }).catch(() => undefined);
+      }
       return RETRY_MS;
     }
     // Spaced so that the chunks of every operation together keep to the rate.

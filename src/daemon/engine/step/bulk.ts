@@ -44,6 +44,12 @@ export type BulkInput =
     }
   /** Ends a running operation every lane of which is applied (its last chunks applied by other daemons). */
   | { readonly kind: 'bulk.complete'; readonly bulkId: string }
+  /** Ends a running operation as FAILED with `error`: its chunks kept failing (the runner's judgement). */
+  | {
+      readonly kind: 'bulk.fail';
+      readonly bulkId: string;
+      readonly error: { readonly code: ErrorCode; readonly message: string };
+    }
   /**
    * Cancels a running operation (the chunk under way, if any, ends it already or stays its
    * last). Throws BULK_NOT_FOUND for one `organization` may not see, BULK_NOT_RUNNING.
@@ -61,6 +67,7 @@ export interface BulkAnswers {
   'bulk.select': void;
   'bulk.chunk': number;
   'bulk.complete': void;
+  'bulk.fail': void;
   'bulk.cancel': BulkOperation;
 }
 
@@ -155,6 +162,12 @@ export function applyChunk(s: Step, input: Extract<BulkInput, { kind: 'bulk.chun
 /** Ends an operation every lane of which is applied (see BulkInput). */
 export function completeBulk(s: Step, bulkId: string): void {
   endIfApplied(s, bulkId);
+}
+
+/** Ends a running operation as FAILED (see BulkInput). */
+export function failBulk(s: Step, input: Extract<BulkInput, { kind: 'bulk.fail' }>): void {
+  if (s.state.bulks[input.bulkId]?.state !== 'RUNNING') return;
+  s.emit({ type: 'bulk.ended', bulkId: input.bulkId, state: 'FAILED', at: s.at, error: input.error });
 }
 
 /** Writes a running operation COMPLETED once every lane is selected and applied. */

@@ -13,6 +13,7 @@ import {
   cancelBulk,
   completeBulk,
   createBulk,
+  failBulk,
   selectLanes,
   type BulkAnswers,
   type BulkInput,
@@ -155,6 +156,8 @@ function decide(s: Step, input: StepInput): unknown {
       return applyChunk(s, input);
     case 'bulk.complete':
       return completeBulk(s, input.bulkId);
+    case 'bulk.fail':
+      return failBulk(s, input);
     case 'bulk.cancel':
       return cancelBulk(s, input);
   }

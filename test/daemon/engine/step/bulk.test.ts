@@ -218,3 +218,14 @@ t.test('finished operations are kept within a count and a number of results, the
   const big = { a: finished(1, BULK_RESULTS_KEPT - 10), b: finished(2, 20) };
   t.same(retiredBulks(big), ['b0001'], 'the older is forgotten when both hold more results than kept');
 });
+
+t.test('an operation whose chunks keep failing is ended as FAILED with the error', async (t) => {
+  const m = new MemoryStep();
+  const ids = await waiting(m, 2);
+  const bulk = bulkOf(m, ids);
+  const error = { code: 'HISTORY_DAMAGED' as const, message: 'a record fails its checksum' };
+  const r = m.run({ kind: 'bulk.fail', bulkId: bulk.bulkId, error });
+  t.same(typesOf(r.records), ['bulk.ended']);
+  t.match(bulkView(m.state.bulks[bulk.bulkId]!, m.now), { state: 'FAILED', error, pending: 2 });
+  t.same(m.run({ kind: 'bulk.fail', bulkId: bulk.bulkId, error }).records, [], 'once');
+});
