@@ -2,6 +2,7 @@
  * `npm run bench`: every benchmark in turn, each writing its figures to docs/performance.md.
  */
 import { formatAiBench, runAiBench } from './ai.js';
+import { formatBulkBench, runBulkBench } from './bulk.js';
 import { formatConsoleBench, runConsoleBench } from './console.js';
 import { formatEngineBench, runEngineBench } from './engine.js';
 import { formatExecutionsBench, runExecutionsBench } from './executions.js';
@@ -54,4 +55,8 @@ console.log('\n## Ordinary traffic under attack\n');
 const faults = formatFaultsBench(await runFaultsBench());
 console.log(faults);
 await writeSection('faults', `${machineLine()}\n\n${faults}`);
+console.log('\n## Live traffic during a bulk operation\n');
+const bulk = formatBulkBench(await runBulkBench());
+console.log(bulk);
+await writeSection('bulk', `${machineLine()}\n\n${bulk}`);
 console.log('\nwritten to docs/performance.md');

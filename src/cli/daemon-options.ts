@@ -134,9 +134,20 @@ export const parseDeny = (value: string): string => parseCidrs(value, '--http-de
 /** `--http-allow`'s parser. */
 export const parseAllow = (value: string): string => parseCidrs(value, '--http-allow');
 
+/** `--bulk-rate`: executions per second the bulk operations apply together, 1 to 100,000. */
+export function parseBulkRate(value: string): number {
+  const n = Number(value);
+  if (/^\d+$/.test(value) && n >= 1 && n <= 100_000) return n;
+  throw new InvalidArgumentError('must be a whole number from 1 to 100000');
+}
+
+/** `--bulk-rate`'s help, shared by `daemon start` and `dev`. */
+export const BULK_RATE_HELP =
+  'executions per second the bulk operations (wfx instances cancel --query ...) apply, all together (default 500; docs/operations.md)';
+
 /** `--limit`'s help, shared by `daemon start` and `dev`. */
 export const LIMIT_HELP =
-  'change one of what an execution, tree or organization may hold, NAME=VALUE, repeatable: variables-size, log-size, branches, children, tree-executions, loop-iterations, live-executions (docs/operations.md, Limits)';
+  'change one of what an execution, tree or organization may hold, NAME=VALUE, repeatable: variables-size, log-size, branches, children, tree-executions, loop-iterations, live-executions, bulk-operations, bulk-operations-total, bulk-executions (docs/operations.md, Limits)';
 
 /** `--limit`'s parser: each value checked as it comes (a usage error names what is wrong), all kept in order. */
 export function collectLimit(value: string, previous: readonly string[] = []): string[] {
@@ -160,16 +171,23 @@ export function limitsOf(values: readonly string[] | undefined): Partial<Executi
 }
 
 /**
- * The network policy, replay window and limits options of `daemon start` and `dev`: a flag,
+ * The network policy, replay window, limits and bulk rate options of `daemon start` and `dev`: a flag,
  * else its environment variable (WFX_HTTP_DENY, WFX_HTTP_ALLOW). Throws USAGE_ERROR on a
  * malformed CIDR.
  */
 export function safetyOptions(
   ctx: CliContext,
-  opts: { webhookReplayWindow?: number; httpDeny?: string; httpAllow?: string; limit?: readonly string[] },
-): Pick<DaemonOptions, 'webhookReplayWindowMs' | 'httpDeny' | 'httpAllow' | 'limits'> {
+  opts: {
+    webhookReplayWindow?: number;
+    httpDeny?: string;
+    httpAllow?: string;
+    limit?: readonly string[];
+    bulkRate?: number;
+  },
+): Pick<DaemonOptions, 'webhookReplayWindowMs' | 'httpDeny' | 'httpAllow' | 'limits' | 'bulkRate'> {
   return {
     limits: limitsOf(opts.limit),
+    bulkRate: opts.bulkRate,
     webhookReplayWindowMs: opts.webhookReplayWindow,
     httpDeny: parseCidrList(
       opts.httpDeny ?? ctx.env.WFX_HTTP_DENY,

@@ -76,6 +76,7 @@ import type { SseEvent } from '../shared/sse.js';
 import { adminApi } from './admin.js';
 import { ApiClient, path, withQuery, type Connection } from './http.js';
 import { webhookCalls } from './webhooks.js';
+import { bulkCalls } from './bulk.js';
 
 /** What starting an execution takes: the flow, its input variables, and optionally where and which version. */
 export interface StartRequest {
@@ -285,6 +286,9 @@ export class WfxClient {
 
   /** /admin/webhooks: registrations, their delivery log, signing test payloads (webhooks.ts). */
   readonly webhooks = webhookCalls(this);
+
+  /** /process/bulk: operations over the executions a query selects (bulk.ts). */
+  readonly bulk = bulkCalls(this);
 
   readonly emailConnections = {
     /** POST /admin/email-connections. Throws VALIDATION_ERROR (a name in use). */

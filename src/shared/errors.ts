@@ -60,6 +60,18 @@ export const ERROR_CODES = {
     status: 429,
     hint: 'The organization runs as many executions as the daemon allows (--limit live-executions); let some finish or cancel them.',
   },
+  // Bulk operations (POST /process/bulk)
+  BULK_NOT_FOUND: { status: 404 },
+  BULK_NOT_RUNNING: { status: 409 },
+  BULK_LIMIT_EXCEEDED: {
+    status: 429,
+    hint: 'As many bulk operations run as the daemon allows (--limit bulk-operations, bulk-operations-total); wait for one to finish or cancel it (`wfx instances bulk list`).',
+  },
+  BULK_TOO_LARGE: {
+    status: 422,
+    hint: 'The query selects more executions than one bulk operation may (--limit bulk-executions); narrow it (e.g. --started-before), or run it in parts.',
+  },
+  BULK_NO_LONGER_MATCHES: { status: 409 },
   INTERNAL_ERROR: { status: 500 },
   SERVICE_UNAVAILABLE: { status: 503, hint: 'The daemon is shutting down or its store failed; see its log.' },
   CONSOLE_NOT_BUILT: {

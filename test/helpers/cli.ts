@@ -27,10 +27,15 @@ export interface CliOptions {
   /** Standard input of the command (default: empty). */
   readonly stdin?: string;
   /**
-   * In-process only (`wfxIn`): which of stdout and stderr claim to be a terminal (`isTTY`), and
-   * its width (default 80). Default: neither, as in a pipe.
+   * In-process only (`wfxIn`): which of stdin, stdout and stderr claim to be a terminal (`isTTY`),
+   * and its width (default 80). Default: none, as in a pipe.
    */
-  readonly tty?: { readonly stdout?: boolean; readonly stderr?: boolean; readonly columns?: number };
+  readonly tty?: {
+    readonly stdin?: boolean;
+    readonly stdout?: boolean;
+    readonly stderr?: boolean;
+    readonly columns?: number;
+  };
 }
 
 /**
@@ -114,7 +119,10 @@ export async function wfxIn(args: string[], options: CliOptions = {}): Promise<C
       }),
       tty ? { isTTY: true, columns: options.tty?.columns ?? 80 } : {},
     );
-  const stdin = Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]);
+  const stdin = Object.assign(
+    Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]),
+    options.tty?.stdin ? { isTTY: true } : {},
+  );
   const code = await main(['node', WFX_BIN, ...args], {
     stdin,
     stdout: sink((s) => (stdout += s), options.tty?.stdout),

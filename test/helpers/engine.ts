@@ -67,7 +67,10 @@ export interface EngineHarness {
 }
 
 /** What a test may give the engine besides its store, history and clock (kept over restarts). */
-export type HarnessEngineOptions = Pick<EngineOptions, 'ai' | 'voice' | 'cluster' | 'limits' | 'secrets'> & {
+export type HarnessEngineOptions = Pick<
+  EngineOptions,
+  'ai' | 'voice' | 'cluster' | 'limits' | 'secrets' | 'bulkRate'
+> & {
   /** The file store's largest file (default its own). */
   readonly maxFileBytes?: number;
   /** The local speech programs voiceTasks run (default espeak-ng and pocketsphinx on the PATH). */

@@ -142,6 +142,21 @@ export const MATRIX: MatrixRow[] = [
     }),
     expect: row([403, 200, 200, 200, 200, 200, 403]),
   },
+  // Bulk operations: created and cancelled with WORKFLOW_PUBLISH, read with WORKFLOW_READ.
+  {
+    name: 'POST /process/bulk (dry run)',
+    request: async (c) => ({
+      method: 'POST',
+      url: '/process/bulk',
+      payload: { operation: 'cancel', query: { processId: c.processId }, dryRun: true },
+    }),
+    expect: row([403, 403, 200, 200, 404, 200, 403]),
+  },
+  {
+    name: 'GET /process/bulk',
+    request: async () => ({ method: 'GET', url: '/process/bulk' }),
+    expect: row([200, 200, 200, 200, 200, 200, 200]),
+  },
   // A system key publishes into `default` unless it names an organization: acme's processId conflicts.
   {
     name: 'POST /admin/flows (republish)',

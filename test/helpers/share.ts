@@ -12,14 +12,27 @@ export interface SharingDaemon {
   url: string;
 }
 
-/** Starts `wfx daemon start --share` on `store` in `dir` (a 2 s lease), once it listens. */
+/** Starts `wfx daemon start --share` on `store` in `dir` (a 2 s lease; `extra` flags besides), once it listens. */
 export async function launchSharing(
   t: Test,
   dir: string,
   store: string,
   env: Record<string, string> = {},
+  extra: readonly string[] = [],
 ): Promise<SharingDaemon> {
-  const args = ['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dir, '--share', '--lease', '2s'];
+  const args = [
+    'daemon',
+    'start',
+    '--foreground',
+    '--port',
+    '0',
+    '--data-dir',
+    dir,
+    '--share',
+    '--lease',
+    '2s',
+    ...extra,
+  ];
   const child = spawnWfx(t, args, { env: { WFX_STORE: store, ...env } });
   child.stdout.resume();
   child.stderr.resume();

@@ -30,6 +30,8 @@ import {
   SHARE_HELP,
   STORE_HELP,
   LIMIT_HELP,
+  BULK_RATE_HELP,
+  parseBulkRate,
   collectLimit,
   storeOptions,
   SECRETS_KEY_FILE_HELP,
@@ -63,6 +65,7 @@ interface StartOptions extends StoreFlags, SecretsFlags, ConnectionFlags, OidcFl
   readonly httpAllow?: string;
   /** `--limit NAME=VALUE` values, checked already (limitsOf). */
   readonly limit?: readonly string[];
+  readonly bulkRate?: number;
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
 }
@@ -104,6 +107,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       parseAllow,
     )
     .option('--limit <name=value>', LIMIT_HELP, collectLimit)
+    .option('--bulk-rate <n>', BULK_RATE_HELP, parseBulkRate)
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
     .option('--share', SHARE_HELP)
@@ -303,6 +307,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (opts.httpDeny !== undefined) args.push('--http-deny', opts.httpDeny);
   if (opts.httpAllow !== undefined) args.push('--http-allow', opts.httpAllow);
   for (const limit of opts.limit ?? []) args.push('--limit', limit);
+  if (opts.bulkRate !== undefined) args.push('--bulk-rate', String(opts.bulkRate));
   if (opts.lease !== undefined) args.push('--lease', `${opts.lease}ms`);
   if (opts.partitions !== undefined) args.push('--partitions', String(opts.partitions));
   if (opts.share) args.push('--share');

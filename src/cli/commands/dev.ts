@@ -20,6 +20,8 @@ import {
   SHARE_HELP,
   STORE_HELP,
   LIMIT_HELP,
+  BULK_RATE_HELP,
+  parseBulkRate,
   collectLimit,
   storeOptions,
   SECRETS_KEY_FILE_HELP,
@@ -58,6 +60,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
       'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)',
     )
     .option('--limit <name=value>', LIMIT_HELP, collectLimit)
+    .option('--bulk-rate <n>', BULK_RATE_HELP, parseBulkRate)
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
     .option('--share', SHARE_HELP)
@@ -78,6 +81,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           httpDeny?: string;
           httpAllow?: string;
           limit?: readonly string[];
+          bulkRate?: number;
           maxJsonDepth?: number;
           maxFileSize?: number;
         } & StoreFlags &

@@ -17,6 +17,7 @@ import { wholeNumber } from '../options.js';
 import { registerRecovery } from './instances-recovery.js';
 import { registerInstancesMove } from './instances-move.js';
 import { registerFailures } from './instances-failures.js';
+import { addBulkOptions, isBulk, registerBulk, runBulk, type BulkFlags } from './instances-bulk.js';
 
 /** The most `wfx instances list --limit` takes, and the executions it asks for at a time (GET /process/instances' most). */
 const LIST_MAX = 1000;
@@ -132,16 +133,22 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       );
     });
 
-  instances
+  const cancel = instances
     .command('cancel')
-    .description('cancel a running execution')
-    .addHelpText('after', '\nExample:\n  $ wfx instances cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f')
-    .argument('<id>', 'the processInstanceId')
-    .action(async (id: string, _opts: unknown, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).instances.cancel(id);
-      if (globals(cmd).json) printJson(ctx, res);
-      else ctx.stdout.write(`${id} cancelled\n`);
-    });
+    .description('cancel a running execution, or every one a query selects (--query: a bulk operation)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ wfx instances cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f\n  $ wfx instances cancel --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state running --dry-run\n  $ wfx instances cancel --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --started-before 2026-11-20 --yes',
+    )
+    .argument('[id]', 'the processInstanceId');
+  addBulkOptions(cancel).action(async (id: string | undefined, opts: BulkFlags, cmd: Command) => {
+    if (isBulk(id, opts)) return runBulk(ctx, cmd, 'cancel', undefined, opts);
+    const res = await (await clientFor(ctx, cmd)).instances.cancel(id!);
+    if (globals(cmd).json) printJson(ctx, res);
+    else ctx.stdout.write(`${id} cancelled\n`);
+  });
+
+  registerBulk(instances, ctx);
 
   registerRecovery(instances, ctx);
   registerInstancesMove(instances, ctx);

@@ -25,6 +25,7 @@ import { processRoutes } from './routes/process.js';
 import { recoveryRoutes } from './routes/recovery.js';
 import { moveRoutes } from './routes/moves.js';
 import { failureRoutes } from './routes/failures.js';
+import { bulkRoutes } from './routes/bulk.js';
 import { emailConnectionRoutes } from './routes/email-connections.js';
 import { aiProviderRoutes } from './routes/ai-providers.js';
 import { memoryRoutes } from './routes/memory.js';
@@ -343,6 +344,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     recoveryRoutes(routes, { engine: options.engine });
     moveRoutes(routes, { engine: options.engine });
     failureRoutes(routes, { engine: options.engine, ...(sharing && { others: sharing.others }) });
+    bulkRoutes(routes, { engine: options.engine });
     const flowChecker = options.flowChecker ?? inlineFlowChecker();
     const secrets = options.engine.secrets;
     adminRoutes(routes, { store: options.store, limiter, flowChecker, secrets, now: options.now });

@@ -4,6 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type {
+  BulkDryRun,
   DomainHealth,
   DomainHealthList,
   FailureGroup,
@@ -139,6 +140,22 @@ const mergeFailures: Merge = (request, mine, theirs) => {
   return { groups: sorted.slice(0, limit), total, groupCount: groups.size };
 };
 
+/**
+ * A bulk operation's dry run: each daemon counted and sampled the partitions it serves, so the
+ * counts add up and the samples merge, newest first.
+ */
+const mergeDryRun: Merge = (request, mine, theirs) => {
+  const runs = [mine as BulkDryRun, ...(theirs as BulkDryRun[])];
+  const sample = (request.body as { sample?: number }).sample ?? 10;
+  const items = runs.flatMap((r) => r.sample);
+  items.sort((a, b) => (a.processInstanceId < b.processInstanceId ? 1 : -1));
+  return {
+    ...runs[0]!,
+    count: runs.reduce((n, r) => n + r.count, 0),
+    sample: items.slice(0, sample),
+  };
+};
+
 /** The lists asked of every daemon, by method and route, and how their answers merge. */
 export const GATHERED = new Map<string, Merge>([
   ['GET /process/instances', mergeInstances],
@@ -147,4 +164,10 @@ export const GATHERED = new Map<string, Merge>([
   ['GET /process/failures', mergeFailures],
   ['GET /jobs', mergeJobs],
   ['GET /jobs/workers', mergeWorkers],
+  ['POST /process/bulk', mergeDryRun],
+]);
+
+/** Routes of GATHERED asked of every daemon only for some requests: a bulk operation's dry run (its creation is the daemon asked's). */
+export const GATHERED_WHEN = new Map<string, (request: FastifyRequest) => boolean>([
+  ['POST /process/bulk', (request) => (request.body as { dryRun?: boolean } | null)?.dryRun === true],
 ]);

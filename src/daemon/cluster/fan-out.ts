@@ -17,7 +17,7 @@ import { askDaemon, FORWARDED_BY, isOriginForm, passedHeaders, type DaemonAnswer
 import type { ThrownEvent } from '../engine/engine-events.js';
 import { COUNTED_BY, DAEMON_CALL, type HopSigner } from './request-signing.js';
 import { hookList } from '../api/auth.js';
-import { GATHERED } from './fan-out-merge.js';
+import { GATHERED, GATHERED_WHEN } from './fan-out-merge.js';
 import { installPartitionRouting, type PartitionRoutingOptions } from './partition-routing.js';
 
 export interface PeersOptions {
@@ -381,9 +381,10 @@ export function installSharedServing(
     if (SPANNING.has(`${methods[0]} ${added.url}`)) says(added, peers);
     const merge = GATHERED.get(`${methods[0]} ${added.url}`);
     if (!merge) return;
+    const gathers = GATHERED_WHEN.get(`${methods[0]} ${added.url}`) ?? (() => true);
     const local = added.handler as RouteHandlerMethod;
     added.handler = async function (this: FastifyInstance, request, reply) {
-      if (peers.passedOn(request)) return local.call(this, request, reply);
+      if (peers.passedOn(request) || !gathers(request)) return local.call(this, request, reply);
       // A list is read again once if a partition moved while it was read (nothing changes by
       // reading): the second time, who holds what was read again.
       for (let attempt = 1; ; attempt++) {

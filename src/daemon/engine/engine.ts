@@ -45,6 +45,7 @@ import { callHttp } from './work/http.js';
 import { WorkRunner } from './work-runner.js';
 import { SecretBox } from '../secrets/secret-box.js';
 import { JobOperations } from './jobs.js';
+import { BulkOperations } from './bulk/bulk-operations.js';
 import { DomainSchemas } from '../jobs/schemas.js';
 import { DEFAULT_LIMITS, overLimits, type ExecutionLimits } from './limits.js';
 import type { EngineOptions } from './options.js';
@@ -98,6 +99,8 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   readonly jobs: JobOperations;
   /** The engine's part in a daemon sharing its database (EngineOptions.cluster); null: a daemon alone. */
   private readonly cluster: EngineCluster | null;
+  /** Bulk operations over the executions a query selects (POST /process/bulk). */
+  readonly bulk: BulkOperations;
 
   constructor(options: EngineOptions) {
     super();
@@ -194,6 +197,18 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       step,
       now: this.now,
       holdsMessageId: cluster && ((key) => cluster.holdsMessageId(key)),
+    });
+    this.bulk = new BulkOperations({
+      state: this.state,
+      step,
+      now: this.now,
+      sources: executionSources(this.state, this.archive),
+      limits: this.limits,
+      partitions: options.store.partitioning,
+      rate: options.bulkRate,
+      onError: (err, what) => this.onError(err, what),
+      closed,
+      track: (work) => this.track(work),
     });
     this.runner = new StepRunner({
       state: this.state,
@@ -369,6 +384,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     this.cluster?.loaded();
     // Kept by daemons that shared this database: this one shares it with none.
     if (!this.cluster?.keepsThrown) await this.step({ kind: 'thrown.forget' });
+    this.bulk.resume();
   }
 
   /**
@@ -385,6 +401,8 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     // A claim its last holder won but did not use: a message its nodes may consume now. An
     // event thrown there that its last holder had not given on yet.
     this.cluster?.loaded();
+    // The lanes of bulk operations in those partitions are this daemon's now.
+    this.bulk.resume();
   }
 
   /**
@@ -432,6 +450,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    */
   async close(): Promise<void> {
     this.closed = true;
+    this.bulk.close();
     this.effects.close();
     this.cluster?.close();
     // Work under way is abandoned: its nodes are still Active, so a restart runs them again.

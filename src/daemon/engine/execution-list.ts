@@ -41,13 +41,49 @@ const MOST_READ = 4096;
  * times) is never read, and reading stops once the page, and one more, is certain.
  */
 export async function listExecutions(src: ExecutionSources, query: ExecutionQuery): Promise<ExecutionPage> {
+  // One more than the page says whether another page follows.
+  const found = await findExecutions(src, query, query.limit + 1);
+  const ids = [...found.keys()].sort().reverse();
+  const page = ids.slice(0, query.limit);
+  const items: InstanceSummary[] = [];
+  for (const id of page) {
+    const inst = found.get(id) ?? (await src.archived(id));
+    if (inst) items.push(summarize(inst));
+  }
+  return { items, nextCursor: ids.length > query.limit ? page.at(-1)! : null };
+}
+
+/**
+ * The ids of the first `max` executions `query` asks for (its `limit` aside), newest first: what
+ * a bulk operation selects. Read as a list is, but no document is read for an id its tags settle.
+ */
+export async function executionIds(
+  src: ExecutionSources,
+  query: Omit<ExecutionQuery, 'limit'>,
+  max: number,
+  /** Only ids this keeps (a daemon's own partitions). */
+  keep?: (id: string) => boolean,
+): Promise<string[]> {
+  const found = await findExecutions(src, { ...query, limit: max }, max, keep);
+  return [...found.keys()].sort().reverse().slice(0, max);
+}
+
+/**
+ * The executions `query` asks for, at least `want` of them where there are (more may come):
+ * live ones with their object, those of history with theirs where it was read, else null.
+ */
+async function findExecutions(
+  src: ExecutionSources,
+  query: ExecutionQuery,
+  want: number,
+  keep: (id: string) => boolean = () => true,
+): Promise<Map<string, Instance | null>> {
   const filter = new ExecutionFilter(query, src.flowOrganization);
-  const want = query.limit + 1; // one more than the page says whether another page follows
   const narrowing = filter.narrowing();
   const found = new Map<string, Instance | null>(); // null: in history, read for its page
   const live: string[] = [];
   for (const inst of src.live())
-    if (filter.matches(inst)) {
+    if (filter.matches(inst) && keep(inst.processInstanceId)) {
       found.set(inst.processInstanceId, inst);
       live.push(inst.processInstanceId);
     }
@@ -77,8 +113,8 @@ export async function listExecutions(src: ExecutionSources, query: ExecutionQuer
       });
       for (const { id, tags } of ids) {
         if ((filter.lower !== null && id < filter.lower) || certain(id)) break scan;
-        // Live still (found there if it matches): history's copy is older, as a retried one's is.
-        if (found.has(id) || src.liveOne(id) !== undefined) continue;
+        // Live still (found there if it matches): history's copy is older, as a retried one's is; or not wanted.
+        if (found.has(id) || src.liveOne(id) !== undefined || !keep(id)) continue;
         const verdict = filter.tags(tags);
         if (verdict === 'no') continue;
         if (verdict === 'maybe') {
@@ -92,14 +128,7 @@ export async function listExecutions(src: ExecutionSources, query: ExecutionQuer
       below = ids.at(-1)!.id;
     }
   }
-  const ids = [...found.keys()].sort().reverse();
-  const page = ids.slice(0, query.limit);
-  const items: InstanceSummary[] = [];
-  for (const id of page) {
-    const inst = found.get(id) ?? (await src.archived(id));
-    if (inst) items.push(summarize(inst));
-  }
-  return { items, nextCursor: ids.length > query.limit ? page.at(-1)! : null };
+  return found;
 }
 
 const DAY_MS = 86_400_000;

@@ -30,6 +30,12 @@ export interface ExecutionLimits {
   readonly loopIterations: number;
   /** Running executions of one organization (a start past it: EXECUTION_LIMIT_EXCEEDED). */
   readonly organizationExecutions: number;
+  /** Running bulk operations of one organization (system keys' over every organization count as one; BULK_LIMIT_EXCEEDED). */
+  readonly bulkOperations: number;
+  /** Running bulk operations in all (BULK_LIMIT_EXCEEDED). */
+  readonly bulkOperationsTotal: number;
+  /** Executions one bulk operation may select (BULK_TOO_LARGE). */
+  readonly bulkExecutions: number;
 }
 
 const MiB = 1024 * 1024;
@@ -47,6 +53,9 @@ export const DEFAULT_LIMITS: ExecutionLimits = {
   treeExecutions: 10_000,
   loopIterations: 100_000,
   organizationExecutions: 1_000_000,
+  bulkOperations: 2,
+  bulkOperationsTotal: 8,
+  bulkExecutions: 100_000,
 };
 
 /**
@@ -68,6 +77,9 @@ export const LIMIT_NAMES: Readonly<Record<string, { readonly key: keyof Executio
   'tree-executions': { key: 'treeExecutions', size: false },
   'loop-iterations': { key: 'loopIterations', size: false },
   'live-executions': { key: 'organizationExecutions', size: false },
+  'bulk-operations': { key: 'bulkOperations', size: false },
+  'bulk-operations-total': { key: 'bulkOperationsTotal', size: false },
+  'bulk-executions': { key: 'bulkExecutions', size: false },
 };
 
 /** The hard ceiling of `loop-iterations`: what the flow format allows a loopNode's `maxIterations` (schema.ts). */

@@ -54,6 +54,8 @@ export interface EngineOptions {
   readonly cluster?: EngineClusterPort;
   /** What one execution, tree and organization may hold (limits.ts); each left out takes its default. */
   readonly limits?: Partial<ExecutionLimits>;
+  /** Executions per second the bulk operations apply, all together (default bulk/runner.ts's DEFAULT_BULK_RATE). */
+  readonly bulkRate?: number;
   /**
    * The daemon's secrets keys: model providers' API keys are opened with them for each call, and
    * the routes and triggers built on this engine seal and open theirs with them. Default: a key

@@ -54,6 +54,8 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly httpAllow?: readonly string[];
   /** What one execution, tree and organization may hold (engine/limits.ts; `--limit NAME=VALUE`); the rest take their defaults. */
   readonly limits?: Partial<ExecutionLimits>;
+  /** Executions per second the bulk operations apply, all together (`--bulk-rate`; default engine/bulk/runner.ts's). */
+  readonly bulkRate?: number;
   /** Where the keys that encrypt stored secrets are: default `<data-dir>/secrets.key`, made on first start. */
   readonly secretsKey?: SecretsKeyOptions;
   /** Connections served at once (default: from the open-files limit, see open-files.ts). */

@@ -124,6 +124,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       secrets,
       maxJsonDepth: options.maxJsonDepth,
       ...(options.limits && { limits: options.limits }),
+      ...(options.bulkRate !== undefined && { bulkRate: options.bulkRate }),
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
       ...(serving && { cluster: serving.engine }),
     });

@@ -1,6 +1,7 @@
 /**
  * The commons: the part of the state that executions hold in common (decision 039): memory,
- * files, buffered messages, the message ids seen and the events thrown not yet given on. Any
+ * files, buffered messages, the message ids seen, the events thrown not yet given on, and bulk
+ * operations (a chunk of one changes executions of a partition and its progress here). Any
  * step may write it, whichever execution it runs, so on a database cut into partitions it is
  * journaled in the database's shared partition (-1), which every daemon writes and follows.
  * Each record of it sets or removes entries named by a key, so two daemons' writes of different
@@ -9,7 +10,7 @@
 import type { WfxRecord } from './records.js';
 
 /** The state's top-level keys that hold the commons. */
-export const COMMONS_KEYS = ['memory', 'files', 'messages', 'messageIds', 'thrown'] as const;
+export const COMMONS_KEYS = ['memory', 'files', 'messages', 'messageIds', 'thrown', 'bulks'] as const;
 
 /**
  * The keys of the commons' entries `record` sets or removes; null when it changes none (it
@@ -38,6 +39,15 @@ export function commonsTouched(record: WfxRecord): readonly string[] | null {
       return [`thrown\0${record.event.id}`];
     case 'event.passed':
       return [`thrown\0${record.id}`];
+    // A bulk operation's own entry, and each lane's apart: its partition's holder alone advances a lane.
+    case 'bulk.created':
+      return [`bulk\0${record.bulk.bulkId}`];
+    case 'bulk.ended':
+    case 'bulk.removed':
+      return [`bulk\0${record.bulkId}`];
+    case 'bulk.selected':
+    case 'bulk.progressed':
+      return [`bulk\0${record.bulkId}\0${record.lane}`];
     default:
       return null;
   }

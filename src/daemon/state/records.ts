@@ -6,6 +6,7 @@
  */
 import { DERIVED, initialState, type WfxState } from './state.js';
 import { InstanceTable } from './instance-table.js';
+import { bulkHandlers, type BulkRecord } from './records/bulk.js';
 import { directoryHandlers, type DirectoryRecord } from './records/directory.js';
 import { executionHandlers, type ExecutionRecord } from './records/execution.js';
 import { fileHandlers, type FileRecord } from './records/files.js';
@@ -32,7 +33,8 @@ export type WfxRecord =
   | TriggerRecord
   | SecretRecord
   | FileRecord
-  | MoveRecord;
+  | MoveRecord
+  | BulkRecord;
 
 // A handler changes only the execution its record names in `instanceId` (a child's start: also
 // its parent): checkpoints copy an execution just before a record that changes it (executionsTouched).
@@ -46,6 +48,7 @@ const handlers: Handlers<WfxRecord> = {
   ...secretHandlers,
   ...fileHandlers,
   ...moveHandlers,
+  ...bulkHandlers,
 };
 
 /** Applies one record to the state in place. Deterministic; the store's reducer. */

@@ -8,6 +8,7 @@ import type { SubscriptionBucket } from './subscriptions.js';
 import type { Domain, DomainAction, JobQueues } from './job-queues.js';
 import type { LiveCounts } from './live-counts.js';
 import type { Instance } from './instance.js';
+import type { BulkOperation } from './bulk.js';
 
 export type { Instance, LiveAgentState, LogLine, NodeInstance } from './instance.js';
 import { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
@@ -98,6 +99,11 @@ export interface WfxState {
    * that shares nothing.
    */
   thrown: Record<string, PendingThrow>;
+  /**
+   * Bulk operations by id (state/bulk.ts): running ones, and finished ones kept for their
+   * results (engine/bulk/retention.ts). Part of the commons: any daemon's chunk advances them.
+   */
+  bulks: Record<string, BulkOperation>;
   /** `{env.NAME}` values by organization, then environment. */
   environments: Record<string, Partial<Record<Environment, Record<string, string>>>>;
   /** Webhook registrations by webhookId. */
@@ -312,6 +318,7 @@ export function initialState(): WfxState {
     messages: {},
     messageIds: {},
     thrown: {},
+    bulks: {},
     environments: {},
     webhooks: {},
     webhookTokens: {},

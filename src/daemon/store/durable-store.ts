@@ -40,6 +40,22 @@ export interface DurableStore<S, R> {
    * its parent's partition, a root's in one this store holds. Absent: any id will do.
    */
   readonly newExecutionId?: (now: Date, parentInstanceId: string | null) => string;
+  /**
+   * On a store cut into partitions: the partitions executions are spread over, and which this
+   * store serves now (a bulk operation works through its executions partition by partition).
+   * Absent: every execution is in partition 0, served here.
+   */
+  readonly partitioning?: ExecutionPartitions;
+}
+
+/** The partitions of executions, as a store cut into them has them (DurableStore.partitioning). */
+export interface ExecutionPartitions {
+  /** Every partition that holds executions, in order. */
+  readonly all: readonly number[];
+  /** Execution `id`'s partition. */
+  of(id: string): number;
+  /** Whether this store serves `partition` now (holds it, and it is not moving). */
+  serves(partition: number): boolean;
 }
 
 /**

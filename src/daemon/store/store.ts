@@ -22,7 +22,7 @@ import { SNAPSHOT_SLICE_MS, snapshotPauseMs, writePieces } from './snapshot-writ
 import type { SnapshotFile, StoreHold, StoreOptions } from './store-options.js';
 import { recoverStore } from './store-recovery.js';
 
-export type { Divert, DurableStore, StoreLogger, Transaction } from './durable-store.js';
+export type { Divert, DurableStore, ExecutionPartitions, StoreLogger, Transaction } from './durable-store.js';
 
 /**
  * A durable state machine: the live state in memory, every change a record written to the

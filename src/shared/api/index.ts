@@ -6,6 +6,7 @@
 export * from './common.js';
 export * from './process.js';
 export * from './recovery.js';
+export * from './bulk.js';
 export * from './tasks.js';
 export * from './events.js';
 export * from './flows.js';

@@ -122,6 +122,7 @@ const ROUTES: OrgRoute[] = [
   { method: 'GET', path: '/process/tasks', url: (org) => `/process/tasks?${q(org)}` },
   { method: 'GET', path: '/process/instances', url: (org) => `/process/instances?${q(org)}` },
   { method: 'GET', path: '/process/failures', url: (org) => `/process/failures?${q(org)}` },
+  { method: 'GET', path: '/process/bulk', url: (org) => `/process/bulk?${q(org)}` },
   {
     method: 'PUT',
     path: '/admin/domains/{name}',

@@ -118,3 +118,26 @@ t.test('failures: counts added by flow, code and node, the newest of each, sorte
     groupCount: 3,
   });
 });
+t.test(
+  "a bulk operation's dry run: counts added up, samples merged newest first; its creation is not gathered",
+  async (t) => {
+    const { GATHERED_WHEN } = await import('../../../src/daemon/cluster/fan-out-merge.js');
+    const dry = (count: number, ids: string[]) => ({
+      dryRun: true,
+      operation: 'cancel',
+      count,
+      maxExecutions: 100,
+      sample: ids.map((processInstanceId) => ({ processInstanceId })),
+    });
+    const request = (body: object) => ({ body }) as unknown as FastifyRequest;
+    const merged = merge('POST /process/bulk')(request({ dryRun: true, sample: 3 }), dry(2, ['d', 'a']), [
+      dry(3, ['e', 'c', 'b']),
+    ]) as { count: number; maxExecutions: number };
+    t.equal(merged.count, 5, "each daemon's partitions counted once");
+    t.same(ids({ items: (merged as unknown as { sample: unknown[] }).sample }), ['e', 'd', 'c']);
+    t.equal(merged.maxExecutions, 100);
+    const gathers = GATHERED_WHEN.get('POST /process/bulk')!;
+    t.ok(gathers(request({ dryRun: true })), 'a dry run is asked of every daemon');
+    t.notOk(gathers(request({ operation: 'cancel', query: {} })), 'a creation is the daemon asked alone');
+  },
+);

@@ -21,7 +21,6 @@ import {
   TaskAnswered,
   TaskListQuery,
   TaskPage,
-  STATE,
   stateName,
   type InstanceView,
   type WithDefaults,
@@ -30,6 +29,7 @@ import { WfxError } from '../../../shared/errors.js';
 import { extensibleCopy, ownEntry } from '../../../shared/json-object.js';
 import type { Engine } from '../../engine/engine.js';
 import { waitingTasks } from '../../engine/tasks.js';
+import { executionQueryOf } from '../../engine/execution-query.js';
 import { flowListing } from '../../flows/running-version.js';
 import { failureView } from '../../engine/failures.js';
 import type { Instance, WfxState } from '../../state/state.js';
@@ -314,13 +314,12 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
           "an organization-scoped credential reads its own organization's executions only",
         );
       }
-      const { organization, state, startedAfter, startedBefore, ...filters } = q;
+      const { limit, cursor, ...filters } = q;
+      const organization = caller.system ? (q.organization ?? null) : caller.organization;
       return engine.listExecutions({
-        ...filters,
-        organization: caller.system ? (organization ?? null) : caller.organization,
-        ...(state !== undefined && { stateCd: STATE[state] }),
-        ...(startedAfter !== undefined && { startedAfter: Date.parse(startedAfter) }),
-        ...(startedBefore !== undefined && { startedBefore: Date.parse(startedBefore) }),
+        ...executionQueryOf(filters, organization),
+        limit,
+        ...(cursor !== undefined && { cursor }),
       });
     },
   });

@@ -8,6 +8,16 @@
 import type { WfxRecord } from '../../state/records.js';
 import type { WfxState } from '../../state/state.js';
 import { answer, type AnswerInput } from './answers.js';
+import {
+  applyChunk,
+  cancelBulk,
+  completeBulk,
+  createBulk,
+  failBulk,
+  selectLanes,
+  type BulkAnswers,
+  type BulkInput,
+} from './bulk.js';
 import type { StepContext, StepEffect } from './context.js';
 import {
   consumeKept,
@@ -45,10 +55,19 @@ import { workDone, workFailed, workLog, type WorkInput } from './work.js';
 
 /** What the step takes: each kind is documented where it is decided (start.ts, answers.ts, ...). */
 export type StepInput =
-  StartInput | RecoveryInput | AnswerInput | EventInput | WorkInput | TimerInput | SweepInput | JobInput | MoveInput;
+  | StartInput
+  | RecoveryInput
+  | AnswerInput
+  | EventInput
+  | WorkInput
+  | TimerInput
+  | SweepInput
+  | JobInput
+  | MoveInput
+  | BulkInput;
 
 /** What each kind of input answers (the caller's result, once the step is durable). */
-interface Answers extends StartAnswers, RecoveryAnswers, EventAnswers, JobAnswers, MoveAnswers {
+interface Answers extends StartAnswers, RecoveryAnswers, EventAnswers, JobAnswers, MoveAnswers, BulkAnswers {
   answer: void;
   'work.done': void;
   'work.failed': void;
@@ -146,6 +165,18 @@ function decide(s: Step, input: StepInput): unknown {
       return releaseJob(s, input.req);
     case 'move':
       return moveExecution(s, input.instanceId, input.toVersion, input.by);
+    case 'bulk.create':
+      return createBulk(s, input);
+    case 'bulk.select':
+      return selectLanes(s, input);
+    case 'bulk.chunk':
+      return applyChunk(s, input);
+    case 'bulk.complete':
+      return completeBulk(s, input.bulkId);
+    case 'bulk.fail':
+      return failBulk(s, input);
+    case 'bulk.cancel':
+      return cancelBulk(s, input);
   }
 }
 

@@ -25,6 +25,7 @@
 import type pg from 'pg';
 import type { WfxError } from '../../../shared/errors.js';
 import { RecordStore, silentLogger } from '../record-store.js';
+import type { ExecutionPartitions } from '../durable-store.js';
 import { partitionedIds } from '../../engine/ids.js';
 import { DEFAULT_LEASE_MS, describePartitions, type PartitionLease } from './lease.js';
 import { PgMessageClaims } from './pg-message-claims.js';
@@ -74,6 +75,14 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       fail: (what, err, code) => this.fail(what, err, code),
       failure: () => this.failure,
     });
+    this.partitioning =
+      layout.count > 1 && layout.collection
+        ? {
+            all: Array.from({ length: layout.count - 1 }, (_, i) => i + 1),
+            of: (id) => partitionOfExecution(layout, id),
+            serves: (p) => this.serves(p),
+          }
+        : undefined;
     this.newExecutionId =
       layout.count > 1 && layout.collection
         ? partitionedIds(layout.count, () => lease.partitions.filter((p) => p !== 0 && !this.journal.moving.has(p)))
@@ -232,6 +241,9 @@ export class PgStore<S, R> extends RecordStore<S, R> {
    * root's in one of the execution partitions this store holds (all of them, for now).
    */
   readonly newExecutionId: ((now: Date, parentInstanceId: string | null) => string) | undefined;
+
+  /** The execution partitions (DurableStore.partitioning): 1..n-1 when the state is cut, else none. */
+  readonly partitioning: ExecutionPartitions | undefined;
 
   /** Journal entries written or read so far, summed over the partitions (each one's last seq). */
   get lastSeq(): number {

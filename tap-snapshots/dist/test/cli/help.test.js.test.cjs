@@ -345,8 +345,14 @@ Options:
                                       organization may hold, NAME=VALUE,
                                       repeatable: variables-size, log-size,
                                       branches, children, tree-executions,
-                                      loop-iterations, live-executions
-                                      (docs/operations.md, Limits)
+                                      loop-iterations, live-executions,
+                                      bulk-operations, bulk-operations-total,
+                                      bulk-executions (docs/operations.md,
+                                      Limits)
+  --bulk-rate <n>                     executions per second the bulk operations
+                                      (wfx instances cancel --query ...) apply,
+                                      all together (default 500;
+                                      docs/operations.md)
   --store <url>                       keep state in PostgreSQL instead of the
                                       data directory:
                                       postgres://user@host:5432/db (default
@@ -464,8 +470,14 @@ Options:
                                       organization may hold, NAME=VALUE,
                                       repeatable: variables-size, log-size,
                                       branches, children, tree-executions,
-                                      loop-iterations, live-executions
-                                      (docs/operations.md, Limits)
+                                      loop-iterations, live-executions,
+                                      bulk-operations, bulk-operations-total,
+                                      bulk-executions (docs/operations.md,
+                                      Limits)
+  --bulk-rate <n>                     executions per second the bulk operations
+                                      (wfx instances cancel --query ...) apply,
+                                      all together (default 500;
+                                      docs/operations.md)
   --store <url>                       keep state in PostgreSQL instead of the
                                       data directory:
                                       postgres://user@host:5432/db (default
@@ -869,19 +881,105 @@ Example:
 
 `
 
-exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances cancel --help 1`] = `
-Usage: wfx instances cancel [options] <id>
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances bulk cancel --help 1`] = `
+Usage: wfx instances bulk cancel [options] <bulkId>
 
-cancel a running execution
-
-Arguments:
-  id          the processInstanceId
+cancel a running bulk operation: no chunk starts after this; what was done stays
+done
 
 Options:
   -h, --help  display help for command
 
 Example:
+  $ wfx instances bulk cancel 0193a5c2-5d1e-7c3a-9b1f-2a3b4c5d6e7f
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances bulk follow --help 1`] = `
+Usage: wfx instances bulk follow [options] <bulkId>
+
+follow a bulk operation until it ends (a progress bar on a terminal)
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx instances bulk follow 0193a5c2-5d1e-7c3a-9b1f-2a3b4c5d6e7f
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances bulk list --help 1`] = `
+Usage: wfx instances bulk list [options]
+
+bulk operations, newest first
+
+Options:
+  --state <state>  only those in this state (choices: "running", "completed",
+                   "cancelled", "failed")
+  -h, --help       display help for command
+
+Example:
+  $ wfx instances bulk list --state running
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances bulk show --help 1`] = `
+Usage: wfx instances bulk show [options] <bulkId>
+
+one bulk operation: its query, its progress, and its results so far
+
+Options:
+  --outcome <outcome>  only results of this outcome (choices: "done", "skipped")
+  --limit <n>          at most this many results (default: 20)
+  -h, --help           display help for command
+
+Example:
+  $ wfx instances bulk show 0193a5c2-5d1e-7c3a-9b1f-2a3b4c5d6e7f --outcome skipped
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances cancel --help 1`] = `
+Usage: wfx instances cancel [options] [id]
+
+cancel a running execution, or every one a query selects (--query: a bulk
+operation)
+
+Arguments:
+  id                          the processInstanceId
+
+Options:
+  --query                     act on every execution the selection flags select
+                              (a bulk operation), not on one id
+  --flow <processId>          only executions of this flow
+  --version <n>               only executions of this flow version
+  --state <state>             only executions in this state (choices: "running",
+                              "completed", "failed", "cancelled")
+  --env <environment>         only executions in this environment (choices:
+                              "DEVELOPMENT", "PRODUCTION")
+  --error-code <code>         only failed executions with this failure code
+  --correlation-key <key>     only executions with this correlation key
+  --started-after <instant>   only executions started at or after this instant
+                              (ISO)
+  --started-before <instant>  only executions started before this instant (ISO)
+  --org <organization>        system keys: only this organization's executions
+                              (default: every one's)
+  --all                       child executions too (loop iterations,
+                              subprocesses, agents' tools); default: top-level
+                              only
+  --dry-run                   with --query: count the selection and show a
+                              sample, changing nothing
+  --sample <n>                with --dry-run: how many to show (at most 100)
+                              (default: 10)
+  --yes                       with --query: do not ask for confirmation (needed
+                              without a terminal)
+  --detach                    with --query: start the operation and print its
+                              id, without following it
+  -h, --help                  display help for command
+
+Examples:
   $ wfx instances cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f
+  $ wfx instances cancel --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state running --dry-run
+  $ wfx instances cancel --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --started-before 2026-11-20 --yes
 
 `
 

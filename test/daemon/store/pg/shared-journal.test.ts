@@ -197,7 +197,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     await a.close();
   });
 
-  t.test("the daemon's memory, files, messages and thrown events go to the shared partition", async (t) => {
+  t.test("the daemon's memory, files, messages, thrown events, bulks go to the shared partition", async (t) => {
     const db = await fresh();
     const openWfx = () =>
       PgStore.open<WfxState, WfxRecord>({
@@ -231,6 +231,21 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     };
     const entry = { value: 1, updatedAt: at, expiresAt: null };
     const executionId = uuidv7In(2, 4, AT);
+    const bulk = {
+      bulkId: uuidv7In(1, 4, AT),
+      organization: 'default',
+      operation: 'cancel' as const,
+      params: null,
+      query: {},
+      startedBefore: at,
+      by: 'key:k',
+      createdAt: at,
+      partitions: [1, 2, 3],
+      state: 'RUNNING' as const,
+      finishedAt: null,
+      cancelledBy: null,
+      error: null,
+    };
     const thrown = {
       id: 't1',
       instanceId: executionId,
@@ -245,12 +260,25 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
       { type: 'message.buffered', message },
       { type: 'messageId.seen', key: 'default|x', until: at },
       { type: 'event.thrown', event: { ...thrown, data: {}, thrownAt: at } },
+      { type: 'bulk.created', bulk: { ...bulk, lanes: {} } },
+      { type: 'bulk.selected', bulkId: bulk.bulkId, lane: 2, ids: [executionId], at },
     );
     const rows = await db.query('SELECT partition, entry FROM wfx_journal ORDER BY partition');
     t.same(
       rows.map((r) => [r.partition, (JSON.parse(r.entry as string) as WfxRecord[]).map((x) => x.type)]),
       [
-        [SHARED_PARTITION, ['memory.written', 'file.stored', 'message.buffered', 'messageId.seen', 'event.thrown']],
+        [
+          SHARED_PARTITION,
+          [
+            'memory.written',
+            'file.stored',
+            'message.buffered',
+            'messageId.seen',
+            'event.thrown',
+            'bulk.created',
+            'bulk.selected',
+          ],
+        ],
         [2, ['instance.started']],
       ],
     );
@@ -261,6 +289,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     t.same(Object.keys(again.state.messages), ['m1']);
     t.same(again.state.messageIds, { 'default|x': at });
     t.same(Object.keys(again.state.thrown), ['t1']);
+    t.same(again.state.bulks[bulk.bulkId]?.lanes, { '2': { ids: [executionId], next: 0, skipped: {}, at } });
     const shared = await db.query('SELECT state FROM wfx_snapshots WHERE partition = $1', [SHARED_PARTITION]);
     t.same(Object.keys(JSON.parse(shared[0]!.state as string) as object), [
       'memory',
@@ -268,6 +297,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
       'messages',
       'messageIds',
       'thrown',
+      'bulks',
     ]);
     await again.close();
   });

@@ -1,0 +1,84 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { STATE_NAMES } from '../../client/describe.js';
+import { EXECUTION_STATES, type BulkQuery, type Environment } from '../../shared/api/index.js';
+
+/** The selection flags of a command over a query of executions, as commander parses them. */
+export interface SelectionOptions {
+  readonly flow?: string;
+  readonly version?: string;
+  readonly state?: (typeof STATE_NAMES)[number];
+  readonly env?: Environment;
+  readonly errorCode?: string;
+  readonly correlationKey?: string;
+  readonly startedAfter?: string;
+  readonly startedBefore?: string;
+  readonly org?: string;
+  readonly all?: boolean;
+}
+
+/** A `--started-after`/`--started-before` value: an ISO date or date-time, as an ISO date-time. */
+export function parseInstant(value: string): string {
+  const ms = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms))
+    throw new InvalidArgumentError('must be an ISO date or date-time, e.g. 2026-11-20 or 2026-11-20T08:00:00Z');
+  return new Date(ms).toISOString();
+}
+
+/**
+ * Adds the selection flags (GET /process/instances' filters: flow, version, state, environment,
+ * failure code, correlation key, started between, organization, children) to `command`.
+ */
+export function addSelectionOptions(command: Command): Command {
+  return command
+    .option('--flow <processId>', 'only executions of this flow')
+    .option('--version <n>', 'only executions of this flow version')
+    .addOption(new Option('--state <state>', 'only executions in this state').choices([...STATE_NAMES]))
+    .addOption(
+      new Option('--env <environment>', 'only executions in this environment').choices(['DEVELOPMENT', 'PRODUCTION']),
+    )
+    .option('--error-code <code>', 'only failed executions with this failure code')
+    .option('--correlation-key <key>', 'only executions with this correlation key')
+    .option('--started-after <instant>', 'only executions started at or after this instant (ISO)', parseInstant)
+    .option('--started-before <instant>', 'only executions started before this instant (ISO)', parseInstant)
+    .option('--org <organization>', "system keys: only this organization's executions (default: every one's)")
+    .option('--all', "child executions too (loop iterations, subprocesses, agents' tools); default: top-level only");
+}
+
+/** Whether any selection flag is given. Pure. */
+export function hasSelection(opts: SelectionOptions): boolean {
+  return (
+    [
+      opts.flow,
+      opts.version,
+      opts.state,
+      opts.env,
+      opts.errorCode,
+      opts.correlationKey,
+      opts.startedAfter,
+      opts.startedBefore,
+      opts.org,
+    ].some((v) => v !== undefined) || opts.all === true
+  );
+}
+
+/** The selection flags as the wire's query (BulkQuery). Pure. */
+export function queryOf(opts: SelectionOptions): BulkQuery {
+  return {
+    ...(opts.flow !== undefined && { processId: opts.flow }),
+    ...(opts.version !== undefined && { version: opts.version }),
+    ...(opts.state !== undefined && { state: EXECUTION_STATES[STATE_NAMES.indexOf(opts.state)] }),
+    ...(opts.env !== undefined && { environment: opts.env }),
+    ...(opts.errorCode !== undefined && { errorCode: opts.errorCode }),
+    ...(opts.correlationKey !== undefined && { correlationKey: opts.correlationKey }),
+    ...(opts.startedAfter !== undefined && { startedAfter: opts.startedAfter }),
+    ...(opts.startedBefore !== undefined && { startedBefore: opts.startedBefore }),
+    ...(opts.org !== undefined && { organization: opts.org }),
+    ...(opts.all === true && { children: true }),
+  };
+}
+
+/** The query as a person reads it in a confirmation (`flow=…, state=RUNNING`), or `every execution`. Pure. */
+export function describeQuery(query: BulkQuery): string {
+  const parts = Object.entries(query).map(([k, v]) => `${k}=${String(v)}`);
+  return parts.length === 0 ? 'every execution' : parts.join(', ');
+}
