@@ -104,6 +104,15 @@ export async function runBulk(
           ]),
         ),
       );
+    if (dry.refusedCount !== undefined && dry.refusedCount > 0) {
+      ctx.stdout.write(`${count(dry.refusedCount)} of them cannot ${operation} now (skipped if run):\n`);
+      ctx.stdout.write(
+        table(
+          ['ID', 'CODE', 'WHY'],
+          (dry.refused ?? []).map((r) => [r.processInstanceId, r.code, r.message]),
+        ),
+      );
+    }
     return;
   }
   if (opts.yes !== true) await confirm(ctx, client, request);

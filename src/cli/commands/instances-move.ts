@@ -5,27 +5,35 @@ import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { exitCodeFor } from '../exit-codes.js';
 import { table } from '../format.js';
+import { WfxError } from '../../shared/errors.js';
+import { addBulkOptions, runBulk, type BulkFlags } from './instances-bulk.js';
 
-interface MoveOptions {
+interface MoveOptions extends BulkFlags {
   readonly to: string;
-  readonly dryRun?: boolean;
 }
 
 /** `wfx instances move ID --to VERSION [--dry-run]`, under `instances`. */
 export function registerInstancesMove(instances: Command, ctx: CliContext): void {
-  instances
+  const move = instances
     .command('move')
-    .description('move a running execution to another published version of its flow')
-    .argument('<id>', 'the processInstanceId')
-    .requiredOption('--to <version>', 'the version to move it to')
-    .option('--dry-run', 'only check that it can move; nothing changes')
+    .description('move a running execution to another published version of its flow, or every one a query selects')
+    .argument('[id]', 'the processInstanceId')
+    .requiredOption('--to <version>', 'the version to move it to');
+  // --dry-run: a single execution checked, or (with --query) the selection counted and checked.
+  addBulkOptions(move)
     .addHelpText(
       'after',
       '\nA node the execution is at must be in that version with the same type (docs/flows.md).\n' +
         '\nExamples:\n  $ wfx instances move 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --to 2 --dry-run\n' +
-        '  $ wfx instances move 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --to 2',
+        '  $ wfx instances move 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --to 2\n' +
+        '  $ wfx instances move --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --version 1 --state running --to 2 --dry-run',
     )
-    .action(async (id: string, opts: MoveOptions, cmd: Command) => {
+    .action(async (id: string | undefined, opts: MoveOptions, cmd: Command) => {
+      if (opts.query === true) {
+        if (id !== undefined) throw new WfxError('USAGE_ERROR', 'give an execution id or --query, not both');
+        return runBulk(ctx, cmd, 'move', { version: opts.to }, opts);
+      }
+      if (id === undefined) throw new WfxError('USAGE_ERROR', 'give an execution id, or --query with selection flags');
       const client = await clientFor(ctx, cmd);
       const json = globals(cmd).json === true;
       let res: Moved;

@@ -5,9 +5,11 @@ import { clientFor, collect, dataOf } from '../api.js';
 import { globals, printJson, useColor, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { Spinner } from '../spinner.js';
+import { WfxError } from '../../shared/errors.js';
+import { addBulkOptions, isBulk, runBulk, type BulkFlags } from './instances-bulk.js';
 import { exitCodeOfState, positive, waitFor } from './run.js';
 
-interface RecoveryOptions {
+interface RecoveryOptions extends BulkFlags {
   readonly data?: string;
   readonly set?: string[];
   readonly wait?: boolean;
@@ -17,52 +19,69 @@ interface RecoveryOptions {
 
 /** `wfx instances retry|replay`: an operator's recovery of an execution (SPEC.md section 10). */
 export function registerRecovery(instances: Command, ctx: CliContext): void {
-  withWaitOptions(
+  const retry = withWaitOptions(
     instances
       .command('retry')
-      .description('retry a failed execution where it failed: same id, variables and history')
-      .argument('<id>', 'the processInstanceId of a failed execution')
+      .description(
+        'retry a failed execution where it failed (same id, variables and history), or every one a query selects',
+      )
+      .argument('[id]', 'the processInstanceId of a failed execution')
       .option('--set <key=value>', 'set a variable first (typed; dotted keys nest); repeatable', collect, [])
       .option('--data <json>', 'variables to set first: a JSON object, or @file'),
-  )
+  );
+  addBulkOptions(retry)
     .addHelpText(
       'after',
       `
 Examples:
   $ wfx instances retry 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f
-  $ wfx instances retry 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --set address.zip=10115 --wait`,
+  $ wfx instances retry 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --set address.zip=10115 --wait
+  $ wfx instances retry --query --state failed --error-code HTTP_503 --dry-run`,
     )
-    .action(async (id: string, opts: RecoveryOptions, cmd: Command) => {
-      const client = await clientFor(ctx, cmd);
+    .action(async (id: string | undefined, opts: RecoveryOptions, cmd: Command) => {
       const data = await dataOf(ctx, opts);
-      const res = await client.instances.retry(id, Object.keys(data).length > 0 ? { data } : {});
+      const params = Object.keys(data).length > 0 ? { data } : {};
+      if (isBulk(id, opts)) return runBulk(ctx, cmd, 'retry', params, opts);
+      const client = await clientFor(ctx, cmd);
+      const res = await client.instances.retry(id!, params);
       await afterwards(ctx, cmd, client, res.processInstanceId, opts, res, `${id} resumed`);
     });
 
-  withWaitOptions(
+  const replay = withWaitOptions(
     instances
       .command('replay')
       .description('start a new execution of the same flow version at a node, with the variables it had there')
-      .argument('<id>', 'the processInstanceId to replay')
-      .requiredOption('--from <node>', 'the node id to start at (the start event: a rerun from the start)')
+      .argument('[id]', 'the processInstanceId to replay')
+      .option('--from <node>', 'the node id to start at (the start event: a rerun from the start)')
       .option('--set <key=value>', 'set a variable over those of that moment; repeatable', collect, [])
       .option('--data <json>', 'variables over those of that moment: a JSON object, or @file'),
-  )
+  );
+  addBulkOptions(replay)
     .addHelpText(
       'after',
       `
 Examples:
   $ wfx instances replay 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --from charge
-  $ wfx instances replay 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --from start --wait --json`,
+  $ wfx instances replay 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --from start --wait --json
+  $ wfx instances replay --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --yes`,
     )
-    .action(async (id: string, opts: RecoveryOptions & { from: string }, cmd: Command) => {
-      const client = await clientFor(ctx, cmd);
+    .action(async (id: string | undefined, opts: RecoveryOptions & { from?: string }, cmd: Command) => {
       const data = await dataOf(ctx, opts);
-      const res = await client.instances.replay(id, {
+      if (isBulk(id, opts)) {
+        if (opts.from !== undefined)
+          throw new WfxError(
+            'USAGE_ERROR',
+            'a replay by --query reruns each execution from its start: leave out --from',
+          );
+        return runBulk(ctx, cmd, 'replay', Object.keys(data).length > 0 ? { data } : {}, opts);
+      }
+      if (opts.from === undefined) throw new WfxError('USAGE_ERROR', 'name the node to replay from: --from NODE');
+      const client = await clientFor(ctx, cmd);
+      const res = await client.instances.replay(id!, {
         nodeId: opts.from,
         ...(Object.keys(data).length > 0 && { data }),
       });
-      const line = `${res.processInstanceId} started (a replay of ${id} from ${opts.from})`;
+      const line = `${res.processInstanceId} started (a replay of ${id!} from ${opts.from})`;
       await afterwards(ctx, cmd, client, res.processInstanceId, opts, res, line);
     });
 }

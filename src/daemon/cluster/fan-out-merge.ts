@@ -3,6 +3,7 @@
  * would give (fan-out.ts asks them; decision 042).
  */
 import type { FastifyRequest } from 'fastify';
+import { BULK_SAMPLE_MAX } from '../../shared/api/index.js';
 import type {
   BulkDryRun,
   DomainHealth,
@@ -149,10 +150,15 @@ const mergeDryRun: Merge = (request, mine, theirs) => {
   const sample = (request.body as { sample?: number }).sample ?? 10;
   const items = runs.flatMap((r) => r.sample);
   items.sort((a, b) => (a.processInstanceId < b.processInstanceId ? 1 : -1));
+  const refused = runs.flatMap((r) => r.refused ?? []);
   return {
     ...runs[0]!,
     count: runs.reduce((n, r) => n + r.count, 0),
     sample: items.slice(0, sample),
+    ...(runs[0]!.refusedCount !== undefined && {
+      refused: refused.slice(0, BULK_SAMPLE_MAX),
+      refusedCount: runs.reduce((n, r) => n + (r.refusedCount ?? 0), 0),
+    }),
   };
 };
 

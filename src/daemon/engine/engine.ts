@@ -209,6 +209,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       onError: (err, what) => this.onError(err, what),
       closed,
       track: (work) => this.track(work),
+      hold: (ids) => this.archive.hold(ids),
     });
     this.runner = new StepRunner({
       state: this.state,

@@ -6,7 +6,7 @@
  * retry puts back, with the node that failed.
  */
 import { lineParts } from '../state/log-line.js';
-import { STATUS, type Instance, type NodeInstance } from '../state/state.js';
+import { STATE, STATUS, type Instance, type NodeInstance } from '../state/state.js';
 
 /** The reason finish() gives the nodes it cancels when the execution fails. */
 const CANCELLED_BY_FAILURE = 'cancelled: the execution failed';
@@ -90,4 +90,33 @@ export function variablesAtEntry(inst: Instance, nodeId: string): EntryVariables
     if (variables !== undefined) return { kind: 'found', variables };
   }
   return { kind: 'unlogged' };
+}
+
+/** Where a retry's reads look: the live state, then history. */
+export interface ExecutionReads {
+  readonly live: (id: string) => Instance | undefined;
+  readonly archived: (id: string) => Promise<Instance | null>;
+}
+
+/**
+ * What a retry of failed execution `root` needs from history: it, and each child whose failure
+ * failed its parent's node, as far down as they go, by id, for those not live. `found` is told
+ * each child's id before it is read (to hold it in the live state).
+ */
+export async function readFailureChain(
+  root: Instance,
+  reads: ExecutionReads,
+  found: (id: string) => void = () => undefined,
+): Promise<Map<string, Instance>> {
+  const archived = new Map<string, Instance>();
+  if (!reads.live(root.processInstanceId)) archived.set(root.processInstanceId, root);
+  for (let at = root.stateCd === STATE.FAILED ? failurePoint(root) : null; at?.child != null;) {
+    found(at.child);
+    const live = reads.live(at.child);
+    const child = live ?? (await reads.archived(at.child));
+    if (!child || child.stateCd !== STATE.FAILED) break;
+    if (!live) archived.set(at.child, child);
+    at = failurePoint(child);
+  }
+  return archived;
 }

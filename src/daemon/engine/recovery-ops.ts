@@ -6,9 +6,9 @@
  */
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
-import { STATE, type Instance, type WfxState } from '../state/state.js';
+import type { Instance, WfxState } from '../state/state.js';
 import type { ExecutionArchive } from './archive.js';
-import { failurePoint } from './failure-point.js';
+import { readFailureChain } from './failure-point.js';
 import { findInstance } from './queries.js';
 import type { OrganizationScope } from './scope.js';
 import { ReadAgain, type RunStep } from './step/index.js';
@@ -44,7 +44,11 @@ export async function retryExecution(deps: RecoveryDeps, req: RecoveryRequest): 
     for (let attempt = 1; ; attempt++) {
       const root = await findInstance(deps.state, deps.archive, req, req.processInstanceId);
       if (!root) throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${req.processInstanceId}`);
-      const archived = await readFailureChain(deps, root, (id) => releases.push(deps.archive.hold([id])));
+      const archived = await readFailureChain(
+        root,
+        { live: (id) => ownEntry(deps.state.instances, id), archived: (id) => deps.archive.read(id) },
+        (id) => releases.push(deps.archive.hold([id])),
+      );
       try {
         await deps.step({
           kind: 'retry',
@@ -61,28 +65,6 @@ export async function retryExecution(deps: RecoveryDeps, req: RecoveryRequest): 
   } finally {
     for (const r of releases) r();
   }
-}
-
-/**
- * What a retry of failed execution `root` needs from history: it, and each child whose failure
- * failed its parent's node, as far down as they go, by id, for those not live. `found` is told
- * each child's id before it is read (to hold it in the live state).
- */
-export async function readFailureChain(
-  deps: Pick<RecoveryDeps, 'state' | 'archive'>,
-  root: Instance,
-  found: (id: string) => void = () => undefined,
-): Promise<Map<string, Instance>> {
-  const archived = new Map<string, Instance>();
-  if (!ownEntry(deps.state.instances, root.processInstanceId)) archived.set(root.processInstanceId, root);
-  for (let at = root.stateCd === STATE.FAILED ? failurePoint(root) : null; at?.child != null;) {
-    found(at.child);
-    const child = ownEntry(deps.state.instances, at.child) ?? (await deps.archive.read(at.child));
-    if (!child || child.stateCd !== STATE.FAILED) break;
-    if (!ownEntry(deps.state.instances, at.child)) archived.set(at.child, child);
-    at = failurePoint(child);
-  }
-  return archived;
 }
 
 /**

@@ -20,8 +20,22 @@ export type BulkQuery = Static<typeof BulkQuery>;
  * here and in the daemon's table of operations (engine/bulk/operations.ts), which the compiler
  * then requires.
  */
+const BulkData = Type.Unsafe<Record<string, unknown>>({ type: 'object' });
+
 export const BULK_OPERATION_PARAMS = {
   cancel: null,
+  /** Retry each failed execution where it failed (POST /process/instance/{id}/retry), `data` set first. */
+  retry: Type.Object(
+    { data: Type.Optional({ ...BulkData, description: 'variables set in each execution first' }) },
+    { additionalProperties: false },
+  ),
+  /** Replay each execution from its start event with its start variables (a rerun), `data` over them. */
+  replay: Type.Object(
+    { data: Type.Optional({ ...BulkData, description: 'variables set over the start variables' }) },
+    { additionalProperties: false },
+  ),
+  /** Move each running execution to `version` of its flow (POST /process/instance/{id}/move). */
+  move: Type.Object({ version: Type.String({ pattern: '^[0-9]+$', maxLength: 20 }) }, { additionalProperties: false }),
 } as const satisfies Record<string, TSchema | null>;
 
 /** A bulk operation's name (a key of BULK_OPERATION_PARAMS). */
@@ -86,6 +100,24 @@ export const BulkDryRun = Answer({
   maxExecutions: Type.Integer(),
   /** The first of them, newest first. */
   sample: Type.Array(InstanceSummary),
+  /**
+   * For a move: each selected execution that could not move now, with why (the code it would be
+   * skipped with, and a move's problems); at most BULK_SAMPLE_MAX listed, `refusedCount` all.
+   */
+  refused: Type.Optional(
+    Type.Array(
+      Type.Object({
+        processInstanceId: Type.String(),
+        code: Type.String(),
+        message: Type.String(),
+        problems: Type.Optional(
+          Type.Array(Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true })),
+        ),
+      }),
+    ),
+  ),
+  /** For a move: how many of the selection could not move now. */
+  refusedCount: Type.Optional(Type.Integer()),
 });
 export type BulkDryRun = Static<typeof BulkDryRun>;
 

@@ -15,12 +15,14 @@ import type {
   BulkView,
   InstanceSummary,
 } from '../../../shared/api/index.js';
+import { BULK_SAMPLE_MAX } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 import { ownEntry } from '../../../shared/json-object.js';
 import type { BulkOperation } from '../../state/bulk.js';
 import type { WfxState } from '../../state/state.js';
 import type { ExecutionPartitions } from '../../store/durable-store.js';
 import { ExecutionFilter } from '../execution-filter.js';
+import { planMove } from '../version-move.js';
 import { executionIds, summarize, type ExecutionSources } from '../execution-list.js';
 import { uuidv7 } from '../ids.js';
 import type { ExecutionLimits } from '../limits.js';
@@ -55,6 +57,8 @@ export interface BulkDeps {
   readonly onError: (err: unknown, what: string) => void;
   readonly closed: () => boolean;
   readonly track: <T>(work: Promise<T>) => Promise<T>;
+  /** Keeps executions in the live state until the returned release (ExecutionArchive.hold). */
+  readonly hold: (ids: readonly string[]) => () => void;
 }
 
 /** The engine's bulk operations (see the top of this file). */
@@ -69,7 +73,8 @@ export class BulkOperations {
       rate: deps.rate ?? DEFAULT_BULK_RATE,
       serves: (p) => partitions === undefined || partitions.serves(p),
       select: (bulk) => this.select(bulk),
-      reads: (bulk) => this.reads(bulk),
+      reads: (bulk, hold) => this.reads(bulk, hold),
+      hold: deps.hold,
       onError: deps.onError,
       closed: deps.closed,
       track: deps.track,
@@ -97,7 +102,21 @@ export class BulkOperations {
       if (inst) items.push(summarize(inst));
     }
     const max = this.deps.limits.bulkExecutions;
-    return { dryRun: true, operation: asked.operation, count: ids.length, maxExecutions: max, sample: items };
+    const dry = { dryRun: true, operation: asked.operation, count: ids.length, maxExecutions: max, sample: items };
+    if (asked.operation !== 'move') return dry;
+    // A move says which would be refused and why, as the chunks would find them now.
+    const version = (asked.params as { version: string }).version;
+    const refused = ids.flatMap((id) => {
+      try {
+        planMove(this.deps.state, id, version);
+        return [];
+      } catch (err) {
+        if (!(err instanceof WfxError)) throw err;
+        const problems = (err.details as { problems?: Record<string, unknown>[] } | undefined)?.problems;
+        return [{ processInstanceId: id, code: err.code, message: err.message, ...(problems && { problems }) }];
+      }
+    });
+    return { ...dry, refused: refused.slice(0, BULK_SAMPLE_MAX), refusedCount: refused.length };
   }
 
   /**
@@ -218,12 +237,14 @@ export class BulkOperations {
   }
 
   /** What an operation's prepare may read for `bulk`. */
-  private reads(bulk: BulkOperation): BulkReads {
+  private reads(bulk: BulkOperation, hold: (ids: readonly string[]) => void): BulkReads {
     const filter = new ExecutionFilter(
-      { ...bulkSelection(bulk), stateCd: undefined, errorCode: undefined, limit: 0 },
+      { ...bulkSelection(bulk), stateCd: undefined, errorCode: undefined, failedNode: undefined, limit: 0 },
       () => undefined,
     );
     return {
+      live: (id) => ownEntry(this.deps.state.instances, id),
+      hold,
       archived: (id) => this.deps.sources.archived(id),
       selects: (inst) => isVisible(inst, bulk.organization) && filter.matches(inst),
     };

@@ -6,7 +6,12 @@
  * (reading an archived execution from history) is its `prepare`, run once per chunk.
  */
 import type { BulkOperationName, BulkParamsOf } from '../../../shared/api/index.js';
+import { WfxError } from '../../../shared/errors.js';
+import { ownEntry } from '../../../shared/json-object.js';
 import type { Instance } from '../../state/state.js';
+import { readFailureChain } from '../failure-point.js';
+import { moveExecution } from '../step/move.js';
+import { ReadAgain, replay, retry } from '../step/recovery.js';
 import { cancel } from '../step/start.js';
 import type { Step } from '../step/step.js';
 
@@ -28,8 +33,12 @@ export interface BulkTarget<R> {
 
 /** What a `prepare` may read before a chunk's step. */
 export interface BulkReads {
+  /** An execution in the live state, whatever its state. */
+  readonly live: (id: string) => Instance | undefined;
   /** An execution from history (finished and archived), or null. */
   readonly archived: (id: string) => Promise<Instance | null>;
+  /** Keeps executions in the live state until the chunk's step has run (ExecutionArchive.hold). */
+  readonly hold: (ids: readonly string[]) => void;
   /**
    * Whether an execution read from history answers the operation's query (its state and failure
    * code aside: those are the operation's own to judge) and its organization: an operation acts
@@ -63,10 +72,87 @@ export function bulkReason(verb: string, actor: BulkActor): string {
   return `${verb} by bulk operation ${actor.bulkId} (${actor.by})`;
 }
 
+/** Who an execution's history names for an operation of `actor`. */
+function actorName(actor: BulkActor): string {
+  return `${actor.by} (bulk operation ${actor.bulkId})`;
+}
+
+/** The executions of `ids` that are not live, read from history where the operation's query selects them. */
+async function readArchived(reads: BulkReads, ids: readonly string[]): Promise<Map<string, Instance>> {
+  const read = new Map<string, Instance>();
+  for (const id of ids) {
+    if (reads.live(id)) continue;
+    const inst = await reads.archived(id);
+    if (inst && reads.selects(inst)) read.set(id, inst);
+  }
+  return read;
+}
+
+/** The execution a target names, live or read before the step; INSTANCE_NOT_FOUND when neither. */
+function targetInstance(target: BulkTarget<unknown>, pre: Instance | undefined): Instance {
+  const inst = target.live ?? pre;
+  if (!inst) throw new WfxError('INSTANCE_NOT_FOUND', `execution ${target.id} is not where the operation looked`);
+  return inst;
+}
+
 /** The operations. */
 export const BULK_OPERATIONS: BulkOperationTable = {
   cancel: {
     // INSTANCE_NOT_RUNNING for one that ended (or was archived) since it was selected.
     apply: (s, target, _params, actor) => cancel(s, target.id, bulkReason('cancelled', actor)),
+  },
+  retry: {
+    // Each execution and the failed children it retries with it, held live until the step ran.
+    prepare: async (reads, ids) => {
+      const chains = new Map<string, Map<string, Instance>>();
+      for (const id of ids) {
+        const root = reads.live(id) ?? (await reads.archived(id));
+        if (!root || (!reads.live(id) && !reads.selects(root))) continue;
+        chains.set(id, await readFailureChain(root, reads, (child) => reads.hold([child])));
+      }
+      return chains;
+    },
+    apply: (s, target, params: { data?: Record<string, unknown> } | undefined, actor) => {
+      const archived = (target.pre as Map<string, Instance> | undefined) ?? new Map<string, Instance>();
+      targetInstance(target, archived.get(target.id));
+      try {
+        retry(s, {
+          kind: 'retry',
+          instanceId: target.id,
+          ...(params?.data !== undefined && { data: params.data }),
+          by: actorName(actor),
+          archived,
+        });
+      } catch (err) {
+        // Left the live state between the read and the step (held, so never in practice).
+        if (err instanceof ReadAgain)
+          throw new WfxError('INSTANCE_NOT_FOUND', `execution ${target.id} moved to history`);
+        throw err;
+      }
+    },
+  },
+  replay: {
+    prepare: (reads, ids) => readArchived(reads, ids),
+    apply: (s, target, params: { data?: Record<string, unknown> } | undefined, actor) => {
+      const original = targetInstance(target, target.pre as Instance | undefined);
+      const nodes = ownEntry(s.state.flows, original.processId)?.versions[original.processVersion]?.definition.nodes;
+      const startId = nodes && Object.keys(nodes).find((id) => nodes[id]!.type === 'startEvent');
+      if (startId === undefined)
+        throw new WfxError('VERSION_NOT_FOUND', `flow ${original.processId} has no version ${original.processVersion}`);
+      replay(s, {
+        kind: 'replay',
+        original,
+        nodeId: startId,
+        ...(params?.data !== undefined && { data: params.data }),
+        by: actorName(actor),
+      });
+    },
+  },
+  move: {
+    // INSTANCE_NOT_RUNNING for one that ended since it was selected (moveExecution's own checks).
+    apply: (s, target, params: { version: string }, actor) => {
+      if (!target.live) throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${target.id} is not running`);
+      moveExecution(s, target.id, params.version, actorName(actor));
+    },
   },
 };

@@ -39,8 +39,10 @@ export interface BulkRunnerDeps {
   readonly serves: (partition: number) => boolean;
   /** The executions `bulk` selects in each partition this daemon serves, newest first (lanes not selected at creation). */
   readonly select: (bulk: BulkOperation) => Promise<ReadonlyMap<number, readonly string[]>>;
-  /** What an operation's prepare may read, for `bulk`. */
-  readonly reads: (bulk: BulkOperation) => BulkReads;
+  /** What an operation's prepare may read, for `bulk` (`hold`: kept live until the chunk's step ran). */
+  readonly reads: (bulk: BulkOperation, hold: (ids: readonly string[]) => void) => BulkReads;
+  /** Keeps executions in the live state until the returned release (ExecutionArchive.hold). */
+  readonly hold: (ids: readonly string[]) => () => void;
   readonly onError: (err: unknown, what: string) => void;
   readonly closed: () => boolean;
   /** Tracks work until it settles (the engine's close waits for it). */
@@ -153,11 +155,24 @@ export class BulkRunner {
         const op = BULK_OPERATIONS[work.bulk.operation];
         const lane = work.bulk.lanes[String(work.lane)]!;
         const ids = lane.ids.slice(work.from, work.from + this.chunk);
-        const pre = op.prepare ? await op.prepare(this.deps.reads(work.bulk), ids) : null;
-        // Checked in the turn the step runs: a partition given up meanwhile has left the state,
-        // and its executions would read as ended here. Its next holder applies the lane.
-        if (!this.deps.serves(work.lane)) return 0;
-        return step({ kind: 'bulk.chunk', bulkId, lane: work.lane, from: work.from, count: this.chunk, pre });
+        if (!op.prepare) {
+          if (!this.deps.serves(work.lane)) return 0;
+          return step({ kind: 'bulk.chunk', bulkId, lane: work.lane, from: work.from, count: this.chunk, pre: null });
+        }
+        // What prepare reads stays as read until the step: held in the live state meanwhile.
+        const releases = [this.deps.hold(ids)];
+        try {
+          const pre = await op.prepare(
+            this.deps.reads(work.bulk, (more) => releases.push(this.deps.hold(more))),
+            ids,
+          );
+          // Checked in the turn the step runs: a partition given up meanwhile has left the state,
+          // and its executions would read as ended here. Its next holder applies the lane.
+          if (!this.deps.serves(work.lane)) return 0;
+          return await step({ kind: 'bulk.chunk', bulkId, lane: work.lane, from: work.from, count: this.chunk, pre });
+        } finally {
+          for (const release of releases) release();
+        }
       }
     }
   }

@@ -126,7 +126,7 @@ export function applyChunk(s: Step, input: Extract<BulkInput, { kind: 'bulk.chun
   // The query again, its state and failure code aside (those are the operation's own to check):
   // whatever changed since the selection, nothing outside the query is touched.
   const still = new ExecutionFilter(
-    { ...bulkSelection(bulk), stateCd: undefined, errorCode: undefined, limit: 0 },
+    { ...bulkSelection(bulk), stateCd: undefined, errorCode: undefined, failedNode: undefined, limit: 0 },
     () => undefined,
   );
   const skipped: Record<string, ErrorCode> = {};

@@ -1055,75 +1055,159 @@ Examples:
 `
 
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances move --help 1`] = `
-Usage: wfx instances move [options] <id>
+Usage: wfx instances move [options] [id]
 
-move a running execution to another published version of its flow
+move a running execution to another published version of its flow, or every one
+a query selects
 
 Arguments:
-  id              the processInstanceId
+  id                          the processInstanceId
 
 Options:
-  --to <version>  the version to move it to
-  --dry-run       only check that it can move; nothing changes
-  -h, --help      display help for command
+  --to <version>              the version to move it to
+  --query                     act on every execution the selection flags select
+                              (a bulk operation), not on one id
+  --flow <processId>          only executions of this flow
+  --version <n>               only executions of this flow version
+  --state <state>             only executions in this state (choices: "running",
+                              "completed", "failed", "cancelled")
+  --env <environment>         only executions in this environment (choices:
+                              "DEVELOPMENT", "PRODUCTION")
+  --error-code <code>         only failed executions with this failure code
+  --correlation-key <key>     only executions with this correlation key
+  --started-after <instant>   only executions started at or after this instant
+                              (ISO)
+  --started-before <instant>  only executions started before this instant (ISO)
+  --org <organization>        system keys: only this organization's executions
+                              (default: every one's)
+  --all                       child executions too (loop iterations,
+                              subprocesses, agents' tools); default: top-level
+                              only
+  --dry-run                   with --query: count the selection and show a
+                              sample, changing nothing
+  --sample <n>                with --dry-run: how many to show (at most 100)
+                              (default: 10)
+  --yes                       with --query: do not ask for confirmation (needed
+                              without a terminal)
+  --detach                    with --query: start the operation and print its
+                              id, without following it
+  -h, --help                  display help for command
 
 A node the execution is at must be in that version with the same type (docs/flows.md).
 
 Examples:
   $ wfx instances move 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --to 2 --dry-run
   $ wfx instances move 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --to 2
+  $ wfx instances move --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --version 1 --state running --to 2 --dry-run
 
 `
 
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances replay --help 1`] = `
-Usage: wfx instances replay [options] <id>
+Usage: wfx instances replay [options] [id]
 
 start a new execution of the same flow version at a node, with the variables it
 had there
 
 Arguments:
-  id                   the processInstanceId to replay
+  id                          the processInstanceId to replay
 
 Options:
-  --from <node>        the node id to start at (the start event: a rerun from
-                       the start)
-  --set <key=value>    set a variable over those of that moment; repeatable
-                       (default: [])
-  --data <json>        variables over those of that moment: a JSON object, or
-                       @file
-  --wait               wait until it finishes: exit 0 completed, 1 failed, 3
-                       cancelled
-  --follow             print its log as it runs (implies --wait)
-  --timeout <seconds>  wait (implies --wait) and exit 4 if not finished by then
-  -h, --help           display help for command
+  --from <node>               the node id to start at (the start event: a rerun
+                              from the start)
+  --set <key=value>           set a variable over those of that moment;
+                              repeatable (default: [])
+  --data <json>               variables over those of that moment: a JSON
+                              object, or @file
+  --wait                      wait until it finishes: exit 0 completed, 1
+                              failed, 3 cancelled
+  --follow                    print its log as it runs (implies --wait)
+  --timeout <seconds>         wait (implies --wait) and exit 4 if not finished
+                              by then
+  --query                     act on every execution the selection flags select
+                              (a bulk operation), not on one id
+  --flow <processId>          only executions of this flow
+  --version <n>               only executions of this flow version
+  --state <state>             only executions in this state (choices: "running",
+                              "completed", "failed", "cancelled")
+  --env <environment>         only executions in this environment (choices:
+                              "DEVELOPMENT", "PRODUCTION")
+  --error-code <code>         only failed executions with this failure code
+  --correlation-key <key>     only executions with this correlation key
+  --started-after <instant>   only executions started at or after this instant
+                              (ISO)
+  --started-before <instant>  only executions started before this instant (ISO)
+  --org <organization>        system keys: only this organization's executions
+                              (default: every one's)
+  --all                       child executions too (loop iterations,
+                              subprocesses, agents' tools); default: top-level
+                              only
+  --dry-run                   with --query: count the selection and show a
+                              sample, changing nothing
+  --sample <n>                with --dry-run: how many to show (at most 100)
+                              (default: 10)
+  --yes                       with --query: do not ask for confirmation (needed
+                              without a terminal)
+  --detach                    with --query: start the operation and print its
+                              id, without following it
+  -h, --help                  display help for command
 
 Examples:
   $ wfx instances replay 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --from charge
   $ wfx instances replay 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --from start --wait --json
+  $ wfx instances replay --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --yes
 
 `
 
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances retry --help 1`] = `
-Usage: wfx instances retry [options] <id>
+Usage: wfx instances retry [options] [id]
 
-retry a failed execution where it failed: same id, variables and history
+retry a failed execution where it failed (same id, variables and history), or
+every one a query selects
 
 Arguments:
-  id                   the processInstanceId of a failed execution
+  id                          the processInstanceId of a failed execution
 
 Options:
-  --set <key=value>    set a variable first (typed; dotted keys nest);
-                       repeatable (default: [])
-  --data <json>        variables to set first: a JSON object, or @file
-  --wait               wait until it finishes: exit 0 completed, 1 failed, 3
-                       cancelled
-  --follow             print its log as it runs (implies --wait)
-  --timeout <seconds>  wait (implies --wait) and exit 4 if not finished by then
-  -h, --help           display help for command
+  --set <key=value>           set a variable first (typed; dotted keys nest);
+                              repeatable (default: [])
+  --data <json>               variables to set first: a JSON object, or @file
+  --wait                      wait until it finishes: exit 0 completed, 1
+                              failed, 3 cancelled
+  --follow                    print its log as it runs (implies --wait)
+  --timeout <seconds>         wait (implies --wait) and exit 4 if not finished
+                              by then
+  --query                     act on every execution the selection flags select
+                              (a bulk operation), not on one id
+  --flow <processId>          only executions of this flow
+  --version <n>               only executions of this flow version
+  --state <state>             only executions in this state (choices: "running",
+                              "completed", "failed", "cancelled")
+  --env <environment>         only executions in this environment (choices:
+                              "DEVELOPMENT", "PRODUCTION")
+  --error-code <code>         only failed executions with this failure code
+  --correlation-key <key>     only executions with this correlation key
+  --started-after <instant>   only executions started at or after this instant
+                              (ISO)
+  --started-before <instant>  only executions started before this instant (ISO)
+  --org <organization>        system keys: only this organization's executions
+                              (default: every one's)
+  --all                       child executions too (loop iterations,
+                              subprocesses, agents' tools); default: top-level
+                              only
+  --dry-run                   with --query: count the selection and show a
+                              sample, changing nothing
+  --sample <n>                with --dry-run: how many to show (at most 100)
+                              (default: 10)
+  --yes                       with --query: do not ask for confirmation (needed
+                              without a terminal)
+  --detach                    with --query: start the operation and print its
+                              id, without following it
+  -h, --help                  display help for command
 
 Examples:
   $ wfx instances retry 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f
   $ wfx instances retry 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --set address.zip=10115 --wait
+  $ wfx instances retry --query --state failed --error-code HTTP_503 --dry-run
 
 `
 
