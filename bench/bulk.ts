@@ -5,8 +5,8 @@
  * that ends at once) at a steady rate, each start timed from when it was due (so a stall is
  * counted whole): alone for SECONDS (half before the operation, half after), and while a bulk
  * operation over the 10,000 runs, until it ends. The figure is the ratio of the two p99s (and p50s), and the operation's own pace.
- * Each operation of OPERATIONS is measured on its own 10,000 (cancel now; retry, replay and move
- * as they come: a seed and a query each).
+ * Each operation of OPERATIONS is measured on its own 10,000: cancel of waiting executions, and
+ * retry of failed ones (read back from history).
  */
 import { startBenchDaemon } from './daemon.js';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -40,12 +40,26 @@ nodes:
   done: { type: endEvent }
 `;
 
+const FAILS_ID = '4f5a6b7c-8d9e-4fa0-b1c2-d3e4f5a6b7c8';
+/** Fails at its gateway (NO_BRANCH_MATCHED) until `ok` is set: what a bulk retry fixes. */
+const FAILS = `processId: ${FAILS_ID}
+name: Fails until ok
+nodes:
+  start: { type: startEvent, next: check }
+  check:
+    type: exclusiveGateway
+    branches:
+      - { condition: "\${ok == true}", next: done }
+  done: { type: endEvent }
+`;
+
 /** An operation measured: how its executions are made, and the query that selects them. */
 interface Measured {
   readonly operation: BulkOperationName;
   /** Makes the executions (EXECUTIONS of them) the operation will be applied to. */
   readonly seed: (client: WfxClient) => Promise<void>;
   readonly query: BulkQuery;
+  readonly params?: Record<string, unknown>;
 }
 
 const OPERATIONS: readonly Measured[] = [
@@ -53,6 +67,13 @@ const OPERATIONS: readonly Measured[] = [
     operation: 'cancel',
     seed: (client) => startMany(client, '3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7', EXECUTIONS),
     query: { processId: '3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7', state: 'RUNNING' },
+  },
+  {
+    // Failed executions are in history (each failed in the step that started it): read back.
+    operation: 'retry',
+    seed: (client) => startMany(client, FAILS_ID, EXECUTIONS),
+    query: { processId: FAILS_ID, state: 'FAILED' },
+    params: { data: { ok: true } },
   },
 ];
 
@@ -157,12 +178,17 @@ export async function runBulkBench(): Promise<BulkBenchResult> {
       const client = new WfxClient({ url, apiKey: key, credentialSource: 'bench' });
       await client.flows.publish({ source: FIVE_NODE_FLOW });
       await client.flows.publish({ source: WAITS });
+      await client.flows.publish({ source: FAILS });
       await m.seed(client);
       // A warm-up, then the traffic alone: half before the operation, half after it, so that
       // what else the machine does weighs on both alike.
       await liveTraffic(url, key, after(1));
       const before = await liveTraffic(url, key, after(SECONDS / 2));
-      const created = await client.bulk.create({ operation: m.operation, query: m.query } as never);
+      const created = await client.bulk.create({
+        operation: m.operation,
+        query: m.query,
+        ...(m.params && { params: m.params }),
+      } as never);
       const t0 = performance.now();
       let view: BulkView | null = null;
       const duringMs = await liveTraffic(

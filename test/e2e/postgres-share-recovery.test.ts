@@ -29,6 +29,7 @@ nodes:
 
 interface View {
   processInstanceId: string;
+  processVersion: string;
   stateCd: number;
   data: Record<string, unknown>;
   retries?: unknown[];
@@ -98,4 +99,72 @@ t.test('retry and replay through either of two sharing daemons', { skip: POSTGRE
     ['sub', 'done'],
   );
   t.match(replayed.replayOf, { processInstanceId: ids[3] });
+
+  // Bulk, through either daemon: each lane applied by its partition's holder.
+  const bulkDone = (bulkId: string) =>
+    eventually(`bulk ${bulkId} ended`, async () => {
+      const v = (await call(a, 'GET', `/process/bulk/${bulkId}`)).body;
+      return v.state !== 'RUNNING' && v;
+    });
+  const more: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const r = await call(i % 2 ? a : b, 'POST', '/process/start', { processId: CHECK_ID, data: { n: 100 + i } });
+    more.push(r.body.processInstanceId as string);
+  }
+  for (const id of more) await settled(a, id, 2, `${id} failed`);
+  const retry = await call(b, 'POST', '/process/bulk', {
+    operation: 'retry',
+    query: { processId: CHECK_ID, state: 'FAILED' },
+    params: { data: { ok: true } },
+  });
+  t.equal(retry.status, 202);
+  t.match(await bulkDone(retry.body.bulkId as string), { state: 'COMPLETED', total: 10, done: 10, skipped: 0 });
+  for (const id of more) t.match(await settled(b, id, 1, `${id} completed`), { retries: [{ by: /^key:/ }] });
+
+  // A bulk move of waiting executions where some cannot move.
+  t.equal((await call(a, 'POST', '/admin/flows', { source: ROUTED_V1, organization: 'default' })).status, 200);
+  const waiting: { id: string; kind: string }[] = [];
+  for (let i = 0; i < 20; i++) {
+    const kind = i % 10 === 0 ? 'b' : 'a';
+    const r = await call(i % 2 ? a : b, 'POST', '/process/start', { processId: ROUTED_ID, data: { kind } });
+    waiting.push({ id: r.body.processInstanceId as string, kind });
+  }
+  t.equal((await call(a, 'POST', '/admin/flows', { source: ROUTED_V2, organization: 'default' })).status, 200);
+  const moveQuery = { processId: ROUTED_ID, version: '1', state: 'RUNNING' };
+  const dry = await call(a, 'POST', '/process/bulk', {
+    operation: 'move',
+    query: moveQuery,
+    params: { version: '2' },
+    dryRun: true,
+  });
+  t.match(dry.body, { count: 20, refusedCount: 2 }, 'both daemons checked their executions');
+  const move = await call(a, 'POST', '/process/bulk', {
+    operation: 'move',
+    query: moveQuery,
+    params: { version: '2' },
+  });
+  t.match(await bulkDone(move.body.bulkId as string), { state: 'COMPLETED', total: 20, done: 18, skipped: 2 });
+  for (const { id, kind } of waiting) t.equal((await get(b, id)).processVersion, kind === 'a' ? '2' : '1');
 });
+
+const ROUTED_ID = '4d5e6f70-8192-4aa3-9ec4-d5e6f708192a';
+const ROUTED_V1 = `processId: ${ROUTED_ID}
+name: Routed
+nodes:
+  start: { type: startEvent, next: route }
+  route:
+    type: exclusiveGateway
+    branches:
+      - { condition: "\${kind == 'b'}", next: hold }
+    default: ask
+  ask: { type: userTask, next: done }
+  hold: { type: userTask, next: done }
+  done: { type: endEvent }
+`;
+const ROUTED_V2 = `processId: ${ROUTED_ID}
+name: Routed
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: userTask, next: done }
+  done: { type: endEvent }
+`;
