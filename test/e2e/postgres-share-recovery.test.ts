@@ -103,8 +103,9 @@ t.test('retry and replay through either of two sharing daemons', { skip: POSTGRE
   // Bulk, through either daemon: each lane applied by its partition's holder.
   const bulkDone = (bulkId: string) =>
     eventually(`bulk ${bulkId} ended`, async () => {
+      // Read through a: one created through b may take a moment to be known there.
       const v = (await call(a, 'GET', `/process/bulk/${bulkId}`)).body;
-      return v.state !== 'RUNNING' && v;
+      return ['COMPLETED', 'CANCELLED', 'FAILED'].includes(v.state as string) && v;
     });
   const more: string[] = [];
   for (let i = 0; i < 10; i++) {
@@ -130,6 +131,11 @@ t.test('retry and replay through either of two sharing daemons', { skip: POSTGRE
     waiting.push({ id: r.body.processInstanceId as string, kind });
   }
   t.equal((await call(a, 'POST', '/admin/flows', { source: ROUTED_V2, organization: 'default' })).status, 200);
+  // Each daemon checks its own executions against version 2: once it has read it.
+  await eventually('b knows version 2', async () => {
+    const flow = (await call(b, 'GET', `/admin/flows/${ROUTED_ID}?version=2`)).body;
+    return flow.version === '2' || (flow as { versions?: string[] }).versions?.includes('2');
+  });
   const moveQuery = { processId: ROUTED_ID, version: '1', state: 'RUNNING' };
   const dry = await call(a, 'POST', '/process/bulk', {
     operation: 'move',
