@@ -1,13 +1,10 @@
 import type { Command } from 'commander';
-import { STATE_NAMES } from '../../client/describe.js';
 import type { WfxClient } from '../../client/client.js';
 import { clientFor, collect, dataOf } from '../api.js';
-import { globals, printJson, useColor, type CliContext } from '../context.js';
-import { EXIT } from '../exit-codes.js';
-import { Spinner } from '../spinner.js';
+import { globals, printJson, type CliContext } from '../context.js';
 import { WfxError } from '../../shared/errors.js';
 import { addBulkOptions, isBulk, runBulk, type BulkFlags } from './instances-bulk.js';
-import { exitCodeOfState, positive, waitFor } from './run.js';
+import { positive, waitAndReport } from './run.js';
 
 interface RecoveryOptions extends BulkFlags {
   readonly data?: string;
@@ -113,28 +110,5 @@ async function afterwards(
     return;
   }
   if (!g.json) ctx.stderr.write(`${line}\n`);
-  const spinner =
-    !opts.follow && Spinner.allowed(ctx, g.json === true)
-      ? new Spinner(ctx.stderr, `running ${id}`, useColor(ctx, g, ctx.stderr))
-      : undefined;
-  const finished = await waitFor(ctx, client, id, {
-    follow: opts.follow === true,
-    json: g.json === true,
-    ...(opts.timeout !== undefined && { timeoutS: opts.timeout }),
-    color: useColor(ctx, g),
-    ...(spinner && { spinner }),
-  });
-  if (!finished) {
-    if (g.json) printJson(ctx, { processInstanceId: id, timedOut: true });
-    ctx.stderr.write(`TIMEOUT: ${id} did not finish within ${opts.timeout} s; it goes on running\n`);
-    ctx.exitCode = EXIT.TIMEOUT;
-    return;
-  }
-  if (g.json) printJson(ctx, finished);
-  else {
-    ctx.stdout.write(`${id} ${STATE_NAMES[finished.stateCd] ?? String(finished.stateCd)}\n`);
-    const e = finished.data.error;
-    if (e) ctx.stderr.write(`${e.code}: ${e.message}${e.nodeId ? ` (node ${e.nodeId})` : ''}\n`);
-  }
-  ctx.exitCode = exitCodeOfState(finished.stateCd);
+  await waitAndReport(ctx, cmd, client, id, opts);
 }

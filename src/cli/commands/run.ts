@@ -102,40 +102,53 @@ Examples:
         return;
       }
       if (!g.json) ctx.stderr.write(`started ${id}\n${consoleLine}`);
-      // Waiting without a log to show: a spinner with the elapsed time, on a terminal only.
-      const spinner =
-        !opts.follow && Spinner.allowed(ctx, g.json === true)
-          ? new Spinner(ctx.stderr, `running ${id}`, useColor(ctx, g, ctx.stderr))
-          : undefined;
-      const finished = await waitFor(ctx, client, id, {
-        follow: opts.follow === true,
-        json: g.json === true,
-        timeoutS: opts.timeout,
-        color: useColor(ctx, g),
-        spinner,
-      });
-      if (!finished) {
-        if (g.json) printJson(ctx, { processInstanceId: id, timedOut: true });
-        ctx.stderr.write(
-          `TIMEOUT: ${id} did not finish within ${opts.timeout} s; it goes on running (wfx instances get ${id})\n`,
-        );
-        ctx.exitCode = EXIT.TIMEOUT;
-        return;
-      }
-      // Following with --json, the result closes the stream of log lines: one line like them.
-      if (g.json && opts.follow) ctx.stdout.write(`${JSON.stringify(finished)}\n`);
-      else if (g.json) printJson(ctx, finished);
-      else {
-        const state = STATE_NAMES[finished.stateCd] ?? String(finished.stateCd);
-        ctx.stdout.write(`${id} ${state}\n`);
-        if (finished.data.error)
-          ctx.stderr.write(
-            `${finished.data.error.code}: ${finished.data.error.message}${finished.data.error.nodeId ? ` (node ${finished.data.error.nodeId})` : ''}\n`,
-          );
-        if (finished.output) ctx.stdout.write(`output: ${JSON.stringify(finished.output)}\n`);
-      }
-      ctx.exitCode = exitCodeOfState(finished.stateCd);
+      await waitAndReport(ctx, cmd, client, id, opts);
     });
+}
+
+/**
+ * Waits for execution `id` to finish (`--follow`: printing its log; `--timeout`: at most so
+ * long), then prints it as `wfx run --wait` does and sets the exit code by its state (4 on a
+ * timeout). A spinner shows the time waited on a terminal when there is no log to show.
+ */
+export async function waitAndReport(
+  ctx: CliContext,
+  cmd: Command,
+  client: WfxClient,
+  id: string,
+  opts: { readonly follow?: boolean; readonly timeout?: number },
+): Promise<void> {
+  const g = globals(cmd);
+  const spinner =
+    !opts.follow && Spinner.allowed(ctx, g.json === true)
+      ? new Spinner(ctx.stderr, `running ${id}`, useColor(ctx, g, ctx.stderr))
+      : undefined;
+  const finished = await waitFor(ctx, client, id, {
+    follow: opts.follow === true,
+    json: g.json === true,
+    timeoutS: opts.timeout,
+    color: useColor(ctx, g),
+    spinner,
+  });
+  if (!finished) {
+    if (g.json) printJson(ctx, { processInstanceId: id, timedOut: true });
+    ctx.stderr.write(
+      `TIMEOUT: ${id} did not finish within ${opts.timeout} s; it goes on running (wfx instances get ${id})\n`,
+    );
+    ctx.exitCode = EXIT.TIMEOUT;
+    return;
+  }
+  // Following with --json, the result closes the stream of log lines: one line like them.
+  if (g.json && opts.follow) ctx.stdout.write(`${JSON.stringify(finished)}\n`);
+  else if (g.json) printJson(ctx, finished);
+  else {
+    const state = STATE_NAMES[finished.stateCd] ?? String(finished.stateCd);
+    ctx.stdout.write(`${id} ${state}\n`);
+    const e = finished.data.error;
+    if (e) ctx.stderr.write(`${e.code}: ${e.message}${e.nodeId ? ` (node ${e.nodeId})` : ''}\n`);
+    if (finished.output) ctx.stdout.write(`output: ${JSON.stringify(finished.output)}\n`);
+  }
+  ctx.exitCode = exitCodeOfState(finished.stateCd);
 }
 
 /**
