@@ -1,6 +1,7 @@
 import t from 'tap';
 import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
 import type { ExecutionArchive } from '../../../src/daemon/engine/archive.js';
+import { bucketOf } from '../../../src/daemon/engine/ids.js';
 import { WfxError } from '../../../src/shared/errors.js';
 import { ended, engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
 
@@ -270,4 +271,41 @@ nodes:
   await h.archived(id);
   t.equal(h.store.state.instances[id], undefined, 'archived once released');
   t.equal((await h.get(id)).stateCd, STATE.CANCELLED);
+});
+
+t.test('a subProcess whose failed child is not retried with it runs again whole', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(`
+processId: AUTO
+name: Parent
+nodes:
+  start: { type: startEvent, next: sub }
+  sub:
+    type: subProcess
+    nodes:
+      s: { type: startEvent, next: work }
+      work: { type: scriptTask, script: "if (!vars.ok) throw new Error('no'); return { worked: true }", next: e }
+      e: { type: endEvent }
+    next: done
+  done: { type: endEvent }
+`);
+  const failed = await failedRun(h, pid, {});
+  const id = failed.processInstanceId;
+  const childId = Object.values(failed.nodes).find((n) => n.nodeId === 'sub')!.children![0]!;
+  await h.archived(id);
+  await h.archived(childId);
+  // History no longer holds it as failed (as if changed since): the parent's node starts a new child.
+  const child = await h.get(childId);
+  await h.history.put(bucketOf(childId)!, childId, { instance: { ...child, stateCd: STATE.CANCELLED } });
+  const done = await retried(h, id, () =>
+    h.engine.retry({ ...ORG, processInstanceId: id, data: { ok: true }, by: 'k' }),
+  );
+  t.equal(done.stateCd, STATE.COMPLETED);
+  const subs = Object.values(done.nodes).filter((n) => n.nodeId === 'sub');
+  t.same(
+    subs.map((n) => n.statusCd),
+    [STATUS.FAILED, STATUS.COMPLETED],
+    'the node ran again, as a new node instance',
+  );
+  t.not(subs[1]!.children![0], childId, 'with a new child');
 });

@@ -78,8 +78,9 @@ export function retry(s: Step, input: Extract<RecoveryInput, { kind: 'retry' }>)
   // The chain of failures: the execution, then each child whose failure failed its parent's node.
   const chain: Instance[] = [root];
   for (let at = failurePoint(root); at.child !== null;) {
-    const child = find(at.child);
-    if (child.stateCd !== STATE.FAILED) break;
+    // Held live while read (recovery-ops.ts): one neither live nor read is gone (retention).
+    const child = ownEntry(s.state.instances, at.child) ?? input.archived.get(at.child);
+    if (child?.stateCd !== STATE.FAILED) break;
     chain.push(child);
     at = failurePoint(child);
   }
@@ -101,9 +102,11 @@ export function retry(s: Step, input: Extract<RecoveryInput, { kind: 'retry' }>)
     });
     s.touched.add(id);
     const point = points[i]!;
+    const revived = s.state.instances[id]!;
     if (point.child !== null && i + 1 < chain.length)
       s.emit({ type: 'node.revived', instanceId: id, nodeInstanceId: point.failed!.id, at: s.at });
-    const revived = s.state.instances[id]!;
+    // A child that is not retried with it (gone, or no longer failed): the node runs again whole.
+    else if (point.child !== null) s.createNode(revived, point.failed!.nodeId);
     for (const nodeId of point.tokens) s.createNode(revived, nodeId);
   });
   s.drain();
