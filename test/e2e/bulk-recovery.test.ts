@@ -77,6 +77,28 @@ t.test('bulk retry with a fix, and a bulk move where some cannot move', async (t
   const retryQuery = { processId: FAIL_ID, state: 'FAILED' };
   const dry = await api('POST', '/process/bulk', { operation: 'retry', query: retryQuery, dryRun: true });
   t.match(dry.body, { count: 12, operation: 'retry' });
+  const byNode = await wfxIn(
+    [
+      'instances',
+      'retry',
+      '--query',
+      '--flow',
+      FAIL_ID,
+      '--state',
+      'failed',
+      '--failed-node',
+      'check',
+      '--dry-run',
+      '--json',
+    ],
+    { cwd },
+  );
+  t.match(JSON.parse(byNode.stdout), { count: 12 }, 'the CLI selects by the node they failed at');
+  const elsewhere = await wfxIn(
+    ['instances', 'retry', '--query', '--flow', FAIL_ID, '--failed-node', 'start', '--dry-run', '--json'],
+    { cwd },
+  );
+  t.match(JSON.parse(elsewhere.stdout), { count: 0 });
   const created = await api('POST', '/process/bulk', {
     operation: 'retry',
     query: retryQuery,

@@ -9,6 +9,7 @@ export interface SelectionOptions {
   readonly state?: (typeof STATE_NAMES)[number];
   readonly env?: Environment;
   readonly errorCode?: string;
+  readonly failedNode?: string;
   readonly correlationKey?: string;
   readonly startedAfter?: string;
   readonly startedBefore?: string;
@@ -26,7 +27,7 @@ export function parseInstant(value: string): string {
 
 /**
  * Adds the selection flags (GET /process/instances' filters: flow, version, state, environment,
- * failure code, correlation key, started between, organization, children) to `command`.
+ * failure code, failed node, correlation key, started between, organization, children) to `command`.
  */
 export function addSelectionOptions(command: Command): Command {
   return command
@@ -37,6 +38,7 @@ export function addSelectionOptions(command: Command): Command {
       new Option('--env <environment>', 'only executions in this environment').choices(['DEVELOPMENT', 'PRODUCTION']),
     )
     .option('--error-code <code>', 'only failed executions with this failure code')
+    .option('--failed-node <node>', 'only failed executions that failed at this node')
     .option('--correlation-key <key>', 'only executions with this correlation key')
     .option('--started-after <instant>', 'only executions started at or after this instant (ISO)', parseInstant)
     .option('--started-before <instant>', 'only executions started before this instant (ISO)', parseInstant)
@@ -53,6 +55,7 @@ export function hasSelection(opts: SelectionOptions): boolean {
       opts.state,
       opts.env,
       opts.errorCode,
+      opts.failedNode,
       opts.correlationKey,
       opts.startedAfter,
       opts.startedBefore,
@@ -69,6 +72,7 @@ export function queryOf(opts: SelectionOptions): BulkQuery {
     ...(opts.state !== undefined && { state: EXECUTION_STATES[STATE_NAMES.indexOf(opts.state)] }),
     ...(opts.env !== undefined && { environment: opts.env }),
     ...(opts.errorCode !== undefined && { errorCode: opts.errorCode }),
+    ...(opts.failedNode !== undefined && { failedNode: opts.failedNode }),
     ...(opts.correlationKey !== undefined && { correlationKey: opts.correlationKey }),
     ...(opts.startedAfter !== undefined && { startedAfter: opts.startedAfter }),
     ...(opts.startedBefore !== undefined && { startedBefore: opts.startedBefore }),

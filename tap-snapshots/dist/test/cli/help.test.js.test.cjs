@@ -957,6 +957,7 @@ Options:
   --env <environment>         only executions in this environment (choices:
                               "DEVELOPMENT", "PRODUCTION")
   --error-code <code>         only failed executions with this failure code
+  --failed-node <node>        only failed executions that failed at this node
   --correlation-key <key>     only executions with this correlation key
   --started-after <instant>   only executions started at or after this instant
                               (ISO)
@@ -1074,6 +1075,7 @@ Options:
   --env <environment>         only executions in this environment (choices:
                               "DEVELOPMENT", "PRODUCTION")
   --error-code <code>         only failed executions with this failure code
+  --failed-node <node>        only failed executions that failed at this node
   --correlation-key <key>     only executions with this correlation key
   --started-after <instant>   only executions started at or after this instant
                               (ISO)
@@ -1132,6 +1134,7 @@ Options:
   --env <environment>         only executions in this environment (choices:
                               "DEVELOPMENT", "PRODUCTION")
   --error-code <code>         only failed executions with this failure code
+  --failed-node <node>        only failed executions that failed at this node
   --correlation-key <key>     only executions with this correlation key
   --started-after <instant>   only executions started at or after this instant
                               (ISO)
@@ -1185,6 +1188,7 @@ Options:
   --env <environment>         only executions in this environment (choices:
                               "DEVELOPMENT", "PRODUCTION")
   --error-code <code>         only failed executions with this failure code
+  --failed-node <node>        only failed executions that failed at this node
   --correlation-key <key>     only executions with this correlation key
   --started-after <instant>   only executions started at or after this instant
                               (ISO)
