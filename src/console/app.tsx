@@ -9,6 +9,7 @@ import { LiveEvents } from './api/live-events.js';
 import { EventsContext } from './components/events-context.js';
 import { Header } from './components/header.js';
 import ExecutionsPage from './pages/executions-page.js';
+import FailuresPage from './pages/failures-page.js';
 import FlowsPage from './pages/flows-page.js';
 import SignInPage from './pages/sign-in-page.js';
 
@@ -16,7 +17,7 @@ const ExecutionPage = lazy(() => import('./pages/execution-page.js'));
 const FlowPage = lazy(() => import('./pages/flow-page.js'));
 
 /** The paths the console routes itself; any other link (/auth/login, /openapi.json) is a page load. */
-export const APP_PATHS = /^\/(executions|flows|sign-in)?(\/|\?|#|$)/;
+export const APP_PATHS = /^\/(executions|failures|flows|sign-in)?(\/|\?|#|$)/;
 
 /** `/`: the executions list. */
 function Home() {
@@ -60,6 +61,7 @@ function Shell() {
             <Route path="/sign-in" component={SignInPage} />
             <Route path="/executions" component={ExecutionsPage} />
             <Route path="/executions/:id" component={ExecutionPage} />
+            <Route path="/failures" component={FailuresPage} />
             <Route path="/flows" component={FlowsPage} />
             <Route path="/flows/:processId" component={FlowPage} />
             <Route default component={NotFound} />

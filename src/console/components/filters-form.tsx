@@ -37,6 +37,7 @@ export function FiltersForm({ filters, flows, onApply }: Props) {
         environment: text('environment'),
         state: text('state'),
         errorCode: text('errorCode'),
+        failedNode: text('failedNode'),
         correlationKey: text('correlationKey'),
         startedAfter: fromLocalInput(text('startedAfter')),
         startedBefore: fromLocalInput(text('startedBefore')),
@@ -106,6 +107,10 @@ export function FiltersForm({ filters, flows, onApply }: Props) {
       <label>
         Failure code
         <input name="errorCode" defaultValue={filters.errorCode ?? ''} placeholder="any" autocomplete="off" />
+      </label>
+      <label>
+        Failed at node
+        <input name="failedNode" defaultValue={filters.failedNode ?? ''} placeholder="any" autocomplete="off" />
       </label>
       <label>
         Correlation key

@@ -16,6 +16,8 @@ export interface Filters {
   readonly environment?: Environment;
   readonly state?: StateName;
   readonly errorCode?: string;
+  /** The node failed executions failed at (not in the list's items: only the daemon filters by it). */
+  readonly failedNode?: string;
   readonly correlationKey?: string;
   readonly startedAfter?: string;
   readonly startedBefore?: string;
@@ -28,6 +30,7 @@ export const FILTER_KEYS = [
   'environment',
   'state',
   'errorCode',
+  'failedNode',
   'correlationKey',
   'startedAfter',
   'startedBefore',
@@ -41,6 +44,7 @@ const VALID: Record<keyof Filters, (v: string) => boolean> = {
   environment: (v) => (ENVIRONMENT_NAMES as readonly string[]).includes(v),
   state: (v) => (STATE_NAMES as readonly string[]).includes(v),
   errorCode: (v) => v.length > 0 && v.length <= 200,
+  failedNode: (v) => v.length > 0 && v.length <= 200,
   correlationKey: (v) => v.length > 0 && v.length <= 1000,
   startedAfter: isDate,
   startedBefore: isDate,

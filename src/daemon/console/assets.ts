@@ -19,7 +19,15 @@ import { CONSOLE_HEADERS } from './html-answers.js';
 export const BUILT_CONSOLE = fileURLToPath(new URL('../../../console/', import.meta.url));
 
 /** The paths the console's router owns: each answers index.html. */
-export const CONSOLE_PAGES = ['/', '/sign-in', '/executions', '/executions/*', '/flows', '/flows/*'] as const;
+export const CONSOLE_PAGES = [
+  '/',
+  '/sign-in',
+  '/executions',
+  '/executions/*',
+  '/failures',
+  '/flows',
+  '/flows/*',
+] as const;
 
 /** Content types by extension; a file of another extension is not served. */
 const TYPES: Readonly<Record<string, string>> = {

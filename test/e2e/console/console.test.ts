@@ -215,6 +215,27 @@ t.test('the console, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
       'the replay started at the node with the variables of that moment',
     );
 
+    // The failures view groups them by code and node, and lists a group's executions.
+    await page.goto(`${url}/failures`);
+    const group = page.locator('table.failures tbody tr', { hasText: 'SCRIPT_ERROR' });
+    await group.first().waitFor();
+    t.match(await group.first().textContent(), /Check/, 'the node they failed at, by its name');
+    t.same(await axeCheck(page), [], 'failures: no serious accessibility violation');
+    await screenshot(page, 'console-failures');
+    await group
+      .first()
+      .getByRole('link', { name: /^List them/ })
+      .click();
+    await page.waitForURL((u) => u.pathname === '/executions' && u.searchParams.get('failedNode') === 'check');
+    await page.locator('tr[data-row]').first().waitFor();
+    const listed = await Promise.all(
+      (await page.locator('tr[data-row]').all()).map(async (r) => (await r.getAttribute('aria-label')) ?? ''),
+    );
+    t.ok(
+      listed.some((r) => r.includes(failedId)),
+      'the group lists the failed execution',
+    );
+
     await list.goto(`${url}/flows`);
     await list.getByRole('heading', { name: 'Flows' }).waitFor();
     t.same(await axeCheck(list), [], 'flows: no serious accessibility violation');
