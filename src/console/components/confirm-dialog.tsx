@@ -1,4 +1,5 @@
 /* A modal question with two answers (the browser's <dialog>: focus kept inside, Escape answers no). */
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 
 /** Props of ConfirmDialog. */
@@ -12,10 +13,12 @@ type Props = {
   readonly dismiss: string;
   /** Called with the answer (Escape and closing are a no). */
   readonly onAnswer: (yes: boolean) => void;
+  /** Fields asked with the question (between the message and the buttons). */
+  readonly children?: ComponentChildren;
 };
 
 /** Asks `message`; the answer comes to onAnswer. */
-export function ConfirmDialog({ open, title, message, confirm, dismiss, onAnswer }: Props) {
+export function ConfirmDialog({ open, title, message, confirm, dismiss, onAnswer, children }: Props) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = ref.current;
@@ -27,6 +30,7 @@ export function ConfirmDialog({ open, title, message, confirm, dismiss, onAnswer
     <dialog ref={ref} class="dialog" aria-labelledby="confirm-title" onCancel={() => onAnswer(false)}>
       <h2 id="confirm-title">{title}</h2>
       <p>{message}</p>
+      {children}
       <div class="dialog-buttons">
         <button type="button" onClick={() => onAnswer(false)} autofocus>
           {dismiss}

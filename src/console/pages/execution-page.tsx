@@ -126,6 +126,20 @@ function Facts({ run, now }: { readonly run: InstanceView; readonly now: number 
   );
 }
 
+/** The variables typed for a retry: null when none; throws, saying why, when they are not a JSON object. */
+function retryVariables(text: string): Record<string, unknown> | null {
+  if (text.trim() === '') return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error('the variables are not JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error('the variables must be a JSON object, {"name": value, ...}');
+  return value as Record<string, unknown>;
+}
+
 /** The execution page. */
 export default function ExecutionPage() {
   const { params } = useRoute();
@@ -143,6 +157,8 @@ export default function ExecutionPage() {
   );
   const [asking, setAsking] = useState(false);
   const [askingRetry, setAskingRetry] = useState(false);
+  /** The variables a retry sets first, as typed (a JSON object, or empty). */
+  const [retryData, setRetryData] = useState('');
   const { selected, select, close: closePanel } = useNodeSelection(asking || askingRetry);
   const [open, setOpen] = useState<OpenState>(() => (selected ? openPath({}, selected.scope) : {}));
   const runs = useRuns((known) => bodyRuns(open, run, known), version);
@@ -179,7 +195,9 @@ export default function ExecutionPage() {
     setAskingRetry(false);
     if (!yes) return;
     await act('Retry', async () => {
-      await api(path`/process/instance/${id}/retry`, { method: 'POST', body: {} });
+      const data = retryVariables(retryData);
+      await api(path`/process/instance/${id}/retry`, { method: 'POST', body: data === null ? {} : { data } });
+      setRetryData('');
       // Its log stream ended with the failure: follow it again.
       setGeneration((g) => g + 1);
       exec.reload();
@@ -231,7 +249,18 @@ export default function ExecutionPage() {
         confirm="Retry execution"
         dismiss="Leave it failed"
         onAnswer={(yes) => void retry(yes)}
-      />
+      >
+        <label class="retry-data">
+          Variables to set first (a JSON object; leave empty to keep them as they are)
+          <textarea
+            rows={4}
+            value={retryData}
+            placeholder='{"token": "a new one"}'
+            spellcheck={false}
+            onInput={(e) => setRetryData(e.currentTarget.value)}
+          />
+        </label>
+      </ConfirmDialog>
       <ConfirmDialog
         open={asking}
         title="Cancel this execution?"

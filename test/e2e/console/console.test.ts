@@ -235,6 +235,31 @@ t.test('the console, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
       listed.some((r) => r.includes(failedId)),
       'the group lists the failed execution',
     );
+    // Variables that are not a JSON object are refused in the page; the fix set with the retry completes it.
+    await page.goto(`${url}/executions/${failedId}`);
+    await page.locator('.page-head').getByRole('button', { name: 'Retry execution' }).click();
+    await page
+      .getByRole('dialog')
+      .getByLabel(/Variables to set first/)
+      .fill('[1]');
+    await page.getByRole('dialog').getByRole('button', { name: 'Retry execution' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /Retry failed: the variables must be a JSON object/ })
+      .waitFor();
+    await page.locator('.page-head').getByRole('button', { name: 'Retry execution' }).click();
+    t.same(await axeCheck(page), [], 'the retry dialog: no serious accessibility violation');
+    await page
+      .getByRole('dialog')
+      .getByLabel(/Variables to set first/)
+      .fill('{"ok": true}');
+    await page.getByRole('dialog').getByRole('button', { name: 'Retry execution' }).click();
+    await page.locator('.page-head .state-completed').first().waitFor();
+    t.match(
+      (await api('GET', `/process/instance/${failedId}`)).body,
+      { state: 'COMPLETED', data: { ok: true }, retries: [{}, { set: ['ok'] }] },
+      'the second retry set the fix first, and the execution completed',
+    );
 
     await list.goto(`${url}/flows`);
     await list.getByRole('heading', { name: 'Flows' }).waitFor();
