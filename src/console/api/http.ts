@@ -11,6 +11,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The error body's `details`, when it has them (a move's problems). */
+    readonly details?: Readonly<Record<string, unknown>>,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -66,7 +68,12 @@ export async function api<T>(path: string, options: ApiOptions = {}): Promise<T>
   if (!res.ok) {
     if (res.status === 401 && !options.keep401) toSignIn();
     const body = json as Partial<ErrorBody> | undefined;
-    throw new ApiError(res.status, body?.error ?? `HTTP_${res.status}`, body?.message ?? res.statusText);
+    throw new ApiError(
+      res.status,
+      body?.error ?? `HTTP_${res.status}`,
+      body?.message ?? res.statusText,
+      body?.details as Readonly<Record<string, unknown>> | undefined,
+    );
   }
   return json as T;
 }

@@ -16,6 +16,7 @@ import { ConfirmDialog } from '../components/confirm-dialog.js';
 import { Conversation } from '../components/conversation.js';
 import { JsonBlock } from '../components/json-block.js';
 import { LogView } from '../components/log-view.js';
+import { MoveForm } from '../components/move-form.js';
 import { NodePanel } from '../components/node-panel.js';
 import { StateBadge } from '../components/state-badge.js';
 import { Diagram } from '../diagram/diagram.js';
@@ -171,6 +172,7 @@ export default function ExecutionPage() {
   // shows; the page does not offer what would be refused.
   const me = useApi<WhoAmI>('/auth/whoami');
   const mayExecute = me.data?.permissions.includes('WORKFLOW_EXECUTE') ?? false;
+  const mayPublish = me.data?.permissions.includes('WORKFLOW_PUBLISH') ?? false;
   const [actionError, setActionError] = useState<string | null>(null);
   useTitle(run ? `${run.processName} ${run.processInstanceId}` : `Execution ${id}`);
   const now = useNow(run?.state === 'RUNNING');
@@ -315,6 +317,19 @@ export default function ExecutionPage() {
               {...(mayExecute && selected.scope.length === 0 && { onReplay: replay })}
               onClose={closePanel}
             />
+          )}
+          {run.state === 'RUNNING' && mayPublish && run.parentNodeInstanceId === undefined && flow.data && (
+            <details class="panel">
+              <summary>
+                <h2>Move to another version</h2>
+              </summary>
+              <MoveForm
+                id={run.processInstanceId}
+                current={run.processVersion}
+                versions={flow.data.versions.map((v) => v.version)}
+                onMoved={exec.reload}
+              />
+            </details>
           )}
           <details class="panel" open>
             <summary>

@@ -189,6 +189,22 @@ t.test('the console, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     await page.locator('.page-head .state-cancelled').first().waitFor();
     t.equal((await api('GET', `/process/instance/${cancelId}`)).body.state, 'CANCELLED', 'cancelled in the daemon');
 
+    // Move a running execution to a second version of its flow: checked first, then moved.
+    const moveId = (await api('POST', '/process/start', { processId: LIVE, correlationKey: 'order-10', data: {} })).body
+      .processInstanceId as string;
+    const v2 = LIVE_FLOW.replace('name: Live run', 'name: Live run again');
+    t.equal((await api('POST', '/admin/flows', { source: v2, organization: 'acme' })).status, 200);
+    await page.goto(`${url}/executions/${moveId}`);
+    const movePanel = page.locator('details', { hasText: 'Move to another version' });
+    await movePanel.locator('summary').click();
+    await movePanel.getByRole('button', { name: 'Check' }).click();
+    await movePanel.getByRole('status').filter({ hasText: 'It can move to version 2.' }).waitFor();
+    t.equal((await api('GET', `/process/instance/${moveId}`)).body.processVersion, '1', 'a check moves nothing');
+    await movePanel.getByRole('button', { name: 'Move' }).click();
+    // The page reads it again: its facts and diagram are version 2's.
+    await page.locator('.facts').getByRole('link', { name: 'version 2' }).waitFor();
+    t.equal((await api('GET', `/process/instance/${moveId}`)).body.processVersion, '2', 'moved in the daemon');
+
     // Retry a failed execution from its page, and replay it from a node.
     const failedId = (await api('POST', '/process/start', { processId: FAILING, data: {} })).body
       .processInstanceId as string;
@@ -314,6 +330,7 @@ t.test('the console, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     await page.locator('.diagram-pane svg').first().waitFor();
     await page.locator('.page-head .state-running').first().waitFor();
     t.equal(await page.getByRole('button', { name: 'Cancel execution' }).count(), 0, 'no Cancel for a viewer');
+    t.equal(await page.getByText('Move to another version').count(), 0, 'no Move for a viewer');
     const failedForViewer = (await api('POST', '/process/start', { processId: FAILING, data: {} })).body
       .processInstanceId as string;
     await page.goto(`${url}/executions/${failedForViewer}`);
