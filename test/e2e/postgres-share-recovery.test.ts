@@ -52,7 +52,20 @@ t.test('retry and replay through either of two sharing daemons', { skip: POSTGRE
   const b = await launchSharing(t, join(root, 'b'), store);
   await bothShare(a, b, key);
   await eventually('b serves', () => serving(b));
-  t.equal((await call(a, 'POST', '/admin/flows', { source: CHECK, organization: 'default' })).status, 200);
+  // A flow published through a is known to b once b's copy of the directory has the entry.
+  const publish = async (source: string, id: string, version: string) => {
+    t.equal((await call(a, 'POST', '/admin/flows', { source, organization: 'default' })).status, 200);
+    await eventually(`b knows ${id} version ${version}`, async () => {
+      const flow = (await call(b, 'GET', `/admin/flows/${id}?version=${version}`)).body;
+      return flow.version === version;
+    });
+  };
+  const start = async (d: SharingDaemon, processId: string, data: object) => {
+    const r = await call(d, 'POST', '/process/start', { processId, data });
+    t.equal(r.status, 200, `started: ${r.status === 200 ? '' : JSON.stringify(r.body)}`);
+    return r.body.processInstanceId as string;
+  };
+  await publish(CHECK, CHECK_ID, '1');
 
   const get = async (d: SharingDaemon, id: string): Promise<View> =>
     (await call(d, 'GET', `/process/instance/${id}`)).body as unknown as View;
@@ -64,11 +77,7 @@ t.test('retry and replay through either of two sharing daemons', { skip: POSTGRE
 
   // Failed executions started on both daemons: in partitions of both.
   const ids: string[] = [];
-  for (let i = 0; i < 8; i++) {
-    const r = await call(i % 2 ? a : b, 'POST', '/process/start', { processId: CHECK_ID, data: { n: i } });
-    t.equal(r.status, 200);
-    ids.push(r.body.processInstanceId as string);
-  }
+  for (let i = 0; i < 8; i++) ids.push(await start(i % 2 ? a : b, CHECK_ID, { n: i }));
   for (const id of ids) await settled(a, id, 2, `${id} failed`);
 
   // Retried through the daemon that does not started it: forwarded to the holder.
@@ -108,10 +117,7 @@ t.test('retry and replay through either of two sharing daemons', { skip: POSTGRE
       return ['COMPLETED', 'CANCELLED', 'FAILED'].includes(v.state as string) && v;
     });
   const more: string[] = [];
-  for (let i = 0; i < 10; i++) {
-    const r = await call(i % 2 ? a : b, 'POST', '/process/start', { processId: CHECK_ID, data: { n: 100 + i } });
-    more.push(r.body.processInstanceId as string);
-  }
+  for (let i = 0; i < 10; i++) more.push(await start(i % 2 ? a : b, CHECK_ID, { n: 100 + i }));
   for (const id of more) await settled(a, id, 2, `${id} failed`);
   const retry = await call(b, 'POST', '/process/bulk', {
     operation: 'retry',
@@ -123,19 +129,14 @@ t.test('retry and replay through either of two sharing daemons', { skip: POSTGRE
   for (const id of more) t.match(await settled(b, id, 1, `${id} completed`), { retries: [{ by: /^key:/ }] });
 
   // A bulk move of waiting executions where some cannot move.
-  t.equal((await call(a, 'POST', '/admin/flows', { source: ROUTED_V1, organization: 'default' })).status, 200);
+  await publish(ROUTED_V1, ROUTED_ID, '1');
   const waiting: { id: string; kind: string }[] = [];
   for (let i = 0; i < 20; i++) {
     const kind = i % 10 === 0 ? 'b' : 'a';
-    const r = await call(i % 2 ? a : b, 'POST', '/process/start', { processId: ROUTED_ID, data: { kind } });
-    waiting.push({ id: r.body.processInstanceId as string, kind });
+    waiting.push({ id: await start(i % 2 ? a : b, ROUTED_ID, { kind }), kind });
   }
-  t.equal((await call(a, 'POST', '/admin/flows', { source: ROUTED_V2, organization: 'default' })).status, 200);
   // Each daemon checks its own executions against version 2: once it has read it.
-  await eventually('b knows version 2', async () => {
-    const flow = (await call(b, 'GET', `/admin/flows/${ROUTED_ID}?version=2`)).body;
-    return flow.version === '2' || (flow as { versions?: string[] }).versions?.includes('2');
-  });
+  await publish(ROUTED_V2, ROUTED_ID, '2');
   const moveQuery = { processId: ROUTED_ID, version: '1', state: 'RUNNING' };
   const dry = await call(a, 'POST', '/process/bulk', {
     operation: 'move',
