@@ -5,14 +5,13 @@
  * the moment the original entered it. Both decide from the live state and, for executions that
  * left it, from what the engine read from history before the step (engine/recovery-ops.ts).
  */
-import { formatBytes } from '../../../shared/bytes.js';
 import { WfxError } from '../../../shared/errors.js';
 import { cloneData, extensibleCopy, ownEntry } from '../../../shared/json-object.js';
-import { describeDepthExcess, formatJsonPath, jsonDepthExcess } from '../../../shared/json-shape.js';
 import { jsonSize } from '../../../shared/json-size.js';
 import { measureVariables } from '../../state/sizes.js';
 import { STATE, type Instance } from '../../state/state.js';
 import { failurePoint, variablesAtEntry } from '../failure-point.js';
+import { checkDataDepth, checkVariablesBytes } from './request-data.js';
 import { admit } from './start.js';
 import type { Step } from './step.js';
 
@@ -178,17 +177,8 @@ function checkData(
   data: Record<string, unknown>,
   merged?: Record<string, unknown>,
 ): void {
-  const excess = jsonDepthExcess(data, s.ctx.maxJsonDepth);
-  if (excess !== null)
-    throw new WfxError('VALIDATION_ERROR', `data is ${describeDepthExcess(excess, 'data')}`, {
-      details: { path: formatJsonPath(excess.path, 'data'), maxDepth: excess.maxDepth },
-    });
+  checkDataDepth(data, s.ctx.maxJsonDepth, 'data');
   const limit = s.ctx.limits.variablesBytes;
   const total = inst !== null ? measureVariables(inst, data, limit).total : jsonSize(merged ?? data, limit);
-  if (total > limit)
-    throw new WfxError(
-      'PAYLOAD_TOO_LARGE',
-      `the variables would be over ${formatBytes(limit)} of JSON (the daemon's variables-size limit)`,
-      { details: { limit } },
-    );
+  checkVariablesBytes(total, limit, 'the variables would be');
 }

@@ -2,14 +2,13 @@
  * A start resolved to what the step launches: the flow version found, its start data checked
  * (depth, size, the flow's `inputs:`). Used by every start (API, triggers, callProcess).
  */
-import { formatBytes } from '../../../shared/bytes.js';
 import { WfxError } from '../../../shared/errors.js';
 import { checkInputs } from '../../../shared/flow/inputs.js';
 import { cloneData, ownEntry } from '../../../shared/json-object.js';
-import { describeDepthExcess, formatJsonPath, jsonDepthExcess } from '../../../shared/json-shape.js';
 import { jsonSize } from '../../../shared/json-size.js';
 import type { WfxState } from '../../state/state.js';
 import type { LaunchParams, StartRequest, StepContext } from './context.js';
+import { checkDataDepth, checkVariablesBytes } from './request-data.js';
 
 /**
  * What a start runs: the flow version resolved, its start data checked against the flow's
@@ -44,22 +43,10 @@ export function resolveStart(
   const published = flow.versions[version];
   if (!published) throw new WfxError('VERSION_NOT_FOUND', `flow ${req.processId} has no version ${version}`);
   // Before the copy (it recurses): triggers and callProcess start here without a request body.
-  const excess = req.data === undefined ? null : jsonDepthExcess(req.data, ctx.maxJsonDepth);
-  if (excess !== null) {
-    throw new WfxError('VALIDATION_ERROR', `the start data is ${describeDepthExcess(excess, 'data')}`, {
-      details: { path: formatJsonPath(excess.path, 'data'), maxDepth: excess.maxDepth },
-    });
-  }
+  if (req.data !== undefined) checkDataDepth(req.data, ctx.maxJsonDepth, 'the start data');
   // Before the copy too: a trigger's payload can be as large as its body limit allows.
   const limit = ctx.limits.variablesBytes;
-  const size = req.data === undefined ? 2 : jsonSize(req.data, limit);
-  if (size > limit) {
-    throw new WfxError(
-      'PAYLOAD_TOO_LARGE',
-      `the start data is over ${formatBytes(limit)} of JSON (the daemon's variables-size limit)`,
-      { details: { limit } },
-    );
-  }
+  checkVariablesBytes(req.data === undefined ? 2 : jsonSize(req.data, limit), limit, 'the start data is');
   const variables = cloneData(req.data ?? {});
   // On the copy: declared defaults are filled in.
   const violation = checkInputs(published.definition, variables);
