@@ -230,6 +230,11 @@ t.test('the admin screens, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     await row.getByText('active').waitFor();
     t.match(await row.textContent(), /operator.*default.*600\/min/);
 
+    t.match(
+      await page.locator('tr', { hasText: 'bootstrap' }).textContent(),
+      /this session's key/,
+      "the session's own key is marked",
+    );
     await page.getByRole('button', { name: 'Done, I have copied it' }).click();
     await secretField.waitFor({ state: 'detached' });
     t.notOk((await page.content()).includes(secret.split('_')[2]!), 'the secret is gone from the page');

@@ -31,6 +31,8 @@ const limitWords = (k: KeyView) =>
 
 function KeyRow(props: {
   readonly k: KeyView;
+  /** The key this session signed in with: suspending or revoking it signs the session out. */
+  readonly mine: boolean;
   readonly busy: boolean;
   readonly act: (k: KeyView, action: 'suspend' | 'activate') => void;
   readonly revoke: (k: KeyView) => void;
@@ -40,6 +42,7 @@ function KeyRow(props: {
     <tr data-key-id={k.keyId}>
       <th scope="row">
         {k.name} <span class="muted">{k.keyId}</span>
+        {props.mine && <span class="tag">this session's key</span>}
       </th>
       <td>{k.role}</td>
       <td>{k.system ? <span class="muted">system</span> : k.organization}</td>
@@ -80,7 +83,7 @@ function KeyRow(props: {
   );
 }
 
-function Keys({ system }: { readonly system: boolean }) {
+function Keys({ system, myKey }: { readonly system: boolean; readonly myKey: string | undefined }) {
   const keys = useApi<KeyList>('/admin/api-keys');
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const [revoking, setRevoking] = useState<KeyView | null>(null);
@@ -145,6 +148,7 @@ function Keys({ system }: { readonly system: boolean }) {
                   <KeyRow
                     key={k.keyId}
                     k={k}
+                    mine={k.keyId === myKey}
                     busy={busy}
                     act={(key, action) => void change(key, action)}
                     revoke={setRevoking}
@@ -179,7 +183,7 @@ function Keys({ system }: { readonly system: boolean }) {
 export default function KeysPage() {
   return (
     <AdminShell title="API keys" needs="ADMIN">
-      {(me) => <Keys system={me.system} />}
+      {(me) => <Keys system={me.system} myKey={me.keyId} />}
     </AdminShell>
   );
 }

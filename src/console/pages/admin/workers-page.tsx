@@ -139,7 +139,7 @@ function Workers({ system }: { readonly system: boolean }) {
   const stalled = domainItems.filter((d) => d.state === 'stalled').length;
   return (
     <>
-      <section aria-labelledby="domains-title">
+      <section class="admin-section" aria-labelledby="domains-title">
         <h2 id="domains-title">Domains</h2>
         {domains.error && (
           <p role="alert" class="error-text">{`The domains cannot be read: ${domains.error.message}`}</p>
@@ -149,7 +149,7 @@ function Workers({ system }: { readonly system: boolean }) {
         {stalled > 0 && <p class="notice">{`${stalled} stalled: jobs wait and no worker was seen for a minute.`}</p>}
         {domainItems.length > 0 && <DomainsTable items={domainItems} showOrg={system} />}
       </section>
-      <section aria-labelledby="jobs-title">
+      <section class="admin-section" aria-labelledby="jobs-title">
         <h2 id="jobs-title">Jobs</h2>
         {jobs.error && <p role="alert" class="error-text">{`The jobs cannot be read: ${jobs.error.message}`}</p>}
         {!jobs.data && !jobs.error && <p class="muted">Loading…</p>}
