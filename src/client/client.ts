@@ -45,6 +45,7 @@ import type {
   MemoryDeleted,
   MemoryEntryView,
   MemoryListQuery,
+  MemoryNamespaces,
   MemoryPage,
   CreateProviderBody,
   ProviderList,
@@ -333,6 +334,9 @@ export class WfxClient {
     /** GET /admin/memory: live entries (no values), by namespace then key; follow `nextCursor`. Throws VALIDATION_ERROR (a cursor it did not give). */
     list: (query: MemoryListQuery = {}): Promise<MemoryPage> =>
       this.http.get<MemoryPage>(withQuery('/admin/memory', query)),
+    /** GET /admin/memory/namespaces: each namespace with its live entries' count and bytes. */
+    namespaces: (query: Org = {}): Promise<MemoryNamespaces> =>
+      this.http.get<MemoryNamespaces>(withQuery('/admin/memory/namespaces', query)),
     /** GET /admin/memory/{namespace}/{key}. Throws NOT_FOUND (missing or past its TTL). */
     get: (namespace: string, key: string, query: Org = {}): Promise<MemoryEntryView> =>
       this.http.get<MemoryEntryView>(withQuery(path`/admin/memory/${namespace}/${key}`, query)),

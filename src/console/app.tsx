@@ -8,6 +8,7 @@ import { useEffect, useMemo, useRef } from 'preact/hooks';
 import { LiveEvents } from './api/live-events.js';
 import { EventsContext } from './components/events-context.js';
 import { Header } from './components/header.js';
+import { ADMIN_BASE, ADMIN_PAGES } from './model/admin-pages.js';
 import ExecutionsPage from './pages/executions-page.js';
 import FailuresPage from './pages/failures-page.js';
 import FlowsPage from './pages/flows-page.js';
@@ -15,14 +16,26 @@ import SignInPage from './pages/sign-in-page.js';
 
 const ExecutionPage = lazy(() => import('./pages/execution-page.js'));
 const FlowPage = lazy(() => import('./pages/flow-page.js'));
+const WorkersPage = lazy(() => import('./pages/admin/workers-page.js'));
+const ProvidersPage = lazy(() => import('./pages/admin/providers-page.js'));
+const MemoryAdminPage = lazy(() => import('./pages/admin/memory-page.js'));
+const KeysPage = lazy(() => import('./pages/admin/keys-page.js'));
+const SessionsPage = lazy(() => import('./pages/admin/sessions-page.js'));
 
 /** The paths the console routes itself; any other link (/auth/login, /openapi.json) is a page load. */
-export const APP_PATHS = /^\/(executions|failures|flows|sign-in)?(\/|\?|#|$)/;
+export const APP_PATHS = /^\/(executions|failures|flows|manage|sign-in)?(\/|\?|#|$)/;
 
 /** `/`: the executions list. */
 function Home() {
   const { route } = useLocation();
   useEffect(() => route('/executions', true), [route]);
+  return null;
+}
+
+/** `/manage`: the admin section's first page. */
+function AdminHome() {
+  const { route } = useLocation();
+  useEffect(() => route(ADMIN_PAGES[0]!.href, true), [route]);
   return null;
 }
 
@@ -64,6 +77,12 @@ function Shell() {
             <Route path="/failures" component={FailuresPage} />
             <Route path="/flows" component={FlowsPage} />
             <Route path="/flows/:processId" component={FlowPage} />
+            <Route path={ADMIN_BASE} component={AdminHome} />
+            <Route path={`${ADMIN_BASE}/workers`} component={WorkersPage} />
+            <Route path={`${ADMIN_BASE}/providers`} component={ProvidersPage} />
+            <Route path={`${ADMIN_BASE}/memory`} component={MemoryAdminPage} />
+            <Route path={`${ADMIN_BASE}/keys`} component={KeysPage} />
+            <Route path={`${ADMIN_BASE}/sessions`} component={SessionsPage} />
             <Route default component={NotFound} />
           </Router>
         </ErrorBoundary>

@@ -43,6 +43,13 @@ t.test('wfx memory list, get, delete: scoped to the organization', async (t) => 
   t.equal(limited.stdout.trim().split('\n').length, 3, 'a header and two entries');
   t.match(limited.stderr, /more than 2 entries/);
 
+  const namespaces = await wfx(['memory', 'namespaces']);
+  t.equal(namespaces.code, 0, namespaces.stderr);
+  t.match(namespaces.stdout, /^NAMESPACE\s+ENTRIES\s+SIZE\n/);
+  t.match(namespaces.stdout, /chat\s+2\s+\d+ B\n/);
+  t.match(namespaces.stdout, /tickets\s+1\s+19 B\n/);
+  t.same(JSON.parse((await wfxOther(['memory', 'namespaces', '--json'])).stdout), [], 'none in another organization');
+
   const got = await wfx(['memory', 'get', 'chat', 'customer-1']);
   t.same(JSON.parse(got.stdout), [{ role: 'user', content: 'Where is my order?' }], 'the value');
   t.match(JSON.parse((await wfx(['memory', 'get', 'chat', 'customer-1', '--json'])).stdout), {

@@ -8,7 +8,7 @@ import { orgOf, orgOption, wholeFromOne } from '../options.js';
 /** The most entries one request asks for (the route's own maximum). */
 const PAGE = 1000;
 
-/** `wfx memory list|get|delete`: what memoryActions and aiTasks' chat memory remember. */
+/** `wfx memory list|namespaces|get|delete`: what memoryActions and aiTasks' chat memory remember. */
 export function registerMemory(program: Command, ctx: CliContext): void {
   const memory = program
     .command('memory')
@@ -52,6 +52,22 @@ export function registerMemory(program: Command, ctx: CliContext): void {
       );
       if (more)
         ctx.stderr.write(`more than ${opts.limit} entries: narrow with --namespace or --prefix, or raise --limit\n`);
+    });
+
+  memory
+    .command('namespaces')
+    .description('namespaces with how many live entries each holds, and their bytes')
+    .addOption(orgOption())
+    .addHelpText('after', '\nExample:\n  $ wfx memory namespaces --json')
+    .action(async (opts: { org?: string }, cmd: Command) => {
+      const { items } = await (await clientFor(ctx, cmd)).memory.namespaces(orgOf(opts));
+      if (globals(cmd).json) return printJson(ctx, items);
+      ctx.stdout.write(
+        table(
+          ['NAMESPACE', 'ENTRIES', 'SIZE'],
+          items.map((n) => [n.namespace, String(n.entries), `${n.bytes} B`]),
+        ),
+      );
     });
 
   memory

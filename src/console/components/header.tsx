@@ -5,6 +5,7 @@ import type { SignedOut } from '../../shared/api/console.js';
 import type { WhoAmI } from '../../shared/api/meta.js';
 import { api } from '../api/http.js';
 import { useApi } from '../hooks/use-api.js';
+import { ADMIN_BASE, showsAdmin } from '../model/admin-pages.js';
 
 /** The pages of the navigation, by the path each starts with. */
 const PAGES = [
@@ -45,7 +46,10 @@ export function Header() {
       </a>
       <nav aria-label="Main">
         <ul>
-          {PAGES.map((p) => (
+          {[
+            ...PAGES,
+            ...(showsAdmin(whoami.data?.permissions ?? []) ? [{ href: ADMIN_BASE, label: 'Admin' }] : []),
+          ].map((p) => (
             <li key={p.href}>
               <a href={p.href} aria-current={path === p.href || path.startsWith(`${p.href}/`) ? 'page' : undefined}>
                 {p.label}

@@ -41,6 +41,20 @@ export interface MemoryPage {
   readonly nextCursor: string | null;
 }
 
+/** One namespace as GET /admin/memory/namespaces lists it: how many live entries, and their bytes. */
+export interface MemoryNamespace {
+  readonly namespace: string;
+  /** Live entries (past their TTL: not counted). */
+  readonly entries: number;
+  /** Bytes of their values' JSON (UTF-8), summed. */
+  readonly bytes: number;
+}
+
+/** Answer of GET /admin/memory/namespaces: by namespace (code-unit order). */
+export interface MemoryNamespaces {
+  readonly items: readonly MemoryNamespace[];
+}
+
 /** Answer of GET /admin/memory/{namespace}/{key}. */
 export interface MemoryEntryView {
   readonly namespace: string;

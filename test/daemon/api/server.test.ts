@@ -130,6 +130,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/ai-providers/{name}': ['get', 'patch', 'delete'],
     '/admin/ai-providers/{name}/test': ['post'],
     '/admin/memory': ['get'],
+    '/admin/memory/namespaces': ['get'],
     '/admin/memory/{namespace}/{key}': ['get', 'delete'],
     '/admin/domains': ['get'],
     '/admin/domains/{name}': ['get', 'put', 'delete'],

@@ -9,6 +9,8 @@ import {
   type MemoryDeleted,
   type MemoryEntryView,
   type MemoryItem,
+  type MemoryNamespace,
+  type MemoryNamespaces,
   type MemoryPage,
   type WithDefaults,
 } from '../../../shared/api/index.js';
@@ -116,6 +118,33 @@ export function memoryRoutes(fastify: FastifyInstance, deps: MemoryRouteDeps): v
         }
       }
       return { items, nextCursor: null };
+    },
+  });
+
+  app.get('/admin/memory/namespaces', {
+    config: admin,
+    schema: {
+      tags,
+      summary: 'Namespaces with their live entries: how many, how many bytes',
+      querystring: OrganizationQuery,
+    },
+    handler: async (request): Promise<MemoryNamespaces> => {
+      const organization = actingOrganization(request.caller!, request.query.organization);
+      const org = Object.hasOwn(store.state.memory, organization) ? store.state.memory[organization]! : {};
+      const at = now();
+      const items: MemoryNamespace[] = [];
+      for (const namespace of Object.keys(org).sort(byCodeUnit)) {
+        let entries = 0;
+        let bytes = 0;
+        for (const key of Object.keys(org[namespace]!)) {
+          const entry = memoryEntry(store.state.memory, { organization, namespace, key }, at);
+          if (!entry) continue;
+          entries += 1;
+          bytes += sizeOf(entry.value);
+        }
+        if (entries > 0) items.push({ namespace, entries, bytes });
+      }
+      return { items };
     },
   });
 

@@ -139,3 +139,31 @@ t.test("another organization's memory is 404 and never listed; permission ADMIN"
   t.equal((await get('/admin/memory/chat/c1?organization=acme', system)).statusCode, 200);
   t.equal((await get('/admin/memory/chat/c1', admin)).json().value, 'secret history', 'still there');
 });
+
+t.test('namespaces: live entries counted and sized per namespace, in its organization only; ADMIN', async (t) => {
+  const { h, get, other } = await setup(t);
+  const viewer = await h.key('viewer', 'acme');
+  await remember(h, 'acme', 'chat', 'c1', 'ab');
+  await remember(h, 'acme', 'chat', 'c2', { n: 1 });
+  await remember(h, 'acme', 'a-first', 'k', 1, 1000);
+  await remember(h, 'other', 'theirs', 'k', 1);
+  const res = await get('/admin/memory/namespaces');
+  t.equal(res.statusCode, 200, res.body);
+  t.same(res.json(), {
+    items: [
+      { namespace: 'a-first', entries: 1, bytes: 1 },
+      { namespace: 'chat', entries: 2, bytes: 4 + 7 },
+    ],
+  });
+  h.clock.advance(1000);
+  t.same(
+    (await get('/admin/memory/namespaces')).json().items.map((n: { namespace: string }) => n.namespace),
+    ['chat'],
+    'a namespace whose entries all expired is not listed',
+  );
+  t.same((await get('/admin/memory/namespaces', other)).json(), {
+    items: [{ namespace: 'theirs', entries: 1, bytes: 1 }],
+  });
+  t.equal((await get('/admin/memory/namespaces?organization=acme', other)).json().error, 'FORBIDDEN');
+  t.equal((await get('/admin/memory/namespaces', viewer)).json().error, 'FORBIDDEN');
+});

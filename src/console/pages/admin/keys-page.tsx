@@ -1,0 +1,189 @@
+/*
+ * /manage/keys — API keys (permission ADMIN; an organization's admin sees its own, a system admin
+ * every key): each with its role, organization, limits, dates and status; create one (its secret
+ * shown once), suspend and resume, revoke (asked first: for good).
+ */
+import { useEffect, useState } from 'preact/hooks';
+import type { ApiKeyStatus, CreatedKey, KeyList, KeyView } from '../../../shared/api/keys.js';
+import { api, path } from '../../api/http.js';
+import { AdminShell } from '../../components/admin-shell.js';
+import { ConfirmDialog } from '../../components/confirm-dialog.js';
+import { KeyCreateForm, SecretOnce } from '../../components/key-create-form.js';
+import { useApi } from '../../hooks/use-api.js';
+import { formatTime } from '../../model/format.js';
+
+const STATUS: Readonly<Record<ApiKeyStatus, { readonly word: string; readonly cls: string }>> = {
+  ACTIVE: { word: 'active', cls: 'state-completed' },
+  SUSPENDED: { word: 'suspended', cls: 'state-waiting' },
+  REVOKED: { word: 'revoked', cls: 'state-cancelled' },
+};
+
+/** A rate limit as words. */
+const limitWords = (k: KeyView) =>
+  k.rateLimitPerMinute === null && k.rateLimitPerHour === null
+    ? 'none'
+    : [
+        k.rateLimitPerMinute !== null && `${k.rateLimitPerMinute}/min`,
+        k.rateLimitPerHour !== null && `${k.rateLimitPerHour}/h`,
+      ]
+        .filter(Boolean)
+        .join(', ');
+
+function KeyRow(props: {
+  readonly k: KeyView;
+  /** The key this session signed in with: suspending or revoking it signs the session out. */
+  readonly mine: boolean;
+  readonly busy: boolean;
+  readonly act: (k: KeyView, action: 'suspend' | 'activate') => void;
+  readonly revoke: (k: KeyView) => void;
+}) {
+  const { k } = props;
+  return (
+    <tr data-key-id={k.keyId}>
+      <th scope="row">
+        {k.name} <span class="muted">{k.keyId}</span>
+        {props.mine && <span class="tag">this session's key</span>}
+      </th>
+      <td>{k.role}</td>
+      <td>{k.system ? <span class="muted">system</span> : k.organization}</td>
+      <td>{limitWords(k)}</td>
+      <td>{formatTime(k.createdAt)}</td>
+      <td>{k.expiresAt ? formatTime(k.expiresAt) : <span class="muted">never</span>}</td>
+      <td>
+        <span class={`badge ${STATUS[k.status].cls}`}>{STATUS[k.status].word}</span>
+      </td>
+      <td class="row-actions">
+        {k.status === 'ACTIVE' && (
+          <button
+            type="button"
+            disabled={props.busy}
+            onClick={() => props.act(k, 'suspend')}
+            aria-label={`Suspend ${k.name}`}
+          >
+            Suspend
+          </button>
+        )}
+        {k.status === 'SUSPENDED' && (
+          <button
+            type="button"
+            disabled={props.busy}
+            onClick={() => props.act(k, 'activate')}
+            aria-label={`Resume ${k.name}`}
+          >
+            Resume
+          </button>
+        )}
+        {k.status !== 'REVOKED' && (
+          <button type="button" disabled={props.busy} onClick={() => props.revoke(k)} aria-label={`Revoke ${k.name}`}>
+            Revoke
+          </button>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+function Keys({ system, myKey }: { readonly system: boolean; readonly myKey: string | undefined }) {
+  const keys = useApi<KeyList>('/admin/api-keys');
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [revoking, setRevoking] = useState<KeyView | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [said, setSaid] = useState('');
+  useEffect(() => {
+    if (created) document.getElementById('secret-title')?.focus();
+  }, [created]);
+  const change = async (k: KeyView, action: 'suspend' | 'activate' | 'revoke') => {
+    setBusy(true);
+    try {
+      await api<KeyView>(path`/admin/api-keys/${k.keyId}/${action}`, { method: 'POST', body: {} });
+      setSaid(`${k.name} ${action === 'activate' ? 'resumed' : action === 'suspend' ? 'suspended' : 'revoked'}.`);
+    } catch (e) {
+      setSaid(`${k.name} was not changed: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      setBusy(false);
+      keys.reload();
+    }
+  };
+  const items = [...(keys.data?.items ?? [])].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  return (
+    <>
+      {created ? (
+        <SecretOnce created={created} onDone={() => setCreated(null)} />
+      ) : (
+        <KeyCreateForm
+          system={system}
+          onCreated={(k) => {
+            setCreated(k);
+            keys.reload();
+          }}
+        />
+      )}
+      <section aria-labelledby="keys-title">
+        <h2 id="keys-title">Keys</h2>
+        <p aria-live="polite" class="muted">
+          {said}
+        </p>
+        {keys.error && <p role="alert" class="error-text">{`The keys cannot be read: ${keys.error.message}`}</p>}
+        {!keys.data && !keys.error && <p class="muted">Loading…</p>}
+        {items.length > 0 && (
+          <div class="table-scroll">
+            <table class="keys">
+              <caption class="visually-hidden">API keys</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Key</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">Organization</th>
+                  <th scope="col">Rate limit</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">State</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {items.map((k) => (
+                  <KeyRow
+                    key={k.keyId}
+                    k={k}
+                    mine={k.keyId === myKey}
+                    busy={busy}
+                    act={(key, action) => void change(key, action)}
+                    revoke={setRevoking}
+                  />
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      <ConfirmDialog
+        open={revoking !== null}
+        title="Revoke this key?"
+        message={
+          revoking
+            ? `${revoking.name} stops working at once, with every console session signed in with it. A revoked key cannot be resumed.`
+            : ''
+        }
+        confirm="Revoke key"
+        dismiss="Keep it"
+        onAnswer={(yes) => {
+          const k = revoking;
+          setRevoking(null);
+          if (yes && k) void change(k, 'revoke');
+        }}
+      />
+    </>
+  );
+}
+
+/** The API keys page. */
+export default function KeysPage() {
+  return (
+    <AdminShell title="API keys" needs="ADMIN">
+      {(me) => <Keys system={me.system} myKey={me.keyId} />}
+    </AdminShell>
+  );
+}

@@ -1,0 +1,132 @@
+/*
+ * /manage/providers — the model providers aiTasks call (GET /admin/ai-providers: permission
+ * ADMIN): kind, model, where it is, whether it is the default and has a key, and a Test that sends
+ * a one-line prompt. The API never gives a key, so none can reach the page.
+ */
+import { useState } from 'preact/hooks';
+import type { ProviderList, ProviderTested, ProviderView } from '../../../shared/api/ai-providers.js';
+import { api, ApiError, path } from '../../api/http.js';
+import { AdminShell } from '../../components/admin-shell.js';
+import { useApi } from '../../hooks/use-api.js';
+import { formatTime } from '../../model/format.js';
+
+/** A test's outcome, per provider. */
+type Tested = { readonly ok: true; readonly answer: ProviderTested } | { readonly ok: false; readonly code: string };
+
+function TestResult({ tested }: { readonly tested: Tested | 'testing' | undefined }) {
+  if (tested === undefined) return null;
+  if (tested === 'testing') return <span class="muted">Testing…</span>;
+  if (tested.ok)
+    return (
+      <span class="badge state-completed">{`answered in ${tested.answer.latencyMs} ms (${tested.answer.model})`}</span>
+    );
+  return <span class="badge state-failed">{`failed: ${tested.code}`}</span>;
+}
+
+function ProviderRow(props: {
+  readonly p: ProviderView;
+  readonly showOrg: boolean;
+  readonly tested: Tested | 'testing' | undefined;
+  readonly onTest: () => void;
+}) {
+  const { p } = props;
+  return (
+    <tr data-provider={p.name}>
+      <th scope="row">
+        {p.name}
+        {p.isDefault && <span class="tag">default</span>}
+      </th>
+      {props.showOrg && <td>{p.organization}</td>}
+      <td>{p.kind}</td>
+      <td>
+        <code>{p.model}</code>
+      </td>
+      <td>{p.kind === 'local' ? <code>{p.modelPath}</code> : <code>{p.baseUrl}</code>}</td>
+      <td>{p.hasApiKey ? 'set (never shown)' : <span class="muted">none</span>}</td>
+      <td>{formatTime(p.updatedAt)}</td>
+      <td aria-live="polite">
+        <button
+          type="button"
+          onClick={props.onTest}
+          disabled={props.tested === 'testing'}
+          aria-label={`Test ${p.name}`}
+        >
+          Test
+        </button>{' '}
+        <TestResult tested={props.tested} />
+      </td>
+    </tr>
+  );
+}
+
+function Providers({ system }: { readonly system: boolean }) {
+  const providers = useApi<ProviderList>('/admin/ai-providers');
+  const [tests, setTests] = useState<Readonly<Record<string, Tested | 'testing'>>>({});
+  const items = providers.data?.items ?? [];
+  const test = async (p: ProviderView) => {
+    const id = `${p.organization}/${p.name}`;
+    setTests((t) => ({ ...t, [id]: 'testing' }));
+    let outcome: Tested;
+    try {
+      const answer = await api<ProviderTested>(
+        `${path`/admin/ai-providers/${p.name}/test`}?organization=${encodeURIComponent(p.organization)}`,
+        { method: 'POST', body: {} },
+      );
+      outcome = { ok: true, answer };
+    } catch (e) {
+      const code = e instanceof ApiError ? String(e.details?.code ?? e.code) : 'NETWORK';
+      outcome = { ok: false, code };
+    }
+    setTests((t) => ({ ...t, [id]: outcome }));
+  };
+  return (
+    <>
+      {providers.error && (
+        <p role="alert" class="error-text">{`The providers cannot be read: ${providers.error.message}`}</p>
+      )}
+      {!providers.data && !providers.error && <p class="muted">Loading…</p>}
+      {providers.data && items.length === 0 && (
+        <p class="muted">No model provider registered (wfx ai providers create).</p>
+      )}
+      {items.length > 0 && (
+        <div class="table-scroll">
+          <table class="providers">
+            <caption class="visually-hidden">Model providers</caption>
+            <thead>
+              <tr>
+                <th scope="col">Provider</th>
+                {system && <th scope="col">Organization</th>}
+                <th scope="col">Kind</th>
+                <th scope="col">Model</th>
+                <th scope="col">Base URL or model file</th>
+                <th scope="col">API key</th>
+                <th scope="col">Updated</th>
+                <th scope="col">State</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((p) => (
+                <ProviderRow
+                  key={p.providerId}
+                  p={p}
+                  showOrg={system}
+                  tested={tests[`${p.organization}/${p.name}`]}
+                  onTest={() => void test(p)}
+                />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
+/** The model providers page. */
+export default function ProvidersPage() {
+  return (
+    <AdminShell title="Model providers" needs="ADMIN">
+      {(me) => <Providers system={me.system} />}
+    </AdminShell>
+  );
+}
