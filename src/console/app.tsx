@@ -15,9 +15,10 @@ import SignInPage from './pages/sign-in-page.js';
 
 const ExecutionPage = lazy(() => import('./pages/execution-page.js'));
 const FlowPage = lazy(() => import('./pages/flow-page.js'));
+const ComparePage = lazy(() => import('./pages/compare-page.js'));
 
 /** The paths the console routes itself; any other link (/auth/login, /openapi.json) is a page load. */
-export const APP_PATHS = /^\/(executions|failures|flows|sign-in)?(\/|\?|#|$)/;
+export const APP_PATHS = /^\/(executions|failures|flows|sign-in|compare)?(\/|\?|#|$)/;
 
 /** `/`: the executions list. */
 function Home() {
@@ -62,6 +63,7 @@ function Shell() {
             <Route path="/executions" component={ExecutionsPage} />
             <Route path="/executions/:id" component={ExecutionPage} />
             <Route path="/failures" component={FailuresPage} />
+            <Route path="/compare" component={ComparePage} />
             <Route path="/flows" component={FlowsPage} />
             <Route path="/flows/:processId" component={FlowPage} />
             <Route default component={NotFound} />
