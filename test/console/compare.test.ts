@@ -1,7 +1,14 @@
 import t from 'tap';
 import type { InstanceView, LogEntry, NodeView, StatusCd } from '../../src/shared/api/process.js';
 import type { FlowNode } from '../../src/shared/flow/types.js';
-import { alignPaths, compareRuns, firstVisits, nodeTimes, type RunInput } from '../../src/console/model/compare.js';
+import {
+  alignPaths,
+  compareRuns,
+  firstVisits,
+  newDifferences,
+  nodeTimes,
+  type RunInput,
+} from '../../src/console/model/compare.js';
 import { copiesComplete, variableChanges, visitVariables } from '../../src/console/model/compare-variables.js';
 
 /** Prepare, a gateway on `total`, big or small, a check that may fail, done. */
@@ -337,3 +344,37 @@ t.test('two versions: compared by node id, the diagram has the nodes only one de
   t.equal(c.edgeSides[c.graph.edges.findIndex((e) => e.from === 'big' && e.to === 'check')], 'a');
   t.notOk(compareRuns(A, { ...B, run: { ...B.run, processId: 'other' } }, T0).sameFlow, 'another flow is told apart');
 });
+
+t.test(
+  'differences new at each node: an input that differs shows once, a node that set something differently shows it',
+  async (t) => {
+    const c = compareRuns(runOf('run-a', 'big', 500), runOf('run-b', 'small', 5), T0 + 1000);
+    const fresh = newDifferences(c.rows);
+    const names = (id: string) => {
+      const d = fresh.get(id);
+      return d ? { entry: d.entry?.map((x) => x.name) ?? null, exit: d.exit?.map((x) => x.name) ?? null } : null;
+    };
+    t.same(names('start'), { entry: ['total'], exit: [] }, 'the input, where the runs began');
+    t.same(names('prep'), { entry: [], exit: [] }, 'the same difference is not said again');
+    t.same(names('check'), { entry: ['size'], exit: [] }, 'what the branches set, where the paths meet again');
+    t.equal(fresh.get('big'), undefined, 'a node one run reached has no differences of its own');
+    const checked = compareRuns(
+      runOf('run-a', 'big', 500),
+      {
+        ...runOf('run-b', 'big', 500),
+        log: [
+          ...logOf('big', 500).slice(0, 10),
+          line('check', 'completed', 100, { total: 500, prepared: true, size: 'big', ok: 1 }),
+        ],
+      },
+      T0 + 1000,
+    );
+    t.same(
+      newDifferences(checked.rows)
+        .get('check')
+        ?.exit?.map((x) => x.name),
+      ['ok'],
+      'a variable set differently at a node shows on its exit',
+    );
+  },
+);

@@ -4,7 +4,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import type { InstanceView } from '../../shared/api/process.js';
-import type { Comparison, NodeRow } from '../model/compare.js';
+import type { Comparison, NodeRow, NodeVariableDiff } from '../model/compare.js';
 import type { VariableChange } from '../model/compare-variables.js';
 import { deltaWords, SIDE_BADGE, SIDE_WORDS, timeWords, valueWords } from '../model/compare-words.js';
 import { durationBetween, formatTime } from '../model/format.js';
@@ -77,10 +77,13 @@ export function RunsFacts({ a, b, now }: { readonly a: InstanceView; readonly b:
 /** The nodes either run reached, in the order they went, with each run's time and the difference. */
 export function NodesTable({
   comparison,
+  shown,
   selected,
   onSelect,
 }: {
   readonly comparison: Comparison;
+  /** The variable differences shown per node (all, or those new there). */
+  readonly shown: ReadonlyMap<string, NodeVariableDiff>;
   readonly selected: string | null;
   readonly onSelect: (id: string) => void;
 }) {
@@ -123,7 +126,7 @@ export function NodesTable({
               <td>{timeWords(r.a)}</td>
               <td>{timeWords(r.b)}</td>
               <td>{deltaWords(r.deltaMs)}</td>
-              <td>{variablesCell(r)}</td>
+              <td>{variablesCell(r, shown.get(r.id))}</td>
             </tr>
           ))}
         </tbody>
@@ -132,15 +135,17 @@ export function NodesTable({
   );
 }
 
-/** The variables column of a node's row: a link to its differences, or why there are none to show. */
-function variablesCell(r: NodeRow) {
+/** The names of the variables a node's differences name, once each. */
+const namesOf = (d: NodeVariableDiff) => [...new Set([...(d.entry ?? []), ...(d.exit ?? [])].map((c) => c.name))];
+
+/** The variables column of a node's row: a link to the differences shown, or why there are none. */
+function variablesCell(r: NodeRow, shown: NodeVariableDiff | undefined) {
   if (r.side !== 'both') return '';
   if (r.variables === null) return <span class="muted">not known yet</span>;
-  const { entry, exit } = r.variables;
-  if (entry === null && exit === null) return <span class="muted">not kept in the logs</span>;
-  const names = new Set([...(entry ?? []), ...(exit ?? [])].map((c) => c.name));
-  if (names.size === 0) return 'none';
-  return <a href={`#cmp-vars-${r.id}`}>{[...names].join(', ')}</a>;
+  if (r.variables.entry === null && r.variables.exit === null) return <span class="muted">not kept in the logs</span>;
+  const names = shown ? namesOf(shown) : [];
+  if (names.length > 0) return <a href={`#cmp-vars-${r.id}`}>{names.join(', ')}</a>;
+  return namesOf(r.variables).length > 0 ? <span class="muted">as before</span> : 'none';
 }
 
 /** How a variable differs, in words. */
@@ -206,10 +211,18 @@ function ChangesTable({
 }
 
 /** The variables that differ at each node both runs reached (its last visit in each), then at the end. */
-export function VariablesDiffs({ comparison }: { readonly comparison: Comparison }) {
-  const differing = comparison.rows.filter(
-    (r) => r.variables !== null && ((r.variables.entry?.length ?? 0) > 0 || (r.variables.exit?.length ?? 0) > 0),
-  );
+export function VariablesDiffs({
+  comparison,
+  shown,
+}: {
+  readonly comparison: Comparison;
+  /** The differences shown per node (all, or those new there). */
+  readonly shown: ReadonlyMap<string, NodeVariableDiff>;
+}) {
+  const differing = comparison.rows.filter((r) => {
+    const d = shown.get(r.id);
+    return d !== undefined && ((d.entry?.length ?? 0) > 0 || (d.exit?.length ?? 0) > 0);
+  });
   const { a, b } = comparison.variablesIncomplete;
   return (
     <>
@@ -229,8 +242,8 @@ export function VariablesDiffs({ comparison }: { readonly comparison: Comparison
               <ChangesTable
                 caption={`Variables that differ at ${r.name}`}
                 moments={[
-                  { when: 'on entry', changes: r.variables!.entry ?? [] },
-                  { when: 'on exit', changes: r.variables!.exit ?? [] },
+                  { when: 'on entry', changes: shown.get(r.id)!.entry ?? [] },
+                  { when: 'on exit', changes: shown.get(r.id)!.exit ?? [] },
                 ]}
               />
             </section>

@@ -270,3 +270,27 @@ export function compareRuns(A: RunInput, B: RunInput, now: number): Comparison {
     variablesIncomplete: { a: A.log !== null && !completeA, b: B.log !== null && !completeB },
   };
 }
+
+/** A difference's identity: the same variable differing the same way. */
+const changeKey = (c: VariableChange) => JSON.stringify([c.kind, c.a, c.b]);
+
+/**
+ * Each node's differences that are new there, in `rows`' order: on entry, those that did not
+ * differ the same way when the node before it (both reached) was left; on exit, those that did
+ * not on its entry. An input that differs shows at the first node, not at every one. Pure.
+ */
+export function newDifferences(rows: readonly NodeRow[]): Map<string, NodeVariableDiff> {
+  const out = new Map<string, NodeVariableDiff>();
+  let seen = new Map<string, string>();
+  const keyed = (changes: readonly VariableChange[]) => new Map(changes.map((c) => [c.name, changeKey(c)]));
+  for (const r of rows) {
+    if (r.variables === null) continue;
+    const { entry, exit } = r.variables;
+    const freshEntry = entry === null ? null : entry.filter((c) => seen.get(c.name) !== changeKey(c));
+    if (entry !== null) seen = keyed(entry);
+    const freshExit = exit === null ? null : exit.filter((c) => seen.get(c.name) !== changeKey(c));
+    if (exit !== null) seen = keyed(exit);
+    out.set(r.id, { entry: freshEntry, exit: freshExit });
+  }
+  return out;
+}

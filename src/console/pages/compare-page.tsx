@@ -20,7 +20,7 @@ import { useNodeSelection } from '../hooks/use-node-selection.js';
 import { useNow } from '../hooks/use-now.js';
 import { useThrottled } from '../hooks/use-throttled.js';
 import { useTitle } from '../hooks/use-title.js';
-import { compareRuns, type Comparison, type Side } from '../model/compare.js';
+import { compareRuns, newDifferences, type Comparison, type NodeVariableDiff, type Side } from '../model/compare.js';
 import { divergenceWords, nodeMark } from '../model/compare-words.js';
 
 /** Why a run cannot be read, as the daemon said it (its code too: an execution of another organization is not found). */
@@ -114,6 +114,8 @@ function ComparisonView(props: {
   const { selected, select } = useNodeSelection();
   const selectedId = selected && selected.scope.length === 0 ? selected.id : null;
   const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  /** Every difference at every node, or (the default) each where it first shows. */
+  const [everyDifference, setEveryDifference] = useState(false);
   const comparison = useMemo(() => {
     if (!flowA.data || !flowB.data) return null;
     const entries = (log: typeof logA) =>
@@ -146,6 +148,15 @@ function ComparisonView(props: {
       legend: LEGEND,
     };
   }, [comparison]);
+  const shown = useMemo(
+    (): ReadonlyMap<string, NodeVariableDiff> =>
+      !comparison
+        ? new Map()
+        : everyDifference
+          ? new Map(comparison.rows.flatMap((r) => (r.variables ? [[r.id, r.variables] as const] : [])))
+          : newDifferences(comparison.rows),
+    [comparison, everyDifference],
+  );
   // A node chosen on the diagram: its row in the table takes the focus.
   useEffect(() => {
     if (selectedId) document.getElementById(`cmp-row-${selectedId}`)?.focus();
@@ -195,11 +206,27 @@ function ComparisonView(props: {
       <section aria-labelledby="nodes-title">
         <h2 id="nodes-title">Time at each node</h2>
         <p class="muted">In the order the runs reached them; a node visited more than once has its visits summed.</p>
-        <NodesTable comparison={comparison} selected={selectedId} onSelect={(id) => select({ scope: [], id })} />
+        <NodesTable
+          comparison={comparison}
+          shown={shown}
+          selected={selectedId}
+          onSelect={(id) => select({ scope: [], id })}
+        />
       </section>
       <section aria-labelledby="vars-title">
         <h2 id="vars-title">Variables that differ</h2>
-        <VariablesDiffs comparison={comparison} />
+        <p>
+          <label>
+            <input
+              type="checkbox"
+              checked={everyDifference}
+              onChange={(e) => setEveryDifference(e.currentTarget.checked)}
+            />{' '}
+            Every difference at every node (by default, each where it first shows: an input that differs at the start,
+            not again at each node after)
+          </label>
+        </p>
+        <VariablesDiffs comparison={comparison} shown={shown} />
       </section>
     </>
   );
