@@ -10,6 +10,7 @@ import {
   type RunInput,
 } from '../../src/console/model/compare.js';
 import { copiesComplete, variableChanges, visitVariables } from '../../src/console/model/compare-variables.js';
+import { deltaWords, divergenceWords, nodeMark, timeWords, valueWords } from '../../src/console/model/compare-words.js';
 
 /** Prepare, a gateway on `total`, big or small, a check that may fail, done. */
 const NODES: Record<string, FlowNode> = {
@@ -378,3 +379,20 @@ t.test(
     );
   },
 );
+
+t.test('the words the page says: sides, times, differences, the divergence', async (t) => {
+  t.same(nodeMark('a', false), { badge: 'A', line: 'only run A', words: 'reached by only run A', className: 'cmp-a' });
+  t.match(nodeMark('both', true), { line: 'paths part here', className: 'cmp-both cmp-diverged' });
+  t.match(nodeMark(null, false), { badge: '', line: 'neither run' });
+  t.equal(timeWords({ visits: 3, ms: 1500, open: false }), '1.5 s over 3 visits');
+  t.equal(timeWords({ visits: 1, ms: 20, open: true }), '20 ms (still there)');
+  t.equal(timeWords(null), 'not reached');
+  t.same([deltaWords(300), deltaWords(-300), deltaWords(0), deltaWords(null)], ['+300 ms', '−300 ms', 'same', '']);
+  const c = compareRuns(runOf('run-a', 'big', 500), runOf('run-b', 'small', 5), T0 + 1000);
+  t.same(divergenceWords(c.divergence!), {
+    a: 'Run A took “total > 100” to Big order.',
+    b: 'Run B took “default” to Small order.',
+  });
+  t.equal(valueWords(undefined, false), 'not set');
+  t.equal(valueWords('x'.repeat(200), true, 10), `"xxxxxxxx…`);
+});

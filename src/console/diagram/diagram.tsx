@@ -99,7 +99,7 @@ function LayoutView(props: {
         {layout.edges.map((e, i) => (
           <g
             key={i}
-            class={`dedge kind-${e.edge.kind} ${e.edge.taken ? 'taken' : ''} ${overlay?.edgeClass(e.edge) ?? ''}`}
+            class={`dedge kind-${e.edge.kind} ${e.edge.taken ? 'taken' : ''}${overlay ? ` ${overlay.edgeClass(e.edge)}` : ''}`}
           >
             <path d={edgePath(e.points)} marker-end={`url(#${markers}-${e.edge.taken ? 'taken' : 'plain'})`} />
             {e.label && (
