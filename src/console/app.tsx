@@ -21,9 +21,10 @@ const ProvidersPage = lazy(() => import('./pages/admin/providers-page.js'));
 const MemoryAdminPage = lazy(() => import('./pages/admin/memory-page.js'));
 const KeysPage = lazy(() => import('./pages/admin/keys-page.js'));
 const SessionsPage = lazy(() => import('./pages/admin/sessions-page.js'));
+const ComparePage = lazy(() => import('./pages/compare-page.js'));
 
 /** The paths the console routes itself; any other link (/auth/login, /openapi.json) is a page load. */
-export const APP_PATHS = /^\/(executions|failures|flows|manage|sign-in)?(\/|\?|#|$)/;
+export const APP_PATHS = /^\/(executions|failures|flows|manage|sign-in|compare)?(\/|\?|#|$)/;
 
 /** `/`: the executions list. */
 function Home() {
@@ -75,6 +76,7 @@ function Shell() {
             <Route path="/executions" component={ExecutionsPage} />
             <Route path="/executions/:id" component={ExecutionPage} />
             <Route path="/failures" component={FailuresPage} />
+            <Route path="/compare" component={ComparePage} />
             <Route path="/flows" component={FlowsPage} />
             <Route path="/flows/:processId" component={FlowPage} />
             <Route path={ADMIN_BASE} component={AdminHome} />

@@ -5,6 +5,18 @@ import type { ModelNode } from './graph-model.js';
 import { clip, NAME_CHARS, SIZES, type PlacedNode } from './layout.js';
 import { boundaryLabel, nodeLabel, openedLine, stateLine } from './node-words.js';
 
+/** What a page marks a node with (diagram.tsx, DiagramOverlay): a badge, the line under its name, words for its accessible name. */
+export interface NodeMark {
+  /** A few characters in a badge at its corner (`A`, `B`, `A B`). */
+  readonly badge: string;
+  /** Shown under a box's name instead of its state line; above a circle or a diamond. */
+  readonly line: string;
+  /** Added to its accessible name. */
+  readonly words: string;
+  /** Class names added to the node. */
+  readonly className: string;
+}
+
 /** Props of DiagramNode. */
 type Props = {
   readonly placed: PlacedNode;
@@ -12,6 +24,8 @@ type Props = {
   readonly scopeKey: string;
   /** The diagram shows an execution (a node without instances was not reached). */
   readonly hasRun: boolean;
+  /** A page's mark on it; null: none. */
+  readonly mark?: NodeMark | null;
   /** The node (or one of its boundary events) is the one opened in the panel: its id. */
   readonly selected: string | null;
   /** Opens the panel of a node or boundary event (by id). */
@@ -79,8 +93,38 @@ function StateMark({ node, x, y }: { readonly node: ModelNode; readonly x: numbe
   );
 }
 
+/*
+ * A badge's letters are drawn as strokes, not text: the node's accessible name says what the
+ * badge means in words, and drawn text would have to be repeated in it (WCAG's label in name).
+ */
+const GLYPHS: Readonly<Record<string, string>> = {
+  A: 'M0 10L4 0L8 10M1.6 6H6.4',
+  B: 'M0 0V10H4.6C7.8 10 7.8 5 4.6 5H0M0 0H4.2C6.8 0 6.8 5 4.2 5',
+};
+
+/** A mark's badge centred at (x, y): its letters (A, B) in a pill. */
+function MarkBadge({ text, x, y }: { readonly text: string; readonly x: number; readonly y: number }) {
+  const letters = [...text].filter((c) => GLYPHS[c] !== undefined);
+  if (letters.length === 0) return null;
+  const w = letters.length * 11 + 9;
+  return (
+    <g class="mark-badge" aria-hidden="true" transform={`translate(${x - w / 2} ${y - 9})`}>
+      <rect width={w} height="18" rx="9" />
+      {letters.map((c, i) => (
+        <path key={i} class="glyph" transform={`translate(${6 + i * 11} 4)`} d={GLYPHS[c]} />
+      ))}
+    </g>
+  );
+}
+
+/** A node's accessible name with a page's mark: what it shows first (name, then the mark's line), then its type and the mark's words. */
+function markedLabel(node: ModelNode, mark: NodeMark): string {
+  const shown = mark.line === '' ? [node.name] : [node.name, mark.line];
+  return [...shown, node.type, mark.words, ...node.boundaries.map((b) => boundaryLabel(b, false))].join(', ');
+}
+
 /** A node of the diagram and its boundary events. */
-export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onToggle }: Props) {
+export function DiagramNode({ placed, scopeKey, hasRun, mark = null, selected, onSelect, onToggle }: Props) {
   const { node, shape } = placed;
   const cx = shape.x + shape.width / 2;
   const cy = shape.y + shape.height / 2;
@@ -94,6 +138,7 @@ export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onTo
     node.instances.length > 0 ? 'visited' : '',
     selected === node.id ? 'selected' : '',
     placed.body ? 'open' : '',
+    mark?.className ?? '',
   ].join(' ');
   const round = node.shape === 'event' || node.shape === 'gateway';
   // A closed container's words sit left of its +/− button.
@@ -105,7 +150,7 @@ export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onTo
         transform={`translate(${cx} ${cy})`}
         tabindex={0}
         role="button"
-        aria-label={nodeLabel(node, hasRun, placed.body !== null)}
+        aria-label={mark ? markedLabel(node, mark) : nodeLabel(node, hasRun, placed.body !== null)}
         aria-pressed={selected === node.id}
         data-node-path={`${scopeKey}${node.id}`}
         onClick={(e) => {
@@ -121,10 +166,20 @@ export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onTo
         {round ? (
           <>
             <circle class="focus-ring" r={hw + 5} />
+            {/* A mark's line above the shape, in the same text: read (and checked against the accessible name) as "name line". */}
             <text class="label" y={hh + 14}>
               {node.instances.length > 1 ? `${name} ×${node.instances.length}` : name}
+              {mark && mark.line !== '' && (
+                <>
+                  {' '}
+                  <tspan class="mark-line" x="0" y={-hh - 8}>
+                    {mark.line}
+                  </tspan>
+                </>
+              )}
             </text>
             <StateMark node={node} x={hw * 0.75} y={-hh * 0.75} />
+            {mark && <MarkBadge text={mark.badge} x={hw + 4} y={-hh * 0.6} />}
           </>
         ) : (
           <>
@@ -146,11 +201,14 @@ export function DiagramNode({ placed, scopeKey, hasRun, selected, onSelect, onTo
               <text class="name" x={dx} y={node.shape === 'container' ? -6 : -4}>
                 {name}{' '}
                 <tspan class="subtitle" x={dx} y={node.shape === 'container' ? 12 : 14}>
-                  {clip(stateLine(node), 30)}
+                  {clip(mark?.line ?? stateLine(node), 30)}
                 </tspan>
               </text>
             )}
             <StateMark node={node} x={hw - 4} y={-hh + 4} />
+            {mark && (
+              <MarkBadge text={mark.badge} x={hw - 10 - mark.badge.replace(/ /g, '').length * 5.5} y={-hh + 2} />
+            )}
           </>
         )}
       </g>

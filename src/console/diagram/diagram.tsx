@@ -3,10 +3,10 @@
  * with their bodies drawn inside them. Every node and boundary event is a button (Tab to it,
  * Enter or Space opens it); a container's +/− button opens its body.
  */
-import { Fragment } from 'preact';
+import { Fragment, type ComponentChildren } from 'preact';
 import { useId, useMemo, useState } from 'preact/hooks';
-import type { GraphModel } from './graph-model.js';
-import { DiagramNode } from './diagram-node.js';
+import type { GraphModel, ModelEdge } from './graph-model.js';
+import { DiagramNode, type NodeMark } from './diagram-node.js';
 import { layoutGraph, type Layout, type Point } from './layout.js';
 import { StateIcon } from '../components/state-icon.js';
 import { NODE_STATE_WORDS, type NodeState } from '../model/states.js';
@@ -28,6 +28,15 @@ export function samePath(a: NodePath | null, b: NodePath | null): boolean {
   );
 }
 
+/** What a page draws over the diagram instead of one run's states (two runs compared): marks on the top-level nodes and edges, its own legend. */
+export interface DiagramOverlay {
+  /** A top-level node's mark; null: none. */
+  readonly node: (id: string) => NodeMark | null;
+  /** Class names added to a top-level edge. */
+  readonly edgeClass: (edge: ModelEdge) => string;
+  readonly legend: ComponentChildren;
+}
+
 /** Props of Diagram. */
 type Props = {
   readonly graph: GraphModel;
@@ -38,6 +47,7 @@ type Props = {
   readonly selected: NodePath | null;
   readonly onSelect: (path: NodePath) => void;
   readonly onToggle: (path: NodePath) => void;
+  readonly overlay?: DiagramOverlay;
 };
 
 /** An edge's polyline smoothed through its bends. */
@@ -63,6 +73,7 @@ function LayoutView(props: {
   readonly diagram: Props;
 }) {
   const { layout, offset, scope, markers, diagram } = props;
+  const overlay = scope.length === 0 ? diagram.overlay : undefined;
   const selectedHere =
     diagram.selected &&
     diagram.selected.scope.length === scope.length &&
@@ -86,7 +97,10 @@ function LayoutView(props: {
         ))}
       <g class="edges">
         {layout.edges.map((e, i) => (
-          <g key={i} class={`dedge kind-${e.edge.kind} ${e.edge.taken ? 'taken' : ''}`}>
+          <g
+            key={i}
+            class={`dedge kind-${e.edge.kind} ${e.edge.taken ? 'taken' : ''}${overlay ? ` ${overlay.edgeClass(e.edge)}` : ''}`}
+          >
             <path d={edgePath(e.points)} marker-end={`url(#${markers}-${e.edge.taken ? 'taken' : 'plain'})`} />
             {e.label && (
               <g class="dedge-label" transform={`translate(${e.label.x} ${e.label.y})`}>
@@ -111,6 +125,7 @@ function LayoutView(props: {
             placed={n}
             scopeKey={scope.map((s) => `${s}.`).join('')}
             hasRun={diagram.hasRun}
+            mark={overlay?.node(n.node.id) ?? null}
             selected={selectedHere}
             onSelect={(id) => diagram.onSelect({ scope, id })}
             onToggle={(id) => diagram.onToggle({ scope, id })}
@@ -175,7 +190,8 @@ export function Diagram(props: Props) {
           <LayoutView layout={layout} offset={{ x: 0, y: 0 }} scope={[]} markers={markers} diagram={props} />
         </svg>
       </div>
-      {props.hasRun && (
+      {props.overlay && <figcaption class="legend">{props.overlay.legend}</figcaption>}
+      {props.hasRun && !props.overlay && (
         <figcaption class="legend">
           <span class="legend-title">States:</span>
           {LEGEND.map((s) => (

@@ -228,6 +228,9 @@ export default function ExecutionPage() {
       <div class="page-head">
         <h1>{run.processName}</h1>
         <StateBadge state={run.state} />
+        <a class="button-link compare-link" href={`/compare?a=${encodeURIComponent(run.processInstanceId)}`}>
+          Compare with another run
+        </a>
         {run.state === 'RUNNING' && mayExecute && (
           <button type="button" class="danger" onClick={() => setAsking(true)}>
             Cancel execution

@@ -25,6 +25,7 @@ export const CONSOLE_PAGES = [
   '/executions',
   '/executions/*',
   '/failures',
+  '/compare',
   '/flows',
   '/flows/*',
   '/manage',

@@ -1,0 +1,147 @@
+/*
+ * Choosing the runs to compare: the recent executions of run A's flow (each a link to the
+ * comparison), or an execution's id pasted in.
+ */
+import { useLocation } from 'preact-iso/router';
+import { useState } from 'preact/hooks';
+import type { InstancePage, InstanceView } from '../../shared/api/process.js';
+import { path } from '../api/http.js';
+import { useApi } from '../hooks/use-api.js';
+import { durationBetween, formatTime } from '../model/format.js';
+import { StateBadge } from './state-badge.js';
+
+/** The comparison page of `a` with `b`. */
+export function compareHref(a: string, b: string): string {
+  return `/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`;
+}
+
+/** Props of ComparePicker. */
+type Props = {
+  /** Run A, when chosen (`?a=`); null: both are typed. */
+  readonly a: string | null;
+};
+
+/** Recent executions of A's flow to compare A with, newest first, A itself left out. */
+function RecentRuns({ a, run }: { readonly a: string; readonly run: InstanceView }) {
+  const list = useApi<InstancePage>(`/process/instances?processId=${encodeURIComponent(run.processId)}&limit=20`);
+  const others = (list.data?.items ?? []).filter((e) => e.processInstanceId !== a);
+  if (list.error)
+    return <p class="error-text">{`The executions of this flow cannot be listed: ${list.error.message}`}</p>;
+  if (!list.data) return <p class="muted">Loading the recent executions…</p>;
+  if (others.length === 0) return <p class="muted">No other execution of this flow yet.</p>;
+  const now = Date.now();
+  return (
+    <div class="table-scroll">
+      <table class="compare-candidates">
+        <caption>{`Recent executions of ${run.processName}`}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Execution</th>
+            <th scope="col">Version</th>
+            <th scope="col">State</th>
+            <th scope="col">Started</th>
+            <th scope="col">Took</th>
+            <th scope="col">Correlation key</th>
+            <th scope="col">
+              <span class="visually-hidden">Compare</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {others.map((e) => (
+            <tr key={e.processInstanceId}>
+              <td>
+                <code>{e.processInstanceId}</code>
+              </td>
+              <td>{e.processVersion}</td>
+              <td>
+                <StateBadge state={e.state} />
+              </td>
+              <td>
+                <time dateTime={e.startTime}>{formatTime(e.startTime)}</time>
+              </td>
+              <td>{durationBetween(e.startTime, e.endTime, now)}</td>
+              <td>{e.correlationKey ?? ''}</td>
+              <td>
+                <a href={compareHref(a, e.processInstanceId)} aria-label={`Compare with ${e.processInstanceId}`}>
+                  Compare
+                </a>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The picker: run A's recent siblings, and a form to paste an id. */
+export function ComparePicker({ a }: Props) {
+  const { route } = useLocation();
+  const run = useApi<InstanceView>(a ? path`/process/instance/${a}` : null);
+  const [typedA, setTypedA] = useState('');
+  const [typedB, setTypedB] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const first = (a ?? typedA).trim();
+    const second = typedB.trim();
+    if (first === '' || second === '') return setProblem('Give the id of each execution to compare.');
+    if (first === second) return setProblem('That is the same execution: choose another one.');
+    setProblem(null);
+    route(compareHref(first, second));
+  };
+  return (
+    <>
+      {a && (
+        <p>
+          {'Run A: '}
+          <a href={path`/executions/${a}`}>
+            <code>{a}</code>
+          </a>
+          {run.data ? ` (${run.data.processName}, version ${run.data.processVersion})` : ''}
+        </p>
+      )}
+      {run.error && <p role="alert" class="error-text">{`Execution ${a} cannot be read: ${run.error.message}`}</p>}
+      {a && run.data && (
+        <section aria-labelledby="recent-title">
+          <h2 id="recent-title">Compare with a recent execution of the same flow</h2>
+          <RecentRuns a={a} run={run.data} />
+        </section>
+      )}
+      <section aria-labelledby="paste-title">
+        <h2 id="paste-title">{a ? 'Or with an execution by its id' : 'Executions to compare'}</h2>
+        <form class="compare-form" onSubmit={submit}>
+          {!a && (
+            <label>
+              Execution A
+              <input
+                name="a"
+                value={typedA}
+                spellcheck={false}
+                autoComplete="off"
+                onInput={(e) => setTypedA(e.currentTarget.value)}
+              />
+            </label>
+          )}
+          <label>
+            {a ? 'Execution id' : 'Execution B'}
+            <input
+              name="b"
+              value={typedB}
+              spellcheck={false}
+              autoComplete="off"
+              onInput={(e) => setTypedB(e.currentTarget.value)}
+            />
+          </label>
+          <button type="submit">Compare</button>
+        </form>
+        {problem && (
+          <p role="alert" class="error-text">
+            {problem}
+          </p>
+        )}
+      </section>
+    </>
+  );
+}
