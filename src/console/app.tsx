@@ -15,9 +15,12 @@ import SignInPage from './pages/sign-in-page.js';
 
 const ExecutionPage = lazy(() => import('./pages/execution-page.js'));
 const FlowPage = lazy(() => import('./pages/flow-page.js'));
+const RunPage = lazy(() => import('./pages/run-page.js'));
+const BulkListPage = lazy(() => import('./pages/bulk-list-page.js'));
+const BulkPage = lazy(() => import('./pages/bulk-page.js'));
 
 /** The paths the console routes itself; any other link (/auth/login, /openapi.json) is a page load. */
-export const APP_PATHS = /^\/(executions|failures|flows|sign-in)?(\/|\?|#|$)/;
+export const APP_PATHS = /^\/(bulk|executions|failures|flows|sign-in)?(\/|\?|#|$)/;
 
 /** `/`: the executions list. */
 function Home() {
@@ -64,6 +67,9 @@ function Shell() {
             <Route path="/failures" component={FailuresPage} />
             <Route path="/flows" component={FlowsPage} />
             <Route path="/flows/:processId" component={FlowPage} />
+            <Route path="/flows/:processId/run" component={RunPage} />
+            <Route path="/bulk" component={BulkListPage} />
+            <Route path="/bulk/:bulkId" component={BulkPage} />
             <Route default component={NotFound} />
           </Router>
         </ErrorBoundary>

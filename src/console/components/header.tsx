@@ -11,6 +11,8 @@ const PAGES = [
   { href: '/executions', label: 'Executions' },
   { href: '/failures', label: 'Failures' },
   { href: '/flows', label: 'Flows' },
+  // Only for sessions that may create them (WORKFLOW_PUBLISH).
+  { href: '/bulk', label: 'Bulk operations', permission: 'WORKFLOW_PUBLISH' },
 ] as const;
 
 /** Who the session is, in a few words. */
@@ -45,7 +47,7 @@ export function Header() {
       </a>
       <nav aria-label="Main">
         <ul>
-          {PAGES.map((p) => (
+          {PAGES.filter((p) => !('permission' in p) || whoami.data?.permissions.includes(p.permission)).map((p) => (
             <li key={p.href}>
               <a href={p.href} aria-current={path === p.href || path.startsWith(`${p.href}/`) ? 'page' : undefined}>
                 {p.label}
