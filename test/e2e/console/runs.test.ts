@@ -81,7 +81,8 @@ const shownExecution = (page: Page) => decodeURIComponent(new URL(page.url()).pa
 
 t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP }, async (t) => {
   const cwd = t.testdir({});
-  const { url } = await startDaemon(t, { cwd });
+  // Slow bulk operations (one execution a second): one can be cancelled from its page while it runs.
+  const { url } = await startDaemon(t, { cwd, args: ['--bulk-rate', '1'] });
   const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
   const api = (method: string, path: string, body?: object) => callDaemon(url, admin, method, path, body);
   for (const source of [ORDER_FLOW, monthEnd('one'), monthEnd('two'), NIGHTLY_FLOW, WAITING_FLOW])
@@ -242,6 +243,31 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
     await page.waitForURL(`${url}/bulk`);
     await page.locator('table.bulk-list tbody tr', { hasText: bulkId }).waitFor();
     t.same(await axeCheck(page), [], 'the bulk operations: no serious accessibility violation');
+  });
+
+  await t.test('Cancel operation stops a running bulk operation before its next chunk', async (t) => {
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++)
+      ids.push(
+        (await api('POST', '/process/start', { processId: WAITING, data: {} })).body.processInstanceId as string,
+      );
+    await page.goto(`${url}/executions?processId=${WAITING}&environment=PRODUCTION&state=RUNNING`);
+    await page.locator('tr[data-row]').first().waitFor();
+    await page.getByRole('button', { name: 'Bulk action…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Preview' }).click();
+    await dialog.getByRole('button', { name: 'Cancel 30 executions' }).click();
+    await page.waitForURL((u) => u.pathname.startsWith('/bulk/'));
+    const bulkId = decodeURIComponent(new URL(page.url()).pathname.split('/').at(-1)!);
+    await page.getByRole('button', { name: 'Cancel operation' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel operation' }).click();
+    await page.getByRole('status').filter({ hasText: 'The operation cancelled.' }).waitFor();
+    const op = (await api('GET', `/process/bulk/${bulkId}`)).body as { done: number; pending: number };
+    t.match(op, { state: 'CANCELLED', cancelledBy: /^key:/ });
+    t.ok(op.pending > 0, 'stopped before the end');
+    t.match(await page.locator('#bulk-progress-words').textContent(), new RegExp(`${op.pending} not reached`));
+    const states = await Promise.all(ids.map(async (id) => (await api('GET', `/process/instance/${id}`)).body.state));
+    t.equal(states.filter((s) => s === 'CANCELLED').length, op.done, 'exactly those done are cancelled');
   });
 
   await t.test('a viewer is offered neither Run nor bulk actions', async (t) => {
