@@ -22,9 +22,12 @@ const MemoryAdminPage = lazy(() => import('./pages/admin/memory-page.js'));
 const KeysPage = lazy(() => import('./pages/admin/keys-page.js'));
 const SessionsPage = lazy(() => import('./pages/admin/sessions-page.js'));
 const ComparePage = lazy(() => import('./pages/compare-page.js'));
+const RunPage = lazy(() => import('./pages/run-page.js'));
+const BulkListPage = lazy(() => import('./pages/bulk-list-page.js'));
+const BulkPage = lazy(() => import('./pages/bulk-page.js'));
 
 /** The paths the console routes itself; any other link (/auth/login, /openapi.json) is a page load. */
-export const APP_PATHS = /^\/(executions|failures|flows|manage|sign-in|compare)?(\/|\?|#|$)/;
+export const APP_PATHS = /^\/(bulk|compare|executions|failures|flows|manage|sign-in)?(\/|\?|#|$)/;
 
 /** `/`: the executions list. */
 function Home() {
@@ -85,6 +88,9 @@ function Shell() {
             <Route path={`${ADMIN_BASE}/memory`} component={MemoryAdminPage} />
             <Route path={`${ADMIN_BASE}/keys`} component={KeysPage} />
             <Route path={`${ADMIN_BASE}/sessions`} component={SessionsPage} />
+            <Route path="/flows/:processId/run" component={RunPage} />
+            <Route path="/bulk" component={BulkListPage} />
+            <Route path="/bulk/:bulkId" component={BulkPage} />
             <Route default component={NotFound} />
           </Router>
         </ErrorBoundary>

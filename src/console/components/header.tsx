@@ -12,6 +12,8 @@ const PAGES = [
   { href: '/executions', label: 'Executions' },
   { href: '/failures', label: 'Failures' },
   { href: '/flows', label: 'Flows' },
+  // Only for sessions that may create them (WORKFLOW_PUBLISH).
+  { href: '/bulk', label: 'Bulk operations', permission: 'WORKFLOW_PUBLISH' },
 ] as const;
 
 /** Who the session is, in a few words. */
@@ -47,7 +49,7 @@ export function Header() {
       <nav aria-label="Main">
         <ul>
           {[
-            ...PAGES,
+            ...PAGES.filter((p) => !('permission' in p) || whoami.data?.permissions.includes(p.permission)),
             ...(showsAdmin(whoami.data?.permissions ?? []) ? [{ href: ADMIN_BASE, label: 'Admin' }] : []),
           ].map((p) => (
             <li key={p.href}>

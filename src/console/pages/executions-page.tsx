@@ -5,16 +5,20 @@
  * filters is added (model/live-list.ts), the reads batched (model/row-reads.ts).
  */
 import { useLocation } from 'preact-iso/router';
+import type { BulkView } from '../../shared/api/bulk.js';
+import type { WhoAmI } from '../../shared/api/meta.js';
 import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { FlowList } from '../../shared/api/flows.js';
 import type { InstancePage, InstanceView } from '../../shared/api/process.js';
 import { api, ApiError, path } from '../api/http.js';
+import { BulkDialog } from '../components/bulk-dialog.js';
 import { ExecutionRows } from '../components/execution-rows.js';
 import { FILTERS_FORM_ID, FiltersForm } from '../components/filters-form.js';
 import { EventsContext } from '../components/events-context.js';
 import { useApi } from '../hooks/use-api.js';
 import { useNow } from '../hooks/use-now.js';
 import { useTitle } from '../hooks/use-title.js';
+import { bulkQueryOf, selectionWords } from '../model/bulk.js';
 import { filtersFromQuery, filtersToQuery, hasFilters, type Filters } from '../model/filters.js';
 import { applyRead, readFor, type ListRows } from '../model/live-list.js';
 import { RowReads } from '../model/row-reads.js';
@@ -55,6 +59,10 @@ export default function ExecutionsPage() {
   const rowsRef = useRef(rows);
   rowsRef.current = rows;
   const flows = useApi<FlowList>('/admin/flows');
+  // Bulk operations need WORKFLOW_PUBLISH; the daemon refuses them anyway.
+  const me = useApi<WhoAmI>('/auth/whoami');
+  const mayBulk = me.data?.permissions.includes('WORKFLOW_PUBLISH') ?? false;
+  const [bulkOpen, setBulkOpen] = useState(false);
   useTitle('Executions');
   useSlashFocus();
 
@@ -155,7 +163,22 @@ export default function ExecutionsPage() {
     <>
       <div class="page-head">
         <h1>Executions</h1>
+        {mayBulk && (
+          <button type="button" onClick={() => setBulkOpen(true)}>
+            Bulk action…
+          </button>
+        )}
       </div>
+      {mayBulk && (
+        <BulkDialog
+          open={bulkOpen}
+          query={bulkQueryOf(filters)}
+          selection={selectionWords(filters)}
+          versions={flows.data?.items.find((f) => f.processId === filters.processId)?.versions.map((v) => v.version)}
+          onClose={() => setBulkOpen(false)}
+          onStarted={(v: BulkView) => location.route(`/bulk/${encodeURIComponent(v.bulkId)}`)}
+        />
+      )}
       <FiltersForm key={queryText} filters={filters} flows={flowChoices} onApply={apply} />
       {missed > 0 && (
         <p class="notice" role="status">

@@ -6,6 +6,7 @@
 import { useRoute } from 'preact-iso/router';
 import { useMemo, useState } from 'preact/hooks';
 import type { FlowDetail } from '../../shared/api/flows.js';
+import type { WhoAmI } from '../../shared/api/meta.js';
 import { path } from '../api/http.js';
 import { NodePanel } from '../components/node-panel.js';
 import { Diagram } from '../diagram/diagram.js';
@@ -23,6 +24,7 @@ export default function FlowPage() {
   const processId = params.processId ?? '';
   const version = /^[0-9]+$/.test(query.version ?? '') ? query.version! : null;
   const flow = useApi<FlowDetail>(`${path`/admin/flows/${processId}`}${version ? `?version=${version}` : ''}`);
+  const me = useApi<WhoAmI>('/auth/whoami');
   const { selected, select, close: closePanel } = useNodeSelection();
   const [open, setOpen] = useState<OpenState>(() => (selected ? openPath({}, selected.scope) : {}));
   const opened = useMemo(() => openedBodies(open, null, {}), [open]);
@@ -54,6 +56,11 @@ export default function FlowPage() {
         <a class="button-link" href={`/executions?processId=${encodeURIComponent(f.processId)}&version=${f.version}`}>
           Executions of this version
         </a>
+        {me.data?.permissions.includes('WORKFLOW_EXECUTE') && (
+          <a class="button-link" href={`${path`/flows/${f.processId}/run`}?version=${f.version}`}>
+            Run this version
+          </a>
+        )}
       </div>
       {f.definition.description && <p>{f.definition.description}</p>}
       <div class="execution-grid">

@@ -1,13 +1,20 @@
 /* /flows — every flow the session may see: the version active in each environment, its triggers, its versions. */
-import type { FlowList } from '../../shared/api/flows.js';
+import type { FlowList, FlowSummary } from '../../shared/api/flows.js';
+import type { WhoAmI } from '../../shared/api/meta.js';
 import { useApi } from '../hooks/use-api.js';
 import { useTitle } from '../hooks/use-title.js';
 import { formatTime } from '../model/format.js';
 import { ENVIRONMENT_NAMES } from '../model/filters.js';
 
+/** Whether a flow is meant to be started by hand: an on-demand trigger, or no trigger at all. */
+const onDemand = (f: FlowSummary) => f.triggers.length === 0 || f.triggers.includes('on-demand');
+
 /** The flows page. */
 export default function FlowsPage() {
   const flows = useApi<FlowList>('/admin/flows');
+  // The daemon refuses a start without WORKFLOW_EXECUTE whatever the page shows.
+  const me = useApi<WhoAmI>('/auth/whoami');
+  const mayExecute = me.data?.permissions.includes('WORKFLOW_EXECUTE') ?? false;
   useTitle('Flows');
   const items = [...(flows.data?.items ?? [])].sort((a, b) => a.processId.localeCompare(b.processId));
   return (
@@ -34,6 +41,11 @@ export default function FlowsPage() {
                 <th scope="col">
                   <span class="visually-hidden">Executions</span>
                 </th>
+                {mayExecute && (
+                  <th scope="col">
+                    <span class="visually-hidden">Run</span>
+                  </th>
+                )}
               </tr>
             </thead>
             <tbody>
@@ -64,6 +76,15 @@ export default function FlowsPage() {
                         executions<span class="visually-hidden">{` of ${f.name}`}</span>
                       </a>
                     </td>
+                    {mayExecute && (
+                      <td>
+                        {onDemand(f) && (
+                          <a class="button-link" href={`/flows/${encodeURIComponent(f.processId)}/run`}>
+                            Run<span class="visually-hidden">{` ${f.name}`}</span>
+                          </a>
+                        )}
+                      </td>
+                    )}
                   </tr>
                 );
               })}

@@ -30,6 +30,8 @@ export const CONSOLE_PAGES = [
   '/flows/*',
   '/manage',
   '/manage/*',
+  '/bulk',
+  '/bulk/*',
 ] as const;
 
 /** Content types by extension; a file of another extension is not served. */

@@ -9,23 +9,13 @@ import { formatJsonPath, jsonPointerPath } from '../json-shape.js';
 import { compileJsonSchema } from './json-schema.js';
 import type { FlowDefinition } from './types.js';
 
+export { inputFields, type InputField } from './input-fields.js';
+
 /** Why start data does not match a flow's inputs: where (`data.customer.id`) and what. */
 export interface InputViolation {
   /** The path from the data's root, as text (`data.items[2].sku`). */
   readonly path: string;
   readonly message: string;
-}
-
-/** One parameter of a flow, as a form or a listing shows it. */
-export interface InputField {
-  readonly name: string;
-  /** The schema's `type` (`string`, `integer`, ...; several joined by `|`), or `any`. */
-  readonly type: string;
-  readonly required: boolean;
-  readonly description?: string;
-  readonly default?: unknown;
-  /** The allowed values (`enum`), when the schema lists them. */
-  readonly enum?: readonly unknown[];
 }
 
 const validators = new WeakMap<object, ValidateFunction | Error>();
@@ -84,24 +74,4 @@ function describeViolation(err: ErrorObject | undefined): InputViolation {
     default:
       return { path: formatJsonPath(path, 'data'), message: err.message ?? 'is not valid' };
   }
-}
-
-/** The top-level properties of `inputs` as fields, in the schema's order. Pure. */
-export function inputFields(inputs: Readonly<Record<string, unknown>> | undefined): InputField[] {
-  if (inputs === undefined) return [];
-  const properties = inputs.properties;
-  if (typeof properties !== 'object' || properties === null) return [];
-  const required = new Set(Array.isArray(inputs.required) ? inputs.required.map(String) : []);
-  return Object.entries(properties as Record<string, unknown>).map(([name, raw]) => {
-    const s = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
-    const type = Array.isArray(s.type) ? s.type.join('|') : typeof s.type === 'string' ? s.type : 'any';
-    return {
-      name,
-      type,
-      required: required.has(name),
-      ...(typeof s.description === 'string' && { description: s.description }),
-      ...(Object.hasOwn(s, 'default') && { default: s.default }),
-      ...(Array.isArray(s.enum) && { enum: s.enum }),
-    };
-  });
 }

@@ -41,6 +41,9 @@ t.test('each page path answers index.html, not cached, with the console headers'
     '/executions?state=FAILED',
     '/flows',
     '/flows/order',
+    '/flows/order/run',
+    '/bulk',
+    '/bulk/01a2163f-86a1',
   ]) {
     const res = await h.call(null, { method: 'GET', url });
     t.equal(res.statusCode, 200, url);
