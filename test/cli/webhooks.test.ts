@@ -62,7 +62,7 @@ t.test('wfx webhooks: create, send signed as the provider would, read the delive
     'signed like GitHub, verified, the flow started',
   );
   const table = await wfxIn(['webhooks', 'deliveries', 'repo'], { cwd });
-  t.match(table.stdout, /RECEIVED\s+ENV\s+EVENT\s+SIGNATURE\s+BYTES\s+STARTED/);
+  t.match(table.stdout, /RECEIVED\s+ID\s+ENV\s+EVENT\s+SIGNATURE\s+BYTES\s+STARTED/);
   t.notMatch((await wfxIn(['webhooks', 'list'], { cwd })).stdout, /whsec_/, 'no secret in the list');
 
   // The body limit: 1 MiB unless the registration says otherwise, changed in place.
