@@ -15,9 +15,11 @@ import SignInPage from './pages/sign-in-page.js';
 
 const ExecutionPage = lazy(() => import('./pages/execution-page.js'));
 const FlowPage = lazy(() => import('./pages/flow-page.js'));
+const TriggersPage = lazy(() => import('./pages/triggers-page.js'));
+const WebhookPage = lazy(() => import('./pages/webhook-page.js'));
 
 /** The paths the console routes itself; any other link (/auth/login, /openapi.json) is a page load. */
-export const APP_PATHS = /^\/(executions|failures|flows|sign-in)?(\/|\?|#|$)/;
+export const APP_PATHS = /^\/(executions|failures|flows|sign-in|triggers)?(\/|\?|#|$)/;
 
 /** `/`: the executions list. */
 function Home() {
@@ -64,6 +66,8 @@ function Shell() {
             <Route path="/failures" component={FailuresPage} />
             <Route path="/flows" component={FlowsPage} />
             <Route path="/flows/:processId" component={FlowPage} />
+            <Route path="/triggers" component={TriggersPage} />
+            <Route path="/triggers/webhooks/:name" component={WebhookPage} />
             <Route default component={NotFound} />
           </Router>
         </ErrorBoundary>

@@ -11,6 +11,7 @@ const PAGES = [
   { href: '/executions', label: 'Executions' },
   { href: '/failures', label: 'Failures' },
   { href: '/flows', label: 'Flows' },
+  { href: '/triggers', label: 'Triggers' },
 ] as const;
 
 /** Who the session is, in a few words. */

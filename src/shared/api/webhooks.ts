@@ -1,6 +1,6 @@
 /* Webhook registrations (/admin/webhooks) and the receive endpoint (POST /webhook/receive/{token}). Answers are types only. */
 import { Type, type Static } from './schema.js';
-import { PROVIDERS, type CustomScheme, type Provider } from '../webhooks/providers.js';
+import { PROVIDERS, type CustomScheme, type Provider } from '../webhooks/scheme.js';
 import { ENVIRONMENTS, Items, Name, StringEnum, type Environment } from './common.js';
 
 /** The environment of a webhook endpoint: ALL for a SHARED registration's one endpoint. */
