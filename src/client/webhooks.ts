@@ -1,6 +1,8 @@
 /** The client's calls of /admin/webhooks (WfxClient.webhooks). */
 import type {
+  DeliveryDetail,
   DeliveryList,
+  DeliveryRecord,
   Deleted,
   RegisteredWebhook,
   RegisterWebhookBody,
@@ -44,6 +46,18 @@ export function webhookCalls(client: { readonly http: ApiClient }) {
     /** GET /admin/webhooks/{name}/deliveries: newest first. Throws NOT_FOUND. */
     deliveries: (name: string, query: Org = {}): Promise<DeliveryList> =>
       client.http.get<DeliveryList>(withQuery(path`/admin/webhooks/${name}/deliveries`, query)),
+    /** GET /admin/webhooks/{name}/deliveries/{deliveryId}: its record, kept headers and body. Throws NOT_FOUND. */
+    delivery: (name: string, deliveryId: string, query: Org = {}): Promise<DeliveryDetail> =>
+      client.http.get<DeliveryDetail>(withQuery(path`/admin/webhooks/${name}/deliveries/${deliveryId}`, query)),
+    /**
+     * POST /admin/webhooks/{name}/deliveries/{deliveryId}/redeliver: the new delivery's record.
+     * Throws NOT_FOUND, DELIVERY_NOT_REDELIVERABLE, DELIVERY_BODY_NOT_KEPT.
+     */
+    redeliver: (name: string, deliveryId: string, query: Org = {}): Promise<DeliveryRecord> =>
+      client.http.post<DeliveryRecord>(
+        withQuery(path`/admin/webhooks/${name}/deliveries/${deliveryId}/redeliver`, query),
+        {},
+      ),
     /** GET /admin/webhooks/{name}/deliveries/stream: each delivery as it is processed (`event: delivery`). Throws NOT_FOUND. */
     streamDeliveries: (name: string, signal?: AbortSignal, query: Org = {}): AsyncGenerator<SseEvent> =>
       client.http.stream(withQuery(path`/admin/webhooks/${name}/deliveries/stream`, query), undefined, signal),

@@ -25,9 +25,11 @@ const ComparePage = lazy(() => import('./pages/compare-page.js'));
 const RunPage = lazy(() => import('./pages/run-page.js'));
 const BulkListPage = lazy(() => import('./pages/bulk-list-page.js'));
 const BulkPage = lazy(() => import('./pages/bulk-page.js'));
+const TriggersPage = lazy(() => import('./pages/triggers-page.js'));
+const WebhookPage = lazy(() => import('./pages/webhook-page.js'));
 
 /** The paths the console routes itself; any other link (/auth/login, /openapi.json) is a page load. */
-export const APP_PATHS = /^\/(bulk|compare|executions|failures|flows|manage|sign-in)?(\/|\?|#|$)/;
+export const APP_PATHS = /^\/(bulk|compare|executions|failures|flows|manage|sign-in|triggers)?(\/|\?|#|$)/;
 
 /** `/`: the executions list. */
 function Home() {
@@ -91,6 +93,8 @@ function Shell() {
             <Route path="/flows/:processId/run" component={RunPage} />
             <Route path="/bulk" component={BulkListPage} />
             <Route path="/bulk/:bulkId" component={BulkPage} />
+            <Route path="/triggers" component={TriggersPage} />
+            <Route path="/triggers/webhooks/:name" component={WebhookPage} />
             <Route default component={NotFound} />
           </Router>
         </ErrorBoundary>

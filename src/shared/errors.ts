@@ -72,6 +72,15 @@ export const ERROR_CODES = {
     hint: 'The query selects more executions than one bulk operation may (--limit bulk-executions); narrow it (e.g. --started-before), or run it in parts.',
   },
   BULK_NO_LONGER_MATCHES: { status: 409 },
+  // Webhook redelivery (POST /admin/webhooks/{name}/deliveries/{deliveryId}/redeliver)
+  DELIVERY_NOT_REDELIVERABLE: {
+    status: 409,
+    hint: 'Only a verified delivery is redelivered: not one refused for its signature, size or as a duplicate (redeliver the delivery it repeats), nor one still being processed.',
+  },
+  DELIVERY_BODY_NOT_KEPT: {
+    status: 410,
+    hint: "The delivery log keeps the bodies of a registration's newest deliveries only (8 MiB of them); ask the provider to send the event again.",
+  },
   INTERNAL_ERROR: { status: 500 },
   SERVICE_UNAVAILABLE: { status: 503, hint: 'The daemon is shutting down or its store failed; see its log.' },
   CONSOLE_NOT_BUILT: {

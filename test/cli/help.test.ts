@@ -57,6 +57,7 @@ const COMMANDS = [
   ['webhooks', 'send'],
   ['webhooks', 'verify'],
   ['webhooks', 'deliveries'],
+  ['webhooks', 'redeliver'],
   ['webhooks', 'list'],
   ['webhooks', 'rotate'],
   ['webhooks', 'delete'],

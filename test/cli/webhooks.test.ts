@@ -62,7 +62,24 @@ t.test('wfx webhooks: create, send signed as the provider would, read the delive
     'signed like GitHub, verified, the flow started',
   );
   const table = await wfxIn(['webhooks', 'deliveries', 'repo'], { cwd });
-  t.match(table.stdout, /RECEIVED\s+ENV\s+EVENT\s+SIGNATURE\s+BYTES\s+STARTED/);
+  t.match(table.stdout, /RECEIVED\s+ID\s+ENV\s+EVENT\s+SIGNATURE\s+BYTES\s+STARTED/);
+
+  // One delivery with its headers and body; then redelivered: it starts the flow again.
+  const started = items.at(-1) as { deliveryId: string };
+  const shown = await wfxIn(['webhooks', 'deliveries', 'repo', started.deliveryId], { cwd });
+  t.equal(shown.code, 0, shown.stderr);
+  t.match(shown.stdout, /\nheaders\n(.*\n)*  x-github-event: push\n(.*\n)*body\n\{/, 'its kept headers and body');
+  t.notMatch(shown.stdout, /x-hub-signature/i, 'never its signature');
+  const redelivered = await wfxIn(['webhooks', 'redeliver', 'repo', started.deliveryId], { cwd });
+  t.equal(redelivered.code, 0, redelivered.stderr);
+  t.match(
+    redelivered.stdout,
+    new RegExp(`^redelivered ${started.deliveryId} as [0-9a-f-]{36}: started [0-9a-f-]{36}\n$`),
+  );
+  const refused = items.find((d) => (d as { refused?: string }).refused === 'DUPLICATE') as { deliveryId: string };
+  const notAgain = await wfxIn(['webhooks', 'redeliver', 'repo', refused.deliveryId], { cwd });
+  t.equal(notAgain.code, 1);
+  t.match(notAgain.stderr, /^DELIVERY_NOT_REDELIVERABLE: /, 'a duplicate is not redelivered');
   t.notMatch((await wfxIn(['webhooks', 'list'], { cwd })).stdout, /whsec_/, 'no secret in the list');
 
   // The body limit: 1 MiB unless the registration says otherwise, changed in place.

@@ -25,6 +25,7 @@ const TRIGGERS: TriggerHealth[] = [
     state: 'active',
     lastFire: '2026-11-21T01:00:00.000Z',
     nextFire: '2026-11-22T01:00:00.000Z',
+    nextFires: ['2026-11-22T01:00:00.000Z'],
     lastError: null,
   },
   {

@@ -166,7 +166,9 @@ export async function status(ctx: CliContext, cmd: Command): Promise<void> {
                 ? `schedule ${tr.cron}${tr.timezone && tr.timezone !== 'UTC' ? ` ${tr.timezone}` : ''}`
                 : tr.type === 'email'
                   ? `email ${tr.connection ?? ''}`
-                  : `webhook ${tr.webhook ?? ''}`,
+                  : tr.type === 'webhook'
+                    ? `webhook ${tr.webhook ?? ''}`
+                    : 'on-demand',
               `${tr.flowName} v${tr.version}`,
               tr.environment,
               tr.state,

@@ -4,7 +4,6 @@ import {
   WEBHOOK_MAX_BODY_BYTES_CEILING,
   WEBHOOK_MIN_BODY_BYTES,
   type DeliveryRecord,
-  type DeliveryView,
   type EndpointEnvironment,
   type RegisterWebhookBody,
 } from '../../shared/api/index.js';
@@ -16,6 +15,7 @@ import { globals, printJson, readUserFile, type CliContext } from '../context.js
 import { EXIT } from '../exit-codes.js';
 import { table } from '../format.js';
 import { freshEvent, processedDelivery } from '../webhook-send.js';
+import { registerDeliveryCommands } from './webhook-deliveries.js';
 
 /** `--max-body-bytes`: a size (parseBytes), within the daemon's bounds. */
 export function parseBodyBytes(value: string): number {
@@ -27,14 +27,7 @@ export function parseBodyBytes(value: string): number {
   return n;
 }
 
-/** The SIGNATURE column of a delivery: its verdict, or `-` when the body was refused unread. */
-function signatureColumn(d: DeliveryView): string {
-  if ('pending' in d) return 'pending';
-  if (d.refused === 'TOO_LARGE') return '-';
-  return d.signatureOk ? 'ok' : 'refused';
-}
-
-/** `wfx webhooks create|update|list|deliveries|rotate|delete|send|verify`. */
+/** `wfx webhooks create|update|list|deliveries|redeliver|rotate|delete|send|verify`. */
 export function registerWebhooks(program: Command, ctx: CliContext): void {
   const webhooks = program
     .command('webhooks')
@@ -124,35 +117,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
       );
     });
 
-  webhooks
-    .command('deliveries')
-    .description('the last deliveries of a registration: signature verdict, event, what started, or why nothing did')
-    .addHelpText('after', '\nExample:\n  $ wfx webhooks deliveries github')
-    .argument('<name>')
-    .action(async (name: string, _opts: unknown, cmd: Command) => {
-      const { items, refused } = await (await clientFor(ctx, cmd)).webhooks.deliveries(name);
-      if (globals(cmd).json) return printJson(ctx, items);
-      ctx.stdout.write(
-        table(
-          ['RECEIVED', 'ENV', 'EVENT', 'SIGNATURE', 'BYTES', 'STARTED', 'WHY NOTHING STARTED'],
-          items.map((d) =>
-            'pending' in d
-              ? [d.receivedAt, d.environment, '-', signatureColumn(d), '-', '-', '']
-              : [
-                  d.receivedAt,
-                  d.environment,
-                  d.eventType ?? '-',
-                  signatureColumn(d),
-                  d.body ? String(d.body.bytes) : '-',
-                  d.startedInstanceIds.join(' ') || '-',
-                  d.reason ?? '',
-                ],
-          ),
-        ),
-      );
-      const shown = items.filter((d) => 'refused' in d && d.refused !== undefined).length;
-      if (refused > shown) ctx.stderr.write(`${refused} deliveries refused in all; the log keeps the last ones\n`);
-    });
+  registerDeliveryCommands(webhooks, ctx);
 
   webhooks
     .command('rotate')

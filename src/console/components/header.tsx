@@ -12,6 +12,7 @@ const PAGES = [
   { href: '/executions', label: 'Executions' },
   { href: '/failures', label: 'Failures' },
   { href: '/flows', label: 'Flows' },
+  { href: '/triggers', label: 'Triggers' },
   // Only for sessions that may create them (WORKFLOW_PUBLISH).
   { href: '/bulk', label: 'Bulk operations', permission: 'WORKFLOW_PUBLISH' },
 ] as const;

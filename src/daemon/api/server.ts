@@ -41,6 +41,7 @@ import type { FileStore } from '../files/file-store.js';
 import type { BackupReport } from '../ops/backup.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import type { TriggerHealth } from '../triggers/health.js';
+import type { EmailConnectionState } from '../../shared/api/index.js';
 import type { HistoryDamageReport } from '../store/history-store.js';
 import type { ClusterDaemon, StoreHealth } from '../../shared/api/index.js';
 import { StreamHub } from './streams.js';
@@ -95,6 +96,8 @@ export interface ServerOptions {
   readonly now?: () => Date;
   /** Health of the schedule and email triggers (GET /admin/triggers); none without those services. */
   readonly triggerHealth?: () => readonly TriggerHealth[];
+  /** Each email connection's watch (GET /admin/email-connections `state`); absent without it. */
+  readonly emailStates?: (connectionId: string) => EmailConnectionState;
   /** Damage found in history (GET /health's `history`); left out without it. */
   readonly historyDamage?: () => HistoryDamageReport;
   /** GET /health's `store`: what the state is kept in, the lease on it. */
@@ -355,7 +358,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       heartbeatSeconds: options.heartbeatSeconds,
       now: options.now,
     });
-    emailConnectionRoutes(routes, { store: options.store, secrets, now: options.now });
+    emailConnectionRoutes(routes, {
+      store: options.store,
+      secrets,
+      now: options.now,
+      ...(options.emailStates && { stateOf: options.emailStates }),
+    });
     aiProviderRoutes(routes, { store: options.store, secrets, ai: options.ai, now: options.now });
     memoryRoutes(routes, { store: options.store, now: options.now });
     domainRoutes(routes, { store: options.store, now: options.now });

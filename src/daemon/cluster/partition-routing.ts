@@ -55,6 +55,7 @@ const EXECUTION_ROUTES = new Set([
 ]);
 const JOB_ROUTES = new Set(['/jobs/:key/complete', '/jobs/:key/fail', '/jobs/:key/heartbeat', '/jobs/:key/release']);
 const READS = new Set(['GET', 'HEAD']);
+const TRIGGER_READS = new Set(['/admin/triggers', '/admin/email-connections']);
 
 type Params = Record<string, string | undefined>;
 
@@ -78,6 +79,8 @@ function partitionOfRoute(
       return job ? options.partitionOf(job.instanceId) : null;
     };
   if (url.startsWith('/webhook/receive/')) return () => 0;
+  // Trigger health and email connections' state live in the daemon that runs the triggers.
+  if (TRIGGER_READS.has(url)) return () => 0;
   // Memory is shared (any daemon writes it); the cluster's list is read by any.
   if (url.startsWith('/admin/') && !url.startsWith('/admin/memory') && methods.some((m) => !READS.has(m)))
     return (request) => (READS.has(request.method) ? null : 0);

@@ -32,6 +32,8 @@ export const CONSOLE_PAGES = [
   '/manage/*',
   '/bulk',
   '/bulk/*',
+  '/triggers',
+  '/triggers/*',
 ] as const;
 
 /** Content types by extension; a file of another extension is not served. */

@@ -23,6 +23,7 @@ import { InstanceTable } from '../state/instance-table.js';
 import type { WfxRecord } from '../state/records.js';
 import type { StoredFile, WfxState } from '../state/state.js';
 import { collectFileIds } from '../state/stored-file.js';
+import { keptBlobs } from '../state/webhook-log.js';
 import type { DurableStore } from '../store/durable-store.js';
 import type { HistoryStore } from '../store/history-store.js';
 import { ensurePrivateDir } from '../disk/durable-files.js';
@@ -131,6 +132,15 @@ export class FileStore {
     return content;
   }
 
+  /** The content of blob `sha256` (hex) whole, or null when it is gone (a webhook delivery's kept body). */
+  async readBlob(sha256: string): Promise<Buffer | null> {
+    const content = await this.blobs.read(sha256);
+    if (!content) return null;
+    const chunks: Buffer[] = [];
+    for await (const chunk of content) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
   /** The content of a file as a Buffer (for nodes that read a file: transcription). */
   async readAll(file: StoredFile): Promise<Buffer> {
     const chunks: Buffer[] = [];
@@ -194,13 +204,18 @@ export class FileStore {
     return { deleted: records.length - keptFiles, kept: keptFiles, blobs };
   }
 
-  /** Removes blobs no file names, once older than the grace period (and leftover work in progress). */
+  /**
+   * Removes blobs no file names and no webhook delivery keeps, once older than the grace period
+   * (and leftover work in progress).
+   */
   private async removeOrphans(now: Date): Promise<number> {
-    const files = (): StoredFile[] => Object.values(this.options.store.state.files);
+    const state = this.options.store.state;
+    const files = (): StoredFile[] => Object.values(state.files);
     const named = new Set(files().map((f) => f.sha256));
-    // Looked at again for a blob not in the set: a file stored since the set was made may name it.
+    for (const blob of keptBlobs(state)) named.add(blob);
+    // Looked at again for a blob not in the set: a file stored (or a delivery kept) since the set was made may name it.
     const removed = await this.blobs.removeOrphans(
-      (sha256) => named.has(sha256) || files().some((f) => f.sha256 === sha256),
+      (sha256) => named.has(sha256) || files().some((f) => f.sha256 === sha256) || keptBlobs(state).has(sha256),
       now,
     );
     return (

@@ -186,6 +186,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       console: { login },
       publicUrl: options.publicUrl,
       triggerHealth: () => [...scheduler.health(), ...email.health()],
+      emailStates: (id) => email.connectionState(id),
       historyDamage: () => history.damage(),
       storeHealth: () => store.health(),
       ...(options.cluster && { cluster: options.cluster }),

@@ -251,6 +251,10 @@ export interface PendingDelivery {
   readonly headers: Record<string, string>;
   /** The raw body, base64. */
   readonly body: string;
+  /** A redelivery (POST .../redeliver): the delivery whose kept payload this is; verified when that one arrived. */
+  readonly redeliveryOf?: string;
+  /** A redelivery's actor. */
+  readonly by?: string;
 }
 
 /** A flow and its versions. Versions are immutable once published. */

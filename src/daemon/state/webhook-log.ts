@@ -4,7 +4,7 @@
  * large records (a long reason, many started executions) grow the state, the snapshot or an
  * answer without bound.
  */
-import type { DeliveryRecord } from '../../shared/api/index.js';
+import { WEBHOOK_KEPT_BYTES, type DeliveryRecord } from '../../shared/api/index.js';
 
 /** Deliveries kept in a registration's log, at most. */
 export const WEBHOOK_LOG_SIZE = 100;
@@ -38,13 +38,16 @@ export function insertByReceipt(log: DeliveryRecord[], record: DeliveryRecord): 
 
 /**
  * Adds `records` to the log of `webhookId` in order of receipt, then drops the oldest past
- * WEBHOOK_LOG_SIZE records or WEBHOOK_LOG_BYTES bytes; the newest record is always kept.
- * Deterministic (the reducer's).
+ * WEBHOOK_LOG_SIZE records or WEBHOOK_LOG_BYTES bytes; the newest record is always kept. Of the
+ * records left, the newest keep their bodies (`kept`) up to `keptBytes` in all (default
+ * WEBHOOK_KEPT_BYTES); older ones forget theirs (the file store's sweep removes a blob no
+ * record keeps). Deterministic (the reducer's).
  */
 export function appendDeliveries(
   state: { readonly webhookDeliveries: Record<string, DeliveryRecord[]> },
   webhookId: string,
   records: readonly DeliveryRecord[],
+  keptBytes = WEBHOOK_KEPT_BYTES,
 ): void {
   const log = (state.webhookDeliveries[webhookId] ??= []);
   for (const r of records) insertByReceipt(log, r);
@@ -53,4 +56,20 @@ export function appendDeliveries(
   for (let i = drop; i < log.length; i++) bytes += recordBytes(log[i]!);
   while (bytes > WEBHOOK_LOG_BYTES && drop < log.length - 1) bytes -= recordBytes(log[drop++]!);
   if (drop > 0) log.splice(0, drop);
+  let kept = 0;
+  for (let i = log.length - 1; i >= 0; i--) {
+    const r = log[i]!;
+    if (!r.kept) continue;
+    kept += r.kept.bytes;
+    if (kept <= keptBytes) continue;
+    const { kept: _forgotten, ...rest } = r;
+    log[i] = rest;
+  }
+}
+
+/** The blobs (hex SHA-256) that keep a delivery's body and headers in any registration's log. */
+export function keptBlobs(state: { readonly webhookDeliveries: Record<string, DeliveryRecord[]> }): Set<string> {
+  const out = new Set<string>();
+  for (const log of Object.values(state.webhookDeliveries)) for (const r of log) if (r.kept) out.add(r.kept.blob);
+  return out;
 }

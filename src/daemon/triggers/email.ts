@@ -1,4 +1,4 @@
-import type { EmailHealth } from '../../shared/api/index.js';
+import type { EmailConnectionState, EmailHealth } from '../../shared/api/index.js';
 import type { ImapFlow } from 'imapflow';
 import type { AddressObject } from 'mailparser';
 import type { WfxError } from '../../shared/errors.js';
@@ -40,6 +40,8 @@ interface Watch {
   client: ImapFlow | null;
   connected: boolean;
   lastError: string | null;
+  /** When the mailbox was last looked at (a search for unseen mail answered). */
+  lastPoll: string | null;
   attempt: number;
   retry: NodeJS.Timeout | null;
   poll: NodeJS.Timeout | null;
@@ -151,6 +153,17 @@ export class EmailTriggers {
     });
   }
 
+  /**
+   * What this daemon's watch of connection `connectionId` says: connected, its last error, its
+   * last look at the mailbox; `watched` false when no active trigger names it (or this daemon
+   * runs no triggers: not partition 0's holder).
+   */
+  connectionState(connectionId: string): EmailConnectionState {
+    const w = this.watches.get(connectionId);
+    if (!w) return { watched: false, connected: false, lastError: null, lastPoll: null };
+    return { watched: true, connected: w.connected, lastError: w.lastError, lastPoll: w.lastPoll };
+  }
+
   /** The email triggers of the active versions, with the connection each names (if it exists). */
   private targets(): Array<{ target: Target; connection: EmailConnection | undefined }> {
     const state = this.store.state;
@@ -184,6 +197,7 @@ export class EmailTriggers {
         client: null,
         connected: false,
         lastError: null,
+        lastPoll: null,
         attempt: 0,
         retry: null,
         poll: null,
@@ -310,6 +324,7 @@ export class EmailTriggers {
     const client = w.client;
     if (!client || !w.connected || w.stopped) return;
     const uids = ((await client.search({ seen: false }, { uid: true })) || []).filter((uid) => !w.skipped.has(uid));
+    w.lastPoll = this.now().toISOString();
     // The connection works (not only opened): the backoff starts over. A server that accepts and
     // drops at once keeps backing off instead of being retried every second.
     w.attempt = 0;

@@ -1,9 +1,22 @@
 import type { WfxState } from '../state/state.js';
 import { activeTriggers, subjectOf } from './active.js';
-import type { TriggerHealth, WebhookHealth } from '../../shared/api/index.js';
+import type { OnDemandHealth, TriggerHealth, WebhookHealth } from '../../shared/api/index.js';
 
 /** What GET /admin/triggers shows of this trigger (the wire's type, shared/api). */
-export type { TriggerHealth, WebhookHealth };
+export type { OnDemandHealth, TriggerHealth, WebhookHealth };
+
+/** The on-demand triggers of every active flow version: documentary, nothing fires them. */
+export function onDemandHealth(state: WfxState): OnDemandHealth[] {
+  return activeTriggers(state, 'on-demand').map((a) => ({
+    type: 'on-demand',
+    ...subjectOf(a),
+    description: a.trigger.description ?? null,
+    state: 'active',
+    lastFire: null,
+    nextFire: null,
+    lastError: null,
+  }));
+}
 
 /**
  * The webhook triggers of every active flow version, with what their registration's delivery

@@ -1,4 +1,4 @@
-import type { ScheduleHealth } from '../../shared/api/index.js';
+import { SCHEDULE_NEXT_FIRES, type ScheduleHealth } from '../../shared/api/index.js';
 import type { Trigger } from '../../shared/flow/types.js';
 import { Schedule } from '../../shared/schedule.js';
 import type { Engine, StartRequest } from '../engine/engine.js';
@@ -123,7 +123,7 @@ export class Scheduler {
 
   /** Every schedule's health, for status and the API. */
   health(): ScheduleHealth[] {
-    return [...this.entries.values()].map(({ key, trigger, schedule: _schedule, next, ...subject }) => {
+    return [...this.entries.values()].map(({ key, trigger, schedule, next, ...subject }) => {
       const error = this.errors.get(key) ?? null;
       return {
         type: 'schedule',
@@ -135,6 +135,8 @@ export class Scheduler {
         state: error ? 'failing' : 'active',
         lastFire: this.store.state.scheduleFires[key]?.lastFire ?? null,
         nextFire: next?.toISOString() ?? null,
+        // The fires after it, by the same code that fires them (and `wfx cron next`).
+        nextFires: next ? [next, ...schedule.nextTimes(next, SCHEDULE_NEXT_FIRES - 1)].map((d) => d.toISOString()) : [],
         lastError: error,
       };
     });

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { normalizePayload } from '../../shared/webhooks/providers.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import type { FileStore } from '../files/file-store.js';
 import type { Engine } from '../engine/engine.js';
 import { uuidv7 } from '../engine/ids.js';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
@@ -31,6 +32,8 @@ import {
   verifyWith,
 } from './webhook-delivery.js';
 import { RefusalLog } from './webhook-refusals.js';
+import { keepDelivery, readKept } from './webhook-kept.js';
+import { WfxError } from '../../shared/errors.js';
 
 export { liveSecrets, maxBodyOf, schemeOf, tryLiveSecrets, verifyWith };
 
@@ -70,6 +73,8 @@ export class WebhookReceiver extends EventEmitter {
   private readonly engine: Engine;
   /** The engine's secrets keys: signing secrets are opened with them to verify a delivery. */
   readonly secrets: SecretBox;
+  /** Where verified deliveries' bodies and headers are kept (the engine's file store; none: not kept). */
+  readonly files: FileStore | undefined;
   private readonly now: () => Date;
   private readonly onError: (err: unknown, what: string) => void;
   private readonly processing = new Set<string>();
@@ -93,6 +98,7 @@ export class WebhookReceiver extends EventEmitter {
     this.store = options.store;
     this.engine = options.engine;
     this.secrets = options.engine.secrets;
+    this.files = options.engine.files;
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
@@ -227,6 +233,52 @@ export class WebhookReceiver extends EventEmitter {
     return this.refusals.close();
   }
 
+  /**
+   * Processes the kept payload of delivery `deliveryId` of `w` again, as a new delivery (an
+   * operator's act, `by` its actor): journaled once like any delivery, its signature not checked
+   * again (its headers no longer carry one; it verified when it arrived) and no duplicate
+   * check, so the flows subscribed now start. Resolves with the new delivery's record. Throws
+   * NOT_FOUND (no such delivery in the log), DELIVERY_NOT_REDELIVERABLE (refused, a duplicate,
+   * or not processed yet), DELIVERY_BODY_NOT_KEPT (its body is no longer kept).
+   */
+  async redeliver(w: WebhookRegistration, deliveryId: string, by: string): Promise<DeliveryRecord> {
+    const log = this.store.state.webhookDeliveries[w.webhookId] ?? [];
+    const original = log.find((r) => r.deliveryId === deliveryId);
+    if (!original) {
+      if (this.store.state.pendingDeliveries[deliveryId]?.webhookId === w.webhookId)
+        throw new WfxError('DELIVERY_NOT_REDELIVERABLE', `delivery ${deliveryId} is not processed yet`);
+      if (this.refusals.unwritten(w.webhookId).some((r) => r.deliveryId === deliveryId))
+        throw new WfxError('DELIVERY_NOT_REDELIVERABLE', `delivery ${deliveryId} was refused as it arrived`);
+      throw new WfxError('NOT_FOUND', `the delivery log of ${w.name} has no delivery ${deliveryId}`);
+    }
+    if (!original.signatureOk || original.refused !== undefined)
+      throw new WfxError(
+        'DELIVERY_NOT_REDELIVERABLE',
+        `delivery ${deliveryId} was refused (${original.refused ?? 'SIGNATURE'}): only a verified delivery is redelivered`,
+      );
+    const kept = await readKept(this.files, original);
+    if (!kept) throw new WfxError('DELIVERY_BODY_NOT_KEPT', `the body of delivery ${deliveryId} is no longer kept`);
+    const at = this.now();
+    const delivery: PendingDelivery = {
+      deliveryId: uuidv7(at),
+      webhookId: w.webhookId,
+      environment: original.environment,
+      receivedAt: at.toISOString(),
+      headers: kept.headers,
+      body: kept.body.toString('base64'),
+      redeliveryOf: deliveryId,
+      by,
+    };
+    await this.store.commit({ type: 'webhook.received', delivery });
+    await this.process(delivery.deliveryId);
+    const record = (this.store.state.webhookDeliveries[w.webhookId] ?? []).find(
+      (r) => r.deliveryId === delivery.deliveryId,
+    );
+    if (!record)
+      throw new WfxError('INTERNAL_ERROR', `redelivery ${delivery.deliveryId} is journaled but not processed yet`);
+    return record;
+  }
+
   /** Processes every delivery received but not processed (after a restart). */
   async recover(): Promise<void> {
     for (const id of Object.keys(this.store.state.pendingDeliveries)) await this.process(id);
@@ -265,7 +317,12 @@ export class WebhookReceiver extends EventEmitter {
   private async processDelivery(d: PendingDelivery): Promise<void> {
     const state = this.store.state;
     const w = state.webhooks[d.webhookId];
-    const base = { deliveryId: d.deliveryId, receivedAt: d.receivedAt, environment: d.environment };
+    const base = {
+      deliveryId: d.deliveryId,
+      receivedAt: d.receivedAt,
+      environment: d.environment,
+      ...(d.redeliveryOf !== undefined && { redeliveryOf: d.redeliveryOf, by: d.by ?? 'unknown' }),
+    };
     const body = Buffer.from(d.body, 'base64');
     const sha256 = sha256Of(body);
     const summary = bodySummary(body, sha256);
@@ -290,7 +347,11 @@ export class WebhookReceiver extends EventEmitter {
     // again: a delivery journaled by an earlier version was not verified before.
     const receivedAt = new Date(d.receivedAt);
     const scheme = schemeOf(w);
-    const verdict = verifyWith(w, d.environment, this.secrets, d.headers, body, receivedAt);
+    // A redelivery verified when it first arrived; its kept headers carry no signature.
+    const redelivery = d.redeliveryOf !== undefined;
+    const verdict = redelivery
+      ? ({ ok: true, timestamp: null } as const)
+      : verifyWith(w, d.environment, this.secrets, d.headers, body, receivedAt);
     if (!verdict.ok) {
       return void (await done({
         ...base,
@@ -309,7 +370,7 @@ export class WebhookReceiver extends EventEmitter {
     const fields = { ...base, eventType, eventId, signatureOk: true, ...(bodyHash && { bodyHash }), body: summary };
     const seen = state.webhookEventIds[w.webhookId];
     this.warnAtCap(w, seenCount(seen));
-    if (eventId !== null && isSeen(seen, eventId, d.receivedAt)) {
+    if (!redelivery && eventId !== null && isSeen(seen, eventId, d.receivedAt)) {
       return void (await done({
         ...fields,
         refused: 'DUPLICATE',
@@ -317,7 +378,7 @@ export class WebhookReceiver extends EventEmitter {
         startedInstanceIds: [],
       }));
     }
-    if (bodyHash && isSeen(seen, bodyHash, d.receivedAt)) {
+    if (!redelivery && bodyHash && isSeen(seen, bodyHash, d.receivedAt)) {
       return void (await done({
         ...fields,
         refused: 'DUPLICATE',
@@ -331,6 +392,8 @@ export class WebhookReceiver extends EventEmitter {
       this.onRefused(`delivery ${d.deliveryId} to ${w.name} started nothing: ${why}`);
       return void (await done({ ...fields, reason: why, startedInstanceIds: [] }));
     }
+    // Kept (durable before its record names it) so that it can be read and redelivered.
+    const kept = await keepDelivery(this.files, w, d.headers, body, this.onError);
     const environment: Environment = d.environment === 'ALL' ? 'PRODUCTION' : d.environment;
     const variables = {
       webhookPayload: payload,
@@ -374,6 +437,7 @@ export class WebhookReceiver extends EventEmitter {
             : refused.map((r) => `${r.req.processId} not started: ${r.error.code}: ${r.error.message}`).join('; ');
         record = {
           ...fields,
+          ...(kept && { kept }),
           reason: clipText(refusedWhy ?? reason, RECORD_REASON_MAX),
           startedInstanceIds: started.map((i) => i.processInstanceId),
         };

@@ -61,4 +61,18 @@ export interface ConnectionView {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly hasPassword: true;
+  /** Its watch, as the daemon running the triggers sees it (absent where none is known). */
+  readonly state?: EmailConnectionState;
+}
+
+/** What the watch of a connection says (GET /admin/email-connections `state`). */
+export interface EmailConnectionState {
+  /** Whether an active email trigger names it, so that the daemon keeps a connection to it. */
+  readonly watched: boolean;
+  /** Logged in, the mailbox open. */
+  readonly connected: boolean;
+  /** The server's (or the login's) last error, until a connection succeeds. */
+  readonly lastError: string | null;
+  /** When the mailbox was last looked at for unseen mail. */
+  readonly lastPoll: string | null;
 }

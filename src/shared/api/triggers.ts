@@ -26,7 +26,12 @@ export interface ScheduleHealth extends TriggerSubject, TriggerState {
   readonly timezone: string;
   readonly missedRuns: 'skip' | 'last' | 'all';
   readonly state: 'active' | 'failing';
+  /** The next SCHEDULE_NEXT_FIRES fire times (the first is nextFire), as the scheduler computes them. */
+  readonly nextFires: readonly string[];
 }
+
+/** How many of a schedule's next fire times its health lists (`nextFires`). */
+export const SCHEDULE_NEXT_FIRES = 5;
 
 /** A webhook trigger's health. */
 export interface WebhookHealth extends TriggerSubject, TriggerState {
@@ -46,8 +51,17 @@ export interface EmailHealth extends TriggerSubject, TriggerState {
   readonly nextFire: null;
 }
 
+/** An on-demand trigger: nothing fires it, the flow is started by hand or over the API. Always `active`, lastFire null. */
+export interface OnDemandHealth extends TriggerSubject, TriggerState {
+  readonly type: 'on-demand';
+  readonly description: string | null;
+  readonly state: 'active';
+  readonly nextFire: null;
+  readonly lastError: null;
+}
+
 /** One trigger's health, as GET /admin/triggers lists it. */
-export type TriggerHealth = ScheduleHealth | WebhookHealth | EmailHealth;
+export type TriggerHealth = ScheduleHealth | WebhookHealth | EmailHealth | OnDemandHealth;
 
 /** GET /admin/triggers: sorted by flow name, environment, type. */
 export interface TriggerList {

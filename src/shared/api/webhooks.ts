@@ -1,6 +1,6 @@
 /* Webhook registrations (/admin/webhooks) and the receive endpoint (POST /webhook/receive/{token}). Answers are types only. */
 import { Type, type Static } from './schema.js';
-import { PROVIDERS, type CustomScheme, type Provider } from '../webhooks/providers.js';
+import { PROVIDERS, type CustomScheme, type Provider } from '../webhooks/scheme.js';
 import { ENVIRONMENTS, Items, Name, StringEnum, type Environment } from './common.js';
 
 /** The environment of a webhook endpoint: ALL for a SHARED registration's one endpoint. */
@@ -184,7 +184,35 @@ export interface DeliveryRecord {
   readonly startedInstanceIds: readonly string[];
   /** Its body's size, hash and first bytes (records of earlier versions have none). */
   readonly body?: DeliveryBody;
+  /**
+   * Set while its body and headers are kept (a verified delivery, within the registration's
+   * bounds: WEBHOOK_KEPT_BYTES): `blob`, where they are kept; `bytes`, the body's size. Such a
+   * delivery can be redelivered and GET .../deliveries/{deliveryId} shows them.
+   */
+  readonly kept?: { readonly blob: string; readonly bytes: number };
+  /** For a redelivery: the delivery whose payload it processed again. */
+  readonly redeliveryOf?: string;
+  /** For a redelivery: who asked for it (an actor: `key:<keyId>`, `oidc:<subject>`). */
+  readonly by?: string;
 }
+
+/** Bytes of bodies a registration's delivery log keeps, at most (the newest first): 8 MiB. */
+export const WEBHOOK_KEPT_BYTES = 8 * 1024 * 1024;
+
+/** Path parameters of /admin/webhooks/{name}/deliveries/{deliveryId}. */
+export const DeliveryParams = Type.Object({ name: Name, deliveryId: Type.String({ maxLength: 100 }) });
+export type DeliveryParams = Static<typeof DeliveryParams>;
+
+/**
+ * GET /admin/webhooks/{name}/deliveries/{deliveryId}: its record and, while kept, its headers
+ * (never a signature or credential header) and body.
+ */
+export type DeliveryDetail = DeliveryRecord & {
+  /** The headers as kept: lower-case names; signature, secret and credential headers left out. Null when not kept. */
+  readonly headers: Readonly<Record<string, string>> | null;
+  /** The body: `base64` always, `text` when it is UTF-8. Null when not kept. */
+  readonly payload: { readonly base64: string; readonly text: string | null } | null;
+};
 
 /** A delivery in GET /admin/webhooks/{name}/deliveries: one still pending, or one processed. */
 export type DeliveryView =

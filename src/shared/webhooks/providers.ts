@@ -24,22 +24,8 @@ import { decodeBase64, decodeHex } from './encoding.js';
  * Several secrets may be valid at once (rotation): a delivery signed with any of them verifies.
  */
 
-export const PROVIDERS = ['GITHUB', 'STRIPE', 'SLACK', 'STANDARD', 'CUSTOM'] as const;
-export type Provider = (typeof PROVIDERS)[number];
-
-/** What a CUSTOM registration says about its signature and event fields. */
-export interface CustomScheme {
-  readonly signatureHeader: string;
-  readonly algorithm: 'sha1' | 'sha256' | 'sha512';
-  readonly encoding: 'hex' | 'base64';
-  /** Text before the signature in the header, e.g. `sha256=`. */
-  readonly prefix?: string;
-  readonly eventTypeHeader?: string;
-  /** Dotted path in the JSON body, e.g. `event.type`. */
-  readonly eventTypePath?: string;
-  readonly eventIdHeader?: string;
-  readonly eventIdPath?: string;
-}
+export { PROVIDERS, type CustomScheme, type Provider } from './scheme.js';
+import type { CustomScheme, Provider } from './scheme.js';
 
 export interface Scheme {
   readonly provider: Provider;

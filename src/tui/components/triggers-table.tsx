@@ -11,6 +11,8 @@ export function triggerDetail(t: TriggerHealth): string {
       return `webhook ${t.webhook}`;
     case 'email':
       return `email connection ${t.connection}`;
+    case 'on-demand':
+      return `on demand${t.description ? `: ${t.description}` : ''}`;
   }
 }
 

@@ -107,6 +107,16 @@ const ROUTES: OrgRoute[] = [
     body: () => ({}),
   },
   { method: 'GET', path: '/admin/webhooks/{name}/deliveries', url: (org) => `/admin/webhooks/w/deliveries?${q(org)}` },
+  {
+    method: 'GET',
+    path: '/admin/webhooks/{name}/deliveries/{deliveryId}',
+    url: (org) => `/admin/webhooks/w/deliveries/d1?${q(org)}`,
+  },
+  {
+    method: 'POST',
+    path: '/admin/webhooks/{name}/deliveries/{deliveryId}/redeliver',
+    url: (org) => `/admin/webhooks/w/deliveries/d1/redeliver?${q(org)}`,
+  },
   // After the DELETE above: a stream of a registration that is gone answers 404 at once.
   {
     method: 'GET',

@@ -123,6 +123,8 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/webhooks/{name}/rotate': ['post'],
     '/admin/webhooks/{name}/deliveries': ['get'],
     '/admin/webhooks/{name}/deliveries/stream': ['get'],
+    '/admin/webhooks/{name}/deliveries/{deliveryId}': ['get'],
+    '/admin/webhooks/{name}/deliveries/{deliveryId}/redeliver': ['post'],
     '/admin/webhooks/{name}/sign': ['post'],
     '/admin/email-connections': ['get', 'post'],
     '/admin/email-connections/{name}': ['get', 'patch', 'delete'],

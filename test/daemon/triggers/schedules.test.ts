@@ -50,6 +50,13 @@ t.test('a schedule fires at each match of its expression, with {scheduledTime}; 
       state: 'active',
       lastFire: null,
       nextFire: '2026-11-21T10:05:00.000Z',
+      nextFires: [
+        '2026-11-21T10:05:00.000Z',
+        '2026-11-21T10:10:00.000Z',
+        '2026-11-21T10:15:00.000Z',
+        '2026-11-21T10:20:00.000Z',
+        '2026-11-21T10:25:00.000Z',
+      ],
     },
   ]);
   h.clock.advance(5 * 60_000);

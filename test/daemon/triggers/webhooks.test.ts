@@ -108,3 +108,28 @@ t.test(
     );
   },
 );
+
+t.test('trigger health lists on-demand triggers and a webhook trigger naming no registration', async (t) => {
+  const h = await apiHarness(t);
+  const admin = await h.key('admin', 'default');
+  const made = { name: 'nobody', provider: 'CUSTOM', authType: 'NONE' };
+  t.equal((await h.call(admin, { method: 'POST', url: '/admin/webhooks', payload: made })).statusCode, 201);
+  const pid = await h.publish(`processId: AUTO
+name: By hand
+triggers:
+  - { type: on-demand, description: month end }
+  - { type: webhook, webhook: nobody }
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`);
+  // Deleted after the publish: the trigger names a registration that is gone.
+  t.equal((await h.call(admin, { method: 'DELETE', url: '/admin/webhooks/nobody' })).statusCode, 200);
+  const viewer = await h.key('viewer', 'default');
+  const res = await h.call(viewer, { method: 'GET', url: '/admin/triggers' });
+  t.equal(res.statusCode, 200, 'WORKFLOW_READ reads trigger health');
+  t.match((res.json() as { items: unknown[] }).items, [
+    { type: 'on-demand', processId: pid, description: 'month end', state: 'active', lastError: null },
+    { type: 'webhook', processId: pid, state: 'disabled', lastError: 'no webhook registration named "nobody"' },
+  ]);
+});

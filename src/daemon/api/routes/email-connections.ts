@@ -7,6 +7,7 @@ import {
   OrganizationQuery,
   UpdateConnectionBody,
   type ConnectionView,
+  type EmailConnectionState,
   type Deleted,
   type WithDefaults,
 } from '../../../shared/api/index.js';
@@ -25,12 +26,14 @@ export interface EmailConnectionRouteDeps {
   /** Seals a password as it comes in (the email trigger opens it to log in). */
   readonly secrets: SecretBox;
   readonly now?: () => Date;
+  /** Each connection's watch (the email triggers'); without it, views carry no `state`. */
+  readonly stateOf?: (connectionId: string) => EmailConnectionState;
 }
 
-/** A connection as the API shows it: never the password. */
-function view(c: EmailConnection): ConnectionView {
+/** A connection as the API shows it: never the password; its watch's state when known. */
+function view(c: EmailConnection, stateOf?: (connectionId: string) => EmailConnectionState): ConnectionView {
   const { password: _password, ...rest } = c;
-  return { ...rest, hasPassword: true };
+  return { ...rest, hasPassword: true, ...(stateOf && { state: stateOf(c.connectionId) }) };
 }
 
 /** /admin/email-connections: the IMAP mailboxes email triggers watch (permission ADMIN). */
@@ -87,12 +90,16 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
 
   app.get('/admin/email-connections', {
     config: admin,
-    schema: { tags: ['email'], summary: 'IMAP connections (no passwords)', querystring: OrganizationQuery },
+    schema: {
+      tags: ['email'],
+      summary: 'IMAP connections (no passwords), each with its state: connected, last error, last poll',
+      querystring: OrganizationQuery,
+    },
     handler: async (request): Promise<{ items: ConnectionView[] }> => {
       const org = listedOrganization(request.caller!, request.query.organization);
       const items = Object.values(store.state.emailConnections)
         .filter((c) => org === null || c.organization === org)
-        .map(view);
+        .map((c) => view(c, deps.stateOf));
       return { items };
     },
   });
@@ -105,7 +112,8 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
       params: ConnectionParams,
       querystring: OrganizationQuery,
     },
-    handler: async (request) => view(find(request.caller!, request.params.name, request.query.organization)),
+    handler: async (request) =>
+      view(find(request.caller!, request.params.name, request.query.organization), deps.stateOf),
   });
 
   app.patch('/admin/email-connections/:name', {

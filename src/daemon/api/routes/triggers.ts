@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { OrganizationQuery, type TriggerHealth, type TriggerList } from '../../../shared/api/index.js';
 import type { WfxState } from '../../state/state.js';
-import { webhookHealth } from '../../triggers/health.js';
+import { onDemandHealth, webhookHealth } from '../../triggers/health.js';
 import { listedOrganization } from '../organization.js';
 
 export interface TriggerRouteDeps {
@@ -18,14 +18,17 @@ export function triggerRoutes(fastify: FastifyInstance, deps: TriggerRouteDeps):
     config: { auth: { permission: 'WORKFLOW_READ' as const } },
     schema: {
       tags: ['flows'],
-      summary: "Trigger health: every active flow version's triggers, their state, last and next fire, last error",
+      summary:
+        "Trigger health: every active flow version's triggers (webhook, schedule with its next fires, email, on-demand), their state, last and next fire, last error",
       querystring: OrganizationQuery,
     },
     handler: async (request): Promise<TriggerList> => {
       const org = listedOrganization(request.caller!, request.query.organization);
-      const items: TriggerHealth[] = [...deps.health(), ...webhookHealth(deps.state)].filter(
-        (h) => org === null || h.organization === org,
-      );
+      const items: TriggerHealth[] = [
+        ...deps.health(),
+        ...webhookHealth(deps.state),
+        ...onDemandHealth(deps.state),
+      ].filter((h) => org === null || h.organization === org);
       items.sort(
         (a, b) =>
           a.flowName.localeCompare(b.flowName) ||

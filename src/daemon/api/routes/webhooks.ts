@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type {} from 'fastify-sse-v2'; // reply.sse
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import {
@@ -11,8 +10,6 @@ import {
   UpdateWebhookBody,
   WebhookParams,
   type Deleted,
-  type DeliveryList,
-  type DeliveryRecord,
   type EndpointEnvironment,
   type RegisteredWebhook,
   type Rotated,
@@ -28,13 +25,13 @@ import { uuidv7 } from '../../engine/ids.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { WfxRecord } from '../../state/records.js';
 import { webhookSecretContext } from '../../state/secret-fields.js';
-import { WEBHOOK_LOG_SIZE, type WebhookEndpoint, type WebhookRegistration, type WfxState } from '../../state/state.js';
+import { type WebhookEndpoint, type WebhookRegistration, type WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
-import { insertByReceipt } from '../../state/webhook-log.js';
 import { liveSecrets, maxBodyOf, schemeOf, type WebhookReceiver } from '../../triggers/webhooks.js';
 import { webhookReceiveRoute } from './webhook-receive.js';
+import { webhookDeliveryRoutes } from './webhook-deliveries.js';
 import type { Caller } from '../caller.js';
-import { lapsedCredential, type StreamHub } from '../streams.js';
+import type { StreamHub } from '../streams.js';
 import { ownOrigin } from '../public-origin.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
 
@@ -274,71 +271,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
     },
   });
 
-  app.get('/admin/webhooks/:name/deliveries', {
-    config: admin,
-    schema: {
-      tags: ['webhooks'],
-      summary: 'The last deliveries, newest first: signature verdict, event, what started, or why nothing did',
-      params: WebhookParams,
-      querystring: OrganizationQuery,
-    },
-    handler: async (request): Promise<DeliveryList> => {
-      const w = find(request.caller!, request.params.name, request.query.organization);
-      const pending = Object.values(state.pendingDeliveries)
-        .filter((d) => d.webhookId === w.webhookId)
-        .map((d) => ({
-          deliveryId: d.deliveryId,
-          receivedAt: d.receivedAt,
-          environment: d.environment,
-          pending: true as const,
-        }));
-      // Refused deliveries not written yet take their places by time among those written.
-      const log = [...(state.webhookDeliveries[w.webhookId] ?? [])];
-      for (const r of receiver.unwrittenRefusals(w.webhookId)) insertByReceipt(log, r);
-      return {
-        name: w.name,
-        items: [...pending, ...log.slice(-WEBHOOK_LOG_SIZE).reverse()],
-        refused: receiver.refusedCount(w.webhookId),
-      };
-    },
-  });
-
-  app.get('/admin/webhooks/:name/deliveries/stream', {
-    config: admin,
-    schema: {
-      tags: ['webhooks'],
-      summary: "A registration's deliveries as they are processed, as Server-Sent Events (`event: delivery`)",
-      params: WebhookParams,
-      querystring: OrganizationQuery,
-    },
-    handler: async (request: FastifyRequest, reply: FastifyReply) => {
-      const { name } = request.params as { name: string };
-      const w = find(request.caller!, name, (request.query as { organization?: string }).organization);
-      let n = 0;
-      const onProcessed = (e: { webhookId: string; record: DeliveryRecord | null }) => {
-        if (e.webhookId !== w.webhookId || !e.record || lapsed()) return;
-        reply.sse({ id: String(++n), event: 'delivery', data: JSON.stringify(e.record) });
-      };
-      receiver.on('processed', onProcessed);
-      const heartbeat = setInterval(
-        () => lapsed() || reply.sse({ comment: 'heartbeat' }),
-        (deps.heartbeatSeconds ?? 15) * 1000,
-      );
-      const stop = () => {
-        clearInterval(heartbeat);
-        receiver.off('processed', onProcessed);
-        untrack();
-      };
-      const untrack = deps.hub.track(() => {
-        stop();
-        reply.sseContext.source.end();
-      });
-      const lapsed = lapsedCredential(state, request.caller!, now, reply, stop);
-      request.raw.on('close', stop);
-      reply.sse({ comment: 'connected' });
-      return reply;
-    },
-  });
+  webhookDeliveryRoutes(fastify, { ...deps, find });
 
   app.post('/admin/webhooks/:name/sign', {
     config: admin,

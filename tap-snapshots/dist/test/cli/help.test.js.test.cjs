@@ -1546,16 +1546,22 @@ Example:
 `
 
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks deliveries --help 1`] = `
-Usage: wfx webhooks deliveries [options] <name>
+Usage: wfx webhooks deliveries [options] <name> [deliveryId]
 
 the last deliveries of a registration: signature verdict, event, what started,
-or why nothing did
+or why nothing did; with a delivery id, that one with its headers and body
+
+Arguments:
+  name
+  deliveryId  show this delivery: its record, kept headers (no signature) and
+              body
 
 Options:
   -h, --help  display help for command
 
-Example:
+Examples:
   $ wfx webhooks deliveries github
+  $ wfx webhooks deliveries github 01a1fe30-edc6-7617-bd1f-84feb7474dfd
 
 `
 
@@ -1585,6 +1591,24 @@ Runs until Ctrl-C (exit 0). With --json, one delivery a line.
 
 Example:
   $ wfx webhooks listen github
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx webhooks redeliver --help 1`] = `
+Usage: wfx webhooks redeliver [options] <name> <deliveryId>
+
+process a verified delivery's kept payload again as a new delivery, starting the
+flows subscribed now (no duplicate check)
+
+Arguments:
+  name
+  deliveryId  a delivery of \`wfx webhooks deliveries NAME\`
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx webhooks redeliver github 01a1fe30-edc6-7617-bd1f-84feb7474dfd
 
 `
 
