@@ -12,12 +12,13 @@ import ExecutionsPage from './pages/executions-page.js';
 import FailuresPage from './pages/failures-page.js';
 import FlowsPage from './pages/flows-page.js';
 import SignInPage from './pages/sign-in-page.js';
+import TasksPage from './pages/tasks-page.js';
 
 const ExecutionPage = lazy(() => import('./pages/execution-page.js'));
 const FlowPage = lazy(() => import('./pages/flow-page.js'));
 
 /** The paths the console routes itself; any other link (/auth/login, /openapi.json) is a page load. */
-export const APP_PATHS = /^\/(executions|failures|flows|sign-in)?(\/|\?|#|$)/;
+export const APP_PATHS = /^\/(executions|failures|flows|sign-in|tasks)?(\/|\?|#|$)/;
 
 /** `/`: the executions list. */
 function Home() {
@@ -64,6 +65,8 @@ function Shell() {
             <Route path="/failures" component={FailuresPage} />
             <Route path="/flows" component={FlowsPage} />
             <Route path="/flows/:processId" component={FlowPage} />
+            <Route path="/tasks" component={TasksPage} />
+            <Route path="/tasks/:id/:nodeId" component={TasksPage} />
             <Route default component={NotFound} />
           </Router>
         </ErrorBoundary>

@@ -9,6 +9,7 @@ import { useApi } from '../hooks/use-api.js';
 /** The pages of the navigation, by the path each starts with. */
 const PAGES = [
   { href: '/executions', label: 'Executions' },
+  { href: '/tasks', label: 'Tasks' },
   { href: '/failures', label: 'Failures' },
   { href: '/flows', label: 'Flows' },
 ] as const;

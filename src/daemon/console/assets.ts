@@ -27,6 +27,8 @@ export const CONSOLE_PAGES = [
   '/failures',
   '/flows',
   '/flows/*',
+  '/tasks',
+  '/tasks/*',
 ] as const;
 
 /** Content types by extension; a file of another extension is not served. */

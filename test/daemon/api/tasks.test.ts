@@ -218,7 +218,9 @@ t.test("a task's dueAt is the first of its timeout and its timer boundary events
   const started = Date.parse(run.startTime);
   t.equal(await due(), new Date(started + 30 * 60_000).toISOString(), 'the boundary timer, before the timeout');
   h.advance(31 * 60_000);
-  await h.waitFor((e) => e.processInstanceId === run.processInstanceId && e.type === 'NODE_STARTED' && e.nodeId === 'remind');
+  await h.waitFor(
+    (e) => e.processInstanceId === run.processInstanceId && e.type === 'NODE_STARTED' && e.nodeId === 'remind',
+  );
   t.equal(await due(), new Date(started + 2 * 3600_000).toISOString(), 'once it fired, the timeout');
 });
 
