@@ -41,6 +41,8 @@ t.test('each page path answers index.html, not cached, with the console headers'
     '/executions?state=FAILED',
     '/flows',
     '/flows/order',
+    '/tasks',
+    '/tasks/abc-123/ask',
   ]) {
     const res = await h.call(null, { method: 'GET', url });
     t.equal(res.statusCode, 200, url);
