@@ -65,6 +65,29 @@ t.test('a form: one control per field, its values make the fields object the dae
   );
 });
 
+t.test("a form starts with its fields' defaults", async (t) => {
+  const spec: InputSpec = {
+    inputType: 'form',
+    options: null,
+    fields: [
+      { name: 'approve', type: 'boolean', default: true },
+      { name: 'size', type: 'select', options: ['S', 'M'], default: 'M' },
+      { name: 'count', type: 'number', default: 2 },
+      { name: 'tags', type: 'array', default: ['a', 'b'] },
+      { name: 'note', type: 'text', default: 'hi' },
+      { name: 'odd', type: 'select', options: ['S'], default: 'X' },
+    ],
+  };
+  const controls = controlsOf(spec);
+  const values = initialValues(controls);
+  t.same(
+    values,
+    { approve: 'yes', size: '1', count: '2', tags: 'a\nb', note: 'hi', odd: '' },
+    'one that fits no option: none',
+  );
+  t.same(answerData(spec, controls, values), { approve: true, size: 'M', count: 2, tags: ['a', 'b'], note: 'hi' });
+});
+
 t.test('simple inputs answer {inputValue}', async (t) => {
   const spec = (inputType: InputSpec['inputType'], options: unknown[] | null = null): InputSpec => ({
     inputType,

@@ -36,6 +36,8 @@ export interface Control {
   /** The options as shown (labels) with their values, for select, radio and checkbox. */
   readonly options: ReadonlyArray<{ readonly label: string; readonly value: unknown }>;
   readonly required: boolean;
+  /** The field's `default`, as the form starts with it (FormValues' shape); undefined: none. */
+  readonly initial?: ControlValue;
 }
 
 function optionsOf(options: readonly unknown[] | null | undefined): Control['options'] {
@@ -66,14 +68,35 @@ export function controlsOf(spec: InputSpec): Control[] {
       kind: FIELD_KIND[f.type],
       options: optionsOf(f.options),
       required: f.required === true,
+      ...(f.default !== undefined && { initial: initialOf(FIELD_KIND[f.type], optionsOf(f.options), f.default) }),
     }));
   const kind: Control['kind'] = spec.inputType === 'textbox' ? 'text' : spec.inputType;
   return [{ key: SIMPLE_KEY, label: 'Answer', kind, options: optionsOf(spec.options), required: true }];
 }
 
-/** The values a new form starts with: nothing given, nothing ticked. Pure. */
+/** A field's default as its control holds it; undefined when it does not fit the control. */
+function initialOf(kind: Control['kind'], options: Control['options'], value: unknown): ControlValue | undefined {
+  switch (kind) {
+    case 'boolean':
+      return value === true ? 'yes' : value === false ? 'no' : undefined;
+    case 'select': {
+      const i = options.findIndex((o) => o.value === value);
+      return i < 0 ? undefined : String(i);
+    }
+    case 'lines':
+      return Array.isArray(value) ? value.map(String).join('\n') : undefined;
+    case 'number':
+      return typeof value === 'number' ? String(value) : undefined;
+    default:
+      return typeof value === 'string' ? value : undefined;
+  }
+}
+
+/** The values a new form starts with: each field's default, else nothing given, nothing ticked. Pure. */
 export function initialValues(controls: readonly Control[]): FormValues {
-  return Object.fromEntries(controls.map((c) => [c.key, c.kind === 'checkbox' ? [] : c.kind === 'file' ? null : '']));
+  return Object.fromEntries(
+    controls.map((c) => [c.key, c.initial ?? (c.kind === 'checkbox' ? [] : c.kind === 'file' ? null : '')]),
+  );
 }
 
 /** What a control's value submits; undefined: nothing (the key is left out). */
