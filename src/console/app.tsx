@@ -12,10 +12,10 @@ import ExecutionsPage from './pages/executions-page.js';
 import FailuresPage from './pages/failures-page.js';
 import FlowsPage from './pages/flows-page.js';
 import SignInPage from './pages/sign-in-page.js';
-import TasksPage from './pages/tasks-page.js';
 
 const ExecutionPage = lazy(() => import('./pages/execution-page.js'));
 const FlowPage = lazy(() => import('./pages/flow-page.js'));
+const TasksPage = lazy(() => import('./pages/tasks-page.js'));
 
 /** The paths the console routes itself; any other link (/auth/login, /openapi.json) is a page load. */
 export const APP_PATHS = /^\/(executions|failures|flows|sign-in|tasks)?(\/|\?|#|$)/;
