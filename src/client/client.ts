@@ -39,6 +39,7 @@ import type {
   MoveBody,
   Moved,
   FileDeleted,
+  FileLimits,
   FileListQuery,
   FilePage,
   FileView,
@@ -359,6 +360,8 @@ export class WfxClient {
         content,
         options.mimeType ?? 'application/octet-stream',
       ),
+    /** GET /files/limits: the largest file POST /files takes. */
+    limits: (): Promise<FileLimits> => this.http.get<FileLimits>('/files/limits'),
     /** GET /files: newest first; follow `nextCursor`. */
     list: (query: FileListQuery = {}): Promise<FilePage> => this.http.get<FilePage>(withQuery('/files', query)),
     /** GET /files/{fileId}/meta. Throws FILE_NOT_FOUND (also another organization's). */

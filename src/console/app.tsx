@@ -27,9 +27,10 @@ const BulkListPage = lazy(() => import('./pages/bulk-list-page.js'));
 const BulkPage = lazy(() => import('./pages/bulk-page.js'));
 const TriggersPage = lazy(() => import('./pages/triggers-page.js'));
 const WebhookPage = lazy(() => import('./pages/webhook-page.js'));
+const TasksPage = lazy(() => import('./pages/tasks-page.js'));
 
 /** The paths the console routes itself; any other link (/auth/login, /openapi.json) is a page load. */
-export const APP_PATHS = /^\/(bulk|compare|executions|failures|flows|manage|sign-in|triggers)?(\/|\?|#|$)/;
+export const APP_PATHS = /^\/(bulk|compare|executions|failures|flows|manage|sign-in|tasks|triggers)?(\/|\?|#|$)/;
 
 /** `/`: the executions list. */
 function Home() {
@@ -95,6 +96,8 @@ function Shell() {
             <Route path="/bulk/:bulkId" component={BulkPage} />
             <Route path="/triggers" component={TriggersPage} />
             <Route path="/triggers/webhooks/:name" component={WebhookPage} />
+            <Route path="/tasks" component={TasksPage} />
+            <Route path="/tasks/:id/:nodeId" component={TasksPage} />
             <Route default component={NotFound} />
           </Router>
         </ErrorBoundary>

@@ -1,4 +1,4 @@
-/* What a COMPLETE of an input node must carry. Pure and daemon-free: the API validates with it, and the TUI checks a form with the same code before it sends. */
+/* What a COMPLETE of an input node must carry. Pure and daemon-free: the API validates with it, and the TUI and the console check a form with the same code before they send. */
 import { fileIdOf } from './file-ref.js';
 import { WfxError } from './errors.js';
 import type { FormField, InputOption, InputType } from './flow/types.js';
@@ -21,45 +21,59 @@ export function isIsoDate(v: unknown): v is string {
   return typeof v === 'string' && ISO_DATE.test(v) && !Number.isNaN(Date.parse(v));
 }
 
+/** One problem of a COMPLETE's data: the field it is about (`inputValue` for a simple input) and what is wrong. */
+export interface TaskDataProblem {
+  readonly field: string;
+  readonly message: string;
+}
+
 /**
- * Checks the `data` of a COMPLETE against what the node asked for (SPEC.md: simple types
- * submit `{inputValue}`, form submits the fields object). Pure. Throws WfxError
- * VALIDATION_ERROR (HTTP 422) listing every problem in `details.problems`.
+ * The problems of the `data` of a COMPLETE against what the node asked for (SPEC.md: simple
+ * types submit `{inputValue}`, form submits the fields object), at most one per field; [] when
+ * it fits. Pure: the daemon refuses with these, and the console checks a form with them first.
  */
-export function validateTaskData(spec: InputSpec, data: Record<string, unknown>): void {
-  const problems: string[] = [];
+export function taskDataProblems(spec: InputSpec, data: Record<string, unknown>): TaskDataProblem[] {
+  const problems: TaskDataProblem[] = [];
   const options = spec.options?.map(optionValue) ?? null;
   if (spec.inputType === 'form') {
     const fields = spec.fields ?? [];
     for (const f of fields) {
       const v = data[f.name];
       if (v === undefined || v === null || v === '') {
-        if (f.required) problems.push(`${f.name}: required`);
+        if (f.required) problems.push({ field: f.name, message: 'required' });
         continue;
       }
       const p = checkField(f, v);
-      if (p) problems.push(`${f.name}: ${p}`);
+      if (p) problems.push({ field: f.name, message: p });
     }
     // Keys that are no field of the form are taken as they are: every key of the submitted data
     // becomes a variable (the service interface), only the declared fields are checked.
   } else {
     const v = data.inputValue;
-    if (v === undefined) problems.push('inputValue: required');
+    if (v === undefined) problems.push({ field: 'inputValue', message: 'required' });
     else {
       const p = checkSimple(spec.inputType, v, options);
-      if (p) problems.push(`inputValue: ${p}`);
+      if (p) problems.push({ field: 'inputValue', message: p });
     }
   }
-  if (problems.length > 0) {
-    throw new WfxError(
-      'VALIDATION_ERROR',
-      `the data does not fit the ${spec.inputType} input: ${problems.join('; ')}`,
-      {
-        details: { problems },
-        status: 422,
-      },
-    );
-  }
+  return problems;
+}
+
+/**
+ * Checks the `data` of a COMPLETE (taskDataProblems). Pure. Throws WfxError VALIDATION_ERROR
+ * (HTTP 422) with every problem in `details.problems` (`field: message` strings) and
+ * `details.fields` (field name -> message).
+ */
+export function validateTaskData(spec: InputSpec, data: Record<string, unknown>): void {
+  const found = taskDataProblems(spec, data);
+  if (found.length === 0) return;
+  const problems = found.map((p) => `${p.field}: ${p.message}`);
+  const fields: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const p of found) fields[p.field] = p.message;
+  throw new WfxError('VALIDATION_ERROR', `the data does not fit the ${spec.inputType} input: ${problems.join('; ')}`, {
+    details: { problems, fields },
+    status: 422,
+  });
 }
 
 function checkSimple(type: Exclude<InputType, 'form'>, v: unknown, options: unknown[] | null): string | null {

@@ -15,10 +15,12 @@ type Props = {
   readonly onAnswer: (yes: boolean) => void;
   /** Fields asked with the question (between the message and the buttons). */
   readonly children?: ComponentChildren;
+  /** The id of its title (default `confirm-title`): unique when a page holds several. */
+  readonly titleId?: string;
 };
 
 /** Asks `message`; the answer comes to onAnswer. */
-export function ConfirmDialog({ open, title, message, confirm, dismiss, onAnswer, children }: Props) {
+export function ConfirmDialog({ open, title, message, confirm, dismiss, onAnswer, children, titleId }: Props) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = ref.current;
@@ -27,8 +29,8 @@ export function ConfirmDialog({ open, title, message, confirm, dismiss, onAnswer
     if (!open && d.open) d.close();
   }, [open]);
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby="confirm-title" onCancel={() => onAnswer(false)}>
-      <h2 id="confirm-title">{title}</h2>
+    <dialog ref={ref} class="dialog" aria-labelledby={titleId ?? 'confirm-title'} onCancel={() => onAnswer(false)}>
+      <h2 id={titleId ?? 'confirm-title'}>{title}</h2>
       <p>{message}</p>
       {children}
       <div class="dialog-buttons">

@@ -10,6 +10,7 @@ import { ADMIN_BASE, showsAdmin } from '../model/admin-pages.js';
 /** The pages of the navigation, by the path each starts with. */
 const PAGES = [
   { href: '/executions', label: 'Executions' },
+  { href: '/tasks', label: 'Tasks' },
   { href: '/failures', label: 'Failures' },
   { href: '/flows', label: 'Flows' },
   { href: '/triggers', label: 'Triggers' },

@@ -14,6 +14,7 @@ import { nodeState } from '../model/states.js';
 import { Conversation } from './conversation.js';
 import { LogView } from './log-view.js';
 import { StateBadge } from './state-badge.js';
+import { TaskForm } from './task-form.js';
 
 /** What the panel shows: a node, or a boundary event on its node. */
 export type PanelTarget =
@@ -33,6 +34,8 @@ type Props = {
   readonly body?: { readonly shown: string | null; readonly choose: (childId: string) => void };
   /** Offered for a node of the execution the page shows that it reached: replays it from there. */
   readonly onReplay?: (nodeId: string) => void;
+  /** A node that waits for input shows its form; answering it needs `mayExecute`, then `onAnswered` reads again. */
+  readonly task?: { readonly mayExecute: boolean; readonly onAnswered: () => void };
   readonly onClose: () => void;
 };
 
@@ -110,7 +113,7 @@ function NodeVariablesView({
 }
 
 /** The panel of the node or boundary event opened on the diagram. */
-export function NodePanel({ target, graph, run, log, body, onReplay, onClose }: Props) {
+export function NodePanel({ target, graph, run, log, body, onReplay, task, onClose }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
   const id = target.kind === 'node' ? target.node.id : target.boundary.id;
   useEffect(() => heading.current?.focus(), [id]);
@@ -122,6 +125,8 @@ export function NodePanel({ target, graph, run, log, body, onReplay, onClose }: 
   const error = run?.data.error && run.data.error.nodeId === id ? run.data.error : null;
   const branches = node && node.shape === 'gateway' && run ? branchesTaken(graph, node.id) : [];
   const agent = instances.at(-1)?.agent;
+  const waiting = instances.at(-1);
+  const input = waiting?.statusCd === 1 && waiting.wait?.kind === 'input' ? waiting.wait : null;
   const now = Date.now();
   return (
     <section class="panel node-panel" aria-labelledby="node-panel-title">
@@ -180,6 +185,20 @@ export function NodePanel({ target, graph, run, log, body, onReplay, onClose }: 
             ))}
           </ol>
         </>
+      )}
+      {task && run && waiting && input && (
+        <div class="node-task">
+          <h3>Answer</h3>
+          <TaskForm
+            processInstanceId={run.processInstanceId}
+            nodeId={waiting.nodeId}
+            nodeName={waiting.nodeName}
+            spec={input}
+            mayExecute={task.mayExecute}
+            idBase={`answer-${waiting.nodeInstanceId}`}
+            onAnswered={task.onAnswered}
+          />
+        </div>
       )}
       {log && instances.length > 0 && <NodeVariablesView log={log} nodeId={id} name={name} />}
       {onReplay && log && node && instances.length > 0 && (

@@ -318,6 +318,7 @@ export default function ExecutionPage() {
                   : undefined
               }
               {...(mayExecute && selected.scope.length === 0 && { onReplay: replay })}
+              task={{ mayExecute, onAnswered: exec.reload }}
               onClose={closePanel}
             />
           )}

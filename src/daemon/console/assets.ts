@@ -34,6 +34,8 @@ export const CONSOLE_PAGES = [
   '/bulk/*',
   '/triggers',
   '/triggers/*',
+  '/tasks',
+  '/tasks/*',
 ] as const;
 
 /** Content types by extension; a file of another extension is not served. */

@@ -1,4 +1,6 @@
 import type { WaitingTask } from '../../shared/api/index.js';
+import { parseDuration } from '../../shared/duration.js';
+import { nodesAt, type FlowNode } from '../../shared/flow/types.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
 import { MAX_CHILD_DEPTH } from './step/children.js';
@@ -27,12 +29,13 @@ const sortKey = (t: WaitingTask) => `${t.waitingSince}|${t.processInstanceId}|${
  */
 export function waitingTasks(state: WfxState, filter: TaskFilter): { items: WaitingTask[]; nextCursor: string | null } {
   const found: WaitingTask[] = [];
+  const timers: BoundaryTimers = new Map();
   for (const inst of InstanceTable.of(state).live()) {
     if (inst.stateCd !== STATE.RUNNING) continue;
     if (filter.organization !== null && inst.organization !== filter.organization) continue;
     if (filter.processId !== undefined && inst.processId !== filter.processId) continue;
     for (const node of Object.values(inst.nodes)) {
-      const task = taskOf(state, inst, node);
+      const task = taskOf(state, inst, node, timers);
       if (task && (filter.cursor === undefined || sortKey(task) > filter.cursor)) found.push(task);
     }
   }
@@ -41,7 +44,7 @@ export function waitingTasks(state: WfxState, filter: TaskFilter): { items: Wait
   return { items, nextCursor: found.length > items.length ? sortKey(items.at(-1)!) : null };
 }
 
-function taskOf(state: WfxState, inst: Instance, node: NodeInstance): WaitingTask | null {
+function taskOf(state: WfxState, inst: Instance, node: NodeInstance, timers: BoundaryTimers): WaitingTask | null {
   const w = node.wait;
   if (node.statusCd !== STATUS.WAITING || w?.kind !== 'input') return null;
   const agent = agentOf(state, inst);
@@ -61,10 +64,42 @@ function taskOf(state: WfxState, inst: Instance, node: NodeInstance): WaitingTas
     options: w.options,
     fields: w.fields,
     assignee: w.assignee,
-    dueAt: w.dueAt,
+    dueAt: dueAt(state, inst, node, timers),
     waitingSince: node.startTime,
     ...(agent && { agent }),
   };
+}
+
+/**
+ * When the task stops waiting by itself: the earliest of its own timeout and the timer boundary
+ * events attached to its node that have not fired (each due its duration after the node
+ * started, as effect-plan.ts arms them). Null when neither will fire.
+ */
+function dueAt(state: WfxState, inst: Instance, node: NodeInstance, timers: BoundaryTimers): string | null {
+  let due = node.wait?.dueAt ? Date.parse(node.wait.dueAt) : Infinity;
+  const definition = state.flows[inst.processId]?.versions[inst.processVersion]?.definition;
+  const nodes = definition ? nodesAt(definition, inst.scope) : undefined;
+  if (nodes) {
+    let byNode = timers.get(nodes);
+    if (!byNode) timers.set(nodes, (byNode = boundaryTimers(nodes)));
+    for (const b of byNode.get(node.nodeId) ?? [])
+      if (!node.fired?.includes(b.id)) due = Math.min(due, Date.parse(node.startTime) + b.ms);
+  }
+  return Number.isFinite(due) ? new Date(due).toISOString() : null;
+}
+
+/** The timer boundary events of one node map, by the node each is attached to (read once per listing and map). */
+type BoundaryTimers = Map<object, Map<string, Array<{ id: string; ms: number }>>>;
+
+function boundaryTimers(nodes: Readonly<Record<string, FlowNode>>): Map<string, Array<{ id: string; ms: number }>> {
+  const byNode = new Map<string, Array<{ id: string; ms: number }>>();
+  for (const [id, b] of Object.entries(nodes)) {
+    if (b.type !== 'boundaryEvent' || b.event !== 'timer' || b.duration === undefined) continue;
+    const list = byNode.get(b.attachedTo) ?? [];
+    list.push({ id, ms: parseDuration(b.duration) });
+    byNode.set(b.attachedTo, list);
+  }
+  return byNode;
 }
 
 /**

@@ -52,6 +52,12 @@ export interface FilePage {
   readonly nextCursor: string | null;
 }
 
+/** Answer of GET /files/limits: what an upload may be (a client checks before it sends). */
+export interface FileLimits {
+  /** The largest file POST /files takes, in bytes (`--max-file-size`). */
+  readonly maxBytes: number;
+}
+
 /** Answer of DELETE /files/{fileId}. */
 export interface FileDeleted {
   readonly fileId: string;

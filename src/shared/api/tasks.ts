@@ -54,7 +54,7 @@ export const WaitingTask = Answer({
   options: Nullable<readonly unknown[]>('array', { items: {} }),
   fields: Nullable<readonly FormField[]>('array', { items: { type: 'object', additionalProperties: true } }),
   assignee: NullableString(),
-  /** When its timeout fires, if it has one. */
+  /** When it stops waiting by itself: the first of its timeout and its timer boundary events not yet fired; null: never. */
   dueAt: NullableString(),
   waitingSince: Type.String(),
   /** The callAgent waiting for this task: its execution runs a tool call of that agent (directly or below it). */

@@ -8,10 +8,11 @@ import { DurationError, formatDuration, parseDuration } from '../duration.js';
 import { compileCondition, ExpressionError } from '../expr/juel.js';
 import { compileJsonSchema } from './json-schema.js';
 import { isRecord } from '../json-object.js';
+import { taskDataProblems } from '../input-data.js';
 import type { At } from './problems.js';
 import { scriptSyntaxError } from './script-syntax.js';
 import { timeoutCeiling } from './timeouts.js';
-import { MEMORY_ACTIONS, type FlowNode, type MemoryAction } from './types.js';
+import { MEMORY_ACTIONS, type FlowNode, type FormField, type MemoryAction } from './types.js';
 
 /** Checks the nodes of one map (the flow's, or a body's at `prefix`); those of `badType` have an unknown type. */
 export function checkNodes(
@@ -77,6 +78,22 @@ export function checkNodes(
         if (typeof f.name === 'string' && seen.has(f.name))
           at('SCHEMA', [...prefix, id, 'fields', i, 'name'], `field "${f.name}" is defined twice`);
         if (typeof f.name === 'string') seen.add(f.name);
+        const reference = typeof f.default === 'string' && /\{[^}]+\}/.test(f.default);
+        if (typeof f.name === 'string' && Object.hasOwn(f, 'default') && !reference) {
+          // A default is what the form starts with: the check an answer gets says whether it fits
+          // (one naming a variable is known only when the node is reached).
+          const field = f as unknown as FormField;
+          const wrong = taskDataProblems(
+            { inputType: 'form', options: null, fields: [field] },
+            { [f.name]: f.default },
+          );
+          if (f.default === null || wrong.length > 0)
+            at(
+              'SCHEMA',
+              [...prefix, id, 'fields', i, 'default'],
+              `the default of field "${f.name}" does not fit it: ${f.default === null ? 'null' : wrong[0]!.message}`,
+            );
+        }
         if (f.type === 'select' && !Array.isArray(f.options))
           at('MISSING_PROPERTY', [...prefix, id, 'fields', i, 'options'], 'a select field needs options', [
             ...prefix,

@@ -45,6 +45,7 @@ export const field: Schema = {
     required: { type: 'boolean' },
     label: { type: 'string' },
     options: { type: 'array', items: option },
+    default: { description: 'the value the form starts with; it must fit the field' },
   },
 };
 export const common: Schema = {

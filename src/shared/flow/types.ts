@@ -86,6 +86,8 @@ export interface FormField {
   readonly required?: boolean;
   readonly label?: string;
   readonly options?: readonly InputOption[];
+  /** The value a form starts with (the console prefills it); it must fit the field. An answer without the field does not get it. */
+  readonly default?: unknown;
 }
 
 export interface StartEventNode extends NodeBase {

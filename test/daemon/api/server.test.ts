@@ -145,6 +145,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/jobs/{key}/heartbeat': ['post'],
     '/jobs/{key}/release': ['post'],
     '/files': ['get', 'post'],
+    '/files/limits': ['get'],
     '/files/{fileId}': ['get', 'delete'],
     '/files/{fileId}/meta': ['get'],
     '/webhook/receive/{token}': ['post'],

@@ -189,3 +189,54 @@ t.test("GET /process/tasks is scoped to the caller's organization; system keys s
   const suspended = await h.key('viewer', 'acme', { status: 'SUSPENDED' });
   t.equal((await h.call(suspended, { method: 'GET', url: '/process/tasks' })).statusCode, 401);
 });
+
+const GUARDED_FLOW = `processId: AUTO
+name: Guarded
+nodes:
+  start: { type: startEvent, next: ask }
+  ask:
+    type: inputNode
+    inputType: form
+    fields:
+      - { name: approve, type: boolean, required: true }
+      - { name: size, type: select, options: [S, M, L] }
+    timeout: 2h
+    next: done
+  remind: { type: boundaryEvent, attachedTo: ask, event: timer, duration: 30m, cancelActivity: false, next: note }
+  note: { type: task, next: noted }
+  noted: { type: endEvent }
+  done: { type: endEvent }
+`;
+
+t.test("a task's dueAt is the first of its timeout and its timer boundary events not yet fired", async (t) => {
+  const h = await apiHarness(t);
+  const key = await h.key('operator', 'default');
+  const flow = await h.publish(GUARDED_FLOW);
+  const run = await h.start(flow, {});
+  const due = async () =>
+    ((await h.call(key, { method: 'GET', url: '/process/tasks' })).json() as Page).items[0]!.dueAt as string | null;
+  const started = Date.parse(run.startTime);
+  t.equal(await due(), new Date(started + 30 * 60_000).toISOString(), 'the boundary timer, before the timeout');
+  h.advance(31 * 60_000);
+  await h.waitFor(
+    (e) => e.processInstanceId === run.processInstanceId && e.type === 'NODE_STARTED' && e.nodeId === 'remind',
+  );
+  t.equal(await due(), new Date(started + 2 * 3600_000).toISOString(), 'once it fired, the timeout');
+});
+
+t.test('a COMPLETE that does not fit is 422 with each problem by field in details.fields', async (t) => {
+  const h = await apiHarness(t);
+  const key = await h.key('operator', 'default');
+  const flow = await h.publish(GUARDED_FLOW);
+  const run = await h.start(flow, {});
+  const res = await h.call(key, {
+    method: 'POST',
+    url: '/process/task',
+    payload: { processInstanceId: run.processInstanceId, nodeId: 'ask', action: 'COMPLETE', data: { size: 'XL' } },
+  });
+  t.equal(res.statusCode, 422);
+  t.equal(res.json().error, 'VALIDATION_ERROR');
+  const details = res.json().details as { problems: string[]; fields: Record<string, string> };
+  t.same(Object.keys(details.fields).sort(), ['approve', 'size'], 'one entry per field in trouble');
+  t.equal(details.problems.length, 2, 'problems kept');
+});

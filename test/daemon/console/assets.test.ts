@@ -44,6 +44,8 @@ t.test('each page path answers index.html, not cached, with the console headers'
     '/flows/order/run',
     '/bulk',
     '/bulk/01a2163f-86a1',
+    '/tasks',
+    '/tasks/abc-123/ask',
   ]) {
     const res = await h.call(null, { method: 'GET', url });
     t.equal(res.statusCode, 200, url);

@@ -746,3 +746,30 @@ t.test('a work node whose timeout is over its ceiling is refused; waits have non
   ];
   for (const node of fine) t.same(problems(flow(node)), [], node);
 });
+
+t.test("a form field's default must fit the field, unless it names a variable", async (t) => {
+  const flow = (fields: string) =>
+    ok(`  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: form, fields: ${fields}, next: done }
+  done: { type: endEvent }
+`);
+  t.same(
+    problems(
+      flow(
+        '[{ name: a, type: boolean, default: true }, { name: b, type: select, options: [S, M], default: M }, { name: c, type: number, default: "{n}" }]',
+      ),
+    ),
+    [],
+    'defaults that fit, and one resolved when the node is reached',
+  );
+  const bad = problems(
+    flow('[{ name: a, type: number, default: many }, { name: b, type: select, options: [S], default: X }]'),
+  );
+  t.same(
+    bad.map((p) => [p.code, p.nodeId, p.property]),
+    [
+      ['SCHEMA', 'ask', 'fields.0.default'],
+      ['SCHEMA', 'ask', 'fields.1.default'],
+    ],
+  );
+});

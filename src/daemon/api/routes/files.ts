@@ -7,6 +7,7 @@ import {
   FileParams,
   UploadQuery,
   type FileDeleted,
+  type FileLimits,
   type FilePage,
   type FileView,
   type WithDefaults,
@@ -105,6 +106,12 @@ export function fileRoutes(fastify: FastifyInstance, deps: FileRouteDeps): void 
       const items = all.slice(from, from + query.limit).map(fileView);
       return { items, nextCursor: from + query.limit < all.length ? items.at(-1)!.fileId : null };
     },
+  });
+
+  app.get('/files/limits', {
+    config: { auth: { permission: 'WORKFLOW_READ' } },
+    schema: { tags, summary: 'What an upload may be: the largest file POST /files takes' },
+    handler: async (): Promise<FileLimits> => ({ maxBytes: files.maxBytes }),
   });
 
   app.get('/files/:fileId', {

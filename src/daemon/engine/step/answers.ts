@@ -48,11 +48,13 @@ export function answer(s: Step, input: AnswerInput): void {
 function withFile(ctx: StepContext, organization: string, data: Record<string, unknown>): Record<string, unknown> {
   const fileId = fileIdOf(data.inputValue);
   const file = fileId === null ? undefined : ctx.file(organization, fileId);
-  if (!file)
-    throw new WfxError('VALIDATION_ERROR', `inputValue: no file ${String(fileId)} in this organization`, {
+  if (!file) {
+    const problem = `no file ${String(fileId)} in this organization`;
+    throw new WfxError('VALIDATION_ERROR', `inputValue: ${problem}`, {
       status: 422,
-      details: { field: 'inputValue' },
+      details: { field: 'inputValue', problems: [`inputValue: ${problem}`], fields: { inputValue: problem } },
     });
+  }
   const { fileId: id, name, mimeType, bytes, sha256 } = file;
   return extensibleCopy(data, { inputValue: { fileId: id, name, mimeType, bytes, sha256 } });
 }

@@ -107,3 +107,12 @@ t.test('an upload over the limit is 413 PAYLOAD_TOO_LARGE, by its length or as i
   const ok = await h.call(op, upload('fits.txt', 'text/plain', 'x'.repeat(16)));
   t.equal(ok.statusCode, 201);
 });
+
+t.test('GET /files/limits says the limit, to any reader', async (t) => {
+  const h = await apiHarness(t, { engine: { maxFileBytes: 16 } });
+  const viewer = await h.key('viewer', 'acme');
+  const res = await h.call(viewer, { method: 'GET', url: '/files/limits' });
+  t.equal(res.statusCode, 200);
+  t.same(res.json(), { maxBytes: 16 });
+  t.equal((await h.call(null, { method: 'GET', url: '/files/limits' })).statusCode, 401);
+});

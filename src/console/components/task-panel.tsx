@@ -1,0 +1,111 @@
+/*
+ * One task opened from the inbox or its deep link (/tasks/ID/NODE): the execution read to find
+ * the node waiting there, its facts (flow, assignee, waiting since, due with a countdown) and
+ * its form; or, when it no longer waits, what became of it.
+ */
+import { useEffect, useRef } from 'preact/hooks';
+import type { InstanceView } from '../../shared/api/process.js';
+import { path } from '../api/http.js';
+import { useApi } from '../hooks/use-api.js';
+import { useNow } from '../hooks/use-now.js';
+import { formatDuration, formatTime } from '../model/format.js';
+import { dueWords } from '../model/task-form.js';
+import { TaskForm } from './task-form.js';
+
+/** Props of TaskPanel. */
+type Props = {
+  readonly processInstanceId: string;
+  readonly nodeId: string;
+  /** When it stops waiting by itself, as the inbox says (its timeout or a boundary timer); else its own timeout. */
+  readonly dueAt?: string | null;
+  readonly mayExecute: boolean;
+  /** Reads again what is around it, once answered. */
+  readonly onAnswered: () => void;
+  readonly onClose: () => void;
+};
+
+/** The panel (see the top of this file). */
+export function TaskPanel({ processInstanceId, nodeId, dueAt, mayExecute, onAnswered, onClose }: Props) {
+  const exec = useApi<InstanceView>(path`/process/instance/${processInstanceId}`);
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [processInstanceId, nodeId]);
+  const run = exec.data;
+  const ni = run?.nodes.find((n) => n.nodeId === nodeId && n.statusCd === 1 && n.wait?.kind === 'input');
+  const wait = ni?.wait?.kind === 'input' ? ni.wait : null;
+  const due = dueAt !== undefined ? dueAt : (wait?.dueAt ?? null);
+  const now = useNow(due !== null);
+  const execution = `/executions/${encodeURIComponent(processInstanceId)}`;
+  return (
+    <section class="panel task-panel" aria-labelledby="task-panel-title">
+      <div class="panel-head">
+        <h2 id="task-panel-title" tabIndex={-1} ref={heading}>
+          {ni ? ni.nodeName : `Task ${nodeId}`}
+        </h2>
+        <button type="button" class="icon-button" onClick={onClose} aria-label="Close the task">
+          ×
+        </button>
+      </div>
+      {exec.error && <p role="alert" class="error-text">{`This task cannot be read: ${exec.error.message}`}</p>}
+      {!run && !exec.error && <p class="muted">Loading…</p>}
+      {run && !wait && (
+        <div role="status" class="task-late">
+          <p>
+            <strong>This task no longer waits.</strong>{' '}
+            {`It was answered, timed out or cancelled; the execution is ${run.state.toLowerCase()}.`}
+          </p>
+          <p>
+            <a href={execution}>Open the execution</a>
+          </p>
+        </div>
+      )}
+      {run && ni && wait && (
+        <>
+          <dl class="facts task-facts">
+            <dt>Flow</dt>
+            <dd>
+              <a href={execution}>{`${run.processName} (execution ${run.processInstanceId})`}</a>
+            </dd>
+            {run.correlationKey && (
+              <>
+                <dt>Correlation key</dt>
+                <dd>{run.correlationKey}</dd>
+              </>
+            )}
+            {wait.assignee && (
+              <>
+                <dt>For</dt>
+                <dd>{wait.assignee}</dd>
+              </>
+            )}
+            <dt>Waiting since</dt>
+            <dd>
+              <time dateTime={ni.startTime}>{formatTime(ni.startTime)}</time>
+            </dd>
+            <dt>Due</dt>
+            <dd>
+              {due ? (
+                <>
+                  <time dateTime={due}>{formatTime(due)}</time>{' '}
+                  <span class="countdown">{`(${dueWords(due, now, formatDuration)})`}</span>
+                </>
+              ) : (
+                'no time limit'
+              )}
+            </dd>
+          </dl>
+          <TaskForm
+            processInstanceId={processInstanceId}
+            nodeId={nodeId}
+            nodeName={ni.nodeName}
+            spec={wait}
+            mayExecute={mayExecute}
+            idBase="task"
+            onAnswered={() => {
+              onAnswered();
+            }}
+          />
+        </>
+      )}
+    </section>
+  );
+}
