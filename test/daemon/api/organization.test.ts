@@ -83,6 +83,7 @@ const ROUTES: OrgRoute[] = [
   { method: 'POST', path: '/admin/ai-providers/{name}/test', url: (org) => `/admin/ai-providers/p/test?${q(org)}` },
   { method: 'DELETE', path: '/admin/ai-providers/{name}', url: (org) => `/admin/ai-providers/p?${q(org)}` },
   { method: 'GET', path: '/admin/memory', url: (org) => `/admin/memory?${q(org)}` },
+  { method: 'GET', path: '/admin/memory/namespaces', url: (org) => `/admin/memory/namespaces?${q(org)}` },
   { method: 'GET', path: '/admin/memory/{namespace}/{key}', url: (org) => `/admin/memory/ns/k?${q(org)}` },
   { method: 'DELETE', path: '/admin/memory/{namespace}/{key}', url: (org) => `/admin/memory/ns/k?${q(org)}` },
   {
