@@ -53,7 +53,12 @@ export function BulkDialog({ open, query, selection, versions, onClose, onStarte
     setProblem(null);
   };
   const send = async (dryRun: boolean) => {
-    const body = bulkBody(choice, query, dryRun);
+    // Applied after a preview: to what it counted, not to executions started since.
+    const body = bulkBody(
+      choice,
+      dryRun || !preview ? query : { ...query, startedBefore: preview.startedBefore },
+      dryRun,
+    );
     if (!body.ok) {
       setProblem(body.message);
       return;

@@ -155,6 +155,8 @@ const mergeDryRun: Merge = (request, mine, theirs) => {
     ...runs[0]!,
     count: runs.reduce((n, r) => n + r.count, 0),
     sample: items.slice(0, sample),
+    // The earliest: applied with it, no daemon selects an execution started after its preview.
+    startedBefore: runs.map((r) => r.startedBefore).reduce((a, b) => (b < a ? b : a)),
     ...(runs[0]!.refusedCount !== undefined && {
       refused: refused.slice(0, BULK_SAMPLE_MAX),
       refusedCount: runs.reduce((n, r) => n + (r.refusedCount ?? 0), 0),

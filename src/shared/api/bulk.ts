@@ -101,6 +101,12 @@ export const BulkDryRun = Answer({
   /** The first of them, newest first. */
   sample: Type.Array(InstanceSummary),
   /**
+   * The instant the selection was made before (the query's `startedBefore` if earlier): sent as
+   * the query's `startedBefore`, the operation selects what was previewed, and no execution
+   * started since.
+   */
+  startedBefore: Type.String(),
+  /**
    * For a move: each selected execution that could not move now, with why (the code it would be
    * skipped with, and a move's problems); at most BULK_SAMPLE_MAX listed, `refusedCount` all.
    */

@@ -96,3 +96,22 @@ t.test(
     t.equal(bounded.total, 3, "the query's own bound, when earlier than the creation, holds");
   },
 );
+
+t.test("applied with its dry run's startedBefore, an operation selects what the dry run counted", async (t) => {
+  const h = await engineHarness(t, undefined, undefined, { bulkRate: 10_000 });
+  const { processId, ids } = await seed(h, 3);
+  const dry = await h.engine.bulk.dryRun(asked(processId), 10);
+  t.equal(dry.count, 3);
+  t.equal(dry.startedBefore, new Date(h.clock.ms).toISOString(), 'the instant it selected before');
+  h.clock.advance(1);
+  const later = (await h.start(processId)).processInstanceId;
+  h.clock.advance(1);
+  const op = await h.engine.bulk.create({
+    ...asked(processId),
+    query: { processId, startedBefore: dry.startedBefore },
+  });
+  t.equal(op.total, 3, 'the execution started after the preview is not selected');
+  await eventually('the operation ends', () => h.engine.bulk.get('default', op.bulkId).state === 'COMPLETED');
+  for (const id of ids) t.equal((await h.get(id)).stateCd, 3, `${id}, previewed, cancelled`);
+  t.equal((await h.get(later)).stateCd, 0, 'the later one still runs');
+});

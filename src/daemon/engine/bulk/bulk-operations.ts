@@ -89,9 +89,10 @@ export class BulkOperations {
    */
   async dryRun(asked: BulkAsked, sample: number): Promise<BulkDryRun> {
     this.checkFlow(asked);
+    const startedBefore = this.bound(asked.query);
     const lanes = await this.select({
       ...asked,
-      startedBefore: this.bound(asked.query),
+      startedBefore,
       partitions: this.partitions(),
     });
     // Each daemon sharing a database counts and samples the partitions it serves (fan-out.ts adds them up).
@@ -102,7 +103,14 @@ export class BulkOperations {
       if (inst) items.push(summarize(inst));
     }
     const max = this.deps.limits.bulkExecutions;
-    const dry = { dryRun: true, operation: asked.operation, count: ids.length, maxExecutions: max, sample: items };
+    const dry = {
+      dryRun: true,
+      operation: asked.operation,
+      count: ids.length,
+      maxExecutions: max,
+      sample: items,
+      startedBefore,
+    };
     if (asked.operation !== 'move') return dry;
     // A move says which would be refused and why, as the chunks would find them now.
     const version = (asked.params as { version: string }).version;
