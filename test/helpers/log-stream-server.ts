@@ -21,6 +21,7 @@ export function finishedInstance(id: string): InstanceView {
     startTime: '2026-11-21T10:00:00.000Z',
     endTime: '2026-11-21T10:00:02.000Z',
     correlationKey: null,
+    organization: 'default',
     data: {},
     output: null,
     parentInstanceId: null,

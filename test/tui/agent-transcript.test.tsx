@@ -85,6 +85,7 @@ const execution = (nodes: NodeView[]): Execution => ({
   startTime: '2026-11-21T10:04:00.000Z',
   endTime: null,
   correlationKey: null,
+  organization: 'default',
   data: { customerId: 'C7' },
   output: null,
   parentInstanceId: null,

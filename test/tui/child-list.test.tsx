@@ -30,6 +30,7 @@ const execution: Execution = {
   startTime: NOW.toISOString(),
   endTime: null,
   correlationKey: null,
+  organization: 'default',
   data: {},
   output: null,
   parentInstanceId: null,

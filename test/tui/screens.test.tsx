@@ -70,6 +70,7 @@ t.test(
     const execution: Execution = {
       ...summary(1, 2),
       correlationKey: 'order-42',
+      organization: 'default',
       environment: 'PRODUCTION',
       data: {
         order: { id: 42 },

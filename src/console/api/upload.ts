@@ -12,6 +12,8 @@ export interface UploadOptions {
   /** Called as bytes go out: how many of how many. */
   readonly onProgress?: (sent: number, total: number) => void;
   readonly signal?: AbortSignal;
+  /** The organization whose file store takes it (a system session's default is `default`). */
+  readonly organization?: string;
 }
 
 /**
@@ -22,8 +24,10 @@ export interface UploadOptions {
  */
 export function uploadFile(file: File, options: UploadOptions = {}): Promise<FileView> {
   return new Promise((resolve, reject) => {
+    if (options.signal?.aborted) return reject(new DOMException('the upload was stopped', 'AbortError'));
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', `/files?name=${encodeURIComponent(file.name || 'upload')}`);
+    const org = options.organization === undefined ? '' : `&organization=${encodeURIComponent(options.organization)}`;
+    xhr.open('POST', `/files?name=${encodeURIComponent(file.name || 'upload')}${org}`);
     xhr.withCredentials = true;
     xhr.setRequestHeader('accept', 'application/json');
     xhr.setRequestHeader('content-type', file.type || 'application/octet-stream');

@@ -191,6 +191,7 @@ export function NodePanel({ target, graph, run, log, body, onReplay, task, onClo
           <h3>Answer</h3>
           <TaskForm
             processInstanceId={run.processInstanceId}
+            organization={run.organization}
             nodeId={waiting.nodeId}
             nodeName={waiting.nodeName}
             spec={input}

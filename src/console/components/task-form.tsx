@@ -31,6 +31,8 @@ const TOO_LATE = new Set(['NODE_NOT_WAITING', 'INSTANCE_NOT_RUNNING', 'INSTANCE_
 /** Props of TaskForm. */
 type Props = {
   readonly processInstanceId: string;
+  /** The execution's organization: a file is uploaded into its store (a system session acts in any). */
+  readonly organization: string;
   readonly nodeId: string;
   readonly nodeName: string;
   /** What the node waits for (its wait, or the task list's item). */
@@ -50,7 +52,16 @@ type Outcome =
   | { readonly kind: 'error'; readonly message: string };
 
 /** The form (see the top of this file). */
-export function TaskForm({ processInstanceId, nodeId, nodeName, spec, mayExecute, idBase, onAnswered }: Props) {
+export function TaskForm({
+  processInstanceId,
+  organization,
+  nodeId,
+  nodeName,
+  spec,
+  mayExecute,
+  idBase,
+  onAnswered,
+}: Props) {
   // A page that reads the execution again gives an equal spec anew: what is typed stays.
   const specKey = JSON.stringify([spec.inputType, spec.options, spec.fields]);
   const controls = useMemo(() => controlsOf(spec), [specKey]);
@@ -63,7 +74,17 @@ export function TaskForm({ processInstanceId, nodeId, nodeName, spec, mayExecute
   const limits = useApi<FileLimits>(controls.some((c) => c.kind === 'file') ? '/files/limits' : null);
   const form = useRef<HTMLFormElement>(null);
   const uploading = Object.values(uploads).some((u) => u?.kind === 'sending');
+  // One upload per field: a file chosen while another uploads replaces it; another task, or
+  // leaving the form, stops them all.
+  const running = useRef<Record<string, AbortController>>({});
+  const stopUploads = () => {
+    for (const c of Object.values(running.current)) c.abort();
+    running.current = {};
+  };
+  useEffect(() => stopUploads, []);
   useEffect(() => {
+    stopUploads();
+    setUploads({});
     setValues(initialValues(controls));
     setProblems({});
     setOutcome(null);
@@ -83,7 +104,10 @@ export function TaskForm({ processInstanceId, nodeId, nodeName, spec, mayExecute
     });
   };
   const chooseFile = async (key: string, file: File | null) => {
+    running.current[key]?.abort();
+    delete running.current[key];
     set(key, null);
+    setUploads((u) => ({ ...u, [key]: null }));
     if (!file) return;
     const max = limits.data?.maxBytes;
     if (max !== undefined && file.size > max) {
@@ -93,16 +117,25 @@ export function TaskForm({ processInstanceId, nodeId, nodeName, spec, mayExecute
       }));
       return;
     }
+    const controller = new AbortController();
+    running.current[key] = controller;
     setUploads((u) => ({ ...u, [key]: { kind: 'sending', sent: 0, total: file.size } }));
     try {
       const stored = await uploadFile(file, {
+        organization,
+        signal: controller.signal,
         onProgress: (sent, total) => setUploads((u) => ({ ...u, [key]: { kind: 'sending', sent, total } })),
       });
+      if (controller.signal.aborted) return;
       setUploads((u) => ({ ...u, [key]: null }));
       set(key, { fileId: stored.fileId, name: stored.name, bytes: stored.bytes });
     } catch (err) {
+      // Stopped for a newer choice, or as the form went: that one speaks for the field now.
+      if (controller.signal.aborted) return;
       setUploads((u) => ({ ...u, [key]: null }));
       setProblems((p) => ({ ...p, [key]: `not uploaded: ${err instanceof Error ? err.message : String(err)}` }));
+    } finally {
+      if (running.current[key] === controller) delete running.current[key];
     }
   };
   const send = async (action: 'COMPLETE' | 'CANCEL') => {

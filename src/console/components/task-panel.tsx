@@ -95,6 +95,7 @@ export function TaskPanel({ processInstanceId, nodeId, dueAt, mayExecute, onAnsw
           </dl>
           <TaskForm
             processInstanceId={processInstanceId}
+            organization={run.organization}
             nodeId={nodeId}
             nodeName={ni.nodeName}
             spec={wait}

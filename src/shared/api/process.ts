@@ -352,6 +352,8 @@ export interface InstanceView {
   readonly startTime: string;
   readonly endTime: string | null;
   readonly correlationKey: string | null;
+  /** The organization it runs in (what a system key names in `?organization=` to act there). */
+  readonly organization: string;
   readonly data: Record<string, unknown> & { error?: InstanceFailure };
   readonly output: Record<string, unknown> | null;
   readonly parentInstanceId: string | null;

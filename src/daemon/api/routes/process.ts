@@ -65,6 +65,7 @@ export function instanceResource(inst: Instance): InstanceView {
     startTime: inst.startTime,
     endTime: inst.endTime,
     correlationKey: inst.correlationKey,
+    organization: inst.organization,
     data: inst.error ? extensibleCopy(inst.variables, { error: failureView(inst)! }) : inst.variables,
     output: inst.output,
     parentInstanceId: inst.parentInstanceId,
