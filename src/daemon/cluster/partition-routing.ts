@@ -55,7 +55,7 @@ const EXECUTION_ROUTES = new Set([
 ]);
 const JOB_ROUTES = new Set(['/jobs/:key/complete', '/jobs/:key/fail', '/jobs/:key/heartbeat', '/jobs/:key/release']);
 const READS = new Set(['GET', 'HEAD']);
-const TRIGGER_READS = new Set(['/admin/triggers', '/admin/email-connections']);
+const TRIGGER_READS = new Set(['/admin/triggers', '/admin/email-connections', '/admin/email-connections/:name']);
 
 type Params = Record<string, string | undefined>;
 

@@ -137,7 +137,13 @@ export class FileStore {
     const content = await this.blobs.read(sha256);
     if (!content) return null;
     const chunks: Buffer[] = [];
-    for await (const chunk of content) chunks.push(chunk as Buffer);
+    try {
+      for await (const chunk of content) chunks.push(chunk as Buffer);
+    } catch (err) {
+      // Removed by a sweep between the look and the read: gone, as if never found.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
     return Buffer.concat(chunks);
   }
 

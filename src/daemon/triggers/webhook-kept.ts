@@ -22,11 +22,13 @@ const SIGNATURE_HEADERS = new Set([
 ]);
 
 /**
- * Header names that carry a credential or a signature whatever the provider: `authorization`,
- * cookies, API keys, and any name that says signature, secret, token, password, hmac or
- * session (GitLab's `X-Gitlab-Token` is the plain secret).
+ * Header names that carry a credential or a signature whatever the provider: any name that says
+ * signature, secret, token, password, hmac, session, cookie, auth (`authorization`, `x-auth`),
+ * credential or key (`x-api-key`, `x-webhook-key`): GitLab's `X-Gitlab-Token` is the plain
+ * secret, and a registration without a signature often has a sender put its token in a header.
+ * Erring this way costs a redelivered flow a header it rarely reads.
  */
-const CREDENTIAL_NAME = /signature|secret|token|passw|hmac|session|cookie|authorization|api[-_]?key/i;
+const CREDENTIAL_NAME = /signature|secret|token|passw|hmac|session|cookie|auth|credential|key/i;
 
 /** The headers of a delivery to `w` as kept: without any header that signs or authenticates it. */
 export function keptHeaders(w: WebhookRegistration, headers: Readonly<Record<string, string>>): Record<string, string> {
@@ -66,7 +68,8 @@ export async function keepDelivery(
   body: Buffer,
   onError: (err: unknown, what: string) => void,
 ): Promise<DeliveryRecord['kept']> {
-  if (!files || body.length > WEBHOOK_KEPT_BYTES) return undefined;
+  // Past the file store's own limit the write would be refused each time: not kept, quietly.
+  if (!files || body.length > Math.min(WEBHOOK_KEPT_BYTES, files.maxBytes)) return undefined;
   try {
     const blob = await files.writeBlob(encodeKept(keptHeaders(w, headers), body));
     return { blob: blob.sha256, bytes: body.length };
@@ -96,6 +99,7 @@ export async function detailOf(files: FileStore | undefined, record: DeliveryRec
   return {
     ...record,
     headers: kept.headers,
-    payload: { base64: kept.body.toString('base64'), text: utf8 ? text : null },
+    // Once, not twice: a kept body may be megabytes.
+    payload: utf8 ? { base64: null, text } : { base64: kept.body.toString('base64'), text: null },
   };
 }

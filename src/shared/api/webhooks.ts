@@ -210,8 +210,8 @@ export type DeliveryParams = Static<typeof DeliveryParams>;
 export type DeliveryDetail = DeliveryRecord & {
   /** The headers as kept: lower-case names; signature, secret and credential headers left out. Null when not kept. */
   readonly headers: Readonly<Record<string, string>> | null;
-  /** The body: `base64` always, `text` when it is UTF-8. Null when not kept. */
-  readonly payload: { readonly base64: string; readonly text: string | null } | null;
+  /** The body once: `text` when it is UTF-8, else `base64` (the other null). Null when not kept. */
+  readonly payload: { readonly base64: string | null; readonly text: string | null } | null;
 };
 
 /** A delivery in GET /admin/webhooks/{name}/deliveries: one still pending, or one processed. */
