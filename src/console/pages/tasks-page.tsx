@@ -47,7 +47,8 @@ export default function TasksPage() {
   const me = useApi<WhoAmI>('/auth/whoami');
   const mayExecute = me.data?.permissions.includes('WORKFLOW_EXECUTE') ?? false;
   const now = useNow(true);
-  const reload = useThrottled(tasks.reload, 300);
+  // Each reload walks the daemon's live executions: at most one a second per open inbox.
+  const reload = useThrottled(tasks.reload, 1000);
   const listed = useRef(new Set<string>());
   listed.current = new Set((tasks.data?.items ?? []).map((t) => t.processInstanceId));
   useEffect(

@@ -57,7 +57,17 @@ function decodeCursor(text: string): Cursor {
 const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The bytes of a value's JSON (UTF-8). */
-const sizeOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? 'null');
+/** Each entry's JSON size, computed once: entries are replaced, never changed, by a write. */
+const sizes = new WeakMap<MemoryEntry, number>();
+/** The bytes of `entry`'s value as JSON. */
+function sizeOf(entry: MemoryEntry): number {
+  let n = sizes.get(entry);
+  if (n === undefined) {
+    n = Buffer.byteLength(JSON.stringify(entry.value) ?? 'null');
+    sizes.set(entry, n);
+  }
+  return n;
+}
 
 /**
  * /admin/memory: what memoryActions and aiTasks' chat memory remember, per organization
@@ -111,7 +121,7 @@ export function memoryRoutes(fastify: FastifyInstance, deps: MemoryRouteDeps): v
           items.push({
             namespace,
             key,
-            size: sizeOf(entry.value),
+            size: sizeOf(entry),
             updatedAt: entry.updatedAt,
             expiresAt: entry.expiresAt,
           });
@@ -140,7 +150,7 @@ export function memoryRoutes(fastify: FastifyInstance, deps: MemoryRouteDeps): v
           const entry = memoryEntry(store.state.memory, { organization, namespace, key }, at);
           if (!entry) continue;
           entries += 1;
-          bytes += sizeOf(entry.value);
+          bytes += sizeOf(entry);
         }
         if (entries > 0) items.push({ namespace, entries, bytes });
       }
