@@ -51,6 +51,7 @@ const run = (id: string, nodes: NodeView[], extra: Partial<InstanceView> = {}): 
   startTime: at(0),
   endTime: at(1000),
   correlationKey: null,
+  organization: 'default',
   data: {},
   output: null,
   parentInstanceId: null,

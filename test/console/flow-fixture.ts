@@ -91,6 +91,7 @@ export function run(nodes: NodeView[], extra: Partial<InstanceView> = {}): Insta
     startTime: at(0),
     endTime: null,
     correlationKey: null,
+    organization: 'default',
     data: {},
     output: null,
     parentInstanceId: null,

@@ -12,7 +12,8 @@ import {
   screenshot,
   type PageProblem,
 } from '../../helpers/browser.js';
-import { callDaemon, startDaemon, wfxIn } from '../../helpers/cli.js';
+import { callDaemon, startDaemon } from '../../helpers/cli.js';
+import { signInWithLink } from '../../helpers/console-session.js';
 import { eventually } from '../../helpers/eventually.js';
 import { BILLING, chargeFlow } from '../../helpers/jobs.js';
 import { HANDLERS_MODULE, spawnWorker } from '../../helpers/workers.js';
@@ -129,10 +130,7 @@ t.test('the admin screens, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
   const page = await context.newPage();
   const problems = collectConsoleErrors(page);
   const answers = recordAnswers(page, url);
-  const link = await wfxIn(['console', '--no-open'], { cwd });
-  t.equal(link.code, 0);
-  await page.goto(link.stdout.trim());
-  await page.waitForURL(`${url}/executions`);
+  await signInWithLink(page, url, cwd);
 
   await t.test('the Admin entry leads to workers and jobs: the worker, a locked job, a waiting one', async (t) => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admin' }).click();

@@ -12,6 +12,7 @@ import {
   type PageProblem,
 } from '../../helpers/browser.js';
 import { callDaemon, startDaemon } from '../../helpers/cli.js';
+import { signInWithKey } from '../../helpers/console-session.js';
 import { eventually } from '../../helpers/eventually.js';
 
 /*
@@ -94,11 +95,7 @@ t.test('comparing two runs, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
   const page = await context.newPage();
   const problems = collectConsoleErrors(page);
   await page.goto(`${url}/sign-in`);
-  await page.getByLabel('API key').fill(viewer);
-  await page
-    .getByRole('button', { name: /sign in/i })
-    .first()
-    .click();
+  await signInWithKey(page, viewer);
   await page.waitForURL(`${url}/executions`);
 
   await t.test("the picker, from a run's page: recent runs of its flow, or an id pasted", async (t) => {

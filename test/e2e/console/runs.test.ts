@@ -11,7 +11,8 @@ import {
   screenshot,
   type PageProblem,
 } from '../../helpers/browser.js';
-import { callDaemon, startDaemon, wfxIn } from '../../helpers/cli.js';
+import { callDaemon, startDaemon } from '../../helpers/cli.js';
+import { signInWithKey, signInWithLink } from '../../helpers/console-session.js';
 
 /*
  * Starting runs and bulk actions in the console, end to end (a real daemon, Debian's Chromium):
@@ -97,10 +98,7 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
   const context = await browser.newContext();
   const page = await context.newPage();
   const problems = collectConsoleErrors(page);
-  const link = await wfxIn(['console', '--no-open'], { cwd });
-  t.equal(link.code, 0);
-  await page.goto(link.stdout.trim());
-  await page.waitForURL(`${url}/executions`);
+  await signInWithLink(page, url, cwd);
 
   await t.test('a run from the inputs form: refused in the page, refused by the daemon, started', async (t) => {
     await page.goto(`${url}/flows/${ORDER}/run`);
@@ -278,11 +276,7 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
     const vpage = await viewer.newPage();
     const vproblems = collectConsoleErrors(vpage);
     await vpage.goto(`${url}/sign-in`);
-    await vpage.getByLabel('API key').fill(viewerKey);
-    await vpage
-      .getByRole('button', { name: /sign in/i })
-      .first()
-      .click();
+    await signInWithKey(vpage, viewerKey);
     await vpage.waitForURL(`${url}/executions`);
     await vpage.locator('tr[data-row]').first().waitFor();
     t.equal(await vpage.getByRole('button', { name: 'Bulk action…' }).count(), 0, 'no bulk action');

@@ -13,7 +13,8 @@ import {
   screenshot,
   type PageProblem,
 } from '../../helpers/browser.js';
-import { callDaemon, spawnWfx, startDaemon, wfxIn } from '../../helpers/cli.js';
+import { callDaemon, spawnWfx, startDaemon } from '../../helpers/cli.js';
+import { signInWithKey, signInWithLink } from '../../helpers/console-session.js';
 import { eventually } from '../../helpers/eventually.js';
 
 /*
@@ -158,10 +159,7 @@ t.test('tasks in the console, end to end', { skip: CHROMIUM_SKIP }, async (t) =>
   const context = await browser.newContext();
   const page = await context.newPage();
   const problems = collectConsoleErrors(page);
-  const link = await wfxIn(['console', '--no-open'], { cwd });
-  t.equal(link.code, 0);
-  await page.goto(link.stdout.trim());
-  await page.waitForURL(`${url}/executions`);
+  await signInWithLink(page, url, cwd);
 
   await t.test('the inbox lists the waiting tasks live, filters them, and counts down', async (t) => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
@@ -363,11 +361,7 @@ t.test('tasks in the console, end to end', { skip: CHROMIUM_SKIP }, async (t) =>
     const runId = await start(id(0), 'order-viewer');
     await viewer.goto(`${url}/tasks/${runId}/ask`);
     await viewer.waitForURL((u) => u.pathname === '/sign-in');
-    await viewer.getByLabel('API key').fill(viewerKey);
-    await viewer
-      .getByRole('button', { name: /sign in/i })
-      .first()
-      .click();
+    await signInWithKey(viewer, viewerKey);
     await viewer.waitForURL(`${url}/tasks/${runId}/ask`);
     await viewer.getByText('answering it needs the permission').waitFor();
     t.equal(await viewer.getByRole('button', { name: 'Complete' }).count(), 0, 'no Complete');

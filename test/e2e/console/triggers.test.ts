@@ -7,6 +7,7 @@ import t from 'tap';
 import type { TriggerHealth } from '../../../src/shared/api/triggers.js';
 import { axeCheck, CHROMIUM_SKIP, collectConsoleErrors, launchBrowser, screenshot } from '../../helpers/browser.js';
 import { callDaemon, startDaemon, wfxIn } from '../../helpers/cli.js';
+import { signInWithKey, signInWithLink } from '../../helpers/console-session.js';
 import { eventually } from '../../helpers/eventually.js';
 
 /*
@@ -118,10 +119,7 @@ t.test('the triggers pages, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
   const context = await browser.newContext();
   const page = await context.newPage();
   const problems = collectConsoleErrors(page);
-  const link = await wfxIn(['console', '--no-open'], { cwd });
-  t.equal(link.code, 0);
-  await page.goto(link.stdout.trim());
-  await page.waitForURL(`${url}/executions`);
+  await signInWithLink(page, url, cwd);
 
   await t.test('trigger health: next fire times, and why a trigger does not fire', async (t) => {
     await page.getByRole('link', { name: 'Triggers' }).click();
@@ -189,11 +187,7 @@ t.test('the triggers pages, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     const viewerProblems = collectConsoleErrors(viewer);
     await viewer.goto(`${url}/triggers`);
     await viewer.waitForURL((u) => u.pathname === '/sign-in');
-    await viewer.getByLabel('API key').fill(key.apiKey as string);
-    await viewer
-      .getByRole('button', { name: /sign in/i })
-      .first()
-      .click();
+    await signInWithKey(viewer, key.apiKey as string);
     await viewer.waitForURL(`${url}/triggers`);
     await viewer.getByRole('list', { name: 'Next fire times of Nightly' }).waitFor();
     t.equal(await viewer.getByRole('heading', { name: 'Webhook registrations' }).count(), 0, 'no registrations');

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { axeCheck, CHROMIUM_SKIP, collectConsoleErrors, launchBrowser } from '../../helpers/browser.js';
 import { spawnWfx, startDaemon, wfxIn } from '../../helpers/cli.js';
+import { signInWithLink } from '../../helpers/console-session.js';
 import { eventually } from '../../helpers/eventually.js';
 
 /*
@@ -38,10 +39,7 @@ t.test("the README's walk-through: the approval answered in the console", { skip
   const browser = await launchBrowser(t);
   const page = await (await browser.newContext()).newPage();
   const problems = collectConsoleErrors(page);
-  const link = await wfxIn(['console', '--no-open'], { cwd });
-  t.equal(link.code, 0, 'wfx console --no-open gives a sign-in link');
-  await page.goto(link.stdout.trim());
-  await page.waitForURL(`${url}/executions`);
+  await signInWithLink(page, url, cwd);
 
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
   const row = page.locator('table.tasks tbody tr', { hasText: 'Approve order 42 of 250 EUR?' });
