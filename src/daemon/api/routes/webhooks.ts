@@ -19,6 +19,7 @@ import {
   type WithDefaults,
 } from '../../../shared/api/index.js';
 import { parseDuration } from '../../../shared/duration.js';
+import { wayOut } from '../../triggers/webhook-route.js';
 import { WfxError } from '../../../shared/errors.js';
 import { signDelivery, type CustomScheme, type Provider } from '../../../shared/webhooks/providers.js';
 import { uuidv7 } from '../../engine/ids.js';
@@ -289,7 +290,11 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
       if (!endpoint)
         throw new WfxError(
           'VALIDATION_ERROR',
-          `${w.name} has no ${environment} endpoint (its endpoints: ${w.endpoints.map((e) => e.environment).join(', ')})`,
+          `${w.name} has no ${environment} endpoint (its endpoints: ${w.endpoints.map((e) => e.environment).join(', ')}). ${
+            w.environmentMode === 'SHARED'
+              ? `Send without --env: its shared endpoint runs PRODUCTION versions (and under \`wfx dev\` the DEVELOPMENT version of a flow whose PRODUCTION one does not subscribe). ${wayOut(w, environment === 'PRODUCTION' ? 'PRODUCTION' : 'DEVELOPMENT')}`
+              : 'Send with --env DEVELOPMENT or --env PRODUCTION'
+          }`,
         );
       const at = now();
       const headers = signDelivery(
