@@ -46,7 +46,7 @@ t.test('the webhook loop of docs/triggers.md starts an execution under wfx dev',
     if (step === steps.length) break;
   }
   t.equal(step, steps.length, 'every step was seen');
-  t.match(created, { code: 0, stdout: /^ALL\n {2}url {5}http:\/\/127\.0\.0\.1:\d+\/webhook\/receive\// });
+  t.match(created, { code: 0, stdout: /^ALL\n {2}url {5}http:\/\/127\.0\.0\.1:\d+\/webhook\/receive\/wht_/ });
   t.match(
     sent,
     { code: 0, stdout: /^delivered pull_request \S+ to the ALL endpoint: started [0-9a-f-]{36}\n$/ },

@@ -32,13 +32,13 @@ export function unreachableWhy(
   if (w.endpoints.some((e) => e.environment === environment)) return null;
   const runs = sharedEnvironmentOf(flow, w.name, fallback);
   if (runs === environment) return null;
-  return `no endpoint of "${w.name}" fires ${environment}: its one shared endpoint runs this flow's ${runs} version. ${wayOut(w, environment)}`;
+  return `no endpoint of "${w.name}" fires ${environment}: its one shared endpoint runs this flow's ${runs} version. ${wayOut(w, environment, fallback)}`;
 }
 
-/** The commands that make a flow active in `environment` reachable by `w`'s deliveries. */
-export function wayOut(w: WebhookRegistration, environment: Environment): string {
+/** The commands that make a flow active in `environment` reachable by `w`'s deliveries (`wfx dev` unless the daemon is one: `fallback`). */
+export function wayOut(w: WebhookRegistration, environment: Environment, fallback?: Environment): string {
   const perEnvironment = `\`wfx webhooks delete ${w.name}\` then \`wfx webhooks create --name ${w.name} --provider ${w.provider} --per-environment\` (new URLs and secrets)`;
-  return environment === 'DEVELOPMENT'
+  return environment === 'DEVELOPMENT' && fallback !== 'DEVELOPMENT'
     ? `Give it a DEVELOPMENT endpoint: ${perEnvironment}; or run the daemon with \`wfx dev\`, where the shared endpoint runs the DEVELOPMENT version of a flow whose PRODUCTION version does not subscribe`
-    : `Give it a PRODUCTION endpoint: ${perEnvironment}`;
+    : `Give it a ${environment} endpoint: ${perEnvironment}`;
 }

@@ -435,8 +435,8 @@ export class WebhookReceiver extends EventEmitter {
       targets.length === 0
         ? `no flow active in ${runs} has a webhook trigger for "${w.name}"${eventType ? ` that takes event ${eventType}` : ''}` +
           (elsewhere
-            ? `; ${elsewhere.processId} subscribes in DEVELOPMENT, which the shared endpoint does not run. ${wayOut(w, 'DEVELOPMENT')}`
-            : '')
+            ? `; ${elsewhere.processId} subscribes in DEVELOPMENT, which the shared endpoint does not run. ${wayOut(w, 'DEVELOPMENT', this.sharedFallback)}`
+            : ' (`wfx flow list` shows the versions active in each environment)')
         : null;
     let record: DeliveryRecord | null = null;
     let refusedWhy: string | null = null;

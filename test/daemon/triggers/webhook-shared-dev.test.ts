@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import t, { type Test } from 'tap';
 import { buildServer } from '../../../src/daemon/api/server.js';
+import { newToken } from '../../../src/daemon/api/routes/webhooks.js';
 import type { DeliveryRecord, Environment } from '../../../src/daemon/state/state.js';
 import type { WebhookHealth } from '../../../src/shared/api/index.js';
 import { WebhookReceiver } from '../../../src/daemon/triggers/webhooks.js';
@@ -77,7 +78,7 @@ t.test('a daemon not run by wfx dev: a DEVELOPMENT trigger on a SHARED registrat
   );
   const { signed } = await send(2, 'DEVELOPMENT');
   t.equal(signed?.error, 'VALIDATION_ERROR', 'no DEVELOPMENT endpoint to send to');
-  t.match(signed?.message, /Send without --env.*--per-environment/, 'the refusal names the way out');
+  t.match(signed?.message, /send without --env.*--per-environment/, 'the refusal names the way out');
 });
 
 t.test('under wfx dev a SHARED endpoint runs the DEVELOPMENT version a PRODUCTION one does not shadow', async (t) => {
@@ -106,5 +107,24 @@ t.test('under wfx dev a SHARED endpoint runs the DEVELOPMENT version a PRODUCTIO
       { environment: 'PRODUCTION', state: 'active', lastFire: second!.receivedAt },
     ],
     'no trigger that cannot fire is shown active',
+  );
+});
+
+t.test('endpoint tokens never start with "-", and keep 256 random bits', async (t) => {
+  const seen = new Set<string>();
+  // 64 characters of base64url are '-' in 1 of 64 first characters: 2000 tokens would show it.
+  for (let i = 0; i < 2000; i++) {
+    const token = newToken();
+    if (!/^wht_[A-Za-z0-9_-]{43}$/.test(token)) t.fail(`token ${token} has another shape`);
+    seen.add(token);
+  }
+  t.equal(seen.size, 2000, 'all different');
+  t.notOk(
+    [...seen].some((x) => x.startsWith('-')),
+    'none starts with "-"',
+  );
+  t.ok(
+    [...seen].some((x) => x[4] === '-'),
+    'the random part still uses the whole alphabet (it is not merely filtered)',
   );
 });

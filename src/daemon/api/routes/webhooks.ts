@@ -46,7 +46,11 @@ export interface WebhookRouteDeps {
   readonly now?: () => Date;
 }
 
-const newToken = () => randomBytes(32).toString('base64url');
+/**
+ * An endpoint token: `wht_` and 32 random bytes in base64url. The prefix keeps a token from
+ * starting with `-` (base64url's alphabet has it), which a command line would take for an option.
+ */
+export const newToken = (): string => `wht_${randomBytes(32).toString('base64url')}`;
 /** A generated signing secret, in the form the provider's own tools expect. */
 const newSecret = (provider: Provider) =>
   provider === 'STANDARD'
@@ -290,10 +294,10 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
       if (!endpoint)
         throw new WfxError(
           'VALIDATION_ERROR',
-          `${w.name} has no ${environment} endpoint (its endpoints: ${w.endpoints.map((e) => e.environment).join(', ')}). ${
+          `${w.name} has no ${environment} endpoint (its endpoints: ${w.endpoints.map((e) => e.environment).join(', ')}): ${
             w.environmentMode === 'SHARED'
-              ? `Send without --env: its shared endpoint runs PRODUCTION versions (and under \`wfx dev\` the DEVELOPMENT version of a flow whose PRODUCTION one does not subscribe). ${wayOut(w, environment === 'PRODUCTION' ? 'PRODUCTION' : 'DEVELOPMENT')}`
-              : 'Send with --env DEVELOPMENT or --env PRODUCTION'
+              ? `send without --env, to its shared endpoint. ${wayOut(w, environment === 'PRODUCTION' ? 'PRODUCTION' : 'DEVELOPMENT', receiver.sharedFallback)}`
+              : 'send with --env DEVELOPMENT or --env PRODUCTION'
           }`,
         );
       const at = now();
