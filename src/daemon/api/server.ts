@@ -368,7 +368,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     memoryRoutes(routes, { store: options.store, now: options.now });
     domainRoutes(routes, { store: options.store, now: options.now });
     jobRoutes(routes, { engine: options.engine, board, ...(sharing && { others: sharing.others }) });
-    triggerRoutes(routes, { state: options.store.state, health: options.triggerHealth ?? (() => []) });
+    triggerRoutes(routes, {
+      state: options.store.state,
+      health: options.triggerHealth ?? (() => []),
+      sharedFallback: options.webhooks.sharedFallback,
+    });
     signInRoutes(routes, {
       state: options.store.state,
       sessions,

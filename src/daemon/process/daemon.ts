@@ -144,6 +144,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       onError: (err, what) => logger.error({ err }, `webhooks: ${what} failed`),
       onRefused: (what) => logger.warn(`webhooks: ${what}`),
       onWarn: (message) => logger.warn(message),
+      // `wfx dev` publishes to DEVELOPMENT: its shared endpoints run what it publishes (webhook-route.ts).
+      ...(options.flowsEnvironment === 'DEVELOPMENT' && { sharedFallback: 'DEVELOPMENT' as const }),
     });
     if (directory) await webhooks.recover();
     const scheduler = new Scheduler({

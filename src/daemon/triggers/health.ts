@@ -1,4 +1,5 @@
-import type { WfxState } from '../state/state.js';
+import type { Environment, WfxState } from '../state/state.js';
+import { unreachableWhy } from './webhook-route.js';
 import { activeTriggers, subjectOf } from './active.js';
 import type { OnDemandHealth, TriggerHealth, WebhookHealth } from '../../shared/api/index.js';
 
@@ -20,9 +21,12 @@ export function onDemandHealth(state: WfxState): OnDemandHealth[] {
 
 /**
  * The webhook triggers of every active flow version, with what their registration's delivery
- * log says: the last delivery that started this flow, and the latest refusal after it.
+ * log says: the last delivery that started this flow, and the latest refusal after it. One that
+ * no endpoint can fire (a DEVELOPMENT trigger on a SHARED registration the daemon runs in
+ * PRODUCTION: webhook-route.ts, `sharedFallback` as the receiver's) is `disabled`, with why
+ * and the way out in lastError, never `active`.
  */
-export function webhookHealth(state: WfxState): WebhookHealth[] {
+export function webhookHealth(state: WfxState, sharedFallback?: Environment): WebhookHealth[] {
   const out: WebhookHealth[] = [];
   for (const a of activeTriggers(state, 'webhook')) {
     const { flow, environment, trigger } = a;
@@ -37,6 +41,11 @@ export function webhookHealth(state: WfxState): WebhookHealth[] {
         lastFire: null,
         lastError: `no webhook registration named "${trigger.webhook}"`,
       });
+      continue;
+    }
+    const unreachable = unreachableWhy(registration, flow, environment, sharedFallback);
+    if (unreachable !== null) {
+      out.push({ ...base, state: 'disabled', lastFire: null, lastError: unreachable });
       continue;
     }
     const log = (state.webhookDeliveries[registration.webhookId] ?? []).filter(

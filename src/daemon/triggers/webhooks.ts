@@ -14,6 +14,7 @@ import {
   WEBHOOK_SEEN_IDS_MAX,
   type DeliveryRecord,
   type Environment,
+  type Flow,
   type PendingDelivery,
   type WebhookRegistration,
   type WfxState,
@@ -33,6 +34,7 @@ import {
 } from './webhook-delivery.js';
 import { RefusalLog } from './webhook-refusals.js';
 import { keepDelivery, readKept } from './webhook-kept.js';
+import { sharedEnvironmentOf, subscribesIn, wayOut } from './webhook-route.js';
 import { WfxError } from '../../shared/errors.js';
 
 export { liveSecrets, maxBodyOf, schemeOf, tryLiveSecrets, verifyWith };
@@ -52,6 +54,8 @@ export interface WebhookReceiverOptions {
   readonly onWarn?: (message: string) => void;
   /** How long refused deliveries wait in memory before they are written (REFUSALS_INTERVAL_MS; tests). */
   readonly refusalsIntervalMs?: number;
+  /** The environment a SHARED endpoint runs for a flow whose PRODUCTION version does not subscribe (`wfx dev`: DEVELOPMENT); none: PRODUCTION only. */
+  readonly sharedFallback?: Environment;
 }
 
 /**
@@ -85,6 +89,8 @@ export class WebhookReceiver extends EventEmitter {
   /** Registrations warned about at the cap (warned again once they fall below it). */
   private readonly atCap = new Set<string>();
   private readonly refusals: RefusalLog;
+  /** See WebhookReceiverOptions.sharedFallback (trigger health reads it too). */
+  readonly sharedFallback: Environment | undefined;
   /**
    * The ids (event id, body hash) of verified deliveries journaled and not processed yet, by
    * `webhookId\0id`, with how many carry each: a replay arriving meanwhile is a duplicate too.
@@ -105,6 +111,7 @@ export class WebhookReceiver extends EventEmitter {
     this.onRefused = options.onRefused ?? (() => undefined);
     this.replayWindowMs = options.replayWindowMs ?? DEFAULT_REPLAY_WINDOW_MS;
     this.onWarn = options.onWarn ?? (() => undefined);
+    this.sharedFallback = options.sharedFallback;
     this.refusals = new RefusalLog({
       store: this.store,
       onError: this.onError,
@@ -394,7 +401,10 @@ export class WebhookReceiver extends EventEmitter {
     }
     // Kept (durable before its record names it) so that it can be read and redelivered.
     const kept = await keepDelivery(this.files, w, d.headers, body, this.onError);
-    const environment: Environment = d.environment === 'ALL' ? 'PRODUCTION' : d.environment;
+    const shared = d.environment === 'ALL';
+    // A SHARED endpoint runs each flow's PRODUCTION version, or under `wfx dev` its DEVELOPMENT one (webhook-route.ts).
+    const envOf = (flow: Flow): Environment =>
+      shared ? sharedEnvironmentOf(flow, w.name, this.sharedFallback) : (d.environment as Environment);
     const variables = {
       webhookPayload: payload,
       webhookEventType: eventType,
@@ -405,9 +415,9 @@ export class WebhookReceiver extends EventEmitter {
       webhookRawBody: d.body,
       webhookEventTimestamp: verdict.timestamp,
     };
-    const targets = Object.values(state.flows).filter((flow) => {
-      if (flow.organization !== w.organization) return false;
-      const active = flow.active[environment];
+    const orgFlows = Object.values(state.flows).filter((flow) => flow.organization === w.organization);
+    const targets = orgFlows.filter((flow) => {
+      const active = flow.active[envOf(flow)];
       const triggers = active === undefined ? [] : (flow.versions[active]?.definition.triggers ?? []);
       return triggers.some(
         (tr) =>
@@ -416,9 +426,17 @@ export class WebhookReceiver extends EventEmitter {
           (tr.eventType === undefined || tr.eventType === '' || tr.eventType === eventType),
       );
     });
+    const runs = !shared ? d.environment : this.sharedFallback ? `PRODUCTION or ${this.sharedFallback}` : 'PRODUCTION';
+    // A flow this endpoint cannot run (active only in the other environment): say so, and the way out.
+    const elsewhere = shared
+      ? orgFlows.find((f) => envOf(f) !== 'DEVELOPMENT' && subscribesIn(f, 'DEVELOPMENT', w.name))
+      : undefined;
     const reason =
       targets.length === 0
-        ? `no flow active in ${environment} has a webhook trigger for "${w.name}"${eventType ? ` that takes event ${eventType}` : ''}`
+        ? `no flow active in ${runs} has a webhook trigger for "${w.name}"${eventType ? ` that takes event ${eventType}` : ''}` +
+          (elsewhere
+            ? `; ${elsewhere.processId} subscribes in DEVELOPMENT, which the shared endpoint does not run. ${wayOut(w, 'DEVELOPMENT', this.sharedFallback)}`
+            : ' (`wfx flow list` shows the versions active in each environment)')
         : null;
     let record: DeliveryRecord | null = null;
     let refusedWhy: string | null = null;
@@ -426,7 +444,7 @@ export class WebhookReceiver extends EventEmitter {
       targets.map((flow) => ({
         organization: w.organization,
         processId: flow.processId,
-        environment,
+        environment: envOf(flow),
         data: variables,
       })),
       (started, refused) => {

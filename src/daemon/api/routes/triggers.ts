@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { OrganizationQuery, type TriggerHealth, type TriggerList } from '../../../shared/api/index.js';
-import type { WfxState } from '../../state/state.js';
+import type { Environment, WfxState } from '../../state/state.js';
 import { onDemandHealth, webhookHealth } from '../../triggers/health.js';
 import { listedOrganization } from '../organization.js';
 
@@ -9,6 +9,8 @@ export interface TriggerRouteDeps {
   readonly state: WfxState;
   /** The health the trigger services keep (schedules, email); webhooks' is read from the state here. */
   readonly health: () => readonly TriggerHealth[];
+  /** What a SHARED webhook endpoint runs besides PRODUCTION (the receiver's `sharedFallback`). */
+  readonly sharedFallback?: Environment | undefined;
 }
 
 /** GET /admin/triggers: every trigger's state, last fire, next fire and last error. */
@@ -26,7 +28,7 @@ export function triggerRoutes(fastify: FastifyInstance, deps: TriggerRouteDeps):
       const org = listedOrganization(request.caller!, request.query.organization);
       const items: TriggerHealth[] = [
         ...deps.health(),
-        ...webhookHealth(deps.state),
+        ...webhookHealth(deps.state, deps.sharedFallback),
         ...onDemandHealth(deps.state),
       ].filter((h) => org === null || h.organization === org);
       items.sort(

@@ -19,6 +19,7 @@ import {
   type WithDefaults,
 } from '../../../shared/api/index.js';
 import { parseDuration } from '../../../shared/duration.js';
+import { wayOut } from '../../triggers/webhook-route.js';
 import { WfxError } from '../../../shared/errors.js';
 import { signDelivery, type CustomScheme, type Provider } from '../../../shared/webhooks/providers.js';
 import { uuidv7 } from '../../engine/ids.js';
@@ -45,7 +46,11 @@ export interface WebhookRouteDeps {
   readonly now?: () => Date;
 }
 
-const newToken = () => randomBytes(32).toString('base64url');
+/**
+ * An endpoint token: `wht_` and 32 random bytes in base64url. The prefix keeps a token from
+ * starting with `-` (base64url's alphabet has it), which a command line would take for an option.
+ */
+export const newToken = (): string => `wht_${randomBytes(32).toString('base64url')}`;
 /** A generated signing secret, in the form the provider's own tools expect. */
 const newSecret = (provider: Provider) =>
   provider === 'STANDARD'
@@ -289,7 +294,11 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
       if (!endpoint)
         throw new WfxError(
           'VALIDATION_ERROR',
-          `${w.name} has no ${environment} endpoint (its endpoints: ${w.endpoints.map((e) => e.environment).join(', ')})`,
+          `${w.name} has no ${environment} endpoint (its endpoints: ${w.endpoints.map((e) => e.environment).join(', ')}): ${
+            w.environmentMode === 'SHARED'
+              ? `send without --env, to its shared endpoint. ${wayOut(w, environment === 'PRODUCTION' ? 'PRODUCTION' : 'DEVELOPMENT', receiver.sharedFallback)}`
+              : 'send with --env DEVELOPMENT or --env PRODUCTION'
+          }`,
         );
       const at = now();
       const headers = signDelivery(
