@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
-import { spawnWfx } from '../helpers/cli.js';
+import { spawnWfx, wfxIn, type CliResult } from '../helpers/cli.js';
 
 const flow = (name: string) => `processId: 2b3c4d5e-6f70-4a81-9b2c-3d4e5f607182
 name: ${name}
@@ -42,4 +42,36 @@ t.test('wfx dev publishes flows/ to DEVELOPMENT at start and again when a file c
   );
   t.equal(code, 0, 'Ctrl-C stops it gracefully');
   t.equal(seen.filter((l) => /connects to \\?"nowhere/.test(l)).length, 1, 'each problem printed once');
+});
+
+t.test('wfx dev publishes a file refused for an unknown webhook once the webhook is created', async (t) => {
+  const hook = `processId: 5e6f7081-92a3-4b4c-8d5e-6f708192a3b4
+name: Hook
+triggers:
+  - { type: webhook, webhook: github, eventType: push }
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+  const cwd = t.testdir({ flows: { 'hook.yaml': hook } });
+  const child = spawnWfx(t, ['dev', '--port', '0'], { cwd });
+  const exited = once(child, 'exit');
+  let created: Promise<CliResult> | null = null;
+  const steps = [
+    // Refused at start, at the trigger's place; then the webhook the flow names is created.
+    {
+      until: /hook\.yaml:4:\d+: triggers\.0\.webhook: .*\[UNKNOWN_WEBHOOK\]/,
+      then: async () =>
+        void (created = wfxIn(['webhooks', 'create', '--name', 'github', '--provider', 'GITHUB'], { cwd })),
+    },
+    { until: /published "Hook" \(version 1\) to DEVELOPMENT/, then: async () => void child.kill('SIGINT') },
+  ];
+  let step = 0;
+  for await (const line of createInterface({ input: child.stdout })) {
+    if (step < steps.length && steps[step]!.until.test(line)) await steps[step++]!.then();
+  }
+  const [code] = await exited;
+  t.equal(step, steps.length, 'refused, then published without touching the file');
+  t.equal((await created!)?.code, 0, 'the webhook was created');
+  t.equal(code, 0);
 });

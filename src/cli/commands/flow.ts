@@ -11,35 +11,60 @@ import { formatProblem, validateFlowSource, type FlowProblem } from '../../share
 import { globals, printJson, readUserFile, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { registerFlowNew } from './init.js';
+import { checkWithDaemon, type ValidateResult } from './flow-daemon-check.js';
 
 /** The trigger types a flow may declare (flows.md, Triggers): what `flow list --trigger` takes. */
 const TRIGGER_TYPES = ['on-demand', 'webhook', 'schedule', 'email'] satisfies ReadonlyArray<Trigger['type']>;
 
-/** `wfx flow validate|schema` (publish, list and show talk to a daemon: the CLI issue adds them). */
+/** `wfx flow validate|publish|list|show|schema`. */
 export function registerFlow(program: Command, ctx: CliContext): void {
   const flow = program.command('flow').description('check and publish flow files');
 
   flow
     .command('validate')
-    .description("check flow files with the daemon's own validator (no daemon needed); exit 2 if any has a problem")
+    .description(
+      "check flow files with the daemon's own validator; where a daemon answers, also what a publish checks against its state; exit 2 if any has a problem",
+    )
     .argument('<files...>', 'flow files (YAML or JSON)')
+    .addOption(
+      new Option(
+        '--env <environment>',
+        'the environment a publish would activate it in (its agent tools are checked there)',
+      )
+        .choices(['DEVELOPMENT', 'PRODUCTION'])
+        .default('PRODUCTION'),
+    )
+    .option('--offline', 'only the checks that need no daemon (no webhooks, connections, domains or tools)')
     .addHelpText('after', '\nExamples:\n  $ wfx flow validate flows/*.yaml\n  $ wfx flow validate order.yaml --json')
-    .action(async (files: string[], _opts: unknown, cmd: Command) => {
-      const results: Array<{ file: string; ok: boolean; problems: readonly FlowProblem[] }> = [];
+    .action(async (files: string[], opts: { env: Environment; offline?: boolean }, cmd: Command) => {
+      const results: ValidateResult[] = [];
       for (const file of files) {
-        const text = (await readUserFile(ctx, file)).toString('utf8');
-        const v = validateFlowSource(text);
-        results.push({ file, ok: v.ok, problems: v.problems });
+        const source = (await readUserFile(ctx, file)).toString('utf8');
+        const v = validateFlowSource(source);
+        results.push({ file, ok: v.ok, problems: v.problems, source });
       }
-      if (globals(cmd).json) printJson(ctx, results);
+      const offline = opts.offline === true ? 'offline' : await checkWithDaemon(ctx, cmd, results, opts.env);
+      const checked = offline === null ? 'daemon' : 'offline';
+      if (globals(cmd).json)
+        printJson(
+          ctx,
+          results.map(({ source: _, ...r }) => ({ ...r, checked })),
+        );
       else {
         for (const r of results) {
           if (r.ok) ctx.stdout.write(`${r.file}: ok\n`);
-          else for (const p of r.problems) ctx.stderr.write(`${formatProblem(r.file, p)}\n`);
+          else {
+            for (const p of r.problems) ctx.stderr.write(`${formatProblem(r.file, p)}\n`);
+            if (r.error) ctx.stderr.write(`${r.file}: ${r.error}\n`);
+          }
         }
+        if (offline !== null && offline !== 'offline')
+          ctx.stderr.write(
+            `note: checked offline only (${offline}); a publish also checks webhooks, email connections, domains and agent tools against the daemon\n`,
+          );
         const bad = results.filter((r) => !r.ok);
         if (bad.length > 0) {
-          const count = bad.reduce((n, r) => n + r.problems.length, 0);
+          const count = bad.reduce((n, r) => n + Math.max(r.problems.length, r.error ? 1 : 0), 0);
           ctx.stderr.write(
             `FLOW_INVALID: ${count} problem${count === 1 ? '' : 's'} in ${bad.length} of ${results.length} file${results.length === 1 ? '' : 's'}\n`,
           );

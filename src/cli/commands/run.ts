@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { WfxError } from '../../shared/errors.js';
+import { isWfxError, WfxError } from '../../shared/errors.js';
 import { progressOf, type WfxClient } from '../../client/client.js';
 import { STATE_NAMES } from '../../client/describe.js';
 import type { InstanceView } from '../../shared/api/index.js';
@@ -12,6 +12,7 @@ import { EXIT } from '../exit-codes.js';
 import { AnswerStream } from '../answer-stream.js';
 import { formatLogLine, type LogEntry } from '../format.js';
 import { Spinner } from '../spinner.js';
+import { reportRefusedFlow } from '../flow-refusal.js';
 
 interface RunOptions {
   data?: string;
@@ -73,7 +74,12 @@ Examples:
       if (/\.(ya?ml|json)$/i.test(flow) || (existsSync(file) && !/^[0-9a-f-]{36}$/i.test(flow))) {
         if (!existsSync(file)) throw new WfxError('USAGE_ERROR', `no flow file ${flow}`);
         environment ??= 'DEVELOPMENT';
-        const published = await client.flows.publish({ source: await readFile(file, 'utf8'), environment });
+        const source = await readFile(file, 'utf8');
+        const published = await client.flows.publish({ source, environment }).catch((err: unknown) => {
+          if (!isWfxError(err, 'FLOW_INVALID')) throw err;
+          return reportRefusedFlow(ctx, flow, err, g.json === true);
+        });
+        if (!published) return;
         processId = published.processId;
         if (!g.json)
           ctx.stderr.write(

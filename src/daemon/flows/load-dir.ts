@@ -33,7 +33,7 @@ export async function publishFlowDir(
   // The tools of an agent flow first: publishing the agent checks them (in file order otherwise).
   const ordered = publishOrder(read, (r) => ('checked' in r ? r.checked.flow : null));
   const outcomes = new Map<string, FileOutcome>();
-  for (const r of ordered) outcomes.set(r.file, 'checked' in r ? await publish(store, r, target) : r);
+  for (const r of ordered) outcomes.set(r.file, 'checked' in r ? await publish(store, r, target, checker) : r);
   return read.map((r) => outcomes.get(r.file)!);
 }
 
@@ -45,12 +45,13 @@ export async function publishFlowFile(
   checker: FlowChecker = inlineFlowChecker(),
 ): Promise<FileOutcome> {
   const r = await readFlowFile(file, target.organization, checker);
-  return 'checked' in r ? publish(store, r, target) : r;
+  return 'checked' in r ? publish(store, r, target, checker) : r;
 }
 
 /** A flow file read and found valid. */
 interface ReadFile {
   readonly file: string;
+  readonly source: string;
   readonly checked: Extract<CheckedFlow, { ok: true }>;
 }
 
@@ -64,7 +65,7 @@ async function readFlowFile(file: string, organization: string, checker: FlowChe
   }
   try {
     const checked = await checker.check(organization, { source: text });
-    return checked.ok ? { file, checked } : { file, ok: false, problems: checked.problems };
+    return checked.ok ? { file, source: text, checked } : { file, ok: false, problems: checked.problems };
   } catch (err) {
     return { file, ok: false, problems: [], error: errorMessage(err) };
   }
@@ -72,13 +73,16 @@ async function readFlowFile(file: string, organization: string, checker: FlowChe
 
 async function publish(
   store: DurableStore<WfxState, WfxRecord>,
-  { file, checked }: ReadFile,
+  { file, source, checked }: ReadFile,
   target: { organization: string; environment: Environment },
+  checker: FlowChecker,
 ): Promise<FileOutcome> {
   try {
     return { file, ok: true, result: await publishFlow(store, { definition: checked.flow, hash: checked.hash, ...target }) };
   } catch (err) {
     const problems = (err as { details?: { problems?: FlowProblem[] } }).details?.problems;
-    return problems ? { file, ok: false, problems } : { file, ok: false, problems: [], error: errorMessage(err) };
+    if (!problems) return { file, ok: false, problems: [], error: errorMessage(err) };
+    // The publish's checks (webhooks, tools, domains) name a property: give it its line:column.
+    return { file, ok: false, problems: await checker.locate(target.organization, source, problems).catch(() => problems) };
   }
 }

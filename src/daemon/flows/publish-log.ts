@@ -7,22 +7,27 @@ import type { RecordStore } from '../store/record-store.js';
 import type { FlowChecker } from './check.js';
 import { publishFlowDir, type FileOutcome } from './load-dir.js';
 
-/** Publishes the flow files of `dir`; a file that does not validate is logged with its problems, not fatal. */
+/**
+ * Publishes the flow files of `dir`; a file that does not validate is logged with its problems,
+ * not fatal. Resolves to each file's outcome (none when the directory cannot be read).
+ */
 export async function publishFlows(
   store: RecordStore<WfxState, WfxRecord>,
   dir: string,
   environment: Environment,
   logger: Logger,
   checker: FlowChecker,
-): Promise<void> {
+): Promise<FileOutcome[]> {
   const target = { organization: 'default', environment };
   const outcomes = await publishFlowDir(store, dir, target, checker).catch((err: unknown) => {
     logger.warn({ err, dir }, 'flows: cannot read the flows directory');
     return [];
   });
   for (const o of outcomes) logOutcome(logger, o, environment);
+  return outcomes;
 }
 
+/** Logs what became of one flow file: published (which version), or its problems at file:line:column. */
 export function logOutcome(logger: Logger, o: FileOutcome, environment: Environment): void {
   if (o.ok) {
     const what = o.result.created ? `version ${o.result.version}` : `version ${o.result.version}, unchanged`;

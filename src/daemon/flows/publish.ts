@@ -18,6 +18,8 @@ export interface PublishResult {
   readonly environment: Environment;
   /** False when an identical definition was published before: its version is given back. */
   readonly created: boolean;
+  /** Set when only checked (`dryRun`): the version and `created` say what a publish would do. */
+  readonly dryRun?: true;
 }
 
 /**
@@ -26,6 +28,7 @@ export interface PublishResult {
  * ("1", "2", ...). Resolves once durable. Throws PROCESS_ID_CONFLICT when another organization
  * owns the processId, FLOW_INVALID when a webhook trigger names no registration of the organization,
  * or a domainTask no registered domain and action (or input that cannot match its schema).
+ * With `dryRun`, only checks: the same refusals, nothing written.
  */
 export async function publishFlow(
   store: DurableStore<WfxState, WfxRecord>,
@@ -39,6 +42,7 @@ export async function publishFlow(
     organization: string;
     environment: Environment;
     now?: Date;
+    dryRun?: boolean;
   },
 ): Promise<PublishResult> {
   const { definition, organization, environment } = req;
@@ -63,6 +67,9 @@ export async function publishFlow(
   const hash = req.hash ?? flowHash(definition);
   const same = existing && Object.values(existing.versions).find((v) => v.hash === hash);
   const version = same?.version ?? String(existing ? Math.max(0, ...Object.keys(existing.versions).map(Number)) + 1 : 1);
+  if (req.dryRun === true) {
+    return { processId: definition.processId, name: definition.name, organization, version, environment, created: !same, dryRun: true };
+  }
   const records: WfxRecord[] = [];
   if (!store.state.organizations[organization]) records.push({ type: 'organization.created', name: organization, at });
   if (!same) {

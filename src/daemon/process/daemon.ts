@@ -13,6 +13,7 @@ import type { FlowChecker } from '../flows/check.js';
 import { createFlowCheckPool } from '../flows/check-pool.js';
 import { publishFlowFile, type FileOutcome } from '../flows/load-dir.js';
 import { logOutcome, publishFlows } from '../flows/publish-log.js';
+import { RefusedFlowFiles } from '../flows/refused-files.js';
 import { WebhookReceiver } from '../triggers/webhooks.js';
 import { createDaemonLogger } from './logger.js';
 import { createAiRunner } from '../ai/runner.js';
@@ -134,8 +135,23 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // Flows are checked off the event loop, at start (--flows) as over the API.
     const flowChecker = createFlowCheckPool();
     cleanup.unshift(() => flowChecker.close());
-    if (options.flowsDir && directory)
-      await publishFlows(store, options.flowsDir, options.flowsEnvironment ?? 'PRODUCTION', logger, flowChecker);
+    const publishFile = async (file: string, environment: Environment): Promise<FileOutcome> => {
+      // The directory is partition 0's holder's to write (another daemon sharing the database).
+      const outcome: FileOutcome = directory
+        ? await publishFlowFile(store, file, { organization: 'default', environment }, flowChecker)
+        : { file, ok: false, problems: [], error: 'another daemon of the database holds its directory: publish there' };
+      logOutcome(logger, outcome, environment);
+      refused.note(outcome, environment);
+      return outcome;
+    };
+    // A file refused for an unknown webhook (tool, domain...) is published once that is registered.
+    const refused = new RefusedFlowFiles(store, publishFile);
+    cleanup.unshift(() => refused.close());
+    if (options.flowsDir && directory) {
+      const environment = options.flowsEnvironment ?? 'PRODUCTION';
+      const outcomes = await publishFlows(store, options.flowsDir, environment, logger, flowChecker);
+      for (const o of outcomes) refused.note(o, environment);
+    }
     const webhooks = new WebhookReceiver({
       store,
       engine,
@@ -248,6 +264,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       webhooks,
       app,
       flowChecker,
+      publishFile,
+      refused,
       daemonJson: paths.daemonJson,
     });
     sharing?.start();
@@ -289,10 +307,12 @@ function serve(parts: {
   webhooks: WebhookReceiver;
   app: ReturnType<typeof buildServer>;
   flowChecker: FlowChecker;
+  publishFile: RunningDaemon['publishFile'];
+  refused: RefusedFlowFiles;
   daemonJson: string;
 }): RunningDaemon {
   const { options, info, logger, closeLog, lock, store, history, engine, ai, network, files, app } = parts;
-  const { scheduler, email, webhooks, flowChecker, daemonJson, directory, sharing } = parts;
+  const { scheduler, email, webhooks, flowChecker, daemonJson, directory, sharing, publishFile, refused } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
@@ -335,6 +355,7 @@ function serve(parts: {
       await webhooks.close(); // after the server: no delivery arrives now, the refusals held are written
       await scheduler.close();
       await email.close();
+      await refused.close(); // before the checker its publishes use
       await engine.close();
       await flowChecker.close();
       await ai.close();
@@ -372,14 +393,7 @@ function serve(parts: {
       const why = new WfxError('DAEMON_REJOINING', 'the daemon restarts to take partition 0 of its database');
       stopping ??= shutdown(null).then(() => settle.reject(why), settle.reject);
     },
-    publishFile: async (file, environment) => {
-      // The directory is partition 0's holder's to write (another daemon sharing the database).
-      const outcome: FileOutcome = directory
-        ? await publishFlowFile(store, file, { organization: 'default', environment }, flowChecker)
-        : { file, ok: false, problems: [], error: 'another daemon of the database holds its directory: publish there' };
-      logOutcome(logger, outcome, environment);
-      return outcome;
-    },
+    publishFile,
     stopped,
     stop: () => {
       stopping ??= shutdown(null).then(settle.resolve, settle.reject);

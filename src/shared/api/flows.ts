@@ -18,6 +18,9 @@ export const PublishBody = Type.Object(
     definition: Type.Optional(Type.Unsafe<object>({ type: 'object', description: 'the flow as JSON' })),
     environment: Type.Optional(StringEnum(ENVIRONMENTS, { default: 'PRODUCTION' })),
     organization: Type.Optional(Name),
+    dryRun: Type.Optional(
+      Type.Boolean({ description: "only check, as a publish would against the daemon's state; nothing changes" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -32,6 +35,8 @@ export const Published = Answer({
   environment: StringEnum(ENVIRONMENTS),
   /** False when an identical definition was published before: its version is given back. */
   created: Type.Boolean(),
+  /** Present with a dry run: nothing was published; version and created say what a publish would do. */
+  dryRun: Type.Optional(Type.Boolean()),
 });
 export type Published = Static<typeof Published>;
 

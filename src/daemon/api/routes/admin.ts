@@ -233,6 +233,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
         organization,
         environment: b.environment,
         now: now(),
+        dryRun: b.dryRun === true,
       }).catch(async (err: unknown) => {
         // The publish's own checks know node and property, not where they stand in the source.
         const problems = ((err as WfxError).details as { problems?: FlowProblem[] } | undefined)?.problems;

@@ -850,14 +850,19 @@ Example:
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow validate --help 1`] = `
 Usage: wfx flow validate [options] <files...>
 
-check flow files with the daemon's own validator (no daemon needed); exit 2 if
-any has a problem
+check flow files with the daemon's own validator; where a daemon answers, also
+what a publish checks against its state; exit 2 if any has a problem
 
 Arguments:
-  files       flow files (YAML or JSON)
+  files                flow files (YAML or JSON)
 
 Options:
-  -h, --help  display help for command
+  --env <environment>  the environment a publish would activate it in (its agent
+                       tools are checked there) (choices: "DEVELOPMENT",
+                       "PRODUCTION", default: "PRODUCTION")
+  --offline            only the checks that need no daemon (no webhooks,
+                       connections, domains or tools)
+  -h, --help           display help for command
 
 Examples:
   $ wfx flow validate flows/*.yaml

@@ -316,8 +316,18 @@ t.test('a webhook trigger naming no registration is refused at publish', async (
   t.equal(res.statusCode, 400);
   t.match(res.json(), {
     error: 'FLOW_INVALID',
-    details: { problems: [{ code: 'UNKNOWN_WEBHOOK', property: 'triggers.0.webhook' }] },
+    details: { problems: [{ code: 'UNKNOWN_WEBHOOK', property: 'triggers.0.webhook', line: Number, column: Number }] },
   });
+  const source = flowFor('nope').replace('processId: AUTO', 'processId: 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11');
+  const dry = await h.call(admin, { method: 'POST', url: '/admin/flows', payload: { source, dryRun: true } });
+  t.equal(dry.statusCode, 400, 'a dry run refuses what a publish refuses');
+  t.same(dry.json().details, res.json().details, 'with the same problems at the same places');
+  await register(h, admin, { name: 'nope', provider: 'GITHUB' });
+  const ok = await h.call(admin, { method: 'POST', url: '/admin/flows', payload: { source, dryRun: true } });
+  t.equal(ok.statusCode, 200, ok.body);
+  t.match(ok.json(), { version: '1', created: true, dryRun: true }, 'what a publish would do');
+  const listed = await h.call(admin, { method: 'GET', url: '/admin/flows' });
+  t.same(listed.json().items, [], 'a dry run publishes nothing');
 });
 
 t.test('a delivery journaled before a crash is processed at the next start', async (t) => {
