@@ -2,7 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import { isWfxError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
-import type { CliContext } from './context.js';
+import { dataDirOf, type CliContext, type GlobalOptions } from './context.js';
+import { daemonElsewhere, elsewhereText } from './elsewhere.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 
 type Register = (program: Command, ctx: CliContext) => void;
@@ -150,6 +151,12 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
     if (isWfxError(err)) {
       ctx.stderr.write(`${err.code}: ${err.message}\n`);
       if (err.hint) ctx.stderr.write(`hint: ${err.hint}\n`);
+      // No credential fits: often a daemon of another directory answers the default URL; say so.
+      if (err.code === 'UNAUTHORIZED') {
+        const opts = program.opts<GlobalOptions>();
+        const other = await daemonElsewhere(ctx, opts);
+        if (other) ctx.stderr.write(`${elsewhereText(other, dataDirOf(ctx, opts))}\n`);
+      }
       return exitCodeFor(err.code);
     }
     throw err;

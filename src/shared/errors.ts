@@ -194,6 +194,7 @@ export const ERROR_CODES = {
   // CLI
   USAGE_ERROR: { status: 400, hint: 'See `wfx --help`.' },
   FILE_EXISTS: { status: 409, hint: 'Pick another name (or --dir), or remove the file first.' },
+  AMBIGUOUS_ID: { status: 400, hint: 'Give more of the id: enough to name one of those listed.' },
   DAEMON_UNREACHABLE: {
     status: 503,
     hint: 'Start one with `wfx daemon start`, or point --url / WFX_URL at a running daemon.',

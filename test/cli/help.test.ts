@@ -38,6 +38,7 @@ const COMMANDS = [
   ['instances', 'bulk', 'cancel'],
   ['logs'],
   ['task', 'list'],
+  ['task', 'show'],
   ['task', 'complete'],
   ['task', 'cancel'],
   ['event', 'send'],

@@ -4,6 +4,7 @@ import { runningDaemon } from '../../daemon/process/launcher.js';
 import type { ClusterDaemon, DomainHealth, Health, StoreHealth, TriggerHealth } from '../../shared/api/index.js';
 import { clientFor } from '../api.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';
+import { daemonElsewhere, elsewhereText } from '../elsewhere.js';
 import { EXIT } from '../exit-codes.js';
 import { table } from '../format.js';
 
@@ -108,8 +109,12 @@ export async function status(ctx: CliContext, cmd: Command): Promise<void> {
   const dataDir = dataDirOf(ctx, g);
   const info = await runningDaemon(dataDir);
   if (info === null) {
-    if (g.json) printJson(ctx, { running: false, dataDir });
-    else ctx.stdout.write(`no wfx daemon is running on ${dataDir}\nstart one with: wfx daemon start\n`);
+    const other = await daemonElsewhere(ctx, g);
+    if (g.json) printJson(ctx, { running: false, dataDir, ...(other && { elsewhere: other }) });
+    else
+      ctx.stdout.write(
+        `no wfx daemon is running on ${dataDir}\n${other ? `${elsewhereText(other, dataDir)}\nor ` : ''}start one with: wfx daemon start\n`,
+      );
     ctx.exitCode = EXIT.UNREACHABLE;
     return;
   }

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { Environment } from '../../shared/api/index.js';
 import { clientFor } from '../api.js';
+import { processIdOf } from '../resolve.js';
 import { table } from '../format.js';
 import { WfxError } from '../../shared/errors.js';
 import { flowSchema } from '../../shared/flow/schema.js';
@@ -177,10 +178,11 @@ Examples:
     .alias('get')
     .description("a flow: its versions, its inputs, and one version's definition (default: the latest)")
     .addHelpText('after', '\nExample:\n  $ wfx flow show 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --version 1')
-    .argument('<processId>')
+    .argument('<flow>', 'its processId or its name')
     .option('--version <n>', 'this version')
     .action(async (processId: string, opts: { version?: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).flows.get(processId, opts.version || undefined);
+      const client = await clientFor(ctx, cmd);
+      const res = await client.flows.get(await processIdOf(client, processId), opts.version || undefined);
       if (globals(cmd).json) return printJson(ctx, res);
       const { definition, ...rest } = res;
       const fields = inputFields(definition.inputs);
@@ -210,13 +212,15 @@ Examples:
     .command('activate')
     .description('make a version the one an environment runs (rollback)')
     .addHelpText('after', '\nExample:\n  $ wfx flow activate 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 1 --env PRODUCTION')
-    .argument('<processId>')
+    .argument('<flow>', 'its processId or its name')
     .argument('<version>')
     .addOption(
       new Option('--env <environment>', 'the environment').choices(['DEVELOPMENT', 'PRODUCTION']).default('PRODUCTION'),
     )
     .action(async (processId: string, version: string, opts: { env: Environment }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).flows.activate(processId, { version, environment: opts.env });
+      const client = await clientFor(ctx, cmd);
+      processId = await processIdOf(client, processId);
+      const res = await client.flows.activate(processId, { version, environment: opts.env });
       if (globals(cmd).json) printJson(ctx, res);
       else ctx.stdout.write(`${processId}: version ${version} active in ${opts.env}\n`);
     });

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { MoveProblem, Moved } from '../../shared/api/index.js';
 import { isWfxError } from '../../shared/errors.js';
 import { clientFor } from '../api.js';
+import { executionIdOf } from '../resolve.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { exitCodeFor } from '../exit-codes.js';
 import { table } from '../format.js';
@@ -17,7 +18,7 @@ export function registerInstancesMove(instances: Command, ctx: CliContext): void
   const move = instances
     .command('move')
     .description('move a running execution to another published version of its flow, or every one a query selects')
-    .argument('[id]', 'the processInstanceId')
+    .argument('[id]', 'the processInstanceId (or a unique prefix of it)')
     .requiredOption('--to <version>', 'the version to move it to');
   // --dry-run: a single execution checked, or (with --query) the selection counted and checked.
   addBulkOptions(move)
@@ -35,6 +36,7 @@ export function registerInstancesMove(instances: Command, ctx: CliContext): void
       }
       if (id === undefined) throw new WfxError('USAGE_ERROR', 'give an execution id, or --query with selection flags');
       const client = await clientFor(ctx, cmd);
+      id = await executionIdOf(client, id);
       const json = globals(cmd).json === true;
       let res: Moved;
       try {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { WfxClient } from '../../client/client.js';
 import { clientFor, collect, dataOf } from '../api.js';
+import { executionIdOf } from '../resolve.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { WfxError } from '../../shared/errors.js';
 import { addBulkOptions, isBulk, runBulk, type BulkFlags } from './instances-bulk.js';
@@ -22,7 +23,7 @@ export function registerRecovery(instances: Command, ctx: CliContext): void {
       .description(
         'retry a failed execution where it failed (same id, variables and history), or every one a query selects',
       )
-      .argument('[id]', 'the processInstanceId of a failed execution')
+      .argument('[id]', 'the processInstanceId of a failed execution (or a unique prefix of it)')
       .option('--set <key=value>', 'set a variable first (typed; dotted keys nest); repeatable', collect, [])
       .option('--data <json>', 'variables to set first: a JSON object, or @file'),
   );
@@ -40,7 +41,8 @@ Examples:
       const params = Object.keys(data).length > 0 ? { data } : {};
       if (isBulk(id, opts)) return runBulk(ctx, cmd, 'retry', params, opts);
       const client = await clientFor(ctx, cmd);
-      const res = await client.instances.retry(id!, params);
+      id = await executionIdOf(client, id!);
+      const res = await client.instances.retry(id, params);
       await afterwards(ctx, cmd, client, res.processInstanceId, opts, res, `${id} resumed`);
     });
 
@@ -48,7 +50,7 @@ Examples:
     instances
       .command('replay')
       .description('start a new execution of the same flow version at a node, with the variables it had there')
-      .argument('[id]', 'the processInstanceId to replay')
+      .argument('[id]', 'the processInstanceId to replay (or a unique prefix of it)')
       .option('--from <node>', 'the node id to start at (the start event: a rerun from the start)')
       .option('--set <key=value>', 'set a variable over those of that moment; repeatable', collect, [])
       .option('--data <json>', 'variables over those of that moment: a JSON object, or @file'),
@@ -74,7 +76,8 @@ Examples:
       }
       if (opts.from === undefined) throw new WfxError('USAGE_ERROR', 'name the node to replay from: --from NODE');
       const client = await clientFor(ctx, cmd);
-      const res = await client.instances.replay(id!, {
+      id = await executionIdOf(client, id!);
+      const res = await client.instances.replay(id, {
         nodeId: opts.from,
         ...(Object.keys(data).length > 0 && { data }),
       });

@@ -11,6 +11,7 @@ import {
   type NodeView,
 } from '../../shared/api/index.js';
 import { clientFor } from '../api.js';
+import { executionIdOf, processIdOf } from '../resolve.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
 import { wholeNumber } from '../options.js';
@@ -40,7 +41,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
   instances
     .command('list')
     .description('executions, newest first (of one flow, or of every flow)')
-    .argument('[processId]', 'only this flow')
+    .argument('[flow]', 'only this flow (its processId or its name)')
     .addOption(new Option('--state <state>', 'only executions in this state').choices([...STATE_NAMES]))
     .addOption(
       new Option('--env <environment>', 'only executions in this environment').choices(['DEVELOPMENT', 'PRODUCTION']),
@@ -57,7 +58,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     .action(async (processId: string | undefined, opts: ListOptions, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
       const query = {
-        processId,
+        processId: processId === undefined ? undefined : await processIdOf(client, processId),
         state: opts.state && EXECUTION_STATES[STATE_NAMES.indexOf(opts.state)],
         environment: opts.env,
         errorCode: opts.errorCode,
@@ -100,10 +101,10 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     .command('get')
     .description("one execution: state, nodes, each agent's conversation, variables, output, error")
     .addHelpText('after', '\nExample:\n  $ wfx instances get 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f')
-    .argument('<id>', 'the processInstanceId')
+    .argument('<id>', 'the processInstanceId (or a unique prefix of it)')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
-      const inst = await client.instances.get(id);
+      const inst = await client.instances.get(await executionIdOf(client, id));
       if (globals(cmd).json) return printJson(ctx, inst);
       ctx.stdout.write(
         `${inst.processInstanceId}  ${inst.processName} v${inst.processVersion}  ${STATE_NAMES[inst.stateCd]}\n` +
@@ -140,10 +141,12 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       'after',
       '\nExamples:\n  $ wfx instances cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f\n  $ wfx instances cancel --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state running --dry-run\n  $ wfx instances cancel --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --started-before 2026-11-20 --yes',
     )
-    .argument('[id]', 'the processInstanceId');
+    .argument('[id]', 'the processInstanceId (or a unique prefix of it)');
   addBulkOptions(cancel).action(async (id: string | undefined, opts: BulkFlags, cmd: Command) => {
     if (isBulk(id, opts)) return runBulk(ctx, cmd, 'cancel', undefined, opts);
-    const res = await (await clientFor(ctx, cmd)).instances.cancel(id!);
+    const client = await clientFor(ctx, cmd);
+    id = await executionIdOf(client, id!);
+    const res = await client.instances.cancel(id);
     if (globals(cmd).json) printJson(ctx, res);
     else ctx.stdout.write(`${id} cancelled\n`);
   });

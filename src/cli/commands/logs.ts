@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { clientFor } from '../api.js';
+import { executionIdOf } from '../resolve.js';
 import { globals, useColor, type CliContext } from '../context.js';
 import { formatLogLine, type LogEntry } from '../format.js';
 import { waitFor } from './run.js';
@@ -9,7 +10,7 @@ export function registerLogs(program: Command, ctx: CliContext): void {
   program
     .command('logs')
     .description('the log of an execution; --follow keeps printing until it finishes')
-    .argument('<id>', 'the processInstanceId')
+    .argument('<id>', 'the processInstanceId (or a unique prefix of it)')
     .option('--follow', 'print new entries as they come, until the execution finishes')
     .addHelpText(
       'after',
@@ -18,6 +19,7 @@ export function registerLogs(program: Command, ctx: CliContext): void {
     .action(async (id: string, opts: { follow?: boolean }, cmd: Command) => {
       const g = globals(cmd);
       const client = await clientFor(ctx, cmd);
+      id = await executionIdOf(client, id);
       const color = useColor(ctx, g);
       if (opts.follow) {
         await waitFor(ctx, client, id, { follow: true, json: g.json === true, color });

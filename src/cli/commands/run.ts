@@ -9,6 +9,7 @@ import type { InstanceView } from '../../shared/api/index.js';
 import { clientFor, collect, dataOf } from '../api.js';
 import { globals, printJson, useColor, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { processIdOf } from '../resolve.js';
 import { AnswerStream } from '../answer-stream.js';
 import { formatLogLine, type LogEntry } from '../format.js';
 import { Spinner } from '../spinner.js';
@@ -86,7 +87,7 @@ Examples:
             `published ${flow} to ${environment} as version ${published.version}${published.created ? '' : ' (unchanged)'}\n`,
           );
       } else if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(flow)) {
-        processId = await processIdNamed(client, flow);
+        processId = await processIdOf(client, flow);
       }
       const started = await client.process.start({
         processId,
@@ -155,23 +156,6 @@ export async function waitAndReport(
     if (finished.output) ctx.stdout.write(`output: ${JSON.stringify(finished.output)}\n`);
   }
   ctx.exitCode = exitCodeOfState(finished.stateCd);
-}
-
-/**
- * The processId of the flow called `name` (exactly; else in any case) among those the caller
- * sees. Throws PROCESS_NOT_FOUND when none is, USAGE_ERROR listing them when several are.
- */
-async function processIdNamed(client: WfxClient, name: string): Promise<string> {
-  const flows = (await client.flows.list()).items;
-  let named = flows.filter((f) => f.name === name);
-  if (named.length === 0) named = flows.filter((f) => f.name.toLowerCase() === name.toLowerCase());
-  if (named.length === 1) return named[0]!.processId;
-  if (named.length === 0)
-    throw new WfxError('PROCESS_NOT_FOUND', `no flow ${name}: give a processId, a flow's name or a flow file`);
-  throw new WfxError(
-    'USAGE_ERROR',
-    `${named.length} flows are named ${name}: give one's processId (${named.map((f) => f.processId).join(', ')})`,
-  );
 }
 
 /**

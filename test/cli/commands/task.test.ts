@@ -32,12 +32,14 @@ t.test(
     const list = await run(['task', 'list']);
     t.equal(list.code, 0, list.stderr);
     const lines = list.stdout.trimEnd().split('\n');
-    t.match(lines[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+TITLE$/);
+    t.match(lines[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+FIELDS\s+TITLE$/);
     t.match(
       lines[1],
-      new RegExp(`^${ask}\\s+ask\\s+number\\s+Ask v1\\s+\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\s+How many for order 42\\?$`),
+      new RegExp(
+        `^${ask}\\s+ask\\s+number\\s+Ask v1\\s+\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\s+inputValue:number\\*\\s+How many for order 42\\?$`,
+      ),
     );
-    t.match(lines[2], new RegExp(`^${review}\\s+review\\s+form\\s+Review v1\\s+\\S+\\s+Review it$`));
+    t.match(lines[2], new RegExp(`^${review}\\s+review\\s+form\\s+Review v1\\s+\\S+\\s+ok:boolean\\s+Review it$`));
     t.equal(lines.length, 3);
     t.equal(list.stderr, '', 'the whole list: nothing on stderr');
 
@@ -77,11 +79,11 @@ t.test("wfx task list: an agent's tool task names the agent (AGENT); --json has 
   const list = await wfx(['task', 'list']);
   t.equal(list.code, 0, list.stderr);
   const lines = list.stdout.trimEnd().split('\n');
-  t.match(lines[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+AGENT\s+TITLE$/);
+  t.match(lines[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+AGENT\s+FIELDS\s+TITLE$/);
   t.match(
     lines[1],
     new RegExp(
-      `^${waitingId}\\s+ask\\s+textbox\\s+Ask a supervisor v1\\s+\\S+\\s+Support agent \\(ask_a_supervisor\\)\\s+Approve: refund 5 EUR$`,
+      `^${waitingId}\\s+ask\\s+textbox\\s+Ask a supervisor v1\\s+\\S+\\s+Support agent \\(ask_a_supervisor\\)\\s+inputValue:text\\*\\s+Approve: refund 5 EUR$`,
     ),
   );
   const json = JSON.parse((await wfx(['task', 'list', '--json'])).stdout) as Array<{ agent?: unknown }>;

@@ -746,9 +746,13 @@ Examples:
 `
 
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow activate --help 1`] = `
-Usage: wfx flow activate [options] <processId> <version>
+Usage: wfx flow activate [options] <flow> <version>
 
 make a version the one an environment runs (rollback)
+
+Arguments:
+  flow                 its processId or its name
+  version
 
 Options:
   --env <environment>  the environment (choices: "DEVELOPMENT", "PRODUCTION",
@@ -833,10 +837,13 @@ Example:
 `
 
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow show --help 1`] = `
-Usage: wfx flow show|get [options] <processId>
+Usage: wfx flow show|get [options] <flow>
 
 a flow: its versions, its inputs, and one version's definition (default: the
 latest)
+
+Arguments:
+  flow           its processId or its name
 
 Options:
   --version <n>  this version
@@ -950,7 +957,7 @@ cancel a running execution, or every one a query selects (--query: a bulk
 operation)
 
 Arguments:
-  id                          the processInstanceId
+  id                          the processInstanceId (or a unique prefix of it)
 
 Options:
   --query                     act on every execution the selection flags select
@@ -1022,7 +1029,7 @@ Usage: wfx instances get [options] <id>
 one execution: state, nodes, each agent's conversation, variables, output, error
 
 Arguments:
-  id          the processInstanceId
+  id          the processInstanceId (or a unique prefix of it)
 
 Options:
   -h, --help  display help for command
@@ -1033,12 +1040,12 @@ Example:
 `
 
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances list --help 1`] = `
-Usage: wfx instances list [options] [processId]
+Usage: wfx instances list [options] [flow]
 
 executions, newest first (of one flow, or of every flow)
 
 Arguments:
-  processId                only this flow
+  flow                     only this flow (its processId or its name)
 
 Options:
   --state <state>          only executions in this state (choices: "running",
@@ -1067,7 +1074,7 @@ move a running execution to another published version of its flow, or every one
 a query selects
 
 Arguments:
-  id                          the processInstanceId
+  id                          the processInstanceId (or a unique prefix of it)
 
 Options:
   --to <version>              the version to move it to
@@ -1116,7 +1123,8 @@ start a new execution of the same flow version at a node, with the variables it
 had there
 
 Arguments:
-  id                          the processInstanceId to replay
+  id                          the processInstanceId to replay (or a unique
+                              prefix of it)
 
 Options:
   --from <node>               the node id to start at (the start event: a rerun
@@ -1173,7 +1181,8 @@ retry a failed execution where it failed (same id, variables and history), or
 every one a query selects
 
 Arguments:
-  id                          the processInstanceId of a failed execution
+  id                          the processInstanceId of a failed execution (or a
+                              unique prefix of it)
 
 Options:
   --set <key=value>           set a variable first (typed; dotted keys nest);
@@ -1335,7 +1344,7 @@ Usage: wfx logs [options] <id>
 the log of an execution; --follow keeps printing until it finishes
 
 Arguments:
-  id          the processInstanceId
+  id          the processInstanceId (or a unique prefix of it)
 
 Options:
   --follow    print new entries as they come, until the execution finishes
@@ -1427,13 +1436,14 @@ Examples:
 `
 
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx task cancel --help 1`] = `
-Usage: wfx task cancel [options] <id> <nodeId>
+Usage: wfx task cancel [options] <id> [nodeId]
 
 cancel the task (its errorFlow, else the execution is cancelled)
 
 Arguments:
-  id                 the processInstanceId
-  nodeId             the waiting node
+  id                 the processInstanceId (or a unique prefix of it)
+  nodeId             the waiting node (default: the one the execution waits at
+                     for input)
 
 Options:
   --data <json>      the input: a JSON object, or @file (default: "{}")
@@ -1447,14 +1457,15 @@ Example:
 `
 
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx task complete --help 1`] = `
-Usage: wfx task complete [options] <id> <nodeId>
+Usage: wfx task complete [options] <id> [nodeId]
 
 submit the input (COMPLETE); data that does not fit is refused, the node keeps
 waiting
 
 Arguments:
-  id                 the processInstanceId
-  nodeId             the waiting node
+  id                 the processInstanceId (or a unique prefix of it)
+  nodeId             the waiting node (default: the one the execution waits at
+                     for input)
 
 Options:
   --data <json>      the input: a JSON object, or @file (default: "{}")
@@ -1470,8 +1481,8 @@ Example:
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx task list --help 1`] = `
 Usage: wfx task list [options]
 
-input nodes and user tasks waiting for an answer, oldest first; an agent's tool
-task names the agent
+input nodes and user tasks waiting for an answer, oldest first, with what each
+wants (FIELDS: *, required); an agent's tool task names the agent
 
 Options:
   --flow <processId>  only this flow's
@@ -1481,6 +1492,25 @@ Options:
 Examples:
   $ wfx task list
   $ wfx task list --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx task show --help 1`] = `
+Usage: wfx task show [options] <id> [nodeId]
+
+what an execution's waiting task wants: its title, each field's type, options,
+required, default and label, and a \`task complete\` line to paste
+
+Arguments:
+  id          the processInstanceId (or a unique prefix of it)
+  nodeId      the waiting node (default: every one the execution waits at)
+
+Options:
+  -h, --help  display help for command
+
+Examples:
+  $ wfx task show 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f
+  $ wfx task show 01a1fdd5 ask --json
 
 `
 
