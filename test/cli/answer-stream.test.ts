@@ -28,6 +28,7 @@ t.test('wfx logs --follow in a pipe: the answer as plain text, its line ended be
     'classify: {"category": "billing"}',
     /INFO  classify: attempt 1: model m/,
     /INFO  classify: completed$/,
+    `${ID} completed`,
     '',
   ]);
 });

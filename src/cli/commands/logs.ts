@@ -3,7 +3,7 @@ import { clientFor } from '../api.js';
 import { executionIdOf } from '../resolve.js';
 import { globals, useColor, type CliContext } from '../context.js';
 import { formatLogLine, type LogEntry } from '../format.js';
-import { waitFor } from './run.js';
+import { reportFinished, waitFor } from './run.js';
 
 /** `wfx logs`: an execution's log, or with --follow its entries as they come until it ends. */
 export function registerLogs(program: Command, ctx: CliContext): void {
@@ -22,7 +22,9 @@ export function registerLogs(program: Command, ctx: CliContext): void {
       id = await executionIdOf(client, id);
       const color = useColor(ctx, g);
       if (opts.follow) {
-        await waitFor(ctx, client, id, { follow: true, json: g.json === true, color });
+        // Ends as `wfx run --follow` does: the state, error and output (--json: the execution, one line).
+        const finished = await waitFor(ctx, client, id, { follow: true, json: g.json === true, color });
+        if (finished) reportFinished(ctx, finished, { json: g.json === true, follow: true });
         return;
       }
       for await (const ev of client.instances.streamLogs(id, { follow: false })) {

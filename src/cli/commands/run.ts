@@ -145,17 +145,29 @@ export async function waitAndReport(
     ctx.exitCode = EXIT.TIMEOUT;
     return;
   }
-  // Following with --json, the result closes the stream of log lines: one line like them.
-  if (g.json && opts.follow) ctx.stdout.write(`${JSON.stringify(finished)}\n`);
-  else if (g.json) printJson(ctx, finished);
+  reportFinished(ctx, finished, { json: g.json === true, follow: opts.follow === true });
+  ctx.exitCode = exitCodeOfState(finished.stateCd);
+}
+
+/**
+ * Prints a finished execution as `wfx run --wait` and `--follow` (and `wfx logs --follow`) end:
+ * `<id> <state>`, its error on stderr, `output: {...}`; with --json the execution, as one line
+ * closing a followed stream of log lines.
+ */
+export function reportFinished(
+  ctx: CliContext,
+  finished: InstanceView,
+  opts: { readonly json: boolean; readonly follow: boolean },
+): void {
+  if (opts.json && opts.follow) ctx.stdout.write(`${JSON.stringify(finished)}\n`);
+  else if (opts.json) printJson(ctx, finished);
   else {
     const state = STATE_NAMES[finished.stateCd] ?? String(finished.stateCd);
-    ctx.stdout.write(`${id} ${state}\n`);
+    ctx.stdout.write(`${finished.processInstanceId} ${state}\n`);
     const e = finished.data.error;
     if (e) ctx.stderr.write(`${e.code}: ${e.message}${e.nodeId ? ` (node ${e.nodeId})` : ''}\n`);
     if (finished.output) ctx.stdout.write(`output: ${JSON.stringify(finished.output)}\n`);
   }
-  ctx.exitCode = exitCodeOfState(finished.stateCd);
 }
 
 /**

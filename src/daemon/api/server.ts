@@ -223,7 +223,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
 
   app.setErrorHandler((err, request, reply) => {
     const { status, body } = toErrorAnswer(err);
-    if (status >= 500) request.log.error({ err }, 'request failed');
+    // A provider test that fails is an answer, not a fault of the daemon: a line with its code, no stack.
+    if (err instanceof WfxError && err.code === 'AI_PROVIDER_TEST_FAILED')
+      request.log.warn({ code: err.code, details: err.details }, `provider test failed: ${err.message}`);
+    else if (status >= 500) request.log.error({ err }, 'request failed');
     if (body.retryAfter !== undefined) void reply.header('retry-after', String(body.retryAfter));
     void reply.status(status).send(body);
   });

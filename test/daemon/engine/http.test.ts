@@ -79,7 +79,12 @@ t.test('GET with query and headers; the JSON response is parsed', async (t) => {
     keep: '1',
     token: 'secret',
   });
-  t.equal(r.logs, undefined, 'no failed attempt, no logs');
+  t.match(
+    r.logs,
+    [/^GET http:\/\/127\.0\.0\.1:\d+\/items\?keep=1&a=1&a=2&q=h%C3%A9llo.*&n=5&o=.* → 200 in \d+ ms$/],
+    'one line: method, address, status, time',
+  );
+  t.equal(r.logs?.length, 1);
   t.equal(srv.requests(), 1);
 });
 
@@ -150,7 +155,8 @@ t.test('503 then 200: ok after 2 attempts, the retry is logged and reported', as
   t.equal(srv.requests(), 2);
   if (r.ok) t.same((r.value as { body: unknown }).body, { n: 2 });
   t.same(retries, [{ attempt: 1, reason: 'HTTP 503', delayMs: 10 }]);
-  t.same(r.logs, ['attempt 1: HTTP 503, retrying in 10ms']);
+  t.equal(r.logs?.[0], 'attempt 1: HTTP 503, retrying in 10ms');
+  t.match(r.logs?.[1], / → 200 in \d+ ms \(attempt 2\)$/);
 });
 
 t.test('429 with Retry-After: 1 overrides the backoff delay', async (t) => {

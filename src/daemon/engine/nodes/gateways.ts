@@ -1,21 +1,34 @@
 import type { GatewayNode, IfElseNode, NodeByType, ParallelGatewayNode } from '../../../shared/flow/types.js';
 import type { NodeHandler, NodeScope, Outcome } from './handler.js';
 
+/** What a gateway's `completed` log line says it took: `"<condition>" to <target>`, or `default to <target>`. */
+const took = (via: string, to: string): string =>
+  `${via === 'default' || via === 'else' ? via : JSON.stringify(via)} to ${to}`;
+
 /** ifElse: `then` when the condition holds, else `else`. */
 export const ifElse: NodeHandler<IfElseNode> = {
-  run: (node, scope) => ({ kind: 'next', to: [scope.condition(node.condition) ? node.then : node.else] }),
+  run: (node, scope) => {
+    const holds = scope.condition(node.condition);
+    const to = holds ? node.then : node.else;
+    return { kind: 'next', to: [to], note: `took ${took(holds ? node.condition : 'else', to)}` };
+  },
 };
 
 function branch(node: GatewayNode, scope: NodeScope, all: boolean): Outcome {
   if (!node.branches) return { kind: 'next' }; // purely converging: on along `next`
   const to: string[] = [];
+  const taken: string[] = [];
   for (const b of node.branches) {
     if (scope.condition(b.condition)) {
       to.push(b.next);
+      taken.push(took(b.condition, b.next));
       if (!all) break;
     }
   }
-  if (to.length === 0 && node.default) to.push(node.default);
+  if (to.length === 0 && node.default) {
+    to.push(node.default);
+    taken.push(took('default', node.default));
+  }
   if (to.length === 0) {
     return {
       kind: 'fail',
@@ -23,7 +36,7 @@ function branch(node: GatewayNode, scope: NodeScope, all: boolean): Outcome {
       message: `no branch condition of ${scope.nodeId} is true and it has no default`,
     };
   }
-  return { kind: 'next', to };
+  return { kind: 'next', to, note: `took ${taken.join(', ')}` };
 }
 
 /** exclusiveGateway: the first true branch, else default; converging, it passes each token on. */

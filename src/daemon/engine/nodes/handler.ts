@@ -34,6 +34,8 @@ export interface NodeScope {
   condition(text: string, variables?: Readonly<Record<string, unknown>>): boolean;
   /** What the node waits for now (on resume), else null. */
   readonly wait: Wait | null;
+  /** The values of the environment's credential-looking `{env.*}` names (TOKEN, KEY, SECRET...): never logged. */
+  credentials(): readonly string[];
   /**
    * The live memory entry at `namespace`/`key` of the execution's organization (no other), or
    * undefined when there is none or it expired by `now`.
@@ -117,6 +119,8 @@ export type Outcome =
       readonly to?: readonly string[];
       readonly variables?: Record<string, unknown>;
       readonly output?: Record<string, unknown>;
+      /** Added to the node's `completed` log line: the branch a gateway took. */
+      readonly note?: string;
       readonly deliver?: Delivery;
       /** Memory entries set or removed, journaled in the same step as the completion (exactly once with it). */
       readonly memory?: readonly MemoryWrite[];

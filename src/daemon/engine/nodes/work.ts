@@ -48,15 +48,21 @@ export const serviceTask: NodeHandler<ServiceTaskNode> = {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries((scope.resolve(node.headers ?? {}) ?? {}) as Record<string, unknown>))
       headers[name] = asText(value);
+    const url = asText(scope.resolve(node.url));
+    const query = (scope.resolve(node.query ?? {}) ?? {}) as Record<string, unknown>;
+    // Credentials of the environment the URL carries (in its path, say) are hidden in its log line.
+    const shown = url + JSON.stringify(query);
+    const redact = scope.credentials().filter((v) => shown.includes(v));
     return {
       kind: 'work',
       work: {
         kind: 'http',
         call: {
           method: (node.method ?? 'GET').toUpperCase(),
-          url: asText(scope.resolve(node.url)),
+          url,
           headers,
-          query: (scope.resolve(node.query ?? {}) ?? {}) as Record<string, unknown>,
+          query,
+          ...(redact.length > 0 && { redact }),
           ...(node.body !== undefined && { body: scope.resolve(node.body) }),
           // A flow published before the ceiling runs at the ceiling.
           timeoutMs: Math.min(parseDuration(node.timeout ?? SERVICE_TIMEOUT), MAX_CALL_TIMEOUT_MS),

@@ -12,6 +12,9 @@ import type { WfxRecord } from '../../state/records.js';
 import type { AgentState, DomainAction, Instance, NodeInstance, StoredFile, WfxState } from '../../state/state.js';
 import type { NodeScope } from '../nodes/handler.js';
 
+/** `{env.*}` names whose values are credentials: their values never reach a log line. */
+const CREDENTIAL_NAME = /key|token|secret|pass|pwd|auth|sig|credential|session|cookie/i;
+
 /** What a node handler sees of its execution: one object per run, its methods on the prototype. */
 export class Scope implements NodeScope {
   constructor(
@@ -64,6 +67,13 @@ export class Scope implements NodeScope {
     const ns = Object.hasOwn(org, namespace) ? org[namespace]! : {};
     const now = this.now.getTime();
     return Object.entries(ns).filter(([, e]) => e.expiresAt === null || Date.parse(e.expiresAt) > now);
+  }
+
+  credentials(): readonly string[] {
+    const out: string[] = [];
+    for (const [name, value] of Object.entries(this.env))
+      if (CREDENTIAL_NAME.test(name) && value !== '') out.push(value);
+    return out;
   }
 
   resolveChecked(

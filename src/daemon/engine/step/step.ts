@@ -99,7 +99,7 @@ export class Step extends Tokens {
       const id = `n${inst.nodeCount + 1}`;
       const next = outcome.kind === 'next' ? outcome : null;
       if (next?.memory) this.emitMemory(inst, next.memory);
-      this.emit(nodeRan(inst.processInstanceId, id, nodeId, this.at, next?.variables, next?.output));
+      this.emit(nodeRan(inst.processInstanceId, id, nodeId, this.at, next?.variables, next?.output, next?.note));
       for (const w of warnings) this.emit(w);
       this.afterCompleted(inst, inst.nodes[id]!, outcome);
       return;
@@ -170,6 +170,7 @@ export class Step extends Tokens {
           ...(outcome.variables && { variables: outcome.variables }),
           ...(outcome.output && { output: outcome.output }),
           ...(outcome.usage && { usage: outcome.usage }),
+          ...(outcome.note !== undefined && { note: outcome.note }),
         });
         this.afterCompleted(inst, ni, outcome);
         return;

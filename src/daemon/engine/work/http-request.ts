@@ -31,6 +31,8 @@ export interface HttpCall {
     readonly backoff: number;
     readonly maxIntervalMs?: number;
   };
+  /** Values (credentials) shown as `***` wherever the log would show them. */
+  readonly redact?: readonly string[];
   /** e.g. [200, 404, "2xx", "3xx"]; default ["2xx"]. When a 3xx is accepted, redirects are not followed. */
   readonly acceptStatus?: readonly (number | string)[];
 }
@@ -39,8 +41,10 @@ export interface HttpCall {
 export interface Prepared {
   readonly method: string;
   readonly url: string;
-  /** origin + path: what messages show (no credentials, no query). */
+  /** origin + path: what messages show (no credentials, no query; `redact` values hidden). */
   readonly shownUrl: string;
+  /** shownUrl with its query, credential-looking values as `***`: what the execution log shows. */
+  readonly loggedUrl: string;
   readonly headers: Headers;
   readonly body: string | undefined;
   readonly redirect: 'manual' | 'follow';
@@ -136,7 +140,8 @@ export function prepare(call: HttpCall): Prepared {
 
   const { accept, acceptsRedirect } = acceptance(call.acceptStatus ?? ['2xx']);
 
-  const shownUrl = `${url.origin}${url.pathname}`;
+  const shownUrl = hidden(`${url.origin}${url.pathname}`, call.redact);
+  const loggedUrl = hidden(shownUrl + redactedQuery(url.searchParams), call.redact);
   const href = url.href;
   // Let fetch itself validate the rest (header values, method/body combinations) before any attempt.
   try {
@@ -148,6 +153,7 @@ export function prepare(call: HttpCall): Prepared {
     method,
     url: href,
     shownUrl,
+    loggedUrl,
     headers,
     body,
     redirect: acceptsRedirect ? 'manual' : 'follow',
@@ -158,6 +164,23 @@ export function prepare(call: HttpCall): Prepared {
     maxIntervalMs,
     accept,
   };
+}
+
+/** `text` with each of `values` (as given or URL-encoded) shown as `***`. */
+function hidden(text: string, values: readonly string[] = []): string {
+  for (const value of values) text = text.replaceAll(value, '***').replaceAll(encodeURIComponent(value), '***');
+  return text;
+}
+
+/** Query parameter names whose values are credentials (api_key, access_token, sig, password...). */
+const CREDENTIAL_PARAM = /key|token|secret|pass|pwd|auth|sig|credential|session|cookie|otp/i;
+
+/** `?a=1&token=***`: the query as the log shows it, a credential-looking parameter's value hidden. */
+export function redactedQuery(params: URLSearchParams): string {
+  const shown = new URLSearchParams();
+  for (const [name, value] of params) shown.append(name, CREDENTIAL_PARAM.test(name) ? '***' : value);
+  const text = shown.toString().replaceAll('%2A%2A%2A', '***');
+  return text === '' ? '' : `?${text}`;
 }
 
 function queryValue(value: unknown): string | undefined {

@@ -79,8 +79,14 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): P
 
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) return cancelled();
+      const began = performance.now();
       const outcome = await attemptOnce(p, signal, dispatcher);
-      if (outcome.kind === 'ok') return { ok: true, value: outcome.value, ...(logs.length > 0 && { logs }) };
+      if (outcome.kind === 'ok') {
+        const ms = Math.round(performance.now() - began);
+        const nth = attempt > 1 ? ` (attempt ${attempt})` : '';
+        logs.push(`${p.method} ${p.loggedUrl} → ${outcome.value.status} in ${ms} ms${nth}`);
+        return { ok: true, value: outcome.value, logs };
+      }
       if (outcome.kind === 'cancelled') return cancelled();
       if (outcome.kind === 'fatal') {
         logs.push(`attempt ${attempt}: ${outcome.message}`);

@@ -47,6 +47,8 @@ export type NodeRecord =
       readonly at: string;
       readonly variables?: Record<string, unknown>;
       readonly output?: Record<string, unknown>;
+      /** What its log's `completed` line adds: the branch a gateway took. */
+      readonly note?: string;
     }
   /**
    * Several nodes of one execution, each as `node.ran`, in order and at one time: how the
@@ -94,6 +96,8 @@ export type NodeRecord =
       readonly output?: Record<string, unknown>;
       /** Model tokens the node's call used (aiTask): added to the execution's usage. */
       readonly usage?: AiUsage;
+      /** What its log's `completed` line adds (node.ran's). */
+      readonly note?: string;
     }
   /**
    * A callAgent's turn: the messages and tool calls appended to its state, a model answer
@@ -150,6 +154,7 @@ export interface NodeRun {
   readonly nodeId: string;
   readonly variables?: Record<string, unknown>;
   readonly output?: Record<string, unknown>;
+  readonly note?: string;
 }
 
 type NodeRan = Extract<NodeRecord, { type: 'node.ran' }>;
@@ -166,10 +171,12 @@ export function nodeRan(
   at: string,
   variables?: Record<string, unknown>,
   output?: Record<string, unknown>,
+  note?: string,
 ): NodeRan {
   const r: Writable<NodeRan> = { type: 'node.ran', instanceId, nodeInstanceId, nodeId, at };
   if (variables) r.variables = variables;
   if (output) r.output = output;
+  if (note !== undefined) r.note = note;
   return r;
 }
 
@@ -178,6 +185,7 @@ export function nodeRunOf(r: NodeRan): NodeRun {
   const run: Writable<NodeRun> = { nodeInstanceId: r.nodeInstanceId, nodeId: r.nodeId };
   if (r.variables !== undefined) run.variables = r.variables;
   if (r.output !== undefined) run.output = r.output;
+  if (r.note !== undefined) run.note = r.note;
   return run;
 }
 
@@ -242,7 +250,7 @@ function enter(
 function complete(
   inst: Instance,
   node: NodeInstance,
-  r: { at: string; variables?: Record<string, unknown>; output?: Record<string, unknown> },
+  r: { at: string; variables?: Record<string, unknown>; output?: Record<string, unknown>; note?: string },
 ): void {
   if (node.statusCd === STATUS.ACTIVE || node.statusCd === STATUS.WAITING) countLiveNode(inst, -1);
   node.statusCd = STATUS.COMPLETED;
@@ -250,7 +258,8 @@ function complete(
   node.wait = null;
   if (r.variables) setVariables(inst, r.variables);
   if (r.output) inst.output = extensibleCopy(inst.output ?? {}, r.output);
-  appendLog(inst, node, 'INFO', 'completed', r.at, r.variables !== undefined);
+  const message = r.note === undefined ? 'completed' : `completed: ${r.note}`;
+  appendLog(inst, node, 'INFO', message, r.at, r.variables !== undefined);
 }
 
 /** The reducer's part for an execution's nodes (records.ts). */
@@ -263,7 +272,10 @@ export const nodeHandlers: Handlers<NodeRecord> = {
   },
   'nodes.ran': (state, r) => {
     for (const n of r.nodes)
-      nodeHandlers['node.ran'](state, nodeRan(r.instanceId, n.nodeInstanceId, n.nodeId, r.at, n.variables, n.output));
+      nodeHandlers['node.ran'](
+        state,
+        nodeRan(r.instanceId, n.nodeInstanceId, n.nodeId, r.at, n.variables, n.output, n.note),
+      );
   },
   'node.waiting': (state, r) => {
     const inst = state.instances[r.instanceId];

@@ -245,6 +245,35 @@ t.test('test: a failure is 502 AI_PROVIDER_TEST_FAILED carrying the node failure
   t.notMatch(res.body, SECRET, 'the key is cut out of what the provider said');
 });
 
+t.test('test: a failure is a WARN line in the daemon log with its code, no ERROR, no stack', async (t) => {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line));
+        done();
+      },
+    }),
+  );
+  const ai = fakeAiRunner(() => ({ ok: false, code: 'AI_NETWORK', message: 'connect ECONNREFUSED 127.0.0.1:9' }));
+  const h: ApiHarness = await apiHarness(t, { ai, logger });
+  const admin = await h.key('admin', 'acme');
+  await h.call(admin, { method: 'POST', url: '/admin/ai-providers', payload: OPENAI });
+  const res = await h.call(admin, { method: 'POST', url: '/admin/ai-providers/gpt/test' });
+  t.equal(res.statusCode, 502);
+  t.match(
+    lines.find((l) => l.code === 'AI_PROVIDER_TEST_FAILED'),
+    { level: 40, details: { code: 'AI_NETWORK' } },
+    'a WARN line with the codes',
+  );
+  t.notOk(
+    lines.some((l) => (l.level as number) >= 50),
+    'no ERROR line',
+  );
+  t.notMatch(JSON.stringify(lines), /"stack"|at .*\.js:\d+/, 'no stack');
+});
+
 t.test('test without a runner: 503 SERVICE_UNAVAILABLE', async (t) => {
   const h = await apiHarness(t);
   const admin = await h.key('admin', 'acme');
