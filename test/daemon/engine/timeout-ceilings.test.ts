@@ -11,6 +11,7 @@ const scope = {
   instance: { organization: 'default', variables: {} },
   nodeId: 'x',
   resolve: (v: unknown) => v,
+  credentials: () => [],
 } as unknown as NodeScope;
 
 /** The timeoutMs of the work a handler asks for. */
