@@ -27,7 +27,7 @@ export function timeWords(t: NodeTime | null): string {
   return `${formatDuration(t.ms)}${visits}${t.open ? ' (still there)' : ''}`;
 }
 
-/** B's time less A's, signed: `+300 ms` (B slower), `−300 ms` (B faster), `same`; '' for null. */
+/** B's time less A's, signed: `+` when B was slower, `−` when faster, `same` when equal; '' for null. */
 export function deltaWords(ms: number | null): string {
   if (ms === null) return '';
   if (ms === 0) return 'same';

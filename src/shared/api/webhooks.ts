@@ -196,7 +196,7 @@ export interface DeliveryRecord {
   readonly by?: string;
 }
 
-/** Bytes of bodies a registration's delivery log keeps, at most (the newest first): 8 MiB. */
+/** Bytes of bodies a registration's delivery log keeps, at most (the newest first). */
 export const WEBHOOK_KEPT_BYTES = 8 * 1024 * 1024;
 
 /** Path parameters of /admin/webhooks/{name}/deliveries/{deliveryId}. */
