@@ -5,6 +5,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { jsonPointerPath } from '../json-shape.js';
+import { closestName } from '../suggest.js';
 import { flowSchema } from './schema.js';
 
 /** A schema error, and where its instance stands from the flow's root. */
@@ -16,7 +17,8 @@ export interface SchemaViolation {
 let compiled: { readonly flow: ValidateFunction; readonly nodes: ValidateFunction } | undefined;
 function validators(): { readonly flow: ValidateFunction; readonly nodes: ValidateFunction } {
   if (!compiled) {
-    const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true });
+    // verbose: an error carries the schema it broke, whose properties name what "did you mean" offers.
+    const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, verbose: true });
     const schema = flowSchema({ bodies: 'unchecked' });
     ajv.addSchema(schema);
     const id = String(schema.$id);
@@ -74,14 +76,25 @@ export function describeViolation(err: ErrorObject): {
         message: `missing required property "${String(p.missingProperty)}"`,
         extra: [String(p.missingProperty)],
       };
-    case 'additionalProperties':
+    case 'additionalProperties': {
+      const name = String(p.additionalProperty);
+      const properties = (err.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties;
+      const near = properties ? closestName(name, Object.keys(properties)) : undefined;
       return {
         code: 'SCHEMA',
-        message: `unknown property "${String(p.additionalProperty)}"`,
-        extra: [String(p.additionalProperty)],
+        message: `unknown property "${name}"${near ? `; did you mean "${near}"?` : ''}`,
+        extra: [name],
       };
-    case 'enum':
-      return { code: 'SCHEMA', message: `must be one of: ${(p.allowedValues as unknown[]).join(', ')}`, extra: [] };
+    }
+    case 'enum': {
+      const allowed = (p.allowedValues as unknown[]).map(String);
+      const near = typeof err.data === 'string' ? closestName(err.data, allowed) : undefined;
+      return {
+        code: 'SCHEMA',
+        message: `must be one of: ${allowed.join(', ')}${near ? `; did you mean "${near}"?` : ''}`,
+        extra: [],
+      };
+    }
     case 'oneOf': {
       const last = err.instancePath.split('/').at(-1);
       const what =

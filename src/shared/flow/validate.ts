@@ -9,6 +9,7 @@ import { edgesOf, FlowGraph } from './graph.js';
 import { parseFlowSource, type ParsedSource, type SourcePosition } from './parse.js';
 import { NODE_TYPES } from './schema.js';
 import { describeViolation, schemaViolations } from './schema-check.js';
+import { closestName } from '../suggest.js';
 import { limitProblems } from './limits.js';
 import { checkNodes } from './node-rules.js';
 import { isRecord } from '../json-object.js';
@@ -103,7 +104,9 @@ export function validateFlowValue(
           `node type "${type}" has no engine handler in this version of wfx`,
         );
       } else {
-        at('UNKNOWN_NODE_TYPE', [...path, id, 'type'], `unknown node type "${type}"; one of: ${NODE_TYPES.join(', ')}`);
+        const near = typeof type === 'string' ? closestName(type, NODE_TYPES) : undefined;
+        const hint = near ? `did you mean "${near}"?` : `one of: ${NODE_TYPES.join(', ')}`;
+        at('UNKNOWN_NODE_TYPE', [...path, id, 'type'], `unknown node type "${String(type)}"; ${hint}`);
       }
     }
   }

@@ -773,3 +773,37 @@ t.test("a form field's default must fit the field, unless it names a variable", 
     ],
   );
 });
+
+t.test('a mistyped name is answered with the name it most likely means, and only then', async (t) => {
+  const cases: Array<[string, string, RegExp | null]> = [
+    [
+      'a property of a node',
+      '  start: { type: startEvent, next: x }\n  x: { type: serviceTask, url: "http://127.0.0.1/", retries: 3, next: done }\n  done: { type: endEvent }',
+      /unknown property "retries"; did you mean "retry"\?/,
+    ],
+    [
+      'a node type',
+      '  start: { type: startEvent, next: x }\n  x: { type: servicetask, url: "http://127.0.0.1/", next: done }\n  done: { type: endEvent }',
+      /unknown node type "servicetask"; did you mean "serviceTask"\?/,
+    ],
+    [
+      'a value of a list',
+      '  start: { type: startEvent, next: x }\n  x: { type: inputNode, inputType: textbx, next: done }\n  done: { type: endEvent }',
+      /must be one of: .*; did you mean "textbox"\?/,
+    ],
+    [
+      'a property nothing is near',
+      '  start: { type: startEvent, next: x }\n  x: { type: serviceTask, url: "http://127.0.0.1/", colour: red, next: done }\n  done: { type: endEvent }',
+      null,
+    ],
+  ];
+  for (const [what, nodes, expected] of cases) {
+    const found = problems(ok(nodes));
+    t.ok(found.length > 0, `${what}: refused`);
+    const text = found.map((p) => p.message).join('\n');
+    if (expected) t.match(text, expected, what);
+    else t.notMatch(text, /did you mean/, `${what}: no guess`);
+  }
+  const top = problems(ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }') + '\ntrigers: []\n');
+  t.match(top.map((p) => p.message).join('\n'), /unknown property "trigers"; did you mean "triggers"\?/);
+});
