@@ -271,9 +271,19 @@ function identify(request: FastifyRequest, options: AuthOptions, now: Date): Cal
   if (Array.isArray(apiKey)) throw new WfxError('UNAUTHORIZED', 'send one X-API-Key header');
   const authorization = request.headers.authorization;
   if (typeof authorization === 'string' && /^bearer /i.test(authorization)) {
+    const token = authorization.slice(7).trim();
+    // An API key sent the way many hosted APIs take theirs: say where it goes, whatever is configured.
+    if (token.startsWith('apk_'))
+      throw new WfxError(
+        'UNAUTHORIZED',
+        'an API key goes in the X-API-Key header (X-API-Key: apk_{keyId}_{secret}), not in Authorization: Bearer',
+      );
     if (!options.bearer)
-      throw new WfxError('UNAUTHORIZED', 'bearer tokens are not accepted: this daemon has no OIDC issuer configured');
-    return options.bearer(authorization.slice(7).trim());
+      throw new WfxError(
+        'UNAUTHORIZED',
+        'bearer tokens are not accepted: this daemon has no OIDC issuer configured; send an API key as X-API-Key',
+      );
+    return options.bearer(token);
   }
   const session = options.session?.(request);
   if (session) return session;

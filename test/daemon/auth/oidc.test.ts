@@ -107,6 +107,9 @@ t.test('bearer JWTs from a real OIDC provider: accepted, mapped, and refused for
   );
   t.equal((await whoami(rotated)).statusCode, 200, 'after key rotation, the new key is fetched and tokens verify');
   t.equal((await whoami(operator)).statusCode, 401, 'tokens of the retired key no longer verify');
+  const apiKey = await whoami('apk_0123456789abcdef_secret');
+  t.equal(apiKey.statusCode, 401);
+  t.match(apiKey.json(), { error: 'UNAUTHORIZED', message: /X-API-Key/ }, 'an API key as a bearer: told where it goes');
   void exportJWK;
 });
 
@@ -120,7 +123,14 @@ t.test('a daemon without an issuer refuses bearer tokens, saying so', async (t) 
   t.teardown(() => app.close());
   const res = await app.inject({ method: 'GET', url: '/auth/whoami', headers: { authorization: 'Bearer abc' } });
   t.equal(res.statusCode, 401);
-  t.match(res.json().message, /no OIDC issuer/);
+  t.match(res.json().message, /no OIDC issuer.*X-API-Key/);
+  const apiKey = await app.inject({
+    method: 'GET',
+    url: '/auth/whoami',
+    headers: { authorization: 'Bearer apk_0123456789abcdef_secret' },
+  });
+  t.equal(apiKey.statusCode, 401);
+  t.match(apiKey.json(), { error: 'UNAUTHORIZED', message: /goes in the X-API-Key header/ });
 });
 
 t.test('an organization claim that is not a valid name is refused', async (t) => {
