@@ -10,7 +10,7 @@ const KEYS: ReadonlyArray<readonly [string, string]> = [
   ['f', 'executions: filter by flow (all, then each flow in the list)'],
   ['/', 'executions: search by id or correlation key (esc clears)'],
   ['a', 'executions: child executions too (loop iterations, subprocesses, tool calls), or not'],
-  ['r', 'flows: start a run (data as JSON; tab environment, ↑↓ version)'],
+  ['r', 'flows: start a run (data as JSON; tab environment, ← → version)'],
   ['tab', 'tasks: next field (shift+tab: previous)'],
   ['space', 'tasks: choose an option (a checkbox toggles)'],
   ['ctrl+s', 'tasks: complete the answer (enter, in a one-line one)'],

@@ -109,7 +109,12 @@ function Answering(props: {
     : [];
   if (!s.confirming) {
     if (s.draft.fields.length > 1) keys.push(['tab', 'next']);
-    if (focused?.kind === 'choice') keys.push(['space', focused.multiple ? 'toggle' : 'choose']);
+    // A form lays its choices out on one line (← →), a single choice one option a line (↑↓): both move either way.
+    if (focused?.kind === 'choice')
+      keys.push(
+        [task.inputType === 'form' ? '← →' : '↑↓', 'option'],
+        ['space', focused.multiple ? 'toggle' : 'choose'],
+      );
     if (focused?.kind === 'text' && focused.multiline) keys.push(['enter', 'new line']);
     keys.push(
       [focused?.kind === 'text' && !focused.multiline && s.draft.fields.length === 1 ? 'enter' : 'ctrl+s', 'complete'],
