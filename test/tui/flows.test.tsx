@@ -328,7 +328,7 @@ t.test(
     ui.stdin.write(KEY.esc);
     await frameMatching(ui.lastFrame, /› Draft refunds(?![\s\S]*start a run)/);
     ui.stdin.write('1');
-    await frameMatching(ui.lastFrame, new RegExp(`Order intake v2 .*${id2.slice(-12)}`));
+    await frameMatching(ui.lastFrame, new RegExp(`Order intake v2 .*${id2.slice(0, 12)}`));
   },
 );
 
