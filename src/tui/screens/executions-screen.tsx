@@ -1,5 +1,5 @@
 import { Box, Text, useInput } from 'ink';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { ExecutionView, listedChildren } from '../components/execution-view.js';
 import { ExecutionsTable } from '../components/executions-table.js';
 import { KeyBar } from '../components/key-bar.js';
@@ -53,6 +53,9 @@ export function ExecutionsScreen(
     /** Whether child executions are listed too (`a` toggles it; the list is read again). */
     readonly showChildren?: boolean;
     readonly onToggleChildren?: () => void;
+    /** An execution to open (the shell's `:open`); `onOpened` says it was. */
+    readonly toOpen?: string | null;
+    readonly onOpened?: () => void;
   },
 ) {
   const { client, rows, now, active, items, setCapture, showChildren = false, onToggleChildren } = props;
@@ -69,6 +72,13 @@ export function ExecutionsScreen(
   const [childCursor, setChildCursor] = useState(0);
   const [confirm, setConfirm] = useState<Confirming | null>(null);
   const [notice, setNotice] = useNotice(active);
+  const { toOpen = null, onOpened } = props;
+  useEffect(() => {
+    if (toOpen === null) return;
+    setOpened([toOpen]);
+    setChildCursor(0);
+    onOpened?.();
+  }, [toOpen, onOpened]);
   const shown = items.filter(
     (e) =>
       (FILTERS[filter] === null || e.stateCd === FILTERS[filter]) &&

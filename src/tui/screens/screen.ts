@@ -27,6 +27,7 @@ export interface ScreenProps {
 /** The keys every screen has, after its own. */
 export const SHELL_KEYS: ReadonlyArray<readonly [string, string]> = [
   ['1-5', 'screens'],
+  [':', 'command'],
   ['?', 'help'],
   ['q', 'quit'],
 ];
