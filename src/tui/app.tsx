@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { WfxClient } from '../client/client.js';
 import { executionIdOf } from '../client/execution-id.js';
 import type { Copy } from './clipboard.js';
+import { keysOf } from './answer.js';
 import { completeCommand, parseCommand } from './command.js';
 import { InputLine } from './components/input-line.js';
 import { errorText } from './error-text.js';
@@ -74,9 +75,17 @@ export function App({
   useInput((input, key) => {
     if (key.ctrl && input === 'l') return onRedraw?.();
     if (help) return setHelp(false);
-    if (typed.current !== null) return typeCommand(typed.current, input, key);
+    // Keys typed fast (or by tmux send-keys) arrive in one chunk: each counts.
+    if (typed.current !== null) {
+      for (const [i, k] of keysOf(input, key)) if (typed.current !== null) typeCommand(typed.current, i, k);
+      return;
+    }
     if (capture.current) return;
-    if (input === ':') return openCommand('');
+    if (input.startsWith(':') && !key.ctrl && !key.meta) {
+      openCommand('');
+      for (const [i, k] of keysOf(input.slice(1), key)) if (typed.current !== null) typeCommand(typed.current, i, k);
+      return;
+    }
     if (input === 'q') return exit();
     if (input === '?') return setHelp(true);
     const n = Number(input);
