@@ -219,14 +219,17 @@ export function withFocused(draft: Draft, change: (f: FieldDraft) => FieldDraft)
 
 /**
  * A key typed into a field: text appends (a paste too) and backspace deletes the last
- * character; enter adds a line to a multi-line field; on a choice, ↑↓ (or k j) move and space or
- * enter choose (a checkbox toggles). Other keys change nothing. Pure.
+ * character; enter adds a line to a multi-line field; on a choice, ← → and ↑↓ (or h l, k j) move,
+ * whichever way the options are laid out, and space or enter choose (a checkbox toggles). Other
+ * keys change nothing. Pure.
  */
 export function typeInto(field: FieldDraft, input: string, key: Key): FieldDraft {
   if (field.kind === 'choice') {
     const last = Math.max(0, field.options.length - 1);
-    if (key.upArrow || input === 'k') return { ...field, cursor: Math.max(0, field.cursor - 1) };
-    if (key.downArrow || input === 'j') return { ...field, cursor: Math.min(last, field.cursor + 1) };
+    if (key.upArrow || key.leftArrow || input === 'k' || input === 'h')
+      return { ...field, cursor: Math.max(0, field.cursor - 1) };
+    if (key.downArrow || key.rightArrow || input === 'j' || input === 'l')
+      return { ...field, cursor: Math.min(last, field.cursor + 1) };
     if ((input === ' ' || key.return) && field.options.length > 0) {
       if (!field.multiple) return { ...field, chosen: [field.cursor] };
       const on = field.chosen.includes(field.cursor);

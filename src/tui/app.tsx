@@ -1,6 +1,14 @@
-import { Box, Text, useApp, useInput } from 'ink';
+import { Box, Text, useApp, useInput, type Key } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import type { WfxClient } from '../client/client.js';
+import { executionIdOf } from '../client/execution-id.js';
+import type { Copy } from './clipboard.js';
+import { keysOf } from './answer.js';
+import { completeCommand, parseCommand } from './command.js';
+import { InputLine } from './components/input-line.js';
+import { errorText } from './error-text.js';
+import { useNotice } from './hooks/use-notice.js';
+import { editText } from './text-edit.js';
 import { ConnectionError, ConnectionLine } from './components/connection-line.js';
 import { Help } from './components/help.js';
 import { ScreenTabs } from './components/screen-tabs.js';
@@ -28,7 +36,8 @@ function useNow(): Date {
 
 /**
  * The shell: the connection line on top, one screen below, and the keys every screen shares
- * (1-5 switch screens, ? help, q quit) unless the screen is taking typed text.
+ * (1-5 switch screens, ? help, q quit, `:` the command line) unless the screen is taking typed
+ * text. The command line, open, takes every key.
  */
 export function App({
   client,
@@ -36,6 +45,7 @@ export function App({
   rows = 24,
   frame = 0,
   onRedraw,
+  copy,
 }: {
   readonly client: WfxClient;
   readonly url: string;
@@ -44,6 +54,8 @@ export function App({
   readonly frame?: number;
   /** Ctrl-L: clear the terminal and draw everything again. */
   readonly onRedraw?: () => void;
+  /** Puts an id on the clipboard (`y`); default OSC 52 to the terminal. */
+  readonly copy?: Copy;
 }) {
   const { exit } = useApp();
   // Top-level executions; `a` on the executions screen adds their children (loop iterations, ...).
@@ -52,24 +64,63 @@ export function App({
   const [screen, setScreen] = useState<ScreenName>('executions');
   const [help, setHelp] = useState(false);
   const capture = useRef(false);
+  // The `:` line being typed (null: closed); an execution `:open` asked for, until the screen opens it.
+  const [command, setCommand] = useState<string | null>(null);
+  const typed = useRef<string | null>(null);
+  const [toOpen, setToOpen] = useState<string | null>(null);
+  const [notice, setNotice] = useNotice(command === null && !help);
   const now = useNow();
   const width = useWidth();
 
   useInput((input, key) => {
     if (key.ctrl && input === 'l') return onRedraw?.();
     if (help) return setHelp(false);
+    // Keys typed fast (or by tmux send-keys) arrive in one chunk: each counts.
+    if (typed.current !== null) {
+      for (const [i, k] of keysOf(input, key)) if (typed.current !== null) typeCommand(typed.current, i, k);
+      return;
+    }
     if (capture.current) return;
+    if (input.startsWith(':') && !key.ctrl && !key.meta) {
+      openCommand('');
+      for (const [i, k] of keysOf(input.slice(1), key)) if (typed.current !== null) typeCommand(typed.current, i, k);
+      return;
+    }
     if (input === 'q') return exit();
     if (input === '?') return setHelp(true);
     const n = Number(input);
     if (Number.isInteger(n) && n >= 1 && n <= SCREENS.length) setScreen(SCREENS[n - 1]!);
   });
 
+  function openCommand(line: string | null) {
+    typed.current = line;
+    setCommand(line);
+  }
+  function typeCommand(line: string, input: string, key: Key) {
+    if (key.escape) return openCommand(null);
+    if (key.tab) return openCommand(completeCommand(line));
+    if (!key.return) return openCommand(editText(line, input, key));
+    openCommand(null);
+    const c = parseCommand(line);
+    if (c.kind === 'quit') return exit();
+    if (c.kind === 'screen') return setScreen(c.screen);
+    if (c.kind === 'unknown') return setNotice(`✖ ${c.problem}`);
+    if (c.kind === 'open')
+      executionIdOf(client, c.id).then(
+        (id) => {
+          setScreen('executions');
+          setToOpen(id);
+        },
+        (err: unknown) => setNotice(`✖ cannot open ${c.id}: ${errorText(err)}`),
+      );
+  }
+
   const props: ScreenProps = {
     client,
     rows: rows - 1,
     now,
-    active: !help,
+    active: !help && command === null,
+    ...(copy && { copy }),
     changes,
     // Every useInput handler sees the same key, in an order Ink does not promise: the change
     // lands after this key's handlers have all run, so the shell and the screen agree on it.
@@ -101,6 +152,8 @@ export function App({
           items={items}
           showChildren={showChildren}
           onToggleChildren={() => setShowChildren((c) => !c)}
+          toOpen={toOpen}
+          onOpened={() => setToOpen(null)}
         />
       ) : screen === 'tasks' ? (
         <TasksScreen {...props} />
@@ -110,6 +163,15 @@ export function App({
         <TriggersScreen {...props} />
       ) : (
         <FailuresScreen {...props} />
+      )}
+      {notice && command === null && !help && <Text color={notice.startsWith('✖') ? 'red' : undefined}>{notice}</Text>}
+      {command !== null && (
+        <InputLine
+          label=":"
+          value={command}
+          width={width}
+          placeholder="executions, tasks, flows, triggers, failures, open <id>, quit"
+        />
       )}
     </Box>
   );

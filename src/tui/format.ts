@@ -42,11 +42,34 @@ export function cut(text: string, width: number): string {
 }
 
 /**
- * An id cut to `width` characters keeping its TAIL, with … in front: uuidv7 ids begin with their
- * timestamp, so ids of executions started close together share their heads and differ at the end.
+ * An id cut to `width` characters keeping its HEAD, … after it: what the TUI shows can be typed
+ * to `wfx`, which takes a unique prefix of an id (as git does).
  */
 export function shortId(id: string, width: number): string {
-  return id.length <= width ? id : `…${id.slice(-Math.max(1, width - 1))}`;
+  return id.length <= width ? id : `${id.slice(0, Math.max(1, width - 1))}…`;
+}
+
+/**
+ * The fewest characters (at least `min`, at most the longest id) that tell `ids` apart by their
+ * heads (pure). uuidv7 ids begin with their start's millisecond, so ids of executions started
+ * close together share long heads: a column sized by this still shows what tells them apart.
+ */
+export function uniquePrefixLength(ids: readonly string[], min = 8): number {
+  const sorted = [...new Set(ids)].sort();
+  let need = min;
+  for (let i = 1; i < sorted.length; i++) {
+    const a = sorted[i - 1]!;
+    const b = sorted[i]!;
+    let same = 0;
+    while (same < a.length && a[same] === b[same]) same++;
+    need = Math.max(need, same + 1);
+  }
+  return Math.min(need, Math.max(min, ...sorted.map((id) => id.length)));
+}
+
+/** The columns a shortId of `ids` takes: at least `min`, wide enough to tell them apart (… included), at most 36. */
+export function idColumns(ids: readonly string[], min: number): number {
+  return Math.min(36, Math.max(min, uniquePrefixLength(ids) + 1));
 }
 
 /** The first row shown of a list of `total` in `rows` rows, keeping `selected` in view (near the middle). */

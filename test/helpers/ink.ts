@@ -89,6 +89,8 @@ export const KEY = {
   shiftTab: '\u001b[Z',
   up: '\u001b[A',
   down: '\u001b[B',
+  right: '\u001b[C',
+  left: '\u001b[D',
   backspace: '\u007f',
   ctrlS: '\u0013',
   ctrlU: '\u0015',

@@ -93,7 +93,7 @@ t.test('select: ↑↓ move, space chooses one; ctrl+s before choosing is refuse
     /› choose one \*\n\s+›\( \) small\n\s+ \( \) medium\n\s+ \( \) L/,
     'one option a line, labels shown, the cursor on the first',
   );
-  t.match(first, /space\s+choose\s+ctrl\+s\s+complete/);
+  t.match(first, /↑↓\s+option\s+space\s+choose\s+ctrl\+s\s+complete/, 'one option a line: ↑↓ says the key bar');
   press(ui, KEY.ctrlS);
   await frameMatching(ui.lastFrame, /choose one \*\n\s+✖ required/);
   press(ui, KEY.down, ' ');
@@ -192,7 +192,7 @@ t.test(
     t.match(first, /  tags \[\]\s+values separated by commas/, 'an array without options is a list typed in');
     t.match(first, /  colours  \[ \] red\s+\[ \] blue/, 'an array with options is a checkbox');
     t.match(first, /\* required/);
-    t.match(first, /tab\s+next\s+space\s+choose\s+ctrl\+s\s+complete\s+ctrl\+x\s+cancel\s+esc\s+back/);
+    t.match(first, /tab\s+next\s+← →\s+option\s+space\s+choose\s+ctrl\+s\s+complete\s+ctrl\+x\s+cancel\s+esc\s+back/);
     t.same(widerThan(first, 80), [], 'the form fits 80 columns');
 
     press(ui, KEY.ctrlS);
@@ -203,13 +203,15 @@ t.test(
 
     press(ui, ' '); // approve: yes
     await frameMatching(ui.lastFrame, /›\(•\) yes/);
-    press(ui, KEY.tab, KEY.down, KEY.down, ' '); // size: L
+    press(ui, KEY.tab, KEY.right, KEY.right, ' '); // size: L, moving along the line
     await frameMatching(ui.lastFrame, /› size  .*›\(•\) L/);
+    press(ui, KEY.left, ' ', KEY.right, ' '); // M, then L again
+    await frameMatching(ui.lastFrame, /› size  \( \) S\s+\( \) M\s+›\(•\) L/);
     press(ui, KEY.tab, '12', KEY.enter); // count; enter moves on
     await frameMatching(ui.lastFrame, /› due date \[▌\]/);
     press(ui, KEY.shiftTab);
     await frameMatching(ui.lastFrame, /› count \* \[12▌\]/);
-    press(ui, KEY.tab, '2026-12-01', KEY.tab, 'rush', KEY.tab, 'a, b ,', KEY.tab, KEY.down, ' ');
+    press(ui, KEY.tab, '2026-12-01', KEY.tab, 'rush', KEY.tab, 'a, b ,', KEY.tab, KEY.right, ' ');
     await frameMatching(ui.lastFrame, /› colours  \[ \] red\s+›\[x\] blue/);
     press(ui, KEY.tab);
     await frameMatching(ui.lastFrame, /› approve/); // tab goes round

@@ -61,6 +61,72 @@ t.test(
   },
 );
 
+t.test(
+  'the : command line against a real daemon: it takes every key, tab completes, :open takes a unique id prefix',
+  async (t) => {
+    const cwd = t.testdir({ 'flow.yaml': FLOW });
+    const info = await startDaemon(t, { cwd });
+    t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
+    const client = await adminClient(cwd, info.url);
+    const start = async (orderId: number) =>
+      (await client.process.startAny({ processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', data: { orderId } }))
+        .processInstanceId;
+    const first = await start(1);
+    const second = await start(2);
+
+    const copied: string[] = [];
+    const ui = render(<App client={client} url={info.url} rows={24} copy={(id) => copied.push(id)} />);
+    t.teardown(() => ui.unmount());
+    await frameMatching(ui.lastFrame, new RegExp(`Needs an answer v1 .*${second.slice(0, 12)}`));
+    t.match(ui.lastFrame(), /:\s+command/, 'the key bar names :');
+    ui.stdin.write(':');
+    await frameMatching(ui.lastFrame, /^: +executions, tasks/m);
+    ui.stdin.write('q'); // text here, not quit
+    await frameMatching(ui.lastFrame, /^: q/m);
+    ui.stdin.write(KEY.backspace);
+    ui.stdin.write('ta');
+    await frameMatching(ui.lastFrame, /^: ta/m);
+    ui.stdin.write(KEY.tab);
+    await frameMatching(ui.lastFrame, /^: tasks/m);
+    ui.stdin.write(KEY.enter);
+    await frameMatching(ui.lastFrame, /WAITING SINCE/);
+    t.notMatch(ui.lastFrame(), /^: /m, 'enter closes the line');
+
+    // A prefix both ids begin with: AMBIGUOUS_ID, said on the notice line.
+    let common = 0;
+    while (first[common] === second[common]) common++;
+    ui.stdin.write(':');
+    await frameMatching(ui.lastFrame, /^: /m);
+    ui.stdin.write(`open ${first.slice(0, Math.max(8, Math.min(common, 18)))}`);
+    ui.stdin.write(KEY.enter);
+    await frameMatching(ui.lastFrame, /✖ cannot open \S+: AMBIGUOUS_ID/);
+
+    // A unique prefix opens that execution, from any screen.
+    ui.stdin.write(':');
+    await frameMatching(ui.lastFrame, /^: /m);
+    ui.stdin.write(`open ${first.slice(0, common + 1)}`);
+    ui.stdin.write(KEY.enter);
+    const opened = await frameMatching(ui.lastFrame, /ask\s+inputNode\s+waiting\s+input textbox: Ship order 1\?/);
+    t.match(opened, new RegExp(`Needs an answer v1 .*${first}`), 'the execution view of the one named');
+    t.match(opened, /\[1 executions\]/, 'on the executions screen');
+    ui.stdin.write('y'); // and y copies its whole id (OSC 52 to the terminal), shown too
+    await frameMatching(ui.lastFrame, new RegExp(`copied ${first}`));
+    t.same(copied, [first]);
+
+    ui.stdin.write(':');
+    await frameMatching(ui.lastFrame, /^: /m);
+    ui.stdin.write('nope');
+    ui.stdin.write(KEY.enter);
+    await frameMatching(ui.lastFrame, /✖ no command nope/);
+    ui.stdin.write(':');
+    await frameMatching(ui.lastFrame, /^: /m);
+    ui.stdin.write('tr');
+    ui.stdin.write(KEY.esc);
+    await frameMatching(ui.lastFrame, /^(?![\s\S]*^: )/m);
+    t.notMatch(ui.lastFrame(), /TRIGGER/, 'esc closed it without running it');
+  },
+);
+
 const LOOP = `processId: 3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c
 name: Three items
 nodes:

@@ -12,7 +12,8 @@ import { stubClient } from '../helpers/stub-client.js';
 const NOW = new Date('2026-11-21T10:05:00.000Z');
 
 const summary = (n: number, processName: string, correlationKey: string | null, stateCd = 0): ExecutionSummary => ({
-  processInstanceId: `01a1fe30-0000-7000-8000-00000000000${n}`,
+  // Started milliseconds apart: uuidv7 ids that differ in their timestamp.
+  processInstanceId: `01a1fe30-ed${n}c-7000-8000-00000000000${n}`,
   processId: processName === 'Invoice' ? 'pi' : 'po',
   processName,
   processVersion: '1',
@@ -49,14 +50,14 @@ t.test(
 );
 
 t.test(
-  'the table shows the correlation key when some execution has one, and fits 80 columns (the id cut to its tail)',
+  'the table shows the correlation key when some execution has one, and fits 80 columns (the id cut to its head)',
   async (t) => {
     const narrow = renderAt(<ExecutionsTable items={ITEMS} selected={0} now={NOW} rows={10} width={80} />, 80);
     t.teardown(narrow.unmount);
     const frame = narrow.lastFrame();
     t.match(frame, /STATE\s+FLOW\s+STARTED\s+TIME\s+KEY\s+ID/);
-    t.match(frame, /› ● running\s+Order approval v1\s+\d\d:\d\d:\d\d\s+5m 00s\s+order-42\s+…000000000004/);
-    t.match(frame, /  ✖ failed\s+Invoice v1 .* 1m 05s\s+…000000000001/, 'no key: the cell is empty');
+    t.match(frame, /› ● running\s+Order approval v1\s+\d\d:\d\d:\d\d\s+5m 00s\s+order-42\s+01a1fe30-ed4…/);
+    t.match(frame, /  ✖ failed\s+Invoice v1 .* 1m 05s\s+01a1fe30-ed1…/, 'no key: the cell is empty');
     t.same(widerThan(frame, 80), [], 'no line wider than 80');
     t.match(executionColumns(80, true), { id: 13, key: 12 });
 
@@ -64,7 +65,7 @@ t.test(
     t.teardown(wide.unmount);
     t.match(
       wide.lastFrame(),
-      /Order approval v1\s+.*order-42\s+01a1fe30-0000-7000-8000-000000000004/,
+      /Order approval v1\s+.*order-42\s+01a1fe30-ed4c-7000-8000-000000000004/,
       'at 120 columns the whole id as well',
     );
     t.same(widerThan(wide.lastFrame(), 120), []);
@@ -89,8 +90,8 @@ t.test(
     const frame = narrow.lastFrame()!;
     t.match(frame, /STATE\s+FLOW\s+TIME\s+WAITING\s+KEY\s+ID/);
     t.notMatch(frame, /STARTED/);
-    t.match(frame, /› ● running\s+Order approval v1\s+5m 00s\s+approve\s+order-42\s+…000000000004/);
-    t.match(frame, /✖ failed\s+Invoice v1\s+1m 05s\s+…000000000001/, 'nothing waits: the cells are empty');
+    t.match(frame, /› ● running\s+Order approval v1\s+5m 00s\s+approve\s+order-42\s+01a1fe30-ed4…/);
+    t.match(frame, /✖ failed\s+Invoice v1\s+1m 05s\s+01a1fe30-ed1…/, 'nothing waits: the cells are empty');
     t.same(widerThan(frame, 80), [], 'no line wider than 80');
     t.match(executionColumns(80, true, true), { started: 0, waiting: 10, key: 12, id: 13, flow: 18 });
     t.match(executionColumns(100, true, true), { started: 8, waiting: 10, key: 12, id: 13, flow: 29 });
@@ -207,7 +208,7 @@ t.test('search and flow filter against a real daemon, at 80 columns', async (t) 
   // 'r-1002', not '1002': a random hex id can contain '1002' (it did, once, on CI), never an 'r'.
   ui.stdin.write('r-1002');
   frame = await frameMatching(ui.lastFrame, /search \/ r-1002/);
-  t.match(frame, new RegExp(`order-1002\\s+…${o2.processInstanceId.slice(-12)}`));
+  t.match(frame, new RegExp(`order-1002\\s+${o2.processInstanceId.slice(0, 12)}`));
   t.notMatch(frame, /order-1001|inv-77/);
   ui.stdin.write(KEY.ctrlU);
   const idPart = i1.processInstanceId.slice(-10); // part of an id; 10 hex digits another random id shares by chance ~never
@@ -229,8 +230,8 @@ t.test('search and flow filter against a real daemon, at 80 columns', async (t) 
   // Still live under a filter: a new Orders execution appears, a new invoice does not.
   const o3 = await start(orders, 'order-1003');
   await start(invoices, 'inv-78');
-  frame = await frameMatching(ui.lastFrame, new RegExp(o3.processInstanceId.slice(-12)));
+  frame = await frameMatching(ui.lastFrame, new RegExp(o3.processInstanceId.slice(0, 12)));
   t.notMatch(frame, /inv-78/);
-  t.match(frame, new RegExp(o1.processInstanceId.slice(-12)));
+  t.match(frame, new RegExp(o1.processInstanceId.slice(0, 12)));
   t.same(widerThan(frame, 80), []);
 });

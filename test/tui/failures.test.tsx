@@ -10,7 +10,8 @@ import { frameMatching, KEY, renderAt, widerThan } from '../helpers/ink.js';
 import { stubClient } from '../helpers/stub-client.js';
 
 const NOW = new Date('2026-11-21T10:05:00.000Z');
-const id = (n: number) => `01a1fe30-0000-7000-8000-00000000000${n}`;
+// Started milliseconds apart: uuidv7 ids that differ in their timestamp.
+const id = (n: number) => `01a1fe30-ed${n}c-7000-8000-00000000000${n}`;
 
 const GROUPS: FailureGroup[] = [
   {

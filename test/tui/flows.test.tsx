@@ -306,8 +306,9 @@ t.test(
 
     // A version chosen explicitly, in PRODUCTION.
     ui.stdin.write('r');
-    await frameMatching(ui.lastFrame, /start a run of Order intake[\s\S]*environment PRODUCTION/);
-    ui.stdin.write(KEY.down); // active -> v2
+    const form = await frameMatching(ui.lastFrame, /start a run of Order intake[\s\S]*environment PRODUCTION/);
+    t.match(form, /tab\s+environment\s+← →\s+version/, 'the key bar says which keys move the version');
+    ui.stdin.write(KEY.right); // active -> v2, along the line
     await frameMatching(ui.lastFrame, /version\s+v2/);
     ui.stdin.write(KEY.enter); // nothing typed: no data
     const second = await frameMatching(ui.lastFrame, /✔ started \S+ · Order intake · PRODUCTION v2/);
@@ -320,14 +321,14 @@ t.test(
     ui.stdin.write('k');
     await frameMatching(ui.lastFrame, /› Draft refunds/);
     ui.stdin.write('r');
-    await frameMatching(ui.lastFrame, /environment PRODUCTION \(no active version: pick one with ↑↓\)/);
+    await frameMatching(ui.lastFrame, /environment PRODUCTION \(no active version: pick one with ← →\)/);
     ui.stdin.write(KEY.enter);
     const refused = await frameMatching(ui.lastFrame, /✖ PROCESS_NOT_PUBLISHED: /);
     t.same(widerThan(refused, 80), []);
     ui.stdin.write(KEY.esc);
     await frameMatching(ui.lastFrame, /› Draft refunds(?![\s\S]*start a run)/);
     ui.stdin.write('1');
-    await frameMatching(ui.lastFrame, new RegExp(`Order intake v2 .*${id2.slice(-12)}`));
+    await frameMatching(ui.lastFrame, new RegExp(`Order intake v2 .*${id2.slice(0, 12)}`));
   },
 );
 

@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { clock, cut, duration, fit, stateView, statusWord } from '../format.js';
+import { clock, cut, duration, fit, idColumns, shortId, stateView, statusWord } from '../format.js';
 import { waitingFor } from '../../client/describe.js';
 import { nodeOpen } from '../../client/transcript.js';
 import type { AgentState } from '../../shared/api/index.js';
@@ -73,7 +73,7 @@ export function ExecutionView(props: {
             {groups.has(n.nodeInstanceId) ? (
               <ChildList group={groups.get(n.nodeInstanceId)!} selected={props.selectedChild ?? null} width={width} />
             ) : (
-              (n.childInstanceIds?.length ?? 0) > 0 && <Text dimColor>{childLine(n.childInstanceIds!)}</Text>
+              (n.childInstanceIds?.length ?? 0) > 0 && <Text dimColor>{childLine(n.childInstanceIds!, width)}</Text>
             )}
           </Box>
         ))}
@@ -119,9 +119,18 @@ export function ExecutionView(props: {
   );
 }
 
-/** A node's child executions as one branch under it: how many, and the last of their ids. */
-export function childLine(ids: readonly string[]): string {
-  const shown = ids.slice(-3).map((id) => `…${id.slice(-12)}`);
-  const more = ids.length > 3 ? `${ids.length - 3} more, ` : '';
-  return `  └─ ${ids.length} child execution${ids.length === 1 ? '' : 's'}: ${more}${shown.join(', ')}`;
+/**
+ * A node's child executions as one branch under it: how many, and the heads of the last ids
+ * (enough to tell them apart), as many of the last three as `width` columns hold.
+ */
+export function childLine(ids: readonly string[], width = 80): string {
+  let line = '';
+  for (let n = Math.min(3, ids.length); n >= 1; n--) {
+    const last = ids.slice(-n);
+    const cols = idColumns(last, 13);
+    const more = ids.length > n ? `${ids.length - n} more, ` : '';
+    line = `  └─ ${ids.length} child execution${ids.length === 1 ? '' : 's'}: ${more}${last.map((id) => shortId(id, cols)).join(', ')}`;
+    if (line.length <= width) break;
+  }
+  return line;
 }

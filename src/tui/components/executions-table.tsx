@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { clock, duration, fit, shortId, stateView, windowStart } from '../format.js';
+import { clock, duration, fit, idColumns, shortId, stateView, windowStart } from '../format.js';
 import type { ExecutionSummary } from '../types.js';
 
 /** Width of the WAITING column (the node ids an execution waits at). */
@@ -9,8 +9,8 @@ const WAITING = 10;
  * Column widths of the executions table for a terminal `width` (pure). WAITING (where a running
  * execution waits) gets a column when some execution waits, and the correlation key when some
  * execution has one; when both would leave the flow under 16 characters, STARTED gives way (TIME
- * still shows the age). The id is whole when the flow keeps 18 characters, else its last 12
- * (what tells uuidv7 ids apart). The flow column is as wide as its longest label (`longestFlow`)
+ * still shows the age). The id is whole when the flow keeps 18 characters, else its head in
+ * `narrowId` columns (idColumns: enough to tell the listed ids apart, so it can be typed to wfx). The flow column is as wide as its longest label (`longestFlow`)
  * when the room allows, at least 40: a long name is not cut while the terminal has width left.
  * Lines stay under `width`.
  */
@@ -19,6 +19,7 @@ export function executionColumns(
   hasKey: boolean,
   hasWaiting = false,
   longestFlow = 0,
+  narrowId = 13,
 ): { flow: number; started: number; waiting: number; key: number; id: number } {
   const waiting = hasWaiting ? WAITING : 0;
   // marker, state, time and their spaces are 24; started 9 more; waiting and key their width + 1.
@@ -29,7 +30,8 @@ export function executionColumns(
   room -= started > 0 ? started + 1 : 0;
   if (key > 0 && room - 13 - 13 < 16) key = 0;
   const keyCost = key > 0 ? key + 1 : 0;
-  const id = room - keyCost - 36 >= 18 ? 36 : 13;
+  // A wider head than 13 only while the flow keeps 18 characters.
+  const id = room - keyCost - 36 >= 18 ? 36 : Math.max(13, Math.min(narrowId, room - keyCost - 18));
   let flow = room - keyCost - id;
   if (key > 0 && flow > 30) {
     const extra = Math.min(flow - 30, 12);
@@ -58,6 +60,10 @@ export function ExecutionsTable(props: {
     items.some((e) => e.correlationKey),
     items.some((e) => e.waitingNodeIds.length > 0),
     Math.max(0, ...visible.map((e) => flowLabel(e).length)),
+    idColumns(
+      visible.map((e) => e.processInstanceId),
+      13,
+    ),
   );
   const key = (text: string) => (cols.key > 0 ? `${fit(text, cols.key)} ` : '');
   const waiting = (text: string) => (cols.waiting > 0 ? `${fit(text, cols.waiting)} ` : '');

@@ -2,6 +2,7 @@ import { Box, Text } from 'ink';
 
 const KEYS: ReadonlyArray<readonly [string, string]> = [
   ['↑ ↓  k j', 'move'],
+  ['← →  h l', 'tasks: move along a choice laid out on one line (↑↓ too)'],
   ['enter', 'open the execution or the flow (its versions); answer the task'],
   ['esc', 'back to the list (from a child: to its parent)'],
   ['s', 'filter by state: all, running, failed, completed, cancelled'],
@@ -10,12 +11,15 @@ const KEYS: ReadonlyArray<readonly [string, string]> = [
   ['f', 'executions: filter by flow (all, then each flow in the list)'],
   ['/', 'executions: search by id or correlation key (esc clears)'],
   ['a', 'executions: child executions too (loop iterations, subprocesses, tool calls), or not'],
-  ['r', 'flows: start a run (data as JSON; tab environment, ↑↓ version)'],
+  ['r', 'flows: start a run (data as JSON; tab environment, ← → version)'],
+  ['y', "copy the whole id of the execution (or the task's) to the clipboard, shown below too"],
   ['tab', 'tasks: next field (shift+tab: previous)'],
   ['space', 'tasks: choose an option (a checkbox toggles)'],
   ['ctrl+s', 'tasks: complete the answer (enter, in a one-line one)'],
   ['ctrl+x', 'tasks: cancel the task (asks first)'],
   ['1-5', 'screens: executions, tasks, flows, trigger health, failures'],
+  [':', 'command: executions (exec), tasks, flows, triggers, failures, open <id or its start>, quit'],
+  ['', '  (a unique start of a name does; tab completes it, enter runs it, esc closes)'],
   ['?', 'this help (any key closes it)'],
   ['q', 'quit'],
   ['ctrl+l', 'clear the terminal and draw again'],
@@ -26,8 +30,8 @@ export function Help() {
   return (
     <Box flexDirection="column" borderStyle="round" paddingX={1}>
       <Text bold>wfx tui · keys</Text>
-      {KEYS.map(([k, what]) => (
-        <Text key={k}>
+      {KEYS.map(([k, what], i) => (
+        <Text key={i}>
           <Text bold>{k.padEnd(10)}</Text> {what}
         </Text>
       ))}

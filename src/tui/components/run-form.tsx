@@ -75,7 +75,7 @@ export function RunForm(props: {
         {activeVersion ? (
           <Text dimColor>(active v{activeVersion})</Text>
         ) : (
-          <Text color="yellow">(no active version: pick one with ↑↓)</Text>
+          <Text color="yellow">(no active version: pick one with ← →)</Text>
         )}
       </Text>
       <Text>

@@ -9,7 +9,7 @@ type Props = {
   readonly now: Date;
   /** Rows for the task lines (the table scrolls to keep the selection in view). */
   readonly rows: number;
-  /** Terminal columns: the execution id is cut to fit, keeping its tail (shortId). */
+  /** Terminal columns: the execution id is cut to fit, keeping its head (shortId). */
   readonly width: number;
 };
 

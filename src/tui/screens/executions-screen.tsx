@@ -1,5 +1,5 @@
 import { Box, Text, useInput } from 'ink';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { ExecutionView, listedChildren } from '../components/execution-view.js';
 import { ExecutionsTable } from '../components/executions-table.js';
 import { KeyBar } from '../components/key-bar.js';
@@ -14,6 +14,7 @@ import { SHELL_KEYS, type ScreenProps } from './screen.js';
 import type { WfxClient } from '../../client/client.js';
 import { cursorAt, moveCursor } from '../cursor.js';
 import { useNotice } from '../hooks/use-notice.js';
+import { terminalCopy } from '../clipboard.js';
 
 const FILTERS = [null, 0, 2, 1, 3] as const;
 const FILTER_WORDS = ['all', 'running', 'failed', 'completed', 'cancelled'];
@@ -52,9 +53,13 @@ export function ExecutionsScreen(
     /** Whether child executions are listed too (`a` toggles it; the list is read again). */
     readonly showChildren?: boolean;
     readonly onToggleChildren?: () => void;
+    /** An execution to open (the shell's `:open`); `onOpened` says it was. */
+    readonly toOpen?: string | null;
+    readonly onOpened?: () => void;
   },
 ) {
   const { client, rows, now, active, items, setCapture, showChildren = false, onToggleChildren } = props;
+  const copy = props.copy ?? terminalCopy();
   const width = useWidth();
   const [selected, setSelected] = useState(0);
   const [filter, setFilter] = useState(0);
@@ -67,6 +72,13 @@ export function ExecutionsScreen(
   const [childCursor, setChildCursor] = useState(0);
   const [confirm, setConfirm] = useState<Confirming | null>(null);
   const [notice, setNotice] = useNotice(active);
+  const { toOpen = null, onOpened } = props;
+  useEffect(() => {
+    if (toOpen === null) return;
+    setOpened([toOpen]);
+    setChildCursor(0);
+    onOpened?.();
+  }, [toOpen, onOpened]);
   const shown = items.filter(
     (e) =>
       (FILTERS[filter] === null || e.stateCd === FILTERS[filter]) &&
@@ -115,6 +127,12 @@ export function ExecutionsScreen(
           );
         return ask(null);
       }
+      // The whole id, on the clipboard and in the notice (to select by mouse where OSC 52 is ignored).
+      const id = open ?? current?.processInstanceId;
+      if (input === 'y' && id) {
+        copy(id);
+        return setNotice(`copied ${id}`);
+      }
       if (input === 'c' && current && current.stateCd === 0) return ask({ action: 'cancel', execution: current });
       if (input === 'r' && current && current.stateCd === 2 && current.parentInstanceId === null)
         return ask({ action: 'retry', execution: current });
@@ -157,7 +175,15 @@ export function ExecutionsScreen(
         ['ctrl-u', 'empty it'],
       ]
     : open
-      ? [['↑↓', 'child'], ['enter', 'open child'], ['esc', 'back'], ['c', 'cancel'], ['r', 'retry'], ...SHELL_KEYS]
+      ? [
+          ['↑↓', 'child'],
+          ['enter', 'open child'],
+          ['esc', 'back'],
+          ['y', 'copy id'],
+          ['c', 'cancel'],
+          ['r', 'retry'],
+          ...SHELL_KEYS,
+        ]
       : [
           ['↑↓', 'move'],
           ['enter', 'open'],
@@ -165,6 +191,7 @@ export function ExecutionsScreen(
           ['f', `flow: ${flow === null ? 'all' : cut(flow, 20)}`],
           ['/', search ? `search: ${cut(search, 16)}` : 'search'],
           ...(onToggleChildren ? [['a', `children: ${showChildren ? 'shown' : 'hidden'}`] as const] : []),
+          ['y', 'copy id'],
           ['c', 'cancel'],
           ['r', 'retry'],
           ...SHELL_KEYS,

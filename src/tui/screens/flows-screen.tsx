@@ -103,7 +103,7 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
         if (key.return) return submit(form);
         const flow = flows.find((f) => f.processId === form.processId);
         if (key.tab) return setFormNow({ ...form, env: (form.env + 1) % environments.length });
-        if (key.upArrow || key.downArrow) {
+        if (key.upArrow || key.downArrow || key.leftArrow || key.rightArrow) {
           const choices = [
             'active',
             ...[...(flow?.versions ?? [])].map((v) => v.version).sort((a, b) => Number(b) - Number(a)),
@@ -111,7 +111,7 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
           const i = choices.indexOf(form.version);
           return setFormNow({
             ...form,
-            version: choices[(i + (key.downArrow ? 1 : choices.length - 1)) % choices.length]!,
+            version: choices[(i + (key.downArrow || key.rightArrow ? 1 : choices.length - 1)) % choices.length]!,
           });
         }
         const data = editText(form.data, input, key);
@@ -138,7 +138,7 @@ export function FlowsScreen(props: ScreenProps & { readonly refreshMs?: number }
     ? [
         ['enter', 'start'],
         ['tab', 'environment'],
-        ['↑↓', 'version'],
+        ['← →', 'version'],
         ['ctrl-u', 'clear'],
         ['esc', 'cancel'],
       ]

@@ -1,4 +1,5 @@
 import type { WfxClient } from '../../client/client.js';
+import type { Copy } from '../clipboard.js';
 
 /** The screens, in the order of their number keys (1, 2, ...). */
 export const SCREENS = ['executions', 'tasks', 'flows', 'triggers', 'failures'] as const;
@@ -19,11 +20,14 @@ export interface ScreenProps {
    * leaves every key to it (q, ?, 1-5 are text there). Esc gives them back.
    */
   readonly setCapture: (capturing: boolean) => void;
+  /** Puts an id on the clipboard (`y`); default: OSC 52 to the terminal (terminalCopy). */
+  readonly copy?: Copy;
 }
 
 /** The keys every screen has, after its own. */
 export const SHELL_KEYS: ReadonlyArray<readonly [string, string]> = [
   ['1-5', 'screens'],
+  [':', 'command'],
   ['?', 'help'],
   ['q', 'quit'],
 ];

@@ -11,6 +11,7 @@ import { useWidth } from '../hooks/use-width.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 import { cursorAt, moveCursor } from '../cursor.js';
 import { useNotice } from '../hooks/use-notice.js';
+import { terminalCopy } from '../clipboard.js';
 
 const taskKey = (t: Task) => `${t.processInstanceId}|${t.nodeInstanceId}`;
 
@@ -21,6 +22,7 @@ const taskKey = (t: Task) => `${t.processInstanceId}|${t.nodeInstanceId}`;
  */
 export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask; readonly upload?: UploadFile }) {
   const { client, rows, now, active, changes, setCapture } = props;
+  const copy = props.copy ?? terminalCopy();
   const { data: items, error, reload } = useTasks(client, changes);
   const [selected, setSelected] = useState(0);
   const [open, setOpen] = useState<Task | null>(null);
@@ -55,6 +57,10 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask;
     (input, key) => {
       const { open, current, count } = latest.current;
       if (open) return; // the answer has the keys
+      if (input === 'y' && current) {
+        copy(current.processInstanceId);
+        return setNotice(`copied ${current.processInstanceId} (the execution that waits)`);
+      }
       // Functional updates with the count from the ref: keys faster than paints each move one.
       setSelected((s) => moveCursor(s, count, input, key));
       if (key.return && current) {
@@ -84,7 +90,7 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask;
       <TasksTable items={items} selected={at} now={now} rows={Math.max(3, rows - 5)} width={width} />
       {error && <Text color="yellow">cannot read the tasks: {error.text}</Text>}
       {notice && <Text dimColor>{notice}</Text>}
-      <KeyBar keys={[['↑↓', 'move'], ['enter', 'answer'], ...SHELL_KEYS]} />
+      <KeyBar keys={[['↑↓', 'move'], ['enter', 'answer'], ['y', 'copy id'], ...SHELL_KEYS]} />
     </Box>
   );
 }
@@ -109,7 +115,12 @@ function Answering(props: {
     : [];
   if (!s.confirming) {
     if (s.draft.fields.length > 1) keys.push(['tab', 'next']);
-    if (focused?.kind === 'choice') keys.push(['space', focused.multiple ? 'toggle' : 'choose']);
+    // A form lays its choices out on one line (← →), a single choice one option a line (↑↓): both move either way.
+    if (focused?.kind === 'choice')
+      keys.push(
+        [task.inputType === 'form' ? '← →' : '↑↓', 'option'],
+        ['space', focused.multiple ? 'toggle' : 'choose'],
+      );
     if (focused?.kind === 'text' && focused.multiline) keys.push(['enter', 'new line']);
     keys.push(
       [focused?.kind === 'text' && !focused.multiline && s.draft.fields.length === 1 ? 'enter' : 'ctrl+s', 'complete'],
