@@ -118,7 +118,7 @@ t.test('the tasks screen: ↓ j ↑ k move, enter opens the selected task, esc c
   const { ui, sent, captures } = renderTasks([task(), second]);
   t.teardown(ui.unmount);
   await frameMatching(ui.lastFrame, /› Order approval v3\s+Approve/);
-  t.match(ui.lastFrame(), /↑↓\s+move\s+enter\s+answer\s+1-5\s+screens/);
+  t.match(ui.lastFrame(), /↑↓\s+move\s+enter\s+answer\s+y\s+copy id\s+1-5\s+screens/);
   ui.stdin.write(KEY.down);
   await frameMatching(ui.lastFrame, /› Order approval v3\s+Review/);
   ui.stdin.write('k');
