@@ -3,7 +3,7 @@
  * is on: every place that makes one checks `TRACER !== null` first (tracing.ts), so a daemon
  * without `--otlp-endpoint` constructs none (spansMade counts them, for the test that says so).
  */
-import { newSpanId, type SpanContext } from './trace-context.js';
+import { newSpanId, newTraceId, type SpanContext } from './trace-context.js';
 
 /** OTLP span kinds (opentelemetry/proto/trace/v1/trace.proto). */
 export const SPAN_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 } as const;
@@ -88,7 +88,7 @@ export class Tracer {
     spanId?: string,
     traceId?: string,
   ): Span {
-    const trace = traceId ?? parent?.traceId ?? newSpanId() + newSpanId();
+    const trace = traceId ?? parent?.traceId ?? newTraceId();
     return new Span(this.sink, name, kind, trace, parent?.spanId ?? null, startMs, spanId);
   }
 }

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { OtlpExporter, type OtlpOptions } from '../../../src/daemon/observe/otlp-exporter.js';
 import { SPAN_KIND, Tracer } from '../../../src/daemon/observe/tracer.js';
-import { parseTraceparent, traceparentOf } from '../../../src/daemon/observe/trace-context.js';
+import { nodeSpanId, parseTraceparent, traceparentOf } from '../../../src/daemon/observe/trace-context.js';
 import { otlpReceiver } from '../../helpers/otlp-receiver.js';
 
 const options = (url: string, extra: Partial<OtlpOptions> = {}): OtlpOptions => ({
@@ -74,4 +74,25 @@ t.test('traceparent headers: read strictly, written as version 00, sampled', asy
   ])
     t.equal(parseTraceparent(bad), null, `refused: ${String(bad)}`);
   t.same(parseTraceparent(`01-${ctx.traceId}-${ctx.spanId}-01-more`), ctx, 'a later version may add fields');
+});
+
+t.test("node span ids: derived, stable, distinct within an execution's trace", async (t) => {
+  const trace = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+  const ids = new Set<string>();
+  for (let i = 1; i <= 10_000; i++) ids.add(nodeSpanId(trace, `n${i}`));
+  t.equal(ids.size, 10_000, 'no two node instances share a span id');
+  t.ok(
+    [...ids].every((id) => /^[0-9a-f]{16}$/.test(id) && id !== '0'.repeat(16)),
+    '16 hex digits, never zero',
+  );
+  t.equal(
+    nodeSpanId(trace, 'n7'),
+    nodeSpanId({ ...trace }, 'n7'),
+    'the same on every call (a restart derives it again)',
+  );
+  t.not(
+    nodeSpanId(trace, 'n7'),
+    nodeSpanId({ ...trace, spanId: '00f067aa0ba902b8' }, 'n7'),
+    'another execution, another id',
+  );
 });
