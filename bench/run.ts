@@ -13,6 +13,7 @@ import { formatPostgresBench, runPostgresBench } from './postgres.js';
 import { formatPublishBench, runPublishBench } from './publish.js';
 import { machineLine, writeSection } from './report.js';
 import { formatStoreBench, runStoreBench } from './store.js';
+import { formatTracingBench, runTracingBench } from './tracing.js';
 
 console.log(machineLine({ commit: true }));
 console.log('\n## Store\n');
@@ -59,4 +60,8 @@ console.log('\n## Live traffic during a bulk operation\n');
 const bulk = formatBulkBench(await runBulkBench());
 console.log(bulk);
 await writeSection('bulk', `${machineLine()}\n\n${bulk}`);
+console.log('\n## Tracing\n');
+const tracing = formatTracingBench(await runTracingBench());
+console.log(tracing);
+await writeSection('tracing', `${machineLine()}\n\n${tracing}`);
 console.log('\nwritten to docs/performance.md');

@@ -47,11 +47,12 @@ import {
 } from '../daemon-options.js';
 import { EXIT } from '../exit-codes.js';
 import { addOidcFlags, oidcArgs, oidcOptions, type OidcFlags } from '../oidc-options.js';
+import { addTracingFlags, tracingArgs, tracingOptions, type TracingFlags } from '../tracing-options.js';
 import { clientFor } from '../api.js';
 import { status } from './daemon-status.js';
 import { backupKeyLine, rotateSecrets, showSecrets } from './daemon-secrets.js';
 
-interface StartOptions extends StoreFlags, SecretsFlags, ConnectionFlags, OidcFlags {
+interface StartOptions extends StoreFlags, SecretsFlags, ConnectionFlags, OidcFlags, TracingFlags {
   readonly port: number;
   readonly host: string;
   readonly foreground?: boolean;
@@ -129,6 +130,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     });
   addConnectionFlags(start);
   addOidcFlags(start);
+  addTracingFlags(start);
 
   daemon
     .command('stop')
@@ -241,6 +243,7 @@ async function backup(ctx: CliContext, cmd: Command, dir: string): Promise<void>
 function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foreground: boolean): DaemonOptions {
   return {
     ...oidcOptions(ctx, opts),
+    ...tracingOptions(ctx, opts),
     dataDir: dataDirOf(ctx, globals(cmd)),
     host: opts.host,
     port: opts.port,
@@ -318,6 +321,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (secretsKey?.keyring) args.push('--secrets-keyring');
   if (secretsKey?.forgetMissing) args.push('--forget-secrets-without-key');
   args.push(...connectionArgs(opts));
+  args.push(...tracingArgs(opts));
   const { store, standby } = storeOptions(ctx, opts);
   // A standby serves nothing until it takes over: it runs in the foreground, under a supervisor.
   if (standby)

@@ -1,4 +1,5 @@
 import { addOidcFlags, oidcOptions, type OidcFlags } from '../oidc-options.js';
+import { addTracingFlags, tracingOptions, type TracingFlags } from '../tracing-options.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { launchDaemon } from '../../daemon/process/launcher.js';
@@ -87,7 +88,8 @@ export function registerDev(program: Command, ctx: CliContext): void {
         } & StoreFlags &
           SecretsFlags &
           ConnectionFlags &
-          OidcFlags,
+          OidcFlags &
+          TracingFlags,
         cmd: Command,
       ) => {
         const flowsDir = resolve(ctx.cwd, opts.flows);
@@ -105,6 +107,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           ...secretsOptions(ctx, opts),
           ...connectionOptions(opts),
           ...oidcOptions(ctx, opts),
+          ...tracingOptions(ctx, opts),
         });
         const { watch } = await import('chokidar');
         const watcher = watch(flowsDir, {
@@ -134,4 +137,5 @@ export function registerDev(program: Command, ctx: CliContext): void {
     );
   addConnectionFlags(dev);
   addOidcFlags(dev);
+  addTracingFlags(dev);
 }

@@ -147,7 +147,11 @@ export class OpenAiCompatibleKind implements ProviderKind {
     // Tool calls stream in pieces by index: the id and name first, the arguments' text in parts.
     const calls: Array<{ id: string; name: string; arguments: string }> = [];
     try {
-      const stream = await client.chat.completions.create(body, { signal: req.signal, maxRetries: 0 });
+      const stream = await client.chat.completions.create(body, {
+        signal: req.signal,
+        maxRetries: 0,
+        ...(req.traceparent !== undefined && { headers: { traceparent: req.traceparent } }),
+      });
       for await (const chunk of stream) {
         if (chunk.model) model = chunk.model;
         if (chunk.usage) {

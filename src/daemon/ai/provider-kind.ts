@@ -17,6 +17,8 @@ export type JsonMode = 'schema' | 'object' | 'prompt' | 'none';
 /** One request to a model: what is sent, and how it is stopped and reported. */
 export interface ModelRequest {
   readonly provider: AiProvider;
+  /** A W3C `traceparent` sent to the provider (tracing on: the call's client span). */
+  readonly traceparent?: string;
   readonly model: string;
   readonly messages: readonly AiMessage[];
   readonly jsonMode: JsonMode;

@@ -174,6 +174,7 @@ class Runner implements AiRunner {
           provider,
           model,
           messages: sent,
+          ...(options.traceparent !== undefined && { traceparent: options.traceparent }),
           jsonMode: mode,
           ...(mode === 'schema' && { schema: call.schema }),
           ...(call.temperature !== undefined && { temperature: call.temperature }),

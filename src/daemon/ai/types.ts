@@ -98,6 +98,8 @@ export interface AiRunOptions {
   readonly onDelta?: (text: string) => void;
   /** After each request to the provider (a line in the execution log). */
   readonly onAttempt?: (attempt: AiAttempt) => void;
+  /** A W3C `traceparent` sent with each request to the provider (tracing on: the call's client span). */
+  readonly traceparent?: string;
 }
 
 /**

@@ -1,3 +1,5 @@
+import { TRACER } from '../observe/tracing.js';
+import { traceRequests } from './request-spans.js';
 import { Readable } from 'node:stream';
 import swagger from '@fastify/swagger';
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -267,6 +269,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   // SERVICE_UNAVAILABLE; a request already past this check finishes, and its answer closes the
   // connection (Node ends only the connections idle as it starts closing: one answered after,
   // such as a long poll's below, would stay open as long as its client keeps it).
+  if (TRACER !== null) traceRequests(app, TRACER);
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;

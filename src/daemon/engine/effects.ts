@@ -5,6 +5,8 @@
  * planned first, as data (effect-plan.ts), then carried out here in the plan's order. Steps
  * decide; they never do any of this.
  */
+import { traceRecords } from '../observe/execution-spans.js';
+import { TRACER } from '../observe/tracing.js';
 import { logEntry } from '../state/log-line.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
@@ -97,6 +99,7 @@ export class Effects {
    */
   afterDurable(tx: DurableStep, logsUpTo: ReadonlyArray<string | number>, effects: readonly StepEffect[]): void {
     const { records } = tx;
+    if (TRACER !== null) traceRecords(TRACER, this.state, records);
     const emitter = this.emitter;
     const perEntry = emitter.listenerCount('log') > 0;
     for (let p = 0; p < logsUpTo.length; p += 2) {

@@ -6,6 +6,9 @@
 import { errorMessage } from '../../shared/errors.js';
 import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
 import { openedProviderLookup } from '../ai/lookup.js';
+import { clientSpan, endAiSpan, endHttpSpan } from '../observe/client-spans.js';
+import { traceparentOf } from '../observe/trace-context.js';
+import { TRACER } from '../observe/tracing.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { AiAttempt, AiProviderLookup, AiRunner } from '../ai/types.js';
 import { STATE, STATUS, type Instance, type LogEntry, type WfxState } from '../state/state.js';
@@ -86,14 +89,17 @@ export class WorkRunner {
       const { request } = order;
       if (request.kind === 'http') {
         let logged = 0;
+        const span = TRACER === null ? null : clientSpan(TRACER, state, order, `HTTP ${request.call.method}`);
         const result = await this.options.http(request.call, {
           signal: controller.signal,
           ...(this.options.network && { network: this.options.network }),
+          ...(span && { traceparent: traceparentOf(span) }),
           onRetry: (info) => {
             logged++;
             this.logWork(order, `attempt ${info.attempt} failed (${info.reason}); retrying in ${info.delayMs}ms`);
           },
         });
+        if (span) endHttpSpan(span, request.call, result);
         // Retries were logged as they happened; the result's log repeats them before its last line.
         return { ...result, logs: (result.logs ?? []).slice(logged) };
       }
@@ -101,13 +107,17 @@ export class WorkRunner {
         const ai = this.options.ai;
         if (!ai)
           return { ok: false, code: 'AI_PROVIDER_NOT_FOUND', message: 'no model runner: this daemon runs no aiTask' };
-        return ai.run(request.call, this.providers, {
+        const span = TRACER === null ? null : clientSpan(TRACER, state, order, 'model call');
+        const result = await ai.run(request.call, this.providers, {
           signal: controller.signal,
+          ...(span && { traceparent: traceparentOf(span) }),
           onDelta: (delta) => {
             if (!controller.signal.aborted) this.options.onProgress(order, delta);
           },
           onAttempt: (attempt) => this.logAttempt(order, attempt),
         });
+        if (span) endAiSpan(span, request.call, result);
+        return result;
       }
       if (request.kind === 'voice') {
         const voice = this.options.voice;

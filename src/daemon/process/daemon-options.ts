@@ -6,6 +6,7 @@ import type { ClusterDaemon } from '../../shared/api/index.js';
 import type { OidcOptions } from '../auth/oidc.js';
 import type { OidcClientOptions } from '../console/oidc-login.js';
 import type { ExecutionLimits } from '../engine/limits.js';
+import type { TracingOptions } from '../observe/tracing-setup.js';
 import type { StoreChoice } from './open-store.js';
 import type { SecretsKeyOptions } from '../secrets/open-secrets.js';
 import type { Environment } from '../state/state.js';
@@ -62,4 +63,6 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly maxConnections?: number;
   /** ms a connection has to send a request's headers (default DEFAULT_HEADERS_TIMEOUT_MS). */
   readonly headersTimeoutMs?: number;
+  /** Export OpenTelemetry traces over OTLP/HTTP (`--otlp-endpoint`); absent: tracing is off and costs nothing. */
+  readonly tracing?: TracingOptions;
 }

@@ -21,6 +21,7 @@ import { FileStore } from '../files/file-store.js';
 import type { AiRunner } from '../ai/types.js';
 import { turnOffPretenuring } from './v8-flags.js';
 import { buildServer } from '../api/server.js';
+import { startTracing, stopTracing } from '../observe/tracing-setup.js';
 import { connectionLimits } from '../api/connections.js';
 import { readOpenFilesLimit } from './open-files.js';
 import type { WfxRecord } from '../state/records.js';
@@ -102,6 +103,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const forgetMissing = options.secretsKey?.forgetMissing;
     const secrets = await openSecrets({ source, store, directory, logger, forgetMissing });
     // Connections wait for the listener's address: calls resumed below must not reach it.
+    if (options.tracing) startTracing(options.tracing);
+    cleanup.unshift(() => stopTracing());
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
     cleanup.unshift(() => network.close());
     // One model runner for the daemon: a local model loads once and serves every call.
@@ -360,6 +363,7 @@ function serve(parts: {
       await flowChecker.close();
       await ai.close();
       await network.close();
+      await stopTracing(); // after the engine and the server: their last spans are sent
       await store
         .close({ checkpoint: failure === null })
         .catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));

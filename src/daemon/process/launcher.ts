@@ -16,6 +16,7 @@ import type { DaemonOptions, RunningDaemon } from './daemon.js';
 import type { Finding, Loss } from '../ops/check.js';
 
 export type { DaemonOptions, RunningDaemon } from './daemon.js';
+export { TRACING_DEFAULTS, type TracingOptions } from '../observe/tracing-setup.js';
 export type { Finding, Loss } from '../ops/check.js';
 /** Checks a comma-separated CIDR list (--http-deny, --http-allow) without the network policy's modules. */
 export { parseCidrList } from '../engine/work/cidr.js';

@@ -43,6 +43,12 @@ export interface Instance {
    * their starter's root (or the starter itself). Absent: this execution is a root.
    */
   readonly root?: string;
+  /**
+   * Its trace while tracing is on (observe/trace-context.ts, ExecutionTrace): `<traceId>-<spanId>`
+   * and the span it continues, kept on the record so that nodes run after a restart join it.
+   * Absent: started while tracing was off.
+   */
+  readonly trace?: string;
   /** The JSON size of `variables`, kept up by the reducer (sizes.ts); absent in records written before it was. */
   varSize?: number;
   /** The JSON size of `logs`, kept up by the reducer (sizes.ts). */

@@ -446,6 +446,8 @@ export class WebhookReceiver extends EventEmitter {
         processId: flow.processId,
         environment: envOf(flow),
         data: variables,
+        // Kept with the delivery, so a delivery processed after a restart still continues it.
+        traceparent: d.headers.traceparent,
       })),
       (started, refused) => {
         // A start the engine refused is recorded with the delivery, never dropped unseen.

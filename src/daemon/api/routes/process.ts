@@ -36,6 +36,7 @@ import type { Instance, WfxState } from '../../state/state.js';
 import type { Caller } from '../caller.js';
 import type { StreamHub } from '../streams.js';
 import { streamLogs } from '../log-stream.js';
+import { requestTraceparent } from '../request-spans.js';
 import { InstanceReads } from '../instance-reads.js';
 import type { OtherDaemons } from '../../cluster/ports.js';
 
@@ -100,7 +101,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
   const reads = new InstanceReads(engine, deps.state);
   const logStreams = { engine, hub, state: deps.state, now: deps.now ?? (() => new Date()), heartbeatMs };
 
-  const start = (caller: Caller, body: StartBody, query: StartQuery) =>
+  const start = (caller: Caller, body: StartBody, query: StartQuery, traceparent: string | undefined) =>
     engine
       .start({
         organization: caller.organization,
@@ -109,6 +110,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
         versionNumber: query.versionNumber,
         correlationKey: body.correlationKey ?? null,
         data: body.data ?? {},
+        traceparent,
       })
       .then((inst) => ({
         processInstanceId: inst.processInstanceId,
@@ -126,7 +128,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       querystring: StartQuery,
       response: { 200: Started, ...ERROR_REPLIES },
     },
-    handler: (request) => start(request.caller!, request.body, request.query),
+    handler: (request) => start(request.caller!, request.body, request.query, requestTraceparent(request)),
   });
 
   app.post('/process/start', {
@@ -138,7 +140,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       querystring: StartQuery,
       response: { 200: Started, ...ERROR_REPLIES },
     },
-    handler: (request) => start(request.caller!, request.body, request.query),
+    handler: (request) => start(request.caller!, request.body, request.query, requestTraceparent(request)),
   });
 
   app.post('/process/task', {

@@ -43,6 +43,8 @@ export interface StartRequest extends OrganizationScope {
   readonly correlationKey?: string | null;
   readonly data?: Record<string, unknown>;
   readonly parentInstanceId?: string | null;
+  /** The W3C `traceparent` the start came with (a webhook delivery's, an API request's): its execution continues that trace while tracing is on. */
+  readonly traceparent?: string | undefined;
 }
 
 /** The file metadata an answer to a file input is given (FileStore.get's, in the caller's organization). */

@@ -6,6 +6,8 @@ import { WfxError } from '../../../shared/errors.js';
 import { checkInputs } from '../../../shared/flow/inputs.js';
 import { cloneData, ownEntry } from '../../../shared/json-object.js';
 import { jsonSize } from '../../../shared/json-size.js';
+import { newExecutionTrace, parseTraceparent } from '../../observe/trace-context.js';
+import { TRACER } from '../../observe/tracing.js';
 import type { WfxState } from '../../state/state.js';
 import type { LaunchParams, StartRequest, StepContext } from './context.js';
 import { checkDataDepth, checkVariablesBytes } from './request-data.js';
@@ -57,7 +59,7 @@ export function resolveStart(
       { details: { path: violation.path, processId: flow.processId, version } },
     );
   }
-  return {
+  const params: LaunchParams = {
     processId: flow.processId,
     processName: published.definition.name,
     processVersion: version,
@@ -67,4 +69,10 @@ export function resolveStart(
     parentInstanceId: req.parentInstanceId ?? null,
     variables,
   };
+  // Only while tracing is on: the record form of the span it continues (Step.started completes it).
+  if (TRACER !== null && req.traceparent !== undefined) {
+    const parent = parseTraceparent(req.traceparent);
+    if (parent !== null) return { ...params, trace: newExecutionTrace(parent) };
+  }
+  return params;
 }

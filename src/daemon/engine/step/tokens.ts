@@ -10,7 +10,9 @@ import type { Edge } from '../../../shared/flow/graph.js';
 import type { BoundaryEventNode } from '../../../shared/flow/types.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
 import type { WfxRecord } from '../../state/records.js';
-import { startedInstance } from '../../state/records/execution.js';
+import { startedInstance, type InstanceStart } from '../../state/records/execution.js';
+import { traceForStart } from '../../observe/execution-spans.js';
+import { TRACER } from '../../observe/tracing.js';
 import { liveNodes, logSize } from '../../state/sizes.js';
 import {
   STATE,
@@ -19,6 +21,7 @@ import {
   type InstanceError,
   type NodeInstance,
   type WfxState,
+  type Writable,
 } from '../../state/state.js';
 import { stepBytes } from '../limits.js';
 import type { Delivery, Outcome, ResumeInput } from '../nodes/handler.js';
@@ -124,10 +127,23 @@ export abstract class Tokens {
   /** intermediateThrowEvent: resumes matching subscriptions of the organization now. */
   protected abstract throwEvent(inst: Instance, d: Delivery): void;
 
+  /** The record of a new execution: with its trace while tracing is on. */
+  private started(params: LaunchParams, id: string): InstanceStart {
+    const started = startedInstance(params, id, this.at);
+    if (TRACER !== null)
+      (started as Writable<InstanceStart>).trace = traceForStart(
+        this.state,
+        params.parentInstanceId,
+        params.parentNodeInstanceId,
+        params.trace,
+      );
+    return started;
+  }
+
   /** Writes a new execution and queues its start node (`later`: written Active, run by a step of its own). */
   launch(params: LaunchParams, later = false): Instance {
     const id = this.ctx.newInstanceId(this.now, params.parentInstanceId);
-    this.emit({ type: 'instance.started', instance: startedInstance(params, id, this.at) });
+    this.emit({ type: 'instance.started', instance: this.started(params, id) });
     const inst = this.state.instances[id]!;
     this.touched.add(id);
     const startId = this.ctx.flowOf(inst).startId;
@@ -143,7 +159,7 @@ export abstract class Tokens {
   /** Writes a new execution whose first token is at `nodeId` (a replay), not at its start event. */
   launchAt(params: LaunchParams, nodeId: string): Instance {
     const id = this.ctx.newInstanceId(this.now, params.parentInstanceId);
-    this.emit({ type: 'instance.started', instance: startedInstance(params, id, this.at) });
+    this.emit({ type: 'instance.started', instance: this.started(params, id) });
     const inst = this.state.instances[id]!;
     this.touched.add(id);
     this.createNode(inst, nodeId);

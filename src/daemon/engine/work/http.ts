@@ -25,6 +25,8 @@ export interface HttpCallOptions {
   readonly onRetry?: (info: { attempt: number; reason: string; delayMs: number }) => void;
   /** Where the call may connect; default the built-in rules alone (no --http-deny/--http-allow, no own listener). */
   readonly network?: NetworkPolicy;
+  /** A W3C `traceparent` sent with each attempt (tracing on: the call's client span); it replaces one the flow set. */
+  readonly traceparent?: string;
 }
 
 let builtInPolicy: NetworkPolicy | null = null;
@@ -68,6 +70,7 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): P
       return { ok: false, code: 'HTTP_BAD_REQUEST', message: `invalid HTTP call: ${errorMessage(err)}` };
     }
     const p = prepared;
+    if (options.traceparent !== undefined) p.headers.set('traceparent', options.traceparent);
     const signal = options.signal;
     const dispatcher = (options.network ?? (builtInPolicy ??= new NetworkPolicy())).dispatcher();
     const cancelled = (): WorkResult => ({

@@ -66,15 +66,16 @@ export function startedInstance(
   );
 }
 
-/** Copies the fields only a child execution has, where `from` has them (absent, not undefined, otherwise). */
+/** Copies the optional fields (a child's, a replay's, a trace), where `from` has them (absent, not undefined, otherwise). */
 function withChildFields<T extends InstanceStart>(
   to: T,
   from: Pick<
     InstanceStart,
-    'parentNodeInstanceId' | 'scope' | 'iteration' | 'toolCallId' | 'callDepth' | 'root' | 'replayOf'
+    'parentNodeInstanceId' | 'scope' | 'iteration' | 'toolCallId' | 'callDepth' | 'root' | 'replayOf' | 'trace'
   >,
 ): T {
   const w = to as Writable<T>;
+  if (from.trace !== undefined) w.trace = from.trace;
   if (from.replayOf !== undefined) w.replayOf = from.replayOf;
   if (from.root !== undefined) w.root = from.root;
   if (from.parentNodeInstanceId !== undefined) w.parentNodeInstanceId = from.parentNodeInstanceId;

@@ -408,6 +408,14 @@ Options:
                                       the daemon, behind a proxy or tunnel
                                       (console links, OIDC redirects, webhook
                                       URLs)
+  --otlp-endpoint <url>               export OpenTelemetry traces over OTLP/HTTP
+                                      to this collector (<url>/v1/traces;
+                                      default $OTEL_EXPORTER_OTLP_ENDPOINT;
+                                      none: tracing off)
+  --otlp-header <name=value>          a header sent with each export, repeatable
+                                      (default $OTEL_EXPORTER_OTLP_HEADERS)
+  --service-name <name>               the service.name of the exported spans
+                                      (default $OTEL_SERVICE_NAME or wfx)
   -h, --help                          display help for command
 
 Examples:
@@ -533,6 +541,14 @@ Options:
                                       the daemon, behind a proxy or tunnel
                                       (console links, OIDC redirects, webhook
                                       URLs)
+  --otlp-endpoint <url>               export OpenTelemetry traces over OTLP/HTTP
+                                      to this collector (<url>/v1/traces;
+                                      default $OTEL_EXPORTER_OTLP_ENDPOINT;
+                                      none: tracing off)
+  --otlp-header <name=value>          a header sent with each export, repeatable
+                                      (default $OTEL_EXPORTER_OTLP_HEADERS)
+  --service-name <name>               the service.name of the exported spans
+                                      (default $OTEL_SERVICE_NAME or wfx)
   -h, --help                          display help for command
 
 Examples:

@@ -1,0 +1,99 @@
+/**
+ * W3C trace context (https://www.w3.org/TR/trace-context/): `traceparent` headers read and
+ * written, ids made, and the trace an execution carries on its record (Instance.trace). Pure
+ * functions; used only while tracing is on (tracing.ts).
+ */
+import { randomFillSync } from 'node:crypto';
+
+/** A span's place in a trace: 32 and 16 lower-case hex digits. */
+export interface SpanContext {
+  readonly traceId: string;
+  readonly spanId: string;
+}
+
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:-.*)?$/;
+const ZERO_TRACE = '0'.repeat(32);
+const ZERO_SPAN = '0'.repeat(16);
+
+/** The context a `traceparent` header names; null when absent or malformed (version ff, zero ids). */
+export function parseTraceparent(header: string | string[] | undefined): SpanContext | null {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.length > 512) return null;
+  const m = TRACEPARENT.exec(value.trim().toLowerCase());
+  if (!m || m[1] === 'ff' || m[2] === ZERO_TRACE || m[3] === ZERO_SPAN) return null;
+  // Version 00 has exactly four fields; a later version may add more (the spec's rule).
+  if (m[1] === '00' && value.trim().length !== 55) return null;
+  return { traceId: m[2]!, spanId: m[3]! };
+}
+
+/** The `traceparent` header of a span (always sampled: wfx exports every span while tracing is on). */
+export function traceparentOf(ctx: SpanContext): string {
+  return `00-${ctx.traceId}-${ctx.spanId}-01`;
+}
+
+/** Random bytes drawn a block at a time: a span id is made per request and per call while tracing is on. */
+const pool = Buffer.alloc(4096);
+let used = pool.length;
+
+function randomHex(bytes: number): string {
+  if (used + bytes > pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  used += bytes;
+  return pool.toString('hex', used - bytes, used);
+}
+
+/** A new random trace id. */
+export function newTraceId(): string {
+  return randomHex(16);
+}
+
+/** A new random span id. */
+export function newSpanId(): string {
+  return randomHex(8);
+}
+
+/**
+ * The trace of an execution as its record keeps it: `<traceId>-<spanId>[-<parentSpanId>]`,
+ * the execution's own span and the span it continues (a webhook's or an API request's, a
+ * parent execution's node), so that a node run after a restart joins the same trace and the
+ * execution's span, written when it ends, names its parent.
+ */
+export interface ExecutionTrace extends SpanContext {
+  readonly parentSpanId: string | null;
+}
+
+/** The record form of a new execution's trace, continuing `parent` (or a new trace without one). */
+export function newExecutionTrace(parent: SpanContext | null): string {
+  return parent === null ? `${newTraceId()}-${newSpanId()}` : `${parent.traceId}-${newSpanId()}-${parent.spanId}`;
+}
+
+/** An execution's trace read back from its record form; null when absent or not of that form. */
+export function readExecutionTrace(trace: string | undefined): ExecutionTrace | null {
+  if (trace === undefined) return null;
+  const [traceId, spanId, parentSpanId] = trace.split('-');
+  if (traceId?.length !== 32 || spanId?.length !== 16) return null;
+  return { traceId, spanId, parentSpanId: parentSpanId ?? null };
+}
+
+/**
+ * The span id of node instance `nodeInstanceId` of an execution with trace `trace`: derived,
+ * not stored, so its work's client spans (made while it runs, perhaps after a restart) and its
+ * own span (written when it ends) agree without a record.
+ */
+export function nodeSpanId(trace: SpanContext, nodeInstanceId: string): string {
+  // Two 32-bit FNV-1a hashes (different offsets) of the execution's span and the node instance:
+  // unique enough within one trace, and far cheaper than a cryptographic hash per node.
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  const text = trace.spanId + nodeInstanceId;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
+  }
+  const hex = ((a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0')).slice(0, 16);
+  // A span id of zeros is invalid (W3C): not reachable in practice, guarded all the same.
+  return hex === '0000000000000000' ? '0000000000000001' : hex;
+}

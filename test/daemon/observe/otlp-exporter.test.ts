@@ -1,0 +1,98 @@
+import t from 'tap';
+import { OtlpExporter, type OtlpOptions } from '../../../src/daemon/observe/otlp-exporter.js';
+import { SPAN_KIND, Tracer } from '../../../src/daemon/observe/tracer.js';
+import { nodeSpanId, parseTraceparent, traceparentOf } from '../../../src/daemon/observe/trace-context.js';
+import { otlpReceiver } from '../../helpers/otlp-receiver.js';
+
+const options = (url: string, extra: Partial<OtlpOptions> = {}): OtlpOptions => ({
+  url: `${url}/v1/traces`,
+  headers: { 'x-token': 'abc' },
+  serviceName: 'svc',
+  maxQueue: 100,
+  maxBatch: 10,
+  delayMs: 60_000,
+  timeoutMs: 5000,
+  version: '0.0.0',
+  ...extra,
+});
+
+t.test('spans are sent in batches of maxBatch as OTLP JSON; close sends the rest', async (t) => {
+  const r = await otlpReceiver(t);
+  const exporter = new OtlpExporter(options(r.url));
+  const tracer = new Tracer(exporter);
+  const root = tracer.start('root', SPAN_KIND.SERVER, null);
+  for (let i = 0; i < 24; i++) tracer.start(`child ${i}`, SPAN_KIND.INTERNAL, root).set('i', i).set('ok', true).end();
+  root.fail('500').end();
+  await exporter.close();
+  t.equal(r.spans.length, 25, 'every span arrived');
+  t.equal(r.headers.length, 3, 'in three requests (10, 10, then the rest at close)');
+  t.equal(r.headers[0]!['x-token'], 'abc', 'with the configured headers');
+  t.same(exporter.counts(), { exported: 25, dropped: 0 });
+  const got = r.spans.find((s) => s.name === 'child 3')!;
+  t.equal(got.parentSpanId, root.spanId);
+  t.equal(got.traceId, root.traceId);
+  t.match(got.attributes, { i: 3, ok: true });
+  t.match(got.startTimeUnixNano, /^\d{19}$/, 'nanoseconds since the epoch, as a decimal string');
+  t.equal(got.service, 'svc');
+  t.match(
+    r.spans.find((s) => s.name === 'root'),
+    { kind: 2, status: { code: 2, message: '500' } },
+  );
+});
+
+t.test('a full queue drops and counts; a collector down drops the batch, counts it, never throws', async (t) => {
+  const r = await otlpReceiver(t);
+  r.state.refuse = true;
+  const exporter = new OtlpExporter(options(r.url, { maxQueue: 5, maxBatch: 100 }));
+  const tracer = new Tracer(exporter);
+  for (let i = 0; i < 8; i++) tracer.start(`s${i}`, SPAN_KIND.INTERNAL, null).end();
+  t.same(exporter.counts(), { exported: 0, dropped: 3 }, 'three past the queue bound dropped at once');
+  await exporter.close();
+  t.same(exporter.counts(), { exported: 0, dropped: 8 }, 'the refused batch dropped too');
+  tracer.start('late', SPAN_KIND.INTERNAL, null).end();
+  t.same(exporter.counts(), { exported: 0, dropped: 9 }, 'a span after close is dropped');
+
+  const down = new OtlpExporter(options('http://127.0.0.1:1', { timeoutMs: 2000 }));
+  new Tracer(down).start('x', SPAN_KIND.INTERNAL, null).end();
+  await down.close();
+  t.same(down.counts(), { exported: 0, dropped: 1 }, 'nothing listening: dropped and counted');
+});
+
+t.test('traceparent headers: read strictly, written as version 00, sampled', async (t) => {
+  const ctx = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+  t.same(parseTraceparent(traceparentOf(ctx)), ctx);
+  t.same(parseTraceparent(`00-${ctx.traceId}-${ctx.spanId}-00`), ctx, 'an unsampled one is continued too');
+  t.same(parseTraceparent([`00-${ctx.traceId}-${ctx.spanId}-01`, 'x']), ctx, 'the first of repeated headers');
+  for (const bad of [
+    undefined,
+    '',
+    `ff-${ctx.traceId}-${ctx.spanId}-01`,
+    `00-${'0'.repeat(32)}-${ctx.spanId}-01`,
+    `00-${ctx.traceId}-${'0'.repeat(16)}-01`,
+    `00-${ctx.traceId}-${ctx.spanId}-01-extra`,
+    `00-${ctx.traceId.slice(1)}-${ctx.spanId}-01`,
+  ])
+    t.equal(parseTraceparent(bad), null, `refused: ${String(bad)}`);
+  t.same(parseTraceparent(`01-${ctx.traceId}-${ctx.spanId}-01-more`), ctx, 'a later version may add fields');
+});
+
+t.test("node span ids: derived, stable, distinct within an execution's trace", async (t) => {
+  const trace = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+  const ids = new Set<string>();
+  for (let i = 1; i <= 10_000; i++) ids.add(nodeSpanId(trace, `n${i}`));
+  t.equal(ids.size, 10_000, 'no two node instances share a span id');
+  t.ok(
+    [...ids].every((id) => /^[0-9a-f]{16}$/.test(id) && id !== '0'.repeat(16)),
+    '16 hex digits, never zero',
+  );
+  t.equal(
+    nodeSpanId(trace, 'n7'),
+    nodeSpanId({ ...trace }, 'n7'),
+    'the same on every call (a restart derives it again)',
+  );
+  t.not(
+    nodeSpanId(trace, 'n7'),
+    nodeSpanId({ ...trace, spanId: '00f067aa0ba902b8' }, 'n7'),
+    'another execution, another id',
+  );
+});
