@@ -70,7 +70,11 @@ t.test(
     const lockOf = (key: string) => after.find((j) => j.key === key);
     for (const j of [...slowJobs, ...holderJobs]) {
       if (answeredBy < Date.parse(j.lockedUntil!))
-        t.match(lockOf(j.key), { state: 'locked', worker: j.worker, lockedUntil: j.lockedUntil }, 'the lock is honoured');
+        t.match(
+          lockOf(j.key),
+          { state: 'locked', worker: j.worker, lockedUntil: j.lockedUntil },
+          'the lock is honoured',
+        );
       else
         t.match(lockOf(j.key), { state: /^(locked|waiting)$/ }, 'a lock that ended before the answer: held or lapsed');
     }
