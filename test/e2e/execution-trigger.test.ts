@@ -89,6 +89,11 @@ t.test(
     });
     t.equal(alerts.length, 1, 'one alert; its own completion starts nothing');
     t.equal(chat.posts.length, 1);
+    t.match(
+      (await client.instances.get(alerts[0]!.processInstanceId)).triggeredBy,
+      { processInstanceId: failed.processInstanceId, processId: FAILING, depth: 1, chain: [FAILING] },
+      'the alert names what started it',
+    );
     const status = JSON.parse((await run(['daemon', 'status', '--json'])).stdout) as {
       triggers: Array<{ type: string; processId: string; lastFire: string | null; watchedProcessId: string | null }>;
     };
