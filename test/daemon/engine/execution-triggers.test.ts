@@ -118,6 +118,23 @@ t.test('an execution ending starts the flows that watch its flow and state, with
   );
 });
 
+t.test('a cancel fires CANCELLED watchers, with its reason', async (t) => {
+  const h = await engineHarness(t);
+  const waits = await h.publish(`processId: AUTO
+name: Waits
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`);
+  const on = await h.publish(reacting('On cancel', `{ type: execution, processId: ${waits}, states: [CANCELLED] }`));
+  const inst = await h.start(waits);
+  await h.engine.cancel({ organization: null, processInstanceId: inst.processInstanceId });
+  const [started] = await startedBy(h, inst);
+  t.equal(started?.processId, on);
+  t.match(started?.variables.endedExecution, { state: 'CANCELLED', failureCode: null, error: 'cancelled by request' });
+});
+
 t.test('a start is durable with the end that makes it: a restart neither loses nor repeats it', async (t) => {
   let h = await engineHarness(t);
   const orders = await h.publish(watched);

@@ -35,7 +35,11 @@ const END_STATES: Readonly<Record<number, ExecutionEndState>> = {
  * The variables a triggered execution starts with: `{triggerType}` = `execution` and
  * `{endedExecution}`, what is known of the ended execution. Pure.
  */
-export function endedExecutionVariables(inst: Instance, state: ExecutionEndState): Record<string, unknown> {
+export function endedExecutionVariables(
+  inst: Instance,
+  state: ExecutionEndState,
+  reason: string,
+): Record<string, unknown> {
   const failedNode = state === 'FAILED' ? (inst.error?.nodeId ?? null) : null;
   return {
     triggerType: 'execution',
@@ -51,7 +55,8 @@ export function endedExecutionVariables(inst: Instance, state: ExecutionEndState
       failureCode: state === 'FAILED' ? (inst.error?.code ?? null) : null,
       failedNode,
       failedNodeName: failedNode === null ? null : (inst.nodes[failedNodeNi(inst, failedNode)]?.nodeName ?? failedNode),
-      error: inst.error?.message ?? null,
+      // A cancel has no error: its reason is the message.
+      error: inst.error?.message ?? (state === 'COMPLETED' ? null : reason),
       output: inst.output,
     },
   };
@@ -66,10 +71,10 @@ function failedNodeNi(inst: Instance, nodeId: string): string {
 
 /**
  * Starts each flow whose execution trigger watches `inst`, which has just ended (its
- * `instance.finished` written). Only top-level executions fire: children and executions
+ * `instance.finished` written) for `reason`. Only top-level executions fire: children and executions
  * started by callProcess belong to their root's run. Never throws (records are written).
  */
-export function fireExecutionTriggers(s: StepWriter, inst: Instance): void {
+export function fireExecutionTriggers(s: StepWriter, inst: Instance, reason: string): void {
   if (inst.parentInstanceId !== null || inst.root !== undefined) return;
   const ended = END_STATES[inst.stateCd];
   if (ended === undefined) return;
@@ -100,7 +105,7 @@ export function fireExecutionTriggers(s: StepWriter, inst: Instance): void {
       );
       continue;
     }
-    data ??= endedExecutionVariables(inst, ended);
+    data ??= endedExecutionVariables(inst, ended, reason);
     let params: LaunchParams;
     try {
       params = resolveStart(s.state, s.ctx, {

@@ -402,7 +402,7 @@ export abstract class Tokens {
       at: this.at,
       ...(error && { error }),
     });
-    fireExecutionTriggers(this, inst);
+    fireExecutionTriggers(this, inst, reason);
     if (inst.parentInstanceId === null || inst.parentNodeInstanceId === undefined) return;
     const parent = this.state.instances[inst.parentInstanceId];
     const pni = parent?.nodes[inst.parentNodeInstanceId];
