@@ -173,7 +173,9 @@ export async function status(ctx: CliContext, cmd: Command): Promise<void> {
                   ? `email ${tr.connection ?? ''}`
                   : tr.type === 'webhook'
                     ? `webhook ${tr.webhook ?? ''}`
-                    : 'on-demand',
+                    : tr.type === 'execution'
+                      ? `execution ${(tr.states ?? []).join(',')}${tr.watchedProcessId ? ` of ${tr.watchedProcessId}` : ''}`
+                      : 'on-demand',
               `${tr.flowName} v${tr.version}`,
               tr.environment,
               tr.state,

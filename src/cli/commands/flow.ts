@@ -15,7 +15,9 @@ import { registerFlowNew } from './init.js';
 import { checkWithDaemon, type ValidateResult } from './flow-daemon-check.js';
 
 /** The trigger types a flow may declare (flows.md, Triggers): what `flow list --trigger` takes. */
-const TRIGGER_TYPES = ['on-demand', 'webhook', 'schedule', 'email'] satisfies ReadonlyArray<Trigger['type']>;
+const TRIGGER_TYPES = ['on-demand', 'webhook', 'schedule', 'email', 'execution'] satisfies ReadonlyArray<
+  Trigger['type']
+>;
 
 /** `wfx flow validate|publish|list|show|schema`. */
 export function registerFlow(program: Command, ctx: CliContext): void {

@@ -13,6 +13,8 @@ export function triggerWords(t: TriggerHealth): string {
       return `Email ${t.connection}`;
     case 'on-demand':
       return `On demand${t.description ? `: ${t.description}` : ''}`;
+    case 'execution':
+      return `When ${t.watchedProcessId === null ? 'any other flow' : `flow ${t.watchedProcessId}`} ends ${t.states.join(' or ')}`;
   }
 }
 

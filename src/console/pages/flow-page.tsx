@@ -113,7 +113,9 @@ export default function FlowPage() {
                         ? `${t.cron}${t.timezone ? ` (${t.timezone})` : ''}`
                         : t.type === 'email'
                           ? t.connection
-                          : (t.description ?? '')}
+                          : t.type === 'execution'
+                            ? `${t.processId ?? 'any other flow'} ends ${t.states.join(' or ')}`
+                            : (t.description ?? '')}
                   </li>
                 ))}
               </ul>

@@ -171,6 +171,7 @@ export class Effects {
           this.work.start(effect);
           break;
         case 'defer':
+          if (CRASH_POINT_SET && tx && startsTriggered(tx.records, effect.instanceId)) crashPoint('trigger:started');
           this.deferredIds.push(effect.instanceId);
           deferred = true;
           break;
@@ -298,6 +299,13 @@ export class Effects {
     } else this.deferredHead = head;
     this.scheduleDeferred();
   }
+}
+
+/** Whether `records` start execution `id` by an execution trigger (crash tests only). */
+function startsTriggered(records: readonly WfxRecord[], id: string): boolean {
+  return records.some(
+    (r) => r.type === 'instance.started' && r.instance.processInstanceId === id && r.instance.triggeredBy !== undefined,
+  );
 }
 
 /**

@@ -36,6 +36,8 @@ export interface ExecutionLimits {
   readonly bulkOperationsTotal: number;
   /** Executions one bulk operation may select (BULK_TOO_LARGE). */
   readonly bulkExecutions: number;
+  /** Executions one chain of execution triggers may start, one after the other (a start past it is skipped). */
+  readonly triggerDepth: number;
 }
 
 const MiB = 1024 * 1024;
@@ -56,6 +58,7 @@ export const DEFAULT_LIMITS: ExecutionLimits = {
   bulkOperations: 2,
   bulkOperationsTotal: 8,
   bulkExecutions: 100_000,
+  triggerDepth: 5,
 };
 
 /**
@@ -80,6 +83,7 @@ export const LIMIT_NAMES: Readonly<Record<string, { readonly key: keyof Executio
   'bulk-operations': { key: 'bulkOperations', size: false },
   'bulk-operations-total': { key: 'bulkOperationsTotal', size: false },
   'bulk-executions': { key: 'bulkExecutions', size: false },
+  'trigger-depth': { key: 'triggerDepth', size: false },
 };
 
 /** The hard ceiling of `loop-iterations`: what the flow format allows a loopNode's `maxIterations` (schema.ts). */

@@ -73,6 +73,8 @@ export interface Instance {
   usage?: ExecutionUsage;
   /** Each time an operator retried it after a failure, oldest first (records/recovery.ts); absent before the first. */
   retries?: RetryMark[];
+  /** The execution whose end started this one through an execution trigger, and the chain before it (execution-triggers.ts). */
+  readonly triggeredBy?: TriggeredBy;
   /** The execution this one replays, and the node it started at (POST /process/instance/{id}/replay). */
   readonly replayOf?: ReplayOf;
   /**
@@ -81,6 +83,18 @@ export interface Instance {
    * what the variables were at each node (a replay needs it). Absent: every copy is there.
    */
   varsUnlogged?: number;
+}
+
+/**
+ * What an execution trigger's start carries: the ended execution that fired it, and its chain.
+ * `chain` lists the flows of every execution up the chain, the ended one's last; `depth` is its
+ * length (1: started by the end of an execution nothing triggered).
+ */
+export interface TriggeredBy {
+  readonly processInstanceId: string;
+  readonly processId: string;
+  readonly depth: number;
+  readonly chain: readonly string[];
 }
 
 /** One retry of a failed execution: when, who asked, the failure it undid, the variables it set first. */

@@ -10,7 +10,7 @@ import type { LiveCounts } from './live-counts.js';
 import type { Instance } from './instance.js';
 import type { BulkOperation } from './bulk.js';
 
-export type { Instance, LiveAgentState, LogLine, NodeInstance } from './instance.js';
+export type { Instance, LiveAgentState, LogLine, NodeInstance, TriggeredBy } from './instance.js';
 import { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
 import type {
   AgentCall,

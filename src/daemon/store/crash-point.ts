@@ -20,7 +20,9 @@ const STOP_MS = 60_000;
  * checkpoint:named, roll:created, recovery:replayed (the store); backup:snapshot, backup:journal
  * (a segment copied in part), backup:released, backup:synced (whole, under its partial name),
  * backup:renamed (src/daemon/backup.ts); agent:tools-ended (the engine:
- * a callAgent's tool results are durable, its next model turn not yet asked); thrown:kept (an
+ * a callAgent's tool results are durable, its next model turn not yet asked); trigger:started
+ * (an execution's end and the start its execution trigger made are durable, nothing of that
+ * start run yet); thrown:kept (an
  * event thrown is durable, the other daemons sharing the database not given it yet);
  * secrets:pinned (a rotation's new key is current, no secret sealed with it yet), secrets:resealed
  * (secrets sealed again, their old forms still in the journal: no checkpoint yet).

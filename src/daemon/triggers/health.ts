@@ -1,10 +1,41 @@
 import type { Environment, WfxState } from '../state/state.js';
 import { unreachableWhy } from './webhook-route.js';
 import { activeTriggers, subjectOf } from './active.js';
-import type { OnDemandHealth, TriggerHealth, WebhookHealth } from '../../shared/api/index.js';
+import { lastTriggeredStart } from '../state/trigger-fires.js';
+import type { ExecutionTriggerHealth, OnDemandHealth, TriggerHealth, WebhookHealth } from '../../shared/api/index.js';
 
 /** What GET /admin/triggers shows of this trigger (the wire's type, shared/api). */
-export type { OnDemandHealth, TriggerHealth, WebhookHealth };
+export type { ExecutionTriggerHealth, OnDemandHealth, TriggerHealth, WebhookHealth };
+
+/**
+ * The execution triggers of every active flow version. lastFire: the newest start one made
+ * that this daemon noted (state/trigger-fires.ts) or still holds.
+ */
+export function executionTriggerHealth(state: WfxState): ExecutionTriggerHealth[] {
+  const triggers = activeTriggers(state, 'execution');
+  if (triggers.length === 0) return [];
+  const last = new Map<string, string>();
+  for (const inst of Object.values(state.instances)) {
+    if (inst?.triggeredBy === undefined) continue;
+    const key = `${inst.processId} ${inst.environment}`;
+    const seen = last.get(key);
+    if (seen === undefined || inst.startTime > seen) last.set(key, inst.startTime);
+  }
+  return triggers.map((a) => {
+    const held = last.get(`${a.flow.processId} ${a.environment}`) ?? null;
+    const noted = lastTriggeredStart(state, a.flow.processId, a.environment);
+    return {
+      type: 'execution',
+      ...subjectOf(a),
+      watchedProcessId: a.trigger.processId ?? null,
+      states: a.trigger.states,
+      state: 'active',
+      lastFire: held === null || (noted !== null && noted > held) ? noted : held,
+      nextFire: null,
+      lastError: null,
+    };
+  });
+}
 
 /** The on-demand triggers of every active flow version: documentary, nothing fires them. */
 export function onDemandHealth(state: WfxState): OnDemandHealth[] {

@@ -370,6 +370,16 @@ export interface InstanceView {
   readonly retries?: readonly RetryView[];
   /** The execution this one replays, from which node, started by whom (POST /process/instance/{id}/replay). */
   readonly replayOf?: ReplayOfView;
+  /** The ended execution whose execution trigger started this one, and the chain of flows before it. */
+  readonly triggeredBy?: TriggeredByView;
+}
+
+/** What started an execution by an execution trigger: the ended execution, its flow, the flows before it (oldest first, the ended one's last), their count. */
+export interface TriggeredByView {
+  readonly processInstanceId: string;
+  readonly processId: string;
+  readonly depth: number;
+  readonly chain: readonly string[];
 }
 
 /** Model usage summed over an execution's aiTask calls. */

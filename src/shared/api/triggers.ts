@@ -60,8 +60,22 @@ export interface OnDemandHealth extends TriggerSubject, TriggerState {
   readonly lastError: null;
 }
 
+/**
+ * An execution trigger's health: always `active` (the end of a watched execution fires it);
+ * lastFire: the newest start it made that the daemon noted since it started, or still holds.
+ */
+export interface ExecutionTriggerHealth extends TriggerSubject, TriggerState {
+  readonly type: 'execution';
+  /** The flow it watches; null: every flow of the organization but its own. */
+  readonly watchedProcessId: string | null;
+  readonly states: readonly ('COMPLETED' | 'FAILED' | 'CANCELLED')[];
+  readonly state: 'active';
+  readonly nextFire: null;
+  readonly lastError: null;
+}
+
 /** One trigger's health, as GET /admin/triggers lists it. */
-export type TriggerHealth = ScheduleHealth | WebhookHealth | EmailHealth | OnDemandHealth;
+export type TriggerHealth = ScheduleHealth | WebhookHealth | EmailHealth | OnDemandHealth | ExecutionTriggerHealth;
 
 /** GET /admin/triggers: sorted by flow name, environment, type. */
 export interface TriggerList {

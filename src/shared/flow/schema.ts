@@ -268,6 +268,27 @@ const TRIGGERS: Schema[] = [
   },
   {
     type: 'object',
+    required: ['type', 'states'],
+    additionalProperties: false,
+    description:
+      'starts the flow when a top-level execution of processId (default: any other flow of the organization) ends in one of states',
+    properties: {
+      type: { const: 'execution' },
+      processId: {
+        type: 'string',
+        description: 'the flow whose executions are watched (default: every flow of the organization but this one)',
+        pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+      },
+      states: {
+        type: 'array',
+        minItems: 1,
+        uniqueItems: true,
+        items: { enum: ['COMPLETED', 'FAILED', 'CANCELLED'] },
+      },
+    },
+  },
+  {
+    type: 'object',
     required: ['type'],
     additionalProperties: false,
     description: 'documentary: the flow is started by hand or over the API',

@@ -248,6 +248,9 @@ export interface NodeByType {
 export type NodeType = keyof NodeByType;
 export type FlowNode = NodeByType[NodeType];
 
+/** The end states an execution trigger can watch. */
+export type ExecutionEndState = 'COMPLETED' | 'FAILED' | 'CANCELLED';
+
 export type Trigger =
   | { readonly type: 'webhook'; readonly webhook: string; readonly eventType?: string }
   | {
@@ -264,6 +267,15 @@ export type Trigger =
         readonly senderMatches?: string;
         readonly bodyContains?: string;
       };
+    }
+  /**
+   * Starts the flow when a top-level execution of `processId` (absent: any other flow of the
+   * organization) ends in one of `states`.
+   */
+  | {
+      readonly type: 'execution';
+      readonly processId?: string;
+      readonly states: readonly ExecutionEndState[];
     }
   /** Documentary: the flow is meant to be started by hand or over the API (nothing fires it). */
   | { readonly type: 'on-demand'; readonly description?: string };

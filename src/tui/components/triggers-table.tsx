@@ -13,6 +13,8 @@ export function triggerDetail(t: TriggerHealth): string {
       return `email connection ${t.connection}`;
     case 'on-demand':
       return `on demand${t.description ? `: ${t.description}` : ''}`;
+    case 'execution':
+      return `when ${t.watchedProcessId ?? 'any other flow'} ends ${t.states.join('|')}`;
   }
 }
 

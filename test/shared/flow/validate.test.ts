@@ -659,6 +659,34 @@ nodes:
   t.match(problems(flow('{ type: on-demand, cron: "* * * * *" }')), [{ code: 'SCHEMA', property: 'triggers.0.cron' }]);
 });
 
+t.test('an execution trigger takes end states and an optional flow id', async (t) => {
+  const flow = (trigger: string) => `processId: 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11
+name: Test
+triggers:
+  - ${trigger}
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+  t.same(problems(flow('{ type: execution, states: [FAILED] }')), []);
+  t.same(
+    problems(
+      flow('{ type: execution, processId: 0192f0c0-0000-7000-8000-0000000000f1, states: [COMPLETED, CANCELLED] }'),
+    ),
+    [],
+  );
+  t.match(
+    problems(flow('{ type: execution }')),
+    [{ code: 'MISSING_PROPERTY', property: 'triggers.0.states' }],
+    'states is required',
+  );
+  t.match(problems(flow('{ type: execution, states: [] }')), [{ code: 'SCHEMA', property: 'triggers.0.states' }]);
+  t.match(problems(flow('{ type: execution, states: [DONE] }')), [{ code: 'SCHEMA', property: 'triggers.0.states.0' }]);
+  t.match(problems(flow('{ type: execution, processId: orders, states: [FAILED] }')), [
+    { code: 'SCHEMA', property: 'triggers.0.processId' },
+  ]);
+});
+
 t.test('BAD_SCRIPT: a script is compiled, never run, and its error placed inside it', async (t) => {
   const block = ok(`  start: { type: startEvent, next: sum }
   sum:

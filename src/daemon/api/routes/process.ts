@@ -90,6 +90,7 @@ export function instanceResource(inst: Instance): InstanceView {
     ...(inst.usage && { usage: inst.usage }),
     ...(inst.retries && { retries: inst.retries }),
     ...(inst.replayOf && { replayOf: inst.replayOf }),
+    ...(inst.triggeredBy && { triggeredBy: inst.triggeredBy }),
   };
 }
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { OrganizationQuery, type TriggerHealth, type TriggerList } from '../../../shared/api/index.js';
 import type { Environment, WfxState } from '../../state/state.js';
-import { onDemandHealth, webhookHealth } from '../../triggers/health.js';
+import { executionTriggerHealth, onDemandHealth, webhookHealth } from '../../triggers/health.js';
 import { listedOrganization } from '../organization.js';
 
 export interface TriggerRouteDeps {
@@ -21,7 +21,7 @@ export function triggerRoutes(fastify: FastifyInstance, deps: TriggerRouteDeps):
     schema: {
       tags: ['flows'],
       summary:
-        "Trigger health: every active flow version's triggers (webhook, schedule with its next fires, email, on-demand), their state, last and next fire, last error",
+        "Trigger health: every active flow version's triggers (webhook, schedule with its next fires, email, on-demand, execution), their state, last and next fire, last error",
       querystring: OrganizationQuery,
     },
     handler: async (request): Promise<TriggerList> => {
@@ -30,6 +30,7 @@ export function triggerRoutes(fastify: FastifyInstance, deps: TriggerRouteDeps):
         ...deps.health(),
         ...webhookHealth(deps.state, deps.sharedFallback),
         ...onDemandHealth(deps.state),
+        ...executionTriggerHealth(deps.state),
       ].filter((h) => org === null || h.organization === org);
       items.sort(
         (a, b) =>

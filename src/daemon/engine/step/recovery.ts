@@ -12,7 +12,7 @@ import { measureVariables } from '../../state/sizes.js';
 import { STATE, type Instance } from '../../state/state.js';
 import { failurePoint, variablesAtEntry } from '../failure-point.js';
 import { checkDataDepth, checkVariablesBytes } from './request-data.js';
-import { admit } from './start.js';
+import { admit } from './admit.js';
 import type { Step } from './step.js';
 
 /** The inputs of this file (index.ts, StepInput). */

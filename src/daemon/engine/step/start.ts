@@ -11,6 +11,7 @@ import { nodeKey } from '../keys.js';
 import { overLimits } from '../limits.js';
 import { runningNow } from '../queries.js';
 import type { LaunchParams, StartRequest } from './context.js';
+import { admit } from './admit.js';
 import { resolveStart } from './start-params.js';
 import type { Step } from './step.js';
 
@@ -71,20 +72,6 @@ function launch(s: Step, params: LaunchParams): Instance {
   const inst = s.launch(params);
   s.drain();
   return inst;
-}
-
-/**
- * Throws EXECUTION_LIMIT_EXCEEDED when `n` more executions would make `organization` run more
- * than the live-executions limit. Checked in the step, so starts cannot pass it together.
- */
-export function admit(s: Step, organization: string, n: number): void {
-  const limit = s.ctx.limits.organizationExecutions;
-  if (LiveCounts.of(s.state).organization(organization) + n <= limit) return;
-  throw new WfxError(
-    'EXECUTION_LIMIT_EXCEEDED',
-    `organization ${organization} runs ${limit} executions already (the daemon's live-executions limit)`,
-    { details: { organization, limit } },
-  );
 }
 
 /**

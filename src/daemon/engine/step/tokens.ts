@@ -26,6 +26,7 @@ import {
 import { stepBytes } from '../limits.js';
 import type { Delivery, Outcome, ResumeInput } from '../nodes/handler.js';
 import type { LaunchParams, StepContext, StepEffect } from './context.js';
+import { fireExecutionTriggers } from './execution-triggers.js';
 
 /** Node runs per step before the rest is left for a later one (fairness between executions). */
 const RUNS_PER_STEP = 10_000;
@@ -140,9 +141,12 @@ export abstract class Tokens {
     return started;
   }
 
-  /** Writes a new execution and queues its start node (`later`: written Active, run by a step of its own). */
-  launch(params: LaunchParams, later = false): Instance {
-    const id = this.ctx.newInstanceId(this.now, params.parentInstanceId);
+  /**
+   * Writes a new execution and queues its start node (`later`: written Active, run by a step of
+   * its own). `near`: an execution whose partition the new one's id is drawn in (default: its parent's).
+   */
+  launch(params: LaunchParams, later = false, near?: string): Instance {
+    const id = this.ctx.newInstanceId(this.now, near ?? params.parentInstanceId);
     this.emit({ type: 'instance.started', instance: this.started(params, id) });
     const inst = this.state.instances[id]!;
     this.touched.add(id);
@@ -414,6 +418,7 @@ export abstract class Tokens {
       at: this.at,
       ...(error && { error }),
     });
+    fireExecutionTriggers(this, inst, reason);
     if (inst.parentInstanceId === null || inst.parentNodeInstanceId === undefined) return;
     const parent = this.state.instances[inst.parentInstanceId];
     const pni = parent?.nodes[inst.parentNodeInstanceId];

@@ -9,6 +9,7 @@ import { InstanceTable } from '../instance-table.js';
 import { LiveCounts } from '../live-counts.js';
 import { appendLog } from '../log-line.js';
 import { pushLog } from '../sizes.js';
+import { noteTriggeredStart } from '../trigger-fires.js';
 import { STATE, type Instance, type InstanceError, type LogEntry, type Writable } from '../state.js';
 import type { Handlers } from './handlers.js';
 
@@ -71,7 +72,15 @@ function withChildFields<T extends InstanceStart>(
   to: T,
   from: Pick<
     InstanceStart,
-    'parentNodeInstanceId' | 'scope' | 'iteration' | 'toolCallId' | 'callDepth' | 'root' | 'replayOf' | 'trace'
+    | 'parentNodeInstanceId'
+    | 'scope'
+    | 'iteration'
+    | 'toolCallId'
+    | 'callDepth'
+    | 'root'
+    | 'replayOf'
+    | 'trace'
+    | 'triggeredBy'
   >,
 ): T {
   const w = to as Writable<T>;
@@ -83,6 +92,7 @@ function withChildFields<T extends InstanceStart>(
   if (from.iteration !== undefined) w.iteration = from.iteration;
   if (from.toolCallId !== undefined) w.toolCallId = from.toolCallId;
   if (from.callDepth !== undefined) w.callDepth = from.callDepth;
+  if (from.triggeredBy !== undefined) w.triggeredBy = from.triggeredBy;
   return to;
 }
 
@@ -122,6 +132,7 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
     );
     InstanceTable.of(state).put(inst);
     LiveCounts.held(state)?.started(inst);
+    if (inst.triggeredBy !== undefined) noteTriggeredStart(state, inst);
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
       const parentInst = state.instances[inst.parentInstanceId];
       const parent = parentInst?.nodes[inst.parentNodeInstanceId];

@@ -787,7 +787,8 @@ published flows with their versions, active versions and triggers
 
 Options:
   --trigger <type>  only flows whose running version has a trigger of this type
-                    (choices: "on-demand", "webhook", "schedule", "email")
+                    (choices: "on-demand", "webhook", "schedule", "email",
+                    "execution")
   -h, --help        display help for command
 
 The name and TRIGGERS are those of the version that runs: PRODUCTION's active version, else

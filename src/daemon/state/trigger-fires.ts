@@ -1,0 +1,27 @@
+/**
+ * When each flow was last started by an execution trigger, per environment: kept beside the
+ * state by the reducer (instance.started), not in it, so that it outlives the executions'
+ * archiving without a record of its own. Rebuilt from what a restart replays: after one, it
+ * knows the starts since the last checkpoint (trigger health also looks at the live executions).
+ */
+import type { Instance, WfxState } from './state.js';
+
+const fires = new WeakMap<WfxState, Map<string, string>>();
+
+/** The key of a flow in an environment. */
+const keyOf = (processId: string, environment: string) => `${processId} ${environment}`;
+
+/** Notes the start of `inst` when an execution trigger made it (the reducer's call). */
+export function noteTriggeredStart(state: WfxState, inst: Instance): void {
+  if (inst.triggeredBy === undefined) return;
+  let map = fires.get(state);
+  if (!map) fires.set(state, (map = new Map()));
+  const key = keyOf(inst.processId, inst.environment);
+  const seen = map.get(key);
+  if (seen === undefined || inst.startTime > seen) map.set(key, inst.startTime);
+}
+
+/** The last start of flow `processId` in `environment` by an execution trigger, as noted; null: none seen. */
+export function lastTriggeredStart(state: WfxState, processId: string, environment: string): string | null {
+  return fires.get(state)?.get(keyOf(processId, environment)) ?? null;
+}
