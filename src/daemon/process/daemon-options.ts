@@ -62,4 +62,8 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly maxConnections?: number;
   /** ms a connection has to send a request's headers (default DEFAULT_HEADERS_TIMEOUT_MS). */
   readonly headersTimeoutMs?: number;
+  /** GET /metrics needs no credential (`--metrics-open`): refused unless `host` is a loopback address. */
+  readonly metricsOpen?: boolean;
+  /** A file holding the token that reads GET /metrics as `Authorization: Bearer` (`--metrics-token-file`). */
+  readonly metricsTokenFile?: string;
 }
