@@ -83,9 +83,19 @@ export interface ConnectionFlags {
   readonly maxConnections?: number;
   /** Milliseconds (parsed from a duration). */
   readonly headersTimeout?: number;
+  /** `--metrics-open`: GET /metrics needs no credential (a loopback-only daemon). */
+  readonly metricsOpen?: boolean;
+  /** `--metrics-token-file`: the scraper token's file. */
+  readonly metricsTokenFile?: string;
 }
 
-/** Adds `--max-connections` and `--headers-timeout` to a command that runs a daemon. */
+/** `--metrics-open`'s and `--metrics-token-file`'s help. */
+const METRICS_OPEN_HELP =
+  'serve GET /metrics without a credential (only with --host on a loopback address, as by default)';
+const METRICS_TOKEN_HELP =
+  "a file holding a token that reads GET /metrics, sent as 'Authorization: Bearer <token>' (a Prometheus scraper's credentials_file)";
+
+/** Adds `--max-connections`, `--headers-timeout` and who reads GET /metrics to a command that runs a daemon. */
 export function addConnectionFlags(command: Command): Command {
   return command
     .option(
@@ -97,12 +107,21 @@ export function addConnectionFlags(command: Command): Command {
       '--headers-timeout <duration>',
       'how long a connection has to send its request headers before it is closed (default 5s)',
       parseHeadersTimeout,
-    );
+    )
+    .option('--metrics-open', METRICS_OPEN_HELP)
+    .option('--metrics-token-file <file>', METRICS_TOKEN_HELP);
 }
 
 /** The DaemonOptions of the connection flags. */
-export function connectionOptions(opts: ConnectionFlags): Pick<DaemonOptions, 'maxConnections' | 'headersTimeoutMs'> {
-  return { maxConnections: opts.maxConnections, headersTimeoutMs: opts.headersTimeout };
+export function connectionOptions(
+  opts: ConnectionFlags,
+): Pick<DaemonOptions, 'maxConnections' | 'headersTimeoutMs' | 'metricsOpen' | 'metricsTokenFile'> {
+  return {
+    maxConnections: opts.maxConnections,
+    headersTimeoutMs: opts.headersTimeout,
+    ...(opts.metricsOpen && { metricsOpen: true }),
+    ...(opts.metricsTokenFile !== undefined && { metricsTokenFile: resolve(opts.metricsTokenFile) }),
+  };
 }
 
 /** The connection flags again, for the command line of a daemon started in the background. */
@@ -110,6 +129,8 @@ export function connectionArgs(opts: ConnectionFlags): string[] {
   return [
     ...(opts.maxConnections === undefined ? [] : ['--max-connections', String(opts.maxConnections)]),
     ...(opts.headersTimeout === undefined ? [] : ['--headers-timeout', `${opts.headersTimeout}ms`]),
+    ...(opts.metricsOpen ? ['--metrics-open'] : []),
+    ...(opts.metricsTokenFile === undefined ? [] : ['--metrics-token-file', resolve(opts.metricsTokenFile)]),
   ];
 }
 

@@ -6,6 +6,8 @@ import { buildServer, type ServerOptions } from '../../src/daemon/api/server.js'
 import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
 import type { ApiKey, Role } from '../../src/daemon/state/state.js';
 import type { AiRunner } from '../../src/daemon/ai/types.js';
+import { DaemonMetrics } from '../../src/daemon/observe/metrics.js';
+import type { MetricsAccess } from '../../src/daemon/observe/metrics-route.js';
 import { engineHarness, type EngineHarness, type HarnessEngineOptions, type TestClock } from './engine.js';
 
 /** A key made for a test: its full credential and what it is. */
@@ -19,6 +21,8 @@ export interface TestKey {
 export interface ApiHarness extends EngineHarness {
   readonly app: FastifyInstance;
   readonly webhooks: WebhookReceiver;
+  /** The metrics GET /metrics answers from (with the `metrics` option). */
+  readonly metrics: DaemonMetrics | undefined;
   /** Makes a key directly in the store (organizations are created as needed). */
   key(role: Role, organization: string | null, extra?: Partial<ApiKey>): Promise<TestKey>;
   /** inject() with the key's X-API-Key header. */
@@ -39,12 +43,23 @@ export async function apiHarness(
     connections?: ServerOptions['connections'];
     console?: ServerOptions['console'];
     publicUrl?: string;
+    /** Serve GET /metrics (and count into `metrics`), opened to those `access` names. */
+    metrics?: MetricsAccess;
   } = {},
 ): Promise<ApiHarness> {
+  // The engine is made before the state its metrics read: it tells them through this.
+  let metrics: DaemonMetrics | undefined;
   const h = await engineHarness(t, undefined, options.clock, {
     ...(options.ai && { ai: options.ai }),
+    ...(options.metrics && {
+      observe: {
+        durable: (state, records) => metrics?.durable(state, records),
+        committed: (seconds, records) => metrics?.committed(seconds, records),
+      },
+    }),
     ...options.engine,
   });
+  if (options.metrics) metrics = new DaemonMetrics(h.store.state);
   const webhooks = new WebhookReceiver({ store: h.store, engine: h.engine, now: h.clock.now });
   const app = buildServer({
     store: h.store,
@@ -60,11 +75,13 @@ export async function apiHarness(
     connections: options.connections,
     console: options.console,
     publicUrl: options.publicUrl,
+    ...(metrics && { metrics: { of: metrics, access: options.metrics } }),
   });
   await app.ready();
   t.teardown(() => app.close());
   return Object.assign(h, {
     app,
+    metrics,
     webhooks,
     async key(role: Role, organization: string | null, extra: Partial<ApiKey> = {}) {
       const at = h.clock.now().toISOString();

@@ -69,7 +69,7 @@ export interface EngineHarness {
 /** What a test may give the engine besides its store, history and clock (kept over restarts). */
 export type HarnessEngineOptions = Pick<
   EngineOptions,
-  'ai' | 'voice' | 'cluster' | 'limits' | 'secrets' | 'bulkRate'
+  'ai' | 'voice' | 'cluster' | 'limits' | 'secrets' | 'bulkRate' | 'observe'
 > & {
   /** The file store's largest file (default its own). */
   readonly maxFileBytes?: number;

@@ -40,6 +40,8 @@ export interface AiRunnerOptions {
    * policy of the default rules.
    */
   readonly network?: NetworkPolicy;
+  /** Told of each call once it ends: its provider's name (null: the default), ok or its failure code, seconds, tokens (metrics). */
+  readonly observe?: (provider: string | null, outcome: string, seconds: number, usage: AiUsage | null) => void;
 }
 
 /** The longest Retry-After honoured when the call's policy sets no maxIntervalMs. */
@@ -69,7 +71,10 @@ class Runner implements AiRunner {
   private readonly calls = new Map<Promise<WorkResult>, AbortController>();
   private closed = false;
 
+  private readonly observe: AiRunnerOptions['observe'];
+
   constructor(options: AiRunnerOptions) {
+    this.observe = options.observe;
     this.kinds = {
       'openai-compatible': options.kinds?.['openai-compatible'] ?? new OpenAiCompatibleKind(options.network),
       local: options.kinds?.local ?? new LocalModelKind(options.log ? { log: options.log } : {}),
@@ -87,6 +92,14 @@ class Runner implements AiRunner {
       message: scrub(`the model call failed unexpectedly: ${errorMessage(err)}`, keyOf(providers, call)),
     }));
     this.calls.set(running, controller);
+    const observe = this.observe;
+    if (observe) {
+      const t0 = performance.now();
+      void running.then((r) => {
+        const usage = r.ok ? ((r.value as { usage?: AiUsage } | null)?.usage ?? null) : null;
+        observe(call.provider, r.ok ? 'ok' : r.code, (performance.now() - t0) / 1000, usage);
+      });
+    }
     void running.finally(() => {
       options.signal.removeEventListener('abort', onAbort);
       this.calls.delete(running);

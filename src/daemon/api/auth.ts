@@ -143,6 +143,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   // bearer token's verification waits.
   const authenticate =
     (auth: RouteAuth) => (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      if (auth.admit?.(request)) return done();
       let identified: Caller | Promise<Caller>;
       try {
         identified = identify(request, options, now());

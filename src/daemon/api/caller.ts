@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { WhoAmI } from '../../shared/api/index.js';
 import type { WfxError } from '../../shared/errors.js';
 import type { Permission } from '../state/state.js';
@@ -34,6 +35,8 @@ export interface RouteAuth {
   readonly permission: Permission | 'none' | 'any';
   /** Only org-scoped callers (`/process/exec`) or only system keys (`/process/start`). */
   readonly callerKind?: 'organization' | 'system';
+  /** Admits a request without a credential when it answers true (GET /metrics opened by the operator). */
+  readonly admit?: (request: FastifyRequest) => boolean;
 }
 
 declare module 'fastify' {

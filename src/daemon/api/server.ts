@@ -60,6 +60,8 @@ import type { OidcLogin } from '../console/oidc-login.js';
 import { sessionAuthenticator } from '../console/session-auth.js';
 import { SessionStore } from '../console/sessions.js';
 import { signInRoutes } from '../console/signin-routes.js';
+import { metricsRoute, timeRoutes, type MetricsAccess } from '../observe/metrics-route.js';
+import type { DaemonMetrics } from '../observe/metrics.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -123,6 +125,8 @@ export interface ServerOptions {
   readonly console?: { readonly sessions?: SessionStore; readonly login?: OidcLogin; readonly dir?: string };
   /** Timeouts (defaults for those left out) and the cap on connections (none without `maxConnections`). */
   readonly connections?: Partial<ConnectionLimits>;
+  /** The daemon's metrics (GET /metrics, every route timed) and who besides a system admin reads them; absent: no /metrics. */
+  readonly metrics?: { readonly of: DaemonMetrics; readonly access?: MetricsAccess };
 }
 
 /** What Fastify passes a validator with `schemaEnv` besides the data (Ajv's DataValidationCxt). */
@@ -265,6 +269,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const engineNow = options.now ?? (() => new Date());
   const board = new JobBoard(options.engine, options.store.state, Date.now, () => engineNow().getTime());
   app.decorate('jobBoard', board);
+  options.metrics?.of.readFrom({
+    workersPolling: () => board.health(null).reduce((n, d) => n + d.workers.filter((w) => w.polling).length, 0),
+  });
   // While the server closes, a request still arriving on an open connection is refused with
   // SERVICE_UNAVAILABLE; a request already past this check finishes, and its answer closes the
   // connection (Node ends only the connections idle as it starts closing: one answered after,
@@ -311,6 +318,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     now: options.now,
     accessLog: options.accessLog,
   });
+  if (options.metrics) timeRoutes(app, options.metrics.of);
   // After authentication's, so its hooks run first: a request another daemon serves is passed on as it came.
   if (sharing) sharing.install(app);
   // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
@@ -388,6 +396,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     });
     if (options.backup) backupRoutes(routes, { backup: options.backup });
     if (options.cluster) clusterRoutes(routes, { list: options.cluster });
+    if (options.metrics) metricsRoute(routes, options.metrics.of, options.metrics.access ?? {});
     // In a scope of their own: uploads take every content type as a stream, JSON included.
     if (options.files) void routes.register(async (scope) => fileRoutes(scope, { files: options.files! }));
     // The browser console: its pages and assets (no credential; hidden from /openapi.json).

@@ -19,6 +19,7 @@ import { armBoundaries, disarmBoundaries, planEffects, type PlannedEffect } from
 import { TimerQueue } from './timers.js';
 import type { BegunStep, RunStep, StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
 import type { WorkRunner } from './work-runner.js';
+import type { EngineObserver } from './options.js';
 
 /**
  * Nodes one step continuing deferred executions runs: a fraction of a step's own budget, so a
@@ -44,6 +45,8 @@ export interface EffectsOptions {
   readonly step: RunStep;
   /** Runs a step now, its answer known on return (runner.ts, StepRunner.begin). */
   readonly begin: (input: StepInput) => BegunStep<unknown>;
+  /** Watches durable steps (metrics). */
+  readonly observe?: EngineObserver | undefined;
 }
 
 /** The part of a store transaction the effects read: its records, their JSON, and the settling of a finished execution. */
@@ -120,6 +123,7 @@ export class Effects {
           } satisfies StreamedLog);
       emitter.emit('logs', { processInstanceId: id, upTo, instance: inst } satisfies LogsAdvanced);
     }
+    this.options.observe?.durable(this.state, records);
     const plan = planEffects(this.state, this.flows, records, effects, {
       lifecycle: emitter.listenerCount('lifecycle') > 0,
       jobs: emitter.listenerCount('jobs') > 0,

@@ -190,6 +190,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       closed,
       step,
       begin: (input) => this.runner.begin(input),
+      observe: options.observe,
     });
     this.events = new EventDelivery({
       state: this.state,
@@ -220,6 +221,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       effects: this.effects,
       closed,
       track: (work) => this.track(work),
+      observe: options.observe,
       ...(cluster && { claim: (id: string) => cluster.offerKept(id), pass: (id: string) => cluster.thrownHere(id) }),
     });
   }

@@ -17,6 +17,17 @@ import type { NetworkPolicy } from './work/network-policy.js';
 import type { WorkResult } from './work/result.js';
 import type { ScriptRunner } from './work/script.js';
 
+/**
+ * Watches the engine's durable steps (the daemon's metrics, observe/metrics.ts): called after
+ * each step is durable, before its effects; must be quick and never throw.
+ */
+export interface EngineObserver {
+  /** The records of a durable step, read against `state` as the step left it. */
+  durable(state: WfxState, records: readonly WfxRecord[]): void;
+  /** A step's records became durable `seconds` after it ran; `records`: how many. */
+  committed(seconds: number, records: number): void;
+}
+
 /** What an Engine is made of: its store and history, and what tests may replace. */
 export interface EngineOptions {
   readonly store: DurableStore<WfxState, WfxRecord>;
@@ -62,4 +73,6 @@ export interface EngineOptions {
    * in memory only (SecretBox.ephemeral), for engines a test builds.
    */
   readonly secrets?: SecretBox;
+  /** Watches durable steps (metrics). Absent: nothing is timed or counted. */
+  readonly observe?: EngineObserver;
 }

@@ -10,6 +10,7 @@ import type { WfxState } from '../state/state.js';
 import type { DurableStore, Transaction } from '../store/store.js';
 import type { ExecutionArchive } from './archive.js';
 import type { Effects } from './effects.js';
+import type { EngineObserver } from './options.js';
 import {
   runStep,
   type BegunStep,
@@ -35,6 +36,8 @@ export interface StepRunnerOptions {
   readonly claim?: (messageId: string) => void;
   /** An event thrown in a durable step, to pass on (cluster: thrown-outbox.ts). */
   readonly pass?: (eventId: string) => void;
+  /** Told how long each step took to become durable (metrics). */
+  readonly observe?: Pick<EngineObserver, 'committed'> | undefined;
 }
 
 /** The one runner of steps (see the top of this file). */
@@ -63,18 +66,20 @@ export class StepRunner {
    */
   begin<I extends StepInput>(input: I, now: Date = this.options.now()): BegunStep<StepAnswer<I>> {
     const { state, ctx } = this.options;
+    const t0 = this.options.observe ? performance.now() : 0;
     const tx = this.options.store.transact(
       (emit) => runStep(state, ctx, now, input, emit),
       this.options.archive.oneStep,
     );
-    return { answer: tx.result.answer, done: this.options.track(this.afterDurable(tx)) };
+    return { answer: tx.result.answer, done: this.options.track(this.afterDurable(tx, t0)) };
   }
 
-  private async afterDurable<T>(tx: Transaction<StepResult<T>, WfxRecord>): Promise<T> {
+  private async afterDurable<T>(tx: Transaction<StepResult<T>, WfxRecord>, t0: number): Promise<T> {
     const result = tx.result;
     // Before any other step: the log lines this one wrote end here (streamed once durable).
     const logsUpTo = this.options.effects.logMarks(result.touched);
     await tx.durable;
+    this.options.observe?.committed((performance.now() - t0) / 1000, tx.records.length);
     this.options.effects.afterDurable(tx, logsUpTo, result.effects);
     const { claim, pass } = this.options;
     if (claim) for (const e of result.effects) if (e.kind === 'claim') claim(e.messageId);

@@ -65,4 +65,8 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly headersTimeoutMs?: number;
   /** Export OpenTelemetry traces over OTLP/HTTP (`--otlp-endpoint`); absent: tracing is off and costs nothing. */
   readonly tracing?: TracingOptions;
+  /** GET /metrics needs no credential (`--metrics-open`): refused unless `host` is a loopback address. */
+  readonly metricsOpen?: boolean;
+  /** A file holding the token that reads GET /metrics as `Authorization: Bearer` (`--metrics-token-file`). */
+  readonly metricsTokenFile?: string;
 }

@@ -39,6 +39,9 @@ import { openStore } from './open-store.js';
 import type { DaemonOptions } from './daemon-options.js';
 import type { PartitionMoves } from '../cluster/ports.js';
 import { checkKeysHeld, keySourceOf, openSecrets } from '../secrets/open-secrets.js';
+import { DaemonMetrics } from '../observe/metrics.js';
+import { metricsAccessOf } from '../observe/metrics-route.js';
+import { historyBytes, webhookVerdict } from '../observe/metrics-sources.js';
 
 export type { DaemonOptions };
 
@@ -92,6 +95,16 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const onStandbyLoaded = (state: WfxState) => options.secretsKey?.forgetMissing || checkKeysHeld(state, source);
     const opened = await openStore({ ...options, onStandbyLoaded }, snapshotBytes, logger);
     const { store, history, blobs, kind: storeKind, pg } = opened;
+    const host = options.host ?? '127.0.0.1';
+    const metricsAccess = await metricsAccessOf(host, options.metricsOpen ?? false, options.metricsTokenFile);
+    const metrics = new DaemonMetrics(store.state);
+    metrics.readFrom({
+      ...(store instanceof Store && { checkpoints: () => store.checkpointStats }),
+      ...(history instanceof History && { historyBytes: () => historyBytes(paths.history) }),
+      ...(pg && {
+        lease: () => ({ held: true, renewedMsAgo: store.health().renewedMsAgo ?? 0, partitions: pg.held.length }),
+      }),
+    });
     cleanup.unshift(() => store.close({ checkpoint: false }));
     cleanup.unshift(() => history.close());
     // Partition 0's holder (every daemon but one sharing a database is not) writes the
@@ -108,7 +121,17 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
     cleanup.unshift(() => network.close());
     // One model runner for the daemon: a local model loads once and serves every call.
-    const ai = createAiRunner({ log: (line) => logger.warn(`ai: ${line}`), network });
+    const ai = createAiRunner({
+      log: (line) => logger.warn(`ai: ${line}`),
+      network,
+      observe: (provider, outcome, s, usage) =>
+        metrics.modelCall(
+          provider ?? 'default',
+          outcome,
+          s,
+          usage && { input: usage.inputTokens, output: usage.outputTokens },
+        ),
+    });
     cleanup.unshift(() => ai.close());
     const files = new FileStore({
       dir: paths.files,
@@ -131,6 +154,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       ...(options.bulkRate !== undefined && { bulkRate: options.bulkRate }),
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
       ...(serving && { cluster: serving.engine }),
+      observe: metrics,
     });
     cleanup.unshift(() => engine.close());
     logger.info(`engine limits: ${describeLimits(engine.limits)}`);
@@ -166,11 +190,13 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       // `wfx dev` publishes to DEVELOPMENT: its shared endpoints run what it publishes (webhook-route.ts).
       ...(options.flowsEnvironment === 'DEVELOPMENT' && { sharedFallback: 'DEVELOPMENT' as const }),
     });
+    webhooks.on('processed', ({ record }) => metrics.webhookDelivery(webhookVerdict(record)));
     if (directory) await webhooks.recover();
     const scheduler = new Scheduler({
       store,
       engine,
       onError: (err, what) => logger.error({ err }, `scheduler: ${what} failed`),
+      onMissed: (n) => metrics.scheduleMissed(n),
     });
     cleanup.unshift(() => scheduler.close());
     if (directory) await scheduler.start();
@@ -224,8 +250,9 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       files,
       flowChecker,
       connections,
+      metrics: { of: metrics, access: metricsAccess },
     });
-    const [host, port] = [options.host ?? '127.0.0.1', options.port ?? 7878];
+    const port = options.port ?? 7878;
     await options.beforeListen?.();
     await app.listen({ host, port }).catch(async (err: unknown) => {
       throw await listenError(err, host, port);

@@ -45,6 +45,8 @@ export class Store<S, R> extends RecordStore<S, R> {
   /** `journal.bytes` when the last snapshot was taken (0 at open: every segment read counts). */
   private journalBytesAtSnapshot = 0;
   private checkpointing: Promise<void> | null = null;
+  /** Checkpoints written since open and the seconds they took, all told (metrics). */
+  readonly checkpointStats = { count: 0, seconds: 0 };
   /**
    * Set while a hold (`hold`) keeps the snapshot and the journal segments as they are: no
    * checkpoint starts until it settles. Resolves when the hold is released.
@@ -334,6 +336,7 @@ export class Store<S, R> extends RecordStore<S, R> {
         await this.loading.done;
         if (this.failure) throw this.failure;
       }
+      const t0 = performance.now();
       const seq = this.journal.lastSeq;
       const journalBytes = this.journal.bytes;
       const savedAt = new Date().toISOString();
@@ -437,6 +440,8 @@ export class Store<S, R> extends RecordStore<S, R> {
         { seq, bytes: size, reusedBytes: reused, retiredSegments: retired },
         'store: checkpoint written',
       );
+      this.checkpointStats.count++;
+      this.checkpointStats.seconds += (performance.now() - t0) / 1000;
     };
     this.checkpointing = run()
       .catch((err: unknown) => {

@@ -35,6 +35,8 @@ export interface SchedulerOptions {
   /** The clock (tests pass their own). */
   readonly now?: () => Date;
   readonly onError?: (err: unknown, what: string) => void;
+  /** Told how many runs missed while the daemon was down are skipped (metrics). */
+  readonly onMissed?: (skipped: number) => void;
 }
 
 /** The identity of a schedule: a changed expression or zone is a new schedule (armed afresh). */
@@ -63,7 +65,7 @@ export class Scheduler {
   private syncing: Promise<void> = Promise.resolve();
   private closed = false;
 
-  constructor(options: SchedulerOptions) {
+  constructor(private readonly options: SchedulerOptions) {
     this.store = options.store;
     this.engine = options.engine;
     this.now = options.now ?? (() => new Date());
@@ -191,6 +193,8 @@ export class Scheduler {
         const missed = this.missed(entry.schedule, new Date(since), now);
         const policy = entry.trigger.missedRuns ?? 'skip';
         if (missed.length > 0) {
+          const kept = policy === 'skip' ? 0 : policy === 'last' ? 1 : Math.min(missed.length, MAX_MISSED_RUNS);
+          if (kept < missed.length) this.options.onMissed?.(missed.length - kept);
           if (policy === 'skip')
             await this.store.commit({ type: 'schedule.armed', key: entry.key, at: now.toISOString() });
           else await this.fire(entry, policy === 'last' ? missed.slice(-1) : missed.slice(-MAX_MISSED_RUNS), now);

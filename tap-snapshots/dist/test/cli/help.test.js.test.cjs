@@ -392,6 +392,13 @@ Options:
   --headers-timeout <duration>        how long a connection has to send its
                                       request headers before it is closed
                                       (default 5s)
+  --metrics-open                      serve GET /metrics without a credential
+                                      (only with --host on a loopback address,
+                                      as by default)
+  --metrics-token-file <file>         a file holding a token that reads GET
+                                      /metrics, sent as 'Authorization: Bearer
+                                      <token>' (a Prometheus scraper's
+                                      credentials_file)
   --oidc-issuer <url>                 also accept bearer JWTs from this OIDC
                                       issuer (needs --oidc-audience)
   --oidc-audience <aud>               the audience bearer tokens must carry
@@ -525,6 +532,13 @@ Options:
   --headers-timeout <duration>        how long a connection has to send its
                                       request headers before it is closed
                                       (default 5s)
+  --metrics-open                      serve GET /metrics without a credential
+                                      (only with --host on a loopback address,
+                                      as by default)
+  --metrics-token-file <file>         a file holding a token that reads GET
+                                      /metrics, sent as 'Authorization: Bearer
+                                      <token>' (a Prometheus scraper's
+                                      credentials_file)
   --oidc-issuer <url>                 also accept bearer JWTs from this OIDC
                                       issuer (needs --oidc-audience)
   --oidc-audience <aud>               the audience bearer tokens must carry

@@ -1,0 +1,344 @@
+/**
+ * The daemon's Prometheus metrics (GET /metrics, docs/operations.md "Metrics"): one prom-client
+ * registry per daemon, never the library's global one, so that several daemons in one process
+ * (tests) keep their counts apart. Counters move where things happen, through one small call
+ * at each point (the engine's durable steps, the HTTP app's routes, the model runner, the
+ * triggers); gauges are read from the state when scraped. Labels are bounded: a flow's id, a
+ * node type, a route's pattern, a failure code, never an execution's id.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { EngineObserver } from '../engine/options.js';
+import { InstanceTable } from '../state/instance-table.js';
+import type { WfxRecord } from '../state/records.js';
+import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
+
+/** What the scrape reads besides the state: each absent on a daemon without it. */
+export interface MetricsSources {
+  /** Workers polling for jobs now (jobs/board.ts). */
+  readonly workersPolling?: () => number;
+  /** Checkpoints written since start and their total seconds (the JSON store). */
+  readonly checkpoints?: () => { readonly count: number; readonly seconds: number };
+  /** Bytes of finished executions kept in history (the JSON store's history files). */
+  readonly historyBytes?: () => Promise<number>;
+  /** The PostgreSQL store's lease and partitions. */
+  readonly lease?: () => { readonly held: boolean; readonly renewedMsAgo: number; readonly partitions: number } | null;
+}
+
+const SECONDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600];
+const FAST_SECONDS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+/** The metrics of one daemon: its registry and the calls that move its series. */
+export class DaemonMetrics implements EngineObserver {
+  /** The registry GET /metrics answers from. */
+  readonly registry = new Registry();
+  private readonly started: Counter<'flow'>;
+  private readonly completed: Counter<'flow'>;
+  private readonly failed: Counter<'flow' | 'code'>;
+  private readonly cancelled: Counter<'flow'>;
+  private readonly nodeSeconds: Histogram<'type'>;
+  private readonly nodeFailures: Counter<'type'>;
+  private readonly commitSeconds: Histogram;
+  private readonly commitRecords: Histogram;
+  private readonly scheduleFires: Counter;
+  private readonly scheduleMisses: Counter;
+  private readonly webhookDeliveries: Counter<'verdict'>;
+  private readonly httpRequests: Counter<'route' | 'method' | 'status'>;
+  private readonly httpSeconds: Histogram<'route' | 'method'>;
+  private readonly rateLimited: Counter;
+  private readonly modelCalls: Counter<'provider' | 'outcome'>;
+  private readonly modelTokens: Counter<'provider' | 'kind'>;
+  private readonly modelSeconds: Histogram<'provider'>;
+  private sources: MetricsSources = {};
+
+  /** `state`: the daemon's live state, read when scraped (executions running, tasks waiting). */
+  constructor(private readonly state: WfxState) {
+    const registers = [this.registry];
+    const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
+      new Counter<L>({ name, help, labelNames, registers });
+    const histogram = <L extends string>(name: string, help: string, buckets: number[], labelNames: L[] = []) =>
+      new Histogram<L>({ name, help, labelNames, buckets, registers });
+    this.started = counter('wfx_executions_started_total', 'Executions started, per flow', ['flow']);
+    this.completed = counter('wfx_executions_completed_total', 'Executions completed, per flow', ['flow']);
+    this.failed = counter('wfx_executions_failed_total', 'Executions failed, per flow and failure code', [
+      'flow',
+      'code',
+    ]);
+    this.cancelled = counter('wfx_executions_cancelled_total', 'Executions cancelled, per flow', ['flow']);
+    this.nodeSeconds = histogram(
+      'wfx_node_duration_seconds',
+      'Time a node took, entered to left, per node type',
+      SECONDS,
+      ['type'],
+    );
+    this.nodeFailures = counter('wfx_node_failures_total', 'Nodes failed or timed out, per node type', ['type']);
+    this.commitSeconds = histogram(
+      'wfx_journal_commit_seconds',
+      'Time from a step applied to its records durable (group commit)',
+      FAST_SECONDS,
+    );
+    this.commitRecords = histogram(
+      'wfx_journal_commit_records',
+      'Records per durable step',
+      [1, 2, 5, 10, 50, 200, 1000],
+    );
+    this.scheduleFires = counter('wfx_schedule_fires_total', 'Schedule triggers fired');
+    this.scheduleMisses = counter(
+      'wfx_schedule_misses_total',
+      'Schedule runs missed while the daemon was down and skipped',
+    );
+    this.webhookDeliveries = counter('wfx_webhook_deliveries_total', 'Webhook deliveries, per verdict', ['verdict']);
+    this.httpRequests = counter(
+      'wfx_http_requests_total',
+      'HTTP requests answered, per route pattern, method and status',
+      ['route', 'method', 'status'],
+    );
+    this.httpSeconds = histogram(
+      'wfx_http_request_duration_seconds',
+      'HTTP request latency, per route pattern',
+      FAST_SECONDS,
+      ['route', 'method'],
+    );
+    this.rateLimited = counter('wfx_rate_limit_refusals_total', 'Requests refused by a key rate limit (429)');
+    this.modelCalls = counter('wfx_model_calls_total', 'Model calls, per provider and outcome', [
+      'provider',
+      'outcome',
+    ]);
+    this.modelTokens = counter('wfx_model_tokens_total', 'Model tokens, per provider and kind (input, output)', [
+      'provider',
+      'kind',
+    ]);
+    this.modelSeconds = histogram('wfx_model_call_duration_seconds', 'Model call latency, per provider', SECONDS, [
+      'provider',
+    ]);
+    this.scrapeGauges();
+  }
+
+  /** Gives what the scrape reads besides the state (the daemon, once its parts are up). */
+  readFrom(sources: MetricsSources): void {
+    this.sources = { ...this.sources, ...sources };
+  }
+
+  /** The text exposition of every series (GET /metrics). */
+  exposition(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** EngineObserver: counts what the records of a durable step did (read against `state` as it left it). */
+  durable(state: WfxState, records: readonly WfxRecord[]): void {
+    for (const r of records) {
+      switch (r.type) {
+        case 'instance.started':
+          this.started.inc({ flow: r.instance.processId });
+          break;
+        case 'instance.finished': {
+          const flow = state.instances[r.instanceId]?.processId ?? 'unknown';
+          if (r.stateCd === STATE.COMPLETED) this.completed.inc({ flow });
+          else if (r.stateCd === STATE.FAILED) this.failed.inc({ flow, code: r.error?.code ?? 'UNKNOWN' });
+          else this.cancelled.inc({ flow });
+          break;
+        }
+        case 'node.completed':
+        case 'node.left':
+          this.nodeEnded(
+            state.instances[r.instanceId],
+            r.nodeInstanceId,
+            r.at,
+            r.type === 'node.left' ? r.statusCd : 0,
+          );
+          break;
+        case 'node.ran':
+          this.nodeEnded(state.instances[r.instanceId], r.nodeInstanceId, r.at, 0);
+          break;
+        case 'nodes.ran': {
+          const inst = state.instances[r.instanceId];
+          for (const n of r.nodes) this.nodeEnded(inst, n.nodeInstanceId, r.at, 0);
+          break;
+        }
+        case 'schedule.fired':
+          this.scheduleFires.inc();
+          break;
+      }
+    }
+  }
+
+  /** EngineObserver: a step's records became durable `seconds` after it ran. */
+  committed(seconds: number, records: number): void {
+    this.commitSeconds.observe(seconds);
+    this.commitRecords.observe(records);
+  }
+
+  /** An HTTP request answered: `route` is its pattern (`/process/instance/:id`), never its URL. */
+  answered(route: string, method: string, status: number, seconds: number): void {
+    this.httpRequests.inc({ route, method, status: String(status) });
+    this.httpSeconds.observe({ route, method }, seconds);
+    if (status === 429) this.rateLimited.inc();
+  }
+
+  /** A model call ended: `outcome` ok or its failure code; tokens as the provider counted them. */
+  modelCall(
+    provider: string,
+    outcome: string,
+    seconds: number,
+    tokens: { input: number; output: number } | null,
+  ): void {
+    this.modelCalls.inc({ provider, outcome });
+    this.modelSeconds.observe({ provider }, seconds);
+    if (tokens) {
+      this.modelTokens.inc({ provider, kind: 'input' }, tokens.input);
+      this.modelTokens.inc({ provider, kind: 'output' }, tokens.output);
+    }
+  }
+
+  /** A webhook delivery's outcome: `verdict` started, ignored (nothing to start) or refused. */
+  webhookDelivery(verdict: 'started' | 'ignored' | 'refused'): void {
+    this.webhookDeliveries.inc({ verdict });
+  }
+
+  /** `n` schedule runs missed while the daemon was down were skipped. */
+  scheduleMissed(n: number): void {
+    this.scheduleMisses.inc(n);
+  }
+
+  private nodeEnded(inst: Instance | undefined, nodeInstanceId: string, at: string, statusCd: number): void {
+    const ni = inst?.nodes[nodeInstanceId];
+    if (!ni) return;
+    const type = ni.nodeType;
+    this.nodeSeconds.observe({ type }, Math.max(0, (Date.parse(at) - Date.parse(ni.startTime)) / 1000));
+    if (statusCd === STATUS.FAILED || statusCd === STATUS.TIMED_OUT) this.nodeFailures.inc({ type });
+  }
+
+  /** The gauges computed when scraped, from the state and the sources. */
+  private scrapeGauges(): void {
+    const registers = [this.registry];
+    const state = this.state;
+    const self = this; // eslint-disable-line @typescript-eslint/no-this-alias -- prom-client calls collect with the gauge as `this`
+    new Gauge({
+      name: 'wfx_executions_running',
+      help: 'Executions running now, per flow (waiting ones included)',
+      labelNames: ['flow', 'waiting'],
+      registers,
+      collect() {
+        this.reset();
+        const counts = new Map<string, [number, number]>();
+        for (const inst of InstanceTable.of(state).live()) {
+          if (inst.stateCd !== STATE.RUNNING) continue;
+          let c = counts.get(inst.processId);
+          if (!c) counts.set(inst.processId, (c = [0, 0]));
+          if (waitingOnly(inst)) c[1]++;
+          else c[0]++;
+        }
+        for (const [flow, [active, waiting]] of counts) {
+          this.set({ flow, waiting: 'false' }, active);
+          this.set({ flow, waiting: 'true' }, waiting);
+        }
+      },
+    });
+    const tasks = { count: 0, oldest: 0, jobs: 0 };
+    const readTasks = (): void => {
+      tasks.count = tasks.oldest = tasks.jobs = 0;
+      const now = Date.now();
+      for (const inst of InstanceTable.of(state).live()) {
+        if (inst.stateCd !== STATE.RUNNING) continue;
+        for (const id in inst.nodes) {
+          const wait = inst.nodes[id]!.wait;
+          if (wait?.kind === 'input') {
+            tasks.count++;
+            tasks.oldest = Math.max(tasks.oldest, (now - Date.parse(inst.nodes[id]!.startTime)) / 1000);
+          } else if (wait?.kind === 'job') tasks.jobs++;
+        }
+      }
+    };
+    new Gauge({
+      name: 'wfx_tasks_waiting',
+      help: 'User tasks waiting for an answer',
+      registers,
+      collect() {
+        readTasks();
+        this.set(tasks.count);
+      },
+    });
+    new Gauge({
+      name: 'wfx_task_oldest_wait_seconds',
+      help: 'Age of the oldest user task waiting (0: none)',
+      registers,
+      collect() {
+        this.set(tasks.oldest);
+      },
+    });
+    new Gauge({
+      name: 'wfx_jobs_waiting',
+      help: 'Jobs waiting for a worker or held by one',
+      registers,
+      collect() {
+        this.set(tasks.jobs);
+      },
+    });
+    new Gauge({
+      name: 'wfx_workers_connected',
+      help: 'Job workers polling now',
+      registers,
+      collect() {
+        this.set(self.sources.workersPolling?.() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'wfx_snapshots_total',
+      help: 'Checkpoints (snapshots) written since the daemon started',
+      registers,
+      collect() {
+        this.set(self.sources.checkpoints?.().count ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'wfx_snapshot_seconds_total',
+      help: 'Seconds spent writing checkpoints since the daemon started',
+      registers,
+      collect() {
+        this.set(self.sources.checkpoints?.().seconds ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'wfx_history_bytes',
+      help: 'Bytes of finished executions kept in history (the JSON store)',
+      registers,
+      async collect() {
+        this.set((await self.sources.historyBytes?.()) ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'wfx_store_lease_held',
+      help: 'PostgreSQL store: 1 while this daemon holds its lease',
+      registers,
+      collect() {
+        this.set(self.sources.lease?.()?.held ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'wfx_store_lease_renewed_seconds_ago',
+      help: 'PostgreSQL store: seconds since the lease was last renewed (the lag behind the database)',
+      registers,
+      collect() {
+        this.set((self.sources.lease?.()?.renewedMsAgo ?? 0) / 1000);
+      },
+    });
+    new Gauge({
+      name: 'wfx_store_partitions_held',
+      help: 'PostgreSQL store: execution partitions this daemon holds',
+      registers,
+      collect() {
+        this.set(self.sources.lease?.()?.partitions ?? 0);
+      },
+    });
+  }
+}
+
+/** Whether a running execution only waits (every live node of it waits: a task, a timer, an event). */
+function waitingOnly(inst: Instance): boolean {
+  let live = false;
+  for (const id in inst.nodes) {
+    const s = inst.nodes[id]!.statusCd;
+    if (s === STATUS.ACTIVE) return false;
+    if (s === STATUS.WAITING) live = true;
+  }
+  return live;
+}
