@@ -30,8 +30,11 @@ import {
   secretsOptions,
   type SecretsFlags,
   type StoreFlags,
+  addAuditFlags,
   addConnectionFlags,
+  auditOptions,
   connectionOptions,
+  type AuditFlags,
   type ConnectionFlags,
 } from '../daemon-options.js';
 
@@ -87,6 +90,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
         } & StoreFlags &
           SecretsFlags &
           ConnectionFlags &
+          AuditFlags &
           OidcFlags,
         cmd: Command,
       ) => {
@@ -104,6 +108,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           ...storeOptions(ctx, opts),
           ...secretsOptions(ctx, opts),
           ...connectionOptions(opts),
+          ...auditOptions(opts),
           ...oidcOptions(ctx, opts),
         });
         const { watch } = await import('chokidar');
@@ -133,5 +138,6 @@ export function registerDev(program: Command, ctx: CliContext): void {
       },
     );
   addConnectionFlags(dev);
+  addAuditFlags(dev);
   addOidcFlags(dev);
 }

@@ -58,6 +58,8 @@ import type { OidcLogin } from '../console/oidc-login.js';
 import { sessionAuthenticator } from '../console/session-auth.js';
 import { SessionStore } from '../console/sessions.js';
 import { signInRoutes } from '../console/signin-routes.js';
+import { installAudit } from '../audit/recorder.js';
+import { auditRoutes } from '../audit/routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -310,6 +312,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
   // After authentication's, so its hooks run first: a request another daemon serves is passed on as it came.
   if (sharing) sharing.install(app);
+  installAudit(app, { store: options.store, now: options.now });
   // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
   // thousands deep overflows whatever recurses over it later (the journal's JSON.stringify).
   // Raw bodies (webhook deliveries, a Buffer; an upload's stream) are checked where they are parsed.
@@ -383,6 +386,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       login,
       now: nowDate,
     });
+    auditRoutes(routes, { state: options.store.state });
     if (options.backup) backupRoutes(routes, { backup: options.backup });
     if (options.cluster) clusterRoutes(routes, { list: options.cluster });
     // In a scope of their own: uploads take every content type as a stream, JSON included.
