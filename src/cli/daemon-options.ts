@@ -340,7 +340,11 @@ export function addAuditFlags(command: Command): Command {
       'how long audit records (GET /admin/audit) are kept (default 90d)',
       parseAuditRetention,
     )
-    .option('--audit-max <n>', 'the audit records kept at most, the oldest swept first (default 100000)', parseAuditMax);
+    .option(
+      '--audit-max <n>',
+      'the audit records kept at most, the oldest swept first (default 100000)',
+      parseAuditMax,
+    );
 }
 
 /** The DaemonOptions of the audit flags. */

@@ -39,6 +39,8 @@ export async function apiHarness(
     connections?: ServerOptions['connections'];
     console?: ServerOptions['console'];
     publicUrl?: string;
+    /** POST /admin/backup's copy (absent: no such route). */
+    backup?: ServerOptions['backup'];
   } = {},
 ): Promise<ApiHarness> {
   const h = await engineHarness(t, undefined, options.clock, {
@@ -60,6 +62,7 @@ export async function apiHarness(
     connections: options.connections,
     console: options.console,
     publicUrl: options.publicUrl,
+    backup: options.backup,
   });
   await app.ready();
   t.teardown(() => app.close());

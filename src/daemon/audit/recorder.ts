@@ -22,8 +22,10 @@ export const MUTATING_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PA
  * caller to name and are left out by that rule, not by this list.
  */
 export const AUDIT_EXCLUDED: Readonly<Record<string, string>> = {
-  'POST /jobs/activate': "a worker's long poll for jobs: machine traffic that hands out leases; what a job changes is recorded by its complete/fail",
-  'POST /jobs/:key/heartbeat': "extends a job's lease every few seconds and changes no outcome: it would drown the trail",
+  'POST /jobs/activate':
+    "a worker's long poll for jobs: machine traffic that hands out leases; what a job changes is recorded by its complete/fail",
+  'POST /jobs/:key/heartbeat':
+    "extends a job's lease every few seconds and changes no outcome: it would drown the trail",
   'POST /admin/webhooks/:name/sign': 'signs a test payload with the secret and changes nothing',
   'POST /admin/ai-providers/:name/test': 'one test call to a model provider; changes nothing',
 };
