@@ -327,3 +327,56 @@ export function secretsOptions(ctx: CliContext, opts: SecretsFlags): Pick<Daemon
   if (opts.secretsKeyring) return { secretsKey: { keyring: true, ...forget } };
   return opts.forgetSecretsWithoutKey ? { secretsKey: forget } : {};
 }
+
+/** `--audit-retention`: how long audit records are kept, a duration (90d, 2160h) from 1 hour. */
+export function parseAuditRetention(value: string): number {
+  try {
+    const ms = parseDuration(value);
+    if (ms >= 3_600_000) return ms;
+  } catch {
+    // reported below
+  }
+  throw new InvalidArgumentError('must be a duration of at least 1h, e.g. 90d');
+}
+
+/** `--audit-max`: the audit records kept at most, a whole number from 1 to 10,000,000. */
+export function parseAuditMax(value: string): number {
+  const n = Number(value);
+  if (/^\d+$/.test(value) && n >= 1 && n <= 10_000_000) return n;
+  throw new InvalidArgumentError('must be a whole number from 1 to 10000000');
+}
+
+/** The audit flags of `daemon start` and `dev`, as commander parses them. */
+export interface AuditFlags {
+  /** Milliseconds (parsed from a duration). */
+  readonly auditRetention?: number;
+  readonly auditMax?: number;
+}
+
+/** Adds `--audit-retention` and `--audit-max` to a command that runs a daemon. */
+export function addAuditFlags(command: Command): Command {
+  return command
+    .option(
+      '--audit-retention <duration>',
+      'how long audit records (GET /admin/audit) are kept (default 90d)',
+      parseAuditRetention,
+    )
+    .option(
+      '--audit-max <n>',
+      'the audit records kept at most, the oldest swept first (default 100000)',
+      parseAuditMax,
+    );
+}
+
+/** The DaemonOptions of the audit flags. */
+export function auditOptions(opts: AuditFlags): Pick<DaemonOptions, 'auditRetentionMs' | 'auditMax'> {
+  return { auditRetentionMs: opts.auditRetention, auditMax: opts.auditMax };
+}
+
+/** The audit flags again, for the command line of a daemon started in the background. */
+export function auditArgs(opts: AuditFlags): string[] {
+  return [
+    ...(opts.auditRetention === undefined ? [] : ['--audit-retention', `${opts.auditRetention}ms`]),
+    ...(opts.auditMax === undefined ? [] : ['--audit-max', String(opts.auditMax)]),
+  ];
+}

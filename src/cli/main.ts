@@ -31,6 +31,7 @@ const ALL: ReadonlyArray<() => Promise<Register>> = [
   async () => (await import('./commands/ai-providers.js')).registerAiProviders,
   async () => (await import('./commands/memory.js')).registerMemory,
   async () => (await import('./commands/files.js')).registerFiles,
+  async () => (await import('./commands/audit.js')).registerAudit,
   async () => (await import('./commands/domains.js')).registerDomains,
   async () => (await import('./commands/jobs.js')).registerJobs,
   async () => (await import('./commands/worker.js')).registerWorker,

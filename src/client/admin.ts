@@ -1,6 +1,13 @@
-/* The daemon's operations over the API (WfxClient.admin): backups, the database's daemons, the secrets keys. */
-import type { BackupReport, ClusterList, SecretsKeyReport, SecretsRotated } from '../shared/api/index.js';
-import type { ApiClient } from './http.js';
+/* The daemon's operations over the API (WfxClient.admin): backups, the database's daemons, the secrets keys, the audit trail. */
+import type {
+  AuditListQuery,
+  AuditPage,
+  BackupReport,
+  ClusterList,
+  SecretsKeyReport,
+  SecretsRotated,
+} from '../shared/api/index.js';
+import { withQuery, type ApiClient } from './http.js';
 
 /** WfxClient.admin: routes of the daemon's operator (a system admin key), one method each. */
 export function adminApi(http: ApiClient) {
@@ -15,5 +22,7 @@ export function adminApi(http: ApiClient) {
     /** POST /admin/secrets/rotate: every stored secret sealed again with a new key (or `keyId`). Throws FORBIDDEN, VALIDATION_ERROR, SECRETS_KEY_MISSING. */
     rotateSecrets: (keyId?: string): Promise<SecretsRotated> =>
       http.request<SecretsRotated>('POST', '/admin/secrets/rotate', { keyId }),
+    /** GET /admin/audit: audit records, newest first; follow `nextCursor`. Throws FORBIDDEN, VALIDATION_ERROR (a cursor swept or not this list's). */
+    audit: (query: AuditListQuery = {}): Promise<AuditPage> => http.get<AuditPage>(withQuery('/admin/audit', query)),
   };
 }

@@ -74,6 +74,7 @@ const COMMANDS = [
   ['memory', 'list'],
   ['memory', 'get'],
   ['memory', 'delete'],
+  ['audit'],
   ['domains', 'register'],
   ['domains', 'list'],
   ['domains', 'show'],

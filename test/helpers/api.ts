@@ -45,6 +45,8 @@ export async function apiHarness(
     publicUrl?: string;
     /** Serve GET /metrics (and count into `metrics`), opened to those `access` names. */
     metrics?: MetricsAccess;
+    /** POST /admin/backup's copy (absent: no such route). */
+    backup?: ServerOptions['backup'];
   } = {},
 ): Promise<ApiHarness> {
   // The engine is made before the state its metrics read: it tells them through this.
@@ -76,6 +78,7 @@ export async function apiHarness(
     console: options.console,
     publicUrl: options.publicUrl,
     ...(metrics && { metrics: { of: metrics, access: options.metrics } }),
+    backup: options.backup,
   });
   await app.ready();
   t.teardown(() => app.close());

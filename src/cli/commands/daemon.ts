@@ -40,9 +40,13 @@ import {
   secretsOptions,
   type SecretsFlags,
   type StoreFlags,
+  addAuditFlags,
   addConnectionFlags,
+  auditArgs,
   connectionArgs,
+  auditOptions,
   connectionOptions,
+  type AuditFlags,
   type ConnectionFlags,
 } from '../daemon-options.js';
 import { EXIT } from '../exit-codes.js';
@@ -52,7 +56,7 @@ import { clientFor } from '../api.js';
 import { status } from './daemon-status.js';
 import { backupKeyLine, rotateSecrets, showSecrets } from './daemon-secrets.js';
 
-interface StartOptions extends StoreFlags, SecretsFlags, ConnectionFlags, OidcFlags, TracingFlags {
+interface StartOptions extends StoreFlags, SecretsFlags, ConnectionFlags, AuditFlags, OidcFlags, TracingFlags {
   readonly port: number;
   readonly host: string;
   readonly foreground?: boolean;
@@ -129,6 +133,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       return startBackground(ctx, cmd, opts);
     });
   addConnectionFlags(start);
+  addAuditFlags(start);
   addOidcFlags(start);
   addTracingFlags(start);
 
@@ -256,6 +261,7 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
     ...storeOptions(ctx, opts),
     ...secretsOptions(ctx, opts),
     ...connectionOptions(opts),
+    ...auditOptions(opts),
   };
 }
 
@@ -322,6 +328,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (secretsKey?.forgetMissing) args.push('--forget-secrets-without-key');
   args.push(...connectionArgs(opts));
   args.push(...tracingArgs(opts));
+  args.push(...auditArgs(opts));
   const { store, standby } = storeOptions(ctx, opts);
   // A standby serves nothing until it takes over: it runs in the foreground, under a supervisor.
   if (standby)

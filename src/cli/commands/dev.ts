@@ -31,8 +31,11 @@ import {
   secretsOptions,
   type SecretsFlags,
   type StoreFlags,
+  addAuditFlags,
   addConnectionFlags,
+  auditOptions,
   connectionOptions,
+  type AuditFlags,
   type ConnectionFlags,
 } from '../daemon-options.js';
 
@@ -88,6 +91,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
         } & StoreFlags &
           SecretsFlags &
           ConnectionFlags &
+          AuditFlags &
           OidcFlags &
           TracingFlags,
         cmd: Command,
@@ -106,6 +110,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           ...storeOptions(ctx, opts),
           ...secretsOptions(ctx, opts),
           ...connectionOptions(opts),
+          ...auditOptions(opts),
           ...oidcOptions(ctx, opts),
           ...tracingOptions(ctx, opts),
         });
@@ -136,6 +141,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
       },
     );
   addConnectionFlags(dev);
+  addAuditFlags(dev);
   addOidcFlags(dev);
   addTracingFlags(dev);
 }

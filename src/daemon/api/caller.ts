@@ -11,6 +11,8 @@ export interface Caller {
   readonly keyId: string | null;
   /** The JWT's subject; null for an API key. */
   readonly subject: string | null;
+  /** The JWT's issuer (`iss`); absent for an API key. */
+  readonly issuer?: string;
   /** The caller's organization; null for a system key (not bound to one). */
   readonly organization: string | null;
   readonly system: boolean;

@@ -62,6 +62,8 @@ import { SessionStore } from '../console/sessions.js';
 import { signInRoutes } from '../console/signin-routes.js';
 import { metricsRoute, timeRoutes, type MetricsAccess } from '../observe/metrics-route.js';
 import type { DaemonMetrics } from '../observe/metrics.js';
+import { installAudit } from '../audit/recorder.js';
+import { auditRoutes } from '../audit/routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -321,6 +323,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   if (options.metrics) timeRoutes(app, options.metrics.of);
   // After authentication's, so its hooks run first: a request another daemon serves is passed on as it came.
   if (sharing) sharing.install(app);
+  installAudit(app, { store: options.store, now: options.now });
   // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
   // thousands deep overflows whatever recurses over it later (the journal's JSON.stringify).
   // Raw bodies (webhook deliveries, a Buffer; an upload's stream) are checked where they are parsed.
@@ -394,6 +397,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       login,
       now: nowDate,
     });
+    auditRoutes(routes, { state: options.store.state });
     if (options.backup) backupRoutes(routes, { backup: options.backup });
     if (options.cluster) clusterRoutes(routes, { list: options.cluster });
     if (options.metrics) metricsRoute(routes, options.metrics.of, options.metrics.access ?? {});

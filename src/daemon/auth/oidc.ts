@@ -82,6 +82,7 @@ export function createOidcVerifier(options: OidcOptions): BearerVerifier {
       kind: 'jwt',
       keyId: null,
       subject: typeof payload.sub === 'string' ? payload.sub : null,
+      ...(typeof payload.iss === 'string' && { issuer: payload.iss }),
       organization: org,
       system: false,
       permissions: permissionsOf(payload),

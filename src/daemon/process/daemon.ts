@@ -1,3 +1,4 @@
+import { DEFAULT_AUDIT_MAX, DEFAULT_AUDIT_RETENTION_MS, sweepAudit } from '../audit/sweep.js';
 import { readFile, unlink } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -344,6 +345,10 @@ function serve(parts: {
   const { options, info, logger, closeLog, lock, store, history, engine, ai, network, files, app } = parts;
   const { scheduler, email, webhooks, flowChecker, daemonJson, directory, sharing, publishFile, refused } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
+  const auditRetention = {
+    retentionMs: options.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS,
+    maxEntries: options.auditMax ?? DEFAULT_AUDIT_MAX,
+  };
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
   const stopped = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
@@ -353,6 +358,8 @@ function serve(parts: {
     if (report.buckets > 0) logger.info(report, 'history: pruned finished executions past retention');
     const swept = await files.sweep();
     if (swept.deleted + swept.kept + swept.blobs > 0) logger.info(swept, 'files: swept files past retention');
+    const audit = await sweepAudit(store, auditRetention);
+    if (audit > 0) logger.info({ removed: audit }, 'audit: swept records past retention');
   };
   const timers = [
     setInterval(() => void store.checkpoint().catch(() => undefined), options.checkpointIntervalMs ?? 5 * 60_000),

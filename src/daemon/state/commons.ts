@@ -1,6 +1,6 @@
 /**
  * The commons: the part of the state that executions hold in common (decision 039): memory,
- * files, buffered messages, the message ids seen, the events thrown not yet given on, and bulk
+ * files, buffered messages, the message ids seen, the events thrown not yet given on, the audit trail, and bulk
  * operations (a chunk of one changes executions of a partition and its progress here). Any
  * step may write it, whichever execution it runs, so on a database cut into partitions it is
  * journaled in the database's shared partition (-1), which every daemon writes and follows.
@@ -10,7 +10,7 @@
 import type { WfxRecord } from './records.js';
 
 /** The state's top-level keys that hold the commons. */
-export const COMMONS_KEYS = ['memory', 'files', 'messages', 'messageIds', 'thrown', 'bulks'] as const;
+export const COMMONS_KEYS = ['memory', 'files', 'messages', 'messageIds', 'thrown', 'bulks', 'audit'] as const;
 
 /**
  * The keys of the commons' entries `record` sets or removes; null when it changes none (it
@@ -48,6 +48,10 @@ export function commonsTouched(record: WfxRecord): readonly string[] | null {
     case 'bulk.selected':
     case 'bulk.progressed':
       return [`bulk\0${record.bulkId}\0${record.lane}`];
+    case 'audit.recorded':
+      return [`audit\0${record.entry.id}`];
+    case 'audit.removed':
+      return record.ids.map((id) => `audit\0${id}`);
     default:
       return null;
   }

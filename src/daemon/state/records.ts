@@ -6,6 +6,7 @@
  */
 import { DERIVED, initialState, type WfxState } from './state.js';
 import { InstanceTable } from './instance-table.js';
+import { auditHandlers, type AuditRecord } from './records/audit.js';
 import { bulkHandlers, type BulkRecord } from './records/bulk.js';
 import { directoryHandlers, type DirectoryRecord } from './records/directory.js';
 import { executionHandlers, type ExecutionRecord } from './records/execution.js';
@@ -34,7 +35,8 @@ export type WfxRecord =
   | SecretRecord
   | FileRecord
   | MoveRecord
-  | BulkRecord;
+  | BulkRecord
+  | AuditRecord;
 
 // A handler changes only the execution its record names in `instanceId` (a child's start: also
 // its parent): checkpoints copy an execution just before a record that changes it (executionsTouched).
@@ -49,6 +51,7 @@ const handlers: Handlers<WfxRecord> = {
   ...fileHandlers,
   ...moveHandlers,
   ...bulkHandlers,
+  ...auditHandlers,
 };
 
 /** Applies one record to the state in place. Deterministic; the store's reducer. */

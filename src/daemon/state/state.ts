@@ -11,6 +11,7 @@ import type { Instance } from './instance.js';
 import type { BulkOperation } from './bulk.js';
 
 export type { Instance, LiveAgentState, LogLine, NodeInstance, TriggeredBy } from './instance.js';
+import type { AuditEntry } from '../../shared/api/index.js';
 import { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
 import type {
   AgentCall,
@@ -148,6 +149,8 @@ export interface WfxState {
   files: Record<string, StoredFile>;
   /** Domains (domainTask, the jobs API): organization -> name -> domain. */
   domains: Record<string, Record<string, Domain>>;
+  /** The audit trail by id, oldest first (insertion order): bounded by the sweep's retention and cap (audit/sweep.ts). */
+  audit: Record<string, AuditEntry>;
   /**
    * The waiting jobs by organization, domain and action (state/job-queues.ts), made on first use by
    * `JobQueues.of(state)` from the job waits. Derived, so never written to a snapshot (DERIVED).
@@ -338,6 +341,7 @@ export function initialState(): WfxState {
     memory: {},
     files: {},
     domains: {},
+    audit: {},
     jobQueues: undefined,
     liveCounts: undefined,
   };

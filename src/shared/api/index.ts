@@ -25,3 +25,4 @@ export * from './meta.js';
 export * from './console.js';
 export * from './moves.js';
 export * from './failures.js';
+export * from './audit.js';

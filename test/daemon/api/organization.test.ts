@@ -35,6 +35,7 @@ const ROUTES: OrgRoute[] = [
   { method: 'POST', path: '/files', url: (org) => `/files?name=f.json&${q(org)}`, body: () => ({ hello: 1 }) },
   { method: 'GET', path: '/files', url: (org) => `/files?${q(org)}` },
   { method: 'GET', path: '/admin/triggers', url: (org) => `/admin/triggers?${q(org)}` },
+  { method: 'GET', path: '/admin/audit', url: (org) => `/admin/audit?${q(org)}` },
   {
     method: 'GET',
     path: '/admin/environments/{env}/variables',

@@ -118,6 +118,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/environments/{env}/variables/{name}': ['put', 'delete'],
     '/admin/secrets': ['get'],
     '/admin/secrets/rotate': ['post'],
+    '/admin/audit': ['get'],
     '/admin/webhooks': ['get', 'post'],
     '/admin/webhooks/{name}': ['get', 'patch', 'delete'],
     '/admin/webhooks/{name}/rotate': ['post'],

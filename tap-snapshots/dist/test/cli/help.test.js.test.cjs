@@ -51,6 +51,8 @@ Commands:
                                memory, per organization (needs ADMIN)
   files                        the file store: uploads for file inputs and
                                voiceTask, a voiceTask's audio
+  audit [options]              who changed what through the API: the audit
+                               trail, newest first (needs ADMIN)
   domains                      domains of workers: each action's input and
                                output schemas (register: WORKFLOW_PUBLISH)
   jobs                         jobs of domainTasks waiting for workers (needs
@@ -185,6 +187,31 @@ Options:
 Examples:
   $ wfx ai providers update openai --model gpt-4.1-mini
   $ printf %s "$NEW_KEY" | wfx ai providers update openai --api-key-stdin
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx audit --help 1`] = `
+Usage: wfx audit [options]
+
+who changed what through the API: the audit trail, newest first (needs ADMIN)
+
+Options:
+  --limit <n>           at most this many (default: 100)
+  --actor <actor>       key:<keyId>, oidc:<subject>, or a bare key id or subject
+  --action <text>       actions containing this text (e.g. "POST
+                        /admin/api-keys", cancel, DELETE)
+  --target <id>         records naming this id (an execution, a key, a webhook,
+                        a flow...)
+  --since <time>        records at or after this ISO time
+  --until <time>        records at or before this ISO time
+  --org <organization>  system keys: one organization (default: all)
+  --follow              then print new records as they come (oldest first),
+                        until Ctrl-C
+  -h, --help            display help for command
+
+Examples:
+  $ wfx audit --actor key:3f2a9c1d --since 2026-11-01T00:00:00Z
+  $ wfx audit --follow
 
 `
 
@@ -399,6 +426,10 @@ Options:
                                       /metrics, sent as 'Authorization: Bearer
                                       <token>' (a Prometheus scraper's
                                       credentials_file)
+  --audit-retention <duration>        how long audit records (GET /admin/audit)
+                                      are kept (default 90d)
+  --audit-max <n>                     the audit records kept at most, the oldest
+                                      swept first (default 100000)
   --oidc-issuer <url>                 also accept bearer JWTs from this OIDC
                                       issuer (needs --oidc-audience)
   --oidc-audience <aud>               the audience bearer tokens must carry
@@ -539,6 +570,10 @@ Options:
                                       /metrics, sent as 'Authorization: Bearer
                                       <token>' (a Prometheus scraper's
                                       credentials_file)
+  --audit-retention <duration>        how long audit records (GET /admin/audit)
+                                      are kept (default 90d)
+  --audit-max <n>                     the audit records kept at most, the oldest
+                                      swept first (default 100000)
   --oidc-issuer <url>                 also accept bearer JWTs from this OIDC
                                       issuer (needs --oidc-audience)
   --oidc-audience <aud>               the audience bearer tokens must carry

@@ -253,6 +253,16 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
       eventType: 'go',
       correlationKey: null,
     };
+    const auditEntry = {
+      id: '01a1fd8c-6900-7000-8000-0000000000aa',
+      at,
+      organization: 'default',
+      actor: 'key:k1',
+      keyId: 'k1',
+      action: 'POST /admin/api-keys',
+      status: 201,
+      targets: { keyId: 'k2' },
+    };
     await a.commit(
       startRecord(executionId, at),
       { type: 'memory.written', organization: 'default', namespace: 'n', key: 'k', entry },
@@ -262,6 +272,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
       { type: 'event.thrown', event: { ...thrown, data: {}, thrownAt: at } },
       { type: 'bulk.created', bulk: { ...bulk, lanes: {} } },
       { type: 'bulk.selected', bulkId: bulk.bulkId, lane: 2, ids: [executionId], at },
+      { type: 'audit.recorded', entry: auditEntry },
     );
     const rows = await db.query('SELECT partition, entry FROM wfx_journal ORDER BY partition');
     t.same(
@@ -277,6 +288,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
             'event.thrown',
             'bulk.created',
             'bulk.selected',
+            'audit.recorded',
           ],
         ],
         [2, ['instance.started']],
@@ -290,6 +302,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     t.same(again.state.messageIds, { 'default|x': at });
     t.same(Object.keys(again.state.thrown), ['t1']);
     t.same(again.state.bulks[bulk.bulkId]?.lanes, { '2': { ids: [executionId], next: 0, skipped: {}, at } });
+    t.same(again.state.audit, { [auditEntry.id]: auditEntry }, 'the audit trail is in the shared partition too');
     const shared = await db.query('SELECT state FROM wfx_snapshots WHERE partition = $1', [SHARED_PARTITION]);
     t.same(Object.keys(JSON.parse(shared[0]!.state as string) as object), [
       'memory',
@@ -298,6 +311,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
       'messageIds',
       'thrown',
       'bulks',
+      'audit',
     ]);
     await again.close();
   });

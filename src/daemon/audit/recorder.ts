@@ -1,0 +1,206 @@
+/**
+ * The audit trail's recorder: every mutating route (POST, PUT, PATCH, DELETE) that needs a
+ * credential leaves one `audit.recorded` record of who asked, from where, when and what, once it
+ * has answered with success. The record is committed and made durable before the answer leaves,
+ * right after the route's own commit (docs/decisions/067-audit.md says why not in the same entry).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditEntry } from '../../shared/api/index.js';
+import { actorOf, type Caller } from '../api/caller.js';
+import { hookList } from '../api/auth.js';
+import { uuidv7 } from '../engine/ids.js';
+import type { WfxRecord } from '../state/records.js';
+import type { WfxState } from '../state/state.js';
+import type { DurableStore } from '../store/store.js';
+
+/** Methods that change something: their routes are audited unless AUDIT_EXCLUDED names them. */
+export const MUTATING_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Mutating routes left out of the audit trail, each with why. A route is named `METHOD /url` as
+ * registered. Routes that need no credential (webhook deliveries, sign-in, sign-out) have no
+ * caller to name and are left out by that rule, not by this list.
+ */
+export const AUDIT_EXCLUDED: Readonly<Record<string, string>> = {
+  'POST /jobs/activate':
+    "a worker's long poll for jobs: machine traffic that hands out leases; what a job changes is recorded by its complete/fail",
+  'POST /jobs/:key/heartbeat':
+    "extends a job's lease every few seconds and changes no outcome: it would drown the trail",
+  'POST /admin/webhooks/:name/sign': 'signs a test payload with the secret and changes nothing',
+  'POST /admin/ai-providers/:name/test': 'one test call to a model provider; changes nothing',
+};
+
+/** Fields of a request body (or query) a record's summary may carry: names and states, never a value a secret could be in. */
+const SUMMARY_FIELDS = [
+  'name',
+  'role',
+  'processId',
+  'version',
+  'environment',
+  'nodeId',
+  'fromNodeId',
+  'toNodeId',
+  'state',
+  'states',
+  'status',
+  'messageName',
+  'kind',
+  'isDefault',
+  'model',
+  'action',
+  'label',
+  'expiresAt',
+  'namespace',
+  'dryRun',
+  'mode',
+  'environmentMode',
+] as const;
+
+/** Fields of a request body or an answer that name what was acted on: copied into `targets`. */
+const TARGET_FIELDS = [
+  'processInstanceId',
+  'instanceId',
+  'nodeInstanceId',
+  'processId',
+  'keyId',
+  'webhookId',
+  'providerId',
+  'connectionId',
+  'fileId',
+  'bulkId',
+  'sessionId',
+  'deliveryId',
+  'replayOf',
+  'messageId',
+] as const;
+
+/** Path parameters never recorded: a webhook endpoint's token is its credential. */
+const SECRET_PARAMS: ReadonlySet<string> = new Set(['token']);
+
+const MAX_TEXT = 200;
+
+export interface AuditDeps {
+  readonly store: DurableStore<WfxState, WfxRecord>;
+  readonly now?: () => Date;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the audit's own last preHandler: the route's handler ran here (not passed on to another daemon). */
+    audited?: true;
+  }
+  interface FastifyInstance {
+    /** Every mutating route (`METHOD /url`) and whether it is audited: the table test's list. */
+    auditRoutes: Map<string, boolean>;
+  }
+}
+
+/** Installs the recorder on `app`: before its routes are added, so that every one gets its hooks. */
+export function installAudit(app: FastifyInstance, deps: AuditDeps): void {
+  const now = deps.now ?? (() => new Date());
+  const routes = new Map<string, boolean>();
+  app.decorate('auditRoutes', routes);
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (!MUTATING_METHODS.has(method)) continue;
+      const action = `${method} ${route.url}`;
+      const auth = route.config?.auth;
+      const audited = auth !== undefined && auth.permission !== 'none' && !(action in AUDIT_EXCLUDED);
+      routes.set(action, audited);
+      if (!audited) continue;
+      route.preHandler = [...hookList(route.preHandler), reached];
+      route.onSend = [...hookList(route.onSend), record(action)];
+    }
+  });
+
+  const reached = (request: FastifyRequest, _reply: FastifyReply, done: () => void): void => {
+    request.audited = true;
+    done();
+  };
+
+  // Before the answer leaves: the record is durable before the caller hears of its change.
+  const record =
+    (action: string) =>
+    async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+      const caller = request.caller;
+      if (!request.audited || !caller || reply.statusCode >= 400) return payload;
+      const entry = auditEntry(request, caller, action, reply.statusCode, payload, now());
+      await deps.store.commit({ type: 'audit.recorded', entry });
+      return payload;
+    };
+}
+
+/** The audit record of `request`, answered `status` with `payload`. Never copies a field outside the allowlists. */
+export function auditEntry(
+  request: FastifyRequest,
+  caller: Caller,
+  action: string,
+  status: number,
+  payload: unknown,
+  at: Date,
+): AuditEntry {
+  const body = plainObject(request.body);
+  const query = plainObject(request.query);
+  const targets: Record<string, string> = {};
+  const params = plainObject(request.params);
+  if (params) for (const k in params) if (!SECRET_PARAMS.has(k)) putText(targets, k, params[k]);
+  if (body) for (const k of TARGET_FIELDS) putText(targets, k, body[k]);
+  const answer = answerOf(payload);
+  if (answer) for (const k of TARGET_FIELDS) putText(targets, k, answer[k]);
+  const summary: Record<string, string | number | boolean> = {};
+  let summarized = false;
+  for (const source of [query, body])
+    if (source)
+      for (const k of SUMMARY_FIELDS) {
+        const v = source[k];
+        if (typeof v === 'number' || typeof v === 'boolean') summary[k] = v;
+        else if (typeof v === 'string') summary[k] = v.slice(0, MAX_TEXT);
+        else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) summary[k] = v.join(',').slice(0, MAX_TEXT);
+        else continue;
+        summarized = true;
+      }
+  const named = textOf(body?.organization) ?? textOf(query?.organization);
+  const userAgent = request.headers['user-agent'];
+  return {
+    id: uuidv7(at),
+    at: at.toISOString(),
+    organization: caller.organization ?? named ?? null,
+    actor: actorOf(caller),
+    ...(caller.keyId !== null && { keyId: caller.keyId }),
+    ...(caller.keyId === null && caller.subject !== null && { subject: caller.subject }),
+    ...(caller.issuer !== undefined && { issuer: caller.issuer }),
+    ...(caller.session && { session: caller.session.id }),
+    ...(request.ip && { remote: request.ip }),
+    ...(typeof userAgent === 'string' && { userAgent: userAgent.slice(0, MAX_TEXT) }),
+    action,
+    status,
+    targets,
+    ...(summarized && { summary }),
+  };
+}
+
+function plainObject(v: unknown): Record<string, unknown> | null {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v)
+    ? (v as Record<string, unknown>)
+    : null;
+}
+
+function textOf(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v.slice(0, MAX_TEXT) : undefined;
+}
+
+function putText(out: Record<string, string>, k: string, v: unknown): void {
+  const text = typeof v === 'number' ? String(v) : textOf(v);
+  if (text !== undefined) out[k] = text;
+}
+
+/** The answer's top-level fields, when it is a small JSON object (the ids it names). */
+function answerOf(payload: unknown): Record<string, unknown> | null {
+  if (typeof payload !== 'string' || payload.length > 16_384 || payload[0] !== '{') return null;
+  try {
+    return plainObject(JSON.parse(payload));
+  } catch {
+    return null;
+  }
+}
