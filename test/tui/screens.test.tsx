@@ -34,10 +34,10 @@ t.test(
     const { lastFrame, unmount } = render(<ExecutionsTable items={items} selected={1} now={NOW} rows={10} />);
     const frame = lastFrame()!;
     t.teardown(unmount);
-    t.match(frame, /STATE\s+FLOW\s+STARTED\s+TIME\s+ID/);
+    t.match(frame, /STATE\s+FLOW\s+STARTED\s+TIME\s+ENV\s+ID/);
     t.match(
       frame,
-      /● running\s+Order approval v2 .* 5m 00s\s+01a1fe30-0000-7000-8000-000000000001/,
+      /● running\s+Order approval v2 .* 5m 00s\s+PROD\s+01a1fe30-0000-7000-8000-000000000001/,
       'a running one counts to now',
     );
     t.match(
