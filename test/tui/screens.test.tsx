@@ -155,6 +155,10 @@ t.test('the key bar, the help, and the connection line (which says when the daem
   t.teardown(help.unmount);
   t.match(help.lastFrame(), /enter\s+open the execution/);
   t.match(help.lastFrame(), /c\s+cancel the execution \(asks first\)/);
+  t.match(help.lastFrame(), /v\s+an open execution: its variables whole/, 'the keys of an open execution');
+  t.match(help.lastFrame(), /pgup pgdn\s+an open execution: scroll its log/);
+  t.match(help.lastFrame(), /an open one: answer its task/);
+  t.ok(help.lastFrame()!.split('\n').length <= 23, 'fits a 24-row terminal under the top line');
   const away = render(
     <ConnectionLine url="http://127.0.0.1:7878" connection={{ state: 'reconnecting', error: 'connection refused' }} />,
   );
