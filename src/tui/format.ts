@@ -111,3 +111,18 @@ export function stamp(iso: string): string {
   const p = (n: number) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
+
+/**
+ * Time left to `dueAt` (`in 4m 12s`), or how long past it (`overdue 12s`): a timer's countdown,
+ * ticking with `now` (pure, duration's units).
+ */
+export function countdown(dueAt: string, now: Date): string {
+  const at = now.toISOString();
+  return Date.parse(dueAt) >= now.getTime() ? `in ${duration(at, dueAt, now)}` : `overdue ${duration(dueAt, at, now)}`;
+}
+
+/** An environment's name in `width` columns: whole when it fits, else `PROD` / `DEV`. */
+export function envWord(environment: string, width: number): string {
+  if (environment.length <= width) return environment;
+  return environment === 'PRODUCTION' ? 'PROD' : environment === 'DEVELOPMENT' ? 'DEV' : environment.slice(0, width);
+}

@@ -12,6 +12,7 @@ export function task(extra: Partial<Task> = {}): Task {
     processName: 'Order approval',
     processVersion: '3',
     organization: 'default',
+    environment: 'PRODUCTION',
     correlationKey: 'order-42',
     nodeInstanceId: 'n4',
     nodeId: 'ask',

@@ -190,3 +190,49 @@ t.test('r then y retries a failed execution where it failed', async (t) => {
   const after = await client.instances.get(id);
   t.match(after.retries, [{ by: /^key:/, error: { code: 'SCRIPT_ERROR', nodeId: 'check' } }], 'retried in the daemon');
 });
+
+t.test(
+  'an open execution: v shows its variables whole, tab moves to the log, a answers the task it waits on',
+  async (t) => {
+    const cwd = t.testdir({ 'flow.yaml': FLOW });
+    const info = await startDaemon(t, { cwd });
+    t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
+    const client = await adminClient(cwd, info.url);
+    const run = await client.process.startAny({
+      processId: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b',
+      data: { orderId: 44, lines: [{ sku: 'A1', qty: 2 }] },
+    });
+    const app = <App client={client} url={info.url} rows={30} />;
+    const ui = render(app);
+    t.teardown(() => ui.unmount());
+    await frameMatching(ui.lastFrame, new RegExp(`● running\\s+Needs an answer v1 .*${run.processInstanceId}`));
+    ui.stdin.write(KEY.enter);
+    const detail = await frameMatching(ui.lastFrame, /ask: waiting for input[\s\S]*\ba\s+answer/);
+    t.match(detail, /tab\s+log\s+v\s+variables/, 'the key bar names the panes and the variables');
+    t.match(detail, /y\s+copy id[\s\S]*:\s+command/, 'and y and : as everywhere');
+
+    ui.stdin.write('v');
+    const vars = await frameMatching(ui.lastFrame, /variables of Needs an answer v1/);
+    t.match(vars, /\n {2}"orderId": 44,\n {2}"lines": \[\n {4}\{\n {6}"sku": "A1",/, 'indented JSON, whole');
+    t.match(vars, /g G\s+top \/ bottom\s+esc\s+back\s+y\s+copy id/);
+    ui.stdin.write(KEY.esc);
+    await frameMatching(ui.lastFrame, /NODE\s+TYPE\s+STATUS/);
+    t.match(ui.lastFrame(), /Needs an answer v1 · ● running/, 'esc leaves the variables, not the execution');
+
+    ui.stdin.write(KEY.tab);
+    await frameMatching(ui.lastFrame, /› log[\s\S]*scroll the log/);
+    ui.stdin.write(KEY.tab);
+    await frameMatching(ui.lastFrame, /tab\s+log/);
+
+    ui.stdin.write('a');
+    await frameMatching(ui.lastFrame, /Ship order 44\?[\s\S]*enter\s+complete/);
+    ui.rerender(app); // the form's key listener is attached in an effect (see tasks.test.tsx)
+    ui.stdin.write('ship it');
+    await frameMatching(ui.lastFrame, /\[ship it▌\]/);
+    ui.stdin.write(KEY.enter);
+    await frameMatching(ui.lastFrame, /completed Ask|completed ask|✔ completed/);
+    const after = await client.instances.get(run.processInstanceId);
+    t.equal(after.stateCd, 1, 'the execution completed in the daemon');
+    t.match(JSON.stringify(after.data), /ship it/, 'with the answer in its variables');
+  },
+);

@@ -65,12 +65,12 @@ t.test(
     t.teardown(wide.unmount);
     t.match(
       wide.lastFrame(),
-      /Order approval v1\s+.*order-42\s+01a1fe30-ed4c-7000-8000-000000000004/,
+      /Order approval v1\s+.*order-42\s+PRODUCTION\s+01a1fe30-ed4c-7000-8000-000000000004/,
       'at 120 columns the whole id as well',
     );
     t.same(widerThan(wide.lastFrame(), 120), []);
-    t.match(executionColumns(100, true), { flow: 30, id: 13 }, 'at 100 the flow name comes before the whole id');
-    t.match(executionColumns(100, false), { flow: 30, id: 36 });
+    t.match(executionColumns(100, true), { flow: 28, id: 13 }, 'at 100 the flow name comes before the whole id');
+    t.match(executionColumns(100, false), { flow: 25, id: 36, env: 4 });
     t.match(executionColumns(140, true), { id: 36, key: 24 }, 'wider still: the key column grows');
     t.match(
       executionColumns(160, false, false, 64),
@@ -94,11 +94,11 @@ t.test(
     t.match(frame, /✖ failed\s+Invoice v1\s+1m 05s\s+01a1fe30-ed1…/, 'nothing waits: the cells are empty');
     t.same(widerThan(frame, 80), [], 'no line wider than 80');
     t.match(executionColumns(80, true, true), { started: 0, waiting: 10, key: 12, id: 13, flow: 18 });
-    t.match(executionColumns(100, true, true), { started: 8, waiting: 10, key: 12, id: 13, flow: 29 });
+    t.match(executionColumns(100, true, true), { started: 8, waiting: 10, key: 12, id: 13, flow: 24 });
     t.match(executionColumns(80, false, true), { started: 8, waiting: 10, key: 0 });
     const wide = renderAt(<ExecutionsTable items={items} selected={0} now={NOW} rows={10} width={100} />, 100);
     t.teardown(wide.unmount);
-    t.match(wide.lastFrame(), /STATE\s+FLOW\s+STARTED\s+TIME\s+WAITING\s+KEY\s+ID/);
+    t.match(wide.lastFrame(), /STATE\s+FLOW\s+STARTED\s+TIME\s+WAITING\s+KEY\s+ENV\s+ID/);
     t.same(widerThan(wide.lastFrame()!, 100), []);
   },
 );
@@ -235,3 +235,25 @@ t.test('search and flow filter against a real daemon, at 80 columns', async (t) 
   t.match(frame, new RegExp(o1.processInstanceId.slice(0, 12)));
   t.same(widerThan(frame, 80), []);
 });
+
+t.test(
+  'the executions table names the environment: always when the list mixes them, else when there is room',
+  async (t) => {
+    const mixed = [{ ...ITEMS[0]!, environment: 'DEVELOPMENT' as const }, ...ITEMS.slice(1)];
+    for (const width of [80, 100, 120, 160]) {
+      const ui = renderAt(<ExecutionsTable items={mixed} selected={0} now={NOW} rows={10} width={width} />, width);
+      t.teardown(ui.unmount);
+      const frame = ui.lastFrame();
+      t.same(widerThan(frame, width), [], `fits ${width} columns`);
+      t.match(frame, /KEY\s+ENV\s+ID/, `${width}: an ENV column`);
+      t.match(frame, /order-42\s+DEV(ELOPMENT)?\s+01a1fe30-ed4\S*\n/, `${width}: the first runs in DEVELOPMENT`);
+      t.match(frame, /INV-2026-7\s+PROD(UCTION)?\s/, `${width}: the second in PRODUCTION`);
+    }
+    t.equal(executionColumns(80, true, false, 17, 2).env, 4, 'narrow: PROD / DEV');
+    t.equal(executionColumns(140, true, false, 17, 2).env, 11, 'wide: the whole name');
+    t.equal(executionColumns(80, true, false, 17, 1).env, 0, 'one environment, no room: no column');
+    const one = renderAt(<ExecutionsTable items={ITEMS} selected={0} now={NOW} rows={10} width={120} />, 120);
+    t.teardown(one.unmount);
+    t.match(one.lastFrame(), /order-42\s+PRODUCTION\s+01a1fe30/, 'one environment and room for it: shown whole');
+  },
+);

@@ -6,6 +6,7 @@ import { ExecutionView } from '../../src/tui/components/execution-view.js';
 import { ExecutionsTable } from '../../src/tui/components/executions-table.js';
 import { Help } from '../../src/tui/components/help.js';
 import { KeyBar } from '../../src/tui/components/key-bar.js';
+import { renderAt, widerThan } from '../helpers/ink.js';
 import type { Execution, ExecutionSummary } from '../../src/tui/types.js';
 
 const NOW = new Date('2026-11-21T10:05:00.000Z');
@@ -34,10 +35,10 @@ t.test(
     const { lastFrame, unmount } = render(<ExecutionsTable items={items} selected={1} now={NOW} rows={10} />);
     const frame = lastFrame()!;
     t.teardown(unmount);
-    t.match(frame, /STATE\s+FLOW\s+STARTED\s+TIME\s+ID/);
+    t.match(frame, /STATE\s+FLOW\s+STARTED\s+TIME\s+ENV\s+ID/);
     t.match(
       frame,
-      /● running\s+Order approval v2 .* 5m 00s\s+01a1fe30-0000-7000-8000-000000000001/,
+      /● running\s+Order approval v2 .* 5m 00s\s+PROD\s+01a1fe30-0000-7000-8000-000000000001/,
       'a running one counts to now',
     );
     t.match(
@@ -155,6 +156,17 @@ t.test('the key bar, the help, and the connection line (which says when the daem
   t.teardown(help.unmount);
   t.match(help.lastFrame(), /enter\s+open the execution/);
   t.match(help.lastFrame(), /c\s+cancel the execution \(asks first\)/);
+  t.match(help.lastFrame(), /v\s+an open execution: its variables whole/, 'the keys of an open execution');
+  t.match(help.lastFrame(), /pgup pgdn\s+an open execution: scroll its log/);
+  t.match(help.lastFrame(), /an open one: answer its task/);
+  t.ok(help.lastFrame()!.split('\n').length <= 23, 'fits a 24-row terminal under the top line');
+  t.match(help.lastFrame(), /y\s+copy the whole id/, 'the keys of both halves: y');
+  t.match(help.lastFrame(), /:\s+command: exec, tasks/, 'the command line');
+  t.match(help.lastFrame(), /← → h l: along a choice/, '← → in a task');
+  const narrowHelp = renderAt(<Help />, 80);
+  t.teardown(narrowHelp.unmount);
+  t.same(widerThan(narrowHelp.lastFrame(), 80), [], 'no line wider than 80');
+  t.ok(narrowHelp.lastFrame().split('\n').length <= 23, 'at 80 columns no line wraps: still 23 rows at most');
   const away = render(
     <ConnectionLine url="http://127.0.0.1:7878" connection={{ state: 'reconnecting', error: 'connection refused' }} />,
   );

@@ -33,16 +33,16 @@ t.test(
     );
     t.teardown(unmount);
     const frame = lastFrame()!;
-    t.match(frame, /FLOW\s+NODE\s+INPUT\s+WAITING SINCE\s+ID/);
+    t.match(frame, /FLOW\s+NODE\s+INPUT\s+WAITING SINCE\s+ENV\s+ID/);
     t.match(
       frame,
       new RegExp(
-        `  Order approval v3\\s+Approve\\s+textbox\\s+${clock('2026-11-21T10:04:11.000Z')} 50s\\s+01a1fe30-edc6-7617-bd1f-84feb7474dfd`,
+        `  Order approval v3\\s+Approve\\s+textbox\\s+${clock('2026-11-21T10:04:11.000Z')} 50s\\s+PRODUCTION\\s+01a1fe30-ed…`,
       ),
     );
     t.match(
       frame,
-      /› Order approval v3\s+Review the co…\s+form\s+\S+ 10s\s+01a1fe31/,
+      /› Order approval v3\s+Review the contract form\s+\S+ 10s\s+PRODUCTION\s+01a1fe31-00…/,
       'the selected row is marked (so it reads without colour)',
     );
     t.match(frame, /user task: Review contract 7 · for ann/, "the selected task's title");
@@ -52,7 +52,7 @@ t.test(
     t.same(widerThan(narrow.lastFrame(), 80), [], 'fits 80 columns');
     t.match(
       narrow.lastFrame(),
-      /  01a1fe30-edc6-7…\n/,
+      /  01a1fe30-ed…\n/,
       'the id is cut to fit, keeping its head (what wfx takes as a prefix)',
     );
   },
@@ -73,15 +73,15 @@ const agentTask = task({
 });
 
 t.test('the tasks table names the agent of a tool call: a column from 100 columns, the line below at 80', async (t) => {
-  t.same(taskColumns(100, false), { agent: 0, id: 36 });
-  t.same(taskColumns(100, true), { agent: 20, id: 15 });
-  t.same(taskColumns(80, true), { agent: 0, id: 16 }, 'narrow: no AGENT column, the id as without agents');
+  t.match(taskColumns(100, {}), { agent: 0, id: 12 });
+  t.match(taskColumns(100, { agents: true }), { agent: 20, id: 12, env: 0 }, 'the agent before the environment');
+  t.match(taskColumns(80, { agents: true }), { agent: 0, id: 12 }, 'narrow: no AGENT column, the id as without agents');
   const wide = renderAt(<TasksTable items={[task(), agentTask]} selected={1} now={NOW} rows={10} width={100} />, 100);
   t.teardown(wide.unmount);
   const frame = wide.lastFrame();
   t.match(frame, /FLOW\s+NODE\s+INPUT\s+WAITING SINCE\s+AGENT\s+ID/);
-  t.match(frame, /› Ask a supervisor …\s+Approve\s+textbox\s+\S+ 50s\s+Refund agent \(ask_s… 01a1fe32-0000-…/);
-  t.match(frame, /  Order approval v3\s+Approve\s+textbox\s+\S+ 50s\s+01a1fe30-edc6-…/, 'no agent: an empty cell');
+  t.match(frame, /› Ask a supervisor v1 Approve\s+textbox\s+\S+ 50s\s+Refund agent \(ask_s… 01a1fe32-00…/);
+  t.match(frame, /  Order approval v3\s+Approve\s+textbox\s+\S+ 50s\s+01a1fe30-ed…/, 'no agent: an empty cell');
   t.match(frame, /input: Approve: refund 250 EUR · agent Refund agent \(ask_supervisor\)$/m);
   t.same(widerThan(frame, 100), []);
 
@@ -264,7 +264,7 @@ t.test(
     ui.stdin.write('2');
     await frameMatching(
       ui.lastFrame,
-      new RegExp(`› Approve order v1\\s+Approve\\s+form\\s+.*${run.processInstanceId.slice(0, 12)}`),
+      new RegExp(`› Approve order v1\\s+Approve\\s+form\\s+.*${run.processInstanceId.slice(0, 11)}`),
     );
     t.match(ui.lastFrame(), /input: Approve order 42\?/, 'the resolved title under the table');
     ui.stdin.write(KEY.enter);
@@ -288,3 +288,51 @@ t.test(
     await frameMatching(ui.lastFrame, new RegExp(`✔ completed\\s+Approve order v1 .*${run.processInstanceId}`));
   },
 );
+
+t.test(
+  'the tasks table budgets its columns: the flow and node names whole at 120, the id a head unless room is left',
+  async (t) => {
+    const long = task({
+      processName: 'Customer onboarding review',
+      processVersion: '12',
+      nodeName: 'Check identity documents',
+      environment: 'DEVELOPMENT',
+    });
+    const items = [long, second];
+    for (const width of [80, 100, 120, 160]) {
+      const ui = renderAt(<TasksTable items={items} selected={0} now={NOW} rows={10} width={width} />, width);
+      t.teardown(ui.unmount);
+      const frame = ui.lastFrame();
+      t.same(widerThan(frame, width), [], `fits ${width} columns`);
+      t.match(frame, /01a1fe31-00\S*\n/, `${width}: the id's head is there`);
+      t.match(frame, /ENV/, `${width}: two environments listed: an ENV column`);
+      if (width >= 100) t.match(frame, /› Customer onboarding review v12 /, `${width}: the flow's name whole`);
+      if (width >= 120) t.match(frame, /v12 Check identity documents /, `${width}: the node's name whole`);
+      if (width === 120) t.match(frame, /\bDEV(ELOPMENT)?\s.*\n.*\bPROD(UCTION)?\s/, 'each row its environment');
+      if (width === 160) t.match(frame, /01a1fe31-0000-7000-8000-000000000002/, 'room to spare: the id whole');
+    }
+    const narrow = taskColumns(80, { environments: 2, longestFlow: 30, longestNode: 24 });
+    t.equal(narrow.id, 12, 'at 80 the id keeps its head in 12 columns');
+    t.equal(narrow.env, 4, 'and the environment is abbreviated');
+  },
+);
+
+t.test('the tasks table counts down to a task timer, and says when it is overdue', async (t) => {
+  const due = task({ dueAt: '2026-11-21T10:09:13.000Z' }); // NOW + 4m 12s
+  const late = task({ nodeInstanceId: 'late', nodeName: 'Late', dueAt: '2026-11-21T10:04:49.000Z' });
+  const wide = renderAt(<TasksTable items={[due, late]} selected={0} now={NOW} rows={10} width={120} />, 120);
+  t.teardown(wide.unmount);
+  t.match(wide.lastFrame(), /WAITING SINCE\s+DUE\s/);
+  t.match(wide.lastFrame(), /› Order approval v3\s+Approve\s+textbox\s+\S+ 50s\s+in 4m 12s\s/);
+  t.match(wide.lastFrame(), /Late\s+textbox\s+\S+ 50s\s+overdue 12s\s/);
+  const later = renderAt(
+    <TasksTable items={[due, late]} selected={0} now={new Date(NOW.getTime() + 12_000)} rows={10} width={120} />,
+    120,
+  );
+  t.teardown(later.unmount);
+  t.match(later.lastFrame(), /in 4m 00s\s[\s\S]*overdue 24s/, 'it counts with the clock');
+  const narrow = renderAt(<TasksTable items={[due, late]} selected={0} now={NOW} rows={10} width={80} />, 80);
+  t.teardown(narrow.unmount);
+  t.notMatch(narrow.lastFrame(), /DUE/);
+  t.match(narrow.lastFrame(), /input: Ship order 42 \(39 EUR\)\? · due in 4m 12s/, 'narrow: the line below says it');
+});

@@ -54,6 +54,7 @@ function taskOf(state: WfxState, inst: Instance, node: NodeInstance, timers: Bou
     processName: inst.processName,
     processVersion: inst.processVersion,
     organization: inst.organization,
+    environment: inst.environment,
     correlationKey: inst.correlationKey,
     nodeInstanceId: node.id,
     nodeId: node.nodeId,

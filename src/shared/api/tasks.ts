@@ -1,7 +1,7 @@
 /* Waiting input nodes and user tasks: GET /process/tasks lists them, POST /process/task answers one. */
 import { Type, type Static } from './schema.js';
 import type { FormField, InputType } from '../flow/types.js';
-import { Answer, Name, Nullable, NullableString, Page, StringEnum } from './common.js';
+import { Answer, ENVIRONMENTS, Name, Nullable, NullableString, Page, StringEnum } from './common.js';
 
 /** Body of POST /process/task: complete (with the answer in `data`) or cancel a waiting node. */
 export const TaskAnswerBody = Type.Object(
@@ -43,6 +43,8 @@ export const WaitingTask = Answer({
   processName: Type.String(),
   processVersion: Type.String(),
   organization: Type.String(),
+  /** The environment its execution runs in. */
+  environment: StringEnum(ENVIRONMENTS),
   correlationKey: NullableString(),
   nodeInstanceId: Type.String(),
   nodeId: Type.String(),

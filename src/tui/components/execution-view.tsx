@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { clock, cut, duration, fit, idColumns, shortId, stateView, statusWord } from '../format.js';
+import { clock, countdown, cut, duration, fit, idColumns, shortId, stateView, statusWord } from '../format.js';
 import { waitingFor } from '../../client/describe.js';
 import { nodeOpen } from '../../client/transcript.js';
 import type { AgentState } from '../../shared/api/index.js';
@@ -40,6 +40,10 @@ export function ExecutionView(props: {
   readonly childGroups?: readonly ChildGroup[] | null;
   /** The selected child's id (enter opens it), or null. */
   readonly selectedChild?: string | null;
+  /** Where the log is scrolled to: the count of lines up to its last shown; null (default) follows the tail. */
+  readonly logEnd?: number | null;
+  /** Whether the log pane has the keys (its heading is marked). */
+  readonly logFocused?: boolean;
 }) {
   const { execution: e, logs, now, width } = props;
   const groups = new Map((props.childGroups ?? []).map((g) => [g.nodeInstanceId, g]));
@@ -68,7 +72,7 @@ export function ExecutionView(props: {
         {e.nodes.map((n) => (
           <Box key={n.nodeInstanceId} flexDirection="column">
             <Text>
-              {fit(n.nodeName, 18)} {fit(n.nodeType, 22)} {fit(statusWord(n.statusCd), 10)} {waitingFor(n)}
+              {fit(n.nodeName, 18)} {fit(n.nodeType, 22)} {fit(statusWord(n.statusCd), 10)} {waitText(n, now)}
             </Text>
             {groups.has(n.nodeInstanceId) ? (
               <ChildList group={groups.get(n.nodeInstanceId)!} selected={props.selectedChild ?? null} width={width} />
@@ -102,8 +106,11 @@ export function ExecutionView(props: {
         </Box>
       )}
       <Box marginTop={1} flexDirection="column">
-        <Text bold>log</Text>
-        {logs.slice(-Math.max(1, logRows - streaming.length)).map((l) => (
+        <Text bold={true}>
+          {props.logFocused ? '› log' : 'log'}
+          <Text dimColor>{logNote(logs.length, props.logEnd ?? null)}</Text>
+        </Text>
+        {logTail(logs, Math.max(1, logRows - streaming.length), props.logEnd ?? null).map((l) => (
           <Text key={l.id} color={LEVEL_COLOR[l.level]}>
             {clock(l.timestamp)} {fit(l.level, 5)} {l.nodeName || 'execution'}: {l.message}
           </Text>
@@ -133,4 +140,27 @@ export function childLine(ids: readonly string[], width = 80): string {
     if (line.length <= width) break;
   }
   return line;
+}
+
+/** What a node waits for, and the time left to its timer (`in 4m 12s`, `overdue 3s`) when it has one. */
+export function waitText(n: NodeView, now: Date): string {
+  const what = waitingFor(n);
+  const due = n.statusCd === 1 ? n.wait?.dueAt : null;
+  if (!due) return what;
+  return n.wait?.kind === 'timer'
+    ? `timer until ${clock(due)} · ${countdown(due, now)}`
+    : `${what} · due ${countdown(due, now)}`;
+}
+
+/** The log lines shown in `rows`: the tail, or those up to `end` when scrolled up (new lines do not move them). */
+export function logTail<T>(logs: readonly T[], rows: number, end: number | null): readonly T[] {
+  const last = end === null ? logs.length : Math.min(end, logs.length);
+  return logs.slice(Math.max(0, last - rows), last);
+}
+
+/** The log heading's note: nothing while it follows the tail; scrolled up, the lines below and how to follow again. */
+export function logNote(total: number, end: number | null): string {
+  if (end === null || end >= total) return '';
+  const below = total - end;
+  return ` · scrolled up: ${below} newer line${below === 1 ? '' : 's'} below (G follows)`;
 }

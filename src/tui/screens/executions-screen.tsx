@@ -1,18 +1,17 @@
 import { Box, Text, useInput } from 'ink';
 import { useEffect, useRef, useState } from 'react';
-import { ExecutionView, listedChildren } from '../components/execution-view.js';
 import { ExecutionsTable } from '../components/executions-table.js';
 import { KeyBar } from '../components/key-bar.js';
 import { InputLine } from '../components/input-line.js';
 import { cut } from '../format.js';
-import { useChildren } from '../hooks/use-children.js';
-import { useExecution } from '../hooks/use-execution.js';
 import { useWidth } from '../hooks/use-width.js';
 import { editText } from '../text-edit.js';
 import type { ExecutionSummary } from '../types.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
-import type { WfxClient } from '../../client/client.js';
 import { cursorAt, moveCursor } from '../cursor.js';
+import { Detail, type DetailFocus } from './execution-detail.js';
+import { Answering, uploader } from './tasks-screen.js';
+import type { Task } from '../hooks/use-tasks.js';
 import { useNotice } from '../hooks/use-notice.js';
 import { terminalCopy } from '../clipboard.js';
 
@@ -71,6 +70,9 @@ export function ExecutionsScreen(
   const open = opened.at(-1) ?? null;
   const [childCursor, setChildCursor] = useState(0);
   const [confirm, setConfirm] = useState<Confirming | null>(null);
+  const [focus, setFocus] = useState<DetailFocus>('nodes');
+  const [answering, setAnswering] = useState<Task | null>(null);
+  const [waitsOnTask, setWaitsOnTask] = useState(false);
   const [notice, setNotice] = useNotice(active);
   const { toOpen = null, onOpened } = props;
   useEffect(() => {
@@ -91,8 +93,8 @@ export function ExecutionsScreen(
 
   // Keys read the latest state through a ref: Ink re-attaches the handler after each paint, so a
   // key typed right after a paint would otherwise see the state before it.
-  const latest = useRef({ confirm, open, current, shown, items, search, searching });
-  latest.current = { confirm, open, current, shown, items, search, searching };
+  const latest = useRef({ confirm, open, current, shown, items, search, searching, focus, answering });
+  latest.current = { confirm, open, current, shown, items, search, searching, focus, answering };
   const typeSearch = (text: string, typing: boolean) => {
     latest.current = { ...latest.current, search: text, searching: typing };
     setSearch(text);
@@ -105,7 +107,8 @@ export function ExecutionsScreen(
   };
   useInput(
     (input, key) => {
-      const { confirm, open, current, shown, items, search, searching } = latest.current;
+      const { confirm, open, current, shown, items, search, searching, focus, answering } = latest.current;
+      if (answering) return; // the answer form has the keys
       if (searching) {
         if (key.escape) typeSearch('', false);
         else if (key.return) typeSearch(search, false);
@@ -137,9 +140,16 @@ export function ExecutionsScreen(
       if (input === 'r' && current && current.stateCd === 2 && current.parentInstanceId === null)
         return ask({ action: 'retry', execution: current });
       if (open) {
+        if (focus === 'variables') {
+          if (key.escape || input === 'v') setFocus('nodes');
+          return;
+        }
+        if (key.tab) setFocus(focus === 'log' ? 'nodes' : 'log');
+        if (input === 'v') setFocus('variables');
         if (key.escape || key.backspace || key.leftArrow) {
           setOpened((o) => o.slice(0, -1));
           setChildCursor(0);
+          setFocus('nodes');
         }
         return;
       }
@@ -175,15 +185,7 @@ export function ExecutionsScreen(
         ['ctrl-u', 'empty it'],
       ]
     : open
-      ? [
-          ['↑↓', 'child'],
-          ['enter', 'open child'],
-          ['esc', 'back'],
-          ['y', 'copy id'],
-          ['c', 'cancel'],
-          ['r', 'retry'],
-          ...SHELL_KEYS,
-        ]
+      ? openKeys(focus, waitsOnTask)
       : [
           ['↑↓', 'move'],
           ['enter', 'open'],
@@ -197,24 +199,50 @@ export function ExecutionsScreen(
           ...SHELL_KEYS,
         ];
   const filtered = filter !== 0 || flow !== null || search !== '';
+  const closeAnswer = (what: string | null) => {
+    setAnswering(null);
+    setCapture(false);
+    setNotice(what);
+  };
   return (
     <Box flexDirection="column">
-      {open ? (
-        <Detail
-          key={open}
-          client={client}
-          id={open}
+      {answering && (
+        <Answering
+          key={answering.nodeInstanceId}
+          task={answering}
+          submit={(body) => client.tasks.answer(body)}
+          upload={uploader(client)}
           now={now}
-          logRows={Math.max(3, rows - 16)}
-          width={width}
-          active={active && !confirm}
-          cursor={childCursor}
-          onCursor={setChildCursor}
-          onOpen={(child) => {
-            setOpened((o) => [...o, child]);
-            setChildCursor(0);
-          }}
+          onDone={(what) => closeAnswer(what)}
+          onClose={() => closeAnswer(null)}
         />
+      )}
+      {open ? (
+        <Box display={answering ? 'none' : 'flex'} flexDirection="column">
+          <Detail
+            key={open}
+            client={client}
+            id={open}
+            now={now}
+            logRows={Math.max(3, rows - 16)}
+            width={width}
+            active={active && !confirm && !answering}
+            cursor={childCursor}
+            onCursor={setChildCursor}
+            onOpen={(child) => {
+              setOpened((o) => [...o, child]);
+              setChildCursor(0);
+            }}
+            focus={focus}
+            onWaiting={setWaitsOnTask}
+            onAnswer={(task) => {
+              latest.current = { ...latest.current, answering: task };
+              setAnswering(task);
+              setCapture(true);
+              setNotice(null);
+            }}
+          />
+        </Box>
       ) : (
         <ExecutionsTable
           items={shown}
@@ -237,65 +265,37 @@ export function ExecutionsScreen(
       {searching && (
         <InputLine label="search /" value={search} width={width} placeholder="part of an id or a correlation key" />
       )}
-      <KeyBar keys={keys} />
+      {!answering && <KeyBar keys={keys} />}
     </Box>
   );
 }
 
-/**
- * One execution, opened: its view, with its children listed under their nodes; ↑↓ move through
- * them (`cursor`), enter opens the one selected (`onOpen`).
- */
-export function Detail({
-  client,
-  id,
-  now,
-  logRows,
-  width,
-  active,
-  cursor,
-  onCursor,
-  onOpen,
-}: {
-  readonly client: WfxClient;
-  readonly id: string;
-  readonly now: Date;
-  readonly logRows: number;
-  readonly width: number;
-  /** Whether keys reach it (the screen is shown and no question is asked). */
-  readonly active: boolean;
-  /** The index of the selected child among those listed. */
-  readonly cursor: number;
-  readonly onCursor: (cursor: number) => void;
-  readonly onOpen: (childId: string) => void;
-}) {
-  const { execution, logs, streaming, error } = useExecution(client, id);
-  const children = useChildren(client, execution);
-  const listed = listedChildren(children);
-  const selected = listed.length > 0 ? listed[cursorAt(cursor, listed.length)]! : null;
-  const latest = useRef({ listed, cursor, selected });
-  latest.current = { listed, cursor, selected };
-  useInput(
-    (input, key) => {
-      const { listed, cursor, selected } = latest.current;
-      if (listed.length === 0) return;
-      const next = moveCursor(cursor, listed.length, input, key);
-      if (next !== cursor) onCursor(next);
-      if (key.return && selected) onOpen(selected);
-    },
-    { isActive: active },
-  );
-  if (!execution) return <Text dimColor>{error ? `cannot read ${id}: ${error}` : `loading ${id}…`}</Text>;
-  return (
-    <ExecutionView
-      execution={execution}
-      logs={logs}
-      streaming={streaming}
-      now={now}
-      logRows={logRows}
-      width={width}
-      childGroups={children}
-      selectedChild={selected}
-    />
-  );
+/** The keys of an open execution, by the pane that has them (`tab` moves between nodes and log). */
+function openKeys(focus: DetailFocus, waitsOnTask: boolean): Array<readonly [string, string]> {
+  const answer = waitsOnTask ? [['a', 'answer'] as const] : [];
+  if (focus === 'variables')
+    return [['↑↓ pgup pgdn', 'scroll'], ['g G', 'top / bottom'], ['esc', 'back'], ['y', 'copy id'], ...SHELL_KEYS];
+  if (focus === 'log')
+    return [
+      ['↑↓ pgup pgdn', 'scroll the log'],
+      ['g G', 'top / bottom (follow)'],
+      ['tab', 'nodes'],
+      ['v', 'variables'],
+      ...answer,
+      ['esc', 'back'],
+      ['y', 'copy id'],
+      ...SHELL_KEYS,
+    ];
+  return [
+    ['↑↓', 'child'],
+    ['enter', 'open child'],
+    ['tab', 'log'],
+    ['v', 'variables'],
+    ...answer,
+    ['esc', 'back'],
+    ['y', 'copy id'],
+    ['c', 'cancel'],
+    ['r', 'retry'],
+    ...SHELL_KEYS,
+  ];
 }

@@ -8,7 +8,7 @@ import { cursorAt, moveCursor } from '../cursor.js';
 import { cut } from '../format.js';
 import { useFailures, useGroupExecutions, type FailureGroup } from '../hooks/use-failures.js';
 import { useWidth } from '../hooks/use-width.js';
-import { Detail } from './executions-screen.js';
+import { Detail } from './execution-detail.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 
 /**

@@ -12,6 +12,7 @@ import { SHELL_KEYS, type ScreenProps } from './screen.js';
 import { cursorAt, moveCursor } from '../cursor.js';
 import { useNotice } from '../hooks/use-notice.js';
 import { terminalCopy } from '../clipboard.js';
+import type { WfxClient } from '../../client/client.js';
 
 const taskKey = (t: Task) => `${t.processInstanceId}|${t.nodeInstanceId}`;
 
@@ -31,13 +32,7 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask;
   const list = items ?? [];
   const at = cursorAt(selected, list.length);
   const submit: SubmitTask = props.submit ?? ((body) => client.tasks.answer(body));
-  // The TUI runs where the files are: a path typed into a file input is read here and uploaded.
-  const upload: UploadFile =
-    props.upload ??
-    (async (path) => {
-      const content = await readFile(resolve(path));
-      return (await client.files.put(content, { name: basename(path) })).fileId;
-    });
+  const upload: UploadFile = props.upload ?? uploader(client);
 
   const latest = useRef({ open, current: list[at] ?? null, count: list.length });
   latest.current = { open, current: list[at] ?? null, count: list.length };
@@ -95,8 +90,16 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask;
   );
 }
 
-/** The answer view of one task: the form and the keys that fit the focused field. */
-function Answering(props: {
+/** Uploads a file input's path: the TUI runs where the files are, so the path is read here and sent (POST /files). */
+export function uploader(client: WfxClient): UploadFile {
+  return async (path) => {
+    const content = await readFile(resolve(path));
+    return (await client.files.put(content, { name: basename(path) })).fileId;
+  };
+}
+
+/** The answer view of one task: the form and the keys that fit the focused field (the tasks screen's, and an open execution's). */
+export function Answering(props: {
   readonly task: Task;
   readonly submit: SubmitTask;
   readonly upload: UploadFile;

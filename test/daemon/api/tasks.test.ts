@@ -70,6 +70,7 @@ t.test(
       processName: 'Approve',
       processVersion: '1',
       organization: 'acme',
+      environment: 'PRODUCTION',
       correlationKey: 'order-42',
       nodeInstanceId: 'n2',
       nodeId: 'ask',
