@@ -1,11 +1,12 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { forgetDaemon, noteDaemon } from '../setup/daemons.js';
 import { killIfAlive } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 
 // wfx as users install it: `npm pack`, then `npm install -g` of the tarball into a prefix of the
 // test's own, on a directory that is not the repository. Dependencies come from the npm registry
@@ -13,6 +14,7 @@ import { killIfAlive } from '../helpers/cli.js';
 // node-llama-cpp, whose GPU builds a global install would fetch (the repository's `overrides`
 // apply to its own tree only): the daemon loads it only when a `local` provider is used.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const HAVE_TMUX = spawnSync('tmux', ['-V']).status === 0;
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 interface Run {
@@ -109,6 +111,39 @@ t.test('npm pack, npm install -g of the tarball, then wfx works with nothing ext
   const ran = await wfx('run', 'flows/hello.yaml', '--wait');
   t.equal(ran.code, 0, `wfx run --wait: ${ran.stderr}`);
   t.match(ran.stdout, /^output: \{"greeting":"Hello, world!"\}$/m, 'the flow ran to its output');
+
+  // The TUI as installed: its React and Ink come from the package's own dependencies. It needs a
+  // terminal: a tmux pane, in the project directory so it finds the daemon and its credential.
+  if (HAVE_TMUX || process.env.CI) {
+    const socket = `wfx-pkg-${process.pid}-${Date.now()}`;
+    const tmux = (...args: string[]) =>
+      exec('tmux', ['-L', socket, '-f', '/dev/null', ...args], join(dir, 'project'), env);
+    t.teardown(() => tmux('kill-server'));
+    const opened = await tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'tui',
+      '-x',
+      '100',
+      '-y',
+      '30',
+      '-c',
+      join(dir, 'project'),
+      `NO_COLOR=1 '${bin}' tui`,
+    );
+    t.equal(opened.code, 0, `tmux: ${opened.stderr}`);
+    let pane = '';
+    await eventually('the installed TUI lists the run', async () => {
+      pane = (await tmux('capture-pane', '-p', '-t', 'tui')).stdout;
+      return /· live/.test(pane) && /✔ completed\s+Hello v1/.test(pane);
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}; the pane shows:\n${pane}`);
+    });
+    t.pass('wfx tui runs from the package');
+    await tmux('send-keys', '-t', 'tui', 'q');
+    await eventually('q ends the TUI', async () => (await tmux('has-session', '-t', 'tui')).code !== 0);
+  }
 
   const page = await fetch(`${daemon.url}/`);
   t.equal(page.status, 200, 'the console is served');
