@@ -114,6 +114,24 @@ t.test("a node's panel: its instances, the branch a gateway took, a boundary eve
     />,
   );
   t.match(boundary, /This boundary event fired\./);
+  const answered = {
+    ...BIG_ORDER,
+    nodes: BIG_ORDER.nodes.map((n) =>
+      n.nodeId === 'approve' ? { ...n, statusCd: 2 as const, answeredBy: 'key:k-ann', answeredAt: n.endTime! } : n,
+    ),
+  };
+  const answeredGraph = buildGraph(FLOW.nodes, answered);
+  const approveHtml = render(
+    <NodePanel
+      target={{ kind: 'node', node: answeredGraph.nodes.find((n) => n.id === 'approve')! }}
+      graph={answeredGraph}
+      run={answered}
+      log={null}
+      onClose={noop}
+    />,
+  );
+  t.match(approveHtml, /<div class="answered">Answered by <code>key:k-ann<\/code> at <time datetime="[^"]+">/);
+  t.notMatch(html, /Answered by/, 'a node nobody answered says nothing of it');
   const loop = graph.nodes.find((n) => n.id === 'lines')!;
   const loopHtml = render(
     <NodePanel

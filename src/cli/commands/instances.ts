@@ -118,15 +118,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
             : '') +
           errorLine(inst) +
           '\n' +
-          table(
-            ['NODE', 'TYPE', 'STATUS', 'WAITING FOR'],
-            inst.nodes.map((n) => [
-              n.nodeId,
-              n.nodeType,
-              STATUS_NAMES[n.statusCd] ?? String(n.statusCd),
-              waitingFor(n),
-            ]),
-          ) +
+          nodesTable(inst) +
           conversations(inst, terminalWidth(ctx)) +
           childrenText(await childTree(client, inst, CLI_TREE_LIMITS)) +
           `\nvariables: ${JSON.stringify(inst.data, null, 2)}\n` +
@@ -236,4 +228,19 @@ function conversations(inst: InstanceView, width: number): string {
       );
     })
     .join('');
+}
+
+/** The nodes table; with an ANSWERED BY column (the answerer's actor, never a secret) once a task was answered. */
+function nodesTable(inst: InstanceView): string {
+  const answered = inst.nodes.some((n) => n.answeredBy !== undefined);
+  return table(
+    ['NODE', 'TYPE', 'STATUS', 'WAITING FOR', ...(answered ? ['ANSWERED BY'] : [])],
+    inst.nodes.map((n) => [
+      n.nodeId,
+      n.nodeType,
+      STATUS_NAMES[n.statusCd] ?? String(n.statusCd),
+      waitingFor(n),
+      ...(answered ? [n.answeredBy ?? ''] : []),
+    ]),
+  );
 }

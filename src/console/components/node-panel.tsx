@@ -59,7 +59,7 @@ function waitWords(w: Wait): string {
   }
 }
 
-/** One node instance: its state, when, how long, what it waits for, its attempts and children. */
+/** One node instance: its state, when, how long, what it waits for, who answered it, its attempts and children. */
 function InstanceItem({ ni, index, childWord, now }: { ni: NodeView; index: number; childWord: string; now: number }) {
   const job = ni.wait?.kind === 'job' ? ni.wait : null;
   const children = ni.childInstanceIds ?? [];
@@ -73,6 +73,14 @@ function InstanceItem({ ni, index, childWord, now }: { ni: NodeView; index: numb
         <span class="muted">{` (${durationBetween(ni.startTime, ni.endTime, now)})`}</span>
       </div>
       {ni.wait && ni.statusCd === 1 && <div>{`Waits for ${waitWords(ni.wait)}.`}</div>}
+      {ni.answeredBy !== undefined && (
+        <div class="answered">
+          {'Answered by '}
+          <code>{ni.answeredBy}</code>
+          {ni.answeredAt && ' at '}
+          {ni.answeredAt && <time dateTime={ni.answeredAt}>{formatTime(ni.answeredAt)}</time>}
+        </div>
+      )}
       {job?.lastError && (
         <div class="error-text">{`Last attempt: ${job.lastError.code}: ${job.lastError.message}`}</div>
       )}

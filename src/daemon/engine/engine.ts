@@ -264,8 +264,9 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   }
 
   /**
-   * Submits input to a waiting input node or user task. Throws INSTANCE_NOT_FOUND,
-   * INSTANCE_NOT_RUNNING, NODE_NOT_WAITING, VALIDATION_ERROR (422, the node keeps waiting).
+   * Submits input to a waiting input node or user task; `by` (api/caller.ts, actorOf) is kept
+   * on the node as `answeredBy`. Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING,
+   * NODE_NOT_WAITING, VALIDATION_ERROR (422, the node keeps waiting).
    */
   async submitTask(
     req: OrganizationScope & {
@@ -273,10 +274,19 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       nodeId: string;
       action: 'COMPLETE' | 'CANCEL';
       data?: Record<string, unknown>;
+      by?: string;
     },
   ): Promise<void> {
     const id = (await runningInstance(this.state, this.archive, req, req.processInstanceId)).processInstanceId;
-    await this.step({ kind: 'answer', instanceId: id, nodeId: req.nodeId, action: req.action, data: req.data ?? {} });
+    const { nodeId, action, by } = req;
+    await this.step({
+      kind: 'answer',
+      instanceId: id,
+      nodeId,
+      action,
+      data: req.data ?? {},
+      ...(by !== undefined && { by }),
+    });
   }
 
   /**

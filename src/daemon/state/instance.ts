@@ -133,6 +133,9 @@ export interface NodeInstance {
   agent?: LiveAgentState;
   /** The tries a failed node made (its work's retries, a job's attempts); absent: one. */
   attempts?: number;
+  /** Who answered it, an input node or user task (api/caller.ts, actorOf: never a secret), and when (`node.answered`). */
+  answeredBy?: string;
+  answeredAt?: string;
 }
 
 /** AgentState as the reducer keeps it: lists appended to in place. */

@@ -317,6 +317,13 @@ export interface NodeView {
   readonly agent?: AgentState;
   /** The tries a failed node made (a serviceTask's or aiTask's retries, a job's attempts), when more than one. */
   readonly attempts?: number;
+  /**
+   * Who answered it, an input node or user task: `key:<id>` (an API key or a console session),
+   * `oidc:<subject>` (a bearer token) or `daemon`; never a secret. Absent: not answered through the API.
+   */
+  readonly answeredBy?: string;
+  /** When it was answered (with answeredBy). */
+  readonly answeredAt?: string;
 }
 
 /** The error of a failed execution, in its `data.error`. */

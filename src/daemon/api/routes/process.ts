@@ -33,7 +33,7 @@ import { executionQueryOf } from '../../engine/execution-query.js';
 import { flowListing } from '../../flows/running-version.js';
 import { failureView } from '../../engine/failures.js';
 import type { Instance, WfxState } from '../../state/state.js';
-import type { Caller } from '../caller.js';
+import { actorOf, type Caller } from '../caller.js';
 import type { StreamHub } from '../streams.js';
 import { streamLogs } from '../log-stream.js';
 import { requestTraceparent } from '../request-spans.js';
@@ -86,6 +86,7 @@ export function instanceResource(inst: Instance): InstanceView {
       ...(n.children && { childInstanceIds: n.children }),
       ...(n.agent && { agent: n.agent }),
       ...(n.attempts !== undefined && { attempts: n.attempts }),
+      ...(n.answeredBy !== undefined && { answeredBy: n.answeredBy, answeredAt: n.answeredAt }),
     })),
     ...(inst.usage && { usage: inst.usage }),
     ...(inst.retries && { retries: inst.retries }),
@@ -153,7 +154,8 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       response: { 200: TaskAnswered, 422: ErrorRef, ...ERROR_REPLIES },
     },
     handler: async (request) => {
-      await engine.submitTask({ organization: request.caller!.organization, ...request.body });
+      const caller = request.caller!;
+      await engine.submitTask({ organization: caller.organization, ...request.body, by: actorOf(caller) });
       return { processInstanceId: request.body.processInstanceId, status: 'resumed' };
     },
   });

@@ -19,6 +19,8 @@ export interface AnswerInput {
   readonly nodeId: string;
   readonly action: 'COMPLETE' | 'CANCEL';
   readonly data: Record<string, unknown>;
+  /** Who answers (api/caller.ts, actorOf), kept on the node (`node.answered`); absent: not recorded. */
+  readonly by?: string;
 }
 
 /**
@@ -37,6 +39,8 @@ export function answer(s: Step, input: AnswerInput): void {
   if (input.action === 'COMPLETE') validateTaskData(ni.wait, data);
   const given =
     input.action === 'COMPLETE' && ni.wait.inputType === 'file' ? withFile(s.ctx, inst.organization, data) : data;
+  if (input.by !== undefined)
+    s.emit({ type: 'node.answered', instanceId: id, nodeInstanceId: ni.id, by: input.by, at: s.at });
   s.resume(inst, ni, { kind: 'task', action: input.action, data: given });
 }
 

@@ -110,6 +110,17 @@ export type NodeRecord =
       readonly nodeInstanceId: string;
       readonly at: string;
     } & AgentUpdate)
+  /**
+   * Who answered a waiting input node or user task (POST /process/task): emitted right before
+   * the resume it causes, in the same step, so the answer and its author are one journal entry.
+   */
+  | {
+      readonly type: 'node.answered';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly by: string;
+      readonly at: string;
+    }
   /** A waiting node goes back to work outside the step (a callAgent's next model turn): Active again. */
   | {
       readonly type: 'node.working';
@@ -334,6 +345,12 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     for (const line of applyAgentUpdate(inst, node, r)) appendLog(inst, node, 'INFO', line, r.at);
+  },
+  'node.answered': (state, r) => {
+    const node = state.instances[r.instanceId]?.nodes[r.nodeInstanceId];
+    if (!node) return;
+    node.answeredBy = r.by;
+    node.answeredAt = r.at;
   },
   'node.working': (state, r) => {
     const inst = state.instances[r.instanceId];
