@@ -75,6 +75,11 @@ t.test('countdowns: the time left to a timer ticks with now, and past it says ov
   t.equal(waitText(timer, NOW), `timer until ${clock('2026-11-21T10:09:12.000Z')} · in 4m 12s`);
   t.equal(waitText(ask, NOW), 'input textbox: Ship order 42? · due overdue 3s');
   t.equal(waitText({ ...ask, statusCd: 2 }, NOW), '', 'a node that no longer waits has no countdown');
+  t.equal(
+    waitText({ ...ask, statusCd: 2, answeredBy: 'key:0123456789abcdef', answeredAt: '2026-11-21T10:06:00.000Z' }, NOW),
+    `answered by key:0123456789abcdef at ${clock('2026-11-21T10:06:00.000Z')}`,
+    'an answered task names who answered it',
+  );
   const ui = renderAt(
     <ExecutionView execution={execution([timer])} logs={[]} now={NOW} logRows={3} width={100} />,
     100,

@@ -142,8 +142,13 @@ export function childLine(ids: readonly string[], width = 80): string {
   return line;
 }
 
-/** What a node waits for, and the time left to its timer (`in 4m 12s`, `overdue 3s`) when it has one. */
+/**
+ * What a node waits for, and the time left to its timer (`in 4m 12s`, `overdue 3s`) when it has
+ * one; for a task answered, who answered it and when.
+ */
 export function waitText(n: NodeView, now: Date): string {
+  if (n.statusCd !== 1 && n.answeredBy)
+    return `answered by ${n.answeredBy}${n.answeredAt ? ` at ${clock(n.answeredAt)}` : ''}`;
   const what = waitingFor(n);
   const due = n.statusCd === 1 ? n.wait?.dueAt : null;
   if (!due) return what;
