@@ -15,10 +15,17 @@ export interface BenchDaemon {
   readonly stop: () => Promise<void>;
 }
 
-/** Starts a daemon on `dataDir` with `args` besides its port and data directory. */
-export async function startBenchDaemon(dataDir: string, args: readonly string[] = []): Promise<BenchDaemon> {
+/**
+ * Starts a daemon on `dataDir` with `args` besides its port and data directory; `wfx`: the
+ * `bin/wfx.js` of another build (a baseline), else this one's.
+ */
+export async function startBenchDaemon(
+  dataDir: string,
+  args: readonly string[] = [],
+  wfx: string = WFX,
+): Promise<BenchDaemon> {
   const { stdout } = await run(process.execPath, [
-    WFX,
+    wfx,
     'daemon',
     'start',
     '--port',
@@ -30,7 +37,7 @@ export async function startBenchDaemon(dataDir: string, args: readonly string[] 
   ]);
   const { url } = JSON.parse(stdout) as { url: string };
   const stop = async () => {
-    await run(process.execPath, [WFX, 'daemon', 'stop', '--data-dir', dataDir]).catch(() => undefined);
+    await run(process.execPath, [wfx, 'daemon', 'stop', '--data-dir', dataDir]).catch(() => undefined);
   };
   return { url, stop };
 }

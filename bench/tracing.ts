@@ -3,7 +3,9 @@
  * daemon. Two daemon processes, one with tracing off (the default) and one exporting to an
  * OTLP/HTTP sink in this process, take the same load of `POST /process/start` of a five-node
  * flow in alternating rounds (a shared machine's drift falls on both); figures are the median
- * round of each, with the spans the sink received.
+ * round of each, with the spans the sink received. BENCH_BASELINE=<checkout>/bin/wfx.js adds a
+ * third daemon, another build (the commit before tracing, say) with tracing off, to the rounds:
+ * what tracing's checks cost when it is off.
  */
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -22,6 +24,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 /** Rounds per daemon (BENCH_ROUNDS overrides). */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = 32;
+/** Another build's `bin/wfx.js`, run with tracing off beside this one's two daemons. */
+const BASELINE = process.env.BENCH_BASELINE;
 const PROCESS_ID = /processId: (\S+)/.exec(FIVE_NODE_FLOW)![1]!;
 
 /** The figures of one configuration. */
@@ -37,6 +41,8 @@ export interface TracingFigures {
 export interface TracingBench {
   readonly off: TracingFigures;
   readonly on: TracingFigures;
+  /** The baseline build's daemon (BENCH_BASELINE), when one was given. */
+  readonly baseline?: TracingFigures;
   /** Spans the sink received from the tracing daemon, and the starts it answered. */
   readonly spans: number;
   readonly startsOn: number;
@@ -88,20 +94,28 @@ export async function runTracingBench(): Promise<TracingBench> {
     const flows = join(root, 'flows');
     await mkdir(flows);
     await writeFile(join(flows, 'five.yaml'), FIVE_NODE_FLOW);
-    const start = async (name: string, args: string[]) => {
+    const start = async (name: string, args: string[], wfx?: string) => {
       const dir = join(root, name);
-      const d = await startBenchDaemon(dir, ['--flows', flows, ...args]);
+      const d = await startBenchDaemon(dir, ['--flows', flows, ...args], wfx);
       daemons.push(d);
       return { ...d, key: (await readFile(join(dir, 'bootstrap.key'), 'utf8')).trim() };
     };
     const off = await start('off', []);
     const on = await start('on', ['--otlp-endpoint', otlp.url]);
+    const base = BASELINE ? await start('baseline', [], BASELINE) : undefined;
     // A short warm-up of each: the first requests compile the routes' validators.
     await round(off.url, off.key);
     await round(on.url, on.key);
+    if (base) await round(base.url, base.key);
     const counted = otlp.spans();
     const figures = { off: [] as number[], on: [] as number[], failedOff: 0, failedOn: 0, startsOn: 0 };
+    const baseline = { rounds: [] as number[], failed: 0 };
     for (let i = 0; i < ROUNDS; i++) {
+      if (base) {
+        const c = await round(base.url, base.key);
+        baseline.rounds.push(c.perSecond);
+        baseline.failed += c.failed;
+      }
       const a = await round(off.url, off.key);
       figures.off.push(a.perSecond);
       figures.failedOff += a.failed;
@@ -117,6 +131,14 @@ export async function runTracingBench(): Promise<TracingBench> {
       on: { label: 'tracing on', rounds: figures.on, median: median(figures.on), failed: figures.failedOn },
       spans: otlp.spans() - counted,
       startsOn: figures.startsOn,
+      ...(base && {
+        baseline: {
+          label: 'tracing off, baseline build',
+          rounds: baseline.rounds,
+          median: median(baseline.rounds),
+          failed: baseline.failed,
+        },
+      }),
     };
   } finally {
     for (const d of daemons) await d.stop();
@@ -135,9 +157,13 @@ export function formatTracingBench(b: TracingBench): string {
     '',
     '| daemon | starts/s (median round) | each round | failed |',
     '| --- | ---: | --- | ---: |',
+    ...(b.baseline ? [row(b.baseline)] : []),
     row(b.off),
     row(b.on),
     '',
+    ...(b.baseline
+      ? [`Tracing off runs at ${((b.off.median / b.baseline.median) * 100).toFixed(0)}% of the baseline build.`, '']
+      : []),
     `Tracing on runs at ${(ratio * 100).toFixed(0)}% of tracing off; its sink received ${b.spans} spans for ` +
       `${b.startsOn} starts (${(b.spans / Math.max(1, b.startsOn)).toFixed(1)} a start: five nodes, the execution, the request).`,
   ].join('\n');
