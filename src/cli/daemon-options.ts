@@ -339,44 +339,27 @@ export function parseAuditRetention(value: string): number {
   throw new InvalidArgumentError('must be a duration of at least 1h, e.g. 90d');
 }
 
-/** `--audit-max`: the audit records kept at most, a whole number from 1 to 10,000,000. */
-export function parseAuditMax(value: string): number {
-  const n = Number(value);
-  if (/^\d+$/.test(value) && n >= 1 && n <= 10_000_000) return n;
-  throw new InvalidArgumentError('must be a whole number from 1 to 10000000');
-}
-
 /** The audit flags of `daemon start` and `dev`, as commander parses them. */
 export interface AuditFlags {
   /** Milliseconds (parsed from a duration). */
   readonly auditRetention?: number;
-  readonly auditMax?: number;
 }
 
-/** Adds `--audit-retention` and `--audit-max` to a command that runs a daemon. */
+/** Adds `--audit-retention` to a command that runs a daemon. */
 export function addAuditFlags(command: Command): Command {
-  return command
-    .option(
-      '--audit-retention <duration>',
-      'how long audit records (GET /admin/audit) are kept (default 90d)',
-      parseAuditRetention,
-    )
-    .option(
-      '--audit-max <n>',
-      'the audit records kept at most, the oldest swept first (default 100000)',
-      parseAuditMax,
-    );
+  return command.option(
+    '--audit-retention <duration>',
+    'how long audit records (GET /admin/audit) are kept, swept a whole day at a time (default 90d)',
+    parseAuditRetention,
+  );
 }
 
 /** The DaemonOptions of the audit flags. */
-export function auditOptions(opts: AuditFlags): Pick<DaemonOptions, 'auditRetentionMs' | 'auditMax'> {
-  return { auditRetentionMs: opts.auditRetention, auditMax: opts.auditMax };
+export function auditOptions(opts: AuditFlags): Pick<DaemonOptions, 'auditRetentionMs'> {
+  return { auditRetentionMs: opts.auditRetention };
 }
 
 /** The audit flags again, for the command line of a daemon started in the background. */
 export function auditArgs(opts: AuditFlags): string[] {
-  return [
-    ...(opts.auditRetention === undefined ? [] : ['--audit-retention', `${opts.auditRetention}ms`]),
-    ...(opts.auditMax === undefined ? [] : ['--audit-max', String(opts.auditMax)]),
-  ];
+  return opts.auditRetention === undefined ? [] : ['--audit-retention', `${opts.auditRetention}ms`];
 }

@@ -30,6 +30,7 @@ export function dataDirPaths(dataDir: string) {
     bootstrapKey: join(dataDir, 'bootstrap.key'),
     lock: join(dataDir, 'daemon.lock'),
     history: join(dataDir, 'history'),
+    audit: join(dataDir, 'audit'),
     files: join(dataDir, 'files'),
     logs: join(dataDir, 'logs'),
     daemonLog: join(dataDir, 'logs', 'daemon.log'),

@@ -99,10 +99,17 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     t.equal((await queryAt(url, 'SELECT count(*)::int AS n FROM wfx_snapshots'))[0]!.n, 0, 'no snapshot yet');
     t.same(await queryAt(url, 'SELECT partitions FROM wfx_cluster'), [{ partitions: 4 }]);
     const written = await queryAt<{ partition: number }>(url, 'SELECT DISTINCT partition FROM wfx_journal');
-    // The shared partition (-1) holds the audit trail's records of these requests.
     t.ok(
-      written.every((r) => r.partition >= -1 && r.partition < 4) && written.some((r) => r.partition > 0),
-      `the executions' entries in partitions 1 to 3, the flow's in 0, the audit's in -1 (${written.map((r) => r.partition).join(', ')})`,
+      written.every((r) => r.partition >= 0 && r.partition < 4) && written.some((r) => r.partition > 0),
+      `the executions' entries in partitions 1 to 3, the flow's in 0 (${written.map((r) => r.partition).join(', ')})`,
+    );
+    t.same(
+      await queryAt(url, 'SELECT action, count(*)::int AS n FROM wfx_audit GROUP BY action ORDER BY action'),
+      [
+        { action: 'POST /admin/flows', n: 1 },
+        { action: 'POST /process/start', n: 5 },
+      ],
+      "the audit trail's records are rows of their own table, one a request",
     );
     process.kill(first.pid, 'SIGKILL');
     // The same daemon again (its id is in its data directory): it takes its own lease back at once.
@@ -122,6 +129,12 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
       data: { inputValue: 'yes' },
     });
     t.equal(answered.status, 200);
+    const trail = await call('GET', '/admin/audit?limit=10');
+    t.same(
+      (trail.body.items as Array<{ action: string }>).map((e) => e.action),
+      ['POST /process/task', ...Array<string>(5).fill('POST /process/start'), 'POST /admin/flows'],
+      'the records written before the SIGKILL are read back after it, newest first',
+    );
     await eventually('the answered execution completes', async () => {
       const inst = await call('GET', `/process/instance/${ids[0]}`);
       return inst.body.state === 'COMPLETED';

@@ -8,6 +8,9 @@ import type { ApiKey, Role } from '../../src/daemon/state/state.js';
 import type { AiRunner } from '../../src/daemon/ai/types.js';
 import { DaemonMetrics } from '../../src/daemon/observe/metrics.js';
 import type { MetricsAccess } from '../../src/daemon/observe/metrics-route.js';
+import { join } from 'node:path';
+import { FileAuditTrail } from '../../src/daemon/audit/trail.js';
+import { History } from '../../src/daemon/store/history.js';
 import { engineHarness, type EngineHarness, type HarnessEngineOptions, type TestClock } from './engine.js';
 
 /** A key made for a test: its full credential and what it is. */
@@ -21,6 +24,8 @@ export interface TestKey {
 export interface ApiHarness extends EngineHarness {
   readonly app: FastifyInstance;
   readonly webhooks: WebhookReceiver;
+  /** The audit trail the app records in (`<dir>/audit`). */
+  readonly audit: FileAuditTrail;
   /** The metrics GET /metrics answers from (with the `metrics` option). */
   readonly metrics: DaemonMetrics | undefined;
   /** Makes a key directly in the store (organizations are created as needed). */
@@ -63,9 +68,11 @@ export async function apiHarness(
   });
   if (options.metrics) metrics = new DaemonMetrics(h.store.state);
   const webhooks = new WebhookReceiver({ store: h.store, engine: h.engine, now: h.clock.now });
+  const audit = new FileAuditTrail(await History.open(join(h.dir, 'audit')));
   const app = buildServer({
     store: h.store,
     engine: h.engine,
+    audit,
     webhooks,
     bodyLimit: options.bodyLimit,
     heartbeatSeconds: options.heartbeatSeconds,
@@ -81,9 +88,13 @@ export async function apiHarness(
     backup: options.backup,
   });
   await app.ready();
-  t.teardown(() => app.close());
+  t.teardown(async () => {
+    await app.close();
+    await audit.close();
+  });
   return Object.assign(h, {
     app,
+    audit,
     metrics,
     webhooks,
     async key(role: Role, organization: string | null, extra: Partial<ApiKey> = {}) {

@@ -64,6 +64,7 @@ import { metricsRoute, timeRoutes, type MetricsAccess } from '../observe/metrics
 import type { DaemonMetrics } from '../observe/metrics.js';
 import { installAudit } from '../audit/recorder.js';
 import { auditRoutes } from '../audit/routes.js';
+import type { AuditTrail } from '../audit/trail.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -83,6 +84,8 @@ export { answerClientError, toErrorAnswer };
 export interface ServerOptions {
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly engine: Engine;
+  /** The audit trail every change made through the API is recorded in (absent: none recorded, no GET /admin/audit). */
+  readonly audit?: AuditTrail;
   /** Sharing a database's partitions: requests another daemon serves are passed on to it. */
   readonly sharing?: SharedServing;
   /** Webhook deliveries (POST /webhook/receive/{token}). */
@@ -323,7 +326,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   if (options.metrics) timeRoutes(app, options.metrics.of);
   // After authentication's, so its hooks run first: a request another daemon serves is passed on as it came.
   if (sharing) sharing.install(app);
-  installAudit(app, { store: options.store, now: options.now });
+  if (options.audit) installAudit(app, { trail: options.audit, now: options.now });
   // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
   // thousands deep overflows whatever recurses over it later (the journal's JSON.stringify).
   // Raw bodies (webhook deliveries, a Buffer; an upload's stream) are checked where they are parsed.
@@ -397,7 +400,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       login,
       now: nowDate,
     });
-    auditRoutes(routes, { state: options.store.state });
+    if (options.audit) auditRoutes(routes, { trail: options.audit });
     if (options.backup) backupRoutes(routes, { backup: options.backup });
     if (options.cluster) clusterRoutes(routes, { list: options.cluster });
     if (options.metrics) metricsRoute(routes, options.metrics.of, options.metrics.access ?? {});

@@ -1,17 +1,15 @@
 /**
  * The audit trail's recorder: every mutating route (POST, PUT, PATCH, DELETE) that needs a
- * credential leaves one `audit.recorded` record of who asked, from where, when and what, once it
- * has answered with success. The record is committed and made durable before the answer leaves,
- * right after the route's own commit (docs/decisions/067-audit.md says why not in the same entry).
+ * credential leaves one record in the trail (trail.ts) of who asked, from where, when and what,
+ * once it has answered with success. The record is durable before the answer leaves, right
+ * after the route's own change (docs/decisions/067-audit.md says why not with it).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditEntry } from '../../shared/api/index.js';
 import { actorOf, type Caller } from '../api/caller.js';
 import { hookList } from '../api/auth.js';
 import { uuidv7 } from '../engine/ids.js';
-import type { WfxRecord } from '../state/records.js';
-import type { WfxState } from '../state/state.js';
-import type { DurableStore } from '../store/store.js';
+import type { AuditTrail } from './trail.js';
 
 /** Methods that change something: their routes are audited unless AUDIT_EXCLUDED names them. */
 export const MUTATING_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -80,7 +78,7 @@ const SECRET_PARAMS: ReadonlySet<string> = new Set(['token']);
 const MAX_TEXT = 200;
 
 export interface AuditDeps {
-  readonly store: DurableStore<WfxState, WfxRecord>;
+  readonly trail: AuditTrail;
   readonly now?: () => Date;
 }
 
@@ -88,6 +86,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the audit's own last preHandler: the route's handler ran here (not passed on to another daemon). */
     audited?: true;
+    /** The answer's object before it is serialized (a successful audited route's): read for the ids it names. */
+    auditAnswer?: unknown;
   }
   interface FastifyInstance {
     /** Every mutating route (`METHOD /url`) and whether it is audited: the table test's list. */
@@ -110,6 +110,7 @@ export function installAudit(app: FastifyInstance, deps: AuditDeps): void {
       routes.set(action, audited);
       if (!audited) continue;
       route.preHandler = [...hookList(route.preHandler), reached];
+      route.preSerialization = [...hookList(route.preSerialization), keep];
       route.onSend = [...hookList(route.onSend), record(action)];
     }
   });
@@ -119,19 +120,28 @@ export function installAudit(app: FastifyInstance, deps: AuditDeps): void {
     done();
   };
 
+  // The answer as an object, so that its ids are read without parsing what it is serialized to.
+  const keep = (request: FastifyRequest, _reply: FastifyReply, payload: unknown, done: () => void): void => {
+    if (request.audited) request.auditAnswer = payload;
+    done();
+  };
+
   // Before the answer leaves: the record is durable before the caller hears of its change.
   const record =
     (action: string) =>
     async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
       const caller = request.caller;
       if (!request.audited || !caller || reply.statusCode >= 400) return payload;
-      const entry = auditEntry(request, caller, action, reply.statusCode, payload, now());
-      await deps.store.commit({ type: 'audit.recorded', entry });
+      const answer = request.auditAnswer !== undefined ? request.auditAnswer : payload;
+      await deps.trail.record(auditEntry(request, caller, action, reply.statusCode, answer, now()));
       return payload;
     };
 }
 
-/** The audit record of `request`, answered `status` with `payload`. Never copies a field outside the allowlists. */
+/**
+ * The audit record of `request`, answered `status` with `payload` (the answer's object, or the
+ * JSON text it was sent as). Never copies a field outside the allowlists.
+ */
 export function auditEntry(
   request: FastifyRequest,
   caller: Caller,
@@ -163,7 +173,7 @@ export function auditEntry(
   const named = textOf(body?.organization) ?? textOf(query?.organization);
   const userAgent = request.headers['user-agent'];
   return {
-    id: uuidv7(at),
+    id: auditId(at),
     at: at.toISOString(),
     organization: caller.organization ?? named ?? null,
     actor: actorOf(caller),
@@ -178,6 +188,28 @@ export function auditEntry(
     targets,
     ...(summarized && { summary }),
   };
+}
+
+/** The last record id's milliseconds and counter (auditId). */
+const last = { ms: -1, seq: 0 };
+
+/**
+ * A UUIDv7 whose 12 bits after the version count up within a millisecond (RFC 9562, method 1),
+ * so that this daemon's records sort in the order they were made, newest first, even when many
+ * share a millisecond (or a test's clock stands still).
+ */
+export function auditId(at: Date): string {
+  let ms = at.getTime();
+  if (ms <= last.ms) {
+    ms = last.ms;
+    if (++last.seq > 0xfff) {
+      ms++;
+      last.seq = 0;
+    }
+  } else last.seq = 0;
+  last.ms = ms;
+  const id = uuidv7(new Date(ms));
+  return `${id.slice(0, 14)}7${last.seq.toString(16).padStart(3, '0')}${id.slice(18)}`;
 }
 
 function plainObject(v: unknown): Record<string, unknown> | null {
@@ -195,9 +227,10 @@ function putText(out: Record<string, string>, k: string, v: unknown): void {
   if (text !== undefined) out[k] = text;
 }
 
-/** The answer's top-level fields, when it is a small JSON object (the ids it names). */
+/** The answer's top-level fields, when it is an object or the text of a small JSON object (the ids it names). */
 function answerOf(payload: unknown): Record<string, unknown> | null {
-  if (typeof payload !== 'string' || payload.length > 16_384 || payload[0] !== '{') return null;
+  if (typeof payload !== 'string') return plainObject(payload);
+  if (payload.length > 16_384 || payload[0] !== '{') return null;
   try {
     return plainObject(JSON.parse(payload));
   } catch {

@@ -26,6 +26,8 @@ export interface BackupSource {
   readonly dataDir: string;
   readonly store: Pick<Store<unknown, unknown>, 'hold'>;
   readonly history: Pick<History, 'durableEnds'>;
+  /** The audit trail's files (`<data-dir>/audit`, the history's format). */
+  readonly audit: Pick<History, 'durableEnds'>;
   /** Told of the partial copies a crash left that this backup removed. */
   readonly logger?: Pick<StoreLogger, 'info'>;
 }
@@ -41,7 +43,7 @@ type CopyPart = (source: BackupSource, to: string, out: Output) => Promise<void>
  * in order: the one list to extend when the data directory gains a file a copy must carry. Left
  * out on purpose: `bootstrap.key` (a secret), `daemon.json`, `daemon.lock`, `logs/`.
  */
-const PARTS: readonly CopyPart[] = [copyHistory, copyBlobs];
+const PARTS: readonly CopyPart[] = [copyHistory, copyAudit, copyBlobs];
 
 /**
  * Copies the store and history of `source` into `target` (absolute; it must not exist or be an
@@ -144,11 +146,24 @@ class Output {
  * harmless: the later copy wins); one archived before was written there before the record that
  * removed it from the state.
  */
-async function copyHistory(source: BackupSource, to: string, out: Output): Promise<void> {
-  const historyDir = join(to, 'history');
+function copyHistory(source: BackupSource, to: string, out: Output): Promise<void> {
+  return copyDays(source.history, join(source.dataDir, 'history'), join(to, 'history'), out);
+}
+
+/** The audit trail's day files, as history's: each up to its durable end, whole lines only. */
+function copyAudit(source: BackupSource, to: string, out: Output): Promise<void> {
+  return copyDays(source.audit, join(source.dataDir, 'audit'), join(to, 'audit'), out);
+}
+
+/** Day files (history's format) of `liveHistory` into `historyDir`, each up to its durable end. */
+async function copyDays(
+  files: Pick<History, 'durableEnds'>,
+  liveHistory: string,
+  historyDir: string,
+  out: Output,
+): Promise<void> {
   await mkdir(historyDir, { mode: DIR_MODE });
-  const ends = await source.history.durableEnds();
-  const liveHistory = join(source.dataDir, 'history');
+  const ends = await files.durableEnds();
   const names = await readdir(liveHistory).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return [];
     throw err;

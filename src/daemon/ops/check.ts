@@ -116,16 +116,20 @@ export const checkStore: Checker = async (dataDir) => {
  * flight (HISTORY_TORN_WRITE: never acknowledged, cut or skipped at the next start) is not a
  * finding, as a torn journal tail is not.
  */
-export const checkHistory: Checker = async (dataDir) => {
-  const dir = join(dataDir, 'history');
+export const checkHistory: Checker = (dataDir) => checkDays(join(dataDir, 'history'));
+
+/** The audit trail's day files, in history's format: checked as history's are. */
+export const checkAudit: Checker = (dataDir) => checkDays(join(dataDir, 'audit'));
+
+async function checkDays(dir: string): Promise<Finding[]> {
   const findings = await verifyHistory(dir);
   return findings
     .filter((f) => f.code !== 'HISTORY_TORN_WRITE')
     .map((f) => ({ file: join(dir, f.file), offset: f.offset, code: f.code, message: f.message }));
-};
+}
 
 /** The checkers `checkDataDir` runs by default, in order. */
-export const CHECKERS: readonly Checker[] = [checkStore, checkHistory];
+export const CHECKERS: readonly Checker[] = [checkStore, checkHistory, checkAudit];
 
 /**
  * Checks the stopped data directory `dataDir` with each of `checkers` and returns all their

@@ -26,10 +26,8 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly foreground?: boolean;
   /** Finished executions and their logs older than this are pruned (default 7 days). */
   readonly retentionMs?: number;
-  /** Audit records older than this are swept (`--audit-retention`; default 90 days, audit/sweep.ts). */
+  /** Audit records older than this are swept, a whole day at a time (`--audit-retention`; default 90 days). */
   readonly auditRetentionMs?: number;
-  /** The audit records kept at most, the oldest swept beyond it (`--audit-max`; default 100,000). */
-  readonly auditMax?: number;
   /** Checkpoint at least this often when anything changed (default 5 minutes). */
   readonly checkpointIntervalMs?: number;
   /** Checkpoint after this many journal entries (default 50,000). */

@@ -1,4 +1,5 @@
-import { DEFAULT_AUDIT_MAX, DEFAULT_AUDIT_RETENTION_MS, sweepAudit } from '../audit/sweep.js';
+import { DEFAULT_AUDIT_RETENTION_MS, moveStateAudit } from '../audit/sweep.js';
+import { FileAuditTrail, type AuditTrail } from '../audit/trail.js';
 import { readFile, unlink } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -95,7 +96,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // A standby lacking a key the database's secrets need is refused now, not at its takeover.
     const onStandbyLoaded = (state: WfxState) => options.secretsKey?.forgetMissing || checkKeysHeld(state, source);
     const opened = await openStore({ ...options, onStandbyLoaded }, snapshotBytes, logger);
-    const { store, history, blobs, kind: storeKind, pg } = opened;
+    const { store, history, audit, blobs, kind: storeKind, pg } = opened;
     const host = options.host ?? '127.0.0.1';
     const metricsAccess = await metricsAccessOf(host, options.metricsOpen ?? false, options.metricsTokenFile);
     const metrics = new DaemonMetrics(store.state);
@@ -108,12 +109,15 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     });
     cleanup.unshift(() => store.close({ checkpoint: false }));
     cleanup.unshift(() => history.close());
+    cleanup.unshift(() => audit.close());
     // Partition 0's holder (every daemon but one sharing a database is not) writes the
     // directory and runs the triggers and sweeps; the others run executions (decision 041).
     const directory = !pg || pg.held.includes(0);
     // With `share`, rejoin.ts gives the cluster room's part (ports.ts), built on the store once open.
     const shared = pg && options.share && options.sharing ? { store: pg, sharing: options.sharing } : null;
     if (directory) await bootstrap(store, paths, logger);
+    const moved = directory ? await moveStateAudit(store, audit) : 0;
+    if (moved > 0) logger.info({ moved }, 'audit: moved the records kept in the state to the trail');
     const forgetMissing = options.secretsKey?.forgetMissing;
     const secrets = await openSecrets({ source, store, directory, logger, forgetMissing });
     // Connections wait for the listener's address: calls resumed below must not reach it.
@@ -224,6 +228,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const app = buildServer({
       store,
       engine,
+      audit,
       webhooks,
       ai,
       logger,
@@ -241,10 +246,14 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       ...(serving && { sharing: serving.server }),
       // A database is backed up with its own tools (docs/operations.md): no route for it here.
       ...(store instanceof Store &&
-        history instanceof History && {
+        history instanceof History &&
+        audit instanceof FileAuditTrail && {
           // The key is not in the copy (with it, the copy's secrets could be read): the answer says where it is.
           backup: async (directory: string) => ({
-            ...(await backupDataDir({ dataDir: options.dataDir, store, history, logger }, directory)),
+            ...(await backupDataDir(
+              { dataDir: options.dataDir, store, history, audit: audit.files, logger },
+              directory,
+            )),
             secretsKey: { where: secrets.where, keyIds: secrets.keyIds() },
           }),
         }),
@@ -286,6 +295,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       lock,
       store,
       history,
+      audit,
       engine,
       ai,
       network,
@@ -329,6 +339,7 @@ function serve(parts: {
   lock: DataDirLock;
   store: RecordStore<WfxState, WfxRecord>;
   history: HistoryStore;
+  audit: AuditTrail;
   engine: Engine;
   ai: AiRunner;
   network: NetworkPolicy;
@@ -342,13 +353,10 @@ function serve(parts: {
   refused: RefusedFlowFiles;
   daemonJson: string;
 }): RunningDaemon {
-  const { options, info, logger, closeLog, lock, store, history, engine, ai, network, files, app } = parts;
+  const { options, info, logger, closeLog, lock, store, history, audit, engine, ai, network, files, app } = parts;
   const { scheduler, email, webhooks, flowChecker, daemonJson, directory, sharing, publishFile, refused } = parts;
   const retentionMs = options.retentionMs ?? 7 * DAY_MS;
-  const auditRetention = {
-    retentionMs: options.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS,
-    maxEntries: options.auditMax ?? DEFAULT_AUDIT_MAX,
-  };
+  const auditRetentionMs = options.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS;
   let stopping: Promise<void> | null = null;
   let settle!: { resolve: () => void; reject: (err: unknown) => void };
   const stopped = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
@@ -358,8 +366,8 @@ function serve(parts: {
     if (report.buckets > 0) logger.info(report, 'history: pruned finished executions past retention');
     const swept = await files.sweep();
     if (swept.deleted + swept.kept + swept.blobs > 0) logger.info(swept, 'files: swept files past retention');
-    const audit = await sweepAudit(store, auditRetention);
-    if (audit > 0) logger.info({ removed: audit }, 'audit: swept records past retention');
+    const days = await audit.sweep(new Date(Date.now() - auditRetentionMs));
+    if (days > 0) logger.info({ removed: days }, 'audit: swept records past retention');
   };
   const timers = [
     setInterval(() => void store.checkpoint().catch(() => undefined), options.checkpointIntervalMs ?? 5 * 60_000),
@@ -402,6 +410,7 @@ function serve(parts: {
         .close({ checkpoint: failure === null })
         .catch((err: unknown) => logger.error({ err }, 'final checkpoint failed'));
       await history.close().catch(() => undefined);
+      await audit.close().catch(() => undefined);
       const current = await readFile(daemonJson, 'utf8').then(
         (t) => JSON.parse(t) as DaemonInfo,
         () => null,

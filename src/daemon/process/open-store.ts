@@ -14,6 +14,7 @@ import { WFX_COMMONS } from '../state/commons.js';
 import type { WfxState } from '../state/state.js';
 import { writeFileAtomic } from '../disk/durable-files.js';
 import type { Blobs } from '../files/blobs.js';
+import { FileAuditTrail, type AuditTrail } from '../audit/trail.js';
 import { History } from '../store/history.js';
 import type { HistoryStore } from '../store/history-store.js';
 import type { RecordStore } from '../store/record-store.js';
@@ -86,6 +87,8 @@ export async function openStore(
 ): Promise<{
   store: RecordStore<WfxState, WfxRecord>;
   history: HistoryStore;
+  /** The audit trail: day files beside history, or the database's table. */
+  audit: AuditTrail;
   blobs?: Blobs;
   kind: StoreKind;
   /** On a database: the store, as what it is (its partitions move while sharing). */
@@ -100,8 +103,10 @@ export async function openStore(
       logger,
     });
     try {
-      const history = await History.open(dataDirPaths(choice.dataDir).history, { logger });
-      return { store, history, kind: { kind: 'json', location: choice.dataDir } };
+      const paths = dataDirPaths(choice.dataDir);
+      const history = await History.open(paths.history, { logger });
+      const audit = new FileAuditTrail(await History.open(paths.audit, { logger }));
+      return { store, history, audit, kind: { kind: 'json', location: choice.dataDir } };
     } catch (err) {
       await store.close({ checkpoint: false });
       throw err;
@@ -136,5 +141,12 @@ export async function openStore(
         },
       }),
   });
-  return { store, history: store.history(), blobs: store.blobs(), kind: { kind: 'postgres', location }, pg: store };
+  return {
+    store,
+    history: store.history(),
+    audit: store.auditTrail(),
+    blobs: store.blobs(),
+    kind: { kind: 'postgres', location },
+    pg: store,
+  };
 }

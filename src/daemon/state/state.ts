@@ -149,7 +149,7 @@ export interface WfxState {
   files: Record<string, StoredFile>;
   /** Domains (domainTask, the jobs API): organization -> name -> domain. */
   domains: Record<string, Record<string, Domain>>;
-  /** The audit trail by id, oldest first (insertion order): bounded by the sweep's retention and cap (audit/sweep.ts). */
+  /** Audit records a daemon before the trail's own files kept here, by id: moved to the trail at start (audit/sweep.ts), so empty. */
   audit: Record<string, AuditEntry>;
   /**
    * The waiting jobs by organization, domain and action (state/job-queues.ts), made on first use by

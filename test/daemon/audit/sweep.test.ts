@@ -1,21 +1,16 @@
 import '../../setup/fixtures.js';
+import { readdir, utimes } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
-import { auditExpired, sweepAudit } from '../../../src/daemon/audit/sweep.js';
+import type { AuditEntry } from '../../../src/shared/api/index.js';
+import { moveStateAudit } from '../../../src/daemon/audit/sweep.js';
+import { FileAuditTrail } from '../../../src/daemon/audit/trail.js';
+import { History } from '../../../src/daemon/store/history.js';
 import { apiHarness } from '../../helpers/api.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 
-t.test('auditExpired: past the retention, or the oldest beyond the cap', async (t) => {
-  const now = new Date('2026-11-21T10:00:00.000Z');
-  const at = (days: number) => ({ at: new Date(now.getTime() - days * DAY).toISOString() });
-  const audit = { a: at(10), b: at(5), c: at(1), d: at(0) };
-  t.same(auditExpired(audit, { retentionMs: 7 * DAY, maxEntries: 100 }, now), ['a']);
-  t.same(auditExpired(audit, { retentionMs: 30 * DAY, maxEntries: 2 }, now), ['a', 'b']);
-  t.same(auditExpired(audit, { retentionMs: 2 * DAY, maxEntries: 3 }, now), ['a', 'b']);
-  t.same(auditExpired(audit, { retentionMs: 30 * DAY, maxEntries: 100 }, now), []);
-});
-
-t.test('records survive a restart (journaled), and a sweep removes those past retention for good', async (t) => {
+t.test('records survive a restart (in their own files), and a sweep removes the days past retention', async (t) => {
   const h = await apiHarness(t);
   const admin = await h.key('admin', 'acme');
   const make = async (name: string) => {
@@ -26,21 +21,46 @@ t.test('records survive a restart (journaled), and a sweep removes those past re
   h.clock.advance(10 * DAY);
   await make('new-1');
   await make('new-2');
-  const restarted = await h.restart();
-  const names = () => Object.values(restarted.store.state.audit).map((e) => e.summary?.name);
-  t.same(names(), ['old', 'new-1', 'new-2'], 'every record is back after a restart, oldest first');
-  const swept = await sweepAudit(restarted.store, { retentionMs: 7 * DAY, maxEntries: 100 }, restarted.clock.now());
-  t.equal(swept, 1);
-  t.same(names(), ['new-1', 'new-2']);
-  t.equal(
-    await sweepAudit(restarted.store, { retentionMs: 7 * DAY, maxEntries: 1 }, restarted.clock.now()),
-    1,
-    'the cap',
-  );
-  const again = await restarted.restart();
+  t.same(h.store.state.audit, {}, 'nothing of the trail is held in the state');
+  const dir = join(h.dir, 'audit');
+  const days = (await readdir(dir)).filter((n) => n.endsWith('.jsonl')).sort();
+  t.equal(days.length, 2, 'one file a day');
+  await h.audit.close();
+  // The day of 'old' was last written 10 days ago (its file's time is what retention reads).
+  const then = new Date(Date.now() - 10 * DAY);
+  await utimes(join(dir, days[0]!), then, then);
+
+  const reopened = new FileAuditTrail(await History.open(dir));
+  t.teardown(() => reopened.close());
+  const names = async () =>
+    (await reopened.page({ limit: 100, organization: 'acme' })).items.map((e) => e.summary?.name);
+  t.same(await names(), ['new-2', 'new-1', 'old'], 'every record is read back from its files, newest first');
+  t.equal(await reopened.sweep(new Date(Date.now() - 7 * DAY)), 1, 'one day past the retention');
+  t.same(await names(), ['new-2', 'new-1']);
+  t.equal(await reopened.sweep(new Date(Date.now() - 7 * DAY)), 0, 'today is kept');
+});
+
+t.test("an older daemon's records kept in the state move to the trail, and leave the state", async (t) => {
+  const h = await apiHarness(t);
+  const entry = (n: number): AuditEntry => ({
+    id: `01a21000-0000-7000-8000-00000000000${n}`,
+    at: new Date(0x01a21000_0000 + n).toISOString(),
+    organization: 'acme',
+    actor: 'key:k1',
+    keyId: 'k1',
+    action: 'POST /admin/api-keys',
+    status: 201,
+    targets: {},
+  });
+  for (const n of [1, 2, 3]) await h.store.commit({ type: 'audit.recorded', entry: entry(n) });
+  t.equal(Object.keys(h.store.state.audit).length, 3);
+  t.equal(await moveStateAudit(h.store, h.audit), 3);
+  t.same(h.store.state.audit, {}, 'the state holds none');
   t.same(
-    Object.values(again.store.state.audit).map((e) => e.summary?.name),
-    ['new-2'],
-    'the removal is journaled too',
+    (await h.audit.page({ limit: 10, organization: 'acme' })).items.map((e) => e.id),
+    [3, 2, 1].map((n) => entry(n).id),
   );
+  const restarted = await h.restart();
+  t.same(restarted.store.state.audit, {}, 'the removal is journaled');
+  t.equal(await moveStateAudit(restarted.store, h.audit), 0);
 });

@@ -21,18 +21,21 @@ async function source(t: { teardown(fn: () => unknown): void }, dataDir: string)
     apply: (s, r) => void (s.n += r.by),
   });
   const history = await History.open(join(dataDir, 'history'));
+  const audit = await History.open(join(dataDir, 'audit'));
   t.teardown(async () => {
     await history.close();
+    await audit.close();
     await store.close({ checkpoint: false });
   });
-  return { dataDir, store, history };
+  return { dataDir, store, history, audit };
 }
 
-t.test('the snapshot is hard-linked on the same file system; history is copied up to its durable end', async (t) => {
+t.test('the snapshot is hard-linked on the same file system; history and the audit trail are copied', async (t) => {
   const root = t.testdir();
   const src = await source(t, join(root, 'data'));
   for (let i = 0; i < 5; i++) await src.store.commit({ by: i });
   await src.history.put('2026-01-02', 'exec-1', { done: true });
+  await src.audit.put('2026-01-02', 'record-1', { action: 'POST /admin/api-keys' });
   const report = await backupDataDir(src, join(root, 'copy'));
   t.match(report, { directory: join(root, 'copy'), snapshotSeq: 5, lastSeq: 5 });
   t.equal(
@@ -44,6 +47,9 @@ t.test('the snapshot is hard-linked on the same file system; history is copied u
   const copied = await History.open(join(root, 'copy', 'history'));
   t.same(await copied.get('2026-01-02', 'exec-1'), { done: true });
   await copied.close();
+  const trail = await History.open(join(root, 'copy', 'audit'));
+  t.same(await trail.get('2026-01-02', 'record-1'), { action: 'POST /admin/api-keys' });
+  await trail.close();
 });
 
 t.test("the file store's blobs come along, linked; work in progress does not", async (t) => {

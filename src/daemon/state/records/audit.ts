@@ -1,7 +1,9 @@
 /**
- * Records of the audit trail (state.audit): one per change made through the API, and the
- * sweep's removal of those past retention. Each sets or removes the entries it names (commons.ts),
- * so on a database cut into partitions any daemon writes them to the shared partition.
+ * Records of the audit trail as a daemon before the trail's own files (audit/trail.ts) kept it,
+ * in the state: still read from such a store's snapshot and journal, then moved to the trail at
+ * start (audit/sweep.ts, moveStateAudit), which removes them. Each sets or removes the entries it
+ * names (commons.ts), so on a database cut into partitions any daemon writes them to the shared
+ * partition.
  */
 import type { AuditEntry } from '../../../shared/api/index.js';
 import type { Handlers } from './handlers.js';
@@ -9,7 +11,7 @@ import type { Handlers } from './handlers.js';
 /** The records of the audit trail (WfxRecord). */
 export type AuditRecord =
   | { readonly type: 'audit.recorded'; readonly entry: AuditEntry }
-  /** Entries past the retention or the cap, removed by the sweep (audit/sweep.ts). */
+  /** Entries moved to the trail (audit/sweep.ts). */
   | { readonly type: 'audit.removed'; readonly ids: readonly string[] };
 
 /** The reducer's part for the audit trail (records.ts). Entries keep their insertion order: oldest first. */

@@ -235,6 +235,24 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 12,
+    name: 'audit trail',
+    sql: `
+      -- The audit trail (pg-audit.ts): one row a change made through the API, written by the
+      -- daemon that served it, read newest first by organization.
+      CREATE TABLE wfx_audit (
+        id text PRIMARY KEY,
+        at timestamptz NOT NULL,
+        organization text,
+        actor text NOT NULL,
+        action text NOT NULL,
+        doc text NOT NULL
+      );
+      CREATE INDEX wfx_audit_organization ON wfx_audit (organization, id);
+      CREATE INDEX wfx_audit_at ON wfx_audit (at);
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

@@ -31,6 +31,7 @@ import { DEFAULT_LEASE_MS, describePartitions, type PartitionLease } from './lea
 import { PgMessageClaims } from './pg-message-claims.js';
 import { PgRateLimits } from './pg-rate-limits.js';
 import { PgBlobs } from './pg-blobs.js';
+import { PgAuditTrail } from './pg-audit.js';
 import { PgHistory } from './pg-history.js';
 import { JournalFollower } from './journal-follower.js';
 import { JournalWriter } from './journal-writer.js';
@@ -206,6 +207,14 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       (err, fenced) => (fenced ? this.fail('a history write was fenced', err, 'STORE_LEASE_LOST') : err),
     );
     return this.historyStore;
+  }
+
+  private auditStore: PgAuditTrail | null = null;
+
+  /** The audit trail in this database (pg-audit.ts). */
+  auditTrail(): PgAuditTrail {
+    this.auditStore ??= new PgAuditTrail(this.pool);
+    return this.auditStore;
   }
 
   /** The file store's content in this database (pg-blobs.ts). */
@@ -472,6 +481,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     await this.follower?.stop();
     await this.journal.idle();
     await this.historyStore?.close();
+    await this.auditStore?.close();
     await this.lease.release().catch(() => undefined);
     await this.pool.end().catch(() => undefined);
   }
