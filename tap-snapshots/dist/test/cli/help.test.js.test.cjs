@@ -427,9 +427,8 @@ Options:
                                       <token>' (a Prometheus scraper's
                                       credentials_file)
   --audit-retention <duration>        how long audit records (GET /admin/audit)
-                                      are kept (default 90d)
-  --audit-max <n>                     the audit records kept at most, the oldest
-                                      swept first (default 100000)
+                                      are kept, swept a whole day at a time
+                                      (default 90d)
   --oidc-issuer <url>                 also accept bearer JWTs from this OIDC
                                       issuer (needs --oidc-audience)
   --oidc-audience <aud>               the audience bearer tokens must carry
@@ -571,9 +570,8 @@ Options:
                                       <token>' (a Prometheus scraper's
                                       credentials_file)
   --audit-retention <duration>        how long audit records (GET /admin/audit)
-                                      are kept (default 90d)
-  --audit-max <n>                     the audit records kept at most, the oldest
-                                      swept first (default 100000)
+                                      are kept, swept a whole day at a time
+                                      (default 90d)
   --oidc-issuer <url>                 also accept bearer JWTs from this OIDC
                                       issuer (needs --oidc-audience)
   --oidc-audience <aud>               the audience bearer tokens must carry
