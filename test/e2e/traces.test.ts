@@ -200,3 +200,29 @@ t.test('an execution waiting across a restart keeps its trace', async (t) => {
     'the waiting node has one span, from before the restart to its answer after it',
   );
 });
+
+t.test("the exporter's drops and exports are counted in /metrics", async (t) => {
+  const { receiver, info, run, key } = await setup(t);
+  const scrape = async () => {
+    const res = await fetch(`${info.url}/metrics`, { headers: { 'x-api-key': key } });
+    t.equal(res.status, 200);
+    return res.text();
+  };
+  const value = (text: string, series: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return line === undefined ? null : Number(line.slice(series.length + 1));
+  };
+  receiver.state.script = [{ status: 400 }];
+  const posts = receiver.state.posts;
+  t.equal((await run(['run', CALL, '--json'])).code, 0, 'an execution makes spans');
+  const text = await eventually('the refused batch counted', async () => {
+    const text = await scrape();
+    return (value(text, 'wfx_trace_spans_dropped_total{reason="export_failed"}') ?? 0) > 0 && text;
+  });
+  t.equal(value(text, 'wfx_trace_spans_dropped_total{reason="queue_full"}'), 0, 'the queue never filled');
+  t.ok(receiver.state.posts > posts, 'the collector was sent the batch');
+  await eventually(
+    'later batches exported',
+    async () => (value(await scrape(), 'wfx_trace_spans_exported_total') ?? 0) > 0,
+  );
+});

@@ -50,17 +50,29 @@ async function bodyOf(req: IncomingMessage): Promise<string> {
 
 /**
  * A scripted OTLP/HTTP (JSON) trace receiver on loopback, port 0: it keeps every span posted to
- * /v1/traces and the headers of each request; `refuse` makes it answer 503 (a collector down).
+ * /v1/traces and the headers of each request; `refuse` makes it answer 503 (a collector down);
+ * `script` holds answers to give first, one per request (then it accepts again); `posts` counts
+ * every request, answered or refused.
  */
 export async function otlpReceiver(t: { teardown(fn: () => unknown): void }) {
   const spans: ReceivedSpan[] = [];
   const headers: Array<Record<string, string | string[] | undefined>> = [];
   let requests = 0;
-  const state = { refuse: false };
+  const state = {
+    refuse: false,
+    script: [] as Array<{ status: number; retryAfter?: string }>,
+    posts: 0,
+  };
   const server = createServer((req, res) => {
     void bodyOf(req).then((text) => {
       if (req.method !== 'POST' || req.url !== '/v1/traces') return void res.writeHead(404).end();
+      state.posts++;
       if (state.refuse) return void res.writeHead(503).end();
+      const scripted = state.script.shift();
+      if (scripted)
+        return void res
+          .writeHead(scripted.status, scripted.retryAfter === undefined ? {} : { 'retry-after': scripted.retryAfter })
+          .end();
       const n = requests++;
       headers.push(req.headers);
       const body = JSON.parse(text) as OtlpBody;

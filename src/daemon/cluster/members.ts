@@ -35,7 +35,8 @@ const REGISTER = `
      SET url = EXCLUDED.url, pid = EXCLUDED.pid, host = EXCLUDED.host, version = EXCLUDED.version,
          started_at = CASE WHEN wfx_daemons.pid = EXCLUDED.pid THEN wfx_daemons.started_at ELSE now() END,
          applied_seq = EXCLUDED.applied_seq, behind_entries = EXCLUDED.behind_entries,
-         shares = EXCLUDED.shares, shared_seq = EXCLUDED.shared_seq, seen_at = now()`;
+         shares = EXCLUDED.shares, shared_seq = EXCLUDED.shared_seq, seen_at = now()
+  RETURNING behind_entries`;
 
 // Who shares the partitions (seen within a lease) and who holds each one whose lease runs,
 // with where it answers: what sharing plans with (partition-plan.ts) and requests are routed by.
@@ -120,6 +121,8 @@ export class ClusterMember {
   private followedNow = true;
   /** While it stands by: the last journal entry its copy of the state applied. */
   private appliedSeq: (() => number) | null = null;
+  /** While it stands by: how many journal entries its copy lacked at the last registration. */
+  private behind: number | null = null;
   /** Who shares the partitions and who holds them, as last read (with `shares`). */
   private sharing: Sharing | null = null;
   private secret: Promise<string> | null = null;
@@ -168,6 +171,16 @@ export class ClusterMember {
    */
   following(appliedSeq: (() => number) | null): void {
     this.appliedSeq = appliedSeq;
+    if (appliedSeq === null) this.behind = null;
+  }
+
+  /**
+   * While this daemon stands by with a copy of the state: the journal entries (summed over the
+   * partitions) the copy had not applied, as of its last registration (every third of a lease),
+   * counted against the journals' heads in the statement that registered it. Null otherwise.
+   */
+  behindEntries(): number | null {
+    return this.behind;
   }
 
   /**
@@ -286,16 +299,19 @@ export class ClusterMember {
         }
         this.migrated = true;
       }
-      await this.pool.query(REGISTER, [
+      const applied = this.appliedSeq?.() ?? null;
+      const registered = await this.pool.query<{ behind_entries: string | null }>(REGISTER, [
         this.options.id,
         this.url,
         process.pid,
         hostname(),
         VERSION,
-        this.appliedSeq?.() ?? null,
+        applied,
         this.options.shares ?? false,
         this.sharedSeq?.() ?? null,
       ]);
+      const behind = registered.rows[0]?.behind_entries ?? null;
+      this.behind = applied === null || behind === null || !this.appliedSeq ? null : Math.max(0, Number(behind));
       if (this.options.shares) this.sharing = await readSharing(this.pool, this.options.leaseMs);
       const { rows } = await this.pool.query<{ id: string; url: string; epoch: string }>(SERVING);
       const row = rows[0];

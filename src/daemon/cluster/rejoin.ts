@@ -23,6 +23,8 @@ import { writeDaemonJson } from '../process/daemon-json.js';
 import { ClusterMember } from './members.js';
 import { daemonSharing } from './serving.js';
 import { DEFAULT_LEASE_MS } from '../store/pg/lease.js';
+import { metricsAccessOf, type MetricsAccess } from '../observe/metrics-route.js';
+import { answerStandbyMetrics, standbyRegistry } from './standby-metrics.js';
 
 type Start = (options: DaemonOptions, prepared: PreparedDataDir) => Promise<RunningDaemon>;
 
@@ -192,12 +194,15 @@ function retryable(err: unknown): boolean {
 class Standby {
   private listener: StandbyListener | null = null;
   private readonly daemonJson: string;
+  private readonly registry: ReturnType<typeof standbyRegistry>;
+  private access: MetricsAccess | null = null;
 
   constructor(
     private readonly options: DaemonOptions,
     private readonly member: ClusterMember,
   ) {
     this.daemonJson = dataDirPaths(options.dataDir).daemonJson;
+    this.registry = standbyRegistry({ behindEntries: () => member.behindEntries() });
   }
 
   /** The port it listens on; null when closed. */
@@ -213,8 +218,14 @@ class Standby {
   async open(port: number, reason: string, required = false): Promise<void> {
     if (this.listener) return this.standingBy(reason);
     try {
+      const host = this.options.host ?? '127.0.0.1';
+      const access = (this.access ??= await metricsAccessOf(
+        host,
+        this.options.metricsOpen ?? false,
+        this.options.metricsTokenFile,
+      ));
       this.listener = await StandbyListener.listen({
-        host: this.options.host ?? '127.0.0.1',
+        host,
         port,
         retryAfterSeconds: Math.max(1, Math.ceil((this.options.leaseMs ?? DEFAULT_LEASE_MS) / 3000)),
         reason,
@@ -223,6 +234,7 @@ class Standby {
           target: () => this.member.servingDaemon()?.url ?? null,
           unreachable: () => void this.member.refresh(),
         },
+        metrics: (request, reply) => answerStandbyMetrics(this.registry, access, request, reply),
       });
     } catch (err) {
       if (required) throw err;

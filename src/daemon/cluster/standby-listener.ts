@@ -7,7 +7,8 @@
  * header) is not forwarded again. With no daemon to forward to (a takeover under way, the
  * database away), it answers 503 DAEMON_STANDBY with Retry-After. GET /health is its own: 200
  * `status: 'standby'` while it forwards, 503 while it cannot, so a load balancer sends traffic
- * only where it will be served, and `wfx daemon status` says why. Plain node:http: nothing of
+ * only where it will be served, and `wfx daemon status` says why. GET /metrics too, given
+ * `metrics` (standby-metrics.ts): a standby's own figures. Plain node:http: nothing of
  * the daemon (store, engine, Fastify) runs meanwhile. When the daemon takes over, the listener
  * closes just before the daemon listens on the same port.
  */
@@ -33,6 +34,8 @@ export interface StandbyOptions {
     /** Told when the target could not be reached, so that it is looked up again. */
     readonly unreachable?: (url: string) => void;
   };
+  /** Answers GET /metrics itself (this standby's figures) instead of forwarding it. */
+  readonly metrics?: (request: IncomingMessage, reply: ServerResponse) => void;
 }
 
 export class StandbyListener {
@@ -97,6 +100,8 @@ export class StandbyListener {
       };
       return this.send(request, reply, target === null ? 503 : 200, body);
     }
+    if (path === '/metrics' && this.options.metrics && (request.method === 'GET' || request.method === 'HEAD'))
+      return this.options.metrics(request, reply);
     if (target !== null) return this.forward(target, request, reply);
     this.refuse(
       request,

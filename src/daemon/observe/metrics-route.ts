@@ -36,14 +36,7 @@ export function timeRoutes(app: FastifyInstance, metrics: DaemonMetrics): void {
 
 /** GET /metrics: the registry's text exposition. */
 export function metricsRoute(app: FastifyInstance, metrics: DaemonMetrics, access: MetricsAccess): void {
-  const token = access.token === undefined ? null : Buffer.from(access.token);
-  const admit = (request: FastifyRequest): boolean => {
-    if (access.open) return true;
-    if (token === null) return false;
-    const authorization = request.headers.authorization;
-    if (typeof authorization !== 'string' || !/^bearer /i.test(authorization)) return false;
-    return constantTimeEqual(Buffer.from(authorization.slice(7).trim()), token);
-  };
+  const admit = (request: FastifyRequest): boolean => scraperAdmitted(access, request.headers.authorization);
   app.get('/metrics', {
     config: { auth: { permission: 'ADMIN', callerKind: 'system', admit } },
     schema: { tags: ['meta'], summary: 'Prometheus metrics (text exposition format)' },
@@ -52,6 +45,17 @@ export function metricsRoute(app: FastifyInstance, metrics: DaemonMetrics, acces
       return reply.header('content-type', metrics.registry.contentType).send(text);
     },
   });
+}
+
+/**
+ * Whether `authorization` (a request's header) is let in without a key: `--metrics-open`, or
+ * the scraper token as `Bearer` (compared in constant time).
+ */
+export function scraperAdmitted(access: MetricsAccess, authorization: string | undefined): boolean {
+  if (access.open) return true;
+  if (access.token === undefined) return false;
+  if (typeof authorization !== 'string' || !/^bearer /i.test(authorization)) return false;
+  return constantTimeEqual(Buffer.from(authorization.slice(7).trim()), Buffer.from(access.token));
 }
 
 /**

@@ -10,6 +10,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineObserver } from '../engine/options.js';
 import { InstanceTable } from '../state/instance-table.js';
 import type { WfxRecord } from '../state/records.js';
+import type { ExportCounts } from './otlp-exporter.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 
 /** What the scrape reads besides the state: each absent on a daemon without it. */
@@ -192,6 +193,35 @@ export class DaemonMetrics implements EngineObserver {
   /** A webhook delivery's outcome: `verdict` started, ignored (nothing to start) or refused. */
   webhookDelivery(verdict: 'started' | 'ignored' | 'refused'): void {
     this.webhookDeliveries.inc({ verdict });
+  }
+
+  /**
+   * Adds the trace exporter's series, read from `counts` when scraped: only a daemon that traces
+   * calls it, so one that does not has no such series (and no cost).
+   */
+  traceExports(counts: () => ExportCounts): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'wfx_trace_spans_exported_total',
+      help: 'Spans the OTLP collector accepted',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(counts().exported);
+      },
+    });
+    new Counter({
+      name: 'wfx_trace_spans_dropped_total',
+      help: 'Spans dropped: the export queue full (or closed), or their batch refused or unsent after retries',
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        const c = counts();
+        this.reset();
+        this.inc({ reason: 'queue_full' }, c.queueFull);
+        this.inc({ reason: 'export_failed' }, c.exportFailed);
+      },
+    });
   }
 
   /** `n` schedule runs missed while the daemon was down were skipped. */

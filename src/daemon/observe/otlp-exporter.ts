@@ -1,10 +1,20 @@
 /**
  * Exports ended spans over OTLP/HTTP as JSON (opentelemetry-proto's JSON mapping) to the
  * collector the operator names: batched, from a bounded queue. The engine never waits on it:
- * a full queue drops the span and counts it, a failed export drops its batch and counts it,
- * and one export runs at a time. `close()` sends what is queued (the daemon's graceful stop).
+ * a full queue drops the span and counts it, and one export runs at a time. A batch answered
+ * 429, 502, 503 or 504 is sent again (the OTLP/HTTP spec's retryable answers) after Retry-After or
+ * an exponential backoff, a few times at most; any other failure drops its batch and counts it.
+ * `close()` sends what is queued (the daemon's graceful stop) without waiting to retry: a retry
+ * waiting is made at once, and no answer after close is retried.
  */
 import type { AttributeValue, Span, SpanSink } from './tracer.js';
+
+/** Answers the OTLP/HTTP spec says to retry (after Retry-After when the collector sends one). */
+const RETRYABLE = new Set([429, 502, 503, 504]);
+/** Sends of one batch at most, the first included. */
+const MAX_ATTEMPTS = 5;
+/** The longest wait before a retry, Retry-After included: a collector asking for more is not waited for. */
+const MAX_BACKOFF_MS = 30_000;
 
 /** Where and how spans are exported (tracing-options.ts reads them from options and OTEL_* variables). */
 export interface OtlpOptions {
@@ -22,12 +32,19 @@ export interface OtlpOptions {
   /** How long one export may take (OTEL_EXPORTER_OTLP_TIMEOUT). */
   readonly timeoutMs: number;
   readonly version: string;
+  /** The first retry's backoff; each next one doubles it (default 1000). */
+  readonly retryBaseMs?: number;
 }
 
-/** What the exporter did so far: spans sent (accepted by the collector) and dropped. */
+/**
+ * What the exporter did so far: spans sent (accepted by the collector) and dropped, in all and
+ * by why: the queue full (or the exporter closed), or their batch's export failed.
+ */
 export interface ExportCounts {
   readonly exported: number;
   readonly dropped: number;
+  readonly queueFull: number;
+  readonly exportFailed: number;
 }
 
 /** The OTLP/HTTP JSON span exporter (see the file's comment). */
@@ -36,8 +53,11 @@ export class OtlpExporter implements SpanSink {
   private timer: NodeJS.Timeout | null = null;
   private sending: Promise<void> | null = null;
   private exported = 0;
-  private dropped = 0;
+  private queueFull = 0;
+  private exportFailed = 0;
   private closed = false;
+  /** Ends the wait before a retry (close). */
+  private wake: (() => void) | null = null;
   private readonly resource: unknown;
 
   constructor(private readonly options: OtlpOptions) {
@@ -54,7 +74,7 @@ export class OtlpExporter implements SpanSink {
   /** Queues an ended span (dropped and counted when the queue is full or the exporter closed). */
   add(span: Span): void {
     if (this.closed || this.queue.length >= this.options.maxQueue) {
-      this.dropped++;
+      this.queueFull++;
       return;
     }
     this.queue.push(span);
@@ -64,12 +84,19 @@ export class OtlpExporter implements SpanSink {
 
   /** Spans exported and dropped so far. */
   counts(): ExportCounts {
-    return { exported: this.exported, dropped: this.dropped };
+    const { exported, queueFull, exportFailed } = this;
+    return { exported, dropped: queueFull + exportFailed, queueFull, exportFailed };
+  }
+
+  /** Whether a batch waits to be sent again (a retryable answer came back). */
+  get retrying(): boolean {
+    return this.wake !== null;
   }
 
   /** Sends every queued span (batch after batch), then takes no more. */
   async close(): Promise<void> {
     this.closed = true;
+    this.wake?.();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     while (this.sending || this.queue.length > 0) {
@@ -101,6 +128,19 @@ export class OtlpExporter implements SpanSink {
         },
       ],
     });
+    for (let attempt = 1; ; attempt++) {
+      const answer = await this.post(body);
+      if (answer === 'sent') return void (this.exported += batch.length);
+      if (answer === 'lost' || attempt >= MAX_ATTEMPTS || this.closed) return void (this.exportFailed += batch.length);
+      await this.pause(answer.retryAfterMs, attempt);
+    }
+  }
+
+  /**
+   * One send: `sent` when accepted, the Retry-After asked (ms; undefined: none) when the answer
+   * may be retried, `lost` otherwise (another answer, the collector down or slow).
+   */
+  private async post(body: string): Promise<'sent' | 'lost' | { readonly retryAfterMs: number | undefined }> {
     try {
       const res = await fetch(this.options.url, {
         method: 'POST',
@@ -109,13 +149,37 @@ export class OtlpExporter implements SpanSink {
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });
       await res.arrayBuffer().catch(() => undefined);
-      if (res.ok) this.exported += batch.length;
-      else this.dropped += batch.length;
+      if (res.ok) return 'sent';
+      return RETRYABLE.has(res.status) ? { retryAfterMs: retryAfterMs(res.headers.get('retry-after')) } : 'lost';
     } catch {
       // The collector is down or slow: the batch is lost (counted), the daemon goes on.
-      this.dropped += batch.length;
+      return 'lost';
     }
   }
+
+  /** Waits before retry `attempt`: Retry-After when given, else an exponential backoff with jitter; close ends it. */
+  private pause(retryAfter: number | undefined, attempt: number): Promise<void> {
+    const base = this.options.retryBaseMs ?? 1000;
+    const backoff = base * 2 ** (attempt - 1) * (0.8 + Math.random() * 0.4);
+    const ms = Math.min(MAX_BACKOFF_MS, retryAfter ?? backoff);
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.wake?.(), ms).unref();
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+    });
+  }
+}
+
+/** A Retry-After header as milliseconds from now (seconds or an HTTP date); undefined when absent or unreadable. */
+function retryAfterMs(header: string | null): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : undefined;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 function otlpSpan(s: Span): unknown {

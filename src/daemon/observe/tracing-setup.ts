@@ -16,10 +16,15 @@ export const TRACING_DEFAULTS = { maxQueue: 2048, maxBatch: 512, delayMs: 5000, 
 
 let exporter: OtlpExporter | null = null;
 
-/** Turns tracing on for this process: spans are made from now on and exported as `options` say. */
-export function startTracing(options: TracingOptions): void {
-  exporter = new OtlpExporter({ ...options, version: VERSION });
-  setTracer(new Tracer(exporter));
+/**
+ * Turns tracing on for this process: spans are made from now on and exported as `options` say.
+ * Returns what reads the exporter's counts (the metrics' trace series), valid after it stops too.
+ */
+export function startTracing(options: TracingOptions): () => ExportCounts {
+  const made = new OtlpExporter({ ...options, version: VERSION });
+  exporter = made;
+  setTracer(new Tracer(made));
+  return () => made.counts();
 }
 
 /** Turns tracing off and sends the spans still queued (the daemon's graceful stop). */

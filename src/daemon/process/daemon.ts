@@ -121,7 +121,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const forgetMissing = options.secretsKey?.forgetMissing;
     const secrets = await openSecrets({ source, store, directory, logger, forgetMissing });
     // Connections wait for the listener's address: calls resumed below must not reach it.
-    if (options.tracing) startTracing(options.tracing);
+    if (options.tracing) metrics.traceExports(startTracing(options.tracing));
     cleanup.unshift(() => stopTracing());
     const network = new NetworkPolicy({ deny: options.httpDeny, allow: options.httpAllow, awaitListener: true });
     cleanup.unshift(() => network.close());

@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server } f
 import { createServer } from 'node:net';
 import t, { type Test } from 'tap';
 import { StandbyListener, type StandbyOptions } from '../../../src/daemon/cluster/standby-listener.js';
+import { answerStandbyMetrics, standbyRegistry } from '../../../src/daemon/cluster/standby-metrics.js';
 import { isWfxError } from '../../../src/shared/errors.js';
 import { eventually } from '../../helpers/eventually.js';
 
@@ -196,4 +197,45 @@ t.test('a caller that gives up ends its forwarded request, and is not taken for 
   await eventually('the forwarded request ends with its caller', () => ended);
   t.match(await asked, { name: 'AbortError' });
   t.same(unreachable, [], 'the serving daemon is not looked up again');
+});
+
+t.test("GET /metrics is the standby's own, for the scraper token only; the rest is forwarded", async (t) => {
+  const serving = await servingDaemon(t);
+  let behind: number | null = null;
+  const registry = standbyRegistry({ behindEntries: () => behind });
+  const token = 'scraper-token-0123456789';
+  const standby = await StandbyListener.listen({
+    host: '127.0.0.1',
+    port: 0,
+    retryAfterSeconds: 4,
+    reason: 'standing by',
+    forward: { id: 'd2', target: () => serving.url },
+    metrics: (request, reply) => answerStandbyMetrics(registry, { open: false, token }, request, reply),
+  });
+  t.teardown(() => standby.close());
+  const scrape = (authorization?: string) =>
+    fetch(`${standby.url}/metrics`, { headers: authorization === undefined ? {} : { authorization } });
+
+  for (const [what, authorization] of [
+    ['no credential', undefined],
+    ['a wrong token', 'Bearer scraper-token-wrong-0000'],
+    ['a key', undefined],
+  ] as const) {
+    const res =
+      what === 'a key'
+        ? await fetch(`${standby.url}/metrics`, { headers: { 'x-api-key': 'wfx_k' } })
+        : await scrape(authorization);
+    t.equal(res.status, 401, what);
+    t.equal(((await res.json()) as { error: string }).error, 'UNAUTHORIZED', `${what}: its code`);
+  }
+  const unknown = await scrape(`Bearer ${token}`);
+  t.equal(unknown.status, 200);
+  const text = await unknown.text();
+  t.match(text, /^wfx_pg_replay_lag_entries nan$/im, 'NaN before the copy is registered');
+  t.match(text, /^wfx_store_lease_held 0$/m);
+  t.match(text, /^wfx_store_partitions_held 0$/m);
+  behind = 42;
+  t.match(await (await scrape(`Bearer ${token}`)).text(), /^wfx_pg_replay_lag_entries 42$/m, 'read when scraped');
+  t.equal(serving.seen.length, 0, 'no scrape reached the serving daemon');
+  t.equal((await fetch(`${standby.url}/process/list`)).status, 201, 'other requests are forwarded');
 });

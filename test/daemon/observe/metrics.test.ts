@@ -38,6 +38,7 @@ t.test('GET /metrics: a system admin reads it; others are refused with their cod
   const ok = await h.call(system, { method: 'GET', url: '/metrics' });
   t.equal(ok.statusCode, 200);
   t.match(ok.headers['content-type'], /^text\/plain; version=0\.0\.4/);
+  t.notMatch(ok.body, /wfx_trace_/, 'no trace exporter series while tracing is off');
   t.match(ok.body, /# TYPE wfx_executions_started_total counter/);
   t.notMatch(ok.body, /^process_cpu/m, 'not the global registry of prom-client');
   t.equal((await h.call(null, { method: 'GET', url: '/metrics' })).json().error, 'UNAUTHORIZED');

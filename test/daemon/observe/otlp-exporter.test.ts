@@ -2,6 +2,7 @@ import t from 'tap';
 import { OtlpExporter, type OtlpOptions } from '../../../src/daemon/observe/otlp-exporter.js';
 import { SPAN_KIND, Tracer } from '../../../src/daemon/observe/tracer.js';
 import { nodeSpanId, parseTraceparent, traceparentOf } from '../../../src/daemon/observe/trace-context.js';
+import { eventually } from '../../helpers/eventually.js';
 import { otlpReceiver } from '../../helpers/otlp-receiver.js';
 
 const options = (url: string, extra: Partial<OtlpOptions> = {}): OtlpOptions => ({
@@ -27,7 +28,7 @@ t.test('spans are sent in batches of maxBatch as OTLP JSON; close sends the rest
   t.equal(r.spans.length, 25, 'every span arrived');
   t.equal(r.headers.length, 3, 'in three requests (10, 10, then the rest at close)');
   t.equal(r.headers[0]!['x-token'], 'abc', 'with the configured headers');
-  t.same(exporter.counts(), { exported: 25, dropped: 0 });
+  t.same(exporter.counts(), { exported: 25, dropped: 0, queueFull: 0, exportFailed: 0 });
   const got = r.spans.find((s) => s.name === 'child 3')!;
   t.equal(got.parentSpanId, root.spanId);
   t.equal(got.traceId, root.traceId);
@@ -46,16 +47,94 @@ t.test('a full queue drops and counts; a collector down drops the batch, counts 
   const exporter = new OtlpExporter(options(r.url, { maxQueue: 5, maxBatch: 100 }));
   const tracer = new Tracer(exporter);
   for (let i = 0; i < 8; i++) tracer.start(`s${i}`, SPAN_KIND.INTERNAL, null).end();
-  t.same(exporter.counts(), { exported: 0, dropped: 3 }, 'three past the queue bound dropped at once');
+  t.same(
+    exporter.counts(),
+    { exported: 0, dropped: 3, queueFull: 3, exportFailed: 0 },
+    'three past the queue bound dropped at once',
+  );
   await exporter.close();
-  t.same(exporter.counts(), { exported: 0, dropped: 8 }, 'the refused batch dropped too');
+  t.same(
+    exporter.counts(),
+    { exported: 0, dropped: 8, queueFull: 3, exportFailed: 5 },
+    'the refused batch dropped too',
+  );
   tracer.start('late', SPAN_KIND.INTERNAL, null).end();
-  t.same(exporter.counts(), { exported: 0, dropped: 9 }, 'a span after close is dropped');
+  t.same(
+    exporter.counts(),
+    { exported: 0, dropped: 9, queueFull: 4, exportFailed: 5 },
+    'a span after close is dropped',
+  );
 
   const down = new OtlpExporter(options('http://127.0.0.1:1', { timeoutMs: 2000 }));
   new Tracer(down).start('x', SPAN_KIND.INTERNAL, null).end();
   await down.close();
-  t.same(down.counts(), { exported: 0, dropped: 1 }, 'nothing listening: dropped and counted');
+  t.same(
+    down.counts(),
+    { exported: 0, dropped: 1, queueFull: 0, exportFailed: 1 },
+    'nothing listening: dropped and counted',
+  );
+});
+
+const spans = (exporter: OtlpExporter, n: number) => {
+  const tracer = new Tracer(exporter);
+  for (let i = 0; i < n; i++) tracer.start(`s${i}`, SPAN_KIND.INTERNAL, null).end();
+};
+
+t.test('a batch answered 503 is sent again and arrives once; 400 is dropped at once', async (t) => {
+  const r = await otlpReceiver(t);
+  r.state.script = [{ status: 503 }];
+  const exporter = new OtlpExporter(options(r.url, { maxBatch: 3, retryBaseMs: 1 }));
+  spans(exporter, 3);
+  await eventually('the batch sent again', () => exporter.counts().exported === 3);
+  t.equal(r.state.posts, 2, 'refused once, then accepted');
+  t.equal(r.spans.length, 3, 'each span arrived once');
+
+  r.state.script = [{ status: 400 }];
+  spans(exporter, 3);
+  await eventually('the batch refused', () => exporter.counts().exportFailed === 3);
+  t.equal(r.state.posts, 3, 'a 400 is not sent again');
+  t.same(exporter.counts(), { exported: 3, dropped: 3, queueFull: 0, exportFailed: 3 });
+  await exporter.close();
+  t.equal(r.spans.length, 3, 'the refused batch never arrived');
+});
+
+t.test('retries are bounded: a collector answering 502 for ever loses the batch', async (t) => {
+  const r = await otlpReceiver(t);
+  r.state.script = Array.from({ length: 10 }, () => ({ status: 502 }));
+  const exporter = new OtlpExporter(options(r.url, { maxBatch: 2, retryBaseMs: 1 }));
+  spans(exporter, 2);
+  await eventually('the batch given up', () => exporter.counts().exportFailed === 2);
+  t.equal(r.state.posts, 5, 'five sends of the batch, no more');
+  await exporter.close();
+  t.equal(r.state.posts, 5, 'close sends nothing more');
+});
+
+t.test('Retry-After is honoured, and close makes the waiting retry at once (its last)', async (t) => {
+  const r = await otlpReceiver(t);
+  r.state.script = [{ status: 429, retryAfter: '3600' }];
+  const exporter = new OtlpExporter(options(r.url, { maxBatch: 2, retryBaseMs: 1 }));
+  spans(exporter, 2);
+  await eventually('the retry waiting', () => exporter.retrying);
+  // A second exporter with the same backoff retries twice meanwhile: the first would have too.
+  const control = await otlpReceiver(t);
+  control.state.script = [{ status: 503 }, { status: 503 }];
+  const paced = new OtlpExporter(options(control.url, { maxBatch: 1, retryBaseMs: 1 }));
+  spans(paced, 1);
+  await eventually('the control batch sent', () => paced.counts().exported === 1);
+  t.equal(control.state.posts, 3, 'the control retried twice');
+  t.equal(r.state.posts, 1, 'not sent again before the hour asked (the backoff alone would have)');
+  await exporter.close();
+  t.equal(r.state.posts, 2, 'close sent it again at once');
+  t.same(exporter.counts(), { exported: 2, dropped: 0, queueFull: 0, exportFailed: 0 });
+
+  const again = await otlpReceiver(t);
+  again.state.script = [{ status: 504, retryAfter: 'Thu, 01 Jan 2099 00:00:00 GMT' }, { status: 503 }];
+  const closing = new OtlpExporter(options(again.url, { maxBatch: 2, retryBaseMs: 1 }));
+  spans(closing, 2);
+  await eventually('the retry waiting', () => closing.retrying);
+  await closing.close();
+  t.equal(again.state.posts, 2, 'a date as Retry-After waited too; after close, a retryable answer is final');
+  t.same(closing.counts(), { exported: 0, dropped: 2, queueFull: 0, exportFailed: 2 });
 });
 
 t.test('traceparent headers: read strictly, written as version 00, sampled', async (t) => {
