@@ -91,8 +91,22 @@ t.test(
     t.equal(chat.posts.length, 1);
     t.match(
       (await client.instances.get(alerts[0]!.processInstanceId)).triggeredBy,
-      { processInstanceId: failed.processInstanceId, processId: FAILING, depth: 1, chain: [FAILING] },
+      {
+        processInstanceId: failed.processInstanceId,
+        processId: FAILING,
+        processName: 'Nightly import',
+        state: 'FAILED',
+        depth: 1,
+        chain: [FAILING],
+      },
       'the alert names what started it',
+    );
+    const got = await run(['instances', 'get', alerts[0]!.processInstanceId]);
+    t.equal(got.code, 0, got.stderr);
+    t.match(
+      got.stdout,
+      new RegExp(`^triggered by ${failed.processInstanceId} \\(Nightly import, FAILED\\)$`, 'm'),
+      'wfx instances get names the execution that started it, its flow and how it ended',
     );
     const status = JSON.parse((await run(['daemon', 'status', '--json'])).stdout) as {
       triggers: Array<{ type: string; processId: string; lastFire: string | null; watchedProcessId: string | null }>;
