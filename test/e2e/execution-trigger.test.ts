@@ -1,12 +1,10 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { WfxClient } from '../../src/client/client.js';
+import { chatServer } from '../helpers/chat-server.js';
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -25,24 +23,6 @@ nodes:
       - { condition: "\${source == 'ftp'}", next: done }
   done: { type: endEvent }
 `;
-
-/** A chat webhook on loopback: keeps the JSON body of each POST. */
-async function chatServer(t: Test): Promise<{ url: string; posts: Array<Record<string, unknown>> }> {
-  const posts: Array<Record<string, unknown>> = [];
-  const srv = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (req.method === 'POST')
-        posts.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  t.teardown(() => srv.close());
-  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/hooks/chat`, posts };
-}
 
 /** A daemon with the example and a failing flow published, and the chat webhook's address set. */
 async function setup(t: Test, env?: NodeJS.ProcessEnv) {
@@ -91,8 +71,22 @@ t.test(
     t.equal(chat.posts.length, 1);
     t.match(
       (await client.instances.get(alerts[0]!.processInstanceId)).triggeredBy,
-      { processInstanceId: failed.processInstanceId, processId: FAILING, depth: 1, chain: [FAILING] },
+      {
+        processInstanceId: failed.processInstanceId,
+        processId: FAILING,
+        processName: 'Nightly import',
+        state: 'FAILED',
+        depth: 1,
+        chain: [FAILING],
+      },
       'the alert names what started it',
+    );
+    const got = await run(['instances', 'get', alerts[0]!.processInstanceId]);
+    t.equal(got.code, 0, got.stderr);
+    t.match(
+      got.stdout,
+      new RegExp(`^triggered by ${failed.processInstanceId} \\(Nightly import, FAILED\\)$`, 'm'),
+      'wfx instances get names the execution that started it, its flow and how it ended',
     );
     const status = JSON.parse((await run(['daemon', 'status', '--json'])).stdout) as {
       triggers: Array<{ type: string; processId: string; lastFire: string | null; watchedProcessId: string | null }>;

@@ -113,6 +113,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
           (inst.parentInstanceId
             ? `child of ${inst.parentInstanceId}${inst.toolCallId ? `, running its agent's tool call ${inst.toolCallId}` : ''}\n`
             : '') +
+          triggeredByLine(inst) +
           (inst.usage
             ? `model usage: ${inst.usage.calls} call${inst.usage.calls === 1 ? '' : 's'}, ${inst.usage.inputTokens} input + ${inst.usage.outputTokens} output tokens\n`
             : '') +
@@ -148,6 +149,14 @@ export function registerInstances(program: Command, ctx: CliContext): void {
   registerRecovery(instances, ctx);
   registerInstancesMove(instances, ctx);
   registerFailures(instances, ctx);
+}
+
+/** The ended execution whose execution trigger started this one: its id, flow and end state; '' for none. */
+function triggeredByLine(inst: InstanceView): string {
+  const by = inst.triggeredBy;
+  if (!by) return '';
+  const facts = [by.processName ?? by.processId, ...(by.state ? [by.state] : [])];
+  return `triggered by ${by.processInstanceId} (${facts.join(', ')})\n`;
 }
 
 /** A failed execution's error: its code, the node it failed at and how many times that ran; '' for none. */

@@ -8,7 +8,7 @@ import { useLocation, useRoute } from 'preact-iso/router';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { FlowDetail } from '../../shared/api/flows.js';
 import type { WhoAmI } from '../../shared/api/meta.js';
-import type { InstanceView } from '../../shared/api/process.js';
+import type { InstanceView, TriggeredByView } from '../../shared/api/process.js';
 import type { Replayed } from '../../shared/api/recovery.js';
 import { api, path } from '../api/http.js';
 import { ChildTree } from '../components/child-tree.js';
@@ -39,6 +39,15 @@ import {
   type OpenState,
 } from '../model/open-state.js';
 import { locate } from './execution-view.js';
+
+/**
+ * The ended execution that started this one, as "…<id tail> (<flow name>, <state>)": ids are
+ * UUIDv7, whose heads are alike for a minute's executions, so the tail tells them apart.
+ */
+function triggeredByText(by: TriggeredByView): string {
+  const facts = [by.processName ?? by.processId, ...(by.state ? [by.state] : [])];
+  return `…${by.processInstanceId.slice(-12)} (${facts.join(', ')})`;
+}
 
 /** The execution's facts, as a description list. */
 function Facts({ run, now }: { readonly run: InstanceView; readonly now: number }) {
@@ -87,6 +96,19 @@ function Facts({ run, now }: { readonly run: InstanceView; readonly now: number 
           <dd>
             <a href={`/executions/${encodeURIComponent(run.parentInstanceId)}`}>{run.parentInstanceId}</a>
             {run.iteration !== undefined ? ` (iteration ${run.iteration + 1})` : ''}
+          </dd>
+        </>
+      )}
+      {run.triggeredBy && (
+        <>
+          <dt>Triggered by</dt>
+          <dd>
+            <a
+              href={`/executions/${encodeURIComponent(run.triggeredBy.processInstanceId)}`}
+              title={run.triggeredBy.processInstanceId}
+            >
+              {triggeredByText(run.triggeredBy)}
+            </a>
           </dd>
         </>
       )}

@@ -5,7 +5,7 @@
  * (an execution's `data`, a node's `wait`), so those answers stay serialized by JSON.stringify.
  */
 import { Type, type Static } from './schema.js';
-import type { FormField, InputType } from '../flow/types.js';
+import type { ExecutionEndState, FormField, InputType } from '../flow/types.js';
 import type { ReplayOfView, RetryView } from './recovery.js';
 import { Answer, ENVIRONMENTS, IdParams, Name, NullableString, Page, StringEnum, type Environment } from './common.js';
 
@@ -381,10 +381,17 @@ export interface InstanceView {
   readonly triggeredBy?: TriggeredByView;
 }
 
-/** What started an execution by an execution trigger: the ended execution, its flow, the flows before it (oldest first, the ended one's last), their count. */
+/**
+ * What started an execution by an execution trigger: the ended execution, its flow (id and name),
+ * the state it ended in, the flows before it (oldest first, the ended one's last), their count.
+ */
 export interface TriggeredByView {
   readonly processInstanceId: string;
   readonly processId: string;
+  /** The ended execution's flow name then; absent for starts journaled before it was recorded. */
+  readonly processName?: string;
+  /** The state it ended in (what fired the trigger); absent for starts journaled before it was recorded. */
+  readonly state?: ExecutionEndState;
   readonly depth: number;
   readonly chain: readonly string[];
 }

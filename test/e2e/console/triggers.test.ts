@@ -28,6 +28,17 @@ nodes:
   done: { type: endEvent }
 `;
 
+const BREAKS = randomUUID();
+/** A flow that fails at its gateway (no branch matches), and one its failures start. */
+const BREAKS_FLOW = `processId: ${BREAKS}
+name: Breaks
+nodes:
+  start: { type: startEvent, next: route }
+  route: { type: exclusiveGateway, branches: [{ condition: "\${false}", next: done }] }
+  done: { type: endEvent }
+`;
+const ON_BREAK_FLOW = flow('On break', `  - { type: execution, processId: ${BREAKS}, states: [FAILED] }`);
+
 /** A loopback port nothing listens on (its server closed at once). */
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -74,6 +85,8 @@ t.test('the triggers pages, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     api('POST', '/admin/flows', { source: flow('Support', '  - { type: email, connection: support }') }),
   );
   await ok('delete gone', api('DELETE', '/admin/webhooks/gone'));
+  await ok('breaks', api('POST', '/admin/flows', { source: BREAKS_FLOW }));
+  const onBreak = await ok('on break', api('POST', '/admin/flows', { source: ON_BREAK_FLOW }));
 
   // A delivery before any flow takes it: verified, kept, started nothing.
   const payload = { ref: 'refs/heads/main', commits: 3 };
@@ -176,6 +189,31 @@ t.test('the triggers pages, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     t.pass('the redelivered webhook started a run, and it completed');
     const run = await api('GET', `/process/instance/${runId}`);
     t.match(run.body.data, { webhookPayload: payload, webhookEventType: 'push' }, 'with the payload kept');
+  });
+
+  await t.test("an execution a failure started links to the failed execution's page", async (t) => {
+    const broken = (await ok('start breaks', api('POST', '/process/start', { processId: BREAKS }))) as {
+      processInstanceId: string;
+    };
+    const started = await eventually('the failure starts On break', async () => {
+      const list = await api('GET', `/process/instances?processId=${onBreak.processId as string}`);
+      return (list.body.items as Array<{ processInstanceId: string }>)[0];
+    });
+    await page.goto(`${url}/executions/${started.processInstanceId}`);
+    const link = page.getByRole('link', { name: /\(Breaks, FAILED\)$/ });
+    await link.waitFor();
+    t.equal(
+      await link.textContent(),
+      `…${broken.processInstanceId.slice(-12)} (Breaks, FAILED)`,
+      "the failed execution's id, flow and end state",
+    );
+    t.match(await page.locator('dl.facts').textContent(), /Triggered by…/, 'under "Triggered by"');
+    await screenshot(page, 'console-execution-triggered-by');
+    t.same(await axeCheck(page), [], 'a triggered execution: no serious accessibility violation');
+    await link.click();
+    await page.waitForURL(`${url}/executions/${broken.processInstanceId}`);
+    await page.locator('.page-head .state-failed').first().waitFor();
+    t.pass('the link leads to the failed execution');
   });
 
   await t.test('a viewer sees trigger health, not the registrations', async (t) => {

@@ -123,6 +123,8 @@ export function fireExecutionTriggers(s: StepWriter, inst: Instance, reason: str
     const triggeredBy: TriggeredBy = {
       processInstanceId: inst.processInstanceId,
       processId: inst.processId,
+      processName: inst.processName,
+      state: ended,
       depth,
       chain,
     };
