@@ -233,7 +233,9 @@ export class DaemonMetrics implements EngineObserver {
     const ni = inst?.nodes[nodeInstanceId];
     if (!ni) return;
     const type = ni.nodeType;
-    this.nodeSeconds.observe({ type }, Math.max(0, (Date.parse(at) - Date.parse(ni.startTime)) / 1000));
+    // Nodes that start and end in one step share the step's time: no date to parse.
+    const seconds = at === ni.startTime ? 0 : Math.max(0, (Date.parse(at) - Date.parse(ni.startTime)) / 1000);
+    this.nodeSeconds.observe({ type }, seconds);
     if (statusCd === STATUS.FAILED || statusCd === STATUS.TIMED_OUT) this.nodeFailures.inc({ type });
   }
 
