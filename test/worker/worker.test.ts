@@ -51,6 +51,11 @@ t.test('a JobError fails the node with its code; any other error is WORKER_ERROR
   t.match((await h.get(declined.processInstanceId)).error, { code: 'CARD_DECLINED' });
   t.match((await h.get(broken.processInstanceId)).error, { code: 'WORKER_ERROR', message: /boom/ });
   t.equal(calls, 3, 'once for the business error, twice for the other');
+  // The daemon changes the execution before its answer reaches the worker, which then tells.
+  await eventually(
+    'the worker told of its three failures',
+    async () => events.filter((e) => e.type === 'failed').length >= 3,
+  );
   t.match(
     events
       .filter((e) => e.type === 'failed')
