@@ -7,13 +7,14 @@ import { shareParsedStrings } from '../state/object-shapes.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { indexEventWait } from '../state/records/subscription-index.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
+import { TaskIndex } from '../state/task-index.js';
 import type { Effects } from './effects.js';
 import type { RunStep } from './step/index.js';
 
 /**
  * In one walk over the live executions (with `only`: those, the index rebuilt for all, as after
  * a partition is taken while running): shares their parsed strings (state/object-shapes.ts), rebuilds the
- * derived subscription index, queues finished executions for archiving, and re-arms the timers
+ * derived subscription and task indexes, queues finished executions for archiving, and re-arms the timers
  * and timer boundary events of waiting and active nodes (overdue ones fire at once). Returns
  * the running executions to continue: those with active nodes (run again), those with
  * nothing live (settled: finished, or their join fired), and those `overLimit` names.
@@ -25,8 +26,9 @@ export function recoverLiveState(
   /** A waiting execution over a limit (limits.ts) is continued too: the step fails it. */
   overLimit?: (inst: Instance) => unknown,
 ): Instance[] {
-  // The subscription index is derived: rebuilt in the same walk (one pass over the executions, not two).
+  // The subscription and task indexes are derived: rebuilt in the same walk (one pass over the executions, not two).
   state.subscriptions = {};
+  const tasks = TaskIndex.fresh(state);
   const running: Instance[] = [];
   let prev: Instance | null = null;
   for (const id of InstanceTable.of(state).ids()) {
@@ -34,11 +36,15 @@ export function recoverLiveState(
     if (inst === undefined) continue;
     if (only && !only.has(id)) {
       indexEventWaits(state, inst);
+      tasks.addExecution(inst);
       continue;
     }
     shareParsedStrings(inst, id, prev);
     prev = inst;
-    if (!effects.recovered(inst)) continue;
+    if (!effects.recovered(inst)) {
+      tasks.addExecution(inst);
+      continue;
+    }
     // One pass over the nodes, no arrays: this runs for every waiting execution at a restart.
     let active = false;
     let waiting = false;
@@ -50,11 +56,14 @@ export function recoverLiveState(
         waiting = true;
         effects.recoveredWait(inst, ni);
         indexEventWait(state, inst, ni);
+        // After shareParsedStrings: the index keeps the node's shared time.
+        if (ni.wait?.kind === 'input') tasks.addNode(inst, ni);
       }
       effects.armBoundaries(inst, ni.id);
     }
     if (active || !waiting || (overLimit !== undefined && overLimit(inst) !== null)) running.push(inst);
   }
+  tasks.built();
   return running;
 }
 
@@ -64,13 +73,17 @@ function indexEventWaits(state: WfxState, inst: Instance): void {
   for (const id in inst.nodes) indexEventWait(state, inst, inst.nodes[id]!);
 }
 
-/** The subscription index made again from the live executions' waits (after some left the state). */
+/** The subscription and task indexes made again from the live executions' waits (after some left the state). */
 export function reindexSubscriptions(state: WfxState): void {
   state.subscriptions = {};
+  const tasks = TaskIndex.fresh(state);
   for (const id of InstanceTable.of(state).ids()) {
     const inst = state.instances[id];
-    if (inst !== undefined) indexEventWaits(state, inst);
+    if (inst === undefined) continue;
+    indexEventWaits(state, inst);
+    tasks.addExecution(inst);
   }
+  tasks.built();
 }
 
 /** What continueRecovered needs from the engine. */

@@ -1,8 +1,8 @@
 import type { WaitingTask } from '../../shared/api/index.js';
 import { parseDuration } from '../../shared/duration.js';
 import { nodesAt, type FlowNode } from '../../shared/flow/types.js';
-import { InstanceTable } from '../state/instance-table.js';
-import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
+import { STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
+import { TaskIndex } from '../state/task-index.js';
 import { MAX_CHILD_DEPTH } from './step/children.js';
 
 /** One input node or user task waiting for POST /process/task: the wire's type (shared/api). */
@@ -17,34 +17,36 @@ export interface TaskFilter {
   readonly cursor?: string;
 }
 
-/** Where a task sorts (oldest waiting first) and what a cursor names: ISO times compare as text. */
+/** What a page's cursor names: the task index's key (state/task-index.ts taskKey) of its last task. */
 const sortKey = (t: WaitingTask) => `${t.waitingSince}|${t.processInstanceId}|${t.nodeInstanceId}`;
 
 /**
  * The waiting input nodes and user tasks, oldest waiting first, a page at a time. Pure: reads
- * the live state only. Cost: one pass over the live executions and their node instances (the
- * state keeps no index of input waits; history holds finished executions only, so it is never
- * read). The live state is what the daemon holds in memory anyway, so this is O(live node
- * instances), with no I/O, plus a sort of the waiting ones.
+ * the live state only. Cost: the page's tasks read from the task index (state/task-index.ts,
+ * made by the walk of a start), each with its execution and node; executions that wait for
+ * nothing else are not visited. History holds finished executions only, so it is never read.
  */
 export function waitingTasks(state: WfxState, filter: TaskFilter): { items: WaitingTask[]; nextCursor: string | null } {
-  const found: WaitingTask[] = [];
   const timers: BoundaryTimers = new Map();
-  for (const inst of InstanceTable.of(state).live()) {
-    if (inst.stateCd !== STATE.RUNNING) continue;
-    if (filter.organization !== null && inst.organization !== filter.organization) continue;
-    if (filter.processId !== undefined && inst.processId !== filter.processId) continue;
-    for (const node of Object.values(inst.nodes)) {
-      const task = taskOf(state, inst, node, timers);
-      if (task && (filter.cursor === undefined || sortKey(task) > filter.cursor)) found.push(task);
-    }
+  const refs = TaskIndex.of(state).page(filter.organization, filter.processId, filter.cursor, filter.limit + 1);
+  const found: WaitingTask[] = [];
+  for (const ref of refs) {
+    const inst = state.instances[ref.instanceId];
+    const node = inst?.nodes[ref.nodeInstanceId];
+    const task = inst && node && taskOf(state, inst, node, timers);
+    if (task) found.push(task);
   }
-  found.sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : 1));
   const items = found.slice(0, filter.limit);
   return { items, nextCursor: found.length > items.length ? sortKey(items.at(-1)!) : null };
 }
 
-function taskOf(state: WfxState, inst: Instance, node: NodeInstance, timers: BoundaryTimers): WaitingTask | null {
+/** The task of node `node` of `inst`, or null when it waits for no input (exported for tests). */
+export function taskOf(
+  state: WfxState,
+  inst: Instance,
+  node: NodeInstance,
+  timers: BoundaryTimers = new Map(),
+): WaitingTask | null {
   const w = node.wait;
   if (node.statusCd !== STATUS.WAITING || w?.kind !== 'input') return null;
   const agent = agentOf(state, inst);
@@ -90,7 +92,7 @@ function dueAt(state: WfxState, inst: Instance, node: NodeInstance, timers: Boun
 }
 
 /** The timer boundary events of one node map, by the node each is attached to (read once per listing and map). */
-type BoundaryTimers = Map<object, Map<string, Array<{ id: string; ms: number }>>>;
+export type BoundaryTimers = Map<object, Map<string, Array<{ id: string; ms: number }>>>;
 
 function boundaryTimers(nodes: Readonly<Record<string, FlowNode>>): Map<string, Array<{ id: string; ms: number }>> {
   const byNode = new Map<string, Array<{ id: string; ms: number }>>();

@@ -9,6 +9,8 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineObserver } from '../engine/options.js';
 import { InstanceTable } from '../state/instance-table.js';
+import { JobQueues } from '../state/job-queues.js';
+import { TaskIndex } from '../state/task-index.js';
 import type { WfxRecord } from '../state/records.js';
 import type { ExportCounts } from './otlp-exporter.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
@@ -266,19 +268,14 @@ export class DaemonMetrics implements EngineObserver {
       },
     });
     const tasks = { count: 0, oldest: 0, jobs: 0 };
+    // From the reducer's indexes: a scrape visits no execution (the engine leaves every waiting
+    // node before an execution finishes, so the job queues hold running executions' jobs only).
     const readTasks = (): void => {
-      tasks.count = tasks.oldest = tasks.jobs = 0;
-      const now = Date.now();
-      for (const inst of InstanceTable.of(state).live()) {
-        if (inst.stateCd !== STATE.RUNNING) continue;
-        for (const id in inst.nodes) {
-          const wait = inst.nodes[id]!.wait;
-          if (wait?.kind === 'input') {
-            tasks.count++;
-            tasks.oldest = Math.max(tasks.oldest, (now - Date.parse(inst.nodes[id]!.startTime)) / 1000);
-          } else if (wait?.kind === 'job') tasks.jobs++;
-        }
-      }
+      const index = TaskIndex.of(state);
+      const oldest = index.oldestSince();
+      tasks.count = index.size;
+      tasks.oldest = oldest === null ? 0 : Math.max(0, (Date.now() - Date.parse(oldest)) / 1000);
+      tasks.jobs = JobQueues.of(state).size;
     };
     new Gauge({
       name: 'wfx_tasks_waiting',

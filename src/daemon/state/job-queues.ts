@@ -131,6 +131,14 @@ export class JobQueues {
     return out;
   }
 
+  /** How many jobs wait (or are locked to a worker), in every organization and domain. */
+  get size(): number {
+    let n = 0;
+    for (const domains of this.byOrg.values())
+      for (const actions of domains.values()) for (const q of actions.values()) n += q.size;
+    return n;
+  }
+
   /** How many jobs wait in `domain` (all of its actions). */
   count(organization: string, domain: string): number {
     let n = 0;

@@ -7,6 +7,7 @@ import type { InstanceTable } from './instance-table.js';
 import type { SubscriptionBucket } from './subscriptions.js';
 import type { Domain, DomainAction, JobQueues } from './job-queues.js';
 import type { LiveCounts } from './live-counts.js';
+import type { TaskIndex } from './task-index.js';
 import type { Instance } from './instance.js';
 import type { BulkOperation } from './bulk.js';
 
@@ -161,6 +162,11 @@ export interface WfxState {
    * by `LiveCounts.of(state)`. Derived, so never written to a snapshot (DERIVED).
    */
   liveCounts?: LiveCounts | undefined;
+  /**
+   * The waiting input nodes and user tasks of running executions (task-index.ts), made by the
+   * recovery walk or on first use by `TaskIndex.of(state)`. Derived, so never written to a snapshot (DERIVED).
+   */
+  taskIndex?: TaskIndex | undefined;
 }
 
 /** The kinds of model provider: an OpenAI-compatible HTTP API, or a GGUF file run in-process. */
@@ -308,7 +314,7 @@ export interface ApiKey {
  * (Engine.recover with indexEventWait): large, and a checkpoint would copy it at once when its
  * copy began. The instance table indexes `instances` again on first use (InstanceTable.of).
  */
-export const DERIVED = ['subscriptions', 'instanceTable', 'jobQueues', 'liveCounts'] as const;
+export const DERIVED = ['subscriptions', 'instanceTable', 'jobQueues', 'liveCounts', 'taskIndex'] as const;
 
 /** `T` with its readonly fields writable: for code that builds or shares a state object's fields in place. */
 export type Writable<T> = { -readonly [K in keyof T]: T[K] };
@@ -344,5 +350,6 @@ export function initialState(): WfxState {
     audit: {},
     jobQueues: undefined,
     liveCounts: undefined,
+    taskIndex: undefined,
   };
 }

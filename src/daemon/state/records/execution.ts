@@ -9,6 +9,7 @@ import { InstanceTable } from '../instance-table.js';
 import { LiveCounts } from '../live-counts.js';
 import { appendLog } from '../log-line.js';
 import { pushLog } from '../sizes.js';
+import { indexTaskExecution } from '../task-index.js';
 import { noteTriggeredStart } from '../trigger-fires.js';
 import { STATE, type Instance, type InstanceError, type LogEntry, type Writable } from '../state.js';
 import type { Handlers } from './handlers.js';
@@ -159,6 +160,7 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
     if (inst.stateCd === STATE.RUNNING) LiveCounts.held(state)?.finished(inst);
     inst.stateCd = r.stateCd;
     inst.endTime = r.at;
+    indexTaskExecution(state, inst);
     // A failed execution keeps the tokens its joins hold: a retry goes on with them.
     if (r.stateCd !== STATE.FAILED) inst.joins = {};
     if (r.error) inst.error = r.error;
@@ -179,5 +181,9 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
       true,
     );
   },
-  'instance.archived': (state, r) => InstanceTable.of(state).archive(r.instanceId),
+  'instance.archived': (state, r) => {
+    const inst = state.instances[r.instanceId];
+    InstanceTable.of(state).archive(r.instanceId);
+    if (inst) indexTaskExecution(state, inst);
+  },
 };

@@ -7,6 +7,7 @@ import { ownEntry } from '../../../shared/json-object.js';
 import { appendLog } from '../log-line.js';
 import { STATUS, type Wait } from '../state.js';
 import type { Handlers } from './handlers.js';
+import { indexTaskNode } from '../task-index.js';
 
 /** The records of moves (WfxRecord). */
 export type MoveRecord = {
@@ -44,7 +45,10 @@ export const moveHandlers: Handlers<MoveRecord> = {
         if (ni.nodeType !== def.type) ni.nodeType = def.type;
       }
       const wait = r.waits && ownEntry(r.waits, id);
-      if (wait && ni.statusCd === STATUS.WAITING) ni.wait = wait;
+      if (wait && ni.statusCd === STATUS.WAITING) {
+        ni.wait = wait;
+        indexTaskNode(state, inst, ni);
+      }
     }
     appendLog(inst, null, 'INFO', `moved from version ${r.fromVersion} to version ${r.toVersion} by ${r.by}`, r.at);
   },

@@ -24,6 +24,7 @@ import {
 } from '../state.js';
 import type { Handlers } from './handlers.js';
 import { subscribe, unsubscribe } from './subscription-index.js';
+import { indexTaskNode } from '../task-index.js';
 
 /** The records of an execution's nodes (WfxRecord). */
 export type NodeRecord =
@@ -298,6 +299,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     if (r.variables) setVariables(inst, r.variables);
     if (r.wait.kind === 'event') subscribe(state, inst, node, r.wait);
     if (r.wait.kind === 'job' || before?.kind === 'job') indexJobWait(state, inst, node, before);
+    indexTaskNode(state, inst, node);
     appendLog(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);
   },
   'loop.progressed': (state, r) => {
@@ -316,6 +318,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     unsubscribe(state, inst, node);
     unindexJob(state, inst, node);
     complete(inst, node, r);
+    indexTaskNode(state, inst, node);
     if (r.usage) {
       const u = inst.usage;
       inst.usage = {
@@ -336,6 +339,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     node.endTime = r.at;
     node.wait = null;
     if (r.attempts !== undefined) node.attempts = r.attempts;
+    indexTaskNode(state, inst, node);
     if (r.variables) setVariables(inst, r.variables);
     const level = r.statusCd === STATUS.FAILED ? 'ERROR' : 'WARN';
     appendLog(inst, node, level, `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at, r.variables !== undefined);
@@ -360,6 +364,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     unindexJob(state, inst, node);
     node.statusCd = STATUS.ACTIVE;
     node.wait = null;
+    indexTaskNode(state, inst, node);
   },
   'boundary.fired': (state, r) => {
     const inst = state.instances[r.instanceId];

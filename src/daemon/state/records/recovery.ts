@@ -11,6 +11,7 @@ import { appendLog } from '../log-line.js';
 import { countLiveNode, setVariables } from '../sizes.js';
 import { STATE, STATUS, type Instance, type InstanceError } from '../state.js';
 import type { Handlers } from './handlers.js';
+import { indexTaskExecution, indexTaskNode } from '../task-index.js';
 
 /** The records of recovery (WfxRecord). */
 export type RecoveryRecord =
@@ -50,6 +51,7 @@ export const recoveryHandlers: Handlers<RecoveryRecord> = {
     (inst.retries ??= []).push({ at: r.at, by: r.by, error: r.error, ...(set && { set }) });
     if (r.set !== undefined) setVariables(inst, r.set);
     LiveCounts.held(state)?.started(inst);
+    indexTaskExecution(state, inst);
     const where = r.error.nodeId === null ? '' : ` at ${r.error.nodeId}`;
     const setText = set === undefined || set.length === 0 ? '' : ` with ${set.join(', ')} set`;
     appendLog(
@@ -69,6 +71,7 @@ export const recoveryHandlers: Handlers<RecoveryRecord> = {
     node.statusCd = STATUS.WAITING;
     node.endTime = null;
     node.wait = { kind: 'child', dueAt: null };
+    indexTaskNode(state, inst, node);
     appendLog(inst, node, 'INFO', 'retried: waiting for its child execution', r.at);
   },
 };

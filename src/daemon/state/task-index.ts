@@ -1,0 +1,243 @@
+/**
+ * The waiting input nodes and user tasks of running executions, indexed (what GET /process/tasks
+ * and the task gauges read): per flow, in the order a page of tasks is listed (oldest waiting
+ * first), so a page reads the tasks it returns and not the executions that wait for nothing
+ * else. Kept by the reducer from node waits and execution states; derived (DERIVED in
+ * state.ts), so a start builds it again from the live executions (the recovery walk, or on
+ * first use after a store replaced executions).
+ */
+import { STATE, STATUS } from '../../shared/api/index.js';
+import type { Instance, NodeInstance } from './instance.js';
+import { InstanceTable } from './instance-table.js';
+
+/**
+ * What the task index belongs to: the state's executions and the index kept beside them. Named
+ * here so that this module needs nothing of state.ts.
+ */
+export interface TaskIndexHolder {
+  instances: Record<string, Instance | undefined>;
+  instanceTable?: InstanceTable<Instance> | undefined;
+  taskIndex?: TaskIndex | undefined;
+}
+
+/**
+ * One waiting task: its node's strings, shared with the node (no copy). Sorts by `taskKey`.
+ */
+export interface TaskRef {
+  readonly since: string;
+  readonly instanceId: string;
+  readonly nodeInstanceId: string;
+}
+
+/** Where a task sorts (oldest waiting first) and what a page's cursor names: ISO times compare as text. */
+export const taskKey = (t: TaskRef): string => `${t.since}|${t.instanceId}|${t.nodeInstanceId}`;
+
+/**
+ * The order of `taskKey`, without making the keys where it can: times and ids of one length
+ * each (ISO times, UUIDs) compare part by part as their joined keys do.
+ */
+export function compareTasks(a: TaskRef, b: TaskRef): number {
+  if (a.since.length !== b.since.length || a.instanceId.length !== b.instanceId.length) {
+    const ka = taskKey(a);
+    const kb = taskKey(b);
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  }
+  if (a.since !== b.since) return a.since < b.since ? -1 : 1;
+  if (a.instanceId !== b.instanceId) return a.instanceId < b.instanceId ? -1 : 1;
+  return a.nodeInstanceId < b.nodeInstanceId ? -1 : a.nodeInstanceId > b.nodeInstanceId ? 1 : 0;
+}
+
+/** Whether `node` of `inst` is a task: an input wait of a running execution. */
+const isTask = (inst: Instance, node: NodeInstance): boolean =>
+  inst.stateCd === STATE.RUNNING && node.statusCd === STATUS.WAITING && node.wait?.kind === 'input';
+
+/**
+ * The index. Invariant: a node is in its flow's list exactly while it waits for input in a
+ * running execution; each list is sorted by `taskKey`, keys unique.
+ */
+export class TaskIndex {
+  /** Tasks by organization, then processId: what the filters of a page name. */
+  private readonly byOrg = new Map<string, Map<string, TaskRef[]>>();
+  private total = 0;
+  /** While a walk fills a fresh index: tasks appended as met, sorted once by `built`. */
+  private building = false;
+
+  private constructor(private readonly state: TaskIndexHolder) {}
+
+  /** The index of `state`: its own, or a new one built from its live executions. */
+  static of(state: TaskIndexHolder): TaskIndex {
+    const held = TaskIndex.held(state);
+    if (held !== null) return held;
+    const made = TaskIndex.fresh(state);
+    for (const inst of InstanceTable.of(state).live()) made.addExecution(inst);
+    made.built();
+    return made;
+  }
+
+  /** The index of `state` if it is made, else null (the reducer keeps up only an index that exists). */
+  static held(state: TaskIndexHolder): TaskIndex | null {
+    const held = state.taskIndex;
+    return held !== undefined && held.state === state ? held : null;
+  }
+
+  /**
+   * A new empty index set on `state`, for one synchronous walk over its executions to fill
+   * (`addExecution`, each node once), then `built()` before anything else reads or changes it.
+   */
+  static fresh(state: TaskIndexHolder): TaskIndex {
+    const made = new TaskIndex(state);
+    made.building = true;
+    state.taskIndex = made;
+    return made;
+  }
+
+  /** Ends the walk that fills a fresh index: its lists sorted once, not kept sorted task by task. */
+  built(): void {
+    if (!this.building) return;
+    this.building = false;
+    for (const flows of this.byOrg.values()) for (const list of flows.values()) list.sort(compareTasks);
+  }
+
+  /** Left out of JSON as it is of snapshots: it is derived (and holds its state). */
+  toJSON(): undefined {
+    return undefined;
+  }
+
+  /** How many tasks wait. */
+  get size(): number {
+    return this.total;
+  }
+
+  /** When the longest waiting task started waiting (its node's start), or null when none waits. */
+  oldestSince(): string | null {
+    let oldest: string | null = null;
+    for (const flows of this.byOrg.values())
+      for (const list of flows.values()) if (oldest === null || list[0]!.since < oldest) oldest = list[0]!.since;
+    return oldest;
+  }
+
+  /** Adds the tasks of `inst` (its waiting input nodes, if it runs). */
+  addExecution(inst: Instance): void {
+    if (inst.stateCd !== STATE.RUNNING) return;
+    for (const id in inst.nodes) this.addNode(inst, inst.nodes[id]!);
+  }
+
+  /** Adds `node` of `inst` if it is a task (the walk that fills the index meets each once). */
+  addNode(inst: Instance, node: NodeInstance): void {
+    if (isTask(inst, node)) this.add(inst, node);
+  }
+
+  /** Removes every task of `inst` (it leaves Running or the state). */
+  removeExecution(inst: Instance): void {
+    for (const id in inst.nodes) this.remove(inst, inst.nodes[id]!);
+  }
+
+  /** Puts `node` in or out of the index as it is now. */
+  nodeChanged(inst: Instance, node: NodeInstance): void {
+    if (isTask(inst, node)) this.add(inst, node);
+    else this.remove(inst, node);
+  }
+
+  /**
+   * Up to `limit` tasks after `cursor` (a `taskKey`), in key order, of one flow, one
+   * organization's flows, or all (null). Pure read.
+   */
+  page(
+    organization: string | null,
+    processId: string | undefined,
+    cursor: string | undefined,
+    limit: number,
+  ): TaskRef[] {
+    const lists: TaskRef[][] = [];
+    const orgs = organization === null ? this.byOrg.values() : [this.byOrg.get(organization)];
+    for (const flows of orgs) {
+      if (flows === undefined) continue;
+      if (processId === undefined) lists.push(...flows.values());
+      else if (flows.has(processId)) lists.push(flows.get(processId)!);
+    }
+    // A merge of the lists, each read from its first key after the cursor.
+    const heads: Array<{ list: TaskRef[]; at: number; key: string }> = [];
+    for (const list of lists) {
+      const at = cursor === undefined ? 0 : upperBound(list, cursor);
+      if (at < list.length) heads.push({ list, at, key: taskKey(list[at]!) });
+    }
+    const out: TaskRef[] = [];
+    while (out.length < limit && heads.length > 0) {
+      let min = 0;
+      for (let i = 1; i < heads.length; i++) if (heads[i]!.key < heads[min]!.key) min = i;
+      const h = heads[min]!;
+      out.push(h.list[h.at]!);
+      if (++h.at < h.list.length) h.key = taskKey(h.list[h.at]!);
+      else heads.splice(min, 1);
+    }
+    return out;
+  }
+
+  private add(inst: Instance, node: NodeInstance): void {
+    const ref: TaskRef = { since: node.startTime, instanceId: inst.processInstanceId, nodeInstanceId: node.id };
+    let flows = this.byOrg.get(inst.organization);
+    if (flows === undefined) this.byOrg.set(inst.organization, (flows = new Map()));
+    let list = flows.get(inst.processId);
+    if (list === undefined) flows.set(inst.processId, (list = []));
+    this.total++;
+    // New waits are the newest: almost always appended.
+    if (this.building || list.length === 0 || compareTasks(list.at(-1)!, ref) < 0) {
+      list.push(ref);
+      return;
+    }
+    const at = lowerBound(list, ref);
+    if (compareTasks(list[at]!, ref) === 0) this.total--;
+    else list.splice(at, 0, ref);
+  }
+
+  private remove(inst: Instance, node: NodeInstance): void {
+    const flows = this.byOrg.get(inst.organization);
+    const list = flows?.get(inst.processId);
+    if (list === undefined) return;
+    const ref: TaskRef = { since: node.startTime, instanceId: inst.processInstanceId, nodeInstanceId: node.id };
+    const at = lowerBound(list, ref);
+    if (at === list.length || compareTasks(list[at]!, ref) !== 0) return;
+    list.splice(at, 1);
+    this.total--;
+    if (list.length > 0) return;
+    flows!.delete(inst.processId);
+    if (flows!.size === 0) this.byOrg.delete(inst.organization);
+  }
+}
+
+/** The first position whose task sorts at or after `ref`. */
+function lowerBound(list: readonly TaskRef[], ref: TaskRef): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareTasks(list[mid]!, ref) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The first position whose key is `> key`. */
+function upperBound(list: readonly TaskRef[], key: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (taskKey(list[mid]!) <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Keeps the index (if made) as `node` of `inst` changes its wait or status. */
+export function indexTaskNode(state: TaskIndexHolder, inst: Instance, node: NodeInstance): void {
+  TaskIndex.held(state)?.nodeChanged(inst, node);
+}
+
+/** Keeps the index (if made) as `inst` enters or leaves Running, or the state. */
+export function indexTaskExecution(state: TaskIndexHolder, inst: Instance): void {
+  const index = TaskIndex.held(state);
+  if (index === null) return;
+  if (inst.stateCd === STATE.RUNNING && state.instances[inst.processInstanceId] === inst) index.addExecution(inst);
+  else index.removeExecution(inst);
+}

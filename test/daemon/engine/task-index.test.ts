@@ -1,0 +1,210 @@
+import t, { type Test } from 'tap';
+import { partitionOf } from '../../../src/daemon/engine/ids.js';
+import { taskOf, waitingTasks, type TaskFilter, type WaitingTask } from '../../../src/daemon/engine/tasks.js';
+import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
+import { DERIVED, initialState, STATE, STATUS, type WfxState } from '../../../src/daemon/state/state.js';
+import { TaskIndex } from '../../../src/daemon/state/task-index.js';
+import { replacePartition } from '../../../src/daemon/store/pg/partition-state.js';
+import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
+import { eventually } from '../../helpers/eventually.js';
+
+// The task index (state/task-index.ts) answers GET /process/tasks and the task gauges. Its
+// answers must be the full scan's it replaced: the scan is kept below as the oracle, and both
+// are compared after a random mix of starts, answers, cancels, timeouts, messages, a restart
+// and a partition replaced.
+
+/** The scan waitingTasks made before the index: every live execution and its node instances. */
+function scanTasks(state: WfxState, filter: TaskFilter): { items: WaitingTask[]; nextCursor: string | null } {
+  const key = (t: WaitingTask) => `${t.waitingSince}|${t.processInstanceId}|${t.nodeInstanceId}`;
+  const found: WaitingTask[] = [];
+  for (const inst of InstanceTable.of(state).live()) {
+    if (inst.stateCd !== STATE.RUNNING) continue;
+    if (filter.organization !== null && inst.organization !== filter.organization) continue;
+    if (filter.processId !== undefined && inst.processId !== filter.processId) continue;
+    for (const node of Object.values(inst.nodes)) {
+      const task = taskOf(state, inst, node);
+      if (task && (filter.cursor === undefined || key(task) > filter.cursor)) found.push(task);
+    }
+  }
+  found.sort((a, b) => (key(a) < key(b) ? -1 : 1));
+  const items = found.slice(0, filter.limit);
+  return { items, nextCursor: found.length > items.length ? key(items.at(-1)!) : null };
+}
+
+/** The gauges' old scan: input waits of running executions, and the oldest one's start. */
+function scanGauges(state: WfxState): { count: number; oldest: string | null } {
+  let count = 0;
+  let oldest: string | null = null;
+  for (const inst of InstanceTable.of(state).live()) {
+    if (inst.stateCd !== STATE.RUNNING) continue;
+    for (const node of Object.values(inst.nodes))
+      if (node.wait?.kind === 'input') {
+        count++;
+        if (oldest === null || Date.parse(node.startTime) < Date.parse(oldest)) oldest = node.startTime;
+      }
+  }
+  return { count, oldest };
+}
+
+const FLOWS = {
+  ask: `
+processId: AUTO
+name: Ask
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, timeout: 2h, next: done }
+  done: { type: endEvent }
+`,
+  both: `
+processId: AUTO
+name: Both
+nodes:
+  start: { type: startEvent, next: split }
+  split: { type: parallelGateway, next: [a, b, paid] }
+  a: { type: inputNode, inputType: textbox, next: join }
+  b: { type: userTask, name: Check, fields: [{ name: ok, type: boolean }], next: join }
+  remind: { type: boundaryEvent, event: timer, duration: 10m, attachedTo: b, cancelActivity: false, next: noted }
+  noted: { type: endEvent }
+  late: { type: boundaryEvent, event: timer, duration: 30m, attachedTo: a, next: gaveUp }
+  gaveUp: { type: endEvent }
+  paid: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: join }
+  join: { type: parallelGateway, next: done }
+  done: { type: endEvent }
+`,
+  nap: `
+processId: AUTO
+name: Nap
+nodes:
+  start: { type: startEvent, next: wait }
+  wait: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: done }
+  done: { type: endEvent }
+`,
+};
+
+/** An answer or cancel the engine refused with a code (a node that stopped waiting meanwhile): part of the mix. */
+function refused(err: unknown): void {
+  if (typeof (err as { code?: unknown }).code !== 'string') throw err;
+}
+
+/** A seeded generator (mulberry32): the same mix on every run. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Every page of every filter, walked with its cursors, from the index and from the scan. */
+function compare(t: Test, state: WfxState, pids: readonly string[], what: string): void {
+  for (const organization of [null, 'default', 'other']) {
+    for (const processId of [undefined, ...pids, 'no-such-flow']) {
+      for (const limit of [1, 3, 50]) {
+        const filter = { organization, limit, ...(processId !== undefined && { processId }) };
+        let cursor: string | undefined;
+        for (let page = 0; page < 200; page++) {
+          const f = { ...filter, ...(cursor !== undefined && { cursor }) };
+          const got = waitingTasks(state, f);
+          const want = scanTasks(state, f);
+          if (JSON.stringify(got) !== JSON.stringify(want)) {
+            t.same(got, want, `${what}: ${JSON.stringify(f)}`);
+            return;
+          }
+          if (want.nextCursor === null) break;
+          cursor = want.nextCursor;
+        }
+      }
+    }
+  }
+  const index = TaskIndex.of(state);
+  const gauges = scanGauges(state);
+  t.same({ count: index.size, oldest: index.oldestSince() }, gauges, `${what}: the gauges' figures`);
+  t.pass(`${what}: every page as the scan's (${gauges.count} tasks)`);
+}
+
+t.test(
+  'the task index pages as the full scan did, through a random mix, a restart and a partition replaced',
+  async (t) => {
+    let h: EngineHarness = await engineHarness(t);
+    const pids = [await h.publish(FLOWS.ask), await h.publish(FLOWS.both), await h.publish(FLOWS.nap)];
+    const rand = random(60);
+    const pick = <T>(list: readonly T[]): T | undefined => list[Math.floor(rand() * list.length)];
+    const running = () =>
+      [...InstanceTable.of(h.store.state).live()].filter(
+        (i) => i.stateCd === STATE.RUNNING && i.parentInstanceId === null,
+      );
+    let earlier: { partition: number; saved: unknown } | null = null;
+    for (let op = 0; op < 160; op++) {
+      const r = rand();
+      if (r < 0.55) {
+        await h.start(pick(pids)!, {}, { correlationKey: `k${op % 5}` });
+      } else if (r < 0.75) {
+        const waiting = running().flatMap((i) =>
+          Object.values(i.nodes)
+            .filter((n) => n.statusCd === STATUS.WAITING && n.wait?.kind === 'input')
+            .map((n) => ({ i, n })),
+        );
+        const task = pick(waiting);
+        const data = task?.n.nodeType === 'userTask' ? { ok: true } : { inputValue: 'x' };
+        if (task)
+          await h.engine
+            .submitTask({
+              organization: 'default',
+              processInstanceId: task.i.processInstanceId,
+              nodeId: task.n.nodeId,
+              action: rand() < 0.8 ? 'COMPLETE' : 'CANCEL',
+              data,
+            })
+            .catch(refused);
+      } else if (r < 0.8) {
+        const inst = pick(running());
+        if (inst)
+          await h.engine.cancel({ organization: 'default', processInstanceId: inst.processInstanceId }).catch(refused);
+      } else if (r < 0.9) {
+        await h.engine
+          .publishEvent({ organization: 'default', eventType: 'paid', correlationKey: `k${op % 5}`, data: {} })
+          .catch(refused);
+      } else {
+        // Mostly ten minutes (reminders fire), at times an hour (the two-hour timeouts of some).
+        h.advance(rand() < 0.8 ? 10 * 60_000 : 60 * 60_000);
+        const now = h.clock.ms;
+        await eventually('the overdue input timeouts fired', () =>
+          running().every((i) =>
+            Object.values(i.nodes).every(
+              (n) => n.wait?.kind !== 'input' || n.wait.dueAt === null || Date.parse(n.wait.dueAt) > now,
+            ),
+          ),
+        );
+      }
+      h.clock.advance(1000);
+      if (op % 20 === 19) compare(t, h.store.state, pids, `after op ${op}`);
+      if (op === 80) {
+        h = await h.restart();
+        compare(t, h.store.state, pids, 'after the restart');
+      }
+      if (op === 100) {
+        // An earlier copy of partition 1's executions (of 4), loaded back at the end.
+        const partition = 1;
+        const instances: Record<string, unknown> = {};
+        for (const inst of InstanceTable.of(h.store.state).live())
+          if (partitionOf(inst.processInstanceId, 4) === partition) instances[inst.processInstanceId] = inst;
+        earlier = { partition, saved: JSON.parse(JSON.stringify({ instances })) };
+      }
+    }
+    compare(t, h.store.state, pids, 'at the end of the mix');
+    t.ok(TaskIndex.of(h.store.state).size > 0, 'some tasks wait at the end');
+    // The partition replaced on a copy of the state (the engine keeps running on its own).
+    const state = JSON.parse(JSON.stringify(h.store.state)) as WfxState;
+    TaskIndex.of(state);
+    const layout = {
+      count: 4,
+      collection: { key: 'instances', touched: () => {} },
+      initialState,
+      derived: DERIVED,
+    };
+    replacePartition(state, layout, earlier!.partition, earlier!.saved);
+    t.equal(state.taskIndex, undefined, 'the index is reset with the executions replaced');
+    compare(t, state, pids, 'after a partition was replaced');
+  },
+);
