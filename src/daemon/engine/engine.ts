@@ -27,7 +27,7 @@ import { uuidv7 } from './ids.js';
 import { executionSources, failureSources, findInstance, listInstances, runningInstance } from './queries.js';
 import type { OrganizationScope } from './scope.js';
 import type { EngineCluster, MovingExecutions } from '../cluster/ports.js';
-import { continueRecovered, recoverLiveState, reindexSubscriptions, type Recovering } from './recovery.js';
+import { continueRecovered, recoverLiveState, reindexLiveState, type Recovering } from './recovery.js';
 import { replayExecution, retryExecution, type RecoveryDeps, type RecoveryRequest } from './recovery-ops.js';
 import { StepRunner } from './runner.js';
 import { EngineStepContext } from './step-context.js';
@@ -438,7 +438,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
         }
       },
       left: () => {
-        reindexSubscriptions(this.state);
+        reindexLiveState(this.state);
         this.emit('handedOver', leaving);
       },
       // Events under message ids of theirs remember the id before the next holder reads it.

@@ -6,18 +6,23 @@ import { errorMessage } from '../../shared/errors.js';
 import { shareParsedStrings } from '../state/object-shapes.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { indexEventWait } from '../state/records/subscription-index.js';
+import { JobQueues } from '../state/job-queues.js';
+import { LiveCounts } from '../state/live-counts.js';
+import { noteTriggeredStart } from '../state/trigger-fires.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import { TaskIndex } from '../state/task-index.js';
 import type { Effects } from './effects.js';
 import type { RunStep } from './step/index.js';
 
 /**
- * In one walk over the live executions (with `only`: those, the index rebuilt for all, as after
- * a partition is taken while running): shares their parsed strings (state/object-shapes.ts), rebuilds the
- * derived subscription and task indexes, queues finished executions for archiving, and re-arms the timers
- * and timer boundary events of waiting and active nodes (overdue ones fire at once). Returns
- * the running executions to continue: those with active nodes (run again), those with
- * nothing live (settled: finished, or their join fired), and those `overLimit` names.
+ * In one walk over the live executions (with `only`: those, the derived indexes rebuilt for
+ * all, as after a partition is taken while running): shares their parsed strings
+ * (state/object-shapes.ts), rebuilds the derived indexes (subscriptions, waiting tasks, live
+ * counts, job queues) and notes the triggered starts (state/trigger-fires.ts), so that no request pays for
+ * a scan of its own; queues finished executions for archiving, and re-arms the timers and timer
+ * boundary events of waiting and active nodes (overdue ones fire at once). Returns the running
+ * executions to continue: those with active nodes (run again), those with nothing live
+ * (settled: finished, or their join fired), and those `overLimit` names.
  */
 export function recoverLiveState(
   state: WfxState,
@@ -26,31 +31,33 @@ export function recoverLiveState(
   /** A waiting execution over a limit (limits.ts) is continued too: the step fails it. */
   overLimit?: (inst: Instance) => unknown,
 ): Instance[] {
-  // The subscription and task indexes are derived: rebuilt in the same walk (one pass over the executions, not two).
+  // The indexes are derived: rebuilt in the same walk (one pass over the executions, not several).
   state.subscriptions = {};
   const tasks = TaskIndex.fresh(state);
+  const counts = LiveCounts.building(state);
+  const jobs = JobQueues.building(state);
   const running: Instance[] = [];
   let prev: Instance | null = null;
   for (const id of InstanceTable.of(state).ids()) {
     const inst = state.instances[id];
     if (inst === undefined) continue;
+    if (inst.triggeredBy !== undefined) noteTriggeredStart(state, inst);
     if (only && !only.has(id)) {
-      indexEventWaits(state, inst);
-      tasks.addExecution(inst);
+      indexWaits(state, inst, counts, jobs, tasks);
       continue;
     }
     shareParsedStrings(inst, id, prev);
     prev = inst;
     if (!effects.recovered(inst)) {
-      tasks.addExecution(inst);
+      indexWaits(state, inst, counts, jobs, tasks);
       continue;
     }
     // One pass over the nodes, no arrays: this runs for every waiting execution at a restart.
-    let active = false;
+    let active = 0;
     let waiting = false;
     for (const id in inst.nodes) {
       const ni = inst.nodes[id]!;
-      if (ni.statusCd === STATUS.ACTIVE) active = true;
+      if (ni.statusCd === STATUS.ACTIVE) active++;
       else if (ni.statusCd !== STATUS.WAITING) continue;
       else {
         waiting = true;
@@ -58,32 +65,46 @@ export function recoverLiveState(
         indexEventWait(state, inst, ni);
         // After shareParsedStrings: the index keeps the node's shared time.
         if (ni.wait?.kind === 'input') tasks.addNode(inst, ni);
+        else if (ni.wait?.kind === 'job') jobs.put(inst, ni, ni.wait);
       }
       effects.armBoundaries(inst, ni.id);
     }
-    if (active || !waiting || (overLimit !== undefined && overLimit(inst) !== null)) running.push(inst);
+    counts.add(inst, active);
+    if (active > 0 || !waiting || (overLimit !== undefined && overLimit(inst) !== null)) running.push(inst);
   }
   tasks.built();
+  counts.built();
   return running;
 }
 
-/** Indexes the waiting catch events of one live execution (the rest of a recovery left to its own). */
-function indexEventWaits(state: WfxState, inst: Instance): void {
-  if (inst.stateCd !== STATE.RUNNING) return;
-  for (const id in inst.nodes) indexEventWait(state, inst, inst.nodes[id]!);
+/** Indexes the waits of one live execution and counts it (the rest of a recovery left to its own). */
+function indexWaits(state: WfxState, inst: Instance, counts: LiveCounts, jobs: JobQueues, tasks: TaskIndex): void {
+  const live = inst.stateCd === STATE.RUNNING;
+  for (const id in inst.nodes) {
+    const ni = inst.nodes[id]!;
+    if (ni.statusCd !== STATUS.WAITING) continue;
+    if (live) indexEventWait(state, inst, ni);
+    if (ni.wait?.kind === 'job') jobs.put(inst, ni, ni.wait);
+  }
+  counts.add(inst);
+  tasks.addExecution(inst);
 }
 
-/** The subscription and task indexes made again from the live executions' waits (after some left the state). */
-export function reindexSubscriptions(state: WfxState): void {
+/**
+ * The derived indexes (subscriptions, waiting tasks, live counts, job queues) made again from
+ * the live executions, in one walk (after some left the state: a partition given up).
+ */
+export function reindexLiveState(state: WfxState): void {
   state.subscriptions = {};
   const tasks = TaskIndex.fresh(state);
+  const counts = LiveCounts.building(state);
+  const jobs = JobQueues.building(state);
   for (const id of InstanceTable.of(state).ids()) {
     const inst = state.instances[id];
-    if (inst === undefined) continue;
-    indexEventWaits(state, inst);
-    tasks.addExecution(inst);
+    if (inst !== undefined) indexWaits(state, inst, counts, jobs, tasks);
   }
   tasks.built();
+  counts.built();
 }
 
 /** What continueRecovered needs from the engine. */

@@ -8,8 +8,8 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineObserver } from '../engine/options.js';
-import { InstanceTable } from '../state/instance-table.js';
 import { JobQueues } from '../state/job-queues.js';
+import { LiveCounts } from '../state/live-counts.js';
 import { TaskIndex } from '../state/task-index.js';
 import type { WfxRecord } from '../state/records.js';
 import type { ExportCounts } from './otlp-exporter.js';
@@ -253,16 +253,9 @@ export class DaemonMetrics implements EngineObserver {
       registers,
       collect() {
         this.reset();
-        const counts = new Map<string, [number, number]>();
-        for (const inst of InstanceTable.of(state).live()) {
-          if (inst.stateCd !== STATE.RUNNING) continue;
-          let c = counts.get(inst.processId);
-          if (!c) counts.set(inst.processId, (c = [0, 0]));
-          if (waitingOnly(inst)) c[1]++;
-          else c[0]++;
-        }
-        for (const [flow, [active, waiting]] of counts) {
-          this.set({ flow, waiting: 'false' }, active);
+        // Kept by the reducer (state/live-counts.ts): a scrape walks the flows, not the executions.
+        for (const [flow, [running, waiting]] of LiveCounts.of(state).perFlow()) {
+          this.set({ flow, waiting: 'false' }, running - waiting);
           this.set({ flow, waiting: 'true' }, waiting);
         }
       },
@@ -359,15 +352,4 @@ export class DaemonMetrics implements EngineObserver {
       },
     });
   }
-}
-
-/** Whether a running execution only waits (every live node of it waits: a task, a timer, an event). */
-function waitingOnly(inst: Instance): boolean {
-  let live = false;
-  for (const id in inst.nodes) {
-    const s = inst.nodes[id]!.statusCd;
-    if (s === STATUS.ACTIVE) return false;
-    if (s === STATUS.WAITING) live = true;
-  }
-  return live;
 }

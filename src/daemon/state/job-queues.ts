@@ -62,28 +62,49 @@ export function waitingJob(
  * The waiting jobs, by organization, domain and action, each action's in the order they became
  * waiting or were last locked (so a scan for available jobs meets the locked ones last). Kept
  * by the reducer from node waits; derived (DERIVED in state.ts), so a start builds it again
- * from the live executions on first use.
+ * from the live executions in its recovery walk (or on first use, where no walk made it).
  *
  * Invariant: a key is here exactly while its node waits with a job wait (added by
- * `node.waiting`, moved by `job.locked`, removed when the node leaves the wait); `of()` makes a
- * new index from the state whenever the state's own is missing (a snapshot loaded).
+ * `node.waiting`, moved by `job.locked`, removed when the node leaves the wait); the reducer
+ * keeps up only an index that exists, and `of()` makes a new one from the state whenever the
+ * state's own is missing (a snapshot loaded and no recovery walk since).
  */
 export class JobQueues {
   private readonly byOrg = new Map<string, Map<string, Map<string, Map<JobKey, JobRef>>>>();
 
   private constructor(private readonly state: JobQueuesHolder) {}
 
+  /** Left out of JSON as it is of snapshots: it is derived (and holds its state). */
+  toJSON(): undefined {
+    return undefined;
+  }
+
   /** The index of `state`: its own, or a new one built from its live executions. */
   static of(state: JobQueuesHolder): JobQueues {
     const held = state.jobQueues;
     if (held !== undefined && held.state === state) return held;
-    const made = new JobQueues(state);
-    state.jobQueues = made;
+    const made = JobQueues.building(state);
     for (const inst of InstanceTable.of(state).live())
       for (const id in inst.nodes) {
         const node = inst.nodes[id]!;
         if (node.statusCd === STATUS.WAITING && node.wait?.kind === 'job') made.put(inst, node, node.wait);
       }
+    return made;
+  }
+
+  /** The index of `state` if it is made, else null (the reducer keeps up only an index that exists). */
+  static held(state: JobQueuesHolder): JobQueues | null {
+    const held = state.jobQueues;
+    return held !== undefined && held.state === state ? held : null;
+  }
+
+  /**
+   * A new, empty index made the state's own, for a walk over every live execution to `put`
+   * each waiting job in, in the executions' and their nodes' order (engine/recovery.ts).
+   */
+  static building(state: JobQueuesHolder): JobQueues {
+    const made = new JobQueues(state);
+    state.jobQueues = made;
     return made;
   }
 
@@ -179,13 +200,15 @@ export function indexJobWait(
   node: NodeInstance,
   before: NodeInstance['wait'],
 ): void {
-  if (before?.kind === 'job' && node.wait?.kind !== 'job') JobQueues.of(state).remove(inst, node, before);
-  if (node.wait?.kind === 'job') JobQueues.of(state).put(inst, node, node.wait);
+  const queues = JobQueues.held(state);
+  if (queues === null) return; // made from the waits when first read
+  if (before?.kind === 'job' && node.wait?.kind !== 'job') queues.remove(inst, node, before);
+  if (node.wait?.kind === 'job') queues.put(inst, node, node.wait);
 }
 
 /** Drops a node's job from the index as it stops waiting (completed, left, back to work). */
 export function unindexJob(state: JobQueuesHolder, inst: Instance, node: NodeInstance): void {
-  if (node.wait?.kind === 'job') JobQueues.of(state).remove(inst, node, node.wait);
+  if (node.wait?.kind === 'job') JobQueues.held(state)?.remove(inst, node, node.wait);
 }
 
 /** Why a `job.locked` record was written: it says what its log line says. */
@@ -220,7 +243,7 @@ export function applyJobLock(
     lock,
     lastError: wait.lastError,
   };
-  if (reason === 'activated') JobQueues.of(state).put(inst, node, node.wait);
+  if (reason === 'activated') JobQueues.held(state)?.put(inst, node, node.wait);
   switch (reason) {
     case 'activated':
       return `job activated by worker ${lock?.worker} until ${lock?.expiresAt}${lapsed} (attempt ${wait.attempt} of ${wait.maxAttempts})`;

@@ -1,17 +1,18 @@
 /**
  * How many executions run, counted where the engine's breadth limits need them
  * (engine/limits.ts): per organization, per tree (a root and every execution started under it,
- * children and called ones alike), and per parent (its child executions). Derived from the
- * running executions, so never written to a snapshot (DERIVED in state.ts): made on first use,
- * kept up by the reducer's `instance.started` and `instance.finished`, and made again after a
- * store replaces executions (a partition taken or given up).
+ * children and called ones alike), and per parent (its child executions); and per flow, those
+ * that only wait apart (the metrics' `wfx_executions_running`). Derived from the running
+ * executions, so never written to a snapshot (DERIVED in state.ts): made by the recovery walk
+ * (engine/recovery.ts, at a start and after a store replaces executions), else on first use;
+ * kept up by the reducer's `instance.started`, `instance.finished` and node status changes.
  *
  * A plain execution, with no child and started by no other, has no entry of its own: only its
  * organization's count moves, so the common start-and-finish costs no map entry that grows and
  * shrinks per execution (docs/decisions/005-no-long-lived-growing-collections.md).
  */
 import { InstanceTable } from './instance-table.js';
-import { STATE } from '../../shared/api/index.js';
+import { STATE, STATUS, type StatusCd } from '../../shared/api/index.js';
 import type { Instance } from './instance.js';
 
 /**
@@ -32,6 +33,13 @@ export class LiveCounts {
   private readonly trees = new Map<string, number>();
   /** Running child executions (subProcess, loop iterations, agent tools) by their parent's id, where there are any. */
   private readonly children = new Map<string, number>();
+  /** Running executions by flow: [running, only waiting] (see `waitingOnly`). */
+  private readonly flows = new Map<string, [number, number]>();
+  /**
+   * Active node instances of each running execution that has any, by its id: transient (an
+   * execution at rest only waits), so a waiting execution holds no entry.
+   */
+  private readonly active = new Map<string, number>();
 
   private constructor(readonly state: LiveCountsHolder) {}
 
@@ -39,12 +47,36 @@ export class LiveCounts {
   static of(state: LiveCountsHolder): LiveCounts {
     const held = state.liveCounts;
     if (held !== undefined && held.state === state) return held;
+    const made = LiveCounts.building(state);
+    for (const inst of InstanceTable.of(state).live()) made.add(inst);
+    return made.built();
+  }
+
+  /**
+   * New, empty counts made the state's own, for a walk over every live execution to `add` each
+   * and then call `built` (engine/recovery.ts: the walk a start makes anyway).
+   */
+  static building(state: LiveCountsHolder): LiveCounts {
     const made = new LiveCounts(state);
     state.liveCounts = made;
-    for (const inst of InstanceTable.of(state).live()) if (inst.stateCd === STATE.RUNNING) made.count(inst, 1);
-    for (const root of made.trees.keys())
-      if (state.instances[root]?.stateCd === STATE.RUNNING) made.trees.set(root, made.trees.get(root)! + 1);
     return made;
+  }
+
+  /**
+   * Counts live execution `inst` while building (a finished one counts nothing). `activeNodes`:
+   * its Active node instances when the caller counted them, else counted here.
+   */
+  add(inst: Instance, activeNodes?: number): void {
+    if (inst.stateCd !== STATE.RUNNING) return;
+    this.count(inst, 1);
+    this.flowStarted(inst, activeNodes ?? activeIn(inst));
+  }
+
+  /** Ends a build: each tree counts its root while it runs. Returns the counts. */
+  built(): LiveCounts {
+    for (const root of this.trees.keys())
+      if (this.state.instances[root]?.stateCd === STATE.RUNNING) this.trees.set(root, this.trees.get(root)! + 1);
+    return this;
   }
 
   /** The counts of `state` if they are made, else null (the reducer keeps up only counts that exist). */
@@ -75,19 +107,63 @@ export class LiveCounts {
       this.trees.set(inst.root, this.state.instances[inst.root]?.stateCd === STATE.RUNNING ? 1 : 0);
     }
     this.count(inst, 1);
+    // A new execution has no node; a retried one (instance.revived) has its own.
+    if (inst.stateCd === STATE.RUNNING) this.flowStarted(inst, activeIn(inst));
   }
 
   /** `inst` finished (the reducer, as its state leaves Running). */
   finished(inst: Instance): void {
     this.count(inst, -1);
+    const id = inst.processInstanceId;
+    const flow = this.flows.get(inst.processId);
+    if (flow !== undefined) {
+      if (!this.active.has(id) && liveNodes(inst) > 0) flow[1]--;
+      if (--flow[0] === 0) this.flows.delete(inst.processId);
+    }
+    this.active.delete(id);
     // A root whose tree still runs (executions it called outlive it).
     const own = this.trees.get(inst.processInstanceId);
     if (own !== undefined) bump(this.trees, inst.processInstanceId, -1);
   }
 
+  /**
+   * A node instance of `inst` went from status `from` (null: it is new) to `to` (the reducer,
+   * once the node and `inst.liveNodes` say so). Only a running execution's nodes count: a
+   * retried one is counted again whole (`started`).
+   */
+  node(inst: Instance, from: StatusCd | null, to: StatusCd): void {
+    if (inst.stateCd !== STATE.RUNNING || from === to) return;
+    const id = inst.processInstanceId;
+    const before = this.active.get(id) ?? 0;
+    const after = before + (to === STATUS.ACTIVE ? 1 : 0) - (from === STATUS.ACTIVE ? 1 : 0);
+    if (after > 0) this.active.set(id, after);
+    else this.active.delete(id);
+    const live = liveNodes(inst);
+    const liveBefore = live - (isLive(to) ? 1 : 0) + (isLive(from) ? 1 : 0);
+    const was = before === 0 && liveBefore > 0;
+    const is = after === 0 && live > 0;
+    if (was === is) return;
+    const flow = this.flows.get(inst.processId);
+    if (flow !== undefined) flow[1] += is ? 1 : -1;
+  }
+
+  /** Running executions per flow: `running` in all, `waiting` of them only waiting (no node active, one waiting). */
+  perFlow(): IterableIterator<[flow: string, counts: readonly [running: number, waiting: number]]> {
+    return this.flows.entries();
+  }
+
   /** Left out of JSON as it is of snapshots: it is derived (and holds its state). */
   toJSON(): undefined {
     return undefined;
+  }
+
+  /** Counts running execution `inst`, with `activeNodes` Active node instances, in its flow. */
+  private flowStarted(inst: Instance, activeNodes: number): void {
+    let flow = this.flows.get(inst.processId);
+    if (flow === undefined) this.flows.set(inst.processId, (flow = [0, 0]));
+    flow[0]++;
+    if (activeNodes > 0) this.active.set(inst.processInstanceId, activeNodes);
+    else if (liveNodes(inst) > 0) flow[1]++;
   }
 
   private count(inst: Instance, delta: 1 | -1): void {
@@ -96,6 +172,26 @@ export class LiveCounts {
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined)
       bump(this.children, inst.parentInstanceId, delta);
   }
+}
+
+/** Whether a node of this status is live (a token: Active or Waiting). */
+function isLive(s: StatusCd | null): boolean {
+  return s === STATUS.ACTIVE || s === STATUS.WAITING;
+}
+
+/** The live node instances of `inst`: as the reducer keeps them (sizes.ts), or counted for a record written before. */
+function liveNodes(inst: Instance): number {
+  if (inst.liveNodes !== undefined) return inst.liveNodes;
+  let n = 0;
+  for (const id in inst.nodes) if (isLive(inst.nodes[id]!.statusCd)) n++;
+  return n;
+}
+
+/** The Active node instances of `inst`. */
+function activeIn(inst: Instance): number {
+  let n = 0;
+  for (const id in inst.nodes) if (inst.nodes[id]!.statusCd === STATUS.ACTIVE) n++;
+  return n;
 }
 
 /** Adds `delta` to `key`'s count, dropping the entry at zero. */

@@ -153,13 +153,15 @@ export interface WfxState {
   /** Audit records a daemon before the trail's own files kept here, by id: moved to the trail at start (audit/sweep.ts), so empty. */
   audit: Record<string, AuditEntry>;
   /**
-   * The waiting jobs by organization, domain and action (state/job-queues.ts), made on first use by
-   * `JobQueues.of(state)` from the job waits. Derived, so never written to a snapshot (DERIVED).
+   * The waiting jobs by organization, domain and action (state/job-queues.ts), made from the job
+   * waits by the recovery walk (engine/recovery.ts), else on first use by `JobQueues.of(state)`.
+   * Derived, so never written to a snapshot (DERIVED).
    */
   jobQueues?: JobQueues | undefined;
   /**
-   * Running executions per organization, tree and parent (live-counts.ts), made on first use
-   * by `LiveCounts.of(state)`. Derived, so never written to a snapshot (DERIVED).
+   * Running executions per organization, tree, parent and flow (live-counts.ts), made by the
+   * recovery walk (engine/recovery.ts), else on first use by `LiveCounts.of(state)`. Derived,
+   * so never written to a snapshot (DERIVED).
    */
   liveCounts?: LiveCounts | undefined;
   /**

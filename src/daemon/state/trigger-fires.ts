@@ -1,9 +1,9 @@
 /**
  * When each flow was last started by an execution trigger, per environment: kept beside the
- * state by the reducer (instance.started), not in it, so that it outlives the executions'
- * archiving without a record of its own. Rebuilt from what a restart replays: after one, it
- * knows the starts since the last checkpoint (trigger health also looks at the live executions).
- */
+ * state by the reducer (instance.started, instance.revived), not in it, so that it outlives the
+ * executions' archiving without a record of its own, and noted for every live execution by the
+ * recovery walk (engine/recovery.ts: at a start, and for a partition taken), so that trigger
+ * health reads it without walking the executions. */
 import type { Instance, WfxState } from './state.js';
 
 const fires = new WeakMap<WfxState, Map<string, string>>();

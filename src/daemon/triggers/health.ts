@@ -9,32 +9,22 @@ export type { ExecutionTriggerHealth, OnDemandHealth, TriggerHealth, WebhookHeal
 
 /**
  * The execution triggers of every active flow version. lastFire: the newest start one made
- * that this daemon noted (state/trigger-fires.ts) or still holds.
+ * that this daemon noted (state/trigger-fires.ts: the executions it recovered or took, and each
+ * start it applied since), so no read walks the executions.
  */
 export function executionTriggerHealth(state: WfxState): ExecutionTriggerHealth[] {
   const triggers = activeTriggers(state, 'execution');
   if (triggers.length === 0) return [];
-  const last = new Map<string, string>();
-  for (const inst of Object.values(state.instances)) {
-    if (inst?.triggeredBy === undefined) continue;
-    const key = `${inst.processId} ${inst.environment}`;
-    const seen = last.get(key);
-    if (seen === undefined || inst.startTime > seen) last.set(key, inst.startTime);
-  }
-  return triggers.map((a) => {
-    const held = last.get(`${a.flow.processId} ${a.environment}`) ?? null;
-    const noted = lastTriggeredStart(state, a.flow.processId, a.environment);
-    return {
-      type: 'execution',
-      ...subjectOf(a),
-      watchedProcessId: a.trigger.processId ?? null,
-      states: a.trigger.states,
-      state: 'active',
-      lastFire: held === null || (noted !== null && noted > held) ? noted : held,
-      nextFire: null,
-      lastError: null,
-    };
-  });
+  return triggers.map((a) => ({
+    type: 'execution',
+    ...subjectOf(a),
+    watchedProcessId: a.trigger.processId ?? null,
+    states: a.trigger.states,
+    state: 'active',
+    lastFire: lastTriggeredStart(state, a.flow.processId, a.environment),
+    nextFire: null,
+    lastError: null,
+  }));
 }
 
 /** The on-demand triggers of every active flow version: documentary, nothing fires them. */

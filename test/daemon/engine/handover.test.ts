@@ -8,6 +8,7 @@ import { WFX_COMMONS } from '../../../src/daemon/state/commons.js';
 import { STATE, type WfxState } from '../../../src/daemon/state/state.js';
 import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
 import { validateFlowSource } from '../../../src/shared/flow/validate.js';
+import { compareWithScans } from '../../helpers/derived-oracle.js';
 import { TestClock } from '../../helpers/engine.js';
 import { eventually } from '../../helpers/eventually.js';
 import { POSTGRES_SKIP, startPostgres } from '../../helpers/postgres.js';
@@ -113,6 +114,8 @@ t.test(
     await a.engine.handOver(moved, (hooks) => a.store.drop([2, 3], hooks));
     t.equal(a.engine.timerCount, timersBefore - napsMoved.length, 'their timers are disarmed');
     t.notOk(Object.keys(a.store.state.instances).some(moved), 'they left the state of the engine that gave them up');
+    // The derived indexes (live counts, job queues) made again without them, as their scans give.
+    await compareWithScans(t, a.store.state, 'partitions given up', new Map());
     const movedAsk = started.ask.find(moved)!;
     await t.rejects(
       a.engine.submitTask({
@@ -143,6 +146,7 @@ t.test(
       'it holds every execution handed over',
     );
     t.equal(b.engine.timerCount, napsMoved.length, 'with their timers armed');
+    await compareWithScans(t, b.store.state, 'partition taken', new Map());
 
     await b.engine.submitTask({
       ...ORG,
@@ -172,6 +176,8 @@ t.test(
       data: { inputValue: 'yes' },
     });
     t.ok(await done(a.engine, stayed), 'the engine that gave them up goes on with the rest');
+    await compareWithScans(t, a.store.state, 'the engine that gave them up, at the end', new Map());
+    await compareWithScans(t, b.store.state, 'the engine that took them, at the end', new Map());
 
     t.same(errors, [], 'no engine reported an error');
   },

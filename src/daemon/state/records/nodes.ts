@@ -9,6 +9,7 @@ import { nodesAt } from '../../../shared/flow/types.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
 import { applyAgentUpdate, type AgentUpdate } from '../agent.js';
 import { applyJobLock, indexJobWait, jobWaitingLine, unindexJob, type JobLockReason } from '../job-queues.js';
+import { LiveCounts } from '../live-counts.js';
 import { appendLog } from '../log-line.js';
 import { progressedWait, type LoopProgress } from '../loop-progress.js';
 import { countLiveNode, setVariables } from '../sizes.js';
@@ -276,7 +277,11 @@ function complete(
 
 /** The reducer's part for an execution's nodes (records.ts). */
 export const nodeHandlers: Handlers<NodeRecord> = {
-  'node.entered': (state, r) => enter(state, r),
+  'node.entered': (state, r) => {
+    const node = enter(state, r);
+    // A node.ran enters and completes at once: the counts see no change, so it has no call.
+    if (node) LiveCounts.held(state)?.node(state.instances[r.instanceId]!, null, STATUS.ACTIVE);
+  },
   'node.ran': (state, r) => {
     const inst = state.instances[r.instanceId];
     const node = enter(state, r);
@@ -294,12 +299,14 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     const before = node.wait;
+    const from = node.statusCd;
     node.statusCd = STATUS.WAITING;
     node.wait = r.wait;
     if (r.variables) setVariables(inst, r.variables);
     if (r.wait.kind === 'event') subscribe(state, inst, node, r.wait);
     if (r.wait.kind === 'job' || before?.kind === 'job') indexJobWait(state, inst, node, before);
     indexTaskNode(state, inst, node);
+    LiveCounts.held(state)?.node(inst, from, STATUS.WAITING);
     appendLog(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);
   },
   'loop.progressed': (state, r) => {
@@ -317,8 +324,10 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
     unindexJob(state, inst, node);
+    const from = node.statusCd;
     complete(inst, node, r);
     indexTaskNode(state, inst, node);
+    LiveCounts.held(state)?.node(inst, from, STATUS.COMPLETED);
     if (r.usage) {
       const u = inst.usage;
       inst.usage = {
@@ -334,8 +343,10 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
     unindexJob(state, inst, node);
-    if (node.statusCd === STATUS.ACTIVE || node.statusCd === STATUS.WAITING) countLiveNode(inst, -1);
+    const from = node.statusCd;
+    if (from === STATUS.ACTIVE || from === STATUS.WAITING) countLiveNode(inst, -1);
     node.statusCd = r.statusCd;
+    LiveCounts.held(state)?.node(inst, from, r.statusCd);
     node.endTime = r.at;
     node.wait = null;
     if (r.attempts !== undefined) node.attempts = r.attempts;
@@ -362,9 +373,11 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
     unindexJob(state, inst, node);
+    const from = node.statusCd;
     node.statusCd = STATUS.ACTIVE;
     node.wait = null;
     indexTaskNode(state, inst, node);
+    LiveCounts.held(state)?.node(inst, from, STATUS.ACTIVE);
   },
   'boundary.fired': (state, r) => {
     const inst = state.instances[r.instanceId];

@@ -8,6 +8,7 @@
 import { InstanceTable } from '../instance-table.js';
 import { LiveCounts } from '../live-counts.js';
 import { appendLog } from '../log-line.js';
+import { noteTriggeredStart } from '../trigger-fires.js';
 import { countLiveNode, setVariables } from '../sizes.js';
 import { STATE, STATUS, type Instance, type InstanceError } from '../state.js';
 import type { Handlers } from './handlers.js';
@@ -52,6 +53,7 @@ export const recoveryHandlers: Handlers<RecoveryRecord> = {
     if (r.set !== undefined) setVariables(inst, r.set);
     LiveCounts.held(state)?.started(inst);
     indexTaskExecution(state, inst);
+    if (inst.triggeredBy !== undefined) noteTriggeredStart(state, inst);
     const where = r.error.nodeId === null ? '' : ` at ${r.error.nodeId}`;
     const setText = set === undefined || set.length === 0 ? '' : ` with ${set.join(', ')} set`;
     appendLog(
@@ -72,6 +74,7 @@ export const recoveryHandlers: Handlers<RecoveryRecord> = {
     node.endTime = null;
     node.wait = { kind: 'child', dueAt: null };
     indexTaskNode(state, inst, node);
+    LiveCounts.held(state)?.node(inst, STATUS.FAILED, STATUS.WAITING);
     appendLog(inst, node, 'INFO', 'retried: waiting for its child execution', r.at);
   },
 };
