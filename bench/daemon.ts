@@ -12,6 +12,8 @@ const WFX = fileURLToPath(new URL('../../bin/wfx.js', import.meta.url));
 /** A daemon started for a benchmark: where it listens, and how to stop it (never throws). */
 export interface BenchDaemon {
   readonly url: string;
+  /** The daemon process's id (its /proc entry: RSS). */
+  readonly pid: number;
   readonly stop: () => Promise<void>;
 }
 
@@ -35,9 +37,9 @@ export async function startBenchDaemon(
     '--json',
     ...args,
   ]);
-  const { url } = JSON.parse(stdout) as { url: string };
+  const { url, pid } = JSON.parse(stdout) as { url: string; pid: number };
   const stop = async () => {
     await run(process.execPath, [wfx, 'daemon', 'stop', '--data-dir', dataDir]).catch(() => undefined);
   };
-  return { url, stop };
+  return { url, pid, stop };
 }

@@ -33,11 +33,12 @@ const WFX = fileURLToPath(new URL('../../bin/wfx.js', import.meta.url));
 const NEIGHBOUR = fileURLToPath(new URL('./neighbour.js', import.meta.url));
 const LOAD_WORKER = fileURLToPath(new URL('./load-worker.js', import.meta.url));
 /** Seconds each load runs (BENCH_SECONDS overrides, e.g. 2 for a quick look). */
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** Waiting executions for the restart figure (BENCH_WAITING overrides). */
 const WAITING = Number(process.env.BENCH_WAITING ?? 100_000);
 
-interface Load {
+/** The figures of one HTTP load. */
+export interface Load {
   readonly perSecond: number;
   /** Every 2xx response's latency in ms, ascending. */
   readonly latencies: Float64Array;
@@ -81,7 +82,7 @@ async function startDaemon(
 }
 
 /** The neighbour process and its URL; `dir` holds the durable neighbour's file. */
-async function startNeighbour(dir: string): Promise<{ url: string; child: ChildProcess }> {
+export async function startNeighbour(dir: string): Promise<{ url: string; child: ChildProcess }> {
   await mkdir(dir, { recursive: true });
   const child = spawn(process.execPath, ['--max-semi-space-size=64', NEIGHBOUR, dir], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -93,9 +94,9 @@ async function startNeighbour(dir: string): Promise<{ url: string; child: ChildP
 }
 
 /** Runs one load from a fresh client process (bench/load-worker.ts), and its warm-up before it. */
-async function runLoad(spec: LoadSpec): Promise<LoadOutcome>;
-async function runLoad(spec: InterleavedSpec): Promise<InterleavedOutcome>;
-async function runLoad(spec: LoadSpec | InterleavedSpec): Promise<LoadOutcome | InterleavedOutcome> {
+export async function runLoad(spec: LoadSpec): Promise<LoadOutcome>;
+export async function runLoad(spec: InterleavedSpec): Promise<InterleavedOutcome>;
+export async function runLoad(spec: LoadSpec | InterleavedSpec): Promise<LoadOutcome | InterleavedOutcome> {
   collectGarbage(); // what setting up this load left in the bench process, now rather than during it
   const worker = fork(LOAD_WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
@@ -111,7 +112,7 @@ async function runLoad(spec: LoadSpec | InterleavedSpec): Promise<LoadOutcome | 
 }
 
 /** The figures of a load part: rate, percentiles, failures. */
-function figures(p: LoadPart): Load {
+export function figures(p: LoadPart): Load {
   const sorted = Float64Array.from(p.latencies).sort();
   return {
     // Not autocannon's requests.average: that averages whole-second buckets, so a run of a fixed
@@ -137,7 +138,7 @@ function withWarmup({ warmup, measured }: LoadOutcome): Load {
 }
 
 /** Slices an interleaved load takes of each side. */
-const SLICES = 4;
+export const SLICES = 4;
 
 /**
  * Two loads measured in turns, SECONDS of each in SLICES slices (after a second's warm-up of
@@ -146,7 +147,7 @@ const SLICES = 4;
  * apart in one run. Measured before and after the daemon's loads instead, the ratio carried
  * that drift; in turns, both sides see the same host.
  */
-async function interleavedLoad(a: ReturnType<typeof post>, b: ReturnType<typeof post>): Promise<[Load, Load]> {
+export async function interleavedLoad(a: ReturnType<typeof post>, b: ReturnType<typeof post>): Promise<[Load, Load]> {
   const [first, second] = await runLoad({
     interleave: [a, b],
     slices: SLICES,
@@ -162,7 +163,8 @@ export function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-const post = (url: string, key: string | null, body: object, connections: number) => ({
+/** An autocannon target: POST `body` as JSON to `url` with `key` (if any), `connections` at a time. */
+export const post = (url: string, key: string | null, body: object, connections: number) => ({
   url,
   method: 'POST' as const,
   connections,
@@ -224,7 +226,7 @@ async function resumeLoad(
 }
 
 /** Resident memory of a process, in bytes (Linux). */
-async function rss(pid: number): Promise<number> {
+export async function rss(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
 }
@@ -239,7 +241,7 @@ export async function fillWaiting(dataDir: string, n: number, kind: 'task' | 'ev
 }
 
 /** A full garbage collection of this process, now. */
-function collectGarbage(): void {
+export function collectGarbage(): void {
   setFlagsFromString('--expose-gc');
   (runInNewContext('gc') as () => void)();
 }

@@ -14,6 +14,7 @@ import { formatPublishBench, runPublishBench } from './publish.js';
 import { machineLine, writeSection } from './report.js';
 import { formatStoreBench, runStoreBench } from './store.js';
 import { formatTracingBench, runTracingBench } from './tracing.js';
+import { formatWaitingBench, runWaitingBench } from './waiting.js';
 
 console.log(machineLine({ commit: true }));
 console.log('\n## Store\n');
@@ -64,4 +65,8 @@ console.log('\n## Tracing\n');
 const tracing = formatTracingBench(await runTracingBench());
 console.log(tracing);
 await writeSection('tracing', `${machineLine()}\n\n${tracing}`);
+console.log('\n## Many waiting executions\n');
+const waiting = formatWaitingBench(await runWaitingBench());
+console.log(waiting);
+await writeSection('waiting', `${machineLine()}\n\n${waiting}`);
 console.log('\nwritten to docs/performance.md');

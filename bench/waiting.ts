@@ -1,0 +1,346 @@
+/**
+ * Many waiting executions (`npm run bench:waiting`, part of `npm run bench`): the figures issue
+ * #60 is judged by (docs/decisions/068-waiting-executions-out-of-memory.md). A data directory
+ * holds BENCH_WAITING executions (default 1,000,000), a third waiting at an input node with a
+ * timeout (some already past it), a third for a message under a correlation key of its own, a
+ * third on a timer due over the next week. They are written in-process by an engine in a child
+ * process (a heap of its own, sized for them), then checkpointed. A real daemon is then started
+ * on that directory with `wfx daemon start`, and measured: the time until its API answers and
+ * until its recovery (which arms every timer) ended, its RSS at rest, answers to input waits
+ * nothing touched since the start, and starts at 50 connections in turns with the bare Fastify
+ * neighbour (bench/neighbour.ts).
+ *
+ * The daemon is killed, and the run aborted, if its RSS passes BENCH_WAITING_MAX_RSS_GIB
+ * (default 12).
+ */
+import { fork } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { validateFlowSource } from '../src/shared/flow/validate.js';
+import { publishFlow } from '../src/daemon/flows/publish.js';
+import { newApiKey } from '../src/daemon/auth/api-keys.js';
+import { Engine } from '../src/daemon/engine/engine.js';
+import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
+import type { WfxState } from '../src/daemon/state/state.js';
+import { History } from '../src/daemon/store/history.js';
+import { Store } from '../src/daemon/store/store.js';
+import { inCallers } from './callers.js';
+import { startBenchDaemon, type BenchDaemon } from './daemon.js';
+import { FIVE_NODE_FLOW } from './engine.js';
+import {
+  collectGarbage,
+  figures,
+  interleavedLoad,
+  percentile,
+  post,
+  rss,
+  runLoad,
+  SECONDS,
+  SLICES,
+  startNeighbour,
+  type Load,
+} from './http.js';
+import { machineLine, writeSection } from './report.js';
+
+/** Waiting executions in the data directory (BENCH_WAITING overrides, e.g. 100000 for a quicker run). */
+const WAITING = Number(process.env.BENCH_WAITING ?? 1_000_000);
+/** The daemon's RSS past which the run is aborted (the host's other work needs its memory too). */
+const MAX_RSS = Number(process.env.BENCH_WAITING_MAX_RSS_GIB ?? 12) * 2 ** 30;
+/** Answers measured (a third more before them, as a warm-up). */
+const ANSWERS = 6_000;
+const DAY = 86_400_000;
+const THIS = fileURLToPath(import.meta.url);
+
+/** One flow, three kinds of waits, chosen by `kind`. */
+const MIX = `processId: 2e7c9a4b-3f1d-4c6e-8a5b-9d0f1e2a3b4c
+name: Waits for input, a message or a timer
+nodes:
+  start: { type: startEvent, next: route }
+  route: { type: ifElse, condition: "\${kind == 'task'}", then: ask, else: other }
+  other: { type: ifElse, condition: "\${kind == 'event'}", then: hear, else: nap }
+  ask: { type: inputNode, inputType: textbox, timeout: 1d, timeoutFlow: after, next: after }
+  hear: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: after }
+  nap: { type: intermediateCatchEvent, eventType: timer, until: "{dueAt}", next: after }
+  after: { type: setVariable, variables: { done: true }, next: end }
+  end: { type: endEvent }
+`;
+
+/** What the fill wrote: the input waits to answer, an API key, and how long it took. */
+interface Filled {
+  readonly apiKey: string;
+  readonly answerIds: readonly string[];
+  readonly overdue: number;
+  readonly seconds: number;
+  readonly snapshotBytes: number;
+}
+
+/**
+ * Fills `dataDir` with `n` waiting executions of MIX, in this process, and closes the store with
+ * a checkpoint. Input waits are started on a clock set back by up to 1.01 days, the oldest
+ * first, so that about 1 % of their 1-day timeouts are past at the daemon's start.
+ */
+async function fill(dataDir: string, n: number): Promise<Filled> {
+  const t0 = performance.now();
+  const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE });
+  const history = await History.open(join(dataDir, 'history'));
+  let backMs = 0;
+  const engine = new Engine({ store, history, now: () => new Date(Date.now() - backMs) });
+  await store.commit({ type: 'organization.created', name: 'default', at: new Date().toISOString() });
+  const made = newApiKey({ name: 'bench', organization: null, role: 'admin', at: new Date() });
+  await store.commit({ type: 'apiKey.created', key: made.key });
+  let processId = '';
+  for (const source of [FIVE_NODE_FLOW, MIX]) {
+    const v = validateFlowSource(source);
+    if (!v.ok) throw new Error('bench flow does not validate');
+    ({ processId } = await publishFlow(store, {
+      definition: v.flow,
+      organization: 'default',
+      environment: 'PRODUCTION',
+    }));
+  }
+  const third = Math.floor(n / 3);
+  const start = (data: Record<string, unknown>, correlationKey?: string) =>
+    engine.start({ processId, organization: 'default', data, ...(correlationKey && { correlationKey }) });
+  const now = Date.now();
+  const timers = n - 2 * third;
+  await inCallers(timers, 500, (i) =>
+    start({ kind: 'timer', i, dueAt: new Date(now + ((i + 1) / timers) * 7 * DAY).toISOString() }),
+  );
+  await inCallers(third, 500, (i) => start({ kind: 'event', i }, `k-${i}`));
+  // The input waits in batches, each on a clock set back a little less than the one before.
+  const batch = Math.max(1, Math.min(1_000, Math.floor(third / 200)));
+  const ids: string[] = [];
+  let overdue = 0;
+  for (let from = 0; from < third; from += batch) {
+    const size = Math.min(batch, third - from);
+    backMs = (1 - from / third) * 1.01 * DAY;
+    if (backMs > DAY) overdue += size;
+    await inCallers(size, 500, async (i) => {
+      ids[from + i] = (await start({ kind: 'task', i: from + i })).processInstanceId;
+    });
+  }
+  backMs = 0;
+  await engine.close();
+  await store.close();
+  await history.close();
+  // The newest input waits: the furthest from their timeouts, none of them past it.
+  const answerIds = ids.slice(Math.max(overdue, third - Math.round(ANSWERS * 1.5)));
+  const snapshotBytes = (await stat(join(dataDir, 'snapshot.json')).catch(() => ({ size: 0 }))).size;
+  return { apiKey: made.apiKey, answerIds, overdue, seconds: (performance.now() - t0) / 1000, snapshotBytes };
+}
+
+/** Runs `fill` in a child process with a heap for `n` executions; what it wrote. */
+async function fillInChild(dataDir: string, n: number, out: string): Promise<Filled> {
+  const heapMiB = Math.max(4096, Math.ceil((n * 8192) / 2 ** 20));
+  const child = fork(THIS, ['fill', dataDir, String(n), out], {
+    execArgv: [`--max-old-space-size=${heapMiB}`, '--max-semi-space-size=32'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`the fill exited with ${code}`);
+  return JSON.parse(await readFile(out, 'utf8')) as Filled;
+}
+
+/** A line of the daemon log (pino JSON): its time and message. */
+interface LogLine {
+  readonly time: number;
+  readonly msg: string;
+  readonly level?: number;
+  readonly err?: { readonly message?: string };
+}
+
+async function daemonLog(dataDir: string): Promise<LogLine[]> {
+  const text = await readFile(join(dataDir, 'logs', 'daemon.log'), 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine);
+}
+
+/** Kills `pid` (and says so) if its RSS passes MAX_RSS; stop the watch with the returned function. */
+function watchRss(pid: number, peak: { bytes: number; killed: boolean }): () => void {
+  const timer = setInterval(() => {
+    rss(pid).then(
+      (bytes) => {
+        peak.bytes = Math.max(peak.bytes, bytes);
+        if (bytes > MAX_RSS && !peak.killed) {
+          peak.killed = true;
+          process.kill(pid, 'SIGKILL');
+        }
+      },
+      () => undefined,
+    );
+  }, 250);
+  return () => clearInterval(timer);
+}
+
+/** What was measured: the data directory, and the daemon on it (null when it did not start: `startFailure` says why). */
+export interface WaitingBenchResult {
+  readonly waiting: number;
+  readonly overdue: number;
+  readonly fillSeconds: number;
+  readonly snapshotBytes: number;
+  /** The host's 1-minute load average when the daemon was started (the host is shared). */
+  readonly loadAverage: number;
+  readonly daemon: DaemonFigures | null;
+  readonly startFailure: { readonly ms: number; readonly error: string } | null;
+}
+
+/** The figures of the daemon started on the data directory. */
+export interface DaemonFigures {
+  /** From `wfx daemon start` until it returned (the daemon answers then), and until GET /health gave 200. */
+  readonly startMs: number;
+  readonly healthMs: number;
+  /** From `wfx daemon start` to the log lines `store: recovered` and `wfx daemon listening` (recovery over). */
+  readonly storeRecoveredMs: number | null;
+  readonly listeningMs: number | null;
+  readonly rssBytes: number;
+  readonly emptyRssBytes: number;
+  readonly peakRssBytes: number;
+  readonly answers: Load & { readonly warmup: number; readonly withWarmupP99: number };
+  readonly neighbour: Load;
+  readonly starts: Load;
+  /** Checkpoints the daemon logged from its start to the end of the loads. */
+  readonly checkpoints: number;
+}
+
+export async function runWaitingBench(n = WAITING): Promise<WaitingBenchResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'wfx-bench-waiting-'));
+  const daemons: BenchDaemon[] = [];
+  let neighbourProc: Awaited<ReturnType<typeof startNeighbour>> | null = null;
+  let unwatch = () => {};
+  try {
+    const empty = await startBenchDaemon(join(dir, 'empty'));
+    daemons.push(empty);
+    await new Promise((r) => setTimeout(r, 1000));
+    const emptyRssBytes = await rss(empty.pid);
+    await empty.stop();
+
+    const dataDir = join(dir, 'full');
+    const filled = await fillInChild(dataDir, n, join(dir, 'filled.json'));
+    collectGarbage();
+    const loadAverage = loadavg()[0]!;
+    const base = {
+      waiting: n,
+      overdue: filled.overdue,
+      fillSeconds: filled.seconds,
+      snapshotBytes: filled.snapshotBytes,
+      loadAverage,
+    };
+    const t0 = performance.now();
+    const wallT0 = Date.now();
+    let d: BenchDaemon;
+    try {
+      d = await startBenchDaemon(dataDir);
+    } catch (err) {
+      // Today's design has limits a large directory passes: what stopped the start is the figure.
+      const failedMs = performance.now() - t0;
+      const failed = (await daemonLog(dataDir)).filter((l) => (l.level ?? 0) >= 50).map((l) => l.err?.message ?? l.msg);
+      const error = failed[0] ?? (err as Error).message.split('\n').slice(0, 3).join(' ');
+      return { ...base, daemon: null, startFailure: { ms: failedMs, error } };
+    }
+    const startMs = performance.now() - t0;
+    daemons.push(d);
+    const peak = { bytes: 0, killed: false };
+    unwatch = watchRss(d.pid, peak);
+    const health = await fetch(`${d.url}/health`);
+    const healthMs = performance.now() - t0;
+    if (health.status !== 200) throw new Error(`GET /health answered ${health.status}`);
+    // At rest: what the start left, with the overdue timeouts fired and a few seconds to settle.
+    await new Promise((r) => setTimeout(r, 5000));
+    const rssBytes = await rss(d.pid);
+    // Read now: the daemon writes its log lines in batches.
+    const log = await daemonLog(dataDir);
+    const at = (msg: string) => {
+      const line = log.find((l) => l.msg === msg);
+      return line ? line.time - wallT0 : null;
+    };
+
+    const key = filled.apiKey;
+    const bodies = filled.answerIds.map((id) =>
+      JSON.stringify({ processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'ok' } }),
+    );
+    const warm = Math.floor(bodies.length / 3);
+    const { body: _one, ...target } = post(`${d.url}/process/task`, key, {}, 10);
+    const { warmup, measured } = await runLoad({ ...target, bodies, warmupCount: warm });
+    const all = Float64Array.from([...(warmup?.latencies ?? []), ...measured.latencies]).sort();
+    const answers = {
+      ...figures(measured),
+      failed: measured.failed + (warmup?.failed ?? 0),
+      warmup: warm,
+      withWarmupP99: percentile(all, 99),
+    };
+
+    neighbourProc = await startNeighbour(join(dir, 'neighbour'));
+    const body = { processId: '7f3e2d1c-0b9a-4876-9543-210fedcba987', data: { orderId: 1, amount: 150 } };
+    const [neighbour, starts] = await interleavedLoad(
+      post(`${neighbourProc.url}/process/start`, null, body, 50),
+      post(`${d.url}/process/start`, key, body, 50),
+    );
+    if (peak.killed) throw new Error(`the daemon's RSS passed ${MAX_RSS / 2 ** 30} GiB: killed`);
+    const checkpoints = (await daemonLog(dataDir)).filter((l) => l.msg === 'store: checkpoint written').length;
+    const daemon: DaemonFigures = {
+      startMs,
+      healthMs,
+      storeRecoveredMs: at('store: recovered'),
+      listeningMs: at('wfx daemon listening'),
+      rssBytes,
+      emptyRssBytes,
+      peakRssBytes: peak.bytes,
+      answers,
+      neighbour,
+      starts,
+      checkpoints,
+    };
+    return { ...base, daemon, startFailure: null };
+  } finally {
+    unwatch();
+    neighbourProc?.child.kill('SIGTERM');
+    for (const d of daemons) await d.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const ms = (n: number | null) => (n === null ? 'not logged' : `${n.toFixed(n < 10 ? 2 : 0)} ms`);
+const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
+
+export function formatWaitingBench(r: WaitingBenchResult): string {
+  const rows = [
+    `| data directory: ${fmt(r.waiting)} waiting executions (a third at an input node with a 1-day timeout, ${fmt(r.overdue)} of them past it; a third for a message, each under its own correlation key; a third on a timer due over the next week), written in-process and checkpointed | snapshot ${fmt(r.snapshotBytes / 2 ** 20)} MiB, filled in ${r.fillSeconds.toFixed(0)} s; host load average ${r.loadAverage.toFixed(1)} at the start | | |`,
+  ];
+  const d = r.daemon;
+  if (d === null) {
+    const f = r.startFailure!;
+    rows.push(
+      `| \`wfx daemon start\` | **did not start** (failed after ${ms(f.ms)}: ${f.error.replaceAll('|', '\\|')}) | ≤ 1,000 ms | **missed** |`,
+    );
+  } else {
+    const perWaiting = d.rssBytes / r.waiting;
+    const overEmpty = (d.rssBytes - d.emptyRssBytes) / r.waiting;
+    const a = d.answers;
+    const ratio = (l: Load) => `${Math.round((l.perSecond / d.neighbour.perSecond) * 100)} %`;
+    rows.push(
+      `| \`wfx daemon start\` until it returns (the API answers) | **${ms(d.startMs)}** (GET /health 200 at ${ms(d.healthMs)}) | ≤ 1,000 ms | ${mark(d.startMs <= 1000)} |`,
+      `| every timer armed: \`wfx daemon start\` to the log line \`wfx daemon listening\` (the engine's recovery, which arms every timer, ends just before it; \`store: recovered\` at ${ms(d.storeRecoveredMs)}) | **${ms(d.listeningMs)}** | ≤ 2,000 ms | ${mark(d.listeningMs !== null && d.listeningMs <= 2000)} |`,
+      `| RSS at rest (5 s after the start) ÷ waiting executions | **${fmt(perWaiting)} B** (RSS ${fmt(d.rssBytes / 2 ** 20)} MiB; ${fmt(overEmpty)} B over an empty daemon's ${fmt(d.emptyRssBytes / 2 ** 20)} MiB; peak seen ${fmt(d.peakRssBytes / 2 ** 20)} MiB) | ≤ 300 B | ${mark(perWaiting <= 300)} |`,
+      `| POST /process/task to input waits untouched since the start, 10 connections, ${fmt(a.total)} after a warm-up of ${fmt(a.warmup)} (all in memory today) | ${fmt(a.perSecond)}/s, p50 ${ms(a.p50)}, **p99 ${ms(a.p99)}** (${ms(a.withWarmupP99)} counting the warm-up), ${a.failed} failed | p99 ≤ 5 ms | ${mark(a.p99 <= 5)} |`,
+      `| neighbour: bare Fastify route, POST /process/start body, 50 connections (in turns with the next row: ${SLICES} slices of ${SECONDS / SLICES} s each) | ${fmt(d.neighbour.perSecond)} req/s, p99 ${ms(d.neighbour.p99)} | | |`,
+      `| POST /process/start, 5-node flow, 50 connections, beside ${fmt(r.waiting)} waiting | **${fmt(d.starts.perSecond)}/s** (${ratio(d.starts)} of the neighbour), p99 ${ms(d.starts.p99)}, ${d.starts.failed} failed; ${d.checkpoints} checkpoints written from the start to here | no worse than today's (step 1 of decision 068) | |`,
+    );
+  }
+  return ['| figure | value | target (#60) | |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+if (process.argv[2] === 'fill') {
+  const [, , , dataDir, n, out] = process.argv;
+  await writeFile(out!, JSON.stringify(await fill(dataDir!, Number(n))));
+} else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  console.log(machineLine({ commit: true }));
+  const text = formatWaitingBench(await runWaitingBench());
+  console.log(text);
+  await writeSection('waiting', `${machineLine()}\n\n${text}`);
+  console.log('\nwritten to docs/performance.md');
+}
