@@ -23,6 +23,8 @@ import {
   type StepResult,
 } from './step/index.js';
 
+const NONE: readonly string[] = [];
+
 /** What a StepRunner needs. */
 export interface StepRunnerOptions {
   readonly state: WfxState;
@@ -60,7 +62,7 @@ export class StepRunner {
     if (this.options.closed()) return Promise.reject(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));
     let begun: BegunStep<StepAnswer<I>>;
     try {
-      const ids = touchedBy(this.options.state, input, now);
+      const ids = this.named(input, now);
       const loading = this.options.executions.ensure(ids);
       // Resident (always, for now): begun at once, as a caller that reads the state after expects.
       if (loading !== null) return loading.then(() => this.step(input, now));
@@ -77,13 +79,19 @@ export class StepRunner {
    * that the executions the step names are resident (an Error, a defect, when they are not).
    */
   begin<I extends StepInput>(input: I, now: Date = this.options.now()): BegunStep<StepAnswer<I>> {
-    const ids = touchedBy(this.options.state, input, now);
+    const ids = this.named(input, now);
     if (this.options.executions.ensure(ids) !== null)
       throw new Error(`a ${input.kind} step begun before its executions were resident`);
     return this.beginWith(input, now, ids);
   }
 
-  /** `begin` once executions `ids` (touchedBy's) are resident. */
+  /** What `input` names (touchedBy): nothing need be named while every execution is resident, unless checked. */
+  private named(input: StepInput, now: Date): readonly string[] {
+    const { executions, checkTouched, state } = this.options;
+    return executions.allResident && !checkTouched ? NONE : touchedBy(state, input, now);
+  }
+
+  /** `begin` once executions `ids` (named's) are resident. */
   private beginWith<I extends StepInput>(input: I, now: Date, ids: readonly string[]): BegunStep<StepAnswer<I>> {
     const { state, ctx } = this.options;
     const t0 = this.options.observe ? performance.now() : 0;

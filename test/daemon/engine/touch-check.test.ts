@@ -86,3 +86,13 @@ t.test('touchedBy names what each input reaches', async (t) => {
   t.same(touchedBy(h.store.state, { kind: 'sweep', memoryBatch: 10 }, now), [], 'a sweep names none');
   t.same(touchedBy(h.store.state, { kind: 'start', request: { organization: 'default', processId: pid } }, now), []);
 });
+
+t.test('while every execution is resident, ensure answers null: a step begins at once', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(catchFlow('paid'));
+  const a = (await h.start(pid)).processInstanceId;
+  t.equal(h.engine.executions.allResident, true);
+  t.equal(h.engine.executions.ensure([a, 'no-such-execution']), null);
+  t.equal(h.engine.executions.get(a), h.store.state.instances[a], 'get reads the resident execution');
+  t.equal(h.engine.executions.get('constructor'), undefined, 'an id is never a prototype key');
+});
