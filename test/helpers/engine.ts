@@ -115,6 +115,8 @@ export async function engineHarness(
     ...(voice && { voice }),
     now: clock.now,
     onError: (err) => errors.push(err),
+    // Every engine test checks that its steps keep to the executions their inputs name.
+    checkTouched: true,
     ...rest,
   });
   const events: LifecycleEvent[] = [];

@@ -6,9 +6,9 @@
  * way: each step that resumes it replaces its object, so every read takes the one live now.
  */
 import { WfxError } from '../../shared/errors.js';
-import { ownEntry } from '../../shared/json-object.js';
 import type { Engine } from '../engine/engine.js';
-import type { Instance, WfxState } from '../state/state.js';
+import type { Executions } from '../state/executions.js';
+import type { Instance } from '../state/state.js';
 import type { Caller } from './caller.js';
 
 /** An execution read, and the release of the reader's hold on it. */
@@ -22,10 +22,11 @@ export interface HeldInstance {
 export class InstanceReads {
   private readonly held = new Map<string, { readonly read: Promise<Instance | null>; users: number }>();
 
-  constructor(
-    private readonly engine: Engine,
-    private readonly state: WfxState,
-  ) {}
+  private readonly executions: Executions;
+
+  constructor(private readonly engine: Engine) {
+    this.executions = engine.executions;
+  }
 
   /**
    * The execution `id` if `caller` may see it, held until `release` (the routes only read it).
@@ -33,7 +34,9 @@ export class InstanceReads {
    * read throws (HISTORY_DAMAGED).
    */
   async hold(caller: Pick<Caller, 'organization'>, id: string): Promise<HeldInstance> {
-    const live = ownEntry(this.state.instances, id);
+    const loading = this.executions.ensure([id]);
+    if (loading !== null) await loading;
+    const live = this.executions.get(id);
     if (live) {
       if (caller.organization !== null && live.organization !== caller.organization)
         throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${id}`);

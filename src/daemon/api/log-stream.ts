@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { LogProgress } from '../../shared/api/index.js';
 import type { Engine } from '../engine/engine.js';
 import { logEntry } from '../state/log-line.js';
+import { execution } from '../state/executions.js';
 import { STATE, type Instance, type WfxState } from '../state/state.js';
 import { SseWriter, sseText } from './sse-writer.js';
 import { lapsedCredential, type StreamHub } from './streams.js';
@@ -135,7 +136,7 @@ export function streamLogs(
   request.raw.on('close', stop);
   // Finished for good: archived, or its last step durable and every line durable. A final step
   // still on its way to disk ends the stream through the hub's `finished`, after its lines.
-  const live = deps.state.instances[id];
+  const live = execution(deps.state, id); // resident: the route held it (InstanceReads.hold)
   finished = !live || (live.stateCd !== STATE.RUNNING && engine.streamedLogCount(live) === live.logs.length);
   // A client gone before the stream began: its close came before the listener above.
   if (out.closed || request.raw.destroyed) return stop();

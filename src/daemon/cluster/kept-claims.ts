@@ -9,6 +9,7 @@
 import type { BufferedMessage, WfxState } from '../state/state.js';
 import { STATE, STATUS } from '../state/state.js';
 import { subscriptionsFor, type Subscription } from '../state/subscriptions.js';
+import { execution } from '../state/executions.js';
 
 /** The database's part: a claim per kept message, fenced by the claiming execution's partition lease. */
 export interface KeptClaims {
@@ -31,7 +32,7 @@ export interface KeptClaims {
 /** The waits that may consume `message`, oldest first: those a delivery of it would resume. */
 export function waitingFor(state: WfxState, message: BufferedMessage): Subscription[] {
   return subscriptionsFor(state, message.organization, message.eventType, message.correlationKey).filter((sub) => {
-    const inst = state.instances[sub.instanceId];
+    const inst = execution(state, sub.instanceId);
     const ni = inst?.nodes[sub.nodeInstanceId];
     return inst?.stateCd === STATE.RUNNING && ni?.statusCd === STATUS.WAITING && ni.wait?.kind === 'event';
   });

@@ -5,6 +5,7 @@ import type { HistoryStore } from '../store/history-store.js';
 import type { DurableStore } from '../store/store.js';
 import { executionTags } from './execution-tags.js';
 import { bucketOf } from './ids.js';
+import { execution } from '../state/executions.js';
 
 export interface ArchiveDeps {
   readonly state: WfxState;
@@ -188,7 +189,7 @@ export class ExecutionArchive {
           this.waiting.set(id, recordsJson);
           return null;
         }
-        const inst = this.deps.state.instances[id];
+        const inst = execution(this.deps.state, id);
         const bucket = bucketOf(id);
         if (!inst || inst.stateCd === STATE.RUNNING || !bucket) return null;
         const doc =
@@ -210,7 +211,7 @@ export class ExecutionArchive {
     // more log lines, and is archived anew), and must not leave the live state for a stale copy.
     const done = written.filter((w): w is NonNullable<typeof w> => {
       if (w === null) return false;
-      const now = this.deps.state.instances[w.id];
+      const now = execution(this.deps.state, w.id);
       if (this.held.has(w.id)) {
         // Written, but held since: it leaves once released (written again then: the later copy wins).
         this.waiting.set(w.id, null);

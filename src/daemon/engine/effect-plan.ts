@@ -11,6 +11,7 @@ import type { JobsWaiting } from './engine-events.js';
 import { boundaryKey, nodeKey, type NodeKey, type TimerKey } from './keys.js';
 import { lifecycleOf, type LifecycleEvent } from './lifecycle.js';
 import type { StepContext, StepEffect } from './step/index.js';
+import { execution } from '../state/executions.js';
 
 /** One thing a durable step calls for (carried out by Effects.carryOut, in the plan's order). */
 export type PlannedEffect =
@@ -65,9 +66,10 @@ export function planEffects(
     else if (r.type === 'instance.moved') planMoved(state, flows, r, plan);
     if (
       r.type === 'node.entered' ||
-      (r.type === 'node.waiting' && state.instances[r.instanceId]?.nodes[r.nodeInstanceId]?.statusCd === STATUS.WAITING)
+      (r.type === 'node.waiting' &&
+        execution(state, r.instanceId)?.nodes[r.nodeInstanceId]?.statusCd === STATUS.WAITING)
     ) {
-      const inst = state.instances[r.instanceId];
+      const inst = execution(state, r.instanceId);
       if (inst) armBoundaries(flows, inst, r.nodeInstanceId, plan);
     }
   }
@@ -110,7 +112,7 @@ export function disarmBoundaries(
   nodeInstanceId: string,
   plan: PlannedEffect[],
 ): void {
-  const inst = state.instances[instanceId];
+  const inst = execution(state, instanceId);
   const ni = inst?.nodes[nodeInstanceId];
   if (!inst || !ni) return;
   for (const id of flows.flowOf(inst).graph.boundaries(ni.nodeId))
@@ -128,7 +130,7 @@ function planMoved(
   r: Extract<WfxRecord, { type: 'instance.moved' }>,
   plan: PlannedEffect[],
 ): void {
-  const inst = state.instances[r.instanceId];
+  const inst = execution(state, r.instanceId);
   if (!inst) return;
   const left = state.flows[inst.processId]?.versions[r.fromVersion]?.definition;
   const before = (left && nodesAt(left, inst.scope)) ?? {};
@@ -150,7 +152,7 @@ function planMoved(
 function jobsWaiting(state: WfxState, r: WfxRecord): JobsWaiting | null {
   if (!(r.type === 'node.waiting' && r.wait.kind === 'job') && !(r.type === 'job.locked' && r.lock === null))
     return null;
-  const inst = state.instances[r.instanceId];
+  const inst = execution(state, r.instanceId);
   const wait = inst?.nodes[r.nodeInstanceId]?.wait;
   return inst && wait?.kind === 'job'
     ? { organization: inst.organization, domain: wait.domain, action: wait.action }

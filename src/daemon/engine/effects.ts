@@ -20,6 +20,7 @@ import { TimerQueue } from './timers.js';
 import type { BegunStep, RunStep, StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
 import type { WorkRunner } from './work-runner.js';
 import type { EngineObserver } from './options.js';
+import { execution } from '../state/executions.js';
 
 /**
  * Nodes one step continuing deferred executions runs: a fraction of a step's own budget, so a
@@ -90,7 +91,7 @@ export class Effects {
    */
   logMarks(touched: ReadonlySet<string>): Array<string | number> {
     const logsUpTo: Array<string | number> = [];
-    for (const id of touched) logsUpTo.push(id, this.state.instances[id]?.logs.length ?? 0);
+    for (const id of touched) logsUpTo.push(id, execution(this.state, id)?.logs.length ?? 0);
     return logsUpTo;
   }
 
@@ -108,7 +109,7 @@ export class Effects {
     for (let p = 0; p < logsUpTo.length; p += 2) {
       const id = logsUpTo[p] as string;
       const upTo = logsUpTo[p + 1] as number;
-      const inst = this.state.instances[id];
+      const inst = execution(this.state, id);
       if (!inst) continue;
       const from = this.streamed.get(id) ?? 0;
       if (upTo <= from) continue;
@@ -232,7 +233,7 @@ export class Effects {
     // A live execution without a count was started by a step not durable yet (recovered ones
     // and every durable step set one): none of its lines may be sent. One that left the live
     // state is in history, whole.
-    return this.state.instances[inst.processInstanceId] === inst
+    return execution(this.state, inst.processInstanceId) === inst
       ? (this.streamed.get(inst.processInstanceId) ?? 0)
       : inst.logs.length;
   }

@@ -12,6 +12,7 @@ import { createVoiceRunner } from '../voice/voice-runner.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../../shared/json-shape.js';
 import { WorkCount } from '../../shared/work-count.js';
 import { InstanceTable } from '../state/instance-table.js';
+import { Executions } from '../state/executions.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Instance, WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
@@ -67,6 +68,8 @@ const MEMORY_SWEEP_BATCH = 1000;
  */
 export class Engine extends EventEmitter<EngineEvents> implements MovingExecutions {
   readonly state: WfxState;
+  /** The seam before the executions (state/executions.ts): reads by id, and trees made resident. */
+  readonly executions: Executions;
   private readonly store: DurableStore<WfxState, WfxRecord>;
   private readonly now: () => Date;
   private readonly onError: (err: unknown, what: string) => void;
@@ -107,6 +110,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     this.setMaxListeners(0);
     this.store = options.store;
     this.state = options.store.state;
+    this.executions = new Executions(this.state);
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
@@ -134,14 +138,9 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
           })),
       onProgress: (order, delta) => {
         if (this.listenerCount('progress') === 0) return;
-        const nodeId = this.state.instances[order.instanceId]?.nodes[order.nodeInstanceId]?.nodeId;
-        if (nodeId === undefined) return;
-        this.emit('progress', {
-          processInstanceId: order.instanceId,
-          nodeId,
-          nodeInstanceId: order.nodeInstanceId,
-          delta,
-        });
+        const { instanceId: processInstanceId, nodeInstanceId } = order;
+        const nodeId = this.executions.get(processInstanceId)?.nodes[nodeInstanceId]?.nodeId;
+        if (nodeId !== undefined) this.emit('progress', { processInstanceId, nodeId, nodeInstanceId, delta });
       },
       maxJsonDepth: this.maxJsonDepth,
       onError: (err, what) => this.onError(err, what),
@@ -214,6 +213,8 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     });
     this.runner = new StepRunner({
       state: this.state,
+      executions: this.executions,
+      checkTouched: options.checkTouched,
       store: this.store,
       ctx: this.ctx,
       now: this.now,
@@ -277,7 +278,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       by?: string;
     },
   ): Promise<void> {
-    const id = (await runningInstance(this.state, this.archive, req, req.processInstanceId)).processInstanceId;
+    const id = (await runningInstance(this.executions, this.archive, req, req.processInstanceId)).processInstanceId;
     const { nodeId, action, by } = req;
     await this.step({
       kind: 'answer',
@@ -304,7 +305,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
 
   /** Cancels a running execution. Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING. */
   async cancel(req: OrganizationScope & { processInstanceId: string }): Promise<void> {
-    const id = (await runningInstance(this.state, this.archive, req, req.processInstanceId)).processInstanceId;
+    const id = (await runningInstance(this.executions, this.archive, req, req.processInstanceId)).processInstanceId;
     await this.step({ kind: 'cancel', instanceId: id, reason: 'cancelled by request' });
   }
 
@@ -328,7 +329,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   }
 
   private get recoveryDeps(): RecoveryDeps {
-    return { state: this.state, archive: this.archive, step: (input, now) => this.step(input, now) };
+    return { executions: this.executions, archive: this.archive, step: (input, now) => this.step(input, now) };
   }
 
   /**
@@ -340,7 +341,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   async move(
     req: OrganizationScope & { processInstanceId: string; toVersion: string; by: string; dryRun?: boolean },
   ): Promise<MoveResult> {
-    const id = (await runningInstance(this.state, this.archive, req, req.processInstanceId)).processInstanceId;
+    const id = (await runningInstance(this.executions, this.archive, req, req.processInstanceId)).processInstanceId;
     if (!req.dryRun) return this.step({ kind: 'move', instanceId: id, toVersion: req.toVersion, by: req.by });
     const plan = planMove(this.state, id, req.toVersion);
     return {
@@ -354,7 +355,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
 
   /** A live or archived execution the caller may see, or null. */
   getInstance(caller: OrganizationScope, id: string): Promise<Instance | null> {
-    return findInstance(this.state, this.archive, caller, id);
+    return findInstance(this.executions, this.archive, caller, id);
   }
 
   /**
@@ -433,7 +434,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     await removal({
       leaving: () => {
         for (const id of InstanceTable.of(this.state).ids()) {
-          const inst = this.state.instances[id];
+          const inst = this.executions.get(id);
           if (inst !== undefined && leaving(id)) this.effects.forget(inst);
         }
       },

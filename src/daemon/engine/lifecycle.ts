@@ -4,6 +4,7 @@
  */
 import type { WfxRecord } from '../state/records.js';
 import { STATUS, type WfxState } from '../state/state.js';
+import { execution } from '../state/executions.js';
 
 /** A lifecycle event (SPEC.md section 4), published once the transition is durable. */
 export interface LifecycleEvent {
@@ -57,7 +58,7 @@ export function lifecycleOf(state: WfxState, r: WfxRecord): LifecycleEvent[] {
     ];
   }
   if (!('instanceId' in r)) return [];
-  const inst = state.instances[r.instanceId];
+  const inst = execution(state, r.instanceId);
   if (!inst) return [];
   const base = {
     processInstanceId: inst.processInstanceId,

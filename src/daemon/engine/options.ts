@@ -34,6 +34,11 @@ export interface EngineOptions {
   readonly history: HistoryStore;
   /** The clock (tests pass their own). */
   readonly now?: () => Date;
+  /**
+   * Tests: a step that writes to an execution of a tree its input did not name throws (see
+   * engine/touch-check.ts), so that every step keeps to the executions it ensures. Default off.
+   */
+  readonly checkTouched?: boolean;
   readonly onError?: (err: unknown, what: string) => void;
   /** How serviceTask calls are made (tests may count or slow them). Default: work/http.ts. */
   readonly http?: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;

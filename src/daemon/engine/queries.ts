@@ -4,6 +4,7 @@
  */
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
+import { execution, type Executions } from '../state/executions.js';
 import { STATE, type Instance, type WfxState } from '../state/state.js';
 import { InstanceTable } from '../state/instance-table.js';
 import type { ExecutionArchive } from './archive.js';
@@ -13,12 +14,14 @@ import type { OrganizationScope } from './scope.js';
 
 /** A live or archived execution the caller may see, or null. */
 export async function findInstance(
-  state: WfxState,
+  executions: Executions,
   archive: ExecutionArchive,
   caller: OrganizationScope,
   id: string,
 ): Promise<Instance | null> {
-  const inst: Instance | null = ownEntry(state.instances, id) ?? (await archive.read(id));
+  const loading = executions.ensure([id]);
+  if (loading !== null) await loading;
+  const inst: Instance | null = executions.get(id) ?? (await archive.read(id));
   if (!inst || (caller.organization !== null && inst.organization !== caller.organization)) return null;
   return inst;
 }
@@ -32,7 +35,7 @@ export function executionSources(state: WfxState, archive: ExecutionArchive): Ex
     live: () => InstanceTable.of(state).live(),
     history: archive.history,
     archived: (id) => archive.read(id),
-    liveOne: (id) => ownEntry(state.instances, id),
+    liveOne: (id) => execution(state, id),
     flowOrganization: (processId) => ownEntry(state.flows, processId)?.organization,
   };
 }
@@ -68,16 +71,18 @@ export async function listInstances(
  * finished one (live or archived), INSTANCE_NOT_FOUND for one it may not see or that does not exist.
  */
 export async function runningInstance(
-  state: WfxState,
+  executions: Executions,
   archive: ExecutionArchive,
   caller: OrganizationScope,
   id: string,
 ): Promise<Instance> {
   const visible = (i: Instance | null | undefined): i is Instance =>
     !!i && (caller.organization === null || i.organization === caller.organization);
-  const live = ownEntry(state.instances, id);
+  const loading = executions.ensure([id]);
+  if (loading !== null) await loading;
+  const live = executions.get(id);
   if (!visible(live)) {
-    if (await findInstance(state, archive, caller, id))
+    if (await findInstance(executions, archive, caller, id))
       throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
     throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${id}`);
   }
@@ -90,7 +95,7 @@ export async function runningInstance(
  * who may see it): throws INSTANCE_NOT_RUNNING once it has finished, or left the live state.
  */
 export function runningNow(state: WfxState, id: string): Instance {
-  const inst = state.instances[id];
+  const inst = execution(state, id);
   if (!inst || inst.stateCd !== STATE.RUNNING)
     throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
   return inst;

@@ -5,8 +5,8 @@
  * the operation reads again, a bounded number of times.
  */
 import { WfxError } from '../../shared/errors.js';
-import { ownEntry } from '../../shared/json-object.js';
-import type { Instance, WfxState } from '../state/state.js';
+import type { Executions } from '../state/executions.js';
+import type { Instance } from '../state/state.js';
 import type { ExecutionArchive } from './archive.js';
 import { readFailureChain } from './failure-point.js';
 import { findInstance } from './queries.js';
@@ -27,7 +27,8 @@ export interface RecoveryRequest extends OrganizationScope {
 
 /** What retry and replay need of the engine. */
 export interface RecoveryDeps {
-  readonly state: WfxState;
+  /** The seam before the executions: a failure's chain is one tree, ensured with its root. */
+  readonly executions: Executions;
   readonly archive: ExecutionArchive;
   readonly step: RunStep;
 }
@@ -42,11 +43,11 @@ export async function retryExecution(deps: RecoveryDeps, req: RecoveryRequest): 
   const releases = [release];
   try {
     for (let attempt = 1; ; attempt++) {
-      const root = await findInstance(deps.state, deps.archive, req, req.processInstanceId);
+      const root = await findInstance(deps.executions, deps.archive, req, req.processInstanceId);
       if (!root) throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${req.processInstanceId}`);
       const archived = await readFailureChain(
         root,
-        { live: (id) => ownEntry(deps.state.instances, id), archived: (id) => deps.archive.read(id) },
+        { live: (id) => deps.executions.get(id), archived: (id) => deps.archive.read(id) },
         (id) => releases.push(deps.archive.hold([id])),
       );
       try {
@@ -75,7 +76,7 @@ export async function replayExecution(
   deps: RecoveryDeps,
   req: RecoveryRequest & { nodeId: string },
 ): Promise<Instance> {
-  const original = await findInstance(deps.state, deps.archive, req, req.processInstanceId);
+  const original = await findInstance(deps.executions, deps.archive, req, req.processInstanceId);
   if (!original) throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${req.processInstanceId}`);
   return deps.step({
     kind: 'replay',

@@ -13,6 +13,7 @@ import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import { TaskIndex } from '../state/task-index.js';
 import type { Effects } from './effects.js';
 import type { RunStep } from './step/index.js';
+import { execution } from '../state/executions.js';
 
 /**
  * In one walk over the live executions (with `only`: those, the derived indexes rebuilt for
@@ -39,7 +40,7 @@ export function recoverLiveState(
   const running: Instance[] = [];
   let prev: Instance | null = null;
   for (const id of InstanceTable.of(state).ids()) {
-    const inst = state.instances[id];
+    const inst = execution(state, id);
     if (inst === undefined) continue;
     if (inst.triggeredBy !== undefined) noteTriggeredStart(state, inst);
     if (only && !only.has(id)) {
@@ -100,7 +101,7 @@ export function reindexLiveState(state: WfxState): void {
   const counts = LiveCounts.building(state);
   const jobs = JobQueues.building(state);
   for (const id of InstanceTable.of(state).ids()) {
-    const inst = state.instances[id];
+    const inst = execution(state, id);
     if (inst !== undefined) indexWaits(state, inst, counts, jobs, tasks);
   }
   tasks.built();

@@ -5,12 +5,15 @@
  * engine's records.
  */
 import { WfxError } from '../../shared/errors.js';
+import type { Executions } from '../state/executions.js';
 import type { WfxRecord } from '../state/records.js';
 import type { WfxState } from '../state/state.js';
 import type { DurableStore, Transaction } from '../store/store.js';
 import type { ExecutionArchive } from './archive.js';
 import type { Effects } from './effects.js';
 import type { EngineObserver } from './options.js';
+import { touchedBy } from './step/touched.js';
+import { touchCheck } from './touch-check.js';
 import {
   runStep,
   type BegunStep,
@@ -20,9 +23,15 @@ import {
   type StepResult,
 } from './step/index.js';
 
+const NONE: readonly string[] = [];
+
 /** What a StepRunner needs. */
 export interface StepRunnerOptions {
   readonly state: WfxState;
+  /** The seam before the executions: the trees a step names are ensured before it begins. */
+  readonly executions: Executions;
+  /** Tests: a step that writes to an execution its input did not name throws (touch-check.ts). */
+  readonly checkTouched?: boolean | undefined;
   readonly store: DurableStore<WfxState, WfxRecord>;
   readonly ctx: StepContext;
   readonly now: () => Date;
@@ -53,7 +62,11 @@ export class StepRunner {
     if (this.options.closed()) return Promise.reject(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));
     let begun: BegunStep<StepAnswer<I>>;
     try {
-      begun = this.begin(input, now);
+      const ids = this.named(input, now);
+      const loading = this.options.executions.ensure(ids);
+      // Resident (always, for now): begun at once, as a caller that reads the state after expects.
+      if (loading !== null) return loading.then(() => this.step(input, now));
+      begun = this.beginWith(input, now, ids);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -62,15 +75,31 @@ export class StepRunner {
 
   /**
    * Runs `input` as one step now (synchronously: its answer is known on return) and carries out
-   * its effects once durable. Throws what the step threw. The caller checks the engine runs.
+   * its effects once durable. Throws what the step threw. The caller checks the engine runs, and
+   * that the executions the step names are resident (an Error, a defect, when they are not).
    */
   begin<I extends StepInput>(input: I, now: Date = this.options.now()): BegunStep<StepAnswer<I>> {
+    const ids = this.named(input, now);
+    if (this.options.executions.ensure(ids) !== null)
+      throw new Error(`a ${input.kind} step begun before its executions were resident`);
+    return this.beginWith(input, now, ids);
+  }
+
+  /** What `input` names (touchedBy): nothing need be named while every execution is resident, unless checked. */
+  private named(input: StepInput, now: Date): readonly string[] {
+    const { executions, checkTouched, state } = this.options;
+    return executions.allResident && !checkTouched ? NONE : touchedBy(state, input, now);
+  }
+
+  /** `begin` once executions `ids` (named's) are resident. */
+  private beginWith<I extends StepInput>(input: I, now: Date, ids: readonly string[]): BegunStep<StepAnswer<I>> {
     const { state, ctx } = this.options;
     const t0 = this.options.observe ? performance.now() : 0;
-    const tx = this.options.store.transact(
-      (emit) => runStep(state, ctx, now, input, emit),
-      this.options.archive.oneStep,
-    );
+    const tx = this.options.store.transact((emit) => {
+      if (!this.options.checkTouched) return runStep(state, ctx, now, input, emit);
+      const check = touchCheck(state, input.kind, ids, emit);
+      return runStep(state, ctx, now, input, check.apply, check.reach);
+    }, this.options.archive.oneStep);
     return { answer: tx.result.answer, done: this.options.track(this.afterDurable(tx, t0)) };
   }
 

@@ -11,6 +11,7 @@ import { nodesAt, type FlowDefinition, type FlowNode } from '../../shared/flow/t
 import { ownEntry } from '../../shared/json-object.js';
 import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
 import { edgeKey } from './step/tokens.js';
+import { execution } from '../state/executions.js';
 
 type Nodes = Readonly<Record<string, FlowNode>>;
 
@@ -32,7 +33,7 @@ export interface MovePlan {
  * execution (a no-op). Pure.
  */
 export function planMove(state: WfxState, id: string, toVersion: string): MovePlan {
-  const inst = ownEntry(state.instances, id);
+  const inst = execution(state, id);
   if (!inst || inst.stateCd !== STATE.RUNNING)
     throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);
   if (movesWithParent(inst))
@@ -188,7 +189,7 @@ export function movesWithParent(inst: Instance): boolean {
 function movingChildren(state: WfxState, inst: Instance, ni: NodeInstance): Instance[] {
   const moving: Instance[] = [];
   for (const id of ni.children ?? []) {
-    const child = ownEntry(state.instances, id);
+    const child = execution(state, id);
     if (
       child?.stateCd === STATE.RUNNING &&
       child.scope !== undefined &&

@@ -19,6 +19,7 @@ import type { NetworkPolicy } from './work/network-policy.js';
 import type { WorkResult } from './work/result.js';
 import { createScriptRunner, type ScriptRunner } from './work/script.js';
 import type { VoiceRunner } from '../voice/types.js';
+import { execution } from '../state/executions.js';
 
 /** What a WorkRunner needs from the engine. */
 export interface WorkRunnerOptions {
@@ -78,7 +79,7 @@ export class WorkRunner {
     const { state, onError, step } = this.options;
     const key = nodeKey(order.instanceId, order.nodeInstanceId);
     const live = () => {
-      const inst = state.instances[order.instanceId];
+      const inst = execution(state, order.instanceId);
       const ni = inst?.nodes[order.nodeInstanceId];
       return inst && ni && inst.stateCd === STATE.RUNNING && ni.statusCd === STATUS.ACTIVE ? { inst, ni } : null;
     };
@@ -126,7 +127,7 @@ export class WorkRunner {
       }
       this.scriptRunner ??= createScriptRunner({ maxJsonDepth: this.options.maxJsonDepth });
       // Whose script it is: the sandbox shares its workers between organizations, then executions.
-      const inst = state.instances[order.instanceId];
+      const inst = execution(state, order.instanceId);
       const owner = inst ? { organization: inst.organization, execution: this.rootOf(inst) } : {};
       return this.scriptRunner.run({ ...request.run, ...owner }, controller.signal);
     };
@@ -173,7 +174,7 @@ export class WorkRunner {
   private rootOf(inst: Instance): string {
     let top = inst;
     for (let parent = top.parentInstanceId; parent !== null; parent = top.parentInstanceId) {
-      const up = this.options.state.instances[parent];
+      const up = execution(this.options.state, parent);
       if (!up) break;
       top = up;
     }
@@ -223,7 +224,7 @@ export class WorkRunner {
 
   /** A line in the execution log while work goes on (a retry, a model attempt), journaled like any other. */
   private logWork(order: WorkOrder, message: string, level: LogEntry['level'] = 'WARN'): void {
-    const inst = this.options.state.instances[order.instanceId];
+    const inst = execution(this.options.state, order.instanceId);
     const ni = inst?.nodes[order.nodeInstanceId];
     if (!inst || !ni || this.options.closed()) return;
     this.options

@@ -8,6 +8,7 @@ import type { WfxState } from '../state/state.js';
 import { traceOf } from './execution-spans.js';
 import { nodeSpanId } from './trace-context.js';
 import { SPAN_KIND, type Span, type Tracer } from './tracer.js';
+import { execution } from '../state/executions.js';
 
 /** The node instance a piece of work is for. */
 export interface WorkAt {
@@ -17,7 +18,7 @@ export interface WorkAt {
 
 /** A client span for the work of `at`, or null when its execution has no trace (started while tracing was off). */
 export function clientSpan(tracer: Tracer, state: WfxState, at: WorkAt, name: string): Span | null {
-  const inst = state.instances[at.instanceId];
+  const inst = execution(state, at.instanceId);
   const trace = traceOf(inst);
   if (trace === null || !inst) return null;
   const parent = { traceId: trace.traceId, spanId: nodeSpanId(trace, at.nodeInstanceId) };

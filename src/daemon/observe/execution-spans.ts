@@ -8,6 +8,7 @@ import type { WfxRecord } from '../state/records.js';
 import { STATE, type Instance, type WfxState } from '../state/state.js';
 import { newExecutionTrace, nodeSpanId, readExecutionTrace, type ExecutionTrace } from './trace-context.js';
 import { SPAN_KIND, type Tracer } from './tracer.js';
+import { execution } from '../state/executions.js';
 
 const STATE_NAMES: Record<number, string> = { 1: 'COMPLETED', 2: 'FAILED', 3: 'CANCELLED' };
 const LEFT_NAMES: Record<number, string> = { 3: 'FAILED', 4: 'CANCELLED', 5: 'TIMED_OUT' };
@@ -17,20 +18,20 @@ export function traceRecords(tracer: Tracer, state: WfxState, records: readonly 
   for (const r of records) {
     switch (r.type) {
       case 'node.ran':
-        nodeSpan(tracer, state.instances[r.instanceId], r.nodeInstanceId, r.at, r.at, null, undefined);
+        nodeSpan(tracer, execution(state, r.instanceId), r.nodeInstanceId, r.at, r.at, null, undefined);
         break;
       case 'nodes.ran':
         for (const n of r.nodes)
-          nodeSpan(tracer, state.instances[r.instanceId], n.nodeInstanceId, r.at, r.at, null, undefined);
+          nodeSpan(tracer, execution(state, r.instanceId), n.nodeInstanceId, r.at, r.at, null, undefined);
         break;
       case 'node.completed':
-        nodeSpan(tracer, state.instances[r.instanceId], r.nodeInstanceId, null, r.at, null, undefined);
+        nodeSpan(tracer, execution(state, r.instanceId), r.nodeInstanceId, null, r.at, null, undefined);
         break;
       case 'node.left':
-        nodeSpan(tracer, state.instances[r.instanceId], r.nodeInstanceId, null, r.at, r.reason, r.statusCd);
+        nodeSpan(tracer, execution(state, r.instanceId), r.nodeInstanceId, null, r.at, r.reason, r.statusCd);
         break;
       case 'instance.finished':
-        executionSpan(tracer, state.instances[r.instanceId], r.at);
+        executionSpan(tracer, execution(state, r.instanceId), r.at);
         break;
       default:
         break;
@@ -115,7 +116,7 @@ export function traceForStart(
   parentNodeInstanceId: string | undefined,
   continues: string | undefined,
 ): string {
-  const parent = parentInstanceId === null ? null : traceOf(state.instances[parentInstanceId]);
+  const parent = parentInstanceId === null ? null : traceOf(execution(state, parentInstanceId));
   if (parent !== null) {
     const spanId = parentNodeInstanceId === undefined ? parent.spanId : nodeSpanId(parent, parentNodeInstanceId);
     return newExecutionTrace({ traceId: parent.traceId, spanId });

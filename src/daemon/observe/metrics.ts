@@ -14,6 +14,7 @@ import { TaskIndex } from '../state/task-index.js';
 import type { WfxRecord } from '../state/records.js';
 import type { ExportCounts } from './otlp-exporter.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
+import { execution } from '../state/executions.js';
 
 /** What the scrape reads besides the state: each absent on a daemon without it. */
 export interface MetricsSources {
@@ -134,7 +135,7 @@ export class DaemonMetrics implements EngineObserver {
           this.started.inc({ flow: r.instance.processId });
           break;
         case 'instance.finished': {
-          const flow = state.instances[r.instanceId]?.processId ?? 'unknown';
+          const flow = execution(state, r.instanceId)?.processId ?? 'unknown';
           if (r.stateCd === STATE.COMPLETED) this.completed.inc({ flow });
           else if (r.stateCd === STATE.FAILED) this.failed.inc({ flow, code: r.error?.code ?? 'UNKNOWN' });
           else this.cancelled.inc({ flow });
@@ -143,17 +144,17 @@ export class DaemonMetrics implements EngineObserver {
         case 'node.completed':
         case 'node.left':
           this.nodeEnded(
-            state.instances[r.instanceId],
+            execution(state, r.instanceId),
             r.nodeInstanceId,
             r.at,
             r.type === 'node.left' ? r.statusCd : 0,
           );
           break;
         case 'node.ran':
-          this.nodeEnded(state.instances[r.instanceId], r.nodeInstanceId, r.at, 0);
+          this.nodeEnded(execution(state, r.instanceId), r.nodeInstanceId, r.at, 0);
           break;
         case 'nodes.ran': {
-          const inst = state.instances[r.instanceId];
+          const inst = execution(state, r.instanceId);
           for (const n of r.nodes) this.nodeEnded(inst, n.nodeInstanceId, r.at, 0);
           break;
         }

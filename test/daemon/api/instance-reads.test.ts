@@ -19,7 +19,7 @@ nodes:
     reads++;
     return getInstance(caller, at);
   };
-  const shared = new InstanceReads(h.engine, h.store.state);
+  const shared = new InstanceReads(h.engine);
   const [a, b] = await Promise.all([
     shared.hold({ organization: 'default' }, id),
     shared.hold({ organization: null }, id),
@@ -51,7 +51,7 @@ t.test('a live execution is read as it is now, even while another reader holds i
     organization: 'default',
     correlationKey: 'k',
   });
-  const reads = new InstanceReads(h.engine, h.store.state);
+  const reads = new InstanceReads(h.engine);
   // A log stream following it holds it from here to its end.
   const following = await reads.hold({ organization: 'default' }, id);
   t.equal(following.inst.stateCd, STATE.RUNNING);

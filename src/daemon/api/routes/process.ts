@@ -100,7 +100,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { engine, hub } = deps;
   const heartbeatMs = (deps.heartbeatSeconds ?? 15) * 1000;
-  const reads = new InstanceReads(engine, deps.state);
+  const reads = new InstanceReads(engine);
   const logStreams = { engine, hub, state: deps.state, now: deps.now ?? (() => new Date()), heartbeatMs };
 
   const start = (caller: Caller, body: StartBody, query: StartQuery, traceparent: string | undefined) =>

@@ -31,6 +31,7 @@ import type { BulkReads } from './operations.js';
 import { BulkRunner, DEFAULT_BULK_RATE } from './runner.js';
 import { bulkSelection, isVisible } from './selection.js';
 import { bulkPage, bulkResults, bulkView } from './views.js';
+import { execution } from '../../state/executions.js';
 
 /** A bulk operation asked for: what, over which executions, for whom. */
 export interface BulkAsked {
@@ -99,7 +100,7 @@ export class BulkOperations {
     const ids = [...lanes.values()].flat().sort().reverse();
     const items: InstanceSummary[] = [];
     for (const id of ids.slice(0, sample)) {
-      const inst = ownEntry(this.deps.state.instances, id) ?? (await this.deps.sources.archived(id));
+      const inst = execution(this.deps.state, id) ?? (await this.deps.sources.archived(id));
       if (inst) items.push(summarize(inst));
     }
     const max = this.deps.limits.bulkExecutions;
@@ -251,7 +252,7 @@ export class BulkOperations {
       () => undefined,
     );
     return {
-      live: (id) => ownEntry(this.deps.state.instances, id),
+      live: (id) => execution(this.deps.state, id),
       hold,
       archived: (id) => this.deps.sources.archived(id),
       selects: (inst) => isVisible(inst, bulk.organization) && filter.matches(inst),

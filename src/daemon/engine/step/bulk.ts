@@ -11,6 +11,7 @@ import { ExecutionFilter } from '../execution-filter.js';
 import { BULK_OPERATIONS } from '../bulk/operations.js';
 import { bulkSelection, isVisible, retiredBulks } from '../bulk/selection.js';
 import type { Step } from './step.js';
+import { execution } from '../../state/executions.js';
 
 /** The inputs of this file (index.ts, StepInput). */
 export type BulkInput =
@@ -131,7 +132,7 @@ export function applyChunk(s: Step, input: Extract<BulkInput, { kind: 'bulk.chun
   );
   const skipped: Record<string, ErrorCode> = {};
   for (const id of ids) {
-    const live = s.state.instances[id];
+    const live = execution(s.state, id);
     const written = s.records.length;
     try {
       if (live && !isVisible(live, bulk.organization))

@@ -9,6 +9,7 @@ import type { Instance, NodeInstance, WfxState } from '../../state/state.js';
 import type { ChildStart } from '../nodes/handler.js';
 import type { LaunchParams, StepContext } from './context.js';
 import { resolveStart } from './start-params.js';
+import { execution } from '../../state/executions.js';
 
 /** How deep subProcess children may nest (a flow that starts itself as a subprocess fails instead of growing for ever). */
 export const MAX_CHILD_DEPTH = 32;
@@ -39,7 +40,7 @@ export function childParams(
   if (parent) {
     let depth = 1;
     for (let p = inst; p.parentInstanceId !== null && p.parentNodeInstanceId !== undefined; depth++) {
-      const up = state.instances[p.parentInstanceId];
+      const up = execution(state, p.parentInstanceId);
       if (!up) break;
       p = up;
     }

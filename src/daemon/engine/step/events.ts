@@ -10,6 +10,7 @@ import { subscriptionsFor, type Subscription } from '../../state/subscriptions.j
 import { uuidv7 } from '../ids.js';
 import type { ThrownEvent } from '../engine-events.js';
 import type { Step } from './step.js';
+import { execution } from '../../state/executions.js';
 
 /** What POST /process/event did: the waits it resumed, or that it kept the event, or a repeat. */
 export interface EventOutcome {
@@ -106,7 +107,7 @@ export function deliverEvent(s: Step, input: Extract<EventInput, { kind: 'event'
  */
 export function consumeKept(s: Step, id: string, sub: Subscription): boolean {
   const message = s.state.messages[id];
-  const inst = s.state.instances[sub.instanceId];
+  const inst = execution(s.state, sub.instanceId);
   const ni = inst?.nodes[sub.nodeInstanceId];
   if (!message || !inst || !ni || inst.stateCd !== STATE.RUNNING || ni.statusCd !== STATUS.WAITING) return false;
   const wait = ni.wait;

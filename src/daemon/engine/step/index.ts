@@ -100,7 +100,8 @@ export interface StepResult<T> {
 /**
  * Runs one step: decides `input` on `state` at `now`, writing each record through `apply`
  * (which must apply it to `state`). A throw before the first record changes nothing (the
- * catalogue errors an input may throw are thrown before); nothing throws after one.
+ * catalogue errors an input may throw are thrown before); nothing throws after one. `reach`:
+ * told each execution a thrown event wakes, past the trees `input` names (Step.reach).
  */
 export function runStep<I extends StepInput>(
   state: WfxState,
@@ -108,8 +109,10 @@ export function runStep<I extends StepInput>(
   now: Date,
   input: I,
   apply: (record: WfxRecord) => void,
+  reach?: (instanceId: string) => void,
 ): StepResult<StepAnswer<I>> {
   const s = new Step(state, ctx, now, apply);
+  if (reach) s.reach = reach;
   const result = decide(s, input) as StepAnswer<I>;
   return { answer: result, records: s.records, effects: s.effects, touched: s.touched };
 }

@@ -14,6 +14,7 @@ import { failurePoint, variablesAtEntry } from '../failure-point.js';
 import { checkDataDepth, checkVariablesBytes } from './request-data.js';
 import { admit } from './admit.js';
 import type { Step } from './step.js';
+import { execution } from '../../state/executions.js';
 
 /** The inputs of this file (index.ts, StepInput). */
 export type RecoveryInput =
@@ -57,7 +58,7 @@ export class ReadAgain extends Error {}
  */
 export function retry(s: Step, input: Extract<RecoveryInput, { kind: 'retry' }>): void {
   const find = (id: string): Instance => {
-    const inst = ownEntry(s.state.instances, id) ?? input.archived.get(id);
+    const inst = execution(s.state, id) ?? input.archived.get(id);
     if (!inst) throw new ReadAgain(id);
     return inst;
   };
@@ -78,7 +79,7 @@ export function retry(s: Step, input: Extract<RecoveryInput, { kind: 'retry' }>)
   const chain: Instance[] = [root];
   for (let at = failurePoint(root); at.child !== null;) {
     // Held live while read (recovery-ops.ts): one neither live nor read is gone (retention).
-    const child = ownEntry(s.state.instances, at.child) ?? input.archived.get(at.child);
+    const child = execution(s.state, at.child) ?? input.archived.get(at.child);
     if (child?.stateCd !== STATE.FAILED) break;
     chain.push(child);
     at = failurePoint(child);
@@ -88,7 +89,7 @@ export function retry(s: Step, input: Extract<RecoveryInput, { kind: 'retry' }>)
   const points = chain.map(failurePoint);
   chain.forEach((inst, i) => {
     const id = inst.processInstanceId;
-    const live = ownEntry(s.state.instances, id) !== undefined;
+    const live = execution(s.state, id) !== undefined;
     s.emit({
       type: 'instance.revived',
       instanceId: id,
@@ -101,7 +102,7 @@ export function retry(s: Step, input: Extract<RecoveryInput, { kind: 'retry' }>)
     });
     s.touched.add(id);
     const point = points[i]!;
-    const revived = s.state.instances[id]!;
+    const revived = execution(s.state, id)!;
     if (point.child !== null && i + 1 < chain.length)
       s.emit({ type: 'node.revived', instanceId: id, nodeInstanceId: point.failed!.id, at: s.at });
     // A child that is not retried with it (gone, or no longer failed): the node runs again whole.

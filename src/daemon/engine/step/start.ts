@@ -14,6 +14,7 @@ import type { LaunchParams, StartRequest } from './context.js';
 import { admit } from './admit.js';
 import { resolveStart } from './start-params.js';
 import type { Step } from './step.js';
+import { execution } from '../../state/executions.js';
 
 /** The inputs of this file (index.ts, StepInput). */
 export type StartInput =
@@ -107,7 +108,7 @@ export function continueExecutions(s: Step, input: Extract<StartInput, { kind: '
   const { ids } = input;
   let head = input.from;
   while (head < ids.length && !s.spent) {
-    const inst = s.state.instances[ids[head++]!];
+    const inst = execution(s.state, ids[head++]!);
     if (inst) continueExecution(s, inst);
   }
   return head;
@@ -134,7 +135,7 @@ function continueExecution(s: Step, inst: Instance): void {
 
 /** Fails the execution with INTERNAL_ERROR (see StartInput). */
 export function setAside(s: Step, id: string, message: string): void {
-  const inst = s.state.instances[id];
+  const inst = execution(s.state, id);
   if (!inst || inst.stateCd !== STATE.RUNNING) return;
   s.touched.add(id);
   s.finish(inst, STATE.FAILED, message, { code: 'INTERNAL_ERROR', message, nodeId: null });

@@ -23,9 +23,16 @@ import { childParams, NodeFailure } from './children.js';
 import type { LaunchParams } from './context.js';
 import { Scope } from './scope.js';
 import { Tokens } from './tokens.js';
+import { execution } from '../../state/executions.js';
 
 /** One step (see the top of this file): made per step, its state dropped once it returns. */
 export class Step extends Tokens {
+  /**
+   * Told each execution a thrown event wakes: the one place a step reaches past the trees its
+   * input names (touched.ts), through the subscription index. Tests check it (touch-check.ts).
+   */
+  reach: (instanceId: string) => void = () => undefined;
+
   /** Resumes a waiting node with `input` (a task, an event, its timer) and runs on. The caller checked it waits. */
   resume(inst: Instance, ni: NodeInstance, input: ResumeInput): void {
     this.wake(inst, ni, input);
@@ -42,7 +49,7 @@ export class Step extends Tokens {
     // The live object (a caller's may be one a resume has replaced since), resumed from rest in
     // a copy (youngCopy: why). Not once this step has touched it: its callers may still hold
     // the objects they changed.
-    const live = this.state.instances[waiting.processInstanceId] ?? waiting;
+    const live = execution(this.state, waiting.processInstanceId) ?? waiting;
     const inst = this.touched.has(live.processInstanceId) ? live : youngCopy(this.state, live);
     const ni = inst.nodes[waitingNode.id]!;
     this.touched.add(inst.processInstanceId);
@@ -62,7 +69,7 @@ export class Step extends Tokens {
   /** Wakes each live waiting node `subs` names with the event's data (no drain). */
   wakeAll(subs: readonly Subscription[], data: Record<string, unknown>): void {
     for (const sub of subs) {
-      const inst = this.state.instances[sub.instanceId];
+      const inst = execution(this.state, sub.instanceId);
       const ni = inst?.nodes[sub.nodeInstanceId];
       if (inst && ni && inst.stateCd === STATE.RUNNING && ni.statusCd === STATUS.WAITING)
         this.wake(inst, ni, { kind: 'event', data });
@@ -259,7 +266,9 @@ export class Step extends Tokens {
   }
 
   protected throwEvent(inst: Instance, d: Delivery): void {
-    this.wakeAll(subscriptionsFor(this.state, inst.organization, d.eventType, d.correlationKey), d.data);
+    const subs = subscriptionsFor(this.state, inst.organization, d.eventType, d.correlationKey);
+    for (const sub of subs) this.reach(sub.instanceId);
+    this.wakeAll(subs, d.data);
     if (!this.ctx.keepsThrown) return;
     const event = {
       id: uuidv7(this.now),

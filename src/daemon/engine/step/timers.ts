@@ -6,6 +6,7 @@ import { parseDuration } from '../../../shared/duration.js';
 import { ownEntry } from '../../../shared/json-object.js';
 import { STATE, STATUS } from '../../state/state.js';
 import type { Step } from './step.js';
+import { execution } from '../../state/executions.js';
 
 /** The input of this file (index.ts, StepInput): the timer of a node, or of its boundary event `boundaryId`. */
 export interface TimerInput {
@@ -17,7 +18,7 @@ export interface TimerInput {
 
 /** A timer is due: its boundary event fires, or its waiting node resumes (if they still can). */
 export function fireTimer(s: Step, input: TimerInput): void {
-  const inst = s.state.instances[input.instanceId];
+  const inst = execution(s.state, input.instanceId);
   const ni = inst?.nodes[input.nodeInstanceId];
   if (!inst || !ni || inst.stateCd !== STATE.RUNNING) return;
   const boundaryId = input.boundaryId;

@@ -27,6 +27,7 @@ import { stepBytes } from '../limits.js';
 import type { Delivery, Outcome, ResumeInput } from '../nodes/handler.js';
 import type { LaunchParams, StepContext, StepEffect } from './context.js';
 import { fireExecutionTriggers } from './execution-triggers.js';
+import { execution } from '../../state/executions.js';
 
 /** Node runs per step before the rest is left for a later one (fairness between executions). */
 const RUNS_PER_STEP = 10_000;
@@ -148,7 +149,7 @@ export abstract class Tokens {
   launch(params: LaunchParams, later = false, near?: string): Instance {
     const id = this.ctx.newInstanceId(this.now, near ?? params.parentInstanceId);
     this.emit({ type: 'instance.started', instance: this.started(params, id) });
-    const inst = this.state.instances[id]!;
+    const inst = execution(this.state, id)!;
     this.touched.add(id);
     const startId = this.ctx.flowOf(inst).startId;
     if (!later) this.createNode(inst, startId);
@@ -164,7 +165,7 @@ export abstract class Tokens {
   launchAt(params: LaunchParams, nodeId: string): Instance {
     const id = this.ctx.newInstanceId(this.now, params.parentInstanceId);
     this.emit({ type: 'instance.started', instance: this.started(params, id) });
-    const inst = this.state.instances[id]!;
+    const inst = execution(this.state, id)!;
     this.touched.add(id);
     this.createNode(inst, nodeId);
     return inst;
@@ -175,7 +176,7 @@ export abstract class Tokens {
     for (;;) {
       while (this.queue.length > 0) {
         const item = this.queue.shift()!;
-        const inst = this.state.instances[item.instanceId];
+        const inst = execution(this.state, item.instanceId);
         if (item.nodeInstanceId === null)
           this.pending.set(item.instanceId, (this.pending.get(item.instanceId) ?? 1) - 1);
         if (!inst || inst.stateCd !== STATE.RUNNING) continue;
@@ -203,7 +204,7 @@ export abstract class Tokens {
       let progressed = false;
       const before = this.records.length;
       for (const iid of this.touched) {
-        const inst = this.state.instances[iid];
+        const inst = execution(this.state, iid);
         if (inst && !this.deferred.has(iid) && this.settle(inst)) progressed = true;
       }
       // Settling may have finished a child, which resumed its parent (queued its next nodes, or
@@ -268,7 +269,7 @@ export abstract class Tokens {
       ...(attempts !== undefined && attempts > 1 && { attempts }),
     });
     for (const childId of ni.children ?? []) {
-      const child = this.state.instances[childId];
+      const child = execution(this.state, childId);
       if (child && child.stateCd === STATE.RUNNING) {
         this.touched.add(childId);
         this.finish(child, STATE.CANCELLED, `its parent node ${ni.nodeId} of ${inst.processInstanceId} stopped`);
@@ -420,7 +421,7 @@ export abstract class Tokens {
     });
     fireExecutionTriggers(this, inst, reason);
     if (inst.parentInstanceId === null || inst.parentNodeInstanceId === undefined) return;
-    const parent = this.state.instances[inst.parentInstanceId];
+    const parent = execution(this.state, inst.parentInstanceId);
     const pni = parent?.nodes[inst.parentNodeInstanceId];
     if (parent && pni && parent.stateCd === STATE.RUNNING && pni.statusCd === STATUS.WAITING)
       this.wake(parent, pni, { kind: 'child', child: inst });

@@ -8,6 +8,7 @@ import { STATE, STATUS, type Instance, type LogEntry, type NodeInstance, type Wf
 import type { WorkRequest } from '../nodes/handler.js';
 import type { WorkResult } from '../work/result.js';
 import type { Step } from './step.js';
+import { execution } from '../../state/executions.js';
 
 /** The inputs of this file (index.ts, StepInput). */
 export type WorkInput =
@@ -38,7 +39,7 @@ export type WorkInput =
 
 /** The live node an input names, or null when its execution or node is gone. */
 function nodeOf(state: WfxState, input: WorkInput): { inst: Instance; ni: NodeInstance } | null {
-  const inst = state.instances[input.instanceId];
+  const inst = execution(state, input.instanceId);
   const ni = inst?.nodes[input.nodeInstanceId];
   return inst && ni ? { inst, ni } : null;
 }

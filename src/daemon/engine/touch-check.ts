@@ -1,0 +1,49 @@
+/**
+ * A check for tests (EngineOptions.checkTouched): a step changes only executions of the trees its
+ * input names (step/touched.ts), ones it starts, and ones a thrown event wakes (Step.reach, the
+ * one path past them). Once executions live on disk (decision 068), a record reaching one the
+ * runner did not ensure would apply to nothing.
+ */
+import { executionsTouched, type WfxRecord } from '../state/records.js';
+import { execution, treeOf } from '../state/executions.js';
+import type { WfxState } from '../state/state.js';
+
+/** A step's `apply` that checks each record first, and the `reach` that widens what it allows. */
+export interface TouchCheck {
+  readonly apply: (record: WfxRecord) => void;
+  readonly reach: (instanceId: string) => void;
+}
+
+/**
+ * `apply`, checking first that each record changes only executions of the trees of `named`,
+ * of those `reach` was told of, or started by the step; throws (an Error, a defect) on one that
+ * does not.
+ */
+export function touchCheck(
+  state: WfxState,
+  kind: string,
+  named: readonly string[],
+  apply: (record: WfxRecord) => void,
+): TouchCheck {
+  const ids = new Set<string>();
+  const trees = new Set<string>();
+  const allow = (id: string): void => {
+    ids.add(id);
+    const inst = execution(state, id);
+    if (inst) trees.add(treeOf(inst));
+  };
+  for (const id of named) allow(id);
+  return {
+    apply: (record) => {
+      if (record.type === 'instance.started') ids.add(record.instance.processInstanceId);
+      executionsTouched.touched(record, (id) => {
+        if (ids.has(id)) return;
+        const inst = execution(state, id);
+        if (inst && (trees.has(treeOf(inst)) || ids.has(treeOf(inst)))) return;
+        throw new Error(`a ${kind} step wrote ${record.type} to execution ${id}, of a tree its input did not name`);
+      });
+      apply(record);
+    },
+    reach: allow,
+  };
+}
