@@ -163,7 +163,9 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     });
     cleanup.unshift(() => engine.close());
     logger.info(`engine limits: ${describeLimits(engine.limits)}`);
+    const recovering = performance.now();
     await engine.recover();
+    logger.info({ timers: engine.timerCount, ms: Math.round(performance.now() - recovering) }, 'engine: recovered');
     // Flows are checked off the event loop, at start (--flows) as over the API.
     const flowChecker = createFlowCheckPool();
     cleanup.unshift(() => flowChecker.close());
