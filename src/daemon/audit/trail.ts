@@ -45,10 +45,10 @@ export function actorMatches(recorded: string, actor: string): boolean {
   return recorded === actor || recorded === `key:${actor}` || recorded === `oidc:${actor}`;
 }
 
-/** Whether `entry` is one `filter` selects (the organization aside). */
-export function entryMatches(entry: AuditEntry, filter: AuditFilter): boolean {
-  if (filter.since !== undefined && entry.at < new Date(filter.since).toISOString()) return false;
-  if (filter.until !== undefined && entry.at > new Date(filter.until).toISOString()) return false;
+/** Whether `entry` is one `filter` selects (the organization aside); `since` and `until` as ISO text (isoBounds). */
+function entryMatches(entry: AuditEntry, filter: AuditFilter): boolean {
+  if (filter.since !== undefined && entry.at < filter.since) return false;
+  if (filter.until !== undefined && entry.at > filter.until) return false;
   if (filter.actor !== undefined && !actorMatches(entry.actor, filter.actor)) return false;
   if (filter.action !== undefined && !entry.action.includes(filter.action)) return false;
   if (filter.target !== undefined && !Object.values(entry.targets).includes(filter.target)) return false;
@@ -64,8 +64,16 @@ function tagsOf(entry: AuditEntry): string[] {
   ];
 }
 
-/** The day (YYYY-MM-DD) of an ISO time, or of a date-time filter. */
-const dayOf = (iso: string): string => new Date(iso).toISOString().slice(0, 10);
+/** `filter` with its date-time bounds as the ISO text records hold, so each record compares as text. */
+function isoBounds(filter: AuditFilter): AuditFilter {
+  const iso = (t: string | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
+  const { since, until, ...rest } = filter;
+  return {
+    ...rest,
+    ...(since !== undefined && { since: iso(since) }),
+    ...(until !== undefined && { until: iso(until) }),
+  };
+}
 
 /**
  * The trail in day files (`audit/YYYY-MM-DD.jsonl`, the history's frames keyed by record id,
@@ -85,11 +93,12 @@ export class FileAuditTrail implements AuditTrail {
     return this.files.putJson(day, entry.id, JSON.stringify(entry), tagsOf(entry));
   }
 
-  async page(filter: AuditFilter): Promise<AuditPage> {
-    checkCursor(filter.cursor);
+  async page(asked: AuditFilter): Promise<AuditPage> {
+    checkCursor(asked.cursor);
+    const filter = isoBounds(asked);
     const org = filter.organization === null ? null : `o:${encodeURIComponent(filter.organization)}`;
-    const sinceDay = filter.since === undefined ? null : dayOf(filter.since);
-    const untilDay = filter.until === undefined ? null : dayOf(filter.until);
+    const sinceDay = filter.since?.slice(0, 10) ?? null;
+    const untilDay = filter.until?.slice(0, 10) ?? null;
     const cursorDay = filter.cursor === undefined ? null : bucketOf(filter.cursor);
     const items: AuditEntry[] = [];
     let budget = PAGE_SCAN_BUDGET;
