@@ -6,7 +6,8 @@
 import { parseDuration } from '../../shared/duration.js';
 import { nodesAt, type BoundaryEventNode } from '../../shared/flow/types.js';
 import type { WfxRecord } from '../state/records.js';
-import { STATUS, type Instance, type WfxState } from '../state/state.js';
+import type { BoundaryDue } from '../state/execution-summary.js';
+import { STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
 import type { JobsWaiting } from './engine-events.js';
 import { boundaryKey, nodeKey, type NodeKey, type TimerKey } from './keys.js';
 import { lifecycleOf, type LifecycleEvent } from './lifecycle.js';
@@ -92,16 +93,25 @@ export function armBoundaries(
 ): void {
   const ni = inst.nodes[nodeInstanceId];
   if (!ni || (ni.statusCd !== STATUS.ACTIVE && ni.statusCd !== STATUS.WAITING)) return;
+  for (const [id, at] of boundaryTimers(flows, inst, ni))
+    plan.push({ kind: 'timer.set', key: boundaryKey(inst.processInstanceId, ni.id, id), at });
+}
+
+/** The unfired timer boundary events of node `ni` and when each is due (ms): its duration after the node started. */
+function boundaryTimers(flows: Pick<StepContext, 'flowOf'>, inst: Instance, ni: NodeInstance): [string, number][] {
   const { nodes, graph } = flows.flowOf(inst);
+  const out: [string, number][] = [];
   for (const id of graph.boundaries(ni.nodeId)) {
     const b = nodes[id] as BoundaryEventNode;
     if (b.event !== 'timer' || b.duration === undefined || ni.fired?.includes(id)) continue;
-    plan.push({
-      kind: 'timer.set',
-      key: boundaryKey(inst.processInstanceId, ni.id, id),
-      at: Date.parse(ni.startTime) + parseDuration(b.duration),
-    });
+    out.push([id, Date.parse(ni.startTime) + parseDuration(b.duration)]);
   }
+  return out;
+}
+
+/** The due times of the unfired timer boundary events of a live node, for an execution's summary (state/execution-summary.ts). */
+export function boundaryDue(flows: Pick<StepContext, 'flowOf'>): BoundaryDue {
+  return (inst, ni) => boundaryTimers(flows, inst, ni).map(([, at]) => at);
 }
 
 /** Plans the removal of the timers of every boundary event of a node. */

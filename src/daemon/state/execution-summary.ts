@@ -1,0 +1,123 @@
+/**
+ * What the daemon keeps of an execution that is not resident (decision 068, steps 4-6): enough
+ * to route work to it and to list it without reading its document. An execution's summary is
+ * made from its document when a checkpoint writes it to an execution segment; the segment's
+ * index holds it, and the resident directory is loaded from those indexes at start.
+ */
+import { STATUS, type Instance, type NodeInstance } from './state.js';
+
+/** What one waiting node waits for, as far as routing needs. */
+export type WaitSummary =
+  | {
+      readonly kind: 'input';
+      readonly node: string;
+      /** When the node started waiting (ms since the epoch): the task list's order. */
+      readonly since: number;
+      readonly assignee: string | null;
+    }
+  | {
+      readonly kind: 'event';
+      readonly node: string;
+      readonly eventType: 'message' | 'signal';
+      /** The message or signal name the node waits on (its subscription bucket with the key). */
+      readonly ref: string;
+      readonly key: string | null;
+    }
+  | {
+      readonly kind: 'job';
+      readonly node: string;
+      readonly domain: string;
+      readonly action: string;
+      /** Not activated before this (ms), a retry's backoff; null: at once. */
+      readonly notBefore: number | null;
+      /** The worker's lock lapses at this (ms); null: not locked. */
+      readonly lockedUntil: number | null;
+    }
+  | { readonly kind: 'timer' | 'child' | 'loop' | 'tools'; readonly node: string };
+
+/** An execution as the directory keeps it while its document stays on disk. */
+export interface ExecutionSummary {
+  readonly id: string;
+  readonly organization: string;
+  readonly processId: string;
+  readonly processVersion: string;
+  readonly environment: string;
+  /** STATE: a summary of a finished execution is kept until history has it. */
+  readonly stateCd: number;
+  /** The execution at the top of its tree (Instance.root); null: this one. */
+  readonly root: string | null;
+  readonly parent: string | null;
+  /** When it started (ms since the epoch). */
+  readonly startMs: number;
+  /** The execution's own correlation key. */
+  readonly correlationKey: string | null;
+  /**
+   * Its earliest timer (ms): a wait's due time or an unfired timer boundary event of a live
+   * node; null: none. When it comes, the execution is read and its timers are armed exactly.
+   */
+  readonly dueMs: number | null;
+  /** Node instances Active: nonzero means a restart must run it again. */
+  readonly active: number;
+  /** Its waiting nodes, in node order. */
+  readonly waits: readonly WaitSummary[];
+}
+
+/** The due times (ms) of the unfired timer boundary events of a live node (engine/effect-plan.ts knows the flow). */
+export type BoundaryDue = (inst: Instance, ni: NodeInstance) => readonly number[];
+
+/** The summary of execution `inst`. Pure (`boundaryDue` reads its flow). */
+export function summarize(inst: Instance, boundaryDue: BoundaryDue): ExecutionSummary {
+  let due: number | null = null;
+  let active = 0;
+  const waits: WaitSummary[] = [];
+  const earlier = (ms: number): void => {
+    if (Number.isFinite(ms) && (due === null || ms < due)) due = ms;
+  };
+  for (const nid in inst.nodes) {
+    const ni = inst.nodes[nid]!;
+    if (ni.statusCd === STATUS.ACTIVE) active++;
+    else if (ni.statusCd !== STATUS.WAITING) continue;
+    for (const at of boundaryDue(inst, ni)) earlier(at);
+    const wait = ni.wait;
+    if (ni.statusCd !== STATUS.WAITING || wait === null) continue;
+    if (wait.dueAt) earlier(Date.parse(wait.dueAt));
+    waits.push(waitSummary(ni));
+  }
+  return {
+    id: inst.processInstanceId,
+    organization: inst.organization,
+    processId: inst.processId,
+    processVersion: inst.processVersion,
+    environment: inst.environment,
+    stateCd: inst.stateCd,
+    root: inst.root ?? null,
+    parent: inst.parentInstanceId,
+    startMs: Date.parse(inst.startTime),
+    correlationKey: inst.correlationKey,
+    dueMs: due,
+    active,
+    waits,
+  };
+}
+
+/** The summary of waiting node `ni` (its `wait` set). */
+function waitSummary(ni: NodeInstance): WaitSummary {
+  const wait = ni.wait!;
+  switch (wait.kind) {
+    case 'input':
+      return { kind: 'input', node: ni.id, since: Date.parse(ni.startTime), assignee: wait.assignee };
+    case 'event':
+      return { kind: 'event', node: ni.id, eventType: wait.eventType, ref: wait.messageRef, key: wait.correlationKey };
+    case 'job':
+      return {
+        kind: 'job',
+        node: ni.id,
+        domain: wait.domain,
+        action: wait.action,
+        notBefore: wait.notBefore === null ? null : Date.parse(wait.notBefore),
+        lockedUntil: wait.lock === null ? null : Date.parse(wait.lock.expiresAt),
+      };
+    default:
+      return { kind: wait.kind, node: ni.id };
+  }
+}
