@@ -1,4 +1,5 @@
 import type { WaitingTask } from '../../shared/api/index.js';
+import { execution } from '../state/executions.js';
 import { parseDuration } from '../../shared/duration.js';
 import { nodesAt, type FlowNode } from '../../shared/flow/types.js';
 import { STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
@@ -31,7 +32,7 @@ export function waitingTasks(state: WfxState, filter: TaskFilter): { items: Wait
   const refs = TaskIndex.of(state).page(filter.organization, filter.processId, filter.cursor, filter.limit + 1);
   const found: WaitingTask[] = [];
   for (const ref of refs) {
-    const inst = state.instances[ref.instanceId];
+    const inst = execution(state, ref.instanceId);
     const node = inst?.nodes[ref.nodeInstanceId];
     const task = inst && node && taskOf(state, inst, node, timers);
     if (task) found.push(task);
@@ -113,7 +114,7 @@ function agentOf(state: WfxState, inst: Instance): WaitingTask['agent'] | null {
   let at: Instance | undefined = inst;
   for (let depth = 0; at && depth <= MAX_CHILD_DEPTH; depth++) {
     if (at.toolCallId !== undefined && at.parentInstanceId !== null && at.parentNodeInstanceId !== undefined) {
-      const parent = state.instances[at.parentInstanceId];
+      const parent = execution(state, at.parentInstanceId);
       const node = parent?.nodes[at.parentNodeInstanceId];
       const call = node?.agent?.calls.find((c) => c.id === at!.toolCallId);
       if (!parent || !node || !call) return null;
@@ -124,7 +125,7 @@ function agentOf(state: WfxState, inst: Instance): WaitingTask['agent'] | null {
         tool: call.name,
       };
     }
-    at = at.parentInstanceId === null ? undefined : state.instances[at.parentInstanceId];
+    at = at.parentInstanceId === null ? undefined : execution(state, at.parentInstanceId);
   }
   return null;
 }

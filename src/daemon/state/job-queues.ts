@@ -5,6 +5,7 @@
  * index only points at such nodes, so it is rebuilt from them after a start, never journaled.
  */
 import { STATUS, type JobLock, type JobWait } from '../../shared/api/index.js';
+import { execution } from './executions.js';
 import type { Instance, NodeInstance } from './instance.js';
 import { InstanceTable } from './instance-table.js';
 
@@ -52,7 +53,7 @@ export function waitingJob(
   state: JobQueuesHolder,
   ref: JobRef,
 ): { readonly inst: Instance; readonly node: NodeInstance; readonly wait: JobWait } | null {
-  const inst = state.instances[ref.instanceId];
+  const inst = execution(state, ref.instanceId);
   const node = inst?.nodes[ref.nodeInstanceId];
   if (!inst || !node || node.statusCd !== STATUS.WAITING || node.wait?.kind !== 'job') return null;
   return { inst, node, wait: node.wait };

@@ -12,6 +12,7 @@
  * shrinks per execution (docs/decisions/005-no-long-lived-growing-collections.md).
  */
 import { InstanceTable } from './instance-table.js';
+import { execution } from './executions.js';
 import { STATE, STATUS, type StatusCd } from '../../shared/api/index.js';
 import type { Instance } from './instance.js';
 
@@ -75,7 +76,7 @@ export class LiveCounts {
   /** Ends a build: each tree counts its root while it runs. Returns the counts. */
   built(): LiveCounts {
     for (const root of this.trees.keys())
-      if (this.state.instances[root]?.stateCd === STATE.RUNNING) this.trees.set(root, this.trees.get(root)! + 1);
+      if (execution(this.state, root)?.stateCd === STATE.RUNNING) this.trees.set(root, this.trees.get(root)! + 1);
     return this;
   }
 
@@ -104,7 +105,7 @@ export class LiveCounts {
   started(inst: Instance): void {
     if (inst.root !== undefined && !this.trees.has(inst.root)) {
       // The tree's first execution beside its root: the root counts while it runs.
-      this.trees.set(inst.root, this.state.instances[inst.root]?.stateCd === STATE.RUNNING ? 1 : 0);
+      this.trees.set(inst.root, execution(this.state, inst.root)?.stateCd === STATE.RUNNING ? 1 : 0);
     }
     this.count(inst, 1);
     // A new execution has no node; a retried one (instance.revived) has its own.

@@ -7,6 +7,7 @@
  * first use after a store replaced executions).
  */
 import { STATE, STATUS } from '../../shared/api/index.js';
+import { execution } from './executions.js';
 import type { Instance, NodeInstance } from './instance.js';
 import { InstanceTable } from './instance-table.js';
 
@@ -238,6 +239,6 @@ export function indexTaskNode(state: TaskIndexHolder, inst: Instance, node: Node
 export function indexTaskExecution(state: TaskIndexHolder, inst: Instance): void {
   const index = TaskIndex.held(state);
   if (index === null) return;
-  if (inst.stateCd === STATE.RUNNING && state.instances[inst.processInstanceId] === inst) index.addExecution(inst);
+  if (inst.stateCd === STATE.RUNNING && execution(state, inst.processInstanceId) === inst) index.addExecution(inst);
   else index.removeExecution(inst);
 }

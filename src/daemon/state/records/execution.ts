@@ -3,6 +3,7 @@
  * live state. What its nodes do is in nodes.ts.
  */
 import { extensibleCopy } from '../../../shared/json-object.js';
+import { execution } from '../executions.js';
 import { jsonSize } from '../../../shared/json-size.js';
 import { linkToolChild } from '../agent.js';
 import { InstanceTable } from '../instance-table.js';
@@ -135,7 +136,7 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
     LiveCounts.held(state)?.started(inst);
     if (inst.triggeredBy !== undefined) noteTriggeredStart(state, inst);
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
-      const parentInst = state.instances[inst.parentInstanceId];
+      const parentInst = execution(state, inst.parentInstanceId);
       const parent = parentInst?.nodes[inst.parentNodeInstanceId];
       if (parent) (parent.children ??= []).push(inst.processInstanceId);
       if (parentInst && parent && inst.toolCallId !== undefined) {
@@ -151,11 +152,11 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
     appendLog(inst, null, 'INFO', started, inst.startTime, true);
   },
   'instance.logged': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     if (inst) pushLog(inst, r.entry, false);
   },
   'instance.finished': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     if (!inst) return;
     if (inst.stateCd === STATE.RUNNING) LiveCounts.held(state)?.finished(inst);
     inst.stateCd = r.stateCd;
@@ -182,7 +183,7 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
     );
   },
   'instance.archived': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     InstanceTable.of(state).archive(r.instanceId);
     if (inst) indexTaskExecution(state, inst);
   },

@@ -3,6 +3,7 @@
  * then on it runs that version's nodes, wherever its node instances are.
  */
 import { nodesAt } from '../../../shared/flow/types.js';
+import { execution } from '../executions.js';
 import { ownEntry } from '../../../shared/json-object.js';
 import { appendLog } from '../log-line.js';
 import { STATUS, type Wait } from '../state.js';
@@ -28,7 +29,7 @@ export type MoveRecord = {
 /** The reducer's part for moves (records.ts). */
 export const moveHandlers: Handlers<MoveRecord> = {
   'instance.moved': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     if (!inst) return;
     inst.processVersion = r.toVersion;
     // Versions are never removed once published: the target is there whenever this replays.

@@ -5,6 +5,7 @@
  * them, so they need no records of their own.
  */
 import type { AiUsage } from '../../ai/types.js';
+import { execution } from '../executions.js';
 import { nodesAt } from '../../../shared/flow/types.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
 import { applyAgentUpdate, type AgentUpdate } from '../agent.js';
@@ -238,7 +239,7 @@ function enter(
   state: WfxState,
   r: { instanceId: string; nodeInstanceId: string; nodeId: string; at: string },
 ): NodeInstance | null {
-  const inst = state.instances[r.instanceId];
+  const inst = execution(state, r.instanceId);
   if (!inst) return null;
   const definition = state.flows[inst.processId]?.versions[inst.processVersion]?.definition;
   const def = definition && (inst.scope ? nodesAt(definition, inst.scope)?.[r.nodeId] : definition.nodes[r.nodeId]);
@@ -280,10 +281,10 @@ export const nodeHandlers: Handlers<NodeRecord> = {
   'node.entered': (state, r) => {
     const node = enter(state, r);
     // A node.ran enters and completes at once: the counts see no change, so it has no call.
-    if (node) LiveCounts.held(state)?.node(state.instances[r.instanceId]!, null, STATUS.ACTIVE);
+    if (node) LiveCounts.held(state)?.node(execution(state, r.instanceId)!, null, STATUS.ACTIVE);
   },
   'node.ran': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     const node = enter(state, r);
     if (inst && node) complete(inst, node, r);
   },
@@ -295,7 +296,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
       );
   },
   'node.waiting': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     const before = node.wait;
@@ -310,7 +311,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     appendLog(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);
   },
   'loop.progressed': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     const wait = node && progressedWait(node, r);
     if (!inst || !node || !wait) return;
@@ -319,7 +320,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     appendLog(inst, node, 'INFO', waitingFor(wait), r.at, r.variables !== undefined);
   },
   'node.completed': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
@@ -338,7 +339,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     }
   },
   'node.left': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
@@ -356,19 +357,19 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     appendLog(inst, node, level, `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at, r.variables !== undefined);
   },
   'agent.updated': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     for (const line of applyAgentUpdate(inst, node, r)) appendLog(inst, node, 'INFO', line, r.at);
   },
   'node.answered': (state, r) => {
-    const node = state.instances[r.instanceId]?.nodes[r.nodeInstanceId];
+    const node = execution(state, r.instanceId)?.nodes[r.nodeInstanceId];
     if (!node) return;
     node.answeredBy = r.by;
     node.answeredAt = r.at;
   },
   'node.working': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     unsubscribe(state, inst, node);
@@ -380,20 +381,20 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     LiveCounts.held(state)?.node(inst, from, STATUS.ACTIVE);
   },
   'boundary.fired': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     (node.fired ??= []).push(r.boundaryId);
     appendLog(inst, node, 'INFO', `boundary event ${r.boundaryId} fired`, r.at);
   },
   'join.updated': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     if (!inst) return;
     if (Object.keys(r.arrivals).length === 0) delete inst.joins[r.nodeId];
     else inst.joins[r.nodeId] = { ...r.arrivals };
   },
   'job.locked': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
     const line = applyJobLock(state, inst, node, r.lock, r.reason);

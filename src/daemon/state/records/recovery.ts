@@ -6,6 +6,7 @@
  * with `replayOf` (records/execution.ts).
  */
 import { InstanceTable } from '../instance-table.js';
+import { execution } from '../executions.js';
 import { LiveCounts } from '../live-counts.js';
 import { appendLog } from '../log-line.js';
 import { noteTriggeredStart } from '../trigger-fires.js';
@@ -41,9 +42,9 @@ export type RecoveryRecord =
 /** The reducer's part for recovery (records.ts). */
 export const recoveryHandlers: Handlers<RecoveryRecord> = {
   'instance.revived': (state, r) => {
-    if (r.instance !== undefined && state.instances[r.instanceId] === undefined)
+    if (r.instance !== undefined && execution(state, r.instanceId) === undefined)
       InstanceTable.of(state).put(r.instance);
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     if (!inst || inst.stateCd !== STATE.FAILED) return;
     inst.stateCd = STATE.RUNNING;
     inst.endTime = null;
@@ -66,7 +67,7 @@ export const recoveryHandlers: Handlers<RecoveryRecord> = {
     );
   },
   'node.revived': (state, r) => {
-    const inst = state.instances[r.instanceId];
+    const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node || node.statusCd !== STATUS.FAILED) return;
     countLiveNode(inst, 1);
