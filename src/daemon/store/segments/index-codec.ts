@@ -10,6 +10,8 @@ import type { ExecutionSummary, WaitSummary } from '../../state/execution-summar
  * - event: `waitName` ref, `waitAction` eventType, `waitKey` the correlation key;
  * - job: `waitName` domain, `waitAction` action, `waitTime` notBefore, `waitLock` lockedUntil;
  * - the other kinds: kind and node only. Unused cells are null.
+ * Times (`startMs`, `dueMs`, `waitTime`, `waitLock`) are ms after `timeBase` (the first entry's
+ * start): short numbers parse faster than 13-digit ones.
  */
 export interface IndexDoc {
   readonly format: 'wfx-execution-segment-index';
@@ -17,6 +19,7 @@ export interface IndexDoc {
   readonly segment: number;
   /** The segment file's size in bytes. */
   readonly bytes: number;
+  readonly timeBase: number;
   readonly strings: string[];
   readonly ids: string[];
   readonly offset: number[];
@@ -57,6 +60,7 @@ export class IndexBuilder {
       version: 1,
       segment,
       bytes: 0,
+      timeBase: 0,
       strings: [],
       ids: [],
       offset: [],
@@ -94,6 +98,14 @@ export class IndexBuilder {
     return n;
   }
 
+  private time(ms: number): number {
+    return ms - this.doc.timeBase;
+  }
+
+  private timeOrNull(ms: number | null): number | null {
+    return ms === null ? null : ms - this.doc.timeBase;
+  }
+
   private strOrNull(s: string | null): number | null {
     return s === null ? null : this.str(s);
   }
@@ -101,6 +113,7 @@ export class IndexBuilder {
   /** Adds the entry of the frame of `id` at `offset` (`length` bytes) with its summary. */
   add(id: string, offset: number, length: number, s: ExecutionSummary): void {
     const d = this.doc;
+    if (d.ids.length === 0) d.timeBase = s.startMs;
     d.ids.push(id);
     d.offset.push(offset);
     d.length.push(length);
@@ -111,9 +124,9 @@ export class IndexBuilder {
     d.stateCd.push(s.stateCd);
     d.root.push(s.root);
     d.parent.push(s.parent);
-    d.startMs.push(s.startMs);
+    d.startMs.push(this.time(s.startMs));
     d.correlationKey.push(s.correlationKey);
-    d.dueMs.push(s.dueMs);
+    d.dueMs.push(this.timeOrNull(s.dueMs));
     d.active.push(s.active);
     d.waits.push(s.waits.length);
     for (const w of s.waits) this.addWait(w);
@@ -129,7 +142,7 @@ export class IndexBuilder {
     let action: number | null = null;
     let key: string | null = null;
     if (w.kind === 'input') {
-      time = w.since;
+      time = this.time(w.since);
       name = this.strOrNull(w.assignee);
     } else if (w.kind === 'event') {
       name = this.str(w.ref);
@@ -138,8 +151,8 @@ export class IndexBuilder {
     } else if (w.kind === 'job') {
       name = this.str(w.domain);
       action = this.str(w.action);
-      time = w.notBefore;
-      lock = w.lockedUntil;
+      time = this.timeOrNull(w.notBefore);
+      lock = this.timeOrNull(w.lockedUntil);
     }
     d.waitTime.push(time);
     d.waitLock.push(lock);
@@ -190,7 +203,8 @@ export function parseIndex(text: string, segment: number): IndexDoc | string {
     return 'the file is not a segment index';
   if (doc.segment !== segment) return `the index is of segment ${doc.segment}`;
   const n = Array.isArray(doc.ids) ? doc.ids.length : -1;
-  if (n < 0 || !Array.isArray(doc.strings) || !Array.isArray(doc.removed)) return 'the index lacks a column';
+  if (n < 0 || !Array.isArray(doc.strings) || !Array.isArray(doc.removed) || typeof doc.timeBase !== 'number')
+    return 'the index lacks a column';
   for (const c of ENTRY_COLUMNS)
     if (!Array.isArray(doc[c]) || doc[c].length !== n) return `column ${c} is not ${n} long`;
   let waits = 0;
@@ -206,6 +220,7 @@ export function forEachEntry(
   fn: (id: string, offset: number, length: number, summary: ExecutionSummary) => void,
 ): void {
   const s = doc.strings;
+  const base = doc.timeBase;
   let w = 0;
   for (let i = 0; i < doc.ids.length; i++) {
     const count = doc.waits[i]!;
@@ -220,9 +235,9 @@ export function forEachEntry(
       stateCd: doc.stateCd[i]!,
       root: doc.root[i]!,
       parent: doc.parent[i]!,
-      startMs: doc.startMs[i]!,
+      startMs: base + doc.startMs[i]!,
       correlationKey: doc.correlationKey[i]!,
-      dueMs: doc.dueMs[i]!,
+      dueMs: plus(base, doc.dueMs[i]!),
       active: doc.active[i]!,
       waits,
     });
@@ -232,13 +247,14 @@ export function forEachEntry(
 /** Wait `w` of `doc`'s flattened wait columns. */
 function waitAt(doc: IndexDoc, w: number): WaitSummary {
   const s = doc.strings;
+  const base = doc.timeBase;
   const kind = s[doc.waitKind[w]!] as WaitSummary['kind'];
   const node = s[doc.waitNode[w]!]!;
   const name = doc.waitName[w]!;
   const action = doc.waitAction[w]!;
   switch (kind) {
     case 'input':
-      return { kind, node, since: doc.waitTime[w]!, assignee: name === null ? null : s[name]! };
+      return { kind, node, since: base + doc.waitTime[w]!, assignee: name === null ? null : s[name]! };
     case 'event':
       return { kind, node, eventType: s[action!] as 'message' | 'signal', ref: s[name!]!, key: doc.waitKey[w]! };
     case 'job':
@@ -247,10 +263,14 @@ function waitAt(doc: IndexDoc, w: number): WaitSummary {
         node,
         domain: s[name!]!,
         action: s[action!]!,
-        notBefore: doc.waitTime[w]!,
-        lockedUntil: doc.waitLock[w]!,
+        notBefore: plus(base, doc.waitTime[w]!),
+        lockedUntil: plus(base, doc.waitLock[w]!),
       };
     default:
       return { kind, node };
   }
+}
+
+function plus(base: number, ms: number | null): number | null {
+  return ms === null ? null : base + ms;
 }
