@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExecutionSummary } from '../../state/execution-summary.js';
-import { indexName, segmentDamaged, type Location } from './files.js';
+import { indexName, removeUnlisted, segmentDamaged, type Location } from './files.js';
 import { forEachEntry, parseIndex, type IndexDoc } from './index-codec.js';
 import type { SegmentSpace } from './space.js';
 
@@ -50,4 +50,20 @@ export async function loadSegments(
       handlers.onRemoved(id);
     }
   }
+}
+
+/**
+ * Opens the segments of `dir` the caller's manifest lists: removes the files of any other (what a
+ * crash left of a segment written before its listing, or of segments compacted away), then loads
+ * the listed ones (loadSegments). Returns the numbers of the segments removed.
+ */
+export async function openSegments(
+  dir: string,
+  listed: readonly number[],
+  space: SegmentSpace,
+  handlers: LoadHandlers,
+): Promise<number[]> {
+  const removed = await removeUnlisted(dir, listed);
+  await loadSegments(dir, listed, space, handlers);
+  return removed;
 }
