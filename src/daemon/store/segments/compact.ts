@@ -11,7 +11,11 @@ const WINDOW = 8 << 20;
 
 /** What a compaction wrote: where each live execution moved, and the list to put in the manifest. */
 export interface Compaction {
-  readonly moved: ReadonlyArray<{ readonly id: string; readonly location: Location }>;
+  /**
+   * Each live execution's new location and the one it had (`from`): a caller that wrote the id
+   * again while the compaction ran applies a move only where the id is still at `from`.
+   */
+  readonly moved: ReadonlyArray<{ readonly id: string; readonly location: Location; readonly from: Location }>;
   /** `listed` with the new segment in the place of the newest chosen one, the others left out. */
   readonly listed: number[];
 }
@@ -37,8 +41,8 @@ export async function compactSegments(
   if (order.length !== pick.size) throw new Error('compactSegments: a chosen segment is not listed');
   const prefix = listed.slice(0, order.length).every((n) => pick.has(n));
   const removed = new Set<string>();
-  const moved: Array<{ id: string; location: Location }> = [];
-  const frames = async function* (): AsyncGenerator<SegmentFrame> {
+  const moved: Array<{ id: string; location: Location; from: Location }> = [];
+  const frames = async function* (): AsyncGenerator<SegmentFrame & { from: Location }> {
     for (const segment of order) {
       const doc = await readIndex(dir, segment);
       if (!prefix) for (const id of doc.removed) if (locate(id) === undefined) removed.add(id);
@@ -48,7 +52,7 @@ export async function compactSegments(
         if (at !== undefined && at.segment === segment && at.offset === offset)
           live.push({ id, offset, length, summary });
       });
-      yield* copyFrames(join(dir, segmentName(segment)), live);
+      yield* copyFrames(join(dir, segmentName(segment)), segment, live);
     }
   };
   let at = 0;
@@ -57,7 +61,7 @@ export async function compactSegments(
     target,
     (async function* () {
       for await (const f of frames()) {
-        moved.push({ id: f.id, location: { segment: target, offset: at, length: f.bytes.length } });
+        moved.push({ id: f.id, location: { segment: target, offset: at, length: f.bytes.length }, from: f.from });
         at += f.bytes.length;
         yield f;
       }
@@ -73,8 +77,9 @@ export async function compactSegments(
 /** The frames at `live` (ascending offsets) of segment file `file`, read a window at a time. */
 async function* copyFrames(
   file: string,
+  segment: number,
   live: ReadonlyArray<{ id: string; offset: number; length: number; summary: ExecutionSummary }>,
-): AsyncGenerator<SegmentFrame> {
+): AsyncGenerator<SegmentFrame & { from: Location }> {
   const fh = await open(file, 'r');
   try {
     let window = Buffer.alloc(0);
@@ -89,7 +94,7 @@ async function* copyFrames(
       }
       const bytes = window.subarray(e.offset - start, e.offset - start + e.length);
       if (bytes[bytes.length - 1] !== 0x0a) throw segmentDamaged(file, e.offset, 'the index names no record');
-      yield { id: e.id, bytes, summary: e.summary };
+      yield { id: e.id, bytes, summary: e.summary, from: { segment, offset: e.offset, length: e.length } };
     }
   } finally {
     await fh.close();

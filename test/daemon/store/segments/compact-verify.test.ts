@@ -50,6 +50,11 @@ t.test('compaction keeps every live document byte-identical and frees the dead',
   t.ok(space.get(1)!.dead > 0 && space.get(2)!.dead > 0, 'segments 1 and 2 have dead bytes');
   const done = await compactSegments(dir, [1, 2, 3], [1, 2], 4, (id) => at.get(id));
   t.same(done.listed, [4, 3], 'the new segment takes the place of segment 2');
+  const old = new Map(at);
+  t.ok(
+    done.moved.every((m) => m.from === old.get(m.id) || JSON.stringify(m.from) === JSON.stringify(old.get(m.id))),
+    'each move names where the execution was',
+  );
   for (const m of done.moved) at.set(m.id, m.location);
   t.equal(done.moved.length, 20 - 2 - 1, 'every live execution of segments 1 and 2 moved');
   // Only the caller's manifest says when the old files go.
