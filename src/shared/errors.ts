@@ -160,6 +160,10 @@ export const ERROR_CODES = {
     status: 500,
     hint: 'The execution finished, but its history record is damaged on disk (see `wfx daemon status`). Restore the named history file from a backup.',
   },
+  EXECUTION_SEGMENT_DAMAGED: {
+    status: 500,
+    hint: 'An execution segment or its index is damaged on disk (see `wfx daemon check`). Restore the data directory from a backup.',
+  },
 
   // Backups (POST /admin/backup, `wfx daemon backup`)
   BACKUP_TARGET_NOT_EMPTY: { status: 409, hint: 'Name a directory that does not exist yet, or an empty one.' },

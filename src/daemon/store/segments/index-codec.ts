@@ -1,0 +1,276 @@
+import type { ExecutionSummary, WaitSummary } from '../../state/execution-summary.js';
+
+/**
+ * A segment's index as it is stored (`NNNNNN.index.json`): one array per field, entry i of the
+ * segment at position i of each, so that loading is one JSON.parse of a few long arrays rather
+ * than one parse per entry. Strings that repeat (organization, flow, version, environment, node,
+ * wait kind, message name, domain, action, assignee) are numbers into `strings`. Waits are
+ * flattened: entry i has `waits[i]` of them, in order, in the `wait*` columns:
+ * - input: `waitTime` since, `waitName` assignee;
+ * - event: `waitName` ref, `waitAction` eventType, `waitKey` the correlation key;
+ * - job: `waitName` domain, `waitAction` action, `waitTime` notBefore, `waitLock` lockedUntil;
+ * - the other kinds: kind and node only. Unused cells are null.
+ * Times (`startMs`, `dueMs`, `waitTime`, `waitLock`) are ms after `timeBase` (the first entry's
+ * start): short numbers parse faster than 13-digit ones.
+ */
+export interface IndexDoc {
+  readonly format: 'wfx-execution-segment-index';
+  readonly version: 1;
+  readonly segment: number;
+  /** The segment file's size in bytes. */
+  readonly bytes: number;
+  readonly timeBase: number;
+  readonly strings: string[];
+  readonly ids: string[];
+  readonly offset: number[];
+  readonly length: number[];
+  readonly organization: number[];
+  readonly processId: number[];
+  readonly processVersion: number[];
+  readonly environment: number[];
+  readonly stateCd: number[];
+  readonly root: Array<string | null>;
+  readonly parent: Array<string | null>;
+  readonly startMs: number[];
+  readonly correlationKey: Array<string | null>;
+  readonly dueMs: Array<number | null>;
+  readonly active: number[];
+  readonly waits: number[];
+  readonly waitKind: number[];
+  readonly waitNode: number[];
+  readonly waitTime: Array<number | null>;
+  readonly waitLock: Array<number | null>;
+  readonly waitName: Array<number | null>;
+  readonly waitAction: Array<number | null>;
+  readonly waitKey: Array<string | null>;
+  /** Ids that stopped being live executions as of this segment (archived, or moved away). */
+  readonly removed: string[];
+}
+
+type Columns = { -readonly [K in keyof IndexDoc]: IndexDoc[K] };
+
+/** Builds an index document entry by entry (the strings interned as they come). */
+export class IndexBuilder {
+  private readonly doc: Columns;
+  private readonly table = new Map<string, number>();
+
+  constructor(segment: number) {
+    this.doc = {
+      format: 'wfx-execution-segment-index',
+      version: 1,
+      segment,
+      bytes: 0,
+      timeBase: 0,
+      strings: [],
+      ids: [],
+      offset: [],
+      length: [],
+      organization: [],
+      processId: [],
+      processVersion: [],
+      environment: [],
+      stateCd: [],
+      root: [],
+      parent: [],
+      startMs: [],
+      correlationKey: [],
+      dueMs: [],
+      active: [],
+      waits: [],
+      waitKind: [],
+      waitNode: [],
+      waitTime: [],
+      waitLock: [],
+      waitName: [],
+      waitAction: [],
+      waitKey: [],
+      removed: [],
+    };
+  }
+
+  private str(s: string): number {
+    let n = this.table.get(s);
+    if (n === undefined) {
+      n = this.doc.strings.length;
+      this.doc.strings.push(s);
+      this.table.set(s, n);
+    }
+    return n;
+  }
+
+  private time(ms: number): number {
+    return ms - this.doc.timeBase;
+  }
+
+  private timeOrNull(ms: number | null): number | null {
+    return ms === null ? null : ms - this.doc.timeBase;
+  }
+
+  private strOrNull(s: string | null): number | null {
+    return s === null ? null : this.str(s);
+  }
+
+  /** Adds the entry of the frame of `id` at `offset` (`length` bytes) with its summary. */
+  add(id: string, offset: number, length: number, s: ExecutionSummary): void {
+    const d = this.doc;
+    if (d.ids.length === 0) d.timeBase = s.startMs;
+    d.ids.push(id);
+    d.offset.push(offset);
+    d.length.push(length);
+    d.organization.push(this.str(s.organization));
+    d.processId.push(this.str(s.processId));
+    d.processVersion.push(this.str(s.processVersion));
+    d.environment.push(this.str(s.environment));
+    d.stateCd.push(s.stateCd);
+    d.root.push(s.root);
+    d.parent.push(s.parent);
+    d.startMs.push(this.time(s.startMs));
+    d.correlationKey.push(s.correlationKey);
+    d.dueMs.push(this.timeOrNull(s.dueMs));
+    d.active.push(s.active);
+    d.waits.push(s.waits.length);
+    for (const w of s.waits) this.addWait(w);
+  }
+
+  private addWait(w: WaitSummary): void {
+    const d = this.doc;
+    d.waitKind.push(this.str(w.kind));
+    d.waitNode.push(this.str(w.node));
+    let time: number | null = null;
+    let lock: number | null = null;
+    let name: number | null = null;
+    let action: number | null = null;
+    let key: string | null = null;
+    if (w.kind === 'input') {
+      time = this.time(w.since);
+      name = this.strOrNull(w.assignee);
+    } else if (w.kind === 'event') {
+      name = this.str(w.ref);
+      action = this.str(w.eventType);
+      key = w.key;
+    } else if (w.kind === 'job') {
+      name = this.str(w.domain);
+      action = this.str(w.action);
+      time = this.timeOrNull(w.notBefore);
+      lock = this.timeOrNull(w.lockedUntil);
+    }
+    d.waitTime.push(time);
+    d.waitLock.push(lock);
+    d.waitName.push(name);
+    d.waitAction.push(action);
+    d.waitKey.push(key);
+  }
+
+  /** The document, with the segment's size and the removed ids. The builder is spent. */
+  finish(bytes: number, removed: Iterable<string>): IndexDoc {
+    this.doc.bytes = bytes;
+    this.doc.removed = [...removed];
+    return this.doc;
+  }
+}
+
+/** The columns every entry has a cell in, and those every wait has. */
+const ENTRY_COLUMNS = [
+  'offset',
+  'length',
+  'organization',
+  'processId',
+  'processVersion',
+  'environment',
+  'stateCd',
+  'root',
+  'parent',
+  'startMs',
+  'correlationKey',
+  'dueMs',
+  'active',
+  'waits',
+] as const;
+const WAIT_COLUMNS = ['waitKind', 'waitNode', 'waitTime', 'waitLock', 'waitName', 'waitAction', 'waitKey'] as const;
+
+/**
+ * Parses an index document's text and checks its shape (every column as long as it must be);
+ * returns the reason it is not an index of segment `segment`, or the document. Pure.
+ */
+export function parseIndex(text: string, segment: number): IndexDoc | string {
+  let doc: IndexDoc;
+  try {
+    doc = JSON.parse(text) as IndexDoc;
+  } catch {
+    return 'the index is not JSON';
+  }
+  if (doc === null || typeof doc !== 'object' || doc.format !== 'wfx-execution-segment-index' || doc.version !== 1)
+    return 'the file is not a segment index';
+  if (doc.segment !== segment) return `the index is of segment ${doc.segment}`;
+  const n = Array.isArray(doc.ids) ? doc.ids.length : -1;
+  if (n < 0 || !Array.isArray(doc.strings) || !Array.isArray(doc.removed) || typeof doc.timeBase !== 'number')
+    return 'the index lacks a column';
+  for (const c of ENTRY_COLUMNS)
+    if (!Array.isArray(doc[c]) || doc[c].length !== n) return `column ${c} is not ${n} long`;
+  let waits = 0;
+  for (const w of doc.waits) waits += w;
+  for (const c of WAIT_COLUMNS)
+    if (!Array.isArray(doc[c]) || doc[c].length !== waits) return `column ${c} is not ${waits} long`;
+  return doc;
+}
+
+/** Calls `fn` with each entry of `doc` in order: its id, offset, length and summary (made anew). */
+export function forEachEntry(
+  doc: IndexDoc,
+  fn: (id: string, offset: number, length: number, summary: ExecutionSummary) => void,
+): void {
+  const s = doc.strings;
+  const base = doc.timeBase;
+  let w = 0;
+  for (let i = 0; i < doc.ids.length; i++) {
+    const count = doc.waits[i]!;
+    const waits: WaitSummary[] = new Array<WaitSummary>(count);
+    for (let k = 0; k < count; k++, w++) waits[k] = waitAt(doc, w);
+    fn(doc.ids[i]!, doc.offset[i]!, doc.length[i]!, {
+      id: doc.ids[i]!,
+      organization: s[doc.organization[i]!]!,
+      processId: s[doc.processId[i]!]!,
+      processVersion: s[doc.processVersion[i]!]!,
+      environment: s[doc.environment[i]!]!,
+      stateCd: doc.stateCd[i]!,
+      root: doc.root[i]!,
+      parent: doc.parent[i]!,
+      startMs: base + doc.startMs[i]!,
+      correlationKey: doc.correlationKey[i]!,
+      dueMs: plus(base, doc.dueMs[i]!),
+      active: doc.active[i]!,
+      waits,
+    });
+  }
+}
+
+/** Wait `w` of `doc`'s flattened wait columns. */
+function waitAt(doc: IndexDoc, w: number): WaitSummary {
+  const s = doc.strings;
+  const base = doc.timeBase;
+  const kind = s[doc.waitKind[w]!] as WaitSummary['kind'];
+  const node = s[doc.waitNode[w]!]!;
+  const name = doc.waitName[w]!;
+  const action = doc.waitAction[w]!;
+  switch (kind) {
+    case 'input':
+      return { kind, node, since: base + doc.waitTime[w]!, assignee: name === null ? null : s[name]! };
+    case 'event':
+      return { kind, node, eventType: s[action!] as 'message' | 'signal', ref: s[name!]!, key: doc.waitKey[w]! };
+    case 'job':
+      return {
+        kind,
+        node,
+        domain: s[name!]!,
+        action: s[action!]!,
+        notBefore: plus(base, doc.waitTime[w]!),
+        lockedUntil: plus(base, doc.waitLock[w]!),
+      };
+    default:
+      return { kind, node };
+  }
+}
+
+function plus(base: number, ms: number | null): number | null {
+  return ms === null ? null : base + ms;
+}

@@ -1,0 +1,69 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ExecutionSummary } from '../../state/execution-summary.js';
+import { indexName, removeUnlisted, segmentDamaged, type Location } from './files.js';
+import { forEachEntry, parseIndex, type IndexDoc } from './index-codec.js';
+import type { SegmentSpace } from './space.js';
+
+/** What loading the indexes hands out, entry by entry and removal by removal, in order. */
+export interface LoadHandlers {
+  /** The location `id` has now, before this entry or removal applies (the caller's directory knows it); undefined: none. */
+  readonly locate: (id: string) => Location | undefined;
+  /** An entry: `id` now lives at `location`, summarized by `summary` (later ones win). */
+  readonly onEntry: (id: string, location: Location, summary: ExecutionSummary) => void;
+  /** `id` is no live execution any more as of this segment. */
+  readonly onRemoved: (id: string) => void;
+}
+
+/** Reads and checks the index of `segment` in `dir`; throws EXECUTION_SEGMENT_DAMAGED when it is not one. */
+export async function readIndex(dir: string, segment: number): Promise<IndexDoc> {
+  const file = join(dir, indexName(segment));
+  const doc = parseIndex(await readFile(file, 'utf8'), segment);
+  if (typeof doc === 'string') throw segmentDamaged(file, 0, doc);
+  return doc;
+}
+
+/**
+ * Loads the index of each listed segment, in the list's order (later ones win), handing each
+ * entry and each removed id to `handlers`, and counting in `space` the bytes of each segment and
+ * those that an entry or a removal superseded. Keeps nothing per entry. Throws
+ * EXECUTION_SEGMENT_DAMAGED for an index that is not whole, and the file system's error for one
+ * that is missing.
+ */
+export async function loadSegments(
+  dir: string,
+  listed: readonly number[],
+  space: SegmentSpace,
+  handlers: LoadHandlers,
+): Promise<void> {
+  for (const segment of listed) {
+    const doc = await readIndex(dir, segment);
+    space.add(segment, doc.bytes);
+    forEachEntry(doc, (id, offset, length, summary) => {
+      const before = handlers.locate(id);
+      if (before !== undefined) space.supersede(before);
+      handlers.onEntry(id, { segment, offset, length }, summary);
+    });
+    for (const id of doc.removed) {
+      const before = handlers.locate(id);
+      if (before !== undefined) space.supersede(before);
+      handlers.onRemoved(id);
+    }
+  }
+}
+
+/**
+ * Opens the segments of `dir` the caller's manifest lists: removes the files of any other (what a
+ * crash left of a segment written before its listing, or of segments compacted away), then loads
+ * the listed ones (loadSegments). Returns the numbers of the segments removed.
+ */
+export async function openSegments(
+  dir: string,
+  listed: readonly number[],
+  space: SegmentSpace,
+  handlers: LoadHandlers,
+): Promise<number[]> {
+  const removed = await removeUnlisted(dir, listed);
+  await loadSegments(dir, listed, space, handlers);
+  return removed;
+}
