@@ -4,7 +4,7 @@
  * timer), written as segments of 100,000; then their indexes loaded, single executions read at
  * random, and half the segments compacted after half their executions were written again. Also
  * the index load of the same entries encoded one JSON line per entry, to compare
- * (docs/decisions/XXX-execution-segments.md).
+ * (docs/decisions/070-execution-segments.md).
  */
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';

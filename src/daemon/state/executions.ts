@@ -5,10 +5,15 @@
  * trees resident before a step or an API read (everything is resident today: it never waits).
  */
 import { ownEntry } from '../../shared/json-object.js';
-import type { Instance, WfxState } from './state.js';
+import type { Instance } from './instance.js';
+
+/** What holds the resident executions (WfxState's `instances`): typed here so that the derived indexes state.ts names can import this module. */
+export interface ExecutionsHolder {
+  readonly instances: Readonly<Record<string, Instance | undefined>>;
+}
 
 /** Execution `id` when it is resident (live, not archived), else undefined. Pure. */
-export function execution(state: Pick<WfxState, 'instances'>, id: string): Instance | undefined {
+export function execution(state: ExecutionsHolder, id: string): Instance | undefined {
   return ownEntry(state.instances, id);
 }
 
@@ -19,7 +24,7 @@ export function treeOf(inst: Instance): string {
 
 /** The executions of a state, read through the seam (see the top of this file). */
 export class Executions {
-  constructor(private readonly state: Pick<WfxState, 'instances'>) {}
+  constructor(private readonly state: ExecutionsHolder) {}
 
   /** True while every execution is resident (always, today): a step need not name its executions. */
   get allResident(): boolean {
