@@ -65,6 +65,8 @@ function commandEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
     NO_COLOR: '1',
     XDG_CONFIG_HOME: testConfigHome(),
     DBUS_SESSION_BUS_ADDRESS: 'disabled:',
+    // Daemons the tests start check that each step writes only what its input named (engine/touch-check.ts).
+    WFX_TEST_CHECK_TOUCHED: '1',
     ...env,
   };
 }

@@ -5,6 +5,7 @@
  * (effects.ts), happen only once it is durable. Reads are in queries.ts, event delivery in
  * event-delivery.ts, the jobs API in jobs.ts, the restart in recovery.ts, work in work-runner.ts.
  */
+import { CHECK_TOUCHED_BY_ENV } from './touch-check.js';
 import { EventEmitter } from 'node:events';
 import { WfxError } from '../../shared/errors.js';
 import type { FileStore } from '../files/file-store.js';
@@ -214,7 +215,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     this.runner = new StepRunner({
       state: this.state,
       executions: this.executions,
-      checkTouched: options.checkTouched,
+      checkTouched: options.checkTouched ?? CHECK_TOUCHED_BY_ENV,
       store: this.store,
       ctx: this.ctx,
       now: this.now,

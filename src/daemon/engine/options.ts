@@ -36,7 +36,8 @@ export interface EngineOptions {
   readonly now?: () => Date;
   /**
    * Tests: a step that writes to an execution of a tree its input did not name throws (see
-   * engine/touch-check.ts), so that every step keeps to the executions it ensures. Default off.
+   * engine/touch-check.ts), so that every step keeps to the executions it ensures. Default off
+   * (on in a daemon whose environment has `WFX_TEST_CHECK_TOUCHED=1`).
    */
   readonly checkTouched?: boolean;
   readonly onError?: (err: unknown, what: string) => void;

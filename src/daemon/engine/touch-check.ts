@@ -8,6 +8,12 @@ import { executionsTouched, type WfxRecord } from '../state/records.js';
 import { execution, treeOf } from '../state/executions.js';
 import type { WfxState } from '../state/state.js';
 
+/**
+ * Whether a daemon started by the tests checks every step (`WFX_TEST_CHECK_TOUCHED=1`, set by
+ * test/helpers/cli.ts), so that end-to-end paths are held to what the engine tests are. Read once.
+ */
+export const CHECK_TOUCHED_BY_ENV = process.env.WFX_TEST_CHECK_TOUCHED === '1';
+
 /** A step's `apply` that checks each record first, and the `reach` that widens what it allows. */
 export interface TouchCheck {
   readonly apply: (record: WfxRecord) => void;
