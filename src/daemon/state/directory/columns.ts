@@ -74,25 +74,20 @@ export function parseUuid(id: string, words: Uint32Array, at: number): boolean {
   return true;
 }
 
-const HEX = '0123456789abcdef';
+const HEX = Buffer.from('0123456789abcdef');
+/** Where the two digits of each of the 16 bytes go in the 36-character text. */
+const AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+/** Text is written here digit by digit, then read as one flat string (engine/ids.ts does the same). */
+const text = Buffer.from('00000000-0000-0000-0000-000000000000', 'latin1');
 
 /** The canonical text of the UUID held as four words at `at` of `words`. */
 export function formatUuid(words: Uint32Array, at: number): string {
-  let s = '';
-  for (let w = 0; w < 4; w++) {
-    const word = words[at + w]!;
-    for (let shift = 28; shift >= 0; shift -= 4) {
-      s += HEX[(word >>> shift) & 15];
-      if (
-        (w === 1 && shift === 16) ||
-        (w === 1 && shift === 0) ||
-        (w === 2 && shift === 16) ||
-        (w === 0 && shift === 0)
-      )
-        s += '-';
-    }
+  for (let i = 0; i < 16; i++) {
+    const b = (words[at + (i >> 2)]! >>> (24 - 8 * (i & 3))) & 255;
+    text[AT[i]!] = HEX[b >> 4]!;
+    text[AT[i]! + 1] = HEX[b & 15]!;
   }
-  return s;
+  return text.toString('latin1', 0, 36);
 }
 
 /**
@@ -104,4 +99,37 @@ export function hashUuid(words: Uint32Array, at: number): number {
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) ^ words[at + 3]!;
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   return (h ^ (h >>> 13)) & 0x7fffffff;
+}
+
+/** Pairs of numbers (interned strings or other pairs) numbered once each, with no string made. */
+export class Pairs {
+  private readonly codes = new Map<number, number>();
+  private firsts = new Int32Array(16);
+  private seconds = new Int32Array(16);
+  private count = 0;
+
+  /** The number of the pair (`a`, `b`), given one if it has none (each below 2^26). */
+  code(a: number, b: number): number {
+    const key = a * 0x4000000 + b;
+    let code = this.codes.get(key);
+    if (code === undefined) {
+      code = this.count++;
+      this.codes.set(key, code);
+      this.firsts = grown(this.firsts, this.count > this.firsts.length ? this.count * 2 : 0);
+      this.seconds = grown(this.seconds, this.firsts.length);
+      this.firsts[code] = a;
+      this.seconds[code] = b;
+    }
+    return code;
+  }
+
+  /** The number of (`a`, `b`), or -1 when none was given (or either is -1). */
+  find(a: number, b: number): number {
+    return a < 0 || b < 0 ? -1 : (this.codes.get(a * 0x4000000 + b) ?? -1);
+  }
+
+  /** The second number of pair `code`. */
+  second(code: number): number {
+    return this.seconds[code]!;
+  }
 }

@@ -8,7 +8,7 @@
  */
 import { STATE } from '../../../shared/api/index.js';
 import type { ExecutionSummary } from '../execution-summary.js';
-import { grown, Interner } from './columns.js';
+import { grown, Interner, Pairs } from './columns.js';
 import { DueHeap } from './due-heap.js';
 import { IdTable } from './id-table.js';
 import { SortedList } from './sorted.js';
@@ -49,7 +49,7 @@ const MAX_U32 = 0xffffffff;
 export class ExecutionDirectory {
   private readonly ids = new IdTable();
   private readonly strings = new Interner();
-  private readonly tuples = new Interner();
+  private readonly pairs = new Pairs();
   private readonly waits: WaitTable;
   private readonly heap: DueHeap;
   /** Live slots, newest id first. */
@@ -65,7 +65,6 @@ export class ExecutionDirectory {
   /** The flow (organization and processId) as a tuple code, what counts and listing key on. */
   private flow = new Int32Array(0);
   private state = new Uint8Array(0);
-  private live = new Uint8Array(0);
   private startMs = new Float64Array(0);
   private active = new Int32Array(0);
   private firstWait = new Int32Array(0);
@@ -86,7 +85,7 @@ export class ExecutionDirectory {
       idOf: (s: number) => this.ids.idOf(s),
       compareIds: (a: number, b: number) => this.ids.compare(a, b),
     };
-    this.waits = new WaitTable(owners, this.strings, this.tuples);
+    this.waits = new WaitTable(owners, this.strings, this.pairs);
     this.heap = new DueHeap((a, b) => this.ids.compare(a, b));
     this.order = new SortedList((a, b) => this.ids.compare(b, a));
     this.grow(Math.max(16, capacity));
@@ -111,7 +110,6 @@ export class ExecutionDirectory {
     else {
       slot = this.slot();
       this.ids.insert(summary.id, slot);
-      this.live[slot] = 1;
       this.order.insert(slot);
     }
     this.attach(slot, summary, location);
@@ -124,8 +122,8 @@ export class ExecutionDirectory {
     this.detach(slot);
     this.order.remove(slot);
     this.ids.remove(slot);
-    this.live[slot] = 0;
     this.correlation[slot] = null;
+    if (this.freeCount === this.free.length) this.free = grown(this.free, Math.max(16, this.freeCount * 2));
     this.free[this.freeCount++] = slot;
     return true;
   }
@@ -196,7 +194,7 @@ export class ExecutionDirectory {
 
   /** Running executions of a flow, and those only waiting (compare state/live-counts.ts perFlow). */
   counts(organization: string, processId: string): FlowCounts {
-    const code = this.tuples.find(`f\u0000${organization}\u0000${processId}`);
+    const code = this.pairs.find(this.strings.find(organization), this.strings.find(processId));
     if (code < 0 || code >= this.running.length) return { running: 0, waitingOnly: 0 };
     return { running: this.running[code]!, waitingOnly: this.waitingOnly[code]! };
   }
@@ -243,14 +241,12 @@ export class ExecutionDirectory {
 
   private grow(capacity: number): void {
     this.capacity = capacity;
-    this.free = grown(this.free, capacity);
     this.org = grown(this.org, capacity);
     this.proc = grown(this.proc, capacity);
     this.ver = grown(this.ver, capacity);
     this.env = grown(this.env, capacity);
     this.flow = grown(this.flow, capacity);
     this.state = grown(this.state, capacity);
-    this.live = grown(this.live, capacity);
     this.startMs = grown(this.startMs, capacity);
     this.active = grown(this.active, capacity);
     this.firstWait = grown(this.firstWait, capacity);
@@ -260,11 +256,13 @@ export class ExecutionDirectory {
   }
 
   private attach(slot: number, s: ExecutionSummary, location: Location): void {
-    this.org[slot] = this.strings.code(s.organization);
-    this.proc[slot] = this.strings.code(s.processId);
+    const org = this.strings.code(s.organization);
+    const proc = this.strings.code(s.processId);
+    this.org[slot] = org;
+    this.proc[slot] = proc;
     this.ver[slot] = this.strings.code(s.processVersion);
     this.env[slot] = this.strings.code(s.environment);
-    const flow = this.tuples.code(`f\u0000${s.organization}\u0000${s.processId}`);
+    const flow = this.pairs.code(org, proc);
     this.flow[slot] = flow;
     this.state[slot] = s.stateCd;
     this.startMs[slot] = s.startMs;
@@ -280,7 +278,7 @@ export class ExecutionDirectory {
       if (members === undefined) this.trees.set(root, (members = new Set()));
       members.add(slot);
     }
-    this.firstWait[slot] = this.waits.add(slot, s.organization, s.processId, s.waits);
+    this.firstWait[slot] = this.waits.add(slot, org, flow, s.waits);
     this.heap.set(slot, s.dueMs);
     this.count(slot, 1);
   }

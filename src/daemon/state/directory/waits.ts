@@ -6,7 +6,7 @@
  * several rows.
  */
 import type { WaitSummary } from '../execution-summary.js';
-import { grown, type Interner } from './columns.js';
+import { grown, type Interner, type Pairs } from './columns.js';
 import { SortedList } from './sorted.js';
 
 /** Wait kinds as a row holds them (0: a free row). */
@@ -66,7 +66,7 @@ export class WaitTable {
   private readonly key: Array<string | null> = [];
   private subNext = new Int32Array(16);
   private subPrev = new Int32Array(16);
-  private free = new Int32Array(16);
+  private free = new Int32Array(0);
   private freeCount = 0;
   private rows = 0;
   private readonly messages = new Map<number, Map<string, number>>();
@@ -81,8 +81,8 @@ export class WaitTable {
   constructor(
     private readonly owners: Owners,
     private readonly strings: Interner,
-    /** Tuples of strings (flow, bucket, job group), interned as text joined by NUL. */
-    private readonly tuples: Interner,
+    /** Pairs of strings' numbers: flows (organization, processId), buckets (organization, ref), job groups ((organization, domain), action). */
+    private readonly pairs: Pairs,
   ) {}
 
   /** Rows of the table in use. */
@@ -90,14 +90,14 @@ export class WaitTable {
     return this.rows - this.freeCount;
   }
 
-  /** Adds the waits of execution `slot` of `organization`; returns its first row, -1 when none. */
-  add(slot: number, organization: string, processId: string, waits: readonly WaitSummary[]): number {
+  /** Adds the waits of execution `slot` of flow `flow` (a pair); returns its first row, -1 when none. */
+  add(slot: number, organization: number, flow: number, waits: readonly WaitSummary[]): number {
     let first = -1;
     for (let i = waits.length - 1; i >= 0; i--) {
       const row = this.row();
       this.owner[row] = slot;
       this.next[row] = first;
-      this.fill(row, organization, processId, waits[i]!);
+      this.fill(row, organization, flow, waits[i]!);
       first = row;
     }
     return first;
@@ -110,6 +110,7 @@ export class WaitTable {
       this.unindex(row);
       this.kind[row] = 0;
       this.key[row] = null;
+      if (this.freeCount === this.free.length) this.free = grown(this.free, Math.max(16, this.freeCount * 2));
       this.free[this.freeCount++] = row;
       row = after;
     }
@@ -136,7 +137,7 @@ export class WaitTable {
    */
   subscribers(organization: string, eventType: string, correlationKey: string | null): Subscriber[] {
     const out: Subscriber[] = [];
-    const bucket = this.tuples.find(`e\u0000${organization}\u0000${eventType}`);
+    const bucket = this.pairs.find(this.strings.find(organization), this.strings.find(eventType));
     if (bucket < 0) return out;
     this.chain(this.messages.get(bucket)?.get(correlationKey ?? NO_KEY) ?? -1, out);
     this.chain(this.signals.get(bucket) ?? -1, out);
@@ -145,7 +146,7 @@ export class WaitTable {
 
   /** Input tasks waiting in flow `processId` of `organization`, oldest first, from position `from`. */
   tasks(organization: string, processId: string, from = 0, limit = Infinity): WaitingTask[] {
-    const list = this.taskLists.get(this.tuples.find(`f\u0000${organization}\u0000${processId}`));
+    const list = this.taskLists.get(this.pairs.find(this.strings.find(organization), this.strings.find(processId)));
     const out: WaitingTask[] = [];
     if (list === undefined) return out;
     for (let i = from; i < list.size && out.length < limit; i++) {
@@ -163,7 +164,8 @@ export class WaitTable {
 
   /** Job waits of `action` in `domain` of `organization`, by execution id. */
   jobs(organization: string, domain: string, action: string): WaitingJob[] {
-    const list = this.jobLists.get(this.tuples.find(`j\u0000${organization}\u0000${domain}\u0000${action}`));
+    const group = this.pairs.find(this.strings.find(organization), this.strings.find(domain));
+    const list = this.jobLists.get(this.pairs.find(group, this.strings.find(action)));
     const out: WaitingJob[] = [];
     if (list === undefined) return out;
     for (let i = 0; i < list.size; i++) {
@@ -198,19 +200,18 @@ export class WaitTable {
       this.t2 = grown(this.t2, n);
       this.subNext = grown(this.subNext, n);
       this.subPrev = grown(this.subPrev, n);
-      this.free = grown(this.free, n);
     }
     return row;
   }
 
-  private fill(row: number, organization: string, processId: string, wait: WaitSummary): void {
+  private fill(row: number, organization: number, flow: number, wait: WaitSummary): void {
     this.node[row] = this.strings.code(wait.node);
     this.key[row] = null;
     switch (wait.kind) {
       case 'input': {
         this.kind[row] = INPUT;
         this.a[row] = wait.assignee === null ? -1 : this.strings.code(wait.assignee);
-        this.b[row] = this.tuples.code(`f\u0000${organization}\u0000${processId}`);
+        this.b[row] = flow;
         this.t1[row] = wait.since;
         listOf(this.taskLists, this.b[row]!, this.taskOrder).insert(row);
         return;
@@ -219,7 +220,7 @@ export class WaitTable {
         const message = wait.eventType === 'message';
         this.kind[row] = message ? MESSAGE : SIGNAL;
         this.a[row] = this.strings.code(wait.ref);
-        const bucket = this.tuples.code(`e\u0000${organization}\u0000${wait.ref}`);
+        const bucket = this.pairs.code(organization, this.a[row]!);
         this.b[row] = bucket;
         this.key[row] = wait.key;
         this.subPrev[row] = -1;
@@ -239,7 +240,7 @@ export class WaitTable {
       case 'job': {
         this.kind[row] = JOB;
         this.a[row] = this.strings.code(wait.domain);
-        this.b[row] = this.tuples.code(`j\u0000${organization}\u0000${wait.domain}\u0000${wait.action}`);
+        this.b[row] = this.pairs.code(this.pairs.code(organization, this.a[row]!), this.strings.code(wait.action));
         this.t1[row] = wait.notBefore ?? NaN;
         this.t2[row] = wait.lockedUntil ?? NaN;
         listOf(this.jobLists, this.b[row]!, this.jobOrder).insert(row);
@@ -283,7 +284,7 @@ export class WaitTable {
       return { kind: 'event', node, eventType, ref: this.strings.text(this.a[row]!), key: this.key[row] ?? null };
     }
     if (kind === JOB) {
-      const action = this.tuples.text(this.b[row]!).split('\u0000')[3]!;
+      const action = this.strings.text(this.pairs.second(this.b[row]!));
       const domain = this.strings.text(this.a[row]!);
       return {
         kind: 'job',
