@@ -80,7 +80,7 @@ function main(): void {
     .map((l) => l.toFixed(2))
     .join(' ');
   const t0 = performance.now();
-  const dir = new ExecutionDirectory();
+  const dir = new ExecutionDirectory(COUNT); // a load knows its count from the segments' indexes
   for (let i = 0; i < COUNT; i++) dir.put(all[i]!, at);
   const buildMs = performance.now() - t0;
   all = null;

@@ -42,11 +42,13 @@ export class Interner {
   }
 }
 
+/** The value of each hex digit by char code (lowercase only), -1 for any other character. */
+const HEX_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) HEX_VALUE['0123456789abcdef'.charCodeAt(i)] = i;
+
 /** The value of a hex digit's char code, or -1. */
 function hexValue(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 97 && c <= 102) return c - 87;
-  return -1;
+  return c < 128 ? HEX_VALUE[c]! : -1;
 }
 
 /** Where the 8 digits of each 32-bit word of a UUID's text start, digit by digit. */

@@ -47,7 +47,7 @@ const MAX_U32 = 0xffffffff;
 
 /** The directory. */
 export class ExecutionDirectory {
-  private readonly ids = new IdTable();
+  private readonly ids: IdTable;
   private readonly strings = new Interner();
   private readonly pairs = new Pairs();
   private readonly waits: WaitTable;
@@ -81,6 +81,7 @@ export class ExecutionDirectory {
 
   /** A directory with room for `capacity` executions before its columns grow. */
   constructor(capacity = 1024) {
+    this.ids = new IdTable(capacity);
     const owners = {
       idOf: (s: number) => this.ids.idOf(s),
       compareIds: (a: number, b: number) => this.ids.compare(a, b),

@@ -18,6 +18,15 @@ export class IdTable {
   private other = new Uint8Array(16);
   private readonly probe = new Uint32Array(4);
 
+  /** A table with room for `capacity` ids before it rehashes. */
+  constructor(capacity = 16) {
+    let length = 64;
+    while (length < 2 * capacity) length *= 2;
+    this.table = new Int32Array(length);
+    this.words = new Uint32Array(4 * capacity);
+    this.other = new Uint8Array(capacity);
+  }
+
   /** The slot of `id`, or -1. */
   slotOf(id: string): number {
     if (!parseUuid(id, this.probe, 0)) return this.others.get(id) ?? -1;
