@@ -60,8 +60,8 @@ export class WaitTable {
   private b = new Int32Array(16);
   /** input: since; job: notBefore (NaN: null). */
   private t1 = new Float64Array(16);
-  /** job: lockedUntil (NaN: null). */
-  private t2 = new Float64Array(16);
+  /** The lockedUntil of job waits that have one: a worker's lock is transient, so no column for it. */
+  private readonly locks = new Map<number, number>();
   /** message, signal: the wait's correlation key. */
   private readonly key: Array<string | null> = [];
   private subNext = new Int32Array(16);
@@ -174,7 +174,7 @@ export class WaitTable {
         id: this.owners.idOf(this.owner[row]!),
         node: this.strings.text(this.node[row]!),
         notBefore: orNull(this.t1[row]!),
-        lockedUntil: orNull(this.t2[row]!),
+        lockedUntil: this.locks.get(row) ?? null,
       });
     }
     return out;
@@ -197,7 +197,6 @@ export class WaitTable {
       this.a = grown(this.a, n);
       this.b = grown(this.b, n);
       this.t1 = grown(this.t1, n);
-      this.t2 = grown(this.t2, n);
       this.subNext = grown(this.subNext, n);
       this.subPrev = grown(this.subPrev, n);
     }
@@ -242,7 +241,7 @@ export class WaitTable {
         this.a[row] = this.strings.code(wait.domain);
         this.b[row] = this.pairs.code(this.pairs.code(organization, this.a[row]!), this.strings.code(wait.action));
         this.t1[row] = wait.notBefore ?? NaN;
-        this.t2[row] = wait.lockedUntil ?? NaN;
+        if (wait.lockedUntil !== null) this.locks.set(row, wait.lockedUntil);
         listOf(this.jobLists, this.b[row]!, this.jobOrder).insert(row);
         return;
       }
@@ -254,7 +253,10 @@ export class WaitTable {
   private unindex(row: number): void {
     const kind = this.kind[row]!;
     if (kind === INPUT) dropFrom(this.taskLists, this.b[row]!, row);
-    else if (kind === JOB) dropFrom(this.jobLists, this.b[row]!, row);
+    else if (kind === JOB) {
+      dropFrom(this.jobLists, this.b[row]!, row);
+      this.locks.delete(row);
+    }
     else if (kind === MESSAGE || kind === SIGNAL) {
       const prev = this.subPrev[row]!;
       const after = this.subNext[row]!;
@@ -292,7 +294,7 @@ export class WaitTable {
         domain,
         action,
         notBefore: orNull(this.t1[row]!),
-        lockedUntil: orNull(this.t2[row]!),
+        lockedUntil: this.locks.get(row) ?? null,
       };
     }
     return { kind: KINDS[kind] as 'timer' | 'child' | 'loop' | 'tools', node };
