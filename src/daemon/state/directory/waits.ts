@@ -7,6 +7,7 @@
  */
 import type { WaitSummary } from '../execution-summary.js';
 import { grown, type Interner, type Pairs } from './columns.js';
+import { MessageIndex } from './message-index.js';
 import { SortedList } from './sorted.js';
 
 /** Wait kinds as a row holds them (0: a free row). */
@@ -69,7 +70,10 @@ export class WaitTable {
   private free = new Int32Array(0);
   private freeCount = 0;
   private rows = 0;
-  private readonly messages = new Map<number, Map<string, number>>();
+  private readonly messages = new MessageIndex({
+    bucketOf: (row) => this.b[row]!,
+    keyOf: (row) => this.key[row] ?? NO_KEY,
+  });
   private readonly signals = new Map<number, number>();
   private readonly taskLists = new Map<number, SortedList>();
   private readonly jobLists = new Map<number, SortedList>();
@@ -139,7 +143,7 @@ export class WaitTable {
     const out: Subscriber[] = [];
     const bucket = this.pairs.find(this.strings.find(organization), this.strings.find(eventType));
     if (bucket < 0) return out;
-    this.chain(this.messages.get(bucket)?.get(correlationKey ?? NO_KEY) ?? -1, out);
+    this.chain(this.messages.head(bucket, correlationKey ?? NO_KEY), out);
     this.chain(this.signals.get(bucket) ?? -1, out);
     return out;
   }
@@ -224,11 +228,9 @@ export class WaitTable {
         this.key[row] = wait.key;
         this.subPrev[row] = -1;
         if (message) {
-          let keys = this.messages.get(bucket);
-          if (keys === undefined) this.messages.set(bucket, (keys = new Map()));
           const k = wait.key ?? NO_KEY;
-          this.subNext[row] = keys.get(k) ?? -1;
-          keys.set(k, row);
+          this.subNext[row] = this.messages.head(bucket, k);
+          this.messages.setHead(bucket, k, row);
         } else {
           this.subNext[row] = this.signals.get(bucket) ?? -1;
           this.signals.set(bucket, row);
@@ -256,8 +258,7 @@ export class WaitTable {
     else if (kind === JOB) {
       dropFrom(this.jobLists, this.b[row]!, row);
       this.locks.delete(row);
-    }
-    else if (kind === MESSAGE || kind === SIGNAL) {
+    } else if (kind === MESSAGE || kind === SIGNAL) {
       const prev = this.subPrev[row]!;
       const after = this.subNext[row]!;
       if (after >= 0) this.subPrev[after] = prev;
@@ -266,10 +267,9 @@ export class WaitTable {
         if (after >= 0) this.signals.set(this.b[row]!, after);
         else this.signals.delete(this.b[row]!);
       } else {
-        const keys = this.messages.get(this.b[row]!)!;
         const k = this.key[row] ?? NO_KEY;
-        if (after >= 0) keys.set(k, after);
-        else if (keys.delete(k) && keys.size === 0) this.messages.delete(this.b[row]!);
+        if (after >= 0) this.messages.setHead(this.b[row]!, k, after);
+        else this.messages.delete(this.b[row]!, k);
       }
     }
   }

@@ -94,3 +94,26 @@ t.test('a location past 4 GiB is refused', (t) => {
   t.equal(dir.size, 0);
   t.end();
 });
+
+t.test('message waits under keys of their own are found past the index growing, and after removes', (t) => {
+  const dir = new ExecutionDirectory();
+  const ids = Array.from({ length: 2000 }, (_, i) => uuidv7(new Date(1_700_000_000_000 + i)));
+  const waitOn = (i: number): ExecutionSummary =>
+    summary(ids[i]!, {
+      correlationKey: `order-${i}`,
+      waits: [{ kind: 'event', node: 'paid', eventType: 'message', ref: 'paid', key: `order-${i}` }],
+    });
+  ids.forEach((_, i) => dir.put(waitOn(i), AT));
+  // Every other one resumed: its bucket goes, and the table shifts the runs it sat in.
+  for (let i = 0; i < ids.length; i += 2) t.ok(dir.remove(ids[i]!));
+  let wrong = 0;
+  for (let i = 0; i < ids.length; i++) {
+    const got = dir.subscribers('acme', 'paid', `order-${i}`);
+    const want = i % 2 === 0 ? [] : [{ id: ids[i], node: 'paid' }];
+    if (JSON.stringify(got) !== JSON.stringify(want)) wrong++;
+  }
+  t.equal(wrong, 0, 'each key finds its own execution, and only while it waits');
+  t.same(dir.subscribers('acme', 'paid', null), []);
+  t.same(dir.subscribers('globex', 'paid', 'order-1'), [], 'another organization has none');
+  t.end();
+});
