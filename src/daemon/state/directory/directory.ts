@@ -52,7 +52,7 @@ export class ExecutionDirectory {
   private readonly pairs = new Pairs();
   private readonly waits: WaitTable;
   private readonly heap: DueHeap;
-  /** Live slots, newest id first. */
+  /** Live slots, oldest id first (new ids come last: an insert is an append). */
   private readonly order: SortedList;
   private capacity = 0;
   private slots = 0;
@@ -88,7 +88,7 @@ export class ExecutionDirectory {
     };
     this.waits = new WaitTable(owners, this.strings, this.pairs);
     this.heap = new DueHeap((a, b) => this.ids.compare(a, b));
-    this.order = new SortedList((a, b) => this.ids.compare(b, a));
+    this.order = new SortedList((a, b) => this.ids.compare(a, b));
     this.grow(Math.max(16, capacity));
   }
 
@@ -220,11 +220,12 @@ export class ExecutionDirectory {
   list(query: ListQuery): string[] {
     const out: string[] = [];
     const after = query.after;
-    let i = after == null ? 0 : this.order.lowerBound((e) => (this.ids.compareTo(e, after) >= 0 ? -1 : 1));
+    // The first position at or past `after`: the walk goes down from the one before it.
+    let i = after == null ? this.order.size : this.order.lowerBound((e) => (this.ids.compareTo(e, after) < 0 ? -1 : 1));
     const org = query.organization === undefined ? -1 : this.strings.find(query.organization);
     const proc = query.processId === undefined ? -1 : this.strings.find(query.processId);
     if ((query.organization !== undefined && org < 0) || (query.processId !== undefined && proc < 0)) return out;
-    for (; i < this.order.size && out.length < query.limit; i++) {
+    while (--i >= 0 && out.length < query.limit) {
       const slot = this.order.at(i);
       if (org >= 0 && this.org[slot] !== org) continue;
       if (proc >= 0 && this.proc[slot] !== proc) continue;

@@ -23,6 +23,8 @@ function hash(bucket: number, key: string): number {
 export class MessageIndex {
   /** head row + 1, 0 where empty; a power of two long, at most half full. */
   private table = new Int32Array(64);
+  /** The hash of each entry of `table`: a rehash or a shift reads it, not the key's text. */
+  private hashes = new Int32Array(64);
   private used = 0;
 
   constructor(private readonly rows: MessageRows) {}
@@ -51,11 +53,11 @@ export class MessageIndex {
     if (i < 0) return;
     const mask = this.table.length - 1;
     for (let j = (i + 1) & mask; this.table[j] !== 0; j = (j + 1) & mask) {
-      const row = this.table[j]! - 1;
-      const home = hash(this.rows.bucketOf(row), this.rows.keyOf(row)) & mask;
+      const home = this.hashes[j]! & mask;
       const between = i <= j ? home > i && home <= j : home > i || home <= j;
       if (between) continue;
       this.table[i] = this.table[j]!;
+      this.hashes[i] = this.hashes[j]!;
       i = j;
     }
     this.table[i] = 0;
@@ -64,10 +66,12 @@ export class MessageIndex {
 
   private find(bucket: number, key: string): number {
     const mask = this.table.length - 1;
-    for (let i = hash(bucket, key) & mask; ; i = (i + 1) & mask) {
+    const h = hash(bucket, key);
+    for (let i = h & mask; ; i = (i + 1) & mask) {
       const entry = this.table[i]!;
       if (entry === 0) return -1;
-      if (this.rows.bucketOf(entry - 1) === bucket && this.rows.keyOf(entry - 1) === key) return i;
+      if (this.hashes[i] === h && this.rows.bucketOf(entry - 1) === bucket && this.rows.keyOf(entry - 1) === key)
+        return i;
     }
   }
 
@@ -76,12 +80,14 @@ export class MessageIndex {
     let i = h & mask;
     while (this.table[i] !== 0) i = (i + 1) & mask;
     this.table[i] = row + 1;
+    this.hashes[i] = h;
   }
 
   private rehash(length: number): void {
     const old = this.table;
+    const hashes = this.hashes;
     this.table = new Int32Array(length);
-    for (const entry of old)
-      if (entry !== 0) this.place(entry - 1, hash(this.rows.bucketOf(entry - 1), this.rows.keyOf(entry - 1)));
+    this.hashes = new Int32Array(length);
+    for (let i = 0; i < old.length; i++) if (old[i] !== 0) this.place(old[i]! - 1, hashes[i]!);
   }
 }
