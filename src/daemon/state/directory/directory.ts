@@ -71,7 +71,7 @@ export class ExecutionDirectory {
   private segment = new Uint32Array(0);
   private offset = new Uint32Array(0);
   private length = new Uint32Array(0);
-  private readonly correlation: Array<string | null> = [];
+  private readonly correlation: Array<string | null>;
   /** Root and parent of the executions that have one (children: rare). */
   private readonly lineage = new Map<number, readonly [string | null, string | null]>();
   /** The slots of each tree's executions but its root, by the root's id. */
@@ -82,13 +82,14 @@ export class ExecutionDirectory {
   /** A directory with room for `capacity` executions before its columns grow. */
   constructor(capacity = 1024) {
     this.ids = new IdTable(capacity);
+    this.correlation = new Array<string | null>(Math.max(16, capacity)).fill(null);
     const owners = {
       idOf: (s: number) => this.ids.idOf(s),
       compareIds: (a: number, b: number) => this.ids.compare(a, b),
     };
-    this.waits = new WaitTable(owners, this.strings, this.pairs);
-    this.heap = new DueHeap((a, b) => this.ids.compare(a, b));
-    this.order = new SortedList((a, b) => this.ids.compare(a, b));
+    this.waits = new WaitTable(owners, this.strings, this.pairs, capacity);
+    this.heap = new DueHeap((a, b) => this.ids.compare(a, b), capacity);
+    this.order = new SortedList((a, b) => this.ids.compare(a, b), capacity);
     this.grow(Math.max(16, capacity));
   }
 

@@ -10,13 +10,22 @@ export type Tie = (a: number, b: number) => number;
 
 /** The heap. */
 export class DueHeap {
-  private due = new Float64Array(16);
-  private slots = new Int32Array(16);
+  private due: Float64Array;
+  private slots: Int32Array;
   /** The heap position of each slot, -1 when it has no due time. */
-  private pos = new Int32Array(16).fill(-1);
+  private pos: Int32Array;
   private count = 0;
 
-  constructor(private readonly tie: Tie) {}
+  /** A heap with room for `capacity` timers and slots before it grows. */
+  constructor(
+    private readonly tie: Tie,
+    capacity = 16,
+  ) {
+    const n = Math.max(16, capacity);
+    this.due = new Float64Array(n);
+    this.slots = new Int32Array(n);
+    this.pos = new Int32Array(n).fill(-1);
+  }
 
   /** Timers in the heap. */
   get size(): number {

@@ -11,11 +11,17 @@ export type Order = (a: number, b: number) => number;
 
 /** The sorted list. */
 export class SortedList {
-  private items = new Int32Array(16);
+  private items: Int32Array;
   private count = 0;
   private sorted = true;
 
-  constructor(private readonly order: Order) {}
+  /** An empty list with room for `capacity` entries before it grows. */
+  constructor(
+    private readonly order: Order,
+    capacity = 16,
+  ) {
+    this.items = new Int32Array(Math.max(16, capacity));
+  }
 
   /** Entries in the list. */
   get size(): number {

@@ -51,22 +51,22 @@ export interface Owners {
 
 /** The wait rows and their indexes. */
 export class WaitTable {
-  private owner = new Int32Array(16);
-  private next = new Int32Array(16);
-  private kind = new Uint8Array(16);
-  private node = new Int32Array(16);
+  private owner: Int32Array;
+  private next: Int32Array;
+  private kind: Uint8Array;
+  private node: Int32Array;
   /** input: the assignee (-1: none); message, signal: the ref; job: the domain. */
-  private a = new Int32Array(16);
+  private a: Int32Array;
   /** input: the flow; message, signal: the organization and ref; job: the organization, domain and action. */
-  private b = new Int32Array(16);
+  private b: Int32Array;
   /** input: since; job: notBefore (NaN: null). */
-  private t1 = new Float64Array(16);
+  private t1: Float64Array;
   /** The lockedUntil of job waits that have one: a worker's lock is transient, so no column for it. */
   private readonly locks = new Map<number, number>();
   /** message, signal: the wait's correlation key. */
-  private readonly key: Array<string | null> = [];
-  private subNext = new Int32Array(16);
-  private subPrev = new Int32Array(16);
+  private readonly key: Array<string | null>;
+  private subNext: Int32Array;
+  private subPrev: Int32Array;
   private free = new Int32Array(0);
   private freeCount = 0;
   private rows = 0;
@@ -87,7 +87,21 @@ export class WaitTable {
     private readonly strings: Interner,
     /** Pairs of strings' numbers: flows (organization, processId), buckets (organization, ref), job groups ((organization, domain), action). */
     private readonly pairs: Pairs,
-  ) {}
+    /** Rows made at once: a load knows about how many waits it puts. */
+    capacity = 16,
+  ) {
+    const n = Math.max(16, capacity);
+    this.owner = new Int32Array(n);
+    this.next = new Int32Array(n);
+    this.kind = new Uint8Array(n);
+    this.node = new Int32Array(n);
+    this.a = new Int32Array(n);
+    this.b = new Int32Array(n);
+    this.t1 = new Float64Array(n);
+    this.subNext = new Int32Array(n);
+    this.subPrev = new Int32Array(n);
+    this.key = new Array<string | null>(n).fill(null);
+  }
 
   /** Rows of the table in use. */
   get size(): number {
