@@ -17,6 +17,8 @@ export class IdTable {
   /** 1 where the slot's id is in `otherText`. */
   private other = new Uint8Array(16);
   private readonly probe = new Uint32Array(4);
+  /** The id `probe` holds the words of (the last UUID `slotOf` parsed), so that an insert after it parses nothing. */
+  private probed: string | null = null;
 
   /** A table with room for `capacity` ids before it rehashes. */
   constructor(capacity = 16) {
@@ -29,7 +31,11 @@ export class IdTable {
 
   /** The slot of `id`, or -1. */
   slotOf(id: string): number {
-    if (!parseUuid(id, this.probe, 0)) return this.others.get(id) ?? -1;
+    if (!parseUuid(id, this.probe, 0)) {
+      this.probed = null;
+      return this.others.get(id) ?? -1;
+    }
+    this.probed = id;
     const mask = this.table.length - 1;
     for (let i = hashUuid(this.probe, 0) & mask; ; i = (i + 1) & mask) {
       const entry = this.table[i]!;
@@ -42,7 +48,8 @@ export class IdTable {
   insert(id: string, slot: number): void {
     if (slot >= this.other.length) this.other = grown(this.other, Math.max(slot + 1, this.other.length * 2));
     if (4 * slot + 4 > this.words.length) this.words = grown(this.words, Math.max(4 * slot + 4, this.words.length * 2));
-    if (!parseUuid(id, this.words, 4 * slot)) {
+    if (id === this.probed) this.words.set(this.probe, 4 * slot);
+    else if (!parseUuid(id, this.words, 4 * slot)) {
       this.other[slot] = 1;
       this.others.set(id, slot);
       this.otherText.set(slot, id);
@@ -99,6 +106,7 @@ export class IdTable {
 
   /** Compares the id of `slot` with `id` as texts compare. */
   compareTo(slot: number, id: string): number {
+    this.probed = null;
     if (this.other[slot] === 0 && parseUuid(id, this.probe, 0)) {
       for (let w = 0; w < 4; w++) {
         const x = this.words[4 * slot + w]!;
