@@ -1,0 +1,137 @@
+/**
+ * Typed-array columns of the resident directory and the strings they share: a column grows by
+ * doubling and is never shrunk (slots are reused), and a repeated string is interned once and
+ * kept as its number (docs/decisions/005-no-long-lived-growing-collections.md).
+ */
+
+/** A typed array of one of the directory's column kinds. */
+export type Column = Int32Array | Uint32Array | Uint8Array | Float64Array;
+
+/** `column` with room for `length` elements, its contents kept (itself when it has room). */
+export function grown<C extends Column>(column: C, length: number): C {
+  if (column.length >= length) return column;
+  const made = new (column.constructor as new (n: number) => C)(length);
+  made.set(column);
+  return made;
+}
+
+/** Strings numbered once each (organization, flow, version, node, ref, domain, assignee ...). */
+export class Interner {
+  private readonly codes = new Map<string, number>();
+  private readonly texts: string[] = [];
+
+  /** The number of `text`, given one if it has none. */
+  code(text: string): number {
+    let code = this.codes.get(text);
+    if (code === undefined) {
+      code = this.texts.length;
+      this.codes.set(text, code);
+      this.texts.push(text);
+    }
+    return code;
+  }
+
+  /** The number of `text`, or -1 when it was never interned (no execution can have it). */
+  find(text: string): number {
+    return this.codes.get(text) ?? -1;
+  }
+
+  /** The text of `code`. */
+  text(code: number): string {
+    return this.texts[code]!;
+  }
+}
+
+/** The value of each hex digit by char code (lowercase only), -1 for any other character. */
+const HEX_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) HEX_VALUE['0123456789abcdef'.charCodeAt(i)] = i;
+
+/** The value of a hex digit's char code, or -1. */
+function hexValue(c: number): number {
+  return c < 128 ? HEX_VALUE[c]! : -1;
+}
+
+/** Where the 8 digits of each 32-bit word of a UUID's text start, digit by digit. */
+const DIGITS: readonly number[] = [
+  0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
+];
+
+/**
+ * Writes the 16 bytes of `id`, a UUID in lowercase canonical text (8-4-4-4-12 hex digits), to
+ * `words` at `at` as four big-endian 32-bit words, so that the words' order is the text's.
+ * Returns false, writing nothing meaningful, when `id` is not such a UUID.
+ */
+export function parseUuid(id: string, words: Uint32Array, at: number): boolean {
+  if (id.length !== 36 || id.charCodeAt(8) !== 45 || id.charCodeAt(13) !== 45) return false;
+  if (id.charCodeAt(18) !== 45 || id.charCodeAt(23) !== 45) return false;
+  for (let w = 0; w < 4; w++) {
+    let word = 0;
+    for (let d = 0; d < 8; d++) {
+      const v = hexValue(id.charCodeAt(DIGITS[w * 8 + d]!));
+      if (v < 0) return false;
+      word = (word << 4) | v;
+    }
+    words[at + w] = word >>> 0;
+  }
+  return true;
+}
+
+const HEX = Buffer.from('0123456789abcdef');
+/** Where the two digits of each of the 16 bytes go in the 36-character text. */
+const AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+/** Text is written here digit by digit, then read as one flat string (engine/ids.ts does the same). */
+const text = Buffer.from('00000000-0000-0000-0000-000000000000', 'latin1');
+
+/** The canonical text of the UUID held as four words at `at` of `words`. */
+export function formatUuid(words: Uint32Array, at: number): string {
+  for (let i = 0; i < 16; i++) {
+    const b = (words[at + (i >> 2)]! >>> (24 - 8 * (i & 3))) & 255;
+    text[AT[i]!] = HEX[b >> 4]!;
+    text[AT[i]! + 1] = HEX[b & 15]!;
+  }
+  return text.toString('latin1', 0, 36);
+}
+
+/**
+ * A 31-bit hash of the UUID at `at`: the low three words of a UUIDv7 are mostly random, the
+ * first is its time, so all four are mixed (murmur3's finalizer).
+ */
+export function hashUuid(words: Uint32Array, at: number): number {
+  let h = Math.imul(words[at]! ^ words[at + 1]!, 0x85ebca6b) ^ words[at + 2]!;
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) ^ words[at + 3]!;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  return (h ^ (h >>> 13)) & 0x7fffffff;
+}
+
+/** Pairs of numbers (interned strings or other pairs) numbered once each, with no string made. */
+export class Pairs {
+  private readonly codes = new Map<number, number>();
+  private firsts = new Int32Array(16);
+  private seconds = new Int32Array(16);
+  private count = 0;
+
+  /** The number of the pair (`a`, `b`), given one if it has none (each below 2^26). */
+  code(a: number, b: number): number {
+    const key = a * 0x4000000 + b;
+    let code = this.codes.get(key);
+    if (code === undefined) {
+      code = this.count++;
+      this.codes.set(key, code);
+      this.firsts = grown(this.firsts, this.count > this.firsts.length ? this.count * 2 : 0);
+      this.seconds = grown(this.seconds, this.firsts.length);
+      this.firsts[code] = a;
+      this.seconds[code] = b;
+    }
+    return code;
+  }
+
+  /** The number of (`a`, `b`), or -1 when none was given (or either is -1). */
+  find(a: number, b: number): number {
+    return a < 0 || b < 0 ? -1 : (this.codes.get(a * 0x4000000 + b) ?? -1);
+  }
+
+  /** The second number of pair `code`. */
+  second(code: number): number {
+    return this.seconds[code]!;
+  }
+}

@@ -1,0 +1,316 @@
+/**
+ * The resident directory (decision 068, step 4): what the daemon keeps in memory of every live
+ * execution, its document in memory or not, in typed-array columns by slot. It answers, with
+ * no scan of the executions: an id's slot, location and summary; a tree's ids; the nodes an
+ * event resumes; the due timers; a flow's waiting input tasks and an action's jobs; running
+ * and waiting-only counts per flow; and the ids newest first, paged by cursor. Loaded at start
+ * from the execution segments' indexes; kept up by `put` and `remove`.
+ */
+import { STATE } from '../../../shared/api/index.js';
+import type { ExecutionSummary } from '../execution-summary.js';
+import { grown, Interner, Pairs } from './columns.js';
+import { DueHeap } from './due-heap.js';
+import { IdTable } from './id-table.js';
+import { SortedList } from './sorted.js';
+import { WaitTable, type Subscriber, type WaitingJob, type WaitingTask } from './waits.js';
+
+/** Where an execution's document is: its execution segment, and its bytes there. */
+export interface Location {
+  readonly segment: number;
+  readonly offset: number;
+  readonly length: number;
+}
+
+/** An execution as the directory answers for it. */
+export interface DirectoryEntry {
+  readonly summary: ExecutionSummary;
+  readonly location: Location;
+}
+
+/** What `list` pages by: ids older than `after`, at most `limit`, optionally filtered. */
+export interface ListQuery {
+  readonly after?: string | null;
+  readonly limit: number;
+  readonly organization?: string;
+  readonly processId?: string;
+  readonly stateCd?: number;
+}
+
+/** Running executions of a flow, and those of them that only wait (no Active node, a wait). */
+export interface FlowCounts {
+  readonly running: number;
+  readonly waitingOnly: number;
+}
+
+/** Locations are kept as 32-bit numbers: a segment's offset past 4 GiB is refused. */
+const MAX_U32 = 0xffffffff;
+
+/** The directory. */
+export class ExecutionDirectory {
+  private readonly ids: IdTable;
+  private readonly strings = new Interner();
+  private readonly pairs = new Pairs();
+  private readonly waits: WaitTable;
+  private readonly heap: DueHeap;
+  /** Live slots, oldest id first (new ids come last: an insert is an append). */
+  private readonly order: SortedList;
+  private capacity = 0;
+  private slots = 0;
+  private free = new Int32Array(0);
+  private freeCount = 0;
+  private org = new Int32Array(0);
+  private proc = new Int32Array(0);
+  private ver = new Int32Array(0);
+  private env = new Int32Array(0);
+  /** The flow (organization and processId) as a tuple code, what counts and listing key on. */
+  private flow = new Int32Array(0);
+  private state = new Uint8Array(0);
+  private startMs = new Float64Array(0);
+  private active = new Int32Array(0);
+  private firstWait = new Int32Array(0);
+  private segment = new Uint32Array(0);
+  private offset = new Uint32Array(0);
+  private length = new Uint32Array(0);
+  private readonly correlation: Array<string | null>;
+  /** Root and parent of the executions that have one (children: rare). */
+  private readonly lineage = new Map<number, readonly [string | null, string | null]>();
+  /** The slots of each tree's executions but its root, by the root's id. */
+  private readonly trees = new Map<string, Set<number>>();
+  private running = new Int32Array(0);
+  private waitingOnly = new Int32Array(0);
+
+  /** A directory with room for `capacity` executions before its columns grow. */
+  constructor(capacity = 1024) {
+    this.ids = new IdTable(capacity);
+    this.correlation = new Array<string | null>(Math.max(16, capacity)).fill(null);
+    const owners = {
+      idOf: (s: number) => this.ids.idOf(s),
+      compareIds: (a: number, b: number) => this.ids.compare(a, b),
+    };
+    this.waits = new WaitTable(owners, this.strings, this.pairs, capacity);
+    this.heap = new DueHeap((a, b) => this.ids.compare(a, b), capacity);
+    this.order = new SortedList((a, b) => this.ids.compare(a, b), capacity);
+    this.grow(Math.max(16, capacity));
+  }
+
+  /** Executions in the directory. */
+  get size(): number {
+    return this.slots - this.freeCount;
+  }
+
+  /** Slots the columns have room for (they grow by doubling, never with churn alone). */
+  get slotCapacity(): number {
+    return this.capacity;
+  }
+
+  /** Adds execution `summary` at `location`, or replaces what the directory had of it. */
+  put(summary: ExecutionSummary, location: Location): void {
+    if (location.offset > MAX_U32 || location.length > MAX_U32 || location.segment > MAX_U32)
+      throw new RangeError('a location past 4 GiB cannot be kept');
+    let slot = this.ids.slotOf(summary.id);
+    if (slot >= 0) this.detach(slot);
+    else {
+      slot = this.slot();
+      this.ids.insert(summary.id, slot);
+      this.order.insert(slot);
+    }
+    this.attach(slot, summary, location);
+  }
+
+  /** Removes execution `id`; false when the directory has no such execution. */
+  remove(id: string): boolean {
+    const slot = this.ids.slotOf(id);
+    if (slot < 0) return false;
+    this.detach(slot);
+    this.order.remove(slot);
+    this.ids.remove(slot);
+    this.correlation[slot] = null;
+    if (this.freeCount === this.free.length) this.free = grown(this.free, Math.max(16, this.freeCount * 2));
+    this.free[this.freeCount++] = slot;
+    return true;
+  }
+
+  /** Whether execution `id` is in the directory. */
+  has(id: string): boolean {
+    return this.ids.slotOf(id) >= 0;
+  }
+
+  /** The slot of `id`, or -1 (slots are reused once an execution is removed). */
+  slotOf(id: string): number {
+    return this.ids.slotOf(id);
+  }
+
+  /** Where the document of `id` is, or null. */
+  locationOf(id: string): Location | null {
+    const slot = this.ids.slotOf(id);
+    return slot < 0 ? null : { segment: this.segment[slot]!, offset: this.offset[slot]!, length: this.length[slot]! };
+  }
+
+  /**
+   * What the directory has of `id`, or null. Its `dueMs` is the timer still set: null once
+   * `takeDue` took it, until the execution is put again.
+   */
+  get(id: string): DirectoryEntry | null {
+    const slot = this.ids.slotOf(id);
+    if (slot < 0) return null;
+    const [root, parent] = this.lineage.get(slot) ?? [null, null];
+    const summary: ExecutionSummary = {
+      id,
+      organization: this.strings.text(this.org[slot]!),
+      processId: this.strings.text(this.proc[slot]!),
+      processVersion: this.strings.text(this.ver[slot]!),
+      environment: this.strings.text(this.env[slot]!),
+      stateCd: this.state[slot]!,
+      root,
+      parent,
+      startMs: this.startMs[slot]!,
+      correlationKey: this.correlation[slot] ?? null,
+      dueMs: this.heap.dueOf(slot),
+      active: this.active[slot]!,
+      waits: this.waits.summaries(this.firstWait[slot]!),
+    };
+    return { summary, location: this.locationOf(id)! };
+  }
+
+  /** The ids of tree `root`: the root if the directory has it, then every execution whose root it is. */
+  tree(root: string): string[] {
+    const out = this.has(root) ? [root] : [];
+    for (const slot of this.trees.get(root) ?? []) out.push(this.ids.idOf(slot));
+    return out;
+  }
+
+  /** The (id, node) pairs an event resumes (state/subscriptions.ts subscriptionsFor's answer). */
+  subscribers(organization: string, eventType: string, correlationKey: string | null): Subscriber[] {
+    return this.waits.subscribers(organization, eventType, correlationKey);
+  }
+
+  /** Input tasks waiting in a flow, oldest `since` first, `limit` of them from position `from`. */
+  tasks(organization: string, processId: string, from = 0, limit = Infinity): WaitingTask[] {
+    return this.waits.tasks(organization, processId, from, limit);
+  }
+
+  /** Job waits of an action, by execution id. */
+  jobs(organization: string, domain: string, action: string): WaitingJob[] {
+    return this.waits.jobs(organization, domain, action);
+  }
+
+  /** Running executions of a flow, and those only waiting (compare state/live-counts.ts perFlow). */
+  counts(organization: string, processId: string): FlowCounts {
+    const code = this.pairs.find(this.strings.find(organization), this.strings.find(processId));
+    if (code < 0 || code >= this.running.length) return { running: 0, waitingOnly: 0 };
+    return { running: this.running[code]!, waitingOnly: this.waitingOnly[code]! };
+  }
+
+  /** The earliest due time (ms) of any execution, or null. */
+  nextDue(): number | null {
+    return this.heap.next();
+  }
+
+  /** Takes the timers due at `nowMs`, at most `max`, and returns their executions' ids in due order. */
+  takeDue(nowMs: number, max = Infinity): string[] {
+    const out: string[] = [];
+    while (out.length < max) {
+      const slot = this.heap.popDue(nowMs);
+      if (slot < 0) break;
+      out.push(this.ids.idOf(slot));
+    }
+    return out;
+  }
+
+  /** Live ids newest first, older than `after` when it is given, filtered as asked. */
+  list(query: ListQuery): string[] {
+    const out: string[] = [];
+    const after = query.after;
+    // The first position at or past `after`: the walk goes down from the one before it.
+    let i = after == null ? this.order.size : this.order.lowerBound((e) => (this.ids.compareTo(e, after) < 0 ? -1 : 1));
+    const org = query.organization === undefined ? -1 : this.strings.find(query.organization);
+    const proc = query.processId === undefined ? -1 : this.strings.find(query.processId);
+    if ((query.organization !== undefined && org < 0) || (query.processId !== undefined && proc < 0)) return out;
+    while (--i >= 0 && out.length < query.limit) {
+      const slot = this.order.at(i);
+      if (org >= 0 && this.org[slot] !== org) continue;
+      if (proc >= 0 && this.proc[slot] !== proc) continue;
+      if (query.stateCd !== undefined && this.state[slot] !== query.stateCd) continue;
+      out.push(this.ids.idOf(slot));
+    }
+    return out;
+  }
+
+  private slot(): number {
+    if (this.freeCount > 0) return this.free[--this.freeCount]!;
+    if (this.slots === this.capacity) this.grow(this.capacity * 2);
+    return this.slots++;
+  }
+
+  private grow(capacity: number): void {
+    this.capacity = capacity;
+    this.org = grown(this.org, capacity);
+    this.proc = grown(this.proc, capacity);
+    this.ver = grown(this.ver, capacity);
+    this.env = grown(this.env, capacity);
+    this.flow = grown(this.flow, capacity);
+    this.state = grown(this.state, capacity);
+    this.startMs = grown(this.startMs, capacity);
+    this.active = grown(this.active, capacity);
+    this.firstWait = grown(this.firstWait, capacity);
+    this.segment = grown(this.segment, capacity);
+    this.offset = grown(this.offset, capacity);
+    this.length = grown(this.length, capacity);
+  }
+
+  private attach(slot: number, s: ExecutionSummary, location: Location): void {
+    const org = this.strings.code(s.organization);
+    const proc = this.strings.code(s.processId);
+    this.org[slot] = org;
+    this.proc[slot] = proc;
+    this.ver[slot] = this.strings.code(s.processVersion);
+    this.env[slot] = this.strings.code(s.environment);
+    const flow = this.pairs.code(org, proc);
+    this.flow[slot] = flow;
+    this.state[slot] = s.stateCd;
+    this.startMs[slot] = s.startMs;
+    this.active[slot] = s.active;
+    this.segment[slot] = location.segment;
+    this.offset[slot] = location.offset;
+    this.length[slot] = location.length;
+    this.correlation[slot] = s.correlationKey;
+    const root = s.root === s.id ? null : s.root;
+    if (root !== null || s.parent !== null) this.lineage.set(slot, [root, s.parent]);
+    if (root !== null) {
+      let members = this.trees.get(root);
+      if (members === undefined) this.trees.set(root, (members = new Set()));
+      members.add(slot);
+    }
+    this.firstWait[slot] = this.waits.add(slot, org, flow, s.waits);
+    this.heap.set(slot, s.dueMs);
+    this.count(slot, 1);
+  }
+
+  /** Takes `slot` out of every index but its id and the listing (a replace or a remove follows). */
+  private detach(slot: number): void {
+    this.count(slot, -1);
+    this.heap.set(slot, null);
+    this.waits.removeChain(this.firstWait[slot]!);
+    this.firstWait[slot] = -1;
+    const lineage = this.lineage.get(slot);
+    if (lineage === undefined) return;
+    this.lineage.delete(slot);
+    const root = lineage[0];
+    if (root === null) return;
+    const members = this.trees.get(root)!;
+    members.delete(slot);
+    if (members.size === 0) this.trees.delete(root);
+  }
+
+  private count(slot: number, by: 1 | -1): void {
+    if (this.state[slot] !== STATE.RUNNING) return;
+    const flow = this.flow[slot]!;
+    if (flow >= this.running.length) {
+      const n = Math.max(16, 2 * flow + 2);
+      this.running = grown(this.running, n);
+      this.waitingOnly = grown(this.waitingOnly, n);
+    }
+    this.running[flow]! += by;
+    if (this.active[slot] === 0 && this.firstWait[slot]! >= 0) this.waitingOnly[flow]! += by;
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The directory's timers: one due time per slot in a binary min-heap of typed arrays (due
+ * times, their slots, and each slot's position in the heap), so that a due time is set,
+ * moved or removed in O(log n) with no object per timer.
+ */
+import { grown } from './columns.js';
+
+/** Orders two slots of equal due time: negative when `a` comes first. */
+export type Tie = (a: number, b: number) => number;
+
+/** The heap. */
+export class DueHeap {
+  private due: Float64Array;
+  private slots: Int32Array;
+  /** The heap position of each slot, -1 when it has no due time. */
+  private pos: Int32Array;
+  private count = 0;
+
+  /** A heap with room for `capacity` timers and slots before it grows. */
+  constructor(
+    private readonly tie: Tie,
+    capacity = 16,
+  ) {
+    const n = Math.max(16, capacity);
+    this.due = new Float64Array(n);
+    this.slots = new Int32Array(n);
+    this.pos = new Int32Array(n).fill(-1);
+  }
+
+  /** Timers in the heap. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** The due time of `slot` (ms), or null. */
+  dueOf(slot: number): number | null {
+    const at = slot < this.pos.length ? this.pos[slot]! : -1;
+    return at < 0 ? null : this.due[at]!;
+  }
+
+  /** Sets the due time of `slot` to `ms`, or removes it (null). */
+  set(slot: number, ms: number | null): void {
+    if (slot >= this.pos.length) {
+      const old = this.pos.length;
+      this.pos = grown(this.pos, Math.max(slot + 1, old * 2));
+      this.pos.fill(-1, old);
+    }
+    const at = this.pos[slot]!;
+    if (ms === null) {
+      if (at >= 0) this.removeAt(at);
+      return;
+    }
+    if (at >= 0) {
+      const before = this.due[at]!;
+      this.due[at] = ms;
+      if (ms < before) this.up(at);
+      else this.down(at);
+      return;
+    }
+    if (this.count === this.due.length) {
+      this.due = grown(this.due, this.count * 2);
+      this.slots = grown(this.slots, this.count * 2);
+    }
+    this.due[this.count] = ms;
+    this.slots[this.count] = slot;
+    this.pos[slot] = this.count;
+    this.up(this.count++);
+  }
+
+  /** The earliest due time (ms), or null when no timer is set. */
+  next(): number | null {
+    return this.count === 0 ? null : this.due[0]!;
+  }
+
+  /** Removes and returns the slot of the earliest timer if it is due at `nowMs`, else -1. */
+  popDue(nowMs: number): number {
+    if (this.count === 0 || this.due[0]! > nowMs) return -1;
+    const slot = this.slots[0]!;
+    this.removeAt(0);
+    return slot;
+  }
+
+  private less(i: number, j: number): boolean {
+    const a = this.due[i]!;
+    const b = this.due[j]!;
+    return a < b || (a === b && this.tie(this.slots[i]!, this.slots[j]!) < 0);
+  }
+
+  private removeAt(at: number): void {
+    this.pos[this.slots[at]!] = -1;
+    const last = --this.count;
+    if (at === last) return;
+    const moved = this.slots[last]!;
+    this.move(last, at);
+    this.up(at);
+    this.down(this.pos[moved]!);
+  }
+
+  private move(from: number, to: number): void {
+    this.due[to] = this.due[from]!;
+    this.slots[to] = this.slots[from]!;
+    this.pos[this.slots[to]!] = to;
+  }
+
+  private swap(i: number, j: number): void {
+    const d = this.due[i]!;
+    const s = this.slots[i]!;
+    this.move(j, i);
+    this.due[j] = d;
+    this.slots[j] = s;
+    this.pos[s] = j;
+  }
+
+  private up(at: number): void {
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!this.less(at, parent)) return;
+      this.swap(at, parent);
+      at = parent;
+    }
+  }
+
+  private down(at: number): void {
+    for (;;) {
+      const l = 2 * at + 1;
+      if (l >= this.count) return;
+      const r = l + 1;
+      const c = r < this.count && this.less(r, l) ? r : l;
+      if (!this.less(c, at)) return;
+      this.swap(at, c);
+      at = c;
+    }
+  }
+}

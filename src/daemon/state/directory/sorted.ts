@@ -1,0 +1,71 @@
+/**
+ * A list of numbers (slots or wait handles) kept in an order the caller defines, in one Int32Array:
+ * the directory's listing (ids newest first), the input tasks of a flow (oldest first) and the
+ * jobs of an action. New entries usually come last (ids and wait times grow), so an insert is
+ * an append; one out of order marks the list unsorted, and it is sorted once, when next read.
+ */
+import { grown } from './columns.js';
+
+/** Compares two entries: negative when `a` comes first; never 0 for two different entries. */
+export type Order = (a: number, b: number) => number;
+
+/** The sorted list. */
+export class SortedList {
+  private items: Int32Array;
+  private count = 0;
+  private sorted = true;
+
+  /** An empty list with room for `capacity` entries before it grows. */
+  constructor(
+    private readonly order: Order,
+    capacity = 16,
+  ) {
+    this.items = new Int32Array(Math.max(16, capacity));
+  }
+
+  /** Entries in the list. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Adds `x`. */
+  insert(x: number): void {
+    this.items = grown(this.items, this.count + 1 > this.items.length ? this.items.length * 2 : 0);
+    if (this.sorted && this.count > 0 && this.order(this.items[this.count - 1]!, x) > 0) this.sorted = false;
+    this.items[this.count++] = x;
+  }
+
+  /** Removes `x` (in the list, its order's fields as they were when it was inserted). */
+  remove(x: number): void {
+    this.sort();
+    const at = this.lowerBound((e) => this.order(e, x));
+    if (at >= this.count || this.items[at] !== x) throw new Error(`sorted list: ${x} is not in the list`);
+    this.items.copyWithin(at, at + 1, this.count);
+    this.count--;
+  }
+
+  /** The first position whose entry does not come before the probe (`probe(e)` < 0: e comes first). */
+  lowerBound(probe: (e: number) => number): number {
+    this.sort();
+    let lo = 0;
+    let hi = this.count;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (probe(this.items[mid]!) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The entry at `at` (0 <= at < size), in order. */
+  at(at: number): number {
+    this.sort();
+    return this.items[at]!;
+  }
+
+  private sort(): void {
+    if (this.sorted) return;
+    this.items.subarray(0, this.count).sort(this.order);
+    this.sorted = true;
+  }
+}

@@ -1,0 +1,332 @@
+/**
+ * The waits of the directory's executions, one row of typed-array columns per waiting node
+ * (a wait handle), chained per execution, and the indexes that route work to them without a
+ * scan: subscriptions by bucket (as state/subscriptions.ts buckets them), input tasks per flow
+ * (oldest first), jobs per action. Executions with several waits are rare; they just take
+ * several rows.
+ */
+import type { WaitSummary } from '../execution-summary.js';
+import { grown, type Interner, type Pairs } from './columns.js';
+import { MessageIndex } from './message-index.js';
+import { SortedList } from './sorted.js';
+
+/** Wait kinds as a row holds them (0: a free row). */
+const KINDS = ['', 'input', 'message', 'signal', 'job', 'timer', 'child', 'loop', 'tools'] as const;
+const INPUT = 1;
+const MESSAGE = 2;
+const SIGNAL = 3;
+const JOB = 4;
+/** A message bucket's key when the wait has none (subscriptions.ts keys it the same way). */
+const NO_KEY = '\u0000';
+
+/** A node waiting on an event, as `subscribers` answers: its execution and node. */
+export interface Subscriber {
+  readonly id: string;
+  readonly node: string;
+}
+
+/** A waiting input task, as `tasks` answers. */
+export interface WaitingTask {
+  readonly id: string;
+  readonly node: string;
+  readonly since: number;
+  readonly assignee: string | null;
+}
+
+/** A job wait, as `jobs` answers. */
+export interface WaitingJob {
+  readonly id: string;
+  readonly node: string;
+  readonly notBefore: number | null;
+  readonly lockedUntil: number | null;
+}
+
+/** What the wait table reads of the executions (the directory's slots). */
+export interface Owners {
+  /** The id of the execution in `slot`. */
+  idOf(slot: number): string;
+  /** Compares the ids of two slots (negative: `a`'s id comes first). */
+  compareIds(a: number, b: number): number;
+}
+
+/** The wait rows and their indexes. */
+export class WaitTable {
+  private owner: Int32Array;
+  private next: Int32Array;
+  private kind: Uint8Array;
+  private node: Int32Array;
+  /** input: the assignee (-1: none); message, signal: the ref; job: the domain. */
+  private a: Int32Array;
+  /** input: the flow; message, signal: the organization and ref; job: the organization, domain and action. */
+  private b: Int32Array;
+  /** input: since; job: notBefore (NaN: null). */
+  private t1: Float64Array;
+  /** The lockedUntil of job waits that have one: a worker's lock is transient, so no column for it. */
+  private readonly locks = new Map<number, number>();
+  /** message, signal: the wait's correlation key. */
+  private readonly key: Array<string | null>;
+  private subNext: Int32Array;
+  private subPrev: Int32Array;
+  private free = new Int32Array(0);
+  private freeCount = 0;
+  private rows = 0;
+  private readonly messages = new MessageIndex({
+    bucketOf: (row) => this.b[row]!,
+    keyOf: (row) => this.key[row] ?? NO_KEY,
+  });
+  private readonly signals = new Map<number, number>();
+  private readonly taskLists = new Map<number, SortedList>();
+  private readonly jobLists = new Map<number, SortedList>();
+  private readonly taskOrder = (x: number, y: number): number =>
+    this.t1[x]! - this.t1[y]! || this.owners.compareIds(this.owner[x]!, this.owner[y]!) || x - y;
+  private readonly jobOrder = (x: number, y: number): number =>
+    this.owners.compareIds(this.owner[x]!, this.owner[y]!) || x - y;
+
+  constructor(
+    private readonly owners: Owners,
+    private readonly strings: Interner,
+    /** Pairs of strings' numbers: flows (organization, processId), buckets (organization, ref), job groups ((organization, domain), action). */
+    private readonly pairs: Pairs,
+    /** Rows made at once: a load knows about how many waits it puts. */
+    capacity = 16,
+  ) {
+    const n = Math.max(16, capacity);
+    this.owner = new Int32Array(n);
+    this.next = new Int32Array(n);
+    this.kind = new Uint8Array(n);
+    this.node = new Int32Array(n);
+    this.a = new Int32Array(n);
+    this.b = new Int32Array(n);
+    this.t1 = new Float64Array(n);
+    this.subNext = new Int32Array(n);
+    this.subPrev = new Int32Array(n);
+    this.key = new Array<string | null>(n).fill(null);
+  }
+
+  /** Rows of the table in use. */
+  get size(): number {
+    return this.rows - this.freeCount;
+  }
+
+  /** Adds the waits of execution `slot` of flow `flow` (a pair); returns its first row, -1 when none. */
+  add(slot: number, organization: number, flow: number, waits: readonly WaitSummary[]): number {
+    let first = -1;
+    for (let i = waits.length - 1; i >= 0; i--) {
+      const row = this.row();
+      this.owner[row] = slot;
+      this.next[row] = first;
+      this.fill(row, organization, flow, waits[i]!);
+      first = row;
+    }
+    return first;
+  }
+
+  /** Removes the chain of rows from `first` (an execution's waits). */
+  removeChain(first: number): void {
+    for (let row = first; row >= 0;) {
+      const after = this.next[row]!;
+      this.unindex(row);
+      this.kind[row] = 0;
+      this.key[row] = null;
+      if (this.freeCount === this.free.length) this.free = grown(this.free, Math.max(16, this.freeCount * 2));
+      this.free[this.freeCount++] = row;
+      row = after;
+    }
+  }
+
+  /** The waits of the chain from `first`, in order. */
+  summaries(first: number): WaitSummary[] {
+    const out: WaitSummary[] = [];
+    for (let row = first; row >= 0; row = this.next[row]!) out.push(this.summary(row));
+    return out;
+  }
+
+  /** How many rows the chain from `first` has. */
+  count(first: number): number {
+    let n = 0;
+    for (let row = first; row >= 0; row = this.next[row]!) n++;
+    return n;
+  }
+
+  /**
+   * The nodes an event of `eventType` with `correlationKey` resumes in `organization`, as
+   * subscriptionsFor answers: message waits with that ref and key, then signal waits with that
+   * ref whatever their key.
+   */
+  subscribers(organization: string, eventType: string, correlationKey: string | null): Subscriber[] {
+    const out: Subscriber[] = [];
+    const bucket = this.pairs.find(this.strings.find(organization), this.strings.find(eventType));
+    if (bucket < 0) return out;
+    this.chain(this.messages.head(bucket, correlationKey ?? NO_KEY), out);
+    this.chain(this.signals.get(bucket) ?? -1, out);
+    return out;
+  }
+
+  /** Input tasks waiting in flow `processId` of `organization`, oldest first, from position `from`. */
+  tasks(organization: string, processId: string, from = 0, limit = Infinity): WaitingTask[] {
+    const list = this.taskLists.get(this.pairs.find(this.strings.find(organization), this.strings.find(processId)));
+    const out: WaitingTask[] = [];
+    if (list === undefined) return out;
+    for (let i = from; i < list.size && out.length < limit; i++) {
+      const row = list.at(i);
+      const assignee = this.a[row]!;
+      out.push({
+        id: this.owners.idOf(this.owner[row]!),
+        node: this.strings.text(this.node[row]!),
+        since: this.t1[row]!,
+        assignee: assignee < 0 ? null : this.strings.text(assignee),
+      });
+    }
+    return out;
+  }
+
+  /** Job waits of `action` in `domain` of `organization`, by execution id. */
+  jobs(organization: string, domain: string, action: string): WaitingJob[] {
+    const group = this.pairs.find(this.strings.find(organization), this.strings.find(domain));
+    const list = this.jobLists.get(this.pairs.find(group, this.strings.find(action)));
+    const out: WaitingJob[] = [];
+    if (list === undefined) return out;
+    for (let i = 0; i < list.size; i++) {
+      const row = list.at(i);
+      out.push({
+        id: this.owners.idOf(this.owner[row]!),
+        node: this.strings.text(this.node[row]!),
+        notBefore: orNull(this.t1[row]!),
+        lockedUntil: this.locks.get(row) ?? null,
+      });
+    }
+    return out;
+  }
+
+  private chain(head: number, out: Subscriber[]): void {
+    for (let row = head; row >= 0; row = this.subNext[row]!)
+      out.push({ id: this.owners.idOf(this.owner[row]!), node: this.strings.text(this.node[row]!) });
+  }
+
+  private row(): number {
+    if (this.freeCount > 0) return this.free[--this.freeCount]!;
+    const row = this.rows++;
+    if (row === this.owner.length) {
+      const n = row * 2;
+      this.owner = grown(this.owner, n);
+      this.next = grown(this.next, n);
+      this.kind = grown(this.kind, n);
+      this.node = grown(this.node, n);
+      this.a = grown(this.a, n);
+      this.b = grown(this.b, n);
+      this.t1 = grown(this.t1, n);
+      this.subNext = grown(this.subNext, n);
+      this.subPrev = grown(this.subPrev, n);
+    }
+    return row;
+  }
+
+  private fill(row: number, organization: number, flow: number, wait: WaitSummary): void {
+    this.node[row] = this.strings.code(wait.node);
+    this.key[row] = null;
+    switch (wait.kind) {
+      case 'input': {
+        this.kind[row] = INPUT;
+        this.a[row] = wait.assignee === null ? -1 : this.strings.code(wait.assignee);
+        this.b[row] = flow;
+        this.t1[row] = wait.since;
+        listOf(this.taskLists, this.b[row]!, this.taskOrder).insert(row);
+        return;
+      }
+      case 'event': {
+        const message = wait.eventType === 'message';
+        this.kind[row] = message ? MESSAGE : SIGNAL;
+        this.a[row] = this.strings.code(wait.ref);
+        const bucket = this.pairs.code(organization, this.a[row]!);
+        this.b[row] = bucket;
+        this.key[row] = wait.key;
+        this.subPrev[row] = -1;
+        if (message) {
+          const k = wait.key ?? NO_KEY;
+          this.subNext[row] = this.messages.head(bucket, k);
+          this.messages.setHead(bucket, k, row);
+        } else {
+          this.subNext[row] = this.signals.get(bucket) ?? -1;
+          this.signals.set(bucket, row);
+        }
+        if (this.subNext[row]! >= 0) this.subPrev[this.subNext[row]!] = row;
+        return;
+      }
+      case 'job': {
+        this.kind[row] = JOB;
+        this.a[row] = this.strings.code(wait.domain);
+        this.b[row] = this.pairs.code(this.pairs.code(organization, this.a[row]!), this.strings.code(wait.action));
+        this.t1[row] = wait.notBefore ?? NaN;
+        if (wait.lockedUntil !== null) this.locks.set(row, wait.lockedUntil);
+        listOf(this.jobLists, this.b[row]!, this.jobOrder).insert(row);
+        return;
+      }
+      default:
+        this.kind[row] = KINDS.indexOf(wait.kind);
+    }
+  }
+
+  private unindex(row: number): void {
+    const kind = this.kind[row]!;
+    if (kind === INPUT) dropFrom(this.taskLists, this.b[row]!, row);
+    else if (kind === JOB) {
+      dropFrom(this.jobLists, this.b[row]!, row);
+      this.locks.delete(row);
+    } else if (kind === MESSAGE || kind === SIGNAL) {
+      const prev = this.subPrev[row]!;
+      const after = this.subNext[row]!;
+      if (after >= 0) this.subPrev[after] = prev;
+      if (prev >= 0) this.subNext[prev] = after;
+      else if (kind === SIGNAL) {
+        if (after >= 0) this.signals.set(this.b[row]!, after);
+        else this.signals.delete(this.b[row]!);
+      } else {
+        const k = this.key[row] ?? NO_KEY;
+        if (after >= 0) this.messages.setHead(this.b[row]!, k, after);
+        else this.messages.delete(this.b[row]!, k);
+      }
+    }
+  }
+
+  private summary(row: number): WaitSummary {
+    const node = this.strings.text(this.node[row]!);
+    const kind = this.kind[row]!;
+    if (kind === INPUT) {
+      const assignee = this.a[row]!;
+      return { kind: 'input', node, since: this.t1[row]!, assignee: assignee < 0 ? null : this.strings.text(assignee) };
+    }
+    if (kind === MESSAGE || kind === SIGNAL) {
+      const eventType = kind === MESSAGE ? 'message' : 'signal';
+      return { kind: 'event', node, eventType, ref: this.strings.text(this.a[row]!), key: this.key[row] ?? null };
+    }
+    if (kind === JOB) {
+      const action = this.strings.text(this.pairs.second(this.b[row]!));
+      const domain = this.strings.text(this.a[row]!);
+      return {
+        kind: 'job',
+        node,
+        domain,
+        action,
+        notBefore: orNull(this.t1[row]!),
+        lockedUntil: this.locks.get(row) ?? null,
+      };
+    }
+    return { kind: KINDS[kind] as 'timer' | 'child' | 'loop' | 'tools', node };
+  }
+}
+
+function orNull(ms: number): number | null {
+  return Number.isNaN(ms) ? null : ms;
+}
+
+function listOf(lists: Map<number, SortedList>, code: number, order: (a: number, b: number) => number): SortedList {
+  let list = lists.get(code);
+  if (list === undefined) lists.set(code, (list = new SortedList(order)));
+  return list;
+}
+
+function dropFrom(lists: Map<number, SortedList>, code: number, row: number): void {
+  const list = lists.get(code)!;
+  list.remove(row);
+  if (list.size === 0) lists.delete(code);
+}
