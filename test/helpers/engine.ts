@@ -1,3 +1,4 @@
+import { COLD_BY_ENV, MemoryCold } from './cold.js';
 import type { LocalPrograms } from '../../src/daemon/voice/local-voice.js';
 import { createVoiceRunner } from '../../src/daemon/voice/voice-runner.js';
 import { FileStore } from '../../src/daemon/files/file-store.js';
@@ -108,7 +109,9 @@ export async function engineHarness(
     ...(maxFileBytes !== undefined && { maxBytes: maxFileBytes }),
   });
   const voice = voicePrograms && createVoiceRunner({ files, tmpDir: files.tmpDir, programs: voicePrograms });
+  const cold = COLD_BY_ENV ? new MemoryCold() : null;
   const engine = new Engine({
+    ...(cold && { cold }),
     store,
     history,
     files,
@@ -130,6 +133,8 @@ export async function engineHarness(
   const close = async () => {
     if (closed) return;
     closed = true;
+    if (cold) t.comment(`cold: ${cold.evictions} evicted, ${cold.loads} read back`);
+    cold?.restoreAll(store.state);
     await engine.close();
     await store.close();
     await history.close();
@@ -209,6 +214,7 @@ export async function engineHarness(
   async function settle(): Promise<void> {
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
     await store.flush();
+    cold?.evictAtRest(store.state);
   }
   return h;
 }
