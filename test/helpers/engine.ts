@@ -1,3 +1,4 @@
+import { COLD_BY_ENV, MemoryCold } from './cold.js';
 import type { LocalPrograms } from '../../src/daemon/voice/local-voice.js';
 import { createVoiceRunner } from '../../src/daemon/voice/voice-runner.js';
 import { FileStore } from '../../src/daemon/files/file-store.js';
@@ -40,6 +41,8 @@ export interface EngineHarness {
   /** The history under `<dir>/history` (its files' times are the real clock's, not the harness's). */
   readonly history: History;
   readonly engine: Engine;
+  /** The cold side (options.cold, WFX_TEST_COLD=1), else null. */
+  readonly cold: MemoryCold | null;
   /** The file store under `<dir>/files`, on the harness clock. */
   readonly files: FileStore;
   readonly clock: TestClock;
@@ -57,6 +60,8 @@ export interface EngineHarness {
   get(id: string): Promise<Instance>;
   /** Resolves once the execution has moved to history. */
   archived(id: string): Promise<void>;
+  /** Lets the steps under way end and be durable (and, cold, evicts every tree at rest). */
+  rest(): Promise<void>;
   /** Moves the clock and lets due timers fire. */
   advance(ms: number): void;
   /** Resolves with the first lifecycle event (past or future) that matches. */
@@ -75,6 +80,8 @@ export type HarnessEngineOptions = Pick<
   readonly maxFileBytes?: number;
   /** The local speech programs voiceTasks run (default espeak-ng and pocketsphinx on the PATH). */
   readonly voicePrograms?: LocalPrograms;
+  /** Trees at rest are evicted before each read (MemoryCold; default: WFX_TEST_COLD=1). */
+  readonly cold?: boolean;
 };
 
 /** Opens store, history and engine in a fresh test directory, closed at teardown. */
@@ -98,7 +105,7 @@ export async function engineHarness(
   const store = await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE });
   const history = await History.open(join(dir, 'history'));
   const errors: unknown[] = [];
-  const { maxFileBytes, voicePrograms, ...rest } = engineOptions;
+  const { maxFileBytes, voicePrograms, cold: coldMode, ...rest } = engineOptions;
   const files = new FileStore({
     dir: join(dir, 'files'),
     store,
@@ -108,7 +115,9 @@ export async function engineHarness(
     ...(maxFileBytes !== undefined && { maxBytes: maxFileBytes }),
   });
   const voice = voicePrograms && createVoiceRunner({ files, tmpDir: files.tmpDir, programs: voicePrograms });
+  const cold = (coldMode ?? COLD_BY_ENV) ? new MemoryCold() : null;
   const engine = new Engine({
+    ...(cold && { cold }),
     store,
     history,
     files,
@@ -130,6 +139,8 @@ export async function engineHarness(
   const close = async () => {
     if (closed) return;
     closed = true;
+    if (cold) t.comment(`cold: ${cold.evictions} evicted, ${cold.loads} read back`);
+    cold?.restoreAll(store.state);
     await engine.close();
     await store.close();
     await history.close();
@@ -141,6 +152,7 @@ export async function engineHarness(
     store,
     history,
     engine,
+    cold,
     files,
     clock,
     events,
@@ -183,6 +195,7 @@ export async function engineHarness(
         engine.on('archived', on);
       });
     },
+    rest: () => settle(),
     advance(ms) {
       clock.advance(ms);
       engine.pokeTimers();
@@ -209,6 +222,7 @@ export async function engineHarness(
   async function settle(): Promise<void> {
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
     await store.flush();
+    cold?.evictAtRest(store.state);
   }
   return h;
 }

@@ -111,7 +111,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     this.setMaxListeners(0);
     this.store = options.store;
     this.state = options.store.state;
-    this.executions = new Executions(this.state);
+    this.executions = new Executions(this.state, options.cold ?? null);
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;

@@ -2,6 +2,7 @@
  * What an Engine is made of (engine.ts): its store and history, the runners of work it uses,
  * the cluster's port when it shares a database, its limits, and what tests may replace.
  */
+import type { ColdExecutions } from '../state/executions.js';
 import type { AiRunner } from '../ai/types.js';
 import type { EngineClusterPort } from '../cluster/ports.js';
 import type { FileStore } from '../files/file-store.js';
@@ -40,6 +41,8 @@ export interface EngineOptions {
    * (on in a daemon whose environment has `WFX_TEST_CHECK_TOUCHED=1`).
    */
   readonly checkTouched?: boolean;
+  /** Executions kept off the resident state, read back when named (state/executions.ts); tests only, so far. */
+  readonly cold?: ColdExecutions;
   readonly onError?: (err: unknown, what: string) => void;
   /** How serviceTask calls are made (tests may count or slow them). Default: work/http.ts. */
   readonly http?: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;

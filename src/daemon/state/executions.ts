@@ -2,10 +2,12 @@
  * The one seam before the executions (decision 068, step 3): what reads an execution by id goes
  * through here, so that a later step can keep most of them on disk. `execution` reads one that
  * is resident (steps and reducers, which run synchronously); `Executions.ensure` makes whole
- * trees resident before a step or an API read (everything is resident today: it never waits).
+ * trees resident before a step or an API read, reading them from the cold side (`ColdExecutions`:
+ * none yet outside tests, so it never waits there).
  */
 import { ownEntry } from '../../shared/json-object.js';
 import type { Instance } from './instance.js';
+import { InstanceTable } from './instance-table.js';
 
 /** What holds the resident executions (WfxState's `instances`): typed here so that the derived indexes state.ts names can import this module. */
 export interface ExecutionsHolder {
@@ -22,13 +24,35 @@ export function treeOf(inst: Instance): string {
   return inst.root ?? inst.processInstanceId;
 }
 
+/**
+ * Live executions kept off the resident state, whole trees at a time (decision 068, step 7):
+ * read back when a step or a read names them.
+ */
+export interface ColdExecutions {
+  /** How many executions are cold. */
+  readonly size: number;
+  /** The cold executions of the tree execution `id` belongs to (none: empty). Synchronous. */
+  coldTree(id: string): readonly string[];
+  /** Reads cold executions `ids` back: they are no longer cold once it resolves. */
+  load(ids: readonly string[]): Promise<Instance[]>;
+}
+
+/** What an `Executions` holds: the resident executions and the table beside them. */
+type Holder = { instances: Record<string, Instance | undefined>; instanceTable?: InstanceTable<Instance> | undefined };
+
 /** The executions of a state, read through the seam (see the top of this file). */
 export class Executions {
-  constructor(private readonly state: ExecutionsHolder) {}
+  /** Trees being read back, by the id of each execution in them: a second ensure waits for the first. */
+  private readonly loading = new Map<string, Promise<void>>();
 
-  /** True while every execution is resident (always, today): a step need not name its executions. */
+  constructor(
+    private readonly state: Holder,
+    private readonly cold: ColdExecutions | null = null,
+  ) {}
+
+  /** True while every execution is resident: a step need not name its executions. */
   get allResident(): boolean {
-    return true;
+    return this.cold === null || (this.cold.size === 0 && this.loading.size === 0);
   }
 
   /** Execution `id` when it is resident, else undefined (see `execution`). */
@@ -41,7 +65,27 @@ export class Executions {
    * when they are already, so a caller goes on synchronously, else a promise that resolves once
    * they are. An id of no execution is passed over: the step or read says what it finds.
    */
-  ensure(_ids: readonly string[]): Promise<void> | null {
-    return null;
+  ensure(ids: readonly string[]): Promise<void> | null {
+    const cold = this.cold;
+    if (cold === null) return null;
+    const waits: Promise<void>[] = [];
+    const wanted = new Set<string>();
+    for (const id of ids) {
+      const pending = this.loading.get(id);
+      if (pending !== undefined) waits.push(pending);
+      else for (const member of cold.coldTree(id)) wanted.add(member);
+    }
+    if (wanted.size > 0) {
+      const members = [...wanted];
+      const read = cold.load(members).then((insts) => {
+        const table = InstanceTable.of(this.state);
+        for (const inst of insts) table.put(inst);
+        for (const id of members) this.loading.delete(id);
+      });
+      for (const id of members) this.loading.set(id, read);
+      waits.push(read);
+    }
+    if (waits.length === 0) return null;
+    return Promise.all(waits).then(() => undefined);
   }
 }
