@@ -42,6 +42,11 @@ export function touchCheck(
   return {
     apply: (record) => {
       if (record.type === 'instance.started') ids.add(record.instance.processInstanceId);
+      // A retry brings a failed chain back from history: a member of a named tree, not resident yet.
+      if (record.type === 'instance.revived' && record.instance !== undefined) {
+        const tree = treeOf(record.instance);
+        if (ids.has(tree) || trees.has(tree)) ids.add(record.instanceId);
+      }
       executionsTouched.touched(record, (id) => {
         if (ids.has(id)) return;
         const inst = execution(state, id);

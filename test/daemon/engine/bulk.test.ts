@@ -115,3 +115,47 @@ t.test("applied with its dry run's startedBefore, an operation selects what the 
   for (const id of ids) t.equal((await h.get(id)).stateCd, 3, `${id}, previewed, cancelled`);
   t.equal((await h.get(later)).stateCd, 0, 'the later one still runs');
 });
+
+t.test('a bulk retry brings failed chains back from history, children with their parent', async (t) => {
+  // The touch check (on in every engine test) allows the child each revives: its tree is named.
+  const h = await engineHarness(t, undefined, undefined, { bulkRate: 10_000 });
+  const processId = await h.publish(`processId: AUTO
+name: Chain
+nodes:
+  start: { type: startEvent, next: sub }
+  sub:
+    type: subProcess
+    nodes:
+      s: { type: startEvent, next: check }
+      check: { type: scriptTask, script: "if (!vars.ok) throw new Error('not ok'); return { checked: 1 }", next: e }
+      e: { type: endEvent }
+    next: done
+  done: { type: endEvent }
+`);
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) ids.push((await h.start(processId)).processInstanceId);
+  for (const id of ids) {
+    await eventually(`${id} failed`, async () => (await h.get(id)).stateCd === 2);
+    await h.archived(id);
+  }
+  h.clock.advance(1); // the selection takes executions started before its creation
+  const bulk = await h.engine.bulk.create({
+    ...asked(processId),
+    operation: 'retry',
+    params: { data: { ok: true } },
+    query: { processId, state: 'FAILED' },
+  });
+  t.equal(bulk.total, 3);
+  await eventually('the bulk ended', () => h.engine.bulk.get(null, bulk.bulkId).state === 'COMPLETED');
+  for (const id of ids)
+    t.equal(
+      (
+        await eventually(`${id} completed`, async () => {
+          const inst = await h.get(id);
+          return inst.stateCd === 1 && inst;
+        })
+      ).stateCd,
+      1,
+      'retried with its child and completed',
+    );
+});
