@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ExecutionDirectory } from '../../state/directory/directory.js';
 import type { ExecutionSummary } from '../../state/execution-summary.js';
 import { indexName, removeUnlisted, segmentDamaged, type Location } from './files.js';
 import { forEachEntry, parseIndex, type IndexDoc } from './index-codec.js';
@@ -49,6 +50,26 @@ export async function loadSegments(
       if (before !== undefined) space.supersede(before);
       handlers.onRemoved(id);
     }
+  }
+}
+
+/**
+ * Loads the index of each listed segment into `directory`, in the list's order, as loadSegments
+ * with handlers that put each entry and remove each removed id would, but reading the index's
+ * columns straight into the directory's (ExecutionDirectory.loadColumns: no summary per entry).
+ * Counts the bytes in `space` as loadSegments does; throws as it does.
+ */
+export async function loadSegmentsInto(
+  dir: string,
+  listed: readonly number[],
+  space: SegmentSpace,
+  directory: ExecutionDirectory,
+): Promise<void> {
+  const superseded = (location: Location): void => space.supersede(location);
+  for (const segment of listed) {
+    const doc = await readIndex(dir, segment);
+    space.add(segment, doc.bytes);
+    directory.loadColumns(doc, segment, superseded);
   }
 }
 
