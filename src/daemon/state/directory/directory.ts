@@ -140,6 +140,13 @@ export class ExecutionDirectory {
     return this.capacity;
   }
 
+  /** Makes room for `count` executions in all before the columns grow (a load knows about how many come). */
+  reserve(count: number): void {
+    if (count <= this.capacity) return;
+    this.grow(count);
+    this.ids.reserve(count);
+  }
+
   /** Adds execution `summary` at `location`, or replaces what the directory had of it. */
   put(summary: ExecutionSummary, location: Location): void {
     const r = this.row;

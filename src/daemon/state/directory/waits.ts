@@ -294,9 +294,7 @@ export class WaitTable {
       this.b[row] = bucket;
       this.subPrev[row] = -1;
       if (kind === MESSAGE) {
-        const k = key ?? NO_KEY;
-        this.subNext[row] = this.messages.head(bucket, k);
-        this.messages.setHead(bucket, k, row);
+        this.subNext[row] = this.messages.push(bucket, key ?? NO_KEY, row);
       } else {
         this.subNext[row] = this.signals.get(bucket) ?? -1;
         this.signals.set(bucket, row);

@@ -66,9 +66,12 @@ export async function loadSegmentsInto(
   directory: ExecutionDirectory,
 ): Promise<void> {
   const superseded = (location: Location): void => space.supersede(location);
-  for (const segment of listed) {
+  for (let k = 0; k < listed.length; k++) {
+    const segment = listed[k]!;
     const doc = await readIndex(dir, segment);
     space.add(segment, doc.bytes);
+    // Room for as many entries in each segment left as in this one: the columns grow once or twice, not at every doubling.
+    if (k === 0) directory.reserve(directory.size + doc.ids.length * listed.length);
     directory.loadColumns(doc, segment, superseded);
   }
 }
