@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExecutionDirectory } from '../../state/directory/directory.js';
@@ -19,7 +20,9 @@ export interface LoadHandlers {
 /** Reads and checks the index of `segment` in `dir`; throws EXECUTION_SEGMENT_DAMAGED when it is not one. */
 export async function readIndex(dir: string, segment: number): Promise<IndexDoc> {
   const file = join(dir, indexName(segment));
-  const doc = parseIndex(await readFile(file, 'utf8'), segment);
+  const bytes = await readFile(file);
+  // An index of ASCII only (the usual) is read as latin1: the same text, without UTF-8 decoding.
+  const doc = parseIndex(bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8'), segment);
   if (typeof doc === 'string') throw segmentDamaged(file, 0, doc);
   return doc;
 }

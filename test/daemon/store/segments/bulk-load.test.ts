@@ -154,3 +154,18 @@ t.test('a second bulk load over a filled directory replaces and removes as puts 
   compare(t, answers(bulk, ids), answers(each, ids));
   t.same(bulk.takeDue(Infinity), each.takeDue(Infinity), 'every due timer, in the same order');
 });
+
+t.test('an index with text that is not ASCII loads as it was written', async (t) => {
+  const dir = t.testdir();
+  const summary: ExecutionSummary = {
+    ...randomSummary(random(9), 'légacy-1', []),
+    organization: 'zürich',
+    correlationKey: 'ключ-😀',
+    waits: [{ kind: 'event', node: 'n', eventType: 'message', ref: 'bezahlt-ü', key: 'ключ-😀' }],
+  };
+  await writeSegment(dir, 1, [{ id: summary.id, json: '{}', summary }], []);
+  const bulk = new ExecutionDirectory(16);
+  await loadSegmentsInto(dir, [1], new SegmentSpace(), bulk);
+  t.same(bulk.get(summary.id)?.summary, summary, 'the summary, strings as written');
+  t.same(bulk.subscribers('zürich', 'bezahlt-ü', 'ключ-😀'), [{ id: 'légacy-1', node: 'n' }], 'its subscription');
+});
