@@ -8,6 +8,7 @@
  */
 import { STATE } from '../../../shared/api/index.js';
 import type { ExecutionSummary } from '../execution-summary.js';
+import { SegmentCodes, type SummaryColumns } from './bulk.js';
 import { grown, Interner, Pairs } from './columns.js';
 import { DueHeap } from './due-heap.js';
 import { IdTable } from './id-table.js';
@@ -45,6 +46,25 @@ export interface FlowCounts {
 /** Locations are kept as 32-bit numbers: a segment's offset past 4 GiB is refused. */
 const MAX_U32 = 0xffffffff;
 
+/** An execution's fields as `attach` writes them, strings as their numbers (one scratch row per directory). */
+interface CodedRow {
+  org: number;
+  proc: number;
+  ver: number;
+  env: number;
+  flow: number;
+  state: number;
+  startMs: number;
+  active: number;
+  correlation: string | null;
+  root: string | null;
+  parent: string | null;
+  dueMs: number | null;
+  segment: number;
+  offset: number;
+  length: number;
+}
+
 /** The directory. */
 export class ExecutionDirectory {
   private readonly ids: IdTable;
@@ -78,6 +98,23 @@ export class ExecutionDirectory {
   private readonly trees = new Map<string, Set<number>>();
   private running = new Int32Array(0);
   private waitingOnly = new Int32Array(0);
+  private readonly row: CodedRow = {
+    org: 0,
+    proc: 0,
+    ver: 0,
+    env: 0,
+    flow: 0,
+    state: 0,
+    startMs: 0,
+    active: 0,
+    correlation: null,
+    root: null,
+    parent: null,
+    dueMs: null,
+    segment: 0,
+    offset: 0,
+    length: 0,
+  };
 
   /** A directory with room for `capacity` executions before its columns grow. */
   constructor(capacity = 1024) {
@@ -103,30 +140,104 @@ export class ExecutionDirectory {
     return this.capacity;
   }
 
+  /** Makes room for `count` executions in all before the columns grow (a load knows about how many come). */
+  reserve(count: number): void {
+    if (count <= this.capacity) return;
+    this.grow(count);
+    this.ids.reserve(count);
+  }
+
   /** Adds execution `summary` at `location`, or replaces what the directory had of it. */
   put(summary: ExecutionSummary, location: Location): void {
-    if (location.offset > MAX_U32 || location.length > MAX_U32 || location.segment > MAX_U32)
-      throw new RangeError('a location past 4 GiB cannot be kept');
-    let slot = this.ids.slotOf(summary.id);
-    if (slot >= 0) this.detach(slot);
-    else {
-      slot = this.slot();
-      this.ids.insert(summary.id, slot);
-      this.order.insert(slot);
+    const r = this.row;
+    r.segment = location.segment;
+    r.offset = location.offset;
+    r.length = location.length;
+    checkLocation(r);
+    const slot = this.claim(summary.id);
+    r.org = this.strings.code(summary.organization);
+    r.proc = this.strings.code(summary.processId);
+    r.ver = this.strings.code(summary.processVersion);
+    r.env = this.strings.code(summary.environment);
+    r.flow = this.pairs.code(r.org, r.proc);
+    r.state = summary.stateCd;
+    r.startMs = summary.startMs;
+    r.active = summary.active;
+    r.correlation = summary.correlationKey;
+    r.root = summary.root;
+    r.parent = summary.parent;
+    r.dueMs = summary.dueMs;
+    this.attach(slot, summary.id, this.waits.add(slot, r.org, r.flow, summary.waits));
+  }
+
+  /**
+   * Loads the entries and removals of a segment's index (`columns`, of segment `segment`), as
+   * `put` of each entry in order then `remove` of each removed id would, with no summary made
+   * per entry: each of the index's strings is interned once, and the due timers are ordered
+   * once, when next read. `superseded` is told the location an entry or a removal replaced.
+   */
+  loadColumns(columns: SummaryColumns, segment: number, superseded?: (location: Location) => void): void {
+    const c = columns;
+    const r = this.row;
+    const codes = new SegmentCodes(c.strings, this.strings);
+    const base = c.timeBase;
+    this.heap.defer();
+    for (let i = 0, w = 0; i < c.ids.length; i++) {
+      r.segment = segment;
+      r.offset = c.offset[i]!;
+      r.length = c.length[i]!;
+      checkLocation(r);
+      const id = c.ids[i]!;
+      const slot = this.claim(id, superseded);
+      r.org = codes.code(c.organization[i]!);
+      r.proc = codes.code(c.processId[i]!);
+      r.ver = codes.code(c.processVersion[i]!);
+      r.env = codes.code(c.environment[i]!);
+      r.flow = this.pairs.code(r.org, r.proc);
+      r.state = c.stateCd[i]!;
+      r.startMs = base + c.startMs[i]!;
+      r.active = c.active[i]!;
+      r.correlation = c.correlationKey[i]!;
+      r.root = c.root[i]!;
+      r.parent = c.parent[i]!;
+      const due = c.dueMs[i]!;
+      r.dueMs = due === null ? null : base + due;
+      const count = c.waits[i]!;
+      let first = -1;
+      for (let k = w + count - 1; k >= w; k--) {
+        first = this.waits.link(slot, first);
+        const action = c.waitAction[k]!;
+        const time = c.waitTime[k]!;
+        const lock = c.waitLock[k]!;
+        this.waits.fillCoded(
+          first,
+          r.org,
+          r.flow,
+          codes.kind(c.waitKind[k]!, action),
+          codes.code(c.waitNode[k]!),
+          codes.codeOrNone(c.waitName[k]!),
+          codes.codeOrNone(action),
+          time === null ? NaN : base + time,
+          lock === null ? null : base + lock,
+          c.waitKey[k]!,
+        );
+      }
+      w += count;
+      this.attach(slot, id, first);
     }
-    this.attach(slot, summary, location);
+    for (const id of c.removed) {
+      const slot = this.ids.slotOf(id);
+      if (slot < 0) continue;
+      superseded?.(this.locationAt(slot));
+      this.removeSlot(slot);
+    }
   }
 
   /** Removes execution `id`; false when the directory has no such execution. */
   remove(id: string): boolean {
     const slot = this.ids.slotOf(id);
     if (slot < 0) return false;
-    this.detach(slot);
-    this.order.remove(slot);
-    this.ids.remove(slot);
-    this.correlation[slot] = null;
-    if (this.freeCount === this.free.length) this.free = grown(this.free, Math.max(16, this.freeCount * 2));
-    this.free[this.freeCount++] = slot;
+    this.removeSlot(slot);
     return true;
   }
 
@@ -143,7 +254,7 @@ export class ExecutionDirectory {
   /** Where the document of `id` is, or null. */
   locationOf(id: string): Location | null {
     const slot = this.ids.slotOf(id);
-    return slot < 0 ? null : { segment: this.segment[slot]!, offset: this.offset[slot]!, length: this.length[slot]! };
+    return slot < 0 ? null : this.locationAt(slot);
   }
 
   /**
@@ -236,10 +347,35 @@ export class ExecutionDirectory {
     return out;
   }
 
-  private slot(): number {
-    if (this.freeCount > 0) return this.free[--this.freeCount]!;
-    if (this.slots === this.capacity) this.grow(this.capacity * 2);
-    return this.slots++;
+  /** The slot of `id`, taken out of every index (`replaced` told its location) or new. */
+  private claim(id: string, replaced?: (location: Location) => void): number {
+    let slot = this.ids.slotOf(id);
+    if (slot >= 0) {
+      replaced?.(this.locationAt(slot));
+      this.detach(slot);
+      return slot;
+    }
+    if (this.freeCount > 0) slot = this.free[--this.freeCount]!;
+    else {
+      if (this.slots === this.capacity) this.grow(this.capacity * 2);
+      slot = this.slots++;
+    }
+    this.ids.insert(id, slot);
+    this.order.insert(slot);
+    return slot;
+  }
+
+  private removeSlot(slot: number): void {
+    this.detach(slot);
+    this.order.remove(slot);
+    this.ids.remove(slot);
+    this.correlation[slot] = null;
+    if (this.freeCount === this.free.length) this.free = grown(this.free, Math.max(16, this.freeCount * 2));
+    this.free[this.freeCount++] = slot;
+  }
+
+  private locationAt(slot: number): Location {
+    return { segment: this.segment[slot]!, offset: this.offset[slot]!, length: this.length[slot]! };
   }
 
   private grow(capacity: number): void {
@@ -258,31 +394,30 @@ export class ExecutionDirectory {
     this.length = grown(this.length, capacity);
   }
 
-  private attach(slot: number, s: ExecutionSummary, location: Location): void {
-    const org = this.strings.code(s.organization);
-    const proc = this.strings.code(s.processId);
-    this.org[slot] = org;
-    this.proc[slot] = proc;
-    this.ver[slot] = this.strings.code(s.processVersion);
-    this.env[slot] = this.strings.code(s.environment);
-    const flow = this.pairs.code(org, proc);
-    this.flow[slot] = flow;
-    this.state[slot] = s.stateCd;
-    this.startMs[slot] = s.startMs;
-    this.active[slot] = s.active;
-    this.segment[slot] = location.segment;
-    this.offset[slot] = location.offset;
-    this.length[slot] = location.length;
-    this.correlation[slot] = s.correlationKey;
-    const root = s.root === s.id ? null : s.root;
-    if (root !== null || s.parent !== null) this.lineage.set(slot, [root, s.parent]);
+  /** Writes the scratch row's fields to `slot` (of `id`, its waits from row `firstWait`) and indexes them. */
+  private attach(slot: number, id: string, firstWait: number): void {
+    const r = this.row;
+    this.org[slot] = r.org;
+    this.proc[slot] = r.proc;
+    this.ver[slot] = r.ver;
+    this.env[slot] = r.env;
+    this.flow[slot] = r.flow;
+    this.state[slot] = r.state;
+    this.startMs[slot] = r.startMs;
+    this.active[slot] = r.active;
+    this.segment[slot] = r.segment;
+    this.offset[slot] = r.offset;
+    this.length[slot] = r.length;
+    this.correlation[slot] = r.correlation;
+    const root = r.root === id ? null : r.root;
+    if (root !== null || r.parent !== null) this.lineage.set(slot, [root, r.parent]);
     if (root !== null) {
       let members = this.trees.get(root);
       if (members === undefined) this.trees.set(root, (members = new Set()));
       members.add(slot);
     }
-    this.firstWait[slot] = this.waits.add(slot, org, flow, s.waits);
-    this.heap.set(slot, s.dueMs);
+    this.firstWait[slot] = firstWait;
+    this.heap.set(slot, r.dueMs);
     this.count(slot, 1);
   }
 
@@ -313,4 +448,9 @@ export class ExecutionDirectory {
     this.running[flow]! += by;
     if (this.active[slot] === 0 && this.firstWait[slot]! >= 0) this.waitingOnly[flow]! += by;
   }
+}
+
+function checkLocation(r: CodedRow): void {
+  if (r.offset > MAX_U32 || r.length > MAX_U32 || r.segment > MAX_U32)
+    throw new RangeError('a location past 4 GiB cannot be kept');
 }

@@ -1,7 +1,8 @@
 /**
  * The directory's timers: one due time per slot in a binary min-heap of typed arrays (due
  * times, their slots, and each slot's position in the heap), so that a due time is set,
- * moved or removed in O(log n) with no object per timer.
+ * moved or removed in O(log n) with no object per timer. A bulk load sets them unordered
+ * (`defer`) and the heap is built in one O(n) pass when it is next read.
  */
 import { grown } from './columns.js';
 
@@ -15,6 +16,8 @@ export class DueHeap {
   /** The heap position of each slot, -1 when it has no due time. */
   private pos: Int32Array;
   private count = 0;
+  /** False while due times are set unordered: the next read builds the heap (heapify). */
+  private ordered = true;
 
   /** A heap with room for `capacity` timers and slots before it grows. */
   constructor(
@@ -53,6 +56,7 @@ export class DueHeap {
     if (at >= 0) {
       const before = this.due[at]!;
       this.due[at] = ms;
+      if (!this.ordered) return;
       if (ms < before) this.up(at);
       else this.down(at);
       return;
@@ -64,16 +68,24 @@ export class DueHeap {
     this.due[this.count] = ms;
     this.slots[this.count] = slot;
     this.pos[slot] = this.count;
-    this.up(this.count++);
+    if (this.ordered) this.up(this.count);
+    this.count++;
+  }
+
+  /** Lets `set` leave the heap unordered until it is next read (a bulk load's many sets). */
+  defer(): void {
+    this.ordered = false;
   }
 
   /** The earliest due time (ms), or null when no timer is set. */
   next(): number | null {
+    this.order();
     return this.count === 0 ? null : this.due[0]!;
   }
 
   /** Removes and returns the slot of the earliest timer if it is due at `nowMs`, else -1. */
   popDue(nowMs: number): number {
+    this.order();
     if (this.count === 0 || this.due[0]! > nowMs) return -1;
     const slot = this.slots[0]!;
     this.removeAt(0);
@@ -86,12 +98,20 @@ export class DueHeap {
     return a < b || (a === b && this.tie(this.slots[i]!, this.slots[j]!) < 0);
   }
 
+  /** Builds the heap from unordered due times: sift down from the last parent, O(n). */
+  private order(): void {
+    if (this.ordered) return;
+    this.ordered = true;
+    for (let at = (this.count >> 1) - 1; at >= 0; at--) this.down(at);
+  }
+
   private removeAt(at: number): void {
     this.pos[this.slots[at]!] = -1;
     const last = --this.count;
     if (at === last) return;
     const moved = this.slots[last]!;
     this.move(last, at);
+    if (!this.ordered) return;
     this.up(at);
     this.down(this.pos[moved]!);
   }

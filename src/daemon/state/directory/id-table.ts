@@ -19,6 +19,8 @@ export class IdTable {
   private readonly probe = new Uint32Array(4);
   /** The id `probe` holds the words of (the last UUID `slotOf` parsed), so that an insert after it parses nothing. */
   private probed: string | null = null;
+  /** Where the probe of `probed` ended, empty: its insert goes there (no second hash or probe). */
+  private hole = -1;
 
   /** A table with room for `capacity` ids before it rehashes. */
   constructor(capacity = 16) {
@@ -27,6 +29,15 @@ export class IdTable {
     this.table = new Int32Array(length);
     this.words = new Uint32Array(4 * capacity);
     this.other = new Uint8Array(capacity);
+  }
+
+  /** Makes room for ids in slots below `capacity` before a rehash or a column grows. */
+  reserve(capacity: number): void {
+    let length = this.table.length;
+    while (length < 2 * capacity) length *= 2;
+    if (length > this.table.length) this.rehash(length);
+    this.words = grown(this.words, 4 * capacity);
+    this.other = grown(this.other, capacity);
   }
 
   /** The slot of `id`, or -1. */
@@ -39,7 +50,10 @@ export class IdTable {
     const mask = this.table.length - 1;
     for (let i = hashUuid(this.probe, 0) & mask; ; i = (i + 1) & mask) {
       const entry = this.table[i]!;
-      if (entry === 0) return -1;
+      if (entry === 0) {
+        this.hole = i;
+        return -1;
+      }
       if (this.other[entry - 1] === 0 && this.sameAsProbe(entry - 1)) return entry - 1;
     }
   }
@@ -48,8 +62,16 @@ export class IdTable {
   insert(id: string, slot: number): void {
     if (slot >= this.other.length) this.other = grown(this.other, Math.max(slot + 1, this.other.length * 2));
     if (4 * slot + 4 > this.words.length) this.words = grown(this.words, Math.max(4 * slot + 4, this.words.length * 2));
-    if (id === this.probed) this.words.set(this.probe, 4 * slot);
-    else if (!parseUuid(id, this.words, 4 * slot)) {
+    const probed = id === this.probed;
+    this.probed = null;
+    if (probed) {
+      const at = 4 * slot;
+      const p = this.probe;
+      this.words[at] = p[0]!;
+      this.words[at + 1] = p[1]!;
+      this.words[at + 2] = p[2]!;
+      this.words[at + 3] = p[3]!;
+    } else if (!parseUuid(id, this.words, 4 * slot)) {
       this.other[slot] = 1;
       this.others.set(id, slot);
       this.otherText.set(slot, id);
@@ -57,12 +79,18 @@ export class IdTable {
     }
     this.other[slot] = 0;
     if (2 * (this.used + 1) > this.table.length) this.rehash(this.table.length * 2);
+    else if (probed) {
+      this.table[this.hole] = slot + 1;
+      this.used++;
+      return;
+    }
     this.place(slot);
     this.used++;
   }
 
   /** Takes the id of `slot` out of the table. */
   remove(slot: number): void {
+    this.probed = null;
     if (this.other[slot] === 1) {
       this.others.delete(this.otherText.get(slot)!);
       this.otherText.delete(slot);
@@ -134,6 +162,7 @@ export class IdTable {
   }
 
   private rehash(length: number): void {
+    this.probed = null;
     const old = this.table;
     this.table = new Int32Array(length);
     for (const entry of old) if (entry !== 0) this.place(entry - 1);

@@ -37,14 +37,22 @@ export class MessageIndex {
 
   /** Makes `row` (of bucket `bucket` under `key`) the bucket's first row. */
   setHead(bucket: number, key: string, row: number): void {
-    const at = this.find(bucket, key);
+    this.push(bucket, key, row);
+  }
+
+  /** Makes `row` (of bucket `bucket` under `key`) the bucket's first row; returns the row that was, or -1. */
+  push(bucket: number, key: string, row: number): number {
+    const h = hash(bucket, key);
+    const at = this.find(bucket, key, h);
     if (at >= 0) {
+      const was = this.table[at]! - 1;
       this.table[at] = row + 1;
-      return;
+      return was;
     }
     if (2 * (this.used + 1) > this.table.length) this.rehash(this.table.length * 2);
-    this.place(row, hash(bucket, key));
+    this.place(row, h);
     this.used++;
+    return -1;
   }
 
   /** Removes bucket `bucket` under `key` (its chain is empty). */
@@ -64,9 +72,8 @@ export class MessageIndex {
     this.used--;
   }
 
-  private find(bucket: number, key: string): number {
+  private find(bucket: number, key: string, h = hash(bucket, key)): number {
     const mask = this.table.length - 1;
-    const h = hash(bucket, key);
     for (let i = h & mask; ; i = (i + 1) & mask) {
       const entry = this.table[i]!;
       if (entry === 0) return -1;

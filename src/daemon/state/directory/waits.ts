@@ -10,10 +10,11 @@ import { grown, type Interner, type Pairs } from './columns.js';
 import { MessageIndex } from './message-index.js';
 import { SortedList } from './sorted.js';
 
-/** Wait kinds as a row holds them (0: a free row). */
-const KINDS = ['', 'input', 'message', 'signal', 'job', 'timer', 'child', 'loop', 'tools'] as const;
+/** Wait kinds as a row holds them (0: a free row); an event's is its eventType. */
+export const KINDS = ['', 'input', 'message', 'signal', 'job', 'timer', 'child', 'loop', 'tools'] as const;
 const INPUT = 1;
-const MESSAGE = 2;
+/** The row kind of a message wait; a signal wait's is the next one. */
+export const MESSAGE = 2;
 const SIGNAL = 3;
 const JOB = 4;
 /** A message bucket's key when the wait has none (subscriptions.ts keys it the same way). */
@@ -112,13 +113,18 @@ export class WaitTable {
   add(slot: number, organization: number, flow: number, waits: readonly WaitSummary[]): number {
     let first = -1;
     for (let i = waits.length - 1; i >= 0; i--) {
-      const row = this.row();
-      this.owner[row] = slot;
-      this.next[row] = first;
-      this.fill(row, organization, flow, waits[i]!);
-      first = row;
+      first = this.link(slot, first);
+      this.fill(first, organization, flow, waits[i]!);
     }
     return first;
+  }
+
+  /** A new row of execution `slot`, chained before row `next` (-1: the last); `fillCoded` fills it. */
+  link(slot: number, next: number): number {
+    const row = this.row();
+    this.owner[row] = slot;
+    this.next[row] = next;
+    return row;
   }
 
   /** Removes the chain of rows from `first` (an execution's waits). */
@@ -222,47 +228,84 @@ export class WaitTable {
   }
 
   private fill(row: number, organization: number, flow: number, wait: WaitSummary): void {
-    this.node[row] = this.strings.code(wait.node);
-    this.key[row] = null;
+    const node = this.strings.code(wait.node);
     switch (wait.kind) {
-      case 'input': {
-        this.kind[row] = INPUT;
-        this.a[row] = wait.assignee === null ? -1 : this.strings.code(wait.assignee);
-        this.b[row] = flow;
-        this.t1[row] = wait.since;
-        listOf(this.taskLists, this.b[row]!, this.taskOrder).insert(row);
-        return;
-      }
+      case 'input':
+        return this.fillCoded(row, organization, flow, INPUT, node, this.codeOrNone(wait.assignee), -1, wait.since);
       case 'event': {
-        const message = wait.eventType === 'message';
-        this.kind[row] = message ? MESSAGE : SIGNAL;
-        this.a[row] = this.strings.code(wait.ref);
-        const bucket = this.pairs.code(organization, this.a[row]!);
-        this.b[row] = bucket;
-        this.key[row] = wait.key;
-        this.subPrev[row] = -1;
-        if (message) {
-          const k = wait.key ?? NO_KEY;
-          this.subNext[row] = this.messages.head(bucket, k);
-          this.messages.setHead(bucket, k, row);
-        } else {
-          this.subNext[row] = this.signals.get(bucket) ?? -1;
-          this.signals.set(bucket, row);
-        }
-        if (this.subNext[row]! >= 0) this.subPrev[this.subNext[row]!] = row;
-        return;
+        const kind = wait.eventType === 'message' ? MESSAGE : SIGNAL;
+        return this.fillCoded(
+          row,
+          organization,
+          flow,
+          kind,
+          node,
+          this.strings.code(wait.ref),
+          -1,
+          NaN,
+          null,
+          wait.key,
+        );
       }
       case 'job': {
-        this.kind[row] = JOB;
-        this.a[row] = this.strings.code(wait.domain);
-        this.b[row] = this.pairs.code(this.pairs.code(organization, this.a[row]!), this.strings.code(wait.action));
-        this.t1[row] = wait.notBefore ?? NaN;
-        if (wait.lockedUntil !== null) this.locks.set(row, wait.lockedUntil);
-        listOf(this.jobLists, this.b[row]!, this.jobOrder).insert(row);
-        return;
+        const domain = this.strings.code(wait.domain);
+        const action = this.strings.code(wait.action);
+        const notBefore = wait.notBefore ?? NaN;
+        return this.fillCoded(row, organization, flow, JOB, node, domain, action, notBefore, wait.lockedUntil);
       }
       default:
-        this.kind[row] = KINDS.indexOf(wait.kind);
+        this.fillCoded(row, organization, flow, KINDS.indexOf(wait.kind), node, -1, -1, NaN);
+    }
+  }
+
+  private codeOrNone(text: string | null): number {
+    return text === null ? -1 : this.strings.code(text);
+  }
+
+  /**
+   * Fills wait row `row` of an execution of `organization` and `flow` with strings as their
+   * numbers: `kind` a KINDS index (waitKind), `name` the assignee (-1: none), ref or domain,
+   * `action` a job's action, `time` since or notBefore (NaN: none), `lock` a job's
+   * lockedUntil, `key` an event's correlation key.
+   */
+  fillCoded(
+    row: number,
+    organization: number,
+    flow: number,
+    kind: number,
+    node: number,
+    name: number,
+    action: number,
+    time: number,
+    lock: number | null = null,
+    key: string | null = null,
+  ): void {
+    this.node[row] = node;
+    this.kind[row] = kind;
+    this.key[row] = key;
+    if (kind === INPUT) {
+      this.a[row] = name;
+      this.b[row] = flow;
+      this.t1[row] = time;
+      listOf(this.taskLists, flow, this.taskOrder).insert(row);
+    } else if (kind === MESSAGE || kind === SIGNAL) {
+      this.a[row] = name;
+      const bucket = this.pairs.code(organization, name);
+      this.b[row] = bucket;
+      this.subPrev[row] = -1;
+      if (kind === MESSAGE) {
+        this.subNext[row] = this.messages.push(bucket, key ?? NO_KEY, row);
+      } else {
+        this.subNext[row] = this.signals.get(bucket) ?? -1;
+        this.signals.set(bucket, row);
+      }
+      if (this.subNext[row]! >= 0) this.subPrev[this.subNext[row]!] = row;
+    } else if (kind === JOB) {
+      this.a[row] = name;
+      this.b[row] = this.pairs.code(this.pairs.code(organization, name), action);
+      this.t1[row] = time;
+      if (lock !== null) this.locks.set(row, lock);
+      listOf(this.jobLists, this.b[row]!, this.jobOrder).insert(row);
     }
   }
 

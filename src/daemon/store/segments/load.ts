@@ -1,5 +1,7 @@
+import { isAscii } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ExecutionDirectory } from '../../state/directory/directory.js';
 import type { ExecutionSummary } from '../../state/execution-summary.js';
 import { indexName, removeUnlisted, segmentDamaged, type Location } from './files.js';
 import { forEachEntry, parseIndex, type IndexDoc } from './index-codec.js';
@@ -18,7 +20,9 @@ export interface LoadHandlers {
 /** Reads and checks the index of `segment` in `dir`; throws EXECUTION_SEGMENT_DAMAGED when it is not one. */
 export async function readIndex(dir: string, segment: number): Promise<IndexDoc> {
   const file = join(dir, indexName(segment));
-  const doc = parseIndex(await readFile(file, 'utf8'), segment);
+  const bytes = await readFile(file);
+  // An index of ASCII only (the usual) is read as latin1: the same text, without UTF-8 decoding.
+  const doc = parseIndex(bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8'), segment);
   if (typeof doc === 'string') throw segmentDamaged(file, 0, doc);
   return doc;
 }
@@ -49,6 +53,29 @@ export async function loadSegments(
       if (before !== undefined) space.supersede(before);
       handlers.onRemoved(id);
     }
+  }
+}
+
+/**
+ * Loads the index of each listed segment into `directory`, in the list's order, as loadSegments
+ * with handlers that put each entry and remove each removed id would, but reading the index's
+ * columns straight into the directory's (ExecutionDirectory.loadColumns: no summary per entry).
+ * Counts the bytes in `space` as loadSegments does; throws as it does.
+ */
+export async function loadSegmentsInto(
+  dir: string,
+  listed: readonly number[],
+  space: SegmentSpace,
+  directory: ExecutionDirectory,
+): Promise<void> {
+  const superseded = (location: Location): void => space.supersede(location);
+  for (let k = 0; k < listed.length; k++) {
+    const segment = listed[k]!;
+    const doc = await readIndex(dir, segment);
+    space.add(segment, doc.bytes);
+    // Room for as many entries in each segment left as in this one: the columns grow once or twice, not at every doubling.
+    if (k === 0) directory.reserve(directory.size + doc.ids.length * listed.length);
+    directory.loadColumns(doc, segment, superseded);
   }
 }
 

@@ -1,0 +1,171 @@
+import '../../../setup/fixtures.js';
+import t, { type Test } from 'tap';
+import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
+import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
+import { loadSegments, loadSegmentsInto } from '../../../../src/daemon/store/segments/load.js';
+import { SegmentSpace } from '../../../../src/daemon/store/segments/space.js';
+import { writeSegment, type SegmentEntry } from '../../../../src/daemon/store/segments/write.js';
+import {
+  DOMAINS,
+  FLOWS,
+  KEYS,
+  ORGS,
+  random,
+  randomId,
+  randomSummary,
+  REFS,
+} from '../../../helpers/directory-oracle.js';
+
+// The bulk load (loadSegmentsInto: index columns straight into the directory) against the
+// entries of the same segments put one by one and their removed ids removed (openSegments'
+// handlers as the store uses them): every query of the two directories must answer alike.
+
+interface Segments {
+  readonly listed: number[];
+  /** Every id any segment named, removed ones too. */
+  readonly ids: string[];
+}
+
+/** Writes `count` segments of a seeded random mix: new ids, ids written again, ids removed. */
+async function writeMix(dir: string, seed: number, count: number): Promise<Segments> {
+  const rnd = random(seed);
+  const live: string[] = [];
+  const ids: string[] = [];
+  const listed: number[] = [];
+  for (let n = 1; n <= count; n++) {
+    const entries: SegmentEntry[] = [];
+    const inSegment = new Set<string>();
+    for (let i = 0; i < 60; i++) {
+      const again = live.length > 10 && rnd() < 0.3;
+      const id = again ? live[Math.floor(rnd() * live.length)]! : randomId(rnd);
+      if (inSegment.has(id)) continue;
+      inSegment.add(id);
+      if (!again) {
+        live.push(id);
+        ids.push(id);
+      }
+      const summary: ExecutionSummary = randomSummary(rnd, id, live);
+      entries.push({ id, json: JSON.stringify({ id, n }), summary });
+    }
+    const removed: string[] = [];
+    for (let i = 0; i < 8 && live.length > 20; i++) {
+      const at = Math.floor(rnd() * live.length);
+      if (inSegment.has(live[at]!)) continue;
+      removed.push(live[at]!);
+      live[at] = live.at(-1)!;
+      live.pop();
+    }
+    await writeSegment(dir, n, entries, removed);
+    listed.push(n);
+  }
+  return { listed, ids };
+}
+
+/** The two directories' answers to every query over `ids`, as text, for one comparison. */
+function answers(dir: ExecutionDirectory, ids: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const put = (what: string, v: unknown): void => void (out[what] = JSON.stringify(v));
+  put('size', dir.size);
+  for (const id of ids) put(`get ${id}`, dir.get(id));
+  for (const id of ids) put(`tree ${id}`, dir.tree(id).sort());
+  for (const org of ORGS) {
+    for (const ref of REFS)
+      for (const key of KEYS)
+        put(
+          `subscribers ${org} ${ref} ${key}`,
+          dir
+            .subscribers(org, ref, key)
+            .map((s) => `${s.id}|${s.node}`)
+            .sort(),
+        );
+    for (const flow of FLOWS) {
+      put(`tasks ${org} ${flow}`, dir.tasks(org, flow));
+      put(`counts ${org} ${flow}`, dir.counts(org, flow));
+    }
+    for (const [domain, action] of DOMAINS) put(`jobs ${org} ${domain} ${action}`, dir.jobs(org, domain, action));
+    put(`list ${org}`, dir.list({ limit: 1e6, organization: org }));
+  }
+  put('list', dir.list({ limit: 1e6 }));
+  for (let i = 0; i < ids.length; i += 7) put(`page after ${ids[i]}`, dir.list({ limit: 5, after: ids[i]! }));
+  put('nextDue', dir.nextDue());
+  return out;
+}
+
+/** The entries compared one by one, so that a failure names the query that differs. */
+function compare(t: Test, got: Record<string, string>, want: Record<string, string>): void {
+  const differing = Object.keys(want).filter((k) => got[k] !== want[k]);
+  t.same(differing.slice(0, 5), [], 'no query answers differently');
+  for (const k of differing.slice(0, 3)) t.equal(got[k], want[k], k);
+}
+
+async function both(dir: string, listed: readonly number[]) {
+  const bulk = new ExecutionDirectory(16);
+  const bulkSpace = new SegmentSpace();
+  await loadSegmentsInto(dir, listed, bulkSpace, bulk);
+  const each = new ExecutionDirectory(16);
+  const eachSpace = new SegmentSpace();
+  await loadSegments(dir, listed, eachSpace, {
+    locate: (id) => each.locationOf(id) ?? undefined,
+    onEntry: (_id, location, summary) => each.put(summary, location),
+    onRemoved: (id) => void each.remove(id),
+  });
+  return { bulk, bulkSpace, each, eachSpace };
+}
+
+for (const seed of [1, 2, 3]) {
+  t.test(`seed ${seed}: the bulk load answers as puts and removes in order`, async (t) => {
+    const dir = t.testdir();
+    const { listed, ids } = await writeMix(dir, seed, 6);
+    const { bulk, bulkSpace, each, eachSpace } = await both(dir, listed);
+    t.ok(each.size > 100, 'the segments left executions');
+    t.ok(ids.length > each.size, 'some ids were removed');
+    compare(t, answers(bulk, ids), answers(each, ids));
+    t.same(bulkSpace.list(), eachSpace.list(), 'the same bytes superseded in each segment');
+    t.ok(
+      eachSpace.list().some((s) => s.dead > 0),
+      'entries were superseded',
+    );
+    // The due timers in due order, then both kept up alike after the load.
+    for (const now of [3000, 9000, Infinity]) t.same(bulk.takeDue(now, 50), each.takeDue(now, 50), `takeDue ${now}`);
+    const rnd = random(seed + 100);
+    for (let i = 0; i < 40; i++) {
+      const id = i % 4 === 0 ? ids[Math.floor(rnd() * ids.length)]! : randomId(rnd);
+      if (i % 5 === 4) t.equal(bulk.remove(id), each.remove(id), `remove ${id}`);
+      else {
+        const summary = randomSummary(rnd, id, ids);
+        bulk.put(summary, { segment: 9, offset: i, length: 10 });
+        each.put(summary, { segment: 9, offset: i, length: 10 });
+      }
+    }
+    compare(t, answers(bulk, ids), answers(each, ids));
+    t.same(bulk.takeDue(Infinity), each.takeDue(Infinity), 'every due timer, in the same order');
+  });
+}
+
+t.test('a second bulk load over a filled directory replaces and removes as puts do', async (t) => {
+  const dir = t.testdir();
+  const { listed, ids } = await writeMix(dir, 7, 5);
+  const bulk = new ExecutionDirectory(16);
+  const space = new SegmentSpace();
+  await loadSegmentsInto(dir, listed.slice(0, 2), space, bulk);
+  t.ok(bulk.nextDue() !== null, 'the first load armed timers (and ordered them)');
+  await loadSegmentsInto(dir, listed.slice(2), space, bulk);
+  const { each } = await both(dir, listed);
+  compare(t, answers(bulk, ids), answers(each, ids));
+  t.same(bulk.takeDue(Infinity), each.takeDue(Infinity), 'every due timer, in the same order');
+});
+
+t.test('an index with text that is not ASCII loads as it was written', async (t) => {
+  const dir = t.testdir();
+  const summary: ExecutionSummary = {
+    ...randomSummary(random(9), 'légacy-1', []),
+    organization: 'zürich',
+    correlationKey: 'ключ-😀',
+    waits: [{ kind: 'event', node: 'n', eventType: 'message', ref: 'bezahlt-ü', key: 'ключ-😀' }],
+  };
+  await writeSegment(dir, 1, [{ id: summary.id, json: '{}', summary }], []);
+  const bulk = new ExecutionDirectory(16);
+  await loadSegmentsInto(dir, [1], new SegmentSpace(), bulk);
+  t.same(bulk.get(summary.id)?.summary, summary, 'the summary, strings as written');
+  t.same(bulk.subscribers('zürich', 'bezahlt-ü', 'ключ-😀'), [{ id: 'légacy-1', node: 'n' }], 'its subscription');
+});
