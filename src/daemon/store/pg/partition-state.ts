@@ -96,9 +96,9 @@ export function cutCommit<S, R>(
 
 /**
  * Each partition's snapshot as JSON, of the state as it is now: partition 0's without the
- * derived keys (and without the collection and the shared keys when there are several
- * partitions), the shared partition's its keys, another's the collection's entries in it, as
- * `{ [key]: { id: entry } }`.
+ * derived keys and the collection (and without the shared keys when there are several
+ * partitions), the shared partition's its keys, another's `{}`. The collection's entries are
+ * rows of their own (pg-execution-rows.ts), written beside the snapshot.
  */
 export function serializePartitions<S, R>(
   state: S,
@@ -106,9 +106,8 @@ export function serializePartitions<S, R>(
   partitions: readonly number[],
 ): Map<number, string> {
   const out = new Map<number, string>();
-  const split = isSplit(layout);
   const skip = new Set(layout.derived ?? []);
-  if (split) skip.add(layout.collection!.key);
+  if (layout.collection) skip.add(layout.collection.key);
   if (hasShared(layout)) for (const key of layout.shared!.keys) skip.add(key);
   if (partitions.includes(SHARED_PARTITION) && hasShared(layout)) {
     const part: Record<string, unknown> = {};
@@ -123,18 +122,7 @@ export function serializePartitions<S, R>(
       }),
     );
   }
-  if (!split) return out;
-  const { key, keys } = layout.collection!;
-  const collection = (state as Record<string, Record<string, unknown>>)[key]!;
-  const parts = new Map<number, Record<string, unknown>>();
-  for (const p of partitions) if (p > 0) parts.set(p, {});
-  for (const id of keys ? keys(collection, state as object) : Object.keys(collection)) {
-    const entry = collection[id];
-    if (entry === undefined) continue;
-    const part = parts.get(partitionOf(id, layout.count));
-    if (part) part[id] = entry;
-  }
-  for (const [p, entries] of parts) out.set(p, JSON.stringify({ [key]: entries }));
+  if (isSplit(layout)) for (const p of partitions) if (p > 0) out.set(p, '{}');
   return out;
 }
 
