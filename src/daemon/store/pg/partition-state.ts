@@ -96,8 +96,8 @@ export function cutCommit<S, R>(
 
 /**
  * Each partition's snapshot as JSON, of the state as it is now: partition 0's without the
- * derived keys and the collection (and without the shared keys when there are several
- * partitions), the shared partition's its keys, another's `{}`. The collection's entries are
+ * derived keys and the collection (null when unsplit; and without the shared keys when there
+ * are several partitions), the shared partition's its keys, another's `{}`. The collection's entries are
  * rows of their own (pg-execution-rows.ts), written beside the snapshot.
  */
 export function serializePartitions<S, R>(
@@ -115,10 +115,14 @@ export function serializePartitions<S, R>(
     out.set(SHARED_PARTITION, JSON.stringify(part));
   }
   if (partitions.includes(0)) {
+    // Unsplit, the collection is written as null, not left out: a daemon of before the rows
+    // (an old standby) reads no empty collection, which it would take for no executions.
+    const nulled = isSplit(layout) ? undefined : layout.collection?.key;
     out.set(
       0,
       JSON.stringify(state, function (this: unknown, key, value: unknown) {
-        return this === state && skip.has(key) ? undefined : value;
+        if (this !== state) return value;
+        return key === nulled ? null : skip.has(key) ? undefined : value;
       }),
     );
   }
