@@ -111,6 +111,7 @@ export class PgCheckpoints<S, R> {
 
   /** Counts `rows` rows of `bytes` (a snapshot's included, when loaded) towards a row's mean size. */
   private sawRows(rows: number, bytes: number): void {
+    if (rows === 0) return;
     this.rowsSeen += rows;
     this.rowBytesSeen += bytes;
   }
