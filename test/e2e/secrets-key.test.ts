@@ -210,7 +210,8 @@ t.test(
       Buffer.from(
         (
           await db.query<{ row: string }>(
-            'SELECT t::text AS row FROM wfx_journal t UNION ALL SELECT t::text FROM wfx_snapshots t',
+            `SELECT t::text AS row FROM wfx_journal t UNION ALL SELECT t::text FROM wfx_snapshots t
+             UNION ALL SELECT t::text FROM wfx_executions t`,
           )
         )
           .map((r) => r.row)

@@ -28,31 +28,12 @@ export interface EngineStepContextOptions {
   readonly keepsThrown: boolean;
 }
 
-/** The step's context on a running engine (see the top of this file). */
-export class EngineStepContext implements StepContext {
-  private readonly state: WfxState;
+/** The parsed flow versions of a state, by execution: what a step reads, and an execution's summary. */
+export class FlowScopes implements Pick<StepContext, 'flowOf'> {
   /** Parsed flow versions: processId -> version (and body scope, `version/loop/inner`) -> nodes, graph and start node. */
   private readonly graphs = new Map<string, Map<string, FlowScope>>();
-  readonly newInstanceId: (now: Date, parentInstanceId: string | null) => string;
-  readonly isWorking: (key: NodeKey) => boolean;
-  private readonly files: EngineStepContextOptions['files'];
-  readonly maxJsonDepth: number;
-  readonly schemas: DomainSchemas;
-  readonly limits: ExecutionLimits;
-  readonly claimsKept: boolean;
-  readonly keepsThrown: boolean;
 
-  constructor(options: EngineStepContextOptions) {
-    this.state = options.state;
-    this.newInstanceId = options.newInstanceId;
-    this.isWorking = options.isWorking;
-    this.files = options.files;
-    this.maxJsonDepth = options.maxJsonDepth;
-    this.schemas = options.schemas;
-    this.limits = options.limits;
-    this.claimsKept = options.claimsKept;
-    this.keepsThrown = options.keepsThrown;
-  }
+  constructor(private readonly state: WfxState) {}
 
   flowOf(inst: Instance): FlowScope {
     let versions = this.graphs.get(inst.processId);
@@ -67,6 +48,37 @@ export class EngineStepContext implements StepContext {
       versions.set(key, g);
     }
     return g;
+  }
+}
+
+/** The step's context on a running engine (see the top of this file). */
+export class EngineStepContext implements StepContext {
+  private readonly state: WfxState;
+  private readonly scopes: FlowScopes;
+  readonly newInstanceId: (now: Date, parentInstanceId: string | null) => string;
+  readonly isWorking: (key: NodeKey) => boolean;
+  private readonly files: EngineStepContextOptions['files'];
+  readonly maxJsonDepth: number;
+  readonly schemas: DomainSchemas;
+  readonly limits: ExecutionLimits;
+  readonly claimsKept: boolean;
+  readonly keepsThrown: boolean;
+
+  constructor(options: EngineStepContextOptions) {
+    this.state = options.state;
+    this.scopes = new FlowScopes(options.state);
+    this.newInstanceId = options.newInstanceId;
+    this.isWorking = options.isWorking;
+    this.files = options.files;
+    this.maxJsonDepth = options.maxJsonDepth;
+    this.schemas = options.schemas;
+    this.limits = options.limits;
+    this.claimsKept = options.claimsKept;
+    this.keepsThrown = options.keepsThrown;
+  }
+
+  flowOf(inst: Instance): FlowScope {
+    return this.scopes.flowOf(inst);
   }
 
   envOf(inst: Instance): Readonly<Record<string, string>> {

@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { JOURNAL_CHANNEL } from './journal-follower.js';
 import { SHARED_PARTITION } from './partition-state.js';
+import { writeRows, type RowChanges } from './pg-execution-rows.js';
 import { inTransaction } from './transaction.js';
 
 // The lease rows of the partitions written ($2, with the epochs $3), locked FOR KEY SHARE in
@@ -67,9 +68,10 @@ const DELETE_COVERED = `
            c.seq)) END`;
 
 /**
- * A checkpoint: each partition's snapshot, and the journal up to each `covered` seq deleted, in
- * one transaction fenced on the `fenced` partitions' leases. Returns false, writing nothing,
- * when one of them no longer carries its epoch.
+ * A checkpoint: each partition's snapshot, the rows of its executions changed since the last
+ * (`rows`), and the journal up to each `covered` seq deleted, in one transaction fenced on the
+ * `fenced` partitions' leases. Returns false, writing nothing, when one of them no longer
+ * carries its epoch; otherwise, per partition, how many rows it has more than before.
  */
 export async function putSnapshots(
   pool: pg.Pool,
@@ -80,19 +82,21 @@ export async function putSnapshots(
     readonly covered: ReadonlyArray<{ readonly partition: number; readonly seq: number }>;
     /** How long a daemon not seen since is still live (its lease). */
     readonly leaseMs: number;
+    readonly rows?: RowChanges;
   },
-): Promise<boolean> {
+): Promise<Map<number, number> | false> {
   const { owner, fenced, snapshots, covered } = checkpoint;
   return inTransaction(pool, async (client) => {
     const fence = await client.query(FENCE, [owner, fenced.map((f) => f.partition), fenced.map((f) => f.epoch)]);
     if (fence.rowCount !== fenced.length) return false;
     for (const s of snapshots) await client.query(PUT_SNAPSHOT, [s.partition, s.seq, s.epoch, s.state]);
+    const grown = checkpoint.rows ? await writeRows(client, checkpoint.rows) : new Map<number, number>();
     await client.query(DELETE_COVERED, [
       covered.map((c) => c.partition),
       covered.map((c) => c.seq),
       checkpoint.leaseMs,
     ]);
-    return true;
+    return grown;
   });
 }
 

@@ -17,6 +17,7 @@ import { errorMessage, WfxError } from '../../../shared/errors.js';
 import type { StoreLogger } from '../durable-store.js';
 import { LEASE_CHANNEL } from './lease.js';
 import { replacePartition, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
+import { DirtyExecutions, holdsExecutions, readRows } from './pg-execution-rows.js';
 import { inTransaction } from './transaction.js';
 
 /** The NOTIFY channel of journal appends; the payload is the partition. */
@@ -82,8 +83,15 @@ export class JournalFollower<S, R> {
   readonly lastSeqs = new Map<number, number>();
   /** Per partition: the sequence number of the snapshot its state grew from. */
   readonly snapshotSeqs = new Map<number, number>();
-  /** Per partition: the size of its snapshot loaded. */
+  /** Per partition: the size of its snapshot loaded, its execution rows included. */
   readonly snapshotSizes = new Map<number, number>();
+  /** Per partition: how many execution rows its snapshot has (pg-execution-rows.ts). */
+  readonly rowCounts = new Map<number, number>();
+  /**
+   * The executions changed since their rows were written: by the entries applied after a
+   * snapshot, or held in the snapshot itself (one written before the rows existed).
+   */
+  readonly dirty = new DirtyExecutions();
   /** Partitions whose state holds nothing yet (loaded in place: see replacePartition). */
   private readonly absent: Set<number>;
 
@@ -233,7 +241,11 @@ export class JournalFollower<S, R> {
             partition === SHARED_PARTITION && this.options.admitShared
               ? this.options.admitShared(seq, records, row.writer)
               : records;
-          for (const record of admitted) this.options.apply(this.state, record);
+          const rows = holdsExecutions(this.options, partition);
+          for (const record of admitted) {
+            this.options.apply(this.state, record);
+            if (rows) this.dirty.touch(this.options, record);
+          }
         } catch (err) {
           this.broke(err); // part of the entry may be applied: the copy is no longer the journal's
           throw err;
@@ -380,6 +392,24 @@ export class JournalFollower<S, R> {
         `the snapshot of partition ${partition} does not parse: ${errorMessage(err)}`,
       );
     }
+    // The executions are rows beside it; one written before them holds its own, moved into rows by the next checkpoint.
+    const withRows = holdsExecutions(this.options, partition) && typeof saved === 'object' && saved !== null;
+    let inline: string[] = [];
+    let read = { rows: 0, bytes: 0 };
+    if (withRows) {
+      const key = this.options.collection!.key;
+      const holder = saved as Record<string, unknown>;
+      const held = holder[key];
+      const entries: Record<string, unknown> = typeof held === 'object' && held !== null ? { ...held } : {};
+      inline = Object.keys(entries);
+      try {
+        read = await readRows(client, partition, entries);
+      } catch (err) {
+        if (!(err instanceof SyntaxError)) throw err;
+        throw new WfxError('SNAPSHOT_CORRUPT', `partition ${partition}: ${errorMessage(err)}`);
+      }
+      holder[key] = entries;
+    }
     try {
       replacePartition(this.state, this.options, partition, saved, this.absent.has(partition));
     } catch (err) {
@@ -389,7 +419,12 @@ export class JournalFollower<S, R> {
     const seq = Number(row.seq);
     this.snapshotSeqs.set(partition, seq);
     this.lastSeqs.set(partition, seq);
-    this.snapshotSizes.set(partition, row.state.length);
+    this.snapshotSizes.set(partition, row.state.length + read.bytes);
+    if (withRows) {
+      this.rowCounts.set(partition, read.rows);
+      this.dirty.forget(this.options, partition);
+      this.dirty.mark(inline);
+    }
     return true;
   }
 }

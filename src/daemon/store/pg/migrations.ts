@@ -253,6 +253,36 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX wfx_audit_at ON wfx_audit (at);
     `,
   },
+  {
+    version: 13,
+    name: 'executions as rows',
+    sql: `
+      -- A partition's executions (pg-execution-rows.ts), one row each as of the partition's
+      -- snapshot (wfx_snapshots, whose state no longer holds them): written by the same
+      -- checkpoint, only those changed since the last. The document is text, as the journal's
+      -- entries are: written and read back exactly, never parsed by the database. The summary
+      -- (state/execution-summary.ts, null when the store was given none) lets a start read
+      -- what routes work to an execution without its document.
+      CREATE TABLE wfx_executions (
+        partition integer NOT NULL,
+        id text NOT NULL,
+        doc text NOT NULL,
+        organization text,
+        process_id text,
+        process_version text,
+        environment text,
+        state_cd smallint,
+        root text,
+        parent text,
+        start_ms bigint,
+        correlation_key text,
+        due_ms bigint,
+        active integer,
+        waits jsonb,
+        PRIMARY KEY (partition, id)
+      );
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

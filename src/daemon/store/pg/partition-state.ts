@@ -96,9 +96,9 @@ export function cutCommit<S, R>(
 
 /**
  * Each partition's snapshot as JSON, of the state as it is now: partition 0's without the
- * derived keys (and without the collection and the shared keys when there are several
- * partitions), the shared partition's its keys, another's the collection's entries in it, as
- * `{ [key]: { id: entry } }`.
+ * derived keys and the collection (null when unsplit; and without the shared keys when there
+ * are several partitions), the shared partition's its keys, another's `{}`. The collection's entries are
+ * rows of their own (pg-execution-rows.ts), written beside the snapshot.
  */
 export function serializePartitions<S, R>(
   state: S,
@@ -106,9 +106,8 @@ export function serializePartitions<S, R>(
   partitions: readonly number[],
 ): Map<number, string> {
   const out = new Map<number, string>();
-  const split = isSplit(layout);
   const skip = new Set(layout.derived ?? []);
-  if (split) skip.add(layout.collection!.key);
+  if (layout.collection) skip.add(layout.collection.key);
   if (hasShared(layout)) for (const key of layout.shared!.keys) skip.add(key);
   if (partitions.includes(SHARED_PARTITION) && hasShared(layout)) {
     const part: Record<string, unknown> = {};
@@ -116,25 +115,18 @@ export function serializePartitions<S, R>(
     out.set(SHARED_PARTITION, JSON.stringify(part));
   }
   if (partitions.includes(0)) {
+    // Unsplit, the collection is written as null, not left out: a daemon of before the rows
+    // (an old standby) reads no empty collection, which it would take for no executions.
+    const nulled = isSplit(layout) ? undefined : layout.collection?.key;
     out.set(
       0,
       JSON.stringify(state, function (this: unknown, key, value: unknown) {
-        return this === state && skip.has(key) ? undefined : value;
+        if (this !== state) return value;
+        return key === nulled ? null : skip.has(key) ? undefined : value;
       }),
     );
   }
-  if (!split) return out;
-  const { key, keys } = layout.collection!;
-  const collection = (state as Record<string, Record<string, unknown>>)[key]!;
-  const parts = new Map<number, Record<string, unknown>>();
-  for (const p of partitions) if (p > 0) parts.set(p, {});
-  for (const id of keys ? keys(collection, state as object) : Object.keys(collection)) {
-    const entry = collection[id];
-    if (entry === undefined) continue;
-    const part = parts.get(partitionOf(id, layout.count));
-    if (part) part[id] = entry;
-  }
-  for (const [p, entries] of parts) out.set(p, JSON.stringify({ [key]: entries }));
+  if (isSplit(layout)) for (const p of partitions) if (p > 0) out.set(p, '{}');
   return out;
 }
 

@@ -12,6 +12,7 @@ import type { JournalWriter } from './journal-writer.js';
 import { DEFAULT_LEASE_MS, describePartitions, type PartitionLease } from './lease.js';
 import { serializePartitions, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
 import type { PgStoreOptions } from './pg-store-options.js';
+import { holdsExecutions, serializeRows, type DirtyExecutions, type RowChanges } from './pg-execution-rows.js';
 
 /** What of its store a PgCheckpoints reads and calls. */
 export interface CheckpointedStore<S, R> {
@@ -21,6 +22,8 @@ export interface CheckpointedStore<S, R> {
   readonly options: PgStoreOptions<S, R>;
   readonly layout: PartitionLayout<S, R>;
   readonly state: S;
+  /** The executions changed since their rows were written. */
+  readonly dirty: DirtyExecutions;
   readonly logger: StoreLogger;
   /** The store's follower of what others write (null: none). */
   readonly follower: () => JournalFollower<S, R> | null;
@@ -36,8 +39,13 @@ export interface CheckpointedStore<S, R> {
 export class PgCheckpoints<S, R> {
   /** Per partition: the snapshot's seq. */
   private readonly snapshotSeqs: number[];
-  /** Per partition: the size of its snapshot (the sum is the next checkpoint's threshold). */
+  /** Per partition: the size of its snapshot and rows (the sum is the next checkpoint's threshold). */
   private readonly snapshotSizes: number[];
+  /** Per partition: how many execution rows it has. */
+  private readonly rowCounts: number[];
+  /** Rows read or written so far, and their bytes: a row's mean size, for snapshotSizes. */
+  private rowsSeen = 0;
+  private rowBytesSeen = 0;
   /** The shared partition's snapshot: its seq (null: none written yet) and size. */
   private sharedSnapshotSeq: number | null;
   private sharedSnapshotSize: number;
@@ -48,11 +56,13 @@ export class PgCheckpoints<S, R> {
   /** Starts from the snapshots `loaded` (each partition's seq and size). */
   constructor(
     private readonly store: CheckpointedStore<S, R>,
-    loaded: Pick<JournalFollower<S, R>, 'snapshotSeqs' | 'snapshotSizes'>,
+    loaded: Pick<JournalFollower<S, R>, 'snapshotSeqs' | 'snapshotSizes' | 'rowCounts'>,
   ) {
     const count = store.layout.count;
     this.snapshotSeqs = Array.from({ length: count }, (_, p) => loaded.snapshotSeqs.get(p) ?? 0);
     this.snapshotSizes = Array.from({ length: count }, (_, p) => loaded.snapshotSizes.get(p) ?? 0);
+    this.rowCounts = Array.from({ length: count }, (_, p) => loaded.rowCounts.get(p) ?? 0);
+    for (let p = 0; p < count; p++) this.sawRows(this.rowCounts[p]!, this.snapshotSizes[p]!);
     const sharedLoaded = loaded.snapshotSizes.has(SHARED_PARTITION);
     this.sharedSnapshotSeq = sharedLoaded ? loaded.snapshotSeqs.get(SHARED_PARTITION)! : null;
     this.sharedSnapshotSize = loaded.snapshotSizes.get(SHARED_PARTITION) ?? 0;
@@ -63,10 +73,47 @@ export class PgCheckpoints<S, R> {
     return this.checkpointing;
   }
 
-  /** Partition `partition`'s snapshot is now at `seq`, `bytes` long (loaded, or written). */
-  snapshotAt(partition: number, seq: number, bytes: number): void {
+  /**
+   * Partition `partition`'s snapshot is now at `seq`, `bytes` long with its `rows` execution
+   * rows (loaded, or written).
+   */
+  snapshotAt(partition: number, seq: number, bytes: number, rows: number): void {
     this.snapshotSeqs[partition] = seq;
     this.snapshotSizes[partition] = bytes;
+    this.rowCounts[partition] = rows;
+    this.sawRows(rows, bytes);
+  }
+
+  /**
+   * The rows to write of `partitions`' executions changed since their rows were (no longer
+   * marked changed: mark `ids` again if they are not written), as the state has them now.
+   */
+  rowsOf(partitions: readonly number[]): RowChanges {
+    const { layout, options, dirty } = this.store;
+    const ids = dirty.take(
+      layout,
+      partitions.filter((p) => holdsExecutions(layout, p)),
+    );
+    return serializeRows(this.store.state, layout, ids, options.summarize);
+  }
+
+  /** Partitions `partitions` were loaded by `follower` (a take): their snapshots, and what it changed since. */
+  loadedBy(follower: JournalFollower<S, R>, partitions: readonly number[]): void {
+    for (const p of partitions)
+      this.snapshotAt(
+        p,
+        follower.snapshotSeqs.get(p)!,
+        follower.snapshotSizes.get(p) ?? 0,
+        follower.rowCounts.get(p) ?? 0,
+      );
+    this.store.dirty.mark(follower.dirty.take(this.store.layout, partitions));
+  }
+
+  /** Counts `rows` rows of `bytes` (a snapshot's included, when loaded) towards a row's mean size. */
+  private sawRows(rows: number, bytes: number): void {
+    if (rows === 0) return;
+    this.rowsSeen += rows;
+    this.rowBytesSeen += bytes;
   }
 
   /**
@@ -109,8 +156,10 @@ export class PgCheckpoints<S, R> {
       await this.store.follower()!.catchUp();
     }
     const seqs = [...this.store.journal.lastSeqs];
+    // Executions changed without an entry since (a snapshot's own, moved into rows) count too.
+    const dirty = this.store.dirty.partitions(this.store.layout);
     const moved = this.store.lease.partitions.filter(
-      (p) => seqs[p] !== this.snapshotSeqs[p] && !this.store.journal.moving.has(p),
+      (p) => (seqs[p] !== this.snapshotSeqs[p] || dirty.has(p)) && !this.store.journal.moving.has(p),
     );
     const sharedAt = this.sharedCheckpoint(moved);
     if (moved.length === 0 && sharedAt === null) {
@@ -124,6 +173,7 @@ export class PgCheckpoints<S, R> {
       this.store.layout,
       sharedAt === null ? moved : [...moved, SHARED_PARTITION],
     );
+    const rows = this.rowsOf(moved);
     this.bytesSinceSnapshot = 0;
     this.entriesSinceSnapshot = 0;
     await this.store.flush();
@@ -137,6 +187,7 @@ export class PgCheckpoints<S, R> {
       snapshots.push({ partition: SHARED_PARTITION, seq: sharedAt, epoch: this.store.lease.epochOf(0) });
       if (this.sharedSnapshotSeq !== null) covered.push({ ...snapshots.at(-1)!, seq: this.sharedSnapshotSeq });
     }
+    let grown: Map<number, number>;
     try {
       const written = await putSnapshots(this.store.pool, {
         owner: this.store.options.owner,
@@ -144,6 +195,7 @@ export class PgCheckpoints<S, R> {
         snapshots: snapshots.map((s) => ({ ...s, state: states.get(s.partition)! })),
         covered,
         leaseMs: this.store.options.leaseMs ?? DEFAULT_LEASE_MS,
+        rows,
       });
       if (!written)
         throw this.store.fail(
@@ -151,15 +203,21 @@ export class PgCheckpoints<S, R> {
           new Error(`${describePartitions(fenced)} no longer carry this daemon's epochs`),
           'STORE_LEASE_LOST',
         );
+      grown = written;
     } catch (err) {
+      // Their rows are as they were: the next checkpoint writes them.
+      this.store.dirty.mark(rows.ids);
       // A failed checkpoint loses nothing (the journal is still there); a fenced one fails the store.
       if (!this.store.failure()) this.store.logger.warn({ err }, 'store: a checkpoint failed; the journal is kept');
       throw err;
     }
-    let bytes = 0;
+    let bytes = rows.bytes;
+    this.sawRows(rows.upserts.length, rows.bytes);
+    const rowBytes = this.rowsSeen > 0 ? this.rowBytesSeen / this.rowsSeen : 0;
     for (const p of moved) {
       this.snapshotSeqs[p] = seqs[p]!;
-      this.snapshotSizes[p] = states.get(p)!.length;
+      this.rowCounts[p] = this.rowCounts[p]! + (grown.get(p) ?? 0);
+      this.snapshotSizes[p] = states.get(p)!.length + Math.round(this.rowCounts[p] * rowBytes);
       bytes += states.get(p)!.length;
     }
     if (sharedAt !== null) {
@@ -169,7 +227,10 @@ export class PgCheckpoints<S, R> {
     }
     this.store.journal.counters.checkpoints++;
     this.store.journal.counters.bytes += bytes;
-    this.store.logger.info({ partitions: states.size, bytes }, 'store: checkpoint written to the database');
+    this.store.logger.info(
+      { partitions: states.size, bytes, rows: rows.upserts.length, deleted: rows.deletes.length },
+      'store: checkpoint written to the database',
+    );
   }
 
   /**

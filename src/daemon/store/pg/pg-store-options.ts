@@ -1,5 +1,6 @@
 /** What a PostgreSQL store is opened with (pg-store.ts), and what it counts. */
 import type pg from 'pg';
+import type { ExecutionSummary } from '../../state/execution-summary.js';
 import type { StoreLogger } from '../durable-store.js';
 import type { Reducer } from '../record-store.js';
 import type { LeaseOptions } from './lease.js';
@@ -17,6 +18,11 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
    * snapshotCollection); absent, every record is partition 0's.
    */
   readonly snapshotCollection?: PartitionedCollection<R>;
+  /**
+   * With `snapshotCollection`: the summary of an execution (an entry of the collection) as of
+   * `state`, written beside its row (pg-execution-rows.ts); absent, the summary columns stay null.
+   */
+  readonly summarize?: (execution: unknown, state: S) => ExecutionSummary;
   /** With `snapshotCollection`: what executions share, journaled in the shared partition (state/commons.ts). */
   readonly shared?: SharedPart<R>;
   /** How many partitions a database not used before is cut into (default DEFAULT_PARTITIONS). */

@@ -39,6 +39,7 @@ import type { PgStoreCounters, PgStoreOptions } from './pg-store-options.js';
 import { putSnapshots } from './fenced-sql.js';
 import { openDatabase } from './pg-open.js';
 import { PgCheckpoints } from './pg-checkpoints.js';
+import type { DirtyExecutions } from './pg-execution-rows.js';
 import {
   partitionOfExecution,
   serializePartitions,
@@ -57,6 +58,8 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   private readonly othersShared: Array<(records: readonly R[]) => void> = [];
   /** The partitions' snapshots, and the checkpoints that write them. */
   private readonly checkpoints: PgCheckpoints<S, R>;
+  /** The executions changed since their rows were written (pg-execution-rows.ts). */
+  private readonly dirty: DirtyExecutions;
 
   /** What reached the database, for status and the benchmarks. */
   get counters(): PgStoreCounters {
@@ -72,6 +75,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     loaded: JournalFollower<S, R>,
   ) {
     super(loaded.state, options, options.logger ?? silentLogger);
+    this.dirty = loaded.dirty;
     this.journal = new JournalWriter(pool, lease, layout, options, loaded.lastSeqs, {
       fail: (what, err, code) => this.fail(what, err, code),
       failure: () => this.failure,
@@ -96,6 +100,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         options,
         layout,
         state: this.state,
+        dirty: this.dirty,
         logger: this.logger,
         follower: () => this.follower,
         alone: () => this.alone,
@@ -313,6 +318,12 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     this.fail('the lease was lost', err, 'STORE_LEASE_LOST');
   }
 
+  /** Applies `record`, its executions marked changed for the next checkpoint's rows. */
+  protected override applyOne(record: R): void {
+    super.applyOne(record);
+    this.dirty.touch(this.layout, record);
+  }
+
   protected append(serialized: readonly string[], records: readonly R[]): Promise<void> {
     let added: ReturnType<JournalWriter<R>['add']>;
     try {
@@ -360,10 +371,8 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         // Held and not loaded: the store cannot serve them, nor let another daemon take them now.
         throw this.fail(`loading ${describePartitions(taking)} failed`, err);
       }
-      for (const p of taking) {
-        this.journal.lastSeqs[p] = follower.lastSeqs.get(p)!;
-        this.checkpoints.snapshotAt(p, follower.snapshotSeqs.get(p)!, follower.snapshotSizes.get(p) ?? 0);
-      }
+      for (const p of taking) this.journal.lastSeqs[p] = follower.lastSeqs.get(p)!;
+      this.checkpoints.loadedBy(follower, taking);
       const entries = beside[key] as Record<string, unknown>;
       Object.assign(state[key] as object, entries);
       this.resetDerived();
@@ -400,6 +409,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     for (const p of dropping) this.journal.moving.add(p);
     const seqs = [...this.journal.lastSeqs];
     const states = serializePartitions(this.state, this.layout, dropping);
+    const rows = this.checkpoints.rowsOf(dropping);
     const collection = (this.state as Record<string, Record<string, unknown>>)[this.layout.collection!.key]!;
     for (const id of Object.keys(collection))
       if (dropping.includes(partitionOfExecution(this.layout, id))) delete collection[id];
@@ -422,9 +432,11 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         snapshots,
         covered: snapshots,
         leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS,
+        rows,
       });
       if (!written) throw new Error(`${describePartitions(dropping)} no longer carry this daemon's epochs`);
-      for (const { partition, seq, state } of snapshots) this.checkpoints.snapshotAt(partition, seq, state.length);
+      // No longer held: what the next holder loads sets them again.
+      for (const { partition, seq, state } of snapshots) this.checkpoints.snapshotAt(partition, seq, state.length, 0);
       const from = new Map([
         [0, this.lastSeqOf(0)],
         [SHARED_PARTITION, this.lastSeqOf(SHARED_PARTITION)],
