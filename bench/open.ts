@@ -5,7 +5,7 @@
  * the indexes of segments of 100,000 (no segment files: only the indexes are read at start).
  * Times index files on disk to a filled directory, by the bulk path (loadSegmentsInto) and by
  * openSegments' entries put one by one, and reports the heap bytes per execution after GC
- * (docs/decisions/XXX-bulk-directory-load.md).
+ * (docs/decisions/072-bulk-directory-load.md).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';

@@ -10,7 +10,7 @@ import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import { holdings, launchSharing, printLogs, serving } from '../helpers/share.js';
 
 /*
- * Bulk operations on PostgreSQL (decision XXX-bulk-operations): the operation and its lanes'
+ * Bulk operations on PostgreSQL (decision 060): the operation and its lanes'
  * progress live in the shared partition, and each chunk's progress is written in the same
  * INSERT as the cancels it made in its executions' partition. On one daemon it holds every
  * lane; with `--share` each daemon applies the lanes of the partitions it holds, and a lane
