@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { mkdir, open, chmod, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, chmod, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 
@@ -17,6 +17,16 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
   const st = await stat(dir);
   if (!st.isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
   if ((st.mode & 0o777) !== DIR_MODE) await chmod(dir, DIR_MODE);
+}
+
+/** The names in directory `dir`; none when it does not exist (any other error is thrown). */
+export async function namesIn(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
 }
 
 /**

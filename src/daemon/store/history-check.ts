@@ -1,4 +1,5 @@
-import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import { namesIn } from '../disk/durable-files.js';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeFrames } from './frame.js';
 import { BUCKET_RE, openMarkerPath } from './history-files.js';
@@ -82,13 +83,7 @@ const VERIFY_CHUNK = 8 << 20;
  * HISTORY_TRUNCATED). A directory that does not exist has no findings. Throws on I/O errors.
  */
 export async function verifyHistory(dir: string): Promise<HistoryFinding[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
+  const names = await namesIn(dir);
   const findings: HistoryFinding[] = [];
   for (const name of names.filter((n) => BUCKET_RE.test(n)).sort()) {
     const bucket = BUCKET_RE.exec(name)![1]!;

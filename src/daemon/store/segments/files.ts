@@ -1,4 +1,5 @@
-import { readdir, rm } from 'node:fs/promises';
+import { namesIn } from '../../disk/durable-files.js';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../../shared/errors.js';
 
@@ -29,13 +30,7 @@ const FILE_RE = /^(\d{6,})\.(?:jsonl|index\.json)$/;
 
 /** The segment numbers any file of `dir` belongs to, ascending; none when `dir` does not exist. */
 export async function segmentsOnDisk(dir: string): Promise<number[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
+  const names = await namesIn(dir);
   const found = new Set<number>();
   for (const name of names) {
     const m = FILE_RE.exec(name);
