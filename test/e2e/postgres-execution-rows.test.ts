@@ -2,7 +2,7 @@ import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { startDaemon, wfxIn } from '../helpers/cli.js';
+import { callDaemon, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { POSTGRES_SKIP, queryAt, startPostgres } from '../helpers/postgres.js';
 
@@ -20,16 +20,9 @@ nodes:
   done: { type: endEvent }
 `;
 
-function api(url: string, key: string) {
-  return async (method: string, path: string, body?: object) => {
-    const r = await fetch(`${url}${path}`, {
-      method,
-      headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
-      body: body && JSON.stringify(body),
-    });
-    return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-  };
-}
+/** Calls a daemon's API with `key`. */
+const api = (url: string, key: string) => (method: string, path: string, body?: object) =>
+  callDaemon(url, key, method, path, body);
 
 t.test('executions as rows on a daemon', { skip: POSTGRES_SKIP }, async (t) => {
   const server = await startPostgres(t);
