@@ -14,7 +14,7 @@
  * (default 12).
  */
 import { fork } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -22,7 +22,8 @@ import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { publishFlow } from '../src/daemon/flows/publish.js';
 import { newApiKey } from '../src/daemon/auth/api-keys.js';
 import { Engine } from '../src/daemon/engine/engine.js';
-import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
+import { wfxJsonStore } from '../src/daemon/engine/segment-summary.js';
+import type { WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
 import { Store } from '../src/daemon/store/store.js';
@@ -74,6 +75,10 @@ interface Filled {
   readonly overdue: number;
   readonly seconds: number;
   readonly snapshotBytes: number;
+  /** The execution segments' bytes after the fill. */
+  readonly segmentBytes: number;
+  /** Two checkpoints, each after a log line added to another 1 % of the executions: the bytes each wrote, its ms. */
+  readonly changes: ReadonlyArray<{ readonly bytes: number; readonly ms: number }>;
 }
 
 /**
@@ -83,7 +88,7 @@ interface Filled {
  */
 async function fill(dataDir: string, n: number): Promise<Filled> {
   const t0 = performance.now();
-  const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE });
+  const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...wfxJsonStore() });
   const history = await History.open(join(dataDir, 'history'));
   let backMs = 0;
   const engine = new Engine({ store, history, now: () => new Date(Date.now() - backMs) });
@@ -123,12 +128,61 @@ async function fill(dataDir: string, n: number): Promise<Filled> {
   }
   backMs = 0;
   await engine.close();
+  await store.checkpoint();
+  // Twice, on other executions: the first may also compact the segments the fill left.
+  const changes = [
+    await changeOnePercent(store, dataDir, ids, n, 0),
+    await changeOnePercent(store, dataDir, ids, n, 1),
+  ];
   await store.close();
   await history.close();
   // The newest input waits: the furthest from their timeouts, none of them past it.
   const answerIds = ids.slice(Math.max(overdue, third - Math.round(ANSWERS * 1.5)));
   const snapshotBytes = (await stat(join(dataDir, 'snapshot.json')).catch(() => ({ size: 0 }))).size;
-  return { apiKey: made.apiKey, answerIds, overdue, seconds: (performance.now() - t0) / 1000, snapshotBytes };
+  const segmentBytes = (await filesIn(join(dataDir, 'executions'))).reduce((sum, f) => sum + f.bytes, 0);
+  return {
+    apiKey: made.apiKey,
+    answerIds,
+    overdue,
+    seconds: (performance.now() - t0) / 1000,
+    snapshotBytes,
+    segmentBytes,
+    changes,
+  };
+}
+
+/** The files of `dir` and their sizes. */
+async function filesIn(dir: string): Promise<Array<{ name: string; bytes: number }>> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  return Promise.all(names.map(async (name) => ({ name, bytes: (await stat(join(dir, name))).size })));
+}
+
+/**
+ * Adds a log line to 1 % of the executions (input waits), checkpoints: the bytes that
+ * checkpoint wrote (the new segment files and the snapshot) and how long it took.
+ */
+async function changeOnePercent(
+  store: Store<WfxState, WfxRecord>,
+  dataDir: string,
+  ids: readonly string[],
+  n: number,
+  round: number,
+): Promise<{ bytes: number; ms: number }> {
+  const before = new Set((await filesIn(join(dataDir, 'executions'))).map((f) => f.name));
+  const timestamp = new Date().toISOString();
+  const count = Math.round(n / 100);
+  const records = ids.slice(round * count, (round + 1) * count).map((instanceId): WfxRecord => ({
+    type: 'instance.logged',
+    instanceId,
+    entry: { nodeId: 'ask', nodeName: 'ask', nodeType: 'inputNode', message: 'bench', level: 'INFO', timestamp },
+  }));
+  for (let i = 0; i < records.length; i += 1_000) await store.commit(...records.slice(i, i + 1_000));
+  const t0 = performance.now();
+  await store.checkpoint();
+  const ms = performance.now() - t0;
+  const added = (await filesIn(join(dataDir, 'executions'))).filter((f) => !before.has(f.name));
+  const snapshot = (await stat(join(dataDir, 'snapshot.json'))).size;
+  return { bytes: snapshot + added.reduce((sum, f) => sum + f.bytes, 0), ms };
 }
 
 /** Runs `fill` in a child process with a heap for `n` executions; what it wrote. */
@@ -184,6 +238,8 @@ export interface WaitingBenchResult {
   readonly overdue: number;
   readonly fillSeconds: number;
   readonly snapshotBytes: number;
+  readonly segmentBytes: number;
+  readonly changes: ReadonlyArray<{ readonly bytes: number; readonly ms: number }>;
   /** The host's 1-minute load average when the daemon was started (the host is shared). */
   readonly loadAverage: number;
   readonly daemon: DaemonFigures | null;
@@ -233,6 +289,8 @@ export async function runWaitingBench(n = WAITING): Promise<WaitingBenchResult> 
       overdue: filled.overdue,
       fillSeconds: filled.seconds,
       snapshotBytes: filled.snapshotBytes,
+      segmentBytes: filled.segmentBytes,
+      changes: filled.changes,
       loadAverage,
     };
     const t0 = performance.now();
@@ -316,7 +374,7 @@ const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
 
 export function formatWaitingBench(r: WaitingBenchResult): string {
   const rows = [
-    `| data directory: ${fmt(r.waiting)} waiting executions (a third at an input node with a 1-day timeout, ${fmt(r.overdue)} of them past it; a third for a message, each under its own correlation key; a third on a timer due over the next week), written in-process and checkpointed | snapshot ${fmt(r.snapshotBytes / 2 ** 20)} MiB, filled in ${r.fillSeconds.toFixed(0)} s; host load average ${r.loadAverage.toFixed(1)} at the start | | |`,
+    `| data directory: ${fmt(r.waiting)} waiting executions (a third at an input node with a 1-day timeout, ${fmt(r.overdue)} of them past it; a third for a message, each under its own correlation key; a third on a timer due over the next week), written in-process and checkpointed | snapshot ${(r.snapshotBytes / 2 ** 20).toFixed(2)} MiB, execution segments ${fmt(r.segmentBytes / 2 ** 20)} MiB; checkpoints after 1 % of the executions changed, twice, wrote ${r.changes.map((c) => `${(c.bytes / 2 ** 20).toFixed(1)} MiB in ${fmt(c.ms)} ms`).join(', then ')}; filled in ${r.fillSeconds.toFixed(0)} s; host load average ${r.loadAverage.toFixed(1)} at the start | | |`,
   ];
   const d = r.daemon;
   if (d === null) {

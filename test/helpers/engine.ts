@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { Engine, type EngineOptions, type LifecycleEvent, type StreamedLog } from '../../src/daemon/engine/engine.js';
 import { publishFlow } from '../../src/daemon/flows/publish.js';
-import { WFX_STORE, type WfxRecord } from '../../src/daemon/state/records.js';
+import { wfxJsonStore } from '../../src/daemon/engine/segment-summary.js';
+import type { WfxRecord } from '../../src/daemon/state/records.js';
 import type { Environment, Instance, WfxState } from '../../src/daemon/state/state.js';
 import { History } from '../../src/daemon/store/history.js';
 import { Store } from '../../src/daemon/store/store.js';
@@ -102,7 +103,7 @@ export async function engineHarness(
     dir = own;
   }
   const root = dir;
-  const store = await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE });
+  const store = await Store.open<WfxState, WfxRecord>({ dir, ...wfxJsonStore() });
   const history = await History.open(join(dir, 'history'));
   const errors: unknown[] = [];
   const { maxFileBytes, voicePrograms, cold: coldMode, ...rest } = engineOptions;

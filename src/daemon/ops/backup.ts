@@ -3,7 +3,7 @@
  * directory, taken while it goes on serving. See docs/operations.md "Backups".
  */
 import { link, mkdir, open, readdir, rm, stat, type FileHandle } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errorMessage, isWfxError, WfxError } from '../../shared/errors.js';
 import { checkTarget, createPartial, publish, removeLeftovers } from './backup-target.js';
 import { crashPoint } from '../store/crash-point.js';
@@ -13,6 +13,7 @@ import type { History } from '../store/history.js';
 import { scanJournal, segmentName } from '../store/journal.js';
 import { encodeManifest, manifestPathIn } from '../store/manifest.js';
 import { DIR_MODE, FILE_MODE, fsyncDir, SYNC_EVERY_BYTES, writeFileAtomic } from '../disk/durable-files.js';
+import { segmentsDirIn } from '../store/segments/files.js';
 import { snapshotPathIn } from '../store/snapshot-file.js';
 import type { Store } from '../store/store.js';
 import type { StoreHold } from '../store/store-options.js';
@@ -86,6 +87,14 @@ export async function backupDataDir(source: BackupSource, target: string): Promi
     const out = new Output();
     const snapshotSeq = hold.snapshot?.seq ?? 0;
     if (hold.snapshot) await linkOrCopy(hold.snapshotPath, snapshotPathIn(partial), hold.snapshot.bytes, out);
+    if (hold.executions.length > 0) {
+      // The execution segments the snapshot lists: write-once files, linked like it.
+      const executionsDir = segmentsDirIn(partial);
+      await mkdir(executionsDir, { mode: DIR_MODE });
+      for (const file of hold.executions)
+        await linkOrCopy(file, join(executionsDir, basename(file)), (await stat(file)).size, out);
+      await fsyncDir(executionsDir);
+    }
     crashPoint('backup:snapshot');
     const journalDir = join(partial, 'journal');
     await mkdir(journalDir, { mode: DIR_MODE });

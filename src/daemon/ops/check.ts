@@ -19,6 +19,8 @@ import {
   refuseUnlisted,
   type ManifestContent,
 } from '../store/manifest.js';
+import { segmentsDirIn } from '../store/segments/files.js';
+import { verifySegments } from '../store/segments/verify.js';
 import { readFileBytes, snapshotPathIn } from '../store/snapshot-file.js';
 import { writeFileAtomic } from '../disk/durable-files.js';
 
@@ -76,11 +78,19 @@ export const checkStore: Checker = async (dataDir) => {
   } catch (err) {
     findings.push(findingOf(err, snapshotPath));
   }
+  let listed: unknown = [];
   if (bytes !== null) {
     try {
-      const snapshot = JSON.parse(bytes.toString('utf8')) as { format?: unknown; seq?: unknown; state?: unknown };
+      const snapshot = JSON.parse(bytes.toString('utf8')) as {
+        format?: unknown;
+        seq?: unknown;
+        state?: unknown;
+        executions?: { segments?: unknown };
+      };
+      if (snapshot.format === 2) listed = snapshot.executions?.segments;
       if (
-        snapshot.format !== 1 ||
+        (snapshot.format !== 1 && snapshot.format !== 2) ||
+        !Array.isArray(listed) ||
         typeof snapshot.seq !== 'number' ||
         !Number.isSafeInteger(snapshot.seq) ||
         snapshot.state === undefined
@@ -96,6 +106,15 @@ export const checkStore: Checker = async (dataDir) => {
       });
     }
   }
+  // The execution segments the snapshot lists (format 2): each against its index.
+  const segmentsDir = segmentsDirIn(dataDir);
+  for (const f of Array.isArray(listed) ? await verifySegments(segmentsDir, listed as number[]) : [])
+    findings.push({
+      file: join(segmentsDir, f.file),
+      offset: f.offset,
+      code: 'EXECUTION_SEGMENT_DAMAGED',
+      message: f.message,
+    });
   const journalDir = join(dataDir, 'journal');
   try {
     await scanJournal({

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { dataDirPaths } from '../../shared/data-dir.js';
 import { checkStoreUrl, redactStoreUrl } from '../../shared/store-url.js';
+import { wfxJsonStore } from '../engine/segment-summary.js';
 import { WFX_STORE, type WfxRecord } from '../state/records.js';
 import { WFX_COMMONS } from '../state/commons.js';
 import type { Instance, WfxState } from '../state/state.js';
@@ -113,7 +114,7 @@ export async function openStore(
     const store = await Store.open<WfxState, WfxRecord>({
       dir: choice.dataDir,
       snapshotBytes,
-      ...WFX_STORE,
+      ...wfxJsonStore(), // executions kept in execution segments
       checkpointEvery: choice.checkpointEvery,
       logger,
     });

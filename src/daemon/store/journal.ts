@@ -403,3 +403,23 @@ async function truncateFile(path: string, length: number): Promise<void> {
     await fh.close();
   }
 }
+
+/**
+ * The journal segments of `dir` (first sequence numbers `live`, oldest first) that may hold
+ * entries after `seq`, as a hold gives them (StoreHold.segments): the last one's `durableBytes`.
+ * The same rule as the manifest's: a segment whose entries the snapshot covers is not needed.
+ */
+export function segmentsAfter(
+  dir: string,
+  live: readonly number[],
+  seq: number,
+  durableBytes: number,
+): Array<{ first: number; path: string; bytes: number | null }> {
+  const out: Array<{ first: number; path: string; bytes: number | null }> = [];
+  for (let i = 0; i < live.length; i++) {
+    const last = i === live.length - 1;
+    if (!last && live[i + 1]! - 1 <= seq) continue;
+    out.push({ first: live[i]!, path: join(dir, segmentName(live[i]!)), bytes: last ? durableBytes : null });
+  }
+  return out;
+}

@@ -1,5 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { EntryRanges } from './snapshot-copy.js';
+import { SNAPSHOT_SLICE_MS } from './snapshot-write.js';
 
 /**
  * A snapshot's layout, as SnapshotCopy writes it after the state: the offset of the large
@@ -29,6 +30,31 @@ const CHUNK = 1 << 20;
 const KEY_WINDOW = 1024;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+
+/**
+ * Runs `index` a slice at a time (`pause` before each, given the last one's duration) until it
+ * is done or `stopped()`: its outcome, or the error that stopped it, or null when stopped.
+ */
+export async function indexInSlices(
+  index: SnapshotIndex,
+  pause: (tookMs: number) => Promise<void>,
+  stopped: () => boolean,
+  sliceEntries?: number,
+): Promise<IndexOutcome | { readonly err: unknown } | null> {
+  try {
+    let took = 0;
+    for (;;) {
+      await pause(took);
+      if (stopped()) return null;
+      const started = performance.now();
+      if (await index.step(SNAPSHOT_SLICE_MS, sliceEntries)) break;
+      took = performance.now() - started;
+    }
+  } catch (err) {
+    return { err };
+  }
+  return stopped() ? null : index.outcome();
+}
 
 /** What indexing a loaded snapshot found. */
 export type IndexOutcome = { readonly ranges: EntryRanges } | { readonly mismatch: string };

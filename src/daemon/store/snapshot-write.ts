@@ -5,7 +5,9 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import { WfxError } from '../../shared/errors.js';
-import type { AtomicFileWriter } from '../disk/durable-files.js';
+import { AtomicFileWriter } from '../disk/durable-files.js';
+import { crashPoint } from './crash-point.js';
+import type { SnapshotMark } from './manifest.js';
 import type { SnapshotPiece, SourceRange } from './snapshot-copy.js';
 
 /** How long one slice of a snapshot copy may run before the event loop gets a turn. */
@@ -81,5 +83,27 @@ async function copyRange(from: FileHandle, range: SourceRange, to: AtomicFileWri
       throw new WfxError('SNAPSHOT_CORRUPT', `the last snapshot ends before byte ${range.offset + range.length}`);
     await to.write(chunk);
     done += bytesRead;
+  }
+}
+
+/**
+ * Writes a snapshot's whole `text` (serialized already) in place of `path`, atomically:
+ * `markPending(file)` runs once it is synced, before its rename. Returns its mark.
+ */
+export async function writeSnapshotText(
+  path: string,
+  text: string,
+  seq: number,
+  markPending: (file: AtomicFileWriter) => Promise<void>,
+): Promise<SnapshotMark> {
+  const file = await AtomicFileWriter.open(path);
+  try {
+    await file.write(text);
+    await file.commit(() => markPending(file));
+    crashPoint('checkpoint:renamed');
+    return { seq, bytes: file.bytes, crc32: file.crc32 };
+  } catch (err) {
+    await file.abort();
+    throw err;
   }
 }

@@ -4,15 +4,19 @@
  */
 import type { SnapshotMark } from './manifest.js';
 import type { StoreLogger } from './durable-store.js';
+import type { ExecutionSummary } from '../state/execution-summary.js';
 
 /** What the snapshot file holds: the live state as of journal entry `seq`. */
 export interface SnapshotFile<S> {
-  readonly format: 1;
+  /** 1: the large collection inside `state`; 2: in the execution segments `executions` lists. */
+  readonly format: 1 | 2;
   readonly seq: number;
   readonly savedAt: string;
   readonly state: S;
   /** Where the large collection's entries lie in the file (snapshotCollection only; SnapshotCopy). */
   readonly layout?: unknown;
+  /** Format 2: the execution segments in effect, oldest first (segment-checkpoint.ts). */
+  readonly executions?: { readonly segments: readonly number[] };
 }
 
 /** How the JSON store is opened (Store.open): its directory, its state and reducer, its checkpoints. */
@@ -74,6 +78,12 @@ export interface StoreOptions<S, R> {
     readonly touched: (record: R, visit: (key: string) => void) => void;
     readonly keys?: (collection: Record<string, unknown>, state: object) => string[];
     readonly sliceEntries?: number;
+    /**
+     * Given: checkpoints write the collection's changed entries into execution segments
+     * (segment-checkpoint.ts), each with this summary of it as of the checkpoint, and the
+     * snapshot (format 2) lists the segments instead of holding the entries. Must not throw.
+     */
+    readonly summarize?: (entry: unknown, state: object) => ExecutionSummary;
   };
 }
 
@@ -88,6 +98,8 @@ export interface StoreHold {
    * sequence number, the path, and how many of its bytes are durable (null: all, a closed one).
    */
   readonly segments: ReadonlyArray<{ readonly first: number; readonly path: string; readonly bytes: number | null }>;
+  /** The execution segments that snapshot lists (both files of each), oldest first. */
+  readonly executions: readonly string[];
   /** Lets checkpoints run again; call it once, when the copy of the files above is done. */
   readonly release: () => void;
 }

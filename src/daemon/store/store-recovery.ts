@@ -12,6 +12,7 @@ import { Journal, type ReplayReport } from './journal.js';
 import { checkSnapshot, Manifest, readManifest, refuseUnlisted } from './manifest.js';
 import { silentLogger } from './record-store.js';
 import { DurableJsonFile, readFileBytes, snapshotPathIn } from './snapshot-file.js';
+import { ExecutionSegments } from './segment-checkpoint.js';
 import { layoutOf, type SnapshotLayout } from './snapshot-index.js';
 import type { SnapshotFile, StoreOptions } from './store-options.js';
 
@@ -30,6 +31,12 @@ export interface Recovered<S, R> {
   /** The entries of the large collection the journal changed after the snapshot, and adds one. */
   readonly changed: Set<string>;
   readonly change: (key: string) => void;
+  /**
+   * The execution segments in effect (snapshotCollection.summarize only; else null). With a
+   * snapshot of format 1 (or none), none yet, and `changed` holds every entry: the first
+   * checkpoint writes them all into the first segment.
+   */
+  readonly segments: ExecutionSegments | null;
 }
 
 /**
@@ -53,11 +60,19 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
     state: options.initialState(),
   };
   const snapshotBytes = bytes?.length ?? 0;
-  if (snapshot.format !== 1 || !Number.isSafeInteger(snapshot.seq) || snapshot.state === undefined) {
+  const large = options.snapshotCollection;
+  const listedSegments = snapshot.format === 2 ? snapshot.executions?.segments : [];
+  if (
+    (snapshot.format !== 1 && snapshot.format !== 2) ||
+    !Number.isSafeInteger(snapshot.seq) ||
+    snapshot.state === undefined ||
+    !Array.isArray(listedSegments) ||
+    (snapshot.format === 2 && !large)
+  ) {
     throw new WfxError('SNAPSHOT_CORRUPT', `${snapshotPathIn(options.dir)} is not a wfx snapshot`);
   }
-  const large = options.snapshotCollection;
-  const layout = large ? layoutOf(snapshot, large.key) : null;
+  const summarized = large?.summarize !== undefined;
+  const layout = large && !summarized ? layoutOf(snapshot, large.key) : null;
   // Entries the journal changes after the snapshot: their bytes in it are out of date.
   const changed = new Set<string>();
   const change = (key: string): void => void changed.add(key);
@@ -67,6 +82,13 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
     // Derived keys as an empty store has them, whatever an older snapshot held.
     const initial = options.initialState() as Record<string, unknown>;
     for (const key of options.derived) (state as Record<string, unknown>)[key] = initial[key];
+  }
+  // The executions back into the state before the journal after them is replayed; a format-1
+  // snapshot's own, and any segment files a crash left unlisted, removed.
+  let segments: ExecutionSegments | null = null;
+  if (large && (summarized || snapshot.format === 2)) {
+    const collection = ((state as Record<string, unknown>)[large.key] ??= {}) as Record<string, unknown>;
+    segments = await ExecutionSegments.open(options.dir, listedSegments as number[], collection);
   }
   const manifest = new Manifest(options.dir, {
     format: 1,
@@ -85,7 +107,7 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
     },
     replay: (_seq, records) => {
       for (const record of records) {
-        if (layout) large!.touched(record, change);
+        if (layout || segments) large!.touched(record, change);
         options.apply(state, record);
       }
     },
@@ -106,6 +128,8 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
     logger.warn(report.truncated, 'journal: cut off a torn entry at the end (a crash during a write)');
   }
   logger.info({ snapshotSeq: snapshot.seq, replayed: report.replayed }, 'store: recovered');
+  if (segments && snapshot.format === 1)
+    for (const key of Object.keys((state as Record<string, unknown>)[large!.key] as object)) changed.add(key);
   return {
     journal,
     state,
@@ -115,5 +139,6 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
     layout,
     changed,
     change,
+    segments: summarized ? segments : null,
   };
 }

@@ -11,14 +11,15 @@ import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promi
 import type { StoreHealth } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { AtomicFileWriter, Freeings } from '../disk/durable-files.js';
-import { segmentName, type Journal, type ReplayReport } from './journal.js';
+import { segmentsAfter, type Journal, type ReplayReport } from './journal.js';
 import { SnapshotCopy, type EntryRanges } from './snapshot-copy.js';
 import { crashPoint } from './crash-point.js';
 import type { Manifest, SnapshotMark } from './manifest.js';
 import { snapshotPathIn } from './snapshot-file.js';
-import { SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
+import { indexInSlices, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
+import { segmentCheckpoint, type ExecutionSegments, type SegmentCopy } from './segment-checkpoint.js';
 import { RecordStore, silentLogger } from './record-store.js';
-import { SNAPSHOT_SLICE_MS, snapshotPauseMs, writePieces } from './snapshot-write.js';
+import { SNAPSHOT_SLICE_MS, snapshotPauseMs, writePieces, writeSnapshotText } from './snapshot-write.js';
 import type { SnapshotFile, StoreHold, StoreOptions } from './store-options.js';
 import { recoverStore } from './store-recovery.js';
 
@@ -77,6 +78,18 @@ export class Store<S, R> extends RecordStore<S, R> {
     stop: boolean;
     done: Promise<void>;
   } | null = null;
+  /**
+   * The execution segments in effect (snapshotCollection.summarize only): checkpoints write the
+   * entries in `dirty` (changed since the last one) into a new one, each captured by
+   * `segmentCopy` as it was at the checkpoint's instant.
+   */
+  private segments: ExecutionSegments | null = null;
+  private dirty = new Set<string>();
+  private segmentCopy: SegmentCopy | null = null;
+  private readonly touchSegment = (key: string): void => {
+    this.segmentCopy?.touch(key);
+    this.dirty.add(key);
+  };
   private readonly options: StoreOptions<S, R>;
   /** What the directory should hold (manifest.ts): updated before each step of a checkpoint that changes it. */
   private readonly manifest: Manifest;
@@ -110,9 +123,12 @@ export class Store<S, R> extends RecordStore<S, R> {
    * directory that had a snapshot.
    */
   static async open<S, R>(options: StoreOptions<S, R>): Promise<Store<S, R>> {
-    const { journal, state, recovery, snapshotBytes, manifest, layout, changed, change } = await recoverStore(options);
+    const { journal, state, recovery, snapshotBytes, manifest, layout, changed, change, segments } =
+      await recoverStore(options);
     const logger = options.logger ?? silentLogger;
     const store = new Store(options, journal, state, recovery, snapshotBytes, manifest);
+    store.segments = segments;
+    if (segments) store.dirty = changed;
     if (layout) {
       const file = await openFile(snapshotPathIn(options.dir), 'r').catch((err: unknown) => {
         logger.warn(
@@ -149,24 +165,11 @@ export class Store<S, R> extends RecordStore<S, R> {
     const loading = { changed, change, stop: false, done: Promise.resolve() };
     this.loading = loading;
     const started = performance.now();
+    const stopped = (): boolean => loading.stop || this.failure !== null || this.closed;
     loading.done = (async () => {
-      let failed: { err: unknown } | null = null;
-      try {
-        const pause = this.slicePacer();
-        let took = 0;
-        for (;;) {
-          await pause(took);
-          if (loading.stop || this.failure || this.closed) break;
-          const sliceStarted = performance.now();
-          if (await index.step(SNAPSHOT_SLICE_MS, large.sliceEntries)) break;
-          took = performance.now() - sliceStarted;
-        }
-      } catch (err) {
-        failed = { err };
-      }
+      const outcome = await indexInSlices(index, this.slicePacer(), stopped, large.sliceEntries);
       // No await from here until `source` is set: every record applied until now is in `changed`.
       this.loading = null;
-      const outcome = failed === null && !loading.stop && !this.failure && !this.closed ? index.outcome() : null;
       if (outcome && 'ranges' in outcome) {
         for (const key of changed) outcome.ranges.delete(key);
         this.source = { file, ranges: outcome.ranges };
@@ -179,12 +182,9 @@ export class Store<S, R> extends RecordStore<S, R> {
       if (outcome)
         this.logger.warn(
           outcome,
-          'store: the snapshot loaded at open does not match its layout; the next checkpoint serializes every entry',
-        );
-      else if (failed)
-        this.logger.warn(
-          failed,
-          'store: the snapshot loaded at open could not be read again to index it; the next checkpoint serializes every entry',
+          'mismatch' in outcome
+            ? 'store: the snapshot loaded at open does not match its layout; the next checkpoint serializes every entry'
+            : 'store: the snapshot loaded at open could not be read again to index it; the next checkpoint serializes every entry',
         );
       await file.close().catch(() => undefined);
     })();
@@ -231,7 +231,8 @@ export class Store<S, R> extends RecordStore<S, R> {
    * first; otherwise they lose their range in the last snapshot (their text there is out of date).
    */
   protected override applyOne(record: R): void {
-    if (this.copying) this.options.snapshotCollection!.touched(record, this.copying.touch);
+    if (this.segments) this.options.snapshotCollection!.touched(record, this.touchSegment);
+    else if (this.copying) this.options.snapshotCollection!.touched(record, this.copying.touch);
     else if (this.source) this.options.snapshotCollection!.touched(record, this.source.ranges.delete);
     else if (this.loading) this.options.snapshotCollection!.touched(record, this.loading.change);
     super.applyOne(record);
@@ -309,20 +310,15 @@ export class Store<S, R> extends RecordStore<S, R> {
       throw err;
     }
     // No await from here on: the segments and the durable end of the last are of one instant.
-    const snapshotSeq = this.snapshotSeq;
-    const live = this.journal.segmentList;
-    const segments: Array<StoreHold['segments'][number]> = [];
-    for (let i = 0; i < live.length; i++) {
-      const last = i === live.length - 1;
-      // The same rule as the manifest's: a segment whose entries the snapshot covers is not needed.
-      if (!last && live[i + 1]! - 1 <= snapshotSeq) continue;
-      segments.push({
-        first: live[i]!,
-        path: join(this.options.dir, 'journal', segmentName(live[i]!)),
-        bytes: last ? this.journal.durableBytes : null,
-      });
-    }
-    return { snapshot: this.manifest.content.snapshot, snapshotPath: this.snapshotPath, segments, release: done };
+    const dir = join(this.options.dir, 'journal');
+    const segments = segmentsAfter(dir, this.journal.segmentList, this.snapshotSeq, this.journal.durableBytes);
+    return {
+      snapshot: this.manifest.content.snapshot,
+      snapshotPath: this.snapshotPath,
+      segments,
+      executions: this.segments?.files() ?? [],
+      release: done,
+    };
   }
 
   private checkpointNow(): Promise<void> {
@@ -345,7 +341,27 @@ export class Store<S, R> extends RecordStore<S, R> {
       let mark: SnapshotMark | null = null;
       let size = 0;
       let reused = 0;
-      if (large) {
+      let dropped: readonly number[] = [];
+      if (this.segments) {
+        const started = segmentCheckpoint({
+          segments: this.segments,
+          state: this.state as object,
+          large: large!,
+          derived: this.options.derived,
+          dirty: this.dirty,
+          head: { seq, savedAt },
+          snapshotPath: this.snapshotPath,
+          pace: this.slicePacer(),
+          failure: () => this.failure,
+          markPending: (file) => this.markPending(seq, file),
+        });
+        this.dirty = new Set();
+        this.segmentCopy = started.copy;
+        written = started.written.then((w) => {
+          ({ mark, size, reused, dropped } = w);
+        });
+        written.catch(() => undefined); // awaited below, unless roll() throws first
+      } else if (large) {
         // The state as of now, copied a slice at a time (entries about to change copied first),
         // the entries unchanged since the last snapshot as bytes of that file.
         const previous = this.source;
@@ -405,23 +421,15 @@ export class Store<S, R> extends RecordStore<S, R> {
         const snapshot: SnapshotFile<S> = { format: 1, seq, savedAt, state: state as S };
         const text = JSON.stringify(snapshot); // serialized now
         size = text.length;
-        written = (async () => {
-          const file = await AtomicFileWriter.open(this.snapshotPath);
-          try {
-            await file.write(text);
-            await file.commit(() => this.markPending(seq, file));
-            crashPoint('checkpoint:renamed');
-            mark = { seq, bytes: file.bytes, crc32: file.crc32 };
-          } catch (err) {
-            await file.abort();
-            throw err;
-          }
-        })();
+        written = writeSnapshotText(this.snapshotPath, text, seq, (file) => this.markPending(seq, file)).then((m) => {
+          mark = m;
+        });
       }
       const { closed } = this.journal.roll();
       // Both settled before anything throws: a snapshot still being written when the old
       // segment's close fails must not go on (and rename itself into place) after close().
       const [wrote, rolled] = await Promise.allSettled([written, closed]);
+      this.segmentCopy = null;
       if (wrote.status === 'rejected') throw wrote.reason;
       if (rolled.status === 'rejected') throw rolled.reason;
       this.snapshotSeq = seq;
@@ -435,6 +443,7 @@ export class Store<S, R> extends RecordStore<S, R> {
       this.manifest.content = { format: 1, snapshot: mark, pending: null, segments: live.slice(from) };
       await this.manifest.save();
       crashPoint('checkpoint:named');
+      await this.segments?.retire(dropped);
       const retired = await this.journal.retire(seq);
       this.logger.info(
         { seq, bytes: size, reusedBytes: reused, retiredSegments: retired },

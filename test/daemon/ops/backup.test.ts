@@ -10,6 +10,7 @@ import { History } from '../../../src/daemon/store/history.js';
 import { readManifest } from '../../../src/daemon/store/manifest.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { isWfxError } from '../../../src/shared/errors.js';
+import { segmentStoreOptions, type ItemRecord, type ItemState } from '../../helpers/segment-store.js';
 
 type S = { n: number };
 type R = { by: number };
@@ -206,3 +207,39 @@ t.test(
     t.equal(second.removedPartials, undefined, 'none: the field is absent');
   },
 );
+
+t.test('the execution segments the held snapshot lists come along; the check verifies them', async (t) => {
+  const root = t.testdir();
+  const dataDir = join(root, 'data');
+  const store = await Store.open<ItemState, ItemRecord>(segmentStoreOptions(dataDir));
+  const history = await History.open(join(dataDir, 'history'));
+  const audit = await History.open(join(dataDir, 'audit'));
+  t.teardown(async () => {
+    await history.close();
+    await audit.close();
+    await store.close({ checkpoint: false });
+  });
+  await store.commit({ k: 'a', v: '1' }, { k: 'b', v: '1' });
+  await store.checkpoint();
+  await store.commit({ k: 'b', v: '2' }); // the backup's checkpoint writes segment 2
+  await backupDataDir({ dataDir, store, history, audit }, join(root, 'copy'));
+  t.same((await readdir(join(root, 'copy', 'executions'))).sort(), [
+    '000001.index.json',
+    '000001.jsonl',
+    '000002.index.json',
+    '000002.jsonl',
+  ]);
+  t.same(await checkDataDir(join(root, 'copy')), [], 'the copy checks clean');
+  const copy = await Store.open<ItemState, ItemRecord>(segmentStoreOptions(join(root, 'copy')));
+  t.same(copy.state.items, { a: { v: '1' }, b: { v: '2' } }, 'and opens with every entry');
+  await copy.close({ checkpoint: false });
+  // A listed segment damaged: the check names it.
+  const damaged = join(root, 'copy', 'executions', '000001.jsonl');
+  await rm(damaged); // a link to the source's file: another file in its place
+  await writeFile(damaged, 'not a frame\n');
+  const findings = await checkDataDir(join(root, 'copy'));
+  t.ok(
+    findings.some((f) => f.code === 'EXECUTION_SEGMENT_DAMAGED' && f.file.endsWith('000001.jsonl')),
+    'the check reports the damaged segment',
+  );
+});

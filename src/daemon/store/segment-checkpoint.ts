@@ -1,0 +1,324 @@
+/**
+ * The large collection of the JSON store (its executions) kept in execution segments
+ * (segments/, docs/decisions/070-execution-segments.md) instead of inside the snapshot: a
+ * checkpoint writes the entries changed since the last one into one new segment, with the ids
+ * removed since, and the snapshot lists the segments in effect. Opening reads every listed
+ * segment's entries back into the state (eager: the lazy open builds on this).
+ */
+import { readFile } from 'node:fs/promises';
+import type { AtomicFileWriter } from '../disk/durable-files.js';
+import { join } from 'node:path';
+import type { ExecutionSummary } from '../state/execution-summary.js';
+import { decodeFrames, frameBytes } from './frame.js';
+import type { SnapshotMark } from './manifest.js';
+import { compactSegments } from './segments/compact.js';
+import {
+  indexName,
+  removeSegments,
+  segmentDamaged,
+  segmentName,
+  segmentsDirIn,
+  type Location,
+} from './segments/files.js';
+import { openSegments } from './segments/load.js';
+import { SegmentSpace } from './segments/space.js';
+import { writeFrames, type SegmentFrame } from './segments/write.js';
+import { SNAPSHOT_SLICE_MS, writeSnapshotText } from './snapshot-write.js';
+import type { StoreOptions } from './store-options.js';
+
+/** Compaction starts once the dead bytes of the listed segments pass this share of their total. */
+const COMPACT_DEAD_SHARE = 0.5;
+
+/** An entry of the collection as it was at a checkpoint's instant: its frame, or null when it was gone. */
+type Captured = SegmentFrame | null;
+
+/**
+ * The entries a checkpoint writes, each captured as it was at the checkpoint's instant: in
+ * slices, and just before a record changes one not reached yet (`touch`, copy on write).
+ */
+export class SegmentCopy {
+  private readonly pending: Set<string>;
+  private readonly early = new Map<string, Captured>();
+  private cursor = 0;
+  private n = 0;
+
+  constructor(
+    private readonly keys: readonly string[],
+    private readonly collection: Record<string, unknown>,
+    private readonly state: object,
+    private readonly summarize: (entry: unknown, state: object) => ExecutionSummary,
+  ) {
+    this.pending = new Set(keys);
+  }
+
+  /** Call before a record changes, creates or removes entry `k`: captures it now if it is still to capture. */
+  readonly touch = (k: string): void => {
+    if (this.pending.delete(k)) this.early.set(k, this.capture(k));
+  };
+
+  /** Captures up to `max` entries or for `budgetMs`; each with its key, null for one gone. Done when empty. */
+  step(budgetMs: number, max = Infinity): Array<{ key: string; frame: Captured }> {
+    const until = performance.now() + budgetMs;
+    const out: Array<{ key: string; frame: Captured }> = [];
+    while (this.cursor < this.keys.length) {
+      const k = this.keys[this.cursor++]!;
+      let frame = this.early.get(k);
+      if (frame !== undefined) this.early.delete(k);
+      else if (this.pending.delete(k)) frame = this.capture(k);
+      else continue;
+      out.push({ key: k, frame });
+      if (out.length >= max || ((out.length & 63) === 0 && performance.now() >= until)) break;
+    }
+    return out;
+  }
+
+  /** Whether there is nothing to capture at all. */
+  get empty(): boolean {
+    return this.keys.length === 0;
+  }
+
+  get done(): boolean {
+    return this.cursor >= this.keys.length;
+  }
+
+  private capture(k: string): Captured {
+    if (!Object.hasOwn(this.collection, k)) return null;
+    const entry = this.collection[k];
+    const json = JSON.stringify(entry) as string | undefined;
+    if (json === undefined) return null;
+    return { id: k, bytes: frameBytes(this.n++, json, k), summary: this.summarize(entry, this.state) };
+  }
+}
+
+/** What a checkpoint's segment work changed: the list for the snapshot, and the segments it no longer lists. */
+export interface SegmentsWritten {
+  readonly listed: readonly number[];
+  readonly dropped: readonly number[];
+  /** Bytes written to new segments (the changed entries, then any compaction). */
+  readonly bytes: number;
+  readonly entries: number;
+}
+
+/** The segments of one store directory in effect, where each entry's frame is, and their space. */
+export class ExecutionSegments {
+  readonly dir: string;
+  private listed: number[];
+  private readonly locations = new Map<string, Location>();
+  private readonly space = new SegmentSpace();
+
+  private constructor(storeDir: string, listed: number[]) {
+    this.dir = segmentsDirIn(storeDir);
+    this.listed = listed;
+  }
+
+  /**
+   * Opens the segments `listed` (a snapshot's list): removes the files of any other (left by a
+   * crash or a compaction), loads their indexes and puts each live entry's document into
+   * `collection`, in the order the entries were first written. Throws EXECUTION_SEGMENT_DAMAGED.
+   */
+  static async open(storeDir: string, listed: readonly number[], collection: Record<string, unknown>) {
+    const segments = new ExecutionSegments(storeDir, [...listed]);
+    const { locations, space } = segments;
+    await openSegments(segments.dir, listed, space, {
+      locate: (id) => locations.get(id),
+      onEntry: (id, location) => void locations.set(id, location),
+      onRemoved: (id) => void locations.delete(id),
+    });
+    const docs = new Map<string, unknown>();
+    for (const segment of listed) {
+      const file = join(segments.dir, segmentName(segment));
+      const { frames, badOffset } = decodeFrames(await readFile(file));
+      if (badOffset !== null) throw segmentDamaged(file, badOffset, 'a record fails its checksum');
+      for (const f of frames) {
+        const at = locations.get(f.key);
+        if (at?.segment === segment && at.offset === f.offset) docs.set(f.key, f.value);
+      }
+    }
+    for (const [id, at] of locations) {
+      if (!docs.has(id))
+        throw segmentDamaged(join(segments.dir, segmentName(at.segment)), at.offset, 'the index names no record');
+      collection[id] = docs.get(id);
+    }
+    return segments;
+  }
+
+  /** A store with no segment yet (a snapshot of format 1, or none). */
+  static empty(storeDir: string): ExecutionSegments {
+    return new ExecutionSegments(storeDir, []);
+  }
+
+  /** The segments in effect, oldest first. */
+  get list(): readonly number[] {
+    return this.listed;
+  }
+
+  /** The files of the listed segments (segment, then index), for a copy of the store. */
+  files(): string[] {
+    return this.listed.flatMap((n) => [join(this.dir, segmentName(n)), join(this.dir, indexName(n))]);
+  }
+
+  /**
+   * Writes the entries `copy` captures (a slice at a time, `pause` between) as one new segment,
+   * with the ids it found gone that a listed segment holds; then compacts the older segments when
+   * their dead bytes pass the share. Nothing is in effect until a snapshot lists `listed`;
+   * `retire(dropped)` once that snapshot is durable.
+   */
+  async write(
+    copy: SegmentCopy,
+    slice: () => Array<{ key: string; frame: Captured }>,
+    pause: () => Promise<void>,
+  ): Promise<SegmentsWritten> {
+    if (copy.empty) return { listed: this.listed, dropped: [], bytes: 0, entries: 0 };
+    const ids: string[] = [];
+    const removed: string[] = [];
+    const next = Math.max(0, ...this.listed) + 1;
+    const locate = this.locations;
+    // Streamed: each slice's frames go to the file before the next slice is captured.
+    const frames = async function* (): AsyncGenerator<SegmentFrame> {
+      for (;;) {
+        for (const { key, frame } of slice()) {
+          if (frame) {
+            ids.push(frame.id);
+            yield frame;
+          } else if (locate.has(key)) removed.push(key);
+        }
+        if (copy.done) return;
+        await pause();
+      }
+    };
+    const segmentsDir = this.dir;
+    const locations = await writeFrames(segmentsDir, next, frames(), removed);
+    if (ids.length === 0 && removed.length === 0) {
+      // Nothing changed after all (entries created and removed since): no segment.
+      await removeSegments(segmentsDir, [next]);
+      return { listed: this.listed, dropped: [], bytes: 0, entries: 0 };
+    }
+    let bytes = 0;
+    for (const l of locations) bytes += l.length;
+    this.space.add(next, bytes);
+    for (let i = 0; i < ids.length; i++) this.place(ids[i]!, locations[i]!);
+    for (const id of removed) {
+      const before = this.locations.get(id);
+      if (before) this.space.supersede(before);
+      this.locations.delete(id);
+    }
+    this.listed = [...this.listed, next];
+    const compacted = await this.compact(next);
+    return { listed: this.listed, dropped: compacted.dropped, bytes: bytes + compacted.bytes, entries: ids.length };
+  }
+
+  private place(id: string, location: Location): void {
+    const before = this.locations.get(id);
+    if (before) this.space.supersede(before);
+    this.locations.set(id, location);
+  }
+
+  /** Compacts every segment older than `newest` into one, once the dead bytes pass the share. */
+  private async compact(newest: number): Promise<{ dropped: number[]; bytes: number }> {
+    let total = 0;
+    let dead = 0;
+    for (const s of this.space.list()) {
+      total += s.bytes;
+      dead += s.dead;
+    }
+    const chosen = this.listed.filter((n) => n !== newest);
+    if (chosen.length === 0 || dead <= total * COMPACT_DEAD_SHARE) return { dropped: [], bytes: 0 };
+    const target = Math.max(...this.listed) + 1;
+    const { moved, listed } = await compactSegments(this.dir, this.listed, chosen, target, (id) =>
+      this.locations.get(id),
+    );
+    let bytes = 0;
+    for (const m of moved) {
+      this.locations.set(m.id, m.location);
+      bytes += m.location.length;
+    }
+    for (const n of chosen) this.space.drop(n);
+    this.space.add(target, bytes);
+    // The compacted segment takes the place of the newest chosen: it comes before `newest`.
+    this.listed = listed;
+    return { dropped: chosen, bytes };
+  }
+
+  /** Removes the files of segments a durable snapshot no longer lists. */
+  async retire(dropped: readonly number[]): Promise<void> {
+    if (dropped.length > 0) await removeSegments(this.dir, dropped);
+  }
+
+  /** Bytes of the listed segments and how many of them are dead (tests, logs). */
+  usage(): { bytes: number; dead: number } {
+    let bytes = 0;
+    let dead = 0;
+    for (const s of this.space.list()) {
+      bytes += s.bytes;
+      dead += s.dead;
+    }
+    return { bytes, dead };
+  }
+}
+
+/** What a checkpoint into segments wrote: the snapshot's mark and size, and the segments to retire once it is named. */
+export interface SegmentCheckpointDone {
+  readonly mark: SnapshotMark;
+  /** The snapshot's size plus the live bytes of the segments it lists: what a recovery reads. */
+  readonly size: number;
+  /** Of `size`, the bytes this checkpoint did not write (executions unchanged since the last). */
+  readonly reused: number;
+  readonly dropped: readonly number[];
+}
+
+/**
+ * Starts a checkpoint into segments (Store.checkpoint): the entries in `dirty` and the rest of the
+ * state taken now, at the call; the entries written as one new segment a slice at a time (`pace`
+ * between, given each slice's duration), then the snapshot of format 2 listing the segments
+ * written atomically (`markPending` before its rename). The caller routes each record's touches
+ * to `copy` until `written` settles.
+ */
+export function segmentCheckpoint(o: {
+  readonly segments: ExecutionSegments;
+  readonly state: object;
+  readonly large: Pick<
+    NonNullable<StoreOptions<unknown, unknown>['snapshotCollection']>,
+    'key' | 'sliceEntries' | 'summarize'
+  >;
+  readonly derived: readonly string[] | undefined;
+  readonly dirty: ReadonlySet<string>;
+  readonly head: { readonly seq: number; readonly savedAt: string };
+  readonly snapshotPath: string;
+  readonly pace: (tookMs: number) => Promise<void>;
+  readonly failure: () => Error | null;
+  readonly markPending: (file: AtomicFileWriter) => Promise<void>;
+}): { copy: SegmentCopy; written: Promise<SegmentCheckpointDone> } {
+  const { large } = o;
+  const collection = (o.state as Record<string, unknown>)[large.key] as Record<string, unknown>;
+  const copy = new SegmentCopy([...o.dirty], collection, o.state, large.summarize!);
+  const rest = { ...o.state } as Record<string, unknown>;
+  delete rest[large.key];
+  for (const key of o.derived ?? []) delete rest[key];
+  const stateJson = JSON.stringify(rest);
+  const written = (async (): Promise<SegmentCheckpointDone> => {
+    let took = 0;
+    const out = await o.segments.write(
+      copy,
+      () => {
+        const started = performance.now();
+        const slice = copy.step(SNAPSHOT_SLICE_MS, large.sliceEntries);
+        took = performance.now() - started;
+        return slice;
+      },
+      () => {
+        const failure = o.failure();
+        return failure ? Promise.reject(failure) : o.pace(took);
+      },
+    );
+    const failure = o.failure(); // no snapshot from a store that failed meanwhile
+    if (failure) throw failure;
+    const executions = JSON.stringify({ segments: out.listed });
+    const { seq, savedAt } = o.head;
+    const text = `{"format":2,"seq":${seq},"savedAt":"${savedAt}","executions":${executions},"state":${stateJson}}`;
+    const mark = await writeSnapshotText(o.snapshotPath, text, seq, o.markPending);
+    const usage = o.segments.usage();
+    const size = text.length + usage.bytes - usage.dead;
+    return { mark, size, reused: Math.max(0, size - text.length - out.bytes), dropped: out.dropped };
+  })();
+  return { copy, written };
+}
