@@ -9,13 +9,10 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { dataDirPaths } from '../../shared/data-dir.js';
 import { checkStoreUrl, redactStoreUrl } from '../../shared/store-url.js';
-import { wfxJsonStore } from '../engine/segment-summary.js';
+import { executionSummarizer, wfxJsonStore } from '../engine/segment-summary.js';
 import { WFX_STORE, type WfxRecord } from '../state/records.js';
 import { WFX_COMMONS } from '../state/commons.js';
-import type { Instance, WfxState } from '../state/state.js';
-import { summarize, type BoundaryDue, type ExecutionSummary } from '../state/execution-summary.js';
-import { boundaryDue } from '../engine/effect-plan.js';
-import { FlowScopes } from '../engine/step-context.js';
+import type { WfxState } from '../state/state.js';
 import { writeFileAtomic } from '../disk/durable-files.js';
 import type { Blobs } from '../files/blobs.js';
 import { FileAuditTrail, type AuditTrail } from '../audit/trail.js';
@@ -83,18 +80,6 @@ export async function daemonId(dataDir: string): Promise<string> {
   return id;
 }
 
-/**
- * The store's `summarize` option: an execution's summary as of `state` (its timer boundary
- * events read from its flow), each flow version's graph parsed once per state.
- */
-export function summarizeExecutions(): (execution: unknown, state: WfxState) => ExecutionSummary {
-  let scopes: { state: WfxState; due: BoundaryDue } | null = null;
-  return (execution, state) => {
-    if (scopes?.state !== state) scopes = { state, due: boundaryDue(new FlowScopes(state)) };
-    return summarize(execution as Instance, scopes.due);
-  };
-}
-
 /** Opens the daemon's store. Throws the store's start errors (see Store.open and PgStore.open). */
 export async function openStore(
   choice: StoreChoice,
@@ -141,7 +126,7 @@ export async function openStore(
     followed: choice.followed,
     ...WFX_STORE,
     shared: WFX_COMMONS,
-    summarize: summarizeExecutions(),
+    summarize: executionSummarizer(),
     checkpointEvery: choice.checkpointEvery,
     logger,
     ...(choice.share && choice.sharing && { join: choice.sharing.join }),
