@@ -59,7 +59,10 @@ t.test('wfx daemon check: exit 0 on a clean directory, 1 with every finding name
   t.equal(human.code, 0);
 
   const snapshot = join(dataDir, 'snapshot.json');
-  await writeFile(snapshot, (await readFile(snapshot, 'utf8')).replace('"format":1', '"format":1 '));
+  // A byte more in the snapshot: its size and CRC-32 no longer match the manifest's.
+  const text0 = await readFile(snapshot, 'utf8');
+  t.match(text0, /"format":\d/, 'a snapshot to damage');
+  await writeFile(snapshot, text0.replace(/"format":(\d)/, '"format":$1 '));
   const segment = join(dataDir, 'journal', (await readdir(join(dataDir, 'journal')))[0]!);
   await writeFile(segment, `00000000 5 5 {}\n`);
   const before = await readFile(segment);
