@@ -2,8 +2,8 @@
  * The list of waiting tasks (a script, not part of `npm run bench`): an engine in this process
  * on a JSON store, 100,000 executions waiting on messages (each its own correlation key) and
  * 100 waiting on input, then GET /process/tasks?limit=50 as the route answers it
- * (`waitingTasks`), beside the full scan it answered with before the task index (kept here as
- * it was). Prints p50 / max of each over REPEAT calls.
+ * (`waitingTasks`), beside the full scan it answered with before the task index (the tests' oracle,
+ * test/helpers/derived-oracle.ts). Prints p50 / max of each over REPEAT calls.
  *
  *   npm run build && node dist/bench/tasks.js
  */
@@ -11,14 +11,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine } from '../src/daemon/engine/engine.js';
-import { taskOf, waitingTasks, type TaskFilter, type WaitingTask } from '../src/daemon/engine/tasks.js';
+import { waitingTasks } from '../src/daemon/engine/tasks.js';
 import { publishFlow } from '../src/daemon/flows/publish.js';
 import { InstanceTable } from '../src/daemon/state/instance-table.js';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
-import { STATE, type WfxState } from '../src/daemon/state/state.js';
+import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
 import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
+import { tasksByScan } from '../test/helpers/derived-oracle.js';
 
 const MESSAGE_WAITS = Number(process.env.BENCH_MESSAGE_WAITS ?? 100_000);
 const INPUT_WAITS = Number(process.env.BENCH_INPUT_WAITS ?? 100);
@@ -42,23 +43,6 @@ nodes:
   done: { type: endEvent }
 `,
 };
-
-/** The scan waitingTasks made before the task index. */
-function scan(state: WfxState, filter: TaskFilter): { items: WaitingTask[]; nextCursor: string | null } {
-  const key = (t: WaitingTask) => `${t.waitingSince}|${t.processInstanceId}|${t.nodeInstanceId}`;
-  const found: WaitingTask[] = [];
-  for (const inst of InstanceTable.of(state).live()) {
-    if (inst.stateCd !== STATE.RUNNING) continue;
-    if (filter.organization !== null && inst.organization !== filter.organization) continue;
-    for (const node of Object.values(inst.nodes)) {
-      const task = taskOf(state, inst, node);
-      if (task && (filter.cursor === undefined || key(task) > filter.cursor)) found.push(task);
-    }
-  }
-  found.sort((a, b) => (key(a) < key(b) ? -1 : 1));
-  const items = found.slice(0, filter.limit);
-  return { items, nextCursor: found.length > items.length ? key(items.at(-1)!) : null };
-}
 
 function time(what: string, fn: () => unknown): void {
   const ms: number[] = [];
@@ -104,9 +88,9 @@ async function main(): Promise<void> {
     console.log(`${live} live executions started in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const filter = { organization: 'default', limit: 50 };
     const a = JSON.stringify(waitingTasks(state, filter));
-    if (a !== JSON.stringify(scan(state, filter))) throw new Error('the index and the scan answer differently');
-    console.log(`${scan(state, { organization: null, limit: 1e9 }).items.length} tasks waiting`);
-    time('GET /process/tasks?limit=50, the full scan (before)', () => scan(state, filter));
+    if (a !== JSON.stringify(tasksByScan(state, filter))) throw new Error('the index and the scan answer differently');
+    console.log(`${tasksByScan(state, { organization: null, limit: 1e9 }).items.length} tasks waiting`);
+    time('GET /process/tasks?limit=50, the full scan (before)', () => tasksByScan(state, filter));
     time('GET /process/tasks?limit=50, the task index (after)', () => waitingTasks(state, filter));
     await engine.close();
     await store.close();

@@ -1,5 +1,7 @@
 import type { Test } from 'tap';
 import { DaemonMetrics } from '../../src/daemon/observe/metrics.js';
+import { taskOf, type TaskFilter, type WaitingTask } from '../../src/daemon/engine/tasks.js';
+import { InstanceTable } from '../../src/daemon/state/instance-table.js';
 import type { JobQueues } from '../../src/daemon/state/job-queues.js';
 import { LiveCounts } from '../../src/daemon/state/live-counts.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../../src/daemon/state/state.js';
@@ -123,4 +125,22 @@ export async function compareWithScans(
   }
   for (const h of executionTriggerHealth(state))
     t.equal(h.lastFire, triggered.get(`${h.processId} ${h.environment}`) ?? null, `${where}: lastFire ${h.processId}`);
+}
+
+/** The scan waitingTasks made before the index: every live execution and its node instances. */
+export function tasksByScan(state: WfxState, filter: TaskFilter): { items: WaitingTask[]; nextCursor: string | null } {
+  const key = (t: WaitingTask) => `${t.waitingSince}|${t.processInstanceId}|${t.nodeInstanceId}`;
+  const found: WaitingTask[] = [];
+  for (const inst of InstanceTable.of(state).live()) {
+    if (inst.stateCd !== STATE.RUNNING) continue;
+    if (filter.organization !== null && inst.organization !== filter.organization) continue;
+    if (filter.processId !== undefined && inst.processId !== filter.processId) continue;
+    for (const node of Object.values(inst.nodes)) {
+      const task = taskOf(state, inst, node);
+      if (task && (filter.cursor === undefined || key(task) > filter.cursor)) found.push(task);
+    }
+  }
+  found.sort((a, b) => (key(a) < key(b) ? -1 : 1));
+  const items = found.slice(0, filter.limit);
+  return { items, nextCursor: found.length > items.length ? key(items.at(-1)!) : null };
 }

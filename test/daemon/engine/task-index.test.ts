@@ -1,35 +1,18 @@
 import t, { type Test } from 'tap';
 import { partitionOf } from '../../../src/daemon/engine/ids.js';
-import { taskOf, waitingTasks, type TaskFilter, type WaitingTask } from '../../../src/daemon/engine/tasks.js';
+import { waitingTasks } from '../../../src/daemon/engine/tasks.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import { DERIVED, initialState, STATE, STATUS, type WfxState } from '../../../src/daemon/state/state.js';
 import { TaskIndex } from '../../../src/daemon/state/task-index.js';
 import { replacePartition } from '../../../src/daemon/store/pg/partition-state.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { eventually } from '../../helpers/eventually.js';
+import { tasksByScan } from '../../helpers/derived-oracle.js';
 
 // The task index (state/task-index.ts) answers GET /process/tasks and the task gauges. Its
 // answers must be the full scan's it replaced: the scan is kept below as the oracle, and both
 // are compared after a random mix of starts, answers, cancels, timeouts, messages, a restart
 // and a partition replaced.
-
-/** The scan waitingTasks made before the index: every live execution and its node instances. */
-function scanTasks(state: WfxState, filter: TaskFilter): { items: WaitingTask[]; nextCursor: string | null } {
-  const key = (t: WaitingTask) => `${t.waitingSince}|${t.processInstanceId}|${t.nodeInstanceId}`;
-  const found: WaitingTask[] = [];
-  for (const inst of InstanceTable.of(state).live()) {
-    if (inst.stateCd !== STATE.RUNNING) continue;
-    if (filter.organization !== null && inst.organization !== filter.organization) continue;
-    if (filter.processId !== undefined && inst.processId !== filter.processId) continue;
-    for (const node of Object.values(inst.nodes)) {
-      const task = taskOf(state, inst, node);
-      if (task && (filter.cursor === undefined || key(task) > filter.cursor)) found.push(task);
-    }
-  }
-  found.sort((a, b) => (key(a) < key(b) ? -1 : 1));
-  const items = found.slice(0, filter.limit);
-  return { items, nextCursor: found.length > items.length ? key(items.at(-1)!) : null };
-}
 
 /** The gauges' old scan: input waits of running executions, and the oldest one's start. */
 function scanGauges(state: WfxState): { count: number; oldest: string | null } {
@@ -106,7 +89,7 @@ function compare(t: Test, state: WfxState, pids: readonly string[], what: string
         for (let page = 0; page < 200; page++) {
           const f = { ...filter, ...(cursor !== undefined && { cursor }) };
           const got = waitingTasks(state, f);
-          const want = scanTasks(state, f);
+          const want = tasksByScan(state, f);
           if (JSON.stringify(got) !== JSON.stringify(want)) {
             t.same(got, want, `${what}: ${JSON.stringify(f)}`);
             return;
