@@ -7,14 +7,7 @@ import type { ExecutionSummary, WaitSummary } from '../../src/daemon/state/execu
 import type { Location, ListQuery } from '../../src/daemon/state/directory/directory.js';
 
 /** A seeded PRNG (mulberry32): [0, 1). */
-export function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng as random } from './prng.js';
 
 export const ORGS = ['acme', 'globex'];
 export const FLOWS = ['orders', 'billing', 'ship'];

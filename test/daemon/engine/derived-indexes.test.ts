@@ -5,6 +5,7 @@ import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { compareWithScans } from '../../helpers/derived-oracle.js';
 import { chargeFlow, registerDomain } from '../../helpers/jobs.js';
 import { liveInstances } from '../../helpers/state.js';
+import { prng as random } from '../../helpers/prng.js';
 
 // The indexes kept in place of full scans (issue #60, decision 068 step 2): the live counts
 // (limits and wfx_executions_running), the job queues and the triggered starts trigger health
@@ -47,16 +48,6 @@ nodes:
   ask: { type: inputNode, inputType: textbox, next: done }
   done: { type: endEvent }
 `;
-
-/** A seeded generator (mulberry32): the same mix at every run. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The running executions with a waiting input node `ask` (loop iterations included). */
 const asking = (h: EngineHarness): Instance[] =>

@@ -8,6 +8,7 @@ import { replacePartition } from '../../../src/daemon/store/pg/partition-state.j
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { eventually } from '../../helpers/eventually.js';
 import { tasksByScan } from '../../helpers/derived-oracle.js';
+import { prng as random } from '../../helpers/prng.js';
 
 // The task index (state/task-index.ts) answers GET /process/tasks and the task gauges. Its
 // answers must be the full scan's it replaced: the scan is kept below as the oracle, and both
@@ -67,16 +68,6 @@ nodes:
 /** An answer or cancel the engine refused with a code (a node that stopped waiting meanwhile): part of the mix. */
 function refused(err: unknown): void {
   if (typeof (err as { code?: unknown }).code !== 'string') throw err;
-}
-
-/** A seeded generator (mulberry32): the same mix on every run. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Every page of every filter, walked with its cursors, from the index and from the scan. */

@@ -6,20 +6,12 @@ import { nodeRan } from '../../../src/daemon/state/records/nodes.js';
 import { initialState, STATE, STATUS, type WfxState } from '../../../src/daemon/state/state.js';
 import { runningByScan } from '../../helpers/derived-oracle.js';
 import { applyStart, liveInstances } from '../../helpers/state.js';
+import { prng as random } from '../../helpers/prng.js';
 
 // The running counts per flow that wfx_executions_running reads (active, or only waiting), kept
 // by the reducer through every node status change, against the scan the scrape made, after
 // each record of a seeded random mix, nodes left active included (an engine at rest has none);
 // and the counts a load makes from the executions (LiveCounts.of) against those kept.
-
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sorted = <T>(m: Iterable<[string, T]>) => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
