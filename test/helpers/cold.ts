@@ -5,15 +5,20 @@
  */
 import { InstanceTable } from '../../src/daemon/state/instance-table.js';
 import { execution, treeOf, type ColdExecutions } from '../../src/daemon/state/executions.js';
+import { ExecutionDirectory } from '../../src/daemon/state/directory/directory.js';
+import { summarize, type ExecutionSummary } from '../../src/daemon/state/execution-summary.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../../src/daemon/state/state.js';
 
 /** Whether engine harnesses evict every tree at rest before each read (`WFX_TEST_COLD=1`). */
 export const COLD_BY_ENV = process.env.WFX_TEST_COLD === '1';
 
+/** No location on disk: the documents are the JSON strings `docs` holds. */
+const NOWHERE = { segment: 0, offset: 0, length: 0 };
+
 export class MemoryCold implements ColdExecutions {
   private readonly docs = new Map<string, string>();
-  private readonly trees = new Map<string, Set<string>>();
-  private readonly treeOfId = new Map<string, string>();
+  /** The cold executions' summaries (the directory the store's cold side keeps too). */
+  private readonly directory = new ExecutionDirectory();
   evictions = 0;
   loads = 0;
 
@@ -22,8 +27,16 @@ export class MemoryCold implements ColdExecutions {
   }
 
   coldTree(id: string): readonly string[] {
-    const tree = this.treeOfId.get(id);
-    return tree === undefined ? [] : [...this.trees.get(tree)!];
+    const entry = this.directory.get(id);
+    return entry === null ? [] : this.directory.tree(entry.summary.root ?? id);
+  }
+
+  summary(id: string): ExecutionSummary | undefined {
+    return this.directory.get(id)?.summary;
+  }
+
+  ids(): Iterable<string> {
+    return this.docs.keys();
   }
 
   load(ids: readonly string[]): Promise<Instance[]> {
@@ -32,11 +45,7 @@ export class MemoryCold implements ColdExecutions {
       const doc = this.docs.get(id);
       if (doc === undefined) continue;
       this.docs.delete(id);
-      const tree = this.treeOfId.get(id)!;
-      this.treeOfId.delete(id);
-      const members = this.trees.get(tree)!;
-      members.delete(id);
-      if (members.size === 0) this.trees.delete(tree);
+      this.directory.remove(id);
       out.push(JSON.parse(doc) as Instance);
     }
     this.loads += out.length;
@@ -48,9 +57,8 @@ export class MemoryCold implements ColdExecutions {
   restoreAll(state: WfxState): void {
     const table = InstanceTable.of(state);
     for (const doc of this.docs.values()) table.put(JSON.parse(doc) as Instance);
+    for (const id of this.docs.keys()) this.directory.remove(id);
     this.docs.clear();
-    this.trees.clear();
-    this.treeOfId.clear();
   }
 
   /**
@@ -68,18 +76,19 @@ export class MemoryCold implements ColdExecutions {
       members.push(inst);
       byTree.set(tree, members);
     }
-    for (const [tree, members] of byTree) {
+    for (const members of byTree.values()) {
       const atRest = members.every(
         (m) => m.stateCd === STATE.RUNNING && Object.values(m.nodes).every((n) => n.statusCd !== STATUS.ACTIVE),
       );
       if (!atRest) continue;
-      let set = this.trees.get(tree);
-      if (set === undefined) this.trees.set(tree, (set = new Set()));
       for (const m of members) {
         const id = m.processInstanceId;
         this.docs.set(id, JSON.stringify(m));
-        this.treeOfId.set(id, tree);
-        set.add(id);
+        // No timer boundary events: the engine's own summaries know the flows; listings need none.
+        this.directory.put(
+          summarize(m, () => []),
+          NOWHERE,
+        );
         table.archive(id);
         this.evictions++;
       }

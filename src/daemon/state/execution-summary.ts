@@ -4,7 +4,8 @@
  * made from its document when a checkpoint writes it to an execution segment; the segment's
  * index holds it, and the resident directory is loaded from those indexes at start.
  */
-import { STATUS, type Instance, type NodeInstance } from './state.js';
+import { STATUS } from '../../shared/api/index.js';
+import type { Instance, NodeInstance } from './instance.js';
 
 /** What one waiting node waits for, as far as routing needs. */
 export type WaitSummary =

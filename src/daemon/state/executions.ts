@@ -6,6 +6,7 @@
  * none yet outside tests, so it never waits there).
  */
 import { ownEntry } from '../../shared/json-object.js';
+import type { ExecutionSummary } from './execution-summary.js';
 import type { Instance } from './instance.js';
 import { InstanceTable } from './instance-table.js';
 
@@ -35,6 +36,13 @@ export interface ColdExecutions {
   coldTree(id: string): readonly string[];
   /** Reads cold executions `ids` back: they are no longer cold once it resolves. */
   load(ids: readonly string[]): Promise<Instance[]>;
+  /**
+   * What is kept of cold execution `id` (state/execution-summary.ts): what a listing filters
+   * on and renders from before it reads a document. Undefined: `id` is not cold.
+   */
+  summary(id: string): ExecutionSummary | undefined;
+  /** The ids of the cold executions, in no set order (listings and bulk selections over every live execution). */
+  ids(): Iterable<string>;
 }
 
 /** What an `Executions` holds: the resident executions and the table beside them. */
@@ -58,6 +66,16 @@ export class Executions {
   /** Execution `id` when it is resident, else undefined (see `execution`). */
   get(id: string): Instance | undefined {
     return execution(this.state, id);
+  }
+
+  /** What is kept of execution `id` while it is cold (ColdExecutions.summary); undefined: resident, or none. */
+  coldSummary(id: string): ExecutionSummary | undefined {
+    return this.cold?.summary(id);
+  }
+
+  /** The ids of the cold executions (none while all are resident), in no set order. */
+  coldIds(): Iterable<string> {
+    return this.cold?.ids() ?? [];
   }
 
   /**
