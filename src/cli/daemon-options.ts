@@ -162,6 +162,17 @@ export function parseBulkRate(value: string): number {
   throw new InvalidArgumentError('must be a whole number from 1 to 100000');
 }
 
+/** `--execution-cache`: live executions kept in memory at most, 0 to 100,000,000. */
+export function parseExecutionCache(value: string): number {
+  const n = Number(value);
+  if (/^\d+$/.test(value) && n <= 100_000_000) return n;
+  throw new InvalidArgumentError('must be a whole number from 0 to 100000000');
+}
+
+/** `--execution-cache`'s help, shared by `daemon start` and `dev`. */
+export const EXECUTION_CACHE_HELP =
+  'live executions kept in memory at most; the others wait on disk and are read back when touched (default: all; docs/operations.md)';
+
 /** `--bulk-rate`'s help, shared by `daemon start` and `dev`. */
 export const BULK_RATE_HELP =
   'executions per second the bulk operations (wfx instances cancel --query ...) apply, all together (default 500; docs/operations.md)';
@@ -204,11 +215,13 @@ export function safetyOptions(
     httpAllow?: string;
     limit?: readonly string[];
     bulkRate?: number;
+    executionCache?: number;
   },
-): Pick<DaemonOptions, 'webhookReplayWindowMs' | 'httpDeny' | 'httpAllow' | 'limits' | 'bulkRate'> {
+): Pick<DaemonOptions, 'webhookReplayWindowMs' | 'httpDeny' | 'httpAllow' | 'limits' | 'bulkRate' | 'executionCache'> {
   return {
     limits: limitsOf(opts.limit),
     bulkRate: opts.bulkRate,
+    executionCache: opts.executionCache,
     webhookReplayWindowMs: opts.webhookReplayWindow,
     httpDeny: parseCidrList(
       opts.httpDeny ?? ctx.env.WFX_HTTP_DENY,

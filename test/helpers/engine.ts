@@ -75,7 +75,7 @@ export interface EngineHarness {
 /** What a test may give the engine besides its store, history and clock (kept over restarts). */
 export type HarnessEngineOptions = Pick<
   EngineOptions,
-  'ai' | 'voice' | 'cluster' | 'limits' | 'secrets' | 'bulkRate' | 'observe'
+  'ai' | 'voice' | 'cluster' | 'limits' | 'secrets' | 'bulkRate' | 'observe' | 'executionCache'
 > & {
   /** The file store's largest file (default its own). */
   readonly maxFileBytes?: number;

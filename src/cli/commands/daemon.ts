@@ -32,6 +32,8 @@ import {
   LIMIT_HELP,
   BULK_RATE_HELP,
   parseBulkRate,
+  EXECUTION_CACHE_HELP,
+  parseExecutionCache,
   collectLimit,
   storeOptions,
   SECRETS_KEY_FILE_HELP,
@@ -71,6 +73,7 @@ interface StartOptions extends StoreFlags, SecretsFlags, ConnectionFlags, AuditF
   /** `--limit NAME=VALUE` values, checked already (limitsOf). */
   readonly limit?: readonly string[];
   readonly bulkRate?: number;
+  readonly executionCache?: number;
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
 }
@@ -113,6 +116,7 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
     )
     .option('--limit <name=value>', LIMIT_HELP, collectLimit)
     .option('--bulk-rate <n>', BULK_RATE_HELP, parseBulkRate)
+    .option('--execution-cache <n>', EXECUTION_CACHE_HELP, parseExecutionCache)
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
     .option('--share', SHARE_HELP)
@@ -317,6 +321,7 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (opts.httpAllow !== undefined) args.push('--http-allow', opts.httpAllow);
   for (const limit of opts.limit ?? []) args.push('--limit', limit);
   if (opts.bulkRate !== undefined) args.push('--bulk-rate', String(opts.bulkRate));
+  if (opts.executionCache !== undefined) args.push('--execution-cache', String(opts.executionCache));
   if (opts.lease !== undefined) args.push('--lease', `${opts.lease}ms`);
   if (opts.partitions !== undefined) args.push('--partitions', String(opts.partitions));
   if (opts.share) args.push('--share');

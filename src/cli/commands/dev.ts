@@ -23,6 +23,8 @@ import {
   LIMIT_HELP,
   BULK_RATE_HELP,
   parseBulkRate,
+  EXECUTION_CACHE_HELP,
+  parseExecutionCache,
   collectLimit,
   storeOptions,
   SECRETS_KEY_FILE_HELP,
@@ -65,6 +67,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
     )
     .option('--limit <name=value>', LIMIT_HELP, collectLimit)
     .option('--bulk-rate <n>', BULK_RATE_HELP, parseBulkRate)
+    .option('--execution-cache <n>', EXECUTION_CACHE_HELP, parseExecutionCache)
     .option('--store <url>', STORE_HELP)
     .option('--standby', STANDBY_HELP)
     .option('--share', SHARE_HELP)
@@ -86,6 +89,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
           httpAllow?: string;
           limit?: readonly string[];
           bulkRate?: number;
+          executionCache?: number;
           maxJsonDepth?: number;
           maxFileSize?: number;
         } & StoreFlags &

@@ -51,6 +51,7 @@ import { BulkOperations } from './bulk/bulk-operations.js';
 import { DomainSchemas } from '../jobs/schemas.js';
 import { DEFAULT_LIMITS, overLimits, type ExecutionLimits } from './limits.js';
 import type { EngineOptions } from './options.js';
+import { executionCacheFor } from './execution-cache.js';
 
 export type { EngineEvents, JobsWaiting, LogsAdvanced, StreamedLog, WorkProgress } from './engine-events.js';
 export type { LifecycleEvent } from './lifecycle.js';
@@ -62,10 +63,9 @@ const MEMORY_SWEEP_BATCH = 1000;
 
 /**
  * The workflow engine: starts executions, resumes them with tasks, events and timers, cancels
- * them (see the top of this file).
- *
- * Emits, once a step is durable, the events of EngineEvents (engine-events.ts): `logs`, `log`,
- * `lifecycle`, `finished` and `archived`; and `progress` while a model answers (not journaled).
+ * them (see the top of this file). Emits, once a step is durable, the events of EngineEvents
+ * (engine-events.ts): `logs`, `log`, `lifecycle`, `finished` and `archived`; and `progress`
+ * while a model answers (not journaled).
  */
 export class Engine extends EventEmitter<EngineEvents> implements MovingExecutions {
   readonly state: WfxState;
@@ -111,7 +111,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     this.setMaxListeners(0);
     this.store = options.store;
     this.state = options.store.state;
-    this.executions = new Executions(this.state, options.cold ?? null);
+    this.executions = new Executions(this.state, options.cold ?? executionCacheFor(options));
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
     this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
@@ -466,6 +466,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   async close(): Promise<void> {
     this.closed = true;
     this.bulk.close();
+    this.executions.close();
     this.effects.close();
     this.cluster?.close();
     // Work under way is abandoned: its nodes are still Active, so a restart runs them again.

@@ -41,8 +41,13 @@ export interface EngineOptions {
    * (on in a daemon whose environment has `WFX_TEST_CHECK_TOUCHED=1`).
    */
   readonly checkTouched?: boolean;
-  /** Executions kept off the resident state, read back when named (state/executions.ts); tests only, so far. */
+  /** Executions kept off the resident state, read back when named (state/executions.ts); tests. Default: `executionCache`'s. */
   readonly cold?: ColdExecutions;
+  /**
+   * Live executions kept resident at most (engine/execution-cache.ts), on a store that can read
+   * them back (DurableStore.evictable: the JSON store). Absent: all stay resident.
+   */
+  readonly executionCache?: number;
   readonly onError?: (err: unknown, what: string) => void;
   /** How serviceTask calls are made (tests may count or slow them). Default: work/http.ts. */
   readonly http?: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;

@@ -107,6 +107,7 @@ export class StepRunner {
     const result = tx.result;
     // Before any other step: the log lines this one wrote end here (streamed once durable).
     const logsUpTo = this.options.effects.logMarks(result.touched);
+    this.options.executions.touched(result.touched);
     await tx.durable;
     this.options.observe?.committed((performance.now() - t0) / 1000, tx.records.length);
     this.options.effects.afterDurable(tx, logsUpTo, result.effects);

@@ -11,6 +11,7 @@ import type { EngineObserver } from '../engine/options.js';
 import { JobQueues } from '../state/job-queues.js';
 import { LiveCounts } from '../state/live-counts.js';
 import { TaskIndex } from '../state/task-index.js';
+import { InstanceTable } from '../state/instance-table.js';
 import type { WfxRecord } from '../state/records.js';
 import type { ExportCounts } from './otlp-exporter.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
@@ -24,6 +25,8 @@ export interface MetricsSources {
   readonly checkpoints?: () => { readonly count: number; readonly seconds: number };
   /** Bytes of finished executions kept in history (the JSON store's history files). */
   readonly historyBytes?: () => Promise<number>;
+  /** The engine's executions: cold (on disk only), and those read back and trees evicted since start. */
+  readonly executions?: () => { readonly cold: number; readonly loaded: number; readonly evicted: number };
   /** The PostgreSQL store's lease and partitions. */
   readonly lease?: () => { readonly held: boolean; readonly renewedMsAgo: number; readonly partitions: number } | null;
 }
@@ -326,6 +329,38 @@ export class DaemonMetrics implements EngineObserver {
       registers,
       async collect() {
         this.set((await self.sources.historyBytes?.()) ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'wfx_executions_resident',
+      help: 'Live executions in memory (the rest are cold: on disk, read back when touched)',
+      registers,
+      collect() {
+        this.set(InstanceTable.of(state).size);
+      },
+    });
+    new Gauge({
+      name: 'wfx_executions_cold',
+      help: 'Live executions kept on disk only (--execution-cache)',
+      registers,
+      collect() {
+        this.set(self.sources.executions?.().cold ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'wfx_execution_reads_total',
+      help: 'Cold executions read back from disk since the daemon started',
+      registers,
+      collect() {
+        this.set(self.sources.executions?.().loaded ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'wfx_execution_evictions_total',
+      help: 'Trees of executions evicted from memory since the daemon started',
+      registers,
+      collect() {
+        this.set(self.sources.executions?.().evicted ?? 0);
       },
     });
     new Gauge({

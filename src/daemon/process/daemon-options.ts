@@ -59,6 +59,11 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly limits?: Partial<ExecutionLimits>;
   /** Executions per second the bulk operations apply, all together (`--bulk-rate`; default engine/bulk/runner.ts's). */
   readonly bulkRate?: number;
+  /**
+   * Live executions kept in memory at most, on the JSON store (`--execution-cache`; default
+   * engine/execution-cache.ts's): the others are read back from their segments when touched.
+   */
+  readonly executionCache?: number;
   /** Where the keys that encrypt stored secrets are: default `<data-dir>/secrets.key`, made on first start. */
   readonly secretsKey?: SecretsKeyOptions;
   /** Connections served at once (default: from the open-files limit, see open-files.ts). */

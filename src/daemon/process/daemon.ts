@@ -8,6 +8,7 @@ import { writeDaemonJson } from './daemon-json.js';
 import { isWfxError, WfxError } from '../../shared/errors.js';
 import { Engine } from '../engine/engine.js';
 import { describeLimits } from '../engine/limits.js';
+import { EXECUTION_CACHE_BY_ENV } from '../engine/execution-cache.js';
 import { NetworkPolicy } from '../engine/work/network-policy.js';
 import { EmailTriggers } from '../triggers/email.js';
 import { Scheduler } from '../triggers/schedules.js';
@@ -157,14 +158,17 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       maxJsonDepth: options.maxJsonDepth,
       ...(options.limits && { limits: options.limits }),
       ...(options.bulkRate !== undefined && { bulkRate: options.bulkRate }),
+      ...cacheOption(options.executionCache ?? EXECUTION_CACHE_BY_ENV),
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
       ...(serving && { cluster: serving.engine }),
       observe: metrics,
     });
     cleanup.unshift(() => engine.close());
+    metrics.readFrom({ executions: () => engine.executions.coldStats() });
     logger.info(`engine limits: ${describeLimits(engine.limits)}`);
     const recovering = performance.now();
     await engine.recover();
+    engine.executions.trim(); // executions beyond the cache, loaded to be recovered, leave memory
     logger.info({ timers: engine.timerCount, ms: Math.round(performance.now() - recovering) }, 'engine: recovered');
     // Flows are checked off the event loop, at start (--flows) as over the API.
     const flowChecker = createFlowCheckPool();
@@ -449,4 +453,9 @@ function serve(parts: {
       return stopped.catch(() => undefined);
     },
   };
+}
+
+/** The engine's `executionCache` option for `n` (undefined: every execution stays resident). */
+function cacheOption(n: number | undefined): { executionCache?: number } {
+  return n === undefined ? {} : { executionCache: n };
 }

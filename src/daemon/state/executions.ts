@@ -43,6 +43,14 @@ export interface ColdExecutions {
   summary(id: string): ExecutionSummary | undefined;
   /** The ids of the cold executions, in no set order (listings and bulk selections over every live execution). */
   ids(): Iterable<string>;
+  /** Told the executions each step changed (recently used: a cache keeps them longer). */
+  touched?(ids: Iterable<string>): void;
+  /** Stops what the cold side does on its own (the engine closes). */
+  close?(): void;
+  /** Executions read back and trees evicted since the start (metrics). */
+  readonly stats?: { readonly loaded: number; readonly evicted: number };
+  /** Brings the resident executions back within bounds (after the engine's recovery, the state whole). */
+  trim?(): void;
 }
 
 /** What an `Executions` holds: the resident executions and the table beside them. */
@@ -73,6 +81,27 @@ export class Executions {
     return this.cold?.summary(id);
   }
 
+  /** Tells the cold side the executions a step changed (ColdExecutions.touched). */
+  touched(ids: Iterable<string>): void {
+    this.cold?.touched?.(ids);
+  }
+
+  /** Brings the resident executions within the cold side's bounds (ColdExecutions.trim): after recovery. */
+  trim(): void {
+    this.cold?.trim?.();
+  }
+
+  /** Stops the cold side's own work (ColdExecutions.close): the engine closes. */
+  close(): void {
+    this.cold?.close?.();
+  }
+
+  /** How many executions are cold, and the cold side's counts (ColdExecutions.stats): metrics. */
+  coldStats(): { cold: number; loaded: number; evicted: number } {
+    const cold = this.cold;
+    return { cold: cold?.size ?? 0, loaded: cold?.stats?.loaded ?? 0, evicted: cold?.stats?.evicted ?? 0 };
+  }
+
   /** The ids of the cold executions (none while all are resident), in no set order. */
   coldIds(): Iterable<string> {
     return this.cold?.ids() ?? [];
@@ -95,11 +124,15 @@ export class Executions {
     }
     if (wanted.size > 0) {
       const members = [...wanted];
-      const read = cold.load(members).then((insts) => {
-        const table = InstanceTable.of(this.state);
-        for (const inst of insts) table.put(inst);
-        for (const id of members) this.loading.delete(id);
-      });
+      const read = cold
+        .load(members)
+        .then((insts) => {
+          const table = InstanceTable.of(this.state);
+          for (const inst of insts) table.put(inst);
+        })
+        .finally(() => {
+          for (const id of members) this.loading.delete(id);
+        });
       for (const id of members) this.loading.set(id, read);
       waits.push(read);
     }

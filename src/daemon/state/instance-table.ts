@@ -75,6 +75,11 @@ export class InstanceTable<T extends { readonly processInstanceId: string }> {
     this.tombstones = ids.length - live;
   }
 
+  /** How many live executions the table holds (tombstones not counted). */
+  get size(): number {
+    return this.liveCount;
+  }
+
   /** Ids of the executions in their order, tombstones included (read `holder.instances[id]`); never changed in place by the caller. */
   ids(): readonly string[] {
     return this.index;

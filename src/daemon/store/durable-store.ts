@@ -46,6 +46,32 @@ export interface DurableStore<S, R> {
    * Absent: every execution is in partition 0, served here.
    */
   readonly partitioning?: ExecutionPartitions;
+  /**
+   * A store that can read an execution back from its own files (the JSON store's segments):
+   * what lets the engine keep only a bounded cache of them in memory. Absent: all stay resident.
+   */
+  readonly evictable?: EvictableEntries | null;
+}
+
+/**
+ * The entries of a store's large collection (its executions) that may leave memory and be read
+ * back from the store's files (engine/execution-cache.ts).
+ */
+export interface EvictableEntries {
+  /**
+   * Whether entry `key` as the state holds it is the one a durable checkpoint wrote, unchanged
+   * since: it may leave memory, `read` gives it back. False while a checkpoint runs.
+   */
+  clean(key: string): boolean;
+  /** Entry `key` as the last checkpoint wrote it (its document parsed). Throws what the read throws. */
+  read(key: string): Promise<unknown>;
+  /** Calls `fn` after each checkpoint, once durable (its entries clean). */
+  onCheckpoint(fn: () => void): void;
+  /**
+   * Sets what is called with each key a record is about to change, before it applies: a record
+   * reaching an entry not in memory must fail loudly (throw), never apply to nothing.
+   */
+  guard(fn: (key: string) => void): void;
 }
 
 /** The partitions of executions, as a store cut into them has them (DurableStore.partitioning). */

@@ -6,6 +6,7 @@
  * segment's entries back into the state (eager: the lazy open builds on this).
  */
 import { readFile } from 'node:fs/promises';
+import { WfxError } from '../../shared/errors.js';
 import type { AtomicFileWriter } from '../disk/durable-files.js';
 import { join } from 'node:path';
 import type { ExecutionSummary } from '../state/execution-summary.js';
@@ -21,6 +22,7 @@ import {
   type Location,
 } from './segments/files.js';
 import { openSegments } from './segments/load.js';
+import { SegmentReader } from './segments/read.js';
 import { SegmentSpace } from './segments/space.js';
 import { writeFrames, type SegmentFrame } from './segments/write.js';
 import { SNAPSHOT_SLICE_MS, writeSnapshotText } from './snapshot-write.js';
@@ -105,10 +107,12 @@ export class ExecutionSegments {
   private listed: number[];
   private readonly locations = new Map<string, Location>();
   private readonly space = new SegmentSpace();
+  private readonly reader: SegmentReader;
 
   private constructor(storeDir: string, listed: number[]) {
     this.dir = segmentsDirIn(storeDir);
     this.listed = listed;
+    this.reader = new SegmentReader(this.dir);
   }
 
   /**
@@ -145,6 +149,34 @@ export class ExecutionSegments {
   /** A store with no segment yet (a snapshot of format 1, or none). */
   static empty(storeDir: string): ExecutionSegments {
     return new ExecutionSegments(storeDir, []);
+  }
+
+  /** Where entry `id`'s last written frame is (in a listed segment, or the one a checkpoint under way writes), else undefined. */
+  locationOf(id: string): Location | undefined {
+    return this.locations.get(id);
+  }
+
+  /**
+   * Reads entry `id`'s document from its last written frame (one positioned read). Throws
+   * EXECUTION_SEGMENT_DAMAGED for a frame that fails its checks, INTERNAL_ERROR for an id no
+   * segment holds. A compaction that moves the frame meanwhile is followed.
+   */
+  async read(id: string): Promise<unknown> {
+    for (let attempt = 0; ; attempt++) {
+      const at = this.locations.get(id);
+      if (at === undefined) throw new WfxError('INTERNAL_ERROR', `no execution segment holds ${id}`);
+      try {
+        return await this.reader.read(id, at);
+      } catch (err) {
+        // Moved by a compaction between the lookup and the read (its old file removed): read it where it is now.
+        if (attempt > 0 || this.locations.get(id) === at) throw err;
+      }
+    }
+  }
+
+  /** Closes the files kept open for reads. */
+  close(): Promise<void> {
+    return this.reader.close();
   }
 
   /** The segments in effect, oldest first. */
@@ -241,7 +273,9 @@ export class ExecutionSegments {
 
   /** Removes the files of segments a durable snapshot no longer lists. */
   async retire(dropped: readonly number[]): Promise<void> {
-    if (dropped.length > 0) await removeSegments(this.dir, dropped);
+    if (dropped.length === 0) return;
+    for (const n of dropped) await this.reader.forget(n);
+    await removeSegments(this.dir, dropped);
   }
 
   /** Bytes of the listed segments and how many of them are dead (tests, logs). */

@@ -21,6 +21,7 @@ import { segmentCheckpoint, type ExecutionSegments, type SegmentCopy } from './s
 import { RecordStore, silentLogger } from './record-store.js';
 import { SNAPSHOT_SLICE_MS, snapshotPauseMs, writePieces, writeSnapshotText } from './snapshot-write.js';
 import type { SnapshotFile, StoreHold, StoreOptions } from './store-options.js';
+import type { EvictableEntries } from './durable-store.js';
 import { recoverStore } from './store-recovery.js';
 
 export type { Divert, DurableStore, ExecutionPartitions, StoreLogger, Transaction } from './durable-store.js';
@@ -48,15 +49,9 @@ export class Store<S, R> extends RecordStore<S, R> {
   private checkpointing: Promise<void> | null = null;
   /** Checkpoints written since open and the seconds they took, all told (metrics). */
   readonly checkpointStats = { count: 0, seconds: 0 };
-  /**
-   * Set while a hold (`hold`) keeps the snapshot and the journal segments as they are: no
-   * checkpoint starts until it settles. Resolves when the hold is released.
-   */
+  /** Set while a hold keeps the snapshot and the journal segments as they are (no checkpoint); resolves at its release. */
   private held: Promise<void> | null = null;
-  /**
-   * The snapshot being copied while a checkpoint runs (snapshotCollection only), until its
-   * unchanged entries are handed to `source`: it sees every record applied meanwhile.
-   */
+  /** The snapshot being copied while a checkpoint runs, until `source` takes its unchanged entries: sees every record meanwhile. */
   private copying: SnapshotCopy | null = null;
   /**
    * The last snapshot (snapshotCollection only), open for reading, and where its entries that no
@@ -87,9 +82,14 @@ export class Store<S, R> extends RecordStore<S, R> {
   private dirty = new Set<string>();
   private segmentCopy: SegmentCopy | null = null;
   private readonly touchSegment = (key: string): void => {
+    this.coldGuard?.(key);
     this.segmentCopy?.touch(key);
     this.dirty.add(key);
   };
+  private coldGuard: ((key: string) => void) | null = null;
+  private readonly checkpointed: Array<() => void> = [];
+  /** The executions that may leave memory, read back from their segments (DurableStore.evictable). */
+  readonly evictable: EvictableEntries | null;
   private readonly options: StoreOptions<S, R>;
   /** What the directory should hold (manifest.ts): updated before each step of a checkpoint that changes it. */
   private readonly manifest: Manifest;
@@ -104,6 +104,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     recovery: ReplayReport & { snapshotSeq: number },
     snapshotBytes: number,
     manifest: Manifest,
+    segments: ExecutionSegments | null,
   ) {
     super(state, options, options.logger ?? silentLogger);
     this.manifest = manifest;
@@ -112,6 +113,13 @@ export class Store<S, R> extends RecordStore<S, R> {
     this.journal = journal;
     this.snapshotSeq = recovery.snapshotSeq;
     this.recovery = recovery;
+    this.segments = segments;
+    this.evictable = segments && {
+      clean: (key) => this.checkpointing === null && !this.dirty.has(key) && segments.locationOf(key) !== undefined,
+      read: (key) => segments.read(key),
+      onCheckpoint: (fn) => void this.checkpointed.push(fn),
+      guard: (fn) => void (this.coldGuard = fn),
+    };
   }
 
   /**
@@ -126,8 +134,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     const { journal, state, recovery, snapshotBytes, manifest, layout, changed, change, segments } =
       await recoverStore(options);
     const logger = options.logger ?? silentLogger;
-    const store = new Store(options, journal, state, recovery, snapshotBytes, manifest);
-    store.segments = segments;
+    const store = new Store(options, journal, state, recovery, snapshotBytes, manifest, segments);
     if (segments) store.dirty = changed;
     if (layout) {
       const file = await openFile(snapshotPathIn(options.dir), 'r').catch((err: unknown) => {
@@ -190,11 +197,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     })();
   }
 
-  /**
-   * The wait between the slices of work done in the background (a snapshot copy, indexing the
-   * snapshot loaded at open): after a slice that ran `tookMs`, the next turn of the event loop,
-   * or longer while commits keep coming (snapshotPauseMs).
-   */
+  /** The wait between background slices (a snapshot copy, indexing): the next turn, or longer while commits come (snapshotPauseMs). */
   private slicePacer(): (tookMs: number) => Promise<void> {
     let seen = this.journal.lastSeq;
     return (tookMs) => {
@@ -204,10 +207,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     };
   }
 
-  /**
-   * Resolves once the snapshot loaded at open is indexed for the next checkpoint, or that was
-   * given up (for tests and benchmarks: checkpoints wait for it themselves).
-   */
+  /** Resolves once the snapshot loaded at open is indexed for the next checkpoint, or given up (tests, benchmarks). */
   indexed(): Promise<void> {
     return this.loading?.done ?? Promise.resolve();
   }
@@ -451,6 +451,7 @@ export class Store<S, R> extends RecordStore<S, R> {
       );
       this.checkpointStats.count++;
       this.checkpointStats.seconds += (performance.now() - t0) / 1000;
+      for (const fn of this.checkpointed) fn();
     };
     this.checkpointing = run()
       .catch((err: unknown) => {
@@ -486,6 +487,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     this.closed = true;
     await this.journal.close().catch(() => undefined);
     await this.source?.file.close().catch(() => undefined);
+    await this.segments?.close();
     this.source = null;
     await this.freeings.finish();
   }

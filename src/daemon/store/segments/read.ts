@@ -3,12 +3,19 @@ import { join } from 'node:path';
 import { decodeFrames } from '../frame.js';
 import { segmentDamaged, segmentName, type Location } from './files.js';
 
+/** One segment's open handle and the reads using it: it closes once `forget` asked and none is left. */
+interface Handle {
+  readonly fh: Promise<FileHandle>;
+  users: number;
+  forgotten: boolean;
+}
+
 /**
  * Reads executions from their segments, one positioned read each; keeps one open handle per
- * segment read, until `forget` or `close`.
+ * segment read, until `forget` or `close` (which wait for the reads under way on it).
  */
 export class SegmentReader {
-  private readonly handles = new Map<number, Promise<FileHandle>>();
+  private readonly handles = new Map<number, Handle>();
 
   constructor(private readonly dir: string) {}
 
@@ -18,9 +25,15 @@ export class SegmentReader {
    * fails its check or names another id: never a wrong document.
    */
   async read(id: string, location: Location): Promise<unknown> {
-    const fh = await this.handle(location.segment);
+    const handle = this.handle(location.segment);
+    handle.users++;
+    let bytesRead: number;
     const buf = Buffer.allocUnsafe(location.length);
-    const { bytesRead } = await fh.read(buf, 0, location.length, location.offset);
+    try {
+      ({ bytesRead } = await (await handle.fh).read(buf, 0, location.length, location.offset));
+    } finally {
+      if (--handle.users === 0 && handle.forgotten) await this.closeHandle(handle);
+    }
     const file = join(this.dir, segmentName(location.segment));
     if (bytesRead !== location.length) throw segmentDamaged(file, location.offset, 'the segment ends inside a record');
     const { frames, badOffset } = decodeFrames(buf);
@@ -31,24 +44,33 @@ export class SegmentReader {
     return frame.value;
   }
 
-  private handle(segment: number): Promise<FileHandle> {
-    let fh = this.handles.get(segment);
-    if (fh === undefined) {
-      fh = open(join(this.dir, segmentName(segment)), 'r');
-      this.handles.set(segment, fh);
-      fh.catch(() => this.handles.delete(segment));
+  private handle(segment: number): Handle {
+    let handle = this.handles.get(segment);
+    if (handle === undefined) {
+      const fh = open(join(this.dir, segmentName(segment)), 'r');
+      handle = { fh, users: 0, forgotten: false };
+      this.handles.set(segment, handle);
+      fh.catch(() => {
+        if (this.handles.get(segment) === handle) this.handles.delete(segment);
+      });
     }
-    return fh;
+    return handle;
   }
 
-  /** Closes the handle of `segment` (before its files are removed). */
+  private async closeHandle(handle: Handle): Promise<void> {
+    await (await handle.fh.catch(() => null))?.close().catch(() => undefined);
+  }
+
+  /** Closes the handle of `segment` (before its files are removed) once the reads under way on it end. */
   async forget(segment: number): Promise<void> {
-    const fh = this.handles.get(segment);
+    const handle = this.handles.get(segment);
+    if (handle === undefined) return;
     this.handles.delete(segment);
-    if (fh) await (await fh.catch(() => null))?.close();
+    handle.forgotten = true;
+    if (handle.users === 0) await this.closeHandle(handle);
   }
 
-  /** Closes every handle. */
+  /** Closes every handle (the reads under way end first). */
   async close(): Promise<void> {
     for (const segment of [...this.handles.keys()]) await this.forget(segment);
   }

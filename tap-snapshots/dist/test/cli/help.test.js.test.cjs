@@ -380,6 +380,10 @@ Options:
                                       (wfx instances cancel --query ...) apply,
                                       all together (default 500;
                                       docs/operations.md)
+  --execution-cache <n>               live executions kept in memory at most;
+                                      the others wait on disk and are read back
+                                      when touched (default: all;
+                                      docs/operations.md)
   --store <url>                       keep state in PostgreSQL instead of the
                                       data directory:
                                       postgres://user@host:5432/db (default
@@ -522,6 +526,10 @@ Options:
   --bulk-rate <n>                     executions per second the bulk operations
                                       (wfx instances cancel --query ...) apply,
                                       all together (default 500;
+                                      docs/operations.md)
+  --execution-cache <n>               live executions kept in memory at most;
+                                      the others wait on disk and are read back
+                                      when touched (default: all;
                                       docs/operations.md)
   --store <url>                       keep state in PostgreSQL instead of the
                                       data directory:

@@ -1,0 +1,215 @@
+/**
+ * The bounded cache of executions (decision 068, step 7): at most `capacity` live executions
+ * stay resident; the others, whole trees at rest that a durable checkpoint wrote and nothing
+ * changed since, leave memory and are read back from the store's files (their segments) when
+ * a step or a read names them (state/executions.ts, `Executions.ensure`). What routes work to
+ * a cold execution stays in the derived indexes (subscriptions, tasks, jobs, counts, timers);
+ * what lists it is its summary, kept in an ExecutionDirectory (typed arrays, no object each).
+ *
+ * Which trees leave: the clock algorithm over the resident ones in the table's order, a tree
+ * read back or changed since the last pass passed over once (one changed since the last
+ * checkpoint cannot leave before the next: the pass asks for one). A tree leaves only whole and
+ * only at rest: running, no Active node, every member clean (EvictableEntries.clean). Eviction
+ * writes nothing: a crash at any point of it recovers the same state from the same files.
+ */
+import { ExecutionDirectory } from '../state/directory/directory.js';
+import type { ExecutionSummary } from '../state/execution-summary.js';
+import { execution, treeOf, type ColdExecutions } from '../state/executions.js';
+import { InstanceTable } from '../state/instance-table.js';
+import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
+import type { EvictableEntries } from '../store/durable-store.js';
+import type { EngineOptions } from './options.js';
+import { executionSummarizer } from './segment-summary.js';
+
+/** Tests: the cache every daemon they spawn keeps, whatever its default (`WFX_TEST_EXECUTION_CACHE=n`). */
+export const EXECUTION_CACHE_BY_ENV: number | undefined = /^\d+$/.test(process.env.WFX_TEST_EXECUTION_CACHE ?? '')
+  ? Number(process.env.WFX_TEST_EXECUTION_CACHE)
+  : undefined;
+
+/** How soon a pass that left recently read trees over the capacity comes round again (ms). */
+const CLOCK_TURN_MS = 1000;
+
+/** No place kept: the store knows where each document is (its segments), the directory lists. */
+const ELSEWHERE = { segment: 0, offset: 0, length: 0 };
+
+/** What the cache is built on. */
+export interface ExecutionCacheOptions {
+  readonly state: WfxState;
+  readonly store: EvictableEntries;
+  /** Live executions kept resident at most (trees at rest beyond it leave memory). */
+  readonly capacity: number;
+  /** The summary a listing reads of a cold execution (engine/segment-summary.ts). */
+  readonly summarize: (inst: Instance, state: object) => ExecutionSummary;
+  /** Asks the store for a checkpoint (executions changed since the last cannot leave before one). */
+  readonly checkpoint: () => Promise<void>;
+  readonly onError: (err: unknown, what: string) => void;
+}
+
+/** The cache: the cold side of the engine's Executions (see the top of this file). */
+export class ExecutionCache implements ColdExecutions {
+  private readonly directory = new ExecutionDirectory();
+  /** Executions touched since the last pass: their trees are passed over once. */
+  private recent = new Set<string>();
+  private scheduled = false;
+  private again: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** Trees evicted and executions read back since the start (metrics, tests). */
+  readonly stats = { evicted: 0, loaded: 0, passes: 0 };
+
+  constructor(private readonly o: ExecutionCacheOptions) {
+    o.store.onCheckpoint(() => this.schedule());
+    o.store.guard((key) => {
+      if (this.directory.has(key))
+        throw new Error(`a record reached execution ${key}, which is not resident: its step did not name it`);
+    });
+  }
+
+  get size(): number {
+    return this.directory.size;
+  }
+
+  /** How many live executions are resident now. */
+  get resident(): number {
+    return InstanceTable.of(this.o.state).size;
+  }
+
+  coldTree(id: string): readonly string[] {
+    const entry = this.directory.get(id);
+    return entry === null ? [] : this.directory.tree(entry.summary.root ?? id);
+  }
+
+  summary(id: string): ExecutionSummary | undefined {
+    return this.directory.get(id)?.summary;
+  }
+
+  ids(): Iterable<string> {
+    return this.directory.list({ limit: Infinity });
+  }
+
+  /** Reads cold executions `ids` back, all or none: one that cannot be read leaves them all cold. */
+  async load(ids: readonly string[]): Promise<Instance[]> {
+    const docs = await Promise.all(ids.map((id) => this.o.store.read(id)));
+    for (const id of ids) {
+      this.directory.remove(id);
+      this.recent.add(id);
+    }
+    this.stats.loaded += ids.length;
+    this.scheduleIfOver();
+    return docs as Instance[];
+  }
+
+  /** Marks executions a step changed as recently used (their trees pass the next eviction over). */
+  touched(ids: Iterable<string>): void {
+    for (const id of ids) this.recent.add(id);
+    this.scheduleIfOver();
+  }
+
+  /** Evicts down to the capacity on a later turn (after the engine's recovery: the state is whole). */
+  trim(): void {
+    this.schedule();
+  }
+
+  /** Stops evicting (the engine closes; the store writes what is resident, the rest is on disk already). */
+  close(): void {
+    this.closed = true;
+    if (this.again !== null) clearTimeout(this.again);
+  }
+
+  /** An eviction pass once the resident executions are past the capacity by a tenth. */
+  private scheduleIfOver(): void {
+    const { capacity } = this.o;
+    if (this.resident > capacity + Math.ceil(capacity / 10)) this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.closed) return;
+    this.scheduled = true;
+    // On a later turn: a checkpoint's own settling, and a read just made resident, come first.
+    setImmediate(() => {
+      this.scheduled = false;
+      try {
+        this.pass();
+      } catch (err) {
+        this.o.onError(err, 'an eviction of executions');
+      }
+    });
+  }
+
+  /**
+   * One pass of the clock: evicts trees at rest, oldest in the table first, until the resident
+   * executions are at the capacity; asks for a checkpoint when too many are left only because
+   * they changed since the last.
+   */
+  private pass(): void {
+    const { state, store, capacity } = this.o;
+    const table = InstanceTable.of(state);
+    let over = table.size - capacity;
+    if (over <= 0 || this.closed) {
+      this.recent.clear();
+      return;
+    }
+    this.stats.passes++;
+    const trees = new Map<string, Instance[]>();
+    for (const id of table.ids()) {
+      const inst = execution(state, id);
+      if (inst === undefined) continue;
+      const tree = treeOf(inst);
+      const members = trees.get(tree);
+      if (members === undefined) trees.set(tree, [inst]);
+      else members.push(inst);
+    }
+    let dirty = 0;
+    let passedOver = 0;
+    for (const members of trees.values()) {
+      if (over <= 0) break;
+      if (!members.every(atRest)) continue;
+      if (!members.every((m) => store.clean(m.processInstanceId))) {
+        dirty += members.length;
+        continue;
+      }
+      if (members.some((m) => this.recent.has(m.processInstanceId))) {
+        passedOver += members.length;
+        continue;
+      }
+      for (const m of members) {
+        const id = m.processInstanceId;
+        this.directory.put(this.o.summarize(m, state), ELSEWHERE);
+        table.archive(id);
+      }
+      over -= members.length;
+      this.stats.evicted++;
+    }
+    this.recent.clear();
+    if (over <= 0) return;
+    // Still over with executions that only wait for a checkpoint: one makes them clean, and its end passes again.
+    if (dirty > 0) void this.o.checkpoint().catch((err: unknown) => this.o.onError(err, 'a checkpoint'));
+    // Passed over as recently read: the clock comes round to them again, unless work does first.
+    else if (passedOver > 0 && this.again === null)
+      this.again = setTimeout(() => {
+        this.again = null;
+        this.schedule();
+      }, CLOCK_TURN_MS).unref();
+  }
+}
+
+/** Running with no Active node: nothing of it in flight, so its document is all there is. */
+function atRest(inst: Instance): boolean {
+  if (inst.stateCd !== STATE.RUNNING) return false;
+  for (const nid in inst.nodes) if (inst.nodes[nid]!.statusCd === STATUS.ACTIVE) return false;
+  return true;
+}
+
+/** The cache EngineOptions ask for (`executionCache`, on a store whose executions can leave memory), else null. */
+export function executionCacheFor(options: EngineOptions): ExecutionCache | null {
+  const store = options.store.evictable;
+  if (options.executionCache === undefined || !store) return null;
+  const summarize = executionSummarizer();
+  return new ExecutionCache({
+    state: options.store.state,
+    store,
+    capacity: options.executionCache,
+    summarize: (inst, state) => summarize(inst, state),
+    checkpoint: () => options.store.checkpoint?.() ?? Promise.resolve(),
+    onError: options.onError ?? (() => undefined),
+  });
+}

@@ -1,0 +1,116 @@
+import t from 'tap';
+import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
+import { execution } from '../../../src/daemon/state/executions.js';
+import { STATE } from '../../../src/daemon/state/state.js';
+import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
+import { eventually } from '../../helpers/eventually.js';
+
+// The engine's bounded cache over the JSON store (engine/execution-cache.ts): executions at rest
+// that a checkpoint wrote leave memory and are read back from their segments when a step or a
+// read names them; the store refuses a record that reaches one not read back.
+
+const FLOW = `processId: AUTO
+name: Cached
+nodes:
+  start: { type: startEvent, next: split }
+  split: { type: parallelGateway, next: [ask, pay] }
+  ask: { type: inputNode, inputType: textbox, next: join }
+  pay: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: join }
+  join: { type: parallelGateway, next: nap }
+  nap: { type: intermediateCatchEvent, eventType: timer, duration: 1h, next: sub }
+  sub:
+    type: subProcess
+    nodes:
+      s: { type: startEvent, next: wait }
+      wait: { type: inputNode, inputType: textbox, next: e }
+      e: { type: endEvent }
+    next: done
+  done: { type: endEvent }
+`;
+
+const coldCount = (h: EngineHarness): number => [...h.engine.executions.coldIds()].length;
+const resident = (h: EngineHarness): number => InstanceTable.of(h.store.state).size;
+
+t.test(
+  'with a cache of 0, executions at rest leave memory and come back for an answer, a message, a timer and a child',
+  async (t) => {
+    const h = await engineHarness(t, undefined, undefined, { executionCache: 0, cold: false });
+    const pid = await h.publish(FLOW);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await h.start(pid, {}, { correlationKey: `o-${i}` })).processInstanceId);
+    const id = ids[0]!;
+    const gone = (x: string) => execution(h.store.state, x) === undefined;
+
+    // A checkpoint makes them clean; the pass after it evicts every tree at rest.
+    await eventually('every execution evicted', () => coldCount(h) === 5 && resident(h) === 0);
+    t.equal(h.engine.executions.coldSummary(id)?.processId, pid, 'a cold execution is listed by its summary');
+
+    await h.engine.submitTask({
+      organization: null,
+      processInstanceId: id,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'x' },
+    });
+    t.equal((await h.get(id)).variables.inputValue, 'x', 'the answer reached it, read back from its segment');
+    t.equal(coldCount(h), 4, 'the others stay cold');
+
+    await eventually('evicted again', () => gone(id));
+    const res = await h.engine.publishEvent({
+      organization: 'default',
+      eventType: 'paid',
+      correlationKey: 'o-0',
+      data: {},
+    });
+    t.equal(res.status, 'resumed', 'the message found it through the subscription index');
+
+    await eventually('waiting on its timer, evicted', () => gone(id));
+    h.advance(60 * 60 * 1000 + 1);
+    const child = await h.waitFor(
+      (e) => e.type === 'PROCESS_STARTED' && e.processInstanceId !== id && !ids.includes(e.processInstanceId),
+    );
+    const childId = child.processInstanceId;
+    await eventually('parent and child evicted together', () => gone(id) && gone(childId));
+    await h.engine.submitTask({
+      organization: null,
+      processInstanceId: childId,
+      nodeId: 'wait',
+      action: 'COMPLETE',
+      data: { inputValue: 'y' },
+    });
+    t.equal((await h.get(id)).stateCd, STATE.COMPLETED, "the child's end completed the parent, read back with it");
+
+    // A restart opens every cold one again from its segment.
+    const again = await h.restart();
+    for (const other of ids.slice(1)) {
+      const inst = await again.get(other);
+      t.equal(inst.stateCd, STATE.RUNNING, `${other} still waits after the restart`);
+    }
+  },
+);
+
+t.test('a record that reaches an execution not read back fails loudly instead of applying to nothing', async (t) => {
+  const h = await engineHarness(t, undefined, undefined, { executionCache: 0, cold: false });
+  const pid = await h.publish(FLOW);
+  const id = (await h.start(pid)).processInstanceId;
+  await eventually('evicted', () => coldCount(h) === 1);
+  t.throws(
+    () => h.store.transact((emit) => emit({ type: 'instance.state', instanceId: id } as never)),
+    /not resident/,
+    'the store refuses it before it applies',
+  );
+  t.equal(h.store.failed?.code, 'STORE_FAILED', 'and fails: a step that did not name its executions is a defect');
+});
+
+t.test('a bounded cache keeps the executions last touched', async (t) => {
+  const h = await engineHarness(t, undefined, undefined, { executionCache: 10, cold: false });
+  const pid = await h.publish(FLOW);
+  const ids: string[] = [];
+  for (let i = 0; i < 40; i++) ids.push((await h.start(pid, {}, { correlationKey: `k-${i}` })).processInstanceId);
+  await eventually('down to the capacity', () => resident(h) <= 10 && coldCount(h) >= 30);
+  t.ok(resident(h) + coldCount(h) === 40, 'every execution is resident or cold, none lost');
+  // Read one back: it is the most recently used, so the next pass keeps it.
+  const first = ids[0]!;
+  t.equal((await h.get(first)).processInstanceId, first, 'read back for a read');
+  t.ok(execution(h.store.state, first), 'resident after the read');
+});
