@@ -47,7 +47,8 @@ export interface ExecutionCacheOptions {
 
 /** The cache: the cold side of the engine's Executions (see the top of this file). */
 export class ExecutionCache implements ColdExecutions {
-  private readonly directory = new ExecutionDirectory();
+  /** The cold executions' summaries: the store's own when its open left executions unread. */
+  private readonly directory: ExecutionDirectory;
   /** Executions touched since the last pass: their trees are passed over once. */
   private recent = new Set<string>();
   private scheduled = false;
@@ -57,6 +58,7 @@ export class ExecutionCache implements ColdExecutions {
   readonly stats = { evicted: 0, loaded: 0, passes: 0 };
 
   constructor(private readonly o: ExecutionCacheOptions) {
+    this.directory = o.store.unread ?? new ExecutionDirectory();
     o.store.onCheckpoint(() => this.schedule());
     o.store.guard((key) => {
       if (this.directory.has(key))

@@ -4,7 +4,7 @@
  * table, so the reducer's invariants (deterministic; a record changes only what it names) are
  * kept in one place, since recovery replays every record through it.
  */
-import { DERIVED, initialState, type WfxState } from './state.js';
+import { DERIVED, initialState, type Instance, type WfxState } from './state.js';
 import { InstanceTable } from './instance-table.js';
 import { auditHandlers, type AuditRecord } from './records/audit.js';
 import { bulkHandlers, type BulkRecord } from './records/bulk.js';
@@ -92,6 +92,8 @@ export const coalesceNodeRuns = {
 export const executionsTouched = {
   key: 'instances',
   keys: (_instances: Record<string, unknown>, state: object): string[] => InstanceTable.of(state as WfxState).keys(),
+  /** An execution read back at a lazy open (StoreOptions.lazy), put as the table keeps them. */
+  adopt: (state: object, entry: unknown): void => InstanceTable.of(state as WfxState).put(entry as Instance),
   touched: (r: WfxRecord, visit: (instanceId: string) => void): void => {
     if ('instanceId' in r) visit(r.instanceId);
     else if (r.type === 'instance.started') {

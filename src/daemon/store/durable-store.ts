@@ -3,6 +3,7 @@
  * durability promised per commit. The JSON store (store.ts) implements it.
  */
 import type { WfxError } from '../../shared/errors.js';
+import type { ExecutionDirectory } from '../state/directory/directory.js';
 
 /** The store's own log lines (the daemon passes its pino logger). */
 export interface StoreLogger {
@@ -65,6 +66,12 @@ export interface EvictableEntries {
   clean(key: string): boolean;
   /** Entry `key` as the last checkpoint wrote it (its document parsed). Throws what the read throws. */
   read(key: string): Promise<unknown>;
+  /**
+   * The entries the open left unread (StoreOptions.lazy), summaries and locations: the owner's
+   * to keep (the engine's cache uses it as its own), removing each it reads back once `read`
+   * resolved. Null: the open read every entry.
+   */
+  readonly unread: ExecutionDirectory | null;
   /** Calls `fn` after each checkpoint, once durable (its entries clean). */
   onCheckpoint(fn: () => void): void;
   /**

@@ -12,16 +12,19 @@ import { join } from 'node:path';
 import type { ExecutionSummary } from '../state/execution-summary.js';
 import { decodeFrames, frameBytes } from './frame.js';
 import type { SnapshotMark } from './manifest.js';
+import type { EvictableEntries } from './durable-store.js';
 import { compactSegments } from './segments/compact.js';
 import {
   indexName,
   removeSegments,
+  removeUnlisted,
   segmentDamaged,
   segmentName,
   segmentsDirIn,
   type Location,
 } from './segments/files.js';
-import { openSegments } from './segments/load.js';
+import { loadSegmentsInto, openSegments } from './segments/load.js';
+import type { ExecutionDirectory } from '../state/directory/directory.js';
 import { SegmentReader } from './segments/read.js';
 import { SegmentSpace } from './segments/space.js';
 import { writeFrames, type SegmentFrame } from './segments/write.js';
@@ -108,6 +111,12 @@ export class ExecutionSegments {
   private readonly locations = new Map<string, Location>();
   private readonly space = new SegmentSpace();
   private readonly reader: SegmentReader;
+  /**
+   * The entries the open left unread (`openLazy`), their summaries and locations: where an
+   * entry `locations` has not got is found. Its owner removes an entry once it has read it back
+   * (`adopt` first), and may put there others it took out of memory.
+   */
+  unread: ExecutionDirectory | null = null;
 
   private constructor(storeDir: string, listed: number[]) {
     this.dir = segmentsDirIn(storeDir);
@@ -146,6 +155,19 @@ export class ExecutionSegments {
     return segments;
   }
 
+  /**
+   * Opens the segments `listed` as `open` does but reads no document: each live entry's summary
+   * and location go into `unread` (the index's columns straight into the directory's), and the
+   * caller reads back what it needs (`readSync` during the replay, `read` after).
+   */
+  static async openLazy(storeDir: string, listed: readonly number[], unread: ExecutionDirectory) {
+    const segments = new ExecutionSegments(storeDir, [...listed]);
+    await removeUnlisted(segments.dir, listed);
+    await loadSegmentsInto(segments.dir, listed, segments.space, unread);
+    segments.unread = unread;
+    return segments;
+  }
+
   /** A store with no segment yet (a snapshot of format 1, or none). */
   static empty(storeDir: string): ExecutionSegments {
     return new ExecutionSegments(storeDir, []);
@@ -153,7 +175,26 @@ export class ExecutionSegments {
 
   /** Where entry `id`'s last written frame is (in a listed segment, or the one a checkpoint under way writes), else undefined. */
   locationOf(id: string): Location | undefined {
-    return this.locations.get(id);
+    return this.locations.get(id) ?? this.unread?.locationOf(id) ?? undefined;
+  }
+
+  /** Keeps the location of unread entry `id` here, before its owner removes it from `unread` (it is read back). */
+  adopt(id: string): void {
+    if (this.locations.has(id)) return;
+    const at = this.unread?.locationOf(id);
+    if (at) this.locations.set(id, at);
+  }
+
+  /** `read`, synchronously (the open's replay): then call `adopt`. Throws as `read` does. */
+  readSync(id: string): unknown {
+    const at = this.locationOf(id);
+    if (at === undefined) throw new WfxError('INTERNAL_ERROR', `no execution segment holds ${id}`);
+    return this.reader.readSync(id, at);
+  }
+
+  /** Closes what `readSync` opened (the open is over). */
+  doneReadingSync(): void {
+    this.reader.closeSync();
   }
 
   /**
@@ -163,15 +204,33 @@ export class ExecutionSegments {
    */
   async read(id: string): Promise<unknown> {
     for (let attempt = 0; ; attempt++) {
-      const at = this.locations.get(id);
+      const at = this.locationOf(id);
       if (at === undefined) throw new WfxError('INTERNAL_ERROR', `no execution segment holds ${id}`);
       try {
         return await this.reader.read(id, at);
       } catch (err) {
         // Moved by a compaction between the lookup and the read (its old file removed): read it where it is now.
-        if (attempt > 0 || this.locations.get(id) === at) throw err;
+        if (attempt > 0 || sameLocation(this.locationOf(id), at)) throw err;
       }
     }
+  }
+
+  /**
+   * The store's port for an owner that keeps entries out of memory (DurableStore.evictable):
+   * `store.clean` says whether an entry is unchanged since a durable checkpoint; it must also
+   * be in a segment.
+   */
+  evictable(store: Omit<EvictableEntries, 'read' | 'unread'>): EvictableEntries {
+    return {
+      ...store,
+      clean: (key) => store.clean(key) && this.locationOf(key) !== undefined,
+      read: async (key) => {
+        const doc = await this.read(key);
+        this.adopt(key);
+        return doc;
+      },
+      unread: this.unread,
+    };
   }
 
   /** Closes the files kept open for reads. */
@@ -204,7 +263,7 @@ export class ExecutionSegments {
     const ids: string[] = [];
     const removed: string[] = [];
     const next = Math.max(0, ...this.listed) + 1;
-    const locate = this.locations;
+    const locate = { has: (id: string) => this.locationOf(id) !== undefined };
     // Streamed: each slice's frames go to the file before the next slice is captured.
     const frames = async function* (): AsyncGenerator<SegmentFrame> {
       for (;;) {
@@ -230,9 +289,10 @@ export class ExecutionSegments {
     this.space.add(next, bytes);
     for (let i = 0; i < ids.length; i++) this.place(ids[i]!, locations[i]!);
     for (const id of removed) {
-      const before = this.locations.get(id);
+      const before = this.locationOf(id);
       if (before) this.space.supersede(before);
       this.locations.delete(id);
+      this.unread?.remove(id);
     }
     this.listed = [...this.listed, next];
     const compacted = await this.compact(next);
@@ -240,7 +300,7 @@ export class ExecutionSegments {
   }
 
   private place(id: string, location: Location): void {
-    const before = this.locations.get(id);
+    const before = this.locationOf(id);
     if (before) this.space.supersede(before);
     this.locations.set(id, location);
   }
@@ -256,12 +316,10 @@ export class ExecutionSegments {
     const chosen = this.listed.filter((n) => n !== newest);
     if (chosen.length === 0 || dead <= total * COMPACT_DEAD_SHARE) return { dropped: [], bytes: 0 };
     const target = Math.max(...this.listed) + 1;
-    const { moved, listed } = await compactSegments(this.dir, this.listed, chosen, target, (id) =>
-      this.locations.get(id),
-    );
+    const { moved, listed } = await compactSegments(this.dir, this.listed, chosen, target, (id) => this.locationOf(id));
     let bytes = 0;
     for (const m of moved) {
-      this.locations.set(m.id, m.location);
+      if (this.locations.has(m.id) || !this.unread?.relocate(m.id, m.location)) this.locations.set(m.id, m.location);
       bytes += m.location.length;
     }
     for (const n of chosen) this.space.drop(n);
@@ -355,4 +413,9 @@ export function segmentCheckpoint(o: {
     return { mark, size, reused: Math.max(0, size - text.length - out.bytes), dropped: out.dropped };
   })();
   return { copy, written };
+}
+
+/** Whether two locations name the same bytes. */
+function sameLocation(a: Location | undefined, b: Location): boolean {
+  return a !== undefined && a.segment === b.segment && a.offset === b.offset && a.length === b.length;
 }

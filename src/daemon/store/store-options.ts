@@ -50,6 +50,13 @@ export interface StoreOptions<S, R> {
    * the journal since then is also at least as big as that snapshot (see `append`).
    */
   readonly checkpointEvery?: number;
+  /**
+   * With `snapshotCollection.summarize` and a snapshot of format 2: the open reads no entry of
+   * the large collection but those the journal's replay changes; the others are left unread on
+   * disk, their summaries in `Store.evictable.unread`, for the store's owner to read back when
+   * needed (EvictableEntries.read).
+   */
+  readonly lazy?: boolean;
   readonly logger?: StoreLogger;
   /**
    * Journals a run of small records emitted one after the other in a transaction as one
@@ -84,6 +91,11 @@ export interface StoreOptions<S, R> {
      * snapshot (format 2) lists the segments instead of holding the entries. Must not throw.
      */
     readonly summarize?: (entry: unknown, state: object) => ExecutionSummary;
+    /**
+     * Puts an entry read at open into the collection (with `lazy`: one the journal's replay
+     * changes), as the state's owner keeps it (the daemon's: InstanceTable.put).
+     */
+    readonly adopt?: (state: object, entry: unknown) => void;
   };
 }
 

@@ -13,6 +13,7 @@ import { checkSnapshot, Manifest, readManifest, refuseUnlisted } from './manifes
 import { silentLogger } from './record-store.js';
 import { DurableJsonFile, readFileBytes, snapshotPathIn } from './snapshot-file.js';
 import { ExecutionSegments } from './segment-checkpoint.js';
+import { ExecutionDirectory } from '../state/directory/directory.js';
 import { layoutOf, type SnapshotLayout } from './snapshot-index.js';
 import type { SnapshotFile, StoreOptions } from './store-options.js';
 
@@ -86,10 +87,22 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
   // The executions back into the state before the journal after them is replayed; a format-1
   // snapshot's own, and any segment files a crash left unlisted, removed.
   let segments: ExecutionSegments | null = null;
+  const lazy = options.lazy === true && summarized && snapshot.format === 2 && large.adopt !== undefined;
   if (large && (summarized || snapshot.format === 2)) {
     const collection = ((state as Record<string, unknown>)[large.key] ??= {}) as Record<string, unknown>;
-    segments = await ExecutionSegments.open(options.dir, listedSegments as number[], collection);
+    segments = lazy
+      ? await ExecutionSegments.openLazy(options.dir, listedSegments as number[], new ExecutionDirectory())
+      : await ExecutionSegments.open(options.dir, listedSegments as number[], collection);
   }
+  // Lazy: an entry left unread is read (synchronously, one positioned read) just before the
+  // first record of the replay that changes it.
+  const unread = lazy ? segments!.unread! : null;
+  const readBack = (key: string): void => {
+    if (!unread!.has(key)) return;
+    large!.adopt!(state as object, segments!.readSync(key));
+    segments!.adopt(key);
+    unread!.remove(key);
+  };
   const manifest = new Manifest(options.dir, {
     format: 1,
     snapshot: mark && { ...mark, seq: snapshot.seq },
@@ -107,6 +120,7 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
     },
     replay: (_seq, records) => {
       for (const record of records) {
+        if (unread) large!.touched(record, readBack);
         if (layout || segments) large!.touched(record, change);
         options.apply(state, record);
       }
@@ -127,7 +141,11 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
   if (report.truncated) {
     logger.warn(report.truncated, 'journal: cut off a torn entry at the end (a crash during a write)');
   }
-  logger.info({ snapshotSeq: snapshot.seq, replayed: report.replayed }, 'store: recovered');
+  segments?.doneReadingSync();
+  logger.info(
+    { snapshotSeq: snapshot.seq, replayed: report.replayed, ...(unread && { unread: unread.size }) },
+    'store: recovered',
+  );
   if (segments && snapshot.format === 1)
     for (const key of Object.keys((state as Record<string, unknown>)[large!.key] as object)) changed.add(key);
   return {

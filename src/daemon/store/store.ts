@@ -114,12 +114,12 @@ export class Store<S, R> extends RecordStore<S, R> {
     this.snapshotSeq = recovery.snapshotSeq;
     this.recovery = recovery;
     this.segments = segments;
-    this.evictable = segments && {
-      clean: (key) => this.checkpointing === null && !this.dirty.has(key) && segments.locationOf(key) !== undefined,
-      read: (key) => segments.read(key),
-      onCheckpoint: (fn) => void this.checkpointed.push(fn),
-      guard: (fn) => void (this.coldGuard = fn),
-    };
+    this.evictable =
+      segments?.evictable({
+        clean: (key) => this.checkpointing === null && !this.dirty.has(key),
+        onCheckpoint: (fn) => void this.checkpointed.push(fn),
+        guard: (fn) => void (this.coldGuard = fn),
+      }) ?? null;
   }
 
   /**

@@ -241,6 +241,21 @@ export class ExecutionDirectory {
     return true;
   }
 
+  /** Moves where the document of `id` is (a compaction copied it): false when the directory has no such execution. */
+  relocate(id: string, location: Location): boolean {
+    const slot = this.ids.slotOf(id);
+    if (slot < 0) return false;
+    const r = this.row;
+    r.segment = location.segment;
+    r.offset = location.offset;
+    r.length = location.length;
+    checkLocation(r);
+    this.segment[slot] = location.segment;
+    this.offset[slot] = location.offset;
+    this.length[slot] = location.length;
+    return true;
+  }
+
   /** Whether execution `id` is in the directory. */
   has(id: string): boolean {
     return this.ids.slotOf(id) >= 0;

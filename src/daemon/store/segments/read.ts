@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeFrames } from '../frame.js';
@@ -16,6 +17,7 @@ interface Handle {
  */
 export class SegmentReader {
   private readonly handles = new Map<number, Handle>();
+  private readonly syncFds = new Map<number, number>();
 
   constructor(private readonly dir: string) {}
 
@@ -34,6 +36,30 @@ export class SegmentReader {
     } finally {
       if (--handle.users === 0 && handle.forgotten) await this.closeHandle(handle);
     }
+    return this.decode(id, location, buf, bytesRead);
+  }
+
+  /**
+   * `read`, synchronously (the open's journal replay, which applies records one after another):
+   * a descriptor per segment kept until `close`.
+   */
+  readSync(id: string, location: Location): unknown {
+    let fd = this.syncFds.get(location.segment);
+    if (fd === undefined) {
+      fd = openSync(join(this.dir, segmentName(location.segment)), 'r');
+      this.syncFds.set(location.segment, fd);
+    }
+    const buf = Buffer.allocUnsafe(location.length);
+    return this.decode(id, location, buf, readSync(fd, buf, 0, location.length, location.offset));
+  }
+
+  /** Closes the descriptors `readSync` opened (once the open's replay is over). */
+  closeSync(): void {
+    for (const fd of this.syncFds.values()) closeSync(fd);
+    this.syncFds.clear();
+  }
+
+  private decode(id: string, location: Location, buf: Buffer, bytesRead: number): unknown {
     const file = join(this.dir, segmentName(location.segment));
     if (bytesRead !== location.length) throw segmentDamaged(file, location.offset, 'the segment ends inside a record');
     const { frames, badOffset } = decodeFrames(buf);
@@ -72,6 +98,7 @@ export class SegmentReader {
 
   /** Closes every handle (the reads under way end first). */
   async close(): Promise<void> {
+    this.closeSync();
     for (const segment of [...this.handles.keys()]) await this.forget(segment);
   }
 }
