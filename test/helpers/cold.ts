@@ -53,6 +53,11 @@ export class MemoryCold implements ColdExecutions {
     return new Promise((resolve) => setImmediate(() => resolve(out)));
   }
 
+  /** Copies of the cold executions, read from their JSON (they stay cold): what a test's oracle scans. */
+  peek(): Instance[] {
+    return [...this.docs.values()].map((doc) => JSON.parse(doc) as Instance);
+  }
+
   /** Puts every cold execution back (before the store closes: its snapshot must hold them). */
   restoreAll(state: WfxState): void {
     const table = InstanceTable.of(state);
@@ -94,4 +99,25 @@ export class MemoryCold implements ColdExecutions {
       }
     }
   }
+}
+
+/**
+ * A copy of `state` whose executions are its resident ones and copies of `cold`'s (none: `state`
+ * itself), its derived indexes but the subscriptions left to be made again: what an oracle scans, so that it sees every
+ * live execution while the daemon's own state keeps them cold.
+ */
+export function withCold(state: WfxState, cold: MemoryCold | null): WfxState {
+  if (cold === null || cold.size === 0) return state;
+  const instances: Record<string, Instance> = {};
+  for (const inst of InstanceTable.of(state).live()) instances[inst.processInstanceId] = inst;
+  for (const inst of cold.peek()) instances[inst.processInstanceId] = inst;
+  // The subscription index is the state's own (the scans do not read it); the others start again.
+  return {
+    ...state,
+    instances,
+    instanceTable: undefined,
+    jobQueues: undefined,
+    liveCounts: undefined,
+    taskIndex: undefined,
+  };
 }

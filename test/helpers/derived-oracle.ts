@@ -6,6 +6,7 @@ import type { JobQueues } from '../../src/daemon/state/job-queues.js';
 import { LiveCounts } from '../../src/daemon/state/live-counts.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../../src/daemon/state/state.js';
 import { executionTriggerHealth } from '../../src/daemon/triggers/health.js';
+import { withCold, type MemoryCold } from './cold.js';
 import { liveInstances } from './state.js';
 
 // The full scans the derived indexes replaced (issue #60), kept here as oracles: a test compares
@@ -85,23 +86,27 @@ export async function runningByScrape(state: WfxState): Promise<Map<string, [num
 const sorted = <T>(m: Map<string, T>) => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 /**
- * Compares every kept answer with its scan over the live executions at `where`. The live counts
- * and job queues must be held already (made by a walk, not by this read). `triggered`: the
- * newest triggered starts this daemon has seen live since it started (the scan's, added in),
- * which trigger health must give (it keeps a start its execution's archiving took from the scan).
+ * Compares every kept answer with its scan over the live executions at `where`, the cold ones of
+ * `cold` (the harness's) included. The live counts and job queues must be held already (made by a
+ * walk, not by this read). `triggered`: the newest triggered starts this daemon has seen live
+ * since it started (the scan's, added in), which trigger health must give (it keeps a start its
+ * execution's archiving took from the scan).
  */
 export async function compareWithScans(
   t: Test,
   state: WfxState,
   where: string,
   triggered: Map<string, string>,
+  cold: MemoryCold | null,
 ): Promise<void> {
   const counts = LiveCounts.held(state);
   t.ok(counts, `${where}: live counts held`);
   const jobs = state.jobQueues;
   t.ok(jobs !== undefined, `${where}: job queues held`);
   if (!counts || !jobs) return;
-  const running = liveInstances(state).filter((i) => i.stateCd === STATE.RUNNING);
+  // The scans see every live execution; the kept answers are read from the daemon's own state.
+  const whole = withCold(state, cold);
+  const running = liveInstances(whole).filter((i) => i.stateCd === STATE.RUNNING);
   const orgs = new Map<string, number>();
   for (const i of running) orgs.set(i.organization, (orgs.get(i.organization) ?? 0) + 1);
   for (const [org, n] of orgs) t.equal(counts.organization(org), n, `${where}: organization ${org}`);
@@ -114,12 +119,12 @@ export async function compareWithScans(
     ).length;
     t.equal(counts.childrenOf(i.processInstanceId), children, `${where}: children of ${i.processInstanceId}`);
   }
-  const byScan = runningByScan(state);
+  const byScan = runningByScan(whole);
   const kept = new Map([...counts.perFlow()].map(([f, [n, w]]) => [f, [n - w, w] as [number, number]]));
   t.same(sorted(kept), sorted(byScan), `${where}: running per flow, active and waiting`);
   t.same(sorted(await runningByScrape(state)), sorted(byScan), `${where}: wfx_executions_running scraped`);
-  t.same(jobsByIndex(jobs).sort(), jobsByScan(state).sort(), `${where}: waiting jobs`);
-  for (const [key, at] of triggeredByScan(state)) {
+  t.same(jobsByIndex(jobs).sort(), jobsByScan(whole).sort(), `${where}: waiting jobs`);
+  for (const [key, at] of triggeredByScan(whole)) {
     const seen = triggered.get(key);
     if (seen === undefined || at > seen) triggered.set(key, at);
   }

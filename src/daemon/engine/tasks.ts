@@ -1,9 +1,9 @@
 import type { WaitingTask } from '../../shared/api/index.js';
-import { execution } from '../state/executions.js';
+import { execution, type Executions } from '../state/executions.js';
 import { parseDuration } from '../../shared/duration.js';
 import { nodesAt, type FlowNode } from '../../shared/flow/types.js';
 import { STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
-import { TaskIndex } from '../state/task-index.js';
+import { TaskIndex, taskKey, type TaskRef } from '../state/task-index.js';
 import { MAX_CHILD_DEPTH } from './step/children.js';
 
 /** One input node or user task waiting for POST /process/task: the wire's type (shared/api). */
@@ -18,28 +18,49 @@ export interface TaskFilter {
   readonly cursor?: string;
 }
 
-/** What a page's cursor names: the task index's key (state/task-index.ts taskKey) of its last task. */
-const sortKey = (t: WaitingTask) => `${t.waitingSince}|${t.processInstanceId}|${t.nodeInstanceId}`;
-
 /**
- * The waiting input nodes and user tasks, oldest waiting first, a page at a time. Pure: reads
- * the live state only. Cost: the page's tasks read from the task index (state/task-index.ts,
- * made by the walk of a start), each with its execution and node; executions that wait for
- * nothing else are not visited. History holds finished executions only, so it is never read.
+ * The waiting input nodes and user tasks, oldest waiting first, a page at a time. Reads the live
+ * state only. Cost: the page's tasks read from the task index (state/task-index.ts, made by the
+ * walk of a start, and keeping the tasks of executions that are not resident), then the page's
+ * trees made resident (`Executions.ensure`: those trees, never all) and each task rendered from
+ * its execution and node; executions that wait for nothing else are not visited. History holds
+ * finished executions only, so it is never read.
  */
-export function waitingTasks(state: WfxState, filter: TaskFilter): { items: WaitingTask[]; nextCursor: string | null } {
+export async function waitingTasks(
+  state: WfxState,
+  executions: Executions,
+  filter: TaskFilter,
+): Promise<{ items: WaitingTask[]; nextCursor: string | null }> {
   const timers: BoundaryTimers = new Map();
-  const refs = TaskIndex.of(state).page(filter.organization, filter.processId, filter.cursor, filter.limit + 1);
   const found: WaitingTask[] = [];
-  for (const ref of refs) {
-    const inst = execution(state, ref.instanceId);
-    const node = inst?.nodes[ref.nodeInstanceId];
-    const task = inst && node && taskOf(state, inst, node, timers);
-    if (task) found.push(task);
+  let cursor = filter.cursor;
+  // One round, unless a task of the page stopped waiting while its tree was read: then the
+  // page is filled from after the last one read. Each round moves the cursor on: bounded.
+  for (;;) {
+    const want = filter.limit + 1 - found.length;
+    const refs = TaskIndex.of(state).page(filter.organization, filter.processId, cursor, want);
+    if (refs.length === 0) break;
+    const loading = executions.ensure([...new Set(refs.map((r) => r.instanceId))]);
+    if (loading !== null) await loading;
+    for (const ref of refs) {
+      const inst = executions.get(ref.instanceId);
+      const node = inst?.nodes[ref.nodeInstanceId];
+      const task = inst && node && taskOf(state, inst, node, timers);
+      if (task) found.push(task);
+    }
+    if (found.length > filter.limit || refs.length < want) break;
+    cursor = taskKey(refs.at(-1)!);
   }
   const items = found.slice(0, filter.limit);
-  return { items, nextCursor: found.length > items.length ? sortKey(items.at(-1)!) : null };
+  return { items, nextCursor: found.length > items.length ? taskKey(toRef(items.at(-1)!)) : null };
 }
+
+/** Where task `t` sorts in the index (its cursor). */
+const toRef = (t: WaitingTask): TaskRef => ({
+  since: t.waitingSince,
+  instanceId: t.processInstanceId,
+  nodeInstanceId: t.nodeInstanceId,
+});
 
 /** The task of node `node` of `inst`, or null when it waits for no input (exported for tests). */
 export function taskOf(

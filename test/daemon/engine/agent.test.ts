@@ -185,7 +185,7 @@ t.test('two tool calls of one answer run at once; both results go back before th
   const h = await agentHarness(t, ai);
   const started = await h.start(await h.publish(AGENT()), { orderId: 'A2' });
   await h.waitFor((e) => e.processInstanceId === started.processInstanceId && e.type === 'NODE_WAITING');
-  const waiting = waitingTasks(h.store.state, { organization: null, limit: 10 }).items;
+  const waiting = (await waitingTasks(h.store.state, h.engine.executions, { organization: null, limit: 10 })).items;
   t.equal(waiting.length, 2, 'both children started and wait at once');
   t.same(
     waiting.map((w) => w.agent),
@@ -237,7 +237,7 @@ t.test('parallelToolCalls false: the calls of one answer run one after another',
     ],
     'the second waits for the first',
   );
-  const task = waitingTasks(h.store.state, { organization: null, limit: 10 }).items[0]!;
+  const task = (await waitingTasks(h.store.state, h.engine.executions, { organization: null, limit: 10 })).items[0]!;
   await h.engine.submitTask({
     organization: 'default',
     processInstanceId: task.processInstanceId,

@@ -2,6 +2,7 @@ import t from 'tap';
 import { LiveCounts } from '../../../src/daemon/state/live-counts.js';
 import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
+import { withCold } from '../../helpers/cold.js';
 import { compareWithScans } from '../../helpers/derived-oracle.js';
 import { chargeFlow, registerDomain } from '../../helpers/jobs.js';
 import { liveInstances } from '../../helpers/state.js';
@@ -49,9 +50,12 @@ nodes:
   done: { type: endEvent }
 `;
 
+/** Every live execution of `h`, cold ones included (copies): what the mix picks from. */
+const everyLive = (h: EngineHarness): Instance[] => liveInstances(withCold(h.store.state, h.cold));
+
 /** The running executions with a waiting input node `ask` (loop iterations included). */
 const asking = (h: EngineHarness): Instance[] =>
-  liveInstances(h.store.state).filter(
+  everyLive(h).filter(
     (i) =>
       i.stateCd === STATE.RUNNING &&
       Object.values(i.nodes).some((n) => n.nodeId === 'ask' && n.statusCd === STATUS.WAITING),
@@ -65,7 +69,7 @@ t.test('kept counts, job queues and triggered starts answer as the scans did', a
   const next = random(60);
   const pick = <T>(xs: readonly T[]): T | undefined => xs[Math.floor(next() * xs.length)];
   let triggered = new Map<string, string>();
-  await compareWithScans(t, h.store.state, 'at start', triggered);
+  await compareWithScans(t, h.store.state, 'at start', triggered, h.cold);
   for (let step = 0; step < 60; step++) {
     const roll = next();
     let what: string;
@@ -92,16 +96,16 @@ t.test('kept counts, job queues and triggered starts answer as the scans did', a
       });
       what = `answer ${inst.processInstanceId}`;
     } else {
-      const roots = liveInstances(h.store.state).filter((i) => i.stateCd === STATE.RUNNING && i.root === undefined);
+      const roots = everyLive(h).filter((i) => i.stateCd === STATE.RUNNING && i.root === undefined);
       const inst = pick(roots);
       if (!inst) continue;
       await h.engine.cancel({ ...ORG, processInstanceId: inst.processInstanceId });
       what = `cancel ${inst.processInstanceId}`;
     }
-    await compareWithScans(t, h.store.state, `step ${step} (${what})`, triggered);
+    await compareWithScans(t, h.store.state, `step ${step} (${what})`, triggered, h.cold);
   }
   t.ok(
-    liveInstances(h.store.state).some((i) => i.triggeredBy !== undefined),
+    everyLive(h).some((i) => i.triggeredBy !== undefined),
     'the mix started executions by trigger',
   );
 });

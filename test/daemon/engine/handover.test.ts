@@ -115,7 +115,7 @@ t.test(
     t.equal(a.engine.timerCount, timersBefore - napsMoved.length, 'their timers are disarmed');
     t.notOk(Object.keys(a.store.state.instances).some(moved), 'they left the state of the engine that gave them up');
     // The derived indexes (live counts, job queues) made again without them, as their scans give.
-    await compareWithScans(t, a.store.state, 'partitions given up', new Map());
+    await compareWithScans(t, a.store.state, 'partitions given up', new Map(), null);
     const movedAsk = started.ask.find(moved)!;
     await t.rejects(
       a.engine.submitTask({
@@ -146,7 +146,7 @@ t.test(
       'it holds every execution handed over',
     );
     t.equal(b.engine.timerCount, napsMoved.length, 'with their timers armed');
-    await compareWithScans(t, b.store.state, 'partition taken', new Map());
+    await compareWithScans(t, b.store.state, 'partition taken', new Map(), null);
 
     await b.engine.submitTask({
       ...ORG,
@@ -176,8 +176,8 @@ t.test(
       data: { inputValue: 'yes' },
     });
     t.ok(await done(a.engine, stayed), 'the engine that gave them up goes on with the rest');
-    await compareWithScans(t, a.store.state, 'the engine that gave them up, at the end', new Map());
-    await compareWithScans(t, b.store.state, 'the engine that took them, at the end', new Map());
+    await compareWithScans(t, a.store.state, 'the engine that gave them up, at the end', new Map(), null);
+    await compareWithScans(t, b.store.state, 'the engine that took them, at the end', new Map(), null);
 
     t.same(errors, [], 'no engine reported an error');
   },

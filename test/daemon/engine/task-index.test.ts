@@ -1,10 +1,12 @@
 import t, { type Test } from 'tap';
 import { partitionOf } from '../../../src/daemon/engine/ids.js';
 import { waitingTasks } from '../../../src/daemon/engine/tasks.js';
+import { Executions } from '../../../src/daemon/state/executions.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import { DERIVED, initialState, STATE, STATUS, type WfxState } from '../../../src/daemon/state/state.js';
 import { TaskIndex } from '../../../src/daemon/state/task-index.js';
 import { replacePartition } from '../../../src/daemon/store/pg/partition-state.js';
+import { withCold, type MemoryCold } from '../../helpers/cold.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { eventually } from '../../helpers/eventually.js';
 import { tasksByScan } from '../../helpers/derived-oracle.js';
@@ -70,17 +72,39 @@ function refused(err: unknown): void {
   if (typeof (err as { code?: unknown }).code !== 'string') throw err;
 }
 
+/**
+ * A state the task list reads: the daemon's own (its executions read through `executions`, cold
+ * ones read back a page at a time), the cold side the oracles see through, and how the harness
+ * lets trees at rest go cold again.
+ */
+interface Side {
+  readonly state: WfxState;
+  readonly executions: Executions;
+  readonly cold: MemoryCold | null;
+  readonly rest: () => Promise<void>;
+}
+
+const sideOf = (h: EngineHarness): Side => ({
+  state: h.store.state,
+  executions: h.engine.executions,
+  cold: h.cold,
+  rest: () => h.rest(),
+});
+
 /** Every page of every filter, walked with its cursors, from the index and from the scan. */
-function compare(t: Test, state: WfxState, pids: readonly string[], what: string): void {
+async function compare(t: Test, side: Side, pids: readonly string[], what: string): Promise<void> {
+  const { state, executions } = side;
   for (const organization of [null, 'default', 'other']) {
     for (const processId of [undefined, ...pids, 'no-such-flow']) {
       for (const limit of [1, 3, 50]) {
+        // Trees at rest go cold before each walk (WFX_TEST_COLD=1): its pages read them back.
+        await side.rest();
         const filter = { organization, limit, ...(processId !== undefined && { processId }) };
         let cursor: string | undefined;
         for (let page = 0; page < 200; page++) {
           const f = { ...filter, ...(cursor !== undefined && { cursor }) };
-          const got = waitingTasks(state, f);
-          const want = tasksByScan(state, f);
+          const got = await waitingTasks(state, executions, f);
+          const want = tasksByScan(withCold(state, side.cold), f);
           if (JSON.stringify(got) !== JSON.stringify(want)) {
             t.same(got, want, `${what}: ${JSON.stringify(f)}`);
             return;
@@ -91,8 +115,9 @@ function compare(t: Test, state: WfxState, pids: readonly string[], what: string
       }
     }
   }
+  await side.rest();
   const index = TaskIndex.of(state);
-  const gauges = scanGauges(state);
+  const gauges = scanGauges(withCold(state, side.cold));
   t.same({ count: index.size, oldest: index.oldestSince() }, gauges, `${what}: the gauges' figures`);
   t.pass(`${what}: every page as the scan's (${gauges.count} tasks)`);
 }
@@ -104,8 +129,9 @@ t.test(
     const pids = [await h.publish(FLOWS.ask), await h.publish(FLOWS.both), await h.publish(FLOWS.nap)];
     const rand = random(60);
     const pick = <T>(list: readonly T[]): T | undefined => list[Math.floor(rand() * list.length)];
+    // Cold executions included (copies), so that the mix is the same with WFX_TEST_COLD=1.
     const running = () =>
-      [...InstanceTable.of(h.store.state).live()].filter(
+      [...InstanceTable.of(withCold(h.store.state, h.cold)).live()].filter(
         (i) => i.stateCd === STATE.RUNNING && i.parentInstanceId === null,
       );
     let earlier: { partition: number; saved: unknown } | null = null;
@@ -152,24 +178,25 @@ t.test(
         );
       }
       h.clock.advance(1000);
-      if (op % 20 === 19) compare(t, h.store.state, pids, `after op ${op}`);
+      if (op % 20 === 19) await compare(t, sideOf(h), pids, `after op ${op}`);
       if (op === 80) {
         h = await h.restart();
-        compare(t, h.store.state, pids, 'after the restart');
+        await compare(t, sideOf(h), pids, 'after the restart');
       }
       if (op === 100) {
         // An earlier copy of partition 1's executions (of 4), loaded back at the end.
         const partition = 1;
         const instances: Record<string, unknown> = {};
-        for (const inst of InstanceTable.of(h.store.state).live())
+        for (const inst of InstanceTable.of(withCold(h.store.state, h.cold)).live())
           if (partitionOf(inst.processInstanceId, 4) === partition) instances[inst.processInstanceId] = inst;
         earlier = { partition, saved: JSON.parse(JSON.stringify({ instances })) };
       }
     }
-    compare(t, h.store.state, pids, 'at the end of the mix');
+    await compare(t, sideOf(h), pids, 'at the end of the mix');
     t.ok(TaskIndex.of(h.store.state).size > 0, 'some tasks wait at the end');
-    // The partition replaced on a copy of the state (the engine keeps running on its own).
-    const state = JSON.parse(JSON.stringify(h.store.state)) as WfxState;
+    // The partition replaced on a copy of the state (the engine keeps running on its own), every
+    // execution resident in it.
+    const state = JSON.parse(JSON.stringify(withCold(h.store.state, h.cold))) as WfxState;
     TaskIndex.of(state);
     const layout = {
       count: 4,
@@ -179,6 +206,50 @@ t.test(
     };
     replacePartition(state, layout, earlier!.partition, earlier!.saved);
     t.equal(state.taskIndex, undefined, 'the index is reset with the executions replaced');
-    compare(t, state, pids, 'after a partition was replaced');
+    await compare(
+      t,
+      { state, executions: new Executions(state), cold: null, rest: () => Promise.resolve() },
+      pids,
+      'after a partition was replaced',
+    );
   },
 );
+
+t.test('a page whose task stops waiting while its tree is read back is filled from after it', async (t) => {
+  const h = await engineHarness(t, undefined, undefined, { cold: true });
+  const ask = await h.publish(FLOWS.ask);
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    ids.push((await h.start(ask)).processInstanceId);
+    h.clock.advance(1000);
+  }
+  await h.rest();
+  t.equal(h.cold!.size, 3, 'the three wait cold');
+  // The answer reads its tree back first, so it is given before the page renders its tasks.
+  const answered = h.engine.submitTask({
+    organization: 'default',
+    processInstanceId: ids[0]!,
+    nodeId: 'ask',
+    action: 'COMPLETE',
+    data: { inputValue: 'x' },
+  });
+  const page = await waitingTasks(h.store.state, h.engine.executions, { organization: 'default', limit: 1 });
+  await answered;
+  t.same(
+    page.items.map((i) => i.processInstanceId),
+    [ids[1]],
+    'the answered task is left out, the next one listed',
+  );
+  t.not(page.nextCursor, null, 'and the page says a third one follows');
+  const rest = await waitingTasks(h.store.state, h.engine.executions, {
+    organization: 'default',
+    limit: 1,
+    cursor: page.nextCursor!,
+  });
+  t.same(
+    rest.items.map((i) => i.processInstanceId),
+    [ids[2]],
+    'the next page lists it',
+  );
+  t.equal(rest.nextCursor, null);
+});

@@ -300,7 +300,12 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
         if (!flow || (organization !== null && flow.organization !== organization))
           throw new WfxError('PROCESS_NOT_FOUND', `no flow ${q.processId}`);
       }
-      return waitingTasks(deps.state, { organization, processId: q.processId, limit: q.limit, cursor: q.cursor });
+      return waitingTasks(deps.state, engine.executions, {
+        organization,
+        processId: q.processId,
+        limit: q.limit,
+        cursor: q.cursor,
+      });
     },
   });
 
