@@ -92,7 +92,7 @@ t.test('stop() releases the jobs it cannot finish in time: available again, no a
   await running;
   await w.stop();
   t.ok(aborted, "the handler's signal aborted");
-  const jobs = h.engine.jobs.list({ organization: 'default', limit: 10 }).items;
+  const jobs = (await h.engine.jobs.list({ organization: 'default', limit: 10 })).items;
   // Not `activations`: the daemon may notice the aborted long poll only after the release,
   // hand it the job again and, finding its worker gone, give it back (a second activation).
   t.match(jobs, [{ processInstanceId: inst.processInstanceId, state: 'waiting', worker: null, attempt: 1 }]);

@@ -121,7 +121,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     const step: RunStep = (input, now) => this.step(input, now);
     const closed = (): boolean => this.closed;
     this.schemas = new DomainSchemas(this.maxJsonDepth);
-    this.jobs = new JobOperations({ state: this.state, step, now: this.now });
+    this.jobs = new JobOperations({ state: this.state, executions: this.executions, step, now: this.now });
     this.work = new WorkRunner({
       state: this.state,
       secrets: this.secrets,

@@ -7,16 +7,19 @@
 import type { ActivatedJob, JobAnswer, JobView } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
-import { JobQueues, jobKey, waitingJob } from '../state/job-queues.js';
+import type { Executions } from '../state/executions.js';
+import { JobQueues, jobKey, jobTimes, waitingJob, type QueuedJob } from '../state/job-queues.js';
 import type { WfxState } from '../state/state.js';
 import type { RunStep } from './step/index.js';
-import { availableJobs, type ActivateRequest, type FailRequest, type Held, type JobCall } from './step/jobs.js';
+import { jobsToTake, type ActivateRequest, type FailRequest, type Held, type JobCall } from './step/jobs.js';
 
 export type { ActivateRequest, FailRequest, JobCall } from './step/jobs.js';
 
 /** What JobOperations needs from the engine. */
 export interface JobOperationsOptions {
   readonly state: WfxState;
+  /** The seam before the executions: cold ones are judged by their summaries, a page's read back. */
+  readonly executions: Executions;
   readonly step: RunStep;
   readonly now: () => Date;
 }
@@ -38,7 +41,10 @@ export class JobOperations {
   async activate(req: ActivateRequest): Promise<ActivatedJob[]> {
     const actions = this.actionsOf(req.organization, req.domain, req.actions);
     const now = this.options.now();
-    if (availableJobs(this.state, req.organization, req.domain, actions, req.maxJobs, now).length === 0) return [];
+    const { executions } = this.options;
+    if (jobsToTake(this.state, executions, req.organization, req.domain, actions, req.maxJobs, now).length === 0)
+      return [];
+    // The step's runner makes the trees of those jobs resident first (step/touched.ts).
     return this.options.step({ kind: 'job.activate', req, actions });
   }
 
@@ -52,11 +58,9 @@ export class JobOperations {
     let next: number | null = null;
     for (const action of actions ?? queues.actions(organization, domain)) {
       for (const ref of queues.queue(organization, domain, action).values()) {
-        const wait = waitingJob(this.state, ref)?.wait;
-        if (!wait) continue;
-        const times = [wait.lock?.expiresAt, wait.notBefore].filter((x): x is string => x != null).map(Date.parse);
-        if (times.length === 0) continue;
-        const at = Math.max(...times);
+        const job = jobTimes(this.options.executions, ref);
+        if (job === null || (job.lockedUntil === null && job.notBefore === null)) continue;
+        const at = Math.max(job.lockedUntil ?? -Infinity, job.notBefore ?? -Infinity);
         if (next === null || at < next) next = at;
       }
     }
@@ -100,29 +104,36 @@ export class JobOperations {
     return this.options.step({ kind: 'job.release', req });
   }
 
-  /** The waiting jobs (organization null: every one), oldest first, at most `limit`. Pure read. */
-  list(filter: {
+  /**
+   * The waiting jobs (organization null: every one), oldest first, at most `limit`: chosen from
+   * the index, then the page's executions made resident (no others) and rendered. A read.
+   */
+  async list(filter: {
     readonly organization: string | null;
     readonly domain?: string;
     readonly action?: string;
     readonly limit: number;
-  }): { items: JobView[]; more: boolean } {
+  }): Promise<{ items: JobView[]; more: boolean }> {
     const queues = JobQueues.of(this.state);
-    const now = this.options.now().toISOString();
-    const found: JobView[] = [];
+    const found: QueuedJob[] = [];
     for (const [org, domain] of queues.domains()) {
       if ((filter.organization !== null && org !== filter.organization) || (filter.domain ?? domain) !== domain)
         continue;
       for (const action of queues.actions(org, domain)) {
         if ((filter.action ?? action) !== action) continue;
-        for (const ref of queues.queue(org, domain, action).values()) {
-          const h = waitingJob(this.state, ref);
-          if (h) found.push(viewOf({ ...h, ref }, now));
-        }
+        for (const ref of queues.queue(org, domain, action).values()) found.push(ref);
       }
     }
-    found.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
-    return { items: found.slice(0, filter.limit), more: found.length > filter.limit };
+    found.sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : 0));
+    const page = found.slice(0, filter.limit);
+    await this.options.executions.ensure(page.map((ref) => ref.instanceId));
+    const now = this.options.now().toISOString();
+    const items: JobView[] = [];
+    for (const ref of page) {
+      const h = waitingJob(this.state, ref);
+      if (h) items.push(viewOf({ ...h, ref }, now));
+    }
+    return { items, more: found.length > filter.limit };
   }
 
   /** The actions an activation takes: the given ones (each checked) or every action of the domain. Throws DOMAIN_NOT_FOUND. */

@@ -88,7 +88,7 @@ export class StepRunner {
   /** What `input` names (touchedBy): nothing need be named while every execution is resident, unless checked. */
   private named(input: StepInput, now: Date): readonly string[] {
     const { executions, checkTouched, state } = this.options;
-    return executions.allResident && !checkTouched ? NONE : touchedBy(state, input, now);
+    return executions.allResident && !checkTouched ? NONE : touchedBy(state, input, now, executions);
   }
 
   /** `begin` once executions `ids` (named's) are resident. */

@@ -7,7 +7,7 @@
 import type { ActivatedJob, DomainHealth, WorkerSeen } from '../../shared/api/index.js';
 import type { ActivateRequest } from '../engine/jobs.js';
 import type { Engine, JobsWaiting } from '../engine/engine.js';
-import { JobQueues, jobTarget, waitingJob } from '../state/job-queues.js';
+import { JobQueues, jobTarget, jobTimes } from '../state/job-queues.js';
 import type { WfxState } from '../state/state.js';
 
 /** A worker not seen for this long no longer makes its domain `active`. */
@@ -53,7 +53,8 @@ export class JobBoard {
   };
 
   constructor(
-    private readonly engine: Pick<Engine, 'jobs' | 'on' | 'off'>,
+    /** Its executions are read through the seam: cold jobs by their summaries, never read back here. */
+    private readonly engine: Pick<Engine, 'jobs' | 'executions' | 'on' | 'off'>,
     private readonly state: WfxState,
     /** Wall-clock time (ms) for poll deadlines and last-seen times. */
     private readonly clock: () => number = Date.now,
@@ -121,8 +122,8 @@ export class JobBoard {
   /** Notes that `worker` called about job `key` (complete, fail, heartbeat, release). */
   touched(key: string, worker: string): void {
     const ref = jobTarget(key);
-    const h = ref && waitingJob(this.state, ref);
-    if (h) this.workerSeen(h.inst.organization, h.wait.domain, worker).lastSeen = this.clock();
+    const job = ref && jobTimes(this.engine.executions, ref);
+    if (job) this.workerSeen(job.organization, job.domain, worker).lastSeen = this.clock();
   }
 
   /**
@@ -132,7 +133,7 @@ export class JobBoard {
    */
   health(organization: string | null): DomainHealth[] {
     const now = this.clock();
-    const at = new Date(this.engineNow()).toISOString();
+    const at = this.engineNow();
     const keys = new Map<string, readonly [string, string]>();
     const add = (org: string, domain: string) => keys.set(`${org}\u0000${domain}`, [org, domain]);
     for (const [org, domains] of Object.entries(this.state.domains)) for (const d of Object.keys(domains)) add(org, d);
@@ -146,12 +147,12 @@ export class JobBoard {
       let oldest: string | null = null;
       for (const action of queues.actions(org, domain))
         for (const ref of queues.queue(org, domain, action).values()) {
-          const h = waitingJob(this.state, ref);
-          if (!h) continue;
-          if (h.wait.lock !== null && h.wait.lock.expiresAt > at) locked++;
+          const job = jobTimes(this.engine.executions, ref);
+          if (!job) continue;
+          if (job.lockedUntil !== null && job.lockedUntil > at) locked++;
           else {
             waiting++;
-            if (oldest === null || h.node.startTime < oldest) oldest = h.node.startTime;
+            if (oldest === null || ref.since < oldest) oldest = ref.since;
           }
         }
       const workers: WorkerSeen[] = [];

@@ -6,6 +6,7 @@
  */
 import { STATUS, type JobLock, type JobWait } from '../../shared/api/index.js';
 import { execution } from './executions.js';
+import type { ExecutionSummary } from './execution-summary.js';
 import type { Instance, NodeInstance } from './instance.js';
 import { InstanceTable } from './instance-table.js';
 
@@ -33,6 +34,11 @@ export type JobKey = string & { readonly [jobKeyBrand]: true };
 export interface JobRef {
   readonly instanceId: string;
   readonly nodeInstanceId: string;
+}
+
+/** A job in the index: where its node is, and when the node began waiting (the job's `createdAt`, the list's order). */
+export interface QueuedJob extends JobRef {
+  readonly since: string;
 }
 
 /** The key of the job node instance `nodeInstanceId` of execution `instanceId` waits with. Pure. */
@@ -71,7 +77,7 @@ export function waitingJob(
  * state's own is missing (a snapshot loaded and no recovery walk since).
  */
 export class JobQueues {
-  private readonly byOrg = new Map<string, Map<string, Map<string, Map<JobKey, JobRef>>>>();
+  private readonly byOrg = new Map<string, Map<string, Map<string, Map<JobKey, QueuedJob>>>>();
 
   private constructor(private readonly state: JobQueuesHolder) {}
 
@@ -119,7 +125,7 @@ export class JobQueues {
     if (!queue) actions.set(wait.action, (queue = new Map()));
     const key = jobKey(inst.processInstanceId, node.id);
     queue.delete(key);
-    queue.set(key, { instanceId: inst.processInstanceId, nodeInstanceId: node.id });
+    queue.set(key, { instanceId: inst.processInstanceId, nodeInstanceId: node.id, since: node.startTime });
   }
 
   /** Forgets the job of `node` (it stopped waiting for it). */
@@ -137,7 +143,7 @@ export class JobQueues {
   }
 
   /** The jobs of one action, in queue order (a live view: do not change the index while reading it). */
-  queue(organization: string, domain: string, action: string): ReadonlyMap<JobKey, JobRef> {
+  queue(organization: string, domain: string, action: string): ReadonlyMap<JobKey, QueuedJob> {
     return this.byOrg.get(organization)?.get(domain)?.get(action) ?? EMPTY;
   }
 
@@ -192,7 +198,65 @@ export interface DomainAction {
   readonly output: Record<string, unknown>;
 }
 
-const EMPTY: ReadonlyMap<JobKey, JobRef> = new Map();
+const EMPTY: ReadonlyMap<JobKey, QueuedJob> = new Map();
+
+/**
+ * What the reads of queued jobs need of the executions (state/executions.ts, `Executions`):
+ * the resident ones, and what is kept of the cold ones.
+ */
+export interface JobReads {
+  get(id: string): Instance | undefined;
+  coldSummary(id: string): ExecutionSummary | undefined;
+}
+
+/** The reads of `state` where every execution is resident (no cold side). */
+export function residentReads(state: JobQueuesHolder): JobReads {
+  return { get: (id) => execution(state, id), coldSummary: () => undefined };
+}
+
+/** A queued job's lock and backoff, in ms (null: none), and where it belongs. */
+export interface JobTimes {
+  readonly organization: string;
+  readonly domain: string;
+  readonly lockedUntil: number | null;
+  readonly notBefore: number | null;
+}
+
+/**
+ * The lock and backoff of the job `ref` names, from its resident node or, cold, from its
+ * execution's summary (no document read). Null: neither says it waits with a job (an execution
+ * being read back, or a node done).
+ */
+export function jobTimes(reads: JobReads, ref: JobRef): JobTimes | null {
+  const inst = reads.get(ref.instanceId);
+  if (inst !== undefined) {
+    const node = inst.nodes[ref.nodeInstanceId];
+    const wait = node?.statusCd === STATUS.WAITING ? node.wait : null;
+    if (wait?.kind !== 'job') return null;
+    return {
+      organization: inst.organization,
+      domain: wait.domain,
+      lockedUntil: wait.lock === null ? null : Date.parse(wait.lock.expiresAt),
+      notBefore: wait.notBefore === null ? null : Date.parse(wait.notBefore),
+    };
+  }
+  const summary = reads.coldSummary(ref.instanceId);
+  const wait = summary?.waits.find((w) => w.node === ref.nodeInstanceId);
+  if (summary === undefined || wait?.kind !== 'job') return null;
+  return {
+    organization: summary.organization,
+    domain: wait.domain,
+    lockedUntil: wait.lockedUntil,
+    notBefore: wait.notBefore,
+  };
+}
+
+/** Whether a job with `times` may be activated at `now` (ms): no lock or a lapsed one, and no backoff left. Pure. */
+export function isFree(times: JobTimes, now: number): boolean {
+  return (
+    (times.lockedUntil === null || times.lockedUntil <= now) && (times.notBefore === null || times.notBefore <= now)
+  );
+}
 
 /** Keeps the index as a node starts waiting with `wait` (a job, or anything else after one). */
 export function indexJobWait(

@@ -196,7 +196,7 @@ t.test('the node’s timeout bounds the whole job (JOB_TIMEOUT); a cancelled job
     await codeOf(h.engine.jobs.complete({ organization: 'default', key: job!.key, worker: 'w1', output: {} })),
     'JOB_NOT_FOUND',
   );
-  t.same(h.engine.jobs.list({ organization: null, limit: 10 }).items, [], 'no job left');
+  t.same((await h.engine.jobs.list({ organization: null, limit: 10 })).items, [], 'no job left');
 });
 
 t.test('input that does not match the action, or an unknown domain, fails the node at once', async (t) => {
@@ -217,7 +217,7 @@ t.test('after a restart a held lock is honoured until its expiry, then lapses', 
   const h2 = await h.restart();
   t.same(await activate(h2, 'w2'), [], 'both locks held after the restart');
   t.same(
-    h2.engine.jobs.list({ organization: 'default', limit: 10 }).items.map((j) => [j.state, j.worker]),
+    (await h2.engine.jobs.list({ organization: 'default', limit: 10 })).items.map((j) => [j.state, j.worker]),
     [
       ['locked', 'w1'],
       ['locked', 'w1'],
@@ -231,3 +231,54 @@ t.test('after a restart a held lock is honoured until its expiry, then lapses', 
   t.equal((await h2.get(a.processInstanceId)).stateCd, STATE.COMPLETED);
   t.equal((await h2.get(b.processInstanceId)).stateCd, STATE.COMPLETED);
 });
+
+t.test(
+  'cold jobs: listed, activated and timed from the index and summaries, reading back only what is taken',
+  async (t) => {
+    const h = await engineHarness(t, undefined, undefined, { cold: true });
+    await registerDomain(h);
+    const pid = await h.publish(chargeFlow());
+    const ids: string[] = [];
+    for (let i = 1; i <= 3; i++) {
+      ids.push((await h.start(pid, { amount: i })).processInstanceId);
+      h.clock.advance(1000);
+    }
+    const cold = h.cold!;
+    await h.rest();
+    t.equal(cold.size, 3, 'every execution cold');
+    const read = cold.loads;
+
+    const page = await h.engine.jobs.list({ organization: 'default', limit: 2 });
+    t.same(
+      page.items.map((j) => j.processInstanceId),
+      ids.slice(0, 2),
+      'the two oldest',
+    );
+    t.equal(page.more, true);
+    t.equal(cold.loads - read, 2, 'a page reads back its own executions only');
+
+    await h.rest();
+    const jobs = await activate(h, 'w1', { maxJobs: 2, lockDurationMs: 5000 });
+    t.same(
+      jobs.map((j) => j.processInstanceId),
+      ids.slice(0, 2),
+      'an activation takes the oldest cold jobs',
+    );
+    t.equal(cold.loads - read, 4, 'and reads back only those it locks');
+
+    await h.rest();
+    t.equal(cold.size, 3);
+    const reads = cold.loads;
+    t.equal(
+      h.engine.jobs.nextAvailableAt('default', 'billing', undefined),
+      Date.parse(jobs[0]!.lockedUntil),
+      'a cold lock’s expiry, from its summary',
+    );
+    const [third, ...none] = await activate(h, 'w2');
+    t.equal(third?.processInstanceId, ids[2], 'the cold locks are honoured');
+    t.same(none, []);
+    t.equal(cold.loads - reads, 1, 'the locked ones stay cold');
+    await h.engine.jobs.complete({ organization: 'default', key: third!.key, worker: 'w2', output: { receipt: 'c' } });
+    t.equal((await h.get(ids[2]!)).stateCd, STATE.COMPLETED);
+  },
+);

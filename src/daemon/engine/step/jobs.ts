@@ -8,7 +8,16 @@
 import type { ActivatedJob, JobAnswer } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 import { ownEntry } from '../../../shared/json-object.js';
-import { JobQueues, jobKey, jobTarget, waitingJob, type JobRef } from '../../state/job-queues.js';
+import {
+  JobQueues,
+  isFree,
+  jobKey,
+  jobTarget,
+  jobTimes,
+  waitingJob,
+  type JobReads,
+  type JobRef,
+} from '../../state/job-queues.js';
 import type { Instance, JobWait, NodeInstance, WfxState } from '../../state/state.js';
 import type { JobResult } from '../nodes/handler.js';
 import type { Step } from './step.js';
@@ -151,7 +160,10 @@ export function releaseJob(s: Step, req: JobCall): JobAnswer {
   return { key: req.key, status: 'released' };
 }
 
-/** Up to `max` available jobs of the actions, oldest waiting first within each action. Pure read. */
+/**
+ * Up to `max` available jobs of the actions among the resident executions, oldest waiting first
+ * within each action: what the step takes once `jobsToTake`'s trees are resident. Pure read.
+ */
 export function availableJobs(
   state: WfxState,
   organization: string,
@@ -171,6 +183,35 @@ export function availableJobs(
     }
   }
   return picked;
+}
+
+/**
+ * The executions of the jobs an activation of up to `max` would take at `now`, resident or cold
+ * (judged by their summaries, no document read), oldest waiting first within each action: what
+ * it must make resident before its step, at most `max` trees. A job whose execution is being
+ * read back is named too (ensuring it waits for that read). Pure read.
+ */
+export function jobsToTake(
+  state: WfxState,
+  reads: JobReads,
+  organization: string,
+  domain: string,
+  actions: readonly string[],
+  max: number,
+  now: Date,
+): string[] {
+  const queues = JobQueues.of(state);
+  const at = now.getTime();
+  const ids: string[] = [];
+  for (const action of actions) {
+    for (const ref of queues.queue(organization, domain, action).values()) {
+      if (ids.length >= max) return ids;
+      const times = jobTimes(reads, ref);
+      const loading = times === null && reads.get(ref.instanceId) === undefined;
+      if (loading || (times !== null && isFree(times, at))) ids.push(ref.instanceId);
+    }
+  }
+  return ids;
 }
 
 /** The job `req.key` names, held by `req.worker` now. Throws JOB_NOT_FOUND, JOB_LOCK_LOST. */

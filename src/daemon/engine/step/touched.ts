@@ -7,14 +7,23 @@
  * trees or trees of their own. Inputs that find their executions through an index (an event:
  * the subscriptions; an activation: the job queues) name what that index answers now.
  */
-import { jobTarget } from '../../state/job-queues.js';
+import { jobTarget, residentReads, type JobReads } from '../../state/job-queues.js';
 import type { WfxState } from '../../state/state.js';
 import { subscriptionsFor } from '../../state/subscriptions.js';
 import type { StepInput } from './index.js';
-import { availableJobs } from './jobs.js';
+import { jobsToTake } from './jobs.js';
 
-/** The ids of the executions `input`, decided at `now` on `state`, reads or changes (see the top of this file). */
-export function touchedBy(state: WfxState, input: StepInput, now: Date): readonly string[] {
+/**
+ * The ids of the executions `input`, decided at `now` on `state`, reads or changes (see the top
+ * of this file). `reads` answers for cold executions (an activation names the cold jobs it
+ * would take, by their summaries); by default every execution is resident.
+ */
+export function touchedBy(
+  state: WfxState,
+  input: StepInput,
+  now: Date,
+  reads: JobReads = residentReads(state),
+): readonly string[] {
   switch (input.kind) {
     case 'start':
       return parentsOf([input.request]);
@@ -47,7 +56,7 @@ export function touchedBy(state: WfxState, input: StepInput, now: Date): readonl
       return [input.sub.instanceId];
     case 'job.activate': {
       const { req, actions } = input;
-      return availableJobs(state, req.organization, req.domain, actions, req.maxJobs, now).map((h) => h.ref.instanceId);
+      return jobsToTake(state, reads, req.organization, req.domain, actions, req.maxJobs, now);
     }
     case 'job.complete':
     case 'job.fail':

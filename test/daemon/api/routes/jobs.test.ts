@@ -1,12 +1,13 @@
 import t, { type Test } from 'tap';
 import { apiHarness } from '../../../helpers/api.js';
+import type { HarnessEngineOptions } from '../../../helpers/engine.js';
 import { BILLING, chargeFlow } from '../../../helpers/jobs.js';
 import { eventually } from '../../../helpers/eventually.js';
 
 const DOMAIN_BODY = { description: BILLING.description, actions: BILLING.actions };
 
-async function setup(t: Test) {
-  const h = await apiHarness(t);
+async function setup(t: Test, engine: HarnessEngineOptions = {}) {
+  const h = await apiHarness(t, { engine });
   const dev = await h.key('developer', 'default');
   const worker = await h.key('worker', 'default');
   const viewer = await h.key('viewer', 'default');
@@ -137,4 +138,46 @@ t.test('jobs waiting with no worker seen are shown as stalled', async (t) => {
   await h.start(pid, { amount: 1 });
   const health = (await h.call(viewer, { method: 'GET', url: '/jobs/workers' })).json();
   t.match(health.items, [{ domain: 'billing', state: 'stalled', waiting: 1, locked: 0, workers: [] }]);
+});
+
+t.test('cold jobs: health from their summaries; a list and an activation read back only their own', async (t) => {
+  const { h, worker, viewer } = await setup(t, { cold: true });
+  const pid = await h.publish(chargeFlow());
+  const first = await h.start(pid, { amount: 1 });
+  h.clock.advance(1000);
+  await h.start(pid, { amount: 2 });
+  const cold = h.cold!;
+  await h.rest();
+  t.equal(cold.size, 2, 'both executions cold');
+  let read = cold.loads;
+  const health = (await h.call(viewer, { method: 'GET', url: '/jobs/workers' })).json();
+  t.match(health.items, [{ domain: 'billing', state: 'stalled', waiting: 2, locked: 0 }]);
+  t.equal(cold.loads, read, 'worker health reads nothing back');
+
+  const listed = (await h.call(viewer, { method: 'GET', url: '/jobs?limit=1' })).json();
+  t.match(listed, { items: [{ processInstanceId: first.processInstanceId, state: 'waiting' }], more: true });
+  t.equal(cold.loads - read, 1, 'a page reads back its own');
+
+  await h.rest();
+  read = cold.loads;
+  const activated = await h.call(worker, {
+    method: 'POST',
+    url: '/jobs/activate',
+    payload: { domain: 'billing', worker: 'w1', maxJobs: 1, requestTimeout: 0 },
+  });
+  const [job] = activated.json().jobs;
+  t.match(job, { processInstanceId: first.processInstanceId, input: { amount: 1 } }, 'the oldest');
+  t.equal(cold.loads - read, 1, 'an activation reads back what it locks');
+
+  await h.rest();
+  read = cold.loads;
+  const after = (await h.call(viewer, { method: 'GET', url: '/jobs/workers' })).json();
+  t.match(after.items, [{ domain: 'billing', waiting: 1, locked: 1 }]);
+  t.equal(cold.loads, read);
+  const done = await h.call(worker, {
+    method: 'POST',
+    url: `/jobs/${job.key}/complete`,
+    payload: { worker: 'w1', output: { receipt: 'r' } },
+  });
+  t.equal(done.statusCode, 200);
 });
