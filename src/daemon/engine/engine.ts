@@ -203,7 +203,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       state: this.state,
       step,
       now: this.now,
-      sources: executionSources(this.state, this.archive),
+      sources: executionSources(this.executions, this.state, this.archive),
       limits: this.limits,
       partitions: options.store.partitioning,
       rate: options.bulkRate,
@@ -369,7 +369,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     processId: string,
     opts: { stateCd?: number; limit: number; cursor?: string; children?: boolean },
   ): Promise<ExecutionPage> {
-    return listInstances(this.state, this.archive, caller, processId, opts);
+    return listInstances(this.executions, this.state, this.archive, caller, processId, opts);
   }
 
   /**
@@ -377,12 +377,12 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    * first, a page after `query.cursor` (see listExecutions).
    */
   listExecutions(query: ExecutionQuery): Promise<ExecutionPage> {
-    return listExecutions(executionSources(this.state, this.archive), query);
+    return listExecutions(executionSources(this.executions, this.state, this.archive), query);
   }
 
   /** The failed executions `query` selects, live and archived, grouped by flow, code and node (see groupFailures). */
   failures(query: FailureQuery): Promise<FailureGroups> {
-    return groupFailures(failureSources(this.state, this.archive), query);
+    return groupFailures(failureSources(this.executions, this.state, this.archive), query);
   }
 
   /**

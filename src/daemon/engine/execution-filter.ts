@@ -4,6 +4,7 @@
  * which may not be able to say (older history, a digest): then its document is read.
  */
 import { STATE, type Environment } from '../../shared/api/index.js';
+import type { ExecutionSummary } from '../state/execution-summary.js';
 import type { Instance } from '../state/state.js';
 import type { TagEquals } from '../store/history-store.js';
 import { failedNode, failureCode, TAG, textTag } from './execution-tags.js';
@@ -84,21 +85,46 @@ export class ExecutionFilter {
   /** Whether execution `inst` answers the query (its id within bounds too). */
   matches(inst: Instance): boolean {
     const q = this.q;
-    const id = inst.processInstanceId;
-    const within = bucketOf(id) === null ? this.startedWithin(Date.parse(inst.startTime), id) : this.inBounds(id);
+    return (
+      this.fieldsMatch({
+        id: inst.processInstanceId,
+        startMs: Date.parse(inst.startTime),
+        organization: inst.organization,
+        processId: inst.processId,
+        processVersion: inst.processVersion,
+        environment: inst.environment,
+        stateCd: inst.stateCd,
+        correlationKey: inst.correlationKey,
+        parent: inst.parentInstanceId,
+      }) &&
+      (q.errorCode === undefined || failureCode(inst) === q.errorCode) &&
+      (q.failedNode === undefined || failedNode(inst) === q.failedNode)
+    );
+  }
+
+  /**
+   * What cold execution `s`'s summary says of the query (its id within bounds too): a failure
+   * code and a failed node are in a failed one's document only, so there it can only say maybe. Pure.
+   */
+  summary(s: ExecutionSummary): Verdict {
+    if (!this.fieldsMatch(s)) return 'no';
+    if (this.q.errorCode === undefined && this.q.failedNode === undefined) return 'yes';
+    return s.stateCd === STATE.FAILED ? 'maybe' : 'no';
+  }
+
+  /** Whether an execution's own fields, all but its failure's, answer the query. Pure. */
+  private fieldsMatch(f: Omit<ExecutionSummary, 'root' | 'dueMs' | 'active' | 'waits'>): boolean {
+    const q = this.q;
+    const within = bucketOf(f.id) === null ? this.startedWithin(f.startMs, f.id) : this.inBounds(f.id);
     return (
       within &&
-      (q.organization === null || inst.organization === q.organization) &&
-      (q.processId === undefined || inst.processId === q.processId) &&
-      (q.version === undefined || inst.processVersion === q.version) &&
-      (q.environment === undefined || inst.environment === q.environment) &&
-      (q.stateCd === undefined || inst.stateCd === q.stateCd) &&
-      (q.errorCode === undefined || failureCode(inst) === q.errorCode) &&
-      (q.failedNode === undefined || failedNode(inst) === q.failedNode) &&
-      (q.correlationKey === undefined || inst.correlationKey === q.correlationKey) &&
-      (q.parentId !== undefined
-        ? inst.parentInstanceId === q.parentId
-        : q.children === true || inst.parentInstanceId === null)
+      (q.organization === null || f.organization === q.organization) &&
+      (q.processId === undefined || f.processId === q.processId) &&
+      (q.version === undefined || f.processVersion === q.version) &&
+      (q.environment === undefined || f.environment === q.environment) &&
+      (q.stateCd === undefined || f.stateCd === q.stateCd) &&
+      (q.correlationKey === undefined || f.correlationKey === q.correlationKey) &&
+      (q.parentId !== undefined ? f.parent === q.parentId : q.children === true || f.parent === null)
     );
   }
 

@@ -9,7 +9,7 @@ import type { FailureGroup, FailureGroups, FailureSort, InstanceFailure } from '
 import { nodesAt, type FlowNode } from '../../shared/flow/types.js';
 import { STATE, type Flow, type Instance } from '../state/state.js';
 import { ExecutionFilter, msIdPrefix, type ExecutionQuery } from './execution-filter.js';
-import type { ExecutionSources } from './execution-list.js';
+import { COLD_BATCH, isLive, type ExecutionSources } from './execution-list.js';
 import { TAG } from './execution-tags.js';
 
 /** Which failed executions are grouped, and how the groups come back. */
@@ -66,6 +66,21 @@ export async function groupFailures(src: FailureSources, q: FailureQuery): Promi
     add(inst.processId, inst.error?.code ?? '', inst.error?.nodeId ?? null, inst.processInstanceId, live ? inst : null);
 
   for (const inst of src.live()) if (inst.stateCd === STATE.FAILED && filter.matches(inst)) addExecution(inst, true);
+  // Cold failed ones (kept until history has them): their failure is in their document only.
+  const cold: string[] = [];
+  for (const id of src.coldIds()) {
+    const summary = src.coldSummary(id);
+    if (summary !== undefined && filter.summary(summary) !== 'no') cold.push(id);
+  }
+  for (let from = 0; from < cold.length; from += COLD_BATCH) {
+    const batch = cold.slice(from, from + COLD_BATCH);
+    const reading = src.ensure(batch);
+    if (reading !== null) await reading;
+    for (const id of batch) {
+      const inst = src.liveOne(id);
+      if (inst !== undefined && inst.stateCd === STATE.FAILED && filter.matches(inst)) addExecution(inst, true);
+    }
+  }
   if (q.liveOnly !== true) {
     const narrowing = filter.narrowing();
     let bucketsRead = 0;
@@ -76,7 +91,7 @@ export async function groupFailures(src: FailureSources, q: FailureQuery): Promi
       // Past the first bucket, what history caches stays (a search: see ListRange.passing).
       const entries = await src.history.list(bucket, { tags: narrowing, passing: bucketsRead++ > 0 });
       for (const { id, tags } of entries) {
-        if (!filter.inBounds(id) || src.liveOne(id) !== undefined) continue;
+        if (!filter.inBounds(id) || isLive(src, id)) continue;
         const verdict = filter.tags(tags);
         if (verdict === 'no') continue;
         const errorCode = tagText(tags[TAG.errorCode]);

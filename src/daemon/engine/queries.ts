@@ -27,23 +27,27 @@ export async function findInstance(
 }
 
 /**
- * Where a list of executions reads them: the live state and the archive's history (the
- * organization of a flow from the live state's flows, to filter older history by).
+ * Where a list of executions reads them: the live state, resident or cold (`executions`), and
+ * the archive's history (the organization of a flow from the live state's flows, to filter
+ * older history by).
  */
-export function executionSources(state: WfxState, archive: ExecutionArchive): ExecutionSources {
+export function executionSources(executions: Executions, state: WfxState, archive: ExecutionArchive): ExecutionSources {
   return {
     live: () => InstanceTable.of(state).live(),
     history: archive.history,
     archived: (id) => archive.read(id),
     liveOne: (id) => execution(state, id),
+    coldIds: () => executions.coldIds(),
+    coldSummary: (id) => executions.coldSummary(id),
+    ensure: (ids) => executions.ensure(ids),
     flowOrganization: (processId) => ownEntry(state.flows, processId)?.organization,
   };
 }
 
 /** Where failures are grouped from: a list's sources, and the live executions and flows by id. */
-export function failureSources(state: WfxState, archive: ExecutionArchive): FailureSources {
+export function failureSources(executions: Executions, state: WfxState, archive: ExecutionArchive): FailureSources {
   return {
-    ...executionSources(state, archive),
+    ...executionSources(executions, state, archive),
     flow: (processId) => ownEntry(state.flows, processId),
   };
 }
@@ -54,6 +58,7 @@ export function failureSources(state: WfxState, archive: ExecutionArchive): Fail
  * PROCESS_NOT_FOUND for a flow the caller may not see.
  */
 export async function listInstances(
+  executions: Executions,
   state: WfxState,
   archive: ExecutionArchive,
   caller: OrganizationScope,
@@ -63,7 +68,11 @@ export async function listInstances(
   const flow = ownEntry(state.flows, processId);
   if (!flow || (caller.organization !== null && flow.organization !== caller.organization))
     throw new WfxError('PROCESS_NOT_FOUND', `no flow ${processId}`);
-  return listExecutions(executionSources(state, archive), { ...opts, organization: caller.organization, processId });
+  return listExecutions(executionSources(executions, state, archive), {
+    ...opts,
+    organization: caller.organization,
+    processId,
+  });
 }
 
 /**

@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { Engine } from '../../../src/daemon/engine/engine.js';
 import type { ExecutionQuery } from '../../../src/daemon/engine/execution-filter.js';
+import { COLD_BATCH, listExecutions, type ExecutionSources } from '../../../src/daemon/engine/execution-list.js';
 import { bucketOf } from '../../../src/daemon/engine/ids.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
+import { summarize } from '../../../src/daemon/state/execution-summary.js';
 import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
 import type { Instance, WfxState } from '../../../src/daemon/state/state.js';
 import { History } from '../../../src/daemon/store/history.js';
@@ -15,6 +17,7 @@ import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
 import type { RecordStore } from '../../../src/daemon/store/record-store.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { validateFlowSource } from '../../../src/shared/flow/validate.js';
+import { MemoryCold } from '../../helpers/cold.js';
 import { ordersFlow, TestClock } from '../../helpers/engine.js';
 import { POSTGRES_SKIP, startPostgres } from '../../helpers/postgres.js';
 
@@ -26,15 +29,23 @@ const PID = '0192f0c0-0000-7000-8000-0000000000e1';
 
 type Opened = { readonly store: RecordStore<WfxState, WfxRecord>; readonly history: HistoryStore };
 
-async function listsOver(t: Test, open: () => Promise<Opened>): Promise<void> {
+/** `cold`: the waiting executions are kept off the resident state, evicted again after each page. */
+async function listsOver(t: Test, open: () => Promise<Opened>, cold?: MemoryCold): Promise<void> {
   const { store, history } = await open();
   const clock = new TestClock();
   const errors: unknown[] = [];
-  const engine = new Engine({ store, history, now: clock.now, onError: (err) => errors.push(err) });
+  const engine = new Engine({
+    store,
+    history,
+    now: clock.now,
+    onError: (err) => errors.push(err),
+    ...(cold && { cold }),
+  });
   try {
     await engine.recover();
-    await lists(t, store, history, engine, clock);
+    await lists(t, store, history, engine, clock, cold);
   } finally {
+    cold?.restoreAll(store.state);
     await engine.close();
     await history.close();
     await store.close();
@@ -48,6 +59,7 @@ async function lists(
   history: HistoryStore,
   engine: Engine,
   clock: TestClock,
+  cold?: MemoryCold,
 ): Promise<void> {
   const archived = new Set<string>();
   engine.on('archived', (id: string) => archived.add(id));
@@ -88,6 +100,10 @@ async function lists(
   for (let i = 0; i < 1000 && !finished.every((id) => archived.has(id)); i++)
     await new Promise((resolve) => engine.once('archived', resolve));
   const day2 = Date.parse(known[5]!.startTime);
+  if (cold) {
+    cold.evictAtRest(store.state);
+    t.equal(cold.size, 3, 'the waiting executions are cold');
+  }
   const cases: Array<[Partial<ExecutionQuery>, (i: Instance) => boolean]> = [
     [{}, () => true],
     [{ organization: 'default' }, (i) => i.organization === 'default'],
@@ -120,8 +136,14 @@ async function lists(
       const got: string[] = [];
       let cursor: string | undefined;
       for (let pages = 0; pages < 20; pages++) {
+        const loads = cold?.loads ?? 0;
         const page = await engine.listExecutions({ organization: null, limit: 2, ...q, ...(cursor && { cursor }) });
         got.push(...page.items.map((i) => i.processInstanceId));
+        if (cold) {
+          const shown = page.items.filter((i) => i.stateCd === 0).length;
+          if (cold.loads - loads !== shown) t.fail(`read back ${cold.loads - loads}, shown ${shown} cold`);
+          cold.evictAtRest(store.state);
+        }
         if (page.nextCursor === null) break;
         cursor = page.nextCursor;
       }
@@ -155,6 +177,21 @@ t.test('the list of executions over the files', async (t) => {
   }));
 });
 
+t.test('the list of executions over the files answers the same with the waiting ones cold', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wfx-list-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const cold = new MemoryCold();
+  await listsOver(
+    t,
+    async () => ({
+      store: await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE }),
+      history: await History.open(join(dir, 'history')),
+    }),
+    cold,
+  );
+  t.ok(cold.loads > 0, `only the pages' cold executions read back: ${cold.loads}`);
+});
+
 t.test('the list of executions over PostgreSQL answers the same', { skip: POSTGRES_SKIP }, async (t) => {
   const server = await startPostgres(t);
   const connectionString = await server.createDatabase('execution_list');
@@ -162,4 +199,69 @@ t.test('the list of executions over PostgreSQL answers the same', { skip: POSTGR
     const store = await PgStore.open<WfxState, WfxRecord>({ connectionString, owner: 'list', ...WFX_STORE });
     return { store, history: store.history() };
   });
+});
+
+t.test('cold executions a summary cannot settle are read back a batch at a time, only as the page needs', async (t) => {
+  // Failed, not archived yet, and cold: the failure code is in the document only.
+  const failed = (n: number, code: string): Instance =>
+    ({
+      processInstanceId: `0192f0c0-0000-7000-8000-${String(n).padStart(12, '0')}`,
+      processId: PID,
+      processName: 'Orders',
+      processVersion: '1',
+      organization: 'default',
+      environment: 'PRODUCTION',
+      correlationKey: null,
+      parentInstanceId: null,
+      stateCd: 2,
+      startTime: '2024-10-29T10:00:00.000Z',
+      endTime: '2024-10-29T10:00:01.000Z',
+      variables: {},
+      output: null,
+      error: { code, message: 'failed', nodeId: 'route' },
+      nodes: {},
+      nodeCount: 0,
+      joins: {},
+      logs: [],
+    }) as unknown as Instance;
+  const cold = new Map<string, Instance>();
+  for (let n = 1; n <= COLD_BATCH + 10; n++) {
+    const inst = failed(n, n % 2 === 0 ? 'NO_BRANCH_MATCHED' : 'HTTP_500');
+    cold.set(inst.processInstanceId, inst);
+  }
+  const resident = new Map<string, Instance>();
+  const ensured: string[] = [];
+  const src: ExecutionSources = {
+    live: () => resident.values(),
+    liveOne: (id) => resident.get(id),
+    coldIds: () => cold.keys(),
+    coldSummary: (id) => {
+      const inst = cold.get(id);
+      return inst && summarize(inst, () => []);
+    },
+    ensure: (ids) => {
+      for (const id of ids.filter((i) => cold.has(i))) {
+        ensured.push(id);
+        resident.set(id, cold.get(id)!);
+        cold.delete(id);
+      }
+      return Promise.resolve();
+    },
+    history: { buckets: async () => [] } as unknown as HistoryStore,
+    archived: async () => null,
+    flowOrganization: () => undefined,
+  };
+  const page = await listExecutions(src, { organization: 'default', errorCode: 'NO_BRANCH_MATCHED', limit: 2 });
+  const newest = (n: number) => failed(n, '').processInstanceId;
+  t.same(
+    page.items.map((i) => i.processInstanceId),
+    [newest(COLD_BATCH + 10), newest(COLD_BATCH + 8)],
+    'newest first, the failure code from the documents',
+  );
+  t.equal(page.nextCursor, newest(COLD_BATCH + 8));
+  t.equal(ensured.length, COLD_BATCH, 'one batch read back: the page was certain after it');
+  t.ok(
+    ensured.every((id) => id >= newest(11)),
+    'the newest first',
+  );
 });

@@ -8,6 +8,7 @@ import { failureView, groupFailures, type FailureQuery } from '../../../src/daem
 import { bucketOf } from '../../../src/daemon/engine/ids.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
 import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
+import { summarize } from '../../../src/daemon/state/execution-summary.js';
 import type { Instance, NodeInstance, WfxState } from '../../../src/daemon/state/state.js';
 import { History } from '../../../src/daemon/store/history.js';
 import type { HistoryStore } from '../../../src/daemon/store/history-store.js';
@@ -273,18 +274,37 @@ t.test('live failures count, once; an execution live again counts as it is now',
     [id(6), execution(id(6), 2, 'other')],
   ]);
   const reads: string[] = [];
+  // Cold executions: kept off `live`, read back (moved there) when ensured.
+  const cold = new Map<string, Instance>();
+  const ensured: string[] = [];
+  const sources = {
+    live: () => live.values(),
+    liveOne: (key: string) => live.get(key),
+    coldIds: () => cold.keys(),
+    coldSummary: (key: string) => {
+      const inst = cold.get(key);
+      return inst && summarize(inst, () => []);
+    },
+    ensure: (ids: readonly string[]) => {
+      for (const key of ids.filter((k) => cold.has(k))) {
+        ensured.push(key);
+        live.set(key, cold.get(key)!);
+        cold.delete(key);
+      }
+      return Promise.resolve();
+    },
+    history,
+    flowOrganization: () => undefined,
+    flow: () => undefined,
+  };
   const ask = (organization: string | null) =>
     groupFailures(
       {
-        live: () => live.values(),
-        liveOne: (key) => live.get(key),
-        history,
+        ...sources,
         archived: async (key) => {
           reads.push(key);
           return archived.get(key) ?? null;
         },
-        flowOrganization: () => undefined,
-        flow: () => undefined,
       },
       { organization, sort: 'newest', limit: 10 },
     );
@@ -303,16 +323,14 @@ t.test('live failures count, once; an execution live again counts as it is now',
   t.same(reads, [], 'no document read: the newest is live, the rest counted from tags');
   t.equal((await ask(null)).total, 5, 'a system caller: theirs too');
   t.equal((await ask('other')).total, 2, 'theirs alone');
+  // Failed and not archived yet, but cold: its summary selects it, its document says its failure.
+  cold.set(id(5), live.get(id(5))!);
+  live.delete(id(5));
+  t.same(await ask('default'), answer, 'a cold failed execution is counted as a resident one');
+  t.same(ensured, [id(5)], 'read back for its failure');
   t.same(
     await groupFailures(
-      {
-        live: () => live.values(),
-        liveOne: (key) => live.get(key),
-        history,
-        archived: async () => null,
-        flowOrganization: () => undefined,
-        flow: () => undefined,
-      },
+      { ...sources, archived: async () => null },
       { organization: 'default', sort: 'newest', limit: null, liveOnly: true },
     ).then((a) => a.total),
     2,

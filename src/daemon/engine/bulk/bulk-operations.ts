@@ -23,7 +23,7 @@ import type { WfxState } from '../../state/state.js';
 import type { ExecutionPartitions } from '../../store/durable-store.js';
 import { ExecutionFilter } from '../execution-filter.js';
 import { planMove } from '../version-move.js';
-import { executionIds, summarize, type ExecutionSources } from '../execution-list.js';
+import { COLD_BATCH, executionIds, liveNow, summarize, type ExecutionSources } from '../execution-list.js';
 import { uuidv7 } from '../ids.js';
 import type { ExecutionLimits } from '../limits.js';
 import type { RunStep } from '../step/index.js';
@@ -75,6 +75,7 @@ export class BulkOperations {
       serves: (p) => partitions === undefined || partitions.serves(p),
       select: (bulk) => this.select(bulk),
       reads: (bulk, hold) => this.reads(bulk, hold),
+      ensure: (ids) => deps.sources.ensure(ids),
       hold: deps.hold,
       onError: deps.onError,
       closed: deps.closed,
@@ -99,8 +100,12 @@ export class BulkOperations {
     // Each daemon sharing a database counts and samples the partitions it serves (fan-out.ts adds them up).
     const ids = [...lanes.values()].flat().sort().reverse();
     const items: InstanceSummary[] = [];
-    for (const id of ids.slice(0, sample)) {
-      const inst = execution(this.deps.state, id) ?? (await this.deps.sources.archived(id));
+    const src = this.deps.sources;
+    const shown = ids.slice(0, sample);
+    const reading = src.ensure(shown);
+    if (reading !== null) await reading;
+    for (const id of shown) {
+      const inst = (await liveNow(src, id)) ?? (await src.archived(id));
       if (inst) items.push(summarize(inst));
     }
     const max = this.deps.limits.bulkExecutions;
@@ -115,16 +120,22 @@ export class BulkOperations {
     if (asked.operation !== 'move') return dry;
     // A move says which would be refused and why, as the chunks would find them now.
     const version = (asked.params as { version: string }).version;
-    const refused = ids.flatMap((id) => {
-      try {
-        planMove(this.deps.state, id, version);
-        return [];
-      } catch (err) {
-        if (!(err instanceof WfxError)) throw err;
-        const problems = (err.details as { problems?: Record<string, unknown>[] } | undefined)?.problems;
-        return [{ processInstanceId: id, code: err.code, message: err.message, ...(problems && { problems }) }];
+    const refused: NonNullable<BulkDryRun['refused']> = [];
+    // Planned a batch at a time, each batch's cold executions read back just before.
+    for (let from = 0; from < ids.length; from += COLD_BATCH) {
+      const batch = ids.slice(from, from + COLD_BATCH);
+      const batchRead = src.ensure(batch);
+      if (batchRead !== null) await batchRead;
+      for (const id of batch) {
+        try {
+          planMove(this.deps.state, id, version);
+        } catch (err) {
+          if (!(err instanceof WfxError)) throw err;
+          const problems = (err.details as { problems?: Record<string, unknown>[] } | undefined)?.problems;
+          refused.push({ processInstanceId: id, code: err.code, message: err.message, ...(problems && { problems }) });
+        }
       }
-    });
+    }
     return { ...dry, refused: refused.slice(0, BULK_SAMPLE_MAX), refusedCount: refused.length };
   }
 

@@ -41,6 +41,8 @@ export interface BulkRunnerDeps {
   readonly select: (bulk: BulkOperation) => Promise<ReadonlyMap<number, readonly string[]>>;
   /** What an operation's prepare may read, for `bulk` (`hold`: kept live until the chunk's step ran). */
   readonly reads: (bulk: BulkOperation, hold: (ids: readonly string[]) => void) => BulkReads;
+  /** Makes the trees of executions `ids` resident (Executions.ensure): null when they are. */
+  readonly ensure: (ids: readonly string[]) => Promise<void> | null;
   /** Keeps executions in the live state until the returned release (ExecutionArchive.hold). */
   readonly hold: (ids: readonly string[]) => () => void;
   readonly onError: (err: unknown, what: string) => void;
@@ -162,6 +164,9 @@ export class BulkRunner {
         // What prepare reads stays as read until the step: held in the live state meanwhile.
         const releases = [this.deps.hold(ids)];
         try {
+          // A cold execution is read back before prepare reads it (its failed children with it).
+          const reading = this.deps.ensure(ids);
+          if (reading !== null) await reading;
           const pre = await op.prepare(
             this.deps.reads(work.bulk, (more) => releases.push(this.deps.hold(more))),
             ids,
