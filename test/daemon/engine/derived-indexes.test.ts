@@ -49,9 +49,23 @@ nodes:
   done: { type: endEvent }
 `;
 
+/**
+ * Every live execution, cold ones read back first (WFX_TEST_COLD=1): the scans are the oracle,
+ * and the kept indexes must answer for executions off the resident state too.
+ */
+const everyLive = (h: EngineHarness): Instance[] => {
+  h.cold?.restoreAll(h.store.state);
+  return liveInstances(h.store.state);
+};
+
+/** Cold, the trees at rest taken off again: the next step finds them cold. */
+const coldAgain = async (h: EngineHarness): Promise<void> => {
+  if (h.cold) await h.rest();
+};
+
 /** The running executions with a waiting input node `ask` (loop iterations included). */
 const asking = (h: EngineHarness): Instance[] =>
-  liveInstances(h.store.state).filter(
+  everyLive(h).filter(
     (i) =>
       i.stateCd === STATE.RUNNING &&
       Object.values(i.nodes).some((n) => n.nodeId === 'ask' && n.statusCd === STATUS.WAITING),
@@ -82,6 +96,7 @@ t.test('kept counts, job queues and triggered starts answer as the scans did', a
     } else if (roll < 0.75) {
       const inst = pick(asking(h));
       if (!inst) continue;
+      await coldAgain(h);
       h.clock.advance(1000);
       await h.engine.submitTask({
         ...ORG,
@@ -92,16 +107,18 @@ t.test('kept counts, job queues and triggered starts answer as the scans did', a
       });
       what = `answer ${inst.processInstanceId}`;
     } else {
-      const roots = liveInstances(h.store.state).filter((i) => i.stateCd === STATE.RUNNING && i.root === undefined);
+      const roots = everyLive(h).filter((i) => i.stateCd === STATE.RUNNING && i.root === undefined);
       const inst = pick(roots);
       if (!inst) continue;
+      await coldAgain(h);
       await h.engine.cancel({ ...ORG, processInstanceId: inst.processInstanceId });
       what = `cancel ${inst.processInstanceId}`;
     }
+    everyLive(h);
     await compareWithScans(t, h.store.state, `step ${step} (${what})`, triggered);
   }
   t.ok(
-    liveInstances(h.store.state).some((i) => i.triggeredBy !== undefined),
+    everyLive(h).some((i) => i.triggeredBy !== undefined),
     'the mix started executions by trigger',
   );
 });
