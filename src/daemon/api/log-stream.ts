@@ -136,7 +136,8 @@ export function streamLogs(
   request.raw.on('close', stop);
   // Finished for good: archived, or its last step durable and every line durable. A final step
   // still on its way to disk ends the stream through the hub's `finished`, after its lines.
-  const live = execution(deps.state, id); // resident: the route held it (InstanceReads.hold)
+  // Resident: the route held it (InstanceReads.hold); gone cold since, it still runs.
+  const live = execution(deps.state, id) ?? (engine.executions.coldSummary(id) !== undefined ? inst : undefined);
   finished = !live || (live.stateCd !== STATE.RUNNING && engine.streamedLogCount(live) === live.logs.length);
   // A client gone before the stream began: its close came before the listener above.
   if (out.closed || request.raw.destroyed) return stop();

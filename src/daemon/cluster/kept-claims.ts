@@ -33,8 +33,11 @@ export interface KeptClaims {
 export function waitingFor(state: WfxState, message: BufferedMessage): Subscription[] {
   return subscriptionsFor(state, message.organization, message.eventType, message.correlationKey).filter((sub) => {
     const inst = execution(state, sub.instanceId);
-    const ni = inst?.nodes[sub.nodeInstanceId];
-    return inst?.stateCd === STATE.RUNNING && ni?.statusCd === STATUS.WAITING && ni.wait?.kind === 'event';
+    // Not resident: cold, at rest in this wait (the index keeps its subscriptions); the step
+    // that consumes reads it back and checks again (consumeKept).
+    if (inst === undefined) return true;
+    const ni = inst.nodes[sub.nodeInstanceId];
+    return inst.stateCd === STATE.RUNNING && ni?.statusCd === STATUS.WAITING && ni.wait?.kind === 'event';
   });
 }
 

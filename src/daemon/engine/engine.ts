@@ -440,7 +440,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
         }
       },
       left: () => {
-        reindexLiveState(this.state);
+        reindexLiveState(this.state, leaving);
         this.emit('handedOver', leaving);
       },
       // Events under message ids of theirs remember the id before the next holder reads it.

@@ -14,12 +14,13 @@ import { TaskIndex } from '../state/task-index.js';
 import type { Effects } from './effects.js';
 import type { RunStep } from './step/index.js';
 import { execution } from '../state/executions.js';
+import { FileRefs } from '../state/file-refs.js';
 
 /**
  * In one walk over the live executions (with `only`: those, the derived indexes rebuilt for
  * all, as after a partition is taken while running): shares their parsed strings
  * (state/object-shapes.ts), rebuilds the derived indexes (subscriptions, waiting tasks, live
- * counts, job queues) and notes the triggered starts (state/trigger-fires.ts), so that no request pays for
+ * counts, job queues; the file index where the state holds one, which `only` adds to) and notes the triggered starts (state/trigger-fires.ts), so that no request pays for
  * a scan of its own; queues finished executions for archiving, and re-arms the timers and timer
  * boundary events of waiting and active nodes (overdue ones fire at once). Returns the running
  * executions to continue: those with active nodes (run again), those with nothing live
@@ -37,12 +38,16 @@ export function recoverLiveState(
   const tasks = TaskIndex.fresh(state);
   const counts = LiveCounts.building(state);
   const jobs = JobQueues.building(state);
+  // Kept, not made again, for executions taken while running: the cold ones' entries stay.
+  const held = FileRefs.held(state);
+  const files = held === null || only !== undefined ? held : FileRefs.fresh(state);
   const running: Instance[] = [];
   let prev: Instance | null = null;
   for (const id of InstanceTable.of(state).ids()) {
     const inst = execution(state, id);
     if (inst === undefined) continue;
     if (inst.triggeredBy !== undefined) noteTriggeredStart(state, inst);
+    if (files !== null && (only === undefined || only.has(id))) files.add(inst);
     if (only && !only.has(id)) {
       indexWaits(state, inst, counts, jobs, tasks);
       continue;
@@ -93,9 +98,11 @@ function indexWaits(state: WfxState, inst: Instance, counts: LiveCounts, jobs: J
 
 /**
  * The derived indexes (subscriptions, waiting tasks, live counts, job queues) made again from
- * the live executions, in one walk (after some left the state: a partition given up).
+ * the live executions, in one walk (after some left the state: a partition given up, whose
+ * executions `left` names: the file index forgets them).
  */
-export function reindexLiveState(state: WfxState): void {
+export function reindexLiveState(state: WfxState, left: (instanceId: string) => boolean): void {
+  FileRefs.held(state)?.drop(left);
   state.subscriptions = {};
   const tasks = TaskIndex.fresh(state);
   const counts = LiveCounts.building(state);

@@ -8,7 +8,8 @@
  *
  * Retention: a file expires `retentionMs` after it was stored; the sweep then deletes it unless
  * something still refers to it (by its fileId in any string): a live execution (running or
- * finished and not yet archived: variables, node waits, output, log), a memory entry, a buffered
+ * finished and not yet archived: variables, node waits, output, log; a cold one by the file
+ * index, state/file-refs.ts, its document unread), a memory entry, a buffered
  * message, or a finished execution in history. History is not read: when an execution is
  * archived, the files it names are recorded with the bucket it went to (`files.held`,
  * engine/archive.ts), and the file is kept while that bucket is, i.e. until history retention
@@ -20,6 +21,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { WfxError } from '../../shared/errors.js';
 import { InstanceTable } from '../state/instance-table.js';
+import { FileRefs } from '../state/file-refs.js';
 import type { WfxRecord } from '../state/records.js';
 import type { StoredFile, WfxState } from '../state/state.js';
 import { collectFileIds } from '../state/stored-file.js';
@@ -237,13 +239,15 @@ function missing(file: StoredFile): WfxError {
 
 /**
  * The fileIds the live state refers to, in any string: live executions (running, or finished
- * and not yet archived; variables, node waits, output and log alike), memory entries, buffered
- * messages, thrown events not yet given to every daemon. History is not read (see `files.held`).
- * Pure; walks the values without serializing them.
+ * and not yet archived; variables, node waits, output and log alike; those not resident as the
+ * file index has them, their documents unread), memory entries, buffered messages, thrown
+ * events not yet given to every daemon. History is not read (see `files.held`). Pure; walks the
+ * values without serializing them.
  */
 export function referencedFiles(state: WfxState): Set<string> {
   const found = new Set<string>();
   for (const inst of InstanceTable.of(state).live()) collectFileIds(inst, found);
+  FileRefs.held(state)?.notResident(found);
   collectFileIds(state.memory, found);
   collectFileIds(state.messages, found);
   collectFileIds(state.thrown, found);

@@ -7,6 +7,7 @@
  */
 import { ownEntry } from '../../shared/json-object.js';
 import type { ExecutionSummary } from './execution-summary.js';
+import { FileRefs, type FileRefsHolder } from './file-refs.js';
 import type { Instance } from './instance.js';
 import { InstanceTable } from './instance-table.js';
 
@@ -54,7 +55,10 @@ export interface ColdExecutions {
 }
 
 /** What an `Executions` holds: the resident executions and the table beside them. */
-type Holder = { instances: Record<string, Instance | undefined>; instanceTable?: InstanceTable<Instance> | undefined };
+type Holder = FileRefsHolder & {
+  instances: Record<string, Instance | undefined>;
+  instanceTable?: InstanceTable<Instance> | undefined;
+};
 
 /** The executions of a state, read through the seam (see the top of this file). */
 export class Executions {
@@ -64,7 +68,10 @@ export class Executions {
   constructor(
     private readonly state: Holder,
     private readonly cold: ColdExecutions | null = null,
-  ) {}
+  ) {
+    // What the file store's collection knows of a cold execution's files (file-refs.ts).
+    if (cold !== null) FileRefs.fresh(state);
+  }
 
   /** True while every execution is resident: a step need not name its executions. */
   get allResident(): boolean {

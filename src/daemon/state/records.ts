@@ -6,6 +6,7 @@
  */
 import { DERIVED, initialState, type Instance, type WfxState } from './state.js';
 import { InstanceTable } from './instance-table.js';
+import { FileRefs } from './file-refs.js';
 import { auditHandlers, type AuditRecord } from './records/audit.js';
 import { bulkHandlers, type BulkRecord } from './records/bulk.js';
 import { directoryHandlers, type DirectoryRecord } from './records/directory.js';
@@ -57,6 +58,8 @@ const handlers: Handlers<WfxRecord> = {
 /** Applies one record to the state in place. Deterministic; the store's reducer. */
 export function applyRecord(state: WfxState, record: WfxRecord): void {
   (handlers[record.type] as (s: WfxState, r: WfxRecord) => void)(state, record);
+  // Only an engine whose executions may leave memory has one (file-refs.ts).
+  if (state.fileRefs !== undefined) FileRefs.held(state)?.applied(record);
 }
 
 /**

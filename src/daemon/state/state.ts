@@ -8,6 +8,7 @@ import type { SubscriptionBucket } from './subscriptions.js';
 import type { Domain, DomainAction, JobQueues } from './job-queues.js';
 import type { LiveCounts } from './live-counts.js';
 import type { TaskIndex } from './task-index.js';
+import type { FileRefs } from './file-refs.js';
 import type { Instance } from './instance.js';
 import type { BulkOperation } from './bulk.js';
 
@@ -169,6 +170,12 @@ export interface WfxState {
    * recovery walk or on first use by `TaskIndex.of(state)`. Derived, so never written to a snapshot (DERIVED).
    */
   taskIndex?: TaskIndex | undefined;
+  /**
+   * The fileIds each live execution may name (file-refs.ts), made by the recovery walk of an
+   * engine with a cold side, kept by the reducer: what the file store's collection knows of a
+   * cold execution. Derived, so never written to a snapshot (DERIVED).
+   */
+  fileRefs?: FileRefs | undefined;
 }
 
 /** The kinds of model provider: an OpenAI-compatible HTTP API, or a GGUF file run in-process. */
@@ -316,7 +323,7 @@ export interface ApiKey {
  * (Engine.recover with indexEventWait): large, and a checkpoint would copy it at once when its
  * copy began. The instance table indexes `instances` again on first use (InstanceTable.of).
  */
-export const DERIVED = ['subscriptions', 'instanceTable', 'jobQueues', 'liveCounts', 'taskIndex'] as const;
+export const DERIVED = ['subscriptions', 'instanceTable', 'jobQueues', 'liveCounts', 'taskIndex', 'fileRefs'] as const;
 
 /** `T` with its readonly fields writable: for code that builds or shares a state object's fields in place. */
 export type Writable<T> = { -readonly [K in keyof T]: T[K] };
@@ -353,5 +360,6 @@ export function initialState(): WfxState {
     jobQueues: undefined,
     liveCounts: undefined,
     taskIndex: undefined,
+    fileRefs: undefined,
   };
 }

@@ -46,9 +46,12 @@ class Claims implements KeptClaims {
   }
 }
 
-async function setup(t: Test) {
+async function setup(t: Test, cold?: boolean) {
   const claims = new Claims();
-  const h = await engineHarness(t, undefined, undefined, { cluster: engineCluster({ keptClaims: claims }) });
+  const h = await engineHarness(t, undefined, undefined, {
+    cluster: engineCluster({ keptClaims: claims }),
+    ...(cold !== undefined && { cold }),
+  });
   const pid = await h.publish(CATCH);
   return { claims, h, pid };
 }
@@ -120,6 +123,29 @@ t.test('a message another daemon keeps wakes a node that waits here', async (t) 
   await completed(h, started.processInstanceId);
   t.equal((await h.get(started.processInstanceId)).variables.n, 7);
   t.same(kept(h), []);
+});
+
+t.test('a message another daemon keeps wakes a node that waits here while its execution is cold', async (t) => {
+  const { claims, h, pid } = await setup(t, true);
+  const started = await h.start(pid, {}, { correlationKey: 'k' });
+  await h.rest();
+  t.equal(h.engine.executions.get(started.processInstanceId), undefined, 'not resident');
+  t.ok(h.engine.executions.coldSummary(started.processInstanceId), 'cold');
+  const message: BufferedMessage = {
+    id: '0193a000-0000-7000-8000-000000000002',
+    organization: 'default',
+    eventType: 'paid',
+    correlationKey: 'k',
+    data: { n: 8 },
+    messageId: null,
+    receivedAt: h.clock.now().toISOString(),
+    expiresAt: new Date(h.clock.ms + 60_000).toISOString(),
+  };
+  await h.store.commit({ type: 'message.buffered', message });
+  claims.told([message.id]);
+  await completed(h, started.processInstanceId);
+  t.equal((await h.get(started.processInstanceId)).variables.n, 8, 'read back and woken');
+  t.same(claims.holders, new Map(), 'its claim given up');
 });
 
 t.test('a claim won for a node that no longer waits goes to the next node', async (t) => {

@@ -1,0 +1,114 @@
+/**
+ * The stored files each live execution may name (by fileId, in any string), kept where a cold
+ * execution's are known without its document (decision 068, step 7): the file store's
+ * collection reads the resident executions themselves and this index for the cold ones, so a
+ * file a cold execution names is never deleted. Derived, so never written to a snapshot
+ * (DERIVED in state.ts): made where executions may leave memory (an `Executions` with a cold
+ * side, state/executions.ts), filled by the recovery walk (engine/recovery.ts) and kept by the
+ * reducer (records.ts) from then on.
+ * Without a cold side no index is made and nothing is paid: every execution is resident and
+ * read whole.
+ *
+ * An execution's entry holds the fileIds of its document when the walk read it and those of
+ * every record applied to it since, until it is archived: a superset of what it names (a value
+ * overwritten since still counts), so a file may be kept longer, never deleted too soon. An
+ * execution that names no file has no entry (docs/decisions/005-no-long-lived-growing-collections.md).
+ */
+import { ownEntry } from '../../shared/json-object.js';
+import type { Instance } from './instance.js';
+import type { InstanceTable } from './instance-table.js';
+import { collectFileIds } from './stored-file.js';
+
+/** What a file index belongs to: the state's executions and the index kept beside them (WfxState.fileRefs). */
+export interface FileRefsHolder {
+  instances: Record<string, Instance | undefined>;
+  instanceTable?: InstanceTable<Instance> | undefined;
+  fileRefs?: FileRefs | undefined;
+}
+
+/** A record as the index reads it: the execution it names, or the one it starts. */
+type ExecutionChange =
+  | { readonly type: string; readonly instanceId: string }
+  | { readonly type: 'instance.started'; readonly instance: Pick<Instance, 'processInstanceId'> }
+  | { readonly type: string };
+
+/** The fileIds found in one record (reused: the reducer applies records one at a time). */
+const scratch = new Set<string>();
+
+/** The file index of one state. */
+export class FileRefs {
+  /** The fileIds each live execution that names any may name, by its id. */
+  private readonly byExecution = new Map<string, Set<string>>();
+
+  private constructor(readonly state: FileRefsHolder) {}
+
+  /** The index of `state` if it is made, else null (the reducer keeps up only an index that exists). */
+  static held(state: FileRefsHolder): FileRefs | null {
+    const held = state.fileRefs;
+    return held !== undefined && held.state === state ? held : null;
+  }
+
+  /** A new, empty index made the state's own, for a walk over every live execution to `add` each. */
+  static fresh(state: FileRefsHolder): FileRefs {
+    const made = new FileRefs(state);
+    state.fileRefs = made;
+    return made;
+  }
+
+  /** Notes every fileId resident execution `inst` names now, in place of what its entry held (the walk). */
+  add(inst: Instance): void {
+    const id = inst.processInstanceId;
+    this.byExecution.delete(id);
+    collectFileIds(inst, scratch);
+    this.take(id);
+  }
+
+  /**
+   * Record `r` was applied (the reducer, after its handler): the fileIds it carries are noted
+   * for the execution it changed, if that one is resident; an archived execution's entry goes.
+   */
+  applied(r: ExecutionChange): void {
+    if (r.type === 'instance.archived' && 'instanceId' in r) this.byExecution.delete(r.instanceId);
+    else if ('instanceId' in r) {
+      if (ownEntry(this.state.instances, r.instanceId) === undefined) return;
+      collectFileIds(r, scratch);
+      this.take(r.instanceId);
+    } else if (r.type === 'instance.started' && 'instance' in r) {
+      collectFileIds(r, scratch);
+      this.take(r.instance.processInstanceId);
+    }
+  }
+
+  /** Forgets the executions `leaving` names (they left the state with their partition). */
+  drop(leaving: (instanceId: string) => boolean): void {
+    for (const id of this.byExecution.keys()) if (leaving(id)) this.byExecution.delete(id);
+  }
+
+  /**
+   * Adds to `into` the fileIds the executions that are not resident (cold, or being read back)
+   * may name: what the collection cannot read from their documents. Reads no document.
+   */
+  notResident(into: Set<string>): void {
+    for (const [id, files] of this.byExecution)
+      if (ownEntry(this.state.instances, id) === undefined) for (const fileId of files) into.add(fileId);
+  }
+
+  /** The fileIds execution `id` may name (tests), empty when none. */
+  of(id: string): ReadonlySet<string> {
+    return this.byExecution.get(id) ?? new Set();
+  }
+
+  /** Left out of JSON as it is of snapshots: it is derived (and holds its state). */
+  toJSON(): undefined {
+    return undefined;
+  }
+
+  /** Moves what `scratch` found into execution `id`'s entry. */
+  private take(id: string): void {
+    if (scratch.size === 0) return;
+    let files = this.byExecution.get(id);
+    if (files === undefined) this.byExecution.set(id, (files = new Set()));
+    for (const fileId of scratch) files.add(fileId);
+    scratch.clear();
+  }
+}
