@@ -14,13 +14,13 @@ import { CRASH_POINT_SET, crashPoint } from '../store/crash-point.js';
 import type { Transaction } from '../store/store.js';
 import { ownRecordsJson, recordsByExecution, type ExecutionArchive } from './archive.js';
 import type { EngineEmitter, LogsAdvanced, StreamedLog } from './engine-events.js';
-import { nodeKey, timerTarget, type TimerKey } from './keys.js';
+import { isWake, nodeKey, timerTarget, wakeKey, type TimerKey } from './keys.js';
 import { armBoundaries, disarmBoundaries, planEffects, type PlannedEffect } from './effect-plan.js';
 import { TimerQueue } from './timers.js';
 import type { BegunStep, RunStep, StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
 import type { WorkRunner } from './work-runner.js';
 import type { EngineObserver } from './options.js';
-import { execution } from '../state/executions.js';
+import { execution, type Executions } from '../state/executions.js';
 
 /**
  * Nodes one step continuing deferred executions runs: a fraction of a step's own budget, so a
@@ -44,6 +44,8 @@ export interface EffectsOptions {
   readonly closed: () => boolean;
   /** Runs a step (a timer's), resolved once durable (runner.ts). */
   readonly step: RunStep;
+  /** The seam before the executions: a wake reads its execution back; each read back has its log streamed whole. */
+  readonly executions: Executions;
   /** Runs a step now, its answer known on return (runner.ts, StepRunner.begin). */
   readonly begin: (input: StepInput) => BegunStep<unknown>;
   /** Watches durable steps (metrics). */
@@ -83,6 +85,16 @@ export class Effects {
       (key) => this.fireTimer(key),
       () => options.now().getTime(),
     );
+    // Read back from disk: durable, so every line of its log counts as streamed.
+    options.executions.onLoad((inst) => void this.streamed.set(inst.processInstanceId, inst.logs.length));
+  }
+
+  /**
+   * Arms the earliest timer of cold execution `instanceId` (its summary's `dueMs`): when it
+   * comes, the execution is read back and its timers armed exactly (overdue ones fire at once).
+   */
+  armWake(instanceId: string, dueMs: number): void {
+    this.timers.set(wakeKey(instanceId), dueMs);
   }
 
   /**
@@ -275,12 +287,30 @@ export class Effects {
 
   /** A timer is due: a step fires its boundary event, or resumes its waiting node (if they still can). */
   private fireTimer(key: TimerKey): void {
-    const { instanceId, nodeInstanceId, boundaryId } = timerTarget(key);
+    const target = timerTarget(key);
+    if (isWake(target)) {
+      this.wake(target.instanceId).catch((err: unknown) => this.options.onError(err, `waking ${target.instanceId}`));
+      return;
+    }
+    const { instanceId, nodeInstanceId, boundaryId } = target;
     this.options
       .step({ kind: 'timer', instanceId, nodeInstanceId, ...(boundaryId !== undefined && { boundaryId }) })
       .catch((err: unknown) =>
         this.options.onError(err, boundaryId !== undefined ? `boundary timer ${key}` : `timer of ${key}`),
       );
+  }
+
+  /** A wake key came: execution `id` read back (if still live), its waits' and boundaries' timers armed as at a restart. */
+  private async wake(id: string): Promise<void> {
+    await this.options.executions.ensure([id]);
+    const inst = execution(this.state, id);
+    if (inst === undefined || this.options.closed()) return;
+    for (const nid in inst.nodes) {
+      const ni = inst.nodes[nid]!;
+      if (ni.statusCd === STATUS.WAITING) this.recoveredWait(inst, ni);
+      else if (ni.statusCd !== STATUS.ACTIVE) continue;
+      this.armBoundaries(inst, ni.id);
+    }
   }
 
   /** One step that continues deferred executions, oldest first, until its budget is spent. */

@@ -189,6 +189,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       onError: (err, what) => this.onError(err, what),
       closed,
       step,
+      executions: this.executions,
       begin: (input) => this.runner.begin(input),
       observe: options.observe,
     });
@@ -292,13 +293,11 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   }
 
   /**
-   * Delivers a message or signal (POST /process/event). Resolves with what it resumed, or
-   * `buffered` when nothing matched and it is kept for `ttlSeconds`. Throws
-   * NO_MATCHING_SUBSCRIPTION when nothing matched and there is no ttl. `elsewhere` delivers it
-   * to the executions other daemons hold (api/fan-out.ts), once its message id is known new:
-   * what they resumed counts as matched, so it is kept only when nothing matched anywhere.
-   * Events with one message id are delivered one at a time: the second finds the first's
-   * id remembered (`duplicate`), however long `elsewhere` took.
+   * Delivers a message or signal (POST /process/event): resolves with what it resumed, or
+   * `buffered` (nothing matched, kept for `ttlSeconds`); else NO_MATCHING_SUBSCRIPTION.
+   * `elsewhere` delivers it to the executions other daemons hold (api/fan-out.ts) once its id is
+   * known new (what they resumed counts as matched). One message id at a time: the second finds
+   * the first's remembered (`duplicate`), however long `elsewhere` took.
    */
   publishEvent(req: PublishRequest): Promise<EventOutcome> {
     return this.events.publish(req);

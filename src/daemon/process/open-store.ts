@@ -54,6 +54,11 @@ export interface StoreChoice {
   /** With `store`: where the database's other daemons reach this one (default: where it listens). */
   readonly advertiseUrl?: string;
   readonly checkpointEvery?: number;
+  /**
+   * The JSON store: leave the executions a checkpoint wrote unread at open (StoreOptions.lazy),
+   * for an engine with an execution cache to read back when touched.
+   */
+  readonly lazyExecutions?: boolean;
 }
 
 /** What a daemon's store is, for its log line and `wfx daemon status`. */
@@ -101,6 +106,7 @@ export async function openStore(
       snapshotBytes,
       ...wfxJsonStore(), // executions kept in execution segments
       checkpointEvery: choice.checkpointEvery,
+      lazy: choice.lazyExecutions === true,
       logger,
     });
     try {

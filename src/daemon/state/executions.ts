@@ -64,6 +64,7 @@ type Holder = FileRefsHolder & {
 export class Executions {
   /** Trees being read back, by the id of each execution in them: a second ensure waits for the first. */
   private readonly loading = new Map<string, Promise<void>>();
+  private readonly loadListeners: Array<(inst: Instance) => void> = [];
 
   constructor(
     private readonly state: Holder,
@@ -86,6 +87,11 @@ export class Executions {
   /** What is kept of execution `id` while it is cold (ColdExecutions.summary); undefined: resident, or none. */
   coldSummary(id: string): ExecutionSummary | undefined {
     return this.cold?.summary(id);
+  }
+
+  /** Calls `fn` with each execution read back from the cold side, once resident (before any step on it). */
+  onLoad(fn: (inst: Instance) => void): void {
+    this.loadListeners.push(fn);
   }
 
   /** Tells the cold side the executions a step changed (ColdExecutions.touched). */
@@ -136,6 +142,7 @@ export class Executions {
         .then((insts) => {
           const table = InstanceTable.of(this.state);
           for (const inst of insts) table.put(inst);
+          for (const inst of insts) for (const fn of this.loadListeners) fn(inst);
         })
         .finally(() => {
           for (const id of members) this.loading.delete(id);
