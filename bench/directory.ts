@@ -46,6 +46,8 @@ function summaries(now: number): ExecutionSummary[] {
       root: null,
       parent: null,
       startMs: start + i,
+      triggered: false,
+      child: false,
       correlationKey: key,
       dueMs: kind === 2 ? now + Math.floor(Math.random() * 7 * DAY) : kind === 0 ? now + DAY : null,
       active: 0,
@@ -53,7 +55,7 @@ function summaries(now: number): ExecutionSummary[] {
         kind === 0
           ? { kind: 'input', node: 'ask', since: start + i, assignee: null }
           : kind === 1
-            ? { kind: 'event', node: 'paid', eventType: 'message', ref: 'paid', key }
+            ? { kind: 'event', node: 'paid', eventType: 'message', nodeId: 'paid', ref: 'paid', key }
             : { kind: 'timer', node: 'later' },
       ],
     };

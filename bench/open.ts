@@ -51,6 +51,8 @@ function summary(i: number, now: number): ExecutionSummary {
     root: null,
     parent: null,
     startMs: start,
+    triggered: false,
+    child: false,
     correlationKey: key,
     dueMs: kind === 2 ? now + ((i * 7919) % (7 * DAY)) : kind === 0 ? now + DAY : null,
     active: 0,
@@ -58,7 +60,7 @@ function summary(i: number, now: number): ExecutionSummary {
       kind === 0
         ? { kind: 'input', node: 'ask', since: start, assignee: i % 2 ? 'ann' : null }
         : kind === 1
-          ? { kind: 'event', node: 'paid', eventType: 'message', ref: 'paid', key }
+          ? { kind: 'event', node: 'paid', eventType: 'message', nodeId: 'paid', ref: 'paid', key }
           : { kind: 'timer', node: 'later' },
     ],
   };

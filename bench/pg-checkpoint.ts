@@ -51,6 +51,8 @@ const summarize = (execution: unknown): ExecutionSummary => {
     root: null,
     parent: null,
     startMs: AT.getTime(),
+    triggered: false,
+    child: false,
     correlationKey: null,
     dueMs: null,
     active: 0,

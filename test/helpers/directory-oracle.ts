@@ -126,7 +126,14 @@ function randomWait(rnd: () => number, node: string): WaitSummary {
   if (r < 0.3)
     return { kind: 'input', node, since: Math.floor(rnd() * 50) * 1e6 + since++, assignee: pick(['ann', 'bob', null]) };
   if (r < 0.7)
-    return { kind: 'event', node, eventType: rnd() < 0.7 ? 'message' : 'signal', ref: pick(REFS), key: pick(KEYS) };
+    return {
+      kind: 'event',
+      node,
+      eventType: rnd() < 0.7 ? 'message' : 'signal',
+      nodeId: `on-${pick(REFS)}`,
+      ref: pick(REFS),
+      key: pick(KEYS),
+    };
   if (r < 0.9) {
     const [domain, action] = pick(DOMAINS);
     return {
@@ -167,6 +174,8 @@ export function randomSummary(rnd: () => number, id: string, roots: readonly str
     root,
     parent: root,
     startMs: 1_700_000_000_000 + Math.floor(rnd() * 1e6),
+    triggered: rnd() < 0.1,
+    child: root !== null && rnd() < 0.7,
     correlationKey: rnd() < 0.5 ? null : `order-${Math.floor(rnd() * 1e9)}`,
     dueMs: rnd() < 0.4 ? null : Math.floor(rnd() * 20) * 1000,
     active: rnd() < 0.8 ? 0 : 2,

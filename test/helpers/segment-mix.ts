@@ -16,6 +16,8 @@ export function summaryOf(i: number, id = `exec-${i}`): ExecutionSummary {
     root: null,
     parent: i % 11 === 0 ? `exec-${i - 1}` : null,
     startMs: 1_700_000_000_000 + i,
+    triggered: i % 5 === 0,
+    child: i % 11 === 0,
     active: 0,
   };
   switch (i % 3) {
@@ -31,7 +33,9 @@ export function summaryOf(i: number, id = `exec-${i}`): ExecutionSummary {
         ...base,
         correlationKey: `order-${i}`,
         dueMs: null,
-        waits: [{ kind: 'event', node: 'paid', eventType: 'message', ref: 'payment', key: `order-${i}` }],
+        waits: [
+          { kind: 'event', node: 'paid', eventType: 'message', nodeId: 'paid', ref: 'payment', key: `order-${i}` },
+        ],
       };
     default:
       return { ...base, correlationKey: null, dueMs: 1_700_600_000_000 + i, waits: [{ kind: 'timer', node: 'wait' }] };

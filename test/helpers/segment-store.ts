@@ -27,6 +27,8 @@ export function itemSummary(id: string): ExecutionSummary {
     root: null,
     parent: null,
     startMs: 1_700_000_000_000,
+    triggered: false,
+    child: false,
     correlationKey: null,
     dueMs: null,
     active: 0,

@@ -390,7 +390,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    * kept messages and dedup entries that expired.
    */
   async recover(): Promise<void> {
-    const running = recoverLiveState(this.state, this.effects, undefined, (inst) =>
+    const { running } = recoverLiveState(this.state, this.effects, undefined, (inst) =>
       overLimits(inst, this.limits, null),
     );
     await continueRecovered(running, this.recovering);
@@ -408,7 +408,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    * execution (the load reset it). Resolves once the active ones ran.
    */
   async adopt(ids: readonly string[]): Promise<void> {
-    const running = recoverLiveState(this.state, this.effects, new Set(ids), (inst) =>
+    const { running } = recoverLiveState(this.state, this.effects, new Set(ids), (inst) =>
       overLimits(inst, this.limits, null),
     );
     await continueRecovered(running, this.recovering);

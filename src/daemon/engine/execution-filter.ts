@@ -113,7 +113,9 @@ export class ExecutionFilter {
   }
 
   /** Whether an execution's own fields, all but its failure's, answer the query. Pure. */
-  private fieldsMatch(f: Omit<ExecutionSummary, 'root' | 'dueMs' | 'active' | 'waits'>): boolean {
+  private fieldsMatch(
+    f: Omit<ExecutionSummary, 'root' | 'dueMs' | 'active' | 'waits' | 'triggered' | 'child'>,
+  ): boolean {
     const q = this.q;
     const within = bucketOf(f.id) === null ? this.startedWithin(f.startMs, f.id) : this.inBounds(f.id);
     return (

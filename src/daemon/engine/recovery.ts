@@ -5,16 +5,42 @@
 import { errorMessage } from '../../shared/errors.js';
 import { shareParsedStrings } from '../state/object-shapes.js';
 import { InstanceTable } from '../state/instance-table.js';
-import { indexEventWait } from '../state/records/subscription-index.js';
+import { indexEventWait, subscribeIn } from '../state/records/subscription-index.js';
+import { subscriptionBucket } from '../state/subscriptions.js';
+import type { ExecutionSummary } from '../state/execution-summary.js';
 import { JobQueues } from '../state/job-queues.js';
 import { LiveCounts } from '../state/live-counts.js';
-import { noteTriggeredStart } from '../state/trigger-fires.js';
+import { noteTriggeredStart, noteTriggeredStartAt } from '../state/trigger-fires.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import { TaskIndex } from '../state/task-index.js';
 import type { Effects } from './effects.js';
 import type { RunStep } from './step/index.js';
 import { execution } from '../state/executions.js';
 import { FileRefs } from '../state/file-refs.js';
+
+/**
+ * The live executions that are not resident (decision 068: the lazy open), as recovery reads
+ * them: each one's summary, and the state of one by id (a tree's root, for its count).
+ */
+export interface ColdLive {
+  /** Every cold live execution's summary, each once, in the order their jobs queue. */
+  readonly summaries: Iterable<ExecutionSummary>;
+  /** The STATE of cold execution `id`; undefined: it is not cold. */
+  stateOf(id: string): number | undefined;
+}
+
+/** What a recovery walk leaves to do. */
+export interface Recovered {
+  /** The resident running executions to continue, as recoverLiveState says. */
+  readonly running: Instance[];
+  /**
+   * The cold running executions to continue (read them, then step them): those with an Active
+   * node or nothing waiting. Whether one is over a limit needs its document: not decided here.
+   */
+  readonly coldRunning: string[];
+  /** The cold finished executions, for the caller to queue for archiving (as a resident one is). */
+  readonly coldFinished: string[];
+}
 
 /**
  * In one walk over the live executions (with `only`: those, the derived indexes rebuilt for
@@ -25,6 +51,10 @@ import { FileRefs } from '../state/file-refs.js';
  * boundary events of waiting and active nodes (overdue ones fire at once). Returns the running
  * executions to continue: those with active nodes (run again), those with nothing live
  * (settled: finished, or their join fired), and those `overLimit` names.
+ *
+ * `cold`: the live executions not resident, indexed and counted from their summaries alone (no
+ * document read); those to continue and those finished are returned by id. Their timers and
+ * log counts are left to the caller (the summary's `dueMs`; a read arms them exactly).
  */
 export function recoverLiveState(
   state: WfxState,
@@ -32,7 +62,8 @@ export function recoverLiveState(
   only?: ReadonlySet<string>,
   /** A waiting execution over a limit (limits.ts) is continued too: the step fails it. */
   overLimit?: (inst: Instance) => unknown,
-): Instance[] {
+  cold?: ColdLive,
+): Recovered {
   // The indexes are derived: rebuilt in the same walk (one pass over the executions, not several).
   state.subscriptions = {};
   const tasks = TaskIndex.fresh(state);
@@ -78,9 +109,56 @@ export function recoverLiveState(
     counts.add(inst, active);
     if (active > 0 || !waiting || (overLimit !== undefined && overLimit(inst) !== null)) running.push(inst);
   }
+  const coldRunning: string[] = [];
+  const coldFinished: string[] = [];
+  if (cold !== undefined)
+    for (const s of cold.summaries) {
+      if (s.triggered) noteTriggeredStartAt(state, s.processId, s.environment, isoTime(s.startMs));
+      const live = s.stateCd === STATE.RUNNING;
+      indexSummary(state, s, live, counts, jobs, tasks);
+      if (only && !only.has(s.id)) continue;
+      if (!live) coldFinished.push(s.id);
+      else if (s.active > 0 || s.waits.length === 0) coldRunning.push(s.id);
+    }
   tasks.built();
-  counts.built();
-  return running;
+  counts.built(cold === undefined ? undefined : (id) => cold.stateOf(id));
+  return { running, coldRunning, coldFinished };
+}
+
+/** The ISO time of `ms` (what a summary keeps of an ISO time a toISOString wrote); '' for none. */
+function isoTime(ms: number): string {
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : '';
+}
+
+/**
+ * Indexes the waits of cold live execution `s` from its summary and counts it, as the walk does
+ * a resident one's (`live`: it runs): only a running execution subscribes or has tasks, a job
+ * wait is queued whatever its state.
+ */
+function indexSummary(
+  state: WfxState,
+  s: ExecutionSummary,
+  live: boolean,
+  counts: LiveCounts,
+  jobs: JobQueues,
+  tasks: TaskIndex,
+): void {
+  for (const w of s.waits) {
+    // A summary keeps no job wait's start: the execution's orders the job list until it is read back.
+    if (w.kind === 'job')
+      jobs.putAt(s.organization, w.domain, w.action, s.id, w.node, new Date(s.startMs).toISOString());
+    else if (!live) continue;
+    else if (w.kind === 'event') {
+      const bucket = subscriptionBucket(s.organization, w.ref, w.eventType, w.key);
+      subscribeIn(state, bucket, s.id, w.node, w.nodeId);
+    } else if (w.kind === 'input')
+      tasks.addTask(s.organization, s.processId, {
+        since: isoTime(w.since),
+        instanceId: s.id,
+        nodeInstanceId: w.node,
+      });
+  }
+  counts.addSummary(s);
 }
 
 /** Indexes the waits of one live execution and counts it (the rest of a recovery left to its own). */

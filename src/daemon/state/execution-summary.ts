@@ -12,7 +12,10 @@ export type WaitSummary =
   | {
       readonly kind: 'input';
       readonly node: string;
-      /** When the node started waiting (ms since the epoch): the task list's order. */
+      /**
+       * When the node started waiting (ms since the epoch): the task list's order. Node times are
+       * written by toISOString, so `new Date(since).toISOString()` is the node's startTime.
+       */
       readonly since: number;
       readonly assignee: string | null;
     }
@@ -20,6 +23,8 @@ export type WaitSummary =
       readonly kind: 'event';
       readonly node: string;
       readonly eventType: 'message' | 'signal';
+      /** The node's id in its flow (NodeInstance.nodeId: what a subscription names). */
+      readonly nodeId: string;
       /** The message or signal name the node waits on (its subscription bucket with the key). */
       readonly ref: string;
       readonly key: string | null;
@@ -48,8 +53,12 @@ export interface ExecutionSummary {
   /** The execution at the top of its tree (Instance.root); null: this one. */
   readonly root: string | null;
   readonly parent: string | null;
-  /** When it started (ms since the epoch). */
+  /** When it started (ms since the epoch; `new Date(startMs).toISOString()` is its startTime). */
   readonly startMs: number;
+  /** Started by an execution trigger (Instance.triggeredBy set): trigger health notes its start. */
+  readonly triggered: boolean;
+  /** A child execution (Instance.parentNodeInstanceId set: its parent's node waits for it), as live counts count them. */
+  readonly child: boolean;
   /** The execution's own correlation key. */
   readonly correlationKey: string | null;
   /**
@@ -62,6 +71,11 @@ export interface ExecutionSummary {
   /** Its waiting nodes, in node order. */
   readonly waits: readonly WaitSummary[];
 }
+
+/** A summary's flag bits as the segment index and the directory keep them: `triggered`. */
+export const FLAG_TRIGGERED = 1;
+/** A summary's flag bit: `child`. */
+export const FLAG_CHILD = 2;
 
 /** The due times (ms) of the unfired timer boundary events of a live node (engine/effect-plan.ts knows the flow). */
 export type BoundaryDue = (inst: Instance, ni: NodeInstance) => readonly number[];
@@ -94,6 +108,8 @@ export function summarize(inst: Instance, boundaryDue: BoundaryDue): ExecutionSu
     root: inst.root ?? null,
     parent: inst.parentInstanceId,
     startMs: Date.parse(inst.startTime),
+    triggered: inst.triggeredBy !== undefined,
+    child: inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined,
     correlationKey: inst.correlationKey,
     dueMs: due,
     active,
@@ -108,7 +124,14 @@ function waitSummary(ni: NodeInstance): WaitSummary {
     case 'input':
       return { kind: 'input', node: ni.id, since: Date.parse(ni.startTime), assignee: wait.assignee };
     case 'event':
-      return { kind: 'event', node: ni.id, eventType: wait.eventType, ref: wait.messageRef, key: wait.correlationKey };
+      return {
+        kind: 'event',
+        node: ni.id,
+        eventType: wait.eventType,
+        nodeId: ni.nodeId,
+        ref: wait.messageRef,
+        key: wait.correlationKey,
+      };
     case 'job':
       return {
         kind: 'job',

@@ -117,15 +117,30 @@ export class JobQueues {
 
   /** Puts the job of `node` last in its action's queue (added, or moved there). */
   put(inst: Instance, node: NodeInstance, wait: JobWait): void {
-    let domains = this.byOrg.get(inst.organization);
-    if (!domains) this.byOrg.set(inst.organization, (domains = new Map()));
-    let actions = domains.get(wait.domain);
-    if (!actions) domains.set(wait.domain, (actions = new Map()));
-    let queue = actions.get(wait.action);
-    if (!queue) actions.set(wait.action, (queue = new Map()));
-    const key = jobKey(inst.processInstanceId, node.id);
+    this.putAt(inst.organization, wait.domain, wait.action, inst.processInstanceId, node.id, node.startTime);
+  }
+
+  /**
+   * Puts the job of node `nodeInstanceId` of execution `instanceId`, waiting since `since`, last
+   * in its action's queue (a cold execution's, from its summary).
+   */
+  putAt(
+    organization: string,
+    domain: string,
+    action: string,
+    instanceId: string,
+    nodeInstanceId: string,
+    since: string,
+  ): void {
+    let domains = this.byOrg.get(organization);
+    if (!domains) this.byOrg.set(organization, (domains = new Map()));
+    let actions = domains.get(domain);
+    if (!actions) domains.set(domain, (actions = new Map()));
+    let queue = actions.get(action);
+    if (!queue) actions.set(action, (queue = new Map()));
+    const key = jobKey(instanceId, nodeInstanceId);
     queue.delete(key);
-    queue.set(key, { instanceId: inst.processInstanceId, nodeInstanceId: node.id, since: node.startTime });
+    queue.set(key, { instanceId, nodeInstanceId, since });
   }
 
   /** Forgets the job of `node` (it stopped waiting for it). */

@@ -15,6 +15,7 @@ import { InstanceTable } from './instance-table.js';
 import { execution } from './executions.js';
 import { STATE, STATUS, type StatusCd } from '../../shared/api/index.js';
 import type { Instance } from './instance.js';
+import type { ExecutionSummary } from './execution-summary.js';
 
 /**
  * What live counts belong to: the state's executions and the counts kept beside them
@@ -73,10 +74,25 @@ export class LiveCounts {
     this.flowStarted(inst, activeNodes ?? activeIn(inst));
   }
 
-  /** Ends a build: each tree counts its root while it runs. Returns the counts. */
-  built(): LiveCounts {
-    for (const root of this.trees.keys())
-      if (execution(this.state, root)?.stateCd === STATE.RUNNING) this.trees.set(root, this.trees.get(root)! + 1);
+  /**
+   * Counts cold live execution `s` while building, from its summary, as `add` counts a resident
+   * one (a waiting node has a wait: its summary lists every waiting node).
+   */
+  addSummary(s: ExecutionSummary): void {
+    if (s.stateCd !== STATE.RUNNING) return;
+    this.countAt(s.organization, s.root, s.child ? s.parent : null, 1);
+    this.flowStartedAt(s.processId, s.id, s.active, s.active + s.waits.length);
+  }
+
+  /**
+   * Ends a build: each tree counts its root while it runs; `coldState` answers for a root that is
+   * not resident (its STATE, undefined: none). Returns the counts.
+   */
+  built(coldState?: (id: string) => number | undefined): LiveCounts {
+    for (const root of this.trees.keys()) {
+      const stateCd = execution(this.state, root)?.stateCd ?? coldState?.(root);
+      if (stateCd === STATE.RUNNING) this.trees.set(root, this.trees.get(root)! + 1);
+    }
     return this;
   }
 
@@ -160,18 +176,29 @@ export class LiveCounts {
 
   /** Counts running execution `inst`, with `activeNodes` Active node instances, in its flow. */
   private flowStarted(inst: Instance, activeNodes: number): void {
-    let flow = this.flows.get(inst.processId);
-    if (flow === undefined) this.flows.set(inst.processId, (flow = [0, 0]));
+    if (activeNodes > 0) this.flowStartedAt(inst.processId, inst.processInstanceId, activeNodes, activeNodes);
+    else this.flowStartedAt(inst.processId, inst.processInstanceId, 0, liveNodes(inst));
+  }
+
+  /** Counts running execution `id` of flow `processId`, with `activeNodes` Active and `live` live nodes. */
+  private flowStartedAt(processId: string, id: string, activeNodes: number, live: number): void {
+    let flow = this.flows.get(processId);
+    if (flow === undefined) this.flows.set(processId, (flow = [0, 0]));
     flow[0]++;
-    if (activeNodes > 0) this.active.set(inst.processInstanceId, activeNodes);
-    else if (liveNodes(inst) > 0) flow[1]++;
+    if (activeNodes > 0) this.active.set(id, activeNodes);
+    else if (live > 0) flow[1]++;
   }
 
   private count(inst: Instance, delta: 1 | -1): void {
-    bump(this.orgs, inst.organization, delta);
-    if (inst.root !== undefined) bump(this.trees, inst.root, delta);
-    if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined)
-      bump(this.children, inst.parentInstanceId, delta);
+    const child = inst.parentNodeInstanceId !== undefined ? inst.parentInstanceId : null;
+    this.countAt(inst.organization, inst.root ?? null, child, delta);
+  }
+
+  /** Counts an execution of `organization` in tree `root` (null: its own), child of `parent` (null: none). */
+  private countAt(organization: string, root: string | null, parent: string | null, delta: 1 | -1): void {
+    bump(this.orgs, organization, delta);
+    if (root !== null) bump(this.trees, root, delta);
+    if (parent !== null) bump(this.children, parent, delta);
   }
 }
 

@@ -128,6 +128,14 @@ export class TaskIndex {
     if (isTask(inst, node)) this.add(inst, node);
   }
 
+  /**
+   * Adds task `ref` of flow `processId` of `organization`: one a running execution's summary
+   * names (a cold execution's, in the walk that fills a fresh index).
+   */
+  addTask(organization: string, processId: string, ref: TaskRef): void {
+    this.insert(organization, processId, ref);
+  }
+
   /** Removes every task of `inst` (it leaves Running or the state). */
   removeExecution(inst: Instance): void {
     for (const id in inst.nodes) this.remove(inst, inst.nodes[id]!);
@@ -176,10 +184,14 @@ export class TaskIndex {
 
   private add(inst: Instance, node: NodeInstance): void {
     const ref: TaskRef = { since: node.startTime, instanceId: inst.processInstanceId, nodeInstanceId: node.id };
-    let flows = this.byOrg.get(inst.organization);
-    if (flows === undefined) this.byOrg.set(inst.organization, (flows = new Map()));
-    let list = flows.get(inst.processId);
-    if (list === undefined) flows.set(inst.processId, (list = []));
+    this.insert(inst.organization, inst.processId, ref);
+  }
+
+  private insert(organization: string, processId: string, ref: TaskRef): void {
+    let flows = this.byOrg.get(organization);
+    if (flows === undefined) this.byOrg.set(organization, (flows = new Map()));
+    let list = flows.get(processId);
+    if (list === undefined) flows.set(processId, (list = []));
     this.total++;
     // New waits are the newest: almost always appended.
     if (this.building || list.length === 0 || compareTasks(list.at(-1)!, ref) < 0) {

@@ -13,12 +13,16 @@ const keyOf = (processId: string, environment: string) => `${processId} ${enviro
 
 /** Notes the start of `inst` when an execution trigger made it (the reducer's call). */
 export function noteTriggeredStart(state: WfxState, inst: Instance): void {
-  if (inst.triggeredBy === undefined) return;
+  if (inst.triggeredBy !== undefined) noteTriggeredStartAt(state, inst.processId, inst.environment, inst.startTime);
+}
+
+/** Notes a start by an execution trigger of flow `processId` in `environment` at `startTime` (an ISO time). */
+export function noteTriggeredStartAt(state: WfxState, processId: string, environment: string, startTime: string): void {
   let map = fires.get(state);
   if (!map) fires.set(state, (map = new Map()));
-  const key = keyOf(inst.processId, inst.environment);
+  const key = keyOf(processId, environment);
   const seen = map.get(key);
-  if (seen === undefined || inst.startTime > seen) map.set(key, inst.startTime);
+  if (seen === undefined || startTime > seen) map.set(key, startTime);
 }
 
 /** The last start of flow `processId` in `environment` by an execution trigger, as noted; null: none seen. */

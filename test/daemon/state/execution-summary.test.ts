@@ -33,9 +33,12 @@ t.test('a waiting execution: its waits, their routing keys, and its earliest tim
   t.equal(s.root, null, 'a root');
   t.equal(s.startMs, m.ms);
   t.equal(s.active, 0, 'nothing active at rest');
+  t.equal(s.triggered, false, 'started by no trigger');
+  t.equal(s.child, false, 'no parent waits for it');
+  t.equal(new Date(s.startMs).toISOString(), inst.startTime, 'its start time round trips as ISO');
   const byKind = Object.fromEntries(s.waits.map((w) => [w.kind, w]));
   t.match(byKind.input, { kind: 'input', since: m.ms, assignee: 'ana' });
-  t.match(byKind.event, { kind: 'event', eventType: 'message', ref: 'paid', key: 'o-17' });
+  t.match(byKind.event, { kind: 'event', eventType: 'message', nodeId: 'msg', ref: 'paid', key: 'o-17' });
   t.match(byKind.timer, { kind: 'timer' });
   t.equal(s.waits.length, 3);
   t.equal(s.dueMs, m.ms + 30 * 60_000, "the message wait's boundary comes first (30 min, before the input's 2 h)");

@@ -33,6 +33,10 @@ export interface SummaryColumns {
   readonly waitName: ReadonlyArray<number | null>;
   readonly waitAction: ReadonlyArray<number | null>;
   readonly waitKey: ReadonlyArray<string | null>;
+  /** Per entry, the index's FLAG_* bits; absent (an older index): not triggered, a child when it has a parent. */
+  readonly flags?: readonly number[];
+  /** Per wait, an event wait's flow node id; absent (an older index): ''. */
+  readonly waitFlowNode?: ReadonlyArray<number | null>;
   /** Ids that stopped being live executions as of this segment. */
   readonly removed: readonly string[];
 }

@@ -7,7 +7,7 @@
  * from the execution segments' indexes; kept up by `put` and `remove`.
  */
 import { STATE } from '../../../shared/api/index.js';
-import type { ExecutionSummary } from '../execution-summary.js';
+import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary } from '../execution-summary.js';
 import { SegmentCodes, type SummaryColumns } from './bulk.js';
 import { grown, Interner, Pairs } from './columns.js';
 import { DueHeap } from './due-heap.js';
@@ -54,6 +54,8 @@ interface CodedRow {
   env: number;
   flow: number;
   state: number;
+  /** FLAG_* bits: started by a trigger, a child. */
+  flags: number;
   startMs: number;
   active: number;
   correlation: string | null;
@@ -85,6 +87,8 @@ export class ExecutionDirectory {
   /** The flow (organization and processId) as a tuple code, what counts and listing key on. */
   private flow = new Int32Array(0);
   private state = new Uint8Array(0);
+  /** FLAG_* bits of each slot. */
+  private flags = new Uint8Array(0);
   private startMs = new Float64Array(0);
   private active = new Int32Array(0);
   private firstWait = new Int32Array(0);
@@ -105,6 +109,7 @@ export class ExecutionDirectory {
     env: 0,
     flow: 0,
     state: 0,
+    flags: 0,
     startMs: 0,
     active: 0,
     correlation: null,
@@ -161,6 +166,7 @@ export class ExecutionDirectory {
     r.env = this.strings.code(summary.environment);
     r.flow = this.pairs.code(r.org, r.proc);
     r.state = summary.stateCd;
+    r.flags = (summary.triggered ? FLAG_TRIGGERED : 0) | (summary.child ? FLAG_CHILD : 0);
     r.startMs = summary.startMs;
     r.active = summary.active;
     r.correlation = summary.correlationKey;
@@ -195,6 +201,7 @@ export class ExecutionDirectory {
       r.env = codes.code(c.environment[i]!);
       r.flow = this.pairs.code(r.org, r.proc);
       r.state = c.stateCd[i]!;
+      r.flags = c.flags?.[i] ?? (c.parent[i] !== null ? FLAG_CHILD : 0);
       r.startMs = base + c.startMs[i]!;
       r.active = c.active[i]!;
       r.correlation = c.correlationKey[i]!;
@@ -220,6 +227,7 @@ export class ExecutionDirectory {
           time === null ? NaN : base + time,
           lock === null ? null : base + lock,
           c.waitKey[k]!,
+          codes.codeOrNone(c.waitFlowNode?.[k] ?? null),
         );
       }
       w += count;
@@ -290,6 +298,8 @@ export class ExecutionDirectory {
       root,
       parent,
       startMs: this.startMs[slot]!,
+      triggered: (this.flags[slot]! & FLAG_TRIGGERED) !== 0,
+      child: (this.flags[slot]! & FLAG_CHILD) !== 0,
       correlationKey: this.correlation[slot] ?? null,
       dueMs: this.heap.dueOf(slot),
       active: this.active[slot]!,
@@ -401,6 +411,7 @@ export class ExecutionDirectory {
     this.env = grown(this.env, capacity);
     this.flow = grown(this.flow, capacity);
     this.state = grown(this.state, capacity);
+    this.flags = grown(this.flags, capacity);
     this.startMs = grown(this.startMs, capacity);
     this.active = grown(this.active, capacity);
     this.firstWait = grown(this.firstWait, capacity);
@@ -418,6 +429,7 @@ export class ExecutionDirectory {
     this.env[slot] = r.env;
     this.flow[slot] = r.flow;
     this.state[slot] = r.state;
+    this.flags[slot] = r.flags;
     this.startMs[slot] = r.startMs;
     this.active[slot] = r.active;
     this.segment[slot] = r.segment;

@@ -64,6 +64,8 @@ export class WaitTable {
   private t1: Float64Array;
   /** The lockedUntil of job waits that have one: a worker's lock is transient, so no column for it. */
   private readonly locks = new Map<number, number>();
+  /** message, signal: the node's flow id (-1: unknown, an older index). */
+  private flowNode: Int32Array;
   /** message, signal: the wait's correlation key. */
   private readonly key: Array<string | null>;
   private subNext: Int32Array;
@@ -99,6 +101,7 @@ export class WaitTable {
     this.a = new Int32Array(n);
     this.b = new Int32Array(n);
     this.t1 = new Float64Array(n);
+    this.flowNode = new Int32Array(n);
     this.subNext = new Int32Array(n);
     this.subPrev = new Int32Array(n);
     this.key = new Array<string | null>(n).fill(null);
@@ -221,6 +224,7 @@ export class WaitTable {
       this.a = grown(this.a, n);
       this.b = grown(this.b, n);
       this.t1 = grown(this.t1, n);
+      this.flowNode = grown(this.flowNode, n);
       this.subNext = grown(this.subNext, n);
       this.subPrev = grown(this.subPrev, n);
     }
@@ -245,6 +249,7 @@ export class WaitTable {
           NaN,
           null,
           wait.key,
+          this.strings.code(wait.nodeId),
         );
       }
       case 'job': {
@@ -266,7 +271,8 @@ export class WaitTable {
    * Fills wait row `row` of an execution of `organization` and `flow` with strings as their
    * numbers: `kind` a KINDS index (waitKind), `name` the assignee (-1: none), ref or domain,
    * `action` a job's action, `time` since or notBefore (NaN: none), `lock` a job's
-   * lockedUntil, `key` an event's correlation key.
+   * lockedUntil, `key` an event's correlation key, `flowNode` an event wait's flow node id
+   * (-1: unknown).
    */
   fillCoded(
     row: number,
@@ -279,6 +285,7 @@ export class WaitTable {
     time: number,
     lock: number | null = null,
     key: string | null = null,
+    flowNode = -1,
   ): void {
     this.node[row] = node;
     this.kind[row] = kind;
@@ -290,6 +297,7 @@ export class WaitTable {
       listOf(this.taskLists, flow, this.taskOrder).insert(row);
     } else if (kind === MESSAGE || kind === SIGNAL) {
       this.a[row] = name;
+      this.flowNode[row] = flowNode;
       const bucket = this.pairs.code(organization, name);
       this.b[row] = bucket;
       this.subPrev[row] = -1;
@@ -340,7 +348,15 @@ export class WaitTable {
     }
     if (kind === MESSAGE || kind === SIGNAL) {
       const eventType = kind === MESSAGE ? 'message' : 'signal';
-      return { kind: 'event', node, eventType, ref: this.strings.text(this.a[row]!), key: this.key[row] ?? null };
+      const flowNode = this.flowNode[row]!;
+      return {
+        kind: 'event',
+        node,
+        eventType,
+        nodeId: flowNode < 0 ? '' : this.strings.text(flowNode),
+        ref: this.strings.text(this.a[row]!),
+        key: this.key[row] ?? null,
+      };
     }
     if (kind === JOB) {
       const action = this.strings.text(this.pairs.second(this.b[row]!));

@@ -43,7 +43,21 @@ export function subscribe(
   wait: Extract<Wait, { kind: 'event' }>,
 ): void {
   const bucket = subscriptionBucket(inst.organization, wait.messageRef, wait.eventType, wait.correlationKey);
-  const sub: Subscription = { instanceId: inst.processInstanceId, nodeInstanceId: node.id, nodeId: node.nodeId };
+  subscribeIn(state, bucket, inst.processInstanceId, node.id, node.nodeId);
+}
+
+/**
+ * Writes the subscription of node `nodeInstanceId` (flow node `nodeId`) of execution
+ * `instanceId` to `bucket` (subscriptionBucket): a cold execution's, from its summary.
+ */
+export function subscribeIn(
+  state: WfxState,
+  bucket: string,
+  instanceId: string,
+  nodeInstanceId: string,
+  nodeId: string,
+): void {
+  const sub: Subscription = { instanceId, nodeInstanceId, nodeId };
   const held = state.subscriptions[bucket];
   if (held instanceof Map) held.set(subKey(sub.instanceId, sub.nodeInstanceId), sub);
   else if (held === undefined || isNode(held, sub.instanceId, sub.nodeInstanceId)) state.subscriptions[bucket] = sub;

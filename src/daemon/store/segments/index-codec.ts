@@ -1,4 +1,4 @@
-import type { ExecutionSummary, WaitSummary } from '../../state/execution-summary.js';
+import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } from '../../state/execution-summary.js';
 
 /**
  * A segment's index as it is stored (`NNNNNN.index.json`): one array per field, entry i of the
@@ -7,11 +7,18 @@ import type { ExecutionSummary, WaitSummary } from '../../state/execution-summar
  * wait kind, message name, domain, action, assignee) are numbers into `strings`. Waits are
  * flattened: entry i has `waits[i]` of them, in order, in the `wait*` columns:
  * - input: `waitTime` since, `waitName` assignee;
- * - event: `waitName` ref, `waitAction` eventType, `waitKey` the correlation key;
+ * - event: `waitName` ref, `waitAction` eventType, `waitKey` the correlation key, `waitFlowNode`
+ *   the node's flow id;
  * - job: `waitName` domain, `waitAction` action, `waitTime` notBefore, `waitLock` lockedUntil;
  * - the other kinds: kind and node only. Unused cells are null.
  * Times (`startMs`, `dueMs`, `waitTime`, `waitLock`) are ms after `timeBase` (the first entry's
  * start): short numbers parse faster than 13-digit ones.
+ *
+ * Columns added later are optional, and an index written before them reads as its old default:
+ * - `flags` (per entry; FLAG_TRIGGERED, FLAG_CHILD): absent, no entry was started by a trigger
+ *   and an entry with a parent is a child;
+ * - `waitFlowNode` (per wait): absent, an event wait's flow node id is '' (unknown until the
+ *   execution is read and written again).
  */
 export interface IndexDoc {
   readonly format: 'wfx-execution-segment-index';
@@ -43,6 +50,10 @@ export interface IndexDoc {
   readonly waitName: Array<number | null>;
   readonly waitAction: Array<number | null>;
   readonly waitKey: Array<string | null>;
+  /** Per entry, FLAG_* bits (absent in indexes written before it: see above). */
+  readonly flags?: number[];
+  /** Per wait: an event wait's flow node id (a string's number), null for the other kinds (absent: see above). */
+  readonly waitFlowNode?: Array<number | null>;
   /** Ids that stopped being live executions as of this segment (archived, or moved away). */
   readonly removed: string[];
 }
@@ -84,6 +95,8 @@ export class IndexBuilder {
       waitName: [],
       waitAction: [],
       waitKey: [],
+      flags: [],
+      waitFlowNode: [],
       removed: [],
     };
   }
@@ -128,6 +141,7 @@ export class IndexBuilder {
     d.correlationKey.push(s.correlationKey);
     d.dueMs.push(this.timeOrNull(s.dueMs));
     d.active.push(s.active);
+    d.flags!.push((s.triggered ? FLAG_TRIGGERED : 0) | (s.child ? FLAG_CHILD : 0));
     d.waits.push(s.waits.length);
     for (const w of s.waits) this.addWait(w);
   }
@@ -141,6 +155,7 @@ export class IndexBuilder {
     let name: number | null = null;
     let action: number | null = null;
     let key: string | null = null;
+    let flowNode: number | null = null;
     if (w.kind === 'input') {
       time = this.time(w.since);
       name = this.strOrNull(w.assignee);
@@ -148,6 +163,7 @@ export class IndexBuilder {
       name = this.str(w.ref);
       action = this.str(w.eventType);
       key = w.key;
+      flowNode = this.str(w.nodeId);
     } else if (w.kind === 'job') {
       name = this.str(w.domain);
       action = this.str(w.action);
@@ -159,6 +175,7 @@ export class IndexBuilder {
     d.waitName.push(name);
     d.waitAction.push(action);
     d.waitKey.push(key);
+    d.waitFlowNode!.push(flowNode);
   }
 
   /** The document, with the segment's size and the removed ids. The builder is spent. */
@@ -211,6 +228,10 @@ export function parseIndex(text: string, segment: number): IndexDoc | string {
   for (const w of doc.waits) waits += w;
   for (const c of WAIT_COLUMNS)
     if (!Array.isArray(doc[c]) || doc[c].length !== waits) return `column ${c} is not ${waits} long`;
+  if (doc.flags !== undefined && (!Array.isArray(doc.flags) || doc.flags.length !== n))
+    return `column flags is not ${n} long`;
+  if (doc.waitFlowNode !== undefined && (!Array.isArray(doc.waitFlowNode) || doc.waitFlowNode.length !== waits))
+    return `column waitFlowNode is not ${waits} long`;
   return doc;
 }
 
@@ -236,6 +257,8 @@ export function forEachEntry(
       root: doc.root[i]!,
       parent: doc.parent[i]!,
       startMs: base + doc.startMs[i]!,
+      triggered: flagOf(doc, i, FLAG_TRIGGERED),
+      child: doc.flags === undefined ? doc.parent[i]! !== null : flagOf(doc, i, FLAG_CHILD),
       correlationKey: doc.correlationKey[i]!,
       dueMs: plus(base, doc.dueMs[i]!),
       active: doc.active[i]!,
@@ -256,7 +279,14 @@ function waitAt(doc: IndexDoc, w: number): WaitSummary {
     case 'input':
       return { kind, node, since: base + doc.waitTime[w]!, assignee: name === null ? null : s[name]! };
     case 'event':
-      return { kind, node, eventType: s[action!] as 'message' | 'signal', ref: s[name!]!, key: doc.waitKey[w]! };
+      return {
+        kind,
+        node,
+        eventType: s[action!] as 'message' | 'signal',
+        nodeId: flowNodeAt(doc, w),
+        ref: s[name!]!,
+        key: doc.waitKey[w]!,
+      };
     case 'job':
       return {
         kind,
@@ -269,6 +299,17 @@ function waitAt(doc: IndexDoc, w: number): WaitSummary {
     default:
       return { kind, node };
   }
+}
+
+/** Whether entry `i` of `doc` has flag `flag` (none in an index written before the flags). */
+function flagOf(doc: IndexDoc, i: number, flag: number): boolean {
+  return doc.flags !== undefined && (doc.flags[i]! & flag) !== 0;
+}
+
+/** The flow node id of event wait `w` of `doc` ('' in an index written before the column). */
+export function flowNodeAt(doc: Pick<IndexDoc, 'strings' | 'waitFlowNode'>, w: number): string {
+  const n = doc.waitFlowNode?.[w] ?? null;
+  return n === null ? '' : doc.strings[n]!;
 }
 
 function plus(base: number, ms: number | null): number | null {

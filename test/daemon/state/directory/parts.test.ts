@@ -19,6 +19,8 @@ function summary(id: string, over: Partial<ExecutionSummary> = {}): ExecutionSum
     root: null,
     parent: null,
     startMs: 0,
+    triggered: false,
+    child: false,
     correlationKey: null,
     dueMs: null,
     active: 0,
@@ -101,7 +103,7 @@ t.test('message waits under keys of their own are found past the index growing, 
   const waitOn = (i: number): ExecutionSummary =>
     summary(ids[i]!, {
       correlationKey: `order-${i}`,
-      waits: [{ kind: 'event', node: 'paid', eventType: 'message', ref: 'paid', key: `order-${i}` }],
+      waits: [{ kind: 'event', node: 'paid', eventType: 'message', nodeId: 'paid', ref: 'paid', key: `order-${i}` }],
     });
   ids.forEach((_, i) => dir.put(waitOn(i), AT));
   // Every other one resumed: its bucket goes, and the table shifts the runs it sat in.

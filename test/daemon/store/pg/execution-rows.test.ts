@@ -42,6 +42,8 @@ const summarize = (execution: unknown, state: XState): ExecutionSummary => ({
   root: null,
   parent: null,
   startMs: 0,
+  triggered: false,
+  child: false,
   correlationKey: null,
   dueMs: (execution as number) * 1000,
   active: 0,

@@ -161,7 +161,7 @@ t.test('an index with text that is not ASCII loads as it was written', async (t)
     ...randomSummary(random(9), 'légacy-1', []),
     organization: 'zürich',
     correlationKey: 'ключ-😀',
-    waits: [{ kind: 'event', node: 'n', eventType: 'message', ref: 'bezahlt-ü', key: 'ключ-😀' }],
+    waits: [{ kind: 'event', node: 'n', eventType: 'message', nodeId: 'n', ref: 'bezahlt-ü', key: 'ключ-😀' }],
   };
   await writeSegment(dir, 1, [{ id: summary.id, json: '{}', summary }], []);
   const bulk = new ExecutionDirectory(16);

@@ -124,7 +124,7 @@ t.test('summaries of every wait kind survive the columns', async (t) => {
     active: 2,
     waits: [
       { kind: 'job', node: 'j', domain: 'billing', action: 'charge', notBefore: 5, lockedUntil: null },
-      { kind: 'event', node: 'e', eventType: 'signal', ref: 'go', key: null },
+      { kind: 'event', node: 'e', eventType: 'signal', nodeId: 'e', ref: 'go', key: null },
       { kind: 'input', node: 'i', since: 7, assignee: 'bob' },
       { kind: 'child', node: 'c' },
     ],
