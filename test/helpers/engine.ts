@@ -103,7 +103,9 @@ export async function engineHarness(
     dir = own;
   }
   const root = dir;
-  const store = await Store.open<WfxState, WfxRecord>({ dir, ...wfxJsonStore() });
+  // With an execution cache, the open leaves what a checkpoint wrote unread, as the daemon's does.
+  const lazy = engineOptions.executionCache !== undefined;
+  const store = await Store.open<WfxState, WfxRecord>({ dir, ...wfxJsonStore(), lazy });
   const history = await History.open(join(dir, 'history'));
   const errors: unknown[] = [];
   const { maxFileBytes, voicePrograms, cold: coldMode, ...rest } = engineOptions;

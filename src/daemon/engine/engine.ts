@@ -29,7 +29,8 @@ import { uuidv7 } from './ids.js';
 import { executionSources, failureSources, findInstance, listInstances, runningInstance } from './queries.js';
 import type { OrganizationScope } from './scope.js';
 import type { EngineCluster, MovingExecutions } from '../cluster/ports.js';
-import { continueRecovered, recoverLiveState, reindexLiveState, type Recovering } from './recovery.js';
+import { continueRecovered, recoverExecutions, recoverLiveState, reindexLiveState } from './recovery.js';
+import type { Recovering } from './recovery.js';
 import { replayExecution, retryExecution, type RecoveryDeps, type RecoveryRequest } from './recovery-ops.js';
 import { StepRunner } from './runner.js';
 import { EngineStepContext } from './step-context.js';
@@ -386,14 +387,10 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
 
   /**
    * After a restart: arms the timers of waiting nodes (overdue ones fire at once), runs nodes
-   * that were active, archives executions that finished but were not archived yet, and drops
-   * kept messages and dedup entries that expired.
+   * that were active, archives finished executions not archived yet, drops what expired.
    */
   async recover(): Promise<void> {
-    const { running } = recoverLiveState(this.state, this.effects, undefined, (inst) =>
-      overLimits(inst, this.limits, null),
-    );
-    await continueRecovered(running, this.recovering);
+    await recoverExecutions(this.state, this.effects, this.executions, this.limits, this.recovering);
     await this.sweepExpired();
     this.cluster?.loaded();
     // Kept by daemons that shared this database: this one shares it with none.

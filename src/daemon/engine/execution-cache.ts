@@ -88,6 +88,14 @@ export class ExecutionCache implements ColdExecutions {
     return this.directory.list({ limit: Infinity });
   }
 
+  *summaries(): Iterable<ExecutionSummary> {
+    const ids = this.directory.list({ limit: Infinity });
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const entry = this.directory.get(ids[i]!);
+      if (entry !== null) yield entry.summary;
+    }
+  }
+
   /** Reads cold executions `ids` back, all or none: one that cannot be read leaves them all cold. */
   async load(ids: readonly string[]): Promise<Instance[]> {
     const docs = await Promise.all(ids.map((id) => this.o.store.read(id)));

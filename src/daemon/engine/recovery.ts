@@ -15,8 +15,9 @@ import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import { TaskIndex } from '../state/task-index.js';
 import type { Effects } from './effects.js';
 import type { RunStep } from './step/index.js';
-import { execution } from '../state/executions.js';
+import { execution, type Executions } from '../state/executions.js';
 import { FileRefs } from '../state/file-refs.js';
+import { overLimits, type ExecutionLimits } from './limits.js';
 
 /**
  * The live executions that are not resident (decision 068: the lazy open), as recovery reads
@@ -199,6 +200,43 @@ export interface Recovering {
   /** True once the store failed (its state cannot be trusted) or the engine stops. */
   readonly failed: () => boolean;
   readonly onError: (err: unknown, what: string) => void;
+}
+
+/**
+ * The engine's start after a restart (Engine.recover): the walk over the resident executions
+ * and the cold ones' summaries (a lazy open left them unread: a wake armed at each one's
+ * earliest timer), then what is left run: resident ones to continue, then the cold ones to
+ * continue or archive, read back first.
+ */
+export async function recoverExecutions(
+  state: WfxState,
+  effects: Effects,
+  executions: Executions,
+  limits: ExecutionLimits,
+  deps: Recovering,
+): Promise<void> {
+  const overLimit = (inst: Instance) => overLimits(inst, limits, null);
+  const cold = executions.coldLive((id, dueMs) => effects.armWake(id, dueMs));
+  const { running, coldRunning, coldFinished } = recoverLiveState(
+    state,
+    effects,
+    undefined,
+    overLimit,
+    cold ?? undefined,
+  );
+  await continueRecovered(running, deps);
+  if (coldRunning.length + coldFinished.length === 0) return;
+  await executions.ensure([...coldFinished, ...coldRunning]);
+  for (const id of coldFinished) {
+    const inst = execution(state, id);
+    if (inst !== undefined) effects.recovered(inst); // queued for archiving
+  }
+  const more: Instance[] = [];
+  for (const id of coldRunning) {
+    const inst = execution(state, id);
+    if (inst !== undefined) more.push(inst);
+  }
+  await continueRecovered(more, deps);
 }
 
 /**

@@ -96,7 +96,9 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const source = await keySourceOf(options.secretsKey, options.dataDir);
     // A standby lacking a key the database's secrets need is refused now, not at its takeover.
     const onStandbyLoaded = (state: WfxState) => options.secretsKey?.forgetMissing || checkKeysHeld(state, source);
-    const opened = await openStore({ ...options, onStandbyLoaded }, snapshotBytes, logger);
+    const executionCache = options.executionCache ?? EXECUTION_CACHE_BY_ENV;
+    const lazyExecutions = executionCache !== undefined;
+    const opened = await openStore({ ...options, onStandbyLoaded, lazyExecutions }, snapshotBytes, logger);
     const { store, history, audit, blobs, kind: storeKind, pg } = opened;
     const host = options.host ?? '127.0.0.1';
     const metricsAccess = await metricsAccessOf(host, options.metricsOpen ?? false, options.metricsTokenFile);
@@ -158,7 +160,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       maxJsonDepth: options.maxJsonDepth,
       ...(options.limits && { limits: options.limits }),
       ...(options.bulkRate !== undefined && { bulkRate: options.bulkRate }),
-      ...cacheOption(options.executionCache ?? EXECUTION_CACHE_BY_ENV),
+      ...cacheOption(executionCache),
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
       ...(serving && { cluster: serving.engine }),
       observe: metrics,

@@ -44,6 +44,8 @@ export interface ColdExecutions {
   summary(id: string): ExecutionSummary | undefined;
   /** The ids of the cold executions, in no set order (listings and bulk selections over every live execution). */
   ids(): Iterable<string>;
+  /** Every cold execution's summary, oldest first (the recovery walk after a lazy open). */
+  summaries?(): Iterable<ExecutionSummary>;
   /** Told the executions each step changed (recently used: a cache keeps them longer). */
   touched?(ids: Iterable<string>): void;
   /** Stops what the cold side does on its own (the engine closes). */
@@ -87,6 +89,28 @@ export class Executions {
   /** What is kept of execution `id` while it is cold (ColdExecutions.summary); undefined: resident, or none. */
   coldSummary(id: string): ExecutionSummary | undefined {
     return this.cold?.summary(id);
+  }
+
+  /**
+   * The cold executions as the recovery walk reads them (engine/recovery.ts ColdLive), `due`
+   * told each one's earliest timer as the walk passes it; null: none cold.
+   */
+  coldLive(due: (id: string, dueMs: number) => void): {
+    summaries: Iterable<ExecutionSummary>;
+    stateOf: (id: string) => number | undefined;
+  } | null {
+    const cold = this.cold;
+    if (cold === null || cold.size === 0 || cold.summaries === undefined) return null;
+    const all = cold.summaries();
+    return {
+      summaries: (function* () {
+        for (const s of all) {
+          if (s.dueMs !== null) due(s.id, s.dueMs);
+          yield s;
+        }
+      })(),
+      stateOf: (id) => cold.summary(id)?.stateCd,
+    };
   }
 
   /** Calls `fn` with each execution read back from the cold side, once resident (before any step on it). */

@@ -114,3 +114,50 @@ t.test('a bounded cache keeps the executions last touched', async (t) => {
   t.equal((await h.get(first)).processInstanceId, first, 'read back for a read');
   t.ok(execution(h.store.state, first), 'resident after the read');
 });
+
+t.test('after a restart, executions the open left unread wake for their timers, messages and answers', async (t) => {
+  const h = await engineHarness(t, undefined, undefined, { executionCache: 0, cold: false });
+  const pid = await h.publish(FLOW);
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) ids.push((await h.start(pid, {}, { correlationKey: `r-${i}` })).processInstanceId);
+  // The first two answered and paid: they wait on their one-hour timer; the third waits as it started.
+  for (const id of ids.slice(0, 2)) {
+    await h.engine.submitTask({
+      organization: null,
+      processInstanceId: id,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'y' },
+    });
+    const i = ids.indexOf(id);
+    await h.engine.publishEvent({ organization: 'default', eventType: 'paid', correlationKey: `r-${i}`, data: {} });
+  }
+  const again = await h.restart();
+  t.equal(coldCount(again), 3, 'the open read none of them: all three cold');
+  t.equal(resident(again), 0);
+  t.equal(again.engine.timerCount, 2, 'one wake armed for each execution with a timer');
+  // A message and an answer reach the third through the indexes made from its summary.
+  const paid = await again.engine.publishEvent({
+    organization: 'default',
+    eventType: 'paid',
+    correlationKey: 'r-2',
+    data: {},
+  });
+  t.equal(paid.status, 'resumed', 'the subscription came from the summary');
+  await again.engine.submitTask({
+    organization: null,
+    processInstanceId: ids[2]!,
+    nodeId: 'ask',
+    action: 'COMPLETE',
+    data: { inputValue: 'z' },
+  });
+  t.equal((await again.get(ids[2]!)).variables.inputValue, 'z', 'the task came from the summary');
+  // The wake reads the first two back and arms their timers exactly; the timer fires.
+  again.advance(60 * 60 * 1000 + 1);
+  for (const id of ids.slice(0, 2)) {
+    const fired = await again.waitFor(
+      (e) => e.type === 'NODE_COMPLETED' && e.processInstanceId === id && e.nodeId === 'nap',
+    );
+    t.equal(fired.processInstanceId, id, `${id} woke at its timer, read back from its segment`);
+  }
+});
