@@ -14,6 +14,12 @@ export class SortedList {
   private items: Int32Array;
   private count = 0;
   private sorted = true;
+  /**
+   * Removals made while the list is unsorted, by entry: applied at the next sort rather than
+   * each by a search of its own (a load that replaces many executions removes many of them).
+   */
+  private readonly pending = new Map<number, number>();
+  private pendingCount = 0;
 
   /** An empty list with room for `capacity` entries before it grows. */
   constructor(
@@ -25,7 +31,7 @@ export class SortedList {
 
   /** Entries in the list. */
   get size(): number {
-    return this.count;
+    return this.count - this.pendingCount;
   }
 
   /** Adds `x`. */
@@ -37,7 +43,11 @@ export class SortedList {
 
   /** Removes `x` (in the list, its order's fields as they were when it was inserted). */
   remove(x: number): void {
-    this.sort();
+    if (!this.sorted) {
+      this.pending.set(x, (this.pending.get(x) ?? 0) + 1);
+      this.pendingCount++;
+      return;
+    }
     const at = this.lowerBound((e) => this.order(e, x));
     if (at >= this.count || this.items[at] !== x) throw new Error(`sorted list: ${x} is not in the list`);
     this.items.copyWithin(at, at + 1, this.count);
@@ -65,6 +75,20 @@ export class SortedList {
 
   private sort(): void {
     if (this.sorted) return;
+    if (this.pendingCount > 0) {
+      // One pass drops the removals made meanwhile (equal entries are interchangeable).
+      let w = 0;
+      for (let r = 0; r < this.count; r++) {
+        const e = this.items[r]!;
+        const n = this.pending.get(e);
+        if (n === undefined) this.items[w++] = e;
+        else if (n === 1) this.pending.delete(e);
+        else this.pending.set(e, n - 1);
+      }
+      if (this.pending.size > 0) throw new Error(`sorted list: ${[...this.pending.keys()][0]} is not in the list`);
+      this.count = w;
+      this.pendingCount = 0;
+    }
     this.items.subarray(0, this.count).sort(this.order);
     this.sorted = true;
   }

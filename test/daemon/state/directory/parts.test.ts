@@ -1,6 +1,7 @@
 import t from 'tap';
 import { uuidv7 } from '../../../../src/daemon/engine/ids.js';
 import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
+import { SortedList } from '../../../../src/daemon/state/directory/sorted.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
 
 // The directory's parts one at a time: growth and slot reuse, the timer heap's order (equal due
@@ -117,5 +118,27 @@ t.test('message waits under keys of their own are found past the index growing, 
   t.equal(wrong, 0, 'each key finds its own execution, and only while it waits');
   t.same(dir.subscribers('acme', 'paid', null), []);
   t.same(dir.subscribers('globex', 'paid', 'order-1'), [], 'another organization has none');
+  t.end();
+});
+
+t.test('a sorted list takes removals while unsorted in one pass at the next read, in order after', (t) => {
+  const list = new SortedList((a, b) => a - b);
+  for (const x of [5, 1, 4, 2, 3, 4]) list.insert(x); // out of order: unsorted until read
+  list.remove(4);
+  list.remove(1);
+  t.equal(list.size, 4, 'the size counts the removals at once');
+  t.same(
+    Array.from({ length: list.size }, (_, i) => list.at(i)),
+    [2, 3, 4, 5],
+    'one 4 and the 1 gone, the rest sorted',
+  );
+  list.remove(3); // sorted now: removed at once
+  t.equal(
+    list.lowerBound((e) => e - 4),
+    1,
+  );
+  list.insert(0);
+  list.remove(9); // not in the list: found out when next read
+  t.throws(() => list.at(0), /not in the list/);
   t.end();
 });
