@@ -171,7 +171,7 @@ export function parseExecutionCache(value: string): number {
 
 /** `--execution-cache`'s help, shared by `daemon start` and `dev`. */
 export const EXECUTION_CACHE_HELP =
-  'live executions kept in memory at most; the others wait on disk and are read back when touched (default: all; docs/operations.md)';
+  'live executions kept in memory at most; the others wait on disk and are read back when touched (default 10000; docs/operations.md)';
 
 /** `--bulk-rate`'s help, shared by `daemon start` and `dev`. */
 export const BULK_RATE_HELP =

@@ -21,6 +21,9 @@ import type { EvictableEntries } from '../store/durable-store.js';
 import type { EngineOptions } from './options.js';
 import { executionSummarizer } from './segment-summary.js';
 
+/** Live executions a daemon keeps in memory at most by default (`--execution-cache`). */
+export const DEFAULT_EXECUTION_CACHE = 10_000;
+
 /** Tests: the cache every daemon they spawn keeps, whatever its default (`WFX_TEST_EXECUTION_CACHE=n`). */
 export const EXECUTION_CACHE_BY_ENV: number | undefined = /^\d+$/.test(process.env.WFX_TEST_EXECUTION_CACHE ?? '')
   ? Number(process.env.WFX_TEST_EXECUTION_CACHE)

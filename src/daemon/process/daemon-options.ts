@@ -61,7 +61,7 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly bulkRate?: number;
   /**
    * Live executions kept in memory at most, on the JSON store (`--execution-cache`; default
-   * engine/execution-cache.ts's): the others are read back from their segments when touched.
+   * DEFAULT_EXECUTION_CACHE): the others stay in their segments, read back when touched.
    */
   readonly executionCache?: number;
   /** Where the keys that encrypt stored secrets are: default `<data-dir>/secrets.key`, made on first start. */

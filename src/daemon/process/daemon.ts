@@ -8,7 +8,7 @@ import { writeDaemonJson } from './daemon-json.js';
 import { isWfxError, WfxError } from '../../shared/errors.js';
 import { Engine } from '../engine/engine.js';
 import { describeLimits } from '../engine/limits.js';
-import { EXECUTION_CACHE_BY_ENV } from '../engine/execution-cache.js';
+import { DEFAULT_EXECUTION_CACHE, EXECUTION_CACHE_BY_ENV } from '../engine/execution-cache.js';
 import { NetworkPolicy } from '../engine/work/network-policy.js';
 import { EmailTriggers } from '../triggers/email.js';
 import { Scheduler } from '../triggers/schedules.js';
@@ -96,9 +96,9 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const source = await keySourceOf(options.secretsKey, options.dataDir);
     // A standby lacking a key the database's secrets need is refused now, not at its takeover.
     const onStandbyLoaded = (state: WfxState) => options.secretsKey?.forgetMissing || checkKeysHeld(state, source);
-    const executionCache = options.executionCache ?? EXECUTION_CACHE_BY_ENV;
-    const lazyExecutions = executionCache !== undefined;
-    const opened = await openStore({ ...options, onStandbyLoaded, lazyExecutions }, snapshotBytes, logger);
+    const executionCache = options.executionCache ?? EXECUTION_CACHE_BY_ENV ?? DEFAULT_EXECUTION_CACHE;
+    // What a checkpoint wrote stays on disk until touched: the engine's cache reads it back.
+    const opened = await openStore({ ...options, onStandbyLoaded, lazyExecutions: true }, snapshotBytes, logger);
     const { store, history, audit, blobs, kind: storeKind, pg } = opened;
     const host = options.host ?? '127.0.0.1';
     const metricsAccess = await metricsAccessOf(host, options.metricsOpen ?? false, options.metricsTokenFile);
@@ -160,7 +160,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       maxJsonDepth: options.maxJsonDepth,
       ...(options.limits && { limits: options.limits }),
       ...(options.bulkRate !== undefined && { bulkRate: options.bulkRate }),
-      ...cacheOption(executionCache),
+      executionCache,
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
       ...(serving && { cluster: serving.engine }),
       observe: metrics,
@@ -455,9 +455,4 @@ function serve(parts: {
       return stopped.catch(() => undefined);
     },
   };
-}
-
-/** The engine's `executionCache` option for `n` (undefined: every execution stays resident). */
-function cacheOption(n: number | undefined): { executionCache?: number } {
-  return n === undefined ? {} : { executionCache: n };
 }

@@ -382,7 +382,7 @@ Options:
                                       docs/operations.md)
   --execution-cache <n>               live executions kept in memory at most;
                                       the others wait on disk and are read back
-                                      when touched (default: all;
+                                      when touched (default 10000;
                                       docs/operations.md)
   --store <url>                       keep state in PostgreSQL instead of the
                                       data directory:
@@ -529,7 +529,7 @@ Options:
                                       docs/operations.md)
   --execution-cache <n>               live executions kept in memory at most;
                                       the others wait on disk and are read back
-                                      when touched (default: all;
+                                      when touched (default 10000;
                                       docs/operations.md)
   --store <url>                       keep state in PostgreSQL instead of the
                                       data directory:
