@@ -9,6 +9,29 @@ import { ExecutionDirectory } from '../../src/daemon/state/directory/directory.j
 import { summarize, type ExecutionSummary } from '../../src/daemon/state/execution-summary.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../../src/daemon/state/state.js';
 
+/**
+ * A flow that waits every way a tree can at rest: an answer and a message in parallel, then a
+ * one-hour timer, then a sub-process waiting for an answer (the cold and cache tests' flow).
+ */
+export const WAITS_FLOW = `processId: AUTO
+name: Waits
+nodes:
+  start: { type: startEvent, next: split }
+  split: { type: parallelGateway, next: [ask, pay] }
+  ask: { type: inputNode, inputType: textbox, next: join }
+  pay: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: join }
+  join: { type: parallelGateway, next: nap }
+  nap: { type: intermediateCatchEvent, eventType: timer, duration: 1h, next: sub }
+  sub:
+    type: subProcess
+    nodes:
+      s: { type: startEvent, next: wait }
+      wait: { type: inputNode, inputType: textbox, next: e }
+      e: { type: endEvent }
+    next: done
+  done: { type: endEvent }
+`;
+
 /** Whether engine harnesses evict every tree at rest before each read (`WFX_TEST_COLD=1`). */
 export const COLD_BY_ENV = process.env.WFX_TEST_COLD === '1';
 

@@ -1,30 +1,12 @@
 import t from 'tap';
 import { STATE } from '../../../src/daemon/state/state.js';
 import { execution } from '../../../src/daemon/state/executions.js';
+import { WAITS_FLOW as FLOW } from '../../helpers/cold.js';
 import { engineHarness } from '../../helpers/engine.js';
 
 // Trees at rest taken off the resident state (test/helpers/cold.ts) are read back whole when
 // a step or a read names them: an answer, a message, a timer, a child's parent; the engine
 // behaves as if they had never left (decision 068, steps 3 and 7).
-
-const FLOW = `processId: AUTO
-name: Cold
-nodes:
-  start: { type: startEvent, next: split }
-  split: { type: parallelGateway, next: [ask, pay] }
-  ask: { type: inputNode, inputType: textbox, next: join }
-  pay: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: join }
-  join: { type: parallelGateway, next: nap }
-  nap: { type: intermediateCatchEvent, eventType: timer, duration: 1h, next: sub }
-  sub:
-    type: subProcess
-    nodes:
-      s: { type: startEvent, next: wait }
-      wait: { type: inputNode, inputType: textbox, next: e }
-      e: { type: endEvent }
-    next: done
-  done: { type: endEvent }
-`;
 
 t.test('an execution evicted at each rest is read back for an answer, a message, a timer and its child', async (t) => {
   const h = await engineHarness(t, undefined, undefined, { cold: true });

@@ -2,31 +2,13 @@ import t from 'tap';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import { execution } from '../../../src/daemon/state/executions.js';
 import { STATE } from '../../../src/daemon/state/state.js';
+import { WAITS_FLOW as FLOW } from '../../helpers/cold.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { eventually } from '../../helpers/eventually.js';
 
 // The engine's bounded cache over the JSON store (engine/execution-cache.ts): executions at rest
 // that a checkpoint wrote leave memory and are read back from their segments when a step or a
 // read names them; the store refuses a record that reaches one not read back.
-
-const FLOW = `processId: AUTO
-name: Cached
-nodes:
-  start: { type: startEvent, next: split }
-  split: { type: parallelGateway, next: [ask, pay] }
-  ask: { type: inputNode, inputType: textbox, next: join }
-  pay: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: join }
-  join: { type: parallelGateway, next: nap }
-  nap: { type: intermediateCatchEvent, eventType: timer, duration: 1h, next: sub }
-  sub:
-    type: subProcess
-    nodes:
-      s: { type: startEvent, next: wait }
-      wait: { type: inputNode, inputType: textbox, next: e }
-      e: { type: endEvent }
-    next: done
-  done: { type: endEvent }
-`;
 
 const coldCount = (h: EngineHarness): number => [...h.engine.executions.coldIds()].length;
 const resident = (h: EngineHarness): number => InstanceTable.of(h.store.state).size;
