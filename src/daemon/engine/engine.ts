@@ -227,6 +227,10 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       track: (work) => this.track(work),
       observe: options.observe,
       ...(cluster && { claim: (id: string) => cluster.offerKept(id), pass: (id: string) => cluster.thrownHere(id) }),
+      deliver: (id) =>
+        void this.track(this.events.deliverKept(id)).catch((err: unknown) =>
+          this.onError(err, `delivering event ${id}`),
+        ),
     });
   }
 
@@ -393,8 +397,8 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     await recoverExecutions(this.state, this.effects, this.executions, this.limits, this.recovering);
     await this.sweepExpired();
     this.cluster?.loaded();
-    // Kept by daemons that shared this database: this one shares it with none.
-    if (!this.cluster?.keepsThrown) await this.step({ kind: 'thrown.forget' });
+    // Kept by daemons that shared this database (this one shares it with none), or for cold executions here.
+    if (!this.cluster?.keepsThrown) await this.events.deliverAllKept().then(() => this.step({ kind: 'thrown.forget' }));
     this.bulk.resume();
   }
 

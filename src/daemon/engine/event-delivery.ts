@@ -54,6 +54,26 @@ export class EventDelivery {
     }
   }
 
+  /**
+   * Delivers kept event `id` (PendingThrow.here: thrown while what it wakes was not in memory)
+   * to what waits here for it, read back first (the step names them), then writes it passed. A
+   * crash between the two delivers it again after the restart, to what waits then.
+   */
+  async deliverKept(id: string): Promise<void> {
+    const event = this.options.state.thrown[id];
+    if (event === undefined) return;
+    const { organization, eventType, correlationKey, data } = event;
+    await this.options.step({ kind: 'thrown.deliver', event: { organization, eventType, correlationKey, data } });
+    await this.options.step({ kind: 'thrown.passed', id });
+  }
+
+  /** Delivers every event kept to be delivered here (deliverKept), oldest first: after a restart. */
+  async deliverAllKept(): Promise<void> {
+    const kept = Object.values(this.options.state.thrown).filter((e) => e.here === true);
+    kept.sort((a, b) => (a.thrownAt < b.thrownAt ? -1 : a.thrownAt > b.thrownAt ? 1 : 0));
+    for (const event of kept) await this.deliverKept(event.id);
+  }
+
   /** The deliveries under way under the message ids `leaving` names (their partition is handed over). */
   underWay(leaving: (key: string) => boolean): Array<Promise<unknown>> {
     return [...this.publishing].filter(([key]) => leaving(key)).map(([, p]) => p);

@@ -45,6 +45,8 @@ export interface StepRunnerOptions {
   readonly claim?: (messageId: string) => void;
   /** An event thrown in a durable step, to pass on (cluster: thrown-outbox.ts). */
   readonly pass?: (eventId: string) => void;
+  /** An event thrown in a durable step that wakes executions not in memory, to deliver by a step of its own. */
+  readonly deliver?: (eventId: string) => void;
   /** Told how long each step took to become durable (metrics). */
   readonly observe?: Pick<EngineObserver, 'committed'> | undefined;
 }
@@ -114,6 +116,8 @@ export class StepRunner {
     const { claim, pass } = this.options;
     if (claim) for (const e of result.effects) if (e.kind === 'claim') claim(e.messageId);
     if (pass) for (const e of result.effects) if (e.kind === 'pass') pass(e.eventId);
+    const { deliver } = this.options;
+    if (deliver) for (const e of result.effects) if (e.kind === 'deliver') deliver(e.eventId);
     return result.answer;
   }
 }

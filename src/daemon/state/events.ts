@@ -13,6 +13,11 @@ export interface PendingThrow {
   readonly correlationKey: string | null;
   readonly data: Record<string, unknown>;
   readonly thrownAt: string;
+  /**
+   * Kept for executions of this daemon it wakes that were not in memory when it was thrown
+   * (engine/execution-cache.ts): a step of its own delivers it to them once they are read back.
+   */
+  readonly here?: true;
 }
 
 /** A message kept (ttlSeconds) until a subscription consumes it. */

@@ -143,3 +143,27 @@ t.test('after a restart, executions the open left unread wake for their timers, 
     t.equal(fired.processInstanceId, id, `${id} woke at its timer, read back from its segment`);
   }
 });
+
+t.test('an event thrown by a running execution wakes a subscriber that is not in memory', async (t) => {
+  const h = await engineHarness(t, undefined, undefined, { executionCache: 0, cold: false });
+  const waiter = await h.publish(`processId: AUTO
+name: Waits for go
+nodes:
+  start: { type: startEvent, next: hear }
+  hear: { type: intermediateCatchEvent, eventType: message, messageRef: go, next: end }
+  end: { type: endEvent }
+`);
+  const thrower = await h.publish(`processId: AUTO
+name: Throws go
+nodes:
+  start: { type: startEvent, next: say }
+  say: { type: intermediateThrowEvent, eventType: message, messageRef: go, correlationKey: "k-{n}", next: end }
+  end: { type: endEvent }
+`);
+  const id = (await h.start(waiter, {}, { correlationKey: 'k-1' })).processInstanceId;
+  await eventually('the waiter evicted', () => execution(h.store.state, id) === undefined && coldCount(h) === 1);
+  const other = await h.start(thrower, { n: 1 });
+  t.equal((await h.get(other.processInstanceId)).stateCd, STATE.COMPLETED, 'the thrower ran to its end');
+  await eventually('the waiter resumed', async () => (await h.get(id)).stateCd === STATE.COMPLETED);
+  t.equal((await h.get(id)).stateCd, STATE.COMPLETED, 'the cold waiter was read back and resumed');
+});

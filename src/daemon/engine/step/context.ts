@@ -96,4 +96,6 @@ export type StepEffect =
   | ({ readonly kind: 'work' } & WorkOrder)
   | { readonly kind: 'defer'; readonly instanceId: string }
   | { readonly kind: 'claim'; readonly messageId: string }
-  | { readonly kind: 'pass'; readonly eventId: string };
+  | { readonly kind: 'pass'; readonly eventId: string }
+  /** An event thrown that wakes executions not in memory: a step of its own delivers it (PendingThrow.here). */
+  | { readonly kind: 'deliver'; readonly eventId: string };

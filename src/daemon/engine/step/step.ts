@@ -265,20 +265,29 @@ export class Step extends Tokens {
     }
   }
 
+  /**
+   * Wakes what waits here for an event thrown by `inst`: resident executions in this step; those
+   * not in memory (engine/execution-cache.ts) by a step of its own once they are read back, the
+   * event kept until then (PendingThrow.here), so a crash between the two loses nothing.
+   */
   protected throwEvent(inst: Instance, d: Delivery): void {
     const subs = subscriptionsFor(this.state, inst.organization, d.eventType, d.correlationKey);
-    for (const sub of subs) this.reach(sub.instanceId);
-    this.wakeAll(subs, d.data);
-    if (!this.ctx.keepsThrown) return;
+    const resident = subs.filter((sub) => execution(this.state, sub.instanceId) !== undefined);
+    for (const sub of resident) this.reach(sub.instanceId);
+    this.wakeAll(resident, d.data);
+    const cold = resident.length < subs.length;
+    if (!this.ctx.keepsThrown && !cold) return;
     const event = {
       id: uuidv7(this.now),
       instanceId: inst.processInstanceId,
       organization: inst.organization,
       ...d,
       thrownAt: this.at,
+      ...(cold && { here: true as const }),
     };
     this.emit({ type: 'event.thrown', event });
-    this.effects.push({ kind: 'pass', eventId: event.id });
+    if (this.ctx.keepsThrown) this.effects.push({ kind: 'pass', eventId: event.id });
+    if (cold) this.effects.push({ kind: 'deliver', eventId: event.id });
   }
 
   /** The oldest kept message a new subscription consumes, if any. */
