@@ -14,7 +14,7 @@ import { CRASH_POINT_SET, crashPoint } from '../store/crash-point.js';
 import type { Transaction } from '../store/store.js';
 import { ownRecordsJson, recordsByExecution, type ExecutionArchive } from './archive.js';
 import type { EngineEmitter, LogsAdvanced, StreamedLog } from './engine-events.js';
-import { isWake, nodeKey, timerTarget, wakeKey, type TimerKey } from './keys.js';
+import { COLD_DUE, nodeKey, timerTarget, type TimerKey } from './keys.js';
 import { armBoundaries, disarmBoundaries, planEffects, type PlannedEffect } from './effect-plan.js';
 import { TimerQueue } from './timers.js';
 import type { BegunStep, RunStep, StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
@@ -28,6 +28,9 @@ import { execution, type Executions } from '../state/executions.js';
  * in each turn, between which requests are answered.
  */
 const DEFERRED_RUNS = 1000;
+
+/** Cold executions read back at once when their timers are due: a batch each turn. */
+const COLD_DUE_BATCH = 256;
 
 /** What Effects needs from the engine. */
 export interface EffectsOptions {
@@ -44,7 +47,7 @@ export interface EffectsOptions {
   readonly closed: () => boolean;
   /** Runs a step (a timer's), resolved once durable (runner.ts). */
   readonly step: RunStep;
-  /** The seam before the executions: a wake reads its execution back; each read back has its log streamed whole. */
+  /** The seam before the executions: cold ones due are read back; each read back has its log streamed whole, its timers armed. */
   readonly executions: Executions;
   /** Runs a step now, its answer known on return (runner.ts, StepRunner.begin). */
   readonly begin: (input: StepInput) => BegunStep<unknown>;
@@ -73,6 +76,8 @@ export class Effects {
   private deferredIds: string[] = [];
   private deferredHead = 0;
   private deferredScheduled = false;
+  /** Whether the cold executions' timer (COLD_DUE) is armed. */
+  private coldArmed = false;
 
   constructor(options: EffectsOptions) {
     this.options = options;
@@ -85,16 +90,26 @@ export class Effects {
       (key) => this.fireTimer(key),
       () => options.now().getTime(),
     );
-    // Read back from disk: durable, so every line of its log counts as streamed.
-    options.executions.onLoad((inst) => void this.streamed.set(inst.processInstanceId, inst.logs.length));
+    const executions = options.executions;
+    // Read back from disk: durable, so every line of its log counts as streamed; its timers are
+    // armed exactly, as at a restart (while cold, the directory's due heap held the earliest).
+    executions.onLoad((inst) => {
+      this.streamed.set(inst.processInstanceId, inst.logs.length);
+      this.armTimersOf(inst);
+    });
+    executions.onEvict((inst) => this.evicted(inst));
+    executions.onColdDue(() => this.armColdDue());
   }
 
   /**
-   * Arms the earliest timer of cold execution `instanceId` (its summary's `dueMs`): when it
-   * comes, the execution is read back and its timers armed exactly (overdue ones fire at once).
+   * Arms the one timer of the cold executions at the earliest of theirs (Executions.nextColdDue):
+   * when it comes, those due are read back (their timers then armed exactly, overdue ones firing).
    */
-  armWake(instanceId: string, dueMs: number): void {
-    this.timers.set(wakeKey(instanceId), dueMs);
+  armColdDue(): void {
+    const next = this.options.executions.nextColdDue();
+    this.coldArmed = next !== null;
+    if (next === null) this.timers.delete(COLD_DUE);
+    else this.timers.set(COLD_DUE, next);
   }
 
   /**
@@ -275,9 +290,10 @@ export class Effects {
     this.timers.poke();
   }
 
-  /** Number of armed timers. */
+  /** Number of armed timers: those armed in memory, and each cold execution's earliest (one timer for them all). */
   get timerCount(): number {
-    return this.timers.size;
+    const cold = this.options.executions.coldStats().due;
+    return this.timers.size - (this.coldArmed ? 1 : 0) + cold;
   }
 
   /** Stops firing timers (the engine stops). */
@@ -287,11 +303,11 @@ export class Effects {
 
   /** A timer is due: a step fires its boundary event, or resumes its waiting node (if they still can). */
   private fireTimer(key: TimerKey): void {
-    const target = timerTarget(key);
-    if (isWake(target)) {
-      this.wake(target.instanceId).catch((err: unknown) => this.options.onError(err, `waking ${target.instanceId}`));
+    if (key === COLD_DUE) {
+      void this.wakeDue();
       return;
     }
+    const target = timerTarget(key);
     const { instanceId, nodeInstanceId, boundaryId } = target;
     this.options
       .step({ kind: 'timer', instanceId, nodeInstanceId, ...(boundaryId !== undefined && { boundaryId }) })
@@ -300,17 +316,49 @@ export class Effects {
       );
   }
 
-  /** A wake key came: execution `id` read back (if still live), its waits' and boundaries' timers armed as at a restart. */
-  private async wake(id: string): Promise<void> {
-    await this.options.executions.ensure([id]);
-    const inst = execution(this.state, id);
-    if (inst === undefined || this.options.closed()) return;
+  /**
+   * The cold timer came: the cold executions due now are read back, a batch at a time (each
+   * one's timers armed by the load, overdue ones firing), then the timer is armed for the next.
+   */
+  private async wakeDue(): Promise<void> {
+    const { executions } = this.options;
+    this.coldArmed = false;
+    const ids = executions.takeColdDue(this.options.now().getTime(), COLD_DUE_BATCH);
+    try {
+      if (ids.length > 0) await executions.ensure(ids);
+    } catch (err) {
+      this.options.onError(err, `reading back executions whose timers are due (${ids.join(', ')})`);
+    }
+    if (!this.options.closed()) this.armColdDue();
+  }
+
+  /** Arms the timers of live execution `inst`'s waiting nodes and its live nodes' boundary events, as at a restart. */
+  private armTimersOf(inst: Instance): void {
+    if (inst.stateCd !== STATE.RUNNING) return;
     for (const nid in inst.nodes) {
       const ni = inst.nodes[nid]!;
       if (ni.statusCd === STATUS.WAITING) this.recoveredWait(inst, ni);
       else if (ni.statusCd !== STATUS.ACTIVE) continue;
       this.armBoundaries(inst, ni.id);
     }
+  }
+
+  /**
+   * Live execution `inst` leaves memory, at rest (no Active node, so no work under way): its
+   * waits' and boundaries' timers are disarmed (the cold side's due heap holds the earliest)
+   * and its streaming count dropped (a read back counts its log as streamed).
+   */
+  private evicted(inst: Instance): void {
+    const id = inst.processInstanceId;
+    const plan: PlannedEffect[] = [];
+    for (const nid in inst.nodes) {
+      const ni = inst.nodes[nid]!;
+      if (ni.statusCd !== STATUS.WAITING) continue;
+      plan.push({ kind: 'timer.delete', key: nodeKey(id, ni.id) });
+      disarmBoundaries(this.state, this.flows, id, ni.id, plan);
+    }
+    this.carryOut(plan, null);
+    this.streamed.delete(id);
   }
 
   /** One step that continues deferred executions, oldest first, until its budget is spent. */

@@ -2,9 +2,11 @@
  * The bounded cache of executions (decision 068, step 7): at most `capacity` live executions
  * stay resident; the others, whole trees at rest that a durable checkpoint wrote and nothing
  * changed since, leave memory and are read back from the store's files (their segments) when
- * a step or a read names them (state/executions.ts, `Executions.ensure`). What routes work to
- * a cold execution stays in the derived indexes (subscriptions, tasks, jobs, counts, timers);
- * what lists it is its summary, kept in an ExecutionDirectory (typed arrays, no object each).
+ * a step or a read names them (state/executions.ts, `Executions.ensure`). What lists a cold
+ * execution is its summary, kept in an ExecutionDirectory (typed arrays, no object each); its
+ * earliest timer is the directory's due heap, not an armed timer of its own (the engine arms
+ * one timer for the earliest, `nextDue`, and reads back those due, `takeDue`); its event waits
+ * are the directory's too (WfxState.coldSubscriptions), not entries of the state's index.
  *
  * Which trees leave: the clock algorithm over the resident ones in the table's order, a tree
  * read back or changed since the last pass passed over once (one changed since the last
@@ -14,8 +16,10 @@
  */
 import { ExecutionDirectory } from '../state/directory/directory.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
-import { execution, treeOf, type ColdExecutions } from '../state/executions.js';
+import { execution, treeOf, type ColdEvents, type ColdExecutions } from '../state/executions.js';
 import { InstanceTable } from '../state/instance-table.js';
+import { indexEventWait, unsubscribe } from '../state/records/subscription-index.js';
+import type { ColdSubscriptions, Subscription } from '../state/subscriptions.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import type { EvictableEntries } from '../store/durable-store.js';
 import type { EngineOptions } from './options.js';
@@ -57,11 +61,15 @@ export class ExecutionCache implements ColdExecutions {
   private scheduled = false;
   private again: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Told of evictions (the engine's timers and indexes of what leaves memory). */
+  private events: ColdEvents | null = null;
   /** Trees evicted and executions read back since the start (metrics, tests). */
   readonly stats = { evicted: 0, loaded: 0, passes: 0 };
 
   constructor(private readonly o: ExecutionCacheOptions) {
     this.directory = o.store.unread ?? new ExecutionDirectory();
+    // The cold executions' event waits: the directory's, the state's index holding the resident ones'.
+    o.state.coldSubscriptions = directorySubscriptions(this.directory);
     o.store.onCheckpoint(() => this.schedule());
     o.store.guard((key) => {
       if (this.directory.has(key))
@@ -99,16 +107,41 @@ export class ExecutionCache implements ColdExecutions {
     }
   }
 
+  nextDue(): number | null {
+    return this.directory.nextDue();
+  }
+
+  takeDue(nowMs: number, max: number): string[] {
+    return this.directory.takeDue(nowMs, max);
+  }
+
+  get dueCount(): number {
+    return this.directory.dueCount;
+  }
+
+  listen(events: ColdEvents): void {
+    this.events = events;
+  }
+
   /** Reads cold executions `ids` back, all or none: one that cannot be read leaves them all cold. */
   async load(ids: readonly string[]): Promise<Instance[]> {
-    const docs = await Promise.all(ids.map((id) => this.o.store.read(id)));
-    for (const id of ids) {
+    return (await Promise.all(ids.map((id) => this.o.store.read(id)))) as Instance[];
+  }
+
+  /**
+   * Executions read back, made resident in this same turn: they leave the directory, and their
+   * event waits go to the state's subscription index (what the directory answered for them).
+   */
+  loaded(insts: readonly Instance[]): void {
+    const { state } = this.o;
+    for (const inst of insts) {
+      const id = inst.processInstanceId;
       this.directory.remove(id);
       this.recent.add(id);
+      if (inst.stateCd === STATE.RUNNING) for (const nid in inst.nodes) indexEventWait(state, inst, inst.nodes[nid]!);
     }
-    this.stats.loaded += ids.length;
+    this.stats.loaded += insts.length;
     this.scheduleIfOver();
-    return docs as Instance[];
   }
 
   /** Marks executions a step changed as recently used (their trees pass the next eviction over). */
@@ -173,6 +206,7 @@ export class ExecutionCache implements ColdExecutions {
     }
     let dirty = 0;
     let passedOver = 0;
+    const evictedBefore = this.stats.evicted;
     for (const members of trees.values()) {
       if (over <= 0) break;
       if (!members.every(atRest)) continue;
@@ -187,12 +221,15 @@ export class ExecutionCache implements ColdExecutions {
       for (const m of members) {
         const id = m.processInstanceId;
         this.directory.put(this.o.summarize(m, state), ELSEWHERE);
+        for (const nid in m.nodes) unsubscribe(state, m, m.nodes[nid]!);
+        this.events?.evicted(m);
         table.archive(id);
       }
       over -= members.length;
       this.stats.evicted++;
     }
     this.recent.clear();
+    if (this.stats.evicted > evictedBefore) this.events?.dueChanged();
     if (over <= 0) return;
     // Still over with executions that only wait for a checkpoint: one makes them clean, and its end passes again.
     if (dirty > 0) void this.o.checkpoint().catch((err: unknown) => this.o.onError(err, 'a checkpoint'));
@@ -203,6 +240,16 @@ export class ExecutionCache implements ColdExecutions {
         this.schedule();
       }, CLOCK_TURN_MS).unref();
   }
+}
+
+/** The subscriptions of the executions in `directory`, as WfxState.coldSubscriptions reads them. */
+export function directorySubscriptions(directory: ExecutionDirectory): ColdSubscriptions {
+  return {
+    subscriptionsFor: (organization, eventType, correlationKey) =>
+      directory
+        .subscribers(organization, eventType, correlationKey)
+        .map((s): Subscription => ({ instanceId: s.id, nodeInstanceId: s.node, nodeId: s.nodeId })),
+  };
 }
 
 /** Running with no Active node: nothing of it in flight, so its document is all there is. */

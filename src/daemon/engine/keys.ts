@@ -17,24 +17,17 @@ export type BoundaryKey = string & { readonly [boundaryKeyBrand]: true };
 
 declare const wakeKeyBrand: unique symbol;
 
-/** The earliest timer of an execution not in memory (its summary's `dueMs`): read it back, arm its timers exactly. */
+/**
+ * The one timer of the executions not in memory: due at the earliest of their timers (the
+ * cold side's `nextDue`); when it comes, those due are read back and their timers armed exactly.
+ */
 export type WakeKey = string & { readonly [wakeKeyBrand]: true };
 
 /** What the engine's timer queue is keyed by. */
 export type TimerKey = NodeKey | BoundaryKey | WakeKey;
 
-/** Where a wake key has its node instance id: no node instance id is `*`. */
-const WAKE = '*';
-
-/** The wake key of cold execution `instanceId`. Pure. */
-export function wakeKey(instanceId: string): WakeKey {
-  return `${instanceId}|${WAKE}` as WakeKey;
-}
-
-/** Whether `target` (timerTarget's) names a wake key's execution rather than a node. Pure. */
-export function isWake(target: TimerTarget): boolean {
-  return target.nodeInstanceId === WAKE;
-}
+/** The wake key: no execution id is `*`. */
+export const COLD_DUE = '*|*' as WakeKey;
 
 /** What a timer key names: a node instance, and the boundary event for a boundary's timer. */
 export interface TimerTarget {

@@ -5,8 +5,7 @@
 import { errorMessage } from '../../shared/errors.js';
 import { shareParsedStrings } from '../state/object-shapes.js';
 import { InstanceTable } from '../state/instance-table.js';
-import { indexEventWait, subscribeIn } from '../state/records/subscription-index.js';
-import { subscriptionBucket } from '../state/subscriptions.js';
+import { indexEventWait } from '../state/records/subscription-index.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
 import { JobQueues } from '../state/job-queues.js';
 import { LiveCounts } from '../state/live-counts.js';
@@ -148,11 +147,8 @@ function indexSummary(
     // A summary keeps no job wait's start: the execution's orders the job list until it is read back.
     if (w.kind === 'job')
       jobs.putAt(s.organization, w.domain, w.action, s.id, w.node, new Date(s.startMs).toISOString());
-    else if (!live) continue;
-    else if (w.kind === 'event') {
-      const bucket = subscriptionBucket(s.organization, w.ref, w.eventType, w.key);
-      subscribeIn(state, bucket, s.id, w.node, w.nodeId);
-    } else if (w.kind === 'input')
+    // An event wait is the directory's to answer for (WfxState.coldSubscriptions).
+    else if (live && w.kind === 'input')
       tasks.addTask(s.organization, s.processId, {
         since: isoTime(w.since),
         instanceId: s.id,
@@ -204,8 +200,8 @@ export interface Recovering {
 
 /**
  * The engine's start after a restart (Engine.recover): the walk over the resident executions
- * and the cold ones' summaries (a lazy open left them unread: a wake armed at each one's
- * earliest timer), then what is left run: resident ones to continue, then the cold ones to
+ * and the cold ones' summaries (a lazy open left them unread: one timer armed at the earliest
+ * of theirs, the directory's due heap holding the rest), then what is left run: resident ones to continue, then the cold ones to
  * continue or archive, read back first.
  */
 export async function recoverExecutions(
@@ -216,7 +212,7 @@ export async function recoverExecutions(
   deps: Recovering,
 ): Promise<void> {
   const overLimit = (inst: Instance) => overLimits(inst, limits, null);
-  const cold = executions.coldLive((id, dueMs) => effects.armWake(id, dueMs));
+  const cold = executions.coldLive();
   const { running, coldRunning, coldFinished } = recoverLiveState(
     state,
     effects,
@@ -224,6 +220,7 @@ export async function recoverExecutions(
     overLimit,
     cold ?? undefined,
   );
+  effects.armColdDue();
   await continueRecovered(running, deps);
   if (coldRunning.length + coldFinished.length === 0) return;
   await executions.ensure([...coldFinished, ...coldRunning]);

@@ -35,8 +35,13 @@ export interface ColdExecutions {
   readonly size: number;
   /** The cold executions of the tree execution `id` belongs to (none: empty). Synchronous. */
   coldTree(id: string): readonly string[];
-  /** Reads cold executions `ids` back: they are no longer cold once it resolves. */
+  /** Reads cold executions `ids` back (without `loaded`: they are no longer cold once it resolves). */
   load(ids: readonly string[]): Promise<Instance[]>;
+  /**
+   * Executions `load` read back, put in the resident state in this same turn (nothing runs
+   * between): they leave the cold side, whose indexes answered for them until now.
+   */
+  loaded?(insts: readonly Instance[]): void;
   /**
    * What is kept of cold execution `id` (state/execution-summary.ts): what a listing filters
    * on and renders from before it reads a document. Undefined: `id` is not cold.
@@ -54,6 +59,25 @@ export interface ColdExecutions {
   readonly stats?: { readonly loaded: number; readonly evicted: number };
   /** Brings the resident executions back within bounds (after the engine's recovery, the state whole). */
   trim?(): void;
+  /** The earliest timer (ms) of any cold execution (its summary's `dueMs`), or null. */
+  nextDue?(): number | null;
+  /** Takes the cold executions' timers due at `nowMs`, at most `max`: their ids, earliest first. */
+  takeDue?(nowMs: number, max: number): string[];
+  /** How many cold executions have a timer set. */
+  readonly dueCount?: number;
+  /** Tells `events` what the cold side does on its own (an execution leaving memory). Called once. */
+  listen?(events: ColdEvents): void;
+}
+
+/** What the cold side tells the seam of what it does on its own. */
+export interface ColdEvents {
+  /**
+   * Resident execution `inst` is about to leave memory (its document is on disk): what is kept
+   * of it in memory beside its document (armed timers, index entries) can go.
+   */
+  evicted(inst: Instance): void;
+  /** Executions left memory: the earliest cold timer may be earlier (nextDue). */
+  dueChanged(): void;
 }
 
 /** What an `Executions` holds: the resident executions and the table beside them. */
@@ -67,6 +91,8 @@ export class Executions {
   /** Trees being read back, by the id of each execution in them: a second ensure waits for the first. */
   private readonly loading = new Map<string, Promise<void>>();
   private readonly loadListeners: Array<(inst: Instance) => void> = [];
+  private readonly evictListeners: Array<(inst: Instance) => void> = [];
+  private readonly dueListeners: Array<() => void> = [];
 
   constructor(
     private readonly state: Holder,
@@ -74,6 +100,14 @@ export class Executions {
   ) {
     // What the file store's collection knows of a cold execution's files (file-refs.ts).
     if (cold !== null) FileRefs.fresh(state);
+    cold?.listen?.({
+      evicted: (inst) => {
+        for (const fn of this.evictListeners) fn(inst);
+      },
+      dueChanged: () => {
+        for (const fn of this.dueListeners) fn();
+      },
+    });
   }
 
   /** True while every execution is resident: a step need not name its executions. */
@@ -91,31 +125,39 @@ export class Executions {
     return this.cold?.summary(id);
   }
 
-  /**
-   * The cold executions as the recovery walk reads them (engine/recovery.ts ColdLive), `due`
-   * told each one's earliest timer as the walk passes it; null: none cold.
-   */
-  coldLive(due: (id: string, dueMs: number) => void): {
+  /** The cold executions as the recovery walk reads them (engine/recovery.ts ColdLive); null: none cold. */
+  coldLive(): {
     summaries: Iterable<ExecutionSummary>;
     stateOf: (id: string) => number | undefined;
   } | null {
     const cold = this.cold;
     if (cold === null || cold.size === 0 || cold.summaries === undefined) return null;
-    const all = cold.summaries();
-    return {
-      summaries: (function* () {
-        for (const s of all) {
-          if (s.dueMs !== null) due(s.id, s.dueMs);
-          yield s;
-        }
-      })(),
-      stateOf: (id) => cold.summary(id)?.stateCd,
-    };
+    return { summaries: cold.summaries(), stateOf: (id) => cold.summary(id)?.stateCd };
   }
 
   /** Calls `fn` with each execution read back from the cold side, once resident (before any step on it). */
   onLoad(fn: (inst: Instance) => void): void {
     this.loadListeners.push(fn);
+  }
+
+  /** Calls `fn` with each execution about to leave memory for the cold side (ColdEvents.evicted). */
+  onEvict(fn: (inst: Instance) => void): void {
+    this.evictListeners.push(fn);
+  }
+
+  /** Calls `fn` when the earliest cold timer may have moved earlier (ColdEvents.dueChanged). */
+  onColdDue(fn: () => void): void {
+    this.dueListeners.push(fn);
+  }
+
+  /** The earliest timer of any cold execution (ColdExecutions.nextDue), or null. */
+  nextColdDue(): number | null {
+    return this.cold?.nextDue?.() ?? null;
+  }
+
+  /** Takes the cold timers due at `nowMs`, at most `max` (ColdExecutions.takeDue): their executions' ids. */
+  takeColdDue(nowMs: number, max: number): string[] {
+    return this.cold?.takeDue?.(nowMs, max) ?? [];
   }
 
   /** Tells the cold side the executions a step changed (ColdExecutions.touched). */
@@ -134,9 +176,14 @@ export class Executions {
   }
 
   /** How many executions are cold, and the cold side's counts (ColdExecutions.stats): metrics. */
-  coldStats(): { cold: number; loaded: number; evicted: number } {
+  coldStats(): { cold: number; loaded: number; evicted: number; due: number } {
     const cold = this.cold;
-    return { cold: cold?.size ?? 0, loaded: cold?.stats?.loaded ?? 0, evicted: cold?.stats?.evicted ?? 0 };
+    return {
+      cold: cold?.size ?? 0,
+      loaded: cold?.stats?.loaded ?? 0,
+      evicted: cold?.stats?.evicted ?? 0,
+      due: cold?.dueCount ?? 0,
+    };
   }
 
   /** The ids of the cold executions (none while all are resident), in no set order. */
@@ -164,6 +211,7 @@ export class Executions {
       const read = cold
         .load(members)
         .then((insts) => {
+          cold.loaded?.(insts);
           const table = InstanceTable.of(this.state);
           for (const inst of insts) table.put(inst);
           for (const inst of insts) for (const fn of this.loadListeners) fn(inst);

@@ -4,7 +4,7 @@ import type { BufferedMessage, PendingThrow } from './events.js';
 
 export type { StoredFile, BufferedMessage, PendingThrow };
 import type { InstanceTable } from './instance-table.js';
-import type { SubscriptionBucket } from './subscriptions.js';
+import type { ColdSubscriptions, SubscriptionBucket } from './subscriptions.js';
 import type { Domain, DomainAction, JobQueues } from './job-queues.js';
 import type { LiveCounts } from './live-counts.js';
 import type { TaskIndex } from './task-index.js';
@@ -92,6 +92,11 @@ export interface WfxState {
    * written to a snapshot (DERIVED). See SubscriptionBucket for what a bucket holds.
    */
   subscriptions: Record<string, SubscriptionBucket>;
+  /**
+   * The subscriptions of the executions not in memory (engine/execution-cache.ts: its directory
+   * answers for them; `subscriptions` holds only the resident ones'). Derived (DERIVED).
+   */
+  coldSubscriptions?: ColdSubscriptions | undefined;
   /** Messages kept (ttlSeconds) until a subscription consumes them, by id, oldest first. */
   messages: Record<string, BufferedMessage>;
   /** `organization|messageId` -> expiry of the dedup window. */
@@ -323,7 +328,15 @@ export interface ApiKey {
  * (Engine.recover with indexEventWait): large, and a checkpoint would copy it at once when its
  * copy began. The instance table indexes `instances` again on first use (InstanceTable.of).
  */
-export const DERIVED = ['subscriptions', 'instanceTable', 'jobQueues', 'liveCounts', 'taskIndex', 'fileRefs'] as const;
+export const DERIVED = [
+  'subscriptions',
+  'coldSubscriptions',
+  'instanceTable',
+  'jobQueues',
+  'liveCounts',
+  'taskIndex',
+  'fileRefs',
+] as const;
 
 /** `T` with its readonly fields writable: for code that builds or shares a state object's fields in place. */
 export type Writable<T> = { -readonly [K in keyof T]: T[K] };
@@ -337,6 +350,7 @@ export function initialState(): WfxState {
     instances: {},
     instanceTable: undefined,
     subscriptions: {},
+    coldSubscriptions: undefined,
     messages: {},
     messageIds: {},
     thrown: {},

@@ -39,19 +39,38 @@ export function subscriptionBucket(
 }
 
 /**
+ * The subscriptions of the executions not in memory (engine/execution-cache.ts: its directory
+ * holds their waits), as `subscriptionsFor` reads them: WfxState.coldSubscriptions.
+ */
+export interface ColdSubscriptions {
+  /** What an event of `eventType` with `correlationKey` resumes in `organization` (as subscriptionsFor). */
+  subscriptionsFor(organization: string, eventType: string, correlationKey: string | null): Subscription[];
+}
+
+/**
  * The subscriptions an event of `eventType` with `correlationKey` resumes in `organization`:
- * message subscriptions with the same key, and signal subscriptions whatever their key. Pure read.
+ * message subscriptions with the same key, and signal subscriptions whatever their key, of the
+ * resident executions, then of those not in memory. Pure read.
  */
 export function subscriptionsFor(
-  state: { readonly subscriptions: Readonly<Record<string, SubscriptionBucket>> },
+  state: {
+    readonly subscriptions: Readonly<Record<string, SubscriptionBucket>>;
+    readonly coldSubscriptions?: ColdSubscriptions | undefined;
+  },
   organization: string,
   eventType: string,
   correlationKey: string | null,
 ): Subscription[] {
   const messages = state.subscriptions[subscriptionBucket(organization, eventType, 'message', correlationKey)];
   const signals = state.subscriptions[subscriptionBucket(organization, eventType, 'signal', null)];
-  if (signals === undefined) return bucketMembers(messages);
-  return messages === undefined ? bucketMembers(signals) : [...bucketMembers(messages), ...bucketMembers(signals)];
+  const resident =
+    signals === undefined
+      ? bucketMembers(messages)
+      : messages === undefined
+        ? bucketMembers(signals)
+        : [...bucketMembers(messages), ...bucketMembers(signals)];
+  const cold = state.coldSubscriptions?.subscriptionsFor(organization, eventType, correlationKey);
+  return cold === undefined || cold.length === 0 ? resident : [...resident, ...cold];
 }
 
 /** The subscriptions of a bucket, in the order they were made. */

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
 import { recoverLiveState, type Recovered } from '../../../src/daemon/engine/recovery.js';
 import type { Effects } from '../../../src/daemon/engine/effects.js';
+import { directorySubscriptions } from '../../../src/daemon/engine/execution-cache.js';
 import { executionSummarizer } from '../../../src/daemon/engine/segment-summary.js';
 import { ExecutionDirectory } from '../../../src/daemon/state/directory/directory.js';
 import type { ExecutionSummary } from '../../../src/daemon/state/execution-summary.js';
@@ -8,7 +9,7 @@ import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import { JobQueues } from '../../../src/daemon/state/job-queues.js';
 import { LiveCounts } from '../../../src/daemon/state/live-counts.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../../../src/daemon/state/state.js';
-import { bucketMembers } from '../../../src/daemon/state/subscriptions.js';
+import { subscriptionsFor } from '../../../src/daemon/state/subscriptions.js';
 import { TaskIndex, taskKey } from '../../../src/daemon/state/task-index.js';
 import { lastTriggeredStart } from '../../../src/daemon/state/trigger-fires.js';
 import { IndexBuilder, parseIndex } from '../../../src/daemon/store/segments/index-codec.js';
@@ -189,6 +190,15 @@ function recovered(state: WfxState): Instance[] {
   return out;
 }
 
+/** The events asked for in `derived`: every bucket the corpus subscribes in, and a key none waits for. */
+const EVENTS: ReadonlyArray<readonly [string, string, string | null]> = [
+  ['default', 'paid', null],
+  ['default', 'paid', 'order-0'],
+  ['default', 'paid', 'order-1'],
+  ['default', 'paid', 'order-2'],
+  ['default', 'paid', 'no-one'],
+];
+
 /** A state holding `insts` resident (nothing else: the walk reads only its executions). */
 function holding(insts: readonly Instance[]): WfxState {
   const state = { instances: {}, subscriptions: {} } as unknown as WfxState;
@@ -211,6 +221,7 @@ const effects = {
 function throughIndex(
   insts: readonly Instance[],
   flowsState: WfxState,
+  into: WfxState,
 ): { summaries: ExecutionSummary[]; directory: ExecutionDirectory } {
   const summarize = executionSummarizer();
   const index = new IndexBuilder(1);
@@ -219,6 +230,8 @@ function throughIndex(
   if (typeof doc === 'string') throw new Error(doc);
   const directory = new ExecutionDirectory(16);
   directory.loadColumns(doc, 1);
+  // As the cache sets it: the cold executions' event waits are the directory's to answer for.
+  into.coldSubscriptions = directorySubscriptions(directory);
   const summaries = insts.map((inst) => directory.get(inst.processInstanceId)!.summary);
   return { summaries, directory };
 }
@@ -232,10 +245,11 @@ function finishedIn(state: WfxState): string[] {
 
 /** What the walk built in `state`, in a form to compare (`ordered`: job queues in their order). */
 function derived(state: WfxState, all: readonly Instance[], flows: readonly string[], result: Recovered) {
+  // What each event the corpus waits for resumes, the cold side's subscriptions included.
   const subscriptions: string[] = [];
-  for (const bucket in state.subscriptions)
-    for (const s of bucketMembers(state.subscriptions[bucket]))
-      subscriptions.push(`${bucket}|${s.instanceId}|${s.nodeInstanceId}|${s.nodeId}`);
+  for (const [org, ref, key] of EVENTS)
+    for (const s of subscriptionsFor(state, org, ref, key))
+      subscriptions.push(`${org}|${ref}|${key}|${s.instanceId}|${s.nodeInstanceId}|${s.nodeId}`);
   const tasks = TaskIndex.held(state)!;
   const jobs = JobQueues.held(state)!;
   const queues: string[] = [];
@@ -295,8 +309,8 @@ t.test('recovery from summaries alone builds the indexes the resident walk build
     'a tree counts more than its root',
   );
 
-  const { summaries, directory } = throughIndex(all, h.store.state);
   const cold = holding([]);
+  const { summaries, directory } = throughIndex(all, h.store.state, cold);
   const coldResult = recoverLiveState(cold, effects, undefined, undefined, {
     summaries,
     stateOf: (id) => directory.get(id)?.summary.stateCd,
@@ -310,6 +324,7 @@ t.test('recovery from summaries alone builds the indexes the resident walk build
   const part = throughIndex(
     all.filter((i) => coldTree(i)),
     h.store.state,
+    mixed,
   );
   const mixedResult = recoverLiveState(mixed, effects, undefined, undefined, {
     summaries: part.summaries,

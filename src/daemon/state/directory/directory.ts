@@ -337,6 +337,11 @@ export class ExecutionDirectory {
     return { running: this.running[code]!, waitingOnly: this.waitingOnly[code]! };
   }
 
+  /** How many executions have a due time set. */
+  get dueCount(): number {
+    return this.heap.size;
+  }
+
   /** The earliest due time (ms) of any execution, or null. */
   nextDue(): number | null {
     return this.heap.next();

@@ -20,10 +20,11 @@ const JOB = 4;
 /** A message bucket's key when the wait has none (subscriptions.ts keys it the same way). */
 const NO_KEY = '\u0000';
 
-/** A node waiting on an event, as `subscribers` answers: its execution and node. */
+/** A node waiting on an event, as `subscribers` answers: its execution, node and flow node ('' if unknown). */
 export interface Subscriber {
   readonly id: string;
   readonly node: string;
+  readonly nodeId: string;
 }
 
 /** A waiting input task, as `tasks` answers. */
@@ -208,8 +209,14 @@ export class WaitTable {
   }
 
   private chain(head: number, out: Subscriber[]): void {
-    for (let row = head; row >= 0; row = this.subNext[row]!)
-      out.push({ id: this.owners.idOf(this.owner[row]!), node: this.strings.text(this.node[row]!) });
+    for (let row = head; row >= 0; row = this.subNext[row]!) {
+      const flowNode = this.flowNode[row]!;
+      out.push({
+        id: this.owners.idOf(this.owner[row]!),
+        node: this.strings.text(this.node[row]!),
+        nodeId: flowNode < 0 ? '' : this.strings.text(flowNode),
+      });
+    }
   }
 
   private row(): number {

@@ -112,7 +112,7 @@ t.test('message waits under keys of their own are found past the index growing, 
   let wrong = 0;
   for (let i = 0; i < ids.length; i++) {
     const got = dir.subscribers('acme', 'paid', `order-${i}`);
-    const want = i % 2 === 0 ? [] : [{ id: ids[i], node: 'paid' }];
+    const want = i % 2 === 0 ? [] : [{ id: ids[i], node: 'paid', nodeId: 'paid' }];
     if (JSON.stringify(got) !== JSON.stringify(want)) wrong++;
   }
   t.equal(wrong, 0, 'each key finds its own execution, and only while it waits');

@@ -167,5 +167,9 @@ t.test('an index with text that is not ASCII loads as it was written', async (t)
   const bulk = new ExecutionDirectory(16);
   await loadSegmentsInto(dir, [1], new SegmentSpace(), bulk);
   t.same(bulk.get(summary.id)?.summary, summary, 'the summary, strings as written');
-  t.same(bulk.subscribers('zürich', 'bezahlt-ü', 'ключ-😀'), [{ id: 'légacy-1', node: 'n' }], 'its subscription');
+  t.same(
+    bulk.subscribers('zürich', 'bezahlt-ü', 'ключ-😀'),
+    [{ id: 'légacy-1', node: 'n', nodeId: 'n' }],
+    'its subscription',
+  );
 });
