@@ -6,7 +6,8 @@
  * execution is its summary, kept in an ExecutionDirectory (typed arrays, no object each); its
  * earliest timer is the directory's due heap, not an armed timer of its own (the engine arms
  * one timer for the earliest, `nextDue`, and reads back those due, `takeDue`); its event waits
- * are the directory's too (WfxState.coldSubscriptions), not entries of the state's index.
+ * and input tasks are the directory's too (WfxState.coldSubscriptions, coldTasks), not entries
+ * of the state's indexes.
  *
  * Which trees leave: the clock algorithm over the resident ones in the table's order, a tree
  * read back or changed since the last pass passed over once (one changed since the last
@@ -20,6 +21,7 @@ import { execution, treeOf, type ColdEvents, type ColdExecutions } from '../stat
 import { InstanceTable } from '../state/instance-table.js';
 import { indexEventWait, unsubscribe } from '../state/records/subscription-index.js';
 import type { ColdSubscriptions, Subscription } from '../state/subscriptions.js';
+import { TaskIndex, type ColdTasks, type TaskRef } from '../state/task-index.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import type { EvictableEntries } from '../store/durable-store.js';
 import type { EngineOptions } from './options.js';
@@ -70,6 +72,7 @@ export class ExecutionCache implements ColdExecutions {
     this.directory = o.store.unread ?? new ExecutionDirectory();
     // The cold executions' event waits: the directory's, the state's index holding the resident ones'.
     o.state.coldSubscriptions = directorySubscriptions(this.directory);
+    o.state.coldTasks = directoryTasks(this.directory);
     o.store.onCheckpoint(() => this.schedule());
     o.store.guard((key) => {
       if (this.directory.has(key))
@@ -138,7 +141,9 @@ export class ExecutionCache implements ColdExecutions {
       const id = inst.processInstanceId;
       this.directory.remove(id);
       this.recent.add(id);
-      if (inst.stateCd === STATE.RUNNING) for (const nid in inst.nodes) indexEventWait(state, inst, inst.nodes[nid]!);
+      if (inst.stateCd !== STATE.RUNNING) continue;
+      for (const nid in inst.nodes) indexEventWait(state, inst, inst.nodes[nid]!);
+      TaskIndex.held(state)?.addExecution(inst);
     }
     this.stats.loaded += insts.length;
     this.scheduleIfOver();
@@ -222,6 +227,7 @@ export class ExecutionCache implements ColdExecutions {
         const id = m.processInstanceId;
         this.directory.put(this.o.summarize(m, state), ELSEWHERE);
         for (const nid in m.nodes) unsubscribe(state, m, m.nodes[nid]!);
+        TaskIndex.held(state)?.removeExecution(m);
         this.events?.evicted(m);
         table.archive(id);
       }
@@ -249,6 +255,21 @@ export function directorySubscriptions(directory: ExecutionDirectory): ColdSubsc
       directory
         .subscribers(organization, eventType, correlationKey)
         .map((s): Subscription => ({ instanceId: s.id, nodeInstanceId: s.node, nodeId: s.nodeId })),
+  };
+}
+
+/** The input tasks of the executions in `directory`, as WfxState.coldTasks reads them. */
+export function directoryTasks(directory: ExecutionDirectory): ColdTasks {
+  const isoTime = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    get size() {
+      return directory.taskCount;
+    },
+    oldestSince: () => isoTime(directory.oldestTaskSince()),
+    page: (organization, processId, cursor, limit) =>
+      directory
+        .taskPage(organization, processId, cursor, limit)
+        .map((t): TaskRef => ({ since: isoTime(t.since)!, instanceId: t.id, nodeInstanceId: t.node })),
   };
 }
 

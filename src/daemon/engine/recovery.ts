@@ -115,7 +115,7 @@ export function recoverLiveState(
     for (const s of cold.summaries) {
       if (s.triggered) noteTriggeredStartAt(state, s.processId, s.environment, isoTime(s.startMs));
       const live = s.stateCd === STATE.RUNNING;
-      indexSummary(state, s, live, counts, jobs, tasks);
+      indexSummary(s, counts, jobs);
       if (only && !only.has(s.id)) continue;
       if (!live) coldFinished.push(s.id);
       else if (s.active > 0 || s.waits.length === 0) coldRunning.push(s.id);
@@ -131,30 +131,15 @@ function isoTime(ms: number): string {
 }
 
 /**
- * Indexes the waits of cold live execution `s` from its summary and counts it, as the walk does
- * a resident one's (`live`: it runs): only a running execution subscribes or has tasks, a job
- * wait is queued whatever its state.
+ * Indexes the job waits of cold live execution `s` from its summary and counts it, as the walk
+ * does a resident one's (a job wait is queued whatever its state). Its event waits and input
+ * tasks are the directory's to answer for (WfxState.coldSubscriptions, coldTasks).
  */
-function indexSummary(
-  state: WfxState,
-  s: ExecutionSummary,
-  live: boolean,
-  counts: LiveCounts,
-  jobs: JobQueues,
-  tasks: TaskIndex,
-): void {
-  for (const w of s.waits) {
-    // A summary keeps no job wait's start: the execution's orders the job list until it is read back.
+function indexSummary(s: ExecutionSummary, counts: LiveCounts, jobs: JobQueues): void {
+  for (const w of s.waits)
     if (w.kind === 'job')
+      // A summary keeps no job wait's start: the execution's orders the job list until it is read back.
       jobs.putAt(s.organization, w.domain, w.action, s.id, w.node, new Date(s.startMs).toISOString());
-    // An event wait is the directory's to answer for (WfxState.coldSubscriptions).
-    else if (live && w.kind === 'input')
-      tasks.addTask(s.organization, s.processId, {
-        since: isoTime(w.since),
-        instanceId: s.id,
-        nodeInstanceId: w.node,
-      });
-  }
   counts.addSummary(s);
 }
 

@@ -7,7 +7,7 @@ import type { InstanceTable } from './instance-table.js';
 import type { ColdSubscriptions, SubscriptionBucket } from './subscriptions.js';
 import type { Domain, DomainAction, JobQueues } from './job-queues.js';
 import type { LiveCounts } from './live-counts.js';
-import type { TaskIndex } from './task-index.js';
+import type { ColdTasks, TaskIndex } from './task-index.js';
 import type { FileRefs } from './file-refs.js';
 import type { Instance } from './instance.js';
 import type { BulkOperation } from './bulk.js';
@@ -176,6 +176,11 @@ export interface WfxState {
    */
   taskIndex?: TaskIndex | undefined;
   /**
+   * The tasks of the executions not in memory (engine/execution-cache.ts: its directory answers
+   * for them; `taskIndex` holds only the resident ones'). Derived (DERIVED).
+   */
+  coldTasks?: ColdTasks | undefined;
+  /**
    * The fileIds each live execution may name (file-refs.ts), made by the recovery walk of an
    * engine with a cold side, kept by the reducer: what the file store's collection knows of a
    * cold execution. Derived, so never written to a snapshot (DERIVED).
@@ -335,6 +340,7 @@ export const DERIVED = [
   'jobQueues',
   'liveCounts',
   'taskIndex',
+  'coldTasks',
   'fileRefs',
 ] as const;
 
@@ -374,6 +380,7 @@ export function initialState(): WfxState {
     jobQueues: undefined,
     liveCounts: undefined,
     taskIndex: undefined,
+    coldTasks: undefined,
     fileRefs: undefined,
   };
 }

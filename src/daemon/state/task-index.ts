@@ -19,6 +19,26 @@ export interface TaskIndexHolder {
   instances: Record<string, Instance | undefined>;
   instanceTable?: InstanceTable<Instance> | undefined;
   taskIndex?: TaskIndex | undefined;
+  coldTasks?: ColdTasks | undefined;
+}
+
+/**
+ * The tasks of the executions not in memory (engine/execution-cache.ts: its directory holds
+ * their waits; the index holds only the resident ones'), as the index's reads add them in:
+ * WfxState.coldTasks.
+ */
+export interface ColdTasks {
+  /** How many tasks of cold executions wait. */
+  readonly size: number;
+  /** The oldest `since` of a cold execution's task, or null. */
+  oldestSince(): string | null;
+  /** As TaskIndex.page, over the cold executions' tasks. */
+  page(
+    organization: string | null,
+    processId: string | undefined,
+    cursor: string | undefined,
+    limit: number,
+  ): TaskRef[];
 }
 
 /**
@@ -104,14 +124,14 @@ export class TaskIndex {
     return undefined;
   }
 
-  /** How many tasks wait. */
+  /** How many tasks wait, of resident and cold executions. */
   get size(): number {
-    return this.total;
+    return this.total + (this.state.coldTasks?.size ?? 0);
   }
 
   /** When the longest waiting task started waiting (its node's start), or null when none waits. */
   oldestSince(): string | null {
-    let oldest: string | null = null;
+    let oldest = this.state.coldTasks?.oldestSince() ?? null;
     for (const flows of this.byOrg.values())
       for (const list of flows.values()) if (oldest === null || list[0]!.since < oldest) oldest = list[0]!.since;
     return oldest;
@@ -126,14 +146,6 @@ export class TaskIndex {
   /** Adds `node` of `inst` if it is a task (the walk that fills the index meets each once). */
   addNode(inst: Instance, node: NodeInstance): void {
     if (isTask(inst, node)) this.add(inst, node);
-  }
-
-  /**
-   * Adds task `ref` of flow `processId` of `organization`: one a running execution's summary
-   * names (a cold execution's, in the walk that fills a fresh index).
-   */
-  addTask(organization: string, processId: string, ref: TaskRef): void {
-    this.insert(organization, processId, ref);
   }
 
   /** Removes every task of `inst` (it leaves Running or the state). */
@@ -170,6 +182,9 @@ export class TaskIndex {
       const at = cursor === undefined ? 0 : upperBound(list, cursor);
       if (at < list.length) heads.push({ list, at, key: taskKey(list[at]!) });
     }
+    // The cold executions' first `limit` after the cursor: one more sorted list to merge.
+    const cold = this.state.coldTasks?.page(organization, processId, cursor, limit) ?? [];
+    if (cold.length > 0) heads.push({ list: cold, at: 0, key: taskKey(cold[0]!) });
     const out: TaskRef[] = [];
     while (out.length < limit && heads.length > 0) {
       let min = 0;

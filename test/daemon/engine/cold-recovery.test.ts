@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { recoverLiveState, type Recovered } from '../../../src/daemon/engine/recovery.js';
 import type { Effects } from '../../../src/daemon/engine/effects.js';
-import { directorySubscriptions } from '../../../src/daemon/engine/execution-cache.js';
+import { directorySubscriptions, directoryTasks } from '../../../src/daemon/engine/execution-cache.js';
 import { executionSummarizer } from '../../../src/daemon/engine/segment-summary.js';
 import { ExecutionDirectory } from '../../../src/daemon/state/directory/directory.js';
 import type { ExecutionSummary } from '../../../src/daemon/state/execution-summary.js';
@@ -230,8 +230,9 @@ function throughIndex(
   if (typeof doc === 'string') throw new Error(doc);
   const directory = new ExecutionDirectory(16);
   directory.loadColumns(doc, 1);
-  // As the cache sets it: the cold executions' event waits are the directory's to answer for.
+  // As the cache sets them: the cold executions' event waits and tasks are the directory's to answer for.
   into.coldSubscriptions = directorySubscriptions(directory);
+  into.coldTasks = directoryTasks(directory);
   const summaries = insts.map((inst) => directory.get(inst.processInstanceId)!.summary);
   return { summaries, directory };
 }
@@ -319,7 +320,13 @@ t.test('recovery from summaries alone builds the indexes the resident walk build
   t.same(coldResult.running, [], 'no resident one to continue');
 
   // Half the trees cold, half resident: the job queues' order is then the walk's (resident first).
-  const coldTree = (i: Instance) => (i.root ?? i.processInstanceId).charCodeAt(35) % 2 === 0;
+  // Trees with an execution to continue alternate, so that each side has some whatever the ids.
+  const treeOf = (i: Instance) => i.root ?? i.processInstanceId;
+  const continued = [...new Set(residentResult.running.map(treeOf))].sort();
+  const coldTree = (i: Instance) => {
+    const at = continued.indexOf(treeOf(i));
+    return at >= 0 ? at % 2 === 0 : treeOf(i).charCodeAt(35) % 2 === 0;
+  };
   const mixed = holding(all.filter((i) => !coldTree(i)));
   const part = throughIndex(
     all.filter((i) => coldTree(i)),

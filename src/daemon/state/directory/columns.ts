@@ -130,6 +130,11 @@ export class Pairs {
     return a < 0 || b < 0 ? -1 : (this.codes.get(a * 0x4000000 + b) ?? -1);
   }
 
+  /** The first number of pair `code`. */
+  first(code: number): number {
+    return this.firsts[code]!;
+  }
+
   /** The second number of pair `code`. */
   second(code: number): number {
     return this.seconds[code]!;

@@ -12,6 +12,7 @@ import { SegmentCodes, type SummaryColumns } from './bulk.js';
 import { grown, Interner, Pairs } from './columns.js';
 import { DueHeap } from './due-heap.js';
 import { IdTable } from './id-table.js';
+import { checkLocation, type CodedRow } from './row.js';
 import { SortedList } from './sorted.js';
 import { WaitTable, type Subscriber, type WaitingJob, type WaitingTask } from './waits.js';
 
@@ -41,30 +42,6 @@ export interface ListQuery {
 export interface FlowCounts {
   readonly running: number;
   readonly waitingOnly: number;
-}
-
-/** Locations are kept as 32-bit numbers: a segment's offset past 4 GiB is refused. */
-const MAX_U32 = 0xffffffff;
-
-/** An execution's fields as `attach` writes them, strings as their numbers (one scratch row per directory). */
-interface CodedRow {
-  org: number;
-  proc: number;
-  ver: number;
-  env: number;
-  flow: number;
-  state: number;
-  /** FLAG_* bits: started by a trigger, a child. */
-  flags: number;
-  startMs: number;
-  active: number;
-  correlation: string | null;
-  root: string | null;
-  parent: string | null;
-  dueMs: number | null;
-  segment: number;
-  offset: number;
-  length: number;
 }
 
 /** The directory. */
@@ -325,6 +302,29 @@ export class ExecutionDirectory {
     return this.waits.tasks(organization, processId, from, limit);
   }
 
+  /** How many input tasks wait. */
+  get taskCount(): number {
+    return this.waits.taskCount;
+  }
+
+  /** The earliest `since` (ms) of any input task, or null. */
+  oldestTaskSince(): number | null {
+    return this.waits.oldestTaskSince();
+  }
+
+  /**
+   * Input tasks of an organization (null: all) and flow (undefined: all), oldest first, after
+   * `cursor` (a task key, state/task-index.ts taskKey), at most `limit`.
+   */
+  taskPage(
+    organization: string | null,
+    processId: string | undefined,
+    cursor: string | undefined,
+    limit: number,
+  ): WaitingTask[] {
+    return this.waits.taskPage(organization, processId, cursor, limit);
+  }
+
   /** Job waits of an action, by execution id. */
   jobs(organization: string, domain: string, action: string): WaitingJob[] {
     return this.waits.jobs(organization, domain, action);
@@ -480,9 +480,4 @@ export class ExecutionDirectory {
     this.running[flow]! += by;
     if (this.active[slot] === 0 && this.firstWait[slot]! >= 0) this.waitingOnly[flow]! += by;
   }
-}
-
-function checkLocation(r: CodedRow): void {
-  if (r.offset > MAX_U32 || r.length > MAX_U32 || r.segment > MAX_U32)
-    throw new RangeError('a location past 4 GiB cannot be kept');
 }

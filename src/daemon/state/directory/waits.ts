@@ -81,8 +81,14 @@ export class WaitTable {
   private readonly signals = new Map<number, number>();
   private readonly taskLists = new Map<number, SortedList>();
   private readonly jobLists = new Map<number, SortedList>();
+  /** Input tasks in all (the rows of every task list). */
+  private tasksWaiting = 0;
+  /** Oldest first, as a task page's key orders them (state/task-index.ts taskKey): since, execution, node. */
   private readonly taskOrder = (x: number, y: number): number =>
-    this.t1[x]! - this.t1[y]! || this.owners.compareIds(this.owner[x]!, this.owner[y]!) || x - y;
+    this.t1[x]! - this.t1[y]! ||
+    this.owners.compareIds(this.owner[x]!, this.owner[y]!) ||
+    textOrder(this.strings.text(this.node[x]!), this.strings.text(this.node[y]!)) ||
+    x - y;
   private readonly jobOrder = (x: number, y: number): number =>
     this.owners.compareIds(this.owner[x]!, this.owner[y]!) || x - y;
 
@@ -177,15 +183,70 @@ export class WaitTable {
     const list = this.taskLists.get(this.pairs.find(this.strings.find(organization), this.strings.find(processId)));
     const out: WaitingTask[] = [];
     if (list === undefined) return out;
-    for (let i = from; i < list.size && out.length < limit; i++) {
-      const row = list.at(i);
-      const assignee = this.a[row]!;
-      out.push({
-        id: this.owners.idOf(this.owner[row]!),
-        node: this.strings.text(this.node[row]!),
-        since: this.t1[row]!,
-        assignee: assignee < 0 ? null : this.strings.text(assignee),
-      });
+    for (let i = from; i < list.size && out.length < limit; i++) out.push(this.task(list.at(i)));
+    return out;
+  }
+
+  /** The input task of row `row`. */
+  private task(row: number): WaitingTask {
+    const assignee = this.a[row]!;
+    return {
+      id: this.owners.idOf(this.owner[row]!),
+      node: this.strings.text(this.node[row]!),
+      since: this.t1[row]!,
+      assignee: assignee < 0 ? null : this.strings.text(assignee),
+    };
+  }
+
+  /** The task key of input row `row` (state/task-index.ts taskKey). */
+  private taskKeyOf(row: number): string {
+    const since = new Date(this.t1[row]!).toISOString();
+    return `${since}|${this.owners.idOf(this.owner[row]!)}|${this.strings.text(this.node[row]!)}`;
+  }
+
+  /** How many input tasks wait. */
+  get taskCount(): number {
+    return this.tasksWaiting;
+  }
+
+  /** The earliest `since` (ms) of any input task, or null when none waits. */
+  oldestTaskSince(): number | null {
+    let oldest: number | null = null;
+    for (const list of this.taskLists.values()) {
+      const since = this.t1[list.at(0)]!;
+      if (oldest === null || since < oldest) oldest = since;
+    }
+    return oldest;
+  }
+
+  /**
+   * Up to `limit` input tasks of `organization` (null: every one) and flow `processId`
+   * (undefined: every flow), oldest first, after `cursor`: a task's key as state/task-index.ts
+   * makes it (`since|execution|node`, `since` an ISO time), compared as text, as that index does.
+   */
+  taskPage(
+    organization: string | null,
+    processId: string | undefined,
+    cursor: string | undefined,
+    limit: number,
+  ): WaitingTask[] {
+    const org = organization === null ? -1 : this.strings.find(organization);
+    const proc = processId === undefined ? -1 : this.strings.find(processId);
+    const out: WaitingTask[] = [];
+    if ((organization !== null && org < 0) || (processId !== undefined && proc < 0)) return out;
+    const heads: Array<{ list: SortedList; at: number }> = [];
+    for (const [flow, list] of this.taskLists) {
+      if ((org >= 0 && this.pairs.first(flow) !== org) || (proc >= 0 && this.pairs.second(flow) !== proc)) continue;
+      const at = cursor === undefined ? 0 : list.lowerBound((row) => (this.taskKeyOf(row) <= cursor ? -1 : 1));
+      if (at < list.size) heads.push({ list, at });
+    }
+    while (out.length < limit && heads.length > 0) {
+      let min = 0;
+      for (let i = 1; i < heads.length; i++)
+        if (this.taskOrder(heads[i]!.list.at(heads[i]!.at), heads[min]!.list.at(heads[min]!.at)) < 0) min = i;
+      const h = heads[min]!;
+      out.push(this.task(h.list.at(h.at)));
+      if (++h.at >= h.list.size) heads.splice(min, 1);
     }
     return out;
   }
@@ -302,6 +363,7 @@ export class WaitTable {
       this.b[row] = flow;
       this.t1[row] = time;
       listOf(this.taskLists, flow, this.taskOrder).insert(row);
+      this.tasksWaiting++;
     } else if (kind === MESSAGE || kind === SIGNAL) {
       this.a[row] = name;
       this.flowNode[row] = flowNode;
@@ -326,8 +388,10 @@ export class WaitTable {
 
   private unindex(row: number): void {
     const kind = this.kind[row]!;
-    if (kind === INPUT) dropFrom(this.taskLists, this.b[row]!, row);
-    else if (kind === JOB) {
+    if (kind === INPUT) {
+      dropFrom(this.taskLists, this.b[row]!, row);
+      this.tasksWaiting--;
+    } else if (kind === JOB) {
       dropFrom(this.jobLists, this.b[row]!, row);
       this.locks.delete(row);
     } else if (kind === MESSAGE || kind === SIGNAL) {
@@ -383,6 +447,11 @@ export class WaitTable {
 
 function orNull(ms: number): number | null {
   return Number.isNaN(ms) ? null : ms;
+}
+
+/** Strings in code unit order (as `<` compares them). */
+function textOrder(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function listOf(lists: Map<number, SortedList>, code: number, order: (a: number, b: number) => number): SortedList {

@@ -142,3 +142,62 @@ t.test('a sorted list takes removals while unsorted in one pass at the next read
   t.throws(() => list.at(0), /not in the list/);
   t.end();
 });
+
+t.test('task pages merge flows and organizations in task key order and resume after a cursor', (t) => {
+  const dir = new ExecutionDirectory();
+  const keys: Array<{ org: string; proc: string; key: string }> = [];
+  const base = Date.parse('2026-11-01T00:00:00.000Z');
+  for (let i = 0; i < 240; i++) {
+    const id = uuidv7(new Date(base + i));
+    const org = i % 3 === 0 ? 'globex' : 'acme';
+    const proc = i % 2 === 0 ? 'orders' : 'refunds';
+    // Few distinct times: ties order by execution, then by node (n10 before n2, as text).
+    const since = base + (i % 7) * 1000;
+    const nodes = i % 5 === 0 ? ['n2', 'n10'] : ['n3'];
+    dir.put(
+      summary(id, {
+        organization: org,
+        processId: proc,
+        stateCd: 0,
+        waits: nodes.map((node) => ({ kind: 'input' as const, node, since, assignee: null })),
+      }),
+      AT,
+    );
+    for (const node of nodes) keys.push({ org, proc, key: `${new Date(since).toISOString()}|${id}|${node}` });
+  }
+  // Some leave, as a read back takes them out.
+  for (const k of keys.filter((_, i) => i % 11 === 0)) dir.remove(k.key.split('|')[1]!);
+  const left = keys.filter((k) => dir.has(k.key.split('|')[1]!));
+  t.equal(dir.taskCount, left.length, 'every task counted');
+  t.equal(
+    new Date(dir.oldestTaskSince()!).toISOString(),
+    left.map((k) => k.key.slice(0, 24)).sort()[0],
+    'the oldest task',
+  );
+  const cases: Array<[string | null, string | undefined]> = [
+    [null, undefined],
+    ['acme', undefined],
+    [null, 'refunds'],
+    ['globex', 'orders'],
+    ['initech', undefined],
+    ['acme', 'nothing'],
+  ];
+  for (const [org, proc] of cases) {
+    const want = left
+      .filter((k) => (org === null || k.org === org) && (proc === undefined || k.proc === proc))
+      .map((k) => k.key)
+      .sort();
+    const got: string[] = [];
+    let cursor: string | undefined;
+    // Pages of 7, each from after the last key of the one before: bounded by the tasks there are.
+    for (let page = 0; page <= left.length; page++) {
+      const tasks = dir.taskPage(org, proc, cursor, 7);
+      got.push(...tasks.map((x) => `${new Date(x.since).toISOString()}|${x.id}|${x.node}`));
+      if (tasks.length < 7) break;
+      cursor = got.at(-1);
+    }
+    t.same(got, want, `the pages of ${org ?? 'every organization'}, ${proc ?? 'every flow'}`);
+  }
+  t.same(dir.taskPage(null, undefined, 'zzz', 10), [], 'a cursor after every key');
+  t.end();
+});
