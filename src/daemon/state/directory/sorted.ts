@@ -3,6 +3,8 @@
  * the directory's listing (ids newest first), the input tasks of a flow (oldest first) and the
  * jobs of an action. New entries usually come last (ids and wait times grow), so an insert is
  * an append; one out of order marks the list unsorted, and it is sorted once, when next read.
+ * A removal is noted, and the list compacted when next read: an execution read back or a task
+ * answered costs no shift of the whole list (a read, a listing, pays one pass for them all).
  */
 import { grown } from './columns.js';
 
@@ -14,10 +16,7 @@ export class SortedList {
   private items: Int32Array;
   private count = 0;
   private sorted = true;
-  /**
-   * Removals made while the list is unsorted, by entry: applied at the next sort rather than
-   * each by a search of its own (a load that replaces many executions removes many of them).
-   */
+  /** Removals not applied yet, by entry (how many of it): the next read drops them in one pass. */
   private readonly pending = new Map<number, number>();
   private pendingCount = 0;
 
@@ -37,21 +36,27 @@ export class SortedList {
   /** Adds `x`. */
   insert(x: number): void {
     this.items = grown(this.items, this.count + 1 > this.items.length ? this.items.length * 2 : 0);
-    if (this.sorted && this.count > 0 && this.order(this.items[this.count - 1]!, x) > 0) this.sorted = false;
+    // An entry removed but not dropped yet, back again (a slot reused): the copy that stays after
+    // the drop may be the old one, in the old place, so the list is sorted again.
+    if (this.pendingCount > 0 && this.pending.has(x)) this.sorted = false;
+    else if (this.sorted && this.count > 0 && this.order(this.items[this.count - 1]!, x) > 0) this.sorted = false;
     this.items[this.count++] = x;
   }
 
-  /** Removes `x` (in the list, its order's fields as they were when it was inserted). */
+  /** Removes `x` (in the list): dropped when the list is next read. */
   remove(x: number): void {
-    if (!this.sorted) {
-      this.pending.set(x, (this.pending.get(x) ?? 0) + 1);
-      this.pendingCount++;
-      return;
+    this.pending.set(x, (this.pending.get(x) ?? 0) + 1);
+    this.pendingCount++;
+    // The last entry stays a live one (what `insert` compares with): removed ones there go now.
+    while (this.count > 0 && this.pendingCount > 0) {
+      const last = this.items[this.count - 1]!;
+      const n = this.pending.get(last);
+      if (n === undefined) break;
+      if (n === 1) this.pending.delete(last);
+      else this.pending.set(last, n - 1);
+      this.pendingCount--;
+      this.count--;
     }
-    const at = this.lowerBound((e) => this.order(e, x));
-    if (at >= this.count || this.items[at] !== x) throw new Error(`sorted list: ${x} is not in the list`);
-    this.items.copyWithin(at, at + 1, this.count);
-    this.count--;
   }
 
   /** The first position whose entry does not come before the probe (`probe(e)` < 0: e comes first). */
@@ -74,11 +79,17 @@ export class SortedList {
   }
 
   private sort(): void {
-    if (this.sorted) return;
+    if (this.sorted && this.pendingCount === 0) return;
     if (this.pendingCount > 0) {
       // One pass drops the removals made meanwhile (equal entries are interchangeable).
       let w = 0;
       for (let r = 0; r < this.count; r++) {
+        if (this.pending.size === 0) {
+          // Every removal found: the rest moves down as it is.
+          this.items.copyWithin(w, r, this.count);
+          w += this.count - r;
+          break;
+        }
         const e = this.items[r]!;
         const n = this.pending.get(e);
         if (n === undefined) this.items[w++] = e;
@@ -89,7 +100,7 @@ export class SortedList {
       this.count = w;
       this.pendingCount = 0;
     }
-    this.items.subarray(0, this.count).sort(this.order);
+    if (!this.sorted) this.items.subarray(0, this.count).sort(this.order);
     this.sorted = true;
   }
 }
