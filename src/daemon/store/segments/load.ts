@@ -1,5 +1,5 @@
 import { isAscii } from 'node:buffer';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExecutionDirectory } from '../../state/directory/directory.js';
 import type { ExecutionSummary } from '../../state/execution-summary.js';
@@ -69,12 +69,17 @@ export async function loadSegmentsInto(
   directory: ExecutionDirectory,
 ): Promise<void> {
   const superseded = (location: Location): void => space.supersede(location);
+  // The indexes' sizes: with the first one's entries per byte, about how many entries they hold.
+  const sizes = await Promise.all(listed.map(async (segment) => (await stat(join(dir, indexName(segment)))).size));
+  const allBytes = sizes.reduce((sum, n) => sum + n, 0);
   for (let k = 0; k < listed.length; k++) {
     const segment = listed[k]!;
     const doc = await readIndex(dir, segment);
     space.add(segment, doc.bytes);
-    // Room for as many entries in each segment left as in this one: the columns grow once or twice, not at every doubling.
-    if (k === 0) directory.reserve(directory.size + doc.ids.length * listed.length);
+    // Room for about every entry (a tenth over): the columns and the id table grow once, not at
+    // every doubling, nor to the first segment's size times the segments.
+    if (k === 0)
+      directory.reserve(directory.size + Math.ceil((doc.ids.length * allBytes * 1.1) / Math.max(1, sizes[0]!)));
     directory.loadColumns(doc, segment, superseded);
   }
 }
