@@ -17,7 +17,7 @@
  */
 import { ExecutionDirectory } from '../state/directory/directory.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
-import { execution, treeOf, type ColdEvents, type ColdExecutions } from '../state/executions.js';
+import { execution, treeOf, type ColdEvents, type ColdExecutions, type ColdLive } from '../state/executions.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { indexEventWait, unsubscribe } from '../state/records/subscription-index.js';
 import type { ColdSubscriptions, Subscription } from '../state/subscriptions.js';
@@ -102,12 +102,8 @@ export class ExecutionCache implements ColdExecutions {
     return this.directory.list({ limit: Infinity });
   }
 
-  *summaries(): Iterable<ExecutionSummary> {
-    const ids = this.directory.list({ limit: Infinity });
-    for (let i = ids.length - 1; i >= 0; i--) {
-      const entry = this.directory.get(ids[i]!);
-      if (entry !== null) yield entry.summary;
-    }
+  live(): ColdLive {
+    return directoryLive(this.directory);
   }
 
   nextDue(): number | null {
@@ -246,6 +242,16 @@ export class ExecutionCache implements ColdExecutions {
         this.schedule();
       }, CLOCK_TURN_MS).unref();
   }
+}
+
+/** The executions of `directory` as the recovery walk reads them (ColdExecutions.live). */
+export function directoryLive(directory: ExecutionDirectory): ColdLive {
+  return {
+    walk: (visit) => directory.walk(visit),
+    idAt: (slot) => directory.idAt(slot),
+    waitsAt: (slot) => directory.waitsAt(slot),
+    stateOf: (id) => directory.get(id)?.summary.stateCd,
+  };
 }
 
 /** The subscriptions of the executions in `directory`, as WfxState.coldSubscriptions reads them. */

@@ -6,7 +6,8 @@ import { errorMessage } from '../../shared/errors.js';
 import { shareParsedStrings } from '../state/object-shapes.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { indexEventWait } from '../state/records/subscription-index.js';
-import type { ExecutionSummary } from '../state/execution-summary.js';
+import type { WalkRow } from '../state/directory/row.js';
+import { FLAG_TRIGGERED, type WaitSummary } from '../state/execution-summary.js';
 import { JobQueues } from '../state/job-queues.js';
 import { LiveCounts } from '../state/live-counts.js';
 import { noteTriggeredStart, noteTriggeredStartAt } from '../state/trigger-fires.js';
@@ -14,20 +15,9 @@ import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import { TaskIndex } from '../state/task-index.js';
 import type { Effects } from './effects.js';
 import type { RunStep } from './step/index.js';
-import { execution, type Executions } from '../state/executions.js';
+import { execution, type ColdLive, type Executions } from '../state/executions.js';
 import { FileRefs } from '../state/file-refs.js';
 import { overLimits, type ExecutionLimits } from './limits.js';
-
-/**
- * The live executions that are not resident (decision 068: the lazy open), as recovery reads
- * them: each one's summary, and the state of one by id (a tree's root, for its count).
- */
-export interface ColdLive {
-  /** Every cold live execution's summary, each once, in the order their jobs queue. */
-  readonly summaries: Iterable<ExecutionSummary>;
-  /** The STATE of cold execution `id`; undefined: it is not cold. */
-  stateOf(id: string): number | undefined;
-}
 
 /** What a recovery walk leaves to do. */
 export interface Recovered {
@@ -112,14 +102,16 @@ export function recoverLiveState(
   const coldRunning: string[] = [];
   const coldFinished: string[] = [];
   if (cold !== undefined)
-    for (const s of cold.summaries) {
-      if (s.triggered) noteTriggeredStartAt(state, s.processId, s.environment, isoTime(s.startMs));
-      const live = s.stateCd === STATE.RUNNING;
-      indexSummary(s, counts, jobs);
-      if (only && !only.has(s.id)) continue;
-      if (!live) coldFinished.push(s.id);
-      else if (s.active > 0 || s.waits.length === 0) coldRunning.push(s.id);
-    }
+    cold.walk((r) => {
+      if ((r.flags & FLAG_TRIGGERED) !== 0) noteTriggeredStartAt(state, r.processId, r.environment, isoTime(r.startMs));
+      if (r.jobs > 0) queueColdJobs(r, cold.idAt(r.slot), cold.waitsAt(r.slot), jobs);
+      counts.addCold(r, () => cold.idAt(r.slot));
+      const live = r.stateCd === STATE.RUNNING;
+      // Waiting with nothing Active: the directory answers for its waits; nothing to run.
+      if (live && r.active === 0 && r.waits > 0) return;
+      const id = cold.idAt(r.slot);
+      if (only === undefined || only.has(id)) (live ? coldRunning : coldFinished).push(id);
+    });
   tasks.built();
   counts.built(cold === undefined ? undefined : (id) => cold.stateOf(id));
   return { running, coldRunning, coldFinished };
@@ -131,16 +123,15 @@ function isoTime(ms: number): string {
 }
 
 /**
- * Indexes the job waits of cold live execution `s` from its summary and counts it, as the walk
- * does a resident one's (a job wait is queued whatever its state). Its event waits and input
- * tasks are the directory's to answer for (WfxState.coldSubscriptions, coldTasks).
+ * Queues the job waits of cold live execution `id` (its directory row `r`, its `waits`), as the
+ * walk does a resident one's (whatever its state). Its event waits and input tasks are the
+ * directory's to answer for (WfxState.coldSubscriptions, coldTasks).
  */
-function indexSummary(s: ExecutionSummary, counts: LiveCounts, jobs: JobQueues): void {
-  for (const w of s.waits)
+function queueColdJobs(r: Readonly<WalkRow>, id: string, waits: readonly WaitSummary[], jobs: JobQueues): void {
+  for (const w of waits)
     if (w.kind === 'job')
       // A summary keeps no job wait's start: the execution's orders the job list until it is read back.
-      jobs.putAt(s.organization, w.domain, w.action, s.id, w.node, new Date(s.startMs).toISOString());
-  counts.addSummary(s);
+      jobs.putAt(r.organization, w.domain, w.action, id, w.node, new Date(r.startMs).toISOString());
 }
 
 /** Indexes the waits of one live execution and counts it (the rest of a recovery left to its own). */

@@ -6,7 +6,8 @@
  * none yet outside tests, so it never waits there).
  */
 import { ownEntry } from '../../shared/json-object.js';
-import type { ExecutionSummary } from './execution-summary.js';
+import type { WalkRow } from './directory/row.js';
+import type { ExecutionSummary, WaitSummary } from './execution-summary.js';
 import { FileRefs, type FileRefsHolder } from './file-refs.js';
 import type { Instance } from './instance.js';
 import { InstanceTable } from './instance-table.js';
@@ -49,8 +50,8 @@ export interface ColdExecutions {
   summary(id: string): ExecutionSummary | undefined;
   /** The ids of the cold executions, in no set order (listings and bulk selections over every live execution). */
   ids(): Iterable<string>;
-  /** Every cold execution's summary, oldest first (the recovery walk after a lazy open). */
-  summaries?(): Iterable<ExecutionSummary>;
+  /** The cold executions as the recovery walk after a lazy open reads them. */
+  live?(): ColdLive;
   /** Told the executions each step changed (recently used: a cache keeps them longer). */
   touched?(ids: Iterable<string>): void;
   /** Stops what the cold side does on its own (the engine closes). */
@@ -67,6 +68,21 @@ export interface ColdExecutions {
   readonly dueCount?: number;
   /** Tells `events` what the cold side does on its own (an execution leaving memory). Called once. */
   listen?(events: ColdEvents): void;
+}
+
+/**
+ * The live executions that are not resident, as the recovery walk after a lazy open reads them
+ * (engine/recovery.ts): a walk over their directory's rows, no object made per execution.
+ */
+export interface ColdLive {
+  /** Calls `visit` with every cold execution, oldest first (the order their jobs queue in), one row refilled each time. */
+  walk(visit: (row: Readonly<WalkRow>) => void): void;
+  /** The id of the execution of a row. */
+  idAt(slot: number): string;
+  /** The waits of the execution of a row. */
+  waitsAt(slot: number): readonly WaitSummary[];
+  /** The STATE of cold execution `id`; undefined: it is not cold. */
+  stateOf(id: string): number | undefined;
 }
 
 /** What the cold side tells the seam of what it does on its own. */
@@ -125,14 +141,10 @@ export class Executions {
     return this.cold?.summary(id);
   }
 
-  /** The cold executions as the recovery walk reads them (engine/recovery.ts ColdLive); null: none cold. */
-  coldLive(): {
-    summaries: Iterable<ExecutionSummary>;
-    stateOf: (id: string) => number | undefined;
-  } | null {
+  /** The cold executions as the recovery walk reads them (ColdExecutions.live); null: none cold. */
+  coldLive(): ColdLive | null {
     const cold = this.cold;
-    if (cold === null || cold.size === 0 || cold.summaries === undefined) return null;
-    return { summaries: cold.summaries(), stateOf: (id) => cold.summary(id)?.stateCd };
+    return cold === null || cold.size === 0 || cold.live === undefined ? null : cold.live();
   }
 
   /** Calls `fn` with each execution read back from the cold side, once resident (before any step on it). */

@@ -15,7 +15,13 @@ import { InstanceTable } from './instance-table.js';
 import { execution } from './executions.js';
 import { STATE, STATUS, type StatusCd } from '../../shared/api/index.js';
 import type { Instance } from './instance.js';
-import type { ExecutionSummary } from './execution-summary.js';
+import type { WalkRow } from './directory/row.js';
+import { FLAG_CHILD } from './execution-summary.js';
+
+/** What `addCold` reads of a cold execution (the directory walk's row). */
+type ColdCounted = Readonly<
+  Pick<WalkRow, 'stateCd' | 'organization' | 'processId' | 'root' | 'parent' | 'flags' | 'active' | 'waits'>
+>;
 
 /**
  * What live counts belong to: the state's executions and the counts kept beside them
@@ -75,13 +81,14 @@ export class LiveCounts {
   }
 
   /**
-   * Counts cold live execution `s` while building, from its summary, as `add` counts a resident
-   * one (a waiting node has a wait: its summary lists every waiting node).
+   * Counts cold live execution `r` while building, from the directory's walk, as `add` counts a
+   * resident one (a waiting node has a wait: the directory keeps every waiting node's); `id`
+   * makes its id, asked only when it has Active nodes.
    */
-  addSummary(s: ExecutionSummary): void {
-    if (s.stateCd !== STATE.RUNNING) return;
-    this.countAt(s.organization, s.root, s.child ? s.parent : null, 1);
-    this.flowStartedAt(s.processId, s.id, s.active, s.active + s.waits.length);
+  addCold(r: ColdCounted, id: () => string): void {
+    if (r.stateCd !== STATE.RUNNING) return;
+    this.countAt(r.organization, r.root, (r.flags & FLAG_CHILD) !== 0 ? r.parent : null, 1);
+    this.flowStartedAt(r.processId, r.active > 0 ? id() : '', r.active, r.active + r.waits);
   }
 
   /**

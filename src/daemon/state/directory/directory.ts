@@ -7,12 +7,12 @@
  * from the execution segments' indexes; kept up by `put` and `remove`.
  */
 import { STATE } from '../../../shared/api/index.js';
-import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary } from '../execution-summary.js';
+import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } from '../execution-summary.js';
 import { SegmentCodes, type SummaryColumns } from './bulk.js';
 import { grown, Interner, Pairs } from './columns.js';
 import { DueHeap } from './due-heap.js';
 import { IdTable } from './id-table.js';
-import { checkLocation, type CodedRow } from './row.js';
+import { checkLocation, emptyRow, emptyWalkRow, type CodedRow, type WalkRow } from './row.js';
 import { SortedList } from './sorted.js';
 import { WaitTable, type Subscriber, type WaitingJob, type WaitingTask } from './waits.js';
 
@@ -79,24 +79,8 @@ export class ExecutionDirectory {
   private readonly trees = new Map<string, Set<number>>();
   private running = new Int32Array(0);
   private waitingOnly = new Int32Array(0);
-  private readonly row: CodedRow = {
-    org: 0,
-    proc: 0,
-    ver: 0,
-    env: 0,
-    flow: 0,
-    state: 0,
-    flags: 0,
-    startMs: 0,
-    active: 0,
-    correlation: null,
-    root: null,
-    parent: null,
-    dueMs: null,
-    segment: 0,
-    offset: 0,
-    length: 0,
-  };
+  private readonly row: CodedRow = emptyRow();
+  private readonly walked: WalkRow = emptyWalkRow();
 
   /** A directory with room for `capacity` executions before its columns grow. */
   constructor(capacity = 1024) {
@@ -356,6 +340,38 @@ export class ExecutionDirectory {
       out.push(this.ids.idOf(slot));
     }
     return out;
+  }
+
+  /** Calls `visit` with every execution, oldest id first, one row refilled each time (engine/recovery.ts). */
+  walk(visit: (row: Readonly<WalkRow>) => void): void {
+    const r = this.walked;
+    for (let i = 0; i < this.order.size; i++) {
+      const slot = this.order.at(i);
+      const lineage = this.lineage.get(slot);
+      r.slot = slot;
+      r.organization = this.strings.text(this.org[slot]!);
+      r.processId = this.strings.text(this.proc[slot]!);
+      r.environment = this.strings.text(this.env[slot]!);
+      r.stateCd = this.state[slot]!;
+      r.flags = this.flags[slot]!;
+      r.startMs = this.startMs[slot]!;
+      r.active = this.active[slot]!;
+      r.root = lineage?.[0] ?? null;
+      r.parent = lineage?.[1] ?? null;
+      r.waits = this.waits.count(this.firstWait[slot]!);
+      r.jobs = this.waits.jobCount(this.firstWait[slot]!);
+      visit(r);
+    }
+  }
+
+  /** The id of the execution in `slot` (a walk's row). */
+  idAt(slot: number): string {
+    return this.ids.idOf(slot);
+  }
+
+  /** The waits of the execution in `slot` (a walk's row). */
+  waitsAt(slot: number): WaitSummary[] {
+    return this.waits.summaries(this.firstWait[slot]!);
   }
 
   /** Live ids newest first, older than `after` when it is given, filtered as asked. */

@@ -31,3 +31,64 @@ export function checkLocation(r: CodedRow): void {
   if (r.offset > MAX_U32 || r.length > MAX_U32 || r.segment > MAX_U32)
     throw new RangeError('a location past 4 GiB cannot be kept');
 }
+
+/** A fresh scratch row. */
+export function emptyRow(): CodedRow {
+  return {
+    org: 0,
+    proc: 0,
+    ver: 0,
+    env: 0,
+    flow: 0,
+    state: 0,
+    flags: 0,
+    startMs: 0,
+    active: 0,
+    correlation: null,
+    root: null,
+    parent: null,
+    dueMs: null,
+    segment: 0,
+    offset: 0,
+    length: 0,
+  };
+}
+
+/**
+ * An execution as the directory's `walk` shows it: one object refilled for each, strings
+ * decoded (interned: none made), its id and waits made only when asked (`idAt`, `waitsAt`).
+ */
+export interface WalkRow {
+  slot: number;
+  organization: string;
+  processId: string;
+  environment: string;
+  stateCd: number;
+  /** FLAG_* bits (execution-summary.ts). */
+  flags: number;
+  startMs: number;
+  active: number;
+  root: string | null;
+  parent: string | null;
+  /** Its waits, and how many of them are job waits. */
+  waits: number;
+  jobs: number;
+}
+
+/** A walk's row before the first execution. */
+export function emptyWalkRow(): WalkRow {
+  return {
+    slot: -1,
+    organization: '',
+    processId: '',
+    environment: '',
+    stateCd: 0,
+    flags: 0,
+    startMs: 0,
+    active: 0,
+    root: null,
+    parent: null,
+    waits: 0,
+    jobs: 0,
+  };
+}

@@ -164,6 +164,13 @@ export class WaitTable {
     return n;
   }
 
+  /** The job waits of the chain from row `first`. */
+  jobCount(first: number): number {
+    let n = 0;
+    for (let row = first; row >= 0; row = this.next[row]!) if (this.kind[row] === JOB) n++;
+    return n;
+  }
+
   /**
    * The nodes an event of `eventType` with `correlationKey` resumes in `organization`, as
    * subscriptionsFor answers: message waits with that ref and key, then signal waits with that
