@@ -35,6 +35,9 @@ export const EXECUTION_CACHE_BY_ENV: number | undefined = /^\d+$/.test(process.e
   ? Number(process.env.WFX_TEST_EXECUTION_CACHE)
   : undefined;
 
+/** Trees a pass evicts in one turn of the event loop, at most: a pass over many is sliced. */
+const EVICT_SLICE = 64;
+
 /** How soon a pass that left recently read trees over the capacity comes round again (ms). */
 const CLOCK_TURN_MS = 1000;
 
@@ -183,9 +186,10 @@ export class ExecutionCache implements ColdExecutions {
   }
 
   /**
-   * One pass of the clock: evicts trees at rest, oldest in the table first, until the resident
-   * executions are at the capacity; asks for a checkpoint when too many are left only because
-   * they changed since the last.
+   * One slice of a pass of the clock: evicts trees at rest, oldest in the table first, until the
+   * resident executions are at the capacity, EVICT_SLICE trees at most (the next slice runs on a
+   * later turn: requests are answered between); asks for a checkpoint when too many are left
+   * only because they changed since the last.
    */
   private pass(): void {
     const { state, store, capacity } = this.o;
@@ -196,51 +200,83 @@ export class ExecutionCache implements ColdExecutions {
       return;
     }
     this.stats.passes++;
-    const trees = new Map<string, Instance[]>();
-    for (const id of table.ids()) {
+    const ids = table.ids();
+    // The members of each tree but its root, for trees of several executions (rare): by root.
+    const members = new Map<string, Instance[]>();
+    for (const id of ids) {
+      const inst = execution(state, id);
+      if (inst === undefined || treeOf(inst) === id) continue;
+      const group = members.get(treeOf(inst));
+      if (group === undefined) members.set(treeOf(inst), [inst]);
+      else group.push(inst);
+    }
+    const judged = new Set<string>();
+    let dirty = 0;
+    let passedOver = 0;
+    let evicted = 0;
+    for (const id of ids) {
+      if (over <= 0 || evicted >= EVICT_SLICE) break;
       const inst = execution(state, id);
       if (inst === undefined) continue;
       const tree = treeOf(inst);
-      const members = trees.get(tree);
-      if (members === undefined) trees.set(tree, [inst]);
-      else members.push(inst);
+      if (judged.has(tree)) continue;
+      const others = members.get(tree);
+      let group = [inst];
+      if (others !== undefined) {
+        judged.add(tree);
+        const root = execution(state, tree);
+        group = root === undefined ? others : [root, ...others];
+      }
+      if (!group.every(atRest)) continue;
+      if (!group.every((m) => store.clean(m.processInstanceId))) {
+        dirty += group.length;
+        continue;
+      }
+      if (group.some((m) => this.recent.has(m.processInstanceId))) {
+        passedOver += group.length;
+        continue;
+      }
+      for (const m of group) this.evict(m);
+      over -= group.length;
+      evicted++;
     }
-    let dirty = 0;
-    let passedOver = 0;
-    const evictedBefore = this.stats.evicted;
-    for (const members of trees.values()) {
-      if (over <= 0) break;
-      if (!members.every(atRest)) continue;
-      if (!members.every((m) => store.clean(m.processInstanceId))) {
-        dirty += members.length;
-        continue;
-      }
-      if (members.some((m) => this.recent.has(m.processInstanceId))) {
-        passedOver += members.length;
-        continue;
-      }
-      for (const m of members) {
-        const id = m.processInstanceId;
-        this.directory.put(this.o.summarize(m, state), ELSEWHERE);
-        for (const nid in m.nodes) unsubscribe(state, m, m.nodes[nid]!);
-        TaskIndex.held(state)?.removeExecution(m);
-        this.events?.evicted(m);
-        table.archive(id);
-      }
-      over -= members.length;
-      this.stats.evicted++;
+    this.stats.evicted += evicted;
+    if (evicted > 0) this.events?.dueChanged();
+    // The slice is spent with the executions still over: the pass goes on in the next turn.
+    if (over > 0 && evicted >= EVICT_SLICE) {
+      this.schedule();
+      return;
     }
     this.recent.clear();
-    if (this.stats.evicted > evictedBefore) this.events?.dueChanged();
     if (over <= 0) return;
-    // Still over with executions that only wait for a checkpoint: one makes them clean, and its end passes again.
-    if (dirty > 0) void this.o.checkpoint().catch((err: unknown) => this.o.onError(err, 'a checkpoint'));
+    // Still over with executions that only wait for a checkpoint: one makes them clean, and its
+    // end passes again (onCheckpoint); one that had nothing to write, the clock's next turn.
+    if (dirty > 0)
+      void this.o.checkpoint().then(
+        () => this.comeRound(),
+        (err: unknown) => this.o.onError(err, 'a checkpoint'),
+      );
     // Passed over as recently read: the clock comes round to them again, unless work does first.
-    else if (passedOver > 0 && this.again === null)
-      this.again = setTimeout(() => {
-        this.again = null;
-        this.schedule();
-      }, CLOCK_TURN_MS).unref();
+    else if (passedOver > 0) this.comeRound();
+  }
+
+  /** A pass in CLOCK_TURN_MS, unless one is due by then already. */
+  private comeRound(): void {
+    if (this.again !== null || this.closed) return;
+    this.again = setTimeout(() => {
+      this.again = null;
+      this.schedule();
+    }, CLOCK_TURN_MS).unref();
+  }
+
+  /** Takes resident execution `m`, of a tree at rest and clean, out of memory: its summary to the directory, its waits out of the state's indexes. */
+  private evict(m: Instance): void {
+    const { state } = this.o;
+    this.directory.put(this.o.summarize(m, state), ELSEWHERE);
+    for (const nid in m.nodes) unsubscribe(state, m, m.nodes[nid]!);
+    TaskIndex.held(state)?.removeExecution(m);
+    this.events?.evicted(m);
+    InstanceTable.of(state).archive(m.processInstanceId);
   }
 }
 
