@@ -1,4 +1,5 @@
 import t from 'tap';
+import { randomUUID } from 'node:crypto';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import { execution } from '../../../src/daemon/state/executions.js';
 import { STATE } from '../../../src/daemon/state/state.js';
@@ -166,4 +167,36 @@ nodes:
   t.equal((await h.get(other.processInstanceId)).stateCd, STATE.COMPLETED, 'the thrower ran to its end');
   await eventually('the waiter resumed', async () => (await h.get(id)).stateCd === STATE.COMPLETED);
   t.equal((await h.get(id)).stateCd, STATE.COMPLETED, 'the cold waiter was read back and resumed');
+});
+
+t.test('an event kept for executions not in memory is delivered to them after a restart', async (t) => {
+  const h = await engineHarness(t, undefined, undefined, { executionCache: 0, cold: false });
+  const waiter = await h.publish(`processId: AUTO
+name: Waits for go
+nodes:
+  start: { type: startEvent, next: hear }
+  hear: { type: intermediateCatchEvent, eventType: message, messageRef: go, next: end }
+  end: { type: endEvent }
+`);
+  const id = (await h.start(waiter, {}, { correlationKey: 'k-7' })).processInstanceId;
+  await eventually('the waiter evicted', () => execution(h.store.state, id) === undefined && coldCount(h) === 1);
+  // What a throw's step leaves when the daemon stops before the step that delivers it here.
+  await h.store.commit({
+    type: 'event.thrown',
+    event: {
+      id: randomUUID(),
+      instanceId: randomUUID(),
+      organization: 'default',
+      eventType: 'go',
+      correlationKey: 'k-7',
+      data: { n: 7 },
+      thrownAt: new Date().toISOString(),
+      here: true,
+    },
+  });
+  const again = await h.restart();
+  const inst = await again.get(id);
+  t.equal(inst.stateCd, STATE.COMPLETED, 'the kept event resumed the cold waiter at the restart');
+  t.same(inst.variables.n, 7, 'with its data');
+  t.same(Object.keys(again.store.state.thrown), [], 'and was written passed');
 });
