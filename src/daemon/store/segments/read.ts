@@ -12,6 +12,13 @@ interface Handle {
 }
 
 /**
+ * Frames up to this size are read synchronously: a positioned read of a few pages, nearly always
+ * in the page cache, costs far less than its round trip through libuv's thread pool and two
+ * promises, which was most of a cold answer's time. A larger frame is read off the event loop.
+ */
+const SYNC_READ_MAX = 64 * 1024;
+
+/**
  * Reads executions from their segments, one positioned read each; keeps one open handle per
  * segment read, until `forget` or `close` (which wait for the reads under way on it).
  */
@@ -27,6 +34,7 @@ export class SegmentReader {
    * fails its check or names another id: never a wrong document.
    */
   async read(id: string, location: Location): Promise<unknown> {
+    if (location.length <= SYNC_READ_MAX) return this.readSync(id, location);
     const handle = this.handle(location.segment);
     handle.users++;
     let bytesRead: number;
@@ -40,8 +48,8 @@ export class SegmentReader {
   }
 
   /**
-   * `read`, synchronously (the open's journal replay, which applies records one after another):
-   * a descriptor per segment kept until `close`.
+   * `read`, synchronously (the open's journal replay, which applies records one after another;
+   * small frames): a descriptor per segment kept until `forget` or `close`.
    */
   readSync(id: string, location: Location): unknown {
     let fd = this.syncFds.get(location.segment);
@@ -53,7 +61,7 @@ export class SegmentReader {
     return this.decode(id, location, buf, readSync(fd, buf, 0, location.length, location.offset));
   }
 
-  /** Closes the descriptors `readSync` opened (once the open's replay is over). */
+  /** Closes the descriptors `readSync` opened (reopened when next needed). */
   closeSync(): void {
     for (const fd of this.syncFds.values()) closeSync(fd);
     this.syncFds.clear();
@@ -89,6 +97,11 @@ export class SegmentReader {
 
   /** Closes the handle of `segment` (before its files are removed) once the reads under way on it end. */
   async forget(segment: number): Promise<void> {
+    const fd = this.syncFds.get(segment);
+    if (fd !== undefined) {
+      this.syncFds.delete(segment);
+      closeSync(fd);
+    }
     const handle = this.handles.get(segment);
     if (handle === undefined) return;
     this.handles.delete(segment);
