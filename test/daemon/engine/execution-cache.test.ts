@@ -11,6 +11,15 @@ import { eventually } from '../../helpers/eventually.js';
 // that a checkpoint wrote leave memory and are read back from their segments when a step or a
 // read names them; the store refuses a record that reaches one not read back.
 
+/** A flow that waits for the message `go` under the start's correlation key. */
+const WAITS_FOR_GO = `processId: AUTO
+name: Waits for go
+nodes:
+  start: { type: startEvent, next: hear }
+  hear: { type: intermediateCatchEvent, eventType: message, messageRef: go, next: end }
+  end: { type: endEvent }
+`;
+
 const coldCount = (h: EngineHarness): number => [...h.engine.executions.coldIds()].length;
 const resident = (h: EngineHarness): number => InstanceTable.of(h.store.state).size;
 
@@ -147,13 +156,7 @@ t.test('after a restart, executions the open left unread wake for their timers, 
 
 t.test('an event thrown by a running execution wakes a subscriber that is not in memory', async (t) => {
   const h = await engineHarness(t, undefined, undefined, { executionCache: 0, cold: false });
-  const waiter = await h.publish(`processId: AUTO
-name: Waits for go
-nodes:
-  start: { type: startEvent, next: hear }
-  hear: { type: intermediateCatchEvent, eventType: message, messageRef: go, next: end }
-  end: { type: endEvent }
-`);
+  const waiter = await h.publish(WAITS_FOR_GO);
   const thrower = await h.publish(`processId: AUTO
 name: Throws go
 nodes:
@@ -171,13 +174,7 @@ nodes:
 
 t.test('an event kept for executions not in memory is delivered to them after a restart', async (t) => {
   const h = await engineHarness(t, undefined, undefined, { executionCache: 0, cold: false });
-  const waiter = await h.publish(`processId: AUTO
-name: Waits for go
-nodes:
-  start: { type: startEvent, next: hear }
-  hear: { type: intermediateCatchEvent, eventType: message, messageRef: go, next: end }
-  end: { type: endEvent }
-`);
+  const waiter = await h.publish(WAITS_FOR_GO);
   const id = (await h.start(waiter, {}, { correlationKey: 'k-7' })).processInstanceId;
   await eventually('the waiter evicted', () => execution(h.store.state, id) === undefined && coldCount(h) === 1);
   // What a throw's step leaves when the daemon stops before the step that delivers it here.
