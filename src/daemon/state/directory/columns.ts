@@ -140,3 +140,11 @@ export class Pairs {
     return this.seconds[code]!;
   }
 }
+
+/**
+ * `text`, or `shared` when they hold the same characters: two equal strings parsed apart are two
+ * objects, and a directory of many keeps one (a message's key is often its execution's).
+ */
+export function sameText(text: string | null, shared: string | null): string | null {
+  return text !== null && text === shared ? shared : text;
+}

@@ -9,7 +9,7 @@
 import { STATE } from '../../../shared/api/index.js';
 import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } from '../execution-summary.js';
 import { SegmentCodes, type SummaryColumns } from './bulk.js';
-import { grown, Interner, Pairs } from './columns.js';
+import { grown, Interner, Pairs, sameText } from './columns.js';
 import { DueHeap } from './due-heap.js';
 import { IdTable } from './id-table.js';
 import { checkLocation, emptyRow, emptyWalkRow, type CodedRow, type WalkRow } from './row.js';
@@ -187,7 +187,7 @@ export class ExecutionDirectory {
           codes.codeOrNone(action),
           time === null ? NaN : base + time,
           lock === null ? null : base + lock,
-          c.waitKey[k]!,
+          sameText(c.waitKey[k]!, r.correlation),
           codes.codeOrNone(c.waitFlowNode?.[k] ?? null),
         );
       }
