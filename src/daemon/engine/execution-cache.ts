@@ -132,7 +132,7 @@ export class ExecutionCache implements ColdExecutions {
 
   /**
    * Executions read back, made resident in this same turn: they leave the directory, and their
-   * event waits go to the state's subscription index (what the directory answered for them).
+   * event waits and tasks go to the state's indexes (what the directory answered for them).
    */
   loaded(insts: readonly Instance[]): void {
     const { state } = this.o;

@@ -42,9 +42,9 @@ export interface Recovered {
  * executions to continue: those with active nodes (run again), those with nothing live
  * (settled: finished, or their join fired), and those `overLimit` names.
  *
- * `cold`: the live executions not resident, indexed and counted from their summaries alone (no
- * document read); those to continue and those finished are returned by id. Their timers and
- * log counts are left to the caller (the summary's `dueMs`; a read arms them exactly).
+ * `cold`: the live executions not resident, counted and their jobs queued from the directory's
+ * rows (no document read; their event waits, tasks and timers stay the directory's); those to
+ * continue and those finished are returned by id.
  */
 export function recoverLiveState(
   state: WfxState,
@@ -176,8 +176,8 @@ export interface Recovering {
 
 /**
  * The engine's start after a restart (Engine.recover): the walk over the resident executions
- * and the cold ones' summaries (a lazy open left them unread: one timer armed at the earliest
- * of theirs, the directory's due heap holding the rest), then what is left run: resident ones to continue, then the cold ones to
+ * and the cold ones' directory rows (a lazy open left them unread: one timer armed at the
+ * earliest of theirs), then what is left run: resident ones to continue, then the cold ones to
  * continue or archive, read back first.
  */
 export async function recoverExecutions(
