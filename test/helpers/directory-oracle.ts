@@ -164,6 +164,10 @@ export function randomSummary(rnd: () => number, id: string, roots: readonly str
   for (let i = 0; i < n; i++) waits.push(randomWait(rnd, pick(['a', 'b', 'c', 'd'])));
   const picked = roots.length > 0 && rnd() < 0.15 ? pick(roots) : null;
   const root = picked === id ? null : picked;
+  const correlationKey = rnd() < 0.5 ? null : `order-${Math.floor(rnd() * 1e9)}`;
+  // Waits under their execution's own key, as most message waits are (an index writes them once).
+  const own = (w: WaitSummary): WaitSummary =>
+    w.kind === 'event' && w.key === KEYS[0] && correlationKey !== null ? { ...w, key: correlationKey } : w;
   return {
     id,
     organization: pick(ORGS),
@@ -176,9 +180,9 @@ export function randomSummary(rnd: () => number, id: string, roots: readonly str
     startMs: 1_700_000_000_000 + Math.floor(rnd() * 1e6),
     triggered: rnd() < 0.1,
     child: root !== null && rnd() < 0.7,
-    correlationKey: rnd() < 0.5 ? null : `order-${Math.floor(rnd() * 1e9)}`,
+    correlationKey,
     dueMs: rnd() < 0.4 ? null : Math.floor(rnd() * 20) * 1000,
     active: rnd() < 0.8 ? 0 : 2,
-    waits,
+    waits: waits.map(own),
   };
 }

@@ -160,10 +160,10 @@ export class ExecutionSegments {
    * and location go into `unread` (the index's columns straight into the directory's), and the
    * caller reads back what it needs (`readSync` during the replay, `read` after).
    */
-  static async openLazy(storeDir: string, listed: readonly number[], unread: ExecutionDirectory) {
+  static async openLazy(storeDir: string, listed: readonly number[], unread: ExecutionDirectory, live?: number) {
     const segments = new ExecutionSegments(storeDir, [...listed]);
     await removeUnlisted(segments.dir, listed);
-    await loadSegmentsInto(segments.dir, listed, segments.space, unread);
+    await loadSegmentsInto(segments.dir, listed, segments.space, unread, live);
     segments.unread = unread;
     return segments;
   }
@@ -404,7 +404,9 @@ export function segmentCheckpoint(o: {
     );
     const failure = o.failure(); // no snapshot from a store that failed meanwhile
     if (failure) throw failure;
-    const executions = JSON.stringify({ segments: out.listed });
+    // Resident entries are in the collection, cold ones in `unread`: a read back moves one across.
+    const live = Object.keys(collection).length + (o.segments.unread?.size ?? 0);
+    const executions = JSON.stringify({ segments: out.listed, live });
     const { seq, savedAt } = o.head;
     const text = `{"format":2,"seq":${seq},"savedAt":"${savedAt}","executions":${executions},"state":${stateJson}}`;
     const mark = await writeSnapshotText(o.snapshotPath, text, seq, o.markPending);

@@ -15,8 +15,12 @@ export interface SnapshotFile<S> {
   readonly state: S;
   /** Where the large collection's entries lie in the file (snapshotCollection only; SnapshotCopy). */
   readonly layout?: unknown;
-  /** Format 2: the execution segments in effect, oldest first (segment-checkpoint.ts). */
-  readonly executions?: { readonly segments: readonly number[] };
+  /**
+   * Format 2: the execution segments in effect, oldest first (segment-checkpoint.ts), and about
+   * how many live executions they hold (absent in snapshots written before it): the lazy open
+   * sizes its directory by it.
+   */
+  readonly executions?: { readonly segments: readonly number[]; readonly live?: number };
 }
 
 /** How the JSON store is opened (Store.open): its directory, its state and reducer, its checkpoints. */

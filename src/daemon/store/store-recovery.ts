@@ -91,7 +91,12 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
   if (large && (summarized || snapshot.format === 2)) {
     const collection = ((state as Record<string, unknown>)[large.key] ??= {}) as Record<string, unknown>;
     segments = lazy
-      ? await ExecutionSegments.openLazy(options.dir, listedSegments as number[], new ExecutionDirectory())
+      ? await ExecutionSegments.openLazy(
+          options.dir,
+          listedSegments as number[],
+          new ExecutionDirectory(),
+          liveHint(snapshot.executions?.live),
+        )
       : await ExecutionSegments.open(options.dir, listedSegments as number[], collection);
   }
   // Lazy: an entry left unread is read (synchronously, one positioned read) just before the
@@ -159,4 +164,9 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
     change,
     segments: summarized ? segments : null,
   };
+}
+
+/** A snapshot's count of live executions when it is one (a hint: anything else is ignored). */
+function liveHint(live: unknown): number | undefined {
+  return Number.isSafeInteger(live) && (live as number) >= 0 ? (live as number) : undefined;
 }

@@ -18,7 +18,7 @@ function open(dir: string, extra: Parameters<typeof segmentStoreOptions>[1] = {}
 
 async function snapshotOf(
   dir: string,
-): Promise<{ format: number; executions?: { segments: number[] }; state: object }> {
+): Promise<{ format: number; executions?: { segments: number[]; live?: number }; state: object }> {
   return JSON.parse(await readFile(join(dir, 'snapshot.json'), 'utf8'));
 }
 
@@ -35,7 +35,7 @@ t.test('a checkpoint after changing k of n entries writes a segment of those k, 
   await store.checkpoint();
   let snap = await snapshotOf(dir);
   t.equal(snap.format, 2);
-  t.same(snap.executions, { segments: [1] });
+  t.same(snap.executions, { segments: [1], live: 40 }, 'the segments, and how many entries they hold live');
   t.notOk('items' in snap.state, 'the snapshot holds no entry');
   t.equal((await readIndex(join(dir, 'executions'), 1)).ids.length, 40, 'the first segment holds all 40');
 
@@ -52,7 +52,7 @@ t.test('a checkpoint after changing k of n entries writes a segment of those k, 
   );
   await store.checkpoint();
   snap = await snapshotOf(dir);
-  t.same(snap.executions, { segments: [1, 2] });
+  t.same(snap.executions, { segments: [1, 2], live: 40 }, 'one removed, one added');
   const second = await readIndex(join(dir, 'executions'), 2);
   t.same([...second.ids].sort(), ['fresh', 'item-3', 'item-7', 'item-9'], 'only the changed entries');
   t.same(second.removed, ['item-11'], 'the one removed that a segment held');
@@ -74,7 +74,7 @@ t.test('a checkpoint with no entry changed writes no segment', async (t) => {
   await store.commit({ k: 'item-1', v: 'b' });
   await store.checkpoint();
   await store.close(); // nothing committed since: no checkpoint
-  t.same((await snapshotOf(dir)).executions, { segments: [1, 2] });
+  t.same((await snapshotOf(dir)).executions, { segments: [1, 2], live: 5 });
   t.same((await readdir(join(dir, 'executions'))).sort(), [
     '000001.index.json',
     '000001.jsonl',

@@ -32,7 +32,8 @@ export interface SummaryColumns {
   readonly waitLock: ReadonlyArray<number | null>;
   readonly waitName: ReadonlyArray<number | null>;
   readonly waitAction: ReadonlyArray<number | null>;
-  readonly waitKey: ReadonlyArray<string | null>;
+  /** `true`: the entry's own correlation key. */
+  readonly waitKey: ReadonlyArray<string | null | true>;
   /** Per entry, the index's FLAG_* bits; absent (an older index): not triggered, a child when it has a parent. */
   readonly flags?: readonly number[];
   /** Per wait, an event wait's flow node id; absent (an older index): ''. */

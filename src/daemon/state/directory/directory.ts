@@ -177,6 +177,7 @@ export class ExecutionDirectory {
         const action = c.waitAction[k]!;
         const time = c.waitTime[k]!;
         const lock = c.waitLock[k]!;
+        const key = c.waitKey[k]!;
         this.waits.fillCoded(
           first,
           r.org,
@@ -187,7 +188,7 @@ export class ExecutionDirectory {
           codes.codeOrNone(action),
           time === null ? NaN : base + time,
           lock === null ? null : base + lock,
-          sameText(c.waitKey[k]!, r.correlation),
+          key === true ? r.correlation : sameText(key, r.correlation),
           codes.codeOrNone(c.waitFlowNode?.[k] ?? null),
         );
       }

@@ -7,8 +7,9 @@ import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } f
  * wait kind, message name, domain, action, assignee) are numbers into `strings`. Waits are
  * flattened: entry i has `waits[i]` of them, in order, in the `wait*` columns:
  * - input: `waitTime` since, `waitName` assignee;
- * - event: `waitName` ref, `waitAction` eventType, `waitKey` the correlation key, `waitFlowNode`
- *   the node's flow id;
+ * - event: `waitName` ref, `waitAction` eventType, `waitKey` the correlation key (`true`: the
+ *   entry's own `correlationKey`, written once not twice, from version 2), `waitFlowNode` the
+ *   node's flow id;
  * - job: `waitName` domain, `waitAction` action, `waitTime` notBefore, `waitLock` lockedUntil;
  * - the other kinds: kind and node only. Unused cells are null.
  * Times (`startMs`, `dueMs`, `waitTime`, `waitLock`) are ms after `timeBase` (the first entry's
@@ -22,7 +23,8 @@ import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } f
  */
 export interface IndexDoc {
   readonly format: 'wfx-execution-segment-index';
-  readonly version: 1;
+  /** 2 since `waitKey` may be `true`; a version 1 index reads the same. */
+  readonly version: 1 | 2;
   readonly segment: number;
   /** The segment file's size in bytes. */
   readonly bytes: number;
@@ -49,7 +51,8 @@ export interface IndexDoc {
   readonly waitLock: Array<number | null>;
   readonly waitName: Array<number | null>;
   readonly waitAction: Array<number | null>;
-  readonly waitKey: Array<string | null>;
+  /** Per wait: an event wait's correlation key; `true`: its entry's `correlationKey` (version 2). */
+  readonly waitKey: Array<string | null | true>;
   /** Per entry, FLAG_* bits (absent in indexes written before it: see above). */
   readonly flags?: number[];
   /** Per wait: an event wait's flow node id (a string's number), null for the other kinds (absent: see above). */
@@ -68,7 +71,7 @@ export class IndexBuilder {
   constructor(segment: number) {
     this.doc = {
       format: 'wfx-execution-segment-index',
-      version: 1,
+      version: 2,
       segment,
       bytes: 0,
       timeBase: 0,
@@ -143,10 +146,10 @@ export class IndexBuilder {
     d.active.push(s.active);
     d.flags!.push((s.triggered ? FLAG_TRIGGERED : 0) | (s.child ? FLAG_CHILD : 0));
     d.waits.push(s.waits.length);
-    for (const w of s.waits) this.addWait(w);
+    for (const w of s.waits) this.addWait(w, s.correlationKey);
   }
 
-  private addWait(w: WaitSummary): void {
+  private addWait(w: WaitSummary, correlationKey: string | null): void {
     const d = this.doc;
     d.waitKind.push(this.str(w.kind));
     d.waitNode.push(this.str(w.node));
@@ -154,7 +157,7 @@ export class IndexBuilder {
     let lock: number | null = null;
     let name: number | null = null;
     let action: number | null = null;
-    let key: string | null = null;
+    let key: string | null | true = null;
     let flowNode: number | null = null;
     if (w.kind === 'input') {
       time = this.time(w.since);
@@ -162,7 +165,8 @@ export class IndexBuilder {
     } else if (w.kind === 'event') {
       name = this.str(w.ref);
       action = this.str(w.eventType);
-      key = w.key;
+      // A message wait mostly waits under its execution's own key: written once, parsed once.
+      key = w.key !== null && w.key === correlationKey ? true : w.key;
       flowNode = this.str(w.nodeId);
     } else if (w.kind === 'job') {
       name = this.str(w.domain);
@@ -216,7 +220,12 @@ export function parseIndex(text: string, segment: number): IndexDoc | string {
   } catch {
     return 'the index is not JSON';
   }
-  if (doc === null || typeof doc !== 'object' || doc.format !== 'wfx-execution-segment-index' || doc.version !== 1)
+  if (
+    doc === null ||
+    typeof doc !== 'object' ||
+    doc.format !== 'wfx-execution-segment-index' ||
+    (doc.version !== 1 && doc.version !== 2)
+  )
     return 'the file is not a segment index';
   if (doc.segment !== segment) return `the index is of segment ${doc.segment}`;
   const n = Array.isArray(doc.ids) ? doc.ids.length : -1;
@@ -246,7 +255,7 @@ export function forEachEntry(
   for (let i = 0; i < doc.ids.length; i++) {
     const count = doc.waits[i]!;
     const waits: WaitSummary[] = new Array<WaitSummary>(count);
-    for (let k = 0; k < count; k++, w++) waits[k] = waitAt(doc, w);
+    for (let k = 0; k < count; k++, w++) waits[k] = waitAt(doc, w, doc.correlationKey[i]!);
     fn(doc.ids[i]!, doc.offset[i]!, doc.length[i]!, {
       id: doc.ids[i]!,
       organization: s[doc.organization[i]!]!,
@@ -267,8 +276,8 @@ export function forEachEntry(
   }
 }
 
-/** Wait `w` of `doc`'s flattened wait columns. */
-function waitAt(doc: IndexDoc, w: number): WaitSummary {
+/** Wait `w` of `doc`'s flattened wait columns, of an entry whose correlation key is `correlationKey`. */
+function waitAt(doc: IndexDoc, w: number, correlationKey: string | null): WaitSummary {
   const s = doc.strings;
   const base = doc.timeBase;
   const kind = s[doc.waitKind[w]!] as WaitSummary['kind'];
@@ -285,7 +294,7 @@ function waitAt(doc: IndexDoc, w: number): WaitSummary {
         eventType: s[action!] as 'message' | 'signal',
         nodeId: flowNodeAt(doc, w),
         ref: s[name!]!,
-        key: doc.waitKey[w]!,
+        key: waitKeyOf(doc.waitKey[w]!, correlationKey),
       };
     case 'job':
       return {
@@ -310,6 +319,11 @@ function flagOf(doc: IndexDoc, i: number, flag: number): boolean {
 export function flowNodeAt(doc: Pick<IndexDoc, 'strings' | 'waitFlowNode'>, w: number): string {
   const n = doc.waitFlowNode?.[w] ?? null;
   return n === null ? '' : doc.strings[n]!;
+}
+
+/** A `waitKey` cell's key: `true` stands for the entry's own `correlationKey`. */
+function waitKeyOf(cell: string | null | true, correlationKey: string | null): string | null {
+  return cell === true ? correlationKey : cell;
 }
 
 function plus(base: number, ms: number | null): number | null {

@@ -60,26 +60,34 @@ export async function loadSegments(
  * Loads the index of each listed segment into `directory`, in the list's order, as loadSegments
  * with handlers that put each entry and remove each removed id would, but reading the index's
  * columns straight into the directory's (ExecutionDirectory.loadColumns: no summary per entry).
- * Counts the bytes in `space` as loadSegments does; throws as it does.
+ * `live`: how many live entries the snapshot said the segments hold, when it said. Counts the
+ * bytes in `space` as loadSegments does; throws as it does.
  */
 export async function loadSegmentsInto(
   dir: string,
   listed: readonly number[],
   space: SegmentSpace,
   directory: ExecutionDirectory,
+  live?: number,
 ): Promise<void> {
   const superseded = (location: Location): void => space.supersede(location);
-  // The indexes' sizes: with the first one's entries per byte, about how many entries they hold.
-  const sizes = await Promise.all(listed.map(async (segment) => (await stat(join(dir, indexName(segment)))).size));
+  // Room for every entry before the first is put: the columns and the id table then grow once,
+  // not at every doubling. What the snapshot counted is exact (the journal's new executions grow
+  // the columns as they come); without it, the indexes' sizes at the first one's entries per byte
+  // estimate it, a tenth over.
+  const sizes =
+    live === undefined
+      ? await Promise.all(listed.map(async (segment) => (await stat(join(dir, indexName(segment)))).size))
+      : [];
   const allBytes = sizes.reduce((sum, n) => sum + n, 0);
   for (let k = 0; k < listed.length; k++) {
     const segment = listed[k]!;
     const doc = await readIndex(dir, segment);
     space.add(segment, doc.bytes);
-    // Room for about every entry (a tenth over): the columns and the id table grow once, not at
-    // every doubling, nor to the first segment's size times the segments.
     if (k === 0)
-      directory.reserve(directory.size + Math.ceil((doc.ids.length * allBytes * 1.1) / Math.max(1, sizes[0]!)));
+      directory.reserve(
+        directory.size + (live ?? Math.ceil((doc.ids.length * allBytes * 1.1) / Math.max(1, sizes[0]!))),
+      );
     directory.loadColumns(doc, segment, superseded);
   }
 }

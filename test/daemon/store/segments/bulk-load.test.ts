@@ -155,6 +155,18 @@ t.test('a second bulk load over a filled directory replaces and removes as puts 
   t.same(bulk.takeDue(Infinity), each.takeDue(Infinity), 'every due timer, in the same order');
 });
 
+t.test("the load reserves what the snapshot counted live, else an estimate from the indexes' sizes", async (t) => {
+  const dir = t.testdir();
+  const { listed } = await writeMix(dir, 5, 4);
+  const hinted = new ExecutionDirectory(16);
+  await loadSegmentsInto(dir, listed, new SegmentSpace(), hinted, 1000);
+  t.equal(hinted.slotCapacity, 1000, 'room for what the snapshot counted, no more');
+  const guessed = new ExecutionDirectory(16);
+  await loadSegmentsInto(dir, listed, new SegmentSpace(), guessed);
+  t.ok(guessed.size > 100, 'the segments left executions');
+  t.same(guessed.list({ limit: 1e6 }), hinted.list({ limit: 1e6 }), 'the same executions either way');
+});
+
 t.test('an index with text that is not ASCII loads as it was written', async (t) => {
   const dir = t.testdir();
   const summary: ExecutionSummary = {

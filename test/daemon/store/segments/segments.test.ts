@@ -2,9 +2,10 @@ import '../../../setup/fixtures.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
-import { segmentName, type Location } from '../../../../src/daemon/store/segments/files.js';
-import { loadSegments } from '../../../../src/daemon/store/segments/load.js';
+import { indexName, segmentName, type Location } from '../../../../src/daemon/store/segments/files.js';
+import { loadSegments, loadSegmentsInto } from '../../../../src/daemon/store/segments/load.js';
 import { SegmentReader } from '../../../../src/daemon/store/segments/read.js';
 import { SegmentSpace } from '../../../../src/daemon/store/segments/space.js';
 import { writeSegment } from '../../../../src/daemon/store/segments/write.js';
@@ -133,4 +134,41 @@ t.test('summaries of every wait kind survive the columns', async (t) => {
   const d = directory();
   await loadSegments(dir, [1], new SegmentSpace(), d.handlers);
   t.same(d.summaries.get('exec-x'), s);
+});
+
+t.test("a wait under its execution's own key is written once, and version 1 indexes still read", async (t) => {
+  const dir = t.testdir();
+  const s: ExecutionSummary = {
+    ...summaryOf(0, 'exec-k'),
+    correlationKey: 'order-7',
+    waits: [
+      { kind: 'event', node: 'a', eventType: 'message', nodeId: 'a', ref: 'paid', key: 'order-7' },
+      { kind: 'event', node: 'b', eventType: 'message', nodeId: 'b', ref: 'shipped', key: 'order-8' },
+      { kind: 'event', node: 'c', eventType: 'signal', nodeId: 'c', ref: 'go', key: null },
+    ],
+  };
+  await writeSegment(dir, 1, [{ id: 'exec-k', json: '{}', summary: s }], []);
+  const file = join(dir, indexName(1));
+  const doc = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+  t.equal(doc.version, 2);
+  t.same(doc.waitKey, [true, 'order-8', null], 'the own key as true, the others as written');
+  const d = directory();
+  await loadSegments(dir, [1], new SegmentSpace(), d.handlers);
+  t.same(d.summaries.get('exec-k'), s, 'loaded one by one');
+  const bulk = new ExecutionDirectory(16);
+  await loadSegmentsInto(dir, [1], new SegmentSpace(), bulk);
+  t.same(bulk.get('exec-k')?.summary, s, 'loaded in bulk');
+  t.same(bulk.subscribers('default', 'paid', 'order-7'), [{ id: 'exec-k', node: 'a', nodeId: 'a' }]);
+  // As a version 1 writer wrote it: every key in full.
+  await writeFile(file, JSON.stringify({ ...doc, version: 1, waitKey: ['order-7', 'order-8', null] }));
+  const old = directory();
+  await loadSegments(dir, [1], new SegmentSpace(), old.handlers);
+  t.same(old.summaries.get('exec-k'), s, 'version 1, one by one');
+  const oldBulk = new ExecutionDirectory(16);
+  await loadSegmentsInto(dir, [1], new SegmentSpace(), oldBulk);
+  t.same(oldBulk.get('exec-k')?.summary, s, 'version 1, in bulk');
+  await writeFile(file, JSON.stringify({ ...doc, version: 3 }));
+  await t.rejects(loadSegments(dir, [1], new SegmentSpace(), directory().handlers), {
+    code: 'EXECUTION_SEGMENT_DAMAGED',
+  });
 });
