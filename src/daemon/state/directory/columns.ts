@@ -142,6 +142,57 @@ export class Pairs {
 }
 
 /**
+ * An execution's flow (a pair of organization and processId in `flows`), version and
+ * environment as one number: there are few distinct ones, so a slot keeps one column where it
+ * would keep five.
+ */
+export class Shapes {
+  private readonly versions = new Pairs();
+  private readonly tuples = new Pairs();
+  /** The last shape given, and what it was given for: a load gives the same one run after run. */
+  private last = -1;
+  private lastFlow = -1;
+  private lastVer = -1;
+  private lastEnv = -1;
+
+  constructor(private readonly flows: Pairs) {}
+
+  /** The number of flow `flow` (a code of `flows`) at version `ver` in environment `env` (string codes). */
+  code(flow: number, ver: number, env: number): number {
+    if (flow === this.lastFlow && ver === this.lastVer && env === this.lastEnv) return this.last;
+    this.lastFlow = flow;
+    this.lastVer = ver;
+    this.lastEnv = env;
+    return (this.last = this.tuples.code(flow, this.versions.code(ver, env)));
+  }
+
+  /** The flow (a code of `flows`) of shape `shape`. */
+  flow(shape: number): number {
+    return this.tuples.first(shape);
+  }
+
+  /** The organization's string code of shape `shape`. */
+  org(shape: number): number {
+    return this.flows.first(this.tuples.first(shape));
+  }
+
+  /** The processId's string code of shape `shape`. */
+  proc(shape: number): number {
+    return this.flows.second(this.tuples.first(shape));
+  }
+
+  /** The version's string code of shape `shape`. */
+  ver(shape: number): number {
+    return this.versions.first(this.tuples.second(shape));
+  }
+
+  /** The environment's string code of shape `shape`. */
+  env(shape: number): number {
+    return this.versions.second(this.tuples.second(shape));
+  }
+}
+
+/**
  * `text`, or `shared` when they hold the same characters: two equal strings parsed apart are two
  * objects, and a directory of many keeps one (a message's key is often its execution's).
  */

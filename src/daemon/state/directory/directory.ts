@@ -9,7 +9,7 @@
 import { STATE } from '../../../shared/api/index.js';
 import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } from '../execution-summary.js';
 import { SegmentCodes, type SummaryColumns } from './bulk.js';
-import { grown, Interner, Pairs, sameText } from './columns.js';
+import { grown, Interner, Pairs, sameText, Shapes } from './columns.js';
 import { DueHeap } from './due-heap.js';
 import { IdTable } from './id-table.js';
 import { checkLocation, emptyRow, emptyWalkRow, type CodedRow, type WalkRow } from './row.js';
@@ -49,6 +49,7 @@ export class ExecutionDirectory {
   private readonly ids: IdTable;
   private readonly strings = new Interner();
   private readonly pairs = new Pairs();
+  private readonly shapes = new Shapes(this.pairs);
   private readonly waits: WaitTable;
   private readonly heap: DueHeap;
   /** Live slots, oldest id first (new ids come last: an insert is an append). */
@@ -57,12 +58,8 @@ export class ExecutionDirectory {
   private slots = 0;
   private free = new Int32Array(0);
   private freeCount = 0;
-  private org = new Int32Array(0);
-  private proc = new Int32Array(0);
-  private ver = new Int32Array(0);
-  private env = new Int32Array(0);
-  /** The flow (organization and processId) as a tuple code, what counts and listing key on. */
-  private flow = new Int32Array(0);
+  /** Organization, processId, version and environment as one code (Shapes). */
+  private shape = new Int32Array(0);
   private state = new Uint8Array(0);
   /** FLAG_* bits of each slot. */
   private flags = new Uint8Array(0);
@@ -252,10 +249,10 @@ export class ExecutionDirectory {
     const [root, parent] = this.lineage.get(slot) ?? [null, null];
     const summary: ExecutionSummary = {
       id,
-      organization: this.strings.text(this.org[slot]!),
-      processId: this.strings.text(this.proc[slot]!),
-      processVersion: this.strings.text(this.ver[slot]!),
-      environment: this.strings.text(this.env[slot]!),
+      organization: this.strings.text(this.shapes.org(this.shape[slot]!)),
+      processId: this.strings.text(this.shapes.proc(this.shape[slot]!)),
+      processVersion: this.strings.text(this.shapes.ver(this.shape[slot]!)),
+      environment: this.strings.text(this.shapes.env(this.shape[slot]!)),
       stateCd: this.state[slot]!,
       root,
       parent,
@@ -350,9 +347,10 @@ export class ExecutionDirectory {
       const slot = this.order.at(i);
       const lineage = this.lineage.get(slot);
       r.slot = slot;
-      r.organization = this.strings.text(this.org[slot]!);
-      r.processId = this.strings.text(this.proc[slot]!);
-      r.environment = this.strings.text(this.env[slot]!);
+      const shape = this.shape[slot]!;
+      r.organization = this.strings.text(this.shapes.org(shape));
+      r.processId = this.strings.text(this.shapes.proc(shape));
+      r.environment = this.strings.text(this.shapes.env(shape));
       r.stateCd = this.state[slot]!;
       r.flags = this.flags[slot]!;
       r.startMs = this.startMs[slot]!;
@@ -386,8 +384,8 @@ export class ExecutionDirectory {
     if ((query.organization !== undefined && org < 0) || (query.processId !== undefined && proc < 0)) return out;
     while (--i >= 0 && out.length < query.limit) {
       const slot = this.order.at(i);
-      if (org >= 0 && this.org[slot] !== org) continue;
-      if (proc >= 0 && this.proc[slot] !== proc) continue;
+      if (org >= 0 && this.shapes.org(this.shape[slot]!) !== org) continue;
+      if (proc >= 0 && this.shapes.proc(this.shape[slot]!) !== proc) continue;
       if (query.stateCd !== undefined && this.state[slot] !== query.stateCd) continue;
       out.push(this.ids.idOf(slot));
     }
@@ -427,11 +425,7 @@ export class ExecutionDirectory {
 
   private grow(capacity: number): void {
     this.capacity = capacity;
-    this.org = grown(this.org, capacity);
-    this.proc = grown(this.proc, capacity);
-    this.ver = grown(this.ver, capacity);
-    this.env = grown(this.env, capacity);
-    this.flow = grown(this.flow, capacity);
+    this.shape = grown(this.shape, capacity);
     this.state = grown(this.state, capacity);
     this.flags = grown(this.flags, capacity);
     this.startMs = grown(this.startMs, capacity);
@@ -445,11 +439,7 @@ export class ExecutionDirectory {
   /** Writes the scratch row's fields to `slot` (of `id`, its waits from row `firstWait`) and indexes them. */
   private attach(slot: number, id: string, firstWait: number): void {
     const r = this.row;
-    this.org[slot] = r.org;
-    this.proc[slot] = r.proc;
-    this.ver[slot] = r.ver;
-    this.env[slot] = r.env;
-    this.flow[slot] = r.flow;
+    this.shape[slot] = this.shapes.code(r.flow, r.ver, r.env);
     this.state[slot] = r.state;
     this.flags[slot] = r.flags;
     this.startMs[slot] = r.startMs;
@@ -488,7 +478,7 @@ export class ExecutionDirectory {
 
   private count(slot: number, by: 1 | -1): void {
     if (this.state[slot] !== STATE.RUNNING) return;
-    const flow = this.flow[slot]!;
+    const flow = this.shapes.flow(this.shape[slot]!);
     if (flow >= this.running.length) {
       const n = Math.max(16, 2 * flow + 2);
       this.running = grown(this.running, n);
