@@ -191,11 +191,3 @@ export class Shapes {
     return this.versions.second(this.tuples.second(shape));
   }
 }
-
-/**
- * `text`, or `shared` when they hold the same characters: two equal strings parsed apart are two
- * objects, and a directory of many keeps one (a message's key is often its execution's).
- */
-export function sameText(text: string | null, shared: string | null): string | null {
-  return text !== null && text === shared ? shared : text;
-}

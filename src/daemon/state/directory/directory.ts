@@ -9,7 +9,7 @@
 import { STATE } from '../../../shared/api/index.js';
 import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } from '../execution-summary.js';
 import { SegmentCodes, type SummaryColumns } from './bulk.js';
-import { grown, Interner, Pairs, sameText, Shapes } from './columns.js';
+import { grown, Interner, Pairs, Shapes } from './columns.js';
 import { DueHeap } from './due-heap.js';
 import { IdTable } from './id-table.js';
 import { checkLocation, emptyRow, emptyWalkRow, type CodedRow, type WalkRow } from './row.js';
@@ -86,6 +86,7 @@ export class ExecutionDirectory {
     const owners = {
       idOf: (s: number) => this.ids.idOf(s),
       compareIds: (a: number, b: number) => this.ids.compare(a, b),
+      correlationOf: (s: number) => this.correlation[s] ?? null,
     };
     this.waits = new WaitTable(owners, this.strings, this.pairs, capacity);
     this.heap = new DueHeap((a, b) => this.ids.compare(a, b), capacity);
@@ -131,6 +132,8 @@ export class ExecutionDirectory {
     r.root = summary.root;
     r.parent = summary.parent;
     r.dueMs = summary.dueMs;
+    // Before the waits: a wait under the execution's own key keeps none of its own.
+    this.correlation[slot] = r.correlation;
     this.attach(slot, summary.id, this.waits.add(slot, r.org, r.flow, summary.waits));
   }
 
@@ -167,6 +170,7 @@ export class ExecutionDirectory {
       r.parent = c.parent[i]!;
       const due = c.dueMs[i]!;
       r.dueMs = due === null ? null : base + due;
+      this.correlation[slot] = r.correlation;
       const count = c.waits[i]!;
       let first = -1;
       for (let k = w + count - 1; k >= w; k--) {
@@ -185,7 +189,7 @@ export class ExecutionDirectory {
           codes.codeOrNone(action),
           time === null ? NaN : base + time,
           lock === null ? null : base + lock,
-          key === true ? r.correlation : sameText(key, r.correlation),
+          key === true ? r.correlation : key,
           codes.codeOrNone(c.waitFlowNode?.[k] ?? null),
         );
       }

@@ -103,6 +103,13 @@ export class DueHeap {
     if (this.ordered) return;
     this.ordered = true;
     for (let at = (this.count >> 1) - 1; at >= 0; at--) this.down(at);
+    // A bulk load grew the heap by doubling: it holds what it will hold for a while, so fit it
+    // (an eighth over) rather than keep up to twice its timers' room for good.
+    const fit = this.count + (this.count >> 3) + 16;
+    if (this.due.length > fit + (fit >> 2)) {
+      this.due = this.due.slice(0, fit);
+      this.slots = this.slots.slice(0, fit);
+    }
   }
 
   private removeAt(at: number): void {

@@ -49,6 +49,8 @@ export interface Owners {
   idOf(slot: number): string;
   /** Compares the ids of two slots (negative: `a`'s id comes first). */
   compareIds(a: number, b: number): number;
+  /** The correlation key of the execution in `slot` (set before its waits are added). */
+  correlationOf(slot: number): string | null;
 }
 
 /** The wait rows and their indexes. */
@@ -67,8 +69,12 @@ export class WaitTable {
   private readonly locks = new Map<number, number>();
   /** message, signal: the node's flow id (-1: unknown, an older index). */
   private flowNode: Int32Array;
-  /** message, signal: the wait's correlation key. */
-  private readonly key: Array<string | null>;
+  /**
+   * message, signal: 1 where the wait's correlation key is its execution's (as most message
+   * waits': no key kept per row), else the key is in `keys` (null: none).
+   */
+  private own: Uint8Array;
+  private readonly keys = new Map<number, string>();
   private subNext: Int32Array;
   private subPrev: Int32Array;
   private free = new Int32Array(0);
@@ -76,7 +82,7 @@ export class WaitTable {
   private rows = 0;
   private readonly messages = new MessageIndex({
     bucketOf: (row) => this.b[row]!,
-    keyOf: (row) => this.key[row] ?? NO_KEY,
+    keyOf: (row) => this.keyOf(row) ?? NO_KEY,
   });
   private readonly signals = new Map<number, number>();
   private readonly taskLists = new Map<number, SortedList>();
@@ -111,7 +117,7 @@ export class WaitTable {
     this.flowNode = new Int32Array(n);
     this.subNext = new Int32Array(n);
     this.subPrev = new Int32Array(n);
-    this.key = new Array<string | null>(n).fill(null);
+    this.own = new Uint8Array(n);
   }
 
   /** Rows of the table in use. */
@@ -143,7 +149,8 @@ export class WaitTable {
       const after = this.next[row]!;
       this.unindex(row);
       this.kind[row] = 0;
-      this.key[row] = null;
+      this.own[row] = 0;
+      this.keys.delete(row);
       if (this.freeCount === this.free.length) this.free = grown(this.free, Math.max(16, this.freeCount * 2));
       this.free[this.freeCount++] = row;
       row = after;
@@ -287,6 +294,11 @@ export class WaitTable {
     }
   }
 
+  /** The correlation key of message or signal row `row`, or null. */
+  private keyOf(row: number): string | null {
+    return this.own[row] === 1 ? this.owners.correlationOf(this.owner[row]!) : (this.keys.get(row) ?? null);
+  }
+
   private row(): number {
     if (this.freeCount > 0) return this.free[--this.freeCount]!;
     const row = this.rows++;
@@ -302,6 +314,7 @@ export class WaitTable {
       this.flowNode = grown(this.flowNode, n);
       this.subNext = grown(this.subNext, n);
       this.subPrev = grown(this.subPrev, n);
+      this.own = grown(this.own, n);
     }
     return row;
   }
@@ -364,7 +377,8 @@ export class WaitTable {
   ): void {
     this.node[row] = node;
     this.kind[row] = kind;
-    this.key[row] = key;
+    if (key !== null && key === this.owners.correlationOf(this.owner[row]!)) this.own[row] = 1;
+    else if (key !== null) this.keys.set(row, key);
     if (kind === INPUT) {
       this.a[row] = name;
       this.b[row] = flow;
@@ -410,7 +424,7 @@ export class WaitTable {
         if (after >= 0) this.signals.set(this.b[row]!, after);
         else this.signals.delete(this.b[row]!);
       } else {
-        const k = this.key[row] ?? NO_KEY;
+        const k = this.keyOf(row) ?? NO_KEY;
         if (after >= 0) this.messages.setHead(this.b[row]!, k, after);
         else this.messages.delete(this.b[row]!, k);
       }
@@ -433,7 +447,7 @@ export class WaitTable {
         eventType,
         nodeId: flowNode < 0 ? '' : this.strings.text(flowNode),
         ref: this.strings.text(this.a[row]!),
-        key: this.key[row] ?? null,
+        key: this.keyOf(row),
       };
     }
     if (kind === JOB) {
