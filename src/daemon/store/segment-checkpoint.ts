@@ -33,6 +33,12 @@ import type { StoreOptions } from './store-options.js';
 
 /** Compaction starts once the dead bytes of the listed segments pass this share of their total. */
 const COMPACT_DEAD_SHARE = 0.5;
+/**
+ * Past this many listed segments, the newest of similar size are merged (mergeRun): an open
+ * reads one index per segment, and a daemon whose executions mostly wait leaves little dead
+ * space to start a compaction by share.
+ */
+export const MAX_LISTED_SEGMENTS = 16;
 
 /** An entry of the collection as it was at a checkpoint's instant: its frame, or null when it was gone. */
 type Captured = SegmentFrame | null;
@@ -305,7 +311,10 @@ export class ExecutionSegments {
     this.locations.set(id, location);
   }
 
-  /** Compacts every segment older than `newest` into one, once the dead bytes pass the share. */
+  /**
+   * Compacts every segment older than `newest` into one once the dead bytes pass the share; else,
+   * past MAX_LISTED_SEGMENTS listed, merges the newest run of similar size (mergeRun).
+   */
   private async compact(newest: number): Promise<{ dropped: number[]; bytes: number }> {
     let total = 0;
     let dead = 0;
@@ -313,8 +322,16 @@ export class ExecutionSegments {
       total += s.bytes;
       dead += s.dead;
     }
-    const chosen = this.listed.filter((n) => n !== newest);
-    if (chosen.length === 0 || dead <= total * COMPACT_DEAD_SHARE) return { dropped: [], bytes: 0 };
+    let chosen = this.listed.filter((n) => n !== newest);
+    if (chosen.length === 0 || dead <= total * COMPACT_DEAD_SHARE) {
+      const live = this.listed.map((n) => {
+        const s = this.space.get(n);
+        return s === undefined ? 0 : s.bytes - s.dead;
+      });
+      const from = mergeRun(live, MAX_LISTED_SEGMENTS);
+      if (from < 0) return { dropped: [], bytes: 0 };
+      chosen = this.listed.slice(from);
+    }
     const target = Math.max(...this.listed) + 1;
     const { moved, listed } = await compactSegments(this.dir, this.listed, chosen, target, (id) => this.locationOf(id));
     let bytes = 0;
@@ -324,7 +341,7 @@ export class ExecutionSegments {
     }
     for (const n of chosen) this.space.drop(n);
     this.space.add(target, bytes);
-    // The compacted segment takes the place of the newest chosen: it comes before `newest`.
+    // The compacted segment takes the place of the newest chosen (before `newest`, unless chosen too).
     this.listed = listed;
     return { dropped: chosen, bytes };
   }
@@ -415,6 +432,22 @@ export function segmentCheckpoint(o: {
     return { mark, size, reused: Math.max(0, size - text.length - out.bytes), dropped: out.dropped };
   })();
   return { copy, written };
+}
+
+/**
+ * Where the segments to merge start, given each listed segment's live bytes (oldest first) and
+ * the most that may be listed: -1 while there are no more than `max`. Else the newest run in
+ * which no segment holds more than twice the live bytes of those newer than it (size tiers, as
+ * an LSM tree merges: a large old segment is not copied again for a few small new ones), and
+ * at least the two newest, so that every merge lowers the count. Pure.
+ */
+export function mergeRun(live: readonly number[], max: number): number {
+  const n = live.length;
+  if (n <= max) return -1;
+  let from = n - 1;
+  let run = live[from]!;
+  while (from > 0 && live[from - 1]! <= 2 * run) run += live[--from]!;
+  return Math.min(from, n - 2);
 }
 
 /** Whether two locations name the same bytes. */

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { MAX_LISTED_SEGMENTS, mergeRun } from '../../../src/daemon/store/segment-checkpoint.js';
 import { readIndex } from '../../../src/daemon/store/segments/load.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { segmentStoreOptions, type ItemRecord, type ItemState } from '../../helpers/segment-store.js';
@@ -203,3 +204,44 @@ for (const point of [
     await again.close();
   });
 }
+
+t.test('mergeRun picks the newest segments of similar size, only past the most listed', async (t) => {
+  t.equal(mergeRun([5, 1, 1], 3), -1, 'no more than the most: nothing');
+  t.equal(mergeRun([100, 1, 1, 1], 3), 1, 'the small new ones, not the large old one');
+  t.equal(mergeRun([100, 6, 1, 1, 1], 4), 1, 'a segment up to twice the newer ones joins them');
+  t.equal(mergeRun([100, 7, 1, 1, 1], 4), 2, 'one over twice stays');
+  t.equal(mergeRun([1000, 100, 10, 1], 3), 2, 'sizes far apart: the two newest, so the count still falls');
+  t.equal(mergeRun([1, 1, 1, 1], 3), 0, 'all alike: all of them');
+  t.equal(mergeRun([0, 0, 0], 2), 0, 'segments with nothing live go too');
+});
+
+t.test('checkpoints of new entries alone keep the segments listed bounded', async (t) => {
+  const dir = t.testdir();
+  const store = await open(dir);
+  await fill(store, 1000, 'first');
+  await store.checkpoint();
+  const counts: number[] = [];
+  const rounds = 3 * MAX_LISTED_SEGMENTS;
+  for (let round = 1; round <= rounds; round++) {
+    const records: ItemRecord[] = [];
+    for (let i = 0; i < 5; i++) records.push({ k: `new-${round}-${i}`, v: `r${round}` });
+    await store.commit(...records);
+    await store.checkpoint();
+    counts.push((await snapshotOf(dir)).executions!.segments.length);
+  }
+  t.ok(
+    Math.max(...counts) <= MAX_LISTED_SEGMENTS,
+    `never more than ${MAX_LISTED_SEGMENTS} listed: ${counts.join(',')}`,
+  );
+  t.ok(Math.max(...counts) === MAX_LISTED_SEGMENTS, 'the bound was reached (merges were needed)');
+  const listed = (await snapshotOf(dir)).executions!.segments;
+  t.equal(listed[0], 1, 'the large first segment was never copied again');
+  const names = (await readdir(join(dir, 'executions'))).filter((f) => f.endsWith('.jsonl'));
+  t.equal(names.length, listed.length, 'the merged segments were removed');
+  const live = structuredClone(store.state);
+  t.equal(Object.keys(live.items).length, 1000 + 5 * rounds);
+  await store.close();
+  const again = await open(dir);
+  t.same(again.state, live, 'reopened after merges: every entry as it was');
+  await again.close();
+});
