@@ -5,7 +5,7 @@
  * ms after `timeBase`; waits are flattened (entry i has `waits[i]` of them, in order).
  */
 import type { Interner } from './columns.js';
-import { KINDS, MESSAGE } from './waits.js';
+import { KINDS, MESSAGE } from './wait-kinds.js';
 
 /** A segment index's columns, entry i at position i of each (see IndexDoc for each column). */
 export interface SummaryColumns {

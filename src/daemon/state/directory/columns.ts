@@ -3,6 +3,7 @@
  * doubling and is never shrunk (slots are reused), and a repeated string is interned once and
  * kept as its number (docs/decisions/005-no-long-lived-growing-collections.md).
  */
+import type { ImageIn, ImageOut } from './image.js';
 
 /** A typed array of one of the directory's column kinds. */
 export type Column = Int32Array | Uint32Array | Uint8Array | Float64Array;
@@ -18,7 +19,24 @@ export function grown<C extends Column>(column: C, length: number): C {
 /** Strings numbered once each (organization, flow, version, node, ref, domain, assignee ...). */
 export class Interner {
   private readonly codes = new Map<string, number>();
-  private readonly texts: string[] = [];
+  private texts: string[] = [];
+
+  /** Saves the strings (image.ts). */
+  save(out: ImageOut): void {
+    out.texts(this.texts);
+  }
+
+  /** Takes the strings an image saved (an empty interner). */
+  restore(inp: ImageIn): void {
+    const texts = inp.texts();
+    this.codes.clear();
+    for (let i = 0; i < texts.length; i++) {
+      const t = texts[i];
+      if (t == null || this.codes.has(t)) throw new RangeError('the image has an interned string twice or none');
+      this.codes.set(t, i);
+    }
+    this.texts = texts as string[];
+  }
 
   /** The number of `text`, given one if it has none. */
   code(text: string): number {
@@ -110,6 +128,25 @@ export class Pairs {
   private seconds = new Int32Array(16);
   private count = 0;
 
+  /** Saves the pairs (image.ts). */
+  save(out: ImageOut): void {
+    out.column(this.firsts);
+    out.column(this.seconds);
+    out.value(this.count);
+  }
+
+  /** Takes the pairs an image saved (no pair numbered yet). */
+  restore(inp: ImageIn): void {
+    this.firsts = inp.column('Int32Array');
+    this.seconds = inp.column('Int32Array');
+    this.count = inp.number();
+    if (this.seconds.length !== this.firsts.length || this.count > this.firsts.length)
+      throw new RangeError('the image has pairs that do not fit');
+    this.codes.clear();
+    for (let code = 0; code < this.count; code++)
+      this.codes.set(this.firsts[code]! * 0x4000000 + this.seconds[code]!, code);
+  }
+
   /** The number of the pair (`a`, `b`), given one if it has none (each below 2^26). */
   code(a: number, b: number): number {
     const key = a * 0x4000000 + b;
@@ -156,6 +193,19 @@ export class Shapes {
   private lastEnv = -1;
 
   constructor(private readonly flows: Pairs) {}
+
+  /** Saves the shapes (image.ts; the flows are their owner's to save). */
+  save(out: ImageOut): void {
+    this.versions.save(out);
+    this.tuples.save(out);
+  }
+
+  /** Takes the shapes an image saved. */
+  restore(inp: ImageIn): void {
+    this.versions.restore(inp);
+    this.tuples.restore(inp);
+    this.last = this.lastFlow = this.lastVer = this.lastEnv = -1;
+  }
 
   /** The number of flow `flow` (a code of `flows`) at version `ver` in environment `env` (string codes). */
   code(flow: number, ver: number, env: number): number {

@@ -12,40 +12,27 @@ import { SegmentCodes, type SummaryColumns } from './bulk.js';
 import { grown, Interner, Pairs, Shapes } from './columns.js';
 import { DueHeap } from './due-heap.js';
 import { IdTable } from './id-table.js';
-import { checkLocation, emptyRow, emptyWalkRow, type CodedRow, type WalkRow } from './row.js';
+import type { ImageIn, ImageOut } from './image.js';
+import {
+  checkLocation,
+  emptyRow,
+  emptyWalkRow,
+  type CodedRow,
+  type DirectoryEntry,
+  type FlowCounts,
+  type ListQuery,
+  type Location,
+  type WalkRow,
+} from './row.js';
+
+export type { DirectoryEntry, FlowCounts, ListQuery, Location } from './row.js';
+import { SlotColumns } from './slot-columns.js';
 import { SortedList } from './sorted.js';
-import { WaitTable, type Subscriber, type WaitingJob, type WaitingTask } from './waits.js';
-
-/** Where an execution's document is: its execution segment, and its bytes there. */
-export interface Location {
-  readonly segment: number;
-  readonly offset: number;
-  readonly length: number;
-}
-
-/** An execution as the directory answers for it. */
-export interface DirectoryEntry {
-  readonly summary: ExecutionSummary;
-  readonly location: Location;
-}
-
-/** What `list` pages by: ids older than `after`, at most `limit`, optionally filtered. */
-export interface ListQuery {
-  readonly after?: string | null;
-  readonly limit: number;
-  readonly organization?: string;
-  readonly processId?: string;
-  readonly stateCd?: number;
-}
-
-/** Running executions of a flow, and those of them that only wait (no Active node, a wait). */
-export interface FlowCounts {
-  readonly running: number;
-  readonly waitingOnly: number;
-}
+import type { Subscriber, WaitingJob, WaitingTask } from './wait-kinds.js';
+import { WaitTable } from './waits.js';
 
 /** The directory. */
-export class ExecutionDirectory {
+export class ExecutionDirectory extends SlotColumns {
   private readonly ids: IdTable;
   private readonly strings = new Interner();
   private readonly pairs = new Pairs();
@@ -54,33 +41,17 @@ export class ExecutionDirectory {
   private readonly heap: DueHeap;
   /** Live slots, oldest id first (new ids come last: an insert is an append). */
   private readonly order: SortedList;
-  private capacity = 0;
-  private slots = 0;
-  private free = new Int32Array(0);
-  private freeCount = 0;
-  /** Organization, processId, version and environment as one code (Shapes). */
-  private shape = new Int32Array(0);
-  private state = new Uint8Array(0);
-  /** FLAG_* bits of each slot. */
-  private flags = new Uint8Array(0);
-  private startMs = new Float64Array(0);
-  private active = new Int32Array(0);
-  private firstWait = new Int32Array(0);
-  private segment = new Uint32Array(0);
-  private offset = new Uint32Array(0);
-  private length = new Uint32Array(0);
-  private readonly correlation: Array<string | null>;
+  private correlation: Array<string | null>;
   /** Root and parent of the executions that have one (children: rare). */
   private readonly lineage = new Map<number, readonly [string | null, string | null]>();
   /** The slots of each tree's executions but its root, by the root's id. */
   private readonly trees = new Map<string, Set<number>>();
-  private running = new Int32Array(0);
-  private waitingOnly = new Int32Array(0);
   private readonly row: CodedRow = emptyRow();
   private readonly walked: WalkRow = emptyWalkRow();
 
   /** A directory with room for `capacity` executions before its columns grow. */
   constructor(capacity = 1024) {
+    super();
     this.ids = new IdTable(capacity);
     this.correlation = new Array<string | null>(Math.max(16, capacity)).fill(null);
     const owners = {
@@ -94,14 +65,36 @@ export class ExecutionDirectory {
     this.grow(Math.max(16, capacity));
   }
 
+  /** Saves the directory as it is (image.ts: restore with `fromImage`). */
+  save(out: ImageOut): void {
+    for (const part of [this.ids, this.strings, this.pairs, this.shapes, this.waits, this.heap, this.order])
+      part.save(out);
+    this.saveColumns(out);
+    out.texts(this.correlation.slice(0, this.slots));
+    out.value([...this.lineage].map(([slot, [root, parent]]) => [slot, root, parent]));
+  }
+
+  /** The directory an image of one saved (`save`); throws RangeError when the image does not fit. */
+  static fromImage(inp: ImageIn): ExecutionDirectory {
+    const d = new ExecutionDirectory(16);
+    for (const part of [d.ids, d.strings, d.pairs, d.shapes, d.waits, d.heap, d.order]) part.restore(inp);
+    d.restoreColumns(inp);
+    d.correlation = inp.texts();
+    const lineage = inp.value((v): v is Array<[number, string | null, string | null]> => Array.isArray(v));
+    for (const [slot, root, parent] of lineage) {
+      d.lineage.set(slot, [root, parent]);
+      if (root === null) continue;
+      let members = d.trees.get(root);
+      if (members === undefined) d.trees.set(root, (members = new Set()));
+      members.add(slot);
+    }
+    if (!inp.done) throw new RangeError('the image holds more than a directory');
+    return d;
+  }
+
   /** Executions in the directory. */
   get size(): number {
     return this.slots - this.freeCount;
-  }
-
-  /** Slots the columns have room for (they grow by doubling, never with churn alone). */
-  get slotCapacity(): number {
-    return this.capacity;
   }
 
   /** Makes room for `count` executions in all before the columns grow (a load knows about how many come). */
@@ -404,11 +397,7 @@ export class ExecutionDirectory {
       this.detach(slot);
       return slot;
     }
-    if (this.freeCount > 0) slot = this.free[--this.freeCount]!;
-    else {
-      if (this.slots === this.capacity) this.grow(this.capacity * 2);
-      slot = this.slots++;
-    }
+    slot = this.newSlot();
     this.ids.insert(id, slot);
     this.order.insert(slot);
     return slot;
@@ -419,25 +408,7 @@ export class ExecutionDirectory {
     this.order.remove(slot);
     this.ids.remove(slot);
     this.correlation[slot] = null;
-    if (this.freeCount === this.free.length) this.free = grown(this.free, Math.max(16, this.freeCount * 2));
-    this.free[this.freeCount++] = slot;
-  }
-
-  private locationAt(slot: number): Location {
-    return { segment: this.segment[slot]!, offset: this.offset[slot]!, length: this.length[slot]! };
-  }
-
-  private grow(capacity: number): void {
-    this.capacity = capacity;
-    this.shape = grown(this.shape, capacity);
-    this.state = grown(this.state, capacity);
-    this.flags = grown(this.flags, capacity);
-    this.startMs = grown(this.startMs, capacity);
-    this.active = grown(this.active, capacity);
-    this.firstWait = grown(this.firstWait, capacity);
-    this.segment = grown(this.segment, capacity);
-    this.offset = grown(this.offset, capacity);
-    this.length = grown(this.length, capacity);
+    this.freeSlot(slot);
   }
 
   /** Writes the scratch row's fields to `slot` (of `id`, its waits from row `firstWait`) and indexes them. */

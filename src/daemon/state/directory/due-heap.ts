@@ -4,6 +4,7 @@
  * moved or removed in O(log n) with no object per timer. A bulk load sets them unordered
  * (`defer`) and the heap is built in one O(n) pass when it is next read.
  */
+import type { ImageIn, ImageOut } from './image.js';
 import { grown } from './columns.js';
 
 /** Orders two slots of equal due time: negative when `a` comes first. */
@@ -28,6 +29,26 @@ export class DueHeap {
     this.due = new Float64Array(n);
     this.slots = new Int32Array(n);
     this.pos = new Int32Array(n).fill(-1);
+  }
+
+  /** Saves the heap, ordered (image.ts). */
+  save(out: ImageOut): void {
+    this.order();
+    out.column(this.due);
+    out.column(this.slots);
+    out.column(this.pos);
+    out.value(this.count);
+  }
+
+  /** Takes the heap an image saved (an empty heap). */
+  restore(inp: ImageIn): void {
+    this.due = inp.column('Float64Array');
+    this.slots = inp.column('Int32Array');
+    this.pos = inp.column('Int32Array');
+    this.count = inp.number();
+    if (this.count > this.due.length || this.slots.length !== this.due.length || this.due.length === 0)
+      throw new RangeError('the image has a heap that does not fit');
+    this.ordered = true;
   }
 
   /** Timers in the heap. */

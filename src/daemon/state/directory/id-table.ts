@@ -4,6 +4,7 @@
  * probing, deletion by backward shift, so no tombstones pile up with churn). An id that is not
  * a lowercase UUID (old data, tests) is kept as its text in a small map.
  */
+import type { ImageIn, ImageOut } from './image.js';
 import { formatUuid, grown, hashUuid, parseUuid } from './columns.js';
 
 /** The ids of the directory's slots. */
@@ -21,6 +22,33 @@ export class IdTable {
   private probed: string | null = null;
   /** Where the probe of `probed` ended, empty: its insert goes there (no second hash or probe). */
   private hole = -1;
+
+  /** Saves the table (image.ts). */
+  save(out: ImageOut): void {
+    out.column(this.words);
+    out.column(this.table);
+    out.column(this.other);
+    out.value(this.used);
+    out.value([...this.others]);
+  }
+
+  /** Takes the table an image saved (an empty table). */
+  restore(inp: ImageIn): void {
+    this.words = inp.column('Uint32Array');
+    this.table = inp.column('Int32Array');
+    this.other = inp.column('Uint8Array');
+    this.used = inp.number();
+    const others = inp.value((v): v is Array<[string, number]> => Array.isArray(v));
+    if ((this.table.length & (this.table.length - 1)) !== 0 || this.words.length !== 4 * this.other.length)
+      throw new RangeError('the image has an id table that does not fit');
+    this.others.clear();
+    this.otherText.clear();
+    for (const [id, slot] of others) {
+      this.others.set(id, slot);
+      this.otherText.set(slot, id);
+    }
+    this.probed = null;
+  }
 
   /** A table with room for `capacity` ids before it rehashes. */
   constructor(capacity = 16) {

@@ -4,6 +4,7 @@
  * backward shift) over a hash of the key's text, so that a message wait under a key of its own
  * costs a table entry, not a map entry.
  */
+import type { ImageIn, ImageOut } from './image.js';
 
 /** What the index reads of a wait row: its bucket (organization and ref) and key. */
 export interface MessageRows {
@@ -28,6 +29,23 @@ export class MessageIndex {
   private used = 0;
 
   constructor(private readonly rows: MessageRows) {}
+
+  /** Saves the index (image.ts). */
+  save(out: ImageOut): void {
+    out.column(this.table);
+    out.column(this.hashes);
+    out.value(this.used);
+  }
+
+  /** Takes the index an image saved (an empty index). */
+  restore(inp: ImageIn): void {
+    this.table = inp.column('Int32Array');
+    this.hashes = inp.column('Int32Array');
+    this.used = inp.number();
+    const n = this.table.length;
+    if (n === 0 || (n & (n - 1)) !== 0 || this.hashes.length !== n)
+      throw new RangeError('the image has a message index that does not fit');
+  }
 
   /** The first row of bucket `bucket` under `key`, or -1. */
   head(bucket: number, key: string): number {

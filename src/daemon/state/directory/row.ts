@@ -2,6 +2,36 @@
  * The scratch row the directory writes an execution's fields through (directory.ts `attach`):
  * strings as their interned numbers, a location checked to fit the columns.
  */
+import type { ExecutionSummary } from '../execution-summary.js';
+
+/** Where an execution's document is: its execution segment, and its bytes there. */
+export interface Location {
+  readonly segment: number;
+  readonly offset: number;
+  readonly length: number;
+}
+
+/** An execution as the directory answers for it. */
+export interface DirectoryEntry {
+  readonly summary: ExecutionSummary;
+  readonly location: Location;
+}
+
+/** What `list` pages by: ids older than `after`, at most `limit`, optionally filtered. */
+export interface ListQuery {
+  readonly after?: string | null;
+  readonly limit: number;
+  readonly organization?: string;
+  readonly processId?: string;
+  readonly stateCd?: number;
+}
+
+/** Running executions of a flow, and those of them that only wait (no Active node, a wait). */
+export interface FlowCounts {
+  readonly running: number;
+  readonly waitingOnly: number;
+}
+
 /** Locations are kept as 32-bit numbers: a segment's offset past 4 GiB is refused. */
 const MAX_U32 = 0xffffffff;
 

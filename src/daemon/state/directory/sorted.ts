@@ -6,6 +6,7 @@
  * A removal is noted, and the list compacted when next read: an execution read back or a task
  * answered costs no shift of the whole list (a read, a listing, pays one pass for them all).
  */
+import type { ImageIn, ImageOut } from './image.js';
 import { grown } from './columns.js';
 
 /** Compares two entries: negative when `a` comes first; never 0 for two different entries. */
@@ -26,6 +27,22 @@ export class SortedList {
     capacity = 16,
   ) {
     this.items = new Int32Array(Math.max(16, capacity));
+  }
+
+  /** Saves the list, sorted and its removals dropped (image.ts). */
+  save(out: ImageOut): void {
+    this.sort();
+    out.column(this.items);
+    out.value(this.count);
+  }
+
+  /** Takes the list an image saved (an empty list). */
+  restore(inp: ImageIn): void {
+    this.items = inp.column('Int32Array');
+    this.count = inp.number();
+    if (this.count > this.items.length || this.items.length === 0)
+      throw new RangeError('the image has a list that does not fit');
+    this.sorted = true;
   }
 
   /** Entries in the list. */
@@ -103,4 +120,22 @@ export class SortedList {
     if (!this.sorted) this.items.subarray(0, this.count).sort(this.order);
     this.sorted = true;
   }
+}
+
+/** The list of `code` in `lists`, made (ordered by `order`) if it has none. */
+export function listOf(
+  lists: Map<number, SortedList>,
+  code: number,
+  order: (a: number, b: number) => number,
+): SortedList {
+  let list = lists.get(code);
+  if (list === undefined) lists.set(code, (list = new SortedList(order)));
+  return list;
+}
+
+/** Removes `row` from the list of `code` in `lists`, and the list once empty. */
+export function dropFrom(lists: Map<number, SortedList>, code: number, row: number): void {
+  const list = lists.get(code)!;
+  list.remove(row);
+  if (list.size === 0) lists.delete(code);
 }

@@ -5,53 +5,25 @@
  * (oldest first), jobs per action. Executions with several waits are rare; they just take
  * several rows.
  */
+import type { ImageIn, ImageOut } from './image.js';
 import type { WaitSummary } from '../execution-summary.js';
 import { grown, type Interner, type Pairs } from './columns.js';
 import { MessageIndex } from './message-index.js';
-import { SortedList } from './sorted.js';
-
-/** Wait kinds as a row holds them (0: a free row); an event's is its eventType. */
-export const KINDS = ['', 'input', 'message', 'signal', 'job', 'timer', 'child', 'loop', 'tools'] as const;
-const INPUT = 1;
-/** The row kind of a message wait; a signal wait's is the next one. */
-export const MESSAGE = 2;
-const SIGNAL = 3;
-const JOB = 4;
-/** A message bucket's key when the wait has none (subscriptions.ts keys it the same way). */
-const NO_KEY = '\u0000';
-
-/** A node waiting on an event, as `subscribers` answers: its execution, node and flow node ('' if unknown). */
-export interface Subscriber {
-  readonly id: string;
-  readonly node: string;
-  readonly nodeId: string;
-}
-
-/** A waiting input task, as `tasks` answers. */
-export interface WaitingTask {
-  readonly id: string;
-  readonly node: string;
-  readonly since: number;
-  readonly assignee: string | null;
-}
-
-/** A job wait, as `jobs` answers. */
-export interface WaitingJob {
-  readonly id: string;
-  readonly node: string;
-  readonly notBefore: number | null;
-  readonly lockedUntil: number | null;
-}
-
-/** What the wait table reads of the executions (the directory's slots). */
-export interface Owners {
-  /** The id of the execution in `slot`. */
-  idOf(slot: number): string;
-  /** Compares the ids of two slots (negative: `a`'s id comes first). */
-  compareIds(a: number, b: number): number;
-  /** The correlation key of the execution in `slot` (set before its waits are added). */
-  correlationOf(slot: number): string | null;
-}
+import { dropFrom, listOf, SortedList } from './sorted.js';
+import {
+  INPUT,
+  JOB,
+  KINDS,
+  MESSAGE,
+  NO_KEY,
+  orNull,
+  SIGNAL,
+  textOrder,
+  type Owners,
+  type Subscriber,
+  type WaitingJob,
+  type WaitingTask,
+} from './wait-kinds.js';
 
 /** The wait rows and their indexes. */
 export class WaitTable {
@@ -118,6 +90,66 @@ export class WaitTable {
     this.subNext = new Int32Array(n);
     this.subPrev = new Int32Array(n);
     this.own = new Uint8Array(n);
+  }
+
+  /** Saves the table and its indexes (image.ts). */
+  save(out: ImageOut): void {
+    const columns = [this.owner, this.next, this.kind, this.node, this.a, this.b, this.t1, this.flowNode];
+    for (const c of [...columns, this.subNext, this.subPrev, this.own, this.free]) out.column(c);
+    out.value([this.freeCount, this.rows, this.tasksWaiting]);
+    out.numberMap(this.locks);
+    out.column(Int32Array.from(this.keys.keys()));
+    out.texts([...this.keys.values()]);
+    out.numberMap(this.signals);
+    for (const lists of [this.taskLists, this.jobLists]) {
+      out.value([...lists.keys()]);
+      for (const list of lists.values()) list.save(out);
+    }
+    this.messages.save(out);
+  }
+
+  /** Takes the table an image saved (an empty table). */
+  restore(inp: ImageIn): void {
+    this.owner = inp.column('Int32Array');
+    this.next = inp.column('Int32Array');
+    this.kind = inp.column('Uint8Array');
+    this.node = inp.column('Int32Array');
+    this.a = inp.column('Int32Array');
+    this.b = inp.column('Int32Array');
+    this.t1 = inp.column('Float64Array');
+    this.flowNode = inp.column('Int32Array');
+    this.subNext = inp.column('Int32Array');
+    this.subPrev = inp.column('Int32Array');
+    this.own = inp.column('Uint8Array');
+    this.free = inp.column('Int32Array');
+    const all = [this.next, this.kind, this.node, this.a, this.b, this.t1, this.flowNode, this.subNext, this.subPrev];
+    const n = this.owner.length;
+    if (n === 0 || ![...all, this.own].every((c) => c.length === n))
+      throw new RangeError('the image has wait columns that do not fit');
+    const [freeCount = -1, rows = -1, tasksWaiting = -1] = inp.numbers();
+    this.freeCount = freeCount;
+    this.rows = rows;
+    this.tasksWaiting = tasksWaiting;
+    if (rows > n || rows < 0 || freeCount < 0 || freeCount > this.free.length || tasksWaiting < 0)
+      throw new RangeError('the image has wait counts that do not fit');
+    inp.numberMap(this.locks);
+    const keyRows = inp.column('Int32Array');
+    const keys = inp.texts();
+    this.keys.clear();
+    keyRows.forEach((row, i) => this.keys.set(row, keys[i]!));
+    inp.numberMap(this.signals);
+    for (const [lists, order] of [
+      [this.taskLists, this.taskOrder],
+      [this.jobLists, this.jobOrder],
+    ] as const) {
+      lists.clear();
+      for (const code of inp.numbers()) {
+        const list = new SortedList(order);
+        list.restore(inp);
+        lists.set(code, list);
+      }
+    }
+    this.messages.restore(inp);
   }
 
   /** Rows of the table in use. */
@@ -464,25 +496,4 @@ export class WaitTable {
     }
     return { kind: KINDS[kind] as 'timer' | 'child' | 'loop' | 'tools', node };
   }
-}
-
-function orNull(ms: number): number | null {
-  return Number.isNaN(ms) ? null : ms;
-}
-
-/** Strings in code unit order (as `<` compares them). */
-function textOrder(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function listOf(lists: Map<number, SortedList>, code: number, order: (a: number, b: number) => number): SortedList {
-  let list = lists.get(code);
-  if (list === undefined) lists.set(code, (list = new SortedList(order)));
-  return list;
-}
-
-function dropFrom(lists: Map<number, SortedList>, code: number, row: number): void {
-  const list = lists.get(code)!;
-  list.remove(row);
-  if (list.size === 0) lists.delete(code);
 }
