@@ -23,6 +23,11 @@ import { Store } from '../store/store.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import type { DaemonSharing } from '../cluster/ports.js';
 
+/** Tests: the fewest executions a daemon they spawn writes a directory image for (`WFX_TEST_DIRECTORY_IMAGE_MIN=n`). */
+const IMAGE_MIN_BY_ENV: number | undefined = /^\d+$/.test(process.env.WFX_TEST_DIRECTORY_IMAGE_MIN ?? '')
+  ? Number(process.env.WFX_TEST_DIRECTORY_IMAGE_MIN)
+  : undefined;
+
 export interface StoreChoice {
   readonly dataDir: string;
   /** A PostgreSQL connection string; absent: the JSON store in the data directory. */
@@ -107,6 +112,7 @@ export async function openStore(
       ...wfxJsonStore(), // executions kept in execution segments
       checkpointEvery: choice.checkpointEvery,
       lazy: choice.lazyExecutions === true,
+      ...(IMAGE_MIN_BY_ENV !== undefined && { imageMin: IMAGE_MIN_BY_ENV }),
       logger,
     });
     try {

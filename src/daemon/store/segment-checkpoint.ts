@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { ExecutionSummary } from '../state/execution-summary.js';
 import { decodeFrames, frameBytes } from './frame.js';
 import type { SnapshotMark } from './manifest.js';
-import type { EvictableEntries } from './durable-store.js';
+import type { EvictableEntries, StoreLogger } from './durable-store.js';
 import { compactSegments } from './segments/compact.js';
 import {
   indexName,
@@ -23,13 +23,26 @@ import {
   segmentsDirIn,
   type Location,
 } from './segments/files.js';
+import { readImage, removeImage, takeImage, writeImage } from './segments/directory-image.js';
 import { loadSegmentsInto, openSegments } from './segments/load.js';
-import type { ExecutionDirectory } from '../state/directory/directory.js';
+import { ExecutionDirectory } from '../state/directory/directory.js';
 import { SegmentReader } from './segments/read.js';
 import { SegmentSpace } from './segments/space.js';
 import { writeFrames, type SegmentFrame } from './segments/write.js';
 import { SNAPSHOT_SLICE_MS, writeSnapshotText } from './snapshot-write.js';
 import type { StoreOptions } from './store-options.js';
+
+/** A directory image is written for an open of at least this many executions (StoreOptions.imageMin). */
+export const IMAGE_MIN_EXECUTIONS = 20_000;
+
+/** How the lazy open goes (ExecutionSegments.openLazy). */
+export interface LazyOpen {
+  /** How many live executions the snapshot counted (the directory's reserve). */
+  readonly live?: number;
+  /** The fewest executions worth a directory image (IMAGE_MIN_EXECUTIONS by default). */
+  readonly imageMin?: number;
+  readonly logger?: StoreLogger;
+}
 
 /** Compaction starts once the dead bytes of the listed segments pass this share of their total. */
 const COMPACT_DEAD_SHARE = 0.5;
@@ -123,6 +136,8 @@ export class ExecutionSegments {
    * (`adopt` first), and may put there others it took out of memory.
    */
   unread: ExecutionDirectory | null = null;
+  /** The directory image the open writes (or removes), until it is done. */
+  private imageWrite: Promise<unknown> = Promise.resolve();
 
   private constructor(storeDir: string, listed: number[]) {
     this.dir = segmentsDirIn(storeDir);
@@ -166,11 +181,35 @@ export class ExecutionSegments {
    * and location go into `unread` (the index's columns straight into the directory's), and the
    * caller reads back what it needs (`readSync` during the replay, `read` after).
    */
-  static async openLazy(storeDir: string, listed: readonly number[], unread: ExecutionDirectory, live?: number) {
+  static async openLazy(storeDir: string, listed: readonly number[], o: LazyOpen = {}) {
     const segments = new ExecutionSegments(storeDir, [...listed]);
-    await removeUnlisted(segments.dir, listed);
-    await loadSegmentsInto(segments.dir, listed, segments.space, unread, live);
+    const { dir, space } = segments;
+    await removeUnlisted(dir, listed);
+    // The image of the first segments when there is one (decision 076), their indexes else.
+    const image = await readImage(dir, listed);
+    const unread = 'directory' in image ? image.directory : new ExecutionDirectory();
+    const covered = 'covered' in image ? image.covered : [];
+    for (const c of covered) space.add(c.segment, c.bytes, c.dead);
+    const rest = listed.slice(covered.length);
+    const loaded = await loadSegmentsInto(dir, rest, space, unread, o.live);
     segments.unread = unread;
+    o.logger?.info(
+      { covered: covered.length, loaded: rest.length, image: 'why' in image ? image.why : 'used' },
+      'store: execution directory opened',
+    );
+    // A new image when the indexes loaded hold an eighth of the directory or more.
+    const min = o.imageMin ?? IMAGE_MIN_EXECUTIONS;
+    if (unread.size >= min && loaded * 8 >= unread.size && loaded > 0) {
+      const taken = takeImage(
+        unread,
+        listed.map((n) => ({ segment: n, bytes: space.get(n)!.bytes, dead: space.get(n)!.dead })),
+      );
+      segments.imageWrite = writeImage(dir, taken).catch((err: unknown) =>
+        o.logger?.warn({ err }, 'store: the directory image was not written'),
+      );
+    } else if ('why' in image && image.why !== 'none') {
+      segments.imageWrite = removeImage(dir).catch(() => undefined);
+    }
     return segments;
   }
 
@@ -239,9 +278,10 @@ export class ExecutionSegments {
     };
   }
 
-  /** Closes the files kept open for reads. */
-  close(): Promise<void> {
-    return this.reader.close();
+  /** Closes the files kept open for reads, once the directory image under way is written. */
+  async close(): Promise<void> {
+    await this.imageWrite;
+    await this.reader.close();
   }
 
   /** The segments in effect, oldest first. */

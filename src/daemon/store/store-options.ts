@@ -61,6 +61,8 @@ export interface StoreOptions<S, R> {
    * needed (EvictableEntries.read).
    */
   readonly lazy?: boolean;
+  /** With `lazy`: the fewest executions an open writes a directory image for (decision 076; tests lower it). */
+  readonly imageMin?: number;
   readonly logger?: StoreLogger;
   /**
    * Journals a run of small records emitted one after the other in a transaction as one

@@ -13,7 +13,6 @@ import { checkSnapshot, Manifest, readManifest, refuseUnlisted } from './manifes
 import { silentLogger } from './record-store.js';
 import { DurableJsonFile, readFileBytes, snapshotPathIn } from './snapshot-file.js';
 import { ExecutionSegments } from './segment-checkpoint.js';
-import { ExecutionDirectory } from '../state/directory/directory.js';
 import { layoutOf, type SnapshotLayout } from './snapshot-index.js';
 import type { SnapshotFile, StoreOptions } from './store-options.js';
 
@@ -91,12 +90,11 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
   if (large && (summarized || snapshot.format === 2)) {
     const collection = ((state as Record<string, unknown>)[large.key] ??= {}) as Record<string, unknown>;
     segments = lazy
-      ? await ExecutionSegments.openLazy(
-          options.dir,
-          listedSegments as number[],
-          new ExecutionDirectory(),
-          liveHint(snapshot.executions?.live),
-        )
+      ? await ExecutionSegments.openLazy(options.dir, listedSegments as number[], {
+          live: liveHint(snapshot.executions?.live),
+          ...(options.imageMin !== undefined && { imageMin: options.imageMin }),
+          ...(options.logger && { logger: options.logger }),
+        })
       : await ExecutionSegments.open(options.dir, listedSegments as number[], collection);
   }
   // Lazy: an entry left unread is read (synchronously, one positioned read) just before the

@@ -60,8 +60,8 @@ export async function loadSegments(
  * Loads the index of each listed segment into `directory`, in the list's order, as loadSegments
  * with handlers that put each entry and remove each removed id would, but reading the index's
  * columns straight into the directory's (ExecutionDirectory.loadColumns: no summary per entry).
- * `live`: how many live entries the snapshot said the segments hold, when it said. Counts the
- * bytes in `space` as loadSegments does; throws as it does.
+ * `live`: how many live entries the snapshot said the directory will hold, when it said. Counts
+ * the bytes in `space` as loadSegments does; throws as it does. Returns the entries loaded.
  */
 export async function loadSegmentsInto(
   dir: string,
@@ -69,7 +69,7 @@ export async function loadSegmentsInto(
   space: SegmentSpace,
   directory: ExecutionDirectory,
   live?: number,
-): Promise<void> {
+): Promise<number> {
   const superseded = (location: Location): void => space.supersede(location);
   // Room for every entry before the first is put: the columns and the id table then grow once,
   // not at every doubling. What the snapshot counted is exact (the journal's new executions grow
@@ -80,16 +80,21 @@ export async function loadSegmentsInto(
       ? await Promise.all(listed.map(async (segment) => (await stat(join(dir, indexName(segment)))).size))
       : [];
   const allBytes = sizes.reduce((sum, n) => sum + n, 0);
+  let entries = 0;
   for (let k = 0; k < listed.length; k++) {
     const segment = listed[k]!;
     const doc = await readIndex(dir, segment);
     space.add(segment, doc.bytes);
     if (k === 0)
       directory.reserve(
-        directory.size + (live ?? Math.ceil((doc.ids.length * allBytes * 1.1) / Math.max(1, sizes[0]!))),
+        live !== undefined
+          ? Math.max(live, directory.size)
+          : directory.size + Math.ceil((doc.ids.length * allBytes * 1.1) / Math.max(1, sizes[0]!)),
       );
     directory.loadColumns(doc, segment, superseded);
+    entries += doc.ids.length;
   }
+  return entries;
 }
 
 /**

@@ -15,9 +15,9 @@ export interface SegmentBytes {
 export class SegmentSpace {
   private readonly segments = new Map<number, { bytes: number; dead: number }>();
 
-  /** Segment `segment` is in effect with `bytes` bytes of frames, all live. */
-  add(segment: number, bytes: number): void {
-    this.segments.set(segment, { bytes, dead: 0 });
+  /** Segment `segment` is in effect with `bytes` bytes of frames, `dead` of them superseded (none by default). */
+  add(segment: number, bytes: number, dead = 0): void {
+    this.segments.set(segment, { bytes, dead });
   }
 
   /** The frame at `location` is no longer current (its id was written again, or removed). */

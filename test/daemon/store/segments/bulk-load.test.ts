@@ -1,7 +1,11 @@
 import '../../../setup/fixtures.js';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
+import { IMAGE_NAME, readImage, takeImage, writeImage } from '../../../../src/daemon/store/segments/directory-image.js';
+import { segmentName } from '../../../../src/daemon/store/segments/files.js';
 import { loadSegments, loadSegmentsInto } from '../../../../src/daemon/store/segments/load.js';
 import { SegmentSpace } from '../../../../src/daemon/store/segments/space.js';
 import { writeSegment, type SegmentEntry } from '../../../../src/daemon/store/segments/write.js';
@@ -184,4 +188,82 @@ t.test('an index with text that is not ASCII loads as it was written', async (t)
     [{ id: 'légacy-1', node: 'n', nodeId: 'n' }],
     'its subscription',
   );
+});
+
+/** The segments' bytes and dead bytes as `space` has them, for an image's header. */
+function coveredOf(space: SegmentSpace, listed: readonly number[]) {
+  return listed.map((n) => ({ segment: n, bytes: space.get(n)!.bytes, dead: space.get(n)!.dead }));
+}
+
+for (const seed of [11, 12]) {
+  t.test(
+    `seed ${seed}: a directory restored from its image, the later indexes on top, answers as one loaded`,
+    async (t) => {
+      const dir = t.testdir();
+      const { listed, ids } = await writeMix(dir, seed, 6);
+      const first = new ExecutionDirectory(16);
+      const firstSpace = new SegmentSpace();
+      await loadSegmentsInto(dir, listed.slice(0, 4), firstSpace, first);
+      await writeImage(dir, takeImage(first, coveredOf(firstSpace, listed.slice(0, 4))));
+      first.put(randomSummary(random(1), ids[0]!, []), { segment: 99, offset: 0, length: 1 }); // after the take: not in it
+
+      const image = await readImage(dir, listed);
+      if (!('directory' in image)) throw new Error(`no image: ${image.why}`);
+      t.same(
+        image.covered.map((c) => c.segment),
+        listed.slice(0, 4),
+      );
+      const space = new SegmentSpace();
+      for (const c of image.covered) space.add(c.segment, c.bytes, c.dead);
+      await loadSegmentsInto(dir, listed.slice(4), space, image.directory);
+      const { each, eachSpace } = await both(dir, listed);
+      compare(t, answers(image.directory, ids), answers(each, ids));
+      t.same(space.list(), eachSpace.list(), 'the same bytes superseded in each segment');
+      // Restored columns grow and change as loaded ones do.
+      const rnd = random(seed + 100);
+      for (let i = 0; i < 300; i++) {
+        const id = i % 4 === 0 ? ids[Math.floor(rnd() * ids.length)]! : randomId(rnd);
+        if (i % 5 === 4) t.equal(image.directory.remove(id), each.remove(id), `remove ${id}`);
+        else {
+          const summary = randomSummary(rnd, id, ids);
+          image.directory.put(summary, { segment: 9, offset: i, length: 10 });
+          each.put(summary, { segment: 9, offset: i, length: 10 });
+        }
+      }
+      compare(t, answers(image.directory, ids), answers(each, ids));
+      t.same(image.directory.takeDue(Infinity), each.takeDue(Infinity), 'every due timer, in the same order');
+    },
+  );
+}
+
+t.test('an image is not used when it is damaged or its segments changed', async (t) => {
+  const dir = t.testdir();
+  const { listed } = await writeMix(dir, 21, 3);
+  const d = new ExecutionDirectory(16);
+  const space = new SegmentSpace();
+  await loadSegmentsInto(dir, listed, space, d);
+  const file = join(dir, IMAGE_NAME);
+  const write = () => writeImage(dir, takeImage(d, coveredOf(space, listed)));
+  const why = async (l = listed) => {
+    const got = await readImage(dir, l);
+    return 'why' in got ? got.why : 'used';
+  };
+  t.equal(await why(), 'none', 'no image yet');
+  await write();
+  t.equal(await why(), 'used');
+  t.equal(await why([...listed, 9]), 'used', 'later segments are loaded on top');
+  t.equal(await why([listed[1]!, listed[2]!]), 'other segments', 'a segment it covers is no longer listed first');
+  t.equal(await why(listed.slice(0, 2)), 'other segments', 'it covers more than is listed');
+  const bytes = await readFile(file);
+  for (const at of [bytes.length - 3, Math.floor(bytes.length / 2)]) {
+    const flipped = Buffer.from(bytes);
+    flipped[at] = flipped[at]! ^ 0x40;
+    await writeFile(file, flipped);
+    t.equal(await why(), 'damaged', `a byte changed at ${at}`);
+  }
+  await writeFile(file, bytes.subarray(0, bytes.length - 8));
+  t.equal(await why(), 'damaged', 'cut short');
+  await writeFile(file, bytes);
+  await appendFile(join(dir, segmentName(listed[0]!)), 'x');
+  t.match(await why(), /is not as it was/, 'a segment of another size');
 });

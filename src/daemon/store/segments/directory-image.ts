@@ -1,0 +1,217 @@
+/**
+ * The directory image (decision 076): `executions/directory.image`, the execution directory as
+ * the open loaded it from the indexes of the segments it names, so that the next open restores
+ * it with one read per column rather than parse every index and load it entry by entry. It is
+ * derived and disposable: written after an open (not synced: a torn or lost one fails its
+ * checksum and is ignored), used only while the segments it names are, in order, the first the
+ * snapshot lists, with the sizes it recorded; the later ones are loaded on top from their
+ * indexes. `wfx daemon backup` does not copy it.
+ *
+ * Layout: one line of JSON (the header: the segments covered with their bytes and dead bytes,
+ * each column's type and length, the values' length and a crc32 of every byte after it), padded
+ * with spaces to a multiple of 8 bytes; the values (JSON) padded the same; then each column's
+ * bytes, padded the same (a Float64Array must start at a multiple of 8).
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { ExecutionDirectory } from '../../state/directory/directory.js';
+import { columnType, emptyColumn, ImageIn, ImageOut, type ImageColumn } from '../../state/directory/image.js';
+import { segmentName } from './files.js';
+
+/** The image's file name in the segments' folder. */
+export const IMAGE_NAME = 'directory.image';
+const FORMAT = 'wfx-directory-image';
+const VERSION = 1;
+
+/** A segment an image covers: its number, its file's bytes, and how many of them were dead. */
+export interface Covered {
+  readonly segment: number;
+  readonly bytes: number;
+  readonly dead: number;
+}
+
+interface Header {
+  readonly format: string;
+  readonly version: number;
+  readonly covered: Covered[];
+  readonly columns: Array<[string, number]>;
+  readonly valuesBytes: number;
+  readonly crc32: number;
+}
+
+/** An image taken at one instant (its columns copied), to write while the directory goes on. */
+export interface TakenImage {
+  readonly header: Buffer;
+  readonly parts: Buffer[];
+}
+
+/** Takes an image of `directory`, which holds the segments `covered` as loaded from their indexes. */
+export function takeImage(directory: ExecutionDirectory, covered: readonly Covered[]): TakenImage {
+  const out = new ImageOut();
+  directory.save(out);
+  const values = Buffer.from(JSON.stringify(out.values));
+  const parts: Buffer[] = [values, padding(values.length)];
+  for (const c of out.columns) {
+    // A copy: the directory changes as soon as the open goes on, the write comes later.
+    const bytes = Buffer.from(c.slice().buffer);
+    parts.push(bytes, padding(bytes.length));
+  }
+  let crc = 0;
+  for (const p of parts) crc = crc32(p, crc);
+  const header: Header = {
+    format: FORMAT,
+    version: VERSION,
+    covered: [...covered],
+    columns: out.columns.map((c) => [columnType(c), c.length]),
+    valuesBytes: values.length,
+    crc32: crc,
+  };
+  const line = JSON.stringify(header);
+  return { header: Buffer.from(`${line}${' '.repeat(pad(line.length + 1))}\n`), parts };
+}
+
+/** Writes `image` to the folder `dir` (a temporary file renamed over the image: never half of one by its name). */
+export async function writeImage(dir: string, image: TakenImage): Promise<void> {
+  const file = join(dir, IMAGE_NAME);
+  const tmp = `${file}.tmp`;
+  try {
+    await writeFile(tmp, [image.header, ...image.parts], { mode: 0o600 });
+    await rename(tmp, file);
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
+
+/** Removes the image of `dir`, if any. */
+export async function removeImage(dir: string): Promise<void> {
+  await rm(join(dir, IMAGE_NAME), { force: true });
+}
+
+/** What an image gave: the directory, and the segments it covers (the first of `listed`). */
+export interface ReadImage {
+  readonly directory: ExecutionDirectory;
+  readonly covered: readonly Covered[];
+}
+
+/**
+ * Reads the image of `dir` when it covers the first segments of `listed` (as they are on disk);
+ * else, or when it is not whole, null and why (`none` when there is no image).
+ */
+export async function readImage(dir: string, listed: readonly number[]): Promise<ReadImage | { why: string }> {
+  let fd: number;
+  try {
+    fd = openSync(join(dir, IMAGE_NAME), 'r');
+  } catch {
+    return { why: 'none' };
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const head = Buffer.alloc(Math.min(size, 1 << 20));
+    readFully(fd, head, 0);
+    const end = head.indexOf(0x0a);
+    if (end < 0) return { why: 'no header' };
+    const header = parseHeader(head.subarray(0, end).toString('utf8'));
+    if (header === null) return { why: 'not an image' };
+    const { covered } = header;
+    if (covered.length === 0 || covered.length > listed.length || covered.some((c, i) => c.segment !== listed[i]))
+      return { why: 'other segments' };
+    for (const c of covered) {
+      const bytes = await stat(join(dir, segmentName(c.segment))).then(
+        (s) => s.size,
+        () => -1,
+      );
+      if (bytes !== c.bytes) return { why: `segment ${c.segment} is not as it was` };
+    }
+    let expected = end + 1 + header.valuesBytes + pad(header.valuesBytes);
+    for (const [type, length] of header.columns) {
+      const n = bytesPer(type) * length;
+      expected += n + pad(n);
+    }
+    if (expected !== size) return { why: 'damaged' };
+    let at = end + 1;
+    const values = Buffer.alloc(header.valuesBytes);
+    const spaces = Buffer.alloc(8);
+    // Every byte after the header counts, the padding too.
+    const next = (buffer: Buffer): void => {
+      at = readFully(fd, buffer, at);
+      crc = crc32(buffer, crc);
+      const gap = spaces.subarray(0, pad(buffer.length));
+      at = readFully(fd, gap, at);
+      crc = crc32(gap, crc);
+    };
+    let crc = 0;
+    next(values);
+    const columns: ImageColumn[] = [];
+    for (const [type, length] of header.columns) {
+      const column = emptyColumn(type, length);
+      next(Buffer.from(column.buffer, column.byteOffset, column.byteLength));
+      columns.push(column);
+    }
+    if (at !== size || crc !== header.crc32) return { why: 'damaged' };
+    const directory = ExecutionDirectory.fromImage(
+      new ImageIn(columns, JSON.parse(values.toString('utf8')) as unknown[]),
+    );
+    return { directory, covered };
+  } catch (err) {
+    return { why: `unreadable: ${(err as Error).message}` };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads `buffer.length` bytes at `at` into `buffer`; returns where they end. Throws at the file's end. */
+function readFully(fd: number, buffer: Buffer, at: number): number {
+  for (let done = 0; done < buffer.length;) {
+    const n = readSync(fd, buffer, done, buffer.length - done, at + done);
+    if (n === 0) throw new RangeError('the image ends early');
+    done += n;
+  }
+  return at + buffer.length;
+}
+
+function parseHeader(text: string): Header | null {
+  let h: Partial<Header>;
+  try {
+    h = JSON.parse(text) as Partial<Header>;
+  } catch {
+    return null;
+  }
+  const ok =
+    h !== null &&
+    typeof h === 'object' &&
+    h.format === FORMAT &&
+    h.version === VERSION &&
+    Array.isArray(h.covered) &&
+    h.covered.every(
+      (c) => Number.isSafeInteger(c?.segment) && Number.isSafeInteger(c?.bytes) && Number.isSafeInteger(c?.dead),
+    ) &&
+    Array.isArray(h.columns) &&
+    h.columns.every((c) => Array.isArray(c) && typeof c[0] === 'string' && Number.isSafeInteger(c[1]) && c[1] >= 0) &&
+    Number.isSafeInteger(h.valuesBytes) &&
+    Number.isSafeInteger(h.crc32);
+  return ok ? (h as Header) : null;
+}
+
+/** Bytes per entry of a column of type `type` (NaN for no such type: no size matches). */
+function bytesPer(type: string): number {
+  return type === 'Float64Array'
+    ? 8
+    : type === 'Int32Array' || type === 'Uint32Array'
+      ? 4
+      : type === 'Uint16Array'
+        ? 2
+        : type === 'Uint8Array' || type === 'Int8Array'
+          ? 1
+          : NaN;
+}
+
+/** Bytes that bring `n` to a multiple of 8. */
+function pad(n: number): number {
+  return (8 - (n % 8)) % 8;
+}
+
+function padding(n: number): Buffer {
+  return Buffer.alloc(pad(n), 0x20);
+}

@@ -1,0 +1,154 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { startDaemon, wfxIn } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
+
+// The directory image (decision 076): a daemon that opened from the segments' indexes writes
+// it; the next one restores its directory from it and loads only the later segments' indexes
+// on top, also after a kill -9; a damaged image is not used. Each daemon must answer alike:
+// executions, input tasks, message routing by correlation key, and the answers acknowledged.
+
+const FLOW_ID = '3b2c1d0e-5f6a-4b7c-8d9e-0f1a2b3c4d5e';
+const FLOW = `processId: ${FLOW_ID}
+name: Ask then wait
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: pay }
+  pay: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: done }
+  done: { type: endEvent }
+`;
+
+const STARTED = 60;
+/** Every daemon here keeps no execution in memory and writes an image for any directory. */
+const ENV = { WFX_TEST_DIRECTORY_IMAGE_MIN: '1' };
+const ARGS = ['--execution-cache', '0'];
+
+interface View {
+  stateCd: number;
+  data: Record<string, unknown>;
+  nodes: { nodeId: string; statusCd: number }[];
+}
+
+interface LogLine {
+  readonly time: number;
+  readonly msg: string;
+  readonly image?: string;
+  readonly covered?: number;
+}
+
+t.test('restarts from the directory image answer as restarts from the indexes, after a kill -9 too', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  let seen = 0;
+  const start = async () => {
+    seen = (await opens().catch(() => [])).length;
+    return startDaemon(t, { dataDir, args: ARGS, env: ENV });
+  };
+  const opens = async (): Promise<LogLine[]> =>
+    (await readFile(join(dataDir, 'logs', 'daemon.log'), 'utf8'))
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as LogLine)
+      .filter((l) => l.msg === 'store: execution directory opened');
+  /** The open of the daemon started last (each start on segments logs one). */
+  const nextOpen = async (): Promise<LogLine | undefined> => {
+    let all: LogLine[] = [];
+    await eventually('the open is logged', async () => (all = await opens()).length > seen);
+    return all.at(-1);
+  };
+
+  const first = await start();
+  const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
+  const call = (url: string, method: string, path: string, body?: object) =>
+    fetch(`${url}${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
+      ...(body && { body: JSON.stringify(body) }),
+    });
+  const metric = async (url: string, name: string): Promise<number> => {
+    const text = await (await call(url, 'GET', '/metrics')).text();
+    return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  };
+  const answer = (url: string, i: number) =>
+    call(url, 'POST', '/process/task', {
+      processInstanceId: ids[i]!,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: `a-${i}` },
+    });
+  t.ok((await call(first.url, 'POST', '/admin/flows', { source: FLOW, organization: 'default' })).ok, 'published');
+  const ids: string[] = [];
+  for (let i = 0; i < STARTED; i++) {
+    const res = await call(first.url, 'POST', '/process/start', { processId: FLOW_ID, correlationKey: `o-${i}` });
+    ids.push(((await res.json()) as { processInstanceId: string }).processInstanceId);
+  }
+  await eventually('every execution cold', async () => (await metric(first.url, 'wfx_executions_cold')) === STARTED);
+  await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
+
+  // Opened from the indexes: it writes the image.
+  const second = await start();
+  t.match(await nextOpen(), { image: 'none', covered: 0 }, 'no image at the second start');
+  await eventually('the image written', async () =>
+    readFile(join(dataDir, 'executions', 'directory.image')).then(
+      () => true,
+      () => false,
+    ),
+  );
+  // A third of them answered (acknowledged), then a kill -9 without a checkpoint after some.
+  const answered = new Set<number>();
+  for (let i = 0; i < STARTED; i += 3) if ((await answer(second.url, i)).status === 200) answered.add(i);
+  t.equal(answered.size, STARTED / 3, 'answered a third');
+  process.kill(second.pid, 'SIGKILL');
+
+  // The image covers the segments the second daemon opened; the journal holds the answers.
+  const third = await start();
+  t.match(await nextOpen(), { image: 'used' }, 'the third start restored the directory from the image');
+  const check = async (url: string, what: string) => {
+    const lost: number[] = [];
+    for (const [i, id] of ids.entries()) {
+      const view = (await (await call(url, 'GET', `/process/instance/${id}`)).json()) as View;
+      const ask = view.nodes.find((n) => n.nodeId === 'ask');
+      if (answered.has(i) !== (ask?.statusCd === 2) || (answered.has(i) && view.data.inputValue !== `a-${i}`))
+        lost.push(i);
+    }
+    t.same(lost, [], `${what}: every execution as acknowledged`);
+    const tasks = (await (await call(url, 'GET', `/process/tasks?processId=${FLOW_ID}&limit=100`)).json()) as {
+      items: unknown[];
+    };
+    t.equal(tasks.items.length, STARTED - answered.size, `${what}: the input tasks that wait`);
+  };
+  await check(third.url, 'from the image');
+  // More answers, then a graceful stop: a checkpoint writes a later segment.
+  for (let i = 1; i < STARTED; i += 3) if ((await answer(third.url, i)).status === 200) answered.add(i);
+  await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
+
+  const fourth = await start();
+  t.match(await nextOpen(), { image: 'used' }, 'the image again, the later segment loaded on top');
+  await check(fourth.url, 'image and a later segment');
+  await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
+
+  // A damaged image is not used: the indexes answer alike.
+  const file = join(dataDir, 'executions', 'directory.image');
+  const bytes = await readFile(file);
+  bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0xff;
+  await writeFile(file, bytes);
+  const fifth = await start();
+  t.match(await nextOpen(), { image: 'damaged', covered: 0 }, 'the damaged image not used');
+  await check(fifth.url, 'from the indexes');
+  // Messages reach cold executions by their keys: every answered one is paid and ends.
+  for (const i of answered) {
+    const res = await call(fifth.url, 'POST', '/process/event', {
+      eventType: 'paid',
+      correlationKey: `o-${i}`,
+      data: {},
+    });
+    t.equal(res.status, 200, `paid o-${i}`);
+  }
+  let completed = 0;
+  for (const i of answered) {
+    const view = (await (await call(fifth.url, 'GET', `/process/instance/${ids[i]!}`)).json()) as View;
+    if (view.stateCd === 1) completed++;
+  }
+  t.equal(completed, answered.size, 'each paid execution ran to its end');
+});
