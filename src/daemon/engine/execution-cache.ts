@@ -284,6 +284,7 @@ export class ExecutionCache implements ColdExecutions {
 export function directoryLive(directory: ExecutionDirectory): ColdLive {
   return {
     walk: (visit) => directory.walk(visit),
+    flowTotals: (visit) => directory.flowTotals(visit),
     idAt: (slot) => directory.idAt(slot),
     waitsAt: (slot) => directory.waitsAt(slot),
     stateOf: (id) => directory.get(id)?.summary.stateCd,

@@ -101,6 +101,7 @@ export function recoverLiveState(
   }
   const coldRunning: string[] = [];
   const coldFinished: string[] = [];
+  cold?.flowTotals((org, processId, running, waitingOnly) => counts.addColdFlow(org, processId, running, waitingOnly));
   if (cold !== undefined)
     cold.walk((r) => {
       if ((r.flags & FLAG_TRIGGERED) !== 0) noteTriggeredStartAt(state, r.processId, r.environment, isoTime(r.startMs));

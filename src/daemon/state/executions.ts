@@ -75,8 +75,13 @@ export interface ColdExecutions {
  * (engine/recovery.ts): a walk over their directory's rows, no object made per execution.
  */
 export interface ColdLive {
-  /** Calls `visit` with every cold execution, oldest first (the order their jobs queue in), one row refilled each time. */
+  /**
+   * Calls `visit` with every cold execution but those running that only wait (no job, tree or
+   * trigger), oldest first (the order their jobs queue in), one row refilled each time.
+   */
   walk(visit: (row: Readonly<WalkRow>) => void): void;
+  /** Calls `visit` with each flow's cold running executions, and those of them only waiting. */
+  flowTotals(visit: (organization: string, processId: string, running: number, waitingOnly: number) => void): void;
   /** The id of the execution of a row. */
   idAt(slot: number): string;
   /** The waits of the execution of a row. */

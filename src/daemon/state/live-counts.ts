@@ -87,8 +87,22 @@ export class LiveCounts {
    */
   addCold(r: ColdCounted, id: () => string): void {
     if (r.stateCd !== STATE.RUNNING) return;
-    this.countAt(r.organization, r.root, (r.flags & FLAG_CHILD) !== 0 ? r.parent : null, 1);
-    this.flowStartedAt(r.processId, r.active > 0 ? id() : '', r.active, r.active + r.waits);
+    // Its organization and flow are counted by `addColdFlow`: its tree, parent and Active nodes here.
+    if (r.root !== null) bump(this.trees, r.root, 1);
+    if ((r.flags & FLAG_CHILD) !== 0 && r.parent !== null) bump(this.children, r.parent, 1);
+    if (r.active > 0) this.active.set(id(), r.active);
+  }
+
+  /**
+   * Counts the cold executions of flow `processId` of `organization` while building: `running`
+   * of them, `waitingOnly` with no Active node and a wait (the directory's per-flow counts).
+   */
+  addColdFlow(organization: string, processId: string, running: number, waitingOnly: number): void {
+    bump(this.orgs, organization, running);
+    let flow = this.flows.get(processId);
+    if (flow === undefined) this.flows.set(processId, (flow = [0, 0]));
+    flow[0] += running;
+    flow[1] += waitingOnly;
   }
 
   /**

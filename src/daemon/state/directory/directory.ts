@@ -337,11 +337,20 @@ export class ExecutionDirectory extends SlotColumns {
     return out;
   }
 
-  /** Calls `visit` with every execution, oldest id first, one row refilled each time (engine/recovery.ts). */
+  /**
+   * Calls `visit` with every execution a recovery must see one by one, oldest id first, one row
+   * refilled each time (engine/recovery.ts): all but those running that only wait, with no job,
+   * no tree and no trigger, which `flowTotals` counts.
+   */
   walk(visit: (row: Readonly<WalkRow>) => void): void {
     const r = this.walked;
+    const trees = this.lineage.size > 0;
     for (let i = 0; i < this.order.size; i++) {
       const slot = this.order.at(i);
+      const first = this.firstWait[slot]!;
+      const plain =
+        this.state[slot] === STATE.RUNNING && this.active[slot] === 0 && first >= 0 && this.flags[slot] === 0;
+      if (plain && (!trees || !this.lineage.has(slot)) && this.waits.jobCount(first) === 0) continue;
       const lineage = this.lineage.get(slot);
       r.slot = slot;
       const shape = this.shape[slot]!;
@@ -357,6 +366,16 @@ export class ExecutionDirectory extends SlotColumns {
       r.waits = this.waits.count(this.firstWait[slot]!);
       r.jobs = this.waits.jobCount(this.firstWait[slot]!);
       visit(r);
+    }
+  }
+
+  /** Calls `visit` with each flow's running executions and those of them only waiting (`walk` skips most). */
+  flowTotals(visit: (organization: string, processId: string, running: number, waitingOnly: number) => void): void {
+    for (let flow = 0; flow < this.running.length; flow++) {
+      const running = this.running[flow]!;
+      if (running === 0) continue;
+      const org = this.strings.text(this.pairs.first(flow));
+      visit(org, this.strings.text(this.pairs.second(flow)), running, this.waitingOnly[flow]!);
     }
   }
 
