@@ -9,6 +9,8 @@ import { eventually } from '../helpers/eventually.js';
 // it; the next one restores its directory from it and loads only the later segments' indexes
 // on top, also after a kill -9; a damaged image is not used. Each daemon must answer alike:
 // executions, input tasks, message routing by correlation key, and the answers acknowledged.
+// Few checkpoints, so that no compaction rewrites the segment the image covers (that makes an
+// image out of date: bulk-load.test.ts).
 
 const FLOW_ID = '3b2c1d0e-5f6a-4b7c-8d9e-0f1a2b3c4d5e';
 const FLOW = `processId: ${FLOW_ID}
@@ -21,9 +23,8 @@ nodes:
 `;
 
 const STARTED = 60;
-/** Every daemon here keeps no execution in memory and writes an image for any directory. */
+/** Every daemon here writes an image for any directory. */
 const ENV = { WFX_TEST_DIRECTORY_IMAGE_MIN: '1' };
-const ARGS = ['--execution-cache', '0'];
 
 interface View {
   stateCd: number;
@@ -43,7 +44,7 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
   let seen = 0;
   const start = async () => {
     seen = (await opens().catch(() => [])).length;
-    return startDaemon(t, { dataDir, args: ARGS, env: ENV });
+    return startDaemon(t, { dataDir, env: ENV });
   };
   const opens = async (): Promise<LogLine[]> =>
     (await readFile(join(dataDir, 'logs', 'daemon.log'), 'utf8'))
@@ -66,10 +67,6 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
       headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
       ...(body && { body: JSON.stringify(body) }),
     });
-  const metric = async (url: string, name: string): Promise<number> => {
-    const text = await (await call(url, 'GET', '/metrics')).text();
-    return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
-  };
   const answer = (url: string, i: number) =>
     call(url, 'POST', '/process/task', {
       processInstanceId: ids[i]!,
@@ -83,8 +80,7 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
     const res = await call(first.url, 'POST', '/process/start', { processId: FLOW_ID, correlationKey: `o-${i}` });
     ids.push(((await res.json()) as { processInstanceId: string }).processInstanceId);
   }
-  await eventually('every execution cold', async () => (await metric(first.url, 'wfx_executions_cold')) === STARTED);
-  await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
+  await wfxIn(['daemon', 'stop', '--data-dir', dataDir]); // its checkpoint writes them to a segment
 
   // Opened from the indexes: it writes the image.
   const second = await start();
@@ -134,7 +130,7 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
   bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0xff;
   await writeFile(file, bytes);
   const fifth = await start();
-  t.match(await nextOpen(), { image: 'damaged', covered: 0 }, 'the damaged image not used');
+  t.match(await nextOpen(), { image: /^damaged/, covered: 0 }, 'the damaged image not used');
   await check(fifth.url, 'from the indexes');
   // Messages reach cold executions by their keys: every answered one is paid and ends.
   for (const i of answered) {

@@ -44,7 +44,8 @@ interface Header {
 /** An image taken at one instant (its columns copied), to write while the directory goes on. */
 export interface TakenImage {
   readonly header: Buffer;
-  readonly parts: Buffer[];
+  /** Everything after the header, in one allocation: freed whole once written. */
+  readonly body: Buffer;
 }
 
 /** Takes an image of `directory`, which holds the segments `covered` as loaded from their indexes. */
@@ -52,24 +53,28 @@ export function takeImage(directory: ExecutionDirectory, covered: readonly Cover
   const out = new ImageOut();
   directory.save(out);
   const values = Buffer.from(JSON.stringify(out.values));
-  const parts: Buffer[] = [values, padding(values.length)];
-  for (const c of out.columns) {
-    // A copy: the directory changes as soon as the open goes on, the write comes later.
-    const bytes = Buffer.from(c.slice().buffer);
-    parts.push(bytes, padding(bytes.length));
+  let size = values.length + pad(values.length);
+  for (const c of out.columns) size += c.byteLength + pad(c.byteLength);
+  // A copy (the directory changes as soon as the open goes on, the write comes later), in one
+  // buffer of its own: many large ones would leave the allocator's heap grown once freed.
+  const body = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  for (const c of [values, ...out.columns]) {
+    body.set(new Uint8Array(c.buffer, c.byteOffset, c.byteLength), at);
+    at += c.byteLength;
+    body.fill(0x20, at, at + pad(c.byteLength));
+    at += pad(c.byteLength);
   }
-  let crc = 0;
-  for (const p of parts) crc = crc32(p, crc);
   const header: Header = {
     format: FORMAT,
     version: VERSION,
     covered: [...covered],
     columns: out.columns.map((c) => [columnType(c), c.length]),
     valuesBytes: values.length,
-    crc32: crc,
+    crc32: crc32(body),
   };
   const line = JSON.stringify(header);
-  return { header: Buffer.from(`${line}${' '.repeat(pad(line.length + 1))}\n`), parts };
+  return { header: Buffer.from(`${line}${' '.repeat(pad(line.length + 1))}\n`), body };
 }
 
 /** Writes `image` to the folder `dir` (a temporary file renamed over the image: never half of one by its name). */
@@ -77,7 +82,7 @@ export async function writeImage(dir: string, image: TakenImage): Promise<void> 
   const file = join(dir, IMAGE_NAME);
   const tmp = `${file}.tmp`;
   try {
-    await writeFile(tmp, [image.header, ...image.parts], { mode: 0o600 });
+    await writeFile(tmp, [image.header, image.body], { mode: 0o600 });
     await rename(tmp, file);
   } finally {
     await rm(tmp, { force: true });
@@ -129,17 +134,17 @@ export async function readImage(dir: string, listed: readonly number[]): Promise
       const n = bytesPer(type) * length;
       expected += n + pad(n);
     }
-    if (expected !== size) return { why: 'damaged' };
+    if (expected !== size) return { why: `damaged: ${size} bytes, not ${expected}` };
     let at = end + 1;
     const values = Buffer.alloc(header.valuesBytes);
     const spaces = Buffer.alloc(8);
     // Every byte after the header counts, the padding too.
     const next = (buffer: Buffer): void => {
       at = readFully(fd, buffer, at);
-      crc = crc32(buffer, crc);
       const gap = spaces.subarray(0, pad(buffer.length));
       at = readFully(fd, gap, at);
-      crc = crc32(gap, crc);
+      // Never an empty one: zlib's crc32 of no bytes at no address starts over at 0.
+      if (buffer.length > 0) crc = crc32(gap, crc32(buffer, crc));
     };
     let crc = 0;
     next(values);
@@ -149,7 +154,7 @@ export async function readImage(dir: string, listed: readonly number[]): Promise
       next(Buffer.from(column.buffer, column.byteOffset, column.byteLength));
       columns.push(column);
     }
-    if (at !== size || crc !== header.crc32) return { why: 'damaged' };
+    if (at !== size || crc !== header.crc32) return { why: 'damaged: its checksum differs' };
     const directory = ExecutionDirectory.fromImage(
       new ImageIn(columns, JSON.parse(values.toString('utf8')) as unknown[]),
     );
@@ -210,8 +215,4 @@ function bytesPer(type: string): number {
 /** Bytes that bring `n` to a multiple of 8. */
 function pad(n: number): number {
   return (8 - (n % 8)) % 8;
-}
-
-function padding(n: number): Buffer {
-  return Buffer.alloc(pad(n), 0x20);
 }
