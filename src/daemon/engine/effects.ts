@@ -53,6 +53,8 @@ export interface EffectsOptions {
   readonly begin: (input: StepInput) => BegunStep<unknown>;
   /** Watches durable steps (metrics). */
   readonly observe?: EngineObserver | undefined;
+  /** Timers fire once this settles (EngineOptions.timersAfter). */
+  readonly timersAfter?: Promise<unknown> | undefined;
 }
 
 /** The part of a store transaction the effects read: its records, their JSON, and the settling of a finished execution. */
@@ -90,6 +92,11 @@ export class Effects {
       (key) => this.fireTimer(key),
       () => options.now().getTime(),
     );
+    if (options.timersAfter) {
+      this.timers.hold();
+      const release = () => this.timers.release();
+      void options.timersAfter.then(release, release);
+    }
     const executions = options.executions;
     // Read back from disk: durable, so every line of its log counts as streamed; its timers are
     // armed exactly, as at a restart (while cold, the directory's due heap held the earliest).

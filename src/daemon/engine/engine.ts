@@ -149,7 +149,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       closed,
       step,
     });
-    this.cluster =
+    const cluster = (this.cluster =
       options.cluster?.({
         state: this.state,
         now: this.now,
@@ -158,8 +158,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
         passedThrown: (id) => this.step({ kind: 'thrown.passed', id }),
         track: (work) => void this.track(work),
         onError: (err, what) => this.onError(err, what),
-      }) ?? null;
-    const cluster = this.cluster;
+      }) ?? null);
     this.ctx = new EngineStepContext({
       state: this.state,
       newInstanceId: options.store.newExecutionId ?? uuidv7,
@@ -193,6 +192,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       executions: this.executions,
       begin: (input) => this.runner.begin(input),
       observe: options.observe,
+      timersAfter: options.timersAfter,
     });
     this.events = new EventDelivery({
       state: this.state,

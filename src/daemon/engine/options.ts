@@ -89,4 +89,10 @@ export interface EngineOptions {
   readonly secrets?: SecretBox;
   /** Watches durable steps (metrics). Absent: nothing is timed or counted. */
   readonly observe?: EngineObserver;
+  /**
+   * Timers (due nodes, cold executions' wakes) fire only once this settles; the daemon's settles
+   * when it listens, so that the timers that came due while it was down (thousands, after a
+   * long stop) are run after its API answers, not before. Absent: from the start.
+   */
+  readonly timersAfter?: Promise<unknown>;
 }

@@ -18,6 +18,8 @@ export class TimerQueue<K extends string = string> {
   private timer: NodeJS.Timeout | null = null;
   private armedFor = Infinity;
   private closed = false;
+  /** While held (`hold`), nothing fires: due times are kept, the timer is armed on `release`. */
+  private held = false;
 
   constructor(
     private readonly fire: (key: K) => void,
@@ -59,6 +61,21 @@ export class TimerQueue<K extends string = string> {
     this.arm();
   }
 
+  /** Fires nothing until `release`; `set` and `delete` go on. */
+  hold(): void {
+    this.held = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.armedFor = -Infinity; // no `set` arms it
+  }
+
+  /** Fires again: what came due while held fires on the next tick. */
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.arm();
+  }
+
   /** Stops firing. */
   close(): void {
     this.closed = true;
@@ -67,6 +84,7 @@ export class TimerQueue<K extends string = string> {
   }
 
   private arm(): void {
+    if (this.held) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.armedFor = Infinity;

@@ -150,6 +150,9 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       ...(options.maxFileBytes !== undefined && { maxBytes: options.maxFileBytes }),
     });
     const serving = shared ? await shared.sharing.serve(shared.store, logger) : null;
+    // Timers that came due while the daemon was down fire once it answers (EngineOptions.timersAfter).
+    let listened = (): void => undefined;
+    const listening = new Promise<void>((resolve) => (listened = resolve));
     const engine = new Engine({
       store,
       history,
@@ -164,6 +167,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       onError: (err, what) => logger.error({ err }, `engine: ${what} failed`),
       ...(serving && { cluster: serving.engine }),
       observe: metrics,
+      timersAfter: listening,
     });
     cleanup.unshift(() => engine.close());
     metrics.readFrom({ executions: () => engine.executions.coldStats() });
@@ -280,6 +284,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     network.listening(address.address, address.port);
     const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const info = await writeDaemonJson(options.dataDir, `http://${urlHost}:${address.port}`);
+    listened();
     logger.info(
       {
         url: info.url,

@@ -67,3 +67,32 @@ t.test('a deadline beyond what setTimeout takes (30 days) is waited for in chunk
   await firing;
   t.same(fired, ['far'], 'fires once due');
 });
+
+t.test('a held queue fires nothing until released, then what came due', async (t) => {
+  let now = 1000;
+  const fired: string[] = [];
+  let done: () => void = () => undefined;
+  const both = new Promise<void>((resolve) => (done = resolve));
+  const q = new TimerQueue(
+    (key) => {
+      fired.push(key);
+      if (fired.length === 2) done();
+    },
+    () => now,
+  );
+  t.teardown(() => q.close());
+  q.hold();
+  q.set('overdue', 500);
+  q.set('later', 1500);
+  q.set('gone', 600);
+  q.delete('gone');
+  q.poke();
+  // A timer the queue armed (delay 0) would fire before this one.
+  await new Promise((resolve) => setTimeout(resolve, 1));
+  t.same(fired, [], 'nothing while held');
+  now = 2000;
+  q.release();
+  await both;
+  t.same(fired, ['overdue', 'later'], 'released: the due ones in order, the deleted one not');
+  t.equal(q.size, 0);
+});
