@@ -13,7 +13,7 @@ import type { ExecutionSummary } from '../state/execution-summary.js';
 import { decodeFrames, frameBytes } from './frame.js';
 import type { SnapshotMark } from './manifest.js';
 import type { EvictableEntries, StoreLogger } from './durable-store.js';
-import { compactSegments } from './segments/compact.js';
+import { compactSegments, mergeRun } from './segments/compact.js';
 import {
   indexName,
   removeSegments,
@@ -136,6 +136,8 @@ export class ExecutionSegments {
    * (`adopt` first), and may put there others it took out of memory.
    */
   unread: ExecutionDirectory | null = null;
+  /** The segments the directory image on disk covers (decision 076): merges spare them. */
+  private imaged: readonly number[] = [];
   /** The directory image the open writes (or removes), until it is done. */
   private imageWrite: Promise<unknown> = Promise.resolve();
 
@@ -207,9 +209,10 @@ export class ExecutionSegments {
       segments.imageWrite = writeImage(dir, taken).catch((err: unknown) =>
         o.logger?.warn({ err }, 'store: the directory image was not written'),
       );
+      segments.imaged = [...listed];
     } else if ('why' in image && image.why !== 'none') {
       segments.imageWrite = removeImage(dir).catch(() => undefined);
-    }
+    } else segments.imaged = covered.map((c) => c.segment);
     return segments;
   }
 
@@ -368,7 +371,9 @@ export class ExecutionSegments {
         const s = this.space.get(n);
         return s === undefined ? 0 : s.bytes - s.dead;
       });
-      const from = mergeRun(live, MAX_LISTED_SEGMENTS);
+      let keep = 0;
+      while (keep < this.imaged.length && this.listed[keep] === this.imaged[keep]) keep++;
+      const from = mergeRun(live, MAX_LISTED_SEGMENTS, keep);
       if (from < 0) return { dropped: [], bytes: 0 };
       chosen = this.listed.slice(from);
     }
@@ -472,22 +477,6 @@ export function segmentCheckpoint(o: {
     return { mark, size, reused: Math.max(0, size - text.length - out.bytes), dropped: out.dropped };
   })();
   return { copy, written };
-}
-
-/**
- * Where the segments to merge start, given each listed segment's live bytes (oldest first) and
- * the most that may be listed: -1 while there are no more than `max`. Else the newest run in
- * which no segment holds more than twice the live bytes of those newer than it (size tiers, as
- * an LSM tree merges: a large old segment is not copied again for a few small new ones), and
- * at least the two newest, so that every merge lowers the count. Pure.
- */
-export function mergeRun(live: readonly number[], max: number): number {
-  const n = live.length;
-  if (n <= max) return -1;
-  let from = n - 1;
-  let run = live[from]!;
-  while (from > 0 && live[from - 1]! <= 2 * run) run += live[--from]!;
-  return Math.min(from, n - 2);
 }
 
 /** Whether two locations name the same bytes. */

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { MAX_LISTED_SEGMENTS, mergeRun } from '../../../src/daemon/store/segment-checkpoint.js';
+import { MAX_LISTED_SEGMENTS } from '../../../src/daemon/store/segment-checkpoint.js';
+import { mergeRun } from '../../../src/daemon/store/segments/compact.js';
 import { readIndex } from '../../../src/daemon/store/segments/load.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { segmentStoreOptions, type ItemRecord, type ItemState } from '../../helpers/segment-store.js';
@@ -213,6 +214,8 @@ t.test('mergeRun picks the newest segments of similar size, only past the most l
   t.equal(mergeRun([1000, 100, 10, 1], 3), 2, 'sizes far apart: the two newest, so the count still falls');
   t.equal(mergeRun([1, 1, 1, 1], 3), 0, 'all alike: all of them');
   t.equal(mergeRun([0, 0, 0], 2), 0, 'segments with nothing live go too');
+  t.equal(mergeRun([100, 1, 1, 1], 3, 2), 2, 'not into those an image covers, while two come after them');
+  t.equal(mergeRun([1, 1, 1, 1], 3, 3), 0, 'into them when the count cannot fall otherwise');
 });
 
 t.test('checkpoints of new entries alone keep the segments listed bounded', async (t) => {

@@ -100,3 +100,23 @@ async function* copyFrames(
     await fh.close();
   }
 }
+
+/**
+ * Where the segments to merge start, given each listed segment's live bytes (oldest first) and
+ * the most that may be listed: -1 while there are no more than `max`. Else the newest run in
+ * which no segment holds more than twice the live bytes of those newer than it (size tiers, as
+ * an LSM tree merges: a large old segment is not copied again for a few small new ones), and
+ * at least the two newest, so that every merge lowers the count; not reaching into the first
+ * `keep` while two or more come after them (merged, the image that covers them is out of date).
+ * Pure.
+ */
+export function mergeRun(live: readonly number[], max: number, keep = 0): number {
+  const n = live.length;
+  if (n <= max) return -1;
+  let from = n - 1;
+  let run = live[from]!;
+  while (from > 0 && live[from - 1]! <= 2 * run) run += live[--from]!;
+  from = Math.min(from, n - 2);
+  // The first `keep` (a directory image covers them) only when fewer than two come after them.
+  return from < keep && n - keep >= 2 ? keep : from;
+}
