@@ -23,7 +23,7 @@ import {
   segmentsDirIn,
   type Location,
 } from './segments/files.js';
-import { readImage, removeImage, takeImage, writeImage } from './segments/directory-image.js';
+import { readImage, removeImage, removeImageLeftover, takeImage, writeImage } from './segments/directory-image.js';
 import { loadSegmentsInto, openSegments } from './segments/load.js';
 import { ExecutionDirectory } from '../state/directory/directory.js';
 import { SegmentReader } from './segments/read.js';
@@ -187,6 +187,7 @@ export class ExecutionSegments {
     const segments = new ExecutionSegments(storeDir, [...listed]);
     const { dir, space } = segments;
     await removeUnlisted(dir, listed);
+    await removeImageLeftover(dir);
     // The image of the first segments when there is one (decision 076), their indexes else.
     const image = await readImage(dir, listed);
     const unread = 'directory' in image ? image.directory : new ExecutionDirectory();

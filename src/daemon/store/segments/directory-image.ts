@@ -94,6 +94,11 @@ export async function removeImage(dir: string): Promise<void> {
   await rm(join(dir, IMAGE_NAME), { force: true });
 }
 
+/** Removes what a write cut short by a crash left of an image (its temporary file), if anything. */
+export async function removeImageLeftover(dir: string): Promise<void> {
+  await rm(join(dir, `${IMAGE_NAME}.tmp`), { force: true });
+}
+
 /** What an image gave: the directory, and the segments it covers (the first of `listed`). */
 export interface ReadImage {
   readonly directory: ExecutionDirectory;
