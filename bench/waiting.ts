@@ -4,11 +4,12 @@
  * holds BENCH_WAITING executions (default 1,000,000), a third waiting at an input node with a
  * timeout (some already past it), a third for a message under a correlation key of its own, a
  * third on a timer due over the next week. They are written in-process by an engine in a child
- * process (a heap of its own, sized for them), then checkpointed. A real daemon is then started
- * on that directory with `wfx daemon start`, and measured: the time until its API answers and
- * until its recovery (which arms every timer) ended, its RSS at rest, answers to input waits
- * nothing touched since the start, and starts at 50 connections in turns with the bare Fastify
- * neighbour (bench/neighbour.ts).
+ * process (a heap of its own, sized for them), then checkpointed, and the store closed (which
+ * leaves a directory image, as a daemon's stop does). A real daemon is then started on that
+ * directory with `wfx daemon start`, and measured: the time until its API answers and until its
+ * recovery (which arms every timer) ended, its RSS at rest, answers to input waits nothing
+ * touched since the start, and starts at 50 connections in turns with the bare Fastify
+ * neighbour (bench/neighbour.ts); then a restart, and a start with the image removed.
  *
  * The daemon is killed, and the run aborted, if its RSS passes BENCH_WAITING_MAX_RSS_GIB
  * (default 12).
@@ -26,6 +27,7 @@ import { wfxJsonStore } from '../src/daemon/engine/segment-summary.js';
 import type { WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
+import { IMAGE_NAME } from '../src/daemon/store/segments/directory-image.js';
 import { Store } from '../src/daemon/store/store.js';
 import { inCallers } from './callers.js';
 import { startBenchDaemon, type BenchDaemon } from './daemon.js';
@@ -283,7 +285,21 @@ export interface DaemonFigures {
    * Stopped after the loads and started again on its directory image (decision 076): until
    * `wfx daemon start` returned, and until `engine: recovered`.
    */
-  readonly restart: { readonly startMs: number; readonly engineRecoveredMs: number | null; readonly image: string };
+  readonly restart: Restart;
+  /** Whether the first start used the image the fill's close left (`used`), or why not. */
+  readonly image: string;
+  /**
+   * Started once more with the image removed first (a directory of a version before it, or one
+   * whose image a compaction outdated since): every index loaded, a new image written.
+   */
+  readonly withoutImage: Restart;
+}
+
+/** A start again on the same directory: until `wfx daemon start` returned, until `engine: recovered`. */
+interface Restart {
+  readonly startMs: number;
+  readonly engineRecoveredMs: number | null;
+  readonly image: string;
 }
 
 export async function runWaitingBench(n = WAITING): Promise<WaitingBenchResult> {
@@ -367,6 +383,9 @@ export async function runWaitingBench(n = WAITING): Promise<WaitingBenchResult> 
     if (peak.killed) throw new Error(`the daemon's RSS passed ${MAX_RSS / 2 ** 30} GiB: killed`);
     const checkpoints = (await daemonLog(dataDir)).filter((l) => l.msg === 'store: checkpoint written').length;
     const restart = await restartOn(dataDir, d);
+    daemons.splice(daemons.indexOf(d), 1);
+    await rm(join(dataDir, 'executions', IMAGE_NAME), { force: true });
+    const withoutImage = await restartOn(dataDir, null);
     const daemon: DaemonFigures = {
       startMs,
       healthMs,
@@ -385,6 +404,8 @@ export async function runWaitingBench(n = WAITING): Promise<WaitingBenchResult> 
       starts,
       checkpoints,
       restart,
+      image: log.find((l) => l.msg === 'store: execution directory opened')?.image ?? '?',
+      withoutImage,
     };
     return { ...base, daemon, startFailure: null };
   } finally {
@@ -395,9 +416,9 @@ export async function runWaitingBench(n = WAITING): Promise<WaitingBenchResult> 
   }
 }
 
-/** Stops `d` and starts a daemon on `dataDir` again, then stops that one: how long its start took. */
-async function restartOn(dataDir: string, d: BenchDaemon): Promise<DaemonFigures['restart']> {
-  await d.stop();
+/** Stops `d` (if any) and starts a daemon on `dataDir` again, then stops that one: how long its start took. */
+async function restartOn(dataDir: string, d: BenchDaemon | null): Promise<Restart> {
+  await d?.stop();
   const t0 = performance.now();
   const wallT0 = Date.now();
   const again = await startBenchDaemon(dataDir, CACHE === undefined ? [] : ['--execution-cache', CACHE]);
@@ -466,8 +487,9 @@ export function formatWaitingBench(r: WaitingBenchResult): string {
     const a = d.answers;
     const ratio = (l: Load) => `${Math.round((l.perSecond / d.neighbour.perSecond) * 100)} %`;
     rows.push(
-      `| first start on the directory the fill wrote (no directory image yet): \`wfx daemon start\` until it returns (the API answers) | **${ms(d.startMs)}** (GET /health 200 at ${ms(d.healthMs)}) | ≤ 1,000 ms | ${mark(d.startMs <= 1000)} |`,
-      `| restart: \`wfx daemon stop\`, then \`wfx daemon start\` until it returns (directory image: ${d.restart.image}) | **${ms(d.restart.startMs)}** (every timer armed at ${ms(d.restart.engineRecoveredMs)}) | ≤ 1,000 ms | ${mark(d.restart.startMs <= 1000)} |`,
+      `| first start on the directory the fill wrote and closed (directory image: ${d.image}): \`wfx daemon start\` until it returns (the API answers) | **${ms(d.startMs)}** (GET /health 200 at ${ms(d.healthMs)}) | ≤ 1,000 ms | ${mark(d.startMs <= 1000)} |`,
+      `| restart: \`wfx daemon stop\` after the loads below, then \`wfx daemon start\` until it returns (directory image: ${d.restart.image}) | **${ms(d.restart.startMs)}** (every timer armed at ${ms(d.restart.engineRecoveredMs)}) | ≤ 1,000 ms | ${mark(d.restart.startMs <= 1000)} |`,
+      `| start with the directory image removed (a directory of a version before it, or after a crash that followed a compaction; directory image: ${d.withoutImage.image}): once, then it has one | ${ms(d.withoutImage.startMs)} (every timer armed at ${ms(d.withoutImage.engineRecoveredMs)}) | | |`,
       `| every timer armed: \`wfx daemon start\` to the log line \`engine: recovered\` (${d.timersArmed ?? '?'} timers; \`store: recovered\` at ${ms(d.storeRecoveredMs)}) | **${ms(d.engineRecoveredMs)}** | ≤ 2,000 ms | ${mark(d.engineRecoveredMs !== null && d.engineRecoveredMs <= 2000)} |`,
       `| RSS at rest, settled (${ms(d.settledAfterMs)} after the 5 s sample) ÷ waiting executions | **${fmt(perWaiting)} B** (RSS ${fmt(d.settledRssBytes / 2 ** 20)} MiB; ${fmt(overEmpty)} B over an empty daemon's ${fmt(d.emptyRssBytes / 2 ** 20)} MiB; 5 s after the start ${fmt(d.rssBytes / 2 ** 20)} MiB; peak seen ${fmt(d.peakRssBytes / 2 ** 20)} MiB; ${fmt(d.resident)} executions in memory, ${fmt(d.cold)} on disk only) | ≤ 300 B | ${mark(perWaiting <= 300)} |`,
       `| POST /process/task to input waits untouched since the start, 10 connections, ${fmt(a.total)} after a warm-up of ${fmt(a.warmup)} (${d.cold > 0 ? 'read back from disk when cold' : 'all in memory'}) | ${fmt(a.perSecond)}/s, p50 ${ms(a.p50)}, **p99 ${ms(a.p99)}** (${ms(a.withWarmupP99)} counting the warm-up), ${a.failed} failed | p99 ≤ 5 ms | ${mark(a.p99 <= 5)} |`,

@@ -1,13 +1,13 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
-// The directory image (decision 076): a daemon that opened from the segments' indexes writes
-// it; the next one restores its directory from it and loads only the later segments' indexes
-// on top, also after a kill -9; a damaged image is not used. Each daemon must answer alike:
+// The directory image (decision 076): a daemon that stops leaves it, and one that opened from
+// the segments' indexes writes it; the next one restores its directory from it and loads only
+// the later segments' indexes on top, also after a kill -9; a damaged image is not used. Each daemon must answer alike:
 // executions, input tasks, message routing by correlation key, and the answers acknowledged.
 // Few checkpoints, so that no compaction rewrites the segment the image covers (that makes an
 // image out of date: bulk-load.test.ts).
@@ -37,6 +37,7 @@ interface LogLine {
   readonly msg: string;
   readonly image?: string;
   readonly covered?: number;
+  readonly loaded?: number;
 }
 
 t.test('restarts from the directory image answer as restarts from the indexes, after a kill -9 too', async (t) => {
@@ -81,12 +82,15 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
     ids.push(((await res.json()) as { processInstanceId: string }).processInstanceId);
   }
   await wfxIn(['daemon', 'stop', '--data-dir', dataDir]); // its checkpoint writes them to a segment
+  const image = join(dataDir, 'executions', 'directory.image');
+  t.ok(await readFile(image), 'the stop left an image');
 
-  // Opened from the indexes: it writes the image.
+  // Opened from the indexes (a directory of a version before the image): it writes the image.
+  await rm(image);
   const second = await start();
   t.match(await nextOpen(), { image: 'none', covered: 0 }, 'no image at the second start');
   await eventually('the image written', async () =>
-    readFile(join(dataDir, 'executions', 'directory.image')).then(
+    readFile(image).then(
       () => true,
       () => false,
     ),
@@ -124,15 +128,14 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
   await writeFile(leftover, 'cut short');
   const fourth = await start();
   await t.rejects(readFile(leftover), { code: 'ENOENT' }, 'the temporary file of a write cut short is gone');
-  t.match(await nextOpen(), { image: 'used' }, 'the image again, the later segment loaded on top');
-  await check(fourth.url, 'image and a later segment');
+  t.match(await nextOpen(), { image: 'used', loaded: 0 }, 'the image the stop left, of every segment');
+  await check(fourth.url, 'the image of a stop');
   await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
 
   // A damaged image is not used: the indexes answer alike.
-  const file = join(dataDir, 'executions', 'directory.image');
-  const bytes = await readFile(file);
+  const bytes = await readFile(image);
   bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0xff;
-  await writeFile(file, bytes);
+  await writeFile(image, bytes);
   const fifth = await start();
   t.match(await nextOpen(), { image: /^damaged/, covered: 0 }, 'the damaged image not used');
   await check(fifth.url, 'from the indexes');

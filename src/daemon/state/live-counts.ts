@@ -19,9 +19,7 @@ import type { WalkRow } from './directory/row.js';
 import { FLAG_CHILD } from './execution-summary.js';
 
 /** What `addCold` reads of a cold execution (the directory walk's row). */
-type ColdCounted = Readonly<
-  Pick<WalkRow, 'stateCd' | 'organization' | 'processId' | 'root' | 'parent' | 'flags' | 'active' | 'waits'>
->;
+type ColdCounted = Readonly<Pick<WalkRow, 'stateCd' | 'root' | 'parent' | 'flags' | 'active'>>;
 
 /**
  * What live counts belong to: the state's executions and the counts kept beside them

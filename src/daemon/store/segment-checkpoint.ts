@@ -7,11 +7,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { WfxError } from '../../shared/errors.js';
-import type { AtomicFileWriter } from '../disk/durable-files.js';
 import { join } from 'node:path';
-import type { ExecutionSummary } from '../state/execution-summary.js';
-import { decodeFrames, frameBytes } from './frame.js';
-import type { SnapshotMark } from './manifest.js';
+import { decodeFrames } from './frame.js';
 import type { EvictableEntries, StoreLogger } from './durable-store.js';
 import { compactSegments, mergeRun } from './segments/compact.js';
 import {
@@ -23,13 +20,20 @@ import {
   segmentsDirIn,
   type Location,
 } from './segments/files.js';
-import { readImage, removeImage, removeImageLeftover, takeImage, writeImage } from './segments/directory-image.js';
+import {
+  readImage,
+  removeImage,
+  removeImageLeftover,
+  takeImage,
+  writeImage,
+  type Covered,
+} from './segments/directory-image.js';
 import { loadSegmentsInto, openSegments } from './segments/load.js';
 import { ExecutionDirectory } from '../state/directory/directory.js';
 import { SegmentReader } from './segments/read.js';
 import { SegmentSpace } from './segments/space.js';
 import { writeFrames, type SegmentFrame } from './segments/write.js';
-import { SNAPSHOT_SLICE_MS, writeSnapshotText } from './snapshot-write.js';
+import type { Captured, SegmentCopy, SegmentsWritten } from './segment-copy.js';
 import type { StoreOptions } from './store-options.js';
 
 /** A directory image is written for an open of at least this many executions (StoreOptions.imageMin). */
@@ -53,76 +57,6 @@ const COMPACT_DEAD_SHARE = 0.5;
  */
 export const MAX_LISTED_SEGMENTS = 16;
 
-/** An entry of the collection as it was at a checkpoint's instant: its frame, or null when it was gone. */
-type Captured = SegmentFrame | null;
-
-/**
- * The entries a checkpoint writes, each captured as it was at the checkpoint's instant: in
- * slices, and just before a record changes one not reached yet (`touch`, copy on write).
- */
-export class SegmentCopy {
-  private readonly pending: Set<string>;
-  private readonly early = new Map<string, Captured>();
-  private cursor = 0;
-  private n = 0;
-
-  constructor(
-    private readonly keys: readonly string[],
-    private readonly collection: Record<string, unknown>,
-    private readonly state: object,
-    private readonly summarize: (entry: unknown, state: object) => ExecutionSummary,
-  ) {
-    this.pending = new Set(keys);
-  }
-
-  /** Call before a record changes, creates or removes entry `k`: captures it now if it is still to capture. */
-  readonly touch = (k: string): void => {
-    if (this.pending.delete(k)) this.early.set(k, this.capture(k));
-  };
-
-  /** Captures up to `max` entries or for `budgetMs`; each with its key, null for one gone. Done when empty. */
-  step(budgetMs: number, max = Infinity): Array<{ key: string; frame: Captured }> {
-    const until = performance.now() + budgetMs;
-    const out: Array<{ key: string; frame: Captured }> = [];
-    while (this.cursor < this.keys.length) {
-      const k = this.keys[this.cursor++]!;
-      let frame = this.early.get(k);
-      if (frame !== undefined) this.early.delete(k);
-      else if (this.pending.delete(k)) frame = this.capture(k);
-      else continue;
-      out.push({ key: k, frame });
-      if (out.length >= max || ((out.length & 63) === 0 && performance.now() >= until)) break;
-    }
-    return out;
-  }
-
-  /** Whether there is nothing to capture at all. */
-  get empty(): boolean {
-    return this.keys.length === 0;
-  }
-
-  get done(): boolean {
-    return this.cursor >= this.keys.length;
-  }
-
-  private capture(k: string): Captured {
-    if (!Object.hasOwn(this.collection, k)) return null;
-    const entry = this.collection[k];
-    const json = JSON.stringify(entry) as string | undefined;
-    if (json === undefined) return null;
-    return { id: k, bytes: frameBytes(this.n++, json, k), summary: this.summarize(entry, this.state) };
-  }
-}
-
-/** What a checkpoint's segment work changed: the list for the snapshot, and the segments it no longer lists. */
-export interface SegmentsWritten {
-  readonly listed: readonly number[];
-  readonly dropped: readonly number[];
-  /** Bytes written to new segments (the changed entries, then any compaction). */
-  readonly bytes: number;
-  readonly entries: number;
-}
-
 /** The segments of one store directory in effect, where each entry's frame is, and their space. */
 export class ExecutionSegments {
   readonly dir: string;
@@ -140,6 +74,8 @@ export class ExecutionSegments {
   private imaged: readonly number[] = [];
   /** The directory image the open writes (or removes), until it is done. */
   private imageWrite: Promise<unknown> = Promise.resolve();
+  /** The segments the image on disk covers, as it recorded them (none: no image or an unusable one). */
+  private imageCovers: readonly Covered[] = [];
 
   private constructor(storeDir: string, listed: number[]) {
     this.dir = segmentsDirIn(storeDir);
@@ -203,18 +139,69 @@ export class ExecutionSegments {
     // A new image when the indexes loaded hold an eighth of the directory or more.
     const min = o.imageMin ?? IMAGE_MIN_EXECUTIONS;
     if (unread.size >= min && loaded * 8 >= unread.size && loaded > 0) {
-      const taken = takeImage(
-        unread,
-        listed.map((n) => ({ segment: n, bytes: space.get(n)!.bytes, dead: space.get(n)!.dead })),
-      );
+      const taken = takeImage(unread, segments.covering());
       segments.imageWrite = writeImage(dir, taken).catch((err: unknown) =>
         o.logger?.warn({ err }, 'store: the directory image was not written'),
       );
       segments.imaged = [...listed];
+      segments.imageCovers = segments.covering();
     } else if ('why' in image && image.why !== 'none') {
       segments.imageWrite = removeImage(dir).catch(() => undefined);
-    } else segments.imaged = covered.map((c) => c.segment);
+    } else {
+      segments.imaged = covered.map((c) => c.segment);
+      segments.imageCovers = covered;
+    }
     return segments;
+  }
+
+  /** The listed segments as an image covering them records them. */
+  private covering(): Covered[] {
+    return this.listed.map((n) => ({ segment: n, bytes: this.space.get(n)!.bytes, dead: this.space.get(n)!.dead }));
+  }
+
+  /**
+   * Leaves an image of every listed segment (decision 076) for the next open, unless the one on
+   * disk covers them already or they hold fewer than `imageMin` executions: the unread entries
+   * and the resident ones (the large collection of `state`), each summarized. Only once a close's
+   * last checkpoint is durable: every resident entry is then as a listed segment has it. The
+   * unread directory takes the resident entries: nothing may use it afterwards.
+   */
+  async leaveImage(
+    state: object,
+    o: {
+      readonly snapshotCollection?: Pick<
+        NonNullable<StoreOptions<unknown, unknown>['snapshotCollection']>,
+        'key' | 'summarize'
+      >;
+      readonly imageMin?: number | undefined;
+      readonly logger?: StoreLogger | undefined;
+    },
+  ): Promise<void> {
+    await this.imageWrite;
+    const summarize = o.snapshotCollection?.summarize;
+    if (summarize === undefined) return;
+    const resident = (state as Record<string, Record<string, unknown>>)[o.snapshotCollection!.key]!;
+    const ids = Object.keys(resident);
+    const size = ids.length + (this.unread?.size ?? 0);
+    const covering = this.covering();
+    const current = (c: Covered, i: number) => sameCovered(c, this.imageCovers[i]);
+    if (size < (o.imageMin ?? IMAGE_MIN_EXECUTIONS)) return;
+    if (covering.length === this.imageCovers.length && covering.every(current)) return;
+    const directory = this.unread ?? new ExecutionDirectory(size);
+    directory.reserve(size);
+    for (const id of ids) {
+      if (resident[id] === undefined) continue;
+      const at = this.locations.get(id);
+      // Not after a durable checkpoint (a close that failed to write one): no image.
+      if (at === undefined) return;
+      directory.put(summarize(resident[id], state), at);
+    }
+    try {
+      await writeImage(this.dir, takeImage(directory, covering));
+      this.imageCovers = covering;
+    } catch (err) {
+      o.logger?.warn({ err }, 'store: the directory image was not written');
+    }
   }
 
   /** A store with no segment yet (a snapshot of format 1, or none). */
@@ -411,73 +398,9 @@ export class ExecutionSegments {
   }
 }
 
-/** What a checkpoint into segments wrote: the snapshot's mark and size, and the segments to retire once it is named. */
-export interface SegmentCheckpointDone {
-  readonly mark: SnapshotMark;
-  /** The snapshot's size plus the live bytes of the segments it lists: what a recovery reads. */
-  readonly size: number;
-  /** Of `size`, the bytes this checkpoint did not write (executions unchanged since the last). */
-  readonly reused: number;
-  readonly dropped: readonly number[];
-}
-
-/**
- * Starts a checkpoint into segments (Store.checkpoint): the entries in `dirty` and the rest of the
- * state taken now, at the call; the entries written as one new segment a slice at a time (`pace`
- * between, given each slice's duration), then the snapshot of format 2 listing the segments
- * written atomically (`markPending` before its rename). The caller routes each record's touches
- * to `copy` until `written` settles.
- */
-export function segmentCheckpoint(o: {
-  readonly segments: ExecutionSegments;
-  readonly state: object;
-  readonly large: Pick<
-    NonNullable<StoreOptions<unknown, unknown>['snapshotCollection']>,
-    'key' | 'sliceEntries' | 'summarize'
-  >;
-  readonly derived: readonly string[] | undefined;
-  readonly dirty: ReadonlySet<string>;
-  readonly head: { readonly seq: number; readonly savedAt: string };
-  readonly snapshotPath: string;
-  readonly pace: (tookMs: number) => Promise<void>;
-  readonly failure: () => Error | null;
-  readonly markPending: (file: AtomicFileWriter) => Promise<void>;
-}): { copy: SegmentCopy; written: Promise<SegmentCheckpointDone> } {
-  const { large } = o;
-  const collection = (o.state as Record<string, unknown>)[large.key] as Record<string, unknown>;
-  const copy = new SegmentCopy([...o.dirty], collection, o.state, large.summarize!);
-  const rest = { ...o.state } as Record<string, unknown>;
-  delete rest[large.key];
-  for (const key of o.derived ?? []) delete rest[key];
-  const stateJson = JSON.stringify(rest);
-  const written = (async (): Promise<SegmentCheckpointDone> => {
-    let took = 0;
-    const out = await o.segments.write(
-      copy,
-      () => {
-        const started = performance.now();
-        const slice = copy.step(SNAPSHOT_SLICE_MS, large.sliceEntries);
-        took = performance.now() - started;
-        return slice;
-      },
-      () => {
-        const failure = o.failure();
-        return failure ? Promise.reject(failure) : o.pace(took);
-      },
-    );
-    const failure = o.failure(); // no snapshot from a store that failed meanwhile
-    if (failure) throw failure;
-    // Resident entries are in the collection, cold ones in `unread`: a read back moves one across.
-    const live = Object.keys(collection).length + (o.segments.unread?.size ?? 0);
-    const executions = JSON.stringify({ segments: out.listed, live });
-    const { seq, savedAt } = o.head;
-    const text = `{"format":2,"seq":${seq},"savedAt":"${savedAt}","executions":${executions},"state":${stateJson}}`;
-    const mark = await writeSnapshotText(o.snapshotPath, text, seq, o.markPending);
-    const usage = o.segments.usage();
-    const size = text.length + usage.bytes - usage.dead;
-    return { mark, size, reused: Math.max(0, size - text.length - out.bytes), dropped: out.dropped };
-  })();
-  return { copy, written };
+/** Whether an image's record of a segment is `b`'s. */
+function sameCovered(a: Covered, b: Covered | undefined): boolean {
+  return b !== undefined && a.segment === b.segment && a.bytes === b.bytes && a.dead === b.dead;
 }
 
 /** Whether two locations name the same bytes. */

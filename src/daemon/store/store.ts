@@ -2,8 +2,7 @@
  * The JSON store: the Store class is one state machine (commit, checkpoint, hold, failure, close)
  * over private fields all of its parts share: the journal, the snapshot's ranges, the copy under way.
  * What needs none of them lives beside it: durable-store.ts (the interface), store-options.ts,
- * store-recovery.ts (opening the directory), snapshot-write.ts, snapshot-copy.ts,
- * snapshot-index.ts, journal.ts, manifest.ts.
+ * store-recovery.ts (opening the directory), snapshot-*.ts, segment-*.ts, journal.ts, manifest.ts.
  */
 import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,7 +16,8 @@ import { crashPoint } from './crash-point.js';
 import type { Manifest, SnapshotMark } from './manifest.js';
 import { snapshotPathIn } from './snapshot-file.js';
 import { indexInSlices, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
-import { segmentCheckpoint, type ExecutionSegments, type SegmentCopy } from './segment-checkpoint.js';
+import type { ExecutionSegments } from './segment-checkpoint.js';
+import { segmentCheckpoint, type SegmentCopy } from './segment-copy.js';
 import { RecordStore, silentLogger } from './record-store.js';
 import { SNAPSHOT_SLICE_MS, snapshotPauseMs, writePieces, writeSnapshotText } from './snapshot-write.js';
 import type { SnapshotFile, StoreHold, StoreOptions } from './store-options.js';
@@ -93,7 +93,6 @@ export class Store<S, R> extends RecordStore<S, R> {
   private readonly options: StoreOptions<S, R>;
   /** What the directory should hold (manifest.ts): updated before each step of a checkpoint that changes it. */
   private readonly manifest: Manifest;
-
   /** What recovery found when the store was opened. */
   readonly recovery: ReplayReport & { readonly snapshotSeq: number };
 
@@ -474,12 +473,13 @@ export class Store<S, R> extends RecordStore<S, R> {
     crashPoint('checkpoint:pending');
   }
 
-  /** Flushes, checkpoints (so the next start replays nothing) and closes. */
+  /** Flushes, checkpoints (so the next start replays nothing), leaves a directory image (decision 076), closes. */
   async close(options: { checkpoint?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     await this.diverted.idle(); // their settle records come after
     await this.checkpointing?.catch(() => undefined); // a copy under way stops at its next slice if the store failed
-    if (!this.failure && options.checkpoint !== false) await this.checkpoint();
+    const final = !this.failure && options.checkpoint !== false;
+    if (final) await this.checkpoint();
     if (this.loading) {
       this.loading.stop = true;
       await this.loading.done;
@@ -487,6 +487,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     this.closed = true;
     await this.journal.close().catch(() => undefined);
     await this.source?.file.close().catch(() => undefined);
+    if (final && !this.failure) await this.segments?.leaveImage(this.state as object, this.options);
     await this.segments?.close();
     this.source = null;
     await this.freeings.finish();

@@ -1,9 +1,12 @@
+import { rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
 import { wfxJsonStore } from '../../../src/daemon/engine/segment-summary.js';
 import { execution } from '../../../src/daemon/state/executions.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import type { WfxRecord } from '../../../src/daemon/state/records.js';
 import type { Instance, WfxState } from '../../../src/daemon/state/state.js';
+import { IMAGE_NAME } from '../../../src/daemon/store/segments/directory-image.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { engineHarness } from '../../helpers/engine.js';
 
@@ -61,4 +64,64 @@ t.test('a lazy open reads only what the journal changes; the rest reads back as 
   }
   t.notOk(evictable.clean(ids[0]!), 'the changed one is not clean before the next checkpoint');
   t.notOk(evictable.clean(late), 'nor the new one');
+});
+
+t.test('a close leaves an image of every segment: the next open restores it and answers as the indexes', async (t) => {
+  const h = await engineHarness(t, undefined, undefined, { cold: false });
+  const pid = await h.publish(FLOW);
+  const ids: string[] = [];
+  for (let i = 0; i < 8; i++) ids.push((await h.start(pid, {}, { correlationKey: `k-${i}` })).processInstanceId);
+  await h.store.checkpoint();
+  for (const key of ['k-0', 'k-1'])
+    await h.engine.publishEvent({ organization: 'default', eventType: 'first', correlationKey: key, data: {} });
+  ids.push((await h.start(pid, {}, { correlationKey: 'k-late' })).processInstanceId);
+  await h.engine.close();
+  await h.store.close({ checkpoint: false });
+  const image = join(h.dir, 'executions', IMAGE_NAME);
+
+  // Opened as the daemon opens (lazy, the journal's executions resident) and closed.
+  const opens: Array<Record<string, unknown>> = [];
+  const logger = {
+    info: (o: object, msg: string) => void (msg === 'store: execution directory opened' && opens.push({ ...o })),
+    warn: () => undefined,
+    error: () => undefined,
+  };
+  const open = () =>
+    Store.open<WfxState, WfxRecord>({ dir: h.dir, ...wfxJsonStore(), lazy: true, imageMin: 1, logger });
+  const first = await open();
+  t.ok(InstanceTable.of(first.state).size > 0, 'some executions resident at the close');
+  await first.close();
+  t.ok((await stat(image)).size > 0, 'the close left an image');
+
+  const restored = await open();
+  t.teardown(() => restored.close({ checkpoint: false }));
+  t.match(opens.at(-1), { image: 'used', loaded: 0 }, 'the next open restores it, no index loaded');
+  await rm(image);
+  const indexed = await open();
+  t.teardown(() => indexed.close({ checkpoint: false }));
+  t.match(opens.at(-1), { image: 'none' }, 'one from the indexes to compare with');
+  const a = restored.evictable!.unread!;
+  const b = indexed.evictable!.unread!;
+  t.equal(a.size, ids.length, 'every execution in the directory, the resident ones too');
+  t.equal(a.size, b.size);
+  for (const id of ids) t.same(a.get(id), b.get(id), `${id}: the same summary and location`);
+  for (const key of ['k-0', 'k-2', 'k-late'])
+    for (const ref of ['first', 'second'])
+      t.same(a.subscribers('default', ref, key), b.subscribers('default', ref, key), `subscribers ${ref} ${key}`);
+  t.same(a.list({ limit: 100 }), b.list({ limit: 100 }), 'listed alike');
+});
+
+t.test('a close under the image minimum, or over an image still current, writes none', async (t) => {
+  const h = await engineHarness(t, undefined, undefined, { cold: false });
+  const pid = await h.publish(FLOW);
+  for (let i = 0; i < 3; i++) await h.start(pid, {}, { correlationKey: `k-${i}` });
+  await h.engine.close();
+  await h.store.close();
+  const image = join(h.dir, 'executions', IMAGE_NAME);
+  await t.rejects(stat(image), { code: 'ENOENT' }, 'three executions: under the default minimum');
+  const open = () => Store.open<WfxState, WfxRecord>({ dir: h.dir, ...wfxJsonStore(), lazy: true, imageMin: 1 });
+  await (await open()).close();
+  const written = (await stat(image)).ino;
+  await (await open()).close(); // nothing changed: the image still covers every segment
+  t.equal((await stat(image)).ino, written, 'the same file: not written again');
 });

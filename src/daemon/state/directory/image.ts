@@ -128,6 +128,11 @@ export function emptyColumn(type: string, length: number): ImageColumn {
   return new TYPES[type as ColumnType](length);
 }
 
+/** Bytes per element of a column of type `type` (NaN for no such type: no size matches). */
+export function bytesPerElement(type: string): number {
+  return Object.hasOwn(TYPES, type) ? TYPES[type as ColumnType].BYTES_PER_ELEMENT : NaN;
+}
+
 /** The type name of `column`. */
 export function columnType(column: ImageColumn): ColumnType {
   return column.constructor.name as ColumnType;

@@ -17,7 +17,14 @@ import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { ExecutionDirectory } from '../../state/directory/directory.js';
-import { columnType, emptyColumn, ImageIn, ImageOut, type ImageColumn } from '../../state/directory/image.js';
+import {
+  bytesPerElement,
+  columnType,
+  emptyColumn,
+  ImageIn,
+  ImageOut,
+  type ImageColumn,
+} from '../../state/directory/image.js';
 import { segmentName } from './files.js';
 
 /** The image's file name in the segments' folder. */
@@ -136,7 +143,7 @@ export async function readImage(dir: string, listed: readonly number[]): Promise
     }
     let expected = end + 1 + header.valuesBytes + pad(header.valuesBytes);
     for (const [type, length] of header.columns) {
-      const n = bytesPer(type) * length;
+      const n = bytesPerElement(type) * length;
       expected += n + pad(n);
     }
     if (expected !== size) return { why: `damaged: ${size} bytes, not ${expected}` };
@@ -202,19 +209,6 @@ function parseHeader(text: string): Header | null {
     Number.isSafeInteger(h.valuesBytes) &&
     Number.isSafeInteger(h.crc32);
   return ok ? (h as Header) : null;
-}
-
-/** Bytes per entry of a column of type `type` (NaN for no such type: no size matches). */
-function bytesPer(type: string): number {
-  return type === 'Float64Array'
-    ? 8
-    : type === 'Int32Array' || type === 'Uint32Array'
-      ? 4
-      : type === 'Uint16Array'
-        ? 2
-        : type === 'Uint8Array' || type === 'Int8Array'
-          ? 1
-          : NaN;
 }
 
 /** Bytes that bring `n` to a multiple of 8. */
