@@ -26,6 +26,16 @@ const STARTED = 60;
 /** Every daemon here writes an image for any directory. */
 const ENV = { WFX_TEST_DIRECTORY_IMAGE_MIN: '1' };
 
+/** Whether process `pid` is still there. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 interface View {
   stateCd: number;
   data: Record<string, unknown>;
@@ -43,9 +53,9 @@ interface LogLine {
 t.test('restarts from the directory image answer as restarts from the indexes, after a kill -9 too', async (t) => {
   const dataDir = join(t.testdir(), 'data');
   let seen = 0;
-  const start = async () => {
+  const start = async (env: Record<string, string> = {}) => {
     seen = (await opens().catch(() => [])).length;
-    return startDaemon(t, { dataDir, env: ENV });
+    return startDaemon(t, { dataDir, env: { ...ENV, ...env } });
   };
   const opens = async (): Promise<LogLine[]> =>
     (await readFile(join(dataDir, 'logs', 'daemon.log'), 'utf8'))
@@ -102,7 +112,7 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
   process.kill(second.pid, 'SIGKILL');
 
   // The image covers the segments the second daemon opened; the journal holds the answers.
-  const third = await start();
+  const third = await start({ WFX_TEST_CRASH_POINT: 'image:closing' });
   t.match(await nextOpen(), { image: 'used' }, 'the third start restored the directory from the image');
   const check = async (url: string, what: string) => {
     const lost: number[] = [];
@@ -119,29 +129,41 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
     t.equal(tasks.items.length, STARTED - answered.size, `${what}: the input tasks that wait`);
   };
   await check(third.url, 'from the image');
-  // More answers, then a graceful stop: a checkpoint writes a later segment.
+  // More answers, then a stop killed in the middle of the image it leaves: its checkpoint wrote
+  // a later segment, the image is written under its temporary name, not renamed.
   for (let i = 1; i < STARTED; i += 3) if ((await answer(third.url, i)).status === 200) answered.add(i);
-  await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
-
-  // What a crash in the middle of an image's write leaves: the next start removes it.
+  process.kill(third.pid, 'SIGTERM');
+  await eventually('the stop is at its image', async () =>
+    (await readFile(join(dataDir, 'logs', 'daemon.out'), 'utf8').catch(() => '')).includes(
+      'crash-point image:closing\n',
+    ),
+  );
   const leftover = join(dataDir, 'executions', 'directory.image.tmp');
-  await writeFile(leftover, 'cut short');
+  t.ok(await readFile(leftover), 'the image written under its temporary name');
+  process.kill(third.pid, 'SIGKILL');
+  await eventually('the stopping daemon is gone', () => !alive(third.pid));
+
+  // The next start removes what the kill left, uses the older image and loads the later segment on top.
   const fourth = await start();
   await t.rejects(readFile(leftover), { code: 'ENOENT' }, 'the temporary file of a write cut short is gone');
+  t.match(await nextOpen(), { image: 'used', covered: 1, loaded: 1 }, 'the older image, the later segment on top');
+  await check(fourth.url, 'after a kill in the stop');
+  await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
+  const fifth = await start();
   t.match(await nextOpen(), { image: 'used', loaded: 0 }, 'the image the stop left, of every segment');
-  await check(fourth.url, 'the image of a stop');
+  await check(fifth.url, 'the image of a stop');
   await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
 
   // A damaged image is not used: the indexes answer alike.
   const bytes = await readFile(image);
   bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0xff;
   await writeFile(image, bytes);
-  const fifth = await start();
+  const sixth = await start();
   t.match(await nextOpen(), { image: /^damaged/, covered: 0 }, 'the damaged image not used');
-  await check(fifth.url, 'from the indexes');
+  await check(sixth.url, 'from the indexes');
   // Messages reach cold executions by their keys: every answered one is paid and ends.
   for (const i of answered) {
-    const res = await call(fifth.url, 'POST', '/process/event', {
+    const res = await call(sixth.url, 'POST', '/process/event', {
       eventType: 'paid',
       correlationKey: `o-${i}`,
       data: {},
@@ -150,7 +172,7 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
   }
   let completed = 0;
   for (const i of answered) {
-    const view = (await (await call(fifth.url, 'GET', `/process/instance/${ids[i]!}`)).json()) as View;
+    const view = (await (await call(sixth.url, 'GET', `/process/instance/${ids[i]!}`)).json()) as View;
     if (view.stateCd === 1) completed++;
   }
   t.equal(completed, answered.size, 'each paid execution ran to its end');

@@ -17,7 +17,8 @@ const STOP_MS = 60_000;
  * `crash-point <name>` on stdout and blocks the whole process (no timer, no I/O completes)
  * until the test's SIGKILL, so the kill lands exactly there rather than at a random moment.
  * Does nothing otherwise. Names: checkpoint:synced, checkpoint:pending, checkpoint:renamed,
- * checkpoint:named, roll:created, recovery:replayed (the store); backup:snapshot, backup:journal
+ * checkpoint:named, roll:created, recovery:replayed, image:closing (a close's directory image
+ * written under its temporary name, not renamed); backup:snapshot, backup:journal
  * (a segment copied in part), backup:released, backup:synced (whole, under its partial name),
  * backup:renamed (src/daemon/backup.ts); agent:tools-ended (the engine:
  * a callAgent's tool results are durable, its next model turn not yet asked); trigger:started

@@ -197,7 +197,7 @@ export class ExecutionSegments {
       directory.put(summarize(resident[id], state), at);
     }
     try {
-      await writeImage(this.dir, takeImage(directory, covering));
+      await writeImage(this.dir, takeImage(directory, covering), 'image:closing');
       this.imageCovers = covering;
     } catch (err) {
       o.logger?.warn({ err }, 'store: the directory image was not written');

@@ -25,6 +25,7 @@ import {
   ImageOut,
   type ImageColumn,
 } from '../../state/directory/image.js';
+import { crashPoint } from '../crash-point.js';
 import { segmentName } from './files.js';
 
 /** The image's file name in the segments' folder. */
@@ -84,12 +85,16 @@ export function takeImage(directory: ExecutionDirectory, covered: readonly Cover
   return { header: Buffer.from(`${line}${' '.repeat(pad(line.length + 1))}\n`), body };
 }
 
-/** Writes `image` to the folder `dir` (a temporary file renamed over the image: never half of one by its name). */
-export async function writeImage(dir: string, image: TakenImage): Promise<void> {
+/**
+ * Writes `image` to the folder `dir` (a temporary file renamed over the image: never half of one
+ * by its name); `point`, the crash point between the two (crash-point.ts).
+ */
+export async function writeImage(dir: string, image: TakenImage, point?: string): Promise<void> {
   const file = join(dir, IMAGE_NAME);
   const tmp = `${file}.tmp`;
   try {
     await writeFile(tmp, [image.header, image.body], { mode: 0o600 });
+    if (point !== undefined) crashPoint(point);
     await rename(tmp, file);
   } finally {
     await rm(tmp, { force: true });
