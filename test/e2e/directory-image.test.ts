@@ -2,7 +2,7 @@ import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { startDaemon, wfxIn } from '../helpers/cli.js';
+import { killIfAlive, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
 // The directory image (decision 076): a daemon that stops leaves it, and one that opened from
@@ -23,8 +23,8 @@ nodes:
 `;
 
 const STARTED = 60;
-/** Every daemon here writes an image for any directory. */
-const ENV = { WFX_TEST_DIRECTORY_IMAGE_MIN: '1' };
+/** Every daemon here writes an image for any directory, and keeps no execution at rest in memory. */
+const ENV = { WFX_TEST_DIRECTORY_IMAGE_MIN: '1', WFX_TEST_EXECUTION_CACHE: '0' };
 
 /** Whether process `pid` is still there. */
 function alive(pid: number): boolean {
@@ -132,6 +132,7 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
   // More answers, then a stop killed in the middle of the image it leaves: its checkpoint wrote
   // a later segment, the image is written under its temporary name, not renamed.
   for (let i = 1; i < STARTED; i += 3) if ((await answer(third.url, i)).status === 200) answered.add(i);
+  t.teardown(() => killIfAlive(third.pid)); // were it left at the crash point
   process.kill(third.pid, 'SIGTERM');
   await eventually('the stop is at its image', async () =>
     (await readFile(join(dataDir, 'logs', 'daemon.out'), 'utf8').catch(() => '')).includes(
@@ -146,7 +147,9 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
   // The next start removes what the kill left, uses the older image and loads the later segment on top.
   const fourth = await start();
   await t.rejects(readFile(leftover), { code: 'ENOENT' }, 'the temporary file of a write cut short is gone');
-  t.match(await nextOpen(), { image: 'used', covered: 1, loaded: 1 }, 'the older image, the later segment on top');
+  const afterKill = await nextOpen();
+  t.match(afterKill, { image: 'used' }, 'the older image');
+  t.ok((afterKill?.loaded ?? 0) >= 1, 'the segment the killed stop wrote loaded on top');
   await check(fourth.url, 'after a kill in the stop');
   await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
   const fifth = await start();

@@ -83,6 +83,8 @@ export type HarnessEngineOptions = Pick<
   readonly voicePrograms?: LocalPrograms;
   /** Trees at rest are evicted before each read (MemoryCold; default: WFX_TEST_COLD=1). */
   readonly cold?: boolean;
+  /** The fewest executions the store leaves a directory image of (StoreOptions.imageMin). */
+  readonly imageMin?: number;
 };
 
 /** Opens store, history and engine in a fresh test directory, closed at teardown. */
@@ -105,10 +107,16 @@ export async function engineHarness(
   const root = dir;
   // With an execution cache, the open leaves what a checkpoint wrote unread, as the daemon's does.
   const lazy = engineOptions.executionCache !== undefined;
-  const store = await Store.open<WfxState, WfxRecord>({ dir, ...wfxJsonStore(), lazy });
+  const { imageMin } = engineOptions;
+  const store = await Store.open<WfxState, WfxRecord>({
+    dir,
+    ...wfxJsonStore(),
+    lazy,
+    ...(imageMin !== undefined && { imageMin }),
+  });
   const history = await History.open(join(dir, 'history'));
   const errors: unknown[] = [];
-  const { maxFileBytes, voicePrograms, cold: coldMode, ...rest } = engineOptions;
+  const { maxFileBytes, voicePrograms, cold: coldMode, imageMin: _imageMin, ...rest } = engineOptions;
   const files = new FileStore({
     dir: join(dir, 'files'),
     store,

@@ -139,12 +139,12 @@ export class ExecutionSegments {
     // A new image when the indexes loaded hold an eighth of the directory or more.
     const min = o.imageMin ?? IMAGE_MIN_EXECUTIONS;
     if (unread.size >= min && loaded * 8 >= unread.size && loaded > 0) {
-      const taken = takeImage(unread, segments.covering());
-      segments.imageWrite = writeImage(dir, taken).catch((err: unknown) =>
-        o.logger?.warn({ err }, 'store: the directory image was not written'),
+      const covers = segments.covering();
+      segments.imageWrite = writeImage(dir, takeImage(unread, covers)).then(
+        () => void (segments.imageCovers = covers),
+        (err: unknown) => o.logger?.warn({ err }, 'store: the directory image was not written'),
       );
       segments.imaged = [...listed];
-      segments.imageCovers = segments.covering();
     } else if ('why' in image && image.why !== 'none') {
       segments.imageWrite = removeImage(dir).catch(() => undefined);
     } else {
@@ -180,23 +180,28 @@ export class ExecutionSegments {
     await this.imageWrite;
     const summarize = o.snapshotCollection?.summarize;
     if (summarize === undefined) return;
-    const resident = (state as Record<string, Record<string, unknown>>)[o.snapshotCollection!.key]!;
-    const ids = Object.keys(resident);
-    const size = ids.length + (this.unread?.size ?? 0);
+    const collection = (state as Record<string, Record<string, unknown>>)[o.snapshotCollection!.key]!;
+    const resident = Object.keys(collection).filter((id) => collection[id] !== undefined);
+    const size = resident.length + (this.unread?.size ?? 0);
     const covering = this.covering();
     const current = (c: Covered, i: number) => sameCovered(c, this.imageCovers[i]);
     if (size < (o.imageMin ?? IMAGE_MIN_EXECUTIONS)) return;
     if (covering.length === this.imageCovers.length && covering.every(current)) return;
-    const directory = this.unread ?? new ExecutionDirectory(size);
-    directory.reserve(size);
-    for (const id of ids) {
-      if (resident[id] === undefined) continue;
-      const at = this.locations.get(id);
-      // Not after a durable checkpoint (a close that failed to write one): no image.
-      if (at === undefined) return;
-      directory.put(summarize(resident[id], state), at);
-    }
+    // A cold timer taken and not read back (its read failed, or was under way at the close) is
+    // kept nowhere else: the next open loads the indexes, which have it.
+    const untimed = this.unread?.untimed ?? 0;
+    if (untimed > 0) return o.logger?.warn({ untimed }, 'store: no directory image left: cold timers taken, not read');
     try {
+      const directory = this.unread ?? new ExecutionDirectory(size);
+      directory.reserve(size);
+      for (const id of resident) {
+        const at = this.locations.get(id);
+        if (at === undefined) return; // not as a durable checkpoint wrote it
+        directory.put(summarize(collection[id], state), at);
+      }
+      // Where an execution read back since the open is: the directory keeps no place for one the
+      // cache took out of memory again, nor follows one a compaction moved (`compact`).
+      for (const [id, at] of this.locations) directory.relocate(id, at);
       await writeImage(this.dir, takeImage(directory, covering), 'image:closing');
       this.imageCovers = covering;
     } catch (err) {
@@ -254,9 +259,11 @@ export class ExecutionSegments {
   /**
    * The store's port for an owner that keeps entries out of memory (DurableStore.evictable):
    * `store.clean` says whether an entry is unchanged since a durable checkpoint; it must also
-   * be in a segment.
+   * be in a segment. The owner puts what it takes out of memory in `unread`, the open's own or
+   * a new one: a close's image (`leaveImage`) must find them there.
    */
   evictable(store: Omit<EvictableEntries, 'read' | 'unread'>): EvictableEntries {
+    this.unread ??= new ExecutionDirectory(16);
     return {
       ...store,
       clean: (key) => store.clean(key) && this.locationOf(key) !== undefined,

@@ -122,12 +122,11 @@ export class Store<S, R> extends RecordStore<S, R> {
   }
 
   /**
-   * Opens the store in `options.dir`: loads the snapshot, replays the journal after it, cuts a
-   * torn tail (logged as WARN), and writes the directory's manifest (manifest.ts). Throws WfxError
-   * JOURNAL_CORRUPT or SNAPSHOT_CORRUPT when acknowledged data is damaged, DATA_DIR_DAMAGED when
-   * the manifest is damaged, the snapshot it names is gone, or it is missing beside a snapshot or
-   * a journal (refuseUnlisted); it never starts with records silently dropped, nor empty over a
-   * directory that had a snapshot.
+   * Opens the store in `options.dir`: loads the snapshot, replays the journal after it, cuts a torn
+   * tail (logged as WARN), and writes the directory's manifest (manifest.ts). Throws WfxError
+   * JOURNAL_CORRUPT or SNAPSHOT_CORRUPT when acknowledged data is damaged, DATA_DIR_DAMAGED when the
+   * manifest is damaged, the snapshot it names is gone, or it is missing beside a snapshot or a
+   * journal (refuseUnlisted); never starts with records silently dropped, nor empty over a snapshot.
    */
   static async open<S, R>(options: StoreOptions<S, R>): Promise<Store<S, R>> {
     const { journal, state, recovery, snapshotBytes, manifest, layout, changed, change, segments } =
@@ -473,7 +472,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     crashPoint('checkpoint:pending');
   }
 
-  /** Flushes, checkpoints (so the next start replays nothing), leaves a directory image (decision 076), closes. */
+  /** Flushes, checkpoints (so the next start replays nothing), leaves a directory image of it (decision 076), closes. */
   async close(options: { checkpoint?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     await this.diverted.idle(); // their settle records come after
@@ -487,7 +486,8 @@ export class Store<S, R> extends RecordStore<S, R> {
     this.closed = true;
     await this.journal.close().catch(() => undefined);
     await this.source?.file.close().catch(() => undefined);
-    if (final && !this.failure) await this.segments?.leaveImage(this.state as object, this.options);
+    const asWritten = final && !this.failure && this.dirty.size === 0 && this.journal.lastSeq === this.snapshotSeq;
+    if (asWritten) await this.segments?.leaveImage(this.state as object, this.options);
     await this.segments?.close();
     this.source = null;
     await this.freeings.finish();

@@ -9,6 +9,7 @@ import type { Instance, WfxState } from '../../../src/daemon/state/state.js';
 import { IMAGE_NAME } from '../../../src/daemon/store/segments/directory-image.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { engineHarness } from '../../helpers/engine.js';
+import { eventually } from '../../helpers/eventually.js';
 
 // The lazy open (StoreOptions.lazy, decision 068 step 6b): the executions a checkpoint wrote are
 // left unread, their summaries in `evictable.unread`; those the journal after it changes are
@@ -124,4 +125,54 @@ t.test('a close under the image minimum, or over an image still current, writes 
   const written = (await stat(image)).ino;
   await (await open()).close(); // nothing changed: the image still covers every segment
   t.equal((await stat(image)).ino, written, 'the same file: not written again');
+});
+
+t.test(
+  'the image a close leaves has the executions the cache took out of memory where their segments have them',
+  async (t) => {
+    const h = await engineHarness(t, undefined, undefined, { executionCache: 0, cold: false, imageMin: 1 });
+    const pid = await h.publish(FLOW);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await h.start(pid, {}, { correlationKey: `k-${i}` })).processInstanceId);
+    const cold = () => [...h.engine.executions.coldIds()].length;
+    await eventually('every execution out of memory', () => cold() === ids.length);
+    // One read back (a step), written by the next checkpoint and taken out of memory again.
+    await h.engine.publishEvent({ organization: 'default', eventType: 'first', correlationKey: 'k-0', data: {} });
+    await eventually('out of memory again', () => cold() === ids.length);
+    await h.engine.close();
+    await h.store.close();
+    const image = join(h.dir, 'executions', IMAGE_NAME);
+    t.ok((await stat(image)).size > 0, 'the close left an image');
+
+    const open = () => Store.open<WfxState, WfxRecord>({ dir: h.dir, ...wfxJsonStore(), lazy: true, imageMin: 1 });
+    const restored = await open();
+    t.teardown(() => restored.close({ checkpoint: false }));
+    await rm(image);
+    const indexed = await open();
+    t.teardown(() => indexed.close({ checkpoint: false }));
+    const a = restored.evictable!.unread!;
+    const b = indexed.evictable!.unread!;
+    for (const id of ids) {
+      t.same(a.get(id), b.get(id), `${id}: the same summary and location as the indexes give`);
+      t.same(await restored.evictable!.read(id), await indexed.evictable!.read(id), `${id} reads back`);
+    }
+  },
+);
+
+t.test('a close leaves no image while a cold timer taken is not read back', async (t) => {
+  const h = await engineHarness(t, undefined, undefined, { executionCache: 0, cold: false, imageMin: 1 });
+  const pid = await h.publish(FLOW);
+  for (let i = 0; i < 3; i++) await h.start(pid, {}, { correlationKey: `k-${i}` });
+  const unread = h.store.evictable!.unread!;
+  await eventually('every execution out of memory', () => unread.size === 3);
+  // As the engine's cold timer does before it reads them back: the due time is then nowhere else.
+  const [id] = [...unread.list({ limit: 1 })];
+  unread.put({ ...unread.get(id!)!.summary, dueMs: 1 }, unread.locationOf(id!)!);
+  t.same(unread.takeDue(2), [id], 'a timer taken');
+  t.equal(unread.untimed, 1);
+  await h.start(pid, {}, { correlationKey: 'k-late' }); // the close's checkpoint writes a segment
+  await h.engine.close();
+  await h.store.close();
+  const image = join(h.dir, 'executions', IMAGE_NAME);
+  await t.rejects(stat(image), { code: 'ENOENT' }, 'no image: the next open loads the indexes, which keep the timer');
 });

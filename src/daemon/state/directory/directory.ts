@@ -48,6 +48,8 @@ export class ExecutionDirectory extends SlotColumns {
   private readonly trees = new Map<string, Set<number>>();
   private readonly row: CodedRow = emptyRow();
   private readonly walked: WalkRow = emptyWalkRow();
+  /** Slots whose timer `takeDue` took, not put again nor removed since (their due time is nowhere else). */
+  private readonly taken = new Set<number>();
 
   /** A directory with room for `capacity` executions before its columns grow. */
   constructor(capacity = 1024) {
@@ -321,6 +323,11 @@ export class ExecutionDirectory extends SlotColumns {
     return this.heap.size;
   }
 
+  /** Executions whose timer `takeDue` took that are still here (not read back yet, or their read failed). */
+  get untimed(): number {
+    return this.taken.size;
+  }
+
   /** The earliest due time (ms) of any execution, or null. */
   nextDue(): number | null {
     return this.heap.next();
@@ -332,6 +339,7 @@ export class ExecutionDirectory extends SlotColumns {
     while (out.length < max) {
       const slot = this.heap.popDue(nowMs);
       if (slot < 0) break;
+      this.taken.add(slot);
       out.push(this.ids.idOf(slot));
     }
     return out;
@@ -458,6 +466,7 @@ export class ExecutionDirectory extends SlotColumns {
   private detach(slot: number): void {
     this.count(slot, -1);
     this.heap.set(slot, null);
+    this.taken.delete(slot);
     this.waits.removeChain(this.firstWait[slot]!);
     this.firstWait[slot] = -1;
     const lineage = this.lineage.get(slot);
