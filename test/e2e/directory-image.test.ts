@@ -2,7 +2,8 @@ import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { killIfAlive, startDaemon, wfxIn } from '../helpers/cli.js';
+import { askThenPay, type ExecutionView } from '../helpers/ask-then-pay.js';
+import { callDaemon, killIfAlive, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
 // The directory image (decision 076): a daemon that stops leaves it, and one that opened from
@@ -13,14 +14,7 @@ import { eventually } from '../helpers/eventually.js';
 // image out of date: bulk-load.test.ts).
 
 const FLOW_ID = '3b2c1d0e-5f6a-4b7c-8d9e-0f1a2b3c4d5e';
-const FLOW = `processId: ${FLOW_ID}
-name: Ask then wait
-nodes:
-  start: { type: startEvent, next: ask }
-  ask: { type: inputNode, inputType: textbox, next: pay }
-  pay: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: done }
-  done: { type: endEvent }
-`;
+const FLOW = askThenPay(FLOW_ID);
 
 const STARTED = 60;
 /** Every daemon here writes an image for any directory, and keeps no execution at rest in memory. */
@@ -34,12 +28,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-interface View {
-  stateCd: number;
-  data: Record<string, unknown>;
-  nodes: { nodeId: string; statusCd: number }[];
 }
 
 interface LogLine {
@@ -72,12 +60,7 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
 
   const first = await start();
   const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
-  const call = (url: string, method: string, path: string, body?: object) =>
-    fetch(`${url}${path}`, {
-      method,
-      headers: { 'x-api-key': key, ...(body && { 'content-type': 'application/json' }) },
-      ...(body && { body: JSON.stringify(body) }),
-    });
+  const call = (url: string, method: string, path: string, body?: object) => callDaemon(url, key, method, path, body);
   const answer = (url: string, i: number) =>
     call(url, 'POST', '/process/task', {
       processInstanceId: ids[i]!,
@@ -85,11 +68,14 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
       action: 'COMPLETE',
       data: { inputValue: `a-${i}` },
     });
-  t.ok((await call(first.url, 'POST', '/admin/flows', { source: FLOW, organization: 'default' })).ok, 'published');
+  t.ok(
+    (await call(first.url, 'POST', '/admin/flows', { source: FLOW, organization: 'default' })).status < 300,
+    'published',
+  );
   const ids: string[] = [];
   for (let i = 0; i < STARTED; i++) {
     const res = await call(first.url, 'POST', '/process/start', { processId: FLOW_ID, correlationKey: `o-${i}` });
-    ids.push(((await res.json()) as { processInstanceId: string }).processInstanceId);
+    ids.push(res.body.processInstanceId as string);
   }
   await wfxIn(['daemon', 'stop', '--data-dir', dataDir]); // its checkpoint writes them to a segment
   const image = join(dataDir, 'executions', 'directory.image');
@@ -117,13 +103,13 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
   const check = async (url: string, what: string) => {
     const lost: number[] = [];
     for (const [i, id] of ids.entries()) {
-      const view = (await (await call(url, 'GET', `/process/instance/${id}`)).json()) as View;
+      const view = (await call(url, 'GET', `/process/instance/${id}`)).body as unknown as ExecutionView;
       const ask = view.nodes.find((n) => n.nodeId === 'ask');
       if (answered.has(i) !== (ask?.statusCd === 2) || (answered.has(i) && view.data.inputValue !== `a-${i}`))
         lost.push(i);
     }
     t.same(lost, [], `${what}: every execution as acknowledged`);
-    const tasks = (await (await call(url, 'GET', `/process/tasks?processId=${FLOW_ID}&limit=100`)).json()) as {
+    const tasks = (await call(url, 'GET', `/process/tasks?processId=${FLOW_ID}&limit=100`)).body as {
       items: unknown[];
     };
     t.equal(tasks.items.length, STARTED - answered.size, `${what}: the input tasks that wait`);
@@ -175,7 +161,7 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
   }
   let completed = 0;
   for (const i of answered) {
-    const view = (await (await call(sixth.url, 'GET', `/process/instance/${ids[i]!}`)).json()) as View;
+    const view = (await call(sixth.url, 'GET', `/process/instance/${ids[i]!}`)).body as unknown as ExecutionView;
     if (view.stateCd === 1) completed++;
   }
   t.equal(completed, answered.size, 'each paid execution ran to its end');

@@ -2,6 +2,7 @@ import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { askThenPay, type ExecutionView } from '../helpers/ask-then-pay.js';
 import { startDaemon } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -11,24 +12,11 @@ import { eventually } from '../helpers/eventually.js';
 // every execution goes on (engine/execution-cache.ts, decision 068 step 7).
 
 const FLOW_ID = '7d1e2f30-4a5b-4c6d-8e9f-0a1b2c3d4e5f';
-const FLOW = `processId: ${FLOW_ID}
-name: Ask then wait
-nodes:
-  start: { type: startEvent, next: ask }
-  ask: { type: inputNode, inputType: textbox, next: pay }
-  pay: { type: intermediateCatchEvent, eventType: message, messageRef: paid, next: done }
-  done: { type: endEvent }
-`;
+const FLOW = askThenPay(FLOW_ID);
 
 const STARTED = 120;
 /** The daemon is killed once this many answers were acknowledged, the rest in flight. */
 const KILL_AFTER = 40;
-
-interface View {
-  stateCd: number;
-  data: Record<string, unknown>;
-  nodes: { nodeId: string; statusCd: number }[];
-}
 
 t.test('kill -9 while answers read executions back and evictions run: nothing acknowledged is lost', async (t) => {
   const dataDir = join(t.testdir(), 'data');
@@ -84,7 +72,7 @@ t.test('kill -9 while answers read executions back and evictions run: nothing ac
   for (const id of ids) {
     const res = await call(second.url, 'GET', `/process/instance/${id}`);
     t.equal(res.status, 200, `${id} is there`);
-    const view = (await res.json()) as View;
+    const view = (await res.json()) as ExecutionView;
     const ask = view.nodes.find((n) => n.nodeId === 'ask');
     if (answered.includes(id) && (ask?.statusCd !== 2 || view.data.inputValue !== `a-${ids.indexOf(id)}`))
       lost.push(id);
@@ -115,7 +103,7 @@ t.test('kill -9 while answers read executions back and evictions run: nothing ac
   }
   let completed = 0;
   for (const id of ids) {
-    const view = (await (await call(second.url, 'GET', `/process/instance/${id}`)).json()) as View;
+    const view = (await (await call(second.url, 'GET', `/process/instance/${id}`)).json()) as ExecutionView;
     if (view.stateCd === 1) completed++;
   }
   t.equal(completed, STARTED, 'every execution, read back from its segment, ran to its end');
