@@ -17,8 +17,11 @@ const FLOW_ID = '3b2c1d0e-5f6a-4b7c-8d9e-0f1a2b3c4d5e';
 const FLOW = askThenPay(FLOW_ID);
 
 const STARTED = 60;
-/** Every daemon here writes an image for any directory, and keeps no execution at rest in memory. */
-const ENV = { WFX_TEST_DIRECTORY_IMAGE_MIN: '1', WFX_TEST_EXECUTION_CACHE: '0' };
+/**
+ * Every daemon here writes an image for any directory. The default cache: one that evicts asks
+ * for checkpoints, whose segments could start a compaction that outdates the image.
+ */
+const ENV = { WFX_TEST_DIRECTORY_IMAGE_MIN: '1' };
 
 /** Whether process `pid` is still there. */
 function alive(pid: number): boolean {
