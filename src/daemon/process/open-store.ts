@@ -60,7 +60,7 @@ export interface StoreChoice {
   readonly advertiseUrl?: string;
   readonly checkpointEvery?: number;
   /**
-   * The JSON store: leave the executions a checkpoint wrote unread at open (StoreOptions.lazy),
+   * Leave the executions a checkpoint wrote unread at open (StoreOptions.lazy, PgStoreOptions.lazy),
    * for an engine with an execution cache to read back when touched.
    */
   readonly lazyExecutions?: boolean;
@@ -139,6 +139,7 @@ export async function openStore(
     ...WFX_STORE,
     shared: WFX_COMMONS,
     summarize: executionSummarizer(),
+    lazy: choice.lazyExecutions === true,
     checkpointEvery: choice.checkpointEvery,
     logger,
     ...(choice.share && choice.sharing && { join: choice.sharing.join }),

@@ -18,6 +18,8 @@ import type { StoreLogger } from '../durable-store.js';
 import { LEASE_CHANNEL } from './lease.js';
 import { replacePartition, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
 import { DirtyExecutions, holdsExecutions, readRows } from './pg-execution-rows.js';
+import { ExecutionDirectory } from '../../state/directory/directory.js';
+import { forgetPartition, readDocs, readSummaries } from './pg-cold-rows.js';
 import { inTransaction } from './transaction.js';
 
 /** The NOTIFY channel of journal appends; the payload is the partition. */
@@ -42,6 +44,11 @@ export interface FollowerOptions<S, R> extends PartitionLayout<S, R> {
    * only a store that stopped following for that long finds such a gap.
    */
   readonly sharedLive?: boolean;
+  /**
+   * Load executions lazily (decision 077): a partition's rows as summaries into `unread`, and
+   * each document only once an entry applied changes it. Needs the collection's `adopt`.
+   */
+  readonly lazy?: boolean;
 }
 
 /** Where a follower of a live store's state starts: the state, and what it holds of each partition followed. */
@@ -94,6 +101,11 @@ export class JournalFollower<S, R> {
   readonly dirty = new DirtyExecutions();
   /** Partitions whose state holds nothing yet (loaded in place: see replacePartition). */
   private readonly absent: Set<number>;
+  /**
+   * A lazy follower's executions that are not in the state, their summaries (pg-cold-rows.ts):
+   * what a store built on this state hands its engine's cache. Null: every execution is loaded.
+   */
+  readonly unread: ExecutionDirectory | null;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -106,6 +118,7 @@ export class JournalFollower<S, R> {
       this.snapshotSeqs.set(p, 0);
     }
     this.absent = new Set(from ? (from.absent ?? []) : options.partitions);
+    this.unread = options.lazy && options.collection?.adopt ? new ExecutionDirectory() : null;
   }
 
   /**
@@ -223,25 +236,19 @@ export class JournalFollower<S, R> {
           throw new WfxError('JOURNAL_CORRUPT', `journal entry ${after + 1} of partition ${partition} is missing`);
         return applied;
       }
-      for (const row of page.rows) {
-        const seq = Number(row.seq);
+      const entries = page.rows.map((row) => ({ ...row, records: parseEntry<R>(row.entry, row.seq, partition) }));
+      const rows = holdsExecutions(this.options, partition);
+      if (rows && this.unread) await this.readBack(client, partition, entries);
+      for (const { seq: at, records, writer } of entries) {
+        const seq = Number(at);
         const expected = this.lastSeqs.get(partition)! + 1;
         if (seq !== expected)
           throw new WfxError('JOURNAL_CORRUPT', `journal entry ${expected} of partition ${partition} is missing`);
-        let records: R[];
-        try {
-          records = JSON.parse(row.entry) as R[];
-        } catch (err) {
-          throw new WfxError('JOURNAL_CORRUPT', `journal entry ${seq} of partition ${partition} does not parse`, {
-            cause: err,
-          });
-        }
         try {
           const admitted =
             partition === SHARED_PARTITION && this.options.admitShared
-              ? this.options.admitShared(seq, records, row.writer)
+              ? this.options.admitShared(seq, records, writer)
               : records;
-          const rows = holdsExecutions(this.options, partition);
           for (const record of admitted) {
             this.options.apply(this.state, record);
             if (rows) this.dirty.touch(this.options, record);
@@ -255,6 +262,28 @@ export class JournalFollower<S, R> {
         applied++;
       }
       if (page.rows.length < PAGE_ROWS) return applied;
+    }
+  }
+
+  /**
+   * Reads back, in one query on the catch-up's transaction, the executions not in the state
+   * that `entries` change: each is as the rows have it, which is as of the snapshot loaded,
+   * since no entry applied since changed it (one that did read it back).
+   */
+  private async readBack(
+    client: pg.ClientBase,
+    partition: number,
+    entries: ReadonlyArray<{ readonly records: readonly R[] }>,
+  ): Promise<void> {
+    const unread = this.unread!;
+    const cold = new Set<string>();
+    for (const { records } of entries)
+      for (const record of records) this.options.collection!.touched(record, (id) => unread.has(id) && cold.add(id));
+    if (cold.size === 0) return;
+    const docs = await readDocs(client, partition, [...cold]);
+    for (const [id, doc] of docs) {
+      this.options.collection!.adopt!(this.state as object, doc);
+      unread.remove(id);
     }
   }
 
@@ -395,7 +424,7 @@ export class JournalFollower<S, R> {
     // The executions are rows beside it; one written before them holds its own, moved into rows by the next checkpoint.
     const withRows = holdsExecutions(this.options, partition) && typeof saved === 'object' && saved !== null;
     let inline: string[] = [];
-    let read = { rows: 0, bytes: 0 };
+    let read: { rows: number; bytes: number; whole?: string[] } = { rows: 0, bytes: 0 };
     if (withRows) {
       const key = this.options.collection!.key;
       const holder = saved as Record<string, unknown>;
@@ -403,7 +432,11 @@ export class JournalFollower<S, R> {
       const entries: Record<string, unknown> = typeof held === 'object' && held !== null ? { ...held } : {};
       inline = Object.keys(entries);
       try {
-        read = await readRows(client, partition, entries);
+        if (this.unread) {
+          // Loaded again (a checkpoint since): its executions leave the state, their rows are current.
+          if (!this.absent.has(partition)) forgetPartition(this.unread, this.options, partition);
+          read = await readSummaries(client, partition, this.unread, entries);
+        } else read = await readRows(client, partition, entries);
       } catch (err) {
         if (!(err instanceof SyntaxError)) throw err;
         throw new WfxError('SNAPSHOT_CORRUPT', `partition ${partition}: ${errorMessage(err)}`);
@@ -424,7 +457,20 @@ export class JournalFollower<S, R> {
       this.rowCounts.set(partition, read.rows);
       this.dirty.forget(this.options, partition);
       this.dirty.mark(inline);
+      // Rows without a whole summary are written again, with one, by the next checkpoint.
+      this.dirty.mark(read.whole ?? []);
     }
     return true;
+  }
+}
+
+/** The records of journal entry `seq` of `partition`. Throws JOURNAL_CORRUPT when it does not parse. */
+function parseEntry<R>(entry: string, seq: string, partition: number): R[] {
+  try {
+    return JSON.parse(entry) as R[];
+  } catch (err) {
+    throw new WfxError('JOURNAL_CORRUPT', `journal entry ${seq} of partition ${partition} does not parse`, {
+      cause: err,
+    });
   }
 }

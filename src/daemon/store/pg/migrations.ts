@@ -283,6 +283,16 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 14,
+    name: 'execution flags',
+    sql: `
+      -- The rest of an execution's summary (ExecutionSummary.triggered and child, as bits): a
+      -- start loads the summaries alone (decision 077). A row written before (null) has its
+      -- document read at load, and is written whole by the next checkpoint.
+      ALTER TABLE wfx_executions ADD COLUMN flags smallint;
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

@@ -26,6 +26,8 @@ export interface PartitionedCollection<R> {
   readonly touched: (record: R, visit: (id: string) => void) => void;
   /** Lists the collection's keys as Object.keys would, from a list its owner keeps. */
   readonly keys?: (collection: Record<string, unknown>, state: object) => string[];
+  /** Puts an entry read back (a lazy load's, pg-cold-rows.ts) into the state, as its owner keeps them. */
+  readonly adopt?: (state: object, entry: unknown) => void;
 }
 
 /** The state's part that every daemon writes (state/commons.ts): its keys, and the entries each record sets. */
@@ -192,4 +194,18 @@ function replaceEntries<S, R>(
       if (entry !== undefined && partitionOf(id, layout.count) !== partition) kept[id] = entry;
     holder[key] = Object.assign(kept, entries);
   }
+}
+
+/** The derived keys of `state` as the initial state has them: made again by the state's owner or on first use. */
+export function resetDerived<S, R>(state: S, layout: PartitionLayout<S, R>): void {
+  const holder = state as Record<string, unknown>;
+  const initial = layout.initialState() as Record<string, unknown>;
+  for (const key of layout.derived ?? []) holder[key] = initial[key];
+}
+
+/** `partitions`, checked to be execution partitions of a split state: sorted, once each. Throws a RangeError. */
+export function executionPartitions<S, R>(layout: PartitionLayout<S, R>, partitions: readonly number[]): number[] {
+  if (!layout.collection || partitions.some((p) => !Number.isInteger(p) || p < 1 || p >= layout.count))
+    throw new RangeError(`execution partitions are 1 to ${layout.count - 1}, not [${partitions.join(', ')}]`);
+  return [...new Set(partitions)].sort((a, b) => a - b);
 }

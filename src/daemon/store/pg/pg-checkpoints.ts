@@ -52,6 +52,8 @@ export class PgCheckpoints<S, R> {
   private bytesSinceSnapshot = 0;
   private entriesSinceSnapshot = 0;
   private checkpointing: Promise<void> | null = null;
+  /** Called after each checkpoint, once durable (DurableStore.evictable's onCheckpoint). */
+  readonly durable: Array<() => void> = [];
 
   /** Starts from the snapshots `loaded` (each partition's seq and size). */
   constructor(
@@ -225,6 +227,8 @@ export class PgCheckpoints<S, R> {
       this.sharedSnapshotSize = states.get(SHARED_PARTITION)!.length;
       bytes += this.sharedSnapshotSize;
     }
+    // On the next turn: `checkpointing` is cleared by then, so what it wrote is clean.
+    if (this.durable.length > 0) setImmediate(() => this.durable.forEach((fn) => fn()));
     this.store.journal.counters.checkpoints++;
     this.store.journal.counters.bytes += bytes;
     this.store.logger.info(

@@ -8,7 +8,7 @@
  * there and marked changed, so the next checkpoint moves them into rows.
  */
 import type pg from 'pg';
-import type { ExecutionSummary } from '../../state/execution-summary.js';
+import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary } from '../../state/execution-summary.js';
 import { isSplit, partitionOfExecution, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
 
 /** Rows read per query while loading a partition. */
@@ -52,6 +52,11 @@ export class DirtyExecutions {
         this.ids.delete(id);
       }
     return out;
+  }
+
+  /** Whether execution `id` is marked changed. */
+  has(id: string): boolean {
+    return this.ids.has(id);
   }
 
   /** Marks `ids` changed. */
@@ -125,21 +130,26 @@ function summaryOf<S>(
 
 const UPSERT = `
   INSERT INTO wfx_executions (partition, id, doc, organization, process_id, process_version, environment,
-                              state_cd, root, parent, start_ms, correlation_key, due_ms, active, waits)
+                              state_cd, root, parent, start_ms, correlation_key, due_ms, active, waits, flags)
   SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                        $8::smallint[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::bigint[],
-                       $14::int[], $15::jsonb[])
+                       $14::int[], $15::jsonb[], $16::smallint[])
   ON CONFLICT (partition, id) DO UPDATE
      SET doc = excluded.doc, organization = excluded.organization, process_id = excluded.process_id,
          process_version = excluded.process_version, environment = excluded.environment,
          state_cd = excluded.state_cd, root = excluded.root, parent = excluded.parent,
          start_ms = excluded.start_ms, correlation_key = excluded.correlation_key,
-         due_ms = excluded.due_ms, active = excluded.active, waits = excluded.waits
+         due_ms = excluded.due_ms, active = excluded.active, waits = excluded.waits, flags = excluded.flags
   RETURNING partition, xmax = 0 AS inserted`;
 const DELETE = `
   DELETE FROM wfx_executions e USING unnest($1::int[], $2::text[]) AS d(partition, id)
    WHERE e.partition = d.partition AND e.id = d.id
   RETURNING e.partition`;
+
+/** A summary's flag bits, as the `flags` column keeps them (and the directory: FLAG_TRIGGERED, FLAG_CHILD). */
+function summaryFlags(summary: ExecutionSummary): number {
+  return (summary.triggered ? FLAG_TRIGGERED : 0) | (summary.child ? FLAG_CHILD : 0);
+}
 
 /**
  * Writes `changes` on `client` (inside the checkpoint's transaction); returns, per partition,
@@ -169,6 +179,7 @@ export async function writeRows(client: pg.ClientBase, changes: RowChanges): Pro
       s((x) => x.dueMs),
       s((x) => x.active),
       s((x) => JSON.stringify(x.waits)),
+      s((x) => summaryFlags(x)),
     ]);
     for (const row of rows) if (row.inserted) count(row.partition, 1);
   }

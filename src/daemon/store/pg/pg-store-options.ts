@@ -23,6 +23,12 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
    * `state`, written beside its row (pg-execution-rows.ts); absent, the summary columns stay null.
    */
   readonly summarize?: (execution: unknown, state: S) => ExecutionSummary;
+  /**
+   * With `summarize` and the collection's `adopt`, on a store holding every partition: load the
+   * executions' rows as summaries, each document read once touched (the engine's cache reads
+   * them back: `evictable`). Else every execution is loaded whole.
+   */
+  readonly lazy?: boolean;
   /** With `snapshotCollection`: what executions share, journaled in the shared partition (state/commons.ts). */
   readonly shared?: SharedPart<R>;
   /** How many partitions a database not used before is cut into (default DEFAULT_PARTITIONS). */

@@ -25,7 +25,8 @@
 import type pg from 'pg';
 import type { WfxError } from '../../../shared/errors.js';
 import { RecordStore, silentLogger } from '../record-store.js';
-import type { ExecutionPartitions } from '../durable-store.js';
+import type { EvictableEntries, ExecutionPartitions } from '../durable-store.js';
+import { pgEvictable } from './pg-evictable.js';
 import { partitionedIds } from '../../engine/ids.js';
 import { DEFAULT_LEASE_MS, describePartitions, type PartitionLease } from './lease.js';
 import { PgMessageClaims } from './pg-message-claims.js';
@@ -41,7 +42,9 @@ import { openDatabase } from './pg-open.js';
 import { PgCheckpoints } from './pg-checkpoints.js';
 import type { DirtyExecutions } from './pg-execution-rows.js';
 import {
+  executionPartitions,
   partitionOfExecution,
+  resetDerived,
   serializePartitions,
   SHARED_PARTITION,
   type PartitionLayout,
@@ -60,6 +63,9 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   private readonly checkpoints: PgCheckpoints<S, R>;
   /** The executions changed since their rows were written (pg-execution-rows.ts). */
   private readonly dirty: DirtyExecutions;
+  /** The executions that may leave memory, read back from their rows (pg-evictable.ts): a lazy load's. */
+  readonly evictable: EvictableEntries | null;
+  private coldGuard: ((key: string) => void) | null = null;
 
   /** What reached the database, for status and the benchmarks. */
   get counters(): PgStoreCounters {
@@ -110,6 +116,9 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       },
       loaded,
     );
+    const guard = (fn: (key: string) => void): void => void (this.coldGuard = fn);
+    const port = { pool, layout, dirty: this.dirty, checkpoints: this.checkpoints, guard };
+    this.evictable = loaded.unread && pgEvictable({ ...port, unread: loaded.unread, serves: (p) => this.serves(p) });
     this.followOthers(loaded.lastSeqs, false);
   }
 
@@ -320,6 +329,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
 
   /** Applies `record`, its executions marked changed for the next checkpoint's rows. */
   protected override applyOne(record: R): void {
+    if (this.coldGuard) this.layout.collection?.touched(record, this.coldGuard);
     super.applyOne(record);
     this.dirty.touch(this.layout, record);
   }
@@ -346,7 +356,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
    */
   async take(partitions: readonly number[], loaded: (ids: string[]) => void): Promise<boolean> {
     if (this.failure) throw this.failure;
-    const taking = this.executionPartitions(partitions).filter((p) => !this.lease.partitions.includes(p));
+    const taking = executionPartitions(this.layout, partitions).filter((p) => !this.lease.partitions.includes(p));
     if (taking.length === 0) return true;
     for (const p of taking) this.journal.moving.add(p);
     try {
@@ -375,7 +385,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       this.checkpoints.loadedBy(follower, taking);
       const entries = beside[key] as Record<string, unknown>;
       Object.assign(state[key] as object, entries);
-      this.resetDerived();
+      resetDerived(this.state, this.layout);
       for (const p of taking) this.journal.moving.delete(p);
       this.logger.info({ partitions: taking }, 'store: took partitions');
       loaded(Object.keys(entries));
@@ -401,7 +411,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     hooks: { leaving?: () => void; left?: () => void; settled?: () => Promise<void> } = {},
   ): Promise<void> {
     if (this.failure) throw this.failure;
-    const dropping = this.executionPartitions(partitions).filter((p) => this.lease.partitions.includes(p));
+    const dropping = executionPartitions(this.layout, partitions).filter((p) => this.lease.partitions.includes(p));
     if (dropping.length === this.lease.partitions.length)
       throw new RangeError(`a store keeps one of its partitions: it cannot give up ${describePartitions(dropping)}`);
     hooks.leaving?.();
@@ -413,7 +423,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     const collection = (this.state as Record<string, Record<string, unknown>>)[this.layout.collection!.key]!;
     for (const id of Object.keys(collection))
       if (dropping.includes(partitionOfExecution(this.layout, id))) delete collection[id];
-    this.resetDerived();
+    resetDerived(this.state, this.layout);
     hooks.left?.();
     try {
       await this.checkpoints.running?.catch(() => undefined);
@@ -450,20 +460,6 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       for (const p of dropping) this.journal.moving.delete(p);
     }
     this.logger.info({ partitions: dropping }, 'store: gave partitions up');
-  }
-
-  /** The derived keys as the initial state has them: made again by the state's owner or on first use. */
-  private resetDerived(): void {
-    const state = this.state as Record<string, unknown>;
-    const initial = this.layout.initialState() as Record<string, unknown>;
-    for (const key of this.layout.derived ?? []) state[key] = initial[key];
-  }
-
-  /** `partitions`, checked to be execution partitions of a split state. */
-  private executionPartitions(partitions: readonly number[]): number[] {
-    if (!this.layout.collection || partitions.some((p) => !Number.isInteger(p) || p < 1 || p >= this.layout.count))
-      throw new RangeError(`execution partitions are 1 to ${this.layout.count - 1}, not [${partitions.join(', ')}]`);
-    return [...new Set(partitions)].sort((a, b) => a - b);
   }
 
   /** Resolves once everything committed so far is durable (diverted transactions too). */
