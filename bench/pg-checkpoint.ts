@@ -4,7 +4,8 @@
  * of about 1.5 KB each, as the waiting mix of bench/waiting.ts averages, over 16 partitions,
  * checkpointed; then BENCH_CHANGED_PERCENT of them (1 by default) changed and checkpointed,
  * three times: each checkpoint's time and the bytes it sent (PgStoreCounters.bytes). Then a
- * cold open of the store: the time to load it. A throwaway PostgreSQL cluster with fsync on,
+ * cold open of the store, every document loaded, then a lazy one (decision 077: summaries
+ * only): the time to load and the heap each holds. A throwaway PostgreSQL cluster with fsync on,
  * beside the benchmark on the same cores (decision 068 step 9).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +14,7 @@ import type { ExecutionSummary } from '../src/daemon/state/execution-summary.js'
 import { HAVE_POSTGRES, startCluster } from '../test/helpers/postgres.js';
 
 interface Doc {
+  readonly id: string;
   readonly organization: string;
   readonly processId: string;
   n: number;
@@ -30,13 +32,13 @@ const CHANGED = Math.max(1, Math.round((EXECUTIONS * Number(process.env.BENCH_CH
 const AT = new Date('2026-11-26T10:00:00.000Z');
 
 /** A document of about 1.5 KB: variables and a few node instances. */
-function docOf(i: number): Doc {
+function docOf(i: number, id: string): Doc {
   const variables: Record<string, string> = {};
   for (let v = 0; v < 8; v++) variables[`var${v}`] = `value-${i}-${v}-${'x'.repeat(120)}`;
   const nodes: Doc['nodes'] = {};
   for (let k = 0; k < 4; k++)
     nodes[`ni-${i}-${k}`] = { nodeId: `node${k}`, statusCd: k === 3 ? 6 : 2, startTime: AT.toISOString() };
-  return { organization: 'acme', processId: `flow${i % 20}`, n: 0, variables, nodes };
+  return { id, organization: 'acme', processId: `flow${i % 20}`, n: 0, variables, nodes };
 }
 
 const summarize = (execution: unknown): ExecutionSummary => {
@@ -77,7 +79,11 @@ async function main(): Promise<void> {
         if (r.op === 'put') s.items[r.id] = structuredClone(r.doc);
         else s.items[r.id]!.n++;
       },
-      snapshotCollection: { key: 'items', touched: (r: BRecord, visit: (id: string) => void) => visit(r.id) },
+      snapshotCollection: {
+        key: 'items',
+        touched: (r: BRecord, visit: (id: string) => void) => visit(r.id),
+        adopt: (state: object, entry: unknown) => void ((state as BState).items[(entry as Doc).id] = entry as Doc),
+      },
       summarize,
     };
     const store = await PgStore.open<BState, BRecord>(options as PgStoreOptions<BState, BRecord>);
@@ -87,7 +93,7 @@ async function main(): Promise<void> {
       for (let j = i; j < Math.min(EXECUTIONS, i + 500); j++) {
         const id = store.newExecutionId!(AT, null);
         ids.push(id);
-        batch.push({ op: 'put', id, doc: docOf(j) });
+        batch.push({ op: 'put', id, doc: docOf(j, id) });
       }
       await store.commit(...batch);
     }
@@ -108,7 +114,16 @@ async function main(): Promise<void> {
     const again = await PgStore.open<BState, BRecord>(options as PgStoreOptions<BState, BRecord>);
     const openMs = performance.now() - opened;
     const loaded = Object.keys(again.state.items).length;
+    const eagerHeap = heapUsed();
     await again.close({ checkpoint: false });
+    // The lazy open (decision 077): the rows' summaries into a directory, no document read.
+    const baseHeap = heapUsed();
+    const lazyStarted = performance.now();
+    const lazy = await PgStore.open<BState, BRecord>({ ...options, lazy: true } as PgStoreOptions<BState, BRecord>);
+    const lazyOpenMs = performance.now() - lazyStarted;
+    const lazyHeap = heapUsed();
+    const unread = lazy.evictable?.unread?.size ?? 0;
+    await lazy.close({ checkpoint: false });
     const sorted = [...runs].sort((a, b) => a.ms - b.ms);
     console.log(
       JSON.stringify({
@@ -120,11 +135,22 @@ async function main(): Promise<void> {
         medianBytes: sorted[1]!.bytes,
         openMs: Math.round(openMs),
         loaded,
+        eagerHeapPerExecution: Math.round((eagerHeap - baseHeap) / EXECUTIONS),
+        lazyOpenMs: Math.round(lazyOpenMs),
+        lazyResident: Object.keys(lazy.state.items).length,
+        lazyUnread: unread,
+        lazyHeapPerExecution: Math.round((lazyHeap - baseHeap) / EXECUTIONS),
       }),
     );
   } finally {
     cluster.stop();
   }
+}
+
+/** The heap in use, after a full collection when the benchmark runs with --expose-gc. */
+function heapUsed(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().heapUsed;
 }
 
 /** One checkpoint: its time and the bytes it sent. */

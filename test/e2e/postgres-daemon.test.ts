@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { killIfAlive, spawnWfx, startDaemon, wfxIn } from '../helpers/cli.js';
+import { killIfAlive, startDaemon, wfxIn } from '../helpers/cli.js';
+import { foreground, serving } from '../helpers/standby.js';
 import { eventually } from '../helpers/eventually.js';
 import { POSTGRES_SKIP, queryAt, startDatabaseProxy, startPostgres } from '../helpers/postgres.js';
 import type { ClusterDaemon } from '../../src/shared/api/index.js';
@@ -35,31 +36,6 @@ function api(url: string, key: string) {
     });
     return { status: r.status, body: (await r.json()) as Record<string, unknown> };
   };
-}
-
-/** A foreground daemon process (as a supervisor runs one); SIGKILLed at teardown. */
-function foreground(t: Test, dataDir: string, args: string[]) {
-  const child = spawnWfx(t, ['daemon', 'start', '--foreground', '--port', '0', '--data-dir', dataDir, ...args]);
-  let output = '';
-  child.stdout.on('data', (b: Buffer) => (output += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (output += b.toString()));
-  return { child, output: () => output };
-}
-
-/**
- * The daemon of `dataDir` once it serves (its health `ok`): a standby's port answers before that
- * (it forwards, or says it stands by), and daemon.json names it from the start.
- */
-function serving(dataDir: string, what: string, withinMs?: number) {
-  return eventually(
-    what,
-    async () => {
-      const info = JSON.parse(await readFile(join(dataDir, 'daemon.json'), 'utf8')) as { url: string };
-      const health = (await (await fetch(`${info.url}/health`)).json()) as { status: string };
-      return health.status === 'ok' && info;
-    },
-    withinMs === undefined ? {} : { withinMs },
-  );
 }
 
 /**
