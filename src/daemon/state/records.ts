@@ -97,6 +97,8 @@ export const executionsTouched = {
   keys: (_instances: Record<string, unknown>, state: object): string[] => InstanceTable.of(state as WfxState).keys(),
   /** An execution read back at a lazy open (StoreOptions.lazy), put as the table keeps them. */
   adopt: (state: object, entry: unknown): void => InstanceTable.of(state as WfxState).put(entry as Instance),
+  /** An execution a standby's copy lets go of (its row is current): its derived indexes are rebuilt at the takeover. */
+  evict: (state: object, id: string): void => InstanceTable.of(state as WfxState).archive(id),
   touched: (r: WfxRecord, visit: (instanceId: string) => void): void => {
     if ('instanceId' in r) visit(r.instanceId);
     else if (r.type === 'instance.started') {

@@ -17,9 +17,10 @@ import { errorMessage, WfxError } from '../../../shared/errors.js';
 import type { StoreLogger } from '../durable-store.js';
 import { LEASE_CHANNEL } from './lease.js';
 import { replacePartition, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
+import type { ExecutionSummary } from '../../state/execution-summary.js';
+import type { ExecutionDirectory } from '../../state/directory/directory.js';
 import { DirtyExecutions, holdsExecutions, readRows } from './pg-execution-rows.js';
-import { ExecutionDirectory } from '../../state/directory/directory.js';
-import { forgetPartition, readDocs, readSummaries } from './pg-cold-rows.js';
+import { LazyRows } from './pg-cold-rows.js';
 import { inTransaction } from './transaction.js';
 
 /** The NOTIFY channel of journal appends; the payload is the partition. */
@@ -49,6 +50,11 @@ export interface FollowerOptions<S, R> extends PartitionLayout<S, R> {
    * each document only once an entry applied changes it. Needs the collection's `adopt`.
    */
   readonly lazy?: boolean;
+  /**
+   * With `lazy` and the collection's `evict`: the summary of an execution, for one the copy lets
+   * go of once a checkpoint of its owner wrote it (see `settle`).
+   */
+  readonly summarize?: (execution: unknown, state: S) => ExecutionSummary;
 }
 
 /** Where a follower of a live store's state starts: the state, and what it holds of each partition followed. */
@@ -106,6 +112,8 @@ export class JournalFollower<S, R> {
    * what a store built on this state hands its engine's cache. Null: every execution is loaded.
    */
   readonly unread: ExecutionDirectory | null;
+  /** What loads lazily, when the follower does. */
+  private readonly lazy: LazyRows<S, R> | null;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -118,7 +126,8 @@ export class JournalFollower<S, R> {
       this.snapshotSeqs.set(p, 0);
     }
     this.absent = new Set(from ? (from.absent ?? []) : options.partitions);
-    this.unread = options.lazy && options.collection?.adopt ? new ExecutionDirectory() : null;
+    this.lazy = options.lazy && options.collection?.adopt ? new LazyRows(options, this.state) : null;
+    this.unread = this.lazy?.unread ?? null;
   }
 
   /**
@@ -211,6 +220,12 @@ export class JournalFollower<S, R> {
           const snapshot = row.snapshot === null ? -1 : Number(row.snapshot);
           if (row.entries || snapshot > last || (snapshot === last && this.absent.has(row.partition)))
             applied += await this.catchUpPartition(client, row.partition, snapshot >= 0);
+          // Its owner checkpointed, and this copy has applied what the checkpoint covers.
+          const p = row.partition;
+          if (snapshot > this.snapshotSeqs.get(p)! && snapshot <= this.lastSeqs.get(p)! && this.lazy?.settles) {
+            this.dirty.unmark(this.lazy.settle(p, snapshot));
+            this.snapshotSeqs.set(p, snapshot);
+          }
         }
         return applied;
       },
@@ -238,7 +253,7 @@ export class JournalFollower<S, R> {
       }
       const entries = page.rows.map((row) => ({ ...row, records: parseEntry<R>(row.entry, row.seq, partition) }));
       const rows = holdsExecutions(this.options, partition);
-      if (rows && this.unread) await this.readBack(client, partition, entries);
+      if (rows) await this.lazy?.readBack(client, partition, entries);
       for (const { seq: at, records, writer } of entries) {
         const seq = Number(at);
         const expected = this.lastSeqs.get(partition)! + 1;
@@ -252,6 +267,7 @@ export class JournalFollower<S, R> {
           for (const record of admitted) {
             this.options.apply(this.state, record);
             if (rows) this.dirty.touch(this.options, record);
+            if (rows) this.lazy?.touched(record, seq);
           }
         } catch (err) {
           this.broke(err); // part of the entry may be applied: the copy is no longer the journal's
@@ -262,28 +278,6 @@ export class JournalFollower<S, R> {
         applied++;
       }
       if (page.rows.length < PAGE_ROWS) return applied;
-    }
-  }
-
-  /**
-   * Reads back, in one query on the catch-up's transaction, the executions not in the state
-   * that `entries` change: each is as the rows have it, which is as of the snapshot loaded,
-   * since no entry applied since changed it (one that did read it back).
-   */
-  private async readBack(
-    client: pg.ClientBase,
-    partition: number,
-    entries: ReadonlyArray<{ readonly records: readonly R[] }>,
-  ): Promise<void> {
-    const unread = this.unread!;
-    const cold = new Set<string>();
-    for (const { records } of entries)
-      for (const record of records) this.options.collection!.touched(record, (id) => unread.has(id) && cold.add(id));
-    if (cold.size === 0) return;
-    const docs = await readDocs(client, partition, [...cold]);
-    for (const [id, doc] of docs) {
-      this.options.collection!.adopt!(this.state as object, doc);
-      unread.remove(id);
     }
   }
 
@@ -432,11 +426,8 @@ export class JournalFollower<S, R> {
       const entries: Record<string, unknown> = typeof held === 'object' && held !== null ? { ...held } : {};
       inline = Object.keys(entries);
       try {
-        if (this.unread) {
-          // Loaded again (a checkpoint since): its executions leave the state, their rows are current.
-          if (!this.absent.has(partition)) forgetPartition(this.unread, this.options, partition);
-          read = await readSummaries(client, partition, this.unread, entries);
-        } else read = await readRows(client, partition, entries);
+        if (this.lazy) read = await this.lazy.load(client, partition, entries, !this.absent.has(partition));
+        else read = await readRows(client, partition, entries);
       } catch (err) {
         if (!(err instanceof SyntaxError)) throw err;
         throw new WfxError('SNAPSHOT_CORRUPT', `partition ${partition}: ${errorMessage(err)}`);

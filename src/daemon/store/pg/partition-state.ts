@@ -28,6 +28,8 @@ export interface PartitionedCollection<R> {
   readonly keys?: (collection: Record<string, unknown>, state: object) => string[];
   /** Puts an entry read back (a lazy load's, pg-cold-rows.ts) into the state, as its owner keeps them. */
   readonly adopt?: (state: object, entry: unknown) => void;
+  /** Takes entry `id` out of the state, as its owner keeps them (a lazy follower's copy, once a checkpoint wrote it). */
+  readonly evict?: (state: object, id: string) => void;
 }
 
 /** The state's part that every daemon writes (state/commons.ts): its keys, and the entries each record sets. */

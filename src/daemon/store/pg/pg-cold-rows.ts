@@ -7,7 +7,7 @@
  */
 import type pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
-import type { ExecutionDirectory } from '../../state/directory/directory.js';
+import { ExecutionDirectory } from '../../state/directory/directory.js';
 import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } from '../../state/execution-summary.js';
 import { partitionOfExecution, type PartitionLayout } from './partition-state.js';
 
@@ -48,6 +48,99 @@ const SUMMARIES = `
    WHERE partition = $1 AND id > $2
    ORDER BY id
    LIMIT $3`;
+
+/**
+ * What a lazy follower (journal-follower.ts) keeps of the executions it has not read: their
+ * summaries, and of those it read back, the last entry that changed each.
+ */
+export class LazyRows<S, R> {
+  /** The executions not in the state, their summaries: what a store built on it hands its engine's cache. */
+  readonly unread = new ExecutionDirectory();
+  /** The resident executions the journal changed, and its last entry that did: what `settle` may let go of. */
+  private readonly touchedAt = new Map<string, number>();
+
+  constructor(
+    private readonly options: PartitionLayout<S, R> & {
+      readonly summarize?: (execution: unknown, state: S) => ExecutionSummary;
+    },
+    private readonly state: S,
+  ) {}
+
+  /** Whether `settle` can let executions go (it can summarize them and take them out). */
+  get settles(): boolean {
+    return this.options.summarize !== undefined && this.options.collection?.evict !== undefined;
+  }
+
+  /**
+   * Loads partition `partition`'s rows as summaries (readSummaries, `into` the snapshot's own
+   * entries); `again`: the partition was loaded before, and its executions leave the state
+   * with it (their rows are current), so none of theirs is kept here either.
+   */
+  load(client: pg.ClientBase, partition: number, into: Record<string, unknown>, again: boolean) {
+    if (again) {
+      forgetPartition(this.unread, this.options, partition);
+      for (const id of this.touchedAt.keys())
+        if (partitionOfExecution(this.options, id) === partition) this.touchedAt.delete(id);
+    }
+    return readSummaries(client, partition, this.unread, into);
+  }
+
+  /**
+   * Reads back, in one query on the catch-up's transaction, the executions not in the state
+   * that `entries` change: each is as the rows have it, which is as of the snapshot loaded,
+   * since no entry applied since changed it (one that did read it back).
+   */
+  async readBack(
+    client: pg.ClientBase,
+    partition: number,
+    entries: ReadonlyArray<{ readonly records: readonly R[] }>,
+  ): Promise<void> {
+    const { collection } = this.options;
+    const cold = new Set<string>();
+    for (const { records } of entries)
+      for (const record of records) collection!.touched(record, (id) => this.unread.has(id) && cold.add(id));
+    if (cold.size === 0) return;
+    for (const [id, doc] of await readDocs(client, partition, [...cold])) {
+      collection!.adopt!(this.state as object, doc);
+      this.unread.remove(id);
+    }
+  }
+
+  /** `record`, of entry `seq`, was applied. */
+  touched(record: R, seq: number): void {
+    if (this.settles) this.options.collection!.touched(record, (id) => this.touchedAt.set(id, seq));
+  }
+
+  /**
+   * Partition `partition`'s rows are now as of its entry `seq`, which the copy has applied (its
+   * owner checkpointed): an execution no later entry changed is as its row holds it, so it
+   * leaves the state for its summary. A standby's copy then holds what the journal changed
+   * since the last checkpoint, not all it changed since the standby started. Returns the ids
+   * whose rows are current now (gone ones included).
+   */
+  settle(partition: number, seq: number): string[] {
+    const { collection, summarize } = this.options;
+    const entries = (this.state as Record<string, Record<string, unknown> | undefined>)[collection!.key] ?? {};
+    const settled: string[] = [];
+    for (const [id, at] of this.touchedAt) {
+      if (at > seq || partitionOfExecution(this.options, id) !== partition) continue;
+      const entry = entries[id];
+      if (entry !== undefined) {
+        let summary: ExecutionSummary;
+        try {
+          summary = summarize!(entry, this.state);
+        } catch {
+          continue; // no summary (its flow not found): it stays
+        }
+        this.unread.put({ ...summary, id }, ELSEWHERE);
+        collection!.evict!(this.state as object, id);
+      }
+      this.touchedAt.delete(id);
+      settled.push(id);
+    }
+    return settled;
+  }
+}
 
 /**
  * Reads partition `partition`'s rows on `client` (the load's transaction: as of its snapshot):

@@ -59,6 +59,11 @@ export class DirtyExecutions {
     return this.ids.has(id);
   }
 
+  /** `ids` are no longer changed (their rows were written as they are). */
+  unmark(ids: Iterable<string>): void {
+    for (const id of ids) this.ids.delete(id);
+  }
+
   /** Marks `ids` changed. */
   mark(ids: Iterable<string>): void {
     for (const id of ids) this.ids.add(id);

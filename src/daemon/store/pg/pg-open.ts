@@ -87,10 +87,17 @@ export async function openDatabase<S, R>(
     // run), the shared partition, then the executions it holds. A standby follows them all.
     const shared = hasShared(layout) ? [SHARED_PARTITION] : [];
     const read = [0, ...shared, ...partitions.filter((p) => p !== 0)];
-    // Executions load lazily (summaries, decision 077) for a store that holds them all: the
-    // partitions a sharing daemon takes while running load whole (PgStore.take).
-    const lazy = options.lazy === true && partitions.length === count;
-    const follow = { ...layout, partitions: [0, ...shared, ...all.slice(1)], apply: options.apply, lazy };
+    // Executions load lazily (summaries, decision 077) for a store that holds them all and does
+    // not share them: a sharing daemon takes and gives up partitions while running (PgStore.take
+    // and drop), which load and leave whole.
+    const lazy = options.lazy === true && !options.join && partitions.length === count;
+    const follow = {
+      ...layout,
+      partitions: [0, ...shared, ...all.slice(1)],
+      apply: options.apply,
+      lazy,
+      summarize: options.summarize,
+    };
     // A standby loads the state before it may serve, and keeps it current while it waits; the
     // lease taken, it reads what was appended since (only that: the old owner is fenced).
     if (options.standby) {

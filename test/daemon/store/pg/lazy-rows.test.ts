@@ -41,6 +41,7 @@ const reducer: Omit<PgStoreOptions<XState, XRecord>, 'connectionString' | 'owner
     key: 'items',
     touched: (r, visit) => r.op !== 'dir' && visit(r.id),
     adopt: (state, entry) => void ((state as XState).items[(entry as Item).id] = entry as Item),
+    evict: (state, id) => void delete (state as XState).items[id],
   },
   summarize: (execution, state) => {
     const item = execution as Item;
@@ -184,6 +185,7 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
       partitions: [0, 1, 2, 3],
       apply: reducer.apply,
       lazy: true,
+      summarize: reducer.summarize,
     });
     t.same(sorted(follower.state.items), [ids[0]!, added].sort());
     await a.commit({ op: 'item', id: ids[9]!, by: 1 });
@@ -192,18 +194,18 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
     t.notOk(follower.unread!.has(ids[9]!));
     // The owner writes to partition 2, checkpoints and writes on: the entries of partition 2
     // the follower would read next are gone, so it loads that partition again. Partition 1 has
-    // no entry it missed: its copy is kept as it is.
+    // no entry it missed: the checkpoint wrote its rows as the copy has them, so what the copy
+    // read back of it leaves for summaries.
     await a.commit({ op: 'item', id: ids[10]!, by: 1 });
     await a.checkpoint();
     await a.commit({ op: 'item', id: ids[13]!, by: 1 });
     await follower.catchUp();
-    t.same(
-      sorted(follower.state.items),
-      [ids[0]!, ids[9]!, ids[13]!].sort(),
-      'the partition loaded again holds only what came after the checkpoint',
-    );
-    t.ok(follower.unread!.has(added) && follower.unread!.has(ids[10]!), 'what it held of it is a summary again');
-    t.equal(follower.unread!.size, 27, 'the rest are summaries, none twice');
+    t.same(sorted(follower.state.items), [ids[13]!], 'resident: only what came after the checkpoint');
+    t.ok(follower.unread!.has(added) && follower.unread!.has(ids[10]!), 'the partition loaded again: summaries');
+    t.ok(follower.unread!.has(ids[0]!) && follower.unread!.has(ids[9]!), 'the partition settled: summaries');
+    t.equal(follower.unread!.size, 29, 'the rest are summaries, none twice');
+    t.equal(follower.dirty.size, 1, 'changed since the rows: only the one after the checkpoint');
+    t.match(follower.unread!.get(ids[9]!)?.summary, { dueMs: 11_000, correlationKey: 'key-11' }, 'as it is now');
     const all: Record<string, unknown> = { ...follower.state.items };
     const cold = follower.unread!.list({ limit: Infinity });
     for (const p of [1, 2, 3]) {
@@ -234,12 +236,14 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
     t.same(sorted(loaded!.items), [ids[0]!, added].sort(), 'its copy holds what the journal changed, no more');
     await a.commit({ op: 'item', id: ids[3]!, by: 7 }, { op: 'gone', id: ids[4]! });
     await eventually('the standby caught up', () => applied?.() === a.lastSeq);
+    await a.checkpoint();
     const now = structuredClone(a.state.items);
     await a.close({ checkpoint: false });
     const b = await standby;
     t.teardown(() => b.close({ checkpoint: false }));
     t.ok(b.evictable, 'the takeover hands its engine the executions left unread');
-    t.ok(Object.keys(b.state.items).length <= 3, 'resident: what the journal changed');
+    t.same(Object.keys(b.state.items), [], 'the owner’s checkpoint wrote what its copy had read back: all let go');
+    t.equal(b.evictable!.unread!.size, 29);
     t.same(await everything(b), now, 'the takeover holds the state it took over');
     t.notSame(now, expected);
     await b.checkpoint();
