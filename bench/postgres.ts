@@ -18,6 +18,7 @@ import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import { WFX_COMMONS } from '../src/daemon/state/commons.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { PgStore } from '../src/daemon/store/pg/pg-store.js';
+import { executionSummarizer } from '../src/daemon/engine/segment-summary.js';
 import { History } from '../src/daemon/store/history.js';
 import type { HistoryStore } from '../src/daemon/store/history-store.js';
 import type { RecordStore } from '../src/daemon/store/record-store.js';
@@ -67,6 +68,8 @@ export interface PostgresBenchResult {
       readonly tail: number;
       readonly warmMs: number;
       readonly coldMs: number;
+      /** The same load of summaries only (decision 077), as a daemon's store does. */
+      readonly lazyMs: number;
       /** Partitions moved between running stores (decision 040): given up by one, taken by another. */
       readonly move: Move;
     };
@@ -181,19 +184,22 @@ async function takeover(
   server: Cluster,
   waiting: number,
   tail: number,
-): Promise<{ waiting: number; tail: number; warmMs: number; coldMs: number; move: Move }> {
+): Promise<{ waiting: number; tail: number; warmMs: number; coldMs: number; lazyMs: number; move: Move }> {
   const db = 'bench_takeover';
   await queryAt(server.urlOf('postgres'), `CREATE DATABASE ${db}`);
   const open = (
     owner: string,
     standby?: { following: (seq: (() => number) | null) => void },
     held?: readonly number[],
+    lazy = false,
   ) =>
     PgStore.open<WfxState, WfxRecord>({
       connectionString: server.urlOf(db),
       owner,
       ...WFX_STORE,
       shared: WFX_COMMONS,
+      summarize: executionSummarizer(),
+      lazy,
       checkpointEvery: Number.MAX_SAFE_INTEGER,
       ...(standby && { standby }),
       ...(held && { held: () => held }),
@@ -216,7 +222,8 @@ async function takeover(
       }),
     );
     let applied: () => number = () => 0;
-    const standby = open('standby', { following: (seq) => (applied = seq ?? applied) });
+    // Lazy, as a daemon's standby is: it keeps summaries, and documents the journal changed.
+    const standby = open('standby', { following: (seq) => (applied = seq ?? applied) }, undefined, true);
     // Bounded: a copy that never catches up ends the benchmark with an error.
     for (let i = 0; applied() < serving.lastSeq; i++) {
       if (i > 6_000) throw new Error('the standby did not catch up within a minute');
@@ -228,6 +235,10 @@ async function takeover(
     const warm = await standby;
     const warmMs = performance.now() - t0;
     await warm.close({ checkpoint: false });
+    t0 = performance.now();
+    const lazy = await open('lazy', undefined, undefined, true);
+    const lazyMs = performance.now() - t0;
+    await lazy.close({ checkpoint: false });
     t0 = performance.now();
     const cold = await open('cold');
     const coldMs = performance.now() - t0;
@@ -245,7 +256,7 @@ async function takeover(
     const taken = { partitions: 6, executions, ms: performance.now() - t0 };
     await taker.close({ checkpoint: false });
     await cold.close({ checkpoint: false });
-    return { waiting, tail, warmMs, coldMs, move: { dropped, taken } };
+    return { waiting, tail, warmMs, coldMs, lazyMs, move: { dropped, taken } };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -341,8 +352,12 @@ export function formatPostgresBench(r: PostgresBenchResult | null): string {
     more('journal entries per journal round trip', r.postgres.entriesPerRoundTrip.toFixed(1)),
     more('bytes written per waiting execution (journal and history)', fmt(r.postgres.bytesPerExecution)),
     more(
-      `takeover of ${fmt(r.postgres.takeover.waiting)} waiting executions (a snapshot and ${fmt(r.postgres.takeover.tail)} journal entries after it), lease released to store open: a daemon that loads it`,
+      `takeover of ${fmt(r.postgres.takeover.waiting)} waiting executions (a snapshot and ${fmt(r.postgres.takeover.tail)} journal entries after it), lease released to store open: a daemon that loads every document (before decision 077)`,
       `${fmt(r.postgres.takeover.coldMs)} ms`,
+    ),
+    more(
+      'the same, loading summaries and the documents the journal changed (a daemon since decision 077)',
+      `${fmt(r.postgres.takeover.lazyMs)} ms`,
     ),
     more('the same by a standby that kept a copy (followed the journal)', `**${fmt(r.postgres.takeover.warmMs)} ms**`),
     more(
