@@ -24,6 +24,8 @@ export interface CheckpointedStore<S, R> {
   readonly state: S;
   /** The executions changed since their rows were written. */
   readonly dirty: DirtyExecutions;
+  /** Whether execution `id` was changed by a diverted transaction not settled yet: its row waits. */
+  readonly unjournaled: (id: string) => boolean;
   readonly logger: StoreLogger;
   /** The store's follower of what others write (null: none). */
   readonly follower: () => JournalFollower<S, R> | null;
@@ -92,10 +94,13 @@ export class PgCheckpoints<S, R> {
    */
   rowsOf(partitions: readonly number[]): RowChanges {
     const { layout, options, dirty } = this.store;
-    const ids = dirty.take(
+    const taken = dirty.take(
       layout,
       partitions.filter((p) => holdsExecutions(layout, p)),
     );
+    const waiting = taken.filter((id) => this.store.unjournaled(id));
+    dirty.mark(waiting);
+    const ids = waiting.length === 0 ? taken : taken.filter((id) => !this.store.unjournaled(id));
     return serializeRows(this.store.state, layout, ids, options.summarize);
   }
 
@@ -178,7 +183,6 @@ export class PgCheckpoints<S, R> {
     const rows = this.rowsOf(moved);
     this.bytesSinceSnapshot = 0;
     this.entriesSinceSnapshot = 0;
-    await this.store.flush();
     // The shared partition's snapshot is written under partition 0's lease, and its journal
     // deleted a checkpoint late: a daemon following it a little behind reads on rather than find
     // a gap (its own writes are in no snapshot it could load instead).
@@ -191,6 +195,8 @@ export class PgCheckpoints<S, R> {
     }
     let grown: Map<number, number>;
     try {
+      // In the try: a flush that fails must mark the executions taken changed again too.
+      await this.store.flush();
       const written = await putSnapshots(this.store.pool, {
         owner: this.store.options.owner,
         fenced: fenced.map((p) => ({ partition: p, epoch: this.store.lease.epochOf(p) })),

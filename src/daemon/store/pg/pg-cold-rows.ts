@@ -191,19 +191,33 @@ export async function readDocs(
   partition: number,
   ids: readonly string[],
 ): Promise<Map<string, unknown>> {
+  const texts = await readDocTexts(client, partition, ids);
+  const missing = ids.filter((id) => !texts.has(id));
+  if (missing.length > 0) throw noRow(partition, missing);
+  const out = new Map<string, unknown>();
+  for (const [id, doc] of texts) out.set(id, parseDoc(id, doc));
+  return out;
+}
+
+/** The documents of those of executions `ids` of partition `partition` that have a row, as text, by id. */
+export async function readDocTexts(
+  client: pg.ClientBase | pg.Pool,
+  partition: number,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
   const { rows } = await client.query<{ id: string; doc: string }>(
     'SELECT id, doc FROM wfx_executions WHERE partition = $1 AND id = ANY($2::text[])',
     [partition, ids],
   );
-  const out = new Map<string, unknown>();
-  for (const row of rows) out.set(row.id, parseDoc(row.id, row.doc));
-  const missing = ids.filter((id) => !out.has(id));
-  if (missing.length > 0)
-    throw new WfxError(
-      'SNAPSHOT_CORRUPT',
-      `partition ${partition} has no row for execution${missing.length === 1 ? '' : 's'} ${missing.slice(0, 5).join(', ')}`,
-    );
-  return out;
+  return new Map(rows.map((r) => [r.id, r.doc]));
+}
+
+/** SNAPSHOT_CORRUPT: the directory lists executions `missing` of `partition`, which have no row. */
+export function noRow(partition: number, missing: readonly string[]): WfxError {
+  return new WfxError(
+    'SNAPSHOT_CORRUPT',
+    `partition ${partition} has no row for execution${missing.length === 1 ? '' : 's'} ${missing.slice(0, 5).join(', ')}`,
+  );
 }
 
 /** Takes every execution of partition `partition` out of `directory` (its rows are loaded again). */
@@ -216,7 +230,8 @@ export function forgetPartition<S, R>(
     if (partitionOfExecution(layout, id) === partition) directory.remove(id);
 }
 
-function parseDoc(id: string, doc: string): unknown {
+/** Execution `id`'s document parsed; a SyntaxError naming it when it does not parse. */
+export function parseDoc(id: string, doc: string): unknown {
   try {
     return JSON.parse(doc);
   } catch (err) {

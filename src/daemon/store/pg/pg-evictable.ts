@@ -8,7 +8,7 @@ import type pg from 'pg';
 import type { ExecutionDirectory } from '../../state/directory/directory.js';
 import type { EvictableEntries } from '../durable-store.js';
 import { partitionOfExecution, type PartitionLayout } from './partition-state.js';
-import { readDocs } from './pg-cold-rows.js';
+import { RowReads } from './row-reads.js';
 import type { DirtyExecutions } from './pg-execution-rows.js';
 import type { PgCheckpoints } from './pg-checkpoints.js';
 
@@ -30,14 +30,12 @@ export interface PgEvictableOptions<S, R> {
 
 /** The store's port for its engine's cache: see the top of this file. */
 export function pgEvictable<S, R>(o: PgEvictableOptions<S, R>): EvictableEntries {
+  const reads = new RowReads(o.pool, (id) => partitionOfExecution(o.layout, id));
   return {
     clean: (key) =>
       o.checkpoints.running === null && !o.dirty.has(key) && o.serves(partitionOfExecution(o.layout, key)),
-    read: async (key) => {
-      // One round trip on the pool: the row is as the last checkpoint wrote it (the key is clean).
-      const docs = await readDocs(o.pool, partitionOfExecution(o.layout, key), [key]);
-      return docs.get(key);
-    },
+    // The row is as the last checkpoint wrote it (the key is clean); reads of a turn go together.
+    read: (key) => reads.read(key),
     unread: o.unread,
     onCheckpoint: (fn) => void o.checkpoints.durable.push(fn),
     guard: o.guard,

@@ -87,3 +87,11 @@ export function heldPartitions(held: readonly number[], count: number): number[]
     throw new RangeError(`a store holds some of the partitions 0 to ${count - 1}, not [${held.join(', ')}]`);
   return sorted;
 }
+
+/** GET /health's `store` on PostgreSQL: the lease this daemon holds (PgStore.health). */
+export interface PgStoreHealth {
+  readonly kind: 'postgres';
+  readonly epoch: number;
+  readonly leaseMs: number;
+  readonly renewedMsAgo: number;
+}

@@ -15,17 +15,16 @@
  *
  * The state is cut into partitions (partition-state.ts): executions spread by their id, what
  * they share in the shared partition, the rest in partition 0. Each commit's records go to the
- * journal of the partition they change, all of a group commit in one fenced statement. A store
- * holds the leases of the partitions it is given (all of them unless told: what daemons run
- * today), and follows what it does not hold but reads: partition 0 and the shared partition,
- * which other daemons' stores write too (shared-journal.ts, decision 039). Another daemon
- * started on the database waits as a standby, keeping a copy of the state current, and takes
- * over when the lease lapses.
+ * journal of the partition they change, a group commit in one fenced statement. A store holds
+ * the leases it is given and follows what other daemons write to partition 0 and the shared
+ * partition (shared-journal.ts, decision 039). A daemon started on the database while another
+ * serves waits as a standby, keeping a copy of the state current, and takes over.
  */
 import type pg from 'pg';
 import type { WfxError } from '../../../shared/errors.js';
 import { RecordStore, silentLogger } from '../record-store.js';
-import type { EvictableEntries, ExecutionPartitions } from '../durable-store.js';
+import type { Divert, EvictableEntries, ExecutionPartitions, Transaction } from '../durable-store.js';
+import { Unjournaled } from './unjournaled.js';
 import { pgEvictable } from './pg-evictable.js';
 import { partitionedIds } from '../../engine/ids.js';
 import { DEFAULT_LEASE_MS, describePartitions, type PartitionLease } from './lease.js';
@@ -36,7 +35,7 @@ import { PgAuditTrail } from './pg-audit.js';
 import { PgHistory } from './pg-history.js';
 import { JournalFollower } from './journal-follower.js';
 import { JournalWriter } from './journal-writer.js';
-import type { PgStoreCounters, PgStoreOptions } from './pg-store-options.js';
+import type { PgStoreCounters, PgStoreHealth, PgStoreOptions } from './pg-store-options.js';
 import { putSnapshots } from './fenced-sql.js';
 import { openDatabase } from './pg-open.js';
 import { PgCheckpoints } from './pg-checkpoints.js';
@@ -50,8 +49,7 @@ import {
   type PartitionLayout,
 } from './partition-state.js';
 
-export type { PgStoreCounters, PgStoreOptions } from './pg-store-options.js';
-
+export type { PgStoreCounters, PgStoreHealth, PgStoreOptions } from './pg-store-options.js';
 export class PgStore<S, R> extends RecordStore<S, R> {
   /** Where commits go: their partitions' journals (lastSeqs, the shared journal's numbering). */
   private readonly journal: JournalWriter<R>;
@@ -66,6 +64,8 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   /** The executions that may leave memory, read back from their rows (pg-evictable.ts): a lazy load's. */
   readonly evictable: EvictableEntries | null;
   private coldGuard: ((key: string) => void) | null = null;
+  /** Executions of diverted transactions not settled yet: their rows wait (unjournaled.ts). */
+  private readonly unjournaled: Unjournaled<S, R>;
 
   /** What reached the database, for status and the benchmarks. */
   get counters(): PgStoreCounters {
@@ -82,6 +82,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   ) {
     super(loaded.state, options, options.logger ?? silentLogger);
     this.dirty = loaded.dirty;
+    this.unjournaled = new Unjournaled(layout);
     this.journal = new JournalWriter(pool, lease, layout, options, loaded.lastSeqs, {
       fail: (what, err, code) => this.fail(what, err, code),
       failure: () => this.failure,
@@ -107,6 +108,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         layout,
         state: this.state,
         dirty: this.dirty,
+        unjournaled: (id) => this.unjournaled.has(id),
         logger: this.logger,
         follower: () => this.follower,
         alone: () => this.alone,
@@ -299,12 +301,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   }
 
   /** GET /health's `store`: the lease this daemon holds. */
-  health(): {
-    readonly kind: 'postgres';
-    readonly epoch: number;
-    readonly leaseMs: number;
-    readonly renewedMsAgo: number;
-  } {
+  health(): PgStoreHealth {
     return { kind: 'postgres', epoch: this.lease.epoch, ...this.lease.health() };
   }
 
@@ -325,6 +322,10 @@ export class PgStore<S, R> extends RecordStore<S, R> {
 
   private leaseLost(err: WfxError): void {
     this.fail('the lease was lost', err, 'STORE_LEASE_LOST');
+  }
+
+  override transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R> {
+    return this.unjournaled.track(super.transact(fn, divert));
   }
 
   /** Applies `record`, its executions marked changed for the next checkpoint's rows. */

@@ -4,6 +4,7 @@ import { partitionOf, uuidv7In } from '../../../../src/daemon/engine/ids.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
 import { JournalFollower } from '../../../../src/daemon/store/pg/journal-follower.js';
 import { readDocs } from '../../../../src/daemon/store/pg/pg-cold-rows.js';
+import { RowReads } from '../../../../src/daemon/store/pg/row-reads.js';
 import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
 import { eventually } from '../../../helpers/eventually.js';
 import { POSTGRES_SKIP, queryAt, startPostgres } from '../../../helpers/postgres.js';
@@ -254,5 +255,112 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
       now,
       'its first checkpoint leaves the rows as the state',
     );
+  });
+
+  t.test('an execution of a transaction kept out of the journal gets no row until it settles', async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a');
+    t.teardown(() => a.close({ checkpoint: false }));
+    const id = uuidv7In(1, PARTITIONS, AT);
+    let written!: () => void;
+    const durable = new Promise<void>((resolve) => (written = resolve));
+    // As a one-step execution is: its records applied, written elsewhere (history), then removed.
+    const tx = a.transact(
+      (emit) => emit({ op: 'item', id, by: 1 }),
+      () => ({ durable, settle: [{ op: 'gone', id }] }),
+    );
+    const checkpoint = a.checkpoint(); // serializes now, writes once the diverted write is durable
+    written();
+    await tx.durable;
+    await checkpoint;
+    const rows = async () => (await db.query('SELECT id FROM wfx_executions WHERE id = $1', [id])).length;
+    t.equal(await rows(), 0, 'no row while no journal entry backs it: a standby would keep it forever');
+    tx.settle!();
+    t.notOk(a.state.items[id], 'settled: it left the state');
+    await a.checkpoint();
+    t.equal(await rows(), 0, 'and no row after');
+    await a.close({ checkpoint: false });
+    const c = await open(db.url, 'c', { lazy: true });
+    t.teardown(() => c.close({ checkpoint: false }));
+    t.notOk(c.evictable!.unread!.has(id), 'a load lists no such execution');
+  });
+
+  t.test('reads of the cache go as few queries, a few at a time', async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a');
+    const ids = Array.from({ length: 1200 }, (_, i) => uuidv7In((i % 3) + 1, PARTITIONS, AT));
+    await a.commit(...ids.map((id, i): XRecord => ({ op: 'item', id, by: i + 1 })));
+    await a.checkpoint();
+    await a.close({ checkpoint: false });
+    const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+    t.teardown(() => pool.end());
+    let queries = 0;
+    let inFlight = 0;
+    let most = 0;
+    const counting = {
+      query: async (...args: Parameters<pg.Pool['query']>) => {
+        queries++;
+        most = Math.max(most, ++inFlight);
+        try {
+          return await (pool.query as (...a: unknown[]) => Promise<unknown>)(...args);
+        } finally {
+          inFlight--;
+        }
+      },
+    } as unknown as pg.Pool;
+    const reads = new RowReads(counting, (id) => partitionOf(id, PARTITIONS));
+    const missing = uuidv7In(1, PARTITIONS, AT);
+    const [docs, refused] = await Promise.all([
+      Promise.all(ids.map((id) => reads.read(id))),
+      reads.read(missing).catch((err: unknown) => err),
+    ]);
+    t.same(
+      docs,
+      ids.map((id, i) => ({ id, n: i + 1 })),
+      'each read gets its own document',
+    );
+    t.match(refused, { code: 'SNAPSHOT_CORRUPT' }, 'an id without a row is refused, the others not');
+    t.equal(queries, 3, '1,201 reads asked in one turn: one query per partition (400 ids each)');
+    t.ok(most <= 2, `at most 2 queries in flight (${most})`);
+    t.same(await reads.read(ids[7]!), { id: ids[7]!, n: 8 }, 'a later read is a query of its own');
+    t.equal(queries, 4);
+  });
+
+  t.test('one partition: partition 0 holds the flows and the executions, loaded lazily all the same', async (t) => {
+    const db = await fresh();
+    const one = { partitions: 1 };
+    const a = await open(db.url, 'a', one);
+    t.teardown(() => a.close({ checkpoint: false }));
+    const ids = Array.from({ length: 10 }, () => uuidv7In(0, 1, AT));
+    await a.commit({ op: 'dir', k: 'org', v: 'acme' });
+    for (const [i, id] of ids.entries()) await a.commit({ op: 'item', id, by: i + 1 });
+    await a.checkpoint();
+    await a.commit({ op: 'item', id: ids[0]!, by: 10 });
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    t.teardown(() => pool.end());
+    const follower = await JournalFollower.load(pool, {
+      count: 1,
+      collection: reducer.snapshotCollection,
+      initialState: reducer.initialState,
+      derived: reducer.derived,
+      partitions: [0],
+      apply: reducer.apply,
+      lazy: true,
+      summarize: reducer.summarize,
+    });
+    t.same(sorted(follower.state.items), [ids[0]!], 'resident: what the journal after the snapshot changed');
+    t.equal(follower.unread!.size, 9);
+    t.same(follower.state.dir, { org: 'acme' }, 'the rest of partition 0 is loaded as it was');
+    // The owner writes, checkpoints and writes on: the follower finds its next entry gone.
+    await a.commit({ op: 'item', id: ids[1]!, by: 1 });
+    await a.checkpoint();
+    await a.commit({ op: 'item', id: ids[2]!, by: 1 }, { op: 'dir', k: 'more', v: 'yes' });
+    await follower.catchUp();
+    t.same(sorted(follower.state.items), [ids[2]!], 'loaded again: only what came after');
+    t.equal(follower.unread!.size, 9, 'none twice');
+    t.same(follower.state.dir, { org: 'acme', more: 'yes' });
+    const all: Record<string, unknown> = { ...follower.state.items };
+    for (const [id, doc] of await readDocs(pool, 0, follower.unread!.list({ limit: Infinity }))) all[id] = doc;
+    t.same(all, a.state.items, 'what it holds and its rows are the owner’s state');
   });
 });
