@@ -117,12 +117,15 @@ export async function engineHarness(
   const history = await History.open(join(dir, 'history'));
   const errors: unknown[] = [];
   const { maxFileBytes, voicePrograms, cold: coldMode, imageMin: _imageMin, ...rest } = engineOptions;
+  // The engine's, once made (as the daemon wires it): what the sweep reads of executions not in memory.
+  let learnColdFiles = (): Promise<boolean> => Promise.resolve(false);
   const files = new FileStore({
     dir: join(dir, 'files'),
     store,
     history,
     retentionMs: 7 * 24 * 60 * 60 * 1000,
     now: clock.now,
+    learnColdFiles: () => learnColdFiles(),
     ...(maxFileBytes !== undefined && { maxBytes: maxFileBytes }),
   });
   const voice = voicePrograms && createVoiceRunner({ files, tmpDir: files.tmpDir, programs: voicePrograms });
@@ -139,6 +142,7 @@ export async function engineHarness(
     checkTouched: true,
     ...rest,
   });
+  learnColdFiles = () => engine.executions.learnColdFiles();
   const events: LifecycleEvent[] = [];
   const logs: StreamedLog[] = [];
   engine.on('lifecycle', (e: LifecycleEvent) => events.push(e));

@@ -130,6 +130,11 @@ export class ExecutionCache implements ColdExecutions {
     return (await Promise.all(ids.map((id) => this.o.store.read(id)))) as Instance[];
   }
 
+  /** Reads the documents of cold executions `ids`, which stay cold. */
+  read(ids: readonly string[]): Promise<Instance[]> {
+    return this.load(ids);
+  }
+
   /**
    * Executions read back, made resident in this same turn: they leave the directory, and their
    * event waits and tasks go to the state's indexes (what the directory answered for them).

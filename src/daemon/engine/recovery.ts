@@ -197,6 +197,8 @@ export async function recoverExecutions(
     overLimit,
     cold ?? undefined,
   );
+  // A start with executions left unread: their fileIds are not known until read (file-refs.ts).
+  executions.coldFilesUnread();
   effects.armColdDue();
   await continueRecovered(running, deps);
   if (coldRunning.length + coldFinished.length === 0) return;

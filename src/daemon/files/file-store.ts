@@ -50,6 +50,11 @@ export interface FileStoreOptions {
   /** How long a file lives after it was stored (or last found in use). */
   readonly retentionMs: number;
   readonly now?: () => Date;
+  /**
+   * Makes the file index know the fileIds of executions not in memory that nobody read since
+   * the start (Executions.learnColdFiles); false while it cannot: the sweep then deletes none.
+   */
+  readonly learnColdFiles?: () => Promise<boolean>;
 }
 
 /** A new fileId: `file_` and 32 random hex digits. */
@@ -192,16 +197,19 @@ export class FileStore {
     for (const f of Object.values(this.options.store.state.files))
       if (isExpired(f) && f.inHistory) heldBefore.set(f.fileId, new Set(f.inHistory));
     const kept = heldBefore.size > 0 ? new Set(await this.options.history.buckets()) : new Set<string>();
-    // From here to the commit nothing awaits: the references found are those the records meet.
     const state = this.options.store.state;
+    // Executions not in memory whose fileIds are unknown yet are read first: until then, none is deleted.
+    const whole = Object.values(state.files).some(isExpired) ? await (this.options.learnColdFiles?.() ?? true) : true;
+    // From here to the commit nothing awaits: the references found are those the records meet.
     const expired = Object.values(state.files).filter(isExpired);
+    const unknown = !whole || FileRefs.held(state)?.coldUnread === true;
     const inUse = expired.length > 0 ? referencedFiles(state) : new Set<string>();
     const records: WfxRecord[] = [];
     let keptFiles = 0;
     for (const f of expired) {
       const before = heldBefore.get(f.fileId);
       const inHistory = f.inHistory?.filter((bucket) => kept.has(bucket) || !before?.has(bucket));
-      if (inUse.has(f.fileId) || (inHistory !== undefined && inHistory.length > 0)) {
+      if (unknown || inUse.has(f.fileId) || (inHistory !== undefined && inHistory.length > 0)) {
         keptFiles++;
         const expiresAt = new Date(now.getTime() + this.options.retentionMs).toISOString();
         records.push({ type: 'file.kept', fileId: f.fileId, expiresAt, ...(inHistory && { inHistory }) });

@@ -141,8 +141,11 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
         ),
     });
     cleanup.unshift(() => ai.close());
+    // The engine's, once made: what the file sweep reads of executions not in memory.
+    let learnColdFiles = (): Promise<boolean> => Promise.resolve(false);
     const files = new FileStore({
       dir: paths.files,
+      learnColdFiles: () => learnColdFiles(),
       ...(blobs && { blobs }),
       store,
       history,
@@ -170,6 +173,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       timersAfter: listening,
     });
     cleanup.unshift(() => engine.close());
+    learnColdFiles = () => engine.executions.learnColdFiles();
     metrics.readFrom({ executions: () => engine.executions.coldStats() });
     logger.info(`engine limits: ${describeLimits(engine.limits)}`);
     const recovering = performance.now();

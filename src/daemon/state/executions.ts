@@ -38,6 +38,8 @@ export interface ColdExecutions {
   coldTree(id: string): readonly string[];
   /** Reads cold executions `ids` back (without `loaded`: they are no longer cold once it resolves). */
   load(ids: readonly string[]): Promise<Instance[]>;
+  /** Reads the documents of cold executions `ids`, which stay cold (the file index's pass). */
+  read?(ids: readonly string[]): Promise<Instance[]>;
   /**
    * Executions `load` read back, put in the resident state in this same turn (nothing runs
    * between): they leave the cold side, whose indexes answered for them until now.
@@ -100,6 +102,9 @@ export interface ColdEvents {
   /** Executions left memory: the earliest cold timer may be earlier (nextDue). */
   dueChanged(): void;
 }
+
+/** Cold executions read per slice by `learnColdFiles`. */
+const LEARN_SLICE = 256;
 
 /** What an `Executions` holds: the resident executions and the table beside them. */
 type Holder = FileRefsHolder & {
@@ -203,6 +208,35 @@ export class Executions {
     };
   }
 
+  /** The cold executions now (a lazy open's, a takeover's) were never read: the file index does not know their fileIds. */
+  coldFilesUnread(): void {
+    const files = FileRefs.held(this.state);
+    if (files !== null && this.cold !== null && this.cold.size > 0) files.coldUnread = true;
+  }
+
+  /**
+   * Makes the file index whole (file-refs.ts): reads the documents of the cold executions whose
+   * fileIds it does not know (those a lazy open or a takeover left unread), a slice at a time,
+   * without making them resident. True once it is whole (at once without a cold side); false
+   * when a read failed (the file sweep then deletes nothing: tried again at the next).
+   */
+  async learnColdFiles(): Promise<boolean> {
+    const files = FileRefs.held(this.state);
+    if (this.cold === null || files === null || !files.coldUnread) return true;
+    if (this.cold.read === undefined) return false;
+    const ids = [...this.cold.ids()];
+    let failed = false;
+    for (let i = 0; i < ids.length; i += LEARN_SLICE) {
+      const slice = ids.slice(i, i + LEARN_SLICE).filter((id) => this.cold!.summary(id) !== undefined);
+      const docs = await this.cold.read!(slice).catch(() => null);
+      if (docs === null) failed = true;
+      // One read back since is resident, or was noted when it was (ensure): either way known.
+      else for (const doc of docs) if (this.cold.summary(doc.processInstanceId) !== undefined) files.add(doc);
+    }
+    if (!failed) files.coldUnread = false;
+    return !failed;
+  }
+
   /** The ids of the cold executions (none while all are resident), in no set order. */
   coldIds(): Iterable<string> {
     return this.cold?.ids() ?? [];
@@ -230,7 +264,12 @@ export class Executions {
         .then((insts) => {
           cold.loaded?.(insts);
           const table = InstanceTable.of(this.state);
-          for (const inst of insts) table.put(inst);
+          // Its document names what its entry in the file index may not (one a lazy open left unread).
+          const files = FileRefs.held(this.state);
+          for (const inst of insts) {
+            table.put(inst);
+            files?.add(inst);
+          }
           for (const inst of insts) for (const fn of this.loadListeners) fn(inst);
         })
         .finally(() => {

@@ -39,6 +39,11 @@ const scratch = new Set<string>();
 export class FileRefs {
   /** The fileIds each live execution that names any may name, by its id. */
   private readonly byExecution = new Map<string, Set<string>>();
+  /**
+   * Cold executions were left unread whose fileIds no entry holds (a lazy open's, a takeover's):
+   * until Executions.learnColdFiles reads them, the file sweep deletes nothing.
+   */
+  coldUnread = false;
 
   private constructor(readonly state: FileRefsHolder) {}
 

@@ -105,3 +105,53 @@ t.test('without a cold side no file index is made', async (t) => {
   t.equal(FileRefs.held(h.store.state), null, 'nothing kept, nothing paid');
   t.same([...referencedFiles(h.store.state)], [f.fileId], 'the resident execution is read whole');
 });
+
+t.test('after a restart that leaves executions unread, their files survive the sweep', async (t) => {
+  // A lazy open (executionCache): nothing resident after the restart, no file index entry either.
+  const first = await engineHarness(t, undefined, undefined, { executionCache: 0 });
+  const named = await put(first, 'named.txt');
+  const unnamed = await put(first, 'unnamed.txt');
+  const pid = await first.publish(twoAsks);
+  const a = await first.start(pid, { attachment: { fileId: named.fileId } });
+  const withB = await put(first, 'with-b.txt');
+  const b = await first.start(pid, { attachment: { fileId: withB.fileId } });
+  const h = await first.restart();
+  t.ok(isCold(h, a.processInstanceId), 'the execution was left unread');
+  // One read back before any sweep: its entry holds what its document names, and what came since.
+  const givenB = await put(h, 'given-b.txt');
+  await h.engine.submitTask({
+    organization: 'default',
+    processInstanceId: b.processInstanceId,
+    nodeId: 'first',
+    action: 'COMPLETE',
+    data: { inputValue: givenB.fileId },
+  });
+  t.same(
+    [...(FileRefs.held(h.store.state)?.of(b.processInstanceId) ?? [])].sort(),
+    [withB.fileId, givenB.fileId].sort(),
+    'an execution read back counts what its document names',
+  );
+  t.ok(FileRefs.held(h.store.state)?.coldUnread, 'the file index says what it does not know');
+  h.advance(8 * DAY);
+  t.match(await h.files.sweep(), { deleted: 1, kept: 3 }, 'the sweep read it first');
+  t.ok(h.store.state.files[named.fileId], 'a file an unread execution names is kept');
+  t.notOk(h.store.state.files[unnamed.fileId], 'a file nothing names is deleted');
+  t.ok(isCold(h, a.processInstanceId), 'reading its files left it cold');
+  t.notOk(FileRefs.held(h.store.state)?.coldUnread, 'the index is whole now');
+  // Read back and changed: its entry holds what its document named as well as what came since.
+  const later = await put(h, 'later.txt');
+  await h.engine.submitTask({
+    organization: 'default',
+    processInstanceId: a.processInstanceId,
+    nodeId: 'first',
+    action: 'COMPLETE',
+    data: { inputValue: later.fileId },
+  });
+  t.same(
+    [...(FileRefs.held(h.store.state)?.of(a.processInstanceId) ?? [])].sort(),
+    [named.fileId, later.fileId].sort(),
+    'what it was read back with counts, with what it was given since',
+  );
+  h.advance(8 * DAY);
+  t.match(await h.files.sweep(), { deleted: 0, kept: 4 });
+});
