@@ -105,6 +105,10 @@ export class ExecutionCache implements ColdExecutions {
     return this.directory.list({ limit: Infinity });
   }
 
+  page(after: string | null, limit: number): string[] {
+    return this.directory.list({ after, limit });
+  }
+
   live(): ColdLive {
     return directoryLive(this.directory);
   }

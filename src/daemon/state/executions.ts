@@ -40,6 +40,8 @@ export interface ColdExecutions {
   load(ids: readonly string[]): Promise<Instance[]>;
   /** Reads the documents of cold executions `ids`, which stay cold (the file index's pass). */
   read?(ids: readonly string[]): Promise<Instance[]>;
+  /** At most `limit` cold ids, newest first, older than `after` when given (a pass over them all, a page at a time). */
+  page?(after: string | null, limit: number): string[];
   /**
    * Executions `load` read back, put in the resident state in this same turn (nothing runs
    * between): they leave the cold side, whose indexes answered for them until now.
@@ -223,12 +225,15 @@ export class Executions {
   async learnColdFiles(): Promise<boolean> {
     const files = FileRefs.held(this.state);
     if (this.cold === null || files === null || !files.coldUnread) return true;
-    if (this.cold.read === undefined) return false;
-    const ids = [...this.cold.ids()];
+    if (this.cold.read === undefined || this.cold.page === undefined) return false;
     let failed = false;
-    for (let i = 0; i < ids.length; i += LEARN_SLICE) {
-      const slice = ids.slice(i, i + LEARN_SLICE).filter((id) => this.cold!.summary(id) !== undefined);
-      const docs = await this.cold.read!(slice).catch(() => null);
+    // A page at a time, newest first, after the last id of the one before: those that leave
+    // memory meanwhile are known already, wherever they land.
+    for (let after: string | null = null; ;) {
+      const page: readonly string[] = this.cold.page(after, LEARN_SLICE);
+      if (page.length === 0) break;
+      after = page.at(-1)!;
+      const docs = await this.cold.read!(page.filter((id) => this.cold!.summary(id) !== undefined)).catch(() => null);
       if (docs === null) failed = true;
       // One read back since is resident, or was noted when it was (ensure): either way known.
       else for (const doc of docs) if (this.cold.summary(doc.processInstanceId) !== undefined) files.add(doc);
