@@ -2,7 +2,7 @@ import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { askThenPay, type ExecutionView } from '../helpers/ask-then-pay.js';
+import { answerThenKill, askThenPay, type ExecutionView } from '../helpers/ask-then-pay.js';
 import { startDaemon } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -43,28 +43,8 @@ t.test('kill -9 while answers read executions back and evictions run: nothing ac
   };
   await eventually('every execution cold', async () => (await metric(first.url, 'wfx_executions_cold')) === STARTED);
 
-  const answered: string[] = [];
-  let killed = false;
-  await Promise.all(
-    ids.map(async (id, i) => {
-      try {
-        const res = await call(first.url, 'POST', '/process/task', {
-          processInstanceId: id,
-          nodeId: 'ask',
-          action: 'COMPLETE',
-          data: { inputValue: `a-${i}` },
-        });
-        if (res.status !== 200) return;
-        answered.push(id);
-        if (answered.length >= KILL_AFTER && !killed) {
-          killed = true;
-          process.kill(first.pid, 'SIGKILL');
-        }
-      } catch {
-        // cut off by the kill: never acknowledged, so nothing is owed
-      }
-    }),
-  );
+  const answer = async (body: object) => (await call(first.url, 'POST', '/process/task', body)).status;
+  const { answered, killed } = await answerThenKill(ids, answer, KILL_AFTER, first.pid);
   t.ok(killed, `killed after ${KILL_AFTER} answers`);
 
   const second = await startDaemon(t, { dataDir, args });

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { askThenPay, type ExecutionView } from '../helpers/ask-then-pay.js';
+import { answerThenKill, askThenPay, type ExecutionView } from '../helpers/ask-then-pay.js';
 import { callDaemon, startDaemon } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
@@ -54,28 +54,8 @@ t.test(
     const b = foreground(t, dirB, args.concat('--standby'));
     await eventually('the standby waits', () => /standing by until the lease is free/.test(b.output()));
 
-    const answered: string[] = [];
-    let killed = false;
-    await Promise.all(
-      ids.map(async (id, i) => {
-        try {
-          const res = await callDaemon(a.url, key, 'POST', '/process/task', {
-            processInstanceId: id,
-            nodeId: 'ask',
-            action: 'COMPLETE',
-            data: { inputValue: `a-${i}` },
-          });
-          if (res.status !== 200) return;
-          answered.push(id);
-          if (answered.length >= KILL_AFTER && !killed) {
-            killed = true;
-            process.kill(a.pid, 'SIGKILL');
-          }
-        } catch {
-          // cut off by the kill: never acknowledged, so nothing is owed
-        }
-      }),
-    );
+    const answer = async (body: object) => (await callDaemon(a.url, key, 'POST', '/process/task', body)).status;
+    const { answered, killed } = await answerThenKill(ids, answer, KILL_AFTER, a.pid);
     t.ok(killed, `killed after ${KILL_AFTER} answers`);
 
     const info = await serving(dirB, 'the standby serves');
