@@ -100,7 +100,12 @@ export class LazyRows<S, R> {
     for (const { records } of entries)
       for (const record of records) collection!.touched(record, (id) => this.unread.has(id) && cold.add(id));
     if (cold.size === 0) return;
-    for (const [id, doc] of await readDocs(client, partition, [...cold])) {
+    const docs = await readDocs(client, partition, [...cold]).catch((err: unknown) => {
+      // A row that does not parse will not parse later either: the copy is broken, not behind.
+      if (err instanceof SyntaxError) throw new WfxError('SNAPSHOT_CORRUPT', `partition ${partition}: ${err.message}`);
+      throw err;
+    });
+    for (const [id, doc] of docs) {
       collection!.adopt!(this.state as object, doc);
       this.unread.remove(id);
     }

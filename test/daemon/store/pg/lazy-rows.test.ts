@@ -214,6 +214,11 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
       for (const [id, doc] of await readDocs(pool, p, mine)) all[id] = doc;
     }
     t.same(all, a.state.items, 'what it holds and its rows are the owner’s state');
+    // A row that does not parse, read back for an entry: the copy is broken, not merely behind.
+    await db.query(`UPDATE wfx_executions SET doc = '{' WHERE id = $1`, [ids[20]!]);
+    await a.commit({ op: 'item', id: ids[20]!, by: 1 });
+    await t.rejects(follower.catchUp(), { code: 'SNAPSHOT_CORRUPT' });
+    t.match(follower.broken, { code: 'SNAPSHOT_CORRUPT' }, 'and it stops following');
   });
 
   t.test('a standby holds summaries, and its takeover serves the rest from rows', async (t) => {
