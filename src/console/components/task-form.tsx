@@ -5,7 +5,7 @@
  * COMPLETE, and CANCEL after a confirmation. An answer that lost a race (the task was answered
  * elsewhere, its timer fired, the execution ended) says so and links to the execution.
  */
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { FileLimits } from '../../shared/api/files.js';
 import type { TaskAnswered } from '../../shared/api/tasks.js';
 import { formatBytes } from '../../shared/bytes.js';
@@ -82,7 +82,8 @@ export function TaskForm({
     running.current = {};
   };
   useEffect(() => stopUploads, []);
-  useEffect(() => {
+  // Before the browser paints: after it, what is typed into the new form would be wiped.
+  useLayoutEffect(() => {
     stopUploads();
     setUploads({});
     setValues(initialValues(controls));
