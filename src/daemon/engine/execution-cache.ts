@@ -15,7 +15,7 @@
  * only at rest: running, no Active node, every member clean (EvictableEntries.clean). Eviction
  * writes nothing: a crash at any point of it recovers the same state from the same files.
  */
-import { ExecutionDirectory } from '../state/directory/directory.js';
+import { ELSEWHERE, ExecutionDirectory } from '../state/directory/directory.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
 import { execution, treeOf, type ColdEvents, type ColdExecutions, type ColdLive } from '../state/executions.js';
 import { InstanceTable } from '../state/instance-table.js';
@@ -40,9 +40,6 @@ const EVICT_SLICE = 64;
 
 /** How soon a pass that left recently read trees over the capacity comes round again (ms). */
 const CLOCK_TURN_MS = 1000;
-
-/** No place kept: the store knows where each document is (its segments), the directory lists. */
-const ELSEWHERE = { segment: 0, offset: 0, length: 0 };
 
 /** What the cache is built on. */
 export interface ExecutionCacheOptions {

@@ -77,6 +77,11 @@ export const FLAG_TRIGGERED = 1;
 /** A summary's flag bit: `child`. */
 export const FLAG_CHILD = 2;
 
+/** The flag bits of `summary`: FLAG_TRIGGERED and FLAG_CHILD. */
+export function summaryFlags(summary: Pick<ExecutionSummary, 'triggered' | 'child'>): number {
+  return (summary.triggered ? FLAG_TRIGGERED : 0) | (summary.child ? FLAG_CHILD : 0);
+}
+
 /** The due times (ms) of the unfired timer boundary events of a live node (engine/effect-plan.ts knows the flow). */
 export type BoundaryDue = (inst: Instance, ni: NodeInstance) => readonly number[];
 

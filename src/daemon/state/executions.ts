@@ -233,7 +233,7 @@ export class Executions {
       const page: readonly string[] = this.cold.page(after, LEARN_SLICE);
       if (page.length === 0) break;
       after = page.at(-1)!;
-      const docs = await this.cold.read!(page.filter((id) => this.cold!.summary(id) !== undefined)).catch(() => null);
+      const docs = await this.cold.read!(page).catch(() => null);
       if (docs === null) failed = true;
       // One read back since is resident, or was noted when it was (ensure): either way known.
       else for (const doc of docs) if (this.cold.summary(doc.processInstanceId) !== undefined) files.add(doc);

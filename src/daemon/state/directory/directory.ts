@@ -7,7 +7,13 @@
  * from the execution segments' indexes; kept up by `put` and `remove`.
  */
 import { STATE } from '../../../shared/api/index.js';
-import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } from '../execution-summary.js';
+import {
+  FLAG_CHILD,
+  FLAG_TRIGGERED,
+  summaryFlags,
+  type ExecutionSummary,
+  type WaitSummary,
+} from '../execution-summary.js';
 import { SegmentCodes, type SummaryColumns } from './bulk.js';
 import { grown, Interner, Pairs, Shapes } from './columns.js';
 import { DueHeap } from './due-heap.js';
@@ -26,6 +32,7 @@ import {
 } from './row.js';
 
 export type { DirectoryEntry, FlowCounts, ListQuery, Location } from './row.js';
+export { ELSEWHERE } from './row.js';
 import { SlotColumns } from './slot-columns.js';
 import { SortedList } from './sorted.js';
 import type { Subscriber, WaitingJob, WaitingTask } from './wait-kinds.js';
@@ -120,7 +127,7 @@ export class ExecutionDirectory extends SlotColumns {
     r.env = this.strings.code(summary.environment);
     r.flow = this.pairs.code(r.org, r.proc);
     r.state = summary.stateCd;
-    r.flags = (summary.triggered ? FLAG_TRIGGERED : 0) | (summary.child ? FLAG_CHILD : 0);
+    r.flags = summaryFlags(summary);
     r.startMs = summary.startMs;
     r.active = summary.active;
     r.correlation = summary.correlationKey;

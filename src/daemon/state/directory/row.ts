@@ -11,6 +11,12 @@ export interface Location {
   readonly length: number;
 }
 
+/**
+ * No place kept: the directory's owner finds the document itself (the JSON store from the id
+ * in its segments, PostgreSQL by the row's key).
+ */
+export const ELSEWHERE: Location = { segment: 0, offset: 0, length: 0 };
+
 /** An execution as the directory answers for it. */
 export interface DirectoryEntry {
   readonly summary: ExecutionSummary;

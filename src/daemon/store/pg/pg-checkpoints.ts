@@ -98,9 +98,11 @@ export class PgCheckpoints<S, R> {
       layout,
       partitions.filter((p) => holdsExecutions(layout, p)),
     );
-    const waiting = taken.filter((id) => this.store.unjournaled(id));
+    // Those of diverted transactions not settled wait, still marked, for the next checkpoint.
+    const ids: string[] = [];
+    const waiting: string[] = [];
+    for (const id of taken) (this.store.unjournaled(id) ? waiting : ids).push(id);
     dirty.mark(waiting);
-    const ids = waiting.length === 0 ? taken : taken.filter((id) => !this.store.unjournaled(id));
     return serializeRows(this.store.state, layout, ids, options.summarize);
   }
 

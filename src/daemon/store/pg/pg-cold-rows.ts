@@ -7,15 +7,12 @@
  */
 import type pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
-import { ExecutionDirectory } from '../../state/directory/directory.js';
+import { ELSEWHERE, ExecutionDirectory } from '../../state/directory/directory.js';
 import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } from '../../state/execution-summary.js';
 import { partitionOfExecution, type PartitionLayout } from './partition-state.js';
 
 /** Summary rows read per query. */
 const PAGE_ROWS = 10_000;
-
-/** No place kept: the row is found by its key, (partition, id). */
-const ELSEWHERE = { segment: 0, offset: 0, length: 0 };
 
 interface SummaryRow {
   readonly id: string;

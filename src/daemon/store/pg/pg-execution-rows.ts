@@ -8,7 +8,7 @@
  * there and marked changed, so the next checkpoint moves them into rows.
  */
 import type pg from 'pg';
-import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary } from '../../state/execution-summary.js';
+import { summaryFlags, type ExecutionSummary } from '../../state/execution-summary.js';
 import { isSplit, partitionOfExecution, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
 
 /** Rows read per query while loading a partition. */
@@ -150,11 +150,6 @@ const DELETE = `
   DELETE FROM wfx_executions e USING unnest($1::int[], $2::text[]) AS d(partition, id)
    WHERE e.partition = d.partition AND e.id = d.id
   RETURNING e.partition`;
-
-/** A summary's flag bits, as the `flags` column keeps them (and the directory: FLAG_TRIGGERED, FLAG_CHILD). */
-function summaryFlags(summary: ExecutionSummary): number {
-  return (summary.triggered ? FLAG_TRIGGERED : 0) | (summary.child ? FLAG_CHILD : 0);
-}
 
 /**
  * Writes `changes` on `client` (inside the checkpoint's transaction); returns, per partition,

@@ -1,4 +1,10 @@
-import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } from '../../state/execution-summary.js';
+import {
+  FLAG_CHILD,
+  FLAG_TRIGGERED,
+  summaryFlags,
+  type ExecutionSummary,
+  type WaitSummary,
+} from '../../state/execution-summary.js';
 
 /**
  * A segment's index as it is stored (`NNNNNN.index.json`): one array per field, entry i of the
@@ -144,7 +150,7 @@ export class IndexBuilder {
     d.correlationKey.push(s.correlationKey);
     d.dueMs.push(this.timeOrNull(s.dueMs));
     d.active.push(s.active);
-    d.flags!.push((s.triggered ? FLAG_TRIGGERED : 0) | (s.child ? FLAG_CHILD : 0));
+    d.flags!.push(summaryFlags(s));
     d.waits.push(s.waits.length);
     for (const w of s.waits) this.addWait(w, s.correlationKey);
   }
