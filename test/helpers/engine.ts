@@ -47,6 +47,8 @@ export interface EngineHarness {
   /** The file store under `<dir>/files`, on the harness clock. */
   readonly files: FileStore;
   readonly clock: TestClock;
+  /** What the engine reported through onError: a test that expects some empties it (the harness fails a test that leaves any). */
+  readonly errors: unknown[];
   readonly events: LifecycleEvent[];
   readonly logs: StreamedLog[];
   /** Publishes a flow given as YAML (processId filled in when the text has `processId: AUTO`). */
@@ -163,6 +165,7 @@ export async function engineHarness(
   };
   t.teardown(close);
   const h: EngineHarness = {
+    errors,
     dir: root,
     store,
     history,

@@ -35,6 +35,8 @@ export class ThrownOutbox {
   private readonly busy = new Set<string>();
   /** Events thrown by a step of this engine: that step delivered them here. */
   private readonly thrownByStep = new Set<string>();
+  /** Events delivered to what waits here by this process (a retry of the others does not deliver them here again). */
+  private readonly deliveredHere = new Set<string>();
   /** Events whose giving failed: when to try again, and how many tries so far. */
   private readonly retries = new Map<string, { timer: NodeJS.Timeout; tries: number }>();
   private closed = false;
@@ -79,6 +81,7 @@ export class ThrownOutbox {
         .then(() => {
           this.retries.delete(id);
           this.thrownByStep.delete(id);
+          this.deliveredHere.delete(id);
         })
         .catch((err: unknown) => {
           if (!this.closed) this.failed(id, err);
@@ -99,9 +102,11 @@ export class ThrownOutbox {
     // Given on already, or its thrower's partition moved: its new holder gives it on.
     if (!event || !this.deps.passing.holds(event.instanceId)) return;
     crashPoint('thrown:kept'); // the event durable here, the other daemons not given it yet
-    // Kept by an earlier holder: what waits here now has not had it (at least once: again if
-    // the passing fails and is tried again).
-    const here = this.thrownByStep.has(id) ? undefined : () => this.deps.deliverHere(event);
+    // Kept by an earlier holder, or thrown to executions here not in memory (`here`): what
+    // waits here has not had it all. Once per process: a retry for the others does not give it
+    // here again (a restart does: at least once).
+    const done = this.deliveredHere.has(id) || (this.thrownByStep.has(id) && event.here !== true);
+    const here = done ? undefined : () => this.deps.deliverHere(event).then(() => void this.deliveredHere.add(id));
     await this.deps.passing.pass(event, here);
     await this.deps.passed(id);
   }
@@ -116,6 +121,7 @@ export class ThrownOutbox {
       );
       this.retries.delete(id);
       this.thrownByStep.delete(id);
+      this.deliveredHere.delete(id);
       this.deps.track(this.deps.passed(id).catch(() => undefined));
       return;
     }

@@ -20,7 +20,10 @@ import { TimerQueue } from './timers.js';
 import type { BegunStep, RunStep, StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
 import type { WorkRunner } from './work-runner.js';
 import type { EngineObserver } from './options.js';
-import { execution, type Executions } from '../state/executions.js';
+import { execution, moved, type Executions } from '../state/executions.js';
+
+/** How soon cold timers whose executions could not be read back are tried again (ms). */
+const COLD_DUE_RETRY_MS = 5_000;
 
 /**
  * Nodes one step continuing deferred executions runs: a fraction of a step's own budget, so a
@@ -334,7 +337,10 @@ export class Effects {
     try {
       if (ids.length > 0) await executions.ensure(ids);
     } catch (err) {
-      this.options.onError(err, `reading back executions whose timers are due (${ids.join(', ')})`);
+      // One moved to another daemon while it was read: its new holder arms its timers.
+      if (!moved(err)) this.options.onError(err, `reading back executions whose timers are due (${ids.join(', ')})`);
+      // Those still cold (the read failed, or one moved and came back) keep their timers: tried again.
+      executions.untakeColdDue(ids, this.options.now().getTime() + COLD_DUE_RETRY_MS);
     }
     if (!this.options.closed()) this.armColdDue();
   }

@@ -29,7 +29,7 @@ import { uuidv7 } from './ids.js';
 import { executionSources, failureSources, findInstance, listInstances, runningInstance } from './queries.js';
 import type { OrganizationScope } from './scope.js';
 import type { EngineCluster, MovingExecutions } from '../cluster/ports.js';
-import { continueRecovered, recoverExecutions, recoverLiveState, reindexLiveState } from './recovery.js';
+import { recoverExecutions, recoverTaken, reindexLiveState } from './recovery.js';
 import type { Recovering } from './recovery.js';
 import { replayExecution, retryExecution, type RecoveryDeps, type RecoveryRequest } from './recovery-ops.js';
 import { StepRunner } from './runner.js';
@@ -50,7 +50,7 @@ import { SecretBox } from '../secrets/secret-box.js';
 import { JobOperations } from './jobs.js';
 import { BulkOperations } from './bulk/bulk-operations.js';
 import { DomainSchemas } from '../jobs/schemas.js';
-import { DEFAULT_LIMITS, overLimits, type ExecutionLimits } from './limits.js';
+import { DEFAULT_LIMITS, type ExecutionLimits } from './limits.js';
 import type { EngineOptions } from './options.js';
 import { executionCacheFor } from './execution-cache.js';
 
@@ -403,30 +403,29 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   }
 
   /**
-   * Executions its store has just put into the state (a partition taken while running:
-   * PgStore.take), in the turn it did: resumed as after a restart (timers armed, active nodes
-   * run again, finished ones archived), and the subscription index made again for every
-   * execution (the load reset it). Resolves once the active ones ran.
+   * Executions its store has just put into the state or its cache's directory (a partition
+   * taken while running: PgStore.take), in the turn it did: resumed as after a restart (timers
+   * armed, active nodes run again, finished ones archived), the indexes made again for every
+   * execution (the load reset them). Resolves once the active ones ran.
    */
   async adopt(ids: readonly string[]): Promise<void> {
-    const { running } = recoverLiveState(this.state, this.effects, new Set(ids), (inst) =>
-      overLimits(inst, this.limits, null),
-    );
-    await continueRecovered(running, this.recovering);
-    // A claim its last holder won but did not use: a message its nodes may consume now. An
-    // event thrown there that its last holder had not given on yet.
-    this.cluster?.loaded();
-    // The lanes of bulk operations in those partitions are this daemon's now.
-    this.bulk.resume();
+    try {
+      await recoverTaken(this.state, this.effects, this.executions, ids, this.limits, this.recovering);
+    } finally {
+      // Even when one taken could not be read back: the rest is this daemon's all the same.
+      // A claim or a thrown event its last holder had not used: its nodes may now.
+      this.cluster?.loaded();
+      // The lanes of bulk operations in those partitions are this daemon's now.
+      this.bulk.resume();
+    }
   }
 
   /**
    * Hands executions over to another daemon (their partition given up: PgStore.drop, which
-   * `removal` calls with these hooks). In the turn they leave the state, those `leaving` are
-   * forgotten just before (timers disarmed, work under way aborted: their next holder runs it
-   * again) and the subscription index is made again without them just after; the archive's
-   * writes in flight (fenced by the partition's lease), and the events under message ids
-   * `leaving` names, are `settled` before the lease goes.
+   * `removal` calls with these hooks). Those `leaving` are forgotten just before they leave the
+   * state (timers disarmed, work under way aborted: their next holder runs it again), the
+   * indexes made again without them just after; the archive's writes in flight and the events
+   * under message ids `leaving` names are `settled` before the lease goes.
    */
   async handOver(
     leaving: (instanceId: string) => boolean,
@@ -440,7 +439,8 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
         }
       },
       left: () => {
-        reindexLiveState(this.state, leaving);
+        reindexLiveState(this.state, leaving, this.executions.coldLive() ?? undefined);
+        this.effects.armColdDue();
         this.emit('handedOver', leaving);
       },
       // Events under message ids of theirs remember the id before the next holder reads it.

@@ -65,6 +65,8 @@ export class ExecutionCache implements ColdExecutions {
   private closed = false;
   /** Told of evictions (the engine's timers and indexes of what leaves memory). */
   private events: ColdEvents | null = null;
+  /** The store's hold on each execution `load` read back, when the read started (EvictableEntries.epoch). */
+  private readonly readUnder = new WeakMap<Instance, number | null>();
   /** Trees evicted and executions read back since the start (metrics, tests). */
   readonly stats = { evicted: 0, loaded: 0, passes: 0 };
 
@@ -118,6 +120,16 @@ export class ExecutionCache implements ColdExecutions {
     return this.directory.takeDue(nowMs, max);
   }
 
+  untake(ids: readonly string[], atMs: number): void {
+    for (const id of ids) {
+      const entry = this.directory.get(id);
+      // Not cold (read back, or gone), or its timer set again since (read, then evicted).
+      if (entry === null || entry.summary.dueMs !== null) continue;
+      this.directory.put({ ...entry.summary, dueMs: atMs }, entry.location);
+    }
+    this.events?.dueChanged();
+  }
+
   get dueCount(): number {
     return this.directory.dueCount;
   }
@@ -128,20 +140,28 @@ export class ExecutionCache implements ColdExecutions {
 
   /** Reads cold executions `ids` back, all or none: one that cannot be read leaves them all cold. */
   async load(ids: readonly string[]): Promise<Instance[]> {
-    return (await Promise.all(ids.map((id) => this.o.store.read(id)))) as Instance[];
+    const { epoch } = this.o.store;
+    // On a store whose partitions move: the hold each read starts under, which `loaded` checks.
+    const at = epoch && ids.map((id) => epoch.call(this.o.store, id));
+    const insts = await this.read(ids);
+    if (at) insts.forEach((inst, i) => this.readUnder.set(inst, at[i]!));
+    return insts;
   }
 
   /** Reads the documents of cold executions `ids`, which stay cold. */
-  read(ids: readonly string[]): Promise<Instance[]> {
-    return this.load(ids);
+  async read(ids: readonly string[]): Promise<Instance[]> {
+    return (await Promise.all(ids.map((id) => this.o.store.read(id)))) as Instance[];
   }
 
   /**
    * Executions read back, made resident in this same turn: they leave the directory, and their
    * event waits and tasks go to the state's indexes (what the directory answered for them).
    */
-  loaded(insts: readonly Instance[]): void {
-    const { state } = this.o;
+  loaded(read: readonly Instance[]): readonly Instance[] {
+    const { state, store } = this.o;
+    // Its partition given up while it was read (and maybe taken again since, its row read
+    // afresh into the directory): this copy may be stale, and it stays out.
+    const insts = store.epoch ? read.filter((inst) => this.stillHeld(inst)) : read;
     for (const inst of insts) {
       const id = inst.processInstanceId;
       this.directory.remove(id);
@@ -152,6 +172,14 @@ export class ExecutionCache implements ColdExecutions {
     }
     this.stats.loaded += insts.length;
     this.scheduleIfOver();
+    return insts;
+  }
+
+  /** Whether `inst`, read back by `load`, was read under the hold its store has now. */
+  private stillHeld(inst: Instance): boolean {
+    const at = this.readUnder.get(inst);
+    this.readUnder.delete(inst);
+    return at !== undefined && at !== null && this.o.store.epoch!(inst.processInstanceId) === at;
   }
 
   /** Marks executions a step changed as recently used (their trees pass the next eviction over). */

@@ -15,7 +15,7 @@ import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import { TaskIndex } from '../state/task-index.js';
 import type { Effects } from './effects.js';
 import type { RunStep } from './step/index.js';
-import { execution, type ColdLive, type Executions } from '../state/executions.js';
+import { execution, moved, type ColdLive, type Executions } from '../state/executions.js';
 import { FileRefs } from '../state/file-refs.js';
 import { overLimits, type ExecutionLimits } from './limits.js';
 
@@ -153,7 +153,7 @@ function indexWaits(state: WfxState, inst: Instance, counts: LiveCounts, jobs: J
  * the live executions, in one walk (after some left the state: a partition given up, whose
  * executions `left` names: the file index forgets them).
  */
-export function reindexLiveState(state: WfxState, left: (instanceId: string) => boolean): void {
+export function reindexLiveState(state: WfxState, left: (instanceId: string) => boolean, cold?: ColdLive): void {
   FileRefs.held(state)?.drop(left);
   state.subscriptions = {};
   const tasks = TaskIndex.fresh(state);
@@ -163,8 +163,14 @@ export function reindexLiveState(state: WfxState, left: (instanceId: string) => 
     const inst = execution(state, id);
     if (inst !== undefined) indexWaits(state, inst, counts, jobs, tasks);
   }
+  // The cold ones that stay: counted and their jobs queued from the directory, as at a start.
+  cold?.flowTotals((org, processId, running, waitingOnly) => counts.addColdFlow(org, processId, running, waitingOnly));
+  cold?.walk((r) => {
+    if (r.jobs > 0) queueColdJobs(r, cold.idAt(r.slot), cold.waitsAt(r.slot), jobs);
+    counts.addCold(r, () => cold.idAt(r.slot));
+  });
   tasks.built();
-  counts.built();
+  counts.built(cold === undefined ? undefined : (id) => cold.stateOf(id));
 }
 
 /** What continueRecovered needs from the engine. */
@@ -201,8 +207,94 @@ export async function recoverExecutions(
   executions.coldFilesUnread();
   effects.armColdDue();
   await continueRecovered(running, deps);
-  if (coldRunning.length + coldFinished.length === 0) return;
-  await executions.ensure([...coldFinished, ...coldRunning]);
+  const left = await resumeCold(state, effects, executions, { coldRunning, coldFinished }, deps);
+  if (left !== null) throw left.error; // a start that cannot read them fails, as a store that cannot open
+}
+
+/**
+ * Executions a store has just put into the state or its cache's directory (a partition taken
+ * while running, Engine.adopt): resumed as after a restart, the indexes made again for all.
+ * The cold ones it cannot read back yet are tried again later, until read or gone from here.
+ */
+export async function recoverTaken(
+  state: WfxState,
+  effects: Effects,
+  executions: Executions,
+  ids: readonly string[],
+  limits: ExecutionLimits,
+  deps: Recovering,
+): Promise<void> {
+  const over = (inst: Instance) => overLimits(inst, limits, null);
+  const cold = executions.coldLive() ?? undefined;
+  const { running, ...left } = recoverLiveState(state, effects, new Set(ids), over, cold);
+  executions.coldFilesUnread();
+  effects.armColdDue();
+  await continueRecovered(running, deps);
+  await resumeTaken(state, effects, executions, left, deps);
+}
+
+/** What resumeCold could not read back, and the first error it met. */
+type Unread = Pick<Recovered, 'coldRunning' | 'coldFinished'> & { readonly error: unknown };
+
+/** Cold executions read back at once by resumeCold: a read that fails leaves only its slice behind. */
+const RESUME_SLICE = 500;
+/** Waits before resumeTaken tries again: longer each time, up to the last. */
+const RESUME_RETRY_MS = [1_000, 2_000, 5_000, 10_000, 30_000] as const;
+
+/**
+ * resumeCold for executions a partition taken brought: those it cannot read back yet (the
+ * database away a moment) are tried again after a wait, longer each time, until read, given up
+ * to another daemon, or the engine stops. A start has no such patience: it fails instead.
+ */
+export async function resumeTaken(
+  state: WfxState,
+  effects: Effects,
+  executions: Executions,
+  taken: Pick<Recovered, 'coldRunning' | 'coldFinished'>,
+  deps: Recovering,
+  tries = 0,
+): Promise<void> {
+  const unread = await resumeCold(state, effects, executions, taken, deps);
+  if (unread === null) return;
+  deps.onError(unread.error, 'reading back executions taken; tried again later');
+  const again = (): void => {
+    if (deps.failed()) return;
+    // Those given up since are their next holder's; one read back meanwhile still runs on here.
+    const here = (ids: readonly string[]) =>
+      ids.filter((id) => executions.get(id) !== undefined || executions.coldSummary(id) !== undefined);
+    const left = { coldRunning: here(unread.coldRunning), coldFinished: here(unread.coldFinished) };
+    resumeTaken(state, effects, executions, left, deps, tries + 1).catch((err: unknown) =>
+      deps.onError(err, 'resuming executions taken'),
+    );
+  };
+  setTimeout(again, RESUME_RETRY_MS[Math.min(tries, RESUME_RETRY_MS.length - 1)]).unref();
+}
+
+/**
+ * What a recovery walk left of cold executions: those finished, read back and queued for
+ * archiving; those to continue, read back and stepped. Returns those it could not read (null:
+ * none), a slice at a time; one that moved to another daemon while read is not among them.
+ */
+export async function resumeCold(
+  state: WfxState,
+  effects: Effects,
+  executions: Executions,
+  { coldRunning, coldFinished }: Pick<Recovered, 'coldRunning' | 'coldFinished'>,
+  deps: Recovering,
+): Promise<Unread | null> {
+  const all = [...coldFinished, ...coldRunning];
+  const failed = new Set<string>();
+  let error: unknown = null;
+  for (let i = 0; i < all.length; i += RESUME_SLICE) {
+    const slice = all.slice(i, i + RESUME_SLICE);
+    try {
+      await executions.ensure(slice);
+    } catch (err) {
+      if (moved(err)) continue; // the others of the slice came in
+      error ??= err;
+      for (const id of slice) failed.add(id);
+    }
+  }
   for (const id of coldFinished) {
     const inst = execution(state, id);
     if (inst !== undefined) effects.recovered(inst); // queued for archiving
@@ -213,6 +305,9 @@ export async function recoverExecutions(
     if (inst !== undefined) more.push(inst);
   }
   await continueRecovered(more, deps);
+  if (failed.size === 0) return null;
+  const left = (ids: readonly string[]) => ids.filter((id) => failed.has(id));
+  return { coldRunning: left(coldRunning), coldFinished: left(coldFinished), error };
 }
 
 /**

@@ -12,7 +12,7 @@ import { checkStoreUrl, redactStoreUrl } from '../../shared/store-url.js';
 import { executionSummarizer, wfxJsonStore } from '../engine/segment-summary.js';
 import { WFX_STORE, type WfxRecord } from '../state/records.js';
 import { WFX_COMMONS } from '../state/commons.js';
-import type { WfxState } from '../state/state.js';
+import { KEPT_ON_MOVES, type WfxState } from '../state/state.js';
 import { writeFileAtomic } from '../disk/durable-files.js';
 import type { Blobs } from '../files/blobs.js';
 import { FileAuditTrail, type AuditTrail } from '../audit/trail.js';
@@ -140,6 +140,7 @@ export async function openStore(
     shared: WFX_COMMONS,
     summarize: executionSummarizer(),
     lazy: choice.lazyExecutions === true,
+    keptOnMoves: KEPT_ON_MOVES,
     checkpointEvery: choice.checkpointEvery,
     logger,
     ...(choice.share && choice.sharing && { join: choice.sharing.join }),

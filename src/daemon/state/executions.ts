@@ -5,6 +5,7 @@
  * trees resident before a step or an API read, reading them from the cold side (`ColdExecutions`:
  * none yet outside tests, so it never waits there).
  */
+import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
 import type { WalkRow } from './directory/row.js';
 import type { ExecutionSummary, WaitSummary } from './execution-summary.js';
@@ -44,9 +45,11 @@ export interface ColdExecutions {
   page?(after: string | null, limit: number): string[];
   /**
    * Executions `load` read back, put in the resident state in this same turn (nothing runs
-   * between): they leave the cold side, whose indexes answered for them until now.
+   * between): they leave the cold side, whose indexes answered for them until now. Returns
+   * those to put: not one whose partition moved to another daemon while it was read (the
+   * cold side forgot it, or holds it afresh).
    */
-  loaded?(insts: readonly Instance[]): void;
+  loaded?(insts: readonly Instance[]): readonly Instance[];
   /**
    * What is kept of cold execution `id` (state/execution-summary.ts): what a listing filters
    * on and renders from before it reads a document. Undefined: `id` is not cold.
@@ -68,6 +71,8 @@ export interface ColdExecutions {
   nextDue?(): number | null;
   /** Takes the cold executions' timers due at `nowMs`, at most `max`: their ids, earliest first. */
   takeDue?(nowMs: number, max: number): string[];
+  /** Sets again, due at `atMs`, the timers `takeDue` took of those of `ids` still cold (their read back failed). */
+  untake?(ids: readonly string[], atMs: number): void;
   /** How many cold executions have a timer set. */
   readonly dueCount?: number;
   /** Tells `events` what the cold side does on its own (an execution leaving memory). Called once. */
@@ -105,6 +110,11 @@ export interface ColdEvents {
   dueChanged(): void;
 }
 
+/** Whether `err` says an execution's partition moved to another daemon (PARTITION_MOVING). */
+export function moved(err: unknown): boolean {
+  return err instanceof WfxError && err.code === 'PARTITION_MOVING';
+}
+
 /** Cold executions read per slice by `learnColdFiles`. */
 const LEARN_SLICE = 256;
 
@@ -118,6 +128,8 @@ type Holder = FileRefsHolder & {
 export class Executions {
   /** Trees being read back, by the id of each execution in them: a second ensure waits for the first. */
   private readonly loading = new Map<string, Promise<void>>();
+  /** Times `coldFilesUnread` found executions left unread: a pass of `learnColdFiles` over them all covers those before it began. */
+  private unreadSince = 0;
   private readonly loadListeners: Array<(inst: Instance) => void> = [];
   private readonly evictListeners: Array<(inst: Instance) => void> = [];
   private readonly dueListeners: Array<() => void> = [];
@@ -184,6 +196,11 @@ export class Executions {
     return this.cold?.takeDue?.(nowMs, max) ?? [];
   }
 
+  /** Sets the cold timers of `ids` again at `atMs` (ColdExecutions.untake): their read back failed. */
+  untakeColdDue(ids: readonly string[], atMs: number): void {
+    this.cold?.untake?.(ids, atMs);
+  }
+
   /** Tells the cold side the executions a step changed (ColdExecutions.touched). */
   touched(ids: Iterable<string>): void {
     this.cold?.touched?.(ids);
@@ -213,19 +230,24 @@ export class Executions {
   /** The cold executions now (a lazy open's, a takeover's) were never read: the file index does not know their fileIds. */
   coldFilesUnread(): void {
     const files = FileRefs.held(this.state);
-    if (files !== null && this.cold !== null && this.cold.size > 0) files.coldUnread = true;
+    if (files === null || this.cold === null || this.cold.size === 0) return;
+    files.coldUnread = true;
+    this.unreadSince++;
   }
 
   /**
    * Makes the file index whole (file-refs.ts): reads the documents of the cold executions whose
    * fileIds it does not know (those a lazy open or a takeover left unread), a slice at a time,
    * without making them resident. True once it is whole (at once without a cold side); false
-   * when a read failed (the file sweep then deletes nothing: tried again at the next).
+   * when a read failed or more were left unread during the pass (the file sweep then deletes
+   * nothing: tried again at the next).
    */
   async learnColdFiles(): Promise<boolean> {
     const files = FileRefs.held(this.state);
     if (this.cold === null || files === null || !files.coldUnread) return true;
     if (this.cold.read === undefined || this.cold.page === undefined) return false;
+    // Executions left unread during the pass (a partition taken) may sort before its cursor.
+    const since = this.unreadSince;
     let failed = false;
     // A page at a time, newest first, after the last id of the one before: those that leave
     // memory meanwhile are known already, wherever they land.
@@ -238,8 +260,9 @@ export class Executions {
       // One read back since is resident, or was noted when it was (ensure): either way known.
       else for (const doc of docs) if (this.cold.summary(doc.processInstanceId) !== undefined) files.add(doc);
     }
-    if (!failed) files.coldUnread = false;
-    return !failed;
+    if (failed || since !== this.unreadSince) return false;
+    files.coldUnread = false;
+    return true;
   }
 
   /** The ids of the cold executions (none while all are resident), in no set order. */
@@ -259,15 +282,25 @@ export class Executions {
     const wanted = new Set<string>();
     for (const id of ids) {
       const pending = this.loading.get(id);
-      if (pending !== undefined) waits.push(pending);
+      // Another's read: what failed of it (one of its executions moved away) fails this one only
+      // if `id` did not come in.
+      if (pending !== undefined)
+        waits.push(
+          pending.catch((err: unknown) => {
+            if (this.get(id) !== undefined) return;
+            // Read under a hold since given up and taken again: cold here again, read afresh.
+            if (moved(err) && cold.summary(id) !== undefined) return this.ensure([id]) ?? undefined;
+            throw err;
+          }),
+        );
       else for (const member of cold.coldTree(id)) wanted.add(member);
     }
     if (wanted.size > 0) {
       const members = [...wanted];
       const read = cold
         .load(members)
-        .then((insts) => {
-          cold.loaded?.(insts);
+        .then((read) => {
+          const insts = cold.loaded?.(read) ?? read;
           const table = InstanceTable.of(this.state);
           // Its document names what its entry in the file index may not (one a lazy open left unread).
           const files = FileRefs.held(this.state);
@@ -276,6 +309,14 @@ export class Executions {
             files?.add(inst);
           }
           for (const inst of insts) for (const fn of this.loadListeners) fn(inst);
+          // The others in the same read are resident (their timers armed): these are not.
+          if (insts.length < read.length) {
+            const kept = new Set(insts);
+            const gone = read.filter((inst) => !kept.has(inst)).map((inst) => inst.processInstanceId);
+            throw new WfxError('PARTITION_MOVING', `execution ${gone.join(', ')} moved to another daemon while read`, {
+              details: { retryAfter: 1 },
+            });
+          }
         })
         .finally(() => {
           for (const id of members) this.loading.delete(id);

@@ -344,6 +344,13 @@ export const DERIVED = [
   'fileRefs',
 ] as const;
 
+/**
+ * Derived keys the engine makes once, which a partition taken or given up while running leaves
+ * as they are (PartitionLayout.keptOnMoves): the hooks of its cache of executions, and the file
+ * index (which forgets and learns the executions that move).
+ */
+export const KEPT_ON_MOVES = ['coldSubscriptions', 'coldTasks', 'fileRefs'] as const;
+
 /** `T` with its readonly fields writable: for code that builds or shares a state object's fields in place. */
 export type Writable<T> = { -readonly [K in keyof T]: T[K] };
 

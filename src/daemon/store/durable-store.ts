@@ -75,6 +75,13 @@ export interface EvictableEntries {
   /** Calls `fn` after each checkpoint, once durable (its entries clean). */
   onCheckpoint(fn: () => void): void;
   /**
+   * On a store whose partitions move: the epoch of its hold on entry `key`'s partition, a new one
+   * each time it takes the partition; null while it does not serve it. A read back under an
+   * epoch that is not the current one when it lands must not enter the state: the entry may
+   * have changed elsewhere meanwhile. Absent: every entry is held for good.
+   */
+  epoch?(key: string): number | null;
+  /**
    * Sets what is called with each key a record is about to change, before it applies: a record
    * reaching an entry not in memory must fail loudly (throw), never apply to nothing.
    */

@@ -26,10 +26,13 @@ const CATCH = catchFlow('paid');
 /** The other daemons: what they were given, and whether they answer. */
 class Passing implements ThrownPassing {
   readonly given: ThrownEvent[] = [];
+  /** How many events were given with a delivery to what waits on this daemon. */
+  withHere = 0;
   refuse = false;
   holding = true;
 
   async pass(event: ThrownEvent, here?: () => Promise<void>): Promise<void> {
+    if (here) this.withHere++;
     await here?.();
     if (this.refuse) throw new Error('a daemon could not be reached');
     this.given.push(event);
@@ -40,8 +43,8 @@ class Passing implements ThrownPassing {
   }
 }
 
-async function setup(t: Test, passing = new Passing(), dir?: string, clock?: TestClock) {
-  const h = await engineHarness(t, dir, clock, { cluster: engineCluster({ thrownPassing: passing }) });
+async function setup(t: Test, passing = new Passing(), dir?: string, clock?: TestClock, cold = false) {
+  const h = await engineHarness(t, dir, clock, { cold, cluster: engineCluster({ thrownPassing: passing }) });
   return { h, passing, thrower: await h.publish(THROW), catcher: await h.publish(CATCH) };
 }
 
@@ -61,6 +64,18 @@ t.test('an event thrown is kept until the other daemons have it, then forgotten'
     data: { from: 'thrower' },
   });
   await eventually('then forgotten', () => kept(h).length === 0);
+});
+
+t.test('an event thrown to executions here not in memory is given on to them by the outbox alone', async (t) => {
+  const { h, passing, thrower, catcher } = await setup(t, new Passing(), undefined, undefined, true);
+  const here = await h.start(catcher, {}, { correlationKey: 'k' });
+  await h.rest();
+  t.equal(h.store.state.instances[here.processInstanceId], undefined, 'the catcher is not in memory');
+  await h.start(thrower, { key: 'k' });
+  await eventually('given on', () => passing.given.length === 1);
+  t.equal(passing.withHere, 1, 'with a delivery here: the step that threw it could not wake the catcher');
+  await eventually('then forgotten', () => kept(h).length === 0);
+  t.equal((await h.get(here.processInstanceId)).variables.from, 'thrower', 'the catcher, read back, has it');
 });
 
 t.test('an event the others could not be given is kept and given again', async (t) => {

@@ -155,3 +155,20 @@ t.test('after a restart that leaves executions unread, their files survive the s
   h.advance(8 * DAY);
   t.match(await h.files.sweep(), { deleted: 0, kept: 4 });
 });
+
+t.test('executions left unread during the file index pass keep the index unfinished', async (t) => {
+  const first = await engineHarness(t, undefined, undefined, { executionCache: 0 });
+  const pid = await first.publish(twoAsks);
+  const f = await put(first, 'f.txt');
+  await first.start(pid, { attachment: { fileId: f.fileId } });
+  const h = await first.restart();
+  const executions = h.engine.executions;
+  t.ok(FileRefs.held(h.store.state)?.coldUnread, 'the restart left it unread');
+  // A partition taken while the pass reads: its executions may sort before the pass's cursor.
+  const pass = executions.learnColdFiles();
+  executions.coldFilesUnread();
+  t.equal(await pass, false, 'the pass does not call the index whole');
+  t.ok(FileRefs.held(h.store.state)?.coldUnread, 'still unfinished');
+  t.equal(await executions.learnColdFiles(), true, 'the next pass covers them');
+  t.notOk(FileRefs.held(h.store.state)?.coldUnread, 'whole');
+});

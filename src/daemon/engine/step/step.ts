@@ -286,8 +286,9 @@ export class Step extends Tokens {
       ...(cold && { here: true as const }),
     };
     this.emit({ type: 'event.thrown', event });
+    // Sharing a database, the outbox gives it on, to what is cold here too (one settles it).
     if (this.ctx.keepsThrown) this.effects.push({ kind: 'pass', eventId: event.id });
-    if (cold) this.effects.push({ kind: 'deliver', eventId: event.id });
+    else this.effects.push({ kind: 'deliver', eventId: event.id });
   }
 
   /** The oldest kept message a new subscription consumes, if any. */

@@ -50,6 +50,11 @@ export interface PartitionLayout<S, R> {
   readonly initialState: () => S;
   /** Top-level keys derived by the state's owner: never in a snapshot. */
   readonly derived?: readonly string[];
+  /**
+   * Those of `derived` a partition taken or given up while running leaves as they are (what
+   * its owner made once, such as the hooks of an engine's cache), the rest being made again.
+   */
+  readonly keptOnMoves?: readonly string[];
 }
 
 /** The partition of execution `id`: its own when executions are spread, partition 0 when not. */
@@ -202,7 +207,7 @@ function replaceEntries<S, R>(
 export function resetDerived<S, R>(state: S, layout: PartitionLayout<S, R>): void {
   const holder = state as Record<string, unknown>;
   const initial = layout.initialState() as Record<string, unknown>;
-  for (const key of layout.derived ?? []) holder[key] = initial[key];
+  for (const key of layout.derived ?? []) if (!layout.keptOnMoves?.includes(key)) holder[key] = initial[key];
 }
 
 /** `partitions`, checked to be execution partitions of a split state: sorted, once each. Throws a RangeError. */

@@ -75,7 +75,7 @@ export class LazyRows<S, R> {
    */
   load(client: pg.ClientBase, partition: number, into: Record<string, unknown>, again: boolean) {
     if (again) {
-      forgetPartition(this.unread, this.options, partition);
+      forgetPartitions(this.unread, this.options, [partition]);
       for (const id of this.touchedAt.keys())
         if (partitionOfExecution(this.options, id) === partition) this.touchedAt.delete(id);
     }
@@ -222,14 +222,15 @@ export function noRow(partition: number, missing: readonly string[]): WfxError {
   );
 }
 
-/** Takes every execution of partition `partition` out of `directory` (its rows are loaded again). */
-export function forgetPartition<S, R>(
-  directory: ExecutionDirectory,
+/** Takes every execution of partitions `partitions` out of `directory` (their rows are loaded again, or another daemon's now). */
+export function forgetPartitions<S, R>(
+  directory: ExecutionDirectory | null | undefined,
   layout: PartitionLayout<S, R>,
-  partition: number,
+  partitions: readonly number[],
 ): void {
+  if (!directory || partitions.length === 0) return;
   for (const id of directory.list({ limit: Infinity }))
-    if (partitionOfExecution(layout, id) === partition) directory.remove(id);
+    if (partitions.includes(partitionOfExecution(layout, id))) directory.remove(id);
 }
 
 /** Execution `id`'s document parsed; a SyntaxError naming it when it does not parse. */

@@ -5,10 +5,11 @@
  * `unread`, the directory the lazy load filled (pg-cold-rows.ts).
  */
 import type pg from 'pg';
-import type { ExecutionDirectory } from '../../state/directory/directory.js';
+import { ELSEWHERE, type ExecutionDirectory } from '../../state/directory/directory.js';
 import type { EvictableEntries } from '../durable-store.js';
 import { partitionOfExecution, type PartitionLayout } from './partition-state.js';
 import { RowReads } from './row-reads.js';
+export { forgetPartitions } from './pg-cold-rows.js';
 import type { DirtyExecutions } from './pg-execution-rows.js';
 import type { PgCheckpoints } from './pg-checkpoints.js';
 
@@ -25,6 +26,8 @@ export interface PgEvictableOptions<S, R> {
   readonly checkpoints: Pick<PgCheckpoints<S, R>, 'running' | 'durable'>;
   /** Whether the store holds the partition, and it is not moving: a row of another's may change under it. */
   readonly serves: (partition: number) => boolean;
+  /** The epoch of the store's lease on a partition it serves: a new one each time it takes the partition. */
+  readonly epochOf: (partition: number) => number;
   readonly guard: (fn: (key: string) => void) => void;
 }
 
@@ -38,6 +41,23 @@ export function pgEvictable<S, R>(o: PgEvictableOptions<S, R>): EvictableEntries
     read: (key) => reads.read(key),
     unread: o.unread,
     onCheckpoint: (fn) => void o.checkpoints.durable.push(fn),
+    epoch: (key) => {
+      const partition = partitionOfExecution(o.layout, key);
+      return o.serves(partition) ? o.epochOf(partition) : null;
+    },
     guard: o.guard,
   };
+}
+
+/**
+ * Puts the summaries of `from` (the executions of partitions just taken, left unread) into
+ * `into` (the store's, its engine cache's), in the turn the resident ones join the state.
+ * Returns their ids.
+ */
+export function mergeUnread(from: ExecutionDirectory | null, into: ExecutionDirectory | null | undefined): string[] {
+  if (!from || !into) return [];
+  const ids = from.list({ limit: Infinity });
+  into.reserve(into.size + ids.length);
+  for (const id of ids) into.put(from.get(id)!.summary, ELSEWHERE);
+  return ids;
 }

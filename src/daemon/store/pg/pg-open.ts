@@ -78,6 +78,7 @@ export async function openDatabase<S, R>(
       shared: options.shared,
       initialState: options.initialState,
       derived: options.derived,
+      keptOnMoves: options.keptOnMoves,
     };
     if (options.partitions !== undefined && options.partitions !== count)
       logger.warn({ partitions: count, asked: options.partitions }, 'store: a database keeps its partition count');
@@ -87,10 +88,9 @@ export async function openDatabase<S, R>(
     // run), the shared partition, then the executions it holds. A standby follows them all.
     const shared = hasShared(layout) ? [SHARED_PARTITION] : [];
     const read = [0, ...shared, ...partitions.filter((p) => p !== 0)];
-    // Executions load lazily (summaries, decision 077) for a store that holds them all and does
-    // not share them: a sharing daemon takes and gives up partitions while running (PgStore.take
-    // and drop), which load and leave whole.
-    const lazy = options.lazy === true && !options.join && partitions.length === count;
+    // Executions load lazily (summaries, decision 077), those of the partitions held; a
+    // sharing daemon's takes while running too (PgStore.take).
+    const lazy = options.lazy === true;
     const follow = {
       ...layout,
       partitions: [0, ...shared, ...all.slice(1)],

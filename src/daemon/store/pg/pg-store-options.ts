@@ -13,6 +13,8 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   readonly initialState: () => S;
   /** Top-level keys of the state its owner rebuilds after open (see StoreOptions.derived). */
   readonly derived?: readonly string[];
+  /** Those of `derived` a partition taken or given up while running leaves as they are (PartitionLayout.keptOnMoves). */
+  readonly keptOnMoves?: readonly string[];
   /**
    * The state's collection spread over partitions (the executions: the file store's
    * snapshotCollection); absent, every record is partition 0's.

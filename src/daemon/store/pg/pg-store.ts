@@ -25,7 +25,7 @@ import type { WfxError } from '../../../shared/errors.js';
 import { RecordStore, silentLogger } from '../record-store.js';
 import type { Divert, EvictableEntries, ExecutionPartitions, Transaction } from '../durable-store.js';
 import { Unjournaled } from './unjournaled.js';
-import { pgEvictable } from './pg-evictable.js';
+import { forgetPartitions, mergeUnread, pgEvictable } from './pg-evictable.js';
 import { partitionedIds } from '../../engine/ids.js';
 import { DEFAULT_LEASE_MS, describePartitions, type PartitionLease } from './lease.js';
 import { PgMessageClaims } from './pg-message-claims.js';
@@ -119,8 +119,9 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       loaded,
     );
     const guard = (fn: (key: string) => void): void => void (this.coldGuard = fn);
-    const port = { pool, layout, dirty: this.dirty, checkpoints: this.checkpoints, guard };
-    this.evictable = loaded.unread && pgEvictable({ ...port, unread: loaded.unread, serves: (p) => this.serves(p) });
+    const port = { pool, layout, dirty: this.dirty, checkpoints: this.checkpoints, guard, unread: loaded.unread! };
+    const holds = { serves: (p: number) => this.serves(p), epochOf: (p: number) => this.lease.epochOf(p) };
+    this.evictable = loaded.unread && pgEvictable({ ...port, ...holds });
     this.followOthers(loaded.lastSeqs, false);
   }
 
@@ -349,11 +350,11 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   /**
    * Takes execution partitions `partitions` while running: their leases (one try, all or none),
    * then, partition 0 read up to now, their snapshots and journals loaded beside the live state
-   * (the flows they run read from it) and put into it at once, in one turn with `loaded`, which
-   * is given their ids: the state's owner resumes them there (the derived keys start over, as
-   * after any load). Until then nothing is committed to them, no execution is started in them,
-   * and no checkpoint writes them. Resolves false, loading nothing, when another daemon holds
-   * one of them.
+   * (the flows they run read from it; lazily: summaries into `evictable.unread`) and put into it
+   * at once, in one turn with `loaded`, given their ids: the state's owner resumes them (the
+   * derived keys start over, as after any load). Until then nothing is committed to them, none
+   * is started in them, no checkpoint writes them. Resolves false, loading nothing, when
+   * another daemon holds one of them.
    */
   async take(partitions: readonly number[], loaded: (ids: string[]) => void): Promise<boolean> {
     if (this.failure) throw this.failure;
@@ -375,7 +376,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         const initial = this.layout.initialState() as Record<string, unknown>;
         for (const k of this.layout.derived ?? []) beside[k] = initial[k];
         const lastSeqs = new Map(taking.map((p) => [p, 0]));
-        const load = { ...this.layout, partitions: taking, apply: this.options.apply };
+        const load = { ...this.layout, partitions: taking, apply: this.options.apply, lazy: !!this.evictable };
         follower = JournalFollower.over(this.pool, load, { state: beside as S, lastSeqs, absent: taking });
         await follower.catchUp();
       } catch (err) {
@@ -386,10 +387,11 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       this.checkpoints.loadedBy(follower, taking);
       const entries = beside[key] as Record<string, unknown>;
       Object.assign(state[key] as object, entries);
+      const cold = mergeUnread(follower.unread, this.evictable?.unread);
       resetDerived(this.state, this.layout);
       for (const p of taking) this.journal.moving.delete(p);
       this.logger.info({ partitions: taking }, 'store: took partitions');
-      loaded(Object.keys(entries));
+      loaded([...Object.keys(entries), ...cold]);
       return true;
     } finally {
       for (const p of taking) this.journal.moving.delete(p);
@@ -424,6 +426,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     const collection = (this.state as Record<string, Record<string, unknown>>)[this.layout.collection!.key]!;
     for (const id of Object.keys(collection))
       if (dropping.includes(partitionOfExecution(this.layout, id))) delete collection[id];
+    forgetPartitions(this.evictable?.unread, this.layout, dropping);
     resetDerived(this.state, this.layout);
     hooks.left?.();
     try {

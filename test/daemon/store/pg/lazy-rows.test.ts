@@ -368,4 +368,32 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
     for (const [id, doc] of await readDocs(pool, 0, follower.unread!.list({ limit: Infinity }))) all[id] = doc;
     t.same(all, a.state.items, 'what it holds and its rows are the owner’s state');
   });
+
+  t.test('a partition taken while running loads summaries; one given up leaves the directory', async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a');
+    const ids = Array.from({ length: 30 }, (_, i) => uuidv7In((i % 3) + 1, PARTITIONS, AT));
+    await a.commit({ op: 'dir', k: 'org', v: 'acme' });
+    for (const [i, id] of ids.entries()) await a.commit({ op: 'item', id, by: i + 1 });
+    await a.checkpoint();
+    const all = structuredClone(a.state.items);
+    await a.close({ checkpoint: false });
+    const of = (partitions: number[]) =>
+      Object.fromEntries(Object.entries(all).filter(([id]) => partitions.includes(partitionOf(id, PARTITIONS))));
+    // A sharing daemon's store: partitions 0 and 1 at the start, 2 and 3 taken while it runs.
+    const b = await open(db.url, 'b', { lazy: true, held: () => [0, 1] });
+    t.teardown(() => b.close({ checkpoint: false }));
+    t.equal(b.evictable!.unread!.size, 10, 'the partition held: summaries');
+    const given: string[] = [];
+    t.ok(await b.take([2, 3], (got) => given.push(...got)), 'taken');
+    t.same(given.sort(), Object.keys(of([2, 3])).sort(), 'the owner is given every id taken, summaries included');
+    t.same(b.state.items, {}, 'none of them read');
+    t.equal(b.evictable!.unread!.size, 30, 'their summaries are in the directory');
+    t.type(b.evictable!.epoch!(ids[1]!), 'number', 'held here now');
+    t.same(await everything(b), all);
+    await b.drop([3]);
+    t.equal(b.evictable!.epoch!(ids[2]!), null, 'given up: not held');
+    t.equal(b.evictable!.unread!.size, 20, 'its summaries left the directory');
+    t.same(await everything(b), of([1, 2]), 'what it holds is the partitions it kept');
+  });
 });
