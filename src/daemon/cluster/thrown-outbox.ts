@@ -57,6 +57,9 @@ export class ThrownOutbox {
 
   /** Gives on every event kept whose thrower this daemon holds (after a restart, or partitions taken). */
   passAll(): void {
+    // Partitions taken since: what waits in them here has not had the events given before.
+    this.thrownByStep.clear();
+    this.deliveredHere.clear();
     for (const event of Object.values(this.deps.state.thrown))
       if (this.deps.passing.holds(event.instanceId)) this.pass(event.id);
   }

@@ -334,14 +334,19 @@ export class Effects {
     const { executions } = this.options;
     this.coldArmed = false;
     const ids = executions.takeColdDue(this.options.now().getTime(), COLD_DUE_BATCH);
-    try {
-      if (ids.length > 0) await executions.ensure(ids);
-    } catch (err) {
-      // One moved to another daemon while it was read: its new holder arms its timers.
-      if (!moved(err)) this.options.onError(err, `reading back executions whose timers are due (${ids.join(', ')})`);
-      // Those still cold (the read failed, or one moved and came back) keep their timers: tried again.
-      executions.untakeColdDue(ids, this.options.now().getTime() + COLD_DUE_RETRY_MS);
-    }
+    // Each tree read on its own (the store batches the reads of a turn): one that cannot be
+    // read keeps its timer, tried again later, and holds back no other.
+    const unread: string[] = [];
+    let error: unknown = null;
+    const read = (id: string) =>
+      executions.ensure([id])?.catch((err: unknown) => {
+        unread.push(id); // moved away: no longer cold here, nothing to set again
+        if (!moved(err)) error ??= err;
+      });
+    await Promise.all(ids.map(read));
+    if (error !== null)
+      this.options.onError(error, `reading back executions whose timers are due (${unread.join(', ')})`);
+    if (unread.length > 0) executions.untakeColdDue(unread, this.options.now().getTime() + COLD_DUE_RETRY_MS);
     if (!this.options.closed()) this.armColdDue();
   }
 

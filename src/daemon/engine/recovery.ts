@@ -272,8 +272,10 @@ export async function resumeTaken(
 
 /**
  * What a recovery walk left of cold executions: those finished, read back and queued for
- * archiving; those to continue, read back and stepped. Returns those it could not read (null:
- * none), a slice at a time; one that moved to another daemon while read is not among them.
+ * archiving; those to continue, read back and stepped, a slice at a time (each resumed as soon
+ * as it is read: a cache past its capacity evicts what waits). Each tree is read on its own, so
+ * one that cannot be read holds back no other. Returns those it could not read (null: none);
+ * one that moved to another daemon while read is not among them.
  */
 export async function resumeCold(
   state: WfxState,
@@ -282,29 +284,30 @@ export async function resumeCold(
   { coldRunning, coldFinished }: Pick<Recovered, 'coldRunning' | 'coldFinished'>,
   deps: Recovering,
 ): Promise<Unread | null> {
+  const finished = new Set(coldFinished);
   const all = [...coldFinished, ...coldRunning];
   const failed = new Set<string>();
   let error: unknown = null;
-  for (let i = 0; i < all.length; i += RESUME_SLICE) {
+  for (let i = 0; i < all.length && !deps.failed(); i += RESUME_SLICE) {
     const slice = all.slice(i, i + RESUME_SLICE);
-    try {
-      await executions.ensure(slice);
-    } catch (err) {
-      if (moved(err)) continue; // the others of the slice came in
-      error ??= err;
-      for (const id of slice) failed.add(id);
+    // Reads of one turn go together (the store batches them); each settles on its own.
+    const read = (id: string) =>
+      executions.ensure([id])?.catch((err: unknown) => {
+        if (moved(err)) return; // its next holder's now
+        error ??= err;
+        failed.add(id);
+      });
+    await Promise.all(slice.map(read));
+    const more: Instance[] = [];
+    for (const id of slice) {
+      const inst = failed.has(id) ? undefined : execution(state, id);
+      if (inst === undefined) continue;
+      if (finished.has(id))
+        effects.recovered(inst); // queued for archiving
+      else more.push(inst);
     }
+    await continueRecovered(more, deps);
   }
-  for (const id of coldFinished) {
-    const inst = execution(state, id);
-    if (inst !== undefined) effects.recovered(inst); // queued for archiving
-  }
-  const more: Instance[] = [];
-  for (const id of coldRunning) {
-    const inst = execution(state, id);
-    if (inst !== undefined) more.push(inst);
-  }
-  await continueRecovered(more, deps);
   if (failed.size === 0) return null;
   const left = (ids: readonly string[]) => ids.filter((id) => failed.has(id));
   return { coldRunning: left(coldRunning), coldFinished: left(coldFinished), error };

@@ -78,6 +78,20 @@ t.test('an event thrown to executions here not in memory is given on to them by 
   t.equal((await h.get(here.processInstanceId)).variables.from, 'thrower', 'the catcher, read back, has it');
 });
 
+t.test('an event given here once is given here again after partitions are taken', async (t) => {
+  const passing = Object.assign(new Passing(), { refuse: true });
+  const { h, thrower, catcher } = await setup(t, passing, undefined, undefined, true);
+  await h.start(catcher, {}, { correlationKey: 'k' });
+  await h.rest();
+  await h.start(thrower, { key: 'k' });
+  await eventually('given here, the others refusing', () => passing.withHere === 1);
+  // A partition taken: what waits in it here has not had the event (Engine.adopt's passAll).
+  await h.engine.adopt([]);
+  await eventually('given here again', () => passing.withHere === 2);
+  passing.refuse = false;
+  await eventually('then forgotten', () => kept(h).length === 0, { withinMs: 10_000 });
+});
+
 t.test('an event the others could not be given is kept and given again', async (t) => {
   const { h, passing, thrower } = await setup(t);
   passing.refuse = true;
