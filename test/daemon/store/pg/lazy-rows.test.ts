@@ -85,14 +85,19 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
   };
   const open = (url: string, owner: string, extra: Partial<PgStoreOptions<XState, XRecord>> = {}) =>
     PgStore.open<XState, XRecord>({ connectionString: url, owner, partitions: PARTITIONS, ...reducer, ...extra });
-  /** A database whose rows hold 30 items over the 3 execution partitions, with entries after their checkpoint. */
-  const filled = async () => {
+  /** A database whose rows hold 30 items over the 3 execution partitions, checkpointed; its store still open. */
+  const checkpointed = async () => {
     const db = await fresh();
     const a = await open(db.url, 'a');
     const ids = Array.from({ length: 30 }, (_, i) => uuidv7In((i % 3) + 1, PARTITIONS, AT));
     await a.commit({ op: 'dir', k: 'org', v: 'acme' });
     for (const [i, id] of ids.entries()) await a.commit({ op: 'item', id, by: i + 1 });
     await a.checkpoint();
+    return { db, a, ids };
+  };
+  /** `checkpointed`, with entries after the checkpoint, closed. */
+  const filled = async () => {
+    const { db, a, ids } = await checkpointed();
     const added = uuidv7In(2, PARTITIONS, AT);
     await a.commit({ op: 'item', id: ids[0]!, by: 10 }, { op: 'gone', id: ids[1]! });
     await a.commit({ op: 'item', id: added, by: 1 });
@@ -370,12 +375,7 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
   });
 
   t.test('a partition taken while running loads summaries; one given up leaves the directory', async (t) => {
-    const db = await fresh();
-    const a = await open(db.url, 'a');
-    const ids = Array.from({ length: 30 }, (_, i) => uuidv7In((i % 3) + 1, PARTITIONS, AT));
-    await a.commit({ op: 'dir', k: 'org', v: 'acme' });
-    for (const [i, id] of ids.entries()) await a.commit({ op: 'item', id, by: i + 1 });
-    await a.checkpoint();
+    const { db, a, ids } = await checkpointed();
     const all = structuredClone(a.state.items);
     await a.close({ checkpoint: false });
     const of = (partitions: number[]) =>
