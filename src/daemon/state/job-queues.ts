@@ -77,7 +77,12 @@ export function waitingJob(
  * state's own is missing (a snapshot loaded and no recovery walk since).
  */
 export class JobQueues {
-  private readonly byOrg = new Map<string, Map<string, Map<string, Map<JobKey, QueuedJob>>>>();
+  /**
+   * Each action's jobs: a key to when its node began waiting. Only that: a million jobs of
+   * executions not in memory cost a key and a time each, and a queued job's parts are read
+   * back from its key when a reader walks the queue (`queue`).
+   */
+  private readonly byOrg = new Map<string, Map<string, Map<string, Map<JobKey, string>>>>();
 
   private constructor(private readonly state: JobQueuesHolder) {}
 
@@ -140,7 +145,7 @@ export class JobQueues {
     if (!queue) actions.set(action, (queue = new Map()));
     const key = jobKey(instanceId, nodeInstanceId);
     queue.delete(key);
-    queue.set(key, { instanceId, nodeInstanceId, since });
+    queue.set(key, since);
   }
 
   /** Forgets the job of `node` (it stopped waiting for it). */
@@ -158,8 +163,8 @@ export class JobQueues {
   }
 
   /** The jobs of one action, in queue order (a live view: do not change the index while reading it). */
-  queue(organization: string, domain: string, action: string): ReadonlyMap<JobKey, QueuedJob> {
-    return this.byOrg.get(organization)?.get(domain)?.get(action) ?? EMPTY;
+  queue(organization: string, domain: string, action: string): JobQueue {
+    return new JobQueue(this.byOrg.get(organization)?.get(domain)?.get(action) ?? EMPTY);
   }
 
   /** The actions of `domain` that have jobs. */
@@ -213,7 +218,31 @@ export interface DomainAction {
   readonly output: Record<string, unknown>;
 }
 
-const EMPTY: ReadonlyMap<JobKey, QueuedJob> = new Map();
+const EMPTY: ReadonlyMap<JobKey, string> = new Map();
+
+/** One action's queue as its readers walk it (JobQueues.queue). */
+export class JobQueue {
+  constructor(private readonly jobs: ReadonlyMap<JobKey, string>) {}
+
+  /** How many jobs wait (or are locked to a worker). */
+  get size(): number {
+    return this.jobs.size;
+  }
+
+  /** The jobs' keys, in queue order. */
+  keys(): IterableIterator<JobKey> {
+    return this.jobs.keys();
+  }
+
+  /** The jobs in queue order, each made as it is reached. */
+  *values(): IterableIterator<QueuedJob> {
+    for (const [key, since] of this.jobs) {
+      // A key is `<execution id>.<node instance id>`, neither part holding a `.` (jobKey).
+      const dot = key.indexOf('.');
+      yield { instanceId: key.slice(0, dot), nodeInstanceId: key.slice(dot + 1), since };
+    }
+  }
+}
 
 /**
  * What the reads of queued jobs need of the executions (state/executions.ts, `Executions`):
