@@ -5,6 +5,7 @@
  * planned first, as data (effect-plan.ts), then carried out here in the plan's order. Steps
  * decide; they never do any of this.
  */
+import { isWfxError } from '../../shared/errors.js';
 import { traceRecords } from '../observe/execution-spans.js';
 import { TRACER } from '../observe/tracing.js';
 import { logEntry } from '../state/log-line.js';
@@ -20,7 +21,7 @@ import { TimerQueue } from './timers.js';
 import type { BegunStep, RunStep, StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
 import type { WorkRunner } from './work-runner.js';
 import type { EngineObserver } from './options.js';
-import { execution, moved, type Executions } from '../state/executions.js';
+import { execution, type Executions } from '../state/executions.js';
 
 /** How soon cold timers whose executions could not be read back are tried again (ms). */
 const COLD_DUE_RETRY_MS = 5_000;
@@ -341,7 +342,7 @@ export class Effects {
     const read = (id: string) =>
       executions.ensure([id])?.catch((err: unknown) => {
         unread.push(id); // moved away: no longer cold here, nothing to set again
-        if (!moved(err)) error ??= err;
+        if (!isWfxError(err, 'PARTITION_MOVING')) error ??= err;
       });
     await Promise.all(ids.map(read));
     if (error !== null)

@@ -65,8 +65,6 @@ export class ExecutionCache implements ColdExecutions {
   private closed = false;
   /** Told of evictions (the engine's timers and indexes of what leaves memory). */
   private events: ColdEvents | null = null;
-  /** Executions whose timer `takeDue` took, until read back or `untake`n (a batch's worth). */
-  private readonly taken = new Set<string>();
   /** The store's hold on each execution `load` read back, when the read started (EvictableEntries.epoch). */
   private readonly readUnder = new WeakMap<Instance, number | null>();
   /** Trees evicted and executions read back since the start (metrics, tests). */
@@ -119,19 +117,11 @@ export class ExecutionCache implements ColdExecutions {
   }
 
   takeDue(nowMs: number, max: number): string[] {
-    const ids = this.directory.takeDue(nowMs, max);
-    for (const id of ids) this.taken.add(id);
-    return ids;
+    return this.directory.takeDue(nowMs, max);
   }
 
   untake(ids: readonly string[], atMs: number): void {
-    for (const id of ids) {
-      if (!this.taken.delete(id)) continue; // read back since
-      const entry = this.directory.get(id);
-      // Gone, or put again since with a timer of its own (its partition given up and taken back).
-      if (entry === null || entry.summary.dueMs !== null) continue;
-      this.directory.put({ ...entry.summary, dueMs: atMs }, entry.location);
-    }
+    for (const id of ids) this.directory.untake(id, atMs);
     this.events?.dueChanged();
   }
 
@@ -169,7 +159,6 @@ export class ExecutionCache implements ColdExecutions {
     const insts = store.epoch ? read.filter((inst) => this.stillHeld(inst)) : read;
     for (const inst of insts) {
       const id = inst.processInstanceId;
-      this.taken.delete(id);
       this.directory.remove(id);
       this.recent.add(id);
       if (inst.stateCd !== STATE.RUNNING) continue;

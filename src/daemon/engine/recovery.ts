@@ -2,7 +2,7 @@
  * The engine's start after a restart: the live state as the store recovered it (snapshot and
  * journal) made whole again before any new step.
  */
-import { errorMessage } from '../../shared/errors.js';
+import { errorMessage, isWfxError } from '../../shared/errors.js';
 import { shareParsedStrings } from '../state/object-shapes.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { indexEventWait } from '../state/records/subscription-index.js';
@@ -15,7 +15,7 @@ import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import { TaskIndex } from '../state/task-index.js';
 import type { Effects } from './effects.js';
 import type { RunStep } from './step/index.js';
-import { execution, moved, type ColdLive, type Executions } from '../state/executions.js';
+import { execution, type ColdLive, type Executions } from '../state/executions.js';
 import { FileRefs } from '../state/file-refs.js';
 import { overLimits, type ExecutionLimits } from './limits.js';
 
@@ -101,21 +101,36 @@ export function recoverLiveState(
   }
   const coldRunning: string[] = [];
   const coldFinished: string[] = [];
-  cold?.flowTotals((org, processId, running, waitingOnly) => counts.addColdFlow(org, processId, running, waitingOnly));
-  if (cold !== undefined)
-    cold.walk((r) => {
-      if ((r.flags & FLAG_TRIGGERED) !== 0) noteTriggeredStartAt(state, r.processId, r.environment, isoTime(r.startMs));
-      if (r.jobs > 0) queueColdJobs(r, cold.idAt(r.slot), cold.waitsAt(r.slot), jobs);
-      counts.addCold(r, () => cold.idAt(r.slot));
-      const live = r.stateCd === STATE.RUNNING;
-      // Waiting with nothing Active: the directory answers for its waits; nothing to run.
-      if (live && r.active === 0 && r.waits > 0) return;
-      const id = cold.idAt(r.slot);
-      if (only === undefined || only.has(id)) (live ? coldRunning : coldFinished).push(id);
-    });
+  indexCold(cold, counts, jobs, (r, rows) => {
+    if ((r.flags & FLAG_TRIGGERED) !== 0) noteTriggeredStartAt(state, r.processId, r.environment, isoTime(r.startMs));
+    const live = r.stateCd === STATE.RUNNING;
+    // Waiting with nothing Active: the directory answers for its waits; nothing to run.
+    if (live && r.active === 0 && r.waits > 0) return;
+    const id = rows.idAt(r.slot);
+    if (only === undefined || only.has(id)) (live ? coldRunning : coldFinished).push(id);
+  });
   tasks.built();
   counts.built(cold === undefined ? undefined : (id) => cold.stateOf(id));
   return { running, coldRunning, coldFinished };
+}
+
+/**
+ * Counts the cold executions and queues their jobs, from the directory's rows (a walk over
+ * them), `each` told every row too: what a recovery and a reindex do of the cold side.
+ */
+function indexCold(
+  cold: ColdLive | undefined,
+  counts: LiveCounts,
+  jobs: JobQueues,
+  each?: (r: Readonly<WalkRow>, rows: ColdLive) => void,
+): void {
+  if (cold === undefined) return;
+  cold.flowTotals((org, processId, running, waitingOnly) => counts.addColdFlow(org, processId, running, waitingOnly));
+  cold.walk((r) => {
+    if (r.jobs > 0) queueColdJobs(r, cold.idAt(r.slot), cold.waitsAt(r.slot), jobs);
+    counts.addCold(r, () => cold.idAt(r.slot));
+    each?.(r, cold);
+  });
 }
 
 /** The ISO time of `ms` (what a summary keeps of an ISO time a toISOString wrote); '' for none. */
@@ -163,12 +178,7 @@ export function reindexLiveState(state: WfxState, left: (instanceId: string) => 
     const inst = execution(state, id);
     if (inst !== undefined) indexWaits(state, inst, counts, jobs, tasks);
   }
-  // The cold ones that stay: counted and their jobs queued from the directory, as at a start.
-  cold?.flowTotals((org, processId, running, waitingOnly) => counts.addColdFlow(org, processId, running, waitingOnly));
-  cold?.walk((r) => {
-    if (r.jobs > 0) queueColdJobs(r, cold.idAt(r.slot), cold.waitsAt(r.slot), jobs);
-    counts.addCold(r, () => cold.idAt(r.slot));
-  });
+  indexCold(cold, counts, jobs); // the cold ones that stay, as at a start
   tasks.built();
   counts.built(cold === undefined ? undefined : (id) => cold.stateOf(id));
 }
@@ -293,7 +303,7 @@ export async function resumeCold(
     // Reads of one turn go together (the store batches them); each settles on its own.
     const read = (id: string) =>
       executions.ensure([id])?.catch((err: unknown) => {
-        if (moved(err)) return; // its next holder's now
+        if (isWfxError(err, 'PARTITION_MOVING')) return; // its next holder's now
         error ??= err;
         failed.add(id);
       });

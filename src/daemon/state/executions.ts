@@ -5,7 +5,7 @@
  * trees resident before a step or an API read, reading them from the cold side (`ColdExecutions`:
  * none yet outside tests, so it never waits there).
  */
-import { WfxError } from '../../shared/errors.js';
+import { isWfxError, WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
 import type { WalkRow } from './directory/row.js';
 import type { ExecutionSummary, WaitSummary } from './execution-summary.js';
@@ -108,11 +108,6 @@ export interface ColdEvents {
   evicted(inst: Instance): void;
   /** Executions left memory: the earliest cold timer may be earlier (nextDue). */
   dueChanged(): void;
-}
-
-/** Whether `err` says an execution's partition moved to another daemon (PARTITION_MOVING). */
-export function moved(err: unknown): boolean {
-  return err instanceof WfxError && err.code === 'PARTITION_MOVING';
 }
 
 /** Cold executions read per slice by `learnColdFiles`. */
@@ -289,7 +284,8 @@ export class Executions {
           pending.catch((err: unknown) => {
             if (this.get(id) !== undefined) return;
             // Read under a hold since given up and taken again: cold here again, read afresh.
-            if (moved(err) && cold.summary(id) !== undefined) return this.ensure([id]) ?? undefined;
+            if (isWfxError(err, 'PARTITION_MOVING') && cold.summary(id) !== undefined)
+              return this.ensure([id]) ?? undefined;
             throw err;
           }),
         );

@@ -9,7 +9,6 @@
 import { errorMessage, isWfxError } from '../../../shared/errors.js';
 import { bulkApplied, type BulkOperation } from '../../state/bulk.js';
 import type { WfxState } from '../../state/state.js';
-import { moved } from '../../state/executions.js';
 import type { RunStep } from '../step/index.js';
 import { BULK_OPERATIONS, type BulkReads } from './operations.js';
 
@@ -127,7 +126,7 @@ export class BulkRunner {
     } catch (err) {
       if (this.deps.closed()) return null;
       // An execution it names moved to another daemon while read: not a failure of the operation.
-      if (moved(err)) return RETRY_MS;
+      if (isWfxError(err, 'PARTITION_MOVING')) return RETRY_MS;
       this.deps.onError(err, `bulk operation ${bulkId}: ${work.kind} (${errorMessage(err)})`);
       const failed = (this.failures.get(bulkId) ?? 0) + 1;
       this.failures.set(bulkId, failed);

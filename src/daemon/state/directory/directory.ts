@@ -7,13 +7,8 @@
  * from the execution segments' indexes; kept up by `put` and `remove`.
  */
 import { STATE } from '../../../shared/api/index.js';
-import {
-  FLAG_CHILD,
-  FLAG_TRIGGERED,
-  summaryFlags,
-  type ExecutionSummary,
-  type WaitSummary,
-} from '../execution-summary.js';
+import { FLAG_CHILD, FLAG_TRIGGERED, summaryFlags } from '../execution-summary.js';
+import type { ExecutionSummary, WaitSummary } from '../execution-summary.js';
 import { SegmentCodes, type SummaryColumns } from './bulk.js';
 import { grown, Interner, Pairs, Shapes } from './columns.js';
 import { DueHeap } from './due-heap.js';
@@ -31,8 +26,7 @@ import {
   type WalkRow,
 } from './row.js';
 
-export type { DirectoryEntry, FlowCounts, ListQuery, Location } from './row.js';
-export { ELSEWHERE } from './row.js';
+export { ELSEWHERE, type DirectoryEntry, type FlowCounts, type ListQuery, type Location } from './row.js';
 import { SlotColumns } from './slot-columns.js';
 import { SortedList } from './sorted.js';
 import type { Subscriber, WaitingJob, WaitingTask } from './wait-kinds.js';
@@ -350,6 +344,12 @@ export class ExecutionDirectory extends SlotColumns {
       out.push(this.ids.idOf(slot));
     }
     return out;
+  }
+
+  /** Sets again, due at `atMs`, the timer `takeDue` took of `id` if nothing put or removed it since. */
+  untake(id: string, atMs: number): void {
+    const slot = this.ids.slotOf(id);
+    if (slot >= 0 && this.taken.delete(slot)) this.heap.set(slot, atMs);
   }
 
   /**

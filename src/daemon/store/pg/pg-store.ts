@@ -119,9 +119,9 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       loaded,
     );
     const guard = (fn: (key: string) => void): void => void (this.coldGuard = fn);
-    const port = { pool, layout, dirty: this.dirty, checkpoints: this.checkpoints, guard, unread: loaded.unread! };
+    const port = { pool, layout, dirty: this.dirty, checkpoints: this.checkpoints, guard };
     const holds = { serves: (p: number) => this.serves(p), epochOf: (p: number) => this.lease.epochOf(p) };
-    this.evictable = loaded.unread && pgEvictable({ ...port, ...holds });
+    this.evictable = loaded.unread && pgEvictable({ ...port, ...holds, unread: loaded.unread });
     this.followOthers(loaded.lastSeqs, false);
   }
 
