@@ -63,6 +63,7 @@ import { signInRoutes } from '../console/signin-routes.js';
 import { metricsRoute, timeRoutes, type MetricsAccess } from '../observe/metrics-route.js';
 import type { DaemonMetrics } from '../observe/metrics.js';
 import { installAudit } from '../audit/recorder.js';
+import { installDurableReplies } from './durable-reply.js';
 import { auditRoutes } from '../audit/routes.js';
 import type { AuditTrail } from '../audit/trail.js';
 
@@ -327,6 +328,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   // After authentication's, so its hooks run first: a request another daemon serves is passed on as it came.
   if (sharing) sharing.install(app);
   if (options.audit) installAudit(app, { trail: options.audit, now: options.now });
+  // After the audit's: its onSend hook takes a handed-over durability first, to write beside it.
+  installDurableReplies(app);
   // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
   // thousands deep overflows whatever recurses over it later (the journal's JSON.stringify).
   // Raw bodies (webhook deliveries, a Buffer; an upload's stream) are checked where they are parsed.

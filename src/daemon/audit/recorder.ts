@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditEntry } from '../../shared/api/index.js';
 import { actorOf, type Caller } from '../api/caller.js';
 import { hookList } from '../api/auth.js';
+import { takeDurable } from '../api/durable-reply.js';
 import { uuidv7 } from '../engine/ids.js';
 import type { AuditTrail } from './trail.js';
 
@@ -126,14 +127,16 @@ export function installAudit(app: FastifyInstance, deps: AuditDeps): void {
     done();
   };
 
-  // Before the answer leaves: the record is durable before the caller hears of its change.
+  // Before the answer leaves: the record is durable before the caller hears of its change. A
+  // change the handler handed over still on its way (api/durable-reply.ts) is written alongside.
   const record =
     (action: string) =>
     async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
       const caller = request.caller;
       if (!request.audited || !caller || reply.statusCode >= 400) return payload;
       const answer = request.auditAnswer !== undefined ? request.auditAnswer : payload;
-      await deps.trail.record(auditEntry(request, caller, action, reply.statusCode, answer, now()));
+      const written = deps.trail.record(auditEntry(request, caller, action, reply.statusCode, answer, now()));
+      await Promise.all([takeDurable(request), written]);
       return payload;
     };
 }

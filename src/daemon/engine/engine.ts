@@ -32,7 +32,7 @@ import type { EngineCluster, MovingExecutions } from '../cluster/ports.js';
 import { recoverExecutions, recoverTaken, reindexLiveState } from './recovery.js';
 import type { Recovering } from './recovery.js';
 import { replayExecution, retryExecution, type RecoveryDeps, type RecoveryRequest } from './recovery-ops.js';
-import { StepRunner } from './runner.js';
+import { StepRunner, type HandOff } from './runner.js';
 import { EngineStepContext } from './step-context.js';
 import type {
   EventOutcome,
@@ -251,10 +251,10 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   /**
    * Starts an execution of the active (or the given) version and resolves once its first
    * step is durable. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND, PROCESS_NOT_PUBLISHED,
-   * VALIDATION_ERROR, PAYLOAD_TOO_LARGE, EXECUTION_LIMIT_EXCEEDED.
+   * VALIDATION_ERROR, PAYLOAD_TOO_LARGE, EXECUTION_LIMIT_EXCEEDED. With `handOff`, as submitTask.
    */
-  async start(req: StartRequest): Promise<Instance> {
-    return this.step({ kind: 'start', request: req });
+  async start(req: StartRequest, handOff?: HandOff): Promise<Instance> {
+    return this.runner.run({ kind: 'start', request: req }, handOff);
   }
 
   /**
@@ -274,7 +274,8 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   /**
    * Submits input to a waiting input node or user task; `by` (api/caller.ts, actorOf) is kept
    * on the node as `answeredBy`. Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING,
-   * NODE_NOT_WAITING, VALIDATION_ERROR (422, the node keeps waiting).
+   * NODE_NOT_WAITING, VALIDATION_ERROR (422, the node keeps waiting). With `handOff`, resolves
+   * once the answer is taken and gives it the step's durability to wait for (api/durable-reply.ts).
    */
   async submitTask(
     req: OrganizationScope & {
@@ -284,17 +285,13 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       data?: Record<string, unknown>;
       by?: string;
     },
+    handOff?: HandOff,
   ): Promise<void> {
     const id = (await runningInstance(this.executions, this.archive, req, req.processInstanceId)).processInstanceId;
     const { nodeId, action, by } = req;
-    await this.step({
-      kind: 'answer',
-      instanceId: id,
-      nodeId,
-      action,
-      data: req.data ?? {},
-      ...(by !== undefined && { by }),
-    });
+    const data = req.data ?? {};
+    const input = { kind: 'answer', instanceId: id, nodeId, action, data, ...(by !== undefined && { by }) } as const;
+    await this.runner.run(input, handOff);
   }
 
   /**

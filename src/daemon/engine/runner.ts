@@ -25,6 +25,9 @@ import {
 
 const NONE: readonly string[] = [];
 
+/** Takes a begun step's durability, to wait for before its answer leaves (StepRunner.run). */
+export type HandOff = (durable: Promise<unknown>) => void;
+
 /** What a StepRunner needs. */
 export interface StepRunnerOptions {
   readonly state: WfxState;
@@ -73,6 +76,27 @@ export class StepRunner {
       return Promise.reject(err);
     }
     return begun.done;
+  }
+
+  /**
+   * `step`; with `handOff`, resolves as soon as the step is begun (its executions read back
+   * first) with its answer, and hands `handOff` its durability with its effects carried out: for
+   * a caller with something of its own to make durable meanwhile (api/durable-reply.ts).
+   */
+  async run<I extends StepInput>(input: I, handOff?: HandOff): Promise<StepAnswer<I>> {
+    if (!handOff) return this.step(input);
+    const now = this.options.now();
+    for (;;) {
+      if (this.options.closed()) throw new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping');
+      const ids = this.named(input, now);
+      const loading = this.options.executions.ensure(ids);
+      if (loading === null) {
+        const begun = this.beginWith(input, now, ids);
+        handOff(begun.done);
+        return begun.answer;
+      }
+      await loading;
+    }
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
@@ -33,6 +33,7 @@ import { executionQueryOf } from '../../engine/execution-query.js';
 import { flowListing } from '../../flows/running-version.js';
 import { failureView } from '../../engine/failures.js';
 import type { Instance, WfxState } from '../../state/state.js';
+import { handOverTo } from '../durable-reply.js';
 import { actorOf, type Caller } from '../caller.js';
 import type { StreamHub } from '../streams.js';
 import { streamLogs } from '../log-stream.js';
@@ -103,17 +104,21 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
   const reads = new InstanceReads(engine);
   const logStreams = { engine, hub, state: deps.state, now: deps.now ?? (() => new Date()), heartbeatMs };
 
-  const start = (caller: Caller, body: StartBody, query: StartQuery, traceparent: string | undefined) =>
+  // The answer is known once the step is taken: it leaves once durable (api/durable-reply.ts).
+  const start = (request: FastifyRequest, caller: Caller, body: StartBody, query: StartQuery, traceparent?: string) =>
     engine
-      .start({
-        organization: caller.organization,
-        processId: body.processId,
-        environment: query.environment,
-        versionNumber: query.versionNumber,
-        correlationKey: body.correlationKey ?? null,
-        data: body.data ?? {},
-        traceparent,
-      })
+      .start(
+        {
+          organization: caller.organization,
+          processId: body.processId,
+          environment: query.environment,
+          versionNumber: query.versionNumber,
+          correlationKey: body.correlationKey ?? null,
+          data: body.data ?? {},
+          traceparent,
+        },
+        handOverTo(request),
+      )
       .then((inst) => ({
         processInstanceId: inst.processInstanceId,
         processId: inst.processId,
@@ -130,7 +135,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       querystring: StartQuery,
       response: { 200: Started, ...ERROR_REPLIES },
     },
-    handler: (request) => start(request.caller!, request.body, request.query, requestTraceparent(request)),
+    handler: (request) => start(request, request.caller!, request.body, request.query, requestTraceparent(request)),
   });
 
   app.post('/process/start', {
@@ -142,7 +147,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
       querystring: StartQuery,
       response: { 200: Started, ...ERROR_REPLIES },
     },
-    handler: (request) => start(request.caller!, request.body, request.query, requestTraceparent(request)),
+    handler: (request) => start(request, request.caller!, request.body, request.query, requestTraceparent(request)),
   });
 
   app.post('/process/task', {
@@ -155,7 +160,8 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
     },
     handler: async (request) => {
       const caller = request.caller!;
-      await engine.submitTask({ organization: caller.organization, ...request.body, by: actorOf(caller) });
+      const by = actorOf(caller);
+      await engine.submitTask({ organization: caller.organization, ...request.body, by }, handOverTo(request));
       return { processInstanceId: request.body.processInstanceId, status: 'resumed' };
     },
   });
