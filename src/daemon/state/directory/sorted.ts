@@ -9,6 +9,9 @@
 import type { ImageIn, ImageOut } from './image.js';
 import { grown } from './columns.js';
 
+/** Removals kept for the next read at least (below, a list is never dropped from early). */
+const DROP_AT_LEAST = 64;
+
 /** Compares two entries: negative when `a` comes first; never 0 for two different entries. */
 export type Order = (a: number, b: number) => number;
 
@@ -50,6 +53,11 @@ export class SortedList {
     return this.count - this.pendingCount;
   }
 
+  /** Entries held in memory: the list's, and removed ones not dropped yet (at most as many). */
+  get held(): number {
+    return this.count;
+  }
+
   /** Adds `x`. */
   insert(x: number): void {
     this.items = grown(this.items, this.count + 1 > this.items.length ? this.items.length * 2 : 0);
@@ -74,6 +82,9 @@ export class SortedList {
       this.pendingCount--;
       this.count--;
     }
+    // A list nobody reads for a long while (no listing) would keep every entry ever removed:
+    // once they are half of it they go, in a pass that as many removals pay for.
+    if (this.pendingCount > DROP_AT_LEAST && this.pendingCount * 2 > this.count) this.drop();
   }
 
   /** The first position whose entry does not come before the probe (`probe(e)` < 0: e comes first). */
@@ -97,28 +108,30 @@ export class SortedList {
 
   private sort(): void {
     if (this.sorted && this.pendingCount === 0) return;
-    if (this.pendingCount > 0) {
-      // One pass drops the removals made meanwhile (equal entries are interchangeable).
-      let w = 0;
-      for (let r = 0; r < this.count; r++) {
-        if (this.pending.size === 0) {
-          // Every removal found: the rest moves down as it is.
-          this.items.copyWithin(w, r, this.count);
-          w += this.count - r;
-          break;
-        }
-        const e = this.items[r]!;
-        const n = this.pending.get(e);
-        if (n === undefined) this.items[w++] = e;
-        else if (n === 1) this.pending.delete(e);
-        else this.pending.set(e, n - 1);
-      }
-      if (this.pending.size > 0) throw new Error(`sorted list: ${[...this.pending.keys()][0]} is not in the list`);
-      this.count = w;
-      this.pendingCount = 0;
-    }
+    if (this.pendingCount > 0) this.drop();
     if (!this.sorted) this.items.subarray(0, this.count).sort(this.order);
     this.sorted = true;
+  }
+
+  /** Drops the removals made since the last drop, in one pass (equal entries are interchangeable). */
+  private drop(): void {
+    let w = 0;
+    for (let r = 0; r < this.count; r++) {
+      if (this.pending.size === 0) {
+        // Every removal found: the rest moves down as it is.
+        this.items.copyWithin(w, r, this.count);
+        w += this.count - r;
+        break;
+      }
+      const e = this.items[r]!;
+      const n = this.pending.get(e);
+      if (n === undefined) this.items[w++] = e;
+      else if (n === 1) this.pending.delete(e);
+      else this.pending.set(e, n - 1);
+    }
+    if (this.pending.size > 0) throw new Error(`sorted list: ${[...this.pending.keys()][0]} is not in the list`);
+    this.count = w;
+    this.pendingCount = 0;
   }
 }
 
