@@ -8,7 +8,7 @@
  * (docs/decisions/079-audit-record-beside-the-change.md). A durability that fails turns the
  * answer into that error, as an awaited one would have.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import { hookList } from './auth.js';
 
 declare module 'fastify' {
@@ -39,15 +39,24 @@ export function takeDurable(request: FastifyRequest): Promise<unknown> | undefin
 
 /**
  * Gives every route a last onSend hook that waits for what its handler handed to
- * `request.durable` (unless an earlier hook took it): installed after the audit's, before the routes.
+ * `request.durable` (unless an earlier hook took it), then marks the answer `connection: close`
+ * if `closing()` says the server began to close meanwhile (an app-wide onSend hook runs before
+ * the route's, so before the wait). Installed after the audit's, before the routes.
  */
-export function installDurableReplies(app: FastifyInstance): void {
+export function installDurableReplies(app: FastifyInstance, closing: () => boolean): void {
+  const durableFirst: onSendHookHandler = (request, reply, payload, done) => {
+    const durable = takeDurable(request);
+    if (durable === undefined) return settled(reply, payload, done);
+    durable.then(
+      () => settled(reply, payload, done),
+      (err: unknown) => done(err instanceof Error ? err : new Error(String(err))),
+    );
+  };
+  const settled = (reply: FastifyReply, payload: unknown, done: (err: Error | null, payload: unknown) => void) => {
+    if (closing()) void reply.header('connection', 'close');
+    done(null, payload);
+  };
   app.addHook('onRoute', (route) => {
     route.onSend = [...hookList(route.onSend), durableFirst];
   });
-}
-
-async function durableFirst(request: FastifyRequest, _reply: FastifyReply, payload: unknown): Promise<unknown> {
-  await takeDurable(request);
-  return payload;
 }

@@ -329,7 +329,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   if (sharing) sharing.install(app);
   if (options.audit) installAudit(app, { trail: options.audit, now: options.now });
   // After the audit's: its onSend hook takes a handed-over durability first, to write beside it.
-  installDurableReplies(app);
+  installDurableReplies(app, () => closing);
   // Every parsed JSON body, on every route, before its schema or handler sees it: a body nested
   // thousands deep overflows whatever recurses over it later (the journal's JSON.stringify).
   // Raw bodies (webhook deliveries, a Buffer; an upload's stream) are checked where they are parsed.

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { AuditEntry } from '../../../src/shared/api/index.js';
 import { installDurableReplies } from '../../../src/daemon/api/durable-reply.js';
 import { installAudit } from '../../../src/daemon/audit/recorder.js';
+import { apiHarness } from '../../helpers/api.js';
 import type { Caller } from '../../../src/daemon/api/caller.js';
 import type { AuditTrail } from '../../../src/daemon/audit/trail.js';
 
@@ -38,14 +39,19 @@ const CALLER: Caller = {
 };
 
 /** An app whose POST /change hands `durable` over (when given) and answers at once; the audit trail when given. */
-async function app(t: Test, durable: () => Promise<unknown> | undefined, trail?: AuditTrail) {
+async function app(
+  t: Test,
+  durable: () => Promise<unknown> | undefined,
+  trail?: AuditTrail,
+  closing: () => boolean = () => false,
+) {
   const fastify: FastifyInstance = Fastify();
   t.teardown(() => fastify.close());
   fastify.addHook('onRequest', async (request) => {
     request.caller = CALLER;
   });
   if (trail) installAudit(fastify, { trail });
-  installDurableReplies(fastify);
+  installDurableReplies(fastify, closing);
   let handled = 0;
   fastify.post('/change', { config: { auth: { permission: 'WORKFLOW_EXECUTE' } } }, async (request) => {
     handled++;
@@ -116,4 +122,61 @@ t.test('a record that fails to become durable fails the answer too', async (t) =
   const res = fastify.inject({ method: 'POST', url: '/change', payload: {} });
   change.resolve();
   t.equal((await res).statusCode, 500);
+});
+
+t.test('an answer that waited while the server began to close closes its connection', async (t) => {
+  const d = deferred();
+  let closing = false;
+  const { fastify } = await app(
+    t,
+    () => d.promise,
+    undefined,
+    () => closing,
+  );
+  const res = fastify.inject({ method: 'POST', url: '/change', payload: {} });
+  t.ok(await stillPending(res));
+  closing = true;
+  d.resolve();
+  const answered = await res;
+  t.equal(answered.statusCode, 200);
+  t.equal(answered.headers.connection, 'close');
+});
+
+const ASK_FLOW = `processId: AUTO
+name: Ask
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;
+
+t.test("starts and task answers write their audit record while their step's write is under way", async (t) => {
+  let committed = 0;
+  const h = await apiHarness(t, { engine: { observe: { durable: () => undefined, committed: () => committed++ } } });
+  const key = await h.key('admin', null); // POST /process/start: a system key's
+  const processId = await h.publish(ASK_FLOW);
+  // Each record notes how many steps were durable when its write began.
+  const seen: Array<[string, number]> = [];
+  const record = h.audit.record.bind(h.audit);
+  h.audit.record = (entry) => {
+    seen.push([entry.action, committed]);
+    return record(entry);
+  };
+  const beforeStart = committed;
+  const started = await h.call(key, { method: 'POST', url: '/process/start', payload: { processId } });
+  t.equal(started.statusCode, 200);
+  t.ok(committed > beforeStart, 'the start is durable when it is answered');
+  const id = (started.json() as { processInstanceId: string }).processInstanceId;
+  const beforeAnswer = committed;
+  const answered = await h.call(key, {
+    method: 'POST',
+    url: '/process/task',
+    payload: { processInstanceId: id, nodeId: 'ask', action: 'COMPLETE', data: { inputValue: 'ok' } },
+  });
+  t.equal(answered.statusCode, 200);
+  t.ok(committed > beforeAnswer, 'the answer is durable when it is answered');
+  t.same(seen, [
+    ['POST /process/start', beforeStart],
+    ['POST /process/task', beforeAnswer],
+  ]);
 });

@@ -53,7 +53,7 @@ export class SortedList {
     return this.count - this.pendingCount;
   }
 
-  /** Entries held in memory: the list's, and removed ones not dropped yet (at most as many). */
+  /** Entries held in memory: the list's, and removed ones not dropped yet (at most as many, or a few dozen). */
   get held(): number {
     return this.count;
   }
