@@ -1,16 +1,6 @@
 import t from 'tap';
 import { WorkCount } from '../../src/shared/work-count.js';
-
-/** A promise and its settle functions. */
-function deferred<T = void>() {
-  let resolve!: (v: T) => void;
-  let reject!: (e: Error) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+import { deferred } from '../helpers/deferred.js';
 
 t.test('idle() resolves at once when nothing is under way', async (t) => {
   const work = new WorkCount();

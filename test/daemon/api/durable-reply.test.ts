@@ -6,17 +6,7 @@ import { installAudit } from '../../../src/daemon/audit/recorder.js';
 import { apiHarness } from '../../helpers/api.js';
 import type { Caller } from '../../../src/daemon/api/caller.js';
 import type { AuditTrail } from '../../../src/daemon/audit/trail.js';
-
-/** A promise with its settle functions (Node 20 has no Promise.withResolvers). */
-function deferred<T = void>() {
-  let resolve!: (v: T) => void;
-  let reject!: (err: Error) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+import { deferred } from '../../helpers/deferred.js';
 
 /** True when `p` has not settled after a few turns of the event loop (every hook and write in reach has run). */
 async function stillPending(p: Promise<unknown>): Promise<boolean> {
