@@ -40,6 +40,8 @@ const EVICT_SLICE = 64;
 
 /** How soon a pass that left recently read trees over the capacity comes round again (ms). */
 const CLOCK_TURN_MS = 1000;
+/** Executions touched since the last pass kept beyond twice the capacity before those gone are forgotten. */
+const RECENT_SLACK = 64;
 
 /** What the cache is built on. */
 export interface ExecutionCacheOptions {
@@ -194,10 +196,21 @@ export class ExecutionCache implements ColdExecutions {
     if (this.again !== null) clearTimeout(this.again);
   }
 
-  /** An eviction pass once the resident executions are past the capacity by a tenth. */
+  /** Executions touched since the last pass (tests). */
+  get recentCount(): number {
+    return this.recent.size;
+  }
+
+  /**
+   * An eviction pass once the resident executions are past the capacity by a tenth. Else, once
+   * the executions touched since the last pass are twice the capacity, those that left memory
+   * since (archived, as fast as others were read back: no pass comes) are forgotten.
+   */
   private scheduleIfOver(): void {
     const { capacity } = this.o;
     if (this.resident > capacity + Math.ceil(capacity / 10)) this.schedule();
+    else if (this.recent.size > 2 * capacity + RECENT_SLACK)
+      for (const id of this.recent) if (execution(this.o.state, id) === undefined) this.recent.delete(id);
   }
 
   private schedule(): void {

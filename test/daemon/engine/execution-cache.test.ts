@@ -2,7 +2,8 @@ import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import { execution } from '../../../src/daemon/state/executions.js';
-import { STATE } from '../../../src/daemon/state/state.js';
+import { initialState, STATE, type Instance } from '../../../src/daemon/state/state.js';
+import { ExecutionCache } from '../../../src/daemon/engine/execution-cache.js';
 import type { EvictableEntries } from '../../../src/daemon/store/durable-store.js';
 import { WAITS_FLOW as FLOW } from '../../helpers/cold.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
@@ -250,4 +251,39 @@ t.test('cold timers whose executions could not be read back are set again, and f
   h.advance(5_000);
   const done = () => h.events.some((e) => e.type === 'PROCESS_COMPLETED' && e.processInstanceId === id);
   await eventually('its timer fired on the next try', done);
+});
+
+t.test('executions touched and gone before any pass are forgotten once twice the capacity', async (t) => {
+  const state = initialState();
+  const store = {
+    clean: () => true,
+    read: async () => ({}),
+    unread: null,
+    onCheckpoint: () => undefined,
+    guard: () => undefined,
+  } satisfies EvictableEntries;
+  const cache = new ExecutionCache({
+    state,
+    store,
+    capacity: 4,
+    summarize: () => {
+      throw new Error('nothing is evicted here');
+    },
+    checkpoint: async () => undefined,
+    onError: (err) => t.fail(String(err)),
+  });
+  const kept = randomUUID();
+  InstanceTable.of(state).put({ processInstanceId: kept } as Instance);
+  cache.touched([kept]);
+  // Read back, answered and archived as fast as the next: never more resident than the capacity,
+  // so no pass comes to clear what they touched.
+  let most = 0;
+  for (let i = 0; i < 1000; i++) {
+    cache.touched([randomUUID()]);
+    most = Math.max(most, cache.recentCount);
+  }
+  t.ok(most <= 2 * 4 + 64 + 1, `at most ${most} kept for 1 resident`);
+  t.ok(cache.recentCount < 2 * 4 + 64 + 1);
+  t.ok(cache.recentCount >= 1, 'the resident one stays');
+  cache.close();
 });
