@@ -386,9 +386,12 @@ export class JournalFollower<S, R> {
         for (const wake of this.released.splice(0)) wake();
       }
     });
+    // Listening, it catches up once more: an entry appended between the last catch-up and the
+    // LISTEN sent a notification nobody heard (the next poll is a third of a lease away).
     client
       .connect()
       .then(() => client.query(`LISTEN ${JOURNAL_CHANNEL}; LISTEN ${LEASE_CHANNEL}`))
+      .then(() => this.kick(logger))
       .catch(forget);
     return client;
   }
