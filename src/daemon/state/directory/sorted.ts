@@ -11,6 +11,20 @@ import { grown } from './columns.js';
 
 /** Removals kept for the next read at least (below, a list is never dropped from early). */
 const DROP_AT_LEAST = 64;
+/**
+ * Removals kept at most: past it, one pass drops them. Without a bound, a list of a million that
+ * nobody read kept up to half a million removals, in a Map rehashed as it grew (old-generation
+ * garbage for every major GC to go through), and the pass that finally dropped them held the
+ * event loop for as long as a million Map lookups take. A pass reads the list once (see `drop`).
+ */
+export const DROP_AT_MOST = 32_768;
+
+/**
+ * How many of each entry a drop pass removes, by entry: a typed array read per entry of the list
+ * instead of a Map lookup. Shared by every list (a pass runs synchronously, start to end) and
+ * all zeros between passes; it grows to the largest entry dropped (entries are slots and rows).
+ */
+let marks = new Uint16Array(0);
 
 /** Compares two entries: negative when `a` comes first; never 0 for two different entries. */
 export type Order = (a: number, b: number) => number;
@@ -20,8 +34,11 @@ export class SortedList {
   private items: Int32Array;
   private count = 0;
   private sorted = true;
-  /** Removals not applied yet, by entry (how many of it): the next read drops them in one pass. */
-  private readonly pending = new Map<number, number>();
+  /**
+   * Removals not applied yet, by entry (how many of it): the next read drops them in one pass.
+   * Replaced, never cleared, after a pass (see shared/work-count.ts on Map.clear()).
+   */
+  private pending = new Map<number, number>();
   private pendingCount = 0;
 
   /** An empty list with room for `capacity` entries before it grows. */
@@ -83,8 +100,9 @@ export class SortedList {
       this.count--;
     }
     // A list nobody reads for a long while (no listing) would keep every entry ever removed:
-    // once they are half of it they go, in a pass that as many removals pay for.
-    if (this.pendingCount > DROP_AT_LEAST && this.pendingCount * 2 > this.count) this.drop();
+    // once they are half of it, or DROP_AT_MOST, they go, in a pass that many removals pay for.
+    if (this.pendingCount > DROP_AT_LEAST && (this.pendingCount * 2 > this.count || this.pendingCount >= DROP_AT_MOST))
+      this.drop();
   }
 
   /** The first position whose entry does not come before the probe (`probe(e)` < 0: e comes first). */
@@ -115,23 +133,37 @@ export class SortedList {
 
   /** Drops the removals made since the last drop, in one pass (equal entries are interchangeable). */
   private drop(): void {
+    let most = 0;
+    for (const e of this.pending.keys()) if (e > most) most = e;
+    if (marks.length <= most) marks = new Uint16Array(Math.max(most + 1, marks.length * 2));
+    // Never more than DROP_AT_MOST removals pend (remove drops them there): a count fits 16 bits.
+    for (const [e, n] of this.pending) marks[e] = n;
+    let left = this.pendingCount;
     let w = 0;
     for (let r = 0; r < this.count; r++) {
-      if (this.pending.size === 0) {
+      if (left === 0) {
         // Every removal found: the rest moves down as it is.
         this.items.copyWithin(w, r, this.count);
         w += this.count - r;
         break;
       }
       const e = this.items[r]!;
-      const n = this.pending.get(e);
-      if (n === undefined) this.items[w++] = e;
-      else if (n === 1) this.pending.delete(e);
-      else this.pending.set(e, n - 1);
+      // Undefined past the marks (an entry above every removal): kept.
+      const n = marks[e] ?? 0;
+      if (n === 0) this.items[w++] = e;
+      else {
+        marks[e] = n - 1;
+        left--;
+      }
     }
-    if (this.pending.size > 0) throw new Error(`sorted list: ${[...this.pending.keys()][0]} is not in the list`);
+    if (left > 0) {
+      const missing = [...this.pending.keys()].find((e) => marks[e] !== 0);
+      for (const e of this.pending.keys()) marks[e] = 0;
+      throw new Error(`sorted list: ${missing} is not in the list`);
+    }
     this.count = w;
     this.pendingCount = 0;
+    this.pending = new Map();
   }
 }
 
