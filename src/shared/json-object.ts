@@ -83,12 +83,6 @@ export function ownEntry<T>(dict: Readonly<Record<string, T>>, key: string): T |
   return Object.hasOwn(dict, key) ? dict[key] : undefined;
 }
 
-/** Whether `dict` has any entry, without listing its keys (a state's collection may be large). */
-export function hasEntries(dict: Readonly<Record<string, unknown>>): boolean {
-  for (const _ in dict) return true;
-  return false;
-}
-
 /** Whether `v` is a JSON object (not an array). */
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

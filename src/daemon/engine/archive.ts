@@ -6,7 +6,6 @@ import type { DurableStore } from '../store/store.js';
 import { executionTags } from './execution-tags.js';
 import { bucketOf } from './ids.js';
 import { execution } from '../state/executions.js';
-import { hasEntries } from '../../shared/json-object.js';
 
 export interface ArchiveDeps {
   readonly state: WfxState;
@@ -244,7 +243,12 @@ export class ExecutionArchive {
   /** The files of the file store that `texts` (a history document) name; none without a look when the store is empty. */
   private filesNamed(texts: readonly string[]): string[] {
     const files = this.deps.state.files;
-    if (!hasEntries(files)) return [];
+    let any = false;
+    for (const _ in files) {
+      any = true;
+      break;
+    }
+    if (!any) return [];
     const found = new Set<string>();
     for (const text of texts) fileIdsInText(text, found);
     return [...found].filter((fileId) => Object.hasOwn(files, fileId));

@@ -14,7 +14,7 @@
  * overwritten since still counts), so a file may be kept longer, never deleted too soon. An
  * execution that names no file has no entry (docs/decisions/005-no-long-lived-growing-collections.md).
  */
-import { hasEntries, ownEntry } from '../../shared/json-object.js';
+import { ownEntry } from '../../shared/json-object.js';
 import type { Instance } from './instance.js';
 import type { InstanceTable } from './instance-table.js';
 import { collectFileIds } from './stored-file.js';
@@ -24,8 +24,6 @@ export interface FileRefsHolder {
   instances: Record<string, Instance | undefined>;
   instanceTable?: InstanceTable<Instance> | undefined;
   fileRefs?: FileRefs | undefined;
-  /** The file store's files (WfxState.files): with none, no document can name one that exists. */
-  files?: Readonly<Record<string, unknown>>;
 }
 
 /** A record as the index reads it: the execution it names, or the one it starts. */
@@ -66,9 +64,6 @@ export class FileRefs {
   add(inst: Instance): void {
     const id = inst.processInstanceId;
     this.byExecution.delete(id);
-    // No stored file at all: the document can name none that exists (a fileId is random, never
-    // made again), so it is not walked. A cold execution read back would be, on every answer.
-    if (this.state.files !== undefined && !hasEntries(this.state.files)) return;
     collectFileIds(inst, scratch);
     this.take(id);
   }

@@ -97,39 +97,6 @@ t.test(
   },
 );
 
-t.test('with no stored file, an execution read back is not walked for fileIds; with one, it is', async (t) => {
-  const h = await engineHarness(t, undefined, undefined, { cold: true });
-  const pid = await h.publish(twoAsks.replace('inputType: file', 'inputType: textbox'));
-  // Shaped like a fileId, of no stored file: its start record put it in the index.
-  const none = `file_${'ab'.repeat(16)}`;
-  const a = await h.start(pid, { note: `see ${none}` });
-  await h.rest();
-  t.ok(isCold(h, a.processInstanceId), 'cold');
-  // Answered: read back into memory (the walk's moment), still waiting at its second input.
-  const answer = (id: string) =>
-    h.engine.submitTask({
-      organization: 'default',
-      processInstanceId: id,
-      nodeId: 'first',
-      action: 'COMPLETE',
-      data: { inputValue: 'x' },
-    });
-  await answer(a.processInstanceId);
-  t.equal(h.store.state.instances[a.processInstanceId]?.stateCd, STATE.RUNNING, 'read back');
-  t.notOk(FileRefs.held(h.store.state)?.of(a.processInstanceId).has(none), 'not walked: no file to keep');
-
-  const real = await put(h, 'real.txt');
-  const c = await h.start(pid, { note: `see ${real.fileId} and ${none}` });
-  await h.rest();
-  t.ok(isCold(h, c.processInstanceId), 'cold');
-  await answer(c.processInstanceId);
-  t.same(
-    [...(FileRefs.held(h.store.state)?.of(c.processInstanceId) ?? [])].sort(),
-    [real.fileId, none].sort(),
-    'walked once a file is stored: every fileId the document names',
-  );
-});
-
 t.test('without a cold side no file index is made', async (t) => {
   const h = await engineHarness(t, undefined, undefined, { cold: false });
   const pid = await h.publish(twoAsks);
