@@ -22,7 +22,8 @@ export const DROP_AT_MOST = 32_768;
 /**
  * How many of each entry a drop pass removes, by entry: a typed array read per entry of the list
  * instead of a Map lookup. Shared by every list (a pass runs synchronously, start to end) and
- * all zeros between passes; it grows to the largest entry dropped (entries are slots and rows).
+ * all zeros between passes. It grows (by doubling) past the largest entry dropped and is kept:
+ * two bytes for each of up to twice as many slots or rows as the directory has had.
  */
 let marks = new Uint16Array(0);
 
