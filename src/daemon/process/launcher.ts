@@ -35,8 +35,15 @@ export const STOP_TIMEOUT_MS = 30_000;
  * its heap when the process starts (`v8.setFlagsFromString` later changes nothing), so only the
  * background daemon, which gets it on its command line, has it; a foreground one (`wfx dev`,
  * `--foreground`) runs with Node's default unless NODE_OPTIONS sets it.
+ *
+ * The old generation's limit after each full GC is twice what it left live
+ * (`--heap-growing-percent=100`). V8's own factor goes from 1.1 to 4: once the daemon has been
+ * idle its memory reducer leaves the heap a limit barely above what lives, and the first
+ * requests after it reach that limit at once, with full GCs among them; under a long load the
+ * heap may grow to 4 times what lives. A fixed factor keeps both the first requests after a
+ * rest and the heap under load even (docs/decisions/081-fixed-old-generation-growth.md).
  */
-const DAEMON_V8_FLAGS = ['--max-semi-space-size=32'];
+const DAEMON_V8_FLAGS = ['--max-semi-space-size=32', '--heap-growing-percent=100'];
 
 /** A snapshot at least this large gets the old generation sized for its parse (`daemonV8Flags`): ~25,000 executions waiting. */
 const LARGE_SNAPSHOT = 32 << 20;
