@@ -60,8 +60,8 @@ const LARGE_SNAPSHOT = 32 << 20;
  * restart faster and steadier (docs/decisions/022-old-generation-sized-for-snapshot.md).
  *
  * The size is also a floor for the limits V8 sets after each full GC, so such a daemon's heap may
- * grow to it before its old generation is collected: at most 3 times its snapshot, where V8
- * alone, under load, let the old generation reach ~4 times what was live.
+ * grow to it before its old generation is collected: the larger of 3 times its snapshot and
+ * twice what the last full GC left live (the fixed growth of DAEMON_V8_FLAGS).
  */
 export function daemonV8Flags(snapshotBytes: number): string[] {
   if (snapshotBytes < LARGE_SNAPSHOT) return [...DAEMON_V8_FLAGS];
