@@ -3,16 +3,19 @@ import { join } from 'node:path';
 import t from 'tap';
 import { daemonV8Flags, startInBackground } from '../../../src/daemon/process/launcher.js';
 
-t.test('daemonV8Flags: the young generation always, the old generation sized for a large snapshot', async (t) => {
-  const young = ['--max-semi-space-size=32', '--heap-growing-percent=100'];
-  t.same(daemonV8Flags(0), young, 'no snapshot');
-  t.same(daemonV8Flags(32 * 2 ** 20 - 1), young, 'under 32 MiB: V8 sizes the old generation itself');
-  t.same(
-    daemonV8Flags(131_767_975),
-    [...young, '--initial-old-space-size=377'],
-    '100,000 waiting: 3 times the snapshot, in MiB',
-  );
-});
+t.test(
+  "daemonV8Flags: the young generation and the old one's growth always, the old one's size for a large snapshot",
+  async (t) => {
+    const always = ['--max-semi-space-size=32', '--heap-growing-percent=100'];
+    t.same(daemonV8Flags(0), always, 'no snapshot');
+    t.same(daemonV8Flags(32 * 2 ** 20 - 1), always, "under 32 MiB: V8 sizes the old generation's first limit itself");
+    t.same(
+      daemonV8Flags(131_767_975),
+      [...always, '--initial-old-space-size=377'],
+      '100,000 waiting: 3 times the snapshot, in MiB',
+    );
+  },
+);
 
 t.test('DAEMON_START_FAILED names logs/daemon.out and logs/daemon.log on every background path', async (t) => {
   const dataDir = join(t.testdir(), 'data');
