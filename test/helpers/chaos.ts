@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'tap';
 import { spawnWfx } from './cli.js';
 import { eventually } from './eventually.js';
@@ -16,7 +17,8 @@ import { askFlow, waitForGoFlow } from './share.js';
  * a random moment of each round, several rounds: every acknowledged start, answer and event is
  * there at the end, every execution finishes as it should on the daemon that took over, no node
  * runs twice, and no schedule fires twice for one minute. With `--standby` one daemon serves and
- * the serving one is killed; with `--share` all three hold partitions and any one is killed.
+ * the serving one is killed; with `--share` all three hold partitions and any one is killed. A
+ * call answered "try again after Retry-After" is sent again, as a client does (RETRIED).
  */
 
 const ASK_ID = '6a0f1e2d-3c4b-4a59-8e7f-0a1b2c3d4e5f';
@@ -42,6 +44,16 @@ nodes:
   done: { type: endEvent }
 `,
 ];
+
+/**
+ * Errors sent again after their Retry-After, as a client does (src/client/http.ts): a partition
+ * moving, a daemon rejoining. An event too, which that client leaves to its sender: these carry
+ * a message id, which makes a second send safe.
+ */
+const RETRIED = new Set(['PARTITION_MOVING', 'DAEMON_REJOINING', 'TOO_MANY_CONNECTIONS']);
+/** Sends of one call at most, and the longest pause between two (ms). */
+const TRIES = 5;
+const MAX_PAUSE_MS = 2000;
 
 const ROUNDS = 6;
 const OPS_PER_ROUND = 40;
@@ -160,7 +172,8 @@ export async function runChaos(t: Test, mode: ChaosMode): Promise<void> {
         body: body && JSON.stringify(body),
         signal: AbortSignal.timeout(20_000),
       });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      const retryAfter = Number(res.headers.get('retry-after') ?? 1);
+      return { status: res.status, body: (await res.json()) as Record<string, unknown>, retryAfter };
     } catch {
       return null;
     }
@@ -178,6 +191,12 @@ export async function runChaos(t: Test, mode: ChaosMode): Promise<void> {
   /** What each acknowledged event was answered, and by which daemon (for a failed run). */
   const delivered = new Map<string, string>();
   const naps: string[] = [];
+  /** How each kind of call was answered (status, or `none` when it was not): what a failed run is read by. */
+  const tally = new Map<string, number>();
+  const count = (kind: string, r: { status: number } | null) => {
+    const k = `${kind} ${r?.status ?? 'none'}`;
+    tally.set(k, (tally.get(k) ?? 0) + 1);
+  };
   const live = () => slots.filter((s) => s.url !== null && s.child?.exitCode === null);
   const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(rand() * items.length)];
 
@@ -186,11 +205,18 @@ export async function runChaos(t: Test, mode: ChaosMode): Promise<void> {
     if (!slot) return;
     const url = slot.url!;
     // Unanswered: the daemon died, or (sharing) restarted on another port to take partition 0.
-    const call = (u: string, method: string, path: string, body?: object) =>
-      callAt(u, method, path, body).then((r) => r ?? refresh(slot).then(() => null));
+    const call = async (u: string, method: string, path: string, body?: object) => {
+      for (let attempt = 1; ; attempt++) {
+        const r = await callAt(u, method, path, body);
+        if (r === null) return refresh(slot).then(() => null);
+        if (r.status !== 503 || !RETRIED.has(String(r.body.error)) || attempt === TRIES) return r;
+        await sleep(Math.min(MAX_PAUSE_MS, (Number.isFinite(r.retryAfter) ? r.retryAfter : 1) * 1000));
+      }
+    };
     const kind = rand();
     if (kind < 0.25) {
       const r = await call(url, 'POST', '/process/start', { processId: ASK_ID, data: {} });
+      count('ask', r);
       if (r?.status === 200) asks.push(r.body.processInstanceId as string);
     } else if (kind < 0.45) {
       const id = pick(asks.filter((a) => !answered.has(a)));
@@ -201,10 +227,12 @@ export async function runChaos(t: Test, mode: ChaosMode): Promise<void> {
         action: 'COMPLETE',
         data: { inputValue: 'ok' },
       });
+      count('answer', r);
       if (r?.status === 200) answered.add(id);
     } else if (kind < 0.65) {
       const correlation = randomUUID();
       const r = await call(url, 'POST', '/process/start', { processId: EVENT_ID, data: { key: correlation } });
+      count('wait', r);
       if (r?.status === 200) waiting.push({ id: r.body.processInstanceId as string, key: correlation });
     } else if (kind < 0.85) {
       const w = pick(waiting.filter((x) => !sent.has(x.id)));
@@ -215,12 +243,14 @@ export async function runChaos(t: Test, mode: ChaosMode): Promise<void> {
         messageId: w.key,
         ttlSeconds: 600,
       });
+      count('event', r);
       if (r?.status === 200) {
         sent.add(w.id);
         delivered.set(w.id, `${url} at ${new Date().toISOString()}: ${JSON.stringify(r.body)}`);
       }
     } else {
       const r = await call(url, 'POST', '/process/start', { processId: TIMER_ID, data: {} });
+      count('nap', r);
       if (r?.status === 200) naps.push(r.body.processInstanceId as string);
     }
   };
@@ -251,6 +281,7 @@ export async function runChaos(t: Test, mode: ChaosMode): Promise<void> {
     await listening(victim);
   }
   t.comment(`kill to serving again, ms (2 s lease, load still running): ${takeovers.join(', ')}`);
+  t.comment(`calls by status: ${[...tally].map(([k, n]) => `${k}: ${n}`).join(', ')}`);
   t.ok(asks.length > 0 && waiting.length > 0 && naps.length > 0, 'each kind of work was acknowledged');
   t.ok(answered.size > 0 && sent.size > 0, 'answers and events too');
 
