@@ -17,6 +17,12 @@ const FLOW = askThenPay(FLOW_ID);
 const STARTED = 120;
 /** The daemon is killed once this many answers were acknowledged, the rest in flight. */
 const KILL_AFTER = 40;
+/**
+ * The last executions started are not answered before the kill: whatever the first daemon
+ * journaled of the others before it died, these are cold after the restart, and reading them
+ * back shows there.
+ */
+const UNTOUCHED = 10;
 
 t.test('kill -9 while answers read executions back and evictions run: nothing acknowledged is lost', async (t) => {
   const dataDir = join(t.testdir(), 'data');
@@ -44,7 +50,7 @@ t.test('kill -9 while answers read executions back and evictions run: nothing ac
   await eventually('every execution cold', async () => (await metric(first.url, 'wfx_executions_cold')) === STARTED);
 
   const answer = async (body: object) => (await call(first.url, 'POST', '/process/task', body)).status;
-  const { answered, killed } = await answerThenKill(ids, answer, KILL_AFTER, first.pid);
+  const { answered, killed } = await answerThenKill(ids.slice(0, -UNTOUCHED), answer, KILL_AFTER, first.pid);
   t.ok(killed, `killed after ${KILL_AFTER} answers`);
 
   const second = await startDaemon(t, { dataDir, args });
@@ -58,8 +64,13 @@ t.test('kill -9 while answers read executions back and evictions run: nothing ac
       lost.push(id);
   }
   t.same(lost, [], `each of the ${answered.length} answers acknowledged is there after the restart`);
-  // Those the journal after the last checkpoint changed wait for the next one before they leave.
-  t.ok((await metric(second.url, 'wfx_execution_reads_total')) > 0, 'the second daemon read executions back too');
+  // Those the journal after the last checkpoint changed were read back by the replay and wait for
+  // the next checkpoint before they leave (all of the answered, if the kill came after their
+  // journal writes); the untouched were read back by the reads above.
+  t.ok(
+    (await metric(second.url, 'wfx_execution_reads_total')) >= UNTOUCHED,
+    'the second daemon read executions back too',
+  );
 
   // Every execution goes on: the unanswered are answered now, then every one is paid and ends.
   for (const [i, id] of ids.entries()) {

@@ -19,6 +19,11 @@ const FLOW_ID = '3a4b5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d';
 const STARTED = 60;
 /** The serving daemon is killed once this many answers were acknowledged, the rest in flight. */
 const KILL_AFTER = 20;
+/**
+ * The last executions started are not answered before the kill: whatever the serving daemon
+ * journaled of the others before it died, these are summaries on the new owner, read back there.
+ */
+const UNTOUCHED = 10;
 
 t.test(
   'executions read back from rows: kill -9 under answers, a standby takes over',
@@ -55,7 +60,7 @@ t.test(
     await eventually('the standby waits', () => /standing by until the lease is free/.test(b.output()));
 
     const answer = async (body: object) => (await callDaemon(a.url, key, 'POST', '/process/task', body)).status;
-    const { answered, killed } = await answerThenKill(ids, answer, KILL_AFTER, a.pid);
+    const { answered, killed } = await answerThenKill(ids.slice(0, -UNTOUCHED), answer, KILL_AFTER, a.pid);
     t.ok(killed, `killed after ${KILL_AFTER} answers`);
 
     const info = await serving(dirB, 'the standby serves');
@@ -72,7 +77,10 @@ t.test(
         lost.push(id);
     }
     t.same(lost, [], `each of the ${answered.length} answers acknowledged is there after the takeover`);
-    t.ok((await metric(info.url, 'wfx_execution_reads_total')) > 0, 'the new owner read executions back from rows');
+    t.ok(
+      (await metric(info.url, 'wfx_execution_reads_total')) >= UNTOUCHED,
+      'the new owner read executions back from rows',
+    );
 
     for (const [i, id] of ids.entries()) {
       if (answered.includes(id)) continue;
