@@ -172,7 +172,7 @@ export class ApiClient {
 }
 
 /** Tries of a request the daemon asked to be sent again (retryPause). */
-const RETRIES = 5;
+export const RETRIES = 5;
 
 /**
  * Errors a daemon of a database answers before it has done anything (but to an event: see
@@ -184,7 +184,7 @@ const RETRIES = 5;
 const RETRIED = new Set<string>(['PARTITION_MOVING', 'DAEMON_REJOINING', 'TOO_MANY_CONNECTIONS']);
 
 /** Milliseconds to wait before sending the request again, or null if it is not to be. */
-function retryPause(res: Response, body: unknown): number | null {
+export function retryPause(res: Response, body: unknown): number | null {
   const code = (body as { error?: unknown } | null)?.error;
   if (res.status !== 503 || typeof code !== 'string' || !RETRIED.has(code)) return null;
   const header = res.headers.get('retry-after');

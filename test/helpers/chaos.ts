@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'tap';
+import { RETRIES, retryPause } from '../../src/client/http.js';
 import { spawnWfx } from './cli.js';
 import { eventually } from './eventually.js';
 import { startPostgres } from './postgres.js';
@@ -18,7 +19,9 @@ import { askFlow, waitForGoFlow } from './share.js';
  * there at the end, every execution finishes as it should on the daemon that took over, no node
  * runs twice, and no schedule fires twice for one minute. With `--standby` one daemon serves and
  * the serving one is killed; with `--share` all three hold partitions and any one is killed. A
- * call answered "try again after Retry-After" is sent again, as a client does (RETRIED).
+ * call answered "try again after Retry-After" is sent again as the wfx client sends it (its
+ * retryPause), an event too, which that client leaves to its sender: these carry a message id,
+ * which makes a second send safe.
  */
 
 const ASK_ID = '6a0f1e2d-3c4b-4a59-8e7f-0a1b2c3d4e5f';
@@ -44,16 +47,6 @@ nodes:
   done: { type: endEvent }
 `,
 ];
-
-/**
- * Errors sent again after their Retry-After, as a client does (src/client/http.ts): a partition
- * moving, a daemon rejoining. An event too, which that client leaves to its sender: these carry
- * a message id, which makes a second send safe.
- */
-const RETRIED = new Set(['PARTITION_MOVING', 'DAEMON_REJOINING', 'TOO_MANY_CONNECTIONS']);
-/** Sends of one call at most, and the longest pause between two (ms). */
-const TRIES = 5;
-const MAX_PAUSE_MS = 2000;
 
 const ROUNDS = 6;
 const OPS_PER_ROUND = 40;
@@ -172,8 +165,8 @@ export async function runChaos(t: Test, mode: ChaosMode): Promise<void> {
         body: body && JSON.stringify(body),
         signal: AbortSignal.timeout(20_000),
       });
-      const retryAfter = Number(res.headers.get('retry-after') ?? 1);
-      return { status: res.status, body: (await res.json()) as Record<string, unknown>, retryAfter };
+      const answer = (await res.json()) as Record<string, unknown>;
+      return { status: res.status, body: answer, pause: retryPause(res, answer) };
     } catch {
       return null;
     }
@@ -193,10 +186,6 @@ export async function runChaos(t: Test, mode: ChaosMode): Promise<void> {
   const naps: string[] = [];
   /** How each kind of call was answered (status, or `none` when it was not): what a failed run is read by. */
   const tally = new Map<string, number>();
-  const count = (kind: string, r: { status: number } | null) => {
-    const k = `${kind} ${r?.status ?? 'none'}`;
-    tally.set(k, (tally.get(k) ?? 0) + 1);
-  };
   const live = () => slots.filter((s) => s.url !== null && s.child?.exitCode === null);
   const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(rand() * items.length)];
 
@@ -205,52 +194,51 @@ export async function runChaos(t: Test, mode: ChaosMode): Promise<void> {
     if (!slot) return;
     const url = slot.url!;
     // Unanswered: the daemon died, or (sharing) restarted on another port to take partition 0.
-    const call = async (u: string, method: string, path: string, body?: object) => {
+    const call = async (kind: string, method: string, path: string, body?: object) => {
       for (let attempt = 1; ; attempt++) {
-        const r = await callAt(u, method, path, body);
-        if (r === null) return refresh(slot).then(() => null);
-        if (r.status !== 503 || !RETRIED.has(String(r.body.error)) || attempt === TRIES) return r;
-        await sleep(Math.min(MAX_PAUSE_MS, (Number.isFinite(r.retryAfter) ? r.retryAfter : 1) * 1000));
+        const r = await callAt(url, method, path, body);
+        if (r === null) await refresh(slot);
+        if (r === null || r.pause === null || attempt === RETRIES) {
+          const k = `${kind} ${r?.status ?? 'none'}`;
+          tally.set(k, (tally.get(k) ?? 0) + 1);
+          return r;
+        }
+        await sleep(r.pause);
       }
     };
     const kind = rand();
     if (kind < 0.25) {
-      const r = await call(url, 'POST', '/process/start', { processId: ASK_ID, data: {} });
-      count('ask', r);
+      const r = await call('ask', 'POST', '/process/start', { processId: ASK_ID, data: {} });
       if (r?.status === 200) asks.push(r.body.processInstanceId as string);
     } else if (kind < 0.45) {
       const id = pick(asks.filter((a) => !answered.has(a)));
       if (!id) return;
-      const r = await call(url, 'POST', '/process/task', {
+      const r = await call('answer', 'POST', '/process/task', {
         processInstanceId: id,
         nodeId: 'ask',
         action: 'COMPLETE',
         data: { inputValue: 'ok' },
       });
-      count('answer', r);
       if (r?.status === 200) answered.add(id);
     } else if (kind < 0.65) {
       const correlation = randomUUID();
-      const r = await call(url, 'POST', '/process/start', { processId: EVENT_ID, data: { key: correlation } });
-      count('wait', r);
+      const r = await call('wait', 'POST', '/process/start', { processId: EVENT_ID, data: { key: correlation } });
       if (r?.status === 200) waiting.push({ id: r.body.processInstanceId as string, key: correlation });
     } else if (kind < 0.85) {
       const w = pick(waiting.filter((x) => !sent.has(x.id)));
       if (!w) return;
-      const r = await call(url, 'POST', '/process/event', {
+      const r = await call('event', 'POST', '/process/event', {
         eventType: 'go',
         correlationKey: w.key,
         messageId: w.key,
         ttlSeconds: 600,
       });
-      count('event', r);
       if (r?.status === 200) {
         sent.add(w.id);
         delivered.set(w.id, `${url} at ${new Date().toISOString()}: ${JSON.stringify(r.body)}`);
       }
     } else {
-      const r = await call(url, 'POST', '/process/start', { processId: TIMER_ID, data: {} });
-      count('nap', r);
+      const r = await call('nap', 'POST', '/process/start', { processId: TIMER_ID, data: {} });
       if (r?.status === 200) naps.push(r.body.processInstanceId as string);
     }
   };
