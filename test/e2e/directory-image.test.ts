@@ -169,3 +169,96 @@ t.test('restarts from the directory image answer as restarts from the indexes, a
   }
   t.equal(completed, answered.size, 'each paid execution ran to its end');
 });
+
+t.test(
+  'the image a running daemon refreshes: a kill -9 in its write loses nothing, and the next start after a kill -9 uses it',
+  async (t) => {
+    const dataDir = join(t.testdir(), 'data');
+    const lines = async (): Promise<LogLine[]> =>
+      (await readFile(join(dataDir, 'logs', 'daemon.log'), 'utf8').catch(() => ''))
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as LogLine);
+    const logged = async (msg: string) => (await lines()).filter((l) => l.msg === msg).length;
+    // Cache 0: at rest every execution leaves memory, and asks for a checkpoint, which refreshes the image.
+    const start = (env: Record<string, string> = {}) =>
+      startDaemon(t, { dataDir, args: ['--execution-cache', '0'], env: { ...ENV, ...env } });
+
+    const first = await start({ WFX_TEST_CRASH_POINT: 'image:refreshed' });
+    t.teardown(() => killIfAlive(first.pid)); // were it left at the crash point
+    const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
+    const call = (url: string, method: string, path: string, body?: object) => callDaemon(url, key, method, path, body);
+    t.ok(
+      (await call(first.url, 'POST', '/admin/flows', { source: FLOW, organization: 'default' })).status < 300,
+      'published',
+    );
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const res = await call(first.url, 'POST', '/process/start', { processId: FLOW_ID, correlationKey: `r-${i}` });
+      ids.push(res.body.processInstanceId as string);
+    }
+    await eventually('a refresh stopped at its crash point', async () =>
+      (await readFile(join(dataDir, 'logs', 'daemon.out'), 'utf8').catch(() => '')).includes(
+        'crash-point image:refreshed\n',
+      ),
+    );
+    const leftover = join(dataDir, 'executions', 'directory.image.refresh.tmp');
+    t.ok(await readFile(leftover), 'the image written under the temporary name of its own');
+    // The daemon serves on while its worker is stuck: three quarters answered and paid (they end).
+    const finished = new Set<number>();
+    for (let i = 0; i < 30; i++) {
+      const answered = await call(first.url, 'POST', '/process/task', {
+        processInstanceId: ids[i]!,
+        nodeId: 'ask',
+        action: 'COMPLETE',
+        data: { inputValue: `a-${i}` },
+      });
+      const paid = await call(first.url, 'POST', '/process/event', {
+        eventType: 'paid',
+        correlationKey: `r-${i}`,
+        data: {},
+      });
+      if (answered.status === 200 && paid.status === 200) finished.add(i);
+    }
+    t.equal(finished.size, 30, 'answered and paid while the refresh is stuck');
+    process.kill(first.pid, 'SIGKILL');
+    await eventually('the first daemon is gone', () => !alive(first.pid));
+
+    let lateAnswer = false;
+    const check = async (url: string, what: string) => {
+      const wrong: number[] = [];
+      for (const [i, id] of ids.entries()) {
+        const view = (await call(url, 'GET', `/process/instance/${id}`)).body as unknown as ExecutionView;
+        const ask = view.nodes.find((n) => n.nodeId === 'ask');
+        const asked = i === 30 && lateAnswer; // answered by the second daemon: waits for its message
+        if (finished.has(i) ? view.stateCd !== 1 : view.stateCd !== 0 || (ask?.statusCd === 2) !== asked) wrong.push(i);
+      }
+      t.same(wrong, [], `${what}: every execution as acknowledged`);
+    };
+    const second = await start();
+    await t.rejects(readFile(leftover), { code: 'ENOENT' }, 'the next start removed what the kill left');
+    await check(second.url, 'after a kill in the refresh');
+    // This one's checkpoints refresh the image for good; a kill -9 then leaves it for the next start.
+    const answered = await call(second.url, 'POST', '/process/task', {
+      processInstanceId: ids[30]!,
+      nodeId: 'ask',
+      action: 'COMPLETE',
+      data: { inputValue: 'a-30' },
+    });
+    t.equal(answered.status, 200, 'one more answered: a change, so a checkpoint');
+    lateAnswer = true;
+    await eventually('an image refreshed', async () => (await logged('store: directory image refreshed')) > 0);
+    process.kill(second.pid, 'SIGKILL');
+    await eventually('the second daemon is gone', () => !alive(second.pid));
+    const opened = await logged('store: execution directory opened');
+    const third = await start();
+    let open: LogLine | undefined;
+    await eventually('the third open is logged', async () => {
+      const all = (await lines()).filter((l) => l.msg === 'store: execution directory opened');
+      open = all[opened];
+      return open !== undefined;
+    });
+    t.match(open, { image: 'used' }, 'the start after the kill restores the refreshed image');
+    await check(third.url, 'from the refreshed image');
+  },
+);

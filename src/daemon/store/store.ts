@@ -442,6 +442,8 @@ export class Store<S, R> extends RecordStore<S, R> {
       await this.manifest.save();
       crashPoint('checkpoint:named');
       await this.segments?.retire(dropped);
+      // An image for the start after a crash, when the one on disk no longer covers enough.
+      this.segments?.refreshImage({ imageMin: this.options.imageMin, logger: this.logger });
       const retired = await this.journal.retire(seq);
       this.logger.info(
         { seq, bytes: size, reusedBytes: reused, retiredSegments: retired },
@@ -473,6 +475,11 @@ export class Store<S, R> extends RecordStore<S, R> {
   }
 
   /** Flushes, checkpoints (so the next start replays nothing), leaves a directory image of it (decision 076), closes. */
+  /** Resolves once no directory image is being written in the background (ExecutionSegments.refreshImage; tests). */
+  imageRefreshed(): Promise<void> {
+    return this.segments?.imageRefreshed() ?? Promise.resolve();
+  }
+
   async close(options: { checkpoint?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     await this.diverted.idle(); // their settle records come after

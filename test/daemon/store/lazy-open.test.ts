@@ -1,4 +1,4 @@
-import { rm, stat } from 'node:fs/promises';
+import { cp, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { wfxJsonStore } from '../../../src/daemon/engine/segment-summary.js';
@@ -175,4 +175,82 @@ t.test('a close leaves no image while a cold timer taken is not read back', asyn
   await h.store.close();
   const image = join(h.dir, 'executions', IMAGE_NAME);
   await t.rejects(stat(image), { code: 'ENOENT' }, 'no image: the next open loads the indexes, which keep the timer');
+});
+
+t.test(
+  'after a compaction by dead share a checkpoint writes a new image in the background: a start after a crash restores it',
+  async (t) => {
+    const h = await engineHarness(t, undefined, undefined, { executionCache: 0, cold: false, imageMin: 1 });
+    const pid = await h.publish(FLOW);
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push((await h.start(pid, {}, { correlationKey: `k-${i}` })).processInstanceId);
+    const image = join(h.dir, 'executions', IMAGE_NAME);
+    /** The segments the image on disk covers (its header's). */
+    const covered = async (): Promise<number[]> =>
+      (
+        JSON.parse((await readFile(image, 'utf8')).split('\n')[0]!) as { covered: Array<{ segment: number }> }
+      ).covered.map((c) => c.segment);
+    await h.store.checkpoint();
+    await h.store.imageRefreshed();
+    const before = await covered();
+    t.ok(before.length > 0, 'a checkpoint with no image behind it wrote one');
+
+    // Two thirds finish: their removals leave most of the segments' bytes dead, and the next
+    // checkpoint compacts the segments the image covers into a new one.
+    for (let i = 0; i < 8; i++) {
+      for (const eventType of ['first', 'second'])
+        await h.engine.publishEvent({ organization: 'default', eventType, correlationKey: `k-${i}`, data: {} });
+      await h.archived(ids[i]!);
+    }
+    await h.store.checkpoint();
+    await h.store.imageRefreshed();
+    const after = await covered();
+    t.same(
+      after.filter((n) => before.includes(n)),
+      [],
+      'the new image covers the segments the compaction wrote, none the first image covered',
+    );
+
+    // A kill -9 now leaves the files as they are: two copies of them, one without the image.
+    const crashed = join(t.testdir(), 'crashed');
+    const indexes = join(t.testdir(), 'indexes');
+    await cp(h.dir, crashed, { recursive: true });
+    await cp(h.dir, indexes, { recursive: true });
+    await rm(join(indexes, 'executions', IMAGE_NAME));
+    const opens: Array<Record<string, unknown>> = [];
+    const logger = {
+      info: (o: object, msg: string) => void (msg === 'store: execution directory opened' && opens.push({ ...o })),
+      warn: () => undefined,
+      error: () => undefined,
+    };
+    const open = (dir: string) =>
+      Store.open<WfxState, WfxRecord>({ dir, ...wfxJsonStore(), lazy: true, imageMin: 1, logger });
+    const restored = await open(crashed);
+    t.teardown(() => restored.close({ checkpoint: false }));
+    t.match(
+      opens.at(-1),
+      { image: 'used', loaded: 0 },
+      'the start after the crash restores the new image, no index loaded',
+    );
+    const indexed = await open(indexes);
+    t.teardown(() => indexed.close({ checkpoint: false }));
+    t.match(opens.at(-1), { image: 'none' }, 'one from the indexes to compare with');
+    const a = restored.evictable!.unread!;
+    const b = indexed.evictable!.unread!;
+    t.equal(a.size, b.size, 'as many executions in both directories');
+    for (const id of ids.slice(8)) {
+      t.same(a.get(id), b.get(id), `${id}: the same summary and location as the indexes give`);
+      t.same(await restored.evictable!.read(id), await indexed.evictable!.read(id), `${id} reads back`);
+    }
+    for (const id of ids.slice(0, 8)) t.equal(a.get(id), null, `${id} (archived) is not in it`);
+  },
+);
+
+t.test('no image is written in the background for a directory under the image minimum', async (t) => {
+  const h = await engineHarness(t, undefined, undefined, { executionCache: 0, cold: false });
+  const pid = await h.publish(FLOW);
+  for (let i = 0; i < 4; i++) await h.start(pid, {}, { correlationKey: `k-${i}` });
+  await h.store.checkpoint();
+  await h.store.imageRefreshed();
+  await t.rejects(stat(join(h.dir, 'executions', IMAGE_NAME)), { code: 'ENOENT' }, 'four executions: no image');
 });

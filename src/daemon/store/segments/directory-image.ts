@@ -85,13 +85,23 @@ export function takeImage(directory: ExecutionDirectory, covered: readonly Cover
   return { header: Buffer.from(`${line}${' '.repeat(pad(line.length + 1))}\n`), body };
 }
 
+/** The temporary name of an image written while the daemon runs (segments/image-worker.ts): not the close's. */
+export const REFRESH_TEMPORARY = `${IMAGE_NAME}.refresh.tmp`;
+
 /**
- * Writes `image` to the folder `dir` (a temporary file renamed over the image: never half of one
- * by its name); `point`, the crash point between the two (crash-point.ts).
+ * Writes `image` to the folder `dir` (a temporary file, `temporary` in `dir`, renamed over the
+ * image: never half of one by its name); `point`, the crash point between the two
+ * (crash-point.ts). Two writers never share a temporary file: a worker stopped in the middle of
+ * its write leaves no bytes in another's.
  */
-export async function writeImage(dir: string, image: TakenImage, point?: string): Promise<void> {
+export async function writeImage(
+  dir: string,
+  image: TakenImage,
+  point?: string,
+  temporary = `${IMAGE_NAME}.tmp`,
+): Promise<void> {
   const file = join(dir, IMAGE_NAME);
-  const tmp = `${file}.tmp`;
+  const tmp = join(dir, temporary);
   try {
     await writeFile(tmp, [image.header, image.body], { mode: 0o600 });
     if (point !== undefined) crashPoint(point);
@@ -106,9 +116,10 @@ export async function removeImage(dir: string): Promise<void> {
   await rm(join(dir, IMAGE_NAME), { force: true });
 }
 
-/** Removes what a write cut short by a crash left of an image (its temporary file), if anything. */
+/** Removes what a write cut short by a crash left of an image (its temporary files), if anything. */
 export async function removeImageLeftover(dir: string): Promise<void> {
   await rm(join(dir, `${IMAGE_NAME}.tmp`), { force: true });
+  await rm(join(dir, REFRESH_TEMPORARY), { force: true });
 }
 
 /** What an image gave: the directory, and the segments it covers (the first of `listed`). */
