@@ -185,7 +185,15 @@ t.test(
       startDaemon(t, { dataDir, args: ['--execution-cache', '0'], env: { ...ENV, ...env } });
 
     const first = await start({ WFX_TEST_CRASH_POINT: 'image:refreshed' });
-    t.teardown(() => killIfAlive(first.pid)); // were it left at the crash point
+    // Its whole process group: the daemon and the image process stopped at the crash point.
+    const killFirst = () => {
+      try {
+        process.kill(-first.pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    };
+    t.teardown(killFirst);
     const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
     const call = (url: string, method: string, path: string, body?: object) => callDaemon(url, key, method, path, body);
     t.ok(
@@ -221,7 +229,7 @@ t.test(
       if (answered.status === 200 && paid.status === 200) finished.add(i);
     }
     t.equal(finished.size, 30, 'answered and paid while the refresh is stuck');
-    process.kill(first.pid, 'SIGKILL');
+    killFirst();
     await eventually('the first daemon is gone', () => !alive(first.pid));
 
     let lateAnswer = false;

@@ -19,7 +19,7 @@ const STOP_MS = 60_000;
  * Does nothing otherwise. Names: checkpoint:synced, checkpoint:pending, checkpoint:renamed,
  * checkpoint:named, roll:created, recovery:replayed, image:closing (a close's directory image
  * written under its temporary name, not renamed), image:refreshed (the same, of an image the
- * worker of segments/image-worker.ts writes while the daemon runs: only that worker stops); backup:snapshot, backup:journal
+ * process of segments/image-worker.ts writes while the daemon runs: only that process stops); backup:snapshot, backup:journal
  * (a segment copied in part), backup:released, backup:synced (whole, under its partial name),
  * backup:renamed (src/daemon/backup.ts); agent:tools-ended (the engine:
  * a callAgent's tool results are durable, its next model turn not yet asked); trigger:started

@@ -7,7 +7,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { WfxError } from '../../shared/errors.js';
 import { decodeFrames } from './frame.js';
 import type { EvictableEntries, StoreLogger } from './durable-store.js';
@@ -34,7 +33,8 @@ import { ExecutionDirectory } from '../state/directory/directory.js';
 import { SegmentReader } from './segments/read.js';
 import { SegmentSpace } from './segments/space.js';
 import { writeFrames, type SegmentFrame } from './segments/write.js';
-import type { ImageAnswer, ImageJob } from './segments/image-worker.js';
+import { ImageRefresh } from './segments/image-refresh.js';
+import type { ImageJob } from './segments/image-worker.js';
 import type { Captured, SegmentCopy, SegmentsWritten } from './segment-copy.js';
 import type { StoreOptions } from './store-options.js';
 
@@ -50,14 +50,11 @@ export interface LazyOpen {
   readonly logger?: StoreLogger;
 }
 
-/** What refreshImage goes by: the store's image minimum, and its logger. */
+/** What the image refresh goes by: the store's image minimum and logger (StoreOptions). */
 interface RefreshOptions {
   readonly imageMin?: number | undefined;
   readonly logger?: StoreLogger | undefined;
 }
-
-/** The worker that writes an image while the daemon runs (refreshImage). */
-const IMAGE_WORKER = new URL('./segments/image-worker.js', import.meta.url);
 
 /** Compaction starts once the dead bytes of the listed segments pass this share of their total. */
 const COMPACT_DEAD_SHARE = 0.5;
@@ -87,12 +84,8 @@ export class ExecutionSegments {
   private imageWrite: Promise<unknown> = Promise.resolve();
   /** The segments the image on disk covers, as it recorded them (none: no image or an unusable one). */
   private imageCovers: readonly Covered[] = [];
-  /** The worker writing a new image (refreshImage), until it exits. */
-  private imaging: { readonly worker: Worker; readonly exited: Promise<void> } | null = null;
-  /** A refresh asked for while one was under way: made once that one has exited. */
-  private refreshAgain: RefreshOptions | null = null;
-  /** Set by leaveImage and close: no image is refreshed from then on. */
-  private closing = false;
+  /** Images written while the daemon runs (imageJob): made at the first checkpoint, stopped by a close. */
+  private refresh: ImageRefresh | null = null;
 
   private constructor(storeDir: string, listed: number[]) {
     this.dir = segmentsDirIn(storeDir);
@@ -172,25 +165,17 @@ export class ExecutionSegments {
   }
 
   /**
-   * After a checkpoint: once an open would load an eighth or more of the listed segments' live
-   * bytes from their indexes rather than from the image on disk, writes a new image of every
-   * listed segment, in a worker thread (segments/image-worker.ts) that loads their indexes as
-   * such an open does. This happens when a compaction by dead share has replaced the segments the
-   * image covered, or when the segments written since it have grown. Without it, a start after a
-   * crash (no close, so no image of the close's) would load every index again: seconds at
-   * 1,000,000 executions. One worker at a time, none for a directory under `imageMin` executions
-   * or once the store closes; one asked for meanwhile follows it, on the segments listed then.
-   * Disposable: a refresh that fails (a later compaction removed a segment it was reading) is
-   * logged and left, the image on disk (if any) stays in use where it still covers the first
-   * listed segments.
+   * What to refresh after a checkpoint (segments/image-refresh.ts): once an open would load an
+   * eighth or more of the listed segments' live bytes from their indexes rather than from the
+   * image on disk, an image of every listed segment, which a child process writes from their
+   * indexes as such an open loads them. That happens when a compaction by dead share has
+   * replaced the segments the image covered, or when the segments written since it have grown.
+   * Without it, a start after a crash (no close, so no image of the close's) would load every
+   * index again, in time that grows with every execution that waits. Null under `imageMin`
+   * executions (decision 084).
    */
-  refreshImage(o: RefreshOptions): void {
-    if (this.unread === null || this.closing) return;
-    if (this.imaging !== null) {
-      this.refreshAgain = o;
-      return;
-    }
-    if (this.unread.size + this.locations.size < (o.imageMin ?? IMAGE_MIN_EXECUTIONS)) return;
+  private imageJob(imageMin: number): ImageJob | null {
+    if (this.unread === null || this.unread.size + this.locations.size < imageMin) return null;
     // The first listed segments an open would take from the image: as readImage checks them.
     let covered = 0;
     while (
@@ -208,52 +193,22 @@ export class ExecutionSegments {
       all += live;
       if (i >= covered) fromIndexes += live;
     });
-    if (fromIndexes === 0 || fromIndexes * 8 < all) return;
-    const job: ImageJob = { dir: this.dir, listed: [...this.listed] };
-    const started = performance.now();
-    // Referenced: a process that waits for it (a test) stays up; a close stops it (stopRefresh).
-    const worker = new Worker(IMAGE_WORKER, { workerData: job });
-    const exited = new Promise<void>((resolve) => {
-      worker.once('message', (answer: ImageAnswer) => {
-        if ('error' in answer) {
-          o.logger?.warn({ err: { message: answer.error } }, 'store: the directory image was not refreshed');
-          return;
-        }
-        this.imageCovers = answer.covered;
-        this.imaged = answer.covered.map((c) => c.segment);
-        o.logger?.info(
-          { covered: answer.covered.length, ms: Math.round(performance.now() - started) },
-          'store: directory image refreshed',
-        );
-      });
-      worker.once('error', (err) => o.logger?.warn({ err }, 'store: the directory image was not refreshed'));
-      worker.once('exit', () => {
-        this.imaging = null;
-        resolve();
-        const again = this.refreshAgain;
-        this.refreshAgain = null;
-        if (again !== null) this.refreshImage(again);
-      });
-    });
-    this.imaging = { worker, exited };
+    if (fromIndexes === 0 || fromIndexes * 8 < all) return null;
+    return { dir: this.dir, listed: [...this.listed], live: this.unread.size + this.locations.size };
+  }
+
+  /** The refresher of images written while the daemon runs, by the store's image minimum. */
+  private imageRefresh(o: RefreshOptions): ImageRefresh {
+    const written = (covers: Covered[]): void => {
+      this.imageCovers = covers;
+      this.imaged = covers.map((c) => c.segment);
+    };
+    return new ImageRefresh(() => this.imageJob(o.imageMin ?? IMAGE_MIN_EXECUTIONS), written, o.logger);
   }
 
   /** Resolves once no image is being refreshed, nor one asked for (tests). */
   async imageRefreshed(): Promise<void> {
-    while (this.imaging !== null) await this.imaging.exited;
-  }
-
-  /**
-   * Stops a refresh under way and waits until its worker has stopped: its files are its own
-   * (REFRESH_TEMPORARY), and an image it renamed into place before it stopped covers segments
-   * that were listed, which readImage checks against the list it is given.
-   */
-  private async stopRefresh(): Promise<void> {
-    this.closing = true;
-    const imaging = this.imaging;
-    if (imaging === null) return;
-    await imaging.worker.terminate();
-    await imaging.exited;
+    await this.refresh?.idle();
   }
 
   /** The listed segments as an image covering them records them. */
@@ -279,7 +234,7 @@ export class ExecutionSegments {
       readonly logger?: StoreLogger | undefined;
     },
   ): Promise<void> {
-    await this.stopRefresh();
+    await (this.refresh ??= this.imageRefresh({})).stop();
     await this.imageWrite;
     const summarize = o.snapshotCollection?.summarize;
     if (summarize === undefined) return;
@@ -381,7 +336,7 @@ export class ExecutionSegments {
 
   /** Closes the files kept open for reads, once the directory image under way is written. */
   async close(): Promise<void> {
-    await this.stopRefresh();
+    await (this.refresh ??= this.imageRefresh({})).stop();
     await this.imageWrite;
     await this.reader.close();
   }
@@ -490,11 +445,14 @@ export class ExecutionSegments {
     return { dropped: chosen, bytes };
   }
 
-  /** Removes the files of segments a durable snapshot no longer lists. */
-  async retire(dropped: readonly number[]): Promise<void> {
-    if (dropped.length === 0) return;
-    for (const n of dropped) await this.reader.forget(n);
-    await removeSegments(this.dir, dropped);
+  /** Removes the files of segments a durable snapshot no longer lists; then refreshes the image if it is due (imageJob). */
+  async retire(dropped: readonly number[], o: RefreshOptions): Promise<void> {
+    if (dropped.length > 0) {
+      for (const n of dropped) await this.reader.forget(n);
+      await removeSegments(this.dir, dropped);
+    }
+    // After every checkpoint: an image for the start after a crash, if the one on disk covers too little.
+    (this.refresh ??= this.imageRefresh(o)).request();
   }
 
   /** Bytes of the listed segments and how many of them are dead (tests, logs). */

@@ -4,6 +4,7 @@
  * snapshot are copied from that file as bytes (checked against the key they must start with).
  */
 import type { FileHandle } from 'node:fs/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { WfxError } from '../../shared/errors.js';
 import { AtomicFileWriter } from '../disk/durable-files.js';
 import { crashPoint } from './crash-point.js';
@@ -32,6 +33,19 @@ const SNAPSHOT_SHARE_UNDER_LOAD = 0.25;
 export function snapshotPauseMs(tookMs: number, committedMeanwhile: boolean): number {
   const wait = committedMeanwhile ? tookMs * (1 / SNAPSHOT_SHARE_UNDER_LOAD - 1) : 0;
   return wait >= 1 ? wait : 0;
+}
+
+/**
+ * The wait between background slices (a snapshot copy, indexing) of a store whose journal's last
+ * sequence number `lastSeq` gives: the next turn, or longer while commits come (snapshotPauseMs).
+ */
+export function slicePacer(lastSeq: () => number): (tookMs: number) => Promise<void> {
+  let seen = lastSeq();
+  return (tookMs) => {
+    const wait = snapshotPauseMs(tookMs, lastSeq() !== seen);
+    seen = lastSeq();
+    return wait > 0 ? sleep(wait) : nextTurn();
+  };
 }
 
 /** Writes a snapshot's pieces in order: bytes as they are (neighbours at once), ranges copied from `source`. */

@@ -6,7 +6,6 @@
  */
 import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { StoreHealth } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { AtomicFileWriter, Freeings } from '../disk/durable-files.js';
@@ -19,7 +18,7 @@ import { indexInSlices, SnapshotIndex, type SnapshotLayout } from './snapshot-in
 import type { ExecutionSegments } from './segment-checkpoint.js';
 import { segmentCheckpoint, type SegmentCopy } from './segment-copy.js';
 import { RecordStore, silentLogger } from './record-store.js';
-import { SNAPSHOT_SLICE_MS, snapshotPauseMs, writePieces, writeSnapshotText } from './snapshot-write.js';
+import { SNAPSHOT_SLICE_MS, slicePacer, writePieces, writeSnapshotText } from './snapshot-write.js';
 import type { SnapshotFile, StoreHold, StoreOptions } from './store-options.js';
 import type { EvictableEntries } from './durable-store.js';
 import { recoverStore } from './store-recovery.js';
@@ -172,7 +171,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     const started = performance.now();
     const stopped = (): boolean => loading.stop || this.failure !== null || this.closed;
     loading.done = (async () => {
-      const outcome = await indexInSlices(index, this.slicePacer(), stopped, large.sliceEntries);
+      const outcome = await indexInSlices(index, this.pacer(), stopped, large.sliceEntries);
       // No await from here until `source` is set: every record applied until now is in `changed`.
       this.loading = null;
       if (outcome && 'ranges' in outcome) {
@@ -195,14 +194,9 @@ export class Store<S, R> extends RecordStore<S, R> {
     })();
   }
 
-  /** The wait between background slices (a snapshot copy, indexing): the next turn, or longer while commits come (snapshotPauseMs). */
-  private slicePacer(): (tookMs: number) => Promise<void> {
-    let seen = this.journal.lastSeq;
-    return (tookMs) => {
-      const wait = snapshotPauseMs(tookMs, this.journal.lastSeq !== seen);
-      seen = this.journal.lastSeq;
-      return wait > 0 ? sleep(wait) : nextTurn();
-    };
+  /** The pacer of background slices (snapshot-write.ts, slicePacer). */
+  private pacer(): (tookMs: number) => Promise<void> {
+    return slicePacer(() => this.journal.lastSeq);
   }
 
   /** Resolves once the snapshot loaded at open is indexed for the next checkpoint, or given up (tests, benchmarks). */
@@ -349,7 +343,7 @@ export class Store<S, R> extends RecordStore<S, R> {
           dirty: this.dirty,
           head: { seq, savedAt },
           snapshotPath: this.snapshotPath,
-          pace: this.slicePacer(),
+          pace: this.pacer(),
           failure: () => this.failure,
           markPending: (file) => this.markPending(seq, file),
         });
@@ -380,7 +374,7 @@ export class Store<S, R> extends RecordStore<S, R> {
             file = await AtomicFileWriter.open(this.snapshotPath);
             // Each slice's text goes to the file before the next slice: the copy's strings die
             // young instead of piling up (and being promoted) until the end.
-            const pause = this.slicePacer();
+            const pause = this.pacer();
             for (;;) {
               if (this.failure) throw this.failure; // no snapshot from a store that failed meanwhile
               const started = performance.now();
@@ -441,9 +435,7 @@ export class Store<S, R> extends RecordStore<S, R> {
       this.manifest.content = { format: 1, snapshot: mark, pending: null, segments: live.slice(from) };
       await this.manifest.save();
       crashPoint('checkpoint:named');
-      await this.segments?.retire(dropped);
-      // An image for the start after a crash, when the one on disk no longer covers enough.
-      this.segments?.refreshImage({ imageMin: this.options.imageMin, logger: this.logger });
+      await this.segments?.retire(dropped, this.options);
       const retired = await this.journal.retire(seq);
       this.logger.info(
         { seq, bytes: size, reusedBytes: reused, retiredSegments: retired },
@@ -474,12 +466,12 @@ export class Store<S, R> extends RecordStore<S, R> {
     crashPoint('checkpoint:pending');
   }
 
-  /** Flushes, checkpoints (so the next start replays nothing), leaves a directory image of it (decision 076), closes. */
   /** Resolves once no directory image is being written in the background (ExecutionSegments.refreshImage; tests). */
   imageRefreshed(): Promise<void> {
     return this.segments?.imageRefreshed() ?? Promise.resolve();
   }
 
+  /** Flushes, checkpoints (so the next start replays nothing), leaves a directory image of it (decision 076), closes. */
   async close(options: { checkpoint?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     await this.diverted.idle(); // their settle records come after

@@ -91,7 +91,7 @@ export const REFRESH_TEMPORARY = `${IMAGE_NAME}.refresh.tmp`;
 /**
  * Writes `image` to the folder `dir` (a temporary file, `temporary` in `dir`, renamed over the
  * image: never half of one by its name); `point`, the crash point between the two
- * (crash-point.ts). Two writers never share a temporary file: a worker stopped in the middle of
+ * (crash-point.ts). Two writers never share a temporary file: a process killed in the middle of
  * its write leaves no bytes in another's.
  */
 export async function writeImage(
