@@ -54,8 +54,10 @@ export class ImageRefresh {
     } catch {
       // Not allowed here: it runs at the daemon's priority.
     }
+    let answered = false;
     const exited = new Promise<void>((resolve) => {
       child.once('message', (answer: ImageAnswer) => {
+        answered = true;
         if ('error' in answer) {
           this.logger?.warn({ err: { message: answer.error } }, 'store: the directory image was not refreshed');
           return;
@@ -66,14 +68,27 @@ export class ImageRefresh {
           'store: directory image refreshed',
         );
       });
-      child.once('error', (err) => this.logger?.warn({ err }, 'store: the directory image was not refreshed'));
-      child.once('exit', () => {
+      let ended = false;
+      const end = (): void => {
+        if (ended) return;
+        ended = true;
         this.imaging = null;
         resolve();
         if (this.again) {
           this.again = false;
           this.request();
         }
+      };
+      child.once('error', (err) => {
+        this.logger?.warn({ err }, 'store: the directory image was not refreshed');
+        // A process that never started sends no 'exit'.
+        if (child.pid === undefined) end();
+      });
+      child.once('exit', (code, signal) => {
+        // Out of memory, say, or killed by someone else (a close's kill is no failure).
+        if (!answered && !this.stopped)
+          this.logger?.warn({ code, signal }, 'store: the directory image was not refreshed');
+        end();
       });
     });
     this.imaging = { child, exited };
