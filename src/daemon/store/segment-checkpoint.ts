@@ -86,6 +86,8 @@ export class ExecutionSegments {
   private imageCovers: readonly Covered[] = [];
   /** Images written while the daemon runs (imageJob): made at the first checkpoint, stopped by a close. */
   private refresh: ImageRefresh | null = null;
+  /** Set by a compaction by dead share, until the next `retire` asks for an image of what it left. */
+  private compactedByShare = false;
 
   private constructor(storeDir: string, listed: number[]) {
     this.dir = segmentsDirIn(storeDir);
@@ -165,45 +167,29 @@ export class ExecutionSegments {
   }
 
   /**
-   * What to refresh after a checkpoint (segments/image-refresh.ts): once an open would load an
-   * eighth or more of the listed segments' live bytes from their indexes rather than from the
-   * image on disk, an image of every listed segment, which a child process writes from their
-   * indexes as such an open loads them. That happens when a compaction by dead share has
-   * replaced the segments the image covered, or when the segments written since it have grown.
-   * Without it, a start after a crash (no close, so no image of the close's) would load every
-   * index again, in time that grows with every execution that waits. Null under `imageMin`
-   * executions (decision 084).
+   * What a checkpoint that compacted by dead share leaves to refresh (segments/image-refresh.ts):
+   * such a compaction copies every older segment into a new one, so the image on disk covers
+   * none of what is listed. A stop writes a new image, but without this a start after a crash
+   * would load every index again, in time that grows with every execution that waits. An image
+   * of every listed segment (as the manifest now lists them: `retire` runs after it is saved),
+   * written by a child process from their indexes as an open without an image loads them. Null
+   * under `imageMin` executions (decision 084). Merges past MAX_LISTED_SEGMENTS may still
+   * reach into an image's segments (mergeRun); those are left to the next stop or open.
    */
   private imageJob(imageMin: number): ImageJob | null {
-    if (this.unread === null || this.unread.size + this.locations.size < imageMin) return null;
-    // The first listed segments an open would take from the image: as readImage checks them.
-    let covered = 0;
-    while (
-      covered < this.imageCovers.length &&
-      covered < this.listed.length &&
-      this.imageCovers[covered]!.segment === this.listed[covered] &&
-      this.imageCovers[covered]!.bytes === this.space.get(this.listed[covered]!)?.bytes
-    )
-      covered++;
-    let all = 0;
-    let fromIndexes = 0;
-    this.listed.forEach((n, i) => {
-      const s = this.space.get(n);
-      const live = s === undefined ? 0 : s.bytes - s.dead;
-      all += live;
-      if (i >= covered) fromIndexes += live;
-    });
-    if (fromIndexes === 0 || fromIndexes * 8 < all) return null;
-    return { dir: this.dir, listed: [...this.listed], live: this.unread.size + this.locations.size };
+    if (this.unread === null) return null;
+    let live = this.unread.size;
+    // An execution read back and taken out of memory again is in both.
+    for (const id of this.locations.keys()) if (!this.unread.has(id)) live++;
+    return live < imageMin ? null : { dir: this.dir, listed: [...this.listed], live };
   }
 
-  /** The refresher of images written while the daemon runs, by the store's image minimum. */
+  /** The refresher of images written while the daemon runs. */
   private imageRefresh(o: RefreshOptions): ImageRefresh {
-    const written = (covers: Covered[]): void => {
+    return new ImageRefresh((covers) => {
       this.imageCovers = covers;
       this.imaged = covers.map((c) => c.segment);
-    };
-    return new ImageRefresh(() => this.imageJob(o.imageMin ?? IMAGE_MIN_EXECUTIONS), written, o.logger);
+    }, o.logger);
   }
 
   /** Resolves once no image is being refreshed, nor one asked for (tests). */
@@ -420,7 +406,8 @@ export class ExecutionSegments {
       dead += s.dead;
     }
     let chosen = this.listed.filter((n) => n !== newest);
-    if (chosen.length === 0 || dead <= total * COMPACT_DEAD_SHARE) {
+    const byShare = chosen.length > 0 && dead > total * COMPACT_DEAD_SHARE;
+    if (!byShare) {
       const live = this.listed.map((n) => {
         const s = this.space.get(n);
         return s === undefined ? 0 : s.bytes - s.dead;
@@ -442,17 +429,20 @@ export class ExecutionSegments {
     this.space.add(target, bytes);
     // The compacted segment takes the place of the newest chosen (before `newest`, unless chosen too).
     this.listed = listed;
+    if (byShare) this.compactedByShare = true;
     return { dropped: chosen, bytes };
   }
 
-  /** Removes the files of segments a durable snapshot no longer lists; then refreshes the image if it is due (imageJob). */
+  /** Removes the files of segments a durable snapshot no longer lists; after a compaction by dead share, refreshes the image (imageJob). */
   async retire(dropped: readonly number[], o: RefreshOptions): Promise<void> {
     if (dropped.length > 0) {
       for (const n of dropped) await this.reader.forget(n);
       await removeSegments(this.dir, dropped);
     }
-    // After every checkpoint: an image for the start after a crash, if the one on disk covers too little.
-    (this.refresh ??= this.imageRefresh(o)).request();
+    if (!this.compactedByShare) return;
+    this.compactedByShare = false;
+    const job = this.imageJob(o.imageMin ?? IMAGE_MIN_EXECUTIONS);
+    if (job !== null) (this.refresh ??= this.imageRefresh(o)).request(job);
   }
 
   /** Bytes of the listed segments and how many of them are dead (tests, logs). */

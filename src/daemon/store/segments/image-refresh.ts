@@ -1,7 +1,7 @@
 /**
  * Directory images written while the daemon runs (ExecutionSegments.imageJob): one child process
- * at a time (image-worker.ts), at a lower CPU priority than the daemon, a refresh asked for
- * meanwhile made once it exits, none once the store closes.
+ * at a time (image-worker.ts), at a lower CPU priority than the daemon, the last refresh asked
+ * for meanwhile made once it ends, none once the store closes.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { setPriority } from 'node:os';
@@ -18,37 +18,37 @@ const NICENESS = 10;
 export class ImageRefresh {
   /** The process writing a new image, until it exits. */
   private imaging: { readonly child: ChildProcess; readonly exited: Promise<void> } | null = null;
-  /** Asked for while one was under way: made once that one has exited. */
-  private again = false;
+  /** The last refresh asked for while one was under way: made once that one has ended. */
+  private next: ImageJob | null = null;
   private stopped = false;
 
-  /**
-   * `job`: what to refresh now, or null when no image is worth writing (asked again when the
-   * refresh begins, so a refresh that follows another covers the segments listed then);
-   * `written`: told the segments an image written covers.
-   */
+  /** `written`: told the segments an image written covers. */
   constructor(
-    private readonly job: () => ImageJob | null,
     private readonly written: (covered: Covered[]) => void,
     private readonly logger: StoreLogger | undefined,
   ) {}
 
-  /** Starts a refresh, or one after the refresh under way. Nothing once stopped. */
-  request(): void {
+  /** Starts writing the image `job` names, or once the refresh under way ends. Nothing once stopped. */
+  request(job: ImageJob): void {
     if (this.stopped) return;
     if (this.imaging !== null) {
-      this.again = true;
+      this.next = job;
       return;
     }
-    const job = this.job();
-    if (job === null) return;
     const started = performance.now();
-    // Without V8 flags of the daemon's (its young generation sized for requests); its output
-    // goes where the daemon's does. Referenced: a process that waits for it (a test) stays up.
-    const child = fork(IMAGE_WORKER, [JSON.stringify(job)], {
-      execArgv: [],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    let child: ChildProcess;
+    try {
+      // Without V8 flags of the daemon's (its young generation sized for requests); its output
+      // goes where the daemon's does. Referenced: a process that waits for it (a test) stays up.
+      child = fork(IMAGE_WORKER, [JSON.stringify(job)], {
+        execArgv: [],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+    } catch (err) {
+      // Out of memory for a process, say: no image now, the next stop or open writes one.
+      this.logger?.warn({ err }, 'store: the directory image was not refreshed');
+      return;
+    }
     try {
       if (child.pid !== undefined) setPriority(child.pid, NICENESS);
     } catch {
@@ -68,27 +68,17 @@ export class ImageRefresh {
           'store: directory image refreshed',
         );
       });
-      let ended = false;
-      const end = (): void => {
-        if (ended) return;
-        ended = true;
+      child.once('error', (err) => this.logger?.warn({ err }, 'store: the directory image was not refreshed'));
+      // 'close': after its exit and its IPC channel's end (its answer read), or after a spawn error.
+      child.once('close', (code, signal) => {
+        // Out of memory, say, or killed by someone else (a close's kill is no failure).
+        if (!answered && !this.stopped && child.pid !== undefined)
+          this.logger?.warn({ code, signal }, 'store: the directory image was not refreshed');
         this.imaging = null;
         resolve();
-        if (this.again) {
-          this.again = false;
-          this.request();
-        }
-      };
-      child.once('error', (err) => {
-        this.logger?.warn({ err }, 'store: the directory image was not refreshed');
-        // A process that never started sends no 'exit'.
-        if (child.pid === undefined) end();
-      });
-      child.once('exit', (code, signal) => {
-        // Out of memory, say, or killed by someone else (a close's kill is no failure).
-        if (!answered && !this.stopped)
-          this.logger?.warn({ code, signal }, 'store: the directory image was not refreshed');
-        end();
+        const next = this.next;
+        this.next = null;
+        if (next !== null) this.request(next);
       });
     });
     this.imaging = { child, exited };
