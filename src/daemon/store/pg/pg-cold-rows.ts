@@ -156,6 +156,7 @@ export async function readSummaries(
   partition: number,
   directory: ExecutionDirectory,
   into: Record<string, unknown>,
+  pageRows = PAGE_ROWS,
 ): Promise<{ rows: number; bytes: number; whole: string[] }> {
   let rows = 0;
   let bytes = 0;
@@ -163,8 +164,11 @@ export async function readSummaries(
   const also: string[] = [];
   let after = '';
   for (;;) {
-    const page = await client.query<SummaryRow>(SUMMARIES, [partition, after, PAGE_ROWS]);
-    directory.reserve(directory.size + page.rows.length);
+    const page = await client.query<SummaryRow>(SUMMARIES, [partition, after, pageRows]);
+    // Grown by half at least: room for exactly one more page at each would copy every column
+    // of the directory per page, a cost that grows with the square of the rows.
+    const wanted = directory.size + page.rows.length;
+    if (wanted > directory.slotCapacity) directory.reserve(Math.max(wanted, Math.ceil(directory.slotCapacity * 1.5)));
     for (const row of page.rows) {
       bytes += Number(row.bytes);
       if (row.doc !== null) {
@@ -174,7 +178,7 @@ export async function readSummaries(
       else directory.put(summaryOf(row), ELSEWHERE);
     }
     rows += page.rows.length;
-    if (page.rows.length < PAGE_ROWS) break;
+    if (page.rows.length < pageRows) break;
     after = page.rows.at(-1)!.id;
   }
   if (also.length > 0) {

@@ -3,7 +3,8 @@ import t from 'tap';
 import { partitionOf, uuidv7In } from '../../../../src/daemon/engine/ids.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
 import { JournalFollower } from '../../../../src/daemon/store/pg/journal-follower.js';
-import { readDocs } from '../../../../src/daemon/store/pg/pg-cold-rows.js';
+import { readDocs, readSummaries } from '../../../../src/daemon/store/pg/pg-cold-rows.js';
+import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
 import { RowReads } from '../../../../src/daemon/store/pg/row-reads.js';
 import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
 import { eventually } from '../../../helpers/eventually.js';
@@ -334,6 +335,28 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
     t.ok(most <= 2, `at most 2 queries in flight (${most})`);
     t.same(await reads.read(ids[7]!), { id: ids[7]!, n: 8 }, 'a later read is a query of its own');
     t.equal(queries, 4);
+  });
+
+  t.test('summaries read a page at a time grow the directory by half at least, not by a page', async (t) => {
+    const { db, a, ids } = await checkpointed();
+    await a.close({ checkpoint: false });
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    t.teardown(() => client.end());
+    const directory = new ExecutionDirectory(16);
+    const growths: number[] = [];
+    const reserve = directory.reserve.bind(directory);
+    directory.reserve = (count: number) => {
+      if (count > directory.slotCapacity) growths.push(count);
+      reserve(count);
+    };
+    let rows = 0;
+    for (const partition of [1, 2, 3]) rows += (await readSummaries(client, partition, directory, {}, 2)).rows;
+    t.equal(rows, ids.length, 'every row read, two per query');
+    t.equal(directory.size, ids.length, 'each as a summary in the directory');
+    // Room for one more page at each would grow the columns 7 times between 16 and 30 rows,
+    // copying all of them each time: a load of a million rows went quadratic.
+    t.same(growths, [24, 36], 'grown twice, by half');
   });
 
   t.test('one partition: partition 0 holds the flows and the executions, loaded lazily all the same', async (t) => {
