@@ -87,6 +87,8 @@ export type HarnessEngineOptions = Pick<
   readonly cold?: boolean;
   /** The fewest executions the store leaves a directory image of (StoreOptions.imageMin). */
   readonly imageMin?: number;
+  /** Past this many segments listed, checkpoints merge some (StoreOptions.maxListedSegments). */
+  readonly maxListedSegments?: number;
 };
 
 /** Opens store, history and engine in a fresh test directory, closed at teardown. */
@@ -109,16 +111,24 @@ export async function engineHarness(
   const root = dir;
   // With an execution cache, the open leaves what a checkpoint wrote unread, as the daemon's does.
   const lazy = engineOptions.executionCache !== undefined;
-  const { imageMin } = engineOptions;
+  const { imageMin, maxListedSegments } = engineOptions;
   const store = await Store.open<WfxState, WfxRecord>({
     dir,
     ...wfxJsonStore(),
     lazy,
     ...(imageMin !== undefined && { imageMin }),
+    ...(maxListedSegments !== undefined && { maxListedSegments }),
   });
   const history = await History.open(join(dir, 'history'));
   const errors: unknown[] = [];
-  const { maxFileBytes, voicePrograms, cold: coldMode, imageMin: _imageMin, ...rest } = engineOptions;
+  const {
+    maxFileBytes,
+    voicePrograms,
+    cold: coldMode,
+    imageMin: _imageMin,
+    maxListedSegments: _maxListed,
+    ...rest
+  } = engineOptions;
   // The engine's, once made (as the daemon wires it): what the sweep reads of executions not in memory.
   let learnColdFiles = (): Promise<boolean> => Promise.resolve(false);
   const files = new FileStore({

@@ -86,8 +86,13 @@ export class ExecutionSegments {
   private imageCovers: readonly Covered[] = [];
   /** Images written while the daemon runs (imageJob): made at the first checkpoint, stopped by a close. */
   private refresh: ImageRefresh | null = null;
-  /** Set by a compaction by dead share, until the next `retire` asks for an image of what it left. */
-  private compactedByShare = false;
+  /**
+   * Set by a compaction that rewrote segments the image covers (by dead share, or a merge past
+   * twice the most listed), until the next `retire` asks for an image of what it left.
+   */
+  private imageOutdated = false;
+  /** Past this many listed segments, merges (StoreOptions.maxListedSegments). */
+  maxListed = MAX_LISTED_SEGMENTS;
 
   private constructor(storeDir: string, listed: number[]) {
     this.dir = segmentsDirIn(storeDir);
@@ -167,14 +172,14 @@ export class ExecutionSegments {
   }
 
   /**
-   * What a checkpoint that compacted by dead share leaves to refresh (segments/image-refresh.ts):
-   * such a compaction copies every older segment into a new one, so the image on disk covers
-   * none of what is listed. A stop writes a new image, but without this a start after a crash
-   * would load every index again, in time that grows with every execution that waits. An image
-   * of every listed segment (as the manifest now lists them: `retire` runs after it is saved),
-   * written by a child process from their indexes as an open without an image loads them. Null
-   * under `imageMin` executions (decision 084). Merges past MAX_LISTED_SEGMENTS may still
-   * reach into an image's segments (mergeRun); those are left to the next stop or open.
+   * What a checkpoint that rewrote segments the image covers leaves to refresh
+   * (segments/image-refresh.ts): a compaction by dead share copies every older segment into a
+   * new one, and a merge past twice the most listed reaches into the image's (mergeRun), so the
+   * image on disk no longer covers what is listed. A stop writes a new image, but without this a
+   * start after a crash would load every index again, in time that grows with every execution
+   * that waits. An image of every listed segment (as the manifest now lists them: `retire` runs
+   * after it is saved), written by a child process from their indexes as an open without an
+   * image loads them. Null under `imageMin` executions (decisions 084, 085).
    */
   private imageJob(imageMin: number): ImageJob | null {
     if (this.unread === null) return null;
@@ -396,7 +401,7 @@ export class ExecutionSegments {
 
   /**
    * Compacts every segment older than `newest` into one once the dead bytes pass the share; else,
-   * past MAX_LISTED_SEGMENTS listed, merges the newest run of similar size (mergeRun).
+   * past `maxListed` listed, merges the newest run of similar size (mergeRun).
    */
   private async compact(newest: number): Promise<{ dropped: number[]; bytes: number }> {
     let total = 0;
@@ -414,9 +419,10 @@ export class ExecutionSegments {
       });
       let keep = 0;
       while (keep < this.imaged.length && this.listed[keep] === this.imaged[keep]) keep++;
-      const from = mergeRun(live, MAX_LISTED_SEGMENTS, keep);
+      const from = mergeRun(live, this.maxListed, keep);
       if (from < 0) return { dropped: [], bytes: 0 };
       chosen = this.listed.slice(from);
+      if (from < keep) this.imageOutdated = true;
     }
     const target = Math.max(...this.listed) + 1;
     const { moved, listed } = await compactSegments(this.dir, this.listed, chosen, target, (id) => this.locationOf(id));
@@ -429,18 +435,18 @@ export class ExecutionSegments {
     this.space.add(target, bytes);
     // The compacted segment takes the place of the newest chosen (before `newest`, unless chosen too).
     this.listed = listed;
-    if (byShare) this.compactedByShare = true;
+    if (byShare) this.imageOutdated = true;
     return { dropped: chosen, bytes };
   }
 
-  /** Removes the files of segments a durable snapshot no longer lists; after a compaction by dead share, refreshes the image (imageJob). */
+  /** Removes the files of segments a durable snapshot no longer lists; after a compaction that outdated the image, refreshes it (imageJob). */
   async retire(dropped: readonly number[], o: RefreshOptions): Promise<void> {
     if (dropped.length > 0) {
       for (const n of dropped) await this.reader.forget(n);
       await removeSegments(this.dir, dropped);
     }
-    if (!this.compactedByShare) return;
-    this.compactedByShare = false;
+    if (!this.imageOutdated) return;
+    this.imageOutdated = false;
     const job = this.imageJob(o.imageMin ?? IMAGE_MIN_EXECUTIONS);
     if (job !== null) (this.refresh ??= this.imageRefresh(o)).request(job);
   }

@@ -63,6 +63,8 @@ export interface StoreOptions<S, R> {
   readonly lazy?: boolean;
   /** With `lazy`: the fewest executions an open writes a directory image for (decision 076; tests lower it). */
   readonly imageMin?: number;
+  /** Past this many segments listed, checkpoints merge some (MAX_LISTED_SEGMENTS; tests lower it). */
+  readonly maxListedSegments?: number;
   readonly logger?: StoreLogger;
   /**
    * Journals a run of small records emitted one after the other in a transaction as one

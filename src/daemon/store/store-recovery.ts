@@ -96,6 +96,7 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
           ...(options.logger && { logger: options.logger }),
         })
       : await ExecutionSegments.open(options.dir, listedSegments as number[], collection);
+    if (options.maxListedSegments !== undefined) segments.maxListed = options.maxListedSegments;
   }
   // Lazy: an entry left unread is read (synchronously, one positioned read) just before the
   // first record of the replay that changes it.

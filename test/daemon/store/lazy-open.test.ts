@@ -9,7 +9,7 @@ import type { WfxRecord } from '../../../src/daemon/state/records.js';
 import type { Instance, WfxState } from '../../../src/daemon/state/state.js';
 import { IMAGE_NAME } from '../../../src/daemon/store/segments/directory-image.js';
 import { Store } from '../../../src/daemon/store/store.js';
-import { engineHarness } from '../../helpers/engine.js';
+import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { eventually } from '../../helpers/eventually.js';
 
 // The lazy open (StoreOptions.lazy, decision 068 step 6b): the executions a checkpoint wrote are
@@ -248,5 +248,73 @@ t.test(
       t.same(await restored.evictable!.read(id), await indexed.evictable!.read(id), `${id} reads back`);
     }
     for (const id of ids.slice(0, 8)) t.equal(a.get(id), null, `${id} (archived) is not in it`);
+  },
+);
+
+t.test(
+  'merges spare the segments an image covers up to twice the most listed; past it, a new image follows',
+  async (t) => {
+    const options = { executionCache: 0, cold: false, imageMin: 1 } as const;
+    const first = await engineHarness(t, undefined, undefined, options);
+    const pid = await first.publish(FLOW);
+    const dir = join(first.dir, 'executions');
+    const listed = async () =>
+      (JSON.parse(await readFile(join(first.dir, 'snapshot.json'), 'utf8')) as { executions: { segments: number[] } })
+        .executions.segments;
+    const covered = async () =>
+      (
+        JSON.parse((await readFile(join(dir, IMAGE_NAME), 'utf8')).split('\n')[0]!) as {
+          covered: Array<{ segment: number }>;
+        }
+      ).covered.map((c) => c.segment);
+    let started = 0;
+    /** One execution more and a checkpoint: a segment more. */
+    const segmentMore = async (h: EngineHarness) => {
+      await h.start(pid, {}, { correlationKey: `k-${started++}` });
+      await h.store.checkpoint();
+    };
+    for (let i = 0; i < 4; i++) await segmentMore(first);
+    await first.close();
+    const imaged = await covered();
+    t.equal(imaged.length, 4, 'the close left an image of four segments');
+    t.same(imaged, await listed(), 'all of those listed');
+
+    // At most 3 listed, 4 of them imaged: each segment more merges only with those after the image.
+    const second = await engineHarness(t, first.dir, undefined, { ...options, maxListedSegments: 3 });
+    const counts: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      await segmentMore(second);
+      const now = await listed();
+      counts.push(now.length);
+      t.same(now.slice(0, imaged.length), imaged, `checkpoint ${i + 1}: the image's segments are still listed`);
+    }
+    t.same(await covered(), imaged, 'the image is as the close left it');
+    t.ok(Math.max(...counts) <= 6, `never more than twice the most listed: ${counts.join(',')}`);
+    t.ok(counts.at(-1)! < imaged.length + 6, `the segments after the image were merged: ${counts.join(',')}`);
+    const opens: Array<Record<string, unknown>> = [];
+    const logger = {
+      info: (o: object, msg: string) => void (msg === 'store: execution directory opened' && opens.push({ ...o })),
+      warn: () => undefined,
+      error: () => undefined,
+    };
+    const crashed = join(t.testdir(), 'crashed');
+    await cp(first.dir, crashed, { recursive: true });
+    const copy = await Store.open<WfxState, WfxRecord>({ dir: crashed, ...wfxJsonStore(), lazy: true, logger });
+    t.teardown(() => copy.close({ checkpoint: false }));
+    t.match(opens.at(-1), { image: 'used' }, 'a start after a crash now restores the image');
+    t.equal(copy.evictable!.unread!.size, started, 'with every execution');
+    await second.close();
+
+    // Past twice the most listed (2 now, 5 imaged), a merge reaches into the image's segments,
+    // and a new image of what it left is written behind it.
+    const before = await listed();
+    t.same(await covered(), before, 'the close left an image of every segment listed');
+    const third = await engineHarness(t, first.dir, undefined, { ...options, maxListedSegments: 2 });
+    await segmentMore(third);
+    const merged = await listed();
+    t.notSame(merged.slice(0, before.length), before, 'the merge reached into the image');
+    t.ok(merged.length <= before.length, `the count fell: ${before.length} + 1 to ${merged.length}`);
+    await third.store.imageRefreshed();
+    t.same(await covered(), merged, 'a new image covers the segments listed after the merge');
   },
 );

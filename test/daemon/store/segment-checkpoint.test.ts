@@ -215,7 +215,10 @@ t.test('mergeRun picks the newest segments of similar size, only past the most l
   t.equal(mergeRun([1, 1, 1, 1], 3), 0, 'all alike: all of them');
   t.equal(mergeRun([0, 0, 0], 2), 0, 'segments with nothing live go too');
   t.equal(mergeRun([100, 1, 1, 1], 3, 2), 2, 'not into those an image covers, while two come after them');
-  t.equal(mergeRun([1, 1, 1, 1], 3, 3), 0, 'into them when the count cannot fall otherwise');
+  t.equal(mergeRun([1, 1, 1, 1], 3, 3), -1, 'one after them: none, waiting for a second');
+  t.equal(mergeRun([1, 1, 1, 1, 1, 1], 3, 5), -1, 'still none at twice the most listed');
+  t.equal(mergeRun([1, 1, 1, 1, 1, 1, 1], 3, 6), 0, 'past twice the most: into them, so the count stays bounded');
+  t.equal(mergeRun([100, 100, 1, 1, 1, 1, 1], 3, 6), 2, 'and then by size as without an image');
 });
 
 t.test('checkpoints of new entries alone keep the segments listed bounded', async (t) => {

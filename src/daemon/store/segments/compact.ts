@@ -106,9 +106,10 @@ async function* copyFrames(
  * the most that may be listed: -1 while there are no more than `max`. Else the newest run in
  * which no segment holds more than twice the live bytes of those newer than it (size tiers, as
  * an LSM tree merges: a large old segment is not copied again for a few small new ones), and
- * at least the two newest, so that every merge lowers the count; not reaching into the first
- * `keep` while two or more come after them (merged, the image that covers them is out of date).
- * Pure.
+ * at least the two newest, so that every merge lowers the count. Not reaching into the first
+ * `keep` (merged, the image that covers them is out of date, and a start after a crash loads
+ * every index again): while two or more come after them, only those merge; with one after them,
+ * none, up to twice `max` listed, so the count stays bounded across restarts. Pure.
  */
 export function mergeRun(live: readonly number[], max: number, keep = 0): number {
   const n = live.length;
@@ -117,6 +118,7 @@ export function mergeRun(live: readonly number[], max: number, keep = 0): number
   let run = live[from]!;
   while (from > 0 && live[from - 1]! <= 2 * run) run += live[--from]!;
   from = Math.min(from, n - 2);
-  // The first `keep` (a directory image covers them) only when fewer than two come after them.
-  return from < keep && n - keep >= 2 ? keep : from;
+  if (from >= keep) return from;
+  if (n - keep >= 2) return keep;
+  return n <= 2 * max ? -1 : from;
 }
