@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import {
   checkAndRepairDataDir,
+  foregroundWithDaemonFlags,
   launchDaemon,
   runAsBackgroundChild,
   startInBackground,
@@ -271,7 +272,10 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
 
 /** Runs the daemon until SIGINT/SIGTERM. */
 async function runForeground(ctx: CliContext, cmd: Command, opts: StartOptions): Promise<void> {
-  const running = await launchDaemon(daemonOptions(ctx, cmd, opts, true));
+  const options = daemonOptions(ctx, cmd, opts, true);
+  // Its options are good: now, before anything starts, as a background daemon runs (V8's flags).
+  foregroundWithDaemonFlags(ctx.binPath);
+  const running = await launchDaemon(options);
   const onSignal = (): void => void running.stop();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);

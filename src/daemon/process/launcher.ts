@@ -6,7 +6,7 @@
  * daemon's own code (Fastify, the engine, the store) is imported when a function runs one.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, realpathSync } from 'node:fs';
 import { readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -33,8 +33,9 @@ export const STOP_TIMEOUT_MS = 30_000;
  * scavenge pauses every request in flight, and its pause grows with the young generation,
  * while a smaller one costs the engine executions/s (docs/decisions/004-young-generation-32-mib.md). V8 sizes
  * its heap when the process starts (`v8.setFlagsFromString` later changes nothing), so only the
- * background daemon, which gets it on its command line, has it; a foreground one (`wfx dev`,
- * `--foreground`) runs with Node's default unless NODE_OPTIONS sets it.
+ * background daemon, which gets it on its command line, has it; a foreground one started by
+ * the `wfx` command (`--foreground`) replaces its process with one that has these flags where
+ * Node can (`foregroundWithDaemonFlags`); `wfx dev` runs with Node's defaults.
  *
  * The old generation's limit after each full GC is twice what it left live
  * (`--heap-growing-percent=100`). V8's own factor goes from 1.1 to 4: once the daemon has been
@@ -44,6 +45,54 @@ export const STOP_TIMEOUT_MS = 30_000;
  * rest and the heap under load even (docs/decisions/081-fixed-old-generation-growth.md).
  */
 const DAEMON_V8_FLAGS = ['--max-semi-space-size=32', '--heap-growing-percent=100'];
+
+/** Set in the environment of a process `foregroundWithDaemonFlags` replaced: it never does so twice. */
+const FLAGS_SET_ENV = 'WFX_DAEMON_V8_FLAGS';
+
+/**
+ * The flags of DAEMON_V8_FLAGS that neither Node's own arguments (`execArgv`) nor NODE_OPTIONS
+ * set: a flag set there, to any value, is the user's choice. Pure.
+ */
+export function missingDaemonFlags(execArgv: readonly string[], nodeOptions: string): string[] {
+  const given = [...execArgv, ...nodeOptions.split(/\s+/)].map((arg) => arg.split('=')[0]);
+  return DAEMON_V8_FLAGS.filter((flag) => !given.includes(flag.split('=')[0]));
+}
+
+/**
+ * Gives a daemon about to run in the foreground (`wfx daemon start --foreground`, as a
+ * supervisor such as systemd runs it) the V8 flags a background daemon gets: replaces this
+ * process with Node started with them and the same arguments (`process.execve`: the same pid,
+ * terminal and signals; nothing has started yet). Returns, doing nothing, where Node cannot
+ * (before 22.15, or Windows), when this process is not the `wfx` command at `binPath` (the CLI
+ * run inside a test), when it has an IPC channel (not kept across the replacement), when the
+ * flags are set already, or when it was replaced once.
+ */
+export function foregroundWithDaemonFlags(binPath: string): void {
+  const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
+  if (typeof execve !== 'function' || process.channel !== undefined || process.env[FLAGS_SET_ENV] === '1') return;
+  const entry = process.argv[1];
+  if (entry === undefined || !samePath(entry, binPath)) return;
+  const missing = missingDaemonFlags(process.execArgv, process.env.NODE_OPTIONS ?? '');
+  if (missing.length === 0) return;
+  execve.call(
+    process,
+    process.execPath,
+    [process.execPath, ...missing, ...process.execArgv, ...process.argv.slice(1)],
+    {
+      ...process.env,
+      [FLAGS_SET_ENV]: '1',
+    },
+  );
+}
+
+/** Whether two paths name the same file (through links). */
+function samePath(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
+}
 
 /** A snapshot at least this large gets the old generation sized for its parse (`daemonV8Flags`): ~25,000 executions waiting. */
 const LARGE_SNAPSHOT = 32 << 20;
