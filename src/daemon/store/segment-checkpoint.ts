@@ -327,6 +327,7 @@ export class ExecutionSegments {
 
   /** Closes the files kept open for reads, once the directory image under way is written. */
   async close(): Promise<void> {
+    // Made if need be only to be stopped: a checkpoint's `retire` after this then starts none.
     await (this.refresh ??= this.imageRefresh({})).stop();
     await this.imageWrite;
     await this.reader.close();

@@ -466,7 +466,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     crashPoint('checkpoint:pending');
   }
 
-  /** Resolves once no directory image is being written in the background (ExecutionSegments.refreshImage; tests). */
+  /** Resolves once no directory image is being written in the background (ExecutionSegments.imageRefreshed; tests). */
   imageRefreshed(): Promise<void> {
     return this.segments?.imageRefreshed() ?? Promise.resolve();
   }
