@@ -232,6 +232,21 @@ export async function rss(pid: number): Promise<number> {
 }
 
 /**
+ * CPU time a process's main thread has used so far, in ms (Linux: user and system, in the
+ * kernel's ticks of 10 ms), or null where /proc has no such file.
+ */
+export async function mainThreadCpuMs(pid: number): Promise<number | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    // The fields after the command's name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Fills `dataDir` with `n` executions waiting at an input node (`task`) or for a message, each
  * under a correlation key of its own (`event`), written by the engine in-process (exported for
  * profiling restarts).

@@ -37,6 +37,7 @@ import {
   collectGarbage,
   figures,
   interleavedLoad,
+  mainThreadCpuMs,
   percentile,
   post,
   rss,
@@ -277,13 +278,22 @@ export interface DaemonFigures {
   readonly cold: number;
   readonly emptyRssBytes: number;
   readonly peakRssBytes: number;
-  readonly answers: Load & { readonly warmup: number; readonly withWarmupP99: number };
+  readonly answers: Load & {
+    readonly warmup: number;
+    readonly withWarmupP99: number;
+    /**
+     * The daemon's main-thread CPU per answer, warm-up included, in µs (null off Linux). With 10
+     * connections always waiting, an answer waits for the others' turns: about 10 times this is
+     * its p50, and the p99 adds the host's stalls to it (decision 087).
+     */
+    readonly cpuUsPerAnswer: number | null;
+  };
   /**
    * The durable neighbour (bench/neighbour.ts: a bare Fastify route and one group-committed
    * O_DSYNC append per request) serving the answers' requests just before them: the floor of a
    * durable answer's latency on this host at the time.
    */
-  readonly durableFloor: Load;
+  readonly durableFloor: Load & { readonly cpuUsPerAnswer: number | null };
   readonly neighbour: Load;
   readonly starts: Load;
   /** Checkpoints the daemon logged from its start to the end of the loads. */
@@ -375,15 +385,23 @@ export async function runWaitingBench(n = WAITING): Promise<WaitingBenchResult> 
     // same requests just before the answers (its first third a warm-up too).
     neighbourProc = await startNeighbour(join(dir, 'neighbour'));
     const { body: _none, ...floorTarget } = post(`${neighbourProc.url}/durable`, null, {}, 10);
-    const floor = figures((await runLoad({ ...floorTarget, bodies, warmupCount: warm })).measured);
+    const floorCpuBefore = await mainThreadCpuMs(neighbourProc.child.pid!);
+    const floorLoad = figures((await runLoad({ ...floorTarget, bodies, warmupCount: warm })).measured);
+    const floor = {
+      ...floorLoad,
+      cpuUsPerAnswer: perAnswer(floorCpuBefore, await mainThreadCpuMs(neighbourProc.child.pid!), bodies.length),
+    };
     const { body: _one, ...target } = post(`${d.url}/process/task`, key, {}, 10);
+    const cpuBefore = await mainThreadCpuMs(d.pid);
     const { warmup, measured } = await runLoad({ ...target, bodies, warmupCount: warm });
+    const cpuAfter = await mainThreadCpuMs(d.pid);
     const all = Float64Array.from([...(warmup?.latencies ?? []), ...measured.latencies]).sort();
     const answers = {
       ...figures(measured),
       failed: measured.failed + (warmup?.failed ?? 0),
       warmup: warm,
       withWarmupP99: percentile(all, 99),
+      cpuUsPerAnswer: perAnswer(cpuBefore, cpuAfter, bodies.length),
     };
 
     const body = { processId: '7f3e2d1c-0b9a-4876-9543-210fedcba987', data: { orderId: 1, amount: 150 } };
@@ -479,8 +497,14 @@ async function gauge(url: string, key: string, name: string): Promise<number> {
   return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 }
 
+/** µs of CPU per answer from two readings in ms (mainThreadCpuMs), or null without them. */
+function perAnswer(beforeMs: number | null, afterMs: number | null, answers: number): number | null {
+  return beforeMs === null || afterMs === null ? null : ((afterMs - beforeMs) * 1000) / answers;
+}
+
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const ms = (n: number | null) => (n === null ? 'not logged' : `${n.toFixed(n < 10 ? 2 : 0)} ms`);
+const cpu = (us: number | null) => (us === null ? 'not measured' : `${fmt(us)} µs an answer`);
 const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
 
 export function formatWaitingBench(r: WaitingBenchResult): string {
@@ -505,8 +529,8 @@ export function formatWaitingBench(r: WaitingBenchResult): string {
       `| start with the directory image removed (a directory of a version before it, or a restore from a backup; directory image: ${d.withoutImage.image}): once, then it has one | ${ms(d.withoutImage.startMs)} (every timer armed at ${ms(d.withoutImage.engineRecoveredMs)}) | | |`,
       `| every timer armed: \`wfx daemon start\` to the log line \`engine: recovered\` (${d.timersArmed ?? '?'} timers; \`store: recovered\` at ${ms(d.storeRecoveredMs)}) | **${ms(d.engineRecoveredMs)}** | ≤ 2,000 ms | ${mark(d.engineRecoveredMs !== null && d.engineRecoveredMs <= 2000)} |`,
       `| RSS at rest, settled (${ms(d.settledAfterMs)} after the 5 s sample) ÷ waiting executions | **${fmt(perWaiting)} B** (RSS ${fmt(d.settledRssBytes / 2 ** 20)} MiB; ${fmt(overEmpty)} B over an empty daemon's ${fmt(d.emptyRssBytes / 2 ** 20)} MiB; 5 s after the start ${fmt(d.rssBytes / 2 ** 20)} MiB; peak seen ${fmt(d.peakRssBytes / 2 ** 20)} MiB; ${fmt(d.resident)} executions in memory, ${fmt(d.cold)} on disk only) | ≤ 300 B | ${mark(perWaiting <= 300)} |`,
-      `| durable neighbour: the bare route plus one durable append of the body it parsed (group commit, O_DSYNC: the writes of wfx's journal), 10 connections, the requests of the next row, just before it | ${fmt(f.perSecond)}/s, p50 ${ms(f.p50)}, p99 ${ms(f.p99)}, ${f.failed} failed | | |`,
-      `| POST /process/task to input waits untouched since the start, 10 connections, ${fmt(a.total)} after a warm-up of ${fmt(a.warmup)} (${d.cold > 0 ? 'read back from disk when cold' : 'all in memory'}) | ${fmt(a.perSecond)}/s, p50 ${ms(a.p50)}, **p99 ${ms(a.p99)}** (${(a.p99 / f.p99).toFixed(2)} × the durable neighbour's; ${ms(a.withWarmupP99)} counting the warm-up), ${a.failed} failed | p99 ≤ 5 ms | ${mark(a.p99 <= 5)} |`,
+      `| durable neighbour: the bare route plus one durable append of the body it parsed (group commit, O_DSYNC: the writes of wfx's journal), 10 connections, the requests of the next row, just before it | ${fmt(f.perSecond)}/s, p50 ${ms(f.p50)}, p99 ${ms(f.p99)}, ${f.failed} failed; main-thread CPU ${cpu(f.cpuUsPerAnswer)} | | |`,
+      `| POST /process/task to input waits untouched since the start, 10 connections, ${fmt(a.total)} after a warm-up of ${fmt(a.warmup)} (${d.cold > 0 ? 'read back from disk when cold' : 'all in memory'}) | ${fmt(a.perSecond)}/s, p50 ${ms(a.p50)}, **p99 ${ms(a.p99)}** (${(a.p99 / f.p99).toFixed(2)} × the durable neighbour's; ${ms(a.withWarmupP99)} counting the warm-up), ${a.failed} failed; main-thread CPU ${cpu(a.cpuUsPerAnswer)} | p99 ≤ 5 ms | ${mark(a.p99 <= 5)} |`,
       `| neighbour: bare Fastify route, POST /process/start body, 50 connections (in turns with the next row: ${SLICES} slices of ${SECONDS / SLICES} s each) | ${fmt(d.neighbour.perSecond)} req/s, p99 ${ms(d.neighbour.p99)} | | |`,
       `| POST /process/start, 5-node flow, 50 connections, beside ${fmt(r.waiting)} waiting | **${fmt(d.starts.perSecond)}/s** (${ratio(d.starts)} of the neighbour), p99 ${ms(d.starts.p99)}, ${d.starts.failed} failed; ${d.checkpoints} checkpoints written from the start to here | no worse than today's (step 1 of decision 068) | |`,
     );
