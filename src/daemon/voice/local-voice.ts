@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execa, type ExecaError } from 'execa';
+import type { ExecaError } from 'execa';
 import { MAX_TIMER_MS } from '../engine/work/http-request.js';
 import type { WorkResult } from '../engine/work/result.js';
 import { readWav } from './wav.js';
@@ -40,6 +40,9 @@ async function run(
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<Ran> {
+  // Loaded on first use: execa is a hundred modules, and a daemon that never speaks would load
+  // them at every start, before its API answers.
+  const { execa } = await import('execa');
   if (signal.aborted)
     return { ok: false, failure: { ok: false, code: 'CANCELLED', message: `${program} was cancelled` } };
   let stopped: 'timeout' | 'cancel' | null = null;
