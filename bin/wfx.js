@@ -1,6 +1,13 @@
 #!/usr/bin/env node
 // Entry point of the wfx CLI: the compiled TypeScript lives in dist/ (built by `npm ci` / `npm run build`).
-import { main } from '../dist/src/cli/main.js';
+import module from 'node:module';
+
+// Node 22.1+ keeps the compiled code of these modules between runs (in its own folder under the
+// OS temp dir, or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off): every command
+// and every daemon start loads hundreds of them. Before the first import of them, so imported
+// dynamically below. Node 20 has no such cache.
+module.enableCompileCache?.();
+const { main } = await import('../dist/src/cli/main.js');
 
 // A reader that went away (`wfx ai providers list | head -1`) ends the command quietly, as it
 // does Unix tools: not an unhandled error with a stack.
