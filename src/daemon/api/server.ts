@@ -2,7 +2,6 @@ import { TRACER } from '../observe/tracing.js';
 import { traceRequests } from './request-spans.js';
 import { Readable } from 'node:stream';
 import swagger from '@fastify/swagger';
-import { Ajv, type ValidateFunction } from 'ajv';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { FastifySSEPlugin } from 'fastify-sse-v2';
 import { ErrorAnswer, type ErrorBody } from '../../shared/api/index.js';
@@ -20,6 +19,7 @@ import { answerClientError, toErrorAnswer } from './error-answer.js';
 import { refuseUnmetExpectations } from './expectations.js';
 import { endSilentConnectionsOnClose } from './silent-connections.js';
 import { lazyChildLogger } from './request-logger.js';
+import { CompileQueue, serializerFactory, validatorCompilers } from './route-compilers.js';
 import { RateLimiter, SharedRateLimiter } from './rate-limit.js';
 import { adminRoutes } from './routes/admin.js';
 import { metaRoutes } from './routes/meta.js';
@@ -73,8 +73,8 @@ declare module 'fastify' {
     streams: StreamHub;
     /** Long polls of the jobs API and the workers seen (worker health). */
     jobBoard: JobBoard;
-    /** Compiles every route validator not compiled yet (the daemon does it once it is up); rejects with a schema's compile error. */
-    compileValidators: () => Promise<void>;
+    /** Compiles every route validator and serializer not compiled yet (the daemon does it once it is up); rejects with a schema's compile error. */
+    compileSchemas: () => Promise<void>;
   }
 }
 
@@ -135,75 +135,16 @@ export interface ServerOptions {
   readonly metrics?: { readonly of: DaemonMetrics; readonly access?: MetricsAccess };
 }
 
-/** What Fastify passes a validator with `schemaEnv` besides the data (Ajv's DataValidationCxt). */
-type ValidationContext = Parameters<ValidateFunction>[1];
-
-/** A route's validator as Fastify calls it: Ajv's signature, and its errors after a call that failed. */
-interface RouteValidator {
-  (data: unknown, context?: ValidationContext): boolean;
-  errors: ValidateFunction['errors'];
-  /** Set so that Fastify passes the request as the root's parent, as it does for Ajv's own functions: Ajv puts a coerced root value there. */
-  readonly schemaEnv: true;
-}
-
-/**
- * The routes' validators. Bodies are checked strictly (a mistyped field is an error, not
- * coerced); query and path coerce. Each is compiled when its route first needs it or, once the
- * daemon is up, by `compileAll` a turn of the event loop at a time, not while the daemon
- * starts: compiling them (and Ajv's meta-schema) slowed every start, and begun as soon as the
- * server listened, they still delayed the daemon saying it is up (a compile between each of the
- * steps that write daemon.json; docs/decisions/019-restart-path.md).
- */
-export function validatorCompilers() {
-  const ajvCoercing = (coerceTypes: false | 'array') =>
-    new Ajv({
-      coerceTypes,
-      useDefaults: true,
-      removeAdditional: false,
-      allErrors: true,
-      strict: false,
-      allowUnionTypes: true,
-    });
-  const [strict, loose] = [ajvCoercing(false), ajvCoercing('array')];
-  for (const ajv of [strict, loose])
-    ajv.addFormat('date-time', (v: string) => !Number.isNaN(Date.parse(v)) && /^\d{4}-\d{2}-\d{2}T/.test(v));
-  /** Compiles of the validators not compiled yet, oldest first. */
-  let cold: Array<() => ValidateFunction> = [];
-  const compile = ({ schema, httpPart }: { schema: object; httpPart?: string }): RouteValidator => {
-    const ajv = httpPart === 'body' ? strict : loose;
-    let compiled: ValidateFunction | undefined;
-    const real = (): ValidateFunction => (compiled ??= ajv.compile(schema));
-    cold.push(real);
-    const validate = (data: unknown, context?: ValidationContext): boolean => {
-      const fn = real();
-      const ok = fn(data, context);
-      validate.errors = fn.errors;
-      return ok;
-    };
-    validate.errors = null as ValidateFunction['errors'];
-    validate.schemaEnv = true as const;
-    return validate;
-  };
-  /** Compiles every validator not compiled yet, one per turn of the event loop; rejects with the first schema that does not compile. */
-  const compileAll = async (): Promise<void> => {
-    const todo = cold;
-    cold = [];
-    for (const real of todo) {
-      await new Promise((resolve) => setImmediate(resolve));
-      real();
-    }
-  };
-  return { compile, compileAll };
-}
-
 /**
  * Builds the daemon's HTTP app. It does not listen: the daemon calls `listen`, tests call
  * `inject()`. Every route declares its schemas (validation and /openapi.json) and, in
  * `config.auth`, the permission it needs.
  */
 export function buildServer(options: ServerOptions): FastifyInstance {
+  const compiles = new CompileQueue();
   const app = Fastify({
     loggerInstance: options.logger,
+    schemaController: { compilersFactory: { buildSerializer: serializerFactory(compiles) } },
     // A request's child logger is made only if something logs through it (rarely: errors).
     ...(options.logger && { childLoggerFactory: lazyChildLogger }),
     // wfx logs requests itself (with the credential's key id, never its secret).
@@ -227,10 +168,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       void (reply as unknown as FastifyReply).status(400).send(body);
     },
   });
-  const validators = validatorCompilers();
+  const validators = validatorCompilers(compiles);
   app.setValidatorCompiler(validators.compile);
-  // Validators are compiled in the background once the daemon is up (daemon.ts): a route's first request need not.
-  app.decorate('compileValidators', validators.compileAll);
+  // Validators and serializers are compiled in the background once the daemon is up (daemon.ts):
+  // a route's first request need not.
+  app.decorate('compileSchemas', () => compiles.compileAll());
   app.decorate('publicOrigin', options.publicUrl === undefined ? null : new URL(options.publicUrl).origin);
 
   app.setErrorHandler((err, request, reply) => {

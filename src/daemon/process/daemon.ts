@@ -299,8 +299,9 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       },
       'wfx daemon listening',
     );
-    // Up: the route validators not compiled yet are compiled now, a turn of the event loop at a time.
-    app.compileValidators().catch((err: unknown) => logger.error({ err }, 'a route schema does not compile'));
+    // Up: the route validators and serializers not compiled yet are compiled now, a turn of the
+    // event loop at a time.
+    app.compileSchemas().catch((err: unknown) => logger.error({ err }, 'a route schema does not compile'));
     const sharing = serving ? serving.moves({ engine, takeDirectory: () => running.rejoin() }) : null;
     const running = serve({
       options,

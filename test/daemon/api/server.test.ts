@@ -186,7 +186,7 @@ t.test('/openapi.json: the path parameters of each operation are those of its pa
 });
 
 t.test('route validators compile on first use or in compileValidators, with the same answers', async (t) => {
-  const { validatorCompilers } = await import('../../../src/daemon/api/server.js');
+  const { validatorCompilers } = await import('../../../src/daemon/api/route-compilers.js');
   const v = validatorCompilers();
   const broken = v.compile({ schema: { type: 'no-such-type' }, httpPart: 'body' });
   // Nothing is compiled while routes are registered: a broken schema shows on first use.
@@ -225,9 +225,32 @@ t.test('route validators compile on first use or in compileValidators, with the 
   await t.rejects(v.compileAll(), /no-such-type|type/, 'compileAll reports a schema that does not compile');
 });
 
+t.test('response serializers compile on first use or in compileAll, as Fastify would', async (t) => {
+  const { CompileQueue, serializerFactory } = await import('../../../src/daemon/api/route-compilers.js');
+  const { SerializerSelector } = await import('@fastify/fast-json-stringify-compiler');
+  const queue = new CompileQueue();
+  const external = { Named: { $id: 'Named', type: 'object', properties: { name: { type: 'string' } } } };
+  const build = serializerFactory(queue)(external, {});
+  const route = { method: 'GET', url: '/x', httpStatus: '200' };
+  const schema = {
+    type: 'object',
+    properties: { id: { type: 'integer' }, who: { $ref: 'Named#' } },
+    required: ['id'],
+  };
+  const lazy = build({ ...route, schema });
+  const broken = build({ ...route, schema: { type: 'object', properties: { a: { $ref: 'Missing#' } } } });
+  // Nothing is compiled while routes are registered: a broken schema shows on first use.
+  t.throws(() => broken({ a: 1 }), /Missing/);
+  const doc = { id: 7, who: { name: 'ann', extra: true }, dropped: 'x' };
+  const fastifys = SerializerSelector()(external, {})({ ...route, schema });
+  t.equal(lazy(doc), fastifys(doc), "the same text as Fastify's own serializer");
+  t.equal(lazy(doc), '{"id":7,"who":{"name":"ann"}}');
+  await t.rejects(queue.compileAll(), /Missing/, 'compileAll reports a schema that does not compile');
+});
+
 t.test('every route schema of the daemon compiles', async (t) => {
   const h = await apiHarness(t);
-  await t.resolves(h.app.compileValidators());
+  await t.resolves(h.app.compileSchemas());
   // And the routes answer as before once compiled ahead of their first request.
   const key = await h.key('admin', 'default');
   const typed = await h.call(key, { method: 'POST', url: '/process/exec', payload: { processId: 123 } });
