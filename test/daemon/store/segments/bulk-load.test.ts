@@ -268,6 +268,37 @@ t.test('an image is not used when it is damaged or its segments changed', async 
   t.match(await why(), /is not as it was/, 'a segment of another size');
 });
 
+t.test('an image larger than one read slice reads back whole, and damage in a later slice shows', async (t) => {
+  const dir = t.testdir();
+  const { listed } = await writeMix(dir, 31, 2);
+  const d = new ExecutionDirectory(16);
+  const space = new SegmentSpace();
+  await loadSegmentsInto(dir, listed, space, d);
+  // Enough entries that the image's larger columns span several of readImage's slices (256 KiB).
+  const rnd = random(32);
+  const ids: string[] = [];
+  for (let i = 0; i < 40_000; i++) {
+    const id = randomId(rnd);
+    ids.push(id);
+    d.put(randomSummary(rnd, id, ids.slice(-20)), { segment: listed[0]!, offset: i, length: 10 });
+  }
+  const image = takeImage(d, coveredOf(space, listed));
+  t.ok(image.body.length > 4 * 256 * 1024, `an image of ${image.body.length} bytes`);
+  await writeImage(dir, image);
+  const got = await readImage(dir, listed);
+  if (!('directory' in got)) throw new Error(`no image: ${got.why}`);
+  const sample = ids.filter((_, i) => i % 97 === 0);
+  compare(t, answers(got.directory, sample), answers(d, sample));
+  const file = join(dir, IMAGE_NAME);
+  const bytes = await readFile(file);
+  const flipped = Buffer.from(bytes);
+  const at = bytes.length - 300 * 1024;
+  flipped[at] = flipped[at]! ^ 0x01;
+  await writeFile(file, flipped);
+  const damaged = await readImage(dir, listed);
+  t.equal('why' in damaged ? damaged.why : 'used', 'damaged: its checksum differs', `a bit changed at ${at}`);
+});
+
 t.test('an image with empty columns (no keys, locks or trees) reads back', async (t) => {
   const dir = t.testdir();
   const summary: ExecutionSummary = { ...randomSummary(random(3), randomId(random(4)), []), root: null, parent: null };
