@@ -13,6 +13,7 @@ import type { History } from '../store/history.js';
 import { scanJournal, segmentName } from '../store/journal.js';
 import { encodeManifest, manifestPathIn } from '../store/manifest.js';
 import { DIR_MODE, FILE_MODE, fsyncDir, SYNC_EVERY_BYTES, writeFileAtomic } from '../disk/durable-files.js';
+import { IMAGE_NAME } from '../store/segments/directory-image.js';
 import { segmentsDirIn } from '../store/segments/files.js';
 import { snapshotPathIn } from '../store/snapshot-file.js';
 import type { Store } from '../store/store.js';
@@ -93,6 +94,7 @@ export async function backupDataDir(source: BackupSource, target: string): Promi
       await mkdir(executionsDir, { mode: DIR_MODE });
       for (const file of hold.executions)
         await linkOrCopy(file, join(executionsDir, basename(file)), (await stat(file)).size, out);
+      await copyImage(segmentsDirIn(source.dataDir), executionsDir, out);
       await fsyncDir(executionsDir);
     }
     crashPoint('backup:snapshot');
@@ -217,6 +219,22 @@ async function copyBlobs(source: BackupSource, copy: string, out: Output): Promi
  * Puts the file `from` at `to`: a hard link where the file system allows one (atomic, no bytes
  * copied; a replaced snapshot's blocks are freed only once no name has it), else a copy.
  */
+/**
+ * The directory image, if the data directory has one: a start of the copy restores its execution
+ * directory from it instead of reading every segment's index (decision 076). The image names the
+ * segments it covers and their sizes, and a start uses it only if the copy's first listed
+ * segments are those: one a checkpoint outdated since, or replaced while it was copied (a
+ * refresh renames a new one into place), is left unused and written again by that start.
+ */
+async function copyImage(fromDir: string, toDir: string, out: Output): Promise<void> {
+  const from = join(fromDir, IMAGE_NAME);
+  try {
+    await linkOrCopy(from, join(toDir, IMAGE_NAME), (await stat(from)).size, out);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; // none, or removed meanwhile
+  }
+}
+
 async function linkOrCopy(from: string, to: string, bytes: number, out: Output): Promise<void> {
   try {
     await link(from, to);

@@ -4,12 +4,17 @@ import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import t from 'tap';
+import { wfxJsonStore } from '../../../src/daemon/engine/segment-summary.js';
 import { backupDataDir } from '../../../src/daemon/ops/backup.js';
 import { checkDataDir } from '../../../src/daemon/ops/check.js';
 import { History } from '../../../src/daemon/store/history.js';
 import { readManifest } from '../../../src/daemon/store/manifest.js';
+import { IMAGE_NAME } from '../../../src/daemon/store/segments/directory-image.js';
+import type { WfxRecord } from '../../../src/daemon/state/records.js';
+import type { WfxState } from '../../../src/daemon/state/state.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { isWfxError } from '../../../src/shared/errors.js';
+import { engineHarness } from '../../helpers/engine.js';
 import { segmentStoreOptions, type ItemRecord, type ItemState } from '../../helpers/segment-store.js';
 
 type S = { n: number };
@@ -242,4 +247,52 @@ t.test('the execution segments the held snapshot lists come along; the check ver
     findings.some((f) => f.code === 'EXECUTION_SEGMENT_DAMAGED' && f.file.endsWith('000001.jsonl')),
     'the check reports the damaged segment',
   );
+});
+
+t.test('the directory image comes along: the copy opens from it, not from every index', async (t) => {
+  const h = await engineHarness(t, undefined, undefined, { cold: false });
+  const pid = await h.publish(`processId: AUTO
+name: Waits for a message
+nodes:
+  start: { type: startEvent, next: wait }
+  wait: { type: intermediateCatchEvent, eventType: message, messageRef: go, next: done }
+  done: { type: endEvent }
+`);
+  for (let i = 0; i < 6; i++) await h.start(pid, {}, { correlationKey: `k-${i}` });
+  await h.engine.close();
+  await h.store.close();
+  const opens: Array<Record<string, unknown>> = [];
+  const logger = {
+    info: (o: object, msg: string) => void (msg === 'store: execution directory opened' && opens.push({ ...o })),
+    warn: () => undefined,
+    error: () => undefined,
+  };
+  const open = (dir: string) =>
+    Store.open<WfxState, WfxRecord>({ dir, ...wfxJsonStore(), lazy: true, imageMin: 1, logger });
+  await (await open(h.dir)).close(); // as a daemon's stop: it leaves the image
+  const store = await open(h.dir);
+  t.match(opens.at(-1), { image: 'used' }, 'the source opens from its image');
+  const history = await History.open(join(h.dir, 'history'));
+  const audit = await History.open(join(h.dir, 'audit'));
+  t.teardown(async () => {
+    await history.close();
+    await audit.close();
+    await store.close({ checkpoint: false });
+  });
+  const target = join(await mkdtemp(join(h.dir, '..', 'backup-')), 'copy');
+  t.teardown(() => rm(join(target, '..'), { recursive: true, force: true }));
+  await backupDataDir({ dataDir: h.dir, store, history, audit }, target);
+  t.ok((await readdir(join(target, 'executions'))).includes(IMAGE_NAME), 'the copy has the image');
+  t.same(await checkDataDir(target), [], 'the copy checks clean');
+  const copy = await open(target);
+  t.teardown(() => copy.close({ checkpoint: false }));
+  t.match(opens.at(-1), { image: 'used', loaded: 0 }, 'the copy opens from the image, no index loaded');
+  t.equal(copy.evictable!.unread!.size, store.evictable!.unread!.size, 'with every execution');
+  t.equal(store.evictable!.unread!.subscribers('default', 'go', 'k-0').length, 1, 'one waits under k-0');
+  for (const key of ['k-0', 'k-5'])
+    t.same(
+      copy.evictable!.unread!.subscribers('default', 'go', key),
+      store.evictable!.unread!.subscribers('default', 'go', key),
+      `the subscribers of ${key}`,
+    );
 });
