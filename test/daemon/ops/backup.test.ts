@@ -4,17 +4,15 @@ import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import t from 'tap';
-import { wfxJsonStore } from '../../../src/daemon/engine/segment-summary.js';
 import { backupDataDir } from '../../../src/daemon/ops/backup.js';
 import { checkDataDir } from '../../../src/daemon/ops/check.js';
 import { History } from '../../../src/daemon/store/history.js';
 import { readManifest } from '../../../src/daemon/store/manifest.js';
 import { IMAGE_NAME } from '../../../src/daemon/store/segments/directory-image.js';
-import type { WfxRecord } from '../../../src/daemon/state/records.js';
-import type { WfxState } from '../../../src/daemon/state/state.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { isWfxError } from '../../../src/shared/errors.js';
 import { engineHarness } from '../../helpers/engine.js';
+import { lazyOpens } from '../../helpers/lazy-opens.js';
 import { segmentStoreOptions, type ItemRecord, type ItemState } from '../../helpers/segment-store.js';
 
 type S = { n: number };
@@ -261,14 +259,7 @@ nodes:
   for (let i = 0; i < 6; i++) await h.start(pid, {}, { correlationKey: `k-${i}` });
   await h.engine.close();
   await h.store.close();
-  const opens: Array<Record<string, unknown>> = [];
-  const logger = {
-    info: (o: object, msg: string) => void (msg === 'store: execution directory opened' && opens.push({ ...o })),
-    warn: () => undefined,
-    error: () => undefined,
-  };
-  const open = (dir: string) =>
-    Store.open<WfxState, WfxRecord>({ dir, ...wfxJsonStore(), lazy: true, imageMin: 1, logger });
+  const { opens, open } = lazyOpens();
   await (await open(h.dir)).close(); // as a daemon's stop: it leaves the image
   const store = await open(h.dir);
   t.match(opens.at(-1), { image: 'used' }, 'the source opens from its image');

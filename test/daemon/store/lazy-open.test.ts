@@ -11,6 +11,7 @@ import { IMAGE_NAME } from '../../../src/daemon/store/segments/directory-image.j
 import { Store } from '../../../src/daemon/store/store.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { eventually } from '../../helpers/eventually.js';
+import { lazyOpens } from '../../helpers/lazy-opens.js';
 
 // The lazy open (StoreOptions.lazy, decision 068 step 6b): the executions a checkpoint wrote are
 // left unread, their summaries in `evictable.unread`; those the journal after it changes are
@@ -82,14 +83,9 @@ t.test('a close leaves an image of every segment: the next open restores it and 
   const image = join(h.dir, 'executions', IMAGE_NAME);
 
   // Opened as the daemon opens (lazy, the journal's executions resident) and closed.
-  const opens: Array<Record<string, unknown>> = [];
-  const logger = {
-    info: (o: object, msg: string) => void (msg === 'store: execution directory opened' && opens.push({ ...o })),
-    warn: () => undefined,
-    error: () => undefined,
-  };
-  const open = () =>
-    Store.open<WfxState, WfxRecord>({ dir: h.dir, ...wfxJsonStore(), lazy: true, imageMin: 1, logger });
+  const lazy = lazyOpens();
+  const opens = lazy.opens;
+  const open = () => lazy.open(h.dir);
   const first = await open();
   t.ok(InstanceTable.of(first.state).size > 0, 'some executions resident at the close');
   await first.close();
@@ -222,14 +218,7 @@ t.test(
     await cp(h.dir, crashed, { recursive: true });
     await cp(h.dir, indexes, { recursive: true });
     await rm(join(indexes, 'executions', IMAGE_NAME));
-    const opens: Array<Record<string, unknown>> = [];
-    const logger = {
-      info: (o: object, msg: string) => void (msg === 'store: execution directory opened' && opens.push({ ...o })),
-      warn: () => undefined,
-      error: () => undefined,
-    };
-    const open = (dir: string) =>
-      Store.open<WfxState, WfxRecord>({ dir, ...wfxJsonStore(), lazy: true, imageMin: 1, logger });
+    const { opens, open } = lazyOpens();
     const restored = await open(crashed);
     t.teardown(() => restored.close({ checkpoint: false }));
     t.match(
@@ -291,15 +280,10 @@ t.test(
     t.same(await covered(), imaged, 'the image is as the close left it');
     t.ok(Math.max(...counts) <= 6, `never more than twice the most listed: ${counts.join(',')}`);
     t.ok(counts.at(-1)! < imaged.length + 6, `the segments after the image were merged: ${counts.join(',')}`);
-    const opens: Array<Record<string, unknown>> = [];
-    const logger = {
-      info: (o: object, msg: string) => void (msg === 'store: execution directory opened' && opens.push({ ...o })),
-      warn: () => undefined,
-      error: () => undefined,
-    };
+    const { opens, open } = lazyOpens();
     const crashed = join(t.testdir(), 'crashed');
     await cp(first.dir, crashed, { recursive: true });
-    const copy = await Store.open<WfxState, WfxRecord>({ dir: crashed, ...wfxJsonStore(), lazy: true, logger });
+    const copy = await open(crashed, null);
     t.teardown(() => copy.close({ checkpoint: false }));
     t.match(opens.at(-1), { image: 'used' }, 'a start after a crash now restores the image');
     t.equal(copy.evictable!.unread!.size, started, 'with every execution');
