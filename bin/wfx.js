@@ -2,7 +2,7 @@
 // Entry point of the wfx CLI: the compiled TypeScript lives in dist/ (built by `npm ci` / `npm run build`).
 import module from 'node:module';
 
-// Node 22.1+ keeps the compiled code of these modules between runs (in its own folder under the
+// Node 22.8+ keeps the compiled code of these modules between runs (in its own folder under the
 // OS temp dir, or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off): every command
 // and every daemon start loads hundreds of them. Before the first import of them, so imported
 // dynamically below. Node 20 has no such cache.
