@@ -216,15 +216,12 @@ async function copyBlobs(source: BackupSource, copy: string, out: Output): Promi
 }
 
 /**
- * Puts the file `from` at `to`: a hard link where the file system allows one (atomic, no bytes
- * copied; a replaced snapshot's blocks are freed only once no name has it), else a copy.
- */
-/**
  * The directory image, if the data directory has one: a start of the copy restores its execution
  * directory from it instead of reading every segment's index (decision 076). The image names the
  * segments it covers and their sizes, and a start uses it only if the copy's first listed
- * segments are those: one a checkpoint outdated since, or replaced while it was copied (a
- * refresh renames a new one into place), is left unused and written again by that start.
+ * segments are those, whole: one a checkpoint outdated since, or one cut short because a refresh
+ * renamed a new image into place between its size read and its copy, is left unused and written
+ * again by that start.
  */
 async function copyImage(fromDir: string, toDir: string, out: Output): Promise<void> {
   const from = join(fromDir, IMAGE_NAME);
@@ -235,6 +232,10 @@ async function copyImage(fromDir: string, toDir: string, out: Output): Promise<v
   }
 }
 
+/**
+ * Puts the file `from` at `to`: a hard link where the file system allows one (atomic, no bytes
+ * copied; a replaced snapshot's blocks are freed only once no name has it), else a copy.
+ */
 async function linkOrCopy(from: string, to: string, bytes: number, out: Output): Promise<void> {
   try {
     await link(from, to);
