@@ -102,10 +102,16 @@ function compare(t: Test, got: Record<string, string>, want: Record<string, stri
   for (const k of differing.slice(0, 3)) t.equal(got[k], want[k], k);
 }
 
+/** A new directory and segment space with the segments `listed` bulk-loaded into them. */
+async function bulkLoaded(dir: string, listed: readonly number[]) {
+  const directory = new ExecutionDirectory(16);
+  const space = new SegmentSpace();
+  await loadSegmentsInto(dir, listed, space, directory);
+  return { directory, space };
+}
+
 async function both(dir: string, listed: readonly number[]) {
-  const bulk = new ExecutionDirectory(16);
-  const bulkSpace = new SegmentSpace();
-  await loadSegmentsInto(dir, listed, bulkSpace, bulk);
+  const { directory: bulk, space: bulkSpace } = await bulkLoaded(dir, listed);
   const each = new ExecutionDirectory(16);
   const eachSpace = new SegmentSpace();
   await loadSegments(dir, listed, eachSpace, {
@@ -201,9 +207,7 @@ for (const seed of [11, 12]) {
     async (t) => {
       const dir = t.testdir();
       const { listed, ids } = await writeMix(dir, seed, 6);
-      const first = new ExecutionDirectory(16);
-      const firstSpace = new SegmentSpace();
-      await loadSegmentsInto(dir, listed.slice(0, 4), firstSpace, first);
+      const { directory: first, space: firstSpace } = await bulkLoaded(dir, listed.slice(0, 4));
       await writeImage(dir, takeImage(first, coveredOf(firstSpace, listed.slice(0, 4))));
       first.put(randomSummary(random(1), ids[0]!, []), { segment: 99, offset: 0, length: 1 }); // after the take: not in it
 
@@ -239,9 +243,7 @@ for (const seed of [11, 12]) {
 t.test('an image is not used when it is damaged or its segments changed', async (t) => {
   const dir = t.testdir();
   const { listed } = await writeMix(dir, 21, 3);
-  const d = new ExecutionDirectory(16);
-  const space = new SegmentSpace();
-  await loadSegmentsInto(dir, listed, space, d);
+  const { directory: d, space } = await bulkLoaded(dir, listed);
   const file = join(dir, IMAGE_NAME);
   const write = () => writeImage(dir, takeImage(d, coveredOf(space, listed)));
   const why = async (l = listed) => {
@@ -271,9 +273,7 @@ t.test('an image is not used when it is damaged or its segments changed', async 
 t.test('an image larger than one read slice reads back whole, and damage in a later slice shows', async (t) => {
   const dir = t.testdir();
   const { listed } = await writeMix(dir, 31, 2);
-  const d = new ExecutionDirectory(16);
-  const space = new SegmentSpace();
-  await loadSegmentsInto(dir, listed, space, d);
+  const { directory: d, space } = await bulkLoaded(dir, listed);
   // Enough entries that the image's larger columns span several of readImage's slices (256 KiB).
   const rnd = random(32);
   const ids: string[] = [];
@@ -303,9 +303,7 @@ t.test('an image with empty columns (no keys, locks or trees) reads back', async
   const dir = t.testdir();
   const summary: ExecutionSummary = { ...randomSummary(random(3), randomId(random(4)), []), root: null, parent: null };
   await writeSegment(dir, 1, [{ id: summary.id, json: '{}', summary: { ...summary, waits: [] } }], []);
-  const d = new ExecutionDirectory(16);
-  const space = new SegmentSpace();
-  await loadSegmentsInto(dir, [1], space, d);
+  const { directory: d, space } = await bulkLoaded(dir, [1]);
   await writeImage(dir, takeImage(d, coveredOf(space, [1])));
   const image = await readImage(dir, [1]);
   if (!('directory' in image)) throw new Error(`no image: ${image.why}`);
