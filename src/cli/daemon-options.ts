@@ -179,7 +179,7 @@ export const BULK_RATE_HELP =
 
 /** `--limit`'s help, shared by `daemon start` and `dev`. */
 export const LIMIT_HELP =
-  'change one of what an execution, tree or organization may hold, NAME=VALUE, repeatable: variables-size, log-size, branches, children, tree-executions, loop-iterations, live-executions, bulk-operations, bulk-operations-total, bulk-executions (docs/operations.md, Limits)';
+  'change one of what an execution, tree or organization may hold, NAME=VALUE, repeatable: variables-size, log-size, branches, children, tree-executions, tree-created, loop-iterations, live-executions, org-starts-per-second, bulk-operations, bulk-operations-total, bulk-executions (docs/operations.md, Limits)';
 
 /** `--limit`'s parser: each value checked as it comes (a usage error names what is wrong), all kept in order. */
 export function collectLimit(value: string, previous: readonly string[] = []): string[] {

@@ -60,6 +60,10 @@ export const ERROR_CODES = {
     status: 429,
     hint: 'The organization runs as many executions as the daemon allows (--limit live-executions); let some finish or cancel them.',
   },
+  ORG_RATE_EXCEEDED: {
+    status: 429,
+    hint: 'The organization starts as many executions a second as the daemon allows (--limit org-starts-per-second); retry after `retryAfter` seconds, or start fewer at once.',
+  },
   // Bulk operations (POST /process/bulk)
   BULK_NOT_FOUND: { status: 404 },
   BULK_NOT_RUNNING: { status: 409 },

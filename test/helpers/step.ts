@@ -9,6 +9,7 @@ import { runStep, type StepAnswer, type StepInput, type StepResult } from '../..
 import type { FileMeta } from '../../src/daemon/engine/step/context.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from '../../src/daemon/engine/limits.js';
 import { nodeKey, type NodeKey } from '../../src/daemon/engine/keys.js';
+import { StartRate } from '../../src/daemon/engine/start-rate.js';
 import { uuidv7 } from '../../src/daemon/engine/ids.js';
 import { publishFlow } from '../../src/daemon/flows/publish.js';
 import { DomainSchemas } from '../../src/daemon/jobs/schemas.js';
@@ -49,6 +50,7 @@ export class MemoryStep {
       maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
       schemas: new DomainSchemas(DEFAULT_MAX_JSON_DEPTH),
       limits,
+      startRate: new StartRate(limits.organizationStartsPerSecond),
       claimsKept: options.claimsKept ?? false,
       keepsThrown: options.keepsThrown ?? false,
     });

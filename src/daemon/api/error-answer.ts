@@ -26,7 +26,10 @@ export function toErrorAnswer(err: unknown): { status: number; body: ErrorBody }
     let body: ErrorBody = { error: err.code, message: err.message, timestamp };
     const details = err.details as { retryAfter?: number } | undefined;
     const retries =
-      err.code === 'RATE_LIMIT_EXCEEDED' || err.code === 'PARTITION_MOVING' || err.code === 'TOO_MANY_CONNECTIONS';
+      err.code === 'RATE_LIMIT_EXCEEDED' ||
+      err.code === 'ORG_RATE_EXCEEDED' ||
+      err.code === 'PARTITION_MOVING' ||
+      err.code === 'TOO_MANY_CONNECTIONS';
     if (retries && typeof details?.retryAfter === 'number') body = { ...body, retryAfter: details.retryAfter };
     else if (err.details !== undefined) body = { ...body, details: err.details };
     return { status: err.status, body };

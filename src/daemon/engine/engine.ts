@@ -51,6 +51,7 @@ import { JobOperations } from './jobs.js';
 import { BulkOperations } from './bulk/bulk-operations.js';
 import { DomainSchemas } from '../jobs/schemas.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from './limits.js';
+import { StartRate } from './start-rate.js';
 import type { EngineOptions } from './options.js';
 import { executionCacheFor } from './execution-cache.js';
 
@@ -167,6 +168,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       maxJsonDepth: this.maxJsonDepth,
       schemas: this.schemas,
       limits: this.limits,
+      startRate: new StartRate(this.limits.organizationStartsPerSecond),
       claimsKept: cluster?.claimsKept ?? false,
       keepsThrown: cluster?.keepsThrown ?? false,
     });

@@ -32,6 +32,8 @@ export interface ExecutionQuery {
   readonly children?: boolean;
   /** The direct children of this execution only (whatever `children` says). */
   readonly parentId?: string;
+  /** This top-level execution and every one started under it (whatever `children` says). */
+  readonly rootId?: string;
   readonly limit: number;
   /** The last id of the previous page: only older ids follow. */
   readonly cursor?: string;
@@ -63,8 +65,11 @@ export class ExecutionFilter {
     private readonly flowOrganization: (processId: string) => string | undefined,
   ) {
     const uppers = [q.cursor, q.startedBefore === undefined ? undefined : msIdPrefix(q.startedBefore)];
-    const parentStart = q.parentId !== undefined && bucketOf(q.parentId) !== null ? idMs(q.parentId) : undefined;
-    const lowers = [q.startedAfter, parentStart].filter((ms): ms is number => ms !== undefined);
+    // Nothing under an execution started before it did.
+    const startOf = (id: string | undefined) => (id !== undefined && bucketOf(id) !== null ? idMs(id) : undefined);
+    const lowers = [q.startedAfter, startOf(q.parentId), startOf(q.rootId)].filter(
+      (ms): ms is number => ms !== undefined,
+    );
     this.upper = uppers.reduce<string | null>((m, u) => (u === undefined ? m : m === null || u < m ? u : m), null);
     this.lower = lowers.length === 0 ? null : msIdPrefix(Math.max(...lowers));
     const text = (s: string | undefined) => (s === undefined ? null : textTag(s));
@@ -96,6 +101,7 @@ export class ExecutionFilter {
         stateCd: inst.stateCd,
         correlationKey: inst.correlationKey,
         parent: inst.parentInstanceId,
+        root: inst.root ?? null,
       }) &&
       (q.errorCode === undefined || failureCode(inst) === q.errorCode) &&
       (q.failedNode === undefined || failedNode(inst) === q.failedNode)
@@ -113,9 +119,7 @@ export class ExecutionFilter {
   }
 
   /** Whether an execution's own fields, all but its failure's, answer the query. Pure. */
-  private fieldsMatch(
-    f: Omit<ExecutionSummary, 'root' | 'dueMs' | 'active' | 'waits' | 'triggered' | 'child'>,
-  ): boolean {
+  private fieldsMatch(f: Omit<ExecutionSummary, 'dueMs' | 'active' | 'waits' | 'triggered' | 'child'>): boolean {
     const q = this.q;
     const within = bucketOf(f.id) === null ? this.startedWithin(f.startMs, f.id) : this.inBounds(f.id);
     return (
@@ -126,8 +130,14 @@ export class ExecutionFilter {
       (q.environment === undefined || f.environment === q.environment) &&
       (q.stateCd === undefined || f.stateCd === q.stateCd) &&
       (q.correlationKey === undefined || f.correlationKey === q.correlationKey) &&
-      (q.parentId !== undefined ? f.parent === q.parentId : q.children === true || f.parent === null)
+      (q.rootId === undefined || f.root === q.rootId || (f.id === q.rootId && f.root === null)) &&
+      (q.parentId !== undefined ? f.parent === q.parentId : this.children || f.parent === null)
     );
+  }
+
+  /** Whether child executions are listed: asked for, or a tree's. */
+  private get children(): boolean {
+    return this.q.children === true || this.q.rootId !== undefined;
   }
 
   /** For an id that is not a UUIDv7 (never archived): its start time against the bounds. */
@@ -151,7 +161,7 @@ export class ExecutionFilter {
     if (q.processId !== undefined) want.push([TAG.processId, q.processId]);
     if (q.stateCd !== undefined) want.push([TAG.stateCd, String(q.stateCd)]);
     else if (q.errorCode !== undefined || q.failedNode !== undefined) want.push([TAG.stateCd, String(STATE.FAILED)]);
-    if (q.parentId !== undefined || q.children !== true) want.push([TAG.parent, q.parentId ?? '']);
+    if (q.parentId !== undefined || !this.children) want.push([TAG.parent, q.parentId ?? '']);
     if (this.want.organization !== null) want.push([TAG.organization, this.want.organization]);
     if (this.want.version !== null) want.push([TAG.version, this.want.version]);
     if (q.environment !== undefined) want.push([TAG.environment, q.environment]);
@@ -161,8 +171,8 @@ export class ExecutionFilter {
     return want;
   }
 
-  /** What the history tags of an execution say of the query (its id's bounds aside). Pure. */
-  tags(tags: readonly string[]): Verdict {
+  /** What the history tags of execution `id` say of the query (its id's bounds aside). Pure. */
+  tags(tags: readonly string[], id: string): Verdict {
     const q = this.q;
     if (q.processId !== undefined && tags[TAG.processId] !== q.processId) return 'no';
     if (q.stateCd !== undefined && tags[TAG.stateCd] !== String(q.stateCd)) return 'no';
@@ -174,8 +184,13 @@ export class ExecutionFilter {
       if (v === 'maybe') verdict = 'maybe';
       return v === 'no';
     };
+    if (q.rootId !== undefined) {
+      const root = tags[TAG.root];
+      const v = root === undefined ? 'maybe' : root === q.rootId || (root === '' && id === q.rootId) ? 'yes' : 'no';
+      if (and(v)) return 'no';
+    }
     const parent = tags[TAG.parent];
-    if (q.parentId !== undefined || q.children !== true) {
+    if (q.parentId !== undefined || !this.children) {
       const want = q.parentId ?? '';
       if (and(parent === undefined ? 'maybe' : parent === want ? 'yes' : 'no')) return 'no';
     }

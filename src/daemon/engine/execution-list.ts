@@ -163,7 +163,7 @@ async function findExecutions(
         if ((filter.lower !== null && id < filter.lower) || certain(id)) break scan;
         // Live still (found there if it matches): history's copy is older, as a retried one's is; or not wanted.
         if (found.has(id) || isLive(src, id) || !keep(id)) continue;
-        const verdict = filter.tags(tags);
+        const verdict = filter.tags(tags, id);
         if (verdict === 'no') continue;
         if (verdict === 'maybe') {
           const inst = await src.archived(id);

@@ -8,7 +8,9 @@
  * before it was tagged), then (absent in history written before the list of every execution)
  * 3 organization, 4 version, 5 environment, 6 failure code ('' unless failed), 7 correlation key
  * ('' for none), then (absent in history written before failures were grouped) 8 the node a
- * failed execution failed at ('' unless failed, or failed at no node). A tag holds no space, `|` or control character (the frame header's rule):
+ * failed execution failed at ('' unless failed, or failed at no node), then (absent in history
+ * written before trees were listed) 9 the root of its tree ('' for a top-level execution). A tag
+ * holds no space, `|` or control character (the frame header's rule):
  * free text is percent-encoded, and text whose encoding is longer than TEXT_TAG_MAX is kept as
  * `#` and a digest of it instead, which says "maybe" (a document read settles it).
  */
@@ -27,6 +29,7 @@ export const TAG = {
   errorCode: 6,
   correlationKey: 7,
   failedNode: 8,
+  root: 9,
 } as const;
 
 /** The longest free-text tag kept as text; a longer one is a digest. */
@@ -51,7 +54,7 @@ export function textTag(text: string): string {
 /** What the tags of an execution are made of: the fields it started with. */
 export type Tagged = Pick<
   Instance,
-  'processId' | 'parentInstanceId' | 'organization' | 'processVersion' | 'environment' | 'correlationKey'
+  'processId' | 'parentInstanceId' | 'organization' | 'processVersion' | 'environment' | 'correlationKey' | 'root'
 >;
 
 /** The history tags of a finished execution, in TAG's order: its fields and how it ended (`end`). Pure. */
@@ -67,6 +70,7 @@ export function executionTags(inst: Tagged, end: Pick<Instance, 'stateCd' | 'err
     code === null ? '' : textTag(code),
     inst.correlationKey === null || inst.correlationKey === '' ? '' : textTag(inst.correlationKey),
     textTag(failedNode(end) ?? ''),
+    inst.root ?? '',
   ];
 }
 

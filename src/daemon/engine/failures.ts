@@ -92,7 +92,7 @@ export async function groupFailures(src: FailureSources, q: FailureQuery): Promi
       const entries = await src.history.list(bucket, { tags: narrowing, passing: bucketsRead++ > 0 });
       for (const { id, tags } of entries) {
         if (!filter.inBounds(id) || isLive(src, id)) continue;
-        const verdict = filter.tags(tags);
+        const verdict = filter.tags(tags, id);
         if (verdict === 'no') continue;
         const errorCode = tagText(tags[TAG.errorCode]);
         const node = tags[TAG.failedNode];

@@ -26,10 +26,21 @@ export interface ExecutionLimits {
   readonly children: number;
   /** Running executions of one tree: a root and all started under it, children and called ones (TREE_LIMIT_EXCEEDED). */
   readonly treeExecutions: number;
+  /**
+   * Executions ever started under one root while its tree runs: children, loop iterations, agent
+   * tools and called executions (TREE_BUDGET_EXCEEDED). What stops a flow that calls itself:
+   * `treeExecutions` holds how many run at once, not how many a tree makes one after another.
+   */
+  readonly treeCreated: number;
   /** Iterations of one loopNode, whatever its `maxIterations` says (LOOP_LIMIT). */
   readonly loopIterations: number;
   /** Running executions of one organization (a start past it: EXECUTION_LIMIT_EXCEEDED). */
   readonly organizationExecutions: number;
+  /**
+   * Starts a second of one organization, however they are made (the API, triggers, nodes): a
+   * start past it is refused, or fails its node, with ORG_RATE_EXCEEDED (start-rate.ts).
+   */
+  readonly organizationStartsPerSecond: number;
   /** Running bulk operations of one organization (system keys' over every organization count as one; BULK_LIMIT_EXCEEDED). */
   readonly bulkOperations: number;
   /** Running bulk operations in all (BULK_LIMIT_EXCEEDED). */
@@ -53,8 +64,10 @@ export const DEFAULT_LIMITS: ExecutionLimits = {
   branches: 1000,
   children: 1000,
   treeExecutions: 10_000,
+  treeCreated: 10_000,
   loopIterations: 100_000,
   organizationExecutions: 1_000_000,
+  organizationStartsPerSecond: 2_000,
   bulkOperations: 2,
   bulkOperationsTotal: 8,
   bulkExecutions: 100_000,
@@ -78,8 +91,10 @@ export const LIMIT_NAMES: Readonly<Record<string, { readonly key: keyof Executio
   branches: { key: 'branches', size: false },
   children: { key: 'children', size: false },
   'tree-executions': { key: 'treeExecutions', size: false },
+  'tree-created': { key: 'treeCreated', size: false },
   'loop-iterations': { key: 'loopIterations', size: false },
   'live-executions': { key: 'organizationExecutions', size: false },
+  'org-starts-per-second': { key: 'organizationStartsPerSecond', size: false },
   'bulk-operations': { key: 'bulkOperations', size: false },
   'bulk-operations-total': { key: 'bulkOperationsTotal', size: false },
   'bulk-executions': { key: 'bulkExecutions', size: false },
@@ -160,21 +175,38 @@ export function variablesFailure(
   };
 }
 
+/** What childrenFailure reads besides the execution: the limits, the counts, and what the step may still write and start. */
+export interface ChildrenRoom {
+  readonly limits: ExecutionLimits;
+  readonly counts: LiveCounts;
+  /** The bytes one step may write (stepBytes). */
+  readonly room: number;
+  /** Executions started under `inst`'s root so far (state.treeCreated). */
+  readonly treeCreated: number;
+  /**
+   * Takes `n` starts of the organization from its org-starts-per-second limit: 0 when taken, else
+   * the ms until they could go (StartRate.take). Asked last, once nothing else fails the node.
+   */
+  readonly takeStarts: (n: number) => number;
+}
+
 /**
  * The node's failure when the executions `starts` names would pass a limit (as children of
  * `inst`, or started by it: callProcess), else the bytes their data writes: each one's
  * variables within the variables-size limit, all of them within `room` (what one step may
- * write), their number within the children, tree-executions and live-executions limits.
+ * write), their number within the children, tree-executions, live-executions and tree-created
+ * limits, and their pace within org-starts-per-second.
  */
 export function childrenFailure(
   inst: Instance,
   starts: readonly ChildStart[],
   asChildren: boolean,
-  c: { readonly limits: ExecutionLimits; readonly counts: LiveCounts; readonly room: number },
+  c: ChildrenRoom,
 ): Outcome | number {
   const { limits, counts } = c;
   const n = starts.length;
   const fail = (code: NodeFailureCode, message: string): Outcome => ({ kind: 'fail', code, message });
+  const root = inst.root ?? inst.processInstanceId;
   if (asChildren && counts.childrenOf(inst.processInstanceId) + n > limits.children)
     return fail(
       'CHILD_LIMIT_EXCEEDED',
@@ -183,12 +215,17 @@ export function childrenFailure(
   if (counts.tree(inst) + n > limits.treeExecutions)
     return fail(
       'TREE_LIMIT_EXCEEDED',
-      `${n} more executions would make more than ${limits.treeExecutions} run under root ${inst.root ?? inst.processInstanceId} (the tree-executions limit)`,
+      `${n} more executions would make more than ${limits.treeExecutions} run under root ${root} (the tree-executions limit)`,
     );
   if (counts.organization(inst.organization) + n > limits.organizationExecutions)
     return fail(
       'EXECUTION_LIMIT_EXCEEDED',
       `organization ${inst.organization} runs ${limits.organizationExecutions} executions already (the live-executions limit)`,
+    );
+  if (c.treeCreated + n > limits.treeCreated)
+    return fail(
+      'TREE_BUDGET_EXCEEDED',
+      `${n} more executions would make more than ${limits.treeCreated} started under root ${root} in all (the tree-created limit); does the flow start itself?`,
     );
   let bytes = 0;
   // Iterations share their values (a loop's items, the variables copied into each): each measured once.
@@ -207,6 +244,12 @@ export function childrenFailure(
         `the ${n} executions the node starts carry more than ${formatBytes(c.room)} of variables, more than one step may write; start fewer at once (concurrency) or keep less in the variables`,
       );
   }
+  const waitMs = c.takeStarts(n);
+  if (waitMs > 0)
+    return fail(
+      'ORG_RATE_EXCEEDED',
+      `organization ${inst.organization} starts ${limits.organizationStartsPerSecond} executions a second already (the org-starts-per-second limit); ${n} more could start in ${waitMs} ms`,
+    );
   return bytes;
 }
 

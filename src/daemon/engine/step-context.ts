@@ -9,6 +9,7 @@ import type { DomainSchemas } from '../jobs/schemas.js';
 import type { Instance, WfxState } from '../state/state.js';
 import type { NodeKey } from './keys.js';
 import type { ExecutionLimits } from './limits.js';
+import type { StartRate } from './start-rate.js';
 import type { FileMeta, FlowScope, StepContext } from './step/context.js';
 
 /** The `{env.*}` of an organization and environment that has none set. */
@@ -24,6 +25,7 @@ export interface EngineStepContextOptions {
   readonly maxJsonDepth: number;
   readonly schemas: DomainSchemas;
   readonly limits: ExecutionLimits;
+  readonly startRate: Pick<StartRate, 'take'>;
   readonly claimsKept: boolean;
   readonly keepsThrown: boolean;
 }
@@ -61,6 +63,7 @@ export class EngineStepContext implements StepContext {
   readonly maxJsonDepth: number;
   readonly schemas: DomainSchemas;
   readonly limits: ExecutionLimits;
+  readonly startRate: Pick<StartRate, 'take'>;
   readonly claimsKept: boolean;
   readonly keepsThrown: boolean;
 
@@ -73,6 +76,7 @@ export class EngineStepContext implements StepContext {
     this.maxJsonDepth = options.maxJsonDepth;
     this.schemas = options.schemas;
     this.limits = options.limits;
+    this.startRate = options.startRate;
     this.claimsKept = options.claimsKept;
     this.keepsThrown = options.keepsThrown;
   }

@@ -68,3 +68,18 @@ export function bulkApplied(b: BulkOperation): boolean {
     return lane !== undefined && lane.next >= lane.ids.length;
   });
 }
+
+/**
+ * The cancel operation over the tree rooted at `root` (its query's `rootId`) that is not itself
+ * cancelled, or null: once one is created, an execution of that tree that would start another is
+ * cancelled instead (step/checks.ts), so that the tree cannot outpace the operation, nor grow
+ * again from what it did not select (started as it was created) once it ends. Kept while the
+ * operation is (BULKS_KEPT). Pure.
+ */
+export function treeCancellation(bulks: Readonly<Record<string, BulkOperation>>, root: string): BulkOperation | null {
+  for (const id in bulks) {
+    const b = bulks[id]!;
+    if (b.operation === 'cancel' && b.query.rootId === root && b.state !== 'CANCELLED') return b;
+  }
+  return null;
+}

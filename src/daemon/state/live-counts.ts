@@ -131,6 +131,14 @@ export class LiveCounts {
     return this.trees.get(inst.root ?? inst.processInstanceId) ?? 1;
   }
 
+  /**
+   * Whether anything of the tree rooted at `root` runs, its root or an execution started under
+   * it; false for a root that never started one.
+   */
+  treeRuns(root: string): boolean {
+    return this.trees.has(root);
+  }
+
   /** Running child executions of `inst`. */
   childrenOf(instanceId: string): number {
     return this.children.get(instanceId) ?? 0;

@@ -86,6 +86,15 @@ export interface WfxState {
    */
   instanceTable?: InstanceTable<Instance> | undefined;
   /**
+   * How many executions have been started under each root in all (the tree-created limit,
+   * engine/limits.ts), by the root's id: children, loop iterations, agent tools and called
+   * executions, however many have ended since. Counted by the reducer as each starts, and
+   * forgotten once none of the tree runs (a tree with nothing running starts nothing), by the
+   * reducer while the live counts exist, else by the recovery walk. A root that never started
+   * an execution has no entry.
+   */
+  treeCreated: Record<string, number>;
+  /**
    * Waiting catch events, by bucket (see subscriptionBucket: a message's bucket holds its
    * correlation key, so delivering one is a lookup, not a scan). Derived by the reducer from
    * node waits (and rebuilt from them at recovery: Engine.recover with indexEventWait), so never
@@ -362,6 +371,7 @@ export function initialState(): WfxState {
     flows: {},
     instances: {},
     instanceTable: undefined,
+    treeCreated: {},
     subscriptions: {},
     coldSubscriptions: undefined,
     messages: {},

@@ -119,6 +119,12 @@ export const ExecutionListQuery = Type.Object(
     children: Type.Optional(Type.Boolean({ default: false })),
     /** The direct children of this execution only. */
     parentId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    /**
+     * The tree of this top-level execution: it and every execution started under it (children,
+     * loop iterations, agents' tools, called flows and theirs), even after it ended; children
+     * included whatever `children` says.
+     */
+    rootId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
     /** The `nextCursor` of the previous page. */
     cursor: Type.Optional(Type.String({ maxLength: 200 })),

@@ -32,7 +32,9 @@ export const NODE_FAILURE_CODES = {
     'the execution would have more active or waiting node instances (parallel branches) than the branches limit',
   CHILD_LIMIT_EXCEEDED: 'the execution would run more child executions at once than the children limit',
   TREE_LIMIT_EXCEEDED: 'the executions running under one root would pass the tree-executions limit',
+  TREE_BUDGET_EXCEEDED: 'the executions ever started under one root would pass the tree-created limit',
   EXECUTION_LIMIT_EXCEEDED: 'the organization would run more executions than the live-executions limit',
+  ORG_RATE_EXCEEDED: 'the organization would start more executions a second than the org-starts-per-second limit',
   STEP_TOO_LARGE: 'the executions the node starts at once carry more data than one step may write',
 
   // serviceTask (and HTTP_<status>, below)

@@ -33,7 +33,18 @@ t.test('archived executions carry the tags a list filters on, whichever way they
   await h.engine.cancel({ organization: null, processInstanceId: waiting.processInstanceId });
   for (const inst of [ok, failed, waiting]) await h.archived(inst.processInstanceId);
   const tags = new Map((await h.history.list(bucketOf(ok.processInstanceId)!)).map((e) => [e.id, e.tags] as const));
-  t.same(tags.get(ok.processInstanceId), [pid, '1', '', 'default', '1', 'PRODUCTION', '', encodeURIComponent(key), '']);
+  t.same(tags.get(ok.processInstanceId), [
+    pid,
+    '1',
+    '',
+    'default',
+    '1',
+    'PRODUCTION',
+    '',
+    encodeURIComponent(key),
+    '',
+    '',
+  ]);
   t.same(tags.get(failed.processInstanceId), [
     pid,
     '2',
@@ -44,10 +55,11 @@ t.test('archived executions carry the tags a list filters on, whichever way they
     'NO_BRANCH_MATCHED',
     '',
     'route',
+    '',
   ]);
   t.same(
     tags.get(waiting.processInstanceId),
-    [pid, '3', '', 'default', '1', 'PRODUCTION', '', textTag('k'.repeat(500)), ''],
+    [pid, '3', '', 'default', '1', 'PRODUCTION', '', textTag('k'.repeat(500)), '', ''],
     'archived in a batch, after its cancel: a long key as its digest',
   );
 });
@@ -98,11 +110,24 @@ t.test('what tags say of a query, older ones included', async (t) => {
   ];
   for (const [q, tags, verdict, flows] of cases) {
     const f = filter(q, flows);
-    t.equal(f.tags(tags), verdict, `${JSON.stringify(q)} over ${JSON.stringify(tags)}`);
+    t.equal(f.tags(tags, 'x'), verdict, `${JSON.stringify(q)} over ${JSON.stringify(tags)}`);
     // What a history narrows by never drops what the tags do not refuse.
     const kept = listRange([{ id: 'x', tags }], { tags: f.narrowing() }).length === 1;
     if (verdict !== 'no') t.ok(kept, `narrowed by ${JSON.stringify(f.narrowing())}, still listed`);
   }
+});
+
+t.test('a tree is its root and every execution tagged with it, children included', async (t) => {
+  const tree = new ExecutionFilter({ organization: null, limit: 50, rootId: 'r' }, () => undefined);
+  const tagged = (parent: string, root: string) => ['p', '1', parent, 'acme', '1', 'PRODUCTION', '', '', '', root];
+  t.equal(tree.tags(tagged('', ''), 'r'), 'yes', 'the root itself');
+  t.equal(tree.tags(tagged('', 'r'), 'c'), 'yes', 'a flow it called: top-level, tagged with the root');
+  t.equal(tree.tags(tagged('c', 'r'), 'd'), 'yes', 'a child of one');
+  t.equal(tree.tags(tagged('', ''), 'other'), 'no', 'another top-level execution');
+  t.equal(tree.tags(tagged('x', 's'), 'y'), 'no', 'of another tree');
+  t.equal(tree.tags(tagged('x', 's').slice(0, 9), 'y'), 'maybe', 'archived before trees were tagged');
+  for (const tags of [tagged('', ''), tagged('c', 'r')])
+    t.equal(listRange([{ id: 'r', tags }], { tags: tree.narrowing() }).length, 1, 'never narrowed away');
 });
 
 t.test('a query bounds ids by its cursor, its start times and the parent it names', async (t) => {
@@ -123,4 +148,6 @@ t.test('a query bounds ids by its cursor, its start times and the parent it name
   const child = new ExecutionFilter({ organization: null, limit: 50, parentId: id(at + 2000) }, () => undefined);
   t.equal(child.lower, prefix(at + 2000), 'a child starts no earlier than its parent');
   t.equal(child.upper, null);
+  const tree = new ExecutionFilter({ organization: null, limit: 50, rootId: id(at + 3000) }, () => undefined);
+  t.equal(tree.lower, prefix(at + 3000), 'nothing of a tree starts before its root');
 });

@@ -11,6 +11,8 @@ t.test('parseLimit: NAME=VALUE, sizes with units, counts', async (t) => {
   t.same(parseLimit('children=50'), { key: 'children', value: 50 });
   t.same(parseLimit('live-executions=1000'), { key: 'organizationExecutions', value: 1000 });
   t.same(parseLimit('trigger-depth=3'), { key: 'triggerDepth', value: 3 });
+  t.same(parseLimit('tree-created=50000'), { key: 'treeCreated', value: 50000 });
+  t.same(parseLimit('org-starts-per-second=200'), { key: 'organizationStartsPerSecond', value: 200 });
   for (const bad of [
     'nope=1',
     'children',
@@ -34,7 +36,7 @@ t.test('limitsOf: a later value of a name wins; none is undefined', async (t) =>
 t.test('describeLimits names every limit with its value', async (t) => {
   t.equal(
     describeLimits(DEFAULT_LIMITS),
-    'variables-size=10MiB log-size=32MiB branches=1000 children=1000 tree-executions=10000 loop-iterations=100000 live-executions=1000000 bulk-operations=2 bulk-operations-total=8 bulk-executions=100000 trigger-depth=5',
+    'variables-size=10MiB log-size=32MiB branches=1000 children=1000 tree-executions=10000 tree-created=10000 loop-iterations=100000 live-executions=1000000 org-starts-per-second=2000 bulk-operations=2 bulk-operations-total=8 bulk-executions=100000 trigger-depth=5',
   );
 });
 

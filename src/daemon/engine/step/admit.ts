@@ -1,4 +1,4 @@
-/** The organization's live-executions limit, checked by every start of a step. */
+/** The organization's limits every start of a step is checked against: how many run, how fast they start. */
 import { WfxError } from '../../../shared/errors.js';
 import { LiveCounts } from '../../state/live-counts.js';
 import type { WfxState } from '../../state/state.js';
@@ -19,5 +19,25 @@ export function admit(
     'EXECUTION_LIMIT_EXCEEDED',
     `organization ${organization} runs ${limit} executions already (the daemon's live-executions limit)`,
     { details: { organization, limit } },
+  );
+}
+
+/**
+ * Takes `n` new executions of `organization` from its org-starts-per-second limit (start-rate.ts),
+ * or throws ORG_RATE_EXCEEDED with the seconds to wait (`retryAfter`) and takes nothing. Call it
+ * last, once nothing else can refuse the start: what it takes is spent.
+ */
+export function admitStarts(
+  s: { readonly ctx: Pick<StepContext, 'limits' | 'startRate'>; readonly now: Date },
+  organization: string,
+  n: number,
+): void {
+  const waitMs = s.ctx.startRate.take(organization, n, s.now.getTime());
+  if (waitMs === 0) return;
+  const limit = s.ctx.limits.organizationStartsPerSecond;
+  throw new WfxError(
+    'ORG_RATE_EXCEEDED',
+    `organization ${organization} starts ${limit} executions a second already (the daemon's org-starts-per-second limit)`,
+    { details: { retryAfter: Math.ceil(waitMs / 1000) } },
   );
 }

@@ -4,16 +4,19 @@
  * failure, so nothing applied to the state can overflow what recurses over it later.
  */
 import { describeDepthExcess, jsonDepthExcess } from '../../../shared/json-shape.js';
+import { treeCancellation } from '../../state/bulk.js';
 import { LiveCounts } from '../../state/live-counts.js';
 import { MEMORY_MAX_ENTRY_BYTES } from '../../state/memory.js';
 import type { Instance, WfxState } from '../../state/state.js';
 import { childrenFailure, variablesFailure, type ExecutionLimits } from '../limits.js';
 import type { MemoryWrite, Outcome } from '../nodes/handler.js';
 
-/** The JSON bytes a step has let through so far, and how many it may (limits.ts, stepBytes). */
+/** The JSON bytes a step has let through so far, and how many it may (limits.ts, stepBytes); the starts it may make. */
 export interface StepBytes {
   bytes: number;
   readonly maxBytes: number;
+  /** Takes `n` starts of `organization` from the org-starts-per-second limit: 0, else the ms to wait (StartRate.take). */
+  takeStarts(organization: string, n: number): number;
 }
 
 /**
@@ -37,7 +40,8 @@ export function checkedOutcome(
 
 /**
  * The outcome, or the failure of a limit it would pass (limits.ts): the variables it sets,
- * the executions it starts (their number, the data they carry).
+ * the executions it starts (their number, the data they carry, their pace). An execution whose
+ * tree is being cancelled (treeCancellation) is cancelled instead of starting another.
  */
 function limitedOutcome(
   state: WfxState,
@@ -55,10 +59,19 @@ function limitedOutcome(
   if (outcome.kind !== 'call' && (outcome.kind !== 'wait' || outcome.start === undefined)) return outcome;
   const starts = outcome.kind === 'wait' ? outcome.start! : [outcome.start];
   if (starts.length === 0) return outcome;
+  const root = inst.root ?? inst.processInstanceId;
+  const cancelling = treeCancellation(state.bulks, root);
+  if (cancelling !== null)
+    return {
+      kind: 'cancel',
+      reason: `its tree (root ${root}) is cancelled by bulk operation ${cancelling.bulkId}`,
+    };
   const failure = childrenFailure(inst, starts, outcome.kind === 'wait', {
     limits,
     counts: LiveCounts.of(state),
     room: budget.maxBytes,
+    treeCreated: state.treeCreated[root] ?? 0,
+    takeStarts: (n) => budget.takeStarts(inst.organization, n),
   });
   if (typeof failure !== 'number') return failure;
   budget.bytes += failure;

@@ -9,6 +9,7 @@ import type { DomainSchemas } from '../../jobs/schemas.js';
 import type { Environment, Instance, StoredFile } from '../../state/state.js';
 import type { NodeKey } from '../keys.js';
 import type { ExecutionLimits } from '../limits.js';
+import type { StartRate } from '../start-rate.js';
 import type { OrganizationScope } from '../scope.js';
 import type { WorkRequest } from '../nodes/handler.js';
 
@@ -68,6 +69,8 @@ export interface StepContext {
   readonly schemas: DomainSchemas;
   /** What one execution, tree and organization may hold (limits.ts). */
   readonly limits: ExecutionLimits;
+  /** The org-starts-per-second limit's buckets (start-rate.ts): every start of a step takes from them. */
+  readonly startRate: Pick<StartRate, 'take'>;
   /**
    * Whether a kept message is consumed only under a claim won in the database (daemons sharing
    * it, kept-claims.ts): a node that starts waiting then leaves it in `kept`, and waits.

@@ -11,7 +11,7 @@ import type { LogEntry } from '../../../shared/api/index.js';
 import { activeTriggers } from '../../triggers/active.js';
 import type { WfxRecord } from '../../state/records.js';
 import { STATE, type Instance, type TriggeredBy, type WfxState } from '../../state/state.js';
-import { admit } from './admit.js';
+import { admit, admitStarts } from './admit.js';
 import type { LaunchParams, StepContext } from './context.js';
 import { resolveStart } from './start-params.js';
 
@@ -19,6 +19,7 @@ import { resolveStart } from './start-params.js';
 interface StepWriter {
   readonly state: WfxState;
   readonly ctx: StepContext;
+  readonly now: Date;
   readonly at: string;
   emit(record: WfxRecord): void;
   launch(params: LaunchParams, later: boolean, near: string): Instance;
@@ -115,6 +116,7 @@ export function fireExecutionTriggers(s: StepWriter, inst: Instance, reason: str
         data,
       });
       admit(s, flow.organization, 1);
+      admitStarts(s, flow.organization, 1);
     } catch (err) {
       const code = err instanceof WfxError ? err.code : 'INTERNAL_ERROR';
       warn(s, inst, `execution trigger of ${name} not started: ${code}: ${errorMessage(err)}`);

@@ -12,7 +12,7 @@ import { measureVariables } from '../../state/sizes.js';
 import { STATE, type Instance } from '../../state/state.js';
 import { failurePoint, variablesAtEntry } from '../failure-point.js';
 import { checkDataDepth, checkVariablesBytes } from './request-data.js';
-import { admit } from './admit.js';
+import { admit, admitStarts } from './admit.js';
 import type { Step } from './step.js';
 import { execution } from '../../state/executions.js';
 
@@ -153,6 +153,7 @@ export function replay(s: Step, input: Extract<RecoveryInput, { kind: 'replay' }
   const variables = extensibleCopy(cloneData(entry.variables), input.data === undefined ? {} : cloneData(input.data));
   if (input.data !== undefined) checkData(s, null, input.data, variables);
   admit(s, original.organization, 1);
+  admitStarts(s, original.organization, 1);
   const inst = s.launchAt(
     {
       processId: original.processId,

@@ -11,7 +11,7 @@ import { nodeKey } from '../keys.js';
 import { overLimits } from '../limits.js';
 import { runningNow } from '../queries.js';
 import type { LaunchParams, StartRequest } from './context.js';
-import { admit } from './admit.js';
+import { admit, admitStarts } from './admit.js';
 import { resolveStart } from './start-params.js';
 import type { Step } from './step.js';
 import { execution } from '../../state/executions.js';
@@ -20,7 +20,7 @@ import { execution } from '../../state/executions.js';
 export type StartInput =
   /**
    * Starts an execution at its startEvent and runs it as far as it goes. Throws, before
-   * anything changes, what resolveStart throws and EXECUTION_LIMIT_EXCEEDED.
+   * anything changes, what resolveStart throws, EXECUTION_LIMIT_EXCEEDED and ORG_RATE_EXCEEDED.
    */
   | { readonly kind: 'start'; readonly request: StartRequest }
   /**
@@ -65,6 +65,7 @@ export interface RefusedStart {
 export function start(s: Step, request: StartRequest): Instance {
   const params = resolveStart(s.state, s.ctx, request);
   admit(s, params.organization, 1);
+  admitStarts(s, params.organization, 1);
   return launch(s, params);
 }
 
@@ -87,6 +88,7 @@ export function startBatch(s: Step, input: Extract<StartInput, { kind: 'start.ba
       const p = resolveStart(s.state, s.ctx, req);
       const n = (admitted.get(p.organization) ?? 0) + 1;
       admit(s, p.organization, n);
+      admitStarts(s, p.organization, 1);
       admitted.set(p.organization, n);
       return [p];
     } catch (err) {

@@ -95,6 +95,11 @@ export abstract class Tokens {
     this.apply(record);
   }
 
+  /** Takes `n` starts of `organization` from its org-starts-per-second limit: 0, else the ms to wait (StartRate.take). */
+  takeStarts(organization: string, n: number): number {
+    return this.ctx.startRate.take(organization, n, this.now.getTime());
+  }
+
   /** Whether this step has run as many nodes, or written as much data, as one step may. */
   get spent(): boolean {
     return this.runs >= this.maxRuns || this.bytes >= this.maxBytes;

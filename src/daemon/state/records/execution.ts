@@ -134,6 +134,7 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
     );
     InstanceTable.of(state).put(inst);
     LiveCounts.held(state)?.started(inst);
+    if (inst.root !== undefined) state.treeCreated[inst.root] = (state.treeCreated[inst.root] ?? 0) + 1;
     if (inst.triggeredBy !== undefined) noteTriggeredStart(state, inst);
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
       const parentInst = execution(state, inst.parentInstanceId);
@@ -158,7 +159,13 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
   'instance.finished': (state, r) => {
     const inst = execution(state, r.instanceId);
     if (!inst) return;
-    if (inst.stateCd === STATE.RUNNING) LiveCounts.held(state)?.finished(inst);
+    if (inst.stateCd === STATE.RUNNING) {
+      const counts = LiveCounts.held(state);
+      counts?.finished(inst);
+      // The tree's tally is kept while any of it runs; with no live counts (a replay), the recovery walk forgets it.
+      const root = inst.root ?? inst.processInstanceId;
+      if (counts && Object.hasOwn(state.treeCreated, root) && !counts.treeRuns(root)) delete state.treeCreated[root];
+    }
     inst.stateCd = r.stateCd;
     inst.endTime = r.at;
     indexTaskExecution(state, inst);
