@@ -7,6 +7,52 @@
 export const RUNAWAY = '53bec000-0000-4000-8000-000000000002';
 export const BOMB = '53bec000-0000-4000-8000-000000000003';
 export const ENDLESS = '53bec000-0000-4000-8000-000000000004';
+/** The flow of issue #81's fork (and its variants: one flow at a time uses the id). */
+export const FORK = '66666666-3333-4444-8555-666666666666';
+
+/** Issue #81's fork: a parallel gateway into two callProcess nodes that call their own flow. */
+export function forkFlow(): string {
+  return `processId: ${FORK}
+name: fork
+nodes:
+  start: { type: startEvent, next: f }
+  f: { type: parallelGateway, next: [a, b] }
+  a: { type: callProcess, processId: ${FORK}, next: j }
+  b: { type: callProcess, processId: ${FORK}, next: j }
+  j: { type: parallelGateway, next: done }
+  done: { type: endEvent }
+`;
+}
+
+/** The fork, each execution waiting `pause` (a duration) first: a tree that grows a level per pause. */
+export function pausedForkFlow(pause: string): string {
+  return forkFlow().replace(
+    'start: { type: startEvent, next: f }',
+    `start: { type: startEvent, next: pause }\n  pause: { type: intermediateCatchEvent, eventType: timer, duration: ${pause}, next: f }`,
+  );
+}
+
+/**
+ * The fork behind a stop condition: each execution passes `depth` down, one more, and those at
+ * `until` end (a recursion whose stop comes too late: 2^(until+1) executions).
+ */
+export function forkUntilFlow(): string {
+  return `processId: ${FORK}
+name: fork until
+nodes:
+  start: { type: startEvent, next: deeper }
+  deeper:
+    type: exclusiveGateway
+    branches: [{ condition: "\${depth < until}", next: inc }]
+    default: done
+  inc: { type: scriptTask, script: "return { below: vars.depth + 1 }", next: f }
+  f: { type: parallelGateway, next: [a, b] }
+  a: { type: callProcess, processId: ${FORK}, data: { depth: "{below}", until: "{until}" }, next: j }
+  b: { type: callProcess, processId: ${FORK}, data: { depth: "{below}", until: "{until}" }, next: j }
+  j: { type: parallelGateway, next: done }
+  done: { type: endEvent }
+`;
+}
 
 /**
  * A parallel loop over a script's `items` items, `concurrency` at once (each iteration waits

@@ -15,6 +15,7 @@ import {
 } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { clientFor } from '../api.js';
+import { executionIdOf } from '../resolve.js';
 import { count, finishedText, ProgressView, progressText } from '../bulk-progress.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -125,6 +126,24 @@ export async function runBulk(
     return;
   }
   await follow(ctx, client, created, json);
+}
+
+/**
+ * `wfx instances cancel ID --tree`: a bulk cancel of the tree of top-level execution `id` (its
+ * unique prefix), followed until it ends, as `runBulk` does. No confirmation: the tree is named.
+ * USAGE_ERROR for an execution started under another (the hint names its root).
+ */
+export async function cancelTree(ctx: CliContext, cmd: Command, id: string): Promise<void> {
+  const client = await clientFor(ctx, cmd);
+  const rootId = await executionIdOf(client, id);
+  const inst = await client.instances.get(rootId);
+  if (inst.rootId !== undefined)
+    throw new WfxError(
+      'USAGE_ERROR',
+      `${rootId} runs under ${inst.rootId}: --tree cancels a whole tree, from its top-level execution (wfx instances cancel ${inst.rootId} --tree)`,
+    );
+  const created = await client.bulk.create({ operation: 'cancel', query: { rootId } });
+  await follow(ctx, client, created, globals(cmd).json === true);
 }
 
 /** Asks on the terminal whether to go on (after a dry run's count); USAGE_ERROR without a terminal. */

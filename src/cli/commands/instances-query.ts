@@ -15,6 +15,7 @@ export interface SelectionOptions {
   readonly startedBefore?: string;
   readonly org?: string;
   readonly all?: boolean;
+  readonly root?: string;
 }
 
 /** A `--started-after`/`--started-before` value: an ISO date or date-time, as an ISO date-time. */
@@ -27,7 +28,7 @@ export function parseInstant(value: string): string {
 
 /**
  * Adds the selection flags (GET /process/instances' filters: flow, version, state, environment,
- * failure code, failed node, correlation key, started between, organization, children) to `command`.
+ * failure code, failed node, correlation key, started between, organization, children, tree) to `command`.
  */
 export function addSelectionOptions(command: Command): Command {
   return command
@@ -43,7 +44,8 @@ export function addSelectionOptions(command: Command): Command {
     .option('--started-after <instant>', 'only executions started at or after this instant (ISO)', parseInstant)
     .option('--started-before <instant>', 'only executions started before this instant (ISO)', parseInstant)
     .option('--org <organization>', "system keys: only this organization's executions (default: every one's)")
-    .option('--all', "child executions too (loop iterations, subprocesses, agents' tools); default: top-level only");
+    .option('--all', "child executions too (loop iterations, subprocesses, agents' tools); default: top-level only")
+    .option('--root <id>', 'only the tree of this top-level execution: it and everything started under it');
 }
 
 /** Whether any selection flag is given. Pure. */
@@ -60,6 +62,7 @@ export function hasSelection(opts: SelectionOptions): boolean {
       opts.startedAfter,
       opts.startedBefore,
       opts.org,
+      opts.root,
     ].some((v) => v !== undefined) || opts.all === true
   );
 }
@@ -78,6 +81,7 @@ export function queryOf(opts: SelectionOptions): BulkQuery {
     ...(opts.startedBefore !== undefined && { startedBefore: opts.startedBefore }),
     ...(opts.org !== undefined && { organization: opts.org }),
     ...(opts.all === true && { children: true }),
+    ...(opts.root !== undefined && { rootId: opts.root }),
   };
 }
 

@@ -10,6 +10,7 @@ import {
   type InstanceView,
   type NodeView,
 } from '../../shared/api/index.js';
+import { WfxError } from '../../shared/errors.js';
 import { clientFor } from '../api.js';
 import { executionIdOf, processIdOf } from '../resolve.js';
 import { globals, printJson, type CliContext } from '../context.js';
@@ -18,7 +19,8 @@ import { wholeNumber } from '../options.js';
 import { registerRecovery } from './instances-recovery.js';
 import { registerInstancesMove } from './instances-move.js';
 import { registerFailures } from './instances-failures.js';
-import { addBulkOptions, isBulk, registerBulk, runBulk, type BulkFlags } from './instances-bulk.js';
+import { addBulkOptions, cancelTree, isBulk, registerBulk, runBulk, type BulkFlags } from './instances-bulk.js';
+import { hasSelection } from './instances-query.js';
 
 /** The most `wfx instances list --limit` takes, and the executions it asks for at a time (GET /process/instances' most). */
 const LIST_MAX = 1000;
@@ -32,6 +34,7 @@ interface ListOptions {
   readonly correlationKey?: string;
   readonly limit: number;
   readonly all?: boolean;
+  readonly root?: string;
 }
 
 /** `wfx instances list|get|cancel|retry|replay|move|failures`. */
@@ -51,6 +54,10 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     .option('--correlation-key <key>', 'only executions with this correlation key')
     .option('--limit <n>', 'at most this many', wholeNumber(1, LIST_MAX), 50)
     .option('--all', "child executions too (loop iterations, subprocesses, agents' tools); default: top-level only")
+    .option(
+      '--root <id>',
+      'only the tree of this top-level execution: it and everything started under it, ended ones too',
+    )
     .addHelpText(
       'after',
       '\nExamples:\n  $ wfx instances list\n  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json\n  $ wfx instances list --error-code HTTP_503 --env PRODUCTION',
@@ -65,6 +72,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
         failedNode: opts.failedNode,
         correlationKey: opts.correlationKey,
         ...(opts.all && { children: true }),
+        ...(opts.root !== undefined && { rootId: await executionIdOf(client, opts.root) }),
       };
       const page: InstanceSummary[] = [];
       for (let cursor: string | undefined; page.length < opts.limit;) {
@@ -129,13 +137,24 @@ export function registerInstances(program: Command, ctx: CliContext): void {
 
   const cancel = instances
     .command('cancel')
-    .description('cancel a running execution, or every one a query selects (--query: a bulk operation)')
+    .description(
+      'cancel a running execution, its whole tree (--tree), or every one a query selects (--query: a bulk operation)',
+    )
+    .option('--tree', 'the execution and everything started under it, even after it ended (a bulk operation)')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ wfx instances cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f\n  $ wfx instances cancel --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state running --dry-run\n  $ wfx instances cancel --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --started-before 2026-11-20 --yes',
+      '\nExamples:\n  $ wfx instances cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f\n  $ wfx instances cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --tree\n  $ wfx instances cancel --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state running --dry-run\n  $ wfx instances cancel --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --started-before 2026-11-20 --yes',
     )
     .argument('[id]', 'the processInstanceId (or a unique prefix of it)');
-  addBulkOptions(cancel).action(async (id: string | undefined, opts: BulkFlags, cmd: Command) => {
+  addBulkOptions(cancel).action(async (id: string | undefined, opts: BulkFlags & { tree?: boolean }, cmd: Command) => {
+    if (opts.tree === true) {
+      if (id === undefined || opts.query === true || hasSelection(opts) || opts.dryRun === true)
+        throw new WfxError(
+          'USAGE_ERROR',
+          "--tree takes the id of a tree's top-level execution, and no selection flags",
+        );
+      return cancelTree(ctx, cmd, id);
+    }
     if (isBulk(id, opts)) return runBulk(ctx, cmd, 'cancel', undefined, opts);
     const client = await clientFor(ctx, cmd);
     id = await executionIdOf(client, id!);

@@ -67,7 +67,7 @@ export const DEFAULT_LIMITS: ExecutionLimits = {
   treeCreated: 10_000,
   loopIterations: 100_000,
   organizationExecutions: 1_000_000,
-  organizationStartsPerSecond: 2_000,
+  organizationStartsPerSecond: 5_000,
   bulkOperations: 2,
   bulkOperationsTotal: 8,
   bulkExecutions: 100_000,
@@ -225,7 +225,7 @@ export function childrenFailure(
   if (c.treeCreated + n > limits.treeCreated)
     return fail(
       'TREE_BUDGET_EXCEEDED',
-      `${n} more executions would make more than ${limits.treeCreated} started under root ${root} in all (the tree-created limit); does the flow start itself?`,
+      `${n} more executions would make more than ${limits.treeCreated} started under root ${root} in all (the tree-created limit): a flow that starts itself, or a loop over more items than that`,
     );
   let bytes = 0;
   // Iterations share their values (a loop's items, the variables copied into each): each measured once.

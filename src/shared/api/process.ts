@@ -371,6 +371,11 @@ export interface InstanceView {
   readonly output: Record<string, unknown> | null;
   readonly parentInstanceId: string | null;
   readonly parentNodeInstanceId?: string;
+  /**
+   * The top-level execution of its tree (`GET /process/instances?rootId=`), for one started under
+   * another (a child, a flow called); absent for a top-level one, itself a tree's root.
+   */
+  readonly rootId?: string;
   /** A loop iteration's 0-based index. */
   readonly iteration?: number;
   /** The agent's tool call this execution runs (a callAgent's child). */

@@ -36,7 +36,7 @@ t.test('limitsOf: a later value of a name wins; none is undefined', async (t) =>
 t.test('describeLimits names every limit with its value', async (t) => {
   t.equal(
     describeLimits(DEFAULT_LIMITS),
-    'variables-size=10MiB log-size=32MiB branches=1000 children=1000 tree-executions=10000 tree-created=10000 loop-iterations=100000 live-executions=1000000 org-starts-per-second=2000 bulk-operations=2 bulk-operations-total=8 bulk-executions=100000 trigger-depth=5',
+    'variables-size=10MiB log-size=32MiB branches=1000 children=1000 tree-executions=10000 tree-created=10000 loop-iterations=100000 live-executions=1000000 org-starts-per-second=5000 bulk-operations=2 bulk-operations-total=8 bulk-executions=100000 trigger-depth=5',
   );
 });
 

@@ -72,6 +72,7 @@ export function instanceResource(inst: Instance): InstanceView {
     output: inst.output,
     parentInstanceId: inst.parentInstanceId,
     ...(inst.parentNodeInstanceId !== undefined && { parentNodeInstanceId: inst.parentNodeInstanceId }),
+    ...(inst.root !== undefined && { rootId: inst.root }),
     ...(inst.iteration !== undefined && { iteration: inst.iteration }),
     ...(inst.toolCallId !== undefined && { toolCallId: inst.toolCallId }),
     environment: inst.environment,
