@@ -142,7 +142,7 @@ export async function cancelTree(ctx: CliContext, cmd: Command, id: string): Pro
       'USAGE_ERROR',
       `${rootId} runs under ${inst.rootId}: --tree cancels a whole tree, from its top-level execution (wfx instances cancel ${inst.rootId} --tree)`,
     );
-  const created = await client.bulk.create({ operation: 'cancel', query: { rootId } });
+  const created = await client.bulk.create({ operation: 'cancel', query: { rootId, state: 'RUNNING' } });
   await follow(ctx, client, created, globals(cmd).json === true);
 }
 

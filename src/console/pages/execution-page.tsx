@@ -1,8 +1,8 @@
 /*
  * /executions/:id — one execution on its flow's diagram, live: the log stream (SSE) drives
  * re-reads of the execution (throttled), which redraw the states, the path taken and the panels.
- * Beside the diagram: the node panel, the log, variables, output, children; Cancel, Retry, and
- * Replay from a node.
+ * Beside the diagram: the node panel, the log, variables, output, children; Cancel, Cancel the
+ * whole tree, Retry, and Replay from a node.
  */
 import { useLocation, useRoute } from 'preact-iso/router';
 import { useEffect, useMemo, useState } from 'preact/hooks';
@@ -19,6 +19,7 @@ import { LogView } from '../components/log-view.js';
 import { MoveForm } from '../components/move-form.js';
 import { NodePanel } from '../components/node-panel.js';
 import { StateBadge } from '../components/state-badge.js';
+import { TreeCancel } from '../components/tree-cancel.js';
 import { Diagram } from '../diagram/diagram.js';
 import { buildGraph } from '../diagram/graph-model.js';
 import { useApi } from '../hooks/use-api.js';
@@ -257,6 +258,15 @@ export default function ExecutionPage() {
           <button type="button" class="danger" onClick={() => setAsking(true)}>
             Cancel execution
           </button>
+        )}
+        {run.rootId === undefined && mayPublish && (
+          <TreeCancel
+            rootId={run.processInstanceId}
+            processName={run.processName}
+            generation={run.state}
+            onStarted={(v) => route(`/bulk/${encodeURIComponent(v.bulkId)}`)}
+            onError={setActionError}
+          />
         )}
         {run.state === 'FAILED' && mayExecute && run.parentNodeInstanceId === undefined && (
           <button type="button" onClick={() => setAskingRetry(true)}>

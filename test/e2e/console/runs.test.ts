@@ -72,6 +72,16 @@ nodes:
   done: { type: endEvent }
 `;
 
+const SPAWNER = 'bc1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6';
+const SPAWNER_FLOW = `processId: ${SPAWNER}
+name: Spawner
+nodes:
+  start: { type: startEvent, next: a }
+  a: { type: callProcess, processId: ${WAITING}, next: b }
+  b: { type: callProcess, processId: ${WAITING}, next: done }
+  done: { type: endEvent }
+`;
+
 /** The problems a test allows: the refusals it asked for (the daemon's 400 for a start it refused). */
 function unexpected(problems: readonly PageProblem[]): PageProblem[] {
   return problems.filter((p) => !(p.kind === 'console' && /status of 400/.test(p.text)));
@@ -86,7 +96,7 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
   const { url } = await startDaemon(t, { cwd, args: ['--bulk-rate', '1'] });
   const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
   const api = (method: string, path: string, body?: object) => callDaemon(url, admin, method, path, body);
-  for (const source of [ORDER_FLOW, monthEnd('one'), monthEnd('two'), NIGHTLY_FLOW, WAITING_FLOW])
+  for (const source of [ORDER_FLOW, monthEnd('one'), monthEnd('two'), NIGHTLY_FLOW, WAITING_FLOW, SPAWNER_FLOW])
     t.equal((await api('POST', '/admin/flows', { source })).status, 200);
   const executionsOf = async (processId: string) =>
     (await api('GET', `/process/instances?processId=${processId}`)).body.items as {
@@ -266,6 +276,32 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
     t.match(await page.locator('#bulk-progress-words').textContent(), new RegExp(`${op.pending} not reached`));
     const states = await Promise.all(ids.map(async (id) => (await api('GET', `/process/instance/${id}`)).body.state));
     t.equal(states.filter((s) => s === 'CANCELLED').length, op.done, 'exactly those done are cancelled');
+  });
+
+  await t.test('the whole tree of an ended execution cancelled from its page, with the count', async (t) => {
+    const root = (await api('POST', '/process/start', { processId: SPAWNER, data: {} })).body
+      .processInstanceId as string;
+    const tree = (await api('GET', `/process/instances?rootId=${root}&state=RUNNING`)).body.items as {
+      processInstanceId: string;
+    }[];
+    t.equal(tree.length, 2, 'the two executions it called wait');
+    await page.goto(`${url}/executions/${root}`);
+    await page.locator('.page-head .badge').waitFor();
+    await page.getByRole('button', { name: 'Cancel the whole tree (2 running)' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Cancel the whole tree?' });
+    t.match(
+      await dialog.textContent(),
+      /The 2 running executions of the tree of Spawner/,
+      'the question says how many',
+    );
+    t.same(await axeCheck(page), [], 'the question: no serious accessibility violation');
+    await dialog.getByRole('button', { name: 'Cancel the whole tree' }).click();
+    await page.waitForURL((u) => u.pathname.startsWith('/bulk/'));
+    await page.getByRole('status').filter({ hasText: 'The operation completed.' }).waitFor();
+    for (const { processInstanceId } of tree)
+      t.equal((await api('GET', `/process/instance/${processInstanceId}`)).body.state, 'CANCELLED');
+    const running = (await api('GET', `/process/instances?rootId=${root}&state=RUNNING`)).body.items as unknown[];
+    t.equal(running.length, 0, 'nothing of the tree runs');
   });
 
   await t.test('a viewer is offered neither Run nor bulk actions', async (t) => {
