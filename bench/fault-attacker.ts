@@ -7,18 +7,23 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { BOMB, bigFlow, ENDLESS, FLOWS, RUNAWAY } from './attack-flows.js';
+import { BOMB, bigFlow, ENDLESS, FLOWS, FORK, forkFlow, RUNAWAY } from './attack-flows.js';
 
 /**
  * Readers replaying a long log again and again; idle connections kept open, reopened as the
  * daemon closes them; a runaway fan-out (a loop starting copies of a script's 99,000 items, a
- * flow calling itself twice over); webhook deliveries of 500 KB with a bad signature; big
- * publishes; endless scripts. `key`: an admin key of the attacking organization.
+ * flow calling itself twice over); issue #81's fork, started again as each tree ends; webhook
+ * deliveries of 500 KB with a bad signature; big publishes; endless scripts. `key`: an admin key
+ * of the attacking organization.
  */
 export type Attack =
   | { readonly kind: 'logs'; readonly url: string; readonly key: string; readonly id: string; readonly readers: number }
   | { readonly kind: 'flood'; readonly url: string; readonly sockets: number }
-  | { readonly kind: 'runaway' | 'signatures' | 'publish' | 'scripts'; readonly url: string; readonly key: string };
+  | {
+      readonly kind: 'runaway' | 'fork' | 'signatures' | 'publish' | 'scripts';
+      readonly url: string;
+      readonly key: string;
+    };
 
 let stopping = false;
 /** What to undo once the attack stops (before this process exits). */
@@ -112,6 +117,25 @@ async function organizationAttack(attack: Extract<Attack, { key: string; kind: s
       return lanes(2, async () => {
         await call('POST', '/process/exec', { processId: RUNAWAY }).then(drain);
         await call('POST', '/process/exec', { processId: BOMB }).then(drain);
+      });
+    case 'fork':
+      await published(call, forkFlow());
+      // A new fork as soon as nothing of the last one runs: the tree budget is what ends each.
+      return lanes(1, async () => {
+        const root = (
+          (await (await call('POST', '/process/exec', { processId: FORK })).json()) as {
+            processInstanceId: string;
+          }
+        ).processInstanceId;
+        for (let i = 0; i < 600 && !stopping; i++) {
+          const page = (await (
+            await call('GET', `/process/instances?rootId=${root}&state=RUNNING&limit=1`)
+          ).json()) as {
+            items: unknown[];
+          };
+          if (page.items.length === 0) return;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
       });
     case 'signatures': {
       const res = await call('POST', '/admin/webhooks', {

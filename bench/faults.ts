@@ -4,9 +4,10 @@
  * at a time, on a real daemon with its default limits, without an attack and then during each
  * of issue #53's: readers replaying the log of the longest execution there is (100,000 node
  * instances), a flood of idle connections over the daemon's cap, webhook deliveries with a bad
- * signature, big publishes, endless scripts, and a runaway fan-out (last: what it started goes
- * on a while after it stops). The attacks run in their own process (bench/fault-attacker.ts),
- * from another organization than the traffic's; the traffic from this one.
+ * signature, big publishes, endless scripts, issue #81's fork started again and again, and a
+ * runaway fan-out (last: what it started goes on a while after it stops). The attacks run in
+ * their own process (bench/fault-attacker.ts), from another organization than the traffic's;
+ * the traffic from this one.
  */
 import { startBenchDaemon } from './daemon.js';
 import { fork } from 'node:child_process';
@@ -193,6 +194,10 @@ export async function runFaultsBench(): Promise<FaultsBenchResult> {
       {
         what: 'eight endless scripts (5m timeout) of another organization',
         ...(await phase(url, key, { kind: 'scripts', url, key: attacker })),
+      },
+      {
+        what: "issue #81's fork (a flow calling itself through a parallel gateway), started again as soon as its last tree ended",
+        ...(await phase(url, key, { kind: 'fork', url, key: attacker })),
       },
       {
         what: "a runaway fan-out: a parallel loop over a script's 99,000 items and a flow calling itself twice over, started on two connections again and again",

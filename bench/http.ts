@@ -9,6 +9,7 @@
  * on a host where the bare route alone misses 5 ms is the host's.
  */
 import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
+import { UNPACED } from './daemon.js';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,7 +65,7 @@ async function startDaemon(
   startedDirs.add(dataDir);
   const { stdout } = await run(
     process.execPath,
-    [WFX, 'daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json'],
+    [WFX, 'daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json', ...UNPACED],
     { maxBuffer: 1 << 20 },
   );
   const startMs = Number(process.hrtime.bigint() - t0) / 1e6;

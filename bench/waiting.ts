@@ -31,7 +31,7 @@ import { History } from '../src/daemon/store/history.js';
 import { IMAGE_NAME } from '../src/daemon/store/segments/directory-image.js';
 import { Store } from '../src/daemon/store/store.js';
 import { inCallers } from './callers.js';
-import { startBenchDaemon, type BenchDaemon } from './daemon.js';
+import { startBenchDaemon, UNPACED, type BenchDaemon } from './daemon.js';
 import { FIVE_NODE_FLOW } from './engine.js';
 import {
   collectGarbage,
@@ -348,7 +348,7 @@ export async function runWaitingBench(n = WAITING): Promise<WaitingBenchResult> 
     const wallT0 = Date.now();
     let d: BenchDaemon;
     try {
-      d = await startBenchDaemon(dataDir, CACHE === undefined ? [] : ['--execution-cache', CACHE]);
+      d = await startBenchDaemon(dataDir, [...UNPACED, ...(CACHE === undefined ? [] : ['--execution-cache', CACHE])]);
     } catch (err) {
       // Today's design has limits a large directory passes: what stopped the start is the figure.
       const failedMs = performance.now() - t0;
@@ -451,7 +451,10 @@ async function restartOn(dataDir: string, d: BenchDaemon | null): Promise<Restar
   await d?.stop();
   const t0 = performance.now();
   const wallT0 = Date.now();
-  const again = await startBenchDaemon(dataDir, CACHE === undefined ? [] : ['--execution-cache', CACHE]);
+  const again = await startBenchDaemon(dataDir, [
+    ...UNPACED,
+    ...(CACHE === undefined ? [] : ['--execution-cache', CACHE]),
+  ]);
   const startMs = performance.now() - t0;
   let log: LogLine[] = [];
   try {
