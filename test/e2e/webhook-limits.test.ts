@@ -109,6 +109,38 @@ t.test(
 );
 
 t.test(
+  'what refused deliveries cost the disk comes back: the log keeps the newest, a checkpoint drops the rest',
+  async (t) => {
+    const cwd = t.testdir();
+    const dataDir = join(cwd, '.wfx');
+    const first = await startDaemon(t, { cwd });
+    const gh = await register(cwd, first.url, ['--name', 'repo', '--provider', 'GITHUB']);
+    t.equal((await wfxIn(['daemon', 'stop'], { cwd })).code, 0);
+    const before = writtenBytes(dataDir);
+    const again = await startDaemon(t, { cwd });
+    const url = `${again.url}${new URL(gh.url).pathname}`;
+    const bad = { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}`, 'x-github-event': 'push' };
+    const n = 4000;
+    for (let sent = 0; sent < n; sent += 50)
+      await Promise.all(Array.from({ length: 50 }, (_, i) => post(url, `{"n":${sent + i}}`, bad)));
+    const client = await adminClient(cwd, again.url);
+    await eventually('every refusal is written', async () => (await client.webhooks.deliveries('repo')).refused === n);
+    const grown = writtenBytes(dataDir) - before;
+    // The stop's checkpoint keeps the log's newest (100), and the journal that held the rest goes.
+    t.equal((await wfxIn(['daemon', 'stop'], { cwd })).code, 0);
+    const kept = writtenBytes(dataDir) - before;
+    t.ok(
+      kept < 64 * 1024,
+      `${n} refused, then checkpointed: ${kept} bytes remain (the newest hundred's; ${grown} while running)`,
+    );
+    const back = await startDaemon(t, { cwd });
+    const log = await (await adminClient(cwd, back.url)).webhooks.deliveries('repo');
+    t.equal(log.refused, n, 'the count of refusals is kept');
+    t.equal(log.items.length, 100, 'and the newest of them');
+  },
+);
+
+t.test(
   'on every provider a valid signature with trailing garbage (or upper case, no padding, whitespace) is refused; the exact one starts',
   async (t) => {
     const providers = ['GITHUB', 'STRIPE', 'SLACK', 'STANDARD', 'CUSTOM'] as const;
