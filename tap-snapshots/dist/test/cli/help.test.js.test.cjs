@@ -372,7 +372,8 @@ Options:
                                       organization may hold, NAME=VALUE,
                                       repeatable: variables-size, log-size,
                                       branches, children, tree-executions,
-                                      loop-iterations, live-executions,
+                                      tree-created, loop-iterations,
+                                      live-executions, org-starts-per-second,
                                       bulk-operations, bulk-operations-total,
                                       bulk-executions (docs/operations.md,
                                       Limits)
@@ -519,7 +520,8 @@ Options:
                                       organization may hold, NAME=VALUE,
                                       repeatable: variables-size, log-size,
                                       branches, children, tree-executions,
-                                      loop-iterations, live-executions,
+                                      tree-created, loop-iterations,
+                                      live-executions, org-starts-per-second,
                                       bulk-operations, bulk-operations-total,
                                       bulk-executions (docs/operations.md,
                                       Limits)
@@ -1025,13 +1027,15 @@ Example:
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx instances cancel --help 1`] = `
 Usage: wfx instances cancel [options] [id]
 
-cancel a running execution, or every one a query selects (--query: a bulk
-operation)
+cancel a running execution, its whole tree (--tree), or every one a query
+selects (--query: a bulk operation)
 
 Arguments:
   id                          the processInstanceId (or a unique prefix of it)
 
 Options:
+  --tree                      the execution and everything started under it,
+                              even after it ended (a bulk operation)
   --query                     act on every execution the selection flags select
                               (a bulk operation), not on one id
   --flow <processId>          only executions of this flow
@@ -1051,6 +1055,8 @@ Options:
   --all                       child executions too (loop iterations,
                               subprocesses, agents' tools); default: top-level
                               only
+  --root <id>                 only the tree of this top-level execution: it and
+                              everything started under it
   --dry-run                   with --query: count the selection and show a
                               sample, changing nothing
   --sample <n>                with --dry-run: how many to show (at most 100)
@@ -1063,6 +1069,7 @@ Options:
 
 Examples:
   $ wfx instances cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f
+  $ wfx instances cancel 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f --tree
   $ wfx instances cancel --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state running --dry-run
   $ wfx instances cancel --query --flow 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --started-before 2026-11-20 --yes
 
@@ -1130,6 +1137,8 @@ Options:
   --limit <n>              at most this many (default: 50)
   --all                    child executions too (loop iterations, subprocesses,
                            agents' tools); default: top-level only
+  --root <id>              only the tree of this top-level execution: it and
+                           everything started under it, ended ones too
   -h, --help               display help for command
 
 Examples:
@@ -1169,6 +1178,8 @@ Options:
   --all                       child executions too (loop iterations,
                               subprocesses, agents' tools); default: top-level
                               only
+  --root <id>                 only the tree of this top-level execution: it and
+                              everything started under it
   --dry-run                   with --query: count the selection and show a
                               sample, changing nothing
   --sample <n>                with --dry-run: how many to show (at most 100)
@@ -1229,6 +1240,8 @@ Options:
   --all                       child executions too (loop iterations,
                               subprocesses, agents' tools); default: top-level
                               only
+  --root <id>                 only the tree of this top-level execution: it and
+                              everything started under it
   --dry-run                   with --query: count the selection and show a
                               sample, changing nothing
   --sample <n>                with --dry-run: how many to show (at most 100)
@@ -1284,6 +1297,8 @@ Options:
   --all                       child executions too (loop iterations,
                               subprocesses, agents' tools); default: top-level
                               only
+  --root <id>                 only the tree of this top-level execution: it and
+                              everything started under it
   --dry-run                   with --query: count the selection and show a
                               sample, changing nothing
   --sample <n>                with --dry-run: how many to show (at most 100)
