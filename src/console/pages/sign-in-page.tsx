@@ -1,27 +1,15 @@
 /*
  * /sign-in — an API key pasted once (it stays in the daemon's session, never in the page), the
  * identity provider when the daemon has one, and a word on `wfx console`'s one-time link. Back to
- * `returnTo` after.
+ * `returnTo` after, when it is a path of this origin (the daemon's own check: shared/return-to.ts).
  */
 import { useRoute } from 'preact-iso/router';
 import type { TargetedEvent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ConsoleAuthConfig } from '../../shared/api/console.js';
+import { safeReturnTo } from '../../shared/return-to.js';
 import { api, ApiError } from '../api/http.js';
 import { useTitle } from '../hooks/use-title.js';
-
-/** `returnTo` if it is a path of this site (never another origin); '/executions' otherwise. Pure. */
-export function safeReturnTo(value: string | undefined): string {
-  if (
-    !value ||
-    !value.startsWith('/') ||
-    value.startsWith('//') ||
-    value.startsWith('/\\') ||
-    value.startsWith('/sign-in')
-  )
-    return '/executions';
-  return value;
-}
 
 /** The sign-in page. */
 export default function SignInPage() {

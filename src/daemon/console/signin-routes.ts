@@ -19,6 +19,7 @@ import {
   type SignInLink,
 } from '../../shared/api/index.js';
 import { WfxError, errorMessage } from '../../shared/errors.js';
+import { safeReturnTo } from '../../shared/return-to.js';
 import { authenticateApiKey, callerOfKey, keyLapsed } from '../api/auth.js';
 import { whoAmI } from '../api/caller.js';
 import { listedOrganization } from '../api/organization.js';
@@ -224,10 +225,4 @@ export function signInRoutes(fastify: FastifyInstance, deps: SignInRouteDeps): v
 /** This daemon's /auth/callback as the browser reaches it: the redirect URI registered at the provider. */
 function callbackUri(request: FastifyRequest): string {
   return `${ownOrigin(request)}/auth/callback`;
-}
-
-/** `returnTo` when it is a path of this origin; else the console's start page (no open redirect). */
-export function safeReturnTo(returnTo: string | undefined): string {
-  if (returnTo === undefined || !/^\/(?![/\\])[^\s]*$/.test(returnTo)) return '/';
-  return returnTo;
 }

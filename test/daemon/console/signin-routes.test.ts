@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { apiHarness, type ApiHarness, type TestKey } from '../../helpers/api.js';
 import { parseApiKey } from '../../../src/daemon/auth/api-keys.js';
 import { LINK_TTL_MS } from '../../../src/daemon/console/links.js';
-import { safeReturnTo } from '../../../src/daemon/console/signin-routes.js';
+import type { OidcLogin } from '../../../src/daemon/console/oidc-login.js';
 
 const HOST = '127.0.0.1:7878';
 const ORIGIN = `http://${HOST}`;
@@ -236,10 +236,26 @@ t.test('without an OIDC client, the console offers keys and links only', async (
   t.equal((await h.app.inject({ method: 'GET', url: '/auth/login' })).json().error, 'NOT_FOUND');
 });
 
-t.test('returnTo stays on this origin', async (t) => {
-  t.equal(safeReturnTo('/executions?state=FAILED'), '/executions?state=FAILED');
-  for (const bad of ['//evil.test/x', '/\\evil.test', 'https://evil.test', 'javascript:alert(1)', '', undefined])
-    t.equal(safeReturnTo(bad), '/', String(bad));
+t.test('the identity provider sign-in keeps only a returnTo of this origin (the shared check)', async (t) => {
+  const asked: string[] = [];
+  const login = {
+    async begin(_redirectUri: string, returnTo: string) {
+      asked.push(returnTo);
+      return { url: 'http://idp.test/authorize', binding: 'b' };
+    },
+  } as unknown as OidcLogin;
+  const h = await apiHarness(t, { console: { login } });
+  for (const returnTo of [
+    '/executions?state=FAILED',
+    '/\t/evil.test/x',
+    '/\\evil.test',
+    '//evil.test',
+    'https://evil.test',
+  ]) {
+    const res = await h.app.inject({ method: 'GET', url: `/auth/login?returnTo=${encodeURIComponent(returnTo)}` });
+    t.equal(res.statusCode, 302, returnTo);
+  }
+  t.same(asked, ['/executions?state=FAILED', '/', '/', '/', '/']);
 });
 
 t.test('behind a proxy that ends TLS, links and cookies are of --public-url', async (t) => {
