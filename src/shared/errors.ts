@@ -19,6 +19,10 @@ export const ERROR_CODES = {
     status: 403,
     hint: "A request with the console's session cookie must come from the console's own pages.",
   },
+  DUPLICATE_COOKIE: {
+    status: 401,
+    hint: "Clear this site's cookies in the browser and sign in again: another site under the same domain (or another path) set a cookie of the console's name.",
+  },
   NOT_FOUND: { status: 404 },
   PROCESS_NOT_FOUND: { status: 404 },
   VERSION_NOT_FOUND: { status: 404 },

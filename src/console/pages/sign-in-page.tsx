@@ -37,7 +37,7 @@ export default function SignInPage() {
     } catch (err) {
       setBusy(false);
       setError(
-        err instanceof ApiError && err.status === 401
+        err instanceof ApiError && err.code === 'UNAUTHORIZED'
           ? 'The daemon refused this key (unknown, revoked, suspended or expired).'
           : `Signing in failed: ${err instanceof Error ? err.message : String(err)}`,
       );

@@ -8,17 +8,37 @@ import type { FastifyRequest } from 'fastify';
 import { WfxError } from '../../shared/errors.js';
 import { ownOrigin, requestOrigin } from '../api/public-origin.js';
 
-/** The value of cookie `name` in the request's Cookie header, or null. */
-export function readCookie(request: FastifyRequest, name: string): string | null {
-  const header = request.headers.cookie;
-  if (typeof header !== 'string') return null;
+/**
+ * Every value of cookie `name` in a Cookie header, in the order sent, empty ones included. Names
+ * are compared exactly (`xwfx_session` and `wfx_session2` are other cookies). Pure.
+ */
+export function cookieValues(header: string | undefined, name: string): string[] {
+  const values: string[] = [];
+  if (header === undefined) return values;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
-    const value = part.slice(eq + 1).trim();
-    return value === '' ? null : value;
+    if (eq >= 0 && part.slice(0, eq).trim() === name) values.push(part.slice(eq + 1).trim());
   }
-  return null;
+  return values;
+}
+
+/**
+ * The value of cookie `name` in the request, or null when it carries none (or only an empty
+ * one). Throws DUPLICATE_COOKIE when it carries the name more than once: a browser sends
+ * another site's cookie of the same name beside this daemon's (set by a sibling subdomain for
+ * the parent domain, or for another path), and taking either one would let that site choose the
+ * session, so neither is taken.
+ */
+export function readCookie(request: FastifyRequest, name: string): string | null {
+  const header = request.headers.cookie;
+  if (typeof header !== 'string' || !header.includes(name)) return null;
+  const values = cookieValues(header, name);
+  if (values.length > 1)
+    throw new WfxError(
+      'DUPLICATE_COOKIE',
+      `the browser sent the cookie ${name} ${values.length} times (another site under this domain, or another path, set one): clear this site's cookies and sign in again`,
+    );
+  return values[0] || null;
 }
 
 /** Attributes of a cookie the daemon sets. */

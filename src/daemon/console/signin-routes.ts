@@ -25,7 +25,7 @@ import { whoAmI } from '../api/caller.js';
 import { listedOrganization } from '../api/organization.js';
 import type { WfxState } from '../state/state.js';
 import { ownOrigin } from '../api/public-origin.js';
-import { assertSameOrigin, cookieHeader, readCookie } from './cookies.js';
+import { assertSameOrigin, cookieHeader, cookieValues, readCookie } from './cookies.js';
 import { htmlAnswer, signInPage } from './html-answers.js';
 import type { SignInLinks } from './links.js';
 import { LOGIN_COOKIE, type OidcLogin } from './oidc-login.js';
@@ -85,7 +85,11 @@ export function signInRoutes(fastify: FastifyInstance, deps: SignInRouteDeps): v
     handler: async (request, reply): Promise<SignedIn> => {
       // A sign-in form on another site must not sign this browser in as its author (login CSRF).
       assertSameOrigin(request);
+      // The session it replaces ends (a cookie sent twice is refused: DUPLICATE_COOKIE).
+      const replaced = readCookie(request, SESSION_COOKIE);
       const key = authenticateApiKey(deps.state, request.body.apiKey, deps.now());
+      const old = replaced === null ? null : sessions.find(replaced);
+      if (old) sessions.end(old.id);
       const session = signIn(request, reply, 'apiKey', keyIdentity(key.keyId));
       return { sessionId: session.id, whoami: whoAmI(callerOfKey(key)) };
     },
@@ -175,18 +179,18 @@ export function signInRoutes(fastify: FastifyInstance, deps: SignInRouteDeps): v
       summary: 'End the console session (and, for an OIDC one, where to end it at the provider)',
     },
     handler: async (request, reply): Promise<SignedOut> => {
-      const cookie = readCookie(request, SESSION_COOKIE);
+      // Every session the cookie names ends, should the browser send it twice.
+      const cookies = cookieValues(request.headers.cookie, SESSION_COOKIE).filter((c) => c !== '');
       let endSessionUrl: string | null = null;
-      if (cookie !== null) {
-        assertSameOrigin(request);
+      if (cookies.length > 0) assertSameOrigin(request);
+      for (const cookie of cookies) {
         const session = sessions.find(cookie);
-        if (session) {
-          sessions.end(session.id);
-          if (session.identity.kind === 'oidc' && login)
-            endSessionUrl = await login
-              .endSessionUrl(session.identity.tokens, `${ownOrigin(request)}/sign-in`)
-              .catch(() => null);
-        }
+        if (!session) continue;
+        sessions.end(session.id);
+        if (session.identity.kind === 'oidc' && login)
+          endSessionUrl = await login
+            .endSessionUrl(session.identity.tokens, `${ownOrigin(request)}/sign-in`)
+            .catch(() => null);
       }
       void reply.header(
         'set-cookie',
