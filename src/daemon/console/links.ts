@@ -1,7 +1,8 @@
 /**
  * One-time sign-in links (`wfx console`): a random token, good once and for a short time,
  * that becomes a console session of the API key that asked for it, the way a Jupyter server's
- * token link does. Only the token's digest is kept.
+ * token link does. Only the token's digest is kept. Looking a link up (`peek`) leaves it good;
+ * only signing in with it (`use`) uses it up.
  */
 import { hash, randomBytes } from 'node:crypto';
 
@@ -30,6 +31,15 @@ export class SignInLinks {
     const expiresAtMs = nowMs + LINK_TTL_MS;
     this.links.set(digestOf(token), { keyId, expiresAtMs });
     return { token, expiresAtMs };
+  }
+
+  /**
+   * The key id of link `token` without using it up (the page that asks before signing in shows
+   * whose it is); null for one unknown, used or expired.
+   */
+  peek(token: string): string | null {
+    const link = this.links.get(digestOf(token));
+    return link && link.expiresAtMs > this.now() ? link.keyId : null;
   }
 
   /** The key id of link `token`, which it uses up; null for one unknown, used or expired. */

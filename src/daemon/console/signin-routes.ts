@@ -8,7 +8,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import {
-  LinkQuery,
   LoginQuery,
   SessionBody,
   SessionParams,
@@ -20,13 +19,14 @@ import {
 } from '../../shared/api/index.js';
 import { WfxError, errorMessage } from '../../shared/errors.js';
 import { safeReturnTo } from '../../shared/return-to.js';
-import { authenticateApiKey, callerOfKey, keyLapsed } from '../api/auth.js';
+import { authenticateApiKey, callerOfKey } from '../api/auth.js';
 import { whoAmI } from '../api/caller.js';
 import { listedOrganization } from '../api/organization.js';
 import type { WfxState } from '../state/state.js';
 import { ownOrigin } from '../api/public-origin.js';
 import { assertSameOrigin, cookieHeader, cookieValues, readCookie } from './cookies.js';
 import { htmlAnswer, signInPage } from './html-answers.js';
+import { linkRoutes } from './link-routes.js';
 import type { SignInLinks } from './links.js';
 import { LOGIN_COOKIE, type OidcLogin } from './oidc-login.js';
 import { SESSION_COOKIE, sessionView, type Session, type SessionIdentity, type SessionStore } from './sessions.js';
@@ -43,7 +43,13 @@ export interface SignInRouteDeps {
 const NONE = { auth: { permission: 'none' as const } };
 const ADMIN = { auth: { permission: 'ADMIN' as const } };
 
-/** Installs /auth/config, /auth/session, /auth/links, /auth/link, /auth/login, /auth/callback, /auth/signout and /admin/sessions. */
+/** A route hook: the answer is never stored (`Cache-Control: no-store`). */
+function noStore(_request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  void reply.header('cache-control', 'no-store');
+  done();
+}
+
+/** Installs /auth/config, /auth/session, /auth/links, /auth/link (link-routes.ts), /auth/login, /auth/callback, /auth/signout and /admin/sessions. */
 export function signInRoutes(fastify: FastifyInstance, deps: SignInRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { sessions, login } = deps;
@@ -108,23 +114,13 @@ export function signInRoutes(fastify: FastifyInstance, deps: SignInRouteDeps): v
     },
   });
 
-  app.get('/auth/link', {
-    config: NONE,
-    schema: { hide: true, querystring: LinkQuery },
-    handler: async (request, reply) => {
-      const keyId = deps.links.use(request.query.token);
-      const key = keyId === null ? undefined : deps.state.apiKeys[keyId];
-      const lapsed = key ? keyLapsed(key, deps.now()) : null;
-      if (!key || lapsed)
-        return htmlAnswer(
-          reply,
-          401,
-          signInPage('This sign-in link was used already or has expired.', 'Run `wfx console` again for a new one.'),
-        );
-      signIn(request, reply, 'link', keyIdentity(key.keyId));
-      // The token is used up; the address bar moves on to the console.
-      return reply.status(303).header('location', '/').send();
-    },
+  linkRoutes(fastify, {
+    state: deps.state,
+    sessions,
+    links: deps.links,
+    now: deps.now,
+    signIn: (request, reply, keyId) => void signIn(request, reply, 'link', keyIdentity(keyId)),
+    noStore,
   });
 
   app.get('/auth/login', {

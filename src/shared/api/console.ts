@@ -1,4 +1,4 @@
-/* The console's sign-in and sessions: /auth/config, /auth/session, /auth/links, /auth/signout, /admin/sessions. */
+/* The console's sign-in and sessions: /auth/config, /auth/session, /auth/links, /auth/link, /auth/signout, /admin/sessions. */
 import { Type, type Static } from './schema.js';
 import type { WhoAmI } from './meta.js';
 
@@ -44,7 +44,7 @@ export const LoginQuery = Type.Object(
 );
 export type LoginQuery = Static<typeof LoginQuery>;
 
-/** Querystring of GET /auth/link. */
+/** Querystring of GET /auth/link; also the form POST /auth/link sends (the link's confirmation page). */
 export const LinkQuery = Type.Object({ token: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
 export type LinkQuery = Static<typeof LinkQuery>;
 

@@ -5,9 +5,16 @@ import t from 'tap';
 import { eventually } from '../../helpers/eventually.js';
 import { startDaemon, wfxIn } from '../../helpers/cli.js';
 
-/** Opens `link` as a browser would, the first time: the answer's status and session cookie. */
+/**
+ * Opens `link` as a browser would when the CLI hands it over (a navigation the person started:
+ * `Sec-Fetch-Site: none`), the first time: the answer's status and session cookie.
+ */
 async function open(link: string): Promise<{ status: number; cookie: string | null }> {
-  const res = await fetch(link, { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(link, {
+    redirect: 'manual',
+    headers: { 'sec-fetch-site': 'none' },
+    signal: AbortSignal.timeout(10_000),
+  });
   const cookie = res.headers.getSetCookie().find((c) => c.startsWith('wfx_session=')) ?? null;
   return { status: res.status, cookie: cookie?.split(';')[0] ?? null };
 }

@@ -476,7 +476,7 @@ t.test('every mutating route leaves exactly one audit record naming its caller, 
     if (audited) t.ok(covered.has(route), `${route} has a row in the table`);
     else
       t.ok(
-        route in AUDIT_EXCLUDED || /^POST \/(webhook|auth\/(session|signout))/.test(route),
+        route in AUDIT_EXCLUDED || /^POST \/(webhook|auth\/(session|signout|link$))/.test(route),
         `${route} is excluded on purpose`,
       );
   }

@@ -5,14 +5,18 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { CHROMIUM_SKIP, collectConsoleErrors, launchBrowser } from '../../helpers/browser.js';
-import { startDaemon } from '../../helpers/cli.js';
+import type { Page } from 'playwright-core';
+import { CHROMIUM_SKIP, collectConsoleErrors, launchBrowser, screenshot } from '../../helpers/browser.js';
+import { callDaemon, startDaemon } from '../../helpers/cli.js';
 import { signInWithKey } from '../../helpers/console-session.js';
 
 /*
- * The console's sign-in against an attack of issue #81, in a real Chromium: a `returnTo` that
- * the browser turns into another host once a key is submitted (an open redirect). The "other
- * host" is a server of the test on loopback, 127.0.0.1 on a port of its own.
+ * The console's sign-in against the two attacks of issue #81, in a real Chromium: a `returnTo`
+ * that the browser turns into another host once a key is submitted (an open redirect), and a
+ * page of another site that sends a signed-in browser to a one-time link of the attacker's key
+ * (login CSRF). The "other hosts" are servers of the test on loopback: 127.0.0.1 on a port of
+ * its own for the redirect's target, `localhost` (another site than 127.0.0.1) for the
+ * attacker's page.
  */
 
 /** A server on 127.0.0.1, port 0, answering every request with `html`; `hits` lists the paths asked. Closed at teardown. */
@@ -29,6 +33,14 @@ async function pageServer(t: Test, html: () => string): Promise<{ port: number; 
     server.close();
   });
   return { port: (server.address() as AddressInfo).port, hits };
+}
+
+/** The session's identity as the console's own script reads it: status and body of GET /auth/whoami. */
+function whoami(page: Page): Promise<{ status: number; body: Record<string, unknown> }> {
+  return page.evaluate(async () => {
+    const res = await fetch('/auth/whoami', { credentials: 'same-origin' });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  });
 }
 
 t.test('signing in with a key never leaves the origin, whatever returnTo says', { skip: CHROMIUM_SKIP }, async (t) => {
@@ -86,3 +98,82 @@ t.test('signing in with a key never leaves the origin, whatever returnTo says', 
   }
   t.same(evil.hits, [], 'the other host was never asked for anything');
 });
+
+t.test(
+  'a one-time link opened from another site asks before it replaces the session',
+  { skip: CHROMIUM_SKIP },
+  async (t) => {
+    const cwd = t.testdir({});
+    const { url } = await startDaemon(t, { cwd });
+    const origin = new URL(url).origin;
+    const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+    const api = (method: string, path: string, body?: object, key = admin) => callDaemon(url, key, method, path, body);
+    const newKey = async (name: string, organization: string) => {
+      const made = await api('POST', '/admin/api-keys', { name, organization, role: 'admin' });
+      t.equal(made.status, 201, `key ${name}`);
+      return { keyId: made.body.keyId as string, apiKey: made.body.apiKey as string };
+    };
+    const victim = await newKey('victim admin', 'acme');
+    const attacker = await newKey('attacker key', 'evilcorp');
+    const attackerLink = async () => {
+      const made = await api('POST', '/auth/links', undefined, attacker.apiKey);
+      t.equal(made.status, 200);
+      return `${origin}${made.body.path as string}`;
+    };
+    let link = await attackerLink();
+    // The attacker's page, on another site (localhost is not 127.0.0.1's site): it moves the
+    // browser on to the link at once, no click needed.
+    const site = await pageServer(
+      t,
+      () => `<!doctype html><meta http-equiv="refresh" content="0;url=${link}"><title>cats</title>`,
+    );
+
+    const browser = await launchBrowser(t);
+    const context = await browser.newContext();
+    const console_ = await context.newPage();
+    await console_.goto(`${url}/sign-in`);
+    await signInWithKey(console_, victim.apiKey);
+    await console_.waitForURL(`${url}/executions`);
+    t.equal((await whoami(console_)).body.organization, 'acme', 'the victim is signed in to acme');
+
+    const lured = await context.newPage();
+    const problems = collectConsoleErrors(lured);
+    await lured.goto(`http://localhost:${site.port}/cats`);
+    await lured.waitForURL((u) => u.origin === origin);
+    await lured.waitForLoadState('load');
+    t.same(
+      (await whoami(console_)).body.organization,
+      'acme',
+      "the cross-site link did not replace the victim's session",
+    );
+    const main = lured.locator('main');
+    t.match(await main.textContent(), /evilcorp/, "the page names the link's organization");
+    t.match(await main.textContent(), /attacker key/, "and the link's key by name");
+    t.match(await main.textContent(), new RegExp(attacker.keyId), 'and id');
+    t.notMatch(await lured.content(), new RegExp(attacker.apiKey.split('_').slice(2).join('_')), 'never its secret');
+    const button = lured.getByRole('button', { name: /sign in/i });
+    if (!t.equal(await button.count(), 1, 'a button to go on')) return;
+    await screenshot(lured, 'link-confirmation');
+
+    await button.click();
+    await lured.waitForURL(`${url}/executions`);
+    t.equal((await whoami(console_)).body.organization, 'evilcorp', 'confirmed: now signed in with the link');
+    t.same(
+      problems.filter((p) => p.kind !== 'console' || !/status of 401/.test(p.text)),
+      [],
+      'no page error or CSP violation',
+    );
+
+    // The link was used by the confirmation: it is good once.
+    await lured.goto(link);
+    t.match(await lured.locator('h1').textContent(), /used already or has expired/i, 'used up by the confirmation');
+
+    // Opened by the person themselves (typed, or from `wfx console`) in a browser without a
+    // session, a link signs in at once, without the extra click.
+    link = await attackerLink();
+    const fresh = await browser.newPage();
+    await fresh.goto(link);
+    await fresh.waitForURL(`${url}/executions`);
+    t.equal((await whoami(fresh)).body.organization, 'evilcorp', 'signed in at once');
+  },
+);
