@@ -121,7 +121,8 @@ export function credentialLapsed(state: WfxState, caller: Caller, now: Date): Wf
  * Installs authentication, authorization and rate limiting. Each route says what it needs in
  * `config.auth`; a route without it needs any valid credential. Order: credential (401), rate
  * limit (429; every authenticated request counts), caller kind and permission (403).
- * Every authenticated request is logged with its key id (or JWT subject) and outcome.
+ * Every authenticated request is logged with its key id (or JWT subject) and outcome, and its
+ * answer says `Cache-Control: no-store`.
  */
 export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   const now = options.now ?? (() => new Date());
@@ -143,6 +144,8 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   // bearer token's verification waits.
   const authenticate =
     (auth: RouteAuth) => (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      // An answer for a credential is never stored by a browser or a proxy (a refusal neither).
+      void reply.header('cache-control', 'no-store');
       if (auth.admit?.(request)) return done();
       let identified: Caller | Promise<Caller>;
       try {

@@ -43,7 +43,10 @@ export interface SignInRouteDeps {
 const NONE = { auth: { permission: 'none' as const } };
 const ADMIN = { auth: { permission: 'ADMIN' as const } };
 
-/** A route hook: the answer is never stored (`Cache-Control: no-store`). */
+/**
+ * A route hook for answers about a session that need no credential to ask for (a sign-in, a
+ * sign-out): never stored, as every authenticated answer (api/auth.ts).
+ */
 function noStore(_request: FastifyRequest, reply: FastifyReply, done: () => void): void {
   void reply.header('cache-control', 'no-store');
   done();
@@ -88,6 +91,7 @@ export function signInRoutes(fastify: FastifyInstance, deps: SignInRouteDeps): v
       summary: 'Sign in to the console with an API key: a session cookie of that key',
       body: SessionBody,
     },
+    onRequest: noStore,
     handler: async (request, reply): Promise<SignedIn> => {
       // A sign-in form on another site must not sign this browser in as its author (login CSRF).
       assertSameOrigin(request);
@@ -126,6 +130,7 @@ export function signInRoutes(fastify: FastifyInstance, deps: SignInRouteDeps): v
   app.get('/auth/login', {
     config: NONE,
     schema: { hide: true, querystring: LoginQuery },
+    onRequest: noStore,
     handler: async (request, reply) => {
       if (!login) throw new WfxError('NOT_FOUND', 'this daemon has no OIDC client: start it with --oidc-client-id');
       const { url, binding } = await login.begin(callbackUri(request), safeReturnTo(request.query.returnTo));
@@ -174,6 +179,7 @@ export function signInRoutes(fastify: FastifyInstance, deps: SignInRouteDeps): v
       tags: ['console'],
       summary: 'End the console session (and, for an OIDC one, where to end it at the provider)',
     },
+    onRequest: noStore,
     handler: async (request, reply): Promise<SignedOut> => {
       // Every session the cookie names ends, should the browser send it twice.
       const cookies = cookieValues(request.headers.cookie, SESSION_COOKIE).filter((c) => c !== '');

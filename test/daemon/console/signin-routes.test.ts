@@ -254,6 +254,7 @@ t.test('the identity provider sign-in keeps only a returnTo of this origin (the 
   ]) {
     const res = await h.app.inject({ method: 'GET', url: `/auth/login?returnTo=${encodeURIComponent(returnTo)}` });
     t.equal(res.statusCode, 302, returnTo);
+    t.equal(res.headers['cache-control'], 'no-store', `${returnTo}: not stored`);
   }
   t.same(asked, ['/executions?state=FAILED', '/', '/', '/', '/']);
 });
