@@ -2,12 +2,15 @@
  * "Cancel the whole tree" on a top-level execution's page: it and everything started under it
  * (children, loop iterations, flows it called, theirs), as one bulk cancel over its `rootId`
  * (POST /process/bulk), offered while anything of the tree runs, with how many, even once the
- * execution itself ended: what stops a flow that calls itself. The operation created goes to its
- * page; from then on the daemon cancels an execution of the tree that would start another.
+ * execution itself ended: what stops a flow that calls itself. The page counts with a list read
+ * (a page of them at most); the question, asked on a click, with a dry run (exact, and recorded
+ * in the audit trail as the bulk dialog's preview is). The operation created goes to its page;
+ * from then on the daemon cancels an execution of the tree that would start another.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { BulkDryRun, BulkRequest, BulkView } from '../../shared/api/bulk.js';
-import { api } from '../api/http.js';
+import type { InstancePage } from '../../shared/api/process.js';
+import { api, path } from '../api/http.js';
 import { ConfirmDialog } from './confirm-dialog.js';
 
 /** Props of TreeCancel. */
@@ -24,31 +27,47 @@ type Props = {
   readonly onError: (message: string) => void;
 };
 
+/** Most running executions the page counts before it says "N+". */
+const COUNTED = 200;
+
 /** The running executions of tree `rootId`: what the cancel selects. */
 const request = (rootId: string): BulkRequest => ({ operation: 'cancel', query: { rootId, state: 'RUNNING' } });
 
 /** The button, while the tree runs, and its question. */
 export function TreeCancel({ rootId, processName, generation, onStarted, onError }: Props) {
-  const [count, setCount] = useState<number | null>(null);
-  const [asking, setAsking] = useState(false);
+  const [running, setRunning] = useState<string | null>(null);
+  /** The exact count the question names, from its dry run; null: not asking. */
+  const [asking, setAsking] = useState<number | null>(null);
   useEffect(() => {
     let current = true;
-    api<BulkDryRun>('/process/bulk', { method: 'POST', body: { ...request(rootId), dryRun: true, sample: 1 } }).then(
-      (dry) => {
-        if (current) setCount(dry.count);
+    api<InstancePage>(path`/process/instances?rootId=${rootId}&state=RUNNING&limit=${String(COUNTED)}`).then(
+      (page) => {
+        if (!current) return;
+        const n = page.items.length;
+        setRunning(n === 0 ? null : `${n}${page.nextCursor === null ? '' : '+'}`);
       },
-      // Not counted (a caller who may not run bulk operations): nothing offered.
       () => {
-        if (current) setCount(null);
+        if (current) setRunning(null);
       },
     );
     return () => {
       current = false;
     };
   }, [rootId, generation]);
-  if (count === null || count === 0) return null;
+  if (running === null) return null;
+  const ask = async () => {
+    try {
+      const dry = await api<BulkDryRun>('/process/bulk', {
+        method: 'POST',
+        body: { ...request(rootId), dryRun: true },
+      });
+      setAsking(dry.count);
+    } catch (err) {
+      onError(`Counting the tree failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
   const answer = async (yes: boolean) => {
-    setAsking(false);
+    setAsking(null);
     if (!yes) return;
     try {
       onStarted(await api<BulkView>('/process/bulk', { method: 'POST', body: request(rootId) }));
@@ -56,17 +75,17 @@ export function TreeCancel({ rootId, processName, generation, onStarted, onError
       onError(`Cancelling the tree failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   };
-  const executions = `${count.toLocaleString('en')} running execution${count === 1 ? '' : 's'}`;
+  const n = asking ?? 0;
   return (
     <>
-      <button type="button" class="danger" onClick={() => setAsking(true)}>
-        {`Cancel the whole tree (${count.toLocaleString('en')} running)`}
+      <button type="button" class="danger" onClick={() => void ask()}>
+        {`Cancel the whole tree (${running} running)`}
       </button>
       <ConfirmDialog
-        open={asking}
+        open={asking !== null}
         titleId="tree-cancel-title"
         title="Cancel the whole tree?"
-        message={`The ${executions} of the tree of ${processName} ${rootId} (it and everything started under it) will be cancelled, and the tree will start nothing more. This cannot be undone.`}
+        message={`The ${n.toLocaleString('en')} running execution${n === 1 ? '' : 's'} of the tree of ${processName} ${rootId} (it and everything started under it) will be cancelled, and the tree will start nothing more. This cannot be undone.`}
         confirm="Cancel the whole tree"
         dismiss="Keep it running"
         onAnswer={(yes) => void answer(yes)}
