@@ -3,14 +3,18 @@
  * store may need (docs/decisions/051-connection-limits.md): connections are capped below the
  * open-files limit, and a connection that sends no request in time, or idles between requests,
  * is closed. A request in progress (an SSE stream, a job long poll) is not idle: it is never
- * timed out, but it counts toward the cap.
+ * timed out, but it counts toward the cap. At the cap, a connection doing nothing gives way to
+ * a new one, and one address holds no more than its share while others want places
+ * (connection-table.ts, docs/decisions/089-connections-an-idle-flood-cannot-take.md): a flood
+ * of idle sockets cannot shut working clients out.
  */
-import type { ServerOptions } from 'node:http';
+import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { WfxError } from '../../shared/errors.js';
 import { DEFAULT_MAX_FILE_BYTES } from '../files/file-store.js';
 import { defaultMaxConnections, descriptorReserve, overflowConnections } from '../process/open-files.js';
+import { addressKey, ConnectionTable, type Eviction } from './connection-table.js';
 
 /** How the HTTP server limits connections (ServerOptions.connections). */
 export interface ConnectionLimits {
@@ -34,8 +38,8 @@ const MIN_REQUEST_TIMEOUT_MS = 300_000;
 const SLOWEST_UPLOAD_BYTES_PER_SECOND = 100 * 1024;
 /** Seconds a client answered TOO_MANY_CONNECTIONS is asked to wait (Retry-After). */
 const RETRY_AFTER_SECONDS = 1;
-/** ms between two log lines about connections reset over the cap. */
-const DROP_LOG_INTERVAL_MS = 10_000;
+/** ms between two log lines about connections closed to make room or reset over the cap. */
+const LOG_INTERVAL_MS = 10_000;
 
 /**
  * ms a request may take to arrive whole: MIN_REQUEST_TIMEOUT_MS, or long enough for the largest
@@ -94,45 +98,77 @@ export function serverTimeouts(given: Partial<Omit<ConnectionLimits, 'maxConnect
   };
 }
 
+/** What `limitConnections` counted since its last log line. */
+interface Tally {
+  reset: number;
+  readonly evicted: Record<Eviction, number>;
+}
+
+const noTally = (): Tally => ({ reset: 0, evicted: { 'no-request': 0, idle: 0, stalled: 0 } });
+
+/** The clock of `limitConnections` (ms, monotonic), and how often it may log (tests shorten it). */
+export interface ConnectionTiming {
+  readonly now: () => number;
+  readonly logEveryMs: number;
+}
+
 /**
- * Caps the app's connections: up to `maxConnections` are served; the next few (a sixteenth, see
- * overflowConnections) are accepted only to answer their request 503 TOO_MANY_CONNECTIONS and
- * close; beyond those, a connection is reset as soon as it is accepted, so that sockets never
- * hold more descriptors than the cap and that margin. Reset, not closed: fetch (undici) waits
- * for ever on a connection closed cleanly before it sent its request, which is what Node's own
- * `server.maxConnections` does. `warn` is told, at most every 10 s, how many were reset. Register
- * it before the hooks that authenticate.
+ * Caps the app's connections at `maxConnections` served at once. When every place is taken, a
+ * new connection takes the place of one that may give way (ConnectionTable: one that has sent
+ * no whole request or idles after its answers, oldest first, or one whose request's body
+ * stopped coming for `headersTimeoutMs`; one address may hold no more than a share while
+ * others want places), which is reset. A request in progress (a stream, a long poll, an
+ * upload under way) never gives way. When none can, the next few (a sixteenth, see
+ * overflowConnections) are accepted only to answer their request 503 TOO_MANY_CONNECTIONS
+ * and close; beyond those, a connection is reset as soon as it is accepted, so that sockets
+ * never hold more descriptors than the cap and that margin. Reset, not closed: fetch (undici)
+ * waits for ever on a connection closed cleanly before it sent its request, which is what
+ * Node's own `server.maxConnections` does. `warn` is told, at most every 10 s, how many were
+ * closed and reset. Register it before the hooks that authenticate.
  */
-export function limitConnections(app: FastifyInstance, maxConnections: number, warn: (line: string) => void): void {
+export function limitConnections(
+  app: FastifyInstance,
+  limits: Pick<ConnectionLimits, 'maxConnections' | 'headersTimeoutMs'>,
+  warn: (line: string) => void,
+  timing: ConnectionTiming = { now: () => performance.now(), logEveryMs: LOG_INTERVAL_MS },
+): void {
+  const { maxConnections } = limits;
   const overflow = overflowConnections(maxConnections);
-  let open = 0;
-  /** Connections accepted over `maxConnections`: their request is refused. */
-  const over = new WeakSet<Socket>();
-  let dropped = 0;
+  const table = new ConnectionTable<Socket>({ maxConnections, overflow, stallMs: limits.headersTimeoutMs }, timing.now);
+  let tally = noTally();
   let report: NodeJS.Timeout | null = null;
+  const counted = () => {
+    report ??= setTimeout(() => {
+      warn(tallyLine(tally, table, timing.logEveryMs, overflow));
+      tally = noTally();
+      report = null;
+    }, timing.logEveryMs).unref();
+  };
   app.server.on('connection', (socket: Socket) => {
-    if (open >= maxConnections + overflow) {
+    const admission = table.admit(socket, addressKey(socket.remoteAddress));
+    if (admission.kind === 'refused') {
       socket.resetAndDestroy();
-      dropped++;
-      report ??= setTimeout(() => {
-        warn(
-          `connections: ${dropped} reset as accepted in the last ${DROP_LOG_INTERVAL_MS / 1000} s: ` +
-            `${maxConnections} served and ${overflow} refused already (--max-connections)`,
-        );
-        dropped = 0;
-        report = null;
-      }, DROP_LOG_INTERVAL_MS).unref();
-      return;
+      tally.reset++;
+      return counted();
     }
-    if (open >= maxConnections) over.add(socket);
-    open++;
-    socket.once('close', () => open--);
+    socket.once('close', () => table.closed(socket));
+    if (admission.kind === 'served' && admission.victim !== null) {
+      // Its descriptor is freed here, before the next connection is taken in.
+      admission.victim.socket.resetAndDestroy();
+      tally.evicted[admission.victim.why]++;
+      counted();
+    }
+  });
+  // First, before the app has answered anything: the answer's end is what tells a request done.
+  app.server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    if (table.requested(socket, request)) response.once('finish', () => table.answered(socket));
   });
   app.addHook('onClose', async () => {
     if (report) clearTimeout(report);
   });
   app.addHook('onRequest', (request, reply, done) => {
-    if (!over.has(request.raw.socket)) return done();
+    if (!table.isOver(request.raw.socket)) return done();
     void reply.header('connection', 'close');
     done(
       new WfxError('TOO_MANY_CONNECTIONS', `the daemon serves ${maxConnections} connections at once already`, {
@@ -140,4 +176,18 @@ export function limitConnections(app: FastifyInstance, maxConnections: number, w
       }),
     );
   });
+}
+
+/** The log line of what `limitConnections` counted in the last `everyMs`. */
+function tallyLine(tally: Tally, table: ConnectionTable<Socket>, everyMs: number, overflow: number): string {
+  const { evicted } = tally;
+  const closed = evicted['no-request'] + evicted.idle + evicted.stalled;
+  const crowded = table.crowded().map((c) => `${c.address} (${c.held})`);
+  return (
+    `connections: in the last ${everyMs / 1000} s, ${closed} closed to make room ` +
+    `(${evicted['no-request']} had sent no whole request, ${evicted.idle} idle after an answer, ` +
+    `${evicted.stalled} with a request body that stopped coming) and ${tally.reset} reset as accepted ` +
+    `(${table.served} served and ${table.over} of ${overflow} refused now, --max-connections)` +
+    (crowded.length > 0 ? `; holding half the places or more: ${crowded.join(', ')}` : '')
+  );
 }

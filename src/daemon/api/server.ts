@@ -14,7 +14,7 @@ import {
 } from '../../shared/json-shape.js';
 import { VERSION } from '../../shared/version.js';
 import { installAuth, type AccessLogEntry, type BearerVerifier } from './auth.js';
-import { limitConnections, serverTimeouts, type ConnectionLimits } from './connections.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, limitConnections, serverTimeouts, type ConnectionLimits } from './connections.js';
 import { answerClientError, toErrorAnswer } from './error-answer.js';
 import { refuseUnmetExpectations } from './expectations.js';
 import { endSilentConnectionsOnClose } from './silent-connections.js';
@@ -243,7 +243,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
   refuseUnmetExpectations(app);
   const maxConnections = options.connections?.maxConnections;
-  if (maxConnections !== undefined) limitConnections(app, maxConnections, (line) => options.logger?.warn(line));
+  if (maxConnections !== undefined)
+    limitConnections(
+      app,
+      { maxConnections, headersTimeoutMs: options.connections?.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS },
+      (line) => options.logger?.warn(line),
+    );
   // Streams never finish by themselves: end them before the server waits for in-flight requests.
   app.addHook('preClose', async () => hub.endAll());
   // Long polls answer what they have (nothing) at once, so that closing does not wait for them.
