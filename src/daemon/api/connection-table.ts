@@ -6,8 +6,8 @@
  * come is not answered yet: a stream, a long poll, a handler at work). When every place is
  * taken, a new connection takes the place of the connection that has waited longest, or of a
  * request whose body stopped coming; a busy one never gives way. One remote address may hold
- * no more than a share of the places while others want them: a new connection from an address
- * at its share can only take the place of one of that address's own.
+ * no more than a share of the places while others hold some: a new connection from an address
+ * at its share is refused then, and takes the place of one of its own when it holds them all.
  */
 import { isIPv6 } from 'node:net';
 
@@ -43,7 +43,7 @@ export interface TableLimits {
   readonly stallMs: number;
 }
 
-/** The share of the places one address may hold while others want them. */
+/** The share of the places past which one address gets no new one while other addresses hold some. */
 const ADDRESS_SHARE = 1 / 2;
 
 /** The connections of one address (an IPv6 /64). */
@@ -192,12 +192,15 @@ export class ConnectionTable<S extends Peer> {
   }
 
   /**
-   * The connection that gives way to a new one from `address` (undefined: one holding none):
-   * one of its own when it holds its share; else one of the address holding most, when that
-   * holds its share; else the first of all that may. Null when none may.
+   * The connection that gives way to a new one from `address` (undefined: one holding none).
+   * An address at its share gets none while other addresses hold places (its new connections
+   * are refused: cheaper than cycling through its places, decision 089), and one of its own
+   * when it holds them all. Another gets one of the address holding most, when that holds its
+   * share; else the first of all that may give way. Null when none may.
    */
   #victimFor(address: Address<S> | undefined): Held<S> | null {
-    if (address !== undefined && address.held >= this.#share) return this.#first(address.queue);
+    if (address !== undefined && address.held >= this.#share)
+      return address.held === this.#held.size ? this.#first(address.queue) : null;
     let most: Address<S> | null = null;
     for (const a of this.#crowded) if (most === null || a.held > most.held) most = a;
     return (most && this.#first(most.queue)) ?? this.#first(this.#queue);

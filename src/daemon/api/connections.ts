@@ -4,7 +4,7 @@
  * open-files limit, and a connection that sends no request in time, or idles between requests,
  * is closed. A request in progress (an SSE stream, a job long poll) is not idle: it is never
  * timed out, but it counts toward the cap. At the cap, a connection doing nothing gives way to
- * a new one, and one address holds no more than its share while others want places
+ * a new one, and an address holding its share gets no new place while others hold some
  * (connection-table.ts, docs/decisions/089-connections-an-idle-flood-cannot-take.md): a flood
  * of idle sockets cannot shut working clients out.
  */
@@ -116,8 +116,8 @@ export interface ConnectionTiming {
  * Caps the app's connections at `maxConnections` served at once. When every place is taken, a
  * new connection takes the place of one that may give way (ConnectionTable: one that has sent
  * no whole request or idles after its answers, oldest first, or one whose request's body
- * stopped coming for `headersTimeoutMs`; one address may hold no more than a share while
- * others want places), which is reset. A request in progress (a stream, a long poll, an
+ * stopped coming for `headersTimeoutMs`; an address holding its share gets no new place
+ * while others hold some), which is reset. A request in progress (a stream, a long poll, an
  * upload under way) never gives way. When none can, the next few (a sixteenth, see
  * overflowConnections) are accepted only to answer their request 503 TOO_MANY_CONNECTIONS
  * and close; beyond those, a connection is reset as soon as it is accepted, so that sockets
@@ -144,6 +144,9 @@ export function limitConnections(
       report = null;
     }, timing.logEveryMs).unref();
   };
+  const closed = function (this: Socket) {
+    table.closed(this);
+  };
   app.server.on('connection', (socket: Socket) => {
     const admission = table.admit(socket, addressKey(socket.remoteAddress));
     if (admission.kind === 'refused') {
@@ -151,7 +154,7 @@ export function limitConnections(
       tally.reset++;
       return counted();
     }
-    socket.once('close', () => table.closed(socket));
+    socket.once('close', closed);
     if (admission.kind === 'served' && admission.victim !== null) {
       // Its descriptor is freed here, before the next connection is taken in.
       admission.victim.socket.resetAndDestroy();
@@ -159,10 +162,13 @@ export function limitConnections(
       counted();
     }
   });
+  // One listener for every answer (no closure per request); its request keeps the socket.
+  const answered = function (this: ServerResponse) {
+    table.answered(this.req.socket);
+  };
   // First, before the app has answered anything: the answer's end is what tells a request done.
   app.server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket;
-    if (table.requested(socket, request)) response.once('finish', () => table.answered(socket));
+    if (table.requested(request.socket, request)) response.on('finish', answered);
   });
   app.addHook('onClose', async () => {
     if (report) clearTimeout(report);

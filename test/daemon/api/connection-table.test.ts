@@ -107,7 +107,7 @@ t.test('a body still coming keeps its place; one that brought nothing for stallM
   t.equal(outcome(admit('v').admission), 'upload (stalled)', 'once it stops, the upload too');
 });
 
-t.test('one address holds no more than half while another wants places', async (t) => {
+t.test('one address holds no more than half while others hold places', async (t) => {
   const { tbl, admit } = table(4);
   const flood = ['f1', 'f2', 'f3', 'f4'].map((n) => admit(n, '127.0.0.2'));
   t.ok(
@@ -115,28 +115,34 @@ t.test('one address holds no more than half while another wants places', async (
     'alone, an address takes every place',
   );
   t.same(tbl.crowded(), [{ address: '127.0.0.2', held: 4 }]);
-  t.equal(outcome(admit('c1').admission), 'f1 (no-request)', 'another address: the flood gives way');
-  t.equal(outcome(admit('f5', '127.0.0.2').admission), 'f2 (no-request)', 'the flood only takes its own places');
-  const c2 = admit('c2');
-  t.equal(outcome(c2.admission), 'f3 (no-request)');
-  t.equal(outcome(admit('f6', '127.0.0.2').admission), 'f4 (no-request)');
-  // Two each now: at its share, 127.0.0.1 takes its own places too.
-  t.equal(outcome(admit('c3').admission), 'c1 (no-request)');
-  t.equal(outcome(admit('f7', '127.0.0.2').admission), 'f5 (no-request)');
-  // A third address, under its share, takes from one holding half.
-  t.match(outcome(admit('o1', '127.0.0.3').admission), /^(c2|f6) /);
+  t.equal(outcome(admit('f5', '127.0.0.2').admission), 'f1 (no-request)', 'alone, it takes its own places');
+  t.equal(outcome(admit('c1').admission), 'f2 (no-request)', 'another address: the flood gives way');
+  const over = admit('f6', '127.0.0.2');
+  t.equal(outcome(over.admission), 'over', 'with another address there, the flood gets no new place');
+  t.equal(outcome(admit('f7', '127.0.0.2').admission), 'refused');
+  tbl.closed(over.socket);
+  t.equal(outcome(admit('c2').admission), 'f3 (no-request)');
+  // Two each now: at its share, 127.0.0.1 gets no new place either, while the flood is there.
+  t.equal(outcome(admit('c3').admission), 'over');
+  // A third address, under its share, takes a place from one holding half.
+  t.match(outcome(admit('o1', '127.0.0.3').admission), /^(c1|f4|f5) /);
   t.equal(tbl.served, 4);
 });
 
-t.test('an address at its share whose connections are all busy is refused; others are not', async (t) => {
+t.test('an address under its share whose others are all busy still gets a place of another', async (t) => {
   const { tbl, admit } = table(4);
   for (const n of ['f1', 'f2', 'f3']) {
     const { socket } = admit(n, '127.0.0.2');
     tbl.requested(socket, Object.assign(new FakeRequest(), { complete: true }));
   }
   admit('c1');
-  t.equal(outcome(admit('f4', '127.0.0.2').admission), 'over', 'nothing of its own to give way');
-  t.equal(outcome(admit('c2').admission), 'c1 (no-request)', 'the other address still has its own');
+  t.equal(
+    outcome(admit('c2').admission),
+    'c1 (no-request)',
+    'the flood has nothing to give: the first of all that may',
+  );
+  const [c3] = [admit('c3')];
+  t.equal(outcome(c3.admission), 'c2 (no-request)');
 });
 
 t.test('never more served than the cap nor more over than the overflow, whatever happens', async (t) => {
