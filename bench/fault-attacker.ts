@@ -10,15 +10,22 @@ import { connect, type Socket } from 'node:net';
 import { BOMB, bigFlow, ENDLESS, FLOWS, FORK, forkFlow, RUNAWAY } from './attack-flows.js';
 
 /**
- * Readers replaying a long log again and again; idle connections kept open, reopened as the
- * daemon closes them; a runaway fan-out (a loop starting copies of a script's 99,000 items, a
- * flow calling itself twice over); issue #81's fork, started again as each tree ends; webhook
- * deliveries of 500 KB with a bad signature; big publishes; endless scripts. `key`: an admin key
- * of the attacking organization.
+ * Readers replaying a long log again and again; connections kept open from address `from`, each
+ * sending `send` (nothing, or part of a request) and no more, reopened as the daemon closes
+ * them; a runaway fan-out (a loop starting copies of a script's 99,000 items, a flow calling
+ * itself twice over); issue #81's fork, started again as each tree ends; webhook deliveries of
+ * 500 KB with a bad signature; big publishes; endless scripts. `key`: an admin key of the
+ * attacking organization.
  */
 export type Attack =
   | { readonly kind: 'logs'; readonly url: string; readonly key: string; readonly id: string; readonly readers: number }
-  | { readonly kind: 'flood'; readonly url: string; readonly sockets: number }
+  | {
+      readonly kind: 'flood';
+      readonly url: string;
+      readonly sockets: number;
+      readonly from: string;
+      readonly send: string;
+    }
   | {
       readonly kind: 'runaway' | 'fork' | 'signatures' | 'publish' | 'scripts';
       readonly url: string;
@@ -54,26 +61,28 @@ function reader(attack: Extract<Attack, { kind: 'logs' }>): Promise<void> {
 }
 
 /**
- * Keeps `n` idle connections open: one the daemon closes after its headers timeout is opened
- * again at once, one reset as accepted (over the cap) after a pause. Resolves once `n` have
- * connected.
+ * Keeps `attack.sockets` connections open from `attack.from`, each sending `attack.send` once
+ * connected: one the daemon closes after a while (its headers timeout) is opened again at once,
+ * one closed at once (reset as accepted, or closed to make room) after a pause. Resolves once
+ * that many have connected.
  */
-function flood(url: string, n: number): Promise<void> {
-  const port = Number(new URL(url).port);
+function flood(attack: Extract<Attack, { kind: 'flood' }>): Promise<void> {
+  const port = Number(new URL(attack.url).port);
   return new Promise((ready) => {
     let connects = 0;
     const open = (): void => {
       if (stopping) return;
-      const socket: Socket = connect(port, '127.0.0.1');
+      const socket: Socket = connect({ port, host: '127.0.0.1', localAddress: attack.from });
       let since = 0;
       socket.on('connect', () => {
         since = Date.now();
-        if (++connects === n) ready();
+        if (attack.send !== '') socket.write(attack.send);
+        if (++connects === attack.sockets) ready();
       });
       socket.on('error', () => undefined);
       socket.on('close', () => setTimeout(open, since > 0 && Date.now() - since > 100 ? 0 : 250));
     };
-    for (let i = 0; i < n; i++) open();
+    for (let i = 0; i < attack.sockets; i++) open();
   });
 }
 
@@ -183,7 +192,7 @@ process.once('message', (attack: Attack) => {
     attack.kind === 'logs'
       ? Promise.all(Array.from({ length: attack.readers }, () => reader(attack)))
       : attack.kind === 'flood'
-        ? flood(attack.url, attack.sockets)
+        ? flood(attack)
         : organizationAttack(attack);
   started.then(
     () => process.send!({ ready: true }),

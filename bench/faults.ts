@@ -3,11 +3,12 @@
  * bench:faults`): `/health` and `POST /process/start` latencies of one client each, one request
  * at a time, on a real daemon with its default limits, without an attack and then during each
  * of issue #53's: readers replaying the log of the longest execution there is (100,000 node
- * instances), a flood of idle connections over the daemon's cap, webhook deliveries with a bad
- * signature, big publishes, endless scripts, issue #81's fork started again and again, and a
- * runaway fan-out (last: what it started goes on a while after it stops). The attacks run in
- * their own process (bench/fault-attacker.ts), from another organization than the traffic's;
- * the traffic from this one.
+ * instances), floods of connections over the daemon's cap from another address (idle, then
+ * sending half a request; issue #81), webhook deliveries with a bad signature, big publishes,
+ * endless scripts, issue #81's fork started again and again, and a runaway fan-out (last: what
+ * it started goes on a while after it stops). The attacks run in their own process
+ * (bench/fault-attacker.ts), from another organization than the traffic's; the traffic from
+ * this one.
  */
 import { startBenchDaemon } from './daemon.js';
 import { fork } from 'node:child_process';
@@ -28,9 +29,14 @@ const ATTACKER = fileURLToPath(new URL('./fault-attacker.js', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /** Log readers at once: the issue's reproduction. */
 const READERS = 8;
-/** The daemon's cap in the flood phase, and the idle connections the flood keeps open. */
+/** The daemon's cap in the flood phases, and the connections each flood keeps open. */
 const MAX_CONNECTIONS = 500;
 const FLOOD = 2_000;
+/** The floods' source address: a loopback address of their own, not the traffic's (127.0.0.1). */
+const FLOOD_FROM = '127.0.0.2';
+/** What each connection of the second flood sends: headers that never end. */
+const HALF_REQUEST =
+  'POST /process/start HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n';
 
 const SPIN = `processId: 0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
 name: Spin
@@ -180,8 +186,12 @@ export async function runFaultsBench(): Promise<FaultsBenchResult> {
         ...(await phase(url, key, { kind: 'logs', url, key, id, readers: READERS })),
       },
       {
-        what: `${FLOOD} idle connections kept open against --max-connections ${MAX_CONNECTIONS}`,
-        ...(await phase(url, key, { kind: 'flood', url, sockets: FLOOD })),
+        what: `${FLOOD} idle connections from ${FLOOD_FROM} kept open against --max-connections ${MAX_CONNECTIONS}`,
+        ...(await phase(url, key, { kind: 'flood', url, sockets: FLOOD, from: FLOOD_FROM, send: '' })),
+      },
+      {
+        what: `${FLOOD} connections from ${FLOOD_FROM} that send half a request's headers and stop, against --max-connections ${MAX_CONNECTIONS}`,
+        ...(await phase(url, key, { kind: 'flood', url, sockets: FLOOD, from: FLOOD_FROM, send: HALF_REQUEST })),
       },
       {
         what: '16 senders of 500 KB webhook deliveries with a bad signature',
