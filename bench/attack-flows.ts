@@ -10,23 +10,23 @@ export const ENDLESS = '53bec000-0000-4000-8000-000000000004';
 /** The flow of issue #81's fork (and its variants: one flow at a time uses the id). */
 export const FORK = '66666666-3333-4444-8555-666666666666';
 
-/** Issue #81's fork: a parallel gateway into two callProcess nodes that call their own flow. */
-export function forkFlow(): string {
-  return `processId: ${FORK}
+/** Issue #81's fork: a parallel gateway into two callProcess nodes that call their own flow (`processId`). */
+export function forkFlow(processId = FORK): string {
+  return `processId: ${processId}
 name: fork
 nodes:
   start: { type: startEvent, next: f }
   f: { type: parallelGateway, next: [a, b] }
-  a: { type: callProcess, processId: ${FORK}, next: j }
-  b: { type: callProcess, processId: ${FORK}, next: j }
+  a: { type: callProcess, processId: ${processId}, next: j }
+  b: { type: callProcess, processId: ${processId}, next: j }
   j: { type: parallelGateway, next: done }
   done: { type: endEvent }
 `;
 }
 
 /** The fork, each execution waiting `pause` (a duration) first: a tree that grows a level per pause. */
-export function pausedForkFlow(pause: string): string {
-  return forkFlow().replace(
+export function pausedForkFlow(pause: string, processId = FORK): string {
+  return forkFlow(processId).replace(
     'start: { type: startEvent, next: f }',
     `start: { type: startEvent, next: pause }\n  pause: { type: intermediateCatchEvent, eventType: timer, duration: ${pause}, next: f }`,
   );
@@ -36,8 +36,8 @@ export function pausedForkFlow(pause: string): string {
  * The fork behind a stop condition: each execution passes `depth` down, one more, and those at
  * `until` end (a recursion whose stop comes too late: 2^(until+1) executions).
  */
-export function forkUntilFlow(): string {
-  return `processId: ${FORK}
+export function forkUntilFlow(processId = FORK): string {
+  return `processId: ${processId}
 name: fork until
 nodes:
   start: { type: startEvent, next: deeper }
@@ -47,8 +47,8 @@ nodes:
     default: done
   inc: { type: scriptTask, script: "return { below: vars.depth + 1 }", next: f }
   f: { type: parallelGateway, next: [a, b] }
-  a: { type: callProcess, processId: ${FORK}, data: { depth: "{below}", until: "{until}" }, next: j }
-  b: { type: callProcess, processId: ${FORK}, data: { depth: "{below}", until: "{until}" }, next: j }
+  a: { type: callProcess, processId: ${processId}, data: { depth: "{below}", until: "{until}" }, next: j }
+  b: { type: callProcess, processId: ${processId}, data: { depth: "{below}", until: "{until}" }, next: j }
   j: { type: parallelGateway, next: done }
   done: { type: endEvent }
 `;

@@ -13,6 +13,7 @@ import { StartRate } from '../../src/daemon/engine/start-rate.js';
 import { uuidv7 } from '../../src/daemon/engine/ids.js';
 import { publishFlow } from '../../src/daemon/flows/publish.js';
 import { DomainSchemas } from '../../src/daemon/jobs/schemas.js';
+import type { BulkOperation } from '../../src/daemon/state/bulk.js';
 import { applyRecord, type WfxRecord } from '../../src/daemon/state/records.js';
 import { initialState, type Instance, type NodeInstance, type WfxState } from '../../src/daemon/state/state.js';
 import type { DurableStore } from '../../src/daemon/store/store.js';
@@ -139,3 +140,26 @@ export class MemoryStep {
 
 /** The types of `records`, in order: what most step tests compare. */
 export const typesOf = (records: readonly WfxRecord[]): string[] => records.map((r) => r.type);
+
+/** A running operation over `ids` (lane 0), as BulkOperations.create makes it. */
+export function bulkOf(m: MemoryStep, ids: readonly string[], over: Partial<BulkOperation> = {}): BulkOperation {
+  const bulk: BulkOperation = {
+    bulkId: `0193a000-0000-7000-8000-${String(Object.keys(m.state.bulks).length).padStart(12, '0')}`,
+    organization: 'default',
+    operation: 'cancel',
+    params: null,
+    query: {},
+    startedBefore: new Date(m.ms + 1).toISOString(),
+    by: 'key:k1',
+    createdAt: m.now.toISOString(),
+    partitions: [0],
+    state: 'RUNNING',
+    finishedAt: null,
+    cancelledBy: null,
+    error: null,
+    lanes: {},
+    ...over,
+  };
+  m.run({ kind: 'bulk.create', bulk, lanes: new Map([[0, [...ids].sort().reverse()]]) });
+  return bulk;
+}

@@ -4,42 +4,14 @@ import { isWfxError } from '../../../src/shared/errors.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { liveInstances } from '../../helpers/state.js';
 import { eventually } from '../../helpers/eventually.js';
-import { MemoryStep, typesOf } from '../../helpers/step.js';
+import { bulkOf, MemoryStep, typesOf } from '../../helpers/step.js';
+import { forkFlow, forkUntilFlow, pausedForkFlow } from '../../../bench/attack-flows.js';
 
 // Issue #81: a tree of executions is held to a budget of what it ever starts (tree-created), an
 // organization to a pace of starts (org-starts-per-second), and a tree being cancelled starts
 // nothing more.
 
 const running = (h: EngineHarness) => liveInstances(h.store.state).filter((i) => i.stateCd === STATE.RUNNING);
-
-/** The flow of issue #81: a parallel gateway into two callProcess nodes that call their own flow. */
-const fork = (pid: string) => `processId: ${pid}
-name: Fork
-nodes:
-  start: { type: startEvent, next: f }
-  f: { type: parallelGateway, next: [a, b] }
-  a: { type: callProcess, processId: ${pid}, next: j }
-  b: { type: callProcess, processId: ${pid}, next: j }
-  j: { type: parallelGateway, next: done }
-  done: { type: endEvent }
-`;
-
-/** The fork behind a stop condition: each execution passes `depth` down, one more, and the leaves end. */
-const forkUntil = (pid: string, depth: number) => `processId: ${pid}
-name: Fork until
-nodes:
-  start: { type: startEvent, next: deeper }
-  deeper:
-    type: exclusiveGateway
-    branches: [{ condition: "\${depth < ${depth}}", next: inc }]
-    default: done
-  inc: { type: scriptTask, script: "return { below: vars.depth + 1 }", next: f }
-  f: { type: parallelGateway, next: [a, b] }
-  a: { type: callProcess, processId: ${pid}, data: { depth: "{below}" }, next: j }
-  b: { type: callProcess, processId: ${pid}, data: { depth: "{below}" }, next: j }
-  j: { type: parallelGateway, next: done }
-  done: { type: endEvent }
-`;
 
 /** Every execution the engine started, by the lifecycle events it published. */
 function countStarts(h: EngineHarness): { readonly n: number } {
@@ -60,7 +32,7 @@ async function failureCodes(h: EngineHarness): Promise<Set<string>> {
 t.test('tree-created: the fork of issue #81 makes no more than the budget, then its tree ends', async (t) => {
   const h = await engineHarness(t, undefined, undefined, { limits: { treeCreated: 40 } });
   const pid = crypto.randomUUID();
-  await h.publish(fork(pid));
+  await h.publish(forkFlow(pid));
   const starts = countStarts(h);
   const root = await h.start(pid);
   await eventually('the tree has ended', () => running(h).length === 0);
@@ -75,9 +47,9 @@ t.test('tree-created: the fork of issue #81 makes no more than the budget, then 
 t.test('tree-created: a recursion that stops in time runs whole; one deeper fails at the budget', async (t) => {
   const h = await engineHarness(t, undefined, undefined, { limits: { treeCreated: 14 } });
   const pid = crypto.randomUUID();
-  await h.publish(forkUntil(pid, 3));
+  await h.publish(forkUntilFlow(pid));
   const starts = countStarts(h);
-  await h.start(pid, { depth: 0 });
+  await h.start(pid, { depth: 0, until: 3 });
   await eventually('the tree has ended', () => running(h).length === 0);
   t.equal(starts.n, 1 + 2 + 4 + 8, 'three levels: fourteen under the root');
   t.notOk(
@@ -86,9 +58,9 @@ t.test('tree-created: a recursion that stops in time runs whole; one deeper fail
   );
 
   const deeper = crypto.randomUUID();
-  await h.publish(forkUntil(deeper, 4));
+  await h.publish(forkUntilFlow(deeper));
   const before = starts.n;
-  await h.start(deeper, { depth: 0 });
+  await h.start(deeper, { depth: 0, until: 4 });
   await eventually('the tree has ended', () => running(h).length === 0);
   t.equal(starts.n - before, 1 + 14, 'a fourth level would be thirty: the budget of fourteen is all it gets');
   t.same([...(await failureCodes(h))], ['TREE_BUDGET_EXCEEDED']);
@@ -180,13 +152,8 @@ nodes:
 t.test('a bulk cancel of a tree ends it, even after its root ended, and the tree starts nothing after', async (t) => {
   const h = await engineHarness(t, undefined, undefined, { limits: { treeCreated: 100_000 }, bulkRate: 100_000 });
   const pid = crypto.randomUUID();
-  // The fork, each execution waiting a moment first: the tree grows one level per timer.
-  await h.publish(
-    fork(pid).replace(
-      'start: { type: startEvent, next: f }',
-      'start: { type: startEvent, next: pause }\n  pause: { type: intermediateCatchEvent, eventType: timer, duration: 1s, next: f }',
-    ),
-  );
+  // The fork, each execution waiting a second first: the tree grows one level per timer.
+  await h.publish(pausedForkFlow('1s', pid));
   const root = await h.start(pid);
   for (let level = 0; level < 4; level++) {
     await h.advance(1000);
@@ -234,25 +201,7 @@ nodes:
   end: { type: endEvent }
 `);
   const id = m.start(pid).answer.processInstanceId;
-  m.apply({
-    type: 'bulk.created',
-    bulk: {
-      bulkId: 'b1',
-      organization: 'default',
-      operation: 'cancel',
-      params: null,
-      query: { rootId: id },
-      startedBefore: m.now.toISOString(),
-      by: 'key:k1',
-      createdAt: m.now.toISOString(),
-      partitions: [0],
-      state: 'RUNNING',
-      finishedAt: null,
-      cancelledBy: null,
-      error: null,
-      lanes: {},
-    },
-  });
+  bulkOf(m, [], { bulkId: 'b1', query: { rootId: id } });
   const { records } = m.run({
     kind: 'answer',
     instanceId: id,

@@ -4,7 +4,7 @@ import { bulkResults, bulkView } from '../../../../src/daemon/engine/bulk/views.
 import type { BulkOperation } from '../../../../src/daemon/state/bulk.js';
 import { logEntries } from '../../../../src/daemon/state/log-line.js';
 import { STATE } from '../../../../src/daemon/state/state.js';
-import { MemoryStep, typesOf } from '../../../helpers/step.js';
+import { bulkOf, MemoryStep, typesOf } from '../../../helpers/step.js';
 import { codeOfCall as errorCode } from '../../../helpers/error-code.js';
 
 const WAITS = `processId: AUTO
@@ -14,29 +14,6 @@ nodes:
   ask: { type: inputNode, inputType: textbox, next: done }
   done: { type: endEvent }
 `;
-
-/** A running operation over `ids` (lane 0), as BulkOperations.create makes it. */
-function bulkOf(m: MemoryStep, ids: readonly string[], over: Partial<BulkOperation> = {}): BulkOperation {
-  const bulk: BulkOperation = {
-    bulkId: `0193a000-0000-7000-8000-${String(Object.keys(m.state.bulks).length).padStart(12, '0')}`,
-    organization: 'default',
-    operation: 'cancel',
-    params: null,
-    query: {},
-    startedBefore: new Date(m.ms + 1).toISOString(),
-    by: 'key:k1',
-    createdAt: m.now.toISOString(),
-    partitions: [0],
-    state: 'RUNNING',
-    finishedAt: null,
-    cancelledBy: null,
-    error: null,
-    lanes: {},
-    ...over,
-  };
-  m.run({ kind: 'bulk.create', bulk, lanes: new Map([[0, [...ids].sort().reverse()]]) });
-  return bulk;
-}
 
 async function waiting(m: MemoryStep, n: number, organization = 'default'): Promise<string[]> {
   const pid = await m.publish(WAITS, organization);
