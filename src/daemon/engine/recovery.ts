@@ -111,7 +111,6 @@ export function recoverLiveState(
   });
   tasks.built();
   counts.built(cold === undefined ? undefined : (id) => cold.stateOf(id));
-  forgetEndedTrees(state, counts, cold);
   return { running, coldRunning, coldFinished };
 }
 
@@ -182,20 +181,6 @@ export function reindexLiveState(state: WfxState, left: (instanceId: string) => 
   indexCold(cold, counts, jobs); // the cold ones that stay, as at a start
   tasks.built();
   counts.built(cold === undefined ? undefined : (id) => cold.stateOf(id));
-  forgetEndedTrees(state, counts, cold);
-}
-
-/**
- * Forgets the tallies of trees nothing of which runs (state.treeCreated): those that ended while
- * a journal was replayed, with no live counts to say so then, or whose executions left. A root
- * that runs alone, what it started having ended, keeps its tree's.
- */
-function forgetEndedTrees(state: WfxState, counts: LiveCounts, cold: ColdLive | undefined): void {
-  for (const root in state.treeCreated) {
-    if (counts.treeRuns(root)) continue;
-    const stateCd = execution(state, root)?.stateCd ?? cold?.stateOf(root);
-    if (stateCd !== STATE.RUNNING) delete state.treeCreated[root];
-  }
 }
 
 /** What continueRecovered needs from the engine. */

@@ -89,9 +89,8 @@ export interface WfxState {
    * How many executions have been started under each root in all (the tree-created limit,
    * engine/limits.ts), by the root's id: children, loop iterations, agent tools and called
    * executions, however many have ended since. Counted by the reducer as each starts, and
-   * forgotten once none of the tree runs (a tree with nothing running starts nothing), by the
-   * reducer while the live counts exist, else by the recovery walk. A root that never started
-   * an execution has no entry.
+   * forgotten once none of the tree runs (a tree with nothing running starts nothing): the step
+   * that ends the last writes `tree.ended`. A root that never started an execution has no entry.
    */
   treeCreated: Record<string, number>;
   /**

@@ -13,6 +13,7 @@ import type { WfxRecord } from '../../state/records.js';
 import { startedInstance, type InstanceStart } from '../../state/records/execution.js';
 import { traceForStart } from '../../observe/execution-spans.js';
 import { TRACER } from '../../observe/tracing.js';
+import { LiveCounts } from '../../state/live-counts.js';
 import { liveNodes, logSize } from '../../state/sizes.js';
 import {
   STATE,
@@ -402,6 +403,16 @@ export abstract class Tokens {
   }
 
   /**
+   * Forgets the tally of `inst`'s tree (state.treeCreated) once `inst` ended and nothing of the
+   * tree runs: written as a record, so that a replay forgets it where the live state did.
+   */
+  private endTree(inst: Instance): void {
+    const root = inst.root ?? inst.processInstanceId;
+    if (!Object.hasOwn(this.state.treeCreated, root) || LiveCounts.of(this.state).treeRuns(root)) return;
+    this.emit({ type: 'tree.ended', instanceId: inst.processInstanceId, root });
+  }
+
+  /**
    * Ends the execution: every other active or waiting node is cancelled (their children
    * too). A child execution then resumes the parent node waiting for it.
    */
@@ -424,6 +435,7 @@ export abstract class Tokens {
       at: this.at,
       ...(error && { error }),
     });
+    this.endTree(inst);
     fireExecutionTriggers(this, inst, reason);
     if (inst.parentInstanceId === null || inst.parentNodeInstanceId === undefined) return;
     const parent = execution(this.state, inst.parentInstanceId);

@@ -36,7 +36,12 @@ export type ExecutionRecord =
       readonly at: string;
       readonly error?: InstanceError;
     }
-  | { readonly type: 'instance.archived'; readonly instanceId: string };
+  | { readonly type: 'instance.archived'; readonly instanceId: string }
+  /**
+   * Nothing of the tree rooted at `root` runs any more, as of `instanceId`'s end (whose record
+   * it follows, in its partition): its tally (WfxState.treeCreated) is forgotten.
+   */
+  | { readonly type: 'tree.ended'; readonly instanceId: string; readonly root: string };
 
 /**
  * The record of a new execution, its fields listed one by one: `{ ...params, processInstanceId,
@@ -159,13 +164,7 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
   'instance.finished': (state, r) => {
     const inst = execution(state, r.instanceId);
     if (!inst) return;
-    if (inst.stateCd === STATE.RUNNING) {
-      const counts = LiveCounts.held(state);
-      counts?.finished(inst);
-      // The tree's tally is kept while any of it runs; with no live counts (a replay), the recovery walk forgets it.
-      const root = inst.root ?? inst.processInstanceId;
-      if (counts && Object.hasOwn(state.treeCreated, root) && !counts.treeRuns(root)) delete state.treeCreated[root];
-    }
+    if (inst.stateCd === STATE.RUNNING) LiveCounts.held(state)?.finished(inst);
     inst.stateCd = r.stateCd;
     inst.endTime = r.at;
     indexTaskExecution(state, inst);
@@ -188,6 +187,9 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
       },
       true,
     );
+  },
+  'tree.ended': (state, r) => {
+    delete state.treeCreated[r.root];
   },
   'instance.archived': (state, r) => {
     const inst = execution(state, r.instanceId);
