@@ -38,6 +38,7 @@ t.test('the API error codes a node keeps from a thrown WfxError are exactly thes
     'FILE_NOT_FOUND',
     'INTERNAL_ERROR',
     'JOB_OUTPUT_INVALID',
+    'ORG_RATE_EXCEEDED',
     'PROCESS_NOT_FOUND',
     'PROCESS_NOT_PUBLISHED',
     'VERSION_NOT_FOUND',
