@@ -277,7 +277,7 @@ export function formatCompare(base: Build, head: Build, figs: readonly Figure[])
     const ratios = f.base.map((b, i) => (f.higher ? f.head[i]! / b : b / f.head[i]!));
     const r = median(ratios);
     const sorted = Float64Array.from(ratios).sort();
-    const spread = `${percentile(sorted, 0).toFixed(2)}-${percentile(sorted, 100).toFixed(2)}`;
+    const spread = `${percentile(sorted, 0).toFixed(3)}-${percentile(sorted, 100).toFixed(3)}`;
     const verdict = r >= BUDGET ? 'kept' : `**under ${BUDGET}**`;
     return `| ${f.what} | ${fmt(median(f.base), f.unit)} | ${fmt(median(f.head), f.unit)} | ${r.toFixed(3)} (${spread}) | ${verdict} |`;
   });

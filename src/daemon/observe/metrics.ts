@@ -7,6 +7,7 @@
  * node type, a route's pattern, a failure code, never an execution's id.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { HotCounter, HotHistogram, type HistogramSeries } from './hot-series.js';
 import type { EngineObserver } from '../engine/options.js';
 import { JobQueues } from '../state/job-queues.js';
 import { LiveCounts } from '../state/live-counts.js';
@@ -38,24 +39,27 @@ const FAST_SECONDS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
 export class DaemonMetrics implements EngineObserver {
   /** The registry GET /metrics answers from. */
   readonly registry = new Registry();
-  private readonly started: Counter<'flow'>;
-  private readonly completed: Counter<'flow'>;
+  private readonly started: HotCounter;
+  private readonly completed: HotCounter;
   private readonly failed: Counter<'flow' | 'code'>;
   private readonly cancelled: Counter<'flow'>;
-  private readonly nodeSeconds: Histogram<'type'>;
+  private readonly nodeSeconds: HotHistogram;
   private readonly nodeFailures: Counter<'type'>;
-  private readonly commitSeconds: Histogram;
-  private readonly commitRecords: Histogram;
+  private readonly commitSeconds: HotHistogram;
+  private readonly commitRecords: HotHistogram;
   private readonly scheduleFires: Counter;
   private readonly scheduleMisses: Counter;
   private readonly webhookDeliveries: Counter<'verdict'>;
-  private readonly httpRequests: Counter<'route' | 'method' | 'status'>;
-  private readonly httpSeconds: Histogram<'route' | 'method'>;
+  private readonly httpRequests: HotCounter;
+  private readonly httpSeconds: HotHistogram;
   private readonly rateLimited: Counter;
   private readonly modelCalls: Counter<'provider' | 'outcome'>;
   private readonly modelTokens: Counter<'provider' | 'kind'>;
   private readonly modelSeconds: Histogram<'provider'>;
   private sources: MetricsSources = {};
+  /** The journal's series (no labels): found once. */
+  private readonly commitSeries: HistogramSeries;
+  private readonly recordsSeries: HistogramSeries;
 
   /** `state`: the daemon's live state, read when scraped (executions running, tasks waiting). */
   constructor(private readonly state: WfxState) {
@@ -64,29 +68,32 @@ export class DaemonMetrics implements EngineObserver {
       new Counter<L>({ name, help, labelNames, registers });
     const histogram = <L extends string>(name: string, help: string, buckets: number[], labelNames: L[] = []) =>
       new Histogram<L>({ name, help, labelNames, buckets, registers });
-    this.started = counter('wfx_executions_started_total', 'Executions started, per flow', ['flow']);
-    this.completed = counter('wfx_executions_completed_total', 'Executions completed, per flow', ['flow']);
+    // What every start moves is kept in hot series (hot-series.ts); the rest in prom-client's own.
+    this.started = new HotCounter('wfx_executions_started_total', 'Executions started, per flow', this.registry);
+    this.completed = new HotCounter('wfx_executions_completed_total', 'Executions completed, per flow', this.registry);
     this.failed = counter('wfx_executions_failed_total', 'Executions failed, per flow and failure code', [
       'flow',
       'code',
     ]);
     this.cancelled = counter('wfx_executions_cancelled_total', 'Executions cancelled, per flow', ['flow']);
-    this.nodeSeconds = histogram(
+    this.nodeSeconds = new HotHistogram(
       'wfx_node_duration_seconds',
       'Time a node took, entered to left, per node type',
       SECONDS,
-      ['type'],
+      this.registry,
     );
     this.nodeFailures = counter('wfx_node_failures_total', 'Nodes failed or timed out, per node type', ['type']);
-    this.commitSeconds = histogram(
+    this.commitSeconds = new HotHistogram(
       'wfx_journal_commit_seconds',
       'Time from a step applied to its records durable (group commit)',
       FAST_SECONDS,
+      this.registry,
     );
-    this.commitRecords = histogram(
+    this.commitRecords = new HotHistogram(
       'wfx_journal_commit_records',
       'Records per durable step',
       [1, 2, 5, 10, 50, 200, 1000],
+      this.registry,
     );
     this.scheduleFires = counter('wfx_schedule_fires_total', 'Schedule triggers fired');
     this.scheduleMisses = counter(
@@ -94,17 +101,19 @@ export class DaemonMetrics implements EngineObserver {
       'Schedule runs missed while the daemon was down and skipped',
     );
     this.webhookDeliveries = counter('wfx_webhook_deliveries_total', 'Webhook deliveries, per verdict', ['verdict']);
-    this.httpRequests = counter(
+    this.httpRequests = new HotCounter(
       'wfx_http_requests_total',
       'HTTP requests answered, per route pattern, method and status',
-      ['route', 'method', 'status'],
+      this.registry,
     );
-    this.httpSeconds = histogram(
+    this.httpSeconds = new HotHistogram(
       'wfx_http_request_duration_seconds',
       'HTTP request latency, per route pattern',
       FAST_SECONDS,
-      ['route', 'method'],
+      this.registry,
     );
+    this.commitSeries = this.commitSeconds.of('', () => ({}));
+    this.recordsSeries = this.commitRecords.of('', () => ({}));
     this.rateLimited = counter('wfx_rate_limit_refusals_total', 'Requests refused by a key rate limit (429)');
     this.modelCalls = counter('wfx_model_calls_total', 'Model calls, per provider and outcome', [
       'provider',
@@ -134,12 +143,14 @@ export class DaemonMetrics implements EngineObserver {
   durable(state: WfxState, records: readonly WfxRecord[]): void {
     for (const r of records) {
       switch (r.type) {
-        case 'instance.started':
-          this.started.inc({ flow: r.instance.processId });
+        case 'instance.started': {
+          const flow = r.instance.processId;
+          this.started.of(flow, () => ({ flow })).value++;
           break;
+        }
         case 'instance.finished': {
           const flow = execution(state, r.instanceId)?.processId ?? 'unknown';
-          if (r.stateCd === STATE.COMPLETED) this.completed.inc({ flow });
+          if (r.stateCd === STATE.COMPLETED) this.completed.of(flow, () => ({ flow })).value++;
           else if (r.stateCd === STATE.FAILED) this.failed.inc({ flow, code: r.error?.code ?? 'UNKNOWN' });
           else this.cancelled.inc({ flow });
           break;
@@ -170,14 +181,18 @@ export class DaemonMetrics implements EngineObserver {
 
   /** EngineObserver: a step's records became durable `seconds` after it ran. */
   committed(seconds: number, records: number): void {
-    this.commitSeconds.observe(seconds);
-    this.commitRecords.observe(records);
+    this.commitSeconds.observe(this.commitSeries, seconds);
+    this.commitRecords.observe(this.recordsSeries, records);
   }
 
   /** An HTTP request answered: `route` is its pattern (`/process/instance/:id`), never its URL. */
   answered(route: string, method: string, status: number, seconds: number): void {
-    this.httpRequests.inc({ route, method, status: String(status) });
-    this.httpSeconds.observe({ route, method }, seconds);
+    const key = `${method} ${route}`;
+    this.httpRequests.of(`${key} ${status}`, () => ({ route, method, status: String(status) })).value++;
+    this.httpSeconds.observe(
+      this.httpSeconds.of(key, () => ({ route, method })),
+      seconds,
+    );
     if (status === 429) this.rateLimited.inc();
   }
 
@@ -241,7 +256,10 @@ export class DaemonMetrics implements EngineObserver {
     const type = ni.nodeType;
     // Nodes that start and end in one step share the step's time: no date to parse.
     const seconds = at === ni.startTime ? 0 : Math.max(0, (Date.parse(at) - Date.parse(ni.startTime)) / 1000);
-    this.nodeSeconds.observe({ type }, seconds);
+    this.nodeSeconds.observe(
+      this.nodeSeconds.of(type, () => ({ type })),
+      seconds,
+    );
     if (statusCd === STATUS.FAILED || statusCd === STATUS.TIMED_OUT) this.nodeFailures.inc({ type });
   }
 
