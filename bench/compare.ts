@@ -11,8 +11,10 @@
  * main itself to HEAD when the working tree has changes and to HEAD~1 when it has none. It is
  * built in a worktree under the OS's temp dir, kept for the next run of the same commit; its
  * node_modules is this tree's when its lockfile is the same, else installed (`npm ci`).
- * BENCH_ROUNDS (default 3), BENCH_SECONDS (a load's length, default 8) and BENCH_WAITING (the
- * restarts' waiting executions, default 20,000) set the run's length.
+ * BENCH_ROUNDS (default 3), BENCH_SECONDS (a load's length, default 8), BENCH_ANSWERS (the
+ * executions one answer load answers, default 9,000) and BENCH_WAITING (the restarts' waiting
+ * executions, default 20,000) set the run's length; BENCH_FIGURES (starts, answers, restarts,
+ * comma-separated) measures some of the figures only.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -25,15 +27,17 @@ import { WfxClient } from '../src/client/client.js';
 import { inCallers } from './callers.js';
 import { UNPACED } from './daemon.js';
 import { FIVE_NODE_FLOW, WAITS } from './engine.js';
-import { figures, interleavedLoad, percentile, post, runLoad, SECONDS, type Load } from './http.js';
+import { figures, mainThreadCpuMs, percentile, post, runLoad, SECONDS, SLICES, type Load } from './http.js';
 import { machineLine } from './report.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WAITING = Number(process.env.BENCH_WAITING ?? 20_000);
-/** Executions answered in one answer load (the first third a warm-up). */
-const ANSWERS = 3_000;
+/** Executions answered in one answer load, the first third a warm-up (BENCH_ANSWERS). */
+const ANSWERS = Number(process.env.BENCH_ANSWERS ?? 9_000);
+/** Which figures to measure (BENCH_FIGURES, comma-separated): starts, answers, restarts; default all. */
+const FIGURES = new Set((process.env.BENCH_FIGURES ?? 'starts,answers,restarts').split(','));
 const START_BODY = { processId: '7f3e2d1c-0b9a-4876-9543-210fedcba987', data: { orderId: 1, amount: 150 } };
 const WAITS_ID = '1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
 
@@ -158,6 +162,11 @@ async function answers(d: Daemon, ids: readonly string[], kind: 'task' | 'event'
   return figures(measured);
 }
 
+/** The daemon's main-thread CPU so far, in ms (Linux; 0 elsewhere, which makes the CPU rows say nothing). */
+async function cpuOf(d: Daemon): Promise<number> {
+  return (await mainThreadCpuMs(d.pid)) ?? 0;
+}
+
 /** Waits until the daemon at `url` answers /health (a start after a SIGKILL returns once it listens). */
 async function answering(url: string): Promise<void> {
   for (let i = 0; i < 600; i++) {
@@ -184,11 +193,13 @@ export async function runCompare(baseBuild: Build, headBuild: Build): Promise<Fi
     c,
     rate: figure(`starts/s at ${c} connection${c === 1 ? '' : 's'} (5-node flow, start to completion)`, '/s', true),
     p99: figure(`start p99 at ${c} connection${c === 1 ? '' : 's'}`, 'ms', false),
+    cpu: figure(`main-thread CPU a start at ${c} connection${c === 1 ? '' : 's'}`, 'µs', false),
   }));
   const answerFigs = (['task', 'event'] as const).map((kind) => ({
     kind,
     rate: figure(`${kind === 'task' ? 'task' : 'message'} answers/s at 10 connections`, '/s', true),
     p99: figure(`${kind === 'task' ? 'task' : 'message'} answer p99 at 10 connections`, 'ms', false),
+    cpu: figure(`main-thread CPU a ${kind === 'task' ? 'task' : 'message'} answer`, 'µs', false),
   }));
   const restartClean = figure(`restart over ${WAITING.toLocaleString('en')} waiting, after a stop`, 'ms', false);
   const restartKill = figure(
@@ -213,30 +224,41 @@ export async function runCompare(baseBuild: Build, headBuild: Build): Promise<Fi
         daemons.set(side, d);
       }
       const [first, second] = order.map(([side]) => side) as ['base' | 'head', 'base' | 'head'];
-      for (const s of starts) {
+      for (const s of FIGURES.has('starts') ? starts : []) {
         const target = (side: 'base' | 'head') => {
           const d = daemons.get(side)!;
           return post(`${d.url}/process/start`, d.key, START_BODY, s.c);
         };
-        const [a, b] = await interleavedLoad(target(first), target(second));
-        for (const [side, load] of [
-          [first, a],
-          [second, b],
-        ] as const) {
+        const cpuBefore = await Promise.all([first, second].map((side) => cpuOf(daemons.get(side)!)));
+        const outcome = await runLoad({
+          interleave: [target(first), target(second)],
+          slices: SLICES,
+          sliceSeconds: SECONDS / SLICES,
+          warmupSeconds: 1,
+        });
+        const cpuAfter = await Promise.all([first, second].map((side) => cpuOf(daemons.get(side)!)));
+        for (const [i, side] of [first, second].entries()) {
+          const { warmup, measured } = outcome[i]!;
+          const load = figures(measured);
           s.rate[side].push(load.perSecond);
           s.p99[side].push(load.p99);
+          // The CPU of every request the daemon served in that time, the warm-up's too.
+          const served = measured.total + measured.failed + (warmup ? warmup.total + warmup.failed : 0);
+          s.cpu[side].push(((cpuAfter[i]! - cpuBefore[i]!) * 1000) / Math.max(1, served));
         }
       }
-      for (const f of answerFigs)
+      for (const f of FIGURES.has('answers') ? answerFigs : [])
         for (const [side] of order) {
           const d = daemons.get(side)!;
           const from = round * ANSWERS;
           const ids = await waiting(d, ANSWERS, f.kind, from);
+          const before = await cpuOf(d);
           const load = await answers(d, ids, f.kind, from);
           f.rate[side].push(load.perSecond);
           f.p99[side].push(load.p99);
+          f.cpu[side].push((((await cpuOf(d)) - before) * 1000) / ids.length);
         }
-      for (const [side, build] of order) {
+      for (const [side, build] of FIGURES.has('restarts') ? order : []) {
         const d = daemons.get(side)!;
         await waiting(d, WAITING, 'task', 1_000_000);
         await stopDaemon(build, d);
@@ -258,11 +280,11 @@ export async function runCompare(baseBuild: Build, headBuild: Build): Promise<Fi
     await rm(dir, { recursive: true, force: true });
   }
   return [
-    ...starts.flatMap((s) => [s.rate, s.p99]),
-    ...answerFigs.flatMap((f) => [f.rate, f.p99]),
+    ...starts.flatMap((s) => [s.rate, s.p99, s.cpu]),
+    ...answerFigs.flatMap((f) => [f.rate, f.p99, f.cpu]),
     restartClean,
     restartKill,
-  ];
+  ].filter((f) => f.base.length > 0);
 }
 
 /** The budget of docs/performance.md: a core figure worse than this fraction of REV's needs a decision record. */
@@ -271,7 +293,11 @@ export const BUDGET = 0.95;
 /** The comparison as a table: each figure's medians, the ratio round by round, and whether it keeps the budget. */
 export function formatCompare(base: Build, head: Build, figs: readonly Figure[]): string {
   const fmt = (n: number, unit: string) =>
-    unit === 'ms' ? `${n.toFixed(n < 10 ? 2 : 0)} ms` : `${Math.round(n).toLocaleString('en')}${unit}`;
+    unit === 'ms'
+      ? `${n.toFixed(n < 10 ? 2 : 0)} ms`
+      : unit === 'µs'
+        ? `${n.toFixed(1)} µs`
+        : `${Math.round(n).toLocaleString('en')}${unit}`;
   const rows = figs.map((f) => {
     // As "this build is x of REV's": for a time, REV's over this one's, so that under 1 is worse either way.
     const ratios = f.base.map((b, i) => (f.higher ? f.head[i]! / b : b / f.head[i]!));

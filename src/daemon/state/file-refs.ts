@@ -22,6 +22,8 @@ import { collectFileIds } from './stored-file.js';
 /** What a file index belongs to: the state's executions and the index kept beside them (WfxState.fileRefs). */
 export interface FileRefsHolder {
   instances: Record<string, Instance | undefined>;
+  /** The file store's files (WfxState.files): a record can name only one of these. */
+  files: Record<string, unknown>;
   instanceTable?: InstanceTable<Instance> | undefined;
   fileRefs?: FileRefs | undefined;
 }
@@ -31,6 +33,12 @@ type ExecutionChange =
   | { readonly type: string; readonly instanceId: string }
   | { readonly type: 'instance.started'; readonly instance: Pick<Instance, 'processInstanceId'> }
   | { readonly type: string };
+
+/** Whether `o` has no own enumerable key. */
+function isEmpty(o: Record<string, unknown>): boolean {
+  for (const _ in o) return false;
+  return true;
+}
 
 /** The fileIds found in one record (reused: the reducer applies records one at a time). */
 const scratch = new Set<string>();
@@ -74,6 +82,9 @@ export class FileRefs {
    */
   applied(r: ExecutionChange): void {
     if (r.type === 'instance.archived' && 'instanceId' in r) this.byExecution.delete(r.instanceId);
+    // A fileId is drawn at random when its file is stored: with no file stored, no record can
+    // name one (and a record that names one later is read then), so nothing is walked.
+    else if (isEmpty(this.state.files)) return;
     else if ('instanceId' in r) {
       if (ownEntry(this.state.instances, r.instanceId) === undefined) return;
       collectFileIds(r, scratch);

@@ -60,6 +60,13 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
   }
 
   /**
+   * Called before each synchronous run of applies (a commit's, a transaction's, a settle's):
+   * nothing else (a checkpoint beginning, an eviction) happens inside one, which a store may
+   * count on between its `applyOne` calls.
+   */
+  protected beginApplies(): void {}
+
+  /**
    * Applies `records` to the state now, and resolves once they are durable as one journal
    * entry. Throws (synchronously in the returned promise) STORE_FAILED / STORE_CLOSED.
    */
@@ -67,6 +74,7 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new WfxError('STORE_CLOSED', 'the store is closed'));
     const parts: string[] = [];
+    this.beginApplies();
     try {
       for (const record of records) {
         parts.push(JSON.stringify(record));
@@ -119,6 +127,7 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
       run = null;
     };
     let result: T;
+    this.beginApplies();
     try {
       result = fn((record) => {
         if (coalesce) {
@@ -163,6 +172,7 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
     const settle = (): void => {
       if (settled || this.failure) return;
       settled = true;
+      this.beginApplies();
       for (const record of elsewhere.settle) this.applyOne(record);
     };
     return { result, records, serialized, durable, settle };

@@ -80,10 +80,18 @@ export class Store<S, R> extends RecordStore<S, R> {
   private segments: ExecutionSegments | null = null;
   private dirty = new Set<string>();
   private segmentCopy: SegmentCopy | null = null;
+  /**
+   * The execution the last record of this run of applies changed (beginApplies): the records of
+   * a step come by execution, and one already guarded, copied and marked needs none of it again
+   * until the run ends (a checkpoint beginning, an eviction, come between runs).
+   */
+  private lastTouched: string | null = null;
   private readonly touchSegment = (key: string): void => {
+    if (key === this.lastTouched) return;
     this.coldGuard?.(key);
     this.segmentCopy?.touch(key);
     this.dirty.add(key);
+    this.lastTouched = key;
   };
   private coldGuard: ((key: string) => void) | null = null;
   private readonly checkpointed: Array<() => void> = [];
@@ -222,6 +230,10 @@ export class Store<S, R> extends RecordStore<S, R> {
    * Applies one record. While a snapshot is being copied, the entries it changes are copied
    * first; otherwise they lose their range in the last snapshot (their text there is out of date).
    */
+  protected override beginApplies(): void {
+    this.lastTouched = null;
+  }
+
   protected override applyOne(record: R): void {
     if (this.segments) this.options.snapshotCollection!.touched(record, this.touchSegment);
     else if (this.copying) this.options.snapshotCollection!.touched(record, this.copying.touch);
