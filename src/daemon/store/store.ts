@@ -16,7 +16,8 @@ import type { Manifest, SnapshotMark } from './manifest.js';
 import { snapshotPathIn } from './snapshot-file.js';
 import { indexInSlices, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
 import type { ExecutionSegments } from './segment-checkpoint.js';
-import { segmentCheckpoint, type SegmentCopy } from './segment-copy.js';
+import { segmentCheckpoint } from './segment-copy.js';
+import { SegmentChanges } from './segment-changes.js';
 import { RecordStore, silentLogger } from './record-store.js';
 import { SNAPSHOT_SLICE_MS, slicePacer, writePieces, writeSnapshotText } from './snapshot-write.js';
 import type { SnapshotFile, StoreHold, StoreOptions } from './store-options.js';
@@ -74,26 +75,11 @@ export class Store<S, R> extends RecordStore<S, R> {
   } | null = null;
   /**
    * The execution segments in effect (snapshotCollection.summarize only): checkpoints write the
-   * entries in `dirty` (changed since the last one) into a new one, each captured by
-   * `segmentCopy` as it was at the checkpoint's instant.
+   * executions `changes` holds (changed since the last one) into a new one, each as it was at the
+   * checkpoint's instant.
    */
   private segments: ExecutionSegments | null = null;
-  private dirty = new Set<string>();
-  private segmentCopy: SegmentCopy | null = null;
-  /**
-   * The execution the last record of this run of applies changed (beginApplies): the records of
-   * a step come by execution, and one already guarded, copied and marked needs none of it again
-   * until the run ends (a checkpoint beginning, an eviction, come between runs).
-   */
-  private lastTouched: string | null = null;
-  private readonly touchSegment = (key: string): void => {
-    if (key === this.lastTouched) return;
-    this.coldGuard?.(key);
-    this.segmentCopy?.touch(key);
-    this.dirty.add(key);
-    this.lastTouched = key;
-  };
-  private coldGuard: ((key: string) => void) | null = null;
+  private changes = new SegmentChanges();
   private readonly checkpointed: Array<() => void> = [];
   /** The executions that may leave memory, read back from their segments (DurableStore.evictable). */
   readonly evictable: EvictableEntries | null;
@@ -122,9 +108,9 @@ export class Store<S, R> extends RecordStore<S, R> {
     this.segments = segments;
     this.evictable =
       segments?.evictable({
-        clean: (key) => this.checkpointing === null && !this.dirty.has(key),
+        clean: (key) => this.checkpointing === null && this.changes.isClean(key),
         onCheckpoint: (fn) => void this.checkpointed.push(fn),
-        guard: (fn) => void (this.coldGuard = fn),
+        guard: (fn) => this.changes.guard(fn),
       }) ?? null;
   }
 
@@ -140,7 +126,7 @@ export class Store<S, R> extends RecordStore<S, R> {
       await recoverStore(options);
     const logger = options.logger ?? silentLogger;
     const store = new Store(options, journal, state, recovery, snapshotBytes, manifest, segments);
-    if (segments) store.dirty = changed;
+    if (segments) store.changes = new SegmentChanges(changed);
     if (layout) {
       const file = await openFile(snapshotPathIn(options.dir), 'r').catch((err: unknown) => {
         logger.warn(
@@ -231,11 +217,11 @@ export class Store<S, R> extends RecordStore<S, R> {
    * first; otherwise they lose their range in the last snapshot (their text there is out of date).
    */
   protected override beginApplies(): void {
-    this.lastTouched = null;
+    this.changes.runBegins();
   }
 
   protected override applyOne(record: R): void {
-    if (this.segments) this.options.snapshotCollection!.touched(record, this.touchSegment);
+    if (this.segments) this.options.snapshotCollection!.touched(record, this.changes.touch);
     else if (this.copying) this.options.snapshotCollection!.touched(record, this.copying.touch);
     else if (this.source) this.options.snapshotCollection!.touched(record, this.source.ranges.delete);
     else if (this.loading) this.options.snapshotCollection!.touched(record, this.loading.change);
@@ -352,15 +338,14 @@ export class Store<S, R> extends RecordStore<S, R> {
           state: this.state as object,
           large: large!,
           derived: this.options.derived,
-          dirty: this.dirty,
+          dirty: this.changes.take(),
           head: { seq, savedAt },
           snapshotPath: this.snapshotPath,
           pace: this.pacer(),
           failure: () => this.failure,
           markPending: (file) => this.markPending(seq, file),
         });
-        this.dirty = new Set();
-        this.segmentCopy = started.copy;
+        this.changes.copying(started.copy);
         written = started.written.then((w) => {
           ({ mark, size, reused, dropped } = w);
         });
@@ -433,7 +418,7 @@ export class Store<S, R> extends RecordStore<S, R> {
       // Both settled before anything throws: a snapshot still being written when the old
       // segment's close fails must not go on (and rename itself into place) after close().
       const [wrote, rolled] = await Promise.allSettled([written, closed]);
-      this.segmentCopy = null;
+      this.changes.copying(null);
       if (wrote.status === 'rejected') throw wrote.reason;
       if (rolled.status === 'rejected') throw rolled.reason;
       this.snapshotSeq = seq;
@@ -497,7 +482,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     this.closed = true;
     await this.journal.close().catch(() => undefined);
     await this.source?.file.close().catch(() => undefined);
-    const asWritten = final && !this.failure && this.dirty.size === 0 && this.journal.lastSeq === this.snapshotSeq;
+    const asWritten = final && !this.failure && this.changes.size === 0 && this.journal.lastSeq === this.snapshotSeq;
     if (asWritten) await this.segments?.leaveImage(this.state as object, this.options);
     await this.segments?.close();
     this.source = null;

@@ -1,0 +1,73 @@
+/**
+ * What the JSON store's execution segments must know of each record applied: which executions
+ * changed since the last checkpoint (the next one writes them into a new segment), the copy of
+ * each as it was at the instant of a checkpoint under way (SegmentCopy), and the execution
+ * cache's guard that no record reaches an execution that is not resident.
+ */
+import type { SegmentCopy } from './segment-copy.js';
+
+/** The executions changed since the last checkpoint, and what touching one does meanwhile. */
+export class SegmentChanges {
+  /** The executions changed since the last checkpoint began (or since the open's snapshot). */
+  private dirty: Set<string>;
+  /** The copy of a checkpoint under way: an execution about to change is copied first. */
+  private copy: SegmentCopy | null = null;
+  private guardFn: ((key: string) => void) | null = null;
+  /**
+   * The execution the last record of this run of applies changed (`runBegins`): the records of
+   * a step come by execution, and one already guarded, copied and marked needs none of it again
+   * until the run ends (a checkpoint beginning, an eviction, come between runs).
+   */
+  private last: string | null = null;
+
+  /** `changed`: those the open found changed since the snapshot (the journal it replayed). */
+  constructor(changed: Set<string> = new Set()) {
+    this.dirty = changed;
+  }
+
+  /** Execution `key` is about to change (a record applied to it). */
+  readonly touch = (key: string): void => {
+    if (key === this.last) return;
+    this.guardFn?.(key);
+    this.copy?.touch(key);
+    this.dirty.add(key);
+    this.last = key;
+  };
+
+  /** A run of applies begins (a commit's, a transaction's, a settle's): see `last`. */
+  runBegins(): void {
+    this.last = null;
+  }
+
+  /** Whether execution `key` is unchanged since the last checkpoint. */
+  isClean(key: string): boolean {
+    return !this.dirty.has(key);
+  }
+
+  /** How many executions changed since the last checkpoint. */
+  get size(): number {
+    return this.dirty.size;
+  }
+
+  /** Sets the guard every touch calls first (it throws for an execution that is not resident). */
+  guard(fn: (key: string) => void): void {
+    this.guardFn = fn;
+  }
+
+  /**
+   * A checkpoint begins: answers the executions changed until now, for it to write, and starts
+   * counting afresh. `copy` is told of each execution touched until `copied(null)`.
+   */
+  take(): Set<string> {
+    const taken = this.dirty;
+    this.dirty = new Set();
+    this.last = null;
+    return taken;
+  }
+
+  /** The copy of the checkpoint under way (null: none any more). */
+  copying(copy: SegmentCopy | null): void {
+    this.copy = copy;
+    this.last = null;
+  }
+}
