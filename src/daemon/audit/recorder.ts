@@ -73,6 +73,9 @@ const TARGET_FIELDS = [
   'messageId',
 ] as const;
 
+const SUMMARIES: ReadonlySet<string> = new Set(SUMMARY_FIELDS);
+const TARGETS: ReadonlySet<string> = new Set(TARGET_FIELDS);
+
 /** Path parameters never recorded: a webhook endpoint's token is its credential. */
 const SECRET_PARAMS: ReadonlySet<string> = new Set(['token']);
 
@@ -158,14 +161,16 @@ export function auditEntry(
   const targets: Record<string, string> = {};
   const params = plainObject(request.params);
   if (params) for (const k in params) if (!SECRET_PARAMS.has(k)) putText(targets, k, params[k]);
-  if (body) for (const k of TARGET_FIELDS) putText(targets, k, body[k]);
+  // A body or an answer has a few fields, the allowlists many: each field is looked up in them.
+  if (body) for (const k in body) if (TARGETS.has(k)) putText(targets, k, body[k]);
   const answer = answerOf(payload);
-  if (answer) for (const k of TARGET_FIELDS) putText(targets, k, answer[k]);
+  if (answer) for (const k in answer) if (TARGETS.has(k)) putText(targets, k, answer[k]);
   const summary: Record<string, string | number | boolean> = {};
   let summarized = false;
   for (const source of [query, body])
     if (source)
-      for (const k of SUMMARY_FIELDS) {
+      for (const k in source) {
+        if (!SUMMARIES.has(k)) continue;
         const v = source[k];
         if (typeof v === 'number' || typeof v === 'boolean') summary[k] = v;
         else if (typeof v === 'string') summary[k] = v.slice(0, MAX_TEXT);
