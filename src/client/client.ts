@@ -4,6 +4,8 @@ import type {
   ActivatedJobs,
   ActivateJobsBody,
   CompleteJobBody,
+  CompleteJobsBody,
+  CompletedJobs,
   DomainHealthList,
   DomainList,
   DomainView,
@@ -414,6 +416,13 @@ export class WfxClient {
     /** POST /jobs/{key}/complete. Throws JOB_NOT_FOUND, JOB_LOCK_LOST, JOB_OUTPUT_INVALID (the attempt counted as failed). */
     complete: (key: string, body: CompleteJobBody): Promise<JobAnswer> =>
       this.http.post<JobAnswer>(path`/jobs/${key}/complete`, body),
+    /**
+     * POST /jobs/complete: many jobs completed in one request; one outcome per job, in order
+     * (`{key, status: "completed"}`, or the error its own complete would have thrown, as
+     * `{key, error, message, details?}`).
+     */
+    completeMany: (body: CompleteJobsBody): Promise<CompletedJobs> =>
+      this.http.post<CompletedJobs>('/jobs/complete', body),
     /** POST /jobs/{key}/fail: a failed attempt (retried while attempts are left). Throws JOB_NOT_FOUND, JOB_LOCK_LOST. */
     fail: (key: string, body: FailJobBody): Promise<JobAnswer> =>
       this.http.post<JobAnswer>(path`/jobs/${key}/fail`, body),

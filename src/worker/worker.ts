@@ -1,7 +1,7 @@
 /**
  * A job worker: pulls a domain's jobs from a wfx daemon (POST /jobs/activate, a long poll),
- * runs a handler per action, and completes or fails each job; heartbeats while a handler runs,
- * so a long job keeps its lock. Reconnects with backoff when the daemon is away (a completion
+ * runs a handler per action, and completes each job (many to a request: completions.ts) or
+ * fails it; heartbeats while a handler runs, so a long job keeps its lock. Reconnects with backoff when the daemon is away (a completion
  * whose lock the restarted daemon still honours is accepted). Stopping finishes the jobs in
  * hand within a grace period and gives the rest back (release), so none waits for its lock to
  * lapse. A job runs at least once: a worker that dies mid-job leaves it to the next worker once
@@ -13,6 +13,7 @@ import { WfxClient } from '../client/client.js';
 import type { ActivatedJob } from '../shared/api/index.js';
 import { DEFAULT_LOCK_DURATION_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../shared/api/index.js';
 import { isWfxError, type ErrorCode } from '../shared/errors.js';
+import { Completions } from './completions.js';
 import { JobError, failureOf } from './job-error.js';
 
 export { JobError };
@@ -122,6 +123,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const initialMs = Math.max(1, options.reconnect?.initialMs ?? RECONNECT_INITIAL_MS);
   const maxMs = Math.max(initialMs, options.reconnect?.maxMs ?? RECONNECT_MAX_MS);
   const held = new Map<string, Held>();
+  const completions = new Completions(client, name);
   const stats = { completed: 0, failed: 0, inFlight: 0 };
   let stopping = false;
   const poll = new AbortController();
@@ -133,7 +135,10 @@ export function createWorker(options: WorkerOptions): Worker {
       try {
         return await fn();
       } catch (err) {
-        const away = isWfxError(err, 'DAEMON_UNREACHABLE') || isWfxError(err, 'SERVICE_UNAVAILABLE');
+        const away =
+          isWfxError(err, 'DAEMON_UNREACHABLE') ||
+          isWfxError(err, 'SERVICE_UNAVAILABLE') ||
+          isWfxError(err, 'PARTITION_MOVING');
         if (!away || Date.now() > Date.parse(h.job.lockedUntil) || attempt > 50) throw err;
         await sleep(Math.min(maxMs, 100 * 2 ** attempt), null);
       }
@@ -185,7 +190,7 @@ export function createWorker(options: WorkerOptions): Worker {
       }
       if (h.gone !== null) return emit({ type: 'dropped', job, why: h.gone });
       try {
-        await call(h, () => client.jobs.complete(job.key, { worker: name, output: output ?? null }));
+        await call(h, () => completions.complete(job.key, output ?? null));
         stats.completed++;
         emit({ type: 'completed', job, ms: performance.now() - started });
       } catch (err) {

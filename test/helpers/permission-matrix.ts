@@ -227,6 +227,11 @@ export const MATRIX: MatrixRow[] = [
     expect: row([403, 403, 403, 404, 404, 404, 403, 404]),
   },
   {
+    name: 'POST /jobs/complete (no such job: refused per job)',
+    request: async () => ({ method: 'POST', url: '/jobs/complete', payload: { worker: 'w', jobs: [{ key: NO_JOB }] } }),
+    expect: row([403, 403, 403, 200, 200, 200, 403, 200]),
+  },
+  {
     name: 'GET /jobs',
     request: async () => ({ method: 'GET', url: '/jobs' }),
     expect: row([200, 200, 200, 200, 200, 200, 200, 403]),

@@ -12,6 +12,8 @@ import type { Logger } from 'pino';
 import type {
   ActivateJobsBody,
   ActivatedJob,
+  CompletedJob,
+  CompleteJobsBody,
   EventBody,
   EventDelivered,
   WithDefaults,
@@ -112,6 +114,16 @@ export interface OtherDaemons {
    * Resolves null when no other daemon serves executions: the activation is this daemon's alone.
    */
   activateJobs(a: JobsAcross): Promise<ActivatedJob[] | null>;
+  /**
+   * Whether job `key`'s execution is in a partition this daemon serves now (a key that names no
+   * execution: here, which refuses it as one that is not found).
+   */
+  holdsJob(key: string): boolean;
+  /**
+   * Completes `body.jobs`, none held here, where each is held (POST /jobs/complete asked of the
+   * other daemons): one outcome per job, in order; PARTITION_MOVING for one no daemon holds now.
+   */
+  completeJobs(request: FastifyRequest, reply: FastifyReply, body: CompleteJobsBody): Promise<CompletedJob[]>;
   /** Follows the event stream `request` asks for on every other daemon, each event to `onEvent`, until closed. */
   follow(request: FastifyRequest, onEvent: (event: SseEvent) => void): { close(): void };
 }

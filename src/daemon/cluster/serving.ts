@@ -7,6 +7,7 @@
  * (partition-moves.ts).
  */
 import type { Logger } from 'pino';
+import { jobTarget } from '../state/job-queues.js';
 import type { WfxRecord } from '../state/records.js';
 import type { WfxState } from '../state/state.js';
 import { DEFAULT_LEASE_MS } from '../store/pg/lease.js';
@@ -103,7 +104,10 @@ async function clusterServing(
       counted: (request) => hop.counted(request.headers, request.method, request.url),
       daemonCall: (request) => hop.caller(request.headers, request.method, request.url),
       install: (app) => installSharedServing(app, { routing, peers }),
-      others: otherDaemons(peers),
+      others: otherDaemons(peers, (key) => {
+        const job = jobTarget(key);
+        return job === null || store.serves(partitionOfExecution(store.layout, job.instanceId));
+      }),
     },
     moves: ({ engine, takeDirectory }) =>
       new PartitionSharing({ store, engine, member: sharing, logger, takeDirectory }),

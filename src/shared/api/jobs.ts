@@ -89,6 +89,47 @@ export const CompleteJobBody = Type.Object(
 );
 export type CompleteJobBody = Static<typeof CompleteJobBody>;
 
+/** The most jobs one POST /jobs/complete completes. */
+export const MAX_COMPLETE_JOBS = 1000;
+
+/**
+ * Body of POST /jobs/complete: many jobs this worker holds completed in one request (each as
+ * POST /jobs/{key}/complete would, all made durable together).
+ */
+export const CompleteJobsBody = Type.Object(
+  {
+    worker: WorkerName,
+    jobs: Type.Array(
+      Type.Object(
+        {
+          key: Type.String({ minLength: 1, maxLength: 200 }),
+          /** The result (checked against the action's output schema): goes to the node's resultVariable. */
+          output: Type.Optional(Type.Unknown()),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: MAX_COMPLETE_JOBS },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CompleteJobsBody = Static<typeof CompleteJobsBody>;
+
+/** One job's outcome in POST /jobs/complete's answer: its answer, or the error its own call would have had. */
+export type CompletedJob =
+  | { readonly key: string; readonly status: 'completed' }
+  | {
+      readonly key: string;
+      readonly error: string;
+      readonly message: string;
+      readonly details?: unknown;
+    };
+
+/** Answer of POST /jobs/complete: one outcome per job, in the order asked. */
+export interface CompletedJobs {
+  readonly results: readonly CompletedJob[];
+}
+
 /** Body of POST /jobs/{key}/fail. */
 export const FailJobBody = Type.Object(
   {

@@ -140,6 +140,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/triggers': ['get'],
     '/jobs': ['get'],
     '/jobs/activate': ['post'],
+    '/jobs/complete': ['post'],
     '/jobs/workers': ['get'],
     '/jobs/{key}/complete': ['post'],
     '/jobs/{key}/fail': ['post'],

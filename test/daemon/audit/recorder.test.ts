@@ -362,6 +362,21 @@ const ROWS: Row[] = [
       };
     },
   })),
+  {
+    route: 'POST /jobs/complete',
+    as: 'worker',
+    request: async (c) => {
+      if (c.memo.jobFlow === undefined) c.memo.jobFlow = await c.h.publish(JOB_FLOW, { organization: 'acme' });
+      await c.h.start(c.memo.jobFlow, {}, { organization: 'acme' });
+      const res = await c.h.call(c.worker, {
+        method: 'POST',
+        url: '/jobs/activate',
+        payload: { domain: 'billing', worker: 'w1', maxJobs: 1, requestTimeout: 1000 },
+      });
+      const key = (res.json() as { jobs: Array<{ key: string }> }).jobs[0]!.key;
+      return { method: 'POST', url: '/jobs/complete', payload: { worker: 'w1', jobs: [{ key }] } };
+    },
+  },
   { route: 'POST /auth/links', as: 'admin', request: async () => ({ method: 'POST', url: '/auth/links' }) },
   {
     route: 'POST /admin/sessions/:sessionId/revoke',

@@ -4,6 +4,7 @@ import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import {
   ActivateJobsBody,
   CompleteJobBody,
+  CompleteJobsBody,
   FailJobBody,
   HeartbeatJobBody,
   JobListQuery,
@@ -11,11 +12,14 @@ import {
   OrganizationQuery,
   ReleaseJobBody,
   type ActivatedJobs,
+  type CompletedJob,
+  type CompletedJobs,
   type DomainHealthList,
   type JobAnswer,
   type JobList,
   type WithDefaults,
 } from '../../../shared/api/index.js';
+import { WfxError } from '../../../shared/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import type { JobBoard } from '../../jobs/board.js';
 import type { Caller } from '../caller.js';
@@ -116,6 +120,53 @@ export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
     },
   });
 
+  app.post('/jobs/complete', {
+    config: worker,
+    schema: {
+      tags,
+      summary:
+        'Complete many jobs this worker holds in one request, each as its own complete would; one outcome per job, in order',
+      body: CompleteJobsBody,
+    },
+    handler: async (request, reply): Promise<CompletedJobs> => {
+      const b = request.body;
+      const organization = jobOrganization(request.caller!);
+      const completeHere = async (key: string, output: unknown): Promise<CompletedJob> => {
+        board.touched(key, b.worker);
+        try {
+          await engine.jobs.complete({ organization, key, worker: b.worker, output: output ?? null });
+          return { key, status: 'completed' };
+        } catch (err) {
+          if (!(err instanceof WfxError)) throw err;
+          return { key, ...errorOf(err) };
+        }
+      };
+      // Each job is its own step, as its own request would be: their records share the group
+      // commits of the moment, and one refused leaves the others done.
+      const others = deps.others;
+      if (!others) return { results: await Promise.all(b.jobs.map((j) => completeHere(j.key, j.output))) };
+      // Among daemons sharing a database, each job is completed where its execution is held;
+      // a daemon that asked this one is answered for its own partitions only.
+      const passedOn = others.passedOn(request);
+      const held = b.jobs.map((j) => others.holdsJob(j.key));
+      const here = b.jobs.filter((_, i) => held[i]);
+      const elsewhere = passedOn ? [] : b.jobs.filter((_, i) => !held[i]);
+      const [mine, theirs] = await Promise.all([
+        Promise.all(here.map((j) => completeHere(j.key, j.output))),
+        elsewhere.length === 0
+          ? []
+          : others.completeJobs(request, reply, { worker: b.worker, jobs: elsewhere }).catch((err: unknown) => {
+              if (!(err instanceof WfxError)) throw err;
+              return elsewhere.map((j): CompletedJob => ({ key: j.key, ...errorOf(err) }));
+            }),
+      ]);
+      if (passedOn) return { results: mine };
+      let m = 0;
+      let o = 0;
+      return { results: held.map((h) => (h ? mine[m++]! : theirs[o++]!)) };
+    },
+  });
+
   app.post('/jobs/:key/fail', {
     config: worker,
     schema: {
@@ -205,4 +256,9 @@ export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
       items: board.health(listedOrganization(request.caller!, request.query.organization)),
     }),
   });
+}
+
+/** A job's error in a batch's answer: the code, message and details its own request would have been answered. */
+function errorOf(err: WfxError): { error: string; message: string; details?: unknown } {
+  return { error: err.code, message: err.message, ...(err.details !== undefined && { details: err.details }) };
 }

@@ -181,3 +181,59 @@ t.test('cold jobs: health from their summaries; a list and an activation read ba
   });
   t.equal(done.statusCode, 200);
 });
+
+t.test('POST /jobs/complete: many jobs in one request, one outcome each, in order', async (t) => {
+  const { h, dev, worker, viewer } = await setup(t);
+  const pid = await h.publish(chargeFlow());
+  const starts = [await h.start(pid, { amount: 1 }), await h.start(pid, { amount: 2 })];
+  const activated = await h.call(worker, {
+    method: 'POST',
+    url: '/jobs/activate',
+    payload: { domain: 'billing', worker: 'w1', maxJobs: 2, requestTimeout: 0 },
+  });
+  const [a, b] = activated.json().jobs as { key: string; processInstanceId: string }[];
+  const complete = (key: typeof worker, payload: object) =>
+    h.call(key, { method: 'POST', url: '/jobs/complete', payload });
+  const unknown = `${a!.processInstanceId}.nope`;
+  const res = await complete(worker, {
+    worker: 'w1',
+    jobs: [
+      { key: a!.key, output: { receipt: 'r-a' } },
+      { key: b!.key, output: { receipt: 2 } },
+      { key: unknown, output: { receipt: 'x' } },
+      { key: a!.key, output: { receipt: 'again' } },
+    ],
+  });
+  t.equal(res.statusCode, 200);
+  t.match(res.json(), {
+    results: [
+      { key: a!.key, status: 'completed' },
+      { key: b!.key, error: 'JOB_OUTPUT_INVALID', details: { status: 'retrying', retriesLeft: 1 } },
+      { key: unknown, error: 'JOB_NOT_FOUND' },
+      { key: a!.key, error: 'JOB_NOT_FOUND' },
+    ],
+  });
+  t.equal(res.json().results.length, 4);
+  const ended = (await h.call(dev, { method: 'GET', url: `/process/instance/${a!.processInstanceId}` })).json();
+  t.match(ended, { state: 'COMPLETED' }, 'the completed job ran on to its end');
+  t.match(
+    (await h.call(dev, { method: 'GET', url: `/process/instance/${starts[1]!.processInstanceId}` })).json(),
+    { state: 'RUNNING' },
+    'the refused one waits for its retry',
+  );
+
+  // Another worker's hold is refused per job, as its own complete would be.
+  const stolen = await complete(worker, { worker: 'w2', jobs: [{ key: b!.key, output: { receipt: 'r' } }] });
+  t.match(
+    stolen.json(),
+    { results: [{ key: b!.key, error: 'JOB_LOCK_LOST', details: { worker: null } }] },
+    'in its backoff, held by no one',
+  );
+
+  t.equal((await complete(viewer, { worker: 'w1', jobs: [{ key: a!.key }] })).statusCode, 403, 'a viewer may not');
+  const empty = await complete(worker, { worker: 'w1', jobs: [] });
+  t.equal(empty.statusCode, 400);
+  t.equal(empty.json().error, 'VALIDATION_ERROR');
+  const many = Array.from({ length: 1001 }, (_, i) => ({ key: `k${i}` }));
+  t.equal((await complete(worker, { worker: 'w1', jobs: many })).json().error, 'VALIDATION_ERROR', 'at most 1,000');
+});
