@@ -11,9 +11,10 @@ export interface TracingFlags {
   readonly otlpEndpoint?: string;
   readonly otlpHeader?: readonly string[];
   readonly serviceName?: string;
+  readonly traceSampleRatio?: string;
 }
 
-/** Adds `--otlp-endpoint`, `--otlp-header` and `--service-name` to a command that runs a daemon. */
+/** Adds `--otlp-endpoint`, `--otlp-header`, `--service-name` and `--trace-sample-ratio` to a command that runs a daemon. */
 export function addTracingFlags(command: Command): Command {
   return command
     .option(
@@ -25,7 +26,11 @@ export function addTracingFlags(command: Command): Command {
       'a header sent with each export, repeatable (default $OTEL_EXPORTER_OTLP_HEADERS)',
       (value: string, previous: readonly string[] = []) => [...previous, value],
     )
-    .option('--service-name <name>', 'the service.name of the exported spans (default $OTEL_SERVICE_NAME or wfx)');
+    .option('--service-name <name>', 'the service.name of the exported spans (default $OTEL_SERVICE_NAME or wfx)')
+    .option(
+      '--trace-sample-ratio <ratio>',
+      "the share of new traces sampled, 0 to 1; a caller's traceparent keeps its own decision (default $OTEL_TRACES_SAMPLER_ARG or 1)",
+    );
 }
 
 /** The DaemonOptions of the tracing flags and OTEL_* variables; USAGE_ERROR for a bad URL, header or number. */
@@ -45,6 +50,7 @@ export function tracingOptions(ctx: CliContext, opts: TracingFlags): Pick<Daemon
       url,
       headers,
       serviceName: opts.serviceName ?? (env.OTEL_SERVICE_NAME || 'wfx'),
+      sampleRatio: sampleRatio(opts.traceSampleRatio, env),
       maxQueue: count(env.OTEL_BSP_MAX_QUEUE_SIZE, 'OTEL_BSP_MAX_QUEUE_SIZE', TRACING_DEFAULTS.maxQueue),
       maxBatch: count(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', TRACING_DEFAULTS.maxBatch),
       delayMs: count(env.OTEL_BSP_SCHEDULE_DELAY, 'OTEL_BSP_SCHEDULE_DELAY', TRACING_DEFAULTS.delayMs),
@@ -63,6 +69,7 @@ export function tracingArgs(opts: TracingFlags): string[] {
     ...(opts.otlpEndpoint === undefined ? [] : ['--otlp-endpoint', opts.otlpEndpoint]),
     ...(opts.otlpHeader ?? []).flatMap((h) => ['--otlp-header', h]),
     ...(opts.serviceName === undefined ? [] : ['--service-name', opts.serviceName]),
+    ...(opts.traceSampleRatio === undefined ? [] : ['--trace-sample-ratio', opts.traceSampleRatio]),
   ];
 }
 
@@ -107,5 +114,36 @@ function count(value: string | undefined, what: string, fallback: number): numbe
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < 1) throw new WfxError('USAGE_ERROR', `${what} must be a positive whole number`);
+  return n;
+}
+
+/**
+ * The share of new traces sampled: the flag, else OTEL_TRACES_SAMPLER and its _ARG, else 1.
+ * wfx samples parent-based whatever the sampler's name: a caller's sampled flag is kept, so
+ * `always_on`, `always_off` and `traceidratio` are taken as their `parentbased_` forms.
+ */
+function sampleRatio(flag: string | undefined, env: NodeJS.ProcessEnv): number {
+  if (flag !== undefined) return ratio(flag, '--trace-sample-ratio');
+  const sampler = env.OTEL_TRACES_SAMPLER ?? '';
+  switch (sampler.replace(/^parentbased_/, '')) {
+    case '':
+    case 'always_on':
+      return 1;
+    case 'always_off':
+      return 0;
+    case 'traceidratio':
+      return env.OTEL_TRACES_SAMPLER_ARG ? ratio(env.OTEL_TRACES_SAMPLER_ARG, 'OTEL_TRACES_SAMPLER_ARG') : 1;
+    default:
+      throw new WfxError(
+        'USAGE_ERROR',
+        `OTEL_TRACES_SAMPLER ${JSON.stringify(sampler)} is not one wfx knows: parentbased_traceidratio (with OTEL_TRACES_SAMPLER_ARG), parentbased_always_on or parentbased_always_off`,
+      );
+  }
+}
+
+function ratio(value: string, what: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new WfxError('USAGE_ERROR', `${what} must be a number from 0 to 1, got ${JSON.stringify(value)}`);
   return n;
 }

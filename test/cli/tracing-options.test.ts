@@ -74,3 +74,44 @@ t.test('a bad endpoint, header or number is a USAGE_ERROR', async (t) => {
     'USAGE_ERROR',
   );
 });
+
+t.test('the sample ratio: the flag, else OTEL_TRACES_SAMPLER and its argument, else 1', async (t) => {
+  const ratio = (env: NodeJS.ProcessEnv, flag?: string) =>
+    tracingOptions(ctx(env), { otlpEndpoint: 'http://c', ...(flag !== undefined && { traceSampleRatio: flag }) })
+      .tracing?.sampleRatio;
+  t.equal(ratio({}), 1, 'every trace by default');
+  t.equal(ratio({}, '0.1'), 0.1);
+  t.equal(ratio({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }), 0.25);
+  t.equal(
+    ratio({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' }, '0.01'),
+    0.01,
+    'the flag wins',
+  );
+  t.equal(ratio({ OTEL_TRACES_SAMPLER: 'parentbased_always_off' }), 0);
+  t.equal(ratio({ OTEL_TRACES_SAMPLER: 'always_on' }), 1);
+  const code = (f: () => unknown) => {
+    try {
+      f();
+      return null;
+    } catch (err) {
+      return err instanceof WfxError ? err.code : 'not a WfxError';
+    }
+  };
+  for (const bad of ['1.5', '-0.1', 'half', ''])
+    t.equal(
+      code(() => ratio({}, bad)),
+      'USAGE_ERROR',
+      `--trace-sample-ratio ${JSON.stringify(bad)}`,
+    );
+  t.equal(
+    code(() => ratio({ OTEL_TRACES_SAMPLER: 'jaeger_remote' })),
+    'USAGE_ERROR',
+    'an unknown sampler',
+  );
+  t.same(tracingArgs({ otlpEndpoint: 'http://c', traceSampleRatio: '0.1' }), [
+    '--otlp-endpoint',
+    'http://c',
+    '--trace-sample-ratio',
+    '0.1',
+  ]);
+});

@@ -5,22 +5,36 @@
  * request's span into the execution (requestTraceparent).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { parseTraceparent, traceparentOf } from '../observe/trace-context.js';
+import { newTraceId, NOT_SAMPLED, parseTraceparent, traceparentOf } from '../observe/trace-context.js';
 import { SPAN_KIND, type Span, type Tracer } from '../observe/tracer.js';
 import { TRACER } from '../observe/tracing.js';
 import { actorOf } from './caller.js';
 
-const spans = new WeakMap<FastifyRequest, Span>();
+/** Each request's server span, or the `traceparent` its executions continue when it is not sampled. */
+const spans = new WeakMap<FastifyRequest, Span | string>();
 
-/** Adds the hooks that make a server span of each request. */
+/**
+ * Adds the hooks that make a server span of each sampled request: one whose `traceparent` says
+ * sampled, or a new trace the tracer's ratio samples (parent-based sampling). A request not
+ * sampled makes no span, and the executions it starts none either.
+ */
 export function traceRequests(app: FastifyInstance, tracer: Tracer): void {
   app.addHook('onRequest', (request, _reply, done) => {
-    const parent = parseTraceparent(request.headers.traceparent);
+    const header = request.headers.traceparent;
+    const parent = parseTraceparent(header);
+    const traceId = parent?.traceId ?? newTraceId();
+    if (parent !== null ? !parent.sampled : !tracer.samples(traceId)) {
+      spans.set(request, parent !== null ? [header].flat()[0]! : NOT_SAMPLED);
+      return done();
+    }
     const route = request.routeOptions.url;
     const span = tracer.start(
       route === undefined ? request.method : `${request.method} ${route}`,
       SPAN_KIND.SERVER,
       parent,
+      undefined,
+      undefined,
+      traceId,
     );
     span.set('http.request.method', request.method).set('http.route', route).set('url.path', request.url.split('?')[0]);
     spans.set(request, span);
@@ -28,7 +42,7 @@ export function traceRequests(app: FastifyInstance, tracer: Tracer): void {
   });
   app.addHook('onResponse', (request, reply, done) => {
     const span = spans.get(request);
-    if (span) {
+    if (span !== undefined && typeof span !== 'string') {
       spans.delete(request);
       const caller = request.caller;
       span.set('http.response.status_code', reply.statusCode);
@@ -42,10 +56,11 @@ export function traceRequests(app: FastifyInstance, tracer: Tracer): void {
 
 /**
  * The `traceparent` an execution started by `request` continues: its server span's while
- * tracing is on, else none (the header itself is not read: tracing off costs nothing).
+ * tracing is on (NOT_SAMPLED, or the caller's unsampled header, for a request not sampled),
+ * else none (the header itself is not read: tracing off costs nothing).
  */
 export function requestTraceparent(request: FastifyRequest): string | undefined {
   if (TRACER === null) return undefined;
   const span = spans.get(request);
-  return span === undefined ? undefined : traceparentOf(span);
+  return span === undefined ? undefined : typeof span === 'string' ? span : traceparentOf(span);
 }

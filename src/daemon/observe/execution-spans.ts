@@ -6,7 +6,15 @@
  */
 import type { WfxRecord } from '../state/records.js';
 import { STATE, type Instance, type WfxState } from '../state/state.js';
-import { newExecutionTrace, nodeSpanId, readExecutionTrace, type ExecutionTrace } from './trace-context.js';
+import {
+  newExecutionTrace,
+  newSpanId,
+  newTraceId,
+  nodeSpanId,
+  NOT_SAMPLED,
+  readExecutionTrace,
+  type ExecutionTrace,
+} from './trace-context.js';
 import { SPAN_KIND, type Tracer } from './tracer.js';
 import { execution } from '../state/executions.js';
 
@@ -107,19 +115,25 @@ function executionSpan(tracer: Tracer, inst: Instance | undefined, at: string): 
 
 /**
  * The trace a new execution's record carries (tracing on): a child's continues its parent's node
- * (subProcess, loopNode, callProcess), a start with a `traceparent` that span (`continues`, the
- * record form resolveStart made), any other start a new trace.
+ * (subProcess, loopNode, callProcess), and is not sampled when its parent is not; a start with a
+ * `traceparent` that span (`continues`, the record form resolveStart made); any other start a
+ * new trace, sampled at the tracer's ratio.
  */
 export function traceForStart(
+  tracer: Tracer,
   state: WfxState,
   parentInstanceId: string | null,
   parentNodeInstanceId: string | undefined,
   continues: string | undefined,
 ): string {
-  const parent = parentInstanceId === null ? null : traceOf(execution(state, parentInstanceId));
+  const inst = parentInstanceId === null ? undefined : execution(state, parentInstanceId);
+  if (inst?.trace === NOT_SAMPLED) return NOT_SAMPLED;
+  const parent = traceOf(inst);
   if (parent !== null) {
     const spanId = parentNodeInstanceId === undefined ? parent.spanId : nodeSpanId(parent, parentNodeInstanceId);
     return newExecutionTrace({ traceId: parent.traceId, spanId });
   }
-  return continues ?? newExecutionTrace(null);
+  if (continues !== undefined) return continues;
+  const traceId = newTraceId();
+  return tracer.samples(traceId) ? `${traceId}-${newSpanId()}` : NOT_SAMPLED;
 }

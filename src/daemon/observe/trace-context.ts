@@ -11,22 +11,46 @@ export interface SpanContext {
   readonly spanId: string;
 }
 
+/** A context a `traceparent` header names, with its sampled flag (the caller's decision). */
+export interface RemoteContext extends SpanContext {
+  readonly sampled: boolean;
+}
+
+/**
+ * The record form (Instance.trace) of an execution that is not sampled: it makes no span, and
+ * neither do the executions it starts (the decision follows the trace, as parent-based
+ * samplers do), while an execution with no trace at all (started while tracing was off) gives
+ * its children a new one.
+ */
+export const NOT_SAMPLED = '-';
+
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:-.*)?$/;
 const ZERO_TRACE = '0'.repeat(32);
 const ZERO_SPAN = '0'.repeat(16);
 
 /** The context a `traceparent` header names; null when absent or malformed (version ff, zero ids). */
-export function parseTraceparent(header: string | string[] | undefined): SpanContext | null {
+export function parseTraceparent(header: string | string[] | undefined): RemoteContext | null {
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined || value.length > 512) return null;
   const m = TRACEPARENT.exec(value.trim().toLowerCase());
   if (!m || m[1] === 'ff' || m[2] === ZERO_TRACE || m[3] === ZERO_SPAN) return null;
   // Version 00 has exactly four fields; a later version may add more (the spec's rule).
   if (m[1] === '00' && value.trim().length !== 55) return null;
-  return { traceId: m[2]!, spanId: m[3]! };
+  return { traceId: m[2]!, spanId: m[3]!, sampled: (parseInt(m[4]!, 16) & 1) === 1 };
 }
 
-/** The `traceparent` header of a span (always sampled: wfx exports every span while tracing is on). */
+/**
+ * Whether a new trace `traceId` is sampled at `ratio` (0 to 1): its last 14 hex digits, the 56
+ * random bits of W3C Trace Context level 2, below `ratio` of their range. A decision by the id
+ * alone, so every daemon (and any other service sampling this way) makes the same one.
+ */
+export function sampledAt(traceId: string, ratio: number): boolean {
+  if (ratio >= 1) return true;
+  if (ratio <= 0) return false;
+  return parseInt(traceId.slice(18), 16) < ratio * 2 ** 56;
+}
+
+/** The `traceparent` header of a span (sampled: wfx makes spans of sampled traces only). */
 export function traceparentOf(ctx: SpanContext): string {
   return `00-${ctx.traceId}-${ctx.spanId}-01`;
 }
@@ -69,7 +93,7 @@ export function newExecutionTrace(parent: SpanContext | null): string {
   return parent === null ? `${newTraceId()}-${newSpanId()}` : `${parent.traceId}-${newSpanId()}-${parent.spanId}`;
 }
 
-/** An execution's trace read back from its record form; null when absent or not of that form. */
+/** An execution's trace read back from its record form; null when absent, not sampled or not of that form. */
 export function readExecutionTrace(trace: string | undefined): ExecutionTrace | null {
   if (trace === undefined) return null;
   const [traceId, spanId, parentSpanId] = trace.split('-');

@@ -3,7 +3,7 @@
  * is on: every place that makes one checks `TRACER !== null` first (tracing.ts), so a daemon
  * without `--otlp-endpoint` constructs none (spansMade counts them, for the test that says so).
  */
-import { newSpanId, newTraceId, type SpanContext } from './trace-context.js';
+import { newSpanId, newTraceId, sampledAt, type SpanContext } from './trace-context.js';
 
 /** OTLP span kinds (opentelemetry/proto/trace/v1/trace.proto). */
 export const SPAN_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 } as const;
@@ -74,7 +74,19 @@ export class Span implements SpanContext {
 
 /** Makes spans of one daemon; they end into its exporter. */
 export class Tracer {
-  constructor(private readonly sink: SpanSink) {}
+  /**
+   * `ratio`: the share of new traces sampled (0 to 1, sampledAt); a trace that comes with a
+   * caller's decision (a `traceparent`, a parent execution) keeps it.
+   */
+  constructor(
+    private readonly sink: SpanSink,
+    readonly ratio = 1,
+  ) {}
+
+  /** Whether a new trace `traceId` is sampled (one that no caller decided for). */
+  samples(traceId: string): boolean {
+    return sampledAt(traceId, this.ratio);
+  }
 
   /**
    * A span named `name` of kind `kind`, child of `parent` (a new trace without one), started at

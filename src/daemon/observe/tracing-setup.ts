@@ -8,8 +8,11 @@ import { OtlpExporter, type ExportCounts, type OtlpOptions } from './otlp-export
 import { Tracer } from './tracer.js';
 import { setTracer } from './tracing.js';
 
-/** What a daemon traces with (DaemonOptions.tracing): the collector and the batching. */
-export type TracingOptions = Omit<OtlpOptions, 'version'>;
+/**
+ * What a daemon traces with (DaemonOptions.tracing): the collector, the batching, and the share
+ * of new traces sampled (`--trace-sample-ratio`, default 1: every one).
+ */
+export type TracingOptions = Omit<OtlpOptions, 'version'> & { readonly sampleRatio?: number };
 
 /** Defaults of the OpenTelemetry SDK's batch span processor (OTEL_BSP_*), and its export timeout. */
 export const TRACING_DEFAULTS = { maxQueue: 2048, maxBatch: 512, delayMs: 5000, timeoutMs: 10_000 } as const;
@@ -21,9 +24,10 @@ let exporter: OtlpExporter | null = null;
  * Returns what reads the exporter's counts (the metrics' trace series), valid after it stops too.
  */
 export function startTracing(options: TracingOptions): () => ExportCounts {
-  const made = new OtlpExporter({ ...options, version: VERSION });
+  const { sampleRatio, ...otlp } = options;
+  const made = new OtlpExporter({ ...otlp, version: VERSION });
   exporter = made;
-  setTracer(new Tracer(made));
+  setTracer(new Tracer(made, sampleRatio ?? 1));
   return () => made.counts();
 }
 

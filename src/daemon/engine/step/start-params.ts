@@ -6,7 +6,7 @@ import { WfxError } from '../../../shared/errors.js';
 import { checkInputs } from '../../../shared/flow/inputs.js';
 import { cloneData, ownEntry } from '../../../shared/json-object.js';
 import { jsonSize } from '../../../shared/json-size.js';
-import { newExecutionTrace, parseTraceparent } from '../../observe/trace-context.js';
+import { newExecutionTrace, NOT_SAMPLED, parseTraceparent } from '../../observe/trace-context.js';
 import { TRACER } from '../../observe/tracing.js';
 import type { WfxState } from '../../state/state.js';
 import type { LaunchParams, StartRequest, StepContext } from './context.js';
@@ -71,8 +71,9 @@ export function resolveStart(
   };
   // Only while tracing is on: the record form of the span it continues (Step.started completes it).
   if (TRACER !== null && req.traceparent !== undefined) {
+    if (req.traceparent === NOT_SAMPLED) return { ...params, trace: NOT_SAMPLED };
     const parent = parseTraceparent(req.traceparent);
-    if (parent !== null) return { ...params, trace: newExecutionTrace(parent) };
+    if (parent !== null) return { ...params, trace: parent.sampled ? newExecutionTrace(parent) : NOT_SAMPLED };
   }
   return params;
 }

@@ -140,6 +140,7 @@ export abstract class Tokens {
     const started = startedInstance(params, id, this.at);
     if (TRACER !== null)
       (started as Writable<InstanceStart>).trace = traceForStart(
+        TRACER,
         this.state,
         params.parentInstanceId,
         params.parentNodeInstanceId,

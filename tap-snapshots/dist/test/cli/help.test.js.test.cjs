@@ -458,6 +458,10 @@ Options:
                                       (default $OTEL_EXPORTER_OTLP_HEADERS)
   --service-name <name>               the service.name of the exported spans
                                       (default $OTEL_SERVICE_NAME or wfx)
+  --trace-sample-ratio <ratio>        the share of new traces sampled, 0 to 1; a
+                                      caller's traceparent keeps its own
+                                      decision (default $OTEL_TRACES_SAMPLER_ARG
+                                      or 1)
   -h, --help                          display help for command
 
 Examples:
@@ -606,6 +610,10 @@ Options:
                                       (default $OTEL_EXPORTER_OTLP_HEADERS)
   --service-name <name>               the service.name of the exported spans
                                       (default $OTEL_SERVICE_NAME or wfx)
+  --trace-sample-ratio <ratio>        the share of new traces sampled, 0 to 1; a
+                                      caller's traceparent keeps its own
+                                      decision (default $OTEL_TRACES_SAMPLER_ARG
+                                      or 1)
   -h, --help                          display help for command
 
 Examples:
