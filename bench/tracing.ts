@@ -3,7 +3,8 @@
  * daemon. Two daemon processes, one with tracing off (the default) and one exporting to an
  * OTLP/HTTP sink in this process, take the same load of `POST /process/start` of a five-node
  * flow in alternating rounds (a shared machine's drift falls on both); figures are the median
- * round of each, with the spans the sink received. BENCH_BASELINE=<checkout>/bin/wfx.js adds a
+ * round of each, with the spans the sink received. A third daemon samples a tenth of its traces
+ * (`--trace-sample-ratio 0.1`). BENCH_BASELINE=<checkout>/bin/wfx.js adds a
  * third daemon, another build (the commit before tracing, say) with tracing off, to the rounds:
  * what tracing's checks cost when it is off.
  */
@@ -15,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { startBenchDaemon, type BenchDaemon } from './daemon.js';
+import { startBenchDaemon, UNPACED, type BenchDaemon } from './daemon.js';
 import { FIVE_NODE_FLOW } from './engine.js';
 import { machineLine, writeSection } from './report.js';
 
@@ -41,6 +42,8 @@ export interface TracingFigures {
 export interface TracingBench {
   readonly off: TracingFigures;
   readonly on: TracingFigures;
+  /** Tracing on, a tenth of new traces sampled (`--trace-sample-ratio 0.1`). */
+  readonly sampled: TracingFigures;
   /** The baseline build's daemon (BENCH_BASELINE), when one was given. */
   readonly baseline?: TracingFigures;
   /** Spans the sink received from the tracing daemon, and the starts it answered. */
@@ -89,6 +92,7 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.flo
 export async function runTracingBench(): Promise<TracingBench> {
   const root = await mkdtemp(join(tmpdir(), 'wfx-bench-tracing-'));
   const otlp = await sink();
+  const otlpSampled = await sink();
   const daemons: BenchDaemon[] = [];
   try {
     const flows = join(root, 'flows');
@@ -96,19 +100,23 @@ export async function runTracingBench(): Promise<TracingBench> {
     await writeFile(join(flows, 'five.yaml'), FIVE_NODE_FLOW);
     const start = async (name: string, args: string[], wfx?: string) => {
       const dir = join(root, name);
-      const d = await startBenchDaemon(dir, ['--flows', flows, ...args], wfx);
+      // The organization's pace of starts left unbounded: what is measured is tracing's cost.
+      const d = await startBenchDaemon(dir, ['--flows', flows, ...(wfx === undefined ? UNPACED : []), ...args], wfx);
       daemons.push(d);
       return { ...d, key: (await readFile(join(dir, 'bootstrap.key'), 'utf8')).trim() };
     };
     const off = await start('off', []);
     const on = await start('on', ['--otlp-endpoint', otlp.url]);
+    const tenth = await start('sampled', ['--otlp-endpoint', otlpSampled.url, '--trace-sample-ratio', '0.1']);
     const base = BASELINE ? await start('baseline', [], BASELINE) : undefined;
     // A short warm-up of each: the first requests compile the routes' validators.
     await round(off.url, off.key);
     await round(on.url, on.key);
+    await round(tenth.url, tenth.key);
     if (base) await round(base.url, base.key);
     const counted = otlp.spans();
     const figures = { off: [] as number[], on: [] as number[], failedOff: 0, failedOn: 0, startsOn: 0 };
+    const sampled = { rounds: [] as number[], failed: 0 };
     const baseline = { rounds: [] as number[], failed: 0 };
     for (let i = 0; i < ROUNDS; i++) {
       if (base) {
@@ -123,12 +131,21 @@ export async function runTracingBench(): Promise<TracingBench> {
       figures.on.push(b.perSecond);
       figures.failedOn += b.failed;
       figures.startsOn += b.total;
+      const c = await round(tenth.url, tenth.key);
+      sampled.rounds.push(c.perSecond);
+      sampled.failed += c.failed;
     }
     // The tracing daemon's graceful stop sends the spans still queued.
     await on.stop();
     return {
       off: { label: 'tracing off', rounds: figures.off, median: median(figures.off), failed: figures.failedOff },
       on: { label: 'tracing on', rounds: figures.on, median: median(figures.on), failed: figures.failedOn },
+      sampled: {
+        label: 'tracing on, --trace-sample-ratio 0.1',
+        rounds: sampled.rounds,
+        median: median(sampled.rounds),
+        failed: sampled.failed,
+      },
       spans: otlp.spans() - counted,
       startsOn: figures.startsOn,
       ...(base && {
@@ -143,6 +160,7 @@ export async function runTracingBench(): Promise<TracingBench> {
   } finally {
     for (const d of daemons) await d.stop();
     otlp.close();
+    otlpSampled.close();
     await rm(root, { recursive: true, force: true });
   }
 }
@@ -160,12 +178,14 @@ export function formatTracingBench(b: TracingBench): string {
     ...(b.baseline ? [row(b.baseline)] : []),
     row(b.off),
     row(b.on),
+    row(b.sampled),
     '',
     ...(b.baseline
       ? [`Tracing off runs at ${((b.off.median / b.baseline.median) * 100).toFixed(0)}% of the baseline build.`, '']
       : []),
     `Tracing on runs at ${(ratio * 100).toFixed(0)}% of tracing off; its sink received ${b.spans} spans for ` +
-      `${b.startsOn} starts (${(b.spans / Math.max(1, b.startsOn)).toFixed(1)} a start: five nodes, the execution, the request).`,
+      `${b.startsOn} starts (${(b.spans / Math.max(1, b.startsOn)).toFixed(1)} a start: five nodes, the execution, the request). ` +
+      `A tenth of traces sampled runs at ${((b.sampled.median / b.off.median) * 100).toFixed(0)}% of tracing off.`,
   ].join('\n');
 }
 

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { OtlpExporter, type OtlpOptions } from '../../../src/daemon/observe/otlp-exporter.js';
-import { SPAN_KIND, Tracer } from '../../../src/daemon/observe/tracer.js';
+import { OtlpExporter, spanJson, type OtlpOptions } from '../../../src/daemon/observe/otlp-exporter.js';
+import { SPAN_KIND, Tracer, type Span } from '../../../src/daemon/observe/tracer.js';
 import { nodeSpanId, parseTraceparent, traceparentOf } from '../../../src/daemon/observe/trace-context.js';
 import { eventually } from '../../helpers/eventually.js';
 import { otlpReceiver } from '../../helpers/otlp-receiver.js';
@@ -139,9 +139,14 @@ t.test('Retry-After is honoured, and close makes the waiting retry at once (its 
 
 t.test('traceparent headers: read strictly, written as version 00, sampled', async (t) => {
   const ctx = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
-  t.same(parseTraceparent(traceparentOf(ctx)), ctx);
-  t.same(parseTraceparent(`00-${ctx.traceId}-${ctx.spanId}-00`), ctx, 'an unsampled one is continued too');
-  t.same(parseTraceparent([`00-${ctx.traceId}-${ctx.spanId}-01`, 'x']), ctx, 'the first of repeated headers');
+  const sampled = { ...ctx, sampled: true };
+  t.same(parseTraceparent(traceparentOf(ctx)), sampled);
+  t.same(
+    parseTraceparent(`00-${ctx.traceId}-${ctx.spanId}-00`),
+    { ...ctx, sampled: false },
+    'an unsampled one says so',
+  );
+  t.same(parseTraceparent([`00-${ctx.traceId}-${ctx.spanId}-01`, 'x']), sampled, 'the first of repeated headers');
   for (const bad of [
     undefined,
     '',
@@ -152,7 +157,7 @@ t.test('traceparent headers: read strictly, written as version 00, sampled', asy
     `00-${ctx.traceId.slice(1)}-${ctx.spanId}-01`,
   ])
     t.equal(parseTraceparent(bad), null, `refused: ${String(bad)}`);
-  t.same(parseTraceparent(`01-${ctx.traceId}-${ctx.spanId}-01-more`), ctx, 'a later version may add fields');
+  t.same(parseTraceparent(`01-${ctx.traceId}-${ctx.spanId}-01-more`), sampled, 'a later version may add fields');
 });
 
 t.test("node span ids: derived, stable, distinct within an execution's trace", async (t) => {
@@ -174,4 +179,46 @@ t.test("node span ids: derived, stable, distinct within an execution's trace", a
     nodeSpanId({ ...trace, spanId: '00f067aa0ba902b8' }, 'n7'),
     'another execution, another id',
   );
+});
+
+t.test("a span's JSON is what JSON.stringify makes of OTLP's mapping, escapes and all", async (t) => {
+  const spans: Span[] = [];
+  const tracer = new Tracer({ add: (s) => spans.push(s) });
+  const root = tracer.start('GET /a "quoted" \\ é\n', SPAN_KIND.SERVER, null, 1732800000123.5);
+  root
+    .set('text', 'tab\there "q" </script> \u2028')
+    .set('int', 42)
+    .set('negative', -7)
+    .set('double', 1.5)
+    .set('flag', false)
+    .set('key "odd"', 'v')
+    .fail('FAILED "x"')
+    .end(1732800000200.25);
+  tracer.start('plain', SPAN_KIND.INTERNAL, root, 1000.5).end(1000.75);
+  /** The mapping as objects, as the exporter built them before (opentelemetry-proto's JSON). */
+  const expected = (s: Span) => ({
+    traceId: s.traceId,
+    spanId: s.spanId,
+    ...(s.parentSpanId !== null && { parentSpanId: s.parentSpanId }),
+    name: s.name,
+    kind: s.kind,
+    startTimeUnixNano: `${BigInt(Math.floor(s.startMs)) * 1_000_000n + BigInt(Math.floor((s.startMs - Math.floor(s.startMs)) * 1e6))}`,
+    endTimeUnixNano: `${BigInt(Math.floor(s.endMs)) * 1_000_000n + BigInt(Math.floor((s.endMs - Math.floor(s.endMs)) * 1e6))}`,
+    attributes: Object.entries(s.attributes).map(([key, v]) => ({
+      key,
+      value:
+        typeof v === 'string'
+          ? { stringValue: v }
+          : typeof v === 'boolean'
+            ? { boolValue: v }
+            : Number.isInteger(v)
+              ? { intValue: String(v) }
+              : { doubleValue: v },
+    })),
+    status: s.statusCode === 0 ? {} : { code: s.statusCode, message: s.statusMessage },
+  });
+  t.equal(spans.length, 2);
+  for (const s of spans) t.same(JSON.parse(spanJson(s)), expected(s), s.name);
+  t.match(JSON.parse(spanJson(spans[0]!)).startTimeUnixNano, /^1732800000123500000$/, 'nanoseconds, digit for digit');
+  t.equal(JSON.parse(spanJson(spans[1]!)).endTimeUnixNano, '1000750000');
 });
