@@ -233,5 +233,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const text = formatBulkBench(await runBulkBench());
   console.log(text);
   await writeSection('bulk', `${machineLine()}\n\n${text}`);
-  console.log('\nwritten to docs/performance.md');
+  console.log('\nwritten to docs/benchmarks/');
 }

@@ -126,7 +126,7 @@ export async function runConsoleBench(): Promise<ConsoleBench | null> {
 
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 
-/** The figures as the markdown of docs/performance.md's console section. */
+/** The figures as the markdown of docs/benchmarks/console.md. */
 export function formatConsoleBench(r: ConsoleBench | null): string {
   if (!r) return 'Chromium is not installed here (`apt-get install chromium`): no figures.';
   return [
@@ -147,5 +147,5 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const table = formatConsoleBench(await runConsoleBench());
   console.log(table);
   await writeSection('console', `${machineLine()}\n\n${table}`);
-  console.log('\nwritten to docs/performance.md');
+  console.log('\nwritten to docs/benchmarks/');
 }

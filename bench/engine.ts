@@ -239,5 +239,5 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const table = formatEngineBench(await runEngineBench());
   console.log(table);
   await writeSection('engine', `${machineLine()}\n\n${table}`);
-  console.log('\nwritten to docs/performance.md');
+  console.log('\nwritten to docs/benchmarks/');
 }

@@ -210,7 +210,7 @@ export async function runExecutionsBench(): Promise<ExecutionsBench> {
   return { executions: EXECUTIONS, buckets: DAYS, files, postgres };
 }
 
-/** The figures as the markdown of docs/performance.md's executions section. */
+/** The figures as the markdown of docs/benchmarks/executions.md. */
 export function formatExecutionsBench(r: ExecutionsBench): string {
   const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
   const cell = (c: ListCase | undefined) =>
@@ -232,5 +232,5 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const table = formatExecutionsBench(await runExecutionsBench());
   console.log(table);
   await writeSection('executions', `${machineLine()}\n\n${table}`);
-  console.log('\nwritten to docs/performance.md');
+  console.log('\nwritten to docs/benchmarks/');
 }

@@ -241,5 +241,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const text = formatFaultsBench(await runFaultsBench());
   console.log(text);
   await writeSection('faults', `${machineLine()}\n\n${text}`);
-  console.log('\nwritten to docs/performance.md');
+  console.log('\nwritten to docs/benchmarks/');
 }

@@ -469,5 +469,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const text = formatHttpBench(await runHttpBench());
   console.log(text);
   await writeSection('http', `${machineLine()}\n\n${text}`);
-  console.log('\nwritten to docs/performance.md');
+  console.log('\nwritten to docs/benchmarks/');
 }

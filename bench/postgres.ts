@@ -375,5 +375,5 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const table = formatPostgresBench(await runPostgresBench());
   console.log(table);
   await writeSection('postgres', `${machineLine()}\n\n${table}`);
-  console.log('\nwritten to docs/performance.md');
+  console.log('\nwritten to docs/benchmarks/');
 }

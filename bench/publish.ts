@@ -212,7 +212,7 @@ export async function runPublishBench(): Promise<{ baseline: Latency; rows: Publ
   }
 }
 
-/** The figures as the markdown of docs/performance.md's publish section. */
+/** The figures as the markdown of docs/benchmarks/publish.md. */
 export function formatPublishBench(r: { baseline: Latency; rows: PublishFigures[] }): string {
   const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
   const lines = [
@@ -232,5 +232,5 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const table = formatPublishBench(await runPublishBench());
   console.log(table);
   await writeSection('publish', `${machineLine()}\n\n${table}`);
-  console.log('\nwritten to docs/performance.md');
+  console.log('\nwritten to docs/benchmarks/');
 }

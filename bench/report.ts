@@ -1,14 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** docs/performance.md, where every benchmark writes its latest figures. */
-export const PERFORMANCE_MD = fileURLToPath(new URL('../../docs/performance.md', import.meta.url));
+/** docs/benchmarks/, where every benchmark writes its latest figures (a file each); docs/performance.md sums them up. */
+export const BENCHMARKS_DIR = fileURLToPath(new URL('../../docs/benchmarks/', import.meta.url));
 
 /**
  * One line naming when and where figures were measured. The commit is named only on request
- * (the console): docs/performance.md is a reference, and a decision record that quotes figures
+ * (the console): docs/benchmarks/ is a reference, and a decision record that quotes figures
  * names its commit itself.
  */
 export function machineLine(options: { readonly commit?: boolean } = {}): string {
@@ -29,13 +30,14 @@ function headCommit(): string {
   }
 }
 
-/** Replaces the text between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` in docs/performance.md. */
+/** Replaces the text between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` in docs/benchmarks/NAME.md. */
 export async function writeSection(name: string, body: string): Promise<void> {
   const open = `<!-- bench:${name} -->`;
   const close = `<!-- /bench:${name} -->`;
-  const doc = await readFile(PERFORMANCE_MD, 'utf8');
+  const file = join(BENCHMARKS_DIR, `${name}.md`);
+  const doc = await readFile(file, 'utf8');
   const start = doc.indexOf(open);
   const end = doc.indexOf(close);
-  if (start < 0 || end < start) throw new Error(`docs/performance.md has no ${open} ... ${close} section`);
-  await writeFile(PERFORMANCE_MD, `${doc.slice(0, start + open.length)}\n${body.trim()}\n${doc.slice(end)}`);
+  if (start < 0 || end < start) throw new Error(`docs/benchmarks/${name}.md has no ${open} ... ${close} section`);
+  await writeFile(file, `${doc.slice(0, start + open.length)}\n${body.trim()}\n${doc.slice(end)}`);
 }

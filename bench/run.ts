@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every benchmark in turn, each writing its figures to docs/performance.md.
+ * `npm run bench`: every benchmark in turn, each writing its figures to docs/benchmarks/.
  */
 import { formatAiBench, runAiBench } from './ai.js';
 import { formatBulkBench, runBulkBench } from './bulk.js';
@@ -69,4 +69,4 @@ console.log('\n## Many waiting executions\n');
 const waiting = formatWaitingBench(await runWaitingBench());
 console.log(waiting);
 await writeSection('waiting', `${machineLine()}\n\n${waiting}`);
-console.log('\nwritten to docs/performance.md');
+console.log('\nwritten to docs/benchmarks/');

@@ -2,7 +2,7 @@
  * Script sandbox benchmark (`npm run bench:scripts`): how long organization B's script takes
  * while organization A's `while (true) {}` scripts hold every worker of the pool (B is lent a
  * worker beyond the pool), beside the same script on an idle pool; writes its section of
- * docs/performance.md.
+ * docs/benchmarks/scripts.md.
  */
 import { pathToFileURL } from 'node:url';
 import { createScriptRunner, type ScriptRun } from '../src/daemon/engine/work/script.js';
@@ -78,5 +78,5 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const table = formatScriptsBench(await runScriptsBench());
   console.log(table);
   await writeSection('scripts', `${machineLine()}\n\n${table}`);
-  console.log('\nwritten to docs/performance.md');
+  console.log('\nwritten to docs/benchmarks/');
 }

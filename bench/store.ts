@@ -3,7 +3,7 @@
  * time to reopen a store with 100,000 records in its journal, and what a checkpoint of 100,000
  * waiting executions costs: whole (a snapshot loaded without a layout), and incremental (the
  * first after a start, from the snapshot loaded). Every commit is fsynced before it counts.
- * Prints a table and writes it to docs/performance.md.
+ * Prints a table and writes it to docs/benchmarks/store.md.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, readdir, writeFile } from 'node:fs/promises';
@@ -276,5 +276,5 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const table = formatStoreBench(result);
   console.log(table);
   await writeSection('store', `${machineLine()}\n\n${table}`);
-  console.log('\nwritten to docs/performance.md');
+  console.log('\nwritten to docs/benchmarks/');
 }

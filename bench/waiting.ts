@@ -549,5 +549,5 @@ if (process.argv[2] === 'fill') {
   const text = formatWaitingBench(await runWaitingBench());
   console.log(text);
   await writeSection('waiting', `${machineLine()}\n\n${text}`);
-  console.log('\nwritten to docs/performance.md');
+  console.log('\nwritten to docs/benchmarks/');
 }
