@@ -21,6 +21,7 @@ import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { inCallers } from './callers.js';
 import { machineLine, writeSection } from './report.js';
+import { UNPACED_LIMITS } from './daemon.js';
 
 const flow = (id: string, middle: string) => `processId: ${id}
 name: Bench ${id.slice(0, 4)}
@@ -79,7 +80,7 @@ async function run(source: string, executions: number, concurrency: number, base
   try {
     const store = await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE, apply: applyRecord });
     const history = await History.open(join(dir, 'history'));
-    const engine = new Engine({ store, history, ai });
+    const engine = new Engine({ store, history, ai, limits: UNPACED_LIMITS });
     const at = new Date().toISOString();
     await store.commit({
       type: 'aiProvider.saved',

@@ -15,6 +15,8 @@ const WFX = fileURLToPath(new URL('../../bin/wfx.js', import.meta.url));
  * pace it allows one organization (the check still runs on every start).
  */
 export const UNPACED: readonly string[] = ['--limit', 'org-starts-per-second=100000000'];
+/** The same for an engine in the benchmark's own process (EngineOptions.limits). */
+export const UNPACED_LIMITS = { organizationStartsPerSecond: 100_000_000 } as const;
 
 /** A daemon started for a benchmark: where it listens, and how to stop it (never throws). */
 export interface BenchDaemon {

@@ -20,6 +20,7 @@ import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { inCallers } from './callers.js';
 import { machineLine, writeSection } from './report.js';
+import { UNPACED_LIMITS } from './daemon.js';
 
 /** The 5-node flow every execution benchmark runs (start, ifElse on JUEL, setVariable with templates, task, end). */
 export const FIVE_NODE_FLOW = `processId: 7f3e2d1c-0b9a-4876-9543-210fedcba987
@@ -79,7 +80,7 @@ async function run(executions: number, concurrency: number): Promise<Omit<Engine
       },
     });
     const history = await History.open(join(dir, 'history'));
-    const engine = new Engine({ store, history });
+    const engine = new Engine({ store, history, limits: UNPACED_LIMITS });
     const v = validateFlowSource(FIVE_NODE_FLOW);
     if (!v.ok) throw new Error('bench flow does not validate');
     const { processId } = await publishFlow(store, {
@@ -137,7 +138,7 @@ export async function openWaiting(
   }),
 ) {
   const { store, history } = await openStores();
-  const engine = new Engine({ store, history });
+  const engine = new Engine({ store, history, limits: UNPACED_LIMITS });
   const v = validateFlowSource(WAITS);
   if (!v.ok) throw new Error('bench flow does not validate');
   await store.commit({ type: 'organization.created', name: 'default', at: new Date().toISOString() });

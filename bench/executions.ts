@@ -9,7 +9,7 @@
  * step goes to history at once), on a clock that spreads them over the days; the daemon then
  * starts on that store.
  */
-import { startBenchDaemon } from './daemon.js';
+import { startBenchDaemon, UNPACED_LIMITS } from './daemon.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,7 +70,7 @@ export async function seedExecutions(open: () => Promise<Opened>): Promise<Seede
   const { store, history } = await open();
   const today = Date.now() - (Date.now() % DAY_MS);
   let clock = today - (DAYS - 1) * DAY_MS;
-  const engine = new Engine({ store, history, now: () => new Date(clock) });
+  const engine = new Engine({ store, history, now: () => new Date(clock), limits: UNPACED_LIMITS });
   const at = new Date(clock).toISOString();
   await store.commit({ type: 'organization.created', name: 'default', at });
   const made = newApiKey({ name: 'console', organization: 'default', role: 'viewer', at: new Date(clock) });

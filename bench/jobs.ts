@@ -24,6 +24,7 @@ import { WebhookReceiver } from '../src/daemon/triggers/webhooks.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { inCallers } from './callers.js';
 import { machineLine, writeSection } from './report.js';
+import { UNPACED_LIMITS } from './daemon.js';
 
 const WORKER = fileURLToPath(new URL('./job-worker.js', import.meta.url));
 const FLOW = `processId: c3c3c3c3-0000-4000-8000-000000000003
@@ -61,7 +62,7 @@ export async function runJobsBench(jobs = 20_000, concurrency = 128, alone = 300
   const store = await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE });
   const history = await History.open(join(dir, 'history'));
   // Every job waits before the worker starts: the organization's pace of starts is not what is measured.
-  const engine = new Engine({ store, history, limits: { organizationStartsPerSecond: 1e8 } });
+  const engine = new Engine({ store, history, limits: UNPACED_LIMITS });
   const app = buildServer({ store, engine, webhooks: new WebhookReceiver({ store, engine }) });
   let child: ChildProcess | null = null;
   try {

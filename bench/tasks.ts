@@ -20,6 +20,7 @@ import { History } from '../src/daemon/store/history.js';
 import { Store } from '../src/daemon/store/store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { tasksByScan } from '../test/helpers/derived-oracle.js';
+import { UNPACED_LIMITS } from './daemon.js';
 
 const MESSAGE_WAITS = Number(process.env.BENCH_MESSAGE_WAITS ?? 100_000);
 const INPUT_WAITS = Number(process.env.BENCH_INPUT_WAITS ?? 100);
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
   try {
     const store = await Store.open<WfxState, WfxRecord>({ dir, ...WFX_STORE });
     const history = await History.open(join(dir, 'history'));
-    const engine = new Engine({ store, history });
+    const engine = new Engine({ store, history, limits: UNPACED_LIMITS });
     await engine.recover();
     await store.commit({ type: 'organization.created', name: 'default', at: new Date().toISOString() });
     const ids: Record<string, string> = {};
