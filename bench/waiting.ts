@@ -31,7 +31,7 @@ import { History } from '../src/daemon/store/history.js';
 import { IMAGE_NAME } from '../src/daemon/store/segments/directory-image.js';
 import { Store } from '../src/daemon/store/store.js';
 import { inCallers } from './callers.js';
-import { startBenchDaemon, UNPACED, type BenchDaemon } from './daemon.js';
+import { startBenchDaemon, UNPACED, type BenchDaemon, UNPACED_LIMITS } from './daemon.js';
 import { FIVE_NODE_FLOW } from './engine.js';
 import {
   collectGarbage,
@@ -41,6 +41,7 @@ import {
   percentile,
   post,
   rss,
+  settle,
   runLoad,
   SECONDS,
   SLICES,
@@ -97,7 +98,7 @@ async function fill(dataDir: string, n: number): Promise<Filled> {
   const store = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...wfxJsonStore() });
   const history = await History.open(join(dataDir, 'history'));
   let backMs = 0;
-  const engine = new Engine({ store, history, now: () => new Date(Date.now() - backMs) });
+  const engine = new Engine({ store, history, now: () => new Date(Date.now() - backMs), limits: UNPACED_LIMITS });
   await store.commit({ type: 'organization.created', name: 'default', at: new Date().toISOString() });
   const made = newApiKey({ name: 'bench', organization: null, role: 'admin', at: new Date() });
   await store.commit({ type: 'apiKey.created', key: made.key });
@@ -470,28 +471,6 @@ async function restartOn(dataDir: string, d: BenchDaemon | null): Promise<Restar
   const recovered = since.find((l) => l.msg === 'engine: recovered');
   const opened = since.find((l) => l.msg === 'store: execution directory opened');
   return { startMs, engineRecoveredMs: recovered ? recovered.time - wallT0 : null, image: opened?.image ?? '?' };
-}
-
-/** How long `settle` waits at most for the RSS to fall, and how often it samples it. */
-const SETTLE_MS = 90_000;
-const SETTLE_EVERY_MS = 5_000;
-
-/**
- * The RSS of `pid` at rest once it has settled: sampled every SETTLE_EVERY_MS from `first` on,
- * until it fell by a fifth and the next sample is within 2 % of the one before, or SETTLE_MS
- * passed (then the lowest seen). Nothing else runs meanwhile.
- */
-async function settle(pid: number, first: number): Promise<{ bytes: number; afterMs: number }> {
-  let last = first;
-  let lowest = first;
-  for (let waited = SETTLE_EVERY_MS; waited <= SETTLE_MS; waited += SETTLE_EVERY_MS) {
-    await new Promise((r) => setTimeout(r, SETTLE_EVERY_MS));
-    const now = await rss(pid);
-    lowest = Math.min(lowest, now);
-    if (last < first * 0.8 && Math.abs(now - last) <= last * 0.02) return { bytes: now, afterMs: waited };
-    last = now;
-  }
-  return { bytes: lowest, afterMs: SETTLE_MS };
 }
 
 /** Gauge `name` of the daemon at `url` (NaN when absent). */
