@@ -5,6 +5,16 @@ import { WfxError } from '../../src/shared/errors.js';
 
 const ctx = (env: NodeJS.ProcessEnv) => ({ env }) as unknown as CliContext;
 
+/** The code of the WfxError `f` throws; null when it throws none. */
+const code = (f: () => unknown) => {
+  try {
+    f();
+    return null;
+  } catch (err) {
+    return err instanceof WfxError ? err.code : 'not a WfxError';
+  }
+};
+
 t.test('tracing is off without --otlp-endpoint or an OTEL endpoint variable', async (t) => {
   t.same(tracingOptions(ctx({}), {}), {});
   t.same(
@@ -53,14 +63,6 @@ t.test('the flag and the OTEL_* variables, as the OpenTelemetry specification re
 });
 
 t.test('a bad endpoint, header or number is a USAGE_ERROR', async (t) => {
-  const code = (f: () => unknown) => {
-    try {
-      f();
-      return null;
-    } catch (err) {
-      return err instanceof WfxError ? err.code : 'not a WfxError';
-    }
-  };
   t.equal(
     code(() => tracingOptions(ctx({}), { otlpEndpoint: 'ftp://c' })),
     'USAGE_ERROR',
@@ -89,14 +91,6 @@ t.test('the sample ratio: the flag, else OTEL_TRACES_SAMPLER and its argument, e
   );
   t.equal(ratio({ OTEL_TRACES_SAMPLER: 'parentbased_always_off' }), 0);
   t.equal(ratio({ OTEL_TRACES_SAMPLER: 'always_on' }), 1);
-  const code = (f: () => unknown) => {
-    try {
-      f();
-      return null;
-    } catch (err) {
-      return err instanceof WfxError ? err.code : 'not a WfxError';
-    }
-  };
   for (const bad of ['1.5', '-0.1', 'half', ''])
     t.equal(
       code(() => ratio({}, bad)),

@@ -75,6 +75,18 @@ interface Row {
   readonly request: (c: Context) => Promise<InjectOptions>;
 }
 
+/** A job of acme's billing domain, started and activated to worker w1: its key. */
+async function activatedJob(c: Context): Promise<string> {
+  if (c.memo.jobFlow === undefined) c.memo.jobFlow = await c.h.publish(JOB_FLOW, { organization: 'acme' });
+  await c.h.start(c.memo.jobFlow, {}, { organization: 'acme' });
+  const res = await c.h.call(c.worker, {
+    method: 'POST',
+    url: '/jobs/activate',
+    payload: { domain: 'billing', worker: 'w1', maxJobs: 1, requestTimeout: 1000 },
+  });
+  return (res.json() as { jobs: Array<{ key: string }> }).jobs[0]!.key;
+}
+
 const ROWS: Row[] = [
   {
     route: 'POST /admin/flows',
@@ -346,36 +358,20 @@ const ROWS: Row[] = [
   ...(['complete', 'fail', 'release'] as const).map((action): Row => ({
     route: `POST /jobs/:key/${action}`,
     as: 'worker',
-    request: async (c) => {
-      if (c.memo.jobFlow === undefined) c.memo.jobFlow = await c.h.publish(JOB_FLOW, { organization: 'acme' });
-      await c.h.start(c.memo.jobFlow, {}, { organization: 'acme' });
-      const res = await c.h.call(c.worker, {
-        method: 'POST',
-        url: '/jobs/activate',
-        payload: { domain: 'billing', worker: 'w1', maxJobs: 1, requestTimeout: 1000 },
-      });
-      const key = (res.json() as { jobs: Array<{ key: string }> }).jobs[0]!.key;
-      return {
-        method: 'POST',
-        url: `/jobs/${key}/${action}`,
-        payload: action === 'fail' ? { worker: 'w1', errorMessage: 'no', retry: false } : { worker: 'w1' },
-      };
-    },
+    request: async (c) => ({
+      method: 'POST',
+      url: `/jobs/${await activatedJob(c)}/${action}`,
+      payload: action === 'fail' ? { worker: 'w1', errorMessage: 'no', retry: false } : { worker: 'w1' },
+    }),
   })),
   {
     route: 'POST /jobs/complete',
     as: 'worker',
-    request: async (c) => {
-      if (c.memo.jobFlow === undefined) c.memo.jobFlow = await c.h.publish(JOB_FLOW, { organization: 'acme' });
-      await c.h.start(c.memo.jobFlow, {}, { organization: 'acme' });
-      const res = await c.h.call(c.worker, {
-        method: 'POST',
-        url: '/jobs/activate',
-        payload: { domain: 'billing', worker: 'w1', maxJobs: 1, requestTimeout: 1000 },
-      });
-      const key = (res.json() as { jobs: Array<{ key: string }> }).jobs[0]!.key;
-      return { method: 'POST', url: '/jobs/complete', payload: { worker: 'w1', jobs: [{ key }] } };
-    },
+    request: async (c) => ({
+      method: 'POST',
+      url: '/jobs/complete',
+      payload: { worker: 'w1', jobs: [{ key: await activatedJob(c) }] },
+    }),
   },
   { route: 'POST /auth/links', as: 'admin', request: async () => ({ method: 'POST', url: '/auth/links' }) },
   {
