@@ -1,7 +1,9 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { once } from 'node:events';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startDaemon, wfxIn } from '../helpers/cli.js';
 
@@ -27,9 +29,20 @@ async function localServer(t: Test): Promise<string> {
   return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
 }
 
-/** A daemon (with `args`) and a flow calling `{target}`; `call(url)` runs it (one CLI process) and resolves with the execution. */
-async function daemonWith(t: Test, args: string[] = []) {
-  const cwd = t.testdir({ 'call.yaml': FLOW });
+/** Each test's fixture directory, made by its first daemonWith. */
+const roots = new WeakMap<Test, string>();
+
+/**
+ * A daemon (with `args`) in directory `name` of the test's own, and a flow calling `{target}`;
+ * `call(url)` runs it (one CLI process) and resolves with the execution. Each daemon of a test
+ * has a directory of its own: a second `t.testdir()` would remove the first under its daemon.
+ */
+async function daemonWith(t: Test, name: string, args: string[] = []) {
+  let root = roots.get(t);
+  if (root === undefined) roots.set(t, (root = t.testdir())); // made once, removed at the test's end
+  const cwd = join(root, name);
+  await mkdir(cwd);
+  await writeFile(join(cwd, 'call.yaml'), FLOW);
   const info = await startDaemon(t, { cwd, args });
   const run = (a: string[]) => wfxIn(a, { cwd });
   t.equal((await run(['flow', 'publish', 'call.yaml'])).code, 0);
@@ -47,7 +60,7 @@ t.test(
   'by default: the daemon own port at any address, and a redirect to it, are refused; other local servers are not',
   async (t) => {
     const local = await localServer(t);
-    const { port, call } = await daemonWith(t);
+    const { port, call } = await daemonWith(t, 'default');
     for (const url of [
       `http://127.0.0.1:${port}/health`,
       `http://2130706433:${port}/health`,
@@ -75,13 +88,13 @@ t.test(
 
 t.test('--http-deny refuses a network; --http-allow re-allows what a built-in rule refuses', async (t) => {
   const local = await localServer(t);
-  const denied = await daemonWith(t, ['--http-deny', '127.0.0.0/8']);
+  const denied = await daemonWith(t, 'denied', ['--http-deny', '127.0.0.0/8']);
   t.match(
     await denied.call(`${local}/anything`),
     { stateCd: 2, data: { error: { code: 'HTTP_FORBIDDEN_ADDRESS' } } },
     '--http-deny 127.0.0.0/8: a loopback server is refused',
   );
-  const allowed = await daemonWith(t, ['--http-allow', '127.0.0.1/32']);
+  const allowed = await daemonWith(t, 'allowed', ['--http-allow', '127.0.0.1/32']);
   t.match(
     await allowed.call(`http://127.0.0.1:${allowed.port}/health`),
     { stateCd: 1, data: { reply: { status: 200 } } },
