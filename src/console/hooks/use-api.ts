@@ -12,6 +12,8 @@ export interface ApiRead<T> {
   readonly loading: boolean;
   /** Reads again, keeping what is shown until the answer comes; one read at a time, one more queued. */
   readonly reload: () => void;
+  /** Whether a read is under way now (unlike `loading`, true from the moment it is sent). */
+  readonly reading: () => boolean;
 }
 
 /**
@@ -70,5 +72,6 @@ export function useApi<T>(path: string | null): ApiRead<T> {
     return () => current.current.controller?.abort();
   }, [path, read]);
 
-  return { ...state, reload: read };
+  const reading = useCallback(() => current.current.inFlight, []);
+  return { ...state, reload: read, reading };
 }

@@ -56,13 +56,16 @@ const TASK_NODES = new Set(['inputNode', 'userTask']);
 /**
  * Whether a lifecycle event may change the inbox: a task node began waiting, or something
  * happened to an execution a listed task belongs to (answered, timed out, cancelled, ended).
+ * `listed` is null while a read is under way: its answer may have been taken before the event,
+ * so any execution's event may concern a task it will list.
  */
 export function eventTouchesTasks(
   e: { readonly type: string; readonly processInstanceId: string; readonly nodeType?: unknown },
-  listed: ReadonlySet<string>,
+  listed: ReadonlySet<string> | null,
 ): boolean {
   if (e.type === 'NODE_WAITING') return typeof e.nodeType !== 'string' || TASK_NODES.has(e.nodeType);
-  return listed.has(e.processInstanceId) && e.type !== 'NODE_STARTED';
+  if (e.type === 'NODE_STARTED') return false;
+  return listed === null || listed.has(e.processInstanceId);
 }
 
 /** The deep link of a task: the inbox with its form open. */

@@ -49,14 +49,15 @@ export default function TasksPage() {
   const now = useNow(true);
   // Each reload walks the daemon's live executions: at most one a second per open inbox.
   const reload = useThrottled(tasks.reload, 1000);
-  const listed = useRef(new Set<string>());
-  listed.current = new Set((tasks.data?.items ?? []).map((t) => t.processInstanceId));
+  // While a read is under way its answer is unknown: every event may concern it (task-list.ts).
+  const listed = useRef<ReadonlySet<string> | null>(null);
+  listed.current = tasks.loading ? null : new Set((tasks.data?.items ?? []).map((t) => t.processInstanceId));
   useEffect(
     () =>
       events.subscribe((e) => {
-        if (eventTouchesTasks(e, listed.current)) reload();
+        if (eventTouchesTasks(e, tasks.reading() ? null : listed.current)) reload();
       }),
-    [events, reload],
+    [events, reload, tasks.reading],
   );
   const open = params.id && params.nodeId ? { processInstanceId: params.id, nodeId: params.nodeId } : null;
   useTitle(open ? `Task ${open.nodeId}` : 'Tasks');
