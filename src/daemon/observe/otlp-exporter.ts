@@ -7,6 +7,8 @@
  * `close()` sends what is queued (the daemon's graceful stop) without waiting to retry: a retry
  * waiting is made at once, and no answer after close is retried.
  */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AttributeValue, Span, SpanSink } from './tracer.js';
 
 /** Answers the OTLP/HTTP spec says to retry (after Retry-After when the collector sends one). */
@@ -60,6 +62,13 @@ export class OtlpExporter implements SpanSink {
   private wake: (() => void) | null = null;
   /** An export's JSON up to its spans: the resource and the scope, the same for every batch. */
   private readonly head: string;
+  /**
+   * One connection kept open to the collector (one export runs at a time). node:http rather
+   * than fetch: a batch is a few hundred kilobytes of text, which fetch's body handling copies
+   * and converts several times on the daemon's main thread.
+   */
+  private readonly agent: HttpAgent;
+  private readonly url: URL;
 
   constructor(private readonly options: OtlpOptions) {
     const resource = attributesJson({
@@ -70,6 +79,9 @@ export class OtlpExporter implements SpanSink {
     });
     const scope = JSON.stringify({ name: 'wfx', version: options.version });
     this.head = `{"resourceSpans":[{"resource":{"attributes":${resource}},"scopeSpans":[{"scope":${scope},"spans":[`;
+    this.url = new URL(options.url);
+    const agentOptions = { keepAlive: true, maxSockets: 1 };
+    this.agent = this.url.protocol === 'https:' ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
   }
 
   /** Queues an ended span (dropped and counted when the queue is full or the exporter closed). */
@@ -104,6 +116,7 @@ export class OtlpExporter implements SpanSink {
       if (this.sending) await this.sending;
       else this.kick();
     }
+    this.agent.destroy();
   }
 
   /** Starts an export of the next batch unless one is under way (it starts the next when done). */
@@ -134,21 +147,39 @@ export class OtlpExporter implements SpanSink {
    * One send: `sent` when accepted, the Retry-After asked (ms; undefined: none) when the answer
    * may be retried, `lost` otherwise (another answer, the collector down or slow).
    */
-  private async post(body: string): Promise<'sent' | 'lost' | { readonly retryAfterMs: number | undefined }> {
-    try {
-      const res = await fetch(this.options.url, {
+  private post(body: string): Promise<'sent' | 'lost' | { readonly retryAfterMs: number | undefined }> {
+    const bytes = Buffer.from(body);
+    const send = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve) => {
+      const req = send(this.url, {
         method: 'POST',
-        headers: { ...this.options.headers, 'content-type': 'application/json' },
-        body,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        agent: this.agent,
+        headers: { ...this.options.headers, 'content-type': 'application/json', 'content-length': bytes.length },
       });
-      await res.arrayBuffer().catch(() => undefined);
-      if (res.ok) return 'sent';
-      return RETRYABLE.has(res.status) ? { retryAfterMs: retryAfterMs(res.headers.get('retry-after')) } : 'lost';
-    } catch {
-      // The collector is down or slow: the batch is lost (counted), the daemon goes on.
-      return 'lost';
-    }
+      // The whole exchange within the timeout; the collector down or slow: the batch is lost
+      // (counted), the daemon goes on.
+      const timer = setTimeout(() => req.destroy(new Error('timed out')), this.options.timeoutMs).unref();
+      const done = (answer: 'sent' | 'lost' | { readonly retryAfterMs: number | undefined }) => {
+        clearTimeout(timer);
+        resolve(answer);
+      };
+      req.on('error', () => done('lost'));
+      req.on('response', (res: IncomingMessage) => {
+        const status = res.statusCode ?? 0;
+        res.on('error', () => done('lost'));
+        // Cut off before its end (a reset, the timeout): the first answer given stands.
+        res.on('close', () => done('lost'));
+        res.on('end', () => {
+          if (status >= 200 && status < 300) done('sent');
+          else
+            done(
+              RETRYABLE.has(status) ? { retryAfterMs: retryAfterMs(headerText(res.headers['retry-after'])) } : 'lost',
+            );
+        });
+        res.resume();
+      });
+      req.end(bytes);
+    });
   }
 
   /** Waits before retry `attempt`: Retry-After when given, else an exponential backoff with jitter; close ends it. */
@@ -165,6 +196,11 @@ export class OtlpExporter implements SpanSink {
       };
     });
   }
+}
+
+/** A header's text (the first of repeated ones), or null. */
+function headerText(value: string | string[] | undefined): string | null {
+  return (Array.isArray(value) ? value[0] : value) ?? null;
 }
 
 /** A Retry-After header as milliseconds from now (seconds or an HTTP date); undefined when absent or unreadable. */
@@ -212,7 +248,19 @@ function attributesJson(attrs: Readonly<Record<string, AttributeValue>>): string
           : Number.isInteger(v)
             ? `{"intValue":"${v}"}`
             : `{"doubleValue":${JSON.stringify(v)}}`;
-    out += `${out.length === 1 ? '' : ','}{"key":${JSON.stringify(key)},"value":${value}}`;
+    out += `${out.length === 1 ? '' : ','}${keyJson(key)}${value}}`;
   }
   return `${out}]`;
+}
+
+/** `{"key":KEY,"value":` of each attribute name seen: the names are the code's own, a few dozen. */
+const keyJsons = new Map<string, string>();
+
+function keyJson(key: string): string {
+  let json = keyJsons.get(key);
+  if (json === undefined) {
+    json = `{"key":${JSON.stringify(key)},"value":`;
+    if (keyJsons.size < 1024) keyJsons.set(key, json);
+  }
+  return json;
 }

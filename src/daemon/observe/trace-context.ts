@@ -93,12 +93,18 @@ export function newExecutionTrace(parent: SpanContext | null): string {
   return parent === null ? `${newTraceId()}-${newSpanId()}` : `${parent.traceId}-${newSpanId()}-${parent.spanId}`;
 }
 
+/** The last trace readExecutionTrace read, and what it read: a step's spans are mostly of one execution. */
+let lastRead: { readonly text: string; readonly trace: ExecutionTrace | null } = { text: '', trace: null };
+
 /** An execution's trace read back from its record form; null when absent, not sampled or not of that form. */
-export function readExecutionTrace(trace: string | undefined): ExecutionTrace | null {
-  if (trace === undefined) return null;
-  const [traceId, spanId, parentSpanId] = trace.split('-');
-  if (traceId?.length !== 32 || spanId?.length !== 16) return null;
-  return { traceId, spanId, parentSpanId: parentSpanId ?? null };
+export function readExecutionTrace(text: string | undefined): ExecutionTrace | null {
+  if (text === undefined) return null;
+  if (text === lastRead.text) return lastRead.trace;
+  const [traceId, spanId, parentSpanId] = text.split('-');
+  const trace =
+    traceId?.length !== 32 || spanId?.length !== 16 ? null : { traceId, spanId, parentSpanId: parentSpanId ?? null };
+  lastRead = { text, trace };
+  return trace;
 }
 
 /**
@@ -109,15 +115,25 @@ export function readExecutionTrace(trace: string | undefined): ExecutionTrace | 
 export function nodeSpanId(trace: SpanContext, nodeInstanceId: string): string {
   // Two 32-bit FNV-1a hashes (different offsets) of the execution's span and the node instance:
   // unique enough within one trace, and far cheaper than a cryptographic hash per node.
+  // Each text hashed where it is: their concatenation would be read a character at a time
+  // through a string V8 has not flattened, several times slower.
   let a = 0x811c9dc5;
   let b = 0x01000193 ^ 0x5bd1e995;
-  const text = trace.spanId + nodeInstanceId;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
-  }
-  const hex = ((a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0')).slice(0, 16);
+  for (const text of [trace.spanId, nodeInstanceId])
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
+    }
+  const hex = hex32(a) + hex32(b);
   // A span id of zeros is invalid (W3C): not reachable in practice, guarded all the same.
   return hex === '0000000000000000' ? '0000000000000001' : hex;
+}
+
+/** Two hex digits of each byte. */
+const HEX_BYTES = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** A 32-bit integer's eight hex digits. */
+function hex32(x: number): string {
+  return HEX_BYTES[x >>> 24]! + HEX_BYTES[(x >>> 16) & 255]! + HEX_BYTES[(x >>> 8) & 255]! + HEX_BYTES[x & 255]!;
 }
