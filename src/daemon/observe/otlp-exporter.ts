@@ -60,8 +60,8 @@ export class OtlpExporter implements SpanSink {
   private closed = false;
   /** Ends the wait before a retry (close). */
   private wake: (() => void) | null = null;
-  /** An export's JSON up to its spans: the resource and the scope, the same for every batch. */
-  private readonly head: string;
+  /** An export's JSON up to its spans, as bytes: the resource and the scope, the same for every batch. */
+  private readonly head: Buffer;
   /**
    * One connection kept open to the collector (one export runs at a time). node:http rather
    * than fetch: a batch is a few hundred kilobytes of text, which fetch's body handling copies
@@ -78,7 +78,9 @@ export class OtlpExporter implements SpanSink {
       'telemetry.sdk.language': 'nodejs',
     });
     const scope = JSON.stringify({ name: 'wfx', version: options.version });
-    this.head = `{"resourceSpans":[{"resource":{"attributes":${resource}},"scopeSpans":[{"scope":${scope},"spans":[`;
+    this.head = Buffer.from(
+      `{"resourceSpans":[{"resource":{"attributes":${resource}},"scopeSpans":[{"scope":${scope},"spans":[`,
+    );
     this.url = new URL(options.url);
     const agentOptions = { keepAlive: true, maxSockets: 1 };
     this.agent = this.url.protocol === 'https:' ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
@@ -134,7 +136,7 @@ export class OtlpExporter implements SpanSink {
   }
 
   private async send(batch: Span[]): Promise<void> {
-    const body = `${this.head}${batch.map(spanJson).join(',')}]}]}]}`;
+    const body = this.body(batch);
     for (let attempt = 1; ; attempt++) {
       const answer = await this.post(body);
       if (answer === 'sent') return void (this.exported += batch.length);
@@ -144,11 +146,31 @@ export class OtlpExporter implements SpanSink {
   }
 
   /**
+   * The export request of `batch`, each span's JSON encoded straight into the body's bytes: a
+   * batch joined as one string first would be flattened and then copied again to be encoded.
+   */
+  private body(batch: readonly Span[]): Buffer {
+    let buf = Buffer.allocUnsafe(this.head.length + batch.length * 1024);
+    let at = this.head.copy(buf, 0);
+    const put = (text: string) => {
+      // UTF-8 takes at most three bytes for each UTF-16 unit.
+      if (at + text.length * 3 > buf.length) {
+        const bigger = Buffer.allocUnsafe(Math.max(buf.length * 2, at + text.length * 3));
+        buf.copy(bigger, 0, 0, at);
+        buf = bigger;
+      }
+      at += buf.write(text, at, 'utf8');
+    };
+    for (let i = 0; i < batch.length; i++) put(i === 0 ? spanJson(batch[i]!) : `,${spanJson(batch[i]!)}`);
+    put(']}]}]}');
+    return buf.subarray(0, at);
+  }
+
+  /**
    * One send: `sent` when accepted, the Retry-After asked (ms; undefined: none) when the answer
    * may be retried, `lost` otherwise (another answer, the collector down or slow).
    */
-  private post(body: string): Promise<'sent' | 'lost' | { readonly retryAfterMs: number | undefined }> {
-    const bytes = Buffer.from(body);
+  private post(bytes: Buffer): Promise<'sent' | 'lost' | { readonly retryAfterMs: number | undefined }> {
     const send = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve) => {
       const req = send(this.url, {

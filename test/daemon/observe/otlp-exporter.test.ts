@@ -41,6 +41,22 @@ t.test('spans are sent in batches of maxBatch as OTLP JSON; close sends the rest
   );
 });
 
+t.test('text beyond ASCII and spans larger than a batch is sized for arrive whole', async (t) => {
+  const r = await otlpReceiver(t);
+  const exporter = new OtlpExporter(options(r.url, { serviceName: 'säll ✓' }));
+  const tracer = new Tracer(exporter);
+  const long = 'ü😀'.repeat(5_000);
+  tracer.start('café ✓', SPAN_KIND.INTERNAL, null).set('text', long).end();
+  tracer.start('plain', SPAN_KIND.INTERNAL, null).set('quote', 'a "b" \\ c').end();
+  await exporter.close();
+  t.equal(r.spans.length, 2, 'both arrived, in one request');
+  const [first, second] = r.spans;
+  t.equal(first!.name, 'café ✓');
+  t.equal(first!.attributes.text, long, 'a value of 15,000 UTF-16 units, every one');
+  t.equal(first!.service, 'säll ✓');
+  t.equal(second!.attributes.quote, 'a "b" \\ c', 'escaped as JSON');
+});
+
 t.test('a full queue drops and counts; a collector down drops the batch, counts it, never throws', async (t) => {
   const r = await otlpReceiver(t);
   r.state.refuse = true;
