@@ -68,7 +68,7 @@ function nodeSpan(
     `node ${ni.nodeType} ${ni.nodeId}`,
     SPAN_KIND.INTERNAL,
     trace,
-    Date.parse(startAt ?? ni.startTime),
+    msOf(startAt ?? ni.startTime),
     nodeSpanId(trace, nodeInstanceId),
   );
   span
@@ -85,7 +85,7 @@ function nodeSpan(
     span.set('wfx.failure.code', code);
     if (leftStatus === 3) span.fail(code ?? 'FAILED');
   }
-  span.end(Date.parse(endAt));
+  span.end(msOf(endAt));
 }
 
 function executionSpan(tracer: Tracer, inst: Instance | undefined, at: string): void {
@@ -96,7 +96,7 @@ function executionSpan(tracer: Tracer, inst: Instance | undefined, at: string): 
     `execution ${inst.processId}`,
     SPAN_KIND.INTERNAL,
     parent,
-    Date.parse(inst.startTime),
+    msOf(inst.startTime),
     trace.spanId,
     trace.traceId,
   );
@@ -110,7 +110,16 @@ function executionSpan(tracer: Tracer, inst: Instance | undefined, at: string): 
     span.set('wfx.failure.code', inst.error.code).set('wfx.failure.node', inst.error.nodeId ?? undefined);
     span.fail(inst.error.code);
   }
-  span.end(Date.parse(at));
+  span.end(msOf(at));
+}
+
+/** The last time msOf read: a step's records share one, and its spans read it twice each. */
+let lastAt = { text: '', ms: 0 };
+
+/** Date.parse of an ISO time, remembered for the next call. */
+function msOf(text: string): number {
+  if (text !== lastAt.text) lastAt = { text, ms: Date.parse(text) };
+  return lastAt.ms;
 }
 
 /**

@@ -8,7 +8,7 @@ import { cloneData, ownEntry } from '../../../shared/json-object.js';
 import { jsonSize } from '../../../shared/json-size.js';
 import { newExecutionTrace, NOT_SAMPLED, parseTraceparent } from '../../observe/trace-context.js';
 import { TRACER } from '../../observe/tracing.js';
-import type { WfxState } from '../../state/state.js';
+import type { WfxState, Writable } from '../../state/state.js';
 import type { LaunchParams, StartRequest, StepContext } from './context.js';
 import { checkDataDepth, checkVariablesBytes } from './request-data.js';
 
@@ -59,7 +59,7 @@ export function resolveStart(
       { details: { path: violation.path, processId: flow.processId, version } },
     );
   }
-  const params: LaunchParams = {
+  const params: Writable<LaunchParams> = {
     processId: flow.processId,
     processName: published.definition.name,
     processVersion: version,
@@ -71,9 +71,9 @@ export function resolveStart(
   };
   // Only while tracing is on: the record form of the span it continues (Step.started completes it).
   if (TRACER !== null && req.traceparent !== undefined) {
-    if (req.traceparent === NOT_SAMPLED) return { ...params, trace: NOT_SAMPLED };
-    const parent = parseTraceparent(req.traceparent);
-    if (parent !== null) return { ...params, trace: parent.sampled ? newExecutionTrace(parent) : NOT_SAMPLED };
+    const parent = req.traceparent === NOT_SAMPLED ? null : parseTraceparent(req.traceparent);
+    if (req.traceparent === NOT_SAMPLED || parent?.sampled === false) params.trace = NOT_SAMPLED;
+    else if (parent !== null) params.trace = newExecutionTrace(parent);
   }
   return params;
 }
