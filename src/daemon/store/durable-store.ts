@@ -103,8 +103,10 @@ export interface ExecutionPartitions {
  * undone by `settle`, records of the caller's: recovery then needs neither, so they need not be
  * journaled, and `durable` makes them durable elsewhere instead. The engine's use: an execution
  * that starts and finishes in one step is written to history alone, and `settle` removes it
- * from the live state (see ExecutionArchive.oneStep). Given the records as they would have been
- * journaled (and their JSON); returns null to journal them as usual.
+ * from the live state (see ExecutionArchive.oneStep). An execution such a transaction changes
+ * that is gone once it settles was made by it: no checkpoint holds it, and the stores forget
+ * that it changed. Given the records as they would have been journaled (and their JSON); returns
+ * null to journal them as usual.
  */
 export type Divert<R> = (
   records: readonly R[],

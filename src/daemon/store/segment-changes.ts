@@ -19,6 +19,8 @@ export class SegmentChanges {
    * until the run ends (a checkpoint beginning, an eviction, come between runs).
    */
   private last: string | null = null;
+  /** How many times `take` handed the changed executions to a checkpoint (see `forget`). */
+  private taken = 0;
 
   /** `changed`: those the open found changed since the snapshot (the journal it replayed). */
   constructor(changed: Set<string> = new Set()) {
@@ -37,6 +39,25 @@ export class SegmentChanges {
   /** A run of applies begins (a commit's, a transaction's, a settle's): see `last`. */
   runBegins(): void {
     this.last = null;
+  }
+
+  /** The count of `take`s so far: what `forget` compares with. */
+  get epoch(): number {
+    return this.taken;
+  }
+
+  /**
+   * Execution `key`, changed since `epoch` only, is gone and no checkpoint is to write it: one
+   * that started and finished in a step whose records went to history instead of the journal.
+   * Unless a checkpoint took it in the meantime (the epoch moved: that checkpoint may have
+   * written it while it was alive, and the next must write that it is gone), it is unchanged
+   * again. Else every such execution would stay in the set until a checkpoint, and checkpoints
+   * follow the journal's growth, which those steps leave alone.
+   */
+  forget(key: string, epoch: number): void {
+    if (epoch !== this.taken) return;
+    this.dirty.delete(key);
+    if (this.last === key) this.last = null;
   }
 
   /** Whether execution `key` is unchanged since the last checkpoint. */
@@ -62,6 +83,7 @@ export class SegmentChanges {
     const taken = this.dirty;
     this.dirty = new Set();
     this.last = null;
+    this.taken++;
     return taken;
   }
 

@@ -21,7 +21,7 @@ import { SegmentChanges } from './segment-changes.js';
 import { RecordStore, silentLogger } from './record-store.js';
 import { SNAPSHOT_SLICE_MS, slicePacer, writePieces, writeSnapshotText } from './snapshot-write.js';
 import type { SnapshotFile, StoreHold, StoreOptions } from './store-options.js';
-import type { EvictableEntries } from './durable-store.js';
+import type { Divert, EvictableEntries, Transaction } from './durable-store.js';
 import { recoverStore } from './store-recovery.js';
 
 export type { Divert, DurableStore, ExecutionPartitions, StoreLogger, Transaction } from './durable-store.js';
@@ -207,6 +207,11 @@ export class Store<S, R> extends RecordStore<S, R> {
     return { kind: 'json' };
   }
 
+  /** How many executions changed since the last checkpoint began: the next one writes them (or that they are gone). */
+  get changedSinceCheckpoint(): number {
+    return this.changes.size;
+  }
+
   /** Sequence number of the last journal entry. */
   get lastSeq(): number {
     return this.journal.lastSeq;
@@ -218,6 +223,34 @@ export class Store<S, R> extends RecordStore<S, R> {
    */
   protected override beginApplies(): void {
     this.changes.runBegins();
+  }
+
+  /**
+   * As RecordStore's; the executions of a transaction `divert` took out of the journal, gone
+   * from the state once it is settled, are unchanged again for the segments (SegmentChanges.forget).
+   */
+  override transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R> {
+    const epoch = this.changes.epoch;
+    const tx = super.transact(fn, divert);
+    const settle = tx.settle;
+    const collection = this.options.snapshotCollection;
+    if (settle === null || this.segments === null || collection === undefined) return tx;
+    return {
+      ...tx,
+      settle: () => {
+        settle();
+        const { changes, segments } = this;
+        const entries = (this.state as Record<string, Record<string, unknown> | undefined>)[collection.key];
+        let last: string | null = null;
+        for (const record of tx.records)
+          collection.touched(record, (key) => {
+            if (key === last) return;
+            last = key;
+            // Gone (no key, or a tombstone: state/instance-table.ts), and in no segment.
+            if (entries?.[key] === undefined && segments?.locationOf(key) === undefined) changes.forget(key, epoch);
+          });
+      },
+    };
   }
 
   protected override applyOne(record: R): void {

@@ -59,6 +59,37 @@ nodes:
   t.notOk(h.store.state.instances[inst.processInstanceId], 'archived out of the live state');
 });
 
+t.test('runs written to history alone leave nothing for the next checkpoint to write', async (t) => {
+  const h = await engineHarness(t);
+  const linear = await h.publish(`
+processId: AUTO
+name: Linear
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`);
+  const waits = await h.publish(`
+processId: AUTO
+name: Waits
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`);
+  await h.store.checkpoint();
+  t.equal(h.store.changedSinceCheckpoint, 0, 'nothing changed since the checkpoint');
+  const ran = await Promise.all(Array.from({ length: 50 }, () => h.start(linear, {})));
+  for (const inst of ran) await h.archived(inst.processInstanceId);
+  // Checkpoints follow the journal's growth, which these runs leave alone: a mark of each would
+  // stay until a restart.
+  t.equal(h.store.changedSinceCheckpoint, 0, 'fifty runs in history: none marked changed');
+  const waiting = await h.start(waits, {});
+  t.equal(h.store.changedSinceCheckpoint, 1, 'a journaled execution is marked, for the checkpoint to write');
+  await h.store.checkpoint();
+  t.equal(h.store.changedSinceCheckpoint, 0, 'and written by it');
+  t.equal(h.store.state.instances[waiting.processInstanceId]?.stateCd, STATE.RUNNING);
+});
+
 t.test('ifElse takes then or else by a JUEL condition', async (t) => {
   const h = await engineHarness(t);
   const pid = await h.publish(`

@@ -31,6 +31,11 @@ export class DirtyExecutions {
     layout.collection?.touched(record, (id) => this.ids.add(id));
   }
 
+  /** Execution `id` is no longer changed: it is gone, and no row of it was ever written (unjournaled.ts). */
+  forgetGone(id: string): void {
+    this.ids.delete(id);
+  }
+
   /** Those of partition `partition` are no longer changed (it was loaded afresh from its rows). */
   forget<S, R>(layout: PartitionLayout<S, R>, partition: number): void {
     for (const id of this.ids) if (partitionOfExecution(layout, id) === partition) this.ids.delete(id);

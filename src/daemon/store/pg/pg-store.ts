@@ -82,7 +82,12 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   ) {
     super(loaded.state, options, options.logger ?? silentLogger);
     this.dirty = loaded.dirty;
-    this.unjournaled = new Unjournaled(layout);
+    this.unjournaled = new Unjournaled(layout, (id) => {
+      const key = layout.collection?.key;
+      const entries = key === undefined ? undefined : (this.state as Record<string, Record<string, unknown>>)[key];
+      // Gone: no key, or a tombstone (state/instance-table.ts).
+      if (entries?.[id] === undefined) this.dirty.forgetGone(id);
+    });
     this.journal = new JournalWriter(pool, lease, layout, options, loaded.lastSeqs, {
       fail: (what, err, code) => this.fail(what, err, code),
       failure: () => this.failure,
@@ -323,6 +328,11 @@ export class PgStore<S, R> extends RecordStore<S, R> {
 
   private leaseLost(err: WfxError): void {
     this.fail('the lease was lost', err, 'STORE_LEASE_LOST');
+  }
+
+  /** How many executions changed since their rows were last written: the next checkpoint writes them (or deletes their rows). */
+  get changedSinceCheckpoint(): number {
+    return this.dirty.size;
   }
 
   override transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R> {

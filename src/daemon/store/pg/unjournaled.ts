@@ -3,7 +3,10 @@
  * starts and finishes in one step is written to history alone), until their settle records
  * take them out of the state. No checkpoint writes their rows meanwhile: no journal entry backs
  * such a row, so none would ever delete it for a standby's copy, which would keep a summary of
- * an execution no row holds (decision 077). Their marks stay for the next checkpoint.
+ * an execution no row holds (decision 077). Once settled, one the settle took out of the state
+ * (it was made by that transaction: DurableStore.Divert) has no row to write or delete, and its
+ * mark is dropped (`gone`): else every such execution would stay marked until a checkpoint, and
+ * checkpoints follow the journal's growth, which those transactions leave alone.
  */
 import type { Transaction } from '../durable-store.js';
 import type { PartitionLayout } from './partition-state.js';
@@ -12,7 +15,11 @@ export class Unjournaled<S, R> {
   /** By id: how many unsettled diverted transactions changed the execution. */
   private readonly ids = new Map<string, number>();
 
-  constructor(private readonly layout: PartitionLayout<S, R>) {}
+  constructor(
+    private readonly layout: PartitionLayout<S, R>,
+    /** Called with each execution a settle left no unsettled transaction of: its mark goes if it is gone. */
+    private readonly gone: (id: string) => void = () => undefined,
+  ) {}
 
   /** `tx` as the store returns it; a diverted one's executions are held until it settles. */
   track<T>(tx: Transaction<T, R>): Transaction<T, R> {
@@ -30,8 +37,10 @@ export class Unjournaled<S, R> {
         settled = true;
         for (const id of ids) {
           const left = this.ids.get(id)! - 1;
-          if (left === 0) this.ids.delete(id);
-          else this.ids.set(id, left);
+          if (left === 0) {
+            this.ids.delete(id);
+            this.gone(id);
+          } else this.ids.set(id, left);
         }
       },
     };

@@ -296,6 +296,27 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
     t.notOk(c.evictable!.unread!.has(id), 'a load lists no such execution');
   });
 
+  t.test('a settled execution kept out of the journal leaves no mark for the next checkpoint', async (t) => {
+    const db = await fresh();
+    const a = await open(db.url, 'a');
+    t.teardown(() => a.close({ checkpoint: false }));
+    const ids = Array.from({ length: 20 }, () => uuidv7In(1, PARTITIONS, AT));
+    for (const id of ids) {
+      const tx = a.transact(
+        (emit) => emit({ op: 'item', id, by: 1 }),
+        () => ({ durable: Promise.resolve(), settle: [{ op: 'gone', id }] }),
+      );
+      await tx.durable;
+      tx.settle!();
+    }
+    // Checkpoints follow the journal's growth, which these leave alone: marks would stay.
+    t.equal(a.changedSinceCheckpoint, 0, 'twenty settled: none marked');
+    await a.commit({ op: 'item', id: uuidv7In(2, PARTITIONS, AT), by: 1 });
+    t.equal(a.changedSinceCheckpoint, 1, 'a journaled change is marked');
+    await a.checkpoint();
+    t.equal(a.changedSinceCheckpoint, 0, 'and its row written');
+  });
+
   t.test('reads of the cache go as few queries, a few at a time', async (t) => {
     const db = await fresh();
     const a = await open(db.url, 'a');
