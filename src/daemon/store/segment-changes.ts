@@ -4,6 +4,7 @@
  * each as it was at the instant of a checkpoint under way (SegmentCopy), and the execution
  * cache's guard that no record reaches an execution that is not resident.
  */
+import type { Transaction } from './durable-store.js';
 import type { SegmentCopy } from './segment-copy.js';
 
 /** The executions changed since the last checkpoint, and what touching one does meanwhile. */
@@ -92,4 +93,32 @@ export class SegmentChanges {
     this.copy = copy;
     this.last = null;
   }
+}
+
+/**
+ * `tx`, whose settle (a transaction `divert` took out of the journal) then forgets each
+ * execution its records changed that `forgettable` says is gone: one it made (DurableStore's
+ * Divert), whose mark would otherwise wait for a checkpoint (SegmentChanges.forget).
+ */
+export function settleForgetting<T, R>(
+  tx: Transaction<T, R>,
+  touched: (record: R, visit: (key: string) => void) => void,
+  forgettable: (key: string) => boolean,
+  forget: (key: string) => void,
+): Transaction<T, R> {
+  const settle = tx.settle;
+  if (settle === null) return tx;
+  return {
+    ...tx,
+    settle: () => {
+      settle();
+      let last: string | null = null;
+      for (const record of tx.records)
+        touched(record, (key) => {
+          if (key === last) return;
+          last = key;
+          if (forgettable(key)) forget(key);
+        });
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { EntryRanges } from './snapshot-copy.js';
 import { SNAPSHOT_SLICE_MS } from './snapshot-write.js';
+import type { StoreLogger } from './durable-store.js';
 
 /**
  * A snapshot's layout, as SnapshotCopy writes it after the state: the offset of the large
@@ -58,6 +59,41 @@ export async function indexInSlices(
 
 /** What indexing a loaded snapshot found. */
 export type IndexOutcome = { readonly ranges: EntryRanges } | { readonly mismatch: string };
+
+/**
+ * Indexes the snapshot loaded at open (indexInSlices) and calls `indexed` with its ranges, or
+ * null when it was stopped or could not be indexed (the file is then closed), in the turn the
+ * index ends: the records applied until then are all known to the caller. Logs what came of it.
+ */
+export async function indexLoadedSnapshot(
+  index: SnapshotIndex,
+  file: FileHandle,
+  pause: (tookMs: number) => Promise<void>,
+  stopped: () => boolean,
+  sliceEntries: number | undefined,
+  logger: StoreLogger,
+  indexed: (ranges: EntryRanges | null) => void,
+): Promise<void> {
+  const started = performance.now();
+  const outcome = await indexInSlices(index, pause, stopped, sliceEntries);
+  if (outcome && 'ranges' in outcome) {
+    indexed(outcome.ranges);
+    logger.info(
+      { entries: outcome.ranges.size, ms: Math.round(performance.now() - started) },
+      'store: indexed the snapshot loaded at open, for the next checkpoint to copy from',
+    );
+    return;
+  }
+  indexed(null);
+  if (outcome)
+    logger.warn(
+      outcome,
+      'mismatch' in outcome
+        ? 'store: the snapshot loaded at open does not match its layout; the next checkpoint serializes every entry'
+        : 'store: the snapshot loaded at open could not be read again to index it; the next checkpoint serializes every entry',
+    );
+  await file.close().catch(() => undefined);
+}
 
 /**
  * Finds where each entry of a loaded snapshot's large collection lies in its file, from the

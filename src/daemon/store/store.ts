@@ -14,10 +14,10 @@ import { SnapshotCopy, type EntryRanges } from './snapshot-copy.js';
 import { crashPoint } from './crash-point.js';
 import type { Manifest, SnapshotMark } from './manifest.js';
 import { snapshotPathIn } from './snapshot-file.js';
-import { indexInSlices, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
+import { indexLoadedSnapshot, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
 import type { ExecutionSegments } from './segment-checkpoint.js';
 import { segmentCheckpoint } from './segment-copy.js';
-import { SegmentChanges } from './segment-changes.js';
+import { SegmentChanges, settleForgetting } from './segment-changes.js';
 import { RecordStore, silentLogger } from './record-store.js';
 import { SNAPSHOT_SLICE_MS, slicePacer, writePieces, writeSnapshotText } from './snapshot-write.js';
 import type { SnapshotFile, StoreHold, StoreOptions } from './store-options.js';
@@ -162,30 +162,15 @@ export class Store<S, R> extends RecordStore<S, R> {
     );
     const loading = { changed, change, stop: false, done: Promise.resolve() };
     this.loading = loading;
-    const started = performance.now();
     const stopped = (): boolean => loading.stop || this.failure !== null || this.closed;
-    loading.done = (async () => {
-      const outcome = await indexInSlices(index, this.pacer(), stopped, large.sliceEntries);
-      // No await from here until `source` is set: every record applied until now is in `changed`.
+    const pace = this.pacer();
+    loading.done = indexLoadedSnapshot(index, file, pace, stopped, large.sliceEntries, this.logger, (ranges) => {
+      // Every record applied until now is in `changed`: its entries' ranges are out of date.
       this.loading = null;
-      if (outcome && 'ranges' in outcome) {
-        for (const key of changed) outcome.ranges.delete(key);
-        this.source = { file, ranges: outcome.ranges };
-        this.logger.info(
-          { entries: outcome.ranges.size, ms: Math.round(performance.now() - started) },
-          'store: indexed the snapshot loaded at open, for the next checkpoint to copy from',
-        );
-        return;
-      }
-      if (outcome)
-        this.logger.warn(
-          outcome,
-          'mismatch' in outcome
-            ? 'store: the snapshot loaded at open does not match its layout; the next checkpoint serializes every entry'
-            : 'store: the snapshot loaded at open could not be read again to index it; the next checkpoint serializes every entry',
-        );
-      await file.close().catch(() => undefined);
-    })();
+      if (ranges === null) return;
+      for (const key of changed) ranges.delete(key);
+      this.source = { file, ranges };
+    });
   }
 
   /** The pacer of background slices (snapshot-write.ts, slicePacer). */
@@ -225,32 +210,16 @@ export class Store<S, R> extends RecordStore<S, R> {
     this.changes.runBegins();
   }
 
-  /**
-   * As RecordStore's; the executions of a transaction `divert` took out of the journal, gone
-   * from the state once it is settled, are unchanged again for the segments (SegmentChanges.forget).
-   */
+  /** As RecordStore's; a diverted transaction's settle forgets the marks of what it made (settleForgetting). */
   override transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R> {
     const epoch = this.changes.epoch;
     const tx = super.transact(fn, divert);
-    const settle = tx.settle;
     const collection = this.options.snapshotCollection;
-    if (settle === null || this.segments === null || collection === undefined) return tx;
-    return {
-      ...tx,
-      settle: () => {
-        settle();
-        const { changes, segments } = this;
-        const entries = (this.state as Record<string, Record<string, unknown> | undefined>)[collection.key];
-        let last: string | null = null;
-        for (const record of tx.records)
-          collection.touched(record, (key) => {
-            if (key === last) return;
-            last = key;
-            // Gone (no key, or a tombstone: state/instance-table.ts), and in no segment.
-            if (entries?.[key] === undefined && segments?.locationOf(key) === undefined) changes.forget(key, epoch);
-          });
-      },
-    };
+    if (tx.settle === null || this.segments === null || collection === undefined) return tx;
+    // Gone, and in no segment.
+    const forgettable = (key: string) =>
+      this.entryGone(collection.key, key) && this.segments?.locationOf(key) === undefined;
+    return settleForgetting(tx, collection.touched, forgettable, (key) => this.changes.forget(key, epoch));
   }
 
   protected override applyOne(record: R): void {

@@ -21,7 +21,6 @@
  * serves waits as a standby, keeping a copy of the state current, and takes over.
  */
 import type pg from 'pg';
-import type { WfxError } from '../../../shared/errors.js';
 import { RecordStore, silentLogger } from '../record-store.js';
 import type { Divert, EvictableEntries, ExecutionPartitions, Transaction } from '../durable-store.js';
 import { Unjournaled } from './unjournaled.js';
@@ -67,9 +66,9 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   /** Executions of diverted transactions not settled yet: their rows wait (unjournaled.ts). */
   private readonly unjournaled: Unjournaled<S, R>;
 
-  /** What reached the database, for status and the benchmarks. */
-  get counters(): PgStoreCounters {
-    return this.journal.counters;
+  /** What reached the database, for status and the benchmarks; `changed`: executions to write at the next checkpoint. */
+  get counters(): PgStoreCounters & { readonly changed: number } {
+    return { ...this.journal.counters, changed: this.dirty.size };
   }
 
   private constructor(
@@ -82,12 +81,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   ) {
     super(loaded.state, options, options.logger ?? silentLogger);
     this.dirty = loaded.dirty;
-    this.unjournaled = new Unjournaled(layout, (id) => {
-      const key = layout.collection?.key;
-      const entries = key === undefined ? undefined : (this.state as Record<string, Record<string, unknown>>)[key];
-      // Gone: no key, or a tombstone (state/instance-table.ts).
-      if (entries?.[id] === undefined) this.dirty.forgetGone(id);
-    });
+    this.unjournaled = new Unjournaled(layout, this.dirty, (key, id) => this.entryGone(key, id));
     this.journal = new JournalWriter(pool, lease, layout, options, loaded.lastSeqs, {
       fail: (what, err, code) => this.fail(what, err, code),
       failure: () => this.failure,
@@ -188,7 +182,9 @@ export class PgStore<S, R> extends RecordStore<S, R> {
    */
   static async open<S, R>(options: PgStoreOptions<S, R>): Promise<PgStore<S, R>> {
     let store: PgStore<S, R> | null = null;
-    const { pool, lease, layout, loaded, replayed, warm } = await openDatabase(options, (err) => store?.leaseLost(err));
+    const { pool, lease, layout, loaded, replayed, warm } = await openDatabase(options, (err) =>
+      store?.fail('the lease was lost', err, 'STORE_LEASE_LOST'),
+    );
     try {
       store = new PgStore(pool, lease, options, layout, loaded);
       store.start();
@@ -324,15 +320,6 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   /** The epoch of this daemon's lease: what its writes carry. */
   get epoch(): number {
     return this.lease.epoch;
-  }
-
-  private leaseLost(err: WfxError): void {
-    this.fail('the lease was lost', err, 'STORE_LEASE_LOST');
-  }
-
-  /** How many executions changed since their rows were last written: the next checkpoint writes them (or deletes their rows). */
-  get changedSinceCheckpoint(): number {
-    return this.dirty.size;
   }
 
   override transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R> {

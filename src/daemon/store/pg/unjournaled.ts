@@ -10,6 +10,7 @@
  */
 import type { Transaction } from '../durable-store.js';
 import type { PartitionLayout } from './partition-state.js';
+import type { DirtyExecutions } from './pg-execution-rows.js';
 
 export class Unjournaled<S, R> {
   /** By id: how many unsettled diverted transactions changed the execution. */
@@ -17,8 +18,10 @@ export class Unjournaled<S, R> {
 
   constructor(
     private readonly layout: PartitionLayout<S, R>,
-    /** Called with each execution a settle left no unsettled transaction of: its mark goes if it is gone. */
-    private readonly gone: (id: string) => void = () => undefined,
+    /** The store's marks of executions changed since their rows were written. */
+    private readonly dirty: Pick<DirtyExecutions, 'forgetGone'>,
+    /** Whether entry `id` of the state's collection `key` is gone (RecordStore.entryGone). */
+    private readonly gone: (key: string, id: string) => boolean,
   ) {}
 
   /** `tx` as the store returns it; a diverted one's executions are held until it settles. */
@@ -39,7 +42,7 @@ export class Unjournaled<S, R> {
           const left = this.ids.get(id)! - 1;
           if (left === 0) {
             this.ids.delete(id);
-            this.gone(id);
+            if (this.gone(this.layout.collection!.key, id)) this.dirty.forgetGone(id);
           } else this.ids.set(id, left);
         }
       },
