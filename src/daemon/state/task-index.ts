@@ -7,6 +7,7 @@
  * first use after a store replaced executions).
  */
 import { STATE, STATUS } from '../../shared/api/index.js';
+import { SortedChunks } from '../../shared/sorted-chunks.js';
 import { execution } from './executions.js';
 import type { Instance, NodeInstance } from './instance.js';
 import { InstanceTable } from './instance-table.js';
@@ -78,7 +79,7 @@ const isTask = (inst: Instance, node: NodeInstance): boolean =>
  */
 export class TaskIndex {
   /** Tasks by organization, then processId: what the filters of a page name. */
-  private readonly byOrg = new Map<string, Map<string, TaskRef[]>>();
+  private readonly byOrg = new Map<string, Map<string, SortedChunks<TaskRef>>>();
   private total = 0;
   /** While a walk fills a fresh index: tasks appended as met, sorted once by `built`. */
   private building = false;
@@ -116,7 +117,7 @@ export class TaskIndex {
   built(): void {
     if (!this.building) return;
     this.building = false;
-    for (const flows of this.byOrg.values()) for (const list of flows.values()) list.sort(compareTasks);
+    for (const flows of this.byOrg.values()) for (const list of flows.values()) list.sort();
   }
 
   /** Left out of JSON as it is of snapshots: it is derived (and holds its state). */
@@ -133,7 +134,10 @@ export class TaskIndex {
   oldestSince(): string | null {
     let oldest = this.state.coldTasks?.oldestSince() ?? null;
     for (const flows of this.byOrg.values())
-      for (const list of flows.values()) if (oldest === null || list[0]!.since < oldest) oldest = list[0]!.since;
+      for (const list of flows.values()) {
+        const first = list.first()!;
+        if (oldest === null || first.since < oldest) oldest = first.since;
+      }
     return oldest;
   }
 
@@ -169,7 +173,7 @@ export class TaskIndex {
     cursor: string | undefined,
     limit: number,
   ): TaskRef[] {
-    const lists: TaskRef[][] = [];
+    const lists: Array<SortedChunks<TaskRef>> = [];
     const orgs = organization === null ? this.byOrg.values() : [this.byOrg.get(organization)];
     for (const flows of orgs) {
       if (flows === undefined) continue;
@@ -177,22 +181,26 @@ export class TaskIndex {
       else if (flows.has(processId)) lists.push(flows.get(processId)!);
     }
     // A merge of the lists, each read from its first key after the cursor.
-    const heads: Array<{ list: TaskRef[]; at: number; key: string }> = [];
-    for (const list of lists) {
-      const at = cursor === undefined ? 0 : upperBound(list, cursor);
-      if (at < list.length) heads.push({ list, at, key: taskKey(list[at]!) });
-    }
+    const heads: Array<{ rest: Iterator<TaskRef>; ref: TaskRef; key: string }> = [];
+    const head = (rest: Iterator<TaskRef>) => {
+      const next = rest.next();
+      if (!next.done) heads.push({ rest, ref: next.value, key: taskKey(next.value) });
+    };
+    for (const list of lists) head(list.after((t) => cursor !== undefined && taskKey(t) <= cursor));
     // The cold executions' first `limit` after the cursor: one more sorted list to merge.
-    const cold = this.state.coldTasks?.page(organization, processId, cursor, limit) ?? [];
-    if (cold.length > 0) heads.push({ list: cold, at: 0, key: taskKey(cold[0]!) });
+    head((this.state.coldTasks?.page(organization, processId, cursor, limit) ?? []).values());
     const out: TaskRef[] = [];
     while (out.length < limit && heads.length > 0) {
       let min = 0;
       for (let i = 1; i < heads.length; i++) if (heads[i]!.key < heads[min]!.key) min = i;
       const h = heads[min]!;
-      out.push(h.list[h.at]!);
-      if (++h.at < h.list.length) h.key = taskKey(h.list[h.at]!);
-      else heads.splice(min, 1);
+      out.push(h.ref);
+      const next = h.rest.next();
+      if (next.done) heads.splice(min, 1);
+      else {
+        h.ref = next.value;
+        h.key = taskKey(next.value);
+      }
     }
     return out;
   }
@@ -206,16 +214,9 @@ export class TaskIndex {
     let flows = this.byOrg.get(organization);
     if (flows === undefined) this.byOrg.set(organization, (flows = new Map()));
     let list = flows.get(processId);
-    if (list === undefined) flows.set(processId, (list = []));
-    this.total++;
-    // New waits are the newest: almost always appended.
-    if (this.building || list.length === 0 || compareTasks(list.at(-1)!, ref) < 0) {
-      list.push(ref);
-      return;
-    }
-    const at = lowerBound(list, ref);
-    if (compareTasks(list[at]!, ref) === 0) this.total--;
-    else list.splice(at, 0, ref);
+    if (list === undefined) flows.set(processId, (list = new SortedChunks(compareTasks)));
+    // While building, appended as met (each once) and sorted by `built`.
+    if (list.insert(ref, this.building)) this.total++;
   }
 
   private remove(inst: Instance, node: NodeInstance): void {
@@ -223,38 +224,12 @@ export class TaskIndex {
     const list = flows?.get(inst.processId);
     if (list === undefined) return;
     const ref: TaskRef = { since: node.startTime, instanceId: inst.processInstanceId, nodeInstanceId: node.id };
-    const at = lowerBound(list, ref);
-    if (at === list.length || compareTasks(list[at]!, ref) !== 0) return;
-    list.splice(at, 1);
+    if (!list.remove(ref)) return;
     this.total--;
     if (list.length > 0) return;
     flows!.delete(inst.processId);
     if (flows!.size === 0) this.byOrg.delete(inst.organization);
   }
-}
-
-/** The first position whose task sorts at or after `ref`. */
-function lowerBound(list: readonly TaskRef[], ref: TaskRef): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareTasks(list[mid]!, ref) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** The first position whose key is `> key`. */
-function upperBound(list: readonly TaskRef[], key: string): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (taskKey(list[mid]!) <= key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Keeps the index (if made) as `node` of `inst` changes its wait or status. */
