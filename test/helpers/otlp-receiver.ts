@@ -60,7 +60,8 @@ export async function otlpReceiver(t: { teardown(fn: () => unknown): void }) {
   let requests = 0;
   const state = {
     refuse: false,
-    script: [] as Array<{ status: number; retryAfter?: string }>,
+    /** Answers to give first; `reset`: the connection closed instead of an answer. */
+    script: [] as Array<{ status: number; retryAfter?: string; reset?: boolean }>,
     posts: 0,
   };
   const server = createServer((req, res) => {
@@ -69,6 +70,7 @@ export async function otlpReceiver(t: { teardown(fn: () => unknown): void }) {
       state.posts++;
       if (state.refuse) return void res.writeHead(503).end();
       const scripted = state.script.shift();
+      if (scripted?.reset) return void req.socket.destroy();
       if (scripted)
         return void res
           .writeHead(scripted.status, scripted.retryAfter === undefined ? {} : { 'retry-after': scripted.retryAfter })

@@ -170,7 +170,7 @@ export class OtlpExporter implements SpanSink {
    * One send: `sent` when accepted, the Retry-After asked (ms; undefined: none) when the answer
    * may be retried, `lost` otherwise (another answer, the collector down or slow).
    */
-  private post(bytes: Buffer): Promise<'sent' | 'lost' | { readonly retryAfterMs: number | undefined }> {
+  private post(bytes: Buffer, again = false): Promise<'sent' | 'lost' | { readonly retryAfterMs: number | undefined }> {
     const send = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve) => {
       const req = send(this.url, {
@@ -185,7 +185,14 @@ export class OtlpExporter implements SpanSink {
         clearTimeout(timer);
         resolve(answer);
       };
-      req.on('error', () => done('lost'));
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // A kept-alive connection the collector closed as this request went out: sent again at
+        // once on a new one (Node's documented remedy), part of the same send.
+        if (!again && req.reusedSocket && err.code === 'ECONNRESET') {
+          clearTimeout(timer);
+          resolve(this.post(bytes, true));
+        } else done('lost');
+      });
       req.on('response', (res: IncomingMessage) => {
         const status = res.statusCode ?? 0;
         res.on('error', () => done('lost'));

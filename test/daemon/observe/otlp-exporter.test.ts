@@ -57,6 +57,20 @@ t.test('text beyond ASCII and spans larger than a batch is sized for arrive whol
   t.equal(second!.attributes.quote, 'a "b" \\ c', 'escaped as JSON');
 });
 
+t.test('a kept-alive connection the collector closed as a batch went out: sent again at once', async (t) => {
+  const r = await otlpReceiver(t);
+  const exporter = new OtlpExporter(options(r.url));
+  const tracer = new Tracer(exporter);
+  for (let i = 0; i < 10; i++) tracer.start(`a${i}`, SPAN_KIND.INTERNAL, null).end();
+  await eventually('the first batch is sent', () => exporter.counts().exported === 10);
+  r.state.script.push({ status: 0, reset: true });
+  for (let i = 0; i < 10; i++) tracer.start(`b${i}`, SPAN_KIND.INTERNAL, null).end();
+  await exporter.close();
+  t.equal(r.state.posts, 3, 'the second batch twice: on the kept connection, then on a new one');
+  t.same(exporter.counts(), { exported: 20, dropped: 0, queueFull: 0, exportFailed: 0 }, 'none lost');
+  t.equal(r.spans.length, 20);
+});
+
 t.test('a full queue drops and counts; a collector down drops the batch, counts it, never throws', async (t) => {
   const r = await otlpReceiver(t);
   r.state.refuse = true;
