@@ -28,8 +28,16 @@ export function signInUrl(returnTo = `${location.pathname}${location.search}`): 
 let leaving = false;
 export function toSignIn(): void {
   if (leaving || location.pathname === '/sign-in') return;
+  leave(signInUrl());
+}
+
+/**
+ * Leaves the console for `url` (sign-out's): a read answered 401 meanwhile then leaves for the
+ * sign-in page no more, which would start a second navigation that aborts this one.
+ */
+export function leave(url: string): void {
   leaving = true;
-  location.assign(signInUrl());
+  location.assign(url);
 }
 
 /** Options of `api`. */

@@ -3,7 +3,7 @@ import { useLocation } from 'preact-iso/router';
 import { useState } from 'preact/hooks';
 import type { SignedOut } from '../../shared/api/console.js';
 import type { WhoAmI } from '../../shared/api/meta.js';
-import { api } from '../api/http.js';
+import { api, leave } from '../api/http.js';
 import { useApi } from '../hooks/use-api.js';
 import { ADMIN_BASE, showsAdmin } from '../model/admin-pages.js';
 
@@ -37,10 +37,10 @@ export function Header() {
         body: {},
         keep401: true,
       });
-      location.assign(answer.endSessionUrl ?? '/sign-in');
+      leave(answer.endSessionUrl ?? '/sign-in');
     } catch {
       // Signed out already (401), or the daemon is away: the sign-in page says which.
-      location.assign('/sign-in');
+      leave('/sign-in');
     }
   };
   return (
