@@ -8,10 +8,11 @@
  * and a database that cannot be reached only makes its view go stale, which it then says.
  */
 import { hostname } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import type { ClusterDaemon } from '../../shared/api/index.js';
 import { VERSION } from '../../shared/version.js';
 import { migrate } from '../store/pg/migrations.js';
+import { newPool } from '../store/pg/pool.js';
 import type { ShareView } from './partition-plan.js';
 
 /** The daemon serving the database now, as last read: where a standby sends what it is asked. */
@@ -130,15 +131,18 @@ export class ClusterMember {
   private readonly sharingWatchers = new Set<(view: Sharing) => void>();
 
   constructor(private readonly options: ClusterMemberOptions) {
-    this.pool = new pg.Pool({
-      connectionString: options.connectionString,
-      max: 1,
-      application_name: `wfx ${options.id} cluster`,
-      connectionTimeoutMillis: 10_000,
-      query_timeout: 10_000,
-      keepAlive: true,
-    });
-    this.pool.on('error', () => undefined); // an idle connection that broke: the next beat says so
+    // A connection that broke: the next beat says so (it fails, or reconnects).
+    this.pool = newPool(
+      {
+        connectionString: options.connectionString,
+        max: 1,
+        application_name: `wfx ${options.id} cluster`,
+        connectionTimeoutMillis: 10_000,
+        query_timeout: 10_000,
+        keepAlive: true,
+      },
+      () => undefined,
+    );
   }
 
   /** This daemon's id. */

@@ -4,13 +4,14 @@
  * and replay the journal after them. What the store is then built from is handed over; on a
  * failure, what was taken is given back.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { errorMessage, WfxError } from '../../../shared/errors.js';
 import { silentLogger } from '../record-store.js';
 import { partitionCount } from './fenced-sql.js';
 import { JournalFollower } from './journal-follower.js';
 import { DEFAULT_LEASE_MS, PartitionLease } from './lease.js';
 import { migrate } from './migrations.js';
+import { newPool } from './pool.js';
 import { DEFAULT_PARTITIONS, hasShared, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
 import { heldPartitions, type PgStoreOptions } from './pg-store-options.js';
 
@@ -38,18 +39,20 @@ export async function openDatabase<S, R>(
   onLeaseLost: (err: WfxError) => void,
 ): Promise<OpenedDatabase<S, R>> {
   const logger = options.logger ?? silentLogger;
-  const pool = new pg.Pool({
-    connectionString: options.connectionString,
-    max: 4,
-    application_name: `wfx ${options.owner}`,
-    connectionTimeoutMillis: 10_000,
-    // A query the database never answers (a network that drops packets) fails in time
-    // instead of holding a commit, or a stop, for as long as TCP takes to give up.
-    query_timeout: 30_000,
-    keepAlive: true,
-  });
-  // An idle connection that breaks is reported here; the next query fails and says so.
-  pool.on('error', (err) => logger.warn({ err }, 'store: a database connection broke'));
+  // A connection that breaks is said in the log; the query on it (if any) fails and says so.
+  const pool = newPool(
+    {
+      connectionString: options.connectionString,
+      max: 4,
+      application_name: `wfx ${options.owner}`,
+      connectionTimeoutMillis: 10_000,
+      // A query the database never answers (a network that drops packets) fails in time
+      // instead of holding a commit, or a stop, for as long as TCP takes to give up.
+      query_timeout: 30_000,
+      keepAlive: true,
+    },
+    (err) => logger.warn({ err }, 'store: a database connection broke'),
+  );
   let lease: PartitionLease | null = null;
   let follower: JournalFollower<S, R> | null = null;
   try {

@@ -1,0 +1,116 @@
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { eventually } from '../helpers/eventually.js';
+import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
+import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import {
+  askFlow,
+  callDaemon,
+  holdings,
+  launchSharing,
+  printLogs,
+  serving,
+  type SharingDaemon,
+} from '../helpers/share.js';
+
+/*
+ * Daemons sharing one database, each reaching it through a proxy of its own (fault-proxy.ts),
+ * so that one daemon's link fails alone, as a partition does (issue #83): blackholed, cut, slowed,
+ * healed by a flush or a reset. Whatever the link does, no daemon exits, and every start a
+ * daemon acknowledged is there afterwards, once.
+ */
+
+const ASK_ID = '3c4d5e6f-7081-4a92-8b03-c4d5e6f70819';
+
+interface Linked {
+  readonly daemon: SharingDaemon;
+  readonly proxy: FaultProxy;
+}
+
+/** Starts with the daemon's own answer, or what went wrong on the way: never throws. */
+async function startVia(d: SharingDaemon, key: string): Promise<{ status: number; id?: string; error?: string }> {
+  try {
+    const res = await fetch(`${d.url}/process/start`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ processId: ASK_ID, data: {} }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const body = (await res.json().catch(() => ({}))) as { processInstanceId?: string; error?: string };
+    return {
+      status: res.status,
+      ...(body.processInstanceId && { id: body.processInstanceId }),
+      ...(body.error && { error: body.error }),
+    };
+  } catch (err) {
+    return { status: 0, error: (err as Error).message };
+  }
+}
+
+t.test(
+  "a daemon's link blackholed, then healed by resets or by a flush: it never exits, and serves again",
+  { skip: POSTGRES_SKIP },
+  async (t) => {
+    const server = await startPostgres(t);
+    await server.createDatabase('partitions');
+    const root = t.testdir();
+    const link = async (name: string): Promise<Linked> => {
+      const proxy = await startFaultProxy(t, server.socketDir);
+      const daemon = await launchSharing(t, join(root, name), proxy.urlOf('partitions'));
+      const out: string[] = [];
+      daemon.child.stdout!.on('data', (c: Buffer) => out.push(c.toString()));
+      daemon.child.stderr!.on('data', (c: Buffer) => out.push(c.toString()));
+      t.teardown(() => {
+        if (process.env.SHOW_OUTPUT || !t.passing()) console.error('OUTPUT', name, out.join('').slice(-20000));
+      });
+      return { daemon, proxy };
+    };
+    const a = await link('a');
+    await eventually('a serves', () => serving(a.daemon));
+    const key = (await readFile(join(a.daemon.dir, 'bootstrap.key'), 'utf8')).trim();
+    const published = await callDaemon(a.daemon, key, 'POST', '/admin/flows', {
+      source: askFlow(ASK_ID),
+      organization: 'default',
+    });
+    t.equal(published.status, 200);
+    const b = await link('b');
+    await eventually(
+      'a and b share the partitions',
+      async () => ((await holdings(a.daemon, key)).get(b.daemon.url)?.length ?? 0) >= 7 && (await serving(b.daemon)),
+      { withinMs: 30_000 },
+    );
+    t.teardown(async () => {
+      if (!t.passing()) await printLogs([a.daemon.dir, b.daemon.dir]);
+    });
+    const acknowledged: string[] = [];
+
+    for (const heal of ['reset', 'reset', 'flush'] as const) {
+      // Starts in flight through b while its link is blackholed: their commits are held in the network.
+      const load = Array.from({ length: 6 }, () => startVia(b.daemon, key));
+      b.proxy.blackhole();
+      await eventually(
+        `b stops serving behind the blackhole (heal by ${heal})`,
+        async () => !(await serving(b.daemon)),
+        {
+          withinMs: 30_000,
+        },
+      );
+      await b.proxy.heal(heal);
+      for (const r of await Promise.all(load)) if (r.status === 200 && r.id) acknowledged.push(r.id);
+      await eventually('b serves again', () => serving(b.daemon), { withinMs: 60_000 });
+      t.equal(b.daemon.child.exitCode, null, `b is still running after a heal by ${heal}`);
+      t.equal(b.daemon.child.signalCode, null);
+      for (let i = 0; i < 3; i++) {
+        const r = await startVia(b.daemon, key);
+        t.equal(r.status, 200, 'b starts executions again');
+        if (r.id) acknowledged.push(r.id);
+      }
+    }
+    for (const id of acknowledged) {
+      const read = await callDaemon(a.daemon, key, 'GET', `/process/instance/${id}`);
+      t.equal(read.status, 200, `acknowledged start ${id} is there`);
+    }
+  },
+);
