@@ -49,9 +49,34 @@ async function startVia(d: SharingDaemon, key: string): Promise<{ status: number
   }
 }
 
+/**
+ * Asks `d`'s port for /health every 200 ms until stopped; what it gives back is each ask that had
+ * no answer (a refused connection, or no status within 2 s): a daemon's port must answer
+ * throughout, if only with 503.
+ */
+function watchPort(d: SharingDaemon): () => Promise<string[]> {
+  const unanswered: string[] = [];
+  let watching = true;
+  const done = (async () => {
+    while (watching) {
+      const at = Date.now();
+      const answered = await fetch(`${d.url}/health`, { signal: AbortSignal.timeout(2_000) }).then(
+        async (res) => (await res.arrayBuffer(), true),
+        (err: Error) => (unanswered.push(`${new Date(at).toISOString()}: ${err.message}`), false),
+      );
+      if (answered || watching) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  })();
+  return async () => {
+    watching = false;
+    await done;
+    return unanswered;
+  };
+}
+
 t.test(
   "a daemon's link blackholed, then healed by resets or by a flush: it never exits, and serves again",
-  { skip: POSTGRES_SKIP },
+  { skip: POSTGRES_SKIP, timeout: 240_000 },
   async (t) => {
     const server = await startPostgres(t);
     await server.createDatabase('partitions');
@@ -85,26 +110,51 @@ t.test(
       if (!t.passing()) await printLogs([a.daemon.dir, b.daemon.dir]);
     });
     const acknowledged: string[] = [];
+    const LEASE_MS = 2_000;
 
-    for (const heal of ['reset', 'reset', 'flush'] as const) {
-      // Starts in flight through b while its link is blackholed: their commits are held in the network.
-      const load = Array.from({ length: 6 }, () => startVia(b.daemon, key));
-      b.proxy.blackhole();
+    // Each round blackholes one daemon's link, partition 0's holder every other round: the other
+    // takes every partition within three lease periods, the cut-off one's port answers
+    // throughout, and the heal (by resets, then by a flush) brings it back in the same process.
+    const rounds = [
+      [b, a, 'reset'],
+      [a, b, 'reset'],
+      [b, a, 'flush'],
+      [a, b, 'flush'],
+    ] as const;
+    for (const [victim, other, heal] of rounds) {
+      const name = `${victim === a ? 'a' : 'b'}${(await holdings(other.daemon, key)).get(victim.daemon.url)?.includes(0) ? ' (partition 0 with it)' : ''}, healed by ${heal}`;
+      // Starts in flight through it while its link is blackholed: their commits are held in the network.
+      const load = Array.from({ length: 6 }, () => startVia(victim.daemon, key));
+      const watched = watchPort(victim.daemon);
+      const cutAt = Date.now();
+      victim.proxy.blackhole();
       await eventually(
-        `b stops serving behind the blackhole (heal by ${heal})`,
-        async () => !(await serving(b.daemon)),
-        {
-          withinMs: 30_000,
-        },
+        `the other daemon takes every partition from ${name}`,
+        async () => (await holdings(other.daemon, key)).get(other.daemon.url)?.length === 16 && serving(other.daemon),
+        { withinMs: 30_000 },
       );
-      await b.proxy.heal(heal);
-      for (const r of await Promise.all(load)) if (r.status === 200 && r.id) acknowledged.push(r.id);
-      await eventually('b serves again', () => serving(b.daemon), { withinMs: 60_000 });
-      t.equal(b.daemon.child.exitCode, null, `b is still running after a heal by ${heal}`);
-      t.equal(b.daemon.child.signalCode, null);
+      const tookMs = Date.now() - cutAt;
+      t.ok(tookMs <= 3 * LEASE_MS + 500, `taken over within three lease periods: ${tookMs} ms (${name})`);
       for (let i = 0; i < 3; i++) {
-        const r = await startVia(b.daemon, key);
-        t.equal(r.status, 200, 'b starts executions again');
+        const r = await startVia(other.daemon, key);
+        t.equal(r.status, 200, 'the other daemon starts executions meanwhile');
+        if (r.id) acknowledged.push(r.id);
+      }
+      for (const r of await Promise.all(load)) if (r.status === 200 && r.id) acknowledged.push(r.id);
+      await victim.proxy.heal(heal);
+      await eventually(`${name}: it serves again`, () => serving(victim.daemon), { withinMs: 60_000 });
+      const unanswered = await watched();
+      t.ok(unanswered.length <= 1, `its port answered within 2 s but for a moment (${name}): ${unanswered.join('; ')}`);
+      t.equal(victim.daemon.child.exitCode, null, `it is still running (${name})`);
+      t.equal(victim.daemon.child.signalCode, null);
+      await eventually(
+        'the two share the partitions again',
+        async () => ((await holdings(other.daemon, key)).get(victim.daemon.url)?.length ?? 0) >= 7,
+        { withinMs: 30_000 },
+      );
+      for (let i = 0; i < 3; i++) {
+        const r = await startVia(victim.daemon, key);
+        t.equal(r.status, 200, 'it starts executions again');
         if (r.id) acknowledged.push(r.id);
       }
     }

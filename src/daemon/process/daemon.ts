@@ -65,6 +65,12 @@ export interface RunningDaemon {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const RETENTION_SWEEP_MS = 60 * 60 * 1000;
+/**
+ * How long a stop that cannot wait (the store failed; a restart to take partition 0) lets the
+ * requests under way end before it closes their connections: one waiting on a database behind a
+ * partition, or forwarded to a daemon behind one, would hold the port closed until it healed.
+ */
+const HURRIED_STOP_MS = 1_000;
 
 /**
  * Starts a daemon on `options.dataDir`: lock the directory, recover the store, create the
@@ -409,12 +415,16 @@ function serve(parts: {
   if (directory)
     void prune().catch((err: unknown) => logger.warn({ err }, 'retention: pruning history or files failed'));
 
-  const shutdown = async (failure: WfxError | null): Promise<void> => {
+  const shutdown = async (failure: WfxError | null, hurried = failure !== null): Promise<void> => {
     for (const t of timers) clearInterval(t);
     logger.info(failure ? 'stopping after a store failure' : 'stopping');
     try {
-      await sharing?.close();
+      // A move under way may wait on a database behind a partition: not waited for once failed.
+      const unshared = sharing?.close();
+      if (!failure) await unshared;
+      const cutOff = hurried ? setTimeout(() => app.server.closeAllConnections(), HURRIED_STOP_MS) : undefined;
       await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
+      clearTimeout(cutOff);
       await webhooks.close(); // after the server: no delivery arrives now, the refusals held are written
       await scheduler.close();
       await email.close();
@@ -456,7 +466,7 @@ function serve(parts: {
     rejoin: () => {
       // Stopped as for good (leases released, so the others move on at once), then started again by rejoin.ts.
       const why = new WfxError('DAEMON_REJOINING', 'the daemon restarts to take partition 0 of its database');
-      stopping ??= shutdown(null).then(() => settle.reject(why), settle.reject);
+      stopping ??= shutdown(null, true).then(() => settle.reject(why), settle.reject);
     },
     publishFile,
     stopped,

@@ -18,6 +18,8 @@ export class GroupCommit<T> {
   private readonly queued: Batch<T>[] = [];
   private inFlight: Batch<T> | null = null;
   private writing: Promise<void> | null = null;
+  /** Set by abandon(): every batch rejects with it at once, the write in flight left to end alone. */
+  private abandoned: unknown = null;
 
   constructor(
     /** Writes one batch; its rejection rejects the batch's items. Batches are written in order. */
@@ -29,6 +31,7 @@ export class GroupCommit<T> {
 
   /** Adds `item` to the next write; resolves once it is written. */
   add(item: T): Promise<void> {
+    if (this.abandoned !== null) return rejected(this.abandoned);
     let batch = this.pending;
     if (!batch || batch.items.length >= this.cap.items || batch.bytes >= this.cap.bytes) {
       if (batch) this.queued.push(batch);
@@ -42,18 +45,33 @@ export class GroupCommit<T> {
 
   /** Resolves once everything added so far is written; rejects if the last batch failed. */
   async flush(): Promise<void> {
+    if (this.abandoned !== null) throw this.abandoned;
     // Batches are written in order: the newest one written, all are.
     await (this.pending ?? this.queued.at(-1) ?? this.inFlight)?.written;
   }
 
-  /** Resolves once no write is under way (whatever its outcome). */
+  /** Resolves once no write is under way (whatever its outcome); at once once abandoned. */
   async idle(): Promise<void> {
-    await this.writing;
+    if (this.abandoned === null) await this.writing;
+  }
+
+  /**
+   * Rejects every batch with `err` now, the one in flight included, and every later add: the
+   * store failed, and nothing more can be acknowledged. A write in flight is not waited for (a
+   * partitioned network may hold it for as long as the query timeout): it may still land, as
+   * any write whose answer was lost may (docs/clustering.md says which codes mean that).
+   */
+  abandon(err: unknown): void {
+    if (this.abandoned !== null) return;
+    this.abandoned = err;
+    for (const batch of [this.inFlight, ...this.queued, this.pending]) batch?.reject(err);
+    this.queued.length = 0;
+    this.pending = null;
   }
 
   private async writeAll(): Promise<void> {
     for (;;) {
-      const batch = this.queued.shift() ?? this.pending;
+      const batch = this.abandoned === null ? (this.queued.shift() ?? this.pending) : null;
       if (!batch) break;
       if (batch === this.pending) this.pending = null;
       this.inFlight = batch;
@@ -67,6 +85,12 @@ export class GroupCommit<T> {
     this.inFlight = null;
     this.writing = null;
   }
+}
+
+function rejected(err: unknown): Promise<void> {
+  const promise = Promise.reject(err as Error);
+  promise.catch(() => undefined);
+  return promise;
 }
 
 function newBatch<T>(): Batch<T> {

@@ -95,9 +95,14 @@ export class JournalWriter<R> {
     return this.batches.flush();
   }
 
-  /** Resolves once no write is under way. */
+  /** Resolves once no write is under way (at once once abandoned). */
   idle(): Promise<void> {
     return this.batches.idle();
+  }
+
+  /** Rejects the entries waiting and in flight, and every later one (the store failed: GroupCommit.abandon). */
+  abandon(err: unknown): void {
+    this.batches.abandon(err);
   }
 
   /** One group commit of journal entries, fenced (APPEND); a failure fails the store. */

@@ -73,6 +73,11 @@ export class PgAuditTrail implements AuditTrail {
   }
 
   /** Waits for the records queued (the pool is the store's to end). */
+  /** Rejects the writes waiting and in flight, and every later one (the store failed: GroupCommit.abandon). */
+  abandon(err: unknown): void {
+    this.writes.abandon(err);
+  }
+
   async close(): Promise<void> {
     await this.writes.idle();
   }

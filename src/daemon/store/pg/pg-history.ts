@@ -171,6 +171,11 @@ export class PgHistory implements HistoryStore {
   }
 
   /** Writes what is waiting. The pool is the store's: it closes it. */
+  /** Rejects the writes waiting and in flight, and every later one (the store failed: GroupCommit.abandon). */
+  abandon(err: unknown): void {
+    this.writes.abandon(err);
+  }
+
   async close(): Promise<void> {
     await this.writes.idle();
   }

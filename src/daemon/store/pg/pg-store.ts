@@ -122,6 +122,8 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     const holds = { serves: (p: number) => this.serves(p), epochOf: (p: number) => this.lease.epochOf(p) };
     this.evictable = loaded.unread && pgEvictable({ ...port, ...holds, unread: loaded.unread });
     this.followOthers(loaded.lastSeqs, false);
+    // Failed, nothing more is acknowledged: writes held in a partitioned network are not waited for.
+    this.onFailure((err) => [this.journal, this.historyStore, this.auditStore].forEach((w) => w?.abandon(err)));
   }
 
   /** Whether this store holds every partition: no other daemon's store writes any of the state. */
@@ -215,24 +217,18 @@ export class PgStore<S, R> extends RecordStore<S, R> {
    * (the archive tries it again).
    */
   history(): PgHistory {
-    this.historyStore ??= new PgHistory(
-      this.pool,
-      {
-        owner: this.options.owner,
-        partitionOf: (id) => partitionOfExecution(this.layout, id),
-        epochOf: (partition) => this.lease.epochOf(partition),
-      },
-      (err, fenced) => (fenced ? this.fail('a history write was fenced', err, 'STORE_LEASE_LOST') : err),
-    );
-    return this.historyStore;
+    const partitionOf = (id: string) => partitionOfExecution(this.layout, id);
+    const fence = { owner: this.options.owner, partitionOf, epochOf: (p: number) => this.lease.epochOf(p) };
+    return (this.historyStore ??= new PgHistory(this.pool, fence, (err, fenced) =>
+      fenced ? this.fail('a history write was fenced', err, 'STORE_LEASE_LOST') : err,
+    ));
   }
 
   private auditStore: PgAuditTrail | null = null;
 
   /** The audit trail in this database (pg-audit.ts). */
   auditTrail(): PgAuditTrail {
-    this.auditStore ??= new PgAuditTrail(this.pool);
-    return this.auditStore;
+    return (this.auditStore ??= new PgAuditTrail(this.pool));
   }
 
   /** The file store's content in this database (pg-blobs.ts). */
@@ -479,19 +475,26 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     return this.checkpoints.checkpoint();
   }
 
-  /** Flushes, checkpoints unless told not to (or failed), gives up the lease and disconnects. */
+  /**
+   * Flushes, checkpoints unless told not to, gives up the lease and disconnects. A failed store
+   * waits for no round trip to the database: a partitioned network may hold one for as long as
+   * the query timeout, and the daemon's stop and port with it (#83).
+   */
   async close(options: { checkpoint?: boolean } = {}): Promise<void> {
     if (this.closed) return;
-    await this.diverted.idle();
-    await this.checkpoints.running?.catch(() => undefined);
+    if (!this.failure) await this.diverted.idle();
+    if (!this.failure) await this.checkpoints.running?.catch(() => undefined);
     await this.flush().catch(() => undefined);
     if (!this.failure && options.checkpoint !== false) await this.checkpoint().catch(() => undefined);
     this.closed = true;
-    await this.follower?.stop();
-    await this.journal.idle();
-    await this.historyStore?.close();
-    await this.auditStore?.close();
-    await this.lease.release().catch(() => undefined);
-    await this.pool.end().catch(() => undefined);
+    const ending = (async () => {
+      await this.follower?.stop();
+      await this.journal.idle();
+      await this.historyStore?.close();
+      await this.auditStore?.close();
+      await this.lease.release().catch(() => undefined);
+      await this.pool.end();
+    })().catch(() => undefined);
+    if (!this.failure) await ending;
   }
 }
