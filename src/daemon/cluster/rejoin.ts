@@ -61,6 +61,11 @@ export async function rejoining(
   const standby = new Standby(options, member);
   const hooks = {
     beforeListen: () => (member.following(null), standby.close()),
+    // The daemon stopped listening to restart: the port answers again before its stop ends.
+    leaving: (why: WfxError) =>
+      void standby
+        .open(Number(new URL(current.info.url).port), `this daemon lost the database (${why.code}) and rejoins`)
+        .catch(() => undefined),
     onStandby: (held: string) => standby.standingBy(held),
     onFollowing: (appliedSeq: (() => number) | null) => member.following(appliedSeq),
     cluster: () => member.list(),
@@ -196,6 +201,8 @@ class Standby {
   private readonly daemonJson: string;
   private readonly registry: ReturnType<typeof standbyRegistry>;
   private access: MetricsAccess | null = null;
+  /** The last write of daemon.json (settled, whatever its outcome, before the next begins). */
+  private naming: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly options: DaemonOptions,
@@ -216,7 +223,11 @@ class Standby {
    * daemon's own start, tried again, says so in its log.
    */
   async open(port: number, reason: string, required = false): Promise<void> {
-    if (this.listener) return this.standingBy(reason);
+    if (this.listener) {
+      this.standingBy(reason);
+      // Named again: a daemon that stopped after the listener opened took daemon.json away.
+      return void (await this.nameInDaemonJson(this.listener.url));
+    }
     try {
       const host = this.options.host ?? '127.0.0.1';
       const access = (this.access ??= await metricsAccessOf(
@@ -242,7 +253,13 @@ class Standby {
     }
     // Registered at once, so that `wfx daemon status` on any daemon lists this one.
     void this.member.announce(advertised(this.options, this.listener.url));
-    await writeDaemonJson(this.options.dataDir, this.listener.url);
+    await this.nameInDaemonJson(this.listener.url);
+  }
+
+  /** Writes daemon.json naming `url`: one write at a time (two would share the file they are written through). */
+  private nameInDaemonJson(url: string): Promise<unknown> {
+    const after = this.naming.catch(() => undefined);
+    return (this.naming = after.then(() => writeDaemonJson(this.options.dataDir, url)));
   }
 
   standingBy(reason: string): void {

@@ -8,6 +8,7 @@ import type { OidcClientOptions } from '../console/oidc-login.js';
 import type { ExecutionLimits } from '../engine/limits.js';
 import type { TracingOptions } from '../observe/tracing-setup.js';
 import type { StoreChoice } from './open-store.js';
+import type { WfxError } from '../../shared/errors.js';
 import type { SecretsKeyOptions } from '../secrets/open-secrets.js';
 import type { Environment } from '../state/state.js';
 
@@ -20,6 +21,12 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly port?: number;
   /** Called just before the daemon listens: frees its port of the standby's listener (rejoin.ts). */
   readonly beforeListen?: () => Promise<void>;
+  /**
+   * Told as a stop that a restart follows begins (its store failed; a restart to take partition
+   * 0), once the daemon stopped listening: the standby's listener takes the port at once
+   * (rejoin.ts) while the requests under way end.
+   */
+  readonly leaving?: (why: WfxError) => void;
   /** On a database: the daemons on it (GET /admin/cluster, rejoin.ts). */
   readonly cluster?: () => Promise<ClusterDaemon[]>;
   /** Also log readable lines to stdout. */

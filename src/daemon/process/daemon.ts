@@ -285,6 +285,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       metrics: { of: metrics, access: metricsAccess },
     });
     const port = options.port ?? 7878;
+    // Ready first: the standby's listener closes (beforeListen) just before the daemon listens.
+    await app.ready();
     await options.beforeListen?.();
     await app.listen({ host, port }).catch(async (err: unknown) => {
       throw await listenError(err, host, port);
@@ -415,16 +417,22 @@ function serve(parts: {
   if (directory)
     void prune().catch((err: unknown) => logger.warn({ err }, 'retention: pruning history or files failed'));
 
-  const shutdown = async (failure: WfxError | null, hurried = failure !== null): Promise<void> => {
+  const shutdown = async (failure: WfxError | null, restart: WfxError | null = failure): Promise<void> => {
     for (const t of timers) clearInterval(t);
     logger.info(failure ? 'stopping after a store failure' : 'stopping');
     try {
       // A move under way may wait on a database behind a partition: not waited for once failed.
       const unshared = sharing?.close();
       if (!failure) await unshared;
-      const cutOff = hurried ? setTimeout(() => app.server.closeAllConnections(), HURRIED_STOP_MS) : undefined;
+      if (restart && app.server.listening) {
+        // The port goes to the standby at once (rejoin.ts); the requests under way get a second.
+        const drained = new Promise<void>((resolve) => app.server.close(() => resolve()));
+        options.leaving?.(restart);
+        const cutOff = setTimeout(() => app.server.closeAllConnections(), HURRIED_STOP_MS);
+        await drained;
+        clearTimeout(cutOff);
+      }
       await app.close().catch((err: unknown) => logger.warn({ err }, 'closing the server failed'));
-      clearTimeout(cutOff);
       await webhooks.close(); // after the server: no delivery arrives now, the refusals held are written
       await scheduler.close();
       await email.close();
@@ -466,7 +474,7 @@ function serve(parts: {
     rejoin: () => {
       // Stopped as for good (leases released, so the others move on at once), then started again by rejoin.ts.
       const why = new WfxError('DAEMON_REJOINING', 'the daemon restarts to take partition 0 of its database');
-      stopping ??= shutdown(null, true).then(() => settle.reject(why), settle.reject);
+      stopping ??= shutdown(null, why).then(() => settle.reject(why), settle.reject);
     },
     publishFile,
     stopped,
