@@ -173,3 +173,43 @@ t.test(
     }
   },
 );
+
+t.test(
+  'a slow link well inside the lease keeps it: 466 ms each way under a 3 s lease, under load',
+  { skip: POSTGRES_SKIP, timeout: 240_000 },
+  async (t) => {
+    const server = await startPostgres(t);
+    await server.createDatabase('slow');
+    const proxy = await startFaultProxy(t, server.socketDir);
+    const daemon = await launchSharing(t, join(t.testdir(), 'slow'), proxy.urlOf('slow'), {}, ['--lease', '3s']);
+    const out: string[] = [];
+    daemon.child.stdout!.on('data', (c: Buffer) => out.push(c.toString()));
+    t.teardown(() => {
+      if (!t.passing()) console.error(out.join('').slice(-20000));
+    });
+    await eventually('it serves', () => serving(daemon));
+    const key = (await readFile(join(daemon.dir, 'bootstrap.key'), 'utf8')).trim();
+    t.equal(
+      (await callDaemon(daemon, key, 'POST', '/admin/flows', { source: askFlow(ASK_ID), organization: 'default' }))
+        .status,
+      200,
+    );
+    const epochOf = async () =>
+      ((await (await fetch(`${daemon.url}/health`)).json()) as { store?: { epoch?: number } }).store?.epoch;
+    const epoch = await epochOf();
+    proxy.delay(466);
+    // Four lease periods of starts, four at a time, each a round trip or more on this link.
+    const until = Date.now() + 12_000;
+    const statuses: number[] = [];
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (Date.now() < until) statuses.push((await startVia(daemon, key)).status);
+      }),
+    );
+    await proxy.heal('flush');
+    t.ok(statuses.length >= 8, `starts went on over the slow link (${statuses.length})`);
+    t.same([...new Set(statuses)], [200], 'every one acknowledged');
+    t.notMatch(out.join(''), /STORE_LEASE_LOST/, 'the lease was never lost');
+    t.equal(await epochOf(), epoch, 'and never taken again');
+  },
+);

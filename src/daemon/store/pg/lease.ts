@@ -22,6 +22,12 @@ export interface LeaseOptions {
   /** How long a lease lasts unrenewed (default 10 s); renewed every third of it. */
   readonly ttlMs?: number;
   /**
+   * Where renewals and the release go: a pool of one connection of their own, with a deadline
+   * shorter than the lease, ended with the lease. Renewals waiting behind the store's writes in
+   * its pool came too late on a slow link (#83). Default: the lease's pool.
+   */
+  readonly renewals?: pg.Pool;
+  /**
    * Wait while another daemon holds the lease (a standby), until it is released, lapses or
    * `signal` aborts; `onWaiting` is told who holds it, once. Without it, a held lease is refused
    * with DATABASE_IN_USE.
@@ -68,9 +74,11 @@ const HELD = `
     JOIN unnest($1::int[], $3::bigint[]) AS l(partition, epoch) ON q.partition = l.partition AND q.epoch = l.epoch
    WHERE q.owner = $2 ORDER BY q.partition FOR NO KEY UPDATE OF q`;
 
+// A renewal that reaches the database after the lease lapsed (held in the network) renews
+// nothing: the daemon has counted it lost already, and another may be taking over.
 const RENEW = `
   UPDATE wfx_partitions p SET lease_until = now() + $4 * interval '1 millisecond'
-    FROM (${HELD}) AS held WHERE p.partition = held.partition`;
+    FROM (${HELD}) AS held WHERE p.partition = held.partition AND p.lease_until > now()`;
 
 // A release NOTIFYs the standbys (journal-follower.ts), which try to take the partition at once
 // instead of at their next try: a daemon stopped for an upgrade hands over without a pause.
@@ -295,7 +303,7 @@ export class PartitionLease {
     const sent = this.queue.then(() => {
       sentAt = performance.now();
       held = this.held;
-      return this.pool.query(RENEW, [held, this.options.owner, this.epochsOf(held), this.ttlMs]);
+      return this.renewals.query(RENEW, [held, this.options.owner, this.epochsOf(held), this.ttlMs]);
     });
     this.queue = sent.catch(() => undefined);
     this.renewing = sent
@@ -339,10 +347,18 @@ export class PartitionLease {
     if (this.released) return;
     this.released = true;
     this.stopTimers();
-    await this.queue;
-    await this.renewing?.catch(() => undefined);
-    if (this.lost) return;
-    await this.pool.query(RELEASE, [this.held, this.options.owner, this.epochsOf(this.held)]);
+    try {
+      await this.queue;
+      await this.renewing?.catch(() => undefined);
+      if (this.lost) return;
+      await this.renewals.query(RELEASE, [this.held, this.options.owner, this.epochsOf(this.held)]);
+    } finally {
+      await this.options.renewals?.end().catch(() => undefined);
+    }
+  }
+
+  private get renewals(): pg.Pool {
+    return this.options.renewals ?? this.pool;
   }
 }
 

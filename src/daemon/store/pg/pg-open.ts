@@ -54,6 +54,7 @@ export async function openDatabase<S, R>(
     (err) => logger.warn({ err }, 'store: a database connection broke'),
   );
   let lease: PartitionLease | null = null;
+  let renewals: pg.Pool | null = null;
   let follower: JournalFollower<S, R> | null = null;
   try {
     const client = await pool.connect().catch((err: unknown) => {
@@ -112,9 +113,25 @@ export async function openDatabase<S, R>(
     const standby = options.standby && { ...options.standby, pause: follower?.pause.bind(follower) };
     // A stop during the load must not take the lease (take() tries once before any pause).
     options.standby?.signal?.throwIfAborted();
+    // Renewals on a connection of their own, opened before the lease is taken (a slow link
+    // takes several round trips to connect) and kept open however long it idles.
+    const ttl = options.leaseMs ?? DEFAULT_LEASE_MS;
+    renewals = newPool(
+      {
+        connectionString: options.connectionString,
+        max: 1,
+        application_name: `wfx ${options.owner} lease`,
+        connectionTimeoutMillis: ttl / 2,
+        query_timeout: ttl / 2,
+        idleTimeoutMillis: 0,
+        keepAlive: true,
+      },
+      (err) => logger.warn({ err }, 'store: the lease connection broke'),
+    );
+    (await renewals.connect()).release();
     lease = await PartitionLease.take(
       pool,
-      { partitions, owner: options.owner, ttlMs: options.leaseMs, standby },
+      { partitions, owner: options.owner, ttlMs: ttl, standby, renewals },
       onLeaseLost,
     );
     await follower?.stop();
@@ -128,6 +145,7 @@ export async function openDatabase<S, R>(
     options.standby?.following?.(null);
     await follower?.stop();
     await lease?.release().catch(() => undefined);
+    if (!lease) await renewals?.end().catch(() => undefined);
     await pool.end().catch(() => undefined);
     throw err;
   }
