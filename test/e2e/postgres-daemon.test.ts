@@ -6,7 +6,8 @@ import t, { type Test } from 'tap';
 import { killIfAlive, startDaemon, wfxIn } from '../helpers/cli.js';
 import { foreground, serving } from '../helpers/standby.js';
 import { eventually } from '../helpers/eventually.js';
-import { POSTGRES_SKIP, queryAt, startDatabaseProxy, startPostgres } from '../helpers/postgres.js';
+import { startFaultProxy } from '../helpers/fault-proxy.js';
+import { POSTGRES_SKIP, queryAt, startPostgres } from '../helpers/postgres.js';
 import type { ClusterDaemon } from '../../src/shared/api/index.js';
 
 const FLOW_ID = '0d7a4f5e-3c2b-4a1d-9e8f-7a6b5c4d3e2f';
@@ -334,9 +335,9 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
   t.test(
     'the database unreachable for a while: writes refused, nothing acknowledged lost, service resumes',
     async (t) => {
-      const proxy = await startDatabaseProxy(t, server.socketDir);
+      const proxy = await startFaultProxy(t, server.socketDir);
       await server.createDatabase('outage');
-      const url = `postgresql://wfx@127.0.0.1:${proxy.port}/outage`;
+      const url = proxy.urlOf('outage');
       const { dirA, a, callA, id } = await servingWithOneWaiting(t, url);
       const acknowledged = [id];
       for (let i = 0; i < 3; i++) {
@@ -352,7 +353,7 @@ t.test('a daemon on PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
       await eventually('the daemon keeps trying', async () =>
         /DATABASE_UNREACHABLE/.test(await readFile(join(dirA, 'logs', 'daemon.log'), 'utf8')),
       );
-      await proxy.restore();
+      await proxy.heal('flush');
       await serving(dirA, 'the daemon serves again by itself', 60_000);
       for (const acked of acknowledged)
         t.match((await callA('GET', `/process/instance/${acked}`)).body, { state: 'RUNNING' }, 'acknowledged: kept');

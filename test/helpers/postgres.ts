@@ -6,7 +6,6 @@
  */
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
@@ -169,48 +168,4 @@ export async function standbyListens(url: string): Promise<boolean> {
     "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'wfx standby' AND query LIKE 'LISTEN%' AND state = 'idle'",
   );
   return rows.length > 0;
-}
-
-/** A TCP proxy on 127.0.0.1 in front of a cluster's socket, which a test can cut and restore. */
-export interface DatabaseProxy {
-  readonly port: number;
-  /** Drops every connection and refuses new ones: the database, unreachable. */
-  cut(): Promise<void>;
-  /** Accepts connections again, on the same port. */
-  restore(): Promise<void>;
-}
-
-/** Starts a proxy to the server of `socketDir` (startPostgres's `socketDir`); closed at teardown. */
-export async function startDatabaseProxy(t: Test, socketDir: string): Promise<DatabaseProxy> {
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(join(socketDir, '.s.PGSQL.5432'));
-    sockets.add(client).add(upstream);
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
-    client.pipe(upstream).pipe(client);
-  });
-  const listen = (port: number) =>
-    new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve((server.address() as AddressInfo).port);
-      });
-    });
-  const port = await listen(0);
-  const cut = async () => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const socket of sockets) socket.destroy();
-    sockets.clear();
-    await closed;
-  };
-  t.teardown(() => (server.listening ? cut() : undefined));
-  return { port, cut, restore: async () => void (await listen(port)) };
 }
