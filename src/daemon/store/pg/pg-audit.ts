@@ -72,12 +72,12 @@ export class PgAuditTrail implements AuditTrail {
     return (await this.pool.query('DELETE FROM wfx_audit WHERE at < $1', [cutoff])).rowCount ?? 0;
   }
 
-  /** Waits for the records queued (the pool is the store's to end). */
   /** Rejects the writes waiting and in flight, and every later one (the store failed: GroupCommit.abandon). */
   abandon(err: unknown): void {
     this.writes.abandon(err);
   }
 
+  /** Waits for the records queued (the pool is the store's to end). */
   async close(): Promise<void> {
     await this.writes.idle();
   }

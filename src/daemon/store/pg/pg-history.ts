@@ -170,12 +170,12 @@ export class PgHistory implements HistoryStore {
     return { damagedRecords: 0, findings: [] };
   }
 
-  /** Writes what is waiting. The pool is the store's: it closes it. */
   /** Rejects the writes waiting and in flight, and every later one (the store failed: GroupCommit.abandon). */
   abandon(err: unknown): void {
     this.writes.abandon(err);
   }
 
+  /** Writes what is waiting. The pool is the store's: it closes it. */
   async close(): Promise<void> {
     await this.writes.idle();
   }
