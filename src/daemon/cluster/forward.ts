@@ -4,7 +4,13 @@
  * a request for an execution another daemon holds (partition-routing.ts). One hop only: the
  * request carries `x-wfx-forwarded-by`, and a daemon never forwards a request that has it.
  */
-import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { COUNTED_BY } from './request-signing.js';
 
 /** The header a forwarded request carries: the id of the daemon that forwarded it. */
@@ -44,6 +50,53 @@ export interface Forward {
   readonly answered?: (status: number) => void;
   /** Answers the caller when `target` cannot be reached before anything came back. */
   readonly unreachable: (err: NodeJS.ErrnoException) => void;
+  /**
+   * Whether `target` still serves what the request is for (holds its partition, or serves the
+   * database), as this daemon last read it. Once it does not, the request ends (unreachable, or
+   * an answer begun is cut off): a holder whose lease lapsed (its process paused, its host gone
+   * from the network) may never answer, and the caller should try again where it is served now.
+   */
+  readonly current?: () => boolean;
+}
+
+/** How long a forwarded request waits for its connection to the other daemon. */
+const CONNECT_MS = 3000;
+
+/** How often forwards in flight are checked against `current`. */
+const SWEEP_MS = 500;
+
+/** The checks of the forwards in flight that have `current` (each ends its own forward if it is no longer current). */
+const inFlight = new Set<() => void>();
+let sweeper: NodeJS.Timeout | null = null;
+
+function sweep(): void {
+  for (const check of inFlight) check();
+  if (inFlight.size === 0 && sweeper) {
+    clearInterval(sweeper);
+    sweeper = null;
+  }
+}
+
+/** Checks `check` every SWEEP_MS until the returned function is called. */
+function checkWhileInFlight(check: () => void): () => void {
+  inFlight.add(check);
+  sweeper ??= setInterval(sweep, SWEEP_MS).unref();
+  return () => void inFlight.delete(check);
+}
+
+/** Fails `request` with ETIMEDOUT when its socket has not connected within CONNECT_MS. */
+function connectWithin(request: ClientRequest): void {
+  request.on('socket', (socket) => {
+    if (!socket.connecting) return;
+    const late = setTimeout(() => request.destroy(errorWithCode('no connection within 3 s', 'ETIMEDOUT')), CONNECT_MS);
+    const settle = () => clearTimeout(late);
+    socket.once('connect', settle);
+    socket.once('close', settle);
+  });
+}
+
+function errorWithCode(message: string, code: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(message), { code });
 }
 
 /** Passes `request` to `forward.target` as it came (its credential included) and its answer back as it comes. */
@@ -64,6 +117,15 @@ export function forwardRequest(request: IncomingMessage, reply: ServerResponse, 
   if (forward.counted) headers[COUNTED_BY] = forward.counted;
   let answered = false;
   const upstream = httpRequest(url, { method: request.method, headers, agent });
+  connectWithin(upstream);
+  const current = forward.current;
+  if (current) {
+    const moved = errorWithCode('it no longer serves what the request names', 'EMOVED');
+    const done = checkWhileInFlight(() => {
+      if (!current()) upstream.destroy(moved);
+    });
+    upstream.on('close', done);
+  }
   upstream.on('response', (response) => {
     answered = true;
     forward.answered?.(response.statusCode ?? 502);
@@ -134,6 +196,7 @@ export function askDaemon(
   const headers = { ...ask.headers, host: url.host, ...(ask.body && { 'content-length': String(ask.body.length) }) };
   return new Promise((resolve, reject) => {
     const request = httpRequest(url, { method: ask.method, headers, agent });
+    connectWithin(request);
     const giveUp = (): void => void request.destroy(ask.signal?.reason as Error);
     if (ask.signal?.aborted) giveUp();
     else ask.signal?.addEventListener('abort', giveUp, { once: true });

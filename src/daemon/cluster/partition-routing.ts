@@ -199,13 +199,18 @@ function forward(
       }),
     ...(parsed && { body: parsed.body }),
     ...(parsed?.counted !== undefined && { counted: parsed.counted, headers: rateHeaders(reply) }),
+    // Its lease lapsed or the partition moved on while the request waited (a holder paused or
+    // cut off may never answer): it ends, and the caller tries again where it is served now.
+    current: () => options.holder(partition) === target,
     // The holder no longer serves it (it moved on since last read): read again for the retry.
     answered: (status) => status === 503 && options.stale(),
     unreachable: (err) => {
       options.stale();
       const body = errorBody(
         options,
-        `the daemon holding partition ${partition}, at ${target}, cannot be reached (${err.code ?? err.message})`,
+        err.code === 'EMOVED'
+          ? `the daemon at ${target} no longer held partition ${partition} (its lease lapsed, or the partition moved) before it answered`
+          : `the daemon holding partition ${partition}, at ${target}, cannot be reached (${err.code ?? err.message})`,
       );
       reply.raw.writeHead(503, {
         'content-type': 'application/json; charset=utf-8',

@@ -147,6 +147,7 @@ export class StandbyListener {
     forwardRequest(request, reply, {
       target,
       by: this.options.forward!.id,
+      current: () => this.options.forward!.target() === target,
       unreachable: (err) => {
         this.options.forward!.unreachable?.(target);
         this.refuse(
