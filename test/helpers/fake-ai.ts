@@ -9,7 +9,7 @@ import type {
 } from '../../src/daemon/ai/types.js';
 import type { WfxRecord } from '../../src/daemon/state/records.js';
 import type { WfxState } from '../../src/daemon/state/state.js';
-import type { WorkFailureCode, WorkResult } from '../../src/daemon/engine/work/result.js';
+import type { WorkFailureCode, WorkResult } from '../../src/daemon/outbound/result.js';
 import type { Store } from '../../src/daemon/store/store.js';
 
 /** One scripted model call: what the fake runner reports and answers. */

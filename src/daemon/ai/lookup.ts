@@ -1,7 +1,7 @@
 import type { SecretBox } from '../secrets/secret-box.js';
 import { providerKeyContext } from '../state/secret-fields.js';
 import type { AiProvider, WfxState } from '../state/state.js';
-import type { WorkResult } from '../engine/work/result.js';
+import type { WorkResult } from '../outbound/result.js';
 import type { AiProviderLookup } from './types.js';
 
 /**

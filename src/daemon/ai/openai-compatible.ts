@@ -12,9 +12,9 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { AiProvider } from '../state/state.js';
 import { errorMessage } from '../../shared/errors.js';
-import { MAX_TIMER_MS } from '../engine/work/http-request.js';
-import { forbiddenIn, NetworkPolicy } from '../engine/work/network-policy.js';
-import { parseRetryAfter } from '../engine/work/retry.js';
+import { MAX_TIMER_MS } from '../outbound/http-request.js';
+import { forbiddenIn, NetworkPolicy } from '../outbound/network-policy.js';
+import { parseRetryAfter } from '../outbound/retry.js';
 import { NO_USAGE, type ModelOutcome, type ModelRequest, type ProviderKind } from './provider-kind.js';
 import type { AiMessage, AiUsage } from './types.js';
 

@@ -1,16 +1,16 @@
 /**
  * The AiRunner: one model call of an aiTask from provider lookup to a WorkResult. It picks the
- * provider kind, times each request out, retries as serviceTask does (engine/work/retry.ts),
+ * provider kind, times each request out, retries as serviceTask does (outbound/retry.ts),
  * asks again for JSON that does not parse or match the schema (repairs), falls back to the
  * schema in the prompt for a provider that refuses json_schema, and sums token usage. A
  * provider's failure is a result, never a rejection; the API key appears in no message.
  */
 import type { NodeFailureCode } from '../../shared/flow/failure-codes.js';
 import type { AiProvider, AiProviderKind } from '../state/state.js';
-import type { NetworkPolicy } from '../engine/work/network-policy.js';
-import { MAX_TIMER_MS } from '../engine/work/http-request.js';
-import { formatMs, retryDelayMs, sleep } from '../engine/work/retry.js';
-import type { WorkResult } from '../engine/work/result.js';
+import type { NetworkPolicy } from '../outbound/network-policy.js';
+import { MAX_TIMER_MS } from '../outbound/http-request.js';
+import { formatMs, retryDelayMs, sleep } from '../outbound/retry.js';
+import type { WorkResult } from '../outbound/result.js';
 import { LocalModelKind } from './local-model.js';
 import { OpenAiCompatibleKind, scrub } from './openai-compatible.js';
 import type { JsonMode, ModelOutcome, ProviderKind } from './provider-kind.js';

@@ -4,7 +4,7 @@
  * AiRunner; how each provider kind is spoken to lives beside this file.
  */
 import type { AgentMessage, AgentToolCall, AiProvider } from '../state/state.js';
-import type { WorkResult } from '../engine/work/result.js';
+import type { WorkResult } from '../outbound/result.js';
 
 /**
  * One message of a conversation: system, user, an assistant's answer (with the tool calls it

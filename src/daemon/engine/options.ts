@@ -14,8 +14,8 @@ import type { DurableStore } from '../store/store.js';
 import type { VoiceRunner } from '../voice/types.js';
 import type { ExecutionLimits } from './limits.js';
 import type { HttpCall, HttpCallOptions } from './work/http.js';
-import type { NetworkPolicy } from './work/network-policy.js';
-import type { WorkResult } from './work/result.js';
+import type { NetworkPolicy } from '../outbound/network-policy.js';
+import type { WorkResult } from '../outbound/result.js';
 import type { ScriptRunner } from './work/script.js';
 
 /**
@@ -51,7 +51,7 @@ export interface EngineOptions {
   readonly onError?: (err: unknown, what: string) => void;
   /** How serviceTask calls are made (tests may count or slow them). Default: work/http.ts. */
   readonly http?: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;
-  /** Where serviceTask calls may connect (passed to `http`). Default: the built-in rules (work/network-policy.ts). */
+  /** Where serviceTask calls may connect (passed to `http`). Default: the built-in rules (outbound/network-policy.ts). */
   readonly network?: NetworkPolicy;
   /** The scriptTask sandbox. Default: a pool of QuickJS workers, started on first use, closed with the engine. */
   readonly scripts?: ScriptRunner;

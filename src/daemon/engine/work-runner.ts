@@ -15,8 +15,8 @@ import { STATE, STATUS, type Instance, type LogEntry, type WfxState } from '../s
 import { nodeKey, type NodeKey } from './keys.js';
 import type { RunStep, WorkOrder } from './step/index.js';
 import type { HttpCall, HttpCallOptions } from './work/http.js';
-import type { NetworkPolicy } from './work/network-policy.js';
-import type { WorkResult } from './work/result.js';
+import type { NetworkPolicy } from '../outbound/network-policy.js';
+import type { WorkResult } from '../outbound/result.js';
 import { createScriptRunner, type ScriptRunner } from './work/script.js';
 import type { VoiceRunner } from '../voice/types.js';
 import { execution } from '../state/executions.js';

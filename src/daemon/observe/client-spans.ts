@@ -3,7 +3,7 @@
  * model call. Each is a child of its node instance's span (nodeSpanId) and hands its context to
  * the called service as `traceparent`. Made only while tracing is on (callers check TRACER).
  */
-import type { WorkResult } from '../engine/work/result.js';
+import type { WorkResult } from '../outbound/result.js';
 import type { WfxState } from '../state/state.js';
 import { traceOf } from './execution-spans.js';
 import { nodeSpanId } from './trace-context.js';

@@ -58,7 +58,7 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly publicUrl?: string;
   /** A webhook delivery's event id (and body hash) makes a later one a duplicate this long (default 72 hours). */
   readonly webhookReplayWindowMs?: number;
-  /** CIDRs serviceTask calls may never connect to (work/network-policy.ts); wins over `httpAllow`. */
+  /** CIDRs serviceTask calls may never connect to (outbound/network-policy.ts); wins over `httpAllow`. */
   readonly httpDeny?: readonly string[];
   /** CIDRs serviceTask calls may connect to though a built-in rule refuses them (own listener, link-local). */
   readonly httpAllow?: readonly string[];

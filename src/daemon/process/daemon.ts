@@ -9,7 +9,7 @@ import { isWfxError, WfxError } from '../../shared/errors.js';
 import { Engine } from '../engine/engine.js';
 import { describeLimits } from '../engine/limits.js';
 import { DEFAULT_EXECUTION_CACHE, EXECUTION_CACHE_BY_ENV } from '../engine/execution-cache.js';
-import { NetworkPolicy } from '../engine/work/network-policy.js';
+import { NetworkPolicy } from '../outbound/network-policy.js';
 import { EmailTriggers } from '../triggers/email.js';
 import { Scheduler } from '../triggers/schedules.js';
 import type { FlowChecker } from '../flows/check.js';

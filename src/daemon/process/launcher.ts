@@ -19,7 +19,7 @@ export type { DaemonOptions, RunningDaemon } from './daemon.js';
 export { TRACING_DEFAULTS, type TracingOptions } from '../observe/tracing-setup.js';
 export type { Finding, Loss } from '../ops/check.js';
 /** Checks a comma-separated CIDR list (--http-deny, --http-allow) without the network policy's modules. */
-export { parseCidrList } from '../engine/work/cidr.js';
+export { parseCidrList } from '../outbound/cidr.js';
 export { parseLimit, type ExecutionLimits } from '../engine/limits.js';
 
 /** Message a background daemon sends its starter over IPC. */

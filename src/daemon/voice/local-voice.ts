@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExecaError } from 'execa';
-import { MAX_TIMER_MS } from '../engine/work/http-request.js';
-import type { WorkResult } from '../engine/work/result.js';
+import { MAX_TIMER_MS } from '../outbound/http-request.js';
+import type { WorkResult } from '../outbound/result.js';
 import { readWav } from './wav.js';
 
 /** The programs the local engines run (tests point them elsewhere). */

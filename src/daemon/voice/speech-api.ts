@@ -9,9 +9,9 @@ import type { OpenAiCompatibleKind } from '../ai/openai-compatible.js';
 import { scrub } from '../ai/openai-compatible.js';
 import type { ModelOutcome } from '../ai/provider-kind.js';
 import type { AiRetryPolicy } from '../ai/types.js';
-import { MAX_TIMER_MS } from '../engine/work/http-request.js';
-import { formatMs, retryDelayMs, sleep } from '../engine/work/retry.js';
-import type { WorkResult } from '../engine/work/result.js';
+import { MAX_TIMER_MS } from '../outbound/http-request.js';
+import { formatMs, retryDelayMs, sleep } from '../outbound/retry.js';
+import type { WorkResult } from '../outbound/result.js';
 import type { AiProvider } from '../state/state.js';
 
 /** One attempt's result, or the thrown error to judge. */

@@ -3,7 +3,7 @@
  * (VoiceCall), and what it comes back with (a WorkResult whose value is Spoken or Transcribed).
  */
 import type { AiProviderLookup, AiRetryPolicy } from '../ai/types.js';
-import type { WorkResult } from '../engine/work/result.js';
+import type { WorkResult } from '../outbound/result.js';
 import type { StoredFile } from '../state/state.js';
 
 /** One voiceTask's work, its `{ref}` references resolved. Not journaled: the node's properties are. */

@@ -7,8 +7,8 @@
 import { OpenAiCompatibleKind } from '../ai/openai-compatible.js';
 import { findProvider } from '../ai/lookup.js';
 import type { AiProviderLookup } from '../ai/types.js';
-import type { NetworkPolicy } from '../engine/work/network-policy.js';
-import type { WorkResult } from '../engine/work/result.js';
+import type { NetworkPolicy } from '../outbound/network-policy.js';
+import type { WorkResult } from '../outbound/result.js';
 import type { FileStore } from '../files/file-store.js';
 import { DEFAULT_PROGRAMS, speakLocally, transcribeLocally, type LocalPrograms } from './local-voice.js';
 import { withProvider } from './speech-api.js';

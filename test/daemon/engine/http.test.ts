@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { callHttp } from '../../../src/daemon/engine/work/http.js';
-import { DEFAULT_RETRY, type HttpCall } from '../../../src/daemon/engine/work/http-request.js';
+import { DEFAULT_RETRY, type HttpCall } from '../../../src/daemon/outbound/http-request.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string, n: number) => void;
 

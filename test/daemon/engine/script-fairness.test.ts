@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { createScriptRunner, type ScriptRun, type ScriptRunner } from '../../../src/daemon/engine/work/script.js';
-import type { WorkResult } from '../../../src/daemon/engine/work/result.js';
+import type { WorkResult } from '../../../src/daemon/outbound/result.js';
 
 function runner(t: Test, size = 2): ScriptRunner {
   const r = createScriptRunner({ size });

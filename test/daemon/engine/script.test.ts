@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { createScriptRunner, type ScriptRun, type ScriptRunner } from '../../../src/daemon/engine/work/script.js';
-import type { WorkResult } from '../../../src/daemon/engine/work/result.js';
+import type { WorkResult } from '../../../src/daemon/outbound/result.js';
 
 function runner(t: Test, options?: { size?: number; memoryBytes?: number }): ScriptRunner {
   const r = createScriptRunner(options);

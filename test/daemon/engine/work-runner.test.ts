@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { Engine } from '../../../src/daemon/engine/engine.js';
-import type { WorkResult } from '../../../src/daemon/engine/work/result.js';
+import type { WorkResult } from '../../../src/daemon/outbound/result.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
 import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
 import { STATE, STATUS, type WfxState } from '../../../src/daemon/state/state.js';

@@ -11,7 +11,7 @@ import { parseDuration } from '../../../shared/duration.js';
 import { passOn } from '../../../shared/flow/failure-codes.js';
 import type { DomainTaskNode } from '../../../shared/flow/types.js';
 import type { JobWait } from '../../state/state.js';
-import { retryDelayMs } from '../work/retry.js';
+import { retryDelayMs } from '../../outbound/retry.js';
 import type { JobResult, NodeHandler, NodeScope, Outcome } from './handler.js';
 import { retryPolicy } from './work.js';
 

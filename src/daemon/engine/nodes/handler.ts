@@ -5,8 +5,8 @@ import type { AiCall, AiMessage, AiUsage } from '../../ai/types.js';
 import type { MemoryEntry } from '../../state/memory.js';
 import type { AgentState, DomainAction, Instance, StoredFile, Wait } from '../../state/state.js';
 import type { VoiceCall } from '../../voice/types.js';
-import type { HttpCall } from '../work/http-request.js';
-import type { WorkResult } from '../work/result.js';
+import type { HttpCall } from '../../outbound/http-request.js';
+import type { WorkResult } from '../../outbound/result.js';
 import type { ScriptRun } from '../work/script.js';
 
 /** What a node's handler may read and compute with. Reads only: handlers never change state. */

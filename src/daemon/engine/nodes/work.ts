@@ -1,7 +1,7 @@
 import { parseDuration } from '../../../shared/duration.js';
 import { MAX_CALL_TIMEOUT_MS, MAX_SCRIPT_TIMEOUT_MS } from '../../../shared/flow/timeouts.js';
 import type { RetrySpec, ScriptTaskNode, ServiceTaskNode } from '../../../shared/flow/types.js';
-import { DEFAULT_RETRY } from '../work/http-request.js';
+import { DEFAULT_RETRY } from '../../outbound/http-request.js';
 import { asText, type NodeHandler, type Outcome, type ResumeInput } from './handler.js';
 
 const SERVICE_TIMEOUT = '30s';

@@ -6,7 +6,7 @@
 import type { NodeFailureCode } from '../../../shared/flow/failure-codes.js';
 import { STATE, STATUS, type Instance, type LogEntry, type NodeInstance, type WfxState } from '../../state/state.js';
 import type { WorkRequest } from '../nodes/handler.js';
-import type { WorkResult } from '../work/result.js';
+import type { WorkResult } from '../../outbound/result.js';
 import type { Step } from './step.js';
 import { execution } from '../../state/executions.js';
 

@@ -3,7 +3,7 @@
  * retries with exponential backoff (honouring Retry-After on 429/503), cancellation by an
  * AbortSignal. It never throws: every outcome is a WorkResult with a stable code.
  *
- * Every connection, redirects included, goes through a NetworkPolicy (network-policy.ts).
+ * Every connection, redirects included, goes through a NetworkPolicy (outbound/network-policy.ts).
  *
  * Codes: HTTP_<status> (status not accepted), HTTP_TIMEOUT, HTTP_NETWORK, HTTP_BAD_REQUEST
  * (invalid spec, no attempt made), HTTP_RESPONSE_TOO_LARGE, HTTP_FORBIDDEN_ADDRESS (the policy
@@ -11,12 +11,12 @@
  */
 import type { NodeFailureCode } from '../../../shared/flow/failure-codes.js';
 import { errorMessage } from '../../../shared/errors.js';
-import { prepare, type HttpCall, type Prepared } from './http-request.js';
-import { FORBIDDEN_ADDRESS, forbiddenIn, NetworkPolicy } from './network-policy.js';
-import type { WorkResult } from './result.js';
-import { formatMs, parseRetryAfter, retryDelayMs, sleep } from './retry.js';
+import { prepare, type HttpCall, type Prepared } from '../../outbound/http-request.js';
+import { FORBIDDEN_ADDRESS, forbiddenIn, NetworkPolicy } from '../../outbound/network-policy.js';
+import type { WorkResult } from '../../outbound/result.js';
+import { formatMs, parseRetryAfter, retryDelayMs, sleep } from '../../outbound/retry.js';
 
-export type { HttpCall } from './http-request.js';
+export type { HttpCall } from '../../outbound/http-request.js';
 
 export interface HttpCallOptions {
   /** Cancellation of the node: aborts the request and any backoff wait; the result code is CANCELLED. */

@@ -27,7 +27,7 @@ import {
 } from 'quickjs-emscripten-core';
 import * as variantModule from '@jitl/quickjs-wasmfile-release-sync';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../../shared/json-shape.js';
-import type { WorkResult } from './result.js';
+import type { WorkResult } from '../../outbound/result.js';
 import { errorMessage } from '../../../shared/errors.js';
 
 // The package's types describe its CommonJS build (a default that is the whole module); in ESM

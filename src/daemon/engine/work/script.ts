@@ -20,8 +20,8 @@
  */
 import { Worker } from 'node:worker_threads';
 import { MAX_SCRIPT_TIMEOUT_MS } from '../../../shared/flow/timeouts.js';
-import { MAX_TIMER_MS } from './http-request.js';
-import type { WorkFailureCode, WorkResult } from './result.js';
+import { MAX_TIMER_MS } from '../../outbound/http-request.js';
+import type { WorkFailureCode, WorkResult } from '../../outbound/result.js';
 import { ScriptLanes, type LaneKey } from './script-lanes.js';
 import type { ScriptRequest, ScriptResponse } from './script-worker.js';
 

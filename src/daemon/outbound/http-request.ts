@@ -3,7 +3,7 @@
  * method, URL with query, headers, body, timeout, retry policy and accepted statuses. A call
  * that cannot be sent is refused here, before any attempt (HTTP_BAD_REQUEST in http.ts).
  */
-import { errorMessage } from '../../../shared/errors.js';
+import { errorMessage } from '../../shared/errors.js';
 
 /** Characters allowed in an HTTP method (RFC 9110's token). */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

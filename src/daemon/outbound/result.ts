@@ -1,4 +1,4 @@
-import type { NodeFailureCode } from '../../../shared/flow/failure-codes.js';
+import type { NodeFailureCode } from '../../shared/flow/failure-codes.js';
 
 /**
  * A failed work's code: a node failure code, or CANCELLED for work aborted because its node

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { formatMs, parseRetryAfter, retryDelayMs, sleep } from '../../../src/daemon/engine/work/retry.js';
+import { formatMs, parseRetryAfter, retryDelayMs, sleep } from '../../../src/daemon/outbound/retry.js';
 
 t.test('retryDelayMs: exponential, capped by maxIntervalMs and 10 minutes; Retry-After wins', async (t) => {
   const policy = { maxAttempts: 5, initialIntervalMs: 100, backoff: 2 };

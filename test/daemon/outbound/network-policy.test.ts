@@ -1,8 +1,8 @@
 import { Socket } from 'node:net';
 import t from 'tap';
 import { callHttp } from '../../../src/daemon/engine/work/http.js';
-import { parseCidr } from '../../../src/daemon/engine/work/cidr.js';
-import { NetworkPolicy, type Resolver } from '../../../src/daemon/engine/work/network-policy.js';
+import { parseCidr } from '../../../src/daemon/outbound/cidr.js';
+import { NetworkPolicy, type Resolver } from '../../../src/daemon/outbound/network-policy.js';
 import { isWfxError } from '../../../src/shared/errors.js';
 
 const call = (url: string) => ({

@@ -3,7 +3,7 @@
  * --http-deny/--http-allow with these without loading the policy's modules (dns, tls).
  */
 import { BlockList, isIP } from 'node:net';
-import { WfxError } from '../../../shared/errors.js';
+import { WfxError } from '../../shared/errors.js';
 
 /** A CIDR rule as given, and its one-entry block list. */
 export interface Rule {

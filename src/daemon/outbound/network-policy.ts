@@ -18,7 +18,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from '
 import { BlockList, connect as netConnect, isIP, type Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { connect as tlsConnect } from 'node:tls';
-import type { NodeFailureCode } from '../../../shared/flow/failure-codes.js';
+import type { NodeFailureCode } from '../../shared/flow/failure-codes.js';
 import { parseCidr, type Rule } from './cidr.js';
 
 /** The node failure code of a call the policy refused (never retried). */
