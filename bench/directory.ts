@@ -6,7 +6,7 @@
  * after a forced GC, lookups by id and by subscription, and takes of due timers.
  */
 import { loadavg } from 'node:os';
-import { uuidv7 } from '../src/daemon/engine/ids.js';
+import { uuidv7 } from '../src/daemon/state/ids.js';
 import { ExecutionDirectory } from '../src/daemon/state/directory/directory.js';
 import type { ExecutionSummary } from '../src/daemon/state/execution-summary.js';
 import { machineLine } from './report.js';

@@ -10,7 +10,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { uuidv7 } from '../src/daemon/engine/ids.js';
+import { uuidv7 } from '../src/daemon/state/ids.js';
 import { ExecutionDirectory } from '../src/daemon/state/directory/directory.js';
 import type { ExecutionSummary } from '../src/daemon/state/execution-summary.js';
 import { indexName } from '../src/daemon/store/segments/files.js';

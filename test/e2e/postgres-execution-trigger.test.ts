@@ -8,7 +8,7 @@ import { startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import { bothShare, callDaemon, holdings, launchSharing, printLogs, type SharingDaemon } from '../helpers/share.js';
-import { partitionOf } from '../../src/daemon/engine/ids.js';
+import { partitionOf } from '../../src/daemon/state/ids.js';
 
 /*
  * Execution triggers on PostgreSQL (decision 065): the end of an execution and the starts it

@@ -7,7 +7,7 @@ import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
 import type { ApiKey, Role } from '../../src/daemon/state/state.js';
 import type { AiRunner } from '../../src/daemon/ai/types.js';
 import { DaemonMetrics } from '../../src/daemon/observe/metrics.js';
-import type { MetricsAccess } from '../../src/daemon/observe/metrics-route.js';
+import type { MetricsAccess } from '../../src/daemon/api/metrics-route.js';
 import { join } from 'node:path';
 import { FileAuditTrail } from '../../src/daemon/audit/trail.js';
 import { History } from '../../src/daemon/store/history.js';

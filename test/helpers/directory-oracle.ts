@@ -2,7 +2,7 @@
  * A naive resident directory (plain Maps and arrays, every answer by a scan) and a seeded
  * random mix of executions, for the directory's tests to compare answers with.
  */
-import { uuidv7 } from '../../src/daemon/engine/ids.js';
+import { uuidv7 } from '../../src/daemon/state/ids.js';
 import type { ExecutionSummary, WaitSummary } from '../../src/daemon/state/execution-summary.js';
 import type { Location, ListQuery } from '../../src/daemon/state/directory/directory.js';
 

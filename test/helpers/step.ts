@@ -10,7 +10,7 @@ import type { FileMeta } from '../../src/daemon/engine/step/context.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from '../../src/daemon/engine/limits.js';
 import { nodeKey, type NodeKey } from '../../src/daemon/engine/keys.js';
 import { StartRate } from '../../src/daemon/engine/start-rate.js';
-import { uuidv7 } from '../../src/daemon/engine/ids.js';
+import { uuidv7 } from '../../src/daemon/state/ids.js';
 import { publishFlow } from '../../src/daemon/flows/publish.js';
 import { DomainSchemas } from '../../src/daemon/jobs/schemas.js';
 import type { BulkOperation } from '../../src/daemon/state/bulk.js';

@@ -60,7 +60,7 @@ import type { OidcLogin } from '../console/oidc-login.js';
 import { sessionAuthenticator } from '../console/session-auth.js';
 import { SessionStore } from '../console/sessions.js';
 import { signInRoutes } from '../console/signin-routes.js';
-import { metricsRoute, timeRoutes, type MetricsAccess } from '../observe/metrics-route.js';
+import { metricsRoute, timeRoutes, type MetricsAccess } from './metrics-route.js';
 import type { DaemonMetrics } from '../observe/metrics.js';
 import { installAudit } from '../audit/recorder.js';
 import { installDurableReplies } from './durable-reply.js';

@@ -9,7 +9,7 @@ import type { AuditEntry } from '../../shared/api/index.js';
 import { actorOf, type Caller } from '../api/caller.js';
 import { hookList } from '../api/auth.js';
 import { takeDurable } from '../api/durable-reply.js';
-import { uuidv7 } from '../engine/ids.js';
+import { uuidv7 } from '../state/ids.js';
 import type { AuditTrail } from './trail.js';
 
 /** Methods that change something: their routes are audited unless AUDIT_EXCLUDED names them. */

@@ -7,7 +7,7 @@
 import type { AuditEntry, AuditListQuery, AuditPage, WithDefaults } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { memoByText } from '../../shared/memo.js';
-import { bucketOf } from '../engine/ids.js';
+import { bucketOf } from '../state/ids.js';
 import type { History } from '../store/history.js';
 
 /** The filters of a page, the organization settled (null: every organization, a system admin's). */

@@ -23,7 +23,7 @@ import { writeDaemonJson } from '../process/daemon-json.js';
 import { ClusterMember } from './members.js';
 import { daemonSharing } from './serving.js';
 import { DEFAULT_LEASE_MS } from '../store/pg/lease.js';
-import { metricsAccessOf, type MetricsAccess } from '../observe/metrics-route.js';
+import { metricsAccessOf, type MetricsAccess } from '../api/metrics-route.js';
 import { answerStandbyMetrics, standbyRegistry } from './standby-metrics.js';
 
 type Start = (options: DaemonOptions, prepared: PreparedDataDir) => Promise<RunningDaemon>;

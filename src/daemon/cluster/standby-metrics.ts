@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Gauge, Registry } from 'prom-client';
 import type { ErrorBody } from '../../shared/api/index.js';
 import { ERROR_CODES } from '../../shared/errors.js';
-import { scraperAdmitted, type MetricsAccess } from '../observe/metrics-route.js';
+import { scraperAdmitted, type MetricsAccess } from '../api/metrics-route.js';
 
 /** What a standby's metrics read: the entries its copy lacks (null: no copy yet, or not registered since). */
 export interface StandbyFigures {

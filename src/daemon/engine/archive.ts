@@ -4,7 +4,7 @@ import { fileIdsInText } from '../state/stored-file.js';
 import type { HistoryStore } from '../store/history-store.js';
 import type { DurableStore } from '../store/store.js';
 import { executionTags } from './execution-tags.js';
-import { bucketOf } from './ids.js';
+import { bucketOf } from '../state/ids.js';
 import { execution } from '../state/executions.js';
 
 export interface ArchiveDeps {

@@ -25,7 +25,7 @@ import type { FailureGroups } from '../../shared/api/index.js';
 import { Effects } from './effects.js';
 import type { EngineEvents } from './engine-events.js';
 import { EventDelivery, type PublishRequest } from './event-delivery.js';
-import { uuidv7 } from './ids.js';
+import { uuidv7 } from '../state/ids.js';
 import { executionSources, failureSources, findInstance, listInstances, runningInstance } from './queries.js';
 import type { OrganizationScope } from './scope.js';
 import type { EngineCluster, MovingExecutions } from '../cluster/ports.js';

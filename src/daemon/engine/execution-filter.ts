@@ -8,7 +8,7 @@ import type { ExecutionSummary } from '../state/execution-summary.js';
 import type { Instance } from '../state/state.js';
 import type { TagEquals } from '../store/history-store.js';
 import { failedNode, failureCode, TAG, textTag } from './execution-tags.js';
-import { bucketOf } from './ids.js';
+import { bucketOf } from '../state/ids.js';
 
 /** A list of executions (GET /process/instances, and a flow's: GET /process/{id}/instances). */
 export interface ExecutionQuery {

@@ -43,7 +43,7 @@ import type { DaemonOptions } from './daemon-options.js';
 import type { PartitionMoves } from '../cluster/ports.js';
 import { checkKeysHeld, keySourceOf, openSecrets } from '../secrets/open-secrets.js';
 import { DaemonMetrics } from '../observe/metrics.js';
-import { metricsAccessOf } from '../observe/metrics-route.js';
+import { metricsAccessOf } from '../api/metrics-route.js';
 import { historyBytes, webhookVerdict } from '../observe/metrics-sources.js';
 
 export type { DaemonOptions };

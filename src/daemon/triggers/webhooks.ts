@@ -4,7 +4,7 @@ import { normalizePayload } from '../../shared/webhooks/providers.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { FileStore } from '../files/file-store.js';
 import type { Engine } from '../engine/engine.js';
-import { uuidv7 } from '../engine/ids.js';
+import { uuidv7 } from '../state/ids.js';
 import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
 import type { WfxRecord } from '../state/records.js';
 import { tokenKey } from '../state/records/triggers.js';

@@ -6,7 +6,7 @@ import {
   installPartitionRouting,
   type PartitionRoutingOptions,
 } from '../../../src/daemon/cluster/partition-routing.js';
-import { partitionOf } from '../../../src/daemon/engine/ids.js';
+import { partitionOf } from '../../../src/daemon/state/ids.js';
 
 /*
  * Requests among daemons sharing a database (decision 041): served here when this daemon holds

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { Engine } from '../../../src/daemon/engine/engine.js';
 import type { ExecutionQuery } from '../../../src/daemon/engine/execution-filter.js';
 import { COLD_BATCH, listExecutions, type ExecutionSources } from '../../../src/daemon/engine/execution-list.js';
-import { bucketOf } from '../../../src/daemon/engine/ids.js';
+import { bucketOf } from '../../../src/daemon/state/ids.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
 import { summarize } from '../../../src/daemon/state/execution-summary.js';
 import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { ExecutionFilter, type ExecutionQuery } from '../../../src/daemon/engine/execution-filter.js';
 import { textTag } from '../../../src/daemon/engine/execution-tags.js';
-import { bucketOf } from '../../../src/daemon/engine/ids.js';
+import { bucketOf } from '../../../src/daemon/state/ids.js';
 import { listRange } from '../../../src/daemon/store/history-store.js';
 import { engineHarness, ordersFlow } from '../../helpers/engine.js';
 

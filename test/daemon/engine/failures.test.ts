@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { Engine } from '../../../src/daemon/engine/engine.js';
 import { failureView, groupFailures, type FailureQuery } from '../../../src/daemon/engine/failures.js';
-import { bucketOf } from '../../../src/daemon/engine/ids.js';
+import { bucketOf } from '../../../src/daemon/state/ids.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
 import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
 import { summarize } from '../../../src/daemon/state/execution-summary.js';

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { engineCluster } from '../../../src/daemon/cluster/engine-part.js';
 import { Engine } from '../../../src/daemon/engine/engine.js';
-import { partitionOf } from '../../../src/daemon/engine/ids.js';
+import { partitionOf } from '../../../src/daemon/state/ids.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
 import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
 import { WFX_COMMONS } from '../../../src/daemon/state/commons.js';

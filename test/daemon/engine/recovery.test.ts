@@ -1,7 +1,7 @@
 import t from 'tap';
 import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
 import type { ExecutionArchive } from '../../../src/daemon/engine/archive.js';
-import { bucketOf } from '../../../src/daemon/engine/ids.js';
+import { bucketOf } from '../../../src/daemon/state/ids.js';
 import { WfxError } from '../../../src/shared/errors.js';
 import { ended, engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
 

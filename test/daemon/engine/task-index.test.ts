@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { partitionOf } from '../../../src/daemon/engine/ids.js';
+import { partitionOf } from '../../../src/daemon/state/ids.js';
 import { waitingTasks } from '../../../src/daemon/engine/tasks.js';
 import { Executions } from '../../../src/daemon/state/executions.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';

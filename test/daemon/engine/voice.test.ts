@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
-import { bucketOf } from '../../../src/daemon/engine/ids.js';
+import { bucketOf } from '../../../src/daemon/state/ids.js';
 import { readWav } from '../../../src/daemon/voice/wav.js';
 import { STATE } from '../../../src/daemon/state/state.js';
 import { ended, engineHarness } from '../../helpers/engine.js';

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync, mkdir
 import { join } from 'node:path';
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { bucketOf } from '../../../src/daemon/engine/ids.js';
+import { bucketOf } from '../../../src/daemon/state/ids.js';
 import { FileStore, referencedFiles } from '../../../src/daemon/files/file-store.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import { initialState, STATE, type Instance } from '../../../src/daemon/state/state.js';

@@ -18,7 +18,7 @@ import { WfxError } from '../../../shared/errors.js';
 import { checkProvider, modelLabelOf } from '../../ai/provider-config.js';
 import { openedProviderLookup, providerLookup, withOpenedKey } from '../../ai/lookup.js';
 import type { AiAnswer, AiCall, AiRunner } from '../../ai/types.js';
-import { uuidv7 } from '../../engine/ids.js';
+import { uuidv7 } from '../../state/ids.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { WfxRecord } from '../../state/records.js';
 import { providerKeyContext } from '../../state/secret-fields.js';

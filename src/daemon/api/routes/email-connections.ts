@@ -12,7 +12,7 @@ import {
   type WithDefaults,
 } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
-import { uuidv7 } from '../../engine/ids.js';
+import { uuidv7 } from '../../state/ids.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { WfxRecord } from '../../state/records.js';
 import { emailPasswordContext } from '../../state/secret-fields.js';

@@ -22,7 +22,7 @@ import { parseDuration } from '../../../shared/duration.js';
 import { wayOut } from '../../triggers/webhook-route.js';
 import { WfxError } from '../../../shared/errors.js';
 import { signDelivery, type CustomScheme, type Provider } from '../../../shared/webhooks/providers.js';
-import { uuidv7 } from '../../engine/ids.js';
+import { uuidv7 } from '../../state/ids.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { WfxRecord } from '../../state/records.js';
 import { webhookSecretContext } from '../../state/secret-fields.js';

@@ -24,7 +24,7 @@ import type { ExecutionPartitions } from '../../store/durable-store.js';
 import { ExecutionFilter } from '../execution-filter.js';
 import { planMove } from '../version-move.js';
 import { COLD_BATCH, executionIds, liveNow, summarize, type ExecutionSources } from '../execution-list.js';
-import { uuidv7 } from '../ids.js';
+import { uuidv7 } from '../../state/ids.js';
 import type { ExecutionLimits } from '../limits.js';
 import type { RunStep } from '../step/index.js';
 import type { BulkReads } from './operations.js';

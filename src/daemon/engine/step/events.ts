@@ -7,7 +7,7 @@
 import { WfxError } from '../../../shared/errors.js';
 import { STATE, STATUS, type WfxState } from '../../state/state.js';
 import { subscriptionsFor, type Subscription } from '../../state/subscriptions.js';
-import { uuidv7 } from '../ids.js';
+import { uuidv7 } from '../../state/ids.js';
 import type { ThrownEvent } from '../engine-events.js';
 import type { Step } from './step.js';
 import { execution } from '../../state/executions.js';

@@ -15,7 +15,7 @@ import type { WfxRecord } from '../../state/records.js';
 import { nodeRan } from '../../state/records/nodes.js';
 import { STATE, STATUS, type BufferedMessage, type Instance, type NodeInstance } from '../../state/state.js';
 import { subscriptionsFor, type Subscription } from '../../state/subscriptions.js';
-import { uuidv7 } from '../ids.js';
+import { uuidv7 } from '../../state/ids.js';
 import { handlerOf } from '../nodes/index.js';
 import type { Delivery, MemoryWrite, NodeScope, Outcome, ResumeInput } from '../nodes/handler.js';
 import { checkedOutcome } from './checks.js';

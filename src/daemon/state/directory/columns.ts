@@ -97,7 +97,7 @@ export function parseUuid(id: string, words: Uint32Array, at: number): boolean {
 const HEX = Buffer.from('0123456789abcdef');
 /** Where the two digits of each of the 16 bytes go in the 36-character text. */
 const AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
-/** Text is written here digit by digit, then read as one flat string (engine/ids.ts does the same). */
+/** Text is written here digit by digit, then read as one flat string (ids.ts does the same). */
 const text = Buffer.from('00000000-0000-0000-0000-000000000000', 'latin1');
 
 /** The canonical text of the UUID held as four words at `at` of `words`. */

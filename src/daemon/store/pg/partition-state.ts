@@ -7,7 +7,7 @@
  * which any daemon may write (decision 039). Every record changes one partition: an execution's
  * records name it, and its children are given ids in its partition.
  */
-import { partitionOf } from '../../engine/ids.js';
+import { partitionOf } from '../../state/ids.js';
 
 /** The number of partitions of a database first used without saying (wfx_cluster). */
 export const DEFAULT_PARTITIONS = 16;

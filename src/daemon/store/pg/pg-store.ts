@@ -25,7 +25,7 @@ import { RecordStore, silentLogger } from '../record-store.js';
 import type { Divert, EvictableEntries, ExecutionPartitions, Transaction } from '../durable-store.js';
 import { Unjournaled } from './unjournaled.js';
 import { forgetPartitions, mergeUnread, pgEvictable } from './pg-evictable.js';
-import { partitionedIds } from '../../engine/ids.js';
+import { partitionedIds } from '../../state/ids.js';
 import { DEFAULT_LEASE_MS, describePartitions, type PartitionLease } from './lease.js';
 import { PgMessageClaims } from './pg-message-claims.js';
 import { PgRateLimits } from './pg-rate-limits.js';

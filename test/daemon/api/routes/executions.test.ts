@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { apiHarness, type ApiHarness, type TestKey } from '../../../helpers/api.js';
 import { ordersFlow } from '../../../helpers/engine.js';
-import { bucketOf } from '../../../../src/daemon/engine/ids.js';
+import { bucketOf } from '../../../../src/daemon/state/ids.js';
 
 /** One child execution per item, each ending at once. */
 const LOOP = `processId: AUTO

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { uuidv7 } from '../../../../src/daemon/engine/ids.js';
+import { uuidv7 } from '../../../../src/daemon/state/ids.js';
 import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
 import { SortedList } from '../../../../src/daemon/state/directory/sorted.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';

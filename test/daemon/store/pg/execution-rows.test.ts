@@ -1,5 +1,5 @@
 import t from 'tap';
-import { partitionOf, uuidv7In } from '../../../../src/daemon/engine/ids.js';
+import { partitionOf, uuidv7In } from '../../../../src/daemon/state/ids.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
 import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
 import { eventually } from '../../../helpers/eventually.js';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import t from 'tap';
-import { partitionOf, uuidv7In } from '../../../../src/daemon/engine/ids.js';
+import { partitionOf, uuidv7In } from '../../../../src/daemon/state/ids.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
 import { JournalFollower } from '../../../../src/daemon/store/pg/journal-follower.js';
 import { readDocs, readSummaries } from '../../../../src/daemon/store/pg/pg-cold-rows.js';

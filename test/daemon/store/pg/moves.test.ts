@@ -1,5 +1,5 @@
 import t from 'tap';
-import { partitionOf, uuidv7In } from '../../../../src/daemon/engine/ids.js';
+import { partitionOf, uuidv7In } from '../../../../src/daemon/state/ids.js';
 import { PartitionLease } from '../../../../src/daemon/store/pg/lease.js';
 import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
 import pg from 'pg';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import pg from 'pg';
-import { partitionOf, uuidv7In } from '../../../../src/daemon/engine/ids.js';
+import { partitionOf, uuidv7In } from '../../../../src/daemon/state/ids.js';
 import { WFX_STORE, type WfxRecord } from '../../../../src/daemon/state/records.js';
 import { InstanceTable } from '../../../../src/daemon/state/instance-table.js';
 import type { WfxState } from '../../../../src/daemon/state/state.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { uuidv7In } from '../../../../src/daemon/engine/ids.js';
+import { uuidv7In } from '../../../../src/daemon/state/ids.js';
 import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
 import { POSTGRES_SKIP, queryAt, startPostgres } from '../../../helpers/postgres.js';
 

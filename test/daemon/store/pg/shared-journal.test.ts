@@ -1,6 +1,6 @@
 import t from 'tap';
 import pg from 'pg';
-import { uuidv7In } from '../../../../src/daemon/engine/ids.js';
+import { uuidv7In } from '../../../../src/daemon/state/ids.js';
 import { WFX_STORE, type WfxRecord } from '../../../../src/daemon/state/records.js';
 import { WFX_COMMONS } from '../../../../src/daemon/state/commons.js';
 import type { WfxState } from '../../../../src/daemon/state/state.js';

@@ -8,8 +8,8 @@ import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { constantTimeEqual } from '../../shared/constant-time.js';
 import { WfxError } from '../../shared/errors.js';
-import { hookList } from '../api/auth.js';
-import type { DaemonMetrics } from './metrics.js';
+import { hookList } from './auth.js';
+import type { DaemonMetrics } from '../observe/metrics.js';
 
 /** Who may read GET /metrics besides a system key with ADMIN. */
 export interface MetricsAccess {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { bucketOf, partitionedIds, partitionOf, uuidv7, uuidv7In } from '../../../src/daemon/engine/ids.js';
+import { bucketOf, partitionedIds, partitionOf, uuidv7, uuidv7In } from '../../../src/daemon/state/ids.js';
 
 t.test('uuidv7: RFC 9562 layout, time-ordered, the bucket is the day it was made', async (t) => {
   const at = new Date('2026-11-21T23:59:59.999Z');
