@@ -5,6 +5,7 @@
  */
 import type { AgentMessage, AgentToolCall, AiProvider } from '../state/state.js';
 import type { WorkResult } from '../outbound/result.js';
+import type { AiUsage } from '../state/agent.js';
 
 /**
  * One message of a conversation: system, user, an assistant's answer (with the tool calls it
@@ -57,10 +58,8 @@ export interface AiCall {
 }
 
 /** Token counts as the provider reported them (0 when it reports none). */
-export interface AiUsage {
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-}
+/** A model call's token counts (the state's type: a node's log keeps them). */
+export type { AiUsage };
 
 /** Why a model stopped: `stop` (done), `length` (maxTokens), `content_filter`, `tool_calls`, or the provider's own word. */
 export type AiFinishReason = string;

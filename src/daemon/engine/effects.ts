@@ -20,7 +20,7 @@ import { armBoundaries, disarmBoundaries, planEffects, type PlannedEffect } from
 import { TimerQueue } from './timers.js';
 import type { BegunStep, RunStep, StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
 import type { WorkRunner } from './work-runner.js';
-import type { EngineObserver } from './options.js';
+import type { EngineObserver } from '../observe/engine-observer.js';
 import { execution, type Executions } from '../state/executions.js';
 
 /** How soon cold timers whose executions could not be read back are tried again (ms). */

@@ -17,17 +17,7 @@ import type { HttpCall, HttpCallOptions } from './work/http.js';
 import type { NetworkPolicy } from '../outbound/network-policy.js';
 import type { WorkResult } from '../outbound/result.js';
 import type { ScriptRunner } from './work/script.js';
-
-/**
- * Watches the engine's durable steps (the daemon's metrics, observe/metrics.ts): called after
- * each step is durable, before its effects; must be quick and never throw.
- */
-export interface EngineObserver {
-  /** The records of a durable step, read against `state` as the step left it. */
-  durable(state: WfxState, records: readonly WfxRecord[]): void;
-  /** A step's records became durable `seconds` after it ran; `records`: how many. */
-  committed(seconds: number, records: number): void;
-}
+import type { EngineObserver } from '../observe/engine-observer.js';
 
 /** What an Engine is made of: its store and history, and what tests may replace. */
 export interface EngineOptions {

@@ -11,7 +11,7 @@ import type { WfxState } from '../state/state.js';
 import type { DurableStore, Transaction } from '../store/store.js';
 import type { ExecutionArchive } from './archive.js';
 import type { Effects } from './effects.js';
-import type { EngineObserver } from './options.js';
+import type { EngineObserver } from '../observe/engine-observer.js';
 import { touchedBy } from './step/touched.js';
 import { touchCheck } from './touch-check.js';
 import {

@@ -8,7 +8,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { HotCounter, HotHistogram, type HistogramSeries } from './hot-series.js';
-import type { EngineObserver } from '../engine/options.js';
+import type { EngineObserver } from './engine-observer.js';
 import { JobQueues } from '../state/job-queues.js';
 import { LiveCounts } from '../state/live-counts.js';
 import { TaskIndex } from '../state/task-index.js';

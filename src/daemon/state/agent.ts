@@ -4,8 +4,13 @@
  * state, called by the reducer (records.ts); the log lines they return are the execution log's
  * account of each turn and tool call.
  */
-import type { AiUsage } from '../ai/types.js';
 import type { AgentCall, AgentMessage, Instance, LiveAgentState, NodeInstance } from './state.js';
+
+/** The tokens a model call took in and gave out, as its provider counted them. */
+export interface AiUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
 
 /** What one `agent.updated` record appends to a callAgent's state. */
 export interface AgentUpdate {

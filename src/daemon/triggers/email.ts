@@ -8,7 +8,7 @@ import type { WfxRecord } from '../state/records.js';
 import { emailPasswordContext } from '../state/secret-fields.js';
 import type { EmailConnection, StoredFile, WfxState } from '../state/state.js';
 import type { FileStore } from '../files/file-store.js';
-import { activeTriggers, subjectOf, type TriggerSubject } from './active.js';
+import { activeTriggers, subjectOf, type TriggerSubject } from '../state/active-triggers.js';
 import type { RecordStore } from '../store/record-store.js';
 
 type EmailTrigger = Extract<Trigger, { type: 'email' }>;

@@ -1,6 +1,6 @@
 import type { Environment, WfxState } from '../state/state.js';
 import { unreachableWhy } from './webhook-route.js';
-import { activeTriggers, subjectOf } from './active.js';
+import { activeTriggers, subjectOf } from '../state/active-triggers.js';
 import { lastTriggeredStart } from '../state/trigger-fires.js';
 import type { ExecutionTriggerHealth, OnDemandHealth, TriggerHealth, WebhookHealth } from '../../shared/api/index.js';
 

@@ -5,7 +5,7 @@ import type { Engine, StartRequest } from '../engine/engine.js';
 import { TimerQueue } from '../engine/timers.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
-import { activeTriggers, subjectOf, type TriggerSubject } from './active.js';
+import { activeTriggers, subjectOf, type TriggerSubject } from '../state/active-triggers.js';
 import type { RecordStore } from '../store/record-store.js';
 import { WorkCount } from '../../shared/work-count.js';
 import { errorMessage } from '../../shared/errors.js';

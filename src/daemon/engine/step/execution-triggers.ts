@@ -8,7 +8,7 @@
 import { errorMessage, WfxError } from '../../../shared/errors.js';
 import type { ExecutionEndState } from '../../../shared/flow/types.js';
 import type { LogEntry } from '../../../shared/api/index.js';
-import { activeTriggers } from '../../triggers/active.js';
+import { activeTriggers } from '../../state/active-triggers.js';
 import type { WfxRecord } from '../../state/records.js';
 import { STATE, type Instance, type TriggeredBy, type WfxState } from '../../state/state.js';
 import { admit, admitStarts } from './admit.js';

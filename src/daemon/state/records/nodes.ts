@@ -4,7 +4,7 @@
  * join counts its arrivals. The execution's log lines and the subscription index follow from
  * them, so they need no records of their own.
  */
-import type { AiUsage } from '../../ai/types.js';
+import type { AiUsage } from '../agent.js';
 import { execution } from '../executions.js';
 import { nodesAt } from '../../../shared/flow/types.js';
 import { extensibleCopy } from '../../../shared/json-object.js';

@@ -1,6 +1,6 @@
 import type { FlowDefinition, Trigger } from '../../shared/flow/types.js';
 import type { TriggerState, TriggerSubject } from '../../shared/api/index.js';
-import { ENVIRONMENTS, type Environment, type Flow, type WfxState } from '../state/state.js';
+import { ENVIRONMENTS, type Environment, type Flow, type WfxState } from './state.js';
 
 /** One trigger of the version active in one environment: what every trigger service fires. */
 export interface ActiveTrigger<T extends Trigger['type']> {
