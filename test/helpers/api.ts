@@ -9,7 +9,7 @@ import type { AiRunner } from '../../src/daemon/ai/types.js';
 import { DaemonMetrics } from '../../src/daemon/observe/metrics.js';
 import type { MetricsAccess } from '../../src/daemon/api/metrics-route.js';
 import { join } from 'node:path';
-import { FileAuditTrail } from '../../src/daemon/audit/trail.js';
+import { FileAuditTrail } from '../../src/daemon/store/audit-trail.js';
 import { History } from '../../src/daemon/store/history.js';
 import { engineHarness, type EngineHarness, type HarnessEngineOptions, type TestClock } from './engine.js';
 

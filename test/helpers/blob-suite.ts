@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Test } from 'tap';
-import type { Blobs } from '../../src/daemon/files/blobs.js';
+import type { Blobs } from '../../src/daemon/store/blobs.js';
 
 /** A blob store of the test's own, a directory for its temporary copies, and a way to close it. */
 export type BlobPlace = (t: Test) => Promise<{ blobs: Blobs; tmpDir: string }>;

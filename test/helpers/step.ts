@@ -12,7 +12,7 @@ import { nodeKey, type NodeKey } from '../../src/daemon/engine/keys.js';
 import { StartRate } from '../../src/daemon/engine/start-rate.js';
 import { uuidv7 } from '../../src/daemon/state/ids.js';
 import { publishFlow } from '../../src/daemon/flows/publish.js';
-import { DomainSchemas } from '../../src/daemon/jobs/schemas.js';
+import { DomainSchemas } from '../../src/daemon/engine/domain-schemas.js';
 import type { BulkOperation } from '../../src/daemon/state/bulk.js';
 import { applyRecord, type WfxRecord } from '../../src/daemon/state/records.js';
 import { initialState, type Instance, type NodeInstance, type WfxState } from '../../src/daemon/state/state.js';

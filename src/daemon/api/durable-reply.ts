@@ -3,7 +3,7 @@
  *
  * A handler that has taken its change (in memory, its journal write under way) may hand the
  * durability to wait for to `request.durable` and return its answer at once. The answer is
- * serialized, the audit record written alongside the change's own write (audit/recorder.ts),
+ * serialized, the audit record written alongside the change's own write (audit-recorder.ts),
  * and only then does the answer leave: both writes overlap instead of following each other
  * (docs/decisions/079-audit-record-beside-the-change.md). A durability that fails turns the
  * answer into that error, as an awaited one would have.

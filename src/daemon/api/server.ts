@@ -62,10 +62,10 @@ import { SessionStore } from '../console/sessions.js';
 import { signInRoutes } from '../console/signin-routes.js';
 import { metricsRoute, timeRoutes, type MetricsAccess } from './metrics-route.js';
 import type { DaemonMetrics } from '../observe/metrics.js';
-import { installAudit } from '../audit/recorder.js';
+import { installAudit } from './audit-recorder.js';
 import { installDurableReplies } from './durable-reply.js';
-import { auditRoutes } from '../audit/routes.js';
-import type { AuditTrail } from '../audit/trail.js';
+import { auditRoutes } from './routes/audit.js';
+import type { AuditTrail } from '../store/audit-trail.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -49,7 +49,7 @@ import { WorkRunner } from './work-runner.js';
 import { SecretBox } from '../secrets/secret-box.js';
 import { JobOperations } from './jobs.js';
 import { BulkOperations } from './bulk/bulk-operations.js';
-import { DomainSchemas } from '../jobs/schemas.js';
+import { DomainSchemas } from './domain-schemas.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from './limits.js';
 import { StartRate } from './start-rate.js';
 import type { EngineOptions } from './options.js';

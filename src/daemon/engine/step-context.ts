@@ -5,7 +5,7 @@
  */
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt } from '../../shared/flow/types.js';
-import type { DomainSchemas } from '../jobs/schemas.js';
+import type { DomainSchemas } from './domain-schemas.js';
 import type { Instance, WfxState } from '../state/state.js';
 import type { NodeKey } from './keys.js';
 import type { ExecutionLimits } from './limits.js';

@@ -29,9 +29,9 @@ import { keptBlobs } from '../state/webhook-log.js';
 import type { DurableStore } from '../store/durable-store.js';
 import type { HistoryStore } from '../store/history-store.js';
 import { ensurePrivateDir } from '../disk/durable-files.js';
-import { DiskBlobs, type Blob, type BlobContent, type Blobs } from './blobs.js';
+import { DiskBlobs, type Blob, type BlobContent, type Blobs } from '../store/blobs.js';
 
-export type { Blob } from './blobs.js';
+export type { Blob } from '../store/blobs.js';
 
 /** The largest file accepted by default. */
 export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;

@@ -1,5 +1,5 @@
-import { DEFAULT_AUDIT_RETENTION_MS, moveStateAudit } from '../audit/sweep.js';
-import { FileAuditTrail, type AuditTrail } from '../audit/trail.js';
+import { DEFAULT_AUDIT_RETENTION_MS, moveStateAudit } from '../store/audit-sweep.js';
+import { FileAuditTrail, type AuditTrail } from '../store/audit-trail.js';
 import { readFile, unlink } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';

@@ -164,7 +164,7 @@ export interface WfxState {
   files: Record<string, StoredFile>;
   /** Domains (domainTask, the jobs API): organization -> name -> domain. */
   domains: Record<string, Record<string, Domain>>;
-  /** Audit records a daemon before the trail's own files kept here, by id: moved to the trail at start (audit/sweep.ts), so empty. */
+  /** Audit records a daemon before the trail's own files kept here, by id: moved to the trail at start (store/audit-sweep.ts), so empty. */
   audit: Record<string, AuditEntry>;
   /**
    * The waiting jobs by organization, domain and action (state/job-queues.ts), made from the job

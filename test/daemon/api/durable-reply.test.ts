@@ -2,10 +2,10 @@ import t, { type Test } from 'tap';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AuditEntry } from '../../../src/shared/api/index.js';
 import { installDurableReplies } from '../../../src/daemon/api/durable-reply.js';
-import { installAudit } from '../../../src/daemon/audit/recorder.js';
+import { installAudit } from '../../../src/daemon/api/audit-recorder.js';
 import { apiHarness } from '../../helpers/api.js';
 import type { Caller } from '../../../src/daemon/api/caller.js';
-import type { AuditTrail } from '../../../src/daemon/audit/trail.js';
+import type { AuditTrail } from '../../../src/daemon/store/audit-trail.js';
 import { deferred } from '../../helpers/deferred.js';
 
 /** True when `p` has not settled after a few turns of the event loop (every hook and write in reach has run). */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { InjectOptions } from 'fastify';
 import type { AuditEntry, AuditPage } from '../../../src/shared/api/index.js';
-import { AUDIT_EXCLUDED } from '../../../src/daemon/audit/recorder.js';
+import { AUDIT_EXCLUDED } from '../../../src/daemon/api/audit-recorder.js';
 import { backupDataDir } from '../../../src/daemon/ops/backup.js';
 import type { DeliveryRecord } from '../../../src/daemon/state/state.js';
 import { signDelivery } from '../../../src/shared/webhooks/providers.js';

@@ -3,8 +3,8 @@ import { readdir, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import type { AuditEntry } from '../../../src/shared/api/index.js';
-import { moveStateAudit } from '../../../src/daemon/audit/sweep.js';
-import { FileAuditTrail } from '../../../src/daemon/audit/trail.js';
+import { moveStateAudit } from '../../../src/daemon/store/audit-sweep.js';
+import { FileAuditTrail } from '../../../src/daemon/store/audit-trail.js';
 import { History } from '../../../src/daemon/store/history.js';
 import { apiHarness } from '../../helpers/api.js';
 

@@ -1,7 +1,7 @@
 import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { join } from 'node:path';
 import t from 'tap';
-import { DiskBlobs } from '../../../src/daemon/files/blobs.js';
+import { DiskBlobs } from '../../../src/daemon/store/blobs.js';
 import { blobSuite } from '../../helpers/blob-suite.js';
 
 // The shared behaviour of blob stores (test/helpers/blob-suite.ts), on files.

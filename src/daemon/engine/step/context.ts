@@ -5,7 +5,7 @@
  */
 import type { FlowGraph } from '../../../shared/flow/graph.js';
 import type { FlowDefinition, FlowNode } from '../../../shared/flow/types.js';
-import type { DomainSchemas } from '../../jobs/schemas.js';
+import type { DomainSchemas } from '../domain-schemas.js';
 import type { Environment, Instance, StoredFile } from '../../state/state.js';
 import type { NodeKey } from '../keys.js';
 import type { ExecutionLimits } from '../limits.js';

@@ -6,7 +6,7 @@ import { evaluateCondition } from '../../../shared/expr/juel.js';
 import { resolveDeep } from '../../../shared/expr/template.js';
 import type { FlowDefinition, FlowNode } from '../../../shared/flow/types.js';
 import { extensibleCopy, ownEntry } from '../../../shared/json-object.js';
-import type { DomainSchemas } from '../../jobs/schemas.js';
+import type { DomainSchemas } from '../domain-schemas.js';
 import { memoryEntry, type MemoryEntry } from '../../state/memory.js';
 import type { WfxRecord } from '../../state/records.js';
 import type { AgentState, DomainAction, Instance, NodeInstance, StoredFile, WfxState } from '../../state/state.js';

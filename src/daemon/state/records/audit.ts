@@ -1,7 +1,7 @@
 /**
- * Records of the audit trail as a daemon before the trail's own files (audit/trail.ts) kept it,
+ * Records of the audit trail as a daemon before the trail's own files (store/audit-trail.ts) kept it,
  * in the state: still read from such a store's snapshot and journal, then moved to the trail at
- * start (audit/sweep.ts, moveStateAudit), which removes them. Each sets or removes the entries it
+ * start (store/audit-sweep.ts, moveStateAudit), which removes them. Each sets or removes the entries it
  * names (commons.ts), so on a database cut into partitions any daemon writes them to the shared
  * partition.
  */
@@ -11,7 +11,7 @@ import type { Handlers } from './handlers.js';
 /** The records of the audit trail (WfxRecord). */
 export type AuditRecord =
   | { readonly type: 'audit.recorded'; readonly entry: AuditEntry }
-  /** Entries moved to the trail (audit/sweep.ts). */
+  /** Entries moved to the trail (store/audit-sweep.ts). */
   | { readonly type: 'audit.removed'; readonly ids: readonly string[] };
 
 /** The reducer's part for the audit trail (records.ts). Entries keep their insertion order: oldest first. */

@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import type { AuditEntry, AuditPage } from '../../../shared/api/index.js';
-import { checkCursor, type AuditFilter, type AuditTrail } from '../../audit/trail.js';
+import { checkCursor, type AuditFilter, type AuditTrail } from '../audit-trail.js';
 import { GroupCommit } from './group-commit.js';
 
 const INSERT = `

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { consume, ORPHAN_GRACE_MS, type Blob, type BlobContent, type Blobs } from '../../files/blobs.js';
+import { consume, ORPHAN_GRACE_MS, type Blob, type BlobContent, type Blobs } from '../blobs.js';
 import { FILE_MODE } from '../../disk/durable-files.js';
 import { inTransaction } from './transaction.js';
 

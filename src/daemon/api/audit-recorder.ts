@@ -6,11 +6,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditEntry } from '../../shared/api/index.js';
-import { actorOf, type Caller } from '../api/caller.js';
-import { hookList } from '../api/auth.js';
-import { takeDurable } from '../api/durable-reply.js';
+import { actorOf, type Caller } from './caller.js';
+import { hookList } from './auth.js';
+import { takeDurable } from './durable-reply.js';
 import { uuidv7 } from '../state/ids.js';
-import type { AuditTrail } from './trail.js';
+import type { AuditTrail } from '../store/audit-trail.js';
 
 /** Methods that change something: their routes are audited unless AUDIT_EXCLUDED names them. */
 export const MUTATING_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

@@ -1,8 +1,8 @@
 /** GET /admin/audit: the audit trail, newest first, filtered, a page at a time (ADMIN; an organization's admin reads its own). */
 import type { FastifyInstance } from 'fastify';
-import { AuditListQuery, type AuditPage, type WithDefaults } from '../../shared/api/index.js';
-import { listedOrganization } from '../api/organization.js';
-import type { AuditTrail } from './trail.js';
+import { AuditListQuery, type AuditPage, type WithDefaults } from '../../../shared/api/index.js';
+import { listedOrganization } from '../organization.js';
+import type { AuditTrail } from '../../store/audit-trail.js';
 
 export interface AuditRouteDeps {
   readonly trail: AuditTrail;

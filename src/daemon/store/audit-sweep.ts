@@ -1,8 +1,8 @@
 /** The audit trail's retention, and the move of records an older daemon kept in the state into the trail. */
 import type { WfxRecord } from '../state/records.js';
 import type { WfxState } from '../state/state.js';
-import type { DurableStore } from '../store/store.js';
-import type { AuditTrail } from './trail.js';
+import type { DurableStore } from './store.js';
+import type { AuditTrail } from './audit-trail.js';
 
 /** How long audit records are kept by default (`--audit-retention`). */
 export const DEFAULT_AUDIT_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;

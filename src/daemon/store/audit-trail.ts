@@ -8,7 +8,7 @@ import type { AuditEntry, AuditListQuery, AuditPage, WithDefaults } from '../../
 import { WfxError } from '../../shared/errors.js';
 import { memoByText } from '../../shared/memo.js';
 import { bucketOf } from '../state/ids.js';
-import type { History } from '../store/history.js';
+import type { History } from './history.js';
 
 /** The filters of a page, the organization settled (null: every organization, a system admin's). */
 export type AuditFilter = Omit<WithDefaults<AuditListQuery, 'limit'>, 'organization'> & {
