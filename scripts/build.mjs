@@ -4,7 +4,7 @@
 //
 // The browser console (src/console, its own TypeScript project) is typechecked and bundled by
 // esbuild into dist.next/console/, beside the daemon's tsc while it runs: the daemon serves it
-// from there (src/daemon/console/assets.ts). Its component tests (test/console) are bundled into
+// from there (src/daemon/api/console/assets.ts). Its component tests (test/console) are bundled into
 // dist.next/test/console/, where tap finds the rest of the tests. A tree without src/console
 // (the build's own test fixtures) builds without it.
 import { execFile } from 'node:child_process';

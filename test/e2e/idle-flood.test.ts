@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { overflowConnections } from '../../src/daemon/process/open-files.js';
+import { overflowConnections } from '../../src/daemon/api/open-files.js';
 import { startDaemon } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import type { FloodOptions, FloodReport } from '../fixtures/flood-client.js';

@@ -13,7 +13,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { WfxError } from '../../shared/errors.js';
 import { DEFAULT_MAX_FILE_BYTES } from '../files/file-store.js';
-import { defaultMaxConnections, descriptorReserve, overflowConnections } from '../process/open-files.js';
+import { defaultMaxConnections, descriptorReserve, overflowConnections } from './open-files.js';
 import { addressKey, ConnectionTable, type Eviction } from './connection-table.js';
 
 /** How the HTTP server limits connections (ServerOptions.connections). */

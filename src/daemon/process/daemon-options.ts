@@ -3,8 +3,8 @@
  * once parsed, and what tests and the launcher give besides.
  */
 import type { ClusterDaemon } from '../../shared/api/index.js';
-import type { OidcOptions } from '../auth/oidc.js';
-import type { OidcClientOptions } from '../console/oidc-login.js';
+import type { OidcOptions } from '../api/oidc.js';
+import type { OidcClientOptions } from '../api/console/oidc-login.js';
 import type { ExecutionLimits } from '../engine/limits.js';
 import type { TracingOptions } from '../observe/tracing-setup.js';
 import type { StoreChoice } from './open-store.js';
@@ -73,7 +73,7 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly executionCache?: number;
   /** Where the keys that encrypt stored secrets are: default `<data-dir>/secrets.key`, made on first start. */
   readonly secretsKey?: SecretsKeyOptions;
-  /** Connections served at once (default: from the open-files limit, see open-files.ts). */
+  /** Connections served at once (default: from the open-files limit, see api/open-files.ts). */
   readonly maxConnections?: number;
   /** ms a connection has to send a request's headers (default DEFAULT_HEADERS_TIMEOUT_MS). */
   readonly headersTimeoutMs?: number;

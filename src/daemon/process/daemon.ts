@@ -26,7 +26,7 @@ import { turnOffPretenuring } from './v8-flags.js';
 import { buildServer } from '../api/server.js';
 import { startTracing, stopTracing } from '../observe/tracing-setup.js';
 import { connectionLimits } from '../api/connections.js';
-import { readOpenFilesLimit } from './open-files.js';
+import { readOpenFilesLimit } from '../api/open-files.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
 import { History } from '../store/history.js';
@@ -237,11 +237,11 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     if (directory) email.start();
     // jose (dozens of ES modules) loads only for a daemon that accepts OIDC tokens: loaded always,
     // it slowed every start (docs/decisions/019-restart-path.md).
-    const bearer = options.oidc ? (await import('../auth/oidc.js')).createOidcVerifier(options.oidc) : undefined;
+    const bearer = options.oidc ? (await import('../api/oidc.js')).createOidcVerifier(options.oidc) : undefined;
     // The console's OIDC client, likewise loaded only when configured (openid-client).
     const login =
       options.oidc && options.oidcClient && bearer
-        ? new (await import('../console/oidc-login.js')).OidcLogin(
+        ? new (await import('../api/console/oidc-login.js')).OidcLogin(
             { issuer: options.oidc.issuer, ...options.oidcClient },
             bearer,
           )

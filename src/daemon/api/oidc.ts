@@ -1,8 +1,8 @@
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { WfxError } from '../../shared/errors.js';
 import { isOrganizationName } from '../../shared/names.js';
-import type { BearerVerifier } from '../api/auth.js';
-import type { Caller } from '../api/caller.js';
+import type { BearerVerifier } from './auth.js';
+import type { Caller } from './caller.js';
 import { ROLE_PERMISSIONS, type Permission, type Role } from '../state/state.js';
 
 export interface OidcOptions {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { SessionStore, type SessionIdentity } from '../../../src/daemon/console/sessions.js';
+import { SessionStore, type SessionIdentity } from '../../../../src/daemon/api/console/sessions.js';
 
 const key = (keyId: string, organization: string | null = 'acme'): SessionIdentity => ({
   kind: 'apiKey',

@@ -16,14 +16,14 @@ import {
   type SignedIn,
   type SignedOut,
   type SignInLink,
-} from '../../shared/api/index.js';
-import { WfxError, errorMessage } from '../../shared/errors.js';
-import { safeReturnTo } from '../../shared/return-to.js';
-import { authenticateApiKey, callerOfKey } from '../api/auth.js';
-import { whoAmI } from '../api/caller.js';
-import { listedOrganization } from '../api/organization.js';
-import type { WfxState } from '../state/state.js';
-import { ownOrigin } from '../api/public-origin.js';
+} from '../../../shared/api/index.js';
+import { WfxError, errorMessage } from '../../../shared/errors.js';
+import { safeReturnTo } from '../../../shared/return-to.js';
+import { authenticateApiKey, callerOfKey } from '../auth.js';
+import { whoAmI } from '../caller.js';
+import { listedOrganization } from '../organization.js';
+import type { WfxState } from '../../state/state.js';
+import { ownOrigin } from '../public-origin.js';
 import { assertSameOrigin, cookieHeader, cookieValues, readCookie } from './cookies.js';
 import { htmlAnswer, signInPage } from './html-answers.js';
 import { linkRoutes } from './link-routes.js';

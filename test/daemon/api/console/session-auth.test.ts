@@ -1,10 +1,10 @@
 import t from 'tap';
-import { apiHarness } from '../../helpers/api.js';
-import { TestClock } from '../../helpers/engine.js';
-import { WfxError } from '../../../src/shared/errors.js';
-import type { Caller } from '../../../src/daemon/api/caller.js';
-import type { OidcLogin } from '../../../src/daemon/console/oidc-login.js';
-import { SessionStore, type SessionTokens } from '../../../src/daemon/console/sessions.js';
+import { apiHarness } from '../../../helpers/api.js';
+import { TestClock } from '../../../helpers/engine.js';
+import { WfxError } from '../../../../src/shared/errors.js';
+import type { Caller } from '../../../../src/daemon/api/caller.js';
+import type { OidcLogin } from '../../../../src/daemon/api/console/oidc-login.js';
+import { SessionStore, type SessionTokens } from '../../../../src/daemon/api/console/sessions.js';
 
 const HOST = '127.0.0.1:7878';
 const READ = new Set(['WORKFLOW_READ'] as const);

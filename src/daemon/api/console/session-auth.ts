@@ -5,9 +5,9 @@
  * or that provider's token may.
  */
 import type { FastifyRequest } from 'fastify';
-import { callerOfKey, keyLapsed } from '../api/auth.js';
-import type { Caller } from '../api/caller.js';
-import type { WfxState } from '../state/state.js';
+import { callerOfKey, keyLapsed } from '../auth.js';
+import type { Caller } from '../caller.js';
+import type { WfxState } from '../../state/state.js';
 import { assertSameOrigin, readCookie } from './cookies.js';
 import type { OidcLogin } from './oidc-login.js';
 import { SESSION_COOKIE, sessionEnded, type Session, type SessionStore } from './sessions.js';

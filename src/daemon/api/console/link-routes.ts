@@ -10,9 +10,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { LinkQuery } from '../../shared/api/index.js';
-import { keyLapsed } from '../api/auth.js';
-import type { ApiKey, WfxState } from '../state/state.js';
+import { LinkQuery } from '../../../shared/api/index.js';
+import { keyLapsed } from '../auth.js';
+import type { ApiKey, WfxState } from '../../state/state.js';
 import { assertSameOrigin, cookieValues, readCookie } from './cookies.js';
 import { htmlAnswer, linkConfirmPage, signInPage } from './html-answers.js';
 import type { SignInLinks } from './links.js';

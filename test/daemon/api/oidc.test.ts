@@ -1,6 +1,6 @@
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import t from 'tap';
-import { createOidcVerifier } from '../../../src/daemon/auth/oidc.js';
+import { createOidcVerifier } from '../../../src/daemon/api/oidc.js';
 import { buildServer } from '../../../src/daemon/api/server.js';
 import { WebhookReceiver } from '../../../src/daemon/triggers/webhooks.js';
 import { engineHarness } from '../../helpers/engine.js';

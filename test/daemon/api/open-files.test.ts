@@ -7,7 +7,7 @@ import {
   overflowConnections,
   parseOpenFilesLimit,
   readOpenFilesLimit,
-} from '../../../src/daemon/process/open-files.js';
+} from '../../../src/daemon/api/open-files.js';
 
 /** /proc/self/limits as Linux writes it, with `soft` and `hard` open files. */
 const limits = (soft: string, hard: string) =>

@@ -5,8 +5,8 @@
  * request's Fetch Metadata (or, from an older browser, its Origin) is checked as well.
  */
 import type { FastifyRequest } from 'fastify';
-import { WfxError } from '../../shared/errors.js';
-import { ownOrigin, requestOrigin } from '../api/public-origin.js';
+import { WfxError } from '../../../shared/errors.js';
+import { ownOrigin, requestOrigin } from '../public-origin.js';
 
 /**
  * Every value of cookie `name` in a Cookie header, in the order sent, empty ones included. Names

@@ -9,9 +9,9 @@
  * Sessions live in this daemon's memory, bounded: a restart signs everyone out.
  */
 import { hash, randomBytes } from 'node:crypto';
-import type { SessionInfo } from '../../shared/api/index.js';
-import { WfxError } from '../../shared/errors.js';
-import type { Caller } from '../api/caller.js';
+import type { SessionInfo } from '../../../shared/api/index.js';
+import { WfxError } from '../../../shared/errors.js';
+import type { Caller } from '../caller.js';
 
 /** The cookie the session id travels in. */
 export const SESSION_COOKIE = 'wfx_session';

@@ -12,11 +12,11 @@ import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { WfxError } from '../../shared/errors.js';
+import { WfxError } from '../../../shared/errors.js';
 import { CONSOLE_HEADERS } from './html-answers.js';
 
-/** Where `npm run build` writes the console: dist/console/, from this module's dist/src/daemon/console/. */
-export const BUILT_CONSOLE = fileURLToPath(new URL('../../../console/', import.meta.url));
+/** Where `npm run build` writes the console: dist/console/, from this module's dist/src/daemon/api/console/. */
+export const BUILT_CONSOLE = fileURLToPath(new URL('../../../../console/', import.meta.url));
 
 /** The paths the console's router owns: each answers index.html. */
 export const CONSOLE_PAGES = [

@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
-import { apiHarness, type ApiHarness, type TestKey } from '../../helpers/api.js';
-import { parseApiKey } from '../../../src/daemon/auth/api-keys.js';
-import { LINK_TTL_MS } from '../../../src/daemon/console/links.js';
-import type { OidcLogin } from '../../../src/daemon/console/oidc-login.js';
+import { apiHarness, type ApiHarness, type TestKey } from '../../../helpers/api.js';
+import { parseApiKey } from '../../../../src/daemon/auth/api-keys.js';
+import { LINK_TTL_MS } from '../../../../src/daemon/api/console/links.js';
+import type { OidcLogin } from '../../../../src/daemon/api/console/oidc-login.js';
 
 const HOST = '127.0.0.1:7878';
 const ORIGIN = `http://${HOST}`;

@@ -6,9 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
-import { WfxError, errorMessage } from '../../shared/errors.js';
-import type { BearerVerifier } from '../api/auth.js';
-import type { Caller } from '../api/caller.js';
+import { WfxError, errorMessage } from '../../../shared/errors.js';
+import type { BearerVerifier } from '../auth.js';
+import type { Caller } from '../caller.js';
 import type { SessionTokens } from './sessions.js';
 
 /** The daemon options of the console's OIDC client (SPEC.md section 10). */

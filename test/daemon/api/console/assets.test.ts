@@ -1,13 +1,13 @@
-import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import '../../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
-import { CONSOLE_PAGES } from '../../../src/daemon/console/assets.js';
-import { CONSOLE_HEADERS } from '../../../src/daemon/console/html-answers.js';
-import { apiHarness } from '../../helpers/api.js';
+import { CONSOLE_PAGES } from '../../../../src/daemon/api/console/assets.js';
+import { CONSOLE_HEADERS } from '../../../../src/daemon/api/console/html-answers.js';
+import { apiHarness } from '../../../helpers/api.js';
 
 const INDEX =
   '<!doctype html><html lang="en"><head><script type="module" src="/assets/main-ABC123.js"></script></head></html>\n';
@@ -195,7 +195,7 @@ t.test('/openapi.json lists none of the console paths', async (t) => {
 t.test('the daemon finds the console npm run build made, beside its own modules', async (t) => {
   const h = await apiHarness(t);
   const page = await h.call(null, { method: 'GET', url: '/executions' });
-  t.equal(page.statusCode, 200, 'dist/console/index.html is found from dist/src/daemon/console/');
+  t.equal(page.statusCode, 200, 'dist/console/index.html is found from dist/src/daemon/api/console/');
   const scripts = [...page.body.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]!);
   t.ok(scripts.length > 0, 'index.html loads its entry');
   for (const src of scripts) {
@@ -205,5 +205,5 @@ t.test('the daemon finds the console npm run build made, beside its own modules'
   }
   t.notMatch(page.body, /<script(?![^>]*\bsrc=)/, 'no inline script');
   t.notMatch(page.body, /<style|\sstyle=/, 'no inline style');
-  t.equal(readFileSync(new URL('../../../console/index.html', import.meta.url), 'utf8'), page.body);
+  t.equal(readFileSync(new URL('../../../../console/index.html', import.meta.url), 'utf8'), page.body);
 });

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
-import { apiHarness, type ApiHarness, type TestKey } from '../../helpers/api.js';
-import { parseApiKey } from '../../../src/daemon/auth/api-keys.js';
-import { LINK_TTL_MS } from '../../../src/daemon/console/links.js';
+import { apiHarness, type ApiHarness, type TestKey } from '../../../helpers/api.js';
+import { parseApiKey } from '../../../../src/daemon/auth/api-keys.js';
+import { LINK_TTL_MS } from '../../../../src/daemon/api/console/links.js';
 
 /*
  * The one-time link's two routes: GET /auth/link signs in at once only when the person opened

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { apiHarness, type ApiHarness } from '../../helpers/api.js';
-import { cookieValues } from '../../../src/daemon/console/cookies.js';
+import { apiHarness, type ApiHarness } from '../../../helpers/api.js';
+import { cookieValues } from '../../../../src/daemon/api/console/cookies.js';
 
 /*
  * The session cookie is read by its exact name, and a name sent twice names no session: the
