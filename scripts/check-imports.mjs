@@ -1,24 +1,47 @@
 #!/usr/bin/env node
-// The layering of src/, checked: which folder may import which, the cluster room behind its
-// ports, and no import cycles. Run by `npm run lint`; exits 1 listing every violation by rule.
+// The layering of src/, checked: which folder may import which, the daemon's rooms in their
+// order, and no import cycles. Run by `npm run lint`; exits 1 listing every violation by rule.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+// The project's root, or the one named (a test checks the rules on a tree of its own).
+const ROOT = process.argv[2] ? resolve(process.argv[2]) : resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = join(ROOT, 'src');
 
 /** The one module of src/daemon that the CLI and the TUI may import: the daemon launcher. */
 const DAEMON_ENTRY = 'daemon/process/launcher.ts';
 
 /**
- * The cluster room (src/daemon/cluster/): outside it, the daemon imports only its ports, the
- * types the engine, the routes, the HTTP app and the process lifecycle are given. The one
- * exception is its entry, loaded with import() by the launcher for a daemon on PostgreSQL
+ * The daemon's rooms (the folders under src/daemon/), from the bottom up: a module imports
+ * modules of its own room and of the rooms below it, never above, so the folders form no loop.
+ * Durable files, the state and its records, the stores; outbound HTTP and observability; the
+ * features the engine and the routes use; the engine; the features built on it; the HTTP app;
+ * the process lifecycle; and the cluster, on top. The engine, the HTTP app and the lifecycle see
+ * the cluster only through ports of their own (engine/, api/ and process/cluster-port.ts), which
+ * it implements; the launcher alone loads its entry, with import(), for a daemon on PostgreSQL
  * (`--store postgres://...`): a daemon on the JSON store loads nothing of the cluster.
  */
-const CLUSTER = 'daemon/cluster/';
-const CLUSTER_PORTS = new Set(['daemon/cluster/ports.ts']);
+const DAEMON_ROOMS = [
+  'disk',
+  'state',
+  'store',
+  'outbound',
+  'observe',
+  'files',
+  'secrets',
+  'auth',
+  'ai',
+  'voice',
+  'engine',
+  'jobs',
+  'flows',
+  'triggers',
+  'ops',
+  'api',
+  'process',
+  'cluster',
+];
 const CLUSTER_ENTRY = { file: 'daemon/cluster/rejoin.ts', loader: DAEMON_ENTRY };
 
 /** For each layer (the first folder under src/), the layers it may import. */
@@ -79,17 +102,20 @@ function resolveSpec(from, spec, known) {
   return null;
 }
 
-/** Why importing `to` from `from` breaks the cluster room's rule (CLUSTER), or null. */
-function clusterRule(from, to, imp) {
-  const ports = [...CLUSTER_PORTS].map((f) => `src/${f}`).join(', ');
-  if (CLUSTER_PORTS.has(from) && to.startsWith(CLUSTER) && !CLUSTER_PORTS.has(to))
-    return `the ports (${ports}) import nothing else of src/${CLUSTER}, so that importing them loads none of it`;
-  if (from.startsWith(CLUSTER) || !to.startsWith(CLUSTER) || CLUSTER_PORTS.has(to)) return null;
+/** Why importing `to` from `from` breaks the order of the daemon's rooms (DAEMON_ROOMS), or null. */
+function roomsRule(from, to, imp) {
+  if (!from.startsWith('daemon/') || !to.startsWith('daemon/')) return null;
   if (from === CLUSTER_ENTRY.loader && to === CLUSTER_ENTRY.file && imp.dynamic) return null;
-  return (
-    `outside src/${CLUSTER} only its ports (${ports}) are imported; ` +
-    `src/${CLUSTER_ENTRY.loader} alone loads src/${CLUSTER_ENTRY.file}, with import(), for --store postgres://`
-  );
+  const fromRoom = from.split('/')[1];
+  const toRoom = to.split('/')[1];
+  const fromRank = DAEMON_ROOMS.indexOf(fromRoom);
+  const toRank = DAEMON_ROOMS.indexOf(toRoom);
+  if (fromRank < 0) return `src/daemon/${fromRoom} is not a room of DAEMON_ROOMS: add it where it belongs`;
+  if (toRank < 0) return `src/daemon/${toRoom} is not a room of DAEMON_ROOMS: add it where it belongs`;
+  if (toRank <= fromRank) return null;
+  if (toRoom === 'cluster')
+    return `outside src/daemon/cluster/ nothing imports it: its ports are engine/, api/ and process/cluster-port.ts, and src/${CLUSTER_ENTRY.loader} alone loads src/${CLUSTER_ENTRY.file}, with import()`;
+  return `src/daemon/${fromRoom} sits below src/daemon/${toRoom} (${DAEMON_ROOMS.join(' < ')})`;
 }
 
 const files = sourceFiles(SRC);
@@ -122,8 +148,8 @@ for (const file of files) {
       problems.push(
         `${from}: imports ${to} (layers rule: src/${fromLayer} may import ${MAY_IMPORT[fromLayer]?.map((l) => `src/${l}`).join(', ') ?? 'nothing of src'}${fromLayer === 'cli' || fromLayer === 'tui' ? ` and src/${DAEMON_ENTRY}` : ''})`,
       );
-    const clusterProblem = clusterRule(from, to, imp);
-    if (clusterProblem) problems.push(`${from}: imports ${to} (cluster rule: ${clusterProblem})`);
+    const roomsProblem = roomsRule(from, to, imp);
+    if (roomsProblem) problems.push(`${from}: imports ${to} (rooms rule: ${roomsProblem})`);
     if (!imp.dynamic) graph.get(file).push(target);
   }
 }
@@ -155,4 +181,4 @@ if (problems.length > 0) {
   console.error(`\n${problems.length} import problem(s) in src/ (see scripts/check-imports.mjs for the rules)`);
   process.exit(1);
 }
-console.log(`imports: ${files.length} files, layering kept, no cycles`);
+console.log(`imports: ${files.length} files, layering and the daemon's rooms kept, no cycles`);

@@ -52,7 +52,7 @@ import type { WfxRecord } from '../state/records.js';
 import type { WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
 import type { WebhookReceiver } from '../triggers/webhooks.js';
-import type { SharedServing } from '../cluster/ports.js';
+import type { SharedServing } from './cluster-port.js';
 import { inlineFlowChecker, type FlowChecker } from '../flows/check.js';
 import { consoleRoutes } from './console/assets.js';
 import { SignInLinks } from './console/links.js';

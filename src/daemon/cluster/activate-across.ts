@@ -9,7 +9,7 @@
  */
 import type { ActivatedJob, ActivatedJobs } from '../../shared/api/index.js';
 import { peerError, type PeerAnswer, type Peers } from './fan-out.js';
-import type { JobsAcross } from './ports.js';
+import type { JobsAcross } from '../api/cluster-port.js';
 
 /** A worker's activation (JobsAcross), and the other daemons to ask: `urls`, over `peers`. */
 export interface Across extends JobsAcross {

@@ -1,9 +1,9 @@
 /**
- * An engine's part in a daemon sharing its database (ports.ts's EngineCluster), made of what
+ * An engine's part in a daemon sharing its database (engine/cluster-port.ts's EngineCluster), made of what
  * the database gives: claims on kept messages (kept-claims.ts), the passing of thrown events to
  * the other daemons (thrown-outbox.ts), and which message ids' partitions this daemon holds.
  */
-import type { EngineClusterPort } from './ports.js';
+import type { EngineClusterPort } from '../engine/cluster-port.js';
 import { KeptClaiming, type KeptClaims } from './kept-claims.js';
 import { ThrownOutbox, type ThrownPassing } from './thrown-outbox.js';
 

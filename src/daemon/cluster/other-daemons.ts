@@ -1,11 +1,11 @@
 /**
- * What the routes ask of the other daemons sharing the database (ports.ts's OtherDaemons), over
+ * What the routes ask of the other daemons sharing the database (api/cluster-port.ts's OtherDaemons), over
  * Peers (fan-out.ts): an event's correlation, a worker's activation, the event stream.
  */
 import type { CompletedJob, CompletedJobs, EventDelivered } from '../../shared/api/index.js';
 import { activateAcross } from './activate-across.js';
 import { peerError, type Peers } from './fan-out.js';
-import type { OtherDaemons } from './ports.js';
+import type { OtherDaemons } from '../api/cluster-port.js';
 
 /** The routes' port over `peers`; `holdsJob`: whether a job's execution is held here (OtherDaemons.holdsJob). */
 export function otherDaemons(peers: Peers, holdsJob: (key: string) => boolean): OtherDaemons {

@@ -15,7 +15,8 @@ import { partitionOfExecution, SHARED_PARTITION } from '../store/pg/partition-st
 import type { PgStore } from '../store/pg/pg-store.js';
 import type { Sharing } from './members.js';
 import { planShare } from './partition-plan.js';
-import type { MovingExecutions, PartitionMoves } from './ports.js';
+import type { MovingExecutions } from '../engine/cluster-port.js';
+import type { PartitionMoves } from '../process/cluster-port.js';
 
 /** This daemon's view of the daemons sharing its database (members.ts's ClusterMember, given by rejoin.ts). */
 export interface SharingMember {

@@ -1,5 +1,5 @@
 /**
- * What a daemon sharing a database serves with once its store is open (ports.ts's
+ * What a daemon sharing a database serves with once its store is open (process/cluster-port.ts's
  * ClusterServing): requests naming an execution routed to its holder (partition-routing.ts),
  * calls that span executions asked of every daemon (fan-out.ts, other-daemons.ts), requests
  * passed on signed (request-signing.ts), rate limits counted in the database, the engine's part
@@ -21,7 +21,7 @@ import { otherDaemons } from './other-daemons.js';
 import { PartitionSharing, type SharingMember } from './partition-moves.js';
 import { joinShare } from './partition-plan.js';
 import type { PartitionRoutingOptions } from './partition-routing.js';
-import type { ClusterServing, DaemonSharing } from './ports.js';
+import type { ClusterServing, DaemonSharing } from '../process/cluster-port.js';
 import { HopSigner } from './request-signing.js';
 import type { ThrownPassing } from './thrown-outbox.js';
 

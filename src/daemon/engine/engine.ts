@@ -28,7 +28,7 @@ import { EventDelivery, type PublishRequest } from './event-delivery.js';
 import { uuidv7 } from '../state/ids.js';
 import { executionSources, failureSources, findInstance, listInstances, runningInstance } from './queries.js';
 import type { OrganizationScope } from './scope.js';
-import type { EngineCluster, MovingExecutions } from '../cluster/ports.js';
+import type { EngineCluster, MovingExecutions } from './cluster-port.js';
 import { recoverExecutions, recoverTaken, reindexLiveState } from './recovery.js';
 import type { Recovering } from './recovery.js';
 import { replayExecution, retryExecution, type RecoveryDeps, type RecoveryRequest } from './recovery-ops.js';

@@ -4,7 +4,7 @@
  */
 import type { ColdExecutions } from '../state/executions.js';
 import type { AiRunner } from '../ai/types.js';
-import type { EngineClusterPort } from '../cluster/ports.js';
+import type { EngineClusterPort } from './cluster-port.js';
 import type { FileStore } from '../files/file-store.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { WfxRecord } from '../state/records.js';
@@ -61,7 +61,7 @@ export interface EngineOptions {
   readonly voice?: VoiceRunner;
   /**
    * On a daemon sharing a database with others: the engine's part in it, built by the cluster
-   * room (cluster/ports.ts): kept messages consumed under claims won in the database, events
+   * room (engine/cluster-port.ts): kept messages consumed under claims won in the database, events
    * thrown kept until the other daemons have them, events refused (PARTITION_MOVING) under
    * message ids whose partition it no longer holds. Absent: a daemon alone (kept messages
    * consumed at once, an event thrown wakes what waits here only, every message id its own).

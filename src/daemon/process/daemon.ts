@@ -40,7 +40,7 @@ import type { RecordStore } from '../store/record-store.js';
 import { Store } from '../store/store.js';
 import { openStore } from './open-store.js';
 import type { DaemonOptions } from './daemon-options.js';
-import type { PartitionMoves } from '../cluster/ports.js';
+import type { PartitionMoves } from './cluster-port.js';
 import { checkKeysHeld, keySourceOf, openSecrets } from '../secrets/open-secrets.js';
 import { DaemonMetrics } from '../observe/metrics.js';
 import { metricsAccessOf } from '../api/metrics-route.js';
@@ -122,7 +122,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // Partition 0's holder (every daemon but one sharing a database is not) writes the
     // directory and runs the triggers and sweeps; the others run executions (decision 041).
     const directory = !pg || pg.held.includes(0);
-    // With `share`, rejoin.ts gives the cluster room's part (ports.ts), built on the store once open.
+    // With `share`, rejoin.ts gives the cluster room's part (process/cluster-port.ts), built on the store once open.
     const shared = pg && options.share && options.sharing ? { store: pg, sharing: options.sharing } : null;
     if (directory) await bootstrap(store, paths, logger);
     const moved = directory ? await moveStateAudit(store, audit) : 0;

@@ -21,7 +21,7 @@ import type { HistoryStore } from '../store/history-store.js';
 import type { RecordStore } from '../store/record-store.js';
 import { Store } from '../store/store.js';
 import type { PgStore } from '../store/pg/pg-store.js';
-import type { DaemonSharing } from '../cluster/ports.js';
+import type { DaemonSharing } from './cluster-port.js';
 
 /** Tests: the fewest executions a daemon they spawn writes a directory image for (`WFX_TEST_DIRECTORY_IMAGE_MIN=n`). */
 const IMAGE_MIN_BY_ENV: number | undefined = /^\d+$/.test(process.env.WFX_TEST_DIRECTORY_IMAGE_MIN ?? '')

@@ -13,7 +13,7 @@ import { spawnWfx } from '../../helpers/cli.js';
 /*
  * The cluster room (src/daemon/cluster/) loads only for a daemon on PostgreSQL: a daemon on the
  * JSON store runs with none of it (the engine, the routes and the lifecycle see it through
- * cluster/ports.ts, whose types are erased). Each daemon here runs with a loader hook
+ * ports of their own, engine/, api/ and process/cluster-port.ts, whose types are erased). Each daemon here runs with a loader hook
  * (test/fixtures/module-record.ts) that lists every module it loads; npm run lint checks the
  * imports that make it so (scripts/check-imports.mjs's cluster rule).
  */
@@ -49,10 +49,9 @@ async function exercise(t: Test, d: SharingDaemon): Promise<void> {
   await exited;
 }
 
-const clusterModules = (modules: readonly string[]) =>
-  modules.filter((m) => m.startsWith('cluster/') && m !== 'cluster/ports.js');
+const clusterModules = (modules: readonly string[]) => modules.filter((m) => m.startsWith('cluster/'));
 
-t.test('a daemon on the JSON store loads nothing of the cluster room but its ports', async (t) => {
+t.test('a daemon on the JSON store loads nothing of the cluster room', async (t) => {
   const dir = t.testdir({ data: {} });
   const dataDir = join(dir, 'data');
   const record = join(dir, 'modules.txt');

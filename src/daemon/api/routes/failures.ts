@@ -4,7 +4,7 @@ import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import { ERROR_REPLIES, FailureGroups, FailuresQuery, type WithDefaults } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 import type { Engine } from '../../engine/engine.js';
-import type { OtherDaemons } from '../../cluster/ports.js';
+import type { OtherDaemons } from '../cluster-port.js';
 
 export interface FailureRouteDeps {
   readonly engine: Engine;

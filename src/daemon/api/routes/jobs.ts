@@ -24,7 +24,7 @@ import type { Engine } from '../../engine/engine.js';
 import type { JobBoard } from '../../jobs/board.js';
 import type { Caller } from '../caller.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
-import type { OtherDaemons } from '../../cluster/ports.js';
+import type { OtherDaemons } from '../cluster-port.js';
 
 export interface JobRouteDeps {
   readonly engine: Engine;

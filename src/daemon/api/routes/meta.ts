@@ -15,7 +15,7 @@ import type { WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { HistoryDamageReport } from '../../store/history-store.js';
 import { lapsedCredential, type StreamHub } from '../streams.js';
-import type { OtherDaemons } from '../../cluster/ports.js';
+import type { OtherDaemons } from '../cluster-port.js';
 
 /** A lifecycle event as GET /events sends it: an execution's `stateCd` with its name, `state`, beside it. Pure. */
 export function eventView(e: LifecycleEvent): LifecycleEventView {

@@ -39,7 +39,7 @@ import type { StreamHub } from '../streams.js';
 import { streamLogs } from '../log-stream.js';
 import { requestTraceparent } from '../request-spans.js';
 import { InstanceReads } from '../instance-reads.js';
-import type { OtherDaemons } from '../../cluster/ports.js';
+import type { OtherDaemons } from '../cluster-port.js';
 
 export interface ProcessRouteDeps {
   readonly engine: Engine;
