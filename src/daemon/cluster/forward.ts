@@ -88,7 +88,10 @@ function checkWhileInFlight(check: () => void): () => void {
 function connectWithin(request: ClientRequest): void {
   request.on('socket', (socket) => {
     if (!socket.connecting) return;
-    const late = setTimeout(() => request.destroy(errorWithCode('no connection within 3 s', 'ETIMEDOUT')), CONNECT_MS);
+    const late = setTimeout(
+      () => request.destroy(errorWithCode(`no connection within ${CONNECT_MS / 1000} s`, 'ETIMEDOUT')),
+      CONNECT_MS,
+    );
     const settle = () => clearTimeout(late);
     socket.once('connect', settle);
     socket.once('close', settle);
