@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The layering of src/, checked: which folder may import which, the daemon's rooms in their
-// order, and no import cycles. Run by `npm run lint`; exits 1 listing every violation by rule.
+// order, no route writing the journal, and no import cycles. Run by `npm run lint`; exits 1
+// listing every violation by rule.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +32,7 @@ const DAEMON_ROOMS = [
   'files',
   'secrets',
   'auth',
+  'catalogue',
   'ai',
   'voice',
   'engine',
@@ -43,6 +45,9 @@ const DAEMON_ROOMS = [
   'cluster',
 ];
 const CLUSTER_ENTRY = { file: 'daemon/cluster/rejoin.ts', loader: DAEMON_ENTRY };
+
+/** The HTTP routes: they check and shape a change, and the catalogue writes it (they call no commit). */
+const ROUTES = 'daemon/api/routes/';
 
 /** For each layer (the first folder under src/), the layers it may import. */
 const MAY_IMPORT = {
@@ -130,7 +135,10 @@ const graph = new Map(files.map((f) => [f, []]));
 
 for (const file of files) {
   const from = relative(SRC, file);
-  for (const imp of importsOf(readFileSync(file, 'utf8'))) {
+  const text = readFileSync(file, 'utf8');
+  if (from.startsWith(ROUTES) && /\.(commit|transact)\(/.test(text))
+    problems.push(`${from}: writes the journal (writes rule: a route hands its change to src/daemon/catalogue/)`);
+  for (const imp of importsOf(text)) {
     // The console's stylesheet: bundled by esbuild (scripts/build.mjs), not a module of the graph.
     if (layerOf(file) === 'console' && imp.spec.endsWith('.css')) continue;
     const target = resolveSpec(file, imp.spec, known);

@@ -65,3 +65,13 @@ t.test('a folder of the daemon that is not a room in the order is refused', asyn
   t.equal(r.code, 1);
   t.match(r.out, /src\/daemon\/extra is not a room of DAEMON_ROOMS/);
 });
+
+t.test('a route that writes the journal itself is refused: the catalogue writes what routes change', async (t) => {
+  const tree = daemon('', LAUNCHER);
+  (tree.src.daemon as Record<string, unknown>).api = {
+    routes: { 'keys.ts': 'export const save = (store: { commit(): void }) => store.commit();\n' },
+  };
+  const r = await check(t.testdir(tree));
+  t.equal(r.code, 1);
+  t.match(r.out, /daemon\/api\/routes\/keys\.ts: writes the journal \(writes rule/);
+});

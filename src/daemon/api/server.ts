@@ -66,6 +66,7 @@ import { installAudit } from './audit-recorder.js';
 import { installDurableReplies } from './durable-reply.js';
 import { auditRoutes } from './routes/audit.js';
 import type { AuditTrail } from '../store/audit-trail.js';
+import { Catalogue } from '../catalogue/catalogue.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -320,9 +321,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     bulkRoutes(routes, { engine: options.engine });
     const flowChecker = options.flowChecker ?? inlineFlowChecker();
     const secrets = options.engine.secrets;
-    adminRoutes(routes, { store: options.store, limiter, flowChecker, secrets, now: options.now });
+    // The one writer of what the admin routes change (no route writes the journal itself).
+    const catalogue = new Catalogue(options.store, secrets);
+    adminRoutes(routes, { store: options.store, catalogue, limiter, flowChecker, secrets, now: options.now });
     webhookRoutes(routes, {
       store: options.store,
+      catalogue,
       receiver: options.webhooks,
       hub,
       heartbeatSeconds: options.heartbeatSeconds,
@@ -330,13 +334,14 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     });
     emailConnectionRoutes(routes, {
       store: options.store,
+      catalogue,
       secrets,
       now: options.now,
       ...(options.emailStates && { stateOf: options.emailStates }),
     });
-    aiProviderRoutes(routes, { store: options.store, secrets, ai: options.ai, now: options.now });
-    memoryRoutes(routes, { store: options.store, now: options.now });
-    domainRoutes(routes, { store: options.store, now: options.now });
+    aiProviderRoutes(routes, { store: options.store, catalogue, secrets, ai: options.ai, now: options.now });
+    memoryRoutes(routes, { store: options.store, catalogue, now: options.now });
+    domainRoutes(routes, { store: options.store, catalogue, now: options.now });
     jobRoutes(routes, { engine: options.engine, board, ...(sharing && { others: sharing.others }) });
     triggerRoutes(routes, {
       state: options.store.state,

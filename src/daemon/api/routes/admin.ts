@@ -41,9 +41,12 @@ import { actingOrganization, listedOrganization } from '../organization.js';
 import type { KeyRateLimiter } from '../rate-limit.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import { secretsRoutes } from './secrets.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
 
 export interface AdminRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Where the changes this route makes are written (catalogue/catalogue.ts). */
+  readonly catalogue: Catalogue;
   readonly limiter: KeyRateLimiter;
   /** Validates and hashes flows to publish. */
   readonly flowChecker: FlowChecker;
@@ -73,9 +76,9 @@ function keyView(key: ApiKey): KeyView {
 /** /admin/api-keys, /admin/flows, /admin/environments/{env}/variables, /admin/secrets. */
 export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { store } = deps;
+  const { store, catalogue } = deps;
   const now = deps.now ?? (() => new Date());
-  secretsRoutes(fastify, { store, secrets: deps.secrets, now });
+  secretsRoutes(fastify, { store, catalogue, secrets: deps.secrets, now });
   const state = store.state;
   const admin = { auth: { permission: 'ADMIN' as const } };
 
@@ -120,11 +123,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
         rateLimitPerHour: b.rateLimitPerHour,
         expiresAt,
       });
-      const records: WfxRecord[] = [];
-      if (organization !== null && !state.organizations[organization])
-        records.push({ type: 'organization.created', name: organization, at: at.toISOString() });
-      records.push({ type: 'apiKey.created', key });
-      await store.commit(...records);
+      await catalogue.createKey(key, at.toISOString());
       const created: CreatedKey = { ...keyView(key), apiKey };
       return reply.status(201).send(created);
     },
@@ -163,7 +162,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
       if (key.status === 'REVOKED') throw new WfxError('KEY_REVOKED', `API key ${key.keyId} is revoked`);
       const at = now();
       refusePastExpiry(request.body.expiresAt ?? null, at);
-      await store.commit({ type: 'apiKey.updated', keyId: key.keyId, changes: request.body, at: at.toISOString() });
+      await catalogue.updateKey(key.keyId, request.body, at.toISOString());
       return keyView(state.apiKeys[key.keyId]!);
     },
   });
@@ -184,8 +183,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
         const key = manageable(request.caller!, request.params.keyId);
         if (key.status === 'REVOKED' && status !== 'REVOKED')
           throw new WfxError('KEY_REVOKED', `API key ${key.keyId} is revoked`);
-        if (key.status !== status)
-          await store.commit({ type: 'apiKey.statusChanged', keyId: key.keyId, status, at: now().toISOString() });
+        if (key.status !== status) await catalogue.setKeyStatus(key.keyId, status, now().toISOString());
         else await store.flush(); // already so: make sure that is on disk before saying it
         if (status === 'REVOKED') deps.limiter.forget(key.keyId);
         return keyView(state.apiKeys[key.keyId]!);
@@ -348,13 +346,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
     handler: async (request): Promise<VariableChanged> => {
       const name = request.params.name;
       const organization = actingOrganization(request.caller!, request.query.organization);
-      await store.commit({
-        type: 'env.set',
-        organization,
-        environment: request.params.env,
-        name,
-        value: request.body.value,
-      });
+      await catalogue.setVariable(organization, request.params.env, name, request.body.value);
       return { organization, environment: request.params.env, name };
     },
   });
@@ -373,7 +365,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
       if (state.environments[organization]?.[request.params.env]?.[name] === undefined) {
         throw new WfxError('NOT_FOUND', `no variable ${name} in ${request.params.env}`);
       }
-      await store.commit({ type: 'env.set', organization, environment: request.params.env, name, value: null });
+      await catalogue.setVariable(organization, request.params.env, name, null);
       return { organization, environment: request.params.env, name, deleted: true };
     },
   });

@@ -26,6 +26,7 @@ import type { AiProvider, AiProviderKind, WfxState } from '../../state/state.js'
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
 
 /** The wire's kinds and the state's are one list. */
 const SAME_KINDS: [ProviderKind, AiProviderKind] extends [AiProviderKind, ProviderKind] ? true : never = true;
@@ -33,6 +34,8 @@ void SAME_KINDS;
 
 export interface AiProviderRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Where the changes this route makes are written (catalogue/catalogue.ts). */
+  readonly catalogue: Catalogue;
   /** Seals an API key as it comes in; opens it for a test call. */
   readonly secrets: SecretBox;
   /** Carries out POST .../test; without it that route answers SERVICE_UNAVAILABLE. */
@@ -91,7 +94,7 @@ function changed(
 /** /admin/ai-providers: the model providers aiTasks call (permission ADMIN). */
 export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { store, secrets } = deps;
+  const { store, catalogue, secrets } = deps;
   const now = deps.now ?? (() => new Date());
   const admin = { auth: { permission: 'ADMIN' as const } };
   const tags = ['ai'];
@@ -141,7 +144,7 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
       // Again after the file check's await: another create may have taken the name meanwhile.
       if (providerLookup(store.state)(organization, b.name))
         throw new WfxError('VALIDATION_ERROR', `an AI provider named ${b.name} exists already`);
-      await store.commit(...secrets.pin(store.state), { type: 'aiProvider.saved', provider });
+      await catalogue.saveProvider(provider);
       return reply.status(201).send(view(provider));
     },
   });
@@ -194,7 +197,7 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
         const provider = changed(p, changes, now(), (apiKey) => secrets.seal(apiKey, providerKeyContext(p)));
         await checkProvider(provider);
         if (store.state.aiProviders[p.providerId] !== p) continue;
-        await store.commit(...secrets.pin(store.state), { type: 'aiProvider.saved', provider });
+        await catalogue.saveProvider(provider);
         return view(provider);
       }
       throw new WfxError('SERVICE_UNAVAILABLE', `AI provider ${request.params.name} keeps changing: try again`);
@@ -206,7 +209,7 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
     schema: { tags, summary: 'Remove a model provider', params: ProviderParams, querystring: OrganizationQuery },
     handler: async (request): Promise<Deleted> => {
       const p = find(request.caller!, request.params.name, request.query.organization);
-      await store.commit({ type: 'aiProvider.deleted', providerId: p.providerId });
+      await catalogue.deleteProvider(p.providerId);
       return { name: p.name, deleted: true };
     },
   });

@@ -15,9 +15,12 @@ import type { WfxRecord } from '../../state/records.js';
 import type { WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
 
 export interface DomainRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Where the changes this route makes are written (catalogue/catalogue.ts). */
+  readonly catalogue: Catalogue;
   readonly now?: () => Date;
 }
 
@@ -35,7 +38,7 @@ function checkedName(name: string): string {
  */
 export function domainRoutes(fastify: FastifyInstance, deps: DomainRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { store } = deps;
+  const { store, catalogue } = deps;
   const now = deps.now ?? (() => new Date());
   const tags = ['domains'];
   const find = (organization: string, name: string) => {
@@ -60,11 +63,7 @@ export function domainRoutes(fastify: FastifyInstance, deps: DomainRouteDeps): v
       const domain = domainOf(organization, name, request.body, now().toISOString(), existing);
       // Checked and committed with no await between: no job of a dropped action can start meanwhile.
       checkNoJobsLeft(store.state, organization, name, new Set(Object.keys(domain.actions)));
-      const records: WfxRecord[] = [];
-      if (!store.state.organizations[organization])
-        records.push({ type: 'organization.created', name: organization, at: domain.updatedAt });
-      records.push({ type: 'domain.saved', domain });
-      await store.commit(...records);
+      await catalogue.saveDomain(domain);
       return domainView(domain);
     },
   });
@@ -101,7 +100,7 @@ export function domainRoutes(fastify: FastifyInstance, deps: DomainRouteDeps): v
       const organization = actingOrganization(request.caller!, request.query.organization);
       const name = find(organization, request.params.name).name;
       checkNoJobsLeft(store.state, organization, name, new Set());
-      await store.commit({ type: 'domain.deleted', organization, name });
+      await catalogue.deleteDomain(organization, name);
       return { name, deleted: true };
     },
   });

@@ -20,9 +20,12 @@ import type { EmailConnection, WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
 
 export interface EmailConnectionRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Where the changes this route makes are written (catalogue/catalogue.ts). */
+  readonly catalogue: Catalogue;
   /** Seals a password as it comes in (the email trigger opens it to log in). */
   readonly secrets: SecretBox;
   readonly now?: () => Date;
@@ -39,7 +42,7 @@ function view(c: EmailConnection, stateOf?: (connectionId: string) => EmailConne
 /** /admin/email-connections: the IMAP mailboxes email triggers watch (permission ADMIN). */
 export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConnectionRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { store, secrets } = deps;
+  const { store, catalogue, secrets } = deps;
   const now = deps.now ?? (() => new Date());
   const admin = { auth: { permission: 'ADMIN' as const } };
   const find = (caller: Caller, name: string, named?: string) => {
@@ -83,7 +86,7 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
         createdAt: at,
         updatedAt: at,
       };
-      await store.commit(...secrets.pin(store.state), { type: 'emailConnection.saved', connection });
+      await catalogue.saveConnection(connection);
       return reply.status(201).send(view(connection));
     },
   });
@@ -134,7 +137,7 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
         ...(password !== undefined && { password: secrets.seal(password, emailPasswordContext(c)) }),
         updatedAt: now().toISOString(),
       };
-      await store.commit(...secrets.pin(store.state), { type: 'emailConnection.saved', connection });
+      await catalogue.saveConnection(connection);
       return view(connection);
     },
   });
@@ -149,7 +152,7 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
     },
     handler: async (request): Promise<Deleted> => {
       const c = find(request.caller!, request.params.name, request.query.organization);
-      await store.commit({ type: 'emailConnection.deleted', connectionId: c.connectionId });
+      await catalogue.deleteConnection(c.connectionId);
       return { name: c.name, deleted: true };
     },
   });

@@ -20,6 +20,7 @@ import type { WfxRecord } from '../../state/records.js';
 import type { WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import { actingOrganization } from '../organization.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
 
 /** The wire's limit on names is the store's. */
 const SAME_LIMIT: typeof MEMORY_NAME_MAX extends typeof MEMORY_MAX_NAME_LENGTH ? true : never = true;
@@ -27,6 +28,8 @@ void SAME_LIMIT;
 
 export interface MemoryRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Where the changes this route makes are written (catalogue/catalogue.ts). */
+  readonly catalogue: Catalogue;
   /** The clock entries expire by. */
   readonly now?: () => Date;
 }
@@ -75,7 +78,7 @@ function sizeOf(entry: MemoryEntry): number {
  */
 export function memoryRoutes(fastify: FastifyInstance, deps: MemoryRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { store } = deps;
+  const { store, catalogue } = deps;
   const now = deps.now ?? (() => new Date());
   const admin = { auth: { permission: 'ADMIN' as const } };
   const tags = ['memory'];
@@ -181,7 +184,7 @@ export function memoryRoutes(fastify: FastifyInstance, deps: MemoryRouteDeps): v
       const { namespace, key } = request.params;
       const organization = actingOrganization(request.caller!, request.query.organization);
       live(organization, namespace, key);
-      await store.commit({ type: 'memory.written', organization, namespace, key, entry: null });
+      await catalogue.forgetMemory(organization, namespace, key);
       return { namespace, key, deleted: true };
     },
   });

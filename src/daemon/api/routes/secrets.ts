@@ -10,9 +10,12 @@ import type { WfxRecord } from '../../state/records.js';
 import type { WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
 import type { Caller } from '../caller.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
 
 export interface SecretsRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Where the changes this route makes are written (catalogue/catalogue.ts). */
+  readonly catalogue: Catalogue;
   readonly secrets: SecretBox;
   readonly now?: () => Date;
 }
@@ -46,7 +49,7 @@ function systemOnly(caller: Caller): void {
  */
 export function secretsRoutes(fastify: FastifyInstance, deps: SecretsRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { store, secrets } = deps;
+  const { store, catalogue, secrets } = deps;
   const now = deps.now ?? (() => new Date());
   const config = { auth: { permission: 'ADMIN' as const } };
   /** One rotation at a time. */
@@ -82,8 +85,7 @@ export function secretsRoutes(fastify: FastifyInstance, deps: SecretsRouteDeps):
         secrets.useKey(id);
         // The new key is current before anything is sealed with it: a crash from here on
         // leaves the rest to the next start's reseal.
-        const pin = secrets.pin(store.state);
-        if (pin.length > 0) await store.commit(...pin);
+        await catalogue.pinSecretsKey();
         crashPoint('secrets:pinned');
         let resealed = 0;
         let unreadable = 0;

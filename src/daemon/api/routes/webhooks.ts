@@ -35,9 +35,12 @@ import type { Caller } from '../caller.js';
 import type { StreamHub } from '../streams.js';
 import { ownOrigin } from '../public-origin.js';
 import { actingOrganization, listedOrganization } from '../organization.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
 
 export interface WebhookRouteDeps {
   readonly store: DurableStore<WfxState, WfxRecord>;
+  /** Where the changes this route makes are written (catalogue/catalogue.ts). */
+  readonly catalogue: Catalogue;
   /** Receives deliveries; its secrets (the engine's) seal signing secrets as they come in, and open them to sign a test payload. */
   readonly receiver: WebhookReceiver;
   /** Open event streams, ended at a graceful stop. */
@@ -83,7 +86,7 @@ const baseUrlOf = (request: FastifyRequest) => ownOrigin(request);
 /** POST /webhook/receive/{token} (webhook-receive.ts), and /admin/webhooks. */
 export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { store, receiver } = deps;
+  const { store, catalogue, receiver } = deps;
   const secrets: SecretBox = receiver.secrets;
   const now = deps.now ?? (() => new Date());
   const state = store.state;
@@ -157,7 +160,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
         createdAt: at,
         updatedAt: at,
       };
-      await store.commit(...secrets.pin(store.state), { type: 'webhook.saved', webhook });
+      await catalogue.saveWebhook(webhook);
       const base = baseUrlOf(request);
       const registered: RegisteredWebhook = {
         ...view(webhook, base),
@@ -208,7 +211,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
     handler: async (request) => {
       const w = find(request.caller!, request.params.name, request.query.organization);
       const webhook: WebhookRegistration = { ...w, ...request.body, updatedAt: now().toISOString() };
-      await store.commit({ type: 'webhook.saved', webhook });
+      await catalogue.saveWebhook(webhook);
       return view(webhook, baseUrlOf(request));
     },
   });
@@ -223,7 +226,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
     },
     handler: async (request): Promise<Deleted> => {
       const w = find(request.caller!, request.params.name, request.query.organization);
-      await store.commit({ type: 'webhook.deleted', webhookId: w.webhookId });
+      await catalogue.deleteWebhook(w.webhookId);
       return { name: w.name, deleted: true };
     },
   });
@@ -268,10 +271,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
           ],
         };
       });
-      await store.commit(...secrets.pin(store.state), {
-        type: 'webhook.saved',
-        webhook: { ...w, endpoints, updatedAt: at.toISOString() },
-      });
+      await catalogue.saveWebhook({ ...w, endpoints, updatedAt: at.toISOString() });
       return { name: w.name, rotated, previousValidUntil: keepMs === 0 ? null : until };
     },
   });
