@@ -67,6 +67,7 @@ import { installDurableReplies } from './durable-reply.js';
 import { auditRoutes } from './routes/audit.js';
 import type { AuditTrail } from '../store/audit-trail.js';
 import { Catalogue } from '../catalogue/catalogue.js';
+import { nameOperations, openApiDocument } from './operation-ids.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -196,7 +197,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   void app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'wfx', version: VERSION, description: 'The wfx workflow execution service. See docs/api.md.' },
+      info: {
+        title: 'wfx',
+        version: VERSION,
+        description: 'The wfx workflow execution service. See docs/api.md.',
+        license: { name: 'MIT', url: 'https://opensource.org/license/mit' },
+      },
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
@@ -204,8 +210,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         },
       },
       security: [{ apiKey: [] }, { bearer: [] }],
+      // The daemon that serves the document: relative, so it holds behind any proxy or port.
+      servers: [{ url: '/', description: 'this daemon' }],
     },
+    transformObject: (doc) => ('openapiObject' in doc ? openApiDocument(doc.openapiObject) : doc.swaggerObject),
   });
+  nameOperations(app);
   void app.register(FastifySSEPlugin);
 
   const sharing = options.sharing;
