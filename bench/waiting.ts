@@ -285,7 +285,7 @@ export interface DaemonFigures {
     /**
      * The daemon's main-thread CPU per answer, warm-up included, in µs (null off Linux). With 10
      * connections always waiting, an answer waits for the others' turns: about 10 times this is
-     * its p50, and the p99 adds the host's stalls to it (decision 087).
+     * its p50, and the p99 adds the host's stalls to it (decision 078).
      */
     readonly cpuUsPerAnswer: number | null;
   };
