@@ -180,10 +180,10 @@ export interface DaemonAnswer {
 
 /**
  * Asks the daemon at `target` one request with `headers` (the hop header among them) and reads
- * its whole answer. Rejects when it cannot be reached, or `signal` aborts the request before its
- * answer begins. An answer already begun is read to its end (unless it stalls ANSWER_END_MS): what it
- * says may have happened there already, as the jobs a long poll locked, which the asker must
- * then give back rather than leave locked.
+ * its whole answer. Rejects when it cannot be reached, or `signal` aborts the request and no
+ * answer begins within GIVE_UP_GRACE_MS. An answer begun is read to its end (unless it stalls
+ * ANSWER_END_MS), after an abort too: what it says may have happened there already, as the jobs
+ * a long poll locked, which the asker must then give back rather than leave locked.
  */
 export function askDaemon(
   target: string,
@@ -200,7 +200,20 @@ export function askDaemon(
   return new Promise((resolve, reject) => {
     const request = httpRequest(url, { method: ask.method, headers, agent });
     connectWithin(request);
-    const giveUp = (): void => void request.destroy(ask.signal?.reason as Error);
+    // Given up before its answer began: the other daemon may be writing one already (a long
+    // poll that has just locked jobs), so only this side of the connection closes. The other
+    // daemon sees the asker gone and ends what it waits for; an answer it sent first is still
+    // read, within GIVE_UP_GRACE_MS, for the asker to give back what it says.
+    let gaveUp = false;
+    const giveUp = (): void => {
+      gaveUp = true;
+      const socket = request.socket;
+      if (!socket || socket.connecting || socket.destroyed) return void request.destroy(ask.signal?.reason as Error);
+      socket.end();
+      const late = setTimeout(() => request.destroy(ask.signal?.reason as Error), GIVE_UP_GRACE_MS);
+      request.once('response', () => clearTimeout(late));
+      request.once('close', () => clearTimeout(late));
+    };
     if (ask.signal?.aborted) giveUp();
     else ask.signal?.addEventListener('abort', giveUp, { once: true });
     request.on('close', () => ask.signal?.removeEventListener('abort', giveUp));
@@ -216,13 +229,17 @@ export function askDaemon(
       response.on('error', reject);
       response.on('aborted', () => reject(new Error('the answer broke off')));
     });
-    request.on('error', reject);
+    // The other daemon closed without an answer once this one gave up: rejected as given up.
+    request.on('error', (err) => reject(gaveUp ? (ask.signal?.reason as Error) : err));
     request.end(ask.body);
   });
 }
 
 /** How long an answer begun may go without a byte before it counts as broken off. */
 const ANSWER_END_MS = 5000;
+
+/** How long an ask given up on still waits for an answer the other daemon may have sent first. */
+const GIVE_UP_GRACE_MS = 2000;
 
 /** The headers of `request` worth passing on to another daemon: the message's, not the connection's. */
 export function passedHeaders(request: IncomingMessage): Record<string, string | string[]> {

@@ -27,6 +27,20 @@ t.test('aborted before the answer begins: it rejects and the other daemon sees t
   await eventually('the other daemon saw it go', () => closed[0]);
 });
 
+t.test('aborted just as the other daemon answers: its answer is read, for the asker to give back', async (t) => {
+  const { url, held } = await holdingServer(t);
+  const stop = new AbortController();
+  const asked = askDaemon(url, activate(stop.signal));
+  await eventually('the other daemon has the request', () => held.length === 1);
+  // The other daemon locked a job and wrote its answer before it could see the asker go.
+  stop.abort();
+  held[0]!.writeHead(200, { 'content-type': 'application/json' });
+  held[0]!.end('{"jobs":[{"key":"k1"}]}');
+  const answer = await asked;
+  t.equal(answer.status, 200);
+  t.same(JSON.parse(answer.body.toString()), { jobs: [{ key: 'k1' }] });
+});
+
 t.test('aborted after the answer began: it is read to its end', async (t) => {
   const { url, held } = await holdingServer(t);
   const stop = new AbortController();
