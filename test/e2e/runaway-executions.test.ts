@@ -90,7 +90,16 @@ t.test('a loop that would start 1,000 copies of 99,000 items fails with its code
 
 t.test('a flow that calls itself twice over stops at the tree limit, also across a kill -9', async (t) => {
   const dataDir = join(t.testdir(), 'data');
-  const args = ['--limit', 'tree-executions=200'];
+  // Only the tree limit and the depth cap may stop it: on a fast host the bomb would reach the
+  // organization's start rate or the tree's budget first, whose codes this test is not about.
+  const args = [
+    '--limit',
+    'tree-executions=200',
+    '--limit',
+    'org-starts-per-second=1000000',
+    '--limit',
+    'tree-created=1000000',
+  ];
   let d = await daemon(t, dataDir, args);
   const acme = await d.keyOf('acme');
   const globex = await d.keyOf('globex');
