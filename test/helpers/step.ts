@@ -6,11 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { EngineStepContext } from '../../src/daemon/engine/step-context.js';
 import { runStep, type StepAnswer, type StepInput, type StepResult } from '../../src/daemon/engine/step/index.js';
-import type { FileMeta } from '../../src/daemon/engine/step/context.js';
+import type { FileMeta, StepTracing } from '../../src/daemon/engine/step/context.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from '../../src/daemon/engine/limits.js';
 import { nodeKey, type NodeKey } from '../../src/daemon/engine/keys.js';
 import { StartRate } from '../../src/daemon/engine/start-rate.js';
-import { uuidv7 } from '../../src/daemon/state/ids.js';
 import { publishFlow } from '../../src/daemon/flows/publish.js';
 import { DomainSchemas } from '../../src/daemon/engine/domain-schemas.js';
 import type { BulkOperation } from '../../src/daemon/state/bulk.js';
@@ -28,6 +27,14 @@ export interface MemoryStepOptions {
   readonly claimsKept?: boolean;
   /** Events thrown written and listed as `pass` effects. */
   readonly keepsThrown?: boolean;
+  /** Tracing (StepContext.tracing); default none, whatever the process's tracer. */
+  readonly tracing?: StepTracing | null;
+}
+
+/** A uuidv7-shaped id from the clock and a counter: the same steps give the same ids, run after run. */
+function countedId(now: Date, n: number): string {
+  const hex = now.getTime().toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-${n.toString(16).padStart(12, '0')}`;
 }
 
 /** The step in memory (see the top of this file). */
@@ -40,12 +47,16 @@ export class MemoryStep {
   /** The file store's files, by organization and fileId (StepContext.file). */
   readonly files = new Map<string, FileMeta>();
   readonly ctx: EngineStepContext;
+  /** Ids drawn so far (countedId). */
+  private ids = 0;
 
   constructor(options: MemoryStepOptions = {}) {
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.ctx = new EngineStepContext({
       state: this.state,
-      newInstanceId: (now) => uuidv7(now),
+      newInstanceId: (now) => countedId(now, ++this.ids),
+      newId: (now) => countedId(now, ++this.ids),
+      tracing: options.tracing ?? null,
       isWorking: (key) => this.working.has(key),
       files: { get: (organization, fileId) => this.files.get(`${organization}|${fileId}`) },
       maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,

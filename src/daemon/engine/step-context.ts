@@ -10,7 +10,17 @@ import type { Instance, WfxState } from '../state/state.js';
 import type { NodeKey } from './keys.js';
 import type { ExecutionLimits } from './limits.js';
 import type { StartRate } from './start-rate.js';
-import type { FileMeta, FlowScope, StepContext } from './step/context.js';
+import type { FileMeta, FlowScope, StepContext, StepTracing } from './step/context.js';
+import { continuedTrace, traceForStart } from '../observe/execution-spans.js';
+import { TRACER } from '../observe/tracing.js';
+import { uuidv7 } from '../state/ids.js';
+
+/** Tracing for steps, through the process's tracer (read while it is set: StepContext.tracing). */
+const TRACING: StepTracing = {
+  continued: continuedTrace,
+  forStart: (state, parentInstanceId, parentNodeInstanceId, continues) =>
+    traceForStart(TRACER!, state, parentInstanceId, parentNodeInstanceId, continues),
+};
 
 /** The `{env.*}` of an organization and environment that has none set. */
 const NO_ENV: Readonly<Record<string, string>> = Object.freeze({});
@@ -19,6 +29,10 @@ const NO_ENV: Readonly<Record<string, string>> = Object.freeze({});
 export interface EngineStepContextOptions {
   readonly state: WfxState;
   readonly newInstanceId: (now: Date, parentInstanceId: string | null) => string;
+  /** Other ids (StepContext.newId); default uuidv7. */
+  readonly newId?: ((now: Date) => string) | undefined;
+  /** Tracing (StepContext.tracing); default the process's tracer, while one is set. */
+  readonly tracing?: StepTracing | null | undefined;
   readonly isWorking: (key: NodeKey) => boolean;
   /** The file store's lookup (FileStore.get); undefined: no file store, every file reference refused. */
   readonly files: { get(organization: string, fileId: string): FileMeta | undefined } | undefined;
@@ -58,6 +72,8 @@ export class EngineStepContext implements StepContext {
   private readonly state: WfxState;
   private readonly scopes: FlowScopes;
   readonly newInstanceId: (now: Date, parentInstanceId: string | null) => string;
+  readonly newId: (now: Date) => string;
+  private readonly ownTracing: StepTracing | null | undefined;
   readonly isWorking: (key: NodeKey) => boolean;
   private readonly files: EngineStepContextOptions['files'];
   readonly maxJsonDepth: number;
@@ -71,6 +87,8 @@ export class EngineStepContext implements StepContext {
     this.state = options.state;
     this.scopes = new FlowScopes(options.state);
     this.newInstanceId = options.newInstanceId;
+    this.newId = options.newId ?? uuidv7;
+    this.ownTracing = options.tracing;
     this.isWorking = options.isWorking;
     this.files = options.files;
     this.maxJsonDepth = options.maxJsonDepth;
@@ -79,6 +97,11 @@ export class EngineStepContext implements StepContext {
     this.startRate = options.startRate;
     this.claimsKept = options.claimsKept;
     this.keepsThrown = options.keepsThrown;
+  }
+
+  get tracing(): StepTracing | null {
+    if (this.ownTracing !== undefined) return this.ownTracing;
+    return TRACER === null ? null : TRACING;
   }
 
   flowOf(inst: Instance): FlowScope {

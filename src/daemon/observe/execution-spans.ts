@@ -12,6 +12,7 @@ import {
   newTraceId,
   nodeSpanId,
   NOT_SAMPLED,
+  parseTraceparent,
   readExecutionTrace,
   type ExecutionTrace,
 } from './trace-context.js';
@@ -145,4 +146,15 @@ export function traceForStart(
   if (continues !== undefined) return continues;
   const traceId = newTraceId();
   return tracer.samples(traceId) ? `${traceId}-${newSpanId()}` : NOT_SAMPLED;
+}
+
+/**
+ * The record form of the trace a start's W3C `traceparent` continues (tracing on): a new span
+ * of that trace, or NOT_SAMPLED when its caller samples it out; undefined when it is unreadable.
+ */
+export function continuedTrace(traceparent: string): string | undefined {
+  if (traceparent === NOT_SAMPLED) return NOT_SAMPLED;
+  const parent = parseTraceparent(traceparent);
+  if (parent === null) return undefined;
+  return parent.sampled === false ? NOT_SAMPLED : newExecutionTrace(parent);
 }

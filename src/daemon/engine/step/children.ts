@@ -31,7 +31,7 @@ export class NodeFailure extends Error {
  */
 export function childParams(
   state: WfxState,
-  ctx: Pick<StepContext, 'maxJsonDepth' | 'limits'>,
+  ctx: Pick<StepContext, 'maxJsonDepth' | 'limits' | 'tracing'>,
   inst: Instance,
   nodeId: string,
   start: ChildStart,

@@ -6,7 +6,7 @@
 import type { FlowGraph } from '../../../shared/flow/graph.js';
 import type { FlowDefinition, FlowNode } from '../../../shared/flow/types.js';
 import type { DomainSchemas } from '../domain-schemas.js';
-import type { Environment, Instance, StoredFile } from '../../state/state.js';
+import type { Environment, Instance, StoredFile, WfxState } from '../../state/state.js';
 import type { NodeKey } from '../keys.js';
 import type { ExecutionLimits } from '../limits.js';
 import type { StartRate } from '../start-rate.js';
@@ -51,6 +51,22 @@ export interface StartRequest extends OrganizationScope {
 /** The file metadata an answer to a file input is given (FileStore.get's, in the caller's organization). */
 export type FileMeta = Pick<StoredFile, 'fileId' | 'name' | 'mimeType' | 'bytes' | 'sha256'>;
 
+/**
+ * How a step gives new executions their trace while tracing is on (observe/execution-spans.ts):
+ * drawn outside the step, as its ids are, so a step decides the same given the same context.
+ */
+export interface StepTracing {
+  /** The record form of the trace a start's W3C `traceparent` continues; undefined: it continues none. */
+  continued(traceparent: string): string | undefined;
+  /** The trace of a new execution: its parent's (a child's span), the one it `continues`, or a new one. */
+  forStart(
+    state: WfxState,
+    parentInstanceId: string | null,
+    parentNodeInstanceId: string | undefined,
+    continues: string | undefined,
+  ): string;
+}
+
 /** What a step may read besides the state: pure lookups and settings, no I/O. */
 export interface StepContext {
   /** The nodes an execution runs (its flow version's, or the body its `scope` names). */
@@ -59,6 +75,10 @@ export interface StepContext {
   envOf(inst: Instance): Readonly<Record<string, string>>;
   /** A new execution's id (the store's partitions may choose it). */
   newInstanceId(now: Date, parentInstanceId: string | null): string;
+  /** A new time-ordered id of something else a step makes: a kept message, a thrown event. */
+  newId(now: Date): string;
+  /** Tracing, while it is on (the process's tracer); null: executions carry no trace. */
+  readonly tracing: StepTracing | null;
   /** True while the work of node instance `key` (keys.ts) is under way (it must not be started again). */
   isWorking(key: NodeKey): boolean;
   /** A stored file of `organization`, for a file input's answer; undefined: none (or no file store). */

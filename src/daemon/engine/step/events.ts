@@ -7,7 +7,6 @@
 import { WfxError } from '../../../shared/errors.js';
 import { STATE, STATUS, type WfxState } from '../../state/state.js';
 import { subscriptionsFor, type Subscription } from '../../state/subscriptions.js';
-import { uuidv7 } from '../../state/ids.js';
 import type { ThrownEvent } from '../engine-events.js';
 import type { Step } from './step.js';
 import { execution } from '../../state/executions.js';
@@ -86,7 +85,7 @@ export function deliverEvent(s: Step, input: Extract<EventInput, { kind: 'event'
     s.emit({
       type: 'message.buffered',
       message: {
-        id: uuidv7(now),
+        id: s.ctx.newId(now),
         organization: input.organization,
         eventType: input.eventType,
         correlationKey: input.correlationKey,

@@ -6,8 +6,6 @@ import { WfxError } from '../../../shared/errors.js';
 import { checkInputs } from '../../../shared/flow/inputs.js';
 import { cloneData, ownEntry } from '../../../shared/json-object.js';
 import { jsonSize } from '../../../shared/json-size.js';
-import { newExecutionTrace, NOT_SAMPLED, parseTraceparent } from '../../observe/trace-context.js';
-import { TRACER } from '../../observe/tracing.js';
 import type { WfxState, Writable } from '../../state/state.js';
 import type { LaunchParams, StartRequest, StepContext } from './context.js';
 import { checkDataDepth, checkVariablesBytes } from './request-data.js';
@@ -20,7 +18,7 @@ import { checkDataDepth, checkVariablesBytes } from './request-data.js';
  */
 export function resolveStart(
   state: WfxState,
-  ctx: Pick<StepContext, 'maxJsonDepth' | 'limits'>,
+  ctx: Pick<StepContext, 'maxJsonDepth' | 'limits' | 'tracing'>,
   req: StartRequest,
 ): LaunchParams {
   const flow = ownEntry(state.flows, req.processId);
@@ -70,10 +68,9 @@ export function resolveStart(
     variables,
   };
   // Only while tracing is on: the record form of the span it continues (Step.started completes it).
-  if (TRACER !== null && req.traceparent !== undefined) {
-    const parent = req.traceparent === NOT_SAMPLED ? null : parseTraceparent(req.traceparent);
-    if (req.traceparent === NOT_SAMPLED || parent?.sampled === false) params.trace = NOT_SAMPLED;
-    else if (parent !== null) params.trace = newExecutionTrace(parent);
+  if (ctx.tracing !== null && req.traceparent !== undefined) {
+    const trace = ctx.tracing.continued(req.traceparent);
+    if (trace !== undefined) params.trace = trace;
   }
   return params;
 }

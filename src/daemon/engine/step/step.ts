@@ -15,7 +15,6 @@ import type { WfxRecord } from '../../state/records.js';
 import { nodeRan } from '../../state/records/nodes.js';
 import { STATE, STATUS, type BufferedMessage, type Instance, type NodeInstance } from '../../state/state.js';
 import { subscriptionsFor, type Subscription } from '../../state/subscriptions.js';
-import { uuidv7 } from '../../state/ids.js';
 import { handlerOf } from '../nodes/index.js';
 import type { Delivery, MemoryWrite, NodeScope, Outcome, ResumeInput } from '../nodes/handler.js';
 import { checkedOutcome } from './checks.js';
@@ -278,7 +277,7 @@ export class Step extends Tokens {
     const cold = resident.length < subs.length;
     if (!this.ctx.keepsThrown && !cold) return;
     const event = {
-      id: uuidv7(this.now),
+      id: this.ctx.newId(this.now),
       instanceId: inst.processInstanceId,
       organization: inst.organization,
       ...d,

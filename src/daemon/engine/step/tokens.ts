@@ -11,8 +11,6 @@ import type { BoundaryEventNode } from '../../../shared/flow/types.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
 import type { WfxRecord } from '../../state/records.js';
 import { startedInstance, type InstanceStart } from '../../state/records/execution.js';
-import { traceForStart } from '../../observe/execution-spans.js';
-import { TRACER } from '../../observe/tracing.js';
 import { LiveCounts } from '../../state/live-counts.js';
 import { liveNodes, logSize } from '../../state/sizes.js';
 import {
@@ -138,9 +136,9 @@ export abstract class Tokens {
   /** The record of a new execution: with its trace while tracing is on. */
   private started(params: LaunchParams, id: string): InstanceStart {
     const started = startedInstance(params, id, this.at);
-    if (TRACER !== null)
-      (started as Writable<InstanceStart>).trace = traceForStart(
-        TRACER,
+    const tracing = this.ctx.tracing;
+    if (tracing !== null)
+      (started as Writable<InstanceStart>).trace = tracing.forStart(
         this.state,
         params.parentInstanceId,
         params.parentNodeInstanceId,
