@@ -16,6 +16,12 @@ import { execution } from '../state/executions.js';
 
 /** One thing a durable step calls for (carried out by Effects.carryOut, in the plan's order). */
 export type PlannedEffect =
+  /** The step's spans to end and export (tracing on). */
+  | { readonly kind: 'spans'; readonly records: readonly WfxRecord[] }
+  /** An execution's log lines up to `upTo` to stream (those not streamed yet). */
+  | { readonly kind: 'logs'; readonly instanceId: string; readonly upTo: number }
+  /** The step's records to count (metrics on). */
+  | { readonly kind: 'metrics'; readonly records: readonly WfxRecord[] }
   /** A lifecycle event to publish. */
   | { readonly kind: 'lifecycle'; readonly event: LifecycleEvent }
   /** A job waits for a worker: the jobs API's long polls wake. */
@@ -27,19 +33,34 @@ export type PlannedEffect =
   | { readonly kind: 'work.stop'; readonly key: NodeKey }
   /** An execution finished: to history. */
   | { readonly kind: 'finished'; readonly instanceId: string }
-  /** Work to start, an execution to continue later (the step's own). */
-  | Extract<StepEffect, { kind: 'work' | 'defer' }>;
+  /**
+   * The step's own (step/context.ts, StepEffect): work to start, an execution to continue later,
+   * a kept message to claim, a thrown event to pass on or to deliver by a step of its own.
+   */
+  | StepEffect;
 
-/** Which of the engine's events have listeners: events no one hears are not planned. */
+const NO_LOGS: ReadonlyArray<string | number> = [];
+
+/** The step's own effects planned after its work, in this order (each kind in the step's order). */
+const LATER = ['claim', 'pass', 'deliver'] as const;
+
+/** Which of the engine's events have listeners, and what is watched: what no one hears is not planned. */
 export interface Listening {
   readonly lifecycle: boolean;
   readonly jobs: boolean;
+  /** Tracing is on. */
+  readonly spans: boolean;
+  /** Metrics are kept. */
+  readonly metrics: boolean;
 }
 
 /**
- * The plan of a durable step: per record, in order, its lifecycle events, the job it leaves
- * waiting, the timers it arms and disarms and the work it stops; then the executions it
- * finished; then the work it asked for and the executions it deferred.
+ * The one plan of a durable step, everything it calls for in the order it is carried out: its
+ * spans; the log lines of the executions it touched (`logsUpTo`: pairs of id and log length,
+ * flat, as they stood when the step ended); its metrics; per record, in order, its lifecycle
+ * events, the job it leaves waiting, the timers it arms and disarms and the work it stops; then
+ * the executions it finished; then what the step itself listed, work and deferred executions
+ * first (in its order), then kept messages to claim, then thrown events to pass on and to deliver.
  */
 export function planEffects(
   state: WfxState,
@@ -47,8 +68,13 @@ export function planEffects(
   records: readonly WfxRecord[],
   effects: readonly StepEffect[],
   listening: Listening,
+  logsUpTo: ReadonlyArray<string | number> = NO_LOGS,
 ): PlannedEffect[] {
   const plan: PlannedEffect[] = [];
+  if (listening.spans) plan.push({ kind: 'spans', records });
+  for (let p = 0; p < logsUpTo.length; p += 2)
+    plan.push({ kind: 'logs', instanceId: logsUpTo[p] as string, upTo: logsUpTo[p + 1] as number });
+  if (listening.metrics) plan.push({ kind: 'metrics', records });
   for (const r of records) {
     if (listening.lifecycle) for (const event of lifecycleOf(state, r)) plan.push({ kind: 'lifecycle', event });
     if (listening.jobs) {
@@ -77,6 +103,7 @@ export function planEffects(
   for (const r of records)
     if (r.type === 'instance.finished') plan.push({ kind: 'finished', instanceId: r.instanceId });
   for (const e of effects) if (e.kind === 'work' || e.kind === 'defer') plan.push(e);
+  for (const kind of LATER) for (const e of effects) if (e.kind === kind) plan.push(e);
   return plan;
 }
 

@@ -59,6 +59,12 @@ export interface EffectsOptions {
   readonly observe?: EngineObserver | undefined;
   /** Timers fire once this settles (EngineOptions.timersAfter). */
   readonly timersAfter?: Promise<unknown> | undefined;
+  /** A kept message a node waits for, to claim (cluster: kept-claims.ts). */
+  readonly claim?: ((messageId: string) => void) | undefined;
+  /** An event thrown in a durable step, to pass on (cluster: thrown-outbox.ts). */
+  readonly pass?: ((eventId: string) => void) | undefined;
+  /** An event thrown in a durable step that wakes executions not in memory, to deliver by a step of its own. */
+  readonly deliver?: ((eventId: string) => void) | undefined;
 }
 
 /** The part of a store transaction the effects read: its records, their JSON, and the settling of a finished execution. */
@@ -133,41 +139,16 @@ export class Effects {
     return logsUpTo;
   }
 
-  /**
-   * Carries out what a durable step calls for, in order: log lines streamed (a log stream ends
-   * on its execution's PROCESS_* event, after every line), lifecycle events, timers and work
-   * per record, finished executions archived, then the work the step asked for and its
-   * deferred executions continued (`effects`, in the order the step listed them).
-   */
+  /** Carries out what a durable step calls for: its plan (effect-plan.ts, planEffects), in order. */
   afterDurable(tx: DurableStep, logsUpTo: ReadonlyArray<string | number>, effects: readonly StepEffect[]): void {
-    const { records } = tx;
-    if (TRACER !== null) traceRecords(TRACER, this.state, records);
     const emitter = this.emitter;
-    const perEntry = emitter.listenerCount('log') > 0;
-    for (let p = 0; p < logsUpTo.length; p += 2) {
-      const id = logsUpTo[p] as string;
-      const upTo = logsUpTo[p + 1] as number;
-      const inst = execution(this.state, id);
-      if (!inst) continue;
-      const from = this.streamed.get(id) ?? 0;
-      if (upTo <= from) continue;
-      // An execution that settles below leaves now: streamedLogCount then counts its whole log.
-      if (tx.settle === null) this.streamed.set(id, upTo);
-      if (perEntry)
-        for (let i = from; i < upTo; i++)
-          emitter.emit('log', {
-            processInstanceId: id,
-            id: i + 1,
-            entry: logEntry(inst, inst.logs[i]!),
-          } satisfies StreamedLog);
-      emitter.emit('logs', { processInstanceId: id, upTo, instance: inst } satisfies LogsAdvanced);
-    }
-    this.options.observe?.durable(this.state, records);
-    const plan = planEffects(this.state, this.flows, records, effects, {
+    const listening = {
       lifecycle: emitter.listenerCount('lifecycle') > 0,
       jobs: emitter.listenerCount('jobs') > 0,
-    });
-    this.carryOut(plan, tx);
+      spans: TRACER !== null,
+      metrics: this.options.observe !== undefined,
+    };
+    this.carryOut(planEffects(this.state, this.flows, tx.records, effects, listening, logsUpTo), tx);
   }
 
   /** Carries out a plan (effect-plan.ts), in its order. `tx`: the durable step it is of. */
@@ -175,8 +156,19 @@ export class Effects {
     const emitter = this.emitter;
     let byExecution: Map<string, number[]> | undefined;
     let deferred = false;
+    let perEntry: boolean | undefined;
     for (const effect of plan) {
       switch (effect.kind) {
+        case 'spans':
+          if (TRACER !== null) traceRecords(TRACER, this.state, effect.records);
+          break;
+        case 'logs':
+          perEntry ??= emitter.listenerCount('log') > 0;
+          this.streamLogs(effect.instanceId, effect.upTo, perEntry, tx);
+          break;
+        case 'metrics':
+          this.options.observe?.durable(this.state, effect.records);
+          break;
         case 'lifecycle':
           emitter.emit('lifecycle', effect.event);
           break;
@@ -218,9 +210,40 @@ export class Effects {
           this.deferredIds.push(effect.instanceId);
           deferred = true;
           break;
+        case 'claim':
+          this.options.claim?.(effect.messageId);
+          break;
+        case 'pass':
+          this.options.pass?.(effect.eventId);
+          break;
+        case 'deliver':
+          this.options.deliver?.(effect.eventId);
+          break;
       }
     }
     if (deferred) this.scheduleDeferred();
+  }
+
+  /**
+   * Streams execution `id`'s log lines not streamed yet, up to `upTo` (a log stream ends on its
+   * execution's PROCESS_* event, after every line): each line to `log` listeners when there are
+   * any (`perEntry`), and how far it got to `logs`.
+   */
+  private streamLogs(id: string, upTo: number, perEntry: boolean, tx: DurableStep | null): void {
+    const inst = execution(this.state, id);
+    if (!inst) return;
+    const from = this.streamed.get(id) ?? 0;
+    if (upTo <= from) return;
+    // An execution that settles below leaves now: streamedLogCount then counts its whole log.
+    if (tx === null || tx.settle === null) this.streamed.set(id, upTo);
+    if (perEntry)
+      for (let i = from; i < upTo; i++)
+        this.emitter.emit('log', {
+          processInstanceId: id,
+          id: i + 1,
+          entry: logEntry(inst, inst.logs[i]!),
+        } satisfies StreamedLog);
+    this.emitter.emit('logs', { processInstanceId: id, upTo, instance: inst } satisfies LogsAdvanced);
   }
 
   /**

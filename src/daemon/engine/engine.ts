@@ -195,6 +195,11 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       begin: (input) => this.runner.begin(input),
       observe: options.observe,
       timersAfter: options.timersAfter,
+      ...(cluster && { claim: (id: string) => cluster.offerKept(id), pass: (id: string) => cluster.thrownHere(id) }),
+      deliver: (id) =>
+        void this.track(this.events.deliverKept(id)).catch((err: unknown) =>
+          this.onError(err, `delivering event ${id}`),
+        ),
     });
     this.events = new EventDelivery({
       state: this.state,
@@ -228,11 +233,6 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       closed,
       track: (work) => this.track(work),
       observe: options.observe,
-      ...(cluster && { claim: (id: string) => cluster.offerKept(id), pass: (id: string) => cluster.thrownHere(id) }),
-      deliver: (id) =>
-        void this.track(this.events.deliverKept(id)).catch((err: unknown) =>
-          this.onError(err, `delivering event ${id}`),
-        ),
     });
   }
 

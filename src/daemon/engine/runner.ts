@@ -44,12 +44,6 @@ export interface StepRunnerOptions {
   readonly closed: () => boolean;
   /** Tracks a step until it settles, so close() can wait for it. */
   readonly track: <T>(work: Promise<T>) => Promise<T>;
-  /** A kept message a node waits for, to claim (cluster: kept-claims.ts). */
-  readonly claim?: (messageId: string) => void;
-  /** An event thrown in a durable step, to pass on (cluster: thrown-outbox.ts). */
-  readonly pass?: (eventId: string) => void;
-  /** An event thrown in a durable step that wakes executions not in memory, to deliver by a step of its own. */
-  readonly deliver?: (eventId: string) => void;
   /** Told how long each step took to become durable (metrics). */
   readonly observe?: Pick<EngineObserver, 'committed'> | undefined;
 }
@@ -137,11 +131,6 @@ export class StepRunner {
     await tx.durable;
     this.options.observe?.committed((performance.now() - t0) / 1000, tx.records.length);
     this.options.effects.afterDurable(tx, logsUpTo, result.effects);
-    const { claim, pass } = this.options;
-    if (claim) for (const e of result.effects) if (e.kind === 'claim') claim(e.messageId);
-    if (pass) for (const e of result.effects) if (e.kind === 'pass') pass(e.eventId);
-    const { deliver } = this.options;
-    if (deliver) for (const e of result.effects) if (e.kind === 'deliver') deliver(e.eventId);
     return result.answer;
   }
 }
