@@ -5,11 +5,9 @@
  * (effects.ts), happen only once it is durable. Reads are in queries.ts, event delivery in
  * event-delivery.ts, the jobs API in jobs.ts, the restart in recovery.ts, work in work-runner.ts.
  */
-import { CHECK_TOUCHED_BY_ENV } from './touch-check.js';
 import { EventEmitter } from 'node:events';
 import { WfxError } from '../../shared/errors.js';
 import type { FileStore } from '../files/file-store.js';
-import { createVoiceRunner } from '../voice/voice-runner.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../../shared/json-shape.js';
 import { WorkCount } from '../../shared/work-count.js';
 import { InstanceTable } from '../state/instance-table.js';
@@ -17,43 +15,29 @@ import { Executions } from '../state/executions.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Instance, WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
-import { ExecutionArchive } from './archive.js';
 import type { ExecutionQuery } from './execution-filter.js';
 import { listExecutions, type ExecutionPage } from './execution-list.js';
 import { groupFailures, type FailureQuery } from './failures.js';
 import type { FailureGroups } from '../../shared/api/index.js';
-import { Effects } from './effects.js';
 import type { EngineEvents } from './engine-events.js';
-import { EventDelivery, type PublishRequest } from './event-delivery.js';
-import { uuidv7 } from '../state/ids.js';
+import type { PublishRequest } from './event-delivery.js';
 import { executionSources, failureSources, findInstance, listInstances, runningInstance } from './queries.js';
 import type { OrganizationScope } from './scope.js';
-import type { EngineCluster, MovingExecutions } from './cluster-port.js';
+import type { MovingExecutions } from './cluster-port.js';
 import { recoverExecutions, recoverTaken, reindexLiveState } from './recovery.js';
 import type { Recovering } from './recovery.js';
 import { replayExecution, retryExecution, type RecoveryDeps, type RecoveryRequest } from './recovery-ops.js';
-import { StepRunner, type HandOff } from './runner.js';
-import { EngineStepContext } from './step-context.js';
-import type {
-  EventOutcome,
-  MoveResult,
-  RefusedStart,
-  RunStep,
-  StartRequest,
-  StepAnswer,
-  StepInput,
-} from './step/index.js';
+import type { HandOff } from './runner.js';
+import type { EventOutcome, MoveResult, RefusedStart, StartRequest, StepAnswer, StepInput } from './step/index.js';
 import { planMove } from './version-move.js';
-import { callHttp } from './work/http.js';
-import { WorkRunner } from './work-runner.js';
 import { SecretBox } from '../secrets/secret-box.js';
-import { JobOperations } from './jobs.js';
-import { BulkOperations } from './bulk/bulk-operations.js';
-import { DomainSchemas } from './domain-schemas.js';
+import { type JobOperations } from './jobs.js';
+import { type BulkOperations } from './bulk/bulk-operations.js';
+import { type DomainSchemas } from './domain-schemas.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from './limits.js';
-import { StartRate } from './start-rate.js';
 import type { EngineOptions } from './options.js';
 import { executionCacheFor } from './execution-cache.js';
+import { engineParts, type EngineParts } from './engine-parts.js';
 
 export type { EngineEvents, JobsWaiting, LogsAdvanced, StreamedLog, WorkProgress } from './engine-events.js';
 export type { LifecycleEvent } from './lifecycle.js';
@@ -83,18 +67,6 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   private closed = false;
   /** Steps and archiving under way. */
   private readonly inflight = new WorkCount();
-  /** Finished executions: to history, from history. */
-  private readonly archive: ExecutionArchive;
-  /** Work nodes' calls under way. */
-  private readonly work: WorkRunner;
-  /** What durable steps call for: events, timers, work, archiving. */
-  private readonly effects: Effects;
-  /** What a step reads besides the state. */
-  private readonly ctx: EngineStepContext;
-  /** The one runner of steps. */
-  private readonly runner: StepRunner;
-  /** Events delivered, one at a time per message id. */
-  private readonly events: EventDelivery;
   /** The file store (EngineOptions.files). */
   readonly files: FileStore | undefined;
   /** The secrets keys (EngineOptions.secrets). */
@@ -103,10 +75,10 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   readonly schemas: DomainSchemas;
   /** The jobs API's operations (domainTask jobs: activate, complete, fail, heartbeat, release). */
   readonly jobs: JobOperations;
-  /** The engine's part in a daemon sharing its database (EngineOptions.cluster); null: a daemon alone. */
-  private readonly cluster: EngineCluster | null;
   /** Bulk operations over the executions a query selects (POST /process/bulk). */
   readonly bulk: BulkOperations;
+  /** The parts behind this facade (engine-parts.ts): work, effects, the runner, event delivery, the archive. */
+  private readonly parts: EngineParts;
 
   constructor(options: EngineOptions) {
     super();
@@ -120,120 +92,24 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.files = options.files;
     this.secrets = options.secrets ?? SecretBox.ephemeral();
-    const step: RunStep = (input, now) => this.step(input, now);
-    const closed = (): boolean => this.closed;
-    this.schemas = new DomainSchemas(this.maxJsonDepth);
-    this.jobs = new JobOperations({ state: this.state, executions: this.executions, step, now: this.now });
-    this.work = new WorkRunner({
-      state: this.state,
-      secrets: this.secrets,
-      http: options.http ?? callHttp,
-      network: options.network,
-      scripts: options.scripts,
-      ai: options.ai,
-      voice:
-        options.voice ??
-        (options.files &&
-          createVoiceRunner({
-            files: options.files,
-            tmpDir: options.files.tmpDir,
-            ...(options.network && { network: options.network }),
-          })),
-      onProgress: (order, delta) => {
-        if (this.listenerCount('progress') === 0) return;
-        const { instanceId: processInstanceId, nodeInstanceId } = order;
-        const nodeId = this.executions.get(processInstanceId)?.nodes[nodeInstanceId]?.nodeId;
-        if (nodeId !== undefined) this.emit('progress', { processInstanceId, nodeId, nodeInstanceId, delta });
-      },
-      maxJsonDepth: this.maxJsonDepth,
-      onError: (err, what) => this.onError(err, what),
-      closed,
-      step,
-    });
-    const cluster = (this.cluster =
-      options.cluster?.({
+    this.parts = engineParts(
+      {
         state: this.state,
+        executions: this.executions,
+        store: this.store,
         now: this.now,
-        consumeKept: (messageId, sub) => this.step({ kind: 'kept.consume', messageId, sub }),
-        deliverHere: (event) => this.step({ kind: 'thrown.deliver', event }),
-        passedThrown: (id) => this.step({ kind: 'thrown.passed', id }),
-        track: (work) => void this.track(work),
+        maxJsonDepth: this.maxJsonDepth,
+        limits: this.limits,
+        secrets: this.secrets,
+        emitter: this,
+        step: (input, now) => this.step(input, now),
+        closed: () => this.closed,
+        track: (work) => this.track(work),
         onError: (err, what) => this.onError(err, what),
-      }) ?? null);
-    this.ctx = new EngineStepContext({
-      state: this.state,
-      newInstanceId: options.store.newExecutionId ?? uuidv7,
-      isWorking: (key) => this.work.isWorking(key),
-      files: options.files,
-      maxJsonDepth: this.maxJsonDepth,
-      schemas: this.schemas,
-      limits: this.limits,
-      startRate: new StartRate(this.limits.organizationStartsPerSecond),
-      claimsKept: cluster?.claimsKept ?? false,
-      keepsThrown: cluster?.keepsThrown ?? false,
-    });
-    this.archive = new ExecutionArchive({
-      state: this.state,
-      store: this.store,
-      history: options.history,
-      track: (work) => this.track(work),
-      onError: (err, what) => this.onError(err, what),
-      onArchived: (id) => this.effects.archived(id),
-      closed,
-    });
-    this.effects = new Effects({
-      state: this.state,
-      flows: this.ctx,
-      emitter: this,
-      work: this.work,
-      archive: this.archive,
-      now: this.now,
-      onError: (err, what) => this.onError(err, what),
-      closed,
-      step,
-      executions: this.executions,
-      begin: (input) => this.runner.begin(input),
-      observe: options.observe,
-      timersAfter: options.timersAfter,
-      ...(cluster && { claim: (id: string) => cluster.offerKept(id), pass: (id: string) => cluster.thrownHere(id) }),
-      deliver: (id) =>
-        void this.track(this.events.deliverKept(id)).catch((err: unknown) =>
-          this.onError(err, `delivering event ${id}`),
-        ),
-    });
-    this.events = new EventDelivery({
-      state: this.state,
-      store: this.store,
-      step,
-      now: this.now,
-      holdsMessageId: cluster && ((key) => cluster.holdsMessageId(key)),
-    });
-    this.bulk = new BulkOperations({
-      state: this.state,
-      step,
-      now: this.now,
-      sources: executionSources(this.executions, this.state, this.archive),
-      limits: this.limits,
-      partitions: options.store.partitioning,
-      rate: options.bulkRate,
-      onError: (err, what) => this.onError(err, what),
-      closed,
-      track: (work) => this.track(work),
-      hold: (ids) => this.archive.hold(ids),
-    });
-    this.runner = new StepRunner({
-      state: this.state,
-      executions: this.executions,
-      checkTouched: options.checkTouched ?? CHECK_TOUCHED_BY_ENV,
-      store: this.store,
-      ctx: this.ctx,
-      now: this.now,
-      archive: this.archive,
-      effects: this.effects,
-      closed,
-      track: (work) => this.track(work),
-      observe: options.observe,
-    });
+      },
+      options,
+    );
+    ({ schemas: this.schemas, jobs: this.jobs, bulk: this.bulk } = this.parts);
   }
 
   /** What continueRecovered needs: steps, and whether the store failed or the engine stops. */
@@ -245,7 +121,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
 
   /** Runs one step (runner.ts): resolves with its answer once durable and its effects carried out. */
   private step<I extends StepInput>(input: I, now?: Date): Promise<StepAnswer<I>> {
-    return this.runner.step(input, now);
+    return this.parts.runner.step(input, now);
   }
 
   // --- operations ------------------------------------------------------------------------
@@ -256,7 +132,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    * VALIDATION_ERROR, PAYLOAD_TOO_LARGE, EXECUTION_LIMIT_EXCEEDED. With `handOff`, as submitTask.
    */
   async start(req: StartRequest, handOff?: HandOff): Promise<Instance> {
-    return this.runner.run({ kind: 'start', request: req }, handOff);
+    return this.parts.runner.run({ kind: 'start', request: req }, handOff);
   }
 
   /**
@@ -289,11 +165,12 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     },
     handOff?: HandOff,
   ): Promise<void> {
-    const id = (await runningInstance(this.executions, this.archive, req, req.processInstanceId)).processInstanceId;
+    const id = (await runningInstance(this.executions, this.parts.archive, req, req.processInstanceId))
+      .processInstanceId;
     const { nodeId, action, by } = req;
     const data = req.data ?? {};
     const input = { kind: 'answer', instanceId: id, nodeId, action, data, ...(by !== undefined && { by }) } as const;
-    await this.runner.run(input, handOff);
+    await this.parts.runner.run(input, handOff);
   }
 
   /**
@@ -304,12 +181,13 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    * the first's remembered (`duplicate`), however long `elsewhere` took.
    */
   publishEvent(req: PublishRequest): Promise<EventOutcome> {
-    return this.events.publish(req);
+    return this.parts.events.publish(req);
   }
 
   /** Cancels a running execution. Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING. */
   async cancel(req: OrganizationScope & { processInstanceId: string }): Promise<void> {
-    const id = (await runningInstance(this.executions, this.archive, req, req.processInstanceId)).processInstanceId;
+    const id = (await runningInstance(this.executions, this.parts.archive, req, req.processInstanceId))
+      .processInstanceId;
     await this.step({ kind: 'cancel', instanceId: id, reason: 'cancelled by request' });
   }
 
@@ -333,7 +211,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   }
 
   private get recoveryDeps(): RecoveryDeps {
-    return { executions: this.executions, archive: this.archive, step: (input, now) => this.step(input, now) };
+    return { executions: this.executions, archive: this.parts.archive, step: (input, now) => this.step(input, now) };
   }
 
   /**
@@ -345,7 +223,8 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   async move(
     req: OrganizationScope & { processInstanceId: string; toVersion: string; by: string; dryRun?: boolean },
   ): Promise<MoveResult> {
-    const id = (await runningInstance(this.executions, this.archive, req, req.processInstanceId)).processInstanceId;
+    const id = (await runningInstance(this.executions, this.parts.archive, req, req.processInstanceId))
+      .processInstanceId;
     if (!req.dryRun) return this.step({ kind: 'move', instanceId: id, toVersion: req.toVersion, by: req.by });
     const plan = planMove(this.state, id, req.toVersion);
     return {
@@ -359,7 +238,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
 
   /** A live or archived execution the caller may see, or null. */
   getInstance(caller: OrganizationScope, id: string): Promise<Instance | null> {
-    return findInstance(this.executions, this.archive, caller, id);
+    return findInstance(this.executions, this.parts.archive, caller, id);
   }
 
   /**
@@ -372,7 +251,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     processId: string,
     opts: { stateCd?: number; limit: number; cursor?: string; children?: boolean },
   ): Promise<ExecutionPage> {
-    return listInstances(this.executions, this.state, this.archive, caller, processId, opts);
+    return listInstances(this.executions, this.state, this.parts.archive, caller, processId, opts);
   }
 
   /**
@@ -380,12 +259,12 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    * first, a page after `query.cursor` (see listExecutions).
    */
   listExecutions(query: ExecutionQuery): Promise<ExecutionPage> {
-    return listExecutions(executionSources(this.executions, this.state, this.archive), query);
+    return listExecutions(executionSources(this.executions, this.state, this.parts.archive), query);
   }
 
   /** The failed executions `query` selects, live and archived, grouped by flow, code and node (see groupFailures). */
   failures(query: FailureQuery): Promise<FailureGroups> {
-    return groupFailures(failureSources(this.executions, this.state, this.archive), query);
+    return groupFailures(failureSources(this.executions, this.state, this.parts.archive), query);
   }
 
   /**
@@ -393,11 +272,12 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    * that were active, archives finished executions not archived yet, drops what expired.
    */
   async recover(): Promise<void> {
-    await recoverExecutions(this.state, this.effects, this.executions, this.limits, this.recovering);
+    await recoverExecutions(this.state, this.parts.effects, this.executions, this.limits, this.recovering);
     await this.sweepExpired();
-    this.cluster?.loaded();
+    this.parts.cluster?.loaded();
     // Kept by daemons that shared this database (this one shares it with none), or for cold executions here.
-    if (!this.cluster?.keepsThrown) await this.events.deliverAllKept().then(() => this.step({ kind: 'thrown.forget' }));
+    if (!this.parts.cluster?.keepsThrown)
+      await this.parts.events.deliverAllKept().then(() => this.step({ kind: 'thrown.forget' }));
     this.bulk.resume();
   }
 
@@ -409,11 +289,11 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    */
   async adopt(ids: readonly string[]): Promise<void> {
     try {
-      await recoverTaken(this.state, this.effects, this.executions, ids, this.limits, this.recovering);
+      await recoverTaken(this.state, this.parts.effects, this.executions, ids, this.limits, this.recovering);
     } finally {
       // Even when one taken could not be read back: the rest is this daemon's all the same.
       // A claim or a thrown event its last holder had not used: its nodes may now.
-      this.cluster?.loaded();
+      this.parts.cluster?.loaded();
       // The lanes of bulk operations in those partitions are this daemon's now.
       this.bulk.resume();
     }
@@ -434,17 +314,17 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       leaving: () => {
         for (const id of InstanceTable.of(this.state).ids()) {
           const inst = this.executions.get(id);
-          if (inst !== undefined && leaving(id)) this.effects.forget(inst);
+          if (inst !== undefined && leaving(id)) this.parts.effects.forget(inst);
         }
       },
       left: () => {
         reindexLiveState(this.state, leaving, this.executions.coldLive() ?? undefined);
-        this.effects.armColdDue();
+        this.parts.effects.armColdDue();
         this.emit('handedOver', leaving);
       },
       // Events under message ids of theirs remember the id before the next holder reads it.
       settled: async () => {
-        await Promise.all([this.archive.idle(), Promise.allSettled(this.events.underWay(leaving))]);
+        await Promise.all([this.parts.archive.idle(), Promise.allSettled(this.parts.events.underWay(leaving))]);
       },
     });
   }
@@ -466,12 +346,12 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     this.closed = true;
     this.bulk.close();
     this.executions.close();
-    this.effects.close();
-    this.cluster?.close();
+    this.parts.effects.close();
+    this.parts.cluster?.close();
     // Work under way is abandoned: its nodes are still Active, so a restart runs them again.
-    this.work.abortAll(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));
+    this.parts.work.abortAll(new WfxError('SERVICE_UNAVAILABLE', 'the engine is stopping'));
     await this.inflight.idle();
-    await this.work.close();
+    await this.parts.work.close();
   }
 
   /** Tracks `work` until it settles, so close() can wait for it. */
@@ -484,16 +364,16 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    * to here, then follows `log` events.
    */
   streamedLogCount(inst: Instance): number {
-    return this.effects.streamedLogCount(inst);
+    return this.parts.effects.streamedLogCount(inst);
   }
 
   /** Re-reads the clock for due timers (after a clock jump; tests moving their clock). */
   pokeTimers(): void {
-    this.effects.pokeTimers();
+    this.parts.effects.pokeTimers();
   }
 
   /** Number of armed timers (for status and tests). */
   get timerCount(): number {
-    return this.effects.timerCount;
+    return this.parts.effects.timerCount;
   }
 }

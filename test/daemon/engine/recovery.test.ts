@@ -262,7 +262,7 @@ nodes:
   done: { type: endEvent }
 `);
   const id = (await h.start(pid)).processInstanceId;
-  const archive = (h.engine as unknown as { archive: ExecutionArchive }).archive;
+  const archive = (h.engine as unknown as { parts: { archive: ExecutionArchive } }).parts.archive;
   const release = archive.hold([id]);
   await h.engine.cancel({ ...ORG, processInstanceId: id });
   await archive.idle();
