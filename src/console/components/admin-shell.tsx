@@ -7,7 +7,7 @@ import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso/router';
 import type { Permission } from '../../shared/api/keys.js';
 import type { WhoAmI } from '../../shared/api/meta.js';
-import { useApi } from '../hooks/use-api.js';
+import { useSession } from '../hooks/use-session.js';
 import { useTitle } from '../hooks/use-title.js';
 import { adminPagesFor } from '../model/admin-pages.js';
 
@@ -23,7 +23,7 @@ type Props = {
 
 /** An admin page: its heading, the section's navigation, and the page or "not allowed". */
 export function AdminShell({ title, needs, children }: Props) {
-  const me = useApi<WhoAmI>('/auth/whoami');
+  const me = useSession();
   const { path } = useLocation();
   const allowed = me.data?.permissions.includes(needs) ?? false;
   useTitle(me.data && !allowed ? 'Not allowed' : title);

@@ -4,12 +4,16 @@
  * shown once), suspend and resume, revoke (asked first: for good).
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { ApiKeyStatus, CreatedKey, KeyList, KeyView } from '../../../shared/api/keys.js';
-import { api, path } from '../../api/http.js';
+import { calls } from '../../../shared/api/calls/index.js';
+import type { ApiKeyStatus, CreatedKey, KeyView } from '../../../shared/api/keys.js';
+import { send } from '../../api/http.js';
 import { AdminShell } from '../../components/admin-shell.js';
 import { ConfirmDialog } from '../../components/confirm-dialog.js';
+import { DataTable } from '../../components/data-table.js';
 import { KeyCreateForm, SecretOnce } from '../../components/key-create-form.js';
+import { ReadState } from '../../components/read-state.js';
 import { useApi } from '../../hooks/use-api.js';
+import { useSaid } from '../../hooks/use-said.js';
 import { formatTime } from '../../model/format.js';
 
 const STATUS: Readonly<Record<ApiKeyStatus, { readonly word: string; readonly cls: string }>> = {
@@ -84,25 +88,23 @@ function KeyRow(props: {
 }
 
 function Keys({ system, myKey }: { readonly system: boolean; readonly myKey: string | undefined }) {
-  const keys = useApi<KeyList>('/admin/api-keys');
+  const keys = useApi(calls.keys.list());
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const [revoking, setRevoking] = useState<KeyView | null>(null);
   const [busy, setBusy] = useState(false);
-  const [said, setSaid] = useState('');
+  const { said, attempt } = useSaid();
   useEffect(() => {
     if (created) document.getElementById('secret-title')?.focus();
   }, [created]);
   const change = async (k: KeyView, action: 'suspend' | 'activate' | 'revoke') => {
     setBusy(true);
-    try {
-      await api<KeyView>(path`/admin/api-keys/${k.keyId}/${action}`, { method: 'POST', body: {} });
-      setSaid(`${k.name} ${action === 'activate' ? 'resumed' : action === 'suspend' ? 'suspended' : 'revoked'}.`);
-    } catch (e) {
-      setSaid(`${k.name} was not changed: ${e instanceof Error ? e.message : String(e)}`);
-    } finally {
-      setBusy(false);
-      keys.reload();
-    }
+    await attempt(
+      () => send(calls.keys.setStatus(k.keyId, action)),
+      `${k.name} ${action === 'activate' ? 'resumed' : action === 'suspend' ? 'suspended' : 'revoked'}.`,
+      `${k.name} was not changed`,
+    );
+    setBusy(false);
+    keys.reload();
   };
   const items = [...(keys.data?.items ?? [])].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   return (
@@ -123,40 +125,33 @@ function Keys({ system, myKey }: { readonly system: boolean; readonly myKey: str
         <p aria-live="polite" class="muted">
           {said}
         </p>
-        {keys.error && <p role="alert" class="error-text">{`The keys cannot be read: ${keys.error.message}`}</p>}
-        {!keys.data && !keys.error && <p class="muted">Loading…</p>}
+        <ReadState read={keys} what="The keys" />
         {items.length > 0 && (
-          <div class="table-scroll">
-            <table class="keys">
-              <caption class="visually-hidden">API keys</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Key</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Organization</th>
-                  <th scope="col">Rate limit</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">State</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((k) => (
-                  <KeyRow
-                    key={k.keyId}
-                    k={k}
-                    mine={k.keyId === myKey}
-                    busy={busy}
-                    act={(key, action) => void change(key, action)}
-                    revoke={setRevoking}
-                  />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            class="keys"
+            caption="API keys"
+            columns={[
+              'Key',
+              'Role',
+              'Organization',
+              'Rate limit',
+              'Created',
+              'Expires',
+              'State',
+              { hidden: 'Actions' },
+            ]}
+          >
+            {items.map((k) => (
+              <KeyRow
+                key={k.keyId}
+                k={k}
+                mine={k.keyId === myKey}
+                busy={busy}
+                act={(key, action) => void change(key, action)}
+                revoke={setRevoking}
+              />
+            ))}
+          </DataTable>
         )}
       </section>
       <ConfirmDialog

@@ -4,9 +4,12 @@
  * a one-line prompt. The API never gives a key, so none can reach the page.
  */
 import { useState } from 'preact/hooks';
-import type { ProviderList, ProviderTested, ProviderView } from '../../../shared/api/ai-providers.js';
-import { api, ApiError, path } from '../../api/http.js';
+import type { ProviderTested, ProviderView } from '../../../shared/api/ai-providers.js';
+import { calls } from '../../../shared/api/calls/index.js';
+import { ApiError, send } from '../../api/http.js';
 import { AdminShell } from '../../components/admin-shell.js';
+import { DataTable } from '../../components/data-table.js';
+import { ReadState } from '../../components/read-state.js';
 import { useApi } from '../../hooks/use-api.js';
 import { formatTime } from '../../model/format.js';
 
@@ -60,7 +63,7 @@ function ProviderRow(props: {
 }
 
 function Providers({ system }: { readonly system: boolean }) {
-  const providers = useApi<ProviderList>('/admin/ai-providers');
+  const providers = useApi(calls.aiProviders.list());
   const [tests, setTests] = useState<Readonly<Record<string, Tested | 'testing'>>>({});
   const items = providers.data?.items ?? [];
   const test = async (p: ProviderView) => {
@@ -68,10 +71,7 @@ function Providers({ system }: { readonly system: boolean }) {
     setTests((t) => ({ ...t, [id]: 'testing' }));
     let outcome: Tested;
     try {
-      const answer = await api<ProviderTested>(
-        `${path`/admin/ai-providers/${p.name}/test`}?organization=${encodeURIComponent(p.organization)}`,
-        { method: 'POST', body: {} },
-      );
+      const answer = await send(calls.aiProviders.test(p.name, { organization: p.organization }));
       outcome = { ok: true, answer };
     } catch (e) {
       const code = e instanceof ApiError ? String(e.details?.code ?? e.code) : 'NETWORK';
@@ -81,42 +81,36 @@ function Providers({ system }: { readonly system: boolean }) {
   };
   return (
     <>
-      {providers.error && (
-        <p role="alert" class="error-text">{`The providers cannot be read: ${providers.error.message}`}</p>
-      )}
-      {!providers.data && !providers.error && <p class="muted">Loading…</p>}
-      {providers.data && items.length === 0 && (
-        <p class="muted">No model provider registered (wfx ai providers create).</p>
-      )}
+      <ReadState
+        read={providers}
+        what="The providers"
+        empty={items.length === 0 && 'No model provider registered (wfx ai providers create).'}
+      />
       {items.length > 0 && (
-        <div class="table-scroll">
-          <table class="providers">
-            <caption class="visually-hidden">Model providers</caption>
-            <thead>
-              <tr>
-                <th scope="col">Provider</th>
-                {system && <th scope="col">Organization</th>}
-                <th scope="col">Kind</th>
-                <th scope="col">Model</th>
-                <th scope="col">Base URL or model file</th>
-                <th scope="col">API key</th>
-                <th scope="col">Updated</th>
-                <th scope="col">State</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((p) => (
-                <ProviderRow
-                  key={p.providerId}
-                  p={p}
-                  showOrg={system}
-                  tested={tests[`${p.organization}/${p.name}`]}
-                  onTest={() => void test(p)}
-                />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          class="providers"
+          caption="Model providers"
+          columns={[
+            'Provider',
+            system && 'Organization',
+            'Kind',
+            'Model',
+            'Base URL or model file',
+            'API key',
+            'Updated',
+            'State',
+          ]}
+        >
+          {items.map((p) => (
+            <ProviderRow
+              key={p.providerId}
+              p={p}
+              showOrg={system}
+              tested={tests[`${p.organization}/${p.name}`]}
+              onTest={() => void test(p)}
+            />
+          ))}
+        </DataTable>
       )}
     </>
   );
