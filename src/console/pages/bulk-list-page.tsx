@@ -1,8 +1,7 @@
 /* /bulk — the bulk operations the session may see (GET /process/bulk), newest first, each with its progress. */
 import { calls } from '../../shared/api/calls/index.js';
-import { DataTable } from '../components/data-table.js';
 import { LoadMore } from '../components/load-more.js';
-import { ReadState } from '../components/read-state.js';
+import { ReadTable } from '../components/read-table.js';
 import { usePages } from '../hooks/use-pages.js';
 import { useTitle } from '../hooks/use-title.js';
 import { BULK_STATE_WORDS, progressWords } from '../model/bulk.js';
@@ -24,36 +23,31 @@ export default function BulkListPage() {
           Choose executions
         </a>
       </div>
-      <ReadState
+      <ReadTable
         read={list}
+        items={items}
         what="The bulk operations"
-        empty={items.length === 0 && 'No bulk operation yet: filter the executions, then Bulk action.'}
+        empty="No bulk operation yet: filter the executions, then Bulk action."
+        class="bulk-list"
+        caption="Bulk operations, newest first"
+        columns={['Operation', 'State', 'Progress', 'Selection', 'Created']}
+        row={(b) => (
+          <tr key={b.bulkId}>
+            <th scope="row">
+              <a href={`/bulk/${encodeURIComponent(b.bulkId)}`}>{b.operation}</a> <span class="muted">{b.bulkId}</span>
+            </th>
+            <td>{BULK_STATE_WORDS[b.state]}</td>
+            <td>{progressWords(b)}</td>
+            <td>
+              <code>{JSON.stringify(b.query)}</code>
+            </td>
+            <td>
+              <time dateTime={b.createdAt}>{formatTime(b.createdAt)}</time>
+              {` by ${b.by}`}
+            </td>
+          </tr>
+        )}
       />
-      {items.length > 0 && (
-        <DataTable
-          class="bulk-list"
-          caption="Bulk operations, newest first"
-          columns={['Operation', 'State', 'Progress', 'Selection', 'Created']}
-        >
-          {items.map((b) => (
-            <tr key={b.bulkId}>
-              <th scope="row">
-                <a href={`/bulk/${encodeURIComponent(b.bulkId)}`}>{b.operation}</a>{' '}
-                <span class="muted">{b.bulkId}</span>
-              </th>
-              <td>{BULK_STATE_WORDS[b.state]}</td>
-              <td>{progressWords(b)}</td>
-              <td>
-                <code>{JSON.stringify(b.query)}</code>
-              </td>
-              <td>
-                <time dateTime={b.createdAt}>{formatTime(b.createdAt)}</time>
-                {` by ${b.by}`}
-              </td>
-            </tr>
-          ))}
-        </DataTable>
-      )}
       {list.more && <LoadMore onLoad={list.loadMore} />}
     </>
   );

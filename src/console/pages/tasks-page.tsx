@@ -8,9 +8,8 @@
 import { useLocation, useRoute } from 'preact-iso/router';
 import { useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { calls } from '../../shared/api/calls/index.js';
-import { DataTable } from '../components/data-table.js';
 import { EventsContext } from '../components/events-context.js';
-import { ReadState } from '../components/read-state.js';
+import { ReadTable } from '../components/read-table.js';
 import { TaskPanel } from '../components/task-panel.js';
 import { useApi } from '../hooks/use-api.js';
 import { useMay } from '../hooks/use-session.js';
@@ -125,57 +124,53 @@ export default function TasksPage() {
       </form>
       <div class={open ? 'tasks-grid with-panel' : 'tasks-grid'}>
         <div>
-          <ReadState
+          <ReadTable
             read={tasks}
+            items={shown}
             what="The tasks"
-            empty={shown.length === 0 && `No task waits for anyone${total > 0 ? ' among these' : ''}.`}
+            empty={`No task waits for anyone${total > 0 ? ' among these' : ''}.`}
+            class="tasks"
+            caption="Tasks waiting for a person, oldest first"
+            columns={['Task', 'Flow', 'For', 'Waiting', 'Due']}
+            row={(t) => {
+              const href = taskHref(t);
+              const current = open?.processInstanceId === t.processInstanceId && open.nodeId === t.nodeId;
+              return (
+                <tr key={`${t.processInstanceId}/${t.nodeInstanceId}`} class={current ? 'current' : undefined}>
+                  <th scope="row">
+                    <a href={`${href}${taskFiltersToQuery(filters)}`} aria-current={current ? 'true' : undefined}>
+                      {t.formTitle ?? t.nodeName}
+                    </a>
+                    <div class="muted">{`${t.nodeName} · ${t.inputType}`}</div>
+                  </th>
+                  <td>
+                    <a href={`/executions/${encodeURIComponent(t.processInstanceId)}`} title={t.processInstanceId}>
+                      {t.processName}
+                    </a>
+                    {t.correlationKey && <div class="muted">{t.correlationKey}</div>}
+                  </td>
+                  <td>{t.assignee ?? <span class="muted">anyone</span>}</td>
+                  <td>
+                    <time dateTime={t.waitingSince} title={formatTime(t.waitingSince)}>
+                      {formatDuration(Math.max(0, now - Date.parse(t.waitingSince)))}
+                    </time>
+                  </td>
+                  <td>
+                    {t.dueAt ? (
+                      <>
+                        <time dateTime={t.dueAt}>{formatTime(t.dueAt)}</time>
+                        <div class={Date.parse(t.dueAt) < now ? 'countdown overdue' : 'countdown'}>
+                          {dueWords(t.dueAt, now, formatDuration)}
+                        </div>
+                      </>
+                    ) : (
+                      <span class="muted">no limit</span>
+                    )}
+                  </td>
+                </tr>
+              );
+            }}
           />
-          {shown.length > 0 && (
-            <DataTable
-              class="tasks"
-              caption="Tasks waiting for a person, oldest first"
-              columns={['Task', 'Flow', 'For', 'Waiting', 'Due']}
-            >
-              {shown.map((t) => {
-                const href = taskHref(t);
-                const current = open?.processInstanceId === t.processInstanceId && open.nodeId === t.nodeId;
-                return (
-                  <tr key={`${t.processInstanceId}/${t.nodeInstanceId}`} class={current ? 'current' : undefined}>
-                    <th scope="row">
-                      <a href={`${href}${taskFiltersToQuery(filters)}`} aria-current={current ? 'true' : undefined}>
-                        {t.formTitle ?? t.nodeName}
-                      </a>
-                      <div class="muted">{`${t.nodeName} · ${t.inputType}`}</div>
-                    </th>
-                    <td>
-                      <a href={`/executions/${encodeURIComponent(t.processInstanceId)}`} title={t.processInstanceId}>
-                        {t.processName}
-                      </a>
-                      {t.correlationKey && <div class="muted">{t.correlationKey}</div>}
-                    </td>
-                    <td>{t.assignee ?? <span class="muted">anyone</span>}</td>
-                    <td>
-                      <time dateTime={t.waitingSince} title={formatTime(t.waitingSince)}>
-                        {formatDuration(Math.max(0, now - Date.parse(t.waitingSince)))}
-                      </time>
-                    </td>
-                    <td>
-                      {t.dueAt ? (
-                        <>
-                          <time dateTime={t.dueAt}>{formatTime(t.dueAt)}</time>
-                          <div class={Date.parse(t.dueAt) < now ? 'countdown overdue' : 'countdown'}>
-                            {dueWords(t.dueAt, now, formatDuration)}
-                          </div>
-                        </>
-                      ) : (
-                        <span class="muted">no limit</span>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </DataTable>
-          )}
         </div>
         {open && (
           <TaskPanel

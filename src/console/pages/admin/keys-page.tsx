@@ -7,11 +7,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { calls } from '../../../shared/api/calls/index.js';
 import type { ApiKeyStatus, CreatedKey, KeyView } from '../../../shared/api/keys.js';
 import { send } from '../../api/http.js';
-import { AdminShell } from '../../components/admin-shell.js';
+import { adminPage } from '../../components/admin-shell.js';
 import { ConfirmDialog } from '../../components/confirm-dialog.js';
-import { DataTable } from '../../components/data-table.js';
 import { KeyCreateForm, SecretOnce } from '../../components/key-create-form.js';
-import { ReadState } from '../../components/read-state.js';
+import { ReadTable } from '../../components/read-table.js';
+import { SaidNote } from '../../components/said-note.js';
 import { useApi } from '../../hooks/use-api.js';
 import { useSaid } from '../../hooks/use-said.js';
 import { formatTime } from '../../model/format.js';
@@ -32,6 +32,17 @@ const limitWords = (k: KeyView) =>
       ]
         .filter(Boolean)
         .join(', ');
+
+/** What can be done to a key, by its status (a revoke is asked first). */
+const ACTIONS: readonly {
+  readonly word: string;
+  readonly action: 'suspend' | 'activate' | 'revoke';
+  readonly when: (status: ApiKeyStatus) => boolean;
+}[] = [
+  { word: 'Suspend', action: 'suspend', when: (s) => s === 'ACTIVE' },
+  { word: 'Resume', action: 'activate', when: (s) => s === 'SUSPENDED' },
+  { word: 'Revoke', action: 'revoke', when: (s) => s !== 'REVOKED' },
+];
 
 function KeyRow(props: {
   readonly k: KeyView;
@@ -57,31 +68,17 @@ function KeyRow(props: {
         <span class={`badge ${STATUS[k.status].cls}`}>{STATUS[k.status].word}</span>
       </td>
       <td class="row-actions">
-        {k.status === 'ACTIVE' && (
+        {ACTIONS.filter((a) => a.when(k.status)).map((a) => (
           <button
+            key={a.word}
             type="button"
             disabled={props.busy}
-            onClick={() => props.act(k, 'suspend')}
-            aria-label={`Suspend ${k.name}`}
+            onClick={() => (a.action === 'revoke' ? props.revoke(k) : props.act(k, a.action))}
+            aria-label={`${a.word} ${k.name}`}
           >
-            Suspend
+            {a.word}
           </button>
-        )}
-        {k.status === 'SUSPENDED' && (
-          <button
-            type="button"
-            disabled={props.busy}
-            onClick={() => props.act(k, 'activate')}
-            aria-label={`Resume ${k.name}`}
-          >
-            Resume
-          </button>
-        )}
-        {k.status !== 'REVOKED' && (
-          <button type="button" disabled={props.busy} onClick={() => props.revoke(k)} aria-label={`Revoke ${k.name}`}>
-            Revoke
-          </button>
-        )}
+        ))}
       </td>
     </tr>
   );
@@ -122,37 +119,25 @@ function Keys({ system, myKey }: { readonly system: boolean; readonly myKey: str
       )}
       <section aria-labelledby="keys-title">
         <h2 id="keys-title">Keys</h2>
-        <p aria-live="polite" class="muted">
-          {said}
-        </p>
-        <ReadState read={keys} what="The keys" />
-        {items.length > 0 && (
-          <DataTable
-            class="keys"
-            caption="API keys"
-            columns={[
-              'Key',
-              'Role',
-              'Organization',
-              'Rate limit',
-              'Created',
-              'Expires',
-              'State',
-              { hidden: 'Actions' },
-            ]}
-          >
-            {items.map((k) => (
-              <KeyRow
-                key={k.keyId}
-                k={k}
-                mine={k.keyId === myKey}
-                busy={busy}
-                act={(key, action) => void change(key, action)}
-                revoke={setRevoking}
-              />
-            ))}
-          </DataTable>
-        )}
+        <SaidNote said={said} />
+        <ReadTable
+          read={keys}
+          items={items}
+          what="The keys"
+          class="keys"
+          caption="API keys"
+          columns={['Key', 'Role', 'Organization', 'Rate limit', 'Created', 'Expires', 'State', { hidden: 'Actions' }]}
+          row={(k) => (
+            <KeyRow
+              key={k.keyId}
+              k={k}
+              mine={k.keyId === myKey}
+              busy={busy}
+              act={(key, action) => void change(key, action)}
+              revoke={setRevoking}
+            />
+          )}
+        />
       </section>
       <ConfirmDialog
         open={revoking !== null}
@@ -175,10 +160,4 @@ function Keys({ system, myKey }: { readonly system: boolean; readonly myKey: str
 }
 
 /** The API keys page. */
-export default function KeysPage() {
-  return (
-    <AdminShell title="API keys" needs="ADMIN">
-      {(me) => <Keys system={me.system} myKey={me.keyId} />}
-    </AdminShell>
-  );
-}
+export default adminPage('API keys', 'ADMIN', (me) => <Keys system={me.system} myKey={me.keyId} />);

@@ -9,12 +9,12 @@ import { useEffect, useState } from 'preact/hooks';
 import { calls, type Org } from '../../../shared/api/calls/index.js';
 import type { MemoryEntryView, MemoryItem } from '../../../shared/api/memory.js';
 import { send } from '../../api/http.js';
-import { AdminShell } from '../../components/admin-shell.js';
+import { adminPage } from '../../components/admin-shell.js';
 import { ConfirmDialog } from '../../components/confirm-dialog.js';
-import { DataTable } from '../../components/data-table.js';
 import { JsonBlock } from '../../components/json-block.js';
 import { LoadMore } from '../../components/load-more.js';
-import { ReadState } from '../../components/read-state.js';
+import { ReadTable } from '../../components/read-table.js';
+import { SaidNote } from '../../components/said-note.js';
 import { useApi } from '../../hooks/use-api.js';
 import { usePages } from '../../hooks/use-pages.js';
 import { useSaid } from '../../hooks/use-said.js';
@@ -41,20 +41,24 @@ function Namespaces({ org }: { readonly org: string }) {
   return (
     <section aria-labelledby="namespaces-title">
       <h2 id="namespaces-title">Namespaces</h2>
-      <ReadState read={list} what="The memory" empty={items.length === 0 && 'Nothing remembered.'} />
-      {items.length > 0 && (
-        <DataTable class="namespaces" caption="Memory namespaces" columns={['Namespace', 'Entries', 'Size']}>
-          {items.map((n) => (
-            <tr key={n.namespace} data-namespace={n.namespace}>
-              <th scope="row">
-                <a href={memoryHref(org, n.namespace)}>{n.namespace}</a>
-              </th>
-              <td>{n.entries}</td>
-              <td>{`${n.bytes} B`}</td>
-            </tr>
-          ))}
-        </DataTable>
-      )}
+      <ReadTable
+        read={list}
+        items={items}
+        what="The memory"
+        empty="Nothing remembered."
+        class="namespaces"
+        caption="Memory namespaces"
+        columns={['Namespace', 'Entries', 'Size']}
+        row={(n) => (
+          <tr key={n.namespace} data-namespace={n.namespace}>
+            <th scope="row">
+              <a href={memoryHref(org, n.namespace)}>{n.namespace}</a>
+            </th>
+            <td>{n.entries}</td>
+            <td>{`${n.bytes} B`}</td>
+          </tr>
+        )}
+      />
     </section>
   );
 }
@@ -93,36 +97,34 @@ function Entries({ org, namespace }: { readonly org: string; readonly namespace:
       <p>
         <a href={memoryHref(org, null)}>All namespaces</a>
       </p>
-      <p aria-live="polite" class="muted">
-        {said}
-      </p>
-      <ReadState read={pages} what="The entries" empty={items.length === 0 && 'No entries.'} />
-      {items.length > 0 && (
-        <DataTable
-          class="memory-entries"
-          caption={`Entries of the namespace ${namespace}`}
-          columns={['Key', 'Size', 'Updated', 'Expires', { hidden: 'Actions' }]}
-        >
-          {items.map((i) => (
-            <tr key={i.key} data-key={i.key}>
-              <th scope="row">
-                <code>{i.key}</code>
-              </th>
-              <td>{`${i.size} B`}</td>
-              <td>{formatTime(i.updatedAt)}</td>
-              <td>{i.expiresAt ? formatTime(i.expiresAt) : <span class="muted">never</span>}</td>
-              <td class="row-actions">
-                <button type="button" onClick={() => void view(i)} aria-label={`Show the value of ${i.key}`}>
-                  Show
-                </button>
-                <button type="button" onClick={() => setDeleting(i)} aria-label={`Delete ${i.key}`}>
-                  Delete
-                </button>
-              </td>
-            </tr>
-          ))}
-        </DataTable>
-      )}
+      <SaidNote said={said} />
+      <ReadTable
+        read={pages}
+        items={items}
+        what="The entries"
+        empty="No entries."
+        class="memory-entries"
+        caption={`Entries of the namespace ${namespace}`}
+        columns={['Key', 'Size', 'Updated', 'Expires', { hidden: 'Actions' }]}
+        row={(i) => (
+          <tr key={i.key} data-key={i.key}>
+            <th scope="row">
+              <code>{i.key}</code>
+            </th>
+            <td>{`${i.size} B`}</td>
+            <td>{formatTime(i.updatedAt)}</td>
+            <td>{i.expiresAt ? formatTime(i.expiresAt) : <span class="muted">never</span>}</td>
+            <td class="row-actions">
+              <button type="button" onClick={() => void view(i)} aria-label={`Show the value of ${i.key}`}>
+                Show
+              </button>
+              <button type="button" onClick={() => setDeleting(i)} aria-label={`Delete ${i.key}`}>
+                Delete
+              </button>
+            </td>
+          </tr>
+        )}
+      />
       {pages.more && <LoadMore onLoad={pages.loadMore} />}
       {shown && (
         <section class="panel memory-value" aria-labelledby="value-title">
@@ -180,10 +182,4 @@ function Memory({ system }: { readonly system: boolean }) {
 }
 
 /** The memory page. */
-export default function MemoryAdminPage() {
-  return (
-    <AdminShell title="Memory" needs="ADMIN">
-      {(me) => <Memory system={me.system} />}
-    </AdminShell>
-  );
-}
+export default adminPage('Memory', 'ADMIN', (me) => <Memory system={me.system} />);

@@ -7,9 +7,8 @@ import { useState } from 'preact/hooks';
 import type { ProviderTested, ProviderView } from '../../../shared/api/ai-providers.js';
 import { calls } from '../../../shared/api/calls/index.js';
 import { ApiError, send } from '../../api/http.js';
-import { AdminShell } from '../../components/admin-shell.js';
-import { DataTable } from '../../components/data-table.js';
-import { ReadState } from '../../components/read-state.js';
+import { adminPage } from '../../components/admin-shell.js';
+import { ReadTable } from '../../components/read-table.js';
 import { useApi } from '../../hooks/use-api.js';
 import { formatTime } from '../../model/format.js';
 
@@ -81,46 +80,36 @@ function Providers({ system }: { readonly system: boolean }) {
   };
   return (
     <>
-      <ReadState
+      <ReadTable
         read={providers}
+        items={items}
         what="The providers"
-        empty={items.length === 0 && 'No model provider registered (wfx ai providers create).'}
+        empty="No model provider registered (wfx ai providers create)."
+        class="providers"
+        caption="Model providers"
+        columns={[
+          'Provider',
+          system && 'Organization',
+          'Kind',
+          'Model',
+          'Base URL or model file',
+          'API key',
+          'Updated',
+          'State',
+        ]}
+        row={(p) => (
+          <ProviderRow
+            key={p.providerId}
+            p={p}
+            showOrg={system}
+            tested={tests[`${p.organization}/${p.name}`]}
+            onTest={() => void test(p)}
+          />
+        )}
       />
-      {items.length > 0 && (
-        <DataTable
-          class="providers"
-          caption="Model providers"
-          columns={[
-            'Provider',
-            system && 'Organization',
-            'Kind',
-            'Model',
-            'Base URL or model file',
-            'API key',
-            'Updated',
-            'State',
-          ]}
-        >
-          {items.map((p) => (
-            <ProviderRow
-              key={p.providerId}
-              p={p}
-              showOrg={system}
-              tested={tests[`${p.organization}/${p.name}`]}
-              onTest={() => void test(p)}
-            />
-          ))}
-        </DataTable>
-      )}
     </>
   );
 }
 
 /** The model providers page. */
-export default function ProvidersPage() {
-  return (
-    <AdminShell title="Model providers" needs="ADMIN">
-      {(me) => <Providers system={me.system} />}
-    </AdminShell>
-  );
-}
+export default adminPage('Model providers', 'ADMIN', (me) => <Providers system={me.system} />);

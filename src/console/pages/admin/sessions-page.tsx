@@ -7,10 +7,10 @@ import { useState } from 'preact/hooks';
 import { calls } from '../../../shared/api/calls/index.js';
 import type { SessionInfo } from '../../../shared/api/console.js';
 import { send } from '../../api/http.js';
-import { AdminShell } from '../../components/admin-shell.js';
+import { adminPage } from '../../components/admin-shell.js';
 import { ConfirmDialog } from '../../components/confirm-dialog.js';
-import { DataTable } from '../../components/data-table.js';
-import { ReadState } from '../../components/read-state.js';
+import { ReadTable } from '../../components/read-table.js';
+import { SaidNote } from '../../components/said-note.js';
 import { useApi } from '../../hooks/use-api.js';
 import { useSaid } from '../../hooks/use-said.js';
 import { formatTime } from '../../model/format.js';
@@ -32,45 +32,42 @@ function Sessions() {
   };
   return (
     <>
-      <p aria-live="polite" class="muted">
-        {said}
-      </p>
-      <ReadState read={sessions} what="The sessions" />
-      {items.length > 0 && (
-        <DataTable
-          class="sessions"
-          caption="Console sessions"
-          columns={[
-            'Session',
-            'Signed in with',
-            'As',
-            'Organization',
-            'Created',
-            'Last seen',
-            'Expires',
-            { hidden: 'Actions' },
-          ]}
-        >
-          {items.map((s) => (
-            <tr key={s.id} data-session={s.id}>
-              <th scope="row">
-                <code>{s.id}</code>
-              </th>
-              <td>{METHOD_WORDS[s.method]}</td>
-              <td>{s.keyId !== undefined ? `key ${s.keyId}` : (s.subject ?? '')}</td>
-              <td>{s.organization ?? <span class="muted">system</span>}</td>
-              <td>{formatTime(s.createdAt)}</td>
-              <td>{formatTime(s.lastSeenAt)}</td>
-              <td>{formatTime(s.expiresAt)}</td>
-              <td>
-                <button type="button" onClick={() => setRevoking(s)} aria-label={`Revoke session ${s.id}`}>
-                  Revoke
-                </button>
-              </td>
-            </tr>
-          ))}
-        </DataTable>
-      )}
+      <SaidNote said={said} />
+      <ReadTable
+        read={sessions}
+        items={items}
+        what="The sessions"
+        class="sessions"
+        caption="Console sessions"
+        columns={[
+          'Session',
+          'Signed in with',
+          'As',
+          'Organization',
+          'Created',
+          'Last seen',
+          'Expires',
+          { hidden: 'Actions' },
+        ]}
+        row={(s) => (
+          <tr key={s.id} data-session={s.id}>
+            <th scope="row">
+              <code>{s.id}</code>
+            </th>
+            <td>{METHOD_WORDS[s.method]}</td>
+            <td>{s.keyId !== undefined ? `key ${s.keyId}` : (s.subject ?? '')}</td>
+            <td>{s.organization ?? <span class="muted">system</span>}</td>
+            <td>{formatTime(s.createdAt)}</td>
+            <td>{formatTime(s.lastSeenAt)}</td>
+            <td>{formatTime(s.expiresAt)}</td>
+            <td>
+              <button type="button" onClick={() => setRevoking(s)} aria-label={`Revoke session ${s.id}`}>
+                Revoke
+              </button>
+            </td>
+          </tr>
+        )}
+      />
       <ConfirmDialog
         open={revoking !== null}
         title="End this session?"
@@ -88,10 +85,4 @@ function Sessions() {
 }
 
 /** The console sessions page. */
-export default function SessionsPage() {
-  return (
-    <AdminShell title="Console sessions" needs="ADMIN">
-      {() => <Sessions />}
-    </AdminShell>
-  );
-}
+export default adminPage('Console sessions', 'ADMIN', () => <Sessions />);

@@ -5,7 +5,7 @@
  */
 import type { DomainHealth, JobView } from '../../../shared/api/jobs.js';
 import { calls } from '../../../shared/api/calls/index.js';
-import { AdminShell } from '../../components/admin-shell.js';
+import { adminPage } from '../../components/admin-shell.js';
 import { DataTable } from '../../components/data-table.js';
 import { ReadState } from '../../components/read-state.js';
 import { useApi } from '../../hooks/use-api.js';
@@ -143,10 +143,4 @@ function Workers({ system }: { readonly system: boolean }) {
 }
 
 /** The workers and jobs page. */
-export default function WorkersPage() {
-  return (
-    <AdminShell title="Workers and jobs" needs="WORKFLOW_READ">
-      {(me) => <Workers system={me.system} />}
-    </AdminShell>
-  );
-}
+export default adminPage('Workers and jobs', 'WORKFLOW_READ', (me) => <Workers system={me.system} />);
