@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WfxError, type ErrorCode, ERROR_CODES } from '../shared/errors.js';
+import type { Call } from '../shared/api/calls/call.js';
 import { parseSse, type SseEvent } from '../shared/sse.js';
 
 /** Where the daemon is and who is asking. */
@@ -10,26 +11,7 @@ export interface Connection {
   readonly credentialSource: string;
 }
 
-/**
- * A request path with each `${value}` put in as one path segment (`encodeURIComponent`): an id
- * holding `/`, `?` or `#` reaches the daemon as itself. Every path with a parameter is made
- * here. Pure.
- */
-export function path(strings: TemplateStringsArray, ...values: ReadonlyArray<string | number>): string {
-  let out = strings[0]!;
-  for (let i = 0; i < values.length; i++) out += encodeURIComponent(String(values[i])) + strings[i + 1]!;
-  return out;
-}
-
-/** `path` plus its querystring: the entries whose value is not undefined (none: no `?`). Pure. */
-export function withQuery(
-  base: string,
-  query: Readonly<Record<string, string | number | boolean | undefined>> = {},
-): string {
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
-  return params.size ? `${base}?${params}` : base;
-}
+export { path, withQuery } from '../shared/api/calls/call.js';
 
 /**
  * The transport of the daemon's HTTP API (WfxClient in client.ts builds its typed methods on
@@ -83,6 +65,11 @@ export class ApiClient {
       if (pause === null) throw this.errorOf(res.status, parsed);
       await sleep(pause, undefined, signal ? { signal } : undefined);
     }
+  }
+
+  /** Sends `call` (shared/api/calls); throws like `request`. */
+  send<T>(call: Call<T>, signal?: AbortSignal): Promise<T> {
+    return this.request<T>(call.method, call.path, call.body, signal);
   }
 
   /** GET `path`; throws like `request`. */

@@ -1,6 +1,7 @@
 /*
  * The console: the header, the routes (the execution and flow pages, with the diagram and its
- * layout, load when first shown), one lifecycle event stream for the page.
+ * layout, load when first shown), one lifecycle event stream and one read of the session for
+ * the page.
  */
 import lazy, { ErrorBoundary } from 'preact-iso/lazy';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso/router';
@@ -8,6 +9,7 @@ import { useEffect, useMemo, useRef } from 'preact/hooks';
 import { LiveEvents } from './api/live-events.js';
 import { EventsContext } from './components/events-context.js';
 import { Header } from './components/header.js';
+import { SessionProvider } from './components/session-provider.js';
 import { ADMIN_BASE, ADMIN_PAGES } from './model/admin-pages.js';
 import ExecutionsPage from './pages/executions-page.js';
 import FailuresPage from './pages/failures-page.js';
@@ -112,7 +114,9 @@ export function App() {
   return (
     <EventsContext.Provider value={events}>
       <LocationProvider scope={APP_PATHS}>
-        <Shell />
+        <SessionProvider>
+          <Shell />
+        </SessionProvider>
       </LocationProvider>
     </EventsContext.Provider>
   );

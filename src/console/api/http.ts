@@ -1,8 +1,10 @@
 /*
- * The console's one way to the daemon's HTTP API: same origin, the session cookie sent by the
- * browser (the page never sees a credential), JSON both ways. A 401 sends the page to sign in
- * and back.
+ * The console's transport of the daemon's HTTP API: it sends the typed calls of
+ * shared/api/calls (the one place a path meets its answer's type) from the same origin, the
+ * session cookie sent by the browser (the page never sees a credential), JSON both ways. A 401
+ * sends the page to sign in and back.
  */
+import { calls, type Call } from '../../shared/api/calls/index.js';
 import type { ErrorBody } from '../../shared/api/common.js';
 
 /** An answer that was not 2xx: its status and the catalogue code of its error body. */
@@ -17,6 +19,11 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
+}
+
+/** `err` as an Error to show (what a rejected promise holds need not be one). Pure. */
+export function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 /** The page to sign in at, coming back to `returnTo` (the current page by default). */
@@ -40,58 +47,56 @@ export function leave(url: string): void {
   location.assign(url);
 }
 
-/** Options of `api`. */
-export interface ApiOptions {
-  readonly method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  /** Sent as JSON. */
-  readonly body?: unknown;
+/** Options of `send`. */
+export interface SendOptions {
   readonly signal?: AbortSignal;
   /** Answer a 401 with an ApiError instead of leaving for the sign-in page (the sign-in page's own calls). */
   readonly keep401?: boolean;
 }
 
 /**
- * Calls the API at `path` (with its query) and resolves with the parsed JSON answer. Rejects
- * with ApiError for an answer that is not 2xx (its error body's code, or `HTTP_<status>`); on a
- * 401 it also leaves for the sign-in page unless `keep401`. A network failure rejects as fetch's.
+ * Sends `call` and resolves with the parsed JSON answer. Rejects with ApiError for an answer that
+ * is not 2xx (its error body's code, or `HTTP_<status>`); on a 401 it also leaves for the sign-in
+ * page unless `keep401`. A network failure rejects as fetch's.
  */
-export async function api<T>(path: string, options: ApiOptions = {}): Promise<T> {
-  const res = await fetch(path, {
-    method: options.method ?? 'GET',
+export async function send<T>(call: Call<T>, options: SendOptions = {}): Promise<T> {
+  const res = await fetch(call.path, {
+    method: call.method,
     credentials: 'same-origin',
     headers: {
       accept: 'application/json',
-      ...(options.body !== undefined && { 'content-type': 'application/json' }),
+      ...(call.body !== undefined && { 'content-type': 'application/json' }),
     },
-    ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
+    ...(call.body !== undefined && { body: JSON.stringify(call.body) }),
     ...(options.signal && { signal: options.signal }),
   });
-  const text = await res.text();
-  let json: unknown = undefined;
-  try {
-    json = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    // Not JSON (a proxy's page): the status speaks for it.
-  }
-  if (!res.ok) {
-    if (res.status === 401 && !options.keep401) toSignIn();
-    const body = json as Partial<ErrorBody> | undefined;
-    throw new ApiError(
-      res.status,
-      body?.error ?? `HTTP_${res.status}`,
-      body?.message ?? res.statusText,
-      body?.details as Readonly<Record<string, unknown>> | undefined,
-    );
-  }
+  const json = jsonOf(await res.text());
+  if (!res.ok) throw refusal(res.status, res.statusText, json, options.keep401 ?? false);
   return json as T;
 }
 
-/** `/a/{id}` with each id encoded as one path segment. */
-export function path(strings: TemplateStringsArray, ...ids: readonly string[]): string {
-  return strings.reduce((out, s, i) => out + s + (i < ids.length ? encodeURIComponent(ids[i]!) : ''), '');
+/** `text` parsed, or undefined when it is empty or not JSON (a proxy's page: the status speaks for it). Pure. */
+export function jsonOf(text: string): unknown {
+  try {
+    return text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The ApiError of an answer that is not 2xx; a 401 also leaves for the sign-in page unless `keep401`. */
+export function refusal(status: number, statusText: string, json: unknown, keep401: boolean): ApiError {
+  if (status === 401 && !keep401) toSignIn();
+  const body = json as Partial<ErrorBody> | undefined;
+  return new ApiError(
+    status,
+    body?.error ?? `HTTP_${status}`,
+    body?.message ?? statusText,
+    body?.details as Readonly<Record<string, unknown>> | undefined,
+  );
 }
 
 /** Whether the daemon still takes the session: a stream that closed may have lost it (a 401 leaves for sign-in). */
 export async function checkSession(): Promise<void> {
-  await api('/auth/whoami').catch(() => undefined);
+  await send(calls.auth.whoami()).catch(() => undefined);
 }

@@ -5,6 +5,7 @@
  * sign-in) and the stream opened again after a pause.
  */
 import type { LifecycleEventView } from '../../shared/api/meta.js';
+import { streams } from '../../shared/api/calls/index.js';
 import { checkSession } from './http.js';
 
 /** The event types GET /events sends (the SSE `event` field). */
@@ -33,7 +34,7 @@ export class LiveEvents {
   private source: EventSource | null = null;
   private reopen: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(private readonly url = '/events') {}
+  constructor(private readonly url = streams.events()) {}
 
   /** Calls `listener` with every event from now on; returns the unsubscribe. */
   subscribe(listener: Listener): () => void {

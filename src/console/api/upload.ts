@@ -1,11 +1,11 @@
 /*
  * Uploads to the file store (POST /files) with progress: fetch cannot report an upload's
- * progress, XMLHttpRequest can. Same rules as api(): same origin, the session cookie, a 401
+ * progress, XMLHttpRequest can. Same rules as send(): same origin, the session cookie, a 401
  * leaves for sign-in, a refusal is an ApiError with the error body's code.
  */
-import type { ErrorBody } from '../../shared/api/common.js';
+import { calls } from '../../shared/api/calls/index.js';
 import type { FileView } from '../../shared/api/files.js';
-import { ApiError, toSignIn } from './http.js';
+import { jsonOf, refusal } from './http.js';
 
 /** Options of `uploadFile`. */
 export interface UploadOptions {
@@ -26,8 +26,8 @@ export function uploadFile(file: File, options: UploadOptions = {}): Promise<Fil
   return new Promise((resolve, reject) => {
     if (options.signal?.aborted) return reject(new DOMException('the upload was stopped', 'AbortError'));
     const xhr = new XMLHttpRequest();
-    const org = options.organization === undefined ? '' : `&organization=${encodeURIComponent(options.organization)}`;
-    xhr.open('POST', `/files?name=${encodeURIComponent(file.name || 'upload')}${org}`);
+    const put = calls.files.put({ name: file.name || 'upload', organization: options.organization });
+    xhr.open(put.method, put.path);
     xhr.withCredentials = true;
     xhr.setRequestHeader('accept', 'application/json');
     xhr.setRequestHeader('content-type', file.type || 'application/octet-stream');
@@ -35,23 +35,9 @@ export function uploadFile(file: File, options: UploadOptions = {}): Promise<Fil
     xhr.onerror = () => reject(new Error('the upload could not reach the daemon'));
     xhr.onabort = () => reject(new DOMException('the upload was stopped', 'AbortError'));
     xhr.onload = () => {
-      let json: unknown = undefined;
-      try {
-        json = xhr.responseText === '' ? undefined : JSON.parse(xhr.responseText);
-      } catch {
-        // Not JSON (a proxy's page): the status speaks for it.
-      }
+      const json = jsonOf(xhr.responseText);
       if (xhr.status >= 200 && xhr.status < 300) return resolve(json as FileView);
-      if (xhr.status === 401) toSignIn();
-      const body = json as Partial<ErrorBody> | undefined;
-      reject(
-        new ApiError(
-          xhr.status,
-          body?.error ?? `HTTP_${xhr.status}`,
-          body?.message ?? xhr.statusText,
-          body?.details as Readonly<Record<string, unknown>> | undefined,
-        ),
-      );
+      reject(refusal(xhr.status, xhr.statusText, json, false));
     };
     options.signal?.addEventListener('abort', () => xhr.abort(), { once: true });
     xhr.send(file);

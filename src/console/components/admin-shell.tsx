@@ -3,11 +3,11 @@
  * in place of the page a plain "not allowed" when the session lacks the permission its API needs
  * (the daemon would refuse its calls anyway: the console only spares the attempt).
  */
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, JSX } from 'preact';
 import { useLocation } from 'preact-iso/router';
 import type { Permission } from '../../shared/api/keys.js';
 import type { WhoAmI } from '../../shared/api/meta.js';
-import { useApi } from '../hooks/use-api.js';
+import { useSession } from '../hooks/use-session.js';
 import { useTitle } from '../hooks/use-title.js';
 import { adminPagesFor } from '../model/admin-pages.js';
 
@@ -21,9 +21,22 @@ type Props = {
   readonly children: (me: WhoAmI) => ComponentChildren;
 };
 
+/** The route component of an admin page: `page` in AdminShell, given who the session is. */
+export function adminPage(
+  title: string,
+  needs: Permission,
+  page: (me: WhoAmI) => ComponentChildren,
+): () => JSX.Element {
+  return () => (
+    <AdminShell title={title} needs={needs}>
+      {page}
+    </AdminShell>
+  );
+}
+
 /** An admin page: its heading, the section's navigation, and the page or "not allowed". */
 export function AdminShell({ title, needs, children }: Props) {
-  const me = useApi<WhoAmI>('/auth/whoami');
+  const me = useSession();
   const { path } = useLocation();
   const allowed = me.data?.permissions.includes(needs) ?? false;
   useTitle(me.data && !allowed ? 'Not allowed' : title);

@@ -11,7 +11,9 @@ import {
   type BulkQuery,
   type BulkView,
 } from '../../shared/api/bulk.js';
-import { api } from '../api/http.js';
+import { calls } from '../../shared/api/calls/index.js';
+import { errorMessage } from '../../shared/errors.js';
+import { send as sendCall } from '../api/http.js';
 import { bulkBody, OPERATIONS, type BulkChoice } from '../model/bulk.js';
 import { StateBadge } from './state-badge.js';
 
@@ -67,13 +69,11 @@ export function BulkDialog({ open, query, selection, versions, onClose, onStarte
     setProblem(null);
     try {
       if (dryRun) {
-        setPreview(await api<BulkDryRun>('/process/bulk', { method: 'POST', body: body.body }));
+        setPreview(await sendCall(calls.bulk.dryRun(body.body)));
         heading.current?.focus();
-      } else onStarted(await api<BulkView>('/process/bulk', { method: 'POST', body: body.body }));
+      } else onStarted(await sendCall(calls.bulk.create(body.body)));
     } catch (err) {
-      setProblem(
-        `${dryRun ? 'The preview' : 'The operation'} was refused: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      setProblem(`${dryRun ? 'The preview' : 'The operation'} was refused: ${errorMessage(err)}`);
     } finally {
       setBusy(false);
     }

@@ -3,7 +3,8 @@
  * subProcess, an agent's tool calls), each with its state, opened a level at a time.
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { InstancePage, InstanceSummary, InstanceView } from '../../shared/api/process.js';
+import type { InstanceSummary, InstanceView } from '../../shared/api/process.js';
+import { calls } from '../../shared/api/calls/index.js';
 import { useApi } from '../hooks/use-api.js';
 import { StateBadge } from './state-badge.js';
 
@@ -16,7 +17,7 @@ type Props = {
 
 /** The children of `parentId` as GET /process/instances lists them (its first 200), read again with each `version`. */
 function useChildPage(parentId: string, version: number) {
-  const read = useApi<InstancePage>(`/process/instances?parentId=${encodeURIComponent(parentId)}&limit=200`);
+  const read = useApi(calls.instances.search({ parentId, limit: 200 }));
   const { reload } = read;
   useEffect(() => {
     if (version > 0) reload();

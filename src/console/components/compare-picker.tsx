@@ -4,8 +4,8 @@
  */
 import { useLocation } from 'preact-iso/router';
 import { useState } from 'preact/hooks';
-import type { InstancePage, InstanceView } from '../../shared/api/process.js';
-import { path } from '../api/http.js';
+import type { InstanceView } from '../../shared/api/process.js';
+import { calls } from '../../shared/api/calls/index.js';
 import { useApi } from '../hooks/use-api.js';
 import { durationBetween, formatTime } from '../model/format.js';
 import { StateBadge } from './state-badge.js';
@@ -23,7 +23,7 @@ type Props = {
 
 /** Recent executions of A's flow to compare A with, newest first, A itself left out. */
 function RecentRuns({ a, run }: { readonly a: string; readonly run: InstanceView }) {
-  const list = useApi<InstancePage>(`/process/instances?processId=${encodeURIComponent(run.processId)}&limit=20`);
+  const list = useApi(calls.instances.search({ processId: run.processId, limit: 20 }));
   const others = (list.data?.items ?? []).filter((e) => e.processInstanceId !== a);
   if (list.error)
     return <p class="error-text">{`The executions of this flow cannot be listed: ${list.error.message}`}</p>;
@@ -78,7 +78,7 @@ function RecentRuns({ a, run }: { readonly a: string; readonly run: InstanceView
 /** The picker: run A's recent siblings, and a form to paste an id. */
 export function ComparePicker({ a }: Props) {
   const { route } = useLocation();
-  const run = useApi<InstanceView>(a ? path`/process/instance/${a}` : null);
+  const run = useApi(a ? calls.instances.get(a) : null);
   const [typedA, setTypedA] = useState('');
   const [typedB, setTypedB] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
@@ -96,7 +96,7 @@ export function ComparePicker({ a }: Props) {
       {a && (
         <p>
           {'Run A: '}
-          <a href={path`/executions/${a}`}>
+          <a href={`/executions/${encodeURIComponent(a)}`}>
             <code>{a}</code>
           </a>
           {run.data ? ` (${run.data.processName}, version ${run.data.processVersion})` : ''}

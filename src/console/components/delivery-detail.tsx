@@ -1,7 +1,8 @@
 /* One webhook delivery: its verdict, what it started, its kept headers and body, and Redeliver. */
 import { useState } from 'preact/hooks';
-import type { DeliveryDetail, DeliveryRecord } from '../../shared/api/webhooks.js';
-import { api, path } from '../api/http.js';
+import { calls } from '../../shared/api/calls/index.js';
+import type { DeliveryRecord } from '../../shared/api/webhooks.js';
+import { send } from '../api/http.js';
 import { useApi } from '../hooks/use-api.js';
 import { formatTime } from '../model/format.js';
 import { redeliverable, verdictWord } from '../model/triggers.js';
@@ -31,7 +32,7 @@ function Started({ ids }: { readonly ids: readonly string[] }) {
 
 /** The panel of delivery `deliveryId` of `webhook`. */
 export function DeliveryPanel({ webhook, deliveryId, onRedelivered }: Props) {
-  const detail = useApi<DeliveryDetail>(path`/admin/webhooks/${webhook}/deliveries/${deliveryId}`);
+  const detail = useApi(calls.webhooks.delivery(webhook, deliveryId));
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<DeliveryRecord | null>(null);
@@ -41,10 +42,7 @@ export function DeliveryPanel({ webhook, deliveryId, onRedelivered }: Props) {
     setBusy(true);
     setError(null);
     try {
-      const record = await api<DeliveryRecord>(path`/admin/webhooks/${webhook}/deliveries/${deliveryId}/redeliver`, {
-        method: 'POST',
-        body: {},
-      });
+      const record = await send(calls.webhooks.redeliver(webhook, deliveryId));
       setResult(record);
       onRedelivered();
     } catch (err) {

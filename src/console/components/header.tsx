@@ -1,10 +1,10 @@
 /* The console's header: its name, the pages, who is signed in, and Sign out. */
 import { useLocation } from 'preact-iso/router';
 import { useState } from 'preact/hooks';
-import type { SignedOut } from '../../shared/api/console.js';
+import { calls } from '../../shared/api/calls/index.js';
 import type { WhoAmI } from '../../shared/api/meta.js';
-import { api, leave } from '../api/http.js';
-import { useApi } from '../hooks/use-api.js';
+import { leave, send } from '../api/http.js';
+import { useSession } from '../hooks/use-session.js';
 import { ADMIN_BASE, showsAdmin } from '../model/admin-pages.js';
 
 /** The pages of the navigation, by the path each starts with. */
@@ -27,16 +27,12 @@ function whoWords(w: WhoAmI): string {
 /** The header. */
 export function Header() {
   const { path } = useLocation();
-  const whoami = useApi<WhoAmI>('/auth/whoami');
+  const whoami = useSession();
   const [signingOut, setSigningOut] = useState(false);
   const signOut = async () => {
     setSigningOut(true);
     try {
-      const answer = await api<SignedOut>('/auth/signout', {
-        method: 'POST',
-        body: {},
-        keep401: true,
-      });
+      const answer = await send(calls.auth.signOut(), { keep401: true });
       leave(answer.endSessionUrl ?? '/sign-in');
     } catch {
       // Signed out already (401), or the daemon is away: the sign-in page says which.

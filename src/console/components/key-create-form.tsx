@@ -4,8 +4,10 @@
  * button: the daemon keeps only its hash, and no later read gives it again.
  */
 import { useState } from 'preact/hooks';
+import { calls } from '../../shared/api/calls/index.js';
 import { ROLES, type CreatedKey, type CreateKeyBody, type Role } from '../../shared/api/keys.js';
-import { api } from '../api/http.js';
+import { errorMessage } from '../../shared/errors.js';
+import { send } from '../api/http.js';
 
 /** Props of KeyCreateForm. */
 type Props = {
@@ -77,11 +79,11 @@ export function KeyCreateForm({ system, onCreated }: Props) {
       ...(expiresIn.trim() !== '' && { expiresIn: expiresIn.trim() }),
     };
     try {
-      const created = await api<CreatedKey>('/admin/api-keys', { method: 'POST', body });
+      const created = await send(calls.keys.create(body));
       setName('');
       onCreated(created);
     } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
+      setError(errorMessage(err));
     } finally {
       setBusy(false);
     }

@@ -4,8 +4,10 @@
  * or every node that cannot go on there and why), then moved.
  */
 import { useState } from 'preact/hooks';
-import type { MoveProblem, Moved } from '../../shared/api/moves.js';
-import { api, ApiError, path } from '../api/http.js';
+import { calls } from '../../shared/api/calls/index.js';
+import type { MoveProblem } from '../../shared/api/moves.js';
+import { errorMessage } from '../../shared/errors.js';
+import { ApiError, send } from '../api/http.js';
 
 /** Props of MoveForm. */
 type Props = {
@@ -31,10 +33,7 @@ export function MoveForm({ id, current, versions, onMoved }: Props) {
   if (others.length === 0) return <p class="muted">The flow has no other version to move it to.</p>;
   const ask = async (dryRun: boolean) => {
     try {
-      const res = await api<Moved>(path`/process/instance/${id}/move`, {
-        method: 'POST',
-        body: { version, ...(dryRun && { dryRun: true }) },
-      });
+      const res = await send(calls.instances.move(id, { version, ...(dryRun && { dryRun: true }) }));
       setSaid({
         kind: 'ok',
         text: dryRun ? `It can move to version ${version}.` : `Moved to version ${res.toVersion}.`,
@@ -42,7 +41,7 @@ export function MoveForm({ id, current, versions, onMoved }: Props) {
       if (!dryRun) onMoved();
     } catch (err) {
       const problems = err instanceof ApiError ? ((err.details?.problems as MoveProblem[] | undefined) ?? []) : [];
-      setSaid({ kind: 'refused', text: err instanceof Error ? err.message : String(err), problems });
+      setSaid({ kind: 'refused', text: errorMessage(err), problems });
     }
   };
   return (

@@ -6,11 +6,11 @@
  * elsewhere, its timer fired, the execution ended) says so and links to the execution.
  */
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { FileLimits } from '../../shared/api/files.js';
-import type { TaskAnswered } from '../../shared/api/tasks.js';
 import { formatBytes } from '../../shared/bytes.js';
 import type { InputSpec } from '../../shared/input-data.js';
-import { api, ApiError } from '../api/http.js';
+import { calls } from '../../shared/api/calls/index.js';
+import { errorMessage } from '../../shared/errors.js';
+import { ApiError, send as sendCall } from '../api/http.js';
 import { uploadFile } from '../api/upload.js';
 import { useApi } from '../hooks/use-api.js';
 import {
@@ -71,7 +71,7 @@ export function TaskForm({
   const [sending, setSending] = useState(false);
   const [asking, setAsking] = useState(false);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
-  const limits = useApi<FileLimits>(controls.some((c) => c.kind === 'file') ? '/files/limits' : null);
+  const limits = useApi(controls.some((c) => c.kind === 'file') ? calls.files.limits() : null);
   const form = useRef<HTMLFormElement>(null);
   const uploading = Object.values(uploads).some((u) => u?.kind === 'sending');
   // One upload per field: a file chosen while another uploads replaces it; another task, or
@@ -134,7 +134,7 @@ export function TaskForm({
       // Stopped for a newer choice, or as the form went: that one speaks for the field now.
       if (controller.signal.aborted) return;
       setUploads((u) => ({ ...u, [key]: null }));
-      setProblems((p) => ({ ...p, [key]: `not uploaded: ${err instanceof Error ? err.message : String(err)}` }));
+      setProblems((p) => ({ ...p, [key]: `not uploaded: ${errorMessage(err)}` }));
     } finally {
       if (running.current[key] === controller) delete running.current[key];
     }
@@ -148,10 +148,7 @@ export function TaskForm({
     }
     setSending(true);
     try {
-      await api<TaskAnswered>('/process/task', {
-        method: 'POST',
-        body: { processInstanceId, nodeId, action, ...(action === 'COMPLETE' && { data }) },
-      });
+      await sendCall(calls.tasks.answer({ processInstanceId, nodeId, action, ...(action === 'COMPLETE' && { data }) }));
       setOutcome({ kind: 'done', action });
       onAnswered?.(action);
     } catch (err) {
@@ -163,7 +160,7 @@ export function TaskForm({
         setOutcome(known ? null : { kind: 'error', message: err.message });
         focusFirst(found);
       } else if (err instanceof ApiError && TOO_LATE.has(err.code)) setOutcome({ kind: 'late', code: err.code });
-      else setOutcome({ kind: 'error', message: err instanceof Error ? err.message : String(err) });
+      else setOutcome({ kind: 'error', message: errorMessage(err) });
     } finally {
       setSending(false);
     }

@@ -4,8 +4,7 @@
  * its form; or, when it no longer waits, what became of it.
  */
 import { useEffect, useRef } from 'preact/hooks';
-import type { InstanceView } from '../../shared/api/process.js';
-import { path } from '../api/http.js';
+import { calls } from '../../shared/api/calls/index.js';
 import { useApi } from '../hooks/use-api.js';
 import { useNow } from '../hooks/use-now.js';
 import { formatDuration, formatTime } from '../model/format.js';
@@ -26,7 +25,7 @@ type Props = {
 
 /** The panel (see the top of this file). */
 export function TaskPanel({ processInstanceId, nodeId, dueAt, mayExecute, onAnswered, onClose }: Props) {
-  const exec = useApi<InstanceView>(path`/process/instance/${processInstanceId}`);
+  const exec = useApi(calls.instances.get(processInstanceId));
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), [processInstanceId, nodeId]);
   const run = exec.data;

@@ -8,9 +8,10 @@
  * from then on the daemon cancels an execution of the tree that would start another.
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { BulkDryRun, BulkRequest, BulkView } from '../../shared/api/bulk.js';
-import type { InstancePage } from '../../shared/api/process.js';
-import { api, path } from '../api/http.js';
+import type { BulkRequest, BulkView } from '../../shared/api/bulk.js';
+import { calls } from '../../shared/api/calls/index.js';
+import { errorMessage } from '../../shared/errors.js';
+import { send } from '../api/http.js';
 import { ConfirmDialog } from './confirm-dialog.js';
 
 /** Props of TreeCancel. */
@@ -40,7 +41,7 @@ export function TreeCancel({ rootId, processName, generation, onStarted, onError
   const [asking, setAsking] = useState<number | null>(null);
   useEffect(() => {
     let current = true;
-    api<InstancePage>(path`/process/instances?rootId=${rootId}&state=RUNNING&limit=${String(COUNTED)}`).then(
+    send(calls.instances.search({ rootId, state: 'RUNNING', limit: COUNTED })).then(
       (page) => {
         if (!current) return;
         const n = page.items.length;
@@ -57,22 +58,19 @@ export function TreeCancel({ rootId, processName, generation, onStarted, onError
   if (running === null) return null;
   const ask = async () => {
     try {
-      const dry = await api<BulkDryRun>('/process/bulk', {
-        method: 'POST',
-        body: { ...request(rootId), dryRun: true },
-      });
+      const dry = await send(calls.bulk.dryRun(request(rootId)));
       setAsking(dry.count);
     } catch (err) {
-      onError(`Counting the tree failed: ${err instanceof Error ? err.message : String(err)}`);
+      onError(`Counting the tree failed: ${errorMessage(err)}`);
     }
   };
   const answer = async (yes: boolean) => {
     setAsking(null);
     if (!yes) return;
     try {
-      onStarted(await api<BulkView>('/process/bulk', { method: 'POST', body: request(rootId) }));
+      onStarted(await send(calls.bulk.create(request(rootId))));
     } catch (err) {
-      onError(`Cancelling the tree failed: ${err instanceof Error ? err.message : String(err)}`);
+      onError(`Cancelling the tree failed: ${errorMessage(err)}`);
     }
   };
   const n = asking ?? 0;

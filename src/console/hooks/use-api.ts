@@ -1,6 +1,7 @@
-/* A read of the API held by a component: loaded when its path changes, reloaded when asked. */
+/* A read of the API held by a component: loaded when its call changes, reloaded when asked. */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, type ApiError } from '../api/http.js';
+import type { Call } from '../../shared/api/calls/index.js';
+import { asError, send, type ApiError } from '../api/http.js';
 
 /** What useApi gives: the last answer, the last error, and a reload. */
 export interface ApiRead<T> {
@@ -17,21 +18,22 @@ export interface ApiRead<T> {
 }
 
 /**
- * Reads `path` (null: nothing to read) and again when it changes or `reload` is called. A read
- * still under way when the path changes is aborted; reloads asked for during a read are merged
- * into one read after it.
+ * Sends `call` (a GET of shared/api/calls; null: nothing to read), and again when its path
+ * changes or `reload` is called. A read still under way when the path changes is aborted;
+ * reloads asked for during a read are merged into one read after it.
  */
-export function useApi<T>(path: string | null): ApiRead<T> {
+export function useApi<T>(call: Call<T> | null): ApiRead<T> {
+  const path = call === null ? null : call.path;
   const [state, setState] = useState<{ data: T | undefined; error: ApiError | Error | null; loading: boolean }>({
     data: undefined,
     error: null,
     loading: path !== null,
   });
-  const current = useRef({ path, inFlight: false, again: false, controller: null as AbortController | null });
+  const current = useRef({ call, path, inFlight: false, again: false, controller: null as AbortController | null });
 
   const read = useCallback(() => {
     const c = current.current;
-    if (c.path === null) return;
+    if (c.call === null) return;
     if (c.inFlight) {
       c.again = true;
       return;
@@ -41,14 +43,14 @@ export function useApi<T>(path: string | null): ApiRead<T> {
     c.controller = controller;
     const asked = c.path;
     setState((s) => (s.loading ? s : { ...s, loading: true }));
-    api<T>(asked, { signal: controller.signal })
+    send(c.call, { signal: controller.signal })
       .then(
         (data) => {
           if (current.current.path === asked) setState({ data, error: null, loading: false });
         },
         (error: unknown) => {
           if (controller.signal.aborted || current.current.path !== asked) return;
-          setState((s) => ({ ...s, error: error instanceof Error ? error : new Error(String(error)), loading: false }));
+          setState((s) => ({ ...s, error: asError(error), loading: false }));
         },
       )
       .finally(() => {
@@ -66,7 +68,7 @@ export function useApi<T>(path: string | null): ApiRead<T> {
   useEffect(() => {
     const c = current.current;
     c.controller?.abort();
-    current.current = { path, inFlight: false, again: false, controller: null };
+    current.current = { call, path, inFlight: false, again: false, controller: null };
     setState({ data: undefined, error: null, loading: path !== null });
     read();
     return () => current.current.controller?.abort();

@@ -1,6 +1,7 @@
 /* An execution's log, followed live while the component shows it (api/log-follower.ts). */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { checkSession, path } from '../api/http.js';
+import { streams } from '../../shared/api/calls/index.js';
+import { checkSession } from '../api/http.js';
 import { LogFollower } from '../api/log-follower.js';
 import { addEntries, EMPTY_LOG, endLog, type LogArrival, type LogState } from '../model/log.js';
 
@@ -24,7 +25,7 @@ export function useLog(id: string, onActivity: () => void, generation = 0): LogS
       setLog((l) => addEntries(l, batch));
       activity.current();
     };
-    const follower = new LogFollower(path`/process/instance/${id}/logs?follow=true`, {
+    const follower = new LogFollower(streams.logs(id, { follow: true }), {
       open: (url) => new EventSource(url),
       entries: (arrivals) => {
         queued.push(...arrivals);

@@ -1,7 +1,8 @@
 /* The child executions an execution page shows inside opened containers, read when named and while they run. */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { InstanceView } from '../../shared/api/process.js';
-import { api, path } from '../api/http.js';
+import { calls } from '../../shared/api/calls/index.js';
+import { send } from '../api/http.js';
 
 /**
  * The executions `wanted` names given those read so far (a body's run names the runs of the
@@ -21,7 +22,7 @@ export function useRuns(
       const known = runs[id];
       if (reading.current.has(id) || (known && known.state !== 'RUNNING')) continue;
       reading.current.add(id);
-      api<InstanceView>(path`/process/instance/${id}`)
+      send(calls.instances.get(id))
         .then((run) => setRuns((r) => ({ ...r, [id]: run })))
         .catch(() => undefined)
         .finally(() => reading.current.delete(id));

@@ -5,11 +5,16 @@
  */
 import { useRoute } from 'preact-iso/router';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { BulkResultPage, BulkView } from '../../shared/api/bulk.js';
-import type { WhoAmI } from '../../shared/api/meta.js';
-import { api, path } from '../api/http.js';
+import { calls } from '../../shared/api/calls/index.js';
+import { errorMessage } from '../../shared/errors.js';
+import { send } from '../api/http.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
+import { DataTable } from '../components/data-table.js';
+import { LoadMore } from '../components/load-more.js';
+import { ReadState } from '../components/read-state.js';
 import { useApi } from '../hooks/use-api.js';
+import { usePages } from '../hooks/use-pages.js';
+import { useMay } from '../hooks/use-session.js';
 import { useTitle } from '../hooks/use-title.js';
 import { BULK_STATE_WORDS, OPERATIONS, progressWords } from '../model/bulk.js';
 import { formatTime } from '../model/format.js';
@@ -17,16 +22,12 @@ import { formatTime } from '../model/format.js';
 /** Results per page read. */
 const PAGE = 100;
 
-/** The results shown: the pages read so far. */
-type Results = { readonly items: BulkResultPage['items']; readonly nextCursor: string | null };
-
 /** The bulk operation page. */
 export default function BulkPage() {
   const { params } = useRoute();
   const bulkId = params.bulkId ?? '';
-  const op = useApi<BulkView>(path`/process/bulk/${bulkId}`);
-  const me = useApi<WhoAmI>('/auth/whoami');
-  const [results, setResults] = useState<Results | null>(null);
+  const op = useApi(calls.bulk.get(bulkId));
+  const mayCancel = useMay('WORKFLOW_PUBLISH');
   const [asking, setAsking] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const v = op.data;
@@ -43,36 +44,22 @@ export default function BulkPage() {
   }, [v]);
 
   // The first page of results, again whenever more executions were reached.
+  const results = usePages((cursor) => (reached < 0 ? null : calls.bulk.results(bulkId, { limit: PAGE, cursor })));
+  const counted = useRef(reached);
+  const reloadResults = results.reload;
   useEffect(() => {
-    if (reached < 0) return;
-    const controller = new AbortController();
-    api<BulkResultPage>(`${path`/process/bulk/${bulkId}/results`}?limit=${PAGE}`, { signal: controller.signal })
-      .then((page) => setResults(page))
-      .catch((err: unknown) => {
-        if (!controller.signal.aborted) setProblem(`The results cannot be read: ${String(err)}`);
-      });
-    return () => controller.abort();
-  }, [bulkId, reached]);
+    if (counted.current >= 0 && reached !== counted.current) reloadResults();
+    counted.current = reached;
+  }, [reached, reloadResults]);
 
-  const loadMore = async () => {
-    if (!results?.nextCursor) return;
-    try {
-      const page = await api<BulkResultPage>(
-        `${path`/process/bulk/${bulkId}/results`}?limit=${PAGE}&cursor=${encodeURIComponent(results.nextCursor)}`,
-      );
-      setResults({ items: [...results.items, ...page.items], nextCursor: page.nextCursor });
-    } catch (err) {
-      setProblem(`The results cannot be read: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  };
   const cancel = async (yes: boolean) => {
     setAsking(false);
     if (!yes) return;
     try {
-      await api<BulkView>(path`/process/bulk/${bulkId}/cancel`, { method: 'POST', body: {} });
+      await send(calls.bulk.cancel(bulkId));
       op.reload();
     } catch (err) {
-      setProblem(`Cancel failed: ${err instanceof Error ? err.message : String(err)}`);
+      setProblem(`Cancel failed: ${errorMessage(err)}`);
     }
   };
 
@@ -84,7 +71,6 @@ export default function BulkPage() {
       </>
     );
   if (!v) return <p class="muted">Loading…</p>;
-  const mayCancel = me.data?.permissions.includes('WORKFLOW_PUBLISH') ?? false;
   return (
     <>
       <div class="page-head">
@@ -159,34 +145,28 @@ export default function BulkPage() {
       </section>
       <section class="panel" aria-labelledby="bulk-results-title">
         <h2 id="bulk-results-title">Result per execution</h2>
-        {!results && <p class="muted">Loading…</p>}
-        {results && results.items.length === 0 && <p class="muted">No execution reached yet.</p>}
-        {results && results.items.length > 0 && (
-          <table class="bulk-results">
-            <caption class="visually-hidden">The result of each execution reached, newest execution first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Execution</th>
-                <th scope="col">Result</th>
+        <ReadState
+          read={results}
+          what="The results"
+          empty={results.items.length === 0 && 'No execution reached yet.'}
+        />
+        {results.items.length > 0 && (
+          <DataTable
+            class="bulk-results"
+            caption="The result of each execution reached, newest execution first"
+            columns={['Execution', 'Result']}
+          >
+            {results.items.map((r) => (
+              <tr key={r.processInstanceId}>
+                <td>
+                  <a href={`/executions/${encodeURIComponent(r.processInstanceId)}`}>{r.processInstanceId}</a>
+                </td>
+                <td>{r.outcome === 'DONE' ? 'done' : `skipped: ${r.code ?? ''}`}</td>
               </tr>
-            </thead>
-            <tbody>
-              {results.items.map((r) => (
-                <tr key={r.processInstanceId}>
-                  <td>
-                    <a href={`/executions/${encodeURIComponent(r.processInstanceId)}`}>{r.processInstanceId}</a>
-                  </td>
-                  <td>{r.outcome === 'DONE' ? 'done' : `skipped: ${r.code ?? ''}`}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </DataTable>
         )}
-        {results?.nextCursor && (
-          <button type="button" class="load-more" onClick={() => void loadMore()}>
-            Load more
-          </button>
-        )}
+        {results.more && <LoadMore onLoad={results.loadMore} />}
       </section>
     </>
   );

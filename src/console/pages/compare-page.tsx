@@ -8,7 +8,8 @@ import { useLocation } from 'preact-iso/router';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { FlowDetail } from '../../shared/api/flows.js';
 import type { InstanceView } from '../../shared/api/process.js';
-import { ApiError, path } from '../api/http.js';
+import { calls } from '../../shared/api/calls/index.js';
+import { ApiError } from '../api/http.js';
 import { compareHref, ComparePicker } from '../components/compare-picker.js';
 import { NodesTable, RunsFacts, VariablesDiffs } from '../components/compare-tables.js';
 import { Diagram, type DiagramOverlay } from '../diagram/diagram.js';
@@ -31,7 +32,7 @@ function readError(which: string, id: string, error: Error): string {
 
 /** The version `run` runs, read. */
 function useVersion(run: InstanceView): ApiRead<FlowDetail> {
-  return useApi<FlowDetail>(`${path`/admin/flows/${run.processId}`}?version=${encodeURIComponent(run.processVersion)}`);
+  return useApi(calls.flows.get(run.processId, run.processVersion));
 }
 
 /** The containers opened on the compared diagram (definitions only: each run's bodies are on its own page). */
@@ -234,8 +235,8 @@ function ComparisonView(props: {
 
 /** The comparison of `aId` with `bId`: both read first; runs of different flows are not compared. */
 function CompareRuns({ aId, bId }: { readonly aId: string; readonly bId: string }) {
-  const a = useApi<InstanceView>(path`/process/instance/${aId}`);
-  const b = useApi<InstanceView>(path`/process/instance/${bId}`);
+  const a = useApi(calls.instances.get(aId));
+  const b = useApi(calls.instances.get(bId));
   const errors = [
     ...(a.error && !a.data ? [readError('A', aId, a.error)] : []),
     ...(b.error && !b.data ? [readError('B', bId, b.error)] : []),

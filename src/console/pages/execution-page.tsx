@@ -6,14 +6,13 @@
  */
 import { useLocation, useRoute } from 'preact-iso/router';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import type { FlowDetail } from '../../shared/api/flows.js';
-import type { WhoAmI } from '../../shared/api/meta.js';
-import type { InstanceView, TriggeredByView } from '../../shared/api/process.js';
-import type { Replayed } from '../../shared/api/recovery.js';
-import { api, path } from '../api/http.js';
+import { calls } from '../../shared/api/calls/index.js';
+import { errorMessage } from '../../shared/errors.js';
+import { send } from '../api/http.js';
 import { ChildTree } from '../components/child-tree.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
 import { Conversation } from '../components/conversation.js';
+import { Facts } from '../components/execution-facts.js';
 import { JsonBlock } from '../components/json-block.js';
 import { LogView } from '../components/log-view.js';
 import { MoveForm } from '../components/move-form.js';
@@ -26,10 +25,10 @@ import { useApi } from '../hooks/use-api.js';
 import { useNodeSelection } from '../hooks/use-node-selection.js';
 import { useLog } from '../hooks/use-log.js';
 import { useRuns } from '../hooks/use-runs.js';
+import { useMay } from '../hooks/use-session.js';
 import { useThrottled } from '../hooks/use-throttled.js';
 import { useNow } from '../hooks/use-now.js';
 import { useTitle } from '../hooks/use-title.js';
-import { durationBetween, formatTime } from '../model/format.js';
 import {
   bodyRuns,
   chooseRun,
@@ -40,115 +39,6 @@ import {
   type OpenState,
 } from '../model/open-state.js';
 import { locate } from './execution-view.js';
-
-/**
- * The ended execution that started this one, as "…<id tail> (<flow name>, <state>)": ids are
- * UUIDv7, whose heads are alike for a minute's executions, so the tail tells them apart.
- */
-function triggeredByText(by: TriggeredByView): string {
-  const facts = [by.processName ?? by.processId, ...(by.state ? [by.state] : [])];
-  return `…${by.processInstanceId.slice(-12)} (${facts.join(', ')})`;
-}
-
-/** The execution's facts, as a description list. */
-function Facts({ run, now }: { readonly run: InstanceView; readonly now: number }) {
-  const error = run.data.error;
-  return (
-    <dl class="facts">
-      <dt>Execution</dt>
-      <dd>
-        <code>{run.processInstanceId}</code>
-      </dd>
-      <dt>Flow</dt>
-      <dd>
-        <a href={`/flows/${encodeURIComponent(run.processId)}?version=${run.processVersion}`}>
-          {`version ${run.processVersion}`}
-        </a>{' '}
-        <span class="muted">{run.processId}</span>
-      </dd>
-      <dt>Environment</dt>
-      <dd>{run.environment}</dd>
-      <dt>Started</dt>
-      <dd>
-        <time dateTime={run.startTime}>{formatTime(run.startTime)}</time>
-      </dd>
-      <dt>{run.endTime ? 'Ended' : 'Running for'}</dt>
-      <dd>
-        {run.endTime ? (
-          <>
-            <time dateTime={run.endTime}>{formatTime(run.endTime)}</time>
-            {` (took ${durationBetween(run.startTime, run.endTime, now)})`}
-          </>
-        ) : (
-          durationBetween(run.startTime, null, now)
-        )}
-      </dd>
-      {run.correlationKey !== null && (
-        <>
-          <dt>Correlation key</dt>
-          <dd>
-            <code>{run.correlationKey}</code>
-          </dd>
-        </>
-      )}
-      {run.parentInstanceId !== null && (
-        <>
-          <dt>Parent</dt>
-          <dd>
-            <a href={`/executions/${encodeURIComponent(run.parentInstanceId)}`}>{run.parentInstanceId}</a>
-            {run.iteration !== undefined ? ` (iteration ${run.iteration + 1})` : ''}
-          </dd>
-        </>
-      )}
-      {run.triggeredBy && (
-        <>
-          <dt>Triggered by</dt>
-          <dd>
-            <a
-              href={`/executions/${encodeURIComponent(run.triggeredBy.processInstanceId)}`}
-              title={run.triggeredBy.processInstanceId}
-            >
-              {triggeredByText(run.triggeredBy)}
-            </a>
-          </dd>
-        </>
-      )}
-      {error && (
-        <>
-          <dt>Error</dt>
-          <dd class="error-text">{`${error.code}: ${error.message}${error.nodeId ? ` (at ${error.nodeId})` : ''}`}</dd>
-        </>
-      )}
-      {run.replayOf && (
-        <>
-          <dt>Replay of</dt>
-          <dd>
-            <a href={`/executions/${encodeURIComponent(run.replayOf.processInstanceId)}`}>
-              {run.replayOf.processInstanceId}
-            </a>
-            {` from ${run.replayOf.nodeId}, by ${run.replayOf.by}`}
-          </dd>
-        </>
-      )}
-      {run.retries && run.retries.length > 0 && (
-        <>
-          <dt>Retries</dt>
-          <dd>
-            <ol class="retries">
-              {run.retries.map((r, i) => (
-                <li key={i}>
-                  <time dateTime={r.at}>{formatTime(r.at)}</time>
-                  {` by ${r.by}, after ${r.error.code}${r.error.nodeId ? ` at ${r.error.nodeId}` : ''}`}
-                  {r.set && r.set.length > 0 ? ` (set ${r.set.join(', ')})` : ''}
-                </li>
-              ))}
-            </ol>
-          </dd>
-        </>
-      )}
-    </dl>
-  );
-}
 
 /** The variables typed for a retry: null when none; throws, saying why, when they are not a JSON object. */
 function retryVariables(text: string): Record<string, unknown> | null {
@@ -168,7 +58,7 @@ function retryVariables(text: string): Record<string, unknown> | null {
 export default function ExecutionPage() {
   const { params } = useRoute();
   const id = params.id ?? '';
-  const exec = useApi<InstanceView>(path`/process/instance/${id}`);
+  const exec = useApi(calls.instances.get(id));
   const run = exec.data ?? null;
   const reload = useThrottled(exec.reload, 300);
   const [generation, setGeneration] = useState(0);
@@ -176,9 +66,7 @@ export default function ExecutionPage() {
   const { route } = useLocation();
   const [version, setVersion] = useState(0);
   useEffect(() => setVersion((v) => v + 1), [run]);
-  const flow = useApi<FlowDetail>(
-    run ? `${path`/admin/flows/${run.processId}`}?version=${encodeURIComponent(run.processVersion)}` : null,
-  );
+  const flow = useApi(run ? calls.flows.get(run.processId, run.processVersion) : null);
   const [asking, setAsking] = useState(false);
   const [askingRetry, setAskingRetry] = useState(false);
   /** The variables a retry sets first, as typed (a JSON object, or empty). */
@@ -193,9 +81,8 @@ export default function ExecutionPage() {
   );
   // The daemon refuses a cancel, retry or replay without WORKFLOW_EXECUTE whatever the page
   // shows; the page does not offer what would be refused.
-  const me = useApi<WhoAmI>('/auth/whoami');
-  const mayExecute = me.data?.permissions.includes('WORKFLOW_EXECUTE') ?? false;
-  const mayPublish = me.data?.permissions.includes('WORKFLOW_PUBLISH') ?? false;
+  const mayExecute = useMay('WORKFLOW_EXECUTE');
+  const mayPublish = useMay('WORKFLOW_PUBLISH');
   const [actionError, setActionError] = useState<string | null>(null);
   useTitle(run ? `${run.processName} ${run.processInstanceId}` : `Execution ${id}`);
   const now = useNow(run?.state === 'RUNNING');
@@ -205,14 +92,14 @@ export default function ExecutionPage() {
       await call();
       setActionError(null);
     } catch (err) {
-      setActionError(`${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+      setActionError(`${what} failed: ${errorMessage(err)}`);
     }
   };
   const cancel = async (yes: boolean) => {
     setAsking(false);
     if (!yes) return;
     await act('Cancel', async () => {
-      await api(path`/process/instance/${id}/cancel`, { method: 'POST', body: {} });
+      await send(calls.instances.cancel(id));
       exec.reload();
     });
   };
@@ -221,7 +108,7 @@ export default function ExecutionPage() {
     if (!yes) return;
     await act('Retry', async () => {
       const data = retryVariables(retryData);
-      await api(path`/process/instance/${id}/retry`, { method: 'POST', body: data === null ? {} : { data } });
+      await send(calls.instances.retry(id, data === null ? {} : { data }));
       setRetryData('');
       // Its log stream ended with the failure: follow it again.
       setGeneration((g) => g + 1);
@@ -230,7 +117,7 @@ export default function ExecutionPage() {
   };
   const replay = (nodeId: string) =>
     void act('Replay', async () => {
-      const res = await api<Replayed>(path`/process/instance/${id}/replay`, { method: 'POST', body: { nodeId } });
+      const res = await send(calls.instances.replay(id, { nodeId }));
       route(`/executions/${encodeURIComponent(res.processInstanceId)}`);
     });
 

@@ -6,17 +6,18 @@
  */
 import { useLocation } from 'preact-iso/router';
 import type { BulkView } from '../../shared/api/bulk.js';
-import type { WhoAmI } from '../../shared/api/meta.js';
 import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { FlowList } from '../../shared/api/flows.js';
-import type { InstancePage, InstanceView } from '../../shared/api/process.js';
-import { api, ApiError, path } from '../api/http.js';
+import { calls } from '../../shared/api/calls/index.js';
+import { ApiError, asError, send } from '../api/http.js';
 import { BulkDialog } from '../components/bulk-dialog.js';
+import { DataTable } from '../components/data-table.js';
+import { LoadMore } from '../components/load-more.js';
 import { ExecutionRows } from '../components/execution-rows.js';
 import { FILTERS_FORM_ID, FiltersForm } from '../components/filters-form.js';
 import { EventsContext } from '../components/events-context.js';
 import { useApi } from '../hooks/use-api.js';
 import { useNow } from '../hooks/use-now.js';
+import { useMay } from '../hooks/use-session.js';
 import { useTitle } from '../hooks/use-title.js';
 import { bulkQueryOf, selectionWords } from '../model/bulk.js';
 import { filtersFromQuery, filtersToQuery, hasFilters, type Filters } from '../model/filters.js';
@@ -58,10 +59,9 @@ export default function ExecutionsPage() {
   const [generation, setGeneration] = useState(0);
   const rowsRef = useRef(rows);
   rowsRef.current = rows;
-  const flows = useApi<FlowList>('/admin/flows');
+  const flows = useApi(calls.flows.list());
   // Bulk operations need WORKFLOW_PUBLISH; the daemon refuses them anyway.
-  const me = useApi<WhoAmI>('/auth/whoami');
-  const mayBulk = me.data?.permissions.includes('WORKFLOW_PUBLISH') ?? false;
+  const mayBulk = useMay('WORKFLOW_PUBLISH');
   const [bulkOpen, setBulkOpen] = useState(false);
   useTitle('Executions');
   useSlashFocus();
@@ -71,12 +71,10 @@ export default function ExecutionsPage() {
     setRows(null);
     setError(null);
     setMissed(0);
-    api<InstancePage>(`/process/instances${filtersToQuery(filters, { limit: String(PAGE) })}`, {
-      signal: controller.signal,
-    })
+    send(calls.instances.search({ ...filters, limit: PAGE }), { signal: controller.signal })
       .then((page) => setRows({ items: page.items, nextCursor: page.nextCursor, children: {} }))
       .catch((err: unknown) => {
-        if (!controller.signal.aborted) setError(err instanceof Error ? err : new Error(String(err)));
+        if (!controller.signal.aborted) setError(asError(err));
       });
     return () => controller.abort();
   }, [filters, generation]);
@@ -87,7 +85,7 @@ export default function ExecutionsPage() {
   useEffect(() => {
     const reads = new RowReads({
       read: (read) => {
-        api<InstanceView>(path`/process/instance/${read.id}`)
+        send(calls.instances.get(read.id))
           .then((v) => setRows((r) => (r ? applyRead(r, filters, read, summaryOf(v)) : r)))
           .catch(() => undefined);
       },
@@ -116,9 +114,7 @@ export default function ExecutionsPage() {
     if (!rows?.nextCursor) return;
     setLoadingMore(true);
     try {
-      const page = await api<InstancePage>(
-        `/process/instances${filtersToQuery(filters, { limit: String(PAGE), cursor: rows.nextCursor })}`,
-      );
+      const page = await send(calls.instances.search({ ...filters, limit: PAGE, cursor: rows.nextCursor }));
       setRows((r) => {
         if (!r) return r;
         const seen = new Set(r.items.map((e) => e.processInstanceId));
@@ -129,7 +125,7 @@ export default function ExecutionsPage() {
         };
       });
     } catch (err) {
-      setError(err instanceof Error ? err : new Error(String(err)));
+      setError(asError(err));
     } finally {
       setLoadingMore(false);
     }
@@ -145,9 +141,9 @@ export default function ExecutionsPage() {
       return;
     }
     setLoadingChildren((s) => new Set(s).add(id));
-    api<InstancePage>(`/process/instances?parentId=${encodeURIComponent(id)}&limit=${PAGE}`)
+    send(calls.instances.search({ parentId: id, limit: PAGE }))
       .then((page) => setRows((r) => (r ? { ...r, children: { ...r.children, [id]: page.items } } : r)))
-      .catch((err: unknown) => setError(err instanceof Error ? err : new Error(String(err))))
+      .catch((err: unknown) => setError(asError(err)))
       .finally(() =>
         setLoadingChildren((s) => {
           const next = new Set(s);
@@ -198,46 +194,34 @@ export default function ExecutionsPage() {
       {!rows && !error && <p class="muted">Loading…</p>}
       {rows && (
         <>
-          <div class="table-scroll">
-            <table class="executions">
-              <caption class="visually-hidden">
-                {hasFilters(filters) ? 'Executions matching the filters, newest first' : 'Executions, newest first'}
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">
-                    <span class="visually-hidden">Children</span>
-                  </th>
-                  <th scope="col">Execution</th>
-                  <th scope="col">Flow</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Environment</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">Took</th>
-                  <th scope="col">Correlation key</th>
-                  <th scope="col">Failure</th>
-                </tr>
-              </thead>
-              <tbody>
-                <ExecutionRows
-                  items={rows.items}
-                  children={rows.children}
-                  loading={loadingChildren}
-                  onToggle={toggle}
-                  now={now}
-                />
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            class="executions"
+            caption={hasFilters(filters) ? 'Executions matching the filters, newest first' : 'Executions, newest first'}
+            columns={[
+              { hidden: 'Children' },
+              'Execution',
+              'Flow',
+              'Version',
+              'Environment',
+              'State',
+              'Started',
+              'Took',
+              'Correlation key',
+              'Failure',
+            ]}
+          >
+            <ExecutionRows
+              items={rows.items}
+              children={rows.children}
+              loading={loadingChildren}
+              onToggle={toggle}
+              now={now}
+            />
+          </DataTable>
           {rows.items.length === 0 && (
             <p class="muted">{hasFilters(filters) ? 'No execution matches these filters.' : 'No executions yet.'}</p>
           )}
-          {rows.nextCursor !== null && (
-            <button type="button" class="load-more" onClick={() => void loadMore()} disabled={loadingMore}>
-              {loadingMore ? 'Loading…' : 'Load more'}
-            </button>
-          )}
+          {rows.nextCursor !== null && <LoadMore onLoad={loadMore} loading={loadingMore} />}
         </>
       )}
     </>

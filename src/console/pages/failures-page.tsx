@@ -2,7 +2,8 @@
  * /failures — failed executions at a glance: grouped by flow, failure code and node (GET
  * /process/failures), each group's count and newest execution, and a link to the list of them.
  */
-import type { FailureGroups } from '../../shared/api/failures.js';
+import { calls } from '../../shared/api/calls/index.js';
+import { ReadTable } from '../components/read-table.js';
 import { useApi } from '../hooks/use-api.js';
 import { useTitle } from '../hooks/use-title.js';
 import { formatTime } from '../model/format.js';
@@ -10,7 +11,7 @@ import { filtersToQuery } from '../model/filters.js';
 
 /** The failures page. */
 export default function FailuresPage() {
-  const failures = useApi<FailureGroups>('/process/failures?sort=count&limit=200');
+  const failures = useApi(calls.instances.failures({ sort: 'count', limit: 200 }));
   useTitle('Failures');
   const groups = failures.data?.groups ?? [];
   return (
@@ -21,66 +22,49 @@ export default function FailuresPage() {
           <span class="muted">{`${failures.data.total} failed execution${failures.data.total === 1 ? '' : 's'} in ${failures.data.groupCount} group${failures.data.groupCount === 1 ? '' : 's'}`}</span>
         )}
       </div>
-      {failures.error && (
-        <p role="alert" class="error-text">{`The failures cannot be read: ${failures.error.message}`}</p>
-      )}
-      {!failures.data && !failures.error && <p class="muted">Loading…</p>}
-      {failures.data && groups.length === 0 && <p class="muted">No failed executions.</p>}
-      {groups.length > 0 && (
-        <div class="table-scroll">
-          <table class="failures">
-            <caption class="visually-hidden">Failed executions by flow, failure code and node</caption>
-            <thead>
-              <tr>
-                <th scope="col">Count</th>
-                <th scope="col">Failure</th>
-                <th scope="col">Node</th>
-                <th scope="col">Flow</th>
-                <th scope="col">Newest</th>
-                <th scope="col">
-                  <span class="visually-hidden">Executions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {groups.map((g) => {
-                const list = `/executions${filtersToQuery({
-                  processId: g.processId,
-                  state: 'FAILED',
-                  errorCode: g.errorCode,
-                  ...(g.nodeId !== null && { failedNode: g.nodeId }),
-                })}`;
-                return (
-                  <tr key={`${g.processId}/${g.errorCode}/${g.nodeId ?? ''}`}>
-                    <td>{g.count}</td>
-                    <th scope="row">
-                      <code>{g.errorCode}</code>
-                    </th>
-                    <td>{g.nodeId === null ? <span class="muted">no node</span> : (g.nodeName ?? g.nodeId)}</td>
-                    <td>
-                      <a href={`/flows/${encodeURIComponent(g.processId)}`}>{g.processName ?? g.processId}</a>
-                    </td>
-                    <td>
-                      <a href={`/executions/${encodeURIComponent(g.newest.processInstanceId)}`}>
-                        {g.newest.at ? formatTime(g.newest.at) : g.newest.processInstanceId}
-                      </a>
-                      {g.newest.message && <div class="muted">{g.newest.message}</div>}
-                    </td>
-                    <td>
-                      <a
-                        href={list}
-                        aria-label={`List them: the ${g.count} ${g.errorCode} failures at ${g.nodeId ?? 'no node'}`}
-                      >
-                        List them
-                      </a>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ReadTable
+        read={failures}
+        items={groups}
+        what="The failures"
+        empty="No failed executions."
+        class="failures"
+        caption="Failed executions by flow, failure code and node"
+        columns={['Count', 'Failure', 'Node', 'Flow', 'Newest', { hidden: 'Executions' }]}
+        row={(g) => {
+          const list = `/executions${filtersToQuery({
+            processId: g.processId,
+            state: 'FAILED',
+            errorCode: g.errorCode,
+            ...(g.nodeId !== null && { failedNode: g.nodeId }),
+          })}`;
+          return (
+            <tr key={`${g.processId}/${g.errorCode}/${g.nodeId ?? ''}`}>
+              <td>{g.count}</td>
+              <th scope="row">
+                <code>{g.errorCode}</code>
+              </th>
+              <td>{g.nodeId === null ? <span class="muted">no node</span> : (g.nodeName ?? g.nodeId)}</td>
+              <td>
+                <a href={`/flows/${encodeURIComponent(g.processId)}`}>{g.processName ?? g.processId}</a>
+              </td>
+              <td>
+                <a href={`/executions/${encodeURIComponent(g.newest.processInstanceId)}`}>
+                  {g.newest.at ? formatTime(g.newest.at) : g.newest.processInstanceId}
+                </a>
+                {g.newest.message && <div class="muted">{g.newest.message}</div>}
+              </td>
+              <td>
+                <a
+                  href={list}
+                  aria-label={`List them: the ${g.count} ${g.errorCode} failures at ${g.nodeId ?? 'no node'}`}
+                >
+                  List them
+                </a>
+              </td>
+            </tr>
+          );
+        }}
+      />
     </>
   );
 }

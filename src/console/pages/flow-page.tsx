@@ -5,14 +5,13 @@
  */
 import { useRoute } from 'preact-iso/router';
 import { useMemo, useState } from 'preact/hooks';
-import type { FlowDetail } from '../../shared/api/flows.js';
-import type { WhoAmI } from '../../shared/api/meta.js';
-import { path } from '../api/http.js';
+import { calls } from '../../shared/api/calls/index.js';
 import { NodePanel } from '../components/node-panel.js';
 import { Diagram } from '../diagram/diagram.js';
 import { buildGraph } from '../diagram/graph-model.js';
 import { useApi } from '../hooks/use-api.js';
 import { useNodeSelection } from '../hooks/use-node-selection.js';
+import { useMay } from '../hooks/use-session.js';
 import { useTitle } from '../hooks/use-title.js';
 import { formatTime, jsonText } from '../model/format.js';
 import { openedBodies, openPath, toggleOpen, type OpenState } from '../model/open-state.js';
@@ -23,8 +22,8 @@ export default function FlowPage() {
   const { params, query } = useRoute();
   const processId = params.processId ?? '';
   const version = /^[0-9]+$/.test(query.version ?? '') ? query.version! : null;
-  const flow = useApi<FlowDetail>(`${path`/admin/flows/${processId}`}${version ? `?version=${version}` : ''}`);
-  const me = useApi<WhoAmI>('/auth/whoami');
+  const flow = useApi(calls.flows.get(processId, version ?? undefined));
+  const mayExecute = useMay('WORKFLOW_EXECUTE');
   const { selected, select, close: closePanel } = useNodeSelection();
   const [open, setOpen] = useState<OpenState>(() => (selected ? openPath({}, selected.scope) : {}));
   const opened = useMemo(() => openedBodies(open, null, {}), [open]);
@@ -56,8 +55,8 @@ export default function FlowPage() {
         <a class="button-link" href={`/executions?processId=${encodeURIComponent(f.processId)}&version=${f.version}`}>
           Executions of this version
         </a>
-        {me.data?.permissions.includes('WORKFLOW_EXECUTE') && (
-          <a class="button-link" href={`${path`/flows/${f.processId}/run`}?version=${f.version}`}>
+        {mayExecute && (
+          <a class="button-link" href={`/flows/${encodeURIComponent(f.processId)}/run?version=${f.version}`}>
             Run this version
           </a>
         )}
@@ -85,7 +84,7 @@ export default function FlowPage() {
               {[...f.versions].reverse().map((v) => (
                 <li key={v.version}>
                   <a
-                    href={`${path`/flows/${f.processId}`}?version=${v.version}`}
+                    href={`/flows/${encodeURIComponent(f.processId)}?version=${v.version}`}
                     aria-current={v.version === f.version ? 'page' : undefined}
                   >
                     {`v${v.version}`}

@@ -8,13 +8,14 @@
 import { useLocation, useRoute } from 'preact-iso/router';
 import { useMemo, useState } from 'preact/hooks';
 import type { Environment } from '../../shared/api/common.js';
-import type { FlowList } from '../../shared/api/flows.js';
-import type { WhoAmI } from '../../shared/api/meta.js';
-import type { Started } from '../../shared/api/process.js';
+import { calls } from '../../shared/api/calls/index.js';
+import { errorMessage } from '../../shared/errors.js';
 import { checkForm, fieldOfPath, formInputs, formText, type FormInput } from '../../shared/flow/input-fields.js';
-import { api, ApiError } from '../api/http.js';
+import { ApiError, send } from '../api/http.js';
 import { InputFields, inputId } from '../components/input-fields.js';
+import { ReadState } from '../components/read-state.js';
 import { useApi } from '../hooks/use-api.js';
+import { useSession } from '../hooks/use-session.js';
 import { useTitle } from '../hooks/use-title.js';
 import { ENVIRONMENT_NAMES } from '../model/filters.js';
 
@@ -27,8 +28,8 @@ export default function RunPage() {
   const { params, query } = useRoute();
   const { route } = useLocation();
   const processId = params.processId ?? '';
-  const flows = useApi<FlowList>('/admin/flows');
-  const me = useApi<WhoAmI>('/auth/whoami');
+  const flows = useApi(calls.flows.list());
+  const me = useSession();
   const flow = flows.data?.items.find((f) => f.processId === processId);
   const [environment, setEnvironment] = useState<Environment>(
     (ENVIRONMENT_NAMES as readonly string[]).includes(query.environment ?? '')
@@ -50,8 +51,8 @@ export default function RunPage() {
   const fields = useMemo(() => formInputs(inputs), [inputs]);
   const shown = texts ?? initialTexts(fields);
 
-  if (flows.error) return <p role="alert" class="error-text">{`The flows cannot be read: ${flows.error.message}`}</p>;
-  if (!flows.data || !me.data) return <p class="muted">Loading…</p>;
+  if (flows.error || !flows.data) return <ReadState read={flows} what="The flows" />;
+  if (!me.data) return <ReadState read={me} what="Who you are" />;
   if (!flow)
     return (
       <>
@@ -87,11 +88,11 @@ export default function RunPage() {
     }
     setStarting(true);
     try {
-      const q = new URLSearchParams({ environment, ...(chosen !== '' && { versionNumber: chosen }) });
-      const started = await api<Started>(`/process/${me.data!.system ? 'start' : 'exec'}?${q.toString()}`, {
-        method: 'POST',
-        body: { processId, ...(correlationKey.trim() !== '' && { correlationKey: correlationKey.trim() }), data },
-      });
+      const query = { environment, ...(chosen !== '' && { versionNumber: chosen }) };
+      const body = { processId, ...(correlationKey.trim() !== '' && { correlationKey: correlationKey.trim() }), data };
+      const started = await send(
+        me.data!.system ? calls.process.startAny(body, query) : calls.process.exec(body, query),
+      );
       route(`/executions/${encodeURIComponent(started.processInstanceId)}`);
     } catch (err) {
       setStarting(false);
@@ -107,7 +108,7 @@ export default function RunPage() {
         const message = err.message.replace(/^data\./, '').replace(/\s\(the inputs of flow .*\)$/, '');
         setProblems({ [at]: message });
         document.getElementById(inputId(at))?.focus();
-      } else setFailure(`The daemon did not start it: ${err instanceof Error ? err.message : String(err)}`);
+      } else setFailure(`The daemon did not start it: ${errorMessage(err)}`);
     }
   };
 

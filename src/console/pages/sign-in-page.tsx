@@ -6,9 +6,11 @@
 import { useRoute } from 'preact-iso/router';
 import type { TargetedEvent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { calls, links } from '../../shared/api/calls/index.js';
 import type { ConsoleAuthConfig } from '../../shared/api/console.js';
+import { errorMessage } from '../../shared/errors.js';
 import { safeReturnTo } from '../../shared/return-to.js';
-import { api, ApiError } from '../api/http.js';
+import { ApiError, send } from '../api/http.js';
 import { useTitle } from '../hooks/use-title.js';
 
 /** The sign-in page. */
@@ -20,7 +22,7 @@ export default function SignInPage() {
   const [error, setError] = useState<string | null>(null);
   useTitle('Sign in');
   useEffect(() => {
-    api<ConsoleAuthConfig>('/auth/config', { keep401: true })
+    send(calls.auth.config(), { keep401: true })
       .then(setConfig)
       .catch(() => setConfig({ oidc: false }));
   }, []);
@@ -32,14 +34,14 @@ export default function SignInPage() {
     setBusy(true);
     setError(null);
     try {
-      await api('/auth/session', { method: 'POST', body: { apiKey }, keep401: true });
+      await send(calls.auth.signIn({ apiKey }), { keep401: true });
       location.assign(returnTo);
     } catch (err) {
       setBusy(false);
       setError(
         err instanceof ApiError && err.code === 'UNAUTHORIZED'
           ? 'The daemon refused this key (unknown, revoked, suspended or expired).'
-          : `Signing in failed: ${err instanceof Error ? err.message : String(err)}`,
+          : `Signing in failed: ${errorMessage(err)}`,
       );
     }
   };
@@ -49,7 +51,7 @@ export default function SignInPage() {
       <h1>Sign in to wfx</h1>
       {config?.oidc && (
         <p>
-          <a class="button-link primary" href={`/auth/login?returnTo=${encodeURIComponent(returnTo)}`}>
+          <a class="button-link primary" href={links.login(returnTo)}>
             Sign in with your identity provider
           </a>
         </p>

@@ -7,12 +7,12 @@
  */
 import { useLocation, useRoute } from 'preact-iso/router';
 import { useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { FlowList } from '../../shared/api/flows.js';
-import type { WhoAmI } from '../../shared/api/meta.js';
-import type { TaskPage } from '../../shared/api/tasks.js';
+import { calls } from '../../shared/api/calls/index.js';
 import { EventsContext } from '../components/events-context.js';
+import { ReadTable } from '../components/read-table.js';
 import { TaskPanel } from '../components/task-panel.js';
 import { useApi } from '../hooks/use-api.js';
+import { useMay } from '../hooks/use-session.js';
 import { useNow } from '../hooks/use-now.js';
 import { useThrottled } from '../hooks/use-throttled.js';
 import { useTitle } from '../hooks/use-title.js';
@@ -40,12 +40,9 @@ export default function TasksPage() {
   const filters = useMemo(() => taskFiltersFromQuery(new URLSearchParams(queryText)), [queryText]);
   const [q, setQ] = useState(filters.q);
   useEffect(() => setQ(filters.q), [filters.q]);
-  const tasks = useApi<TaskPage>(
-    `/process/tasks?limit=${LIMIT}${filters.processId ? `&processId=${encodeURIComponent(filters.processId)}` : ''}`,
-  );
-  const flows = useApi<FlowList>('/admin/flows');
-  const me = useApi<WhoAmI>('/auth/whoami');
-  const mayExecute = me.data?.permissions.includes('WORKFLOW_EXECUTE') ?? false;
+  const tasks = useApi(calls.tasks.list({ limit: LIMIT, processId: filters.processId || undefined }));
+  const flows = useApi(calls.flows.list());
+  const mayExecute = useMay('WORKFLOW_EXECUTE');
   const now = useNow(true);
   // Each reload walks the daemon's live executions: at most one a second per open inbox.
   const reload = useThrottled(tasks.reload, 1000);
@@ -125,72 +122,55 @@ export default function TasksPage() {
           Clear
         </button>
       </form>
-      {tasks.error && <p role="alert" class="error-text">{`The tasks cannot be read: ${tasks.error.message}`}</p>}
       <div class={open ? 'tasks-grid with-panel' : 'tasks-grid'}>
         <div>
-          {!tasks.data && !tasks.error && <p class="muted">Loading…</p>}
-          {tasks.data && shown.length === 0 && (
-            <p class="muted">No task waits for anyone{total > 0 ? ' among these' : ''}.</p>
-          )}
-          {shown.length > 0 && (
-            <div class="table-scroll">
-              <table class="tasks">
-                <caption class="visually-hidden">Tasks waiting for a person, oldest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Task</th>
-                    <th scope="col">Flow</th>
-                    <th scope="col">For</th>
-                    <th scope="col">Waiting</th>
-                    <th scope="col">Due</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {shown.map((t) => {
-                    const href = taskHref(t);
-                    const current = open?.processInstanceId === t.processInstanceId && open.nodeId === t.nodeId;
-                    return (
-                      <tr key={`${t.processInstanceId}/${t.nodeInstanceId}`} class={current ? 'current' : undefined}>
-                        <th scope="row">
-                          <a href={`${href}${taskFiltersToQuery(filters)}`} aria-current={current ? 'true' : undefined}>
-                            {t.formTitle ?? t.nodeName}
-                          </a>
-                          <div class="muted">{`${t.nodeName} · ${t.inputType}`}</div>
-                        </th>
-                        <td>
-                          <a
-                            href={`/executions/${encodeURIComponent(t.processInstanceId)}`}
-                            title={t.processInstanceId}
-                          >
-                            {t.processName}
-                          </a>
-                          {t.correlationKey && <div class="muted">{t.correlationKey}</div>}
-                        </td>
-                        <td>{t.assignee ?? <span class="muted">anyone</span>}</td>
-                        <td>
-                          <time dateTime={t.waitingSince} title={formatTime(t.waitingSince)}>
-                            {formatDuration(Math.max(0, now - Date.parse(t.waitingSince)))}
-                          </time>
-                        </td>
-                        <td>
-                          {t.dueAt ? (
-                            <>
-                              <time dateTime={t.dueAt}>{formatTime(t.dueAt)}</time>
-                              <div class={Date.parse(t.dueAt) < now ? 'countdown overdue' : 'countdown'}>
-                                {dueWords(t.dueAt, now, formatDuration)}
-                              </div>
-                            </>
-                          ) : (
-                            <span class="muted">no limit</span>
-                          )}
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
-          )}
+          <ReadTable
+            read={tasks}
+            items={shown}
+            what="The tasks"
+            empty={`No task waits for anyone${total > 0 ? ' among these' : ''}.`}
+            class="tasks"
+            caption="Tasks waiting for a person, oldest first"
+            columns={['Task', 'Flow', 'For', 'Waiting', 'Due']}
+            row={(t) => {
+              const href = taskHref(t);
+              const current = open?.processInstanceId === t.processInstanceId && open.nodeId === t.nodeId;
+              return (
+                <tr key={`${t.processInstanceId}/${t.nodeInstanceId}`} class={current ? 'current' : undefined}>
+                  <th scope="row">
+                    <a href={`${href}${taskFiltersToQuery(filters)}`} aria-current={current ? 'true' : undefined}>
+                      {t.formTitle ?? t.nodeName}
+                    </a>
+                    <div class="muted">{`${t.nodeName} · ${t.inputType}`}</div>
+                  </th>
+                  <td>
+                    <a href={`/executions/${encodeURIComponent(t.processInstanceId)}`} title={t.processInstanceId}>
+                      {t.processName}
+                    </a>
+                    {t.correlationKey && <div class="muted">{t.correlationKey}</div>}
+                  </td>
+                  <td>{t.assignee ?? <span class="muted">anyone</span>}</td>
+                  <td>
+                    <time dateTime={t.waitingSince} title={formatTime(t.waitingSince)}>
+                      {formatDuration(Math.max(0, now - Date.parse(t.waitingSince)))}
+                    </time>
+                  </td>
+                  <td>
+                    {t.dueAt ? (
+                      <>
+                        <time dateTime={t.dueAt}>{formatTime(t.dueAt)}</time>
+                        <div class={Date.parse(t.dueAt) < now ? 'countdown overdue' : 'countdown'}>
+                          {dueWords(t.dueAt, now, formatDuration)}
+                        </div>
+                      </>
+                    ) : (
+                      <span class="muted">no limit</span>
+                    )}
+                  </td>
+                </tr>
+              );
+            }}
+          />
         </div>
         {open && (
           <TaskPanel

@@ -4,9 +4,10 @@
  */
 import { useLocation, useRoute } from 'preact-iso/router';
 import { useEffect } from 'preact/hooks';
-import type { DeliveryList } from '../../shared/api/webhooks.js';
-import { path } from '../api/http.js';
+import { calls, streams } from '../../shared/api/calls/index.js';
+import { DataTable } from '../components/data-table.js';
 import { DeliveryPanel } from '../components/delivery-detail.js';
+import { ReadState } from '../components/read-state.js';
 import { useApi } from '../hooks/use-api.js';
 import { useTitle } from '../hooks/use-title.js';
 import { formatTime } from '../model/format.js';
@@ -15,7 +16,7 @@ import { verdictWord } from '../model/triggers.js';
 /** Reloads `reload` at each delivery the registration's stream sends (the stream reconnects by itself). */
 function useDeliveryStream(name: string, reload: () => void): void {
   useEffect(() => {
-    const source = new EventSource(path`/admin/webhooks/${name}/deliveries/stream`);
+    const source = new EventSource(streams.deliveries(name));
     source.addEventListener('delivery', () => reload());
     return () => source.close();
   }, [name, reload]);
@@ -27,7 +28,7 @@ export default function WebhookPage() {
   const { route } = useLocation();
   const name = params.name ?? '';
   const open = query.delivery ?? null;
-  const log = useApi<DeliveryList>(path`/admin/webhooks/${name}/deliveries`);
+  const log = useApi(calls.webhooks.deliveries(name));
   useDeliveryStream(name, log.reload);
   useTitle(`Webhook ${name}`);
   const items = log.data?.items ?? [];
@@ -39,60 +40,46 @@ export default function WebhookPage() {
         <h1>{`Webhook ${name}`}</h1>
         <a href="/triggers">All triggers</a>
       </div>
-      {log.error && <p role="alert" class="error-text">{`The delivery log cannot be read: ${log.error.message}`}</p>}
-      {!log.data && !log.error && <p class="muted">Loading…</p>}
-      {log.data && items.length === 0 && <p class="muted">No deliveries yet.</p>}
+      <ReadState read={log} what="The delivery log" empty={items.length === 0 && 'No deliveries yet.'} />
       {log.data && log.data.refused > 0 && (
         <p class="muted">{`${log.data.refused} deliveries refused in all (the log keeps the last ones).`}</p>
       )}
       <div class={open ? 'execution-grid' : undefined}>
         {items.length > 0 && (
-          <div class="table-scroll">
-            <table class="deliveries">
-              <caption class="visually-hidden">{`Deliveries of ${name}, newest first`}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Received</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Verdict</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">Why nothing started</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((d) => (
-                  <tr key={d.deliveryId} aria-current={d.deliveryId === open ? 'true' : undefined}>
-                    <th scope="row">
-                      <button
-                        type="button"
-                        class="link-button"
-                        onClick={() => show(d.deliveryId)}
-                        aria-label={`Show delivery ${d.deliveryId} received ${formatTime(d.receivedAt)}`}
-                      >
-                        {formatTime(d.receivedAt)}
-                      </button>
-                    </th>
-                    <td>{'pending' in d ? '—' : (d.eventType ?? '—')}</td>
-                    <td>{verdictWord(d)}</td>
-                    <td>
-                      {'pending' in d || d.startedInstanceIds.length === 0 ? (
-                        <span class="muted">—</span>
-                      ) : (
-                        d.startedInstanceIds.map((id) => (
-                          <a key={id} href={`/executions/${encodeURIComponent(id)}`}>
-                            {id}
-                          </a>
-                        ))
-                      )}
-                    </td>
-                    <td>
-                      {'pending' in d ? '' : (d.reason ?? (d.redeliveryOf ? `redelivery of ${d.redeliveryOf}` : ''))}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            class="deliveries"
+            caption={`Deliveries of ${name}, newest first`}
+            columns={['Received', 'Event', 'Verdict', 'Started', 'Why nothing started']}
+          >
+            {items.map((d) => (
+              <tr key={d.deliveryId} aria-current={d.deliveryId === open ? 'true' : undefined}>
+                <th scope="row">
+                  <button
+                    type="button"
+                    class="link-button"
+                    onClick={() => show(d.deliveryId)}
+                    aria-label={`Show delivery ${d.deliveryId} received ${formatTime(d.receivedAt)}`}
+                  >
+                    {formatTime(d.receivedAt)}
+                  </button>
+                </th>
+                <td>{'pending' in d ? '—' : (d.eventType ?? '—')}</td>
+                <td>{verdictWord(d)}</td>
+                <td>
+                  {'pending' in d || d.startedInstanceIds.length === 0 ? (
+                    <span class="muted">—</span>
+                  ) : (
+                    d.startedInstanceIds.map((id) => (
+                      <a key={id} href={`/executions/${encodeURIComponent(id)}`}>
+                        {id}
+                      </a>
+                    ))
+                  )}
+                </td>
+                <td>{'pending' in d ? '' : (d.reason ?? (d.redeliveryOf ? `redelivery of ${d.redeliveryOf}` : ''))}</td>
+              </tr>
+            ))}
+          </DataTable>
         )}
         {open && <DeliveryPanel key={open} webhook={name} deliveryId={open} onRedelivered={log.reload} />}
       </div>

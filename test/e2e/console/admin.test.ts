@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import type { Page } from 'playwright-core';
+import type { Page, Request } from 'playwright-core';
 import {
   axeCheck,
   CHROMIUM_SKIP,
@@ -256,6 +256,33 @@ t.test('the admin screens, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     t.equal(refused.status, 401, 'a revoked key is refused');
     t.equal(refused.body.error, 'UNAUTHORIZED');
     t.equal(await row.getByRole('button').count(), 0, 'nothing more to do with a revoked key');
+  });
+
+  await t.test('who the session is is read once per page load, however many pages open in it', async (t) => {
+    let whoami = 0;
+    const count = (r: Request) => {
+      if (new URL(r.url()).pathname === '/auth/whoami') whoami++;
+    };
+    page.on('request', count);
+    await page.goto(`${url}/executions`);
+    const main = page.getByRole('navigation', { name: 'Main' });
+    const admin = page.getByRole('navigation', { name: 'Admin' });
+    const pages: [typeof main, string, string][] = [
+      [main, 'Flows', 'Flows'],
+      [main, 'Failures', 'Failures'],
+      [main, 'Tasks', 'Tasks'],
+      [main, 'Triggers', 'Triggers'],
+      [main, 'Admin', 'Workers and jobs'],
+      [admin, 'Console sessions', 'Console sessions'],
+      // Last an admin page: the next test goes on from its navigation.
+      [admin, 'API keys', 'API keys'],
+    ];
+    for (const [nav, link, heading] of pages) {
+      await nav.getByRole('link', { name: link }).click();
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+    }
+    page.off('request', count);
+    t.equal(whoami, 1, 'one GET /auth/whoami for the load and the seven pages opened after it');
   });
 
   await t.test('a viewer sees no admin section, and the daemon refuses the admin API', async (t) => {

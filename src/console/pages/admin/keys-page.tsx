@@ -4,12 +4,16 @@
  * shown once), suspend and resume, revoke (asked first: for good).
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { ApiKeyStatus, CreatedKey, KeyList, KeyView } from '../../../shared/api/keys.js';
-import { api, path } from '../../api/http.js';
-import { AdminShell } from '../../components/admin-shell.js';
+import { calls } from '../../../shared/api/calls/index.js';
+import type { ApiKeyStatus, CreatedKey, KeyView } from '../../../shared/api/keys.js';
+import { send } from '../../api/http.js';
+import { adminPage } from '../../components/admin-shell.js';
 import { ConfirmDialog } from '../../components/confirm-dialog.js';
 import { KeyCreateForm, SecretOnce } from '../../components/key-create-form.js';
+import { ReadTable } from '../../components/read-table.js';
+import { SaidNote } from '../../components/said-note.js';
 import { useApi } from '../../hooks/use-api.js';
+import { useSaid } from '../../hooks/use-said.js';
 import { formatTime } from '../../model/format.js';
 
 const STATUS: Readonly<Record<ApiKeyStatus, { readonly word: string; readonly cls: string }>> = {
@@ -28,6 +32,17 @@ const limitWords = (k: KeyView) =>
       ]
         .filter(Boolean)
         .join(', ');
+
+/** What can be done to a key, by its status (a revoke is asked first). */
+const ACTIONS: readonly {
+  readonly word: string;
+  readonly action: 'suspend' | 'activate' | 'revoke';
+  readonly when: (status: ApiKeyStatus) => boolean;
+}[] = [
+  { word: 'Suspend', action: 'suspend', when: (s) => s === 'ACTIVE' },
+  { word: 'Resume', action: 'activate', when: (s) => s === 'SUSPENDED' },
+  { word: 'Revoke', action: 'revoke', when: (s) => s !== 'REVOKED' },
+];
 
 function KeyRow(props: {
   readonly k: KeyView;
@@ -53,56 +68,40 @@ function KeyRow(props: {
         <span class={`badge ${STATUS[k.status].cls}`}>{STATUS[k.status].word}</span>
       </td>
       <td class="row-actions">
-        {k.status === 'ACTIVE' && (
+        {ACTIONS.filter((a) => a.when(k.status)).map((a) => (
           <button
+            key={a.word}
             type="button"
             disabled={props.busy}
-            onClick={() => props.act(k, 'suspend')}
-            aria-label={`Suspend ${k.name}`}
+            onClick={() => (a.action === 'revoke' ? props.revoke(k) : props.act(k, a.action))}
+            aria-label={`${a.word} ${k.name}`}
           >
-            Suspend
+            {a.word}
           </button>
-        )}
-        {k.status === 'SUSPENDED' && (
-          <button
-            type="button"
-            disabled={props.busy}
-            onClick={() => props.act(k, 'activate')}
-            aria-label={`Resume ${k.name}`}
-          >
-            Resume
-          </button>
-        )}
-        {k.status !== 'REVOKED' && (
-          <button type="button" disabled={props.busy} onClick={() => props.revoke(k)} aria-label={`Revoke ${k.name}`}>
-            Revoke
-          </button>
-        )}
+        ))}
       </td>
     </tr>
   );
 }
 
 function Keys({ system, myKey }: { readonly system: boolean; readonly myKey: string | undefined }) {
-  const keys = useApi<KeyList>('/admin/api-keys');
+  const keys = useApi(calls.keys.list());
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const [revoking, setRevoking] = useState<KeyView | null>(null);
   const [busy, setBusy] = useState(false);
-  const [said, setSaid] = useState('');
+  const { said, attempt } = useSaid();
   useEffect(() => {
     if (created) document.getElementById('secret-title')?.focus();
   }, [created]);
   const change = async (k: KeyView, action: 'suspend' | 'activate' | 'revoke') => {
     setBusy(true);
-    try {
-      await api<KeyView>(path`/admin/api-keys/${k.keyId}/${action}`, { method: 'POST', body: {} });
-      setSaid(`${k.name} ${action === 'activate' ? 'resumed' : action === 'suspend' ? 'suspended' : 'revoked'}.`);
-    } catch (e) {
-      setSaid(`${k.name} was not changed: ${e instanceof Error ? e.message : String(e)}`);
-    } finally {
-      setBusy(false);
-      keys.reload();
-    }
+    await attempt(
+      () => send(calls.keys.setStatus(k.keyId, action)),
+      `${k.name} ${action === 'activate' ? 'resumed' : action === 'suspend' ? 'suspended' : 'revoked'}.`,
+      `${k.name} was not changed`,
+    );
+    setBusy(false);
+    keys.reload();
   };
   const items = [...(keys.data?.items ?? [])].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   return (
@@ -120,44 +119,25 @@ function Keys({ system, myKey }: { readonly system: boolean; readonly myKey: str
       )}
       <section aria-labelledby="keys-title">
         <h2 id="keys-title">Keys</h2>
-        <p aria-live="polite" class="muted">
-          {said}
-        </p>
-        {keys.error && <p role="alert" class="error-text">{`The keys cannot be read: ${keys.error.message}`}</p>}
-        {!keys.data && !keys.error && <p class="muted">Loading…</p>}
-        {items.length > 0 && (
-          <div class="table-scroll">
-            <table class="keys">
-              <caption class="visually-hidden">API keys</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Key</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Organization</th>
-                  <th scope="col">Rate limit</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">State</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((k) => (
-                  <KeyRow
-                    key={k.keyId}
-                    k={k}
-                    mine={k.keyId === myKey}
-                    busy={busy}
-                    act={(key, action) => void change(key, action)}
-                    revoke={setRevoking}
-                  />
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <SaidNote said={said} />
+        <ReadTable
+          read={keys}
+          items={items}
+          what="The keys"
+          class="keys"
+          caption="API keys"
+          columns={['Key', 'Role', 'Organization', 'Rate limit', 'Created', 'Expires', 'State', { hidden: 'Actions' }]}
+          row={(k) => (
+            <KeyRow
+              key={k.keyId}
+              k={k}
+              mine={k.keyId === myKey}
+              busy={busy}
+              act={(key, action) => void change(key, action)}
+              revoke={setRevoking}
+            />
+          )}
+        />
       </section>
       <ConfirmDialog
         open={revoking !== null}
@@ -180,10 +160,4 @@ function Keys({ system, myKey }: { readonly system: boolean; readonly myKey: str
 }
 
 /** The API keys page. */
-export default function KeysPage() {
-  return (
-    <AdminShell title="API keys" needs="ADMIN">
-      {(me) => <Keys system={me.system} myKey={me.keyId} />}
-    </AdminShell>
-  );
-}
+export default adminPage('API keys', 'ADMIN', (me) => <Keys system={me.system} myKey={me.keyId} />);

@@ -4,9 +4,11 @@
  * a one-line prompt. The API never gives a key, so none can reach the page.
  */
 import { useState } from 'preact/hooks';
-import type { ProviderList, ProviderTested, ProviderView } from '../../../shared/api/ai-providers.js';
-import { api, ApiError, path } from '../../api/http.js';
-import { AdminShell } from '../../components/admin-shell.js';
+import type { ProviderTested, ProviderView } from '../../../shared/api/ai-providers.js';
+import { calls } from '../../../shared/api/calls/index.js';
+import { ApiError, send } from '../../api/http.js';
+import { adminPage } from '../../components/admin-shell.js';
+import { ReadTable } from '../../components/read-table.js';
 import { useApi } from '../../hooks/use-api.js';
 import { formatTime } from '../../model/format.js';
 
@@ -60,7 +62,7 @@ function ProviderRow(props: {
 }
 
 function Providers({ system }: { readonly system: boolean }) {
-  const providers = useApi<ProviderList>('/admin/ai-providers');
+  const providers = useApi(calls.aiProviders.list());
   const [tests, setTests] = useState<Readonly<Record<string, Tested | 'testing'>>>({});
   const items = providers.data?.items ?? [];
   const test = async (p: ProviderView) => {
@@ -68,10 +70,7 @@ function Providers({ system }: { readonly system: boolean }) {
     setTests((t) => ({ ...t, [id]: 'testing' }));
     let outcome: Tested;
     try {
-      const answer = await api<ProviderTested>(
-        `${path`/admin/ai-providers/${p.name}/test`}?organization=${encodeURIComponent(p.organization)}`,
-        { method: 'POST', body: {} },
-      );
+      const answer = await send(calls.aiProviders.test(p.name, { organization: p.organization }));
       outcome = { ok: true, answer };
     } catch (e) {
       const code = e instanceof ApiError ? String(e.details?.code ?? e.code) : 'NETWORK';
@@ -81,52 +80,36 @@ function Providers({ system }: { readonly system: boolean }) {
   };
   return (
     <>
-      {providers.error && (
-        <p role="alert" class="error-text">{`The providers cannot be read: ${providers.error.message}`}</p>
-      )}
-      {!providers.data && !providers.error && <p class="muted">Loading…</p>}
-      {providers.data && items.length === 0 && (
-        <p class="muted">No model provider registered (wfx ai providers create).</p>
-      )}
-      {items.length > 0 && (
-        <div class="table-scroll">
-          <table class="providers">
-            <caption class="visually-hidden">Model providers</caption>
-            <thead>
-              <tr>
-                <th scope="col">Provider</th>
-                {system && <th scope="col">Organization</th>}
-                <th scope="col">Kind</th>
-                <th scope="col">Model</th>
-                <th scope="col">Base URL or model file</th>
-                <th scope="col">API key</th>
-                <th scope="col">Updated</th>
-                <th scope="col">State</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((p) => (
-                <ProviderRow
-                  key={p.providerId}
-                  p={p}
-                  showOrg={system}
-                  tested={tests[`${p.organization}/${p.name}`]}
-                  onTest={() => void test(p)}
-                />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ReadTable
+        read={providers}
+        items={items}
+        what="The providers"
+        empty="No model provider registered (wfx ai providers create)."
+        class="providers"
+        caption="Model providers"
+        columns={[
+          'Provider',
+          system && 'Organization',
+          'Kind',
+          'Model',
+          'Base URL or model file',
+          'API key',
+          'Updated',
+          'State',
+        ]}
+        row={(p) => (
+          <ProviderRow
+            key={p.providerId}
+            p={p}
+            showOrg={system}
+            tested={tests[`${p.organization}/${p.name}`]}
+            onTest={() => void test(p)}
+          />
+        )}
+      />
     </>
   );
 }
 
 /** The model providers page. */
-export default function ProvidersPage() {
-  return (
-    <AdminShell title="Model providers" needs="ADMIN">
-      {(me) => <Providers system={me.system} />}
-    </AdminShell>
-  );
-}
+export default adminPage('Model providers', 'ADMIN', (me) => <Providers system={me.system} />);

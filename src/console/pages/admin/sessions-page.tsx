@@ -4,11 +4,15 @@
  * Revoke ends one (asked first).
  */
 import { useState } from 'preact/hooks';
+import { calls } from '../../../shared/api/calls/index.js';
 import type { SessionInfo } from '../../../shared/api/console.js';
-import { api, path } from '../../api/http.js';
-import { AdminShell } from '../../components/admin-shell.js';
+import { send } from '../../api/http.js';
+import { adminPage } from '../../components/admin-shell.js';
 import { ConfirmDialog } from '../../components/confirm-dialog.js';
+import { ReadTable } from '../../components/read-table.js';
+import { SaidNote } from '../../components/said-note.js';
 import { useApi } from '../../hooks/use-api.js';
+import { useSaid } from '../../hooks/use-said.js';
 import { formatTime } from '../../model/format.js';
 
 const METHOD_WORDS: Readonly<Record<SessionInfo['method'], string>> = {
@@ -18,69 +22,52 @@ const METHOD_WORDS: Readonly<Record<SessionInfo['method'], string>> = {
 };
 
 function Sessions() {
-  const sessions = useApi<{ items: readonly SessionInfo[] }>('/admin/sessions');
+  const sessions = useApi(calls.sessions.list());
   const [revoking, setRevoking] = useState<SessionInfo | null>(null);
-  const [said, setSaid] = useState('');
+  const { said, attempt } = useSaid();
   const items = sessions.data?.items ?? [];
   const revoke = async (s: SessionInfo) => {
-    try {
-      await api(path`/admin/sessions/${s.id}/revoke`, { method: 'POST', body: {} });
-      setSaid(`Session ${s.id} ended.`);
-    } catch (e) {
-      setSaid(`Session ${s.id} was not ended: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    await attempt(() => send(calls.sessions.revoke(s.id)), `Session ${s.id} ended.`, `Session ${s.id} was not ended`);
     sessions.reload();
   };
   return (
     <>
-      <p aria-live="polite" class="muted">
-        {said}
-      </p>
-      {sessions.error && (
-        <p role="alert" class="error-text">{`The sessions cannot be read: ${sessions.error.message}`}</p>
-      )}
-      {!sessions.data && !sessions.error && <p class="muted">Loading…</p>}
-      {items.length > 0 && (
-        <div class="table-scroll">
-          <table class="sessions">
-            <caption class="visually-hidden">Console sessions</caption>
-            <thead>
-              <tr>
-                <th scope="col">Session</th>
-                <th scope="col">Signed in with</th>
-                <th scope="col">As</th>
-                <th scope="col">Organization</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last seen</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((s) => (
-                <tr key={s.id} data-session={s.id}>
-                  <th scope="row">
-                    <code>{s.id}</code>
-                  </th>
-                  <td>{METHOD_WORDS[s.method]}</td>
-                  <td>{s.keyId !== undefined ? `key ${s.keyId}` : (s.subject ?? '')}</td>
-                  <td>{s.organization ?? <span class="muted">system</span>}</td>
-                  <td>{formatTime(s.createdAt)}</td>
-                  <td>{formatTime(s.lastSeenAt)}</td>
-                  <td>{formatTime(s.expiresAt)}</td>
-                  <td>
-                    <button type="button" onClick={() => setRevoking(s)} aria-label={`Revoke session ${s.id}`}>
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <SaidNote said={said} />
+      <ReadTable
+        read={sessions}
+        items={items}
+        what="The sessions"
+        class="sessions"
+        caption="Console sessions"
+        columns={[
+          'Session',
+          'Signed in with',
+          'As',
+          'Organization',
+          'Created',
+          'Last seen',
+          'Expires',
+          { hidden: 'Actions' },
+        ]}
+        row={(s) => (
+          <tr key={s.id} data-session={s.id}>
+            <th scope="row">
+              <code>{s.id}</code>
+            </th>
+            <td>{METHOD_WORDS[s.method]}</td>
+            <td>{s.keyId !== undefined ? `key ${s.keyId}` : (s.subject ?? '')}</td>
+            <td>{s.organization ?? <span class="muted">system</span>}</td>
+            <td>{formatTime(s.createdAt)}</td>
+            <td>{formatTime(s.lastSeenAt)}</td>
+            <td>{formatTime(s.expiresAt)}</td>
+            <td>
+              <button type="button" onClick={() => setRevoking(s)} aria-label={`Revoke session ${s.id}`}>
+                Revoke
+              </button>
+            </td>
+          </tr>
+        )}
+      />
       <ConfirmDialog
         open={revoking !== null}
         title="End this session?"
@@ -98,10 +85,4 @@ function Sessions() {
 }
 
 /** The console sessions page. */
-export default function SessionsPage() {
-  return (
-    <AdminShell title="Console sessions" needs="ADMIN">
-      {() => <Sessions />}
-    </AdminShell>
-  );
-}
+export default adminPage('Console sessions', 'ADMIN', () => <Sessions />);
