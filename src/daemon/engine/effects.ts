@@ -8,30 +8,24 @@
 import { isWfxError } from '../../shared/errors.js';
 import { traceRecords } from '../observe/execution-spans.js';
 import { TRACER } from '../observe/tracing.js';
-import { logEntry } from '../state/log-line.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
 import { CRASH_POINT_SET, crashPoint } from '../store/crash-point.js';
 import type { Transaction } from '../store/store.js';
 import { ownRecordsJson, recordsByExecution, type ExecutionArchive } from './archive.js';
-import type { EngineEmitter, LogsAdvanced, StreamedLog } from './engine-events.js';
+import type { EngineEmitter } from './engine-events.js';
 import { COLD_DUE, nodeKey, timerTarget, type TimerKey } from './keys.js';
 import { armBoundaries, disarmBoundaries, planEffects, type PlannedEffect } from './effect-plan.js';
 import { TimerQueue } from './timers.js';
+import { LogStreams } from './log-streams.js';
+import { DeferredExecutions } from './deferred-executions.js';
 import type { BegunStep, RunStep, StepContext, StepEffect, StepInput, WorkOrder } from './step/index.js';
 import type { WorkRunner } from './work-runner.js';
 import type { EngineObserver } from '../observe/engine-observer.js';
-import { execution, type Executions } from '../state/executions.js';
+import type { Executions } from '../state/executions.js';
 
 /** How soon cold timers whose executions could not be read back are tried again (ms). */
 const COLD_DUE_RETRY_MS = 5_000;
-
-/**
- * Nodes one step continuing deferred executions runs: a fraction of a step's own budget, so a
- * flow that spreads without waiting (one that calls itself) holds the event loop only briefly
- * in each turn, between which requests are answered.
- */
-const DEFERRED_RUNS = 1000;
 
 /** Cold executions read back at once when their timers are due: a batch each turn. */
 const COLD_DUE_BATCH = 256;
@@ -82,12 +76,10 @@ export class Effects {
   private readonly archive: ExecutionArchive;
   private readonly options: EffectsOptions;
   private readonly timers: TimerQueue<TimerKey>;
-  /** Log entries already streamed, per live execution. */
-  private readonly streamed = new Map<string, number>();
-  /** Executions whose step ran out of budget, to continue from `deferredHead` on (defer). */
-  private deferredIds: string[] = [];
-  private deferredHead = 0;
-  private deferredScheduled = false;
+  /** How much of each live execution's log has been streamed. */
+  private readonly logs: LogStreams;
+  /** Executions whose step ran out of budget, continued in turn (defer). */
+  private readonly deferred: DeferredExecutions;
   /** Whether the cold executions' timer (COLD_DUE) is armed. */
   private coldArmed = false;
 
@@ -98,6 +90,8 @@ export class Effects {
     this.emitter = options.emitter;
     this.work = options.work;
     this.archive = options.archive;
+    this.logs = new LogStreams(options.state, options.emitter);
+    this.deferred = new DeferredExecutions(options);
     this.timers = new TimerQueue<TimerKey>(
       (key) => this.fireTimer(key),
       () => options.now().getTime(),
@@ -111,7 +105,7 @@ export class Effects {
     // Read back from disk: durable, so every line of its log counts as streamed; its timers are
     // armed exactly, as at a restart (while cold, the directory's due heap held the earliest).
     executions.onLoad((inst) => {
-      this.streamed.set(inst.processInstanceId, inst.logs.length);
+      this.logs.whole(inst);
       this.armTimersOf(inst);
     });
     executions.onEvict((inst) => this.evicted(inst));
@@ -134,9 +128,7 @@ export class Effects {
    * of id and length, flat (nearly always one pair, where a Map cost more).
    */
   logMarks(touched: ReadonlySet<string>): Array<string | number> {
-    const logsUpTo: Array<string | number> = [];
-    for (const id of touched) logsUpTo.push(id, execution(this.state, id)?.logs.length ?? 0);
-    return logsUpTo;
+    return this.logs.marks(touched);
   }
 
   /** Carries out what a durable step calls for: its plan (effect-plan.ts, planEffects), in order. */
@@ -164,7 +156,7 @@ export class Effects {
           break;
         case 'logs':
           perEntry ??= emitter.listenerCount('log') > 0;
-          this.streamLogs(effect.instanceId, effect.upTo, perEntry, tx);
+          this.logs.stream(effect.instanceId, effect.upTo, perEntry, tx !== null && tx.settle !== null);
           break;
         case 'metrics':
           this.options.observe?.durable(this.state, effect.records);
@@ -207,7 +199,7 @@ export class Effects {
           break;
         case 'defer':
           if (CRASH_POINT_SET && tx && startsTriggered(tx.records, effect.instanceId)) crashPoint('trigger:started');
-          this.deferredIds.push(effect.instanceId);
+          this.deferred.add(effect.instanceId);
           deferred = true;
           break;
         case 'claim':
@@ -221,45 +213,12 @@ export class Effects {
           break;
       }
     }
-    if (deferred) this.scheduleDeferred();
-  }
-
-  /**
-   * Streams execution `id`'s log lines not streamed yet, up to `upTo` (a log stream ends on its
-   * execution's PROCESS_* event, after every line): each line to `log` listeners when there are
-   * any (`perEntry`), and how far it got to `logs`.
-   */
-  private streamLogs(id: string, upTo: number, perEntry: boolean, tx: DurableStep | null): void {
-    const inst = execution(this.state, id);
-    if (!inst) return;
-    const from = this.streamed.get(id) ?? 0;
-    if (upTo <= from) return;
-    // An execution that settles below leaves now: streamedLogCount then counts its whole log.
-    if (tx === null || tx.settle === null) this.streamed.set(id, upTo);
-    if (perEntry)
-      for (let i = from; i < upTo; i++)
-        this.emitter.emit('log', {
-          processInstanceId: id,
-          id: i + 1,
-          entry: logEntry(inst, inst.logs[i]!),
-        } satisfies StreamedLog);
-    this.emitter.emit('logs', { processInstanceId: id, upTo, instance: inst } satisfies LogsAdvanced);
-  }
-
-  /**
-   * Continues the executions whose step ran out of budget (queued by afterDurable) in turn, as
-   * many as one step's budget runs, one step per turn of the event loop: requests are served
-   * between, and an execution that spreads (a flow calling itself) cannot fill a turn with steps.
-   */
-  private scheduleDeferred(): void {
-    if (this.deferredScheduled || this.deferredHead >= this.deferredIds.length) return;
-    this.deferredScheduled = true;
-    setImmediate(() => this.continueDeferred());
+    if (deferred) this.deferred.schedule();
   }
 
   /** A finished execution has left the live state (moved to history): its log is no longer followed. */
   archived(id: string): void {
-    this.streamed.delete(id);
+    this.logs.drop(id);
     this.emitter.emit('archived', id);
   }
 
@@ -268,7 +227,7 @@ export class Effects {
    * finished one is queued for archiving. False for a finished one (nothing else to re-arm).
    */
   recovered(inst: Instance): boolean {
-    this.streamed.set(inst.processInstanceId, inst.logs.length);
+    this.logs.whole(inst);
     if (inst.stateCd === STATE.RUNNING) return true;
     this.archive.enqueue(inst.processInstanceId, null);
     return false;
@@ -291,12 +250,7 @@ export class Effects {
    * to here, then follows `log` events.
    */
   streamedLogCount(inst: Instance): number {
-    // A live execution without a count was started by a step not durable yet (recovered ones
-    // and every durable step set one): none of its lines may be sent. One that left the live
-    // state is in history, whole.
-    return execution(this.state, inst.processInstanceId) === inst
-      ? (this.streamed.get(inst.processInstanceId) ?? 0)
-      : inst.logs.length;
+    return this.logs.count(inst);
   }
 
   /**
@@ -316,7 +270,7 @@ export class Effects {
       plan.push({ kind: 'work.stop', key });
     }
     this.carryOut(plan, null);
-    this.streamed.delete(id);
+    this.logs.drop(id);
   }
 
   /** Re-reads the clock for due timers (after a clock jump; tests moving their clock). */
@@ -400,29 +354,7 @@ export class Effects {
       disarmBoundaries(this.state, this.flows, id, ni.id, plan);
     }
     this.carryOut(plan, null);
-    this.streamed.delete(id);
-  }
-
-  /** One step that continues deferred executions, oldest first, until its budget is spent. */
-  private continueDeferred(): void {
-    this.deferredScheduled = false;
-    if (this.options.closed()) return;
-    const ids = this.deferredIds;
-    let head = this.deferredHead;
-    // The step runs synchronously: its answer, where it stopped, is known once begin() returns.
-    try {
-      const begun = this.options.begin({ kind: 'continue', ids, from: head, maxRuns: DEFERRED_RUNS });
-      head = begun.answer as number;
-      begun.done.catch((err: unknown) => this.options.onError(err, 'continuing deferred executions'));
-    } catch (err) {
-      this.options.onError(err, 'continuing deferred executions');
-    }
-    if (head >= ids.length) {
-      // A fresh list rather than one kept and cleared (docs/decisions/005-no-long-lived-growing-collections.md).
-      if (this.deferredIds === ids) this.deferredIds = [];
-      this.deferredHead = 0;
-    } else this.deferredHead = head;
-    this.scheduleDeferred();
+    this.logs.drop(id);
   }
 }
 

@@ -1,15 +1,13 @@
 /**
- * The step's bookkeeping and how tokens move: the queue of nodes to run and its budget, the
- * records written (each applied to the state at once), and the moves that follow a node
- * (routes, joins, failures, an execution's end). Running a node and carrying out what it
- * decided is the subclass's (step.ts); every part of the step shares this in-flight state and
- * its invariant: nothing throws once a record is applied.
+ * How tokens move: the queue run until every token waits or ends, and the moves that follow a
+ * node (routes, joins, failures, an execution's end), over the step's bookkeeping (ledger.ts).
+ * Running a node and carrying out what it decided is the subclass's (step.ts); every part of
+ * the step shares this in-flight state and its invariant: nothing throws once a record is applied.
  */
 import type { NodeFailureCode, PassedOnFailureCode } from '../../../shared/flow/failure-codes.js';
 import type { Edge } from '../../../shared/flow/graph.js';
 import type { BoundaryEventNode } from '../../../shared/flow/types.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
-import type { WfxRecord } from '../../state/records.js';
 import { startedInstance, type InstanceStart } from '../../state/records/execution.js';
 import { LiveCounts } from '../../state/live-counts.js';
 import { liveNodes, logSize } from '../../state/sizes.js';
@@ -19,111 +17,22 @@ import {
   type Instance,
   type InstanceError,
   type NodeInstance,
-  type WfxState,
   type Writable,
 } from '../../state/state.js';
-import { stepBytes } from '../limits.js';
 import type { Delivery, Outcome, ResumeInput } from '../nodes/handler.js';
-import type { LaunchParams, StepContext, StepEffect } from './context.js';
+import type { LaunchParams } from './context.js';
+import { StepLedger } from './ledger.js';
 import { fireExecutionTriggers } from './execution-triggers.js';
 import { execution } from '../../state/executions.js';
 
-/** Node runs per step before the rest is left for a later one (fairness between executions). */
-const RUNS_PER_STEP = 10_000;
 /** Node instances one execution may create: a flow looping without a wait fails instead of running forever. */
 export const MAX_NODE_INSTANCES = 100_000;
-
-let lastAt = { ms: NaN, iso: '' };
-/** `now.toISOString()`, made once per millisecond: under load a dozen steps share one. */
-function isoAt(now: Date): string {
-  const ms = now.getTime();
-  if (ms !== lastAt.ms) lastAt = { ms, iso: now.toISOString() };
-  return lastAt.iso;
-}
 
 /** The key of a join's arrivals by connection `e` (`Instance.joins`): `<from>><path in the node>`. Pure. */
 export const edgeKey = (e: Edge): string => `${e.from}>${e.path.join('.')}`;
 
-/** A node to run: an Active node instance, or a token that reached `nodeId` and is not written yet. */
-interface Queued {
-  readonly instanceId: string;
-  readonly nodeId: string;
-  readonly nodeInstanceId: string | null;
-}
-
-/** The step's in-flight state and token moves (see the top of this file). */
-export abstract class Tokens {
-  /** Executions this step changed. */
-  readonly touched = new Set<string>();
-  /** Executions with runnable nodes left over (the run budget ran out). */
-  readonly deferred = new Set<string>();
-  /** What the step asks to be done once durable (context.ts, StepEffect). */
-  readonly effects: StepEffect[] = [];
-  /** The records written, in order (each applied when written). */
-  readonly records: WfxRecord[] = [];
-  /**
-   * Nodes to run: an existing Active node instance (`nodeInstanceId`), or a token that just
-   * reached `nodeId` and is not written yet: most nodes complete in the step that reaches
-   * them, and are then written as one `node.ran` record instead of entered + completed.
-   */
-  protected readonly queue: Queued[] = [];
-  /** Tokens queued but not written yet, per execution (they count toward MAX_NODE_INSTANCES). */
-  protected readonly pending = new Map<string, number>();
-  private runs = 0;
-  private maxRuns = RUNS_PER_STEP;
-  /** The JSON size of the data this step's nodes set and started executions with (limits.ts, stepBytes). */
-  bytes = 0;
-  readonly maxBytes: number;
-  /** The step's instant, as ISO text. */
-  readonly at: string;
-
-  constructor(
-    readonly state: WfxState,
-    readonly ctx: StepContext,
-    readonly now: Date,
-    /** Applies a record to the state (the store's transaction, or the reducer in a test). */
-    private readonly apply: (record: WfxRecord) => void,
-  ) {
-    this.at = isoAt(now);
-    this.maxBytes = stepBytes(ctx.limits);
-  }
-
-  /** Writes `record`: applied to the state at once, and kept in `records`. */
-  emit(record: WfxRecord): void {
-    this.records.push(record);
-    this.apply(record);
-  }
-
-  /** Takes `n` starts of `organization` from its org-starts-per-second limit: 0, else the ms to wait (StartRate.take). */
-  takeStarts(organization: string, n: number): number {
-    return this.ctx.startRate.take(organization, n, this.now.getTime());
-  }
-
-  /** Whether this step has run as many nodes, or written as much data, as one step may. */
-  get spent(): boolean {
-    return this.runs >= this.maxRuns || this.bytes >= this.maxBytes;
-  }
-
-  /**
-   * Lowers how many nodes this step runs before it leaves the rest for a later one: a step that
-   * continues deferred executions takes a smaller share of a turn of the event loop.
-   */
-  limitRuns(max: number): void {
-    this.maxRuns = Math.min(this.maxRuns, max);
-  }
-
-  /** Leaves execution `id` for a later step (its runnable nodes stay Active). */
-  defer(id: string): void {
-    if (this.deferred.has(id)) return;
-    this.deferred.add(id);
-    this.effects.push({ kind: 'defer', instanceId: id });
-  }
-
-  /** Queues the Active node instance `ni` of `inst` to run (a restart's, or a deferred step's). */
-  queueActive(inst: Instance, ni: NodeInstance): void {
-    this.queue.push({ instanceId: inst.processInstanceId, nodeId: ni.nodeId, nodeInstanceId: ni.id });
-  }
-
+/** How tokens move (see the top of this file), over the step's bookkeeping (ledger.ts). */
+export abstract class Tokens extends StepLedger {
   /** Runs an existing Active node instance. */
   protected abstract run(inst: Instance, ni: NodeInstance): void;
   /** Runs a token that just reached `nodeId`. */
