@@ -3,6 +3,7 @@
  * the tests of checkpoints into segments (test/daemon/store/segment-checkpoint.test.ts).
  */
 import type { ExecutionSummary } from '../../src/daemon/state/execution-summary.js';
+import { SEGMENTS_AT_REST } from '../../src/daemon/store/segment-checkpoint.js';
 import type { StoreOptions } from '../../src/daemon/store/store-options.js';
 
 export interface ItemState {
@@ -51,6 +52,7 @@ export function segmentStoreOptions(
       s.note.push(r.k);
     },
     checkpointEvery: 1_000_000,
+    segments: SEGMENTS_AT_REST,
     snapshotCollection: {
       key: 'items',
       touched: (r, visit) => visit(r.k),

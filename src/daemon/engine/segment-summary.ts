@@ -6,6 +6,8 @@
 import { summarize, type BoundaryDue, type ExecutionSummary } from '../state/execution-summary.js';
 import { WFX_STORE } from '../state/records.js';
 import type { Instance, WfxState } from '../state/state.js';
+import type { SegmentsAtRest } from '../store/at-rest-port.js';
+import { SEGMENTS_AT_REST } from '../store/segment-checkpoint.js';
 import { boundaryDue } from './effect-plan.js';
 import { FlowScopes } from './step-context.js';
 
@@ -29,12 +31,18 @@ export function executionSummarizer(): (entry: unknown, state: object) => Execut
 
 /**
  * How the daemon opens its JSON store: WFX_STORE with its executions kept in execution
- * segments, each with its summary (a summarizer of its own per store).
+ * segments (the store's port to them, StoreOptions.segments), each with its summary (a
+ * summarizer of its own per store).
  */
 export function wfxJsonStore(): typeof WFX_STORE & {
   readonly snapshotCollection: typeof WFX_STORE.snapshotCollection & {
     readonly summarize: (entry: unknown, state: object) => ExecutionSummary;
   };
+  readonly segments: SegmentsAtRest;
 } {
-  return { ...WFX_STORE, snapshotCollection: { ...WFX_STORE.snapshotCollection, summarize: executionSummarizer() } };
+  return {
+    ...WFX_STORE,
+    snapshotCollection: { ...WFX_STORE.snapshotCollection, summarize: executionSummarizer() },
+    segments: SEGMENTS_AT_REST,
+  };
 }

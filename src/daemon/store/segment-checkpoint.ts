@@ -9,7 +9,15 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { decodeFrames } from './frame.js';
-import type { EvictableEntries, StoreLogger } from './durable-store.js';
+import type {
+  ImageOptions,
+  LazyOpen,
+  RefreshOptions,
+  SegmentCheckpointStart,
+  SegmentsAtRest,
+  StoreSegments,
+} from './at-rest-port.js';
+import type { EvictableEntries } from './durable-store.js';
 import { compactSegments, mergeRun } from './segments/compact.js';
 import {
   indexName,
@@ -35,26 +43,10 @@ import { SegmentSpace } from './segments/space.js';
 import { writeFrames, type SegmentFrame } from './segments/write.js';
 import { ImageRefresh } from './segments/image-refresh.js';
 import type { ImageJob } from './segments/image-worker.js';
-import type { Captured, SegmentCopy, SegmentsWritten } from './segment-copy.js';
-import type { StoreOptions } from './store-options.js';
+import { segmentCheckpoint, type Captured, type SegmentCopy, type SegmentsWritten } from './segment-copy.js';
 
 /** A directory image is written for an open of at least this many executions (StoreOptions.imageMin). */
 export const IMAGE_MIN_EXECUTIONS = 20_000;
-
-/** How the lazy open goes (ExecutionSegments.openLazy). */
-export interface LazyOpen {
-  /** How many live executions the snapshot counted (the directory's reserve). */
-  readonly live?: number;
-  /** The fewest executions worth a directory image (IMAGE_MIN_EXECUTIONS by default). */
-  readonly imageMin?: number;
-  readonly logger?: StoreLogger;
-}
-
-/** What the image refresh goes by: the store's image minimum and logger (StoreOptions). */
-interface RefreshOptions {
-  readonly imageMin?: number | undefined;
-  readonly logger?: StoreLogger | undefined;
-}
 
 /** Compaction starts once the dead bytes of the listed segments pass this share of their total. */
 const COMPACT_DEAD_SHARE = 0.5;
@@ -66,7 +58,7 @@ const COMPACT_DEAD_SHARE = 0.5;
 export const MAX_LISTED_SEGMENTS = 16;
 
 /** The segments of one store directory in effect, where each entry's frame is, and their space. */
-export class ExecutionSegments {
+export class ExecutionSegments implements StoreSegments {
   readonly dir: string;
   private listed: number[];
   private readonly locations = new Map<string, Location>();
@@ -214,17 +206,7 @@ export class ExecutionSegments {
    * last checkpoint is durable: every resident entry is then as a listed segment has it. The
    * unread directory takes the resident entries: nothing may use it afterwards.
    */
-  async leaveImage(
-    state: object,
-    o: {
-      readonly snapshotCollection?: Pick<
-        NonNullable<StoreOptions<unknown, unknown>['snapshotCollection']>,
-        'key' | 'summarize'
-      >;
-      readonly imageMin?: number | undefined;
-      readonly logger?: StoreLogger | undefined;
-    },
-  ): Promise<void> {
+  async leaveImage(state: object, o: ImageOptions): Promise<void> {
     await (this.refresh ??= this.imageRefresh({})).stop();
     await this.imageWrite;
     const summarize = o.snapshotCollection?.summarize;
@@ -394,6 +376,11 @@ export class ExecutionSegments {
     return { listed: this.listed, dropped: compacted.dropped, bytes: bytes + compacted.bytes, entries: ids.length };
   }
 
+  /** Starts a checkpoint into a new segment of these (segment-copy.ts, segmentCheckpoint). */
+  checkpoint(o: SegmentCheckpointStart) {
+    return segmentCheckpoint({ ...o, segments: this });
+  }
+
   private place(id: string, location: Location): void {
     const before = this.locationOf(id);
     if (before) this.space.supersede(before);
@@ -463,6 +450,12 @@ export class ExecutionSegments {
     return { bytes, dead };
   }
 }
+
+/** The JSON store's execution segments (StoreOptions.segments): opened eagerly or lazily. */
+export const SEGMENTS_AT_REST: SegmentsAtRest = {
+  open: (storeDir, listed, collection) => ExecutionSegments.open(storeDir, listed, collection),
+  openLazy: (storeDir, listed, o) => ExecutionSegments.openLazy(storeDir, listed, o),
+};
 
 /** Whether an image's record of a segment is `b`'s. */
 function sameCovered(a: Covered, b: Covered | undefined): boolean {

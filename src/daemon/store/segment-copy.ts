@@ -3,13 +3,11 @@
  * collection, entry by entry, as it was at the checkpoint's instant, and the snapshot of format 2
  * written once the new segment is.
  */
-import type { AtomicFileWriter } from '../disk/durable-files.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
+import type { SegmentCheckpointDone, SegmentCheckpointStart } from './at-rest-port.js';
 import { frameBytes } from './frame.js';
-import type { SnapshotMark } from './manifest.js';
 import type { SegmentFrame } from './segments/write.js';
 import { SNAPSHOT_SLICE_MS, writeSnapshotText } from './snapshot-write.js';
-import type { StoreOptions } from './store-options.js';
 
 /** An entry of the collection as it was at a checkpoint's instant: its frame, or null when it was gone. */
 export type Captured = SegmentFrame | null;
@@ -92,16 +90,6 @@ export interface CheckpointSegments {
   usage(): { bytes: number; dead: number };
 }
 
-/** What a checkpoint into segments wrote: the snapshot's mark and size, and the segments to retire once it is named. */
-export interface SegmentCheckpointDone {
-  readonly mark: SnapshotMark;
-  /** The snapshot's size plus the live bytes of the segments it lists: what a recovery reads. */
-  readonly size: number;
-  /** Of `size`, the bytes this checkpoint did not write (executions unchanged since the last). */
-  readonly reused: number;
-  readonly dropped: readonly number[];
-}
-
 /**
  * Starts a checkpoint into segments (Store.checkpoint): the entries in `dirty` and the rest of the
  * state taken now, at the call; the entries written as one new segment a slice at a time (`pace`
@@ -109,21 +97,10 @@ export interface SegmentCheckpointDone {
  * written atomically (`markPending` before its rename). The caller routes each record's touches
  * to `copy` until `written` settles.
  */
-export function segmentCheckpoint(o: {
-  readonly segments: CheckpointSegments;
-  readonly state: object;
-  readonly large: Pick<
-    NonNullable<StoreOptions<unknown, unknown>['snapshotCollection']>,
-    'key' | 'sliceEntries' | 'summarize'
-  >;
-  readonly derived: readonly string[] | undefined;
-  readonly dirty: ReadonlySet<string>;
-  readonly head: { readonly seq: number; readonly savedAt: string };
-  readonly snapshotPath: string;
-  readonly pace: (tookMs: number) => Promise<void>;
-  readonly failure: () => Error | null;
-  readonly markPending: (file: AtomicFileWriter) => Promise<void>;
-}): { copy: SegmentCopy; written: Promise<SegmentCheckpointDone> } {
+export function segmentCheckpoint(o: SegmentCheckpointStart & { readonly segments: CheckpointSegments }): {
+  copy: SegmentCopy;
+  written: Promise<SegmentCheckpointDone>;
+} {
   const { large } = o;
   const collection = (o.state as Record<string, unknown>)[large.key] as Record<string, unknown>;
   const copy = new SegmentCopy([...o.dirty], collection, o.state, large.summarize!);

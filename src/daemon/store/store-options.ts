@@ -2,6 +2,7 @@
  * What the JSON store (store.ts) is opened with, and what it gives: its options (the reducer,
  * checkpoints, snapshots a slice at a time), the snapshot file's format, and a hold on its files.
  */
+import type { SegmentsAtRest } from './at-rest-port.js';
 import type { SnapshotMark } from './manifest.js';
 import type { StoreLogger } from './durable-store.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
@@ -66,6 +67,12 @@ export interface StoreOptions<S, R> {
   /** Past this many segments listed, checkpoints merge some (MAX_LISTED_SEGMENTS; tests lower it). */
   readonly maxListedSegments?: number;
   readonly logger?: StoreLogger;
+  /**
+   * The execution segments the large collection is kept in (at-rest/segments/), given by who
+   * builds the store: needed with `snapshotCollection.summarize`, or to open a snapshot of
+   * format 2.
+   */
+  readonly segments?: SegmentsAtRest;
   /**
    * Journals a run of small records emitted one after the other in a transaction as one
    * record. `candidate` records are applied at once, as every record is, but serialized only

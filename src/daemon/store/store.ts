@@ -15,8 +15,7 @@ import { crashPoint } from './crash-point.js';
 import type { Manifest, SnapshotMark } from './manifest.js';
 import { snapshotPathIn } from './snapshot-file.js';
 import { indexLoadedSnapshot, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
-import type { ExecutionSegments } from './segment-checkpoint.js';
-import { segmentCheckpoint } from './segment-copy.js';
+import type { StoreSegments } from './at-rest-port.js';
 import { SegmentChanges, settleForgetting } from './segment-changes.js';
 import { RecordStore, silentLogger } from './record-store.js';
 import { SNAPSHOT_SLICE_MS, slicePacer, writePieces, writeSnapshotText } from './snapshot-write.js';
@@ -78,7 +77,7 @@ export class Store<S, R> extends RecordStore<S, R> {
    * executions `changes` holds (changed since the last one) into a new one, each as it was at the
    * checkpoint's instant.
    */
-  private segments: ExecutionSegments | null = null;
+  private segments: StoreSegments | null = null;
   private changes = new SegmentChanges();
   private readonly checkpointed: Array<() => void> = [];
   /** The executions that may leave memory, read back from their segments (DurableStore.evictable). */
@@ -96,7 +95,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     recovery: ReplayReport & { snapshotSeq: number },
     snapshotBytes: number,
     manifest: Manifest,
-    segments: ExecutionSegments | null,
+    segments: StoreSegments | null,
   ) {
     super(state, options, options.logger ?? silentLogger);
     this.manifest = manifest;
@@ -335,8 +334,7 @@ export class Store<S, R> extends RecordStore<S, R> {
       let reused = 0;
       let dropped: readonly number[] = [];
       if (this.segments) {
-        const started = segmentCheckpoint({
-          segments: this.segments,
+        const started = this.segments.checkpoint({
           state: this.state as object,
           large: large!,
           derived: this.options.derived,
@@ -465,7 +463,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     crashPoint('checkpoint:pending');
   }
 
-  /** Resolves once no directory image is being written in the background (ExecutionSegments.imageRefreshed; tests). */
+  /** Resolves once no directory image is being written in the background (StoreSegments.imageRefreshed; tests). */
   imageRefreshed(): Promise<void> {
     return this.segments?.imageRefreshed() ?? Promise.resolve();
   }
