@@ -13,10 +13,10 @@ import { join } from 'node:path';
 import { uuidv7 } from '../src/daemon/state/ids.js';
 import { ExecutionDirectory } from '../src/daemon/state/directory/directory.js';
 import type { ExecutionSummary } from '../src/daemon/state/execution-summary.js';
-import { indexName } from '../src/daemon/store/segments/files.js';
-import { IndexBuilder } from '../src/daemon/store/segments/index-codec.js';
-import { loadSegments, loadSegmentsInto, readIndex } from '../src/daemon/store/segments/load.js';
-import { SegmentSpace } from '../src/daemon/store/segments/space.js';
+import { indexName } from '../src/daemon/at-rest/segments/files.js';
+import { IndexBuilder } from '../src/daemon/at-rest/segments/index-codec.js';
+import { loadSegments, loadSegmentsInto, readIndex } from '../src/daemon/at-rest/segments/load.js';
+import { SegmentSpace } from '../src/daemon/at-rest/segments/space.js';
 import { machineLine } from './report.js';
 
 const COUNT = Number(process.env.BENCH_OPEN ?? 1_000_000);

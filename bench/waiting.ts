@@ -28,7 +28,7 @@ import { wfxJsonStore } from '../src/daemon/engine/segment-summary.js';
 import type { WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
-import { IMAGE_NAME } from '../src/daemon/store/segments/directory-image.js';
+import { IMAGE_NAME } from '../src/daemon/at-rest/segments/directory-image.js';
 import { Store } from '../src/daemon/store/store.js';
 import { inCallers } from './callers.js';
 import { startBenchDaemon, UNPACED, type BenchDaemon, UNPACED_LIMITS } from './daemon.js';

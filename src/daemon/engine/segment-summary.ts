@@ -7,7 +7,7 @@ import { summarize, type BoundaryDue, type ExecutionSummary } from '../state/exe
 import { WFX_STORE } from '../state/records.js';
 import type { Instance, WfxState } from '../state/state.js';
 import type { SegmentsAtRest } from '../store/at-rest-port.js';
-import { SEGMENTS_AT_REST } from '../store/segment-checkpoint.js';
+import { SEGMENTS_AT_REST } from '../at-rest/segments/execution-segments.js';
 import { boundaryDue } from './effect-plan.js';
 import { FlowScopes } from './step-context.js';
 

@@ -17,7 +17,7 @@ export interface SnapshotFile<S> {
   /** Where the large collection's entries lie in the file (snapshotCollection only; SnapshotCopy). */
   readonly layout?: unknown;
   /**
-   * Format 2: the execution segments in effect, oldest first (segment-checkpoint.ts), and about
+   * Format 2: the execution segments in effect, oldest first (at-rest/segments/execution-segments.ts), and about
    * how many live executions they hold (absent in snapshots written before it): the lazy open
    * sizes its directory by it.
    */
@@ -102,7 +102,7 @@ export interface StoreOptions<S, R> {
     readonly sliceEntries?: number;
     /**
      * Given: checkpoints write the collection's changed entries into execution segments
-     * (segment-checkpoint.ts), each with this summary of it as of the checkpoint, and the
+     * (at-rest/segments/), each with this summary of it as of the checkpoint, and the
      * snapshot (format 2) lists the segments instead of holding the entries. Must not throw.
      */
     readonly summarize?: (entry: unknown, state: object) => ExecutionSummary;

@@ -12,7 +12,7 @@ import { STATE, STATUS, type Instance, type WfxState } from '../../../src/daemon
 import { subscriptionsFor } from '../../../src/daemon/state/subscriptions.js';
 import { TaskIndex, taskKey } from '../../../src/daemon/state/task-index.js';
 import { lastTriggeredStart } from '../../../src/daemon/state/trigger-fires.js';
-import { IndexBuilder, parseIndex } from '../../../src/daemon/store/segments/index-codec.js';
+import { IndexBuilder, parseIndex } from '../../../src/daemon/at-rest/segments/index-codec.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { chargeFlow, registerDomain } from '../../helpers/jobs.js';
 

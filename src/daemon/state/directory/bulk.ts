@@ -1,6 +1,6 @@
 /**
  * What a bulk load of the directory reads: a segment index's columns as they are parsed
- * (store/segments/index-codec.ts IndexDoc has this shape), read by position, so that no
+ * (at-rest/segments/index-codec.ts IndexDoc has this shape), read by position, so that no
  * summary object is made per entry. Strings that repeat are numbers into `strings`; times are
  * ms after `timeBase`; waits are flattened (entry i has `waits[i]` of them, in order).
  */

@@ -2,13 +2,13 @@ import '../../../setup/fixtures.js';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { compactSegments } from '../../../../src/daemon/store/segments/compact.js';
-import { removeSegments, segmentName, type Location } from '../../../../src/daemon/store/segments/files.js';
-import { loadSegments } from '../../../../src/daemon/store/segments/load.js';
-import { SegmentReader } from '../../../../src/daemon/store/segments/read.js';
-import { SegmentSpace } from '../../../../src/daemon/store/segments/space.js';
-import { verifySegments } from '../../../../src/daemon/store/segments/verify.js';
-import { writeSegment } from '../../../../src/daemon/store/segments/write.js';
+import { compactSegments } from '../../../../src/daemon/at-rest/segments/compact.js';
+import { removeSegments, segmentName, type Location } from '../../../../src/daemon/at-rest/segments/files.js';
+import { loadSegments } from '../../../../src/daemon/at-rest/segments/load.js';
+import { SegmentReader } from '../../../../src/daemon/at-rest/segments/read.js';
+import { SegmentSpace } from '../../../../src/daemon/at-rest/segments/space.js';
+import { verifySegments } from '../../../../src/daemon/at-rest/segments/verify.js';
+import { writeSegment } from '../../../../src/daemon/at-rest/segments/write.js';
 import { entriesOf } from '../../../helpers/segment-mix.js';
 
 async function load(dir: string, listed: number[]): Promise<{ at: Map<string, Location>; space: SegmentSpace }> {

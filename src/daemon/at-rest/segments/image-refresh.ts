@@ -6,7 +6,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { StoreLogger } from '../durable-store.js';
+import type { StoreLogger } from '../../store/durable-store.js';
 import type { Covered } from './directory-image.js';
 import type { ImageAnswer, ImageJob } from './image-worker.js';
 

@@ -1,4 +1,4 @@
-import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import '../../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -6,13 +6,13 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { MAX_LISTED_SEGMENTS } from '../../../src/daemon/store/segment-checkpoint.js';
-import { mergeRun } from '../../../src/daemon/store/segments/compact.js';
-import { readIndex } from '../../../src/daemon/store/segments/load.js';
-import { Store } from '../../../src/daemon/store/store.js';
-import { segmentStoreOptions, type ItemRecord, type ItemState } from '../../helpers/segment-store.js';
+import { MAX_LISTED_SEGMENTS } from '../../../../src/daemon/at-rest/segments/execution-segments.js';
+import { mergeRun } from '../../../../src/daemon/at-rest/segments/compact.js';
+import { readIndex } from '../../../../src/daemon/at-rest/segments/load.js';
+import { Store } from '../../../../src/daemon/store/store.js';
+import { segmentStoreOptions, type ItemRecord, type ItemState } from '../../../helpers/segment-store.js';
 
-const WORKER = fileURLToPath(new URL('../../fixtures/segment-store-worker.js', import.meta.url));
+const WORKER = fileURLToPath(new URL('../../../fixtures/segment-store-worker.js', import.meta.url));
 
 function open(dir: string, extra: Parameters<typeof segmentStoreOptions>[1] = {}) {
   return Store.open<ItemState, ItemRecord>(segmentStoreOptions(dir, extra));

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeFrames } from '../frame.js';
+import { decodeFrames } from '../../store/frame.js';
 import { segmentDamaged, segmentName, type Location } from './files.js';
 
 /** One segment's open handle and the reads using it: it closes once `forget` asked and none is left. */

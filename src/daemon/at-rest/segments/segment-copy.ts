@@ -1,13 +1,13 @@
 /**
- * A checkpoint into execution segments (segment-checkpoint.ts): what it captures of the large
+ * A checkpoint into execution segments (execution-segments.ts): what it captures of the large
  * collection, entry by entry, as it was at the checkpoint's instant, and the snapshot of format 2
  * written once the new segment is.
  */
-import type { ExecutionSummary } from '../state/execution-summary.js';
-import type { SegmentCheckpointDone, SegmentCheckpointStart } from './at-rest-port.js';
-import { frameBytes } from './frame.js';
-import type { SegmentFrame } from './segments/write.js';
-import { SNAPSHOT_SLICE_MS, writeSnapshotText } from './snapshot-write.js';
+import type { ExecutionSummary } from '../../state/execution-summary.js';
+import type { SegmentCheckpointDone, SegmentCheckpointStart } from '../../store/at-rest-port.js';
+import { frameBytes } from '../../store/frame.js';
+import type { SegmentFrame } from './write.js';
+import { SNAPSHOT_SLICE_MS, writeSnapshotText } from '../../store/snapshot-write.js';
 
 /** An entry of the collection as it was at a checkpoint's instant: its frame, or null when it was gone. */
 export type Captured = SegmentFrame | null;
@@ -79,7 +79,7 @@ export interface SegmentsWritten {
   readonly entries: number;
 }
 
-/** What a checkpoint needs of the segments in effect (segment-checkpoint.ts, ExecutionSegments). */
+/** What a checkpoint needs of the segments in effect (execution-segments.ts, ExecutionSegments). */
 export interface CheckpointSegments {
   write(
     copy: SegmentCopy,

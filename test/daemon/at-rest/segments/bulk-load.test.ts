@@ -4,11 +4,16 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
-import { IMAGE_NAME, readImage, takeImage, writeImage } from '../../../../src/daemon/store/segments/directory-image.js';
-import { segmentName } from '../../../../src/daemon/store/segments/files.js';
-import { loadSegments, loadSegmentsInto } from '../../../../src/daemon/store/segments/load.js';
-import { SegmentSpace } from '../../../../src/daemon/store/segments/space.js';
-import { writeSegment, type SegmentEntry } from '../../../../src/daemon/store/segments/write.js';
+import {
+  IMAGE_NAME,
+  readImage,
+  takeImage,
+  writeImage,
+} from '../../../../src/daemon/at-rest/segments/directory-image.js';
+import { segmentName } from '../../../../src/daemon/at-rest/segments/files.js';
+import { loadSegments, loadSegmentsInto } from '../../../../src/daemon/at-rest/segments/load.js';
+import { SegmentSpace } from '../../../../src/daemon/at-rest/segments/space.js';
+import { writeSegment, type SegmentEntry } from '../../../../src/daemon/at-rest/segments/write.js';
 import {
   DOMAINS,
   FLOWS,

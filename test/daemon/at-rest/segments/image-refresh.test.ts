@@ -2,8 +2,8 @@ import '../../../setup/fixtures.js'; // fixtures under the OS temp dir (see ther
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { IMAGE_NAME } from '../../../../src/daemon/store/segments/directory-image.js';
-import { ImageRefresh } from '../../../../src/daemon/store/segments/image-refresh.js';
+import { IMAGE_NAME } from '../../../../src/daemon/at-rest/segments/directory-image.js';
+import { ImageRefresh } from '../../../../src/daemon/at-rest/segments/image-refresh.js';
 
 // The refresh of directory images while the daemon runs (decision 084): one child process at a
 // time, the last one asked for meanwhile after it, failures logged, none after a stop.

@@ -1,7 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WfxError } from '../../../shared/errors.js';
-import { idOfHeader, scanFrames } from '../history-check.js';
+import { idOfHeader, scanFrames } from '../../store/history-check.js';
 import { indexName, segmentName } from './files.js';
 import type { IndexDoc } from './index-codec.js';
 import { readIndex } from './load.js';

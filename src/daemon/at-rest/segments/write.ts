@@ -2,8 +2,8 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ensurePrivateDir, FILE_MODE, fsyncDir } from '../../disk/durable-files.js';
 import type { ExecutionSummary } from '../../state/execution-summary.js';
-import { crashPoint } from '../crash-point.js';
-import { frameBytes } from '../frame.js';
+import { crashPoint } from '../../store/crash-point.js';
+import { frameBytes } from '../../store/frame.js';
 import { indexName, segmentName, type Location } from './files.js';
 import { IndexBuilder } from './index-codec.js';
 

@@ -25,7 +25,7 @@ import {
   ImageOut,
   type ImageColumn,
 } from '../../state/directory/image.js';
-import { crashPoint } from '../crash-point.js';
+import { crashPoint } from '../../store/crash-point.js';
 import { segmentName } from './files.js';
 
 /** The image's file name in the segments' folder. */

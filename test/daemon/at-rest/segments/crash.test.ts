@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import type { Location } from '../../../../src/daemon/store/segments/files.js';
-import { openSegments } from '../../../../src/daemon/store/segments/load.js';
-import { SegmentReader } from '../../../../src/daemon/store/segments/read.js';
-import { SegmentSpace } from '../../../../src/daemon/store/segments/space.js';
+import type { Location } from '../../../../src/daemon/at-rest/segments/files.js';
+import { openSegments } from '../../../../src/daemon/at-rest/segments/load.js';
+import { SegmentReader } from '../../../../src/daemon/at-rest/segments/read.js';
+import { SegmentSpace } from '../../../../src/daemon/at-rest/segments/space.js';
 import { documentOf } from '../../../helpers/segment-mix.js';
 
 /**

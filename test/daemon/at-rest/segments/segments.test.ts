@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import t from 'tap';
 import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
-import { indexName, segmentName, type Location } from '../../../../src/daemon/store/segments/files.js';
-import { loadSegments, loadSegmentsInto } from '../../../../src/daemon/store/segments/load.js';
-import { SegmentReader } from '../../../../src/daemon/store/segments/read.js';
-import { SegmentSpace } from '../../../../src/daemon/store/segments/space.js';
-import { writeSegment } from '../../../../src/daemon/store/segments/write.js';
+import { indexName, segmentName, type Location } from '../../../../src/daemon/at-rest/segments/files.js';
+import { loadSegments, loadSegmentsInto } from '../../../../src/daemon/at-rest/segments/load.js';
+import { SegmentReader } from '../../../../src/daemon/at-rest/segments/read.js';
+import { SegmentSpace } from '../../../../src/daemon/at-rest/segments/space.js';
+import { writeSegment } from '../../../../src/daemon/at-rest/segments/write.js';
 import { entriesOf, summaryOf } from '../../../helpers/segment-mix.js';
 
 /** A directory as step 6's would be: id -> location and summary, filled by loading. */

@@ -7,8 +7,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { WfxError } from '../../shared/errors.js';
-import { decodeFrames } from './frame.js';
+import { WfxError } from '../../../shared/errors.js';
+import { decodeFrames } from '../../store/frame.js';
 import type {
   ImageOptions,
   LazyOpen,
@@ -16,9 +16,9 @@ import type {
   SegmentCheckpointStart,
   SegmentsAtRest,
   StoreSegments,
-} from './at-rest-port.js';
-import type { EvictableEntries } from './durable-store.js';
-import { compactSegments, mergeRun } from './segments/compact.js';
+} from '../../store/at-rest-port.js';
+import type { EvictableEntries } from '../../store/durable-store.js';
+import { compactSegments, mergeRun } from './compact.js';
 import {
   indexName,
   removeSegments,
@@ -27,22 +27,15 @@ import {
   segmentName,
   segmentsDirIn,
   type Location,
-} from './segments/files.js';
-import {
-  readImage,
-  removeImage,
-  removeImageLeftover,
-  takeImage,
-  writeImage,
-  type Covered,
-} from './segments/directory-image.js';
-import { loadSegmentsInto, openSegments } from './segments/load.js';
-import { ExecutionDirectory } from '../state/directory/directory.js';
-import { SegmentReader } from './segments/read.js';
-import { SegmentSpace } from './segments/space.js';
-import { writeFrames, type SegmentFrame } from './segments/write.js';
-import { ImageRefresh } from './segments/image-refresh.js';
-import type { ImageJob } from './segments/image-worker.js';
+} from './files.js';
+import { readImage, removeImage, removeImageLeftover, takeImage, writeImage, type Covered } from './directory-image.js';
+import { loadSegmentsInto, openSegments } from './load.js';
+import { ExecutionDirectory } from '../../state/directory/directory.js';
+import { SegmentReader } from './read.js';
+import { SegmentSpace } from './space.js';
+import { writeFrames, type SegmentFrame } from './write.js';
+import { ImageRefresh } from './image-refresh.js';
+import type { ImageJob } from './image-worker.js';
 import { segmentCheckpoint, type Captured, type SegmentCopy, type SegmentsWritten } from './segment-copy.js';
 
 /** A directory image is written for an open of at least this many executions (StoreOptions.imageMin). */
