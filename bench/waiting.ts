@@ -24,7 +24,7 @@ import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { publishFlow } from '../src/daemon/flows/publish.js';
 import { newApiKey } from '../src/daemon/auth/api-keys.js';
 import { Engine } from '../src/daemon/engine/engine.js';
-import { wfxJsonStore } from '../src/daemon/engine/segment-summary.js';
+import { wfxJsonStore } from '../src/daemon/engine/executions-at-rest.js';
 import type { WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';

@@ -53,7 +53,7 @@ import { DomainSchemas } from './domain-schemas.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from './limits.js';
 import { StartRate } from './start-rate.js';
 import type { EngineOptions } from './options.js';
-import { executionCacheFor } from './execution-cache.js';
+import { executionCacheFor } from './executions-at-rest.js';
 
 export type { EngineEvents, JobsWaiting, LogsAdvanced, StreamedLog, WorkProgress } from './engine-events.js';
 export type { LifecycleEvent } from './lifecycle.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { dataDirPaths } from '../../shared/data-dir.js';
 import { checkStoreUrl, redactStoreUrl } from '../../shared/store-url.js';
-import { executionSummarizer, wfxJsonStore } from '../engine/segment-summary.js';
+import { executionSummarizer, wfxJsonStore } from '../engine/executions-at-rest.js';
 import { WFX_STORE, type WfxRecord } from '../state/records.js';
 import { WFX_COMMONS } from '../state/commons.js';
 import { KEPT_ON_MOVES, type WfxState } from '../state/state.js';

@@ -2,7 +2,7 @@
  * What the JSON store asks of the room of executions at rest (src/daemon/at-rest/, above it in
  * the rooms' order): execution segments to keep its executions in instead of its snapshot,
  * opened with the store, written by its checkpoints, imaged and closed with it. Who builds the
- * store gives them (StoreOptions.segments; the daemon's: engine/segment-summary.ts's
+ * store gives them (StoreOptions.segments; the daemon's: engine/executions-at-rest.ts's
  * wfxJsonStore), as the cluster's ports are given: the store imports nothing of that room.
  * Types only.
  */

@@ -56,7 +56,7 @@ export interface DurableStore<S, R> {
 
 /**
  * The entries of a store's large collection (its executions) that may leave memory and be read
- * back from the store's files (engine/execution-cache.ts).
+ * back from the store's files (at-rest/execution-cache.ts).
  */
 export interface EvictableEntries {
   /**

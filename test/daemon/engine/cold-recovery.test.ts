@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap';
 import { recoverLiveState, type Recovered } from '../../../src/daemon/engine/recovery.js';
 import type { Effects } from '../../../src/daemon/engine/effects.js';
-import { directoryLive, directorySubscriptions, directoryTasks } from '../../../src/daemon/engine/execution-cache.js';
-import { executionSummarizer } from '../../../src/daemon/engine/segment-summary.js';
+import { directoryLive, directorySubscriptions, directoryTasks } from '../../../src/daemon/at-rest/execution-cache.js';
+import { executionSummarizer } from '../../../src/daemon/engine/executions-at-rest.js';
 import { ExecutionDirectory } from '../../../src/daemon/state/directory/directory.js';
 import type { ExecutionSummary } from '../../../src/daemon/state/execution-summary.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';

@@ -2,7 +2,7 @@ import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { cp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { wfxJsonStore } from '../../../src/daemon/engine/segment-summary.js';
+import { wfxJsonStore } from '../../../src/daemon/engine/executions-at-rest.js';
 import { execution } from '../../../src/daemon/state/executions.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import type { WfxRecord } from '../../../src/daemon/state/records.js';

@@ -1,7 +1,7 @@
 /**
  * A PostgreSQL store's executions that may leave memory (DurableStore.evictable, decision 077):
  * an execution the last durable checkpoint wrote as a row, unchanged since, is read back by its
- * key, (partition, id). The engine's cache (engine/execution-cache.ts) keeps their summaries in
+ * key, (partition, id). The engine's cache (at-rest/execution-cache.ts) keeps their summaries in
  * `unread`, the directory the lazy load filled (pg-cold-rows.ts).
  */
 import type pg from 'pg';

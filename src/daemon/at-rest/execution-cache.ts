@@ -24,8 +24,6 @@ import type { ColdSubscriptions, Subscription } from '../state/subscriptions.js'
 import { TaskIndex, type ColdTasks, type TaskRef } from '../state/task-index.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import type { EvictableEntries } from '../store/durable-store.js';
-import type { EngineOptions } from './options.js';
-import { executionSummarizer } from './segment-summary.js';
 
 /** Live executions a daemon keeps in memory at most by default (`--execution-cache`). */
 export const DEFAULT_EXECUTION_CACHE = 10_000;
@@ -49,7 +47,7 @@ export interface ExecutionCacheOptions {
   readonly store: EvictableEntries;
   /** Live executions kept resident at most (trees at rest beyond it leave memory). */
   readonly capacity: number;
-  /** The summary a listing reads of a cold execution (engine/segment-summary.ts). */
+  /** The summary a listing reads of a cold execution (engine/executions-at-rest.ts). */
   readonly summarize: (inst: Instance, state: object) => ExecutionSummary;
   /** Asks the store for a checkpoint (executions changed since the last cannot leave before one). */
   readonly checkpoint: () => Promise<void>;
@@ -363,19 +361,4 @@ function atRest(inst: Instance): boolean {
   if (inst.stateCd !== STATE.RUNNING) return false;
   for (const nid in inst.nodes) if (inst.nodes[nid]!.statusCd === STATUS.ACTIVE) return false;
   return true;
-}
-
-/** The cache EngineOptions ask for (`executionCache`, on a store whose executions can leave memory), else null. */
-export function executionCacheFor(options: EngineOptions): ExecutionCache | null {
-  const store = options.store.evictable;
-  if (options.executionCache === undefined || !store) return null;
-  const summarize = executionSummarizer();
-  return new ExecutionCache({
-    state: options.store.state,
-    store,
-    capacity: options.executionCache,
-    summarize: (inst, state) => summarize(inst, state),
-    checkpoint: () => options.store.checkpoint?.() ?? Promise.resolve(),
-    onError: options.onError ?? (() => undefined),
-  });
 }

@@ -3,13 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import { execution } from '../../../src/daemon/state/executions.js';
 import { initialState, STATE, type Instance } from '../../../src/daemon/state/state.js';
-import { ExecutionCache } from '../../../src/daemon/engine/execution-cache.js';
+import { ExecutionCache } from '../../../src/daemon/at-rest/execution-cache.js';
 import type { EvictableEntries } from '../../../src/daemon/store/durable-store.js';
 import { WAITS_FLOW as FLOW } from '../../helpers/cold.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { eventually } from '../../helpers/eventually.js';
 
-// The engine's bounded cache over the JSON store (engine/execution-cache.ts): executions at rest
+// The engine's bounded cache over the JSON store (at-rest/execution-cache.ts): executions at rest
 // that a checkpoint wrote leave memory and are read back from their segments when a step or a
 // read names them; the store refuses a record that reaches one not read back.
 
