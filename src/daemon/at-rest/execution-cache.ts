@@ -3,7 +3,7 @@
  * stay resident; the others, whole trees at rest that a durable checkpoint wrote and nothing
  * changed since, leave memory and are read back from the store's files (their segments) when
  * a step or a read names them (state/executions.ts, `Executions.ensure`). What lists a cold
- * execution is its summary, kept in an ExecutionDirectory (typed arrays, no object each); its
+ * execution is its summary, kept in an ExecutionIndex (typed arrays, no object each); its
  * earliest timer is the directory's due heap, not an armed timer of its own (the engine arms
  * one timer for the earliest, `nextDue`, and reads back those due, `takeDue`); its event waits
  * and input tasks are the directory's too (WfxState.coldSubscriptions, coldTasks), not entries
@@ -15,7 +15,7 @@
  * only at rest: running, no Active node, every member clean (EvictableEntries.clean). Eviction
  * writes nothing: a crash at any point of it recovers the same state from the same files.
  */
-import { ELSEWHERE, ExecutionDirectory } from '../state/directory/directory.js';
+import { ELSEWHERE, ExecutionIndex } from '../state/execution-index/execution-index.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
 import { execution, treeOf, type ColdEvents, type ColdExecutions, type ColdLive } from '../state/executions.js';
 import { InstanceTable } from '../state/instance-table.js';
@@ -57,7 +57,7 @@ export interface ExecutionCacheOptions {
 /** The cache: the cold side of the engine's Executions (see the top of this file). */
 export class ExecutionCache implements ColdExecutions {
   /** The cold executions' summaries: the store's own when its open left executions unread. */
-  private readonly directory: ExecutionDirectory;
+  private readonly directory: ExecutionIndex;
   /** Executions touched since the last pass: their trees are passed over once. */
   private recent = new Set<string>();
   private scheduled = false;
@@ -71,7 +71,7 @@ export class ExecutionCache implements ColdExecutions {
   readonly stats = { evicted: 0, loaded: 0, passes: 0 };
 
   constructor(private readonly o: ExecutionCacheOptions) {
-    this.directory = o.store.unread ?? new ExecutionDirectory();
+    this.directory = o.store.unread ?? new ExecutionIndex();
     // The cold executions' event waits: the directory's, the state's index holding the resident ones'.
     o.state.coldSubscriptions = directorySubscriptions(this.directory);
     o.state.coldTasks = directoryTasks(this.directory);
@@ -321,7 +321,7 @@ export class ExecutionCache implements ColdExecutions {
 }
 
 /** The executions of `directory` as the recovery walk reads them (ColdExecutions.live). */
-export function directoryLive(directory: ExecutionDirectory): ColdLive {
+export function directoryLive(directory: ExecutionIndex): ColdLive {
   return {
     walk: (visit) => directory.walk(visit),
     flowTotals: (visit) => directory.flowTotals(visit),
@@ -332,7 +332,7 @@ export function directoryLive(directory: ExecutionDirectory): ColdLive {
 }
 
 /** The subscriptions of the executions in `directory`, as WfxState.coldSubscriptions reads them. */
-export function directorySubscriptions(directory: ExecutionDirectory): ColdSubscriptions {
+export function directorySubscriptions(directory: ExecutionIndex): ColdSubscriptions {
   return {
     subscriptionsFor: (organization, eventType, correlationKey) =>
       directory
@@ -342,7 +342,7 @@ export function directorySubscriptions(directory: ExecutionDirectory): ColdSubsc
 }
 
 /** The input tasks of the executions in `directory`, as WfxState.coldTasks reads them. */
-export function directoryTasks(directory: ExecutionDirectory): ColdTasks {
+export function directoryTasks(directory: ExecutionIndex): ColdTasks {
   const isoTime = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
     get size() {

@@ -7,7 +7,7 @@
  * Types only.
  */
 import type { AtomicFileWriter } from '../disk/durable-files.js';
-import type { ExecutionDirectory, Location } from '../state/directory/directory.js';
+import type { ExecutionIndex, Location } from '../state/execution-index/execution-index.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
 import type { EvictableEntries, StoreLogger } from './durable-store.js';
 import type { SnapshotMark } from './manifest.js';
@@ -51,7 +51,7 @@ export interface StoreSegments {
   /** Past this many listed segments, checkpoints merge some (StoreOptions.maxListedSegments). */
   maxListed: number;
   /** The entries a lazy open left unread: their summaries and places (null: the open read them all). */
-  readonly unread: ExecutionDirectory | null;
+  readonly unread: ExecutionIndex | null;
   /** Where entry `id`'s last written frame is, else undefined. */
   locationOf(id: string): Location | undefined;
   /** Entry `id`'s document, read synchronously (the open's replay): then `adopt`. */

@@ -16,7 +16,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { ExecutionDirectory } from '../../state/directory/directory.js';
+import { ExecutionIndex } from '../../state/execution-index/execution-index.js';
 import {
   bytesPerElement,
   columnType,
@@ -24,7 +24,7 @@ import {
   ImageIn,
   ImageOut,
   type ImageColumn,
-} from '../../state/directory/image.js';
+} from '../../state/execution-index/image.js';
 import { crashPoint } from '../../store/crash-point.js';
 import { segmentName } from './files.js';
 
@@ -57,7 +57,7 @@ export interface TakenImage {
 }
 
 /** Takes an image of `directory`, which holds the segments `covered` as loaded from their indexes. */
-export function takeImage(directory: ExecutionDirectory, covered: readonly Covered[]): TakenImage {
+export function takeImage(directory: ExecutionIndex, covered: readonly Covered[]): TakenImage {
   const out = new ImageOut();
   directory.save(out);
   const values = Buffer.from(JSON.stringify(out.values));
@@ -124,7 +124,7 @@ export async function removeImageLeftover(dir: string): Promise<void> {
 
 /** What an image gave: the directory, and the segments it covers (the first of `listed`). */
 export interface ReadImage {
-  readonly directory: ExecutionDirectory;
+  readonly directory: ExecutionIndex;
   readonly covered: readonly Covered[];
 }
 
@@ -189,9 +189,7 @@ export async function readImage(dir: string, listed: readonly number[]): Promise
       columns.push(column);
     }
     if (at !== size || crc !== header.crc32) return { why: 'damaged: its checksum differs' };
-    const directory = ExecutionDirectory.fromImage(
-      new ImageIn(columns, JSON.parse(values.toString('utf8')) as unknown[]),
-    );
+    const directory = ExecutionIndex.fromImage(new ImageIn(columns, JSON.parse(values.toString('utf8')) as unknown[]));
     return { directory, covered };
   } catch (err) {
     return { why: `unreadable: ${(err as Error).message}` };

@@ -30,7 +30,7 @@ import {
 } from './files.js';
 import { readImage, removeImage, removeImageLeftover, takeImage, writeImage, type Covered } from './directory-image.js';
 import { loadSegmentsInto, openSegments } from './load.js';
-import { ExecutionDirectory } from '../../state/directory/directory.js';
+import { ExecutionIndex } from '../../state/execution-index/execution-index.js';
 import { SegmentReader } from './read.js';
 import { SegmentSpace } from './space.js';
 import { writeFrames, type SegmentFrame } from './write.js';
@@ -62,7 +62,7 @@ export class ExecutionSegments implements StoreSegments {
    * entry `locations` has not got is found. Its owner removes an entry once it has read it back
    * (`adopt` first), and may put there others it took out of memory.
    */
-  unread: ExecutionDirectory | null = null;
+  unread: ExecutionIndex | null = null;
   /** The segments the directory image on disk covers (decision 076): merges spare them. */
   private imaged: readonly number[] = [];
   /** The directory image the open writes (or removes), until it is done. */
@@ -128,7 +128,7 @@ export class ExecutionSegments implements StoreSegments {
     await removeImageLeftover(dir);
     // The image of the first segments when there is one (decision 076), their indexes else.
     const image = await readImage(dir, listed);
-    const unread = 'directory' in image ? image.directory : new ExecutionDirectory();
+    const unread = 'directory' in image ? image.directory : new ExecutionIndex();
     const covered = 'covered' in image ? image.covered : [];
     for (const c of covered) space.add(c.segment, c.bytes, c.dead);
     const rest = listed.slice(covered.length);
@@ -216,7 +216,7 @@ export class ExecutionSegments implements StoreSegments {
     const untimed = this.unread?.untimed ?? 0;
     if (untimed > 0) return o.logger?.warn({ untimed }, 'store: no directory image left: cold timers taken, not read');
     try {
-      const directory = this.unread ?? new ExecutionDirectory(size);
+      const directory = this.unread ?? new ExecutionIndex(size);
       directory.reserve(size);
       for (const id of resident) {
         const at = this.locations.get(id);
@@ -287,7 +287,7 @@ export class ExecutionSegments implements StoreSegments {
    * a new one: a close's image (`leaveImage`) must find them there.
    */
   evictable(store: Omit<EvictableEntries, 'read' | 'unread'>): EvictableEntries {
-    this.unread ??= new ExecutionDirectory(16);
+    this.unread ??= new ExecutionIndex(16);
     return {
       ...store,
       clean: (key) => store.clean(key) && this.locationOf(key) !== undefined,

@@ -7,7 +7,7 @@
  * memory grown (docs/decisions/084-directory-image-refreshed-after-checkpoints.md). It answers over IPC with the segments the image covers, or why it
  * wrote none, and exits; it exits too when its daemon goes (the IPC channel closes).
  */
-import { ExecutionDirectory } from '../../state/directory/directory.js';
+import { ExecutionIndex } from '../../state/execution-index/execution-index.js';
 import { REFRESH_TEMPORARY, takeImage, writeImage, type Covered } from './directory-image.js';
 import { loadSegmentsInto } from './load.js';
 import { SegmentSpace } from './space.js';
@@ -27,7 +27,7 @@ export type ImageAnswer = { readonly covered: Covered[] } | { readonly error: st
 
 async function run(job: ImageJob): Promise<ImageAnswer> {
   const space = new SegmentSpace();
-  const directory = new ExecutionDirectory();
+  const directory = new ExecutionIndex();
   await loadSegmentsInto(job.dir, job.listed, space, directory, job.live);
   const covered = job.listed.map((segment) => {
     const s = space.get(segment)!;

@@ -1,7 +1,7 @@
 import { isAscii } from 'node:buffer';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ExecutionDirectory } from '../../state/directory/directory.js';
+import type { ExecutionIndex } from '../../state/execution-index/execution-index.js';
 import type { ExecutionSummary } from '../../state/execution-summary.js';
 import { indexName, removeUnlisted, segmentDamaged, type Location } from './files.js';
 import { forEachEntry, parseIndex, type IndexDoc } from './index-codec.js';
@@ -59,7 +59,7 @@ export async function loadSegments(
 /**
  * Loads the index of each listed segment into `directory`, in the list's order, as loadSegments
  * with handlers that put each entry and remove each removed id would, but reading the index's
- * columns straight into the directory's (ExecutionDirectory.loadColumns: no summary per entry).
+ * columns straight into the directory's (ExecutionIndex.loadColumns: no summary per entry).
  * `live`: how many live entries the snapshot said the directory will hold, when it said. Counts
  * the bytes in `space` as loadSegments does; throws as it does. Returns the entries loaded.
  */
@@ -67,7 +67,7 @@ export async function loadSegmentsInto(
   dir: string,
   listed: readonly number[],
   space: SegmentSpace,
-  directory: ExecutionDirectory,
+  directory: ExecutionIndex,
   live?: number,
 ): Promise<number> {
   const superseded = (location: Location): void => space.supersede(location);

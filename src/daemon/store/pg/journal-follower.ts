@@ -18,7 +18,7 @@ import type { StoreLogger } from '../durable-store.js';
 import { LEASE_CHANNEL } from './lease.js';
 import { replacePartition, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
 import type { ExecutionSummary } from '../../state/execution-summary.js';
-import type { ExecutionDirectory } from '../../state/directory/directory.js';
+import type { ExecutionIndex } from '../../state/execution-index/execution-index.js';
 import { DirtyExecutions, holdsExecutions, readRows } from './pg-execution-rows.js';
 import { LazyRows } from './pg-cold-rows.js';
 import { inTransaction } from './transaction.js';
@@ -111,7 +111,7 @@ export class JournalFollower<S, R> {
    * A lazy follower's executions that are not in the state, their summaries (pg-cold-rows.ts):
    * what a store built on this state hands its engine's cache. Null: every execution is loaded.
    */
-  readonly unread: ExecutionDirectory | null;
+  readonly unread: ExecutionIndex | null;
   /** What loads lazily, when the follower does. */
   private readonly lazy: LazyRows<S, R> | null;
 

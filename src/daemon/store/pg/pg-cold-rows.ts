@@ -1,13 +1,13 @@
 /**
  * The lazy load of a partition's execution rows (decision 077): their summary columns go into
- * an ExecutionDirectory, no document is read, and an execution's document is read back when a
+ * an ExecutionIndex, no document is read, and an execution's document is read back when a
  * journal entry being replayed changes it (`readDocs`, a page's worth in one query) or when the
  * engine's cache asks (pg-evictable.ts). What a start, a standby and a takeover hold of an
  * execution nothing touches is then its summary only, as the JSON store's lazy open does.
  */
 import type pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
-import { ELSEWHERE, ExecutionDirectory } from '../../state/directory/directory.js';
+import { ELSEWHERE, ExecutionIndex } from '../../state/execution-index/execution-index.js';
 import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } from '../../state/execution-summary.js';
 import { partitionOfExecution, type PartitionLayout } from './partition-state.js';
 
@@ -52,7 +52,7 @@ const SUMMARIES = `
  */
 export class LazyRows<S, R> {
   /** The executions not in the state, their summaries: what a store built on it hands its engine's cache. */
-  readonly unread = new ExecutionDirectory();
+  readonly unread = new ExecutionIndex();
   /** The resident executions the journal changed, and its last entry that did: what `settle` may let go of. */
   private readonly touchedAt = new Map<string, number>();
 
@@ -154,7 +154,7 @@ export class LazyRows<S, R> {
 export async function readSummaries(
   client: pg.ClientBase,
   partition: number,
-  directory: ExecutionDirectory,
+  directory: ExecutionIndex,
   into: Record<string, unknown>,
   pageRows = PAGE_ROWS,
 ): Promise<{ rows: number; bytes: number; whole: string[] }> {
@@ -228,7 +228,7 @@ export function noRow(partition: number, missing: readonly string[]): WfxError {
 
 /** Takes every execution of partitions `partitions` out of `directory` (their rows are loaded again, or another daemon's now). */
 export function forgetPartitions<S, R>(
-  directory: ExecutionDirectory | null | undefined,
+  directory: ExecutionIndex | null | undefined,
   layout: PartitionLayout<S, R>,
   partitions: readonly number[],
 ): void {

@@ -5,7 +5,7 @@
  * `unread`, the directory the lazy load filled (pg-cold-rows.ts).
  */
 import type pg from 'pg';
-import { ELSEWHERE, type ExecutionDirectory } from '../../state/directory/directory.js';
+import { ELSEWHERE, type ExecutionIndex } from '../../state/execution-index/execution-index.js';
 import type { EvictableEntries } from '../durable-store.js';
 import { partitionOfExecution, type PartitionLayout } from './partition-state.js';
 import { RowReads } from './row-reads.js';
@@ -16,7 +16,7 @@ import type { PgCheckpoints } from './pg-checkpoints.js';
 export interface PgEvictableOptions<S, R> {
   readonly pool: pg.Pool;
   readonly layout: PartitionLayout<S, R>;
-  readonly unread: ExecutionDirectory;
+  readonly unread: ExecutionIndex;
   /** The executions changed since their rows were written. */
   readonly dirty: DirtyExecutions;
   /**
@@ -54,7 +54,7 @@ export function pgEvictable<S, R>(o: PgEvictableOptions<S, R>): EvictableEntries
  * `into` (the store's, its engine cache's), in the turn the resident ones join the state.
  * Returns their ids.
  */
-export function mergeUnread(from: ExecutionDirectory | null, into: ExecutionDirectory | null | undefined): string[] {
+export function mergeUnread(from: ExecutionIndex | null, into: ExecutionIndex | null | undefined): string[] {
   if (!from || !into) return [];
   const ids = from.list({ limit: Infinity });
   into.reserve(into.size + ids.length);

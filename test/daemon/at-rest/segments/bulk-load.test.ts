@@ -2,7 +2,7 @@ import '../../../setup/fixtures.js';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
+import { ExecutionIndex } from '../../../../src/daemon/state/execution-index/execution-index.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
 import {
   IMAGE_NAME,
@@ -71,7 +71,7 @@ async function writeMix(dir: string, seed: number, count: number): Promise<Segme
 }
 
 /** The two directories' answers to every query over `ids`, as text, for one comparison. */
-function answers(dir: ExecutionDirectory, ids: readonly string[]): Record<string, string> {
+function answers(dir: ExecutionIndex, ids: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   const put = (what: string, v: unknown): void => void (out[what] = JSON.stringify(v));
   put('size', dir.size);
@@ -109,7 +109,7 @@ function compare(t: Test, got: Record<string, string>, want: Record<string, stri
 
 /** A new directory and segment space with the segments `listed` bulk-loaded into them. */
 async function bulkLoaded(dir: string, listed: readonly number[]) {
-  const directory = new ExecutionDirectory(16);
+  const directory = new ExecutionIndex(16);
   const space = new SegmentSpace();
   await loadSegmentsInto(dir, listed, space, directory);
   return { directory, space };
@@ -117,7 +117,7 @@ async function bulkLoaded(dir: string, listed: readonly number[]) {
 
 async function both(dir: string, listed: readonly number[]) {
   const { directory: bulk, space: bulkSpace } = await bulkLoaded(dir, listed);
-  const each = new ExecutionDirectory(16);
+  const each = new ExecutionIndex(16);
   const eachSpace = new SegmentSpace();
   await loadSegments(dir, listed, eachSpace, {
     locate: (id) => each.locationOf(id) ?? undefined,
@@ -160,7 +160,7 @@ for (const seed of [1, 2, 3]) {
 t.test('a second bulk load over a filled directory replaces and removes as puts do', async (t) => {
   const dir = t.testdir();
   const { listed, ids } = await writeMix(dir, 7, 5);
-  const bulk = new ExecutionDirectory(16);
+  const bulk = new ExecutionIndex(16);
   const space = new SegmentSpace();
   await loadSegmentsInto(dir, listed.slice(0, 2), space, bulk);
   t.ok(bulk.nextDue() !== null, 'the first load armed timers (and ordered them)');
@@ -173,10 +173,10 @@ t.test('a second bulk load over a filled directory replaces and removes as puts 
 t.test("the load reserves what the snapshot counted live, else an estimate from the indexes' sizes", async (t) => {
   const dir = t.testdir();
   const { listed } = await writeMix(dir, 5, 4);
-  const hinted = new ExecutionDirectory(16);
+  const hinted = new ExecutionIndex(16);
   await loadSegmentsInto(dir, listed, new SegmentSpace(), hinted, 1000);
   t.equal(hinted.slotCapacity, 1000, 'room for what the snapshot counted, no more');
-  const guessed = new ExecutionDirectory(16);
+  const guessed = new ExecutionIndex(16);
   await loadSegmentsInto(dir, listed, new SegmentSpace(), guessed);
   t.ok(guessed.size > 100, 'the segments left executions');
   t.same(guessed.list({ limit: 1e6 }), hinted.list({ limit: 1e6 }), 'the same executions either way');
@@ -191,7 +191,7 @@ t.test('an index with text that is not ASCII loads as it was written', async (t)
     waits: [{ kind: 'event', node: 'n', eventType: 'message', nodeId: 'n', ref: 'bezahlt-ü', key: 'ключ-😀' }],
   };
   await writeSegment(dir, 1, [{ id: summary.id, json: '{}', summary }], []);
-  const bulk = new ExecutionDirectory(16);
+  const bulk = new ExecutionIndex(16);
   await loadSegmentsInto(dir, [1], new SegmentSpace(), bulk);
   t.same(bulk.get(summary.id)?.summary, summary, 'the summary, strings as written');
   t.same(

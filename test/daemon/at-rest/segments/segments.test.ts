@@ -2,7 +2,7 @@ import '../../../setup/fixtures.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
+import { ExecutionIndex } from '../../../../src/daemon/state/execution-index/execution-index.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
 import { indexName, segmentName, type Location } from '../../../../src/daemon/at-rest/segments/files.js';
 import { loadSegments, loadSegmentsInto } from '../../../../src/daemon/at-rest/segments/load.js';
@@ -155,7 +155,7 @@ t.test("a wait under its execution's own key is written once, and version 1 inde
   const d = directory();
   await loadSegments(dir, [1], new SegmentSpace(), d.handlers);
   t.same(d.summaries.get('exec-k'), s, 'loaded one by one');
-  const bulk = new ExecutionDirectory(16);
+  const bulk = new ExecutionIndex(16);
   await loadSegmentsInto(dir, [1], new SegmentSpace(), bulk);
   t.same(bulk.get('exec-k')?.summary, s, 'loaded in bulk');
   t.same(bulk.subscribers('default', 'paid', 'order-7'), [{ id: 'exec-k', node: 'a', nodeId: 'a' }]);
@@ -164,7 +164,7 @@ t.test("a wait under its execution's own key is written once, and version 1 inde
   const old = directory();
   await loadSegments(dir, [1], new SegmentSpace(), old.handlers);
   t.same(old.summaries.get('exec-k'), s, 'version 1, one by one');
-  const oldBulk = new ExecutionDirectory(16);
+  const oldBulk = new ExecutionIndex(16);
   await loadSegmentsInto(dir, [1], new SegmentSpace(), oldBulk);
   t.same(oldBulk.get('exec-k')?.summary, s, 'version 1, in bulk');
   await writeFile(file, JSON.stringify({ ...doc, version: 3 }));

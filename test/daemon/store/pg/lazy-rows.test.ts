@@ -4,7 +4,7 @@ import { partitionOf, uuidv7In } from '../../../../src/daemon/state/ids.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
 import { JournalFollower } from '../../../../src/daemon/store/pg/journal-follower.js';
 import { readDocs, readSummaries } from '../../../../src/daemon/store/pg/pg-cold-rows.js';
-import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
+import { ExecutionIndex } from '../../../../src/daemon/state/execution-index/execution-index.js';
 import { RowReads } from '../../../../src/daemon/store/pg/row-reads.js';
 import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
 import { eventually } from '../../../helpers/eventually.js';
@@ -364,7 +364,7 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     t.teardown(() => client.end());
-    const directory = new ExecutionDirectory(16);
+    const directory = new ExecutionIndex(16);
     const growths: number[] = [];
     const reserve = directory.reserve.bind(directory);
     directory.reserve = (count: number) => {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ExecutionDirectory, type ListQuery } from '../../../../src/daemon/state/directory/directory.js';
+import { ExecutionIndex, type ListQuery } from '../../../../src/daemon/state/execution-index/execution-index.js';
 import {
   DOMAINS,
   FLOWS,
@@ -19,7 +19,7 @@ import {
 t.test('a random mix of put, replace, remove and takeDue answers as the oracle does', (t) => {
   const rnd = random(60);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const dir = new ExecutionDirectory(16);
+  const dir = new ExecutionIndex(16);
   const oracle = new Oracle();
   const ids: string[] = [];
   let failures = 0;

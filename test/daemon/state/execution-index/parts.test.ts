@@ -1,7 +1,7 @@
 import t from 'tap';
 import { uuidv7 } from '../../../../src/daemon/state/ids.js';
-import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
-import { SortedList } from '../../../../src/daemon/state/directory/sorted.js';
+import { ExecutionIndex } from '../../../../src/daemon/state/execution-index/execution-index.js';
+import { SortedList } from '../../../../src/daemon/state/execution-index/sorted.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
 
 // The directory's parts one at a time: growth and slot reuse, the timer heap's order (equal due
@@ -31,7 +31,7 @@ function summary(id: string, over: Partial<ExecutionSummary> = {}): ExecutionSum
 }
 
 t.test('the columns grow past their capacity, and removed slots are reused', (t) => {
-  const dir = new ExecutionDirectory(16);
+  const dir = new ExecutionIndex(16);
   const ids = Array.from({ length: 1000 }, (_, i) => uuidv7(new Date(1_700_000_000_000 + i)));
   for (const id of ids) dir.put(summary(id), AT);
   t.equal(dir.size, 1000);
@@ -57,7 +57,7 @@ t.test('the columns grow past their capacity, and removed slots are reused', (t)
 });
 
 t.test('timers come in due order, equal due times by id, moved and removed ones kept right', (t) => {
-  const dir = new ExecutionDirectory();
+  const dir = new ExecutionIndex();
   const ids = Array.from({ length: 6 }, (_, i) => uuidv7(new Date(1_700_000_000_000 + i)));
   // Put in an order that is not the ids', all due at 50 but the first.
   for (const i of [3, 1, 5, 0, 4, 2]) dir.put(summary(ids[i]!, { dueMs: i === 0 ? 10 : 50 }), AT);
@@ -77,7 +77,7 @@ t.test('timers come in due order, equal due times by id, moved and removed ones 
 });
 
 t.test('ids that are not lowercase UUIDs work as any other', (t) => {
-  const dir = new ExecutionDirectory();
+  const dir = new ExecutionIndex();
   const upper = uuidv7().toUpperCase();
   const lower = uuidv7();
   for (const id of ['legacy-1', upper, lower, 'x']) dir.put(summary(id, { dueMs: 1 }), AT);
@@ -92,14 +92,14 @@ t.test('ids that are not lowercase UUIDs work as any other', (t) => {
 });
 
 t.test('a location past 4 GiB is refused', (t) => {
-  const dir = new ExecutionDirectory();
+  const dir = new ExecutionIndex();
   t.throws(() => dir.put(summary(uuidv7()), { segment: 1, offset: 2 ** 32, length: 1 }), RangeError);
   t.equal(dir.size, 0);
   t.end();
 });
 
 t.test('message waits under keys of their own are found past the index growing, and after removes', (t) => {
-  const dir = new ExecutionDirectory();
+  const dir = new ExecutionIndex();
   const ids = Array.from({ length: 2000 }, (_, i) => uuidv7(new Date(1_700_000_000_000 + i)));
   const waitOn = (i: number): ExecutionSummary =>
     summary(ids[i]!, {
@@ -144,7 +144,7 @@ t.test('a sorted list takes removals while unsorted in one pass at the next read
 });
 
 t.test('task pages merge flows and organizations in task key order and resume after a cursor', (t) => {
-  const dir = new ExecutionDirectory();
+  const dir = new ExecutionIndex();
   const keys: Array<{ org: string; proc: string; key: string }> = [];
   const base = Date.parse('2026-11-01T00:00:00.000Z');
   for (let i = 0; i < 240; i++) {

@@ -1,10 +1,10 @@
 /**
- * The resident directory (decision 068, step 4): what the daemon keeps in memory of every live
- * execution, its document in memory or not, in typed-array columns by slot. It answers, with
- * no scan of the executions: an id's slot, location and summary; a tree's ids; the nodes an
- * event resumes; the due timers; a flow's waiting input tasks and an action's jobs; running
- * and waiting-only counts per flow; and the ids newest first, paged by cursor. Loaded at start
- * from the execution segments' indexes; kept up by `put` and `remove`.
+ * The execution index (decision 068, step 4; decision 071's resident directory): what the
+ * daemon keeps in memory of every live execution, its document in memory or not, in columns by
+ * slot. It answers, with no scan of the executions: an id's slot, location and summary; a tree's
+ * ids; the nodes an event resumes; the due timers; a flow's waiting input tasks and an action's
+ * jobs; running and waiting-only counts per flow; and the ids newest first, paged by cursor.
+ * Loaded at start from the execution segments' indexes; kept up by `put` and `remove`.
  */
 import { STATE } from '../../../shared/api/index.js';
 import { FLAG_CHILD, FLAG_TRIGGERED, summaryFlags } from '../execution-summary.js';
@@ -32,8 +32,8 @@ import { SortedList } from './sorted.js';
 import type { Subscriber, WaitingJob, WaitingTask } from './wait-kinds.js';
 import { WaitTable } from './waits.js';
 
-/** The directory. */
-export class ExecutionDirectory extends SlotColumns {
+/** The execution index. */
+export class ExecutionIndex extends SlotColumns {
   private readonly ids: IdTable;
   private readonly strings = new Interner();
   private readonly pairs = new Pairs();
@@ -78,8 +78,8 @@ export class ExecutionDirectory extends SlotColumns {
   }
 
   /** The directory an image of one saved (`save`); throws RangeError when the image does not fit. */
-  static fromImage(inp: ImageIn): ExecutionDirectory {
-    const d = new ExecutionDirectory(16);
+  static fromImage(inp: ImageIn): ExecutionIndex {
+    const d = new ExecutionIndex(16);
     for (const part of [d.ids, d.strings, d.pairs, d.shapes, d.waits, d.heap, d.order]) part.restore(inp);
     d.restoreColumns(inp);
     d.correlation = inp.texts();

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { DROP_AT_MOST, SortedList } from '../../../../src/daemon/state/directory/sorted.js';
+import { DROP_AT_MOST, SortedList } from '../../../../src/daemon/state/execution-index/sorted.js';
 
 const ascending = (a: number, b: number) => a - b;
 
