@@ -267,7 +267,7 @@ export class ExecutionCache implements ColdExecutions {
         const root = execution(state, tree);
         group = root === undefined ? others : [root, ...others];
       }
-      if (!group.every(atRest)) continue;
+      if (!group.every(mayBeEvicted)) continue;
       if (!group.every((m) => store.clean(m.processInstanceId))) {
         dirty += group.length;
         continue;
@@ -356,8 +356,8 @@ export function directoryTasks(directory: ExecutionIndex): ColdTasks {
   };
 }
 
-/** Running with no Active node: nothing of it in flight, so its document is all there is. */
-function atRest(inst: Instance): boolean {
+/** Whether the cache may evict it: running with no Active node, so its document is all there is. */
+function mayBeEvicted(inst: Instance): boolean {
   if (inst.stateCd !== STATE.RUNNING) return false;
   for (const nid in inst.nodes) if (inst.nodes[nid]!.statusCd === STATUS.ACTIVE) return false;
   return true;
