@@ -10,7 +10,7 @@ import { crashPoint } from '../store/crash-point.js';
 import type { StoreLogger } from '../store/durable-store.js';
 import { BUCKET_RE } from '../store/history-files.js';
 import type { History } from '../store/history.js';
-import { scanJournal, segmentName } from '../store/journal.js';
+import { scanJournal, segmentName } from '../store/journal-scan.js';
 import { encodeManifest, manifestPathIn } from '../store/manifest.js';
 import { DIR_MODE, FILE_MODE, fsyncDir, SYNC_EVERY_BYTES, writeFileAtomic } from '../disk/durable-files.js';
 import { IMAGE_NAME } from '../at-rest/segments/directory-image.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { isWfxError, WfxError } from '../../shared/errors.js';
 import { decodeFrames } from '../store/frame.js';
 import { verifyHistory } from '../store/history-check.js';
-import { scanJournal } from '../store/journal.js';
+import { scanJournal } from '../store/journal-scan.js';
 import { lockOwnerPid } from '../store/lock.js';
 import {
   checkSnapshot,
