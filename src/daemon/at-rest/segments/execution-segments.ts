@@ -28,18 +28,14 @@ import {
   segmentsDirIn,
   type Location,
 } from './files.js';
-import { readImage, removeImage, removeImageLeftover, takeImage, writeImage, type Covered } from './directory-image.js';
+import { readImage, removeImageLeftover, type Covered } from './directory-image.js';
 import { loadSegmentsInto, openSegments } from './load.js';
 import { ExecutionIndex } from '../../state/execution-index/execution-index.js';
 import { SegmentReader } from './read.js';
 import { SegmentSpace } from './space.js';
 import { writeFrames, type SegmentFrame } from './write.js';
-import { ImageRefresh } from './image-refresh.js';
-import type { ImageJob } from './image-worker.js';
+import { SegmentsImage } from './segments-image.js';
 import { segmentCheckpoint, type Captured, type SegmentCopy, type SegmentsWritten } from './segment-copy.js';
-
-/** A directory image is written for an open of at least this many executions (StoreOptions.imageMin). */
-export const IMAGE_MIN_EXECUTIONS = 20_000;
 
 /** Compaction starts once the dead bytes of the listed segments pass this share of their total. */
 const COMPACT_DEAD_SHARE = 0.5;
@@ -63,19 +59,8 @@ export class ExecutionSegments implements StoreSegments {
    * (`adopt` first), and may put there others it took out of memory.
    */
   unread: ExecutionIndex | null = null;
-  /** The segments the directory image on disk covers (decision 076): merges spare them. */
-  private imaged: readonly number[] = [];
-  /** The directory image the open writes (or removes), until it is done. */
-  private imageWrite: Promise<unknown> = Promise.resolve();
-  /** The segments the image on disk covers, as it recorded them (none: no image or an unusable one). */
-  private imageCovers: readonly Covered[] = [];
-  /** Images written while the daemon runs (imageJob): made at the first checkpoint, stopped by a close. */
-  private refresh: ImageRefresh | null = null;
-  /**
-   * Set by a compaction that rewrote segments the image covers (by dead share, or a merge past
-   * twice the most listed), until the next `retire` asks for an image of what it left.
-   */
-  private imageOutdated = false;
+  /** The directory image of these segments (decision 076): what it covers, its writes. */
+  private readonly image: SegmentsImage;
   /** Past this many listed segments, merges (StoreOptions.maxListedSegments). */
   maxListed = MAX_LISTED_SEGMENTS;
 
@@ -83,6 +68,7 @@ export class ExecutionSegments implements StoreSegments {
     this.dir = segmentsDirIn(storeDir);
     this.listed = listed;
     this.reader = new SegmentReader(this.dir);
+    this.image = new SegmentsImage(this, this.locations);
   }
 
   /**
@@ -138,99 +124,23 @@ export class ExecutionSegments implements StoreSegments {
       { covered: covered.length, loaded: rest.length, image: 'why' in image ? image.why : 'used' },
       'store: execution directory opened',
     );
-    // A new image when the indexes loaded hold an eighth of the directory or more.
-    const min = o.imageMin ?? IMAGE_MIN_EXECUTIONS;
-    if (unread.size >= min && loaded * 8 >= unread.size && loaded > 0) {
-      const covers = segments.covering();
-      segments.imageWrite = writeImage(dir, takeImage(unread, covers)).then(
-        () => void (segments.imageCovers = covers),
-        (err: unknown) => o.logger?.warn({ err }, 'store: the directory image was not written'),
-      );
-      segments.imaged = [...listed];
-    } else if ('why' in image && image.why !== 'none') {
-      segments.imageWrite = removeImage(dir).catch(() => undefined);
-    } else {
-      segments.imaged = covered.map((c) => c.segment);
-      segments.imageCovers = covered;
-    }
+    segments.image.opened(image, unread, loaded, o);
     return segments;
-  }
-
-  /**
-   * What a checkpoint that rewrote segments the image covers leaves to refresh
-   * (segments/image-refresh.ts): a compaction by dead share copies every older segment into a
-   * new one, and a merge past twice the most listed reaches into the image's (mergeRun), so the
-   * image on disk no longer covers what is listed. A stop writes a new image, but without this a
-   * start after a crash would load every index again, in time that grows with every execution
-   * that waits. An image of every listed segment (as the manifest now lists them: `retire` runs
-   * after it is saved), written by a child process from their indexes as an open without an
-   * image loads them. Null under `imageMin` executions (decisions 084, 085).
-   */
-  private imageJob(imageMin: number): ImageJob | null {
-    if (this.unread === null) return null;
-    let live = this.unread.size;
-    // An execution read back and taken out of memory again is in both.
-    for (const id of this.locations.keys()) if (!this.unread.has(id)) live++;
-    return live < imageMin ? null : { dir: this.dir, listed: [...this.listed], live };
-  }
-
-  /** The refresher of images written while the daemon runs. */
-  private imageRefresh(o: RefreshOptions): ImageRefresh {
-    return new ImageRefresh((covers) => {
-      this.imageCovers = covers;
-      this.imaged = covers.map((c) => c.segment);
-    }, o.logger);
   }
 
   /** Resolves once no image is being refreshed, nor one asked for (tests). */
   async imageRefreshed(): Promise<void> {
-    await this.refresh?.idle();
+    await this.image.refreshed();
   }
 
   /** The listed segments as an image covering them records them. */
-  private covering(): Covered[] {
+  covering(): Covered[] {
     return this.listed.map((n) => ({ segment: n, bytes: this.space.get(n)!.bytes, dead: this.space.get(n)!.dead }));
   }
 
-  /**
-   * Leaves an image of every listed segment (decision 076) for the next open, unless the one on
-   * disk covers them already or they hold fewer than `imageMin` executions: the unread entries
-   * and the resident ones (the large collection of `state`), each summarized. Only once a close's
-   * last checkpoint is durable: every resident entry is then as a listed segment has it. The
-   * unread directory takes the resident entries: nothing may use it afterwards.
-   */
-  async leaveImage(state: object, o: ImageOptions): Promise<void> {
-    await (this.refresh ??= this.imageRefresh({})).stop();
-    await this.imageWrite;
-    const summarize = o.snapshotCollection?.summarize;
-    if (summarize === undefined) return;
-    const collection = (state as Record<string, Record<string, unknown>>)[o.snapshotCollection!.key]!;
-    const resident = Object.keys(collection).filter((id) => collection[id] !== undefined);
-    const size = resident.length + (this.unread?.size ?? 0);
-    const covering = this.covering();
-    const current = (c: Covered, i: number) => sameCovered(c, this.imageCovers[i]);
-    if (size < (o.imageMin ?? IMAGE_MIN_EXECUTIONS)) return;
-    if (covering.length === this.imageCovers.length && covering.every(current)) return;
-    // A cold timer taken and not read back (its read failed, or was under way at the close) is
-    // kept nowhere else: the next open loads the indexes, which have it.
-    const untimed = this.unread?.untimed ?? 0;
-    if (untimed > 0) return o.logger?.warn({ untimed }, 'store: no directory image left: cold timers taken, not read');
-    try {
-      const directory = this.unread ?? new ExecutionIndex(size);
-      directory.reserve(size);
-      for (const id of resident) {
-        const at = this.locations.get(id);
-        if (at === undefined) return; // not as a durable checkpoint wrote it
-        directory.put(summarize(collection[id], state), at);
-      }
-      // Where an execution read back since the open is: the directory keeps no place for one the
-      // cache took out of memory again, nor follows one a compaction moved (`compact`).
-      for (const [id, at] of this.locations) directory.relocate(id, at);
-      await writeImage(this.dir, takeImage(directory, covering), 'image:closing');
-      this.imageCovers = covering;
-    } catch (err) {
-      o.logger?.warn({ err }, 'store: the directory image was not written');
-    }
+  /** Leaves an image of every listed segment for the next open, once a close's last checkpoint is durable (SegmentsImage.leave). */
+  leaveImage(state: object, o: ImageOptions): Promise<void> {
+    return this.image.leave(state, o);
   }
 
   /** A store with no segment yet (a snapshot of format 1, or none). */
@@ -302,9 +212,7 @@ export class ExecutionSegments implements StoreSegments {
 
   /** Closes the files kept open for reads, once the directory image under way is written. */
   async close(): Promise<void> {
-    // Made if need be only to be stopped: a checkpoint's `retire` after this then starts none.
-    await (this.refresh ??= this.imageRefresh({})).stop();
-    await this.imageWrite;
+    await this.image.stop();
     await this.reader.close();
   }
 
@@ -398,12 +306,11 @@ export class ExecutionSegments implements StoreSegments {
         const s = this.space.get(n);
         return s === undefined ? 0 : s.bytes - s.dead;
       });
-      let keep = 0;
-      while (keep < this.imaged.length && this.listed[keep] === this.imaged[keep]) keep++;
+      const keep = this.image.spared(this.listed);
       const from = mergeRun(live, this.maxListed, keep);
       if (from < 0) return { dropped: [], bytes: 0 };
       chosen = this.listed.slice(from);
-      if (from < keep) this.imageOutdated = true;
+      if (from < keep) this.image.outdate();
     }
     const target = Math.max(...this.listed) + 1;
     const { moved, listed } = await compactSegments(this.dir, this.listed, chosen, target, (id) => this.locationOf(id));
@@ -416,20 +323,17 @@ export class ExecutionSegments implements StoreSegments {
     this.space.add(target, bytes);
     // The compacted segment takes the place of the newest chosen (before `newest`, unless chosen too).
     this.listed = listed;
-    if (byShare) this.imageOutdated = true;
+    if (byShare) this.image.outdate();
     return { dropped: chosen, bytes };
   }
 
-  /** Removes the files of segments a durable snapshot no longer lists; after a compaction that outdated the image, refreshes it (imageJob). */
+  /** Removes the files of segments a durable snapshot no longer lists; after a compaction that outdated the image, refreshes it (SegmentsImage.retired). */
   async retire(dropped: readonly number[], o: RefreshOptions): Promise<void> {
     if (dropped.length > 0) {
       for (const n of dropped) await this.reader.forget(n);
       await removeSegments(this.dir, dropped);
     }
-    if (!this.imageOutdated) return;
-    this.imageOutdated = false;
-    const job = this.imageJob(o.imageMin ?? IMAGE_MIN_EXECUTIONS);
-    if (job !== null) (this.refresh ??= this.imageRefresh(o)).request(job);
+    this.image.retired(o);
   }
 
   /** Bytes of the listed segments and how many of them are dead (tests, logs). */
@@ -449,11 +353,6 @@ export const SEGMENTS_AT_REST: SegmentsAtRest = {
   open: (storeDir, listed, collection) => ExecutionSegments.open(storeDir, listed, collection),
   openLazy: (storeDir, listed, o) => ExecutionSegments.openLazy(storeDir, listed, o),
 };
-
-/** Whether an image's record of a segment is `b`'s. */
-function sameCovered(a: Covered, b: Covered | undefined): boolean {
-  return b !== undefined && a.segment === b.segment && a.bytes === b.bytes && a.dead === b.dead;
-}
 
 /** Whether two locations name the same bytes. */
 function sameLocation(a: Location | undefined, b: Location): boolean {

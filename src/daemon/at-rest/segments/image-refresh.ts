@@ -1,5 +1,5 @@
 /**
- * Directory images written while the daemon runs (ExecutionSegments.imageJob): one child process
+ * Directory images written while the daemon runs (SegmentsImage.retired): one child process
  * at a time (image-worker.ts), at a lower CPU priority than the daemon, the last refresh asked
  * for meanwhile made once it ends, none once the store closes.
  */
