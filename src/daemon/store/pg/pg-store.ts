@@ -1,10 +1,11 @@
 /**
  * PgStore is one state machine (open, commit, checkpoint, partitions taken and given
  * up, failure, close) over private fields all of its parts share: the lease, the journal's seqs,
- * the live follower. What needs none of them lives beside it: pg-open.ts (connecting and
- * loading), journal-writer.ts, fenced-sql.ts, partition-state.ts, shared-journal.ts,
- * pg-store-options.ts; what needs some of them is given them: pg-checkpoints.ts (the snapshots'
- * marks and the checkpoints that write them), handover.ts (partitions taken and given up).
+ * the state. What needs none of them lives beside it: pg-open.ts (connecting and loading),
+ * journal-writer.ts, fenced-sql.ts, partition-state.ts, shared-journal.ts, pg-store-options.ts;
+ * what needs some of them is given them: pg-checkpoints.ts (the snapshots' marks and the
+ * checkpoints that write them), handover.ts (partitions taken and given up),
+ * followed-partitions.ts (what other daemons write to the partitions it does not hold).
  *
  * The durable store on PostgreSQL: the same state machine as the JSON store (store.ts), the
  * live state in memory and every commit a journal entry, but the journal is rows of
@@ -28,13 +29,14 @@ import type { Divert, EvictableEntries, ExecutionPartitions, Transaction } from 
 import { Unjournaled } from './unjournaled.js';
 import { pgEvictable } from './pg-evictable.js';
 import { partitionedIds } from '../../state/ids.js';
-import { DEFAULT_LEASE_MS, type PartitionLease } from './lease.js';
+import type { PartitionLease } from './lease.js';
 import { PgMessageClaims } from './pg-message-claims.js';
 import { PgRateLimits } from './pg-rate-limits.js';
 import { PgBlobs } from './pg-blobs.js';
 import { PgAuditTrail } from './pg-audit.js';
 import { PgHistory } from './pg-history.js';
-import { JournalFollower } from './journal-follower.js';
+import type { JournalFollower } from './journal-follower.js';
+import { FollowedPartitions } from './followed-partitions.js';
 import { JournalWriter } from './journal-writer.js';
 import type { PgStoreCounters, PgStoreHealth, PgStoreOptions } from './pg-store-options.js';
 import { dropPartitions, takePartitions, type HandedOver } from './handover.js';
@@ -47,10 +49,8 @@ export type { PgStoreCounters, PgStoreHealth, PgStoreOptions } from './pg-store-
 export class PgStore<S, R> extends RecordStore<S, R> {
   /** Where commits go: their partitions' journals (lastSeqs, the shared journal's numbering). */
   private readonly journal: JournalWriter<R>;
-  /** Follows what other daemons write to partitions this store reads but does not hold; null when it holds them all. */
-  private follower: JournalFollower<S, R> | null = null;
-  /** Told of the shared entries other daemons wrote (onOthersShared). */
-  private readonly othersShared: Array<(records: readonly R[]) => void> = [];
+  /** What other daemons write to the partitions this store reads and does not hold (followed-partitions.ts). */
+  private readonly followed: FollowedPartitions<S, R>;
   /** The partitions' snapshots, and the checkpoints that write them. */
   private readonly checkpoints: PgCheckpoints<S, R>;
   /** The executions changed since their rows were written (pg-execution-rows.ts). */
@@ -103,11 +103,12 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       layout,
       state: this.state,
       logger: this.logger,
-      follower: () => this.follower,
+      follower: () => this.followed.current,
       flush: () => this.flush(),
       fail: (what: string, err: unknown, code?: ErrorCode) => this.fail(what, err, code),
       failure: () => this.failure,
     };
+    this.followed = new FollowedPartitions({ ...parts, alone: () => this.alone });
     this.checkpoints = new PgCheckpoints(
       { ...parts, dirty: this.dirty, unjournaled: (id) => this.unjournaled.has(id), alone: () => this.alone },
       loaded,
@@ -120,10 +121,10 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       ...parts,
       checkpoints: this.checkpoints,
       evictable: () => this.evictable,
-      followOthers: (from) => this.followOthers(from),
+      followOthers: (from) => this.followed.follow(from),
       lastSeqOf: (p) => this.lastSeqOf(p),
     };
-    this.followOthers(loaded.lastSeqs, false);
+    this.followed.follow(loaded.lastSeqs, false);
     // Failed, nothing more is acknowledged: writes held in a partitioned network are not waited for.
     this.onFailure((err) => [this.journal, this.historyStore, this.auditStore].forEach((w) => w?.abandon(err)));
   }
@@ -131,50 +132,6 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   /** Whether this store holds every partition: no other daemon's store writes any of the state. */
   private get alone(): boolean {
     return this.lease.partitions.length === this.layout.count;
-  }
-
-  /**
-   * Follows what other daemons write to the partitions this store reads but does not hold
-   * (partition 0, the shared partition), from `lastSeqs`, once it does not hold them all;
-   * `start`: at once (else `start()` does). The store is failed if its copy breaks.
-   */
-  private followOthers(lastSeqs: ReadonlyMap<number, number>, start = true): void {
-    if (this.alone || this.follower) return;
-    const shared = this.journal.shared;
-    const read = [...(this.lease.partitions.includes(0) ? [] : [0]), ...(shared ? [SHARED_PARTITION] : [])];
-    const owner = this.options.owner;
-    this.follower = JournalFollower.over(
-      this.pool,
-      {
-        ...this.layout,
-        partitions: read,
-        apply: this.options.apply,
-        ...(shared && {
-          admitShared: (seq, records, writer) => {
-            const admitted = shared.admit(seq, records, writer === owner);
-            // Told once the follower has applied them (it does, before its next await).
-            if (writer !== owner && admitted.length > 0 && this.othersShared.length > 0)
-              queueMicrotask(() => {
-                for (const listener of this.othersShared) listener(records);
-              });
-            return admitted;
-          },
-          sharedLive: true,
-        }),
-      },
-      { state: this.state, lastSeqs: new Map(read.map((p) => [p, lastSeqs.get(p) ?? 0])) },
-    );
-    if (start) this.start();
-  }
-
-  /** Starts the following (see followOthers). */
-  private start(): void {
-    this.follower?.follow(
-      this.options.connectionString,
-      (this.options.leaseMs ?? DEFAULT_LEASE_MS) / 3,
-      this.logger,
-      (err) => this.fail('the copy of what other daemons write broke', err),
-    );
   }
 
   /**
@@ -191,7 +148,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     );
     try {
       store = new PgStore(pool, lease, options, layout, loaded);
-      store.start();
+      store.followed.start();
       (options.logger ?? silentLogger).info(
         {
           partitions: layout.count,
@@ -258,7 +215,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
 
   /** Calls `listener` with the records of each shared entry another daemon wrote, once applied here. */
   onOthersShared(listener: (records: readonly R[]) => void): void {
-    this.othersShared.push(listener);
+    this.followed.onOthersShared(listener);
   }
 
   /**
@@ -279,25 +236,12 @@ export class PgStore<S, R> extends RecordStore<S, R> {
 
   /** The last journal entry of `partition` (SHARED_PARTITION too) this store wrote or read. */
   lastSeqOf(partition: number): number {
-    if (partition === SHARED_PARTITION) return this.journal.shared?.seq ?? 0;
-    // Partition 0 not held moves on as followed.
-    if (partition === 0 && this.follower && !this.lease.partitions.includes(0))
-      return this.follower.lastSeqs.get(0) ?? 0;
-    return this.journal.lastSeqs[partition] ?? 0;
+    return this.followed.lastSeqOf(partition);
   }
 
-  /**
-   * Resolves once this store's copy of `partition` (0, or SHARED_PARTITION) has come to entry
-   * `seq`: a directory write another daemon made and answered, read back here after (decision
-   * 042), or every shared entry before a claim (pg-message-claims.ts). At once when it holds the
-   * partition or has come there; otherwise after reading the journal (a few reads at most: the
-   * entry was committed before the answer that named it). False when it has not come there.
-   */
-  async followedTo(seq: number, partition = 0): Promise<boolean> {
-    for (let read = 0; read < 3 && this.lastSeqOf(partition) < seq && this.follower; read++)
-      await this.follower.catchUp();
-    // Without a follower this store holds every partition: nobody else writes any.
-    return this.lastSeqOf(partition) >= seq || !this.follower;
+  /** Resolves once this store's copy of `partition` (0, or SHARED_PARTITION) has come to entry `seq` (FollowedPartitions.followedTo). */
+  followedTo(seq: number, partition = 0): Promise<boolean> {
+    return this.followed.followedTo(seq, partition);
   }
 
   /** GET /health's `store`: the lease this daemon holds. */
@@ -384,7 +328,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     if (!this.failure && options.checkpoint !== false) await this.checkpoint().catch(() => undefined);
     this.closed = true;
     const ending = (async () => {
-      await this.follower?.stop();
+      await this.followed.stop();
       await this.journal.idle();
       await this.historyStore?.close();
       await this.auditStore?.close();
