@@ -129,6 +129,7 @@ export async function openStore(
   checkStoreUrl(choice.store);
   const location = redactStoreUrl(choice.store);
   const { PgStore } = await import('../store/pg/pg-store.js');
+  const { ROWS_AT_REST } = await import('../at-rest/rows/pg-evictable.js');
   const owner = await daemonId(choice.dataDir);
   const store = await PgStore.open<WfxState, WfxRecord>({
     connectionString: choice.store,
@@ -140,6 +141,7 @@ export async function openStore(
     shared: WFX_COMMONS,
     summarize: executionSummarizer(),
     lazy: choice.lazyExecutions === true,
+    rows: ROWS_AT_REST, // executions at rest in their rows
     keptOnMoves: KEPT_ON_MOVES,
     checkpointEvery: choice.checkpointEvery,
     logger,

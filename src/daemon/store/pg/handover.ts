@@ -17,7 +17,6 @@ import {
   serializePartitions,
   SHARED_PARTITION,
 } from './partition-state.js';
-import { forgetPartitions, mergeUnread } from './pg-evictable.js';
 
 /** What of its store a handover reads and calls (PgStore's fields). */
 export interface HandedOver<S, R> extends Pick<
@@ -68,7 +67,8 @@ export async function takePartitions<S, R>(
       const initial = store.layout.initialState() as Record<string, unknown>;
       for (const k of store.layout.derived ?? []) beside[k] = initial[k];
       const lastSeqs = new Map(taking.map((p) => [p, 0]));
-      const load = { ...store.layout, partitions: taking, apply: store.options.apply, lazy: !!store.evictable() };
+      const lazy = !!store.evictable();
+      const load = { ...store.layout, partitions: taking, apply: store.options.apply, lazy, rows: store.options.rows };
       follower = JournalFollower.over(store.pool, load, { state: beside as S, lastSeqs, absent: taking });
       await follower.catchUp();
     } catch (err) {
@@ -79,7 +79,7 @@ export async function takePartitions<S, R>(
     store.checkpoints.loadedBy(follower, taking);
     const entries = beside[key] as Record<string, unknown>;
     Object.assign(state[key] as object, entries);
-    const cold = mergeUnread(follower.unread, store.evictable()?.unread);
+    const cold = store.options.rows?.mergeUnread(follower.unread, store.evictable()?.unread) ?? [];
     resetDerived(store.state, store.layout);
     for (const p of taking) store.journal.moving.delete(p);
     store.logger.info({ partitions: taking }, 'store: took partitions');
@@ -120,7 +120,7 @@ export async function dropPartitions<S, R>(
   const collection = (store.state as Record<string, Record<string, unknown>>)[store.layout.collection!.key]!;
   for (const id of Object.keys(collection))
     if (dropping.includes(partitionOfExecution(store.layout, id))) delete collection[id];
-  forgetPartitions(store.evictable()?.unread, store.layout, dropping);
+  store.options.rows?.forgetPartitions(store.evictable()?.unread, store.layout, dropping);
   resetDerived(store.state, store.layout);
   hooks.left?.();
   try {

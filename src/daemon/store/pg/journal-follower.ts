@@ -19,7 +19,7 @@ import { replacePartition, SHARED_PARTITION, type PartitionLayout } from './part
 import type { ExecutionSummary } from '../../state/execution-summary.js';
 import type { ExecutionIndex } from '../../state/execution-index/execution-index.js';
 import { DirtyExecutions, holdsExecutions, readRows } from './pg-execution-rows.js';
-import { LazyRows } from './pg-cold-rows.js';
+import type { LazyRows, PgRowsAtRest } from './rows-at-rest-port.js';
 import { inTransaction } from './transaction.js';
 
 /** Journal rows read per query. */
@@ -47,6 +47,8 @@ export interface FollowerOptions<S, R> extends PartitionLayout<S, R> {
    * each document only once an entry applied changes it. Needs the collection's `adopt`.
    */
   readonly lazy?: boolean;
+  /** The executions at rest on the database (PgStoreOptions.rows): needed with `lazy`. */
+  readonly rows?: PgRowsAtRest | undefined;
   /**
    * With `lazy` and the collection's `evict`: the summary of an execution, for one the copy lets
    * go of once a checkpoint of its owner wrote it (see `settle`).
@@ -97,12 +99,12 @@ export class JournalFollower<S, R> {
   /** Partitions whose state holds nothing yet (loaded in place: see replacePartition). */
   private readonly absent: Set<number>;
   /**
-   * A lazy follower's executions that are not in the state, their summaries (pg-cold-rows.ts):
+   * A lazy follower's executions that are not in the state, their summaries (`rows`' LazyRows):
    * what a store built on this state hands its engine's cache. Null: every execution is loaded.
    */
   readonly unread: ExecutionIndex | null;
   /** What loads lazily, when the follower does. */
-  private readonly lazy: LazyRows<S, R> | null;
+  private readonly lazy: LazyRows<R> | null;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -115,7 +117,10 @@ export class JournalFollower<S, R> {
       this.snapshotSeqs.set(p, 0);
     }
     this.absent = new Set(from ? (from.absent ?? []) : options.partitions);
-    this.lazy = options.lazy && options.collection?.adopt ? new LazyRows(options, this.state) : null;
+    const lazy = options.lazy && options.collection?.adopt;
+    if (lazy && options.rows === undefined)
+      throw new WfxError('INTERNAL_ERROR', 'a store that loads its executions lazily is opened without their rows');
+    this.lazy = lazy ? options.rows!.lazyRows(options, this.state) : null;
     this.unread = this.lazy?.unread ?? null;
     this.listener = new JournalListener({
       partitions: options.partitions,

@@ -27,7 +27,6 @@ import type { ErrorCode } from '../../../shared/errors.js';
 import { RecordStore, silentLogger } from '../record-store.js';
 import type { Divert, EvictableEntries, ExecutionPartitions, Transaction } from '../durable-store.js';
 import { Unjournaled } from './unjournaled.js';
-import { pgEvictable } from './pg-evictable.js';
 import { partitionedIds } from '../../state/ids.js';
 import type { PartitionLease } from './lease.js';
 import { PgMessageClaims } from './pg-message-claims.js';
@@ -55,7 +54,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   private readonly checkpoints: PgCheckpoints<S, R>;
   /** The executions changed since their rows were written (pg-execution-rows.ts). */
   private readonly dirty: DirtyExecutions;
-  /** The executions that may leave memory, read back from their rows (pg-evictable.ts): a lazy load's. */
+  /** The executions that may leave memory, read back from their rows (PgStoreOptions.rows): a lazy load's. */
   readonly evictable: EvictableEntries | null;
   private coldGuard: ((key: string) => void) | null = null;
   /** Executions of diverted transactions not settled yet: their rows wait (unjournaled.ts). */
@@ -116,7 +115,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     const guard = (fn: (key: string) => void): void => void (this.coldGuard = fn);
     const port = { pool, layout, dirty: this.dirty, checkpoints: this.checkpoints, guard };
     const holds = { serves: (p: number) => this.serves(p), epochOf: (p: number) => this.lease.epochOf(p) };
-    this.evictable = loaded.unread && pgEvictable({ ...port, ...holds, unread: loaded.unread });
+    this.evictable = loaded.unread && options.rows!.evictable({ ...port, ...holds, unread: loaded.unread });
     this.handover = {
       ...parts,
       checkpoints: this.checkpoints,

@@ -9,7 +9,8 @@ import type pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
 import { ELSEWHERE, ExecutionIndex } from '../../state/execution-index/execution-index.js';
 import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } from '../../state/execution-summary.js';
-import { partitionOfExecution, type PartitionLayout } from './partition-state.js';
+import { partitionOfExecution, type PartitionLayout } from '../../store/pg/partition-state.js';
+import type { LazyRowsOptions, LazyRows as LazyRowsPort } from '../../store/pg/rows-at-rest-port.js';
 
 /** Summary rows read per query. */
 const PAGE_ROWS = 10_000;
@@ -47,19 +48,17 @@ const SUMMARIES = `
    LIMIT $3`;
 
 /**
- * What a lazy follower (journal-follower.ts) keeps of the executions it has not read: their
+ * What a lazy follower (store/pg/journal-follower.ts) keeps of the executions it has not read: their
  * summaries, and of those it read back, the last entry that changed each.
  */
-export class LazyRows<S, R> {
+export class LazyRows<S, R> implements LazyRowsPort<R> {
   /** The executions not in the state, their summaries: what a store built on it hands its engine's cache. */
   readonly unread = new ExecutionIndex();
   /** The resident executions the journal changed, and its last entry that did: what `settle` may let go of. */
   private readonly touchedAt = new Map<string, number>();
 
   constructor(
-    private readonly options: PartitionLayout<S, R> & {
-      readonly summarize?: (execution: unknown, state: S) => ExecutionSummary;
-    },
+    private readonly options: LazyRowsOptions<S, R>,
     private readonly state: S,
   ) {}
 

@@ -2,34 +2,15 @@
  * A PostgreSQL store's executions that may leave memory (DurableStore.evictable, decision 077):
  * an execution the last durable checkpoint wrote as a row, unchanged since, is read back by its
  * key, (partition, id). The engine's cache (at-rest/execution-cache.ts) keeps their summaries in
- * `unread`, the directory the lazy load filled (pg-cold-rows.ts).
+ * `unread`, the directory the lazy load filled (pg-cold-rows.ts). The store sees them through
+ * store/pg/rows-at-rest-port.ts (ROWS_AT_REST).
  */
-import type pg from 'pg';
 import { ELSEWHERE, type ExecutionIndex } from '../../state/execution-index/execution-index.js';
-import type { EvictableEntries } from '../durable-store.js';
-import { partitionOfExecution, type PartitionLayout } from './partition-state.js';
+import type { EvictableEntries } from '../../store/durable-store.js';
+import { partitionOfExecution } from '../../store/pg/partition-state.js';
+import type { PgEvictableOptions, PgRowsAtRest } from '../../store/pg/rows-at-rest-port.js';
+import { forgetPartitions, LazyRows } from './pg-cold-rows.js';
 import { RowReads } from './row-reads.js';
-export { forgetPartitions } from './pg-cold-rows.js';
-import type { DirtyExecutions } from './pg-execution-rows.js';
-import type { PgCheckpoints } from './pg-checkpoints.js';
-
-export interface PgEvictableOptions<S, R> {
-  readonly pool: pg.Pool;
-  readonly layout: PartitionLayout<S, R>;
-  readonly unread: ExecutionIndex;
-  /** The executions changed since their rows were written. */
-  readonly dirty: DirtyExecutions;
-  /**
-   * The store's checkpoints: while one runs, the executions it writes are marked changed no
-   * longer and not yet written; `durable` is told after each.
-   */
-  readonly checkpoints: Pick<PgCheckpoints<S, R>, 'running' | 'durable'>;
-  /** Whether the store holds the partition, and it is not moving: a row of another's may change under it. */
-  readonly serves: (partition: number) => boolean;
-  /** The epoch of the store's lease on a partition it serves: a new one each time it takes the partition. */
-  readonly epochOf: (partition: number) => number;
-  readonly guard: (fn: (key: string) => void) => void;
-}
 
 /** The store's port for its engine's cache: see the top of this file. */
 export function pgEvictable<S, R>(o: PgEvictableOptions<S, R>): EvictableEntries {
@@ -61,3 +42,11 @@ export function mergeUnread(from: ExecutionIndex | null, into: ExecutionIndex | 
   for (const id of ids) into.put(from.get(id)!.summary, ELSEWHERE);
   return ids;
 }
+
+/** The PostgreSQL store's executions at rest (PgStoreOptions.rows): its cold rows, loaded lazily and read back by key. */
+export const ROWS_AT_REST: PgRowsAtRest = {
+  lazyRows: (options, state) => new LazyRows(options, state),
+  evictable: (o) => pgEvictable(o),
+  mergeUnread,
+  forgetPartitions,
+};
