@@ -7,7 +7,7 @@
  */
 import { loadavg } from 'node:os';
 import { uuidv7 } from '../src/daemon/state/ids.js';
-import { ExecutionDirectory } from '../src/daemon/state/directory/directory.js';
+import { ExecutionIndex } from '../src/daemon/state/execution-index/execution-index.js';
 import type { ExecutionSummary } from '../src/daemon/state/execution-summary.js';
 import { machineLine } from './report.js';
 
@@ -82,7 +82,7 @@ function main(): void {
     .map((l) => l.toFixed(2))
     .join(' ');
   const t0 = performance.now();
-  const dir = new ExecutionDirectory(COUNT); // a load knows its count from the segments' indexes
+  const dir = new ExecutionIndex(COUNT); // a load knows its count from the segments' indexes
   for (let i = 0; i < COUNT; i++) dir.put(all[i]!, at);
   const buildMs = performance.now() - t0;
   all = null;

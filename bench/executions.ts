@@ -20,6 +20,7 @@ import { publishFlow } from '../src/daemon/flows/publish.js';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
+import { SEGMENTS_AT_REST } from '../src/daemon/at-rest/segments/execution-segments.js';
 import { Store } from '../src/daemon/store/store.js';
 import type { HistoryStore } from '../src/daemon/store/history-store.js';
 import { PgStore } from '../src/daemon/store/pg/pg-store.js';
@@ -56,7 +57,7 @@ export type Opened = { readonly store: RecordStore<WfxState, WfxRecord>; readonl
 
 /** The JSON store of `dataDir`. */
 export const filesIn = (dataDir: string) => async (): Promise<Opened> => ({
-  store: await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE }),
+  store: await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE, segments: SEGMENTS_AT_REST }),
   history: await History.open(join(dataDir, 'history')),
 });
 

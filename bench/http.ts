@@ -19,7 +19,7 @@ import { promisify } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { WfxClient } from '../src/client/client.js';
-import { wfxJsonStore } from '../src/daemon/engine/segment-summary.js';
+import { wfxJsonStore } from '../src/daemon/engine/executions-at-rest.js';
 import type { WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';

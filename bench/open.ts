@@ -11,12 +11,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { uuidv7 } from '../src/daemon/state/ids.js';
-import { ExecutionDirectory } from '../src/daemon/state/directory/directory.js';
+import { ExecutionIndex } from '../src/daemon/state/execution-index/execution-index.js';
 import type { ExecutionSummary } from '../src/daemon/state/execution-summary.js';
-import { indexName } from '../src/daemon/store/segments/files.js';
-import { IndexBuilder } from '../src/daemon/store/segments/index-codec.js';
-import { loadSegments, loadSegmentsInto, readIndex } from '../src/daemon/store/segments/load.js';
-import { SegmentSpace } from '../src/daemon/store/segments/space.js';
+import { indexName } from '../src/daemon/at-rest/segments/files.js';
+import { IndexBuilder } from '../src/daemon/at-rest/segments/index-codec.js';
+import { loadSegments, loadSegmentsInto, readIndex } from '../src/daemon/at-rest/segments/load.js';
+import { SegmentSpace } from '../src/daemon/at-rest/segments/space.js';
 import { machineLine } from './report.js';
 
 const COUNT = Number(process.env.BENCH_OPEN ?? 1_000_000);
@@ -79,14 +79,14 @@ async function writeIndexes(dir: string): Promise<number[]> {
   return listed;
 }
 
-async function bulk(dir: string, listed: number[]): Promise<ExecutionDirectory> {
-  const directory = new ExecutionDirectory();
+async function bulk(dir: string, listed: number[]): Promise<ExecutionIndex> {
+  const directory = new ExecutionIndex();
   await loadSegmentsInto(dir, listed, new SegmentSpace(), directory);
   return directory;
 }
 
-async function oneByOne(dir: string, listed: number[]): Promise<ExecutionDirectory> {
-  const directory = new ExecutionDirectory(COUNT);
+async function oneByOne(dir: string, listed: number[]): Promise<ExecutionIndex> {
+  const directory = new ExecutionIndex(COUNT);
   await loadSegments(dir, listed, new SegmentSpace(), {
     locate: (id) => directory.locationOf(id) ?? undefined,
     onEntry: (_id, location, s) => directory.put(s, location),
@@ -95,7 +95,7 @@ async function oneByOne(dir: string, listed: number[]): Promise<ExecutionDirecto
   return directory;
 }
 
-async function timed(what: string, load: () => Promise<ExecutionDirectory | null>): Promise<void> {
+async function timed(what: string, load: () => Promise<ExecutionIndex | null>): Promise<void> {
   const before = heapUsed();
   const load1 = loadavg()[0]!.toFixed(2);
   const cpu0 = process.cpuUsage();

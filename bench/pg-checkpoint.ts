@@ -9,6 +9,7 @@
  * beside the benchmark on the same cores (decision 068 step 9).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ROWS_AT_REST } from '../src/daemon/at-rest/rows/pg-evictable.js';
 import { PgStore, type PgStoreOptions } from '../src/daemon/store/pg/pg-store.js';
 import type { ExecutionSummary } from '../src/daemon/state/execution-summary.js';
 import { HAVE_POSTGRES, startCluster } from '../test/helpers/postgres.js';
@@ -115,7 +116,7 @@ async function main(): Promise<void> {
     store = null; // its state let go: the heap before each open is the same
     const eager = await measureOpen(options as PgStoreOptions<BState, BRecord>);
     // The lazy open (decision 077): the rows' summaries into a directory, no document read.
-    const lazy = await measureOpen({ ...options, lazy: true } as PgStoreOptions<BState, BRecord>);
+    const lazy = await measureOpen({ ...options, lazy: true, rows: ROWS_AT_REST } as PgStoreOptions<BState, BRecord>);
     const sorted = [...runs].sort((a, b) => a.ms - b.ms);
     console.log(
       JSON.stringify({

@@ -18,7 +18,7 @@ import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import { WFX_COMMONS } from '../src/daemon/state/commons.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { PgStore } from '../src/daemon/store/pg/pg-store.js';
-import { executionSummarizer } from '../src/daemon/engine/segment-summary.js';
+import { executionSummarizer } from '../src/daemon/engine/executions-at-rest.js';
 import { History } from '../src/daemon/store/history.js';
 import type { HistoryStore } from '../src/daemon/store/history-store.js';
 import type { RecordStore } from '../src/daemon/store/record-store.js';

@@ -9,12 +9,12 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compactSegments } from '../src/daemon/store/segments/compact.js';
-import { indexName, segmentName, type Location } from '../src/daemon/store/segments/files.js';
-import { loadSegments } from '../src/daemon/store/segments/load.js';
-import { SegmentReader } from '../src/daemon/store/segments/read.js';
-import { SegmentSpace } from '../src/daemon/store/segments/space.js';
-import { writeSegment } from '../src/daemon/store/segments/write.js';
+import { compactSegments } from '../src/daemon/at-rest/segments/compact.js';
+import { indexName, segmentName, type Location } from '../src/daemon/at-rest/segments/files.js';
+import { loadSegments } from '../src/daemon/at-rest/segments/load.js';
+import { SegmentReader } from '../src/daemon/at-rest/segments/read.js';
+import { SegmentSpace } from '../src/daemon/at-rest/segments/space.js';
+import { writeSegment } from '../src/daemon/at-rest/segments/write.js';
 import { entriesOf, summaryOf } from '../test/helpers/segment-mix.js';
 
 const COUNT = Number(process.env.BENCH_SEGMENTS ?? 1_000_000);

@@ -16,9 +16,10 @@ const DAEMON_ENTRY = 'daemon/process/launcher.ts';
 /**
  * The daemon's rooms (the folders under src/daemon/), from the bottom up: a module imports
  * modules of its own room and of the rooms below it, never above, so the folders form no loop.
- * Durable files, the state and its records, the stores; outbound HTTP and observability; the
- * features the engine and the routes use; the engine; the features built on it; the HTTP app;
- * the process lifecycle; and the cluster, on top. The engine, the HTTP app and the lifecycle see
+ * Durable files, the state and its records, the stores, the executions at rest (the stores see
+ * them only through ports of theirs, store/at-rest-port.ts and store/pg/rows-at-rest-port.ts);
+ * outbound HTTP and observability; the features the engine and the routes use; the engine; the
+ * features built on it; the HTTP app; the process lifecycle; and the cluster, on top. The engine, the HTTP app and the lifecycle see
  * the cluster only through ports of their own (engine/, api/ and process/cluster-port.ts), which
  * it implements; the launcher alone loads its entry, with import(), for a daemon on PostgreSQL
  * (`--store postgres://...`): a daemon on the JSON store loads nothing of the cluster.
@@ -27,6 +28,7 @@ const DAEMON_ROOMS = [
   'disk',
   'state',
   'store',
+  'at-rest',
   'outbound',
   'observe',
   'files',

@@ -9,7 +9,7 @@ import { eventually } from '../helpers/eventually.js';
 // A daemon that keeps no execution in memory (--execution-cache 0): each answer reads its
 // execution back from its segment, each step is followed by a checkpoint and an eviction. It is
 // killed under a load of answers; after the restart every answer acknowledged is there, and
-// every execution goes on (engine/execution-cache.ts, decision 068 step 7).
+// every execution goes on (at-rest/execution-cache.ts, decision 068 step 7).
 
 const FLOW_ID = '7d1e2f30-4a5b-4c6d-8e9f-0a1b2c3d4e5f';
 const FLOW = askThenPay(FLOW_ID);

@@ -5,7 +5,7 @@
  */
 import { InstanceTable } from '../../src/daemon/state/instance-table.js';
 import { execution, treeOf, type ColdExecutions } from '../../src/daemon/state/executions.js';
-import { ExecutionDirectory } from '../../src/daemon/state/directory/directory.js';
+import { ExecutionIndex } from '../../src/daemon/state/execution-index/execution-index.js';
 import { summarize, type ExecutionSummary } from '../../src/daemon/state/execution-summary.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../../src/daemon/state/state.js';
 
@@ -41,7 +41,7 @@ const NOWHERE = { segment: 0, offset: 0, length: 0 };
 export class MemoryCold implements ColdExecutions {
   private readonly docs = new Map<string, string>();
   /** The cold executions' summaries (the directory the store's cold side keeps too). */
-  private readonly directory = new ExecutionDirectory();
+  private readonly directory = new ExecutionIndex();
   evictions = 0;
   loads = 0;
 

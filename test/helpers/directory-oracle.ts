@@ -4,7 +4,7 @@
  */
 import { uuidv7 } from '../../src/daemon/state/ids.js';
 import type { ExecutionSummary, WaitSummary } from '../../src/daemon/state/execution-summary.js';
-import type { Location, ListQuery } from '../../src/daemon/state/directory/directory.js';
+import type { Location, ListQuery } from '../../src/daemon/state/execution-index/execution-index.js';
 
 /** A seeded PRNG (mulberry32): [0, 1). */
 export { prng as random } from './prng.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { Engine, type EngineOptions, type LifecycleEvent, type StreamedLog } from '../../src/daemon/engine/engine.js';
 import { publishFlow } from '../../src/daemon/flows/publish.js';
-import { wfxJsonStore } from '../../src/daemon/engine/segment-summary.js';
+import { wfxJsonStore } from '../../src/daemon/engine/executions-at-rest.js';
 import type { WfxRecord } from '../../src/daemon/state/records.js';
 import type { Environment, Instance, WfxState } from '../../src/daemon/state/state.js';
 import { History } from '../../src/daemon/store/history.js';

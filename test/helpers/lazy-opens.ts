@@ -3,7 +3,7 @@
  * unread), each one's `store: execution directory opened` line kept: whether it used the
  * directory image, and how many indexes it loaded.
  */
-import { wfxJsonStore } from '../../src/daemon/engine/segment-summary.js';
+import { wfxJsonStore } from '../../src/daemon/engine/executions-at-rest.js';
 import type { WfxRecord } from '../../src/daemon/state/records.js';
 import type { WfxState } from '../../src/daemon/state/state.js';
 import { Store } from '../../src/daemon/store/store.js';

@@ -1,5 +1,5 @@
 import type { ExecutionSummary } from '../../src/daemon/state/execution-summary.js';
-import type { SegmentEntry } from '../../src/daemon/store/segments/write.js';
+import type { SegmentEntry } from '../../src/daemon/at-rest/segments/write.js';
 
 /**
  * The mix of issue #60, execution `i`: a third waiting at an input node, a third for a message

@@ -1,8 +1,9 @@
 /**
  * A small store whose large collection (`items`) a checkpoint keeps in execution segments, for
- * the tests of checkpoints into segments (test/daemon/store/segment-checkpoint.test.ts).
+ * the tests of checkpoints into segments (test/daemon/at-rest/segments/execution-segments.test.ts).
  */
 import type { ExecutionSummary } from '../../src/daemon/state/execution-summary.js';
+import { SEGMENTS_AT_REST } from '../../src/daemon/at-rest/segments/execution-segments.js';
 import type { StoreOptions } from '../../src/daemon/store/store-options.js';
 
 export interface ItemState {
@@ -51,6 +52,7 @@ export function segmentStoreOptions(
       s.note.push(r.k);
     },
     checkpointEvery: 1_000_000,
+    segments: SEGMENTS_AT_REST,
     snapshotCollection: {
       key: 'items',
       touched: (r, visit) => visit(r.k),

@@ -36,7 +36,7 @@ import { type BulkOperations } from './bulk/bulk-operations.js';
 import { type DomainSchemas } from './domain-schemas.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from './limits.js';
 import type { EngineOptions } from './options.js';
-import { executionCacheFor } from './execution-cache.js';
+import { executionCacheFor } from './executions-at-rest.js';
 import { engineParts, type EngineParts } from './engine-parts.js';
 
 export type { EngineEvents, JobsWaiting, LogsAdvanced, StreamedLog, WorkProgress } from './engine-events.js';

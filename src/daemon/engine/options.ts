@@ -34,7 +34,7 @@ export interface EngineOptions {
   /** Executions kept off the resident state, read back when named (state/executions.ts); tests. Default: `executionCache`'s. */
   readonly cold?: ColdExecutions;
   /**
-   * Live executions kept resident at most (engine/execution-cache.ts), on a store that can read
+   * Live executions kept resident at most (at-rest/execution-cache.ts), on a store that can read
    * them back (DurableStore.evictable: the JSON store). Absent: all stay resident.
    */
   readonly executionCache?: number;

@@ -6,7 +6,7 @@ import { errorMessage, isWfxError } from '../../shared/errors.js';
 import { shareParsedStrings } from '../state/object-shapes.js';
 import { InstanceTable } from '../state/instance-table.js';
 import { indexEventWait } from '../state/records/subscription-index.js';
-import type { WalkRow } from '../state/directory/row.js';
+import type { WalkRow } from '../state/execution-index/row.js';
 import { FLAG_TRIGGERED, type WaitSummary } from '../state/execution-summary.js';
 import { JobQueues } from '../state/job-queues.js';
 import { LiveCounts } from '../state/live-counts.js';

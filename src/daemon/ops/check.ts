@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { isWfxError, WfxError } from '../../shared/errors.js';
 import { decodeFrames } from '../store/frame.js';
 import { verifyHistory } from '../store/history-check.js';
-import { scanJournal } from '../store/journal.js';
+import { scanJournal } from '../store/journal-scan.js';
 import { lockOwnerPid } from '../store/lock.js';
 import {
   checkSnapshot,
@@ -19,8 +19,8 @@ import {
   refuseUnlisted,
   type ManifestContent,
 } from '../store/manifest.js';
-import { segmentsDirIn } from '../store/segments/files.js';
-import { verifySegments } from '../store/segments/verify.js';
+import { segmentsDirIn } from '../at-rest/segments/files.js';
+import { verifySegments } from '../at-rest/segments/verify.js';
 import { readFileBytes, snapshotPathIn } from '../store/snapshot-file.js';
 import { writeFileAtomic } from '../disk/durable-files.js';
 

@@ -8,7 +8,7 @@ import { writeDaemonJson } from './daemon-json.js';
 import { isWfxError, WfxError } from '../../shared/errors.js';
 import { Engine } from '../engine/engine.js';
 import { describeLimits } from '../engine/limits.js';
-import { DEFAULT_EXECUTION_CACHE, EXECUTION_CACHE_BY_ENV } from '../engine/execution-cache.js';
+import { DEFAULT_EXECUTION_CACHE, EXECUTION_CACHE_BY_ENV } from '../at-rest/execution-cache.js';
 import { NetworkPolicy } from '../outbound/network-policy.js';
 import { EmailTriggers } from '../triggers/email.js';
 import { Scheduler } from '../triggers/schedules.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { dataDirPaths } from '../../shared/data-dir.js';
 import { checkStoreUrl, redactStoreUrl } from '../../shared/store-url.js';
-import { executionSummarizer, wfxJsonStore } from '../engine/segment-summary.js';
+import { executionSummarizer, wfxJsonStore } from '../engine/executions-at-rest.js';
 import { WFX_STORE, type WfxRecord } from '../state/records.js';
 import { WFX_COMMONS } from '../state/commons.js';
 import { KEPT_ON_MOVES, type WfxState } from '../state/state.js';
@@ -129,6 +129,7 @@ export async function openStore(
   checkStoreUrl(choice.store);
   const location = redactStoreUrl(choice.store);
   const { PgStore } = await import('../store/pg/pg-store.js');
+  const { ROWS_AT_REST } = await import('../at-rest/rows/pg-evictable.js');
   const owner = await daemonId(choice.dataDir);
   const store = await PgStore.open<WfxState, WfxRecord>({
     connectionString: choice.store,
@@ -140,6 +141,7 @@ export async function openStore(
     shared: WFX_COMMONS,
     summarize: executionSummarizer(),
     lazy: choice.lazyExecutions === true,
+    rows: ROWS_AT_REST, // executions at rest in their rows
     keptOnMoves: KEPT_ON_MOVES,
     checkpointEvery: choice.checkpointEvery,
     logger,

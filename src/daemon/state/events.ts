@@ -15,7 +15,7 @@ export interface PendingThrow {
   readonly thrownAt: string;
   /**
    * Kept for executions of this daemon it wakes that were not in memory when it was thrown
-   * (engine/execution-cache.ts): a step of its own delivers it to them once they are read back
+   * (at-rest/execution-cache.ts): a step of its own delivers it to them once they are read back
    * (EventDelivery.deliverKept; on a daemon sharing the database, the outbox's, which gives it on).
    */
   readonly here?: true;

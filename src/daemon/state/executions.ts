@@ -7,7 +7,7 @@
  */
 import { isWfxError, WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
-import type { WalkRow } from './directory/row.js';
+import type { WalkRow } from './execution-index/row.js';
 import type { ExecutionSummary, WaitSummary } from './execution-summary.js';
 import { FileRefs, type FileRefsHolder } from './file-refs.js';
 import type { Instance } from './instance.js';

@@ -15,7 +15,7 @@ import { InstanceTable } from './instance-table.js';
 import { execution } from './executions.js';
 import { STATE, STATUS, type StatusCd } from '../../shared/api/index.js';
 import type { Instance } from './instance.js';
-import type { WalkRow } from './directory/row.js';
+import type { WalkRow } from './execution-index/row.js';
 import { FLAG_CHILD } from './execution-summary.js';
 
 /** What `addCold` reads of a cold execution (the directory walk's row). */

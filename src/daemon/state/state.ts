@@ -101,7 +101,7 @@ export interface WfxState {
    */
   subscriptions: Record<string, SubscriptionBucket>;
   /**
-   * The subscriptions of the executions not in memory (engine/execution-cache.ts: its directory
+   * The subscriptions of the executions not in memory (at-rest/execution-cache.ts: its directory
    * answers for them; `subscriptions` holds only the resident ones'). Derived (DERIVED).
    */
   coldSubscriptions?: ColdSubscriptions | undefined;
@@ -184,7 +184,7 @@ export interface WfxState {
    */
   taskIndex?: TaskIndex | undefined;
   /**
-   * The tasks of the executions not in memory (engine/execution-cache.ts: its directory answers
+   * The tasks of the executions not in memory (at-rest/execution-cache.ts: its directory answers
    * for them; `taskIndex` holds only the resident ones'). Derived (DERIVED).
    */
   coldTasks?: ColdTasks | undefined;

@@ -39,7 +39,7 @@ export function subscriptionBucket(
 }
 
 /**
- * The subscriptions of the executions not in memory (engine/execution-cache.ts: its directory
+ * The subscriptions of the executions not in memory (at-rest/execution-cache.ts: its directory
  * holds their waits), as `subscriptionsFor` reads them: WfxState.coldSubscriptions.
  */
 export interface ColdSubscriptions {

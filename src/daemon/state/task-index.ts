@@ -24,7 +24,7 @@ export interface TaskIndexHolder {
 }
 
 /**
- * The tasks of the executions not in memory (engine/execution-cache.ts: its directory holds
+ * The tasks of the executions not in memory (at-rest/execution-cache.ts: its directory holds
  * their waits; the index holds only the resident ones'), as the index's reads add them in:
  * WfxState.coldTasks.
  */

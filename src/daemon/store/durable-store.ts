@@ -3,7 +3,7 @@
  * durability promised per commit. The JSON store (store.ts) implements it.
  */
 import type { WfxError } from '../../shared/errors.js';
-import type { ExecutionDirectory } from '../state/directory/directory.js';
+import type { ExecutionIndex } from '../state/execution-index/execution-index.js';
 
 /** The store's own log lines (the daemon passes its pino logger). */
 export interface StoreLogger {
@@ -56,7 +56,7 @@ export interface DurableStore<S, R> {
 
 /**
  * The entries of a store's large collection (its executions) that may leave memory and be read
- * back from the store's files (engine/execution-cache.ts).
+ * back from the store's files (at-rest/execution-cache.ts).
  */
 export interface EvictableEntries {
   /**
@@ -71,7 +71,7 @@ export interface EvictableEntries {
    * to keep (the engine's cache uses it as its own), removing each it reads back once `read`
    * resolved. Null: the open read every entry.
    */
-  readonly unread: ExecutionDirectory | null;
+  readonly unread: ExecutionIndex | null;
   /** Calls `fn` after each checkpoint, once durable (its entries clean). */
   onCheckpoint(fn: () => void): void;
   /**

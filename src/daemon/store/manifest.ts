@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { WfxError } from '../../shared/errors.js';
 import { writeFileAtomic } from '../disk/durable-files.js';
-import { SEGMENT_RE } from './journal.js';
+import { SEGMENT_RE } from './journal-scan.js';
 import { snapshotPathIn } from './snapshot-file.js';
 
 /** Where a store in `dir` keeps its manifest. */

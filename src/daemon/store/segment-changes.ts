@@ -1,18 +1,18 @@
 /**
  * What the JSON store's execution segments must know of each record applied: which executions
  * changed since the last checkpoint (the next one writes them into a new segment), the copy of
- * each as it was at the instant of a checkpoint under way (SegmentCopy), and the execution
+ * each as it was at the instant of a checkpoint under way (SegmentTouch), and the execution
  * cache's guard that no record reaches an execution that is not resident.
  */
+import type { SegmentTouch } from './at-rest-port.js';
 import type { Transaction } from './durable-store.js';
-import type { SegmentCopy } from './segment-copy.js';
 
 /** The executions changed since the last checkpoint, and what touching one does meanwhile. */
 export class SegmentChanges {
   /** The executions changed since the last checkpoint began (or since the open's snapshot). */
   private dirty: Set<string>;
   /** The copy of a checkpoint under way: an execution about to change is copied first. */
-  private copy: SegmentCopy | null = null;
+  private copy: SegmentTouch | null = null;
   private guardFn: ((key: string) => void) | null = null;
   /**
    * The execution the last record of this run of applies changed (`runBegins`): the records of
@@ -89,7 +89,7 @@ export class SegmentChanges {
   }
 
   /** The copy of the checkpoint under way (null: none any more). */
-  copying(copy: SegmentCopy | null): void {
+  copying(copy: SegmentTouch | null): void {
     this.copy = copy;
     this.last = null;
   }

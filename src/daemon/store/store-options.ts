@@ -2,6 +2,7 @@
  * What the JSON store (store.ts) is opened with, and what it gives: its options (the reducer,
  * checkpoints, snapshots a slice at a time), the snapshot file's format, and a hold on its files.
  */
+import type { SegmentsAtRest } from './at-rest-port.js';
 import type { SnapshotMark } from './manifest.js';
 import type { StoreLogger } from './durable-store.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
@@ -16,7 +17,7 @@ export interface SnapshotFile<S> {
   /** Where the large collection's entries lie in the file (snapshotCollection only; SnapshotCopy). */
   readonly layout?: unknown;
   /**
-   * Format 2: the execution segments in effect, oldest first (segment-checkpoint.ts), and about
+   * Format 2: the execution segments in effect, oldest first (at-rest/segments/execution-segments.ts), and about
    * how many live executions they hold (absent in snapshots written before it): the lazy open
    * sizes its directory by it.
    */
@@ -67,6 +68,12 @@ export interface StoreOptions<S, R> {
   readonly maxListedSegments?: number;
   readonly logger?: StoreLogger;
   /**
+   * The execution segments the large collection is kept in (at-rest/segments/), given by who
+   * builds the store: needed with `snapshotCollection.summarize`, or to open a snapshot of
+   * format 2.
+   */
+  readonly segments?: SegmentsAtRest;
+  /**
    * Journals a run of small records emitted one after the other in a transaction as one
    * record. `candidate` records are applied at once, as every record is, but serialized only
    * when the run ends, so `apply` must not keep their objects. `merge(last, next)` gives the
@@ -95,7 +102,7 @@ export interface StoreOptions<S, R> {
     readonly sliceEntries?: number;
     /**
      * Given: checkpoints write the collection's changed entries into execution segments
-     * (segment-checkpoint.ts), each with this summary of it as of the checkpoint, and the
+     * (at-rest/segments/), each with this summary of it as of the checkpoint, and the
      * snapshot (format 2) lists the segments instead of holding the entries. Must not throw.
      */
     readonly summarize?: (entry: unknown, state: object) => ExecutionSummary;

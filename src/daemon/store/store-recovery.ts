@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import { WfxError } from '../../shared/errors.js';
 import { ensurePrivateDir } from '../disk/durable-files.js';
 import { crashPoint } from './crash-point.js';
-import { Journal, type ReplayReport } from './journal.js';
+import { Journal } from './journal.js';
+import type { ReplayReport } from './journal-scan.js';
 import { checkSnapshot, Manifest, readManifest, refuseUnlisted } from './manifest.js';
+import type { StoreSegments } from './at-rest-port.js';
 import { silentLogger } from './record-store.js';
 import { DurableJsonFile, readFileBytes, snapshotPathIn } from './snapshot-file.js';
-import { ExecutionSegments } from './segment-checkpoint.js';
 import { layoutOf, type SnapshotLayout } from './snapshot-index.js';
 import type { SnapshotFile, StoreOptions } from './store-options.js';
 
@@ -36,7 +37,7 @@ export interface Recovered<S, R> {
    * snapshot of format 1 (or none), none yet, and `changed` holds every entry: the first
    * checkpoint writes them all into the first segment.
    */
-  readonly segments: ExecutionSegments | null;
+  readonly segments: StoreSegments | null;
 }
 
 /**
@@ -85,17 +86,20 @@ export async function recoverStore<S, R>(options: StoreOptions<S, R>): Promise<R
   }
   // The executions back into the state before the journal after them is replayed; a format-1
   // snapshot's own, and any segment files a crash left unlisted, removed.
-  let segments: ExecutionSegments | null = null;
+  let segments: StoreSegments | null = null;
   const lazy = options.lazy === true && summarized && snapshot.format === 2 && large.adopt !== undefined;
   if (large && (summarized || snapshot.format === 2)) {
     const collection = ((state as Record<string, unknown>)[large.key] ??= {}) as Record<string, unknown>;
+    const atRest = options.segments;
+    if (atRest === undefined)
+      throw new WfxError('INTERNAL_ERROR', 'a store that keeps its executions in segments is opened without them');
     segments = lazy
-      ? await ExecutionSegments.openLazy(options.dir, listedSegments as number[], {
+      ? await atRest.openLazy(options.dir, listedSegments as number[], {
           live: liveHint(snapshot.executions?.live),
           ...(options.imageMin !== undefined && { imageMin: options.imageMin }),
           ...(options.logger && { logger: options.logger }),
         })
-      : await ExecutionSegments.open(options.dir, listedSegments as number[], collection);
+      : await atRest.open(options.dir, listedSegments as number[], collection);
     if (options.maxListedSegments !== undefined) segments.maxListed = options.maxListedSegments;
   }
   // Lazy: an entry left unread is read (synchronously, one positioned read) just before the

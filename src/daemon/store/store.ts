@@ -1,26 +1,26 @@
 /**
  * The JSON store: the Store class is one state machine (commit, checkpoint, hold, failure, close)
- * over private fields all of its parts share: the journal, the snapshot's ranges, the copy under way.
- * What needs none of them lives beside it: durable-store.ts (the interface), store-options.ts,
- * store-recovery.ts (opening the directory), snapshot-*.ts, segment-*.ts, journal.ts, manifest.ts.
+ * over private fields all of its parts share: the journal, the checkpoint under way, the hold, the
+ * executions changed since the last checkpoint. What needs none of them lives beside it:
+ * durable-store.ts (the interface), store-options.ts, store-recovery.ts (opening the directory),
+ * snapshot-checkpoint.ts (the snapshot a checkpoint writes when the executions are in it, and the
+ * last one's bytes it reuses), snapshot-*.ts, segment-*.ts, journal.ts, manifest.ts.
  */
-import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StoreHealth } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
-import { AtomicFileWriter, Freeings } from '../disk/durable-files.js';
-import { segmentsAfter, type Journal, type ReplayReport } from './journal.js';
-import { SnapshotCopy, type EntryRanges } from './snapshot-copy.js';
+import type { AtomicFileWriter } from '../disk/durable-files.js';
+import { segmentsAfter, type Journal } from './journal.js';
+import type { ReplayReport } from './journal-scan.js';
 import { crashPoint } from './crash-point.js';
 import type { Manifest, SnapshotMark } from './manifest.js';
 import { snapshotPathIn } from './snapshot-file.js';
-import { indexLoadedSnapshot, SnapshotIndex, type SnapshotLayout } from './snapshot-index.js';
-import type { ExecutionSegments } from './segment-checkpoint.js';
-import { segmentCheckpoint } from './segment-copy.js';
+import type { StoreSegments } from './at-rest-port.js';
 import { SegmentChanges, settleForgetting } from './segment-changes.js';
 import { RecordStore, silentLogger } from './record-store.js';
-import { SNAPSHOT_SLICE_MS, slicePacer, writePieces, writeSnapshotText } from './snapshot-write.js';
-import type { SnapshotFile, StoreHold, StoreOptions } from './store-options.js';
+import { SnapshotCheckpoint } from './snapshot-checkpoint.js';
+import { slicePacer } from './snapshot-write.js';
+import type { StoreHold, StoreOptions } from './store-options.js';
 import type { Divert, EvictableEntries, Transaction } from './durable-store.js';
 import { recoverStore } from './store-recovery.js';
 
@@ -51,34 +51,17 @@ export class Store<S, R> extends RecordStore<S, R> {
   readonly checkpointStats = { count: 0, seconds: 0 };
   /** Set while a hold keeps the snapshot and the journal segments as they are (no checkpoint); resolves at its release. */
   private held: Promise<void> | null = null;
-  /** The snapshot being copied while a checkpoint runs, until `source` takes its unchanged entries: sees every record meanwhile. */
-  private copying: SnapshotCopy | null = null;
   /**
-   * The last snapshot (snapshotCollection only), open for reading, and where its entries that no
-   * record has changed since lie in it: the next checkpoint copies their bytes instead of
-   * serializing them. The one loaded at open becomes it once indexed (`loading`); one written
-   * before snapshots had layouts never does, and the first checkpoint serializes every entry.
+   * The snapshots a checkpoint writes when the executions are in them, not in segments: the last
+   * one, whose unchanged entries the next copies as bytes (snapshot-checkpoint.ts).
    */
-  private source: { readonly file: FileHandle; readonly ranges: EntryRanges } | null = null;
-  /** Snapshots replaced by a checkpoint, their blocks being freed a chunk at a time (Freeings). */
-  private readonly freeings = new Freeings();
-  /**
-   * The snapshot loaded at open while its layout is checked against its bytes (SnapshotIndex),
-   * a slice at a time after the open. `changed` collects the entries changed since the file was
-   * written (the journal replayed at open, commits since), whose ranges are dropped at the end.
-   */
-  private loading: {
-    readonly changed: Set<string>;
-    readonly change: (key: string) => void;
-    stop: boolean;
-    done: Promise<void>;
-  } | null = null;
+  private readonly snapshots: SnapshotCheckpoint<S, R>;
   /**
    * The execution segments in effect (snapshotCollection.summarize only): checkpoints write the
    * executions `changes` holds (changed since the last one) into a new one, each as it was at the
    * checkpoint's instant.
    */
-  private segments: ExecutionSegments | null = null;
+  private segments: StoreSegments | null = null;
   private changes = new SegmentChanges();
   private readonly checkpointed: Array<() => void> = [];
   /** The executions that may leave memory, read back from their segments (DurableStore.evictable). */
@@ -96,7 +79,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     recovery: ReplayReport & { snapshotSeq: number },
     snapshotBytes: number,
     manifest: Manifest,
-    segments: ExecutionSegments | null,
+    segments: StoreSegments | null,
   ) {
     super(state, options, options.logger ?? silentLogger);
     this.manifest = manifest;
@@ -106,6 +89,15 @@ export class Store<S, R> extends RecordStore<S, R> {
     this.snapshotSeq = recovery.snapshotSeq;
     this.recovery = recovery;
     this.segments = segments;
+    this.snapshots = new SnapshotCheckpoint({
+      options,
+      logger: this.logger,
+      state: () => this.state,
+      failure: () => this.failure,
+      stopped: () => this.failure !== null || this.closed,
+      pacer: () => this.pacer(),
+      markPending: (seq, file) => this.markPending(seq, file),
+    });
     this.evictable =
       segments?.evictable({
         clean: (key) => this.checkpointing === null && this.changes.isClean(key),
@@ -124,53 +116,10 @@ export class Store<S, R> extends RecordStore<S, R> {
   static async open<S, R>(options: StoreOptions<S, R>): Promise<Store<S, R>> {
     const { journal, state, recovery, snapshotBytes, manifest, layout, changed, change, segments } =
       await recoverStore(options);
-    const logger = options.logger ?? silentLogger;
     const store = new Store(options, journal, state, recovery, snapshotBytes, manifest, segments);
     if (segments) store.changes = new SegmentChanges(changed);
-    if (layout) {
-      const file = await openFile(snapshotPathIn(options.dir), 'r').catch((err: unknown) => {
-        logger.warn(
-          { err },
-          'store: the snapshot cannot be read again to index it; the next checkpoint serializes every entry',
-        );
-        return null;
-      });
-      if (file) store.indexLoaded(file, snapshotBytes, layout, changed, change);
-    }
+    if (layout) await store.snapshots.indexLoaded(snapshotBytes, layout, changed, change);
     return store;
-  }
-
-  /**
-   * Indexes the snapshot loaded at open (its layout checked against its bytes), a slice at a
-   * time from the next turn on, as a snapshot copy runs: then the first checkpoint copies the
-   * entries unchanged since as bytes of it, as every later checkpoint does, instead of
-   * serializing every entry again (docs/decisions/013-incremental-checkpoints.md).
-   */
-  private indexLoaded(
-    file: FileHandle,
-    size: number,
-    layout: SnapshotLayout,
-    changed: Set<string>,
-    change: (key: string) => void,
-  ): void {
-    const large = this.options.snapshotCollection!;
-    const index = new SnapshotIndex(
-      file,
-      size,
-      layout,
-      () => (this.state as Record<string, unknown>)[large.key] as Record<string, unknown>,
-    );
-    const loading = { changed, change, stop: false, done: Promise.resolve() };
-    this.loading = loading;
-    const stopped = (): boolean => loading.stop || this.failure !== null || this.closed;
-    const pace = this.pacer();
-    loading.done = indexLoadedSnapshot(index, file, pace, stopped, large.sliceEntries, this.logger, (ranges) => {
-      // Every record applied until now is in `changed`: its entries' ranges are out of date.
-      this.loading = null;
-      if (ranges === null) return;
-      for (const key of changed) ranges.delete(key);
-      this.source = { file, ranges };
-    });
   }
 
   /** The pacer of background slices (snapshot-write.ts, slicePacer). */
@@ -180,7 +129,7 @@ export class Store<S, R> extends RecordStore<S, R> {
 
   /** Resolves once the snapshot loaded at open is indexed for the next checkpoint, or given up (tests, benchmarks). */
   indexed(): Promise<void> {
-    return this.loading?.done ?? Promise.resolve();
+    return this.snapshots.indexed();
   }
 
   private get snapshotPath(): string {
@@ -224,9 +173,7 @@ export class Store<S, R> extends RecordStore<S, R> {
 
   protected override applyOne(record: R): void {
     if (this.segments) this.options.snapshotCollection!.touched(record, this.changes.touch);
-    else if (this.copying) this.options.snapshotCollection!.touched(record, this.copying.touch);
-    else if (this.source) this.options.snapshotCollection!.touched(record, this.source.ranges.delete);
-    else if (this.loading) this.options.snapshotCollection!.touched(record, this.loading.change);
+    else this.snapshots.touched(record);
     super.applyOne(record);
   }
 
@@ -318,27 +265,25 @@ export class Store<S, R> extends RecordStore<S, R> {
     if (this.checkpointing) return this.checkpointing;
     if (this.journal.lastSeq === this.snapshotSeq) return Promise.resolve();
     const run = async (): Promise<void> => {
-      if (this.loading) {
+      if (this.snapshots.indexing) {
         // Then the entries of the snapshot loaded at open are copied too. Otherwise the state is
         // taken now, at the call, with no await before.
-        await this.loading.done;
+        await this.snapshots.indexed();
         if (this.failure) throw this.failure;
       }
       const t0 = performance.now();
       const seq = this.journal.lastSeq;
       const journalBytes = this.journal.bytes;
       const savedAt = new Date().toISOString();
-      const large = this.options.snapshotCollection;
       let written: Promise<void>;
       let mark: SnapshotMark | null = null;
       let size = 0;
       let reused = 0;
       let dropped: readonly number[] = [];
       if (this.segments) {
-        const started = segmentCheckpoint({
-          segments: this.segments,
+        const started = this.segments.checkpoint({
           state: this.state as object,
-          large: large!,
+          large: this.options.snapshotCollection!,
           derived: this.options.derived,
           dirty: this.changes.take(),
           head: { seq, savedAt },
@@ -352,69 +297,12 @@ export class Store<S, R> extends RecordStore<S, R> {
           ({ mark, size, reused, dropped } = w);
         });
         written.catch(() => undefined); // awaited below, unless roll() throws first
-      } else if (large) {
-        // The state as of now, copied a slice at a time (entries about to change copied first),
-        // the entries unchanged since the last snapshot as bytes of that file.
-        const previous = this.source;
-        this.source = null;
-        const copy = new SnapshotCopy(
-          { format: 1, seq, savedAt },
-          this.state as object,
-          large.key,
-          previous?.ranges ?? null,
-          this.options.derived,
-          large.keys,
-        );
-        this.copying = copy;
-        written = (async () => {
-          let file: AtomicFileWriter | null = null;
-          let replaced: FileHandle | null = null;
-          try {
-            file = await AtomicFileWriter.open(this.snapshotPath);
-            // Each slice's text goes to the file before the next slice: the copy's strings die
-            // young instead of piling up (and being promoted) until the end.
-            const pause = this.pacer();
-            for (;;) {
-              if (this.failure) throw this.failure; // no snapshot from a store that failed meanwhile
-              const started = performance.now();
-              const done = copy.step(SNAPSHOT_SLICE_MS, large.sliceEntries);
-              const took = performance.now() - started;
-              await writePieces(file, copy.drain(), previous?.file ?? null);
-              if (done) break;
-              await pause(took);
-            }
-            // No snapshot from a store that failed meanwhile (its journal, say).
-            if (this.failure) throw this.failure;
-            // The snapshot it replaces is freed gradually, once the copy's reader of it is closed.
-            const writer = file;
-            replaced = await file.commitKeepingReplaced(() => this.markPending(seq, writer));
-            crashPoint('checkpoint:renamed');
-            const reader = await openFile(this.snapshotPath, 'r');
-            // No await from here on: every record applied until now went through the copy's touch.
-            this.source = { file: reader, ranges: copy.unchangedRanges() };
-            this.copying = null;
-            size = copy.bytes;
-            reused = copy.reusedBytes;
-            mark = { seq, bytes: writer.bytes, crc32: writer.crc32 };
-          } catch (err) {
-            await file?.abort();
-            throw err;
-          } finally {
-            this.copying = null;
-            await previous?.file.close().catch(() => undefined);
-            this.freeings.add(replaced);
-          }
-        })();
-        written.catch(() => undefined); // awaited below, unless roll() throws first
       } else {
-        const state = { ...(this.state as object) } as Record<string, unknown>;
-        for (const key of this.options.derived ?? []) delete state[key];
-        const snapshot: SnapshotFile<S> = { format: 1, seq, savedAt, state: state as S };
-        const text = JSON.stringify(snapshot); // serialized now
-        size = text.length;
-        written = writeSnapshotText(this.snapshotPath, text, seq, (file) => this.markPending(seq, file)).then((m) => {
-          mark = m;
+        // The snapshot of the state as of now, the executions in it.
+        written = this.snapshots.write(seq, savedAt).then((w) => {
+          ({ mark, size, reused } = w);
         });
+        written.catch(() => undefined); // awaited below, unless roll() throws first
       }
       const { closed } = this.journal.roll();
       // Both settled before anything throws: a snapshot still being written when the old
@@ -465,7 +353,7 @@ export class Store<S, R> extends RecordStore<S, R> {
     crashPoint('checkpoint:pending');
   }
 
-  /** Resolves once no directory image is being written in the background (ExecutionSegments.imageRefreshed; tests). */
+  /** Resolves once no directory image is being written in the background (StoreSegments.imageRefreshed; tests). */
   imageRefreshed(): Promise<void> {
     return this.segments?.imageRefreshed() ?? Promise.resolve();
   }
@@ -477,22 +365,18 @@ export class Store<S, R> extends RecordStore<S, R> {
     await this.checkpointing?.catch(() => undefined); // a copy under way stops at its next slice if the store failed
     const final = !this.failure && options.checkpoint !== false;
     if (final) await this.checkpoint();
-    if (this.loading) {
-      this.loading.stop = true;
-      await this.loading.done;
-    }
+    await this.snapshots.stopIndexing();
     this.closed = true;
     await this.journal.close().catch(() => undefined);
-    await this.source?.file.close().catch(() => undefined);
+    await this.snapshots.close();
     const asWritten = final && !this.failure && this.changes.size === 0 && this.journal.lastSeq === this.snapshotSeq;
     if (asWritten) await this.segments?.leaveImage(this.state as object, this.options);
     await this.segments?.close();
-    this.source = null;
-    await this.freeings.finish();
+    await this.snapshots.finish();
   }
 
   /** Resolves once the files replaced or retired so far (snapshots, journal segments) are freed. */
   async freed(): Promise<void> {
-    await Promise.all([this.freeings.settled(), this.journal.freed()]);
+    await Promise.all([this.snapshots.freed(), this.journal.freed()]);
   }
 }

@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap';
 import { recoverLiveState, type Recovered } from '../../../src/daemon/engine/recovery.js';
 import type { Effects } from '../../../src/daemon/engine/effects.js';
-import { directoryLive, directorySubscriptions, directoryTasks } from '../../../src/daemon/engine/execution-cache.js';
-import { executionSummarizer } from '../../../src/daemon/engine/segment-summary.js';
-import { ExecutionDirectory } from '../../../src/daemon/state/directory/directory.js';
+import { directoryLive, directorySubscriptions, directoryTasks } from '../../../src/daemon/at-rest/execution-cache.js';
+import { executionSummarizer } from '../../../src/daemon/engine/executions-at-rest.js';
+import { ExecutionIndex } from '../../../src/daemon/state/execution-index/execution-index.js';
 import type { ExecutionSummary } from '../../../src/daemon/state/execution-summary.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import { JobQueues } from '../../../src/daemon/state/job-queues.js';
@@ -12,7 +12,7 @@ import { STATE, STATUS, type Instance, type WfxState } from '../../../src/daemon
 import { subscriptionsFor } from '../../../src/daemon/state/subscriptions.js';
 import { TaskIndex, taskKey } from '../../../src/daemon/state/task-index.js';
 import { lastTriggeredStart } from '../../../src/daemon/state/trigger-fires.js';
-import { IndexBuilder, parseIndex } from '../../../src/daemon/store/segments/index-codec.js';
+import { IndexBuilder, parseIndex } from '../../../src/daemon/at-rest/segments/index-codec.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { chargeFlow, registerDomain } from '../../helpers/jobs.js';
 
@@ -222,13 +222,13 @@ function throughIndex(
   insts: readonly Instance[],
   flowsState: WfxState,
   into: WfxState,
-): { summaries: ExecutionSummary[]; directory: ExecutionDirectory } {
+): { summaries: ExecutionSummary[]; directory: ExecutionIndex } {
   const summarize = executionSummarizer();
   const index = new IndexBuilder(1);
   insts.forEach((inst, i) => index.add(inst.processInstanceId, i * 10, 10, summarize(inst, flowsState)));
   const doc = parseIndex(JSON.stringify(index.finish(insts.length * 10, [])), 1);
   if (typeof doc === 'string') throw new Error(doc);
-  const directory = new ExecutionDirectory(16);
+  const directory = new ExecutionIndex(16);
   directory.loadColumns(doc, 1);
   // As the cache sets them: the cold executions' event waits and tasks are the directory's to answer for.
   into.coldSubscriptions = directorySubscriptions(directory);
@@ -368,7 +368,7 @@ t.test('an index written before the flags and flow node columns reads as their d
   index.add('x', 0, 10, base);
   const written = index.finish(10, []) as unknown as Record<string, unknown>;
   const now = parseIndex(JSON.stringify(written), 1);
-  const dir = new ExecutionDirectory(16);
+  const dir = new ExecutionIndex(16);
   if (typeof now === 'string') throw new Error(now);
   dir.loadColumns(now, 1);
   t.same(dir.get('x')?.summary, base, 'the new columns round trip');
@@ -376,7 +376,7 @@ t.test('an index written before the flags and flow node columns reads as their d
   delete written.waitFlowNode;
   const old = parseIndex(JSON.stringify(written), 1);
   if (typeof old === 'string') throw new Error(old);
-  const before = new ExecutionDirectory(16);
+  const before = new ExecutionIndex(16);
   before.loadColumns(old, 1);
   t.same(
     before.get('x')?.summary,

@@ -8,7 +8,7 @@ import { backupDataDir } from '../../../src/daemon/ops/backup.js';
 import { checkDataDir } from '../../../src/daemon/ops/check.js';
 import { History } from '../../../src/daemon/store/history.js';
 import { readManifest } from '../../../src/daemon/store/manifest.js';
-import { IMAGE_NAME } from '../../../src/daemon/store/segments/directory-image.js';
+import { IMAGE_NAME } from '../../../src/daemon/at-rest/segments/directory-image.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { isWfxError } from '../../../src/shared/errors.js';
 import { engineHarness } from '../../helpers/engine.js';

@@ -2,7 +2,8 @@ import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFile, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { AppendFile, writeAll, type ChunkWriter } from '../../../src/daemon/store/append-file.js';
+import { AppendFile } from '../../../src/daemon/store/append-file.js';
+import { writeAll, type ChunkWriter } from '../../../src/daemon/store/fd-writes.js';
 
 t.test('appends in one tick share one write and one fdatasync', async (t) => {
   const path = join(t.testdir(), 'a.log');

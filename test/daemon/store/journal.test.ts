@@ -3,7 +3,8 @@ import { appendFile, copyFile, readdir, readFile, stat, unlink, writeFile } from
 import { join } from 'node:path';
 import t from 'tap';
 import { decodeFrames, encodeFrame } from '../../../src/daemon/store/frame.js';
-import { Journal, segmentName } from '../../../src/daemon/store/journal.js';
+import { Journal } from '../../../src/daemon/store/journal.js';
+import { segmentName } from '../../../src/daemon/store/journal-scan.js';
 
 async function openCollect(dir: string, afterSeq = 0) {
   const seen: Array<[number, unknown]> = [];

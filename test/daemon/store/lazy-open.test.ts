@@ -2,12 +2,12 @@ import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { cp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { wfxJsonStore } from '../../../src/daemon/engine/segment-summary.js';
+import { wfxJsonStore } from '../../../src/daemon/engine/executions-at-rest.js';
 import { execution } from '../../../src/daemon/state/executions.js';
 import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
 import type { WfxRecord } from '../../../src/daemon/state/records.js';
 import type { Instance, WfxState } from '../../../src/daemon/state/state.js';
-import { IMAGE_NAME } from '../../../src/daemon/store/segments/directory-image.js';
+import { IMAGE_NAME } from '../../../src/daemon/at-rest/segments/directory-image.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { eventually } from '../../helpers/eventually.js';

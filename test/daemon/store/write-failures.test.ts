@@ -198,6 +198,10 @@ t.test(
       renamed,
       'the snapshot was in place before close() returned (not renamed behind a later owner of the directory)',
     );
-    t.equal((store as unknown as { source: unknown }).source, null, 'no reader of it left open on the closed store');
+    t.equal(
+      (store as unknown as { snapshots: { source: unknown } }).snapshots.source,
+      null,
+      'no reader of it left open on the closed store',
+    );
   },
 );

@@ -266,7 +266,7 @@ export class Step extends Tokens {
 
   /**
    * Wakes what waits here for an event thrown by `inst`: resident executions in this step; those
-   * not in memory (engine/execution-cache.ts) by a step of its own once they are read back, the
+   * not in memory (at-rest/execution-cache.ts) by a step of its own once they are read back, the
    * event kept until then (PendingThrow.here), so a crash between the two loses nothing.
    */
   protected throwEvent(inst: Instance, d: Delivery): void {

@@ -4,7 +4,7 @@
  * Parameters $1 to $3 are the same in each: the owner, the partitions written, their epochs.
  */
 import type pg from 'pg';
-import { JOURNAL_CHANNEL } from './journal-follower.js';
+import { JOURNAL_CHANNEL } from './journal-listener.js';
 import { SHARED_PARTITION } from './partition-state.js';
 import { writeRows, type RowChanges } from './pg-execution-rows.js';
 import { inTransaction } from './transaction.js';

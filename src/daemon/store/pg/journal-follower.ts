@@ -2,8 +2,8 @@
  * Partitions' state as the database has it: their snapshots and the journal entries after them,
  * applied through the store's reducer. A daemon opening the store loads it once (a cold start);
  * a standby keeps it current while it waits for the lease (a warm standby: `follow`), woken by
- * the NOTIFY each group commit sends (pg-store.ts) and, in case one is missed, every third of a
- * lease. Once the standby holds the lease, one last `catchUp` reads what was appended since;
+ * the NOTIFY each group commit sends and, in case one is missed, every third of a lease
+ * (journal-listener.ts). Once the standby holds the lease, one last `catchUp` reads what was appended since;
  * nothing more can be appended by the old owner then (its appends are fenced), so the takeover
  * replays only that tail instead of loading the whole state. Like a follower of Zeebe's
  * partitions, a standby pays the state's memory to make a takeover short.
@@ -11,20 +11,17 @@
  * A checkpoint deletes the entries its snapshot covers: a follower that finds its next entry
  * gone loads the newer snapshot instead (a gap the snapshot does not cover is JOURNAL_CORRUPT).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
+import type pg from 'pg';
 import { errorMessage, WfxError } from '../../../shared/errors.js';
 import type { StoreLogger } from '../durable-store.js';
-import { LEASE_CHANNEL } from './lease.js';
+import { JournalListener } from './journal-listener.js';
 import { replacePartition, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
 import type { ExecutionSummary } from '../../state/execution-summary.js';
-import type { ExecutionDirectory } from '../../state/directory/directory.js';
+import type { ExecutionIndex } from '../../state/execution-index/execution-index.js';
 import { DirtyExecutions, holdsExecutions, readRows } from './pg-execution-rows.js';
-import { LazyRows } from './pg-cold-rows.js';
+import type { LazyRows, PgRowsAtRest } from './rows-at-rest-port.js';
 import { inTransaction } from './transaction.js';
 
-/** The NOTIFY channel of journal appends; the payload is the partition. */
-export const JOURNAL_CHANNEL = 'wfx_journal';
 /** Journal rows read per query. */
 const PAGE_ROWS = 5_000;
 
@@ -50,6 +47,8 @@ export interface FollowerOptions<S, R> extends PartitionLayout<S, R> {
    * each document only once an entry applied changes it. Needs the collection's `adopt`.
    */
   readonly lazy?: boolean;
+  /** The executions at rest on the database (PgStoreOptions.rows): needed with `lazy`. */
+  readonly rows?: PgRowsAtRest | undefined;
   /**
    * With `lazy` and the collection's `evict`: the summary of an execution, for one the copy lets
    * go of once a checkpoint of its owner wrote it (see `settle`).
@@ -75,19 +74,11 @@ const PROBE = `
    ORDER BY array_position($1::int[], w.partition)`;
 
 export class JournalFollower<S, R> {
-  private listener: pg.Client | null = null;
-  private poll: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  /** What wakes this follower to catch up (journal-listener.ts). */
+  private readonly listener: JournalListener;
   /** The catch-up under way or last done (they run one at a time). */
   private catchingUp: Promise<unknown> = Promise.resolve();
-  private again = false;
-  private stopped = false;
-  private warned = false;
   private brokenBy: unknown = null;
-  /** Pauses to end when the lease is released. */
-  private readonly released: Array<() => void> = [];
-  /** A release was told while no pause was under way. */
-  private releaseSeen = false;
   private onBroken: ((err: unknown) => void) | undefined;
 
   /** The state as of the entries applied (a snapshot loaded replaces its partition in place). */
@@ -108,12 +99,12 @@ export class JournalFollower<S, R> {
   /** Partitions whose state holds nothing yet (loaded in place: see replacePartition). */
   private readonly absent: Set<number>;
   /**
-   * A lazy follower's executions that are not in the state, their summaries (pg-cold-rows.ts):
+   * A lazy follower's executions that are not in the state, their summaries (`rows`' LazyRows):
    * what a store built on this state hands its engine's cache. Null: every execution is loaded.
    */
-  readonly unread: ExecutionDirectory | null;
+  readonly unread: ExecutionIndex | null;
   /** What loads lazily, when the follower does. */
-  private readonly lazy: LazyRows<S, R> | null;
+  private readonly lazy: LazyRows<R> | null;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -126,8 +117,17 @@ export class JournalFollower<S, R> {
       this.snapshotSeqs.set(p, 0);
     }
     this.absent = new Set(from ? (from.absent ?? []) : options.partitions);
-    this.lazy = options.lazy && options.collection?.adopt ? new LazyRows(options, this.state) : null;
+    const lazy = options.lazy && options.collection?.adopt;
+    if (lazy && options.rows === undefined)
+      throw new WfxError('INTERNAL_ERROR', 'a store that loads its executions lazily is opened without their rows');
+    this.lazy = lazy ? options.rows!.lazyRows(options, this.state) : null;
     this.unread = this.lazy?.unread ?? null;
+    this.listener = new JournalListener({
+      partitions: options.partitions,
+      catchUp: () => this.catchUp(),
+      broken: () => this.brokenBy,
+      told: () => this.onBroken !== undefined,
+    });
   }
 
   /**
@@ -288,112 +288,17 @@ export class JournalFollower<S, R> {
    */
   follow(connectionString: string, everyMs: number, logger: StoreLogger, onBroken?: (err: unknown) => void): void {
     this.onBroken = onBroken;
-    const tick = (): void => {
-      if (this.stopped) return;
-      this.listener ??= this.listen(connectionString, logger);
-      this.kick(logger);
-    };
-    this.poll = setInterval(tick, everyMs);
-    this.poll.unref();
-    tick();
+    this.listener.follow(connectionString, everyMs, logger);
   }
 
-  /**
-   * Waits `ms`, or less if the partition's lease is released meanwhile (the lease's NOTIFY):
-   * the pause of a standby's tries to take it (lease.ts).
-   */
+  /** Waits `ms`, or less if the partition's lease is released meanwhile (JournalListener.pause). */
   pause(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        const at = this.released.indexOf(done);
-        if (at >= 0) this.released.splice(at, 1);
-        // Aborted: rejects as the timer's own sleep does (an AbortError).
-        if (signal?.aborted) sleep(0, undefined, { signal }).then(resolve, reject);
-        else resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal?.addEventListener('abort', done);
-      this.released.push(done);
-      if (this.releaseSeen || signal?.aborted) done();
-      this.releaseSeen = false;
-    });
+    return this.listener.pause(ms, signal);
   }
 
   /** Stops following and waits for a catch-up under way; the state stays as it is. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.poll) clearInterval(this.poll);
-    this.poll = null;
-    await this.running?.catch(() => undefined);
-    const listener = this.listener;
-    this.listener = null;
-    // Not awaited: a listener stuck connecting must not hold a takeover.
-    void listener?.end().catch(() => undefined);
-  }
-
-  /** A catch-up now, or right after the one under way (notifications coalesce). */
-  private kick(logger: StoreLogger): void {
-    if (this.stopped || this.brokenBy) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.catchUp()
-      .then(
-        () => {
-          if (this.warned) logger.info({}, 'store: the standby follows the journal again');
-          this.warned = false;
-        },
-        (err: unknown) => {
-          if (this.brokenBy && this.onBroken) return;
-          if (this.brokenBy)
-            logger.warn({ err }, 'store: the standby stops following the journal; a takeover loads it');
-          else if (!this.warned) logger.warn({ err }, 'store: the standby cannot follow the journal for now');
-          this.warned = true;
-        },
-      )
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.kick(logger);
-        }
-      });
-  }
-
-  /** A session of its own that LISTENs (a pooled connection cannot keep a LISTEN). */
-  private listen(connectionString: string, logger: StoreLogger): pg.Client {
-    const client = new pg.Client({
-      connectionString,
-      application_name: 'wfx standby',
-      keepAlive: true,
-      connectionTimeoutMillis: 10_000,
-    });
-    const forget = (): void => {
-      if (this.listener === client) this.listener = null; // the next tick connects again
-      void client.end().catch(() => undefined);
-    };
-    client.on('error', forget);
-    client.on('end', forget);
-    client.on('notification', (n) => {
-      if (!this.options.partitions.includes(Number(n.payload))) return;
-      if (n.channel === JOURNAL_CHANNEL) this.kick(logger);
-      else if (n.channel === LEASE_CHANNEL) {
-        // Kept for the next pause if none is under way (told between a try and its pause).
-        this.releaseSeen = this.released.length === 0;
-        for (const wake of this.released.splice(0)) wake();
-      }
-    });
-    // Listening, it catches up once more: an entry appended between the last catch-up and the
-    // LISTEN sent a notification nobody heard (the next poll is a third of a lease away).
-    client
-      .connect()
-      .then(() => client.query(`LISTEN ${JOURNAL_CHANNEL}; LISTEN ${LEASE_CHANNEL}`))
-      .then(() => this.kick(logger))
-      .catch(forget);
-    return client;
+  stop(): Promise<void> {
+    return this.listener.stop();
   }
 
   /** Loads the partition's snapshot if it is newer than its state; true if it did. */

@@ -100,6 +100,7 @@ export async function openDatabase<S, R>(
       partitions: [0, ...shared, ...all.slice(1)],
       apply: options.apply,
       lazy,
+      rows: options.rows,
       summarize: options.summarize,
     };
     // A standby loads the state before it may serve, and keeps it current while it waits; the

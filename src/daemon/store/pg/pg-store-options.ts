@@ -5,6 +5,7 @@ import type { StoreLogger } from '../durable-store.js';
 import type { Reducer } from '../record-store.js';
 import type { LeaseOptions } from './lease.js';
 import type { PartitionedCollection, SharedPart } from './partition-state.js';
+import type { PgRowsAtRest } from './rows-at-rest-port.js';
 
 export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   /** `postgres://user:password@host:port/database` (libpq's URL form; `?host=/dir` for a socket). */
@@ -28,9 +29,15 @@ export interface PgStoreOptions<S, R> extends Reducer<S, R> {
   /**
    * With `summarize` and the collection's `adopt`, on a store holding every partition: load the
    * executions' rows as summaries, each document read once touched (the engine's cache reads
-   * them back: `evictable`). Else every execution is loaded whole.
+   * them back: `evictable`). Else every execution is loaded whole. Needs `rows`.
    */
   readonly lazy?: boolean;
+  /**
+   * The executions at rest on the database (at-rest/rows/, ROWS_AT_REST): their rows loaded as
+   * summaries and read back by key. Given by who builds the store, as the JSON store is given
+   * its segments; a lazy store opened without them fails with INTERNAL_ERROR.
+   */
+  readonly rows?: PgRowsAtRest;
   /** With `snapshotCollection`: what executions share, journaled in the shared partition (state/commons.ts). */
   readonly shared?: SharedPart<R>;
   /** How many partitions a database not used before is cut into (default DEFAULT_PARTITIONS). */

@@ -1,9 +1,11 @@
 /**
  * PgStore is one state machine (open, commit, checkpoint, partitions taken and given
  * up, failure, close) over private fields all of its parts share: the lease, the journal's seqs,
- * the live follower. What needs none of them lives beside it: pg-open.ts (connecting and
- * loading), pg-checkpoints.ts (the snapshots' marks and the checkpoints that write them),
- * journal-writer.ts, fenced-sql.ts, partition-state.ts, shared-journal.ts, pg-store-options.ts.
+ * the state. What needs none of them lives beside it: pg-open.ts (connecting and loading),
+ * journal-writer.ts, fenced-sql.ts, partition-state.ts, shared-journal.ts, pg-store-options.ts;
+ * what needs some of them is given them: pg-checkpoints.ts (the snapshots' marks and the
+ * checkpoints that write them), handover.ts (partitions taken and given up),
+ * followed-partitions.ts (what other daemons write to the partitions it does not hold).
  *
  * The durable store on PostgreSQL: the same state machine as the JSON store (store.ts), the
  * live state in memory and every commit a journal entry, but the journal is rows of
@@ -21,50 +23,44 @@
  * serves waits as a standby, keeping a copy of the state current, and takes over.
  */
 import type pg from 'pg';
+import type { ErrorCode } from '../../../shared/errors.js';
 import { RecordStore, silentLogger } from '../record-store.js';
 import type { Divert, EvictableEntries, ExecutionPartitions, Transaction } from '../durable-store.js';
 import { Unjournaled } from './unjournaled.js';
-import { forgetPartitions, mergeUnread, pgEvictable } from './pg-evictable.js';
 import { partitionedIds } from '../../state/ids.js';
-import { DEFAULT_LEASE_MS, describePartitions, type PartitionLease } from './lease.js';
+import type { PartitionLease } from './lease.js';
 import { PgMessageClaims } from './pg-message-claims.js';
 import { PgRateLimits } from './pg-rate-limits.js';
 import { PgBlobs } from './pg-blobs.js';
 import { PgAuditTrail } from './pg-audit.js';
 import { PgHistory } from './pg-history.js';
-import { JournalFollower } from './journal-follower.js';
+import type { JournalFollower } from './journal-follower.js';
+import { FollowedPartitions } from './followed-partitions.js';
 import { JournalWriter } from './journal-writer.js';
 import type { PgStoreCounters, PgStoreHealth, PgStoreOptions } from './pg-store-options.js';
-import { putSnapshots } from './fenced-sql.js';
+import { dropPartitions, takePartitions, type HandedOver } from './handover.js';
 import { openDatabase } from './pg-open.js';
 import { PgCheckpoints } from './pg-checkpoints.js';
 import type { DirtyExecutions } from './pg-execution-rows.js';
-import {
-  executionPartitions,
-  partitionOfExecution,
-  resetDerived,
-  serializePartitions,
-  SHARED_PARTITION,
-  type PartitionLayout,
-} from './partition-state.js';
+import { partitionOfExecution, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
 
 export type { PgStoreCounters, PgStoreHealth, PgStoreOptions } from './pg-store-options.js';
 export class PgStore<S, R> extends RecordStore<S, R> {
   /** Where commits go: their partitions' journals (lastSeqs, the shared journal's numbering). */
   private readonly journal: JournalWriter<R>;
-  /** Follows what other daemons write to partitions this store reads but does not hold; null when it holds them all. */
-  private follower: JournalFollower<S, R> | null = null;
-  /** Told of the shared entries other daemons wrote (onOthersShared). */
-  private readonly othersShared: Array<(records: readonly R[]) => void> = [];
+  /** What other daemons write to the partitions this store reads and does not hold (followed-partitions.ts). */
+  private readonly followed: FollowedPartitions<S, R>;
   /** The partitions' snapshots, and the checkpoints that write them. */
   private readonly checkpoints: PgCheckpoints<S, R>;
   /** The executions changed since their rows were written (pg-execution-rows.ts). */
   private readonly dirty: DirtyExecutions;
-  /** The executions that may leave memory, read back from their rows (pg-evictable.ts): a lazy load's. */
+  /** The executions that may leave memory, read back from their rows (PgStoreOptions.rows): a lazy load's. */
   readonly evictable: EvictableEntries | null;
   private coldGuard: ((key: string) => void) | null = null;
   /** Executions of diverted transactions not settled yet: their rows wait (unjournaled.ts). */
   private readonly unjournaled: Unjournaled<S, R>;
+  /** What partitions taken and given up share of this store (handover.ts). */
+  private readonly handover: HandedOver<S, R>;
 
   /** What reached the database, for status and the benchmarks; `changed`: executions to write at the next checkpoint. */
   get counters(): PgStoreCounters & { readonly changed: number } {
@@ -98,30 +94,36 @@ export class PgStore<S, R> extends RecordStore<S, R> {
       layout.count > 1 && layout.collection
         ? partitionedIds(layout.count, () => lease.partitions.filter((p) => p !== 0 && !this.journal.moving.has(p)))
         : undefined;
+    const parts = {
+      pool,
+      lease,
+      journal: this.journal,
+      options,
+      layout,
+      state: this.state,
+      logger: this.logger,
+      follower: () => this.followed.current,
+      flush: () => this.flush(),
+      fail: (what: string, err: unknown, code?: ErrorCode) => this.fail(what, err, code),
+      failure: () => this.failure,
+    };
+    this.followed = new FollowedPartitions({ ...parts, alone: () => this.alone });
     this.checkpoints = new PgCheckpoints(
-      {
-        pool,
-        lease,
-        journal: this.journal,
-        options,
-        layout,
-        state: this.state,
-        dirty: this.dirty,
-        unjournaled: (id) => this.unjournaled.has(id),
-        logger: this.logger,
-        follower: () => this.follower,
-        alone: () => this.alone,
-        flush: () => this.flush(),
-        fail: (what, err, code) => this.fail(what, err, code),
-        failure: () => this.failure,
-      },
+      { ...parts, dirty: this.dirty, unjournaled: (id) => this.unjournaled.has(id), alone: () => this.alone },
       loaded,
     );
     const guard = (fn: (key: string) => void): void => void (this.coldGuard = fn);
     const port = { pool, layout, dirty: this.dirty, checkpoints: this.checkpoints, guard };
     const holds = { serves: (p: number) => this.serves(p), epochOf: (p: number) => this.lease.epochOf(p) };
-    this.evictable = loaded.unread && pgEvictable({ ...port, ...holds, unread: loaded.unread });
-    this.followOthers(loaded.lastSeqs, false);
+    this.evictable = loaded.unread && options.rows!.evictable({ ...port, ...holds, unread: loaded.unread });
+    this.handover = {
+      ...parts,
+      checkpoints: this.checkpoints,
+      evictable: () => this.evictable,
+      followOthers: (from) => this.followed.follow(from),
+      lastSeqOf: (p) => this.lastSeqOf(p),
+    };
+    this.followed.follow(loaded.lastSeqs, false);
     // Failed, nothing more is acknowledged: writes held in a partitioned network are not waited for.
     this.onFailure((err) => [this.journal, this.historyStore, this.auditStore].forEach((w) => w?.abandon(err)));
   }
@@ -129,50 +131,6 @@ export class PgStore<S, R> extends RecordStore<S, R> {
   /** Whether this store holds every partition: no other daemon's store writes any of the state. */
   private get alone(): boolean {
     return this.lease.partitions.length === this.layout.count;
-  }
-
-  /**
-   * Follows what other daemons write to the partitions this store reads but does not hold
-   * (partition 0, the shared partition), from `lastSeqs`, once it does not hold them all;
-   * `start`: at once (else `start()` does). The store is failed if its copy breaks.
-   */
-  private followOthers(lastSeqs: ReadonlyMap<number, number>, start = true): void {
-    if (this.alone || this.follower) return;
-    const shared = this.journal.shared;
-    const read = [...(this.lease.partitions.includes(0) ? [] : [0]), ...(shared ? [SHARED_PARTITION] : [])];
-    const owner = this.options.owner;
-    this.follower = JournalFollower.over(
-      this.pool,
-      {
-        ...this.layout,
-        partitions: read,
-        apply: this.options.apply,
-        ...(shared && {
-          admitShared: (seq, records, writer) => {
-            const admitted = shared.admit(seq, records, writer === owner);
-            // Told once the follower has applied them (it does, before its next await).
-            if (writer !== owner && admitted.length > 0 && this.othersShared.length > 0)
-              queueMicrotask(() => {
-                for (const listener of this.othersShared) listener(records);
-              });
-            return admitted;
-          },
-          sharedLive: true,
-        }),
-      },
-      { state: this.state, lastSeqs: new Map(read.map((p) => [p, lastSeqs.get(p) ?? 0])) },
-    );
-    if (start) this.start();
-  }
-
-  /** Starts the following (see followOthers). */
-  private start(): void {
-    this.follower?.follow(
-      this.options.connectionString,
-      (this.options.leaseMs ?? DEFAULT_LEASE_MS) / 3,
-      this.logger,
-      (err) => this.fail('the copy of what other daemons write broke', err),
-    );
   }
 
   /**
@@ -189,7 +147,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     );
     try {
       store = new PgStore(pool, lease, options, layout, loaded);
-      store.start();
+      store.followed.start();
       (options.logger ?? silentLogger).info(
         {
           partitions: layout.count,
@@ -256,7 +214,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
 
   /** Calls `listener` with the records of each shared entry another daemon wrote, once applied here. */
   onOthersShared(listener: (records: readonly R[]) => void): void {
-    this.othersShared.push(listener);
+    this.followed.onOthersShared(listener);
   }
 
   /**
@@ -277,25 +235,12 @@ export class PgStore<S, R> extends RecordStore<S, R> {
 
   /** The last journal entry of `partition` (SHARED_PARTITION too) this store wrote or read. */
   lastSeqOf(partition: number): number {
-    if (partition === SHARED_PARTITION) return this.journal.shared?.seq ?? 0;
-    // Partition 0 not held moves on as followed.
-    if (partition === 0 && this.follower && !this.lease.partitions.includes(0))
-      return this.follower.lastSeqs.get(0) ?? 0;
-    return this.journal.lastSeqs[partition] ?? 0;
+    return this.followed.lastSeqOf(partition);
   }
 
-  /**
-   * Resolves once this store's copy of `partition` (0, or SHARED_PARTITION) has come to entry
-   * `seq`: a directory write another daemon made and answered, read back here after (decision
-   * 042), or every shared entry before a claim (pg-message-claims.ts). At once when it holds the
-   * partition or has come there; otherwise after reading the journal (a few reads at most: the
-   * entry was committed before the answer that named it). False when it has not come there.
-   */
-  async followedTo(seq: number, partition = 0): Promise<boolean> {
-    for (let read = 0; read < 3 && this.lastSeqOf(partition) < seq && this.follower; read++)
-      await this.follower.catchUp();
-    // Without a follower this store holds every partition: nobody else writes any.
-    return this.lastSeqOf(partition) >= seq || !this.follower;
+  /** Resolves once this store's copy of `partition` (0, or SHARED_PARTITION) has come to entry `seq` (FollowedPartitions.followedTo). */
+  followedTo(seq: number, partition = 0): Promise<boolean> {
+    return this.followed.followedTo(seq, partition);
   }
 
   /** GET /health's `store`: the lease this daemon holds. */
@@ -340,123 +285,17 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     return added.durable;
   }
 
-  /**
-   * Takes execution partitions `partitions` while running: their leases (one try, all or none),
-   * then, partition 0 read up to now, their snapshots and journals loaded beside the live state
-   * (the flows they run read from it; lazily: summaries into `evictable.unread`) and put into it
-   * at once, in one turn with `loaded`, given their ids: the state's owner resumes them (the
-   * derived keys start over, as after any load). Until then nothing is committed to them, none
-   * is started in them, no checkpoint writes them. Resolves false, loading nothing, when
-   * another daemon holds one of them.
-   */
-  async take(partitions: readonly number[], loaded: (ids: string[]) => void): Promise<boolean> {
-    if (this.failure) throw this.failure;
-    const taking = executionPartitions(this.layout, partitions).filter((p) => !this.lease.partitions.includes(p));
-    if (taking.length === 0) return true;
-    for (const p of taking) this.journal.moving.add(p);
-    try {
-      if (!(await this.lease.add(taking))) return false;
-      const { key } = this.layout.collection!;
-      const state = this.state as Record<string, unknown>;
-      let follower: JournalFollower<S, R>;
-      // The previous holder's entries may start executions of flows it published just before.
-      let beside: Record<string, unknown>;
-      try {
-        await this.follower?.catchUp();
-        // The rest of the state shared (read only: a partition's records change its executions
-        // alone), the derived keys its own, since replaying its journal would add to them.
-        beside = { ...state, [key]: {} };
-        const initial = this.layout.initialState() as Record<string, unknown>;
-        for (const k of this.layout.derived ?? []) beside[k] = initial[k];
-        const lastSeqs = new Map(taking.map((p) => [p, 0]));
-        const load = { ...this.layout, partitions: taking, apply: this.options.apply, lazy: !!this.evictable };
-        follower = JournalFollower.over(this.pool, load, { state: beside as S, lastSeqs, absent: taking });
-        await follower.catchUp();
-      } catch (err) {
-        // Held and not loaded: the store cannot serve them, nor let another daemon take them now.
-        throw this.fail(`loading ${describePartitions(taking)} failed`, err);
-      }
-      for (const p of taking) this.journal.lastSeqs[p] = follower.lastSeqs.get(p)!;
-      this.checkpoints.loadedBy(follower, taking);
-      const entries = beside[key] as Record<string, unknown>;
-      Object.assign(state[key] as object, entries);
-      const cold = mergeUnread(follower.unread, this.evictable?.unread);
-      resetDerived(this.state, this.layout);
-      for (const p of taking) this.journal.moving.delete(p);
-      this.logger.info({ partitions: taking }, 'store: took partitions');
-      loaded([...Object.keys(entries), ...cold]);
-      return true;
-    } finally {
-      for (const p of taking) this.journal.moving.delete(p);
-    }
+  /** Takes execution partitions `partitions` while running: all or none (handover.ts, takePartitions). */
+  take(partitions: readonly number[], loaded: (ids: string[]) => void): Promise<boolean> {
+    return takePartitions(this.handover, partitions, loaded);
   }
 
-  /**
-   * Gives execution partitions `partitions` up while running. At once, in one turn: `leaving`
-   * is called (their executions still in the state), no commit may change them from now on
-   * (one that does fails the store), no execution is started in them, their snapshots are
-   * serialized, their executions leave the state (its derived keys start over), and `left` is
-   * called. Then, once what was committed to them is durable and `settled` resolves (writes
-   * of theirs elsewhere, such as history, done), the snapshots are written and the leases
-   * released, so that the next holder loads them from there. Throws a RangeError, changing
-   * nothing, for a partition that is not an execution partition or for all of those it holds
-   * but partition 0 is not one of them (a lease keeps one).
-   */
-  async drop(
+  /** Gives execution partitions `partitions` up while running (handover.ts, dropPartitions). */
+  drop(
     partitions: readonly number[],
     hooks: { leaving?: () => void; left?: () => void; settled?: () => Promise<void> } = {},
   ): Promise<void> {
-    if (this.failure) throw this.failure;
-    const dropping = executionPartitions(this.layout, partitions).filter((p) => this.lease.partitions.includes(p));
-    if (dropping.length === this.lease.partitions.length)
-      throw new RangeError(`a store keeps one of its partitions: it cannot give up ${describePartitions(dropping)}`);
-    hooks.leaving?.();
-    if (dropping.length === 0) return hooks.left?.();
-    for (const p of dropping) this.journal.moving.add(p);
-    const seqs = [...this.journal.lastSeqs];
-    const states = serializePartitions(this.state, this.layout, dropping);
-    const rows = this.checkpoints.rowsOf(dropping);
-    const collection = (this.state as Record<string, Record<string, unknown>>)[this.layout.collection!.key]!;
-    for (const id of Object.keys(collection))
-      if (dropping.includes(partitionOfExecution(this.layout, id))) delete collection[id];
-    forgetPartitions(this.evictable?.unread, this.layout, dropping);
-    resetDerived(this.state, this.layout);
-    hooks.left?.();
-    try {
-      await this.checkpoints.running?.catch(() => undefined);
-      await hooks.settled?.();
-      await this.flush();
-      const snapshots = dropping.map((p) => ({
-        partition: p,
-        seq: seqs[p]!,
-        epoch: this.lease.epochOf(p),
-        state: states.get(p)!,
-      }));
-      const fenced = snapshots.map(({ partition, epoch }) => ({ partition, epoch }));
-      const written = await putSnapshots(this.pool, {
-        owner: this.options.owner,
-        fenced,
-        snapshots,
-        covered: snapshots,
-        leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS,
-        rows,
-      });
-      if (!written) throw new Error(`${describePartitions(dropping)} no longer carry this daemon's epochs`);
-      // No longer held: what the next holder loads sets them again.
-      for (const { partition, seq, state } of snapshots) this.checkpoints.snapshotAt(partition, seq, state.length, 0);
-      const from = new Map([
-        [0, this.lastSeqOf(0)],
-        [SHARED_PARTITION, this.lastSeqOf(SHARED_PARTITION)],
-      ]);
-      await this.lease.drop(dropping);
-      this.followOthers(from);
-    } catch (err) {
-      // Gone from the state, and not handed over: the lease lapses, and the next holder replays.
-      throw this.fail(`giving up ${describePartitions(dropping)} failed`, err);
-    } finally {
-      for (const p of dropping) this.journal.moving.delete(p);
-    }
-    this.logger.info({ partitions: dropping }, 'store: gave partitions up');
+    return dropPartitions(this.handover, partitions, hooks);
   }
 
   /** Resolves once everything committed so far is durable (diverted transactions too). */
@@ -488,7 +327,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     if (!this.failure && options.checkpoint !== false) await this.checkpoint().catch(() => undefined);
     this.closed = true;
     const ending = (async () => {
-      await this.follower?.stop();
+      await this.followed.stop();
       await this.journal.idle();
       await this.historyStore?.close();
       await this.auditStore?.close();

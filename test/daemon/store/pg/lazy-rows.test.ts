@@ -3,14 +3,15 @@ import t from 'tap';
 import { partitionOf, uuidv7In } from '../../../../src/daemon/state/ids.js';
 import type { ExecutionSummary } from '../../../../src/daemon/state/execution-summary.js';
 import { JournalFollower } from '../../../../src/daemon/store/pg/journal-follower.js';
-import { readDocs, readSummaries } from '../../../../src/daemon/store/pg/pg-cold-rows.js';
-import { ExecutionDirectory } from '../../../../src/daemon/state/directory/directory.js';
-import { RowReads } from '../../../../src/daemon/store/pg/row-reads.js';
+import { readDocs, readSummaries } from '../../../../src/daemon/at-rest/rows/pg-cold-rows.js';
+import { ExecutionIndex } from '../../../../src/daemon/state/execution-index/execution-index.js';
+import { RowReads } from '../../../../src/daemon/at-rest/rows/row-reads.js';
+import { ROWS_AT_REST } from '../../../../src/daemon/at-rest/rows/pg-evictable.js';
 import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
 import { eventually } from '../../../helpers/eventually.js';
 import { POSTGRES_SKIP, queryAt, startPostgres } from '../../../helpers/postgres.js';
 
-// The lazy load of execution rows (pg-cold-rows.ts, decision 077): a start, a standby and a
+// The lazy load of execution rows (at-rest/rows/pg-cold-rows.ts, decision 077): a start, a standby and a
 // takeover read the rows' summary columns into a directory and no document, read back by the
 // replay what a journal entry after the snapshot changes, and hand the rest to the engine's
 // cache through `evictable` (pg-evictable.ts), which reads a document by its key.
@@ -45,6 +46,7 @@ const reducer: Omit<PgStoreOptions<XState, XRecord>, 'connectionString' | 'owner
     adopt: (state, entry) => void ((state as XState).items[(entry as Item).id] = entry as Item),
     evict: (state, id) => void delete (state as XState).items[id],
   },
+  rows: ROWS_AT_REST,
   summarize: (execution, state) => {
     const item = execution as Item;
     return {
@@ -192,6 +194,7 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
       partitions: [0, 1, 2, 3],
       apply: reducer.apply,
       lazy: true,
+      rows: ROWS_AT_REST,
       summarize: reducer.summarize,
     });
     t.same(sorted(follower.state.items), [ids[0]!, added].sort());
@@ -364,7 +367,7 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     t.teardown(() => client.end());
-    const directory = new ExecutionDirectory(16);
+    const directory = new ExecutionIndex(16);
     const growths: number[] = [];
     const reserve = directory.reserve.bind(directory);
     directory.reserve = (count: number) => {
@@ -400,6 +403,7 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
       partitions: [0],
       apply: reducer.apply,
       lazy: true,
+      rows: ROWS_AT_REST,
       summarize: reducer.summarize,
     });
     t.same(sorted(follower.state.items), [ids[0]!], 'resident: what the journal after the snapshot changed');
