@@ -7,6 +7,7 @@ import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
 import { orgOf, orgOption } from '../options.js';
+import { addDeleteCommand, addListCommand } from '../named-commands.js';
 
 /** The options of `create` and `update`, as commander gives them. */
 interface ProviderOptions {
@@ -99,31 +100,28 @@ Examples:
         ctx.stdout.write(`provider ${p.name} added (${p.kind}, model ${p.model}${p.isDefault ? ', default' : ''})\n`);
     });
 
-  providers
-    .command('list')
-    .description('the providers (never their keys)')
-    .addOption(orgOption())
-    .addHelpText('after', '\nExample:\n  $ wfx ai providers list --json')
-    .action(async (opts: { org?: string }, cmd: Command) => {
-      const { items } = await (await clientFor(ctx, cmd)).aiProviders.list(orgOf(opts));
-      if (globals(cmd).json) return printJson(ctx, items);
+  addListCommand(providers, ctx, {
+    description: 'the providers (never their keys)',
+    example: '$ wfx ai providers list --json',
+    withOrg: true,
+    list: (client, opts) => client.aiProviders.list(orgOf(opts)),
+    table: (items) => {
       // A system key lists every organization's: then say whose each is.
       const orgs = new Set(items.map((p) => p.organization)).size > 1;
-      ctx.stdout.write(
-        table(
-          [...(orgs ? ['ORGANIZATION'] : []), 'NAME', 'KIND', 'MODEL', 'DEFAULT', 'KEY', 'WHERE'],
-          items.map((p) => [
-            ...(orgs ? [p.organization] : []),
-            p.name,
-            p.kind,
-            p.model,
-            p.isDefault ? 'yes' : '',
-            p.hasApiKey ? 'set' : '',
-            whereOf(p),
-          ]),
-        ),
+      return table(
+        [...(orgs ? ['ORGANIZATION'] : []), 'NAME', 'KIND', 'MODEL', 'DEFAULT', 'KEY', 'WHERE'],
+        items.map((p) => [
+          ...(orgs ? [p.organization] : []),
+          p.name,
+          p.kind,
+          p.model,
+          p.isDefault ? 'yes' : '',
+          p.hasApiKey ? 'set' : '',
+          whereOf(p),
+        ]),
       );
-    });
+    },
+  });
 
   providers
     .command('get')
@@ -171,17 +169,13 @@ Examples:
       else ctx.stdout.write(`provider ${p.name} changed\n`);
     });
 
-  providers
-    .command('delete')
-    .argument('<name>')
-    .description('remove a provider (aiTasks naming it then fail with AI_PROVIDER_NOT_FOUND)')
-    .addOption(orgOption())
-    .addHelpText('after', '\nExample:\n  $ wfx ai providers delete ollama')
-    .action(async (name: string, opts: { org?: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).aiProviders.delete(name, orgOf(opts));
-      if (globals(cmd).json) printJson(ctx, res);
-      else ctx.stdout.write(`provider ${name} deleted\n`);
-    });
+  addDeleteCommand(providers, ctx, {
+    description: 'remove a provider (aiTasks naming it then fail with AI_PROVIDER_NOT_FOUND)',
+    example: '$ wfx ai providers delete ollama',
+    withOrg: true,
+    remove: (client, name, opts) => client.aiProviders.delete(name, orgOf(opts)),
+    deleted: (name) => `provider ${name} deleted\n`,
+  });
 
   providers
     .command('test')

@@ -3,6 +3,7 @@ import { WfxError } from '../../shared/errors.js';
 import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
+import { addDeleteCommand, addListCommand } from '../named-commands.js';
 
 /** `wfx email-connections create|list|delete`. */
 export function registerEmailConnections(program: Command, ctx: CliContext): void {
@@ -64,28 +65,20 @@ export function registerEmailConnections(program: Command, ctx: CliContext): voi
         else ctx.stdout.write(`email connection ${opts.name} added (${security})\n`);
       },
     );
-  email
-    .command('list')
-    .description('IMAP connections (no passwords)')
-    .addHelpText('after', '\nExample:\n  $ wfx email-connections list --json')
-    .action(async (_opts: unknown, cmd: Command) => {
-      const { items } = await (await clientFor(ctx, cmd)).emailConnections.list();
-      if (globals(cmd).json) return printJson(ctx, items);
-      ctx.stdout.write(
-        table(
-          ['NAME', 'HOST', 'PORT', 'SECURITY', 'USER', 'MAILBOX'],
-          items.map((c) => [c.name, c.host, String(c.port), c.security, c.user, c.mailbox]),
-        ),
-      );
-    });
-  email
-    .command('delete')
-    .argument('<name>')
-    .description('remove an IMAP connection')
-    .addHelpText('after', '\nExample:\n  $ wfx email-connections delete support')
-    .action(async (name: string, _opts: unknown, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).emailConnections.delete(name);
-      if (globals(cmd).json) printJson(ctx, res);
-      else ctx.stdout.write(`${name} deleted\n`);
-    });
+  addListCommand(email, ctx, {
+    description: 'IMAP connections (no passwords)',
+    example: '$ wfx email-connections list --json',
+    list: (client) => client.emailConnections.list(),
+    table: (items) =>
+      table(
+        ['NAME', 'HOST', 'PORT', 'SECURITY', 'USER', 'MAILBOX'],
+        items.map((c) => [c.name, c.host, String(c.port), c.security, c.user, c.mailbox]),
+      ),
+  });
+  addDeleteCommand(email, ctx, {
+    description: 'remove an IMAP connection',
+    example: '$ wfx email-connections delete support',
+    remove: (client, name) => client.emailConnections.delete(name),
+    deleted: (name) => `${name} deleted\n`,
+  });
 }
