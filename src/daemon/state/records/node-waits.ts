@@ -6,14 +6,15 @@
  */
 import { applyAgentUpdate, type AgentUpdate } from '../agent.js';
 import { execution } from '../executions.js';
-import { applyJobLock, indexJobWait, jobWaitingLine, unindexJob, type JobLockReason } from '../job-queues.js';
+import { applyJobLock, indexJobWait, jobWaitingLine, type JobLockReason } from '../job-queues.js';
 import { LiveCounts } from '../live-counts.js';
 import { appendLog } from '../log-line.js';
 import { progressedWait, type LoopProgress } from '../loop-progress.js';
 import { setVariables } from '../sizes.js';
 import { STATUS, type JobLock, type Wait } from '../state.js';
 import type { Handlers } from './handlers.js';
-import { subscribe, unsubscribe } from './subscription-index.js';
+import { subscribe } from './subscription-index.js';
+import { leaveWait } from './nodes.js';
 import { indexTaskNode } from '../task-index.js';
 
 /** The records of a waiting node (WfxRecord). */
@@ -141,9 +142,7 @@ export const nodeWaitHandlers: Handlers<NodeWaitRecord> = {
     const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
-    unsubscribe(state, inst, node);
-    unindexJob(state, inst, node);
-    const from = node.statusCd;
+    const from = leaveWait(state, inst, node);
     node.statusCd = STATUS.ACTIVE;
     node.wait = null;
     indexTaskNode(state, inst, node);

@@ -185,6 +185,16 @@ function complete(
   appendLog(inst, node, 'INFO', message, r.at, r.variables !== undefined);
 }
 
+/**
+ * Takes a node that stops waiting out of what its wait indexed it in (the subscriptions, the job
+ * queues), and returns the status it had.
+ */
+export function leaveWait(state: WfxState, inst: Instance, node: NodeInstance): StatusCd {
+  unsubscribe(state, inst, node);
+  unindexJob(state, inst, node);
+  return node.statusCd;
+}
+
 /** The reducer's part for an execution's nodes (records.ts). */
 export const nodeHandlers: Handlers<NodeRecord> = {
   'node.entered': (state, r) => {
@@ -208,9 +218,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
-    unsubscribe(state, inst, node);
-    unindexJob(state, inst, node);
-    const from = node.statusCd;
+    const from = leaveWait(state, inst, node);
     complete(inst, node, r);
     indexTaskNode(state, inst, node);
     LiveCounts.held(state)?.node(inst, from, STATUS.COMPLETED);
@@ -227,9 +235,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
-    unsubscribe(state, inst, node);
-    unindexJob(state, inst, node);
-    const from = node.statusCd;
+    const from = leaveWait(state, inst, node);
     if (from === STATUS.ACTIVE || from === STATUS.WAITING) countLiveNode(inst, -1);
     node.statusCd = r.statusCd;
     LiveCounts.held(state)?.node(inst, from, r.statusCd);
