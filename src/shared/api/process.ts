@@ -9,7 +9,16 @@ import { Type, type Static } from './schema.js';
 import type { ExecutionEndState } from '../flow/types.js';
 import type { NodeView } from './node-instances.js';
 import type { ReplayOfView, RetryView } from './recovery.js';
-import { Answer, ENVIRONMENTS, IdParams, Name, NullableString, Page, StringEnum, type Environment } from './common.js';
+import {
+  Answer,
+  ENVIRONMENTS,
+  IdParams,
+  NullableString,
+  OrganizationFilter,
+  Page,
+  StringEnum,
+  type Environment,
+} from './common.js';
 
 /** Execution states, `stateCd` (SPEC.md section 4). */
 export const STATE = { RUNNING: 0, COMPLETED: 1, FAILED: 2, CANCELLED: 3 } as const;
@@ -122,12 +131,7 @@ export const ExecutionListQuery = Type.Object(
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
     /** The `nextCursor` of the previous page. */
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
-    organization: Type.Optional(
-      Type.Unsafe<string>({
-        ...Name,
-        description: "system keys only: this organization's executions (default: every organization)",
-      }),
-    ),
+    organization: OrganizationFilter('executions'),
   },
   { additionalProperties: false },
 );
