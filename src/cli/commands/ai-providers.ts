@@ -3,7 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { CreateProviderBody, ProviderView, UpdateProviderBody } from '../../shared/api/index.js';
 import { PROVIDER_KINDS } from '../../shared/api/ai-providers.js';
 import { WfxError } from '../../shared/errors.js';
-import { clientFor } from '../api.js';
+import { clientFor, secretFromStdin } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
 import { orgOf, orgOption } from '../options.js';
@@ -30,17 +30,6 @@ const integer = (min: number, max: number) => (v: string) => {
   return n;
 };
 
-/** The key from standard input (one line, its newline cut): never from argv, where `ps` and shell history see it. */
-async function keyFromStdin(ctx: CliContext): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of ctx.stdin) chunks.push(chunk as Buffer);
-  const key = Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '');
-  if (!key) throw new WfxError('USAGE_ERROR', 'no API key on standard input');
-  return key;
-}
-
 /** Where a provider's model is: its base URL or its file. */
 const whereOf = (p: ProviderView) => p.baseUrl ?? p.modelPath ?? '';
 
@@ -49,7 +38,7 @@ async function fieldsOf(ctx: CliContext, opts: ProviderOptions): Promise<Omit<Cr
   return {
     ...(opts.baseUrl !== undefined && { baseUrl: opts.baseUrl }),
     ...(opts.model !== undefined && { model: opts.model }),
-    ...(opts.apiKeyStdin && { apiKey: await keyFromStdin(ctx) }),
+    ...(opts.apiKeyStdin && { apiKey: await secretFromStdin(ctx, 'API key') }),
     // A model file is named relative to where the command runs; the daemon needs its absolute path.
     ...(opts.modelPath !== undefined && { modelPath: resolve(ctx.cwd, opts.modelPath) }),
     ...(opts.threads !== undefined && { threads: opts.threads }),

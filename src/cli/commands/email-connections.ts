@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { WfxError } from '../../shared/errors.js';
-import { clientFor } from '../api.js';
+import { clientFor, secretFromStdin } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
 import { addDeleteCommand, addListCommand } from '../named-commands.js';
@@ -43,12 +43,7 @@ export function registerEmailConnections(program: Command, ctx: CliContext): voi
             'USAGE_ERROR',
             'pass the password on standard input with --password-stdin (never on the command line)',
           );
-        const chunks: Buffer[] = [];
-        for await (const chunk of ctx.stdin) chunks.push(chunk as Buffer);
-        const password = Buffer.concat(chunks)
-          .toString('utf8')
-          .replace(/\r?\n$/, '');
-        if (!password) throw new WfxError('USAGE_ERROR', 'no password on standard input');
+        const password = await secretFromStdin(ctx, 'password');
         const security = opts.starttls ? 'STARTTLS' : opts.tls === false ? 'NONE' : 'TLS';
         const res = await (
           await clientFor(ctx, cmd)
