@@ -1,8 +1,8 @@
 /**
- * The two commands each named thing of the catalogue has alike (AI providers, domains, email
- * connections, API keys, webhooks): `list`, its items as a table (as JSON with --json), and
- * `delete <name>`, the daemon's answer said in a line (as JSON with --json). What differs (the
- * client call, the columns, the line) is given; the rest is written once.
+ * The commands each named thing of the catalogue has alike (AI providers, domains, email
+ * connections, API keys, webhooks): `list`, its items as a table, and `get`, `show`, `delete`
+ * (and the like) of one by name, the daemon's answer in words; each as JSON with --json. What
+ * differs (the client call, the columns, the words) is given; the rest is written once.
  */
 import type { Command } from 'commander';
 import type { WfxClient } from '../client/client.js';
@@ -47,21 +47,22 @@ export function addListCommand<T>(
   });
 }
 
-/** Adds `delete <name>` to `parent`: `remove(client, name, opts)`'s answer, as JSON with --json, else `deleted(name)`. */
-export function addDeleteCommand(
+/**
+ * Adds `<verb> <name>` to `parent` (get, show, test, delete): `call(client, name, opts)`'s
+ * answer, as JSON with --json, else as `human(answer, name)` writes it.
+ */
+export function addNamedCommand<T>(
   parent: Command,
   ctx: CliContext,
+  verb: string,
   spec: CommandSpec & {
-    readonly remove: (client: WfxClient, name: string, opts: OrgFlag) => Promise<unknown>;
-    /** The line said once it is deleted. */
-    readonly deleted: (name: string) => string;
+    readonly call: (client: WfxClient, name: string, opts: OrgFlag) => Promise<T>;
+    readonly human: (answer: T, name: string) => string;
   },
 ): void {
-  described(parent.command('delete').argument('<name>'), spec).action(
-    async (name: string, opts: OrgFlag, cmd: Command) => {
-      const res = await spec.remove(await clientFor(ctx, cmd), name, opts);
-      if (globals(cmd).json) printJson(ctx, res);
-      else ctx.stdout.write(spec.deleted(name));
-    },
-  );
+  described(parent.command(verb).argument('<name>'), spec).action(async (name: string, opts: OrgFlag, cmd: Command) => {
+    const answer = await spec.call(await clientFor(ctx, cmd), name, opts);
+    if (globals(cmd).json) printJson(ctx, answer);
+    else ctx.stdout.write(spec.human(answer, name));
+  });
 }

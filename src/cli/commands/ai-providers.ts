@@ -7,7 +7,7 @@ import { clientFor, secretFromStdin } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
 import { orgOf, orgOption } from '../options.js';
-import { addDeleteCommand, addListCommand } from '../named-commands.js';
+import { addListCommand, addNamedCommand } from '../named-commands.js';
 
 /** The options of `create` and `update`, as commander gives them. */
 interface ProviderOptions {
@@ -112,15 +112,12 @@ Examples:
     },
   });
 
-  providers
-    .command('get')
-    .argument('<name>')
-    .description('one provider (never its key)')
-    .addOption(orgOption())
-    .addHelpText('after', '\nExample:\n  $ wfx ai providers get openai')
-    .action(async (name: string, opts: { org?: string }, cmd: Command) => {
-      const p = await (await clientFor(ctx, cmd)).aiProviders.get(name, orgOf(opts));
-      if (globals(cmd).json) return printJson(ctx, p);
+  addNamedCommand(providers, ctx, 'get', {
+    description: 'one provider (never its key)',
+    example: '$ wfx ai providers get openai',
+    withOrg: true,
+    call: (client, name, opts) => client.aiProviders.get(name, orgOf(opts)),
+    human: (p) => {
       const rows: Array<[string, string | number | undefined]> = [
         ['name', p.name],
         ['organization', p.organization],
@@ -134,8 +131,12 @@ Examples:
         ['default', p.isDefault ? 'yes' : 'no'],
         ['updated', p.updatedAt],
       ];
-      for (const [label, value] of rows) if (value !== undefined) ctx.stdout.write(`${label.padEnd(13)} ${value}\n`);
-    });
+      return rows
+        .filter(([, value]) => value !== undefined)
+        .map(([label, value]) => `${label.padEnd(13)} ${value}\n`)
+        .join('');
+    },
+  });
 
   providerOptions(
     providers.command('update').argument('<name>').description('change a provider (its kind never changes)'),
@@ -158,26 +159,21 @@ Examples:
       else ctx.stdout.write(`provider ${p.name} changed\n`);
     });
 
-  addDeleteCommand(providers, ctx, {
+  addNamedCommand(providers, ctx, 'delete', {
     description: 'remove a provider (aiTasks naming it then fail with AI_PROVIDER_NOT_FOUND)',
     example: '$ wfx ai providers delete ollama',
     withOrg: true,
-    remove: (client, name, opts) => client.aiProviders.delete(name, orgOf(opts)),
-    deleted: (name) => `provider ${name} deleted\n`,
+    call: (client, name, opts) => client.aiProviders.delete(name, orgOf(opts)),
+    human: (_answer, name) => `provider ${name} deleted\n`,
   });
 
-  providers
-    .command('test')
-    .argument('<name>')
-    .description('send a tiny prompt through a provider: model, latency, token counts and the answer')
-    .addOption(orgOption())
-    .addHelpText('after', '\nExample:\n  $ wfx ai providers test openai')
-    .action(async (name: string, opts: { org?: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).aiProviders.test(name, orgOf(opts));
-      if (globals(cmd).json) return printJson(ctx, res);
-      ctx.stdout.write(
-        `model ${res.model}: answered in ${res.latencyMs} ms, ${res.usage.inputTokens} input + ${res.usage.outputTokens} output tokens\n`,
-      );
-      ctx.stdout.write(`answer: ${JSON.stringify(res.text)}\n`);
-    });
+  addNamedCommand(providers, ctx, 'test', {
+    description: 'send a tiny prompt through a provider: model, latency, token counts and the answer',
+    example: '$ wfx ai providers test openai',
+    withOrg: true,
+    call: (client, name, opts) => client.aiProviders.test(name, orgOf(opts)),
+    human: (res) =>
+      `model ${res.model}: answered in ${res.latencyMs} ms, ${res.usage.inputTokens} input + ${res.usage.outputTokens} output tokens\n` +
+      `answer: ${JSON.stringify(res.text)}\n`,
+  });
 }

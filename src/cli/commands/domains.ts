@@ -5,7 +5,7 @@ import { clientFor } from '../api.js';
 import { globals, printJson, readUserFile, type CliContext } from '../context.js';
 import { table } from '../format.js';
 import { orgOf, orgOption } from '../options.js';
-import { addDeleteCommand, addListCommand } from '../named-commands.js';
+import { addListCommand, addNamedCommand } from '../named-commands.js';
 
 /** A domain file (YAML or JSON): `{description?, actions: {name: {description?, input?, output?}}}`. Throws USAGE_ERROR. */
 async function readDomainFile(ctx: CliContext, file: string): Promise<RegisterDomainBody> {
@@ -55,27 +55,27 @@ export function registerDomains(program: Command, ctx: CliContext): void {
       ),
   });
 
-  domains
-    .command('show')
-    .argument('<name>')
-    .description("a domain: its actions' input and output schemas")
-    .addOption(orgOption())
-    .addHelpText('after', '\nExample:\n  $ wfx domains show billing')
-    .action(async (name: string, opts: { org?: string }, cmd: Command) => {
-      const d = await (await clientFor(ctx, cmd)).domains.get(name, orgOf(opts));
-      if (globals(cmd).json) return printJson(ctx, d);
-      ctx.stdout.write(`${d.name} (${d.organization})${d.description ? `: ${d.description}` : ''}\n`);
-      for (const [action, a] of Object.entries(d.actions)) {
-        ctx.stdout.write(`\n  ${action}${a.description ? `: ${a.description}` : ''}\n`);
-        ctx.stdout.write(`    input:  ${JSON.stringify(a.input)}\n    output: ${JSON.stringify(a.output)}\n`);
-      }
-    });
+  addNamedCommand(domains, ctx, 'show', {
+    description: "a domain: its actions' input and output schemas",
+    example: '$ wfx domains show billing',
+    withOrg: true,
+    call: (client, name, opts) => client.domains.get(name, orgOf(opts)),
+    human: (d) =>
+      `${d.name} (${d.organization})${d.description ? `: ${d.description}` : ''}\n` +
+      Object.entries(d.actions)
+        .map(
+          ([action, a]) =>
+            `\n  ${action}${a.description ? `: ${a.description}` : ''}\n` +
+            `    input:  ${JSON.stringify(a.input)}\n    output: ${JSON.stringify(a.output)}\n`,
+        )
+        .join(''),
+  });
 
-  addDeleteCommand(domains, ctx, {
+  addNamedCommand(domains, ctx, 'delete', {
     description: 'delete a domain (refused while jobs of it wait)',
     example: '$ wfx domains delete billing',
     withOrg: true,
-    remove: (client, name, opts) => client.domains.delete(name, orgOf(opts)),
-    deleted: (name) => `domain ${name} deleted\n`,
+    call: (client, name, opts) => client.domains.delete(name, orgOf(opts)),
+    human: (_answer, name) => `domain ${name} deleted\n`,
   });
 }

@@ -3,7 +3,7 @@ import { WfxError } from '../../shared/errors.js';
 import { clientFor, secretFromStdin } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
-import { addDeleteCommand, addListCommand } from '../named-commands.js';
+import { addListCommand, addNamedCommand } from '../named-commands.js';
 
 /** `wfx email-connections create|list|delete`. */
 export function registerEmailConnections(program: Command, ctx: CliContext): void {
@@ -70,10 +70,10 @@ export function registerEmailConnections(program: Command, ctx: CliContext): voi
         items.map((c) => [c.name, c.host, String(c.port), c.security, c.user, c.mailbox]),
       ),
   });
-  addDeleteCommand(email, ctx, {
+  addNamedCommand(email, ctx, 'delete', {
     description: 'remove an IMAP connection',
     example: '$ wfx email-connections delete support',
-    remove: (client, name) => client.emailConnections.delete(name),
-    deleted: (name) => `${name} deleted\n`,
+    call: (client, name) => client.emailConnections.delete(name),
+    human: (_answer, name) => `${name} deleted\n`,
   });
 }

@@ -16,7 +16,7 @@ import { EXIT } from '../exit-codes.js';
 import { table } from '../format.js';
 import { freshEvent, processedDelivery } from '../webhook-send.js';
 import { registerDeliveryCommands } from './webhook-deliveries.js';
-import { addDeleteCommand, addListCommand } from '../named-commands.js';
+import { addListCommand, addNamedCommand } from '../named-commands.js';
 import { givenOnly } from '../options.js';
 
 /** `--max-body-bytes`: a size (parseBytes), within the daemon's bounds. */
@@ -135,11 +135,11 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
       ctx.stderr.write(`the previous secret verifies until ${res.previousValidUntil ?? 'now'}\n`);
     });
 
-  addDeleteCommand(webhooks, ctx, {
+  addNamedCommand(webhooks, ctx, 'delete', {
     description: 'delete a registration; its endpoints stop at once',
     example: '$ wfx webhooks delete github',
-    remove: (client, name) => client.webhooks.delete(name),
-    deleted: (name) => `${name} deleted\n`,
+    call: (client, name) => client.webhooks.delete(name),
+    human: (_answer, name) => `${name} deleted\n`,
   });
 
   webhooks
