@@ -71,15 +71,12 @@ export function registerScrapeGauges(registry: Registry, state: WfxState, source
   gauge('wfx_task_oldest_wait_seconds', 'Age of the oldest user task waiting (0: none)', () => tasks.oldest);
   gauge('wfx_jobs_waiting', 'Jobs waiting for a worker or held by one', () => tasks.jobs);
   gauge('wfx_workers_connected', 'Job workers polling now', () => sources().workersPolling?.() ?? 0);
-  gauge(
-    'wfx_snapshots_total',
-    'Checkpoints (snapshots) written since the daemon started',
-    () => sources().checkpoints?.().count ?? 0,
-  );
+  const checkpoints = (read: 'count' | 'seconds') => () => sources().checkpoints?.()[read] ?? 0;
+  gauge('wfx_snapshots_total', 'Checkpoints (snapshots) written since the daemon started', checkpoints('count'));
   gauge(
     'wfx_snapshot_seconds_total',
     'Seconds spent writing checkpoints since the daemon started',
-    () => sources().checkpoints?.().seconds ?? 0,
+    checkpoints('seconds'),
   );
   new Gauge({
     name: 'wfx_history_bytes',
@@ -94,32 +91,28 @@ export function registerScrapeGauges(registry: Registry, state: WfxState, source
     'Live executions in memory (the rest are cold: on disk, read back when touched)',
     () => InstanceTable.of(state).size,
   );
-  gauge(
-    'wfx_executions_cold',
-    'Live executions kept on disk only (--execution-cache)',
-    () => sources().executions?.().cold ?? 0,
-  );
+  const executions = (read: 'cold' | 'loaded' | 'evicted') => () => sources().executions?.()[read] ?? 0;
+  gauge('wfx_executions_cold', 'Live executions kept on disk only (--execution-cache)', executions('cold'));
   gauge(
     'wfx_execution_reads_total',
     'Cold executions read back from disk since the daemon started',
-    () => sources().executions?.().loaded ?? 0,
+    executions('loaded'),
   );
   gauge(
     'wfx_execution_evictions_total',
     'Trees of executions evicted from memory since the daemon started',
-    () => sources().executions?.().evicted ?? 0,
+    executions('evicted'),
   );
-  gauge('wfx_store_lease_held', 'PostgreSQL store: 1 while this daemon holds its lease', () =>
-    sources().lease?.()?.held ? 1 : 0,
-  );
+  const lease = () => sources().lease?.();
+  gauge('wfx_store_lease_held', 'PostgreSQL store: 1 while this daemon holds its lease', () => (lease()?.held ? 1 : 0));
   gauge(
     'wfx_store_lease_renewed_seconds_ago',
     'PostgreSQL store: seconds since the lease was last renewed (the lag behind the database)',
-    () => (sources().lease?.()?.renewedMsAgo ?? 0) / 1000,
+    () => (lease()?.renewedMsAgo ?? 0) / 1000,
   );
   gauge(
     'wfx_store_partitions_held',
     'PostgreSQL store: execution partitions this daemon holds',
-    () => sources().lease?.()?.partitions ?? 0,
+    () => lease()?.partitions ?? 0,
   );
 }
